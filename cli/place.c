@@ -1,0 +1,523 @@
+/* `shmsched place`: see place.h and `shmsched place --help`.
+ *
+ * Every input is read and checked before the first line is printed, so a
+ * bad file yields a message and exit status 2, never half an answer. Pods
+ * are kept as (name, class) pairs: replicas share one decoded spec.
+ */
+#define _LGPL_SOURCE 1
+
+#include "cli/place.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <urcu/urcu-qsbr.h>
+
+#include "cli/json_out.h"
+#include "ingest/cluster_load.h"
+#include "ingest/k8s_json.h"
+#include "ingest/sched_config.h"
+#include "shm/resources.h"
+#include "workers/engine.h"
+#include "workers/pod_class.h"
+
+struct options {
+	const char *cluster_path;
+	const char *pods_path;
+	const char *config_path;
+	int32_t percentage; /* -1: from the config */
+	uint64_t seed;
+	bool explain;
+	bool reference;
+	bool stats;
+};
+
+static void usage(FILE *to)
+{
+	fprintf(to,
+		"usage: shmsched place --cluster FILE --pods FILE [--config FILE]\n"
+		"                      [--percentage-of-nodes-to-score N] [--seed N]\n"
+		"                      [--explain] [--reference] [--stats]\n"
+		"\n"
+		"Loads the Nodes of --cluster and its Pods bound to a node (counted as\n"
+		"that node's use), then places the Pods of --pods in order, counting each\n"
+		"placement before the next, and prints one JSON line per pod:\n"
+		"  {\"pod\":\"default/web-7\",\"node\":\"n12\"}\n"
+		"  {\"pod\":\"default/web-8\",\"node\":null,\"message\":\"0/3 nodes are available: ...\"}\n"
+		"Files hold Kubernetes JSON: one object, a List, an array, or JSON Lines.\n"
+		"\n"
+		"  --config FILE    a KubeSchedulerConfiguration (YAML or JSON)\n"
+		"  --percentage-of-nodes-to-score N\n"
+		"                   0..100; 0 is kube-scheduler's adaptive default;\n"
+		"                   overrides the config file (default: the config's, else 0)\n"
+		"  --seed N         random start offsets and tie-breaks (default 1)\n"
+		"  --explain        add \"filtered\" (each node that failed a filter, with\n"
+		"                   its reasons) and \"scores\" (each scored node's plugin\n"
+		"                   scores and weighted total); uses --reference\n"
+		"  --reference      use the literal one-node-at-a-time algorithm instead of\n"
+		"                   the fast path (same answers, slower)\n"
+		"  --stats          print timing and engine counters on stderr\n"
+		"\n"
+		"Exit status: 0 every pod answered; 2 bad input (message on stderr,\n"
+		"nothing on stdout); 1 an internal failure.\n");
+}
+
+static int parse_uint(const char *opt, const char *s, uint64_t max, uint64_t *out)
+{
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno != 0 || end == s || *end != '\0' || s[0] == '-' || v > max) {
+		fprintf(stderr, "shmsched place: %s: \"%s\" is not a whole number in "
+			"0..%" PRIu64 "\n", opt, s, max);
+		return -EINVAL;
+	}
+	*out = v;
+	return 0;
+}
+
+static int parse_args(int argc, char **argv, struct options *o)
+{
+	enum { OPT_PCT = 256, OPT_SEED, OPT_EXPLAIN, OPT_REFERENCE, OPT_STATS };
+	static const struct option longopts[] = {
+		{"cluster", required_argument, NULL, 'c'},
+		{"pods", required_argument, NULL, 'p'},
+		{"config", required_argument, NULL, 'f'},
+		{"percentage-of-nodes-to-score", required_argument, NULL, OPT_PCT},
+		{"seed", required_argument, NULL, OPT_SEED},
+		{"explain", no_argument, NULL, OPT_EXPLAIN},
+		{"reference", no_argument, NULL, OPT_REFERENCE},
+		{"stats", no_argument, NULL, OPT_STATS},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	*o = (struct options){.percentage = -1, .seed = 1};
+	uint64_t v;
+	int c;
+	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			o->cluster_path = optarg;
+			break;
+		case 'p':
+			o->pods_path = optarg;
+			break;
+		case 'f':
+			o->config_path = optarg;
+			break;
+		case OPT_PCT:
+			if (parse_uint("--percentage-of-nodes-to-score", optarg, 100, &v))
+				return 2;
+			o->percentage = (int32_t)v;
+			break;
+		case OPT_SEED:
+			if (parse_uint("--seed", optarg, UINT64_MAX, &v))
+				return 2;
+			o->seed = v;
+			break;
+		case OPT_EXPLAIN:
+			o->explain = true;
+			o->reference = true;
+			break;
+		case OPT_REFERENCE:
+			o->reference = true;
+			break;
+		case OPT_STATS:
+			o->stats = true;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "shmsched place: unexpected argument \"%s\"\n",
+			argv[optind]);
+		return 2;
+	}
+	if (o->cluster_path == NULL || o->pods_path == NULL) {
+		fprintf(stderr, "shmsched place: --cluster and --pods are required\n");
+		usage(stderr);
+		return 2;
+	}
+	return 0;
+}
+
+/* --- the pods to place, deduplicated by class --------------------------- */
+
+struct pod_ref {
+	uint32_t ns_name;
+	uint32_t spec; /* index into specs */
+};
+
+struct pod_list {
+	struct pod_ref *pods;
+	size_t n, cap;
+	struct pod_spec *specs;
+	size_t n_specs, cap_specs;
+	uint32_t *table; /* spec index + 1, open addressing by class hash */
+	size_t table_mask;
+	const char *path;
+};
+
+static int table_insert(struct pod_list *l, uint32_t idx)
+{
+	size_t i = pod_class_hash(&l->specs[idx]) & l->table_mask;
+	while (l->table[i] != 0)
+		i = (i + 1) & l->table_mask;
+	l->table[i] = idx + 1;
+	return 0;
+}
+
+static int table_grow(struct pod_list *l)
+{
+	size_t n = (l->table_mask + 1) * 2;
+	uint32_t *t = calloc(n, sizeof(*t));
+	if (t == NULL)
+		return -ENOMEM;
+	free(l->table);
+	l->table = t;
+	l->table_mask = n - 1;
+	for (size_t k = 0; k < l->n_specs; k++)
+		table_insert(l, (uint32_t)k);
+	return 0;
+}
+
+/* The index of the spec equal to `pod` in scheduling terms, added if new. */
+static int64_t spec_index(struct pod_list *l, const struct pod_spec *pod)
+{
+	size_t i = pod_class_hash(pod) & l->table_mask;
+	for (; l->table[i] != 0; i = (i + 1) & l->table_mask)
+		if (pod_class_equal(&l->specs[l->table[i] - 1], pod))
+			return l->table[i] - 1;
+	if (l->n_specs == l->cap_specs) {
+		size_t cap = l->cap_specs * 2;
+		struct pod_spec *s = realloc(l->specs, cap * sizeof(*s));
+		if (s == NULL)
+			return -ENOMEM;
+		l->specs = s;
+		l->cap_specs = cap;
+	}
+	uint32_t idx = (uint32_t)l->n_specs++;
+	l->specs[idx] = *pod;
+	l->specs[idx].ns_name = 0;
+	/* Growing re-inserts every spec, this one included. */
+	if (l->n_specs * 2 > l->table_mask + 1)
+		return table_grow(l) < 0 ? -ENOMEM : (int64_t)idx;
+	l->table[i] = idx + 1;
+	return idx;
+}
+
+static int on_pod(void *arg, const struct pod_spec *pod,
+		  const struct k8s_pod_meta *meta, char *err, size_t err_len)
+{
+	(void)meta;
+	struct pod_list *l = arg;
+	int64_t idx = spec_index(l, pod);
+	if (idx >= 0 && l->n == l->cap) {
+		size_t cap = l->cap * 2;
+		struct pod_ref *p = realloc(l->pods, cap * sizeof(*p));
+		if (p == NULL)
+			idx = -ENOMEM;
+		else {
+			l->pods = p;
+			l->cap = cap;
+		}
+	}
+	if (idx < 0) {
+		snprintf(err, err_len, "out of memory");
+		return -ENOMEM;
+	}
+	l->pods[l->n++] = (struct pod_ref){pod->ns_name, (uint32_t)idx};
+	return 0;
+}
+
+static int on_node_in_pods_file(void *arg, const struct node_spec *node,
+				char *err, size_t err_len)
+{
+	const struct pod_list *l = arg;
+	(void)node;
+	snprintf(err, err_len, "%s: holds a Node; nodes go in --cluster, the pods "
+		 "file holds only Pods", l->path);
+	return -EINVAL;
+}
+
+static int load_pods(const char *path, struct intern *strings,
+		     struct res_names *res, struct pod_list *l, char *err,
+		     size_t err_len)
+{
+	*l = (struct pod_list){.cap = 1024, .cap_specs = 64, .table_mask = 255,
+			       .path = path};
+	l->pods = malloc(l->cap * sizeof(*l->pods));
+	l->specs = malloc(l->cap_specs * sizeof(*l->specs));
+	l->table = calloc(l->table_mask + 1, sizeof(*l->table));
+	if (l->pods == NULL || l->specs == NULL || l->table == NULL) {
+		snprintf(err, err_len, "out of memory");
+		return -ENOMEM;
+	}
+	struct k8s_ctx ctx = {.strings = strings, .res = res};
+	struct k8s_visitor v = {.arg = l, .pod = on_pod,
+				.node = on_node_in_pods_file};
+	return k8s_load_file(path, &ctx, &v, err, err_len);
+}
+
+static void free_pods(struct pod_list *l)
+{
+	free(l->pods);
+	free(l->specs);
+	free(l->table);
+}
+
+/* --- explain ----------------------------------------------------------- */
+
+struct explain_buf {
+	const struct snapshot *snap;
+	const struct plugin_ctx *ctx;
+	const struct score_config *score;
+	FILE *filtered; /* JSON members, comma-separated, built in memory */
+	FILE *scores;
+	char *filtered_text, *scores_text;
+	size_t filtered_len, scores_len;
+	bool any_filtered, any_scored;
+};
+
+static const char *node_name(const struct explain_buf *x, uint32_t slot)
+{
+	return intern_str(x->ctx->strings, x->snap->nodes[slot].name);
+}
+
+static void on_filtered(void *arg, uint32_t slot, const struct reason *reasons,
+			unsigned n)
+{
+	struct explain_buf *x = arg;
+	if (x->any_filtered)
+		putc(',', x->filtered);
+	x->any_filtered = true;
+	json_out_string(x->filtered, node_name(x, slot));
+	fputs(":[", x->filtered);
+	for (unsigned i = 0; i < n; i++) {
+		char text[512];
+		reason_format(x->ctx, &reasons[i], text, sizeof(text));
+		if (i > 0)
+			putc(',', x->filtered);
+		json_out_string(x->filtered, text);
+	}
+	putc(']', x->filtered);
+}
+
+static bool plugin_enabled(const struct score_config *sc, int plugin)
+{
+	switch (plugin) {
+	case SCORE_TAINT:
+		return sc->weight_taint > 0;
+	case SCORE_AFFINITY:
+		return sc->weight_affinity > 0;
+	case SCORE_FIT:
+		return sc->weight_fit > 0;
+	case SCORE_BALANCED:
+		return sc->weight_balanced > 0;
+	default:
+		return false;
+	}
+}
+
+static void on_scored(void *arg, uint32_t slot, const int64_t scores[SCORE_PLUGINS],
+		      int64_t total)
+{
+	struct explain_buf *x = arg;
+	if (x->any_scored)
+		putc(',', x->scores);
+	x->any_scored = true;
+	json_out_string(x->scores, node_name(x, slot));
+	putc(':', x->scores);
+	putc('{', x->scores);
+	for (int p = 0; p < SCORE_PLUGINS; p++)
+		if (plugin_enabled(x->score, p))
+			fprintf(x->scores, "\"%s\":%" PRId64 ",", score_plugin_names[p],
+				scores[p]);
+	fprintf(x->scores, "\"total\":%" PRId64 "}", total);
+}
+
+static int explain_open(struct explain_buf *x)
+{
+	x->filtered = open_memstream(&x->filtered_text, &x->filtered_len);
+	x->scores = open_memstream(&x->scores_text, &x->scores_len);
+	x->any_filtered = x->any_scored = false;
+	return x->filtered && x->scores ? 0 : -ENOMEM;
+}
+
+static void explain_close(struct explain_buf *x)
+{
+	if (x->filtered)
+		fclose(x->filtered);
+	if (x->scores)
+		fclose(x->scores);
+	free(x->filtered_text);
+	free(x->scores_text);
+	x->filtered = x->scores = NULL;
+	x->filtered_text = x->scores_text = NULL;
+}
+
+/* --- main --------------------------------------------------------------- */
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int run(const struct options *o)
+{
+	char err[1024] = "";
+	int status = 2;
+	struct intern *strings = intern_create();
+	struct res_names res;
+	struct sched_config cfg;
+	struct plugin_ctx pctx;
+	struct cluster *cluster = NULL;
+	struct engine *engine = NULL;
+	struct pod_list pods = {0};
+	struct cluster_load_stats cstats;
+	if (strings == NULL) {
+		fprintf(stderr, "shmsched place: out of memory\n");
+		return 1;
+	}
+	res_names_init(&res);
+	double t0 = now_s();
+
+	sched_config_default(&cfg);
+	if (o->config_path != NULL &&
+	    sched_config_load(o->config_path, &cfg, &res, err, sizeof(err)) < 0)
+		goto fail_input;
+	if (o->percentage >= 0)
+		cfg.percentage_of_nodes_to_score = o->percentage;
+	if (plugin_ctx_init(&pctx, strings, &res) < 0) {
+		status = 1;
+		snprintf(err, sizeof(err), "out of memory");
+		goto fail_input;
+	}
+	if (cluster_load_file(o->cluster_path, strings, &res, 0, &cluster, &cstats,
+			      err, sizeof(err)) < 0)
+		goto fail_input;
+	if (load_pods(o->pods_path, strings, &res, &pods, err, sizeof(err)) < 0)
+		goto fail_input;
+	double t_loaded = now_s();
+
+	engine = engine_create(cluster, &pctx, &cfg, o->seed, 0);
+	if (engine == NULL) {
+		status = 1;
+		snprintf(err, sizeof(err), "cannot create the engine: %s",
+			 strerror(errno));
+		goto fail_input;
+	}
+	status = 1;
+	static char outbuf[1 << 20];
+	setvbuf(stdout, outbuf, _IOFBF, sizeof(outbuf));
+	struct explain_buf x = {.ctx = &pctx, .score = &cfg.score};
+	struct engine_explain hooks = {.arg = &x, .filtered = on_filtered,
+				       .scored = on_scored};
+	uint64_t placed = 0;
+	for (size_t i = 0; i < pods.n; i++) {
+		const struct pod_spec *spec = &pods.specs[pods.pods[i].spec];
+		struct placement pl;
+		int rc;
+		if (o->explain) {
+			x.snap = cluster_snapshot(cluster);
+			if (explain_open(&x) < 0) {
+				snprintf(err, sizeof(err), "out of memory");
+				goto fail_run;
+			}
+		}
+		rc = o->reference ? engine_place_reference(engine, spec, i,
+							   o->explain ? &hooks : NULL, &pl)
+				  : engine_place(engine, spec, i, &pl);
+		if (rc < 0 || (pl.slot >= 0 &&
+			       engine_commit(engine, spec, (uint32_t)pl.slot) < 0)) {
+			snprintf(err, sizeof(err), "out of memory");
+			goto fail_run;
+		}
+		const struct snapshot *snap = cluster_snapshot(cluster);
+		fputs("{\"pod\":", stdout);
+		json_out_string(stdout, intern_str(strings, pods.pods[i].ns_name));
+		fputs(",\"node\":", stdout);
+		if (pl.slot >= 0) {
+			placed++;
+			json_out_string(stdout, intern_str(strings,
+							   snap->nodes[pl.slot].name));
+		} else {
+			char msg[4096];
+			engine_message(engine, msg, sizeof(msg));
+			fputs("null,\"message\":", stdout);
+			json_out_string(stdout, msg);
+		}
+		if (o->explain) {
+			fflush(x.filtered);
+			fflush(x.scores);
+			fprintf(stdout, ",\"filtered\":{%s},\"scores\":{%s}",
+				x.filtered_text, x.scores_text);
+			explain_close(&x);
+		}
+		fputs("}\n", stdout);
+		/* A quiescent state per pod: snapshots may be reclaimed between pods. */
+		urcu_qsbr_quiescent_state();
+	}
+	if (fflush(stdout) != 0) {
+		snprintf(err, sizeof(err), "writing the output: %s", strerror(errno));
+		goto fail_run;
+	}
+	if (o->stats) {
+		double t_end = now_s();
+		struct engine_stats st;
+		engine_get_stats(engine, &st);
+		fprintf(stderr,
+			"shmsched place: %u nodes, %u running pods counted (%u orphan, "
+			"%u finished, %u pending skipped), %zu pods in %zu classes\n"
+			"shmsched place: load %.3f s, place %.3f s (%.0f pods/s), "
+			"%" PRIu64 " placed, %" PRIu64 " unschedulable\n"
+			"shmsched place: %s path: class hits %" PRIu64 ", compiles %" PRIu64
+			", first sights %" PRIu64 ", flushes %" PRIu64 ", nodes checked %"
+			PRIu64 ", shards skipped %" PRIu64 ", diagnosis scans %" PRIu64 "\n",
+			cstats.nodes, cstats.running_pods, cstats.orphan_pods,
+			cstats.finished_pods, cstats.pending_pods, pods.n, pods.n_specs,
+			t_loaded - t0, t_end - t_loaded,
+			(double)pods.n / (t_end - t_loaded + 1e-9), placed,
+			(uint64_t)pods.n - placed, o->reference ? "reference" : "fast",
+			st.class_hits, st.class_misses, st.first_sights, st.class_flushes,
+			st.nodes_checked, st.shards_skipped, st.diagnosis_scans);
+	}
+	status = 0;
+	goto done;
+
+fail_run:
+	fprintf(stderr, "shmsched place: %s\n", err);
+	goto done;
+fail_input:
+	fprintf(stderr, "shmsched place: %s\n", err);
+done:
+	engine_destroy(engine);
+	free_pods(&pods);
+	cluster_destroy(cluster);
+	intern_destroy(strings);
+	return status;
+}
+
+int place_main(int argc, char **argv)
+{
+	struct options o;
+	int rc = parse_args(argc, argv, &o);
+	if (rc)
+		return rc;
+	urcu_qsbr_register_thread();
+	int status = run(&o);
+	urcu_qsbr_unregister_thread();
+	return status;
+}

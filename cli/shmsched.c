@@ -1,0 +1,39 @@
+/* shmsched: the command-line tool. Thin: it picks the subcommand. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/place.h"
+#include "shmsched/version.h"
+
+static void usage(FILE *to)
+{
+	fprintf(to,
+		"usage: shmsched <command> [options]\n"
+		"\n"
+		"commands:\n"
+		"  place    place the pods of a file on a cluster, one JSON line per pod\n"
+		"           (shmsched place --help)\n"
+		"\n"
+		"  --version  print the version\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	if (strcmp(argv[1], "place") == 0)
+		return place_main(argc - 1, argv + 1);
+	if (strcmp(argv[1], "--version") == 0) {
+		printf("shmsched %s\n", SHMSCHED_VERSION_STRING);
+		return 0;
+	}
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+		usage(stdout);
+		return 0;
+	}
+	fprintf(stderr, "shmsched: unknown command \"%s\"\n", argv[1]);
+	usage(stderr);
+	return 2;
+}

@@ -1,0 +1,1630 @@
+/* Kubernetes Node and Pod JSON into the model: see k8s_json.h.
+ *
+ * The buffer is read as a stream of JSON values (jansson's json_loadb with
+ * JSON_DISABLE_EOF_CHECK, resumed where the last value ended), so one
+ * object, one List, one array and JSON Lines are all the same loop; a
+ * syntax error is placed by line and column in the whole buffer. Each value
+ * is a Node, a Pod, a List / NodeList / PodList of them, or an array of
+ * those. One object is decoded at a time into a zero-filled record (so
+ * equal specs are equal bytes, model.h) and handed to the visitor; nothing
+ * of it is kept after.
+ *
+ * The decoder applies what the API server would have applied before a
+ * scheduler saw the object: requests defaulted from limits, allocatable
+ * from capacity, hostPort from containerPort under hostNetwork. Requests
+ * follow k8s.io/component-helpers/resource/helpers.go (PodRequests, with and
+ * without NonMissingContainerRequests) and are computed in one pass over
+ * the containers, with overflow checks.
+ *
+ * A visitor that leaves `node` or `pod` NULL does not expect that kind in
+ * its file: meeting one is an error, not a silent skip.
+ *
+ * Cost: linear in the input (jansson's tree), plus a sort of at most 64
+ * labels per node and 16 selector entries per pod.
+ */
+#include "ingest/k8s_json.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "ingest/quantity.h"
+#include "shm/resources.h"
+
+/* The API server's stand-ins for a missing request, used by the scheduler's
+ * LeastAllocated / MostAllocated scoring
+ * (pkg/scheduler/util: DefaultMilliCPURequest, DefaultMemoryRequest). */
+#define NONZERO_CPU_MILLI 100
+#define NONZERO_MEM_BYTES (INT64_C(200) * 1024 * 1024)
+
+#define SHOW_MAX 80 /* bytes of a value quoted in a message */
+
+struct decoder {
+	const char *file;
+	struct k8s_ctx *ctx;
+	const struct k8s_visitor *v;
+	char *err;
+	size_t err_len;
+	size_t index;  /* position of the next Node or Pod in the file */
+	char who[320]; /* "pod default/web-7", "node n1", "object #3" */
+	char path[512];
+	size_t path_len;
+	struct node_spec node;
+	struct pod_spec pod;
+};
+
+/* --- messages ----------------------------------------------------------- */
+
+static void append(char *buf, size_t len, size_t *used, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static void append(char *buf, size_t len, size_t *used, const char *fmt, ...)
+{
+	if (buf == NULL || *used >= len)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(buf + *used, len - *used, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		*used = *used + (size_t)n < len ? *used + (size_t)n : len - 1;
+}
+
+/* `s` quoted for a message: escaped, cut at SHOW_MAX bytes. */
+static const char *show_str(const char *s, size_t len, char *buf, size_t buf_len)
+{
+	size_t used = 0;
+	append(buf, buf_len, &used, "\"");
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (i == SHOW_MAX) {
+			append(buf, buf_len, &used, "...");
+			break;
+		}
+		if (c == '"' || c == '\\')
+			append(buf, buf_len, &used, "\\%c", c);
+		else if (c < 0x20 || c == 0x7f)
+			append(buf, buf_len, &used, "\\x%02x", c);
+		else
+			append(buf, buf_len, &used, "%c", c);
+	}
+	append(buf, buf_len, &used, "\"");
+	return buf;
+}
+
+static const char *json_kind(const json_t *v)
+{
+	switch (json_typeof(v)) {
+	case JSON_OBJECT:
+		return "an object";
+	case JSON_ARRAY:
+		return "an array";
+	case JSON_STRING:
+		return "a string";
+	case JSON_INTEGER:
+	case JSON_REAL:
+		return "a number";
+	case JSON_TRUE:
+	case JSON_FALSE:
+		return "a boolean";
+	case JSON_NULL:
+		return "null";
+	}
+	return "a value";
+}
+
+/* A JSON value for a message. */
+static const char *show(const json_t *v, char *buf, size_t buf_len)
+{
+	switch (json_typeof(v)) {
+	case JSON_STRING:
+		return show_str(json_string_value(v), json_string_length(v), buf,
+				buf_len);
+	case JSON_INTEGER:
+		snprintf(buf, buf_len, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+		return buf;
+	case JSON_REAL:
+		snprintf(buf, buf_len, "%.17g", json_real_value(v));
+		return buf;
+	case JSON_OBJECT:
+	case JSON_ARRAY:
+	case JSON_TRUE:
+	case JSON_FALSE:
+	case JSON_NULL:
+		break;
+	}
+	return json_kind(v);
+}
+
+static int fail(struct decoder *d, int rc, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Writes "<file>: <who>: <path>: <what>" and returns rc. */
+static int fail(struct decoder *d, int rc, const char *fmt, ...)
+{
+	if (d->err == NULL || d->err_len == 0)
+		return rc;
+	size_t used = 0;
+	append(d->err, d->err_len, &used, "%s: %s: ", d->file, d->who);
+	if (d->path_len > 0)
+		append(d->err, d->err_len, &used, "%s: ", d->path);
+	if (used < d->err_len) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(d->err + used, d->err_len - used, fmt, ap);
+		va_end(ap);
+	}
+	return rc;
+}
+
+static int fail_at(struct decoder *d, const char *field, int rc, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/* The same, for `field` below the current path. */
+static int fail_at(struct decoder *d, const char *field, int rc, const char *fmt, ...)
+{
+	char what[256];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	size_t used = 0;
+	if (d->err == NULL || d->err_len == 0)
+		return rc;
+	append(d->err, d->err_len, &used, "%s: %s: ", d->file, d->who);
+	append(d->err, d->err_len, &used, "%s%s%s: %s", d->path,
+	       d->path_len > 0 ? "." : "", field, what);
+	return rc;
+}
+
+/* --- field paths ---------------------------------------------------------- */
+
+static size_t path_push(struct decoder *d, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Appends to the path; path_pop(mark) undoes it. */
+static size_t path_push(struct decoder *d, const char *fmt, ...)
+{
+	size_t mark = d->path_len;
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(d->path + mark, sizeof(d->path) - mark, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		d->path_len = mark + (size_t)n < sizeof(d->path) ?
+				      mark + (size_t)n : sizeof(d->path) - 1;
+	return mark;
+}
+
+static void path_pop(struct decoder *d, size_t mark)
+{
+	d->path_len = mark;
+	d->path[mark] = '\0';
+}
+
+static size_t path_field(struct decoder *d, const char *name)
+{
+	return d->path_len > 0 ? path_push(d, ".%s", name) : path_push(d, "%s", name);
+}
+
+static size_t path_index(struct decoder *d, size_t i)
+{
+	return path_push(d, "[%zu]", i);
+}
+
+/* A map key: `.key` when that reads unambiguously enough, else `["key"]`. */
+static size_t path_key(struct decoder *d, const char *key, size_t len)
+{
+	bool plain = len > 0;
+	for (size_t i = 0; i < len && plain; i++) {
+		char c = key[i];
+		plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+			(c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.' ||
+			c == '/';
+	}
+	if (plain)
+		return path_field(d, key);
+	char q[SHOW_MAX + 16];
+	return path_push(d, "[%s]", show_str(key, len, q, sizeof(q)));
+}
+
+/* --- typed access ------------------------------------------------------- */
+
+enum want { W_OBJECT, W_ARRAY, W_STRING, W_BOOL, W_INT };
+
+static const char *const want_text[] = {
+	[W_OBJECT] = "an object", [W_ARRAY] = "an array", [W_STRING] = "a string",
+	[W_BOOL] = "a boolean",   [W_INT] = "an integer",
+};
+
+static bool is_wanted(const json_t *v, enum want w)
+{
+	switch (w) {
+	case W_OBJECT:
+		return json_is_object(v);
+	case W_ARRAY:
+		return json_is_array(v);
+	case W_STRING:
+		return json_is_string(v);
+	case W_BOOL:
+		return json_is_boolean(v);
+	case W_INT:
+		return json_is_integer(v);
+	}
+	return false;
+}
+
+/* The value at the current path, checked. */
+static int check_type(struct decoder *d, const json_t *v, enum want w)
+{
+	if (is_wanted(v, w))
+		return 0;
+	return fail(d, -EINVAL, "expected %s, got %s", want_text[w], json_kind(v));
+}
+
+/* Member `key` of `obj`; *out is NULL when absent or null (Go reads a null
+ * field as an absent one). */
+static int get(struct decoder *d, const json_t *obj, const char *key,
+	       enum want w, json_t **out)
+{
+	json_t *v = json_object_get(obj, key);
+	*out = NULL;
+	if (v == NULL || json_is_null(v))
+		return 0;
+	if (!is_wanted(v, w)) {
+		size_t mark = path_field(d, key);
+		int rc = check_type(d, v, w);
+		path_pop(d, mark);
+		return rc;
+	}
+	*out = v;
+	return 0;
+}
+
+/* A string member; "" when absent or null. */
+static int get_str(struct decoder *d, const json_t *obj, const char *key,
+		   const char **s, size_t *len)
+{
+	json_t *v;
+	int rc = get(d, obj, key, W_STRING, &v);
+	*s = v != NULL ? json_string_value(v) : "";
+	*len = v != NULL ? json_string_length(v) : 0;
+	return rc;
+}
+
+static bool str_is(const char *s, size_t len, const char *lit)
+{
+	return strlen(lit) == len && memcmp(s, lit, len) == 0;
+}
+
+/* Interns `s` found at the current path. */
+static int intern_here(struct decoder *d, const char *s, size_t len, uint32_t *id)
+{
+	int rc = intern_add(d->ctx->strings, s, len, id);
+	char q[SHOW_MAX + 16];
+	switch (rc) {
+	case 0:
+		return 0;
+	case -E2BIG:
+		return fail(d, -EINVAL, "%s is too long (%zu bytes, at most %u)",
+			    show_str(s, len, q, sizeof(q)), len, INTERN_MAX_LEN);
+	case -EINVAL:
+		return fail(d, -EINVAL, "%s holds a NUL byte",
+			    show_str(s, len, q, sizeof(q)));
+	case -ENOMEM:
+		return fail(d, rc, "out of memory");
+	default:
+		return fail(d, rc, "cannot add %s to the string table (%d)",
+			    show_str(s, len, q, sizeof(q)), rc);
+	}
+}
+
+/* Member `key`, a string, interned; id 0 when absent. */
+static int get_id(struct decoder *d, const json_t *obj, const char *key, uint32_t *id)
+{
+	const char *s;
+	size_t len;
+	*id = 0;
+	int rc = get_str(d, obj, key, &s, &len);
+	if (rc < 0 || len == 0)
+		return rc;
+	size_t mark = path_field(d, key);
+	rc = intern_here(d, s, len, id);
+	path_pop(d, mark);
+	return rc;
+}
+
+/* An array or object that must be absent, null or empty: the pod uses a
+ * feature that would change where it may go, which shmsched does not
+ * model. */
+static int reject_nonempty(struct decoder *d, const json_t *obj, const char *key,
+			   const char *why)
+{
+	json_t *v = json_object_get(obj, key);
+	if (v == NULL || json_is_null(v) ||
+	    (json_is_array(v) && json_array_size(v) == 0) ||
+	    (json_is_object(v) && json_object_size(v) == 0))
+		return 0;
+	size_t mark = path_field(d, key);
+	int rc = fail(d, -EINVAL, "not supported by shmsched (%s)", why);
+	path_pop(d, mark);
+	return rc;
+}
+
+/* --- quantities and resources ------------------------------------------ */
+
+/* The value at the current path as a quantity. Quantity.UnmarshalJSON
+ * takes a string (trimmed of spaces) or a bare JSON number. */
+static int quantity_here(struct decoder *d, const json_t *v, enum quantity_unit unit,
+			 int64_t *out)
+{
+	char num[48], q[SHOW_MAX + 16];
+	const char *s;
+	size_t len;
+	if (json_is_string(v)) {
+		s = json_string_value(v);
+		len = json_string_length(v);
+		while (len > 0 && (s[0] == ' ' || (s[0] >= '\t' && s[0] <= '\r'))) {
+			s++;
+			len--;
+		}
+		while (len > 0 && (s[len - 1] == ' ' ||
+				   (s[len - 1] >= '\t' && s[len - 1] <= '\r')))
+			len--;
+	} else if (json_is_integer(v)) {
+		snprintf(num, sizeof(num), "%" JSON_INTEGER_FORMAT,
+			 json_integer_value(v));
+		s = num;
+		len = strlen(num);
+	} else if (json_is_real(v)) {
+		/* The shortest text that reads back as the same double: what
+		 * the file most likely said ("0.1", not 0.1000000000000000055). */
+		double x = json_real_value(v);
+		for (int prec = 1; prec <= 17; prec++) {
+			snprintf(num, sizeof(num), "%.*g", prec, x);
+			if (strtod(num, NULL) == x)
+				break;
+		}
+		s = num;
+		len = strlen(num);
+	} else {
+		return fail(d, -EINVAL, "expected a quantity (a string), got %s",
+			    json_kind(v));
+	}
+	int rc = quantity_parse(s, len, unit, out);
+	switch (rc) {
+	case 0:
+		return 0;
+	case -ERANGE:
+		return fail(d, -EINVAL, "%s is too large (%s must fit in 64 bits)",
+			    show(v, q, sizeof(q)),
+			    unit == QUANTITY_MILLI ? "millicores" : "the value");
+	case -EDOM:
+		return fail(d, -EINVAL, "%s is negative", show(v, q, sizeof(q)));
+	default:
+		return fail(d, -EINVAL, "%s is not a quantity", show(v, q, sizeof(q)));
+	}
+}
+
+/* The model's index for resource `name` (found at the current path), or -1
+ * for a name the model does not keep. hugepages-* and extended resources
+ * are registered. */
+static int resource_here(struct decoder *d, const char *name, size_t len, int *idx)
+{
+	*idx = res_lookup(d->ctx->res, name, len);
+	if (*idx >= 0 || !res_name_is_scalar(name, len))
+		return 0;
+	int rc = res_register(d->ctx->res, name, len);
+	if (rc >= 0) {
+		*idx = rc;
+		return 0;
+	}
+	char q[SHOW_MAX + 16];
+	if (rc == -ENOSPC)
+		return fail(d, -ENOSPC, "resource %s: no room for another named "
+			    "resource (at most %d besides cpu, memory, "
+			    "ephemeral-storage and pods)",
+			    show_str(name, len, q, sizeof(q)),
+			    RES_MAX - RES_FIRST_NAMED);
+	if (rc == -ENAMETOOLONG)
+		return fail(d, -EINVAL, "resource name %s is longer than %d bytes",
+			    show_str(name, len, q, sizeof(q)), RES_NAME_MAX - 1);
+	return fail(d, rc, "resource %s cannot be registered (%d)",
+		    show_str(name, len, q, sizeof(q)), rc);
+}
+
+/* A ResourceList (name -> quantity) at member `key`. For each entry with an
+ * index, v[idx] is set and has[idx] marked. Entries the model does not keep
+ * are still checked as quantities, as the API server would. */
+static int resource_list(struct decoder *d, const json_t *obj, const char *key,
+			 int64_t v[RES_MAX], bool has[RES_MAX], bool *present)
+{
+	json_t *list;
+	int rc = get(d, obj, key, W_OBJECT, &list);
+	if (present != NULL)
+		*present = list != NULL;
+	if (rc < 0 || list == NULL)
+		return rc;
+	size_t outer = path_field(d, key);
+	const char *name;
+	json_t *q;
+	json_object_foreach(list, name, q) {
+		size_t len = strlen(name);
+		size_t mark = path_key(d, name, len);
+		int idx;
+		rc = resource_here(d, name, len, &idx);
+		int64_t value = 0;
+		if (rc == 0)
+			rc = quantity_here(d, q, idx == RES_CPU ? QUANTITY_MILLI :
+							      QUANTITY_UNITS, &value);
+		path_pop(d, mark);
+		if (rc < 0)
+			break;
+		if (idx >= 0) {
+			v[idx] = value;
+			has[idx] = true;
+		}
+	}
+	path_pop(d, outer);
+	return rc;
+}
+
+/* --- nodes --------------------------------------------------------------- */
+
+static int label_cmp(const void *a, const void *b)
+{
+	const struct label *x = a, *y = b;
+	return x->key < y->key ? -1 : x->key > y->key;
+}
+
+/* A map of strings (labels, nodeSelector) at member `key`, into `out`
+ * sorted by key id. */
+static int label_map(struct decoder *d, const json_t *obj, const char *key,
+		     struct label *out, size_t max, size_t *n)
+{
+	json_t *map;
+	int rc = get(d, obj, key, W_OBJECT, &map);
+	*n = 0;
+	if (rc < 0 || map == NULL)
+		return rc;
+	size_t outer = path_field(d, key);
+	if (json_object_size(map) > max) {
+		rc = fail(d, -ENOSPC, "%zu entries, at most %zu",
+			  json_object_size(map), max);
+		goto out;
+	}
+	const char *k;
+	json_t *val;
+	json_object_foreach(map, k, val) {
+		size_t len = strlen(k);
+		size_t mark = path_key(d, k, len);
+		struct label *l = &out[*n];
+		rc = check_type(d, val, W_STRING);
+		if (rc == 0)
+			rc = intern_here(d, k, len, &l->key);
+		if (rc == 0)
+			rc = intern_here(d, json_string_value(val),
+					 json_string_length(val), &l->value);
+		path_pop(d, mark);
+		if (rc < 0)
+			goto out;
+		(*n)++;
+	}
+	qsort(out, *n, sizeof(*out), label_cmp);
+out:
+	path_pop(d, outer);
+	return rc;
+}
+
+static int taint_effect(const char *s, size_t len, bool allow_all, uint8_t *out)
+{
+	if (allow_all && len == 0)
+		*out = TAINT_EFFECT_ALL;
+	else if (str_is(s, len, "NoSchedule"))
+		*out = TAINT_NO_SCHEDULE;
+	else if (str_is(s, len, "PreferNoSchedule"))
+		*out = TAINT_PREFER_NO_SCHEDULE;
+	else if (str_is(s, len, "NoExecute"))
+		*out = TAINT_NO_EXECUTE;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+static int node_taint(struct decoder *d, const json_t *t, struct taint *out)
+{
+	const char *s = "";
+	size_t len = 0;
+	char q[SHOW_MAX + 16];
+	int rc = check_type(d, t, W_OBJECT);
+	if (rc == 0)
+		rc = get_str(d, t, "key", &s, &len);
+	if (rc < 0)
+		return rc;
+	if (len == 0)
+		return fail_at(d, "key", -EINVAL, "missing");
+	if ((rc = get_id(d, t, "key", &out->key)) < 0 ||
+	    (rc = get_id(d, t, "value", &out->value)) < 0 ||
+	    (rc = get_str(d, t, "effect", &s, &len)) < 0)
+		return rc;
+	if (taint_effect(s, len, false, &out->effect) < 0)
+		return fail_at(d, "effect", -EINVAL, "%s is not NoSchedule, "
+			       "PreferNoSchedule or NoExecute",
+			       show_str(s, len, q, sizeof(q)));
+	return 0;
+}
+
+static int node_conditions(struct decoder *d, const json_t *status)
+{
+	json_t *conds, *c;
+	size_t i;
+	int rc = get(d, status, "conditions", W_ARRAY, &conds);
+	if (rc < 0 || conds == NULL)
+		return rc;
+	size_t outer = path_field(d, "conditions");
+	json_array_foreach(conds, i, c) {
+		size_t mark = path_index(d, i);
+		const char *type, *s;
+		size_t type_len, len;
+		char q[SHOW_MAX + 16];
+		rc = check_type(d, c, W_OBJECT);
+		if (rc == 0)
+			rc = get_str(d, c, "type", &type, &type_len);
+		if (rc == 0 && str_is(type, type_len, "Ready")) {
+			rc = get_str(d, c, "status", &s, &len);
+			if (rc < 0)
+				;
+			else if (str_is(s, len, "True"))
+				d->node.ready = NODE_READY_TRUE;
+			else if (str_is(s, len, "False"))
+				d->node.ready = NODE_READY_FALSE;
+			else if (str_is(s, len, "Unknown"))
+				d->node.ready = NODE_READY_UNKNOWN;
+			else
+				rc = fail_at(d, "status", -EINVAL, "%s is not True, False "
+					     "or Unknown", show_str(s, len, q, sizeof(q)));
+		}
+		path_pop(d, mark);
+		if (rc < 0)
+			break;
+	}
+	path_pop(d, outer);
+	return rc;
+}
+
+/* Sets d->who from metadata: "<kind> <name>" or "<kind> <ns>/<name>". */
+static int object_name(struct decoder *d, const json_t *obj, const char *kind,
+		       bool namespaced, const char **ns, size_t *ns_len,
+		       const char **name, size_t *name_len)
+{
+	json_t *meta;
+	int rc = get(d, obj, "metadata", W_OBJECT, &meta);
+	if (rc < 0)
+		return rc;
+	*name = *ns = "";
+	*name_len = *ns_len = 0;
+	if (meta != NULL) {
+		size_t mark = path_field(d, "metadata");
+		rc = get_str(d, meta, "name", name, name_len);
+		if (rc == 0 && namespaced)
+			rc = get_str(d, meta, "namespace", ns, ns_len);
+		path_pop(d, mark);
+		if (rc < 0)
+			return rc;
+	}
+	if (*name_len == 0)
+		return fail_at(d, "metadata.name", -EINVAL, "missing");
+	if (namespaced && *ns_len == 0) {
+		*ns = "default";
+		*ns_len = strlen(*ns);
+	}
+	if (namespaced)
+		snprintf(d->who, sizeof(d->who), "%s %.*s/%.*s", kind,
+			 (int)(*ns_len < 100 ? *ns_len : 100), *ns,
+			 (int)(*name_len < 200 ? *name_len : 200), *name);
+	else
+		snprintf(d->who, sizeof(d->who), "%s %.*s", kind,
+			 (int)(*name_len < 300 ? *name_len : 300), *name);
+	return 0;
+}
+
+/* Calls the visitor, making sure a refusal comes with a message. */
+static int visited(struct decoder *d, int rc)
+{
+	if (rc >= 0)
+		return 0;
+	if (d->err != NULL && d->err_len > 0 && d->err[0] == '\0') {
+		d->path_len = 0;
+		d->path[0] = '\0';
+		char ebuf[128];
+		fail(d, rc, "refused by the loader (%s)",
+		     strerror_r(-rc, ebuf, sizeof(ebuf)));
+	}
+	return rc;
+}
+
+static int decode_node(struct decoder *d, const json_t *obj)
+{
+	struct node_spec *n = &d->node;
+	const char *ns, *name;
+	size_t ns_len, name_len;
+	json_t *meta, *spec, *status, *taints, *t;
+	size_t i, n_labels;
+	memset(n, 0, sizeof(*n));
+
+	int rc = object_name(d, obj, "node", false, &ns, &ns_len, &name, &name_len);
+	if (rc < 0)
+		return rc;
+	size_t mark = path_field(d, "metadata.name");
+	rc = intern_here(d, name, name_len, &n->name);
+	path_pop(d, mark);
+	if (rc < 0)
+		return rc;
+	if ((rc = get(d, obj, "metadata", W_OBJECT, &meta)) < 0)
+		return rc;
+	mark = path_field(d, "metadata");
+	rc = label_map(d, meta, "labels", n->labels, NODE_MAX_LABELS, &n_labels);
+	path_pop(d, mark);
+	if (rc < 0)
+		return rc;
+	n->n_labels = (uint16_t)n_labels;
+
+	if ((rc = get(d, obj, "spec", W_OBJECT, &spec)) < 0)
+		return rc;
+	if (spec != NULL) {
+		json_t *unsched;
+		mark = path_field(d, "spec");
+		rc = get(d, spec, "unschedulable", W_BOOL, &unsched);
+		if (rc == 0 && unsched != NULL)
+			n->unschedulable = json_is_true(unsched);
+		if (rc == 0)
+			rc = get(d, spec, "taints", W_ARRAY, &taints);
+		if (rc == 0 && taints != NULL) {
+			size_t outer = path_field(d, "taints");
+			if (json_array_size(taints) > NODE_MAX_TAINTS)
+				rc = fail(d, -ENOSPC, "%zu taints, at most %d",
+					  json_array_size(taints), NODE_MAX_TAINTS);
+			json_array_foreach(taints, i, t) {
+				if (rc < 0)
+					break;
+				size_t m = path_index(d, i);
+				rc = node_taint(d, t, &n->taints[i]);
+				path_pop(d, m);
+			}
+			n->n_taints = (uint16_t)json_array_size(taints);
+			path_pop(d, outer);
+		}
+		path_pop(d, mark);
+		if (rc < 0)
+			return rc;
+	}
+
+	if ((rc = get(d, obj, "status", W_OBJECT, &status)) < 0)
+		return rc;
+	if (status != NULL) {
+		int64_t v[RES_MAX] = {0};
+		bool has[RES_MAX] = {false}, present;
+		mark = path_field(d, "status");
+		rc = node_conditions(d, status);
+		/* SetDefaults_NodeStatus: no allocatable means all of capacity. */
+		if (rc == 0)
+			rc = resource_list(d, status, "allocatable", v, has, &present);
+		if (rc == 0 && !present)
+			rc = resource_list(d, status, "capacity", v, has, NULL);
+		path_pop(d, mark);
+		if (rc < 0)
+			return rc;
+		for (int r = 0; r < RES_MAX; r++)
+			n->allocatable.v[r] = v[r];
+	}
+
+	if (d->v->node == NULL)
+		return fail(d, -EINVAL, "a Node in a file read for pods only");
+	if (d->err != NULL && d->err_len > 0)
+		d->err[0] = '\0';
+	return visited(d, d->v->node(d->v->arg, n, d->err, d->err_len));
+}
+
+/* --- pods: requests -------------------------------------------------------- */
+
+/* PodRequests, accumulated one container at a time (helpers.go,
+ * aggregateContainerResourcesByFn). */
+struct req_acc {
+	int64_t sum[RES_MAX];      /* containers and restartable init containers */
+	int64_t sidecars[RES_MAX]; /* restartable init containers so far */
+	int64_t init_max[RES_MAX]; /* max over init containers of their need */
+};
+
+static bool add_ok(int64_t *a, int64_t b)
+{
+	return !__builtin_add_overflow(*a, b, a);
+}
+
+static int64_t max64(int64_t a, int64_t b)
+{
+	return a > b ? a : b;
+}
+
+enum container_kind { CONTAINER, INIT_CONTAINER, SIDECAR };
+
+static int acc_add(struct decoder *d, struct req_acc *acc, enum container_kind kind,
+		   const int64_t req[RES_MAX])
+{
+	for (int r = 0; r < RES_MAX; r++) {
+		bool ok = true;
+		int64_t need = req[r];
+		switch (kind) {
+		case CONTAINER:
+			ok = add_ok(&acc->sum[r], req[r]);
+			break;
+		case SIDECAR:
+			/* Added to the pod's total, and needed (with the earlier
+			 * sidecars) while it starts. */
+			ok = add_ok(&acc->sum[r], req[r]) &&
+			     add_ok(&acc->sidecars[r], req[r]);
+			need = acc->sidecars[r];
+			break;
+		case INIT_CONTAINER:
+			ok = add_ok(&need, acc->sidecars[r]);
+			break;
+		}
+		if (!ok)
+			return fail_at(d, "resources.requests", -EINVAL, "the pod's total "
+				       "%s does not fit in 64 bits",
+				       d->ctx->res->name[r]);
+		if (kind != CONTAINER)
+			acc->init_max[r] = max64(acc->init_max[r], need);
+	}
+	return 0;
+}
+
+/* One container's requests (requests defaulted from limits, as the API
+ * server does) into both accumulators. */
+static int container_requests(struct decoder *d, const json_t *c,
+			      enum container_kind kind, struct req_acc *actual,
+			      struct req_acc *nonzero)
+{
+	int64_t req[RES_MAX] = {0}, lim[RES_MAX] = {0};
+	bool has_req[RES_MAX] = {false}, has_lim[RES_MAX] = {false};
+	json_t *res;
+	int rc = get(d, c, "resources", W_OBJECT, &res);
+	if (rc < 0)
+		return rc;
+	if (res != NULL) {
+		size_t mark = path_field(d, "resources");
+		rc = resource_list(d, res, "requests", req, has_req, NULL);
+		if (rc == 0)
+			rc = resource_list(d, res, "limits", lim, has_lim, NULL);
+		path_pop(d, mark);
+		if (rc < 0)
+			return rc;
+	}
+	for (int r = 0; r < RES_MAX; r++) {
+		if (!has_req[r] && has_lim[r]) {
+			req[r] = lim[r];
+			has_req[r] = true;
+		}
+	}
+	req[RES_PODS] = 0; /* every pod counts one; a request for it is not one */
+	int64_t nz[RES_MAX];
+	memcpy(nz, req, sizeof(nz));
+	if (!has_req[RES_CPU])
+		nz[RES_CPU] = NONZERO_CPU_MILLI;
+	if (!has_req[RES_MEMORY])
+		nz[RES_MEMORY] = NONZERO_MEM_BYTES;
+	rc = acc_add(d, actual, kind, req);
+	if (rc == 0)
+		rc = acc_add(d, nonzero, kind, nz);
+	return rc;
+}
+
+/* --- pods: host ports --------------------------------------------------- */
+
+static int container_ports(struct decoder *d, const json_t *c, bool host_network)
+{
+	struct pod_spec *p = &d->pod;
+	json_t *ports, *port;
+	size_t i;
+	int rc = get(d, c, "ports", W_ARRAY, &ports);
+	if (rc < 0 || ports == NULL)
+		return rc;
+	size_t outer = path_field(d, "ports");
+	json_array_foreach(ports, i, port) {
+		size_t mark = path_index(d, i);
+		json_t *hp, *cp;
+		json_int_t host = 0;
+		const char *s;
+		size_t len;
+		char q[SHOW_MAX + 16];
+		rc = check_type(d, port, W_OBJECT);
+		if (rc == 0)
+			rc = get(d, port, "hostPort", W_INT, &hp);
+		if (rc == 0)
+			rc = get(d, port, "containerPort", W_INT, &cp);
+		if (rc < 0)
+			goto next;
+		host = hp != NULL ? json_integer_value(hp) : 0;
+		/* SetDefaults_Pod: under hostNetwork the container's port is
+		 * the host's. */
+		if (host == 0 && host_network && cp != NULL)
+			host = json_integer_value(cp);
+		if (host == 0)
+			goto next;
+		if (host < 0 || host > 65535) {
+			rc = fail_at(d, "hostPort", -EINVAL, "%" JSON_INTEGER_FORMAT
+				     " is not a port (1..65535)", host);
+			goto next;
+		}
+		if (p->n_ports >= POD_MAX_PORTS) {
+			rc = fail(d, -ENOSPC, "more than %d host ports in the pod",
+				  POD_MAX_PORTS);
+			goto next;
+		}
+		struct host_port *h = &p->ports[p->n_ports];
+		h->port = (uint16_t)host;
+		if ((rc = get_str(d, port, "protocol", &s, &len)) < 0)
+			goto next;
+		if (len == 0 || str_is(s, len, "TCP")) {
+			h->protocol = PROTO_TCP;
+		} else if (str_is(s, len, "UDP")) {
+			h->protocol = PROTO_UDP;
+		} else if (str_is(s, len, "SCTP")) {
+			h->protocol = PROTO_SCTP;
+		} else {
+			rc = fail_at(d, "protocol", -EINVAL, "%s is not TCP, UDP or SCTP",
+				     show_str(s, len, q, sizeof(q)));
+			goto next;
+		}
+		if ((rc = get_id(d, port, "hostIP", &h->ip)) < 0)
+			goto next;
+		p->n_ports++;
+next:
+		path_pop(d, mark);
+		if (rc < 0)
+			break;
+	}
+	path_pop(d, outer);
+	return rc;
+}
+
+/* Containers (kind CONTAINER) or init containers: requests and ports. */
+static int containers(struct decoder *d, const json_t *spec, const char *key,
+		      bool host_network, struct req_acc *actual,
+		      struct req_acc *nonzero)
+{
+	json_t *list, *c;
+	size_t i;
+	int rc = get(d, spec, key, W_ARRAY, &list);
+	if (rc < 0 || list == NULL)
+		return rc;
+	bool init = strcmp(key, "initContainers") == 0;
+	size_t outer = path_field(d, key);
+	json_array_foreach(list, i, c) {
+		size_t mark = path_index(d, i);
+		enum container_kind kind = init ? INIT_CONTAINER : CONTAINER;
+		const char *policy;
+		size_t policy_len;
+		rc = check_type(d, c, W_OBJECT);
+		if (rc == 0 && init) {
+			rc = get_str(d, c, "restartPolicy", &policy, &policy_len);
+			if (str_is(policy, policy_len, "Always"))
+				kind = SIDECAR;
+		}
+		if (rc == 0)
+			rc = container_requests(d, c, kind, actual, nonzero);
+		if (rc == 0)
+			rc = container_ports(d, c, host_network);
+		path_pop(d, mark);
+		if (rc < 0)
+			break;
+	}
+	path_pop(d, outer);
+	return rc;
+}
+
+/* Effective requests: max(sum, init containers) + overhead. */
+static int pod_requests(struct decoder *d, const json_t *spec, bool host_network)
+{
+	struct pod_spec *p = &d->pod;
+	struct req_acc actual, nonzero;
+	int64_t overhead[RES_MAX] = {0};
+	bool has[RES_MAX] = {false};
+	memset(&actual, 0, sizeof(actual));
+	memset(&nonzero, 0, sizeof(nonzero));
+	int rc = containers(d, spec, "containers", host_network, &actual, &nonzero);
+	if (rc == 0)
+		rc = containers(d, spec, "initContainers", host_network, &actual,
+				&nonzero);
+	if (rc == 0)
+		rc = resource_list(d, spec, "overhead", overhead, has, NULL);
+	if (rc < 0)
+		return rc;
+	overhead[RES_PODS] = 0;
+	size_t mark = path_field(d, "overhead");
+	for (int r = 0; r < RES_MAX; r++) {
+		int64_t a = max64(actual.sum[r], actual.init_max[r]);
+		int64_t z = max64(nonzero.sum[r], nonzero.init_max[r]);
+		if (!add_ok(&a, overhead[r]) || !add_ok(&z, overhead[r])) {
+			rc = fail(d, -EINVAL, "the pod's total %s does not fit in "
+				  "64 bits", d->ctx->res->name[r]);
+			break;
+		}
+		p->request.v[r] = a;
+		if (r == RES_CPU)
+			p->nonzero_cpu_milli = z;
+		if (r == RES_MEMORY)
+			p->nonzero_mem_bytes = z;
+	}
+	path_pop(d, mark);
+	return rc;
+}
+
+/* --- pods: node affinity --------------------------------------------- */
+
+static int sel_operator(const char *s, size_t len, uint8_t *op)
+{
+	static const struct {
+		const char *name;
+		enum sel_op op;
+	} ops[] = {
+		{"In", SEL_IN},         {"NotIn", SEL_NOT_IN},
+		{"Exists", SEL_EXISTS}, {"DoesNotExist", SEL_DOES_NOT_EXIST},
+		{"Gt", SEL_GT},         {"Lt", SEL_LT},
+	};
+	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
+		if (str_is(s, len, ops[i].name)) {
+			*op = (uint8_t)ops[i].op;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+/* One NodeSelectorRequirement, validated as ValidateNodeSelectorRequirement
+ * and ValidateNodeFieldSelectorRequirement do. */
+static int sel_requirement(struct decoder *d, const json_t *r, bool field)
+{
+	struct pod_spec *p = &d->pod;
+	const char *key = "", *op = "";
+	size_t key_len = 0, op_len = 0;
+	json_t *values = NULL, *val;
+	size_t i;
+	char q[SHOW_MAX + 16];
+	int rc = check_type(d, r, W_OBJECT);
+	if (rc == 0)
+		rc = get_str(d, r, "key", &key, &key_len);
+	if (rc == 0)
+		rc = get_str(d, r, "operator", &op, &op_len);
+	if (rc == 0)
+		rc = get(d, r, "values", W_ARRAY, &values);
+	if (rc < 0)
+		return rc;
+	if (p->n_exprs >= POD_MAX_EXPRS)
+		return fail(d, -ENOSPC, "more than %d node selector requirements "
+			    "in the pod (POD_MAX_EXPRS)", POD_MAX_EXPRS);
+	struct sel_expr *e = &p->exprs[p->n_exprs];
+	size_t n_values = values != NULL ? json_array_size(values) : 0;
+	if (key_len == 0)
+		return fail_at(d, "key", -EINVAL, "missing");
+	if (field && !str_is(key, key_len, "metadata.name"))
+		return fail_at(d, "key", -EINVAL, "%s is not a supported field "
+			       "(only metadata.name)", show_str(key, key_len, q, sizeof(q)));
+	if (sel_operator(op, op_len, &e->op) < 0 ||
+	    (field && e->op != SEL_IN && e->op != SEL_NOT_IN))
+		return fail_at(d, "operator", -EINVAL, "%s is not %s",
+			       show_str(op, op_len, q, sizeof(q)),
+			       field ? "In or NotIn" :
+			       "In, NotIn, Exists, DoesNotExist, Gt or Lt");
+	switch ((enum sel_op)e->op) {
+	case SEL_IN:
+	case SEL_NOT_IN:
+		if (field && n_values != 1)
+			return fail_at(d, "values", -EINVAL, "%zu values, a field "
+				       "selector takes exactly one", n_values);
+		if (n_values == 0)
+			return fail_at(d, "values", -EINVAL, "must not be empty for "
+				       "operator %.*s", (int)op_len, op);
+		break;
+	case SEL_EXISTS:
+	case SEL_DOES_NOT_EXIST:
+		if (n_values != 0)
+			return fail_at(d, "values", -EINVAL, "must be empty for "
+				       "operator %.*s", (int)op_len, op);
+		break;
+	case SEL_GT:
+	case SEL_LT:
+		if (n_values != 1)
+			return fail_at(d, "values", -EINVAL, "%zu values, operator "
+				       "%.*s takes exactly one", n_values, (int)op_len, op);
+		break;
+	}
+	size_t mark = path_field(d, "key");
+	rc = intern_here(d, key, key_len, &e->key);
+	path_pop(d, mark);
+	if (rc < 0)
+		return rc;
+	e->field = field ? 1 : 0;
+	e->first_value = p->n_values;
+	e->n_values = (uint16_t)n_values;
+	if (n_values > (size_t)(POD_MAX_VALUES - p->n_values))
+		return fail_at(d, "values", -ENOSPC, "more than %d node selector values "
+			       "in the pod (POD_MAX_VALUES)", POD_MAX_VALUES);
+	size_t outer = path_field(d, "values");
+	json_array_foreach(values, i, val) {
+		size_t m = path_index(d, i);
+		uint32_t *id = &p->values[p->n_values];
+		rc = check_type(d, val, W_STRING);
+		if (rc == 0)
+			rc = intern_here(d, json_string_value(val),
+					 json_string_length(val), id);
+		if (rc == 0 && (e->op == SEL_GT || e->op == SEL_LT) &&
+		    !intern_int(d->ctx->strings, *id, &e->number))
+			rc = fail(d, -EINVAL, "%s is not an integer",
+				  show(val, q, sizeof(q)));
+		path_pop(d, m);
+		if (rc < 0)
+			break;
+		p->n_values++;
+	}
+	path_pop(d, outer);
+	if (rc == 0)
+		p->n_exprs++;
+	return rc;
+}
+
+/* A NodeSelectorTerm: its requirements appended to the pod's pool. */
+static int sel_term(struct decoder *d, const json_t *t, struct sel_term *out)
+{
+	struct pod_spec *p = &d->pod;
+	static const char *const lists[] = {"matchExpressions", "matchFields"};
+	int rc = check_type(d, t, W_OBJECT);
+	out->first_expr = p->n_exprs;
+	for (int l = 0; l < 2 && rc == 0; l++) {
+		json_t *list, *r;
+		size_t i;
+		rc = get(d, t, lists[l], W_ARRAY, &list);
+		if (rc < 0 || list == NULL)
+			continue;
+		size_t outer = path_field(d, lists[l]);
+		json_array_foreach(list, i, r) {
+			size_t mark = path_index(d, i);
+			rc = sel_requirement(d, r, l == 1);
+			path_pop(d, mark);
+			if (rc < 0)
+				break;
+		}
+		path_pop(d, outer);
+	}
+	out->n_exprs = (uint16_t)(p->n_exprs - out->first_expr);
+	return rc;
+}
+
+static int node_affinity(struct decoder *d, const json_t *na)
+{
+	struct pod_spec *p = &d->pod;
+	json_t *req, *terms, *prefs, *t;
+	size_t i;
+	int rc = get(d, na, "requiredDuringSchedulingIgnoredDuringExecution",
+		     W_OBJECT, &req);
+	if (rc < 0)
+		return rc;
+	if (req != NULL) {
+		size_t outer = path_field(d, "requiredDuringSchedulingIgnoredDuringExecution");
+		p->has_required = true;
+		rc = get(d, req, "nodeSelectorTerms", W_ARRAY, &terms);
+		if (rc == 0 && terms != NULL) {
+			size_t m = path_field(d, "nodeSelectorTerms");
+			if (json_array_size(terms) > POD_MAX_TERMS)
+				rc = fail(d, -ENOSPC, "%zu terms, at most %d "
+					  "(POD_MAX_TERMS)", json_array_size(terms),
+					  POD_MAX_TERMS);
+			json_array_foreach(terms, i, t) {
+				if (rc < 0)
+					break;
+				size_t mark = path_index(d, i);
+				rc = sel_term(d, t, &p->terms[i]);
+				path_pop(d, mark);
+				if (rc == 0)
+					p->n_terms++;
+			}
+			path_pop(d, m);
+		}
+		path_pop(d, outer);
+		if (rc < 0)
+			return rc;
+	}
+	rc = get(d, na, "preferredDuringSchedulingIgnoredDuringExecution", W_ARRAY,
+		 &prefs);
+	if (rc < 0 || prefs == NULL)
+		return rc;
+	size_t outer = path_field(d, "preferredDuringSchedulingIgnoredDuringExecution");
+	if (json_array_size(prefs) > POD_MAX_PREFERRED)
+		rc = fail(d, -ENOSPC, "%zu terms, at most %d (POD_MAX_PREFERRED)",
+			  json_array_size(prefs), POD_MAX_PREFERRED);
+	json_array_foreach(prefs, i, t) {
+		if (rc < 0)
+			break;
+		size_t mark = path_index(d, i);
+		json_t *w, *pref;
+		struct pref_term *pt = &p->preferred[i];
+		rc = check_type(d, t, W_OBJECT);
+		if (rc == 0)
+			rc = get(d, t, "weight", W_INT, &w);
+		if (rc == 0 && (w == NULL || json_integer_value(w) < 1 ||
+				json_integer_value(w) > 100)) {
+			size_t m = path_field(d, "weight");
+			if (w == NULL)
+				rc = fail(d, -EINVAL, "missing (1..100)");
+			else
+				rc = fail(d, -EINVAL, "%" JSON_INTEGER_FORMAT
+					  " is not in 1..100", json_integer_value(w));
+			path_pop(d, m);
+		}
+		if (rc == 0)
+			rc = get(d, t, "preference", W_OBJECT, &pref);
+		if (rc == 0) {
+			pt->weight = (int32_t)json_integer_value(w);
+			pt->term.first_expr = p->n_exprs;
+			if (pref != NULL) {
+				size_t m = path_field(d, "preference");
+				rc = sel_term(d, pref, &pt->term);
+				path_pop(d, m);
+			}
+		}
+		path_pop(d, mark);
+		if (rc == 0)
+			p->n_preferred++;
+	}
+	path_pop(d, outer);
+	return rc;
+}
+
+/* --- pods: tolerations --------------------------------------------------- */
+
+static int toleration(struct decoder *d, const json_t *t, struct toleration *out)
+{
+	const char *key = "", *op = "", *value = "", *effect = "";
+	size_t key_len = 0, op_len = 0, value_len = 0, effect_len = 0;
+	char q[SHOW_MAX + 16];
+	int rc = check_type(d, t, W_OBJECT);
+	if (rc == 0)
+		rc = get_str(d, t, "key", &key, &key_len);
+	if (rc == 0)
+		rc = get_str(d, t, "operator", &op, &op_len);
+	if (rc == 0)
+		rc = get_str(d, t, "value", &value, &value_len);
+	if (rc == 0)
+		rc = get_str(d, t, "effect", &effect, &effect_len);
+	if (rc < 0)
+		return rc;
+	if (op_len == 0 || str_is(op, op_len, "Equal"))
+		out->op = TOL_EQUAL;
+	else if (str_is(op, op_len, "Exists"))
+		out->op = TOL_EXISTS;
+	else
+		return fail_at(d, "operator", -EINVAL, "%s is not Equal or Exists",
+			       show_str(op, op_len, q, sizeof(q)));
+	if (out->op == TOL_EXISTS && value_len > 0)
+		return fail_at(d, "value", -EINVAL, "%s must be empty when operator "
+			       "is Exists", show_str(value, value_len, q, sizeof(q)));
+	if (key_len == 0 && out->op != TOL_EXISTS)
+		return fail_at(d, "operator", -EINVAL, "an empty key needs operator "
+			       "Exists");
+	if (taint_effect(effect, effect_len, true, &out->effect) < 0)
+		return fail_at(d, "effect", -EINVAL, "%s is not NoSchedule, "
+			       "PreferNoSchedule or NoExecute",
+			       show_str(effect, effect_len, q, sizeof(q)));
+	if ((rc = get_id(d, t, "key", &out->key)) < 0)
+		return rc;
+	return get_id(d, t, "value", &out->value);
+}
+
+/* --- pods ---------------------------------------------------------------- */
+
+/* Fields that would change where the pod may go and that shmsched does not
+ * model: refused by name rather than ignored. */
+static int pod_unsupported(struct decoder *d, const json_t *spec)
+{
+	json_t *aff, *vols, *vol;
+	const char *s;
+	size_t len, i;
+	char q[SHOW_MAX + 16];
+	int rc = get_str(d, spec, "schedulerName", &s, &len);
+	if (rc < 0)
+		return rc;
+	if (len > 0 && !str_is(s, len, "default-scheduler")) {
+		size_t mark = path_field(d, "schedulerName");
+		rc = fail(d, -EINVAL, "%s is not supported (only default-scheduler)",
+			  show_str(s, len, q, sizeof(q)));
+		path_pop(d, mark);
+		return rc;
+	}
+	if ((rc = reject_nonempty(d, spec, "topologySpreadConstraints",
+				  "topology spread would change placement")) < 0 ||
+	    (rc = reject_nonempty(d, spec, "schedulingGates",
+				  "a gated pod is not schedulable yet")) < 0 ||
+	    (rc = reject_nonempty(d, spec, "resourceClaims",
+				  "dynamic resource allocation would change placement")) < 0 ||
+	    (rc = reject_nonempty(d, spec, "resources",
+				  "pod-level resources would change the requests")) < 0 ||
+	    (rc = get(d, spec, "affinity", W_OBJECT, &aff)) < 0)
+		return rc;
+	if (aff != NULL) {
+		size_t mark = path_field(d, "affinity");
+		rc = reject_nonempty(d, aff, "podAffinity",
+				     "inter-pod affinity would change placement");
+		if (rc == 0)
+			rc = reject_nonempty(d, aff, "podAntiAffinity",
+					     "inter-pod anti-affinity would change "
+					     "placement");
+		path_pop(d, mark);
+		if (rc < 0)
+			return rc;
+	}
+	if ((rc = get(d, spec, "volumes", W_ARRAY, &vols)) < 0 || vols == NULL)
+		return rc;
+	size_t outer = path_field(d, "volumes");
+	json_array_foreach(vols, i, vol) {
+		size_t mark = path_index(d, i);
+		rc = check_type(d, vol, W_OBJECT);
+		if (rc == 0)
+			rc = reject_nonempty(d, vol, "persistentVolumeClaim",
+					     "volume binding would change placement");
+		if (rc == 0)
+			rc = reject_nonempty(d, vol, "ephemeral",
+					     "an ephemeral volume is a claim: volume "
+					     "binding would change placement");
+		path_pop(d, mark);
+		if (rc < 0)
+			break;
+	}
+	path_pop(d, outer);
+	return rc;
+}
+
+static int pod_phase(struct decoder *d, const json_t *obj, uint8_t *phase)
+{
+	static const char *const names[] = {
+		[POD_PHASE_PENDING] = "Pending",     [POD_PHASE_RUNNING] = "Running",
+		[POD_PHASE_SUCCEEDED] = "Succeeded", [POD_PHASE_FAILED] = "Failed",
+		[POD_PHASE_UNKNOWN] = "Unknown",
+	};
+	json_t *status;
+	const char *s = "";
+	size_t len = 0;
+	char q[SHOW_MAX + 16];
+	*phase = POD_PHASE_PENDING;
+	int rc = get(d, obj, "status", W_OBJECT, &status);
+	if (rc < 0 || status == NULL)
+		return rc;
+	size_t mark = path_field(d, "status");
+	rc = get_str(d, status, "phase", &s, &len);
+	if (rc == 0 && len > 0) {
+		size_t i = 0;
+		while (i < sizeof(names) / sizeof(names[0]) && !str_is(s, len, names[i]))
+			i++;
+		if (i < sizeof(names) / sizeof(names[0]))
+			*phase = (uint8_t)i;
+		else
+			rc = fail_at(d, "phase", -EINVAL, "%s is not Pending, Running, "
+				     "Succeeded, Failed or Unknown",
+				     show_str(s, len, q, sizeof(q)));
+	}
+	path_pop(d, mark);
+	return rc;
+}
+
+static int pod_spec_fields(struct decoder *d, const json_t *spec)
+{
+	struct pod_spec *p = &d->pod;
+	json_t *hn, *aff, *na, *tols, *t;
+	size_t i, n_sel;
+	int rc;
+	if ((rc = pod_unsupported(d, spec)) < 0 ||
+	    (rc = get_id(d, spec, "nodeName", &p->node_name)) < 0 ||
+	    (rc = get(d, spec, "hostNetwork", W_BOOL, &hn)) < 0 ||
+	    (rc = pod_requests(d, spec, hn != NULL && json_is_true(hn))) < 0 ||
+	    (rc = label_map(d, spec, "nodeSelector", p->selector,
+			    POD_MAX_SELECTOR, &n_sel)) < 0)
+		return rc;
+	p->n_selector = (uint8_t)n_sel;
+
+	if ((rc = get(d, spec, "affinity", W_OBJECT, &aff)) < 0)
+		return rc;
+	if (aff != NULL) {
+		size_t mark = path_field(d, "affinity");
+		rc = get(d, aff, "nodeAffinity", W_OBJECT, &na);
+		if (rc == 0 && na != NULL) {
+			size_t m = path_field(d, "nodeAffinity");
+			rc = node_affinity(d, na);
+			path_pop(d, m);
+		}
+		path_pop(d, mark);
+		if (rc < 0)
+			return rc;
+	}
+
+	if ((rc = get(d, spec, "tolerations", W_ARRAY, &tols)) < 0 || tols == NULL)
+		return rc;
+	size_t outer = path_field(d, "tolerations");
+	if (json_array_size(tols) > POD_MAX_TOLERATIONS)
+		rc = fail(d, -ENOSPC, "%zu tolerations, at most %d "
+			  "(POD_MAX_TOLERATIONS)", json_array_size(tols),
+			  POD_MAX_TOLERATIONS);
+	json_array_foreach(tols, i, t) {
+		if (rc < 0)
+			break;
+		size_t mark = path_index(d, i);
+		rc = toleration(d, t, &p->tolerations[i]);
+		path_pop(d, mark);
+		if (rc == 0)
+			p->n_tolerations++;
+	}
+	path_pop(d, outer);
+	return rc;
+}
+
+static int decode_pod(struct decoder *d, const json_t *obj, size_t index)
+{
+	struct pod_spec *p = &d->pod;
+	struct k8s_pod_meta meta = {.index = index};
+	const char *ns, *name;
+	size_t ns_len, name_len;
+	json_t *spec;
+	memset(p, 0, sizeof(*p));
+
+	int rc = object_name(d, obj, "pod", true, &ns, &ns_len, &name, &name_len);
+	if (rc < 0)
+		return rc;
+	if (ns_len + 1 + name_len > INTERN_MAX_LEN)
+		return fail_at(d, "metadata.name", -EINVAL, "namespace and name are "
+			       "longer than %u bytes", INTERN_MAX_LEN);
+	char full[INTERN_MAX_LEN + 1];
+	memcpy(full, ns, ns_len);
+	full[ns_len] = '/';
+	memcpy(full + ns_len + 1, name, name_len);
+	size_t mark = path_field(d, "metadata.name");
+	rc = intern_here(d, full, ns_len + 1 + name_len, &p->ns_name);
+	path_pop(d, mark);
+	meta.ns_name = p->ns_name;
+	if (rc == 0)
+		rc = pod_phase(d, obj, &meta.phase);
+	if (rc == 0)
+		rc = get(d, obj, "spec", W_OBJECT, &spec);
+	if (rc == 0 && spec != NULL) {
+		mark = path_field(d, "spec");
+		rc = pod_spec_fields(d, spec);
+		path_pop(d, mark);
+	}
+	if (rc < 0)
+		return rc;
+
+	if (d->v->pod == NULL)
+		return fail(d, -EINVAL, "a Pod in a file read for nodes only");
+	if (d->err != NULL && d->err_len > 0)
+		d->err[0] = '\0';
+	return visited(d, d->v->pod(d->v->arg, p, &meta, d->err, d->err_len));
+}
+
+/* --- objects, lists, the stream ----------------------------------------- */
+
+static int decode_item(struct decoder *d, const json_t *obj, const char *list_kind,
+		       bool top);
+
+static int decode_list(struct decoder *d, const json_t *obj, const char *kind)
+{
+	json_t *items, *item;
+	size_t i;
+	const char *item_kind = strcmp(kind, "NodeList") == 0 ? "Node" :
+				strcmp(kind, "PodList") == 0  ? "Pod" : NULL;
+	int rc = get(d, obj, "items", W_ARRAY, &items);
+	if (rc < 0 || items == NULL)
+		return rc;
+	json_array_foreach(items, i, item) {
+		rc = decode_item(d, item, item_kind, false);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* One object: a Node, a Pod or (at the top) a list of them. */
+static int decode_item(struct decoder *d, const json_t *obj, const char *list_kind,
+		       bool top)
+{
+	const char *kind;
+	size_t kind_len;
+	char q[SHOW_MAX + 16];
+	snprintf(d->who, sizeof(d->who), "object #%zu", d->index);
+	path_pop(d, 0);
+	if (!json_is_object(obj)) {
+		d->index++;
+		return fail(d, -EINVAL, "expected an object, got %s", json_kind(obj));
+	}
+	int rc = get_str(d, obj, "kind", &kind, &kind_len);
+	if (rc < 0) {
+		d->index++;
+		return rc;
+	}
+	if (top && (str_is(kind, kind_len, "List") ||
+		    str_is(kind, kind_len, "NodeList") ||
+		    str_is(kind, kind_len, "PodList")))
+		return decode_list(d, obj, kind);
+	size_t index = d->index++;
+	if (kind_len == 0 && list_kind != NULL) {
+		kind = list_kind;
+		kind_len = strlen(kind);
+	}
+	if (kind_len == 0) {
+		/* No kind and no list to say: only a pod has containers. */
+		json_t *spec = json_object_get(obj, "spec");
+		if (json_is_object(spec) && json_object_get(spec, "containers") != NULL)
+			return decode_pod(d, obj, index);
+		return fail(d, -EINVAL, "kind missing (and no spec.containers to "
+			    "tell a Pod)");
+	}
+	if (str_is(kind, kind_len, "Node"))
+		return decode_node(d, obj);
+	if (str_is(kind, kind_len, "Pod"))
+		return decode_pod(d, obj, index);
+	return fail_at(d, "kind", -EINVAL, "%s is not Node or Pod%s",
+		       show_str(kind, kind_len, q, sizeof(q)),
+		       top ? " or a list of them" : "");
+}
+
+static int decode_value(struct decoder *d, const json_t *root)
+{
+	if (!json_is_array(root))
+		return decode_item(d, root, NULL, true);
+	json_t *item;
+	size_t i;
+	json_array_foreach(root, i, item) {
+		int rc = decode_item(d, item, NULL, true);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* "<file>:<line>:<column>: <text>", placed in the whole buffer (jansson
+ * counts from where this value began; columns in characters). */
+static int syntax_error(struct decoder *d, const char *buf, size_t off,
+			const json_error_t *je)
+{
+	long line = 1, col = 0;
+	for (size_t i = 0; i < off; i++) {
+		if (buf[i] == '\n') {
+			line++;
+			col = 0;
+		} else if (((unsigned char)buf[i] & 0xc0) != 0x80) {
+			col++;
+		}
+	}
+	if (d->err != NULL && d->err_len > 0) {
+		if (je->line < 1)
+			snprintf(d->err, d->err_len, "%s: %s", d->file, je->text);
+		else
+			snprintf(d->err, d->err_len, "%s:%ld:%ld: %s", d->file,
+				 line + je->line - 1,
+				 je->line == 1 ? col + je->column : (long)je->column,
+				 je->text);
+	}
+	return -EINVAL;
+}
+
+static bool is_space(char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+int k8s_load_buffer(const char *name, const char *buf, size_t len,
+		    struct k8s_ctx *ctx, const struct k8s_visitor *v, char *err,
+		    size_t err_len)
+{
+	struct decoder *d = calloc(1, sizeof(*d));
+	if (d == NULL) {
+		if (err != NULL && err_len > 0)
+			snprintf(err, err_len, "%s: out of memory", name);
+		return -ENOMEM;
+	}
+	d->file = name;
+	d->ctx = ctx;
+	d->v = v;
+	d->err = err;
+	d->err_len = err_len;
+	if (err != NULL && err_len > 0)
+		err[0] = '\0';
+	int rc = 0;
+	if (len > INT_MAX) {
+		/* jansson reports positions as int. */
+		if (err != NULL && err_len > 0)
+			snprintf(err, err_len, "%s: %zu bytes, more than %d",
+				 name, len, INT_MAX);
+		rc = -EFBIG;
+		goto out;
+	}
+	size_t off = 0;
+	while (off < len && is_space(buf[off]))
+		off++;
+	while (off < len) {
+		json_error_t je;
+		json_t *root = json_loadb(buf + off, len - off,
+					  JSON_DISABLE_EOF_CHECK, &je);
+		if (root == NULL) {
+			rc = syntax_error(d, buf, off, &je);
+			goto out;
+		}
+		rc = decode_value(d, root);
+		json_decref(root);
+		if (rc < 0)
+			goto out;
+		if (je.position <= 0) {
+			/* Cannot happen for an object or array; never loop. */
+			rc = syntax_error(d, buf, off, &je);
+			goto out;
+		}
+		off += (size_t)je.position;
+		while (off < len && is_space(buf[off]))
+			off++;
+	}
+out:
+	free(d);
+	return rc;
+}
+
+int k8s_load_file(const char *path, struct k8s_ctx *ctx,
+		  const struct k8s_visitor *v, char *err, size_t err_len)
+{
+	char ebuf[128];
+	char *buf = NULL;
+	size_t len = 0, cap = 0;
+	int rc = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		rc = -errno;
+		goto fail_open;
+	}
+	for (;;) {
+		if (len == cap) {
+			size_t new_cap = cap == 0 ? 65536 : cap * 2;
+			char *nb = realloc(buf, new_cap);
+			if (nb == NULL) {
+				rc = -ENOMEM;
+				goto fail_read;
+			}
+			buf = nb;
+			cap = new_cap;
+		}
+		ssize_t n = read(fd, buf + len, cap - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			rc = -errno;
+			goto fail_read;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	close(fd);
+	rc = k8s_load_buffer(path, buf, len, ctx, v, err, err_len);
+	free(buf);
+	return rc;
+
+fail_read:
+	free(buf);
+	close(fd);
+fail_open:
+	if (err != NULL && err_len > 0)
+		snprintf(err, err_len, "%s: cannot read: %s", path,
+			 strerror_r(-rc, ebuf, sizeof(ebuf)));
+	return rc;
+}

@@ -1,0 +1,66 @@
+/* Kubernetes Node and Pod objects in JSON, into the model (shm/model.h).
+ *
+ * A file may hold one object (Node, Pod, or a List / NodeList / PodList of
+ * them), a JSON array of objects, or JSON Lines (one object per line).
+ * Unknown fields are ignored; fields that would change placement and that
+ * shmsched does not support are rejected by name. Every error names the
+ * file, the object, the field path and the value, e.g.
+ *   pods.json: pod default/web-7: spec.containers[0].resources.requests.cpu: "12x" is not a quantity
+ *
+ * Concurrency: one thread per k8s_ctx (it adds to the intern table and may
+ * register resource names).
+ */
+#ifndef SHMSCHED_INGEST_K8S_JSON_H
+#define SHMSCHED_INGEST_K8S_JSON_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "shm/intern.h"
+#include "shm/model.h"
+
+struct k8s_ctx {
+	struct intern *strings;
+	struct res_names *res; /* named resources are registered as met */
+};
+
+enum pod_phase {
+	POD_PHASE_PENDING = 0, /* also: no status.phase given */
+	POD_PHASE_RUNNING = 1,
+	POD_PHASE_SUCCEEDED = 2,
+	POD_PHASE_FAILED = 3,
+	POD_PHASE_UNKNOWN = 4,
+};
+
+/* What a pod is beside its scheduling spec. */
+struct k8s_pod_meta {
+	uint32_t ns_name;   /* interned "namespace/name" (namespace "default" if none) */
+	uint8_t phase;      /* enum pod_phase */
+	size_t index;       /* 0-based position of the object in its file */
+};
+
+/* Called once per object, in file order. A negative return stops the load
+ * and is returned by k8s_load_*; the visitor writes its own message into
+ * `err` first when it has one. */
+struct k8s_visitor {
+	void *arg;
+	int (*node)(void *arg, const struct node_spec *node, char *err, size_t err_len);
+	int (*pod)(void *arg, const struct pod_spec *pod,
+		   const struct k8s_pod_meta *meta, char *err, size_t err_len);
+};
+
+/* Loads a file (see above). `name` in messages is the path as given.
+ * Returns 0, or a negative errno with a message in `err`:
+ *   -ENOENT etc.  the file cannot be read
+ *   -EINVAL       malformed JSON, a bad field, an unsupported field
+ *   -ENOSPC       a model limit (labels, terms, resources...) exceeded
+ *   or what a visitor returned. */
+int k8s_load_file(const char *path, struct k8s_ctx *ctx,
+		  const struct k8s_visitor *v, char *err, size_t err_len);
+
+/* The same for `len` bytes in memory named `name` (tests, fuzzing). */
+int k8s_load_buffer(const char *name, const char *buf, size_t len,
+		    struct k8s_ctx *ctx, const struct k8s_visitor *v, char *err,
+		    size_t err_len);
+
+#endif

@@ -1,0 +1,393 @@
+/* Cluster state: snapshots published with liburcu QSBR, stable node slots,
+ * allocation counters. See cluster.h for the contract.
+ *
+ * A write copies the current snapshot, applies the events to the copy,
+ * recomputes the structure-of-arrays columns and shard summaries, publishes
+ * the copy with rcu_assign_pointer and frees the old one after
+ * urcu_qsbr_synchronize_rcu(). Cost: O(slots) per cluster_apply() call,
+ * however many events it carries, so writers batch.
+ */
+#define _LGPL_SOURCE 1
+
+#include "shm/cluster.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <urcu/urcu-qsbr.h>
+
+struct cluster {
+	struct intern *strings;
+	struct res_names *res;
+	uint32_t capacity;
+	struct snapshot *current; /* RCU-protected: rcu_assign_pointer / rcu_dereference */
+	struct node_alloc *alloc; /* [capacity] */
+	int32_t *slot_of_name;    /* [name id] slot + 1, 0 = none; writer side */
+	uint32_t slot_of_name_len;
+	uint64_t freed;
+};
+
+__attribute__((format(printf, 4, 5)))
+static int fail(int rc, char *err, size_t err_len, const char *fmt, ...)
+{
+	if (err != NULL && err_len > 0) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(err, err_len, fmt, ap);
+		va_end(ap);
+	}
+	return rc;
+}
+
+static void snapshot_free(struct snapshot *s)
+{
+	if (s == NULL)
+		return;
+	free(s->present);
+	free(s->nodes);
+	for (int r = 0; r < RES_MAX; r++)
+		free(s->allocatable[r]);
+	free(s->shards);
+	free(s);
+}
+
+static struct snapshot *snapshot_alloc(uint32_t n_slots)
+{
+	struct snapshot *s = calloc(1, sizeof(*s));
+	if (s == NULL)
+		return NULL;
+	size_t n = n_slots ? n_slots : 1;
+	s->n_slots = n_slots;
+	s->n_shards = (n_slots + SNAP_SHARD_SLOTS - 1) / SNAP_SHARD_SLOTS;
+	s->present = calloc(n, 1);
+	s->nodes = calloc(n, sizeof(*s->nodes));
+	s->shards = calloc(s->n_shards ? s->n_shards : 1, sizeof(*s->shards));
+	bool ok = s->present && s->nodes && s->shards;
+	for (int r = 0; r < RES_MAX && ok; r++)
+		ok = (s->allocatable[r] = calloc(n, sizeof(int64_t))) != NULL;
+	if (!ok) {
+		snapshot_free(s);
+		return NULL;
+	}
+	return s;
+}
+
+/* The derived columns: structure of arrays, shard summaries, node count. */
+static void snapshot_derive(struct snapshot *s)
+{
+	s->n_nodes = 0;
+	memset(s->shards, 0, s->n_shards * sizeof(*s->shards));
+	for (uint32_t i = 0; i < s->n_slots; i++) {
+		const struct node_spec *n = &s->nodes[i];
+		for (int r = 0; r < RES_MAX; r++)
+			s->allocatable[r][i] = s->present[i] ? n->allocatable.v[r] : 0;
+		if (!s->present[i])
+			continue;
+		s->n_nodes++;
+		struct shard_summary *sh = &s->shards[i / SNAP_SHARD_SLOTS];
+		sh->present++;
+		for (int r = 0; r < RES_MAX; r++)
+			if (n->allocatable.v[r] > sh->max_allocatable[r])
+				sh->max_allocatable[r] = n->allocatable.v[r];
+		sh->any_unschedulable |= n->unschedulable;
+		for (unsigned t = 0; t < n->n_taints; t++)
+			sh->any_hard_taint |= n->taints[t].effect == TAINT_NO_SCHEDULE ||
+					      n->taints[t].effect == TAINT_NO_EXECUTE;
+	}
+}
+
+static int name_map_reserve(struct cluster *c, uint32_t name)
+{
+	if (name < c->slot_of_name_len)
+		return 0;
+	uint32_t len = c->slot_of_name_len ? c->slot_of_name_len : 1024;
+	while (len <= name)
+		len *= 2;
+	int32_t *m = realloc(c->slot_of_name, len * sizeof(*m));
+	if (m == NULL)
+		return -ENOMEM;
+	memset(m + c->slot_of_name_len, 0,
+	       (len - c->slot_of_name_len) * sizeof(*m));
+	c->slot_of_name = m;
+	c->slot_of_name_len = len;
+	return 0;
+}
+
+int64_t cluster_slot_of(const struct cluster *c, uint32_t name)
+{
+	if (name >= c->slot_of_name_len || c->slot_of_name[name] == 0)
+		return -1;
+	return c->slot_of_name[name] - 1;
+}
+
+struct cluster *cluster_create(struct intern *strings, struct res_names *res,
+			       uint32_t capacity)
+{
+	if (strings == NULL || res == NULL || capacity == 0 ||
+	    capacity > (1u << 28)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	struct cluster *c = calloc(1, sizeof(*c));
+	if (c == NULL)
+		return NULL;
+	c->strings = strings;
+	c->res = res;
+	c->capacity = capacity;
+	c->alloc = aligned_alloc(64, (size_t)capacity * sizeof(*c->alloc));
+	c->current = snapshot_alloc(0);
+	if (c->alloc == NULL || c->current == NULL) {
+		free(c->alloc);
+		snapshot_free(c->current);
+		free(c);
+		errno = ENOMEM;
+		return NULL;
+	}
+	memset(c->alloc, 0, (size_t)capacity * sizeof(*c->alloc));
+	c->current->generation = 1;
+	return c;
+}
+
+void cluster_destroy(struct cluster *c)
+{
+	if (c == NULL)
+		return;
+	for (uint32_t i = 0; i < c->capacity; i++)
+		free(c->alloc[i].ports);
+	free(c->alloc);
+	snapshot_free(c->current);
+	free(c->slot_of_name);
+	free(c);
+}
+
+static void alloc_reset(struct node_alloc *a)
+{
+	free(a->ports);
+	memset(a, 0, sizeof(*a));
+}
+
+/* A free slot: the lowest empty one at or after *hint, else one past the
+ * end. *hint only moves forward, except when a removal frees a lower slot,
+ * so a batch of adds costs O(slots) in all. */
+static int64_t free_slot(const struct snapshot *s, uint32_t capacity,
+			 uint32_t *hint)
+{
+	for (uint32_t i = *hint; i < s->n_slots; i++)
+		if (!s->present[i]) {
+			*hint = i + 1;
+			return i;
+		}
+	*hint = s->n_slots + 1;
+	return s->n_slots < capacity ? (int64_t)s->n_slots : -1;
+}
+
+struct undo {
+	uint32_t name;
+	int32_t old; /* previous slot_of_name value */
+};
+
+static void map_set(struct cluster *c, struct undo *log, size_t *n_log,
+		    uint32_t name, int32_t value)
+{
+	log[(*n_log)++] = (struct undo){name, c->slot_of_name[name]};
+	c->slot_of_name[name] = value;
+}
+
+static int apply_one(struct cluster *c, struct snapshot *s,
+		     const struct node_event *e, int64_t *slot_out, uint32_t *hint,
+		     struct undo *log, size_t *n_log, char *err, size_t err_len)
+{
+	const char *name = intern_str(c->strings, e->name);
+	int64_t slot = cluster_slot_of(c, e->name);
+	*slot_out = slot;
+	switch (e->kind) {
+	case NODE_EVENT_ADD:
+		if (slot >= 0)
+			return fail(-EEXIST, err, err_len, "node %s: already exists", name);
+		if (e->spec.name != e->name)
+			return fail(-EINVAL, err, err_len,
+				    "node %s: event and spec names differ", name);
+		slot = free_slot(s, c->capacity, hint);
+		if (slot < 0)
+			return fail(-ENOSPC, err, err_len, "node %s: no free slot: the "
+				    "cluster holds at most %u nodes", name, c->capacity);
+		if ((uint32_t)slot == s->n_slots)
+			s->n_slots++;
+		s->present[slot] = 1;
+		s->nodes[slot] = e->spec;
+		map_set(c, log, n_log, e->name, (int32_t)slot + 1);
+		*slot_out = slot;
+		return 0;
+	case NODE_EVENT_UPDATE:
+	case NODE_EVENT_REMOVE:
+	case NODE_EVENT_CORDON:
+	case NODE_EVENT_UNCORDON:
+		break;
+	default:
+		return fail(-EINVAL, err, err_len, "node %s: unknown event kind %u",
+			    name, e->kind);
+	}
+	if (slot < 0)
+		return fail(-ENOENT, err, err_len, "node %s: no such node", name);
+	if (e->kind == NODE_EVENT_UPDATE) {
+		if (e->spec.name != e->name)
+			return fail(-EINVAL, err, err_len,
+				    "node %s: event and spec names differ", name);
+		s->nodes[slot] = e->spec;
+	} else if (e->kind == NODE_EVENT_REMOVE) {
+		s->present[slot] = 0;
+		memset(&s->nodes[slot], 0, sizeof(s->nodes[slot]));
+		map_set(c, log, n_log, e->name, 0);
+		if ((uint32_t)slot < *hint)
+			*hint = (uint32_t)slot;
+	} else {
+		s->nodes[slot].unschedulable = e->kind == NODE_EVENT_CORDON;
+	}
+	return 0;
+}
+
+int cluster_apply(struct cluster *c, const struct node_event *events, size_t n,
+		  char *err, size_t err_len)
+{
+	const struct snapshot *old = c->current;
+	/* Room for every ADD to take a new slot. */
+	uint32_t max_slots = old->n_slots;
+	for (size_t i = 0; i < n; i++)
+		if (events[i].kind == NODE_EVENT_ADD && max_slots < c->capacity)
+			max_slots++;
+	int rc = 0;
+	for (size_t i = 0; i < n && rc == 0; i++)
+		rc = name_map_reserve(c, events[i].name);
+	struct snapshot *s = rc == 0 ? snapshot_alloc(max_slots) : NULL;
+	int64_t *slots = calloc(n ? n : 1, sizeof(*slots));
+	struct undo *log = calloc(n ? n : 1, sizeof(*log));
+	if (s == NULL || slots == NULL || log == NULL) {
+		free(log);
+		free(slots);
+		snapshot_free(s);
+		return fail(-ENOMEM, err, err_len, "out of memory for a snapshot");
+	}
+	memcpy(s->present, old->present, old->n_slots);
+	memcpy(s->nodes, old->nodes, old->n_slots * sizeof(*s->nodes));
+	s->n_slots = old->n_slots;
+
+	/* The name map follows the batch as it goes (later events see earlier
+	 * ones); on an error the undo log restores it and nothing is published. */
+	size_t n_log = 0;
+	uint32_t hint = 0;
+	for (size_t i = 0; i < n && rc == 0; i++)
+		rc = apply_one(c, s, &events[i], &slots[i], &hint, log, &n_log, err,
+			       err_len);
+	if (rc < 0) {
+		while (n_log-- > 0)
+			c->slot_of_name[log[n_log].name] = log[n_log].old;
+		free(log);
+		free(slots);
+		snapshot_free(s);
+		return rc;
+	}
+	/* Counters follow: a new node, or a removed one, starts from nothing. */
+	for (size_t i = 0; i < n; i++)
+		if (events[i].kind == NODE_EVENT_ADD || events[i].kind == NODE_EVENT_REMOVE)
+			alloc_reset(&c->alloc[slots[i]]);
+	free(log);
+	free(slots);
+	s->generation = old->generation + 1;
+	snapshot_derive(s);
+
+	struct snapshot *prev = c->current;
+	rcu_assign_pointer(c->current, s);
+	/* Every reader that could hold `prev` has passed a quiescent state. */
+	urcu_qsbr_synchronize_rcu();
+	snapshot_free(prev);
+	c->freed++;
+	return 0;
+}
+
+const struct snapshot *cluster_snapshot(const struct cluster *c)
+{
+	return rcu_dereference(c->current);
+}
+
+struct node_alloc *cluster_alloc(struct cluster *c, uint32_t slot)
+{
+	return &c->alloc[slot];
+}
+
+const struct node_alloc *cluster_alloc_const(const struct cluster *c,
+					     uint32_t slot)
+{
+	return &c->alloc[slot];
+}
+
+static int ports_add(struct node_alloc *a, const struct host_port *p)
+{
+	if (a->n_ports == a->ports_cap) {
+		uint32_t cap = a->ports_cap ? a->ports_cap * 2 : 4;
+		struct host_port *q = realloc(a->ports, cap * sizeof(*q));
+		if (q == NULL)
+			return -ENOMEM;
+		a->ports = q;
+		a->ports_cap = cap;
+	}
+	a->ports[a->n_ports++] = *p;
+	return 0;
+}
+
+static void ports_remove(struct node_alloc *a, const struct host_port *p)
+{
+	for (uint32_t i = 0; i < a->n_ports; i++) {
+		struct host_port *q = &a->ports[i];
+		if (q->port == p->port && q->protocol == p->protocol && q->ip == p->ip) {
+			*q = a->ports[--a->n_ports];
+			return;
+		}
+	}
+}
+
+int cluster_account(struct cluster *c, uint32_t slot, const struct pod_spec *pod,
+		    int sign)
+{
+	struct node_alloc *a = &c->alloc[slot];
+	for (unsigned i = 0; i < pod->n_ports; i++) {
+		if (sign > 0) {
+			int rc = ports_add(a, &pod->ports[i]);
+			if (rc < 0) {
+				while (i-- > 0)
+					ports_remove(a, &pod->ports[i]);
+				return rc;
+			}
+		} else {
+			ports_remove(a, &pod->ports[i]);
+		}
+	}
+	for (int r = 0; r < RES_MAX; r++)
+		if (r != RES_PODS)
+			a->used[r] += sign * pod->request.v[r];
+	a->used[RES_PODS] += sign;
+	a->used_nonzero_cpu_milli += sign * pod->nonzero_cpu_milli;
+	a->used_nonzero_mem_bytes += sign * pod->nonzero_mem_bytes;
+	return 0;
+}
+
+uint32_t cluster_capacity(const struct cluster *c)
+{
+	return c->capacity;
+}
+
+struct intern *cluster_strings(const struct cluster *c)
+{
+	return c->strings;
+}
+
+const struct res_names *cluster_res(const struct cluster *c)
+{
+	return c->res;
+}
+
+uint64_t cluster_snapshots_freed(const struct cluster *c)
+{
+	return c->freed;
+}

@@ -1,0 +1,130 @@
+/* Cluster state: node specs in immutable snapshots published with RCU
+ * (liburcu, QSBR flavour), and live allocation counters beside them.
+ *
+ * - A node keeps its slot for as long as it exists; removal empties the
+ *   slot, and a later add may reuse it. Slots index every per-node array.
+ * - A snapshot is never changed once published (invariant 4): a writer
+ *   applies node add / update / remove / cordon / uncordon by building a
+ *   new snapshot and publishing it; the old one is freed after a grace
+ *   period, when no reader can still hold it.
+ * - Allocation counters (struct node_alloc, one cache-line-aligned record
+ *   per slot) live outside snapshots: what pods use changes per placement,
+ *   node specs change rarely.
+ *
+ * Concurrency contract:
+ * - Readers are threads registered with urcu_qsbr_register_thread(). Between
+ *   two quiescent states (urcu_qsbr_quiescent_state(), or offline periods)
+ *   a reader may use the snapshot cluster_snapshot() returned; it must not
+ *   keep it across a quiescent state.
+ * - One writer at a time calls cluster_apply() (callers serialise writers).
+ *   It returns after the old snapshot's grace period; it must not be called
+ *   from inside a reader's critical section.
+ * - Counters: written by the placement commit (single-threaded in
+ *   `shmsched place`; atomics arrive with the conflict resolver, issue 4).
+ */
+#ifndef SHMSCHED_SHM_CLUSTER_H
+#define SHMSCHED_SHM_CLUSTER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "shm/intern.h"
+#include "shm/model.h"
+
+/* Snapshot slots per shard summary (a power of two). */
+#define SNAP_SHARD_SLOTS 64u
+
+/* What a shard's nodes have, so a scan can skip a shard whole. Computed
+ * when the snapshot is built; covers present nodes only. */
+struct shard_summary {
+	int64_t max_allocatable[RES_MAX];
+	uint32_t present;        /* nodes present in the shard */
+	bool any_hard_taint;     /* a NoSchedule or NoExecute taint */
+	bool any_unschedulable;  /* spec.unschedulable */
+};
+
+struct snapshot {
+	uint64_t generation;    /* 1 for the first, +1 per publish */
+	uint32_t n_slots;       /* slots in use or empty, <= the cluster's capacity */
+	uint32_t n_nodes;       /* present nodes */
+	uint32_t n_shards;      /* ceil(n_slots / SNAP_SHARD_SLOTS) */
+	uint8_t *present;       /* [n_slots] 1 when the slot holds a node */
+	struct node_spec *nodes;/* [n_slots] zeroed when empty */
+	int64_t *allocatable[RES_MAX]; /* [r][n_slots]: structure of arrays */
+	struct shard_summary *shards;  /* [n_shards] */
+};
+
+/* Live use of a node by the pods placed on it. */
+struct node_alloc {
+	_Alignas(64) int64_t used[RES_MAX]; /* actual requests; used[RES_PODS] = pods */
+	int64_t used_nonzero_cpu_milli;     /* with the 100m stand-ins */
+	int64_t used_nonzero_mem_bytes;     /* with the 200Mi stand-ins */
+	uint32_t n_ports;                   /* host ports in use, in `ports` */
+	uint32_t ports_cap;
+	struct host_port *ports;
+};
+
+struct cluster;
+
+enum node_event_kind {
+	NODE_EVENT_ADD = 1,     /* a new node; its name must be new */
+	NODE_EVENT_UPDATE = 2,  /* replace the spec of the node of that name */
+	NODE_EVENT_REMOVE = 3,  /* remove the node of that name and its use */
+	NODE_EVENT_CORDON = 4,  /* spec.unschedulable = true */
+	NODE_EVENT_UNCORDON = 5,/* spec.unschedulable = false */
+};
+
+struct node_event {
+	uint8_t kind;           /* enum node_event_kind */
+	uint32_t name;          /* interned node name (all kinds) */
+	struct node_spec spec;  /* ADD, UPDATE */
+};
+
+/* Creates an empty cluster (generation-1 snapshot with no node) with room
+ * for `capacity` slots, using (not owning) `strings` and `res`.
+ * Returns NULL with errno EINVAL or ENOMEM. The calling thread must be a
+ * registered QSBR thread or call no reader function. */
+struct cluster *cluster_create(struct intern *strings, struct res_names *res,
+			       uint32_t capacity);
+
+/* Frees everything. No reader may be running. */
+void cluster_destroy(struct cluster *c);
+
+/* Applies `n` events in order as one new snapshot, publishes it, waits for
+ * the grace period of the old one and frees it. All or nothing: on an
+ * error nothing is published. Returns 0, or a negative errno with a message
+ * in `err`:
+ *   -EEXIST  ADD of a name already present
+ *   -ENOENT  UPDATE / REMOVE / (UN)CORDON of a name not present
+ *   -ENOSPC  no free slot (capacity reached)
+ *   -EINVAL  an unknown event kind, or a spec whose name differs
+ *   -ENOMEM */
+int cluster_apply(struct cluster *c, const struct node_event *events, size_t n,
+		  char *err, size_t err_len);
+
+/* The current snapshot (rcu_dereference: see the contract above). */
+const struct snapshot *cluster_snapshot(const struct cluster *c);
+
+/* The slot of a node name in the current snapshot, or -1. Writer side. */
+int64_t cluster_slot_of(const struct cluster *c, uint32_t name);
+
+/* The allocation record of a slot. */
+struct node_alloc *cluster_alloc(struct cluster *c, uint32_t slot);
+const struct node_alloc *cluster_alloc_const(const struct cluster *c,
+					     uint32_t slot);
+
+/* Adds (sign +1) or removes (sign -1) a pod's use of a node: requests,
+ * non-zero requests, one pod, and its host ports. Returns 0, or -ENOMEM
+ * when a port list cannot grow. Single-threaded for now (see above). */
+int cluster_account(struct cluster *c, uint32_t slot, const struct pod_spec *pod,
+		    int sign);
+
+uint32_t cluster_capacity(const struct cluster *c);
+struct intern *cluster_strings(const struct cluster *c);
+const struct res_names *cluster_res(const struct cluster *c);
+
+/* Snapshots freed so far (for tests of the grace period). */
+uint64_t cluster_snapshots_freed(const struct cluster *c);
+
+#endif

@@ -1,0 +1,178 @@
+/* The scheduling model: what the engine knows of a node and of a pod.
+ *
+ * Types only. Every string is an interned id (shm/intern.h; id 0 is the
+ * empty string, which also means "not set"). Every record has a fixed size
+ * and holds no pointer, so a pod spec can later live in a shared-memory slot
+ * and a node spec in a snapshot. ingest/ fills these from Kubernetes JSON;
+ * workers/ reads them. Limits are fixed maxima: input that exceeds one is
+ * rejected by name, never truncated.
+ */
+#ifndef SHMSCHED_SHM_MODEL_H
+#define SHMSCHED_SHM_MODEL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Resources: fixed indices for the four Kubernetes always has, then up to
+ * RES_MAX - RES_FIRST_NAMED named ones (hugepages-*, extended resources such
+ * as nvidia.com/gpu) registered by name in a struct res_names. */
+enum res_index {
+	RES_CPU = 0,       /* millicores */
+	RES_MEMORY = 1,    /* bytes */
+	RES_EPHEMERAL = 2, /* ephemeral-storage, bytes */
+	RES_PODS = 3,      /* pod count (a node's allocatable "pods") */
+	RES_FIRST_NAMED = 4,
+	RES_MAX = 16,
+};
+
+#define RES_NAME_MAX 64
+
+struct res_vec {
+	int64_t v[RES_MAX];
+};
+
+/* The names of resources, by index. Indices below RES_FIRST_NAMED are
+ * fixed ("cpu", "memory", "ephemeral-storage", "pods"). */
+struct res_names {
+	unsigned count; /* RES_FIRST_NAMED..RES_MAX */
+	char name[RES_MAX][RES_NAME_MAX];
+};
+
+struct label {
+	uint32_t key;
+	uint32_t value;
+};
+
+enum taint_effect {
+	TAINT_EFFECT_ALL = 0, /* in a toleration only: tolerates every effect */
+	TAINT_NO_SCHEDULE = 1,
+	TAINT_PREFER_NO_SCHEDULE = 2,
+	TAINT_NO_EXECUTE = 3,
+};
+
+struct taint {
+	uint32_t key;
+	uint32_t value;
+	uint8_t effect; /* enum taint_effect, never TAINT_EFFECT_ALL */
+};
+
+enum node_ready {
+	NODE_READY_UNKNOWN = 0, /* no Ready condition given */
+	NODE_READY_TRUE = 1,
+	NODE_READY_FALSE = 2,
+};
+
+#define NODE_MAX_LABELS 64
+#define NODE_MAX_TAINTS 16
+
+struct node_spec {
+	uint32_t name;
+	uint16_t n_labels;
+	uint16_t n_taints;
+	bool unschedulable; /* spec.unschedulable */
+	uint8_t ready;      /* enum node_ready; stored, not filtered on (see README) */
+	struct res_vec allocatable;
+	struct label labels[NODE_MAX_LABELS]; /* sorted by key, keys unique */
+	struct taint taints[NODE_MAX_TAINTS]; /* in the order given */
+};
+
+enum sel_op {
+	SEL_IN = 1,
+	SEL_NOT_IN = 2,
+	SEL_EXISTS = 3,
+	SEL_DOES_NOT_EXIST = 4,
+	SEL_GT = 5,
+	SEL_LT = 6,
+};
+
+/* One node selector requirement (matchExpressions or matchFields). */
+struct sel_expr {
+	uint32_t key;         /* label key id; for a field, the id of "metadata.name" */
+	uint8_t op;           /* enum sel_op */
+	uint8_t field;        /* 1: matchFields (metadata.name only), 0: labels */
+	uint16_t n_values;
+	uint16_t first_value; /* index into pod_spec.values */
+	int64_t number;       /* the operand of SEL_GT / SEL_LT */
+};
+
+/* A node selector term: its expressions ANDed. An empty term (n_exprs 0)
+ * matches nothing, as in Kubernetes. */
+struct sel_term {
+	uint16_t first_expr; /* index into pod_spec.exprs */
+	uint16_t n_exprs;
+};
+
+struct pref_term {
+	int32_t weight; /* 1..100 */
+	struct sel_term term;
+};
+
+enum tol_op {
+	TOL_EQUAL = 0,
+	TOL_EXISTS = 1,
+};
+
+struct toleration {
+	uint32_t key;   /* 0 (empty) with TOL_EXISTS tolerates every key */
+	uint32_t value;
+	uint8_t op;     /* enum tol_op */
+	uint8_t effect; /* enum taint_effect; TAINT_EFFECT_ALL matches all */
+};
+
+enum port_protocol {
+	PROTO_TCP = 0,
+	PROTO_UDP = 1,
+	PROTO_SCTP = 2,
+};
+
+struct host_port {
+	uint32_t ip;      /* interned hostIP; 0 ("") and "0.0.0.0" are the wildcard */
+	uint16_t port;    /* 1..65535 */
+	uint8_t protocol; /* enum port_protocol */
+};
+
+#define POD_MAX_SELECTOR 16
+#define POD_MAX_TERMS 8
+#define POD_MAX_PREFERRED 8
+#define POD_MAX_EXPRS 32
+#define POD_MAX_VALUES 64
+#define POD_MAX_TOLERATIONS 16
+#define POD_MAX_PORTS 8
+
+/* The scheduling-relevant part of a pod. Two pods whose specs are equal
+ * byte for byte from `node_name` on are in the same equivalence class;
+ * ingest/ zero-fills unused entries so that holds. */
+struct pod_spec {
+	uint32_t ns_name; /* interned "namespace/name": identity, not a constraint */
+
+	/* --- everything below is the equivalence class --- */
+	uint32_t node_name; /* spec.nodeName; 0 = unset */
+	/* Effective requests (Kubernetes PodRequests: max(sum of containers
+	 * and sidecars, each init container plus earlier sidecars) + overhead).
+	 * v[RES_PODS] is 0: every pod counts one against "pods". */
+	struct res_vec request;
+	/* The same with the 100m cpu / 200Mi memory stand-ins for containers
+	 * without a cpu / memory request: for LeastAllocated / MostAllocated
+	 * scoring only. Equal to `request` for other resources. */
+	int64_t nonzero_cpu_milli;
+	int64_t nonzero_mem_bytes;
+
+	bool has_required;  /* requiredDuringScheduling...: present (even empty) */
+	uint8_t n_selector; /* spec.nodeSelector entries */
+	uint8_t n_terms;    /* required node selector terms, ORed */
+	uint8_t n_preferred;
+	uint8_t n_exprs;
+	uint8_t n_values;
+	uint8_t n_tolerations;
+	uint8_t n_ports;
+
+	struct label selector[POD_MAX_SELECTOR]; /* sorted by key */
+	struct sel_term terms[POD_MAX_TERMS];
+	struct pref_term preferred[POD_MAX_PREFERRED];
+	struct sel_expr exprs[POD_MAX_EXPRS];
+	uint32_t values[POD_MAX_VALUES];
+	struct toleration tolerations[POD_MAX_TOLERATIONS];
+	struct host_port ports[POD_MAX_PORTS];
+};
+
+#endif

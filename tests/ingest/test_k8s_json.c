@@ -1,0 +1,1158 @@
+/* unit.k8s_json: Node and Pod JSON into the model (ingest/k8s_json.c).
+ * Each test names the Kubernetes source it checks against. JSON in this
+ * file is written with ' for " (load() swaps them) to stay readable. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "ingest/k8s_json.h"
+#include "shm/resources.h"
+
+#define MAX_OBJECTS 16
+#define MIB (INT64_C(1) << 20)
+#define GIB (INT64_C(1) << 30)
+
+struct sink {
+	struct res_names res;
+	struct k8s_ctx ctx;
+	struct k8s_visitor v;
+	struct node_spec nodes[MAX_OBJECTS];
+	struct pod_spec pods[MAX_OBJECTS];
+	struct k8s_pod_meta metas[MAX_OBJECTS];
+	size_t n_nodes, n_pods;
+	int refuse;             /* what the visitor returns */
+	const char *refuse_msg; /* and writes, if not NULL */
+	char err[512];
+};
+
+static int on_node(void *arg, const struct node_spec *n, char *err, size_t err_len)
+{
+	struct sink *s = arg;
+	if (s->refuse < 0) {
+		if (s->refuse_msg != NULL)
+			snprintf(err, err_len, "%s", s->refuse_msg);
+		return s->refuse;
+	}
+	assert_true(s->n_nodes < MAX_OBJECTS);
+	s->nodes[s->n_nodes++] = *n;
+	return 0;
+}
+
+static int on_pod(void *arg, const struct pod_spec *p, const struct k8s_pod_meta *m,
+		  char *err, size_t err_len)
+{
+	struct sink *s = arg;
+	if (s->refuse < 0) {
+		if (s->refuse_msg != NULL)
+			snprintf(err, err_len, "%s", s->refuse_msg);
+		return s->refuse;
+	}
+	assert_true(s->n_pods < MAX_OBJECTS);
+	s->pods[s->n_pods] = *p;
+	s->metas[s->n_pods++] = *m;
+	return 0;
+}
+
+static int setup(void **state)
+{
+	struct sink *s = calloc(1, sizeof(*s));
+	if (s == NULL)
+		return -1;
+	res_names_init(&s->res);
+	s->ctx.strings = intern_create();
+	s->ctx.res = &s->res;
+	s->v = (struct k8s_visitor){.arg = s, .node = on_node, .pod = on_pod};
+	*state = s;
+	return s->ctx.strings == NULL ? -1 : 0;
+}
+
+static int teardown(void **state)
+{
+	struct sink *s = *state;
+	intern_destroy(s->ctx.strings);
+	free(s);
+	return 0;
+}
+
+/* Loads `json` (with ' for ") as file `name`. */
+static int load(struct sink *s, const char *name, const char *json)
+{
+	size_t len = strlen(json);
+	char *buf = malloc(len + 1);
+	assert_non_null(buf);
+	for (size_t i = 0; i < len; i++)
+		buf[i] = json[i] == '\'' ? '"' : json[i];
+	s->n_nodes = s->n_pods = 0;
+	int rc = k8s_load_buffer(name, buf, len, &s->ctx, &s->v, s->err,
+				 sizeof(s->err));
+	free(buf);
+	return rc;
+}
+
+/* Loads and expects failure `rc` with exactly message `want`. */
+#define assert_load_error(s, name, json, rc, want)                                \
+	do {                                                                     \
+		assert_int_equal(load((s), (name), (json)), (rc));              \
+		assert_string_equal((s)->err, (want));                          \
+	} while (0)
+
+static uint32_t id(struct sink *s, const char *str)
+{
+	uint32_t v;
+	if (!intern_find(s->ctx.strings, str, strlen(str), &v))
+		fail_msg("\"%s\" was never interned", str);
+	return v;
+}
+
+static const char *str(struct sink *s, uint32_t v)
+{
+	return intern_str(s->ctx.strings, v);
+}
+
+static int res_index(struct sink *s, const char *name)
+{
+	return res_lookup(&s->res, name, strlen(name));
+}
+
+/* A pod around a spec fragment. */
+static int load_pod(struct sink *s, const char *spec)
+{
+	char *json;
+	assert_true(asprintf(&json, "{'kind':'Pod','metadata':{'name':'p'},"
+			     "'spec':{%s}}", spec) > 0);
+	int rc = load(s, "pods.json", json);
+	free(json);
+	return rc;
+}
+
+/* --- nodes ----------------------------------------------------------------- */
+
+static const char node_json[] =
+	"{'apiVersion':'v1','kind':'Node',"
+	" 'metadata':{'name':'n1','labels':{'zone':'a','kubernetes.io/hostname':'n1',"
+	"  'disk':''},'annotations':{'x':'y'}},"
+	" 'spec':{'unschedulable':true,'podCIDR':'10.0.0.0/24','taints':["
+	"  {'key':'gpu','value':'yes','effect':'NoSchedule'},"
+	"  {'key':'spot','effect':'PreferNoSchedule'},"
+	"  {'key':'node.kubernetes.io/not-ready','effect':'NoExecute','timeAdded':null}]},"
+	" 'status':{'conditions':[{'type':'MemoryPressure','status':'False'},"
+	"  {'type':'Ready','status':'True'}],"
+	"  'capacity':{'cpu':'64','memory':'256Gi'},"
+	"  'allocatable':{'cpu':'3900m','memory':'15Gi','ephemeral-storage':'100G',"
+	"   'pods':'110','hugepages-2Mi':'1Gi','nvidia.com/gpu':'2',"
+	"   'attachable-volumes-aws-ebs':'39','kubernetes.io/batch':'3'}}}";
+
+/* Node fields: k8s.io/api/core/v1 types.go (NodeSpec, NodeStatus, Taint). */
+static void test_node_fields(void **state)
+{
+	struct sink *s = *state;
+	assert_int_equal(load(s, "nodes.json", node_json), 0);
+	assert_int_equal(s->n_nodes, 1);
+	const struct node_spec *n = &s->nodes[0];
+	assert_string_equal(str(s, n->name), "n1");
+	assert_true(n->unschedulable);
+	assert_int_equal(n->ready, NODE_READY_TRUE);
+
+	/* Labels sorted by key id, "" value is id 0. */
+	assert_int_equal(n->n_labels, 3);
+	for (int i = 1; i < n->n_labels; i++)
+		assert_true(n->labels[i - 1].key < n->labels[i].key);
+	for (int i = 0; i < n->n_labels; i++) {
+		const char *k = str(s, n->labels[i].key);
+		const char *v = str(s, n->labels[i].value);
+		if (strcmp(k, "zone") == 0)
+			assert_string_equal(v, "a");
+		else if (strcmp(k, "kubernetes.io/hostname") == 0)
+			assert_string_equal(v, "n1");
+		else if (strcmp(k, "disk") == 0)
+			assert_int_equal(n->labels[i].value, 0);
+		else
+			fail_msg("unexpected label %s", k);
+	}
+
+	/* Taints in the order given. */
+	assert_int_equal(n->n_taints, 3);
+	assert_int_equal(n->taints[0].key, id(s, "gpu"));
+	assert_int_equal(n->taints[0].value, id(s, "yes"));
+	assert_int_equal(n->taints[0].effect, TAINT_NO_SCHEDULE);
+	assert_int_equal(n->taints[1].key, id(s, "spot"));
+	assert_int_equal(n->taints[1].value, 0);
+	assert_int_equal(n->taints[1].effect, TAINT_PREFER_NO_SCHEDULE);
+	assert_int_equal(n->taints[2].effect, TAINT_NO_EXECUTE);
+
+	/* Allocatable, not capacity; hugepages and extended resources
+	 * registered; other names ignored. */
+	assert_int_equal(n->allocatable.v[RES_CPU], 3900);
+	assert_int_equal(n->allocatable.v[RES_MEMORY], 15 * GIB);
+	assert_int_equal(n->allocatable.v[RES_EPHEMERAL], INT64_C(100000000000));
+	assert_int_equal(n->allocatable.v[RES_PODS], 110);
+	int hp = res_index(s, "hugepages-2Mi"), gpu = res_index(s, "nvidia.com/gpu");
+	assert_true(hp >= RES_FIRST_NAMED && gpu >= RES_FIRST_NAMED);
+	assert_int_equal(n->allocatable.v[hp], GIB);
+	assert_int_equal(n->allocatable.v[gpu], 2);
+	assert_int_equal(res_index(s, "attachable-volumes-aws-ebs"), -1);
+	assert_int_equal(res_index(s, "kubernetes.io/batch"), -1);
+	assert_int_equal(s->res.count, RES_FIRST_NAMED + 2);
+}
+
+/* SetDefaults_NodeStatus (pkg/apis/core/v1/defaults.go): no allocatable
+ * means allocatable = capacity. */
+static void test_node_capacity_when_no_allocatable(void **state)
+{
+	struct sink *s = *state;
+	assert_int_equal(load(s, "nodes.json",
+			      "{'kind':'Node','metadata':{'name':'n'},'status':{"
+			      "'capacity':{'cpu':'4','memory':'8Gi','pods':'110'}}}"), 0);
+	assert_int_equal(s->nodes[0].allocatable.v[RES_CPU], 4000);
+	assert_int_equal(s->nodes[0].allocatable.v[RES_MEMORY], 8 * GIB);
+	assert_int_equal(s->nodes[0].allocatable.v[RES_PODS], 110);
+	assert_int_equal(s->nodes[0].ready, NODE_READY_UNKNOWN);
+	assert_false(s->nodes[0].unschedulable);
+
+	/* A null allocatable is an absent one. */
+	assert_int_equal(load(s, "nodes.json",
+			      "{'kind':'Node','metadata':{'name':'n'},'status':{"
+			      "'allocatable':null,'capacity':{'cpu':'2'}}}"), 0);
+	assert_int_equal(s->nodes[0].allocatable.v[RES_CPU], 2000);
+}
+
+/* NodeCondition Ready: True / False / Unknown (types.go ConditionStatus). */
+static void test_node_ready(void **state)
+{
+	struct sink *s = *state;
+	static const struct {
+		const char *status;
+		uint8_t want;
+	} cases[] = {
+		{"True", NODE_READY_TRUE},
+		{"False", NODE_READY_FALSE},
+		{"Unknown", NODE_READY_UNKNOWN},
+	};
+	for (size_t i = 0; i < 3; i++) {
+		char json[256];
+		snprintf(json, sizeof(json),
+			 "{'kind':'Node','metadata':{'name':'n'},'status':{"
+			 "'conditions':[{'type':'Ready','status':'%s'}]}}",
+			 cases[i].status);
+		assert_int_equal(load(s, "nodes.json", json), 0);
+		assert_int_equal(s->nodes[0].ready, cases[i].want);
+	}
+	assert_load_error(s, "nodes.json",
+			  "{'kind':'Node','metadata':{'name':'n'},'status':{"
+			  "'conditions':[{'type':'Ready','status':'Yes'}]}}",
+			  -EINVAL, "nodes.json: node n: status.conditions[0].status: "
+			  "\"Yes\" is not True, False or Unknown");
+}
+
+static void test_node_errors(void **state)
+{
+	struct sink *s = *state;
+	assert_load_error(s, "nodes.json",
+			  "{'kind':'Node','metadata':{'name':'n1'},'spec':{'unschedulable':'yes'}}",
+			  -EINVAL, "nodes.json: node n1: spec.unschedulable: "
+			  "expected a boolean, got a string");
+	assert_load_error(s, "nodes.json", "{'kind':'Node','metadata':{'labels':{}}}",
+			  -EINVAL, "nodes.json: object #0: metadata.name: missing");
+	assert_load_error(s, "nodes.json", "{'kind':'Node','metadata':{'name':7}}",
+			  -EINVAL, "nodes.json: object #0: metadata.name: "
+			  "expected a string, got a number");
+	assert_load_error(s, "nodes.json",
+			  "{'kind':'Node','metadata':{'name':'n1'},'spec':{'taints':["
+			  "{'key':'a','effect':'NoSchedule'},{'key':'b','effect':'Sometimes'}]}}",
+			  -EINVAL, "nodes.json: node n1: spec.taints[1].effect: "
+			  "\"Sometimes\" is not NoSchedule, PreferNoSchedule or NoExecute");
+	assert_load_error(s, "nodes.json",
+			  "{'kind':'Node','metadata':{'name':'n1'},'spec':{'taints':["
+			  "{'effect':'NoSchedule'}]}}",
+			  -EINVAL, "nodes.json: node n1: spec.taints[0].key: missing");
+	assert_load_error(s, "nodes.json",
+			  "{'kind':'Node','metadata':{'name':'n1','labels':{'a':1}}}",
+			  -EINVAL, "nodes.json: node n1: metadata.labels.a: "
+			  "expected a string, got a number");
+	assert_load_error(s, "nodes.json",
+			  "{'kind':'Node','metadata':{'name':'n1'},'status':{"
+			  "'allocatable':{'memory':'lots'}}}",
+			  -EINVAL, "nodes.json: node n1: status.allocatable.memory: "
+			  "\"lots\" is not a quantity");
+	assert_load_error(s, "nodes.json",
+			  "{'kind':'Node','metadata':{'name':'n1'},'status':{"
+			  "'allocatable':{'cpu':'-1'}}}",
+			  -EINVAL, "nodes.json: node n1: status.allocatable.cpu: "
+			  "\"-1\" is negative");
+	assert_load_error(s, "nodes.json",
+			  "{'kind':'Node','metadata':{'name':'n1'},'status':{"
+			  "'allocatable':{'memory':'12Ei'}}}",
+			  -EINVAL, "nodes.json: node n1: status.allocatable.memory: "
+			  "\"12Ei\" is too large (the value must fit in 64 bits)");
+}
+
+static void test_node_limits(void **state)
+{
+	struct sink *s = *state;
+	char json[8192];
+	size_t used = (size_t)snprintf(json, sizeof(json),
+				       "{'kind':'Node','metadata':{'name':'big','labels':{");
+	for (int i = 0; i <= NODE_MAX_LABELS; i++)
+		used += (size_t)snprintf(json + used, sizeof(json) - used,
+					 "%s'k%d':'v'", i ? "," : "", i);
+	snprintf(json + used, sizeof(json) - used, "}}}");
+	assert_load_error(s, "nodes.json", json, -ENOSPC,
+			  "nodes.json: node big: metadata.labels: 65 entries, at most 64");
+
+	used = (size_t)snprintf(json, sizeof(json),
+				"{'kind':'Node','metadata':{'name':'t'},'spec':{'taints':[");
+	for (int i = 0; i <= NODE_MAX_TAINTS; i++)
+		used += (size_t)snprintf(json + used, sizeof(json) - used,
+					 "%s{'key':'k%d','effect':'NoSchedule'}",
+					 i ? "," : "", i);
+	snprintf(json + used, sizeof(json) - used, "]}}");
+	assert_load_error(s, "nodes.json", json, -ENOSPC,
+			  "nodes.json: node t: spec.taints: 17 taints, at most 16");
+
+	/* Named resources: RES_MAX - RES_FIRST_NAMED of them, then no room. */
+	used = (size_t)snprintf(json, sizeof(json),
+				"{'kind':'Node','metadata':{'name':'r'},'status':{'allocatable':{");
+	for (int i = 0; i <= RES_MAX - RES_FIRST_NAMED; i++)
+		used += (size_t)snprintf(json + used, sizeof(json) - used,
+					 "%s'example.com/r%02d':'1'", i ? "," : "", i);
+	snprintf(json + used, sizeof(json) - used, "}}}");
+	assert_int_equal(load(s, "nodes.json", json), -ENOSPC);
+	assert_non_null(strstr(s->err, "nodes.json: node r: status.allocatable."
+				       "example.com/r12: resource \"example.com/r12\": "
+				       "no room for another named resource"));
+}
+
+/* --- pods: identity ---------------------------------------------------------- */
+
+static void test_pod_identity(void **state)
+{
+	struct sink *s = *state;
+	assert_int_equal(load(s, "pods.json",
+			      "{'kind':'Pod','metadata':{'name':'web-7','namespace':'shop'},"
+			      "'spec':{'nodeName':'n3','containers':[{'name':'c'}]},"
+			      "'status':{'phase':'Running'}}"
+			      "{'kind':'Pod','metadata':{'name':'x'},'spec':{}}"), 0);
+	assert_int_equal(s->n_pods, 2);
+	assert_string_equal(str(s, s->pods[0].ns_name), "shop/web-7");
+	assert_int_equal(s->metas[0].ns_name, s->pods[0].ns_name);
+	assert_int_equal(s->metas[0].phase, POD_PHASE_RUNNING);
+	assert_int_equal(s->metas[0].index, 0);
+	assert_string_equal(str(s, s->pods[0].node_name), "n3");
+	/* Namespace "default" when none; phase Pending when none. */
+	assert_string_equal(str(s, s->pods[1].ns_name), "default/x");
+	assert_int_equal(s->metas[1].phase, POD_PHASE_PENDING);
+	assert_int_equal(s->metas[1].index, 1);
+	assert_int_equal(s->pods[1].node_name, 0);
+
+	static const char *const phases[] = {"Pending", "Running", "Succeeded",
+					     "Failed", "Unknown"};
+	for (uint8_t i = 0; i < 5; i++) {
+		char json[256];
+		snprintf(json, sizeof(json), "{'kind':'Pod','metadata':{'name':'p'},"
+			 "'status':{'phase':'%s'}}", phases[i]);
+		assert_int_equal(load(s, "pods.json", json), 0);
+		assert_int_equal(s->metas[0].phase, i);
+	}
+	assert_load_error(s, "pods.json",
+			  "{'kind':'Pod','metadata':{'name':'p'},'status':{'phase':'Done'}}",
+			  -EINVAL, "pods.json: pod default/p: status.phase: \"Done\" is "
+			  "not Pending, Running, Succeeded, Failed or Unknown");
+}
+
+/* model.h: pods equal in scheduling spec are equal bytes from node_name on,
+ * whatever their names and unrelated fields. */
+static void test_pod_equivalence_bytes(void **state)
+{
+	struct sink *s = *state;
+	assert_int_equal(load(s, "pods.json",
+			      "{'kind':'Pod','metadata':{'name':'a','labels':{'app':'x'}},"
+			      "'spec':{'nodeSelector':{'zone':'a','disk':'ssd'},"
+			      "'tolerations':[{'key':'k','operator':'Exists'}],"
+			      "'containers':[{'name':'c1','image':'i1','resources':"
+			      "{'requests':{'cpu':'1'}}}]}}\n"
+			      "{'kind':'Pod','metadata':{'name':'b','namespace':'other'},"
+			      "'spec':{'nodeSelector':{'disk':'ssd','zone':'a'},"
+			      "'tolerations':[{'key':'k','operator':'Exists'}],"
+			      "'containers':[{'name':'other','resources':"
+			      "{'requests':{'cpu':'1000m'}}}]}}\n"), 0);
+	assert_int_equal(s->n_pods, 2);
+	size_t from = offsetof(struct pod_spec, node_name);
+	assert_memory_equal((const char *)&s->pods[0] + from,
+			    (const char *)&s->pods[1] + from,
+			    sizeof(struct pod_spec) - from);
+	assert_int_not_equal(s->pods[0].ns_name, s->pods[1].ns_name);
+}
+
+/* --- pods: requests ------------------------------------------------------- */
+
+/* Plain containers, summed; requests defaulted from limits
+ * (SetDefaults_Pod in pkg/apis/core/v1/defaults.go); stand-ins for a
+ * missing cpu / memory request in the nonzero variant
+ * (pkg/scheduler/util/pod_resources.go: DefaultMilliCPURequest,
+ * DefaultMemoryRequest). */
+static void test_requests_containers(void **state)
+{
+	struct sink *s = *state;
+	assert_int_equal(load_pod(s,
+		"'containers':["
+		" {'name':'a','resources':{'requests':{'cpu':'250m','memory':'64Mi'}}},"
+		" {'name':'b','resources':{'limits':{'cpu':'1','memory':'1G',"
+		"   'ephemeral-storage':'2Gi'}}},"
+		" {'name':'c'},"
+		" {'name':'d','resources':{'requests':{'cpu':'0','memory':0},"
+		"   'limits':{'cpu':'4'}}}]"), 0);
+	const struct pod_spec *p = &s->pods[0];
+	assert_int_equal(p->request.v[RES_CPU], 250 + 1000);
+	assert_int_equal(p->request.v[RES_MEMORY], 64 * MIB + 1000000000);
+	assert_int_equal(p->request.v[RES_EPHEMERAL], 2 * GIB);
+	assert_int_equal(p->request.v[RES_PODS], 0);
+	/* c has neither request: stand-ins; d's explicit zeros stay zero. */
+	assert_int_equal(p->nonzero_cpu_milli, 250 + 1000 + 100);
+	assert_int_equal(p->nonzero_mem_bytes, 64 * MIB + 1000000000 + 200 * MIB);
+}
+
+/* An empty pod still counts the stand-ins for... nothing: no container,
+ * no stand-in (helpers.go applies them per container). */
+static void test_requests_no_containers(void **state)
+{
+	struct sink *s = *state;
+	assert_int_equal(load_pod(s, "'containers':[]"), 0);
+	assert_int_equal(s->pods[0].request.v[RES_CPU], 0);
+	assert_int_equal(s->pods[0].nonzero_cpu_milli, 0);
+	assert_int_equal(s->pods[0].nonzero_mem_bytes, 0);
+}
+
+/* k8s.io/component-helpers/resource/helpers_test.go TestPodResourceRequests:
+ * "two container with overhead, massive init - should just be the largest
+ * init" (overhead excluded there; here added: PodRequests' default). */
+static void test_requests_massive_init_and_overhead(void **state)
+{
+	struct sink *s = *state;
+	assert_int_equal(load_pod(s,
+		"'overhead':{'cpu':'3','memory':'8'},"
+		"'containers':["
+		" {'name':'foobar','resources':{'requests':{'cpu':'1','memory':'5'}}},"
+		" {'name':'foobar2','resources':{'requests':{'cpu':'4','memory':'12'}}}],"
+		"'initContainers':["
+		" {'name':'small-init','resources':{'requests':{'cpu':'1','memory':'5'}}},"
+		" {'name':'big-init','resources':{'requests':{'cpu':'40','memory':'120'}}}]"),
+		0);
+	assert_int_equal(s->pods[0].request.v[RES_CPU], 40000 + 3000);
+	assert_int_equal(s->pods[0].request.v[RES_MEMORY], 120 + 8);
+	assert_int_equal(s->pods[0].nonzero_cpu_milli, 43000);
+	assert_int_equal(s->pods[0].nonzero_mem_bytes, 128);
+}
+
+/* helpers_test.go TestPodResourceRequests: "multiple restartable init
+ * containers": max(5, sidecars 3+2+1 + container 1) = 7. */
+static void test_requests_sidecars(void **state)
+{
+	struct sink *s = *state;
+	assert_int_equal(load_pod(s,
+		"'initContainers':["
+		" {'name':'init-1','resources':{'requests':{'cpu':'5'}}},"
+		" {'name':'r1','restartPolicy':'Always','resources':{'requests':{'cpu':'1'}}},"
+		" {'name':'r2','restartPolicy':'Always','resources':{'requests':{'cpu':'2'}}},"
+		" {'name':'r3','restartPolicy':'Always','resources':{'requests':{'cpu':'3'}}}],"
+		"'containers':[{'name':'c1','resources':{'requests':{'cpu':'1'}}}]"), 0);
+	assert_int_equal(s->pods[0].request.v[RES_CPU], 7000);
+}
+
+/* helpers_test.go: "multiple restartable and regular init containers":
+ * init-2 needs 5 + the sidecars started before it (1+2) = 8; the sidecar
+ * after it does not count. */
+static void test_requests_sidecars_and_init(void **state)
+{
+	struct sink *s = *state;
+	assert_int_equal(load_pod(s,
+		"'initContainers':["
+		" {'name':'init-1','resources':{'requests':{'cpu':'5'}}},"
+		" {'name':'r1','restartPolicy':'Always','resources':{'requests':{'cpu':'1'}}},"
+		" {'name':'r2','restartPolicy':'Always','resources':{'requests':{'cpu':'2'}}},"
+		" {'name':'init-2','resources':{'requests':{'cpu':'5'}}},"
+		" {'name':'r3','restartPolicy':'Always','resources':{'requests':{'cpu':'3'}}}],"
+		"'containers':[{'name':'c1','resources':{'requests':{'cpu':'1'}}}]"), 0);
+	assert_int_equal(s->pods[0].request.v[RES_CPU], 8000);
+
+	/* helpers_test.go: "restartable-init, init and regular": 210. */
+	assert_int_equal(load_pod(s,
+		"'initContainers':["
+		" {'name':'r1','restartPolicy':'Always','resources':{'requests':{'cpu':'10'}}},"
+		" {'name':'i1','resources':{'requests':{'cpu':'200'}}}],"
+		"'containers':[{'name':'c1','resources':{'requests':{'cpu':'100'}}}]"), 0);
+	assert_int_equal(s->pods[0].request.v[RES_CPU], 210000);
+}
+
+/* helpers_test.go TestPodResourceRequests: "non missing container requests
+ * applied to init container": the stand-in applies to init containers too.
+ * Sidecars count their stand-ins in the sum. */
+static void test_requests_nonzero_init(void **state)
+{
+	struct sink *s = *state;
+	assert_int_equal(load_pod(s,
+		"'initContainers':[{'name':'i1','resources':{'requests':{'cpu':'1'}}}]"), 0);
+	assert_int_equal(s->pods[0].request.v[RES_CPU], 1000);
+	assert_int_equal(s->pods[0].request.v[RES_MEMORY], 0);
+	assert_int_equal(s->pods[0].nonzero_cpu_milli, 1000);
+	assert_int_equal(s->pods[0].nonzero_mem_bytes, 200 * MIB);
+
+	assert_int_equal(load_pod(s,
+		"'initContainers':[{'name':'r','restartPolicy':'Always'}],"
+		"'containers':[{'name':'c','resources':{'requests':{'memory':'1Gi'}}}]"), 0);
+	assert_int_equal(s->pods[0].request.v[RES_CPU], 0);
+	assert_int_equal(s->pods[0].nonzero_cpu_milli, 200); /* 100m twice */
+	assert_int_equal(s->pods[0].nonzero_mem_bytes, GIB + 200 * MIB);
+}
+
+/* Extended resources a pod asks for get an index even when no node has
+ * them (so the pod can be found unschedulable); "pods" is never a request. */
+static void test_requests_named_resources(void **state)
+{
+	struct sink *s = *state;
+	assert_int_equal(load_pod(s,
+		"'containers':[{'name':'c','resources':{'limits':{'nvidia.com/gpu':'2',"
+		" 'hugepages-1Gi':'2Gi'},'requests':{'pods':'5','foo':'1'}}}],"
+		"'overhead':{'nvidia.com/gpu':'1'}"), 0);
+	int gpu = res_index(s, "nvidia.com/gpu"), hp = res_index(s, "hugepages-1Gi");
+	assert_true(gpu >= RES_FIRST_NAMED && hp >= RES_FIRST_NAMED);
+	assert_int_equal(s->pods[0].request.v[gpu], 3);
+	assert_int_equal(s->pods[0].request.v[hp], 2 * GIB);
+	assert_int_equal(s->pods[0].request.v[RES_PODS], 0);
+	assert_int_equal(res_index(s, "foo"), -1);
+}
+
+/* Quantity.UnmarshalJSON: a bare JSON number, or a string with spaces
+ * around it, is a quantity too. */
+static void test_requests_json_numbers(void **state)
+{
+	struct sink *s = *state;
+	assert_int_equal(load_pod(s,
+		"'containers':[{'name':'c','resources':{'requests':{'cpu':0.1,"
+		" 'memory':' 1Gi ','ephemeral-storage':1e3}}},"
+		" {'name':'d','resources':{'requests':{'cpu':2}}}]"), 0);
+	assert_int_equal(s->pods[0].request.v[RES_CPU], 100 + 2000);
+	assert_int_equal(s->pods[0].request.v[RES_MEMORY], GIB);
+	assert_int_equal(s->pods[0].request.v[RES_EPHEMERAL], 1000);
+}
+
+static void test_requests_errors(void **state)
+{
+	struct sink *s = *state;
+	/* The house example message (STYLE.md, k8s_json.h). */
+	assert_load_error(s, "pods.json",
+			  "{'kind':'Pod','metadata':{'name':'web-7'},'spec':{'containers':["
+			  "{'name':'c','resources':{'requests':{'cpu':'12x'}}}]}}",
+			  -EINVAL, "pods.json: pod default/web-7: spec.containers[0]."
+			  "resources.requests.cpu: \"12x\" is not a quantity");
+	assert_load_error(s, "pods.json",
+			  "{'kind':'Pod','metadata':{'name':'p'},'spec':{'initContainers':["
+			  "{'name':'c'},{'name':'d','resources':{'limits':{'memory':true}}}]}}",
+			  -EINVAL, "pods.json: pod default/p: spec.initContainers[1]."
+			  "resources.limits.memory: expected a quantity (a string), "
+			  "got a boolean");
+	assert_load_error(s, "pods.json",
+			  "{'kind':'Pod','metadata':{'name':'p'},'spec':{'overhead':"
+			  "{'cpu':'9223372036854775807'}}}",
+			  -EINVAL, "pods.json: pod default/p: spec.overhead.cpu: "
+			  "\"9223372036854775807\" is too large (millicores must fit "
+			  "in 64 bits)");
+	assert_load_error(s, "pods.json",
+			  "{'kind':'Pod','metadata':{'name':'p'},'spec':{'containers':["
+			  "{'resources':{'requests':{'memory':'7Ei'}}},"
+			  "{'resources':{'requests':{'memory':'7Ei'}}}]}}",
+			  -EINVAL, "pods.json: pod default/p: spec.containers[1]."
+			  "resources.requests: the pod's total memory does not fit in "
+			  "64 bits");
+	assert_load_error(s, "pods.json",
+			  "{'kind':'Pod','metadata':{'name':'p'},'spec':{'containers':"
+			  "{'name':'c'}}}",
+			  -EINVAL, "pods.json: pod default/p: spec.containers: "
+			  "expected an array, got an object");
+}
+
+/* --- pods: node selection --------------------------------------------------- */
+
+static void test_node_selector(void **state)
+{
+	struct sink *s = *state;
+	assert_int_equal(load_pod(s, "'nodeSelector':{'zone':'a','disk':'ssd',"
+				     "'kubernetes.io/os':'linux','empty':''}"), 0);
+	const struct pod_spec *p = &s->pods[0];
+	assert_int_equal(p->n_selector, 4);
+	for (int i = 1; i < p->n_selector; i++)
+		assert_true(p->selector[i - 1].key < p->selector[i].key);
+	for (int i = 0; i < p->n_selector; i++)
+		if (p->selector[i].key == id(s, "disk"))
+			assert_int_equal(p->selector[i].value, id(s, "ssd"));
+
+	char json[4096];
+	size_t used = 0;
+	for (int i = 0; i <= POD_MAX_SELECTOR; i++)
+		used += (size_t)snprintf(json + used, sizeof(json) - used,
+					 "%s'k%d':'v'", i ? "," : "", i);
+	char spec[4200];
+	snprintf(spec, sizeof(spec), "'nodeSelector':{%s}", json);
+	assert_int_equal(load_pod(s, spec), -ENOSPC);
+	assert_string_equal(s->err, "pods.json: pod default/p: spec.nodeSelector: "
+				    "17 entries, at most 16");
+}
+
+/* NodeAffinity (types.go NodeSelector, NodeSelectorTerm,
+ * PreferredSchedulingTerm) into the shared pools. */
+static void test_node_affinity(void **state)
+{
+	struct sink *s = *state;
+	assert_int_equal(load_pod(s,
+		"'affinity':{'nodeAffinity':{"
+		" 'requiredDuringSchedulingIgnoredDuringExecution':{'nodeSelectorTerms':["
+		"  {'matchExpressions':[{'key':'zone','operator':'In','values':['a','b']},"
+		"                       {'key':'cores','operator':'Gt','values':['4']}]},"
+		"  {'matchFields':[{'key':'metadata.name','operator':'NotIn','values':['n3']}],"
+		"   'matchExpressions':[{'key':'gpu','operator':'DoesNotExist'}]},"
+		"  {}]},"
+		" 'preferredDuringSchedulingIgnoredDuringExecution':["
+		"  {'weight':20,'preference':{'matchExpressions':["
+		"   {'key':'ssd','operator':'Exists'},{'key':'mem','operator':'Lt',"
+		"    'values':['-12']}]}},"
+		"  {'weight':100,'preference':{}}]}}"), 0);
+	const struct pod_spec *p = &s->pods[0];
+	assert_true(p->has_required);
+	assert_int_equal(p->n_terms, 3);
+	assert_int_equal(p->terms[0].first_expr, 0);
+	assert_int_equal(p->terms[0].n_exprs, 2);
+	assert_int_equal(p->terms[1].first_expr, 2);
+	assert_int_equal(p->terms[1].n_exprs, 2);
+	assert_int_equal(p->terms[2].n_exprs, 0);
+
+	const struct sel_expr *e = p->exprs;
+	assert_int_equal(e[0].key, id(s, "zone"));
+	assert_int_equal(e[0].op, SEL_IN);
+	assert_int_equal(e[0].field, 0);
+	assert_int_equal(e[0].n_values, 2);
+	assert_int_equal(p->values[e[0].first_value], id(s, "a"));
+	assert_int_equal(p->values[e[0].first_value + 1], id(s, "b"));
+	assert_int_equal(e[1].op, SEL_GT);
+	assert_int_equal(e[1].number, 4);
+	/* matchExpressions come before matchFields within a term. */
+	assert_int_equal(e[2].key, id(s, "gpu"));
+	assert_int_equal(e[2].op, SEL_DOES_NOT_EXIST);
+	assert_int_equal(e[2].n_values, 0);
+	assert_int_equal(e[3].key, id(s, "metadata.name"));
+	assert_int_equal(e[3].field, 1);
+	assert_int_equal(e[3].op, SEL_NOT_IN);
+	assert_int_equal(p->values[e[3].first_value], id(s, "n3"));
+
+	assert_int_equal(p->n_preferred, 2);
+	assert_int_equal(p->preferred[0].weight, 20);
+	assert_int_equal(p->preferred[0].term.first_expr, 4);
+	assert_int_equal(p->preferred[0].term.n_exprs, 2);
+	assert_int_equal(e[4].op, SEL_EXISTS);
+	assert_int_equal(e[5].op, SEL_LT);
+	assert_int_equal(e[5].number, -12);
+	assert_int_equal(p->preferred[1].weight, 100);
+	assert_int_equal(p->preferred[1].term.n_exprs, 0);
+	assert_int_equal(p->n_exprs, 6);
+	assert_int_equal(p->n_values, 5);
+
+	/* Required but no terms: present, matches nothing (model.h). */
+	assert_int_equal(load_pod(s, "'affinity':{'nodeAffinity':{"
+				     "'requiredDuringSchedulingIgnoredDuringExecution':"
+				     "{'nodeSelectorTerms':[]}}}"), 0);
+	assert_true(s->pods[0].has_required);
+	assert_int_equal(s->pods[0].n_terms, 0);
+	assert_int_equal(load_pod(s, "'affinity':{'nodeAffinity':{}}"), 0);
+	assert_false(s->pods[0].has_required);
+}
+
+/* pkg/apis/core/validation/validation.go: ValidateNodeSelectorRequirement,
+ * ValidateNodeFieldSelectorRequirement, validatePreferredSchedulingTerms. */
+static void test_node_affinity_validation(void **state)
+{
+	struct sink *s = *state;
+	static const struct {
+		const char *expr;
+		const char *want;
+	} cases[] = {
+		{"{'key':'k','operator':'In'}",
+		 "matchExpressions[0].values: must not be empty for operator In"},
+		{"{'key':'k','operator':'NotIn','values':[]}",
+		 "matchExpressions[0].values: must not be empty for operator NotIn"},
+		{"{'key':'k','operator':'Exists','values':['x']}",
+		 "matchExpressions[0].values: must be empty for operator Exists"},
+		{"{'key':'k','operator':'DoesNotExist','values':['x']}",
+		 "matchExpressions[0].values: must be empty for operator DoesNotExist"},
+		{"{'key':'k','operator':'Gt','values':['1','2']}",
+		 "matchExpressions[0].values: 2 values, operator Gt takes exactly one"},
+		{"{'key':'k','operator':'Lt','values':[]}",
+		 "matchExpressions[0].values: 0 values, operator Lt takes exactly one"},
+		{"{'key':'k','operator':'Gt','values':['1.5']}",
+		 "matchExpressions[0].values[0]: \"1.5\" is not an integer"},
+		{"{'key':'k','operator':'Lt','values':['99999999999999999999']}",
+		 "matchExpressions[0].values[0]: \"99999999999999999999\" is not an integer"},
+		{"{'key':'k','operator':'Near','values':['x']}",
+		 "matchExpressions[0].operator: \"Near\" is not In, NotIn, Exists, "
+		 "DoesNotExist, Gt or Lt"},
+		{"{'operator':'Exists'}", "matchExpressions[0].key: missing"},
+		{"{'key':'k','operator':'In','values':[1]}",
+		 "matchExpressions[0].values[0]: expected a string, got a number"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char spec[1024], want[512];
+		snprintf(spec, sizeof(spec), "'affinity':{'nodeAffinity':{"
+			 "'requiredDuringSchedulingIgnoredDuringExecution':{"
+			 "'nodeSelectorTerms':[{'matchExpressions':[%s]}]}}}",
+			 cases[i].expr);
+		snprintf(want, sizeof(want), "pods.json: pod default/p: spec.affinity."
+			 "nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution."
+			 "nodeSelectorTerms[0].%s", cases[i].want);
+		assert_int_equal(load_pod(s, spec), -EINVAL);
+		assert_string_equal(s->err, want);
+	}
+
+	static const struct {
+		const char *field;
+		const char *want;
+	} fields[] = {
+		{"{'key':'metadata.labels','operator':'In','values':['x']}",
+		 "key: \"metadata.labels\" is not a supported field (only metadata.name)"},
+		{"{'key':'metadata.name','operator':'Exists'}",
+		 "operator: \"Exists\" is not In or NotIn"},
+		{"{'key':'metadata.name','operator':'In','values':['a','b']}",
+		 "values: 2 values, a field selector takes exactly one"},
+	};
+	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
+		char spec[1024], want[512];
+		snprintf(spec, sizeof(spec), "'affinity':{'nodeAffinity':{"
+			 "'preferredDuringSchedulingIgnoredDuringExecution':[{'weight':1,"
+			 "'preference':{'matchFields':[%s]}}]}}", fields[i].field);
+		snprintf(want, sizeof(want), "pods.json: pod default/p: spec.affinity."
+			 "nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[0]."
+			 "preference.matchFields[0].%s", fields[i].want);
+		assert_int_equal(load_pod(s, spec), -EINVAL);
+		assert_string_equal(s->err, want);
+	}
+
+	assert_load_error(s, "pods.json",
+			  "{'kind':'Pod','metadata':{'name':'p'},'spec':{'affinity':{"
+			  "'nodeAffinity':{'preferredDuringSchedulingIgnoredDuringExecution':"
+			  "[{'weight':0,'preference':{}}]}}}}",
+			  -EINVAL, "pods.json: pod default/p: spec.affinity.nodeAffinity."
+			  "preferredDuringSchedulingIgnoredDuringExecution[0].weight: "
+			  "0 is not in 1..100");
+	assert_load_error(s, "pods.json",
+			  "{'kind':'Pod','metadata':{'name':'p'},'spec':{'affinity':{"
+			  "'nodeAffinity':{'preferredDuringSchedulingIgnoredDuringExecution':"
+			  "[{'weight':101,'preference':{}}]}}}}",
+			  -EINVAL, "pods.json: pod default/p: spec.affinity.nodeAffinity."
+			  "preferredDuringSchedulingIgnoredDuringExecution[0].weight: "
+			  "101 is not in 1..100");
+}
+
+/* Loads a pod whose spec is `before`, `arg`, `after`. */
+static int load_affinity(struct sink *s, const char *before, const char *arg,
+			 const char *after)
+{
+	char *spec;
+	assert_true(asprintf(&spec, "%s%s%s", before, arg, after) > 0);
+	int rc = load_pod(s, spec);
+	free(spec);
+	return rc;
+}
+
+#define REQUIRED_BEFORE                                                          \
+	"'affinity':{'nodeAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':" \
+	"{'nodeSelectorTerms':["
+#define REQUIRED_AFTER "]}}}"
+
+static void test_node_affinity_limits(void **state)
+{
+	struct sink *s = *state;
+	char terms[8192];
+	size_t used = 0;
+	/* POD_MAX_TERMS + 1 terms. */
+	for (int i = 0; i <= POD_MAX_TERMS; i++)
+		used += (size_t)snprintf(terms + used, sizeof(terms) - used, "%s{}",
+					 i ? "," : "");
+	assert_int_equal(load_affinity(s, REQUIRED_BEFORE, terms, REQUIRED_AFTER), -ENOSPC);
+	assert_non_null(strstr(s->err, "nodeSelectorTerms: 9 terms, at most 8 "
+				       "(POD_MAX_TERMS)"));
+
+	/* POD_MAX_EXPRS + 1 expressions, split over two terms at the 20th. */
+	used = (size_t)snprintf(terms, sizeof(terms), "{'matchExpressions':[");
+	for (int i = 0; i <= POD_MAX_EXPRS; i++)
+		used += (size_t)snprintf(terms + used, sizeof(terms) - used,
+					 "%s{'key':'k%d','operator':'Exists'}",
+					 i == 0 ? "" : i == 20 ? "]},{'matchExpressions':[" :
+					 ",", i);
+	snprintf(terms + used, sizeof(terms) - used, "]}");
+	assert_int_equal(load_affinity(s, REQUIRED_BEFORE, terms, REQUIRED_AFTER), -ENOSPC);
+	assert_non_null(strstr(s->err, "nodeSelectorTerms[1].matchExpressions[12]: "
+				       "more than 32 node selector requirements in "
+				       "the pod (POD_MAX_EXPRS)"));
+
+	/* POD_MAX_VALUES + 1 values. */
+	used = (size_t)snprintf(terms, sizeof(terms), "{'matchExpressions':[{'key':'k',"
+				"'operator':'In','values':[");
+	for (int i = 0; i <= POD_MAX_VALUES; i++)
+		used += (size_t)snprintf(terms + used, sizeof(terms) - used, "%s'v%d'",
+					 i ? "," : "", i);
+	snprintf(terms + used, sizeof(terms) - used, "]}]}");
+	assert_int_equal(load_affinity(s, REQUIRED_BEFORE, terms, REQUIRED_AFTER), -ENOSPC);
+	assert_non_null(strstr(s->err, "matchExpressions[0].values: more than 64 "
+				       "node selector values in the pod (POD_MAX_VALUES)"));
+
+	used = 0;
+	for (int i = 0; i <= POD_MAX_PREFERRED; i++)
+		used += (size_t)snprintf(terms + used, sizeof(terms) - used,
+					 "%s{'weight':1,'preference':{}}", i ? "," : "");
+	assert_int_equal(load_affinity(s, "'affinity':{'nodeAffinity':{"
+				       "'preferredDuringSchedulingIgnoredDuringExecution':[",
+				       terms, "]}}"), -ENOSPC);
+	assert_non_null(strstr(s->err, "preferredDuringSchedulingIgnoredDuringExecution: "
+				       "9 terms, at most 8 (POD_MAX_PREFERRED)"));
+}
+
+/* Toleration (types.go) and ValidateTolerations (validation.go). */
+static void test_tolerations(void **state)
+{
+	struct sink *s = *state;
+	assert_int_equal(load_pod(s, "'tolerations':["
+		"{'key':'gpu','value':'yes','effect':'NoSchedule'},"
+		"{'key':'spot','operator':'Exists','effect':'PreferNoSchedule'},"
+		"{'operator':'Exists'},"
+		"{'key':'node.kubernetes.io/unreachable','operator':'Exists',"
+		" 'effect':'NoExecute','tolerationSeconds':300},"
+		"{'key':'k','operator':'Equal','value':''}]"), 0);
+	const struct pod_spec *p = &s->pods[0];
+	assert_int_equal(p->n_tolerations, 5);
+	assert_int_equal(p->tolerations[0].key, id(s, "gpu"));
+	assert_int_equal(p->tolerations[0].value, id(s, "yes"));
+	assert_int_equal(p->tolerations[0].op, TOL_EQUAL);
+	assert_int_equal(p->tolerations[0].effect, TAINT_NO_SCHEDULE);
+	assert_int_equal(p->tolerations[1].op, TOL_EXISTS);
+	assert_int_equal(p->tolerations[1].effect, TAINT_PREFER_NO_SCHEDULE);
+	assert_int_equal(p->tolerations[2].key, 0);
+	assert_int_equal(p->tolerations[2].op, TOL_EXISTS);
+	assert_int_equal(p->tolerations[2].effect, TAINT_EFFECT_ALL);
+	assert_int_equal(p->tolerations[3].effect, TAINT_NO_EXECUTE);
+	assert_int_equal(p->tolerations[4].op, TOL_EQUAL);
+	assert_int_equal(p->tolerations[4].value, 0);
+
+	static const struct {
+		const char *tol;
+		const char *want;
+	} cases[] = {
+		{"{'key':'k','operator':'Exists','value':'v'}",
+		 ".value: \"v\" must be empty when operator is Exists"},
+		{"{'value':'v'}", ".operator: an empty key needs operator Exists"},
+		{"{'key':'k','operator':'Like'}", ".operator: \"Like\" is not Equal or Exists"},
+		{"{'key':'k','effect':'NoRun'}",
+		 ".effect: \"NoRun\" is not NoSchedule, PreferNoSchedule or NoExecute"},
+		{"'k'", ": expected an object, got a string"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char spec[512], want[512];
+		snprintf(spec, sizeof(spec), "'tolerations':[{'operator':'Exists'},%s]",
+			 cases[i].tol);
+		snprintf(want, sizeof(want), "pods.json: pod default/p: "
+			 "spec.tolerations[1]%s", cases[i].want);
+		assert_int_equal(load_pod(s, spec), -EINVAL);
+		assert_string_equal(s->err, want);
+	}
+}
+
+/* ContainerPort (types.go); SetDefaults_Pod's hostNetwork defaulting
+ * (pkg/apis/core/v1/defaults.go, defaultHostNetworkPorts). */
+static void test_host_ports(void **state)
+{
+	struct sink *s = *state;
+	assert_int_equal(load_pod(s,
+		"'containers':[{'name':'a','ports':[{'containerPort':80},"
+		"  {'containerPort':80,'hostPort':8080},"
+		"  {'containerPort':53,'hostPort':53,'protocol':'UDP','hostIP':'10.0.0.1'}]}],"
+		"'initContainers':[{'name':'i','ports':[{'containerPort':9,'hostPort':9,"
+		"  'protocol':'SCTP'}]}]"), 0);
+	const struct pod_spec *p = &s->pods[0];
+	assert_int_equal(p->n_ports, 3);
+	assert_int_equal(p->ports[0].port, 8080);
+	assert_int_equal(p->ports[0].protocol, PROTO_TCP);
+	assert_int_equal(p->ports[0].ip, 0);
+	assert_int_equal(p->ports[1].port, 53);
+	assert_int_equal(p->ports[1].protocol, PROTO_UDP);
+	assert_int_equal(p->ports[1].ip, id(s, "10.0.0.1"));
+	assert_int_equal(p->ports[2].port, 9);
+	assert_int_equal(p->ports[2].protocol, PROTO_SCTP);
+
+	assert_int_equal(load_pod(s, "'hostNetwork':true,'containers':[{'name':'a',"
+				     "'ports':[{'containerPort':443}]}]"), 0);
+	assert_int_equal(s->pods[0].n_ports, 1);
+	assert_int_equal(s->pods[0].ports[0].port, 443);
+
+	assert_int_equal(load_pod(s, "'containers':[{'name':'a','ports':["
+				     "{'hostPort':70000}]}]"), -EINVAL);
+	assert_string_equal(s->err, "pods.json: pod default/p: spec.containers[0]."
+				    "ports[0].hostPort: 70000 is not a port (1..65535)");
+	assert_int_equal(load_pod(s, "'containers':[{'name':'a','ports':["
+				     "{'hostPort':1,'protocol':'QUIC'}]}]"), -EINVAL);
+	assert_string_equal(s->err, "pods.json: pod default/p: spec.containers[0]."
+				    "ports[0].protocol: \"QUIC\" is not TCP, UDP or SCTP");
+	char spec[2048];
+	size_t used = (size_t)snprintf(spec, sizeof(spec), "'containers':[{'ports':[");
+	for (int i = 0; i <= POD_MAX_PORTS; i++)
+		used += (size_t)snprintf(spec + used, sizeof(spec) - used,
+					 "%s{'hostPort':%d}", i ? "," : "", 1000 + i);
+	snprintf(spec + used, sizeof(spec) - used, "]}]");
+	assert_int_equal(load_pod(s, spec), -ENOSPC);
+	assert_string_equal(s->err, "pods.json: pod default/p: spec.containers[0]."
+				    "ports[8]: more than 8 host ports in the pod");
+}
+
+/* Features that would change placement are refused by name. */
+static void test_unsupported_fields(void **state)
+{
+	struct sink *s = *state;
+	static const struct {
+		const char *spec;
+		const char *path;
+	} cases[] = {
+		{"'affinity':{'podAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':[{}]}}",
+		 "spec.affinity.podAffinity"},
+		{"'affinity':{'podAntiAffinity':{'x':1}}", "spec.affinity.podAntiAffinity"},
+		{"'topologySpreadConstraints':[{'maxSkew':1}]", "spec.topologySpreadConstraints"},
+		{"'schedulingGates':[{'name':'g'}]", "spec.schedulingGates"},
+		{"'resourceClaims':[{'name':'gpu'}]", "spec.resourceClaims"},
+		{"'volumes':[{'name':'a','emptyDir':{}},{'name':'d','persistentVolumeClaim':"
+		 "{'claimName':'c'}}]", "spec.volumes[1].persistentVolumeClaim"},
+		{"'volumes':[{'name':'e','ephemeral':{'volumeClaimTemplate':{}}}]",
+		 "spec.volumes[0].ephemeral"},
+		{"'resources':{'requests':{'cpu':'1'}}", "spec.resources"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char want[256];
+		assert_int_equal(load_pod(s, cases[i].spec), -EINVAL);
+		snprintf(want, sizeof(want), "pods.json: pod default/p: %s: not supported "
+			 "by shmsched (", cases[i].path);
+		if (strncmp(s->err, want, strlen(want)) != 0)
+			fail_msg("%s: got \"%s\"", cases[i].path, s->err);
+	}
+	assert_int_equal(load_pod(s, "'schedulerName':'my-scheduler'"), -EINVAL);
+	assert_string_equal(s->err, "pods.json: pod default/p: spec.schedulerName: "
+				    "\"my-scheduler\" is not supported (only default-scheduler)");
+
+	/* Empty forms of the same fields, and the default scheduler, are fine. */
+	assert_int_equal(load_pod(s, "'schedulerName':'default-scheduler',"
+				     "'affinity':{'podAffinity':{},'podAntiAffinity':null},"
+				     "'topologySpreadConstraints':[],'schedulingGates':null,"
+				     "'resourceClaims':[],'volumes':[{'name':'x','configMap':{}}],"
+				     "'priorityClassName':'high','someFutureField':{'a':1}"), 0);
+}
+
+/* --- file forms -------------------------------------------------------------- */
+
+static void test_lists(void **state)
+{
+	struct sink *s = *state;
+	/* kubectl get nodes -o json: a List whose items have kinds. */
+	assert_int_equal(load(s, "all.json",
+			      "{'apiVersion':'v1','kind':'List','items':["
+			      "{'kind':'Node','metadata':{'name':'n1'}},"
+			      "{'kind':'Pod','metadata':{'name':'p1'}},"
+			      "{'metadata':{'name':'p2'},'spec':{'containers':[]}}],"
+			      "'metadata':{'resourceVersion':''}}"), 0);
+	assert_int_equal(s->n_nodes, 1);
+	assert_int_equal(s->n_pods, 2);
+	assert_int_equal(s->metas[0].index, 1);
+	assert_int_equal(s->metas[1].index, 2);
+
+	/* Items of a NodeList / PodList take the list's kind. */
+	assert_int_equal(load(s, "nodes.json", "{'kind':'NodeList','items':["
+				  "{'metadata':{'name':'a'}},{'metadata':{'name':'b'}}]}"), 0);
+	assert_int_equal(s->n_nodes, 2);
+	assert_string_equal(str(s, s->nodes[1].name), "b");
+	assert_int_equal(load(s, "pods.json", "{'kind':'PodList','items':["
+				  "{'metadata':{'name':'a'}}]}"), 0);
+	assert_int_equal(s->n_pods, 1);
+	assert_int_equal(load(s, "pods.json", "{'kind':'PodList','items':[]}"), 0);
+	assert_int_equal(s->n_pods, 0);
+
+	/* A top-level array, with a list inside. */
+	assert_int_equal(load(s, "mixed.json",
+			      "[{'kind':'Node','metadata':{'name':'n'}},"
+			      " {'kind':'PodList','items':[{'metadata':{'name':'a'}}]},"
+			      " {'metadata':{'name':'b'},'spec':{'containers':[{}]}}]"), 0);
+	assert_int_equal(s->n_nodes, 1);
+	assert_int_equal(s->n_pods, 2);
+}
+
+static void test_json_lines(void **state)
+{
+	struct sink *s = *state;
+	assert_int_equal(load(s, "pods.jsonl",
+			      "\n{'kind':'Pod','metadata':{'name':'a'}}\n"
+			      "\n   \n"
+			      "{'kind':'Pod','metadata':{'name':'b'}}\r\n"
+			      "{'kind':'Node','metadata':{'name':'n'}}"), 0);
+	assert_int_equal(s->n_pods, 2);
+	assert_int_equal(s->n_nodes, 1);
+	assert_int_equal(s->metas[1].index, 1);
+	/* Empty input: no objects, not an error. */
+	assert_int_equal(load(s, "empty.json", " \n"), 0);
+	assert_int_equal(s->n_pods + s->n_nodes, 0);
+}
+
+static void test_kind_errors(void **state)
+{
+	struct sink *s = *state;
+	assert_load_error(s, "x.json", "{'metadata':{'name':'n'}}", -EINVAL,
+			  "x.json: object #0: kind missing (and no spec.containers "
+			  "to tell a Pod)");
+	assert_load_error(s, "x.json", "{'kind':'Node','metadata':{'name':'n'}}"
+			  "{'kind':'Service','metadata':{'name':'s'}}", -EINVAL,
+			  "x.json: object #1: kind: \"Service\" is not Node or Pod or a "
+			  "list of them");
+	assert_load_error(s, "x.json", "{'kind':'List','items':[{'kind':'List'}]}",
+			  -EINVAL, "x.json: object #0: kind: \"List\" is not Node or Pod");
+	assert_load_error(s, "x.json", "[{'kind':'Node','metadata':{'name':'n'}},7]",
+			  -EINVAL, "x.json: object #1: expected an object, got a number");
+	assert_load_error(s, "x.json", "{'kind':5}", -EINVAL,
+			  "x.json: object #0: kind: expected a string, got a number");
+	assert_load_error(s, "x.json", "{'kind':'PodList','items':{}}", -EINVAL,
+			  "x.json: object #0: items: expected an array, got an object");
+}
+
+/* "<file>:<line>:<column>: <jansson's text>", lines counted in the file. */
+static void test_syntax_errors(void **state)
+{
+	struct sink *s = *state;
+	assert_int_equal(load(s, "pods.jsonl",
+			      "{'kind':'Pod','metadata':{'name':'a'}}\n"
+			      "{'kind':'Pod','metadata':{'name':'b'}}\n"
+			      "{'kind':'Pod',,}\n"), -EINVAL);
+	assert_string_equal(s->err, "pods.jsonl:3:15: string or '}' expected near ','");
+	assert_int_equal(s->n_pods, 2); /* visited before the error */
+
+	assert_int_equal(load(s, "a.json", "{'kind':'Node','metadata':{'name':'n'}}  xyz"), -EINVAL);
+	assert_string_equal(s->err, "a.json:1:44: '[' or '{' expected near 'xyz'");
+
+	assert_int_equal(load(s, "b.json", "{\n  'kind': 'Pod',\n  'x': [1,\n}"), -EINVAL);
+	assert_string_equal(s->err, "b.json:4:1: unexpected token near '}'");
+
+	assert_int_equal(load(s, "c.json", "7"), -EINVAL);
+	assert_string_equal(s->err, "c.json:1:1: '[' or '{' expected near '7'");
+}
+
+static void test_visitor(void **state)
+{
+	struct sink *s = *state;
+	s->refuse = -ECANCELED;
+	s->refuse_msg = "pods.json: pod default/a: duplicate pod";
+	assert_load_error(s, "pods.json", "{'kind':'Pod','metadata':{'name':'a'}}",
+			  -ECANCELED, "pods.json: pod default/a: duplicate pod");
+	s->refuse_msg = NULL;
+	assert_int_equal(load(s, "nodes.json", "{'kind':'Node','metadata':{'name':'a'}}"),
+			 -ECANCELED);
+	assert_non_null(strstr(s->err, "nodes.json: node a: refused by the loader ("));
+	s->refuse = 0;
+
+	/* A visitor without a callback for a kind does not expect it. */
+	s->v.node = NULL;
+	assert_load_error(s, "pods.json", "{'kind':'Node','metadata':{'name':'n'}}",
+			  -EINVAL, "pods.json: node n: a Node in a file read for pods only");
+	s->v.node = on_node;
+	s->v.pod = NULL;
+	assert_load_error(s, "nodes.json", "{'kind':'Pod','metadata':{'name':'p'}}",
+			  -EINVAL, "nodes.json: pod default/p: a Pod in a file read for "
+			  "nodes only");
+	s->v.pod = on_pod;
+}
+
+static void test_load_file(void **state)
+{
+	struct sink *s = *state;
+	char path[] = "/tmp/test_k8s_json_XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	static const char body[] = "{\"kind\":\"Node\",\"metadata\":{\"name\":\"f\"}}\n";
+	assert_int_equal(write(fd, body, sizeof(body) - 1), (ssize_t)sizeof(body) - 1);
+	close(fd);
+	s->n_nodes = 0;
+	assert_int_equal(k8s_load_file(path, &s->ctx, &s->v, s->err, sizeof(s->err)), 0);
+	assert_int_equal(s->n_nodes, 1);
+	unlink(path);
+	assert_int_equal(k8s_load_file(path, &s->ctx, &s->v, s->err, sizeof(s->err)),
+			 -ENOENT);
+	char want[128];
+	snprintf(want, sizeof(want), "%s: cannot read: No such file or directory", path);
+	assert_string_equal(s->err, want);
+}
+
+/* Every prefix of valid input is handled (accepted or refused with a
+ * message), reading only the bytes given. */
+static void test_prefixes_are_bounded(void **state)
+{
+	struct sink *s = *state;
+	char json[sizeof(node_json)];
+	for (size_t i = 0; i < sizeof(node_json); i++)
+		json[i] = node_json[i] == '\'' ? '"' : node_json[i];
+	size_t len = strlen(json);
+	for (size_t k = 0; k < len; k++) {
+		char *exact = malloc(k > 0 ? k : 1);
+		assert_non_null(exact);
+		memcpy(exact, json, k);
+		s->err[0] = '\0';
+		int rc = k8s_load_buffer("n.json", exact, k, &s->ctx, &s->v, s->err,
+					 sizeof(s->err));
+		if (rc < 0)
+			assert_true(strncmp(s->err, "n.json", 6) == 0);
+		else
+			assert_true(k == 0); /* only the empty prefix is whole */
+		free(exact);
+	}
+}
+
+int main(void)
+{
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+	const struct CMUnitTest tests[] = {
+		T(test_node_fields),
+		T(test_node_capacity_when_no_allocatable),
+		T(test_node_ready),
+		T(test_node_errors),
+		T(test_node_limits),
+		T(test_pod_identity),
+		T(test_pod_equivalence_bytes),
+		T(test_requests_containers),
+		T(test_requests_no_containers),
+		T(test_requests_massive_init_and_overhead),
+		T(test_requests_sidecars),
+		T(test_requests_sidecars_and_init),
+		T(test_requests_nonzero_init),
+		T(test_requests_named_resources),
+		T(test_requests_json_numbers),
+		T(test_requests_errors),
+		T(test_node_selector),
+		T(test_node_affinity),
+		T(test_node_affinity_validation),
+		T(test_node_affinity_limits),
+		T(test_tolerations),
+		T(test_host_ports),
+		T(test_unsupported_fields),
+		T(test_lists),
+		T(test_json_lines),
+		T(test_kind_errors),
+		T(test_syntax_errors),
+		T(test_visitor),
+		T(test_load_file),
+		T(test_prefixes_are_bounded),
+	};
+#undef T
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

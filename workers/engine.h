@@ -1,0 +1,114 @@
+/* The placement engine: one pod in, a node (or the reasons none fits) out.
+ *
+ * Two paths over the same plugins (workers/plugins.h):
+ * - engine_place_reference(): kube-scheduler's algorithm done literally:
+ *   visit every node from the start offset, run every filter, stop after
+ *   numFeasibleNodesToFind feasible nodes, score each, pick the best.
+ * - engine_place(): the fast path. Pods with equal scheduling specs share an
+ *   equivalence class whose static filters (NodeUnschedulable, NodeName,
+ *   TaintToleration, NodeAffinity) and static raw scores (preferred
+ *   affinity, PreferNoSchedule taints) are computed once per snapshot
+ *   generation; a pod then visits only its class's statically feasible
+ *   nodes, skips whole shards whose most free node cannot hold it, and runs
+ *   only the dynamic filters (NodePorts, NodeResourcesFit).
+ * Both visit nodes in the same cyclic order from the same start and draw
+ * the same random numbers, so for the same seed and pod sequence number
+ * they choose the same node, at any percentageOfNodesToScore (the property
+ * test in tests/engine checks it). A spec's first pod takes the reference
+ * scan; its class is compiled when a second pod with the same spec comes,
+ * so unique pods never pay for a compile over every node.
+ *
+ * Sampling: as kube-scheduler's numFeasibleNodesToFind (fewer than 100
+ * nodes: all; else percentageOfNodesToScore, or its adaptive default
+ * max(5, 50 - nodes/125) %, at least 100 nodes). The start offset is drawn
+ * at random per pod from --seed (kube-scheduler rotates it instead).
+ * Ties between best total scores are broken at random, as selectHost does
+ * (reservoir sampling over the nodes in visiting order).
+ *
+ * Concurrency: one engine per thread. The calling thread must be a
+ * registered QSBR reader of the cluster (shm/cluster.h) and must not keep
+ * results that point into a snapshot across a quiescent state. Placements
+ * are counted with engine_commit(), single-threaded for now (the lock-free
+ * commit is issue 4's bind/ resolver).
+ */
+#ifndef SHMSCHED_WORKERS_ENGINE_H
+#define SHMSCHED_WORKERS_ENGINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "shm/cluster.h"
+#include "shm/model.h"
+#include "workers/plugins.h"
+#include "workers/score_config.h"
+
+struct engine;
+
+/* Scores in explain output, in this order. */
+enum score_plugin {
+	SCORE_TAINT = 0,    /* TaintToleration */
+	SCORE_AFFINITY = 1, /* NodeAffinity */
+	SCORE_FIT = 2,      /* NodeResourcesFit */
+	SCORE_BALANCED = 3, /* NodeResourcesBalancedAllocation */
+	SCORE_PLUGINS = 4,
+};
+
+extern const char *const score_plugin_names[SCORE_PLUGINS];
+
+struct placement {
+	int64_t slot;       /* the chosen node's slot; -1 when unschedulable */
+	int64_t score;      /* its weighted total */
+	uint32_t feasible;  /* feasible nodes found and scored */
+	uint32_t all_nodes; /* nodes in the snapshot */
+};
+
+/* Called by engine_place_reference() for --explain. */
+struct engine_explain {
+	void *arg;
+	void (*filtered)(void *arg, uint32_t slot, const struct reason *reasons,
+			 unsigned n);
+	void (*scored)(void *arg, uint32_t slot,
+		       const int64_t scores[SCORE_PLUGINS], int64_t total);
+};
+
+struct engine_stats {
+	uint64_t pods;
+	uint64_t class_hits, class_misses, class_flushes;
+	uint64_t first_sights;   /* specs seen once: placed by the reference scan */
+	uint64_t nodes_checked;  /* dynamic filter runs in the fast path */
+	uint64_t shards_skipped;
+	uint64_t diagnosis_scans;
+};
+
+/* Creates an engine over `c` with the plugins' strings `ctx` and scores
+ * `cfg` (copied). `class_cache_bytes` bounds the memory of cached classes
+ * (0: 256 MiB). Returns NULL with errno ENOMEM or EINVAL. */
+struct engine *engine_create(struct cluster *c, const struct plugin_ctx *ctx,
+			     const struct sched_config *cfg, uint64_t seed,
+			     size_t class_cache_bytes);
+void engine_destroy(struct engine *e);
+
+/* Places `pod`, the `seq`-th pod of the run (seeds its random draws), with
+ * the fast path. Does not commit. Returns 0 (see out->slot) or -ENOMEM. */
+int engine_place(struct engine *e, const struct pod_spec *pod, uint64_t seq,
+		 struct placement *out);
+
+/* The same with the literal reference algorithm; `x` may be NULL. */
+int engine_place_reference(struct engine *e, const struct pod_spec *pod,
+			   uint64_t seq, const struct engine_explain *x,
+			   struct placement *out);
+
+/* kube-scheduler's message for the last unschedulable placement:
+ * "0/N nodes are available: ...". Returns snprintf's result. */
+int engine_message(const struct engine *e, char *buf, size_t len);
+
+/* Counts `pod` on `slot` (after a placement). Returns 0 or -ENOMEM. */
+int engine_commit(struct engine *e, const struct pod_spec *pod, uint32_t slot);
+
+/* numFeasibleNodesToFind (pkg/scheduler/schedule_one.go). */
+uint32_t engine_nodes_to_find(int32_t percentage, uint32_t all_nodes);
+
+void engine_get_stats(const struct engine *e, struct engine_stats *out);
+
+#endif

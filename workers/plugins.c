@@ -1,0 +1,564 @@
+/* Filter and score plugins, one pod against one node (see plugins.h).
+ *
+ * What: kube-scheduler's default-profile filters (NodeUnschedulable,
+ * NodeName, TaintToleration, NodeAffinity, NodePorts, NodeResourcesFit) and
+ * the scores the engine combines (NodeResourcesFit's Least/MostAllocated,
+ * NodeResourcesBalancedAllocation, NodeAffinity and TaintToleration before
+ * normalising, DefaultNormalizeScore). Each function follows the Go file
+ * it names; where the Go code has a quirk we keep it (NotIn and
+ * DoesNotExist match an absent label, an empty term matches nothing,
+ * MostAllocated caps the request at allocatable, LeastAllocated scores an
+ * overcommitted resource 0).
+ *
+ * Invariants relied on: node labels are sorted by key with unique keys, and
+ * so is the pod's nodeSelector (shm/model.h); every string is an interned
+ * id, so equality is integer equality; id 0 is "".
+ *
+ * Cost: no allocation, no system call, no lock. A filter call is
+ * O(selector + labels) for nodeSelector (one merge walk),
+ * O(exprs * (log labels + values)) for affinity terms, O(taints +
+ * tolerations) for taints in the common case (a per-call key summary
+ * answers most taints without scanning the tolerations; the worst case is
+ * NODE_MAX_TAINTS * POD_MAX_TOLERATIONS = 256 comparisons), O(pod ports *
+ * node ports) for ports (pod ports <= 8) and O(RES_MAX) for resources.
+ * Scores are O(configured resources), plus O(preferred terms) for affinity.
+ */
+#include "workers/plugins.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#else
+#include <math.h>
+#endif
+
+/* Balanced allocation must round exactly as Go does on amd64: one IEEE
+ * operation at a time, never a fused multiply-add (kube-scheduler's release
+ * builds target GOAMD64=v1, which has no FMA). */
+#if defined(__clang__)
+#pragma STDC FP_CONTRACT OFF
+#endif
+
+#define MAX_NODE_SCORE 100
+
+int plugin_ctx_init(struct plugin_ctx *ctx, struct intern *strings,
+		    const struct res_names *res)
+{
+	int rc;
+
+	memset(ctx, 0, sizeof(*ctx));
+	ctx->strings = strings;
+	ctx->res = res;
+	rc = intern_add_str(strings, "node.kubernetes.io/unschedulable",
+			    &ctx->id_unschedulable_key);
+	if (rc)
+		return rc;
+	rc = intern_add_str(strings, "metadata.name", &ctx->id_metadata_name);
+	if (rc)
+		return rc;
+	return intern_add_str(strings, "0.0.0.0", &ctx->id_any_ip);
+}
+
+/* --- tolerations (staging/src/k8s.io/api/core/v1/toleration.go) --- */
+
+bool toleration_tolerates(const struct toleration *t, const struct taint *taint)
+{
+	/* An empty effect or key matches any; Exists ignores the value. The
+	 * comparison operators (Gt/Lt, alpha) are not in the model, so any
+	 * other operator tolerates nothing, as Go's default case. */
+	bool effect_ok = t->effect == TAINT_EFFECT_ALL || t->effect == taint->effect;
+	bool key_ok = t->key == 0 || t->key == taint->key;
+	bool value_ok = t->op == TOL_EXISTS ||
+			(t->op == TOL_EQUAL && t->value == taint->value);
+	return effect_ok & key_ok & value_ok;
+}
+
+/* A summary of a pod's tolerations that settles most taints without a
+ * scan: the effects tolerated for every key (empty key with Exists), and a
+ * 64-bit Bloom filter of the keys the others name. A taint whose effect is
+ * in `wild_effects` is tolerated; one whose key misses the filter is not
+ * (no toleration could name it); only the rest scan the list. */
+struct tol_summary {
+	uint64_t keys;        /* bit (key % 64) for each keyed toleration */
+	uint8_t wild_effects; /* bit per enum taint_effect */
+};
+
+static inline uint64_t key_bit(uint32_t key)
+{
+	/* Ids are dense, so the low bits spread well enough. */
+	return UINT64_C(1) << (key & 63);
+}
+
+static struct tol_summary tol_summarize(const struct pod_spec *pod)
+{
+	struct tol_summary s = {0, 0};
+
+	for (unsigned i = 0; i < pod->n_tolerations; i++) {
+		const struct toleration *t = &pod->tolerations[i];
+		if (t->key == 0 && t->op == TOL_EXISTS) {
+			s.wild_effects |= t->effect == TAINT_EFFECT_ALL ?
+					  (uint8_t)0xff : (uint8_t)(1u << t->effect);
+		} else if (t->key == 0) {
+			/* Empty key with Equal (API validation refuses it, but
+			 * ToleratesTaint accepts it): may match any key. */
+			s.keys = ~UINT64_C(0);
+		} else {
+			s.keys |= key_bit(t->key);
+		}
+	}
+	return s;
+}
+
+static bool tolerated(const struct pod_spec *pod, const struct tol_summary *s,
+		      const struct taint *taint)
+{
+	if (s->wild_effects & (1u << taint->effect))
+		return true;
+	if (!(s->keys & key_bit(taint->key)))
+		return false;
+	for (unsigned i = 0; i < pod->n_tolerations; i++)
+		if (toleration_tolerates(&pod->tolerations[i], taint))
+			return true;
+	return false;
+}
+
+/* --- filters --- */
+
+bool filter_unschedulable(const struct plugin_ctx *ctx, const struct pod_spec *pod,
+			  const struct node_spec *node)
+{
+	if (!node->unschedulable)
+		return true;
+	/* The plugin asks whether the pod tolerates this taint, value "". */
+	const struct taint t = {
+		.key = ctx->id_unschedulable_key,
+		.value = 0,
+		.effect = TAINT_NO_SCHEDULE,
+	};
+	for (unsigned i = 0; i < pod->n_tolerations; i++)
+		if (toleration_tolerates(&pod->tolerations[i], &t))
+			return true;
+	return false;
+}
+
+bool filter_node_name(const struct pod_spec *pod, const struct node_spec *node)
+{
+	return pod->node_name == 0 || pod->node_name == node->name;
+}
+
+int filter_taints(const struct pod_spec *pod, const struct node_spec *node)
+{
+	if (node->n_taints == 0)
+		return -1;
+	struct tol_summary s = tol_summarize(pod);
+	for (unsigned i = 0; i < node->n_taints; i++) {
+		const struct taint *t = &node->taints[i];
+		/* DoNotScheduleTaintsFilterFunc: NoSchedule and NoExecute. */
+		if (t->effect != TAINT_NO_SCHEDULE && t->effect != TAINT_NO_EXECUTE)
+			continue;
+		if (!tolerated(pod, &s, t))
+			return (int)i;
+	}
+	return -1;
+}
+
+/* The value of label `key` on the node, by binary search over the sorted
+ * labels. Returns false when the node has no such label. */
+static bool node_label(const struct node_spec *node, uint32_t key, uint32_t *value)
+{
+	unsigned lo = 0, hi = node->n_labels;
+
+	while (lo < hi) {
+		unsigned mid = lo + (hi - lo) / 2;
+		uint32_t k = node->labels[mid].key;
+		if (k < key) {
+			lo = mid + 1;
+		} else if (k > key) {
+			hi = mid;
+		} else {
+			*value = node->labels[mid].value;
+			return true;
+		}
+	}
+	return false;
+}
+
+static bool value_in(const struct pod_spec *pod, const struct sel_expr *e, uint32_t v)
+{
+	const uint32_t *vals = &pod->values[e->first_value];
+	bool found = false;
+
+	for (unsigned i = 0; i < e->n_values; i++)
+		found |= vals[i] == v;
+	return found;
+}
+
+/* One requirement against the node (apimachinery labels.Requirement.Matches,
+ * and for matchFields the one-term field selector on metadata.name). */
+static bool expr_matches(const struct plugin_ctx *ctx, const struct pod_spec *pod,
+			 const struct sel_expr *e, const struct node_spec *node)
+{
+	if (e->field) {
+		/* nodeSelectorRequirementsAsFieldSelector: metadata.name only,
+		 * In or NotIn with exactly one value; anything else is a parse
+		 * error, and a term with an error matches nothing. */
+		if (e->key != ctx->id_metadata_name || e->n_values != 1)
+			return false;
+		uint32_t want = pod->values[e->first_value];
+		switch (e->op) {
+		case SEL_IN:
+			return node->name == want;
+		case SEL_NOT_IN:
+			return node->name != want;
+		default:
+			return false;
+		}
+	}
+
+	uint32_t value = 0;
+	bool has = node_label(node, e->key, &value);
+	int64_t n;
+
+	switch (e->op) {
+	case SEL_IN:
+		return has && value_in(pod, e, value);
+	case SEL_NOT_IN:
+		/* An absent label is "not in"; an empty list is a parse error. */
+		return e->n_values != 0 && (!has || !value_in(pod, e, value));
+	case SEL_EXISTS:
+		return has;
+	case SEL_DOES_NOT_EXIST:
+		return !has;
+	case SEL_GT:
+		/* The label must exist and parse as strconv.ParseInt does. */
+		return has && intern_int(ctx->strings, value, &n) && n > e->number;
+	case SEL_LT:
+		return has && intern_int(ctx->strings, value, &n) && n < e->number;
+	default:
+		return false;
+	}
+}
+
+/* A node selector term: its expressions ANDed; an empty term matches
+ * nothing (component-helpers nodeaffinity.go). */
+static bool term_matches(const struct plugin_ctx *ctx, const struct pod_spec *pod,
+			 const struct sel_term *term, const struct node_spec *node)
+{
+	if (term->n_exprs == 0)
+		return false;
+	for (unsigned i = 0; i < term->n_exprs; i++)
+		if (!expr_matches(ctx, pod, &pod->exprs[term->first_expr + i], node))
+			return false;
+	return true;
+}
+
+/* spec.nodeSelector: every key=value must be a node label. Both lists are
+ * sorted by key, so one merge walk does it. */
+static bool selector_matches(const struct pod_spec *pod, const struct node_spec *node)
+{
+	unsigned j = 0;
+
+	for (unsigned i = 0; i < pod->n_selector; i++) {
+		const struct label *want = &pod->selector[i];
+		while (j < node->n_labels && node->labels[j].key < want->key)
+			j++;
+		if (j == node->n_labels || node->labels[j].key != want->key ||
+		    node->labels[j].value != want->value)
+			return false;
+		j++;
+	}
+	return true;
+}
+
+bool filter_affinity(const struct plugin_ctx *ctx, const struct pod_spec *pod,
+		     const struct node_spec *node)
+{
+	if (!selector_matches(pod, node))
+		return false;
+	if (!pod->has_required)
+		return true;
+	/* Terms are ORed; with no term at all nothing matches. */
+	for (unsigned i = 0; i < pod->n_terms; i++)
+		if (term_matches(ctx, pod, &pod->terms[i], node))
+			return true;
+	return false;
+}
+
+bool filter_ports(const struct plugin_ctx *ctx, const struct pod_spec *pod,
+		  const struct node_view *node)
+{
+	/* HostPortInfo.CheckConflict: "" is sanitised to 0.0.0.0, which
+	 * conflicts with every IP; other IPs conflict with themselves. */
+	for (unsigned i = 0; i < pod->n_ports; i++) {
+		const struct host_port *want = &pod->ports[i];
+		if (want->port == 0)
+			continue; /* CheckConflict ignores port <= 0 */
+		bool want_any = want->ip == 0 || want->ip == ctx->id_any_ip;
+		for (unsigned j = 0; j < node->n_ports; j++) {
+			const struct host_port *used = &node->ports[j];
+			bool used_any = used->ip == 0 || used->ip == ctx->id_any_ip;
+			if (used->port == want->port && used->protocol == want->protocol &&
+			    (want_any | used_any | (used->ip == want->ip)))
+				return false;
+		}
+	}
+	return true;
+}
+
+unsigned filter_resources(const struct pod_spec *pod, const struct node_view *node,
+			  struct reason out[FILTER_MAX_REASONS])
+{
+	const int64_t *alloc = node->spec->allocatable.v;
+	const int64_t *used = node->used->v;
+	const int64_t *req = pod->request.v;
+	unsigned n = 0;
+
+	if (used[RES_PODS] + 1 > alloc[RES_PODS])
+		out[n++] = (struct reason){.code = REASON_TOO_MANY_PODS};
+
+	/* fitsRequest checks nothing else for a pod that requests nothing;
+	 * the per-resource test below skips zero requests anyway, so the
+	 * early return is only a shortcut. */
+	int64_t any = 0;
+	for (unsigned i = 0; i < RES_MAX; i++)
+		any |= i == RES_PODS ? 0 : req[i];
+	if (any == 0)
+		return n;
+
+	for (unsigned i = 0; i < RES_MAX; i++) {
+		if (i == RES_PODS)
+			continue;
+		if (req[i] > 0 && req[i] > alloc[i] - used[i])
+			out[n++] = (struct reason){
+				.code = REASON_INSUFFICIENT,
+				.resource = (uint8_t)i,
+			};
+	}
+	return n;
+}
+
+unsigned filter_node(const struct plugin_ctx *ctx, const struct pod_spec *pod,
+		     const struct node_view *node,
+		     struct reason out[FILTER_MAX_REASONS])
+{
+	const struct node_spec *spec = node->spec;
+
+	if (!filter_unschedulable(ctx, pod, spec)) {
+		out[0] = (struct reason){.code = REASON_UNSCHEDULABLE};
+		return 1;
+	}
+	if (!filter_node_name(pod, spec)) {
+		out[0] = (struct reason){.code = REASON_NODE_NAME};
+		return 1;
+	}
+	int taint = filter_taints(pod, spec);
+	if (taint >= 0) {
+		out[0] = (struct reason){
+			.code = REASON_TAINT,
+			.key = spec->taints[taint].key,
+			.value = spec->taints[taint].value,
+		};
+		return 1;
+	}
+	if (!filter_affinity(ctx, pod, spec)) {
+		out[0] = (struct reason){.code = REASON_AFFINITY};
+		return 1;
+	}
+	if (pod->n_ports && !filter_ports(ctx, pod, node)) {
+		out[0] = (struct reason){.code = REASON_PORTS};
+		return 1;
+	}
+	return filter_resources(pod, node, out);
+}
+
+int reason_format(const struct plugin_ctx *ctx, const struct reason *r, char *buf,
+		  size_t len)
+{
+	switch ((enum reason_code)r->code) {
+	case REASON_UNSCHEDULABLE:
+		return snprintf(buf, len, "node(s) were unschedulable");
+	case REASON_NODE_NAME:
+		return snprintf(buf, len, "node(s) didn't match the requested node name");
+	case REASON_TAINT:
+		return snprintf(buf, len, "node(s) had untolerated taint {%s: %s}",
+				intern_str(ctx->strings, r->key),
+				intern_str(ctx->strings, r->value));
+	case REASON_AFFINITY:
+		return snprintf(buf, len, "node(s) didn't match Pod's node affinity/selector");
+	case REASON_PORTS:
+		return snprintf(buf, len,
+				"node(s) didn't have free ports for the requested pod ports");
+	case REASON_TOO_MANY_PODS:
+		return snprintf(buf, len, "Too many pods");
+	case REASON_INSUFFICIENT:
+		return snprintf(buf, len, "Insufficient %s",
+				r->resource < RES_MAX ? ctx->res->name[r->resource] : "?");
+	}
+	return snprintf(buf, len, "unknown reason %u", (unsigned)r->code);
+}
+
+/* --- scores --- */
+
+/* resource_allocation.go calculateResourceAllocatableRequest: the node's
+ * allocatable and the requested total with this pod, or false to leave the
+ * resource out (allocatable 0, "pods", or a named resource the pod does not
+ * request). `nonzero` picks the 100m / 200Mi stand-ins for cpu and memory,
+ * as NodeResourcesFit does and BalancedAllocation does not. */
+static bool alloc_request(const struct pod_spec *pod, const struct node_view *node,
+			  unsigned res, bool nonzero, int64_t *alloc, int64_t *req)
+{
+	if (res >= RES_MAX || res == RES_PODS)
+		return false; /* not a resource the scorers know: (0, 0) */
+	int64_t pod_req = pod->request.v[res];
+	int64_t node_req = node->used->v[res];
+
+	if (nonzero && res == RES_CPU) {
+		pod_req = pod->nonzero_cpu_milli;
+		node_req = node->used_nonzero_cpu_milli;
+	} else if (nonzero && res == RES_MEMORY) {
+		pod_req = pod->nonzero_mem_bytes;
+		node_req = node->used_nonzero_mem_bytes;
+	} else if (res >= RES_FIRST_NAMED && pod_req == 0) {
+		return false; /* a scalar the pod does not ask for is bypassed */
+	}
+	*alloc = node->spec->allocatable.v[res];
+	*req = node_req + pod_req;
+	return *alloc != 0;
+}
+
+int64_t score_fit(const struct score_config *cfg, const struct pod_spec *pod,
+		  const struct node_view *node)
+{
+	bool most = cfg->fit_strategy == FIT_MOST_ALLOCATED;
+	int64_t node_score = 0, weight_sum = 0;
+
+	for (unsigned i = 0; i < cfg->n_fit_resources && i < RES_MAX; i++) {
+		int64_t alloc, req, s;
+		if (!alloc_request(pod, node, cfg->fit_resources[i].resource, true,
+				   &alloc, &req))
+			continue;
+		if (most) /* mostRequestedScore: request capped at capacity */
+			s = (req > alloc ? alloc : req) * MAX_NODE_SCORE / alloc;
+		else /* leastRequestedScore: overcommitted scores 0 */
+			s = req > alloc ? 0 : (alloc - req) * MAX_NODE_SCORE / alloc;
+		int64_t w = cfg->fit_resources[i].weight;
+		node_score += s * w;
+		weight_sum += w;
+	}
+	return weight_sum == 0 ? 0 : node_score / weight_sum;
+}
+
+/* Correctly rounded square root, as Go's math.Sqrt, without pulling libm
+ * into a library that otherwise needs only libc. */
+static double sqrt_exact(double x)
+{
+#if defined(__SSE2__)
+	return _mm_cvtsd_f64(_mm_sqrt_sd(_mm_setzero_pd(), _mm_set_sd(x)));
+#else
+	return sqrt(x);
+#endif
+}
+
+int64_t score_balanced(const struct score_config *cfg, const struct pod_spec *pod,
+		       const struct node_view *node)
+{
+	double frac[RES_MAX];
+	double total = 0;
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < cfg->n_balanced_resources && i < RES_MAX; i++) {
+		int64_t alloc, req;
+		if (!alloc_request(pod, node, cfg->balanced_resources[i].resource, false,
+				   &alloc, &req))
+			continue;
+		double f = (double)req / (double)alloc;
+		if (f > 1)
+			f = 1;
+		total += f;
+		frac[n++] = f;
+	}
+
+	/* Two resources (the default): |f0 - f1| / 2; more: the population
+	 * standard deviation; fewer: 0. Same operations, same order as Go. */
+	double std = 0;
+	if (n == 2) {
+		std = (frac[0] - frac[1]) / 2;
+		if (std < 0)
+			std = -std;
+	} else if (n > 2) {
+		double mean = total / (double)n;
+		double sum = 0;
+		for (unsigned i = 0; i < n; i++) {
+			double d = frac[i] - mean;
+			double sq = d * d;
+			sum = sum + sq;
+		}
+		std = sqrt_exact(sum / (double)n);
+	}
+	return (int64_t)((1 - std) * (double)MAX_NODE_SCORE);
+}
+
+bool score_balanced_skips(const struct score_config *cfg, const struct pod_spec *pod)
+{
+	/* isBestEffortPod over calculatePodResourceRequestList with actual
+	 * requests; "pods" and unknown entries read as 0. */
+	for (unsigned i = 0; i < cfg->n_balanced_resources && i < RES_MAX; i++) {
+		unsigned r = cfg->balanced_resources[i].resource;
+		if (r < RES_MAX && r != RES_PODS && pod->request.v[r] != 0)
+			return false;
+	}
+	return true;
+}
+
+int64_t score_affinity_raw(const struct plugin_ctx *ctx, const struct pod_spec *pod,
+			   const struct node_spec *node)
+{
+	int64_t score = 0;
+
+	/* PreferredSchedulingTerms: weight-0 and empty terms are dropped,
+	 * and term_matches already fails an empty term. */
+	for (unsigned i = 0; i < pod->n_preferred; i++) {
+		const struct pref_term *p = &pod->preferred[i];
+		if (p->weight != 0 && term_matches(ctx, pod, &p->term, node))
+			score += p->weight;
+	}
+	return score;
+}
+
+int64_t score_taint_raw(const struct pod_spec *pod, const struct node_spec *node)
+{
+	/* Only PreferNoSchedule taints count. Go first keeps the tolerations
+	 * with an empty or PreferNoSchedule effect; any other effect fails
+	 * ToleratesTaint's effect test against such a taint anyway. */
+	if (node->n_taints == 0)
+		return 0;
+	struct tol_summary s = tol_summarize(pod);
+	int64_t count = 0;
+	for (unsigned i = 0; i < node->n_taints; i++) {
+		const struct taint *t = &node->taints[i];
+		if (t->effect == TAINT_PREFER_NO_SCHEDULE && !tolerated(pod, &s, t))
+			count++;
+	}
+	return count;
+}
+
+void score_normalize(int64_t *scores, size_t n, bool reverse)
+{
+	int64_t max = 0; /* Go starts from 0, so negatives never raise it */
+
+	for (size_t i = 0; i < n; i++)
+		if (scores[i] > max)
+			max = scores[i];
+	if (max == 0) {
+		if (reverse)
+			for (size_t i = 0; i < n; i++)
+				scores[i] = MAX_NODE_SCORE;
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		int64_t s = MAX_NODE_SCORE * scores[i] / max;
+		scores[i] = reverse ? MAX_NODE_SCORE - s : s;
+	}
+}

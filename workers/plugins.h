@@ -1,0 +1,138 @@
+/* Filter and score plugins, one pod against one node: kube-scheduler's
+ * semantics, literally. The engine (workers/engine.c) calls these, both in
+ * its plain full scan and in its fast path, so the two cannot disagree on
+ * what a plugin means.
+ *
+ * Sources (kubernetes/kubernetes, pkg/scheduler/framework/plugins/): each
+ * function names the file whose behaviour it follows.
+ *
+ * Concurrency: pure functions of their arguments; call from any thread.
+ */
+#ifndef SHMSCHED_WORKERS_PLUGINS_H
+#define SHMSCHED_WORKERS_PLUGINS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "shm/intern.h"
+#include "shm/model.h"
+#include "workers/score_config.h"
+
+/* Strings the plugins compare against, interned once. */
+struct plugin_ctx {
+	const struct intern *strings;
+	const struct res_names *res;
+	uint32_t id_unschedulable_key; /* "node.kubernetes.io/unschedulable" */
+	uint32_t id_metadata_name;     /* "metadata.name" */
+	uint32_t id_any_ip;            /* "0.0.0.0" */
+};
+
+/* Interns the strings above into `strings`. Returns 0 or a negative errno. */
+int plugin_ctx_init(struct plugin_ctx *ctx, struct intern *strings,
+		    const struct res_names *res);
+
+/* What a filter sees of a node: its spec and what pods on it use now. */
+struct node_view {
+	const struct node_spec *spec;
+	const struct res_vec *used;     /* actual requests; v[RES_PODS] = pods on it */
+	int64_t used_nonzero_cpu_milli; /* with the 100m stand-ins, for scores */
+	int64_t used_nonzero_mem_bytes; /* with the 200Mi stand-ins, for scores */
+	const struct host_port *ports;  /* host ports of pods on it */
+	unsigned n_ports;
+};
+
+enum reason_code {
+	REASON_UNSCHEDULABLE = 1, /* "node(s) were unschedulable" */
+	REASON_NODE_NAME,         /* "node(s) didn't match the requested node name" */
+	REASON_TAINT,             /* "node(s) had untolerated taint {<key>: <value>}" */
+	REASON_AFFINITY,          /* "node(s) didn't match Pod's node affinity/selector" */
+	REASON_PORTS,             /* "node(s) didn't have free ports for the requested pod ports" */
+	REASON_TOO_MANY_PODS,     /* "Too many pods" */
+	REASON_INSUFFICIENT,      /* "Insufficient <resource name>" */
+};
+
+struct reason {
+	uint8_t code;     /* enum reason_code */
+	uint8_t resource; /* REASON_INSUFFICIENT: enum res_index */
+	uint32_t key;     /* REASON_TAINT: the taint's key and value ids */
+	uint32_t value;
+};
+
+/* At most one reason per resource plus "Too many pods". */
+#define FILTER_MAX_REASONS (RES_MAX + 1)
+
+/* --- filters, each false/0 when the node fails --- */
+
+/* nodeunschedulable/node_unschedulable.go: passes unless spec.unschedulable
+ * and the pod does not tolerate node.kubernetes.io/unschedulable:NoSchedule. */
+bool filter_unschedulable(const struct plugin_ctx *ctx, const struct pod_spec *pod,
+			  const struct node_spec *node);
+
+/* nodename/node_name.go: passes when spec.nodeName is unset or equal. */
+bool filter_node_name(const struct pod_spec *pod, const struct node_spec *node);
+
+/* tainttoleration/taint_toleration.go: the index in node->taints of the
+ * first NoSchedule or NoExecute taint the pod does not tolerate, or -1. */
+int filter_taints(const struct pod_spec *pod, const struct node_spec *node);
+
+/* nodeaffinity/node_affinity.go: nodeSelector AND the required terms. */
+bool filter_affinity(const struct plugin_ctx *ctx, const struct pod_spec *pod,
+		     const struct node_spec *node);
+
+/* nodeports/node_ports.go: no requested host port conflicts with one in use
+ * (same protocol and port, and same IP or either IP the wildcard). */
+bool filter_ports(const struct plugin_ctx *ctx, const struct pod_spec *pod,
+		  const struct node_view *node);
+
+/* noderesources/fit.go fitsRequest: writes one reason per shortfall ("Too
+ * many pods" first, then each insufficient resource in index order) and
+ * returns how many; 0 when it fits. Resources the pod requests 0 of are not
+ * checked. */
+unsigned filter_resources(const struct pod_spec *pod, const struct node_view *node,
+			  struct reason out[FILTER_MAX_REASONS]);
+
+/* The default profile's filters in kube-scheduler's order (NodeUnschedulable,
+ * NodeName, TaintToleration, NodeAffinity, NodePorts, NodeResourcesFit),
+ * stopping at the first plugin that fails, as the framework does. Returns
+ * the number of reasons written; 0 means the node is feasible. */
+unsigned filter_node(const struct plugin_ctx *ctx, const struct pod_spec *pod,
+		     const struct node_view *node,
+		     struct reason out[FILTER_MAX_REASONS]);
+
+/* toleration.go ToleratesTaint. */
+bool toleration_tolerates(const struct toleration *t, const struct taint *taint);
+
+/* Writes a reason as kube-scheduler words it. Returns snprintf's result. */
+int reason_format(const struct plugin_ctx *ctx, const struct reason *r, char *buf,
+		  size_t len);
+
+/* --- scores: 0..100 (MaxNodeScore) unless said otherwise --- */
+
+/* noderesources/least_allocated.go and most_allocated.go through
+ * resource_allocation.go: the configured strategy and resource weights,
+ * with non-zero (stand-in) requests for cpu and memory. */
+int64_t score_fit(const struct score_config *cfg, const struct pod_spec *pod,
+		  const struct node_view *node);
+
+/* noderesources/balanced_allocation.go with actual requests. */
+int64_t score_balanced(const struct score_config *cfg, const struct pod_spec *pod,
+		       const struct node_view *node);
+
+/* balanced_allocation.go PreScore: true (skip the plugin for this pod) when
+ * the pod requests none of the configured resources. */
+bool score_balanced_skips(const struct score_config *cfg, const struct pod_spec *pod);
+
+/* nodeaffinity Score before normalising: the sum of the weights of the
+ * preferred terms the node matches. */
+int64_t score_affinity_raw(const struct plugin_ctx *ctx, const struct pod_spec *pod,
+			   const struct node_spec *node);
+
+/* tainttoleration Score before normalising: the number of PreferNoSchedule
+ * taints the pod does not tolerate. */
+int64_t score_taint_raw(const struct pod_spec *pod, const struct node_spec *node);
+
+/* helper/normalize_score.go DefaultNormalizeScore(100, reverse, scores). */
+void score_normalize(int64_t *scores, size_t n, bool reverse);
+
+#endif

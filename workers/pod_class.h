@@ -1,0 +1,41 @@
+/* The equivalence-class key of a pod: every byte of its spec from
+ * `node_name` on (ingest/ zero-fills unused entries, so equal scheduling
+ * specs are equal bytes). Inline: hashed once per pod on the fast path. */
+#ifndef SHMSCHED_WORKERS_POD_CLASS_H
+#define SHMSCHED_WORKERS_POD_CLASS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "shm/model.h"
+
+#define POD_CLASS_KEY_OFFSET offsetof(struct pod_spec, node_name)
+#define POD_CLASS_KEY_SIZE (sizeof(struct pod_spec) - POD_CLASS_KEY_OFFSET)
+
+/* FNV-1a over 8-byte words with an extra shift-xor per word. */
+static inline uint64_t pod_class_hash(const struct pod_spec *pod)
+{
+	const unsigned char *p = (const unsigned char *)pod + POD_CLASS_KEY_OFFSET;
+	uint64_t h = UINT64_C(0xcbf29ce484222325);
+	size_t i = 0;
+	for (; i + 8 <= POD_CLASS_KEY_SIZE; i += 8) {
+		uint64_t w;
+		memcpy(&w, p + i, 8);
+		h = (h ^ w) * UINT64_C(0x100000001b3);
+		h ^= h >> 29;
+	}
+	for (; i < POD_CLASS_KEY_SIZE; i++)
+		h = (h ^ p[i]) * UINT64_C(0x100000001b3);
+	return h ^ (h >> 32);
+}
+
+static inline bool pod_class_equal(const struct pod_spec *a, const struct pod_spec *b)
+{
+	return memcmp((const unsigned char *)a + POD_CLASS_KEY_OFFSET,
+		      (const unsigned char *)b + POD_CLASS_KEY_OFFSET,
+		      POD_CLASS_KEY_SIZE) == 0;
+}
+
+#endif

@@ -1,0 +1,49 @@
+/* Which scores run, with which weights and arguments: the part of a
+ * KubeSchedulerConfiguration profile the engine uses. Types only; filled by
+ * ingest/sched_config.c (defaults or a file). */
+#ifndef SHMSCHED_WORKERS_SCORE_CONFIG_H
+#define SHMSCHED_WORKERS_SCORE_CONFIG_H
+
+#include <stdint.h>
+
+#include "shm/model.h"
+
+enum fit_strategy {
+	FIT_LEAST_ALLOCATED = 0, /* the default */
+	FIT_MOST_ALLOCATED = 1,
+};
+
+struct res_weight {
+	uint8_t resource; /* enum res_index */
+	int64_t weight;   /* 1..100 */
+};
+
+struct score_config {
+	/* Plugin weights; 0 = plugin not enabled. Defaults: TaintToleration 3,
+	 * NodeAffinity 2, NodeResourcesFit 1, NodeResourcesBalancedAllocation 1. */
+	int64_t weight_taint;
+	int64_t weight_affinity;
+	int64_t weight_fit;
+	int64_t weight_balanced;
+
+	/* NodeResourcesFit args: scoringStrategy (default LeastAllocated over
+	 * cpu and memory, weight 1 each). */
+	uint8_t fit_strategy; /* enum fit_strategy */
+	uint8_t n_fit_resources;
+	struct res_weight fit_resources[RES_MAX];
+
+	/* NodeResourcesBalancedAllocation args: resources (default cpu and
+	 * memory). Kubernetes' validation requires every weight to be 1 and
+	 * the score ignores them. */
+	uint8_t n_balanced_resources;
+	struct res_weight balanced_resources[RES_MAX];
+};
+
+/* The scheduler-wide settings plus the first profile's scores. */
+struct sched_config {
+	/* 0: kube-scheduler's adaptive default; 1..100 otherwise. */
+	int32_t percentage_of_nodes_to_score;
+	struct score_config score;
+};
+
+#endif
