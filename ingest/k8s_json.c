@@ -920,7 +920,10 @@ static int containers(struct decoder *d, const json_t *spec, const char *key,
 		}
 		if (rc == 0)
 			rc = container_requests(d, c, kind, actual, nonzero);
-		if (rc == 0)
+		/* nodeports/node_ports.go takes host ports from spec.containers;
+		 * sidecars count too (they keep running). A plain init container
+		 * has exited before the containers start: its ports hold nothing. */
+		if (rc == 0 && kind != INIT_CONTAINER)
 			rc = container_ports(d, c, host_network);
 		path_pop(d, mark);
 		if (rc < 0)

@@ -41,6 +41,8 @@ struct eclass {
 	int32_t *affinity_raw; /* [n_slots] or NULL when not scored */
 	int32_t *taint_raw;    /* [n_slots] or NULL when not scored */
 	size_t bytes;
+	uint8_t n_requested;   /* resources the pods request (> 0), pods excluded */
+	uint8_t requested[RES_MAX];
 };
 
 #define SEEN_SLOTS 65536u /* a power of two */
@@ -415,6 +417,9 @@ static struct eclass *class_compile(struct engine *e, const struct snapshot *s,
 		class_free(k);
 		return NULL;
 	}
+	for (int r = 0; r < RES_MAX; r++)
+		if (r != RES_PODS && pod->request.v[r] > 0)
+			k->requested[k->n_requested++] = (uint8_t)r;
 	for (uint32_t i = 0; i < s->n_slots; i++) {
 		if (!s->present[i])
 			continue;
@@ -514,6 +519,22 @@ static bool shard_cannot_fit(struct engine *e, const struct snapshot *s,
 	return false;
 }
 
+/* filter_resources() == 0, without building reasons: the pods count, then
+ * only the resources the class requests, from the snapshot's columns. */
+static bool fits(const struct eclass *k, const struct snapshot *s,
+		 const struct node_alloc *a, const struct pod_spec *pod,
+		 uint32_t slot)
+{
+	if (a->used[RES_PODS] + 1 > s->allocatable[RES_PODS][slot])
+		return false;
+	for (unsigned i = 0; i < k->n_requested; i++) {
+		unsigned r = k->requested[i];
+		if (pod->request.v[r] > s->allocatable[r][slot] - a->used[r])
+			return false;
+	}
+	return true;
+}
+
 /* The first index in k->feasible whose slot is >= start (binary search). */
 static uint32_t first_at_or_after(const struct eclass *k, uint32_t start)
 {
@@ -548,7 +569,6 @@ int engine_place(struct engine *e, const struct pod_spec *pod, uint64_t seq,
 	uint32_t want = engine_nodes_to_find(e->cfg.percentage_of_nodes_to_score,
 					     s->n_nodes);
 	bool skip_balanced = score_balanced_skips(&e->cfg.score, pod);
-	struct reason reasons[FILTER_MAX_REASONS];
 	uint32_t n = 0, skipped_shard = UINT32_MAX;
 	uint32_t j = k->n_feasible ? first_at_or_after(k, start) : 0;
 	for (uint32_t visited = 0; visited < k->n_feasible && n < want; visited++) {
@@ -563,10 +583,12 @@ int engine_place(struct engine *e, const struct pod_spec *pod, uint64_t seq,
 			continue;
 		}
 		e->stats.nodes_checked++;
+		/* Order does not matter here: both only decide feasibility (the
+		 * reasons come from diagnose_all() when nothing fits). */
+		if (!fits(k, s, cluster_alloc_const(e->cluster, slot), pod, slot))
+			continue;
 		struct node_view v = view_of(e->cluster, s, slot);
 		if (pod->n_ports > 0 && !filter_ports(&e->ctx, pod, &v))
-			continue;
-		if (filter_resources(pod, &v, reasons) > 0)
 			continue;
 		struct candidate *cd = &e->cand[n++];
 		cd->slot = slot;

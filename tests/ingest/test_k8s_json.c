@@ -870,7 +870,9 @@ static void test_tolerations(void **state)
 }
 
 /* ContainerPort (types.go); SetDefaults_Pod's hostNetwork defaulting
- * (pkg/apis/core/v1/defaults.go, defaultHostNetworkPorts). */
+ * (pkg/apis/core/v1/defaults.go, defaultHostNetworkPorts). Host ports come
+ * from containers and sidecars (nodeports/node_ports.go reads
+ * spec.containers); a plain init container has exited before they start. */
 static void test_host_ports(void **state)
 {
 	struct sink *s = *state;
@@ -878,8 +880,9 @@ static void test_host_ports(void **state)
 		"'containers':[{'name':'a','ports':[{'containerPort':80},"
 		"  {'containerPort':80,'hostPort':8080},"
 		"  {'containerPort':53,'hostPort':53,'protocol':'UDP','hostIP':'10.0.0.1'}]}],"
-		"'initContainers':[{'name':'i','ports':[{'containerPort':9,'hostPort':9,"
-		"  'protocol':'SCTP'}]}]"), 0);
+		"'initContainers':[{'name':'i','ports':[{'containerPort':7,'hostPort':7}]},"
+		"  {'name':'s','restartPolicy':'Always','ports':[{'containerPort':9,"
+		"  'hostPort':9,'protocol':'SCTP'}]}]"), 0);
 	const struct pod_spec *p = &s->pods[0];
 	assert_int_equal(p->n_ports, 3);
 	assert_int_equal(p->ports[0].port, 8080);
