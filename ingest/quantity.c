@@ -23,6 +23,8 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "shm/strconv.h"
+
 /* Exponents beyond this are saturated: any nonzero digit then makes the
  * value too large (-ERANGE) or a positive value below one nanounit (which
  * rounds up to 1). Far above any input length, so digits never reach it. */
@@ -31,31 +33,6 @@
 static bool is_digit(char c)
 {
 	return c >= '0' && c <= '9';
-}
-
-/* strconv.ParseInt(s, 10, 64): [+-]?[0-9]+ within int64. */
-static bool parse_exponent(const char *s, size_t len, int64_t *out)
-{
-	size_t i = 0;
-	bool neg = false;
-	if (len > 0 && (s[0] == '+' || s[0] == '-')) {
-		neg = s[0] == '-';
-		i = 1;
-	}
-	if (i == len)
-		return false;
-	uint64_t limit = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
-	uint64_t v = 0;
-	for (; i < len; i++) {
-		if (!is_digit(s[i]))
-			return false;
-		unsigned d = (unsigned)(s[i] - '0');
-		if (v > (limit - d) / 10)
-			return false;
-		v = v * 10 + d;
-	}
-	*out = neg ? (int64_t)(0 - v) : (int64_t)v;
-	return true;
 }
 
 /* The suffix as quantitySuffixer.interpret reads it. */
@@ -82,7 +59,7 @@ static bool parse_suffix(const char *s, size_t len, int64_t *exp10, unsigned *ex
 		}
 	}
 	if (len > 1 && (s[0] == 'e' || s[0] == 'E'))
-		return parse_exponent(s + 1, len - 1, exp10);
+		return strconv_parse_int64(s + 1, len - 1, exp10);
 	return false;
 }
 

@@ -635,6 +635,22 @@ static int need_object(struct dec *d, const json_t *v)
 	return fail(d, -EINVAL, "%s is not a mapping", show(v, vb, sizeof(vb)));
 }
 
+/* Refuses the first member of `obj` other than `a` and `b`, by its path. */
+static int only_keys(struct dec *d, json_t *obj, const char *a, const char *b)
+{
+	const char *key;
+	json_t *val;
+	json_object_foreach(obj, key, val) {
+		if (strcmp(key, a) != 0 && strcmp(key, b) != 0) {
+			size_t m = push_key(d, key, key);
+			int rc = not_supported(d);
+			pop(d, m);
+			return rc;
+		}
+	}
+	return 0;
+}
+
 static int need_array(struct dec *d, const json_t *v)
 {
 	char vb[SHOW_LEN];
@@ -763,19 +779,12 @@ static int decode_plugin_entry(struct dec *d, json_t *e, bool enabling,
 			       struct score_pick *pick)
 {
 	char vb[SHOW_LEN];
-	const char *key;
-	json_t *val;
 	int rc = need_object(d, e);
 	if (rc != 0)
 		return rc;
-	json_object_foreach(e, key, val) {
-		if (strcmp(key, "name") != 0 && strcmp(key, "weight") != 0) {
-			size_t m = push_key(d, key, key);
-			rc = not_supported(d);
-			pop(d, m);
-			return rc;
-		}
-	}
+	rc = only_keys(d, e, "name", "weight");
+	if (rc != 0)
+		return rc;
 	const char *name;
 	size_t len;
 	rc = get_name(d, e, "a plugin name", &name, &len);
@@ -939,20 +948,14 @@ static int decode_resources(struct dec *d, json_t *list, bool balanced,
 	if (rc != 0)
 		return rc;
 	json_array_foreach(list, i, e) {
-		const char *key, *name;
+		const char *name;
 		size_t len, m = push_index(d, e, i);
-		json_t *val;
 		rc = need_object(d, e);
 		if (rc != 0)
 			goto fail_entry;
-		json_object_foreach(e, key, val) {
-			if (strcmp(key, "name") != 0 && strcmp(key, "weight") != 0) {
-				size_t mk = push_key(d, key, key);
-				rc = not_supported(d);
-				pop(d, mk);
-				goto fail_entry;
-			}
-		}
+		rc = only_keys(d, e, "name", "weight");
+		if (rc != 0)
+			goto fail_entry;
 		rc = get_name(d, e, "a resource name", &name, &len);
 		if (rc != 0)
 			goto fail_entry;
@@ -1014,21 +1017,14 @@ fail_entry:
 static int decode_strategy(struct dec *d, json_t *s, struct score_config *sc)
 {
 	char vb[SHOW_LEN];
-	const char *key;
-	json_t *val;
 	if (!present(s))
 		return 0; /* defaults.go: LeastAllocated over cpu and memory */
 	int rc = need_object(d, s);
 	if (rc != 0)
 		return rc;
-	json_object_foreach(s, key, val) {
-		if (strcmp(key, "type") != 0 && strcmp(key, "resources") != 0) {
-			size_t m = push_key(d, key, key);
-			rc = not_supported(d);
-			pop(d, m);
-			return rc;
-		}
-	}
+	rc = only_keys(d, s, "type", "resources");
+	if (rc != 0)
+		return rc;
 	/* kube defaults a missing scoringStrategy, not a missing type: an
 	 * empty type fails its validation, so it fails here too. */
 	json_t *t = json_object_get(s, "type");
@@ -1143,20 +1139,14 @@ static int decode_plugin_config(struct dec *d, json_t *list,
 	if (rc != 0)
 		return rc;
 	json_array_foreach(list, i, e) {
-		const char *key, *name;
+		const char *name;
 		size_t len, m = push_index(d, e, i);
-		json_t *val;
 		rc = need_object(d, e);
 		if (rc != 0)
 			goto fail_entry;
-		json_object_foreach(e, key, val) {
-			if (strcmp(key, "name") != 0 && strcmp(key, "args") != 0) {
-				size_t mk = push_key(d, key, key);
-				rc = not_supported(d);
-				pop(d, mk);
-				goto fail_entry;
-			}
-		}
+		rc = only_keys(d, e, "name", "args");
+		if (rc != 0)
+			goto fail_entry;
 		rc = get_name(d, e, "a plugin name", &name, &len);
 		if (rc != 0)
 			goto fail_entry;

@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "shm/strconv.h"
+
 struct entry {
 	uint64_t offset; /* into arena */
 	uint32_t len;
@@ -40,31 +42,6 @@ static uint32_t hash_bytes(const char *s, size_t len)
 	h *= 0x7feb352du;
 	h ^= h >> 15;
 	return h;
-}
-
-/* strconv.ParseInt(s, 10, 64): [+-]?[0-9]+, within int64. */
-static bool parse_int64(const char *s, size_t len, int64_t *out)
-{
-	size_t i = 0;
-	bool neg = false;
-	if (len > 0 && (s[0] == '+' || s[0] == '-')) {
-		neg = s[0] == '-';
-		i = 1;
-	}
-	if (i == len)
-		return false;
-	uint64_t limit = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
-	uint64_t v = 0;
-	for (; i < len; i++) {
-		if (s[i] < '0' || s[i] > '9')
-			return false;
-		unsigned d = (unsigned)(s[i] - '0');
-		if (v > (limit - d) / 10)
-			return false;
-		v = v * 10 + d;
-	}
-	*out = neg ? (int64_t)(0 - v) : (int64_t)v;
-	return true;
 }
 
 static bool lookup(const struct intern *t, const char *s, size_t len, uint32_t h,
@@ -181,7 +158,7 @@ int intern_add(struct intern *t, const char *s, size_t len, uint32_t *id)
 	e->offset = t->arena_used;
 	e->len = (uint32_t)len;
 	e->hash = h;
-	e->is_number = parse_int64(s, len, &e->number);
+	e->is_number = strconv_parse_int64(s, len, &e->number);
 	memcpy(t->arena + t->arena_used, s, len);
 	t->arena[t->arena_used + len] = '\0';
 	t->arena_used += len + 1;

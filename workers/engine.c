@@ -323,12 +323,24 @@ static void select_best(struct engine *e, const struct pod_spec *pod, uint32_t n
 	out->feasible = n;
 }
 
-static void begin(struct engine *e, const struct snapshot *s, uint64_t seq,
-		  uint64_t *rng, uint32_t *start, struct placement *out)
+/* What both paths fix before visiting nodes, the same way for the same pod. */
+struct pass {
+	uint64_t rng;        /* this pod's random stream */
+	uint32_t start;      /* the slot the visit starts at */
+	uint32_t want;       /* numFeasibleNodesToFind */
+	bool skip_balanced;  /* BalancedAllocation's PreScore skip */
+};
+
+static void begin(struct engine *e, const struct snapshot *s,
+		  const struct pod_spec *pod, uint64_t seq, struct pass *p,
+		  struct placement *out)
 {
-	*rng = e->seed ^ (seq * UINT64_C(0xd1342543de82ef95));
-	splitmix64(rng);
-	*start = s->n_slots ? (uint32_t)draw(rng, s->n_slots) : 0;
+	p->rng = e->seed ^ (seq * UINT64_C(0xd1342543de82ef95));
+	splitmix64(&p->rng);
+	p->start = s->n_slots ? (uint32_t)draw(&p->rng, s->n_slots) : 0;
+	p->want = engine_nodes_to_find(e->cfg.percentage_of_nodes_to_score,
+				       s->n_nodes);
+	p->skip_balanced = score_balanced_skips(&e->cfg.score, pod);
 	*out = (struct placement){.slot = -1, .all_nodes = s->n_nodes};
 	e->stats.pods++;
 }
@@ -360,19 +372,16 @@ int engine_place_reference(struct engine *e, const struct pod_spec *pod,
 			   struct placement *out)
 {
 	const struct snapshot *s = cluster_snapshot(e->cluster);
-	uint64_t rng;
-	uint32_t start;
-	begin(e, s, seq, &rng, &start, out);
-	uint32_t want = engine_nodes_to_find(e->cfg.percentage_of_nodes_to_score,
-					     s->n_nodes);
-	bool skip_balanced = score_balanced_skips(&e->cfg.score, pod);
+	struct pass p;
+	begin(e, s, pod, seq, &p, out);
 	struct reason reasons[FILTER_MAX_REASONS];
 	uint32_t n = 0;
 	diagnosis_reset(&e->diag);
 	e->diag_all_nodes = s->n_nodes;
 	e->diag_no_nodes = s->n_nodes == 0;
-	for (uint32_t k = 0; k < s->n_slots && n < want; k++) {
-		uint32_t i = start + k < s->n_slots ? start + k : start + k - s->n_slots;
+	for (uint32_t k = 0; k < s->n_slots && n < p.want; k++) {
+		uint32_t i = p.start + k < s->n_slots ? p.start + k
+						      : p.start + k - s->n_slots;
 		if (!s->present[i])
 			continue;
 		struct node_view v = view_of(e->cluster, s, i);
@@ -387,10 +396,10 @@ int engine_place_reference(struct engine *e, const struct pod_spec *pod,
 		struct candidate *cd = &e->cand[n++];
 		cd->slot = i;
 		score_static(e, pod, v.spec, cd);
-		score_dynamic(e, pod, &v, skip_balanced, cd);
+		score_dynamic(e, pod, &v, p.skip_balanced, cd);
 	}
 	if (n > 0)
-		select_best(e, pod, n, &rng, x, out);
+		select_best(e, pod, n, &p.rng, x, out);
 	return 0;
 }
 
@@ -563,15 +572,11 @@ int engine_place(struct engine *e, const struct pod_spec *pod, uint64_t seq,
 	}
 	if (k == NULL)
 		return -ENOMEM;
-	uint64_t rng;
-	uint32_t start;
-	begin(e, s, seq, &rng, &start, out);
-	uint32_t want = engine_nodes_to_find(e->cfg.percentage_of_nodes_to_score,
-					     s->n_nodes);
-	bool skip_balanced = score_balanced_skips(&e->cfg.score, pod);
+	struct pass p;
+	begin(e, s, pod, seq, &p, out);
 	uint32_t n = 0, skipped_shard = UINT32_MAX;
-	uint32_t j = k->n_feasible ? first_at_or_after(k, start) : 0;
-	for (uint32_t visited = 0; visited < k->n_feasible && n < want; visited++) {
+	uint32_t j = k->n_feasible ? first_at_or_after(k, p.start) : 0;
+	for (uint32_t visited = 0; visited < k->n_feasible && n < p.want; visited++) {
 		uint32_t slot = k->feasible[j];
 		j = j + 1 == k->n_feasible ? 0 : j + 1;
 		uint32_t sh = slot / SNAP_SHARD_SLOTS;
@@ -594,10 +599,10 @@ int engine_place(struct engine *e, const struct pod_spec *pod, uint64_t seq,
 		cd->slot = slot;
 		cd->raw[SCORE_AFFINITY] = k->affinity_raw ? k->affinity_raw[slot] : 0;
 		cd->raw[SCORE_TAINT] = k->taint_raw ? k->taint_raw[slot] : 0;
-		score_dynamic(e, pod, &v, skip_balanced, cd);
+		score_dynamic(e, pod, &v, p.skip_balanced, cd);
 	}
 	if (n > 0)
-		select_best(e, pod, n, &rng, NULL, out);
+		select_best(e, pod, n, &p.rng, NULL, out);
 	else
 		diagnose_all(e, s, pod);
 	return 0;
