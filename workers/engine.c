@@ -433,9 +433,12 @@ static struct eclass *class_compile(struct engine *e, const struct snapshot *s,
 		if (!s->present[i])
 			continue;
 		const struct node_spec *node = &s->nodes[i];
-		/* The static filters, in filter_node()'s order. */
-		if (!filter_unschedulable(&e->ctx, pod, node) ||
-		    !filter_node_name(pod, node) || filter_taints(pod, node) >= 0 ||
+		const struct shard_summary *sh = &s->shards[i / SNAP_SHARD_SLOTS];
+		/* The static filters, in filter_node()'s order; a shard with no
+		 * cordoned node or no hard taint passes those two unasked. */
+		if ((sh->any_unschedulable && !filter_unschedulable(&e->ctx, pod, node)) ||
+		    !filter_node_name(pod, node) ||
+		    (sh->any_hard_taint && filter_taints(pod, node) >= 0) ||
 		    !filter_affinity(&e->ctx, pod, node))
 			continue;
 		k->feasible[k->n_feasible++] = i;
@@ -517,6 +520,11 @@ static void shard_refresh(struct engine *e, const struct snapshot *s, uint32_t s
 static bool shard_cannot_fit(struct engine *e, const struct snapshot *s,
 			     uint32_t sh, const struct pod_spec *pod)
 {
+	/* The snapshot's static bound first: free never exceeds allocatable. */
+	const int64_t *ma = s->shards[sh].max_allocatable;
+	for (int r = 0; r < RES_MAX; r++)
+		if (r != RES_PODS && pod->request.v[r] > ma[r])
+			return true;
 	if (e->shards[sh].dirty)
 		shard_refresh(e, s, sh);
 	const int64_t *mf = e->shards[sh].max_free;
