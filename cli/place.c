@@ -440,9 +440,16 @@ static int run(const struct options *o)
 		rc = o->reference ? engine_place_reference(engine, spec, i,
 							   o->explain ? &hooks : NULL, &pl)
 				  : engine_place(engine, spec, i, &pl);
-		if (rc < 0 || (pl.slot >= 0 &&
-			       engine_commit(engine, spec, (uint32_t)pl.slot) < 0)) {
+		if (rc < 0) {
 			snprintf(err, sizeof(err), "out of memory");
+			goto fail_run;
+		}
+		/* One thread: nothing can take the node between the placement and
+		 * its commit, so a refusal here is a bug, reported as one. */
+		if (pl.slot >= 0 &&
+		    (rc = engine_commit(engine, spec, (uint32_t)pl.slot)) < 0) {
+			snprintf(err, sizeof(err), "internal error: pod %zu: the commit "
+				 "of its placement was refused: %s", i, strerror(-rc));
 			goto fail_run;
 		}
 		const struct snapshot *snap = cluster_snapshot(cluster);

@@ -154,28 +154,34 @@ void cluster_destroy(struct cluster *c)
 {
 	if (c == NULL)
 		return;
-	for (uint32_t i = 0; i < c->capacity; i++)
-		free(c->alloc[i].ports);
 	free(c->alloc);
 	snapshot_free(c->current);
 	free(c->slot_of_name);
 	free(c);
 }
 
+/* Clears a record whose slot no reader can reach (see struct node_alloc).
+ * Atomic stores all the same: the grace period that makes this safe is
+ * liburcu's, which ThreadSanitizer cannot see. */
 static void alloc_reset(struct node_alloc *a)
 {
-	free(a->ports);
-	memset(a, 0, sizeof(*a));
+	for (int r = 0; r < RES_MAX; r++)
+		__atomic_store_n(&a->used[r], 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&a->used_nonzero_cpu_milli, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&a->used_nonzero_mem_bytes, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&a->n_ports, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&a->port_lock, 0, __ATOMIC_RELAXED);
 }
 
-/* A free slot: the lowest empty one at or after *hint, else one past the
- * end. *hint only moves forward, except when a removal frees a lower slot,
- * so a batch of adds costs O(slots) in all. */
-static int64_t free_slot(const struct snapshot *s, uint32_t capacity,
-			 uint32_t *hint)
+/* A free slot: the lowest one at or after *hint that is empty both in the
+ * snapshot being built and in the current one (a slot freed by this batch
+ * is reused only by a later batch, after its grace period), else one past
+ * the end. *hint only moves forward, so a batch of adds costs O(slots). */
+static int64_t free_slot(const struct snapshot *s, const struct snapshot *old,
+			 uint32_t capacity, uint32_t *hint)
 {
 	for (uint32_t i = *hint; i < s->n_slots; i++)
-		if (!s->present[i]) {
+		if (!s->present[i] && (i >= old->n_slots || !old->present[i])) {
 			*hint = i + 1;
 			return i;
 		}
@@ -196,7 +202,8 @@ static void map_set(struct cluster *c, struct undo *log, size_t *n_log,
 }
 
 static int apply_one(struct cluster *c, struct snapshot *s,
-		     const struct node_event *e, int64_t *slot_out, uint32_t *hint,
+		     const struct snapshot *old, const struct node_event *e,
+		     int64_t *slot_out, uint32_t *hint,
 		     struct undo *log, size_t *n_log, char *err, size_t err_len)
 {
 	const char *name = intern_str(c->strings, e->name);
@@ -209,7 +216,7 @@ static int apply_one(struct cluster *c, struct snapshot *s,
 		if (e->spec.name != e->name)
 			return fail(-EINVAL, err, err_len,
 				    "node %s: event and spec names differ", name);
-		slot = free_slot(s, c->capacity, hint);
+		slot = free_slot(s, old, c->capacity, hint);
 		if (slot < 0)
 			return fail(-ENOSPC, err, err_len, "node %s: no free slot: the "
 				    "cluster holds at most %u nodes", name, c->capacity);
@@ -240,8 +247,6 @@ static int apply_one(struct cluster *c, struct snapshot *s,
 		s->present[slot] = 0;
 		memset(&s->nodes[slot], 0, sizeof(s->nodes[slot]));
 		map_set(c, log, n_log, e->name, 0);
-		if ((uint32_t)slot < *hint)
-			*hint = (uint32_t)slot;
 	} else {
 		s->nodes[slot].unschedulable = e->kind == NODE_EVENT_CORDON;
 	}
@@ -278,8 +283,8 @@ int cluster_apply(struct cluster *c, const struct node_event *events, size_t n,
 	size_t n_log = 0;
 	uint32_t hint = 0;
 	for (size_t i = 0; i < n && rc == 0; i++)
-		rc = apply_one(c, s, &events[i], &slots[i], &hint, log, &n_log, err,
-			       err_len);
+		rc = apply_one(c, s, old, &events[i], &slots[i], &hint, log, &n_log,
+			       err, err_len);
 	if (rc < 0) {
 		while (n_log-- > 0)
 			c->slot_of_name[log[n_log].name] = log[n_log].old;
@@ -288,12 +293,12 @@ int cluster_apply(struct cluster *c, const struct node_event *events, size_t n,
 		snapshot_free(s);
 		return rc;
 	}
-	/* Counters follow: a new node, or a removed one, starts from nothing. */
+	/* A new node starts from nothing. Its slot is reachable by no reader:
+	 * it is empty in every snapshot still held (see free_slot). */
 	for (size_t i = 0; i < n; i++)
-		if (events[i].kind == NODE_EVENT_ADD || events[i].kind == NODE_EVENT_REMOVE)
+		if (events[i].kind == NODE_EVENT_ADD)
 			alloc_reset(&c->alloc[slots[i]]);
 	free(log);
-	free(slots);
 	s->generation = old->generation + 1;
 	snapshot_derive(s);
 
@@ -303,6 +308,13 @@ int cluster_apply(struct cluster *c, const struct node_event *events, size_t n,
 	urcu_qsbr_synchronize_rcu();
 	snapshot_free(prev);
 	c->freed++;
+	/* Only now can no placement be landing on a removed node's record. A
+	 * node removed and re-added in one batch keeps nothing either: the add
+	 * took another slot. */
+	for (size_t i = 0; i < n; i++)
+		if (events[i].kind == NODE_EVENT_REMOVE)
+			alloc_reset(&c->alloc[slots[i]]);
+	free(slots);
 	return 0;
 }
 
@@ -322,18 +334,37 @@ const struct node_alloc *cluster_alloc_const(const struct cluster *c,
 	return &c->alloc[slot];
 }
 
-static int ports_add(struct node_alloc *a, const struct host_port *p)
+bool cluster_ports_trylock(struct node_alloc *a)
 {
-	if (a->n_ports == a->ports_cap) {
-		uint32_t cap = a->ports_cap ? a->ports_cap * 2 : 4;
-		struct host_port *q = realloc(a->ports, cap * sizeof(*q));
-		if (q == NULL)
-			return -ENOMEM;
-		a->ports = q;
-		a->ports_cap = cap;
-	}
-	a->ports[a->n_ports++] = *p;
-	return 0;
+	uint32_t expected = 0;
+	/* Acquire, partner of the release in cluster_ports_unlock(): the table
+	 * as the last holder left it. */
+	return __atomic_compare_exchange_n(&a->port_lock, &expected, 1, false,
+					   __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
+}
+
+void cluster_ports_unlock(struct node_alloc *a)
+{
+	/* Release, partner of the acquire in cluster_ports_trylock(). */
+	__atomic_store_n(&a->port_lock, 0, __ATOMIC_RELEASE);
+}
+
+/* Waits for the port lock: only for bound pods and releases, which must
+ * not fail, and only while another thread holds it for a few dozen
+ * instructions. */
+static void ports_lock(struct node_alloc *a)
+{
+	while (!cluster_ports_trylock(a))
+		__builtin_ia32_pause();
+}
+
+unsigned cluster_copy_ports(struct node_alloc *a, struct host_port *out)
+{
+	ports_lock(a);
+	unsigned n = a->n_ports;
+	memcpy(out, a->ports, n * sizeof(*out));
+	cluster_ports_unlock(a);
+	return n;
 }
 
 static void ports_remove(struct node_alloc *a, const struct host_port *p)
@@ -351,25 +382,100 @@ int cluster_account(struct cluster *c, uint32_t slot, const struct pod_spec *pod
 		    int sign)
 {
 	struct node_alloc *a = &c->alloc[slot];
-	for (unsigned i = 0; i < pod->n_ports; i++) {
-		if (sign > 0) {
-			int rc = ports_add(a, &pod->ports[i]);
-			if (rc < 0) {
-				while (i-- > 0)
-					ports_remove(a, &pod->ports[i]);
-				return rc;
-			}
-		} else {
-			ports_remove(a, &pod->ports[i]);
+	if (pod->n_ports > 0) {
+		ports_lock(a);
+		if (sign > 0 && a->n_ports + pod->n_ports > NODE_MAX_HOST_PORTS) {
+			cluster_ports_unlock(a);
+			return -ENOSPC;
+		}
+		for (unsigned i = 0; i < pod->n_ports; i++) {
+			if (sign > 0)
+				a->ports[a->n_ports++] = pod->ports[i];
+			else
+				ports_remove(a, &pod->ports[i]);
+		}
+		cluster_ports_unlock(a);
+	}
+	/* Relaxed: see struct node_alloc. */
+	for (int r = 0; r < RES_MAX; r++)
+		if (r != RES_PODS && pod->request.v[r] != 0)
+			__atomic_fetch_add(&a->used[r], sign * pod->request.v[r],
+					   __ATOMIC_RELAXED);
+	__atomic_fetch_add(&a->used[RES_PODS], sign, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&a->used_nonzero_cpu_milli, sign * pod->nonzero_cpu_milli,
+			   __ATOMIC_RELAXED);
+	__atomic_fetch_add(&a->used_nonzero_mem_bytes, sign * pod->nonzero_mem_bytes,
+			   __ATOMIC_RELAXED);
+	return 0;
+}
+
+/* used += delta if the result stays within limit. Relaxed: see struct
+ * node_alloc. */
+static bool counter_take(int64_t *used, int64_t delta, int64_t limit)
+{
+	int64_t cur = __atomic_load_n(used, __ATOMIC_RELAXED);
+	do {
+		if (cur + delta > limit)
+			return false;
+	} while (!__atomic_compare_exchange_n(used, &cur, cur + delta, true,
+					      __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+	return true;
+}
+
+int cluster_reserve(struct cluster *c, uint32_t slot,
+		    const struct res_vec *allocatable, const struct pod_spec *pod,
+		    cluster_ports_free_fn ports_free, const void *arg)
+{
+	struct node_alloc *a = &c->alloc[slot];
+	int r = 0;
+	int rc = 0;
+	for (; r < RES_MAX; r++) {
+		int64_t delta = r == RES_PODS ? 1 : pod->request.v[r];
+		if (delta > 0 && !counter_take(&a->used[r], delta, allocatable->v[r])) {
+			rc = -EAGAIN;
+			goto undo_counters;
 		}
 	}
-	for (int r = 0; r < RES_MAX; r++)
-		if (r != RES_PODS)
-			a->used[r] += sign * pod->request.v[r];
-	a->used[RES_PODS] += sign;
-	a->used_nonzero_cpu_milli += sign * pod->nonzero_cpu_milli;
-	a->used_nonzero_mem_bytes += sign * pod->nonzero_mem_bytes;
+	if (pod->n_ports > 0) {
+		if (!cluster_ports_trylock(a)) {
+			rc = -EBUSY;
+			goto undo_counters;
+		}
+		if (a->n_ports + pod->n_ports > NODE_MAX_HOST_PORTS)
+			rc = -ENOSPC;
+		else if (!ports_free(arg, pod, a->ports, a->n_ports))
+			rc = -EADDRINUSE;
+		for (unsigned i = 0; rc == 0 && i < pod->n_ports; i++)
+			a->ports[a->n_ports++] = pod->ports[i];
+		cluster_ports_unlock(a);
+		if (rc < 0)
+			goto undo_counters;
+	}
+	__atomic_fetch_add(&a->used_nonzero_cpu_milli, pod->nonzero_cpu_milli,
+			   __ATOMIC_RELAXED);
+	__atomic_fetch_add(&a->used_nonzero_mem_bytes, pod->nonzero_mem_bytes,
+			   __ATOMIC_RELAXED);
 	return 0;
+
+undo_counters:
+	while (r-- > 0) {
+		int64_t delta = r == RES_PODS ? 1 : pod->request.v[r];
+		if (delta > 0)
+			__atomic_fetch_sub(&a->used[r], delta, __ATOMIC_RELAXED);
+	}
+	return rc;
+}
+
+void cluster_load_used(const struct node_alloc *a, struct res_vec *used,
+		       int64_t *nonzero_cpu_milli, int64_t *nonzero_mem_bytes)
+{
+	/* Relaxed: a view for filters and scores; the commit re-checks. */
+	for (int r = 0; r < RES_MAX; r++)
+		used->v[r] = __atomic_load_n(&a->used[r], __ATOMIC_RELAXED);
+	*nonzero_cpu_milli = __atomic_load_n(&a->used_nonzero_cpu_milli,
+					     __ATOMIC_RELAXED);
+	*nonzero_mem_bytes = __atomic_load_n(&a->used_nonzero_mem_bytes,
+					     __ATOMIC_RELAXED);
 }
 
 uint32_t cluster_capacity(const struct cluster *c)

@@ -19,8 +19,7 @@
  * - One writer at a time calls cluster_apply() (callers serialise writers).
  *   It returns after the old snapshot's grace period; it must not be called
  *   from inside a reader's critical section.
- * - Counters: written by the placement commit (single-threaded in
- *   `shmsched place`; atomics arrive with the conflict resolver, issue 4).
+ * - Counters: any thread, with the protocol of struct node_alloc.
  */
 #ifndef SHMSCHED_SHM_CLUSTER_H
 #define SHMSCHED_SHM_CLUSTER_H
@@ -55,14 +54,31 @@ struct snapshot {
 	struct shard_summary *shards;  /* [n_shards] */
 };
 
-/* Live use of a node by the pods placed on it. */
+/* Host ports held on one node at most (pods with host ports are rare:
+ * agents and daemons); a pod that would pass it does not fit there. */
+#define NODE_MAX_HOST_PORTS 32
+
+/* Live use of a node by the pods placed on it.
+ *
+ * Protocol (bind/resolver.c is the writer that matters):
+ * - used[], used_nonzero_*: only __atomic operations. A placement moves
+ *   each counter with a compare-and-swap that refuses to pass the node's
+ *   allocatable, so no counter ever exceeds it, even for an instant; a
+ *   release subtracts. Relaxed order throughout: each counter is its own
+ *   fact, and nothing else is published through it.
+ * - ports[] and n_ports: read and written only while holding port_lock
+ *   (acquire on taking it, release on dropping it). A placement only tries
+ *   the lock and counts a busy lock as a conflict: it never waits.
+ * - A removed node's record is cleared only after a grace period, when no
+ *   reader can still hold a snapshot that has the node, so no placement
+ *   lands on a record that is being reused. */
 struct node_alloc {
 	_Alignas(64) int64_t used[RES_MAX]; /* actual requests; used[RES_PODS] = pods */
 	int64_t used_nonzero_cpu_milli;     /* with the 100m stand-ins */
 	int64_t used_nonzero_mem_bytes;     /* with the 200Mi stand-ins */
-	uint32_t n_ports;                   /* host ports in use, in `ports` */
-	uint32_t ports_cap;
-	struct host_port *ports;
+	uint32_t port_lock;                 /* 0 free, 1 held */
+	uint32_t n_ports;
+	struct host_port ports[NODE_MAX_HOST_PORTS];
 };
 
 struct cluster;
@@ -114,11 +130,45 @@ struct node_alloc *cluster_alloc(struct cluster *c, uint32_t slot);
 const struct node_alloc *cluster_alloc_const(const struct cluster *c,
 					     uint32_t slot);
 
-/* Adds (sign +1) or removes (sign -1) a pod's use of a node: requests,
- * non-zero requests, one pod, and its host ports. Returns 0, or -ENOMEM
- * when a port list cannot grow. Single-threaded for now (see above). */
+/* Adds (sign +1) or removes (sign -1) a pod's use of a node without
+ * checking it fits: for pods already bound (loading a cluster) and for
+ * releases. Requests, non-zero requests, one pod, and its host ports.
+ * Returns 0, or -ENOSPC when the node's port table is full (nothing is
+ * changed then). Safe beside concurrent placements (see struct node_alloc). */
 int cluster_account(struct cluster *c, uint32_t slot, const struct pod_spec *pod,
 		    int sign);
+
+/* Decides whether a pod's host ports are free beside those in use (the
+ * NodePorts rule lives in workers/, not here). */
+typedef bool (*cluster_ports_free_fn)(const void *arg, const struct pod_spec *pod,
+				      const struct host_port *in_use, unsigned n);
+
+/* Reserves a pod's use of a node if it fits: each counter is moved by a
+ * compare-and-swap that refuses to pass `allocatable` (the node's, from the
+ * snapshot the caller placed with), in index order, rolling back on the
+ * first refusal; then the host ports, under the port try-lock, if
+ * `ports_free` says they are free. Never waits, never overcommits.
+ * Returns 0, or (nothing reserved):
+ *   -EAGAIN      a resource or the pod count no longer fits (another
+ *                placement got there first)
+ *   -EBUSY       the node's port table is held by another placement
+ *   -EADDRINUSE  a requested host port is in use
+ *   -ENOSPC      the node's port table is full */
+int cluster_reserve(struct cluster *c, uint32_t slot,
+		    const struct res_vec *allocatable, const struct pod_spec *pod,
+		    cluster_ports_free_fn ports_free, const void *arg);
+
+/* The port table's try-lock (see struct node_alloc): true when taken. */
+bool cluster_ports_trylock(struct node_alloc *a);
+void cluster_ports_unlock(struct node_alloc *a);
+
+/* Copies the node's host ports in use (at most NODE_MAX_HOST_PORTS) under
+ * the port lock, waiting for it briefly if held. Returns how many. */
+unsigned cluster_copy_ports(struct node_alloc *a, struct host_port *out);
+
+/* The used counters of a record, each loaded atomically (relaxed). */
+void cluster_load_used(const struct node_alloc *a, struct res_vec *used,
+		       int64_t *nonzero_cpu_milli, int64_t *nonzero_mem_bytes);
 
 uint32_t cluster_capacity(const struct cluster *c);
 struct intern *cluster_strings(const struct cluster *c);

@@ -120,18 +120,26 @@ uint32_t engine_nodes_to_find(int32_t percentage, uint32_t all_nodes)
 	return n < min_feasible ? min_feasible : (uint32_t)n;
 }
 
-static struct node_view view_of(const struct cluster *c, const struct snapshot *s,
-				uint32_t slot)
+/* A node as the plugins see it: its spec, and its counters (and, for a pod
+ * with host ports, its ports) read atomically into `r` by read_node(). */
+struct node_read {
+	struct res_vec used;
+	struct host_port ports[NODE_MAX_HOST_PORTS];
+	struct node_view v;
+};
+
+static void read_node(struct cluster *c, const struct snapshot *s, uint32_t slot,
+		      const struct pod_spec *pod, struct node_read *r)
 {
-	const struct node_alloc *a = cluster_alloc_const(c, slot);
-	return (struct node_view){
-		.spec = &s->nodes[slot],
-		.used = (const struct res_vec *)a->used,
-		.used_nonzero_cpu_milli = a->used_nonzero_cpu_milli,
-		.used_nonzero_mem_bytes = a->used_nonzero_mem_bytes,
-		.ports = a->ports,
-		.n_ports = a->n_ports,
-	};
+	struct node_alloc *a = cluster_alloc(c, slot);
+	r->v = (struct node_view){.spec = &s->nodes[slot], .used = &r->used};
+	cluster_load_used(a, &r->used, &r->v.used_nonzero_cpu_milli,
+			  &r->v.used_nonzero_mem_bytes);
+	/* Only NodePorts reads the ports, and only for a pod that has some. */
+	if (pod->n_ports > 0) {
+		r->v.n_ports = cluster_copy_ports(a, r->ports);
+		r->v.ports = r->ports;
+	}
 }
 
 /* --- creation ----------------------------------------------------------- */
@@ -358,8 +366,9 @@ static void diagnose_all(struct engine *e, const struct snapshot *s,
 	for (uint32_t i = 0; i < s->n_slots; i++) {
 		if (!s->present[i])
 			continue;
-		struct node_view v = view_of(e->cluster, s, i);
-		unsigned nr = filter_node(&e->ctx, pod, &v, reasons);
+		struct node_read nd;
+		read_node(e->cluster, s, i, pod, &nd);
+		unsigned nr = filter_node(&e->ctx, pod, &nd.v, reasons);
 		for (unsigned k = 0; k < nr; k++)
 			diagnosis_add(&e->diag, &reasons[k]);
 	}
@@ -384,8 +393,9 @@ int engine_place_reference(struct engine *e, const struct pod_spec *pod,
 						      : p.start + k - s->n_slots;
 		if (!s->present[i])
 			continue;
-		struct node_view v = view_of(e->cluster, s, i);
-		unsigned nr = filter_node(&e->ctx, pod, &v, reasons);
+		struct node_read nd;
+		read_node(e->cluster, s, i, pod, &nd);
+		unsigned nr = filter_node(&e->ctx, pod, &nd.v, reasons);
 		if (nr > 0) {
 			for (unsigned r = 0; r < nr; r++)
 				diagnosis_add(&e->diag, &reasons[r]);
@@ -395,8 +405,8 @@ int engine_place_reference(struct engine *e, const struct pod_spec *pod,
 		}
 		struct candidate *cd = &e->cand[n++];
 		cd->slot = i;
-		score_static(e, pod, v.spec, cd);
-		score_dynamic(e, pod, &v, p.skip_balanced, cd);
+		score_static(e, pod, nd.v.spec, cd);
+		score_dynamic(e, pod, &nd.v, p.skip_balanced, cd);
 	}
 	if (n > 0)
 		select_best(e, pod, n, &p.rng, x, out);
@@ -508,7 +518,10 @@ static void shard_refresh(struct engine *e, const struct snapshot *s, uint32_t s
 			continue;
 		const struct node_alloc *a = cluster_alloc_const(e->cluster, i);
 		for (int r = 0; r < RES_MAX; r++) {
-			int64_t free_r = s->allocatable[r][i] - a->used[r];
+			/* Relaxed: a hint; a stale value only skips less or more
+			 * than it could, and the commit re-checks. */
+			int64_t free_r = s->allocatable[r][i] -
+					 __atomic_load_n(&a->used[r], __ATOMIC_RELAXED);
 			if (free_r > f->max_free[r])
 				f->max_free[r] = free_r;
 		}
@@ -542,11 +555,14 @@ static bool fits(const struct eclass *k, const struct snapshot *s,
 		 const struct node_alloc *a, const struct pod_spec *pod,
 		 uint32_t slot)
 {
-	if (a->used[RES_PODS] + 1 > s->allocatable[RES_PODS][slot])
+	/* Relaxed loads: a view; the commit decides (cluster_reserve). */
+	if (__atomic_load_n(&a->used[RES_PODS], __ATOMIC_RELAXED) + 1 >
+	    s->allocatable[RES_PODS][slot])
 		return false;
 	for (unsigned i = 0; i < k->n_requested; i++) {
 		unsigned r = k->requested[i];
-		if (pod->request.v[r] > s->allocatable[r][slot] - a->used[r])
+		if (pod->request.v[r] > s->allocatable[r][slot] -
+					__atomic_load_n(&a->used[r], __ATOMIC_RELAXED))
 			return false;
 	}
 	return true;
@@ -600,14 +616,15 @@ int engine_place(struct engine *e, const struct pod_spec *pod, uint64_t seq,
 		 * reasons come from diagnose_all() when nothing fits). */
 		if (!fits(k, s, cluster_alloc_const(e->cluster, slot), pod, slot))
 			continue;
-		struct node_view v = view_of(e->cluster, s, slot);
-		if (pod->n_ports > 0 && !filter_ports(&e->ctx, pod, &v))
+		struct node_read nd;
+		read_node(e->cluster, s, slot, pod, &nd);
+		if (pod->n_ports > 0 && !filter_ports(&e->ctx, pod, &nd.v))
 			continue;
 		struct candidate *cd = &e->cand[n++];
 		cd->slot = slot;
 		cd->raw[SCORE_AFFINITY] = k->affinity_raw ? k->affinity_raw[slot] : 0;
 		cd->raw[SCORE_TAINT] = k->taint_raw ? k->taint_raw[slot] : 0;
-		score_dynamic(e, pod, &v, p.skip_balanced, cd);
+		score_dynamic(e, pod, &nd.v, p.skip_balanced, cd);
 	}
 	if (n > 0)
 		select_best(e, pod, n, &p.rng, NULL, out);
@@ -625,9 +642,20 @@ int engine_message(const struct engine *e, char *buf, size_t len)
 	return diagnosis_format(&e->diag, &e->ctx, e->diag_all_nodes, buf, len);
 }
 
+/* cluster_reserve()'s port rule: NodePorts against the ports in use. */
+static bool ports_free(const void *arg, const struct pod_spec *pod,
+		       const struct host_port *in_use, unsigned n)
+{
+	const struct plugin_ctx *ctx = arg;
+	struct node_view v = {.ports = in_use, .n_ports = n};
+	return filter_ports(ctx, pod, &v);
+}
+
 int engine_commit(struct engine *e, const struct pod_spec *pod, uint32_t slot)
 {
-	int rc = cluster_account(e->cluster, slot, pod, +1);
+	const struct snapshot *s = cluster_snapshot(e->cluster);
+	int rc = cluster_reserve(e->cluster, slot, &s->nodes[slot].allocatable, pod,
+				 ports_free, &e->ctx);
 	if (rc == 0 && slot / SNAP_SHARD_SLOTS < e->n_shards)
 		e->shards[slot / SNAP_SHARD_SLOTS].dirty = true;
 	return rc;

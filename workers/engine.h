@@ -28,8 +28,8 @@
  * Concurrency: one engine per thread. The calling thread must be a
  * registered QSBR reader of the cluster (shm/cluster.h) and must not keep
  * results that point into a snapshot across a quiescent state. Placements
- * are counted with engine_commit(), single-threaded for now (the lock-free
- * commit is issue 4's bind/ resolver).
+ * are committed with engine_commit(), lock-free and safe beside other
+ * engines' commits on the same cluster (shm/cluster.h, struct node_alloc).
  */
 #ifndef SHMSCHED_WORKERS_ENGINE_H
 #define SHMSCHED_WORKERS_ENGINE_H
@@ -103,7 +103,10 @@ int engine_place_reference(struct engine *e, const struct pod_spec *pod,
  * "0/N nodes are available: ...". Returns snprintf's result. */
 int engine_message(const struct engine *e, char *buf, size_t len);
 
-/* Counts `pod` on `slot` (after a placement). Returns 0 or -ENOMEM. */
+/* Commits `pod` to `slot` (after a placement) through cluster_reserve():
+ * only if it still fits, which another thread's commit may have changed.
+ * Returns 0, or cluster_reserve()'s -EAGAIN, -EBUSY, -EADDRINUSE, -ENOSPC
+ * (nothing committed). Any thread, with the snapshot of its placement. */
 int engine_commit(struct engine *e, const struct pod_spec *pod, uint32_t slot);
 
 /* numFeasibleNodesToFind (pkg/scheduler/schedule_one.go). */
