@@ -1,0 +1,80 @@
+/* shmsched wire records: a pod slot in a producer's region, as the
+ * producer (through the client library) and the daemon see it. Types only.
+ *
+ * A producer region (shm/layout.h, kind SHM_REGION_KIND_PRODUCER) holds an
+ * array of SHMSCHED_SLOTS_PER_PRODUCER slots and two rings of 8-byte
+ * handles: the submit ring (producer -> daemon) and the completion ring
+ * (daemon -> producer). A handle is a slot index.
+ *
+ * Ownership and ordering: a slot belongs to the producer until it enqueues
+ * the slot's index on the submit ring, then to the daemon until the daemon
+ * enqueues the index on the completion ring, then to the producer again.
+ * The rings order the hand-overs: an enqueue releases what was written to
+ * the slot before it, the matching dequeue acquires it (shm/ring.h).
+ *
+ * Trust: the daemon copies a slot out of shared memory once, then checks
+ * the copy (ingest/record.c); a producer can write anything into its own
+ * region at any time, and a bad slot is answered SHMSCHED_REJECTED with a
+ * reason, never trusted. The version rule is the region's (shm/layout.h):
+ * any change here changes SHM_ABI_VERSION.
+ *
+ * Byte layout of struct shmsched_slot (little-endian, 640 bytes):
+ *   offset  size  field
+ *        0     8  cookie          producer's own id for the pod, returned as is
+ *        8     4  template_id     1.. from template registration
+ *       12     2  n_extra         extra requests used, 0..SHMSCHED_MAX_EXTRA
+ *       14     2  flags           0 (reserved)
+ *       16     8  submit_ns       CLOCK_MONOTONIC when submitted
+ *       24    64  extra[4]        { u32 resource; u32 reserved; i64 quantity }
+ *       88     4  status          enum shmsched_status, written by the daemon
+ *       92     4  node_id         SHMSCHED_PLACED: the node's id
+ *       96     8  complete_ns     CLOCK_MONOTONIC when answered
+ *      104   536  message         SHMSCHED_UNSCHEDULABLE / _REJECTED: why,
+ *                                 NUL-terminated, cut with "..." if longer
+ */
+#ifndef SHMSCHED_WIRE_H
+#define SHMSCHED_WIRE_H
+
+#include <stdint.h>
+
+#define SHMSCHED_MAX_EXTRA 4
+#define SHMSCHED_MESSAGE_MAX 536
+
+enum shmsched_status {
+	SHMSCHED_PENDING = 0,       /* not answered yet */
+	SHMSCHED_PLACED = 1,        /* node_id holds the node */
+	SHMSCHED_UNSCHEDULABLE = 2, /* message: kube-scheduler's "0/N nodes are available: ..." */
+	SHMSCHED_REJECTED = 3,      /* message: what was wrong with the slot */
+	SHMSCHED_CANCELLED = 4,     /* the daemon shut down before placing it */
+};
+
+/* A request added to the template's: `resource` is an index in the
+ * daemon's resource table (the client library resolves names), and
+ * `quantity` is in the resource's unit (millicores for cpu, bytes, ...). */
+struct shmsched_extra {
+	uint32_t resource;
+	uint32_t reserved; /* 0 */
+	int64_t quantity;  /* >= 0 */
+};
+
+struct shmsched_slot {
+	/* written by the producer */
+	uint64_t cookie;
+	uint32_t template_id;
+	uint16_t n_extra;
+	uint16_t flags;
+	uint64_t submit_ns;
+	struct shmsched_extra extra[SHMSCHED_MAX_EXTRA];
+	/* written by the daemon */
+	uint32_t status;
+	uint32_t node_id;
+	uint64_t complete_ns;
+	char message[SHMSCHED_MESSAGE_MAX];
+};
+
+_Static_assert(sizeof(struct shmsched_extra) == 16, "extra is 16 bytes");
+_Static_assert(sizeof(struct shmsched_slot) == 640, "a slot is 640 bytes");
+_Static_assert(__builtin_offsetof(struct shmsched_slot, status) == 88,
+	       "status at byte 88");
+
+#endif
