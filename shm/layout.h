@@ -68,6 +68,7 @@ enum shm_region_kind {
 enum shm_section_id {
 	SHM_SECTION_SUBMIT_RING = 1,     /* producer -> daemon handles */
 	SHM_SECTION_COMPLETION_RING = 2, /* daemon -> producer handles */
+	SHM_SECTION_SLOTS = 3,           /* struct shmsched_slot[] (shmsched/wire.h) */
 };
 
 struct shm_section {
