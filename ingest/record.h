@@ -1,0 +1,60 @@
+/* Pod slots in a producer's region (include/shmsched/wire.h): decoding a
+ * submitted slot into the pod the engine schedules, and writing the answer
+ * back into the slot.
+ *
+ * Concurrency: both functions run on the daemon side, in whichever thread
+ * owns the slot at the time (the one that dequeued its handle). Neither
+ * locks, allocates or makes a system call. record_decode reads the slot
+ * exactly once, so a producer rewriting it meanwhile gets a consistent
+ * snapshot or a rejection, never a crash; record_answer uses plain stores,
+ * published to the producer by the completion ring's enqueue.
+ */
+#ifndef SHMSCHED_INGEST_RECORD_H
+#define SHMSCHED_INGEST_RECORD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "shm/model.h"
+#include "shmsched/wire.h"
+
+/* The producer's registered templates: template id k (1..count) is
+ * specs[k - 1]. Owned by the daemon, trusted (checked at registration). */
+struct record_templates {
+	const struct pod_spec *specs;
+	uint32_t count;
+};
+
+/* A decoded pod: its template's spec with the slot's extra requests added,
+ * and the slot's producer-side fields, returned as they were. */
+struct record_pod {
+	struct pod_spec spec;
+	uint64_t cookie;
+	uint64_t submit_ns;
+};
+
+/* Copies `shared` once out of shared memory and checks the copy: template_id
+ * in 1..t->count, n_extra <= SHMSCHED_MAX_EXTRA, flags 0, and for each used
+ * extra reserved 0, resource < res->count and not RES_PODS, quantity >= 0,
+ * and no request (nor the scoring stand-in for cpu or memory) past
+ * INT64_MAX. Then out->spec is the template's spec with each extra added to
+ * spec.request.v[resource] (for cpu and memory also to nonzero_cpu_milli /
+ * nonzero_mem_bytes); equal slots give byte-equal specs.
+ *
+ * Returns 0, or -EINVAL with a message for a person in `why` (naming the
+ * field, its value and what was expected; `why` may be NULL when `why_len`
+ * is 0) and `out` untouched. */
+int record_decode(const struct shmsched_slot *shared,
+		  const struct record_templates *t, const struct res_names *res,
+		  struct record_pod *out, char *why, size_t why_len);
+
+/* Writes the answer into a slot the daemon owns: status (enum
+ * shmsched_status), node_id, complete_ns and `message` (NULL for none).
+ * A message longer than SHMSCHED_MESSAGE_MAX - 1 bytes is cut, never inside
+ * a UTF-8 sequence, and ends in "..."; the slot's message is always
+ * NUL-terminated. Plain stores: the caller's enqueue of the slot's handle
+ * on the completion ring publishes them. */
+void record_answer(struct shmsched_slot *shared, uint32_t status,
+		   uint32_t node_id, uint64_t complete_ns, const char *message);
+
+#endif

@@ -1,0 +1,718 @@
+/* The worker thread pool: pinned threads that poll, back off and sleep.
+ *
+ * What: pool_start() makes N threads. Each pins itself to a core of its own
+ * (hwloc, spread round-robin over the NUMA nodes; wrapping around with a
+ * warning when there are more workers than cores), takes zeroed scratch
+ * memory from libnuma on its node (an aligned heap block where libnuma
+ * cannot serve that node), registers as a liburcu QSBR reader, and then
+ * calls the poll function over and over until pool_stop().
+ *
+ * Backoff, per worker, counted in consecutive idle polls (a poll that did
+ * work resets the count to 0):
+ *   SPIN   idle < spin_polls: poll again after a pause instruction;
+ *   YIELD  idle < spin_polls + yield_polls: go RCU-offline, sched_yield(),
+ *          come back online, poll again;
+ *   SLEEP  otherwise: go RCU-offline and wait on the futex word wake_seq
+ *          for at most sleep_max_us, come back online, poll again. A worker
+ *          that wakes and still finds nothing sleeps again at once: only a
+ *          poll that did work sends it back to SPIN.
+ * An idle worker therefore costs one poll per sleep_max_us once asleep, and
+ * spins for at most spin_polls polls plus yield_polls yields after its last
+ * work.
+ *
+ * Invariants:
+ * - No lost wake-up: work published before pool_wake() is found by a poll
+ *   that starts after it, or by a poll under way, without waiting for the
+ *   sleep timeout. The protocol, with labels used at each atomic:
+ *     worker: W1 seen = load(wake_seq)          acquire, before each poll
+ *             poll() finds nothing
+ *             S1 sleepers += 1                   seq_cst
+ *             S2 if load(wake_seq) == seen       seq_cst
+ *                   FUTEX_WAIT(wake_seq, seen)   the kernel re-checks
+ *             S3 sleepers -= 1                   relaxed
+ *     waker:  (publishes work, by its own means)
+ *             K1 wake_seq += 1                   seq_cst (release for W1)
+ *             K2 if load(sleepers) != 0          seq_cst
+ *                   FUTEX_WAKE(wake_seq, all)
+ *   If W1 reads K1's value (or a later one), K1 releases the work to the
+ *   poll that follows. If not, S1/S2 against K1/K2 is the store-buffering
+ *   pattern, all seq_cst: either S2 sees K1 (seen is stale, no sleep) or K2
+ *   sees S1 and calls FUTEX_WAKE, which the kernel orders against the
+ *   waiter's own compare of wake_seq with seen. The word is 32 bits; only
+ *   exactly 2^32 wake-ups between W1 and S2 could fool the compare, and
+ *   then the timeout still bounds the sleep.
+ * - A sleeping or yielding worker is RCU-offline, so a writer's
+ *   urcu_qsbr_synchronize_rcu() never waits for it; a polling worker
+ *   announces a quiescent state after every poll, so it waits at most one
+ *   poll per worker.
+ * - Each worker's counters are written by that worker only.
+ *
+ * Wake-up latency: from pool_wake() to the poll that sees the work, one
+ * futex wake and a thread switch-in for a sleeping worker (tens of
+ * microseconds; bench/pool_wakeup.c measures it), one poll for a spinning
+ * one. A missed FUTEX_WAKE (a bug, or a wake-up issued by something other
+ * than pool_wake) costs at most sleep_max_us.
+ *
+ * Slow path only: pool_start() and pool_stop() allocate, log and lock; the
+ * loop itself makes no system call while there is work.
+ */
+/* liburcu's inline fast paths (_LGPL_SOURCE) everywhere but under TSan:
+ * their grace-period wake-up reads and writes a shared futex word with
+ * plain volatile accesses, which TSan reports as a race between workers.
+ * Under TSan the same functions are called out of line, uninstrumented. */
+#if defined(__SANITIZE_THREAD__)
+#define POOL_UNDER_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define POOL_UNDER_TSAN 1
+#endif
+#endif
+#ifndef POOL_UNDER_TSAN
+#define _LGPL_SOURCE 1
+#endif
+
+#include "workers/pool.h"
+
+#include <errno.h>
+#include <hwloc.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <numa.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#include <urcu/urcu-qsbr.h>
+
+#include "shm/log.h"
+
+#define CACHE_LINE 64
+#define PAGE_ALIGN 4096
+
+enum scratch_source {
+	SCRATCH_NONE,
+	SCRATCH_NUMA,
+	SCRATCH_HEAP,
+};
+
+enum gate_state {
+	GATE_WAIT,  /* workers set up and wait */
+	GATE_RUN,   /* every worker is ready: poll */
+	GATE_ABORT, /* pool_start() failed: exit without polling */
+};
+
+struct pool_worker {
+	/* Written by this worker only, with relaxed stores; read relaxed by
+	 * pool_worker_stats(). Relaxed is enough: each is a counter read on
+	 * its own and orders nothing. First on its own cache line. */
+	_Alignas(CACHE_LINE) uint64_t polls;
+	uint64_t busy_polls;
+	uint64_t sleeps;
+	uint64_t wakeups;
+
+	/* Set before the thread starts, or by the thread before it reports to
+	 * the gate (under gate_lock); read-only afterwards. */
+	struct pool *pool;
+	pthread_t thread;
+	unsigned index;
+	int cpu;
+	int numa_node;
+	hwloc_bitmap_t cpuset; /* NULL: unpinned; freed once started */
+	void *scratch;
+	enum scratch_source scratch_source;
+	char scratch_note[64]; /* why the heap, for the log line */
+	int start_err;         /* 0 or a positive errno */
+	char start_msg[160];
+};
+
+struct pool {
+	/* The wake-up line: written by pool_wake() and by workers going to
+	 * sleep, read by every worker before each poll. */
+	_Alignas(CACHE_LINE) uint32_t wake_seq; /* the futex word */
+	uint32_t sleepers;
+	uint32_t stop;
+
+	/* Read-only once the workers run. */
+	_Alignas(CACHE_LINE) pool_poll_fn poll;
+	void *arg;
+	unsigned n;
+	unsigned spin_end;  /* idle polls that spin */
+	unsigned yield_end; /* idle polls that spin or yield */
+	struct timespec sleep_max;
+	size_t scratch_bytes;
+	hwloc_topology_t topo; /* only while starting */
+	struct pool_worker *workers;
+
+	/* The start gate: slow path, a plain mutex and condition. */
+	pthread_mutex_t gate_lock;
+	pthread_cond_t gate_cond;
+	unsigned gate_ready;
+	enum gate_state gate;
+};
+
+static void set_err(char *err, size_t err_len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void set_err(char *err, size_t err_len, const char *fmt, ...)
+{
+	if (err == NULL || err_len == 0)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err, err_len, fmt, ap);
+	va_end(ap);
+}
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield" ::: "memory");
+#else
+	__asm__ __volatile__("" ::: "memory");
+#endif
+}
+
+static long futex_wait(uint32_t *word, uint32_t expected,
+		       const struct timespec *timeout)
+{
+	return syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, expected, timeout,
+		       NULL, 0);
+}
+
+static void futex_wake_all(uint32_t *word)
+{
+	syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+}
+
+/* Single-writer counter: a relaxed load and store, no read-modify-write,
+ * since only the owning worker writes it (see struct pool_worker). */
+static inline void stat_inc(uint64_t *counter)
+{
+	uint64_t v = __atomic_load_n(counter, __ATOMIC_RELAXED);
+	__atomic_store_n(counter, v + 1, __ATOMIC_RELAXED);
+}
+
+/* ---- worker side ---- */
+
+/* Sleeps on wake_seq unless it moved since `seen` (read before the poll
+ * that found nothing). See the protocol in the note at the top. */
+static void worker_sleep(struct pool_worker *w, uint32_t seen)
+{
+	struct pool *p = w->pool;
+
+	/* S1, seq_cst — partner K2: a waker that reads sleepers after this
+	 * will call FUTEX_WAKE. */
+	__atomic_fetch_add(&p->sleepers, 1, __ATOMIC_SEQ_CST);
+	/* S2, seq_cst — partner K1: with S1 before it, either this sees a
+	 * wake-up issued since W1 or that wake-up's K2 sees S1. */
+	if (__atomic_load_n(&p->wake_seq, __ATOMIC_SEQ_CST) == seen) {
+		stat_inc(&w->sleeps);
+		long r = futex_wait(&p->wake_seq, seen, &p->sleep_max);
+		/* 0: FUTEX_WAKE (or spurious); EAGAIN: the word moved between
+		 * S2 and the kernel's compare. Both are wake-ups; ETIMEDOUT
+		 * and EINTR are not. */
+		if (r == 0 || errno == EAGAIN)
+			stat_inc(&w->wakeups);
+	}
+	/* S3, relaxed — partner K2: a waker that still sees this worker
+	 * only makes a FUTEX_WAKE nobody needs; it can never see 0 while the
+	 * worker waits, since this runs after the wait. */
+	__atomic_fetch_sub(&p->sleepers, 1, __ATOMIC_RELAXED);
+}
+
+static void worker_loop(struct pool_worker *w)
+{
+	struct pool *p = w->pool;
+	unsigned idle = 0;
+	uint64_t polls = 0, busy_polls = 0;
+
+	for (;;) {
+		/* W1, acquire — partner K1 (pool_wake, pool_stop): work
+		 * published before a wake-up this reads is visible to the
+		 * poll below; the value is what worker_sleep() compares. */
+		uint32_t seen = __atomic_load_n(&p->wake_seq, __ATOMIC_ACQUIRE);
+		/* Relaxed — partner pool_stop()'s store, which comes before
+		 * its K1: once W1 reads that K1 this load must see the stop;
+		 * until then one more poll is harmless. */
+		if (__atomic_load_n(&p->stop, __ATOMIC_RELAXED))
+			break;
+
+		unsigned did = p->poll(p->arg, w->index, w->scratch);
+		urcu_qsbr_quiescent_state();
+
+		/* Own counters: relaxed stores, see struct pool_worker. */
+		__atomic_store_n(&w->polls, ++polls, __ATOMIC_RELAXED);
+		if (did != 0) {
+			__atomic_store_n(&w->busy_polls, ++busy_polls,
+					 __ATOMIC_RELAXED);
+			idle = 0;
+			continue;
+		}
+		if (idle < p->spin_end) {
+			idle++;
+			cpu_relax();
+			continue;
+		}
+		/* Offline before giving up the CPU, or a writer's
+		 * synchronize_rcu() would wait for this thread's next poll:
+		 * up to sleep_max_us per grace period, for ever if it hung. */
+		urcu_qsbr_thread_offline();
+		if (idle < p->yield_end) {
+			idle++;
+			sched_yield();
+		} else {
+			worker_sleep(w, seen);
+		}
+		urcu_qsbr_thread_online();
+	}
+}
+
+static bool scratch_alloc(struct pool_worker *w, size_t bytes)
+{
+	int node = w->numa_node;
+	if (node < 0) {
+		snprintf(w->scratch_note, sizeof(w->scratch_note), "%s",
+			 w->cpuset == NULL ? "unpinned" : "no NUMA node found");
+	} else if (numa_available() < 0) {
+		snprintf(w->scratch_note, sizeof(w->scratch_note),
+			 "libnuma unavailable");
+	} else if (node > numa_max_node() ||
+		   !numa_bitmask_isbitset(numa_all_nodes_ptr, (unsigned)node)) {
+		/* numa_alloc_onnode() would return memory anyway and only
+		 * print an error: check first. */
+		snprintf(w->scratch_note, sizeof(w->scratch_note),
+			 "node %d unknown to libnuma", node);
+	} else {
+		w->scratch = numa_alloc_onnode(bytes, node);
+		if (w->scratch != NULL) {
+			w->scratch_source = SCRATCH_NUMA;
+			return true;
+		}
+		snprintf(w->scratch_note, sizeof(w->scratch_note),
+			 "numa_alloc_onnode failed");
+	}
+	size_t rounded = (bytes + PAGE_ALIGN - 1) / PAGE_ALIGN * PAGE_ALIGN;
+	if (posix_memalign(&w->scratch, PAGE_ALIGN, rounded) != 0) {
+		w->scratch = NULL;
+		return false;
+	}
+	w->scratch_source = SCRATCH_HEAP;
+	return true;
+}
+
+/* Pins the calling thread and makes its scratch memory; 0 or a positive
+ * errno with start_msg set. */
+static int worker_setup(struct pool_worker *w)
+{
+	struct pool *p = w->pool;
+
+	if (w->cpuset != NULL &&
+	    hwloc_set_cpubind(p->topo, w->cpuset, HWLOC_CPUBIND_THREAD) < 0) {
+		int e = errno;
+		snprintf(w->start_msg, sizeof(w->start_msg),
+			 "worker %u: hwloc_set_cpubind to cpu %d: %s", w->index,
+			 w->cpu, strerror(e));
+		return e;
+	}
+	if (p->scratch_bytes == 0)
+		return 0;
+	if (!scratch_alloc(w, p->scratch_bytes)) {
+		snprintf(w->start_msg, sizeof(w->start_msg),
+			 "worker %u: scratch of %zu bytes: out of memory",
+			 w->index, p->scratch_bytes);
+		return ENOMEM;
+	}
+	/* Fault the pages in now, from the pinned thread (first touch puts
+	 * heap pages on this node too), so the loop takes no page faults. */
+	memset(w->scratch, 0, p->scratch_bytes);
+	return 0;
+}
+
+static void *worker_main(void *arg)
+{
+	struct pool_worker *w = arg;
+	struct pool *p = w->pool;
+
+	int err = worker_setup(w);
+	urcu_qsbr_register_thread();
+	/* Offline while waiting at the gate: a grace period elsewhere in the
+	 * process need not wait for pool_start(). */
+	urcu_qsbr_thread_offline();
+
+	pthread_mutex_lock(&p->gate_lock);
+	w->start_err = err;
+	p->gate_ready++;
+	pthread_cond_broadcast(&p->gate_cond);
+	while (p->gate == GATE_WAIT)
+		pthread_cond_wait(&p->gate_cond, &p->gate_lock);
+	bool run = p->gate == GATE_RUN;
+	pthread_mutex_unlock(&p->gate_lock);
+
+	urcu_qsbr_thread_online();
+	if (run)
+		worker_loop(w);
+	urcu_qsbr_unregister_thread();
+	return NULL;
+}
+
+/* ---- placement ---- */
+
+struct core_slot {
+	hwloc_obj_t core;
+	int node_rank; /* logical index of its NUMA node, 0 if none */
+	int rank;      /* its position among the cores of that node */
+};
+
+static int core_slot_cmp(const void *a, const void *b)
+{
+	const struct core_slot *x = a, *y = b;
+	if (x->rank != y->rank)
+		return x->rank < y->rank ? -1 : 1;
+	if (x->node_rank != y->node_rank)
+		return x->node_rank < y->node_rank ? -1 : 1;
+	return x->core->logical_index < y->core->logical_index ? -1 : 1;
+}
+
+/* In hwloc 2 NUMA nodes hang off the side of the tree, not above the PUs:
+ * the core's node is the one whose cpuset holds the core's. */
+static hwloc_obj_t core_numa_node(hwloc_topology_t topo, hwloc_obj_t core)
+{
+	hwloc_obj_t node = NULL;
+	while ((node = hwloc_get_next_obj_by_type(topo, HWLOC_OBJ_NUMANODE,
+						  node)) != NULL)
+		if (node->cpuset != NULL &&
+		    hwloc_bitmap_isincluded(core->cpuset, node->cpuset))
+			return node;
+	return NULL;
+}
+
+/* The cores in placement order: the first core of each NUMA node, then
+ * the second of each, and so on, so that a pool smaller than the machine
+ * spreads over its nodes. Returns the count; *out is malloc'd. */
+static int cores_in_order(hwloc_topology_t topo, struct core_slot **out)
+{
+	hwloc_obj_type_t type = HWLOC_OBJ_CORE;
+	int n = hwloc_get_nbobjs_by_type(topo, type);
+	if (n <= 0) {
+		/* Some virtual machines show PUs without cores. */
+		type = HWLOC_OBJ_PU;
+		n = hwloc_get_nbobjs_by_type(topo, type);
+	}
+	if (n <= 0)
+		return 0;
+	int nodes = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_NUMANODE);
+	struct core_slot *slots = calloc((size_t)n, sizeof(*slots));
+	int *per_node = calloc(nodes > 0 ? (size_t)nodes : 1, sizeof(*per_node));
+	if (slots == NULL || per_node == NULL) {
+		free(slots);
+		free(per_node);
+		return -ENOMEM;
+	}
+	for (int i = 0; i < n; i++) {
+		hwloc_obj_t core = hwloc_get_obj_by_type(topo, type, (unsigned)i);
+		hwloc_obj_t node = core_numa_node(topo, core);
+		int k = node != NULL && (int)node->logical_index < nodes ?
+			(int)node->logical_index : 0;
+		slots[i] = (struct core_slot){core, k, per_node[k]++};
+	}
+	qsort(slots, (size_t)n, sizeof(*slots), core_slot_cmp);
+	free(per_node);
+	*out = slots;
+	return n;
+}
+
+/* Decides each worker's cpu, node and cpuset (pinned pools only). */
+static int place_workers(struct pool *p, const struct core_slot *cores,
+			 int n_cores, char *err, size_t err_len)
+{
+	if (p->n > (unsigned)n_cores)
+		log_msg(LOG_LEVEL_WARN,
+			"pool: %u workers but %d cores: worker i shares the core "
+			"of worker i mod %d",
+			p->n, n_cores, n_cores);
+	for (unsigned i = 0; i < p->n; i++) {
+		struct pool_worker *w = &p->workers[i];
+		hwloc_obj_t core = cores[i % (unsigned)n_cores].core;
+		w->cpuset = hwloc_bitmap_dup(core->cpuset);
+		if (w->cpuset == NULL) {
+			set_err(err, err_len, "pool: worker %u: out of memory", i);
+			return -ENOMEM;
+		}
+		/* One PU of the core: no migrations between its hyperthreads,
+		 * and a cpu number that means something. */
+		hwloc_bitmap_singlify(w->cpuset);
+		w->cpu = hwloc_bitmap_first(w->cpuset);
+		hwloc_obj_t node = core_numa_node(p->topo, core);
+		if (node != NULL)
+			w->numa_node = (int)node->os_index;
+		else if (core->nodeset != NULL && !hwloc_bitmap_iszero(core->nodeset))
+			w->numa_node = hwloc_bitmap_first(core->nodeset);
+	}
+	return 0;
+}
+
+/* ---- owner side ---- */
+
+/* Frees everything; the threads are joined or were never started. */
+static void pool_free(struct pool *p)
+{
+	for (unsigned i = 0; i < p->n; i++) {
+		struct pool_worker *w = &p->workers[i];
+		if (w->cpuset != NULL)
+			hwloc_bitmap_free(w->cpuset);
+		if (w->scratch_source == SCRATCH_NUMA)
+			numa_free(w->scratch, p->scratch_bytes);
+		else
+			free(w->scratch);
+	}
+	if (p->topo != NULL)
+		hwloc_topology_destroy(p->topo);
+	pthread_cond_destroy(&p->gate_cond);
+	pthread_mutex_destroy(&p->gate_lock);
+	free(p->workers);
+	free(p);
+}
+
+static void log_worker(const struct pool *p, const struct pool_worker *w)
+{
+	char scratch[128];
+	switch (w->scratch_source) {
+	case SCRATCH_NONE:
+		snprintf(scratch, sizeof(scratch), "no scratch");
+		break;
+	case SCRATCH_NUMA:
+		snprintf(scratch, sizeof(scratch),
+			 "scratch %zu bytes from libnuma on node %d",
+			 p->scratch_bytes, w->numa_node);
+		break;
+	case SCRATCH_HEAP:
+		snprintf(scratch, sizeof(scratch),
+			 "scratch %zu bytes from the heap (%s)", p->scratch_bytes,
+			 w->scratch_note);
+		break;
+	}
+	if (w->cpu >= 0)
+		log_msg(LOG_LEVEL_INFO, "pool: worker %u on cpu %d, NUMA node %d, %s",
+			w->index, w->cpu, w->numa_node, scratch);
+	else
+		log_msg(LOG_LEVEL_INFO, "pool: worker %u unpinned, %s", w->index,
+			scratch);
+}
+
+struct pool *pool_start(const struct pool_config *cfg, pool_poll_fn poll,
+			void *arg, char *err, size_t err_len)
+{
+	int e = 0;
+	struct core_slot *cores = NULL;
+	unsigned started = 0;
+
+	if (cfg == NULL || poll == NULL) {
+		set_err(err, err_len, "pool: %s is NULL",
+			cfg == NULL ? "config" : "poll function");
+		errno = EINVAL;
+		return NULL;
+	}
+	if (cfg->workers > POOL_WORKERS_MAX) {
+		set_err(err, err_len,
+			"pool: workers: %u is too many, expected at most %u",
+			cfg->workers, POOL_WORKERS_MAX);
+		errno = EINVAL;
+		return NULL;
+	}
+
+	struct pool *p;
+	if (posix_memalign((void **)&p, CACHE_LINE, sizeof(*p)) != 0) {
+		set_err(err, err_len, "pool: out of memory");
+		errno = ENOMEM;
+		return NULL;
+	}
+	memset(p, 0, sizeof(*p));
+	pthread_mutex_init(&p->gate_lock, NULL);
+	pthread_cond_init(&p->gate_cond, NULL);
+	p->gate = GATE_WAIT;
+	p->poll = poll;
+	p->arg = arg;
+	p->scratch_bytes = cfg->scratch_bytes;
+	unsigned spin = cfg->spin_polls ? cfg->spin_polls : POOL_SPIN_POLLS_DEFAULT;
+	unsigned yield = cfg->yield_polls ? cfg->yield_polls : POOL_YIELD_POLLS_DEFAULT;
+	uint32_t sleep_us = cfg->sleep_max_us ? cfg->sleep_max_us :
+				POOL_SLEEP_MAX_US_DEFAULT;
+	p->spin_end = spin;
+	p->yield_end = spin > UINT_MAX - yield ? UINT_MAX : spin + yield;
+	p->sleep_max.tv_sec = sleep_us / 1000000u;
+	p->sleep_max.tv_nsec = (long)(sleep_us % 1000000u) * 1000;
+
+	if (hwloc_topology_init(&p->topo) < 0) {
+		p->topo = NULL;
+		e = ENODEV;
+		set_err(err, err_len, "pool: hwloc_topology_init failed");
+		goto fail_topology;
+	}
+	if (hwloc_topology_load(p->topo) < 0) {
+		e = ENODEV;
+		set_err(err, err_len, "pool: hwloc_topology_load: %s",
+			strerror(errno));
+		goto fail_topology;
+	}
+	int n_cores = cores_in_order(p->topo, &cores);
+	if (n_cores < 0) {
+		e = -n_cores;
+		set_err(err, err_len, "pool: out of memory");
+		goto fail_topology;
+	}
+	if (n_cores == 0 && cfg->pin) {
+		e = ENODEV;
+		set_err(err, err_len, "pool: pin: hwloc found no cores to pin to");
+		goto fail_topology;
+	}
+	p->n = cfg->workers;
+	if (p->n == 0)
+		p->n = n_cores > 1 ? (unsigned)n_cores - 1 : 1;
+
+	if (posix_memalign((void **)&p->workers, CACHE_LINE,
+			   p->n * sizeof(*p->workers)) != 0) {
+		p->workers = NULL;
+		e = ENOMEM;
+		set_err(err, err_len, "pool: %u workers: out of memory", p->n);
+		goto fail_workers;
+	}
+	memset(p->workers, 0, p->n * sizeof(*p->workers));
+	for (unsigned i = 0; i < p->n; i++) {
+		p->workers[i].pool = p;
+		p->workers[i].index = i;
+		p->workers[i].cpu = -1;
+		p->workers[i].numa_node = -1;
+	}
+	if (cfg->pin) {
+		int r = place_workers(p, cores, n_cores, err, err_len);
+		if (r < 0) {
+			e = -r;
+			goto fail_place;
+		}
+	}
+
+	for (; started < p->n; started++) {
+		struct pool_worker *w = &p->workers[started];
+		int r = pthread_create(&w->thread, NULL, worker_main, w);
+		if (r != 0) {
+			e = r;
+			set_err(err, err_len,
+				"pool: worker %u of %u: pthread_create: %s",
+				started, p->n, strerror(r));
+			goto fail_threads;
+		}
+	}
+
+	pthread_mutex_lock(&p->gate_lock);
+	while (p->gate_ready < p->n)
+		pthread_cond_wait(&p->gate_cond, &p->gate_lock);
+	for (unsigned i = 0; i < p->n && e == 0; i++) {
+		if (p->workers[i].start_err != 0) {
+			e = p->workers[i].start_err;
+			set_err(err, err_len, "pool: %s", p->workers[i].start_msg);
+		}
+	}
+	p->gate = e == 0 ? GATE_RUN : GATE_ABORT;
+	pthread_cond_broadcast(&p->gate_cond);
+	pthread_mutex_unlock(&p->gate_lock);
+	if (e != 0)
+		goto fail_setup;
+
+	for (unsigned i = 0; i < p->n; i++)
+		log_worker(p, &p->workers[i]);
+	/* The threads are bound; the topology and cpusets are no longer used. */
+	for (unsigned i = 0; i < p->n; i++) {
+		if (p->workers[i].cpuset != NULL) {
+			hwloc_bitmap_free(p->workers[i].cpuset);
+			p->workers[i].cpuset = NULL;
+		}
+	}
+	hwloc_topology_destroy(p->topo);
+	p->topo = NULL;
+	free(cores);
+	return p;
+
+fail_threads:
+	pthread_mutex_lock(&p->gate_lock);
+	p->gate = GATE_ABORT;
+	pthread_cond_broadcast(&p->gate_cond);
+	pthread_mutex_unlock(&p->gate_lock);
+fail_setup:
+	for (unsigned i = 0; i < started; i++)
+		pthread_join(p->workers[i].thread, NULL);
+fail_place:
+fail_workers:
+fail_topology:
+	free(cores);
+	if (p->workers == NULL)
+		p->n = 0;
+	pool_free(p);
+	errno = e;
+	return NULL;
+}
+
+void pool_wake(struct pool *p)
+{
+	/* K1, seq_cst — partners W1 (as a release: the caller's work is
+	 * visible to a poll that reads this value) and S2 (store-buffering
+	 * pair with K2 against S1). */
+	__atomic_fetch_add(&p->wake_seq, 1, __ATOMIC_SEQ_CST);
+	/* K2, seq_cst — partner S1: a worker that announced itself before
+	 * this either saw K1 at S2 or is woken here. */
+	if (__atomic_load_n(&p->sleepers, __ATOMIC_SEQ_CST) != 0)
+		futex_wake_all(&p->wake_seq);
+}
+
+void pool_stop(struct pool *p)
+{
+	if (p == NULL)
+		return;
+	/* Relaxed — partner the workers' relaxed load after W1: the K1 below
+	 * releases this store to them. */
+	__atomic_store_n(&p->stop, 1, __ATOMIC_RELAXED);
+	/* K1 as in pool_wake(), and a FUTEX_WAKE whoever sleeps. */
+	__atomic_fetch_add(&p->wake_seq, 1, __ATOMIC_SEQ_CST);
+	futex_wake_all(&p->wake_seq);
+	for (unsigned i = 0; i < p->n; i++)
+		pthread_join(p->workers[i].thread, NULL);
+	pool_free(p);
+}
+
+unsigned pool_size(const struct pool *p)
+{
+	return p->n;
+}
+
+unsigned pool_sleeping(const struct pool *p)
+{
+	/* Acquire — partner S1 (a seq_cst read-modify-write, so a release):
+	 * a caller that sees a worker asleep also sees the counters it wrote
+	 * before going to sleep. It orders nothing else. */
+	return __atomic_load_n(&p->sleepers, __ATOMIC_ACQUIRE);
+}
+
+int pool_worker_stats(const struct pool *p, unsigned index,
+		      struct pool_worker_stats *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->cpu = -1;
+	out->numa_node = -1;
+	if (index >= p->n)
+		return -EINVAL;
+	const struct pool_worker *w = &p->workers[index];
+	/* Relaxed: counters read one by one, see struct pool_worker. */
+	out->polls = __atomic_load_n(&w->polls, __ATOMIC_RELAXED);
+	out->busy_polls = __atomic_load_n(&w->busy_polls, __ATOMIC_RELAXED);
+	out->sleeps = __atomic_load_n(&w->sleeps, __ATOMIC_RELAXED);
+	out->wakeups = __atomic_load_n(&w->wakeups, __ATOMIC_RELAXED);
+	out->cpu = w->cpu;
+	out->numa_node = w->numa_node;
+	return 0;
+}

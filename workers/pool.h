@@ -1,0 +1,110 @@
+/* The worker thread pool: N threads, each pinned to its own core, each with
+ * scratch memory on its own NUMA node, each calling a poll function over and
+ * over and sleeping when there is nothing to do.
+ *
+ * Concurrency contract:
+ * - pool_start() and pool_stop() are called by one owner thread, once each.
+ * - pool_wake(), pool_size(), pool_sleeping() and pool_worker_stats() may be
+ *   called from any thread, including from inside a poll function, at any
+ *   time between pool_start() returning and pool_stop() being called.
+ * - The poll function runs on the pool's threads only; worker `index` always
+ *   calls it from the same thread with the same scratch. Workers are liburcu
+ *   QSBR reader threads (registered, online while they poll): a poll may read
+ *   RCU-protected data, and each poll ends in a quiescent state, so it must
+ *   not keep RCU-protected pointers from one call to the next.
+ * - Ordering: everything a thread wrote before pool_wake() is visible to any
+ *   poll that begins after a worker woke or noticed the wake-up. Each worker
+ *   reads the wake-up word before each poll, so work published before
+ *   pool_wake() is either seen by a poll already under way or by the next
+ *   one; it is never slept on.
+ */
+#ifndef SHMSCHED_WORKERS_POOL_H
+#define SHMSCHED_WORKERS_POOL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct pool;
+
+struct pool_config {
+	/* Worker threads; 0: one per core less one (at least 1), leaving a
+	 * core for the thread that feeds them. At most POOL_WORKERS_MAX. */
+	unsigned workers;
+	/* Pin each worker to a core of its own with hwloc (wrapping around,
+	 * with a warning, when there are more workers than cores). */
+	bool pin;
+	/* Scratch memory per worker, zeroed, page-aligned, from libnuma on the
+	 * worker's NUMA node where there is one; 0: none (scratch is NULL). */
+	size_t scratch_bytes;
+	/* Idle polls spent spinning before the worker starts yielding
+	 * (0: POOL_SPIN_POLLS_DEFAULT). */
+	unsigned spin_polls;
+	/* Idle polls with a sched_yield() before each, after spinning and
+	 * before sleeping (0: POOL_YIELD_POLLS_DEFAULT). */
+	unsigned yield_polls;
+	/* Longest sleep, in microseconds, before an idle worker polls again
+	 * even without a wake-up (0: POOL_SLEEP_MAX_US_DEFAULT). */
+	uint32_t sleep_max_us;
+};
+
+#define POOL_WORKERS_MAX 1024u
+#define POOL_SPIN_POLLS_DEFAULT 1000u
+#define POOL_YIELD_POLLS_DEFAULT 50u
+#define POOL_SLEEP_MAX_US_DEFAULT 1000u
+
+/* Polls for work on worker `index` (0 .. pool_size() - 1) with that worker's
+ * scratch memory. Returns how much work it did; 0 means it found none. */
+typedef unsigned (*pool_poll_fn)(void *arg, unsigned index, void *scratch);
+
+/* Starts the workers and returns once each one is pinned, has its scratch
+ * memory and has registered with liburcu; from then on they poll.
+ * Returns NULL with errno set and a message in err (when err_len > 0) on:
+ *   EINVAL  cfg or poll is NULL, or cfg->workers > POOL_WORKERS_MAX;
+ *   ENOMEM  the pool or a worker's scratch memory could not be allocated;
+ *   ENODEV  hwloc could not load the machine's topology;
+ *   EAGAIN  a thread could not be created;
+ *   other   hwloc_set_cpubind() failed for a worker (its errno).
+ * Logs one line per worker at info level: index, cpu, NUMA node, where its
+ * scratch memory came from. */
+struct pool *pool_start(const struct pool_config *cfg, pool_poll_fn poll,
+			void *arg, char *err, size_t err_len);
+
+/* New work may have arrived: wakes the sleeping workers. When none sleeps
+ * this is one atomic add and one load, no system call. */
+void pool_wake(struct pool *p);
+
+/* Asks every worker to stop after its current poll (work still pending
+ * stays pending), wakes the sleeping ones, joins them and frees the pool and
+ * the scratch memory. p may be NULL. Call once, from the owner thread,
+ * after every other thread has stopped calling pool_ functions on p; polls
+ * still under way may call them until they return. */
+void pool_stop(struct pool *p);
+
+/* The number of workers. */
+unsigned pool_size(const struct pool *p);
+
+/* How many workers are asleep or about to be (announced, not yet back).
+ * A snapshot for tests, benchmarks and monitoring. When it reads
+ * pool_size(p), every worker's poll has returned and its counters, read
+ * after this, are the ones it wrote before going to sleep. */
+unsigned pool_sleeping(const struct pool *p);
+
+struct pool_worker_stats {
+	uint64_t polls;      /* calls to the poll function */
+	uint64_t busy_polls; /* of which returned nonzero */
+	uint64_t sleeps;     /* futex waits entered */
+	uint64_t wakeups;    /* of which ended by a wake-up, not the timeout */
+	int cpu;             /* OS index of the PU it is pinned to; -1 unpinned */
+	int numa_node;       /* its NUMA node (libnuma numbering); -1 unknown */
+};
+
+/* Copies worker `index`'s counters. They are read while the worker runs,
+ * each one on its own, so they may be a few polls apart; once every poll has
+ * returned for good (nothing more to do, all asleep) they add up exactly.
+ * Returns 0, or -EINVAL when index >= pool_size(p) (out is then zeroed,
+ * cpu and numa_node -1). */
+int pool_worker_stats(const struct pool *p, unsigned index,
+		      struct pool_worker_stats *out);
+
+#endif
