@@ -1,0 +1,275 @@
+/* Control socket framing: one message per sendmsg/recvmsg on a SEQPACKET
+ * socket. See control_proto.h for the wire format.
+ *
+ * Invariants: control_recv trusts nothing it receives. Every field is checked
+ * before a caller sees it, and every fd the kernel installed for us is
+ * either handed to the caller (exactly one, when asked for) or closed before
+ * returning, whatever the outcome. Neither function ever blocks past its
+ * bound: sends use MSG_DONTWAIT, receives poll with a deadline first and
+ * then read with MSG_DONTWAIT (another reader may win the race for a
+ * message; the wait then resumes with the time left).
+ *
+ * Threads: no state; see the header.
+ */
+#include "ingest/control_proto.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Room for this many fds in one receive: more than one is an error, but
+ * making room for a few lets us see (and close) them rather than have the
+ * kernel cut the control data short. The kernel closes any beyond this. */
+#define CONTROL_FDS_SEEN 8
+
+const char *control_msg_type_name(uint16_t type)
+{
+	switch (type) {
+	case CONTROL_MSG_HELLO:
+		return "HELLO";
+	case CONTROL_MSG_WELCOME:
+		return "WELCOME";
+	case CONTROL_MSG_ERROR:
+		return "ERROR";
+	case CONTROL_MSG_REQUEST:
+		return "REQUEST";
+	case CONTROL_MSG_RESPONSE:
+		return "RESPONSE";
+	default:
+		return "unknown";
+	}
+}
+
+static bool type_known(uint32_t type)
+{
+	return type >= CONTROL_MSG_HELLO && type < CONTROL_MSG_TYPE_END;
+}
+
+int control_send(int fd, uint16_t type, uint32_t request_id,
+		 const void *payload, uint32_t len, int pass_fd)
+{
+	if (!type_known(type) || len > CONTROL_MAX_PAYLOAD ||
+	    (payload == NULL && len > 0))
+		return -EINVAL;
+
+	struct control_header h = {
+		.magic = CONTROL_MAGIC,
+		.version = CONTROL_VERSION,
+		.type = type,
+		.length = len,
+		.request_id = request_id,
+	};
+	struct iovec iov[2] = {
+		{.iov_base = &h, .iov_len = sizeof(h)},
+		{.iov_base = (void *)(uintptr_t)payload, .iov_len = len},
+	};
+	union {
+		struct cmsghdr align;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} ctl;
+	struct msghdr msg = {
+		.msg_iov = iov,
+		.msg_iovlen = len > 0 ? 2 : 1,
+	};
+	if (pass_fd >= 0) {
+		memset(&ctl, 0, sizeof(ctl));
+		msg.msg_control = ctl.buf;
+		msg.msg_controllen = sizeof(ctl.buf);
+		struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(c), &pass_fd, sizeof(int));
+	}
+
+	/* MSG_NOSIGNAL: a closed peer is -EPIPE here, never SIGPIPE in a
+	 * producer that did not ask for it. MSG_DONTWAIT: see the file note. */
+	ssize_t n;
+	do
+		n = sendmsg(fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	/* SEQPACKET sends whole messages or nothing; anything else is a
+	 * socket of another type passed by mistake. */
+	if ((size_t)n != sizeof(h) + len)
+		return -EPROTO;
+	return 0;
+}
+
+int control_send_error(int fd, uint32_t request_id, int code,
+		       const char *fmt, ...)
+{
+	char buf[sizeof(struct control_error) + CONTROL_ERROR_TEXT_MAX + 1];
+	struct control_error e = {.code = (uint32_t)code};
+	memcpy(buf, &e, sizeof(e));
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(buf + sizeof(e), CONTROL_ERROR_TEXT_MAX + 1, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		n = 0;
+	if ((unsigned)n > CONTROL_ERROR_TEXT_MAX)
+		n = CONTROL_ERROR_TEXT_MAX;
+	return control_send(fd, CONTROL_MSG_ERROR, request_id, buf,
+			    (uint32_t)(sizeof(e) + (unsigned)n), -1);
+}
+
+void control_error_decode(const void *payload, uint32_t len, int *code,
+			  char *text, size_t text_len)
+{
+	struct control_error e;
+	if (payload == NULL || len < sizeof(e)) {
+		*code = EPROTO;
+		if (text_len > 0)
+			snprintf(text, text_len,
+				 "malformed ERROR message: %u payload bytes, "
+				 "expected at least %zu", len, sizeof(e));
+		return;
+	}
+	memcpy(&e, payload, sizeof(e));
+	*code = e.code >= 1 && e.code <= 4095 ? (int)e.code : EPROTO;
+	if (text_len == 0)
+		return;
+	const unsigned char *src = (const unsigned char *)payload + sizeof(e);
+	size_t n = len - sizeof(e);
+	if (n > text_len - 1)
+		n = text_len - 1;
+	/* The text is a peer's: keep it to one printable line in our logs. */
+	for (size_t i = 0; i < n; i++)
+		text[i] = src[i] >= 0x20 && src[i] < 0x7f ? (char)src[i] : '?';
+	text[n] = '\0';
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Waits until fd is readable (or hung up, or in error: the read that
+ * follows reports which) or the deadline passes. deadline < 0: none. */
+static int wait_readable(int fd, int64_t deadline)
+{
+	for (;;) {
+		int wait_ms = -1;
+		if (deadline >= 0) {
+			int64_t left = deadline - now_ms();
+			wait_ms = left > 0 ? (left > 1000000 ? 1000000 : (int)left) : 0;
+		}
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		int rc = poll(&p, 1, wait_ms);
+		if (rc < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (rc > 0) {
+			if (p.revents & POLLNVAL)
+				return -EBADF;
+			return 0;
+		}
+		if (deadline >= 0 && now_ms() >= deadline)
+			return -ETIMEDOUT;
+	}
+}
+
+static void close_fds(const int *fds, int n)
+{
+	for (int i = 0; i < n; i++)
+		close(fds[i]);
+}
+
+int control_recv(int fd, struct control_header *h, void *payload,
+		 uint32_t cap, int *got_fd, int timeout_ms)
+{
+	if (got_fd != NULL)
+		*got_fd = -1;
+	if (h == NULL || (payload == NULL && cap > 0))
+		return -EINVAL;
+
+	int64_t deadline = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
+	union {
+		struct cmsghdr align;
+		char buf[CMSG_SPACE(sizeof(int) * CONTROL_FDS_SEEN)];
+	} ctl;
+	struct iovec iov[2];
+	struct msghdr msg;
+	ssize_t n;
+	for (;;) {
+		int rc = wait_readable(fd, deadline);
+		if (rc < 0)
+			return rc;
+		memset(h, 0, sizeof(*h));
+		iov[0] = (struct iovec){.iov_base = h, .iov_len = sizeof(*h)};
+		iov[1] = (struct iovec){.iov_base = payload, .iov_len = cap};
+		msg = (struct msghdr){
+			.msg_iov = iov,
+			.msg_iovlen = cap > 0 ? 2 : 1,
+			.msg_control = ctl.buf,
+			.msg_controllen = sizeof(ctl.buf),
+		};
+		/* MSG_TRUNC as an input flag makes the kernel return the
+		 * message's real length even when it did not fit, so an
+		 * oversized but well-formed message is told apart from a lie
+		 * about its length. */
+		n = recvmsg(fd, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC | MSG_TRUNC);
+		if (n >= 0)
+			break;
+		if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)
+			continue; /* another reader took it, or a spurious wake */
+		return -errno;
+	}
+
+	/* Collect every fd first, so each error path below can close them. */
+	int fds[CONTROL_FDS_SEEN];
+	int n_fds = 0;
+	bool bad_control = false;
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c != NULL;
+	     c = CMSG_NXTHDR(&msg, c)) {
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS ||
+		    c->cmsg_len < CMSG_LEN(0)) {
+			bad_control = true;
+			continue;
+		}
+		size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (size_t i = 0; i < k && n_fds < CONTROL_FDS_SEEN; i++)
+			memcpy(&fds[n_fds++], CMSG_DATA(c) + i * sizeof(int),
+			       sizeof(int));
+	}
+
+	int rc = -EPROTO;
+	if (n == 0) {
+		rc = -ECONNRESET; /* orderly close (see the header on empty) */
+		goto fail;
+	}
+	if ((msg.msg_flags & MSG_CTRUNC) || bad_control)
+		goto fail;
+	if ((size_t)n < sizeof(*h))
+		goto fail;
+	if (h->magic != CONTROL_MAGIC || h->version != CONTROL_VERSION ||
+	    !type_known(h->type) || h->length > CONTROL_MAX_PAYLOAD)
+		goto fail;
+	if ((size_t)n - sizeof(*h) != h->length)
+		goto fail;
+	if (h->length > cap) {
+		rc = -EMSGSIZE; /* well-formed, but not for this buffer */
+		goto fail;
+	}
+	if (n_fds > 1 || (n_fds == 1 && got_fd == NULL))
+		goto fail;
+	if (n_fds == 1)
+		*got_fd = fds[0];
+	return 0;
+
+fail:
+	close_fds(fds, n_fds);
+	return rc;
+}

@@ -1,0 +1,136 @@
+/* The control socket's framing, shared by the daemon (ingest/control_server)
+ * and producers (client/control_client). Slow path only: registration and
+ * the passing of region fds, never the path of a pod.
+ *
+ * Transport: a Unix SOCK_SEQPACKET socket, so the kernel keeps message
+ * boundaries and one sendmsg(2) is one recvmsg(2). Each message is
+ *
+ *   offset  size  field       meaning
+ *   ------  ----  ----------  ----------------------------------------------
+ *        0     4  magic       CONTROL_MAGIC
+ *        4     2  version     CONTROL_VERSION (the framing, not the shm ABI)
+ *        6     2  type        enum control_msg_type
+ *        8     4  length      payload bytes that follow, <= CONTROL_MAX_PAYLOAD
+ *       12     4  request_id  chosen by the client; echoed in the answer
+ *       16     -  payload
+ *
+ * in host byte order (both ends share a machine), with zero or one fd
+ * attached as SCM_RIGHTS. A message is valid only if all of it arrived in
+ * one piece (no MSG_TRUNC or MSG_CTRUNC), the header's fields hold the values
+ * above, `length` equals the bytes that arrived after the header, and at
+ * most one fd came with it.
+ *
+ * Conversation: the client sends HELLO (struct control_hello, its
+ * SHM_ABI_VERSION); the daemon answers WELCOME (struct control_hello, its own
+ * version) or ERROR and closes. Then the client sends REQUESTs and gets for
+ * each one RESPONSE or ERROR with the same request_id. An ERROR whose
+ * request_id is 0 concerns the connection; the daemon closes it after.
+ *
+ * Threads: control_send and control_recv keep no state; any thread may call
+ * them on any fd, one sender and one receiver per fd at a time (concurrent
+ * senders on one fd are safe, since each message is one sendmsg).
+ */
+#ifndef SHMSCHED_INGEST_CONTROL_PROTO_H
+#define SHMSCHED_INGEST_CONTROL_PROTO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define CONTROL_MAGIC UINT32_C(0x4c43534d) /* "MSCL" in memory order */
+#define CONTROL_VERSION 1u
+#define CONTROL_HEADER_SIZE 16u
+/* One message must fit the sender's socket buffer (a SEQPACKET message is
+ * never split; net.core.wmem_default is 212992 on stock kernels and only
+ * CAP_NET_ADMIN may exceed wmem_max). 64 KiB leaves room on any stock
+ * kernel; bulk data travels in a memfd passed alongside instead. */
+#define CONTROL_MAX_PAYLOAD (UINT32_C(64) << 10)
+/* Longest text an ERROR carries, after its code. */
+#define CONTROL_ERROR_TEXT_MAX 512u
+
+enum control_msg_type {
+	CONTROL_MSG_HELLO = 1,    /* client -> daemon: struct control_hello */
+	CONTROL_MSG_WELCOME = 2,  /* daemon -> client: struct control_hello */
+	CONTROL_MSG_ERROR = 3,    /* either way: struct control_error + text */
+	CONTROL_MSG_REQUEST = 4,  /* client -> daemon: opaque to the transport */
+	CONTROL_MSG_RESPONSE = 5, /* daemon -> client: opaque to the transport */
+	/* New types go here; a peer that sends one an older side does not
+	 * know is refused as malformed (-EPROTO). */
+	CONTROL_MSG_TYPE_END,
+};
+
+struct control_header {
+	uint32_t magic;
+	uint16_t version;
+	uint16_t type;
+	uint32_t length;
+	uint32_t request_id;
+};
+_Static_assert(sizeof(struct control_header) == CONTROL_HEADER_SIZE,
+	       "control_header is 16 bytes on the wire");
+
+/* Payload of HELLO and WELCOME. */
+struct control_hello {
+	uint32_t abi_version; /* SHM_ABI_VERSION of the sender */
+	uint32_t reserved;    /* zero */
+};
+
+/* Payload of ERROR: a positive errno the receiver returns negated (1..4095),
+ * then text for a person, not NUL-terminated, at most
+ * CONTROL_ERROR_TEXT_MAX bytes. */
+struct control_error {
+	uint32_t code;
+};
+
+/* Sends one message without blocking and without SIGPIPE: the header,
+ * `len` bytes of `payload` (NULL only if len is 0) and, if pass_fd >= 0, a
+ * duplicate of pass_fd (the caller still owns pass_fd).
+ * Returns 0, or:
+ *   -EINVAL    type not a known type, len > CONTROL_MAX_PAYLOAD, or a NULL
+ *              payload with len > 0
+ *   -EAGAIN    the peer's receive queue is full (it is not reading); nothing
+ *              was sent: wait for POLLOUT and retry, or give up on the peer
+ *   -EPIPE     the peer has closed (also -ECONNRESET, -ENOTCONN)
+ *   other negative errnos from sendmsg(2) (-EBADF, -ENOTSOCK, -ENOBUFS)
+ */
+int control_send(int fd, uint16_t type, uint32_t request_id,
+		 const void *payload, uint32_t len, int pass_fd);
+
+/* Sends ERROR with code `code` (a positive errno) and text formatted from
+ * fmt, cut at CONTROL_ERROR_TEXT_MAX bytes. Errors as control_send. */
+int control_send_error(int fd, uint32_t request_id, int code,
+		       const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/* Receives one message, waiting at most timeout_ms (< 0: no limit; 0: only
+ * what is already queued). Stores its header in *h and its payload in
+ * payload[0 .. h->length); if got_fd is not NULL, stores the fd that came
+ * with it (close-on-exec; the caller owns it) or -1 there. On any error no
+ * fd is left open and *got_fd is -1. The fd's O_NONBLOCK flag is not used
+ * or changed.
+ * Returns 0, or:
+ *   -ETIMEDOUT   nothing arrived in time
+ *   -ECONNRESET  the peer closed (or sent an empty message, which no valid
+ *                peer does)
+ *   -EPROTO      malformed: short header, bad magic, version or type,
+ *                length above CONTROL_MAX_PAYLOAD or different from what
+ *                arrived, ancillary data cut short, more than one fd, an fd
+ *                when got_fd is NULL, or control data other than SCM_RIGHTS
+ *   -EMSGSIZE    a well-formed message whose payload is longer than cap;
+ *                it is consumed (and its fd closed); *h holds its header
+ *   -EINVAL      h is NULL, or payload is NULL with cap > 0
+ *   other negative errnos from poll(2) or recvmsg(2) (-EBADF, -ENOTSOCK)
+ */
+int control_recv(int fd, struct control_header *h, void *payload,
+		 uint32_t cap, int *got_fd, int timeout_ms);
+
+/* Decodes an ERROR payload: *code gets its code (any value outside
+ * 1..4095 becomes EPROTO) and text gets its text, NUL-terminated, with
+ * bytes outside printable ASCII replaced by '?'. Never fails: a payload too
+ * short for a code gives EPROTO and a text that says so. */
+void control_error_decode(const void *payload, uint32_t len, int *code,
+			  char *text, size_t text_len);
+
+/* A short name for a message type ("HELLO"), or "unknown". */
+const char *control_msg_type_name(uint16_t type);
+
+#endif
