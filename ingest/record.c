@@ -32,6 +32,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "shm/resources.h"
+
 /* The bytes the producer writes; the rest of the slot is the daemon's. */
 #define RECORD_PRODUCER_BYTES offsetof(struct shmsched_slot, status)
 
@@ -88,7 +90,8 @@ int record_decode(const struct shmsched_slot *shared,
 	int64_t nonzero_cpu = tmpl->nonzero_cpu_milli;
 	int64_t nonzero_mem = tmpl->nonzero_mem_bytes;
 	/* res->count is the daemon's, but it bounds an index: clamp it. */
-	uint32_t n_res = res->count < RES_MAX ? res->count : RES_MAX;
+	unsigned count = res_count(res);
+	uint32_t n_res = count < RES_MAX ? count : RES_MAX;
 
 	for (unsigned i = 0; i < slot.n_extra; i++) {
 		const struct shmsched_extra *e = &slot.extra[i];

@@ -1,9 +1,13 @@
 /* Intern table: see intern.h.
  *
- * Strings are kept NUL-terminated in one growing byte arena and named by
- * offset; an open-addressing hash table (linear probing, power-of-two size,
- * at most half full) maps a string to its id. Lookup cost: one hash of the
- * string plus, on average, under two probes.
+ * Strings are kept NUL-terminated in arena chunks of ARENA_CHUNK bytes, and
+ * their entries in chunks of ENTRY_CHUNK; neither ever moves or shrinks, so
+ * a reader may call intern_str() on an id it was handed while the one
+ * writer adds more (the id reached the reader through something the writer
+ * published after interning it, which orders the entry before the read).
+ * An open-addressing hash table (linear probing, power-of-two size, at
+ * most half full), used by the writer alone, maps a string to its id.
+ * Lookup cost: one hash of the string plus, on average, under two probes.
  */
 #include "shm/intern.h"
 
@@ -13,8 +17,15 @@
 
 #include "shm/strconv.h"
 
+#define ARENA_CHUNK (UINT32_C(1) << 20)
+#define ENTRY_CHUNK_SHIFT 12
+#define ENTRY_CHUNK (UINT32_C(1) << ENTRY_CHUNK_SHIFT)
+#define ENTRY_CHUNKS (UINT32_C(1) << 20) /* 2^32 entries in all */
+
+_Static_assert(ARENA_CHUNK > INTERN_MAX_LEN + 1, "a string fits in a chunk");
+
 struct entry {
-	uint64_t offset; /* into arena */
+	const char *str; /* in an arena chunk: never moves */
 	uint32_t len;
 	uint32_t hash;
 	int64_t number;
@@ -22,13 +33,19 @@ struct entry {
 };
 
 struct intern {
-	char *arena;
-	uint64_t arena_used, arena_cap;
-	struct entry *entries; /* by id */
-	uint32_t count, entries_cap;
-	uint32_t *slots; /* id + 1; 0 = empty */
+	char **arena;           /* chunks, [n_arena]; the list is the writer's */
+	uint32_t n_arena, cap_arena;
+	uint32_t arena_used;    /* bytes used in the last chunk */
+	struct entry **entries; /* [ENTRY_CHUNKS] chunk pointers, by id >> shift */
+	uint32_t count;         /* written with __atomic stores (see known()) */
+	uint32_t *slots;        /* id + 1; 0 = empty; the writer's alone */
 	uint32_t slot_mask;
 };
+
+static struct entry *entry_of(const struct intern *t, uint32_t id)
+{
+	return &t->entries[id >> ENTRY_CHUNK_SHIFT][id & (ENTRY_CHUNK - 1)];
+}
 
 static uint32_t hash_bytes(const char *s, size_t len)
 {
@@ -54,9 +71,8 @@ static bool lookup(const struct intern *t, const char *s, size_t len, uint32_t h
 			*slot_out = i;
 			return false;
 		}
-		const struct entry *e = &t->entries[v - 1];
-		if (e->hash == h && e->len == len &&
-		    memcmp(t->arena + e->offset, s, len) == 0) {
+		const struct entry *e = entry_of(t, v - 1);
+		if (e->hash == h && e->len == len && memcmp(e->str, s, len) == 0) {
 			*id = v - 1;
 			return true;
 		}
@@ -70,7 +86,7 @@ static int grow_slots(struct intern *t)
 	if (slots == NULL)
 		return -ENOMEM;
 	for (uint32_t id = 0; id < t->count; id++) {
-		uint32_t i = t->entries[id].hash & (n - 1);
+		uint32_t i = entry_of(t, id)->hash & (n - 1);
 		while (slots[i] != 0)
 			i = (i + 1) & (n - 1);
 		slots[i] = id + 1;
@@ -81,25 +97,30 @@ static int grow_slots(struct intern *t)
 	return 0;
 }
 
+/* Room for one more string of `len` bytes: arena, entry chunk, slots. */
 static int reserve(struct intern *t, size_t len)
 {
-	if (t->arena_used + len + 1 > t->arena_cap) {
-		uint64_t cap = t->arena_cap * 2;
-		while (cap < t->arena_used + len + 1)
-			cap *= 2;
-		char *a = realloc(t->arena, (size_t)cap);
-		if (a == NULL)
+	if (t->n_arena == 0 || t->arena_used + len + 1 > ARENA_CHUNK) {
+		if (t->n_arena == t->cap_arena) {
+			uint32_t cap = t->cap_arena ? t->cap_arena * 2 : 16;
+			/* Only the chunk list moves, and only the writer reads it. */
+			char **a = realloc(t->arena, cap * sizeof(*a));
+			if (a == NULL)
+				return -ENOMEM;
+			t->arena = a;
+			t->cap_arena = cap;
+		}
+		char *chunk = malloc(ARENA_CHUNK);
+		if (chunk == NULL)
 			return -ENOMEM;
-		t->arena = a;
-		t->arena_cap = cap;
+		t->arena[t->n_arena++] = chunk;
+		t->arena_used = 0;
 	}
-	if (t->count == t->entries_cap) {
-		uint32_t cap = t->entries_cap * 2;
-		struct entry *e = realloc(t->entries, cap * sizeof(*e));
-		if (e == NULL)
+	uint32_t c = t->count >> ENTRY_CHUNK_SHIFT;
+	if (t->entries[c] == NULL) {
+		t->entries[c] = malloc(ENTRY_CHUNK * sizeof(struct entry));
+		if (t->entries[c] == NULL)
 			return -ENOMEM;
-		t->entries = e;
-		t->entries_cap = cap;
 	}
 	if ((uint64_t)(t->count + 1) * 2 > t->slot_mask + 1)
 		return grow_slots(t);
@@ -111,15 +132,11 @@ struct intern *intern_create(void)
 	struct intern *t = calloc(1, sizeof(*t));
 	if (t == NULL)
 		return NULL;
-	t->arena_cap = 4096;
-	t->entries_cap = 256;
 	t->slot_mask = 511;
-	t->arena = malloc((size_t)t->arena_cap);
-	t->entries = malloc(t->entries_cap * sizeof(*t->entries));
+	t->entries = calloc(ENTRY_CHUNKS, sizeof(*t->entries));
 	t->slots = calloc(t->slot_mask + 1, sizeof(*t->slots));
 	uint32_t id;
-	if (t->arena == NULL || t->entries == NULL || t->slots == NULL ||
-	    intern_add(t, "", 0, &id) < 0) {
+	if (t->entries == NULL || t->slots == NULL || intern_add(t, "", 0, &id) < 0) {
 		intern_destroy(t);
 		errno = ENOMEM;
 		return NULL;
@@ -131,7 +148,12 @@ void intern_destroy(struct intern *t)
 {
 	if (t == NULL)
 		return;
+	for (uint32_t i = 0; i < t->n_arena; i++)
+		free(t->arena[i]);
 	free(t->arena);
+	if (t->entries != NULL)
+		for (uint32_t c = 0; c < ENTRY_CHUNKS && t->entries[c] != NULL; c++)
+			free(t->entries[c]);
 	free(t->entries);
 	free(t->slots);
 	free(t);
@@ -154,16 +176,21 @@ int intern_add(struct intern *t, const char *s, size_t len, uint32_t *id)
 		return rc;
 	if (t->slot_mask != old_mask)
 		lookup(t, s, len, h, &slot, id); /* the table grew: find the new slot */
-	struct entry *e = &t->entries[t->count];
-	e->offset = t->arena_used;
+	char *dst = t->arena[t->n_arena - 1] + t->arena_used;
+	memcpy(dst, s, len);
+	dst[len] = '\0';
+	t->arena_used += (uint32_t)len + 1;
+	struct entry *e = entry_of(t, t->count);
+	e->str = dst;
 	e->len = (uint32_t)len;
 	e->hash = h;
 	e->is_number = strconv_parse_int64(s, len, &e->number);
-	memcpy(t->arena + t->arena_used, s, len);
-	t->arena[t->arena_used + len] = '\0';
-	t->arena_used += len + 1;
 	t->slots[slot] = t->count + 1;
-	*id = t->count++;
+	*id = t->count;
+	/* Release: the entry above before the count that covers it (partner:
+	 * the relaxed load in known() is ordered by whatever handed the id to
+	 * the reader; the atomic store keeps the count itself race-free). */
+	__atomic_store_n(&t->count, t->count + 1, __ATOMIC_RELEASE);
 	return 0;
 }
 
@@ -180,27 +207,34 @@ bool intern_find(const struct intern *t, const char *s, size_t len, uint32_t *id
 	return lookup(t, s, len, hash_bytes(s, len), &slot, id);
 }
 
+/* Readers: an id a reader holds reached it through something the writer
+ * published after interning it, so its chunk exists and its entry is
+ * written. Relaxed: the count only tells ids the table never gave (read as
+ * ""), which only the writer's own thread asks about. */
+static bool known(const struct intern *t, uint32_t id)
+{
+	return id < __atomic_load_n(&t->count, __ATOMIC_RELAXED);
+}
+
 const char *intern_str(const struct intern *t, uint32_t id)
 {
-	if (id >= t->count)
-		return "";
-	return t->arena + t->entries[id].offset;
+	return known(t, id) ? entry_of(t, id)->str : "";
 }
 
 size_t intern_len(const struct intern *t, uint32_t id)
 {
-	return id < t->count ? t->entries[id].len : 0;
+	return known(t, id) ? entry_of(t, id)->len : 0;
 }
 
 bool intern_int(const struct intern *t, uint32_t id, int64_t *out)
 {
-	if (id >= t->count || !t->entries[id].is_number)
+	if (!known(t, id) || !entry_of(t, id)->is_number)
 		return false;
-	*out = t->entries[id].number;
+	*out = entry_of(t, id)->number;
 	return true;
 }
 
 uint32_t intern_count(const struct intern *t)
 {
-	return t->count;
+	return __atomic_load_n(&t->count, __ATOMIC_RELAXED);
 }

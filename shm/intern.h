@@ -4,9 +4,11 @@
  * Id 0 is always the empty string (which the model also reads as "not
  * set"). Ids are dense, stable and never reused; the table only grows.
  *
- * Concurrency: one thread at a time (the loader, the snapshot writer). It
- * lives in private memory for now; the shared-memory, concurrently readable
- * version comes with the daemon (issue 4).
+ * Concurrency: one writer thread at a time adds (intern_add*, intern_find
+ * too, which uses the writer's hash table); any thread may read
+ * (intern_str, intern_len, intern_int) an id that reached it through
+ * something published after the id was added: stored strings never move.
+ * It lives in the daemon's private memory.
  */
 #ifndef SHMSCHED_SHM_INTERN_H
 #define SHMSCHED_SHM_INTERN_H

@@ -30,16 +30,26 @@ int res_lookup(const struct res_names *n, const char *name, size_t len)
 
 int res_register(struct res_names *n, const char *name, size_t len)
 {
-	int i = res_lookup(n, name, len);
-	if (i >= 0)
-		return i;
+	int found = res_lookup(n, name, len);
+	if (found >= 0)
+		return found;
 	if (len >= RES_NAME_MAX)
 		return -ENAMETOOLONG;
 	if (n->count >= RES_MAX)
 		return -ENOSPC;
-	memcpy(n->name[n->count], name, len);
-	n->name[n->count][len] = '\0';
-	return (int)n->count++;
+	unsigned i = n->count;
+	memcpy(n->name[i], name, len);
+	n->name[i][len] = '\0';
+	/* Release, partner of the acquire loads of readers on other threads
+	 * (res_count()): the name is written before the count that covers it. */
+	__atomic_store_n(&n->count, i + 1, __ATOMIC_RELEASE);
+	return (int)i;
+}
+
+unsigned res_count(const struct res_names *n)
+{
+	/* Acquire, partner of the release in res_register(). */
+	return __atomic_load_n(&n->count, __ATOMIC_ACQUIRE);
 }
 
 bool res_name_is_scalar(const char *name, size_t len)

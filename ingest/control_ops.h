@@ -1,0 +1,76 @@
+/* The requests a producer makes of the daemon over the control socket (the
+ * payloads of CONTROL_MSG_REQUEST / _RESPONSE, ingest/control_proto.h).
+ * Types only; shared by the daemon (ingest/producers.c) and the client
+ * library (client/client.c). Slow path: registration, templates, node
+ * events, releases, names. Pods themselves never travel here: they go
+ * through the producer's region.
+ *
+ * Every request starts with struct op_request; what follows depends on its
+ * kind. A refusal is an ERROR (errno and a text for a person), never a
+ * RESPONSE. All integers little-endian, native alignment.
+ *
+ *   kind          arg              body after the header  RESPONSE
+ *   ------------  ---------------  ---------------------  ---------------------------
+ *   OP_REGISTER   0                none                   struct op_registered, and
+ *                                                         the region's memfd (SCM_RIGHTS)
+ *   OP_TEMPLATE   0                a Pod, Kubernetes JSON struct op_template
+ *   OP_NODE_EVENT node_event_kind  ADD/UPDATE: a Node as  none (an empty payload)
+ *                 (shm/cluster.h)  Kubernetes JSON;
+ *                                  REMOVE/CORDON/UNCORDON:
+ *                                  the node's name
+ *   OP_RELEASE    0                struct op_release      none
+ *   OP_NODE_NAME  node id          none                   the name (no NUL)
+ *   OP_RESOURCE   0                a resource name        struct op_resource
+ *
+ * OP_REGISTER comes once per connection, before anything that names a
+ * template; templates belong to the connection that registered them, and
+ * so does the region: when the connection ends (however it ends), the
+ * daemon stops reading the region and frees it.
+ */
+#ifndef SHMSCHED_INGEST_CONTROL_OPS_H
+#define SHMSCHED_INGEST_CONTROL_OPS_H
+
+#include <stdint.h>
+
+#include "shmsched/wire.h"
+
+enum op_kind {
+	OP_REGISTER = 1,
+	OP_TEMPLATE = 2,
+	OP_NODE_EVENT = 3,
+	OP_RELEASE = 4,
+	OP_NODE_NAME = 5,
+	OP_RESOURCE = 6,
+};
+
+struct op_request {
+	uint32_t kind; /* enum op_kind */
+	uint32_t arg;
+};
+
+struct op_registered {
+	uint32_t n_slots;     /* slots in the region */
+	uint32_t producer_id; /* the daemon's name for this producer, for logs */
+};
+
+struct op_template {
+	uint32_t template_id; /* 1.. within this connection */
+	uint32_t reserved;
+};
+
+/* Gives back what a placed pod used: the node it was placed on, its
+ * template and the extras it was submitted with. */
+struct op_release {
+	uint32_t node_id;
+	uint32_t template_id;
+	uint16_t n_extra;
+	uint16_t reserved[3];
+	struct shmsched_extra extra[SHMSCHED_MAX_EXTRA];
+};
+
+struct op_resource {
+	uint32_t resource; /* index for struct shmsched_extra */
+	uint32_t reserved;
+};
+
+#endif
