@@ -17,18 +17,18 @@ int resolver_place(struct engine *e, const struct pod_spec *pod, uint64_t seq,
 		if (rc < 0)
 			return rc;
 		if (out->placement.slot < 0) {
-			st->unschedulable++;
+			resolver_stat_add(&st->unschedulable);
 			return 0;
 		}
 		rc = engine_commit(e, pod, (uint32_t)out->placement.slot);
 		if (rc == 0) {
-			st->placed++;
+			resolver_stat_add(&st->placed);
 			return 0;
 		}
-		st->conflicts++;
+		resolver_stat_add(&st->conflicts);
 	}
 	out->placement.slot = -1;
 	out->gave_up = true;
-	st->gave_up++;
+	resolver_stat_add(&st->gave_up);
 	return 0;
 }

@@ -24,13 +24,22 @@
 
 #define RESOLVER_MAX_ATTEMPTS 8
 
-/* Per worker; plain counters, read by their owner. */
+/* Per worker: written by their worker alone with resolver_stat_add()
+ * (relaxed atomic stores), so other threads may read them, relaxed, while
+ * it runs. */
 struct resolver_stats {
 	uint64_t placed;
 	uint64_t unschedulable;  /* no feasible node (engine_message() says why) */
 	uint64_t conflicts;      /* commits refused: placed again */
 	uint64_t gave_up;        /* still conflicting after every attempt */
 };
+
+/* Adds one to a counter only its owner writes. Relaxed: a tally, read by
+ * others as an approximate figure; the atomic store keeps it race-free. */
+static inline void resolver_stat_add(uint64_t *counter)
+{
+	__atomic_store_n(counter, *counter + 1, __ATOMIC_RELAXED);
+}
 
 struct resolve_result {
 	struct placement placement; /* slot -1 unless committed */

@@ -1,0 +1,230 @@
+/* shmschedd: the scheduling daemon. Thin: it reads options, starts the
+ * daemon (cli/daemon.c), prints one ready line, and stops it gracefully on
+ * SIGINT or SIGTERM. */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli/daemon.h"
+#include "shmsched/version.h"
+
+#define MAX_ALLOWED 64
+
+static void usage(FILE *to)
+{
+	fprintf(to,
+		"usage: shmschedd [--cluster FILE | --synthetic NODES[:RUNNING]]\n"
+		"                 [--workers N] [--socket PATH] [--config FILE]\n"
+		"                 [--slots N] [--allow-uid UID]... [--allow-gid GID]...\n"
+		"                 [--seed N] [--no-pin]\n"
+		"\n"
+		"Serves pods from producers over shared memory: producers connect to\n"
+		"the control socket, get a region of slots and rings, and submit pods\n"
+		"there; every pod gets one answer.\n"
+		"\n"
+		"  --cluster FILE       Nodes, and Pods bound to them, as Kubernetes JSON\n"
+		"  --synthetic N[:R]    a generated cluster of N nodes with R running pods\n"
+		"                       (the default: 1000:0)\n"
+		"  --workers N          worker threads (default: one per core less one,\n"
+		"                       at least 1), each pinned to its own core\n"
+		"  --socket PATH        the control socket (default:\n"
+		"                       $XDG_RUNTIME_DIR/shmsched.sock, else\n"
+		"                       /run/shmsched/shmsched.sock)\n"
+		"  --config FILE        a KubeSchedulerConfiguration (YAML or JSON)\n"
+		"  --slots N            pod slots per producer (default 4096)\n"
+		"  --allow-uid UID      admit producers running as UID (repeatable)\n"
+		"  --allow-gid GID      admit producers in group GID (repeatable)\n"
+		"                       (default: only this daemon's own uid)\n"
+		"  --seed N             the synthetic cluster and tie-breaks (default 1)\n"
+		"  --no-pin             do not pin workers to cores\n"
+		"\n"
+		"SIGINT or SIGTERM: stop accepting producers, answer every pod already\n"
+		"submitted (placing for up to 5 s, then cancelled), exit 0.\n");
+}
+
+static int parse_u64(const char *opt, const char *s, uint64_t max, uint64_t *out)
+{
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno != 0 || end == s || *end != '\0' || s[0] == '-' || v > max) {
+		fprintf(stderr, "shmschedd: %s: \"%s\" is not a whole number in "
+			"0..%" PRIu64 "\n", opt, s, max);
+		return -EINVAL;
+	}
+	*out = v;
+	return 0;
+}
+
+static int parse_synthetic(const char *s, struct daemon_config *c)
+{
+	char nodes[32];
+	const char *colon = strchr(s, ':');
+	size_t len = colon ? (size_t)(colon - s) : strlen(s);
+	uint64_t n, r = 0;
+	if (len == 0 || len >= sizeof(nodes)) {
+		fprintf(stderr, "shmschedd: --synthetic: \"%s\" is not NODES[:RUNNING]\n",
+			s);
+		return -EINVAL;
+	}
+	memcpy(nodes, s, len);
+	nodes[len] = '\0';
+	if (parse_u64("--synthetic NODES", nodes, 1u << 24, &n) < 0 ||
+	    (colon && parse_u64("--synthetic RUNNING", colon + 1, UINT32_MAX, &r) < 0))
+		return -EINVAL;
+	if (n == 0) {
+		fprintf(stderr, "shmschedd: --synthetic: a cluster needs a node\n");
+		return -EINVAL;
+	}
+	c->synthetic_nodes = (uint32_t)n;
+	c->synthetic_running = (uint32_t)r;
+	return 0;
+}
+
+/* The default socket path; makes /run/shmsched when that is the one. */
+static const char *default_socket(char *buf, size_t len)
+{
+	const char *xdg = getenv("XDG_RUNTIME_DIR");
+	if (xdg != NULL && *xdg != '\0') {
+		snprintf(buf, len, "%s/shmsched.sock", xdg);
+		return buf;
+	}
+	if (mkdir("/run/shmsched", 0750) < 0 && errno != EEXIST)
+		fprintf(stderr, "shmschedd: cannot create /run/shmsched: %s\n",
+			strerror(errno));
+	snprintf(buf, len, "/run/shmsched/shmsched.sock");
+	return buf;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{"cluster", required_argument, NULL, 'c'},
+		{"synthetic", required_argument, NULL, 'y'},
+		{"workers", required_argument, NULL, 'w'},
+		{"socket", required_argument, NULL, 's'},
+		{"config", required_argument, NULL, 'f'},
+		{"slots", required_argument, NULL, 'l'},
+		{"allow-uid", required_argument, NULL, 'u'},
+		{"allow-gid", required_argument, NULL, 'g'},
+		{"seed", required_argument, NULL, 'e'},
+		{"no-pin", no_argument, NULL, 'p'},
+		{"help", no_argument, NULL, 'h'},
+		{"version", no_argument, NULL, 'v'},
+		{NULL, 0, NULL, 0},
+	};
+	struct daemon_config cfg = {.synthetic_nodes = 1000, .seed = 1, .pin = true};
+	static uid_t uids[MAX_ALLOWED];
+	static gid_t gids[MAX_ALLOWED];
+	char socket_buf[PATH_MAX];
+	uint64_t v;
+	int c;
+	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			cfg.cluster_path = optarg;
+			break;
+		case 'y':
+			if (parse_synthetic(optarg, &cfg) < 0)
+				return 2;
+			break;
+		case 'w':
+			if (parse_u64("--workers", optarg, 256, &v) < 0)
+				return 2;
+			cfg.workers = (unsigned)v;
+			break;
+		case 's':
+			cfg.socket_path = optarg;
+			break;
+		case 'f':
+			cfg.config_path = optarg;
+			break;
+		case 'l':
+			if (parse_u64("--slots", optarg, 1u << 20, &v) < 0 || v == 0)
+				return 2;
+			cfg.slots = (uint32_t)v;
+			break;
+		case 'u':
+		case 'g':
+			if (parse_u64(c == 'u' ? "--allow-uid" : "--allow-gid", optarg,
+				      UINT32_MAX - 1, &v) < 0)
+				return 2;
+			if ((c == 'u' ? cfg.n_allowed_uids : cfg.n_allowed_gids) ==
+			    MAX_ALLOWED) {
+				fprintf(stderr, "shmschedd: at most %d --allow-uid and "
+					"%d --allow-gid\n", MAX_ALLOWED, MAX_ALLOWED);
+				return 2;
+			}
+			if (c == 'u')
+				uids[cfg.n_allowed_uids++] = (uid_t)v;
+			else
+				gids[cfg.n_allowed_gids++] = (gid_t)v;
+			break;
+		case 'e':
+			if (parse_u64("--seed", optarg, UINT64_MAX, &v) < 0)
+				return 2;
+			cfg.seed = v;
+			break;
+		case 'p':
+			cfg.pin = false;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		case 'v':
+			printf("shmschedd %s\n", SHMSCHED_VERSION_STRING);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "shmschedd: unexpected argument \"%s\"\n", argv[optind]);
+		return 2;
+	}
+	cfg.allowed_uids = uids;
+	cfg.allowed_gids = gids;
+	if (cfg.socket_path == NULL)
+		cfg.socket_path = default_socket(socket_buf, sizeof(socket_buf));
+
+	/* Every thread started from here inherits the mask: only sigwait below
+	 * takes SIGINT and SIGTERM. */
+	sigset_t stop;
+	sigemptyset(&stop);
+	sigaddset(&stop, SIGINT);
+	sigaddset(&stop, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &stop, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	char err[1024];
+	struct daemon *d = daemon_start(&cfg, err, sizeof(err));
+	if (d == NULL) {
+		fprintf(stderr, "shmschedd: %s\n", err);
+		return 1;
+	}
+	struct daemon_stats st;
+	daemon_get_stats(d, &st);
+	printf("shmschedd: ready: socket %s, %u nodes, %u workers, pid %d\n",
+	       cfg.socket_path, st.nodes, st.workers, (int)getpid());
+	fflush(stdout);
+
+	int sig;
+	sigwait(&stop, &sig);
+	fprintf(stderr, "shmschedd: %s: stopping\n", strsignal(sig));
+	daemon_stop(d, 5000, &st);
+	fprintf(stderr, "shmschedd: stopped: %" PRIu64 " pods answered (%" PRIu64
+		" placed, %" PRIu64 " unschedulable, %" PRIu64 " rejected, %" PRIu64
+		" cancelled), %" PRIu64 " conflicts, %" PRIu64 " producers served\n",
+		st.pods, st.placed, st.unschedulable, st.rejected, st.cancelled,
+		st.conflicts, st.producers_registered);
+	return 0;
+}

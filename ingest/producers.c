@@ -1,0 +1,415 @@
+/* The daemon's producers and their control requests: see producers.h.
+ *
+ * Publication (the only atomics here):
+ * - table[i]: the writer stores a new producer with release after filling
+ *   it (partner: the acquire load in producers_get()); it stores NULL, then
+ *   waits urcu_qsbr_synchronize_rcu() before unmapping, so no worker that
+ *   loaded the old pointer is still using it.
+ * - n_templates: release after the template is written (partner: the
+ *   acquire load in producers_templates()).
+ * - accepting, counts: relaxed; they are flags and tallies for people.
+ * Cost: every request is the slow path; node events cost a snapshot copy
+ * and a grace period.
+ */
+#define _LGPL_SOURCE 1
+
+#include "ingest/producers.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <urcu/urcu-qsbr.h>
+
+#include "ingest/control_ops.h"
+#include "ingest/control_server.h"
+#include "ingest/k8s_json.h"
+#include "ingest/record.h"
+#include "shm/log.h"
+#include "shm/resources.h"
+
+struct producers {
+	struct cluster *cluster;
+	struct intern *strings; /* written here, read by workers */
+	struct res_names *res;  /* likewise */
+	const struct plugin_ctx *ctx;
+	uint32_t slots;
+	struct producer *table[PRODUCERS_MAX];
+	int accepting;
+	uint64_t registered, gone;
+};
+
+struct producers *producers_create(struct cluster *c, struct intern *strings,
+				   struct res_names *res,
+				   const struct plugin_ctx *ctx, uint32_t slots)
+{
+	struct producers *p = calloc(1, sizeof(*p));
+	if (p == NULL)
+		return NULL;
+	p->cluster = c;
+	p->strings = strings;
+	p->res = res;
+	p->ctx = ctx;
+	p->slots = slots;
+	p->accepting = 1;
+	return p;
+}
+
+static void producer_free(struct producer *pr)
+{
+	producer_region_close(&pr->region);
+	free(pr->templates);
+	free(pr);
+}
+
+void producers_destroy(struct producers *p)
+{
+	if (p == NULL)
+		return;
+	for (uint32_t i = 0; i < PRODUCERS_MAX; i++)
+		if (p->table[i] != NULL)
+			producer_free(p->table[i]);
+	free(p);
+}
+
+void producers_stop_accepting(struct producers *p)
+{
+	/* Relaxed: a flag read at the next connection. */
+	__atomic_store_n(&p->accepting, 0, __ATOMIC_RELAXED);
+}
+
+struct producer *producers_get(struct producers *p, uint32_t i)
+{
+	/* Acquire, partner of the release in handle_register(). */
+	return __atomic_load_n(&p->table[i], __ATOMIC_ACQUIRE);
+}
+
+uint32_t producers_templates(const struct producer *pr)
+{
+	/* Acquire, partner of the release in handle_template(). */
+	return __atomic_load_n(&pr->n_templates, __ATOMIC_ACQUIRE);
+}
+
+void producers_counts(const struct producers *p, uint64_t *registered,
+		      uint64_t *gone)
+{
+	*registered = __atomic_load_n(&p->registered, __ATOMIC_RELAXED);
+	*gone = __atomic_load_n(&p->gone, __ATOMIC_RELAXED);
+}
+
+int producers_on_connect(void *arg, uint64_t conn, const struct ucred *peer,
+			 char *reason, size_t reason_len)
+{
+	struct producers *p = arg;
+	(void)conn;
+	(void)peer;
+	if (!__atomic_load_n(&p->accepting, __ATOMIC_RELAXED)) {
+		snprintf(reason, reason_len, "the daemon is shutting down");
+		return -ESHUTDOWN;
+	}
+	return 0;
+}
+
+/* The writer's own view of the table: plain reads are fine on its thread. */
+static struct producer *by_conn(struct producers *p, uint64_t conn)
+{
+	for (uint32_t i = 0; i < PRODUCERS_MAX; i++)
+		if (p->table[i] != NULL && p->table[i]->conn == conn)
+			return p->table[i];
+	return NULL;
+}
+
+static void handle_register(struct producers *p, struct control_server *s,
+			    uint64_t conn, uint32_t rid)
+{
+	if (by_conn(p, conn) != NULL) {
+		control_server_reply_error(s, conn, rid, EALREADY,
+					   "this connection has registered already");
+		return;
+	}
+	uint32_t i = 0;
+	while (i < PRODUCERS_MAX && p->table[i] != NULL)
+		i++;
+	if (i == PRODUCERS_MAX) {
+		control_server_reply_error(s, conn, rid, ENOSPC,
+					   "%u producers registered: the most the "
+					   "daemon serves", PRODUCERS_MAX);
+		return;
+	}
+	struct producer *pr = calloc(1, sizeof(*pr));
+	char err[256];
+	int rc = pr == NULL ? -ENOMEM : 0;
+	if (rc == 0)
+		pr->templates = calloc(PRODUCER_TEMPLATES_MAX, sizeof(*pr->templates));
+	if (rc == 0 && pr->templates == NULL)
+		rc = -ENOMEM;
+	if (rc == 0)
+		rc = producer_region_create(p->slots, &pr->region, err, sizeof(err));
+	else
+		snprintf(err, sizeof(err), "out of memory");
+	if (rc < 0) {
+		if (pr != NULL) {
+			free(pr->templates);
+			free(pr);
+		}
+		control_server_reply_error(s, conn, rid, -rc, "%s", err);
+		return;
+	}
+	pr->id = i;
+	pr->conn = conn;
+	struct op_registered reg = {.n_slots = p->slots, .producer_id = i};
+	/* Release, partner of the acquire in producers_get(): workers see a
+	 * filled producer. */
+	__atomic_store_n(&p->table[i], pr, __ATOMIC_RELEASE);
+	__atomic_fetch_add(&p->registered, 1, __ATOMIC_RELAXED);
+	log_msg(LOG_LEVEL_INFO, "producer %u registered (connection %llu, %u slots)",
+		i, (unsigned long long)conn, p->slots);
+	control_server_reply(s, conn, rid, &reg, sizeof(reg),
+			     shm_region_fd(pr->region.region));
+}
+
+/* Collects exactly one object of one kind from a JSON body. */
+struct one {
+	int want_pod;
+	int got;
+	struct pod_spec pod;
+	struct node_spec node;
+};
+
+static int one_pod(void *arg, const struct pod_spec *pod,
+		   const struct k8s_pod_meta *meta, char *err, size_t err_len)
+{
+	struct one *o = arg;
+	(void)meta;
+	if (!o->want_pod || o->got++ > 0) {
+		snprintf(err, err_len, "expected exactly one %s",
+			 o->want_pod ? "Pod" : "Node");
+		return -EINVAL;
+	}
+	o->pod = *pod;
+	o->pod.ns_name = 0;
+	return 0;
+}
+
+static int one_node(void *arg, const struct node_spec *node, char *err,
+		    size_t err_len)
+{
+	struct one *o = arg;
+	if (o->want_pod || o->got++ > 0) {
+		snprintf(err, err_len, "expected exactly one %s",
+			 o->want_pod ? "Pod" : "Node");
+		return -EINVAL;
+	}
+	o->node = *node;
+	return 0;
+}
+
+static int decode_one(struct producers *p, const char *what, const void *body,
+		      uint32_t len, struct one *o, char *err, size_t err_len)
+{
+	struct k8s_ctx kc = {.strings = p->strings, .res = p->res};
+	struct k8s_visitor v = {.arg = o, .pod = one_pod, .node = one_node};
+	int rc = k8s_load_buffer(what, body, len, &kc, &v, err, err_len);
+	if (rc == 0 && o->got != 1) {
+		snprintf(err, err_len, "%s: expected exactly one %s", what,
+			 o->want_pod ? "Pod" : "Node");
+		rc = -EINVAL;
+	}
+	return rc;
+}
+
+static void handle_template(struct producers *p, struct control_server *s,
+			    uint64_t conn, uint32_t rid, const void *body,
+			    uint32_t len)
+{
+	struct producer *pr = by_conn(p, conn);
+	if (pr == NULL) {
+		control_server_reply_error(s, conn, rid, EPERM,
+					   "register before sending templates");
+		return;
+	}
+	if (pr->n_templates == PRODUCER_TEMPLATES_MAX) {
+		control_server_reply_error(s, conn, rid, ENOSPC,
+					   "%u templates: the most a producer has",
+					   PRODUCER_TEMPLATES_MAX);
+		return;
+	}
+	static struct one o; /* the control thread's alone; too big for a stack */
+	memset(&o, 0, sizeof(o));
+	o.want_pod = 1;
+	char err[1024];
+	int rc = decode_one(p, "template", body, len, &o, err, sizeof(err));
+	if (rc < 0) {
+		control_server_reply_error(s, conn, rid, -rc, "%s", err);
+		return;
+	}
+	uint32_t n = pr->n_templates;
+	pr->templates[n] = o.pod;
+	/* Release, partner of the acquire in producers_templates(). */
+	__atomic_store_n(&pr->n_templates, n + 1, __ATOMIC_RELEASE);
+	struct op_template t = {.template_id = n + 1};
+	control_server_reply(s, conn, rid, &t, sizeof(t), -1);
+}
+
+static void handle_node_event(struct producers *p, struct control_server *s,
+			      uint64_t conn, uint32_t rid, uint32_t kind,
+			      const void *body, uint32_t len)
+{
+	static struct node_event ev; /* the control thread's alone */
+	static struct one o;
+	char err[1024];
+	memset(&ev, 0, sizeof(ev));
+	ev.kind = (uint8_t)kind;
+	int rc = 0;
+	if (kind == NODE_EVENT_ADD || kind == NODE_EVENT_UPDATE) {
+		memset(&o, 0, sizeof(o));
+		rc = decode_one(p, "node event", body, len, &o, err, sizeof(err));
+		ev.spec = o.node;
+		ev.name = o.node.name;
+	} else if (kind == NODE_EVENT_REMOVE || kind == NODE_EVENT_CORDON ||
+		   kind == NODE_EVENT_UNCORDON) {
+		rc = intern_add(p->strings, body, len, &ev.name);
+		if (rc < 0)
+			snprintf(err, sizeof(err), "node event: the node name is not "
+				 "a valid string (%u bytes)", len);
+	} else {
+		rc = -EINVAL;
+		snprintf(err, sizeof(err), "node event: kind %u: expected 1..5", kind);
+	}
+	if (rc == 0)
+		rc = cluster_apply(p->cluster, &ev, 1, err, sizeof(err));
+	if (rc < 0)
+		control_server_reply_error(s, conn, rid, -rc, "%s", err);
+	else
+		control_server_reply(s, conn, rid, NULL, 0, -1);
+}
+
+static void handle_release(struct producers *p, struct control_server *s,
+			   uint64_t conn, uint32_t rid, const void *body,
+			   uint32_t len)
+{
+	struct producer *pr = by_conn(p, conn);
+	struct op_release r;
+	if (pr == NULL || len != sizeof(r)) {
+		control_server_reply_error(s, conn, rid, EINVAL, pr == NULL
+					   ? "register before releasing pods"
+					   : "release: %u bytes, expected %zu",
+					   len, sizeof(r));
+		return;
+	}
+	memcpy(&r, body, sizeof(r));
+	const struct snapshot *snap = cluster_snapshot(p->cluster);
+	if (r.node_id >= snap->n_slots || !snap->present[r.node_id]) {
+		control_server_reply_error(s, conn, rid, ENOENT,
+					   "release: node %u: no such node", r.node_id);
+		return;
+	}
+	/* The same checks as a submitted pod: build its slot and decode it. */
+	struct shmsched_slot slot;
+	memset(&slot, 0, sizeof(slot));
+	slot.template_id = r.template_id;
+	slot.n_extra = r.n_extra;
+	memcpy(slot.extra, r.extra, sizeof(slot.extra));
+	struct record_templates t = {pr->templates, pr->n_templates};
+	static struct record_pod pod; /* the control thread's alone */
+	char why[256];
+	if (record_decode(&slot, &t, p->res, &pod, why, sizeof(why)) < 0) {
+		control_server_reply_error(s, conn, rid, EINVAL, "release: %s", why);
+		return;
+	}
+	cluster_account(p->cluster, r.node_id, &pod.spec, -1);
+	control_server_reply(s, conn, rid, NULL, 0, -1);
+}
+
+static void handle_node_name(struct producers *p, struct control_server *s,
+			     uint64_t conn, uint32_t rid, uint32_t node_id)
+{
+	/* The writer's thread: its own snapshot cannot be freed under it. */
+	const struct snapshot *snap = cluster_snapshot(p->cluster);
+	if (node_id >= snap->n_slots || !snap->present[node_id]) {
+		control_server_reply_error(s, conn, rid, ENOENT,
+					   "node %u: no such node", node_id);
+		return;
+	}
+	const char *name = intern_str(p->strings, snap->nodes[node_id].name);
+	control_server_reply(s, conn, rid, name, (uint32_t)strlen(name), -1);
+}
+
+static void handle_resource(struct producers *p, struct control_server *s,
+			    uint64_t conn, uint32_t rid, const void *body,
+			    uint32_t len)
+{
+	int r = res_register(p->res, body, len);
+	if (r < 0 || r == RES_PODS) {
+		control_server_reply_error(s, conn, rid, r < 0 ? -r : EINVAL,
+					   "resource \"%.*s\": %s", (int)(len > 64 ? 64 : len),
+					   (const char *)body,
+					   r == RES_PODS ? "not requestable"
+					   : r == -ENOSPC ? "no room for another resource name"
+							  : "not a resource name");
+		return;
+	}
+	struct op_resource out = {.resource = (uint32_t)r};
+	control_server_reply(s, conn, rid, &out, sizeof(out), -1);
+}
+
+void producers_on_request(void *arg, struct control_server *s, uint64_t conn,
+			  uint32_t request_id, const void *payload, uint32_t len,
+			  int fd)
+{
+	struct producers *p = arg;
+	(void)fd; /* no request carries one; the server closes it */
+	struct op_request op;
+	if (len < sizeof(op)) {
+		control_server_reply_error(s, conn, request_id, EPROTO,
+					   "request of %u bytes: shorter than its "
+					   "%zu-byte header", len, sizeof(op));
+		return;
+	}
+	memcpy(&op, payload, sizeof(op));
+	const char *body = (const char *)payload + sizeof(op);
+	uint32_t body_len = len - (uint32_t)sizeof(op);
+	switch (op.kind) {
+	case OP_REGISTER:
+		handle_register(p, s, conn, request_id);
+		break;
+	case OP_TEMPLATE:
+		handle_template(p, s, conn, request_id, body, body_len);
+		break;
+	case OP_NODE_EVENT:
+		handle_node_event(p, s, conn, request_id, op.arg, body, body_len);
+		break;
+	case OP_RELEASE:
+		handle_release(p, s, conn, request_id, body, body_len);
+		break;
+	case OP_NODE_NAME:
+		handle_node_name(p, s, conn, request_id, op.arg);
+		break;
+	case OP_RESOURCE:
+		handle_resource(p, s, conn, request_id, body, body_len);
+		break;
+	default:
+		control_server_reply_error(s, conn, request_id, EPROTO,
+					   "request kind %u: expected 1..6", op.kind);
+		break;
+	}
+}
+
+void producers_on_disconnect(void *arg, uint64_t conn)
+{
+	struct producers *p = arg;
+	struct producer *pr = by_conn(p, conn);
+	if (pr == NULL)
+		return; /* connected, never registered */
+	/* Release: pairs with producers_get()'s acquire; a worker that still
+	 * sees the old pointer is inside its critical section, which the
+	 * grace period below waits out. */
+	__atomic_store_n(&p->table[pr->id], NULL, __ATOMIC_RELEASE);
+	urcu_qsbr_synchronize_rcu();
+	unsigned left = ring_count(pr->region.submit);
+	log_msg(LOG_LEVEL_INFO, "producer %u gone (connection %llu); %u submitted "
+		"pod(s) left unanswered: nobody is there to read them",
+		pr->id, (unsigned long long)conn, left);
+	producer_free(pr);
+	__atomic_fetch_add(&p->gone, 1, __ATOMIC_RELAXED);
+}

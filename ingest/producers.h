@@ -1,0 +1,76 @@
+/* The daemon's producers: what each connected producer has (its region,
+ * its templates) and the control requests that change it
+ * (ingest/control_ops.h), for the control server's callbacks.
+ *
+ * Threads:
+ * - the control server's thread runs every callback here: it is the one
+ *   writer of the producer table, the templates, the intern table, the
+ *   resource names and the cluster's snapshots (node events);
+ * - worker threads (liburcu QSBR readers) read the table with
+ *   producers_get(), between two quiescent states, and each producer's
+ *   templates below producers_templates().
+ * A producer leaves the table when its connection ends, however it ends;
+ * its region is unmapped only after a grace period, when no worker can
+ * still be reading it.
+ */
+#ifndef SHMSCHED_INGEST_PRODUCERS_H
+#define SHMSCHED_INGEST_PRODUCERS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "shm/cluster.h"
+#include "shm/producer_region.h"
+#include "workers/plugins.h"
+
+struct control_server;
+
+#define PRODUCERS_MAX 256
+#define PRODUCER_TEMPLATES_MAX 4096
+
+struct producer {
+	uint32_t id;   /* its index in the table */
+	uint64_t conn; /* the control connection that owns it */
+	struct producer_region region;
+	struct pod_spec *templates; /* [PRODUCER_TEMPLATES_MAX] */
+	uint32_t n_templates;       /* release store by the writer; see producers_templates() */
+};
+
+struct producers;
+
+/* Creates an empty table for `c`, with `slots` slots per producer region.
+ * `strings` and `res` are the ones `ctx` reads: this side writes them
+ * (templates intern their strings and may name new resources). Returns
+ * NULL with errno. */
+struct producers *producers_create(struct cluster *c, struct intern *strings,
+				   struct res_names *res,
+				   const struct plugin_ctx *ctx, uint32_t slots);
+
+/* Frees what is left. No worker may be running; the control server must
+ * have stopped (its on_disconnect calls freed the producers). */
+void producers_destroy(struct producers *p);
+
+/* The control server's callbacks (arg: the struct producers). */
+int producers_on_connect(void *arg, uint64_t conn, const struct ucred *peer,
+			 char *reason, size_t reason_len);
+void producers_on_request(void *arg, struct control_server *s, uint64_t conn,
+			  uint32_t request_id, const void *payload, uint32_t len,
+			  int fd);
+void producers_on_disconnect(void *arg, uint64_t conn);
+
+/* New producers are refused from now on (shutdown). Any thread. */
+void producers_stop_accepting(struct producers *p);
+
+/* Worker side: the producer at table index `i` (< PRODUCERS_MAX), or NULL.
+ * Valid until the caller's next quiescent state. */
+struct producer *producers_get(struct producers *p, uint32_t i);
+
+/* Worker side: templates of `pr` that are fully written. */
+uint32_t producers_templates(const struct producer *pr);
+
+/* Producers registered so far and those gone, for logs and the bench. */
+void producers_counts(const struct producers *p, uint64_t *registered,
+		      uint64_t *gone);
+
+#endif
