@@ -1,0 +1,645 @@
+/* libshmsched-client: see include/shmsched/client.h.
+ *
+ * A handle is a control-socket fd (client/control_client.c) and the producer
+ * region the daemon passed over it at registration (shm/producer_region.h).
+ *
+ * Slot ownership (include/shmsched/wire.h): a slot index is in exactly one
+ * of three places at any time:
+ *   - this handle's free list (free_slots[0..n_free)): the producer's;
+ *   - the submit ring, the daemon, or the completion ring: the daemon's
+ *     (in_flight[i] == 1 marks these);
+ * submit moves indices from the first to the second, poll back. The rings
+ * order the hand-overs (ring_enqueue_burst releases the slot's contents,
+ * ring_dequeue_burst acquires them), so slots need no atomics of their own.
+ * Both rings hold every slot at once, so an enqueue of indices we own never
+ * finds a ring full unless the daemon corrupted it; we still handle a short
+ * enqueue by putting the indices back.
+ *
+ * The daemon is trusted to answer, not to be right: a completion whose index
+ * is out of range or names a slot not in flight is dropped (counted in
+ * bad_completions), so a daemon bug can never make us hand out a slot twice.
+ *
+ * Cost: submit and poll are bounded by their burst (at most BURST indices
+ * per ring call, one clock read per submit), with no system call, lock or
+ * allocation while pods flow. The only system call on those paths is the
+ * hang-up check (poll(2) with a zero timeout), made when submit finds no
+ * room or poll finds no answer, at most once per HUP_CHECK_NS.
+ *
+ * Daemon death: the kernel reports the control socket's hang-up the moment
+ * the daemon's end closes (exit, crash or kill all close it). `dead` is then
+ * set and stays set; every call returns -ECONNRESET, except that poll first
+ * returns the answers the daemon had already enqueued.
+ */
+#include "shmsched/client.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "client/control_client.h"
+#include "ingest/control_ops.h"
+#include "ingest/control_proto.h"
+#include "shm/cluster.h"
+#include "shm/intern.h"
+#include "shm/producer_region.h"
+
+_Static_assert((int)SHMSCHED_NODE_ADD == (int)NODE_EVENT_ADD &&
+	       (int)SHMSCHED_NODE_UPDATE == (int)NODE_EVENT_UPDATE &&
+	       (int)SHMSCHED_NODE_REMOVE == (int)NODE_EVENT_REMOVE &&
+	       (int)SHMSCHED_NODE_CORDON == (int)NODE_EVENT_CORDON &&
+	       (int)SHMSCHED_NODE_UNCORDON == (int)NODE_EVENT_UNCORDON,
+	       "enum shmsched_node_event has shm/cluster.h's values");
+
+/* Every control call's deadline: registration and template compilation are
+ * the slowest requests, and take milliseconds in a healthy daemon. */
+#define CONTROL_TIMEOUT_MS 5000
+/* Indices per ring call: 2 KiB of stack; larger bursts gain nothing once
+ * the ring's head/tail traffic is amortised over this many. */
+#define BURST 256u
+/* Hang-up checks at most this often (1 ms): a producer that spins on an
+ * empty poll must not make a system call per spin, and a millisecond is
+ * prompt for noticing a dead daemon. */
+#define HUP_CHECK_NS UINT64_C(1000000)
+/* Longest request body: one control message, less our header. */
+#define BODY_MAX (CONTROL_MAX_PAYLOAD - sizeof(struct op_request))
+/* Node names are interned strings (shm/intern.h). */
+#define NODE_NAME_MAX INTERN_MAX_LEN
+
+/* One remembered node name; name NULL marks an empty bucket. */
+struct name_entry {
+	uint32_t node_id;
+	char *name;
+};
+
+struct shmsched_client {
+	int fd;             /* control socket */
+	bool dead;          /* the daemon has gone: sticky */
+	uint32_t producer_id;
+	uint64_t next_hup_check_ns;
+	uint64_t bad_completions;
+
+	struct producer_region region;
+	uint32_t *free_slots; /* [n_slots], a stack: [0..n_free) are free */
+	uint32_t n_free;
+	uint8_t *in_flight;   /* [n_slots]: 1 while the daemon owns the slot */
+
+	/* node id -> name, open addressing, linear probing; names_cap is a
+	 * power of two (or 0) and at most half full. */
+	struct name_entry *names;
+	uint32_t names_cap;
+	uint32_t names_used;
+
+	/* Request scratch: struct op_request then the body. Allocated once,
+	 * so slow-path calls with large bodies do not allocate either. */
+	unsigned char *req;
+	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+};
+
+static void set_err(char *err, size_t err_len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void set_err(char *err, size_t err_len, const char *fmt, ...)
+{
+	if (err == NULL || err_len == 0)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err, err_len, fmt, ap);
+	va_end(ap);
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	/* vDSO on Linux: no system call. */
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Has the daemon's end of the control socket closed? Never blocks. A
+ * queued message (a late answer) does not hide a hang-up: POLLRDHUP and
+ * POLLHUP are reported beside POLLIN, which a MSG_PEEK read would not. */
+static bool peer_hung_up(int fd)
+{
+	struct pollfd p = {.fd = fd, .events = POLLIN | POLLRDHUP};
+	int n;
+	do
+		n = poll(&p, 1, 0);
+	while (n < 0 && errno == EINTR);
+	return n > 0 && (p.revents & (POLLHUP | POLLRDHUP | POLLERR | POLLNVAL));
+}
+
+/* Rate-limited hang-up check for the hot paths; sets c->dead. */
+static bool check_dead(struct shmsched_client *c)
+{
+	if (c->dead)
+		return true;
+	uint64_t now = now_ns();
+	if (now < c->next_hup_check_ns)
+		return false;
+	c->next_hup_check_ns = now + HUP_CHECK_NS;
+	if (peer_hung_up(c->fd))
+		c->dead = true;
+	return c->dead;
+}
+
+/* Chooses the socket path as shmsched_connect documents; `from` names the
+ * source for messages. Returns 0, or -ENAMETOOLONG. */
+static int resolve_path(const char *given, char *path, size_t cap,
+			const char **from, char *err, size_t err_len)
+{
+	const char *env;
+	int n;
+	if (given != NULL) {
+		*from = "given";
+		n = snprintf(path, cap, "%s", given);
+	} else if ((env = getenv("SHMSCHED_SOCKET")) != NULL && env[0] != '\0') {
+		*from = "from $SHMSCHED_SOCKET";
+		n = snprintf(path, cap, "%s", env);
+	} else if ((env = getenv("XDG_RUNTIME_DIR")) != NULL && env[0] != '\0') {
+		*from = "from $XDG_RUNTIME_DIR; set $SHMSCHED_SOCKET to choose";
+		n = snprintf(path, cap, "%s/shmsched.sock", env);
+	} else {
+		*from = "the default; set $SHMSCHED_SOCKET to choose";
+		n = snprintf(path, cap, "%s", SHMSCHED_DEFAULT_SOCKET);
+	}
+	if (n < 0 || (size_t)n >= cap) {
+		set_err(err, err_len, "shmsched daemon socket path (%s) is %d "
+			"bytes, a Unix socket path holds at most %zu", *from, n,
+			cap - 1);
+		return -ENAMETOOLONG;
+	}
+	return 0;
+}
+
+/* One control call: `kind`/`arg` and body[0..len) (already in c->req after
+ * the header when body is NULL and len > 0). Marks the handle dead when the
+ * daemon has gone, and reports that as -ECONNRESET whatever the kernel
+ * said. */
+static int call(struct shmsched_client *c, uint32_t kind, uint32_t arg,
+		const void *body, size_t len, void *resp, uint32_t cap,
+		uint32_t *resp_len, int *resp_fd, char *err, size_t err_len)
+{
+	if (resp_fd != NULL)
+		*resp_fd = -1;
+	if (c->dead) {
+		set_err(err, err_len, "shmsched daemon at %s has closed this "
+			"connection; disconnect and connect again", c->path);
+		return -ECONNRESET;
+	}
+	if (len > BODY_MAX) {
+		set_err(err, err_len, "shmsched request of %zu bytes: at most %zu "
+			"fit a control message", len, (size_t)BODY_MAX);
+		return -EMSGSIZE;
+	}
+	struct op_request h = {.kind = kind, .arg = arg};
+	memcpy(c->req, &h, sizeof(h));
+	if (body != NULL && len > 0)
+		memcpy(c->req + sizeof(h), body, len);
+	int rc = control_client_call(c->fd, c->req, (uint32_t)(sizeof(h) + len),
+				     resp, cap, resp_len, resp_fd,
+				     CONTROL_TIMEOUT_MS, err, err_len);
+	if (rc == -ECONNRESET || rc == -EPIPE || rc == -ENOTCONN) {
+		c->dead = true;
+		return -ECONNRESET;
+	}
+	/* A connection-level ERROR (the daemon closing us with a reason)
+	 * comes back as its own code; the hang-up follows it. */
+	if (rc < 0 && peer_hung_up(c->fd))
+		c->dead = true;
+	return rc;
+}
+
+static void names_forget(struct shmsched_client *c)
+{
+	for (uint32_t i = 0; i < c->names_cap; i++)
+		free(c->names[i].name);
+	free(c->names);
+	c->names = NULL;
+	c->names_cap = 0;
+	c->names_used = 0;
+}
+
+static struct name_entry *names_find(struct name_entry *t, uint32_t cap,
+				     uint32_t node_id)
+{
+	/* Fibonacci hashing: node ids are dense small integers. */
+	uint32_t i = (uint32_t)((node_id * UINT64_C(0x9e3779b97f4a7c15)) >> 32);
+	for (;; i++) {
+		struct name_entry *e = &t[i & (cap - 1)];
+		if (e->name == NULL || e->node_id == node_id)
+			return e;
+	}
+}
+
+/* Remembers `name` (taken over) for node_id. Returns 0 or -ENOMEM (name
+ * then freed). */
+static int names_add(struct shmsched_client *c, uint32_t node_id, char *name)
+{
+	if ((c->names_used + 1) * 2 > c->names_cap) {
+		uint32_t cap = c->names_cap ? c->names_cap * 2 : 64;
+		struct name_entry *t = calloc(cap, sizeof(*t));
+		if (t == NULL) {
+			free(name);
+			return -ENOMEM;
+		}
+		for (uint32_t i = 0; i < c->names_cap; i++)
+			if (c->names[i].name != NULL)
+				*names_find(t, cap, c->names[i].node_id) = c->names[i];
+		free(c->names);
+		c->names = t;
+		c->names_cap = cap;
+	}
+	struct name_entry *e = names_find(c->names, c->names_cap, node_id);
+	if (e->name == NULL)
+		c->names_used++;
+	free(e->name);
+	e->node_id = node_id;
+	e->name = name;
+	return 0;
+}
+
+struct shmsched_client *shmsched_connect(const char *socket_path, char *err,
+					 size_t err_len)
+{
+	set_err(err, err_len, "no error");
+	int rc;
+	struct shmsched_client *c = calloc(1, sizeof(*c));
+	if (c == NULL) {
+		set_err(err, err_len, "shmsched client: out of memory");
+		errno = ENOMEM;
+		return NULL;
+	}
+	c->fd = -1;
+	const char *from;
+	rc = resolve_path(socket_path, c->path, sizeof(c->path), &from, err,
+			  err_len);
+	if (rc < 0)
+		goto fail_path;
+
+	c->fd = control_client_connect(c->path, CONTROL_TIMEOUT_MS, err, err_len);
+	if (c->fd < 0) {
+		rc = c->fd;
+		if (socket_path == NULL && err != NULL && err_len > 0) {
+			/* Say where the path came from: the usual mistake is
+			 * a daemon on another path than the one we chose. */
+			size_t used = strlen(err);
+			set_err(err + used, err_len - used, " (socket path %s)",
+				from);
+		}
+		goto fail_connect;
+	}
+
+	c->req = malloc(CONTROL_MAX_PAYLOAD);
+	if (c->req == NULL) {
+		rc = -ENOMEM;
+		set_err(err, err_len, "shmsched client: out of memory");
+		goto fail_req;
+	}
+
+	struct op_registered reg;
+	uint32_t reg_len;
+	int region_fd;
+	rc = call(c, OP_REGISTER, 0, NULL, 0, &reg, sizeof(reg), &reg_len,
+		  &region_fd, err, err_len);
+	if (rc < 0)
+		goto fail_register;
+	if (reg_len != sizeof(reg) || region_fd < 0) {
+		set_err(err, err_len, "shmsched daemon at %s: registration answer "
+			"of %u bytes %s an fd; expected %zu bytes and the "
+			"region's fd", c->path, reg_len,
+			region_fd < 0 ? "without" : "with", sizeof(reg));
+		if (region_fd >= 0)
+			close(region_fd);
+		rc = -EPROTO;
+		goto fail_register;
+	}
+	c->producer_id = reg.producer_id;
+	/* attach dups the fd: the mapping and its own fd outlive ours. */
+	rc = producer_region_attach(region_fd, &c->region, err, err_len);
+	close(region_fd);
+	if (rc < 0)
+		goto fail_attach;
+	if (c->region.n_slots != reg.n_slots) {
+		set_err(err, err_len, "shmsched daemon at %s: region has %u slots, "
+			"registration said %u", c->path, c->region.n_slots,
+			reg.n_slots);
+		rc = -EPROTO;
+		goto fail_slots;
+	}
+
+	uint32_t n = c->region.n_slots;
+	c->free_slots = malloc(n * sizeof(*c->free_slots));
+	c->in_flight = calloc(n, 1);
+	if (c->free_slots == NULL || c->in_flight == NULL) {
+		rc = -ENOMEM;
+		set_err(err, err_len, "shmsched client: out of memory for %u "
+			"slots", n);
+		goto fail_slots;
+	}
+	/* Slot 0 on top: the first pods use the lowest slots. */
+	for (uint32_t i = 0; i < n; i++)
+		c->free_slots[i] = n - 1 - i;
+	c->n_free = n;
+	return c;
+
+fail_slots:
+	free(c->in_flight);
+	free(c->free_slots);
+	producer_region_close(&c->region);
+fail_attach:
+fail_register:
+	free(c->req);
+fail_req:
+	close(c->fd);
+fail_connect:
+fail_path:
+	free(c);
+	errno = -rc;
+	return NULL;
+}
+
+void shmsched_disconnect(struct shmsched_client *c)
+{
+	if (c == NULL)
+		return;
+	/* Close the socket first: the daemon stops reading the region when it
+	 * sees the hang-up, before we unmap our view of it. */
+	close(c->fd);
+	names_forget(c);
+	free(c->in_flight);
+	free(c->free_slots);
+	producer_region_close(&c->region);
+	free(c->req);
+	free(c);
+}
+
+int shmsched_register_template(struct shmsched_client *c, const char *pod_json,
+			       size_t len, uint32_t *template_id, char *err,
+			       size_t err_len)
+{
+	set_err(err, err_len, "no error");
+	if (c == NULL || pod_json == NULL || template_id == NULL) {
+		set_err(err, err_len, "shmsched_register_template: NULL argument");
+		return -EINVAL;
+	}
+	struct op_template t;
+	uint32_t got;
+	int rc = call(c, OP_TEMPLATE, 0, pod_json, len, &t, sizeof(t), &got,
+		      NULL, err, err_len);
+	if (rc < 0)
+		return rc;
+	if (got != sizeof(t) || t.template_id == 0) {
+		set_err(err, err_len, "shmsched daemon at %s: template answer of "
+			"%u bytes with id %u; expected %zu bytes and an id >= 1",
+			c->path, got, got == sizeof(t) ? t.template_id : 0,
+			sizeof(t));
+		return -EPROTO;
+	}
+	*template_id = t.template_id;
+	return 0;
+}
+
+int shmsched_resource(struct shmsched_client *c, const char *name,
+		      uint32_t *index, char *err, size_t err_len)
+{
+	set_err(err, err_len, "no error");
+	if (c == NULL || name == NULL || index == NULL || name[0] == '\0') {
+		set_err(err, err_len, "shmsched_resource: %s",
+			name != NULL && name[0] == '\0' ? "empty resource name"
+							 : "NULL argument");
+		return -EINVAL;
+	}
+	struct op_resource r;
+	uint32_t got;
+	int rc = call(c, OP_RESOURCE, 0, name, strlen(name), &r, sizeof(r),
+		      &got, NULL, err, err_len);
+	if (rc < 0)
+		return rc;
+	if (got != sizeof(r)) {
+		set_err(err, err_len, "shmsched daemon at %s: resource answer of "
+			"%u bytes, expected %zu", c->path, got, sizeof(r));
+		return -EPROTO;
+	}
+	*index = r.resource;
+	return 0;
+}
+
+int shmsched_submit(struct shmsched_client *c, const struct shmsched_pod *pods,
+		    unsigned n)
+{
+	if (c->dead)
+		return -ECONNRESET;
+	/* Back-pressure is when a dead daemon shows: its slots never come
+	 * back. Check before taking any, so -ECONNRESET means none taken. */
+	if (n > c->n_free && check_dead(c))
+		return -ECONNRESET;
+	if (n > c->n_free)
+		n = c->n_free;
+	struct shmsched_slot *slots = c->region.slots;
+	uint64_t submit_ns = now_ns();
+	unsigned done = 0;
+	while (done < n) {
+		uint64_t h[BURST];
+		unsigned k = n - done < BURST ? n - done : BURST;
+		for (unsigned i = 0; i < k; i++) {
+			const struct shmsched_pod *p = &pods[done + i];
+			uint32_t idx = c->free_slots[--c->n_free];
+			struct shmsched_slot *s = &slots[idx];
+			/* Only the producer's half; the daemon validates it
+			 * (n_extra included), so copy all extras as they are. */
+			s->cookie = p->cookie;
+			s->template_id = p->template_id;
+			s->n_extra = p->n_extra;
+			s->flags = 0;
+			s->submit_ns = submit_ns;
+			memcpy(s->extra, p->extra, sizeof(s->extra));
+			c->in_flight[idx] = 1;
+			h[i] = idx;
+		}
+		unsigned sent = ring_enqueue_burst(c->region.submit, h, k);
+		if (sent < k) {
+			/* Only a corrupted ring is full (it holds every
+			 * slot): give the rest back, top of the stack in
+			 * their original order, and report what went. */
+			for (unsigned i = k; i-- > sent;) {
+				c->in_flight[h[i]] = 0;
+				c->free_slots[c->n_free++] = (uint32_t)h[i];
+			}
+			return (int)(done + sent);
+		}
+		done += k;
+	}
+	return (int)done;
+}
+
+/* Copies the answer in slot s to *r: what the daemon wrote, as it is. */
+static void copy_result(const struct shmsched_slot *s, struct shmsched_result *r)
+{
+	r->cookie = s->cookie;
+	r->status = s->status;
+	r->node_id = s->node_id;
+	r->submit_ns = s->submit_ns;
+	r->complete_ns = s->complete_ns;
+	if (r->status == SHMSCHED_PLACED) {
+		/* Placed pods carry no message: skip 536 bytes per pod. */
+		r->message[0] = '\0';
+		return;
+	}
+	/* Bounded: the daemon's NUL may be missing. */
+	size_t len = strnlen(s->message, SHMSCHED_MESSAGE_MAX - 1);
+	memcpy(r->message, s->message, len);
+	r->message[len] = '\0';
+}
+
+int shmsched_poll(struct shmsched_client *c, struct shmsched_result *out,
+		  unsigned max)
+{
+	unsigned got = 0;
+	bool checked = false;
+	while (got < max) {
+		uint64_t h[BURST];
+		unsigned want = max - got < BURST ? max - got : BURST;
+		unsigned k = ring_dequeue_burst(c->region.completion, h, want);
+		for (unsigned i = 0; i < k; i++) {
+			uint64_t idx = h[i];
+			if (idx >= c->region.n_slots || !c->in_flight[idx]) {
+				c->bad_completions++;
+				continue;
+			}
+			copy_result(&c->region.slots[idx], &out[got++]);
+			c->in_flight[idx] = 0;
+			c->free_slots[c->n_free++] = (uint32_t)idx;
+		}
+		if (k == want)
+			continue;
+		if (got > 0 || max == 0)
+			break;
+		/* Nothing to return: has the daemon gone? If it just has,
+		 * look once more, for the answers it enqueued before its
+		 * socket closed (the hang-up orders after them). */
+		if (checked || !check_dead(c))
+			break;
+		checked = true;
+	}
+	if (got == 0 && max > 0 && c->dead)
+		return -ECONNRESET;
+	return (int)got;
+}
+
+unsigned shmsched_in_flight(const struct shmsched_client *c)
+{
+	return c->region.n_slots - c->n_free;
+}
+
+unsigned shmsched_capacity(const struct shmsched_client *c)
+{
+	return c->region.n_slots;
+}
+
+int shmsched_node_name(struct shmsched_client *c, uint32_t node_id, char *buf,
+		       size_t len, char *err, size_t err_len)
+{
+	set_err(err, err_len, "no error");
+	if (c == NULL || buf == NULL) {
+		set_err(err, err_len, "shmsched_node_name: NULL argument");
+		return -EINVAL;
+	}
+	if (len > 0)
+		buf[0] = '\0';
+	const char *name = NULL;
+	if (c->names_cap > 0) {
+		struct name_entry *e = names_find(c->names, c->names_cap, node_id);
+		name = e->name;
+	}
+	if (name == NULL) {
+		char got_name[NODE_NAME_MAX];
+		uint32_t got;
+		int rc = call(c, OP_NODE_NAME, node_id, NULL, 0, got_name,
+			      sizeof(got_name), &got, NULL, err, err_len);
+		if (rc == -EMSGSIZE)
+			rc = -EPROTO; /* longer than any name the daemon keeps */
+		if (rc < 0)
+			return rc;
+		if (got == 0 || memchr(got_name, '\0', got) != NULL) {
+			set_err(err, err_len, "shmsched daemon at %s: node %u's "
+				"name is %s; expected 1..%u bytes without NUL",
+				c->path, node_id, got == 0 ? "empty" : "has a NUL",
+				NODE_NAME_MAX);
+			return -EPROTO;
+		}
+		char *copy = strndup(got_name, got);
+		if (copy == NULL) {
+			set_err(err, err_len, "shmsched client: out of memory");
+			return -ENOMEM;
+		}
+		rc = names_add(c, node_id, copy);
+		if (rc < 0) {
+			set_err(err, err_len, "shmsched client: out of memory");
+			return rc;
+		}
+		name = copy;
+	}
+	size_t n = strlen(name);
+	if (n >= len) {
+		set_err(err, err_len, "node %u's name is %zu bytes; the buffer "
+			"holds %zu with its NUL", node_id, n, len);
+		return -ENOBUFS;
+	}
+	memcpy(buf, name, n + 1);
+	return 0;
+}
+
+int shmsched_node_event(struct shmsched_client *c, int kind, const char *body,
+			size_t len, char *err, size_t err_len)
+{
+	set_err(err, err_len, "no error");
+	if (c == NULL || body == NULL || len == 0) {
+		set_err(err, err_len, "shmsched_node_event: %s",
+			c == NULL || body == NULL ? "NULL argument" : "empty body");
+		return -EINVAL;
+	}
+	if (kind < SHMSCHED_NODE_ADD || kind > SHMSCHED_NODE_UNCORDON) {
+		set_err(err, err_len, "shmsched_node_event: kind %d; expected %d "
+			"(ADD) .. %d (UNCORDON)", kind, SHMSCHED_NODE_ADD,
+			SHMSCHED_NODE_UNCORDON);
+		return -EINVAL;
+	}
+	/* An id freed by REMOVE may come back with an ADD under another
+	 * name: what we remember may be stale either way. */
+	if (kind == SHMSCHED_NODE_ADD || kind == SHMSCHED_NODE_REMOVE)
+		names_forget(c);
+	return call(c, OP_NODE_EVENT, (uint32_t)kind, body, len, NULL, 0, NULL,
+		    NULL, err, err_len);
+}
+
+int shmsched_release(struct shmsched_client *c, const struct shmsched_pod *pod,
+		     uint32_t node_id, char *err, size_t err_len)
+{
+	set_err(err, err_len, "no error");
+	if (c == NULL || pod == NULL) {
+		set_err(err, err_len, "shmsched_release: NULL argument");
+		return -EINVAL;
+	}
+	if (pod->n_extra > SHMSCHED_MAX_EXTRA) {
+		set_err(err, err_len, "shmsched_release: n_extra %u; expected "
+			"0..%d", pod->n_extra, SHMSCHED_MAX_EXTRA);
+		return -EINVAL;
+	}
+	struct op_release r;
+	memset(&r, 0, sizeof(r));
+	r.node_id = node_id;
+	r.template_id = pod->template_id;
+	r.n_extra = pod->n_extra;
+	memcpy(r.extra, pod->extra, pod->n_extra * sizeof(r.extra[0]));
+	return call(c, OP_RELEASE, 0, &r, sizeof(r), NULL, 0, NULL, NULL, err,
+		    err_len);
+}

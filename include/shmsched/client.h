@@ -1,0 +1,251 @@
+/* libshmsched-client: the producer's side of shmsched.
+ *
+ * A producer connects to the daemon, registers pod templates (Kubernetes Pod
+ * JSON), then submits pods that name a template and reads their answers.
+ * Pods travel through shared memory: a region of slots and two rings that
+ * the daemon makes for this connection (include/shmsched/wire.h). Submitting
+ * and polling make no system call, take no lock and allocate nothing; the
+ * other calls are the slow path (the control socket, each bounded by a
+ * deadline of a few seconds).
+ *
+ * Life of a pod: shmsched_submit() takes a free slot, fills it and hands it
+ * to the daemon; the daemon answers exactly once (placed, unschedulable,
+ * rejected, or cancelled at its shutdown); shmsched_poll() returns the
+ * answer and frees the slot. A region holds shmsched_capacity() pods in
+ * flight: when it is full, submit accepts fewer pods than asked
+ * (back-pressure), never drops one.
+ *
+ * When the daemon goes away, answers already in the completion ring are
+ * still returned; after them shmsched_poll() returns -ECONNRESET, and so
+ * do the other calls. Pods still in flight then will never be answered.
+ * Nothing here raises SIGPIPE or waits without a deadline.
+ *
+ * Threads: a handle is used by one thread at a time; the caller serialises
+ * calls on one handle (a handle may move between threads if the caller's
+ * own synchronisation orders the calls, e.g. a mutex). Different handles
+ * are independent: a process may hold several, from several threads. A
+ * handle is not inherited by fork(): the child must not use it (it may
+ * only call shmsched_disconnect() on it, to free its memory).
+ *
+ * Errors: functions that return int return 0 (or a count) on success and a
+ * negative errno on failure; those that take `err` also write a message
+ * for a person there (NUL-terminated, cut to err_len; err may be NULL when
+ * err_len is 0). The connection's errors, common to every call that talks
+ * to the daemon:
+ *   -ECONNRESET  the daemon has gone or closed this connection (also -EPIPE
+ *                from the kernel is reported as -ECONNRESET); every later
+ *                call on the handle returns it too; disconnect and connect
+ *                again
+ *   -ETIMEDOUT   the daemon did not answer in time (the handle stays usable)
+ *   -EPROTO      the daemon answered something malformed
+ */
+#ifndef SHMSCHED_CLIENT_H
+#define SHMSCHED_CLIENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* wire.h checks its layout with C11's _Static_assert, which C++ spells
+ * static_assert. */
+#if defined(__cplusplus) && !defined(_Static_assert)
+#define _Static_assert static_assert
+#define SHMSCHED_CLIENT_H_STATIC_ASSERT
+#endif
+#include "shmsched/wire.h"
+#ifdef SHMSCHED_CLIENT_H_STATIC_ASSERT
+#undef _Static_assert
+#undef SHMSCHED_CLIENT_H_STATIC_ASSERT
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#define SHMSCHED_EXPORT __attribute__((visibility("default")))
+#else
+#define SHMSCHED_EXPORT
+#endif
+
+/* The daemon's socket when neither the caller nor the environment names
+ * one (see shmsched_connect). */
+#define SHMSCHED_DEFAULT_SOCKET "/run/shmsched/shmsched.sock"
+
+/* Node events for shmsched_node_event(). */
+enum shmsched_node_event {
+	SHMSCHED_NODE_ADD = 1,       /* body: a Node, Kubernetes JSON; new name */
+	SHMSCHED_NODE_UPDATE = 2,    /* body: a Node; replaces the node of that name */
+	SHMSCHED_NODE_REMOVE = 3,    /* body: the node's name */
+	SHMSCHED_NODE_CORDON = 4,    /* body: the node's name */
+	SHMSCHED_NODE_UNCORDON = 5,  /* body: the node's name */
+};
+
+/* A connection to the daemon and the region it gave this producer. Opaque. */
+struct shmsched_client;
+
+/* A pod to submit: its template, the requests it adds to the template's
+ * (resources named by shmsched_resource()), and the caller's own id for it,
+ * returned as is in its answer. */
+struct shmsched_pod {
+	uint64_t cookie;
+	uint32_t template_id; /* from shmsched_register_template() */
+	uint16_t n_extra;     /* 0..SHMSCHED_MAX_EXTRA entries of extra used */
+	struct shmsched_extra extra[SHMSCHED_MAX_EXTRA];
+};
+
+/* The answer to one pod. */
+struct shmsched_result {
+	uint64_t cookie;      /* the pod's, as submitted */
+	uint32_t status;      /* enum shmsched_status: PLACED, UNSCHEDULABLE,
+			       * REJECTED or CANCELLED */
+	uint32_t node_id;     /* SHMSCHED_PLACED: the node (shmsched_node_name) */
+	uint64_t submit_ns;   /* CLOCK_MONOTONIC when submitted */
+	uint64_t complete_ns; /* CLOCK_MONOTONIC when the daemon answered */
+	/* Not placed: why, for a person (kube-scheduler's "0/N nodes are
+	 * available: ..." when unschedulable). Placed: empty. Always
+	 * NUL-terminated. */
+	char message[SHMSCHED_MESSAGE_MAX];
+};
+
+/* Connects to the daemon at socket_path, registers this process as a
+ * producer and maps the region it is given. socket_path NULL: the value of
+ * $SHMSCHED_SOCKET if set and not empty, else $XDG_RUNTIME_DIR/shmsched.sock
+ * if XDG_RUNTIME_DIR is set and not empty, else SHMSCHED_DEFAULT_SOCKET.
+ * Waits at most about ten seconds (5 s to connect, 5 s to register).
+ * Returns the handle, or NULL with errno set and a message naming the path
+ * in err:
+ *   ENOENT           no daemon at the path (no socket file)
+ *   ECONNREFUSED     a socket file, but no daemon listening on it
+ *   EACCES           the socket file's permissions, or the daemon refused
+ *                    this process's credentials (err gives its reason)
+ *   EPROTONOSUPPORT  the daemon's ABI version differs (err names both)
+ *   EBUSY            the daemon is at its connection limit
+ *   ENAMETOOLONG     the path does not fit a Unix socket address
+ *   ETIMEDOUT, ECONNRESET, EPROTO  as above
+ *   ENOMEM           out of memory
+ *   other errnos: the daemon's refusal of the registration (its text in
+ *   err), or from socket(2), connect(2) or mmap(2)
+ * Thread-safety: any thread; handles are independent. */
+SHMSCHED_EXPORT struct shmsched_client *shmsched_connect(const char *socket_path,
+							 char *err, size_t err_len);
+
+/* Closes the connection (the daemon then frees the region and forgets this
+ * producer's templates; answers to pods still in flight are lost), unmaps
+ * the region and frees c. NULL: no-op. Never blocks.
+ * Thread-safety: no other call on c may be running or follow. */
+SHMSCHED_EXPORT void shmsched_disconnect(struct shmsched_client *c);
+
+/* Registers a pod template: pod_json[0..len) is a Pod as Kubernetes JSON
+ * (need not be NUL-terminated). Stores its id in *template_id; pods then
+ * name it. Templates belong to this connection.
+ * Returns 0, or:
+ *   -EINVAL    NULL arguments
+ *   -EMSGSIZE  len exceeds what one control message carries (64 KiB less an
+ *              8-byte header)
+ *   the daemon's refusal (e.g. -EINVAL: err names the field and why), and
+ *   the connection's errors (above)
+ * Thread-safety: one thread at a time per handle. */
+SHMSCHED_EXPORT int shmsched_register_template(struct shmsched_client *c,
+					       const char *pod_json, size_t len,
+					       uint32_t *template_id,
+					       char *err, size_t err_len);
+
+/* Stores in *index the daemon's index for the resource called `name`
+ * (a NUL-terminated Kubernetes resource name such as "cpu" or
+ * "example.com/gpu"), for struct shmsched_extra.
+ * Returns 0, or:
+ *   -EINVAL    NULL arguments, an empty name
+ *   -EMSGSIZE  the name is too long for a control message
+ *   the daemon's refusal (e.g. -ENOENT: no resource of that name; its
+ *   text in err), and the connection's errors (above)
+ * Thread-safety: one thread at a time per handle. */
+SHMSCHED_EXPORT int shmsched_resource(struct shmsched_client *c, const char *name,
+				      uint32_t *index, char *err, size_t err_len);
+
+/* Submits pods[0..n) (pods may be NULL only when n is 0): takes a free slot for each, in order, fills it and
+ * hands them to the daemon in bursts of ring operations. Returns how many were
+ * accepted, 0..n: pods[0..k) were taken, pods[k..n) were not (no free slot:
+ * shmsched_capacity() pods are in flight) and may be submitted again, for
+ * instance after shmsched_poll() has freed slots. Each accepted pod gets
+ * exactly one answer from shmsched_poll(). Pods are not validated here; the
+ * daemon answers a bad one SHMSCHED_REJECTED.
+ * Returns -ECONNRESET, accepting nothing, once the handle knows the daemon
+ * has gone: it checks, without blocking and at most once a millisecond, when
+ * it cannot accept every pod. n == 0 returns 0. No system call, lock or
+ * allocation, except that check.
+ * Thread-safety: one thread at a time per handle. */
+SHMSCHED_EXPORT int shmsched_submit(struct shmsched_client *c,
+				    const struct shmsched_pod *pods, unsigned n);
+
+/* Writes up to max answers to out[0..), frees their slots and returns how
+ * many, 0..max; never waits. When there is no answer, checks without
+ * blocking (at most once a millisecond, so a caller that spins on an empty
+ * poll makes few system calls) whether the daemon has gone, and if it has
+ * returns -ECONNRESET, then and on every later call: nothing more will come.
+ * max == 0 returns 0. Answers are in the
+ * daemon's order, not necessarily the order of submission.
+ * No system call, lock or allocation while answers are there.
+ * Thread-safety: one thread at a time per handle. */
+SHMSCHED_EXPORT int shmsched_poll(struct shmsched_client *c,
+				  struct shmsched_result *out, unsigned max);
+
+/* Pods submitted and not yet returned by shmsched_poll(). Never fails.
+ * Thread-safety: one thread at a time per handle. */
+SHMSCHED_EXPORT unsigned shmsched_in_flight(const struct shmsched_client *c);
+
+/* Pods that can be in flight at once: the slots of this handle's region.
+ * Never fails. Thread-safety: any thread (constant for the handle's life). */
+SHMSCHED_EXPORT unsigned shmsched_capacity(const struct shmsched_client *c);
+
+/* Writes the name of node `node_id` (from a placed pod's result) to buf,
+ * NUL-terminated. Asks the daemon the first time and remembers the answer
+ * for the handle's life: a later call for the same id asks nothing. The
+ * daemon may reuse the id of a removed node for a new one; this handle
+ * forgets every name it remembers when it sends an ADD or REMOVE node event
+ * itself, not when another producer does.
+ * Returns 0, or:
+ *   -EINVAL    NULL arguments
+ *   -ENOENT    (from the daemon) no node has that id
+ *   -ENOBUFS   the name and its NUL do not fit len bytes (nothing written
+ *              but an empty string when len > 0)
+ *   -ENOMEM    out of memory for the cache
+ *   the connection's errors (above)
+ * Thread-safety: one thread at a time per handle. */
+SHMSCHED_EXPORT int shmsched_node_name(struct shmsched_client *c, uint32_t node_id,
+				       char *buf, size_t len, char *err,
+				       size_t err_len);
+
+/* Sends a node event (enum shmsched_node_event) with its body, body[0..len):
+ * a Node as Kubernetes JSON for ADD and UPDATE, the node's name for the
+ * others. Returns once the daemon has answered.
+ * Returns 0, or:
+ *   -EINVAL    NULL arguments, an empty body, kind not an enum
+ *              shmsched_node_event value
+ *   -EMSGSIZE  len exceeds what one control message carries
+ *   the daemon's refusal, its text in err (e.g. -EINVAL: a bad Node;
+ *   -ENOENT: UPDATE, REMOVE or (UN)CORDON of an unknown name), and the
+ *   connection's errors (above)
+ * Thread-safety: one thread at a time per handle. */
+SHMSCHED_EXPORT int shmsched_node_event(struct shmsched_client *c, int kind,
+					const char *body, size_t len, char *err,
+					size_t err_len);
+
+/* Gives back what a placed pod uses on its node, when the pod has ended:
+ * `pod` as it was submitted (its template and extras; the cookie is not
+ * used) and `node_id` from its SHMSCHED_PLACED result. Call it once per
+ * placed pod; the daemon cannot tell a double release from two pods.
+ * Returns 0, or:
+ *   -EINVAL    NULL arguments, pod->n_extra > SHMSCHED_MAX_EXTRA
+ *   the daemon's refusal, its text in err (e.g. -EINVAL: an unknown
+ *   template or resource; -ENOENT: no node has that id), and the
+ *   connection's errors (above)
+ * Thread-safety: one thread at a time per handle. */
+SHMSCHED_EXPORT int shmsched_release(struct shmsched_client *c,
+				     const struct shmsched_pod *pod,
+				     uint32_t node_id, char *err, size_t err_len);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
