@@ -5,8 +5,6 @@
  * last, so nothing reaches a producer before the daemon can serve it.
  * Stop: the reverse, with the drain in between (see daemon_stop()).
  */
-#define _LGPL_SOURCE 1
-
 #include "cli/daemon.h"
 
 #include <errno.h>
@@ -15,7 +13,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <urcu/urcu-qsbr.h>
 
 #include "ingest/cluster_load.h"
 #include "ingest/control_server.h"
@@ -23,6 +20,7 @@
 #include "ingest/sched_config.h"
 #include "ingest/synthetic.h"
 #include "shm/log.h"
+#include "shm/rcu.h"
 #include "shm/resources.h"
 #include "workers/pool.h"
 #include "workers/serve.h"
@@ -173,24 +171,24 @@ void daemon_stop(struct daemon *d, unsigned drain_ms, struct daemon_stats *out)
 	producers_stop_accepting(d->producers);
 	/* The drain: this thread reads the producers table as a reader; it is
 	 * offline while it sleeps, so a producer may leave meanwhile. */
-	urcu_qsbr_register_thread();
+	rcu_register();
 	for (unsigned waited = 0; waited < drain_ms && pending(d) > 0; waited++) {
-		urcu_qsbr_thread_offline();
+		rcu_offline();
 		sleep_ms(1);
-		urcu_qsbr_thread_online();
+		rcu_online();
 	}
 	if (pending(d) > 0) {
 		log_msg(LOG_LEVEL_WARN, "stopping: %u submitted pod(s) not placed "
 			"within %u ms: answering them cancelled", pending(d), drain_ms);
 		serve_cancel_all(d->serve);
 	}
-	urcu_qsbr_thread_offline();
+	rcu_offline();
 	pool_stop(d->pool);
 	d->pool = NULL;
-	urcu_qsbr_thread_online();
+	rcu_online();
 	/* Whatever arrived after the workers stopped: answered here. */
 	serve_drain(d->serve);
-	urcu_qsbr_unregister_thread();
+	rcu_unregister();
 	if (out != NULL)
 		daemon_get_stats(d, out);
 	control_server_stop(d->server); /* frees every producer */
@@ -241,4 +239,16 @@ uint64_t daemon_overcommits(struct daemon *d)
 			bad += used.v[r] > s->allocatable[r][i];
 	}
 	return bad;
+}
+
+uint64_t daemon_pods_on_nodes(struct daemon *d)
+{
+	const struct snapshot *s = cluster_snapshot(d->cluster);
+	uint64_t pods = 0;
+	for (uint32_t i = 0; i < s->n_slots; i++)
+		if (s->present[i])
+			pods += (uint64_t)__atomic_load_n(
+				&cluster_alloc(d->cluster, i)->used[RES_PODS],
+				__ATOMIC_RELAXED);
+	return pods;
 }

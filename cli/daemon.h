@@ -57,4 +57,8 @@ void daemon_get_stats(struct daemon *d, struct daemon_stats *out);
  * pods already exceeded a node when it was loaded. */
 uint64_t daemon_overcommits(struct daemon *d);
 
+/* Pods the nodes hold now (the sum of their pod counters), to check
+ * against what was placed and released. */
+uint64_t daemon_pods_on_nodes(struct daemon *d);
+
 #endif

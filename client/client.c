@@ -82,6 +82,7 @@ struct name_entry {
 struct shmsched_client {
 	int fd;             /* control socket */
 	bool dead;          /* the daemon has gone: sticky */
+	bool drained_after_death; /* the completion ring read after `dead` was seen */
 	uint32_t producer_id;
 	uint64_t next_hup_check_ns;
 	uint64_t bad_completions;
@@ -500,6 +501,41 @@ static void copy_result(const struct shmsched_slot *s, struct shmsched_result *r
 	r->message[len] = '\0';
 }
 
+/* True once the completion ring has been read after the hang-up was seen
+ * (in this call, or an earlier one). */
+static bool checked_all_answers(struct shmsched_client *c, bool checked_now)
+{
+	if (checked_now)
+		c->drained_after_death = true;
+	return c->drained_after_death;
+}
+
+/* Writes a CANCELLED answer for up to `max` slots still in flight and
+ * frees them. Returns how many. */
+static unsigned cancel_in_flight(struct shmsched_client *c,
+				 struct shmsched_result *out, unsigned max)
+{
+	unsigned n = 0;
+	uint64_t now = now_ns();
+	for (uint32_t i = 0; i < c->region.n_slots && n < max; i++) {
+		if (!c->in_flight[i])
+			continue;
+		const struct shmsched_slot *s = &c->region.slots[i];
+		struct shmsched_result *r = &out[n++];
+		r->cookie = s->cookie; /* the producer's half: written here */
+		r->status = SHMSCHED_CANCELLED;
+		r->node_id = 0;
+		r->submit_ns = s->submit_ns;
+		r->complete_ns = now;
+		snprintf(r->message, sizeof(r->message),
+			 "the shmsched daemon at %s went away before answering "
+			 "this pod", c->path);
+		c->in_flight[i] = 0;
+		c->free_slots[c->n_free++] = i;
+	}
+	return n;
+}
+
 int shmsched_poll(struct shmsched_client *c, struct shmsched_result *out,
 		  unsigned max)
 {
@@ -530,6 +566,12 @@ int shmsched_poll(struct shmsched_client *c, struct shmsched_result *out,
 			break;
 		checked = true;
 	}
+	/* The daemon has gone and its last answers are read: what is still in
+	 * flight will never be answered by it (it may not even have seen it:
+	 * a pod submitted after its final drain). Answer it here, cancelled,
+	 * so every accepted pod gets exactly one answer. */
+	if (c->dead && checked_all_answers(c, checked))
+		got += cancel_in_flight(c, out + got, max - got);
 	if (got == 0 && max > 0 && c->dead)
 		return -ECONNRESET;
 	return (int)got;

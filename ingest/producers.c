@@ -3,7 +3,7 @@
  * Publication (the only atomics here):
  * - table[i]: the writer stores a new producer with release after filling
  *   it (partner: the acquire load in producers_get()); it stores NULL, then
- *   waits urcu_qsbr_synchronize_rcu() before unmapping, so no worker that
+ *   waits rcu_synchronize() before unmapping, so no worker that
  *   loaded the old pointer is still using it.
  * - n_templates: release after the template is written (partner: the
  *   acquire load in producers_templates()).
@@ -11,21 +11,19 @@
  * Cost: every request is the slow path; node events cost a snapshot copy
  * and a grace period.
  */
-#define _LGPL_SOURCE 1
-
 #include "ingest/producers.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <urcu/urcu-qsbr.h>
 
 #include "ingest/control_ops.h"
 #include "ingest/control_server.h"
 #include "ingest/k8s_json.h"
 #include "ingest/record.h"
 #include "shm/log.h"
+#include "shm/rcu.h"
 #include "shm/resources.h"
 
 struct producers {
@@ -405,7 +403,7 @@ void producers_on_disconnect(void *arg, uint64_t conn)
 	 * sees the old pointer is inside its critical section, which the
 	 * grace period below waits out. */
 	__atomic_store_n(&p->table[pr->id], NULL, __ATOMIC_RELEASE);
-	urcu_qsbr_synchronize_rcu();
+	rcu_synchronize();
 	unsigned left = ring_count(pr->region.submit);
 	log_msg(LOG_LEVEL_INFO, "producer %u gone (connection %llu); %u submitted "
 		"pod(s) left unanswered: nobody is there to read them",

@@ -18,6 +18,8 @@
 #include <string.h>
 #include <urcu/urcu-qsbr.h>
 
+#include "shm/rcu.h"
+
 struct cluster {
 	struct intern *strings;
 	struct res_names *res;
@@ -305,7 +307,7 @@ int cluster_apply(struct cluster *c, const struct node_event *events, size_t n,
 	struct snapshot *prev = c->current;
 	rcu_assign_pointer(c->current, s);
 	/* Every reader that could hold `prev` has passed a quiescent state. */
-	urcu_qsbr_synchronize_rcu();
+	rcu_synchronize();
 	snapshot_free(prev);
 	c->freed++;
 	/* Only now can no placement be landing on a removed node's record. A

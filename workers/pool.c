@@ -42,7 +42,7 @@
  *   exactly 2^32 wake-ups between W1 and S2 could fool the compare, and
  *   then the timeout still bounds the sleep.
  * - A sleeping or yielding worker is RCU-offline, so a writer's
- *   urcu_qsbr_synchronize_rcu() never waits for it; a polling worker
+ *   rcu_synchronize() (shm/rcu.h) never waits for it; a polling worker
  *   announces a quiescent state after every poll, so it waits at most one
  *   poll per worker.
  * - Each worker's counters are written by that worker only.
@@ -56,21 +56,6 @@
  * Slow path only: pool_start() and pool_stop() allocate, log and lock; the
  * loop itself makes no system call while there is work.
  */
-/* liburcu's inline fast paths (_LGPL_SOURCE) everywhere but under TSan:
- * their grace-period wake-up reads and writes a shared futex word with
- * plain volatile accesses, which TSan reports as a race between workers.
- * Under TSan the same functions are called out of line, uninstrumented. */
-#if defined(__SANITIZE_THREAD__)
-#define POOL_UNDER_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define POOL_UNDER_TSAN 1
-#endif
-#endif
-#ifndef POOL_UNDER_TSAN
-#define _LGPL_SOURCE 1
-#endif
-
 #include "workers/pool.h"
 
 #include <errno.h>
@@ -87,9 +72,9 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
-#include <urcu/urcu-qsbr.h>
 
 #include "shm/log.h"
+#include "shm/rcu.h"
 
 #define CACHE_LINE 64
 #define PAGE_ALIGN 4096
@@ -245,7 +230,7 @@ static void worker_loop(struct pool_worker *w)
 			break;
 
 		unsigned did = p->poll(p->arg, w->index, w->scratch);
-		urcu_qsbr_quiescent_state();
+		rcu_quiescent();
 
 		/* Own counters: relaxed stores, see struct pool_worker. */
 		__atomic_store_n(&w->polls, ++polls, __ATOMIC_RELAXED);
@@ -263,14 +248,14 @@ static void worker_loop(struct pool_worker *w)
 		/* Offline before giving up the CPU, or a writer's
 		 * synchronize_rcu() would wait for this thread's next poll:
 		 * up to sleep_max_us per grace period, for ever if it hung. */
-		urcu_qsbr_thread_offline();
+		rcu_offline();
 		if (idle < p->yield_end) {
 			idle++;
 			sched_yield();
 		} else {
 			worker_sleep(w, seen);
 		}
-		urcu_qsbr_thread_online();
+		rcu_online();
 	}
 }
 
@@ -341,10 +326,10 @@ static void *worker_main(void *arg)
 	struct pool *p = w->pool;
 
 	int err = worker_setup(w);
-	urcu_qsbr_register_thread();
+	rcu_register();
 	/* Offline while waiting at the gate: a grace period elsewhere in the
 	 * process need not wait for pool_start(). */
-	urcu_qsbr_thread_offline();
+	rcu_offline();
 
 	pthread_mutex_lock(&p->gate_lock);
 	w->start_err = err;
@@ -355,10 +340,10 @@ static void *worker_main(void *arg)
 	bool run = p->gate == GATE_RUN;
 	pthread_mutex_unlock(&p->gate_lock);
 
-	urcu_qsbr_thread_online();
+	rcu_online();
 	if (run)
 		worker_loop(w);
-	urcu_qsbr_unregister_thread();
+	rcu_unregister();
 	return NULL;
 }
 

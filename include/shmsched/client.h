@@ -16,8 +16,11 @@
  * (back-pressure), never drops one.
  *
  * When the daemon goes away, answers already in the completion ring are
- * still returned; after them shmsched_poll() returns -ECONNRESET, and so
- * do the other calls. Pods still in flight then will never be answered.
+ * still returned; then every pod still in flight is returned CANCELLED by
+ * this library ("... went away before answering this pod"), so each
+ * accepted pod gets exactly one answer even if the daemon crashed or never
+ * saw it; after them shmsched_poll() returns -ECONNRESET, and so do the
+ * other calls.
  * Nothing here raises SIGPIPE or waits without a deadline.
  *
  * Threads: a handle is used by one thread at a time; the caller serialises
@@ -180,8 +183,9 @@ SHMSCHED_EXPORT int shmsched_submit(struct shmsched_client *c,
 /* Writes up to max answers to out[0..), frees their slots and returns how
  * many, 0..max; never waits. When there is no answer, checks without
  * blocking (at most once a millisecond, so a caller that spins on an empty
- * poll makes few system calls) whether the daemon has gone, and if it has
- * returns -ECONNRESET, then and on every later call: nothing more will come.
+ * poll makes few system calls) whether the daemon has gone. Once it has:
+ * its last answers, then a CANCELLED answer for every pod still in flight
+ * (see above), then -ECONNRESET, then and on every later call.
  * max == 0 returns 0. Answers are in the
  * daemon's order, not necessarily the order of submission.
  * No system call, lock or allocation while answers are there.

@@ -1,0 +1,488 @@
+/* stress.daemon: the real daemon, in process, with producers in other
+ * processes (forked before any daemon thread starts, and released by a
+ * flag in shared memory once the socket is up).
+ *
+ * Invariants, each a count that must read zero:
+ * - overcommits: a node counter above allocatable, sampled by this process
+ *   all through the run, and at the end;
+ * - lost answers: pods submitted and never answered (by the daemon, or,
+ *   for pods it never saw before it went away, by the client library's
+ *   CANCELLED answers);
+ * - duplicate answers: a cookie answered twice, or one never submitted.
+ * Cases: four producers on a tight cluster, releasing half of what is
+ * placed so commits keep conflicting; a producer killed with SIGKILL in
+ * mid-stream while the others go on; a producer writing random bytes and
+ * out-of-range handles into its region beside a well-behaved one; and a
+ * shutdown with pods in flight, every one of them answered. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "cli/daemon.h"
+#include "client/control_client.h"
+#include "ingest/control_ops.h"
+#include "shm/producer_region.h"
+#include "shmsched/client.h"
+
+#define MAX_PRODUCERS 6
+
+/* What each producer process reports, in memory shared with the parent. */
+struct report {
+	uint64_t submitted, answered, duplicates, placed, unschedulable;
+	uint64_t rejected, cancelled, released;
+	int error; /* nonzero: the producer failed; `why` says how */
+	char why[600];
+};
+
+struct shared {
+	int go;   /* __atomic: set by the parent once the daemon listens */
+	int stop; /* __atomic: set by the parent to end endless producers */
+	struct report r[MAX_PRODUCERS];
+};
+
+static struct shared *sh;
+static char dir[64], sock[128], cluster[128];
+
+static const char tight_cluster[] =
+	"{\"kind\":\"List\",\"items\":["
+	"%s"
+	"]}";
+
+static void write_cluster(void)
+{
+	char nodes[4096] = "";
+	for (int i = 0; i < 8; i++) {
+		char n[256];
+		snprintf(n, sizeof(n), "%s{\"kind\":\"Node\",\"metadata\":{\"name\":"
+			 "\"n%d\"},\"status\":{\"allocatable\":{\"cpu\":\"4\","
+			 "\"memory\":\"8Gi\",\"pods\":\"30\"}}}", i ? "," : "", i);
+		strcat(nodes, n);
+	}
+	FILE *f = fopen(cluster, "w");
+	assert_non_null(f);
+	fprintf(f, tight_cluster, nodes);
+	fclose(f);
+}
+
+static const char pod_json[] =
+	"{\"kind\":\"Pod\",\"metadata\":{\"name\":\"t\"},\"spec\":{\"containers\":"
+	"[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"500m\","
+	"\"memory\":\"1Gi\"}}}]}}";
+
+static void fail_report(struct report *r, const char *what, const char *err)
+{
+	r->error = 1;
+	snprintf(r->why, sizeof(r->why), "%s: %s", what, err);
+}
+
+static void wait_go(void)
+{
+	while (!__atomic_load_n(&sh->go, __ATOMIC_ACQUIRE))
+		usleep(1000);
+}
+
+/* A well-behaved producer: `pods` pods (0: until told to stop), every
+ * answer checked against what it submitted; releases every other placed
+ * pod when `release` is set. */
+static void producer(int id, uint64_t pods, bool release)
+{
+	struct report *r = &sh->r[id];
+	char err[512];
+	wait_go();
+	struct shmsched_client *c = shmsched_connect(sock, err, sizeof(err));
+	if (c == NULL) {
+		fail_report(r, "connect", err);
+		_exit(1);
+	}
+	uint32_t tid;
+	if (shmsched_register_template(c, pod_json, strlen(pod_json), &tid, err,
+				       sizeof(err)) < 0) {
+		fail_report(r, "template", err);
+		_exit(1);
+	}
+	uint64_t limit = pods ? pods : UINT64_MAX;
+	size_t seen_len = pods ? pods : 10000000;
+	uint8_t *seen = calloc(seen_len, 1);
+	struct shmsched_pod batch[64];
+	struct shmsched_result res[64];
+	uint64_t next = 0;
+	bool gone = false; /* the daemon has gone: submit no more, read answers */
+	for (;;) {
+		bool stopping = gone || __atomic_load_n(&sh->stop, __ATOMIC_RELAXED) ||
+				next == limit || next == seen_len;
+		if (!stopping) {
+			unsigned n = 0;
+			for (; n < 64 && next + n < limit && next + n < seen_len; n++)
+				batch[n] = (struct shmsched_pod){
+					.cookie = ((uint64_t)id << 40) | (next + n),
+					.template_id = tid};
+			int acc = shmsched_submit(c, batch, n);
+			if (acc == -ECONNRESET) {
+				gone = true; /* its answers still come from poll */
+				acc = 0;
+			} else if (acc < 0) {
+				fail_report(r, "submit", strerror(-acc));
+				break;
+			}
+			next += (unsigned)acc;
+			/* Relaxed: a figure the parent samples. */
+			__atomic_store_n(&r->submitted, next, __ATOMIC_RELAXED);
+		}
+		int got = shmsched_poll(c, res, 64);
+		if (got < 0) {
+			if (r->answered < next)
+				fail_report(r, "poll", strerror(-got));
+			break;
+		}
+		for (int k = 0; k < got; k++) {
+			uint64_t cookie = res[k].cookie;
+			uint64_t idx = cookie & ((UINT64_C(1) << 40) - 1);
+			if ((cookie >> 40) != (uint64_t)id || idx >= next || seen[idx]++) {
+				r->duplicates++;
+				continue;
+			}
+			r->answered++;
+			switch (res[k].status) {
+			case SHMSCHED_PLACED:
+				r->placed++;
+				if (release && (idx & 1)) {
+					struct shmsched_pod p = {.cookie = cookie,
+								 .template_id = tid};
+					if (shmsched_release(c, &p, res[k].node_id, err,
+							     sizeof(err)) == 0)
+						r->released++;
+				}
+				break;
+			case SHMSCHED_UNSCHEDULABLE:
+				r->unschedulable++;
+				break;
+			case SHMSCHED_REJECTED:
+				r->rejected++;
+				break;
+			case SHMSCHED_CANCELLED:
+				r->cancelled++;
+				break;
+			default:
+				r->duplicates++;
+			}
+		}
+		if (stopping && shmsched_in_flight(c) == 0)
+			break;
+	}
+	free(seen);
+	shmsched_disconnect(c);
+	_exit(r->error ? 1 : 0);
+}
+
+/* A producer that breaks its side: random bytes in every slot, and handles
+ * past its slots, straight into the region (no client library). */
+static void vandal(int id)
+{
+	struct report *r = &sh->r[id];
+	char err[512];
+	wait_go();
+	int fd = control_client_connect(sock, 5000, err, sizeof(err));
+	if (fd < 0) {
+		fail_report(r, "connect", err);
+		_exit(1);
+	}
+	struct op_request op = {.kind = OP_REGISTER};
+	struct op_registered reg;
+	int region_fd = -1;
+	uint32_t len;
+	if (control_client_call(fd, &op, sizeof(op), &reg, sizeof(reg), &len,
+				&region_fd, 5000, err, sizeof(err)) < 0 ||
+	    region_fd < 0) {
+		fail_report(r, "register", err);
+		_exit(1);
+	}
+	struct producer_region p;
+	if (producer_region_attach(region_fd, &p, err, sizeof(err)) < 0) {
+		fail_report(r, "attach", err);
+		_exit(1);
+	}
+	uint64_t rng = 0x1234567 + (uint64_t)id;
+	for (int round = 0; round < 20; round++) {
+		uint8_t *bytes = (uint8_t *)p.slots;
+		for (size_t i = 0; i < (size_t)p.n_slots * sizeof(*p.slots); i++) {
+			rng ^= rng << 13;
+			rng ^= rng >> 7;
+			rng ^= rng << 17;
+			bytes[i] = (uint8_t)rng;
+		}
+		uint64_t h[64];
+		unsigned n = 0;
+		for (uint32_t i = 0; i < 64 && i < p.n_slots; i++)
+			h[n++] = i;
+		h[n - 1] = UINT64_MAX - (uint64_t)round; /* past the slots */
+		unsigned sent = 0;
+		while (sent < n)
+			sent += ring_enqueue_burst(p.submit, h + sent, n - sent);
+		r->submitted += n - 1;
+		time_t deadline = time(NULL) + 30;
+		for (uint64_t got = 0; got < n - 1;) {
+			if (time(NULL) > deadline) {
+				fail_report(r, "answers", "none for 30 s");
+				_exit(1);
+			}
+			uint64_t back[64];
+			unsigned m = ring_dequeue_burst(p.completion, back, 64);
+			for (unsigned k = 0; k < m; k++) {
+				uint32_t st = p.slots[back[k]].status;
+				r->answered++;
+				r->rejected += st == SHMSCHED_REJECTED;
+				r->placed += st == SHMSCHED_PLACED;
+			}
+			got += m;
+			if (m == 0)
+				usleep(100);
+		}
+	}
+	producer_region_close(&p);
+	close(region_fd);
+	close(fd);
+	_exit(0);
+}
+
+static pid_t spawn(void (*fn)(int, uint64_t, bool), int id, uint64_t pods,
+		   bool release)
+{
+	fflush(NULL);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		fn(id, pods, release);
+	}
+	return pid;
+}
+
+static void vandal_entry(int id, uint64_t pods, bool release)
+{
+	(void)pods;
+	(void)release;
+	vandal(id);
+}
+
+static struct daemon *start(unsigned workers)
+{
+	struct daemon_config cfg = {.socket_path = sock, .cluster_path = cluster,
+				    .seed = 1, .workers = workers, .slots = 512};
+	char err[512];
+	struct daemon *d = daemon_start(&cfg, err, sizeof(err));
+	if (d == NULL)
+		fail_msg("daemon_start: %s", err);
+	__atomic_store_n(&sh->go, 1, __ATOMIC_RELEASE);
+	return d;
+}
+
+/* Waits for the children, sampling overcommits meanwhile. */
+static uint64_t watch(struct daemon *d, pid_t *pids, int n, int *statuses)
+{
+	uint64_t over = 0;
+	int left = n;
+	while (left > 0) {
+		over += daemon_overcommits(d);
+		for (int i = 0; i < n; i++) {
+			if (pids[i] <= 0)
+				continue;
+			int st;
+			if (waitpid(pids[i], &st, WNOHANG) == pids[i]) {
+				statuses[i] = st;
+				pids[i] = 0;
+				left--;
+			}
+		}
+		usleep(500);
+	}
+	return over;
+}
+
+static void check_producer(int i, int status)
+{
+	struct report *r = &sh->r[i];
+	print_message("producer %d: %" PRIu64 " submitted, %" PRIu64 " answered ("
+		      "%" PRIu64 " placed, %" PRIu64 " unschedulable, %" PRIu64
+		      " rejected, %" PRIu64 " cancelled), %" PRIu64 " released, %"
+		      PRIu64 " duplicates%s%s\n", i, r->submitted, r->answered,
+		      r->placed, r->unschedulable, r->rejected, r->cancelled,
+		      r->released, r->duplicates, r->error ? ": " : "",
+		      r->error ? r->why : "");
+	assert_int_equal(r->error, 0);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_int_equal(r->duplicates, 0);
+	assert_int_equal(r->answered, r->submitted);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,
+		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	assert_true(sh != MAP_FAILED);
+	memset(sh, 0, sizeof(*sh));
+	snprintf(dir, sizeof(dir), "/tmp/shmsched-daemon-XXXXXX");
+	assert_non_null(mkdtemp(dir));
+	snprintf(sock, sizeof(sock), "%s/s.sock", dir);
+	snprintf(cluster, sizeof(cluster), "%s/cluster.json", dir);
+	write_cluster();
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	unlink(cluster);
+	unlink(sock);
+	rmdir(dir);
+	munmap(sh, sizeof(*sh));
+	return 0;
+}
+
+static void test_four_producers_tight_cluster(void **state)
+{
+	(void)state;
+	pid_t pids[4];
+	int st[4];
+	for (int i = 0; i < 4; i++)
+		pids[i] = spawn(producer, i, 5000, true);
+	struct daemon *d = start(2);
+	uint64_t over = watch(d, pids, 4, st);
+	over += daemon_overcommits(d);
+	uint64_t on_nodes = daemon_pods_on_nodes(d);
+	struct daemon_stats ds;
+	daemon_stop(d, 5000, &ds);
+	print_message("daemon: %" PRIu64 " pods, %" PRIu64 " placed, %" PRIu64
+		      " unschedulable, %" PRIu64 " conflicts, %" PRIu64
+		      " overcommits seen\n", ds.pods, ds.placed, ds.unschedulable,
+		      ds.conflicts, over);
+	uint64_t placed = 0, released = 0;
+	for (int i = 0; i < 4; i++) {
+		check_producer(i, st[i]);
+		placed += sh->r[i].placed;
+		released += sh->r[i].released;
+	}
+	assert_int_equal(over, 0);
+	assert_int_equal(ds.pods, 4 * 5000);
+	assert_int_equal(ds.placed, placed);
+	/* What the nodes hold is exactly what was placed and not released. */
+	assert_int_equal(on_nodes, placed - released);
+	assert_true(ds.unschedulable > 0); /* the cluster really was tight */
+}
+
+static void test_kill_one_producer(void **state)
+{
+	(void)state;
+	pid_t pids[4];
+	int st[4];
+	for (int i = 0; i < 3; i++)
+		pids[i] = spawn(producer, i, 20000, true);
+	pids[3] = spawn(producer, 3, 0, true); /* endless: it will be killed */
+	struct daemon *d = start(2);
+	while (__atomic_load_n(&sh->r[3].submitted, __ATOMIC_RELAXED) < 2000)
+		usleep(200);
+	kill(pids[3], SIGKILL);
+	uint64_t over = watch(d, pids, 4, st);
+	/* The daemon notices every producer leave, the killed one too. */
+	struct daemon_stats ds;
+	for (int waited = 0; waited < 5000; waited++) {
+		daemon_get_stats(d, &ds);
+		if (ds.producers_gone == 4)
+			break;
+		usleep(1000);
+	}
+	daemon_stop(d, 5000, &ds);
+	print_message("killed producer 3 after %" PRIu64 " pods; daemon served %"
+		      PRIu64 " producers, %" PRIu64 " gone\n", sh->r[3].submitted,
+		      ds.producers_registered, ds.producers_gone);
+	assert_true(WIFSIGNALED(st[3]));
+	for (int i = 0; i < 3; i++)
+		check_producer(i, st[i]);
+	assert_int_equal(over, 0);
+	assert_int_equal(ds.producers_registered, 4);
+	assert_int_equal(ds.producers_gone, 4);
+}
+
+static void test_random_bytes_are_rejected(void **state)
+{
+	(void)state;
+	pid_t pids[2];
+	int st[2];
+	pids[0] = spawn(vandal_entry, 0, 0, false);
+	pids[1] = spawn(producer, 1, 5000, false);
+	struct daemon *d = start(2);
+	uint64_t over = watch(d, pids, 2, st);
+	struct daemon_stats ds;
+	daemon_stop(d, 5000, &ds);
+	struct report *v = &sh->r[0];
+	print_message("vandal: %" PRIu64 " slots of random bytes, %" PRIu64
+		      " answered, %" PRIu64 " rejected, %" PRIu64 " placed; daemon: %"
+		      PRIu64 " bad handles\n", v->submitted, v->answered, v->rejected,
+		      v->placed, ds.bad_handles);
+	assert_int_equal(v->error, 0);
+	assert_int_equal(v->answered, v->submitted);
+	assert_int_equal(v->rejected + v->placed, v->answered);
+	assert_int_equal(ds.bad_handles, 20); /* one past-the-end handle a round */
+	check_producer(1, st[1]);
+	assert_int_equal(over, 0);
+}
+
+static void test_shutdown_answers_every_pod(void **state)
+{
+	(void)state;
+	pid_t pids[2];
+	int st[2];
+	pids[0] = spawn(producer, 0, 0, false);
+	pids[1] = spawn(producer, 1, 0, false);
+	struct daemon *d = start(1);
+	while (__atomic_load_n(&sh->r[0].submitted, __ATOMIC_RELAXED) < 3000 ||
+	       __atomic_load_n(&sh->r[1].submitted, __ATOMIC_RELAXED) < 3000)
+		usleep(200);
+	/* No drain time: what the workers have not placed is cancelled. */
+	struct daemon_stats ds;
+	daemon_stop(d, 0, &ds);
+	__atomic_store_n(&sh->stop, 1, __ATOMIC_RELAXED);
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(waitpid(pids[i], &st[i], 0), pids[i]);
+	print_message("shutdown: daemon answered %" PRIu64 " pods (%" PRIu64
+		      " cancelled)\n", ds.pods, ds.cancelled);
+	for (int i = 0; i < 2; i++)
+		check_producer(i, st[i]);
+	/* The daemon answered what it saw; the library cancelled the rest. */
+	assert_true(ds.pods <= sh->r[0].submitted + sh->r[1].submitted);
+	assert_true(ds.cancelled > 0 || ds.pods == sh->r[0].submitted +
+					       sh->r[1].submitted);
+}
+
+int main(void)
+{
+	setenv("SHMSCHED_LOG", "warn", 0);
+	signal(SIGPIPE, SIG_IGN);
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_four_producers_tight_cluster,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_kill_one_producer, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_random_bytes_are_rejected, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_shutdown_answers_every_pod,
+						setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
