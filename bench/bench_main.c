@@ -1,12 +1,17 @@
 /* shmsched-bench: how fast, compared to what.
  *
- * So far it measures one thing, the ring_limit baseline: the bare round trip
- * of 8-byte handles between two processes through two SP/SC DPDK rings in a
- * shared-memory region, with no scheduling work. Every later figure of the
- * engine is compared against it. The engine exists (`shmsched place` runs it
- * in process); running it behind these rings (the daemon, issue 4) and the
- * pods-per-second modes (issue 5) do not yet, and this program says so
- * rather than print anything it did not measure.
+ * Two measurements in one run, so they can be compared as a ratio on the
+ * same noisy machine:
+ * - ring_limit: the bare round trip of 8-byte handles between two processes
+ *   through two SP/SC DPDK rings in a shared-memory region, no scheduling
+ *   work: the physical limit of this design's transport here;
+ * - engine: pods per second through the real path: producer processes
+ *   (libshmsched-client) submit pods from a template mix through their
+ *   regions to a daemon in this process (cli/daemon.c) on a synthetic
+ *   cluster, and read every answer (bench/engine_run.c).
+ * The reference scheduler, latency at a fixed rate, sweeps and plots come
+ * with issue 5; this program prints null rather than a figure it did not
+ * measure.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -19,6 +24,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "bench/engine_run.h"
 #include "bench/ring_echo.h"
 #include "shm/log.h"
 #include "shm/region.h"
@@ -30,28 +36,39 @@ struct options {
 	unsigned runs;
 	unsigned ring_slots;
 	bool json;
+	bool engine; /* false: --ring-limit-only */
+	struct engine_run_config run;
 };
 
 static void usage(FILE *to)
 {
 	fprintf(to,
-		"usage: shmsched-bench [--handles N] [--burst B] [--runs R]\n"
-		"                      [--ring-slots S] [--json]\n"
+		"usage: shmsched-bench [--nodes N] [--running M] [--pods P]\n"
+		"                      [--producers K] [--workers W] [--seed S]\n"
+		"                      [--handles N] [--burst B] [--runs R]\n"
+		"                      [--ring-slots S] [--ring-limit-only] [--json]\n"
 		"\n"
-		"Measures the ring_limit baseline: handles sent by this process to a\n"
-		"forked echo process and back through two single-producer/single-\n"
-		"consumer DPDK rings in one shared-memory region. Each handle is\n"
-		"checked on return; a run with any loss, duplicate or reorder fails.\n"
+		"engine: K producer processes submit P pods (40 templates: requests,\n"
+		"selectors, required and preferred affinity, tolerations) through\n"
+		"shared-memory rings to a daemon in this process with W workers, on a\n"
+		"synthetic cluster of N nodes with M running pods; every answer is read\n"
+		"back; then the node counters are checked against allocatable.\n"
+		"  --nodes N         default 10000\n"
+		"  --running M       default 20000\n"
+		"  --pods P          default 200000\n"
+		"  --producers K     default 1\n"
+		"  --workers W       default: one per core less one, at least 1\n"
+		"  --seed S          the synthetic cluster and tie-breaks (default 1)\n"
 		"\n"
-		"  --handles N     round trips per run (default 10000000)\n"
-		"  --burst B       handles per enqueue/dequeue, 1..256 (default 32)\n"
-		"  --runs R        runs; the median is reported (default 5)\n"
-		"  --ring-slots S  slots per ring, a power of two (default 1024)\n"
-		"  --json          one JSON object on stdout instead of the table\n"
+		"ring_limit: handles sent to a forked echo process and back through\n"
+		"two SP/SC DPDK rings; each handle is checked on return.\n"
+		"  --handles N       round trips per run (default 2000000)\n"
+		"  --burst B         handles per enqueue/dequeue, 1..256 (default 32)\n"
+		"  --runs R          runs; the median is reported (default 3)\n"
+		"  --ring-slots S    slots per ring, a power of two (default 1024)\n"
+		"  --ring-limit-only skip the engine run\n"
 		"\n"
-		"Not measured yet (issues 4 and 5): the engine behind the rings, the\n"
-		"reference scheduler, pods per second, latency percentiles. The engine\n"
-		"itself runs in process in `shmsched place --stats`.\n");
+		"  --json            one JSON object on stdout instead of the table\n");
 }
 
 static int parse_u64(const char *opt, const char *s, uint64_t min, uint64_t max,
@@ -79,11 +96,20 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{"runs", required_argument, NULL, 'r'},
 		{"ring-slots", required_argument, NULL, 's'},
 		{"json", no_argument, NULL, 'j'},
+		{"nodes", required_argument, NULL, 'N'},
+		{"running", required_argument, NULL, 'M'},
+		{"pods", required_argument, NULL, 'P'},
+		{"producers", required_argument, NULL, 'K'},
+		{"workers", required_argument, NULL, 'W'},
+		{"seed", required_argument, NULL, 'S'},
+		{"ring-limit-only", no_argument, NULL, 'L'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	*o = (struct options){.handles = 10000000, .burst = 32, .runs = 5,
-			      .ring_slots = 1024};
+	*o = (struct options){.handles = 2000000, .burst = 32, .runs = 3,
+			      .ring_slots = 1024, .engine = true,
+			      .run = {.nodes = 10000, .running = 20000, .pods = 200000,
+				      .producers = 1, .seed = 1}};
 	int c;
 	uint64_t v;
 	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
@@ -115,6 +141,39 @@ static int parse_args(int argc, char **argv, struct options *o)
 			break;
 		case 'j':
 			o->json = true;
+			break;
+		case 'N':
+			if (parse_u64("--nodes", optarg, 1, 1u << 24, &v))
+				return 2;
+			o->run.nodes = (uint32_t)v;
+			break;
+		case 'M':
+			if (parse_u64("--running", optarg, 0, UINT32_MAX, &v))
+				return 2;
+			o->run.running = (uint32_t)v;
+			break;
+		case 'P':
+			if (parse_u64("--pods", optarg, 1, UINT64_C(1) << 40, &v))
+				return 2;
+			o->run.pods = v;
+			break;
+		case 'K':
+			if (parse_u64("--producers", optarg, 1, 64, &v))
+				return 2;
+			o->run.producers = (unsigned)v;
+			break;
+		case 'W':
+			if (parse_u64("--workers", optarg, 0, 256, &v))
+				return 2;
+			o->run.workers = (unsigned)v;
+			break;
+		case 'S':
+			if (parse_u64("--seed", optarg, 0, UINT64_MAX, &v))
+				return 2;
+			o->run.seed = v;
+			break;
+		case 'L':
+			o->engine = false;
 			break;
 		case 'h':
 			usage(stdout);
@@ -177,7 +236,9 @@ int main(int argc, char **argv)
 	int rc = parse_args(argc, argv, &o);
 	if (rc)
 		return rc;
-	if (o.json)
+	/* The daemon runs in this process: its start-up lines are not the
+	 * report. SHMSCHED_LOG=info shows them. */
+	if (getenv("SHMSCHED_LOG") == NULL)
 		log_set_level(LOG_LEVEL_WARN);
 
 	struct ring_echo_pair rg;
@@ -206,28 +267,67 @@ int main(int argc, char **argv)
 	double median = o.runs % 2 ? rates[o.runs / 2]
 				   : (rates[o.runs / 2 - 1] + rates[o.runs / 2]) / 2;
 
+	struct engine_run_result er;
+	char err[1024];
+	if (o.engine) {
+		o.run.progress = tty;
+		if (engine_run(&o.run, &er, err, sizeof(err)) < 0) {
+			fprintf(stderr, "shmsched-bench: engine run: %s\n", err);
+			return 1;
+		}
+	}
 	if (o.json) {
-		printf("{\"ring_limit\":{\"round_trips_per_sec\":%.0f,"
-		       "\"ns_per_round_trip\":%.2f,\"min_per_sec\":%.0f,"
-		       "\"max_per_sec\":%.0f,\"runs\":%u,\"handles_per_run\":%" PRIu64
-		       ",\"burst\":%u,\"ring_slots\":%u,\"ring\":\"%s\","
-		       "\"page_size\":%zu,\"checked\":true},"
-		       "\"engine\":null,\"reference\":null}\n",
-		       median, 1e9 / median, rates[0], rates[o.runs - 1], o.runs,
-		       o.handles, o.burst, o.ring_slots, ring_impl_name(),
+		printf("{\"pods\":%" PRIu64 ",\"nodes\":%u,\"running\":%u,"
+		       "\"producers\":%u,\"workers\":%u,", o.engine ? o.run.pods : 0,
+		       o.run.nodes, o.run.running, o.run.producers,
+		       o.engine ? er.workers : 0);
+		if (o.engine)
+			printf("\"engine\":{\"pods_per_sec\":%.0f,\"wall_s\":%.3f,"
+			       "\"answered\":%" PRIu64 ",\"placed\":%" PRIu64
+			       ",\"unschedulable\":%" PRIu64 ",\"rejected\":%" PRIu64
+			       ",\"cancelled\":%" PRIu64 ",\"conflicts\":%" PRIu64
+			       ",\"overcommits\":%" PRIu64 ",\"p50_us\":%.1f,"
+			       "\"p90_us\":%.1f,\"p99_us\":%.1f,\"p999_us\":%.1f,"
+			       "\"latency\":\"closed loop: includes queueing\"},",
+			       er.pods_per_sec, er.wall_s, er.answered, er.placed,
+			       er.unschedulable, er.rejected, er.cancelled, er.conflicts,
+			       er.overcommits, er.p50_us, er.p90_us, er.p99_us, er.p999_us);
+		else
+			printf("\"engine\":null,");
+		printf("\"ring_limit\":{\"pods_per_sec\":%.0f,"
+		       "\"round_trips_per_sec\":%.0f,\"ns_per_round_trip\":%.2f,"
+		       "\"min_per_sec\":%.0f,\"max_per_sec\":%.0f,\"runs\":%u,"
+		       "\"handles_per_run\":%" PRIu64 ",\"burst\":%u,"
+		       "\"ring_slots\":%u,\"ring\":\"%s\",\"page_size\":%zu},",
+		       median, median, 1e9 / median, rates[0], rates[o.runs - 1],
+		       o.runs, o.handles, o.burst, o.ring_slots, ring_impl_name(),
 		       shm_region_page_size(rg.region));
+		if (o.engine)
+			printf("\"engine_over_ring_limit\":%.6f,", er.pods_per_sec / median);
+		printf("\"reference\":null,\"syscalls_per_pod\":null}\n");
 	} else {
-		printf("shmsched-bench: ring_limit baseline (no scheduling yet)\n");
-		printf("  transport   two SP/SC %s rings, %u slots, in one shared "
-		       "region\n", ring_impl_name(), o.ring_slots);
+		printf("shmsched-bench (%ld cores)\n", sysconf(_SC_NPROCESSORS_ONLN));
+		printf("  ring_limit  two SP/SC %s rings, %u slots, bursts of %u: "
+		       "%.2f M round trips/s median of %u (min %.2f, max %.2f)\n",
+		       ring_impl_name(), o.ring_slots, o.burst, median / 1e6, o.runs,
+		       rates[0] / 1e6, rates[o.runs - 1] / 1e6);
 		printf("  memory      %s\n", shm_region_backing(rg.region));
-		printf("  work        %" PRIu64 " handles per run, bursts of %u, "
-		       "%u runs, every handle checked\n", o.handles, o.burst, o.runs);
-		printf("  round trips %.2f M/s median (min %.2f, max %.2f), "
-		       "%.1f ns each\n", median / 1e6, rates[0] / 1e6,
-		       rates[o.runs - 1] / 1e6, 1e9 / median);
-		printf("  engine      not behind the rings yet (issue 4); in process: "
-		       "shmsched place --stats\n");
+		if (o.engine) {
+			printf("  engine      %" PRIu64 " pods from %u producer processes "
+			       "to %u workers, %u nodes (%u running pods)\n",
+			       o.run.pods, o.run.producers, er.workers, er.nodes,
+			       o.run.running);
+			printf("              %.0f pods/s (%.3f s), %.4f of ring_limit\n",
+			       er.pods_per_sec, er.wall_s, er.pods_per_sec / median);
+			printf("              %" PRIu64 " placed, %" PRIu64 " unschedulable, %"
+			       PRIu64 " rejected, %" PRIu64 " cancelled, %" PRIu64
+			       " conflicts, %" PRIu64 " overcommits\n", er.placed,
+			       er.unschedulable, er.rejected, er.cancelled, er.conflicts,
+			       er.overcommits);
+			printf("              submit-to-answer p50 %.0f us, p99 %.0f us "
+			       "(closed loop: queueing included)\n", er.p50_us, er.p99_us);
+		}
+		printf("  reference   not measured yet (issue 5)\n");
 	}
 	free(rates);
 	ring_echo_pair_close(&rg);
