@@ -32,6 +32,8 @@
  */
 #include "shmsched/client.h"
 
+#include "shm/errmsg.h"
+
 #include <errno.h>
 #include <poll.h>
 #include <stdarg.h>
@@ -104,19 +106,6 @@ struct shmsched_client {
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 };
 
-static void set_err(char *err, size_t err_len, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void set_err(char *err, size_t err_len, const char *fmt, ...)
-{
-	if (err == NULL || err_len == 0)
-		return;
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, err_len, fmt, ap);
-	va_end(ap);
-}
-
 static uint64_t now_ns(void)
 {
 	struct timespec ts;
@@ -173,7 +162,7 @@ static int resolve_path(const char *given, char *path, size_t cap,
 		n = snprintf(path, cap, "%s", SHMSCHED_DEFAULT_SOCKET);
 	}
 	if (n < 0 || (size_t)n >= cap) {
-		set_err(err, err_len, "shmsched daemon socket path (%s) is %d "
+		errmsg(err, err_len, "shmsched daemon socket path (%s) is %d "
 			"bytes, a Unix socket path holds at most %zu", *from, n,
 			cap - 1);
 		return -ENAMETOOLONG;
@@ -192,12 +181,12 @@ static int call(struct shmsched_client *c, uint32_t kind, uint32_t arg,
 	if (resp_fd != NULL)
 		*resp_fd = -1;
 	if (c->dead) {
-		set_err(err, err_len, "shmsched daemon at %s has closed this "
+		errmsg(err, err_len, "shmsched daemon at %s has closed this "
 			"connection; disconnect and connect again", c->path);
 		return -ECONNRESET;
 	}
 	if (len > BODY_MAX) {
-		set_err(err, err_len, "shmsched request of %zu bytes: at most %zu "
+		errmsg(err, err_len, "shmsched request of %zu bytes: at most %zu "
 			"fit a control message", len, (size_t)BODY_MAX);
 		return -EMSGSIZE;
 	}
@@ -271,11 +260,11 @@ static int names_add(struct shmsched_client *c, uint32_t node_id, char *name)
 struct shmsched_client *shmsched_connect(const char *socket_path, char *err,
 					 size_t err_len)
 {
-	set_err(err, err_len, "no error");
+	errmsg(err, err_len, "no error");
 	int rc;
 	struct shmsched_client *c = calloc(1, sizeof(*c));
 	if (c == NULL) {
-		set_err(err, err_len, "shmsched client: out of memory");
+		errmsg(err, err_len, "shmsched client: out of memory");
 		errno = ENOMEM;
 		return NULL;
 	}
@@ -293,7 +282,7 @@ struct shmsched_client *shmsched_connect(const char *socket_path, char *err,
 			/* Say where the path came from: the usual mistake is
 			 * a daemon on another path than the one we chose. */
 			size_t used = strlen(err);
-			set_err(err + used, err_len - used, " (socket path %s)",
+			errmsg(err + used, err_len - used, " (socket path %s)",
 				from);
 		}
 		goto fail_connect;
@@ -302,7 +291,7 @@ struct shmsched_client *shmsched_connect(const char *socket_path, char *err,
 	c->req = malloc(CONTROL_MAX_PAYLOAD);
 	if (c->req == NULL) {
 		rc = -ENOMEM;
-		set_err(err, err_len, "shmsched client: out of memory");
+		errmsg(err, err_len, "shmsched client: out of memory");
 		goto fail_req;
 	}
 
@@ -314,7 +303,7 @@ struct shmsched_client *shmsched_connect(const char *socket_path, char *err,
 	if (rc < 0)
 		goto fail_register;
 	if (reg_len != sizeof(reg) || region_fd < 0) {
-		set_err(err, err_len, "shmsched daemon at %s: registration answer "
+		errmsg(err, err_len, "shmsched daemon at %s: registration answer "
 			"of %u bytes %s an fd; expected %zu bytes and the "
 			"region's fd", c->path, reg_len,
 			region_fd < 0 ? "without" : "with", sizeof(reg));
@@ -330,7 +319,7 @@ struct shmsched_client *shmsched_connect(const char *socket_path, char *err,
 	if (rc < 0)
 		goto fail_attach;
 	if (c->region.n_slots != reg.n_slots) {
-		set_err(err, err_len, "shmsched daemon at %s: region has %u slots, "
+		errmsg(err, err_len, "shmsched daemon at %s: region has %u slots, "
 			"registration said %u", c->path, c->region.n_slots,
 			reg.n_slots);
 		rc = -EPROTO;
@@ -342,7 +331,7 @@ struct shmsched_client *shmsched_connect(const char *socket_path, char *err,
 	c->in_flight = calloc(n, 1);
 	if (c->free_slots == NULL || c->in_flight == NULL) {
 		rc = -ENOMEM;
-		set_err(err, err_len, "shmsched client: out of memory for %u "
+		errmsg(err, err_len, "shmsched client: out of memory for %u "
 			"slots", n);
 		goto fail_slots;
 	}
@@ -387,9 +376,9 @@ int shmsched_register_template(struct shmsched_client *c, const char *pod_json,
 			       size_t len, uint32_t *template_id, char *err,
 			       size_t err_len)
 {
-	set_err(err, err_len, "no error");
+	errmsg(err, err_len, "no error");
 	if (c == NULL || pod_json == NULL || template_id == NULL) {
-		set_err(err, err_len, "shmsched_register_template: NULL argument");
+		errmsg(err, err_len, "shmsched_register_template: NULL argument");
 		return -EINVAL;
 	}
 	struct op_template t;
@@ -399,7 +388,7 @@ int shmsched_register_template(struct shmsched_client *c, const char *pod_json,
 	if (rc < 0)
 		return rc;
 	if (got != sizeof(t) || t.template_id == 0) {
-		set_err(err, err_len, "shmsched daemon at %s: template answer of "
+		errmsg(err, err_len, "shmsched daemon at %s: template answer of "
 			"%u bytes with id %u; expected %zu bytes and an id >= 1",
 			c->path, got, got == sizeof(t) ? t.template_id : 0,
 			sizeof(t));
@@ -412,9 +401,9 @@ int shmsched_register_template(struct shmsched_client *c, const char *pod_json,
 int shmsched_resource(struct shmsched_client *c, const char *name,
 		      uint32_t *index, char *err, size_t err_len)
 {
-	set_err(err, err_len, "no error");
+	errmsg(err, err_len, "no error");
 	if (c == NULL || name == NULL || index == NULL || name[0] == '\0') {
-		set_err(err, err_len, "shmsched_resource: %s",
+		errmsg(err, err_len, "shmsched_resource: %s",
 			name != NULL && name[0] == '\0' ? "empty resource name"
 							 : "NULL argument");
 		return -EINVAL;
@@ -426,7 +415,7 @@ int shmsched_resource(struct shmsched_client *c, const char *name,
 	if (rc < 0)
 		return rc;
 	if (got != sizeof(r)) {
-		set_err(err, err_len, "shmsched daemon at %s: resource answer of "
+		errmsg(err, err_len, "shmsched daemon at %s: resource answer of "
 			"%u bytes, expected %zu", c->path, got, sizeof(r));
 		return -EPROTO;
 	}
@@ -590,9 +579,9 @@ unsigned shmsched_capacity(const struct shmsched_client *c)
 int shmsched_node_name(struct shmsched_client *c, uint32_t node_id, char *buf,
 		       size_t len, char *err, size_t err_len)
 {
-	set_err(err, err_len, "no error");
+	errmsg(err, err_len, "no error");
 	if (c == NULL || buf == NULL) {
-		set_err(err, err_len, "shmsched_node_name: NULL argument");
+		errmsg(err, err_len, "shmsched_node_name: NULL argument");
 		return -EINVAL;
 	}
 	if (len > 0)
@@ -612,7 +601,7 @@ int shmsched_node_name(struct shmsched_client *c, uint32_t node_id, char *buf,
 		if (rc < 0)
 			return rc;
 		if (got == 0 || memchr(got_name, '\0', got) != NULL) {
-			set_err(err, err_len, "shmsched daemon at %s: node %u's "
+			errmsg(err, err_len, "shmsched daemon at %s: node %u's "
 				"name is %s; expected 1..%u bytes without NUL",
 				c->path, node_id, got == 0 ? "empty" : "has a NUL",
 				NODE_NAME_MAX);
@@ -620,19 +609,19 @@ int shmsched_node_name(struct shmsched_client *c, uint32_t node_id, char *buf,
 		}
 		char *copy = strndup(got_name, got);
 		if (copy == NULL) {
-			set_err(err, err_len, "shmsched client: out of memory");
+			errmsg(err, err_len, "shmsched client: out of memory");
 			return -ENOMEM;
 		}
 		rc = names_add(c, node_id, copy);
 		if (rc < 0) {
-			set_err(err, err_len, "shmsched client: out of memory");
+			errmsg(err, err_len, "shmsched client: out of memory");
 			return rc;
 		}
 		name = copy;
 	}
 	size_t n = strlen(name);
 	if (n >= len) {
-		set_err(err, err_len, "node %u's name is %zu bytes; the buffer "
+		errmsg(err, err_len, "node %u's name is %zu bytes; the buffer "
 			"holds %zu with its NUL", node_id, n, len);
 		return -ENOBUFS;
 	}
@@ -643,14 +632,14 @@ int shmsched_node_name(struct shmsched_client *c, uint32_t node_id, char *buf,
 int shmsched_node_event(struct shmsched_client *c, int kind, const char *body,
 			size_t len, char *err, size_t err_len)
 {
-	set_err(err, err_len, "no error");
+	errmsg(err, err_len, "no error");
 	if (c == NULL || body == NULL || len == 0) {
-		set_err(err, err_len, "shmsched_node_event: %s",
+		errmsg(err, err_len, "shmsched_node_event: %s",
 			c == NULL || body == NULL ? "NULL argument" : "empty body");
 		return -EINVAL;
 	}
 	if (kind < SHMSCHED_NODE_ADD || kind > SHMSCHED_NODE_UNCORDON) {
-		set_err(err, err_len, "shmsched_node_event: kind %d; expected %d "
+		errmsg(err, err_len, "shmsched_node_event: kind %d; expected %d "
 			"(ADD) .. %d (UNCORDON)", kind, SHMSCHED_NODE_ADD,
 			SHMSCHED_NODE_UNCORDON);
 		return -EINVAL;
@@ -666,13 +655,13 @@ int shmsched_node_event(struct shmsched_client *c, int kind, const char *body,
 int shmsched_release(struct shmsched_client *c, const struct shmsched_pod *pod,
 		     uint32_t node_id, char *err, size_t err_len)
 {
-	set_err(err, err_len, "no error");
+	errmsg(err, err_len, "no error");
 	if (c == NULL || pod == NULL) {
-		set_err(err, err_len, "shmsched_release: NULL argument");
+		errmsg(err, err_len, "shmsched_release: NULL argument");
 		return -EINVAL;
 	}
 	if (pod->n_extra > SHMSCHED_MAX_EXTRA) {
-		set_err(err, err_len, "shmsched_release: n_extra %u; expected "
+		errmsg(err, err_len, "shmsched_release: n_extra %u; expected "
 			"0..%d", pod->n_extra, SHMSCHED_MAX_EXTRA);
 		return -EINVAL;
 	}

@@ -10,6 +10,8 @@
  */
 #include "client/control_client.h"
 
+#include "shm/errmsg.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -31,19 +33,6 @@
 /* While the daemon's listen backlog is full, connect(2) on a non-blocking
  * socket fails with EAGAIN; retry at this interval until the deadline. */
 #define CONNECT_RETRY_MS 10
-
-static void set_err(char *err, size_t err_len, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void set_err(char *err, size_t err_len, const char *fmt, ...)
-{
-	if (err == NULL || err_len == 0)
-		return;
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, err_len, fmt, ap);
-	va_end(ap);
-}
 
 static int64_t now_ms(void)
 {
@@ -93,7 +82,7 @@ static int connect_socket(int fd, const char *path, int64_t deadline,
 			continue;
 		if (e == EAGAIN) {
 			if (left_ms(deadline) == 0) {
-				set_err(err, err_len, "shmsched daemon at %s: its "
+				errmsg(err, err_len, "shmsched daemon at %s: its "
 					"connection backlog stayed full until "
 					"the timeout", path);
 				return -ETIMEDOUT;
@@ -102,18 +91,18 @@ static int connect_socket(int fd, const char *path, int64_t deadline,
 			continue;
 		}
 		if (e == ENOENT)
-			set_err(err, err_len, "no shmsched daemon at %s (no such "
+			errmsg(err, err_len, "no shmsched daemon at %s (no such "
 				"socket file)", path);
 		else if (e == ECONNREFUSED)
-			set_err(err, err_len, "no shmsched daemon listening at %s "
+			errmsg(err, err_len, "no shmsched daemon listening at %s "
 				"(the socket file is there, nothing accepts on "
 				"it: a daemon that exited?)", path);
 		else if (e == EACCES || e == EPERM)
-			set_err(err, err_len, "shmsched daemon at %s: permission "
+			errmsg(err, err_len, "shmsched daemon at %s: permission "
 				"denied by the socket file or its directory for "
 				"uid %u", path, (unsigned)geteuid());
 		else
-			set_err(err, err_len, "shmsched daemon at %s: connect: %s",
+			errmsg(err, err_len, "shmsched daemon at %s: connect: %s",
 				path, strerror(e));
 		return -e;
 	}
@@ -139,17 +128,17 @@ static int read_welcome(int fd, const char *path, int64_t deadline, char *err,
 	if (got_fd >= 0)
 		close(got_fd); /* no fd belongs with a handshake */
 	if (rc == -ECONNRESET) {
-		set_err(err, err_len, "shmsched daemon at %s closed the "
+		errmsg(err, err_len, "shmsched daemon at %s closed the "
 			"connection during the handshake", path);
 		return rc;
 	}
 	if (rc == -ETIMEDOUT) {
-		set_err(err, err_len, "shmsched daemon at %s: no answer to "
+		errmsg(err, err_len, "shmsched daemon at %s: no answer to "
 			"HELLO before the timeout", path);
 		return rc;
 	}
 	if (rc < 0) {
-		set_err(err, err_len, "shmsched daemon at %s: reading its answer "
+		errmsg(err, err_len, "shmsched daemon at %s: reading its answer "
 			"to HELLO: %s", path, strerror(-rc));
 		return rc == -EMSGSIZE ? -EPROTO : rc;
 	}
@@ -157,20 +146,20 @@ static int read_welcome(int fd, const char *path, int64_t deadline, char *err,
 		char text[CONTROL_ERROR_TEXT_MAX + 1];
 		int code;
 		control_error_decode(buf, h.length, &code, text, sizeof(text));
-		set_err(err, err_len, "shmsched daemon at %s refused the "
+		errmsg(err, err_len, "shmsched daemon at %s refused the "
 			"connection: %s", path, text);
 		return -code;
 	}
 	struct control_hello welcome;
 	if (h.type != CONTROL_MSG_WELCOME || h.length != sizeof(welcome)) {
-		set_err(err, err_len, "shmsched daemon at %s: expected WELCOME "
+		errmsg(err, err_len, "shmsched daemon at %s: expected WELCOME "
 			"with %zu payload bytes, got %s with %u", path,
 			sizeof(welcome), control_msg_type_name(h.type), h.length);
 		return -EPROTO;
 	}
 	memcpy(&welcome, buf, sizeof(welcome));
 	if (welcome.abi_version != SHM_ABI_VERSION) {
-		set_err(err, err_len, "shmsched daemon at %s: client ABI version "
+		errmsg(err, err_len, "shmsched daemon at %s: client ABI version "
 			"%u, daemon ABI version %u", path, SHM_ABI_VERSION,
 			welcome.abi_version);
 		return -EPROTONOSUPPORT;
@@ -182,14 +171,14 @@ int control_client_connect(const char *path, int timeout_ms, char *err,
 			   size_t err_len)
 {
 	int64_t deadline = deadline_of(timeout_ms);
-	set_err(err, err_len, "no error");
+	errmsg(err, err_len, "no error");
 	if (path == NULL) {
-		set_err(err, err_len, "shmsched daemon: no socket path given");
+		errmsg(err, err_len, "shmsched daemon: no socket path given");
 		return -EINVAL;
 	}
 	struct sockaddr_un addr;
 	if (strlen(path) >= sizeof(addr.sun_path)) {
-		set_err(err, err_len, "shmsched daemon at %s: path is %zu bytes, "
+		errmsg(err, err_len, "shmsched daemon at %s: path is %zu bytes, "
 			"a Unix socket path holds at most %zu", path,
 			strlen(path), sizeof(addr.sun_path) - 1);
 		return -ENAMETOOLONG;
@@ -198,7 +187,7 @@ int control_client_connect(const char *path, int timeout_ms, char *err,
 	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0) {
 		int e = errno;
-		set_err(err, err_len, "shmsched daemon at %s: socket: %s", path,
+		errmsg(err, err_len, "shmsched daemon at %s: socket: %s", path,
 			strerror(e));
 		return -e;
 	}
@@ -214,7 +203,7 @@ int control_client_connect(const char *path, int timeout_ms, char *err,
 	/* A refused peer may find the daemon already gone from the socket;
 	 * its reason still waits in our queue, so read on. */
 	if (rc < 0 && rc != -EPIPE && rc != -ECONNRESET) {
-		set_err(err, err_len, "shmsched daemon at %s: sending HELLO: %s",
+		errmsg(err, err_len, "shmsched daemon at %s: sending HELLO: %s",
 			path, strerror(-rc));
 		goto fail_handshake;
 	}
@@ -238,23 +227,23 @@ static int send_request(int fd, uint32_t id, const void *req, uint32_t len,
 		int rc = control_send(fd, CONTROL_MSG_REQUEST, id, req, len, -1);
 		if (rc != -EAGAIN) {
 			if (rc == -EPIPE || rc == -ECONNRESET || rc == -ENOTCONN)
-				set_err(err, err_len, "shmsched daemon (fd %d) has "
+				errmsg(err, err_len, "shmsched daemon (fd %d) has "
 					"closed the connection", fd);
 			else if (rc < 0)
-				set_err(err, err_len, "shmsched daemon (fd %d): "
+				errmsg(err, err_len, "shmsched daemon (fd %d): "
 					"sending REQUEST: %s", fd, strerror(-rc));
 			return rc;
 		}
 		struct pollfd p = {.fd = fd, .events = POLLOUT};
 		int n = poll(&p, 1, left_ms(deadline));
 		if (n == 0) {
-			set_err(err, err_len, "shmsched daemon (fd %d) did not "
+			errmsg(err, err_len, "shmsched daemon (fd %d) did not "
 				"read requests before the timeout", fd);
 			return -ETIMEDOUT;
 		}
 		if (n < 0 && errno != EINTR) {
 			int e = errno;
-			set_err(err, err_len, "shmsched daemon (fd %d): poll: %s",
+			errmsg(err, err_len, "shmsched daemon (fd %d): poll: %s",
 				fd, strerror(e));
 			return -e;
 		}
@@ -266,14 +255,14 @@ int control_client_call(int fd, const void *req, uint32_t len, void *resp,
 			int timeout_ms, char *err, size_t err_len)
 {
 	int64_t deadline = deadline_of(timeout_ms);
-	set_err(err, err_len, "no error");
+	errmsg(err, err_len, "no error");
 	if (resp_fd != NULL)
 		*resp_fd = -1;
 	if (resp_len != NULL)
 		*resp_len = 0;
 	if (len > CONTROL_MAX_PAYLOAD || (req == NULL && len > 0) ||
 	    (resp == NULL && cap > 0)) {
-		set_err(err, err_len, "control call: request of %u bytes (at "
+		errmsg(err, err_len, "control call: request of %u bytes (at "
 			"most %u) or NULL buffer", len, CONTROL_MAX_PAYLOAD);
 		return -EINVAL;
 	}
@@ -295,23 +284,23 @@ int control_client_call(int fd, const void *req, uint32_t len, void *resp,
 		if (rc == -EMSGSIZE && h.request_id != id)
 			continue; /* an outsized answer to an earlier call */
 		if (rc == -EMSGSIZE) {
-			set_err(err, err_len, "shmsched daemon (fd %d): answer of "
+			errmsg(err, err_len, "shmsched daemon (fd %d): answer of "
 				"%u bytes does not fit the %u-byte buffer", fd,
 				h.length, cap);
 			return rc;
 		}
 		if (rc == -ETIMEDOUT) {
-			set_err(err, err_len, "shmsched daemon (fd %d): no answer "
+			errmsg(err, err_len, "shmsched daemon (fd %d): no answer "
 				"to request %u before the timeout", fd, id);
 			return rc;
 		}
 		if (rc == -ECONNRESET) {
-			set_err(err, err_len, "shmsched daemon (fd %d) has closed "
+			errmsg(err, err_len, "shmsched daemon (fd %d) has closed "
 				"the connection", fd);
 			return rc;
 		}
 		if (rc < 0) {
-			set_err(err, err_len, "shmsched daemon (fd %d): reading "
+			errmsg(err, err_len, "shmsched daemon (fd %d): reading "
 				"the answer: %s", fd, strerror(-rc));
 			return rc;
 		}
@@ -327,7 +316,7 @@ int control_client_call(int fd, const void *req, uint32_t len, void *resp,
 			int code;
 			control_error_decode(buf, h.length, &code, text,
 					     sizeof(text));
-			set_err(err, err_len, "shmsched daemon (fd %d)%s: %s", fd,
+			errmsg(err, err_len, "shmsched daemon (fd %d)%s: %s", fd,
 				h.request_id == 0 ? " closed the connection" : "",
 				text);
 			return -code;
@@ -335,7 +324,7 @@ int control_client_call(int fd, const void *req, uint32_t len, void *resp,
 		if (h.type != CONTROL_MSG_RESPONSE || h.request_id == 0) {
 			if (got_fd >= 0)
 				close(got_fd);
-			set_err(err, err_len, "shmsched daemon (fd %d): expected "
+			errmsg(err, err_len, "shmsched daemon (fd %d): expected "
 				"RESPONSE to request %u, got %s", fd, id,
 				control_msg_type_name(h.type));
 			return -EPROTO;
@@ -343,7 +332,7 @@ int control_client_call(int fd, const void *req, uint32_t len, void *resp,
 		if (h.length > cap) {
 			if (got_fd >= 0)
 				close(got_fd);
-			set_err(err, err_len, "shmsched daemon (fd %d): answer of "
+			errmsg(err, err_len, "shmsched daemon (fd %d): answer of "
 				"%u bytes does not fit the %u-byte buffer", fd,
 				h.length, cap);
 			return -EMSGSIZE;

@@ -29,6 +29,8 @@
  */
 #include "ingest/control_server.h"
 
+#include "shm/errmsg.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -102,19 +104,6 @@ struct control_server {
 
 	unsigned char *buf; /* one message's payload; server thread only */
 };
-
-static void set_err(char *err, size_t err_len, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void set_err(char *err, size_t err_len, const char *fmt, ...)
-{
-	if (err == NULL || err_len == 0)
-		return;
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, err_len, fmt, ap);
-	va_end(ap);
-}
 
 static void wake_loop(struct control_server *s)
 {
@@ -569,19 +558,19 @@ static int clear_stale(const char *path, char *err, size_t err_len)
 		if (errno == ENOENT)
 			return 0;
 		int e = errno;
-		set_err(err, err_len, "control socket %s: lstat: %s", path,
+		errmsg(err, err_len, "control socket %s: lstat: %s", path,
 			strerror(e));
 		return -e;
 	}
 	if (!S_ISSOCK(st.st_mode)) {
-		set_err(err, err_len, "control socket %s: exists and is not a "
+		errmsg(err, err_len, "control socket %s: exists and is not a "
 			"socket; refusing to replace it", path);
 		return -EEXIST;
 	}
 	int probe = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (probe < 0) {
 		int e = errno;
-		set_err(err, err_len, "control socket %s: socket: %s", path,
+		errmsg(err, err_len, "control socket %s: socket: %s", path,
 			strerror(e));
 		return -e;
 	}
@@ -593,7 +582,7 @@ static int clear_stale(const char *path, char *err, size_t err_len)
 	if (e == ECONNREFUSED) {
 		if (unlink(path) < 0 && errno != ENOENT) {
 			e = errno;
-			set_err(err, err_len, "control socket %s: removing the "
+			errmsg(err, err_len, "control socket %s: removing the "
 				"stale socket file: %s", path, strerror(e));
 			return -e;
 		}
@@ -604,11 +593,11 @@ static int clear_stale(const char *path, char *err, size_t err_len)
 	if (e == ENOENT)
 		return 0; /* removed under us meanwhile */
 	if (e == 0 || e == EAGAIN) {
-		set_err(err, err_len, "control socket %s: a daemon is already "
+		errmsg(err, err_len, "control socket %s: a daemon is already "
 			"listening there; stop it first", path);
 		return -EADDRINUSE;
 	}
-	set_err(err, err_len, "control socket %s: cannot tell whether a daemon "
+	errmsg(err, err_len, "control socket %s: cannot tell whether a daemon "
 		"listens there (connect: %s); not replacing it", path,
 		strerror(e));
 	return -EADDRINUSE;
@@ -625,14 +614,14 @@ static int copy_config(struct control_server *s,
 	s->max_conns = cfg->max_connections ? cfg->max_connections
 					    : DEFAULT_MAX_CONNECTIONS;
 	if (s->max_conns > MAX_CONNECTIONS_LIMIT) {
-		set_err(err, err_len, "control socket: max_connections %u is "
+		errmsg(err, err_len, "control socket: max_connections %u is "
 			"above the limit %u", cfg->max_connections,
 			MAX_CONNECTIONS_LIMIT);
 		return -EINVAL;
 	}
 	if ((cfg->n_allowed_uids > 0 && cfg->allowed_uids == NULL) ||
 	    (cfg->n_allowed_gids > 0 && cfg->allowed_gids == NULL)) {
-		set_err(err, err_len, "control socket: allowed uid or gid list "
+		errmsg(err, err_len, "control socket: allowed uid or gid list "
 			"is NULL with a nonzero count");
 		return -EINVAL;
 	}
@@ -645,7 +634,7 @@ static int copy_config(struct control_server *s,
 	s->buf = malloc(CONTROL_MAX_PAYLOAD);
 	if (s->uids == NULL || s->gids == NULL || s->conns == NULL ||
 	    s->buf == NULL) {
-		set_err(err, err_len, "control socket: out of memory");
+		errmsg(err, err_len, "control socket: out of memory");
 		return -ENOMEM;
 	}
 	if (cfg->n_allowed_uids + cfg->n_allowed_gids == 0)
@@ -684,21 +673,21 @@ struct control_server *control_server_start(const char *path,
 					    char *err, size_t err_len)
 {
 	int rc;
-	set_err(err, err_len, "no error");
+	errmsg(err, err_len, "no error");
 	if (path == NULL || path[0] == '\0') {
-		set_err(err, err_len, "control socket: empty path");
+		errmsg(err, err_len, "control socket: empty path");
 		errno = EINVAL;
 		return NULL;
 	}
 	struct control_server *s = calloc(1, sizeof(*s));
 	if (s == NULL) {
-		set_err(err, err_len, "control socket %s: out of memory", path);
+		errmsg(err, err_len, "control socket %s: out of memory", path);
 		return NULL;
 	}
 	s->listen_fd = s->epoll_fd = s->wake_fd = s->reserve_fd = -1;
 	s->next_seq = 1;
 	if (strlen(path) >= sizeof(s->path)) {
-		set_err(err, err_len, "control socket %s: path is %zu bytes, a "
+		errmsg(err, err_len, "control socket %s: path is %zu bytes, a "
 			"Unix socket path holds at most %zu", path, strlen(path),
 			sizeof(s->path) - 1);
 		rc = -ENAMETOOLONG;
@@ -716,7 +705,7 @@ struct control_server *control_server_start(const char *path,
 			      SOCK_NONBLOCK, 0);
 	if (s->listen_fd < 0) {
 		rc = -errno;
-		set_err(err, err_len, "control socket %s: socket: %s", path,
+		errmsg(err, err_len, "control socket %s: socket: %s", path,
 			strerror(-rc));
 		goto fail_socket;
 	}
@@ -725,11 +714,11 @@ struct control_server *control_server_start(const char *path,
 	if (bind(s->listen_fd, (struct sockaddr *)&addr, sizeof(addr)) < 0) {
 		rc = -errno;
 		if (rc == -ENOENT)
-			set_err(err, err_len, "control socket %s: its directory "
+			errmsg(err, err_len, "control socket %s: its directory "
 				"does not exist (create it, mode 0700 or 0750, "
 				"first)", path);
 		else
-			set_err(err, err_len, "control socket %s: bind: %s",
+			errmsg(err, err_len, "control socket %s: bind: %s",
 				path, strerror(-rc));
 		goto fail_bind;
 	}
@@ -739,7 +728,7 @@ struct control_server *control_server_start(const char *path,
 	 * so the umask's mode is never usable by anyone. */
 	if (stat(path, &st) < 0 || chmod(path, mode) < 0) {
 		rc = -errno;
-		set_err(err, err_len, "control socket %s: setting mode %04o: %s",
+		errmsg(err, err_len, "control socket %s: setting mode %04o: %s",
 			path, (unsigned)mode, strerror(-rc));
 		goto fail_listen;
 	}
@@ -747,7 +736,7 @@ struct control_server *control_server_start(const char *path,
 	s->sock_ino = st.st_ino;
 	if (listen(s->listen_fd, SOMAXCONN) < 0) {
 		rc = -errno;
-		set_err(err, err_len, "control socket %s: listen: %s", path,
+		errmsg(err, err_len, "control socket %s: listen: %s", path,
 			strerror(-rc));
 		goto fail_listen;
 	}
@@ -756,7 +745,7 @@ struct control_server *control_server_start(const char *path,
 	s->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (s->epoll_fd < 0 || s->wake_fd < 0) {
 		rc = -errno;
-		set_err(err, err_len, "control socket %s: epoll or eventfd: %s",
+		errmsg(err, err_len, "control socket %s: epoll or eventfd: %s",
 			path, strerror(-rc));
 		goto fail_epoll;
 	}
@@ -764,7 +753,7 @@ struct control_server *control_server_start(const char *path,
 	if (rc == 0)
 		rc = add_watch(s->epoll_fd, s->wake_fd, TAG_WAKE);
 	if (rc < 0) {
-		set_err(err, err_len, "control socket %s: epoll_ctl: %s", path,
+		errmsg(err, err_len, "control socket %s: epoll_ctl: %s", path,
 			strerror(-rc));
 		goto fail_epoll;
 	}
@@ -773,7 +762,7 @@ struct control_server *control_server_start(const char *path,
 	rc = pthread_mutex_init(&s->lock, NULL);
 	if (rc != 0) {
 		rc = -rc;
-		set_err(err, err_len, "control socket %s: mutex: %s", path,
+		errmsg(err, err_len, "control socket %s: mutex: %s", path,
 			strerror(-rc));
 		goto fail_epoll;
 	}
@@ -781,7 +770,7 @@ struct control_server *control_server_start(const char *path,
 	rc = pthread_create(&s->thread, NULL, server_main, s);
 	if (rc != 0) {
 		rc = -rc;
-		set_err(err, err_len, "control socket %s: pthread_create: %s",
+		errmsg(err, err_len, "control socket %s: pthread_create: %s",
 			path, strerror(-rc));
 		goto fail_thread;
 	}

@@ -11,6 +11,8 @@
 
 #include "shm/cluster.h"
 
+#include "shm/errmsg.h"
+
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -30,18 +32,6 @@ struct cluster {
 	uint32_t slot_of_name_len;
 	uint64_t freed;
 };
-
-__attribute__((format(printf, 4, 5)))
-static int fail(int rc, char *err, size_t err_len, const char *fmt, ...)
-{
-	if (err != NULL && err_len > 0) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(err, err_len, fmt, ap);
-		va_end(ap);
-	}
-	return rc;
-}
 
 static void snapshot_free(struct snapshot *s)
 {
@@ -214,13 +204,13 @@ static int apply_one(struct cluster *c, struct snapshot *s,
 	switch (e->kind) {
 	case NODE_EVENT_ADD:
 		if (slot >= 0)
-			return fail(-EEXIST, err, err_len, "node %s: already exists", name);
+			return errmsg_rc(-EEXIST, err, err_len, "node %s: already exists", name);
 		if (e->spec.name != e->name)
-			return fail(-EINVAL, err, err_len,
+			return errmsg_rc(-EINVAL, err, err_len,
 				    "node %s: event and spec names differ", name);
 		slot = free_slot(s, old, c->capacity, hint);
 		if (slot < 0)
-			return fail(-ENOSPC, err, err_len, "node %s: no free slot: the "
+			return errmsg_rc(-ENOSPC, err, err_len, "node %s: no free slot: the "
 				    "cluster holds at most %u nodes", name, c->capacity);
 		if ((uint32_t)slot == s->n_slots)
 			s->n_slots++;
@@ -235,14 +225,14 @@ static int apply_one(struct cluster *c, struct snapshot *s,
 	case NODE_EVENT_UNCORDON:
 		break;
 	default:
-		return fail(-EINVAL, err, err_len, "node %s: unknown event kind %u",
+		return errmsg_rc(-EINVAL, err, err_len, "node %s: unknown event kind %u",
 			    name, e->kind);
 	}
 	if (slot < 0)
-		return fail(-ENOENT, err, err_len, "node %s: no such node", name);
+		return errmsg_rc(-ENOENT, err, err_len, "node %s: no such node", name);
 	if (e->kind == NODE_EVENT_UPDATE) {
 		if (e->spec.name != e->name)
-			return fail(-EINVAL, err, err_len,
+			return errmsg_rc(-EINVAL, err, err_len,
 				    "node %s: event and spec names differ", name);
 		s->nodes[slot] = e->spec;
 	} else if (e->kind == NODE_EVENT_REMOVE) {
@@ -274,7 +264,7 @@ int cluster_apply(struct cluster *c, const struct node_event *events, size_t n,
 		free(log);
 		free(slots);
 		snapshot_free(s);
-		return fail(-ENOMEM, err, err_len, "out of memory for a snapshot");
+		return errmsg_rc(-ENOMEM, err, err_len, "out of memory for a snapshot");
 	}
 	memcpy(s->present, old->present, old->n_slots);
 	memcpy(s->nodes, old->nodes, old->n_slots * sizeof(*s->nodes));

@@ -58,6 +58,8 @@
  */
 #include "workers/pool.h"
 
+#include "shm/errmsg.h"
+
 #include <errno.h>
 #include <hwloc.h>
 #include <limits.h>
@@ -139,19 +141,6 @@ struct pool {
 	unsigned gate_ready;
 	enum gate_state gate;
 };
-
-static void set_err(char *err, size_t err_len, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void set_err(char *err, size_t err_len, const char *fmt, ...)
-{
-	if (err == NULL || err_len == 0)
-		return;
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, err_len, fmt, ap);
-	va_end(ap);
-}
 
 static inline void cpu_relax(void)
 {
@@ -427,7 +416,7 @@ static int place_workers(struct pool *p, const struct core_slot *cores,
 		hwloc_obj_t core = cores[i % (unsigned)n_cores].core;
 		w->cpuset = hwloc_bitmap_dup(core->cpuset);
 		if (w->cpuset == NULL) {
-			set_err(err, err_len, "pool: worker %u: out of memory", i);
+			errmsg(err, err_len, "pool: worker %u: out of memory", i);
 			return -ENOMEM;
 		}
 		/* One PU of the core: no migrations between its hyperthreads,
@@ -499,13 +488,13 @@ struct pool *pool_start(const struct pool_config *cfg, pool_poll_fn poll,
 	unsigned started = 0;
 
 	if (cfg == NULL || poll == NULL) {
-		set_err(err, err_len, "pool: %s is NULL",
+		errmsg(err, err_len, "pool: %s is NULL",
 			cfg == NULL ? "config" : "poll function");
 		errno = EINVAL;
 		return NULL;
 	}
 	if (cfg->workers > POOL_WORKERS_MAX) {
-		set_err(err, err_len,
+		errmsg(err, err_len,
 			"pool: workers: %u is too many, expected at most %u",
 			cfg->workers, POOL_WORKERS_MAX);
 		errno = EINVAL;
@@ -514,7 +503,7 @@ struct pool *pool_start(const struct pool_config *cfg, pool_poll_fn poll,
 
 	struct pool *p;
 	if (posix_memalign((void **)&p, CACHE_LINE, sizeof(*p)) != 0) {
-		set_err(err, err_len, "pool: out of memory");
+		errmsg(err, err_len, "pool: out of memory");
 		errno = ENOMEM;
 		return NULL;
 	}
@@ -537,24 +526,24 @@ struct pool *pool_start(const struct pool_config *cfg, pool_poll_fn poll,
 	if (hwloc_topology_init(&p->topo) < 0) {
 		p->topo = NULL;
 		e = ENODEV;
-		set_err(err, err_len, "pool: hwloc_topology_init failed");
+		errmsg(err, err_len, "pool: hwloc_topology_init failed");
 		goto fail_topology;
 	}
 	if (hwloc_topology_load(p->topo) < 0) {
 		e = ENODEV;
-		set_err(err, err_len, "pool: hwloc_topology_load: %s",
+		errmsg(err, err_len, "pool: hwloc_topology_load: %s",
 			strerror(errno));
 		goto fail_topology;
 	}
 	int n_cores = cores_in_order(p->topo, &cores);
 	if (n_cores < 0) {
 		e = -n_cores;
-		set_err(err, err_len, "pool: out of memory");
+		errmsg(err, err_len, "pool: out of memory");
 		goto fail_topology;
 	}
 	if (n_cores == 0 && cfg->pin) {
 		e = ENODEV;
-		set_err(err, err_len, "pool: pin: hwloc found no cores to pin to");
+		errmsg(err, err_len, "pool: pin: hwloc found no cores to pin to");
 		goto fail_topology;
 	}
 	p->n = cfg->workers;
@@ -565,7 +554,7 @@ struct pool *pool_start(const struct pool_config *cfg, pool_poll_fn poll,
 			   p->n * sizeof(*p->workers)) != 0) {
 		p->workers = NULL;
 		e = ENOMEM;
-		set_err(err, err_len, "pool: %u workers: out of memory", p->n);
+		errmsg(err, err_len, "pool: %u workers: out of memory", p->n);
 		goto fail_workers;
 	}
 	memset(p->workers, 0, p->n * sizeof(*p->workers));
@@ -588,7 +577,7 @@ struct pool *pool_start(const struct pool_config *cfg, pool_poll_fn poll,
 		int r = pthread_create(&w->thread, NULL, worker_main, w);
 		if (r != 0) {
 			e = r;
-			set_err(err, err_len,
+			errmsg(err, err_len,
 				"pool: worker %u of %u: pthread_create: %s",
 				started, p->n, strerror(r));
 			goto fail_threads;
@@ -601,7 +590,7 @@ struct pool *pool_start(const struct pool_config *cfg, pool_poll_fn poll,
 	for (unsigned i = 0; i < p->n && e == 0; i++) {
 		if (p->workers[i].start_err != 0) {
 			e = p->workers[i].start_err;
-			set_err(err, err_len, "pool: %s", p->workers[i].start_msg);
+			errmsg(err, err_len, "pool: %s", p->workers[i].start_msg);
 		}
 	}
 	p->gate = e == 0 ? GATE_RUN : GATE_ABORT;
