@@ -37,6 +37,7 @@ struct options {
 	unsigned ring_slots;
 	bool json;
 	bool engine; /* false: --ring-limit-only */
+	bool syscalls; /* --syscalls: two more runs with the daemon under strace */
 	struct engine_run_config run;
 };
 
@@ -67,6 +68,9 @@ static void usage(FILE *to)
 		"  --runs R          runs; the median is reported (default 3)\n"
 		"  --ring-slots S    slots per ring, a power of two (default 1024)\n"
 		"  --ring-limit-only skip the engine run\n"
+		"  --syscalls        also run the daemon (shmschedd beside this program)\n"
+		"                    under strace -f -c for P/2 and P pods and report\n"
+		"                    the system calls that grow with pods, per pod\n"
 		"\n"
 		"  --json            one JSON object on stdout instead of the table\n");
 }
@@ -103,6 +107,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{"workers", required_argument, NULL, 'W'},
 		{"seed", required_argument, NULL, 'S'},
 		{"ring-limit-only", no_argument, NULL, 'L'},
+		{"syscalls", no_argument, NULL, 'Y'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -175,6 +180,9 @@ static int parse_args(int argc, char **argv, struct options *o)
 		case 'L':
 			o->engine = false;
 			break;
+		case 'Y':
+			o->syscalls = true;
+			break;
 		case 'h':
 			usage(stdout);
 			exit(0);
@@ -222,6 +230,58 @@ static int run_once(const struct options *o, struct ring_echo_pair *rg,
 		return -1;
 	}
 	return 0;
+}
+
+/* shmschedd beside this program (build/bench -> build/cli, or one bindir). */
+static int daemon_exe_path(char *buf, size_t len)
+{
+	char self[4096];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n <= 0)
+		return -errno;
+	self[n] = '\0';
+	char *slash = strrchr(self, '/');
+	if (slash == NULL)
+		return -ENOENT;
+	*slash = '\0';
+	snprintf(buf, len, "%s/../cli/shmschedd", self);
+	if (access(buf, X_OK) == 0)
+		return 0;
+	snprintf(buf, len, "%s/shmschedd", self);
+	return access(buf, X_OK) == 0 ? 0 : -ENOENT;
+}
+
+/* Two runs with the daemon as a child under strace, of P/2 and P pods:
+ * the calls that grow with pods, per pod. */
+static int measure_syscalls(const struct engine_run_config *base, double *out,
+			    char *err, size_t err_len)
+{
+	char exe[4200], trace[] = "/tmp/shmsched-strace-XXXXXX";
+	if (daemon_exe_path(exe, sizeof(exe)) < 0) {
+		snprintf(err, err_len, "no shmschedd beside this program");
+		return -ENOENT;
+	}
+	int fd = mkstemp(trace);
+	if (fd < 0) {
+		snprintf(err, err_len, "mkstemp: %s", strerror(errno));
+		return -errno;
+	}
+	close(fd);
+	struct engine_run_config c = *base;
+	c.daemon_exe = exe;
+	c.strace_out = trace;
+	c.progress = false;
+	struct engine_run_result a, b;
+	c.pods = base->pods / 2;
+	int rc = engine_run(&c, &a, err, err_len);
+	c.pods = base->pods;
+	if (rc == 0)
+		rc = engine_run(&c, &b, err, err_len);
+	unlink(trace);
+	if (rc == 0)
+		*out = ((double)b.syscalls - (double)a.syscalls) /
+		       (double)(base->pods - base->pods / 2);
+	return rc;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -276,6 +336,12 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
+	double syscalls_per_pod = -1;
+	if (o.engine && o.syscalls &&
+	    measure_syscalls(&o.run, &syscalls_per_pod, err, sizeof(err)) < 0) {
+		fprintf(stderr, "shmsched-bench: --syscalls: %s\n", err);
+		return 1;
+	}
 	if (o.json) {
 		printf("{\"pods\":%" PRIu64 ",\"nodes\":%u,\"running\":%u,"
 		       "\"producers\":%u,\"workers\":%u,", o.engine ? o.run.pods : 0,
@@ -304,7 +370,11 @@ int main(int argc, char **argv)
 		       shm_region_page_size(rg.region));
 		if (o.engine)
 			printf("\"engine_over_ring_limit\":%.6f,", er.pods_per_sec / median);
-		printf("\"reference\":null,\"syscalls_per_pod\":null}\n");
+		if (syscalls_per_pod >= 0)
+			printf("\"reference\":null,\"syscalls_per_pod\":%.4f}\n",
+			       syscalls_per_pod);
+		else
+			printf("\"reference\":null,\"syscalls_per_pod\":null}\n");
 	} else {
 		printf("shmsched-bench (%ld cores)\n", sysconf(_SC_NPROCESSORS_ONLN));
 		printf("  ring_limit  two SP/SC %s rings, %u slots, bursts of %u: "
@@ -327,6 +397,10 @@ int main(int argc, char **argv)
 			printf("              submit-to-answer p50 %.0f us, p99 %.0f us "
 			       "(closed loop: queueing included)\n", er.p50_us, er.p99_us);
 		}
+		if (syscalls_per_pod >= 0)
+			printf("  syscalls    %.4f per pod (the daemon under strace, "
+			       "runs of %" PRIu64 " and %" PRIu64 " pods)\n",
+			       syscalls_per_pod, o.run.pods / 2, o.run.pods);
 		printf("  reference   not measured yet (issue 5)\n");
 	}
 	free(rates);

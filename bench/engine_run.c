@@ -15,6 +15,7 @@
 #include "bench/engine_run.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
@@ -22,6 +23,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -200,6 +202,81 @@ static double percentile(const uint64_t *hist, uint64_t total, double q)
 	return 0;
 }
 
+/* The daemon as a child: strace -f -c -o OUT shmschedd ..., waiting for its
+ * socket to appear. */
+static int start_child(const struct engine_run_config *cfg, const char *sock,
+		       pid_t *child, char *err, size_t err_len)
+{
+	char nodes[64], workers[16], seed[32];
+	snprintf(nodes, sizeof(nodes), "%u:%u", cfg->nodes, cfg->running);
+	snprintf(workers, sizeof(workers), "%u", cfg->workers);
+	snprintf(seed, sizeof(seed), "%" PRIu64, cfg->seed);
+	const char *argv[] = {"strace", "-f", "-c", "-o", cfg->strace_out,
+			      cfg->daemon_exe, "--synthetic", nodes, "--socket",
+			      sock, "--seed", seed,
+			      cfg->workers ? "--workers" : NULL, workers, NULL};
+	fflush(NULL);
+	*child = fork();
+	if (*child < 0) {
+		snprintf(err, err_len, "fork: %s", strerror(errno));
+		return -errno;
+	}
+	if (*child == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		int null = open("/dev/null", O_WRONLY);
+		dup2(null, STDOUT_FILENO);
+		dup2(null, STDERR_FILENO);
+		/* execvp takes char *const[]; it does not write the strings. */
+		execvp("strace", (char *const *)argv);
+		_exit(127);
+	}
+	for (int i = 0; i < 600; i++) { /* up to 60 s for a big cluster */
+		struct stat st;
+		if (stat(sock, &st) == 0)
+			return 0;
+		int status;
+		if (waitpid(*child, &status, WNOHANG) == *child) {
+			snprintf(err, err_len, "strace %s exited before the daemon was "
+				 "ready (is strace installed?)", cfg->daemon_exe);
+			*child = -1;
+			return -ECHILD;
+		}
+		usleep(100000);
+	}
+	snprintf(err, err_len, "%s: no socket after 60 s", cfg->daemon_exe);
+	return -ETIMEDOUT;
+}
+
+/* Stops the child daemon (SIGTERM to shmschedd, strace's child) and reads
+ * the total of strace's summary. */
+static int stop_child(const struct engine_run_config *cfg, pid_t child,
+		      uint64_t *calls, char *err, size_t err_len)
+{
+	char cmd[64];
+	snprintf(cmd, sizeof(cmd), "pkill -TERM -P %d", (int)child);
+	if (system(cmd) != 0)
+		kill(child, SIGTERM);
+	int status;
+	waitpid(child, &status, 0);
+	FILE *f = fopen(cfg->strace_out, "r");
+	if (f == NULL) {
+		snprintf(err, err_len, "%s: %s", cfg->strace_out, strerror(errno));
+		return -errno;
+	}
+	char line[256];
+	*calls = 0;
+	while (fgets(line, sizeof(line), f) != NULL) {
+		/* "100.00    0.012345           3      1045        12 total" */
+		double pct, secs;
+		unsigned long long usecs, n;
+		if (strstr(line, " total") != NULL &&
+		    sscanf(line, "%lf %lf %llu %llu", &pct, &secs, &usecs, &n) == 4)
+			*calls = n;
+	}
+	fclose(f);
+	return 0;
+}
+
 int engine_run(const struct engine_run_config *cfg, struct engine_run_result *out,
 	       char *err, size_t err_len)
 {
@@ -235,18 +312,25 @@ int engine_run(const struct engine_run_config *cfg, struct engine_run_result *ou
 			producer(sh, i, sock, share);
 		}
 	}
-	struct daemon_config dc = {.socket_path = sock, .synthetic_nodes = cfg->nodes,
-				   .synthetic_running = cfg->running, .seed = cfg->seed,
-				   .workers = cfg->workers, .pin = true,
-				   .slots = 4096};
-	struct daemon *d = daemon_start(&dc, err, err_len);
+	struct daemon *d = NULL;
+	pid_t child = -1;
 	int rc = 0;
-	if (d == NULL) {
-		__atomic_store_n(&sh->quit, 1, __ATOMIC_RELAXED);
-		rc = -EINVAL;
+	if (cfg->daemon_exe != NULL) {
+		rc = start_child(cfg, sock, &child, err, err_len);
 	} else {
-		__atomic_store_n(&sh->go, 1, __ATOMIC_RELEASE);
+		struct daemon_config dc = {.socket_path = sock,
+					   .synthetic_nodes = cfg->nodes,
+					   .synthetic_running = cfg->running,
+					   .seed = cfg->seed, .workers = cfg->workers,
+					   .pin = true, .slots = 4096};
+		d = daemon_start(&dc, err, err_len);
+		if (d == NULL)
+			rc = -EINVAL;
 	}
+	if (rc < 0)
+		__atomic_store_n(&sh->quit, 1, __ATOMIC_RELAXED);
+	else
+		__atomic_store_n(&sh->go, 1, __ATOMIC_RELEASE);
 	unsigned left = cfg->producers;
 	int status[MAX_PRODUCERS];
 	while (left > 0) {
@@ -258,7 +342,7 @@ int engine_run(const struct engine_run_config *cfg, struct engine_run_result *ou
 				left--;
 			}
 		}
-		if (cfg->progress && d != NULL) {
+		if (cfg->progress && rc == 0) {
 			uint64_t answered = 0;
 			for (unsigned i = 0; i < cfg->producers; i++)
 				answered += __atomic_load_n(&sh->r[i].answered,
@@ -278,6 +362,9 @@ int engine_run(const struct engine_run_config *cfg, struct engine_run_result *ou
 		out->workers = ds.workers;
 		out->nodes = ds.nodes;
 	}
+	if (child > 0 && stop_child(cfg, child, &out->syscalls, err, err_len) < 0 &&
+	    rc == 0)
+		rc = -EIO;
 	static uint64_t hist[HIST_BUCKETS];
 	memset(hist, 0, sizeof(hist));
 	uint64_t first = UINT64_MAX, last = 0;

@@ -18,6 +18,12 @@ struct engine_run_config {
 	unsigned workers; /* 0: the daemon's default */
 	uint64_t seed;
 	bool progress;    /* a progress line on stderr while it runs */
+	/* Set: run shmschedd at this path as a child under `strace -f -c -o
+	 * strace_out` instead of the daemon in this process (counting its
+	 * system calls; the overcommit check then cannot run: it reads the
+	 * daemon's memory). */
+	const char *daemon_exe;
+	const char *strace_out;
 };
 
 struct engine_run_result {
@@ -25,6 +31,7 @@ struct engine_run_result {
 	double pods_per_sec; /* pods / wall_s */
 	uint64_t pods, answered, placed, unschedulable, rejected, cancelled;
 	uint64_t conflicts, overcommits, templates;
+	uint64_t syscalls; /* with daemon_exe: the daemon's, from strace */
 	double p50_us, p90_us, p99_us, p999_us; /* submit to answer */
 	unsigned workers;
 	uint32_t nodes;
