@@ -68,7 +68,7 @@ static int load_cluster(struct daemon *d, const struct daemon_config *cfg,
 	}
 	struct synthetic_stats st;
 	int rc = synthetic_cluster(cfg->synthetic_nodes, cfg->synthetic_running,
-				   cfg->seed, 1024, d->strings, &d->res, &d->cluster,
+				   cfg->seed, 1024, d->strings, &d->cluster,
 				   &st, err, err_len);
 	if (rc == 0)
 		log_msg(LOG_LEVEL_INFO, "synthetic cluster: %u nodes, %u running pods",

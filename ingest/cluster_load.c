@@ -98,7 +98,7 @@ int cluster_load_file(const char *path, struct intern *strings,
 		rc = -ENOSPC;
 		goto done;
 	}
-	cl = cluster_create(strings, res, (uint32_t)capacity);
+	cl = cluster_create(strings, (uint32_t)capacity);
 	if (cl == NULL) {
 		rc = -errno;
 		snprintf(err, err_len, "%s: cannot create the cluster: %s", path,

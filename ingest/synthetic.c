@@ -124,7 +124,7 @@ static void running_pod(uint64_t *rng, struct pod_spec *p)
 
 int synthetic_cluster(uint32_t nodes, uint32_t running, uint64_t seed,
 		      uint32_t extra_slots, struct intern *strings,
-		      struct res_names *res, struct cluster **out,
+		      struct cluster **out,
 		      struct synthetic_stats *stats, char *err, size_t err_len)
 {
 	*out = NULL;
@@ -135,7 +135,7 @@ int synthetic_cluster(uint32_t nodes, uint32_t running, uint64_t seed,
 		return -EINVAL;
 	}
 	struct node_event *ev = calloc(nodes, sizeof(*ev));
-	struct cluster *c = cluster_create(strings, res, nodes + extra_slots);
+	struct cluster *c = cluster_create(strings, nodes + extra_slots);
 	uint64_t rng = seed ^ UINT64_C(0x5eed5eed5eed5eed);
 	int rc = ev == NULL || c == NULL ? -ENOMEM : 0;
 	for (uint32_t i = 0; i < nodes && rc == 0; i++)

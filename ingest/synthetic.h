@@ -34,7 +34,7 @@ struct synthetic_stats {
  * with a message in `err` (-EINVAL: 0 nodes or more than 2^24; -ENOMEM). */
 int synthetic_cluster(uint32_t nodes, uint32_t running, uint64_t seed,
 		      uint32_t extra_slots, struct intern *strings,
-		      struct res_names *res, struct cluster **out,
+		      struct cluster **out,
 		      struct synthetic_stats *stats, char *err, size_t err_len);
 
 #endif

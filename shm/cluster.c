@@ -24,7 +24,6 @@
 
 struct cluster {
 	struct intern *strings;
-	struct res_names *res;
 	uint32_t capacity;
 	struct snapshot *current; /* RCU-protected: rcu_assign_pointer / rcu_dereference */
 	struct node_alloc *alloc; /* [capacity] */
@@ -114,10 +113,9 @@ int64_t cluster_slot_of(const struct cluster *c, uint32_t name)
 	return c->slot_of_name[name] - 1;
 }
 
-struct cluster *cluster_create(struct intern *strings, struct res_names *res,
-			       uint32_t capacity)
+struct cluster *cluster_create(struct intern *strings, uint32_t capacity)
 {
-	if (strings == NULL || res == NULL || capacity == 0 ||
+	if (strings == NULL || capacity == 0 ||
 	    capacity > (1u << 28)) {
 		errno = EINVAL;
 		return NULL;
@@ -126,7 +124,6 @@ struct cluster *cluster_create(struct intern *strings, struct res_names *res,
 	if (c == NULL)
 		return NULL;
 	c->strings = strings;
-	c->res = res;
 	c->capacity = capacity;
 	c->alloc = aligned_alloc(64, (size_t)capacity * sizeof(*c->alloc));
 	c->current = snapshot_alloc(0);
@@ -326,18 +323,18 @@ const struct node_alloc *cluster_alloc_const(const struct cluster *c,
 	return &c->alloc[slot];
 }
 
-bool cluster_ports_trylock(struct node_alloc *a)
+static bool ports_trylock(struct node_alloc *a)
 {
 	uint32_t expected = 0;
-	/* Acquire, partner of the release in cluster_ports_unlock(): the table
+	/* Acquire, partner of the release in ports_unlock(): the table
 	 * as the last holder left it. */
 	return __atomic_compare_exchange_n(&a->port_lock, &expected, 1, false,
 					   __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
 }
 
-void cluster_ports_unlock(struct node_alloc *a)
+static void ports_unlock(struct node_alloc *a)
 {
-	/* Release, partner of the acquire in cluster_ports_trylock(). */
+	/* Release, partner of the acquire in ports_trylock(). */
 	__atomic_store_n(&a->port_lock, 0, __ATOMIC_RELEASE);
 }
 
@@ -346,7 +343,7 @@ void cluster_ports_unlock(struct node_alloc *a)
  * instructions. */
 static void ports_lock(struct node_alloc *a)
 {
-	while (!cluster_ports_trylock(a))
+	while (!ports_trylock(a))
 		__builtin_ia32_pause();
 }
 
@@ -355,7 +352,7 @@ unsigned cluster_copy_ports(struct node_alloc *a, struct host_port *out)
 	ports_lock(a);
 	unsigned n = a->n_ports;
 	memcpy(out, a->ports, n * sizeof(*out));
-	cluster_ports_unlock(a);
+	ports_unlock(a);
 	return n;
 }
 
@@ -377,7 +374,7 @@ int cluster_account(struct cluster *c, uint32_t slot, const struct pod_spec *pod
 	if (pod->n_ports > 0) {
 		ports_lock(a);
 		if (sign > 0 && a->n_ports + pod->n_ports > NODE_MAX_HOST_PORTS) {
-			cluster_ports_unlock(a);
+			ports_unlock(a);
 			return -ENOSPC;
 		}
 		for (unsigned i = 0; i < pod->n_ports; i++) {
@@ -386,7 +383,7 @@ int cluster_account(struct cluster *c, uint32_t slot, const struct pod_spec *pod
 			else
 				ports_remove(a, &pod->ports[i]);
 		}
-		cluster_ports_unlock(a);
+		ports_unlock(a);
 	}
 	/* Relaxed: see struct node_alloc. */
 	for (int r = 0; r < RES_MAX; r++)
@@ -429,7 +426,7 @@ int cluster_reserve(struct cluster *c, uint32_t slot,
 		}
 	}
 	if (pod->n_ports > 0) {
-		if (!cluster_ports_trylock(a)) {
+		if (!ports_trylock(a)) {
 			rc = -EBUSY;
 			goto undo_counters;
 		}
@@ -439,7 +436,7 @@ int cluster_reserve(struct cluster *c, uint32_t slot,
 			rc = -EADDRINUSE;
 		for (unsigned i = 0; rc == 0 && i < pod->n_ports; i++)
 			a->ports[a->n_ports++] = pod->ports[i];
-		cluster_ports_unlock(a);
+		ports_unlock(a);
 		if (rc < 0)
 			goto undo_counters;
 	}
@@ -473,16 +470,6 @@ void cluster_load_used(const struct node_alloc *a, struct res_vec *used,
 uint32_t cluster_capacity(const struct cluster *c)
 {
 	return c->capacity;
-}
-
-struct intern *cluster_strings(const struct cluster *c)
-{
-	return c->strings;
-}
-
-const struct res_names *cluster_res(const struct cluster *c)
-{
-	return c->res;
 }
 
 uint64_t cluster_snapshots_freed(const struct cluster *c)

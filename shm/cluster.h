@@ -98,11 +98,10 @@ struct node_event {
 };
 
 /* Creates an empty cluster (generation-1 snapshot with no node) with room
- * for `capacity` slots, using (not owning) `strings` and `res`.
+ * for `capacity` slots, using (not owning) `strings`.
  * Returns NULL with errno EINVAL or ENOMEM. The calling thread must be a
  * registered QSBR thread or call no reader function. */
-struct cluster *cluster_create(struct intern *strings, struct res_names *res,
-			       uint32_t capacity);
+struct cluster *cluster_create(struct intern *strings, uint32_t capacity);
 
 /* Frees everything. No reader may be running. */
 void cluster_destroy(struct cluster *c);
@@ -158,10 +157,6 @@ int cluster_reserve(struct cluster *c, uint32_t slot,
 		    const struct res_vec *allocatable, const struct pod_spec *pod,
 		    cluster_ports_free_fn ports_free, const void *arg);
 
-/* The port table's try-lock (see struct node_alloc): true when taken. */
-bool cluster_ports_trylock(struct node_alloc *a);
-void cluster_ports_unlock(struct node_alloc *a);
-
 /* Copies the node's host ports in use (at most NODE_MAX_HOST_PORTS) under
  * the port lock, waiting for it briefly if held. Returns how many. */
 unsigned cluster_copy_ports(struct node_alloc *a, struct host_port *out);
@@ -171,8 +166,6 @@ void cluster_load_used(const struct node_alloc *a, struct res_vec *used,
 		       int64_t *nonzero_cpu_milli, int64_t *nonzero_mem_bytes);
 
 uint32_t cluster_capacity(const struct cluster *c);
-struct intern *cluster_strings(const struct cluster *c);
-const struct res_names *cluster_res(const struct cluster *c);
 
 /* Snapshots freed so far (for tests of the grace period). */
 uint64_t cluster_snapshots_freed(const struct cluster *c);

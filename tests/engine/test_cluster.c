@@ -58,7 +58,7 @@ static int setup(void **state)
 	struct fix *f = calloc(1, sizeof(*f));
 	f->strings = intern_create();
 	res_names_init(&f->res);
-	f->c = cluster_create(f->strings, &f->res, 4);
+	f->c = cluster_create(f->strings, 4);
 	assert_non_null(f->c);
 	*state = f;
 	return 0;

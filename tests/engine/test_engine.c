@@ -274,7 +274,7 @@ static void run_case(uint64_t case_no, uint64_t *placed, uint64_t *unschedulable
 	assert_int_equal(plugin_ctx_init(&w.ctx, w.strings, &w.res), 0);
 
 	uint32_t n_nodes = chance(30) ? 100 + below(160) : 1 + below(40);
-	struct cluster *c = cluster_create(w.strings, &w.res, n_nodes + 4);
+	struct cluster *c = cluster_create(w.strings, n_nodes + 4);
 	static struct node_event ev[300];
 	char name[32], err[256];
 	for (uint32_t i = 0; i < n_nodes; i++) {
@@ -384,7 +384,7 @@ static void test_hand_checked(void **state)
 	w.strings = intern_create();
 	res_names_init(&w.res);
 	assert_int_equal(plugin_ctx_init(&w.ctx, w.strings, &w.res), 0);
-	struct cluster *c = cluster_create(w.strings, &w.res, 3);
+	struct cluster *c = cluster_create(w.strings, 3);
 	struct node_event ev[3];
 	const char *names[] = {"n0", "n1", "n2"};
 	for (int i = 0; i < 3; i++) {

@@ -14,11 +14,9 @@
 #include <cmocka.h>
 
 #include "ingest/synthetic.h"
-#include "shm/resources.h"
 
 struct made {
 	struct intern *strings;
-	struct res_names res;
 	struct cluster *c;
 	struct synthetic_stats st;
 };
@@ -27,9 +25,8 @@ static void make(struct made *m, uint32_t nodes, uint32_t running, uint64_t seed
 {
 	char err[256];
 	m->strings = intern_create();
-	res_names_init(&m->res);
 	assert_int_equal(synthetic_cluster(nodes, running, seed, 0, m->strings,
-					   &m->res, &m->c, &m->st, err, sizeof(err)), 0);
+					   &m->c, &m->st, err, sizeof(err)), 0);
 }
 
 static void unmake(struct made *m)
@@ -95,12 +92,10 @@ static void test_bad_sizes(void **state)
 {
 	(void)state;
 	struct intern *t = intern_create();
-	struct res_names res;
-	res_names_init(&res);
 	struct cluster *c;
 	struct synthetic_stats st;
 	char err[256];
-	assert_int_equal(synthetic_cluster(0, 0, 1, 0, t, &res, &c, &st, err,
+	assert_int_equal(synthetic_cluster(0, 0, 1, 0, t, &c, &st, err,
 					   sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "0 nodes"));
 	assert_null(c);

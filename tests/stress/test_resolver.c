@@ -130,7 +130,7 @@ static void setup_cluster(void)
 	res_names_init(&res);
 	assert_int_equal(plugin_ctx_init(&pctx, strings, &res), 0);
 	sched_config_default(&cfg);
-	cluster = cluster_create(strings, &res, NODES);
+	cluster = cluster_create(strings, NODES);
 	static struct node_event ev[NODES];
 	char name[16], err[256];
 	for (int i = 0; i < NODES; i++) {

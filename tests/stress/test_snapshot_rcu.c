@@ -74,7 +74,7 @@ static void test_readers_never_see_half_an_update(void **state)
 	struct intern *strings = intern_create();
 	struct res_names res;
 	res_names_init(&res);
-	cluster = cluster_create(strings, &res, NODES);
+	cluster = cluster_create(strings, NODES);
 	assert_non_null(cluster);
 
 	static struct node_event ev[NODES];
