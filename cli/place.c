@@ -500,10 +500,12 @@ static int run(const struct options *o)
 				"shmsched place: class hits %" PRIu64 ", compiles %" PRIu64
 				", first sights %" PRIu64 ", flushes %" PRIu64
 				", nodes checked %" PRIu64 ", shards skipped %" PRIu64
-				", diagnosis scans %" PRIu64 "\n",
+				", diagnosis scans %" PRIu64 ", indexed %" PRIu64
+				" (leaf updates %" PRIu64 ", rebuilds %" PRIu64 ")\n",
 				st.class_hits, st.class_misses, st.first_sights,
 				st.class_flushes, st.nodes_checked, st.shards_skipped,
-				st.diagnosis_scans);
+				st.diagnosis_scans, st.indexed_pods, st.index_updates,
+				st.index_rebuilds);
 	}
 	status = 0;
 	goto done;

@@ -30,6 +30,11 @@ struct cluster {
 	int32_t *slot_of_name;    /* [name id] slot + 1, 0 = none; writer side */
 	uint32_t slot_of_name_len;
 	uint64_t freed;
+	/* The change log (cluster.h): entry = (lap + 1) << 32 | slot, where
+	 * lap = index / CLUSTER_CHANGE_LOG_SLOTS, so a reader tells a current
+	 * entry from last lap's (not yet stored) and from a later lap's. */
+	uint64_t change_head;
+	uint64_t *changes; /* [CLUSTER_CHANGE_LOG_SLOTS] */
 };
 
 static void snapshot_free(struct snapshot *s)
@@ -127,7 +132,9 @@ struct cluster *cluster_create(struct intern *strings, uint32_t capacity)
 	c->capacity = capacity;
 	c->alloc = aligned_alloc(64, (size_t)capacity * sizeof(*c->alloc));
 	c->current = snapshot_alloc(0);
-	if (c->alloc == NULL || c->current == NULL) {
+	c->changes = calloc(CLUSTER_CHANGE_LOG_SLOTS, sizeof(*c->changes));
+	if (c->alloc == NULL || c->current == NULL || c->changes == NULL) {
+		free(c->changes);
 		free(c->alloc);
 		snapshot_free(c->current);
 		free(c);
@@ -144,9 +151,42 @@ void cluster_destroy(struct cluster *c)
 	if (c == NULL)
 		return;
 	free(c->alloc);
+	free(c->changes);
 	snapshot_free(c->current);
 	free(c->slot_of_name);
 	free(c);
+}
+
+static void change_append(struct cluster *c, uint32_t slot)
+{
+	/* Release: a reader that sees the head past i sees the counter moves
+	 * made before it (cluster.h, the change log's protocol). */
+	uint64_t i = __atomic_fetch_add(&c->change_head, 1, __ATOMIC_RELEASE);
+	uint64_t lap = i / CLUSTER_CHANGE_LOG_SLOTS;
+	uint64_t entry = ((lap + 1) & UINT32_MAX) << 32 | slot;
+	/* Release: pairs with the reader's acquire load of the entry. */
+	__atomic_store_n(&c->changes[i & (CLUSTER_CHANGE_LOG_SLOTS - 1)], entry,
+			 __ATOMIC_RELEASE);
+}
+
+uint64_t cluster_changes_head(const struct cluster *c)
+{
+	/* Acquire: pairs with change_append's release fetch-add. */
+	return __atomic_load_n(&c->change_head, __ATOMIC_ACQUIRE);
+}
+
+int cluster_change_at(const struct cluster *c, uint64_t idx, uint32_t *slot)
+{
+	/* Acquire: pairs with change_append's release store. */
+	uint64_t e = __atomic_load_n(&c->changes[idx & (CLUSTER_CHANGE_LOG_SLOTS - 1)],
+				     __ATOMIC_ACQUIRE);
+	uint32_t want = (uint32_t)(idx / CLUSTER_CHANGE_LOG_SLOTS + 1);
+	uint32_t tag = (uint32_t)(e >> 32);
+	if (tag == want) {
+		*slot = (uint32_t)e;
+		return 1;
+	}
+	return tag == want - 1 ? 0 : -1;
 }
 
 /* Clears a record whose slot no reader can reach (see struct node_alloc).
@@ -395,6 +435,7 @@ int cluster_account(struct cluster *c, uint32_t slot, const struct pod_spec *pod
 			   __ATOMIC_RELAXED);
 	__atomic_fetch_add(&a->used_nonzero_mem_bytes, sign * pod->nonzero_mem_bytes,
 			   __ATOMIC_RELAXED);
+	change_append(c, slot);
 	return 0;
 }
 
@@ -444,14 +485,22 @@ int cluster_reserve(struct cluster *c, uint32_t slot,
 			   __ATOMIC_RELAXED);
 	__atomic_fetch_add(&a->used_nonzero_mem_bytes, pod->nonzero_mem_bytes,
 			   __ATOMIC_RELAXED);
+	change_append(c, slot);
 	return 0;
 
-undo_counters:
+undo_counters:;
+	/* A reader may have seen the counters this attempt took: log the
+	 * rollback too, or its cached view would keep them. */
+	bool moved = false;
 	while (r-- > 0) {
 		int64_t delta = r == RES_PODS ? 1 : pod->request.v[r];
-		if (delta > 0)
+		if (delta > 0) {
 			__atomic_fetch_sub(&a->used[r], delta, __ATOMIC_RELAXED);
+			moved = true;
+		}
 	}
+	if (moved)
+		change_append(c, slot);
 	return rc;
 }
 

@@ -167,6 +167,28 @@ void cluster_load_used(const struct node_alloc *a, struct res_vec *used,
 
 uint32_t cluster_capacity(const struct cluster *c);
 
+/* The change log: every change to a slot's counters (cluster_account, a
+ * successful cluster_reserve, and a refused one that had moved a counter
+ * before rolling back) appends the slot, after the counters moved. A
+ * reader keeps an index into it and re-reads the slots logged since, so a
+ * cache of per-node results (workers/engine.c's class index) stays exact
+ * without rescanning every node.
+ *
+ * Protocol: a writer takes index i with a release fetch-add on the head,
+ * then stores the entry for i with release. A reader that loads the head
+ * with acquire sees every counter change of the entries below it; an entry
+ * it loads with acquire shows the changes before it. The log keeps the
+ * last CLUSTER_CHANGE_LOG_SLOTS entries; a reader further behind rescans. */
+#define CLUSTER_CHANGE_LOG_SLOTS 65536u /* a power of two */
+
+/* Entries ever appended. */
+uint64_t cluster_changes_head(const struct cluster *c);
+
+/* Entry `idx` (< the head): returns 1 and sets *slot; 0 when its writer
+ * has taken the index but not stored it yet (read it again later); -1 when
+ * it has been overwritten (the reader is too far behind: rescan). */
+int cluster_change_at(const struct cluster *c, uint64_t idx, uint32_t *slot);
+
 /* Snapshots freed so far (for tests of the grace period). */
 uint64_t cluster_snapshots_freed(const struct cluster *c);
 

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "workers/class_index.h"
 #include "workers/diagnosis.h"
 #include "workers/pod_class.h"
 
@@ -43,7 +44,32 @@ struct eclass {
 	size_t bytes;
 	uint8_t n_requested;   /* resources the pods request (> 0), pods excluded */
 	uint8_t requested[RES_MAX];
+	bool skip_balanced;    /* BalancedAllocation's PreScore skip */
+
+	/* The index (class_index.h), when the class has at most
+	 * CLASS_INDEX_MAX_GROUPS distinct pairs of static raw scores; else
+	 * the class scans its feasible slots. */
+	bool indexed;
+	struct class_index ix;
+	unsigned n_groups;
+	int32_t group_taint[CLASS_INDEX_MAX_GROUPS]; /* static raw scores */
+	int32_t group_aff[CLASS_INDEX_MAX_GROUPS];
+	uint8_t *group;        /* [n_feasible] */
+	int32_t *pos;          /* [n_slots] position in feasible, or -1 */
+	uint32_t *mask;        /* [n_feasible] dynamic reasons (MASK_*); 0 passes */
+	/* Nodes per dynamic reason, over the feasible slots; with static_diag
+	 * (the statically infeasible nodes' reasons) the whole diagnosis. */
+	uint32_t dyn_pods, dyn_ports, dyn_insufficient[RES_MAX];
+	struct diagnosis *static_diag;
+	uint64_t log_pos;      /* the cluster's change log, read up to here */
+	uint64_t last_use;     /* the change log's head at the class's last pod */
+	bool index_tried;      /* index_compile() ran (indexed or not) */
 };
+
+/* Dynamic filter reasons of a node, as bits. */
+#define MASK_PODS 1u          /* Too many pods */
+#define MASK_PORTS 2u         /* NodePorts */
+#define MASK_RES(r) (4u << (r)) /* Insufficient r */
 
 #define SEEN_SLOTS 65536u /* a power of two */
 
@@ -182,6 +208,11 @@ static void class_free(struct eclass *k)
 	free(k->feasible);
 	free(k->affinity_raw);
 	free(k->taint_raw);
+	class_index_free(&k->ix);
+	free(k->group);
+	free(k->pos);
+	free(k->mask);
+	free(k->static_diag);
 	free(k);
 }
 
@@ -282,8 +313,7 @@ static void score_static(const struct engine *e, const struct pod_spec *pod,
 }
 
 /* Normalises the static scores over the candidates, totals them with the
- * profile weights, and picks the best, ties at random in candidate order
- * (selectHost's reservoir sampling). */
+ * profile weights, and picks the best, ties at random. */
 static void select_best(struct engine *e, const struct pod_spec *pod, uint32_t n,
 			 uint64_t *rng, const struct engine_explain *x,
 			 struct placement *out)
@@ -307,25 +337,32 @@ static void select_best(struct engine *e, const struct pod_spec *pod, uint32_t n
 	}
 	int64_t best = INT64_MIN;
 	uint64_t ties = 0;
-	uint32_t chosen = 0;
+	int64_t *total = e->tmp;
 	for (uint32_t i = 0; i < n; i++) {
 		const struct candidate *cd = &e->cand[i];
-		int64_t total = sc->weight_taint * cd->raw[SCORE_TAINT] +
-				sc->weight_affinity * cd->raw[SCORE_AFFINITY] +
-				sc->weight_fit * cd->raw[SCORE_FIT] +
-				sc->weight_balanced * cd->raw[SCORE_BALANCED];
+		total[i] = sc->weight_taint * cd->raw[SCORE_TAINT] +
+			   sc->weight_affinity * cd->raw[SCORE_AFFINITY] +
+			   sc->weight_fit * cd->raw[SCORE_FIT] +
+			   sc->weight_balanced * cd->raw[SCORE_BALANCED];
 		if (x != NULL && x->scored != NULL)
-			x->scored(x->arg, cd->slot, cd->raw, total);
-		if (total > best) {
-			best = total;
+			x->scored(x->arg, cd->slot, cd->raw, total[i]);
+		if (total[i] > best) {
+			best = total[i];
 			ties = 1;
-			chosen = i;
-		} else if (total == best) {
+		} else if (total[i] == best) {
 			ties++;
-			if (draw(rng, ties) == 0)
-				chosen = i;
 		}
 	}
+	/* One uniform draw among the ties, the k-th in visiting order: the
+	 * distribution of selectHost's reservoir sampling, with one random
+	 * number, so the indexed path can draw the same one. */
+	uint64_t k = ties > 1 ? draw(rng, ties) : 0;
+	uint32_t chosen = 0;
+	for (uint32_t i = 0; i < n; i++)
+		if (total[i] == best && k-- == 0) {
+			chosen = i;
+			break;
+		}
 	out->slot = e->cand[chosen].slot;
 	out->score = best;
 	out->feasible = n;
@@ -415,6 +452,174 @@ int engine_place_reference(struct engine *e, const struct pod_spec *pod,
 
 /* --- the fast path -------------------------------------------------------- */
 
+/* A node's static filters for the class, in filter_node()'s order; false
+ * with the reason when one fails. A shard with no cordoned node or no hard
+ * taint passes those two unasked. */
+static bool static_feasible(const struct engine *e, const struct snapshot *s,
+			    const struct pod_spec *pod, uint32_t i, struct reason *why)
+{
+	const struct node_spec *node = &s->nodes[i];
+	const struct shard_summary *sh = &s->shards[i / SNAP_SHARD_SLOTS];
+	if (sh->any_unschedulable && !filter_unschedulable(&e->ctx, pod, node)) {
+		*why = (struct reason){.code = REASON_UNSCHEDULABLE};
+		return false;
+	}
+	if (!filter_node_name(pod, node)) {
+		*why = (struct reason){.code = REASON_NODE_NAME};
+		return false;
+	}
+	int t = sh->any_hard_taint ? filter_taints(pod, node) : -1;
+	if (t >= 0) {
+		*why = (struct reason){.code = REASON_TAINT,
+				       .key = node->taints[t].key,
+				       .value = node->taints[t].value};
+		return false;
+	}
+	if (!filter_affinity(&e->ctx, pod, node)) {
+		*why = (struct reason){.code = REASON_AFFINITY};
+		return false;
+	}
+	return true;
+}
+
+/* The dynamic filters (NodePorts, NodeResourcesFit) of the class's pod on
+ * a node: their reasons as MASK_* bits, and when it passes (0), its
+ * weighted dynamic score in *d. The same rules as filter_node() and
+ * score_dynamic(). */
+static uint32_t leaf_eval(struct engine *e, const struct snapshot *s,
+			  const struct eclass *k, uint32_t slot, int32_t *d)
+{
+	const struct pod_spec *pod = &k->spec;
+	struct node_read nd;
+	read_node(e->cluster, s, slot, pod, &nd);
+	if (pod->n_ports > 0 && !filter_ports(&e->ctx, pod, &nd.v))
+		return MASK_PORTS;
+	const int64_t *alloc = s->nodes[slot].allocatable.v;
+	uint32_t m = 0;
+	if (nd.used.v[RES_PODS] + 1 > alloc[RES_PODS])
+		m |= MASK_PODS;
+	for (unsigned i = 0; i < k->n_requested; i++) {
+		unsigned r = k->requested[i];
+		if (pod->request.v[r] > alloc[r] - nd.used.v[r])
+			m |= MASK_RES(r);
+	}
+	if (m != 0)
+		return m;
+	struct candidate cd;
+	score_dynamic(e, pod, &nd.v, k->skip_balanced, &cd);
+	*d = (int32_t)(e->cfg.score.weight_fit * cd.raw[SCORE_FIT] +
+		       e->cfg.score.weight_balanced * cd.raw[SCORE_BALANCED]);
+	return 0;
+}
+
+static void mask_count(struct eclass *k, uint32_t m, int sign)
+{
+	k->dyn_pods += (uint32_t)sign * ((m & MASK_PODS) != 0);
+	k->dyn_ports += (uint32_t)sign * ((m & MASK_PORTS) != 0);
+	for (unsigned i = 0; i < k->n_requested; i++) {
+		unsigned r = k->requested[i];
+		k->dyn_insufficient[r] += (uint32_t)sign * ((m & MASK_RES(r)) != 0);
+	}
+}
+
+/* Every leaf from the counters now. */
+static void index_rebuild(struct engine *e, const struct snapshot *s, struct eclass *k)
+{
+	/* The head first: a change logged after it is read again later. */
+	k->log_pos = cluster_changes_head(e->cluster);
+	k->dyn_pods = k->dyn_ports = 0;
+	memset(k->dyn_insufficient, 0, sizeof(k->dyn_insufficient));
+	for (uint32_t p = 0; p < k->n_feasible; p++) {
+		int32_t d = 0;
+		uint32_t m = leaf_eval(e, s, k, k->feasible[p], &d);
+		k->mask[p] = m;
+		mask_count(k, m, +1);
+		class_index_set_leaf(&k->ix, p, k->group[p], m == 0, d);
+	}
+	class_index_build(&k->ix);
+	e->stats.index_rebuilds++;
+}
+
+/* Brings the index up to the cluster's change log. */
+static void index_sync(struct engine *e, const struct snapshot *s, struct eclass *k)
+{
+	uint64_t head = cluster_changes_head(e->cluster);
+	/* Far behind (or the log moved on): a rebuild costs less. */
+	if (head - k->log_pos > CLUSTER_CHANGE_LOG_SLOTS ||
+	    head - k->log_pos > (uint64_t)k->n_feasible + 64) {
+		index_rebuild(e, s, k);
+		return;
+	}
+	uint64_t i = k->log_pos;
+	for (; i < head; i++) {
+		uint32_t slot;
+		int got = cluster_change_at(e->cluster, i, &slot);
+		if (got == 0)
+			break; /* its writer is between taking and storing it */
+		if (got < 0) {
+			index_rebuild(e, s, k);
+			return;
+		}
+		if (slot >= s->n_slots || k->pos[slot] < 0)
+			continue;
+		uint32_t p = (uint32_t)k->pos[slot];
+		int32_t d = 0;
+		uint32_t m = leaf_eval(e, s, k, slot, &d);
+		mask_count(k, k->mask[p], -1);
+		mask_count(k, m, +1);
+		k->mask[p] = m;
+		class_index_update(&k->ix, p, k->group[p], m == 0, d);
+		e->stats.index_updates++;
+	}
+	k->log_pos = i;
+}
+
+/* Groups the feasible slots by their static raw scores and builds the
+ * index; leaves the class unindexed (scanning) past the group limit. */
+static int index_compile(struct engine *e, const struct snapshot *s, struct eclass *k)
+{
+	const struct score_config *sc = &e->cfg.score;
+	/* d must fit an int32 with room: weights are small in practice. */
+	if (sc->weight_fit < 0 || sc->weight_balanced < 0 ||
+	    (sc->weight_fit + sc->weight_balanced) * MAX_NODE_SCORE > INT32_MAX / 4)
+		return 0;
+	size_t n = k->n_feasible ? k->n_feasible : 1;
+	k->group = malloc(n);
+	k->mask = malloc(n * sizeof(*k->mask));
+	k->pos = malloc((s->n_slots ? s->n_slots : 1) * sizeof(*k->pos));
+	if (k->group == NULL || k->mask == NULL || k->pos == NULL)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < s->n_slots; i++)
+		k->pos[i] = -1;
+	k->n_groups = 0;
+	for (uint32_t p = 0; p < k->n_feasible; p++) {
+		uint32_t slot = k->feasible[p];
+		k->pos[slot] = (int32_t)p;
+		int32_t t = k->taint_raw ? k->taint_raw[slot] : 0;
+		int32_t a = k->affinity_raw ? k->affinity_raw[slot] : 0;
+		unsigned g = 0;
+		while (g < k->n_groups && (k->group_taint[g] != t || k->group_aff[g] != a))
+			g++;
+		if (g == k->n_groups) {
+			if (g == CLASS_INDEX_MAX_GROUPS)
+				return 0; /* too many: the class scans */
+			k->group_taint[g] = t;
+			k->group_aff[g] = a;
+			k->n_groups++;
+		}
+		k->group[p] = (uint8_t)g;
+	}
+	int rc = class_index_init(&k->ix, k->n_feasible,
+				  k->n_groups ? k->n_groups : 1);
+	if (rc < 0)
+		return rc;
+	k->indexed = true;
+	k->bytes += n * (1 + sizeof(*k->mask)) + s->n_slots * sizeof(*k->pos) +
+		    class_index_bytes(&k->ix);
+	index_rebuild(e, s, k);
+	return 0;
+}
+
 static struct eclass *class_compile(struct engine *e, const struct snapshot *s,
 				    const struct pod_spec *pod, uint64_t h)
 {
@@ -426,40 +631,41 @@ static struct eclass *class_compile(struct engine *e, const struct snapshot *s,
 	k->spec.ns_name = 0;
 	size_t n = s->n_slots ? s->n_slots : 1;
 	k->feasible = malloc(n * sizeof(*k->feasible));
+	k->static_diag = malloc(sizeof(*k->static_diag));
 	bool aff = wants_affinity_score(e, pod), taint = e->cfg.score.weight_taint > 0;
 	if (aff)
 		k->affinity_raw = calloc(n, sizeof(*k->affinity_raw));
 	if (taint)
 		k->taint_raw = calloc(n, sizeof(*k->taint_raw));
-	if (k->feasible == NULL || (aff && k->affinity_raw == NULL) ||
-	    (taint && k->taint_raw == NULL)) {
+	if (k->feasible == NULL || k->static_diag == NULL ||
+	    (aff && k->affinity_raw == NULL) || (taint && k->taint_raw == NULL)) {
 		class_free(k);
 		return NULL;
 	}
 	for (int r = 0; r < RES_MAX; r++)
 		if (r != RES_PODS && pod->request.v[r] > 0)
 			k->requested[k->n_requested++] = (uint8_t)r;
+	k->skip_balanced = score_balanced_skips(&e->cfg.score, pod);
+	diagnosis_reset(k->static_diag);
 	for (uint32_t i = 0; i < s->n_slots; i++) {
 		if (!s->present[i])
 			continue;
-		const struct node_spec *node = &s->nodes[i];
-		const struct shard_summary *sh = &s->shards[i / SNAP_SHARD_SLOTS];
-		/* The static filters, in filter_node()'s order; a shard with no
-		 * cordoned node or no hard taint passes those two unasked. */
-		if ((sh->any_unschedulable && !filter_unschedulable(&e->ctx, pod, node)) ||
-		    !filter_node_name(pod, node) ||
-		    (sh->any_hard_taint && filter_taints(pod, node) >= 0) ||
-		    !filter_affinity(&e->ctx, pod, node))
+		struct reason why;
+		if (!static_feasible(e, s, pod, i, &why)) {
+			diagnosis_add(k->static_diag, &why);
 			continue;
+		}
 		k->feasible[k->n_feasible++] = i;
 		struct candidate cd;
-		score_static(e, pod, node, &cd);
+		score_static(e, pod, &s->nodes[i], &cd);
 		if (aff)
 			k->affinity_raw[i] = (int32_t)cd.raw[SCORE_AFFINITY];
 		if (taint)
 			k->taint_raw[i] = (int32_t)cd.raw[SCORE_TAINT];
 	}
-	k->bytes = sizeof(*k) + n * (sizeof(uint32_t) + (aff ? 4 : 0) + (taint ? 4 : 0));
+	k->bytes = sizeof(*k) + sizeof(*k->static_diag) +
+		   n * (sizeof(uint32_t) + (aff ? 4 : 0) + (taint ? 4 : 0));
+	k->last_use = cluster_changes_head(e->cluster);
 	return k;
 }
 
@@ -582,6 +788,94 @@ static uint32_t first_at_or_after(const struct eclass *k, uint32_t start)
 	return lo == k->n_feasible ? 0 : lo;
 }
 
+/* The unschedulable pod's diagnosis from its class: the static reasons
+ * plus the dynamic ones the index keeps, as diagnose_all() would count. */
+static void diagnose_class(struct engine *e, const struct snapshot *s,
+			   const struct eclass *k)
+{
+	e->diag = *k->static_diag;
+	e->diag_all_nodes = s->n_nodes;
+	e->diag_no_nodes = s->n_nodes == 0;
+	e->diag.by_code[REASON_TOO_MANY_PODS] += k->dyn_pods;
+	e->diag.by_code[REASON_PORTS] += k->dyn_ports;
+	for (int r = 0; r < RES_MAX; r++)
+		e->diag.insufficient[r] += k->dyn_insufficient[r];
+}
+
+/* The sampled scan answered from the class index: the window is the first
+ * p->want passing positions cyclically from the start (one or two ranges),
+ * its best per group gives the normalising maxima and the best total, and
+ * the draw picks the k-th tie in window order, as select_best() would. */
+static void place_indexed(struct engine *e, const struct snapshot *s,
+			  struct eclass *k, struct pass *p, struct placement *out)
+{
+	const struct score_config *sc = &e->cfg.score;
+	index_sync(e, s, k);
+	e->stats.indexed_pods++;
+	const struct class_index *x = &k->ix;
+	uint32_t total = class_index_total(x);
+	if (total == 0) {
+		diagnose_class(e, s, k);
+		return;
+	}
+	uint32_t n = k->n_feasible, p0 = first_at_or_after(k, p->start);
+	uint32_t lo[2] = {p0, 0}, hi[2] = {n, p0}, window = total;
+	if (total > p->want) {
+		window = p->want;
+		uint32_t before = class_index_count(x, 0, p0), after = total - before;
+		if (after >= p->want) {
+			hi[0] = class_index_select(x, before + p->want - 1) + 1;
+			hi[1] = 0;
+		} else {
+			hi[1] = class_index_select(x, p->want - after - 1) + 1;
+		}
+	}
+	unsigned G = x->groups;
+	struct ci_best agg[CLASS_INDEX_MAX_GROUPS];
+	for (unsigned g = 0; g < G; g++)
+		agg[g] = (struct ci_best){CLASS_INDEX_NONE, 0};
+	for (int r = 0; r < 2; r++)
+		class_index_range(x, lo[r], hi[r], agg);
+	/* score_normalize()'s maxima over the window (from 0, as Go). */
+	int64_t max_t = 0, max_a = 0;
+	for (unsigned g = 0; g < G; g++)
+		if (agg[g].ties > 0) {
+			if (k->group_taint[g] > max_t)
+				max_t = k->group_taint[g];
+			if (k->group_aff[g] > max_a)
+				max_a = k->group_aff[g];
+		}
+	int64_t tot[CLASS_INDEX_MAX_GROUPS], best = INT64_MIN;
+	for (unsigned g = 0; g < G; g++) {
+		if (agg[g].ties == 0)
+			continue;
+		int64_t t = 0, a = 0;
+		if (k->taint_raw != NULL)
+			t = max_t == 0 ? MAX_NODE_SCORE
+				       : MAX_NODE_SCORE - MAX_NODE_SCORE * k->group_taint[g] / max_t;
+		if (k->affinity_raw != NULL)
+			a = max_a == 0 ? k->group_aff[g]
+				       : MAX_NODE_SCORE * k->group_aff[g] / max_a;
+		tot[g] = sc->weight_taint * t + sc->weight_affinity * a + agg[g].d;
+		if (tot[g] > best)
+			best = tot[g];
+	}
+	uint64_t ties = 0;
+	int32_t want[CLASS_INDEX_MAX_GROUPS];
+	for (unsigned g = 0; g < G; g++) {
+		bool q = agg[g].ties > 0 && tot[g] == best;
+		want[g] = q ? agg[g].d : CLASS_INDEX_NONE;
+		ties += q ? agg[g].ties : 0;
+	}
+	uint64_t pick = ties > 1 ? draw(&p->rng, ties) : 0;
+	uint32_t pos = class_index_find_tie(x, lo[0], hi[0], want, &pick);
+	if (pos == UINT32_MAX)
+		pos = class_index_find_tie(x, lo[1], hi[1], want, &pick);
+	out->slot = k->feasible[pos];
+	out->score = best;
+	out->feasible = window;
+}
+
 int engine_place(struct engine *e, const struct pod_spec *pod, uint64_t seq,
 		 struct placement *out)
 {
@@ -598,6 +892,25 @@ int engine_place(struct engine *e, const struct pod_spec *pod, uint64_t seq,
 		return -ENOMEM;
 	struct pass p;
 	begin(e, s, pod, seq, &p, out);
+	/* The index pays one leaf update per node change since the class's
+	 * last pod; the scan visits about p.want nodes. So a class whose pods
+	 * come more often than every p.want changes is indexed; a rarer one
+	 * scans (its index, if any, catches up or rebuilds when it is hot
+	 * again). Either way the same node is chosen. */
+	uint64_t head = cluster_changes_head(e->cluster);
+	bool hot = head - k->last_use <= p.want;
+	k->last_use = head;
+	if (hot && !k->index_tried) {
+		k->index_tried = true;
+		size_t before = k->bytes;
+		if (index_compile(e, s, k) < 0)
+			return -ENOMEM;
+		e->class_bytes += k->bytes - before;
+	}
+	if (hot && k->indexed) {
+		place_indexed(e, s, k, &p, out);
+		return 0;
+	}
 	uint32_t n = 0, skipped_shard = UINT32_MAX;
 	uint32_t j = k->n_feasible ? first_at_or_after(k, p.start) : 0;
 	for (uint32_t visited = 0; visited < k->n_feasible && n < p.want; visited++) {

@@ -79,6 +79,9 @@ struct engine_stats {
 	uint64_t nodes_checked;  /* dynamic filter runs in the fast path */
 	uint64_t shards_skipped;
 	uint64_t diagnosis_scans;
+	uint64_t indexed_pods;   /* placed through a class index */
+	uint64_t index_updates;  /* leaves re-read from the change log */
+	uint64_t index_rebuilds; /* whole indexes re-read */
 };
 
 /* Creates an engine over `c` with the plugins' strings `ctx` and scores

@@ -41,8 +41,6 @@
 #pragma STDC FP_CONTRACT OFF
 #endif
 
-#define MAX_NODE_SCORE 100
-
 int plugin_ctx_init(struct plugin_ctx *ctx, struct intern *strings,
 		    const struct res_names *res)
 {

@@ -109,6 +109,8 @@ int reason_format(const struct plugin_ctx *ctx, const struct reason *r, char *bu
 
 /* --- scores: 0..100 (MaxNodeScore) unless said otherwise --- */
 
+#define MAX_NODE_SCORE 100 /* framework.MaxNodeScore */
+
 /* noderesources/least_allocated.go and most_allocated.go through
  * resource_allocation.go: the configured strategy and resource weights,
  * with non-zero (stand-in) requests for cpu and memory. */

@@ -263,7 +263,8 @@ static void check_same(struct engine *e, const struct pod_spec *pod, uint64_t se
 	*slot_out = ref.slot;
 }
 
-static void run_case(uint64_t case_no, uint64_t *placed, uint64_t *unschedulable)
+static void run_case(uint64_t case_no, uint64_t *placed, uint64_t *unschedulable,
+		     uint64_t *indexed, uint64_t *index_updates)
 {
 	rng_state = case_no * UINT64_C(0x2545f4914f6cdd1d) + 7;
 	struct world w;
@@ -299,22 +300,52 @@ static void run_case(uint64_t case_no, uint64_t *placed, uint64_t *unschedulable
 		/* Bound pods count whether they fit or not, as in a cluster file. */
 		assert_int_equal(cluster_account(c, below(n_nodes), &pod, +1), 0);
 	}
-	/* A few replicas of one spec, then unique pods: classes get reused. */
-	struct pod_spec replica;
-	gen_pod(&w, &replica);
-	unsigned pods = 4 + below(12);
+	/* Replicas of two specs among unique pods: classes get reused (and
+	 * indexed). A second engine on the same cluster places some pods too,
+	 * and some placed pods are released: the first engine's class indexes
+	 * must follow both through the cluster's change log. */
+	struct engine *other = engine_create(c, &w.ctx, &cfg, rnd(), 0);
+	assert_non_null(other);
+	struct pod_spec replica[2];
+	gen_pod(&w, &replica[0]);
+	gen_pod(&w, &replica[1]);
+	struct {
+		struct pod_spec pod;
+		uint32_t slot;
+	} *held = malloc(32 * sizeof(*held));
+	assert_non_null(held);
+	unsigned n_held = 0;
+	unsigned pods = 4 + below(28);
 	for (unsigned i = 0; i < pods; i++) {
-		if (i % 3 == 0)
-			pod = replica;
+		if (i % 3 != 2)
+			pod = replica[i % 3];
 		else
 			gen_pod(&w, &pod);
 		int64_t slot;
-		check_same(e, &pod, i, case_no, &slot);
-		if (slot >= 0) {
-			(*placed)++;
-			assert_int_equal(engine_commit(e, &pod, (uint32_t)slot), 0);
+		if (chance(20)) { /* the other engine's turn */
+			struct placement pl;
+			assert_int_equal(engine_place(other, &pod, i, &pl), 0);
+			if (pl.slot >= 0)
+				assert_int_equal(engine_commit(other, &pod,
+							       (uint32_t)pl.slot), 0);
+			slot = pl.slot;
 		} else {
-			(*unschedulable)++;
+			check_same(e, &pod, i, case_no, &slot);
+			if (slot >= 0) {
+				(*placed)++;
+				assert_int_equal(engine_commit(e, &pod, (uint32_t)slot), 0);
+			} else {
+				(*unschedulable)++;
+			}
+		}
+		if (slot >= 0 && n_held < 32) {
+			held[n_held].pod = pod;
+			held[n_held++].slot = (uint32_t)slot;
+		}
+		if (n_held > 0 && chance(15)) { /* a release */
+			unsigned j = below(n_held);
+			assert_int_equal(cluster_account(c, held[j].slot, &held[j].pod, -1), 0);
+			held[j] = held[--n_held];
 		}
 		if (chance(15)) { /* a node event: a new snapshot generation */
 			struct node_event x;
@@ -331,9 +362,16 @@ static void run_case(uint64_t case_no, uint64_t *placed, uint64_t *unschedulable
 				gen_node(&w, &x.spec, victim);
 			}
 			assert_int_equal(cluster_apply(c, &x, 1, err, sizeof(err)), 0);
+			n_held = 0; /* a removed node's use is gone with it */
 		}
 		urcu_qsbr_quiescent_state();
 	}
+	struct engine_stats st;
+	engine_get_stats(e, &st);
+	*indexed += st.indexed_pods;
+	*index_updates += st.index_updates;
+	free(held);
+	engine_destroy(other);
 	engine_destroy(e);
 	cluster_destroy(c);
 	intern_destroy(w.strings);
@@ -346,15 +384,19 @@ static void test_fast_path_equals_reference(void **state)
 	const char *env = getenv("SHMSCHED_ENGINE_CASES");
 	if (env != NULL && *env != '\0')
 		cases = strtoull(env, NULL, 10);
-	uint64_t placed = 0, unschedulable = 0;
+	uint64_t placed = 0, unschedulable = 0, indexed = 0, updates = 0;
 	for (uint64_t i = 0; i < cases; i++)
-		run_case(i, &placed, &unschedulable);
+		run_case(i, &placed, &unschedulable, &indexed, &updates);
 	print_message("%" PRIu64 " random cases: %" PRIu64 " pods placed and %"
-		      PRIu64 " unschedulable, identically by both paths\n", cases,
-		      placed, unschedulable);
-	/* The generator must exercise both outcomes, or the test proves little. */
+		      PRIu64 " unschedulable, identically by both paths (%" PRIu64
+		      " through class indexes, %" PRIu64 " index leaf updates)\n",
+		      cases, placed, unschedulable, indexed, updates);
+	/* The generator must exercise both outcomes and the indexed path, or
+	 * the test proves little. */
 	assert_true(placed > cases);
 	assert_true(unschedulable > cases / 20);
+	assert_true(indexed > cases);
+	assert_true(updates > cases);
 }
 
 /* pkg/scheduler/schedule_one_test.go TestNumFeasibleNodesToFind. */
