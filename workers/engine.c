@@ -45,6 +45,10 @@ struct eclass {
 	uint8_t n_requested;   /* resources the pods request (> 0), pods excluded */
 	uint8_t requested[RES_MAX];
 	bool skip_balanced;    /* BalancedAllocation's PreScore skip */
+	/* Counters leaf_eval() reads: pods, the requested resources and the
+	 * scored ones (the plugins read no other). */
+	uint8_t n_load;
+	uint8_t load[RES_MAX];
 
 	/* The index (class_index.h), when the class has at most
 	 * CLASS_INDEX_MAX_GROUPS distinct pairs of static raw scores; else
@@ -55,7 +59,11 @@ struct eclass {
 	int32_t group_taint[CLASS_INDEX_MAX_GROUPS]; /* static raw scores */
 	int32_t group_aff[CLASS_INDEX_MAX_GROUPS];
 	uint8_t *group;        /* [n_feasible] */
-	int32_t *pos;          /* [n_slots] position in feasible, or -1 */
+	/* Position of a slot in feasible: a bit per slot and the members
+	 * before each 64-slot word (a rank directory: about 2 KiB for 10k
+	 * slots, so the change log's lookups stay in cache). */
+	uint64_t *member;      /* [words] */
+	uint32_t *rank;        /* [words] */
 	uint32_t *mask;        /* [n_feasible] dynamic reasons (MASK_*); 0 passes */
 	/* Nodes per dynamic reason, over the feasible slots; with static_diag
 	 * (the statically infeasible nodes' reasons) the whole diagnosis. */
@@ -210,7 +218,8 @@ static void class_free(struct eclass *k)
 	free(k->taint_raw);
 	class_index_free(&k->ix);
 	free(k->group);
-	free(k->pos);
+	free(k->member);
+	free(k->rank);
 	free(k->mask);
 	free(k->static_diag);
 	free(k);
@@ -490,23 +499,38 @@ static uint32_t leaf_eval(struct engine *e, const struct snapshot *s,
 			  const struct eclass *k, uint32_t slot, int32_t *d)
 {
 	const struct pod_spec *pod = &k->spec;
-	struct node_read nd;
-	read_node(e->cluster, s, slot, pod, &nd);
-	if (pod->n_ports > 0 && !filter_ports(&e->ctx, pod, &nd.v))
-		return MASK_PORTS;
-	const int64_t *alloc = s->nodes[slot].allocatable.v;
+	const struct node_alloc *a = cluster_alloc_const(e->cluster, slot);
+	struct res_vec used;
+	struct host_port ports[NODE_MAX_HOST_PORTS];
+	struct node_view v = {.spec = &s->nodes[slot], .used = &used};
+	memset(&used, 0, sizeof(used));
+	/* Relaxed loads, as cluster_load_used(): a view, the commit decides;
+	 * the change log re-reads a node whose counters move after this. */
+	for (unsigned i = 0; i < k->n_load; i++)
+		used.v[k->load[i]] = __atomic_load_n(&a->used[k->load[i]],
+						     __ATOMIC_RELAXED);
+	if (pod->n_ports > 0) {
+		v.n_ports = cluster_copy_ports(cluster_alloc(e->cluster, slot), ports);
+		v.ports = ports;
+		if (!filter_ports(&e->ctx, pod, &v))
+			return MASK_PORTS;
+	}
 	uint32_t m = 0;
-	if (nd.used.v[RES_PODS] + 1 > alloc[RES_PODS])
+	if (used.v[RES_PODS] + 1 > s->allocatable[RES_PODS][slot])
 		m |= MASK_PODS;
 	for (unsigned i = 0; i < k->n_requested; i++) {
 		unsigned r = k->requested[i];
-		if (pod->request.v[r] > alloc[r] - nd.used.v[r])
+		if (pod->request.v[r] > s->allocatable[r][slot] - used.v[r])
 			m |= MASK_RES(r);
 	}
 	if (m != 0)
 		return m;
+	v.used_nonzero_cpu_milli = __atomic_load_n(&a->used_nonzero_cpu_milli,
+						   __ATOMIC_RELAXED);
+	v.used_nonzero_mem_bytes = __atomic_load_n(&a->used_nonzero_mem_bytes,
+						   __ATOMIC_RELAXED);
 	struct candidate cd;
-	score_dynamic(e, pod, &nd.v, k->skip_balanced, &cd);
+	score_dynamic(e, pod, &v, k->skip_balanced, &cd);
 	*d = (int32_t)(e->cfg.score.weight_fit * cd.raw[SCORE_FIT] +
 		       e->cfg.score.weight_balanced * cd.raw[SCORE_BALANCED]);
 	return 0;
@@ -520,6 +544,14 @@ static void mask_count(struct eclass *k, uint32_t m, int sign)
 		unsigned r = k->requested[i];
 		k->dyn_insufficient[r] += (uint32_t)sign * ((m & MASK_RES(r)) != 0);
 	}
+}
+
+/* Sets *p to the slot's position in k->feasible; false if not there. */
+static inline bool class_pos(const struct eclass *k, uint32_t slot, uint32_t *p)
+{
+	uint64_t bits = k->member[slot / 64], below = (UINT64_C(1) << (slot % 64)) - 1;
+	*p = k->rank[slot / 64] + (uint32_t)__builtin_popcountll(bits & below);
+	return (bits >> (slot % 64)) & 1;
 }
 
 /* Every leaf from the counters now. */
@@ -560,9 +592,9 @@ static void index_sync(struct engine *e, const struct snapshot *s, struct eclass
 			index_rebuild(e, s, k);
 			return;
 		}
-		if (slot >= s->n_slots || k->pos[slot] < 0)
+		uint32_t p;
+		if (slot >= s->n_slots || !class_pos(k, slot, &p))
 			continue;
-		uint32_t p = (uint32_t)k->pos[slot];
 		int32_t d = 0;
 		uint32_t m = leaf_eval(e, s, k, slot, &d);
 		mask_count(k, k->mask[p], -1);
@@ -586,15 +618,15 @@ static int index_compile(struct engine *e, const struct snapshot *s, struct ecla
 	size_t n = k->n_feasible ? k->n_feasible : 1;
 	k->group = malloc(n);
 	k->mask = malloc(n * sizeof(*k->mask));
-	k->pos = malloc((s->n_slots ? s->n_slots : 1) * sizeof(*k->pos));
-	if (k->group == NULL || k->mask == NULL || k->pos == NULL)
+	size_t words = s->n_slots / 64 + 1;
+	k->member = calloc(words, sizeof(*k->member));
+	k->rank = calloc(words, sizeof(*k->rank));
+	if (k->group == NULL || k->mask == NULL || k->member == NULL || k->rank == NULL)
 		return -ENOMEM;
-	for (uint32_t i = 0; i < s->n_slots; i++)
-		k->pos[i] = -1;
 	k->n_groups = 0;
 	for (uint32_t p = 0; p < k->n_feasible; p++) {
 		uint32_t slot = k->feasible[p];
-		k->pos[slot] = (int32_t)p;
+		k->member[slot / 64] |= UINT64_C(1) << (slot % 64);
 		int32_t t = k->taint_raw ? k->taint_raw[slot] : 0;
 		int32_t a = k->affinity_raw ? k->affinity_raw[slot] : 0;
 		unsigned g = 0;
@@ -609,12 +641,15 @@ static int index_compile(struct engine *e, const struct snapshot *s, struct ecla
 		}
 		k->group[p] = (uint8_t)g;
 	}
+	for (size_t w = 1; w < words; w++)
+		k->rank[w] = k->rank[w - 1] +
+			     (uint32_t)__builtin_popcountll(k->member[w - 1]);
 	int rc = class_index_init(&k->ix, k->n_feasible,
 				  k->n_groups ? k->n_groups : 1);
 	if (rc < 0)
 		return rc;
 	k->indexed = true;
-	k->bytes += n * (1 + sizeof(*k->mask)) + s->n_slots * sizeof(*k->pos) +
+	k->bytes += n * (1 + sizeof(*k->mask)) + words * 12 +
 		    class_index_bytes(&k->ix);
 	index_rebuild(e, s, k);
 	return 0;
@@ -646,6 +681,19 @@ static struct eclass *class_compile(struct engine *e, const struct snapshot *s,
 		if (r != RES_PODS && pod->request.v[r] > 0)
 			k->requested[k->n_requested++] = (uint8_t)r;
 	k->skip_balanced = score_balanced_skips(&e->cfg.score, pod);
+	bool load[RES_MAX] = {[RES_PODS] = true};
+	for (unsigned i = 0; i < k->n_requested; i++)
+		load[k->requested[i]] = true;
+	const struct score_config *sc = &e->cfg.score;
+	for (unsigned i = 0; i < sc->n_fit_resources && i < RES_MAX; i++)
+		if (sc->fit_resources[i].resource < RES_MAX)
+			load[sc->fit_resources[i].resource] = true;
+	for (unsigned i = 0; i < sc->n_balanced_resources && i < RES_MAX; i++)
+		if (sc->balanced_resources[i].resource < RES_MAX)
+			load[sc->balanced_resources[i].resource] = true;
+	for (int r = 0; r < RES_MAX; r++)
+		if (load[r])
+			k->load[k->n_load++] = (uint8_t)r;
 	diagnosis_reset(k->static_diag);
 	for (uint32_t i = 0; i < s->n_slots; i++) {
 		if (!s->present[i])
