@@ -7,6 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+static inline struct ci_node *node(const struct class_index *x, uint32_t i)
+{
+	return (struct ci_node *)(void *)(x->nodes + (size_t)i * x->stride);
+}
+
 int class_index_init(struct class_index *x, uint32_t n, unsigned groups)
 {
 	memset(x, 0, sizeof(*x));
@@ -18,27 +23,30 @@ int class_index_init(struct class_index *x, uint32_t n, unsigned groups)
 	x->n = n;
 	x->size = size;
 	x->groups = groups;
-	x->count = calloc(2 * (size_t)size, sizeof(*x->count));
-	x->best = malloc(2 * (size_t)size * groups * sizeof(*x->best));
-	if (x->count == NULL || x->best == NULL) {
+	x->stride = 1 + 2 * (size_t)groups;
+	x->nodes = malloc(2 * (size_t)size * x->stride * sizeof(*x->nodes));
+	if (x->nodes == NULL) {
 		class_index_free(x);
 		return -ENOMEM;
 	}
-	for (size_t i = 0; i < 2 * (size_t)size * groups; i++)
-		x->best[i] = (struct ci_best){CLASS_INDEX_NONE, 0};
+	for (uint32_t i = 0; i < 2 * size; i++) {
+		struct ci_node *nd = node(x, i);
+		nd->count = 0;
+		for (unsigned g = 0; g < groups; g++)
+			nd->best[g] = (struct ci_best){CLASS_INDEX_NONE, 0};
+	}
 	return 0;
 }
 
 void class_index_free(struct class_index *x)
 {
-	free(x->count);
-	free(x->best);
+	free(x->nodes);
 	memset(x, 0, sizeof(*x));
 }
 
 size_t class_index_bytes(const struct class_index *x)
 {
-	return 2 * (size_t)x->size * (sizeof(*x->count) + x->groups * sizeof(*x->best));
+	return 2 * (size_t)x->size * x->stride * sizeof(*x->nodes);
 }
 
 static void merge(struct ci_best *to, const struct ci_best *a)
@@ -49,30 +57,31 @@ static void merge(struct ci_best *to, const struct ci_best *a)
 		to->ties += a->ties; /* both NONE: 0 + 0 */
 }
 
-/* Node i from its children. */
-static void pull(struct class_index *x, uint32_t i)
+/* Node i from its children. Returns whether it changed. */
+static bool pull(struct class_index *x, uint32_t i)
 {
-	unsigned G = x->groups;
-	x->count[i] = x->count[2 * i] + x->count[2 * i + 1];
-	struct ci_best *b = &x->best[(size_t)i * G];
-	const struct ci_best *l = &x->best[(size_t)2 * i * G];
-	const struct ci_best *r = &x->best[(size_t)(2 * i + 1) * G];
-	for (unsigned g = 0; g < G; g++) {
-		b[g] = l[g];
-		merge(&b[g], &r[g]);
+	struct ci_node *b = node(x, i);
+	const struct ci_node *l = node(x, 2 * i), *r = node(x, 2 * i + 1);
+	bool changed = b->count != l->count + r->count;
+	b->count = l->count + r->count;
+	for (unsigned g = 0; g < x->groups; g++) {
+		struct ci_best m = l->best[g];
+		merge(&m, &r->best[g]);
+		changed |= m.d != b->best[g].d || m.ties != b->best[g].ties;
+		b->best[g] = m;
 	}
+	return changed;
 }
 
 void class_index_set_leaf(struct class_index *x, uint32_t p, unsigned g,
 			  bool pass, int32_t d)
 {
-	uint32_t i = x->size + p;
-	struct ci_best *b = &x->best[(size_t)i * x->groups];
+	struct ci_node *b = node(x, x->size + p);
 	for (unsigned k = 0; k < x->groups; k++)
-		b[k] = (struct ci_best){CLASS_INDEX_NONE, 0};
-	x->count[i] = pass;
+		b->best[k] = (struct ci_best){CLASS_INDEX_NONE, 0};
+	b->count = pass;
 	if (pass)
-		b[g] = (struct ci_best){d, 1};
+		b->best[g] = (struct ci_best){d, 1};
 }
 
 void class_index_build(struct class_index *x)
@@ -85,13 +94,14 @@ void class_index_update(struct class_index *x, uint32_t p, unsigned g,
 			bool pass, int32_t d)
 {
 	class_index_set_leaf(x, p, g, pass, d);
-	for (uint32_t i = (x->size + p) / 2; i >= 1; i /= 2)
-		pull(x, i);
+	/* An unchanged node leaves every ancestor as it was. */
+	for (uint32_t i = (x->size + p) / 2; i >= 1 && pull(x, i); i /= 2)
+		;
 }
 
 uint32_t class_index_total(const struct class_index *x)
 {
-	return x->count[1]; /* the root; with one leaf, the leaf */
+	return node(x, 1)->count; /* the root; with one leaf, the leaf */
 }
 
 uint32_t class_index_count(const struct class_index *x, uint32_t lo, uint32_t hi)
@@ -100,9 +110,9 @@ uint32_t class_index_count(const struct class_index *x, uint32_t lo, uint32_t hi
 	/* Bottom-up over the half-open range [lo, hi). */
 	for (lo += x->size, hi += x->size; lo < hi; lo /= 2, hi /= 2) {
 		if (lo & 1)
-			c += x->count[lo++];
+			c += node(x, lo++)->count;
 		if (hi & 1)
-			c += x->count[--hi];
+			c += node(x, --hi)->count;
 	}
 	return c;
 }
@@ -111,10 +121,11 @@ uint32_t class_index_select(const struct class_index *x, uint32_t r)
 {
 	uint32_t i = 1;
 	while (i < x->size) {
-		if (r < x->count[2 * i]) {
+		uint32_t left = node(x, 2 * i)->count;
+		if (r < left) {
 			i = 2 * i;
 		} else {
-			r -= x->count[2 * i];
+			r -= left;
 			i = 2 * i + 1;
 		}
 	}
@@ -127,14 +138,14 @@ void class_index_range(const struct class_index *x, uint32_t lo, uint32_t hi,
 	unsigned G = x->groups;
 	for (lo += x->size, hi += x->size; lo < hi; lo /= 2, hi /= 2) {
 		if (lo & 1) {
+			const struct ci_node *nd = node(x, lo++);
 			for (unsigned g = 0; g < G; g++)
-				merge(&out[g], &x->best[(size_t)lo * G + g]);
-			lo++;
+				merge(&out[g], &nd->best[g]);
 		}
 		if (hi & 1) {
-			--hi;
+			const struct ci_node *nd = node(x, --hi);
 			for (unsigned g = 0; g < G; g++)
-				merge(&out[g], &x->best[(size_t)hi * G + g]);
+				merge(&out[g], &nd->best[g]);
 		}
 	}
 }
@@ -143,7 +154,7 @@ void class_index_range(const struct class_index *x, uint32_t lo, uint32_t hi,
 static uint64_t qualifying(const struct class_index *x, uint32_t i, const int32_t *want)
 {
 	uint64_t q = 0;
-	const struct ci_best *b = &x->best[(size_t)i * x->groups];
+	const struct ci_best *b = node(x, i)->best;
 	for (unsigned g = 0; g < x->groups; g++)
 		if (want[g] != CLASS_INDEX_NONE && b[g].d == want[g])
 			q += b[g].ties;

@@ -29,12 +29,19 @@ struct ci_best {
 	uint32_t ties; /* leaves at it (0 with CLASS_INDEX_NONE) */
 };
 
+/* A tree node: its passing leaves, then its best per group, in one run of
+ * 1 + 2 * groups words, so a node and its sibling share cache lines. */
+struct ci_node {
+	uint32_t count;
+	struct ci_best best[];
+};
+
 struct class_index {
 	uint32_t n;        /* positions */
 	uint32_t size;     /* leaves: a power of two >= n, >= 1 */
 	unsigned groups;   /* 1..CLASS_INDEX_MAX_GROUPS */
-	uint32_t *count;   /* [2 * size] passing leaves under each tree node */
-	struct ci_best *best; /* [2 * size * groups] */
+	size_t stride;     /* words per node */
+	uint32_t *nodes;   /* [2 * size * stride] */
 };
 
 /* Allocates an index of n positions, every leaf failing. Returns 0 or
