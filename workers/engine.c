@@ -4,15 +4,25 @@
  * Fast-path data, per engine (one per thread):
  * - the class cache: open addressing by a 64-bit hash of the pod spec's
  *   scheduling part, each class holding, for the snapshot generation it was
- *   compiled for, its statically feasible slots in slot order and the static
- *   raw scores of every slot. A new snapshot generation flushes the cache.
+ *   compiled for, its statically feasible slots in slot order, the static
+ *   raw scores of every slot and the static filters' diagnosis. A new
+ *   snapshot generation flushes the cache.
+ * - for a hot class, its index (class_index.h): every feasible node's
+ *   dynamic filter result and score, kept exact through the cluster's
+ *   change log, so a pod costs O(log n) plus one leaf per node changed
+ *   since the class's last pod, instead of a scan of ~numFeasibleNodesToFind
+ *   nodes. Its dynamic reasons are counted too: an unschedulable pod's
+ *   message costs nothing more.
  * - per shard of SNAP_SHARD_SLOTS slots, the most free of each resource over
- *   its nodes, recomputed lazily after a commit to the shard (a dirty mark),
- *   so a shard is skipped only when no node in it can fit the pod.
- * When no node is feasible, the diagnosis is rebuilt by the reference
- * filters over every node: exact messages, paid only by unschedulable pods.
+ *   its nodes, recomputed lazily after the change log shows a change in the
+ *   shard (a dirty mark), so a scan skips a shard only when no node in it
+ *   can fit the pod.
+ * A spec seen once takes the reference scan, unless a compiled class
+ * differs from it only in requests: then it scans that class's static
+ * results with its own dynamic filters (and, if nothing fits, builds the
+ * message from the class's static diagnosis plus its own dynamic reasons).
  *
- * Cost of a schedulable pod in the fast path: one hash of the spec, then per
+ * Cost of a schedulable pod of a cold class: one hash of the spec, then per
  * visited candidate the dynamic filters (O(resources + ports)), until
  * numFeasibleNodesToFind are found; then O(found) scoring.
  */
@@ -80,6 +90,7 @@ struct eclass {
 #define MASK_RES(r) (4u << (r)) /* Insufficient r */
 
 #define SEEN_SLOTS 65536u /* a power of two */
+#define STATIC_SLOTS 4096u /* a power of two */
 
 struct candidate {
 	uint32_t slot;
@@ -108,8 +119,14 @@ struct engine {
 	 * collision only compiles a class early. */
 	uint64_t *seen;
 
+	/* Classes by the static part of their spec (pod_class.h), direct
+	 * mapped: a first-sight pod that differs from a compiled class only
+	 * in its requests scans that class's static results. */
+	struct eclass *by_static[STATIC_SLOTS];
+
 	struct shard_free *shards;
 	uint32_t n_shards;
+	uint64_t shard_log_pos; /* the change log, applied to shards up to here */
 
 	struct candidate *cand; /* [capacity] */
 	int64_t *tmp;           /* [capacity] scratch for normalising */
@@ -232,6 +249,7 @@ static void flush_classes(struct engine *e)
 		e->table[i] = NULL;
 	}
 	memset(e->seen, 0, SEEN_SLOTS * sizeof(*e->seen));
+	memset(e->by_static, 0, sizeof(e->by_static));
 	e->n_classes = 0;
 	e->class_bytes = 0;
 	e->stats.class_flushes++;
@@ -290,6 +308,7 @@ static int sync_generation(struct engine *e, const struct snapshot *s)
 	}
 	for (uint32_t i = 0; i < e->n_shards; i++)
 		e->shards[i].dirty = true;
+	e->shard_log_pos = cluster_changes_head(e->cluster);
 	e->generation = s->generation;
 	return 0;
 }
@@ -397,27 +416,6 @@ static void begin(struct engine *e, const struct snapshot *s,
 	p->skip_balanced = score_balanced_skips(&e->cfg.score, pod);
 	*out = (struct placement){.slot = -1, .all_nodes = s->n_nodes};
 	e->stats.pods++;
-}
-
-/* The reference filters over every node, for the message of a pod that
- * fits nowhere (and the whole of the reference path's diagnosis). */
-static void diagnose_all(struct engine *e, const struct snapshot *s,
-			 const struct pod_spec *pod)
-{
-	struct reason reasons[FILTER_MAX_REASONS];
-	diagnosis_reset(&e->diag);
-	e->diag_all_nodes = s->n_nodes;
-	e->diag_no_nodes = s->n_nodes == 0;
-	e->stats.diagnosis_scans++;
-	for (uint32_t i = 0; i < s->n_slots; i++) {
-		if (!s->present[i])
-			continue;
-		struct node_read nd;
-		read_node(e->cluster, s, i, pod, &nd);
-		unsigned nr = filter_node(&e->ctx, pod, &nd.v, reasons);
-		for (unsigned k = 0; k < nr; k++)
-			diagnosis_add(&e->diag, &reasons[k]);
-	}
 }
 
 /* --- the reference path -------------------------------------------------- */
@@ -756,6 +754,7 @@ static struct eclass *class_get(struct engine *e, const struct snapshot *s,
 	e->table[i] = k;
 	e->n_classes++;
 	e->class_bytes += k->bytes;
+	e->by_static[pod_static_hash(pod) & (STATIC_SLOTS - 1)] = k;
 	return k;
 }
 
@@ -783,6 +782,26 @@ static void shard_refresh(struct engine *e, const struct snapshot *s, uint32_t s
 	f->dirty = false;
 }
 
+/* Marks dirty the shards of the nodes whose counters moved since the
+ * last call (any engine's commits, releases), so a shard is never skipped
+ * on a stale "most free". */
+static void shards_sync(struct engine *e)
+{
+	uint64_t head = cluster_changes_head(e->cluster), i = e->shard_log_pos;
+	bool all = head - i > CLUSTER_CHANGE_LOG_SLOTS;
+	for (; !all && i < head; i++) {
+		uint32_t slot;
+		int got = cluster_change_at(e->cluster, i, &slot);
+		if (got <= 0) /* not stored yet, or overwritten: slot unknown */
+			all = true;
+		else if (slot / SNAP_SHARD_SLOTS < e->n_shards)
+			e->shards[slot / SNAP_SHARD_SLOTS].dirty = true;
+	}
+	for (uint32_t sh = 0; all && sh < e->n_shards; sh++)
+		e->shards[sh].dirty = true;
+	e->shard_log_pos = head;
+}
+
 /* True when no node of the shard can pass NodeResourcesFit for `pod`. */
 static bool shard_cannot_fit(struct engine *e, const struct snapshot *s,
 			     uint32_t sh, const struct pod_spec *pod)
@@ -804,17 +823,17 @@ static bool shard_cannot_fit(struct engine *e, const struct snapshot *s,
 }
 
 /* filter_resources() == 0, without building reasons: the pods count, then
- * only the resources the class requests, from the snapshot's columns. */
-static bool fits(const struct eclass *k, const struct snapshot *s,
-		 const struct node_alloc *a, const struct pod_spec *pod,
-		 uint32_t slot)
+ * only the resources the pod requests, from the snapshot's columns. */
+static bool fits(const uint8_t *requested, unsigned n_requested,
+		 const struct snapshot *s, const struct node_alloc *a,
+		 const struct pod_spec *pod, uint32_t slot)
 {
 	/* Relaxed loads: a view; the commit decides (cluster_reserve). */
 	if (__atomic_load_n(&a->used[RES_PODS], __ATOMIC_RELAXED) + 1 >
 	    s->allocatable[RES_PODS][slot])
 		return false;
-	for (unsigned i = 0; i < k->n_requested; i++) {
-		unsigned r = k->requested[i];
+	for (unsigned i = 0; i < n_requested; i++) {
+		unsigned r = requested[i];
 		if (pod->request.v[r] > s->allocatable[r][slot] -
 					__atomic_load_n(&a->used[r], __ATOMIC_RELAXED))
 			return false;
@@ -837,7 +856,7 @@ static uint32_t first_at_or_after(const struct eclass *k, uint32_t start)
 }
 
 /* The unschedulable pod's diagnosis from its class: the static reasons
- * plus the dynamic ones the index keeps, as diagnose_all() would count. */
+ * plus the dynamic ones the index keeps, as the reference scan would count. */
 static void diagnose_class(struct engine *e, const struct snapshot *s,
 			   const struct eclass *k)
 {
@@ -924,6 +943,79 @@ static void place_indexed(struct engine *e, const struct snapshot *s,
 	out->feasible = window;
 }
 
+/* The diagnosis over a class's static results: its static reasons, then
+ * the dynamic filters (filter_node()'s order) on its feasible slots for
+ * `pod`, whose requests may differ from the class's. */
+static void diagnose_scan(struct engine *e, const struct snapshot *s,
+			  const struct eclass *k, const struct pod_spec *pod)
+{
+	struct reason reasons[FILTER_MAX_REASONS];
+	e->diag = *k->static_diag;
+	e->diag_all_nodes = s->n_nodes;
+	e->diag_no_nodes = s->n_nodes == 0;
+	e->stats.diagnosis_scans++;
+	for (uint32_t j = 0; j < k->n_feasible; j++) {
+		struct node_read nd;
+		read_node(e->cluster, s, k->feasible[j], pod, &nd);
+		unsigned nr;
+		if (pod->n_ports > 0 && !filter_ports(&e->ctx, pod, &nd.v)) {
+			reasons[0] = (struct reason){.code = REASON_PORTS};
+			nr = 1;
+		} else {
+			nr = filter_resources(pod, &nd.v, reasons);
+		}
+		for (unsigned r = 0; r < nr; r++)
+			diagnosis_add(&e->diag, &reasons[r]);
+	}
+}
+
+/* The sampled scan over a class's statically feasible slots, with the
+ * dynamic filters and scores of `pod` (the class's own pod, or one that
+ * differs only in its requests). */
+static void place_scan(struct engine *e, const struct snapshot *s,
+		       const struct eclass *k, const struct pod_spec *pod,
+		       struct pass *p, struct placement *out)
+{
+	uint8_t requested[RES_MAX], n_requested = 0;
+	for (int r = 0; r < RES_MAX; r++)
+		if (r != RES_PODS && pod->request.v[r] > 0)
+			requested[n_requested++] = (uint8_t)r;
+	shards_sync(e);
+	uint32_t n = 0, skipped_shard = UINT32_MAX;
+	uint32_t j = k->n_feasible ? first_at_or_after(k, p->start) : 0;
+	for (uint32_t visited = 0; visited < k->n_feasible && n < p->want; visited++) {
+		uint32_t slot = k->feasible[j];
+		j = j + 1 == k->n_feasible ? 0 : j + 1;
+		uint32_t sh = slot / SNAP_SHARD_SLOTS;
+		if (sh == skipped_shard)
+			continue;
+		if (shard_cannot_fit(e, s, sh, pod)) {
+			skipped_shard = sh;
+			e->stats.shards_skipped++;
+			continue;
+		}
+		e->stats.nodes_checked++;
+		/* Order does not matter here: both only decide feasibility (the
+		 * reasons come from diagnose_scan() when nothing fits). */
+		if (!fits(requested, n_requested, s, cluster_alloc_const(e->cluster, slot),
+			  pod, slot))
+			continue;
+		struct node_read nd;
+		read_node(e->cluster, s, slot, pod, &nd);
+		if (pod->n_ports > 0 && !filter_ports(&e->ctx, pod, &nd.v))
+			continue;
+		struct candidate *cd = &e->cand[n++];
+		cd->slot = slot;
+		cd->raw[SCORE_AFFINITY] = k->affinity_raw ? k->affinity_raw[slot] : 0;
+		cd->raw[SCORE_TAINT] = k->taint_raw ? k->taint_raw[slot] : 0;
+		score_dynamic(e, pod, &nd.v, p->skip_balanced, cd);
+	}
+	if (n > 0)
+		select_best(e, pod, n, &p->rng, NULL, out);
+	else
+		diagnose_scan(e, s, k, pod);
+}
+
 int engine_place(struct engine *e, const struct pod_spec *pod, uint64_t seq,
 		 struct placement *out)
 {
@@ -934,7 +1026,14 @@ int engine_place(struct engine *e, const struct pod_spec *pod, uint64_t seq,
 	struct eclass *k = class_get(e, s, pod, &first_sight);
 	if (first_sight) {
 		e->stats.first_sights++;
-		return engine_place_reference(e, pod, seq, NULL, out);
+		struct eclass *base = e->by_static[pod_static_hash(pod) & (STATIC_SLOTS - 1)];
+		if (base == NULL || !pod_static_equal(&base->spec, pod))
+			return engine_place_reference(e, pod, seq, NULL, out);
+		e->stats.static_reuses++;
+		struct pass p;
+		begin(e, s, pod, seq, &p, out);
+		place_scan(e, s, base, pod, &p, out);
+		return 0;
 	}
 	if (k == NULL)
 		return -ENOMEM;
@@ -959,38 +1058,7 @@ int engine_place(struct engine *e, const struct pod_spec *pod, uint64_t seq,
 		place_indexed(e, s, k, &p, out);
 		return 0;
 	}
-	uint32_t n = 0, skipped_shard = UINT32_MAX;
-	uint32_t j = k->n_feasible ? first_at_or_after(k, p.start) : 0;
-	for (uint32_t visited = 0; visited < k->n_feasible && n < p.want; visited++) {
-		uint32_t slot = k->feasible[j];
-		j = j + 1 == k->n_feasible ? 0 : j + 1;
-		uint32_t sh = slot / SNAP_SHARD_SLOTS;
-		if (sh == skipped_shard)
-			continue;
-		if (shard_cannot_fit(e, s, sh, pod)) {
-			skipped_shard = sh;
-			e->stats.shards_skipped++;
-			continue;
-		}
-		e->stats.nodes_checked++;
-		/* Order does not matter here: both only decide feasibility (the
-		 * reasons come from diagnose_all() when nothing fits). */
-		if (!fits(k, s, cluster_alloc_const(e->cluster, slot), pod, slot))
-			continue;
-		struct node_read nd;
-		read_node(e->cluster, s, slot, pod, &nd);
-		if (pod->n_ports > 0 && !filter_ports(&e->ctx, pod, &nd.v))
-			continue;
-		struct candidate *cd = &e->cand[n++];
-		cd->slot = slot;
-		cd->raw[SCORE_AFFINITY] = k->affinity_raw ? k->affinity_raw[slot] : 0;
-		cd->raw[SCORE_TAINT] = k->taint_raw ? k->taint_raw[slot] : 0;
-		score_dynamic(e, pod, &nd.v, p.skip_balanced, cd);
-	}
-	if (n > 0)
-		select_best(e, pod, n, &p.rng, NULL, out);
-	else
-		diagnose_all(e, s, pod);
+	place_scan(e, s, k, pod, &p, out);
 	return 0;
 }
 

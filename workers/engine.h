@@ -11,19 +11,24 @@
  *   generation; a pod then visits only its class's statically feasible
  *   nodes, skips whole shards whose most free node cannot hold it, and runs
  *   only the dynamic filters (NodePorts, NodeResourcesFit).
- * Both visit nodes in the same cyclic order from the same start and draw
- * the same random numbers, so for the same seed and pod sequence number
- * they choose the same node, at any percentageOfNodesToScore (the property
- * test in tests/engine checks it). A spec's first pod takes the reference
- * scan; its class is compiled when a second pod with the same spec comes,
- * so unique pods never pay for a compile over every node.
+ *   A class whose pods come often answers from an index kept exact through
+ *   the cluster's change log instead of visiting nodes (engine.c).
+ * Both visit nodes (or answer as if they did) in the same cyclic order
+ * from the same start and draw the same random numbers, so for the same
+ * seed and pod sequence number they choose the same node, at any
+ * percentageOfNodesToScore (the property test in tests/engine checks it).
+ * A spec's first pod takes the reference scan (or scans the static results
+ * of a class that differs only in requests); its class is compiled when a
+ * second pod with the same spec comes, so unique pods never pay for a
+ * compile over every node.
  *
  * Sampling: as kube-scheduler's numFeasibleNodesToFind (fewer than 100
  * nodes: all; else percentageOfNodesToScore, or its adaptive default
  * max(5, 50 - nodes/125) %, at least 100 nodes). The start offset is drawn
  * at random per pod from --seed (kube-scheduler rotates it instead).
- * Ties between best total scores are broken at random, as selectHost does
- * (reservoir sampling over the nodes in visiting order).
+ * Ties between best total scores are broken at random, uniformly as
+ * selectHost's reservoir sampling does, with one draw: the k-th tied node
+ * in visiting order.
  *
  * Concurrency: one engine per thread. The calling thread must be a
  * registered QSBR reader of the cluster (shm/cluster.h) and must not keep
@@ -76,6 +81,8 @@ struct engine_stats {
 	uint64_t pods;
 	uint64_t class_hits, class_misses, class_flushes;
 	uint64_t first_sights;   /* specs seen once: placed by the reference scan */
+	uint64_t static_reuses;  /* ... or by a scan over the static results of a
+				  * class that differs only in requests */
 	uint64_t nodes_checked;  /* dynamic filter runs in the fast path */
 	uint64_t shards_skipped;
 	uint64_t diagnosis_scans;

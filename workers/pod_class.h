@@ -31,6 +31,37 @@ static inline uint64_t pod_class_hash(const struct pod_spec *pod)
 	return h ^ (h >> 32);
 }
 
+/* The static part of the key: everything but the requests (node_name,
+ * then every byte from has_required on). Static filters and static scores
+ * read only these fields, so pods that differ only in their requests share
+ * a class's static results. */
+#define POD_STATIC_OFFSET offsetof(struct pod_spec, has_required)
+#define POD_STATIC_SIZE (sizeof(struct pod_spec) - POD_STATIC_OFFSET)
+
+static inline uint64_t pod_static_hash(const struct pod_spec *pod)
+{
+	const unsigned char *p = (const unsigned char *)pod + POD_STATIC_OFFSET;
+	uint64_t h = (UINT64_C(0xcbf29ce484222325) ^ pod->node_name) *
+		     UINT64_C(0x100000001b3);
+	size_t i = 0;
+	for (; i + 8 <= POD_STATIC_SIZE; i += 8) {
+		uint64_t w;
+		memcpy(&w, p + i, 8);
+		h = (h ^ w) * UINT64_C(0x100000001b3);
+		h ^= h >> 29;
+	}
+	for (; i < POD_STATIC_SIZE; i++)
+		h = (h ^ p[i]) * UINT64_C(0x100000001b3);
+	return h ^ (h >> 32);
+}
+
+static inline bool pod_static_equal(const struct pod_spec *a, const struct pod_spec *b)
+{
+	return a->node_name == b->node_name &&
+	       memcmp((const unsigned char *)a + POD_STATIC_OFFSET,
+		      (const unsigned char *)b + POD_STATIC_OFFSET, POD_STATIC_SIZE) == 0;
+}
+
 static inline bool pod_class_equal(const struct pod_spec *a, const struct pod_spec *b)
 {
 	return memcmp((const unsigned char *)a + POD_CLASS_KEY_OFFSET,

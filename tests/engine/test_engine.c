@@ -264,7 +264,8 @@ static void check_same(struct engine *e, const struct pod_spec *pod, uint64_t se
 }
 
 static void run_case(uint64_t case_no, uint64_t *placed, uint64_t *unschedulable,
-		     uint64_t *indexed, uint64_t *index_updates)
+		     uint64_t *indexed, uint64_t *index_updates,
+		     uint64_t *static_reuses)
 {
 	rng_state = case_no * UINT64_C(0x2545f4914f6cdd1d) + 7;
 	struct world w;
@@ -317,10 +318,18 @@ static void run_case(uint64_t case_no, uint64_t *placed, uint64_t *unschedulable
 	unsigned n_held = 0;
 	unsigned pods = 4 + below(28);
 	for (unsigned i = 0; i < pods; i++) {
-		if (i % 3 != 2)
+		if (i % 3 != 2) {
 			pod = replica[i % 3];
-		else
+		} else if (chance(40)) {
+			/* A replica with its own requests: a new class that
+			 * shares the replica's static results. */
+			pod = replica[0];
+			int64_t more = (int64_t)below(3000);
+			pod.request.v[RES_CPU] += more;
+			pod.nonzero_cpu_milli += more;
+		} else {
 			gen_pod(&w, &pod);
+		}
 		int64_t slot;
 		if (chance(20)) { /* the other engine's turn */
 			struct placement pl;
@@ -369,6 +378,7 @@ static void run_case(uint64_t case_no, uint64_t *placed, uint64_t *unschedulable
 	struct engine_stats st;
 	engine_get_stats(e, &st);
 	*indexed += st.indexed_pods;
+	*static_reuses += st.static_reuses;
 	*index_updates += st.index_updates;
 	free(held);
 	engine_destroy(other);
@@ -384,19 +394,21 @@ static void test_fast_path_equals_reference(void **state)
 	const char *env = getenv("SHMSCHED_ENGINE_CASES");
 	if (env != NULL && *env != '\0')
 		cases = strtoull(env, NULL, 10);
-	uint64_t placed = 0, unschedulable = 0, indexed = 0, updates = 0;
+	uint64_t placed = 0, unschedulable = 0, indexed = 0, updates = 0, reuses = 0;
 	for (uint64_t i = 0; i < cases; i++)
-		run_case(i, &placed, &unschedulable, &indexed, &updates);
+		run_case(i, &placed, &unschedulable, &indexed, &updates, &reuses);
 	print_message("%" PRIu64 " random cases: %" PRIu64 " pods placed and %"
 		      PRIu64 " unschedulable, identically by both paths (%" PRIu64
-		      " through class indexes, %" PRIu64 " index leaf updates)\n",
-		      cases, placed, unschedulable, indexed, updates);
+		      " through class indexes, %" PRIu64 " index leaf updates, %" PRIu64
+		      " scans over another class's static results)\n",
+		      cases, placed, unschedulable, indexed, updates, reuses);
 	/* The generator must exercise both outcomes and the indexed path, or
 	 * the test proves little. */
 	assert_true(placed > cases);
 	assert_true(unschedulable > cases / 20);
 	assert_true(indexed > cases);
 	assert_true(updates > cases);
+	assert_true(reuses > cases / 10);
 }
 
 /* pkg/scheduler/schedule_one_test.go TestNumFeasibleNodesToFind. */
