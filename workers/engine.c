@@ -715,6 +715,45 @@ static struct eclass *class_compile(struct engine *e, const struct snapshot *s,
 	return k;
 }
 
+static void class_insert(struct engine *e, struct eclass *k)
+{
+	uint32_t i = (uint32_t)k->hash & e->table_mask;
+	while (e->table[i] != NULL)
+		i = (i + 1) & e->table_mask;
+	e->table[i] = k;
+	e->n_classes++;
+	e->by_static[pod_static_hash(&k->spec) & (STATIC_SLOTS - 1)] = k;
+}
+
+/* Frees every class without an index, keeping the hot ones. */
+static void evict_cold(struct engine *e)
+{
+	uint32_t n = e->table_mask + 1, m = 0;
+	struct eclass **hot = calloc(n, sizeof(*hot));
+	if (hot == NULL) {
+		flush_classes(e);
+		return;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		struct eclass *k = e->table[i];
+		e->table[i] = NULL;
+		if (k == NULL)
+			continue;
+		if (k->indexed) {
+			hot[m++] = k;
+		} else {
+			e->class_bytes -= k->bytes;
+			class_free(k);
+		}
+	}
+	memset(e->by_static, 0, sizeof(e->by_static));
+	e->n_classes = 0;
+	for (uint32_t j = 0; j < m; j++)
+		class_insert(e, hot[j]);
+	free(hot);
+	e->stats.class_evictions++;
+}
+
 /* The pod's class, compiled if needed. Sets *first_sight and returns NULL
  * the first time a spec is seen (the caller scans without a class). */
 static struct eclass *class_get(struct engine *e, const struct snapshot *s,
@@ -740,7 +779,11 @@ static struct eclass *class_get(struct engine *e, const struct snapshot *s,
 	struct eclass *k = class_compile(e, s, pod, h);
 	if (k == NULL)
 		return NULL;
-	/* Over the memory budget: start over rather than evict one by one. */
+	/* Over the memory budget: drop the cold classes (no index), which
+	 * cost only a scan to compile again; if that is not enough, start
+	 * over rather than evict one by one. */
+	if (e->class_bytes + k->bytes > e->class_bytes_max)
+		evict_cold(e);
 	if (e->class_bytes + k->bytes > e->class_bytes_max) {
 		flush_classes(e);
 		*seen = h;
@@ -748,13 +791,8 @@ static struct eclass *class_get(struct engine *e, const struct snapshot *s,
 		class_free(k);
 		return NULL;
 	}
-	i = (uint32_t)h & e->table_mask;
-	while (e->table[i] != NULL)
-		i = (i + 1) & e->table_mask;
-	e->table[i] = k;
-	e->n_classes++;
+	class_insert(e, k);
 	e->class_bytes += k->bytes;
-	e->by_static[pod_static_hash(pod) & (STATIC_SLOTS - 1)] = k;
 	return k;
 }
 

@@ -80,6 +80,7 @@ struct engine_explain {
 struct engine_stats {
 	uint64_t pods;
 	uint64_t class_hits, class_misses, class_flushes;
+	uint64_t class_evictions; /* cold classes dropped over the memory budget */
 	uint64_t first_sights;   /* specs seen once: placed by the reference scan */
 	uint64_t static_reuses;  /* ... or by a scan over the static results of a
 				  * class that differs only in requests */

@@ -265,7 +265,7 @@ static void check_same(struct engine *e, const struct pod_spec *pod, uint64_t se
 
 static void run_case(uint64_t case_no, uint64_t *placed, uint64_t *unschedulable,
 		     uint64_t *indexed, uint64_t *index_updates,
-		     uint64_t *static_reuses)
+		     uint64_t *static_reuses, uint64_t *evictions)
 {
 	rng_state = case_no * UINT64_C(0x2545f4914f6cdd1d) + 7;
 	struct world w;
@@ -290,7 +290,10 @@ static void run_case(uint64_t case_no, uint64_t *placed, uint64_t *unschedulable
 	assert_int_equal(cluster_apply(c, ev, n_nodes, err, sizeof(err)), 0);
 	struct sched_config cfg;
 	gen_config(&w, &cfg);
-	struct engine *e = engine_create(c, &w.ctx, &cfg, rnd(), 0);
+	/* Sometimes a class cache so small that classes are evicted and
+	 * flushed between pods. */
+	struct engine *e = engine_create(c, &w.ctx, &cfg, rnd(),
+					 chance(30) ? 8192 + below(24576) : 0);
 	assert_non_null(e);
 
 	/* Running use, so scores and fits differ between nodes. */
@@ -379,6 +382,7 @@ static void run_case(uint64_t case_no, uint64_t *placed, uint64_t *unschedulable
 	engine_get_stats(e, &st);
 	*indexed += st.indexed_pods;
 	*static_reuses += st.static_reuses;
+	*evictions += st.class_evictions;
 	*index_updates += st.index_updates;
 	free(held);
 	engine_destroy(other);
@@ -395,13 +399,16 @@ static void test_fast_path_equals_reference(void **state)
 	if (env != NULL && *env != '\0')
 		cases = strtoull(env, NULL, 10);
 	uint64_t placed = 0, unschedulable = 0, indexed = 0, updates = 0, reuses = 0;
+	uint64_t evictions = 0;
 	for (uint64_t i = 0; i < cases; i++)
-		run_case(i, &placed, &unschedulable, &indexed, &updates, &reuses);
+		run_case(i, &placed, &unschedulable, &indexed, &updates, &reuses,
+			 &evictions);
 	print_message("%" PRIu64 " random cases: %" PRIu64 " pods placed and %"
 		      PRIu64 " unschedulable, identically by both paths (%" PRIu64
 		      " through class indexes, %" PRIu64 " index leaf updates, %" PRIu64
-		      " scans over another class's static results)\n",
-		      cases, placed, unschedulable, indexed, updates, reuses);
+		      " scans over another class's static results, %" PRIu64
+		      " evictions of cold classes)\n",
+		      cases, placed, unschedulable, indexed, updates, reuses, evictions);
 	/* The generator must exercise both outcomes and the indexed path, or
 	 * the test proves little. */
 	assert_true(placed > cases);
@@ -409,6 +416,7 @@ static void test_fast_path_equals_reference(void **state)
 	assert_true(indexed > cases);
 	assert_true(updates > cases);
 	assert_true(reuses > cases / 10);
+	assert_true(evictions > cases / 100);
 }
 
 /* pkg/scheduler/schedule_one_test.go TestNumFeasibleNodesToFind. */
