@@ -1,21 +1,29 @@
 /* shmsched-bench: how fast, compared to what.
  *
- * Two measurements in one run, so they can be compared as a ratio on the
+ * Everything in one run, so the figures can be compared as ratios on the
  * same noisy machine:
  * - ring_limit: the bare round trip of 8-byte handles between two processes
  *   through two SP/SC DPDK rings in a shared-memory region, no scheduling
- *   work: the physical limit of this design's transport here;
- * - engine: pods per second through the real path: producer processes
- *   (libshmsched-client) submit pods from a template mix through their
- *   regions to a daemon in this process (cli/daemon.c) on a synthetic
- *   cluster, and read every answer (bench/engine_run.c).
- * The reference scheduler, latency at a fixed rate, sweeps and plots come
- * with issue 5; this program prints null rather than a figure it did not
- * measure.
+ *   work: the limit of this design's transport here (handles/s, reported
+ *   as pods_per_sec: one handle per pod);
+ * - engine: pods per second through the real path, closed loop: producer
+ *   processes (libshmsched-client) submit the workload's pods through
+ *   their regions to a daemon in this process (bench/engine_run.c);
+ * - latency: the same path open loop, at half the engine's measured rate
+ *   (or --rate), latency from each pod's scheduled submit time;
+ * - reference: kube-scheduler's algorithm done literally, in process, on
+ *   the same cluster and pods, time-bounded (bench/quality.h);
+ * - quality: the engine's choices against the reference's on a small
+ *   cluster filled until a pod fails (bench/quality.h);
+ * - sweeps over nodes or workers repeat engine, reference and ring_limit
+ *   per point; --plot draws them (bench/plot.c).
+ * Output: bench/report.c. A figure not measured prints as null / "not
+ * measured", never as a number.
  */
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,10 +33,19 @@
 #include <unistd.h>
 
 #include "bench/engine_run.h"
+#include "bench/plot.h"
+#include "bench/progress.h"
+#include "bench/quality.h"
+#include "bench/report.h"
 #include "bench/ring_echo.h"
+#include "bench/workload.h"
 #include "shm/log.h"
 #include "shm/region.h"
 #include "shm/ring.h"
+
+#define MAX_SWEEP 64
+/* A synthetic node takes 110 pods: a quality cluster cannot take more. */
+#define PODS_PER_NODE 110
 
 struct options {
 	uint64_t handles;
@@ -36,43 +53,90 @@ struct options {
 	unsigned runs;
 	unsigned ring_slots;
 	bool json;
-	bool engine; /* false: --ring-limit-only */
+	bool engine;   /* false: --ring-limit-only */
 	bool syscalls; /* --syscalls: two more runs with the daemon under strace */
 	struct engine_run_config run;
+	const char *workload_path;
+	bool latency;
+	bool rate_half;       /* --rate half (the default) */
+	double rate;          /* --rate R */
+	uint64_t latency_pods; /* 0: min(200000, pods / 5) */
+	bool reference;
+	double reference_seconds;
+	double sweep_reference_seconds;
+	bool quality;
+	uint32_t quality_nodes;
+	uint64_t quality_pods;   /* 0: until a pod fails */
+	double quality_seconds;
+	uint64_t sweep_nodes[MAX_SWEEP];
+	size_t n_sweep_nodes;
+	uint64_t sweep_workers[MAX_SWEEP];
+	size_t n_sweep_workers;
+	bool sweep_workers_all;
+	const char *plot_dir;
+	int progress; /* -1: stderr is a terminal; 0 / 1: forced */
 };
 
 static void usage(FILE *to)
 {
 	fprintf(to,
-		"usage: shmsched-bench [--nodes N] [--running M] [--pods P]\n"
-		"                      [--producers K] [--workers W] [--seed S]\n"
-		"                      [--handles N] [--burst B] [--runs R]\n"
-		"                      [--ring-slots S] [--ring-limit-only] [--json]\n"
+		"usage: shmsched-bench [options]\n"
 		"\n"
-		"engine: K producer processes submit P pods (40 templates: requests,\n"
-		"selectors, required and preferred affinity, tolerations) through\n"
-		"shared-memory rings to a daemon in this process with W workers, on a\n"
-		"synthetic cluster of N nodes with M running pods; every answer is read\n"
-		"back; then the node counters are checked against allocatable.\n"
-		"  --nodes N         default 10000\n"
-		"  --running M       default 20000\n"
-		"  --pods P          default 200000\n"
-		"  --producers K     default 1\n"
-		"  --workers W       default: one per core less one, at least 1\n"
-		"  --seed S          the synthetic cluster and tie-breaks (default 1)\n"
+		"engine: K producer processes submit P pods through shared-memory\n"
+		"rings to a daemon in this process with W workers, closed loop; every\n"
+		"answer is read back; then the node counters are checked against\n"
+		"allocatable (overcommits).\n"
+		"  --nodes N            synthetic cluster: N nodes (default 10000)\n"
+		"  --running M          ... with M pods running (default 100000)\n"
+		"  --cluster FILE       a Kubernetes JSON cluster instead (Nodes, and\n"
+		"                       Pods bound to them)\n"
+		"  --pods P             pods to place (default 1000000)\n"
+		"  --workload FILE      Pods from a Kubernetes JSON file (a Pod, a List,\n"
+		"                       or one per line), cycled; default: a mix of 40\n"
+		"                       templates with Zipf popularity (bench/workload.c)\n"
+		"  --producers K        default 1\n"
+		"  --workers W          default: one per core less one, at least 1\n"
+		"  --seed S             cluster, workload and tie-breaks (default 1)\n"
+		"\n"
+		"latency: open loop, the producers together submit at a fixed rate;\n"
+		"latency runs from each pod's scheduled submit time.\n"
+		"  --rate R|half        pods/s, or half the engine's measured rate\n"
+		"                       (default half)\n"
+		"  --latency-pods N     default: the smaller of 200000 and P/5\n"
+		"  --no-latency         skip it\n"
+		"\n"
+		"reference: kube-scheduler's algorithm literally, in process, one pod\n"
+		"at a time over every node, on the same cluster and pods.\n"
+		"  --reference-seconds S  time bound (default 5)\n"
+		"  --no-reference\n"
+		"quality: engine vs reference choices on a small synthetic cluster\n"
+		"filled until a pod fails.\n"
+		"  --quality-nodes N    default 500\n"
+		"  --quality-pods N     at most N pods (default: until a pod fails)\n"
+		"  --quality-seconds S  time bound over its three runs (default 60)\n"
+		"  --no-quality\n"
+		"\n"
+		"sweeps: engine, reference and ring_limit again per point, a row each.\n"
+		"  --sweep-nodes LIST   e.g. 1000,10000,100000 (running pods and pods\n"
+		"                       scaled in proportion, pods at most P)\n"
+		"  --sweep-workers LIST|all  e.g. 1,2,4 or all (1..cores)\n"
+		"  --sweep-reference-seconds S  the reference's bound per point (default 2)\n"
 		"\n"
 		"ring_limit: handles sent to a forked echo process and back through\n"
 		"two SP/SC DPDK rings; each handle is checked on return.\n"
-		"  --handles N       round trips per run (default 2000000)\n"
-		"  --burst B         handles per enqueue/dequeue, 1..256 (default 32)\n"
-		"  --runs R          runs; the median is reported (default 3)\n"
-		"  --ring-slots S    slots per ring, a power of two (default 1024)\n"
-		"  --ring-limit-only skip the engine run\n"
-		"  --syscalls        also run the daemon (shmschedd beside this program)\n"
-		"                    under strace -f -c for P/2 and P pods and report\n"
-		"                    the system calls that grow with pods, per pod\n"
+		"  --handles N          round trips per run (default 2000000)\n"
+		"  --burst B            handles per enqueue/dequeue, 1..256 (default 32)\n"
+		"  --runs R             runs; the median is reported (default 3)\n"
+		"  --ring-slots S       slots per ring, a power of two (default 1024)\n"
+		"  --ring-limit-only    measure ring_limit only\n"
 		"\n"
-		"  --json            one JSON object on stdout instead of the table\n");
+		"  --syscalls           also run the daemon (shmschedd beside this\n"
+		"                       program) under strace -f -c for P/2 and P pods\n"
+		"                       and report the system calls per pod\n"
+		"  --plot DIR           data files, a gnuplot script and PNGs in DIR\n"
+		"  --progress, --no-progress  progress bars on stderr (default: when\n"
+		"                       stderr is a terminal)\n"
+		"  --json               one JSON object on stdout instead of the table\n");
 }
 
 static int parse_u64(const char *opt, const char *s, uint64_t min, uint64_t max,
@@ -92,108 +156,295 @@ static int parse_u64(const char *opt, const char *s, uint64_t min, uint64_t max,
 	return 0;
 }
 
+static int parse_seconds(const char *opt, const char *s, double min, double *out)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (errno != 0 || end == s || *end != '\0' || !isfinite(v) || v < min ||
+	    v > 1e9) {
+		fprintf(stderr, "shmsched-bench: %s: \"%s\" is not a number of at "
+			"least %g\n", opt, s, min);
+		return -EINVAL;
+	}
+	*out = v;
+	return 0;
+}
+
+/* "1000,10000,100000": each in min..max, at most MAX_SWEEP. */
+static int parse_list(const char *opt, const char *s, uint64_t min, uint64_t max,
+		      uint64_t *out, size_t *n)
+{
+	char buf[1024];
+	if (strlen(s) >= sizeof(buf) || s[0] == '\0') {
+		fprintf(stderr, "shmsched-bench: %s: \"%s\": expected a list like "
+			"1000,10000\n", opt, s);
+		return -EINVAL;
+	}
+	strcpy(buf, s);
+	*n = 0;
+	char *save = NULL;
+	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		if (*n == MAX_SWEEP) {
+			fprintf(stderr, "shmsched-bench: %s: more than %d points\n",
+				opt, MAX_SWEEP);
+			return -EINVAL;
+		}
+		if (parse_u64(opt, t, min, max, &out[(*n)++]) < 0)
+			return -EINVAL;
+	}
+	if (*n == 0) {
+		fprintf(stderr, "shmsched-bench: %s: \"%s\": no values\n", opt, s);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+enum {
+	OPT_HANDLES = 256, OPT_BURST, OPT_RUNS, OPT_RING_SLOTS, OPT_JSON, OPT_NODES,
+	OPT_RUNNING, OPT_PODS, OPT_PRODUCERS, OPT_WORKERS, OPT_SEED,
+	OPT_RING_LIMIT_ONLY, OPT_SYSCALLS, OPT_HELP, OPT_CLUSTER, OPT_WORKLOAD,
+	OPT_RATE, OPT_LATENCY_PODS, OPT_NO_LATENCY, OPT_REFERENCE_SECONDS,
+	OPT_NO_REFERENCE, OPT_QUALITY_NODES, OPT_QUALITY_PODS,
+	OPT_QUALITY_SECONDS, OPT_NO_QUALITY, OPT_SWEEP_NODES, OPT_SWEEP_WORKERS,
+	OPT_SWEEP_REFERENCE_SECONDS, OPT_PLOT, OPT_PROGRESS, OPT_NO_PROGRESS,
+};
+
+static int parse_one(int c, const char *arg, struct options *o)
+{
+	uint64_t v;
+	switch (c) {
+	case OPT_HANDLES:
+		if (parse_u64("--handles", arg, 1, UINT64_C(1) << 40, &v))
+			return 2;
+		o->handles = v;
+		break;
+	case OPT_BURST:
+		if (parse_u64("--burst", arg, 1, 256, &v))
+			return 2;
+		o->burst = (unsigned)v;
+		break;
+	case OPT_RUNS:
+		if (parse_u64("--runs", arg, 1, 1000, &v))
+			return 2;
+		o->runs = (unsigned)v;
+		break;
+	case OPT_RING_SLOTS:
+		if (parse_u64("--ring-slots", arg, 2, 1u << 24, &v))
+			return 2;
+		if (v & (v - 1)) {
+			fprintf(stderr, "shmsched-bench: --ring-slots: %" PRIu64
+				" is not a power of two\n", v);
+			return 2;
+		}
+		o->ring_slots = (unsigned)v;
+		break;
+	case OPT_NODES:
+		if (parse_u64("--nodes", arg, 1, 1u << 24, &v))
+			return 2;
+		o->run.nodes = (uint32_t)v;
+		break;
+	case OPT_RUNNING:
+		if (parse_u64("--running", arg, 0, UINT32_MAX, &v))
+			return 2;
+		o->run.running = (uint32_t)v;
+		break;
+	case OPT_PODS:
+		if (parse_u64("--pods", arg, 1, UINT64_C(1) << 40, &v))
+			return 2;
+		o->run.pods = v;
+		break;
+	case OPT_PRODUCERS:
+		if (parse_u64("--producers", arg, 1, 64, &v))
+			return 2;
+		o->run.producers = (unsigned)v;
+		break;
+	case OPT_WORKERS:
+		if (parse_u64("--workers", arg, 0, 256, &v))
+			return 2;
+		o->run.workers = (unsigned)v;
+		break;
+	case OPT_SEED:
+		if (parse_u64("--seed", arg, 0, UINT64_MAX, &v))
+			return 2;
+		o->run.seed = v;
+		break;
+	case OPT_RATE:
+		if (strcmp(arg, "half") == 0) {
+			o->rate_half = true;
+			o->rate = 0;
+		} else {
+			if (parse_seconds("--rate", arg, 0, &o->rate))
+				return 2;
+			if (!(o->rate > 0)) {
+				fprintf(stderr, "shmsched-bench: --rate: \"%s\": expected "
+					"pods per second above 0, or half\n", arg);
+				return 2;
+			}
+			o->rate_half = false;
+		}
+		break;
+	case OPT_LATENCY_PODS:
+		if (parse_u64("--latency-pods", arg, 1, UINT64_C(1) << 40, &v))
+			return 2;
+		o->latency_pods = v;
+		break;
+	case OPT_REFERENCE_SECONDS:
+		if (parse_seconds("--reference-seconds", arg, 0.001,
+				  &o->reference_seconds))
+			return 2;
+		break;
+	case OPT_SWEEP_REFERENCE_SECONDS:
+		if (parse_seconds("--sweep-reference-seconds", arg, 0.001,
+				  &o->sweep_reference_seconds))
+			return 2;
+		break;
+	case OPT_QUALITY_NODES:
+		if (parse_u64("--quality-nodes", arg, 1, 1u << 20, &v))
+			return 2;
+		o->quality_nodes = (uint32_t)v;
+		break;
+	case OPT_QUALITY_PODS:
+		if (parse_u64("--quality-pods", arg, 1, UINT64_C(1) << 40, &v))
+			return 2;
+		o->quality_pods = v;
+		break;
+	case OPT_QUALITY_SECONDS:
+		if (parse_seconds("--quality-seconds", arg, 0.001, &o->quality_seconds))
+			return 2;
+		break;
+	case OPT_SWEEP_NODES:
+		if (parse_list("--sweep-nodes", arg, 1, 1u << 24, o->sweep_nodes,
+			       &o->n_sweep_nodes))
+			return 2;
+		break;
+	case OPT_SWEEP_WORKERS:
+		o->sweep_workers_all = strcmp(arg, "all") == 0;
+		o->n_sweep_workers = 0;
+		if (!o->sweep_workers_all &&
+		    parse_list("--sweep-workers", arg, 1, 256, o->sweep_workers,
+			       &o->n_sweep_workers))
+			return 2;
+		break;
+	case OPT_CLUSTER:
+		o->run.cluster_path = arg;
+		break;
+	case OPT_WORKLOAD:
+		o->workload_path = arg;
+		break;
+	case OPT_PLOT:
+		if (arg[0] == '\0') {
+			fprintf(stderr, "shmsched-bench: --plot: expected a directory\n");
+			return 2;
+		}
+		o->plot_dir = arg;
+		break;
+	case OPT_JSON:
+		o->json = true;
+		break;
+	case OPT_RING_LIMIT_ONLY:
+		o->engine = false;
+		break;
+	case OPT_SYSCALLS:
+		o->syscalls = true;
+		break;
+	case OPT_NO_LATENCY:
+		o->latency = false;
+		break;
+	case OPT_NO_REFERENCE:
+		o->reference = false;
+		break;
+	case OPT_NO_QUALITY:
+		o->quality = false;
+		break;
+	case OPT_PROGRESS:
+		o->progress = 1;
+		break;
+	case OPT_NO_PROGRESS:
+		o->progress = 0;
+		break;
+	case OPT_HELP:
+		usage(stdout);
+		exit(0);
+	default:
+		usage(stderr);
+		return 2;
+	}
+	return 0;
+}
+
 static int parse_args(int argc, char **argv, struct options *o)
 {
 	static const struct option longopts[] = {
-		{"handles", required_argument, NULL, 'n'},
-		{"burst", required_argument, NULL, 'b'},
-		{"runs", required_argument, NULL, 'r'},
-		{"ring-slots", required_argument, NULL, 's'},
-		{"json", no_argument, NULL, 'j'},
-		{"nodes", required_argument, NULL, 'N'},
-		{"running", required_argument, NULL, 'M'},
-		{"pods", required_argument, NULL, 'P'},
-		{"producers", required_argument, NULL, 'K'},
-		{"workers", required_argument, NULL, 'W'},
-		{"seed", required_argument, NULL, 'S'},
-		{"ring-limit-only", no_argument, NULL, 'L'},
-		{"syscalls", no_argument, NULL, 'Y'},
-		{"help", no_argument, NULL, 'h'},
+		{"handles", required_argument, NULL, OPT_HANDLES},
+		{"burst", required_argument, NULL, OPT_BURST},
+		{"runs", required_argument, NULL, OPT_RUNS},
+		{"ring-slots", required_argument, NULL, OPT_RING_SLOTS},
+		{"json", no_argument, NULL, OPT_JSON},
+		{"nodes", required_argument, NULL, OPT_NODES},
+		{"running", required_argument, NULL, OPT_RUNNING},
+		{"pods", required_argument, NULL, OPT_PODS},
+		{"producers", required_argument, NULL, OPT_PRODUCERS},
+		{"workers", required_argument, NULL, OPT_WORKERS},
+		{"seed", required_argument, NULL, OPT_SEED},
+		{"ring-limit-only", no_argument, NULL, OPT_RING_LIMIT_ONLY},
+		{"syscalls", no_argument, NULL, OPT_SYSCALLS},
+		{"cluster", required_argument, NULL, OPT_CLUSTER},
+		{"workload", required_argument, NULL, OPT_WORKLOAD},
+		{"rate", required_argument, NULL, OPT_RATE},
+		{"latency-pods", required_argument, NULL, OPT_LATENCY_PODS},
+		{"no-latency", no_argument, NULL, OPT_NO_LATENCY},
+		{"reference-seconds", required_argument, NULL, OPT_REFERENCE_SECONDS},
+		{"no-reference", no_argument, NULL, OPT_NO_REFERENCE},
+		{"quality-nodes", required_argument, NULL, OPT_QUALITY_NODES},
+		{"quality-pods", required_argument, NULL, OPT_QUALITY_PODS},
+		{"quality-seconds", required_argument, NULL, OPT_QUALITY_SECONDS},
+		{"no-quality", no_argument, NULL, OPT_NO_QUALITY},
+		{"sweep-nodes", required_argument, NULL, OPT_SWEEP_NODES},
+		{"sweep-workers", required_argument, NULL, OPT_SWEEP_WORKERS},
+		{"sweep-reference-seconds", required_argument, NULL,
+		 OPT_SWEEP_REFERENCE_SECONDS},
+		{"plot", required_argument, NULL, OPT_PLOT},
+		{"progress", no_argument, NULL, OPT_PROGRESS},
+		{"no-progress", no_argument, NULL, OPT_NO_PROGRESS},
+		{"help", no_argument, NULL, OPT_HELP},
 		{NULL, 0, NULL, 0},
 	};
 	*o = (struct options){.handles = 2000000, .burst = 32, .runs = 3,
-			      .ring_slots = 1024, .engine = true,
-			      .run = {.nodes = 10000, .running = 20000, .pods = 200000,
-				      .producers = 1, .seed = 1}};
+			      .ring_slots = 1024, .engine = true, .latency = true,
+			      .rate_half = true, .reference = true,
+			      .reference_seconds = 5, .sweep_reference_seconds = 2,
+			      .quality = true, .quality_nodes = 500,
+			      .quality_seconds = 60, .progress = -1,
+			      .run = {.nodes = 10000, .running = 100000,
+				      .pods = 1000000, .producers = 1, .seed = 1}};
+	bool rate_given = false;
 	int c;
-	uint64_t v;
 	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'n':
-			if (parse_u64("--handles", optarg, 1, UINT64_C(1) << 40, &v))
-				return 2;
-			o->handles = v;
-			break;
-		case 'b':
-			if (parse_u64("--burst", optarg, 1, 256, &v))
-				return 2;
-			o->burst = (unsigned)v;
-			break;
-		case 'r':
-			if (parse_u64("--runs", optarg, 1, 1000, &v))
-				return 2;
-			o->runs = (unsigned)v;
-			break;
-		case 's':
-			if (parse_u64("--ring-slots", optarg, 2, 1u << 24, &v))
-				return 2;
-			if (v & (v - 1)) {
-				fprintf(stderr, "shmsched-bench: --ring-slots: %" PRIu64
-					" is not a power of two\n", v);
-				return 2;
-			}
-			o->ring_slots = (unsigned)v;
-			break;
-		case 'j':
-			o->json = true;
-			break;
-		case 'N':
-			if (parse_u64("--nodes", optarg, 1, 1u << 24, &v))
-				return 2;
-			o->run.nodes = (uint32_t)v;
-			break;
-		case 'M':
-			if (parse_u64("--running", optarg, 0, UINT32_MAX, &v))
-				return 2;
-			o->run.running = (uint32_t)v;
-			break;
-		case 'P':
-			if (parse_u64("--pods", optarg, 1, UINT64_C(1) << 40, &v))
-				return 2;
-			o->run.pods = v;
-			break;
-		case 'K':
-			if (parse_u64("--producers", optarg, 1, 64, &v))
-				return 2;
-			o->run.producers = (unsigned)v;
-			break;
-		case 'W':
-			if (parse_u64("--workers", optarg, 0, 256, &v))
-				return 2;
-			o->run.workers = (unsigned)v;
-			break;
-		case 'S':
-			if (parse_u64("--seed", optarg, 0, UINT64_MAX, &v))
-				return 2;
-			o->run.seed = v;
-			break;
-		case 'L':
-			o->engine = false;
-			break;
-		case 'Y':
-			o->syscalls = true;
-			break;
-		case 'h':
-			usage(stdout);
-			exit(0);
-		default:
-			usage(stderr);
-			return 2;
-		}
+		rate_given |= c == OPT_RATE;
+		int rc = parse_one(c, optarg, o);
+		if (rc)
+			return rc;
 	}
 	if (optind < argc) {
 		fprintf(stderr, "shmsched-bench: unexpected argument \"%s\"\n",
 			argv[optind]);
+		return 2;
+	}
+	if (rate_given && !o->latency) {
+		fprintf(stderr, "shmsched-bench: --rate and --no-latency: the rate is "
+			"the latency run's; give one of them\n");
+		return 2;
+	}
+	if (o->run.cluster_path != NULL && o->n_sweep_nodes > 0) {
+		fprintf(stderr, "shmsched-bench: --sweep-nodes: sizes the synthetic "
+			"cluster; not with --cluster %s\n", o->run.cluster_path);
+		return 2;
+	}
+	if (!o->engine && (o->plot_dir || o->n_sweep_nodes || o->n_sweep_workers ||
+			   o->sweep_workers_all || o->syscalls)) {
+		fprintf(stderr, "shmsched-bench: --ring-limit-only: measures the rings "
+			"alone; not with --plot, --sweep-* or --syscalls\n");
 		return 2;
 	}
 	return 0;
@@ -290,6 +541,218 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* ring_limit: the median of o->runs round-trip runs. */
+static int measure_ring_limit(const struct options *o, struct ring_echo_pair *rg,
+			      bool progress, struct ring_limit_result *out)
+{
+	double rates[1000];
+	struct progress bar;
+	progress_begin(&bar, progress, "ring_limit", o->runs);
+	for (unsigned i = 0; i < o->runs; i++) {
+		progress_update(&bar, i);
+		struct ring_echo_result res;
+		if (run_once(o, rg, &res) < 0) {
+			progress_end(&bar);
+			return -1;
+		}
+		rates[i] = (double)res.received * 1e9 / (double)res.elapsed_ns;
+	}
+	progress_end(&bar);
+	qsort(rates, o->runs, sizeof(rates[0]), cmp_double);
+	*out = (struct ring_limit_result){
+		.median = o->runs % 2 ? rates[o->runs / 2]
+				      : (rates[o->runs / 2 - 1] + rates[o->runs / 2]) / 2,
+		.min = rates[0], .max = rates[o->runs - 1], .runs = o->runs,
+		.burst = o->burst, .ring_slots = o->ring_slots, .handles = o->handles,
+		.ring = ring_impl_name(), .page_size = shm_region_page_size(rg->region)};
+	snprintf(out->backing, sizeof(out->backing), "%s",
+		 shm_region_backing(rg->region));
+	return 0;
+}
+
+static void machine_info(struct bench_report *r)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	r->cores = n > 0 ? (unsigned)n : 1;
+	snprintf(r->cpu_model, sizeof(r->cpu_model), "unknown cpu");
+	FILE *f = fopen("/proc/cpuinfo", "r");
+	if (f == NULL)
+		return;
+	char line[512];
+	while (fgets(line, sizeof(line), f) != NULL) {
+		char *colon = strchr(line, ':');
+		if (strncmp(line, "model name", 10) != 0 || colon == NULL)
+			continue;
+		colon += 1 + (colon[1] == ' ');
+		colon[strcspn(colon, "\n")] = '\0';
+		snprintf(r->cpu_model, sizeof(r->cpu_model), "%s", colon);
+		break;
+	}
+	fclose(f);
+}
+
+static struct baseline_config baseline_for(const struct engine_run_config *run,
+					   double max_seconds, bool progress)
+{
+	return (struct baseline_config){
+		.cluster_path = run->cluster_path, .nodes = run->nodes,
+		.running = run->running, .seed = run->seed, .w = run->w,
+		.pods = run->pods, .max_seconds = max_seconds, .progress = progress};
+}
+
+/* The reference on the engine run's cluster and pods. Returns true when it
+ * measured; otherwise `note` says why not (and a failure is on stderr). */
+static bool run_reference(const struct engine_run_config *run, double max_seconds,
+			  bool progress, struct reference_result *out, char *note,
+			  size_t note_len, bool *failed)
+{
+#ifdef HAVE_BENCH_QUALITY
+	char err[1024];
+	struct baseline_config bc = baseline_for(run, max_seconds, progress);
+	if (reference_run(&bc, out, err, sizeof(err)) < 0) {
+		fprintf(stderr, "shmsched-bench: reference: %s\n", err);
+		snprintf(note, note_len, "failed: %s", err);
+		*failed = true;
+		return false;
+	}
+	return true;
+#else
+	(void)run, (void)max_seconds, (void)progress, (void)out, (void)failed;
+	snprintf(note, note_len, "not built (bench/quality.c is missing)");
+	return false;
+#endif
+}
+
+static bool run_quality(const struct options *o, bool progress,
+			struct quality_result *out, char *note, size_t note_len,
+			bool *failed)
+{
+#ifdef HAVE_BENCH_QUALITY
+	char err[1024];
+	/* Synthetic at quality_nodes, running pods scaled in proportion. */
+	struct engine_run_config small = o->run;
+	small.cluster_path = NULL;
+	small.nodes = o->quality_nodes;
+	small.running = o->run.nodes == 0 ? 0
+		: (uint32_t)((uint64_t)o->run.running * o->quality_nodes / o->run.nodes);
+	small.pods = o->quality_pods ? o->quality_pods
+				     : (uint64_t)o->quality_nodes * PODS_PER_NODE + 1;
+	struct baseline_config bc = baseline_for(&small, o->quality_seconds, progress);
+	if (quality_run(&bc, out, err, sizeof(err)) < 0) {
+		fprintf(stderr, "shmsched-bench: quality: %s\n", err);
+		snprintf(note, note_len, "failed: %s", err);
+		*failed = true;
+		return false;
+	}
+	return true;
+#else
+	(void)o, (void)progress, (void)out, (void)failed;
+	snprintf(note, note_len, "not built (bench/quality.c is missing)");
+	return false;
+#endif
+}
+
+/* One sweep point: engine, reference (bounded) and ring_limit. */
+static int sweep_point(const struct options *o, struct ring_echo_pair *rg,
+		       bool progress, const char *vary, uint32_t nodes,
+		       unsigned workers, struct sweep_point *p, bool *failed)
+{
+	struct engine_run_config run = o->run;
+	char phase[32], err[1024], note[256];
+	if (strcmp(vary, "nodes") == 0) {
+		/* Same fill as the main run: running and pods per node kept,
+		 * pods at most --pods. */
+		run.running = (uint32_t)((uint64_t)o->run.running * nodes / o->run.nodes);
+		if (nodes < o->run.nodes)
+			run.pods = o->run.pods * nodes / o->run.nodes;
+		run.pods = run.pods ? run.pods : 1;
+		run.nodes = nodes;
+		snprintf(phase, sizeof(phase), "nodes %u", nodes);
+	} else {
+		run.workers = workers;
+		snprintf(phase, sizeof(phase), "workers %u", workers);
+	}
+	run.progress = progress;
+	run.phase = phase;
+	run.rate = 0;
+	*p = (struct sweep_point){.vary = vary, .running = run.running, .pods = run.pods};
+	if (engine_run(&run, &p->engine, err, sizeof(err)) < 0) {
+		fprintf(stderr, "shmsched-bench: sweep %s: engine run: %s\n", phase, err);
+		return -1;
+	}
+	p->have_reference = run_reference(&run, o->sweep_reference_seconds, progress,
+					  &p->reference, note, sizeof(note), failed);
+	struct ring_limit_result rl;
+	if (measure_ring_limit(o, rg, progress, &rl) < 0)
+		return -1;
+	p->ring_limit = rl.median;
+	return 0;
+}
+
+static int run_sweeps(const struct options *o, struct ring_echo_pair *rg,
+		      bool progress, struct bench_report *r, bool *failed)
+{
+	uint64_t workers[256];
+	size_t n_workers = o->n_sweep_workers;
+	if (o->sweep_workers_all) {
+		n_workers = r->cores < 256 ? r->cores : 256;
+		for (size_t i = 0; i < n_workers; i++)
+			workers[i] = i + 1;
+	} else {
+		memcpy(workers, o->sweep_workers, n_workers * sizeof(workers[0]));
+	}
+	size_t n = o->n_sweep_nodes + n_workers;
+	if (n == 0)
+		return 0;
+	r->sweep = calloc(n, sizeof(*r->sweep));
+	if (r->sweep == NULL) {
+		fprintf(stderr, "shmsched-bench: sweep: out of memory\n");
+		return -1;
+	}
+	for (size_t i = 0; i < o->n_sweep_nodes; i++, r->n_sweep++)
+		if (sweep_point(o, rg, progress, "nodes", (uint32_t)o->sweep_nodes[i],
+				0, &r->sweep[r->n_sweep], failed) < 0)
+			return -1;
+	for (size_t i = 0; i < n_workers; i++, r->n_sweep++)
+		if (sweep_point(o, rg, progress, "workers", o->run.nodes,
+				(unsigned)workers[i], &r->sweep[r->n_sweep], failed) < 0)
+			return -1;
+	return 0;
+}
+
+/* The engine's closed-loop run, then the open-loop latency run. */
+static int run_engine(const struct options *o, bool progress, struct bench_report *r)
+{
+	char err[1400];
+	struct engine_run_config run = o->run;
+	run.progress = progress;
+	run.phase = "engine";
+	if (engine_run(&run, &r->engine, err, sizeof(err)) < 0) {
+		fprintf(stderr, "shmsched-bench: engine run: %s\n", err);
+		return -1;
+	}
+	r->have_engine = true;
+	if (!o->latency)
+		return 0;
+	run.rate = o->rate_half ? r->engine.pods_per_sec / 2 : o->rate;
+	r->latency_rate_from = o->rate_half ? "half of the engine's" : "--rate";
+	if (!(run.rate > 0)) {
+		fprintf(stderr, "shmsched-bench: latency: skipped: the engine run "
+			"measured no rate to halve\n");
+		return 0;
+	}
+	run.pods = o->latency_pods ? o->latency_pods
+		   : (o->run.pods / 5 < 200000 ? o->run.pods / 5 : 200000);
+	run.pods = run.pods ? run.pods : 1;
+	run.phase = "latency";
+	if (engine_run(&run, &r->latency, err, sizeof(err)) < 0) {
+		fprintf(stderr, "shmsched-bench: latency run: %s\n", err);
+		return -1;
+	}
+	r->have_latency = true;
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct options o;
@@ -300,6 +763,30 @@ int main(int argc, char **argv)
 	 * report. SHMSCHED_LOG=info shows them. */
 	if (getenv("SHMSCHED_LOG") == NULL)
 		log_set_level(LOG_LEVEL_WARN);
+	bool progress = o.progress < 0 ? isatty(STDERR_FILENO) : o.progress == 1;
+
+	static struct bench_report r;
+	r = (struct bench_report){.nodes = o.run.nodes, .running = o.run.running,
+				  .pods = o.run.pods, .seed = o.run.seed,
+				  .producers = o.run.producers, .workers = o.run.workers,
+				  .cluster_path = o.run.cluster_path,
+				  .workload = o.workload_path,
+				  .reference_seconds = o.reference_seconds,
+				  .syscalls_per_pod = -1};
+	machine_info(&r);
+	char err[1400];
+	struct workload w;
+	if (o.engine) {
+		rc = o.workload_path ? workload_load(&w, o.workload_path, err, sizeof(err))
+				     : workload_default(&w, o.run.seed, err, sizeof(err));
+		if (rc < 0) {
+			fprintf(stderr, "shmsched-bench: --workload: %s\n", err);
+			return 2;
+		}
+		w.seed = o.run.seed;
+		o.run.w = &w;
+		r.templates = w.n_templates;
+	}
 
 	struct ring_echo_pair rg;
 	rc = ring_echo_pair_create(o.ring_slots, 0, &rg);
@@ -308,102 +795,51 @@ int main(int argc, char **argv)
 			strerror(-rc));
 		return 1;
 	}
-
-	bool tty = isatty(STDERR_FILENO);
-	double *rates = calloc(o.runs, sizeof(*rates));
-	if (rates == NULL)
+	if (measure_ring_limit(&o, &rg, progress, &r.ring) < 0)
 		return 1;
-	for (unsigned i = 0; i < o.runs; i++) {
-		if (tty)
-			fprintf(stderr, "\rring_limit: run %u/%u ...", i + 1, o.runs);
-		struct ring_echo_result res;
-		if (run_once(&o, &rg, &res) < 0)
-			return 1;
-		rates[i] = (double)res.received * 1e9 / (double)res.elapsed_ns;
-	}
-	if (tty)
-		fprintf(stderr, "\r%40s\r", "");
-	qsort(rates, o.runs, sizeof(*rates), cmp_double);
-	double median = o.runs % 2 ? rates[o.runs / 2]
-				   : (rates[o.runs / 2 - 1] + rates[o.runs / 2]) / 2;
-
-	struct engine_run_result er;
-	char err[1024];
+	bool failed = false; /* a baseline failed: the report says so, exit 1 */
+	snprintf(r.reference_note, sizeof(r.reference_note), "--no-reference");
+	snprintf(r.quality_note, sizeof(r.quality_note), "--no-quality");
 	if (o.engine) {
-		o.run.progress = tty;
-		if (engine_run(&o.run, &er, err, sizeof(err)) < 0) {
-			fprintf(stderr, "shmsched-bench: engine run: %s\n", err);
+		if (run_engine(&o, progress, &r) < 0)
+			return 1;
+		if (o.reference)
+			r.have_reference = run_reference(&o.run, o.reference_seconds,
+							 progress, &r.reference,
+							 r.reference_note,
+							 sizeof(r.reference_note), &failed);
+		if (o.quality)
+			r.have_quality = run_quality(&o, progress, &r.quality,
+						     r.quality_note,
+						     sizeof(r.quality_note), &failed);
+		if (o.syscalls &&
+		    measure_syscalls(&o.run, &r.syscalls_per_pod, err, sizeof(err)) < 0) {
+			fprintf(stderr, "shmsched-bench: --syscalls: %s\n", err);
 			return 1;
 		}
-	}
-	double syscalls_per_pod = -1;
-	if (o.engine && o.syscalls &&
-	    measure_syscalls(&o.run, &syscalls_per_pod, err, sizeof(err)) < 0) {
-		fprintf(stderr, "shmsched-bench: --syscalls: %s\n", err);
-		return 1;
-	}
-	if (o.json) {
-		printf("{\"pods\":%" PRIu64 ",\"nodes\":%u,\"running\":%u,"
-		       "\"producers\":%u,\"workers\":%u,", o.engine ? o.run.pods : 0,
-		       o.run.nodes, o.run.running, o.run.producers,
-		       o.engine ? er.workers : 0);
-		if (o.engine)
-			printf("\"engine\":{\"pods_per_sec\":%.0f,\"wall_s\":%.3f,"
-			       "\"answered\":%" PRIu64 ",\"placed\":%" PRIu64
-			       ",\"unschedulable\":%" PRIu64 ",\"rejected\":%" PRIu64
-			       ",\"cancelled\":%" PRIu64 ",\"conflicts\":%" PRIu64
-			       ",\"overcommits\":%" PRIu64 ",\"p50_us\":%.1f,"
-			       "\"p90_us\":%.1f,\"p99_us\":%.1f,\"p999_us\":%.1f,"
-			       "\"latency\":\"closed loop: includes queueing\"},",
-			       er.pods_per_sec, er.wall_s, er.answered, er.placed,
-			       er.unschedulable, er.rejected, er.cancelled, er.conflicts,
-			       er.overcommits, er.p50_us, er.p90_us, er.p99_us, er.p999_us);
-		else
-			printf("\"engine\":null,");
-		printf("\"ring_limit\":{\"pods_per_sec\":%.0f,"
-		       "\"round_trips_per_sec\":%.0f,\"ns_per_round_trip\":%.2f,"
-		       "\"min_per_sec\":%.0f,\"max_per_sec\":%.0f,\"runs\":%u,"
-		       "\"handles_per_run\":%" PRIu64 ",\"burst\":%u,"
-		       "\"ring_slots\":%u,\"ring\":\"%s\",\"page_size\":%zu},",
-		       median, median, 1e9 / median, rates[0], rates[o.runs - 1],
-		       o.runs, o.handles, o.burst, o.ring_slots, ring_impl_name(),
-		       shm_region_page_size(rg.region));
-		if (o.engine)
-			printf("\"engine_over_ring_limit\":%.6f,", er.pods_per_sec / median);
-		if (syscalls_per_pod >= 0)
-			printf("\"reference\":null,\"syscalls_per_pod\":%.4f}\n",
-			       syscalls_per_pod);
-		else
-			printf("\"reference\":null,\"syscalls_per_pod\":null}\n");
+		if (run_sweeps(&o, &rg, progress, &r, &failed) < 0)
+			return 1;
 	} else {
-		printf("shmsched-bench (%ld cores)\n", sysconf(_SC_NPROCESSORS_ONLN));
-		printf("  ring_limit  two SP/SC %s rings, %u slots, bursts of %u: "
-		       "%.2f M round trips/s median of %u (min %.2f, max %.2f)\n",
-		       ring_impl_name(), o.ring_slots, o.burst, median / 1e6, o.runs,
-		       rates[0] / 1e6, rates[o.runs - 1] / 1e6);
-		printf("  memory      %s\n", shm_region_backing(rg.region));
-		if (o.engine) {
-			printf("  engine      %" PRIu64 " pods from %u producer processes "
-			       "to %u workers, %u nodes (%u running pods)\n",
-			       o.run.pods, o.run.producers, er.workers, er.nodes,
-			       o.run.running);
-			printf("              %.0f pods/s (%.3f s), %.4f of ring_limit\n",
-			       er.pods_per_sec, er.wall_s, er.pods_per_sec / median);
-			printf("              %" PRIu64 " placed, %" PRIu64 " unschedulable, %"
-			       PRIu64 " rejected, %" PRIu64 " cancelled, %" PRIu64
-			       " conflicts, %" PRIu64 " overcommits\n", er.placed,
-			       er.unschedulable, er.rejected, er.cancelled, er.conflicts,
-			       er.overcommits);
-			printf("              submit-to-answer p50 %.0f us, p99 %.0f us "
-			       "(closed loop: queueing included)\n", er.p50_us, er.p99_us);
-		}
-		if (syscalls_per_pod >= 0)
-			printf("  syscalls    %.4f per pod (the daemon under strace, "
-			       "runs of %" PRIu64 " and %" PRIu64 " pods)\n",
-			       syscalls_per_pod, o.run.pods / 2, o.run.pods);
-		printf("  reference   not measured yet (issue 5)\n");
+		snprintf(r.reference_note, sizeof(r.reference_note), "--ring-limit-only");
+		snprintf(r.quality_note, sizeof(r.quality_note), "--ring-limit-only");
 	}
-	free(rates);
+	if (o.json)
+		report_json(stdout, &r);
+	else
+		report_table(stdout, &r);
+	fflush(stdout);
+	if (o.plot_dir != NULL) {
+		char note[512];
+		if (plot_write(o.plot_dir, &r, note, sizeof(note), err, sizeof(err)) < 0) {
+			fprintf(stderr, "shmsched-bench: %s\n", err);
+			failed = true;
+		} else {
+			fprintf(stderr, "shmsched-bench: %s\n", note);
+		}
+	}
+	free(r.sweep);
+	if (o.engine)
+		workload_free(&w);
 	ring_echo_pair_close(&rg);
-	return 0;
+	return failed ? 1 : 0;
 }

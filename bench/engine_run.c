@@ -2,22 +2,28 @@
  *
  * The producers are forked before the daemon starts any thread (a fork of
  * a threaded process is unsafe), wait on a flag in shared memory, then
- * connect. Each registers the same TEMPLATES templates (a deployment-like
- * mix: requests from 100m/128Mi to 2 cpu/2Gi, a share with a zone
- * nodeSelector, with required affinity on a cores label, with preferred
- * affinity on instance types, with tolerations for the dedicated pools),
- * submits its share round-robin over them in bursts as room allows, and
- * records each answer's submit-to-answer time in a log-linear histogram in
- * shared memory. Closed loop: every producer keeps its region full, so the
- * latencies include queueing. A producer with no answer to read sleeps 20 µs
- * rather than spin, leaving the cores to the daemon's workers.
+ * connect, register every template of the workload (the daemon checks each
+ * pod; a refusal is reported naming the pod) and look up the resources of
+ * per-pod extras. When all are ready the parent publishes a common start
+ * time; producer i then submits pods i, i+K, i+2K, ... of the stream
+ * (workload_pod(), a pure function of the pod's index) and records each
+ * answer's latency in a log-linear histogram in shared memory.
+ *
+ * Closed loop: every producer keeps its region full; a producer with no
+ * answer to read sleeps 20 µs rather than spin, leaving the cores to the
+ * daemon's workers. Open loop: pod k is due at start + k/rate; a producer
+ * busy-polls (sleeping would add its wake-up time to every latency),
+ * submits what is due, and latency runs from the due time, so back-pressure
+ * from a full region shows as latency.
  */
 #include "bench/engine_run.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <math.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,34 +34,47 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench/progress.h"
+#include "bench/workload.h"
 #include "cli/daemon.h"
 #include "shmsched/client.h"
 
-#define TEMPLATES 40
 #define MAX_PRODUCERS 64
-/* Latency histogram: 64 powers of two of nanoseconds, 16 linear steps each. */
-#define HIST_SUB 16
-#define HIST_BUCKETS (64 * HIST_SUB)
+#define BATCH 256
+#define HIST_SUB ENGINE_RUN_HIST_SUB
+#define HIST_BUCKETS ENGINE_RUN_HIST_BUCKETS
+#define LATE_NS 1000000u
 
 struct producer_report {
-	uint64_t answered, placed, unschedulable, rejected, cancelled;
-	uint64_t first_submit_ns, last_answer_ns;
+	uint64_t answered; /* __atomic relaxed store by the producer; the
+			    * parent reads it (relaxed) for progress only */
+	uint64_t placed, unschedulable, rejected, cancelled, late;
+	uint64_t last_answer_ns;
 	uint64_t hist[HIST_BUCKETS];
 	int error;
-	char why[600];
+	char why[1200];
 };
 
+/* Written by the parent and the producers, in shared memory. Edges:
+ * G: the parent's release store of go, after the daemon listens, pairs
+ *    with the producers' acquire loads before they connect.
+ * R: each producer's release increment of ready, after its set-up (and
+ *    its error report, if any), pairs with the parent's acquire load.
+ * S: the parent's release store of start_ns pairs with the producers'
+ *    acquire loads before the first submit.
+ * The reports are read by the parent only after waitpid(), which orders
+ * them. */
 struct shared {
-	int go;   /* __atomic: released by the parent when the daemon listens */
-	int quit; /* __atomic: the parent gave up */
+	int go;
+	int quit; /* relaxed both sides: a plain stop request, no data with it */
+	unsigned ready;
+	uint64_t start_ns;
 	struct producer_report r[MAX_PRODUCERS];
 };
 
 static uint64_t now_ns(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	return progress_now_ns();
 }
 
 static unsigned bucket_of(uint64_t ns)
@@ -67,7 +86,7 @@ static unsigned bucket_of(uint64_t ns)
 	return log2 * HIST_SUB + sub;
 }
 
-static double bucket_ns(unsigned b)
+double engine_run_bucket_ns(unsigned b)
 {
 	if (b < HIST_SUB)
 		return b;
@@ -75,112 +94,170 @@ static double bucket_ns(unsigned b)
 	return (double)(UINT64_C(1) << log2) * (1.0 + (sub + 0.5) / HIST_SUB);
 }
 
-/* Template k of the mix, as Pod JSON. */
-static int template_json(unsigned k, char *buf, size_t len)
+double engine_run_bucket_upper_ns(unsigned b)
 {
-	static const char *const cpu[] = {"100m", "250m", "500m", "1", "2"};
-	static const char *const mem[] = {"128Mi", "256Mi", "512Mi", "1Gi", "2Gi"};
-	static const char *const zones[] = {"zone-a", "zone-b", "zone-c"};
-	static const char *const types[] = {"m.4xlarge", "r.16xlarge", "c.8xlarge"};
-	static const char *const pools[] = {"gpu", "batch", "infra"};
-	static const char *const effects[] = {"NoSchedule", "NoSchedule", "NoExecute"};
-	char extra[512] = "";
-	switch (k % 10) {
-	case 1:
-	case 2:
-		snprintf(extra, sizeof(extra), ",\"nodeSelector\":{"
-			 "\"topology.kubernetes.io/zone\":\"%s\"}", zones[k % 3]);
-		break;
-	case 3:
-		snprintf(extra, sizeof(extra), ",\"affinity\":{\"nodeAffinity\":{"
-			 "\"requiredDuringSchedulingIgnoredDuringExecution\":{"
-			 "\"nodeSelectorTerms\":[{\"matchExpressions\":[{\"key\":"
-			 "\"cores\",\"operator\":\"Gt\",\"values\":[\"%d\"]}]}]}}}",
-			 8 << (k % 3));
-		break;
-	case 4:
-		snprintf(extra, sizeof(extra), ",\"affinity\":{\"nodeAffinity\":{"
-			 "\"preferredDuringSchedulingIgnoredDuringExecution\":[{"
-			 "\"weight\":%u,\"preference\":{\"matchExpressions\":[{\"key\":"
-			 "\"node.kubernetes.io/instance-type\",\"operator\":\"In\","
-			 "\"values\":[\"%s\"]}]}}]}}", 10 + k, types[k % 3]);
-		break;
-	case 5:
-		snprintf(extra, sizeof(extra), ",\"tolerations\":[{\"key\":"
-			 "\"dedicated\",\"operator\":\"Equal\",\"value\":\"%s\","
-			 "\"effect\":\"%s\"}],\"nodeSelector\":{\"pool\":\"%s\"}",
-			 pools[k % 3], effects[k % 3], pools[k % 3]);
-		break;
-	default:
-		break;
+	if (b < HIST_SUB)
+		return b + 1;
+	unsigned log2 = b / HIST_SUB, sub = b % HIST_SUB;
+	return (double)(UINT64_C(1) << log2) * (1.0 + (sub + 1.0) / HIST_SUB);
+}
+
+double engine_run_percentile_us(const uint64_t *hist, double q)
+{
+	uint64_t total = 0, seen = 0;
+	for (unsigned b = 0; b < HIST_BUCKETS; b++)
+		total += hist[b];
+	uint64_t want = (uint64_t)(q * (double)total);
+	for (unsigned b = 0; b < HIST_BUCKETS; b++) {
+		seen += hist[b];
+		if (seen > want)
+			return engine_run_bucket_ns(b) / 1000.0;
 	}
-	return snprintf(buf, len, "{\"kind\":\"Pod\",\"metadata\":{\"name\":"
-			"\"deploy-%u\"},\"spec\":{\"containers\":[{\"name\":\"app\","
-			"\"resources\":{\"requests\":{\"cpu\":\"%s\",\"memory\":"
-			"\"%s\"}}}]%s}}", k, cpu[k % 5], mem[(k / 5) % 5], extra);
+	return 0;
 }
 
-static void fail(struct producer_report *r, const char *what, const char *err)
+__attribute__((format(printf, 2, 3)))
+static void fail(struct producer_report *r, const char *fmt, ...)
 {
+	va_list ap;
+	va_start(ap, fmt);
 	r->error = 1;
-	snprintf(r->why, sizeof(r->why), "%s: %s", what, err);
+	vsnprintf(r->why, sizeof(r->why), fmt, ap);
+	va_end(ap);
 }
 
-static void producer(struct shared *sh, unsigned id, const char *sock,
-		     uint64_t pods)
+/* Connects, registers the templates, looks up the extras' resources. */
+static struct shmsched_client *producer_setup(const struct engine_run_config *cfg,
+					      struct producer_report *r,
+					      const char *sock, uint32_t *tid,
+					      uint32_t *res_index)
+{
+	const struct workload *w = cfg->w;
+	char err[600];
+	struct shmsched_client *c = shmsched_connect(sock, err, sizeof(err));
+	if (c == NULL) {
+		fail(r, "connect: %s", err);
+		return NULL;
+	}
+	for (uint32_t t = 0; t < w->n_templates; t++) {
+		if (shmsched_register_template(c, w->template_json[t],
+					       w->template_len[t], &tid[t], err,
+					       sizeof(err)) < 0) {
+			fail(r, "%s: pod %s: the daemon refused it: %s", w->source,
+			     w->template_name[t], err);
+			goto fail_registered;
+		}
+	}
+	if (w->unique_share > 0) {
+		static const char *const names[] = {"cpu", "memory"};
+		for (unsigned i = 0; i < 2; i++)
+			if (shmsched_resource(c, names[i], &res_index[i], err,
+					      sizeof(err)) < 0) {
+				fail(r, "resource %s: %s", names[i], err);
+				goto fail_registered;
+			}
+	}
+	return c;
+
+fail_registered:
+	shmsched_disconnect(c);
+	return NULL;
+}
+
+static void fill_pod(const struct engine_run_config *cfg, const uint32_t *tid,
+		     const uint32_t *res_index, uint64_t k, struct shmsched_pod *p)
+{
+	struct workload_pod wp;
+	workload_pod(cfg->w, k, &wp);
+	*p = (struct shmsched_pod){.cookie = k, .template_id = tid[wp.template_idx],
+				   .n_extra = wp.n_extra};
+	for (unsigned e = 0; e < wp.n_extra && e < SHMSCHED_MAX_EXTRA; e++)
+		p->extra[e] = (struct shmsched_extra){
+			.resource = res_index[wp.extra[e].resource],
+			.quantity = wp.extra[e].amount};
+}
+
+static void producer(const struct engine_run_config *cfg, struct shared *sh,
+		     unsigned id, const char *sock)
 {
 	struct producer_report *r = &sh->r[id];
-	char err[512], json[1024];
-	while (!__atomic_load_n(&sh->go, __ATOMIC_ACQUIRE)) {
+	uint64_t share = cfg->pods / cfg->producers + (id < cfg->pods % cfg->producers);
+	while (!__atomic_load_n(&sh->go, __ATOMIC_ACQUIRE)) { /* G */
 		if (__atomic_load_n(&sh->quit, __ATOMIC_RELAXED))
 			_exit(1);
 		usleep(1000);
 	}
-	struct shmsched_client *c = shmsched_connect(sock, err, sizeof(err));
-	if (c == NULL) {
-		fail(r, "connect", err);
+	uint32_t *tid = calloc(cfg->w->n_templates, sizeof(*tid));
+	uint32_t res_index[2] = {0, 0};
+	struct shmsched_client *c = NULL;
+	if (tid == NULL)
+		fail(r, "out of memory");
+	else
+		c = producer_setup(cfg, r, sock, tid, res_index);
+	__atomic_add_fetch(&sh->ready, 1, __ATOMIC_RELEASE); /* R */
+	if (c == NULL)
 		_exit(1);
-	}
-	uint32_t tid[TEMPLATES];
-	for (unsigned k = 0; k < TEMPLATES; k++) {
-		int len = template_json(k, json, sizeof(json));
-		if (shmsched_register_template(c, json, (size_t)len, &tid[k], err,
-					       sizeof(err)) < 0) {
-			fail(r, "template", err);
+	uint64_t start;
+	while ((start = __atomic_load_n(&sh->start_ns, __ATOMIC_ACQUIRE)) == 0) { /* S */
+		if (__atomic_load_n(&sh->quit, __ATOMIC_RELAXED))
 			_exit(1);
-		}
+		usleep(100);
 	}
-	struct shmsched_pod batch[256];
-	static struct shmsched_result res[256];
-	uint64_t next = 0;
-	r->first_submit_ns = now_ns();
-	while (r->answered < pods) {
-		if (next < pods) {
-			unsigned n = 0;
-			for (; n < 256 && next + n < pods; n++)
-				batch[n] = (struct shmsched_pod){
-					.cookie = next + n,
-					.template_id = tid[(next + n) % TEMPLATES]};
-			int acc = shmsched_submit(c, batch, n);
-			if (acc > 0)
-				next += (unsigned)acc;
+	bool open_loop = cfg->rate > 0;
+	double ns_per_pod = open_loop ? 1e9 / cfg->rate : 0;
+	while (now_ns() < start)
+		;
+	/* batch[0..filled) are pods next, next+1, ... (this producer's j:
+	 * pod id + j*K), built once and kept until the region takes them. */
+	struct shmsched_pod batch[BATCH];
+	static struct shmsched_result res[BATCH];
+	uint64_t next = 0, answered = 0;
+	unsigned filled = 0;
+	while (answered < share) {
+		uint64_t now = now_ns();
+		for (; filled < BATCH && next + filled < share; filled++) {
+			uint64_t k = id + (next + filled) * cfg->producers;
+			if (open_loop && start + (uint64_t)((double)k * ns_per_pod) > now)
+				break; /* not due yet */
+			fill_pod(cfg, tid, res_index, k, &batch[filled]);
 		}
-		int got = shmsched_poll(c, res, 256);
+		if (filled > 0) {
+			int acc = shmsched_submit(c, batch, filled);
+			if (acc < 0) {
+				fail(r, "submit: %s", strerror(-acc));
+				break;
+			}
+			for (int i = 0; open_loop && i < acc; i++) {
+				uint64_t due = start + (uint64_t)((double)batch[i].cookie *
+								  ns_per_pod);
+				r->late += now - due > LATE_NS;
+			}
+			filled -= (unsigned)acc;
+			memmove(batch, batch + acc, filled * sizeof(batch[0]));
+			next += (unsigned)acc;
+		}
+		int got = shmsched_poll(c, res, BATCH);
 		if (got < 0) {
-			fail(r, "poll", strerror(-got));
+			fail(r, "poll: %s", strerror(-got));
 			break;
 		}
-		for (int k = 0; k < got; k++) {
-			r->answered++;
-			r->placed += res[k].status == SHMSCHED_PLACED;
-			r->unschedulable += res[k].status == SHMSCHED_UNSCHEDULABLE;
-			r->rejected += res[k].status == SHMSCHED_REJECTED;
-			r->cancelled += res[k].status == SHMSCHED_CANCELLED;
-			r->hist[bucket_of(res[k].complete_ns - res[k].submit_ns)]++;
+		for (int i = 0; i < got; i++) {
+			r->placed += res[i].status == SHMSCHED_PLACED;
+			r->unschedulable += res[i].status == SHMSCHED_UNSCHEDULABLE;
+			r->rejected += res[i].status == SHMSCHED_REJECTED;
+			r->cancelled += res[i].status == SHMSCHED_CANCELLED;
+			uint64_t from = open_loop
+				? start + (uint64_t)((double)res[i].cookie * ns_per_pod)
+				: res[i].submit_ns;
+			uint64_t lat = res[i].complete_ns > from ? res[i].complete_ns - from : 0;
+			r->hist[bucket_of(lat)]++;
 		}
 		if (got > 0) {
+			answered += (unsigned)got;
+			/* Relaxed: the parent only shows it; waitpid orders the rest. */
+			__atomic_store_n(&r->answered, answered, __ATOMIC_RELAXED);
 			r->last_answer_ns = now_ns();
-		} else {
+		} else if (!open_loop) {
 			/* Nothing back yet: give the core to the daemon's workers
 			 * (on a small machine they share it) rather than spin. */
 			struct timespec pause = {.tv_nsec = 20000};
@@ -189,17 +266,6 @@ static void producer(struct shared *sh, unsigned id, const char *sock,
 	}
 	shmsched_disconnect(c);
 	_exit(r->error ? 1 : 0);
-}
-
-static double percentile(const uint64_t *hist, uint64_t total, double q)
-{
-	uint64_t want = (uint64_t)(q * (double)total), seen = 0;
-	for (unsigned b = 0; b < HIST_BUCKETS; b++) {
-		seen += hist[b];
-		if (seen > want)
-			return bucket_ns(b) / 1000.0;
-	}
-	return 0;
 }
 
 /* The daemon as a child: strace -f -c -o OUT shmschedd ..., waiting for its
@@ -212,7 +278,9 @@ static int start_child(const struct engine_run_config *cfg, const char *sock,
 	snprintf(workers, sizeof(workers), "%u", cfg->workers);
 	snprintf(seed, sizeof(seed), "%" PRIu64, cfg->seed);
 	const char *argv[] = {"strace", "-f", "-c", "-o", cfg->strace_out,
-			      cfg->daemon_exe, "--synthetic", nodes, "--socket",
+			      cfg->daemon_exe,
+			      cfg->cluster_path ? "--cluster" : "--synthetic",
+			      cfg->cluster_path ? cfg->cluster_path : nodes, "--socket",
 			      sock, "--seed", seed,
 			      cfg->workers ? "--workers" : NULL, workers, NULL};
 	fflush(NULL);
@@ -277,13 +345,52 @@ static int stop_child(const struct engine_run_config *cfg, pid_t child,
 	return 0;
 }
 
+/* Waits until every producer has set up (or one failed), then publishes
+ * the start time. Returns 0, or -EIO when a producer failed or exited. */
+static int release_producers(const struct engine_run_config *cfg, struct shared *sh,
+			     const pid_t *pids)
+{
+	while (__atomic_load_n(&sh->ready, __ATOMIC_ACQUIRE) < cfg->producers) { /* R */
+		for (unsigned i = 0; i < cfg->producers; i++) {
+			/* WNOWAIT: the caller reaps it and reads its status. */
+			siginfo_t info = {0};
+			if (waitid(P_PID, (id_t)pids[i], &info,
+				   WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid != 0)
+				return -EIO;
+		}
+		usleep(1000);
+	}
+	for (unsigned i = 0; i < cfg->producers; i++)
+		if (sh->r[i].error) /* ordered by R */
+			return -EIO;
+	/* A millisecond ahead, so every producer starts on the same clock. */
+	__atomic_store_n(&sh->start_ns, now_ns() + 1000000, __ATOMIC_RELEASE); /* S */
+	return 0;
+}
+
+static int start_daemon(const struct engine_run_config *cfg, const char *sock,
+			struct daemon **d, pid_t *child, char *err, size_t err_len)
+{
+	if (cfg->daemon_exe != NULL)
+		return start_child(cfg, sock, child, err, err_len);
+	struct daemon_config dc = {.socket_path = sock,
+				   .cluster_path = cfg->cluster_path,
+				   .synthetic_nodes = cfg->nodes,
+				   .synthetic_running = cfg->running,
+				   .seed = cfg->seed, .workers = cfg->workers,
+				   .pin = true, .slots = 4096};
+	*d = daemon_start(&dc, err, err_len);
+	return *d == NULL ? -EINVAL : 0;
+}
+
 int engine_run(const struct engine_run_config *cfg, struct engine_run_result *out,
 	       char *err, size_t err_len)
 {
 	memset(out, 0, sizeof(*out));
-	if (cfg->producers == 0 || cfg->producers > MAX_PRODUCERS || cfg->pods == 0) {
-		snprintf(err, err_len, "--producers must be 1..%d and --pods > 0",
-			 MAX_PRODUCERS);
+	if (cfg->producers == 0 || cfg->producers > MAX_PRODUCERS || cfg->pods == 0 ||
+	    cfg->w == NULL || cfg->w->n_templates == 0 || !(cfg->rate >= 0)) {
+		snprintf(err, err_len, "--producers must be 1..%d, --pods > 0, "
+			 "--rate >= 0 and a workload given", MAX_PRODUCERS);
 		return -EINVAL;
 	}
 	struct shared *sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,
@@ -295,65 +402,70 @@ int engine_run(const struct engine_run_config *cfg, struct engine_run_result *ou
 	memset(sh, 0, sizeof(*sh));
 	char dir[] = "/tmp/shmsched-bench-XXXXXX", sock[64];
 	if (mkdtemp(dir) == NULL) {
-		snprintf(err, err_len, "mkdtemp: %s", strerror(errno));
+		int e = errno;
+		snprintf(err, err_len, "mkdtemp: %s", strerror(e));
 		munmap(sh, sizeof(*sh));
-		return -errno;
+		return -e;
 	}
 	snprintf(sock, sizeof(sock), "%s/s.sock", dir);
 
 	pid_t pids[MAX_PRODUCERS];
+	int status[MAX_PRODUCERS];
+	unsigned forked = 0;
+	int rc = 0;
 	for (unsigned i = 0; i < cfg->producers; i++) {
-		uint64_t share = cfg->pods / cfg->producers +
-				 (i < cfg->pods % cfg->producers);
 		fflush(NULL);
 		pids[i] = fork();
 		if (pids[i] == 0) {
 			prctl(PR_SET_PDEATHSIG, SIGKILL);
-			producer(sh, i, sock, share);
+			producer(cfg, sh, i, sock);
 		}
+		if (pids[i] < 0) {
+			snprintf(err, err_len, "fork: %s", strerror(errno));
+			rc = -EAGAIN;
+			break;
+		}
+		forked++;
 	}
 	struct daemon *d = NULL;
 	pid_t child = -1;
-	int rc = 0;
-	if (cfg->daemon_exe != NULL) {
-		rc = start_child(cfg, sock, &child, err, err_len);
-	} else {
-		struct daemon_config dc = {.socket_path = sock,
-					   .synthetic_nodes = cfg->nodes,
-					   .synthetic_running = cfg->running,
-					   .seed = cfg->seed, .workers = cfg->workers,
-					   .pin = true, .slots = 4096};
-		d = daemon_start(&dc, err, err_len);
-		if (d == NULL)
-			rc = -EINVAL;
+	if (rc == 0)
+		rc = start_daemon(cfg, sock, &d, &child, err, err_len);
+	if (rc == 0) {
+		__atomic_store_n(&sh->go, 1, __ATOMIC_RELEASE); /* G */
+		if (release_producers(cfg, sh, pids) < 0)
+			rc = -EIO; /* the producer's message is taken below */
 	}
 	if (rc < 0)
 		__atomic_store_n(&sh->quit, 1, __ATOMIC_RELAXED);
-	else
-		__atomic_store_n(&sh->go, 1, __ATOMIC_RELEASE);
-	unsigned left = cfg->producers;
-	int status[MAX_PRODUCERS];
+
+	struct progress bar;
+	progress_begin(&bar, cfg->progress && rc == 0,
+		       cfg->phase ? cfg->phase : "engine", cfg->pods);
+	unsigned left = forked;
+	for (unsigned i = 0; i < forked; i++)
+		status[i] = 0;
 	while (left > 0) {
-		for (unsigned i = 0; i < cfg->producers; i++) {
+		for (unsigned i = 0; i < forked; i++) {
 			if (pids[i] <= 0)
 				continue;
-			if (waitpid(pids[i], &status[i], WNOHANG) == pids[i]) {
+			pid_t got = waitpid(pids[i], &status[i], WNOHANG);
+			if (got == pids[i] || (got < 0 && errno == ECHILD)) {
 				pids[i] = 0;
 				left--;
+				/* One producer failing would leave the others
+				 * waiting for a start that never comes. */
+				if (!WIFEXITED(status[i]) || WEXITSTATUS(status[i]) != 0)
+					__atomic_store_n(&sh->quit, 1, __ATOMIC_RELAXED);
 			}
 		}
-		if (cfg->progress && rc == 0) {
-			uint64_t answered = 0;
-			for (unsigned i = 0; i < cfg->producers; i++)
-				answered += __atomic_load_n(&sh->r[i].answered,
-							    __ATOMIC_RELAXED);
-			fprintf(stderr, "\rengine: %" PRIu64 "/%" PRIu64 " pods answered",
-				answered, cfg->pods);
-		}
+		uint64_t answered = 0;
+		for (unsigned i = 0; i < forked; i++)
+			answered += __atomic_load_n(&sh->r[i].answered, __ATOMIC_RELAXED);
+		progress_update(&bar, answered);
 		usleep(20000);
 	}
-	if (cfg->progress)
-		fprintf(stderr, "\r%60s\r", "");
+	progress_end(&bar);
 	if (d != NULL) {
 		out->overcommits = daemon_overcommits(d);
 		struct daemon_stats ds;
@@ -362,18 +474,22 @@ int engine_run(const struct engine_run_config *cfg, struct engine_run_result *ou
 		out->workers = ds.workers;
 		out->nodes = ds.nodes;
 	}
-	if (child > 0 && stop_child(cfg, child, &out->syscalls, err, err_len) < 0 &&
-	    rc == 0)
+	uint64_t calls = 0;
+	if (child > 0 && stop_child(cfg, child, &calls, err, err_len) < 0 && rc == 0)
 		rc = -EIO;
-	static uint64_t hist[HIST_BUCKETS];
-	memset(hist, 0, sizeof(hist));
-	uint64_t first = UINT64_MAX, last = 0;
-	for (unsigned i = 0; i < cfg->producers; i++) {
+	out->syscalls = calls;
+	out->workers = out->workers ? out->workers : cfg->workers;
+	out->nodes = out->nodes ? out->nodes : cfg->nodes;
+	uint64_t start = sh->start_ns, last = 0;
+	bool reported = false;
+	for (unsigned i = 0; i < forked; i++) {
 		struct producer_report *r = &sh->r[i];
-		if (rc == 0 && (r->error || !WIFEXITED(status[i]) ||
-				WEXITSTATUS(status[i]) != 0)) {
+		bool failed = r->error || !WIFEXITED(status[i]) || WEXITSTATUS(status[i]) != 0;
+		/* The first producer with its own reason explains the run. */
+		if (failed && !reported && (r->error || rc == 0)) {
 			snprintf(err, err_len, "producer %u: %s", i,
 				 r->error ? r->why : "exited abnormally");
+			reported = r->error;
 			rc = -EIO;
 		}
 		out->answered += r->answered;
@@ -381,21 +497,22 @@ int engine_run(const struct engine_run_config *cfg, struct engine_run_result *ou
 		out->unschedulable += r->unschedulable;
 		out->rejected += r->rejected;
 		out->cancelled += r->cancelled;
-		if (r->first_submit_ns && r->first_submit_ns < first)
-			first = r->first_submit_ns;
+		out->late_submits += r->late;
 		if (r->last_answer_ns > last)
 			last = r->last_answer_ns;
 		for (unsigned b = 0; b < HIST_BUCKETS; b++)
-			hist[b] += r->hist[b];
+			out->hist[b] += r->hist[b];
 	}
 	out->pods = cfg->pods;
-	out->templates = TEMPLATES;
-	out->wall_s = last > first ? (double)(last - first) / 1e9 : 0;
+	out->templates = cfg->w->n_templates;
+	out->rate = cfg->rate;
+	out->wall_s = start != 0 && last > start ? (double)(last - start) / 1e9 : 0;
 	out->pods_per_sec = out->wall_s > 0 ? (double)out->answered / out->wall_s : 0;
-	out->p50_us = percentile(hist, out->answered, 0.50);
-	out->p90_us = percentile(hist, out->answered, 0.90);
-	out->p99_us = percentile(hist, out->answered, 0.99);
-	out->p999_us = percentile(hist, out->answered, 0.999);
+	out->achieved_rate = cfg->rate > 0 ? out->pods_per_sec : 0;
+	out->p50_us = engine_run_percentile_us(out->hist, 0.50);
+	out->p90_us = engine_run_percentile_us(out->hist, 0.90);
+	out->p99_us = engine_run_percentile_us(out->hist, 0.99);
+	out->p999_us = engine_run_percentile_us(out->hist, 0.999);
 	munmap(sh, sizeof(*sh));
 	rmdir(dir);
 	return rc;

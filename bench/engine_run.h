@@ -1,7 +1,14 @@
 /* The engine's pods per second through the real path: K producer processes
- * (libshmsched-client) submit P pods from a mix of templates through their
- * shared-memory rings to a daemon (cli/daemon.c) running in this process on
- * a synthetic cluster, and read every answer back.
+ * (libshmsched-client) submit P pods of a workload (bench/workload.h)
+ * through their shared-memory rings to a daemon (cli/daemon.c) running in
+ * this process, on a synthetic cluster or a cluster file, and read every
+ * answer back.
+ *
+ * Two modes: closed loop (rate 0: every producer keeps its region full;
+ * pods/s is the throughput, latencies include queueing) and open loop
+ * (rate R: the producers together submit pod k at start + k/R seconds, and
+ * latency runs from that scheduled time, so a daemon that falls behind
+ * shows it as latency instead of slowing the submitter down).
  */
 #ifndef SHMSCHED_BENCH_ENGINE_RUN_H
 #define SHMSCHED_BENCH_ENGINE_RUN_H
@@ -10,14 +17,24 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct workload;
+
+/* Latency histogram: 64 powers of two of nanoseconds, 16 linear steps each. */
+#define ENGINE_RUN_HIST_SUB 16
+#define ENGINE_RUN_HIST_BUCKETS (64 * ENGINE_RUN_HIST_SUB)
+
 struct engine_run_config {
-	uint32_t nodes;
+	const char *cluster_path; /* Kubernetes JSON; NULL: synthetic */
+	uint32_t nodes;           /* synthetic cluster */
 	uint32_t running;
+	const struct workload *w; /* required */
 	uint64_t pods;
 	unsigned producers;
 	unsigned workers; /* 0: the daemon's default */
 	uint64_t seed;
-	bool progress;    /* a progress line on stderr while it runs */
+	double rate;      /* pods/s over all producers; 0: closed loop */
+	bool progress;    /* a progress bar on stderr while it runs */
+	const char *phase; /* its label; NULL: "engine" */
 	/* Set: run shmschedd at this path as a child under `strace -f -c -o
 	 * strace_out` instead of the daemon in this process (counting its
 	 * system calls; the overcommit check then cannot run: it reads the
@@ -27,18 +44,33 @@ struct engine_run_config {
 };
 
 struct engine_run_result {
-	double wall_s;       /* first submit to last answer, over all producers */
-	double pods_per_sec; /* pods / wall_s */
+	double wall_s;       /* start (all producers ready) to last answer */
+	double pods_per_sec; /* answered / wall_s */
+	double rate;          /* as configured (0: closed loop) */
+	double achieved_rate; /* open loop: answered / wall_s, the rate delivered */
 	uint64_t pods, answered, placed, unschedulable, rejected, cancelled;
 	uint64_t conflicts, overcommits, templates;
+	uint64_t late_submits; /* open loop: pods submitted over 1 ms after their time */
 	uint64_t syscalls; /* with daemon_exe: the daemon's, from strace */
-	double p50_us, p90_us, p99_us, p999_us; /* submit to answer */
+	/* Closed loop: submit to answer. Open loop: scheduled submit time to
+	 * answer. */
+	double p50_us, p90_us, p99_us, p999_us;
 	unsigned workers;
 	uint32_t nodes;
+	uint64_t hist[ENGINE_RUN_HIST_BUCKETS]; /* counts per bucket */
 };
 
-/* Runs it. Returns 0, or a negative errno with a message in `err`. */
+/* Runs it. Returns 0, or a negative errno with a message in `err` (a pod
+ * the daemon refused to register is named, with the daemon's reason). */
 int engine_run(const struct engine_run_config *cfg, struct engine_run_result *out,
 	       char *err, size_t err_len);
+
+/* Bucket b's representative latency in nanoseconds (its middle) and upper
+ * bound, for percentiles and plots. */
+double engine_run_bucket_ns(unsigned b);
+double engine_run_bucket_upper_ns(unsigned b);
+
+/* The latency under which a share q (0..1) of `hist`'s samples fall, in µs. */
+double engine_run_percentile_us(const uint64_t *hist, double q);
 
 #endif

@@ -1,0 +1,25 @@
+/* --plot DIR: the run's figures as gnuplot data files, a gnuplot script
+ * (plots.gp) and the PNGs it draws:
+ *   throughput_nodes.png  pods/s against nodes for the engine, the
+ *                         reference and ring_limit (log-log), from
+ *                         --sweep-nodes, else the run's single point
+ *   throughput_workers.png  engine pods/s against workers (--sweep-workers)
+ *   latency_cdf.png       the share of pods answered within x µs (log x),
+ *                         from the open-loop latency run, else the
+ *                         closed-loop one
+ */
+#ifndef SHMSCHED_BENCH_PLOT_H
+#define SHMSCHED_BENCH_PLOT_H
+
+#include <stddef.h>
+
+#include "bench/report.h"
+
+/* Writes the files into `dir` (made if missing) and runs gnuplot there.
+ * Returns 0, or a negative errno with a message in `err` (-ENOENT naming
+ * the Debian package when gnuplot is not installed). `note` receives a
+ * line for a person about what was plotted. */
+int plot_write(const char *dir, const struct bench_report *r, char *note,
+	       size_t note_len, char *err, size_t err_len);
+
+#endif

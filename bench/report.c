@@ -1,0 +1,307 @@
+/* shmsched-bench's output: see report.h. Ratios are printed only when both
+ * sides were measured; JSON numbers that are not finite print as null. */
+#include "bench/report.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <string.h>
+
+/* --- table --------------------------------------------------------------- */
+
+static void rate_str(double r, char *buf, size_t len)
+{
+	if (r >= 1e6)
+		snprintf(buf, len, "%.2f M", r / 1e6);
+	else if (r >= 1e4)
+		snprintf(buf, len, "%.1f k", r / 1e3);
+	else
+		snprintf(buf, len, "%.0f", r);
+}
+
+static void table_quality_side(FILE *to, const char *who,
+			       const struct quality_side *s)
+{
+	fprintf(to, "              %-26s %8" PRIu64 " placed  cpu %5.1f %%  "
+		"mem %5.1f %%  best score %5.1f %% of %" PRIu64 "\n", who, s->placed,
+		100 * s->cpu_alloc_ratio, 100 * s->mem_alloc_ratio, s->same_score_pct,
+		s->compared);
+}
+
+static void table_sweep(FILE *to, const struct bench_report *r)
+{
+	fprintf(to, "  sweep       %-7s %8s %9s %9s %7s %12s %12s %12s %9s %9s\n",
+		"vary", "nodes", "running", "pods", "workers", "engine/s",
+		"reference/s", "ring_limit/s", "e/ref", "e/ring");
+	for (size_t i = 0; i < r->n_sweep; i++) {
+		const struct sweep_point *p = &r->sweep[i];
+		char e[32], ref[32] = "-", ring[32], ratio[32] = "-";
+		rate_str(p->engine.pods_per_sec, e, sizeof(e));
+		rate_str(p->ring_limit, ring, sizeof(ring));
+		if (p->have_reference) {
+			rate_str(p->reference.pods_per_sec, ref, sizeof(ref));
+			if (p->reference.pods_per_sec > 0)
+				snprintf(ratio, sizeof(ratio), "%.2f",
+					 p->engine.pods_per_sec / p->reference.pods_per_sec);
+		}
+		fprintf(to, "              %-7s %8u %9u %9" PRIu64 " %7u %12s %12s "
+			"%12s %9s %9.6f\n", p->vary, p->engine.nodes, p->running,
+			p->pods, p->engine.workers, e, ref, ring, ratio,
+			p->ring_limit > 0 ? p->engine.pods_per_sec / p->ring_limit : 0);
+	}
+}
+
+void report_table(FILE *to, const struct bench_report *r)
+{
+	const struct ring_limit_result *rl = &r->ring;
+	fprintf(to, "shmsched-bench: %u cores (%s)\n", r->cores, r->cpu_model);
+	fprintf(to, "  ring_limit  %.2f M handles/s: round trips through two SP/SC "
+		"%s rings, %u slots, bursts of %u, median of %u (min %.2f, max %.2f)\n",
+		rl->median / 1e6, rl->ring, rl->ring_slots, rl->burst, rl->runs,
+		rl->min / 1e6, rl->max / 1e6);
+	fprintf(to, "  memory      %s\n", rl->backing);
+	if (!r->have_engine)
+		return;
+	const struct engine_run_result *e = &r->engine;
+	fprintf(to, "  cluster     %s: %u nodes", r->cluster_path ? r->cluster_path
+		: "synthetic", e->nodes);
+	if (r->cluster_path == NULL)
+		fprintf(to, ", %u running pods", r->running);
+	fprintf(to, "\n  workload    %" PRIu64 " pods from %s (%u templates), "
+		"producer processes %u, workers %u\n", r->pods,
+		r->workload ? r->workload : "the default mix", r->templates,
+		r->producers, e->workers);
+	fprintf(to, "  engine      %.0f pods/s (%.3f s)", e->pods_per_sec, e->wall_s);
+	if (rl->median > 0)
+		fprintf(to, ", %.4f of ring_limit", e->pods_per_sec / rl->median);
+	if (r->have_reference && r->reference.pods_per_sec > 0)
+		fprintf(to, ", %.2f x reference",
+			e->pods_per_sec / r->reference.pods_per_sec);
+	fprintf(to, "\n              %" PRIu64 " placed, %" PRIu64 " unschedulable, %"
+		PRIu64 " rejected, %" PRIu64 " cancelled, %" PRIu64 " conflicts, %"
+		PRIu64 " overcommits\n", e->placed, e->unschedulable, e->rejected,
+		e->cancelled, e->conflicts, e->overcommits);
+	fprintf(to, "              closed loop, submit to answer: p50 %.0f us, p99 "
+		"%.0f us (queueing included)\n", e->p50_us, e->p99_us);
+	if (r->have_latency) {
+		const struct engine_run_result *l = &r->latency;
+		fprintf(to, "  latency     open loop at %.0f pods/s (%s), achieved %.0f/s "
+			"over %" PRIu64 " pods; from the scheduled submit time:\n"
+			"              p50 %.1f us, p90 %.1f us, p99 %.1f us, p99.9 %.1f us"
+			" (%" PRIu64 " pods submitted over 1 ms late)\n", l->rate,
+			r->latency_rate_from, l->achieved_rate, l->pods, l->p50_us,
+			l->p90_us, l->p99_us, l->p999_us, l->late_submits);
+	} else {
+		fprintf(to, "  latency     not measured (--no-latency)\n");
+	}
+	if (r->have_reference) {
+		const struct reference_result *f = &r->reference;
+		fprintf(to, "  reference   %.0f pods/s: %" PRIu64 " pods (%" PRIu64
+			" placed) in %.2f s (bound %g s), kube-scheduler's algorithm "
+			"literally: every node filtered and scored, one thread\n",
+			f->pods_per_sec, f->pods, f->placed, f->wall_s,
+			r->reference_seconds);
+	} else {
+		fprintf(to, "  reference   not measured: %s\n", r->reference_note);
+	}
+	if (r->have_quality) {
+		const struct quality_result *q = &r->quality;
+		fprintf(to, "  quality     %u synthetic nodes, filled until a pod fails;"
+			" best score: the chosen node scored the reference's best\n",
+			q->nodes);
+		table_quality_side(to, "engine (default sampling)", &q->engine_default);
+		table_quality_side(to, "engine (100 % of nodes)", &q->engine_100);
+		table_quality_side(to, "reference", &q->reference);
+	} else {
+		fprintf(to, "  quality     not measured: %s\n", r->quality_note);
+	}
+	if (r->syscalls_per_pod >= 0)
+		fprintf(to, "  syscalls    %.4f per pod (the daemon under strace, runs "
+			"of %" PRIu64 " and %" PRIu64 " pods)\n", r->syscalls_per_pod,
+			r->pods / 2, r->pods);
+	if (r->n_sweep > 0)
+		table_sweep(to, r);
+}
+
+/* --- JSON ---------------------------------------------------------------- */
+
+static void jstr(FILE *to, const char *s)
+{
+	if (s == NULL) {
+		fputs("null", to);
+		return;
+	}
+	fputc('"', to);
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\')
+			fprintf(to, "\\%c", c);
+		else if (c < 0x20)
+			fprintf(to, "\\u%04x", c);
+		else
+			fputc(c, to);
+	}
+	fputc('"', to);
+}
+
+static void jnum(FILE *to, double v, int decimals)
+{
+	if (isfinite(v))
+		fprintf(to, "%.*f", decimals, v);
+	else
+		fputs("null", to);
+}
+
+static void jratio(FILE *to, double a, double b)
+{
+	if (b > 0)
+		jnum(to, a / b, 6);
+	else
+		fputs("null", to);
+}
+
+static void json_engine(FILE *to, const struct engine_run_result *e)
+{
+	fprintf(to, "{\"pods_per_sec\":");
+	jnum(to, e->pods_per_sec, 0);
+	fprintf(to, ",\"wall_s\":%.3f,\"pods\":%" PRIu64 ",\"answered\":%" PRIu64
+		",\"placed\":%" PRIu64 ",\"unschedulable\":%" PRIu64 ",\"rejected\":%"
+		PRIu64 ",\"cancelled\":%" PRIu64 ",\"conflicts\":%" PRIu64
+		",\"overcommits\":%" PRIu64 ",\"workers\":%u,\"nodes\":%u,"
+		"\"p50_us\":%.1f,\"p90_us\":%.1f,\"p99_us\":%.1f,\"p999_us\":%.1f,"
+		"\"latency\":\"closed loop: includes queueing\"}", e->wall_s, e->pods,
+		e->answered, e->placed, e->unschedulable, e->rejected, e->cancelled,
+		e->conflicts, e->overcommits, e->workers, e->nodes, e->p50_us,
+		e->p90_us, e->p99_us, e->p999_us);
+}
+
+static void json_reference(FILE *to, const struct reference_result *f)
+{
+	fprintf(to, "{\"pods_per_sec\":");
+	jnum(to, f->pods_per_sec, 0);
+	fprintf(to, ",\"pods\":%" PRIu64 ",\"placed\":%" PRIu64 ",\"unschedulable\":%"
+		PRIu64 ",\"wall_s\":%.3f}", f->pods, f->placed, f->unschedulable,
+		f->wall_s);
+}
+
+static void json_quality_side(FILE *to, const struct quality_side *s)
+{
+	fprintf(to, "{\"percentage_of_nodes_to_score\":%d,\"placed\":%" PRIu64
+		",\"cpu_alloc_ratio\":", s->percentage, s->placed);
+	jnum(to, s->cpu_alloc_ratio, 4);
+	fputs(",\"mem_alloc_ratio\":", to);
+	jnum(to, s->mem_alloc_ratio, 4);
+	fprintf(to, ",\"compared\":%" PRIu64 ",\"same_score\":%" PRIu64
+		",\"same_score_pct\":", s->compared, s->same_score);
+	jnum(to, s->same_score_pct, 2);
+	fputc('}', to);
+}
+
+static void json_sweep(FILE *to, const struct bench_report *r)
+{
+	fputs(",\"sweep\":[", to);
+	for (size_t i = 0; i < r->n_sweep; i++) {
+		const struct sweep_point *p = &r->sweep[i];
+		fprintf(to, "%s{\"vary\":", i ? "," : "");
+		jstr(to, p->vary);
+		fprintf(to, ",\"nodes\":%u,\"running\":%u,\"pods\":%" PRIu64
+			",\"workers\":%u,\"engine\":", p->engine.nodes, p->running,
+			p->pods, p->engine.workers);
+		json_engine(to, &p->engine);
+		fputs(",\"reference\":", to);
+		if (p->have_reference)
+			json_reference(to, &p->reference);
+		else
+			fputs("null", to);
+		fputs(",\"ring_limit\":{\"pods_per_sec\":", to);
+		jnum(to, p->ring_limit, 0);
+		fputs("},\"engine_over_reference\":", to);
+		jratio(to, p->engine.pods_per_sec,
+		       p->have_reference ? p->reference.pods_per_sec : 0);
+		fputs(",\"engine_over_ring_limit\":", to);
+		jratio(to, p->engine.pods_per_sec, p->ring_limit);
+		fputc('}', to);
+	}
+	fputc(']', to);
+}
+
+void report_json(FILE *to, const struct bench_report *r)
+{
+	const struct ring_limit_result *rl = &r->ring;
+	fprintf(to, "{\"pods\":%" PRIu64 ",\"nodes\":%u,\"running\":%u,"
+		"\"workers\":%u,\"producers\":%u,\"seed\":%" PRIu64 ",\"cluster\":",
+		r->have_engine ? r->pods : 0,
+		r->have_engine ? r->engine.nodes : r->nodes, r->running,
+		r->have_engine ? r->engine.workers : r->workers, r->producers, r->seed);
+	jstr(to, r->cluster_path);
+	fputs(",\"workload\":", to);
+	jstr(to, r->workload ? r->workload : "default");
+	fprintf(to, ",\"templates\":%u,\"engine\":", r->templates);
+	if (r->have_engine)
+		json_engine(to, &r->engine);
+	else
+		fputs("null", to);
+	fputs(",\"latency\":", to);
+	if (r->have_latency) {
+		const struct engine_run_result *l = &r->latency;
+		fputs("{\"rate\":", to);
+		jnum(to, l->rate, 0);
+		fputs(",\"rate_from\":", to);
+		jstr(to, r->latency_rate_from);
+		fputs(",\"achieved_rate\":", to);
+		jnum(to, l->achieved_rate, 0);
+		fprintf(to, ",\"pods\":%" PRIu64 ",\"placed\":%" PRIu64
+			",\"unschedulable\":%" PRIu64 ",\"late_submits\":%" PRIu64
+			",\"wall_s\":%.3f,\"p50_us\":%.1f,\"p90_us\":%.1f,"
+			"\"p99_us\":%.1f,\"p999_us\":%.1f,\"latency\":"
+			"\"open loop: from the scheduled submit time\"}", l->pods,
+			l->placed, l->unschedulable, l->late_submits, l->wall_s,
+			l->p50_us, l->p90_us, l->p99_us, l->p999_us);
+	} else {
+		fputs("null", to);
+	}
+	fputs(",\"reference\":", to);
+	if (r->have_reference) {
+		json_reference(to, &r->reference);
+	} else {
+		fputs("null,\"reference_note\":", to);
+		jstr(to, r->reference_note);
+	}
+	fprintf(to, ",\"ring_limit\":{\"pods_per_sec\":%.0f,"
+		"\"round_trips_per_sec\":%.0f,\"ns_per_round_trip\":%.2f,"
+		"\"min_per_sec\":%.0f,\"max_per_sec\":%.0f,\"runs\":%u,"
+		"\"handles_per_run\":%" PRIu64 ",\"burst\":%u,\"ring_slots\":%u,"
+		"\"ring\":", rl->median, rl->median, 1e9 / rl->median, rl->min,
+		rl->max, rl->runs, rl->handles, rl->burst, rl->ring_slots);
+	jstr(to, rl->ring);
+	fprintf(to, ",\"page_size\":%zu,\"memory\":", rl->page_size);
+	jstr(to, rl->backing);
+	fputs("},\"engine_over_reference\":", to);
+	jratio(to, r->have_engine ? r->engine.pods_per_sec : 0,
+	       r->have_reference ? r->reference.pods_per_sec : 0);
+	fputs(",\"engine_over_ring_limit\":", to);
+	jratio(to, r->have_engine ? r->engine.pods_per_sec : 0, rl->median);
+	fputs(",\"quality\":", to);
+	if (r->have_quality) {
+		const struct quality_result *q = &r->quality;
+		fprintf(to, "{\"nodes\":%u,\"engine_default\":", q->nodes);
+		json_quality_side(to, &q->engine_default);
+		fputs(",\"engine_100\":", to);
+		json_quality_side(to, &q->engine_100);
+		fputs(",\"reference\":", to);
+		json_quality_side(to, &q->reference);
+		fputc('}', to);
+	} else {
+		fputs("null,\"quality_note\":", to);
+		jstr(to, r->quality_note);
+	}
+	if (r->n_sweep > 0)
+		json_sweep(to, r);
+	fputs(",\"syscalls_per_pod\":", to);
+	if (r->syscalls_per_pod >= 0)
+		jnum(to, r->syscalls_per_pod, 4);
+	else
+		fputs("null", to);
+	fprintf(to, ",\"machine\":{\"cores\":%u,\"cpu\":", r->cores);
+	jstr(to, r->cpu_model);
+	fputs("}}\n", to);
+}

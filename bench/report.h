@@ -1,0 +1,69 @@
+/* What one shmsched-bench run measured, and its two renderings: the table
+ * for a person (stdout) and one JSON object (--json). A figure that was not
+ * measured is absent from the table and null in the JSON, never a number.
+ */
+#ifndef SHMSCHED_BENCH_REPORT_H
+#define SHMSCHED_BENCH_REPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "bench/engine_run.h"
+#include "bench/quality.h"
+
+struct ring_limit_result {
+	double median, min, max;   /* round trips (handles) per second */
+	unsigned runs, burst, ring_slots;
+	uint64_t handles;          /* per run */
+	const char *ring;          /* implementation */
+	size_t page_size;
+	char backing[256];         /* the region's memory, for a person */
+};
+
+/* One point of --sweep-nodes or --sweep-workers. */
+struct sweep_point {
+	const char *vary;          /* "nodes" or "workers" */
+	uint32_t nodes, running;
+	uint64_t pods;
+	struct engine_run_result engine;
+	bool have_reference;
+	struct reference_result reference;
+	double ring_limit;         /* median handles/s */
+};
+
+struct bench_report {
+	/* The run's inputs. */
+	uint32_t nodes, running;
+	uint64_t pods, seed;
+	unsigned producers, workers;
+	const char *cluster_path;  /* NULL: synthetic */
+	const char *workload;      /* the file, or NULL: the default mix */
+	uint32_t templates;
+
+	struct ring_limit_result ring;
+	bool have_engine;
+	struct engine_run_result engine;
+	bool have_latency;
+	const char *latency_rate_from; /* "half of the engine's" or "--rate" */
+	struct engine_run_result latency;
+	bool have_reference;
+	struct reference_result reference;
+	double reference_seconds;  /* its time bound */
+	char reference_note[1100];  /* why there is none, when there is none */
+	bool have_quality;
+	struct quality_result quality;
+	char quality_note[1100];
+	double syscalls_per_pod;   /* < 0: not measured */
+	struct sweep_point *sweep;
+	size_t n_sweep;
+
+	unsigned cores;
+	char cpu_model[256];
+};
+
+void report_table(FILE *to, const struct bench_report *r);
+void report_json(FILE *to, const struct bench_report *r);
+
+#endif
