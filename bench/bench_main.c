@@ -60,7 +60,7 @@ struct options {
 	bool latency;
 	bool rate_half;       /* --rate half (the default) */
 	double rate;          /* --rate R */
-	uint64_t latency_pods; /* 0: min(200000, pods / 5) */
+	uint64_t latency_pods; /* 0: min(100000, pods / 5) */
 	bool reference;
 	double reference_seconds;
 	double sweep_reference_seconds;
@@ -102,7 +102,7 @@ static void usage(FILE *to)
 		"latency runs from each pod's scheduled submit time.\n"
 		"  --rate R|half        pods/s, or half the engine's measured rate\n"
 		"                       (default half)\n"
-		"  --latency-pods N     default: the smaller of 200000 and P/5\n"
+		"  --latency-pods N     default: the smaller of 100000 and P/5\n"
 		"  --no-latency         skip it\n"
 		"\n"
 		"reference: kube-scheduler's algorithm literally, in process, one pod\n"
@@ -742,7 +742,7 @@ static int run_engine(const struct options *o, bool progress, struct bench_repor
 		return 0;
 	}
 	run.pods = o->latency_pods ? o->latency_pods
-		   : (o->run.pods / 5 < 200000 ? o->run.pods / 5 : 200000);
+		   : (o->run.pods / 5 < 100000 ? o->run.pods / 5 : 100000);
 	run.pods = run.pods ? run.pods : 1;
 	run.phase = "latency";
 	if (engine_run(&run, &r->latency, err, sizeof(err)) < 0) {
