@@ -63,38 +63,6 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* Collects the one Pod of a template, as the daemon's template
- * registration does (ingest/producers.c, whose decoder is static there). */
-struct one_pod {
-	struct pod_spec *out;
-	unsigned got;
-};
-
-static int take_pod(void *arg, const struct pod_spec *pod,
-		    const struct k8s_pod_meta *meta, char *err, size_t err_len)
-{
-	struct one_pod *o = arg;
-	(void)meta;
-	if (o->got++ > 0) {
-		snprintf(err, err_len, "expected exactly one Pod, found a second");
-		return -EINVAL;
-	}
-	*o->out = *pod;
-	/* The identity is not part of the scheduling spec (the daemon's
-	 * templates clear it too), so equal templates share a class. */
-	o->out->ns_name = 0;
-	return 0;
-}
-
-static int take_node(void *arg, const struct node_spec *node, char *err,
-		     size_t err_len)
-{
-	(void)arg;
-	(void)node;
-	snprintf(err, err_len, "expected exactly one Pod, found a Node");
-	return -EINVAL;
-}
-
 static int decode_templates(struct base *b, const struct workload *w, char *err,
 			    size_t err_len)
 {
@@ -112,17 +80,11 @@ static int decode_templates(struct base *b, const struct workload *w, char *err,
 	for (uint32_t i = 0; i < w->n_templates; i++) {
 		char name[64];
 		snprintf(name, sizeof(name), "workload template %" PRIu32, i);
-		struct one_pod o = {.out = &b->templates[i]};
-		struct k8s_visitor v = {.arg = &o, .pod = take_pod, .node = take_node};
 		size_t len = w->template_len != NULL ? w->template_len[i]
 						     : strlen(w->template_json[i]);
-		int rc = k8s_load_buffer(name, w->template_json[i], len, &kc, &v,
-					 err, err_len);
-		if (rc == 0 && o.got != 1) {
-			snprintf(err, err_len, "%s: expected exactly one Pod, found none",
-				 name);
-			rc = -EINVAL;
-		}
+		/* As the daemon's template registration decodes it. */
+		int rc = k8s_load_one(name, w->template_json[i], len, &kc,
+				      &b->templates[i], NULL, err, err_len);
 		if (rc < 0)
 			return rc;
 	}

@@ -1631,3 +1631,53 @@ fail_open:
 			 strerror_r(-rc, ebuf, sizeof(ebuf)));
 	return rc;
 }
+
+/* k8s_load_one()'s visitor: counts objects, keeps the one wanted. */
+struct one {
+	struct pod_spec *pod;
+	struct node_spec *node;
+	int got;
+};
+
+static int one_pod(void *arg, const struct pod_spec *pod,
+		   const struct k8s_pod_meta *meta, char *err, size_t err_len)
+{
+	struct one *o = arg;
+	(void)meta;
+	if (o->pod == NULL || o->got++ > 0) {
+		snprintf(err, err_len, "expected exactly one %s",
+			 o->pod != NULL ? "Pod" : "Node");
+		return -EINVAL;
+	}
+	*o->pod = *pod;
+	o->pod->ns_name = 0;
+	return 0;
+}
+
+static int one_node(void *arg, const struct node_spec *node, char *err,
+		    size_t err_len)
+{
+	struct one *o = arg;
+	if (o->node == NULL || o->got++ > 0) {
+		snprintf(err, err_len, "expected exactly one %s",
+			 o->pod != NULL ? "Pod" : "Node");
+		return -EINVAL;
+	}
+	*o->node = *node;
+	return 0;
+}
+
+int k8s_load_one(const char *name, const char *buf, size_t len,
+		 struct k8s_ctx *ctx, struct pod_spec *pod, struct node_spec *node,
+		 char *err, size_t err_len)
+{
+	struct one o = {.pod = pod, .node = pod != NULL ? NULL : node};
+	struct k8s_visitor v = {.arg = &o, .pod = one_pod, .node = one_node};
+	int rc = k8s_load_buffer(name, buf, len, ctx, &v, err, err_len);
+	if (rc == 0 && o.got != 1) {
+		snprintf(err, err_len, "%s: expected exactly one %s", name,
+			 pod != NULL ? "Pod" : "Node");
+		rc = -EINVAL;
+	}
+	return rc;
+}

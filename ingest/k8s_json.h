@@ -63,4 +63,13 @@ int k8s_load_buffer(const char *name, const char *buf, size_t len,
 		    struct k8s_ctx *ctx, const struct k8s_visitor *v, char *err,
 		    size_t err_len);
 
+/* Loads a buffer that must hold exactly one object: a Pod into *pod (pod
+ * non-NULL, node NULL; its ns_name cleared, as a template's identity is no
+ * part of its scheduling spec), or a Node into *node (the other way round).
+ * Returns k8s_load_buffer()'s result, or -EINVAL with "expected exactly one
+ * Pod" (or Node) when the buffer holds none, more, or the other kind. */
+int k8s_load_one(const char *name, const char *buf, size_t len,
+		 struct k8s_ctx *ctx, struct pod_spec *pod, struct node_spec *node,
+		 char *err, size_t err_len);
+
 #endif

@@ -166,54 +166,12 @@ static void handle_register(struct producers *p, struct control_server *s,
 			     shm_region_fd(pr->region.region));
 }
 
-/* Collects exactly one object of one kind from a JSON body. */
-struct one {
-	int want_pod;
-	int got;
-	struct pod_spec pod;
-	struct node_spec node;
-};
-
-static int one_pod(void *arg, const struct pod_spec *pod,
-		   const struct k8s_pod_meta *meta, char *err, size_t err_len)
-{
-	struct one *o = arg;
-	(void)meta;
-	if (!o->want_pod || o->got++ > 0) {
-		snprintf(err, err_len, "expected exactly one %s",
-			 o->want_pod ? "Pod" : "Node");
-		return -EINVAL;
-	}
-	o->pod = *pod;
-	o->pod.ns_name = 0;
-	return 0;
-}
-
-static int one_node(void *arg, const struct node_spec *node, char *err,
-		    size_t err_len)
-{
-	struct one *o = arg;
-	if (o->want_pod || o->got++ > 0) {
-		snprintf(err, err_len, "expected exactly one %s",
-			 o->want_pod ? "Pod" : "Node");
-		return -EINVAL;
-	}
-	o->node = *node;
-	return 0;
-}
-
 static int decode_one(struct producers *p, const char *what, const void *body,
-		      uint32_t len, struct one *o, char *err, size_t err_len)
+		      uint32_t len, struct pod_spec *pod, struct node_spec *node,
+		      char *err, size_t err_len)
 {
 	struct k8s_ctx kc = {.strings = p->strings, .res = p->res};
-	struct k8s_visitor v = {.arg = o, .pod = one_pod, .node = one_node};
-	int rc = k8s_load_buffer(what, body, len, &kc, &v, err, err_len);
-	if (rc == 0 && o->got != 1) {
-		snprintf(err, err_len, "%s: expected exactly one %s", what,
-			 o->want_pod ? "Pod" : "Node");
-		rc = -EINVAL;
-	}
-	return rc;
+	return k8s_load_one(what, body, len, &kc, pod, node, err, err_len);
 }
 
 static void handle_template(struct producers *p, struct control_server *s,
@@ -232,17 +190,15 @@ static void handle_template(struct producers *p, struct control_server *s,
 					   PRODUCER_TEMPLATES_MAX);
 		return;
 	}
-	static struct one o; /* the control thread's alone; too big for a stack */
-	memset(&o, 0, sizeof(o));
-	o.want_pod = 1;
+	static struct pod_spec pod; /* the control thread's alone; too big for a stack */
 	char err[1024];
-	int rc = decode_one(p, "template", body, len, &o, err, sizeof(err));
+	int rc = decode_one(p, "template", body, len, &pod, NULL, err, sizeof(err));
 	if (rc < 0) {
 		control_server_reply_error(s, conn, rid, -rc, "%s", err);
 		return;
 	}
 	uint32_t n = pr->n_templates;
-	pr->templates[n] = o.pod;
+	pr->templates[n] = pod;
 	/* Release, partner of the acquire in producers_templates(). */
 	__atomic_store_n(&pr->n_templates, n + 1, __ATOMIC_RELEASE);
 	struct op_template t = {.template_id = n + 1};
@@ -254,16 +210,14 @@ static void handle_node_event(struct producers *p, struct control_server *s,
 			      const void *body, uint32_t len)
 {
 	static struct node_event ev; /* the control thread's alone */
-	static struct one o;
 	char err[1024];
 	memset(&ev, 0, sizeof(ev));
 	ev.kind = (uint8_t)kind;
 	int rc = 0;
 	if (kind == NODE_EVENT_ADD || kind == NODE_EVENT_UPDATE) {
-		memset(&o, 0, sizeof(o));
-		rc = decode_one(p, "node event", body, len, &o, err, sizeof(err));
-		ev.spec = o.node;
-		ev.name = o.node.name;
+		rc = decode_one(p, "node event", body, len, NULL, &ev.spec, err,
+				sizeof(err));
+		ev.name = ev.spec.name;
 	} else if (kind == NODE_EVENT_REMOVE || kind == NODE_EVENT_CORDON ||
 		   kind == NODE_EVENT_UNCORDON) {
 		rc = intern_add(p->strings, body, len, &ev.name);
