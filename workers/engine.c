@@ -459,6 +459,17 @@ int engine_place_reference(struct engine *e, const struct pod_spec *pod,
 
 /* --- the fast path -------------------------------------------------------- */
 
+/* The resources a pod requests (> 0), the pod count excluded: the only
+ * ones NodeResourcesFit checks. Returns how many. */
+static uint8_t requested_of(const struct pod_spec *pod, uint8_t out[RES_MAX])
+{
+	uint8_t n = 0;
+	for (int r = 0; r < RES_MAX; r++)
+		if (r != RES_PODS && pod->request.v[r] > 0)
+			out[n++] = (uint8_t)r;
+	return n;
+}
+
 /* A node's static filters for the class, in filter_node()'s order; false
  * with the reason when one fails. A shard with no cordoned node or no hard
  * taint passes those two unasked. */
@@ -675,9 +686,7 @@ static struct eclass *class_compile(struct engine *e, const struct snapshot *s,
 		class_free(k);
 		return NULL;
 	}
-	for (int r = 0; r < RES_MAX; r++)
-		if (r != RES_PODS && pod->request.v[r] > 0)
-			k->requested[k->n_requested++] = (uint8_t)r;
+	k->n_requested = requested_of(pod, k->requested);
 	k->skip_balanced = score_balanced_skips(&e->cfg.score, pod);
 	bool load[RES_MAX] = {[RES_PODS] = true};
 	for (unsigned i = 0; i < k->n_requested; i++)
@@ -1014,10 +1023,8 @@ static void place_scan(struct engine *e, const struct snapshot *s,
 		       const struct eclass *k, const struct pod_spec *pod,
 		       struct pass *p, struct placement *out)
 {
-	uint8_t requested[RES_MAX], n_requested = 0;
-	for (int r = 0; r < RES_MAX; r++)
-		if (r != RES_PODS && pod->request.v[r] > 0)
-			requested[n_requested++] = (uint8_t)r;
+	uint8_t requested[RES_MAX];
+	unsigned n_requested = requested_of(pod, requested);
 	shards_sync(e);
 	uint32_t n = 0, skipped_shard = UINT32_MAX;
 	uint32_t j = k->n_feasible ? first_at_or_after(k, p->start) : 0;
@@ -1121,11 +1128,10 @@ static bool ports_free(const void *arg, const struct pod_spec *pod,
 int engine_commit(struct engine *e, const struct pod_spec *pod, uint32_t slot)
 {
 	const struct snapshot *s = cluster_snapshot(e->cluster);
-	int rc = cluster_reserve(e->cluster, slot, &s->nodes[slot].allocatable, pod,
-				 ports_free, &e->ctx);
-	if (rc == 0 && slot / SNAP_SHARD_SLOTS < e->n_shards)
-		e->shards[slot / SNAP_SHARD_SLOTS].dirty = true;
-	return rc;
+	/* The shard's summary and the class indexes learn of the change from
+	 * the cluster's change log, as they do of other engines' commits. */
+	return cluster_reserve(e->cluster, slot, &s->nodes[slot].allocatable, pod,
+			       ports_free, &e->ctx);
 }
 
 void engine_get_stats(const struct engine *e, struct engine_stats *out)
