@@ -184,7 +184,7 @@ static int make_pod(struct base *b, const struct workload *w, uint64_t k,
 static int commit(struct engine *e, struct base *b, uint64_t k, int64_t slot,
 		  const char *who, char *err, size_t err_len)
 {
-	int rc = engine_commit(e, &b->pod->spec, (uint32_t)slot);
+	int rc = engine_commit(e, &b->pod->spec, (uint32_t)slot, NULL);
 	if (rc < 0)
 		snprintf(err, err_len, "%s: pod %" PRIu64 ": commit to node slot %"
 			 PRId64 " failed (%s): impossible with one thread", who, k,

@@ -20,7 +20,8 @@ int resolver_place(struct engine *e, const struct pod_spec *pod, uint64_t seq,
 			resolver_stat_add(&st->unschedulable);
 			return 0;
 		}
-		rc = engine_commit(e, pod, (uint32_t)out->placement.slot);
+		rc = engine_commit(e, pod, (uint32_t)out->placement.slot,
+				   &out->placement.devices);
 		if (rc == 0) {
 			resolver_stat_add(&st->placed);
 			return 0;

@@ -447,7 +447,8 @@ static int run(const struct options *o)
 		/* One thread: nothing can take the node between the placement and
 		 * its commit, so a refusal here is a bug, reported as one. */
 		if (pl.slot >= 0 &&
-		    (rc = engine_commit(engine, spec, (uint32_t)pl.slot)) < 0) {
+		    (rc = engine_commit(engine, spec, (uint32_t)pl.slot,
+				       &pl.devices)) < 0) {
 			snprintf(err, sizeof(err), "internal error: pod %zu: the commit "
 				 "of its placement was refused: %s", i, strerror(-rc));
 			goto fail_run;

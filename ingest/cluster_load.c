@@ -118,7 +118,19 @@ int cluster_load_file(const char *path, struct intern *strings,
 			stats->orphan_pods++;
 			continue;
 		}
-		rc = cluster_account(cl, (uint32_t)slot, &c.pods[i].spec, +1);
+		/* A bound pod that wants devices takes the ones devices_assign()
+		 * picks from what is free; if none are (the input overbooks
+		 * them), it is counted without devices. */
+		struct device_assignment dev = {0};
+		if (devices_wanted(&c.pods[i].spec)) {
+			const struct node_spec *n = &cluster_snapshot(cl)->nodes[slot];
+			struct device_view free_now;
+			cluster_load_devices(cluster_alloc(cl, (uint32_t)slot), &n->devices, &free_now);
+			if (devices_assign(&n->devices, &free_now, &c.pods[i].spec, -1, &dev) !=
+			    DEVICE_FITS)
+				stats->pods_without_devices++;
+		}
+		rc = cluster_account(cl, (uint32_t)slot, &c.pods[i].spec, &dev, +1);
 		if (rc < 0) {
 			snprintf(err, err_len, "%s: out of memory", path);
 			goto done;

@@ -19,6 +19,7 @@ struct cluster_load_stats {
 	uint32_t nodes;
 	uint32_t running_pods;     /* counted on their node */
 	uint32_t orphan_pods;      /* bound to a node the file does not have: skipped */
+	uint32_t pods_without_devices; /* bound pods whose devices were not free: counted without */
 	uint32_t finished_pods;    /* Succeeded or Failed: skipped */
 	uint32_t pending_pods;     /* no spec.nodeName: not the cluster's use; skipped */
 };

@@ -269,7 +269,7 @@ static void handle_release(struct producers *p, struct control_server *s,
 		control_server_reply_error(s, conn, rid, EINVAL, "release: %s", why);
 		return;
 	}
-	cluster_account(p->cluster, r.node_id, &pod.spec, -1);
+	cluster_account(p->cluster, r.node_id, &pod.spec, NULL, -1);
 	control_server_reply(s, conn, rid, NULL, 0, -1);
 }
 

@@ -161,7 +161,7 @@ int synthetic_cluster(uint32_t nodes, uint32_t running, uint64_t seed,
 			const struct node_spec *n = &s->nodes[slot];
 			if (n->unschedulable || n->n_taints > 0)
 				continue;
-			placed = cluster_reserve(c, slot, &n->allocatable, &pod, NULL,
+			placed = cluster_reserve(c, slot, &n->allocatable, &pod, NULL, NULL,
 						 NULL) == 0;
 		}
 		if (placed)

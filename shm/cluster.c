@@ -198,6 +198,10 @@ static void alloc_reset(struct node_alloc *a)
 		__atomic_store_n(&a->used[r], 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&a->used_nonzero_cpu_milli, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&a->used_nonzero_mem_bytes, 0, __ATOMIC_RELAXED);
+	for (int g = 0; g < NODE_MAX_GPUS; g++)
+		__atomic_store_n(&a->gpu_used[g], 0, __ATOMIC_RELAXED);
+	for (int w = 0; w < CORE_WORDS; w++)
+		__atomic_store_n(&a->cores_used[w], 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&a->n_ports, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&a->port_lock, 0, __ATOMIC_RELAXED);
 }
@@ -407,8 +411,106 @@ static void ports_remove(struct node_alloc *a, const struct host_port *p)
 	}
 }
 
+/* Adds or removes an assignment's devices without checking. Relaxed: see
+ * struct node_alloc. */
+static void devices_account(struct node_alloc *a, const struct device_assignment *dev,
+			    int sign)
+{
+	for (unsigned g = 0; g < NODE_MAX_GPUS; g++)
+		if (dev->gpu_mask >> g & 1)
+			__atomic_fetch_add(&a->gpu_used[g],
+					   (uint32_t)(sign * dev->gpu_milli),
+					   __ATOMIC_RELAXED);
+	for (unsigned w = 0; w < CORE_WORDS; w++) {
+		if (dev->cpuset[w] == 0)
+			continue;
+		if (sign > 0)
+			__atomic_fetch_or(&a->cores_used[w], dev->cpuset[w],
+					  __ATOMIC_RELAXED);
+		else
+			__atomic_fetch_and(&a->cores_used[w], ~dev->cpuset[w],
+					   __ATOMIC_RELAXED);
+	}
+}
+
+/* Takes GPU g's milli if it stays within a device. Relaxed: see struct
+ * node_alloc. */
+static bool gpu_take(uint32_t *used, uint32_t milli)
+{
+	uint32_t cur = __atomic_load_n(used, __ATOMIC_RELAXED);
+	do {
+		if (cur + milli > GPU_MILLI_PER_DEVICE)
+			return false;
+	} while (!__atomic_compare_exchange_n(used, &cur, cur + milli, true,
+					      __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+	return true;
+}
+
+/* Sets `want` in a core word if none of it is set. Relaxed: see struct
+ * node_alloc. */
+static bool cores_take(uint64_t *word, uint64_t want)
+{
+	uint64_t cur = __atomic_load_n(word, __ATOMIC_RELAXED);
+	do {
+		if (cur & want)
+			return false;
+	} while (!__atomic_compare_exchange_n(word, &cur, cur | want, true,
+					      __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+	return true;
+}
+
+/* Takes every device of `dev` or none: on a refusal, gives back what it
+ * took. Returns whether it took them; *moved says a counter moved. */
+static bool devices_take(struct node_alloc *a, const struct device_assignment *dev,
+			 bool *moved)
+{
+	struct device_assignment got = {.gpu_milli = dev->gpu_milli};
+	bool ok = true;
+	for (unsigned g = 0; ok && g < NODE_MAX_GPUS; g++) {
+		if (!(dev->gpu_mask >> g & 1))
+			continue;
+		ok = gpu_take(&a->gpu_used[g], dev->gpu_milli);
+		if (ok)
+			got.gpu_mask |= (uint16_t)(1u << g);
+	}
+	for (unsigned w = 0; ok && w < CORE_WORDS; w++) {
+		if (dev->cpuset[w] == 0)
+			continue;
+		ok = cores_take(&a->cores_used[w], dev->cpuset[w]);
+		if (ok)
+			got.cpuset[w] = dev->cpuset[w];
+	}
+	if (!ok) {
+		devices_account(a, &got, -1);
+		for (unsigned w = 0; w < CORE_WORDS; w++)
+			*moved |= got.cpuset[w] != 0;
+		*moved |= got.gpu_mask != 0;
+	}
+	return ok;
+}
+
+void cluster_load_devices(const struct node_alloc *a, const struct node_devices *d,
+			  struct device_view *out)
+{
+	/* Relaxed: a view; the commit re-checks. */
+	for (unsigned g = 0; g < NODE_MAX_GPUS; g++) {
+		uint32_t used = g < d->n_gpus ? __atomic_load_n(&a->gpu_used[g],
+								 __ATOMIC_RELAXED)
+					      : GPU_MILLI_PER_DEVICE;
+		out->gpu_free[g] = (uint16_t)(GPU_MILLI_PER_DEVICE - used);
+	}
+	for (unsigned w = 0; w < CORE_WORDS; w++) {
+		uint64_t pool = 0;
+		for (unsigned b = 0; b < 64; b++)
+			if (w * 64 + b < d->n_cores)
+				pool |= UINT64_C(1) << b;
+		out->cores_free[w] = pool & ~__atomic_load_n(&a->cores_used[w],
+							     __ATOMIC_RELAXED);
+	}
+}
+
 int cluster_account(struct cluster *c, uint32_t slot, const struct pod_spec *pod,
-		    int sign)
+		    const struct device_assignment *dev, int sign)
 {
 	struct node_alloc *a = &c->alloc[slot];
 	if (pod->n_ports > 0) {
@@ -435,6 +537,8 @@ int cluster_account(struct cluster *c, uint32_t slot, const struct pod_spec *pod
 			   __ATOMIC_RELAXED);
 	__atomic_fetch_add(&a->used_nonzero_mem_bytes, sign * pod->nonzero_mem_bytes,
 			   __ATOMIC_RELAXED);
+	if (dev != NULL)
+		devices_account(a, dev, sign);
 	change_append(c, slot);
 	return 0;
 }
@@ -454,17 +558,27 @@ static bool counter_take(int64_t *used, int64_t delta, int64_t limit)
 
 int cluster_reserve(struct cluster *c, uint32_t slot,
 		    const struct res_vec *allocatable, const struct pod_spec *pod,
+		    const struct device_assignment *dev,
 		    cluster_ports_free_fn ports_free, const void *arg)
 {
 	struct node_alloc *a = &c->alloc[slot];
 	int r = 0;
 	int rc = 0;
+	bool moved = false;
+	bool have_devices = false;
 	for (; r < RES_MAX; r++) {
 		int64_t delta = r == RES_PODS ? 1 : pod->request.v[r];
 		if (delta > 0 && !counter_take(&a->used[r], delta, allocatable->v[r])) {
 			rc = -EAGAIN;
 			goto undo_counters;
 		}
+	}
+	if (dev != NULL) {
+		if (!devices_take(a, dev, &moved)) {
+			rc = -EAGAIN;
+			goto undo_counters;
+		}
+		have_devices = true;
 	}
 	if (pod->n_ports > 0) {
 		if (!ports_trylock(a)) {
@@ -488,10 +602,13 @@ int cluster_reserve(struct cluster *c, uint32_t slot,
 	change_append(c, slot);
 	return 0;
 
-undo_counters:;
+undo_counters:
 	/* A reader may have seen the counters this attempt took: log the
 	 * rollback too, or its cached view would keep them. */
-	bool moved = false;
+	if (have_devices) {
+		devices_account(a, dev, -1);
+		moved = true;
+	}
 	while (r-- > 0) {
 		int64_t delta = r == RES_PODS ? 1 : pod->request.v[r];
 		if (delta > 0) {

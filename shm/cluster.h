@@ -28,6 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "shm/devices.h"
 #include "shm/intern.h"
 #include "shm/model.h"
 
@@ -66,6 +67,10 @@ struct snapshot {
  *   allocatable, so no counter ever exceeds it, even for an instant; a
  *   release subtracts. Relaxed order throughout: each counter is its own
  *   fact, and nothing else is published through it.
+ * - gpu_used[], cores_used[]: the same, per device: a GPU's milli move by
+ *   a compare-and-swap that refuses to pass GPU_MILLI_PER_DEVICE, and a
+ *   core's bit is set by a compare-and-swap that refuses a word where any
+ *   wanted bit is already set. Relaxed, for the same reason.
  * - ports[] and n_ports: read and written only while holding port_lock
  *   (acquire on taking it, release on dropping it). A placement only tries
  *   the lock and counts a busy lock as a conflict: it never waits.
@@ -76,6 +81,8 @@ struct node_alloc {
 	_Alignas(64) int64_t used[RES_MAX]; /* actual requests; used[RES_PODS] = pods */
 	int64_t used_nonzero_cpu_milli;     /* with the 100m stand-ins */
 	int64_t used_nonzero_mem_bytes;     /* with the 200Mi stand-ins */
+	uint32_t gpu_used[NODE_MAX_GPUS];   /* milli taken per GPU device */
+	uint64_t cores_used[CORE_WORDS];    /* exclusive cores held */
 	uint32_t port_lock;                 /* 0 free, 1 held */
 	uint32_t n_ports;
 	struct host_port ports[NODE_MAX_HOST_PORTS];
@@ -131,11 +138,12 @@ const struct node_alloc *cluster_alloc_const(const struct cluster *c,
 
 /* Adds (sign +1) or removes (sign -1) a pod's use of a node without
  * checking it fits: for pods already bound (loading a cluster) and for
- * releases. Requests, non-zero requests, one pod, and its host ports.
- * Returns 0, or -ENOSPC when the node's port table is full (nothing is
- * changed then). Safe beside concurrent placements (see struct node_alloc). */
+ * releases. Requests, non-zero requests, one pod, its host ports, and the
+ * devices of `dev` (NULL: none). Returns 0, or -ENOSPC when the node's port
+ * table is full (nothing is changed then). Safe beside concurrent
+ * placements (see struct node_alloc). */
 int cluster_account(struct cluster *c, uint32_t slot, const struct pod_spec *pod,
-		    int sign);
+		    const struct device_assignment *dev, int sign);
 
 /* Decides whether a pod's host ports are free beside those in use (the
  * NodePorts rule lives in workers/, not here). */
@@ -145,17 +153,24 @@ typedef bool (*cluster_ports_free_fn)(const void *arg, const struct pod_spec *po
 /* Reserves a pod's use of a node if it fits: each counter is moved by a
  * compare-and-swap that refuses to pass `allocatable` (the node's, from the
  * snapshot the caller placed with), in index order, rolling back on the
- * first refusal; then the host ports, under the port try-lock, if
+ * first refusal; then the exact devices of `dev` (NULL: none), each by a
+ * compare-and-swap; then the host ports, under the port try-lock, if
  * `ports_free` says they are free. Never waits, never overcommits.
  * Returns 0, or (nothing reserved):
- *   -EAGAIN      a resource or the pod count no longer fits (another
- *                placement got there first)
+ *   -EAGAIN      a resource, the pod count or one of the devices no longer
+ *                fits (another placement got there first)
  *   -EBUSY       the node's port table is held by another placement
  *   -EADDRINUSE  a requested host port is in use
  *   -ENOSPC      the node's port table is full */
 int cluster_reserve(struct cluster *c, uint32_t slot,
 		    const struct res_vec *allocatable, const struct pod_spec *pod,
+		    const struct device_assignment *dev,
 		    cluster_ports_free_fn ports_free, const void *arg);
+
+/* What is free of a node's devices now, each counter loaded atomically
+ * (relaxed): a view for filters and scores; the commit re-checks. */
+void cluster_load_devices(const struct node_alloc *a, const struct node_devices *d,
+			  struct device_view *out);
 
 /* Copies the node's host ports in use (at most NODE_MAX_HOST_PORTS) under
  * the port lock, waiting for it briefly if held. Returns how many. */

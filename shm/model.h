@@ -65,6 +65,29 @@ enum node_ready {
 #define NODE_MAX_LABELS 64
 #define NODE_MAX_TAINTS 16
 
+/* Devices a node carries, beside its aggregate allocatable.
+ *
+ * GPUs: n_gpus devices of one model, each worth GPU_MILLI_PER_DEVICE milli;
+ * a pod takes milli from one device (sharing) or whole devices. Cores: when
+ * the node opts in to exclusive cores (Kubernetes' static CPU manager
+ * policy), cores 0..n_cores-1 form the pool exclusive cores are taken from,
+ * split over n_numa NUMA nodes in order, n_cores / n_numa each (so core i
+ * is on NUMA node i / (n_cores / n_numa)). n_cores 0: the node has not
+ * opted in and every pod shares its cpu. Where these come from in
+ * Kubernetes JSON: README, "Devices". */
+#define NODE_MAX_GPUS 16
+#define NODE_MAX_CORES 256
+#define NODE_MAX_NUMA 8
+#define CORE_WORDS (NODE_MAX_CORES / 64)
+#define GPU_MILLI_PER_DEVICE 1000
+
+struct node_devices {
+	uint32_t gpu_model; /* interned model name; 0 = not given */
+	uint8_t n_gpus;     /* 0..NODE_MAX_GPUS */
+	uint8_t n_numa;     /* 1..NODE_MAX_NUMA when n_cores > 0, else 0 */
+	uint16_t n_cores;   /* 0..NODE_MAX_CORES, a multiple of n_numa */
+};
+
 struct node_spec {
 	uint32_t name;
 	uint16_t n_labels;
@@ -72,6 +95,7 @@ struct node_spec {
 	bool unschedulable; /* spec.unschedulable */
 	uint8_t ready;      /* enum node_ready; stored, not filtered on (see README) */
 	struct res_vec allocatable;
+	struct node_devices devices;
 	struct label labels[NODE_MAX_LABELS]; /* sorted by key, keys unique */
 	struct taint taints[NODE_MAX_TAINTS]; /* in the order given */
 };
@@ -138,6 +162,7 @@ struct host_port {
 #define POD_MAX_VALUES 64
 #define POD_MAX_TOLERATIONS 16
 #define POD_MAX_PORTS 8
+#define POD_MAX_GPU_MODELS 8
 
 /* The scheduling-relevant part of a pod. Two pods whose specs are equal
  * byte for byte from `node_name` on are in the same equivalence class;
@@ -157,6 +182,20 @@ struct pod_spec {
 	int64_t nonzero_cpu_milli;
 	int64_t nonzero_mem_bytes;
 
+	/* Devices. num_gpu 0: none. num_gpu 1 with gpu_milli below
+	 * GPU_MILLI_PER_DEVICE: a share of one device with that much free.
+	 * num_gpu N with gpu_milli GPU_MILLI_PER_DEVICE: N wholly free devices.
+	 * gpu_models: the models the pod accepts (sorted ids); none: any. */
+	uint8_t num_gpu;
+	uint8_t n_gpu_models;
+	uint16_t gpu_milli;
+	uint32_t gpu_models[POD_MAX_GPU_MODELS];
+	/* Whole cores for a Guaranteed pod with an integer cpu request
+	 * (request / 1000), taken exclusively on a node that opted in; 0 for
+	 * every other pod. On a node that did not opt in the pod shares cpu
+	 * as any other. */
+	uint16_t exclusive_cores;
+
 	bool has_required;  /* requiredDuringScheduling...: present (even empty) */
 	uint8_t n_selector; /* spec.nodeSelector entries */
 	uint8_t n_terms;    /* required node selector terms, ORed */
@@ -173,6 +212,17 @@ struct pod_spec {
 	uint32_t values[POD_MAX_VALUES];
 	struct toleration tolerations[POD_MAX_TOLERATIONS];
 	struct host_port ports[POD_MAX_PORTS];
+};
+
+/* The exact devices a placement takes on its node: what the commit
+ * reserves, what a release gives back, and what the answer names so a node
+ * agent can apply it. Zero: none. */
+struct device_assignment {
+	uint16_t gpu_mask;  /* bit i: GPU device i */
+	uint16_t gpu_milli; /* milli taken from each device in gpu_mask */
+	uint16_t n_cores;   /* bits set in cpuset */
+	uint16_t reserved;  /* 0 */
+	uint64_t cpuset[CORE_WORDS]; /* bit i of word i / 64: core i */
 };
 
 #endif

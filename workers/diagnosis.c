@@ -31,6 +31,9 @@ static const char *const fixed_text[REASON_INSUFFICIENT + 1] = {
 	[REASON_AFFINITY] = "node(s) didn't match Pod's node affinity/selector",
 	[REASON_PORTS] = "node(s) didn't have free ports for the requested pod ports",
 	[REASON_TOO_MANY_PODS] = "Too many pods",
+	[REASON_GPU_MODEL] = "node(s) didn't have the requested GPU model",
+	[REASON_GPU] = "node(s) didn't have a GPU device with enough free",
+	[REASON_CORES] = "node(s) didn't have enough free exclusive cores",
 };
 static const char insufficient_prefix[] = "Insufficient ";
 static const char taint_prefix[] = "node(s) had untolerated taint {";
@@ -79,6 +82,9 @@ void diagnosis_add(struct diagnosis *d, const struct reason *r)
 	case REASON_AFFINITY:
 	case REASON_PORTS:
 	case REASON_TOO_MANY_PODS:
+	case REASON_GPU_MODEL:
+	case REASON_GPU:
+	case REASON_CORES:
 		d->by_code[r->code]++;
 		return;
 	case REASON_INSUFFICIENT:

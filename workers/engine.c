@@ -35,6 +35,7 @@
 
 #include "workers/class_index.h"
 #include "workers/diagnosis.h"
+#include "workers/frag.h"
 #include "workers/pod_class.h"
 
 const char *const score_plugin_names[SCORE_PLUGINS] = {
@@ -42,6 +43,8 @@ const char *const score_plugin_names[SCORE_PLUGINS] = {
 	[SCORE_AFFINITY] = "NodeAffinity",
 	[SCORE_FIT] = "NodeResourcesFit",
 	[SCORE_BALANCED] = "NodeResourcesBalancedAllocation",
+	[SCORE_GPU_BEST_FIT] = "GpuBestFit",
+	[SCORE_GPU_FRAG] = "GpuFragmentation",
 };
 
 struct eclass {
@@ -81,13 +84,19 @@ struct eclass {
 	struct diagnosis *static_diag;
 	uint64_t log_pos;      /* the cluster's change log, read up to here */
 	uint64_t last_use;     /* the change log's head at the class's last pod */
+	uint64_t mix_epoch;    /* the fragmentation mix its leaves were scored with */
+	uint32_t dyn_gpu, dyn_cores;
 	bool index_tried;      /* index_compile() ran (indexed or not) */
+	bool devices;          /* leaves read devices (the pod wants some, or
+				* a device score is on) */
 };
 
 /* Dynamic filter reasons of a node, as bits. */
 #define MASK_PODS 1u          /* Too many pods */
 #define MASK_PORTS 2u         /* NodePorts */
 #define MASK_RES(r) (4u << (r)) /* Insufficient r */
+#define MASK_GPU (1u << 20)     /* DeviceFit: GPU */
+#define MASK_CORES (1u << 21)   /* DeviceFit: exclusive cores */
 
 #define SEEN_SLOTS 65536u /* a power of two */
 #define STATIC_SLOTS 4096u /* a power of two */
@@ -134,6 +143,13 @@ struct engine {
 	uint32_t diag_all_nodes;
 	bool diag_no_nodes;
 
+	/* Device scores: the largest node's cpu and GPU milli (GpuBestFit's
+	 * scale), per snapshot generation; the shapes seen and the mix
+	 * GpuFragmentation scores against. */
+	int64_t cpu_max, gpu_max;
+	struct frag_counter *frag_count;
+	struct frag_mix mix;
+
 	struct engine_stats stats;
 };
 
@@ -176,6 +192,7 @@ uint32_t engine_nodes_to_find(int32_t percentage, uint32_t all_nodes)
 struct node_read {
 	struct res_vec used;
 	struct host_port ports[NODE_MAX_HOST_PORTS];
+	struct device_view dev;
 	struct node_view v;
 };
 
@@ -191,6 +208,8 @@ static void read_node(struct cluster *c, const struct snapshot *s, uint32_t slot
 		r->v.n_ports = cluster_copy_ports(a, r->ports);
 		r->v.ports = r->ports;
 	}
+	cluster_load_devices(a, &s->nodes[slot].devices, &r->dev);
+	r->v.dev = &r->dev;
 }
 
 /* --- creation ----------------------------------------------------------- */
@@ -222,6 +241,13 @@ struct engine *engine_create(struct cluster *c, const struct plugin_ctx *ctx,
 		errno = ENOMEM;
 		return NULL;
 	}
+	e->frag_count = malloc(sizeof(*e->frag_count));
+	if (e->frag_count == NULL) {
+		engine_destroy(e);
+		errno = ENOMEM;
+		return NULL;
+	}
+	frag_counter_init(e->frag_count);
 	diagnosis_reset(&e->diag);
 	return e;
 }
@@ -288,6 +314,7 @@ void engine_destroy(struct engine *e)
 	free(e->shards);
 	free(e->cand);
 	free(e->tmp);
+	free(e->frag_count);
 	free(e);
 }
 
@@ -310,6 +337,16 @@ static int sync_generation(struct engine *e, const struct snapshot *s)
 		e->shards[i].dirty = true;
 	e->shard_log_pos = cluster_changes_head(e->cluster);
 	e->generation = s->generation;
+	e->cpu_max = e->gpu_max = 0;
+	for (uint32_t i = 0; i < s->n_slots; i++) {
+		if (!s->present[i])
+			continue;
+		const struct node_spec *n = &s->nodes[i];
+		if (n->allocatable.v[RES_CPU] > e->cpu_max)
+			e->cpu_max = n->allocatable.v[RES_CPU];
+		if ((int64_t)n->devices.n_gpus * GPU_MILLI_PER_DEVICE > e->gpu_max)
+			e->gpu_max = (int64_t)n->devices.n_gpus * GPU_MILLI_PER_DEVICE;
+	}
 	return 0;
 }
 
@@ -329,6 +366,25 @@ static void score_dynamic(const struct engine *e, const struct pod_spec *pod,
 	cd->raw[SCORE_FIT] = sc->weight_fit ? score_fit(sc, pod, v) : 0;
 	cd->raw[SCORE_BALANCED] =
 		sc->weight_balanced && !skip_balanced ? score_balanced(sc, pod, v) : 0;
+	cd->raw[SCORE_GPU_BEST_FIT] = sc->weight_gpu_best_fit
+		? score_gpu_best_fit(pod, v, e->cpu_max, e->gpu_max) : 0;
+	cd->raw[SCORE_GPU_FRAG] = 0;
+	if (sc->weight_gpu_frag) {
+		int gpu;
+		int64_t cpu_left = v->spec->allocatable.v[RES_CPU] - v->used->v[RES_CPU];
+		int64_t growth = frag_growth(&e->mix, &v->spec->devices, cpu_left,
+					     v->dev, pod, &gpu);
+		cd->raw[SCORE_GPU_FRAG] = score_gpu_frag_of_growth(growth, e->mix.total);
+	}
+}
+
+/* The weighted dynamic part of a total, in SCORE_FINE units. */
+static int64_t dynamic_total(const struct score_config *sc, const int64_t *raw)
+{
+	return SCORE_FINE * (sc->weight_fit * raw[SCORE_FIT] +
+			     sc->weight_balanced * raw[SCORE_BALANCED]) +
+	       sc->weight_gpu_best_fit * raw[SCORE_GPU_BEST_FIT] +
+	       sc->weight_gpu_frag * raw[SCORE_GPU_FRAG];
 }
 
 static void score_static(const struct engine *e, const struct pod_spec *pod,
@@ -368,10 +424,9 @@ static void select_best(struct engine *e, const struct pod_spec *pod, uint32_t n
 	int64_t *total = e->tmp;
 	for (uint32_t i = 0; i < n; i++) {
 		const struct candidate *cd = &e->cand[i];
-		total[i] = sc->weight_taint * cd->raw[SCORE_TAINT] +
-			   sc->weight_affinity * cd->raw[SCORE_AFFINITY] +
-			   sc->weight_fit * cd->raw[SCORE_FIT] +
-			   sc->weight_balanced * cd->raw[SCORE_BALANCED];
+		total[i] = SCORE_FINE * (sc->weight_taint * cd->raw[SCORE_TAINT] +
+					 sc->weight_affinity * cd->raw[SCORE_AFFINITY]) +
+			   dynamic_total(sc, cd->raw);
 		if (x != NULL && x->scored != NULL)
 			x->scored(x->arg, cd->slot, cd->raw, total[i]);
 		if (total[i] > best) {
@@ -416,15 +471,47 @@ static void begin(struct engine *e, const struct snapshot *s,
 	p->skip_balanced = score_balanced_skips(&e->cfg.score, pod);
 	*out = (struct placement){.slot = -1, .all_nodes = s->n_nodes};
 	e->stats.pods++;
+	/* The mix GpuFragmentation scores against learns from every pod that
+	 * comes, placed or not; it changes only at the counter's refresh
+	 * points (frag.h), which makes cached leaves stale (mix.epoch). */
+	if (e->cfg.score.weight_gpu_frag && frag_counter_add(e->frag_count, pod))
+		frag_mix_build(&e->mix, e->frag_count);
+}
+
+/* The exact devices for a placed pod that wants any: the sharing pod's
+ * device is the one GpuFragmentation's score assumed when that score is
+ * on, else the best fit; whole devices and cores as devices_assign(). */
+static void assign_devices(struct engine *e, const struct snapshot *s,
+			   const struct pod_spec *pod, struct placement *out)
+{
+	if (out->slot < 0 || !devices_wanted(pod))
+		return;
+	uint32_t slot = (uint32_t)out->slot;
+	struct node_read nd;
+	read_node(e->cluster, s, slot, pod, &nd);
+	int gpu = -1;
+	if (e->cfg.score.weight_gpu_frag && pod->num_gpu == 1 &&
+	    pod->gpu_milli < GPU_MILLI_PER_DEVICE) {
+		int64_t cpu_left = nd.v.spec->allocatable.v[RES_CPU] - nd.used.v[RES_CPU];
+		frag_growth(&e->mix, &nd.v.spec->devices, cpu_left, &nd.dev, pod, &gpu);
+	}
+	/* The node passed the device filter against the same counters a
+	 * moment ago; if another engine took them since, the assignment is
+	 * empty-handed and the commit refuses it (-EAGAIN). */
+	if (devices_assign(&nd.v.spec->devices, &nd.dev, pod, gpu, &out->devices) !=
+	    DEVICE_FITS)
+		out->devices = (struct device_assignment){.gpu_milli = DEVICES_STALE};
 }
 
 /* --- the reference path -------------------------------------------------- */
 
-int engine_place_reference(struct engine *e, const struct pod_spec *pod,
+static int place_reference(struct engine *e, const struct pod_spec *pod,
 			   uint64_t seq, const struct engine_explain *x,
 			   struct placement *out)
 {
 	const struct snapshot *s = cluster_snapshot(e->cluster);
+	if (sync_generation(e, s) < 0)
+		return -ENOMEM;
 	struct pass p;
 	begin(e, s, pod, seq, &p, out);
 	struct reason reasons[FILTER_MAX_REASONS];
@@ -455,6 +542,16 @@ int engine_place_reference(struct engine *e, const struct pod_spec *pod,
 	if (n > 0)
 		select_best(e, pod, n, &p.rng, x, out);
 	return 0;
+}
+
+int engine_place_reference(struct engine *e, const struct pod_spec *pod,
+			   uint64_t seq, const struct engine_explain *x,
+			   struct placement *out)
+{
+	int rc = place_reference(e, pod, seq, x, out);
+	if (rc == 0)
+		assign_devices(e, cluster_snapshot(e->cluster), pod, out);
+	return rc;
 }
 
 /* --- the fast path -------------------------------------------------------- */
@@ -497,6 +594,10 @@ static bool static_feasible(const struct engine *e, const struct snapshot *s,
 		*why = (struct reason){.code = REASON_AFFINITY};
 		return false;
 	}
+	if (pod->num_gpu > 0 && !filter_device_model(pod, node)) {
+		*why = (struct reason){.code = REASON_GPU_MODEL};
+		return false;
+	}
 	return true;
 }
 
@@ -534,14 +635,27 @@ static uint32_t leaf_eval(struct engine *e, const struct snapshot *s,
 	}
 	if (m != 0)
 		return m;
+	struct device_view dev;
+	if (k->devices) {
+		cluster_load_devices(a, &s->nodes[slot].devices, &dev);
+		v.dev = &dev;
+		switch (devices_wanted(pod) ? devices_fit(&v.spec->devices, &dev, pod)
+					    : DEVICE_FITS) {
+		case DEVICE_FITS:
+			break;
+		case DEVICE_MISFIT_CORES:
+			return MASK_CORES;
+		default: /* the model is a static filter: GPU */
+			return MASK_GPU;
+		}
+	}
 	v.used_nonzero_cpu_milli = __atomic_load_n(&a->used_nonzero_cpu_milli,
 						   __ATOMIC_RELAXED);
 	v.used_nonzero_mem_bytes = __atomic_load_n(&a->used_nonzero_mem_bytes,
 						   __ATOMIC_RELAXED);
 	struct candidate cd;
 	score_dynamic(e, pod, &v, k->skip_balanced, &cd);
-	*d = (int32_t)(e->cfg.score.weight_fit * cd.raw[SCORE_FIT] +
-		       e->cfg.score.weight_balanced * cd.raw[SCORE_BALANCED]);
+	*d = (int32_t)dynamic_total(&e->cfg.score, cd.raw);
 	return 0;
 }
 
@@ -549,6 +663,8 @@ static void mask_count(struct eclass *k, uint32_t m, int sign)
 {
 	k->dyn_pods += (uint32_t)sign * ((m & MASK_PODS) != 0);
 	k->dyn_ports += (uint32_t)sign * ((m & MASK_PORTS) != 0);
+	k->dyn_gpu += (uint32_t)sign * ((m & MASK_GPU) != 0);
+	k->dyn_cores += (uint32_t)sign * ((m & MASK_CORES) != 0);
 	for (unsigned i = 0; i < k->n_requested; i++) {
 		unsigned r = k->requested[i];
 		k->dyn_insufficient[r] += (uint32_t)sign * ((m & MASK_RES(r)) != 0);
@@ -568,7 +684,8 @@ static void index_rebuild(struct engine *e, const struct snapshot *s, struct ecl
 {
 	/* The head first: a change logged after it is read again later. */
 	k->log_pos = cluster_changes_head(e->cluster);
-	k->dyn_pods = k->dyn_ports = 0;
+	k->mix_epoch = e->mix.epoch;
+	k->dyn_pods = k->dyn_ports = k->dyn_gpu = k->dyn_cores = 0;
 	memset(k->dyn_insufficient, 0, sizeof(k->dyn_insufficient));
 	for (uint32_t p = 0; p < k->n_feasible; p++) {
 		int32_t d = 0;
@@ -585,8 +702,10 @@ static void index_rebuild(struct engine *e, const struct snapshot *s, struct ecl
 static void index_sync(struct engine *e, const struct snapshot *s, struct eclass *k)
 {
 	uint64_t head = cluster_changes_head(e->cluster);
-	/* Far behind (or the log moved on): a rebuild costs less. */
-	if (head - k->log_pos > CLUSTER_CHANGE_LOG_SLOTS ||
+	/* Far behind (or the log moved on, or the fragmentation mix every
+	 * leaf was scored with): a rebuild costs less. */
+	if (k->mix_epoch != e->mix.epoch ||
+	    head - k->log_pos > CLUSTER_CHANGE_LOG_SLOTS ||
 	    head - k->log_pos > (uint64_t)k->n_feasible + 64) {
 		index_rebuild(e, s, k);
 		return;
@@ -622,7 +741,9 @@ static int index_compile(struct engine *e, const struct snapshot *s, struct ecla
 	const struct score_config *sc = &e->cfg.score;
 	/* d must fit an int32 with room: weights are small in practice. */
 	if (sc->weight_fit < 0 || sc->weight_balanced < 0 ||
-	    (sc->weight_fit + sc->weight_balanced) * MAX_NODE_SCORE > INT32_MAX / 4)
+	    sc->weight_gpu_best_fit < 0 || sc->weight_gpu_frag < 0 ||
+	    (sc->weight_fit + sc->weight_balanced + sc->weight_gpu_best_fit +
+	     sc->weight_gpu_frag) * MAX_NODE_SCORE * SCORE_FINE > INT32_MAX / 4)
 		return 0;
 	size_t n = k->n_feasible ? k->n_feasible : 1;
 	k->group = malloc(n);
@@ -688,7 +809,9 @@ static struct eclass *class_compile(struct engine *e, const struct snapshot *s,
 	}
 	k->n_requested = requested_of(pod, k->requested);
 	k->skip_balanced = score_balanced_skips(&e->cfg.score, pod);
-	bool load[RES_MAX] = {[RES_PODS] = true};
+	k->devices = devices_wanted(pod) || e->cfg.score.weight_gpu_best_fit ||
+		     e->cfg.score.weight_gpu_frag;
+	bool load[RES_MAX] = {[RES_PODS] = true, [RES_CPU] = k->devices};
 	for (unsigned i = 0; i < k->n_requested; i++)
 		load[k->requested[i]] = true;
 	const struct score_config *sc = &e->cfg.score;
@@ -912,6 +1035,8 @@ static void diagnose_class(struct engine *e, const struct snapshot *s,
 	e->diag_no_nodes = s->n_nodes == 0;
 	e->diag.by_code[REASON_TOO_MANY_PODS] += k->dyn_pods;
 	e->diag.by_code[REASON_PORTS] += k->dyn_ports;
+	e->diag.by_code[REASON_GPU] += k->dyn_gpu;
+	e->diag.by_code[REASON_CORES] += k->dyn_cores;
 	for (int r = 0; r < RES_MAX; r++)
 		e->diag.insufficient[r] += k->dyn_insufficient[r];
 }
@@ -970,7 +1095,8 @@ static void place_indexed(struct engine *e, const struct snapshot *s,
 		if (k->affinity_raw != NULL)
 			a = max_a == 0 ? k->group_aff[g]
 				       : MAX_NODE_SCORE * k->group_aff[g] / max_a;
-		tot[g] = sc->weight_taint * t + sc->weight_affinity * a + agg[g].d;
+		tot[g] = SCORE_FINE * (sc->weight_taint * t + sc->weight_affinity * a) +
+			 agg[g].d;
 		if (tot[g] > best)
 			best = tot[g];
 	}
@@ -1010,6 +1136,8 @@ static void diagnose_scan(struct engine *e, const struct snapshot *s,
 			nr = 1;
 		} else {
 			nr = filter_resources(pod, &nd.v, reasons);
+			if (nr == 0 && devices_wanted(pod))
+				nr = filter_devices(pod, &nd.v, reasons);
 		}
 		for (unsigned r = 0; r < nr; r++)
 			diagnosis_add(&e->diag, &reasons[r]);
@@ -1049,6 +1177,9 @@ static void place_scan(struct engine *e, const struct snapshot *s,
 		read_node(e->cluster, s, slot, pod, &nd);
 		if (pod->n_ports > 0 && !filter_ports(&e->ctx, pod, &nd.v))
 			continue;
+		if (devices_wanted(pod) &&
+		    devices_fit(&nd.v.spec->devices, &nd.dev, pod) != DEVICE_FITS)
+			continue;
 		struct candidate *cd = &e->cand[n++];
 		cd->slot = slot;
 		cd->raw[SCORE_AFFINITY] = k->affinity_raw ? k->affinity_raw[slot] : 0;
@@ -1061,19 +1192,16 @@ static void place_scan(struct engine *e, const struct snapshot *s,
 		diagnose_scan(e, s, k, pod);
 }
 
-int engine_place(struct engine *e, const struct pod_spec *pod, uint64_t seq,
-		 struct placement *out)
+static int place_fast(struct engine *e, const struct snapshot *s,
+		      const struct pod_spec *pod, uint64_t seq, struct placement *out)
 {
-	const struct snapshot *s = cluster_snapshot(e->cluster);
-	if (sync_generation(e, s) < 0)
-		return -ENOMEM;
 	bool first_sight;
 	struct eclass *k = class_get(e, s, pod, &first_sight);
 	if (first_sight) {
 		e->stats.first_sights++;
 		struct eclass *base = e->by_static[pod_static_hash(pod) & (STATIC_SLOTS - 1)];
 		if (base == NULL || !pod_static_equal(&base->spec, pod))
-			return engine_place_reference(e, pod, seq, NULL, out);
+			return place_reference(e, pod, seq, NULL, out);
 		e->stats.static_reuses++;
 		struct pass p;
 		begin(e, s, pod, seq, &p, out);
@@ -1107,6 +1235,18 @@ int engine_place(struct engine *e, const struct pod_spec *pod, uint64_t seq,
 	return 0;
 }
 
+int engine_place(struct engine *e, const struct pod_spec *pod, uint64_t seq,
+		 struct placement *out)
+{
+	const struct snapshot *s = cluster_snapshot(e->cluster);
+	if (sync_generation(e, s) < 0)
+		return -ENOMEM;
+	int rc = place_fast(e, s, pod, seq, out);
+	if (rc == 0)
+		assign_devices(e, s, pod, out);
+	return rc;
+}
+
 /* --- after a placement ---------------------------------------------------- */
 
 int engine_message(const struct engine *e, char *buf, size_t len)
@@ -1125,13 +1265,16 @@ static bool ports_free(const void *arg, const struct pod_spec *pod,
 	return filter_ports(ctx, pod, &v);
 }
 
-int engine_commit(struct engine *e, const struct pod_spec *pod, uint32_t slot)
+int engine_commit(struct engine *e, const struct pod_spec *pod, uint32_t slot,
+		  const struct device_assignment *dev)
 {
 	const struct snapshot *s = cluster_snapshot(e->cluster);
 	/* The shard's summary and the class indexes learn of the change from
 	 * the cluster's change log, as they do of other engines' commits. */
+	if (dev != NULL && dev->gpu_milli == DEVICES_STALE)
+		return -EAGAIN;
 	return cluster_reserve(e->cluster, slot, &s->nodes[slot].allocatable, pod,
-			       ports_free, &e->ctx);
+			       dev, ports_free, &e->ctx);
 }
 
 void engine_get_stats(const struct engine *e, struct engine_stats *out)

@@ -56,14 +56,22 @@ enum score_plugin {
 	SCORE_AFFINITY = 1, /* NodeAffinity */
 	SCORE_FIT = 2,      /* NodeResourcesFit */
 	SCORE_BALANCED = 3, /* NodeResourcesBalancedAllocation */
-	SCORE_PLUGINS = 4,
+	SCORE_GPU_BEST_FIT = 4, /* GpuBestFit (ours), thousandths */
+	SCORE_GPU_FRAG = 5,     /* GpuFragmentation (ours), thousandths */
+	SCORE_PLUGINS = 6,
 };
 
 extern const char *const score_plugin_names[SCORE_PLUGINS];
 
+/* struct placement's devices when the devices it chose were taken between
+ * the filter and the choice (another engine's commit): engine_commit()
+ * refuses it, as any lost race. */
+#define DEVICES_STALE UINT16_MAX
+
 struct placement {
 	int64_t slot;       /* the chosen node's slot; -1 when unschedulable */
-	int64_t score;      /* its weighted total */
+	int64_t score;      /* its weighted total, in thousandths (SCORE_FINE) */
+	struct device_assignment devices; /* what the commit reserves */
 	uint32_t feasible;  /* feasible nodes found and scored */
 	uint32_t all_nodes; /* nodes in the snapshot */
 };
@@ -114,11 +122,13 @@ int engine_place_reference(struct engine *e, const struct pod_spec *pod,
  * "0/N nodes are available: ...". Returns snprintf's result. */
 int engine_message(const struct engine *e, char *buf, size_t len);
 
-/* Commits `pod` to `slot` (after a placement) through cluster_reserve():
- * only if it still fits, which another thread's commit may have changed.
- * Returns 0, or cluster_reserve()'s -EAGAIN, -EBUSY, -EADDRINUSE, -ENOSPC
- * (nothing committed). Any thread, with the snapshot of its placement. */
-int engine_commit(struct engine *e, const struct pod_spec *pod, uint32_t slot);
+/* Commits `pod` to `slot` with the devices `dev` (the placement's; NULL:
+ * none) through cluster_reserve(): only if it still fits, which another
+ * thread's commit may have changed. Returns 0, or cluster_reserve()'s
+ * -EAGAIN, -EBUSY, -EADDRINUSE, -ENOSPC (nothing committed). Any thread,
+ * with the snapshot of its placement. */
+int engine_commit(struct engine *e, const struct pod_spec *pod, uint32_t slot,
+		  const struct device_assignment *dev);
 
 /* numFeasibleNodesToFind (pkg/scheduler/schedule_one.go). */
 uint32_t engine_nodes_to_find(int32_t percentage, uint32_t all_nodes);

@@ -25,13 +25,12 @@
  */
 #include "workers/plugins.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
-#else
-#include <math.h>
 #endif
 
 /* Balanced allocation must round exactly as Go does on amd64: one IEEE
@@ -364,11 +363,41 @@ unsigned filter_node(const struct plugin_ctx *ctx, const struct pod_spec *pod,
 		out[0] = (struct reason){.code = REASON_AFFINITY};
 		return 1;
 	}
+	if (pod->num_gpu > 0 && !filter_device_model(pod, spec)) {
+		out[0] = (struct reason){.code = REASON_GPU_MODEL};
+		return 1;
+	}
 	if (pod->n_ports && !filter_ports(ctx, pod, node)) {
 		out[0] = (struct reason){.code = REASON_PORTS};
 		return 1;
 	}
-	return filter_resources(pod, node, out);
+	unsigned n = filter_resources(pod, node, out);
+	if (n > 0 || !devices_wanted(pod))
+		return n;
+	return filter_devices(pod, node, out);
+}
+
+bool filter_device_model(const struct pod_spec *pod, const struct node_spec *node)
+{
+	return devices_model_ok(&node->devices, pod);
+}
+
+unsigned filter_devices(const struct pod_spec *pod, const struct node_view *node,
+			struct reason *out)
+{
+	switch (devices_fit(&node->spec->devices, node->dev, pod)) {
+	case DEVICE_FITS:
+		return 0;
+	case DEVICE_MISFIT_MODEL:
+		out[0] = (struct reason){.code = REASON_GPU_MODEL};
+		return 1;
+	case DEVICE_MISFIT_GPU:
+		out[0] = (struct reason){.code = REASON_GPU};
+		return 1;
+	default:
+		out[0] = (struct reason){.code = REASON_CORES};
+		return 1;
+	}
 }
 
 int reason_format(const struct plugin_ctx *ctx, const struct reason *r, char *buf,
@@ -390,6 +419,12 @@ int reason_format(const struct plugin_ctx *ctx, const struct reason *r, char *bu
 				"node(s) didn't have free ports for the requested pod ports");
 	case REASON_TOO_MANY_PODS:
 		return snprintf(buf, len, "Too many pods");
+	case REASON_GPU_MODEL:
+		return snprintf(buf, len, "node(s) didn't have the requested GPU model");
+	case REASON_GPU:
+		return snprintf(buf, len, "node(s) didn't have a GPU device with enough free");
+	case REASON_CORES:
+		return snprintf(buf, len, "node(s) didn't have enough free exclusive cores");
 	case REASON_INSUFFICIENT:
 		return snprintf(buf, len, "Insufficient %s",
 				r->resource < RES_MAX ? ctx->res->name[r->resource] : "?");
@@ -398,6 +433,32 @@ int reason_format(const struct plugin_ctx *ctx, const struct reason *r, char *bu
 }
 
 /* --- scores --- */
+
+int64_t score_gpu_best_fit(const struct pod_spec *pod, const struct node_view *node,
+			   int64_t cpu_max, int64_t gpu_max)
+{
+	const struct node_spec *spec = node->spec;
+	int64_t cpu_left = spec->allocatable.v[RES_CPU] - node->used->v[RES_CPU] -
+			   pod->request.v[RES_CPU];
+	int64_t s = 100 * SCORE_FINE;
+	if (cpu_max > 0)
+		s -= 50 * SCORE_FINE * cpu_left / cpu_max;
+	if (gpu_max > 0) {
+		int64_t gpu_left = -(int64_t)pod->num_gpu * pod->gpu_milli;
+		for (unsigned g = 0; g < spec->devices.n_gpus; g++)
+			gpu_left += node->dev->gpu_free[g];
+		s -= 50 * SCORE_FINE * gpu_left / gpu_max;
+	}
+	return s;
+}
+
+int64_t score_gpu_frag_of_growth(int64_t growth, uint64_t mix_total)
+{
+	if (mix_total == 0)
+		return 50 * SCORE_FINE;
+	double x = -(double)growth / (double)mix_total / 1000.0;
+	return (int64_t)(100.0 * SCORE_FINE / (1.0 + exp(-x)) + 0.5);
+}
 
 /* resource_allocation.go calculateResourceAllocatableRequest: the node's
  * allocatable and the requested total with this pod, or false to leave the

@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "shm/devices.h"
 #include "shm/intern.h"
 #include "shm/model.h"
 #include "workers/score_config.h"
@@ -40,6 +41,8 @@ struct node_view {
 	int64_t used_nonzero_mem_bytes; /* with the 200Mi stand-ins, for scores */
 	const struct host_port *ports;  /* host ports of pods on it */
 	unsigned n_ports;
+	const struct device_view *dev;  /* free devices; read only for a pod
+					 * that wants devices, or by device scores */
 };
 
 enum reason_code {
@@ -49,7 +52,10 @@ enum reason_code {
 	REASON_AFFINITY,          /* "node(s) didn't match Pod's node affinity/selector" */
 	REASON_PORTS,             /* "node(s) didn't have free ports for the requested pod ports" */
 	REASON_TOO_MANY_PODS,     /* "Too many pods" */
-	REASON_INSUFFICIENT,      /* "Insufficient <resource name>" */
+	REASON_GPU_MODEL,         /* "node(s) didn't have the requested GPU model" */
+	REASON_GPU,               /* "node(s) didn't have a GPU device with enough free" */
+	REASON_CORES,             /* "node(s) didn't have enough free exclusive cores" */
+	REASON_INSUFFICIENT,      /* "Insufficient <resource name>" (last: see diagnosis.h) */
 };
 
 struct reason {
@@ -92,8 +98,18 @@ bool filter_ports(const struct plugin_ctx *ctx, const struct pod_spec *pod,
 unsigned filter_resources(const struct pod_spec *pod, const struct node_view *node,
 			  struct reason out[FILTER_MAX_REASONS]);
 
+/* DeviceModel (ours, static): the node's GPU model is in the pod's set. */
+bool filter_device_model(const struct pod_spec *pod, const struct node_spec *node);
+
+/* DeviceFit (ours, after NodeResourcesFit): shm/devices.h's rules on the
+ * node's free devices. Writes at most one reason (REASON_GPU or
+ * REASON_CORES); returns how many. */
+unsigned filter_devices(const struct pod_spec *pod, const struct node_view *node,
+			struct reason *out);
+
 /* The default profile's filters in kube-scheduler's order (NodeUnschedulable,
- * NodeName, TaintToleration, NodeAffinity, NodePorts, NodeResourcesFit),
+ * NodeName, TaintToleration, NodeAffinity, then our DeviceModel, NodePorts,
+ * NodeResourcesFit, then our DeviceFit),
  * stopping at the first plugin that fails, as the framework does. Returns
  * the number of reasons written; 0 means the node is feasible. */
 unsigned filter_node(const struct plugin_ctx *ctx, const struct pod_spec *pod,
@@ -133,6 +149,23 @@ int64_t score_affinity_raw(const struct plugin_ctx *ctx, const struct pod_spec *
 /* tainttoleration Score before normalising: the number of PreferNoSchedule
  * taints the pod does not tolerate. */
 int64_t score_taint_raw(const struct pod_spec *pod, const struct node_spec *node);
+
+/* Device scores keep thousandths of a point, so close candidates do not
+ * tie: a total is in these units (other scores count SCORE_FINE each). */
+#define SCORE_FINE 1000
+
+/* GpuBestFit (ours; the FGD paper's BestFit), in thousandths:
+ * 100 * (1 - cpu left after / 2 cpu_max - GPU milli left after / 2 gpu_max),
+ * where cpu_max and gpu_max are the largest node's (gpu_max 0: no GPU
+ * term). Least left over scores most. */
+int64_t score_gpu_best_fit(const struct pod_spec *pod, const struct node_view *node,
+			   int64_t cpu_max, int64_t gpu_max);
+
+/* GpuFragmentation (ours; FGD's score), in thousandths: 100 *
+ * sigmoid(-growth / 1000), growth being the mix-weighted fragmented GPU
+ * milli per pod of the mix the placement adds (workers/frag.h); 50 for no
+ * change. */
+int64_t score_gpu_frag_of_growth(int64_t growth, uint64_t mix_total);
 
 /* helper/normalize_score.go DefaultNormalizeScore(100, reverse, scores). */
 void score_normalize(int64_t *scores, size_t n, bool reverse);

@@ -25,6 +25,10 @@ struct score_config {
 	int64_t weight_affinity;
 	int64_t weight_fit;
 	int64_t weight_balanced;
+	/* Ours, not enabled by default: GpuBestFit (least cpu and GPU left
+	 * over) and GpuFragmentation (least growth of GPU fragmentation). */
+	int64_t weight_gpu_best_fit;
+	int64_t weight_gpu_frag;
 
 	/* NodeResourcesFit args: scoringStrategy (default LeastAllocated over
 	 * cpu and memory, weight 1 each). */

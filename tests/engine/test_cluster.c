@@ -178,7 +178,7 @@ static void test_add_update_remove_keep_slots(void **state)
 	struct pod_spec pod;
 	memset(&pod, 0, sizeof(pod));
 	pod.request.v[RES_CPU] = 100;
-	assert_int_equal(cluster_account(f->c, (uint32_t)slot_b, &pod, +1), 0);
+	assert_int_equal(cluster_account(f->c, (uint32_t)slot_b, &pod, NULL, +1), 0);
 	assert_int_equal(cluster_alloc(f->c, (uint32_t)slot_b)->used[RES_CPU], 100);
 	assert_int_equal(cluster_alloc(f->c, (uint32_t)slot_b)->used[RES_PODS], 1);
 	struct node_event uncordon = named_event(f, NODE_EVENT_UNCORDON, "c");
@@ -255,11 +255,11 @@ static void test_account_ports(void **state)
 	pod.ports[1] = (struct host_port){.port = 53, .protocol = PROTO_UDP};
 	pod.nonzero_cpu_milli = 100;
 	for (int i = 0; i < 5; i++)
-		assert_int_equal(cluster_account(f->c, 0, &pod, +1), 0);
+		assert_int_equal(cluster_account(f->c, 0, &pod, NULL, +1), 0);
 	const struct node_alloc *al = cluster_alloc_const(f->c, 0);
 	assert_int_equal(al->n_ports, 10);
 	assert_int_equal(al->used_nonzero_cpu_milli, 500);
-	assert_int_equal(cluster_account(f->c, 0, &pod, -1), 0);
+	assert_int_equal(cluster_account(f->c, 0, &pod, NULL, -1), 0);
 	assert_int_equal(al->n_ports, 8);
 	assert_int_equal(al->used[RES_PODS], 4);
 }

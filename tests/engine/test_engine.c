@@ -302,7 +302,7 @@ static void run_case(uint64_t case_no, uint64_t *placed, uint64_t *unschedulable
 		gen_pod(&w, &pod);
 		pod.n_ports = 0;
 		/* Bound pods count whether they fit or not, as in a cluster file. */
-		assert_int_equal(cluster_account(c, below(n_nodes), &pod, +1), 0);
+		assert_int_equal(cluster_account(c, below(n_nodes), &pod, NULL, +1), 0);
 	}
 	/* Replicas of two specs among unique pods: classes get reused (and
 	 * indexed). A second engine on the same cluster places some pods too,
@@ -339,13 +339,13 @@ static void run_case(uint64_t case_no, uint64_t *placed, uint64_t *unschedulable
 			assert_int_equal(engine_place(other, &pod, i, &pl), 0);
 			if (pl.slot >= 0)
 				assert_int_equal(engine_commit(other, &pod,
-							       (uint32_t)pl.slot), 0);
+							       (uint32_t)pl.slot, NULL), 0);
 			slot = pl.slot;
 		} else {
 			check_same(e, &pod, i, case_no, &slot);
 			if (slot >= 0) {
 				(*placed)++;
-				assert_int_equal(engine_commit(e, &pod, (uint32_t)slot), 0);
+				assert_int_equal(engine_commit(e, &pod, (uint32_t)slot, NULL), 0);
 			} else {
 				(*unschedulable)++;
 			}
@@ -356,7 +356,7 @@ static void run_case(uint64_t case_no, uint64_t *placed, uint64_t *unschedulable
 		}
 		if (n_held > 0 && chance(15)) { /* a release */
 			unsigned j = below(n_held);
-			assert_int_equal(cluster_account(c, held[j].slot, &held[j].pod, -1), 0);
+			assert_int_equal(cluster_account(c, held[j].slot, &held[j].pod, NULL, -1), 0);
 			held[j] = held[--n_held];
 		}
 		if (chance(15)) { /* a node event: a new snapshot generation */
@@ -470,11 +470,11 @@ static void test_hand_checked(void **state)
 	struct placement pl;
 	assert_int_equal(engine_place(e, &pod, 0, &pl), 0);
 	assert_true(pl.slot == 0 || pl.slot == 1); /* n2 is cordoned */
-	assert_int_equal(engine_commit(e, &pod, (uint32_t)pl.slot), 0);
+	assert_int_equal(engine_commit(e, &pod, (uint32_t)pl.slot, NULL), 0);
 	int64_t first = pl.slot;
 	assert_int_equal(engine_place(e, &pod, 1, &pl), 0);
 	assert_int_equal(pl.slot, 1 - first); /* the emptier node */
-	assert_int_equal(engine_commit(e, &pod, (uint32_t)pl.slot), 0);
+	assert_int_equal(engine_commit(e, &pod, (uint32_t)pl.slot, NULL), 0);
 	assert_int_equal(engine_place(e, &pod, 2, &pl), 0);
 	assert_int_equal(pl.slot, -1);
 	char msg[512];

@@ -84,7 +84,7 @@ static void *work(void *arg)
 		if (w->n_held > 0 && next_rand(&rng) % 2 == 0) {
 			size_t k = next_rand(&rng) % w->n_held;
 			cluster_account(cluster, w->held[k].slot, &shapes[w->held[k].shape],
-					-1);
+					NULL, -1);
 			w->held[k] = w->held[--w->n_held];
 			w->releases++;
 		}

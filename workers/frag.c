@@ -1,0 +1,185 @@
+/* GPU fragmentation: see frag.h. Cost: frag_amount O(shapes x GPUs);
+ * frag_growth one frag_amount per distinct free value a sharing pod could
+ * take, plus one. */
+#include "workers/frag.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void frag_counter_init(struct frag_counter *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->next_refresh = FRAG_FIRST_REFRESH;
+}
+
+static void shape_of(const struct pod_spec *pod, struct frag_shape *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->cpu_milli = pod->nonzero_cpu_milli;
+	s->num_gpu = pod->num_gpu;
+	s->gpu_milli = pod->num_gpu ? pod->gpu_milli : 0;
+	s->n_models = pod->num_gpu ? pod->n_gpu_models : 0;
+	for (unsigned i = 0; i < s->n_models; i++)
+		s->models[i] = pod->gpu_models[i];
+}
+
+static uint64_t shape_hash(const struct frag_shape *s)
+{
+	/* FNV-1a over the bytes; shapes are zero-filled, so equal shapes hash
+	 * equal. Never 0 (the empty mark). */
+	const unsigned char *b = (const unsigned char *)s;
+	uint64_t h = UINT64_C(0xcbf29ce484222325);
+	for (size_t i = 0; i < sizeof(*s); i++)
+		h = (h ^ b[i]) * UINT64_C(0x100000001b3);
+	return h ? h : 1;
+}
+
+bool frag_counter_add(struct frag_counter *c, const struct pod_spec *pod)
+{
+	struct frag_shape s;
+	shape_of(pod, &s);
+	uint64_t h = shape_hash(&s);
+	uint32_t i = (uint32_t)h & (FRAG_COUNT_SLOTS - 1);
+	c->pods++;
+	for (;; i = (i + 1) & (FRAG_COUNT_SLOTS - 1)) {
+		struct frag_count *e = &c->slot[i];
+		if (e->hash == h && memcmp(&e->shape, &s, sizeof(s)) == 0) {
+			e->count++;
+			break;
+		}
+		if (e->hash == 0) {
+			/* Half full at most, so probes stay short; past that a
+			 * new shape is not counted (it is rare by then). */
+			if (c->n_shapes >= FRAG_COUNT_SLOTS / 2) {
+				c->dropped++;
+				break;
+			}
+			*e = (struct frag_count){.hash = h, .shape = s, .count = 1};
+			c->n_shapes++;
+			break;
+		}
+	}
+	if (c->pods < c->next_refresh)
+		return false;
+	uint64_t step = c->next_refresh * 3; /* next at 4x */
+	c->next_refresh += step < FRAG_MAX_INTERVAL ? step : FRAG_MAX_INTERVAL;
+	return true;
+}
+
+static int by_count_desc(const void *a, const void *b)
+{
+	const struct frag_count *x = *(const struct frag_count *const *)a;
+	const struct frag_count *y = *(const struct frag_count *const *)b;
+	if (x->count != y->count)
+		return x->count > y->count ? -1 : 1;
+	/* A fixed order for equal counts, so a build is reproducible. */
+	return memcmp(&x->shape, &y->shape, sizeof(x->shape));
+}
+
+void frag_mix_build(struct frag_mix *m, const struct frag_counter *c)
+{
+	const struct frag_count *all[FRAG_COUNT_SLOTS];
+	unsigned n = 0;
+	uint64_t total = 0;
+	for (unsigned i = 0; i < FRAG_COUNT_SLOTS; i++)
+		if (c->slot[i].hash != 0) {
+			all[n++] = &c->slot[i];
+			total += c->slot[i].count;
+		}
+	qsort(all, n, sizeof(all[0]), by_count_desc);
+	m->epoch++;
+	m->n = 0;
+	m->total = 0;
+	/* Take shapes while what is taken is below the cover: the one that
+	 * crosses it is included (the paper's rule). */
+	for (unsigned i = 0; i < n && m->n < FRAG_MAX_TYPES &&
+			     m->total * 1000 < total * FRAG_COVER_PERMILLE; i++) {
+		m->shape[m->n] = all[i]->shape;
+		m->weight[m->n] = all[i]->count;
+		m->total += all[i]->count;
+		m->n++;
+	}
+}
+
+static bool shape_model_ok(const struct frag_shape *s, const struct node_devices *d)
+{
+	if (s->n_models == 0)
+		return true;
+	for (unsigned i = 0; i < s->n_models; i++)
+		if (s->models[i] == d->gpu_model)
+			return true;
+	return false;
+}
+
+int64_t frag_amount(const struct frag_mix *m, const struct node_devices *d,
+		    int64_t cpu_left, const uint16_t gpu_free[NODE_MAX_GPUS])
+{
+	unsigned G = d->n_gpus;
+	int64_t left = 0;
+	for (unsigned g = 0; g < G; g++)
+		left += gpu_free[g];
+	if (left == 0)
+		return 0;
+	int64_t sum = 0;
+	for (unsigned t = 0; t < m->n; t++) {
+		const struct frag_shape *s = &m->shape[t];
+		int64_t frag = left;
+		if (s->num_gpu > 0 && cpu_left >= s->cpu_milli && shape_model_ok(s, d)) {
+			unsigned enough = 0;
+			int64_t below = 0;
+			for (unsigned g = 0; g < G; g++) {
+				if (gpu_free[g] >= s->gpu_milli)
+					enough++;
+				else
+					below += gpu_free[g];
+			}
+			if (enough >= s->num_gpu)
+				frag = below;
+		}
+		sum += (int64_t)m->weight[t] * frag;
+	}
+	return sum;
+}
+
+int64_t frag_growth(const struct frag_mix *m, const struct node_devices *d,
+		    int64_t cpu_left, const struct device_view *v,
+		    const struct pod_spec *pod, int *gpu)
+{
+	*gpu = -1;
+	int64_t before = frag_amount(m, d, cpu_left, v->gpu_free);
+	int64_t cpu_after = cpu_left - pod->request.v[RES_CPU];
+	uint16_t after[NODE_MAX_GPUS];
+	memcpy(after, v->gpu_free, sizeof(after));
+	if (pod->num_gpu == 0)
+		return frag_amount(m, d, cpu_after, after) - before;
+	if (pod->gpu_milli >= GPU_MILLI_PER_DEVICE) {
+		unsigned need = pod->num_gpu;
+		for (unsigned g = 0; g < d->n_gpus && need > 0; g++)
+			if (after[g] == GPU_MILLI_PER_DEVICE) {
+				after[g] = 0;
+				need--;
+			}
+		return frag_amount(m, d, cpu_after, after) - before;
+	}
+	/* A sharing pod: every device it fits on, once per distinct free
+	 * value (equal values give equal results; the lowest index wins). */
+	int64_t best = INT64_MAX;
+	for (unsigned g = 0; g < d->n_gpus; g++) {
+		uint16_t f = v->gpu_free[g];
+		if (f < pod->gpu_milli)
+			continue;
+		bool seen = false;
+		for (unsigned h = 0; h < g && !seen; h++)
+			seen = v->gpu_free[h] == f;
+		if (seen)
+			continue;
+		after[g] = (uint16_t)(f - pod->gpu_milli);
+		int64_t growth = frag_amount(m, d, cpu_after, after) - before;
+		after[g] = f;
+		if (growth < best) {
+			best = growth;
+			*gpu = (int)g;
+		}
+	}
+	return best == INT64_MAX ? 0 : best;
+}
