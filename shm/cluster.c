@@ -493,19 +493,19 @@ void cluster_load_devices(const struct node_alloc *a, const struct node_devices 
 			  struct device_view *out)
 {
 	/* Relaxed: a view; the commit re-checks. */
-	for (unsigned g = 0; g < NODE_MAX_GPUS; g++) {
-		uint32_t used = g < d->n_gpus ? __atomic_load_n(&a->gpu_used[g],
-								 __ATOMIC_RELAXED)
-					      : GPU_MILLI_PER_DEVICE;
-		out->gpu_free[g] = (uint16_t)(GPU_MILLI_PER_DEVICE - used);
-	}
+	unsigned g = 0;
+	for (; g < d->n_gpus; g++)
+		out->gpu_free[g] = (uint16_t)(GPU_MILLI_PER_DEVICE -
+					      __atomic_load_n(&a->gpu_used[g],
+							      __ATOMIC_RELAXED));
+	for (; g < NODE_MAX_GPUS; g++)
+		out->gpu_free[g] = 0;
 	for (unsigned w = 0; w < CORE_WORDS; w++) {
-		uint64_t pool = 0;
-		for (unsigned b = 0; b < 64; b++)
-			if (w * 64 + b < d->n_cores)
-				pool |= UINT64_C(1) << b;
-		out->cores_free[w] = pool & ~__atomic_load_n(&a->cores_used[w],
-							     __ATOMIC_RELAXED);
+		int bits = (int)d->n_cores - (int)w * 64; /* pool cores in this word */
+		uint64_t pool = bits >= 64 ? UINT64_MAX
+			      : bits > 0 ? (UINT64_C(1) << bits) - 1 : 0;
+		out->cores_free[w] = pool == 0 ? 0
+			: pool & ~__atomic_load_n(&a->cores_used[w], __ATOMIC_RELAXED);
 	}
 }
 

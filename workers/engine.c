@@ -111,6 +111,15 @@ struct shard_free {
 	bool dirty;
 };
 
+/* A node's fragmentation for the state it was computed in: every class
+ * that re-scores a node after a change asks for the same one. */
+struct frag_before {
+	uint64_t epoch; /* of the mix; 0: never computed */
+	int64_t cpu_left;
+	uint16_t gpu_free[NODE_MAX_GPUS];
+	int64_t value;
+};
+
 struct engine {
 	struct cluster *cluster;
 	struct plugin_ctx ctx;
@@ -149,6 +158,7 @@ struct engine {
 	int64_t cpu_max, gpu_max;
 	struct frag_counter *frag_count;
 	struct frag_mix mix;
+	struct frag_before *before; /* [capacity] per slot */
 
 	struct engine_stats stats;
 };
@@ -242,7 +252,8 @@ struct engine *engine_create(struct cluster *c, const struct plugin_ctx *ctx,
 		return NULL;
 	}
 	e->frag_count = malloc(sizeof(*e->frag_count));
-	if (e->frag_count == NULL) {
+	e->before = calloc(cap ? cap : 1, sizeof(*e->before));
+	if (e->frag_count == NULL || e->before == NULL) {
 		engine_destroy(e);
 		errno = ENOMEM;
 		return NULL;
@@ -315,6 +326,7 @@ void engine_destroy(struct engine *e)
 	free(e->cand);
 	free(e->tmp);
 	free(e->frag_count);
+	free(e->before);
 	free(e);
 }
 
@@ -357,8 +369,26 @@ static bool wants_affinity_score(const struct engine *e, const struct pod_spec *
 	return e->cfg.score.weight_affinity > 0 && pod->n_preferred > 0;
 }
 
+/* The fragmentation of a node as it is now, from the per-slot cache when
+ * its state has not changed since. */
+static int64_t frag_before(struct engine *e, const struct node_view *v,
+			   int64_t cpu_left)
+{
+	const struct snapshot *s = cluster_snapshot(e->cluster);
+	struct frag_before *b = &e->before[v->spec - s->nodes];
+	const struct node_devices *d = &v->spec->devices;
+	if (b->epoch == e->mix.epoch + 1 && b->cpu_left == cpu_left &&
+	    memcmp(b->gpu_free, v->dev->gpu_free, d->n_gpus * sizeof(uint16_t)) == 0)
+		return b->value;
+	b->epoch = e->mix.epoch + 1;
+	b->cpu_left = cpu_left;
+	memcpy(b->gpu_free, v->dev->gpu_free, sizeof(b->gpu_free));
+	b->value = frag_amount(&e->mix, d, cpu_left, v->dev->gpu_free);
+	return b->value;
+}
+
 /* Raw scores of one candidate; static ones may come from a class. */
-static void score_dynamic(const struct engine *e, const struct pod_spec *pod,
+static void score_dynamic(struct engine *e, const struct pod_spec *pod,
 			  const struct node_view *v, bool skip_balanced,
 			  struct candidate *cd)
 {
@@ -373,7 +403,8 @@ static void score_dynamic(const struct engine *e, const struct pod_spec *pod,
 		int gpu;
 		int64_t cpu_left = v->spec->allocatable.v[RES_CPU] - v->used->v[RES_CPU];
 		int64_t growth = frag_growth(&e->mix, &v->spec->devices, cpu_left,
-					     v->dev, pod, &gpu);
+					     v->dev, frag_before(e, v, cpu_left), pod,
+					     &gpu);
 		cd->raw[SCORE_GPU_FRAG] = score_gpu_frag_of_growth(growth, e->mix.total);
 	}
 }
@@ -478,6 +509,13 @@ static void begin(struct engine *e, const struct snapshot *s,
 		frag_mix_build(&e->mix, e->frag_count);
 }
 
+void engine_learn_shapes(struct engine *e, const struct pod_spec *pods, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		frag_counter_add(e->frag_count, &pods[i]);
+	frag_mix_build(&e->mix, e->frag_count);
+}
+
 /* The exact devices for a placed pod that wants any: the sharing pod's
  * device is the one GpuFragmentation's score assumed when that score is
  * on, else the best fit; whole devices and cores as devices_assign(). */
@@ -493,7 +531,8 @@ static void assign_devices(struct engine *e, const struct snapshot *s,
 	if (e->cfg.score.weight_gpu_frag && pod->num_gpu == 1 &&
 	    pod->gpu_milli < GPU_MILLI_PER_DEVICE) {
 		int64_t cpu_left = nd.v.spec->allocatable.v[RES_CPU] - nd.used.v[RES_CPU];
-		frag_growth(&e->mix, &nd.v.spec->devices, cpu_left, &nd.dev, pod, &gpu);
+		frag_growth(&e->mix, &nd.v.spec->devices, cpu_left, &nd.dev,
+			    frag_before(e, &nd.v, cpu_left), pod, &gpu);
 	}
 	/* The node passed the device filter against the same counters a
 	 * moment ago; if another engine took them since, the assignment is

@@ -133,6 +133,11 @@ int engine_commit(struct engine *e, const struct pod_spec *pod, uint32_t slot,
 /* numFeasibleNodesToFind (pkg/scheduler/schedule_one.go). */
 uint32_t engine_nodes_to_find(int32_t percentage, uint32_t all_nodes);
 
+/* Counts `n` pods' shapes into the mix GpuFragmentation scores against and
+ * rebuilds it now: a known workload primes the mix instead of the first
+ * pods (the FGD paper's "target workload"). Pods placed later still count. */
+void engine_learn_shapes(struct engine *e, const struct pod_spec *pods, size_t n);
+
 void engine_get_stats(const struct engine *e, struct engine_stats *out);
 
 #endif

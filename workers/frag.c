@@ -1,4 +1,4 @@
-/* GPU fragmentation: see frag.h. Cost: frag_amount O(shapes x GPUs);
+/* GPU fragmentation: see frag.h. Cost: frag_amount O(shapes + GPUs);
  * frag_growth one frag_amount per distinct free value a sharing pod could
  * take, plus one. */
 #include "workers/frag.h"
@@ -99,6 +99,26 @@ void frag_mix_build(struct frag_mix *m, const struct frag_counter *c)
 		m->total += all[i]->count;
 		m->n++;
 	}
+	/* CPU-only shapes out to one weight; GPU shapes by gpu_milli
+	 * (insertion sort: at most FRAG_MAX_TYPES, once per build). */
+	unsigned g = 0;
+	m->cpu_only_weight = 0;
+	for (unsigned i = 0; i < m->n; i++) {
+		if (m->shape[i].num_gpu == 0) {
+			m->cpu_only_weight += m->weight[i];
+			continue;
+		}
+		struct frag_shape sh = m->shape[i];
+		uint32_t w = m->weight[i];
+		unsigned j = g++;
+		for (; j > 0 && m->shape[j - 1].gpu_milli > sh.gpu_milli; j--) {
+			m->shape[j] = m->shape[j - 1];
+			m->weight[j] = m->weight[j - 1];
+		}
+		m->shape[j] = sh;
+		m->weight[j] = w;
+	}
+	m->n = g;
 }
 
 static bool shape_model_ok(const struct frag_shape *s, const struct node_devices *d)
@@ -115,38 +135,38 @@ int64_t frag_amount(const struct frag_mix *m, const struct node_devices *d,
 		    int64_t cpu_left, const uint16_t gpu_free[NODE_MAX_GPUS])
 {
 	unsigned G = d->n_gpus;
+	uint16_t sorted[NODE_MAX_GPUS];
 	int64_t left = 0;
-	for (unsigned g = 0; g < G; g++)
-		left += gpu_free[g];
+	for (unsigned g = 0; g < G; g++) {
+		uint16_t f = gpu_free[g];
+		left += f;
+		unsigned j = g;
+		for (; j > 0 && sorted[j - 1] > f; j--)
+			sorted[j] = sorted[j - 1];
+		sorted[j] = f;
+	}
 	if (left == 0)
 		return 0;
-	int64_t sum = 0;
+	/* A CPU-only shape can use no GPU: all of them are fragments to it. */
+	int64_t sum = (int64_t)m->cpu_only_weight * left;
+	unsigned j = 0;     /* sorted[0..j) hold less than the shape asks */
+	int64_t below = 0;  /* their sum */
 	for (unsigned t = 0; t < m->n; t++) {
 		const struct frag_shape *s = &m->shape[t];
-		int64_t frag = left;
-		if (s->num_gpu > 0 && cpu_left >= s->cpu_milli && shape_model_ok(s, d)) {
-			unsigned enough = 0;
-			int64_t below = 0;
-			for (unsigned g = 0; g < G; g++) {
-				if (gpu_free[g] >= s->gpu_milli)
-					enough++;
-				else
-					below += gpu_free[g];
-			}
-			if (enough >= s->num_gpu)
-				frag = below;
-		}
-		sum += (int64_t)m->weight[t] * frag;
+		while (j < G && sorted[j] < s->gpu_milli)
+			below += sorted[j++];
+		bool fits = cpu_left >= s->cpu_milli && G - j >= s->num_gpu &&
+			    shape_model_ok(s, d);
+		sum += (int64_t)m->weight[t] * (fits ? below : left);
 	}
 	return sum;
 }
 
 int64_t frag_growth(const struct frag_mix *m, const struct node_devices *d,
-		    int64_t cpu_left, const struct device_view *v,
+		    int64_t cpu_left, const struct device_view *v, int64_t before,
 		    const struct pod_spec *pod, int *gpu)
 {
 	*gpu = -1;
-	int64_t before = frag_amount(m, d, cpu_left, v->gpu_free);
 	int64_t cpu_after = cpu_left - pod->request.v[RES_CPU];
 	uint16_t after[NODE_MAX_GPUS];
 	memcpy(after, v->gpu_free, sizeof(after));

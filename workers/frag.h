@@ -47,8 +47,11 @@ struct frag_mix {
 	uint64_t epoch; /* +1 per build: cached fragmentation is stale */
 	unsigned n;
 	uint64_t total; /* sum of weight[] */
+	/* GPU shapes sorted by gpu_milli, so one walk over a node's sorted
+	 * free values answers every shape; CPU-only shapes are one sum. */
 	struct frag_shape shape[FRAG_MAX_TYPES];
 	uint32_t weight[FRAG_MAX_TYPES]; /* pods of the shape counted */
+	uint64_t cpu_only_weight;        /* of shapes that ask for no GPU */
 };
 
 struct frag_count {
@@ -75,16 +78,17 @@ bool frag_counter_add(struct frag_counter *c, const struct pod_spec *pod);
 void frag_mix_build(struct frag_mix *m, const struct frag_counter *c);
 
 /* Fragmented GPU milli of a node in state (cpu_left, gpu_free), weighted:
- * sum over shapes of weight x fragmented milli. */
+ * sum over shapes of weight x fragmented milli. O(shapes + GPUs log GPUs). */
 int64_t frag_amount(const struct frag_mix *m, const struct node_devices *d,
 		    int64_t cpu_left, const uint16_t gpu_free[NODE_MAX_GPUS]);
 
 /* The growth of fragmentation (weighted, as frag_amount) from placing the
- * pod, which fits, on a node in state (cpu_left, v), on the device that
- * grows it least (lowest index on a tie: *gpu, -1 for none or whole
- * devices, which are the lowest free ones). */
+ * pod, which fits, on a node in state (cpu_left, v) whose fragmentation is
+ * `before` (frag_amount's), on the device that grows it least (lowest
+ * index on a tie: *gpu, -1 for none or whole devices, which are the lowest
+ * free ones). */
 int64_t frag_growth(const struct frag_mix *m, const struct node_devices *d,
-		    int64_t cpu_left, const struct device_view *v,
+		    int64_t cpu_left, const struct device_view *v, int64_t before,
 		    const struct pod_spec *pod, int *gpu);
 
 #endif
