@@ -16,6 +16,10 @@
  * without NonMissingContainerRequests) and are computed in one pass over
  * the containers, with overflow checks.
  *
+ * Devices (README, "Devices") are read last, from annotations, labels and
+ * the nvidia.com/gpu resource already decoded; a pod's exclusive cores need
+ * its QoS class, tracked while its containers' requests are read.
+ *
  * A visitor that leaves `node` or `pod` NULL does not expect that kind in
  * its file: meeting one is an error, not a silent skip.
  *
@@ -26,6 +30,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -59,6 +64,10 @@ struct decoder {
 	size_t path_len;
 	struct node_spec node;
 	struct pod_spec pod;
+	/* Guaranteed QoS so far: every container seen has cpu and memory
+	 * limits equal to its (defaulted) requests; needs one container. */
+	bool guaranteed;
+	size_t n_containers;
 };
 
 /* --- messages ----------------------------------------------------------- */
@@ -477,6 +486,328 @@ static int resource_list(struct decoder *d, const json_t *obj, const char *key,
 	return rc;
 }
 
+/* --- devices ------------------------------------------------------------- */
+
+/* Where devices are read from (README, "Devices"): Alibaba's GPU-sharing
+ * annotations, NVIDIA's device plugin resource and GPU feature discovery
+ * label, and two annotations of ours for the static CPU manager. */
+#define GPU_RESOURCE "nvidia.com/gpu"
+#define ANN_GPU_COUNT "alibabacloud.com/gpu-count"
+#define ANN_GPU_MILLI "alibabacloud.com/gpu-milli"
+#define GPU_MODEL_KEY "alibabacloud.com/gpu-card-model" /* node label, pod annotation */
+#define LABEL_GPU_PRODUCT "nvidia.com/gpu.product"
+#define ANN_CPU_POLICY "shmsched.io/cpu-manager-policy"
+#define ANN_NUMA_NODES "shmsched.io/numa-nodes"
+
+/* metadata.annotations of `obj`: *ann NULL when absent. */
+static int get_annotations(struct decoder *d, const json_t *obj, json_t **ann)
+{
+	json_t *meta;
+	*ann = NULL;
+	int rc = get(d, obj, "metadata", W_OBJECT, &meta);
+	if (rc < 0 || meta == NULL)
+		return rc;
+	size_t mark = path_field(d, "metadata");
+	rc = get(d, meta, "annotations", W_OBJECT, ann);
+	path_pop(d, mark);
+	return rc;
+}
+
+/* Annotation `key` as a decimal integer in min..max; *present false when
+ * absent. Above max fails with `over_rc` and names `limit`, the model's
+ * bound. Call with the path at metadata.annotations. */
+static int annotation_int(struct decoder *d, const json_t *ann, const char *key,
+			  long min, long max, int over_rc, const char *limit,
+			  long *out, bool *present)
+{
+	char q[SHOW_MAX + 16];
+	*out = 0;
+	*present = false;
+	json_t *v = ann != NULL ? json_object_get(ann, key) : NULL;
+	if (v == NULL || json_is_null(v))
+		return 0;
+	size_t mark = path_key(d, key, strlen(key));
+	int rc = check_type(d, v, W_STRING);
+	const char *s = rc == 0 ? json_string_value(v) : "";
+	size_t len = rc == 0 ? json_string_length(v) : 0;
+	long n = 0;
+	bool digits = len > 0;
+	for (size_t i = 0; i < len && digits; i++) {
+		digits = s[i] >= '0' && s[i] <= '9';
+		/* Saturates past max: any length reads without overflow. */
+		n = n > max ? n : n * 10 + (s[i] - '0');
+	}
+	if (rc < 0)
+		;
+	else if (!digits)
+		rc = fail(d, -EINVAL, "%s is not an integer (%ld..%ld)",
+			  show_str(s, len, q, sizeof(q)), min, max);
+	else if (n < min)
+		rc = fail(d, -EINVAL, "%s is not in %ld..%ld",
+			  show_str(s, len, q, sizeof(q)), min, max);
+	else if (n > max)
+		rc = fail(d, over_rc, "%s is not in %ld..%ld (%s)",
+			  show_str(s, len, q, sizeof(q)), min, max, limit);
+	else
+		*out = n;
+	*present = rc == 0;
+	path_pop(d, mark);
+	return rc;
+}
+
+/* The node's GPU count from its resource list (allocatable, else capacity,
+ * as the rest of the node): a whole number of devices. */
+static int node_gpu_resource(struct decoder *d, const json_t *status, long *n)
+{
+	char q[SHOW_MAX + 16];
+	*n = 0;
+	if (status == NULL)
+		return 0;
+	const char *list_key = "allocatable";
+	json_t *list = json_object_get(status, list_key);
+	if (list == NULL || json_is_null(list)) {
+		list_key = "capacity";
+		list = json_object_get(status, list_key);
+	}
+	json_t *v = json_is_object(list) ? json_object_get(list, GPU_RESOURCE) : NULL;
+	if (v == NULL)
+		return 0;
+	size_t outer = path_field(d, "status");
+	path_field(d, list_key);
+	path_key(d, GPU_RESOURCE, strlen(GPU_RESOURCE));
+	int64_t units = 0, milli = 0;
+	/* resource_list() has read it as a quantity already. */
+	int rc = quantity_here(d, v, QUANTITY_UNITS, &units);
+	if (rc == 0 && units > NODE_MAX_GPUS)
+		rc = fail(d, -ENOSPC, "%" PRId64 " devices, at most %d "
+			  "(NODE_MAX_GPUS)", units, NODE_MAX_GPUS);
+	if (rc == 0)
+		rc = quantity_here(d, v, QUANTITY_MILLI, &milli);
+	if (rc == 0 && milli % 1000 != 0)
+		rc = fail(d, -EINVAL, "%s is not a whole number of devices",
+			  show(v, q, sizeof(q)));
+	if (rc == 0)
+		*n = (long)units;
+	path_pop(d, outer);
+	return rc;
+}
+
+/* The exclusive core pool of a node that opted in. Call with the path at
+ * metadata.annotations. */
+static int node_cores(struct decoder *d, const json_t *ann)
+{
+	struct node_devices *dev = &d->node.devices;
+	const char *s = "";
+	size_t len = 0;
+	long numa;
+	bool has_numa;
+	char q[SHOW_MAX + 16];
+	int rc = annotation_int(d, ann, ANN_NUMA_NODES, 1, NODE_MAX_NUMA, -ENOSPC,
+				"NODE_MAX_NUMA", &numa, &has_numa);
+	if (rc == 0 && ann != NULL)
+		rc = get_str(d, ann, ANN_CPU_POLICY, &s, &len);
+	if (rc < 0 || ann == NULL)
+		return rc;
+	/* "" is the kubelet's default, none. */
+	if (len == 0 || str_is(s, len, "none"))
+		return 0;
+	size_t mark = path_key(d, ANN_CPU_POLICY, strlen(ANN_CPU_POLICY));
+	if (!str_is(s, len, "static")) {
+		rc = fail(d, -EINVAL, "%s is not static or none",
+			  show_str(s, len, q, sizeof(q)));
+		goto out;
+	}
+	if (!has_numa)
+		numa = 1;
+	int64_t cores = d->node.allocatable.v[RES_CPU] / 1000;
+	if (cores > NODE_MAX_CORES)
+		cores = NODE_MAX_CORES; /* the pool is the first NODE_MAX_CORES */
+	cores -= cores % numa;
+	if (cores == 0) {
+		rc = fail(d, -EINVAL, "static needs a whole core per NUMA node: "
+			  "allocatable cpu %" PRId64 "m over %ld NUMA node%s",
+			  d->node.allocatable.v[RES_CPU], numa, numa == 1 ? "" : "s");
+		goto out;
+	}
+	dev->n_cores = (uint16_t)cores;
+	dev->n_numa = (uint8_t)numa;
+out:
+	path_pop(d, mark);
+	return rc;
+}
+
+/* The node's GPU model: the first of its two labels that is set. */
+static int node_gpu_model(struct decoder *d, const json_t *obj)
+{
+	static const char *const keys[] = {GPU_MODEL_KEY, LABEL_GPU_PRODUCT};
+	json_t *meta = json_object_get(obj, "metadata");
+	json_t *labels = json_is_object(meta) ? json_object_get(meta, "labels") : NULL;
+	if (!json_is_object(labels))
+		return 0;
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		/* label_map() has checked these are strings. */
+		json_t *v = json_object_get(labels, keys[i]);
+		if (!json_is_string(v) || json_string_length(v) == 0)
+			continue;
+		size_t mark = path_field(d, "metadata.labels");
+		path_key(d, keys[i], strlen(keys[i]));
+		int rc = intern_here(d, json_string_value(v), json_string_length(v),
+				     &d->node.devices.gpu_model);
+		path_pop(d, mark);
+		return rc;
+	}
+	return 0;
+}
+
+/* GPUs, their model and the exclusive core pool of a node whose labels,
+ * allocatable and status are decoded. The count annotation wins over the
+ * resource (the resource is then not checked as a count). */
+static int node_devices(struct decoder *d, const json_t *obj, const json_t *status)
+{
+	json_t *ann;
+	long gpus;
+	bool has_count;
+	int rc = get_annotations(d, obj, &ann);
+	if (rc < 0)
+		return rc;
+	size_t mark = path_field(d, "metadata.annotations");
+	rc = annotation_int(d, ann, ANN_GPU_COUNT, 0, NODE_MAX_GPUS, -ENOSPC,
+			    "NODE_MAX_GPUS", &gpus, &has_count);
+	if (rc == 0)
+		rc = node_cores(d, ann);
+	path_pop(d, mark);
+	if (rc == 0 && !has_count)
+		rc = node_gpu_resource(d, status, &gpus);
+	if (rc == 0)
+		rc = node_gpu_model(d, obj);
+	d->node.devices.n_gpus = (uint8_t)gpus;
+	return rc;
+}
+
+static int u32_cmp(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static bool is_blank(char c)
+{
+	return c == ' ' || c == '\t';
+}
+
+/* The pod's model set from "A|B|C": parts trimmed of blanks, empty ones
+ * skipped, duplicates dropped, sorted by id. Call with the path at the
+ * annotation. */
+static int pod_gpu_models(struct decoder *d, const char *s, size_t len)
+{
+	struct pod_spec *p = &d->pod;
+	size_t start = 0;
+	for (size_t i = 0; i <= len; i++) {
+		if (i < len && s[i] != '|')
+			continue;
+		size_t a = start, b = i;
+		start = i + 1;
+		while (a < b && is_blank(s[a]))
+			a++;
+		while (b > a && is_blank(s[b - 1]))
+			b--;
+		if (a == b)
+			continue;
+		uint32_t id;
+		int rc = intern_here(d, s + a, b - a, &id);
+		if (rc < 0)
+			return rc;
+		bool seen = false;
+		for (unsigned k = 0; k < p->n_gpu_models && !seen; k++)
+			seen = p->gpu_models[k] == id;
+		if (seen)
+			continue;
+		if (p->n_gpu_models == POD_MAX_GPU_MODELS)
+			return fail(d, -ENOSPC, "more than %d GPU models "
+				    "(POD_MAX_GPU_MODELS)", POD_MAX_GPU_MODELS);
+		p->gpu_models[p->n_gpu_models++] = id;
+	}
+	qsort(p->gpu_models, p->n_gpu_models, sizeof(p->gpu_models[0]), u32_cmp);
+	return 0;
+}
+
+/* The pod's GPUs (annotations, else the nvidia.com/gpu request), its model
+ * set, and its exclusive cores. After pod_requests(): it reads the
+ * effective requests and the QoS class. */
+static int pod_devices(struct decoder *d, const json_t *obj)
+{
+	struct pod_spec *p = &d->pod;
+	json_t *ann;
+	long count, milli;
+	bool has_count, has_milli;
+	const char *models = "";
+	size_t models_len = 0;
+	int rc = get_annotations(d, obj, &ann);
+	if (rc < 0)
+		return rc;
+	size_t mark = path_field(d, "metadata.annotations");
+	rc = annotation_int(d, ann, ANN_GPU_COUNT, 1, NODE_MAX_GPUS, -ENOSPC,
+			    "NODE_MAX_GPUS", &count, &has_count);
+	if (rc == 0)
+		rc = annotation_int(d, ann, ANN_GPU_MILLI, 1, GPU_MILLI_PER_DEVICE,
+				    -EINVAL, "GPU_MILLI_PER_DEVICE", &milli, &has_milli);
+	if (rc == 0 && ann != NULL)
+		rc = get_str(d, ann, GPU_MODEL_KEY, &models, &models_len);
+	if (rc < 0)
+		goto out;
+	if (has_count || has_milli) {
+		if (!has_count)
+			count = 1;
+		if (!has_milli)
+			milli = GPU_MILLI_PER_DEVICE;
+		if (count > 1 && milli < GPU_MILLI_PER_DEVICE) {
+			size_t m = path_key(d, ANN_GPU_MILLI, strlen(ANN_GPU_MILLI));
+			rc = fail(d, -EINVAL, "a multi-GPU pod takes whole devices: "
+				  "%s %ld needs %ld, not %ld", ANN_GPU_COUNT, count,
+				  (long)GPU_MILLI_PER_DEVICE, milli);
+			path_pop(d, m);
+			goto out;
+		}
+	} else {
+		int idx = res_lookup(d->ctx->res, GPU_RESOURCE, strlen(GPU_RESOURCE));
+		int64_t n = idx >= 0 ? p->request.v[idx] : 0;
+		if (n > NODE_MAX_GPUS) {
+			path_pop(d, mark);
+			rc = fail(d, -ENOSPC, "requests %" PRId64 " %s, at most %d "
+				  "(NODE_MAX_GPUS)", n, GPU_RESOURCE, NODE_MAX_GPUS);
+			goto out;
+		}
+		count = (long)n;
+		milli = n > 0 ? GPU_MILLI_PER_DEVICE : 0;
+	}
+	p->num_gpu = (uint8_t)count;
+	p->gpu_milli = (uint16_t)milli;
+	/* A model set without a GPU decides nothing: ignored. */
+	if (p->num_gpu > 0 && models_len > 0) {
+		size_t m = path_key(d, GPU_MODEL_KEY, strlen(GPU_MODEL_KEY));
+		rc = pod_gpu_models(d, models, models_len);
+		path_pop(d, m);
+		if (rc < 0)
+			goto out;
+	}
+
+	/* The static CPU manager's rule, for the pod as a whole. */
+	int64_t cpu = p->request.v[RES_CPU];
+	if (d->guaranteed && cpu > 0 && cpu % 1000 == 0) {
+		if (cpu / 1000 > NODE_MAX_CORES) {
+			path_pop(d, mark);
+			rc = fail(d, -ENOSPC, "a Guaranteed pod requesting %" PRId64
+				  " whole cores takes them exclusively: at most %d "
+				  "(NODE_MAX_CORES)", cpu / 1000, NODE_MAX_CORES);
+			goto out;
+		}
+		p->exclusive_cores = (uint16_t)(cpu / 1000);
+	}
+out:
+	path_pop(d, mark);
+	return rc;
+}
+
 /* --- nodes --------------------------------------------------------------- */
 
 static int label_cmp(const void *a, const void *b)
@@ -725,6 +1056,8 @@ static int decode_node(struct decoder *d, const json_t *obj)
 		for (int r = 0; r < RES_MAX; r++)
 			n->allocatable.v[r] = v[r];
 	}
+	if ((rc = node_devices(d, obj, status)) < 0)
+		return rc;
 
 	if (d->v->node == NULL)
 		return fail(d, -EINVAL, "a Node in a file read for pods only");
@@ -813,6 +1146,15 @@ static int container_requests(struct decoder *d, const json_t *c,
 			has_req[r] = true;
 		}
 	}
+	/* qos.go (ComputePodQOS): Guaranteed needs positive cpu and memory
+	 * limits in every container, and requests equal to them. The API
+	 * server rejects a request above its limit, so equal sums (what
+	 * qos.go compares) are equal per container. */
+	d->n_containers++;
+	if (!has_lim[RES_CPU] || lim[RES_CPU] <= 0 || req[RES_CPU] != lim[RES_CPU] ||
+	    !has_lim[RES_MEMORY] || lim[RES_MEMORY] <= 0 ||
+	    req[RES_MEMORY] != lim[RES_MEMORY])
+		d->guaranteed = false;
 	req[RES_PODS] = 0; /* every pod counts one; a request for it is not one */
 	int64_t nz[RES_MAX];
 	memcpy(nz, req, sizeof(nz));
@@ -942,10 +1284,14 @@ static int pod_requests(struct decoder *d, const json_t *spec, bool host_network
 	bool has[RES_MAX] = {false};
 	memset(&actual, 0, sizeof(actual));
 	memset(&nonzero, 0, sizeof(nonzero));
+	d->guaranteed = true;
+	d->n_containers = 0;
 	int rc = containers(d, spec, "containers", host_network, &actual, &nonzero);
 	if (rc == 0)
 		rc = containers(d, spec, "initContainers", host_network, &actual,
 				&nonzero);
+	if (d->n_containers == 0)
+		d->guaranteed = false; /* BestEffort */
 	if (rc == 0)
 		rc = resource_list(d, spec, "overhead", overhead, has, NULL);
 	if (rc < 0)
@@ -1402,11 +1748,14 @@ static int decode_pod(struct decoder *d, const json_t *obj, size_t index)
 		rc = pod_phase(d, obj, &meta.phase);
 	if (rc == 0)
 		rc = get(d, obj, "spec", W_OBJECT, &spec);
+	d->guaranteed = false;
 	if (rc == 0 && spec != NULL) {
 		mark = path_field(d, "spec");
 		rc = pod_spec_fields(d, spec);
 		path_pop(d, mark);
 	}
+	if (rc == 0)
+		rc = pod_devices(d, obj);
 	if (rc < 0)
 		return rc;
 

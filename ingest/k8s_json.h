@@ -3,7 +3,9 @@
  * A file may hold one object (Node, Pod, or a List / NodeList / PodList of
  * them), a JSON array of objects, or JSON Lines (one object per line).
  * Unknown fields are ignored; fields that would change placement and that
- * shmsched does not support are rejected by name. Every error names the
+ * shmsched does not support are rejected by name. Devices (GPUs and
+ * exclusive cores) come from a few annotations, labels and nvidia.com/gpu:
+ * README, "Devices". Every error names the
  * file, the object, the field path and the value, e.g.
  *   pods.json: pod default/web-7: spec.containers[0].resources.requests.cpu: "12x" is not a quantity
  *

@@ -712,12 +712,15 @@ static int get_name(struct dec *d, json_t *obj, const char *what,
 }
 
 /* The score plugins shmsched implements, in kube's default order, with
- * their default weights (default_plugins.go, getDefaultPlugins). */
+ * their default weights (default_plugins.go, getDefaultPlugins), then ours,
+ * which run only when enabled (default weight 0). */
 enum score_plugin {
 	SCORE_TAINT,
 	SCORE_AFFINITY,
 	SCORE_FIT,
 	SCORE_BALANCED,
+	SCORE_GPU_BEST_FIT,
+	SCORE_GPU_FRAG,
 	SCORE_N,
 };
 
@@ -726,6 +729,8 @@ static const char *const score_names[SCORE_N] = {
 	[SCORE_AFFINITY] = "NodeAffinity",
 	[SCORE_FIT] = "NodeResourcesFit",
 	[SCORE_BALANCED] = "NodeResourcesBalancedAllocation",
+	[SCORE_GPU_BEST_FIT] = "GpuBestFit",
+	[SCORE_GPU_FRAG] = "GpuFragmentation",
 };
 
 static const int64_t score_default_weight[SCORE_N] = {
@@ -733,6 +738,8 @@ static const int64_t score_default_weight[SCORE_N] = {
 	[SCORE_AFFINITY] = 2,
 	[SCORE_FIT] = 1,
 	[SCORE_BALANCED] = 1,
+	[SCORE_GPU_BEST_FIT] = 0,
+	[SCORE_GPU_FRAG] = 0,
 };
 
 /* kube-scheduler's other in-tree score plugins: disabling one is a no-op
@@ -760,6 +767,10 @@ static int64_t *score_weight(struct score_config *sc, int i)
 		return &sc->weight_affinity;
 	case SCORE_FIT:
 		return &sc->weight_fit;
+	case SCORE_GPU_BEST_FIT:
+		return &sc->weight_gpu_best_fit;
+	case SCORE_GPU_FRAG:
+		return &sc->weight_gpu_frag;
 	case SCORE_BALANCED:
 	case SCORE_N:
 	default:
@@ -810,7 +821,8 @@ static int decode_plugin_entry(struct dec *d, json_t *e, bool enabling,
 		if (i < 0)
 			rc = fail(d, -EINVAL, "%s is not supported by shmsched (it "
 				  "scores with TaintToleration, NodeAffinity, "
-				  "NodeResourcesFit, NodeResourcesBalancedAllocation)",
+				  "NodeResourcesFit, NodeResourcesBalancedAllocation, "
+				  "GpuBestFit, GpuFragmentation)",
 				  show(nv, vb, sizeof(vb)));
 		else if (pick->enabled[i])
 			rc = fail(d, -EINVAL, "%s is enabled twice",

@@ -4,7 +4,9 @@
  *
  * Read: percentageOfNodesToScore (top level, or the first profile's, which
  * wins); the first profile's plugins.score enabled/disabled lists with
- * weights (merged with the default profile as kube-scheduler merges them);
+ * weights (merged with the default profile as kube-scheduler merges them;
+ * besides kube's four, our GpuBestFit and GpuFragmentation, off unless
+ * enabled);
  * pluginConfig args of NodeResourcesFit (scoringStrategy.type
  * LeastAllocated / MostAllocated, scoringStrategy.resources) and
  * NodeResourcesBalancedAllocation (resources).
@@ -19,7 +21,8 @@
 
 /* kube-scheduler's defaults: adaptive percentage, TaintToleration 3,
  * NodeAffinity 2, NodeResourcesFit 1 (LeastAllocated, cpu 1, memory 1),
- * NodeResourcesBalancedAllocation 1 (cpu, memory). */
+ * NodeResourcesBalancedAllocation 1 (cpu, memory); GpuBestFit and
+ * GpuFragmentation 0 (not run). */
 void sched_config_default(struct sched_config *cfg);
 
 /* Reads `path` over the defaults. Resource names in the file are registered

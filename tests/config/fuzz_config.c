@@ -51,8 +51,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	    cfg.percentage_of_nodes_to_score > 100)
 		__builtin_trap();
 	const int64_t w[] = {sc->weight_taint, sc->weight_affinity,
-			     sc->weight_fit, sc->weight_balanced};
-	for (unsigned i = 0; i < 4; i++)
+			     sc->weight_fit, sc->weight_balanced,
+			     sc->weight_gpu_best_fit, sc->weight_gpu_frag};
+	for (unsigned i = 0; i < sizeof(w) / sizeof(w[0]); i++)
 		if (w[i] < 0 || w[i] > 100)
 			__builtin_trap();
 	if (sc->fit_strategy != FIT_LEAST_ALLOCATED &&

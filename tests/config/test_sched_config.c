@@ -49,6 +49,8 @@ static void test_defaults(void **state)
 	assert_int_equal(cfg.score.weight_affinity, 2);
 	assert_int_equal(cfg.score.weight_fit, 1);
 	assert_int_equal(cfg.score.weight_balanced, 1);
+	assert_int_equal(cfg.score.weight_gpu_best_fit, 0); /* ours: off */
+	assert_int_equal(cfg.score.weight_gpu_frag, 0);
 	assert_int_equal(cfg.score.fit_strategy, FIT_LEAST_ALLOCATED);
 	assert_int_equal(cfg.score.n_fit_resources, 2);
 	assert_int_equal(cfg.score.fit_resources[0].resource, RES_CPU);
@@ -258,6 +260,59 @@ static void test_disable_and_reenable_with_weights(void **state)
 	assert_memory_equal(&cfg, &want, sizeof(cfg));
 }
 
+/* Our device scores (README, "Devices"): off by default, enabled and
+ * disabled by name like kube's, with the same weights (0 or none is 1). */
+static void test_gpu_score_plugins(void **state)
+{
+	(void)state;
+	struct sched_config cfg, want;
+	struct res_names res;
+
+	load_ok(HEAD "profiles:\n- plugins:\n    score:\n      enabled:\n"
+		"      - name: GpuBestFit\n        weight: 5\n"
+		"      - name: GpuFragmentation\n", &cfg, &res);
+	assert_int_equal(cfg.score.weight_gpu_best_fit, 5);
+	assert_int_equal(cfg.score.weight_gpu_frag, 1);
+	/* Appended: the defaults keep their weights. */
+	assert_int_equal(cfg.score.weight_taint, 3);
+	assert_int_equal(cfg.score.weight_affinity, 2);
+	assert_int_equal(cfg.score.weight_fit, 1);
+	assert_int_equal(cfg.score.weight_balanced, 1);
+
+	load_ok(HEAD "profiles:\n- plugins:\n    score:\n"
+		"      disabled: [{name: \"*\"}]\n"
+		"      enabled: [{name: GpuFragmentation, weight: 100},"
+		" {name: GpuBestFit, weight: 0}]\n", &cfg, &res);
+	assert_int_equal(cfg.score.weight_gpu_best_fit, 1);
+	assert_int_equal(cfg.score.weight_gpu_frag, 100);
+	assert_int_equal(cfg.score.weight_taint, 0);
+	assert_int_equal(cfg.score.weight_affinity, 0);
+	assert_int_equal(cfg.score.weight_fit, 0);
+	assert_int_equal(cfg.score.weight_balanced, 0);
+
+	/* Disabled, or disabled and enabled by name (the enabled entry
+	 * wins, as for kube's plugins). */
+	load_ok(HEAD "profiles:\n- plugins:\n    score:\n"
+		"      disabled: [{name: GpuBestFit}, {name: GpuFragmentation}]\n",
+		&cfg, &res);
+	sched_config_default(&want);
+	assert_memory_equal(&cfg, &want, sizeof(cfg));
+	load_ok(HEAD "profiles:\n- plugins:\n    score:\n"
+		"      enabled: [{name: GpuBestFit, weight: 7}]\n"
+		"      disabled: [{name: GpuBestFit}]\n", &cfg, &res);
+	assert_int_equal(cfg.score.weight_gpu_best_fit, 7);
+	assert_int_equal(cfg.score.weight_gpu_frag, 0);
+
+	/* JSON alike. */
+	const char *json = "{\"apiVersion\": \"kubescheduler.config.k8s.io/v1\","
+			   " \"kind\": \"KubeSchedulerConfiguration\","
+			   " \"profiles\": [{\"plugins\": {\"score\": {\"enabled\":"
+			   " [{\"name\": \"GpuFragmentation\", \"weight\": 3}]}}}]}";
+	load_ok(json, &cfg, &res);
+	assert_int_equal(cfg.score.weight_gpu_best_fit, 0);
+	assert_int_equal(cfg.score.weight_gpu_frag, 3);
+}
+
 static void test_most_allocated_with_an_extended_resource(void **state)
 {
 	(void)state;
@@ -462,7 +517,22 @@ static const struct refusal refusals[] = {
 	 "sched.yaml:7: profiles[0].plugins.score.enabled[0].name: "
 	 "\"ImageLocality\" is not supported by shmsched"},
 	{SCORE "enabled:\n      - name: MyPlugin\n", -EINVAL,
-	 "\"MyPlugin\" is not supported by shmsched"},
+	 "\"MyPlugin\" is not supported by shmsched (it scores with "
+	 "TaintToleration, NodeAffinity, NodeResourcesFit, "
+	 "NodeResourcesBalancedAllocation, GpuBestFit, GpuFragmentation)"},
+	{SCORE "enabled:\n      - name: gpuBestFit\n", -EINVAL,
+	 "\"gpuBestFit\" is not supported by shmsched"},
+	{SCORE "enabled:\n      - name: GpuBestFit\n        weight: 101\n", -ERANGE,
+	 "score.enabled[0].weight: 101 is not in 0..100"},
+	{SCORE "enabled: [{name: GpuFragmentation}, {name: GpuFragmentation,"
+	 " weight: 2}]\n", -EINVAL,
+	 "score.enabled[1].name: \"GpuFragmentation\" is enabled twice"},
+	{SCORE "disabled: [{name: GpuFrag}]\n", -EINVAL,
+	 "score.disabled[0].name: \"GpuFrag\" is not a kube-scheduler score plugin"},
+	{PROFILE "pluginConfig:\n  - name: GpuBestFit\n    args: {}\n", -EINVAL,
+	 "pluginConfig[0].name: args of \"GpuBestFit\" are not supported by "
+	 "shmsched (only NodeResourcesFit and NodeResourcesBalancedAllocation "
+	 "take args)"},
 	{SCORE "enabled:\n      - name: NodeAffinity\n        weight: 101\n", -ERANGE,
 	 "score.enabled[0].weight: 101 is not in 0..100"},
 	{SCORE "enabled:\n      - name: NodeAffinity\n        weight: -1\n", -ERANGE,
@@ -666,6 +736,7 @@ int main(void)
 		cmocka_unit_test(test_yaml_and_json_give_the_same_config),
 		cmocka_unit_test(test_file_on_disk),
 		cmocka_unit_test(test_disable_and_reenable_with_weights),
+		cmocka_unit_test(test_gpu_score_plugins),
 		cmocka_unit_test(test_most_allocated_with_an_extended_resource),
 		cmocka_unit_test(test_strategy_without_resources_defaults_them),
 		cmocka_unit_test(test_percentage_profile_wins),

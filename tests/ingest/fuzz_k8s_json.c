@@ -30,6 +30,13 @@ static int on_node(void *arg, const struct node_spec *n, char *err, size_t err_l
 	for (unsigned r = 0; r < RES_MAX; r++)
 		if (n->allocatable.v[r] < 0 || (r >= res->count && n->allocatable.v[r]))
 			__builtin_trap();
+	/* Devices: within the model's limits, the pool split evenly. */
+	const struct node_devices *dev = &n->devices;
+	if (dev->n_gpus > NODE_MAX_GPUS || dev->n_cores > NODE_MAX_CORES ||
+	    (dev->n_cores == 0) != (dev->n_numa == 0) || dev->n_numa > NODE_MAX_NUMA ||
+	    (dev->n_cores > 0 && dev->n_cores % dev->n_numa != 0) ||
+	    (int64_t)dev->n_cores * 1000 > n->allocatable.v[RES_CPU])
+		__builtin_trap();
 	return 0;
 }
 
@@ -77,6 +84,22 @@ static int on_pod(void *arg, const struct pod_spec *p,
 		__builtin_trap();
 	for (unsigned i = 0; i < p->n_ports; i++)
 		if (p->ports[i].port == 0 || p->ports[i].protocol > PROTO_SCTP)
+			__builtin_trap();
+	/* Devices: a share of one device or whole ones; a model set only
+	 * with a GPU, sorted, unused entries zero (equivalence bytes). */
+	if (p->num_gpu > NODE_MAX_GPUS || (p->num_gpu == 0) != (p->gpu_milli == 0) ||
+	    p->gpu_milli > GPU_MILLI_PER_DEVICE ||
+	    (p->num_gpu > 1 && p->gpu_milli != GPU_MILLI_PER_DEVICE) ||
+	    p->n_gpu_models > POD_MAX_GPU_MODELS ||
+	    (p->num_gpu == 0 && p->n_gpu_models != 0) ||
+	    p->exclusive_cores > NODE_MAX_CORES ||
+	    (p->exclusive_cores > 0 &&
+	     p->exclusive_cores * INT64_C(1000) != p->request.v[RES_CPU]))
+		__builtin_trap();
+	for (unsigned i = 0; i < POD_MAX_GPU_MODELS; i++)
+		if ((i < p->n_gpu_models) != (p->gpu_models[i] != 0) ||
+		    (i > 0 && i < p->n_gpu_models &&
+		     p->gpu_models[i - 1] >= p->gpu_models[i]))
 			__builtin_trap();
 	return 0;
 }

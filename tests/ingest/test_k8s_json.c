@@ -117,6 +117,12 @@ static const char *str(struct sink *s, uint32_t v)
 	return intern_str(s->ctx.strings, v);
 }
 
+static int u32_order(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return x < y ? -1 : x > y;
+}
+
 static int res_index(struct sink *s, const char *name)
 {
 	return res_lookup(&s->res, name, strlen(name));
@@ -1097,6 +1103,391 @@ static void test_load_file(void **state)
 	assert_string_equal(s->err, want);
 }
 
+/* --- devices (README, "Devices") -------------------------------------------- */
+
+/* A node with `meta` added to its metadata and `status` as its status. */
+static int load_node(struct sink *s, const char *meta, const char *status)
+{
+	char *json;
+	assert_true(asprintf(&json, "{'kind':'Node','metadata':{'name':'n1'%s%s},"
+			     "'status':{%s}}", meta[0] != '\0' ? "," : "", meta,
+			     status) > 0);
+	int rc = load(s, "nodes.json", json);
+	free(json);
+	return rc;
+}
+
+/* A pod with annotations `ann` (the inside of the map) and spec `spec`. */
+static int load_pod_ann(struct sink *s, const char *ann, const char *spec)
+{
+	char *json;
+	assert_true(asprintf(&json, "{'kind':'Pod','metadata':{'name':'p',"
+			     "'annotations':{%s}},'spec':{%s}}", ann, spec) > 0);
+	int rc = load(s, "pods.json", json);
+	free(json);
+	return rc;
+}
+
+/* A container with cpu and memory limits only: Guaranteed (requests
+ * default to limits). */
+#define GUARANTEED(cpu) \
+	"{'name':'c','resources':{'limits':{'cpu':'" cpu "','memory':'1Gi'}}}"
+
+static void assert_no_devices(const struct node_devices *dev)
+{
+	assert_int_equal(dev->n_gpus, 0);
+	assert_int_equal(dev->gpu_model, 0);
+	assert_int_equal(dev->n_cores, 0);
+	assert_int_equal(dev->n_numa, 0);
+}
+
+/* The count from the nvidia.com/gpu resource (allocatable, else capacity,
+ * as the rest of the node); the node's GPU count annotation wins over it. */
+static void test_node_gpu_count(void **state)
+{
+	struct sink *s = *state;
+	assert_int_equal(load(s, "nodes.json", node_json), 0);
+	assert_int_equal(s->nodes[0].devices.n_gpus, 2);
+	assert_int_equal(s->nodes[0].devices.n_cores, 0);
+
+	assert_int_equal(load_node(s, "", "'capacity':{'nvidia.com/gpu':4}"), 0);
+	assert_int_equal(s->nodes[0].devices.n_gpus, 4);
+	assert_int_equal(load_node(s, "", "'allocatable':{'nvidia.com/gpu':'16'},"
+				   "'capacity':{'nvidia.com/gpu':'3'}"), 0);
+	assert_int_equal(s->nodes[0].devices.n_gpus, 16);
+	assert_int_equal(load_node(s, "", "'allocatable':{'cpu':'4'}"), 0);
+	assert_no_devices(&s->nodes[0].devices);
+
+	assert_int_equal(load_node(s, "'annotations':{'alibabacloud.com/gpu-count':'8'}",
+				   "'allocatable':{'nvidia.com/gpu':'2'}"), 0);
+	assert_int_equal(s->nodes[0].devices.n_gpus, 8);
+	/* The extended resource keeps its own value for NodeResourcesFit. */
+	assert_int_equal(s->nodes[0].allocatable.v[res_index(s, "nvidia.com/gpu")], 2);
+	assert_int_equal(load_node(s, "'annotations':{'alibabacloud.com/gpu-count':'0'}",
+				   "'allocatable':{'nvidia.com/gpu':'4'}"), 0);
+	assert_int_equal(s->nodes[0].devices.n_gpus, 0);
+	/* When the annotation gives the count the resource is not one. */
+	assert_int_equal(load_node(s, "'annotations':{'alibabacloud.com/gpu-count':'016'}",
+				   "'allocatable':{'nvidia.com/gpu':'100'}"), 0);
+	assert_int_equal(s->nodes[0].devices.n_gpus, 16);
+	assert_int_equal(load_node(s, "'annotations':{'alibabacloud.com/gpu-count':null,"
+				   "'other':7}", "'allocatable':{'nvidia.com/gpu':'1'}"), 0);
+	assert_int_equal(s->nodes[0].devices.n_gpus, 1);
+}
+
+/* The model: label alibabacloud.com/gpu-card-model, else NVIDIA GPU
+ * feature discovery's nvidia.com/gpu.product; an empty value is unset. */
+static void test_node_gpu_model(void **state)
+{
+	struct sink *s = *state;
+	assert_int_equal(load_node(s, "'labels':{'nvidia.com/gpu.product':'Tesla-T4',"
+				   "'alibabacloud.com/gpu-card-model':'T4'}",
+				   "'allocatable':{'nvidia.com/gpu':'1'}"), 0);
+	assert_int_equal(s->nodes[0].devices.gpu_model, id(s, "T4"));
+	assert_int_equal(load_node(s, "'labels':{'nvidia.com/gpu.product':'Tesla-T4',"
+				   "'alibabacloud.com/gpu-card-model':''}", ""), 0);
+	assert_int_equal(s->nodes[0].devices.gpu_model, id(s, "Tesla-T4"));
+	assert_int_equal(load_node(s, "'labels':{'zone':'a'}", ""), 0);
+	assert_int_equal(s->nodes[0].devices.gpu_model, 0);
+}
+
+/* Exclusive cores: opted in by the static CPU manager policy; whole
+ * allocatable cores, at most NODE_MAX_CORES, a multiple of the NUMA
+ * nodes (cpu_manager/policy_static.go takes whole cpus only). */
+static void test_node_cores(void **state)
+{
+	struct sink *s = *state;
+	const struct node_devices *dev = &s->nodes[0].devices;
+	assert_int_equal(load_node(s, "'annotations':{'shmsched.io/cpu-manager-policy':"
+				   "'static'}", "'allocatable':{'cpu':'64'}"), 0);
+	assert_int_equal(dev->n_cores, 64);
+	assert_int_equal(dev->n_numa, 1);
+	assert_int_equal(load_node(s, "'annotations':{'shmsched.io/cpu-manager-policy':"
+				   "'static','shmsched.io/numa-nodes':'2'}",
+				   "'allocatable':{'cpu':'63500m'}"), 0);
+	assert_int_equal(dev->n_cores, 62);
+	assert_int_equal(dev->n_numa, 2);
+	assert_int_equal(load_node(s, "'annotations':{'shmsched.io/cpu-manager-policy':"
+				   "'static','shmsched.io/numa-nodes':'3'}",
+				   "'allocatable':{'cpu':'1000'}"), 0);
+	assert_int_equal(dev->n_cores, 255); /* 256, down to a multiple of 3 */
+	assert_int_equal(dev->n_numa, 3);
+	assert_int_equal(load_node(s, "'annotations':{'shmsched.io/cpu-manager-policy':"
+				   "'static','shmsched.io/numa-nodes':'8'}",
+				   "'capacity':{'cpu':8}"), 0);
+	assert_int_equal(dev->n_cores, 8);
+	assert_int_equal(dev->n_numa, 8);
+
+	/* none (and "", the kubelet's default) share every core; the NUMA
+	 * count is checked but not kept. */
+	assert_int_equal(load_node(s, "'annotations':{'shmsched.io/cpu-manager-policy':"
+				   "'none','shmsched.io/numa-nodes':'2'}",
+				   "'allocatable':{'cpu':'64'}"), 0);
+	assert_no_devices(dev);
+	assert_int_equal(load_node(s, "'annotations':{'shmsched.io/cpu-manager-policy':"
+				   "''}", "'allocatable':{'cpu':'64'}"), 0);
+	assert_no_devices(dev);
+	assert_int_equal(load_node(s, "'annotations':{}", "'allocatable':{'cpu':'64'}"), 0);
+	assert_no_devices(dev);
+}
+
+static void test_node_device_errors(void **state)
+{
+	struct sink *s = *state;
+	assert_int_equal(load_node(s, "'annotations':{'alibabacloud.com/gpu-count':'17'}",
+				   ""), -ENOSPC);
+	assert_string_equal(s->err, "nodes.json: node n1: metadata.annotations."
+			    "alibabacloud.com/gpu-count: \"17\" is not in 0..16 "
+			    "(NODE_MAX_GPUS)");
+	assert_int_equal(load_node(s, "'annotations':{'alibabacloud.com/gpu-count':"
+				   "'99999999999999999999999'}", ""), -ENOSPC);
+	assert_int_equal(load_node(s, "'annotations':{'alibabacloud.com/gpu-count':'-1'}",
+				   ""), -EINVAL);
+	assert_string_equal(s->err, "nodes.json: node n1: metadata.annotations."
+			    "alibabacloud.com/gpu-count: \"-1\" is not an integer "
+			    "(0..16)");
+	assert_int_equal(load_node(s, "'annotations':{'alibabacloud.com/gpu-count':''}",
+				   ""), -EINVAL);
+	assert_int_equal(load_node(s, "'annotations':{'alibabacloud.com/gpu-count':2}",
+				   ""), -EINVAL);
+	assert_string_equal(s->err, "nodes.json: node n1: metadata.annotations."
+			    "alibabacloud.com/gpu-count: expected a string, got a number");
+	assert_int_equal(load_node(s, "'annotations':['x']", ""), -EINVAL);
+	assert_string_equal(s->err, "nodes.json: node n1: metadata.annotations: "
+			    "expected an object, got an array");
+
+	assert_int_equal(load_node(s, "", "'allocatable':{'nvidia.com/gpu':'17'}"),
+			 -ENOSPC);
+	assert_string_equal(s->err, "nodes.json: node n1: status.allocatable."
+			    "nvidia.com/gpu: 17 devices, at most 16 (NODE_MAX_GPUS)");
+	assert_int_equal(load_node(s, "", "'capacity':{'nvidia.com/gpu':'1500m'}"),
+			 -EINVAL);
+	assert_string_equal(s->err, "nodes.json: node n1: status.capacity."
+			    "nvidia.com/gpu: \"1500m\" is not a whole number of devices");
+
+	assert_int_equal(load_node(s, "'annotations':{'shmsched.io/cpu-manager-policy':"
+				   "'Static'}", "'allocatable':{'cpu':'64'}"), -EINVAL);
+	assert_string_equal(s->err, "nodes.json: node n1: metadata.annotations."
+			    "shmsched.io/cpu-manager-policy: \"Static\" is not static "
+			    "or none");
+	assert_int_equal(load_node(s, "'annotations':{'shmsched.io/numa-nodes':'0'}",
+				   ""), -EINVAL);
+	assert_string_equal(s->err, "nodes.json: node n1: metadata.annotations."
+			    "shmsched.io/numa-nodes: \"0\" is not in 1..8");
+	assert_int_equal(load_node(s, "'annotations':{'shmsched.io/numa-nodes':'9'}",
+				   ""), -ENOSPC);
+	assert_string_equal(s->err, "nodes.json: node n1: metadata.annotations."
+			    "shmsched.io/numa-nodes: \"9\" is not in 1..8 (NODE_MAX_NUMA)");
+	assert_int_equal(load_node(s, "'annotations':{'shmsched.io/cpu-manager-policy':"
+				   "'static','shmsched.io/numa-nodes':'4'}",
+				   "'allocatable':{'cpu':'3900m'}"), -EINVAL);
+	assert_string_equal(s->err, "nodes.json: node n1: metadata.annotations."
+			    "shmsched.io/cpu-manager-policy: static needs a whole core "
+			    "per NUMA node: allocatable cpu 3900m over 4 NUMA nodes");
+	assert_int_equal(load_node(s, "'annotations':{'shmsched.io/cpu-manager-policy':"
+				   "'static'}", ""), -EINVAL);
+	assert_string_equal(s->err, "nodes.json: node n1: metadata.annotations."
+			    "shmsched.io/cpu-manager-policy: static needs a whole core "
+			    "per NUMA node: allocatable cpu 0m over 1 NUMA node");
+}
+
+static void assert_gpu(const struct pod_spec *p, unsigned num, unsigned milli)
+{
+	assert_int_equal(p->num_gpu, num);
+	assert_int_equal(p->gpu_milli, milli);
+}
+
+/* Alibaba's GPU-sharing annotations: a share of one device, or whole
+ * devices; a missing count is 1, a missing share a whole device. */
+static void test_pod_gpu_annotations(void **state)
+{
+	struct sink *s = *state;
+	assert_int_equal(load_pod_ann(s, "'alibabacloud.com/gpu-milli':'500'", ""), 0);
+	assert_gpu(&s->pods[0], 1, 500);
+	assert_int_equal(load_pod_ann(s, "'alibabacloud.com/gpu-count':'4'", ""), 0);
+	assert_gpu(&s->pods[0], 4, 1000);
+	assert_int_equal(load_pod_ann(s, "'alibabacloud.com/gpu-count':'1',"
+				      "'alibabacloud.com/gpu-milli':'1'", ""), 0);
+	assert_gpu(&s->pods[0], 1, 1);
+	assert_int_equal(load_pod_ann(s, "'alibabacloud.com/gpu-count':'16',"
+				      "'alibabacloud.com/gpu-milli':'1000'", ""), 0);
+	assert_gpu(&s->pods[0], 16, 1000);
+	assert_int_equal(load_pod_ann(s, "", ""), 0);
+	assert_gpu(&s->pods[0], 0, 0);
+
+	/* Without the annotations: the device plugin's resource, in whole
+	 * devices, from the effective requests (here 2 + overhead 1). */
+	assert_int_equal(load_pod(s, "'containers':[{'name':'c','resources':{'limits':"
+				  "{'nvidia.com/gpu':'2'}}}],'overhead':{'nvidia.com/gpu':1}"), 0);
+	assert_gpu(&s->pods[0], 3, 1000);
+	assert_int_equal(load_pod(s, "'containers':[{'name':'c','resources':{'requests':"
+				  "{'nvidia.com/gpu':'0'}}}]"), 0);
+	assert_gpu(&s->pods[0], 0, 0);
+	/* With them, they decide; the resource stays a request for
+	 * NodeResourcesFit. */
+	assert_int_equal(load_pod_ann(s, "'alibabacloud.com/gpu-milli':'250'",
+				      "'containers':[{'name':'c','resources':{'limits':"
+				      "{'nvidia.com/gpu':'1'}}}]"), 0);
+	assert_gpu(&s->pods[0], 1, 250);
+	assert_int_equal(s->pods[0].request.v[res_index(s, "nvidia.com/gpu")], 1);
+}
+
+/* The model set: split on '|', blanks trimmed, empty parts skipped,
+ * duplicates dropped, sorted by id; ignored without a GPU. */
+static void test_pod_gpu_models(void **state)
+{
+	struct sink *s = *state;
+	const struct pod_spec *p = &s->pods[0];
+	assert_int_equal(load_pod_ann(s, "'alibabacloud.com/gpu-milli':'500',"
+				      "'alibabacloud.com/gpu-card-model':'V100|T4|| T4 |A10|'",
+				      ""), 0);
+	assert_int_equal(p->n_gpu_models, 3);
+	uint32_t want[3] = {id(s, "V100"), id(s, "T4"), id(s, "A10")};
+	qsort(want, 3, sizeof(want[0]), u32_order);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(p->gpu_models[i], want[i]);
+	for (int i = 3; i < POD_MAX_GPU_MODELS; i++)
+		assert_int_equal(p->gpu_models[i], 0);
+
+	assert_int_equal(load_pod_ann(s, "'alibabacloud.com/gpu-count':'2',"
+				      "'alibabacloud.com/gpu-card-model':'|'", ""), 0);
+	assert_int_equal(p->n_gpu_models, 0);
+	assert_int_equal(load_pod_ann(s, "'alibabacloud.com/gpu-count':'1',"
+				      "'alibabacloud.com/gpu-card-model':'a|b|c|d|e|f|g|h|a'",
+				      ""), 0);
+	assert_int_equal(p->n_gpu_models, 8);
+	/* No GPU: the set is ignored, even one too large. */
+	assert_int_equal(load_pod_ann(s, "'alibabacloud.com/gpu-card-model':"
+				      "'a|b|c|d|e|f|g|h|i'", ""), 0);
+	assert_int_equal(p->n_gpu_models, 0);
+	for (int i = 0; i < POD_MAX_GPU_MODELS; i++)
+		assert_int_equal(p->gpu_models[i], 0);
+}
+
+static void test_pod_device_errors(void **state)
+{
+	struct sink *s = *state;
+	assert_int_equal(load_pod_ann(s, "'alibabacloud.com/gpu-count':'2',"
+				      "'alibabacloud.com/gpu-milli':'500'", ""), -EINVAL);
+	assert_string_equal(s->err, "pods.json: pod default/p: metadata.annotations."
+			    "alibabacloud.com/gpu-milli: a multi-GPU pod takes whole "
+			    "devices: alibabacloud.com/gpu-count 2 needs 1000, not 500");
+	assert_int_equal(load_pod_ann(s, "'alibabacloud.com/gpu-count':'0'", ""), -EINVAL);
+	assert_string_equal(s->err, "pods.json: pod default/p: metadata.annotations."
+			    "alibabacloud.com/gpu-count: \"0\" is not in 1..16");
+	assert_int_equal(load_pod_ann(s, "'alibabacloud.com/gpu-count':'17'", ""),
+			 -ENOSPC);
+	assert_string_equal(s->err, "pods.json: pod default/p: metadata.annotations."
+			    "alibabacloud.com/gpu-count: \"17\" is not in 1..16 "
+			    "(NODE_MAX_GPUS)");
+	assert_int_equal(load_pod_ann(s, "'alibabacloud.com/gpu-milli':'1001'", ""),
+			 -EINVAL);
+	assert_string_equal(s->err, "pods.json: pod default/p: metadata.annotations."
+			    "alibabacloud.com/gpu-milli: \"1001\" is not in 1..1000 "
+			    "(GPU_MILLI_PER_DEVICE)");
+	assert_int_equal(load_pod_ann(s, "'alibabacloud.com/gpu-milli':'0'", ""), -EINVAL);
+	assert_int_equal(load_pod_ann(s, "'alibabacloud.com/gpu-milli':'0.5'", ""),
+			 -EINVAL);
+	assert_string_equal(s->err, "pods.json: pod default/p: metadata.annotations."
+			    "alibabacloud.com/gpu-milli: \"0.5\" is not an integer "
+			    "(1..1000)");
+	assert_int_equal(load_pod_ann(s, "'alibabacloud.com/gpu-milli':500", ""), -EINVAL);
+	assert_int_equal(load_pod_ann(s, "'alibabacloud.com/gpu-count':'1',"
+				      "'alibabacloud.com/gpu-card-model':'a|b|c|d|e|f|g|h|i'",
+				      ""), -ENOSPC);
+	assert_string_equal(s->err, "pods.json: pod default/p: metadata.annotations."
+			    "alibabacloud.com/gpu-card-model: more than 8 GPU models "
+			    "(POD_MAX_GPU_MODELS)");
+	assert_int_equal(load_pod_ann(s, "'alibabacloud.com/gpu-count':'1',"
+				      "'alibabacloud.com/gpu-card-model':7", ""), -EINVAL);
+	assert_int_equal(load_pod(s, "'containers':[{'name':'c','resources':{'limits':"
+				  "{'nvidia.com/gpu':'17'}}}]"), -ENOSPC);
+	assert_string_equal(s->err, "pods.json: pod default/p: requests 17 "
+			    "nvidia.com/gpu, at most 16 (NODE_MAX_GPUS)");
+	assert_int_equal(load_pod(s, "'containers':[" GUARANTEED("257") "]"), -ENOSPC);
+	assert_string_equal(s->err, "pods.json: pod default/p: a Guaranteed pod "
+			    "requesting 257 whole cores takes them exclusively: at "
+			    "most 256 (NODE_MAX_CORES)");
+}
+
+/* Exclusive cores: a Guaranteed pod (qos.go, ComputePodQOS: cpu and
+ * memory limits in every container and init container, requests equal)
+ * with a whole number of cores (policy_static.go). */
+static void test_pod_exclusive_cores(void **state)
+{
+	struct sink *s = *state;
+	const struct pod_spec *p = &s->pods[0];
+	assert_int_equal(load_pod(s, "'containers':[" GUARANTEED("2") "]"), 0);
+	assert_int_equal(p->exclusive_cores, 2);
+	assert_int_equal(load_pod(s, "'containers':[" GUARANTEED("256") "]"), 0);
+	assert_int_equal(p->exclusive_cores, 256);
+	assert_int_equal(load_pod(s, "'containers':[{'name':'c','resources':{"
+				  "'requests':{'cpu':'2000m','memory':'1Gi'},"
+				  "'limits':{'cpu':'2','memory':'1Gi'}}}," GUARANTEED("1") "],"
+				  "'initContainers':[" GUARANTEED("4") "]"), 0);
+	assert_int_equal(p->exclusive_cores, 4); /* the effective request */
+
+	/* Not whole cores, or not Guaranteed: shared. */
+	assert_int_equal(load_pod(s, "'containers':[" GUARANTEED("1500m") "]"), 0);
+	assert_int_equal(p->exclusive_cores, 0);
+	assert_int_equal(load_pod(s, "'containers':[" GUARANTEED("1") "],"
+				  "'overhead':{'cpu':'100m'}"), 0);
+	assert_int_equal(p->exclusive_cores, 0);
+	assert_int_equal(load_pod(s, "'containers':[{'name':'c','resources':{"
+				  "'requests':{'cpu':'1','memory':'1Gi'},"
+				  "'limits':{'cpu':'2','memory':'1Gi'}}}]"), 0);
+	assert_int_equal(p->exclusive_cores, 0);
+	assert_int_equal(load_pod(s, "'containers':[{'name':'c','resources':{"
+				  "'limits':{'cpu':'2'}}}]"), 0);
+	assert_int_equal(p->exclusive_cores, 0);
+	assert_int_equal(load_pod(s, "'containers':[{'name':'c','resources':{"
+				  "'limits':{'cpu':'2','memory':'0'}}}]"), 0);
+	assert_int_equal(p->exclusive_cores, 0);
+	assert_int_equal(load_pod(s, "'containers':[{'name':'c','resources':{"
+				  "'requests':{'cpu':'0','memory':'1Gi'},"
+				  "'limits':{'cpu':'2','memory':'1Gi'}}}," GUARANTEED("2") "]"), 0);
+	assert_int_equal(p->exclusive_cores, 0);
+	assert_int_equal(load_pod(s, "'containers':[" GUARANTEED("2") "],"
+				  "'initContainers':[{'name':'i'}]"), 0);
+	assert_int_equal(p->exclusive_cores, 0);
+	assert_int_equal(load_pod(s, "'containers':[]"), 0);
+	assert_int_equal(p->exclusive_cores, 0);
+	assert_int_equal(load(s, "pods.json", "{'kind':'Pod','metadata':{'name':'p'}}"), 0);
+	assert_int_equal(p->exclusive_cores, 0);
+	/* Not rejected above NODE_MAX_CORES when not exclusive. */
+	assert_int_equal(load_pod(s, "'containers':[{'name':'c','resources':{"
+				  "'requests':{'cpu':'300'}}}]"), 0);
+	assert_int_equal(p->exclusive_cores, 0);
+}
+
+/* Device fields keep the equivalence bytes: same set in any order, a
+ * model set without a GPU, annotations naming the defaults. */
+static void test_pod_devices_equivalence(void **state)
+{
+	struct sink *s = *state;
+	size_t from = offsetof(struct pod_spec, node_name);
+	assert_int_equal(load(s, "pods.json",
+		"{'kind':'Pod','metadata':{'name':'a','annotations':{"
+		" 'alibabacloud.com/gpu-milli':'300',"
+		" 'alibabacloud.com/gpu-card-model':'T4|V100'}},"
+		" 'spec':{'containers':[" GUARANTEED("2") "]}}\n"
+		"{'kind':'Pod','metadata':{'name':'b','annotations':{"
+		" 'alibabacloud.com/gpu-count':'1','alibabacloud.com/gpu-milli':'300',"
+		" 'alibabacloud.com/gpu-card-model':'V100||T4|V100'}},"
+		" 'spec':{'containers':[" GUARANTEED("2000m") "]}}\n"
+		"{'kind':'Pod','metadata':{'name':'c','annotations':{"
+		" 'alibabacloud.com/gpu-card-model':'T4'}},'spec':{}}\n"
+		"{'kind':'Pod','metadata':{'name':'d'},'spec':{}}\n"), 0);
+	assert_int_equal(s->n_pods, 4);
+	assert_int_equal(s->pods[0].exclusive_cores, 2);
+	assert_memory_equal((const char *)&s->pods[0] + from,
+			    (const char *)&s->pods[1] + from,
+			    sizeof(struct pod_spec) - from);
+	assert_memory_equal((const char *)&s->pods[2] + from,
+			    (const char *)&s->pods[3] + from,
+			    sizeof(struct pod_spec) - from);
+}
+
 /* Every prefix of valid input is handled (accepted or refused with a
  * message), reading only the bytes given. */
 static void test_prefixes_are_bounded(void **state)
@@ -1154,6 +1545,15 @@ int main(void)
 		T(test_syntax_errors),
 		T(test_visitor),
 		T(test_load_file),
+		T(test_node_gpu_count),
+		T(test_node_gpu_model),
+		T(test_node_cores),
+		T(test_node_device_errors),
+		T(test_pod_gpu_annotations),
+		T(test_pod_gpu_models),
+		T(test_pod_device_errors),
+		T(test_pod_exclusive_cores),
+		T(test_pod_devices_equivalence),
 		T(test_prefixes_are_bounded),
 	};
 #undef T
