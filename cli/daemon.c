@@ -241,6 +241,25 @@ uint64_t daemon_overcommits(struct daemon *d)
 	return bad;
 }
 
+void daemon_devices_in_use(struct daemon *d, uint64_t *gpu_milli,
+			   uint64_t *cores)
+{
+	const struct snapshot *s = cluster_snapshot(d->cluster);
+	*gpu_milli = 0;
+	*cores = 0;
+	for (uint32_t i = 0; i < s->n_slots; i++) {
+		if (!s->present[i])
+			continue;
+		/* Relaxed: each counter is its own fact (struct node_alloc). */
+		const struct node_alloc *a = cluster_alloc(d->cluster, i);
+		for (unsigned g = 0; g < NODE_MAX_GPUS; g++)
+			*gpu_milli += __atomic_load_n(&a->gpu_used[g], __ATOMIC_RELAXED);
+		for (unsigned w = 0; w < CORE_WORDS; w++)
+			*cores += (uint64_t)__builtin_popcountll(
+				__atomic_load_n(&a->cores_used[w], __ATOMIC_RELAXED));
+	}
+}
+
 uint64_t daemon_pods_on_nodes(struct daemon *d)
 {
 	const struct snapshot *s = cluster_snapshot(d->cluster);

@@ -61,4 +61,10 @@ uint64_t daemon_overcommits(struct daemon *d);
  * against what was placed and released. */
 uint64_t daemon_pods_on_nodes(struct daemon *d);
 
+/* Devices the nodes hold now: GPU milli summed over every node's devices,
+ * and exclusive cores held; to check that releases give back what was
+ * placed. The same calling rule as daemon_overcommits(). */
+void daemon_devices_in_use(struct daemon *d, uint64_t *gpu_milli,
+			   uint64_t *cores);
+
 #endif

@@ -50,6 +50,7 @@
 #include "ingest/control_ops.h"
 #include "ingest/control_proto.h"
 #include "shm/cluster.h"
+#include "shm/devices.h"
 #include "shm/intern.h"
 #include "shm/producer_region.h"
 
@@ -480,10 +481,13 @@ static void copy_result(const struct shmsched_slot *s, struct shmsched_result *r
 	r->submit_ns = s->submit_ns;
 	r->complete_ns = s->complete_ns;
 	if (r->status == SHMSCHED_PLACED) {
-		/* Placed pods carry no message: skip 536 bytes per pod. */
+		/* Placed pods carry devices, not a message: skip 536 bytes
+		 * per pod. */
+		r->devices = s->devices;
 		r->message[0] = '\0';
 		return;
 	}
+	memset(&r->devices, 0, sizeof(r->devices));
 	/* Bounded: the daemon's NUL may be missing. */
 	size_t len = strnlen(s->message, SHMSCHED_MESSAGE_MAX - 1);
 	memcpy(r->message, s->message, len);
@@ -514,6 +518,7 @@ static unsigned cancel_in_flight(struct shmsched_client *c,
 		r->cookie = s->cookie; /* the producer's half: written here */
 		r->status = SHMSCHED_CANCELLED;
 		r->node_id = 0;
+		memset(&r->devices, 0, sizeof(r->devices));
 		r->submit_ns = s->submit_ns;
 		r->complete_ns = now;
 		snprintf(r->message, sizeof(r->message),
@@ -653,7 +658,8 @@ int shmsched_node_event(struct shmsched_client *c, int kind, const char *body,
 }
 
 int shmsched_release(struct shmsched_client *c, const struct shmsched_pod *pod,
-		     uint32_t node_id, char *err, size_t err_len)
+		     uint32_t node_id, const struct shmsched_devices *devices,
+		     char *err, size_t err_len)
 {
 	errmsg(err, err_len, "no error");
 	if (c == NULL || pod == NULL) {
@@ -671,6 +677,38 @@ int shmsched_release(struct shmsched_client *c, const struct shmsched_pod *pod,
 	r.template_id = pod->template_id;
 	r.n_extra = pod->n_extra;
 	memcpy(r.extra, pod->extra, pod->n_extra * sizeof(r.extra[0]));
+	if (devices != NULL)
+		r.devices = *devices; /* the daemon checks them */
 	return call(c, OP_RELEASE, 0, &r, sizeof(r), NULL, 0, NULL, NULL, err,
 		    err_len);
+}
+
+int shmsched_format_gpus(const struct shmsched_devices *d, char *buf, size_t len)
+{
+	if (d == NULL || (buf == NULL && len > 0))
+		return -EINVAL;
+	if (len > 0)
+		buf[0] = '\0';
+	size_t n = 0;
+	for (unsigned g = 0; g < SHMSCHED_MAX_GPUS; g++) {
+		if (!(d->gpu_mask >> g & 1))
+			continue;
+		size_t at = n < len ? n : len;
+		n += (size_t)snprintf(buf == NULL ? NULL : buf + at, len - at,
+				      "%s%u", n ? "," : "", g);
+	}
+	return (int)n;
+}
+
+_Static_assert(CORE_WORDS == SHMSCHED_CPUSET_WORDS,
+	       "a wire cpuset is shm/devices.h's");
+
+int shmsched_format_cpuset(const struct shmsched_devices *d, char *buf,
+			   size_t len)
+{
+	char none[1];
+	if (d == NULL || (buf == NULL && len > 0))
+		return -EINVAL;
+	/* It offsets buf even when len is 0: never a NULL one. */
+	return devices_format_cpuset(d->cpuset, buf == NULL ? none : buf, len);
 }

@@ -59,14 +59,24 @@ struct op_template {
 };
 
 /* Gives back what a placed pod used: the node it was placed on, its
- * template and the extras it was submitted with. */
+ * template and the extras it was submitted with, and the devices its
+ * answer named (all zero for a pod that took none). The daemon checks the
+ * devices against the node and the pod, and that the node holds them,
+ * before giving anything back. */
 struct op_release {
 	uint32_t node_id;
 	uint32_t template_id;
 	uint16_t n_extra;
 	uint16_t reserved[3];
 	struct shmsched_extra extra[SHMSCHED_MAX_EXTRA];
+	struct shmsched_devices devices;
 };
+
+/* The body's size is the version check of this request: both sides
+ * ship together (SHM_ABI_VERSION), and the daemon refuses any other. */
+_Static_assert(sizeof(struct op_release) == 120, "op_release is 120 bytes");
+_Static_assert(__builtin_offsetof(struct op_release, devices) == 80,
+	       "devices at byte 80 of op_release");
 
 struct op_resource {
 	uint32_t resource; /* index for struct shmsched_extra */

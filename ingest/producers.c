@@ -236,6 +236,117 @@ static void handle_node_event(struct producers *p, struct control_server *s,
 		control_server_reply(s, conn, rid, NULL, 0, -1);
 }
 
+static unsigned cpuset_count(const uint64_t set[CORE_WORDS])
+{
+	unsigned n = 0;
+	for (unsigned w = 0; w < CORE_WORDS; w++)
+		n += (unsigned)__builtin_popcountll(set[w]);
+	return n;
+}
+
+/* Checks the devices a release gives back against the node and the pod
+ * (the shape devices_assign() gives a placement) and against what the node
+ * holds, and copies them to *out. Every release runs on this thread, so
+ * what another release could take away cannot change between the check
+ * and cluster_account(). The held check catches a wrong or repeated
+ * assignment, not every one: a placement that takes a device and then
+ * rolls back (cluster_reserve() losing a race) can make it look held for
+ * that instant. Returns 0, or -EINVAL with a message in `why`. */
+static int release_devices(struct producers *p, const struct node_spec *node,
+			   uint32_t node_id, const struct pod_spec *pod,
+			   const struct shmsched_devices *in,
+			   struct device_assignment *out, char *why,
+			   size_t why_len)
+{
+	const struct node_devices *d = &node->devices;
+	const char *name = intern_str(p->strings, node->name);
+	char set[128];
+	unsigned gpus = (unsigned)__builtin_popcount(in->gpu_mask);
+	unsigned cores = cpuset_count(in->cpuset);
+	if (in->reserved != 0) {
+		snprintf(why, why_len, "devices.reserved: %u; expected 0", in->reserved);
+		return -EINVAL;
+	}
+	if (pod->num_gpu == 0 && (in->gpu_mask != 0 || in->gpu_milli != 0)) {
+		snprintf(why, why_len, "devices: gpu_mask 0x%x, gpu_milli %u; the pod "
+			 "asks for no GPU, expected 0 and 0", in->gpu_mask,
+			 in->gpu_milli);
+		return -EINVAL;
+	}
+	if (pod->num_gpu > 0) {
+		if ((uint32_t)in->gpu_mask >> d->n_gpus != 0) {
+			snprintf(why, why_len, "devices.gpu_mask 0x%x: node %s (%u) has "
+				 "%u GPU(s); expected bits below %u", in->gpu_mask,
+				 name, node_id, d->n_gpus, d->n_gpus);
+			return -EINVAL;
+		}
+		if (gpus != pod->num_gpu) {
+			snprintf(why, why_len, "devices.gpu_mask 0x%x names %u GPU(s); "
+				 "the pod takes %u", in->gpu_mask, gpus, pod->num_gpu);
+			return -EINVAL;
+		}
+		if (in->gpu_milli != pod->gpu_milli) {
+			snprintf(why, why_len, "devices.gpu_milli %u; the pod takes %u "
+				 "per GPU", in->gpu_milli, pod->gpu_milli);
+			return -EINVAL;
+		}
+	}
+	unsigned want = devices_takes_cores(d, pod) ? pod->exclusive_cores : 0;
+	devices_format_cpuset(in->cpuset, set, sizeof(set));
+	if (in->n_cores != want || cores != want) {
+		snprintf(why, why_len, "devices: n_cores %u, cpuset \"%s\" (%u "
+			 "core(s)); the pod holds %u exclusive core(s) on node %s "
+			 "(%u)%s", in->n_cores, set, cores, want, name, node_id,
+			 pod->exclusive_cores > 0 && d->n_cores == 0
+			 ? ", which has not opted in to exclusive cores" : "");
+		return -EINVAL;
+	}
+	for (unsigned w = 0; w < CORE_WORDS; w++) {
+		unsigned lo = w * 64;
+		uint64_t pool = d->n_cores >= lo + 64 ? UINT64_MAX
+				: d->n_cores > lo ? (UINT64_C(1) << (d->n_cores - lo)) - 1
+						  : 0;
+		if (in->cpuset[w] & ~pool) {
+			snprintf(why, why_len, "devices.cpuset \"%s\": node %s (%u) has "
+				 "%u exclusive core(s); expected cores below %u", set,
+				 name, node_id, d->n_cores, d->n_cores);
+			return -EINVAL;
+		}
+	}
+	/* Held now? Relaxed loads: the counters are their own facts (struct
+	 * node_alloc); nothing is published through them. */
+	const struct node_alloc *a = cluster_alloc_const(p->cluster, node_id);
+	for (unsigned g = 0; g < NODE_MAX_GPUS; g++) {
+		if (!(in->gpu_mask >> g & 1))
+			continue;
+		uint32_t used = __atomic_load_n(&a->gpu_used[g], __ATOMIC_RELAXED);
+		if (used < in->gpu_milli) {
+			snprintf(why, why_len, "devices: GPU %u of node %s (%u) has %u "
+				 "milli in use; the release gives back %u", g, name,
+				 node_id, used, in->gpu_milli);
+			return -EINVAL;
+		}
+	}
+	for (unsigned w = 0; w < CORE_WORDS; w++) {
+		uint64_t held = __atomic_load_n(&a->cores_used[w], __ATOMIC_RELAXED);
+		if (in->cpuset[w] & ~held) {
+			uint64_t missing[CORE_WORDS] = {0};
+			missing[w] = in->cpuset[w] & ~held;
+			devices_format_cpuset(missing, set, sizeof(set));
+			snprintf(why, why_len, "devices.cpuset: cores %s of node %s (%u) "
+				 "are not held by any pod", set, name, node_id);
+			return -EINVAL;
+		}
+	}
+	out->gpu_mask = in->gpu_mask;
+	out->gpu_milli = in->gpu_milli;
+	out->n_cores = in->n_cores;
+	out->reserved = 0;
+	for (unsigned w = 0; w < CORE_WORDS; w++)
+		out->cpuset[w] = in->cpuset[w];
+	return 0;
+}
+
 static void handle_release(struct producers *p, struct control_server *s,
 			   uint64_t conn, uint32_t rid, const void *body,
 			   uint32_t len)
@@ -264,12 +375,19 @@ static void handle_release(struct producers *p, struct control_server *s,
 	memcpy(slot.extra, r.extra, sizeof(slot.extra));
 	struct record_templates t = {pr->templates, pr->n_templates};
 	static struct record_pod pod; /* the control thread's alone */
-	char why[256];
+	char why[512];
 	if (record_decode(&slot, &t, p->res, &pod, why, sizeof(why)) < 0) {
 		control_server_reply_error(s, conn, rid, EINVAL, "release: %s", why);
 		return;
 	}
-	cluster_account(p->cluster, r.node_id, &pod.spec, NULL, -1);
+	const struct node_spec *node = &snap->nodes[r.node_id];
+	struct device_assignment dev;
+	if (release_devices(p, node, r.node_id, &pod.spec, &r.devices, &dev, why,
+			    sizeof(why)) < 0) {
+		control_server_reply_error(s, conn, rid, EINVAL, "release: %s", why);
+		return;
+	}
+	cluster_account(p->cluster, r.node_id, &pod.spec, &dev, -1);
 	control_server_reply(s, conn, rid, NULL, 0, -1);
 }
 

@@ -62,6 +62,23 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* The wire's devices are the model's, field for field. */
+_Static_assert(NODE_MAX_GPUS <= SHMSCHED_MAX_GPUS, "gpu_mask holds every GPU");
+_Static_assert(CORE_WORDS == SHMSCHED_CPUSET_WORDS, "cpuset holds every core");
+_Static_assert(sizeof(struct device_assignment) == sizeof(struct shmsched_devices),
+	       "an assignment is the wire's devices");
+
+static void answer_devices(struct shmsched_devices *out,
+			   const struct device_assignment *a)
+{
+	out->gpu_mask = a->gpu_mask;
+	out->gpu_milli = a->gpu_milli;
+	out->n_cores = a->n_cores;
+	out->reserved = 0;
+	for (unsigned w = 0; w < CORE_WORDS; w++)
+		out->cpuset[w] = a->cpuset[w];
+}
+
 /* Answers one slot the daemon owns. */
 static void answer(struct serve *s, unsigned w, struct producer *pr,
 		   struct shmsched_slot *slot)
@@ -93,6 +110,10 @@ static void answer(struct serve *s, unsigned w, struct producer *pr,
 	if (r.placement.slot >= 0) {
 		record_answer(slot, SHMSCHED_PLACED, (uint32_t)r.placement.slot,
 			      now_ns(), NULL);
+		/* After record_answer(): the devices share the message's bytes,
+		 * where it wrote an empty message. Plain stores, published by the
+		 * completion enqueue as the rest of the answer. */
+		answer_devices(&slot->devices, &r.placement.devices);
 	} else if (r.gave_up) {
 		snprintf(why, sizeof(why), "0/%u nodes were left to this pod: %u "
 			 "placements found a node and lost it to concurrent ones",

@@ -104,6 +104,12 @@ struct shmsched_result {
 	uint32_t node_id;     /* SHMSCHED_PLACED: the node (shmsched_node_name) */
 	uint64_t submit_ns;   /* CLOCK_MONOTONIC when submitted */
 	uint64_t complete_ns; /* CLOCK_MONOTONIC when the daemon answered */
+	/* SHMSCHED_PLACED: the GPU devices and exclusive cores the pod takes
+	 * on its node (all zero: none), as the daemon reserved them; give
+	 * them to shmsched_release() when the pod ends. See
+	 * shmsched_format_gpus() and shmsched_format_cpuset(). Not placed:
+	 * all zero. */
+	struct shmsched_devices devices;
 	/* Not placed: why, for a person (kube-scheduler's "0/N nodes are
 	 * available: ..." when unschedulable). Placed: empty. Always
 	 * NUL-terminated. */
@@ -236,17 +242,37 @@ SHMSCHED_EXPORT int shmsched_node_event(struct shmsched_client *c, int kind,
 
 /* Gives back what a placed pod uses on its node, when the pod has ended:
  * `pod` as it was submitted (its template and extras; the cookie is not
- * used) and `node_id` from its SHMSCHED_PLACED result. Call it once per
- * placed pod; the daemon cannot tell a double release from two pods.
+ * used), and `node_id` and `devices` from its SHMSCHED_PLACED result
+ * (devices NULL: none, for a pod whose answer named none). Call it once
+ * per placed pod; the daemon cannot always tell a double release from two
+ * pods (it refuses devices the node does not hold).
  * Returns 0, or:
  *   -EINVAL    NULL arguments, pod->n_extra > SHMSCHED_MAX_EXTRA
  *   the daemon's refusal, its text in err (e.g. -EINVAL: an unknown
- *   template or resource; -ENOENT: no node has that id), and the
- *   connection's errors (above)
+ *   template or resource, or devices that are not what the pod takes on
+ *   that node or that the node does not hold; -ENOENT: no node has that
+ *   id), and the connection's errors (above); nothing is given back then
  * Thread-safety: one thread at a time per handle. */
 SHMSCHED_EXPORT int shmsched_release(struct shmsched_client *c,
 				     const struct shmsched_pod *pod,
-				     uint32_t node_id, char *err, size_t err_len);
+				     uint32_t node_id,
+				     const struct shmsched_devices *devices,
+				     char *err, size_t err_len);
+
+/* Writes the GPU devices of `d` as their indices, comma-separated and
+ * ascending ("0,3"; "" for none): the form of NVIDIA_VISIBLE_DEVICES and
+ * CUDA_VISIBLE_DEVICES. NUL-terminated, cut to len (buf may be NULL when
+ * len is 0). Returns the length of the whole text, as snprintf does (len
+ * or more: it was cut), or -EINVAL for a NULL d (or buf with len > 0).
+ * Thread-safety: any thread; it reads only `d`. */
+SHMSCHED_EXPORT int shmsched_format_gpus(const struct shmsched_devices *d,
+					 char *buf, size_t len);
+
+/* Writes the exclusive cores of `d` in Linux's list format ("0-3,8"; ""
+ * for none), as cpuset.cpus and taskset -c take it. Otherwise as
+ * shmsched_format_gpus(). */
+SHMSCHED_EXPORT int shmsched_format_cpuset(const struct shmsched_devices *d,
+					   char *buf, size_t len);
 
 #ifdef __cplusplus
 }

@@ -29,8 +29,15 @@
  *       88     4  status          enum shmsched_status, written by the daemon
  *       92     4  node_id         SHMSCHED_PLACED: the node's id
  *       96     8  complete_ns     CLOCK_MONOTONIC when answered
- *      104   536  message         SHMSCHED_UNSCHEDULABLE / _REJECTED: why,
- *                                 NUL-terminated, cut with "..." if longer
+ *      104   536  (union, by status)
+ *                 SHMSCHED_PLACED: devices, 40 bytes, the rest unused:
+ *      104     2    gpu_mask      bit i: GPU device i of the node
+ *      106     2    gpu_milli     milli taken from each GPU in gpu_mask
+ *      108     2    n_cores       exclusive cores: the bits set in cpuset
+ *      110     2    reserved      0
+ *      112    32    cpuset[4]     bit i of word i / 64: core i
+ *                 SHMSCHED_UNSCHEDULABLE / _REJECTED / _CANCELLED: message,
+ *                   why, NUL-terminated, cut with "..." if longer
  */
 #ifndef SHMSCHED_WIRE_H
 #define SHMSCHED_WIRE_H
@@ -39,10 +46,13 @@
 
 #define SHMSCHED_MAX_EXTRA 4
 #define SHMSCHED_MESSAGE_MAX 536
+#define SHMSCHED_MAX_GPUS 16        /* bits of shmsched_devices.gpu_mask */
+#define SHMSCHED_MAX_CORES 256      /* bits of shmsched_devices.cpuset */
+#define SHMSCHED_CPUSET_WORDS 4
 
 enum shmsched_status {
 	SHMSCHED_PENDING = 0,       /* not answered yet */
-	SHMSCHED_PLACED = 1,        /* node_id holds the node */
+	SHMSCHED_PLACED = 1,        /* node_id holds the node, devices its devices */
 	SHMSCHED_UNSCHEDULABLE = 2, /* message: kube-scheduler's "0/N nodes are available: ..." */
 	SHMSCHED_REJECTED = 3,      /* message: what was wrong with the slot */
 	SHMSCHED_CANCELLED = 4,     /* the daemon shut down before placing it */
@@ -57,6 +67,20 @@ struct shmsched_extra {
 	int64_t quantity;  /* >= 0 */
 };
 
+/* The exact devices a placement takes on its node, for the node agent to
+ * apply (NVIDIA_VISIBLE_DEVICES, a cpuset cgroup) and for the release to
+ * give back. All zero: the pod takes none. A pod sharing a GPU has one bit
+ * in gpu_mask and gpu_milli below 1000; a pod taking whole GPUs has one bit
+ * per device and gpu_milli 1000. cpuset holds exclusive cores only on a
+ * node that opted in to them; n_cores is its bit count. */
+struct shmsched_devices {
+	uint16_t gpu_mask;
+	uint16_t gpu_milli;
+	uint16_t n_cores;
+	uint16_t reserved; /* 0 */
+	uint64_t cpuset[SHMSCHED_CPUSET_WORDS];
+};
+
 struct shmsched_slot {
 	/* written by the producer */
 	uint64_t cookie;
@@ -69,12 +93,22 @@ struct shmsched_slot {
 	uint32_t status;
 	uint32_t node_id;
 	uint64_t complete_ns;
-	char message[SHMSCHED_MESSAGE_MAX];
+	union {
+		struct shmsched_devices devices;    /* SHMSCHED_PLACED */
+		char message[SHMSCHED_MESSAGE_MAX]; /* any other status */
+	};
 };
 
 _Static_assert(sizeof(struct shmsched_extra) == 16, "extra is 16 bytes");
 _Static_assert(sizeof(struct shmsched_slot) == 640, "a slot is 640 bytes");
 _Static_assert(__builtin_offsetof(struct shmsched_slot, status) == 88,
 	       "status at byte 88");
+_Static_assert(sizeof(struct shmsched_devices) == 40, "devices are 40 bytes");
+_Static_assert(__builtin_offsetof(struct shmsched_devices, cpuset) == 8,
+	       "cpuset at byte 8 of devices");
+_Static_assert(__builtin_offsetof(struct shmsched_slot, devices) == 104,
+	       "devices at byte 104");
+_Static_assert(__builtin_offsetof(struct shmsched_slot, message) == 104,
+	       "message at byte 104");
 
 #endif

@@ -91,6 +91,17 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* The devices the fake names for a placed cookie: a different GPU, share
+ * and core per cookie, so a copy from the wrong slot shows. */
+static void fake_devices(uint64_t cookie, struct shmsched_devices *d)
+{
+	memset(d, 0, sizeof(*d));
+	d->gpu_mask = (uint16_t)(1u << (cookie % SHMSCHED_MAX_GPUS));
+	d->gpu_milli = (uint16_t)(1 + cookie % 999);
+	d->n_cores = 1;
+	d->cpuset[cookie / 64 % SHMSCHED_CPUSET_WORDS] = UINT64_C(1) << (cookie % 64);
+}
+
 static void answer_slot(struct shmsched_slot *s)
 {
 	if (s->template_id == REJECT_TEMPLATE) {
@@ -107,6 +118,7 @@ static void answer_slot(struct shmsched_slot *s)
 	} else {
 		s->status = SHMSCHED_PLACED;
 		s->node_id = (uint32_t)(s->cookie % 7);
+		fake_devices(s->cookie, &s->devices);
 	}
 	s->complete_ns = now_ns();
 }
@@ -383,6 +395,10 @@ static unsigned check_answer(const struct shmsched_result *r, uint8_t *seen,
 	    r->message[0] != '\0' || r->complete_ns < r->submit_ns ||
 	    r->submit_ns == 0)
 		bad++;
+	struct shmsched_devices want;
+	fake_devices(r->cookie, &want);
+	if (memcmp(&want, &r->devices, sizeof(want)) != 0)
+		bad++; /* not the devices of its own slot */
 	return bad;
 }
 
@@ -637,13 +653,20 @@ static void test_rejected_message(void **state)
 	for (unsigned i = 0; i < 3; i++) {
 		const struct shmsched_result *r = &out[i];
 		seen |= 1u << r->cookie;
+		struct shmsched_devices none;
+		memset(&none, 0, sizeof(none));
 		if (r->cookie == 0) {
 			assert_int_equal(r->status, SHMSCHED_PLACED);
 			assert_int_equal(r->node_id, 0);
 			assert_string_equal(r->message, "");
+			assert_int_equal(r->devices.gpu_mask, 1);
+			assert_int_equal(r->devices.gpu_milli, 1);
+			assert_int_equal(r->devices.cpuset[0], 1);
 		} else if (r->cookie == 1) {
 			assert_int_equal(r->status, SHMSCHED_REJECTED);
 			assert_string_equal(r->message, REJECT_MESSAGE);
+			/* The message's bytes are not read as devices. */
+			assert_memory_equal(&r->devices, &none, sizeof(none));
 		} else {
 			assert_int_equal(r->status, SHMSCHED_REJECTED);
 			assert_non_null(strstr(r->message, "cookie 2 not as submitted"));
@@ -743,17 +766,60 @@ static void test_slow_path_calls(void **state)
 	pod.n_extra = 2;
 	pod.extra[1].resource = 7;
 	pod.extra[1].quantity = 3;
-	assert_int_equal(shmsched_release(c, &pod, 5, err, sizeof(err)), 0);
+	struct shmsched_devices dev;
+	fake_devices(77, &dev);
+	assert_int_equal(shmsched_release(c, &pod, 5, &dev, err, sizeof(err)), 0);
 	assert_int_equal(f->releases, 1);
 	assert_int_equal(f->last_release.node_id, 5);
 	assert_int_equal(f->last_release.template_id, 2);
 	assert_int_equal(f->last_release.n_extra, 2);
 	assert_int_equal(f->last_release.extra[1].resource, 7);
 	assert_int_equal(f->last_release.extra[1].quantity, 3);
+	assert_memory_equal(&f->last_release.devices, &dev, sizeof(dev));
+	/* No devices: all zero on the wire. */
+	struct shmsched_devices none;
+	memset(&none, 0, sizeof(none));
+	assert_int_equal(shmsched_release(c, &pod, 5, NULL, err, sizeof(err)), 0);
+	assert_int_equal(f->releases, 2);
+	assert_memory_equal(&f->last_release.devices, &none, sizeof(none));
 	pod.n_extra = SHMSCHED_MAX_EXTRA + 1;
-	assert_int_equal(shmsched_release(c, &pod, 5, err, sizeof(err)), -EINVAL);
-	assert_int_equal(f->releases, 1);
+	assert_int_equal(shmsched_release(c, &pod, 5, &dev, err, sizeof(err)),
+			 -EINVAL);
+	assert_int_equal(f->releases, 2);
 	shmsched_disconnect(c);
+}
+
+/* The formatters: GPU indices as CUDA_VISIBLE_DEVICES takes them, cores in
+ * Linux's list format, both cut as snprintf cuts. */
+static void test_format_devices(void **state)
+{
+	(void)state;
+	struct shmsched_devices d;
+	memset(&d, 0, sizeof(d));
+	char buf[64];
+	assert_int_equal(shmsched_format_gpus(&d, buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "");
+	assert_int_equal(shmsched_format_cpuset(&d, buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "");
+
+	d.gpu_mask = 0x8009; /* 0, 3, 15 */
+	d.cpuset[0] = 0xf | UINT64_C(1) << 8 | UINT64_C(1) << 63;
+	d.cpuset[1] = 0x3; /* 63-65 run across the word */
+	d.cpuset[3] = UINT64_C(1) << 63; /* 255 */
+	assert_int_equal(shmsched_format_gpus(&d, buf, sizeof(buf)), 6);
+	assert_string_equal(buf, "0,3,15");
+	assert_int_equal(shmsched_format_cpuset(&d, buf, sizeof(buf)), 15);
+	assert_string_equal(buf, "0-3,8,63-65,255");
+
+	/* Cut: the whole length, as snprintf; the buffer NUL-terminated. */
+	assert_int_equal(shmsched_format_gpus(&d, buf, 4), 6);
+	assert_string_equal(buf, "0,3");
+	assert_int_equal(shmsched_format_cpuset(&d, buf, 5), 15);
+	assert_string_equal(buf, "0-3,");
+	assert_int_equal(shmsched_format_gpus(&d, NULL, 0), 6);
+	assert_int_equal(shmsched_format_cpuset(&d, NULL, 0), 15);
+	assert_int_equal(shmsched_format_gpus(NULL, buf, sizeof(buf)), -EINVAL);
+	assert_int_equal(shmsched_format_cpuset(&d, NULL, 8), -EINVAL);
 }
 
 /* The daemon dies with pods in flight: poll returns -ECONNRESET promptly,
@@ -907,6 +973,7 @@ int main(int argc, char **argv)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_slow_path_calls, setup,
 						teardown),
+		cmocka_unit_test(test_format_devices),
 		cmocka_unit_test_setup_teardown(test_daemon_stopped, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_daemon_stopped_submit_only,

@@ -163,7 +163,8 @@ static void producer(int id, uint64_t pods, bool release)
 				if (release && (idx & 1)) {
 					struct shmsched_pod p = {.cookie = cookie,
 								 .template_id = tid};
-					if (shmsched_release(c, &p, res[k].node_id, err,
+					if (shmsched_release(c, &p, res[k].node_id,
+							     &res[k].devices, err,
 							     sizeof(err)) == 0)
 						r->released++;
 				}
@@ -470,6 +471,218 @@ static void test_shutdown_answers_every_pod(void **state)
 					       sh->r[1].submitted);
 }
 
+/* ---- devices: the answer names them, a release gives them back ------ */
+
+/* One node with two GPUs and eight exclusive cores over two NUMA nodes
+ * (0-3 and 4-7). */
+static const char gpu_cluster[] =
+	"{\"kind\":\"List\",\"items\":[{\"kind\":\"Node\",\"metadata\":{"
+	"\"name\":\"g0\",\"annotations\":{\"alibabacloud.com/gpu-count\":\"2\","
+	"\"shmsched.io/cpu-manager-policy\":\"static\",\"shmsched.io/numa-nodes\":"
+	"\"2\"}},\"status\":{\"allocatable\":{\"cpu\":\"8\",\"memory\":"
+	"\"16Gi\",\"pods\":\"30\"}}}]}";
+
+/* Half a GPU, shared cpu (Burstable). */
+static const char share_json[] =
+	"{\"kind\":\"Pod\",\"metadata\":{\"name\":\"share\",\"annotations\":"
+	"{\"alibabacloud.com/gpu-milli\":\"500\"}},\"spec\":{\"containers\":"
+	"[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"500m\","
+	"\"memory\":\"1Gi\"}}}]}}";
+
+/* 300 milli of a GPU and two exclusive cores (Guaranteed, whole cpus). */
+static const char pinned_json[] =
+	"{\"kind\":\"Pod\",\"metadata\":{\"name\":\"pinned\",\"annotations\":"
+	"{\"alibabacloud.com/gpu-milli\":\"300\"}},\"spec\":{\"containers\":"
+	"[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"2\","
+	"\"memory\":\"1Gi\"},\"limits\":{\"cpu\":\"2\",\"memory\":\"1Gi\"}}}]}}";
+
+/* Both GPUs, whole. */
+static const char whole_json[] =
+	"{\"kind\":\"Pod\",\"metadata\":{\"name\":\"whole\",\"annotations\":"
+	"{\"alibabacloud.com/gpu-count\":\"2\"}},\"spec\":{\"containers\":"
+	"[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]}}";
+
+static int setup_gpu(void **state)
+{
+	setup(state);
+	FILE *f = fopen(cluster, "w");
+	assert_non_null(f);
+	fputs(gpu_cluster, f);
+	fclose(f);
+	return 0;
+}
+
+/* Submits one pod of template `tid` and waits for its answer. */
+static void place_one(struct shmsched_client *c, uint32_t tid, uint64_t cookie,
+		      struct shmsched_result *out)
+{
+	struct shmsched_pod pod = {.cookie = cookie, .template_id = tid};
+	assert_int_equal(shmsched_submit(c, &pod, 1), 1);
+	time_t deadline = time(NULL) + 10;
+	int got = 0;
+	while (got == 0 && time(NULL) <= deadline) {
+		got = shmsched_poll(c, out, 1);
+		assert_true(got >= 0);
+		if (got == 0)
+			usleep(100);
+	}
+	assert_int_equal(got, 1);
+	assert_int_equal(out->cookie, cookie);
+}
+
+static uint32_t template_of(struct shmsched_client *c, const char *json)
+{
+	uint32_t tid;
+	char err[512];
+	if (shmsched_register_template(c, json, strlen(json), &tid, err,
+				       sizeof(err)) < 0)
+		fail_msg("template: %s", err);
+	return tid;
+}
+
+/* What the nodes hold now: GPU milli and exclusive cores. */
+static void in_use(struct daemon *d, uint64_t gpu_milli, uint64_t cores)
+{
+	uint64_t g, k;
+	daemon_devices_in_use(d, &g, &k);
+	assert_int_equal(g, gpu_milli);
+	assert_int_equal(k, cores);
+}
+
+/* A release with these devices is refused, says `why`, gives nothing back. */
+static void refused(struct shmsched_client *c, struct daemon *d, uint32_t tid,
+		    uint32_t node, const struct shmsched_devices *dev,
+		    const char *why)
+{
+	struct shmsched_pod pod = {.template_id = tid};
+	char err[512];
+	uint64_t g, k, pods = daemon_pods_on_nodes(d);
+	daemon_devices_in_use(d, &g, &k);
+	assert_int_equal(shmsched_release(c, &pod, node, dev, err, sizeof(err)),
+			 -EINVAL);
+	if (strstr(err, why) == NULL)
+		fail_msg("release refused with \"%s\"; expected \"%s\" in it",
+			 err, why);
+	in_use(d, g, k);
+	assert_int_equal(daemon_pods_on_nodes(d), pods);
+}
+
+static void test_devices_named_and_released(void **state)
+{
+	(void)state;
+	struct daemon *d = start(1);
+	char err[512], text[64];
+	struct shmsched_client *c = shmsched_connect(sock, err, sizeof(err));
+	if (c == NULL)
+		fail_msg("connect: %s", err);
+	uint32_t share = template_of(c, share_json);
+	uint32_t pinned = template_of(c, pinned_json);
+	uint32_t whole = template_of(c, whole_json);
+
+	/* A share of one GPU, named with its milli; no cores. */
+	struct shmsched_result a, b;
+	place_one(c, share, 1, &a);
+	assert_int_equal(a.status, SHMSCHED_PLACED);
+	assert_int_equal(__builtin_popcount(a.devices.gpu_mask), 1);
+	assert_true(a.devices.gpu_mask < 4); /* GPU 0 or 1 */
+	assert_int_equal(a.devices.gpu_milli, 500);
+	assert_int_equal(a.devices.n_cores, 0);
+	assert_int_equal(shmsched_format_cpuset(&a.devices, text, sizeof(text)), 0);
+	assert_int_equal(shmsched_format_gpus(&a.devices, text, sizeof(text)), 1);
+	assert_true(strcmp(text, "0") == 0 || strcmp(text, "1") == 0);
+	assert_string_equal(a.message, "");
+	in_use(d, 500, 0);
+
+	/* 300 more by best fit: the same GPU; two cores on one NUMA node. */
+	place_one(c, pinned, 2, &b);
+	assert_int_equal(b.status, SHMSCHED_PLACED);
+	assert_int_equal(b.devices.gpu_mask, a.devices.gpu_mask);
+	assert_int_equal(b.devices.gpu_milli, 300);
+	assert_int_equal(b.devices.n_cores, 2);
+	assert_int_equal(__builtin_popcountll(b.devices.cpuset[0]), 2);
+	assert_true((b.devices.cpuset[0] & ~UINT64_C(0xf)) == 0 ||
+		    (b.devices.cpuset[0] & ~UINT64_C(0xf0)) == 0);
+	assert_int_equal(b.devices.cpuset[1] | b.devices.cpuset[2] |
+			 b.devices.cpuset[3], 0);
+	assert_int_equal(shmsched_format_cpuset(&b.devices, text, sizeof(text)), 3);
+	print_message("share: GPU %s, %u milli; pinned: GPU mask 0x%x, %u milli, "
+		      "cores %s\n", a.devices.gpu_mask == 1 ? "0" : "1",
+		      a.devices.gpu_milli, b.devices.gpu_mask, b.devices.gpu_milli,
+		      text);
+	in_use(d, 800, 2);
+
+	/* Wrong assignments: each refused, nothing given back. */
+	struct shmsched_devices w = a.devices;
+	refused(c, d, share, a.node_id, NULL, "names 0 GPU(s); the pod takes 1");
+	w.gpu_milli = 400;
+	refused(c, d, share, a.node_id, &w, "gpu_milli 400; the pod takes 500");
+	w = a.devices;
+	w.gpu_mask = 1u << 5;
+	refused(c, d, share, a.node_id, &w, "node g0 (0) has 2 GPU(s)");
+	w.gpu_mask = (uint16_t)(a.devices.gpu_mask ^ 3); /* the other GPU */
+	refused(c, d, share, a.node_id, &w, "has 0 milli in use; the release "
+		"gives back 500");
+	w = a.devices;
+	w.gpu_mask = 3;
+	refused(c, d, share, a.node_id, &w, "names 2 GPU(s); the pod takes 1");
+	w = a.devices;
+	w.reserved = 1;
+	refused(c, d, share, a.node_id, &w, "devices.reserved: 1; expected 0");
+	w = a.devices;
+	w.n_cores = 1;
+	w.cpuset[0] = 1;
+	refused(c, d, share, a.node_id, &w, "the pod holds 0 exclusive core(s)");
+	w = b.devices; /* two cores of the pool that it does not hold */
+	w.cpuset[0] = 0;
+	for (unsigned core = 0, n = 0; core < 8 && n < 2; core++)
+		if (!(b.devices.cpuset[0] >> core & 1)) {
+			w.cpuset[0] |= UINT64_C(1) << core;
+			n++;
+		}
+	refused(c, d, pinned, b.node_id, &w, "are not held by any pod");
+	w.cpuset[0] = b.devices.cpuset[0] & (b.devices.cpuset[0] - 1); /* one */
+	refused(c, d, pinned, b.node_id, &w, "(1 core(s)); the pod holds 2");
+	w.cpuset[0] = UINT64_C(1) << 8 | (b.devices.cpuset[0] &
+					   (b.devices.cpuset[0] - 1));
+	refused(c, d, pinned, b.node_id, &w, "expected cores below 8");
+
+	/* The right ones give everything back. */
+	struct shmsched_pod p = {.template_id = share};
+	assert_int_equal(shmsched_release(c, &p, a.node_id, &a.devices, err,
+					  sizeof(err)), 0);
+	in_use(d, 300, 2);
+	/* Twice: the node no longer holds that much of the GPU. */
+	refused(c, d, share, a.node_id, &a.devices, "has 300 milli in use");
+	p.template_id = pinned;
+	assert_int_equal(shmsched_release(c, &p, b.node_id, &b.devices, err,
+					  sizeof(err)), 0);
+	in_use(d, 0, 0);
+	assert_int_equal(daemon_pods_on_nodes(d), 0);
+
+	/* Whole GPUs: both devices, 1000 each; then given back. */
+	place_one(c, whole, 3, &a);
+	assert_int_equal(a.status, SHMSCHED_PLACED);
+	assert_int_equal(a.devices.gpu_mask, 3);
+	assert_int_equal(a.devices.gpu_milli, 1000);
+	assert_int_equal(shmsched_format_gpus(&a.devices, text, sizeof(text)), 3);
+	assert_string_equal(text, "0,1");
+	in_use(d, 2000, 0);
+	/* No device left for a share: unschedulable, with no devices. */
+	place_one(c, share, 4, &b);
+	assert_int_equal(b.status, SHMSCHED_UNSCHEDULABLE);
+	assert_int_equal(b.devices.gpu_mask, 0);
+	assert_true(strlen(b.message) > 0);
+	p.template_id = whole;
+	assert_int_equal(shmsched_release(c, &p, a.node_id, &a.devices, err,
+					  sizeof(err)), 0);
+	in_use(d, 0, 0);
+	assert_int_equal(daemon_overcommits(d), 0);
+
+	shmsched_disconnect(c);
+	struct daemon_stats ds;
+	daemon_stop(d, 1000, &ds);
+}
+
 int main(void)
 {
 	setenv("SHMSCHED_LOG", "warn", 0);
@@ -483,6 +696,8 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_shutdown_answers_every_pod,
 						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_devices_named_and_released,
+						setup_gpu, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
