@@ -37,6 +37,7 @@
 #include "bench/progress.h"
 #include "bench/quality.h"
 #include "bench/report.h"
+#include "bench/trace_main.h"
 #include "bench/ring_echo.h"
 #include "bench/workload.h"
 #include "shm/log.h"
@@ -755,6 +756,10 @@ static int run_engine(const struct options *o, bool progress, struct bench_repor
 
 int main(int argc, char **argv)
 {
+	/* --trace selects the trace replay, with options of its own. */
+	for (int i = 1; i < argc; i++)
+		if (strcmp(argv[i], "--trace") == 0 || strncmp(argv[i], "--trace=", 8) == 0)
+			return trace_main(argc, argv);
 	struct options o;
 	int rc = parse_args(argc, argv, &o);
 	if (rc)

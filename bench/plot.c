@@ -176,7 +176,7 @@ static int write_script(const char *dir, const struct bench_report *r,
 	return close_checked(f, dir, "plots.gp", err, err_len);
 }
 
-static int run_gnuplot(const char *dir, char *err, size_t err_len)
+int plot_run_gnuplot(const char *dir, const char *script, char *err, size_t err_len)
 {
 	fflush(NULL);
 	pid_t pid = fork();
@@ -187,7 +187,7 @@ static int run_gnuplot(const char *dir, char *err, size_t err_len)
 	if (pid == 0) {
 		if (chdir(dir) != 0)
 			_exit(126);
-		execlp("gnuplot", "gnuplot", "plots.gp", (char *)NULL);
+		execlp("gnuplot", "gnuplot", script, (char *)NULL);
 		_exit(127);
 	}
 	int status;
@@ -198,12 +198,12 @@ static int run_gnuplot(const char *dir, char *err, size_t err_len)
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 127) {
 		snprintf(err, err_len, "--plot: gnuplot not found (install the Debian "
 			 "package gnuplot-nox; scripts/setup does); the data and "
-			 "%s/plots.gp are written", dir);
+			 "%s/%s are written", dir, script);
 		return -ENOENT;
 	}
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-		snprintf(err, err_len, "--plot: gnuplot %s/plots.gp failed (its "
-			 "messages above)", dir);
+		snprintf(err, err_len, "--plot: gnuplot %s/%s failed (its "
+			 "messages above)", dir, script);
 		return -EIO;
 	}
 	return 0;
@@ -239,7 +239,7 @@ int plot_write(const char *dir, const struct bench_report *r, char *note,
 	if (rc == 0)
 		rc = write_script(dir, r, single, worker_rows, cdf_title, err, err_len);
 	if (rc == 0)
-		rc = run_gnuplot(dir, err, err_len);
+		rc = plot_run_gnuplot(dir, "plots.gp", err, err_len);
 	if (rc == 0)
 		snprintf(note, note_len, "plots in %s: throughput_nodes.png%s%s, "
 			 "latency_cdf.png (%s)", dir,

@@ -22,4 +22,8 @@
 int plot_write(const char *dir, const struct bench_report *r, char *note,
 	       size_t note_len, char *err, size_t err_len);
 
+/* Runs gnuplot on DIR/script in DIR. Returns 0, or a negative errno with a
+ * message (gnuplot missing: -ENOENT). */
+int plot_run_gnuplot(const char *dir, const char *script, char *err, size_t err_len);
+
 #endif

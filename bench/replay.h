@@ -1,0 +1,61 @@
+/* Replay of the openb GPU trace through the engine, with the FGD paper's
+ * protocol (../shared/data/README.md): the trace's GPU nodes; the pods
+ * shuffled with the seed, then topped up by sampling with replacement (or
+ * trimmed) until the arrived GPU request would pass 130 % of the cluster's
+ * GPU milli; one attempt per pod (engine_place, then engine_commit), no
+ * deletions, no retries.
+ *
+ * Every policy is a KubeSchedulerConfiguration profile (replay.c), loaded
+ * by ingest/sched_config.c as a user's file would be: the engine scores
+ * with it exactly as the daemon would, percentageOfNodesToScore 100.
+ *
+ * Metric, as the paper's analysis: after each pod, the arrived GPU milli
+ * (failed pods included) and the allocated GPU milli as % of capacity;
+ * unallocated GPU % at load k = 100 - the mean allocation over the pods
+ * whose arrived % rounds to k (or, where none does, within 1).
+ */
+#ifndef SHMSCHED_BENCH_REPLAY_H
+#define SHMSCHED_BENCH_REPLAY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bench/openb.h"
+
+enum replay_policy {
+	REPLAY_LEAST_ALLOCATED = 0,
+	REPLAY_MOST_ALLOCATED,
+	REPLAY_BEST_FIT,
+	REPLAY_FGD,        /* mix of the whole pod list, as the paper */
+	REPLAY_FGD_ONLINE, /* mix learnt from arriving pods */
+	REPLAY_RANDOM,
+	REPLAY_POLICIES,
+};
+
+extern const char *const replay_policy_names[REPLAY_POLICIES];
+/* The paper's policy each is compared with (index in paper_policy_names,
+ * -1: none). */
+extern const int replay_paper_policy[REPLAY_POLICIES];
+
+#define REPLAY_TOP_UP_PERCENT 130
+
+struct replay_run {
+	double unalloc[PAPER_LOADS]; /* NAN where no pod arrived near that load */
+	uint64_t pods;               /* attempted */
+	uint64_t placed;
+	uint64_t gpu_milli_allocated;
+	double seconds;              /* in engine_place + engine_commit only */
+};
+
+/* One run of one policy with one seed. Returns 0, or a negative errno with
+ * a message. */
+int replay_run(const struct openb_trace *t, enum replay_policy policy,
+	       uint64_t seed, struct replay_run *out, char *err, size_t err_len);
+
+/* The arrival order for a seed (indices into t->pods): the shuffled list,
+ * then the top-up. Returns the count, or a negative errno. *order is
+ * malloc'd. Exposed for tests. */
+long replay_arrivals(const struct openb_trace *t, uint64_t seed, uint32_t **order);
+
+#endif
