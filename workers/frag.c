@@ -3,6 +3,8 @@
  * take, plus one. */
 #include "workers/frag.h"
 
+#include <assert.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -76,7 +78,7 @@ static int by_count_desc(const void *a, const void *b)
 	return memcmp(&x->shape, &y->shape, sizeof(x->shape));
 }
 
-void frag_mix_build(struct frag_mix *m, const struct frag_counter *c)
+static void mix_from(struct frag_mix *m, const struct frag_counter *c)
 {
 	const struct frag_count *all[FRAG_COUNT_SLOTS];
 	unsigned n = 0;
@@ -87,7 +89,6 @@ void frag_mix_build(struct frag_mix *m, const struct frag_counter *c)
 			total += c->slot[i].count;
 		}
 	qsort(all, n, sizeof(all[0]), by_count_desc);
-	m->epoch++;
 	m->n = 0;
 	m->total = 0;
 	/* Take shapes while what is taken is below the cover: the one that
@@ -119,6 +120,35 @@ void frag_mix_build(struct frag_mix *m, const struct frag_counter *c)
 		m->weight[j] = w;
 	}
 	m->n = g;
+}
+
+/* Whether two mixes have the same shapes in the same order and weights
+ * within FRAG_KEEP_PERMILLE of each other in L1 distance (as shares). */
+static bool mix_close(const struct frag_mix *a, const struct frag_mix *b)
+{
+	if (a->n != b->n || a->total == 0 || b->total == 0)
+		return false;
+	double dist = fabs((double)a->cpu_only_weight / (double)a->total -
+			   (double)b->cpu_only_weight / (double)b->total);
+	for (unsigned t = 0; t < a->n; t++) {
+		if (memcmp(&a->shape[t], &b->shape[t], sizeof(a->shape[t])) != 0)
+			return false;
+		dist += fabs((double)a->weight[t] / (double)a->total -
+			     (double)b->weight[t] / (double)b->total);
+	}
+	return dist * 1000 < FRAG_KEEP_PERMILLE;
+}
+
+bool frag_mix_build(struct frag_mix *m, const struct frag_counter *c)
+{
+	static_assert(sizeof(struct frag_mix) < 16384, "a mix fits the stack");
+	struct frag_mix next;
+	mix_from(&next, c);
+	if (m->epoch > 0 && mix_close(m, &next))
+		return false;
+	next.epoch = m->epoch + 1;
+	*m = next;
+	return true;
 }
 
 static bool shape_model_ok(const struct frag_shape *s, const struct node_devices *d)

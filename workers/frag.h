@@ -34,6 +34,7 @@
 #define FRAG_COUNT_SLOTS 1024u /* shapes counted at most (a power of two) */
 #define FRAG_FIRST_REFRESH 64u
 #define FRAG_MAX_INTERVAL 65536u
+#define FRAG_KEEP_PERMILLE 20
 
 struct frag_shape {
 	int64_t cpu_milli; /* non-zero cpu request */
@@ -74,8 +75,11 @@ void frag_counter_init(struct frag_counter *c);
 bool frag_counter_add(struct frag_counter *c, const struct pod_spec *pod);
 
 /* The mix of the most frequent shapes counted, covering
- * FRAG_COVER_PERMILLE of pods (at most FRAG_MAX_TYPES); epoch + 1. */
-void frag_mix_build(struct frag_mix *m, const struct frag_counter *c);
+ * FRAG_COVER_PERMILLE of pods (at most FRAG_MAX_TYPES), with epoch + 1;
+ * unless it is close to *m (same shapes, shares within FRAG_KEEP_PERMILLE
+ * in L1 distance): then *m stays, so cached scores stay valid. Returns
+ * whether *m changed. */
+bool frag_mix_build(struct frag_mix *m, const struct frag_counter *c);
 
 /* Fragmented GPU milli of a node in state (cpu_left, gpu_free), weighted:
  * sum over shapes of weight x fragmented milli. O(shapes + GPUs log GPUs). */
