@@ -324,9 +324,20 @@ static bool plugin_enabled(const struct score_config *sc, int plugin)
 		return sc->weight_fit > 0;
 	case SCORE_BALANCED:
 		return sc->weight_balanced > 0;
+	case SCORE_GPU_BEST_FIT:
+		return sc->weight_gpu_best_fit > 0;
+	case SCORE_GPU_FRAG:
+		return sc->weight_gpu_frag > 0;
 	default:
 		return false;
 	}
+}
+
+/* A score in thousandths of a point (SCORE_FINE) as a JSON number. */
+static void print_fine(FILE *f, int64_t v)
+{
+	fprintf(f, "%s%" PRId64 ".%03" PRId64, v < 0 ? "-" : "",
+		(v < 0 ? -v : v) / SCORE_FINE, (v < 0 ? -v : v) % SCORE_FINE);
 }
 
 static void on_scored(void *arg, uint32_t slot, const int64_t scores[SCORE_PLUGINS],
@@ -339,11 +350,39 @@ static void on_scored(void *arg, uint32_t slot, const int64_t scores[SCORE_PLUGI
 	json_out_string(x->scores, node_name(x, slot));
 	putc(':', x->scores);
 	putc('{', x->scores);
-	for (int p = 0; p < SCORE_PLUGINS; p++)
-		if (plugin_enabled(x->score, p))
-			fprintf(x->scores, "\"%s\":%" PRId64 ",", score_plugin_names[p],
-				scores[p]);
-	fprintf(x->scores, "\"total\":%" PRId64 "}", total);
+	for (int p = 0; p < SCORE_PLUGINS; p++) {
+		if (!plugin_enabled(x->score, p))
+			continue;
+		fprintf(x->scores, "\"%s\":", score_plugin_names[p]);
+		/* The device scores keep thousandths; the others are whole. */
+		if (p == SCORE_GPU_BEST_FIT || p == SCORE_GPU_FRAG)
+			print_fine(x->scores, scores[p]);
+		else
+			fprintf(x->scores, "%" PRId64, scores[p]);
+		putc(',', x->scores);
+	}
+	fputs("\"total\":", x->scores);
+	print_fine(x->scores, total);
+	putc('}', x->scores);
+}
+
+/* The devices a placement took, for a node agent to apply:
+ * "gpus":[0,3],"gpu_milli":500 and "cpuset":"0-3" (Linux list format). */
+static void print_devices(const struct device_assignment *d)
+{
+	if (d->gpu_mask != 0) {
+		fputs(",\"gpus\":[", stdout);
+		for (unsigned g = 0, n = 0; g < NODE_MAX_GPUS; g++)
+			if (d->gpu_mask >> g & 1)
+				printf("%s%u", n++ ? "," : "", g);
+		printf("],\"gpu_milli\":%u", d->gpu_milli);
+	}
+	if (d->n_cores > 0) {
+		char set[1024];
+		devices_format_cpuset(d->cpuset, set, sizeof(set));
+		fputs(",\"cpuset\":", stdout);
+		json_out_string(stdout, set);
+	}
 }
 
 static int explain_open(struct explain_buf *x)
@@ -461,6 +500,7 @@ static int run(const struct options *o)
 			placed++;
 			json_out_string(stdout, intern_str(strings,
 							   snap->nodes[pl.slot].name));
+			print_devices(&pl.devices);
 		} else {
 			char msg[4096];
 			engine_message(engine, msg, sizeof(msg));
