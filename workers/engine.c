@@ -349,6 +349,8 @@ static int sync_generation(struct engine *e, const struct snapshot *s)
 		e->shards[i].dirty = true;
 	e->shard_log_pos = cluster_changes_head(e->cluster);
 	e->generation = s->generation;
+	/* A slot may hold another node now: forget its fragmentation. */
+	memset(e->before, 0, (size_t)cluster_capacity(e->cluster) * sizeof(*e->before));
 	e->cpu_max = e->gpu_max = 0;
 	for (uint32_t i = 0; i < s->n_slots; i++) {
 		if (!s->present[i])
