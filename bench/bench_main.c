@@ -82,6 +82,8 @@ static void usage(FILE *to)
 {
 	fprintf(to,
 		"usage: shmsched-bench [options]\n"
+		"       shmsched-bench --trace openb [trace options]  (the GPU trace\n"
+		"                      replay: shmsched-bench --trace openb --help)\n"
 		"\n"
 		"engine: K producer processes submit P pods through shared-memory\n"
 		"rings to a daemon in this process with W workers, closed loop; every\n"
