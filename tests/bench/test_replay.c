@@ -106,7 +106,7 @@ static void test_shares_one_per_device(void **state)
 		   "p1,1000,1024,1,600,,LS\n"
 		   "p2,1000,1024,1,600,,LS\n");
 	const int loads[] = {20, 60, 100, 120, 130};
-	const double want[] = {80, 40, 40, 40, NAN};
+	const double want[] = {80, 40, 40, 40, (double)NAN};
 	run_all_policies("shares", 6, 3, want, loads, 5);
 }
 
