@@ -67,20 +67,6 @@ struct csv {
 	int n;
 };
 
-/* Opens and reads the header. */
-static int csv_open(struct csv *c, const char *path, char *err, size_t err_len)
-{
-	memset(c, 0, sizeof(*c));
-	c->path = path;
-	c->f = fopen(path, "r");
-	if (c->f == NULL) {
-		int e = errno;
-		snprintf(err, err_len, "%s: %s", path, strerror(e));
-		return -e;
-	}
-	return 0;
-}
-
 /* The next line's fields: 1, 0 at the end, or a negative errno. */
 static int csv_next(struct csv *c, char *err, size_t err_len)
 {
@@ -113,6 +99,52 @@ static int bad_field(const struct csv *c, const char *name, const char *why,
 	return -EINVAL;
 }
 
+/* Opens `path` and reads its header line: a file without one is an
+ * error. On an error the file is closed. */
+static int csv_open(struct csv *c, const char *path, char *err, size_t err_len)
+{
+	memset(c, 0, sizeof(*c));
+	c->path = path;
+	c->f = fopen(path, "r");
+	if (c->f == NULL) {
+		int e = errno;
+		snprintf(err, err_len, "%s: %s", path, strerror(e));
+		return -e;
+	}
+	int rc = csv_next(c, err, err_len);
+	if (rc > 0)
+		return 0;
+	if (rc == 0)
+		snprintf(err, err_len, "%s: empty file", path);
+	fclose(c->f);
+	return rc < 0 ? rc : -EINVAL;
+}
+
+/* The header's index of each of the n names in `want`, into col[]; a
+ * missing one is an error (and the file is closed). */
+static int csv_columns(struct csv *c, const char *const *want, int n, int *col,
+		       char *err, size_t err_len)
+{
+	for (int i = 0; i < n; i++)
+		if ((col[i] = column(c->field, c->n, want[i])) < 0) {
+			snprintf(err, err_len, "%s: no column \"%s\"", c->path, want[i]);
+			fclose(c->f);
+			return -EINVAL;
+		}
+	return 0;
+}
+
+/* Field `idx` of the current line as an integer in [lo, hi], or an error
+ * naming `name` and `what` it must be. */
+static int csv_int(const struct csv *c, int idx, const char *name, int64_t lo,
+		   int64_t hi, const char *what, int64_t *out, char *err,
+		   size_t err_len)
+{
+	if (parse_int(c->field[idx], lo, hi, out) < 0)
+		return bad_field(c, name, what, err, err_len);
+	return 0;
+}
+
 /* Appends to a growing array. */
 static void *grow(void *p, size_t n, size_t *cap, size_t size)
 {
@@ -138,23 +170,11 @@ static int load_nodes(const char *path, struct openb_trace *t, char *err,
 		      size_t err_len)
 {
 	struct csv c;
-	int rc = csv_open(&c, path, err, err_len);
-	if (rc < 0)
-		return rc;
-	if ((rc = csv_next(&c, err, err_len)) <= 0) {
-		if (rc == 0)
-			snprintf(err, err_len, "%s: empty file", path);
-		fclose(c.f);
-		return rc < 0 ? rc : -EINVAL;
-	}
-	const char *want[] = {"sn", "cpu_milli", "memory_mib", "gpu", "model"};
+	const char *const want[] = {"sn", "cpu_milli", "memory_mib", "gpu", "model"};
 	int col[5];
-	for (int i = 0; i < 5; i++)
-		if ((col[i] = column(c.field, c.n, want[i])) < 0) {
-			snprintf(err, err_len, "%s: no column \"%s\"", path, want[i]);
-			fclose(c.f);
-			return -EINVAL;
-		}
+	int rc = csv_open(&c, path, err, err_len);
+	if (rc < 0 || (rc = csv_columns(&c, want, 5, col, err, err_len)) < 0)
+		return rc;
 	size_t cap = 0;
 	while ((rc = csv_next(&c, err, err_len)) > 0) {
 		if (c.n == 1 && c.field[0][0] == '\0')
@@ -176,18 +196,13 @@ static int load_nodes(const char *path, struct openb_trace *t, char *err,
 		if ((rc = copy_text(&c, "sn", c.field[col[0]], n->name, sizeof(n->name),
 				    err, err_len)) < 0)
 			break;
-		if (parse_int(c.field[col[1]], 0, INT64_C(1) << 40, &n->cpu_milli) < 0) {
-			rc = bad_field(&c, "cpu_milli", "not an integer >= 0", err, err_len);
+		if ((rc = csv_int(&c, col[1], "cpu_milli", 0, INT64_C(1) << 40,
+				  "not an integer >= 0", &n->cpu_milli, err, err_len)) < 0 ||
+		    (rc = csv_int(&c, col[2], "memory_mib", 0, INT64_C(1) << 40,
+				  "not an integer >= 0", &n->memory_mib, err, err_len)) < 0 ||
+		    (rc = csv_int(&c, col[3], "gpu", 0, NODE_MAX_GPUS,
+				  "not an integer in 0..16", &gpus, err, err_len)) < 0)
 			break;
-		}
-		if (parse_int(c.field[col[2]], 0, INT64_C(1) << 40, &n->memory_mib) < 0) {
-			rc = bad_field(&c, "memory_mib", "not an integer >= 0", err, err_len);
-			break;
-		}
-		if (parse_int(c.field[col[3]], 0, NODE_MAX_GPUS, &gpus) < 0) {
-			rc = bad_field(&c, "gpu", "not an integer in 0..16", err, err_len);
-			break;
-		}
 		n->gpus = (uint8_t)gpus;
 		if ((rc = copy_text(&c, "model", c.field[col[4]], n->model,
 				    sizeof(n->model), err, err_len)) < 0)
@@ -203,23 +218,11 @@ static int load_pods(const char *path, struct openb_trace *t, char *err,
 		     size_t err_len)
 {
 	struct csv c;
-	int rc = csv_open(&c, path, err, err_len);
-	if (rc < 0)
-		return rc;
-	if ((rc = csv_next(&c, err, err_len)) <= 0) {
-		if (rc == 0)
-			snprintf(err, err_len, "%s: empty file", path);
-		fclose(c.f);
-		return rc < 0 ? rc : -EINVAL;
-	}
-	const char *want[] = {"cpu_milli", "memory_mib", "num_gpu", "gpu_milli"};
+	const char *const want[] = {"cpu_milli", "memory_mib", "num_gpu", "gpu_milli"};
 	int col[4];
-	for (int i = 0; i < 4; i++)
-		if ((col[i] = column(c.field, c.n, want[i])) < 0) {
-			snprintf(err, err_len, "%s: no column \"%s\"", path, want[i]);
-			fclose(c.f);
-			return -EINVAL;
-		}
+	int rc = csv_open(&c, path, err, err_len);
+	if (rc < 0 || (rc = csv_columns(&c, want, 4, col, err, err_len)) < 0)
+		return rc;
 	int spec_col = column(c.field, c.n, "gpu_spec"); /* absent in multigpu* */
 	int need = spec_col > col[3] ? spec_col + 1 : col[3] + 1;
 	for (int i = 0; i < 3; i++)
@@ -243,23 +246,15 @@ static int load_pods(const char *path, struct openb_trace *t, char *err,
 		p = &t->pods[t->n_pods];
 		memset(p, 0, sizeof(*p));
 		int64_t num, milli;
-		if (parse_int(c.field[col[0]], 0, INT64_C(1) << 40, &p->cpu_milli) < 0) {
-			rc = bad_field(&c, "cpu_milli", "not an integer >= 0", err, err_len);
+		if ((rc = csv_int(&c, col[0], "cpu_milli", 0, INT64_C(1) << 40,
+				  "not an integer >= 0", &p->cpu_milli, err, err_len)) < 0 ||
+		    (rc = csv_int(&c, col[1], "memory_mib", 0, INT64_C(1) << 40,
+				  "not an integer >= 0", &p->memory_mib, err, err_len)) < 0 ||
+		    (rc = csv_int(&c, col[2], "num_gpu", 0, NODE_MAX_GPUS,
+				  "not an integer in 0..16", &num, err, err_len)) < 0 ||
+		    (rc = csv_int(&c, col[3], "gpu_milli", 0, GPU_MILLI_PER_DEVICE,
+				  "not an integer in 0..1000", &milli, err, err_len)) < 0)
 			break;
-		}
-		if (parse_int(c.field[col[1]], 0, INT64_C(1) << 40, &p->memory_mib) < 0) {
-			rc = bad_field(&c, "memory_mib", "not an integer >= 0", err, err_len);
-			break;
-		}
-		if (parse_int(c.field[col[2]], 0, NODE_MAX_GPUS, &num) < 0) {
-			rc = bad_field(&c, "num_gpu", "not an integer in 0..16", err, err_len);
-			break;
-		}
-		if (parse_int(c.field[col[3]], 0, GPU_MILLI_PER_DEVICE, &milli) < 0) {
-			rc = bad_field(&c, "gpu_milli", "not an integer in 0..1000", err,
-				       err_len);
-			break;
-		}
 		if ((num == 0) != (milli == 0) ||
 		    (num > 1 && milli != GPU_MILLI_PER_DEVICE)) {
 			rc = bad_field(&c, "num_gpu/gpu_milli", "a pod takes a share of "
@@ -366,12 +361,6 @@ int paper_load(const char *file, const char *list, struct paper_results *out,
 	int rc = csv_open(&c, file, err, err_len);
 	if (rc < 0)
 		return rc;
-	if ((rc = csv_next(&c, err, err_len)) <= 0) {
-		if (rc == 0)
-			snprintf(err, err_len, "%s: empty file", file);
-		fclose(c.f);
-		return rc < 0 ? rc : -EINVAL;
-	}
 	int wl = column(c.field, c.n, "workload"), pol = column(c.field, c.n, "sc_policy");
 	int load_col[PAPER_LOADS];
 	char key[8];

@@ -13,6 +13,7 @@
 #include "ingest/sched_config.h"
 #include "shm/cluster.h"
 #include "shm/rcu.h"
+#include "shm/rng.h"
 #include "shm/resources.h"
 #include "workers/engine.h"
 
@@ -76,19 +77,6 @@ static const char *const profile[REPLAY_POLICIES] = {
 	[REPLAY_RANDOM] = HEAD,
 };
 
-static uint64_t splitmix64(uint64_t *state)
-{
-	uint64_t z = (*state += UINT64_C(0x9e3779b97f4a7c15));
-	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-	return z ^ (z >> 31);
-}
-
-static uint64_t below(uint64_t *state, uint64_t n)
-{
-	return (uint64_t)(((unsigned __int128)splitmix64(state) * n) >> 64);
-}
-
 static int64_t pod_gpu_milli(const struct openb_pod *p)
 {
 	return (int64_t)p->num_gpu * p->gpu_milli;
@@ -105,7 +93,7 @@ long replay_arrivals(const struct openb_trace *t, uint64_t seed, uint32_t **orde
 	for (size_t i = 0; i < t->n_pods; i++)
 		o[i] = (uint32_t)i;
 	for (size_t i = t->n_pods; i > 1; i--) { /* Fisher-Yates */
-		size_t j = below(&rng, i);
+		size_t j = rng_below(&rng, i);
 		uint32_t x = o[i - 1];
 		o[i - 1] = o[j];
 		o[j] = x;
@@ -122,7 +110,7 @@ long replay_arrivals(const struct openb_trace *t, uint64_t seed, uint32_t **orde
 	}
 	bool full = n < t->n_pods;
 	while (!full) {
-		uint32_t i = (uint32_t)below(&rng, t->n_pods);
+		uint32_t i = (uint32_t)rng_below(&rng, t->n_pods);
 		int64_t g = pod_gpu_milli(&t->pods[i]);
 		if (arrived + g > limit)
 			break;

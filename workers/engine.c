@@ -33,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "shm/rng.h"
 #include "workers/class_index.h"
 #include "workers/diagnosis.h"
 #include "workers/frag.h"
@@ -164,21 +165,6 @@ struct engine {
 };
 
 /* --- small helpers ------------------------------------------------------ */
-
-static uint64_t splitmix64(uint64_t *state)
-{
-	uint64_t z = (*state += UINT64_C(0x9e3779b97f4a7c15));
-	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-	return z ^ (z >> 31);
-}
-
-/* Uniform in [0, n) for n > 0 (Lemire's multiply-shift; the tiny bias is
- * irrelevant to tie-breaking and start offsets). */
-static uint64_t draw(uint64_t *state, uint64_t n)
-{
-	return (uint64_t)(((unsigned __int128)splitmix64(state) * n) >> 64);
-}
 
 uint32_t engine_nodes_to_find(int32_t percentage, uint32_t all_nodes)
 {
@@ -472,7 +458,7 @@ static void select_best(struct engine *e, const struct pod_spec *pod, uint32_t n
 	/* One uniform draw among the ties, the k-th in visiting order: the
 	 * distribution of selectHost's reservoir sampling, with one random
 	 * number, so the indexed path can draw the same one. */
-	uint64_t k = ties > 1 ? draw(rng, ties) : 0;
+	uint64_t k = ties > 1 ? rng_below(rng, ties) : 0;
 	uint32_t chosen = 0;
 	for (uint32_t i = 0; i < n; i++)
 		if (total[i] == best && k-- == 0) {
@@ -497,8 +483,8 @@ static void begin(struct engine *e, const struct snapshot *s,
 		  struct placement *out)
 {
 	p->rng = e->seed ^ (seq * UINT64_C(0xd1342543de82ef95));
-	splitmix64(&p->rng);
-	p->start = s->n_slots ? (uint32_t)draw(&p->rng, s->n_slots) : 0;
+	rng_next(&p->rng);
+	p->start = s->n_slots ? (uint32_t)rng_below(&p->rng, s->n_slots) : 0;
 	p->want = engine_nodes_to_find(e->cfg.percentage_of_nodes_to_score,
 				       s->n_nodes);
 	p->skip_balanced = score_balanced_skips(&e->cfg.score, pod);
@@ -1148,7 +1134,7 @@ static void place_indexed(struct engine *e, const struct snapshot *s,
 		want[g] = q ? agg[g].d : CLASS_INDEX_NONE;
 		ties += q ? agg[g].ties : 0;
 	}
-	uint64_t pick = ties > 1 ? draw(&p->rng, ties) : 0;
+	uint64_t pick = ties > 1 ? rng_below(&p->rng, ties) : 0;
 	uint32_t pos = class_index_find_tie(x, lo[0], hi[0], want, &pick);
 	if (pos == UINT32_MAX)
 		pos = class_index_find_tie(x, lo[1], hi[1], want, &pick);
