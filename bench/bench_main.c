@@ -40,9 +40,8 @@
 #include "bench/trace_main.h"
 #include "bench/ring_echo.h"
 #include "bench/workload.h"
-#include "shm/log.h"
-#include "shm/region.h"
-#include "shm/ring.h"
+#include "base/base.h"
+#include "shm/shm.h"
 
 #define MAX_SWEEP 64
 /* A synthetic node takes 110 pods: a quality cluster cannot take more. */

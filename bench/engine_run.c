@@ -17,6 +17,7 @@
  * from a full region shows as latency.
  */
 #include "bench/engine_run.h"
+#include "base/base.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -36,7 +37,7 @@
 
 #include "bench/progress.h"
 #include "bench/workload.h"
-#include "cli/daemon.h"
+#include "daemon/daemon.h"
 #include "shmsched/client.h"
 
 #define MAX_PRODUCERS 64
@@ -71,11 +72,6 @@ struct shared {
 	uint64_t start_ns;
 	struct producer_report r[MAX_PRODUCERS];
 };
-
-static uint64_t now_ns(void)
-{
-	return progress_now_ns();
-}
 
 static unsigned bucket_of(uint64_t ns)
 {

@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "shm/model.h"
+#include "shm/shm.h"
 
 #define OPENB_NAME_MAX 48
 #define OPENB_MODEL_MAX 24

@@ -19,14 +19,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "workers/pool.h"
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
+#include "workers/workers.h"
+#include "base/base.h"
 
 static void sleep_us(unsigned us)
 {

@@ -1,5 +1,6 @@
 /* Progress bars: see progress.h. */
 #include "bench/progress.h"
+#include "base/base.h"
 
 #include <stdio.h>
 #include <time.h>
@@ -8,18 +9,11 @@
 #define SHOW_AFTER_NS 1000000000u  /* phases shorter than this draw nothing */
 #define REDRAW_NS 100000000u
 
-uint64_t progress_now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 void progress_begin(struct progress *p, bool enabled, const char *phase,
 		    uint64_t total)
 {
 	*p = (struct progress){.phase = phase, .total = total, .enabled = enabled,
-			       .start_ns = progress_now_ns()};
+			       .start_ns = now_ns()};
 }
 
 static void human_rate(double r, char *buf, size_t len)
@@ -36,7 +30,7 @@ void progress_update(struct progress *p, uint64_t done)
 {
 	if (!p->enabled)
 		return;
-	uint64_t now = progress_now_ns();
+	uint64_t now = now_ns();
 	if (now - p->start_ns < SHOW_AFTER_NS || now - p->last_draw_ns < REDRAW_NS)
 		return;
 	p->last_draw_ns = now;

@@ -18,6 +18,8 @@
  * the side's placement: O(nodes) per pod; it is meant for small clusters.
  */
 #include "bench/quality.h"
+#include "bind/bind.h"
+#include "base/base.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -27,14 +29,9 @@
 #include <time.h>
 
 #include "bench/progress.h"
-#include "ingest/cluster_load.h"
-#include "ingest/k8s_json.h"
-#include "ingest/record.h"
-#include "ingest/sched_config.h"
-#include "ingest/synthetic.h"
-#include "shm/rcu.h"
-#include "shm/resources.h"
-#include "workers/engine.h"
+#include "ingest/ingest.h"
+#include "shm/shm.h"
+#include "workers/workers.h"
 
 /* Clock and progress checks every this many pods (a power of two): the
  * reference takes some microseconds per pod even on small clusters, so a
@@ -55,13 +52,6 @@ struct base {
 	uint32_t n_templates;
 	struct record_pod *pod;     /* the current pod (too big for a stack) */
 };
-
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static int decode_templates(struct base *b, const struct workload *w, char *err,
 			    size_t err_len)
@@ -184,7 +174,7 @@ static int make_pod(struct base *b, const struct workload *w, uint64_t k,
 static int commit(struct engine *e, struct base *b, uint64_t k, int64_t slot,
 		  const char *who, char *err, size_t err_len)
 {
-	int rc = engine_commit(e, &b->pod->spec, (uint32_t)slot, NULL);
+	int rc = commit_pod(e, &b->pod->spec, (uint32_t)slot, NULL);
 	if (rc < 0)
 		snprintf(err, err_len, "%s: pod %" PRIu64 ": commit to node slot %"
 			 PRId64 " failed (%s): impossible with one thread", who, k,
@@ -297,7 +287,7 @@ static void alloc_ratios(const struct cluster *c, double *cpu, double *mem)
 			continue;
 		struct res_vec used;
 		int64_t nz_cpu, nz_mem;
-		cluster_load_used(cluster_alloc_const(c, i), &used, &nz_cpu, &nz_mem);
+		ledger_load_used(ledger_node(cluster_ledger(c), i), &used, &nz_cpu, &nz_mem);
 		used_cpu += (double)used.v[RES_CPU];
 		used_mem += (double)used.v[RES_MEMORY];
 		alloc_cpu += (double)s->allocatable[RES_CPU][i];

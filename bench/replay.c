@@ -1,6 +1,7 @@
 /* The openb replay: see replay.h. Cost per run: building a cluster of the
  * trace's nodes, then one engine placement and commit per arriving pod. */
 #include "bench/replay.h"
+#include "bind/bind.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -10,12 +11,10 @@
 #include <string.h>
 
 #include "bench/progress.h"
-#include "ingest/sched_config.h"
-#include "shm/cluster.h"
-#include "shm/rcu.h"
-#include "shm/rng.h"
-#include "shm/resources.h"
-#include "workers/engine.h"
+#include "ingest/ingest.h"
+#include "shm/shm.h"
+#include "base/base.h"
+#include "workers/workers.h"
 
 /* The aggregate GPU milli of a node and a pod, beside the per-device
  * check: what LeastAllocated and MostAllocated score GPUs by. */
@@ -314,11 +313,11 @@ int replay_run(const struct openb_trace *t, enum replay_policy policy,
 		const struct openb_pod *p = &t->pods[order[i]];
 		const struct pod_spec *spec = &w.specs[order[i]];
 		struct placement pl;
-		uint64_t a = progress_now_ns();
+		uint64_t a = now_ns();
 		rc = engine_place(e, spec, (uint64_t)i, &pl);
 		if (rc == 0 && pl.slot >= 0)
-			rc = engine_commit(e, spec, (uint32_t)pl.slot, &pl.devices);
-		spent += progress_now_ns() - a;
+			rc = commit_pod(e, spec, (uint32_t)pl.slot, &pl.devices);
+		spent += now_ns() - a;
 		if (rc < 0) {
 			/* One thread: nothing else can take the node. */
 			snprintf(err, err_len, "pod %ld: %s: impossible with one thread",

@@ -2,7 +2,7 @@
  * protocol (../shared/data/README.md): the trace's GPU nodes; the pods
  * shuffled with the seed, then topped up by sampling with replacement (or
  * trimmed) until the arrived GPU request would pass 130 % of the cluster's
- * GPU milli; one attempt per pod (engine_place, then engine_commit), no
+ * GPU milli; one attempt per pod (engine_place, then commit_pod), no
  * deletions, no retries.
  *
  * Every policy is a KubeSchedulerConfiguration profile (replay.c), loaded
@@ -45,7 +45,7 @@ struct replay_run {
 	uint64_t pods;               /* attempted */
 	uint64_t placed;
 	uint64_t gpu_milli_allocated;
-	double seconds;              /* in engine_place + engine_commit only */
+	double seconds;              /* in engine_place + commit_pod only */
 };
 
 /* One run of one policy with one seed. Returns 0, or a negative errno with

@@ -6,6 +6,7 @@
  * progress. Cost per handle: one slot write and one slot read on each ring.
  */
 #include "bench/ring_echo.h"
+#include "base/base.h"
 
 #include <errno.h>
 #include <sched.h>
@@ -15,13 +16,6 @@
 
 #define MAX_BURST 256u
 #define SPINS_BEFORE_YIELD 256u
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static void idle(unsigned *spins)
 {
@@ -33,11 +27,8 @@ static void idle(unsigned *spins)
 
 uint64_t ring_echo_handle(uint64_t i)
 {
-	/* splitmix64 finaliser: a bijection, so distinct i give distinct handles. */
-	uint64_t z = i + UINT64_C(0x9e3779b97f4a7c15);
-	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-	return z ^ (z >> 31);
+	/* A bijection, so distinct i give distinct handles. */
+	return rng_hash(i);
 }
 
 static unsigned clamp_burst(unsigned burst)

@@ -14,8 +14,7 @@
 
 #include <stddef.h>
 
-#include "shm/region.h"
-#include "shm/ring.h"
+#include "shm/shm.h"
 
 /* The handle sent as the i-th of a run: every bit pattern, never repeating,
  * so a lost, duplicated or reordered handle is caught. */

@@ -21,6 +21,7 @@
  * share a template. Cost: O(pods * log templates) to load.
  */
 #include "bench/workload.h"
+#include "base/base.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -82,14 +83,6 @@ static const char *const types[] = {
 	"m.2xlarge", "m.4xlarge", "m.8xlarge", "m.16xlarge",
 	"r.4xlarge", "r.16xlarge", "r.32xlarge", "c.8xlarge",
 };
-
-static uint64_t splitmix64(uint64_t x)
-{
-	uint64_t z = x + UINT64_C(0x9e3779b97f4a7c15);
-	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-	return z ^ (z >> 31);
-}
 
 static void constraint_json(const struct tspec *t, char *buf, size_t len)
 {
@@ -463,7 +456,7 @@ void workload_pod(const struct workload *w, uint64_t k, struct workload_pod *out
 		out->template_idx = w->order[k % w->n_order];
 		return;
 	}
-	uint64_t h = splitmix64(w->seed ^ k);
+	uint64_t h = rng_hash(w->seed ^ k);
 	uint64_t u = h >> 11; /* 53 bits */
 	uint32_t lo = 0, hi = w->n_templates - 1;
 	while (lo < hi) { /* the first rank whose cdf passes u */
@@ -474,11 +467,11 @@ void workload_pod(const struct workload *w, uint64_t k, struct workload_pod *out
 			lo = mid + 1;
 	}
 	out->template_idx = lo;
-	uint64_t h2 = splitmix64(h);
+	uint64_t h2 = rng_hash(h);
 	if ((double)(h2 >> 11) >= w->unique_share * 9007199254740992.0)
 		return;
 	/* Unique-ish: +1..200m cpu, +1..256Mi memory, or both. */
-	uint64_t h3 = splitmix64(h2);
+	uint64_t h3 = rng_hash(h2);
 	unsigned which = (unsigned)(h3 % 3);
 	if (which != 1)
 		out->extra[out->n_extra++] = (struct workload_extra){

@@ -1,11 +1,17 @@
 /* Optimistic conflict resolution: see resolver.h. Cost: one placement and
- * one commit per attempt; attempts are bounded. */
+ * one commit per attempt; attempts are bounded by RESOLVER_MAX_ATTEMPTS. */
 #include "bind/resolver.h"
+
+#include "bind/commit.h"
 
 #include <errno.h>
 
-int resolver_place(struct engine *e, const struct pod_spec *pod, uint64_t seq,
-		   struct resolve_result *out, struct resolver_stats *st)
+/* The loop, with the commit as a parameter: resolver_place() passes
+ * commit_pod (inlined: the pointer is a constant here), tests pass a step
+ * of their own. */
+static inline int place_loop(struct engine *e, const struct pod_spec *pod,
+			     uint64_t seq, resolver_commit_fn commit, void *arg,
+			     struct resolve_result *out, struct resolver_stats *st)
 {
 	*out = (struct resolve_result){0};
 	for (uint32_t attempt = 0; attempt < RESOLVER_MAX_ATTEMPTS; attempt++) {
@@ -17,19 +23,39 @@ int resolver_place(struct engine *e, const struct pod_spec *pod, uint64_t seq,
 		if (rc < 0)
 			return rc;
 		if (out->placement.slot < 0) {
-			resolver_stat_add(&st->unschedulable);
+			stat_inc(&st->unschedulable);
 			return 0;
 		}
-		rc = engine_commit(e, pod, (uint32_t)out->placement.slot,
-				   &out->placement.devices);
+		rc = commit(arg, e, pod, (uint32_t)out->placement.slot,
+			    &out->placement.devices);
 		if (rc == 0) {
-			resolver_stat_add(&st->placed);
+			stat_inc(&st->placed);
 			return 0;
 		}
-		resolver_stat_add(&st->conflicts);
+		stat_inc(&st->conflicts);
 	}
 	out->placement.slot = -1;
 	out->gave_up = true;
-	resolver_stat_add(&st->gave_up);
+	stat_inc(&st->gave_up);
 	return 0;
+}
+
+static int commit_direct(void *arg, struct engine *e, const struct pod_spec *pod,
+			 uint32_t slot, const struct device_assignment *dev)
+{
+	(void)arg;
+	return commit_pod(e, pod, slot, dev);
+}
+
+int resolver_place(struct engine *e, const struct pod_spec *pod, uint64_t seq,
+		   struct resolve_result *out, struct resolver_stats *st)
+{
+	return place_loop(e, pod, seq, commit_direct, NULL, out, st);
+}
+
+int resolver_place_stepped(struct engine *e, const struct pod_spec *pod,
+			   uint64_t seq, resolver_commit_fn commit, void *arg,
+			   struct resolve_result *out, struct resolver_stats *st)
+{
+	return place_loop(e, pod, seq, commit, arg, out, st);
 }

@@ -7,6 +7,8 @@
 #define _LGPL_SOURCE 1
 
 #include "cli/place.h"
+#include "bind/bind.h"
+#include "base/base.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -19,12 +21,9 @@
 #include <urcu/urcu-qsbr.h>
 
 #include "cli/json_out.h"
-#include "ingest/cluster_load.h"
-#include "ingest/k8s_json.h"
-#include "ingest/sched_config.h"
-#include "shm/resources.h"
-#include "workers/engine.h"
-#include "workers/pod_class.h"
+#include "ingest/ingest.h"
+#include "shm/shm.h"
+#include "workers/workers.h"
 
 struct options {
 	const char *cluster_path;
@@ -407,13 +406,6 @@ static void explain_close(struct explain_buf *x)
 
 /* --- main --------------------------------------------------------------- */
 
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static int run(const struct options *o)
 {
 	char err[1024] = "";
@@ -486,7 +478,7 @@ static int run(const struct options *o)
 		/* One thread: nothing can take the node between the placement and
 		 * its commit, so a refusal here is a bug, reported as one. */
 		if (pl.slot >= 0 &&
-		    (rc = engine_commit(engine, spec, (uint32_t)pl.slot,
+		    (rc = commit_pod(engine, spec, (uint32_t)pl.slot,
 				       &pl.devices)) < 0) {
 			snprintf(err, sizeof(err), "internal error: pod %zu: the commit "
 				 "of its placement was refused: %s", i, strerror(-rc));

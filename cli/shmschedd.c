@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cli/daemon.h"
+#include "daemon/daemon.h"
 #include "shmsched/version.h"
 
 #define MAX_ALLOWED 64

@@ -31,8 +31,8 @@
  * returns the answers the daemon had already enqueued.
  */
 #include "shmsched/client.h"
+#include "base/base.h"
 
-#include "shm/errmsg.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -49,10 +49,7 @@
 #include "client/control_client.h"
 #include "ingest/control_ops.h"
 #include "ingest/control_proto.h"
-#include "shm/cluster.h"
-#include "shm/devices.h"
-#include "shm/intern.h"
-#include "shm/producer_region.h"
+#include "shm/shm.h"
 
 _Static_assert((int)SHMSCHED_NODE_ADD == (int)NODE_EVENT_ADD &&
 	       (int)SHMSCHED_NODE_UPDATE == (int)NODE_EVENT_UPDATE &&
@@ -106,14 +103,6 @@ struct shmsched_client {
 	unsigned char *req;
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	/* vDSO on Linux: no system call. */
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 /* Has the daemon's end of the control socket closed? Never blocks. A
  * queued message (a late answer) does not hide a hang-up: POLLRDHUP and

@@ -9,8 +9,8 @@
  * Threads: no state but the request id counter (atomic, see next_request).
  */
 #include "client/control_client.h"
+#include "base/base.h"
 
-#include "shm/errmsg.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -26,20 +26,13 @@
 #include <unistd.h>
 
 #include "ingest/control_proto.h"
-#include "shm/layout.h"
+#include "shm/shm.h"
 
 /* Room for an ERROR: its code and its longest text. */
 #define ERROR_BUF_SIZE (sizeof(struct control_error) + CONTROL_ERROR_TEXT_MAX)
 /* While the daemon's listen backlog is full, connect(2) on a non-blocking
  * socket fails with EAGAIN; retry at this interval until the deadline. */
 #define CONNECT_RETRY_MS 10
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static int64_t deadline_of(int timeout_ms)
 {

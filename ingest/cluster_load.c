@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "ingest/k8s_json.h"
+#include "workers/workers.h"
 
 /* What a bound pod contributes to its node. */
 struct bound_pod {
@@ -125,12 +126,12 @@ int cluster_load_file(const char *path, struct intern *strings,
 		if (devices_wanted(&c.pods[i].spec)) {
 			const struct node_spec *n = &cluster_snapshot(cl)->nodes[slot];
 			struct device_view free_now;
-			cluster_load_devices(cluster_alloc(cl, (uint32_t)slot), &n->devices, &free_now);
+			ledger_load_devices(ledger_node(cluster_ledger(cl), (uint32_t)slot), &n->devices, &free_now);
 			if (devices_assign(&n->devices, &free_now, &c.pods[i].spec, -1, &dev) !=
 			    DEVICE_FITS)
 				stats->pods_without_devices++;
 		}
-		rc = cluster_account(cl, (uint32_t)slot, &c.pods[i].spec, &dev, +1);
+		rc = ledger_account(cluster_ledger(cl), (uint32_t)slot, &c.pods[i].spec, &dev, +1);
 		if (rc < 0) {
 			snprintf(err, err_len, "%s: out of memory", path);
 			goto done;

@@ -11,9 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "shm/cluster.h"
-#include "shm/intern.h"
-#include "shm/model.h"
+#include "shm/shm.h"
 
 struct cluster_load_stats {
 	uint32_t nodes;

@@ -12,6 +12,7 @@
  * Threads: no state; see the header.
  */
 #include "ingest/control_proto.h"
+#include "base/base.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -145,13 +146,6 @@ void control_error_decode(const void *payload, uint32_t len, int *code,
 	for (size_t i = 0; i < n; i++)
 		text[i] = src[i] >= 0x20 && src[i] < 0x7f ? (char)src[i] : '?';
 	text[n] = '\0';
-}
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 /* Waits until fd is readable (or hung up, or in error: the read that

@@ -29,7 +29,7 @@
  */
 #include "ingest/control_server.h"
 
-#include "shm/errmsg.h"
+#include "base/base.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -47,8 +47,7 @@
 #include <unistd.h>
 
 #include "ingest/control_proto.h"
-#include "shm/layout.h"
-#include "shm/log.h"
+#include "shm/shm.h"
 
 #define TAG_LISTENER UINT64_C(0)
 #define TAG_WAKE UINT64_C(1)

@@ -42,7 +42,7 @@
 #include <jansson.h>
 
 #include "ingest/quantity.h"
-#include "shm/resources.h"
+#include "shm/shm.h"
 
 /* The API server's stand-ins for a missing request, used by the scheduler's
  * LeastAllocated / MostAllocated scoring

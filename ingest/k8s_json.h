@@ -18,8 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "shm/intern.h"
-#include "shm/model.h"
+#include "shm/shm.h"
 
 struct k8s_ctx {
 	struct intern *strings;

@@ -22,9 +22,9 @@
 #include "ingest/control_server.h"
 #include "ingest/k8s_json.h"
 #include "ingest/record.h"
-#include "shm/log.h"
-#include "shm/rcu.h"
-#include "shm/resources.h"
+#include "base/base.h"
+#include "shm/shm.h"
+#include "workers/workers.h"
 
 struct producers {
 	struct cluster *cluster;
@@ -302,11 +302,7 @@ static int release_devices(struct producers *p, const struct node_spec *node,
 		return -EINVAL;
 	}
 	for (unsigned w = 0; w < CORE_WORDS; w++) {
-		unsigned lo = w * 64;
-		uint64_t pool = d->n_cores >= lo + 64 ? UINT64_MAX
-				: d->n_cores > lo ? (UINT64_C(1) << (d->n_cores - lo)) - 1
-						  : 0;
-		if (in->cpuset[w] & ~pool) {
+		if (in->cpuset[w] & ~devices_core_pool_word(d, w)) {
 			snprintf(why, why_len, "devices.cpuset \"%s\": node %s (%u) has "
 				 "%u exclusive core(s); expected cores below %u", set,
 				 name, node_id, d->n_cores, d->n_cores);
@@ -315,7 +311,7 @@ static int release_devices(struct producers *p, const struct node_spec *node,
 	}
 	/* Held now? Relaxed loads: the counters are their own facts (struct
 	 * node_alloc); nothing is published through them. */
-	const struct node_alloc *a = cluster_alloc_const(p->cluster, node_id);
+	const struct node_alloc *a = ledger_node(cluster_ledger(p->cluster), node_id);
 	for (unsigned g = 0; g < NODE_MAX_GPUS; g++) {
 		if (!(in->gpu_mask >> g & 1))
 			continue;
@@ -387,7 +383,7 @@ static void handle_release(struct producers *p, struct control_server *s,
 		control_server_reply_error(s, conn, rid, EINVAL, "release: %s", why);
 		return;
 	}
-	cluster_account(p->cluster, r.node_id, &pod.spec, &dev, -1);
+	ledger_account(cluster_ledger(p->cluster), r.node_id, &pod.spec, &dev, -1);
 	control_server_reply(s, conn, rid, NULL, 0, -1);
 }
 

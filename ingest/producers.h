@@ -20,9 +20,8 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
-#include "shm/cluster.h"
-#include "shm/producer_region.h"
-#include "workers/plugins.h"
+#include "shm/shm.h"
+#include "workers/workers.h"
 
 struct control_server;
 

@@ -23,7 +23,7 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "shm/strconv.h"
+#include "base/base.h"
 
 /* Exponents beyond this are saturated: any nonzero digit then makes the
  * value too large (-ERANGE) or a positive value below one nanounit (which

@@ -32,7 +32,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "shm/resources.h"
+#include "shm/shm.h"
 
 /* The bytes the producer writes; the rest of the slot is the daemon's. */
 #define RECORD_PRODUCER_BYTES offsetof(struct shmsched_slot, status)
@@ -136,31 +136,4 @@ int record_decode(const struct shmsched_slot *shared,
 	out->cookie = slot.cookie;
 	out->submit_ns = slot.submit_ns;
 	return 0;
-}
-
-void record_answer(struct shmsched_slot *shared, uint32_t status,
-		   uint32_t node_id, uint64_t complete_ns, const char *message)
-{
-	static const char ellipsis[] = "...";
-	shared->status = status;
-	shared->node_id = node_id;
-	shared->complete_ns = complete_ns;
-
-	if (message == NULL)
-		message = "";
-	/* strnlen: never scan further than what could fit. */
-	size_t len = strnlen(message, SHMSCHED_MESSAGE_MAX);
-	if (len < SHMSCHED_MESSAGE_MAX) {
-		memcpy(shared->message, message, len + 1);
-		return;
-	}
-	/* Cut so that the kept bytes, "..." and the NUL fill the field
-	 * exactly, backing off to the start of a UTF-8 sequence so that the
-	 * producer never sees half a character. */
-	size_t keep = SHMSCHED_MESSAGE_MAX - sizeof(ellipsis);
-	for (size_t back = 0; back < 3 && keep > 0 &&
-	     ((unsigned char)message[keep] & 0xc0) == 0x80; back++)
-		keep--;
-	memcpy(shared->message, message, keep);
-	memcpy(shared->message + keep, ellipsis, sizeof(ellipsis));
 }

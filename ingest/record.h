@@ -1,13 +1,12 @@
 /* Pod slots in a producer's region (include/shmsched/wire.h): decoding a
- * submitted slot into the pod the engine schedules, and writing the answer
- * back into the slot.
+ * submitted slot into the pod the engine schedules. The answer written
+ * back into the slot is bind/answer.h.
  *
- * Concurrency: both functions run on the daemon side, in whichever thread
- * owns the slot at the time (the one that dequeued its handle). Neither
- * locks, allocates or makes a system call. record_decode reads the slot
- * exactly once, so a producer rewriting it meanwhile gets a consistent
- * snapshot or a rejection, never a crash; record_answer uses plain stores,
- * published to the producer by the completion ring's enqueue.
+ * Concurrency: runs on the daemon side, in whichever thread owns the slot
+ * at the time (the one that dequeued its handle). No lock, allocation or
+ * system call. record_decode reads the slot exactly once, so a producer
+ * rewriting it meanwhile gets a consistent snapshot or a rejection, never
+ * a crash.
  */
 #ifndef SHMSCHED_INGEST_RECORD_H
 #define SHMSCHED_INGEST_RECORD_H
@@ -15,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "shm/model.h"
+#include "shm/shm.h"
 #include "shmsched/wire.h"
 
 /* The producer's registered templates: template id k (1..count) is
@@ -47,14 +46,5 @@ struct record_pod {
 int record_decode(const struct shmsched_slot *shared,
 		  const struct record_templates *t, const struct res_names *res,
 		  struct record_pod *out, char *why, size_t why_len);
-
-/* Writes the answer into a slot the daemon owns: status (enum
- * shmsched_status), node_id, complete_ns and `message` (NULL for none).
- * A message longer than SHMSCHED_MESSAGE_MAX - 1 bytes is cut, never inside
- * a UTF-8 sequence, and ends in "..."; the slot's message is always
- * NUL-terminated. Plain stores: the caller's enqueue of the slot's handle
- * on the completion ring publishes them. */
-void record_answer(struct shmsched_slot *shared, uint32_t status,
-		   uint32_t node_id, uint64_t complete_ns, const char *message);
 
 #endif

@@ -44,7 +44,7 @@
 #include <jansson.h>
 #include <yaml.h>
 
-#include "shm/resources.h"
+#include "shm/shm.h"
 
 #define CONFIG_API_VERSION "kubescheduler.config.k8s.io/v1"
 #define CONFIG_KIND "KubeSchedulerConfiguration"
@@ -711,37 +711,6 @@ static int get_name(struct dec *d, json_t *obj, const char *what,
 	return rc;
 }
 
-/* The score plugins shmsched implements, in kube's default order, with
- * their default weights (default_plugins.go, getDefaultPlugins), then ours,
- * which run only when enabled (default weight 0). */
-enum score_plugin {
-	SCORE_TAINT,
-	SCORE_AFFINITY,
-	SCORE_FIT,
-	SCORE_BALANCED,
-	SCORE_GPU_BEST_FIT,
-	SCORE_GPU_FRAG,
-	SCORE_N,
-};
-
-static const char *const score_names[SCORE_N] = {
-	[SCORE_TAINT] = "TaintToleration",
-	[SCORE_AFFINITY] = "NodeAffinity",
-	[SCORE_FIT] = "NodeResourcesFit",
-	[SCORE_BALANCED] = "NodeResourcesBalancedAllocation",
-	[SCORE_GPU_BEST_FIT] = "GpuBestFit",
-	[SCORE_GPU_FRAG] = "GpuFragmentation",
-};
-
-static const int64_t score_default_weight[SCORE_N] = {
-	[SCORE_TAINT] = 3,
-	[SCORE_AFFINITY] = 2,
-	[SCORE_FIT] = 1,
-	[SCORE_BALANCED] = 1,
-	[SCORE_GPU_BEST_FIT] = 0,
-	[SCORE_GPU_FRAG] = 0,
-};
-
 /* kube-scheduler's other in-tree score plugins: disabling one is a no-op
  * here (shmsched never runs it), enabling one is an error. */
 static const char *const kube_other_scores[] = {
@@ -751,9 +720,9 @@ static const char *const kube_other_scores[] = {
 
 static int score_index(const char *name, size_t len)
 {
-	for (int i = 0; i < SCORE_N; i++)
-		if (strlen(score_names[i]) == len &&
-		    memcmp(score_names[i], name, len) == 0)
+	for (int i = 0; i < SCORE_PLUGINS; i++)
+		if (strlen(score_plugin_names[i]) == len &&
+		    memcmp(score_plugin_names[i], name, len) == 0)
 			return i;
 	return -1;
 }
@@ -772,7 +741,7 @@ static int64_t *score_weight(struct score_config *sc, int i)
 	case SCORE_GPU_FRAG:
 		return &sc->weight_gpu_frag;
 	case SCORE_BALANCED:
-	case SCORE_N:
+	case SCORE_PLUGINS:
 	default:
 		return &sc->weight_balanced;
 	}
@@ -781,9 +750,9 @@ static int64_t *score_weight(struct score_config *sc, int i)
 /* One profile's plugins.score as read, before the merge. */
 struct score_pick {
 	bool disable_all;
-	bool disabled[SCORE_N];
-	bool enabled[SCORE_N];
-	int64_t weight[SCORE_N];
+	bool disabled[SCORE_PLUGINS];
+	bool enabled[SCORE_PLUGINS];
+	int64_t weight[SCORE_PLUGINS];
 };
 
 static int decode_plugin_entry(struct dec *d, json_t *e, bool enabling,
@@ -890,8 +859,8 @@ static int decode_score_set(struct dec *d, json_t *set, struct score_config *sc)
 		if (rc != 0)
 			return rc;
 	}
-	for (int i = 0; i < SCORE_N; i++) {
-		int64_t w = score_default_weight[i];
+	for (int i = 0; i < SCORE_PLUGINS; i++) {
+		int64_t w = score_plugin_default_weight[i];
 		if (pick.disable_all || pick.disabled[i])
 			w = 0;
 		if (pick.enabled[i])
@@ -1142,7 +1111,7 @@ static int decode_plugin_config(struct dec *d, json_t *list,
 				struct score_config *sc)
 {
 	char vb[SHOW_LEN];
-	bool seen[SCORE_N] = {false};
+	bool seen[SCORE_PLUGINS] = {false};
 	size_t i;
 	json_t *e;
 	if (!present(list))
@@ -1309,8 +1278,8 @@ void sched_config_default(struct sched_config *cfg)
 	memset(cfg, 0, sizeof(*cfg)); /* padding too: configs compare by bytes */
 	cfg->percentage_of_nodes_to_score = 0;
 	struct score_config *sc = &cfg->score;
-	for (int i = 0; i < SCORE_N; i++)
-		*score_weight(sc, i) = score_default_weight[i];
+	for (int i = 0; i < SCORE_PLUGINS; i++)
+		*score_weight(sc, i) = score_plugin_default_weight[i];
 	sc->fit_strategy = FIT_LEAST_ALLOCATED;
 	default_resources(sc->fit_resources, &sc->n_fit_resources);
 	default_resources(sc->balanced_resources, &sc->n_balanced_resources);

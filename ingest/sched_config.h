@@ -16,8 +16,8 @@
 
 #include <stddef.h>
 
-#include "shm/model.h"
-#include "workers/score_config.h"
+#include "shm/shm.h"
+#include "workers/workers.h"
 
 /* kube-scheduler's defaults: adaptive percentage, TaintToleration 3,
  * NodeAffinity 2, NodeResourcesFit 1 (LeastAllocated, cpu 1, memory 1),

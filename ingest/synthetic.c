@@ -2,6 +2,7 @@
  * batch of node events (one snapshot); running pods are then counted with
  * cluster_account() on nodes where they fit. Cost: O(nodes + running). */
 #include "ingest/synthetic.h"
+#include "base/base.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -32,17 +33,9 @@ static const struct pool_taint pools[] = {
 	{"infra", TAINT_NO_EXECUTE},
 };
 
-static uint64_t next(uint64_t *s)
-{
-	uint64_t z = (*s += UINT64_C(0x9e3779b97f4a7c15));
-	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-	return z ^ (z >> 31);
-}
-
 static uint32_t below(uint64_t *s, uint32_t n)
 {
-	return (uint32_t)(next(s) % n);
+	return (uint32_t)(rng_next(s) % n);
 }
 
 static int label_cmp(const void *a, const void *b)
@@ -161,7 +154,7 @@ int synthetic_cluster(uint32_t nodes, uint32_t running, uint64_t seed,
 			const struct node_spec *n = &s->nodes[slot];
 			if (n->unschedulable || n->n_taints > 0)
 				continue;
-			placed = cluster_reserve(c, slot, &n->allocatable, &pod, NULL, NULL,
+			placed = ledger_reserve(cluster_ledger(c), slot, &n->allocatable, &pod, NULL, NULL,
 						 NULL) == 0;
 		}
 		if (placed)

@@ -19,9 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "shm/cluster.h"
-#include "shm/intern.h"
-#include "shm/model.h"
+#include "shm/shm.h"
 
 struct synthetic_stats {
 	uint32_t nodes;

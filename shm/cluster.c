@@ -1,17 +1,18 @@
-/* Cluster state: snapshots published with liburcu QSBR, stable node slots,
- * allocation counters. See cluster.h for the contract.
+/* Cluster state: snapshots published with liburcu QSBR and stable node
+ * slots. See cluster.h for the contract; live use is shm/ledger.c.
  *
  * A write copies the current snapshot, applies the events to the copy,
  * recomputes the structure-of-arrays columns and shard summaries, publishes
  * the copy with rcu_assign_pointer and frees the old one after
- * urcu_qsbr_synchronize_rcu(). Cost: O(slots) per cluster_apply() call,
+ * urcu_qsbr_synchronize_rcu(), then clears the ledger records of removed
+ * nodes (shm/ledger.c, R1). Cost: O(slots) per cluster_apply() call,
  * however many events it carries, so writers batch.
  */
 #define _LGPL_SOURCE 1
 
 #include "shm/cluster.h"
 
-#include "shm/errmsg.h"
+#include "base/base.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -26,15 +27,10 @@ struct cluster {
 	struct intern *strings;
 	uint32_t capacity;
 	struct snapshot *current; /* RCU-protected: rcu_assign_pointer / rcu_dereference */
-	struct node_alloc *alloc; /* [capacity] */
+	struct ledger *ledger;    /* live use per slot */
 	int32_t *slot_of_name;    /* [name id] slot + 1, 0 = none; writer side */
 	uint32_t slot_of_name_len;
 	uint64_t freed;
-	/* The change log (cluster.h): entry = (lap + 1) << 32 | slot, where
-	 * lap = index / CLUSTER_CHANGE_LOG_SLOTS, so a reader tells a current
-	 * entry from last lap's (not yet stored) and from a later lap's. */
-	uint64_t change_head;
-	uint64_t *changes; /* [CLUSTER_CHANGE_LOG_SLOTS] */
 };
 
 static void snapshot_free(struct snapshot *s)
@@ -130,18 +126,15 @@ struct cluster *cluster_create(struct intern *strings, uint32_t capacity)
 		return NULL;
 	c->strings = strings;
 	c->capacity = capacity;
-	c->alloc = aligned_alloc(64, (size_t)capacity * sizeof(*c->alloc));
+	c->ledger = ledger_create(capacity);
 	c->current = snapshot_alloc(0);
-	c->changes = calloc(CLUSTER_CHANGE_LOG_SLOTS, sizeof(*c->changes));
-	if (c->alloc == NULL || c->current == NULL || c->changes == NULL) {
-		free(c->changes);
-		free(c->alloc);
+	if (c->ledger == NULL || c->current == NULL) {
+		ledger_destroy(c->ledger);
 		snapshot_free(c->current);
 		free(c);
 		errno = ENOMEM;
 		return NULL;
 	}
-	memset(c->alloc, 0, (size_t)capacity * sizeof(*c->alloc));
 	c->current->generation = 1;
 	return c;
 }
@@ -150,60 +143,10 @@ void cluster_destroy(struct cluster *c)
 {
 	if (c == NULL)
 		return;
-	free(c->alloc);
-	free(c->changes);
+	ledger_destroy(c->ledger);
 	snapshot_free(c->current);
 	free(c->slot_of_name);
 	free(c);
-}
-
-static void change_append(struct cluster *c, uint32_t slot)
-{
-	/* Release: a reader that sees the head past i sees the counter moves
-	 * made before it (cluster.h, the change log's protocol). */
-	uint64_t i = __atomic_fetch_add(&c->change_head, 1, __ATOMIC_RELEASE);
-	uint64_t lap = i / CLUSTER_CHANGE_LOG_SLOTS;
-	uint64_t entry = ((lap + 1) & UINT32_MAX) << 32 | slot;
-	/* Release: pairs with the reader's acquire load of the entry. */
-	__atomic_store_n(&c->changes[i & (CLUSTER_CHANGE_LOG_SLOTS - 1)], entry,
-			 __ATOMIC_RELEASE);
-}
-
-uint64_t cluster_changes_head(const struct cluster *c)
-{
-	/* Acquire: pairs with change_append's release fetch-add. */
-	return __atomic_load_n(&c->change_head, __ATOMIC_ACQUIRE);
-}
-
-int cluster_change_at(const struct cluster *c, uint64_t idx, uint32_t *slot)
-{
-	/* Acquire: pairs with change_append's release store. */
-	uint64_t e = __atomic_load_n(&c->changes[idx & (CLUSTER_CHANGE_LOG_SLOTS - 1)],
-				     __ATOMIC_ACQUIRE);
-	uint32_t want = (uint32_t)(idx / CLUSTER_CHANGE_LOG_SLOTS + 1);
-	uint32_t tag = (uint32_t)(e >> 32);
-	if (tag == want) {
-		*slot = (uint32_t)e;
-		return 1;
-	}
-	return tag == want - 1 ? 0 : -1;
-}
-
-/* Clears a record whose slot no reader can reach (see struct node_alloc).
- * Atomic stores all the same: the grace period that makes this safe is
- * liburcu's, which ThreadSanitizer cannot see. */
-static void alloc_reset(struct node_alloc *a)
-{
-	for (int r = 0; r < RES_MAX; r++)
-		__atomic_store_n(&a->used[r], 0, __ATOMIC_RELAXED);
-	__atomic_store_n(&a->used_nonzero_cpu_milli, 0, __ATOMIC_RELAXED);
-	__atomic_store_n(&a->used_nonzero_mem_bytes, 0, __ATOMIC_RELAXED);
-	for (int g = 0; g < NODE_MAX_GPUS; g++)
-		__atomic_store_n(&a->gpu_used[g], 0, __ATOMIC_RELAXED);
-	for (int w = 0; w < CORE_WORDS; w++)
-		__atomic_store_n(&a->cores_used[w], 0, __ATOMIC_RELAXED);
-	__atomic_store_n(&a->n_ports, 0, __ATOMIC_RELAXED);
-	__atomic_store_n(&a->port_lock, 0, __ATOMIC_RELAXED);
 }
 
 /* A free slot: the lowest one at or after *hint that is empty both in the
@@ -330,7 +273,7 @@ int cluster_apply(struct cluster *c, const struct node_event *events, size_t n,
 	 * it is empty in every snapshot still held (see free_slot). */
 	for (size_t i = 0; i < n; i++)
 		if (events[i].kind == NODE_EVENT_ADD)
-			alloc_reset(&c->alloc[slots[i]]);
+			ledger_reset_node(c->ledger, (uint32_t)slots[i]);
 	free(log);
 	s->generation = old->generation + 1;
 	snapshot_derive(s);
@@ -346,7 +289,7 @@ int cluster_apply(struct cluster *c, const struct node_event *events, size_t n,
 	 * took another slot. */
 	for (size_t i = 0; i < n; i++)
 		if (events[i].kind == NODE_EVENT_REMOVE)
-			alloc_reset(&c->alloc[slots[i]]);
+			ledger_reset_node(c->ledger, (uint32_t)slots[i]);
 	free(slots);
 	return 0;
 }
@@ -356,281 +299,9 @@ const struct snapshot *cluster_snapshot(const struct cluster *c)
 	return rcu_dereference(c->current);
 }
 
-struct node_alloc *cluster_alloc(struct cluster *c, uint32_t slot)
+struct ledger *cluster_ledger(const struct cluster *c)
 {
-	return &c->alloc[slot];
-}
-
-const struct node_alloc *cluster_alloc_const(const struct cluster *c,
-					     uint32_t slot)
-{
-	return &c->alloc[slot];
-}
-
-static bool ports_trylock(struct node_alloc *a)
-{
-	uint32_t expected = 0;
-	/* Acquire, partner of the release in ports_unlock(): the table
-	 * as the last holder left it. */
-	return __atomic_compare_exchange_n(&a->port_lock, &expected, 1, false,
-					   __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
-}
-
-static void ports_unlock(struct node_alloc *a)
-{
-	/* Release, partner of the acquire in ports_trylock(). */
-	__atomic_store_n(&a->port_lock, 0, __ATOMIC_RELEASE);
-}
-
-/* Waits for the port lock: only for bound pods and releases, which must
- * not fail, and only while another thread holds it for a few dozen
- * instructions. */
-static void ports_lock(struct node_alloc *a)
-{
-	while (!ports_trylock(a))
-		__builtin_ia32_pause();
-}
-
-unsigned cluster_copy_ports(struct node_alloc *a, struct host_port *out)
-{
-	ports_lock(a);
-	unsigned n = a->n_ports;
-	memcpy(out, a->ports, n * sizeof(*out));
-	ports_unlock(a);
-	return n;
-}
-
-static void ports_remove(struct node_alloc *a, const struct host_port *p)
-{
-	for (uint32_t i = 0; i < a->n_ports; i++) {
-		struct host_port *q = &a->ports[i];
-		if (q->port == p->port && q->protocol == p->protocol && q->ip == p->ip) {
-			*q = a->ports[--a->n_ports];
-			return;
-		}
-	}
-}
-
-/* Adds or removes an assignment's devices without checking. Relaxed: see
- * struct node_alloc. */
-static void devices_account(struct node_alloc *a, const struct device_assignment *dev,
-			    int sign)
-{
-	for (unsigned g = 0; g < NODE_MAX_GPUS; g++)
-		if (dev->gpu_mask >> g & 1)
-			__atomic_fetch_add(&a->gpu_used[g],
-					   (uint32_t)(sign * dev->gpu_milli),
-					   __ATOMIC_RELAXED);
-	for (unsigned w = 0; w < CORE_WORDS; w++) {
-		if (dev->cpuset[w] == 0)
-			continue;
-		if (sign > 0)
-			__atomic_fetch_or(&a->cores_used[w], dev->cpuset[w],
-					  __ATOMIC_RELAXED);
-		else
-			__atomic_fetch_and(&a->cores_used[w], ~dev->cpuset[w],
-					   __ATOMIC_RELAXED);
-	}
-}
-
-/* Takes GPU g's milli if it stays within a device. Relaxed: see struct
- * node_alloc. */
-static bool gpu_take(uint32_t *used, uint32_t milli)
-{
-	uint32_t cur = __atomic_load_n(used, __ATOMIC_RELAXED);
-	do {
-		if (cur + milli > GPU_MILLI_PER_DEVICE)
-			return false;
-	} while (!__atomic_compare_exchange_n(used, &cur, cur + milli, true,
-					      __ATOMIC_RELAXED, __ATOMIC_RELAXED));
-	return true;
-}
-
-/* Sets `want` in a core word if none of it is set. Relaxed: see struct
- * node_alloc. */
-static bool cores_take(uint64_t *word, uint64_t want)
-{
-	uint64_t cur = __atomic_load_n(word, __ATOMIC_RELAXED);
-	do {
-		if (cur & want)
-			return false;
-	} while (!__atomic_compare_exchange_n(word, &cur, cur | want, true,
-					      __ATOMIC_RELAXED, __ATOMIC_RELAXED));
-	return true;
-}
-
-/* Takes every device of `dev` or none: on a refusal, gives back what it
- * took. Returns whether it took them; *moved says a counter moved. */
-static bool devices_take(struct node_alloc *a, const struct device_assignment *dev,
-			 bool *moved)
-{
-	struct device_assignment got = {.gpu_milli = dev->gpu_milli};
-	bool ok = true;
-	for (unsigned g = 0; ok && g < NODE_MAX_GPUS; g++) {
-		if (!(dev->gpu_mask >> g & 1))
-			continue;
-		ok = gpu_take(&a->gpu_used[g], dev->gpu_milli);
-		if (ok)
-			got.gpu_mask |= (uint16_t)(1u << g);
-	}
-	for (unsigned w = 0; ok && w < CORE_WORDS; w++) {
-		if (dev->cpuset[w] == 0)
-			continue;
-		ok = cores_take(&a->cores_used[w], dev->cpuset[w]);
-		if (ok)
-			got.cpuset[w] = dev->cpuset[w];
-	}
-	if (!ok) {
-		devices_account(a, &got, -1);
-		for (unsigned w = 0; w < CORE_WORDS; w++)
-			*moved |= got.cpuset[w] != 0;
-		*moved |= got.gpu_mask != 0;
-	}
-	return ok;
-}
-
-void cluster_load_devices(const struct node_alloc *a, const struct node_devices *d,
-			  struct device_view *out)
-{
-	/* Relaxed: a view; the commit re-checks. */
-	unsigned g = 0;
-	for (; g < d->n_gpus; g++)
-		out->gpu_free[g] = (uint16_t)(GPU_MILLI_PER_DEVICE -
-					      __atomic_load_n(&a->gpu_used[g],
-							      __ATOMIC_RELAXED));
-	for (; g < NODE_MAX_GPUS; g++)
-		out->gpu_free[g] = 0;
-	for (unsigned w = 0; w < CORE_WORDS; w++) {
-		int bits = (int)d->n_cores - (int)w * 64; /* pool cores in this word */
-		uint64_t pool = bits >= 64 ? UINT64_MAX
-			      : bits > 0 ? (UINT64_C(1) << bits) - 1 : 0;
-		out->cores_free[w] = pool == 0 ? 0
-			: pool & ~__atomic_load_n(&a->cores_used[w], __ATOMIC_RELAXED);
-	}
-}
-
-int cluster_account(struct cluster *c, uint32_t slot, const struct pod_spec *pod,
-		    const struct device_assignment *dev, int sign)
-{
-	struct node_alloc *a = &c->alloc[slot];
-	if (pod->n_ports > 0) {
-		ports_lock(a);
-		if (sign > 0 && a->n_ports + pod->n_ports > NODE_MAX_HOST_PORTS) {
-			ports_unlock(a);
-			return -ENOSPC;
-		}
-		for (unsigned i = 0; i < pod->n_ports; i++) {
-			if (sign > 0)
-				a->ports[a->n_ports++] = pod->ports[i];
-			else
-				ports_remove(a, &pod->ports[i]);
-		}
-		ports_unlock(a);
-	}
-	/* Relaxed: see struct node_alloc. */
-	for (int r = 0; r < RES_MAX; r++)
-		if (r != RES_PODS && pod->request.v[r] != 0)
-			__atomic_fetch_add(&a->used[r], sign * pod->request.v[r],
-					   __ATOMIC_RELAXED);
-	__atomic_fetch_add(&a->used[RES_PODS], sign, __ATOMIC_RELAXED);
-	__atomic_fetch_add(&a->used_nonzero_cpu_milli, sign * pod->nonzero_cpu_milli,
-			   __ATOMIC_RELAXED);
-	__atomic_fetch_add(&a->used_nonzero_mem_bytes, sign * pod->nonzero_mem_bytes,
-			   __ATOMIC_RELAXED);
-	if (dev != NULL)
-		devices_account(a, dev, sign);
-	change_append(c, slot);
-	return 0;
-}
-
-/* used += delta if the result stays within limit. Relaxed: see struct
- * node_alloc. */
-static bool counter_take(int64_t *used, int64_t delta, int64_t limit)
-{
-	int64_t cur = __atomic_load_n(used, __ATOMIC_RELAXED);
-	do {
-		if (cur + delta > limit)
-			return false;
-	} while (!__atomic_compare_exchange_n(used, &cur, cur + delta, true,
-					      __ATOMIC_RELAXED, __ATOMIC_RELAXED));
-	return true;
-}
-
-int cluster_reserve(struct cluster *c, uint32_t slot,
-		    const struct res_vec *allocatable, const struct pod_spec *pod,
-		    const struct device_assignment *dev,
-		    cluster_ports_free_fn ports_free, const void *arg)
-{
-	struct node_alloc *a = &c->alloc[slot];
-	int r = 0;
-	int rc = 0;
-	bool moved = false;
-	bool have_devices = false;
-	for (; r < RES_MAX; r++) {
-		int64_t delta = r == RES_PODS ? 1 : pod->request.v[r];
-		if (delta > 0 && !counter_take(&a->used[r], delta, allocatable->v[r])) {
-			rc = -EAGAIN;
-			goto undo_counters;
-		}
-	}
-	if (dev != NULL) {
-		if (!devices_take(a, dev, &moved)) {
-			rc = -EAGAIN;
-			goto undo_counters;
-		}
-		have_devices = true;
-	}
-	if (pod->n_ports > 0) {
-		if (!ports_trylock(a)) {
-			rc = -EBUSY;
-			goto undo_counters;
-		}
-		if (a->n_ports + pod->n_ports > NODE_MAX_HOST_PORTS)
-			rc = -ENOSPC;
-		else if (!ports_free(arg, pod, a->ports, a->n_ports))
-			rc = -EADDRINUSE;
-		for (unsigned i = 0; rc == 0 && i < pod->n_ports; i++)
-			a->ports[a->n_ports++] = pod->ports[i];
-		ports_unlock(a);
-		if (rc < 0)
-			goto undo_counters;
-	}
-	__atomic_fetch_add(&a->used_nonzero_cpu_milli, pod->nonzero_cpu_milli,
-			   __ATOMIC_RELAXED);
-	__atomic_fetch_add(&a->used_nonzero_mem_bytes, pod->nonzero_mem_bytes,
-			   __ATOMIC_RELAXED);
-	change_append(c, slot);
-	return 0;
-
-undo_counters:
-	/* A reader may have seen the counters this attempt took: log the
-	 * rollback too, or its cached view would keep them. */
-	if (have_devices) {
-		devices_account(a, dev, -1);
-		moved = true;
-	}
-	while (r-- > 0) {
-		int64_t delta = r == RES_PODS ? 1 : pod->request.v[r];
-		if (delta > 0) {
-			__atomic_fetch_sub(&a->used[r], delta, __ATOMIC_RELAXED);
-			moved = true;
-		}
-	}
-	if (moved)
-		change_append(c, slot);
-	return rc;
-}
-
-void cluster_load_used(const struct node_alloc *a, struct res_vec *used,
-		       int64_t *nonzero_cpu_milli, int64_t *nonzero_mem_bytes)
-{
-	/* Relaxed: a view for filters and scores; the commit re-checks. */
-	for (int r = 0; r < RES_MAX; r++)
-		used->v[r] = __atomic_load_n(&a->used[r], __ATOMIC_RELAXED);
-	*nonzero_cpu_milli = __atomic_load_n(&a->used_nonzero_cpu_milli,
-					     __ATOMIC_RELAXED);
-	*nonzero_mem_bytes = __atomic_load_n(&a->used_nonzero_mem_bytes,
-					     __ATOMIC_RELAXED);
+	return c->ledger;
 }
 
 uint32_t cluster_capacity(const struct cluster *c)

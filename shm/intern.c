@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "shm/strconv.h"
+#include "base/base.h"
 
 #define ARENA_CHUNK (UINT32_C(1) << 20)
 #define ENTRY_CHUNK_SHIFT 12

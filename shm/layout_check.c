@@ -5,7 +5,7 @@
  * attach. */
 #include "shm/layout_check.h"
 
-#include "shm/errmsg.h"
+#include "base/base.h"
 
 #include <errno.h>
 #include <inttypes.h>

@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 #include "shm/layout.h"
-#include "shm/log.h"
+#include "base/base.h"
 
 #define HUGE_2MB (UINT64_C(2) << 20)
 

@@ -1,7 +1,7 @@
 /* The class index: see class_index.h. A perfect binary tree in arrays,
  * node 1 the root, node i's children 2i and 2i+1, leaf p at size + p;
  * leaves past n never pass. */
-#include "workers/class_index.h"
+#include "workers/class_index_internal.h"
 
 #include <errno.h>
 #include <stdlib.h>

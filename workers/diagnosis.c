@@ -17,7 +17,7 @@
  * the caller's and O(r) stack for r distinct reasons; it sorts by
  * insertion, O(r^2) comparisons, fine for the cold path of a failed pod.
  */
-#include "workers/diagnosis.h"
+#include "workers/diagnosis_internal.h"
 
 #include <limits.h>
 #include <stdbool.h>

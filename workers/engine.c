@@ -33,20 +33,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "shm/rng.h"
-#include "workers/class_index.h"
-#include "workers/diagnosis.h"
-#include "workers/frag.h"
+#include "base/base.h"
+#include "workers/class_index_internal.h"
+#include "workers/device_choice.h"
+#include "workers/diagnosis_internal.h"
+#include "workers/frag_internal.h"
 #include "workers/pod_class.h"
-
-const char *const score_plugin_names[SCORE_PLUGINS] = {
-	[SCORE_TAINT] = "TaintToleration",
-	[SCORE_AFFINITY] = "NodeAffinity",
-	[SCORE_FIT] = "NodeResourcesFit",
-	[SCORE_BALANCED] = "NodeResourcesBalancedAllocation",
-	[SCORE_GPU_BEST_FIT] = "GpuBestFit",
-	[SCORE_GPU_FRAG] = "GpuFragmentation",
-};
 
 struct eclass {
 	uint64_t hash;
@@ -123,6 +115,7 @@ struct frag_before {
 
 struct engine {
 	struct cluster *cluster;
+	struct ledger *ledger;  /* the cluster's: live use, the change log */
 	struct plugin_ctx ctx;
 	struct sched_config cfg;
 	uint64_t seed;
@@ -192,19 +185,19 @@ struct node_read {
 	struct node_view v;
 };
 
-static void read_node(struct cluster *c, const struct snapshot *s, uint32_t slot,
+static void read_node(struct ledger *l, const struct snapshot *s, uint32_t slot,
 		      const struct pod_spec *pod, struct node_read *r)
 {
-	struct node_alloc *a = cluster_alloc(c, slot);
+	struct node_alloc *a = ledger_node(l, slot);
 	r->v = (struct node_view){.spec = &s->nodes[slot], .used = &r->used};
-	cluster_load_used(a, &r->used, &r->v.used_nonzero_cpu_milli,
+	ledger_load_used(a, &r->used, &r->v.used_nonzero_cpu_milli,
 			  &r->v.used_nonzero_mem_bytes);
 	/* Only NodePorts reads the ports, and only for a pod that has some. */
 	if (pod->n_ports > 0) {
-		r->v.n_ports = cluster_copy_ports(a, r->ports);
+		r->v.n_ports = ledger_copy_ports(a, r->ports);
 		r->v.ports = r->ports;
 	}
-	cluster_load_devices(a, &s->nodes[slot].devices, &r->dev);
+	ledger_load_devices(a, &s->nodes[slot].devices, &r->dev);
 	r->v.dev = &r->dev;
 }
 
@@ -222,6 +215,7 @@ struct engine *engine_create(struct cluster *c, const struct plugin_ctx *ctx,
 	if (e == NULL)
 		return NULL;
 	e->cluster = c;
+	e->ledger = cluster_ledger(c);
 	e->ctx = *ctx;
 	e->cfg = *cfg;
 	e->seed = seed;
@@ -333,7 +327,7 @@ static int sync_generation(struct engine *e, const struct snapshot *s)
 	}
 	for (uint32_t i = 0; i < e->n_shards; i++)
 		e->shards[i].dirty = true;
-	e->shard_log_pos = cluster_changes_head(e->cluster);
+	e->shard_log_pos = ledger_changes_head(e->ledger);
 	e->generation = s->generation;
 	/* A slot may hold another node now: forget its fragmentation. */
 	memset(e->before, 0, (size_t)cluster_capacity(e->cluster) * sizeof(*e->before));
@@ -514,7 +508,7 @@ static void assign_devices(struct engine *e, const struct snapshot *s,
 		return;
 	uint32_t slot = (uint32_t)out->slot;
 	struct node_read nd;
-	read_node(e->cluster, s, slot, pod, &nd);
+	read_node(e->ledger, s, slot, pod, &nd);
 	int gpu = -1;
 	if (e->cfg.score.weight_gpu_frag && pod->num_gpu == 1 &&
 	    pod->gpu_milli < GPU_MILLI_PER_DEVICE) {
@@ -552,7 +546,7 @@ static int place_reference(struct engine *e, const struct pod_spec *pod,
 		if (!s->present[i])
 			continue;
 		struct node_read nd;
-		read_node(e->cluster, s, i, pod, &nd);
+		read_node(e->ledger, s, i, pod, &nd);
 		unsigned nr = filter_node(&e->ctx, pod, &nd.v, reasons);
 		if (nr > 0) {
 			for (unsigned r = 0; r < nr; r++)
@@ -636,18 +630,18 @@ static uint32_t leaf_eval(struct engine *e, const struct snapshot *s,
 			  const struct eclass *k, uint32_t slot, int32_t *d)
 {
 	const struct pod_spec *pod = &k->spec;
-	const struct node_alloc *a = cluster_alloc_const(e->cluster, slot);
+	const struct node_alloc *a = ledger_node(e->ledger, slot);
 	struct res_vec used;
 	struct host_port ports[NODE_MAX_HOST_PORTS];
 	struct node_view v = {.spec = &s->nodes[slot], .used = &used};
 	memset(&used, 0, sizeof(used));
-	/* Relaxed loads, as cluster_load_used(): a view, the commit decides;
+	/* Relaxed loads, as ledger_load_used(): a view, the commit decides;
 	 * the change log re-reads a node whose counters move after this. */
 	for (unsigned i = 0; i < k->n_load; i++)
 		used.v[k->load[i]] = __atomic_load_n(&a->used[k->load[i]],
 						     __ATOMIC_RELAXED);
 	if (pod->n_ports > 0) {
-		v.n_ports = cluster_copy_ports(cluster_alloc(e->cluster, slot), ports);
+		v.n_ports = ledger_copy_ports(ledger_node(e->ledger, slot), ports);
 		v.ports = ports;
 		if (!filter_ports(&e->ctx, pod, &v))
 			return MASK_PORTS;
@@ -664,7 +658,7 @@ static uint32_t leaf_eval(struct engine *e, const struct snapshot *s,
 		return m;
 	struct device_view dev;
 	if (k->devices) {
-		cluster_load_devices(a, &s->nodes[slot].devices, &dev);
+		ledger_load_devices(a, &s->nodes[slot].devices, &dev);
 		v.dev = &dev;
 		switch (devices_wanted(pod) ? devices_fit(&v.spec->devices, &dev, pod)
 					    : DEVICE_FITS) {
@@ -710,7 +704,7 @@ static inline bool class_pos(const struct eclass *k, uint32_t slot, uint32_t *p)
 static void index_rebuild(struct engine *e, const struct snapshot *s, struct eclass *k)
 {
 	/* The head first: a change logged after it is read again later. */
-	k->log_pos = cluster_changes_head(e->cluster);
+	k->log_pos = ledger_changes_head(e->ledger);
 	k->mix_epoch = e->mix.epoch;
 	k->dyn_pods = k->dyn_ports = k->dyn_gpu = k->dyn_cores = 0;
 	memset(k->dyn_insufficient, 0, sizeof(k->dyn_insufficient));
@@ -728,11 +722,11 @@ static void index_rebuild(struct engine *e, const struct snapshot *s, struct ecl
 /* Brings the index up to the cluster's change log. */
 static void index_sync(struct engine *e, const struct snapshot *s, struct eclass *k)
 {
-	uint64_t head = cluster_changes_head(e->cluster);
+	uint64_t head = ledger_changes_head(e->ledger);
 	/* Far behind (or the log moved on, or the fragmentation mix every
 	 * leaf was scored with): a rebuild costs less. */
 	if (k->mix_epoch != e->mix.epoch ||
-	    head - k->log_pos > CLUSTER_CHANGE_LOG_SLOTS ||
+	    head - k->log_pos > LEDGER_CHANGE_LOG_SLOTS ||
 	    head - k->log_pos > (uint64_t)k->n_feasible + 64) {
 		index_rebuild(e, s, k);
 		return;
@@ -740,7 +734,7 @@ static void index_sync(struct engine *e, const struct snapshot *s, struct eclass
 	uint64_t i = k->log_pos;
 	for (; i < head; i++) {
 		uint32_t slot;
-		int got = cluster_change_at(e->cluster, i, &slot);
+		int got = ledger_change_at(e->ledger, i, &slot);
 		if (got == 0)
 			break; /* its writer is between taking and storing it */
 		if (got < 0) {
@@ -870,7 +864,7 @@ static struct eclass *class_compile(struct engine *e, const struct snapshot *s,
 	}
 	k->bytes = sizeof(*k) + sizeof(*k->static_diag) +
 		   n * (sizeof(uint32_t) + (aff ? 4 : 0) + (taint ? 4 : 0));
-	k->last_use = cluster_changes_head(e->cluster);
+	k->last_use = ledger_changes_head(e->ledger);
 	return k;
 }
 
@@ -966,7 +960,7 @@ static void shard_refresh(struct engine *e, const struct snapshot *s, uint32_t s
 	for (uint32_t i = sh * SNAP_SHARD_SLOTS; i < end; i++) {
 		if (!s->present[i])
 			continue;
-		const struct node_alloc *a = cluster_alloc_const(e->cluster, i);
+		const struct node_alloc *a = ledger_node(e->ledger, i);
 		for (int r = 0; r < RES_MAX; r++) {
 			/* Relaxed: a hint; a stale value only skips less or more
 			 * than it could, and the commit re-checks. */
@@ -984,11 +978,11 @@ static void shard_refresh(struct engine *e, const struct snapshot *s, uint32_t s
  * on a stale "most free". */
 static void shards_sync(struct engine *e)
 {
-	uint64_t head = cluster_changes_head(e->cluster), i = e->shard_log_pos;
-	bool all = head - i > CLUSTER_CHANGE_LOG_SLOTS;
+	uint64_t head = ledger_changes_head(e->ledger), i = e->shard_log_pos;
+	bool all = head - i > LEDGER_CHANGE_LOG_SLOTS;
 	for (; !all && i < head; i++) {
 		uint32_t slot;
-		int got = cluster_change_at(e->cluster, i, &slot);
+		int got = ledger_change_at(e->ledger, i, &slot);
 		if (got <= 0) /* not stored yet, or overwritten: slot unknown */
 			all = true;
 		else if (slot / SNAP_SHARD_SLOTS < e->n_shards)
@@ -1156,7 +1150,7 @@ static void diagnose_scan(struct engine *e, const struct snapshot *s,
 	e->stats.diagnosis_scans++;
 	for (uint32_t j = 0; j < k->n_feasible; j++) {
 		struct node_read nd;
-		read_node(e->cluster, s, k->feasible[j], pod, &nd);
+		read_node(e->ledger, s, k->feasible[j], pod, &nd);
 		unsigned nr;
 		if (pod->n_ports > 0 && !filter_ports(&e->ctx, pod, &nd.v)) {
 			reasons[0] = (struct reason){.code = REASON_PORTS};
@@ -1197,11 +1191,11 @@ static void place_scan(struct engine *e, const struct snapshot *s,
 		e->stats.nodes_checked++;
 		/* Order does not matter here: both only decide feasibility (the
 		 * reasons come from diagnose_scan() when nothing fits). */
-		if (!fits(requested, n_requested, s, cluster_alloc_const(e->cluster, slot),
+		if (!fits(requested, n_requested, s, ledger_node(e->ledger, slot),
 			  pod, slot))
 			continue;
 		struct node_read nd;
-		read_node(e->cluster, s, slot, pod, &nd);
+		read_node(e->ledger, s, slot, pod, &nd);
 		if (pod->n_ports > 0 && !filter_ports(&e->ctx, pod, &nd.v))
 			continue;
 		if (devices_wanted(pod) &&
@@ -1244,7 +1238,7 @@ static int place_fast(struct engine *e, const struct snapshot *s,
 	 * come more often than every p.want changes is indexed; a rarer one
 	 * scans (its index, if any, catches up or rebuilds when it is hot
 	 * again). Either way the same node is chosen. */
-	uint64_t head = cluster_changes_head(e->cluster);
+	uint64_t head = ledger_changes_head(e->ledger);
 	bool hot = head - k->last_use <= p.want;
 	k->last_use = head;
 	if (hot && !k->index_tried) {
@@ -1283,25 +1277,14 @@ int engine_message(const struct engine *e, char *buf, size_t len)
 	return diagnosis_format(&e->diag, &e->ctx, e->diag_all_nodes, buf, len);
 }
 
-/* cluster_reserve()'s port rule: NodePorts against the ports in use. */
-static bool ports_free(const void *arg, const struct pod_spec *pod,
-		       const struct host_port *in_use, unsigned n)
+struct cluster *engine_cluster(const struct engine *e)
 {
-	const struct plugin_ctx *ctx = arg;
-	struct node_view v = {.ports = in_use, .n_ports = n};
-	return filter_ports(ctx, pod, &v);
+	return e->cluster;
 }
 
-int engine_commit(struct engine *e, const struct pod_spec *pod, uint32_t slot,
-		  const struct device_assignment *dev)
+const struct plugin_ctx *engine_plugin_ctx(const struct engine *e)
 {
-	const struct snapshot *s = cluster_snapshot(e->cluster);
-	/* The shard's summary and the class indexes learn of the change from
-	 * the cluster's change log, as they do of other engines' commits. */
-	if (dev != NULL && dev->gpu_milli == DEVICES_STALE)
-		return -EAGAIN;
-	return cluster_reserve(e->cluster, slot, &s->nodes[slot].allocatable, pod,
-			       dev, ports_free, &e->ctx);
+	return &e->ctx;
 }
 
 void engine_get_stats(const struct engine *e, struct engine_stats *out)

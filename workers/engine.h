@@ -32,9 +32,9 @@
  *
  * Concurrency: one engine per thread. The calling thread must be a
  * registered QSBR reader of the cluster (shm/cluster.h) and must not keep
- * results that point into a snapshot across a quiescent state. Placements
- * are committed with engine_commit(), lock-free and safe beside other
- * engines' commits on the same cluster (shm/cluster.h, struct node_alloc).
+ * results that point into a snapshot across a quiescent state. The engine
+ * only places: a placement is committed by bind/commit.h on the ledger
+ * (shm/ledger.h), lock-free and safe beside other engines' commits.
  */
 #ifndef SHMSCHED_WORKERS_ENGINE_H
 #define SHMSCHED_WORKERS_ENGINE_H
@@ -43,29 +43,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "shm/cluster.h"
-#include "shm/model.h"
+#include "shm/shm.h"
 #include "workers/plugins.h"
 #include "workers/score_config.h"
 
 struct engine;
 
-/* Scores in explain output, in this order. */
-enum score_plugin {
-	SCORE_TAINT = 0,    /* TaintToleration */
-	SCORE_AFFINITY = 1, /* NodeAffinity */
-	SCORE_FIT = 2,      /* NodeResourcesFit */
-	SCORE_BALANCED = 3, /* NodeResourcesBalancedAllocation */
-	SCORE_GPU_BEST_FIT = 4, /* GpuBestFit (ours), thousandths */
-	SCORE_GPU_FRAG = 5,     /* GpuFragmentation (ours), thousandths */
-	SCORE_PLUGINS = 6,
-};
-
-extern const char *const score_plugin_names[SCORE_PLUGINS];
 
 /* struct placement's devices when the devices it chose were taken between
- * the filter and the choice (another engine's commit): engine_commit()
- * refuses it, as any lost race. */
+ * the filter and the choice (another engine's commit): the commit
+ * (bind/commit.h) refuses it, as any lost race. */
 #define DEVICES_STALE UINT16_MAX
 
 struct placement {
@@ -122,13 +109,10 @@ int engine_place_reference(struct engine *e, const struct pod_spec *pod,
  * "0/N nodes are available: ...". Returns snprintf's result. */
 int engine_message(const struct engine *e, char *buf, size_t len);
 
-/* Commits `pod` to `slot` with the devices `dev` (the placement's; NULL:
- * none) through cluster_reserve(): only if it still fits, which another
- * thread's commit may have changed. Returns 0, or cluster_reserve()'s
- * -EAGAIN, -EBUSY, -EADDRINUSE, -ENOSPC (nothing committed). Any thread,
- * with the snapshot of its placement. */
-int engine_commit(struct engine *e, const struct pod_spec *pod, uint32_t slot,
-		  const struct device_assignment *dev);
+/* The cluster the engine places on, and its plugins' strings: what the
+ * commit (bind/commit.h) needs beside a placement. */
+struct cluster *engine_cluster(const struct engine *e);
+const struct plugin_ctx *engine_plugin_ctx(const struct engine *e);
 
 /* numFeasibleNodesToFind (pkg/scheduler/schedule_one.go). */
 uint32_t engine_nodes_to_find(int32_t percentage, uint32_t all_nodes);

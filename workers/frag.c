@@ -1,7 +1,7 @@
 /* GPU fragmentation: see frag.h. Cost: frag_amount O(shapes + GPUs);
  * frag_growth one frag_amount per distinct free value a sharing pod could
  * take, plus one. */
-#include "workers/frag.h"
+#include "workers/frag_internal.h"
 
 #include <assert.h>
 #include <math.h>

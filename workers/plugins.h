@@ -15,9 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "shm/devices.h"
-#include "shm/intern.h"
-#include "shm/model.h"
+#include "shm/shm.h"
 #include "workers/score_config.h"
 
 /* Strings the plugins compare against, interned once. */

@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "shm/model.h"
+#include "shm/shm.h"
 
 #define POD_CLASS_KEY_OFFSET offsetof(struct pod_spec, node_name)
 #define POD_CLASS_KEY_SIZE (sizeof(struct pod_spec) - POD_CLASS_KEY_OFFSET)

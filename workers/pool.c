@@ -58,7 +58,7 @@
  */
 #include "workers/pool.h"
 
-#include "shm/errmsg.h"
+#include "base/base.h"
 
 #include <errno.h>
 #include <hwloc.h>
@@ -75,8 +75,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "shm/log.h"
-#include "shm/rcu.h"
+#include "shm/shm.h"
 
 #define CACHE_LINE 64
 #define PAGE_ALIGN 4096
@@ -113,7 +112,7 @@ struct pool_worker {
 	void *scratch;
 	enum scratch_source scratch_source;
 	char scratch_note[64]; /* why the heap, for the log line */
-	int start_err;         /* 0 or a positive errno */
+	int start_err;         /* 0 or a negative errno */
 	char start_msg[160];
 };
 
@@ -163,14 +162,6 @@ static long futex_wait(uint32_t *word, uint32_t expected,
 static void futex_wake_all(uint32_t *word)
 {
 	syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
-}
-
-/* Single-writer counter: a relaxed load and store, no read-modify-write,
- * since only the owning worker writes it (see struct pool_worker). */
-static inline void stat_inc(uint64_t *counter)
-{
-	uint64_t v = __atomic_load_n(counter, __ATOMIC_RELAXED);
-	__atomic_store_n(counter, v + 1, __ATOMIC_RELAXED);
 }
 
 /* ---- worker side ---- */
@@ -281,7 +272,7 @@ static bool scratch_alloc(struct pool_worker *w, size_t bytes)
 	return true;
 }
 
-/* Pins the calling thread and makes its scratch memory; 0 or a positive
+/* Pins the calling thread and makes its scratch memory; 0 or a negative
  * errno with start_msg set. */
 static int worker_setup(struct pool_worker *w)
 {
@@ -293,7 +284,7 @@ static int worker_setup(struct pool_worker *w)
 		snprintf(w->start_msg, sizeof(w->start_msg),
 			 "worker %u: hwloc_set_cpubind to cpu %d: %s", w->index,
 			 w->cpu, strerror(e));
-		return e;
+		return -e;
 	}
 	if (p->scratch_bytes == 0)
 		return 0;
@@ -301,7 +292,7 @@ static int worker_setup(struct pool_worker *w)
 		snprintf(w->start_msg, sizeof(w->start_msg),
 			 "worker %u: scratch of %zu bytes: out of memory",
 			 w->index, p->scratch_bytes);
-		return ENOMEM;
+		return -ENOMEM;
 	}
 	/* Fault the pages in now, from the pinned thread (first touch puts
 	 * heap pages on this node too), so the loop takes no page faults. */
@@ -483,7 +474,7 @@ static void log_worker(const struct pool *p, const struct pool_worker *w)
 struct pool *pool_start(const struct pool_config *cfg, pool_poll_fn poll,
 			void *arg, char *err, size_t err_len)
 {
-	int e = 0;
+	int e = 0; /* 0 or a negative errno, as everywhere in this file */
 	struct core_slot *cores = NULL;
 	unsigned started = 0;
 
@@ -525,24 +516,24 @@ struct pool *pool_start(const struct pool_config *cfg, pool_poll_fn poll,
 
 	if (hwloc_topology_init(&p->topo) < 0) {
 		p->topo = NULL;
-		e = ENODEV;
+		e = -ENODEV;
 		errmsg(err, err_len, "pool: hwloc_topology_init failed");
 		goto fail_topology;
 	}
 	if (hwloc_topology_load(p->topo) < 0) {
-		e = ENODEV;
+		e = -ENODEV;
 		errmsg(err, err_len, "pool: hwloc_topology_load: %s",
 			strerror(errno));
 		goto fail_topology;
 	}
 	int n_cores = cores_in_order(p->topo, &cores);
 	if (n_cores < 0) {
-		e = -n_cores;
+		e = n_cores;
 		errmsg(err, err_len, "pool: out of memory");
 		goto fail_topology;
 	}
 	if (n_cores == 0 && cfg->pin) {
-		e = ENODEV;
+		e = -ENODEV;
 		errmsg(err, err_len, "pool: pin: hwloc found no cores to pin to");
 		goto fail_topology;
 	}
@@ -553,7 +544,7 @@ struct pool *pool_start(const struct pool_config *cfg, pool_poll_fn poll,
 	if (posix_memalign((void **)&p->workers, CACHE_LINE,
 			   p->n * sizeof(*p->workers)) != 0) {
 		p->workers = NULL;
-		e = ENOMEM;
+		e = -ENOMEM;
 		errmsg(err, err_len, "pool: %u workers: out of memory", p->n);
 		goto fail_workers;
 	}
@@ -567,7 +558,7 @@ struct pool *pool_start(const struct pool_config *cfg, pool_poll_fn poll,
 	if (cfg->pin) {
 		int r = place_workers(p, cores, n_cores, err, err_len);
 		if (r < 0) {
-			e = -r;
+			e = r;
 			goto fail_place;
 		}
 	}
@@ -576,7 +567,7 @@ struct pool *pool_start(const struct pool_config *cfg, pool_poll_fn poll,
 		struct pool_worker *w = &p->workers[started];
 		int r = pthread_create(&w->thread, NULL, worker_main, w);
 		if (r != 0) {
-			e = r;
+			e = -r;
 			errmsg(err, err_len,
 				"pool: worker %u of %u: pthread_create: %s",
 				started, p->n, strerror(r));
@@ -628,7 +619,7 @@ fail_topology:
 	if (p->workers == NULL)
 		p->n = 0;
 	pool_free(p);
-	errno = e;
+	errno = -e;
 	return NULL;
 }
 

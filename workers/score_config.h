@@ -1,12 +1,35 @@
 /* Which scores run, with which weights and arguments: the part of a
- * KubeSchedulerConfiguration profile the engine uses. Types only; filled by
- * ingest/sched_config.c (defaults or a file). */
+ * KubeSchedulerConfiguration profile the engine uses, filled by
+ * ingest/sched_config.c (defaults or a file); and the table of score
+ * plugins. */
 #ifndef SHMSCHED_WORKERS_SCORE_CONFIG_H
 #define SHMSCHED_WORKERS_SCORE_CONFIG_H
 
 #include <stdint.h>
 
-#include "shm/model.h"
+#include "shm/shm.h"
+
+/* The score plugins shmsched implements, in kube's default order
+ * (default_plugins.go, getDefaultPlugins), then ours; also the order of
+ * scores in explain output. The one table of their names and default
+ * weights is score_plugin_names / score_plugin_default_weight
+ * (workers/plugins.c). */
+enum score_plugin {
+	SCORE_TAINT = 0,    /* TaintToleration */
+	SCORE_AFFINITY = 1, /* NodeAffinity */
+	SCORE_FIT = 2,      /* NodeResourcesFit */
+	SCORE_BALANCED = 3, /* NodeResourcesBalancedAllocation */
+	SCORE_GPU_BEST_FIT = 4, /* GpuBestFit (ours), thousandths */
+	SCORE_GPU_FRAG = 5,     /* GpuFragmentation (ours), thousandths */
+	SCORE_PLUGINS = 6,
+};
+
+/* Names as a KubeSchedulerConfiguration spells them. */
+extern const char *const score_plugin_names[SCORE_PLUGINS];
+
+/* kube-scheduler's default weights; ours are 0: they run only when a
+ * profile enables them. */
+extern const int64_t score_plugin_default_weight[SCORE_PLUGINS];
 
 enum fit_strategy {
 	FIT_LEAST_ALLOCATED = 0, /* the default */

@@ -35,9 +35,10 @@
 #include <cmocka.h>
 
 #include "ingest/control_ops.h"
+#include "base/base.h"
 #include "ingest/control_proto.h"
-#include "ingest/control_server.h"
-#include "shm/producer_region.h"
+#include "ingest/ingest.h"
+#include "shm/shm.h"
 #include "shmsched/client.h"
 
 #define MAX_PRODUCERS 8
@@ -51,7 +52,7 @@ static const char pod_json[] =
 	"{\"kind\": \"Pod\", \"metadata\": {\"name\": \"t\"}, \"spec\": "
 	"{\"containers\": [{\"name\": \"c\"}]}}";
 
-struct producer {
+struct fake_producer {
 	bool used;
 	uint64_t conn;
 	uint32_t next_template;
@@ -68,7 +69,7 @@ struct fake {
 	uint32_t n_slots;   /* for regions made from now on */
 
 	pthread_mutex_t lock; /* guards everything below */
-	struct producer prod[MAX_PRODUCERS];
+	struct fake_producer prod[MAX_PRODUCERS];
 	bool paused; /* under the lock, so that pausing waits out a drain */
 	bool refuse_register;
 	unsigned name_requests;
@@ -83,13 +84,6 @@ struct fake {
 };
 
 /* ---- the fake daemon ------------------------------------------------- */
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 /* The devices the fake names for a placed cookie: a different GPU, share
  * and core per cookie, so a copy from the wrong slot shows. */
@@ -153,7 +147,7 @@ static void *drain_main(void *arg)
 	return NULL;
 }
 
-static struct producer *find_producer(struct fake *f, uint64_t conn)
+static struct fake_producer *find_producer(struct fake *f, uint64_t conn)
 {
 	for (unsigned p = 0; p < MAX_PRODUCERS; p++)
 		if (f->prod[p].used && f->prod[p].conn == conn)
@@ -170,7 +164,7 @@ static void op_register(struct fake *f, struct control_server *s, uint64_t conn,
 					   "takes no producers today");
 		return;
 	}
-	struct producer *slot = NULL;
+	struct fake_producer *slot = NULL;
 	for (unsigned p = 0; p < MAX_PRODUCERS && slot == NULL; p++)
 		if (!f->prod[p].used)
 			slot = &f->prod[p];
@@ -207,7 +201,7 @@ static void on_request(void *arg, struct control_server *s, uint64_t conn,
 	const char *body = (const char *)payload + sizeof(h);
 	uint32_t body_len = len - (uint32_t)sizeof(h);
 	pthread_mutex_lock(&f->lock);
-	struct producer *p = find_producer(f, conn);
+	struct fake_producer *p = find_producer(f, conn);
 	switch (h.kind) {
 	case OP_REGISTER:
 		op_register(f, s, conn, id);
@@ -278,7 +272,7 @@ static void on_disconnect(void *arg, uint64_t conn)
 	/* As the daemon does: stop reading the region and free it. */
 	struct fake *f = arg;
 	pthread_mutex_lock(&f->lock);
-	struct producer *p = find_producer(f, conn);
+	struct fake_producer *p = find_producer(f, conn);
 	if (p != NULL) {
 		producer_region_close(&p->region);
 		p->used = false;

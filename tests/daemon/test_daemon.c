@@ -33,10 +33,10 @@
 
 #include <cmocka.h>
 
-#include "cli/daemon.h"
+#include "daemon/daemon.h"
 #include "client/control_client.h"
-#include "ingest/control_ops.h"
-#include "shm/producer_region.h"
+#include "ingest/ingest.h"
+#include "shm/shm.h"
 #include "shmsched/client.h"
 
 #define MAX_PRODUCERS 6

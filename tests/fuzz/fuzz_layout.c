@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "shm/layout_check.h"
+#include "shm/shm.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

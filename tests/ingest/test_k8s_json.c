@@ -14,7 +14,7 @@
 #include <cmocka.h>
 
 #include "ingest/k8s_json.h"
-#include "shm/resources.h"
+#include "shm/shm.h"
 
 #define MAX_OBJECTS 16
 #define MIB (INT64_C(1) << 20)

@@ -34,11 +34,10 @@
 
 #include <cmocka.h>
 
-#include "bind/resolver.h"
-#include "ingest/sched_config.h"
-#include "shm/cluster.h"
-#include "shm/devices.h"
-#include "shm/resources.h"
+#include "bind/bind.h"
+#include "base/base.h"
+#include "ingest/ingest.h"
+#include "shm/shm.h"
 
 #define NODES 16
 #define WORKERS 6
@@ -70,33 +69,25 @@ struct worker {
 			    * the main thread */
 };
 
-static uint64_t next_rand(uint64_t *s)
-{
-	uint64_t z = (*s += UINT64_C(0x9e3779b97f4a7c15));
-	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-	return z ^ (z >> 31);
-}
-
 static void gen_pod(uint64_t *rng, struct pod_spec *p)
 {
 	memset(p, 0, sizeof(*p));
-	unsigned kind = (unsigned)(next_rand(rng) % 10);
+	unsigned kind = (unsigned)(rng_next(rng) % 10);
 	unsigned cores = 0;
 	if (kind < 5) { /* a share: 100..900 */
 		p->num_gpu = 1;
-		p->gpu_milli = (uint16_t)(100 * (1 + next_rand(rng) % 9));
+		p->gpu_milli = (uint16_t)(100 * (1 + rng_next(rng) % 9));
 	} else if (kind < 8) { /* whole: 1, 2 or 4 */
 		static const uint8_t n[] = {1, 2, 4};
-		p->num_gpu = n[next_rand(rng) % 3];
+		p->num_gpu = n[rng_next(rng) % 3];
 		p->gpu_milli = GPU_MILLI_PER_DEVICE;
 	} else {
-		cores = 1 + (unsigned)(next_rand(rng) % 8);
+		cores = 1 + (unsigned)(rng_next(rng) % 8);
 	}
-	if (p->num_gpu > 0 && next_rand(rng) % 5 == 0)
-		cores = 1 + (unsigned)(next_rand(rng) % 8);
+	if (p->num_gpu > 0 && rng_next(rng) % 5 == 0)
+		cores = 1 + (unsigned)(rng_next(rng) % 8);
 	if (p->num_gpu > 0) {
-		unsigned m = (unsigned)(next_rand(rng) % 20);
+		unsigned m = (unsigned)(rng_next(rng) % 20);
 		if (m < 6) {
 			p->n_gpu_models = 1;
 			p->gpu_models[0] = model_a;
@@ -110,7 +101,7 @@ static void gen_pod(uint64_t *rng, struct pod_spec *p)
 		}
 	}
 	int64_t cpu = cores ? 1000 * (int64_t)cores
-			    : 500 * (1 + (int64_t)(next_rand(rng) % 8));
+			    : 500 * (1 + (int64_t)(rng_next(rng) % 8));
 	p->exclusive_cores = (uint16_t)cores;
 	p->request.v[RES_CPU] = p->nonzero_cpu_milli = cpu;
 	p->request.v[RES_MEMORY] = p->nonzero_mem_bytes = 1LL << 30;
@@ -156,7 +147,7 @@ static bool assignment_ok(const struct node_devices *d, const struct pod_spec *p
  * its own release may take it away. */
 static bool still_held(const struct held *h)
 {
-	const struct node_alloc *a = cluster_alloc_const(cluster, h->slot);
+	const struct node_alloc *a = ledger_node(cluster_ledger(cluster), h->slot);
 	for (unsigned g = 0; g < NODE_MAX_GPUS; g++)
 		/* Relaxed, as every reader of the counters (node_alloc). */
 		if ((h->dev.gpu_mask >> g & 1) &&
@@ -213,11 +204,11 @@ static void *work(void *arg)
 			w->cored += h->dev.n_cores > 0;
 		}
 		/* Give back about as often as we take, so the cluster stays full. */
-		if (w->n_held > 0 && next_rand(&rng) % 2 == 0) {
-			size_t k = next_rand(&rng) % w->n_held;
+		if (w->n_held > 0 && rng_next(&rng) % 2 == 0) {
+			size_t k = rng_next(&rng) % w->n_held;
 			struct held *h = &w->held[k];
 			w->lost_holds += !still_held(h);
-			w->release_errors += cluster_account(cluster, h->slot, &h->pod,
+			w->release_errors += ledger_account(cluster_ledger(cluster), h->slot, &h->pod,
 							     &h->dev, -1) != 0;
 			*h = w->held[--w->n_held];
 			w->releases++;
@@ -241,7 +232,7 @@ static void *check(void *arg)
 	/* Relaxed: `done` only ends the loop. */
 	while (!__atomic_load_n(&done, __ATOMIC_RELAXED)) {
 		for (uint32_t i = 0; i < s->n_slots; i++) {
-			const struct node_alloc *a = cluster_alloc_const(cluster, i);
+			const struct node_alloc *a = ledger_node(cluster_ledger(cluster), i);
 			const struct node_devices *d = &s->nodes[i].devices;
 			/* Relaxed, as every reader of the counters (node_alloc). */
 			for (unsigned g = 0; g < NODE_MAX_GPUS; g++) {
@@ -366,7 +357,7 @@ static void test_devices_never_overcommitted(void **state)
 		free(w[i].held);
 	}
 	for (int i = 0; i < NODES; i++) {
-		const struct node_alloc *a = cluster_alloc_const(cluster, (uint32_t)i);
+		const struct node_alloc *a = ledger_node(cluster_ledger(cluster), (uint32_t)i);
 		for (unsigned g = 0; g < NODE_MAX_GPUS; g++)
 			accounting_errors += a->gpu_used[g] != milli[i][g];
 		for (unsigned x = 0; x < CORE_WORDS; x++)

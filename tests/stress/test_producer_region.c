@@ -17,7 +17,7 @@
 
 #include <cmocka.h>
 
-#include "shm/producer_region.h"
+#include "shm/shm.h"
 
 #define SLOTS 1000u
 #define ROUNDS 200u

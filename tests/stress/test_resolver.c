@@ -27,10 +27,10 @@
 
 #include <cmocka.h>
 
-#include "bind/resolver.h"
-#include "ingest/sched_config.h"
-#include "shm/cluster.h"
-#include "shm/resources.h"
+#include "bind/bind.h"
+#include "base/base.h"
+#include "ingest/ingest.h"
+#include "shm/shm.h"
 
 #define NODES 16
 #define WORKERS 4
@@ -58,14 +58,6 @@ struct worker {
 	uint64_t releases;
 };
 
-static uint64_t next_rand(uint64_t *s)
-{
-	uint64_t z = (*s += UINT64_C(0x9e3779b97f4a7c15));
-	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-	return z ^ (z >> 31);
-}
-
 static void *work(void *arg)
 {
 	struct worker *w = arg;
@@ -74,16 +66,16 @@ static void *work(void *arg)
 	uint64_t rng = w->id * 7919 + 1;
 	w->held = calloc(w->pods, sizeof(*w->held));
 	for (uint64_t i = 0; i < w->pods; i++) {
-		uint8_t shape = (uint8_t)(next_rand(&rng) % SHAPES);
+		uint8_t shape = (uint8_t)(rng_next(&rng) % SHAPES);
 		struct resolve_result r;
 		if (resolver_place(e, &shapes[shape], i * WORKERS + w->id, &r, &w->st) < 0)
 			break;
 		if (r.placement.slot >= 0)
 			w->held[w->n_held++] = (struct held){(uint32_t)r.placement.slot, shape};
 		/* Give back about as often as we take, so the cluster stays full. */
-		if (w->n_held > 0 && next_rand(&rng) % 2 == 0) {
-			size_t k = next_rand(&rng) % w->n_held;
-			cluster_account(cluster, w->held[k].slot, &shapes[w->held[k].shape],
+		if (w->n_held > 0 && rng_next(&rng) % 2 == 0) {
+			size_t k = rng_next(&rng) % w->n_held;
+			ledger_account(cluster_ledger(cluster), w->held[k].slot, &shapes[w->held[k].shape],
 					NULL, -1);
 			w->held[k] = w->held[--w->n_held];
 			w->releases++;
@@ -108,7 +100,7 @@ static void *check(void *arg)
 	/* Relaxed: `done` only ends the loop. */
 	while (!__atomic_load_n(&done, __ATOMIC_RELAXED)) {
 		for (uint32_t i = 0; i < s->n_slots; i++) {
-			const struct node_alloc *a = cluster_alloc_const(cluster, i);
+			const struct node_alloc *a = ledger_node(cluster_ledger(cluster), i);
 			for (size_t k = 0; k < 3; k++) {
 				int r = watched[k];
 				/* Relaxed, as every reader of the counters (node_alloc). */
@@ -206,13 +198,13 @@ static void test_no_overcommit_no_lost_commit(void **state)
 	}
 	uint64_t accounting_errors = 0, port_clashes = 0;
 	for (int i = 0; i < NODES; i++) {
-		struct node_alloc *a = cluster_alloc(cluster, (uint32_t)i);
+		struct node_alloc *a = ledger_node(cluster_ledger(cluster), (uint32_t)i);
 		struct host_port ports[NODE_MAX_HOST_PORTS];
 		accounting_errors += a->used[RES_CPU] != cpu[i];
 		accounting_errors += a->used[RES_MEMORY] != mem[i];
 		accounting_errors += a->used[RES_PODS] != count[i];
 		port_clashes += port80[i] > 1;
-		port_clashes += cluster_copy_ports(a, ports) != port80[i];
+		port_clashes += ledger_copy_ports(a, ports) != port80[i];
 	}
 	print_message("%d workers x %" PRIu64 " pods: %" PRIu64 " placed, %" PRIu64
 		      " unschedulable, %" PRIu64 " conflicts, %" PRIu64 " gave up, %"

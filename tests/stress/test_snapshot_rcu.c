@@ -23,8 +23,7 @@
 
 #include <cmocka.h>
 
-#include "shm/cluster.h"
-#include "shm/resources.h"
+#include "shm/shm.h"
 
 #define NODES 200
 #define READERS 3

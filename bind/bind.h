@@ -1,0 +1,12 @@
+/* bind/: committing, the one public header for the rest of the tree: the
+ * optimistic resolver (place, commit, retry), the commit of one pod on the
+ * ledger, and the answer written to the producer's slot and completion
+ * ring. Knows nothing of how records arrive. */
+#ifndef SHMSCHED_BIND_BIND_H
+#define SHMSCHED_BIND_BIND_H
+
+#include "bind/commit.h"
+#include "bind/resolver.h"
+#include "bind/answer.h"
+
+#endif

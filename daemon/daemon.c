@@ -1,0 +1,268 @@
+/* The daemon, assembled: see daemon.h.
+ *
+ * Start: tables, configuration, cluster (file or synthetic), one engine per
+ * worker, the producers table, the worker pool, then the control socket
+ * last, so nothing reaches a producer before the daemon can serve it.
+ * Stop: the reverse, with the drain in between (see daemon_stop()).
+ */
+#include "daemon/daemon.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ingest/ingest.h"
+#include "base/base.h"
+#include "shm/shm.h"
+#include "workers/workers.h"
+#include "daemon/serve_internal.h"
+
+struct daemon {
+	struct intern *strings;
+	struct res_names res;
+	struct sched_config cfg;
+	struct plugin_ctx ctx;
+	struct cluster *cluster;
+	unsigned workers;
+	struct engine **engines;
+	struct serve_stats *stats;
+	struct producers *producers;
+	struct serve *serve;
+	struct pool *pool;
+	struct control_server *server;
+};
+
+static void teardown(struct daemon *d)
+{
+	if (d->serve != NULL)
+		serve_destroy(d->serve);
+	producers_destroy(d->producers);
+	for (unsigned i = 0; d->engines != NULL && i < d->workers; i++)
+		engine_destroy(d->engines[i]);
+	free(d->engines);
+	free(d->stats);
+	cluster_destroy(d->cluster);
+	intern_destroy(d->strings);
+	free(d);
+}
+
+static int load_cluster(struct daemon *d, const struct daemon_config *cfg,
+			char *err, size_t err_len)
+{
+	if (cfg->cluster_path != NULL) {
+		struct cluster_load_stats st;
+		int rc = cluster_load_file(cfg->cluster_path, d->strings, &d->res,
+					   1024, &d->cluster, &st, err, err_len);
+		if (rc == 0)
+			log_msg(LOG_LEVEL_INFO, "cluster %s: %u nodes, %u running pods "
+				"counted", cfg->cluster_path, st.nodes, st.running_pods);
+		return rc;
+	}
+	struct synthetic_stats st;
+	int rc = synthetic_cluster(cfg->synthetic_nodes, cfg->synthetic_running,
+				   cfg->seed, 1024, d->strings, &d->cluster,
+				   &st, err, err_len);
+	if (rc == 0)
+		log_msg(LOG_LEVEL_INFO, "synthetic cluster: %u nodes, %u running pods",
+			st.nodes, st.running);
+	return rc;
+}
+
+struct daemon *daemon_start(const struct daemon_config *cfg, char *err,
+			    size_t err_len)
+{
+	struct daemon *d = calloc(1, sizeof(*d));
+	if (d == NULL || (d->strings = intern_create()) == NULL) {
+		snprintf(err, err_len, "out of memory");
+		free(d);
+		return NULL;
+	}
+	res_names_init(&d->res);
+	sched_config_default(&d->cfg);
+	if (cfg->config_path != NULL &&
+	    sched_config_load(cfg->config_path, &d->cfg, &d->res, err, err_len) < 0)
+		goto fail;
+	if (plugin_ctx_init(&d->ctx, d->strings, &d->res) < 0 ||
+	    load_cluster(d, cfg, err, err_len) < 0)
+		goto fail;
+
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	d->workers = cfg->workers ? cfg->workers
+				  : (cores > 1 ? (unsigned)cores - 1 : 1);
+	d->engines = calloc(d->workers, sizeof(*d->engines));
+	d->stats = aligned_alloc(64, d->workers * sizeof(*d->stats));
+	if (d->engines == NULL || d->stats == NULL) {
+		snprintf(err, err_len, "out of memory");
+		goto fail;
+	}
+	memset(d->stats, 0, d->workers * sizeof(*d->stats));
+	for (unsigned i = 0; i < d->workers; i++) {
+		d->engines[i] = engine_create(d->cluster, &d->ctx, &d->cfg,
+					      cfg->seed + i, 0);
+		if (d->engines[i] == NULL) {
+			snprintf(err, err_len, "cannot create engine %u: %s", i,
+				 strerror(errno));
+			goto fail;
+		}
+	}
+	d->producers = producers_create(d->cluster, d->strings, &d->res, &d->ctx,
+					cfg->slots ? cfg->slots : 4096);
+	d->serve = d->producers ? serve_create(d->producers, &d->res, d->engines,
+					       d->stats, d->workers) : NULL;
+	if (d->serve == NULL) {
+		snprintf(err, err_len, "out of memory");
+		goto fail;
+	}
+	struct pool_config pc = {.workers = d->workers, .pin = cfg->pin};
+	d->pool = pool_start(&pc, serve_poll, d->serve, err, err_len);
+	if (d->pool == NULL)
+		goto fail;
+	struct control_server_config sc = {
+		.allowed_uids = cfg->allowed_uids,
+		.n_allowed_uids = cfg->n_allowed_uids,
+		.allowed_gids = cfg->allowed_gids,
+		.n_allowed_gids = cfg->n_allowed_gids,
+		.arg = d->producers,
+		.on_connect = producers_on_connect,
+		.on_request = producers_on_request,
+		.on_disconnect = producers_on_disconnect,
+	};
+	d->server = control_server_start(cfg->socket_path, &sc, err, err_len);
+	if (d->server == NULL)
+		goto fail_server;
+	return d;
+
+fail_server:
+	pool_stop(d->pool);
+fail:
+	teardown(d);
+	return NULL;
+}
+
+/* Submitted pods not yet taken by a worker, over every producer. Called on
+ * a registered reader thread, inside its critical section. */
+static unsigned pending(struct daemon *d)
+{
+	unsigned n = 0;
+	for (uint32_t i = 0; i < PRODUCERS_MAX; i++) {
+		struct producer *pr = producers_get(d->producers, i);
+		if (pr != NULL)
+			n += ring_count(pr->region.submit);
+	}
+	return n;
+}
+
+static void sleep_ms(unsigned ms)
+{
+	struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000};
+	nanosleep(&ts, NULL);
+}
+
+void daemon_stop(struct daemon *d, unsigned drain_ms, struct daemon_stats *out)
+{
+	producers_stop_accepting(d->producers);
+	/* The drain: this thread reads the producers table as a reader; it is
+	 * offline while it sleeps, so a producer may leave meanwhile. */
+	rcu_register();
+	for (unsigned waited = 0; waited < drain_ms && pending(d) > 0; waited++) {
+		rcu_offline();
+		sleep_ms(1);
+		rcu_online();
+	}
+	if (pending(d) > 0) {
+		log_msg(LOG_LEVEL_WARN, "stopping: %u submitted pod(s) not placed "
+			"within %u ms: answering them cancelled", pending(d), drain_ms);
+		serve_cancel_all(d->serve);
+	}
+	rcu_offline();
+	pool_stop(d->pool);
+	d->pool = NULL;
+	rcu_online();
+	/* Whatever arrived after the workers stopped: answered here. */
+	serve_drain(d->serve);
+	rcu_unregister();
+	if (out != NULL)
+		daemon_get_stats(d, out);
+	control_server_stop(d->server); /* frees every producer */
+	d->server = NULL;
+	teardown(d);
+}
+
+void daemon_get_stats(struct daemon *d, struct daemon_stats *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->nodes = cluster_snapshot(d->cluster)->n_nodes;
+	out->workers = d->workers;
+	producers_counts(d->producers, &out->producers_registered,
+			 &out->producers_gone);
+	for (unsigned i = 0; i < d->workers; i++) {
+		/* Relaxed reads of counters each worker writes alone: figures
+		 * for people, exact once the workers have stopped. */
+		const struct serve_stats *s = &d->stats[i];
+		out->pods += __atomic_load_n(&s->pods, __ATOMIC_RELAXED);
+		out->rejected += __atomic_load_n(&s->rejected, __ATOMIC_RELAXED);
+		out->cancelled += __atomic_load_n(&s->cancelled, __ATOMIC_RELAXED);
+		out->bad_handles += __atomic_load_n(&s->bad_handles, __ATOMIC_RELAXED);
+		out->completion_overflows +=
+			__atomic_load_n(&s->completion_overflows, __ATOMIC_RELAXED);
+		out->placed += __atomic_load_n(&s->resolver.placed, __ATOMIC_RELAXED);
+		out->unschedulable +=
+			__atomic_load_n(&s->resolver.unschedulable, __ATOMIC_RELAXED) +
+			__atomic_load_n(&s->resolver.gave_up, __ATOMIC_RELAXED);
+		out->conflicts += __atomic_load_n(&s->resolver.conflicts, __ATOMIC_RELAXED);
+		out->gave_up += __atomic_load_n(&s->resolver.gave_up, __ATOMIC_RELAXED);
+	}
+}
+
+uint64_t daemon_overcommits(struct daemon *d)
+{
+	/* The writer of snapshots is the control thread; this thread reads the
+	 * current one only while no node event can be in flight (tests and the
+	 * bench call it with their producers idle). */
+	const struct snapshot *s = cluster_snapshot(d->cluster);
+	uint64_t bad = 0;
+	for (uint32_t i = 0; i < s->n_slots; i++) {
+		if (!s->present[i])
+			continue;
+		struct res_vec used;
+		int64_t nz_cpu, nz_mem;
+		ledger_load_used(ledger_node(cluster_ledger(d->cluster), i), &used, &nz_cpu, &nz_mem);
+		for (int r = 0; r < RES_MAX; r++)
+			bad += used.v[r] > s->allocatable[r][i];
+	}
+	return bad;
+}
+
+void daemon_devices_in_use(struct daemon *d, uint64_t *gpu_milli,
+			   uint64_t *cores)
+{
+	const struct snapshot *s = cluster_snapshot(d->cluster);
+	*gpu_milli = 0;
+	*cores = 0;
+	for (uint32_t i = 0; i < s->n_slots; i++) {
+		if (!s->present[i])
+			continue;
+		/* Relaxed: each counter is its own fact (struct node_alloc). */
+		const struct node_alloc *a = ledger_node(cluster_ledger(d->cluster), i);
+		for (unsigned g = 0; g < NODE_MAX_GPUS; g++)
+			*gpu_milli += __atomic_load_n(&a->gpu_used[g], __ATOMIC_RELAXED);
+		for (unsigned w = 0; w < CORE_WORDS; w++)
+			*cores += (uint64_t)__builtin_popcountll(
+				__atomic_load_n(&a->cores_used[w], __ATOMIC_RELAXED));
+	}
+}
+
+uint64_t daemon_pods_on_nodes(struct daemon *d)
+{
+	const struct snapshot *s = cluster_snapshot(d->cluster);
+	uint64_t pods = 0;
+	for (uint32_t i = 0; i < s->n_slots; i++)
+		if (s->present[i])
+			pods += (uint64_t)__atomic_load_n(
+				&ledger_node(cluster_ledger(d->cluster), i)->used[RES_PODS],
+				__ATOMIC_RELAXED);
+	return pods;
+}

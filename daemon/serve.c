@@ -1,0 +1,148 @@
+/* The workers' per-pod loop: see serve.h.
+ *
+ * Per poll and producer: one burst dequeue of up to SERVE_BURST handles,
+ * then per handle a bounds check, record_decode() (a copy and checks),
+ * resolver_place() (placement and a compare-and-swap commit, bounded
+ * retries) and answer_slot(); then one burst enqueue of the answered
+ * handles. A completion ring holds every slot of its region, so it can be
+ * full only if a producer submitted the same slot twice; such answers are
+ * retried a bounded number of times and then counted and dropped (the
+ * producer broke its side of the hand-over; no one else is affected).
+ */
+#include "daemon/serve_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/base.h"
+#include "bind/bind.h"
+#include "ingest/ingest.h"
+
+#define SERVE_BURST 32u
+
+struct serve {
+	struct producers *producers;
+	const struct res_names *res;
+	struct engine **engines;
+	struct serve_stats *stats;
+	unsigned workers;
+	int cancel; /* __atomic, relaxed: a mode switch read once per pod */
+};
+
+struct serve *serve_create(struct producers *p, const struct res_names *res,
+			   struct engine **engines, struct serve_stats *stats,
+			   unsigned workers)
+{
+	struct serve *s = calloc(1, sizeof(*s));
+	if (s == NULL)
+		return NULL;
+	s->producers = p;
+	s->res = res;
+	s->engines = engines;
+	s->stats = stats;
+	s->workers = workers;
+	return s;
+}
+
+void serve_destroy(struct serve *s)
+{
+	free(s);
+}
+
+void serve_cancel_all(struct serve *s)
+{
+	__atomic_store_n(&s->cancel, 1, __ATOMIC_RELAXED);
+}
+
+/* Answers one slot the daemon owns. */
+static void answer(struct serve *s, unsigned w, struct producer *pr,
+		   struct shmsched_slot *slot)
+{
+	struct serve_stats *st = &s->stats[w];
+	struct record_templates t = {pr->templates, producers_templates(pr)};
+	struct record_pod pod;
+	char why[SHMSCHED_MESSAGE_MAX];
+	stat_inc(&st->pods);
+	if (__atomic_load_n(&s->cancel, __ATOMIC_RELAXED)) {
+		stat_inc(&st->cancelled);
+		answer_slot(slot, SHMSCHED_CANCELLED, 0, now_ns(),
+			      "the daemon shut down before placing this pod");
+		return;
+	}
+	if (record_decode(slot, &t, s->res, &pod, why, sizeof(why)) < 0) {
+		stat_inc(&st->rejected);
+		answer_slot(slot, SHMSCHED_REJECTED, 0, now_ns(), why);
+		return;
+	}
+	struct resolve_result r;
+	struct engine *e = s->engines[w];
+	uint64_t seq = ((uint64_t)w << 48) | st->seq++; /* the worker's own */
+	if (resolver_place(e, &pod.spec, seq, &r, &st->resolver) < 0) {
+		answer_slot(slot, SHMSCHED_UNSCHEDULABLE, 0, now_ns(),
+			      "the daemon ran out of memory placing this pod");
+		return;
+	}
+	if (r.placement.slot >= 0) {
+		answer_placed(slot, (uint32_t)r.placement.slot, now_ns(),
+			      &r.placement.devices);
+	} else if (r.gave_up) {
+		snprintf(why, sizeof(why), "0/%u nodes were left to this pod: %u "
+			 "placements found a node and lost it to concurrent ones",
+			 r.placement.all_nodes, r.attempts);
+		answer_slot(slot, SHMSCHED_UNSCHEDULABLE, 0, now_ns(), why);
+	} else {
+		engine_message(e, why, sizeof(why));
+		answer_slot(slot, SHMSCHED_UNSCHEDULABLE, 0, now_ns(), why);
+	}
+}
+
+/* One burst from one producer; returns the slots answered. */
+static unsigned serve_producer(struct serve *s, unsigned w, struct producer *pr)
+{
+	struct serve_stats *st = &s->stats[w];
+	uint64_t h[SERVE_BURST];
+	unsigned n = ring_dequeue_burst(pr->region.submit, h, SERVE_BURST);
+	unsigned k = 0;
+	for (unsigned i = 0; i < n; i++) {
+		if (h[i] >= pr->region.n_slots) {
+			stat_inc(&st->bad_handles); /* no slot to answer in */
+			continue;
+		}
+		answer(s, w, pr, &pr->region.slots[h[i]]);
+		h[k++] = h[i];
+	}
+	unsigned sent = answer_complete(pr->region.completion, h, k);
+	if (k > sent)
+		stat_add(&st->completion_overflows, k - sent);
+	return k;
+}
+
+unsigned serve_poll(void *arg, unsigned worker, void *scratch)
+{
+	struct serve *s = arg;
+	(void)scratch;
+	unsigned done = 0;
+	for (uint32_t i = worker; i < PRODUCERS_MAX; i += s->workers) {
+		struct producer *pr = producers_get(s->producers, i);
+		if (pr != NULL)
+			done += serve_producer(s, worker, pr);
+	}
+	return done;
+}
+
+unsigned serve_drain(struct serve *s)
+{
+	unsigned total = 0, n;
+	/* Worker 0's engine and stats: the workers have stopped. */
+	do {
+		n = 0;
+		for (uint32_t i = 0; i < PRODUCERS_MAX; i++) {
+			struct producer *pr = producers_get(s->producers, i);
+			if (pr != NULL)
+				n += serve_producer(s, 0, pr);
+		}
+		total += n;
+	} while (n > 0);
+	return total;
+}

@@ -1,0 +1,58 @@
+/* The per-pod loop of the daemon's workers: each worker polls the submit
+ * rings of its share of producers (table index i where i % workers ==
+ * worker), and for every slot handed over: decode and check it
+ * (ingest/record.c), place and commit it (bind/resolver.c), answer it in
+ * the slot and hand it back on the completion ring. Exactly one answer per
+ * slot handed over: placed, unschedulable (kube-scheduler's message),
+ * rejected (what was wrong with the slot), or, at shutdown, cancelled.
+ *
+ * No system call, lock or allocation per pod: clock_gettime(CLOCK_MONOTONIC)
+ * is served by the vDSO.
+ *
+ * Threads: serve_poll() is the worker pool's callback (workers/pool.h), one
+ * call at a time per worker index, on QSBR reader threads.
+ */
+#ifndef SHMSCHED_DAEMON_SERVE_INTERNAL_H
+#define SHMSCHED_DAEMON_SERVE_INTERNAL_H
+
+#include <stdint.h>
+
+#include "bind/bind.h"
+#include "ingest/ingest.h"
+#include "shm/shm.h"
+
+/* One per worker, written by that worker alone; read by others only when
+ * the workers have stopped (or as approximate, relaxed figures). */
+struct serve_stats {
+	_Alignas(64) uint64_t pods;    /* slots answered */
+	uint64_t rejected;
+	uint64_t cancelled;
+	uint64_t bad_handles;          /* submitted handles that name no slot */
+	uint64_t completion_overflows; /* answers that found the completion ring
+					* full: only a producer that submitted a
+					* slot twice can cause it */
+	struct resolver_stats resolver;
+	uint64_t seq;                  /* this worker's pods so far: random streams */
+};
+
+struct serve;
+
+/* `engines[i]` is worker i's engine; `stats` has room for `workers`. */
+struct serve *serve_create(struct producers *p, const struct res_names *res,
+			   struct engine **engines, struct serve_stats *stats,
+			   unsigned workers);
+void serve_destroy(struct serve *s);
+
+/* From now on, answer every submitted pod SHMSCHED_CANCELLED instead of
+ * placing it (shutdown after the drain deadline). Any thread. */
+void serve_cancel_all(struct serve *s);
+
+/* The pool callback: returns the number of slots answered. */
+unsigned serve_poll(void *arg, unsigned worker, void *scratch);
+
+/* Answers every slot left in the submit rings, on the calling thread, once
+ * the workers have stopped: what serve_poll would do, with the current
+ * mode (placing, or cancelling after serve_cancel_all). Returns how many. */
+unsigned serve_drain(struct serve *s);
+
+#endif

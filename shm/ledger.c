@@ -1,0 +1,504 @@
+/* The ledger's commit protocol: how a placement takes a node's resources,
+ * devices and host ports without a lock, and how readers learn what moved.
+ *
+ * State, per node slot (struct node_alloc, one record, cache-line aligned):
+ * used[r] and the two non-zero sums, gpu_used[g], cores_used[w], and the
+ * host-port table with its try-lock. Globally: the change log, a ring of
+ * LEDGER_CHANGE_LOG_SLOTS entries behind a 64-bit head.
+ *
+ * Readers (the engine's filters and scores, the invariant checkers):
+ *   V1  Load each counter it needs, relaxed, one at a time. The result is
+ *       a view, not a snapshot: two counters may come from different
+ *       instants. Nothing is published through a counter, so relaxed is
+ *       enough; the commit below re-checks every counter it moves.
+ *
+ * A placement (ledger_reserve), with the node's allocatable from the
+ * snapshot the pod was placed with:
+ *   C1  For r = 0 .. RES_MAX-1 in that order, take the pod's request of r
+ *       with a compare-and-swap loop that refuses when used[r] + request
+ *       would pass allocatable[r] (the pod count takes 1). Relaxed: each
+ *       counter is its own fact; the CAS alone makes the check and the
+ *       add one step, so no counter passes allocatable, even for an
+ *       instant.
+ *   C2  Take the exact devices of the assignment: per GPU, a CAS that
+ *       refuses to pass GPU_MILLI_PER_DEVICE; per 64-core word, a CAS that
+ *       refuses a word where any wanted bit is already set. All or none:
+ *       a refusal gives back the devices taken so far. Relaxed, as C1.
+ *   C3  If the pod has host ports: try the node's port lock once (acquire,
+ *       partner of C3's release). Busy: -EBUSY, a conflict like any other
+ *       (a placement never waits). Held: check the table is not full and
+ *       the ports are free (the NodePorts rule, passed in from workers/),
+ *       append them, unlock (release, partner of the acquire).
+ *   C4  Add the non-zero stand-ins (relaxed fetch-add): scores read them,
+ *       nothing refuses on them.
+ *   then L1, L2 for the slot.
+ *   U1  On any refusal in C1-C3: give back, in reverse, whatever this
+ *       attempt took (relaxed fetch-sub and fetch-and), then, if any
+ *       counter moved at all, L1, L2: a reader may have seen the taken
+ *       value, and its cache must learn that it went back.
+ *
+ * Bound pods and releases (ledger_account):
+ *   A1  Add or subtract the pod's use without checking (relaxed fetch-add,
+ *       fetch-or / fetch-and for cores); host ports under the port lock,
+ *       waited for (spinning) since these must not fail. Then L1, L2.
+ *
+ * A removed node's record:
+ *   R1  Cleared with relaxed stores only after an RCU grace period (the
+ *       caller, shm/cluster.c, knows no snapshot holding the node is still
+ *       read), so no C1-C3 can be landing on it. The grace period orders
+ *       the clear; the stores are atomic only so that ThreadSanitizer,
+ *       which cannot see liburcu's ordering, sees no plain race.
+ *
+ * The change log (writer after A1, C4 or U1; readers are caches):
+ *   L1  Take index i with a release fetch-add on the head: a reader that
+ *       acquires a head past i (L3) sees the counter moves made before.
+ *   L2  Store the entry for i, (lap + 1) << 32 | slot with lap = i / SLOTS,
+ *       with release: a reader that acquires it (L4) sees the moves too.
+ *   L3  A reader loads the head with acquire (partner of L1).
+ *   L4  It loads entry i with acquire (partner of L2) and checks its lap:
+ *       this lap's entry is the slot; last lap's means the writer took i
+ *       but has not stored it yet (look again later); a later lap's means
+ *       the reader fell a whole ring behind and must rescan every node.
+ *
+ * Guarantees:
+ * - No overcommit: C1 and C2 never let a counter pass its limit; U1 only
+ *   lowers counters. A1 is unchecked by design (pods already bound, and
+ *   releases of what was taken).
+ * - Reads (V1, L3, L4) are wait-free.
+ * - Placements never wait: each CAS loop of C1 and C2 fails only when
+ *   another thread changed that same counter meanwhile (lock-free), and
+ *   C3 only tries the lock. A refused placement is a conflict, placed
+ *   again by the resolver (bind/resolver.c) a bounded number of times.
+ * - Appends to the change log are wait-free (one fetch-add, one store).
+ * - A1 and ledger_copy_ports may spin on the port lock, whose holder keeps
+ *   it for at most NODE_MAX_HOST_PORTS entries of work; they wait longer
+ *   only if the holder's thread is preempted inside it.
+ * - A cache that applies every logged slot it reads (L3, L4) after reading
+ *   its counters ends exact: every move is followed by an entry, and the
+ *   entry's acquire makes the move visible.
+ */
+#include "shm/ledger.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "shm/cluster.h"
+
+struct ledger {
+	uint32_t capacity;
+	struct node_alloc *nodes; /* [capacity] */
+	uint64_t change_head;     /* L1, L3 */
+	uint64_t *changes;        /* [LEDGER_CHANGE_LOG_SLOTS]: L2, L4 */
+};
+
+struct ledger *ledger_create(uint32_t capacity)
+{
+	if (capacity == 0) {
+		errno = EINVAL;
+		return NULL;
+	}
+	struct ledger *l = calloc(1, sizeof(*l));
+	if (l == NULL)
+		return NULL;
+	l->capacity = capacity;
+	l->nodes = aligned_alloc(64, (size_t)capacity * sizeof(*l->nodes));
+	l->changes = calloc(LEDGER_CHANGE_LOG_SLOTS, sizeof(*l->changes));
+	if (l->nodes == NULL || l->changes == NULL) {
+		free(l->changes);
+		free(l->nodes);
+		free(l);
+		errno = ENOMEM;
+		return NULL;
+	}
+	memset(l->nodes, 0, (size_t)capacity * sizeof(*l->nodes));
+	return l;
+}
+
+void ledger_destroy(struct ledger *l)
+{
+	if (l == NULL)
+		return;
+	free(l->nodes);
+	free(l->changes);
+	free(l);
+}
+
+uint32_t ledger_capacity(const struct ledger *l)
+{
+	return l->capacity;
+}
+
+struct node_alloc *ledger_node(struct ledger *l, uint32_t slot)
+{
+	return &l->nodes[slot];
+}
+
+/* --- the change log ------------------------------------------------------ */
+
+static void change_append(struct ledger *l, uint32_t slot)
+{
+	/* L1: release, partner of L3. */
+	uint64_t i = __atomic_fetch_add(&l->change_head, 1, __ATOMIC_RELEASE);
+	uint64_t lap = i / LEDGER_CHANGE_LOG_SLOTS;
+	uint64_t entry = ((lap + 1) & UINT32_MAX) << 32 | slot;
+	/* L2: release, partner of L4. */
+	__atomic_store_n(&l->changes[i & (LEDGER_CHANGE_LOG_SLOTS - 1)], entry,
+			 __ATOMIC_RELEASE);
+}
+
+uint64_t ledger_changes_head(const struct ledger *l)
+{
+	/* L3: acquire, partner of L1. */
+	return __atomic_load_n(&l->change_head, __ATOMIC_ACQUIRE);
+}
+
+int ledger_change_at(const struct ledger *l, uint64_t idx, uint32_t *slot)
+{
+	/* L4: acquire, partner of L2. */
+	uint64_t e = __atomic_load_n(&l->changes[idx & (LEDGER_CHANGE_LOG_SLOTS - 1)],
+				     __ATOMIC_ACQUIRE);
+	uint32_t want = (uint32_t)(idx / LEDGER_CHANGE_LOG_SLOTS + 1);
+	uint32_t tag = (uint32_t)(e >> 32);
+	if (tag == want) {
+		*slot = (uint32_t)e;
+		return 1;
+	}
+	return tag == want - 1 ? 0 : -1;
+}
+
+/* --- R1 ------------------------------------------------------------------ */
+
+void ledger_reset_node(struct ledger *l, uint32_t slot)
+{
+	struct node_alloc *a = &l->nodes[slot];
+	/* R1: relaxed; the caller's grace period orders these. */
+	for (int r = 0; r < RES_MAX; r++)
+		__atomic_store_n(&a->used[r], 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&a->used_nonzero_cpu_milli, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&a->used_nonzero_mem_bytes, 0, __ATOMIC_RELAXED);
+	for (int g = 0; g < NODE_MAX_GPUS; g++)
+		__atomic_store_n(&a->gpu_used[g], 0, __ATOMIC_RELAXED);
+	for (int w = 0; w < CORE_WORDS; w++)
+		__atomic_store_n(&a->cores_used[w], 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&a->n_ports, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&a->port_lock, 0, __ATOMIC_RELAXED);
+}
+
+/* --- C3: the port table ---------------------------------------------------- */
+
+static bool ports_trylock(struct node_alloc *a)
+{
+	uint32_t expected = 0;
+	/* C3: acquire, partner of the release in ports_unlock(): the table
+	 * as the last holder left it. */
+	return __atomic_compare_exchange_n(&a->port_lock, &expected, 1, false,
+					   __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
+}
+
+static void ports_unlock(struct node_alloc *a)
+{
+	/* C3: release, partner of the acquire in ports_trylock(). */
+	__atomic_store_n(&a->port_lock, 0, __ATOMIC_RELEASE);
+}
+
+/* A1's wait for the port lock: only for bound pods, releases and copies,
+ * which must not fail, while another thread holds it for a few dozen
+ * instructions. */
+static void ports_lock(struct node_alloc *a)
+{
+	while (!ports_trylock(a))
+		__builtin_ia32_pause();
+}
+
+unsigned ledger_copy_ports(struct node_alloc *a, struct host_port *out)
+{
+	ports_lock(a);
+	unsigned n = a->n_ports;
+	memcpy(out, a->ports, n * sizeof(*out));
+	ports_unlock(a);
+	return n;
+}
+
+static void ports_remove(struct node_alloc *a, const struct host_port *p)
+{
+	for (uint32_t i = 0; i < a->n_ports; i++) {
+		struct host_port *q = &a->ports[i];
+		if (q->port == p->port && q->protocol == p->protocol && q->ip == p->ip) {
+			*q = a->ports[--a->n_ports];
+			return;
+		}
+	}
+}
+
+/* --- C2: devices ------------------------------------------------------------ */
+
+/* Adds or removes an assignment's devices without checking (A1, U1):
+ * relaxed. */
+static void devices_account(struct node_alloc *a, const struct device_assignment *dev,
+			    int sign)
+{
+	for (unsigned g = 0; g < NODE_MAX_GPUS; g++)
+		if (dev->gpu_mask >> g & 1)
+			__atomic_fetch_add(&a->gpu_used[g],
+					   (uint32_t)(sign * dev->gpu_milli),
+					   __ATOMIC_RELAXED);
+	for (unsigned w = 0; w < CORE_WORDS; w++) {
+		if (dev->cpuset[w] == 0)
+			continue;
+		if (sign > 0)
+			__atomic_fetch_or(&a->cores_used[w], dev->cpuset[w],
+					  __ATOMIC_RELAXED);
+		else
+			__atomic_fetch_and(&a->cores_used[w], ~dev->cpuset[w],
+					   __ATOMIC_RELAXED);
+	}
+}
+
+/* C2: takes GPU g's milli if it stays within a device. Relaxed. */
+static bool gpu_take(uint32_t *used, uint32_t milli)
+{
+	uint32_t cur = __atomic_load_n(used, __ATOMIC_RELAXED);
+	do {
+		if (cur + milli > GPU_MILLI_PER_DEVICE)
+			return false;
+	} while (!__atomic_compare_exchange_n(used, &cur, cur + milli, true,
+					      __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+	return true;
+}
+
+/* C2: sets `want` in a core word if none of it is set. Relaxed. */
+static bool cores_take(uint64_t *word, uint64_t want)
+{
+	uint64_t cur = __atomic_load_n(word, __ATOMIC_RELAXED);
+	do {
+		if (cur & want)
+			return false;
+	} while (!__atomic_compare_exchange_n(word, &cur, cur | want, true,
+					      __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+	return true;
+}
+
+/* C2: takes every device of `dev` or none: on a refusal, gives back what
+ * it took. Returns whether it took them; *moved says a counter moved. */
+static bool devices_take(struct node_alloc *a, const struct device_assignment *dev,
+			 bool *moved)
+{
+	struct device_assignment got = {.gpu_milli = dev->gpu_milli};
+	bool ok = true;
+	for (unsigned g = 0; ok && g < NODE_MAX_GPUS; g++) {
+		if (!(dev->gpu_mask >> g & 1))
+			continue;
+		ok = gpu_take(&a->gpu_used[g], dev->gpu_milli);
+		if (ok)
+			got.gpu_mask |= (uint16_t)(1u << g);
+	}
+	for (unsigned w = 0; ok && w < CORE_WORDS; w++) {
+		if (dev->cpuset[w] == 0)
+			continue;
+		ok = cores_take(&a->cores_used[w], dev->cpuset[w]);
+		if (ok)
+			got.cpuset[w] = dev->cpuset[w];
+	}
+	if (!ok) {
+		devices_account(a, &got, -1); /* U1 */
+		for (unsigned w = 0; w < CORE_WORDS; w++)
+			*moved |= got.cpuset[w] != 0;
+		*moved |= got.gpu_mask != 0;
+	}
+	return ok;
+}
+
+/* --- V1: views -------------------------------------------------------------- */
+
+void ledger_load_devices(const struct node_alloc *a, const struct node_devices *d,
+			 struct device_view *out)
+{
+	/* V1: relaxed. */
+	unsigned g = 0;
+	for (; g < d->n_gpus; g++)
+		out->gpu_free[g] = (uint16_t)(GPU_MILLI_PER_DEVICE -
+					      __atomic_load_n(&a->gpu_used[g],
+							      __ATOMIC_RELAXED));
+	for (; g < NODE_MAX_GPUS; g++)
+		out->gpu_free[g] = 0;
+	for (unsigned w = 0; w < CORE_WORDS; w++) {
+		uint64_t pool = devices_core_pool_word(d, w);
+		out->cores_free[w] = pool == 0 ? 0
+			: pool & ~__atomic_load_n(&a->cores_used[w], __ATOMIC_RELAXED);
+	}
+}
+
+void ledger_load_used(const struct node_alloc *a, struct res_vec *used,
+		      int64_t *nonzero_cpu_milli, int64_t *nonzero_mem_bytes)
+{
+	/* V1: relaxed. */
+	for (int r = 0; r < RES_MAX; r++)
+		used->v[r] = __atomic_load_n(&a->used[r], __ATOMIC_RELAXED);
+	*nonzero_cpu_milli = __atomic_load_n(&a->used_nonzero_cpu_milli,
+					     __ATOMIC_RELAXED);
+	*nonzero_mem_bytes = __atomic_load_n(&a->used_nonzero_mem_bytes,
+					     __ATOMIC_RELAXED);
+}
+
+/* --- A1 ----------------------------------------------------------------------- */
+
+int ledger_account(struct ledger *l, uint32_t slot, const struct pod_spec *pod,
+		   const struct device_assignment *dev, int sign)
+{
+	struct node_alloc *a = &l->nodes[slot];
+	if (pod->n_ports > 0) {
+		ports_lock(a);
+		if (sign > 0 && a->n_ports + pod->n_ports > NODE_MAX_HOST_PORTS) {
+			ports_unlock(a);
+			return -ENOSPC;
+		}
+		for (unsigned i = 0; i < pod->n_ports; i++) {
+			if (sign > 0)
+				a->ports[a->n_ports++] = pod->ports[i];
+			else
+				ports_remove(a, &pod->ports[i]);
+		}
+		ports_unlock(a);
+	}
+	/* A1: relaxed. */
+	for (int r = 0; r < RES_MAX; r++)
+		if (r != RES_PODS && pod->request.v[r] != 0)
+			__atomic_fetch_add(&a->used[r], sign * pod->request.v[r],
+					   __ATOMIC_RELAXED);
+	__atomic_fetch_add(&a->used[RES_PODS], sign, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&a->used_nonzero_cpu_milli, sign * pod->nonzero_cpu_milli,
+			   __ATOMIC_RELAXED);
+	__atomic_fetch_add(&a->used_nonzero_mem_bytes, sign * pod->nonzero_mem_bytes,
+			   __ATOMIC_RELAXED);
+	if (dev != NULL)
+		devices_account(a, dev, sign);
+	change_append(l, slot);
+	return 0;
+}
+
+/* --- C1-C4, U1 ------------------------------------------------------------------ */
+
+/* C1: used += delta if the result stays within limit. Relaxed. */
+static bool counter_take(int64_t *used, int64_t delta, int64_t limit)
+{
+	int64_t cur = __atomic_load_n(used, __ATOMIC_RELAXED);
+	do {
+		if (cur + delta > limit)
+			return false;
+	} while (!__atomic_compare_exchange_n(used, &cur, cur + delta, true,
+					      __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+	return true;
+}
+
+int ledger_reserve(struct ledger *l, uint32_t slot,
+		   const struct res_vec *allocatable, const struct pod_spec *pod,
+		   const struct device_assignment *dev,
+		   ledger_ports_free_fn ports_free, const void *arg)
+{
+	struct node_alloc *a = &l->nodes[slot];
+	int r = 0;
+	int rc = 0;
+	bool moved = false;
+	bool have_devices = false;
+	for (; r < RES_MAX; r++) { /* C1 */
+		int64_t delta = r == RES_PODS ? 1 : pod->request.v[r];
+		if (delta > 0 && !counter_take(&a->used[r], delta, allocatable->v[r])) {
+			rc = -EAGAIN;
+			goto undo_counters;
+		}
+	}
+	if (dev != NULL) { /* C2 */
+		if (!devices_take(a, dev, &moved)) {
+			rc = -EAGAIN;
+			goto undo_counters;
+		}
+		have_devices = true;
+	}
+	if (pod->n_ports > 0) { /* C3 */
+		if (!ports_trylock(a)) {
+			rc = -EBUSY;
+			goto undo_counters;
+		}
+		if (a->n_ports + pod->n_ports > NODE_MAX_HOST_PORTS)
+			rc = -ENOSPC;
+		else if (!ports_free(arg, pod, a->ports, a->n_ports))
+			rc = -EADDRINUSE;
+		for (unsigned i = 0; rc == 0 && i < pod->n_ports; i++)
+			a->ports[a->n_ports++] = pod->ports[i];
+		ports_unlock(a);
+		if (rc < 0)
+			goto undo_counters;
+	}
+	/* C4: relaxed. */
+	__atomic_fetch_add(&a->used_nonzero_cpu_milli, pod->nonzero_cpu_milli,
+			   __ATOMIC_RELAXED);
+	__atomic_fetch_add(&a->used_nonzero_mem_bytes, pod->nonzero_mem_bytes,
+			   __ATOMIC_RELAXED);
+	change_append(l, slot);
+	return 0;
+
+undo_counters:
+	/* U1: give back in reverse; log the rollback if anything moved, since a
+	 * reader may have seen what this attempt took. */
+	if (have_devices) {
+		devices_account(a, dev, -1);
+		moved = true;
+	}
+	while (r-- > 0) {
+		int64_t delta = r == RES_PODS ? 1 : pod->request.v[r];
+		if (delta > 0) {
+			/* U1: relaxed. */
+			__atomic_fetch_sub(&a->used[r], delta, __ATOMIC_RELAXED);
+			moved = true;
+		}
+	}
+	if (moved)
+		change_append(l, slot);
+	return rc;
+}
+
+/* --- invariant checkers ----------------------------------------------------------- */
+
+uint64_t ledger_overcommits(const struct ledger *l, const struct snapshot *snap)
+{
+	uint64_t bad = 0;
+	for (uint32_t i = 0; i < snap->n_slots; i++) {
+		if (!snap->present[i])
+			continue;
+		struct res_vec used;
+		int64_t nz_cpu, nz_mem;
+		ledger_load_used(&l->nodes[i], &used, &nz_cpu, &nz_mem);
+		for (int r = 0; r < RES_MAX; r++)
+			bad += used.v[r] > snap->allocatable[r][i];
+	}
+	return bad;
+}
+
+uint64_t ledger_pods(const struct ledger *l, const struct snapshot *snap)
+{
+	uint64_t pods = 0;
+	for (uint32_t i = 0; i < snap->n_slots; i++)
+		if (snap->present[i]) /* V1: relaxed. */
+			pods += (uint64_t)__atomic_load_n(&l->nodes[i].used[RES_PODS],
+							  __ATOMIC_RELAXED);
+	return pods;
+}
+
+void ledger_devices_in_use(const struct ledger *l, const struct snapshot *snap,
+			   uint64_t *gpu_milli, uint64_t *cores)
+{
+	*gpu_milli = 0;
+	*cores = 0;
+	for (uint32_t i = 0; i < snap->n_slots; i++) {
+		if (!snap->present[i])
+			continue;
+		const struct node_alloc *a = &l->nodes[i];
+		/* V1: relaxed. */
+		for (unsigned g = 0; g < NODE_MAX_GPUS; g++)
+			*gpu_milli += __atomic_load_n(&a->gpu_used[g], __ATOMIC_RELAXED);
+		for (unsigned w = 0; w < CORE_WORDS; w++)
+			*cores += (uint64_t)__builtin_popcountll(
+				__atomic_load_n(&a->cores_used[w], __ATOMIC_RELAXED));
+	}
+}

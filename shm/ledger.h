@@ -1,0 +1,142 @@
+/* The ledger: what the pods placed on each node use right now, and the
+ * change log that tells caches which nodes' use moved.
+ *
+ * Node specs change rarely and live in immutable snapshots (shm/cluster.h);
+ * use changes with every placement and lives here, one cache-line-aligned
+ * record per node slot, moved only by the commit protocol specified at the
+ * top of shm/ledger.c (labels V1, C1-C4, U1, A1, R1, L1-L4). Every counter
+ * stays within the node's allocatable at every instant, under any number of
+ * threads committing at once (invariant 1).
+ *
+ * Concurrency contract:
+ * - Any thread may call any function here at any time, except that
+ *   ledger_reset_node() needs the caller to know that no thread can reach
+ *   the slot (shm/cluster.c calls it after an RCU grace period).
+ * - ledger_reserve() never waits; ledger_account() and ledger_copy_ports()
+ *   may spin while another thread holds a node's port table for a few
+ *   dozen instructions.
+ * - The views (ledger_load_used, ledger_load_devices) are not a
+ *   consistent snapshot of a record: each counter is read on its own. The
+ *   commit re-checks, so a stale view costs a conflict, never an
+ *   overcommit.
+ */
+#ifndef SHMSCHED_SHM_LEDGER_H
+#define SHMSCHED_SHM_LEDGER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "shm/devices.h"
+#include "shm/model.h"
+
+/* Host ports held on one node at most (pods with host ports are rare:
+ * agents and daemons); a pod that would pass it does not fit there. */
+#define NODE_MAX_HOST_PORTS 32
+
+/* Live use of a node by the pods placed on it. Which operation moves which
+ * field, and with what order, is the protocol in shm/ledger.c. */
+struct node_alloc {
+	_Alignas(64) int64_t used[RES_MAX]; /* actual requests; used[RES_PODS] = pods (C1) */
+	int64_t used_nonzero_cpu_milli;     /* with the 100m stand-ins (C4) */
+	int64_t used_nonzero_mem_bytes;     /* with the 200Mi stand-ins (C4) */
+	uint32_t gpu_used[NODE_MAX_GPUS];   /* milli taken per GPU device (C2) */
+	uint64_t cores_used[CORE_WORDS];    /* exclusive cores held (C2) */
+	uint32_t port_lock;                 /* 0 free, 1 held (C3) */
+	uint32_t n_ports;                   /* under port_lock */
+	struct host_port ports[NODE_MAX_HOST_PORTS]; /* under port_lock */
+};
+
+struct ledger;
+
+/* Creates a ledger of `capacity` zeroed node records and an empty change
+ * log. Returns NULL with errno EINVAL (capacity 0) or ENOMEM. */
+struct ledger *ledger_create(uint32_t capacity);
+
+/* Frees it. No other thread may be using it. */
+void ledger_destroy(struct ledger *l);
+
+uint32_t ledger_capacity(const struct ledger *l);
+
+/* The record of a slot (< capacity). */
+struct node_alloc *ledger_node(struct ledger *l, uint32_t slot);
+
+/* Clears a slot's record (R1): only when no thread can reach the slot. */
+void ledger_reset_node(struct ledger *l, uint32_t slot);
+
+/* Adds (sign +1) or removes (sign -1) a pod's use of a node without
+ * checking it fits (A1): for pods already bound (loading a cluster) and
+ * for releases. Requests, non-zero requests, one pod, its host ports, and
+ * the devices of `dev` (NULL: none). Returns 0, or -ENOSPC when the node's
+ * port table is full (nothing is changed then). */
+int ledger_account(struct ledger *l, uint32_t slot, const struct pod_spec *pod,
+		   const struct device_assignment *dev, int sign);
+
+/* Decides whether a pod's host ports are free beside those in use (the
+ * NodePorts rule lives in workers/, not here). */
+typedef bool (*ledger_ports_free_fn)(const void *arg, const struct pod_spec *pod,
+				     const struct host_port *in_use, unsigned n);
+
+/* Reserves a pod's use of a node if it fits (C1-C4, U1): each counter is
+ * moved by a compare-and-swap that refuses to pass `allocatable` (the
+ * node's, from the snapshot the caller placed with), in index order; then
+ * the exact devices of `dev` (NULL: none); then the host ports, under the
+ * port try-lock, if `ports_free` says they are free. On any refusal what
+ * was taken is given back. Never waits, never overcommits.
+ * Returns 0, or (nothing reserved):
+ *   -EAGAIN      a resource, the pod count or one of the devices no longer
+ *                fits (another placement got there first)
+ *   -EBUSY       the node's port table is held by another placement
+ *   -EADDRINUSE  a requested host port is in use
+ *   -ENOSPC      the node's port table is full */
+int ledger_reserve(struct ledger *l, uint32_t slot,
+		   const struct res_vec *allocatable, const struct pod_spec *pod,
+		   const struct device_assignment *dev,
+		   ledger_ports_free_fn ports_free, const void *arg);
+
+/* The used counters of a record, each loaded on its own (V1). */
+void ledger_load_used(const struct node_alloc *a, struct res_vec *used,
+		      int64_t *nonzero_cpu_milli, int64_t *nonzero_mem_bytes);
+
+/* What is free of a node's devices now (V1). */
+void ledger_load_devices(const struct node_alloc *a, const struct node_devices *d,
+			 struct device_view *out);
+
+/* Copies the node's host ports in use (at most NODE_MAX_HOST_PORTS) under
+ * the port lock, waiting for it briefly if held (C3). Returns how many. */
+unsigned ledger_copy_ports(struct node_alloc *a, struct host_port *out);
+
+/* The change log (L1-L4): every change to a slot's counters
+ * (ledger_account, a successful ledger_reserve, and a refused one that had
+ * moved a counter before rolling back) appends the slot, after the
+ * counters moved. A reader keeps an index into it and re-reads the slots
+ * logged since, so a cache of per-node results (workers/class_index.c)
+ * stays exact without rescanning every node. The log keeps the last
+ * LEDGER_CHANGE_LOG_SLOTS entries; a reader further behind rescans. */
+#define LEDGER_CHANGE_LOG_SLOTS 65536u /* a power of two */
+
+/* Entries ever appended (L3). */
+uint64_t ledger_changes_head(const struct ledger *l);
+
+/* Entry `idx` (< the head) (L4): returns 1 and sets *slot; 0 when its
+ * writer has taken the index but not stored it yet (read it again later);
+ * -1 when it has been overwritten (the reader is too far behind: rescan). */
+int ledger_change_at(const struct ledger *l, uint64_t idx, uint32_t *slot);
+
+/* The invariant checkers, for tests, soaks and the benchmark: counted now
+ * over the nodes present in `snap`, with V1's loads, so exact only while
+ * no placement or node event is in flight. */
+struct snapshot;
+
+/* Node counters (any resource, or the pod count) above the node's
+ * allocatable: zero unless something is broken, or a cluster file's bound
+ * pods already exceeded a node when it was loaded. */
+uint64_t ledger_overcommits(const struct ledger *l, const struct snapshot *snap);
+
+/* The pods the nodes hold (the sum of their pod counters). */
+uint64_t ledger_pods(const struct ledger *l, const struct snapshot *snap);
+
+/* GPU milli summed over every device, and exclusive cores held. */
+void ledger_devices_in_use(const struct ledger *l, const struct snapshot *snap,
+			   uint64_t *gpu_milli, uint64_t *cores);
+
+#endif

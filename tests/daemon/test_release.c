@@ -1,0 +1,158 @@
+/* stress.control_release: OP_RELEASE on the wire, against the real daemon
+ * (in process) through raw control calls, no client library.
+ *
+ * The body is struct op_release, 120 bytes since the devices were added
+ * (ABI version 2): the daemon takes exactly that size and refuses any other
+ * with a message that names both sizes (the 80 bytes of version 1
+ * included), and it reads the devices at byte 80 of the body.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "daemon/daemon.h"
+#include "client/control_client.h"
+#include "ingest/ingest.h"
+
+#define TIMEOUT_MS 5000
+
+static char dir[64], sock[128], cluster[128];
+
+static const char node_json[] =
+	"{\"kind\":\"List\",\"items\":[{\"kind\":\"Node\",\"metadata\":{\"name\":"
+	"\"n0\"},\"status\":{\"allocatable\":{\"cpu\":\"4\",\"memory\":\"8Gi\","
+	"\"pods\":\"30\"}}}]}";
+
+static const char pod_json[] =
+	"{\"kind\":\"Pod\",\"metadata\":{\"name\":\"t\"},\"spec\":{\"containers\":"
+	"[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"500m\"}}}]}}";
+
+static int setup(void **state)
+{
+	(void)state;
+	snprintf(dir, sizeof(dir), "/tmp/shmsched-release-XXXXXX");
+	assert_non_null(mkdtemp(dir));
+	snprintf(sock, sizeof(sock), "%s/s.sock", dir);
+	snprintf(cluster, sizeof(cluster), "%s/cluster.json", dir);
+	FILE *f = fopen(cluster, "w");
+	assert_non_null(f);
+	fputs(node_json, f);
+	fclose(f);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	unlink(cluster);
+	unlink(sock);
+	rmdir(dir);
+	return 0;
+}
+
+/* One request: the header, then `body[0..len)`. Returns the call's result,
+ * the daemon's text in err. */
+static int request(int fd, uint32_t kind, const void *body, uint32_t len,
+		   void *resp, uint32_t cap, int *resp_fd, char *err,
+		   size_t err_len)
+{
+	static uint8_t buf[sizeof(struct op_request) + 4096];
+	struct op_request op = {.kind = kind};
+	assert_true(len <= sizeof(buf) - sizeof(op));
+	memcpy(buf, &op, sizeof(op));
+	if (len > 0)
+		memcpy(buf + sizeof(op), body, len);
+	return control_client_call(fd, buf, (uint32_t)(sizeof(op) + len), resp,
+				   cap, NULL, resp_fd, TIMEOUT_MS, err, err_len);
+}
+
+static void test_release_body_size(void **state)
+{
+	(void)state;
+	struct daemon_config cfg = {.socket_path = sock, .cluster_path = cluster,
+				    .seed = 1, .workers = 1, .slots = 64};
+	char err[512];
+	struct daemon *d = daemon_start(&cfg, err, sizeof(err));
+	if (d == NULL)
+		fail_msg("daemon_start: %s", err);
+	int fd = control_client_connect(sock, TIMEOUT_MS, err, sizeof(err));
+	assert_true(fd >= 0);
+	struct op_registered reg;
+	int region_fd = -1;
+	assert_int_equal(request(fd, OP_REGISTER, NULL, 0, &reg, sizeof(reg),
+				 &region_fd, err, sizeof(err)), 0);
+	assert_true(region_fd >= 0);
+	close(region_fd);
+	struct op_template t;
+	assert_int_equal(request(fd, OP_TEMPLATE, pod_json, sizeof(pod_json) - 1,
+				 &t, sizeof(t), NULL, err, sizeof(err)), 0);
+
+	/* Any size but 120 is refused, and says which size it wanted. */
+	static const uint32_t wrong[] = {0, 1, 80, 119, 121, 160};
+	uint8_t body[200];
+	memset(body, 0, sizeof(body));
+	for (size_t i = 0; i < sizeof(wrong) / sizeof(wrong[0]); i++) {
+		char want[64];
+		assert_int_equal(request(fd, OP_RELEASE, body, wrong[i], NULL, 0,
+					 NULL, err, sizeof(err)), -EINVAL);
+		snprintf(want, sizeof(want), "release: %u bytes, expected 120",
+			 wrong[i]);
+		assert_non_null(strstr(err, want));
+	}
+
+	/* 120 bytes: read on; a node that does not exist. */
+	struct op_release r;
+	memset(&r, 0, sizeof(r));
+	r.node_id = 99;
+	r.template_id = t.template_id;
+	assert_int_equal(request(fd, OP_RELEASE, &r, sizeof(r), NULL, 0, NULL,
+				 err, sizeof(err)), -ENOENT);
+	assert_non_null(strstr(err, "node 99"));
+
+	/* The devices start at byte 80: gpu_mask, then gpu_milli, n_cores,
+	 * reserved, cpuset. This pod asks for none. */
+	r.node_id = 0;
+	memcpy(body, &r, sizeof(r));
+	body[80] = 0x01; /* gpu_mask = 1 */
+	assert_int_equal(request(fd, OP_RELEASE, body, sizeof(r), NULL, 0, NULL,
+				 err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "gpu_mask 0x1, gpu_milli 0; the pod asks "
+			       "for no GPU"));
+	memcpy(body, &r, sizeof(r));
+	body[86] = 0x02; /* reserved = 2 */
+	assert_int_equal(request(fd, OP_RELEASE, body, sizeof(r), NULL, 0, NULL,
+				 err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "release: devices.reserved: 2; expected 0"));
+	memcpy(body, &r, sizeof(r));
+	body[88 + 8] = 0x01; /* cpuset[1] = 1: core 64 */
+	assert_int_equal(request(fd, OP_RELEASE, body, sizeof(r), NULL, 0, NULL,
+				 err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "cpuset \"64\" (1 core(s)); the pod holds 0 "
+			       "exclusive core(s) on node n0 (0)"));
+	/* Nothing was given back by any of them. */
+	assert_int_equal(daemon_pods_on_nodes(d), 0);
+
+	close(fd);
+	struct daemon_stats ds;
+	daemon_stop(d, 1000, &ds);
+}
+
+int main(void)
+{
+	setenv("SHMSCHED_LOG", "warn", 0);
+	signal(SIGPIPE, SIG_IGN);
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_release_body_size, setup,
+						teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,124 @@
+/* Fuzz target: the Node/Pod JSON decoder (ingest/k8s_json.c) on arbitrary
+ * bytes. Every refusal must say why, and what is accepted must hold the
+ * model's invariants (counts within limits, sorted keys, indices into the
+ * pools in range), so consumers may index without checks. */
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "ingest/ingest.h"
+#include "shm/shm.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static int on_node(void *arg, const struct node_spec *n, char *err, size_t err_len)
+{
+	const struct res_names *res = arg;
+	(void)err;
+	(void)err_len;
+	if (n->name == 0 || n->n_labels > NODE_MAX_LABELS ||
+	    n->n_taints > NODE_MAX_TAINTS || n->ready > NODE_READY_FALSE)
+		__builtin_trap();
+	for (unsigned i = 1; i < n->n_labels; i++)
+		if (n->labels[i - 1].key >= n->labels[i].key)
+			__builtin_trap();
+	for (unsigned i = 0; i < n->n_taints; i++)
+		if (n->taints[i].effect == TAINT_EFFECT_ALL ||
+		    n->taints[i].effect > TAINT_NO_EXECUTE)
+			__builtin_trap();
+	for (unsigned r = 0; r < RES_MAX; r++)
+		if (n->allocatable.v[r] < 0 || (r >= res->count && n->allocatable.v[r]))
+			__builtin_trap();
+	/* Devices: within the model's limits, the pool split evenly. */
+	const struct node_devices *dev = &n->devices;
+	if (dev->n_gpus > NODE_MAX_GPUS || dev->n_cores > NODE_MAX_CORES ||
+	    (dev->n_cores == 0) != (dev->n_numa == 0) || dev->n_numa > NODE_MAX_NUMA ||
+	    (dev->n_cores > 0 && dev->n_cores % dev->n_numa != 0) ||
+	    (int64_t)dev->n_cores * 1000 > n->allocatable.v[RES_CPU])
+		__builtin_trap();
+	return 0;
+}
+
+static void check_term(const struct pod_spec *p, const struct sel_term *t)
+{
+	if (t->first_expr + t->n_exprs > p->n_exprs)
+		__builtin_trap();
+	for (unsigned i = t->first_expr; i < t->first_expr + t->n_exprs; i++) {
+		const struct sel_expr *e = &p->exprs[i];
+		if (e->first_value + e->n_values > p->n_values || e->op < SEL_IN ||
+		    e->op > SEL_LT || e->key == 0)
+			__builtin_trap();
+	}
+}
+
+static int on_pod(void *arg, const struct pod_spec *p,
+		  const struct k8s_pod_meta *meta, char *err, size_t err_len)
+{
+	(void)arg;
+	(void)err;
+	(void)err_len;
+	if (p->ns_name == 0 || meta->ns_name != p->ns_name ||
+	    meta->phase > POD_PHASE_UNKNOWN)
+		__builtin_trap();
+	if (p->n_selector > POD_MAX_SELECTOR || p->n_terms > POD_MAX_TERMS ||
+	    p->n_preferred > POD_MAX_PREFERRED || p->n_exprs > POD_MAX_EXPRS ||
+	    p->n_values > POD_MAX_VALUES || p->n_tolerations > POD_MAX_TOLERATIONS ||
+	    p->n_ports > POD_MAX_PORTS)
+		__builtin_trap();
+	for (unsigned i = 1; i < p->n_selector; i++)
+		if (p->selector[i - 1].key >= p->selector[i].key)
+			__builtin_trap();
+	for (unsigned i = 0; i < p->n_terms; i++)
+		check_term(p, &p->terms[i]);
+	for (unsigned i = 0; i < p->n_preferred; i++) {
+		if (p->preferred[i].weight < 1 || p->preferred[i].weight > 100)
+			__builtin_trap();
+		check_term(p, &p->preferred[i].term);
+	}
+	for (unsigned r = 0; r < RES_MAX; r++)
+		if (p->request.v[r] < 0)
+			__builtin_trap();
+	if (p->request.v[RES_PODS] != 0 || p->nonzero_cpu_milli < p->request.v[RES_CPU] ||
+	    p->nonzero_mem_bytes < p->request.v[RES_MEMORY])
+		__builtin_trap();
+	for (unsigned i = 0; i < p->n_ports; i++)
+		if (p->ports[i].port == 0 || p->ports[i].protocol > PROTO_SCTP)
+			__builtin_trap();
+	/* Devices: a share of one device or whole ones; a model set only
+	 * with a GPU, sorted, unused entries zero (equivalence bytes). */
+	if (p->num_gpu > NODE_MAX_GPUS || (p->num_gpu == 0) != (p->gpu_milli == 0) ||
+	    p->gpu_milli > GPU_MILLI_PER_DEVICE ||
+	    (p->num_gpu > 1 && p->gpu_milli != GPU_MILLI_PER_DEVICE) ||
+	    p->n_gpu_models > POD_MAX_GPU_MODELS ||
+	    (p->num_gpu == 0 && p->n_gpu_models != 0) ||
+	    p->exclusive_cores > NODE_MAX_CORES ||
+	    (p->exclusive_cores > 0 &&
+	     p->exclusive_cores * INT64_C(1000) != p->request.v[RES_CPU]))
+		__builtin_trap();
+	for (unsigned i = 0; i < POD_MAX_GPU_MODELS; i++)
+		if ((i < p->n_gpu_models) != (p->gpu_models[i] != 0) ||
+		    (i > 0 && i < p->n_gpu_models &&
+		     p->gpu_models[i - 1] >= p->gpu_models[i]))
+			__builtin_trap();
+	return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct res_names res;
+	res_names_init(&res);
+	struct k8s_ctx ctx = {.strings = intern_create(), .res = &res};
+	if (ctx.strings == NULL)
+		return 0;
+	struct k8s_visitor v = {.arg = &res, .node = on_node, .pod = on_pod};
+	char err[512];
+	int rc = k8s_load_buffer("fuzz.json", (const char *)data, size, &ctx, &v,
+				 err, sizeof(err));
+	if (rc < 0 && (err[0] == '\0' || strncmp(err, "fuzz.json", 9) != 0))
+		__builtin_trap(); /* every refusal says why, naming the file */
+	if (rc < 0 && rc != -EINVAL && rc != -ENOSPC && rc != -ENOMEM)
+		__builtin_trap();
+	intern_destroy(ctx.strings);
+	return 0;
+}

@@ -1,0 +1,281 @@
+/* unit.cluster: node events as snapshots (add, update, remove, cordon,
+ * uncordon), all-or-nothing batches, stable slots, accounting, and the
+ * intern table and resource names they rest on. */
+#define _LGPL_SOURCE 1
+
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <urcu/urcu-qsbr.h>
+
+#include <cmocka.h>
+
+#include "shm/shm.h"
+
+struct fix {
+	struct intern *strings;
+	struct res_names res;
+	struct cluster *c;
+};
+
+static uint32_t id(struct fix *f, const char *s)
+{
+	uint32_t v;
+	assert_int_equal(intern_add_str(f->strings, s, &v), 0);
+	return v;
+}
+
+static struct node_event add_event(struct fix *f, const char *name, int64_t cpu)
+{
+	struct node_event e;
+	memset(&e, 0, sizeof(e));
+	e.kind = NODE_EVENT_ADD;
+	e.name = id(f, name);
+	e.spec.name = e.name;
+	e.spec.allocatable.v[RES_CPU] = cpu;
+	e.spec.allocatable.v[RES_PODS] = 110;
+	return e;
+}
+
+static struct node_event named_event(struct fix *f, uint8_t kind, const char *name)
+{
+	struct node_event e;
+	memset(&e, 0, sizeof(e));
+	e.kind = kind;
+	e.name = id(f, name);
+	e.spec.name = e.name;
+	return e;
+}
+
+static int setup(void **state)
+{
+	struct fix *f = calloc(1, sizeof(*f));
+	f->strings = intern_create();
+	res_names_init(&f->res);
+	f->c = cluster_create(f->strings, 4);
+	assert_non_null(f->c);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fix *f = *state;
+	cluster_destroy(f->c);
+	intern_destroy(f->strings);
+	free(f);
+	return 0;
+}
+
+static void test_intern(void **state)
+{
+	(void)state;
+	struct intern *t = intern_create();
+	uint32_t a, b, c, e;
+	assert_string_equal(intern_str(t, 0), "");
+	assert_int_equal(intern_add_str(t, "", &e), 0);
+	assert_int_equal(e, 0);
+	assert_int_equal(intern_add_str(t, "zone", &a), 0);
+	assert_int_equal(intern_add_str(t, "rack", &b), 0);
+	assert_int_equal(intern_add_str(t, "zone", &c), 0);
+	assert_int_equal(a, c);
+	assert_int_not_equal(a, b);
+	assert_string_equal(intern_str(t, b), "rack");
+	assert_true(intern_find(t, "rack", 4, &c));
+	assert_int_equal(c, b);
+	assert_false(intern_find(t, "nope", 4, &c));
+	assert_string_equal(intern_str(t, 999999), "");
+	/* Gt/Lt operands: strconv.ParseInt(s, 10, 64). */
+	int64_t v;
+	struct { const char *s; bool ok; int64_t v; } nums[] = {
+		{"42", true, 42}, {"-7", true, -7}, {"+3", true, 3},
+		{"9223372036854775807", true, INT64_MAX},
+		{"-9223372036854775808", true, INT64_MIN},
+		{"9223372036854775808", false, 0}, {"1.5", false, 0}, {"", false, 0},
+		{"-", false, 0}, {"0x10", false, 0}, {" 1", false, 0}, {"1_000", false, 0},
+	};
+	for (size_t i = 0; i < sizeof(nums) / sizeof(nums[0]); i++) {
+		assert_int_equal(intern_add_str(t, nums[i].s, &a), 0);
+		assert_int_equal(intern_int(t, a, &v), nums[i].ok);
+		if (nums[i].ok)
+			assert_int_equal(v, nums[i].v);
+	}
+	/* Growth keeps every id. */
+	char buf[32];
+	for (int i = 0; i < 20000; i++) {
+		snprintf(buf, sizeof(buf), "s%d", i);
+		assert_int_equal(intern_add_str(t, buf, &a), 0);
+	}
+	assert_true(intern_find(t, "s12345", 6, &a));
+	assert_string_equal(intern_str(t, a), "s12345");
+	assert_int_equal(intern_add(t, "a\0b", 3, &a), -EINVAL);
+	char *big = malloc(INTERN_MAX_LEN + 2);
+	memset(big, 'x', INTERN_MAX_LEN + 1);
+	assert_int_equal(intern_add(t, big, INTERN_MAX_LEN + 1, &a), -E2BIG);
+	free(big);
+	intern_destroy(t);
+}
+
+static void test_resource_names(void **state)
+{
+	(void)state;
+	struct res_names n;
+	res_names_init(&n);
+	assert_int_equal(res_lookup(&n, "cpu", 3), RES_CPU);
+	assert_int_equal(res_lookup(&n, "pods", 4), RES_PODS);
+	assert_int_equal(res_lookup(&n, "nvidia.com/gpu", 14), -1);
+	assert_int_equal(res_register(&n, "nvidia.com/gpu", 14), RES_FIRST_NAMED);
+	assert_int_equal(res_register(&n, "nvidia.com/gpu", 14), RES_FIRST_NAMED);
+	assert_true(res_name_is_scalar("hugepages-2Mi", 13));
+	assert_true(res_name_is_scalar("example.com/foo", 15));
+	assert_false(res_name_is_scalar("kubernetes.io/foo", 17));
+	assert_false(res_name_is_scalar("cpu", 3));
+	char name[32];
+	for (int i = RES_FIRST_NAMED + 1; i < RES_MAX; i++) {
+		int len = snprintf(name, sizeof(name), "x.io/r%d", i);
+		assert_int_equal(res_register(&n, name, (size_t)len), i);
+	}
+	assert_int_equal(res_register(&n, "x.io/one-too-many", 17), -ENOSPC);
+}
+
+static void test_add_update_remove_keep_slots(void **state)
+{
+	struct fix *f = *state;
+	char err[256];
+	struct node_event adds[] = {add_event(f, "a", 1000), add_event(f, "b", 2000),
+				    add_event(f, "c", 3000)};
+	uint64_t gen = cluster_snapshot(f->c)->generation;
+	assert_int_equal(cluster_apply(f->c, adds, 3, err, sizeof(err)), 0);
+	const struct snapshot *s = cluster_snapshot(f->c);
+	assert_int_equal(s->generation, gen + 1);
+	assert_int_equal(s->n_nodes, 3);
+	int64_t slot_b = cluster_slot_of(f->c, id(f, "b"));
+	assert_int_equal(slot_b, 1);
+	assert_int_equal(s->allocatable[RES_CPU][slot_b], 2000);
+	assert_int_equal(s->shards[0].max_allocatable[RES_CPU], 3000);
+
+	/* Update and cordon keep the slot; the old snapshot is left intact. */
+	const struct snapshot *before = s;
+	(void)before;
+	struct node_event upd = add_event(f, "b", 2500);
+	upd.kind = NODE_EVENT_UPDATE;
+	struct node_event cordon = named_event(f, NODE_EVENT_CORDON, "c");
+	struct node_event batch[] = {upd, cordon};
+	assert_int_equal(cluster_apply(f->c, batch, 2, err, sizeof(err)), 0);
+	s = cluster_snapshot(f->c);
+	assert_int_equal(cluster_slot_of(f->c, id(f, "b")), slot_b);
+	assert_int_equal(s->allocatable[RES_CPU][slot_b], 2500);
+	assert_true(s->nodes[cluster_slot_of(f->c, id(f, "c"))].unschedulable);
+	assert_true(s->shards[0].any_unschedulable);
+
+	/* Use is kept across an update, dropped by a remove. */
+	struct pod_spec pod;
+	memset(&pod, 0, sizeof(pod));
+	pod.request.v[RES_CPU] = 100;
+	assert_int_equal(ledger_account(cluster_ledger(f->c), (uint32_t)slot_b, &pod, NULL, +1), 0);
+	assert_int_equal(ledger_node(cluster_ledger(f->c), (uint32_t)slot_b)->used[RES_CPU], 100);
+	assert_int_equal(ledger_node(cluster_ledger(f->c), (uint32_t)slot_b)->used[RES_PODS], 1);
+	struct node_event uncordon = named_event(f, NODE_EVENT_UNCORDON, "c");
+	assert_int_equal(cluster_apply(f->c, &uncordon, 1, err, sizeof(err)), 0);
+	assert_int_equal(ledger_node(cluster_ledger(f->c), (uint32_t)slot_b)->used[RES_CPU], 100);
+	assert_false(cluster_snapshot(f->c)->nodes[2].unschedulable);
+
+	struct node_event rm = named_event(f, NODE_EVENT_REMOVE, "b");
+	assert_int_equal(cluster_apply(f->c, &rm, 1, err, sizeof(err)), 0);
+	s = cluster_snapshot(f->c);
+	assert_int_equal(s->n_nodes, 2);
+	assert_int_equal(s->present[slot_b], 0);
+	assert_int_equal(cluster_slot_of(f->c, id(f, "b")), -1);
+	assert_int_equal(cluster_slot_of(f->c, id(f, "c")), 2); /* others stay */
+
+	/* A new node reuses the empty slot, with no use carried over. */
+	struct node_event d = add_event(f, "d", 4000);
+	assert_int_equal(cluster_apply(f->c, &d, 1, err, sizeof(err)), 0);
+	assert_int_equal(cluster_slot_of(f->c, id(f, "d")), slot_b);
+	assert_int_equal(ledger_node(cluster_ledger(f->c), (uint32_t)slot_b)->used[RES_CPU], 0);
+	assert_true(cluster_snapshots_freed(f->c) >= 5);
+}
+
+static void test_bad_batches_change_nothing(void **state)
+{
+	struct fix *f = *state;
+	char err[256];
+	struct node_event a = add_event(f, "a", 1000);
+	assert_int_equal(cluster_apply(f->c, &a, 1, err, sizeof(err)), 0);
+	const struct snapshot *s = cluster_snapshot(f->c);
+	uint64_t gen = s->generation;
+
+	/* The second event fails: the first must not land either. */
+	struct node_event batch[] = {add_event(f, "b", 1), add_event(f, "a", 1)};
+	assert_int_equal(cluster_apply(f->c, batch, 2, err, sizeof(err)), -EEXIST);
+	assert_non_null(strstr(err, "node a: already exists"));
+	assert_int_equal(cluster_snapshot(f->c)->generation, gen);
+	assert_int_equal(cluster_slot_of(f->c, id(f, "b")), -1);
+
+	struct node_event rm = named_event(f, NODE_EVENT_REMOVE, "zz");
+	assert_int_equal(cluster_apply(f->c, &rm, 1, err, sizeof(err)), -ENOENT);
+	assert_non_null(strstr(err, "node zz: no such node"));
+
+	struct node_event full[] = {add_event(f, "b", 1), add_event(f, "c", 1),
+				    add_event(f, "d", 1), add_event(f, "e", 1)};
+	assert_int_equal(cluster_apply(f->c, full, 4, err, sizeof(err)), -ENOSPC);
+	assert_int_equal(cluster_snapshot(f->c)->n_nodes, 1);
+	assert_int_equal(cluster_slot_of(f->c, id(f, "b")), -1);
+
+	/* Remove and re-add in one batch is fine, and the node gets another
+	 * slot: a slot freed in a batch is reused only after its grace period,
+	 * so no placement still holding the old snapshot can land on it. */
+	int64_t old_slot = cluster_slot_of(f->c, id(f, "a"));
+	struct node_event again[] = {named_event(f, NODE_EVENT_REMOVE, "a"),
+				     add_event(f, "a", 5)};
+	assert_int_equal(cluster_apply(f->c, again, 2, err, sizeof(err)), 0);
+	s = cluster_snapshot(f->c);
+	int64_t new_slot = cluster_slot_of(f->c, id(f, "a"));
+	assert_int_not_equal(new_slot, old_slot);
+	assert_int_equal(s->allocatable[RES_CPU][new_slot], 5);
+	assert_int_equal(s->present[old_slot], 0);
+}
+
+static void test_account_ports(void **state)
+{
+	struct fix *f = *state;
+	char err[256];
+	struct node_event a = add_event(f, "a", 1000);
+	assert_int_equal(cluster_apply(f->c, &a, 1, err, sizeof(err)), 0);
+	struct pod_spec pod;
+	memset(&pod, 0, sizeof(pod));
+	pod.n_ports = 2;
+	pod.ports[0] = (struct host_port){.port = 80, .protocol = PROTO_TCP};
+	pod.ports[1] = (struct host_port){.port = 53, .protocol = PROTO_UDP};
+	pod.nonzero_cpu_milli = 100;
+	for (int i = 0; i < 5; i++)
+		assert_int_equal(ledger_account(cluster_ledger(f->c), 0, &pod, NULL, +1), 0);
+	const struct node_alloc *al = ledger_node(cluster_ledger(f->c), 0);
+	assert_int_equal(al->n_ports, 10);
+	assert_int_equal(al->used_nonzero_cpu_milli, 500);
+	assert_int_equal(ledger_account(cluster_ledger(f->c), 0, &pod, NULL, -1), 0);
+	assert_int_equal(al->n_ports, 8);
+	assert_int_equal(al->used[RES_PODS], 4);
+}
+
+int main(void)
+{
+	urcu_qsbr_register_thread();
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_intern),
+		cmocka_unit_test(test_resource_names),
+		cmocka_unit_test_setup_teardown(test_add_update_remove_keep_slots,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bad_batches_change_nothing, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_account_ports, setup, teardown),
+	};
+	int rc = cmocka_run_group_tests(tests, NULL, NULL);
+	urcu_qsbr_unregister_thread();
+	return rc;
+}
