@@ -130,8 +130,8 @@ static struct shmsched_client *producer_setup(const struct engine_run_config *cf
 {
 	const struct workload *w = cfg->w;
 	char err[600];
-	struct shmsched_client *c = shmsched_connect(sock, err, sizeof(err));
-	if (c == NULL) {
+	struct shmsched_client *c;
+	if (shmsched_connect(sock, &c, err, sizeof(err)) < 0) {
 		fail(r, "connect: %s", err);
 		return NULL;
 	}

@@ -247,16 +247,20 @@ static int names_add(struct shmsched_client *c, uint32_t node_id, char *name)
 	return 0;
 }
 
-struct shmsched_client *shmsched_connect(const char *socket_path, char *err,
-					 size_t err_len)
+int shmsched_connect(const char *socket_path, struct shmsched_client **out,
+		     char *err, size_t err_len)
 {
 	errmsg(err, err_len, "no error");
+	if (out == NULL) {
+		errmsg(err, err_len, "shmsched_connect: out is NULL");
+		return -EINVAL;
+	}
+	*out = NULL;
 	int rc;
 	struct shmsched_client *c = calloc(1, sizeof(*c));
 	if (c == NULL) {
 		errmsg(err, err_len, "shmsched client: out of memory");
-		errno = ENOMEM;
-		return NULL;
+		return -ENOMEM;
 	}
 	c->fd = -1;
 	const char *from;
@@ -329,7 +333,8 @@ struct shmsched_client *shmsched_connect(const char *socket_path, char *err,
 	for (uint32_t i = 0; i < n; i++)
 		c->free_slots[i] = n - 1 - i;
 	c->n_free = n;
-	return c;
+	*out = c;
+	return 0;
 
 fail_slots:
 	free(c->in_flight);
@@ -343,8 +348,7 @@ fail_req:
 fail_connect:
 fail_path:
 	free(c);
-	errno = -rc;
-	return NULL;
+	return rc;
 }
 
 void shmsched_disconnect(struct shmsched_client *c)

@@ -52,8 +52,8 @@ int main(int argc, char **argv)
 	}
 
 	/* NULL: the socket path from the environment, or the default. */
-	struct shmsched_client *c = shmsched_connect(NULL, err, sizeof(err));
-	if (c == NULL) {
+	struct shmsched_client *c;
+	if (shmsched_connect(NULL, &c, err, sizeof(err)) < 0) {
 		fprintf(stderr, "%s\n", err);
 		return 1;
 	}

@@ -23,21 +23,9 @@
 #include <stdbool.h>
 #include <string.h>
 
-/* The same words as reason_format in plugins.c (tests/plugins checks that
- * the two agree for every code). */
-static const char *const fixed_text[REASON_INSUFFICIENT + 1] = {
-	[REASON_UNSCHEDULABLE] = "node(s) were unschedulable",
-	[REASON_NODE_NAME] = "node(s) didn't match the requested node name",
-	[REASON_AFFINITY] = "node(s) didn't match Pod's node affinity/selector",
-	[REASON_PORTS] = "node(s) didn't have free ports for the requested pod ports",
-	[REASON_TOO_MANY_PODS] = "Too many pods",
-	[REASON_GPU_MODEL] = "node(s) didn't have the requested GPU model",
-	[REASON_GPU] = "node(s) didn't have a GPU device with enough free",
-	[REASON_CORES] = "node(s) didn't have enough free exclusive cores",
-};
-static const char insufficient_prefix[] = "Insufficient ";
-static const char taint_prefix[] = "node(s) had untolerated taint {";
-static const char taints_other_text[] = "node(s) had untolerated taint(s)";
+static const char insufficient_prefix[] = REASON_INSUFFICIENT_PREFIX;
+static const char taint_prefix[] = REASON_TAINT_PREFIX;
+static const char taints_other_text[] = REASON_TAINTS_OTHER_TEXT;
 
 void diagnosis_reset(struct diagnosis *d)
 {
@@ -154,7 +142,7 @@ static void line_build(struct line *l, const struct diagnosis *d,
 	line_push(l, l->num, nd);
 	line_push(l, " ", 1);
 	if (id < ID_INSUFFICIENT) {
-		line_push(l, fixed_text[id], strlen(fixed_text[id]));
+		line_push(l, reason_fixed_text[id], strlen(reason_fixed_text[id]));
 	} else if (id < ID_TAINTS) {
 		const char *name = ctx->res->name[id - ID_INSUFFICIENT];
 		line_push(l, insufficient_prefix, sizeof(insufficient_prefix) - 1);

@@ -420,34 +420,37 @@ unsigned filter_devices(const struct pod_spec *pod, const struct node_view *node
 	}
 }
 
+const char *const reason_fixed_text[REASON_INSUFFICIENT] = {
+	[REASON_UNSCHEDULABLE] = "node(s) were unschedulable",
+	[REASON_NODE_NAME] = "node(s) didn't match the requested node name",
+	[REASON_AFFINITY] = "node(s) didn't match Pod's node affinity/selector",
+	[REASON_PORTS] = "node(s) didn't have free ports for the requested pod ports",
+	[REASON_TOO_MANY_PODS] = "Too many pods",
+	[REASON_GPU_MODEL] = "node(s) didn't have the requested GPU model",
+	[REASON_GPU] = "node(s) didn't have a GPU device with enough free",
+	[REASON_CORES] = "node(s) didn't have enough free exclusive cores",
+};
+
 int reason_format(const struct plugin_ctx *ctx, const struct reason *r, char *buf,
 		  size_t len)
 {
 	switch ((enum reason_code)r->code) {
-	case REASON_UNSCHEDULABLE:
-		return snprintf(buf, len, "node(s) were unschedulable");
-	case REASON_NODE_NAME:
-		return snprintf(buf, len, "node(s) didn't match the requested node name");
 	case REASON_TAINT:
-		return snprintf(buf, len, "node(s) had untolerated taint {%s: %s}",
+		return snprintf(buf, len, REASON_TAINT_PREFIX "%s: %s}",
 				intern_str(ctx->strings, r->key),
 				intern_str(ctx->strings, r->value));
-	case REASON_AFFINITY:
-		return snprintf(buf, len, "node(s) didn't match Pod's node affinity/selector");
-	case REASON_PORTS:
-		return snprintf(buf, len,
-				"node(s) didn't have free ports for the requested pod ports");
-	case REASON_TOO_MANY_PODS:
-		return snprintf(buf, len, "Too many pods");
-	case REASON_GPU_MODEL:
-		return snprintf(buf, len, "node(s) didn't have the requested GPU model");
-	case REASON_GPU:
-		return snprintf(buf, len, "node(s) didn't have a GPU device with enough free");
-	case REASON_CORES:
-		return snprintf(buf, len, "node(s) didn't have enough free exclusive cores");
 	case REASON_INSUFFICIENT:
-		return snprintf(buf, len, "Insufficient %s",
+		return snprintf(buf, len, REASON_INSUFFICIENT_PREFIX "%s",
 				r->resource < RES_MAX ? ctx->res->name[r->resource] : "?");
+	case REASON_UNSCHEDULABLE:
+	case REASON_NODE_NAME:
+	case REASON_AFFINITY:
+	case REASON_PORTS:
+	case REASON_TOO_MANY_PODS:
+	case REASON_GPU_MODEL:
+	case REASON_GPU:
+	case REASON_CORES:
+		return snprintf(buf, len, "%s", reason_fixed_text[r->code]);
 	}
 	return snprintf(buf, len, "unknown reason %u", (unsigned)r->code);
 }

@@ -117,6 +117,15 @@ unsigned filter_node(const struct plugin_ctx *ctx, const struct pod_spec *pod,
 /* toleration.go ToleratesTaint. */
 bool toleration_tolerates(const struct toleration *t, const struct taint *taint);
 
+/* The one table of reason texts, as kube-scheduler words them: the whole
+ * text of each code below REASON_INSUFFICIENT that has no argument (NULL
+ * for REASON_TAINT), and the fixed parts of the two with arguments.
+ * reason_format() and the diagnosis (diagnosis.c) both write from it. */
+extern const char *const reason_fixed_text[REASON_INSUFFICIENT];
+#define REASON_INSUFFICIENT_PREFIX "Insufficient "
+#define REASON_TAINT_PREFIX "node(s) had untolerated taint {"
+#define REASON_TAINTS_OTHER_TEXT "node(s) had untolerated taint(s)"
+
 /* Writes a reason as kube-scheduler words it. Returns snprintf's result. */
 int reason_format(const struct plugin_ctx *ctx, const struct reason *r, char *buf,
 		  size_t len);

@@ -121,22 +121,27 @@ struct shmsched_result {
  * $SHMSCHED_SOCKET if set and not empty, else $XDG_RUNTIME_DIR/shmsched.sock
  * if XDG_RUNTIME_DIR is set and not empty, else SHMSCHED_DEFAULT_SOCKET.
  * Waits at most about ten seconds (5 s to connect, 5 s to register).
- * Returns the handle, or NULL with errno set and a message naming the path
- * in err:
- *   ENOENT           no daemon at the path (no socket file)
- *   ECONNREFUSED     a socket file, but no daemon listening on it
- *   EACCES           the socket file's permissions, or the daemon refused
- *                    this process's credentials (err gives its reason)
- *   EPROTONOSUPPORT  the daemon's ABI version differs (err names both)
- *   EBUSY            the daemon is at its connection limit
- *   ENAMETOOLONG     the path does not fit a Unix socket address
- *   ETIMEDOUT, ECONNRESET, EPROTO  as above
- *   ENOMEM           out of memory
- *   other errnos: the daemon's refusal of the registration (its text in
- *   err), or from socket(2), connect(2) or mmap(2)
+ * Returns 0 with the handle in *out, or a negative errno with *out NULL
+ * and a message naming the path in err (as every call of this library:
+ * 0 or a negative errno):
+ *   -ENOENT           no daemon at the path (no socket file)
+ *   -ECONNREFUSED     a socket file, but no daemon listening on it
+ *   -EACCES           the socket file's permissions, or the daemon refused
+ *                     this process's credentials (err gives its reason)
+ *   -EPROTONOSUPPORT  the daemon's ABI version differs (err names both)
+ *   -EBUSY            the daemon is at its connection limit
+ *   -ENAMETOOLONG     the path does not fit a Unix socket address
+ *   -ETIMEDOUT, -ECONNRESET, -EPROTO  as above
+ *   -ENOMEM           out of memory
+ *   -EINVAL           out is NULL
+ *   other negative errnos: the daemon's refusal of the registration (its
+ *   text in err), or from socket(2), connect(2) or mmap(2)
+ * Changed in libshmsched-client.so.1: it returned the handle, or NULL with
+ * a positive errno.
  * Thread-safety: any thread; handles are independent. */
-SHMSCHED_EXPORT struct shmsched_client *shmsched_connect(const char *socket_path,
-							 char *err, size_t err_len);
+SHMSCHED_EXPORT int shmsched_connect(const char *socket_path,
+				     struct shmsched_client **out,
+				     char *err, size_t err_len);
 
 /* Closes the connection (the daemon then frees the region and forgets this
  * producer's templates; answers to pods still in flight are lost), unmaps

@@ -359,8 +359,8 @@ static int teardown(void **state)
 static struct shmsched_client *connect_ok(struct fake *f)
 {
 	char err[512];
-	struct shmsched_client *c = shmsched_connect(f->path, err, sizeof(err));
-	if (c == NULL)
+	struct shmsched_client *c;
+	if (shmsched_connect(f->path, &c, err, sizeof(err)) < 0)
 		fail_msg("shmsched_connect(%s): %s", f->path, err);
 	return c;
 }
@@ -462,22 +462,22 @@ static void test_connect_errors(void **state)
 	struct fake *f = *state;
 	char err[512];
 
-	/* No daemon: ENOENT, and the message names the path. */
-	errno = 0;
-	assert_null(shmsched_connect(f->path, err, sizeof(err)));
-	assert_int_equal(errno, ENOENT);
+	/* No daemon: -ENOENT, and the message names the path. */
+	struct shmsched_client *c = (struct shmsched_client *)&c;
+	assert_int_equal(shmsched_connect(f->path, &c, err, sizeof(err)), -ENOENT);
+	assert_null(c);
 	assert_non_null(strstr(err, f->path));
 
 	/* NULL path: $SHMSCHED_SOCKET first, then $XDG_RUNTIME_DIR. */
 	setenv("SHMSCHED_SOCKET", f->path, 1);
 	setenv("XDG_RUNTIME_DIR", "/nonexistent-xdg", 1);
-	assert_null(shmsched_connect(NULL, err, sizeof(err)));
-	assert_int_equal(errno, ENOENT);
+	assert_int_equal(shmsched_connect(NULL, &c, err, sizeof(err)), -ENOENT);
+	assert_null(c);
 	assert_non_null(strstr(err, f->path));
 	assert_non_null(strstr(err, "$SHMSCHED_SOCKET"));
 	setenv("SHMSCHED_SOCKET", "", 1); /* empty: as unset */
-	assert_null(shmsched_connect(NULL, err, sizeof(err)));
-	assert_int_equal(errno, ENOENT);
+	assert_int_equal(shmsched_connect(NULL, &c, err, sizeof(err)), -ENOENT);
+	assert_null(c);
 	assert_non_null(strstr(err, "/nonexistent-xdg/shmsched.sock"));
 	unsetenv("SHMSCHED_SOCKET");
 	unsetenv("XDG_RUNTIME_DIR");
@@ -487,22 +487,24 @@ static void test_connect_errors(void **state)
 	memset(long_path, 'a', sizeof(long_path) - 1);
 	long_path[0] = '/';
 	long_path[sizeof(long_path) - 1] = '\0';
-	assert_null(shmsched_connect(long_path, err, sizeof(err)));
-	assert_int_equal(errno, ENAMETOOLONG);
+	assert_int_equal(shmsched_connect(long_path, &c, err, sizeof(err)), -ENAMETOOLONG);
+	assert_null(c);
 	/* A NULL err is allowed. */
-	assert_null(shmsched_connect(long_path, NULL, 0));
-	assert_int_equal(errno, ENAMETOOLONG);
+	assert_int_equal(shmsched_connect(long_path, &c, NULL, 0), -ENAMETOOLONG);
+	/* No out-parameter: -EINVAL, nothing else tried. */
+	assert_int_equal(shmsched_connect(f->path, NULL, err, sizeof(err)), -EINVAL);
+	assert_null(c);
 
 	/* The daemon refuses the registration: its code and its text. */
 	fake_start(f, 64);
 	f->refuse_register = true;
-	assert_null(shmsched_connect(f->path, err, sizeof(err)));
-	assert_int_equal(errno, EPERM);
+	assert_int_equal(shmsched_connect(f->path, &c, err, sizeof(err)), -EPERM);
+	assert_null(c);
 	assert_non_null(strstr(err, "takes no producers today"));
 	f->refuse_register = false;
 
 	/* And then it accepts: the region has the daemon's slot count. */
-	struct shmsched_client *c = connect_ok(f);
+	c = connect_ok(f);
 	assert_int_equal(shmsched_capacity(c), 64);
 	assert_int_equal(shmsched_in_flight(c), 0);
 	shmsched_disconnect(c);

@@ -104,8 +104,8 @@ static void producer(int id, uint64_t pods, bool release)
 	struct report *r = &sh->r[id];
 	char err[512];
 	wait_go();
-	struct shmsched_client *c = shmsched_connect(sock, err, sizeof(err));
-	if (c == NULL) {
+	struct shmsched_client *c;
+	if (shmsched_connect(sock, &c, err, sizeof(err)) < 0) {
 		fail_report(r, "connect", err);
 		_exit(1);
 	}
@@ -572,8 +572,8 @@ static void test_devices_named_and_released(void **state)
 	(void)state;
 	struct daemon *d = start(1);
 	char err[512], text[64];
-	struct shmsched_client *c = shmsched_connect(sock, err, sizeof(err));
-	if (c == NULL)
+	struct shmsched_client *c;
+	if (shmsched_connect(sock, &c, err, sizeof(err)) < 0)
 		fail_msg("connect: %s", err);
 	uint32_t share = template_of(c, share_json);
 	uint32_t pinned = template_of(c, pinned_json);
