@@ -420,7 +420,7 @@ unsigned filter_devices(const struct pod_spec *pod, const struct node_view *node
 	}
 }
 
-const char *const reason_fixed_text[REASON_INSUFFICIENT] = {
+const char *const reason_fixed_text[REASON_INSUFFICIENT + 1] = {
 	[REASON_UNSCHEDULABLE] = "node(s) were unschedulable",
 	[REASON_NODE_NAME] = "node(s) didn't match the requested node name",
 	[REASON_AFFINITY] = "node(s) didn't match Pod's node affinity/selector",

@@ -118,10 +118,10 @@ unsigned filter_node(const struct plugin_ctx *ctx, const struct pod_spec *pod,
 bool toleration_tolerates(const struct toleration *t, const struct taint *taint);
 
 /* The one table of reason texts, as kube-scheduler words them: the whole
- * text of each code below REASON_INSUFFICIENT that has no argument (NULL
- * for REASON_TAINT), and the fixed parts of the two with arguments.
+ * text of each code that has no argument (NULL for REASON_TAINT and
+ * REASON_INSUFFICIENT), and the fixed parts of the two with arguments.
  * reason_format() and the diagnosis (diagnosis.c) both write from it. */
-extern const char *const reason_fixed_text[REASON_INSUFFICIENT];
+extern const char *const reason_fixed_text[REASON_INSUFFICIENT + 1];
 #define REASON_INSUFFICIENT_PREFIX "Insufficient "
 #define REASON_TAINT_PREFIX "node(s) had untolerated taint {"
 #define REASON_TAINTS_OTHER_TEXT "node(s) had untolerated taint(s)"
