@@ -1,6 +1,6 @@
 /* The engine's pods per second through the real path: K producer processes
  * (libshmsched-client) submit P pods of a workload (bench/workload.h)
- * through their shared-memory rings to a daemon (cli/daemon.c) running in
+ * through their shared-memory rings to a daemon (daemon/daemon.c) running in
  * this process, on a synthetic cluster or a cluster file, and read every
  * answer back.
  *

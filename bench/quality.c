@@ -1,6 +1,6 @@
 /* The in-process baselines: see quality.h.
  *
- * Both runs build what the daemon builds (cli/daemon.c): an intern table,
+ * Both runs build what the daemon builds (daemon/daemon.c): an intern table,
  * the resource names, the scheduler configuration, the plugins' strings and
  * the cluster; then the workload's templates are decoded as the daemon
  * decodes a registered template (one Pod of Kubernetes JSON, ns_name
@@ -91,7 +91,7 @@ static void base_free(struct base *b)
 	memset(b, 0, sizeof(*b));
 }
 
-/* The daemon's start (cli/daemon.c) up to its engines, then the templates.
+/* The daemon's start (daemon/daemon.c) up to its engines, then the templates.
  * Call before the thread registers as a reader: loading the cluster waits
  * for grace periods. */
 static int base_init(struct base *b, const struct baseline_config *cfg,

@@ -1,5 +1,5 @@
 /* shmschedd: the scheduling daemon. Thin: it reads options, starts the
- * daemon (cli/daemon.c), prints one ready line, and stops it gracefully on
+ * daemon (daemon/daemon.c), prints one ready line, and stops it gracefully on
  * SIGINT or SIGTERM. */
 #include <errno.h>
 #include <getopt.h>

@@ -1,7 +1,8 @@
 /* A producer's end of the control socket: connect to the daemon, say HELLO,
  * then make calls (REQUEST -> RESPONSE or ERROR), possibly receiving an fd
- * with the answer. Slow path only. The future client library builds its
- * registration on these; the framing is ingest/control_proto.h.
+ * with the answer. Slow path only. libshmsched-client (client.c) builds
+ * its calls on these, and tests use them to speak the protocol raw; the
+ * framing is ingest/control_proto.h.
  *
  * Nothing here ever hangs or raises SIGPIPE: every wait has a deadline, a
  * daemon that has gone is reported as -ECONNRESET or -EPIPE as soon as the

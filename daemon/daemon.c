@@ -217,52 +217,24 @@ void daemon_get_stats(struct daemon *d, struct daemon_stats *out)
 	}
 }
 
+/* The invariant checkers are the ledger's (shm/ledger.h). The writer of
+ * snapshots is the control thread; these read the current one only while
+ * no node event can be in flight (tests and the bench call them with their
+ * producers idle). */
 uint64_t daemon_overcommits(struct daemon *d)
 {
-	/* The writer of snapshots is the control thread; this thread reads the
-	 * current one only while no node event can be in flight (tests and the
-	 * bench call it with their producers idle). */
-	const struct snapshot *s = cluster_snapshot(d->cluster);
-	uint64_t bad = 0;
-	for (uint32_t i = 0; i < s->n_slots; i++) {
-		if (!s->present[i])
-			continue;
-		struct res_vec used;
-		int64_t nz_cpu, nz_mem;
-		ledger_load_used(ledger_node(cluster_ledger(d->cluster), i), &used, &nz_cpu, &nz_mem);
-		for (int r = 0; r < RES_MAX; r++)
-			bad += used.v[r] > s->allocatable[r][i];
-	}
-	return bad;
+	return ledger_overcommits(cluster_ledger(d->cluster),
+				  cluster_snapshot(d->cluster));
 }
 
 void daemon_devices_in_use(struct daemon *d, uint64_t *gpu_milli,
 			   uint64_t *cores)
 {
-	const struct snapshot *s = cluster_snapshot(d->cluster);
-	*gpu_milli = 0;
-	*cores = 0;
-	for (uint32_t i = 0; i < s->n_slots; i++) {
-		if (!s->present[i])
-			continue;
-		/* Relaxed: each counter is its own fact (struct node_alloc). */
-		const struct node_alloc *a = ledger_node(cluster_ledger(d->cluster), i);
-		for (unsigned g = 0; g < NODE_MAX_GPUS; g++)
-			*gpu_milli += __atomic_load_n(&a->gpu_used[g], __ATOMIC_RELAXED);
-		for (unsigned w = 0; w < CORE_WORDS; w++)
-			*cores += (uint64_t)__builtin_popcountll(
-				__atomic_load_n(&a->cores_used[w], __ATOMIC_RELAXED));
-	}
+	ledger_devices_in_use(cluster_ledger(d->cluster),
+			      cluster_snapshot(d->cluster), gpu_milli, cores);
 }
 
 uint64_t daemon_pods_on_nodes(struct daemon *d)
 {
-	const struct snapshot *s = cluster_snapshot(d->cluster);
-	uint64_t pods = 0;
-	for (uint32_t i = 0; i < s->n_slots; i++)
-		if (s->present[i])
-			pods += (uint64_t)__atomic_load_n(
-				&ledger_node(cluster_ledger(d->cluster), i)->used[RES_PODS],
-				__ATOMIC_RELAXED);
-	return pods;
+	return ledger_pods(cluster_ledger(d->cluster), cluster_snapshot(d->cluster));
 }

@@ -248,9 +248,9 @@ static unsigned cpuset_count(const uint64_t set[CORE_WORDS])
  * (the shape devices_assign() gives a placement) and against what the node
  * holds, and copies them to *out. Every release runs on this thread, so
  * what another release could take away cannot change between the check
- * and cluster_account(). The held check catches a wrong or repeated
+ * and ledger_account(). The held check catches a wrong or repeated
  * assignment, not every one: a placement that takes a device and then
- * rolls back (cluster_reserve() losing a race) can make it look held for
+ * rolls back (ledger_reserve() losing a race) can make it look held for
  * that instant. Returns 0, or -EINVAL with a message in `why`. */
 static int release_devices(struct producers *p, const struct node_spec *node,
 			   uint32_t node_id, const struct pod_spec *pod,

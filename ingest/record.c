@@ -19,9 +19,8 @@
  * templates give byte-equal specs (the template's zero fill is kept).
  *
  * Cost: one 88-byte copy in, O(n_extra) <= SHMSCHED_MAX_EXTRA checks and
- * additions, one pod_spec copy out. record_answer: one pass over at most
- * SHMSCHED_MESSAGE_MAX bytes of the message. No allocation, lock or system
- * call in either; snprintf only on the rejection path.
+ * additions, one pod_spec copy out. No allocation, lock or system call;
+ * snprintf only on the rejection path.
  */
 #include "ingest/record.h"
 

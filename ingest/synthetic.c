@@ -1,6 +1,6 @@
 /* Synthetic clusters: see synthetic.h. One pass over the nodes builds one
  * batch of node events (one snapshot); running pods are then counted with
- * cluster_account() on nodes where they fit. Cost: O(nodes + running). */
+ * ledger_account() on nodes where they fit. Cost: O(nodes + running). */
 #include "ingest/synthetic.h"
 #include "base/base.h"
 

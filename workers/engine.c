@@ -1019,7 +1019,7 @@ static bool fits(const uint8_t *requested, unsigned n_requested,
 		 const struct snapshot *s, const struct node_alloc *a,
 		 const struct pod_spec *pod, uint32_t slot)
 {
-	/* Relaxed loads: a view; the commit decides (cluster_reserve). */
+	/* Relaxed loads: a view; the commit decides (bind/commit.c, shm/ledger.c). */
 	if (__atomic_load_n(&a->used[RES_PODS], __ATOMIC_RELAXED) + 1 >
 	    s->allocatable[RES_PODS][slot])
 		return false;

@@ -3,7 +3,7 @@
  * fixed templates (one near INT64_MAX cpu, so overflow is reachable) and
  * six resources. What the decoder accepts must be the template plus the
  * extras, none negative or past INT64_MAX; what it refuses must say why.
- * Bytes past the slot, if any, are a message for record_answer, whose
+ * Bytes past the slot, if any, are a message for answer_slot (bind/answer.h), whose
  * result must be NUL-terminated within the field and cut with "...". */
 #include <errno.h>
 #include <stddef.h>

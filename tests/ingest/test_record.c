@@ -1,6 +1,6 @@
 /* unit.record: pod slots (ingest/record.c). Every check of record_decode
  * with its message, extras landing on the right resources, byte-equal specs
- * for equal slots, record_answer's cut at the message boundary, and 100,000
+ * for equal slots, answer_slot's cut at the message boundary, and 100,000
  * pseudo-random slots (bounded input; tests/record/fuzz_record.c explores
  * the rest). */
 #include <errno.h>

@@ -1,5 +1,5 @@
 /* unit.devices: the device rules (shm/devices.h), their reservation
- * (cluster_reserve with an assignment), GPU fragmentation (workers/frag.h)
+ * (ledger_reserve with an assignment), GPU fragmentation (workers/frag.h)
  * and the engine's device choices, on cases small enough to check by hand.
  * Every expected number is worked out in a comment beside it. */
 #define _LGPL_SOURCE 1
@@ -504,7 +504,7 @@ static void test_reserve_all_or_nothing(void **state)
 		int rc = ledger_reserve(cluster_ledger(c), 0, alloc, &refused[i].pod, &refused[i].dev,
 					 NULL, NULL);
 		if (rc != -EAGAIN)
-			fail_msg("%s: cluster_reserve returned %d, expected -EAGAIN",
+			fail_msg("%s: ledger_reserve returned %d, expected -EAGAIN",
 				 refused[i].what, rc);
 		read_counters(c, 0, &after);
 		if (memcmp(&before, &after, sizeof(before)) != 0)
