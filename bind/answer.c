@@ -52,11 +52,15 @@ void answer_placed(struct shmsched_slot *shared, uint32_t node_id,
 		out->cpuset[w] = dev->cpuset[w];
 }
 
-unsigned answer_complete(struct ring *completion, const uint64_t *handles,
-			 unsigned n)
+int answer_complete(struct ring_guard *completion, const uint64_t *handles,
+		    unsigned n)
 {
 	unsigned sent = 0;
-	for (unsigned tries = 0; sent < n && tries < ANSWER_COMPLETION_RETRIES; tries++)
-		sent += ring_enqueue_burst(completion, handles + sent, n - sent);
-	return sent;
+	for (unsigned tries = 0; sent < n && tries < ANSWER_COMPLETION_RETRIES; tries++) {
+		int k = ring_guard_enqueue(completion, handles + sent, n - sent);
+		if (k < 0)
+			return k;
+		sent += (unsigned)k;
+	}
+	return (int)sent;
 }

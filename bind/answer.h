@@ -32,11 +32,13 @@ void answer_slot(struct shmsched_slot *shared, uint32_t status,
 void answer_placed(struct shmsched_slot *shared, uint32_t node_id,
 		   uint64_t complete_ns, const struct device_assignment *dev);
 
-/* Hands `n` answered handles back on `completion`, retrying a full ring
- * ANSWER_COMPLETION_RETRIES times. A completion ring holds every slot of
- * its region, so it is full only when the producer submitted a slot twice.
- * Returns how many were enqueued; the rest are dropped. */
-unsigned answer_complete(struct ring *completion, const uint64_t *handles,
-			 unsigned n);
+/* Hands `n` answered handles back through the daemon's guarded end of a
+ * completion ring, retrying a full ring ANSWER_COMPLETION_RETRIES times. A
+ * completion ring holds every slot of its region, so it is full only when
+ * the producer submitted a slot twice. Returns how many were enqueued (the
+ * rest are dropped), or -EPROTO when the producer broke the ring's index
+ * (shm/ring.h, ring_guard_enqueue). */
+int answer_complete(struct ring_guard *completion, const uint64_t *handles,
+		    unsigned n);
 
 #endif

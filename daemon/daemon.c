@@ -149,8 +149,11 @@ static unsigned pending(struct daemon *d)
 	unsigned n = 0;
 	for (uint32_t i = 0; i < PRODUCERS_MAX; i++) {
 		struct producer *pr = producers_get(d->producers, i);
-		if (pr != NULL)
-			n += ring_count(pr->region.submit);
+		/* A producer whose index is impossible has nothing to drain:
+		 * it is being disconnected. */
+		int k = pr != NULL && !producers_faulted(pr) ?
+			ring_guard_pending(&pr->submit) : 0;
+		n += k > 0 ? (unsigned)k : 0;
 	}
 	return n;
 }
@@ -197,7 +200,7 @@ void daemon_get_stats(struct daemon *d, struct daemon_stats *out)
 	out->nodes = cluster_snapshot(d->cluster)->n_nodes;
 	out->workers = d->workers;
 	producers_counts(d->producers, &out->producers_registered,
-			 &out->producers_gone);
+			 &out->producers_gone, &out->producer_faults);
 	for (unsigned i = 0; i < d->workers; i++) {
 		/* Relaxed reads of counters each worker writes alone: figures
 		 * for people, exact once the workers have stopped. */

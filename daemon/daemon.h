@@ -31,6 +31,7 @@ struct daemon_stats {
 	uint32_t nodes;
 	unsigned workers;
 	uint64_t producers_registered, producers_gone;
+	uint64_t producer_faults;  /* disconnected for breaking their region's rings */
 	uint64_t pods, placed, unschedulable, rejected, cancelled;
 	uint64_t conflicts, gave_up, bad_handles, completion_overflows;
 };

@@ -97,14 +97,25 @@ static void answer(struct serve *s, unsigned w, struct producer *pr,
 	}
 }
 
-/* One burst from one producer; returns the slots answered. */
+/* One burst from one producer; returns the slots answered. The rings are
+ * read and written only through the daemon's guards (shm/ring.h): an
+ * impossible index from the producer disconnects it (producers_fault). */
 static unsigned serve_producer(struct serve *s, unsigned w, struct producer *pr)
 {
 	struct serve_stats *st = &s->stats[w];
+	if (producers_faulted(pr))
+		return 0;
 	uint64_t h[SERVE_BURST];
-	unsigned n = ring_dequeue_burst(pr->region.submit, h, SERVE_BURST);
+	char why[160];
+	int n = ring_guard_dequeue(&pr->submit, h, SERVE_BURST);
+	if (n < 0) {
+		snprintf(why, sizeof(why), "its submit ring's index claims more "
+			 "than the ring's %u handles", pr->submit.capacity);
+		producers_fault(s->producers, pr, why);
+		return 0;
+	}
 	unsigned k = 0;
-	for (unsigned i = 0; i < n; i++) {
+	for (unsigned i = 0; i < (unsigned)n; i++) {
 		if (h[i] >= pr->region.n_slots) {
 			stat_inc(&st->bad_handles); /* no slot to answer in */
 			continue;
@@ -112,9 +123,16 @@ static unsigned serve_producer(struct serve *s, unsigned w, struct producer *pr)
 		answer(s, w, pr, &pr->region.slots[h[i]]);
 		h[k++] = h[i];
 	}
-	unsigned sent = answer_complete(pr->region.completion, h, k);
-	if (k > sent)
-		stat_add(&st->completion_overflows, k - sent);
+	int sent = answer_complete(&pr->completion, h, k);
+	if (sent < 0) {
+		snprintf(why, sizeof(why), "its completion ring's index is ahead "
+			 "of the daemon's or more than %u behind",
+			 pr->completion.capacity);
+		producers_fault(s->producers, pr, why);
+		return k;
+	}
+	if (k > (unsigned)sent)
+		stat_add(&st->completion_overflows, k - (unsigned)sent);
 	return k;
 }
 

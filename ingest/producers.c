@@ -34,7 +34,7 @@ struct producers {
 	uint32_t slots;
 	struct producer *table[PRODUCERS_MAX];
 	int accepting;
-	uint64_t registered, gone;
+	uint64_t registered, gone, faulted;
 };
 
 struct producers *producers_create(struct cluster *c, struct intern *strings,
@@ -89,10 +89,25 @@ uint32_t producers_templates(const struct producer *pr)
 }
 
 void producers_counts(const struct producers *p, uint64_t *registered,
-		      uint64_t *gone)
+		      uint64_t *gone, uint64_t *faulted)
 {
 	*registered = __atomic_load_n(&p->registered, __ATOMIC_RELAXED);
 	*gone = __atomic_load_n(&p->gone, __ATOMIC_RELAXED);
+	*faulted = __atomic_load_n(&p->faulted, __ATOMIC_RELAXED);
+}
+
+void producers_fault(struct producers *p, struct producer *pr, const char *why)
+{
+	uint32_t expected = 0;
+	/* Relaxed: the flag only stops this producer's own worker, which set
+	 * it; the disconnect orders the rest through the control server. */
+	if (!__atomic_compare_exchange_n(&pr->faulted, &expected, 1, false,
+					 __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		return;
+	__atomic_fetch_add(&p->faulted, 1, __ATOMIC_RELAXED);
+	log_msg(LOG_LEVEL_WARN, "producer %u (connection %llu): %s; disconnecting it",
+		pr->id, (unsigned long long)pr->conn, why);
+	control_server_disconnect(pr->server, pr->conn);
 }
 
 int producers_on_connect(void *arg, uint64_t conn, const struct ucred *peer,
@@ -155,6 +170,12 @@ static void handle_register(struct producers *p, struct control_server *s,
 	}
 	pr->id = i;
 	pr->conn = conn;
+	pr->server = s;
+	/* Before the producer has the fd: the indices are the initial ones. */
+	ring_guard_init(&pr->submit, pr->region.submit, pr->region.ring_slots,
+			RING_GUARD_CONSUMER);
+	ring_guard_init(&pr->completion, pr->region.completion,
+			pr->region.ring_slots, RING_GUARD_PRODUCER);
 	struct op_registered reg = {.n_slots = p->slots, .producer_id = i};
 	/* Release, partner of the acquire in producers_get(): workers see a
 	 * filled producer. */
@@ -472,10 +493,15 @@ void producers_on_disconnect(void *arg, uint64_t conn)
 	 * grace period below waits out. */
 	__atomic_store_n(&p->table[pr->id], NULL, __ATOMIC_RELEASE);
 	rcu_synchronize();
-	unsigned left = ring_count(pr->region.submit);
-	log_msg(LOG_LEVEL_INFO, "producer %u gone (connection %llu); %u submitted "
-		"pod(s) left unanswered: nobody is there to read them",
-		pr->id, (unsigned long long)conn, left);
+	int left = ring_guard_pending(&pr->submit);
+	if (left < 0)
+		log_msg(LOG_LEVEL_INFO, "producer %u gone (connection %llu); its "
+			"submit ring's index was impossible",
+			pr->id, (unsigned long long)conn);
+	else
+		log_msg(LOG_LEVEL_INFO, "producer %u gone (connection %llu); %d "
+			"submitted pod(s) left unanswered: nobody is there to "
+			"read them", pr->id, (unsigned long long)conn, left);
 	producer_free(pr);
 	__atomic_fetch_add(&p->gone, 1, __ATOMIC_RELAXED);
 }

@@ -31,7 +31,15 @@ struct control_server;
 struct producer {
 	uint32_t id;   /* its index in the table */
 	uint64_t conn; /* the control connection that owns it */
+	struct control_server *server; /* that connection's server */
 	struct producer_region region;
+	/* The daemon's ends of the region's rings: geometry and the daemon's
+	 * own indices kept here, never read back from the region (shm/ring.h,
+	 * struct ring_guard). Used by the one worker that serves this
+	 * producer (and by the drain once the workers have stopped). */
+	struct ring_guard submit;
+	struct ring_guard completion;
+	uint32_t faulted; /* __atomic: 1 once producers_fault() ran */
 	struct pod_spec *templates; /* [PRODUCER_TEMPLATES_MAX] */
 	uint32_t n_templates;       /* release store by the writer; see producers_templates() */
 };
@@ -68,8 +76,22 @@ struct producer *producers_get(struct producers *p, uint32_t i);
 /* Worker side: templates of `pr` that are fully written. */
 uint32_t producers_templates(const struct producer *pr);
 
-/* Producers registered so far and those gone, for logs and the bench. */
+/* Producers registered so far, those gone, and those disconnected for
+ * breaking their region (producers_fault), for logs and the bench. */
 void producers_counts(const struct producers *p, uint64_t *registered,
-		      uint64_t *gone);
+		      uint64_t *gone, uint64_t *faulted);
+
+/* Worker side: `pr` broke its side of the region (an impossible ring
+ * index): stop serving it and disconnect it, logging `why`. The first call
+ * per producer acts; later ones do nothing. Not on the path of any other
+ * producer: only the faulty one's worker calls it. Any thread, between two
+ * of its quiescent states. */
+void producers_fault(struct producers *p, struct producer *pr, const char *why);
+
+/* Worker side: whether producers_fault() ran for `pr` (relaxed). */
+static inline bool producers_faulted(const struct producer *pr)
+{
+	return __atomic_load_n(&pr->faulted, __ATOMIC_RELAXED) != 0;
+}
 
 #endif

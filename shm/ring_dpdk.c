@@ -103,6 +103,31 @@ unsigned ring_capacity(const struct ring *r)
 	return rte_ring_get_capacity(crr(r));
 }
 
+/* rte_ring keeps its entries right after the header (rte_ring_elem.h:
+ * `&r[1]`), and each side's head and tail in prod / cons. */
+int ring_guard_init(struct ring_guard *g, struct ring *r, unsigned count,
+		    enum ring_guard_side side)
+{
+	if (!count_ok(count) || r == NULL ||
+	    (side != RING_GUARD_CONSUMER && side != RING_GUARD_PRODUCER))
+		return -EINVAL;
+	struct rte_ring *q = rr(r);
+	*g = (struct ring_guard){
+		.table = (uint64_t *)(void *)&q[1],
+		.mask = count - 1,
+		.capacity = count - 1, /* rte_ring_init without RING_F_EXACT_SZ */
+		.head = 0,
+	};
+	/* DPDK declares the indices volatile; the guard reads and writes
+	 * them only with __atomic builtins, which need no volatile. */
+	struct rte_ring_headtail *peer = side == RING_GUARD_CONSUMER ? &q->prod : &q->cons;
+	struct rte_ring_headtail *own = side == RING_GUARD_CONSUMER ? &q->cons : &q->prod;
+	g->peer = (const uint32_t *)(uintptr_t)&peer->tail;
+	g->own_head = (uint32_t *)(uintptr_t)&own->head;
+	g->own_tail = (uint32_t *)(uintptr_t)&own->tail;
+	return 0;
+}
+
 const char *ring_impl_name(void)
 {
 	return "dpdk";

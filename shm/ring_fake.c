@@ -114,6 +114,24 @@ unsigned ring_capacity(const struct ring *r)
 	return r->mask;
 }
 
+int ring_guard_init(struct ring_guard *g, struct ring *r, unsigned count,
+		    enum ring_guard_side side)
+{
+	if (!count_ok(count) || r == NULL ||
+	    (side != RING_GUARD_CONSUMER && side != RING_GUARD_PRODUCER))
+		return -EINVAL;
+	*g = (struct ring_guard){
+		.table = r->slots,
+		.mask = count - 1,
+		.capacity = count - 1,
+		.head = 0,
+	};
+	/* This ring has no separate heads: each side publishes its tail. */
+	g->peer = side == RING_GUARD_CONSUMER ? &r->prod_tail : &r->cons_tail;
+	g->own_tail = side == RING_GUARD_CONSUMER ? &r->cons_tail : &r->prod_tail;
+	return 0;
+}
+
 const char *ring_impl_name(void)
 {
 	return "fake";

@@ -12,7 +12,10 @@
  * Cases: four producers on a tight cluster, releasing half of what is
  * placed so commits keep conflicting; a producer killed with SIGKILL in
  * mid-stream while the others go on; a producer writing random bytes and
- * out-of-range handles into its region beside a well-behaved one; and a
+ * out-of-range handles into its region beside a well-behaved one; a
+ * scribbler writing random bytes over its whole region, ring indices and
+ * geometry included, beside two well-behaved ones (the scribbler is
+ * disconnected, the others get every answer, the daemon stays up); and a
  * shutdown with pods in flight, every one of them answered. */
 #include <errno.h>
 #include <fcntl.h>
@@ -27,6 +30,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -260,6 +264,69 @@ static void vandal(int id)
 	_exit(0);
 }
 
+/* A producer that writes random bytes over its whole region, the region
+ * header, both rings' geometry, indices and entries, and the slots, again
+ * and again, until the daemon hangs up on it (or 20 s pass). Reports as
+ * `answered` whether it was disconnected. */
+static void scribbler(int id)
+{
+	struct report *r = &sh->r[id];
+	char err[512];
+	wait_go();
+	int fd = control_client_connect(sock, 5000, err, sizeof(err));
+	if (fd < 0) {
+		fail_report(r, "connect", err);
+		_exit(1);
+	}
+	struct op_request op = {.kind = OP_REGISTER};
+	struct op_registered reg;
+	int region_fd = -1;
+	uint32_t len;
+	if (control_client_call(fd, &op, sizeof(op), &reg, sizeof(reg), &len,
+				&region_fd, 5000, err, sizeof(err)) < 0 ||
+	    region_fd < 0) {
+		fail_report(r, "register", err);
+		_exit(1);
+	}
+	struct producer_region p;
+	if (producer_region_attach(region_fd, &p, err, sizeof(err)) < 0) {
+		fail_report(r, "attach", err);
+		_exit(1);
+	}
+	struct shm_span all = shm_region_span(p.region);
+	uint64_t rng = 0xfeedface + (uint64_t)id;
+	time_t deadline = time(NULL) + 20;
+	while (time(NULL) < deadline) {
+		uint64_t *words = all.base;
+		for (size_t i = 0; i < all.size / sizeof(uint64_t); i++) {
+			rng ^= rng << 13;
+			rng ^= rng >> 7;
+			rng ^= rng << 17;
+			words[i] = rng;
+		}
+		r->submitted++;
+		/* Hung up on: the next read of the control socket sees EOF. */
+		char byte;
+		ssize_t got = recv(fd, &byte, 1, MSG_DONTWAIT);
+		if (got == 0) {
+			r->answered = 1;
+			break;
+		}
+		usleep(1000);
+	}
+	producer_region_close(&p);
+	close(region_fd);
+	close(fd);
+	_exit(0);
+}
+
+static void scribbler_entry(int id, uint64_t pods, bool release)
+{
+	(void)pods;
+	(void)release;
+	scribbler(id);
+}
+
 static pid_t spawn(void (*fn)(int, uint64_t, bool), int id, uint64_t pods,
 		   bool release)
 {
@@ -441,6 +508,38 @@ static void test_random_bytes_are_rejected(void **state)
 	assert_int_equal(v->rejected + v->placed, v->answered);
 	assert_int_equal(ds.bad_handles, 20); /* one past-the-end handle a round */
 	check_producer(1, st[1]);
+	assert_int_equal(over, 0);
+}
+
+static void test_scribbler_cannot_hurt_others(void **state)
+{
+	(void)state;
+	pid_t pids[3];
+	int st[3];
+	pids[0] = spawn(scribbler_entry, 0, 0, false);
+	pids[1] = spawn(producer, 1, 5000, true);
+	pids[2] = spawn(producer, 2, 5000, false);
+	struct daemon *d = start(2);
+	uint64_t over = watch(d, pids, 3, st);
+	/* Still serving: a new producer gets its answers after the attack. */
+	pid_t late = spawn(producer, 3, 1000, false);
+	int late_st;
+	over += watch(d, &late, 1, &late_st);
+	struct daemon_stats ds;
+	daemon_stop(d, 5000, &ds);
+	struct report *v = &sh->r[0];
+	print_message("scribbler: %" PRIu64 " rounds of random bytes over its "
+		      "region, %s; daemon: %" PRIu64 " producer(s) disconnected "
+		      "for broken rings\n", v->submitted,
+		      v->answered ? "disconnected by the daemon" : "never disconnected",
+		      ds.producer_faults);
+	assert_int_equal(v->error, 0);
+	assert_true(WIFEXITED(st[0]));
+	assert_int_equal(v->answered, 1);
+	assert_int_equal(ds.producer_faults, 1);
+	check_producer(1, st[1]);
+	check_producer(2, st[2]);
+	check_producer(3, late_st);
 	assert_int_equal(over, 0);
 }
 
@@ -694,6 +793,8 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_random_bytes_are_rejected, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_scribbler_cannot_hurt_others,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_shutdown_answers_every_pod,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_devices_named_and_released,

@@ -1,5 +1,7 @@
 /* unit.ring_dpdk and unit.ring_fake: the ring contract of shm/ring.h, run
- * against each implementation (the same source, linked twice). */
+ * against each implementation (the same source, linked twice), and the
+ * daemon's guarded end (struct ring_guard) against a peer that plays fair
+ * and one that writes random bytes over the whole ring. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -142,6 +144,113 @@ static void test_attach_checks_the_ring(void **state)
 	free(junk);
 }
 
+/* The guard against an honest peer: both directions, across wrap-around,
+ * the same handles in the same order as the plain functions. */
+static void test_guard_round_trip(void **state)
+{
+	struct fixture *f = *state;
+	struct ring_guard cons, prod;
+	assert_int_equal(ring_guard_init(&cons, f->r, SLOTS, RING_GUARD_CONSUMER), 0);
+	uint64_t in[SLOTS], out[SLOTS];
+	uint64_t next = 1, expect = 1;
+	for (int round = 0; round < 50; round++) {
+		unsigned n = 1 + (unsigned)(round * 7) % (SLOTS - 1);
+		for (unsigned i = 0; i < n; i++)
+			in[i] = next++;
+		assert_int_equal(ring_enqueue_burst(f->r, in, n), n);
+		assert_int_equal(ring_guard_dequeue(&cons, out, SLOTS), (int)n);
+		for (unsigned i = 0; i < n; i++)
+			assert_true(out[i] == expect++);
+		assert_int_equal(ring_guard_dequeue(&cons, out, SLOTS), 0);
+	}
+	/* The other direction on a fresh ring: the guard produces. */
+	struct ring *r2 = ring_init(f->mem, f->size, SLOTS, "unit2");
+	assert_non_null(r2);
+	assert_int_equal(ring_guard_init(&prod, r2, SLOTS, RING_GUARD_PRODUCER), 0);
+	next = expect = 1;
+	for (int round = 0; round < 50; round++) {
+		unsigned n = 1 + (unsigned)(round * 5) % (SLOTS - 1);
+		for (unsigned i = 0; i < n; i++)
+			in[i] = next++;
+		assert_int_equal(ring_guard_enqueue(&prod, in, n), (int)n);
+		assert_int_equal(ring_dequeue_burst(r2, out, SLOTS), n);
+		for (unsigned i = 0; i < n; i++)
+			assert_true(out[i] == expect++);
+	}
+	/* Full: the guard refuses without loss, as the plain ring does. */
+	for (unsigned i = 0; i < SLOTS; i++)
+		in[i] = i;
+	assert_int_equal(ring_guard_enqueue(&prod, in, SLOTS), (int)ring_capacity(r2));
+	assert_int_equal(ring_guard_enqueue(&prod, in, 1), 0);
+	assert_int_equal(ring_dequeue_burst(r2, out, SLOTS), ring_capacity(r2));
+}
+
+static void test_guard_init_refuses_bad_arguments(void **state)
+{
+	struct fixture *f = *state;
+	struct ring_guard g;
+	assert_int_equal(ring_guard_init(&g, f->r, 3, RING_GUARD_CONSUMER), -EINVAL);
+	assert_int_equal(ring_guard_init(&g, f->r, SLOTS, 0), -EINVAL);
+	assert_int_equal(ring_guard_init(&g, NULL, SLOTS, RING_GUARD_PRODUCER), -EINVAL);
+}
+
+static void scribble(uint8_t *bytes, size_t n, uint64_t *rng)
+{
+	for (size_t i = 0; i < n; i++) {
+		*rng ^= *rng << 13;
+		*rng ^= *rng >> 7;
+		*rng ^= *rng << 17;
+		bytes[i] = (uint8_t)*rng;
+	}
+}
+
+/* A peer that rewrites the whole ring (geometry, both indices, entries)
+ * with random bytes between calls: each call either moves at most the
+ * ring's capacity or reports -EPROTO; nothing is read or written outside
+ * the ring's memory (ASan builds check that: the buffer is exactly
+ * ring_memsize() bytes), and the guard's private geometry never changes.
+ * Every other round the peer plays fair with the indices and scribbles
+ * only the entries (the last SLOTS * 8 bytes in both implementations):
+ * then the guard must take exactly what was enqueued, whatever the
+ * handles say. */
+static void test_guard_survives_a_scribbling_peer(void **state)
+{
+	struct fixture *f = *state;
+	struct ring_guard cons, prod;
+	uint64_t rng = 0x9d2c5680u;
+	uint64_t buf[4 * SLOTS];
+	unsigned refused = 0, moved = 0;
+	for (int round = 0; round < 20000; round++) {
+		if (round % 2 == 1) {
+			struct ring *r = ring_init(f->mem, f->size, SLOTS, "unit");
+			assert_non_null(r);
+			assert_int_equal(ring_guard_init(&cons, r, SLOTS,
+							 RING_GUARD_CONSUMER), 0);
+			unsigned k = 1 + (unsigned)(rng % (SLOTS - 1));
+			assert_int_equal(ring_enqueue_burst(r, buf, k), k);
+			scribble((uint8_t *)f->mem + f->size - SLOTS * sizeof(uint64_t),
+				 SLOTS * sizeof(uint64_t), &rng);
+			assert_int_equal(ring_guard_dequeue(&cons, buf, 4 * SLOTS), (int)k);
+			moved++;
+			continue;
+		}
+		assert_int_equal(ring_guard_init(&cons, f->r, SLOTS, RING_GUARD_CONSUMER), 0);
+		assert_int_equal(ring_guard_init(&prod, f->r, SLOTS, RING_GUARD_PRODUCER), 0);
+		for (int call = 0; call < 4; call++) {
+			scribble(f->mem, f->size, &rng);
+			int a = ring_guard_dequeue(&cons, buf, 4 * SLOTS);
+			int b = ring_guard_enqueue(&prod, buf, 4 * SLOTS);
+			assert_true(a == -EPROTO || (a >= 0 && a <= (int)(SLOTS - 1)));
+			assert_true(b == -EPROTO || (b >= 0 && b <= (int)(SLOTS - 1)));
+			refused += (a < 0) + (b < 0);
+			assert_int_equal(cons.mask, SLOTS - 1);
+			assert_int_equal(prod.mask, SLOTS - 1);
+		}
+	}
+	assert_true(refused > 0);
+	assert_true(moved > 0);
+}
+
 static void test_impl_name(void **state)
 {
 	(void)state;
@@ -162,6 +271,12 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_attach_checks_the_ring, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_guard_round_trip, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_guard_init_refuses_bad_arguments,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_guard_survives_a_scribbling_peer,
+						setup, teardown),
 		cmocka_unit_test(test_impl_name),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
