@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cli/node.h"
 #include "cli/place.h"
 #include "shmsched/version.h"
 
@@ -13,6 +14,8 @@ static void usage(FILE *to)
 		"commands:\n"
 		"  place    place the pods of a file on a cluster, one JSON line per pod\n"
 		"           (shmsched place --help)\n"
+		"  node     add, update, remove, cordon or uncordon a node of a running\n"
+		"           daemon, through its admin socket (shmsched node --help)\n"
 		"\n"
 		"  --version  print the version\n");
 }
@@ -25,6 +28,8 @@ int main(int argc, char **argv)
 	}
 	if (strcmp(argv[1], "place") == 0)
 		return place_main(argc - 1, argv + 1);
+	if (strcmp(argv[1], "node") == 0)
+		return node_main(argc - 1, argv + 1);
 	if (strcmp(argv[1], "--version") == 0) {
 		printf("shmsched %s\n", SHMSCHED_VERSION_STRING);
 		return 0;

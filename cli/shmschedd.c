@@ -3,6 +3,7 @@
  * SIGINT or SIGTERM. */
 #include <errno.h>
 #include <getopt.h>
+#include <grp.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <pthread.h>
@@ -24,6 +25,8 @@ static void usage(FILE *to)
 		"usage: shmschedd [--cluster FILE | --synthetic NODES[:RUNNING]]\n"
 		"                 [--workers N] [--socket PATH] [--config FILE]\n"
 		"                 [--slots N] [--allow-uid UID]... [--allow-gid GID]...\n"
+		"                 [--socket-mode MODE] [--socket-group GROUP]\n"
+		"                 [--admin-socket PATH] [--admin-uid UID]... [--admin-gid GID]...\n"
 		"                 [--seed N] [--no-pin]\n"
 		"\n"
 		"Serves pods from producers over shared memory: producers connect to\n"
@@ -42,6 +45,15 @@ static void usage(FILE *to)
 		"  --slots N            pod slots per producer (default 4096)\n"
 		"  --allow-uid UID      admit producers running as UID (repeatable)\n"
 		"  --allow-gid GID      admit producers in group GID (repeatable)\n"
+		"                       (default: only this daemon's own uid)\n"
+		"  --socket-mode MODE   the control socket's mode, octal (default 0600);\n"
+		"                       other users need 0660 with --socket-group, or 0666\n"
+		"  --socket-group GROUP the control socket's group (name or number)\n"
+		"  --admin-socket PATH  the admin socket: node events, resource names\n"
+		"                       (default: the control socket's path + \".admin\");\n"
+		"                       always mode 0600\n"
+		"  --admin-uid UID      admit admins running as UID (repeatable)\n"
+		"  --admin-gid GID      admit admins in group GID (repeatable)\n"
 		"                       (default: only this daemon's own uid)\n"
 		"  --seed N             the synthetic cluster and tie-breaks (default 1)\n"
 		"  --no-pin             do not pin workers to cores\n"
@@ -89,16 +101,67 @@ static int parse_synthetic(const char *s, struct daemon_config *c)
 	return 0;
 }
 
-/* The default socket path; makes /run/shmsched when that is the one. */
-static const char *default_socket(char *buf, size_t len)
+/* --socket-mode: octal, with no bits beyond rwx for user, group, other. */
+static int parse_mode(const char *s, mode_t *out)
+{
+	char *end;
+	errno = 0;
+	unsigned long v = strtoul(s, &end, 8);
+	if (errno != 0 || end == s || *end != '\0' || s[0] == '-' || v > 0777 ||
+	    (v & 0600) != 0600) {
+		fprintf(stderr, "shmschedd: --socket-mode: \"%s\" is not an octal "
+			"mode in 0600..0777 (the daemon's own user keeps rw)\n", s);
+		return -EINVAL;
+	}
+	*out = (mode_t)v;
+	return 0;
+}
+
+/* --socket-group: a group name, or a number. */
+static int parse_group(const char *s, gid_t *out)
+{
+	struct group *g = getgrnam(s);
+	if (g != NULL) {
+		*out = g->gr_gid;
+		return 0;
+	}
+	uint64_t v;
+	char *end;
+	errno = 0;
+	unsigned long long n = strtoull(s, &end, 10);
+	if (errno == 0 && end != s && *end == '\0' && s[0] != '-' &&
+	    n < UINT32_MAX) {
+		v = n;
+		*out = (gid_t)v;
+		return 0;
+	}
+	fprintf(stderr, "shmschedd: --socket-group: \"%s\" is neither a group "
+		"name nor a number\n", s);
+	return -EINVAL;
+}
+
+/* The default socket path. Makes /run/shmsched when that is the one, with
+ * the access the socket's mode and group ask for: a socket others may use
+ * is useless in a directory they cannot enter. */
+static const char *default_socket(char *buf, size_t len,
+				  const struct daemon_config *cfg)
 {
 	const char *xdg = getenv("XDG_RUNTIME_DIR");
 	if (xdg != NULL && *xdg != '\0') {
 		snprintf(buf, len, "%s/shmsched.sock", xdg);
 		return buf;
 	}
-	if (mkdir("/run/shmsched", 0750) < 0 && errno != EEXIST)
+	mode_t sock = cfg->socket_mode ? cfg->socket_mode : 0600;
+	mode_t dir = 0700 | (sock & 0060 ? 0050 : 0) | (sock & 0006 ? 0005 : 0);
+	if (mkdir("/run/shmsched", dir) < 0 && errno != EEXIST)
 		fprintf(stderr, "shmschedd: cannot create /run/shmsched: %s\n",
+			strerror(errno));
+	else if (chmod("/run/shmsched", dir) < 0 ||
+		 (cfg->has_socket_group &&
+		  chown("/run/shmsched", (uid_t)-1, cfg->socket_group) < 0))
+		fprintf(stderr, "shmschedd: cannot give /run/shmsched mode %04o%s: "
+			"%s\n", (unsigned)dir,
+			cfg->has_socket_group ? " and the socket's group" : "",
 			strerror(errno));
 	snprintf(buf, len, "/run/shmsched/shmsched.sock");
 	return buf;
@@ -115,6 +178,11 @@ int main(int argc, char **argv)
 		{"slots", required_argument, NULL, 'l'},
 		{"allow-uid", required_argument, NULL, 'u'},
 		{"allow-gid", required_argument, NULL, 'g'},
+		{"socket-mode", required_argument, NULL, 'm'},
+		{"socket-group", required_argument, NULL, 'G'},
+		{"admin-socket", required_argument, NULL, 'a'},
+		{"admin-uid", required_argument, NULL, 'U'},
+		{"admin-gid", required_argument, NULL, 'A'},
 		{"seed", required_argument, NULL, 'e'},
 		{"no-pin", no_argument, NULL, 'p'},
 		{"help", no_argument, NULL, 'h'},
@@ -122,8 +190,8 @@ int main(int argc, char **argv)
 		{NULL, 0, NULL, 0},
 	};
 	struct daemon_config cfg = {.synthetic_nodes = 1000, .seed = 1, .pin = true};
-	static uid_t uids[MAX_ALLOWED];
-	static gid_t gids[MAX_ALLOWED];
+	static uid_t uids[MAX_ALLOWED], admin_uids[MAX_ALLOWED];
+	static gid_t gids[MAX_ALLOWED], admin_gids[MAX_ALLOWED];
 	char socket_buf[PATH_MAX];
 	uint64_t v;
 	int c;
@@ -168,6 +236,34 @@ int main(int argc, char **argv)
 			else
 				gids[cfg.n_allowed_gids++] = (gid_t)v;
 			break;
+		case 'U':
+		case 'A':
+			if (parse_u64(c == 'U' ? "--admin-uid" : "--admin-gid", optarg,
+				      UINT32_MAX - 1, &v) < 0)
+				return 2;
+			if ((c == 'U' ? cfg.n_admin_uids : cfg.n_admin_gids) ==
+			    MAX_ALLOWED) {
+				fprintf(stderr, "shmschedd: at most %d --admin-uid and "
+					"%d --admin-gid\n", MAX_ALLOWED, MAX_ALLOWED);
+				return 2;
+			}
+			if (c == 'U')
+				admin_uids[cfg.n_admin_uids++] = (uid_t)v;
+			else
+				admin_gids[cfg.n_admin_gids++] = (gid_t)v;
+			break;
+		case 'a':
+			cfg.admin_socket_path = optarg;
+			break;
+		case 'm':
+			if (parse_mode(optarg, &cfg.socket_mode) < 0)
+				return 2;
+			break;
+		case 'G':
+			if (parse_group(optarg, &cfg.socket_group) < 0)
+				return 2;
+			cfg.has_socket_group = true;
+			break;
 		case 'e':
 			if (parse_u64("--seed", optarg, UINT64_MAX, &v) < 0)
 				return 2;
@@ -193,8 +289,10 @@ int main(int argc, char **argv)
 	}
 	cfg.allowed_uids = uids;
 	cfg.allowed_gids = gids;
+	cfg.admin_uids = admin_uids;
+	cfg.admin_gids = admin_gids;
 	if (cfg.socket_path == NULL)
-		cfg.socket_path = default_socket(socket_buf, sizeof(socket_buf));
+		cfg.socket_path = default_socket(socket_buf, sizeof(socket_buf), &cfg);
 
 	/* Every thread started from here inherits the mask: only sigwait below
 	 * takes SIGINT and SIGTERM. */
@@ -213,8 +311,11 @@ int main(int argc, char **argv)
 	}
 	struct daemon_stats st;
 	daemon_get_stats(d, &st);
-	printf("shmschedd: ready: socket %s, %u nodes, %u workers, pid %d\n",
-	       cfg.socket_path, st.nodes, st.workers, (int)getpid());
+	char admin_buf[PATH_MAX];
+	printf("shmschedd: ready: socket %s, admin socket %s, %u nodes, %u "
+	       "workers, pid %d\n", cfg.socket_path,
+	       daemon_admin_socket(&cfg, admin_buf, sizeof(admin_buf)), st.nodes,
+	       st.workers, (int)getpid());
 	fflush(stdout);
 
 	int sig;

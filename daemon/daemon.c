@@ -1,8 +1,9 @@
 /* The daemon, assembled: see daemon.h.
  *
  * Start: tables, configuration, cluster (file or synthetic), one engine per
- * worker, the producers table, the worker pool, then the control socket
- * last, so nothing reaches a producer before the daemon can serve it.
+ * worker, the producers table, the worker pool, then the admin socket and
+ * the producers' control socket last, so nothing reaches a producer before
+ * the daemon can serve it.
  * Stop: the reverse, with the drain in between (see daemon_stop()).
  */
 #include "daemon/daemon.h"
@@ -33,6 +34,8 @@ struct daemon {
 	struct serve *serve;
 	struct pool *pool;
 	struct control_server *server;
+	struct control_server *admin;
+	char admin_path[108];
 };
 
 static void teardown(struct daemon *d)
@@ -69,6 +72,15 @@ static int load_cluster(struct daemon *d, const struct daemon_config *cfg,
 		log_msg(LOG_LEVEL_INFO, "synthetic cluster: %u nodes, %u running pods",
 			st.nodes, st.running);
 	return rc;
+}
+
+const char *daemon_admin_socket(const struct daemon_config *cfg, char *buf,
+				size_t len)
+{
+	int n = cfg->admin_socket_path != NULL
+		? snprintf(buf, len, "%s", cfg->admin_socket_path)
+		: snprintf(buf, len, "%s.admin", cfg->socket_path);
+	return n > 0 && (size_t)n < len ? buf : NULL;
 }
 
 struct daemon *daemon_start(const struct daemon_config *cfg, char *err,
@@ -120,20 +132,50 @@ struct daemon *daemon_start(const struct daemon_config *cfg, char *err,
 	d->pool = pool_start(&pc, serve_poll, d->serve, err, err_len);
 	if (d->pool == NULL)
 		goto fail;
+	if (daemon_admin_socket(cfg, d->admin_path, sizeof(d->admin_path)) == NULL) {
+		snprintf(err, err_len, "admin socket path: %s%s: does not fit a "
+			 "Unix socket address", cfg->admin_socket_path ?
+			 cfg->admin_socket_path : cfg->socket_path,
+			 cfg->admin_socket_path ? "" : ".admin");
+		goto fail_server;
+	}
+	producers_set_admin_socket(d->producers, d->admin_path);
+	/* The admin socket first: a producer that connects can be told where
+	 * node events go. Its file stays 0600. */
+	struct control_server_config ac = {
+		.allowed_uids = cfg->admin_uids,
+		.n_allowed_uids = cfg->n_admin_uids,
+		.allowed_gids = cfg->admin_gids,
+		.n_allowed_gids = cfg->n_admin_gids,
+		.max_connections = 16,
+		.arg = producers_endpoint(d->producers, ROLE_ADMIN),
+		.on_connect = producers_on_connect,
+		.on_request = producers_on_request,
+		.on_disconnect = producers_on_disconnect,
+	};
+	d->admin = control_server_start(d->admin_path, &ac, err, err_len);
+	if (d->admin == NULL)
+		goto fail_server;
 	struct control_server_config sc = {
 		.allowed_uids = cfg->allowed_uids,
 		.n_allowed_uids = cfg->n_allowed_uids,
 		.allowed_gids = cfg->allowed_gids,
 		.n_allowed_gids = cfg->n_allowed_gids,
-		.arg = d->producers,
+		.socket_mode = cfg->socket_mode,
+		.socket_group = cfg->socket_group,
+		.has_socket_group = cfg->has_socket_group,
+		.arg = producers_endpoint(d->producers, ROLE_PRODUCER),
 		.on_connect = producers_on_connect,
 		.on_request = producers_on_request,
 		.on_disconnect = producers_on_disconnect,
 	};
 	d->server = control_server_start(cfg->socket_path, &sc, err, err_len);
 	if (d->server == NULL)
-		goto fail_server;
+		goto fail_admin;
 	return d;
+
+fail_admin:
+	control_server_stop(d->admin);
 
 fail_server:
 	pool_stop(d->pool);
@@ -189,8 +231,10 @@ void daemon_stop(struct daemon *d, unsigned drain_ms, struct daemon_stats *out)
 	rcu_unregister();
 	if (out != NULL)
 		daemon_get_stats(d, out);
-	control_server_stop(d->server); /* frees every producer */
+	control_server_stop(d->server); /* frees every producer ... */
 	d->server = NULL;
+	control_server_stop(d->admin);  /* ... and every admin connection's */
+	d->admin = NULL;
 	teardown(d);
 }
 
@@ -198,6 +242,7 @@ void daemon_get_stats(struct daemon *d, struct daemon_stats *out)
 {
 	memset(out, 0, sizeof(*out));
 	out->nodes = cluster_snapshot(d->cluster)->n_nodes;
+	out->interned_strings = intern_count(d->strings);
 	out->workers = d->workers;
 	producers_counts(d->producers, &out->producers_registered,
 			 &out->producers_gone, &out->producer_faults);

@@ -25,6 +25,21 @@ struct daemon_config {
 	size_t n_allowed_uids;
 	const gid_t *allowed_gids;
 	size_t n_allowed_gids;
+	/* The producer socket's mode (0: 0600) and group (when
+	 * has_socket_group): --allow-uid/--allow-gid need a mode that lets
+	 * those users reach it. */
+	mode_t socket_mode;
+	gid_t socket_group;
+	bool has_socket_group;
+	/* The admin socket: node events, resource names, and all a producer
+	 * may do. NULL: socket_path with ".admin" appended. Admitted: the
+	 * admin uids and gids; none given: the daemon's own uid. Its file is
+	 * always 0600. */
+	const char *admin_socket_path;
+	const uid_t *admin_uids;
+	size_t n_admin_uids;
+	const gid_t *admin_gids;
+	size_t n_admin_gids;
 };
 
 struct daemon_stats {
@@ -32,11 +47,17 @@ struct daemon_stats {
 	unsigned workers;
 	uint64_t producers_registered, producers_gone;
 	uint64_t producer_faults;  /* disconnected for breaking their region's rings */
+	uint32_t interned_strings; /* the intern table's size (it never shrinks) */
 	uint64_t pods, placed, unschedulable, rejected, cancelled;
 	uint64_t conflicts, gave_up, bad_handles, completion_overflows;
 };
 
 struct daemon;
+
+/* The admin socket's path for `cfg` (its own, or the default), written
+ * into buf. Returns buf, or NULL when it does not fit. */
+const char *daemon_admin_socket(const struct daemon_config *cfg, char *buf,
+				size_t len);
 
 /* Starts everything; on return the socket accepts producers. Returns NULL
  * with a message in `err` (input errors name the file and field). The

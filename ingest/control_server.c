@@ -725,6 +725,13 @@ struct control_server *control_server_start(const char *path,
 	mode_t mode = cfg != NULL && cfg->socket_mode ? cfg->socket_mode : 0600;
 	/* chmod before listen: until listen, connecting is refused anyway,
 	 * so the umask's mode is never usable by anyone. */
+	if (cfg != NULL && cfg->has_socket_group &&
+	    chown(path, (uid_t)-1, cfg->socket_group) < 0) {
+		rc = -errno;
+		errmsg(err, err_len, "control socket %s: setting group %u: %s",
+			path, (unsigned)cfg->socket_group, strerror(-rc));
+		goto fail_listen;
+	}
 	if (stat(path, &st) < 0 || chmod(path, mode) < 0) {
 		rc = -errno;
 		errmsg(err, err_len, "control socket %s: setting mode %04o: %s",

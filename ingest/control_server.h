@@ -50,6 +50,11 @@ struct control_server_config {
 	/* Mode of the socket file; 0: 0600. Connecting needs write access to
 	 * it, so this is a first gate and the credential check the second. */
 	mode_t socket_mode;
+	/* Group of the socket file, when has_socket_group (with socket_mode's
+	 * group bits, so that admitted gids can reach it); else left as the
+	 * process's. */
+	gid_t socket_group;
+	int has_socket_group;
 	/* Connections open at once, 1..4096; 0: 64. One more is refused with an
 	 * ERROR (EBUSY) and closed. */
 	unsigned max_connections;

@@ -431,12 +431,16 @@ static int resource_here(struct decoder *d, const char *name, size_t len, int *i
 	*idx = res_lookup(d->ctx->res, name, len);
 	if (*idx >= 0 || !res_name_is_scalar(name, len))
 		return 0;
+	char q[SHOW_MAX + 16];
+	if (d->ctx->no_new_resources)
+		return fail(d, -EPERM, "resource %s is not registered: only the "
+			    "admin socket registers resource names",
+			    show_str(name, len, q, sizeof(q)));
 	int rc = res_register(d->ctx->res, name, len);
 	if (rc >= 0) {
 		*idx = rc;
 		return 0;
 	}
-	char q[SHOW_MAX + 16];
 	if (rc == -ENOSPC)
 		return fail(d, -ENOSPC, "resource %s: no room for another named "
 			    "resource (at most %d besides cpu, memory, "

@@ -15,6 +15,7 @@
 #ifndef SHMSCHED_INGEST_K8S_JSON_H
 #define SHMSCHED_INGEST_K8S_JSON_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -22,7 +23,10 @@
 
 struct k8s_ctx {
 	struct intern *strings;
-	struct res_names *res; /* named resources are registered as met */
+	struct res_names *res; /* named resources are registered as met ... */
+	bool no_new_resources; /* ... unless set: an unknown one is refused
+				* (-EPERM), for producers, who may not
+				* register resource names */
 };
 
 enum pod_phase {

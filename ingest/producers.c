@@ -26,7 +26,16 @@
 #include "shm/shm.h"
 #include "workers/workers.h"
 
+struct producers;
+
+struct endpoint {
+	struct producers *p;
+	enum producer_role role;
+};
+
 struct producers {
+	struct endpoint endpoints[2]; /* [role - 1] */
+	char admin_socket[108];       /* for refusals; "" when unknown */
 	struct cluster *cluster;
 	struct intern *strings; /* written here, read by workers */
 	struct res_names *res;  /* likewise */
@@ -50,7 +59,20 @@ struct producers *producers_create(struct cluster *c, struct intern *strings,
 	p->ctx = ctx;
 	p->slots = slots;
 	p->accepting = 1;
+	p->endpoints[0] = (struct endpoint){p, ROLE_PRODUCER};
+	p->endpoints[1] = (struct endpoint){p, ROLE_ADMIN};
 	return p;
+}
+
+void *producers_endpoint(struct producers *p, enum producer_role role)
+{
+	return &p->endpoints[role == ROLE_ADMIN ? 1 : 0];
+}
+
+void producers_set_admin_socket(struct producers *p, const char *admin_socket)
+{
+	snprintf(p->admin_socket, sizeof(p->admin_socket), "%s",
+		 admin_socket ? admin_socket : "");
 }
 
 static void producer_free(struct producer *pr)
@@ -113,7 +135,7 @@ void producers_fault(struct producers *p, struct producer *pr, const char *why)
 int producers_on_connect(void *arg, uint64_t conn, const struct ucred *peer,
 			 char *reason, size_t reason_len)
 {
-	struct producers *p = arg;
+	struct producers *p = ((struct endpoint *)arg)->p;
 	(void)conn;
 	(void)peer;
 	if (!__atomic_load_n(&p->accepting, __ATOMIC_RELAXED)) {
@@ -123,19 +145,23 @@ int producers_on_connect(void *arg, uint64_t conn, const struct ucred *peer,
 	return 0;
 }
 
-/* The writer's own view of the table: plain reads are fine on its thread. */
-static struct producer *by_conn(struct producers *p, uint64_t conn)
+/* The writer's own view of the table: plain reads are fine on its thread.
+ * Connection ids are unique within one server, so with the role (one
+ * server per role) they name one connection. */
+static struct producer *by_conn(struct producers *p, enum producer_role role,
+				uint64_t conn)
 {
 	for (uint32_t i = 0; i < PRODUCERS_MAX; i++)
-		if (p->table[i] != NULL && p->table[i]->conn == conn)
+		if (p->table[i] != NULL && p->table[i]->conn == conn &&
+		    p->table[i]->role == role)
 			return p->table[i];
 	return NULL;
 }
 
-static void handle_register(struct producers *p, struct control_server *s,
-			    uint64_t conn, uint32_t rid)
+static void handle_register(struct producers *p, enum producer_role role,
+			    struct control_server *s, uint64_t conn, uint32_t rid)
 {
-	if (by_conn(p, conn) != NULL) {
+	if (by_conn(p, role, conn) != NULL) {
 		control_server_reply_error(s, conn, rid, EALREADY,
 					   "this connection has registered already");
 		return;
@@ -169,6 +195,7 @@ static void handle_register(struct producers *p, struct control_server *s,
 		return;
 	}
 	pr->id = i;
+	pr->role = (uint8_t)role;
 	pr->conn = conn;
 	pr->server = s;
 	/* Before the producer has the fd: the indices are the initial ones. */
@@ -181,25 +208,28 @@ static void handle_register(struct producers *p, struct control_server *s,
 	 * filled producer. */
 	__atomic_store_n(&p->table[i], pr, __ATOMIC_RELEASE);
 	__atomic_fetch_add(&p->registered, 1, __ATOMIC_RELAXED);
-	log_msg(LOG_LEVEL_INFO, "producer %u registered (connection %llu, %u slots)",
-		i, (unsigned long long)conn, p->slots);
+	log_msg(LOG_LEVEL_INFO, "producer %u registered (%s connection %llu, %u slots)",
+		i, role == ROLE_ADMIN ? "admin" : "producer",
+		(unsigned long long)conn, p->slots);
 	control_server_reply(s, conn, rid, &reg, sizeof(reg),
 			     shm_region_fd(pr->region.region));
 }
 
-static int decode_one(struct producers *p, const char *what, const void *body,
-		      uint32_t len, struct pod_spec *pod, struct node_spec *node,
-		      char *err, size_t err_len)
+static int decode_one(struct producers *p, enum producer_role role,
+		      const char *what, const void *body, uint32_t len,
+		      struct pod_spec *pod, struct node_spec *node, char *err,
+		      size_t err_len)
 {
-	struct k8s_ctx kc = {.strings = p->strings, .res = p->res};
+	struct k8s_ctx kc = {.strings = p->strings, .res = p->res,
+			     .no_new_resources = role != ROLE_ADMIN};
 	return k8s_load_one(what, body, len, &kc, pod, node, err, err_len);
 }
 
-static void handle_template(struct producers *p, struct control_server *s,
-			    uint64_t conn, uint32_t rid, const void *body,
-			    uint32_t len)
+static void handle_template(struct producers *p, enum producer_role role,
+			    struct control_server *s, uint64_t conn, uint32_t rid,
+			    const void *body, uint32_t len)
 {
-	struct producer *pr = by_conn(p, conn);
+	struct producer *pr = by_conn(p, role, conn);
 	if (pr == NULL) {
 		control_server_reply_error(s, conn, rid, EPERM,
 					   "register before sending templates");
@@ -213,7 +243,8 @@ static void handle_template(struct producers *p, struct control_server *s,
 	}
 	static struct pod_spec pod; /* the control thread's alone; too big for a stack */
 	char err[1024];
-	int rc = decode_one(p, "template", body, len, &pod, NULL, err, sizeof(err));
+	int rc = decode_one(p, role, "template", body, len, &pod, NULL, err,
+			    sizeof(err));
 	if (rc < 0) {
 		control_server_reply_error(s, conn, rid, -rc, "%s", err);
 		return;
@@ -236,15 +267,19 @@ static void handle_node_event(struct producers *p, struct control_server *s,
 	ev.kind = (uint8_t)kind;
 	int rc = 0;
 	if (kind == NODE_EVENT_ADD || kind == NODE_EVENT_UPDATE) {
-		rc = decode_one(p, "node event", body, len, NULL, &ev.spec, err,
-				sizeof(err));
+		rc = decode_one(p, ROLE_ADMIN, "node event", body, len, NULL,
+				&ev.spec, err, sizeof(err));
 		ev.name = ev.spec.name;
 	} else if (kind == NODE_EVENT_REMOVE || kind == NODE_EVENT_CORDON ||
 		   kind == NODE_EVENT_UNCORDON) {
-		rc = intern_add(p->strings, body, len, &ev.name);
-		if (rc < 0)
-			snprintf(err, sizeof(err), "node event: the node name is not "
-				 "a valid string (%u bytes)", len);
+		/* A lookup, never an add: a name the table does not hold
+		 * names no node, and a refused request must not grow the
+		 * table. */
+		if (!intern_find(p->strings, body, len, &ev.name)) {
+			rc = -ENOENT;
+			snprintf(err, sizeof(err), "node %.*s: no such node",
+				 (int)(len > 253 ? 253 : len), (const char *)body);
+		}
 	} else {
 		rc = -EINVAL;
 		snprintf(err, sizeof(err), "node event: kind %u: expected 1..5", kind);
@@ -364,11 +399,11 @@ static int release_devices(struct producers *p, const struct node_spec *node,
 	return 0;
 }
 
-static void handle_release(struct producers *p, struct control_server *s,
-			   uint64_t conn, uint32_t rid, const void *body,
-			   uint32_t len)
+static void handle_release(struct producers *p, enum producer_role role,
+			   struct control_server *s, uint64_t conn, uint32_t rid,
+			   const void *body, uint32_t len)
 {
-	struct producer *pr = by_conn(p, conn);
+	struct producer *pr = by_conn(p, role, conn);
 	struct op_release r;
 	if (pr == NULL || len != sizeof(r)) {
 		control_server_reply_error(s, conn, rid, EINVAL, pr == NULL
@@ -422,11 +457,24 @@ static void handle_node_name(struct producers *p, struct control_server *s,
 	control_server_reply(s, conn, rid, name, (uint32_t)strlen(name), -1);
 }
 
-static void handle_resource(struct producers *p, struct control_server *s,
-			    uint64_t conn, uint32_t rid, const void *body,
-			    uint32_t len)
+/* A producer looks a resource name up; only an admin registers a new one. */
+static void handle_resource(struct producers *p, enum producer_role role,
+			    struct control_server *s, uint64_t conn, uint32_t rid,
+			    const void *body, uint32_t len)
 {
-	int r = res_register(p->res, body, len);
+	int r = res_lookup(p->res, body, len);
+	if (r < 0 && role != ROLE_ADMIN) {
+		control_server_reply_error(s, conn, rid, EPERM,
+					   "resource \"%.*s\" is not registered, and "
+					   "only the admin socket%s%s%s registers "
+					   "resource names", (int)(len > 64 ? 64 : len),
+					   (const char *)body,
+					   p->admin_socket[0] ? " (" : "",
+					   p->admin_socket, p->admin_socket[0] ? ")" : "");
+		return;
+	}
+	if (r < 0)
+		r = res_register(p->res, body, len);
 	if (r < 0 || r == RES_PODS) {
 		control_server_reply_error(s, conn, rid, r < 0 ? -r : EINVAL,
 					   "resource \"%.*s\": %s", (int)(len > 64 ? 64 : len),
@@ -440,11 +488,24 @@ static void handle_resource(struct producers *p, struct control_server *s,
 	control_server_reply(s, conn, rid, &out, sizeof(out), -1);
 }
 
+/* Refuses a request only the admin socket takes, naming that socket. */
+static void refuse_not_admin(struct producers *p, struct control_server *s,
+			     uint64_t conn, uint32_t rid, const char *what)
+{
+	control_server_reply_error(s, conn, rid, EPERM,
+				   "%s need the admin socket%s%s%s: producers may "
+				   "not change the cluster", what,
+				   p->admin_socket[0] ? " (" : "", p->admin_socket,
+				   p->admin_socket[0] ? ")" : "");
+}
+
 void producers_on_request(void *arg, struct control_server *s, uint64_t conn,
 			  uint32_t request_id, const void *payload, uint32_t len,
 			  int fd)
 {
-	struct producers *p = arg;
+	const struct endpoint *ep = arg;
+	struct producers *p = ep->p;
+	enum producer_role role = ep->role;
 	(void)fd; /* no request carries one; the server closes it */
 	struct op_request op;
 	if (len < sizeof(op)) {
@@ -458,22 +519,26 @@ void producers_on_request(void *arg, struct control_server *s, uint64_t conn,
 	uint32_t body_len = len - (uint32_t)sizeof(op);
 	switch (op.kind) {
 	case OP_REGISTER:
-		handle_register(p, s, conn, request_id);
+		handle_register(p, role, s, conn, request_id);
 		break;
 	case OP_TEMPLATE:
-		handle_template(p, s, conn, request_id, body, body_len);
+		handle_template(p, role, s, conn, request_id, body, body_len);
 		break;
 	case OP_NODE_EVENT:
-		handle_node_event(p, s, conn, request_id, op.arg, body, body_len);
+		if (role != ROLE_ADMIN)
+			refuse_not_admin(p, s, conn, request_id, "node events");
+		else
+			handle_node_event(p, s, conn, request_id, op.arg, body,
+					  body_len);
 		break;
 	case OP_RELEASE:
-		handle_release(p, s, conn, request_id, body, body_len);
+		handle_release(p, role, s, conn, request_id, body, body_len);
 		break;
 	case OP_NODE_NAME:
 		handle_node_name(p, s, conn, request_id, op.arg);
 		break;
 	case OP_RESOURCE:
-		handle_resource(p, s, conn, request_id, body, body_len);
+		handle_resource(p, role, s, conn, request_id, body, body_len);
 		break;
 	default:
 		control_server_reply_error(s, conn, request_id, EPROTO,
@@ -484,8 +549,9 @@ void producers_on_request(void *arg, struct control_server *s, uint64_t conn,
 
 void producers_on_disconnect(void *arg, uint64_t conn)
 {
-	struct producers *p = arg;
-	struct producer *pr = by_conn(p, conn);
+	const struct endpoint *ep = arg;
+	struct producers *p = ep->p;
+	struct producer *pr = by_conn(p, ep->role, conn);
 	if (pr == NULL)
 		return; /* connected, never registered */
 	/* Release: pairs with producers_get()'s acquire; a worker that still

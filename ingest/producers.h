@@ -26,11 +26,19 @@
 struct control_server;
 
 #define PRODUCERS_MAX 256
+
+/* Who is at the other end of a control connection, by the socket it came
+ * through (DESIGN.md, "Processes and trust"). */
+enum producer_role {
+	ROLE_PRODUCER = 1, /* templates, pods, its own releases, node names */
+	ROLE_ADMIN = 2,    /* all of that, plus node events and resource names */
+};
 #define PRODUCER_TEMPLATES_MAX 4096
 
 struct producer {
 	uint32_t id;   /* its index in the table */
-	uint64_t conn; /* the control connection that owns it */
+	uint8_t role;  /* enum producer_role: the socket it registered through */
+	uint64_t conn; /* the control connection that owns it (unique per role) */
 	struct control_server *server; /* that connection's server */
 	struct producer_region region;
 	/* The daemon's ends of the region's rings: geometry and the daemon's
@@ -58,7 +66,14 @@ struct producers *producers_create(struct cluster *c, struct intern *strings,
  * have stopped (its on_disconnect calls freed the producers). */
 void producers_destroy(struct producers *p);
 
-/* The control server's callbacks (arg: the struct producers). */
+/* The control servers' callback argument for one role: one server per
+ * role (the producer socket, the admin socket), each with its own. The
+ * pointer lives as long as `p`. `admin_socket` (may be NULL) is named in
+ * the refusal a producer gets for an admin request. */
+void *producers_endpoint(struct producers *p, enum producer_role role);
+void producers_set_admin_socket(struct producers *p, const char *admin_socket);
+
+/* The control server's callbacks (arg: producers_endpoint()). */
 int producers_on_connect(void *arg, uint64_t conn, const struct ucred *peer,
 			 char *reason, size_t reason_len);
 void producers_on_request(void *arg, struct control_server *s, uint64_t conn,

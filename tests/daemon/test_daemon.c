@@ -666,6 +666,89 @@ static void refused(struct shmsched_client *c, struct daemon *d, uint32_t tid,
 	assert_int_equal(daemon_pods_on_nodes(d), pods);
 }
 
+/* Roles: a producer may not change the cluster or register resource
+ * names; the admin socket may; a refused request interns nothing. */
+static void test_roles(void **state)
+{
+	(void)state;
+	struct daemon *d = start(1);
+	char err[512], admin_sock[160];
+	snprintf(admin_sock, sizeof(admin_sock), "%s.admin", sock);
+	struct shmsched_client *c, *a;
+	if (shmsched_connect(sock, &c, err, sizeof(err)) < 0)
+		fail_msg("connect: %s", err);
+
+	/* A producer's node events: refused, naming the admin socket. */
+	static const char big_node[] =
+		"{\"kind\":\"Node\",\"metadata\":{\"name\":\"invented\"},"
+		"\"status\":{\"allocatable\":{\"cpu\":\"1000000\",\"pods\":\"110\"}}}";
+	assert_int_equal(shmsched_node_event(c, SHMSCHED_NODE_ADD, big_node,
+					     strlen(big_node), err, sizeof(err)), -EPERM);
+	assert_non_null(strstr(err, "admin socket"));
+	assert_non_null(strstr(err, admin_sock));
+	assert_int_equal(shmsched_node_event(c, SHMSCHED_NODE_CORDON, "n1", 2, err,
+					     sizeof(err)), -EPERM);
+	assert_int_equal(shmsched_node_event(c, SHMSCHED_NODE_REMOVE, "n1", 2, err,
+					     sizeof(err)), -EPERM);
+	struct daemon_stats ds;
+	daemon_get_stats(d, &ds);
+	assert_int_equal(ds.nodes, 8);
+
+	/* Resource names: a producer looks up, never registers. */
+	uint32_t idx;
+	assert_int_equal(shmsched_resource(c, "cpu", &idx, err, sizeof(err)), 0);
+	assert_int_equal(shmsched_resource(c, "example.com/made-up", &idx, err,
+					   sizeof(err)), -EPERM);
+	assert_non_null(strstr(err, "admin socket"));
+	static const char pod_new_res[] =
+		"{\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\"},\"spec\":"
+		"{\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":"
+		"{\"example.com/made-up\":\"1\"}}}]}}";
+	uint32_t tid;
+	assert_int_equal(shmsched_register_template(c, pod_new_res,
+						    strlen(pod_new_res), &tid, err,
+						    sizeof(err)), -EPERM);
+	assert_non_null(strstr(err, "not registered"));
+
+	/* The admin socket: the same requests are taken. */
+	if (shmsched_connect(admin_sock, &a, err, sizeof(err)) < 0)
+		fail_msg("connect admin: %s", err);
+	assert_int_equal(shmsched_node_event(a, SHMSCHED_NODE_CORDON, "n1", 2, err,
+					     sizeof(err)), 0);
+	assert_int_equal(shmsched_node_event(a, SHMSCHED_NODE_UNCORDON, "n1", 2, err,
+					     sizeof(err)), 0);
+	assert_int_equal(shmsched_resource(a, "example.com/made-up", &idx, err,
+					   sizeof(err)), 0);
+	/* Now registered, the producer may look it up and use it. */
+	uint32_t idx2;
+	assert_int_equal(shmsched_resource(c, "example.com/made-up", &idx2, err,
+					   sizeof(err)), 0);
+	assert_int_equal(idx2, idx);
+	assert_int_equal(shmsched_register_template(c, pod_new_res,
+						    strlen(pod_new_res), &tid, err,
+						    sizeof(err)), 0);
+
+	/* Removing names the table does not hold interns nothing, even from
+	 * the admin: 1,000 refusals of 4 KB names leave the table as it was. */
+	daemon_get_stats(d, &ds);
+	uint32_t before = ds.interned_strings;
+	static char name[4096];
+	for (int i = 0; i < 1000; i++) {
+		int n = snprintf(name, sizeof(name), "no-such-node-%d-", i);
+		memset(name + n, 'x', sizeof(name) - 1 - (size_t)n);
+		assert_int_equal(shmsched_node_event(a, SHMSCHED_NODE_REMOVE, name,
+						     sizeof(name) - 1, err,
+						     sizeof(err)), -ENOENT);
+	}
+	daemon_get_stats(d, &ds);
+	assert_int_equal(ds.interned_strings, before);
+	assert_int_equal(ds.nodes, 8);
+
+	shmsched_disconnect(a);
+	shmsched_disconnect(c);
+	daemon_stop(d, 1000, NULL);
+}
+
 static void test_devices_named_and_released(void **state)
 {
 	(void)state;
@@ -797,6 +880,7 @@ int main(void)
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_shutdown_answers_every_pod,
 						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_roles, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_devices_named_and_released,
 						setup_gpu, teardown),
 	};
