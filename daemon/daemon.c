@@ -9,6 +9,7 @@
 #include "daemon/daemon.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,7 +102,11 @@ struct daemon *daemon_start(const struct daemon_config *cfg, char *err,
 	    load_cluster(d, cfg, err, err_len) < 0)
 		goto fail;
 
-	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	/* The CPUs this process may run on (taskset, a cgroup), not the
+	 * machine's: the workers pin inside them (workers/pool.c). */
+	cpu_set_t allowed;
+	long cores = sched_getaffinity(0, sizeof(allowed), &allowed) == 0
+		     ? CPU_COUNT(&allowed) : sysconf(_SC_NPROCESSORS_ONLN);
 	d->workers = cfg->workers ? cfg->workers
 				  : (cores > 1 ? (unsigned)cores - 1 : 1);
 	d->engines = calloc(d->workers, sizeof(*d->engines));

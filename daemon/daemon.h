@@ -18,7 +18,7 @@ struct daemon_config {
 	uint32_t synthetic_running;
 	const char *config_path;   /* KubeSchedulerConfiguration; NULL: defaults */
 	uint64_t seed;             /* synthetic cluster, tie-breaks */
-	unsigned workers;          /* 0: one per core less one, at least 1 */
+	unsigned workers;          /* 0: one per allowed CPU less one, at least 1 */
 	bool pin;                  /* pin workers to cores (hwloc) */
 	uint32_t slots;            /* per producer region; 0: 4096 */
 	const uid_t *allowed_uids; /* none and no gids: the daemon's own uid */

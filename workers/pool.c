@@ -361,7 +361,11 @@ static hwloc_obj_t core_numa_node(hwloc_topology_t topo, hwloc_obj_t core)
 /* The cores in placement order: the first core of each NUMA node, then
  * the second of each, and so on, so that a pool smaller than the machine
  * spreads over its nodes. Returns the count; *out is malloc'd. */
-static int cores_in_order(hwloc_topology_t topo, struct core_slot **out)
+/* The cores (or PUs) that share a PU with `allowed` (the CPU set the
+ * process was started with: taskset, a cgroup), in the order workers take
+ * them. */
+static int cores_in_order(hwloc_topology_t topo, hwloc_const_bitmap_t allowed,
+			  struct core_slot **out)
 {
 	hwloc_obj_type_t type = HWLOC_OBJ_CORE;
 	int n = hwloc_get_nbobjs_by_type(topo, type);
@@ -380,22 +384,26 @@ static int cores_in_order(hwloc_topology_t topo, struct core_slot **out)
 		free(per_node);
 		return -ENOMEM;
 	}
+	int kept = 0;
 	for (int i = 0; i < n; i++) {
 		hwloc_obj_t core = hwloc_get_obj_by_type(topo, type, (unsigned)i);
+		if (core == NULL || !hwloc_bitmap_intersects(core->cpuset, allowed))
+			continue;
 		hwloc_obj_t node = core_numa_node(topo, core);
 		int k = node != NULL && (int)node->logical_index < nodes ?
 			(int)node->logical_index : 0;
-		slots[i] = (struct core_slot){core, k, per_node[k]++};
+		slots[kept++] = (struct core_slot){core, k, per_node[k]++};
 	}
-	qsort(slots, (size_t)n, sizeof(*slots), core_slot_cmp);
+	qsort(slots, (size_t)kept, sizeof(*slots), core_slot_cmp);
 	free(per_node);
 	*out = slots;
-	return n;
+	return kept;
 }
 
 /* Decides each worker's cpu, node and cpuset (pinned pools only). */
 static int place_workers(struct pool *p, const struct core_slot *cores,
-			 int n_cores, char *err, size_t err_len)
+			 int n_cores, hwloc_const_bitmap_t allowed, char *err,
+			 size_t err_len)
 {
 	if (p->n > (unsigned)n_cores)
 		log_msg(LOG_LEVEL_WARN,
@@ -406,6 +414,9 @@ static int place_workers(struct pool *p, const struct core_slot *cores,
 		struct pool_worker *w = &p->workers[i];
 		hwloc_obj_t core = cores[i % (unsigned)n_cores].core;
 		w->cpuset = hwloc_bitmap_dup(core->cpuset);
+		/* Only PUs the process may run on: a core may be half allowed. */
+		if (w->cpuset != NULL)
+			hwloc_bitmap_and(w->cpuset, w->cpuset, allowed);
 		if (w->cpuset == NULL) {
 			errmsg(err, err_len, "pool: worker %u: out of memory", i);
 			return -ENOMEM;
@@ -476,6 +487,7 @@ struct pool *pool_start(const struct pool_config *cfg, pool_poll_fn poll,
 {
 	int e = 0; /* 0 or a negative errno, as everywhere in this file */
 	struct core_slot *cores = NULL;
+	hwloc_bitmap_t allowed = NULL;
 	unsigned started = 0;
 
 	if (cfg == NULL || poll == NULL) {
@@ -526,7 +538,21 @@ struct pool *pool_start(const struct pool_config *cfg, pool_poll_fn poll,
 			strerror(errno));
 		goto fail_topology;
 	}
-	int n_cores = cores_in_order(p->topo, &cores);
+	/* The CPU set the process was started with (taskset, a cgroup):
+	 * workers pin inside it, never outside. */
+	allowed = hwloc_bitmap_alloc();
+	if (allowed == NULL ||
+	    hwloc_get_cpubind(p->topo, allowed, HWLOC_CPUBIND_PROCESS) < 0 ||
+	    hwloc_bitmap_iszero(allowed)) {
+		if (allowed != NULL)
+			hwloc_bitmap_copy(allowed, hwloc_topology_get_allowed_cpuset(p->topo));
+		else {
+			e = -ENOMEM;
+			errmsg(err, err_len, "pool: out of memory");
+			goto fail_topology;
+		}
+	}
+	int n_cores = cores_in_order(p->topo, allowed, &cores);
 	if (n_cores < 0) {
 		e = n_cores;
 		errmsg(err, err_len, "pool: out of memory");
@@ -556,7 +582,7 @@ struct pool *pool_start(const struct pool_config *cfg, pool_poll_fn poll,
 		p->workers[i].numa_node = -1;
 	}
 	if (cfg->pin) {
-		int r = place_workers(p, cores, n_cores, err, err_len);
+		int r = place_workers(p, cores, n_cores, allowed, err, err_len);
 		if (r < 0) {
 			e = r;
 			goto fail_place;
@@ -601,6 +627,7 @@ struct pool *pool_start(const struct pool_config *cfg, pool_poll_fn poll,
 	}
 	hwloc_topology_destroy(p->topo);
 	p->topo = NULL;
+	hwloc_bitmap_free(allowed);
 	free(cores);
 	return p;
 
@@ -615,6 +642,7 @@ fail_setup:
 fail_place:
 fail_workers:
 fail_topology:
+	hwloc_bitmap_free(allowed);
 	free(cores);
 	if (p->workers == NULL)
 		p->n = 0;

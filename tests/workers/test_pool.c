@@ -608,12 +608,42 @@ static void test_bad_config(void **state)
 	assert_non_null(strstr(err, "poll"));
 }
 
+/* Started under a narrower CPU set (as with taskset -c), pinned workers
+ * pin inside it: every worker reports an allowed cpu, and runs there. */
+static void test_pins_inside_the_process_cpu_set(void **state)
+{
+	(void)state;
+	cpu_set_t saved, only;
+	assert_int_equal(sched_getaffinity(0, sizeof(saved), &saved), 0);
+	int last = -1;
+	for (int c = 0; c < CPU_SETSIZE; c++)
+		if (CPU_ISSET(c, &saved))
+			last = c;
+	assert_true(last >= 0);
+	CPU_ZERO(&only);
+	CPU_SET(last, &only);
+	assert_int_equal(sched_setaffinity(0, sizeof(only), &only), 0);
+	struct pool_config cfg = {.workers = 2, .pin = true, .spin_polls = 1,
+				  .yield_polls = 1, .sleep_max_us = 1000};
+	struct pool *p = start(&cfg, where_poll, NULL);
+	assert_int_equal(sched_setaffinity(0, sizeof(saved), &saved), 0);
+	for (unsigned i = 0; i < pool_size(p); i++) {
+		struct pool_worker_stats st;
+		assert_int_equal(pool_worker_stats(p, i, &st), 0);
+		if (st.cpu != last)
+			fail_msg("worker %u pinned to cpu %d; the process was given "
+				 "only cpu %d", i, st.cpu, last);
+	}
+	pool_stop(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bad_config),
 		cmocka_unit_test(test_unpinned_defaults),
 		cmocka_unit_test(test_pinning_and_scratch),
+		cmocka_unit_test(test_pins_inside_the_process_cpu_set),
 		cmocka_unit_test(test_wake_after_sleep),
 		cmocka_unit_test(test_stop_while_asleep),
 		cmocka_unit_test(test_stop_with_work_pending),
