@@ -169,6 +169,9 @@ struct daemon *daemon_start(const struct daemon_config *cfg, char *err,
 		.socket_mode = cfg->socket_mode,
 		.socket_group = cfg->socket_group,
 		.has_socket_group = cfg->has_socket_group,
+		/* A quarter of the 64 slots per uid: one user's idle or slow
+		 * connections cannot lock the others out. */
+		.max_per_uid = 16,
 		.arg = producers_endpoint(d->producers, ROLE_PRODUCER),
 		.on_connect = producers_on_connect,
 		.on_request = producers_on_request,

@@ -24,8 +24,13 @@
  * Threads: the server thread runs every callback; any thread may reply or
  * disconnect; control_server_stop joins the server thread.
  *
- * Cost: one epoll_wait per batch of events, one recvmsg per message; the
- * stale-socket probe and the accept path are a few syscalls each.
+ * Limits: max_connections in all, max_per_uid per uid, and a HELLO
+ * deadline: the loop's epoll_wait sleeps at most until the first deadline
+ * and closes connections past it, so idle peers cannot hold slots.
+ *
+ * Cost: one epoll_wait per batch of events, one recvmsg per message, a
+ * scan of the connection table per batch for deadlines; the stale-socket
+ * probe and the accept path are a few syscalls each.
  */
 #include "ingest/control_server.h"
 
@@ -72,6 +77,7 @@ struct conn {
 	enum conn_state state;
 	bool closing; /* asked to close by another thread; under lock */
 	struct ucred peer;
+	int64_t hello_deadline_ms; /* CONN_HELLO: closed at this time (now_ms) */
 };
 
 struct control_server {
@@ -81,6 +87,7 @@ struct control_server {
 	gid_t *gids;
 	size_t n_gids;
 	unsigned max_conns;
+	unsigned hello_timeout_ms;
 
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	dev_t sock_dev; /* identity of the socket file we made, to unlink */
@@ -256,6 +263,22 @@ static void accept_one(struct control_server *s, int fd)
 	pthread_mutex_lock(&s->lock);
 	unsigned open_now = s->n_open;
 	pthread_mutex_unlock(&s->lock);
+	/* The server thread is the only writer of states: no lock to read. */
+	unsigned same_uid = 0;
+	for (unsigned i = 0; i < s->max_conns; i++)
+		same_uid += s->conns[i].state != CONN_FREE &&
+			    s->conns[i].peer.uid == peer.uid;
+	if (s->cfg.max_per_uid != 0 && same_uid >= s->cfg.max_per_uid) {
+		snprintf(text, sizeof(text),
+			 "uid %u already has %u connections to the shmsched daemon "
+			 "at %s, the most one uid may have (max_per_uid); retry "
+			 "after one closes", (unsigned)peer.uid, same_uid, s->path);
+		log_msg(LOG_LEVEL_WARN, "control: refused uid %u pid %d: %s",
+			(unsigned)peer.uid, (int)peer.pid, text);
+		refuse(fd, EBUSY, text);
+		close(fd);
+		return;
+	}
 	struct conn *c = NULL;
 	for (unsigned i = 0; i < s->max_conns && open_now < s->max_conns; i++) {
 		if (s->conns[i].state == CONN_FREE) {
@@ -290,6 +313,7 @@ static void accept_one(struct control_server *s, int fd)
 	c->peer = peer;
 	c->state = CONN_HELLO;
 	c->closing = false;
+	c->hello_deadline_ms = now_ms() + (int64_t)s->hello_timeout_ms;
 	s->n_open++;
 	pthread_mutex_unlock(&s->lock);
 }
@@ -426,12 +450,41 @@ static void close_kicked(struct control_server *s)
 	}
 }
 
+/* Milliseconds until the first HELLO deadline, or -1 when no connection
+ * waits for its HELLO. Server thread only (it alone writes states). */
+static int hello_wait_ms(const struct control_server *s)
+{
+	int64_t first = INT64_MAX;
+	for (unsigned i = 0; i < s->max_conns; i++)
+		if (s->conns[i].state == CONN_HELLO &&
+		    s->conns[i].hello_deadline_ms < first)
+			first = s->conns[i].hello_deadline_ms;
+	if (first == INT64_MAX)
+		return -1;
+	int64_t left = first - now_ms();
+	return left <= 0 ? 0 : left > INT32_MAX ? INT32_MAX : (int)left;
+}
+
+/* Closes every connection past its HELLO deadline, with an ERROR saying
+ * why: idle connections cannot hold slots that others need. */
+static void expire_hellos(struct control_server *s)
+{
+	int64_t now = now_ms();
+	for (unsigned i = 0; i < s->max_conns; i++) {
+		struct conn *c = &s->conns[i];
+		if (c->state == CONN_HELLO && c->hello_deadline_ms <= now)
+			fail_conn(s, c, ETIMEDOUT, "no HELLO within %u ms of "
+				  "connecting", s->hello_timeout_ms);
+	}
+}
+
 static void *server_main(void *arg)
 {
 	struct control_server *s = arg;
 	struct epoll_event events[EVENTS_PER_WAIT];
 	for (;;) {
-		int n = epoll_wait(s->epoll_fd, events, EVENTS_PER_WAIT, -1);
+		int n = epoll_wait(s->epoll_fd, events, EVENTS_PER_WAIT,
+				   hello_wait_ms(s));
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -469,6 +522,7 @@ static void *server_main(void *arg)
 			else
 				close_conn(s, c); /* HUP or ERR, nothing queued */
 		}
+		expire_hellos(s);
 		if (woken) {
 			/* S1 (acquire), see struct control_server. */
 			if (atomic_load_explicit(&s->stopping, memory_order_acquire))
@@ -612,6 +666,7 @@ static int copy_config(struct control_server *s,
 	s->cfg = *cfg;
 	s->max_conns = cfg->max_connections ? cfg->max_connections
 					    : DEFAULT_MAX_CONNECTIONS;
+	s->hello_timeout_ms = cfg->hello_timeout_ms ? cfg->hello_timeout_ms : 5000;
 	if (s->max_conns > MAX_CONNECTIONS_LIMIT) {
 		errmsg(err, err_len, "control socket: max_connections %u is "
 			"above the limit %u", cfg->max_connections,

@@ -58,6 +58,13 @@ struct control_server_config {
 	/* Connections open at once, 1..4096; 0: 64. One more is refused with an
 	 * ERROR (EBUSY) and closed. */
 	unsigned max_connections;
+	/* Connections one uid may have open at once, so that one user's idle
+	 * or slow connections cannot lock the others out; 0: no limit besides
+	 * max_connections. One more is refused with EBUSY, naming the uid. */
+	unsigned max_per_uid;
+	/* A connection that has not sent its HELLO this long after it was
+	 * accepted is sent ERROR (ETIMEDOUT) and closed; 0: 5000 ms. */
+	unsigned hello_timeout_ms;
 
 	void *arg; /* passed to every callback */
 	int (*on_connect)(void *arg, uint64_t conn,

@@ -1008,6 +1008,67 @@ static void test_max_connections(void **state)
 	assert_int_equal(errno, EINVAL);
 }
 
+/* Connections that never say HELLO hold their slot only until the HELLO
+ * deadline: with every slot taken by silent peers, a real client gets in
+ * once the deadline passes, and the silent ones are told why. */
+static void test_silent_connections_time_out(void **state)
+{
+	struct fixture *f = *state;
+	struct control_server_config cfg = {.max_connections = 4,
+					    .hello_timeout_ms = 200};
+	start_server(f, &cfg);
+	int silent[4];
+	for (int i = 0; i < 4; i++)
+		silent[i] = raw_connect(f);
+	/* Full now: the accept path refuses. */
+	char err[512];
+	int c = control_client_connect(f->path, WAIT_S * 1000, err, sizeof(err));
+	assert_int_equal(c, -EBUSY);
+	usleep(400 * 1000);
+	c = connect_ok(f);
+	echo_ok(c, "after the silent ones timed out");
+	/* Each silent peer got an ERROR naming the timeout, then a hang-up. */
+	for (int i = 0; i < 4; i++) {
+		struct control_header h;
+		char text[CONTROL_ERROR_TEXT_MAX + 16];
+		assert_int_equal(control_recv(silent[i], &h, text, sizeof(text),
+					      NULL, WAIT_S * 1000), 0);
+		assert_int_equal(h.type, CONTROL_MSG_ERROR);
+		assert_non_null(memmem(text, h.length, "no HELLO within 200 ms",
+				       strlen("no HELLO within 200 ms")));
+		close(silent[i]);
+	}
+	close(c);
+	stop_server(f);
+	assert_int_equal(disconnect_violations(f), 0);
+}
+
+/* One uid may hold at most max_per_uid connections; the refusal names the
+ * uid, and a closed connection frees its share. */
+static void test_per_uid_limit(void **state)
+{
+	struct fixture *f = *state;
+	struct control_server_config cfg = {.max_connections = 8, .max_per_uid = 2};
+	start_server(f, &cfg);
+	int a = connect_ok(f);
+	int b = connect_ok(f);
+	char err[512];
+	int c = control_client_connect(f->path, WAIT_S * 1000, err, sizeof(err));
+	assert_int_equal(c, -EBUSY);
+	char want[64];
+	snprintf(want, sizeof(want), "uid %u already has 2", (unsigned)geteuid());
+	assert_non_null(strstr(err, want));
+	close(a);
+	assert_int_equal(wait_counter(f, &f->disconnects, 1), 1);
+	c = connect_ok(f);
+	echo_ok(c, "after one closed");
+	close(b);
+	close(c);
+	assert_int_equal(wait_counter(f, &f->disconnects, 3), 3);
+	stop_server(f);
+	assert_int_equal(disconnect_violations(f), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1026,6 +1087,9 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_unresponsive, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stale_socket, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_silent_connections_time_out,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_per_uid_limit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_max_connections, setup,
 						teardown),
 	};
