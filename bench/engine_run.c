@@ -264,20 +264,30 @@ static void producer(const struct engine_run_config *cfg, struct shared *sh,
 	_exit(r->error ? 1 : 0);
 }
 
+/* Room for every pod of the run, none of which is released: the daemon
+ * records each placement (DAEMON_MAX_PLACEMENTS when that is enough). */
+static uint32_t max_placements(const struct engine_run_config *cfg)
+{
+	uint64_t want = cfg->pods + 1024;
+	return want <= DAEMON_MAX_PLACEMENTS ? DAEMON_MAX_PLACEMENTS
+	       : want >= UINT32_MAX - 1 ? UINT32_MAX - 1 : (uint32_t)want;
+}
+
 /* The daemon as a child: strace -f -c -o OUT shmschedd ..., waiting for its
  * socket to appear. */
 static int start_child(const struct engine_run_config *cfg, const char *sock,
 		       pid_t *child, char *err, size_t err_len)
 {
-	char nodes[64], workers[16], seed[32];
+	char nodes[64], workers[16], seed[32], placements[16];
 	snprintf(nodes, sizeof(nodes), "%u:%u", cfg->nodes, cfg->running);
 	snprintf(workers, sizeof(workers), "%u", cfg->workers);
 	snprintf(seed, sizeof(seed), "%" PRIu64, cfg->seed);
+	snprintf(placements, sizeof(placements), "%u", max_placements(cfg));
 	const char *argv[] = {"strace", "-f", "-c", "-o", cfg->strace_out,
 			      cfg->daemon_exe,
 			      cfg->cluster_path ? "--cluster" : "--synthetic",
 			      cfg->cluster_path ? cfg->cluster_path : nodes, "--socket",
-			      sock, "--seed", seed,
+			      sock, "--seed", seed, "--max-placements", placements,
 			      cfg->workers ? "--workers" : NULL, workers, NULL};
 	fflush(NULL);
 	*child = fork();
@@ -374,7 +384,8 @@ static int start_daemon(const struct engine_run_config *cfg, const char *sock,
 				   .synthetic_nodes = cfg->nodes,
 				   .synthetic_running = cfg->running,
 				   .seed = cfg->seed, .workers = cfg->workers,
-				   .pin = true, .slots = 4096};
+				   .pin = true, .slots = 4096,
+				   .max_placements = max_placements(cfg)};
 	*d = daemon_start(&dc, err, err_len);
 	return *d == NULL ? -EINVAL : 0;
 }

@@ -38,7 +38,8 @@ void answer_slot(struct shmsched_slot *shared, uint32_t status,
 }
 
 void answer_placed(struct shmsched_slot *shared, uint32_t node_id,
-		   uint64_t complete_ns, const struct device_assignment *dev)
+		   uint64_t complete_ns, const struct device_assignment *dev,
+		   uint64_t placement_id)
 {
 	answer_slot(shared, SHMSCHED_PLACED, node_id, complete_ns, NULL);
 	/* After answer_slot(): the devices share the message's bytes, where it
@@ -50,6 +51,7 @@ void answer_placed(struct shmsched_slot *shared, uint32_t node_id,
 	out->reserved = 0;
 	for (unsigned w = 0; w < CORE_WORDS; w++)
 		out->cpuset[w] = dev->cpuset[w];
+	shared->placement_id = placement_id;
 }
 
 int answer_complete(struct ring_guard *completion, const uint64_t *handles,

@@ -27,10 +27,12 @@
 void answer_slot(struct shmsched_slot *shared, uint32_t status,
 		 uint32_t node_id, uint64_t complete_ns, const char *message);
 
-/* A PLACED answer on `node_id` with the devices the commit took (they
- * share the message's bytes, so no message goes with them). */
+/* A PLACED answer on `node_id` with the devices the commit took and the
+ * placement's id (they share the message's bytes, so no message goes with
+ * them). */
 void answer_placed(struct shmsched_slot *shared, uint32_t node_id,
-		   uint64_t complete_ns, const struct device_assignment *dev);
+		   uint64_t complete_ns, const struct device_assignment *dev,
+		   uint64_t placement_id);
 
 /* Hands `n` answered handles back through the daemon's guarded end of a
  * completion ring, retrying a full ring ANSWER_COMPLETION_RETRIES times. A

@@ -27,7 +27,7 @@ static void usage(FILE *to)
 		"                 [--slots N] [--allow-uid UID]... [--allow-gid GID]...\n"
 		"                 [--socket-mode MODE] [--socket-group GROUP]\n"
 		"                 [--admin-socket PATH] [--admin-uid UID]... [--admin-gid GID]...\n"
-		"                 [--seed N] [--no-pin]\n"
+		"                 [--max-placements N] [--seed N] [--no-pin]\n"
 		"\n"
 		"Serves pods from producers over shared memory: producers connect to\n"
 		"the control socket, get a region of slots and rings, and submit pods\n"
@@ -55,6 +55,8 @@ static void usage(FILE *to)
 		"  --admin-uid UID      admit admins running as UID (repeatable)\n"
 		"  --admin-gid GID      admit admins in group GID (repeatable)\n"
 		"                       (default: only this daemon's own uid)\n"
+		"  --max-placements N   live placements kept (default 1048576, 264 bytes\n"
+		"                       each, backed as used); a pod past it is rejected\n"
 		"  --seed N             the synthetic cluster and tie-breaks (default 1)\n"
 		"  --no-pin             do not pin workers to cores\n"
 		"\n"
@@ -184,6 +186,7 @@ int main(int argc, char **argv)
 		{"admin-uid", required_argument, NULL, 'U'},
 		{"admin-gid", required_argument, NULL, 'A'},
 		{"seed", required_argument, NULL, 'e'},
+		{"max-placements", required_argument, NULL, 'M'},
 		{"no-pin", no_argument, NULL, 'p'},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'v'},
@@ -263,6 +266,16 @@ int main(int argc, char **argv)
 			if (parse_group(optarg, &cfg.socket_group) < 0)
 				return 2;
 			cfg.has_socket_group = true;
+			break;
+		case 'M':
+			if (parse_u64("--max-placements", optarg, UINT32_MAX - 1, &v) < 0 ||
+			    v == 0) {
+				if (v == 0)
+					fprintf(stderr, "shmschedd: --max-placements: "
+						"at least 1\n");
+				return 2;
+			}
+			cfg.max_placements = (uint32_t)v;
 			break;
 		case 'e':
 			if (parse_u64("--seed", optarg, UINT64_MAX, &v) < 0)

@@ -250,12 +250,27 @@ static int names_add(struct shmsched_client *c, uint32_t node_id, char *name)
 int shmsched_connect(const char *socket_path, struct shmsched_client **out,
 		     char *err, size_t err_len)
 {
+	return shmsched_connect_named(socket_path, NULL, out, err, err_len);
+}
+
+int shmsched_connect_named(const char *socket_path, const char *name,
+			   struct shmsched_client **out, char *err,
+			   size_t err_len)
+{
 	errmsg(err, err_len, "no error");
 	if (out == NULL) {
 		errmsg(err, err_len, "shmsched_connect: out is NULL");
 		return -EINVAL;
 	}
 	*out = NULL;
+	struct op_register named = {{0}};
+	if (name != NULL && strlen(name) >= sizeof(named.name)) {
+		errmsg(err, err_len, "shmsched_connect: producer name of %zu "
+			"bytes; at most %zu", strlen(name), sizeof(named.name) - 1);
+		return -ENAMETOOLONG;
+	}
+	if (name != NULL)
+		memcpy(named.name, name, strlen(name));
 	int rc;
 	struct shmsched_client *c = calloc(1, sizeof(*c));
 	if (c == NULL) {
@@ -292,8 +307,8 @@ int shmsched_connect(const char *socket_path, struct shmsched_client **out,
 	struct op_registered reg;
 	uint32_t reg_len;
 	int region_fd;
-	rc = call(c, OP_REGISTER, 0, NULL, 0, &reg, sizeof(reg), &reg_len,
-		  &region_fd, err, err_len);
+	rc = call(c, OP_REGISTER, 0, &named, sizeof(named), &reg, sizeof(reg),
+		  &reg_len, &region_fd, err, err_len);
 	if (rc < 0)
 		goto fail_register;
 	if (reg_len != sizeof(reg) || region_fd < 0) {
@@ -477,10 +492,12 @@ static void copy_result(const struct shmsched_slot *s, struct shmsched_result *r
 		/* Placed pods carry devices, not a message: skip 536 bytes
 		 * per pod. */
 		r->devices = s->devices;
+		r->placement_id = s->placement_id;
 		r->message[0] = '\0';
 		return;
 	}
 	memset(&r->devices, 0, sizeof(r->devices));
+	r->placement_id = 0;
 	/* Bounded: the daemon's NUL may be missing. */
 	size_t len = strnlen(s->message, SHMSCHED_MESSAGE_MAX - 1);
 	memcpy(r->message, s->message, len);
@@ -512,6 +529,7 @@ static unsigned cancel_in_flight(struct shmsched_client *c,
 		r->status = SHMSCHED_CANCELLED;
 		r->node_id = 0;
 		memset(&r->devices, 0, sizeof(r->devices));
+		r->placement_id = 0;
 		r->submit_ns = s->submit_ns;
 		r->complete_ns = now;
 		snprintf(r->message, sizeof(r->message),
@@ -650,28 +668,15 @@ int shmsched_node_event(struct shmsched_client *c, int kind, const char *body,
 		    NULL, err, err_len);
 }
 
-int shmsched_release(struct shmsched_client *c, const struct shmsched_pod *pod,
-		     uint32_t node_id, const struct shmsched_devices *devices,
+int shmsched_release(struct shmsched_client *c, uint64_t placement_id,
 		     char *err, size_t err_len)
 {
 	errmsg(err, err_len, "no error");
-	if (c == NULL || pod == NULL) {
+	if (c == NULL) {
 		errmsg(err, err_len, "shmsched_release: NULL argument");
 		return -EINVAL;
 	}
-	if (pod->n_extra > SHMSCHED_MAX_EXTRA) {
-		errmsg(err, err_len, "shmsched_release: n_extra %u; expected "
-			"0..%d", pod->n_extra, SHMSCHED_MAX_EXTRA);
-		return -EINVAL;
-	}
-	struct op_release r;
-	memset(&r, 0, sizeof(r));
-	r.node_id = node_id;
-	r.template_id = pod->template_id;
-	r.n_extra = pod->n_extra;
-	memcpy(r.extra, pod->extra, pod->n_extra * sizeof(r.extra[0]));
-	if (devices != NULL)
-		r.devices = *devices; /* the daemon checks them */
+	struct op_release r = {.placement_id = placement_id};
 	return call(c, OP_RELEASE, 0, &r, sizeof(r), NULL, 0, NULL, NULL, err,
 		    err_len);
 }

@@ -32,6 +32,7 @@ struct daemon {
 	struct engine **engines;
 	struct serve_stats *stats;
 	struct producers *producers;
+	struct placements *placements;
 	struct serve *serve;
 	struct pool *pool;
 	struct control_server *server;
@@ -44,6 +45,7 @@ static void teardown(struct daemon *d)
 	if (d->serve != NULL)
 		serve_destroy(d->serve);
 	producers_destroy(d->producers);
+	placements_destroy(d->placements);
 	for (unsigned i = 0; d->engines != NULL && i < d->workers; i++)
 		engine_destroy(d->engines[i]);
 	free(d->engines);
@@ -125,10 +127,14 @@ struct daemon *daemon_start(const struct daemon_config *cfg, char *err,
 			goto fail;
 		}
 	}
-	d->producers = producers_create(d->cluster, d->strings, &d->res, &d->ctx,
-					cfg->slots ? cfg->slots : 4096);
-	d->serve = d->producers ? serve_create(d->producers, &d->res, d->engines,
-					       d->stats, d->workers) : NULL;
+	d->placements = placements_create(cfg->max_placements ? cfg->max_placements
+							       : DAEMON_MAX_PLACEMENTS);
+	d->producers = d->placements == NULL ? NULL :
+		producers_create(d->cluster, d->strings, &d->res, &d->ctx,
+				 cfg->slots ? cfg->slots : 4096, d->placements);
+	d->serve = d->producers ? serve_create(d->producers, d->placements, &d->res,
+					       d->engines, d->stats, d->workers)
+				: NULL;
 	if (d->serve == NULL) {
 		snprintf(err, err_len, "out of memory");
 		goto fail;
@@ -251,6 +257,7 @@ void daemon_get_stats(struct daemon *d, struct daemon_stats *out)
 	memset(out, 0, sizeof(*out));
 	out->nodes = cluster_snapshot(d->cluster)->n_nodes;
 	out->interned_strings = intern_count(d->strings);
+	out->placements = placements_live(d->placements);
 	out->workers = d->workers;
 	producers_counts(d->producers, &out->producers_registered,
 			 &out->producers_gone, &out->producer_faults);

@@ -21,6 +21,7 @@ struct daemon_config {
 	unsigned workers;          /* 0: one per allowed CPU less one, at least 1 */
 	bool pin;                  /* pin workers to cores (hwloc) */
 	uint32_t slots;            /* per producer region; 0: 4096 */
+	uint32_t max_placements;   /* live placements kept; 0: DAEMON_MAX_PLACEMENTS */
 	const uid_t *allowed_uids; /* none and no gids: the daemon's own uid */
 	size_t n_allowed_uids;
 	const gid_t *allowed_gids;
@@ -42,12 +43,17 @@ struct daemon_config {
 	size_t n_admin_gids;
 };
 
+/* Live placements the daemon keeps by default: 1,048,576 records of 264
+ * bytes, backed by memory only as they are used. */
+#define DAEMON_MAX_PLACEMENTS (UINT32_C(1) << 20)
+
 struct daemon_stats {
 	uint32_t nodes;
 	unsigned workers;
 	uint64_t producers_registered, producers_gone;
 	uint64_t producer_faults;  /* disconnected for breaking their region's rings */
 	uint32_t interned_strings; /* the intern table's size (it never shrinks) */
+	uint64_t placements;       /* live: placed and not released */
 	uint64_t pods, placed, unschedulable, rejected, cancelled;
 	uint64_t conflicts, gave_up, bad_handles, completion_overflows;
 };

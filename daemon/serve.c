@@ -23,6 +23,8 @@
 
 struct serve {
 	struct producers *producers;
+	struct placements *placements;
+	struct ledger *ledger;
 	const struct res_names *res;
 	struct engine **engines;
 	struct serve_stats *stats;
@@ -30,14 +32,16 @@ struct serve {
 	int cancel; /* __atomic, relaxed: a mode switch read once per pod */
 };
 
-struct serve *serve_create(struct producers *p, const struct res_names *res,
-			   struct engine **engines, struct serve_stats *stats,
-			   unsigned workers)
+struct serve *serve_create(struct producers *p, struct placements *placements,
+			   const struct res_names *res, struct engine **engines,
+			   struct serve_stats *stats, unsigned workers)
 {
 	struct serve *s = calloc(1, sizeof(*s));
 	if (s == NULL)
 		return NULL;
 	s->producers = p;
+	s->placements = placements;
+	s->ledger = cluster_ledger(engine_cluster(engines[0]));
 	s->res = res;
 	s->engines = engines;
 	s->stats = stats;
@@ -75,18 +79,38 @@ static void answer(struct serve *s, unsigned w, struct producer *pr,
 		answer_slot(slot, SHMSCHED_REJECTED, 0, now_ns(), why);
 		return;
 	}
+	/* The placement's record first: a pod is placed only if the daemon
+	 * can remember whose it is (invariant 7). */
+	int64_t rec = placements_take(s->placements);
+	if (rec < 0) {
+		stat_inc(&st->rejected);
+		snprintf(why, sizeof(why), "the daemon holds %u placements, the most "
+			 "it keeps (--max-placements): release some first",
+			 placements_capacity(s->placements));
+		answer_slot(slot, SHMSCHED_REJECTED, 0, now_ns(), why);
+		return;
+	}
 	struct resolve_result r;
 	struct engine *e = s->engines[w];
 	uint64_t seq = ((uint64_t)w << 48) | st->seq++; /* the worker's own */
 	if (resolver_place(e, &pod.spec, seq, &r, &st->resolver) < 0) {
+		placements_untake(s->placements, (uint32_t)rec);
 		answer_slot(slot, SHMSCHED_UNSCHEDULABLE, 0, now_ns(),
 			      "the daemon ran out of memory placing this pod");
 		return;
 	}
 	if (r.placement.slot >= 0) {
-		answer_placed(slot, (uint32_t)r.placement.slot, now_ns(),
-			      &r.placement.devices);
-	} else if (r.gave_up) {
+		uint32_t node = (uint32_t)r.placement.slot;
+		/* Inside the placement's read-side section: its node's own
+		 * generation (shm/ledger.h). */
+		uint64_t id = placements_fill(s->placements, (uint32_t)rec, pr->owner,
+					      node, ledger_node_generation(s->ledger, node),
+					      &pod.spec, &r.placement.devices);
+		answer_placed(slot, node, now_ns(), &r.placement.devices, id);
+		return;
+	}
+	placements_untake(s->placements, (uint32_t)rec);
+	if (r.gave_up) {
 		snprintf(why, sizeof(why), "0/%u nodes were left to this pod: %u "
 			 "placements found a node and lost it to concurrent ones",
 			 r.placement.all_nodes, r.attempts);

@@ -37,10 +37,11 @@ struct serve_stats {
 
 struct serve;
 
-/* `engines[i]` is worker i's engine; `stats` has room for `workers`. */
-struct serve *serve_create(struct producers *p, const struct res_names *res,
-			   struct engine **engines, struct serve_stats *stats,
-			   unsigned workers);
+/* `engines[i]` is worker i's engine (all on one cluster); `stats` has
+ * room for `workers`; every placement is recorded in `placements`. */
+struct serve *serve_create(struct producers *p, struct placements *placements,
+			   const struct res_names *res, struct engine **engines,
+			   struct serve_stats *stats, unsigned workers);
 void serve_destroy(struct serve *s);
 
 /* From now on, answer every submitted pod SHMSCHED_CANCELLED instead of

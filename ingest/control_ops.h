@@ -11,14 +11,15 @@
  *
  *   kind          arg              body after the header  RESPONSE
  *   ------------  ---------------  ---------------------  ---------------------------
- *   OP_REGISTER   0                none                   struct op_registered, and
- *                                                         the region's memfd (SCM_RIGHTS)
+ *   OP_REGISTER   0                none, or struct        struct op_registered, and
+ *                                  op_register (a name)   the region's memfd (SCM_RIGHTS)
  *   OP_TEMPLATE   0                a Pod, Kubernetes JSON struct op_template
  *   OP_NODE_EVENT node_event_kind  ADD/UPDATE: a Node as  none (an empty payload)
  *                 (shm/cluster.h)  Kubernetes JSON;
  *                                  REMOVE/CORDON/UNCORDON:
  *                                  the node's name
  *   OP_RELEASE    0                struct op_release      none
+ *                                  (a placement id)
  *   OP_NODE_NAME  node id          none                   the name (no NUL)
  *   OP_RESOURCE   0                a resource name        struct op_resource
  *
@@ -58,25 +59,25 @@ struct op_template {
 	uint32_t reserved;
 };
 
-/* Gives back what a placed pod used: the node it was placed on, its
- * template and the extras it was submitted with, and the devices its
- * answer named (all zero for a pod that took none). The daemon checks the
- * devices against the node and the pod, and that the node holds them,
- * before giving anything back. */
+/* Gives back what a placement took: the placement's id, from its answer.
+ * The daemon gives back exactly what it recorded for that placement, once,
+ * and only to its owner (or an admin). */
 struct op_release {
-	uint32_t node_id;
-	uint32_t template_id;
-	uint16_t n_extra;
-	uint16_t reserved[3];
-	struct shmsched_extra extra[SHMSCHED_MAX_EXTRA];
-	struct shmsched_devices devices;
+	uint64_t placement_id;
 };
 
 /* The body's size is the version check of this request: both sides
  * ship together (SHM_ABI_VERSION), and the daemon refuses any other. */
-_Static_assert(sizeof(struct op_release) == 120, "op_release is 120 bytes");
-_Static_assert(__builtin_offsetof(struct op_release, devices) == 80,
-	       "devices at byte 80 of op_release");
+_Static_assert(sizeof(struct op_release) == 8, "op_release is 8 bytes");
+
+/* OP_REGISTER's body: empty (the name ""), or the producer's name. The
+ * daemon knows a producer by its uid and this name: every connection with
+ * the same uid and name (at once, or after a reconnect) owns the
+ * placements made under it, and may release them. */
+#define OP_PRODUCER_NAME_MAX 64
+struct op_register {
+	char name[OP_PRODUCER_NAME_MAX]; /* NUL-padded; "" is a name too */
+};
 
 struct op_resource {
 	uint32_t resource; /* index for struct shmsched_extra */

@@ -581,6 +581,20 @@ int control_server_reply_error(struct control_server *s, uint64_t conn,
 	return rc;
 }
 
+int control_server_peer(struct control_server *s, uint64_t conn,
+			struct ucred *out)
+{
+	int rc = -ENOTCONN;
+	pthread_mutex_lock(&s->lock);
+	struct conn *c = slot_of(s, conn);
+	if (c != NULL) {
+		*out = c->peer;
+		rc = 0;
+	}
+	pthread_mutex_unlock(&s->lock);
+	return rc;
+}
+
 int control_server_disconnect(struct control_server *s, uint64_t conn)
 {
 	pthread_mutex_lock(&s->lock);

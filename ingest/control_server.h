@@ -116,6 +116,11 @@ int control_server_reply_error(struct control_server *s, uint64_t conn,
 			       ...)
 	__attribute__((format(printf, 5, 6)));
 
+/* The credentials of connection `conn` (SO_PEERCRED, taken when it
+ * connected). Any thread. Returns 0, or -ENOTCONN. */
+int control_server_peer(struct control_server *s, uint64_t conn,
+			struct ucred *out);
+
 /* Asks for connection `conn` to be closed (on_disconnect follows on the
  * server thread). Safe from any thread. Returns 0 or -ENOTCONN. */
 int control_server_disconnect(struct control_server *s, uint64_t conn);

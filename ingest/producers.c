@@ -33,8 +33,21 @@ struct endpoint {
 	enum producer_role role;
 };
 
+/* A producer identity: an admitted uid and the name it registered with.
+ * Placements belong to it (their owner is its index + 1), so they outlive
+ * the connection that made them, and every connection of that uid under
+ * that name (a process's several connections, or a reconnect) may release
+ * them. The control thread's alone. */
+struct identity {
+	bool used;
+	uid_t uid;
+	char name[OP_PRODUCER_NAME_MAX];
+};
+
 struct producers {
 	struct endpoint endpoints[2]; /* [role - 1] */
+	struct placements *placements;
+	struct identity identities[IDENTITIES_MAX];
 	char admin_socket[108];       /* for refusals; "" when unknown */
 	struct cluster *cluster;
 	struct intern *strings; /* written here, read by workers */
@@ -48,11 +61,13 @@ struct producers {
 
 struct producers *producers_create(struct cluster *c, struct intern *strings,
 				   struct res_names *res,
-				   const struct plugin_ctx *ctx, uint32_t slots)
+				   const struct plugin_ctx *ctx, uint32_t slots,
+				   struct placements *placements)
 {
 	struct producers *p = calloc(1, sizeof(*p));
 	if (p == NULL)
 		return NULL;
+	p->placements = placements;
 	p->cluster = c;
 	p->strings = strings;
 	p->res = res;
@@ -158,12 +173,73 @@ static struct producer *by_conn(struct producers *p, enum producer_role role,
 	return NULL;
 }
 
+/* The identity (uid, name) for a registration: the one it had, or a new
+ * one. Returns its owner id (index + 1), or a negative errno with `why`. */
+static int identity_of(struct producers *p, uid_t uid, const char *name,
+		       char *why, size_t why_len)
+{
+	unsigned free_at = IDENTITIES_MAX, of_uid = 0;
+	for (unsigned i = 0; i < IDENTITIES_MAX; i++) {
+		struct identity *id = &p->identities[i];
+		if (!id->used) {
+			if (free_at == IDENTITIES_MAX)
+				free_at = i;
+			continue;
+		}
+		if (id->uid != uid)
+			continue;
+		of_uid++;
+		if (strcmp(id->name, name) == 0)
+			return (int)i + 1;
+	}
+	if (of_uid >= IDENTITIES_PER_UID || free_at == IDENTITIES_MAX) {
+		snprintf(why, why_len, "%s: no new producer identity for uid %u "
+			 "(name \"%s\")", of_uid >= IDENTITIES_PER_UID
+			 ? "that uid has the most names the daemon keeps for one uid"
+			 : "the daemon keeps as many identities as it may",
+			 (unsigned)uid, name);
+		return -EBUSY;
+	}
+	struct identity *id = &p->identities[free_at];
+	id->used = true;
+	id->uid = uid;
+	snprintf(id->name, sizeof(id->name), "%s", name);
+	return (int)free_at + 1;
+}
+
 static void handle_register(struct producers *p, enum producer_role role,
-			    struct control_server *s, uint64_t conn, uint32_t rid)
+			    struct control_server *s, uint64_t conn, uint32_t rid,
+			    const void *body, uint32_t len)
 {
 	if (by_conn(p, role, conn) != NULL) {
 		control_server_reply_error(s, conn, rid, EALREADY,
 					   "this connection has registered already");
+		return;
+	}
+	struct op_register named = {{0}};
+	if (len != 0 && len != sizeof(named)) {
+		control_server_reply_error(s, conn, rid, EINVAL,
+					   "register: a body of %u bytes; expected 0 or "
+					   "%zu (a name)", len, sizeof(named));
+		return;
+	}
+	memcpy(&named, body, len);
+	if (len != 0 && memchr(named.name, '\0', sizeof(named.name)) == NULL) {
+		control_server_reply_error(s, conn, rid, EINVAL,
+					   "register: the name is not NUL-terminated "
+					   "within %zu bytes", sizeof(named.name));
+		return;
+	}
+	struct ucred peer;
+	char why[256];
+	if (control_server_peer(s, conn, &peer) < 0) {
+		control_server_reply_error(s, conn, rid, ENOTCONN,
+					   "register: the connection has gone");
+		return;
+	}
+	int owner = identity_of(p, peer.uid, named.name, why, sizeof(why));
+	if (owner < 0) {
+		control_server_reply_error(s, conn, rid, -owner, "%s", why);
 		return;
 	}
 	uint32_t i = 0;
@@ -196,6 +272,7 @@ static void handle_register(struct producers *p, enum producer_role role,
 	}
 	pr->id = i;
 	pr->role = (uint8_t)role;
+	pr->owner = (uint32_t)owner;
 	pr->conn = conn;
 	pr->server = s;
 	/* Before the producer has the fd: the indices are the initial ones. */
@@ -208,9 +285,9 @@ static void handle_register(struct producers *p, enum producer_role role,
 	 * filled producer. */
 	__atomic_store_n(&p->table[i], pr, __ATOMIC_RELEASE);
 	__atomic_fetch_add(&p->registered, 1, __ATOMIC_RELAXED);
-	log_msg(LOG_LEVEL_INFO, "producer %u registered (%s connection %llu, %u slots)",
-		i, role == ROLE_ADMIN ? "admin" : "producer",
-		(unsigned long long)conn, p->slots);
+	log_msg(LOG_LEVEL_INFO, "producer %u registered (%s connection %llu, uid %u, "
+		"name \"%s\", %u slots)", i, role == ROLE_ADMIN ? "admin" : "producer",
+		(unsigned long long)conn, (unsigned)peer.uid, named.name, p->slots);
 	control_server_reply(s, conn, rid, &reg, sizeof(reg),
 			     shm_region_fd(pr->region.region));
 }
@@ -292,154 +369,63 @@ static void handle_node_event(struct producers *p, struct control_server *s,
 		control_server_reply(s, conn, rid, NULL, 0, -1);
 }
 
-static unsigned cpuset_count(const uint64_t set[CORE_WORDS])
-{
-	unsigned n = 0;
-	for (unsigned w = 0; w < CORE_WORDS; w++)
-		n += (unsigned)__builtin_popcountll(set[w]);
-	return n;
-}
-
-/* Checks the devices a release gives back against the node and the pod
- * (the shape devices_assign() gives a placement) and against what the node
- * holds, and copies them to *out. Every release runs on this thread, so
- * what another release could take away cannot change between the check
- * and ledger_account(). The held check catches a wrong or repeated
- * assignment, not every one: a placement that takes a device and then
- * rolls back (ledger_reserve() losing a race) can make it look held for
- * that instant. Returns 0, or -EINVAL with a message in `why`. */
-static int release_devices(struct producers *p, const struct node_spec *node,
-			   uint32_t node_id, const struct pod_spec *pod,
-			   const struct shmsched_devices *in,
-			   struct device_assignment *out, char *why,
-			   size_t why_len)
-{
-	const struct node_devices *d = &node->devices;
-	const char *name = intern_str(p->strings, node->name);
-	char set[128];
-	unsigned gpus = (unsigned)__builtin_popcount(in->gpu_mask);
-	unsigned cores = cpuset_count(in->cpuset);
-	if (in->reserved != 0) {
-		snprintf(why, why_len, "devices.reserved: %u; expected 0", in->reserved);
-		return -EINVAL;
-	}
-	if (pod->num_gpu == 0 && (in->gpu_mask != 0 || in->gpu_milli != 0)) {
-		snprintf(why, why_len, "devices: gpu_mask 0x%x, gpu_milli %u; the pod "
-			 "asks for no GPU, expected 0 and 0", in->gpu_mask,
-			 in->gpu_milli);
-		return -EINVAL;
-	}
-	if (pod->num_gpu > 0) {
-		if ((uint32_t)in->gpu_mask >> d->n_gpus != 0) {
-			snprintf(why, why_len, "devices.gpu_mask 0x%x: node %s (%u) has "
-				 "%u GPU(s); expected bits below %u", in->gpu_mask,
-				 name, node_id, d->n_gpus, d->n_gpus);
-			return -EINVAL;
-		}
-		if (gpus != pod->num_gpu) {
-			snprintf(why, why_len, "devices.gpu_mask 0x%x names %u GPU(s); "
-				 "the pod takes %u", in->gpu_mask, gpus, pod->num_gpu);
-			return -EINVAL;
-		}
-		if (in->gpu_milli != pod->gpu_milli) {
-			snprintf(why, why_len, "devices.gpu_milli %u; the pod takes %u "
-				 "per GPU", in->gpu_milli, pod->gpu_milli);
-			return -EINVAL;
-		}
-	}
-	unsigned want = devices_takes_cores(d, pod) ? pod->exclusive_cores : 0;
-	devices_format_cpuset(in->cpuset, set, sizeof(set));
-	if (in->n_cores != want || cores != want) {
-		snprintf(why, why_len, "devices: n_cores %u, cpuset \"%s\" (%u "
-			 "core(s)); the pod holds %u exclusive core(s) on node %s "
-			 "(%u)%s", in->n_cores, set, cores, want, name, node_id,
-			 pod->exclusive_cores > 0 && d->n_cores == 0
-			 ? ", which has not opted in to exclusive cores" : "");
-		return -EINVAL;
-	}
-	for (unsigned w = 0; w < CORE_WORDS; w++) {
-		if (in->cpuset[w] & ~devices_core_pool_word(d, w)) {
-			snprintf(why, why_len, "devices.cpuset \"%s\": node %s (%u) has "
-				 "%u exclusive core(s); expected cores below %u", set,
-				 name, node_id, d->n_cores, d->n_cores);
-			return -EINVAL;
-		}
-	}
-	/* Held now? Relaxed loads: the counters are their own facts (struct
-	 * node_alloc); nothing is published through them. */
-	const struct node_alloc *a = ledger_node(cluster_ledger(p->cluster), node_id);
-	for (unsigned g = 0; g < NODE_MAX_GPUS; g++) {
-		if (!(in->gpu_mask >> g & 1))
-			continue;
-		uint32_t used = __atomic_load_n(&a->gpu_used[g], __ATOMIC_RELAXED);
-		if (used < in->gpu_milli) {
-			snprintf(why, why_len, "devices: GPU %u of node %s (%u) has %u "
-				 "milli in use; the release gives back %u", g, name,
-				 node_id, used, in->gpu_milli);
-			return -EINVAL;
-		}
-	}
-	for (unsigned w = 0; w < CORE_WORDS; w++) {
-		uint64_t held = __atomic_load_n(&a->cores_used[w], __ATOMIC_RELAXED);
-		if (in->cpuset[w] & ~held) {
-			uint64_t missing[CORE_WORDS] = {0};
-			missing[w] = in->cpuset[w] & ~held;
-			devices_format_cpuset(missing, set, sizeof(set));
-			snprintf(why, why_len, "devices.cpuset: cores %s of node %s (%u) "
-				 "are not held by any pod", set, name, node_id);
-			return -EINVAL;
-		}
-	}
-	out->gpu_mask = in->gpu_mask;
-	out->gpu_milli = in->gpu_milli;
-	out->n_cores = in->n_cores;
-	out->reserved = 0;
-	for (unsigned w = 0; w < CORE_WORDS; w++)
-		out->cpuset[w] = in->cpuset[w];
-	return 0;
-}
-
+/* Gives back exactly what placement `id` recorded, once, for its owner
+ * (or an admin): the release can name nothing else, so it cannot forge a
+ * use, pass another producer's, or drive a counter below zero. */
 static void handle_release(struct producers *p, enum producer_role role,
 			   struct control_server *s, uint64_t conn, uint32_t rid,
 			   const void *body, uint32_t len)
 {
 	struct producer *pr = by_conn(p, role, conn);
+	if (pr == NULL) {
+		control_server_reply_error(s, conn, rid, EPERM,
+					   "register before releasing");
+		return;
+	}
 	struct op_release r;
-	if (pr == NULL || len != sizeof(r)) {
-		control_server_reply_error(s, conn, rid, EINVAL, pr == NULL
-					   ? "register before releasing pods"
-					   : "release: %u bytes, expected %zu",
-					   len, sizeof(r));
+	if (len != sizeof(r)) {
+		control_server_reply_error(s, conn, rid, EINVAL,
+					   "release: a body of %u bytes; expected %zu "
+					   "(a placement id)", len, sizeof(r));
 		return;
 	}
 	memcpy(&r, body, sizeof(r));
-	const struct snapshot *snap = cluster_snapshot(p->cluster);
-	if (r.node_id >= snap->n_slots || !snap->present[r.node_id]) {
+	const struct placement_record *rec = placements_get(p->placements,
+							    r.placement_id);
+	if (rec == NULL) {
 		control_server_reply_error(s, conn, rid, ENOENT,
-					   "release: node %u: no such node", r.node_id);
+					   "placement %llu: no such placement (never "
+					   "made, or released already)",
+					   (unsigned long long)r.placement_id);
 		return;
 	}
-	/* The same checks as a submitted pod: build its slot and decode it. */
-	struct shmsched_slot slot;
-	memset(&slot, 0, sizeof(slot));
-	slot.template_id = r.template_id;
-	slot.n_extra = r.n_extra;
-	memcpy(slot.extra, r.extra, sizeof(slot.extra));
-	struct record_templates t = {pr->templates, pr->n_templates};
-	static struct record_pod pod; /* the control thread's alone */
-	char why[512];
-	if (record_decode(&slot, &t, p->res, &pod, why, sizeof(why)) < 0) {
-		control_server_reply_error(s, conn, rid, EINVAL, "release: %s", why);
+	if (rec->owner != pr->owner && role != ROLE_ADMIN) {
+		control_server_reply_error(s, conn, rid, EPERM,
+					   "placement %llu belongs to another "
+					   "producer", (unsigned long long)r.placement_id);
 		return;
 	}
-	const struct node_spec *node = &snap->nodes[r.node_id];
-	struct device_assignment dev;
-	if (release_devices(p, node, r.node_id, &pod.spec, &r.devices, &dev, why,
-			    sizeof(why)) < 0) {
-		control_server_reply_error(s, conn, rid, EINVAL, "release: %s", why);
+	struct ledger *l = cluster_ledger(p->cluster);
+	if (ledger_node_generation(l, rec->slot) != rec->node_gen) {
+		/* The node was removed (its use went with it): nothing to give
+		 * back, and nothing to remember. */
+		placements_free(p->placements, r.placement_id);
+		control_server_reply_error(s, conn, rid, ESTALE,
+					   "placement %llu: its node was removed; "
+					   "nothing was left to give back",
+					   (unsigned long long)r.placement_id);
 		return;
 	}
-	ledger_account(cluster_ledger(p->cluster), r.node_id, &pod.spec, &dev, -1);
+	static struct pod_spec pod; /* the control thread's alone */
+	memset(&pod, 0, sizeof(pod));
+	pod.request = rec->request;
+	pod.request.v[RES_PODS] = 0;
+	pod.nonzero_cpu_milli = rec->nonzero_cpu_milli;
+	pod.nonzero_mem_bytes = rec->nonzero_mem_bytes;
+	pod.n_ports = rec->n_ports;
+	memcpy(pod.ports, rec->ports, rec->n_ports * sizeof(pod.ports[0]));
+	ledger_account(l, rec->slot, &pod, &rec->dev, -1);
+	placements_free(p->placements, r.placement_id);
 	control_server_reply(s, conn, rid, NULL, 0, -1);
 }
 
@@ -519,7 +505,7 @@ void producers_on_request(void *arg, struct control_server *s, uint64_t conn,
 	uint32_t body_len = len - (uint32_t)sizeof(op);
 	switch (op.kind) {
 	case OP_REGISTER:
-		handle_register(p, role, s, conn, request_id);
+		handle_register(p, role, s, conn, request_id, body, body_len);
 		break;
 	case OP_TEMPLATE:
 		handle_template(p, role, s, conn, request_id, body, body_len);
@@ -558,6 +544,8 @@ void producers_on_disconnect(void *arg, uint64_t conn)
 	 * sees the old pointer is inside its critical section, which the
 	 * grace period below waits out. */
 	__atomic_store_n(&p->table[pr->id], NULL, __ATOMIC_RELEASE);
+	/* Its placements stay, counted and owned by its identity: its pods
+	 * still run. */
 	rcu_synchronize();
 	int left = ring_guard_pending(&pr->submit);
 	if (left < 0)

@@ -26,6 +26,10 @@
 struct control_server;
 
 #define PRODUCERS_MAX 256
+/* Producer identities (uid, name) the daemon keeps, and per uid: bounded,
+ * so that made-up names cannot grow the table or lock others out. */
+#define IDENTITIES_MAX 4096
+#define IDENTITIES_PER_UID 64
 
 /* Who is at the other end of a control connection, by the socket it came
  * through (DESIGN.md, "Processes and trust"). */
@@ -38,6 +42,7 @@ enum producer_role {
 struct producer {
 	uint32_t id;   /* its index in the table */
 	uint8_t role;  /* enum producer_role: the socket it registered through */
+	uint32_t owner; /* its identity (uid, name): owner of its placements */
 	uint64_t conn; /* the control connection that owns it (unique per role) */
 	struct control_server *server; /* that connection's server */
 	struct producer_region region;
@@ -56,11 +61,13 @@ struct producers;
 
 /* Creates an empty table for `c`, with `slots` slots per producer region.
  * `strings` and `res` are the ones `ctx` reads: this side writes them
- * (templates intern their strings and may name new resources). Returns
- * NULL with errno. */
+ * (templates intern their strings and may name new resources). Releases
+ * free records of `placements` (the workers fill them). Returns NULL with
+ * errno. */
 struct producers *producers_create(struct cluster *c, struct intern *strings,
 				   struct res_names *res,
-				   const struct plugin_ctx *ctx, uint32_t slots);
+				   const struct plugin_ctx *ctx, uint32_t slots,
+				   struct placements *placements);
 
 /* Frees what is left. No worker may be running; the control server must
  * have stopped (its on_disconnect calls freed the producers). */

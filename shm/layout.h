@@ -50,7 +50,8 @@
 #include <stdint.h>
 
 #define SHM_MAGIC UINT64_C(0x44454843534d4853) /* "SHMSCHED" in memory order */
-#define SHM_ABI_VERSION 2u /* 2: a placed slot names its devices */
+#define SHM_ABI_VERSION 3u /* 2: a placed slot names its devices; 3: and its
+                            * placement id, which a release names */
 #define SHM_READY UINT32_C(0x59444552) /* "REDY"; any other value: not ready */
 #define SHM_HEADER_SIZE 512u
 #define SHM_SECTION_MAX 16u

@@ -42,12 +42,15 @@
  *       fetch-or / fetch-and for cores); host ports under the port lock,
  *       waited for (spinning) since these must not fail. Then L1, L2.
  *
- * A removed node's record:
- *   R1  Cleared with relaxed stores only after an RCU grace period (the
- *       caller, shm/cluster.c, knows no snapshot holding the node is still
- *       read), so no C1-C3 can be landing on it. The grace period orders
- *       the clear; the stores are atomic only so that ThreadSanitizer,
- *       which cannot see liburcu's ordering, sees no plain race.
+ * A removed node's record, and a new node's:
+ *   R1  Cleared with relaxed stores, and the slot's generation moved on,
+ *       only when no reader can reach the slot: for a removed node after
+ *       an RCU grace period (the caller, shm/cluster.c, knows no snapshot
+ *       holding the node is still read), so no C1-C3 can be landing on it;
+ *       for an added node before the snapshot that shows it is published.
+ *       The grace period or the publication orders the stores; they are
+ *       atomic only so that ThreadSanitizer, which cannot see liburcu's
+ *       ordering, sees no plain race.
  *
  * The change log (writer after A1, C4 or U1; readers are caches):
  *   L1  Take index i with a release fetch-add on the head: a reader that
@@ -88,6 +91,7 @@
 struct ledger {
 	uint32_t capacity;
 	struct node_alloc *nodes; /* [capacity] */
+	uint32_t *node_gen;       /* [capacity]: R1 */
 	uint64_t change_head;     /* L1, L3 */
 	uint64_t *changes;        /* [LEDGER_CHANGE_LOG_SLOTS]: L2, L4 */
 };
@@ -104,7 +108,9 @@ struct ledger *ledger_create(uint32_t capacity)
 	l->capacity = capacity;
 	l->nodes = aligned_alloc(64, (size_t)capacity * sizeof(*l->nodes));
 	l->changes = calloc(LEDGER_CHANGE_LOG_SLOTS, sizeof(*l->changes));
-	if (l->nodes == NULL || l->changes == NULL) {
+	l->node_gen = calloc(capacity, sizeof(*l->node_gen));
+	if (l->nodes == NULL || l->changes == NULL || l->node_gen == NULL) {
+		free(l->node_gen);
 		free(l->changes);
 		free(l->nodes);
 		free(l);
@@ -121,6 +127,7 @@ void ledger_destroy(struct ledger *l)
 		return;
 	free(l->nodes);
 	free(l->changes);
+	free(l->node_gen);
 	free(l);
 }
 
@@ -183,6 +190,15 @@ void ledger_reset_node(struct ledger *l, uint32_t slot)
 		__atomic_store_n(&a->cores_used[w], 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&a->n_ports, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&a->port_lock, 0, __ATOMIC_RELAXED);
+	/* R1: relaxed; the snapshot's publication (add) or the grace period
+	 * (remove) orders it for readers. */
+	__atomic_store_n(&l->node_gen[slot], l->node_gen[slot] + 1, __ATOMIC_RELAXED);
+}
+
+uint32_t ledger_node_generation(const struct ledger *l, uint32_t slot)
+{
+	/* R1: relaxed, see ledger.h. */
+	return __atomic_load_n(&l->node_gen[slot], __ATOMIC_RELAXED);
 }
 
 /* --- C3: the port table ---------------------------------------------------- */

@@ -60,8 +60,15 @@ uint32_t ledger_capacity(const struct ledger *l);
 /* The record of a slot (< capacity). */
 struct node_alloc *ledger_node(struct ledger *l, uint32_t slot);
 
-/* Clears a slot's record (R1): only when no thread can reach the slot. */
+/* Clears a slot's record and moves its generation on (R1): only when no
+ * thread can reach the slot (a node added there, or removed from it). */
 void ledger_reset_node(struct ledger *l, uint32_t slot);
+
+/* The slot's generation: it moves on each time the slot gets a new node or
+ * loses one, so a placement that remembers it can tell its node from a
+ * later one in the same slot. Read (relaxed) inside an RCU read-side
+ * section of a snapshot that holds the node: the node's own generation. */
+uint32_t ledger_node_generation(const struct ledger *l, uint32_t slot);
 
 /* Adds (sign +1) or removes (sign -1) a pod's use of a node without
  * checking it fits (A1): for pods already bound (loading a cluster) and

@@ -21,6 +21,7 @@
 #include "shm/rcu.h"
 #include "shm/devices.h"
 #include "shm/ledger.h"
+#include "shm/placements.h"
 #include "shm/cluster.h"
 
 #endif

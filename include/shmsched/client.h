@@ -104,9 +104,11 @@ struct shmsched_result {
 	uint32_t node_id;     /* SHMSCHED_PLACED: the node (shmsched_node_name) */
 	uint64_t submit_ns;   /* CLOCK_MONOTONIC when submitted */
 	uint64_t complete_ns; /* CLOCK_MONOTONIC when the daemon answered */
+	/* SHMSCHED_PLACED: the daemon's id for this placement, for
+	 * shmsched_release() when the pod ends; 0 otherwise. */
+	uint64_t placement_id;
 	/* SHMSCHED_PLACED: the GPU devices and exclusive cores the pod takes
-	 * on its node (all zero: none), as the daemon reserved them; give
-	 * them to shmsched_release() when the pod ends. See
+	 * on its node (all zero: none), as the daemon reserved them. See
 	 * shmsched_format_gpus() and shmsched_format_cpuset(). Not placed:
 	 * all zero. */
 	struct shmsched_devices devices;
@@ -136,12 +138,28 @@ struct shmsched_result {
  *   -EINVAL           out is NULL
  *   other negative errnos: the daemon's refusal of the registration (its
  *   text in err), or from socket(2), connect(2) or mmap(2)
+ * It registers under the name "" (see shmsched_connect_named).
  * Changed in libshmsched-client.so.1: it returned the handle, or NULL with
  * a positive errno.
  * Thread-safety: any thread; handles are independent. */
 SHMSCHED_EXPORT int shmsched_connect(const char *socket_path,
 				     struct shmsched_client **out,
 				     char *err, size_t err_len);
+
+/* shmsched_connect() under a producer name (up to 63 bytes; NULL or ""
+ * is the name ""). The daemon knows a producer by its uid and this name:
+ * placements belong to that identity, not to the connection, so every
+ * connection of that uid under that name (several at once, or a
+ * reconnect) may release them, and no other producer may.
+ * Returns as shmsched_connect(), and also:
+ *   -ENAMETOOLONG  the name is 64 bytes or longer
+ *   -EBUSY         the daemon keeps as many identities as it may, for this
+ *                  uid or in all (err says which)
+ * Thread-safety: any thread; handles are independent. */
+SHMSCHED_EXPORT int shmsched_connect_named(const char *socket_path,
+					   const char *name,
+					   struct shmsched_client **out,
+					   char *err, size_t err_len);
 
 /* Closes the connection (the daemon then frees the region and forgets this
  * producer's templates; answers to pods still in flight are lost), unmaps
@@ -245,24 +263,24 @@ SHMSCHED_EXPORT int shmsched_node_event(struct shmsched_client *c, int kind,
 					const char *body, size_t len, char *err,
 					size_t err_len);
 
-/* Gives back what a placed pod uses on its node, when the pod has ended:
- * `pod` as it was submitted (its template and extras; the cookie is not
- * used), and `node_id` and `devices` from its SHMSCHED_PLACED result
- * (devices NULL: none, for a pod whose answer named none). Call it once
- * per placed pod; the daemon cannot always tell a double release from two
- * pods (it refuses devices the node does not hold).
+/* Gives back what the placement `placement_id` (from its SHMSCHED_PLACED
+ * result) took on its node, when the pod has ended: exactly what the
+ * daemon recorded for it, once. Only the producer identity that made the
+ * placement may release it (the same uid and name, also after a
+ * reconnect: shmsched_connect_named), or an admin.
  * Returns 0, or:
- *   -EINVAL    NULL arguments, pod->n_extra > SHMSCHED_MAX_EXTRA
- *   the daemon's refusal, its text in err (e.g. -EINVAL: an unknown
- *   template or resource, or devices that are not what the pod takes on
- *   that node or that the node does not hold; -ENOENT: no node has that
- *   id), and the connection's errors (above); nothing is given back then
+ *   -EINVAL    NULL c
+ *   -ENOENT    no such placement: never made, or released already
+ *   -EPERM     the placement belongs to another producer identity
+ *   -ESTALE    its node was removed meanwhile: nothing was left to give
+ *              back (the placement is forgotten)
+ *   the connection's errors (above); nothing is given back on an error
+ * Changed in libshmsched-client.so.1: it took the pod, its node and its
+ * devices, which a producer could forge.
  * Thread-safety: one thread at a time per handle. */
 SHMSCHED_EXPORT int shmsched_release(struct shmsched_client *c,
-				     const struct shmsched_pod *pod,
-				     uint32_t node_id,
-				     const struct shmsched_devices *devices,
-				     char *err, size_t err_len);
+				     uint64_t placement_id, char *err,
+				     size_t err_len);
 
 /* Writes the GPU devices of `d` as their indices, comma-separated and
  * ascending ("0,3"; "" for none): the form of NVIDIA_VISIBLE_DEVICES and

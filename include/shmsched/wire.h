@@ -30,12 +30,15 @@
  *       92     4  node_id         SHMSCHED_PLACED: the node's id
  *       96     8  complete_ns     CLOCK_MONOTONIC when answered
  *      104   536  (union, by status)
- *                 SHMSCHED_PLACED: devices, 40 bytes, the rest unused:
+ *                 SHMSCHED_PLACED: devices and the placement's id, 48
+ *                 bytes, the rest unused:
  *      104     2    gpu_mask      bit i: GPU device i of the node
  *      106     2    gpu_milli     milli taken from each GPU in gpu_mask
  *      108     2    n_cores       exclusive cores: the bits set in cpuset
  *      110     2    reserved      0
  *      112    32    cpuset[4]     bit i of word i / 64: core i
+ *      144     8    placement_id  the daemon's id for this placement: what
+ *                                 a release names
  *                 SHMSCHED_UNSCHEDULABLE / _REJECTED / _CANCELLED: message,
  *                   why, NUL-terminated, cut with "..." if longer
  */
@@ -94,7 +97,10 @@ struct shmsched_slot {
 	uint32_t node_id;
 	uint64_t complete_ns;
 	union {
-		struct shmsched_devices devices;    /* SHMSCHED_PLACED */
+		struct {                            /* SHMSCHED_PLACED */
+			struct shmsched_devices devices;
+			uint64_t placement_id;
+		};
 		char message[SHMSCHED_MESSAGE_MAX]; /* any other status */
 	};
 };
@@ -110,5 +116,7 @@ _Static_assert(__builtin_offsetof(struct shmsched_slot, devices) == 104,
 	       "devices at byte 104");
 _Static_assert(__builtin_offsetof(struct shmsched_slot, message) == 104,
 	       "message at byte 104");
+_Static_assert(__builtin_offsetof(struct shmsched_slot, placement_id) == 144,
+	       "placement_id at byte 144");
 
 #endif

@@ -113,6 +113,7 @@ static void answer_slot(struct shmsched_slot *s)
 		s->status = SHMSCHED_PLACED;
 		s->node_id = (uint32_t)(s->cookie % 7);
 		fake_devices(s->cookie, &s->devices);
+		s->placement_id = s->cookie * 3 + 1;
 	}
 	s->complete_ns = now_ns();
 }
@@ -393,6 +394,8 @@ static unsigned check_answer(const struct shmsched_result *r, uint8_t *seen,
 	fake_devices(r->cookie, &want);
 	if (memcmp(&want, &r->devices, sizeof(want)) != 0)
 		bad++; /* not the devices of its own slot */
+	if (r->placement_id != r->cookie * 3 + 1)
+		bad++; /* not its own placement */
 	return bad;
 }
 
@@ -756,32 +759,13 @@ static void test_slow_path_calls(void **state)
 	assert_int_equal(shmsched_register_template(c, huge, sizeof(huge), &tid,
 						    err, sizeof(err)), -EMSGSIZE);
 
-	/* Release: the pod's template and extras, and the node. */
-	struct shmsched_pod pod;
-	make_pod(&pod, 42, 2);
-	pod.n_extra = 2;
-	pod.extra[1].resource = 7;
-	pod.extra[1].quantity = 3;
-	struct shmsched_devices dev;
-	fake_devices(77, &dev);
-	assert_int_equal(shmsched_release(c, &pod, 5, &dev, err, sizeof(err)), 0);
+	/* Release: the placement's id, and nothing else, on the wire. */
+	assert_int_equal(shmsched_release(c, UINT64_C(0x0000000700000005), err,
+					  sizeof(err)), 0);
 	assert_int_equal(f->releases, 1);
-	assert_int_equal(f->last_release.node_id, 5);
-	assert_int_equal(f->last_release.template_id, 2);
-	assert_int_equal(f->last_release.n_extra, 2);
-	assert_int_equal(f->last_release.extra[1].resource, 7);
-	assert_int_equal(f->last_release.extra[1].quantity, 3);
-	assert_memory_equal(&f->last_release.devices, &dev, sizeof(dev));
-	/* No devices: all zero on the wire. */
-	struct shmsched_devices none;
-	memset(&none, 0, sizeof(none));
-	assert_int_equal(shmsched_release(c, &pod, 5, NULL, err, sizeof(err)), 0);
-	assert_int_equal(f->releases, 2);
-	assert_memory_equal(&f->last_release.devices, &none, sizeof(none));
-	pod.n_extra = SHMSCHED_MAX_EXTRA + 1;
-	assert_int_equal(shmsched_release(c, &pod, 5, &dev, err, sizeof(err)),
-			 -EINVAL);
-	assert_int_equal(f->releases, 2);
+	assert_true(f->last_release.placement_id == UINT64_C(0x0000000700000005));
+	assert_int_equal(shmsched_release(NULL, 1, err, sizeof(err)), -EINVAL);
+	assert_int_equal(f->releases, 1);
 	shmsched_disconnect(c);
 }
 

@@ -165,12 +165,11 @@ static void producer(int id, uint64_t pods, bool release)
 			case SHMSCHED_PLACED:
 				r->placed++;
 				if (release && (idx & 1)) {
-					struct shmsched_pod p = {.cookie = cookie,
-								 .template_id = tid};
-					if (shmsched_release(c, &p, res[k].node_id,
-							     &res[k].devices, err,
-							     sizeof(err)) == 0)
+					if (shmsched_release(c, res[k].placement_id,
+							     err, sizeof(err)) == 0)
 						r->released++;
+					else
+						fail_report(r, "release", err);
 				}
 				break;
 			case SHMSCHED_UNSCHEDULABLE:
@@ -648,17 +647,15 @@ static void in_use(struct daemon *d, uint64_t gpu_milli, uint64_t cores)
 	assert_int_equal(k, cores);
 }
 
-/* A release with these devices is refused, says `why`, gives nothing back. */
-static void refused(struct shmsched_client *c, struct daemon *d, uint32_t tid,
-		    uint32_t node, const struct shmsched_devices *dev,
-		    const char *why)
+/* A release of `id` is refused with `code`, says `why`, gives nothing
+ * back. */
+static void refused(struct shmsched_client *c, struct daemon *d, uint64_t id,
+		    int code, const char *why)
 {
-	struct shmsched_pod pod = {.template_id = tid};
 	char err[512];
 	uint64_t g, k, pods = daemon_pods_on_nodes(d);
 	daemon_devices_in_use(d, &g, &k);
-	assert_int_equal(shmsched_release(c, &pod, node, dev, err, sizeof(err)),
-			 -EINVAL);
+	assert_int_equal(shmsched_release(c, id, err, sizeof(err)), code);
 	if (strstr(err, why) == NULL)
 		fail_msg("release refused with \"%s\"; expected \"%s\" in it",
 			 err, why);
@@ -749,6 +746,78 @@ static void test_roles(void **state)
 	daemon_stop(d, 1000, NULL);
 }
 
+/* Ownership: placements belong to the identity (uid, name) that made
+ * them. They stay counted when it disconnects, it may release them after
+ * it reconnects, no other identity may, and a placement whose node was
+ * removed is refused as stale with nothing given back. */
+static void test_ownership(void **state)
+{
+	(void)state;
+	struct daemon *d = start(1);
+	char err[512], admin_sock[160];
+	snprintf(admin_sock, sizeof(admin_sock), "%s.admin", sock);
+	struct shmsched_client *a, *b, *admin;
+	if (shmsched_connect_named(sock, "job-a", &a, err, sizeof(err)) < 0)
+		fail_msg("connect: %s", err);
+	uint32_t tid = template_of(a, pod_json);
+	struct shmsched_result r[4];
+	for (int i = 0; i < 4; i++) {
+		place_one(a, tid, (uint64_t)i + 1, &r[i]);
+		assert_int_equal(r[i].status, SHMSCHED_PLACED);
+	}
+	assert_int_equal(daemon_pods_on_nodes(d), 4);
+	struct daemon_stats ds;
+	daemon_get_stats(d, &ds);
+	assert_int_equal(ds.placements, 4);
+	shmsched_disconnect(a);
+	/* Gone, but its pods still run: still counted. */
+	usleep(100 * 1000);
+	assert_int_equal(daemon_pods_on_nodes(d), 4);
+
+	/* Another name of the same uid is another identity. */
+	if (shmsched_connect_named(sock, "job-b", &b, err, sizeof(err)) < 0)
+		fail_msg("connect: %s", err);
+	refused(b, d, r[0].placement_id, -EPERM, "belongs to another producer");
+	/* The same name again: its placements are its own. */
+	if (shmsched_connect_named(sock, "job-a", &a, err, sizeof(err)) < 0)
+		fail_msg("connect: %s", err);
+	assert_int_equal(shmsched_release(a, r[0].placement_id, err, sizeof(err)), 0);
+	assert_int_equal(daemon_pods_on_nodes(d), 3);
+
+	/* An admin may release any placement. */
+	if (shmsched_connect(admin_sock, &admin, err, sizeof(err)) < 0)
+		fail_msg("connect admin: %s", err);
+	assert_int_equal(shmsched_release(admin, r[1].placement_id, err,
+					  sizeof(err)), 0);
+	assert_int_equal(daemon_pods_on_nodes(d), 2);
+
+	/* r[2]'s node is removed, and a new node takes its slot: the release
+	 * is stale, and gives nothing back to the new node. */
+	char name[64];
+	assert_int_equal(shmsched_node_name(a, r[2].node_id, name, sizeof(name),
+					    err, sizeof(err)), 0);
+	assert_int_equal(shmsched_node_event(admin, SHMSCHED_NODE_REMOVE, name,
+					     strlen(name), err, sizeof(err)), 0);
+	static const char fresh[] =
+		"{\"kind\":\"Node\",\"metadata\":{\"name\":\"fresh\"},"
+		"\"status\":{\"allocatable\":{\"cpu\":\"4\",\"memory\":\"8Gi\","
+		"\"pods\":\"30\"}}}";
+	assert_int_equal(shmsched_node_event(admin, SHMSCHED_NODE_ADD, fresh,
+					     strlen(fresh), err, sizeof(err)), 0);
+	uint64_t before = daemon_pods_on_nodes(d);
+	refused(a, d, r[2].placement_id, -ESTALE, "its node was removed");
+	assert_int_equal(daemon_pods_on_nodes(d), before);
+	/* Forgotten after that: a second try names nothing. */
+	refused(a, d, r[2].placement_id, -ENOENT, "no such placement");
+	assert_int_equal(daemon_overcommits(d), 0);
+
+	shmsched_disconnect(admin);
+	shmsched_disconnect(b);
+	shmsched_disconnect(a);
+	daemon_stop(d, 1000, &ds);
+	assert_int_equal(ds.placements, 1); /* r[3], still running */
+}
+
 static void test_devices_named_and_released(void **state)
 {
 	(void)state;
@@ -793,53 +862,32 @@ static void test_devices_named_and_released(void **state)
 		      text);
 	in_use(d, 800, 2);
 
-	/* Wrong assignments: each refused, nothing given back. */
-	struct shmsched_devices w = a.devices;
-	refused(c, d, share, a.node_id, NULL, "names 0 GPU(s); the pod takes 1");
-	w.gpu_milli = 400;
-	refused(c, d, share, a.node_id, &w, "gpu_milli 400; the pod takes 500");
-	w = a.devices;
-	w.gpu_mask = 1u << 5;
-	refused(c, d, share, a.node_id, &w, "node g0 (0) has 2 GPU(s)");
-	w.gpu_mask = (uint16_t)(a.devices.gpu_mask ^ 3); /* the other GPU */
-	refused(c, d, share, a.node_id, &w, "has 0 milli in use; the release "
-		"gives back 500");
-	w = a.devices;
-	w.gpu_mask = 3;
-	refused(c, d, share, a.node_id, &w, "names 2 GPU(s); the pod takes 1");
-	w = a.devices;
-	w.reserved = 1;
-	refused(c, d, share, a.node_id, &w, "devices.reserved: 1; expected 0");
-	w = a.devices;
-	w.n_cores = 1;
-	w.cpuset[0] = 1;
-	refused(c, d, share, a.node_id, &w, "the pod holds 0 exclusive core(s)");
-	w = b.devices; /* two cores of the pool that it does not hold */
-	w.cpuset[0] = 0;
-	for (unsigned core = 0, n = 0; core < 8 && n < 2; core++)
-		if (!(b.devices.cpuset[0] >> core & 1)) {
-			w.cpuset[0] |= UINT64_C(1) << core;
-			n++;
-		}
-	refused(c, d, pinned, b.node_id, &w, "are not held by any pod");
-	w.cpuset[0] = b.devices.cpuset[0] & (b.devices.cpuset[0] - 1); /* one */
-	refused(c, d, pinned, b.node_id, &w, "(1 core(s)); the pod holds 2");
-	w.cpuset[0] = UINT64_C(1) << 8 | (b.devices.cpuset[0] &
-					   (b.devices.cpuset[0] - 1));
-	refused(c, d, pinned, b.node_id, &w, "expected cores below 8");
+	/* Forged releases: ids never issued, another generation of a's
+	 * record, an index past the table: each refused, nothing given back. */
+	assert_true(a.placement_id != 0 && b.placement_id != 0);
+	assert_true(a.placement_id != b.placement_id);
+	refused(c, d, 0, -ENOENT, "no such placement");
+	refused(c, d, a.placement_id + (UINT64_C(1) << 32), -ENOENT,
+		"no such placement");
+	refused(c, d, (a.placement_id & ~UINT64_C(0xffffffff)) | 0xfffffffe,
+		-ENOENT, "no such placement");
+	refused(c, d, UINT64_MAX, -ENOENT, "no such placement");
 
-	/* The right ones give everything back. */
-	struct shmsched_pod p = {.template_id = share};
-	assert_int_equal(shmsched_release(c, &p, a.node_id, &a.devices, err,
-					  sizeof(err)), 0);
+	/* Another producer cannot release them, whatever it sends. */
+	struct shmsched_client *other;
+	if (shmsched_connect_named(sock, "other", &other, err, sizeof(err)) < 0)
+		fail_msg("connect other: %s", err);
+	refused(other, d, a.placement_id, -EPERM, "belongs to another producer");
+	refused(other, d, b.placement_id, -EPERM, "belongs to another producer");
+
+	/* The right ones give back exactly what each took, once. */
+	assert_int_equal(shmsched_release(c, a.placement_id, err, sizeof(err)), 0);
 	in_use(d, 300, 2);
-	/* Twice: the node no longer holds that much of the GPU. */
-	refused(c, d, share, a.node_id, &a.devices, "has 300 milli in use");
-	p.template_id = pinned;
-	assert_int_equal(shmsched_release(c, &p, b.node_id, &b.devices, err,
-					  sizeof(err)), 0);
+	refused(c, d, a.placement_id, -ENOENT, "released already");
+	assert_int_equal(shmsched_release(c, b.placement_id, err, sizeof(err)), 0);
 	in_use(d, 0, 0);
 	assert_int_equal(daemon_pods_on_nodes(d), 0);
+	shmsched_disconnect(other);
 
 	/* Whole GPUs: both devices, 1000 each; then given back. */
 	place_one(c, whole, 3, &a);
@@ -854,9 +902,7 @@ static void test_devices_named_and_released(void **state)
 	assert_int_equal(b.status, SHMSCHED_UNSCHEDULABLE);
 	assert_int_equal(b.devices.gpu_mask, 0);
 	assert_true(strlen(b.message) > 0);
-	p.template_id = whole;
-	assert_int_equal(shmsched_release(c, &p, a.node_id, &a.devices, err,
-					  sizeof(err)), 0);
+	assert_int_equal(shmsched_release(c, a.placement_id, err, sizeof(err)), 0);
 	in_use(d, 0, 0);
 	assert_int_equal(daemon_overcommits(d), 0);
 
@@ -881,6 +927,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_shutdown_answers_every_pod,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_roles, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ownership, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_devices_named_and_released,
 						setup_gpu, teardown),
 	};

@@ -1,10 +1,12 @@
-/* stress.control_release: OP_RELEASE on the wire, against the real daemon
- * (in process) through raw control calls, no client library.
+/* stress.control_release: OP_RELEASE and OP_REGISTER on the wire, against
+ * the real daemon (in process) through raw control calls, no client
+ * library.
  *
- * The body is struct op_release, 120 bytes since the devices were added
- * (ABI version 2): the daemon takes exactly that size and refuses any other
- * with a message that names both sizes (the 80 bytes of version 1
- * included), and it reads the devices at byte 80 of the body.
+ * OP_RELEASE's body is struct op_release, 8 bytes since ABI version 3: a
+ * placement id, nothing a producer could forge about what it gives back.
+ * The daemon takes exactly that size and refuses any other (the 120 bytes
+ * of version 2 included) with a message that names both sizes. OP_REGISTER
+ * takes an empty body or a 64-byte NUL-terminated name, and nothing else.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -96,50 +98,40 @@ static void test_release_body_size(void **state)
 	assert_int_equal(request(fd, OP_TEMPLATE, pod_json, sizeof(pod_json) - 1,
 				 &t, sizeof(t), NULL, err, sizeof(err)), 0);
 
-	/* Any size but 120 is refused, and says which size it wanted. */
-	static const uint32_t wrong[] = {0, 1, 80, 119, 121, 160};
+	/* Any size but 8 is refused, and says which size it wanted. */
+	static const uint32_t wrong[] = {0, 1, 7, 9, 80, 120};
 	uint8_t body[200];
 	memset(body, 0, sizeof(body));
 	for (size_t i = 0; i < sizeof(wrong) / sizeof(wrong[0]); i++) {
-		char want[64];
+		char want[80];
 		assert_int_equal(request(fd, OP_RELEASE, body, wrong[i], NULL, 0,
 					 NULL, err, sizeof(err)), -EINVAL);
-		snprintf(want, sizeof(want), "release: %u bytes, expected 120",
-			 wrong[i]);
+		snprintf(want, sizeof(want), "release: a body of %u bytes; "
+			 "expected 8", wrong[i]);
 		assert_non_null(strstr(err, want));
 	}
-
-	/* 120 bytes: read on; a node that does not exist. */
-	struct op_release r;
-	memset(&r, 0, sizeof(r));
-	r.node_id = 99;
-	r.template_id = t.template_id;
+	/* 8 bytes: an id, little-endian; none was ever issued. */
+	struct op_release r = {.placement_id = UINT64_C(0x100000003)};
 	assert_int_equal(request(fd, OP_RELEASE, &r, sizeof(r), NULL, 0, NULL,
 				 err, sizeof(err)), -ENOENT);
-	assert_non_null(strstr(err, "node 99"));
-
-	/* The devices start at byte 80: gpu_mask, then gpu_milli, n_cores,
-	 * reserved, cpuset. This pod asks for none. */
-	r.node_id = 0;
-	memcpy(body, &r, sizeof(r));
-	body[80] = 0x01; /* gpu_mask = 1 */
-	assert_int_equal(request(fd, OP_RELEASE, body, sizeof(r), NULL, 0, NULL,
-				 err, sizeof(err)), -EINVAL);
-	assert_non_null(strstr(err, "gpu_mask 0x1, gpu_milli 0; the pod asks "
-			       "for no GPU"));
-	memcpy(body, &r, sizeof(r));
-	body[86] = 0x02; /* reserved = 2 */
-	assert_int_equal(request(fd, OP_RELEASE, body, sizeof(r), NULL, 0, NULL,
-				 err, sizeof(err)), -EINVAL);
-	assert_non_null(strstr(err, "release: devices.reserved: 2; expected 0"));
-	memcpy(body, &r, sizeof(r));
-	body[88 + 8] = 0x01; /* cpuset[1] = 1: core 64 */
-	assert_int_equal(request(fd, OP_RELEASE, body, sizeof(r), NULL, 0, NULL,
-				 err, sizeof(err)), -EINVAL);
-	assert_non_null(strstr(err, "cpuset \"64\" (1 core(s)); the pod holds 0 "
-			       "exclusive core(s) on node n0 (0)"));
+	assert_non_null(strstr(err, "placement 4294967299: no such placement"));
 	/* Nothing was given back by any of them. */
 	assert_int_equal(daemon_pods_on_nodes(d), 0);
+
+	/* OP_REGISTER: a second time on one connection is refused; on a new
+	 * connection, a name must be 64 bytes and NUL-terminated. */
+	assert_int_equal(request(fd, OP_REGISTER, NULL, 0, &reg, sizeof(reg),
+				 &region_fd, err, sizeof(err)), -EALREADY);
+	int fd2 = control_client_connect(sock, TIMEOUT_MS, err, sizeof(err));
+	assert_true(fd2 >= 0);
+	memset(body, 'x', sizeof(body));
+	assert_int_equal(request(fd2, OP_REGISTER, body, 10, &reg, sizeof(reg),
+				 &region_fd, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "a body of 10 bytes; expected 0 or 64"));
+	assert_int_equal(request(fd2, OP_REGISTER, body, 64, &reg, sizeof(reg),
+				 &region_fd, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "not NUL-terminated"));
+	close(fd2);
 
 	close(fd);
 	struct daemon_stats ds;

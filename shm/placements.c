@@ -1,0 +1,168 @@
+/* The placement table: see placements.h for the protocol (F1, F2, P1, P2).
+ * Cost: take and untake are one compare-and-swap loop each (retried only
+ * when another thread moved the head); fill is one record copy and one
+ * release store; get and free are O(1); next is O(records skipped).
+ */
+#include "shm/placements.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NIL UINT32_MAX
+
+struct placements {
+	uint32_t capacity;
+	struct placement_record *recs; /* [capacity] */
+	uint32_t *next;         /* [capacity]: the free stack's links (F1, F2) */
+	_Alignas(64) uint64_t head; /* tag << 32 | top index (NIL: empty) */
+	_Alignas(64) uint64_t live; /* filled and not freed: a figure */
+};
+
+struct placements *placements_create(uint32_t capacity)
+{
+	if (capacity == 0 || capacity >= NIL) {
+		errno = EINVAL;
+		return NULL;
+	}
+	struct placements *t = calloc(1, sizeof(*t));
+	if (t == NULL)
+		return NULL;
+	t->capacity = capacity;
+	/* calloc of this size is fresh anonymous memory: zero pages that the
+	 * kernel backs only when a record is first written. */
+	t->recs = calloc(capacity, sizeof(*t->recs));
+	t->next = malloc((size_t)capacity * sizeof(*t->next));
+	if (t->recs == NULL || t->next == NULL) {
+		free(t->recs);
+		free(t->next);
+		free(t);
+		errno = ENOMEM;
+		return NULL;
+	}
+	/* Index 0 on top: the first placements use the first records. */
+	for (uint32_t i = 0; i < capacity; i++)
+		t->next[i] = i + 1 < capacity ? i + 1 : NIL;
+	t->head = 0;
+	return t;
+}
+
+void placements_destroy(struct placements *t)
+{
+	if (t == NULL)
+		return;
+	free(t->recs);
+	free(t->next);
+	free(t);
+}
+
+uint32_t placements_capacity(const struct placements *t)
+{
+	return t->capacity;
+}
+
+int64_t placements_take(struct placements *t)
+{
+	/* F1: acquire, partner of F2's release. */
+	uint64_t head = __atomic_load_n(&t->head, __ATOMIC_ACQUIRE);
+	for (;;) {
+		uint32_t top = (uint32_t)head;
+		if (top == NIL)
+			return -ENOSPC;
+		/* Relaxed: a stale link fails the compare-and-swap below, whose
+		 * tag has moved on since the link was written. */
+		uint32_t below = __atomic_load_n(&t->next[top], __ATOMIC_RELAXED);
+		uint64_t want = ((head >> 32) + 1) << 32 | below;
+		/* F1: acquire on success. */
+		if (__atomic_compare_exchange_n(&t->head, &head, want, true,
+						__ATOMIC_ACQUIRE, __ATOMIC_ACQUIRE))
+			return top;
+	}
+}
+
+static void push(struct placements *t, uint32_t index)
+{
+	uint64_t head = __atomic_load_n(&t->head, __ATOMIC_RELAXED);
+	for (;;) {
+		/* F2: relaxed; the release below publishes it. */
+		__atomic_store_n(&t->next[index], (uint32_t)head, __ATOMIC_RELAXED);
+		uint64_t want = ((head >> 32) + 1) << 32 | index;
+		/* F2: release, partner of F1's acquire. */
+		if (__atomic_compare_exchange_n(&t->head, &head, want, true,
+						__ATOMIC_RELEASE, __ATOMIC_RELAXED))
+			return;
+	}
+}
+
+void placements_untake(struct placements *t, uint32_t index)
+{
+	push(t, index);
+}
+
+uint64_t placements_fill(struct placements *t, uint32_t index, uint32_t owner,
+			 uint32_t slot, uint32_t node_gen,
+			 const struct pod_spec *pod,
+			 const struct device_assignment *dev)
+{
+	struct placement_record *r = &t->recs[index];
+	uint32_t gen = r->gen == 0 ? 1 : r->gen;
+	r->gen = gen;
+	r->slot = slot;
+	r->node_gen = node_gen;
+	r->request = pod->request;
+	r->nonzero_cpu_milli = pod->nonzero_cpu_milli;
+	r->nonzero_mem_bytes = pod->nonzero_mem_bytes;
+	if (dev != NULL)
+		r->dev = *dev;
+	else
+		memset(&r->dev, 0, sizeof(r->dev));
+	r->n_ports = pod->n_ports;
+	memcpy(r->ports, pod->ports, pod->n_ports * sizeof(r->ports[0]));
+	/* Relaxed: a figure. */
+	__atomic_fetch_add(&t->live, 1, __ATOMIC_RELAXED);
+	/* P1: release, partner of P2's acquire. */
+	__atomic_store_n(&r->owner, owner, __ATOMIC_RELEASE);
+	return (uint64_t)gen << 32 | index;
+}
+
+const struct placement_record *placements_get(const struct placements *t, uint64_t id)
+{
+	uint32_t index = (uint32_t)id;
+	if (index >= t->capacity)
+		return NULL;
+	const struct placement_record *r = &t->recs[index];
+	/* P2: acquire, partner of P1. */
+	if (__atomic_load_n(&r->owner, __ATOMIC_ACQUIRE) == 0 ||
+	    r->gen != (uint32_t)(id >> 32))
+		return NULL;
+	return r;
+}
+
+void placements_free(struct placements *t, uint64_t id)
+{
+	struct placement_record *r = &t->recs[(uint32_t)id];
+	/* P2: relaxed; F2's release orders it for the next popper. */
+	__atomic_store_n(&r->owner, 0, __ATOMIC_RELAXED);
+	r->gen = r->gen + 1 == 0 ? 1 : r->gen + 1;
+	__atomic_fetch_sub(&t->live, 1, __ATOMIC_RELAXED);
+	push(t, (uint32_t)id);
+}
+
+uint64_t placements_next(const struct placements *t, uint32_t *cursor)
+{
+	for (uint32_t i = *cursor; i < t->capacity; i++) {
+		const struct placement_record *r = &t->recs[i];
+		/* P2: acquire, partner of P1. */
+		if (__atomic_load_n(&r->owner, __ATOMIC_ACQUIRE) != 0) {
+			*cursor = i + 1;
+			return (uint64_t)r->gen << 32 | i;
+		}
+	}
+	*cursor = t->capacity;
+	return 0;
+}
+
+uint64_t placements_live(const struct placements *t)
+{
+	return __atomic_load_n(&t->live, __ATOMIC_RELAXED);
+}

@@ -1,0 +1,103 @@
+/* The placement table: every placement the daemon has made for a
+ * producer, with its owner, its node slot and that node's generation, and
+ * exactly what it took (requests, devices, host ports), so that a release
+ * names a placement by id and gives back exactly that, once, and only for
+ * its owner (DESIGN.md, invariant 7).
+ *
+ * A placement id is (generation << 32) | index: the generation of a record
+ * moves on every time it is freed, so an id never names a later placement
+ * that reused the record.
+ *
+ * Free records form a lock-free stack (a Treiber stack whose head carries
+ * a tag against ABA): a worker pops one before it places a pod and fills
+ * it after the commit, without a lock or a system call; the releasing
+ * thread pushes it back.
+ *
+ * Protocol (labels cited by the atomics in placements.c):
+ *   F1  Pop: load the head with acquire (partner F2), read the top
+ *       record's next relaxed, and swing the head to (tag + 1, next) with
+ *       a compare-and-swap (acquire on success): a pusher's record writes
+ *       are then visible to the popper.
+ *   F2  Push: store the record's next (relaxed), then swing the head to
+ *       (tag + 1, index) with a release compare-and-swap.
+ *   P1  A worker fills a record, then stores its owner with release: a
+ *       thread that loads a non-zero owner with acquire sees the record.
+ *   P2  The releasing thread loads the owner with acquire (partner P1),
+ *       checks the generation, and when it frees the record stores owner 0
+ *       (relaxed) and a new generation before pushing it (F2, which orders
+ *       them for the next popper).
+ * Pops and pushes are lock-free: a compare-and-swap fails only when
+ * another thread moved the head meanwhile. The tag makes a head value
+ * unique for 2^32 operations, which no pop spans.
+ *
+ * Concurrency: placements_take, _untake and _fill by any worker;
+ * placements_get, _free and _next by the one releasing thread (the
+ * daemon's control thread); placements_live by anyone.
+ */
+#ifndef SHMSCHED_SHM_PLACEMENTS_H
+#define SHMSCHED_SHM_PLACEMENTS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "shm/model.h"
+
+/* One placement: what a release gives back. 264 bytes. */
+struct placement_record {
+	uint32_t owner;          /* 0: free; else the owner's id (P1, P2) */
+	uint32_t gen;            /* the record's generation, >= 1 */
+	uint32_t slot;           /* the node's slot */
+	uint32_t node_gen;       /* the slot's generation when placed */
+	struct res_vec request;  /* as the commit took it; pods counts 1 */
+	int64_t nonzero_cpu_milli;
+	int64_t nonzero_mem_bytes;
+	struct device_assignment dev;
+	uint8_t n_ports;
+	struct host_port ports[POD_MAX_PORTS];
+};
+
+struct placements;
+
+/* A table of `capacity` records (1 .. 2^31 - 1). The kernel backs the
+ * records' pages only as they are first used. Returns NULL with errno
+ * EINVAL or ENOMEM. */
+struct placements *placements_create(uint32_t capacity);
+void placements_destroy(struct placements *t);
+
+uint32_t placements_capacity(const struct placements *t);
+
+/* Worker side: takes a free record for a placement about to be made (F1).
+ * Returns its index, or -ENOSPC when every record is live. */
+int64_t placements_take(struct placements *t);
+
+/* Worker side: gives back a taken record that was not used (the pod was
+ * not placed) (F2). */
+void placements_untake(struct placements *t, uint32_t index);
+
+/* Worker side: fills the taken record `index` for `owner` (non-zero) with
+ * the pod's use of `slot` (generation `node_gen`) and its devices (NULL:
+ * none), and publishes it (P1). Returns the placement's id. */
+uint64_t placements_fill(struct placements *t, uint32_t index, uint32_t owner,
+			 uint32_t slot, uint32_t node_gen,
+			 const struct pod_spec *pod,
+			 const struct device_assignment *dev);
+
+/* Releasing thread: the live record that `id` names, or NULL when it names
+ * none (out of range, free, or freed and reused since: a generation that
+ * is not the record's). */
+const struct placement_record *placements_get(const struct placements *t, uint64_t id);
+
+/* Releasing thread: frees the live record `id` names (placements_get() not
+ * NULL) (P2, F2). */
+void placements_free(struct placements *t, uint64_t id);
+
+/* Releasing thread: the first live record with an index at or after
+ * `*cursor`: returns its id and sets *cursor past it, or returns 0 when
+ * there is none. For listings, in index order. */
+uint64_t placements_next(const struct placements *t, uint32_t *cursor);
+
+/* Live records now (taken by workers and not freed), any thread, relaxed:
+ * a figure. */
+uint64_t placements_live(const struct placements *t);
+
+#endif

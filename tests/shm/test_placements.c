@@ -1,0 +1,109 @@
+/* unit.placements: the placement table (shm/placements.h) on one thread:
+ * ids name one placement each, a freed id names nothing (its generation
+ * moved on), the table refuses past its capacity and takes back what is
+ * freed, and a listing sees exactly the live records. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "shm/shm.h"
+
+static struct pod_spec pod_of(int64_t cpu, unsigned ports)
+{
+	struct pod_spec p;
+	memset(&p, 0, sizeof(p));
+	p.request.v[RES_CPU] = p.nonzero_cpu_milli = cpu;
+	p.request.v[RES_MEMORY] = p.nonzero_mem_bytes = 1 << 20;
+	p.n_ports = (uint8_t)ports;
+	for (unsigned i = 0; i < ports; i++)
+		p.ports[i] = (struct host_port){.port = (uint16_t)(8000 + i),
+						.protocol = 0};
+	return p;
+}
+
+static void test_ids_and_generations(void **state)
+{
+	(void)state;
+	struct placements *t = placements_create(4);
+	assert_non_null(t);
+	struct pod_spec pod = pod_of(250, 2);
+	struct device_assignment dev = {.gpu_mask = 2, .gpu_milli = 300};
+	int64_t ix = placements_take(t);
+	assert_int_equal(ix, 0);
+	uint64_t id = placements_fill(t, (uint32_t)ix, 7, 3, 11, &pod, &dev);
+	assert_true(id != 0);
+	const struct placement_record *r = placements_get(t, id);
+	assert_non_null(r);
+	assert_int_equal(r->owner, 7);
+	assert_int_equal(r->slot, 3);
+	assert_int_equal(r->node_gen, 11);
+	assert_int_equal(r->request.v[RES_CPU], 250);
+	assert_int_equal(r->n_ports, 2);
+	assert_int_equal(r->ports[1].port, 8001);
+	assert_int_equal(r->dev.gpu_mask, 2);
+	assert_int_equal(placements_live(t), 1);
+	/* Another generation, another index, past the end: nothing. */
+	assert_null(placements_get(t, id + (UINT64_C(1) << 32)));
+	assert_null(placements_get(t, id + 1));
+	assert_null(placements_get(t, UINT64_MAX));
+	assert_null(placements_get(t, 0));
+	placements_free(t, id);
+	assert_null(placements_get(t, id));
+	assert_int_equal(placements_live(t), 0);
+	/* The record comes back with a new generation: the old id stays dead. */
+	ix = placements_take(t);
+	assert_int_equal(ix, 0);
+	uint64_t id2 = placements_fill(t, (uint32_t)ix, 8, 1, 1, &pod, NULL);
+	assert_true(id2 != id);
+	assert_null(placements_get(t, id));
+	assert_non_null(placements_get(t, id2));
+	assert_int_equal(placements_get(t, id2)->dev.gpu_mask, 0);
+	placements_destroy(t);
+}
+
+static void test_capacity_and_listing(void **state)
+{
+	(void)state;
+	struct placements *t = placements_create(3);
+	struct pod_spec pod = pod_of(100, 0);
+	uint64_t ids[3];
+	for (int i = 0; i < 3; i++) {
+		int64_t ix = placements_take(t);
+		assert_true(ix >= 0);
+		ids[i] = placements_fill(t, (uint32_t)ix, 1, (uint32_t)i, 1, &pod, NULL);
+	}
+	assert_int_equal(placements_take(t), -ENOSPC);
+	/* Taken and not filled is not live, and untake gives it back. */
+	placements_free(t, ids[1]);
+	int64_t ix = placements_take(t);
+	assert_true(ix >= 0);
+	uint32_t cursor = 0;
+	int listed = 0;
+	while (placements_next(t, &cursor) != 0)
+		listed++;
+	assert_int_equal(listed, 2);
+	placements_untake(t, (uint32_t)ix);
+	assert_int_equal(placements_live(t), 2);
+	/* The listing names exactly the live ids, in index order. */
+	cursor = 0;
+	assert_true(placements_next(t, &cursor) == ids[0]);
+	assert_true(placements_next(t, &cursor) == ids[2]);
+	assert_true(placements_next(t, &cursor) == 0);
+	assert_null(placements_create(0));
+	assert_int_equal(errno, EINVAL);
+	placements_destroy(t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_ids_and_generations),
+		cmocka_unit_test(test_capacity_and_listing),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
