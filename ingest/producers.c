@@ -320,9 +320,14 @@ static void handle_template(struct producers *p, enum producer_role role,
 	}
 	static struct pod_spec pod; /* the control thread's alone; too big for a stack */
 	char err[1024];
+	struct intern_mark mark;
+	intern_mark(p->strings, &mark);
 	int rc = decode_one(p, role, "template", body, len, &pod, NULL, err,
 			    sizeof(err));
 	if (rc < 0) {
+		/* Nothing of a refused template stays: the strings it named
+		 * were never published. */
+		intern_rollback(p->strings, &mark);
 		control_server_reply_error(s, conn, rid, -rc, "%s", err);
 		return;
 	}
@@ -343,6 +348,8 @@ static void handle_node_event(struct producers *p, struct control_server *s,
 	memset(&ev, 0, sizeof(ev));
 	ev.kind = (uint8_t)kind;
 	int rc = 0;
+	struct intern_mark mark;
+	intern_mark(p->strings, &mark);
 	if (kind == NODE_EVENT_ADD || kind == NODE_EVENT_UPDATE) {
 		rc = decode_one(p, ROLE_ADMIN, "node event", body, len, NULL,
 				&ev.spec, err, sizeof(err));
@@ -363,10 +370,13 @@ static void handle_node_event(struct producers *p, struct control_server *s,
 	}
 	if (rc == 0)
 		rc = cluster_apply(p->cluster, &ev, 1, err, sizeof(err));
-	if (rc < 0)
+	if (rc < 0) {
+		/* Refused: no snapshot shows the strings it interned. */
+		intern_rollback(p->strings, &mark);
 		control_server_reply_error(s, conn, rid, -rc, "%s", err);
-	else
+	} else {
 		control_server_reply(s, conn, rid, NULL, 0, -1);
+	}
 }
 
 /* Gives back exactly what placement `id` recorded, once, for its owner

@@ -238,3 +238,44 @@ uint32_t intern_count(const struct intern *t)
 {
 	return __atomic_load_n(&t->count, __ATOMIC_RELAXED);
 }
+
+void intern_mark(const struct intern *t, struct intern_mark *m)
+{
+	*m = (struct intern_mark){t->count, t->n_arena, t->arena_used};
+}
+
+/* Empties slot i of the hash table and moves later members of its probe
+ * run back, so that every remaining string is still found from its home
+ * slot (backward-shift deletion for linear probing). */
+static void slot_delete(struct intern *t, uint32_t i)
+{
+	uint32_t mask = t->slot_mask;
+	t->slots[i] = 0;
+	for (uint32_t j = (i + 1) & mask; t->slots[j] != 0; j = (j + 1) & mask) {
+		uint32_t home = entry_of(t, t->slots[j] - 1)->hash & mask;
+		/* j's entry may move to i if its home is not in (i, j]. */
+		bool stays = i <= j ? (home > i && home <= j)
+				    : (home > i || home <= j);
+		if (!stays) {
+			t->slots[i] = t->slots[j];
+			t->slots[j] = 0;
+			i = j;
+		}
+	}
+}
+
+void intern_rollback(struct intern *t, const struct intern_mark *m)
+{
+	for (uint32_t id = t->count; id-- > m->count;) {
+		uint32_t i = entry_of(t, id)->hash & t->slot_mask;
+		while (t->slots[i] != id + 1)
+			i = (i + 1) & t->slot_mask;
+		slot_delete(t, i);
+	}
+	while (t->n_arena > m->n_arena)
+		free(t->arena[--t->n_arena]);
+	t->arena_used = m->arena_used;
+	/* Relaxed would do (no reader holds these ids); release as in
+	 * intern_add, for one rule for the count. */
+	__atomic_store_n(&t->count, m->count, __ATOMIC_RELEASE);
+}

@@ -47,4 +47,20 @@ bool intern_int(const struct intern *t, uint32_t id, int64_t *out);
 
 uint32_t intern_count(const struct intern *t);
 
+/* A point to roll back to: strings interned for a request that is then
+ * refused are forgotten, so refused requests cannot grow the table. */
+struct intern_mark {
+	uint32_t count;
+	uint32_t n_arena;
+	uint32_t arena_used;
+};
+
+/* The writer's: the table as it is now. */
+void intern_mark(const struct intern *t, struct intern_mark *m);
+
+/* The writer's: forgets every string added since `m` (their ids are
+ * reused). No reader may hold one of their ids: call it only for strings
+ * of a request that was never published. Cost: O(strings forgotten). */
+void intern_rollback(struct intern *t, const struct intern_mark *m);
+
 #endif

@@ -741,6 +741,28 @@ static void test_roles(void **state)
 	assert_int_equal(ds.interned_strings, before);
 	assert_int_equal(ds.nodes, 8);
 
+	/* Templates and nodes refused late (after their labels were read)
+	 * leave no string behind either, from producers or admins. */
+	static char bad[2048];
+	for (int i = 0; i < 200; i++) {
+		snprintf(bad, sizeof(bad),
+			 "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"p%d\"},\"spec\":"
+			 "{\"nodeSelector\":{\"k%d-a\":\"v%d-a\",\"k%d-b\":\"v%d-b\"},"
+			 "\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":"
+			 "{\"cpu\":\"12x\"}}}]}}", i, i, i, i, i);
+		assert_int_equal(shmsched_register_template(c, bad, strlen(bad), &tid,
+							    err, sizeof(err)), -EINVAL);
+		snprintf(bad, sizeof(bad),
+			 "{\"kind\":\"Node\",\"metadata\":{\"name\":\"new-%d\","
+			 "\"labels\":{\"l%d\":\"w%d\"}},\"status\":{\"allocatable\":"
+			 "{\"cpu\":\"-1\"}}}", i, i, i);
+		assert_int_equal(shmsched_node_event(a, SHMSCHED_NODE_ADD, bad,
+						     strlen(bad), err, sizeof(err)),
+				 -EINVAL);
+	}
+	daemon_get_stats(d, &ds);
+	assert_int_equal(ds.interned_strings, before);
+
 	shmsched_disconnect(a);
 	shmsched_disconnect(c);
 	daemon_stop(d, 1000, NULL);

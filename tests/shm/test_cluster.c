@@ -121,6 +121,52 @@ static void test_intern(void **state)
 	intern_destroy(t);
 }
 
+/* Rollback: strings interned since a mark are forgotten, those before it
+ * keep their ids and are still found (the hash table's probe runs stay
+ * whole), across table growth and arena chunks, and the table goes on. */
+static void test_intern_rollback(void **state)
+{
+	(void)state;
+	struct intern *t = intern_create();
+	char buf[64];
+	uint32_t id;
+	for (int i = 0; i < 3000; i++) {
+		snprintf(buf, sizeof(buf), "kept-%d", i);
+		assert_int_equal(intern_add_str(t, buf, &id), 0);
+	}
+	uint32_t kept = intern_count(t);
+	struct intern_mark m;
+	intern_mark(t, &m);
+	static char big[4096];
+	memset(big, 'b', sizeof(big));
+	for (int i = 0; i < 20000; i++) {
+		snprintf(buf, sizeof(buf), "refused-%d", i);
+		assert_int_equal(intern_add_str(t, buf, &id), 0);
+		/* Long ones too: the arena moves to new chunks. */
+		int n = snprintf(big, 32, "long-%d-", i);
+		big[n] = 'x';
+		assert_int_equal(intern_add(t, big, 2000, &id), 0);
+	}
+	assert_true(intern_count(t) > kept + 20000);
+	intern_rollback(t, &m);
+	assert_int_equal(intern_count(t), kept);
+	for (int i = 0; i < 3000; i++) {
+		snprintf(buf, sizeof(buf), "kept-%d", i);
+		assert_true(intern_find(t, buf, strlen(buf), &id));
+		assert_string_equal(intern_str(t, id), buf);
+	}
+	for (int i = 0; i < 20000; i += 7) {
+		snprintf(buf, sizeof(buf), "refused-%d", i);
+		assert_false(intern_find(t, buf, strlen(buf), &id));
+	}
+	/* It goes on: new strings take the forgotten ids, found again. */
+	assert_int_equal(intern_add_str(t, "after", &id), 0);
+	assert_int_equal(id, kept);
+	assert_true(intern_find(t, "after", 5, &id));
+	assert_true(intern_find(t, "kept-17", 7, &id));
+	intern_destroy(t);
+}
+
 static void test_resource_names(void **state)
 {
 	(void)state;
@@ -268,6 +314,7 @@ int main(void)
 	urcu_qsbr_register_thread();
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_intern),
+		cmocka_unit_test(test_intern_rollback),
 		cmocka_unit_test(test_resource_names),
 		cmocka_unit_test_setup_teardown(test_add_update_remove_keep_slots,
 						setup, teardown),
