@@ -58,6 +58,7 @@ struct options {
 	struct engine_run_config run;
 	const char *workload_path;
 	bool latency;
+	uint64_t noisy_pods;   /* --noisy [N]: the fair-share check; 0: off */
 	bool rate_half;       /* --rate half (the default) */
 	double rate;          /* --rate R */
 	uint64_t latency_pods; /* 0: min(100000, pods / 5) */
@@ -106,6 +107,11 @@ static void usage(FILE *to)
 		"                       (default half)\n"
 		"  --latency-pods N     default: the smaller of 100000 and P/5\n"
 		"  --no-latency         skip it\n"
+		"\n"
+		"fair share: N pods (default 30000) of one producer on one worker,\n"
+		"alone and then beside a second producer that floods the daemon\n"
+		"with unique, unschedulable pods; reports both times and the ratio.\n"
+		"  --noisy[=N]          run it (off by default)\n"
 		"\n"
 		"reference: kube-scheduler's algorithm literally, in process, one pod\n"
 		"at a time over every node, on the same cluster and pods.\n"
@@ -210,6 +216,7 @@ enum {
 	OPT_NO_REFERENCE, OPT_QUALITY_NODES, OPT_QUALITY_PODS,
 	OPT_QUALITY_SECONDS, OPT_NO_QUALITY, OPT_SWEEP_NODES, OPT_SWEEP_WORKERS,
 	OPT_SWEEP_REFERENCE_SECONDS, OPT_PLOT, OPT_PROGRESS, OPT_NO_PROGRESS,
+	OPT_NOISY,
 };
 
 static int parse_one(int c, const char *arg, struct options *o)
@@ -353,6 +360,12 @@ static int parse_one(int c, const char *arg, struct options *o)
 	case OPT_NO_LATENCY:
 		o->latency = false;
 		break;
+	case OPT_NOISY:
+		o->noisy_pods = 30000;
+		if (arg != NULL && parse_u64("--noisy", arg, 1, UINT64_C(1) << 32,
+					      &o->noisy_pods) < 0)
+			return -EINVAL;
+		break;
 	case OPT_NO_REFERENCE:
 		o->reference = false;
 		break;
@@ -396,6 +409,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{"rate", required_argument, NULL, OPT_RATE},
 		{"latency-pods", required_argument, NULL, OPT_LATENCY_PODS},
 		{"no-latency", no_argument, NULL, OPT_NO_LATENCY},
+		{"noisy", optional_argument, NULL, OPT_NOISY},
 		{"reference-seconds", required_argument, NULL, OPT_REFERENCE_SECONDS},
 		{"no-reference", no_argument, NULL, OPT_NO_REFERENCE},
 		{"quality-nodes", required_argument, NULL, OPT_QUALITY_NODES},
@@ -722,6 +736,33 @@ static int run_sweeps(const struct options *o, struct ring_echo_pair *rg,
 	return 0;
 }
 
+/* The fair-share check: one producer's pods on one worker, alone and
+ * beside a flood of unique, unschedulable pods from another producer. One
+ * worker, so that both producers share it: what the check is about. */
+static int run_noisy(const struct options *o, bool progress, struct bench_report *r)
+{
+	char err[1400];
+	struct engine_run_config run = o->run;
+	run.pods = o->noisy_pods;
+	run.producers = 1;
+	run.workers = 1;
+	run.rate = 0;
+	run.progress = progress;
+	run.phase = "noisy: alone";
+	if (engine_run(&run, &r->noisy_alone, err, sizeof(err)) < 0) {
+		fprintf(stderr, "shmsched-bench: noisy, alone: %s\n", err);
+		return -1;
+	}
+	run.noisy = true;
+	run.phase = "noisy: beside the flood";
+	if (engine_run(&run, &r->noisy_beside, err, sizeof(err)) < 0) {
+		fprintf(stderr, "shmsched-bench: noisy, beside the flood: %s\n", err);
+		return -1;
+	}
+	r->have_noisy = true;
+	return 0;
+}
+
 /* The engine's closed-loop run, then the open-loop latency run. */
 static int run_engine(const struct options *o, bool progress, struct bench_report *r)
 {
@@ -808,6 +849,8 @@ int main(int argc, char **argv)
 	snprintf(r.quality_note, sizeof(r.quality_note), "--no-quality");
 	if (o.engine) {
 		if (run_engine(&o, progress, &r) < 0)
+			return 1;
+		if (o.noisy_pods > 0 && run_noisy(&o, progress, &r) < 0)
 			return 1;
 		if (o.reference)
 			r.have_reference = run_reference(&o.run, o.reference_seconds,

@@ -68,9 +68,11 @@ struct producer_report {
 struct shared {
 	int go;
 	int quit; /* relaxed both sides: a plain stop request, no data with it */
+	int noisy_stop; /* relaxed, as quit: the flood ends */
 	unsigned ready;
 	uint64_t start_ns;
 	struct producer_report r[MAX_PRODUCERS];
+	struct producer_report noisy;
 };
 
 static unsigned bucket_of(uint64_t ns)
@@ -264,6 +266,63 @@ static void producer(const struct engine_run_config *cfg, struct shared *sh,
 	_exit(r->error ? 1 : 0);
 }
 
+/* The noisy producer: one template, and every pod made unique and
+ * unschedulable by an extra cpu request no node can hold (a million cores
+ * and then some), so each costs the daemon a scan over every node. It
+ * keeps its region full from the common start until told to stop. */
+static void noisy_producer(struct shared *sh, const char *sock)
+{
+	static const char pod[] =
+		"{\"kind\":\"Pod\",\"metadata\":{\"name\":\"noisy\"},\"spec\":"
+		"{\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":"
+		"{\"cpu\":\"1\"}}}]}}";
+	struct producer_report *r = &sh->noisy;
+	while (!__atomic_load_n(&sh->go, __ATOMIC_ACQUIRE)) { /* G */
+		if (__atomic_load_n(&sh->quit, __ATOMIC_RELAXED))
+			_exit(1);
+		usleep(1000);
+	}
+	char err[600];
+	struct shmsched_client *c;
+	uint32_t tid, cpu;
+	if (shmsched_connect_named(sock, "noisy", &c, err, sizeof(err)) < 0 ||
+	    shmsched_register_template(c, pod, sizeof(pod) - 1, &tid, err,
+				       sizeof(err)) < 0 ||
+	    shmsched_resource(c, "cpu", &cpu, err, sizeof(err)) < 0) {
+		fail(r, "noisy producer: %s", err);
+		_exit(1);
+	}
+	while (__atomic_load_n(&sh->start_ns, __ATOMIC_ACQUIRE) == 0) { /* S */
+		if (__atomic_load_n(&sh->quit, __ATOMIC_RELAXED))
+			_exit(1);
+		usleep(100);
+	}
+	static struct shmsched_result res[BATCH];
+	struct shmsched_pod batch[BATCH];
+	uint64_t k = 0;
+	while (!__atomic_load_n(&sh->noisy_stop, __ATOMIC_RELAXED) &&
+	       !__atomic_load_n(&sh->quit, __ATOMIC_RELAXED)) {
+		for (unsigned i = 0; i < BATCH; i++)
+			batch[i] = (struct shmsched_pod){
+				.cookie = k + i, .template_id = tid, .n_extra = 1,
+				.extra = {{.resource = cpu,
+					   .quantity = INT64_C(1000000000) + (int64_t)(k + i)}}};
+		int acc = shmsched_submit(c, batch, BATCH);
+		if (acc > 0)
+			k += (unsigned)acc;
+		int got = shmsched_poll(c, res, BATCH);
+		if (got > 0)
+			__atomic_store_n(&r->answered, r->answered + (unsigned)got,
+					 __ATOMIC_RELAXED);
+		/* Its pods are slow to answer: poll gently, leaving the cores
+		 * to the daemon and the counted producer. */
+		if (acc <= 0 && got <= 0)
+			usleep(1000);
+	}
+	shmsched_disconnect(c);
+	_exit(0);
+}
+
 /* Room for every pod of the run, none of which is released: the daemon
  * records each placement (DAEMON_MAX_PLACEMENTS when that is enough). */
 static uint32_t max_placements(const struct engine_run_config *cfg)
@@ -434,6 +493,15 @@ int engine_run(const struct engine_run_config *cfg, struct engine_run_result *ou
 		}
 		forked++;
 	}
+	pid_t noisy = -1;
+	if (rc == 0 && cfg->noisy) {
+		fflush(NULL);
+		noisy = fork();
+		if (noisy == 0) {
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			noisy_producer(sh, sock);
+		}
+	}
 	struct daemon *d = NULL;
 	pid_t child = -1;
 	if (rc == 0)
@@ -473,6 +541,18 @@ int engine_run(const struct engine_run_config *cfg, struct engine_run_result *ou
 		usleep(20000);
 	}
 	progress_end(&bar);
+	if (noisy > 0) {
+		__atomic_store_n(&sh->noisy_stop, 1, __ATOMIC_RELAXED);
+		int st;
+		waitpid(noisy, &st, 0);
+		out->noisy_answered = sh->noisy.answered;
+		if (rc == 0 && (sh->noisy.error || !WIFEXITED(st) ||
+				WEXITSTATUS(st) != 0)) {
+			snprintf(err, err_len, "%s", sh->noisy.error ? sh->noisy.why
+				 : "the noisy producer exited abnormally");
+			rc = -EIO;
+		}
+	}
 	if (d != NULL) {
 		out->overcommits = daemon_overcommits(d);
 		struct daemon_stats ds;

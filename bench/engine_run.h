@@ -41,6 +41,10 @@ struct engine_run_config {
 	 * daemon's memory). */
 	const char *daemon_exe;
 	const char *strace_out;
+	/* Set: one more producer process (not counted in the results) floods
+	 * the daemon with unique, unschedulable pods from the start until
+	 * the counted producers have their answers: the fair-share check. */
+	bool noisy;
 };
 
 struct engine_run_result {
@@ -57,6 +61,7 @@ struct engine_run_result {
 	double p50_us, p90_us, p99_us, p999_us;
 	unsigned workers;
 	uint32_t nodes;
+	uint64_t noisy_answered; /* with noisy: the flood's pods answered */
 	uint64_t hist[ENGINE_RUN_HIST_BUCKETS]; /* counts per bucket */
 };
 

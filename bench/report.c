@@ -93,6 +93,14 @@ void report_table(FILE *to, const struct bench_report *r)
 	} else {
 		fprintf(to, "  latency     not measured (--no-latency)\n");
 	}
+	if (r->have_noisy) {
+		const struct engine_run_result *a = &r->noisy_alone, *b = &r->noisy_beside;
+		fprintf(to, "  noisy       %" PRIu64 " pods of one producer on one worker: "
+			"%.3f s alone, %.3f s beside a producer flooding unique "
+			"unschedulable pods (%" PRIu64 " of them answered meanwhile): "
+			"%.2f x\n", a->pods, a->wall_s, b->wall_s, b->noisy_answered,
+			a->wall_s > 0 ? b->wall_s / a->wall_s : 0);
+	}
 	if (r->have_reference) {
 		const struct reference_result *f = &r->reference;
 		fprintf(to, "  reference   %.0f pods/s: %" PRIu64 " pods (%" PRIu64
@@ -240,6 +248,17 @@ void report_json(FILE *to, const struct bench_report *r)
 		json_engine(to, &r->engine);
 	else
 		fputs("null", to);
+	fputs(",\"noisy\":", to);
+	if (r->have_noisy) {
+		const struct engine_run_result *a = &r->noisy_alone, *b = &r->noisy_beside;
+		fprintf(to, "{\"pods\":%" PRIu64 ",\"alone_s\":%.3f,\"beside_s\":%.3f,"
+			"\"flood_answered\":%" PRIu64 ",\"ratio\":", a->pods, a->wall_s,
+			b->wall_s, b->noisy_answered);
+		jnum(to, a->wall_s > 0 ? b->wall_s / a->wall_s : 0, 3);
+		fputs("}", to);
+	} else {
+		fputs("null", to);
+	}
 	fputs(",\"latency\":", to);
 	if (r->have_latency) {
 		const struct engine_run_result *l = &r->latency;

@@ -47,6 +47,8 @@ struct bench_report {
 	struct engine_run_result engine;
 	bool have_latency;
 	const char *latency_rate_from; /* "half of the engine's" or "--rate" */
+	bool have_noisy;               /* --noisy: the fair-share check */
+	struct engine_run_result noisy_alone, noisy_beside;
 	struct engine_run_result latency;
 	bool have_reference;
 	struct reference_result reference;

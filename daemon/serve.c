@@ -20,6 +20,8 @@
 #include "ingest/ingest.h"
 
 #define SERVE_BURST 32u
+/* A producer's allowance of worker time per turn (see serve_producer). */
+#define SERVE_QUANTUM_NS INT64_C(1000000)
 
 struct serve {
 	struct producers *producers;
@@ -121,23 +123,54 @@ static void answer(struct serve *s, unsigned w, struct producer *pr,
 	}
 }
 
-/* One burst from one producer; returns the slots answered. The rings are
- * read and written only through the daemon's guards (shm/ring.h): an
- * impossible index from the producer disconnects it (producers_fault). */
+/* One turn of one producer; returns the slots answered, or 1 when it has
+ * pods waiting but no time left this turn (so the pool does not sleep).
+ *
+ * Fair share, by deficit round robin on measured time: each turn adds
+ * SERVE_QUANTUM_NS to the producer's allowance; when the allowance covers
+ * a pod at the producer's recent cost per pod, it is served as many pods
+ * as fit (1 .. SERVE_BURST), and the time they took is taken off. A
+ * producer of expensive pods therefore waits more turns for its next pod,
+ * and every busy producer of a worker gets about the same share of its
+ * time, however costly its pods. An idle producer keeps no credit (at most
+ * 0), but keeps its debt. Two clock reads per burst (vDSO, no system
+ * call).
+ *
+ * The rings are read and written only through the daemon's guards
+ * (shm/ring.h): an impossible index from the producer disconnects it
+ * (producers_fault). */
 static unsigned serve_producer(struct serve *s, unsigned w, struct producer *pr)
 {
 	struct serve_stats *st = &s->stats[w];
 	if (producers_faulted(pr))
 		return 0;
+	/* Credit is capped at a quantum beyond one pod's cost: enough to save
+	 * up for a pod dearer than a quantum, never enough to hoard time (a
+	 * burst is at most SERVE_BURST pods, so cheap pods leave some over). */
+	pr->deficit_ns += SERVE_QUANTUM_NS;
+	if (pr->deficit_ns > SERVE_QUANTUM_NS + (int64_t)pr->cost_ns)
+		pr->deficit_ns = SERVE_QUANTUM_NS + (int64_t)pr->cost_ns;
+	/* Served only when the allowance covers a pod at its recent cost:
+	 * a producer of pods dearer than a quantum saves up over turns. */
+	if (pr->deficit_ns <= 0 || (uint64_t)pr->deficit_ns < pr->cost_ns)
+		return ring_guard_pending(&pr->submit) > 0 ? 1 : 0;
+	uint64_t fit = pr->cost_ns ? (uint64_t)pr->deficit_ns / pr->cost_ns : SERVE_BURST;
+	unsigned want = fit < 1 ? 1 : fit > SERVE_BURST ? SERVE_BURST : (unsigned)fit;
 	uint64_t h[SERVE_BURST];
 	char why[160];
-	int n = ring_guard_dequeue(&pr->submit, h, SERVE_BURST);
+	int n = ring_guard_dequeue(&pr->submit, h, want);
 	if (n < 0) {
 		snprintf(why, sizeof(why), "its submit ring's index claims more "
 			 "than the ring's %u handles", pr->submit.capacity);
 		producers_fault(s->producers, pr, why);
 		return 0;
 	}
+	if (n == 0) {
+		if (pr->deficit_ns > 0)
+			pr->deficit_ns = 0; /* idle: no credit kept */
+		return 0;
+	}
+	uint64_t t0 = now_ns();
 	unsigned k = 0;
 	for (unsigned i = 0; i < (unsigned)n; i++) {
 		if (h[i] >= pr->region.n_slots) {
@@ -147,6 +180,11 @@ static unsigned serve_producer(struct serve *s, unsigned w, struct producer *pr)
 		answer(s, w, pr, &pr->region.slots[h[i]]);
 		h[k++] = h[i];
 	}
+	uint64_t spent = now_ns() - t0;
+	pr->deficit_ns -= (int64_t)spent;
+	/* The cost per pod, smoothed over the last few bursts. */
+	uint64_t per_pod = spent / (unsigned)n;
+	pr->cost_ns = pr->cost_ns ? (pr->cost_ns * 3 + per_pod) / 4 : per_pod;
 	int sent = answer_complete(&pr->completion, h, k);
 	if (sent < 0) {
 		snprintf(why, sizeof(why), "its completion ring's index is ahead "

@@ -53,6 +53,10 @@ struct producer {
 	struct ring_guard submit;
 	struct ring_guard completion;
 	uint32_t faulted; /* __atomic: 1 once producers_fault() ran */
+	/* Fair share (daemon/serve.c): the worker time this producer may
+	 * still use, and what its pods have cost lately. Its worker's alone. */
+	int64_t deficit_ns;
+	uint64_t cost_ns;
 	struct pod_spec *templates; /* [PRODUCER_TEMPLATES_MAX] */
 	uint32_t n_templates;       /* release store by the writer; see producers_templates() */
 };
