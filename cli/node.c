@@ -31,7 +31,7 @@ static void usage(FILE *to)
 		"with \".admin\" appended, as shmschedd makes it.\n");
 }
 
-static const char *admin_socket(const char *given, char *buf, size_t len)
+const char *cli_admin_socket(const char *given, char *buf, size_t len)
 {
 	if (given != NULL)
 		return given;
@@ -133,7 +133,7 @@ int node_main(int argc, char **argv)
 		return 1;
 
 	char path[4096], err[1024];
-	const char *sock = admin_socket(given, path, sizeof(path));
+	const char *sock = cli_admin_socket(given, path, sizeof(path));
 	struct shmsched_client *c;
 	int rc = shmsched_connect(sock, &c, err, sizeof(err));
 	if (rc == 0) {

@@ -16,6 +16,8 @@ static void usage(FILE *to)
 		"           (shmsched place --help)\n"
 		"  node     add, update, remove, cordon or uncordon a node of a running\n"
 		"           daemon, through its admin socket (shmsched node --help)\n"
+		"  placements  list a running daemon's live placements, through its\n"
+		"           admin socket (shmsched placements --help)\n"
 		"\n"
 		"  --version  print the version\n");
 }
@@ -30,6 +32,8 @@ int main(int argc, char **argv)
 		return place_main(argc - 1, argv + 1);
 	if (strcmp(argv[1], "node") == 0)
 		return node_main(argc - 1, argv + 1);
+	if (strcmp(argv[1], "placements") == 0)
+		return placements_main(argc - 1, argv + 1);
 	if (strcmp(argv[1], "--version") == 0) {
 		printf("shmsched %s\n", SHMSCHED_VERSION_STRING);
 		return 0;

@@ -681,6 +681,57 @@ int shmsched_release(struct shmsched_client *c, uint64_t placement_id,
 		    err_len);
 }
 
+_Static_assert(sizeof(struct shmsched_placement) == sizeof(struct op_placement),
+	       "a listed placement is the wire's");
+_Static_assert(__builtin_offsetof(struct shmsched_placement, devices) ==
+	       __builtin_offsetof(struct op_placement, devices),
+	       "devices where the wire has them");
+
+int shmsched_placements(struct shmsched_client *c, uint32_t *cursor,
+			struct shmsched_placement *out, unsigned max, char *err,
+			size_t err_len)
+{
+	errmsg(err, err_len, "no error");
+	if (c == NULL || cursor == NULL || out == NULL || max == 0) {
+		errmsg(err, err_len, "shmsched_placements: NULL argument or max 0");
+		return -EINVAL;
+	}
+	if (*cursor == UINT32_MAX)
+		return 0;
+	uint8_t *page = malloc(CONTROL_MAX_PAYLOAD); /* the slow path */
+	if (page == NULL) {
+		errmsg(err, err_len, "shmsched_placements: out of memory");
+		return -ENOMEM;
+	}
+	struct op_list q = {.cursor = *cursor};
+	uint32_t got;
+	int rc = call(c, OP_PLACEMENTS, 0, &q, sizeof(q), page, CONTROL_MAX_PAYLOAD,
+		      &got, NULL, err, err_len);
+	if (rc < 0) {
+		free(page);
+		return rc;
+	}
+	const struct op_placements *p = (const struct op_placements *)(void *)page;
+	if (got < sizeof(*p) ||
+	    (got - sizeof(*p)) / sizeof(p->entries[0]) < p->n ||
+	    (p->cursor <= *cursor && p->cursor != UINT32_MAX)) {
+		errmsg(err, err_len, "shmsched daemon at %s: a placements page of "
+			"%u bytes that does not hold what it says", c->path, got);
+		free(page);
+		return -EPROTO;
+	}
+	/* The caller gets at most `max`: the page resumes after the last one
+	 * it takes. */
+	unsigned n = p->n < max ? p->n : max;
+	memcpy(out, p->entries, n * sizeof(out[0]));
+	if (n < p->n)
+		*cursor = (uint32_t)out[n - 1].placement_id + 1;
+	else
+		*cursor = p->cursor;
+	free(page);
+	return (int)n;
+}
+
 int shmsched_format_gpus(const struct shmsched_devices *d, char *buf, size_t len)
 {
 	if (d == NULL || (buf == NULL && len > 0))

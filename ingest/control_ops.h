@@ -22,6 +22,9 @@
  *                                  (a placement id)
  *   OP_NODE_NAME  node id          none                   the name (no NUL)
  *   OP_RESOURCE   0                a resource name        struct op_resource
+ *   OP_PLACEMENTS 0                struct op_list         struct op_placements: a page
+ *                                                         of live placements, the
+ *                                                         caller's own (an admin: all)
  *
  * OP_REGISTER comes once per connection, before anything that names a
  * template; templates belong to the connection that registered them, and
@@ -42,6 +45,7 @@ enum op_kind {
 	OP_RELEASE = 4,
 	OP_NODE_NAME = 5,
 	OP_RESOURCE = 6,
+	OP_PLACEMENTS = 7,
 };
 
 struct op_request {
@@ -77,6 +81,32 @@ _Static_assert(sizeof(struct op_release) == 8, "op_release is 8 bytes");
 #define OP_PRODUCER_NAME_MAX 64
 struct op_register {
 	char name[OP_PRODUCER_NAME_MAX]; /* NUL-padded; "" is a name too */
+};
+
+/* OP_PLACEMENTS: the page of live placements from `cursor` (0 first). */
+struct op_list {
+	uint32_t cursor;
+	uint32_t reserved; /* 0 */
+};
+
+/* One live placement, as a listing shows it. */
+struct op_placement {
+	uint64_t placement_id;
+	uint32_t node_id;
+	uint32_t owner_uid;
+	char owner_name[OP_PRODUCER_NAME_MAX];
+	int64_t cpu_milli;
+	int64_t mem_bytes;
+	struct shmsched_devices devices;
+};
+
+/* A page: `n` entries follow; `cursor` is where the next page starts, or
+ * UINT32_MAX when this was the last. At most as many as fit a control
+ * message. */
+struct op_placements {
+	uint32_t cursor;
+	uint32_t n;
+	struct op_placement entries[];
 };
 
 struct op_resource {

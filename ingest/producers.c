@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "ingest/control_ops.h"
+#include "ingest/control_proto.h"
 #include "ingest/control_server.h"
 #include "ingest/k8s_json.h"
 #include "ingest/record.h"
@@ -439,6 +440,61 @@ static void handle_release(struct producers *p, enum producer_role role,
 	control_server_reply(s, conn, rid, NULL, 0, -1);
 }
 
+/* Records looked at per OP_PLACEMENTS page at most: a page with few of
+ * the caller's placements ends early, so one request never holds the
+ * control thread for a scan of the whole table. */
+#define LIST_SCAN_MAX (UINT32_C(1) << 16)
+
+/* A page of live placements: the caller's own, or an admin's: all. */
+static void handle_placements(struct producers *p, enum producer_role role,
+			      struct control_server *s, uint64_t conn, uint32_t rid,
+			      const void *body, uint32_t len)
+{
+	struct producer *pr = by_conn(p, role, conn);
+	struct op_list q;
+	if (pr == NULL || len != sizeof(q)) {
+		control_server_reply_error(s, conn, rid, pr == NULL ? EPERM : EINVAL,
+					   pr == NULL ? "register before listing"
+					   : "placements: a body of %u bytes; "
+					   "expected %zu", len, sizeof(q));
+		return;
+	}
+	memcpy(&q, body, sizeof(q));
+	static uint8_t page[CONTROL_MAX_PAYLOAD]; /* the control thread's alone */
+	struct op_placements *out = (struct op_placements *)(void *)page;
+	const uint32_t room = (uint32_t)((sizeof(page) - sizeof(*out)) /
+					 sizeof(out->entries[0]));
+	uint32_t cursor = q.cursor, n = 0, stop = q.cursor + LIST_SCAN_MAX;
+	if (stop < q.cursor)
+		stop = UINT32_MAX;
+	uint64_t id;
+	while (n < room && cursor < stop &&
+	       (id = placements_next(p->placements, &cursor)) != 0) {
+		const struct placement_record *r = placements_get(p->placements, id);
+		if (r == NULL || (role != ROLE_ADMIN && r->owner != pr->owner))
+			continue;
+		const struct identity *who = &p->identities[r->owner - 1];
+		struct op_placement *e = &out->entries[n++];
+		memset(e, 0, sizeof(*e));
+		e->placement_id = id;
+		/* A removed node's placement shows the id it had. */
+		e->node_id = r->slot;
+		e->owner_uid = who->uid;
+		memcpy(e->owner_name, who->name, sizeof(e->owner_name));
+		e->cpu_milli = r->request.v[RES_CPU];
+		e->mem_bytes = r->request.v[RES_MEMORY];
+		e->devices.gpu_mask = r->dev.gpu_mask;
+		e->devices.gpu_milli = r->dev.gpu_milli;
+		e->devices.n_cores = r->dev.n_cores;
+		memcpy(e->devices.cpuset, r->dev.cpuset, sizeof(e->devices.cpuset));
+	}
+	bool done = cursor >= placements_capacity(p->placements);
+	out->cursor = done ? UINT32_MAX : cursor;
+	out->n = n;
+	control_server_reply(s, conn, rid, out,
+			     (uint32_t)(sizeof(*out) + n * sizeof(out->entries[0])), -1);
+}
+
 static void handle_node_name(struct producers *p, struct control_server *s,
 			     uint64_t conn, uint32_t rid, uint32_t node_id)
 {
@@ -536,9 +592,12 @@ void producers_on_request(void *arg, struct control_server *s, uint64_t conn,
 	case OP_RESOURCE:
 		handle_resource(p, role, s, conn, request_id, body, body_len);
 		break;
+	case OP_PLACEMENTS:
+		handle_placements(p, role, s, conn, request_id, body, body_len);
+		break;
 	default:
 		control_server_reply_error(s, conn, request_id, EPROTO,
-					   "request kind %u: expected 1..6", op.kind);
+					   "request kind %u: expected 1..7", op.kind);
 		break;
 	}
 }

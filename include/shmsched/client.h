@@ -282,6 +282,34 @@ SHMSCHED_EXPORT int shmsched_release(struct shmsched_client *c,
 				     uint64_t placement_id, char *err,
 				     size_t err_len);
 
+/* A live placement, as shmsched_placements() lists it. */
+struct shmsched_placement {
+	uint64_t placement_id;
+	uint32_t node_id;      /* the node's id (shmsched_node_name); a
+				* removed node's placement keeps the old id */
+	uint32_t owner_uid;    /* the identity that made it: uid ... */
+	char owner_name[64];   /* ... and name, NUL-terminated */
+	int64_t cpu_milli;     /* its requests */
+	int64_t mem_bytes;
+	struct shmsched_devices devices;
+};
+
+/* Lists live placements, a page at a time: this producer identity's own,
+ * or, through the admin socket, every producer's. Start with *cursor 0;
+ * each call fills up to `max` entries of `out` and moves *cursor on; the
+ * listing is complete when *cursor is UINT32_MAX. A page may hold fewer
+ * than `max` entries (even none) before the end: call again.
+ * Returns the number of entries, or:
+ *   -EINVAL    NULL arguments, max 0
+ *   -EPROTO    a page that does not hold what it says
+ *   -ENOMEM    out of memory for a page
+ *   the daemon's refusal and the connection's errors (above)
+ * Thread-safety: one thread at a time per handle. */
+SHMSCHED_EXPORT int shmsched_placements(struct shmsched_client *c,
+					uint32_t *cursor,
+					struct shmsched_placement *out,
+					unsigned max, char *err, size_t err_len);
+
 /* Writes the GPU devices of `d` as their indices, comma-separated and
  * ascending ("0,3"; "" for none): the form of NVIDIA_VISIBLE_DEVICES and
  * CUDA_VISIBLE_DEVICES. NUL-terminated, cut to len (buf may be NULL when

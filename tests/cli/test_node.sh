@@ -1,11 +1,12 @@
 #!/bin/sh
-# cli.node: `shmsched node` against a real shmschedd: add, cordon, uncordon,
+# stress.node: `shmsched node` against a real shmschedd: add, cordon, uncordon,
 # update and remove through the admin socket; each refusal (unknown node,
 # a node that already exists, a missing file, bad usage) with its exit
 # status and a message; and the producer socket refusing the same event.
-# usage: test_node.sh SHMSCHEDD SHMSCHED CLUSTER_JSON
+# Then `shmsched placements` lists what the example producer placed.
+# usage: test_node.sh SHMSCHEDD SHMSCHED CLUSTER_JSON PRODUCER_EXAMPLE
 set -u
-daemon=$1 cli=$2 cluster=$3
+daemon=$1 cli=$2 cluster=$3 producer=$4
 dir=$(mktemp -d /tmp/shmsched-cli-XXXXXX)
 log=$dir/daemon.log
 "$daemon" --cluster "$cluster" --socket "$dir/s.sock" --workers 1 --no-pin \
@@ -57,6 +58,27 @@ expect 2 "needs a NAME" node cordon $A
 expect 1 "admin socket" node cordon n1 --admin-socket "$dir/s.sock"
 # The environment names the daemon's socket; the admin one follows it.
 SHMSCHED_SOCKET=$dir/s.sock expect 0 "done" node cordon n1
+expect 0 "done" node uncordon n1 $A
+# Placements: the example producer places 5 pods and leaves them placed;
+# the listing shows 5, each with its owner, as lines and as JSON.
+SHMSCHED_SOCKET=$dir/s.sock "$producer" 5 >"$dir/producer.out" 2>&1 &&
+	grep -q '5 placed' "$dir/producer.out" ||
+	{ echo "FAIL: example producer:"; cat "$dir/producer.out"; failed=$((failed + 1)); }
+lines=$("$cli" placements $A 2>"$dir/list.err" | grep -c 'uid ')
+if [ "$lines" -ne 5 ] || ! grep -q '5 live' "$dir/list.err"; then
+	echo "FAIL: shmsched placements listed $lines, said: $(cat "$dir/list.err")"
+	failed=$((failed + 1))
+else
+	echo "ok: shmsched placements -> 5 live"
+fi
+json=$("$cli" placements --json $A | grep -c '"placement_id":[0-9]*,"node":"n[0-9]"')
+if [ "$json" -ne 5 ]; then
+	echo "FAIL: shmsched placements --json: $json lines"
+	failed=$((failed + 1))
+else
+	echo "ok: shmsched placements --json -> 5 objects"
+fi
+expect 2 "unexpected argument" placements --bogus $A
 if [ "$failed" -ne 0 ]; then
 	echo "$failed failed"
 	exit 1

@@ -23,6 +23,7 @@
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -448,8 +449,10 @@ static void test_four_producers_tight_cluster(void **state)
 	assert_int_equal(over, 0);
 	assert_int_equal(ds.pods, 4 * 5000);
 	assert_int_equal(ds.placed, placed);
-	/* What the nodes hold is exactly what was placed and not released. */
+	/* What the nodes hold is exactly what was placed and not released,
+	 * and so is what the placement table says the producers hold. */
 	assert_int_equal(on_nodes, placed - released);
+	assert_int_equal(ds.placements, placed - released);
 	assert_true(ds.unschedulable > 0); /* the cluster really was tight */
 }
 
@@ -833,11 +836,43 @@ static void test_ownership(void **state)
 	refused(a, d, r[2].placement_id, -ENOENT, "no such placement");
 	assert_int_equal(daemon_overcommits(d), 0);
 
+	/* Listings: a producer sees its own, an admin every producer's. */
+	struct shmsched_client *b2 = b;
+	uint32_t tid_b = template_of(b2, pod_json);
+	struct shmsched_result rb;
+	place_one(b2, tid_b, 99, &rb);
+	assert_int_equal(rb.status, SHMSCHED_PLACED);
+	struct shmsched_placement page[8];
+	uint32_t cursor = 0;
+	int n = 0, got;
+	while (cursor != UINT32_MAX &&
+	       (got = shmsched_placements(a, &cursor, page + n, 8 - (unsigned)n,
+					  err, sizeof(err))) >= 0)
+		n += got;
+	assert_int_equal(n, 1);
+	assert_true(page[0].placement_id == r[3].placement_id);
+	assert_string_equal(page[0].owner_name, "job-a");
+	assert_int_equal(page[0].cpu_milli, 500);
+	assert_int_equal(page[0].node_id, r[3].node_id);
+	cursor = 0;
+	n = 0;
+	/* A page of one at a time: the cursor resumes after each. */
+	while (cursor != UINT32_MAX &&
+	       (got = shmsched_placements(admin, &cursor, page + n, 1, err,
+					  sizeof(err))) >= 0)
+		n += got;
+	assert_int_equal(n, 2);
+	bool saw_b = false;
+	for (int i = 0; i < n; i++)
+		saw_b |= strcmp(page[i].owner_name, "job-b") == 0 &&
+			 page[i].placement_id == rb.placement_id;
+	assert_true(saw_b);
+
 	shmsched_disconnect(admin);
 	shmsched_disconnect(b);
 	shmsched_disconnect(a);
 	daemon_stop(d, 1000, &ds);
-	assert_int_equal(ds.placements, 1); /* r[3], still running */
+	assert_int_equal(ds.placements, 2); /* r[3] and b's, still running */
 }
 
 static void test_devices_named_and_released(void **state)
