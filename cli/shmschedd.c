@@ -268,11 +268,11 @@ int main(int argc, char **argv)
 			cfg.has_socket_group = true;
 			break;
 		case 'M':
-			if (parse_u64("--max-placements", optarg, UINT32_MAX - 1, &v) < 0 ||
-			    v == 0) {
-				if (v == 0)
-					fprintf(stderr, "shmschedd: --max-placements: "
-						"at least 1\n");
+			if (parse_u64("--max-placements", optarg, UINT32_MAX - 1, &v) < 0)
+				return 2;
+			if (v == 0) {
+				fprintf(stderr, "shmschedd: --max-placements: \"%s\": "
+					"at least 1\n", optarg);
 				return 2;
 			}
 			cfg.max_placements = (uint32_t)v;

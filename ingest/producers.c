@@ -303,16 +303,26 @@ static int decode_one(struct producers *p, enum producer_role role,
 	return k8s_load_one(what, body, len, &kc, pod, node, err, err_len);
 }
 
+/* The connection's producer, or NULL after refusing the request: a
+ * connection registers before anything that needs a producer. */
+static struct producer *registered(struct producers *p, enum producer_role role,
+				   struct control_server *s, uint64_t conn,
+				   uint32_t rid, const char *before)
+{
+	struct producer *pr = by_conn(p, role, conn);
+	if (pr == NULL)
+		control_server_reply_error(s, conn, rid, EPERM,
+					   "register before %s", before);
+	return pr;
+}
+
 static void handle_template(struct producers *p, enum producer_role role,
 			    struct control_server *s, uint64_t conn, uint32_t rid,
 			    const void *body, uint32_t len)
 {
-	struct producer *pr = by_conn(p, role, conn);
-	if (pr == NULL) {
-		control_server_reply_error(s, conn, rid, EPERM,
-					   "register before sending templates");
+	struct producer *pr = registered(p, role, s, conn, rid, "sending templates");
+	if (pr == NULL)
 		return;
-	}
 	if (pr->n_templates == PRODUCER_TEMPLATES_MAX) {
 		control_server_reply_error(s, conn, rid, ENOSPC,
 					   "%u templates: the most a producer has",
@@ -387,12 +397,9 @@ static void handle_release(struct producers *p, enum producer_role role,
 			   struct control_server *s, uint64_t conn, uint32_t rid,
 			   const void *body, uint32_t len)
 {
-	struct producer *pr = by_conn(p, role, conn);
-	if (pr == NULL) {
-		control_server_reply_error(s, conn, rid, EPERM,
-					   "register before releasing");
+	struct producer *pr = registered(p, role, s, conn, rid, "releasing");
+	if (pr == NULL)
 		return;
-	}
 	struct op_release r;
 	if (len != sizeof(r)) {
 		control_server_reply_error(s, conn, rid, EINVAL,
@@ -450,13 +457,13 @@ static void handle_placements(struct producers *p, enum producer_role role,
 			      struct control_server *s, uint64_t conn, uint32_t rid,
 			      const void *body, uint32_t len)
 {
-	struct producer *pr = by_conn(p, role, conn);
+	struct producer *pr = registered(p, role, s, conn, rid, "listing");
 	struct op_list q;
-	if (pr == NULL || len != sizeof(q)) {
-		control_server_reply_error(s, conn, rid, pr == NULL ? EPERM : EINVAL,
-					   pr == NULL ? "register before listing"
-					   : "placements: a body of %u bytes; "
-					   "expected %zu", len, sizeof(q));
+	if (pr == NULL)
+		return;
+	if (len != sizeof(q)) {
+		control_server_reply_error(s, conn, rid, EINVAL, "placements: a body "
+					   "of %u bytes; expected %zu", len, sizeof(q));
 		return;
 	}
 	memcpy(&q, body, sizeof(q));

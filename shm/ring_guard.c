@@ -8,6 +8,18 @@
 
 #include <errno.h>
 
+/* Moves this side's index on by n and publishes it to the peer. */
+static int advance(struct ring_guard *g, unsigned n)
+{
+	/* Relaxed: only this side writes head; ring_guard_pending() may read
+	 * it from another thread as a figure. */
+	__atomic_store_n(&g->head, g->head + n, __ATOMIC_RELAXED);
+	if (g->own_head != NULL) /* relaxed: the peer orders on the tail */
+		__atomic_store_n(g->own_head, g->head, __ATOMIC_RELAXED);
+	__atomic_store_n(g->own_tail, g->head, __ATOMIC_RELEASE); /* G2 */
+	return (int)n;
+}
+
 int ring_guard_dequeue(struct ring_guard *g, uint64_t *handles, unsigned n)
 {
 	uint32_t peer = __atomic_load_n(g->peer, __ATOMIC_ACQUIRE); /* G1 */
@@ -19,13 +31,7 @@ int ring_guard_dequeue(struct ring_guard *g, uint64_t *handles, unsigned n)
 	for (unsigned i = 0; i < n; i++) /* relaxed: ordered by G1 */
 		handles[i] = __atomic_load_n(&g->table[(g->head + i) & g->mask],
 					     __ATOMIC_RELAXED);
-	/* Relaxed: only this side writes head; ring_guard_pending() may read
-	 * it from another thread as a figure. */
-	__atomic_store_n(&g->head, g->head + n, __ATOMIC_RELAXED);
-	if (g->own_head != NULL) /* relaxed: the peer orders on the tail */
-		__atomic_store_n(g->own_head, g->head, __ATOMIC_RELAXED);
-	__atomic_store_n(g->own_tail, g->head, __ATOMIC_RELEASE); /* G2 */
-	return (int)n;
+	return advance(g, n);
 }
 
 int ring_guard_enqueue(struct ring_guard *g, const uint64_t *handles, unsigned n)
@@ -40,12 +46,6 @@ int ring_guard_enqueue(struct ring_guard *g, const uint64_t *handles, unsigned n
 	for (unsigned i = 0; i < n; i++) /* relaxed: published by G2 */
 		__atomic_store_n(&g->table[(g->head + i) & g->mask], handles[i],
 				 __ATOMIC_RELAXED);
-	/* Relaxed: only this side writes head; ring_guard_pending() may read
-	 * it from another thread as a figure. */
-	__atomic_store_n(&g->head, g->head + n, __ATOMIC_RELAXED);
-	if (g->own_head != NULL) /* relaxed: the peer orders on the tail */
-		__atomic_store_n(g->own_head, g->head, __ATOMIC_RELAXED);
-	__atomic_store_n(g->own_tail, g->head, __ATOMIC_RELEASE); /* G2 */
-	return (int)n;
+	return advance(g, n);
 }
 

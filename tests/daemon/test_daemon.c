@@ -194,33 +194,43 @@ static void producer(int id, uint64_t pods, bool release)
 	_exit(r->error ? 1 : 0);
 }
 
-/* A producer that breaks its side: random bytes in every slot, and handles
- * past its slots, straight into the region (no client library). */
-static void vandal(int id)
+/* Connects, registers and attaches the region with raw control calls (no
+ * client library), for producers that write into their region as no
+ * library would. Exits the process on a failure, reported in r. */
+static void raw_register(struct report *r, int *fd, int *region_fd,
+			 struct producer_region *p)
 {
-	struct report *r = &sh->r[id];
 	char err[512];
 	wait_go();
-	int fd = control_client_connect(sock, 5000, err, sizeof(err));
-	if (fd < 0) {
+	*fd = control_client_connect(sock, 5000, err, sizeof(err));
+	if (*fd < 0) {
 		fail_report(r, "connect", err);
 		_exit(1);
 	}
 	struct op_request op = {.kind = OP_REGISTER};
 	struct op_registered reg;
-	int region_fd = -1;
+	*region_fd = -1;
 	uint32_t len;
-	if (control_client_call(fd, &op, sizeof(op), &reg, sizeof(reg), &len,
-				&region_fd, 5000, err, sizeof(err)) < 0 ||
-	    region_fd < 0) {
+	if (control_client_call(*fd, &op, sizeof(op), &reg, sizeof(reg), &len,
+				region_fd, 5000, err, sizeof(err)) < 0 ||
+	    *region_fd < 0) {
 		fail_report(r, "register", err);
 		_exit(1);
 	}
-	struct producer_region p;
-	if (producer_region_attach(region_fd, &p, err, sizeof(err)) < 0) {
+	if (producer_region_attach(*region_fd, p, err, sizeof(err)) < 0) {
 		fail_report(r, "attach", err);
 		_exit(1);
 	}
+}
+
+/* A producer that breaks its side: random bytes in every slot, and handles
+ * past its slots, straight into the region (no client library). */
+static void vandal(int id)
+{
+	struct report *r = &sh->r[id];
+	int fd, region_fd;
+	struct producer_region p;
+	raw_register(r, &fd, &region_fd, &p);
 	uint64_t rng = 0x1234567 + (uint64_t)id;
 	for (int round = 0; round < 20; round++) {
 		uint8_t *bytes = (uint8_t *)p.slots;
@@ -271,28 +281,9 @@ static void vandal(int id)
 static void scribbler(int id)
 {
 	struct report *r = &sh->r[id];
-	char err[512];
-	wait_go();
-	int fd = control_client_connect(sock, 5000, err, sizeof(err));
-	if (fd < 0) {
-		fail_report(r, "connect", err);
-		_exit(1);
-	}
-	struct op_request op = {.kind = OP_REGISTER};
-	struct op_registered reg;
-	int region_fd = -1;
-	uint32_t len;
-	if (control_client_call(fd, &op, sizeof(op), &reg, sizeof(reg), &len,
-				&region_fd, 5000, err, sizeof(err)) < 0 ||
-	    region_fd < 0) {
-		fail_report(r, "register", err);
-		_exit(1);
-	}
+	int fd, region_fd;
 	struct producer_region p;
-	if (producer_region_attach(region_fd, &p, err, sizeof(err)) < 0) {
-		fail_report(r, "attach", err);
-		_exit(1);
-	}
+	raw_register(r, &fd, &region_fd, &p);
 	struct shm_span all = shm_region_span(p.region);
 	uint64_t rng = 0xfeedface + (uint64_t)id;
 	time_t deadline = time(NULL) + 20;
