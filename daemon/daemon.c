@@ -255,7 +255,7 @@ void daemon_stop(struct daemon *d, unsigned drain_ms, struct daemon_stats *out)
 void daemon_get_stats(struct daemon *d, struct daemon_stats *out)
 {
 	memset(out, 0, sizeof(*out));
-	out->nodes = cluster_snapshot(d->cluster)->n_nodes;
+	out->nodes = cluster_nodes(d->cluster);
 	out->interned_strings = intern_count(d->strings);
 	out->placements = placements_live(d->placements);
 	out->workers = d->workers;

@@ -14,6 +14,7 @@
 #include "ingest/producers.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +47,12 @@ struct identity {
 };
 
 struct producers {
+	/* Serialises the control callbacks: the producer socket and the admin
+	 * socket each run a server thread, and everything below (the table,
+	 * identities, the intern table, resource names, the cluster's
+	 * snapshots, freeing placements) has one writer at a time. Workers
+	 * never take it. */
+	pthread_mutex_t lock;
 	struct endpoint endpoints[2]; /* [role - 1] */
 	struct placements *placements;
 	struct identity identities[IDENTITIES_MAX];
@@ -75,6 +82,7 @@ struct producers *producers_create(struct cluster *c, struct intern *strings,
 	p->ctx = ctx;
 	p->slots = slots;
 	p->accepting = 1;
+	pthread_mutex_init(&p->lock, NULL);
 	p->endpoints[0] = (struct endpoint){p, ROLE_PRODUCER};
 	p->endpoints[1] = (struct endpoint){p, ROLE_ADMIN};
 	return p;
@@ -105,6 +113,7 @@ void producers_destroy(struct producers *p)
 	for (uint32_t i = 0; i < PRODUCERS_MAX; i++)
 		if (p->table[i] != NULL)
 			producer_free(p->table[i]);
+	pthread_mutex_destroy(&p->lock);
 	free(p);
 }
 
@@ -558,13 +567,10 @@ static void refuse_not_admin(struct producers *p, struct control_server *s,
 				   p->admin_socket[0] ? ")" : "");
 }
 
-void producers_on_request(void *arg, struct control_server *s, uint64_t conn,
-			  uint32_t request_id, const void *payload, uint32_t len,
-			  int fd)
+static void dispatch(struct producers *p, enum producer_role role,
+		     struct control_server *s, uint64_t conn, uint32_t request_id,
+		     const void *payload, uint32_t len, int fd)
 {
-	const struct endpoint *ep = arg;
-	struct producers *p = ep->p;
-	enum producer_role role = ep->role;
 	(void)fd; /* no request carries one; the server closes it */
 	struct op_request op;
 	if (len < sizeof(op)) {
@@ -609,11 +615,20 @@ void producers_on_request(void *arg, struct control_server *s, uint64_t conn,
 	}
 }
 
-void producers_on_disconnect(void *arg, uint64_t conn)
+void producers_on_request(void *arg, struct control_server *s, uint64_t conn,
+			  uint32_t request_id, const void *payload, uint32_t len,
+			  int fd)
 {
 	const struct endpoint *ep = arg;
-	struct producers *p = ep->p;
-	struct producer *pr = by_conn(p, ep->role, conn);
+	pthread_mutex_lock(&ep->p->lock);
+	dispatch(ep->p, ep->role, s, conn, request_id, payload, len, fd);
+	pthread_mutex_unlock(&ep->p->lock);
+}
+
+static void disconnect_locked(struct producers *p, enum producer_role role,
+			      uint64_t conn)
+{
+	struct producer *pr = by_conn(p, role, conn);
 	if (pr == NULL)
 		return; /* connected, never registered */
 	/* Release: pairs with producers_get()'s acquire; a worker that still
@@ -634,4 +649,12 @@ void producers_on_disconnect(void *arg, uint64_t conn)
 			"read them", pr->id, (unsigned long long)conn, left);
 	producer_free(pr);
 	__atomic_fetch_add(&p->gone, 1, __ATOMIC_RELAXED);
+}
+
+void producers_on_disconnect(void *arg, uint64_t conn)
+{
+	const struct endpoint *ep = arg;
+	pthread_mutex_lock(&ep->p->lock);
+	disconnect_locked(ep->p, ep->role, conn);
+	pthread_mutex_unlock(&ep->p->lock);
 }

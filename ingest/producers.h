@@ -3,9 +3,11 @@
  * (ingest/control_ops.h), for the control server's callbacks.
  *
  * Threads:
- * - the control server's thread runs every callback here: it is the one
- *   writer of the producer table, the templates, the intern table, the
- *   resource names and the cluster's snapshots (node events);
+ * - the control servers' threads (the producer socket's and the admin
+ *   socket's) run the callbacks here, one at a time (a mutex inside): the
+ *   one writer of the producer table, the identities, the templates, the
+ *   intern table, the resource names, the cluster's snapshots (node
+ *   events) and the freeing of placements;
  * - worker threads (liburcu QSBR readers) read the table with
  *   producers_get(), between two quiescent states, and each producer's
  *   templates below producers_templates().

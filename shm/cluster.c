@@ -3,7 +3,8 @@
  *
  * A write copies the current snapshot, applies the events to the copy,
  * recomputes the structure-of-arrays columns and shard summaries, publishes
- * the copy with rcu_assign_pointer and frees the old one after
+ * the copy (a release store of the pointer, as rcu_assign_pointer) and
+ * frees the old one after
  * urcu_qsbr_synchronize_rcu(), then clears the ledger records of removed
  * nodes (shm/ledger.c, R1). Cost: O(slots) per cluster_apply() call,
  * however many events it carries, so writers batch.
@@ -26,7 +27,11 @@
 struct cluster {
 	struct intern *strings;
 	uint32_t capacity;
-	struct snapshot *current; /* RCU-protected: rcu_assign_pointer / rcu_dereference */
+	/* RCU-protected: published with a release store, read with an
+	 * acquire load (rcu_assign_pointer / rcu_dereference's orders, as
+	 * __atomic builtins that ThreadSanitizer can see). */
+	struct snapshot *current;
+	uint32_t n_nodes; /* the current snapshot's, relaxed: a figure */
 	struct ledger *ledger;    /* live use per slot */
 	int32_t *slot_of_name;    /* [name id] slot + 1, 0 = none; writer side */
 	uint32_t slot_of_name_len;
@@ -279,7 +284,11 @@ int cluster_apply(struct cluster *c, const struct node_event *events, size_t n,
 	snapshot_derive(s);
 
 	struct snapshot *prev = c->current;
-	rcu_assign_pointer(c->current, s);
+	/* Release: the snapshot's contents before the pointer that shows it
+	 * (partner: the acquire in cluster_snapshot()). */
+	__atomic_store_n(&c->current, s, __ATOMIC_RELEASE);
+	/* Relaxed: a figure for threads that are not readers. */
+	__atomic_store_n(&c->n_nodes, s->n_nodes, __ATOMIC_RELAXED);
 	/* Every reader that could hold `prev` has passed a quiescent state. */
 	rcu_synchronize();
 	snapshot_free(prev);
@@ -296,7 +305,8 @@ int cluster_apply(struct cluster *c, const struct node_event *events, size_t n,
 
 const struct snapshot *cluster_snapshot(const struct cluster *c)
 {
-	return rcu_dereference(c->current);
+	/* Acquire: partner of the release in cluster_apply(). */
+	return __atomic_load_n(&c->current, __ATOMIC_ACQUIRE);
 }
 
 struct ledger *cluster_ledger(const struct cluster *c)
@@ -312,4 +322,10 @@ uint32_t cluster_capacity(const struct cluster *c)
 uint64_t cluster_snapshots_freed(const struct cluster *c)
 {
 	return c->freed;
+}
+
+uint32_t cluster_nodes(const struct cluster *c)
+{
+	/* Relaxed: a figure (cluster.h). */
+	return __atomic_load_n(&c->n_nodes, __ATOMIC_RELAXED);
 }

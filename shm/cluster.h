@@ -95,7 +95,8 @@ void cluster_destroy(struct cluster *c);
 int cluster_apply(struct cluster *c, const struct node_event *events, size_t n,
 		  char *err, size_t err_len);
 
-/* The current snapshot (rcu_dereference: see the contract above). */
+/* The current snapshot (an acquire load, as rcu_dereference: see the
+ * contract above). */
 const struct snapshot *cluster_snapshot(const struct cluster *c);
 
 /* The slot of a node name in the current snapshot, or -1. Writer side. */
@@ -107,6 +108,10 @@ int64_t cluster_slot_of(const struct cluster *c, uint32_t name);
 struct ledger *cluster_ledger(const struct cluster *c);
 
 uint32_t cluster_capacity(const struct cluster *c);
+
+/* Nodes in the current snapshot: a figure any thread may read (a thread
+ * that is not an RCU reader must not read a snapshot itself). */
+uint32_t cluster_nodes(const struct cluster *c);
 
 /* Snapshots freed so far (for tests of the grace period). */
 uint64_t cluster_snapshots_freed(const struct cluster *c);
