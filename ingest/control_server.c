@@ -24,9 +24,10 @@
  * Threads: the server thread runs every callback; any thread may reply or
  * disconnect; control_server_stop joins the server thread.
  *
- * Limits: max_connections in all, max_per_uid per uid, and a HELLO
- * deadline: the loop's epoll_wait sleeps at most until the first deadline
- * and closes connections past it, so idle peers cannot hold slots.
+ * Limits: max_connections in all, max_per_uid per uid, and deadlines for
+ * the HELLO and then the first request (a registration): the loop's
+ * epoll_wait sleeps at most until the first deadline and closes
+ * connections past it, so idle peers cannot hold slots.
  *
  * Cost: one epoll_wait per batch of events, one recvmsg per message, a
  * scan of the connection table per batch for deadlines; the stale-socket
@@ -77,7 +78,10 @@ struct conn {
 	enum conn_state state;
 	bool closing; /* asked to close by another thread; under lock */
 	struct ucred peer;
-	int64_t hello_deadline_ms; /* CONN_HELLO: closed at this time (now_ms) */
+	/* Closed at this time (now_ms) unless the awaited message comes: the
+	 * HELLO (CONN_HELLO), then the first REQUEST (a registration); none
+	 * (INT64_MAX) once a request has come. */
+	int64_t deadline_ms;
 };
 
 struct control_server {
@@ -88,6 +92,7 @@ struct control_server {
 	size_t n_gids;
 	unsigned max_conns;
 	unsigned hello_timeout_ms;
+	unsigned request_timeout_ms;
 
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	dev_t sock_dev; /* identity of the socket file we made, to unlink */
@@ -313,7 +318,7 @@ static void accept_one(struct control_server *s, int fd)
 	c->peer = peer;
 	c->state = CONN_HELLO;
 	c->closing = false;
-	c->hello_deadline_ms = now_ms() + (int64_t)s->hello_timeout_ms;
+	c->deadline_ms = now_ms() + (int64_t)s->hello_timeout_ms;
 	s->n_open++;
 	pthread_mutex_unlock(&s->lock);
 }
@@ -388,6 +393,7 @@ static void handle_hello(struct control_server *s, struct conn *c,
 	pthread_mutex_lock(&s->lock);
 	c->state = CONN_ADMITTED;
 	pthread_mutex_unlock(&s->lock);
+	c->deadline_ms = now_ms() + (int64_t)s->request_timeout_ms;
 	struct control_hello welcome = {.abi_version = SHM_ABI_VERSION};
 	int rc = control_send(c->fd, CONTROL_MSG_WELCOME, h->request_id,
 			      &welcome, sizeof(welcome), -1);
@@ -430,6 +436,7 @@ static void handle_input(struct control_server *s, struct conn *c)
 			  control_msg_type_name(h.type), h.request_id);
 		return;
 	}
+	c->deadline_ms = INT64_MAX; /* it speaks: no deadline from now on */
 	if (s->cfg.on_request != NULL)
 		s->cfg.on_request(s->cfg.arg, s, c->id, h.request_id, s->buf,
 				  h.length, got_fd);
@@ -450,31 +457,37 @@ static void close_kicked(struct control_server *s)
 	}
 }
 
-/* Milliseconds until the first HELLO deadline, or -1 when no connection
- * waits for its HELLO. Server thread only (it alone writes states). */
-static int hello_wait_ms(const struct control_server *s)
+/* Milliseconds until the first deadline, or -1 when no connection waits
+ * for its HELLO or its first request. Server thread only (it alone writes
+ * states and deadlines). */
+static int deadline_wait_ms(const struct control_server *s)
 {
 	int64_t first = INT64_MAX;
 	for (unsigned i = 0; i < s->max_conns; i++)
-		if (s->conns[i].state == CONN_HELLO &&
-		    s->conns[i].hello_deadline_ms < first)
-			first = s->conns[i].hello_deadline_ms;
+		if (s->conns[i].state != CONN_FREE &&
+		    s->conns[i].deadline_ms < first)
+			first = s->conns[i].deadline_ms;
 	if (first == INT64_MAX)
 		return -1;
 	int64_t left = first - now_ms();
 	return left <= 0 ? 0 : left > INT32_MAX ? INT32_MAX : (int)left;
 }
 
-/* Closes every connection past its HELLO deadline, with an ERROR saying
- * why: idle connections cannot hold slots that others need. */
-static void expire_hellos(struct control_server *s)
+/* Closes every connection past its deadline, with an ERROR saying why:
+ * idle connections cannot hold slots that others need. */
+static void expire_deadlines(struct control_server *s)
 {
 	int64_t now = now_ms();
 	for (unsigned i = 0; i < s->max_conns; i++) {
 		struct conn *c = &s->conns[i];
-		if (c->state == CONN_HELLO && c->hello_deadline_ms <= now)
+		if (c->state == CONN_FREE || c->deadline_ms > now)
+			continue;
+		if (c->state == CONN_HELLO)
 			fail_conn(s, c, ETIMEDOUT, "no HELLO within %u ms of "
 				  "connecting", s->hello_timeout_ms);
+		else
+			fail_conn(s, c, ETIMEDOUT, "no request (a registration) "
+				  "within %u ms of the HELLO", s->request_timeout_ms);
 	}
 }
 
@@ -484,7 +497,7 @@ static void *server_main(void *arg)
 	struct epoll_event events[EVENTS_PER_WAIT];
 	for (;;) {
 		int n = epoll_wait(s->epoll_fd, events, EVENTS_PER_WAIT,
-				   hello_wait_ms(s));
+				   deadline_wait_ms(s));
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -522,7 +535,7 @@ static void *server_main(void *arg)
 			else
 				close_conn(s, c); /* HUP or ERR, nothing queued */
 		}
-		expire_hellos(s);
+		expire_deadlines(s);
 		if (woken) {
 			/* S1 (acquire), see struct control_server. */
 			if (atomic_load_explicit(&s->stopping, memory_order_acquire))
@@ -681,6 +694,8 @@ static int copy_config(struct control_server *s,
 	s->max_conns = cfg->max_connections ? cfg->max_connections
 					    : DEFAULT_MAX_CONNECTIONS;
 	s->hello_timeout_ms = cfg->hello_timeout_ms ? cfg->hello_timeout_ms : 5000;
+	s->request_timeout_ms = cfg->request_timeout_ms ? cfg->request_timeout_ms
+							: 5000;
 	if (s->max_conns > MAX_CONNECTIONS_LIMIT) {
 		errmsg(err, err_len, "control socket: max_connections %u is "
 			"above the limit %u", cfg->max_connections,

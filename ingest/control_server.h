@@ -65,6 +65,9 @@ struct control_server_config {
 	/* A connection that has not sent its HELLO this long after it was
 	 * accepted is sent ERROR (ETIMEDOUT) and closed; 0: 5000 ms. */
 	unsigned hello_timeout_ms;
+	/* The same for its first REQUEST (a producer registers first) after
+	 * the HELLO; once a request has come, no deadline. 0: 5000 ms. */
+	unsigned request_timeout_ms;
 
 	void *arg; /* passed to every callback */
 	int (*on_connect)(void *arg, uint64_t conn,

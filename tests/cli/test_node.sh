@@ -10,7 +10,7 @@ daemon=$1 cli=$2 cluster=$3 producer=$4
 dir=$(mktemp -d /tmp/shmsched-cli-XXXXXX)
 log=$dir/daemon.log
 "$daemon" --cluster "$cluster" --socket "$dir/s.sock" --workers 1 --no-pin \
-	>"$log" 2>&1 &
+	--socket-mode 0660 --socket-group "$(id -g)" >"$log" 2>&1 &
 pid=$!
 cleanup() { kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; rm -rf "$dir"; }
 trap cleanup EXIT
@@ -21,6 +21,15 @@ done
 grep -q "ready: socket $dir/s.sock, admin socket $dir/s.sock.admin" "$log" ||
 	{ echo "daemon did not start:"; cat "$log"; exit 1; }
 failed=0
+# --socket-mode and --socket-group reach the producer socket; the admin
+# socket stays 0600 whatever they say.
+modes="$(stat -c '%a %g' "$dir/s.sock") $(stat -c '%a' "$dir/s.sock.admin")"
+if [ "$modes" != "660 $(id -g) 600" ]; then
+	echo "FAIL: socket modes and group: $modes (want 660 $(id -g) 600)"
+	failed=$((failed + 1))
+else
+	echo "ok: socket modes $modes"
+fi
 # expect STATUS PATTERN ARGS...: runs shmsched with ARGS, checks both.
 expect() {
 	want=$1 pattern=$2

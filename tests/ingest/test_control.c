@@ -1043,6 +1043,39 @@ static void test_silent_connections_time_out(void **state)
 	assert_int_equal(disconnect_violations(f), 0);
 }
 
+/* An admitted connection that never makes a request (a producer that
+ * never registers) is closed after the request deadline, told why. */
+static void test_silent_after_hello_times_out(void **state)
+{
+	struct fixture *f = *state;
+	struct control_server_config cfg = {.max_connections = 2,
+					    .request_timeout_ms = 200};
+	start_server(f, &cfg);
+	char err[512];
+	int a = control_client_connect(f->path, WAIT_S * 1000, err, sizeof(err));
+	int b = control_client_connect(f->path, WAIT_S * 1000, err, sizeof(err));
+	assert_true(a >= 0 && b >= 0);
+	echo_ok(b, "b speaks: no deadline for it");
+	usleep(400 * 1000);
+	/* a was closed with a reason; b, which spoke, is still served. */
+	struct control_header h;
+	char text[CONTROL_ERROR_TEXT_MAX + 16];
+	assert_int_equal(control_recv(a, &h, text, sizeof(text), NULL,
+				      WAIT_S * 1000), 0);
+	assert_int_equal(h.type, CONTROL_MSG_ERROR);
+	assert_non_null(memmem(text, h.length, "no request (a registration) "
+			       "within 200 ms", strlen("no request (a registration) "
+						       "within 200 ms")));
+	echo_ok(b, "b still served");
+	int c = connect_ok(f);
+	echo_ok(c, "a's slot is free again");
+	close(a);
+	close(b);
+	close(c);
+	stop_server(f);
+	assert_int_equal(disconnect_violations(f), 0);
+}
+
 /* One uid may hold at most max_per_uid connections; the refusal names the
  * uid, and a closed connection frees its share. */
 static void test_per_uid_limit(void **state)
@@ -1088,6 +1121,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_unresponsive, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stale_socket, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_silent_connections_time_out,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_silent_after_hello_times_out,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_per_uid_limit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_max_connections, setup,
