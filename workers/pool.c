@@ -538,11 +538,14 @@ struct pool *pool_start(const struct pool_config *cfg, pool_poll_fn poll,
 			strerror(errno));
 		goto fail_topology;
 	}
-	/* The CPU set the process was started with (taskset, a cgroup):
-	 * workers pin inside it, never outside. */
+	/* The CPU set the process was started with (taskset, a cgroup), as
+	 * the calling thread has it (every thread inherits it): workers pin
+	 * inside it, never outside. Not HWLOC_CPUBIND_PROCESS: that is the
+	 * union over every thread, including ones bound before a narrowing
+	 * (a sanitizer's own, say). */
 	allowed = hwloc_bitmap_alloc();
 	if (allowed == NULL ||
-	    hwloc_get_cpubind(p->topo, allowed, HWLOC_CPUBIND_PROCESS) < 0 ||
+	    hwloc_get_cpubind(p->topo, allowed, HWLOC_CPUBIND_THREAD) < 0 ||
 	    hwloc_bitmap_iszero(allowed)) {
 		if (allowed != NULL)
 			hwloc_bitmap_copy(allowed, hwloc_topology_get_allowed_cpuset(p->topo));
