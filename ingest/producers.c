@@ -23,7 +23,6 @@
 #include "ingest/control_proto.h"
 #include "ingest/control_server.h"
 #include "ingest/k8s_json.h"
-#include "ingest/record.h"
 #include "base/base.h"
 #include "shm/shm.h"
 #include "workers/workers.h"
@@ -56,7 +55,8 @@ struct producers {
 	struct endpoint endpoints[2]; /* [role - 1] */
 	struct placements *placements;
 	struct identity identities[IDENTITIES_MAX];
-	char admin_socket[108];       /* for refusals; "" when unknown */
+	char admin_hint[112];         /* " (PATH)" of the admin socket, for
+				       * refusals; "" when unknown */
 	struct cluster *cluster;
 	struct intern *strings; /* written here, read by workers */
 	struct res_names *res;  /* likewise */
@@ -95,8 +95,10 @@ void *producers_endpoint(struct producers *p, enum producer_role role)
 
 void producers_set_admin_socket(struct producers *p, const char *admin_socket)
 {
-	snprintf(p->admin_socket, sizeof(p->admin_socket), "%s",
-		 admin_socket ? admin_socket : "");
+	if (admin_socket != NULL && *admin_socket != '\0')
+		snprintf(p->admin_hint, sizeof(p->admin_hint), " (%s)", admin_socket);
+	else
+		p->admin_hint[0] = '\0';
 }
 
 static void producer_free(struct producer *pr)
@@ -534,11 +536,9 @@ static void handle_resource(struct producers *p, enum producer_role role,
 	if (r < 0 && role != ROLE_ADMIN) {
 		control_server_reply_error(s, conn, rid, EPERM,
 					   "resource \"%.*s\" is not registered, and "
-					   "only the admin socket%s%s%s registers "
+					   "only the admin socket%s registers "
 					   "resource names", (int)(len > 64 ? 64 : len),
-					   (const char *)body,
-					   p->admin_socket[0] ? " (" : "",
-					   p->admin_socket, p->admin_socket[0] ? ")" : "");
+					   (const char *)body, p->admin_hint);
 		return;
 	}
 	if (r < 0)
@@ -561,10 +561,8 @@ static void refuse_not_admin(struct producers *p, struct control_server *s,
 			     uint64_t conn, uint32_t rid, const char *what)
 {
 	control_server_reply_error(s, conn, rid, EPERM,
-				   "%s need the admin socket%s%s%s: producers may "
-				   "not change the cluster", what,
-				   p->admin_socket[0] ? " (" : "", p->admin_socket,
-				   p->admin_socket[0] ? ")" : "");
+				   "%s need the admin socket%s: producers may "
+				   "not change the cluster", what, p->admin_hint);
 }
 
 static void dispatch(struct producers *p, enum producer_role role,
