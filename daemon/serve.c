@@ -107,7 +107,7 @@ static void answer(struct serve *s, unsigned w, struct producer *pr,
 		 * generation (shm/ledger.h). */
 		uint64_t id = placements_fill(s->placements, (uint32_t)rec, pr->owner,
 					      node, ledger_node_generation(s->ledger, node),
-					      &pod.spec, &r.placement.devices);
+					      &pod.spec, &r.placement.devices, pod.cookie);
 		answer_placed(slot, node, now_ns(), &r.placement.devices, id);
 		return;
 	}

@@ -1,13 +1,17 @@
 /* Cluster state: snapshots published with liburcu QSBR and stable node
  * slots. See cluster.h for the contract; live use is shm/ledger.c.
  *
- * A write copies the current snapshot, applies the events to the copy,
- * recomputes the structure-of-arrays columns and shard summaries, publishes
- * the copy (a release store of the pointer, as rcu_assign_pointer) and
- * frees the old one after
- * urcu_qsbr_synchronize_rcu(), then clears the ledger records of removed
- * nodes (shm/ledger.c, R1). Cost: O(slots) per cluster_apply() call,
- * however many events it carries, so writers batch.
+ * Snapshots live in two fixed buffers of the state region (shm/layout.h).
+ * A write copies the current one into the other buffer (S1), applies the
+ * events to the copy, recomputes the structure-of-arrays columns, shard
+ * summaries and checksum (S2), publishes it (a release store of the
+ * pointer, as rcu_assign_pointer, and of the region's index, S3), and waits
+ * for urcu_qsbr_synchronize_rcu(): after it no daemon thread holds the old
+ * buffer, which the next write reuses. Readers in other processes cannot
+ * take part in the grace period, so they use the buffer's sequence number
+ * instead (O3) and retry when it moved. Then the write clears the ledger
+ * records of removed nodes (shm/ledger.c, R1). Cost: O(slots) per
+ * cluster_apply() call, however many events it carries, so writers batch.
  */
 #define _LGPL_SOURCE 1
 
@@ -20,7 +24,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <urcu/urcu-qsbr.h>
+
+#include "shm/carve.h"
+#include "shm/layout.h"
 
 #include "shm/rcu.h"
 
@@ -29,46 +37,80 @@ struct cluster {
 	uint32_t capacity;
 	/* RCU-protected: published with a release store, read with an
 	 * acquire load (rcu_assign_pointer / rcu_dereference's orders, as
-	 * __atomic builtins that ThreadSanitizer can see). */
+	 * __atomic builtins that ThreadSanitizer can see). Points at one of
+	 * views[]. */
 	struct snapshot *current;
+	/* The two buffers of the snapshots section, as this process sees
+	 * them: pointers into the region and their header. A write builds
+	 * the one that is not current (shm/layout.h, S1-S3). */
+	struct snapshot views[2];
+	struct state_snapshot *headers[2];
+	uint32_t *current_index;  /* state_meta.current_snapshot (S3) */
 	uint32_t n_nodes; /* the current snapshot's, relaxed: a figure */
 	struct ledger *ledger;    /* live use per slot */
 	int32_t *slot_of_name;    /* [name id] slot + 1, 0 = none; writer side */
 	uint32_t slot_of_name_len;
 	uint64_t freed;
+	void *owned;              /* cluster_create()'s anonymous mapping */
+	uint64_t owned_size;
+	uint32_t owned_index;     /* the current index, when not in a region */
 };
 
-static void snapshot_free(struct snapshot *s)
+/* One buffer's pieces, in order (shm/layout.h); measures when the carve
+ * has no memory. */
+static void carve_buffer(struct shm_carve *c, uint32_t capacity,
+			 struct state_snapshot **hdr, struct snapshot *v)
 {
-	if (s == NULL)
-		return;
-	free(s->present);
-	free(s->nodes);
+	*hdr = shm_carve_next(c, sizeof(struct state_snapshot), 64);
+	v->present = shm_carve_next(c, capacity, 64);
+	v->nodes = shm_carve_next(c, (uint64_t)capacity * sizeof(struct node_spec), 64);
 	for (int r = 0; r < RES_MAX; r++)
-		free(s->allocatable[r]);
-	free(s->shards);
-	free(s);
+		v->allocatable[r] = shm_carve_next(c, (uint64_t)capacity *
+						   sizeof(int64_t), 64);
+	v->shards = shm_carve_next(c, (uint64_t)(capacity / SNAP_SHARD_SLOTS + 1) *
+				   sizeof(struct shard_summary), 64);
+	c->used = (c->used + 4095) & ~UINT64_C(4095);
 }
 
-static struct snapshot *snapshot_alloc(uint32_t n_slots)
+uint64_t cluster_snapshots_section_size(uint32_t capacity)
 {
-	struct snapshot *s = calloc(1, sizeof(*s));
-	if (s == NULL)
-		return NULL;
-	size_t n = n_slots ? n_slots : 1;
-	s->n_slots = n_slots;
-	s->n_shards = (n_slots + SNAP_SHARD_SLOTS - 1) / SNAP_SHARD_SLOTS;
-	s->present = calloc(n, 1);
-	s->nodes = calloc(n, sizeof(*s->nodes));
-	s->shards = calloc(s->n_shards ? s->n_shards : 1, sizeof(*s->shards));
-	bool ok = s->present && s->nodes && s->shards;
-	for (int r = 0; r < RES_MAX && ok; r++)
-		ok = (s->allocatable[r] = calloc(n, sizeof(int64_t))) != NULL;
-	if (!ok) {
-		snapshot_free(s);
-		return NULL;
-	}
-	return s;
+	struct shm_carve c = {0};
+	struct state_snapshot *h;
+	struct snapshot v;
+	carve_buffer(&c, capacity, &h, &v);
+	carve_buffer(&c, capacity, &h, &v);
+	return c.used;
+}
+
+static uint64_t snapshot_checksum(const struct snapshot *s)
+{
+	uint64_t h = UINT64_C(0xcbf29ce484222325);
+	uint64_t head[2] = {s->generation,
+			    (uint64_t)s->n_slots << 32 | s->n_nodes};
+	h = state_checksum(h, head, sizeof(head));
+	h = state_checksum(h, s->present, s->n_slots);
+	return state_checksum(h, s->nodes, (uint64_t)s->n_slots * sizeof(*s->nodes));
+}
+
+/* S1: the buffer is about to change. */
+static void buffer_open(struct state_snapshot *h)
+{
+	/* S1: relaxed store, then a release fence: an observer that sees
+	 * any write below sees seq odd (or changed) when it re-reads. */
+	__atomic_store_n(&h->seq, h->seq + 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+}
+
+/* S2: the buffer holds `v`, whole. */
+static void buffer_close(struct state_snapshot *h, const struct snapshot *v)
+{
+	h->generation = v->generation;
+	h->n_slots = v->n_slots;
+	h->n_nodes = v->n_nodes;
+	h->n_shards = v->n_shards;
+	h->checksum = snapshot_checksum(v);
+	/* S2: release, partner of O3's acquire loads. */
+	__atomic_store_n(&h->seq, h->seq + 1, __ATOMIC_RELEASE);
 }
 
 /* The derived columns: structure of arrays, shard summaries, node count. */
@@ -119,28 +161,147 @@ int64_t cluster_slot_of(const struct cluster *c, uint32_t name)
 	return c->slot_of_name[name] - 1;
 }
 
-struct cluster *cluster_create(struct intern *strings, uint32_t capacity)
+/* Checks the current snapshot a previous daemon left and rebuilds the
+ * name map from it. */
+static int adopt_snapshot(struct cluster *c, uint32_t cur, char *err,
+			  size_t err_len)
 {
-	if (strings == NULL || capacity == 0 ||
-	    capacity > (1u << 28)) {
+	struct state_snapshot *h = c->headers[cur];
+	struct snapshot *v = &c->views[cur];
+	uint32_t strings = intern_count(c->strings);
+	if ((h->seq & 1) || h->n_slots > c->capacity || h->generation == 0 ||
+	    h->n_shards != (h->n_slots + SNAP_SHARD_SLOTS - 1) / SNAP_SHARD_SLOTS)
+		return errmsg_rc(-EBADMSG, err, err_len, "snapshot %u: header "
+				 "damaged (seq %llu, %u slots of %u)", cur,
+				 (unsigned long long)h->seq, h->n_slots, c->capacity);
+	v->generation = h->generation;
+	v->n_slots = h->n_slots;
+	v->n_shards = h->n_shards;
+	if (snapshot_checksum(v) != h->checksum)
+		return errmsg_rc(-EBADMSG, err, err_len, "snapshot %u (generation "
+				 "%llu): checksum mismatch", cur,
+				 (unsigned long long)h->generation);
+	for (uint32_t i = 0; i < v->n_slots; i++) {
+		if (!v->present[i])
+			continue;
+		const struct node_spec *n = &v->nodes[i];
+		if (v->present[i] != 1 || n->name == 0 || n->name >= strings ||
+		    n->n_labels > NODE_MAX_LABELS || n->n_taints > NODE_MAX_TAINTS ||
+		    n->devices.n_gpus > NODE_MAX_GPUS ||
+		    n->devices.n_cores > NODE_MAX_CORES)
+			return errmsg_rc(-EBADMSG, err, err_len, "snapshot: node "
+					 "slot %u damaged", i);
+		int rc = name_map_reserve(c, n->name);
+		if (rc < 0)
+			return errmsg_rc(rc, err, err_len, "out of memory");
+		if (c->slot_of_name[n->name] != 0)
+			return errmsg_rc(-EBADMSG, err, err_len, "snapshot: node %s "
+					 "in two slots", intern_str(c->strings, n->name));
+		c->slot_of_name[n->name] = (int32_t)i + 1;
+	}
+	snapshot_derive(v);
+	if (v->n_nodes != h->n_nodes)
+		return errmsg_rc(-EBADMSG, err, err_len, "snapshot: %u nodes "
+				 "present, header says %u", v->n_nodes, h->n_nodes);
+	return 0;
+}
+
+struct cluster *cluster_create_in(struct intern *strings, uint32_t capacity,
+				  const struct cluster_memory *mem, bool fresh,
+				  char *err, size_t err_len)
+{
+	if (strings == NULL || capacity == 0 || capacity > (1u << 28)) {
+		errmsg_rc(-EINVAL, err, err_len, "cluster: capacity %u out of "
+			  "range 1..%u", capacity, 1u << 28);
 		errno = EINVAL;
 		return NULL;
 	}
 	struct cluster *c = calloc(1, sizeof(*c));
-	if (c == NULL)
-		return NULL;
-	c->strings = strings;
-	c->capacity = capacity;
-	c->ledger = ledger_create(capacity);
-	c->current = snapshot_alloc(0);
-	if (c->ledger == NULL || c->current == NULL) {
-		ledger_destroy(c->ledger);
-		snapshot_free(c->current);
-		free(c);
+	if (c == NULL) {
+		errmsg_rc(-ENOMEM, err, err_len, "out of memory");
 		errno = ENOMEM;
 		return NULL;
 	}
-	c->current->generation = 1;
+	c->strings = strings;
+	c->capacity = capacity;
+	c->current_index = mem->current;
+	struct shm_carve carve = {.span = mem->snapshots};
+	for (int b = 0; b < 2; b++)
+		carve_buffer(&carve, capacity, &c->headers[b], &c->views[b]);
+	int rc = 0;
+	c->ledger = carve.overflow ? NULL
+		    : ledger_create_in(mem->ledger, capacity, fresh);
+	if (c->ledger == NULL) {
+		rc = errmsg_rc(-EINVAL, err, err_len, "cluster: the snapshots or "
+			       "ledger section does not fit %u nodes", capacity);
+		goto fail;
+	}
+	if (fresh) {
+		for (int b = 0; b < 2; b++) {
+			memset(c->headers[b], 0, sizeof(*c->headers[b]));
+			c->views[b].n_slots = 0;
+			c->views[b].n_shards = 0;
+		}
+		c->views[0].generation = 1;
+		buffer_close(c->headers[0], &c->views[0]);
+		*c->current_index = 0;
+	} else {
+		uint32_t cur = *c->current_index;
+		if (cur > 1) {
+			rc = errmsg_rc(-EBADMSG, err, err_len, "current snapshot "
+				       "index %u (expected 0 or 1)", cur);
+			goto fail;
+		}
+		rc = adopt_snapshot(c, cur, err, err_len);
+		if (rc < 0)
+			goto fail;
+	}
+	c->current = &c->views[*c->current_index];
+	c->n_nodes = c->current->n_nodes;
+	return c;
+
+fail:
+	ledger_destroy(c->ledger);
+	free(c->slot_of_name);
+	free(c);
+	errno = -rc;
+	return NULL;
+}
+
+struct cluster *cluster_create(struct intern *strings, uint32_t capacity)
+{
+	if (capacity == 0 || capacity > (1u << 28)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	uint64_t snaps = cluster_snapshots_section_size(capacity);
+	uint64_t ledger = ledger_section_size(capacity);
+	/* Anonymous zero pages, backed only as they are written. */
+	void *m = mmap(NULL, snaps + ledger, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (m == MAP_FAILED) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	uint32_t index = 0;
+	struct cluster_memory mem = {
+		.snapshots = {m, snaps},
+		.ledger = {(char *)m + snaps, ledger},
+		.current = &index,
+	};
+	char err[160];
+	struct cluster *c = cluster_create_in(strings, capacity, &mem, true, err,
+					      sizeof(err));
+	if (c == NULL) {
+		int saved = errno;
+		munmap(m, snaps + ledger);
+		errno = saved;
+		return NULL;
+	}
+	c->owned = m;
+	c->owned_size = snaps + ledger;
+	c->owned_index = index;
+	c->current_index = &c->owned_index;
 	return c;
 }
 
@@ -149,7 +310,8 @@ void cluster_destroy(struct cluster *c)
 	if (c == NULL)
 		return;
 	ledger_destroy(c->ledger);
-	snapshot_free(c->current);
+	if (c->owned != NULL)
+		munmap(c->owned, c->owned_size);
 	free(c->slot_of_name);
 	free(c);
 }
@@ -238,23 +400,22 @@ int cluster_apply(struct cluster *c, const struct node_event *events, size_t n,
 		  char *err, size_t err_len)
 {
 	const struct snapshot *old = c->current;
-	/* Room for every ADD to take a new slot. */
-	uint32_t max_slots = old->n_slots;
-	for (size_t i = 0; i < n; i++)
-		if (events[i].kind == NODE_EVENT_ADD && max_slots < c->capacity)
-			max_slots++;
+	uint32_t target = *c->current_index ^ 1;
+	struct snapshot *s = &c->views[target];
+	struct state_snapshot *hdr = c->headers[target];
 	int rc = 0;
 	for (size_t i = 0; i < n && rc == 0; i++)
 		rc = name_map_reserve(c, events[i].name);
-	struct snapshot *s = rc == 0 ? snapshot_alloc(max_slots) : NULL;
-	int64_t *slots = calloc(n ? n : 1, sizeof(*slots));
-	struct undo *log = calloc(n ? n : 1, sizeof(*log));
-	if (s == NULL || slots == NULL || log == NULL) {
+	int64_t *slots = rc == 0 ? calloc(n ? n : 1, sizeof(*slots)) : NULL;
+	struct undo *log = rc == 0 ? calloc(n ? n : 1, sizeof(*log)) : NULL;
+	if (slots == NULL || log == NULL) {
 		free(log);
 		free(slots);
-		snapshot_free(s);
 		return errmsg_rc(-ENOMEM, err, err_len, "out of memory for a snapshot");
 	}
+	/* The target buffer is no daemon thread's: its last reader passed a
+	 * grace period at the end of the write that made it old. */
+	buffer_open(hdr);
 	memcpy(s->present, old->present, old->n_slots);
 	memcpy(s->nodes, old->nodes, old->n_slots * sizeof(*s->nodes));
 	s->n_slots = old->n_slots;
@@ -271,7 +432,11 @@ int cluster_apply(struct cluster *c, const struct node_event *events, size_t n,
 			c->slot_of_name[log[n_log].name] = log[n_log].old;
 		free(log);
 		free(slots);
-		snapshot_free(s);
+		s->generation = 0; /* never current: an observer retries on it */
+		s->n_slots = 0;
+		s->n_shards = 0;
+		snapshot_derive(s);
+		buffer_close(hdr, s);
 		return rc;
 	}
 	/* A new node starts from nothing. Its slot is reachable by no reader:
@@ -281,17 +446,21 @@ int cluster_apply(struct cluster *c, const struct node_event *events, size_t n,
 			ledger_reset_node(c->ledger, (uint32_t)slots[i]);
 	free(log);
 	s->generation = old->generation + 1;
+	s->n_shards = (s->n_slots + SNAP_SHARD_SLOTS - 1) / SNAP_SHARD_SLOTS;
 	snapshot_derive(s);
+	buffer_close(hdr, s);
 
-	struct snapshot *prev = c->current;
 	/* Release: the snapshot's contents before the pointer that shows it
 	 * (partner: the acquire in cluster_snapshot()). */
 	__atomic_store_n(&c->current, s, __ATOMIC_RELEASE);
+	/* S3: release, partner of O3's acquire (observers in other
+	 * processes, shm/layout.h). */
+	__atomic_store_n(c->current_index, target, __ATOMIC_RELEASE);
 	/* Relaxed: a figure for threads that are not readers. */
 	__atomic_store_n(&c->n_nodes, s->n_nodes, __ATOMIC_RELAXED);
-	/* Every reader that could hold `prev` has passed a quiescent state. */
+	/* Every reader that could hold `old` has passed a quiescent state:
+	 * its buffer is free for the next write. */
 	rcu_synchronize();
-	snapshot_free(prev);
 	c->freed++;
 	/* Only now can no placement be landing on a removed node's record. A
 	 * node removed and re-added in one batch keeps nothing either: the add

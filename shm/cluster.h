@@ -34,6 +34,7 @@
 #include "shm/intern.h"
 #include "shm/ledger.h"
 #include "shm/model.h"
+#include "shm/offset.h"
 
 /* Snapshot slots per shard summary (a power of two). */
 #define SNAP_SHARD_SLOTS 64u
@@ -75,10 +76,30 @@ struct node_event {
 };
 
 /* Creates an empty cluster (generation-1 snapshot with no node) with room
- * for `capacity` slots, using (not owning) `strings`.
+ * for `capacity` slots in private memory, using (not owning) `strings`.
  * Returns NULL with errno EINVAL or ENOMEM. The calling thread must be a
  * registered QSBR thread or call no reader function. */
 struct cluster *cluster_create(struct intern *strings, uint32_t capacity);
+
+/* Where a cluster lives in the state region (shm/layout.h). */
+struct cluster_memory {
+	struct shm_span snapshots; /* SHM_SECTION_SNAPSHOTS */
+	struct shm_span ledger;    /* SHM_SECTION_LEDGER */
+	uint32_t *current;         /* state_meta.current_snapshot */
+};
+
+/* The bytes the two snapshot buffers of `capacity` slots take. */
+uint64_t cluster_snapshots_section_size(uint32_t capacity);
+
+/* A cluster in `mem`: `fresh` sets up an empty one; otherwise it re-attaches
+ * what a previous daemon left: checks the current snapshot (sequence,
+ * sizes, checksum, each node's counts, names unique and interned in
+ * `strings`) and rebuilds the name map; the ledger's counters are the
+ * caller's to recount. Returns NULL with errno and a message in `err`:
+ * EINVAL (capacity, sections too small), EPROTO, EBADMSG (damaged), ENOMEM. */
+struct cluster *cluster_create_in(struct intern *strings, uint32_t capacity,
+				  const struct cluster_memory *mem, bool fresh,
+				  char *err, size_t err_len);
 
 /* Frees everything. No reader may be running. */
 void cluster_destroy(struct cluster *c);
@@ -113,7 +134,8 @@ uint32_t cluster_capacity(const struct cluster *c);
  * that is not an RCU reader must not read a snapshot itself). */
 uint32_t cluster_nodes(const struct cluster *c);
 
-/* Snapshots freed so far (for tests of the grace period). */
+/* Snapshots retired so far: old buffers past their grace period (for
+ * tests of the grace period). */
 uint64_t cluster_snapshots_freed(const struct cluster *c);
 
 #endif

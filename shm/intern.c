@@ -1,8 +1,8 @@
 /* Intern table: see intern.h.
  *
- * Strings are kept NUL-terminated in arena chunks of ARENA_CHUNK bytes, and
- * their entries in chunks of ENTRY_CHUNK; neither ever moves or shrinks, so
- * a reader may call intern_str() on an id it was handed while the one
+ * Strings are kept NUL-terminated in one fixed arena, their entries in one
+ * fixed array (both in the state region, shm/layout.h); neither ever moves,
+ * so a reader may call intern_str() on an id it was handed while the one
  * writer adds more (the id reached the reader through something the writer
  * published after interning it, which orders the entry before the read).
  * An open-addressing hash table (linear probing, power-of-two size, at
@@ -14,37 +14,33 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+
+#include "shm/carve.h"
+#include "shm/layout.h"
 
 #include "base/base.h"
 
-#define ARENA_CHUNK (UINT32_C(1) << 20)
-#define ENTRY_CHUNK_SHIFT 12
-#define ENTRY_CHUNK (UINT32_C(1) << ENTRY_CHUNK_SHIFT)
-#define ENTRY_CHUNKS (UINT32_C(1) << 20) /* 2^32 entries in all */
-
-_Static_assert(ARENA_CHUNK > INTERN_MAX_LEN + 1, "a string fits in a chunk");
-
-struct entry {
-	const char *str; /* in an arena chunk: never moves */
-	uint32_t len;
-	uint32_t hash;
-	int64_t number;
-	bool is_number;
-};
-
 struct intern {
-	char **arena;           /* chunks, [n_arena]; the list is the writer's */
-	uint32_t n_arena, cap_arena;
-	uint32_t arena_used;    /* bytes used in the last chunk */
-	struct entry **entries; /* [ENTRY_CHUNKS] chunk pointers, by id >> shift */
-	uint32_t count;         /* written with __atomic stores (see known()) */
+	struct intern_shared *shared; /* count and arena_used (see intern.h) */
+	struct intern_entry *entries; /* [max_strings] */
+	char *arena;                  /* [arena_size] */
+	uint32_t max_strings;
+	uint64_t arena_size;
 	uint32_t *slots;        /* id + 1; 0 = empty; the writer's alone */
 	uint32_t slot_mask;
+	void *owned;            /* an anonymous mapping of intern_create() */
+	uint64_t owned_size;
 };
 
-static struct entry *entry_of(const struct intern *t, uint32_t id)
+static struct intern_entry *entry_of(const struct intern *t, uint32_t id)
 {
-	return &t->entries[id >> ENTRY_CHUNK_SHIFT][id & (ENTRY_CHUNK - 1)];
+	return &t->entries[id];
+}
+
+static const char *str_of(const struct intern *t, uint32_t id)
+{
+	return t->arena + t->entries[id].offset;
 }
 
 static uint32_t hash_bytes(const char *s, size_t len)
@@ -71,8 +67,8 @@ static bool lookup(const struct intern *t, const char *s, size_t len, uint32_t h
 			*slot_out = i;
 			return false;
 		}
-		const struct entry *e = entry_of(t, v - 1);
-		if (e->hash == h && e->len == len && memcmp(e->str, s, len) == 0) {
+		const struct intern_entry *e = entry_of(t, v - 1);
+		if (e->hash == h && e->len == len && memcmp(str_of(t, v - 1), s, len) == 0) {
 			*id = v - 1;
 			return true;
 		}
@@ -85,7 +81,7 @@ static int grow_slots(struct intern *t)
 	uint32_t *slots = calloc(n, sizeof(*slots));
 	if (slots == NULL)
 		return -ENOMEM;
-	for (uint32_t id = 0; id < t->count; id++) {
+	for (uint32_t id = 0; id < t->shared->count; id++) {
 		uint32_t i = entry_of(t, id)->hash & (n - 1);
 		while (slots[i] != 0)
 			i = (i + 1) & (n - 1);
@@ -97,50 +93,147 @@ static int grow_slots(struct intern *t)
 	return 0;
 }
 
-/* Room for one more string of `len` bytes: arena, entry chunk, slots. */
+/* Room for one more string of `len` bytes: arena, entry, slots. */
 static int reserve(struct intern *t, size_t len)
 {
-	if (t->n_arena == 0 || t->arena_used + len + 1 > ARENA_CHUNK) {
-		if (t->n_arena == t->cap_arena) {
-			uint32_t cap = t->cap_arena ? t->cap_arena * 2 : 16;
-			/* Only the chunk list moves, and only the writer reads it. */
-			char **a = realloc(t->arena, cap * sizeof(*a));
-			if (a == NULL)
-				return -ENOMEM;
-			t->arena = a;
-			t->cap_arena = cap;
-		}
-		char *chunk = malloc(ARENA_CHUNK);
-		if (chunk == NULL)
-			return -ENOMEM;
-		t->arena[t->n_arena++] = chunk;
-		t->arena_used = 0;
-	}
-	uint32_t c = t->count >> ENTRY_CHUNK_SHIFT;
-	if (t->entries[c] == NULL) {
-		t->entries[c] = malloc(ENTRY_CHUNK * sizeof(struct entry));
-		if (t->entries[c] == NULL)
-			return -ENOMEM;
-	}
-	if ((uint64_t)(t->count + 1) * 2 > t->slot_mask + 1)
+	if (t->shared->count >= t->max_strings ||
+	    t->shared->arena_used + len + 1 > t->arena_size)
+		return -ENOSPC;
+	if ((uint64_t)(t->shared->count + 1) * 2 > t->slot_mask + 1)
 		return grow_slots(t);
 	return 0;
 }
 
-struct intern *intern_create(void)
+static void carve(struct shm_carve *c, uint32_t max_strings, uint64_t arena_size,
+		  struct intern *t)
+{
+	t->shared = shm_carve_next(c, sizeof(struct intern_shared), 64);
+	t->entries = shm_carve_next(c, (uint64_t)max_strings *
+				    sizeof(struct intern_entry), 64);
+	t->arena = shm_carve_next(c, arena_size, 64);
+}
+
+uint64_t intern_section_size(uint32_t max_strings, uint64_t arena_size)
+{
+	struct shm_carve c = {0};
+	struct intern t;
+	carve(&c, max_strings, arena_size, &t);
+	return c.used;
+}
+
+/* The writer's hash table over the strings the section holds. */
+static int index_strings(struct intern *t)
+{
+	uint32_t n = 512;
+	while ((uint64_t)t->shared->count * 2 > n)
+		n *= 2;
+	t->slots = calloc(n, sizeof(*t->slots));
+	if (t->slots == NULL)
+		return -ENOMEM;
+	t->slot_mask = n - 1;
+	for (uint32_t id = 0; id < t->shared->count; id++) {
+		uint32_t i = entry_of(t, id)->hash & t->slot_mask;
+		while (t->slots[i] != 0)
+			i = (i + 1) & t->slot_mask;
+		t->slots[i] = id + 1;
+	}
+	return 0;
+}
+
+/* Checks what a previous daemon left: every entry below the count inside
+ * the used arena, NUL-terminated, its hash right, and id 0 the empty
+ * string. */
+static int check_strings(const struct intern *t, char *err, size_t err_len)
+{
+	const struct intern_shared *sh = t->shared;
+	if (sh->max_strings != t->max_strings || sh->arena_size != t->arena_size)
+		return errmsg_rc(-EPROTO, err, err_len, "intern table: made for %u "
+				 "strings and %llu bytes, expected %u and %llu",
+				 sh->max_strings, (unsigned long long)sh->arena_size,
+				 t->max_strings, (unsigned long long)t->arena_size);
+	if (sh->count == 0 || sh->count > t->max_strings ||
+	    sh->arena_used > t->arena_size)
+		return errmsg_rc(-EBADMSG, err, err_len, "intern table: count %u or "
+				 "arena use %llu out of range", sh->count,
+				 (unsigned long long)sh->arena_used);
+	for (uint32_t id = 0; id < sh->count; id++) {
+		const struct intern_entry *e = entry_of(t, id);
+		if (e->len > INTERN_MAX_LEN || e->offset > sh->arena_used ||
+		    e->len + 1 > sh->arena_used - e->offset ||
+		    t->arena[e->offset + e->len] != '\0' ||
+		    hash_bytes(str_of(t, id), e->len) != e->hash ||
+		    (id == 0 && e->len != 0))
+			return errmsg_rc(-EBADMSG, err, err_len, "intern table: "
+					 "string %u is damaged", id);
+	}
+	return 0;
+}
+
+struct intern *intern_create_in(struct shm_span span, uint32_t max_strings,
+				uint64_t arena_size, bool fresh, char *err,
+				size_t err_len)
 {
 	struct intern *t = calloc(1, sizeof(*t));
-	if (t == NULL)
-		return NULL;
-	t->slot_mask = 511;
-	t->entries = calloc(ENTRY_CHUNKS, sizeof(*t->entries));
-	t->slots = calloc(t->slot_mask + 1, sizeof(*t->slots));
-	uint32_t id;
-	if (t->entries == NULL || t->slots == NULL || intern_add(t, "", 0, &id) < 0) {
-		intern_destroy(t);
+	if (t == NULL) {
+		errmsg_rc(-ENOMEM, err, err_len, "out of memory");
 		errno = ENOMEM;
 		return NULL;
 	}
+	struct shm_carve c = {.span = span};
+	carve(&c, max_strings, arena_size, t);
+	t->max_strings = max_strings;
+	t->arena_size = arena_size;
+	int rc = max_strings < 1 || arena_size < 1 || c.overflow
+		 ? errmsg_rc(-EINVAL, err, err_len, "intern table: no room")
+		 : 0;
+	if (rc == 0 && fresh) {
+		t->shared->max_strings = max_strings;
+		t->shared->arena_size = arena_size;
+		t->shared->count = 0;
+		t->shared->arena_used = 0;
+		uint32_t id;
+		rc = index_strings(t);
+		if (rc == 0)
+			rc = intern_add(t, "", 0, &id);
+	} else if (rc == 0) {
+		rc = check_strings(t, err, err_len);
+		if (rc == 0)
+			rc = index_strings(t);
+	}
+	if (rc < 0) {
+		if (rc == -ENOMEM)
+			errmsg_rc(rc, err, err_len, "out of memory");
+		free(t->slots);
+		free(t);
+		errno = -rc;
+		return NULL;
+	}
+	return t;
+}
+
+struct intern *intern_create(void)
+{
+	uint64_t size = intern_section_size(INTERN_DEFAULT_STRINGS,
+					    INTERN_DEFAULT_ARENA);
+	/* Anonymous zero pages, backed only as strings arrive. */
+	void *mem = mmap(NULL, size, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (mem == MAP_FAILED) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	char err[128];
+	struct intern *t = intern_create_in((struct shm_span){mem, size},
+					    INTERN_DEFAULT_STRINGS,
+					    INTERN_DEFAULT_ARENA, true, err,
+					    sizeof(err));
+	if (t == NULL) {
+		munmap(mem, size);
+		errno = ENOMEM;
+		return NULL;
+	}
+	t->owned = mem;
+	t->owned_size = size;
 	return t;
 }
 
@@ -148,13 +241,8 @@ void intern_destroy(struct intern *t)
 {
 	if (t == NULL)
 		return;
-	for (uint32_t i = 0; i < t->n_arena; i++)
-		free(t->arena[i]);
-	free(t->arena);
-	if (t->entries != NULL)
-		for (uint32_t c = 0; c < ENTRY_CHUNKS && t->entries[c] != NULL; c++)
-			free(t->entries[c]);
-	free(t->entries);
+	if (t->owned != NULL)
+		munmap(t->owned, t->owned_size);
 	free(t->slots);
 	free(t);
 }
@@ -168,29 +256,31 @@ int intern_add(struct intern *t, const char *s, size_t len, uint32_t *id)
 	uint32_t h = hash_bytes(s, len), slot;
 	if (lookup(t, s, len, h, &slot, id))
 		return 0;
-	if (t->count == UINT32_MAX - 1)
-		return -EOVERFLOW;
 	uint32_t old_mask = t->slot_mask;
 	int rc = reserve(t, len);
 	if (rc < 0)
 		return rc;
 	if (t->slot_mask != old_mask)
 		lookup(t, s, len, h, &slot, id); /* the table grew: find the new slot */
-	char *dst = t->arena[t->n_arena - 1] + t->arena_used;
+	struct intern_shared *sh = t->shared;
+	char *dst = t->arena + sh->arena_used;
 	memcpy(dst, s, len);
 	dst[len] = '\0';
-	t->arena_used += (uint32_t)len + 1;
-	struct entry *e = entry_of(t, t->count);
-	e->str = dst;
+	struct intern_entry *e = entry_of(t, sh->count);
+	e->offset = sh->arena_used;
 	e->len = (uint32_t)len;
 	e->hash = h;
-	e->is_number = strconv_parse_int64(s, len, &e->number);
-	t->slots[slot] = t->count + 1;
-	*id = t->count;
-	/* Release: the entry above before the count that covers it (partner:
-	 * the relaxed load in known() is ordered by whatever handed the id to
-	 * the reader; the atomic store keeps the count itself race-free). */
-	__atomic_store_n(&t->count, t->count + 1, __ATOMIC_RELEASE);
+	int64_t number = 0;
+	e->is_number = strconv_parse_int64(s, len, &number);
+	e->number = number;
+	sh->arena_used += len + 1;
+	t->slots[slot] = sh->count + 1;
+	*id = sh->count;
+	/* I1: release, the entry and its bytes before the count that covers
+	 * them. Partners: an observer's acquire load of the count (layout.h);
+	 * in the daemon, the relaxed load in known() is ordered by whatever
+	 * handed the id to the reader. */
+	__atomic_store_n(&sh->count, sh->count + 1, __ATOMIC_RELEASE);
 	return 0;
 }
 
@@ -213,12 +303,12 @@ bool intern_find(const struct intern *t, const char *s, size_t len, uint32_t *id
  * ""), which only the writer's own thread asks about. */
 static bool known(const struct intern *t, uint32_t id)
 {
-	return id < __atomic_load_n(&t->count, __ATOMIC_RELAXED);
+	return id < __atomic_load_n(&t->shared->count, __ATOMIC_RELAXED);
 }
 
 const char *intern_str(const struct intern *t, uint32_t id)
 {
-	return known(t, id) ? entry_of(t, id)->str : "";
+	return known(t, id) ? str_of(t, id) : "";
 }
 
 size_t intern_len(const struct intern *t, uint32_t id)
@@ -236,12 +326,12 @@ bool intern_int(const struct intern *t, uint32_t id, int64_t *out)
 
 uint32_t intern_count(const struct intern *t)
 {
-	return __atomic_load_n(&t->count, __ATOMIC_RELAXED);
+	return __atomic_load_n(&t->shared->count, __ATOMIC_RELAXED);
 }
 
 void intern_mark(const struct intern *t, struct intern_mark *m)
 {
-	*m = (struct intern_mark){t->count, t->n_arena, t->arena_used};
+	*m = (struct intern_mark){t->shared->count, t->shared->arena_used};
 }
 
 /* Empties slot i of the hash table and moves later members of its probe
@@ -266,16 +356,14 @@ static void slot_delete(struct intern *t, uint32_t i)
 
 void intern_rollback(struct intern *t, const struct intern_mark *m)
 {
-	for (uint32_t id = t->count; id-- > m->count;) {
+	for (uint32_t id = t->shared->count; id-- > m->count;) {
 		uint32_t i = entry_of(t, id)->hash & t->slot_mask;
 		while (t->slots[i] != id + 1)
 			i = (i + 1) & t->slot_mask;
 		slot_delete(t, i);
 	}
-	while (t->n_arena > m->n_arena)
-		free(t->arena[--t->n_arena]);
-	t->arena_used = m->arena_used;
-	/* Relaxed would do (no reader holds these ids); release as in
-	 * intern_add, for one rule for the count. */
-	__atomic_store_n(&t->count, m->count, __ATOMIC_RELEASE);
+	/* I1: release as in intern_add, for one rule for the count; no reader
+	 * holds these ids. The count goes back before the arena is reused. */
+	__atomic_store_n(&t->shared->count, m->count, __ATOMIC_RELEASE);
+	t->shared->arena_used = m->arena_used;
 }

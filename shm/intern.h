@@ -8,7 +8,9 @@
  * too, which uses the writer's hash table); any thread may read
  * (intern_str, intern_len, intern_int) an id that reached it through
  * something published after the id was added: stored strings never move.
- * It lives in the daemon's private memory.
+ * The strings live in a section of the state region (shm/layout.h: struct
+ * intern_shared), so observers read them and a restarted daemon keeps
+ * every id; the hash table is the writer's private memory.
  */
 #ifndef SHMSCHED_SHM_INTERN_H
 #define SHMSCHED_SHM_INTERN_H
@@ -17,17 +19,37 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "shm/offset.h"
+
 #define INTERN_MAX_LEN 4096u /* longer strings are refused (-E2BIG) */
+/* intern_create()'s room: virtual, backed only as strings arrive. */
+#define INTERN_DEFAULT_STRINGS (UINT32_C(1) << 22)
+#define INTERN_DEFAULT_ARENA (UINT64_C(1) << 28)
 
 struct intern;
 
-/* Returns a table holding only "" (id 0), or NULL with errno ENOMEM. */
+/* Returns a table holding only "" (id 0) in private memory, with room for
+ * INTERN_DEFAULT_STRINGS strings in INTERN_DEFAULT_ARENA bytes, or NULL
+ * with errno ENOMEM. */
 struct intern *intern_create(void);
+
+/* The bytes a table of `max_strings` strings in `arena_size` bytes takes. */
+uint64_t intern_section_size(uint32_t max_strings, uint64_t arena_size);
+
+/* A table in `span` (its section of the state region): `fresh` sets it up
+ * holding only ""; otherwise it checks what a previous daemon left there
+ * (every string below the count inside the arena, terminated, its hash
+ * right) and indexes it. Returns NULL with errno and a message in `err`:
+ * EINVAL (no room), EPROTO (made for other sizes), EBADMSG (damaged),
+ * ENOMEM. */
+struct intern *intern_create_in(struct shm_span span, uint32_t max_strings,
+				uint64_t arena_size, bool fresh, char *err,
+				size_t err_len);
 void intern_destroy(struct intern *t);
 
 /* Sets *id to the id of the `len` bytes at `s`, adding them if new.
  * Returns 0, -E2BIG (len > INTERN_MAX_LEN), -EINVAL (a NUL byte inside),
- * -ENOMEM, or -EOVERFLOW (2^32 - 1 strings). */
+ * -ENOMEM, or -ENOSPC (the table's strings or arena are full). */
 int intern_add(struct intern *t, const char *s, size_t len, uint32_t *id);
 
 /* Same for a NUL-terminated string. */
@@ -51,8 +73,7 @@ uint32_t intern_count(const struct intern *t);
  * refused are forgotten, so refused requests cannot grow the table. */
 struct intern_mark {
 	uint32_t count;
-	uint32_t n_arena;
-	uint32_t arena_used;
+	uint64_t arena_used;
 };
 
 /* The writer's: the table as it is now. */

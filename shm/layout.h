@@ -38,20 +38,81 @@
  * An attacher that did not create the region treats every byte of it as
  * untrusted and validates it before use (shm/layout_check.c).
  *
- * Crashes: regions live only in memory (memfd), never on disk. A region
- * lasts while any process maps it or holds its fd, and is freed by the
- * kernel after the last one goes; no state survives a restart of the daemon,
- * which rebuilds from its inputs. The creator seals the memfd's size, so a
- * peer cannot shrink a region under another's mapping (which would SIGBUS).
+ * Crashes: a producer region is a memfd: it lasts while any process maps
+ * it or holds its fd. The creator seals its size, so a peer cannot shrink
+ * it under another's mapping (which would SIGBUS). The state region is a
+ * named file (see "The state region" below) that outlives the daemon.
+ *
+ * ---------------------------------------------------------------------
+ * The state region (kind SHM_REGION_KIND_STATE)
+ *
+ * One per daemon name: /dev/shm/NAME (POSIX shm; MADV_HUGEPAGE advised),
+ * or NAME in a hugetlbfs mount when the huge-page pool can hold it. Mode
+ * and group as the daemon was told (--region-mode, --region-group; 0600 by
+ * default): whoever may read the file may observe every placement. Its
+ * sections, each described below by the struct at its start:
+ *
+ *   id  section               what                                  writer
+ *   10  SHM_SECTION_META      struct state_meta                     control thread
+ *   11  SHM_SECTION_STRINGS   struct intern_shared, entries, arena  control thread
+ *   12  SHM_SECTION_SNAPSHOTS 2 x (struct state_snapshot + arrays)  control thread
+ *   13  SHM_SECTION_LEDGER    shm/ledger.c's section: generations,
+ *                             struct node_alloc per slot, change log workers
+ *   14  SHM_SECTION_PLACEMENTS placements' header, then struct
+ *                             placement_record[max_placements]      workers
+ *   15  SHM_SECTION_IDENTITIES struct state_identity[STATE_IDENTITIES]
+ *                                                                   control thread
+ *   16  SHM_SECTION_WORKER_STATS struct state_worker_stats[STATE_WORKERS_MAX]
+ *                                                                   each worker its own
+ *
+ * Exactly one daemon writes a state region: it holds an exclusive flock(2)
+ * on the file for as long as it runs; a second daemon of that name is
+ * refused, and the lock's absence tells an observer no daemon runs.
+ *
+ * Read protocol for observers (other processes, read-only mappings):
+ *   O1  Attach as any region (header, ready, version); then check the
+ *       sections' sizes against the meta's capacities before indexing.
+ *   O2  Strings: load intern_shared.count with acquire (partner I1 in
+ *       shm/intern.c); entries below it are complete. Bound-check each
+ *       entry against the arena anyway (a crash can leave anything).
+ *   O3  Snapshots: load meta.current_snapshot with acquire (partner S3),
+ *       then that buffer's seq with acquire; odd: being rewritten, retry.
+ *       Copy what is needed, then an acquire fence and load seq again:
+ *       changed: retry (the buffer was reused meanwhile). Check the copy
+ *       against the buffer's checksum if it must be exact.
+ *   O4  Counters (node_alloc, placements, stats): each value loaded on
+ *       its own, relaxed: figures, as the ledger's V1.
+ * The writer of snapshots (shm/cluster.c):
+ *   S1  Store seq + 1 (odd) relaxed, then a release fence; write the
+ *       buffer (which no daemon thread reads: its last reader passed a
+ *       grace period before it was chosen).
+ *   S2  Store seq + 2 (even) with release, after the checksum.
+ *   S3  Store meta.current_snapshot with release.
+ *
+ * What a crash leaves, and what a restarted daemon does with it: the
+ * header and sections as they were; strings below the count; the current
+ * snapshot (complete: a buffer is rewritten only while it is not current);
+ * placement records whose owner is set (complete: P1 publishes the owner
+ * last); node counters that may include commits whose record was never
+ * filled, and may lack releases in flight. The daemon re-attaches, checks
+ * every section (any damage: refused, with what is wrong), and recounts
+ * every node's use from the live placement records (ledger_recount): so a
+ * commit without a record is rolled back, and a placement with a record
+ * counts once, whether or not its answer reached the producer. The
+ * producer gets such a placement back, with its cookie, when it lists its
+ * placements under its identity.
  */
 #ifndef SHMSCHED_SHM_LAYOUT_H
 #define SHMSCHED_SHM_LAYOUT_H
 
 #include <stdint.h>
 
+#include "shm/model.h"
+
 #define SHM_MAGIC UINT64_C(0x44454843534d4853) /* "SHMSCHED" in memory order */
-#define SHM_ABI_VERSION 3u /* 2: a placed slot names its devices; 3: and its
-                            * placement id, which a release names */
+#define SHM_ABI_VERSION 4u /* 2: a placed slot names its devices; 3: and its
+                            * placement id, which a release names; 4: the
+                            * state region */
 #define SHM_READY UINT32_C(0x59444552) /* "REDY"; any other value: not ready */
 #define SHM_HEADER_SIZE 512u
 #define SHM_SECTION_MAX 16u
@@ -70,6 +131,13 @@ enum shm_section_id {
 	SHM_SECTION_SUBMIT_RING = 1,     /* producer -> daemon handles */
 	SHM_SECTION_COMPLETION_RING = 2, /* daemon -> producer handles */
 	SHM_SECTION_SLOTS = 3,           /* struct shmsched_slot[] (shmsched/wire.h) */
+	SHM_SECTION_META = 10,           /* the state region: see above */
+	SHM_SECTION_STRINGS = 11,
+	SHM_SECTION_SNAPSHOTS = 12,
+	SHM_SECTION_LEDGER = 13,
+	SHM_SECTION_PLACEMENTS = 14,
+	SHM_SECTION_IDENTITIES = 15,
+	SHM_SECTION_WORKER_STATS = 16,
 };
 
 struct shm_section {
@@ -99,5 +167,118 @@ _Static_assert(__builtin_offsetof(struct shm_header, sections) == 64,
 	       "sections start at byte 64");
 _Static_assert(__builtin_offsetof(struct shm_header, ready) == 36,
 	       "ready is at byte 36");
+
+/* --- the state region's records ------------------------------------- */
+
+#define STATE_IDENTITIES 4096u   /* producer identities kept */
+#define STATE_WORKERS_MAX 256u   /* worker stats blocks */
+#define STATE_NAME_MAX 64u       /* NAME of /dev/shm/NAME, with its NUL */
+
+/* SHM_SECTION_META. */
+struct state_meta {
+	uint32_t max_nodes;        /* node slots: every per-node array's length */
+	uint32_t max_placements;   /* placement records */
+	uint32_t max_strings;      /* intern entries */
+	uint32_t workers;          /* stats blocks in use */
+	uint64_t arena_size;       /* intern arena bytes */
+	uint32_t current_snapshot; /* 0 or 1: S3 (release), O3 (acquire) */
+	uint32_t clean_stop;       /* 1 while no daemon runs after a clean stop */
+	int32_t daemon_pid;        /* the daemon running (or last run) on it */
+	uint32_t reserved0;
+	uint64_t created_s;        /* CLOCK_REALTIME seconds */
+	uint64_t started_s;        /* when the current (or last) daemon attached */
+	uint64_t starts;           /* daemons attached, the first included */
+	uint64_t recovered_placements; /* live records found at the last attach */
+	uint64_t rolled_back;      /* node counters moved by the last recount */
+	uint64_t resync_added;     /* pods a resync added, removed, resized */
+	uint64_t resync_removed;
+	uint64_t resync_resized;
+	uint64_t resyncs;
+	uint8_t durability;        /* the store's mode: 0 none, 1 async, 2 sync */
+	uint8_t reserved1[7];
+	struct res_names res;      /* resource names by index */
+	char name[STATE_NAME_MAX]; /* the daemon's --name */
+	char page_info[160];       /* what backs the region, for a person */
+};
+
+/* SHM_SECTION_STRINGS starts with this; then max_strings entries (64-byte
+ * aligned), then the arena (64-byte aligned): NUL-terminated strings. */
+struct intern_shared {
+	uint32_t max_strings;
+	uint32_t count;       /* I1: release by the writer, O2: acquire */
+	uint64_t arena_size;
+	uint64_t arena_used;  /* the writer's */
+};
+
+struct intern_entry {
+	uint64_t offset;      /* of the string in the arena */
+	uint32_t len;         /* bytes, the NUL not counted */
+	uint32_t hash;        /* shm/intern.c's hash of the bytes */
+	int64_t number;       /* the string as a base-10 int64, if is_number */
+	uint32_t is_number;
+	uint32_t reserved;
+};
+
+/* SHM_SECTION_SNAPSHOTS: two buffers, each STATE_SNAPSHOT_STRIDE(max_nodes)
+ * bytes from the section's start: this header, then present[max_nodes]
+ * (uint8), nodes[max_nodes] (struct node_spec), allocatable[RES_MAX]
+ * [max_nodes] (int64), shards[max_nodes / 64 + 1] (shm/cluster.h's struct
+ * shard_summary), each 64-byte aligned, as shm/cluster.c lays them out. */
+struct state_snapshot {
+	uint64_t seq;         /* S1, S2, O3: even when stable */
+	uint64_t generation;
+	uint32_t n_slots;
+	uint32_t n_nodes;
+	uint32_t n_shards;
+	uint32_t reserved;
+	uint64_t checksum;    /* of present[] and nodes[] below n_slots, and
+			       * the fields above but seq (state_checksum) */
+};
+
+/* SHM_SECTION_IDENTITIES: a producer identity (uid, name). A placement's
+ * owner is its index + 1. */
+struct state_identity {
+	uint32_t used;
+	uint32_t uid;
+	uint32_t connections; /* live connections under it now */
+	uint32_t reserved;
+	char name[64];        /* NUL-terminated */
+};
+
+/* SHM_SECTION_WORKER_STATS: one per worker, written by it alone (relaxed
+ * stores: figures). Field for field the daemon's struct serve_stats. */
+struct state_worker_stats {
+	uint64_t pods;
+	uint64_t rejected;
+	uint64_t cancelled;
+	uint64_t bad_handles;
+	uint64_t completion_overflows;
+	uint64_t placed;
+	uint64_t unschedulable;
+	uint64_t conflicts;
+	uint64_t gave_up;
+	uint64_t seq;
+	uint64_t reserved[6];
+};
+
+_Static_assert(sizeof(struct state_worker_stats) == 128, "worker stats: 128 bytes");
+_Static_assert(sizeof(struct state_identity) == 80, "identity: 80 bytes");
+
+/* The checksum of a snapshot's words: 64-bit, not cryptographic; it tells
+ * an observer that the copy it made is the one the writer published. */
+static inline uint64_t state_checksum(uint64_t h, const void *p, uint64_t len)
+{
+	const unsigned char *b = (const unsigned char *)p;
+	uint64_t i = 0;
+	for (; i + 8 <= len; i += 8) {
+		uint64_t w;
+		__builtin_memcpy(&w, b + i, 8);
+		h = (h ^ w) * UINT64_C(0x100000001b3);
+		h ^= h >> 29;
+	}
+	for (; i < len; i++)
+		h = (h ^ b[i]) * UINT64_C(0x100000001b3);
+	return h;
+}
 
 #endif

@@ -85,39 +85,87 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
+#include "shm/carve.h"
 #include "shm/cluster.h"
+
+/* The ledger's section of the state region (all of it shared: another
+ * process may map it read-only, and a restarted daemon re-attaches it). */
+struct ledger_shared {
+	uint32_t capacity;
+	uint32_t reserved;
+	_Alignas(64) uint64_t change_head; /* L1, L3 */
+};
 
 struct ledger {
 	uint32_t capacity;
+	struct ledger_shared *shared;
 	struct node_alloc *nodes; /* [capacity] */
 	uint32_t *node_gen;       /* [capacity]: R1 */
-	uint64_t change_head;     /* L1, L3 */
 	uint64_t *changes;        /* [LEDGER_CHANGE_LOG_SLOTS]: L2, L4 */
+	void *owned;              /* an anonymous mapping of ledger_create() */
+	uint64_t owned_size;
 };
 
-struct ledger *ledger_create(uint32_t capacity)
+/* The section's pieces, in order; measures when c->span.base is NULL. */
+static void carve(struct shm_carve *c, uint32_t capacity, struct ledger *l)
 {
-	if (capacity == 0) {
-		errno = EINVAL;
-		return NULL;
-	}
+	l->shared = shm_carve_next(c, sizeof(struct ledger_shared), 64);
+	l->node_gen = shm_carve_next(c, (uint64_t)capacity * sizeof(uint32_t), 64);
+	l->nodes = shm_carve_next(c, (uint64_t)capacity * sizeof(struct node_alloc), 64);
+	l->changes = shm_carve_next(c, LEDGER_CHANGE_LOG_SLOTS * sizeof(uint64_t), 64);
+}
+
+uint64_t ledger_section_size(uint32_t capacity)
+{
+	struct shm_carve c = {0};
+	struct ledger l;
+	carve(&c, capacity, &l);
+	return c.used;
+}
+
+struct ledger *ledger_create_in(struct shm_span span, uint32_t capacity, bool fresh)
+{
 	struct ledger *l = calloc(1, sizeof(*l));
 	if (l == NULL)
 		return NULL;
-	l->capacity = capacity;
-	l->nodes = aligned_alloc(64, (size_t)capacity * sizeof(*l->nodes));
-	l->changes = calloc(LEDGER_CHANGE_LOG_SLOTS, sizeof(*l->changes));
-	l->node_gen = calloc(capacity, sizeof(*l->node_gen));
-	if (l->nodes == NULL || l->changes == NULL || l->node_gen == NULL) {
-		free(l->node_gen);
-		free(l->changes);
-		free(l->nodes);
+	struct shm_carve c = {.span = span};
+	carve(&c, capacity, l);
+	if (capacity == 0 || c.overflow ||
+	    (!fresh && l->shared->capacity != capacity)) {
 		free(l);
+		errno = capacity == 0 || c.overflow ? EINVAL : EPROTO;
+		return NULL;
+	}
+	l->capacity = capacity;
+	if (fresh) {
+		memset(span.base, 0, c.used);
+		l->shared->capacity = capacity;
+	}
+	return l;
+}
+
+struct ledger *ledger_create(uint32_t capacity)
+{
+	uint64_t size = ledger_section_size(capacity);
+	/* Anonymous zero pages: the kernel backs them as they are written. */
+	void *mem = capacity == 0 ? MAP_FAILED
+		    : mmap(NULL, size, PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (mem == MAP_FAILED) {
+		errno = capacity == 0 ? EINVAL : ENOMEM;
+		return NULL;
+	}
+	struct ledger *l = ledger_create_in((struct shm_span){mem, size}, capacity,
+					    true);
+	if (l == NULL) {
+		munmap(mem, size);
 		errno = ENOMEM;
 		return NULL;
 	}
-	memset(l->nodes, 0, (size_t)capacity * sizeof(*l->nodes));
+	l->owned = mem;
+	l->owned_size = size;
 	return l;
 }
 
@@ -125,9 +173,8 @@ void ledger_destroy(struct ledger *l)
 {
 	if (l == NULL)
 		return;
-	free(l->nodes);
-	free(l->changes);
-	free(l->node_gen);
+	if (l->owned != NULL)
+		munmap(l->owned, l->owned_size);
 	free(l);
 }
 
@@ -146,7 +193,7 @@ struct node_alloc *ledger_node(struct ledger *l, uint32_t slot)
 static void change_append(struct ledger *l, uint32_t slot)
 {
 	/* L1: release, partner of L3. */
-	uint64_t i = __atomic_fetch_add(&l->change_head, 1, __ATOMIC_RELEASE);
+	uint64_t i = __atomic_fetch_add(&l->shared->change_head, 1, __ATOMIC_RELEASE);
 	uint64_t lap = i / LEDGER_CHANGE_LOG_SLOTS;
 	uint64_t entry = ((lap + 1) & UINT32_MAX) << 32 | slot;
 	/* L2: release, partner of L4. */
@@ -157,7 +204,7 @@ static void change_append(struct ledger *l, uint32_t slot)
 uint64_t ledger_changes_head(const struct ledger *l)
 {
 	/* L3: acquire, partner of L1. */
-	return __atomic_load_n(&l->change_head, __ATOMIC_ACQUIRE);
+	return __atomic_load_n(&l->shared->change_head, __ATOMIC_ACQUIRE);
 }
 
 int ledger_change_at(const struct ledger *l, uint64_t idx, uint32_t *slot)

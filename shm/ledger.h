@@ -28,6 +28,7 @@
 
 #include "shm/devices.h"
 #include "shm/model.h"
+#include "shm/offset.h"
 
 /* Host ports held on one node at most (pods with host ports are rare:
  * agents and daemons); a pod that would pass it does not fit there. */
@@ -49,10 +50,24 @@ struct node_alloc {
 struct ledger;
 
 /* Creates a ledger of `capacity` zeroed node records and an empty change
- * log. Returns NULL with errno EINVAL (capacity 0) or ENOMEM. */
+ * log in private memory. Returns NULL with errno EINVAL (capacity 0) or
+ * ENOMEM. */
 struct ledger *ledger_create(uint32_t capacity);
 
-/* Frees it. No other thread may be using it. */
+/* The bytes a ledger of `capacity` slots takes in the state region. */
+uint64_t ledger_section_size(uint32_t capacity);
+
+/* A ledger whose records, generations and change log live in `span` (its
+ * section of the state region): `fresh` zeroes it; otherwise it re-attaches
+ * what a previous daemon left there, whose counters the caller then
+ * recomputes (ledger_recount). Returns NULL with errno EINVAL (capacity 0,
+ * span too small), EPROTO (the section was made for another capacity) or
+ * ENOMEM. */
+struct ledger *ledger_create_in(struct shm_span span, uint32_t capacity,
+				bool fresh);
+
+/* Frees it (and its memory, if ledger_create made it). No other thread
+ * may be using it. */
 void ledger_destroy(struct ledger *l);
 
 uint32_t ledger_capacity(const struct ledger *l);

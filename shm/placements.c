@@ -8,18 +8,47 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+
+#include "shm/carve.h"
 
 #define NIL UINT32_MAX
 
-struct placements {
+/* The table's section of the state region: what a restarted daemon and an
+ * observer read. The free stack (head and links) is the daemon's private
+ * memory, rebuilt from the records' owners on re-attach. */
+struct placements_shared {
 	uint32_t capacity;
-	struct placement_record *recs; /* [capacity] */
-	uint32_t *next;         /* [capacity]: the free stack's links (F1, F2) */
-	_Alignas(64) uint64_t head; /* tag << 32 | top index (NIL: empty) */
+	uint32_t reserved;
 	_Alignas(64) uint64_t live; /* filled and not freed: a figure */
 };
 
-struct placements *placements_create(uint32_t capacity)
+struct placements {
+	uint32_t capacity;
+	struct placements_shared *shared;
+	struct placement_record *recs; /* [capacity] */
+	uint32_t *next;         /* [capacity]: the free stack's links (F1, F2) */
+	_Alignas(64) uint64_t head; /* tag << 32 | top index (NIL: empty) */
+	void *owned;            /* an anonymous mapping of placements_create() */
+	uint64_t owned_size;
+};
+
+static void carve(struct shm_carve *c, uint32_t capacity, struct placements *t)
+{
+	t->shared = shm_carve_next(c, sizeof(struct placements_shared), 64);
+	t->recs = shm_carve_next(c, (uint64_t)capacity * sizeof(struct placement_record), 64);
+}
+
+uint64_t placements_section_size(uint32_t capacity)
+{
+	struct shm_carve c = {0};
+	struct placements t;
+	carve(&c, capacity, &t);
+	return c.used;
+}
+
+struct placements *placements_create_in(struct shm_span span, uint32_t capacity,
+					bool fresh)
 {
 	if (capacity == 0 || capacity >= NIL) {
 		errno = EINVAL;
@@ -28,22 +57,64 @@ struct placements *placements_create(uint32_t capacity)
 	struct placements *t = calloc(1, sizeof(*t));
 	if (t == NULL)
 		return NULL;
-	t->capacity = capacity;
-	/* calloc of this size is fresh anonymous memory: zero pages that the
-	 * kernel backs only when a record is first written. */
-	t->recs = calloc(capacity, sizeof(*t->recs));
-	t->next = malloc((size_t)capacity * sizeof(*t->next));
-	if (t->recs == NULL || t->next == NULL) {
-		free(t->recs);
+	struct shm_carve c = {.span = span};
+	carve(&c, capacity, t);
+	t->next = c.overflow ? NULL : malloc((size_t)capacity * sizeof(*t->next));
+	if (t->next == NULL || (!fresh && t->shared->capacity != capacity)) {
+		errno = c.overflow ? EINVAL : t->next == NULL ? ENOMEM : EPROTO;
 		free(t->next);
 		free(t);
-		errno = ENOMEM;
 		return NULL;
 	}
-	/* Index 0 on top: the first placements use the first records. */
-	for (uint32_t i = 0; i < capacity; i++)
-		t->next[i] = i + 1 < capacity ? i + 1 : NIL;
-	t->head = 0;
+	t->capacity = capacity;
+	if (fresh) {
+		/* Fresh memory reads zero already; only the header is set, so
+		 * the records' pages stay unbacked until first used. */
+		t->shared->capacity = capacity;
+		t->shared->live = 0;
+	}
+	/* The free records, index 0 on top: the first placements use the
+	 * first records. On re-attach, every record without an owner is free,
+	 * including one a worker had taken but not filled when the daemon
+	 * died (its commit, if any, is not counted: see ledger_recount). */
+	uint32_t top = NIL;
+	uint64_t live = 0;
+	for (uint32_t i = capacity; i-- > 0;) {
+		if (!fresh && t->recs[i].owner != 0) {
+			live++;
+			continue;
+		}
+		t->next[i] = top;
+		top = i;
+	}
+	t->head = top;
+	/* Relaxed: no other thread runs yet. */
+	__atomic_store_n(&t->shared->live, live, __ATOMIC_RELAXED);
+	return t;
+}
+
+struct placements *placements_create(uint32_t capacity)
+{
+	uint64_t size = placements_section_size(capacity);
+	/* Anonymous zero pages: the kernel backs a record's page only when it
+	 * is first written. */
+	void *mem = capacity == 0 ? MAP_FAILED
+		    : mmap(NULL, size, PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (mem == MAP_FAILED) {
+		errno = capacity == 0 ? EINVAL : ENOMEM;
+		return NULL;
+	}
+	struct placements *t = placements_create_in((struct shm_span){mem, size},
+						    capacity, true);
+	if (t == NULL) {
+		int saved = errno;
+		munmap(mem, size);
+		errno = saved;
+		return NULL;
+	}
+	t->owned = mem;
+	t->owned_size = size;
 	return t;
 }
 
@@ -51,7 +122,8 @@ void placements_destroy(struct placements *t)
 {
 	if (t == NULL)
 		return;
-	free(t->recs);
+	if (t->owned != NULL)
+		munmap(t->owned, t->owned_size);
 	free(t->next);
 	free(t);
 }
@@ -102,9 +174,11 @@ void placements_untake(struct placements *t, uint32_t index)
 uint64_t placements_fill(struct placements *t, uint32_t index, uint32_t owner,
 			 uint32_t slot, uint32_t node_gen,
 			 const struct pod_spec *pod,
-			 const struct device_assignment *dev)
+			 const struct device_assignment *dev, uint64_t cookie)
 {
 	struct placement_record *r = &t->recs[index];
+	r->pod_name = pod->ns_name;
+	r->cookie = cookie;
 	uint32_t gen = r->gen == 0 ? 1 : r->gen;
 	r->gen = gen;
 	r->slot = slot;
@@ -119,7 +193,7 @@ uint64_t placements_fill(struct placements *t, uint32_t index, uint32_t owner,
 	r->n_ports = pod->n_ports;
 	memcpy(r->ports, pod->ports, pod->n_ports * sizeof(r->ports[0]));
 	/* Relaxed: a figure. */
-	__atomic_fetch_add(&t->live, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&t->shared->live, 1, __ATOMIC_RELAXED);
 	/* P1: release, partner of P2's acquire. */
 	__atomic_store_n(&r->owner, owner, __ATOMIC_RELEASE);
 	return (uint64_t)gen << 32 | index;
@@ -144,7 +218,7 @@ void placements_free(struct placements *t, uint64_t id)
 	/* P2: relaxed; F2's release orders it for the next popper. */
 	__atomic_store_n(&r->owner, 0, __ATOMIC_RELAXED);
 	r->gen = r->gen + 1 == 0 ? 1 : r->gen + 1;
-	__atomic_fetch_sub(&t->live, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_sub(&t->shared->live, 1, __ATOMIC_RELAXED);
 	push(t, (uint32_t)id);
 }
 
@@ -162,7 +236,31 @@ uint64_t placements_next(const struct placements *t, uint32_t *cursor)
 	return 0;
 }
 
+const struct placement_record *placements_at(const struct placements *t,
+					     uint32_t index, uint64_t *id)
+{
+	if (index >= t->capacity)
+		return NULL;
+	const struct placement_record *r = &t->recs[index];
+	/* P2: acquire, partner of P1. */
+	if (__atomic_load_n(&r->owner, __ATOMIC_ACQUIRE) == 0)
+		return NULL;
+	*id = (uint64_t)r->gen << 32 | index;
+	return r;
+}
+
+void placement_use(const struct placement_record *r, struct pod_spec *pod)
+{
+	memset(pod, 0, sizeof(*pod));
+	pod->request = r->request;
+	pod->request.v[RES_PODS] = 0;
+	pod->nonzero_cpu_milli = r->nonzero_cpu_milli;
+	pod->nonzero_mem_bytes = r->nonzero_mem_bytes;
+	pod->n_ports = r->n_ports <= POD_MAX_PORTS ? r->n_ports : POD_MAX_PORTS;
+	memcpy(pod->ports, r->ports, pod->n_ports * sizeof(pod->ports[0]));
+}
+
 uint64_t placements_live(const struct placements *t)
 {
-	return __atomic_load_n(&t->live, __ATOMIC_RELAXED);
+	return __atomic_load_n(&t->shared->live, __ATOMIC_RELAXED);
 }

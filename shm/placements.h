@@ -41,10 +41,18 @@
 #include <stdint.h>
 
 #include "shm/model.h"
+#include "shm/offset.h"
 
-/* One placement: what a release gives back. 264 bytes. */
+/* The owner of pods declared bound (a cluster file's running pods, a
+ * resync): an admin may release them; no producer identity owns them. */
+#define PLACEMENT_OWNER_BOUND UINT32_MAX
+
+/* One placement: what a release gives back. 280 bytes, in the state
+ * region (shm/layout.h). */
 struct placement_record {
-	uint32_t owner;          /* 0: free; else the owner's id (P1, P2) */
+	uint32_t owner;          /* 0: free; else the owner's id (P1, P2):
+				  * an identity's index + 1, or
+				  * PLACEMENT_OWNER_BOUND */
 	uint32_t gen;            /* the record's generation, >= 1 */
 	uint32_t slot;           /* the node's slot */
 	uint32_t node_gen;       /* the slot's generation when placed */
@@ -54,14 +62,29 @@ struct placement_record {
 	struct device_assignment dev;
 	uint8_t n_ports;
 	struct host_port ports[POD_MAX_PORTS];
+	uint32_t pod_name;       /* interned "namespace/name" (a producer's:
+				  * its template's), 0 unknown */
+	uint64_t cookie;         /* the producer's id for the pod, as submitted */
 };
 
 struct placements;
 
-/* A table of `capacity` records (1 .. 2^31 - 1). The kernel backs the
- * records' pages only as they are first used. Returns NULL with errno
- * EINVAL or ENOMEM. */
+/* A table of `capacity` records (1 .. 2^32 - 2) in private memory. The
+ * kernel backs the records' pages only as they are first used. Returns
+ * NULL with errno EINVAL or ENOMEM. */
 struct placements *placements_create(uint32_t capacity);
+
+/* The bytes a table of `capacity` records takes in the state region. */
+uint64_t placements_section_size(uint32_t capacity);
+
+/* A table whose records live in `span` (its section of the state region):
+ * `fresh` sets it up empty; otherwise it re-attaches the records a previous
+ * daemon left there: a record with an owner is live, every other one is
+ * free (the caller validates the live ones before trusting them). Returns
+ * NULL with errno EINVAL (capacity, span too small), EPROTO (made for
+ * another capacity) or ENOMEM. */
+struct placements *placements_create_in(struct shm_span span, uint32_t capacity,
+					bool fresh);
 void placements_destroy(struct placements *t);
 
 uint32_t placements_capacity(const struct placements *t);
@@ -80,7 +103,7 @@ void placements_untake(struct placements *t, uint32_t index);
 uint64_t placements_fill(struct placements *t, uint32_t index, uint32_t owner,
 			 uint32_t slot, uint32_t node_gen,
 			 const struct pod_spec *pod,
-			 const struct device_assignment *dev);
+			 const struct device_assignment *dev, uint64_t cookie);
 
 /* Releasing thread: the live record that `id` names, or NULL when it names
  * none (out of range, free, or freed and reused since: a generation that
@@ -95,6 +118,16 @@ void placements_free(struct placements *t, uint64_t id);
  * `*cursor`: returns its id and sets *cursor past it, or returns 0 when
  * there is none. For listings, in index order. */
 uint64_t placements_next(const struct placements *t, uint32_t *cursor);
+
+/* Any thread: the live record at `index` (its id in *id), or NULL when
+ * it is free or out of range. For listings and the recount. */
+const struct placement_record *placements_at(const struct placements *t,
+					     uint32_t index, uint64_t *id);
+
+/* What a record holds, as the pod fields ledger_account() takes (its
+ * requests without the pod count, non-zero requests, host ports): a
+ * release gives back, and a recount adds, exactly this. */
+void placement_use(const struct placement_record *r, struct pod_spec *pod);
 
 /* Live records now (taken by workers and not freed), any thread, relaxed:
  * a figure. */
