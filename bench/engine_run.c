@@ -323,11 +323,12 @@ static void noisy_producer(struct shared *sh, const char *sock)
 	_exit(0);
 }
 
-/* Room for every pod of the run, none of which is released: the daemon
- * records each placement (DAEMON_MAX_PLACEMENTS when that is enough). */
+/* Room for every pod of the run, none of which is released, and the
+ * running pods: the daemon records each placement and each bound pod
+ * (DAEMON_MAX_PLACEMENTS when that is enough). */
 static uint32_t max_placements(const struct engine_run_config *cfg)
 {
-	uint64_t want = cfg->pods + 1024;
+	uint64_t want = cfg->pods + (uint64_t)cfg->running + 1024;
 	return want <= DAEMON_MAX_PLACEMENTS ? DAEMON_MAX_PLACEMENTS
 	       : want >= UINT32_MAX - 1 ? UINT32_MAX - 1 : (uint32_t)want;
 }
@@ -347,6 +348,7 @@ static int start_child(const struct engine_run_config *cfg, const char *sock,
 			      cfg->cluster_path ? "--cluster" : "--synthetic",
 			      cfg->cluster_path ? cfg->cluster_path : nodes, "--socket",
 			      sock, "--seed", seed, "--max-placements", placements,
+			      "--ephemeral",
 			      cfg->workers ? "--workers" : NULL, workers, NULL};
 	fflush(NULL);
 	*child = fork();

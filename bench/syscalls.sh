@@ -16,7 +16,7 @@ trap 'rm -rf "$dir"' EXIT
 
 run() {
 	local pods=$1 out=$2 sock=$dir/s.sock
-	strace -f -c -o "$out" build/cli/shmschedd --synthetic 2000:0 --workers 1 \
+	strace -f -c -o "$out" build/cli/shmschedd --synthetic 2000:0 --workers 1 --ephemeral \
 		--socket "$sock" >"$dir/daemon.log" 2>&1 &
 	local pid=$!
 	for _ in $(seq 100); do [[ -S $sock ]] && break; sleep 0.1; done

@@ -28,6 +28,8 @@ static void usage(FILE *to)
 		"                 [--socket-mode MODE] [--socket-group GROUP]\n"
 		"                 [--admin-socket PATH] [--admin-uid UID]... [--admin-gid GID]...\n"
 		"                 [--max-placements N] [--seed N] [--no-pin]\n"
+		"                 [--name NAME | --ephemeral] [--fresh] [--max-nodes N]\n"
+		"                 [--region-mode MODE] [--region-group GROUP]\n"
 		"\n"
 		"Serves pods from producers over shared memory: producers connect to\n"
 		"the control socket, get a region of slots and rings, and submit pods\n"
@@ -55,8 +57,19 @@ static void usage(FILE *to)
 		"  --admin-uid UID      admit admins running as UID (repeatable)\n"
 		"  --admin-gid GID      admit admins in group GID (repeatable)\n"
 		"                       (default: only this daemon's own uid)\n"
-		"  --max-placements N   live placements kept (default 1048576, 264 bytes\n"
-		"                       each, backed as used); a pod past it is rejected\n"
+		"  --max-placements N   live placements kept, bound pods included (default\n"
+		"                       1048576, 280 bytes each, backed as used); a pod\n"
+		"                       past it is rejected. A new state region only\n"
+		"  --name NAME          the state region, /dev/shm/NAME (default shmsched):\n"
+		"                       an existing one is resumed (nodes, placements,\n"
+		"                       identities), and --cluster/--synthetic not read\n"
+		"  --ephemeral          an anonymous state region, gone when the daemon\n"
+		"                       exits (benchmarks, tests)\n"
+		"  --fresh              remove the state region NAME first, if any\n"
+		"  --max-nodes N        node slots of a new state region (default 65536)\n"
+		"  --region-mode MODE   the state region's file mode, octal (default 0600):\n"
+		"                       who may read it sees every placement\n"
+		"  --region-group GROUP the state region's group (name or number)\n"
 		"  --seed N             the synthetic cluster and tie-breaks (default 1)\n"
 		"  --no-pin             do not pin workers to cores\n"
 		"\n"
@@ -103,16 +116,17 @@ static int parse_synthetic(const char *s, struct daemon_config *c)
 	return 0;
 }
 
-/* --socket-mode: octal, with no bits beyond rwx for user, group, other. */
-static int parse_mode(const char *s, mode_t *out)
+/* --socket-mode, --region-mode: octal, with no bits beyond rwx for user,
+ * group, other. */
+static int parse_mode(const char *opt, const char *s, mode_t *out)
 {
 	char *end;
 	errno = 0;
 	unsigned long v = strtoul(s, &end, 8);
 	if (errno != 0 || end == s || *end != '\0' || s[0] == '-' || v > 0777 ||
 	    (v & 0600) != 0600) {
-		fprintf(stderr, "shmschedd: --socket-mode: \"%s\" is not an octal "
-			"mode in 0600..0777 (the daemon's own user keeps rw)\n", s);
+		fprintf(stderr, "shmschedd: %s: \"%s\" is not an octal "
+			"mode in 0600..0777 (the daemon's own user keeps rw)\n", opt, s);
 		return -EINVAL;
 	}
 	*out = (mode_t)v;
@@ -188,11 +202,19 @@ int main(int argc, char **argv)
 		{"seed", required_argument, NULL, 'e'},
 		{"max-placements", required_argument, NULL, 'M'},
 		{"no-pin", no_argument, NULL, 'p'},
+		{"name", required_argument, NULL, 'N'},
+		{"ephemeral", no_argument, NULL, 'E'},
+		{"fresh", no_argument, NULL, 'F'},
+		{"max-nodes", required_argument, NULL, 'X'},
+		{"region-mode", required_argument, NULL, 'R'},
+		{"region-group", required_argument, NULL, 'P'},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'v'},
 		{NULL, 0, NULL, 0},
 	};
-	struct daemon_config cfg = {.synthetic_nodes = 1000, .seed = 1, .pin = true};
+	struct daemon_config cfg = {.synthetic_nodes = 1000, .seed = 1, .pin = true,
+				    .state_name = "shmsched"};
+	bool ephemeral = false, named = false;
 	static uid_t uids[MAX_ALLOWED], admin_uids[MAX_ALLOWED];
 	static gid_t gids[MAX_ALLOWED], admin_gids[MAX_ALLOWED];
 	char socket_buf[PATH_MAX];
@@ -259,7 +281,7 @@ int main(int argc, char **argv)
 			cfg.admin_socket_path = optarg;
 			break;
 		case 'm':
-			if (parse_mode(optarg, &cfg.socket_mode) < 0)
+			if (parse_mode("--socket-mode", optarg, &cfg.socket_mode) < 0)
 				return 2;
 			break;
 		case 'G':
@@ -285,6 +307,35 @@ int main(int argc, char **argv)
 		case 'p':
 			cfg.pin = false;
 			break;
+		case 'N':
+			cfg.state_name = optarg;
+			named = true;
+			break;
+		case 'E':
+			ephemeral = true;
+			break;
+		case 'F':
+			cfg.fresh = true;
+			break;
+		case 'X':
+			if (parse_u64("--max-nodes", optarg, 1u << 24, &v) < 0)
+				return 2;
+			if (v == 0) {
+				fprintf(stderr, "shmschedd: --max-nodes: \"%s\": at "
+					"least 1\n", optarg);
+				return 2;
+			}
+			cfg.max_nodes = (uint32_t)v;
+			break;
+		case 'R':
+			if (parse_mode("--region-mode", optarg, &cfg.region_mode) < 0)
+				return 2;
+			break;
+		case 'P':
+			if (parse_group(optarg, &cfg.region_group) < 0)
+				return 2;
+			cfg.has_region_group = true;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -300,6 +351,12 @@ int main(int argc, char **argv)
 		fprintf(stderr, "shmschedd: unexpected argument \"%s\"\n", argv[optind]);
 		return 2;
 	}
+	if (ephemeral && named) {
+		fprintf(stderr, "shmschedd: --name and --ephemeral: one or the other\n");
+		return 2;
+	}
+	if (ephemeral)
+		cfg.state_name = NULL;
 	cfg.allowed_uids = uids;
 	cfg.allowed_gids = gids;
 	cfg.admin_uids = admin_uids;

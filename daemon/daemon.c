@@ -23,14 +23,17 @@
 #include "daemon/serve_internal.h"
 
 struct daemon {
+	struct state *state;     /* the state region: everything below that
+				  * lives in shared memory is in it */
+	struct state_meta *meta;
 	struct intern *strings;
-	struct res_names res;
+	struct res_names *res;   /* in the meta section */
 	struct sched_config cfg;
 	struct plugin_ctx ctx;
 	struct cluster *cluster;
 	unsigned workers;
 	struct engine **engines;
-	struct serve_stats *stats;
+	struct serve_stats *stats; /* the worker stats section */
 	struct producers *producers;
 	struct placements *placements;
 	struct serve *serve;
@@ -39,6 +42,22 @@ struct daemon {
 	struct control_server *admin;
 	char admin_path[108];
 };
+
+/* The worker stats section is struct serve_stats, field for field, as
+ * shm/layout.h's struct state_worker_stats tells observers. */
+#define SAME_FIELD(a, b) \
+	(__builtin_offsetof(struct serve_stats, a) == \
+	 __builtin_offsetof(struct state_worker_stats, b))
+_Static_assert(sizeof(struct serve_stats) == sizeof(struct state_worker_stats) &&
+	       SAME_FIELD(pods, pods) && SAME_FIELD(rejected, rejected) &&
+	       SAME_FIELD(cancelled, cancelled) &&
+	       SAME_FIELD(bad_handles, bad_handles) &&
+	       SAME_FIELD(completion_overflows, completion_overflows) &&
+	       SAME_FIELD(resolver.placed, placed) &&
+	       SAME_FIELD(resolver.unschedulable, unschedulable) &&
+	       SAME_FIELD(resolver.conflicts, conflicts) &&
+	       SAME_FIELD(resolver.gave_up, gave_up) && SAME_FIELD(seq, seq),
+	       "worker stats as shm/layout.h says");
 
 static void teardown(struct daemon *d)
 {
@@ -49,32 +68,117 @@ static void teardown(struct daemon *d)
 	for (unsigned i = 0; d->engines != NULL && i < d->workers; i++)
 		engine_destroy(d->engines[i]);
 	free(d->engines);
-	free(d->stats);
 	cluster_destroy(d->cluster);
 	intern_destroy(d->strings);
+	state_close(d->state);
 	free(d);
 }
 
+/* A new region: the cluster from its file, or synthetic. */
 static int load_cluster(struct daemon *d, const struct daemon_config *cfg,
 			char *err, size_t err_len)
 {
 	if (cfg->cluster_path != NULL) {
 		struct cluster_load_stats st;
-		int rc = cluster_load_file(cfg->cluster_path, d->strings, &d->res,
-					   1024, &d->cluster, &st, err, err_len);
+		int rc = cluster_load_file_into(cfg->cluster_path, d->strings, d->res,
+						d->cluster, d->placements, &st, err,
+						err_len);
 		if (rc == 0)
 			log_msg(LOG_LEVEL_INFO, "cluster %s: %u nodes, %u running pods "
 				"counted", cfg->cluster_path, st.nodes, st.running_pods);
 		return rc;
 	}
 	struct synthetic_stats st;
-	int rc = synthetic_cluster(cfg->synthetic_nodes, cfg->synthetic_running,
-				   cfg->seed, 1024, d->strings, &d->cluster,
-				   &st, err, err_len);
+	int rc = synthetic_cluster_into(cfg->synthetic_nodes, cfg->synthetic_running,
+					cfg->seed, d->strings, d->cluster,
+					d->placements, &st, err, err_len);
 	if (rc == 0)
 		log_msg(LOG_LEVEL_INFO, "synthetic cluster: %u nodes, %u running pods",
 			st.nodes, st.running);
 	return rc;
+}
+
+/* A region a previous daemon left: every placement record checked, and
+ * every node's use recounted from them (shm/recount.h). */
+static int resume_cluster(struct daemon *d, const struct daemon_config *cfg,
+			  char *err, size_t err_len)
+{
+	struct recount_stats rs;
+	char why[256];
+	int rc = ledger_recount(d->cluster, d->placements, IDENTITIES_MAX, &rs,
+				why, sizeof(why));
+	if (rc < 0)
+		return errmsg_rc(rc, err, err_len, "state region %s: %s",
+				 cfg->state_name, why);
+	d->meta->recovered_placements = rs.records;
+	d->meta->rolled_back = rs.nodes_fixed;
+	log_msg(LOG_LEVEL_INFO, "state region %s resumed (%s stop): %u nodes, "
+		"%llu placements (%llu on removed nodes), %llu node(s) recounted "
+		"to their records%s", cfg->state_name,
+		d->meta->clean_stop ? "after a clean" : "after an unclean",
+		cluster_nodes(d->cluster), (unsigned long long)rs.records,
+		(unsigned long long)rs.stale, (unsigned long long)rs.nodes_fixed,
+		cfg->cluster_path || cfg->synthetic_nodes
+		? "; the cluster input was not read (start with --fresh to "
+		  "discard the region and read it)" : "");
+	return 0;
+}
+
+/* Opens the state region and the tables in it. */
+static int open_state(struct daemon *d, const struct daemon_config *cfg,
+		      bool *fresh, char *err, size_t err_len)
+{
+	char why[256];
+	if (cfg->fresh && cfg->state_name != NULL) {
+		int rc = state_remove(cfg->state_name, why, sizeof(why));
+		if (rc < 0 && rc != -ENOENT)
+			return errmsg_rc(rc, err, err_len, "--fresh: %s", why);
+	}
+	struct state_config sc = {
+		.name = cfg->state_name,
+		.max_nodes = cfg->max_nodes ? cfg->max_nodes : DAEMON_MAX_NODES,
+		.max_placements = cfg->max_placements ? cfg->max_placements
+						      : DAEMON_MAX_PLACEMENTS,
+		.max_strings = DAEMON_MAX_STRINGS,
+		.arena_size = DAEMON_STRING_BYTES,
+		.workers = d->workers,
+		.mode = cfg->region_mode,
+		.group = cfg->region_group,
+		.has_group = cfg->has_region_group,
+	};
+	int rc = state_open(&sc, &d->state, fresh, err, err_len);
+	if (rc < 0)
+		return rc;
+	struct state_meta *m = d->meta = state_meta(d->state);
+	d->res = &m->res;
+	d->strings = intern_create_in(state_section(d->state, SHM_SECTION_STRINGS),
+				      m->max_strings, m->arena_size, *fresh, why,
+				      sizeof(why));
+	if (d->strings == NULL)
+		return errmsg_rc(-errno, err, err_len, "state region %s: %s",
+				 cfg->state_name ? cfg->state_name : "(anonymous)", why);
+	struct cluster_memory mem = {
+		.snapshots = state_section(d->state, SHM_SECTION_SNAPSHOTS),
+		.ledger = state_section(d->state, SHM_SECTION_LEDGER),
+		.current = &m->current_snapshot,
+	};
+	d->cluster = cluster_create_in(d->strings, m->max_nodes, &mem, *fresh, why,
+				       sizeof(why));
+	if (d->cluster == NULL)
+		return errmsg_rc(-errno, err, err_len, "state region %s: %s",
+				 cfg->state_name ? cfg->state_name : "(anonymous)", why);
+	d->placements = placements_create_in(state_section(d->state,
+							   SHM_SECTION_PLACEMENTS),
+					     m->max_placements, *fresh);
+	if (d->placements == NULL)
+		return errmsg_rc(-errno, err, err_len, "state region %s: placement "
+				 "records: %s", cfg->state_name, strerror(errno));
+	d->stats = state_section(d->state, SHM_SECTION_WORKER_STATS).base;
+	m->workers = d->workers;
+	m->daemon_pid = (int32_t)getpid();
+	m->started_s = (uint64_t)time(NULL);
+	m->starts++;
+	return 0;
 }
 
 const char *daemon_admin_socket(const struct daemon_config *cfg, char *buf,
@@ -90,20 +194,10 @@ struct daemon *daemon_start(const struct daemon_config *cfg, char *err,
 			    size_t err_len)
 {
 	struct daemon *d = calloc(1, sizeof(*d));
-	if (d == NULL || (d->strings = intern_create()) == NULL) {
+	if (d == NULL) {
 		snprintf(err, err_len, "out of memory");
-		free(d);
 		return NULL;
 	}
-	res_names_init(&d->res);
-	sched_config_default(&d->cfg);
-	if (cfg->config_path != NULL &&
-	    sched_config_load(cfg->config_path, &d->cfg, &d->res, err, err_len) < 0)
-		goto fail;
-	if (plugin_ctx_init(&d->ctx, d->strings, &d->res) < 0 ||
-	    load_cluster(d, cfg, err, err_len) < 0)
-		goto fail;
-
 	/* The CPUs this process may run on (taskset, a cgroup), not the
 	 * machine's: the workers pin inside them (workers/pool.c). */
 	cpu_set_t allowed;
@@ -111,13 +205,29 @@ struct daemon *daemon_start(const struct daemon_config *cfg, char *err,
 		     ? CPU_COUNT(&allowed) : sysconf(_SC_NPROCESSORS_ONLN);
 	d->workers = cfg->workers ? cfg->workers
 				  : (cores > 1 ? (unsigned)cores - 1 : 1);
+	if (d->workers > STATE_WORKERS_MAX) {
+		snprintf(err, err_len, "%u workers: at most %u", d->workers,
+			 STATE_WORKERS_MAX);
+		goto fail;
+	}
+	bool fresh = false;
+	if (open_state(d, cfg, &fresh, err, err_len) < 0)
+		goto fail;
+	sched_config_default(&d->cfg);
+	if (cfg->config_path != NULL &&
+	    sched_config_load(cfg->config_path, &d->cfg, d->res, err, err_len) < 0)
+		goto fail;
+	if (plugin_ctx_init(&d->ctx, d->strings, d->res) < 0 ||
+	    (fresh ? load_cluster(d, cfg, err, err_len)
+		   : resume_cluster(d, cfg, err, err_len)) < 0)
+		goto fail;
+	d->meta->clean_stop = 0;
+
 	d->engines = calloc(d->workers, sizeof(*d->engines));
-	d->stats = aligned_alloc(64, d->workers * sizeof(*d->stats));
-	if (d->engines == NULL || d->stats == NULL) {
+	if (d->engines == NULL) {
 		snprintf(err, err_len, "out of memory");
 		goto fail;
 	}
-	memset(d->stats, 0, d->workers * sizeof(*d->stats));
 	for (unsigned i = 0; i < d->workers; i++) {
 		d->engines[i] = engine_create(d->cluster, &d->ctx, &d->cfg,
 					      cfg->seed + i, 0);
@@ -127,12 +237,11 @@ struct daemon *daemon_start(const struct daemon_config *cfg, char *err,
 			goto fail;
 		}
 	}
-	d->placements = placements_create(cfg->max_placements ? cfg->max_placements
-							       : DAEMON_MAX_PLACEMENTS);
-	d->producers = d->placements == NULL ? NULL :
-		producers_create(d->cluster, d->strings, &d->res, &d->ctx,
-				 cfg->slots ? cfg->slots : 4096, d->placements);
-	d->serve = d->producers ? serve_create(d->producers, d->placements, &d->res,
+	d->producers = producers_create(d->cluster, d->strings, d->res, &d->ctx,
+					cfg->slots ? cfg->slots : 4096, d->placements,
+					state_section(d->state,
+						      SHM_SECTION_IDENTITIES).base);
+	d->serve = d->producers ? serve_create(d->producers, d->placements, d->res,
 					       d->engines, d->stats, d->workers)
 				: NULL;
 	if (d->serve == NULL) {
@@ -249,6 +358,9 @@ void daemon_stop(struct daemon *d, unsigned drain_ms, struct daemon_stats *out)
 	d->server = NULL;
 	control_server_stop(d->admin);  /* ... and every admin connection's */
 	d->admin = NULL;
+	/* Everything answered and nothing in flight: a restart finds the
+	 * counters exactly as the records say. */
+	d->meta->clean_stop = 1;
 	teardown(d);
 }
 

@@ -41,11 +41,30 @@ struct daemon_config {
 	size_t n_admin_uids;
 	const gid_t *admin_gids;
 	size_t n_admin_gids;
+	/* The state region (shm/state.h): its name (NULL: an anonymous one,
+	 * gone with the process), the node slots of a new one (0:
+	 * DAEMON_MAX_NODES), its file's mode (0: 0600) and group. An existing
+	 * region of that name is resumed, unless `fresh`: then removed first. */
+	const char *state_name;
+	uint32_t max_nodes;
+	mode_t region_mode;
+	gid_t region_group;
+	bool has_region_group;
+	bool fresh;
 };
 
-/* Live placements the daemon keeps by default: 1,048,576 records of 264
- * bytes, backed by memory only as they are used. */
+/* Live placements the daemon keeps by default: 1,048,576 records of 280
+ * bytes, backed by memory only as they are used. Bound pods (a cluster
+ * file's running pods) take records too. */
 #define DAEMON_MAX_PLACEMENTS (UINT32_C(1) << 20)
+/* Node slots of a new state region by default; each costs about 2.5 KiB
+ * of the region (two snapshot buffers and a ledger record), backed only
+ * as nodes arrive. */
+#define DAEMON_MAX_NODES (UINT32_C(1) << 16)
+/* Interned strings (label keys and values, node names, ...) a state
+ * region holds, and their bytes: backed only as strings arrive. */
+#define DAEMON_MAX_STRINGS (UINT32_C(1) << 22)
+#define DAEMON_STRING_BYTES (UINT64_C(1) << 28)
 
 struct daemon_stats {
 	uint32_t nodes;

@@ -76,12 +76,104 @@ static int on_pod(void *arg, const struct pod_spec *pod,
 	return 0;
 }
 
+/* A pod declared bound, counted on its node: a placement record owned by
+ * PLACEMENT_OWNER_BOUND when the daemon keeps records, so that its use can
+ * be recounted after a crash and resynced by name. */
+int cluster_record_bound(struct cluster *cl, struct placements *records,
+			 uint32_t slot, const struct pod_spec *pod,
+			 const struct device_assignment *dev)
+{
+	int64_t ix = records != NULL ? placements_take(records) : 0;
+	if (ix < 0)
+		return -ENOSPC;
+	int rc = ledger_account(cluster_ledger(cl), slot, pod, dev, +1);
+	if (records == NULL)
+		return rc;
+	if (rc < 0) {
+		placements_untake(records, (uint32_t)ix);
+		return rc;
+	}
+	placements_fill(records, (uint32_t)ix, PLACEMENT_OWNER_BOUND, slot,
+			ledger_node_generation(cluster_ledger(cl), slot), pod, dev, 0);
+	return 0;
+}
+
+/* Publishes the collected nodes in `cl` and counts the bound pods. */
+static int commit_collected(const char *path, struct collect *c,
+			    struct cluster *cl, struct placements *records,
+			    char *err, size_t err_len)
+{
+	struct cluster_load_stats *stats = c->stats;
+	if (c->n_nodes > cluster_capacity(cl)) {
+		snprintf(err, err_len, "%s: %zu nodes: more than the %u this daemon "
+			 "holds (--max-nodes)", path, c->n_nodes, cluster_capacity(cl));
+		return -ENOSPC;
+	}
+	char why[256];
+	int rc = cluster_apply(cl, c->nodes, c->n_nodes, why, sizeof(why));
+	if (rc < 0) {
+		snprintf(err, err_len, "%s: %s", path, why);
+		return rc;
+	}
+	stats->nodes = (uint32_t)c->n_nodes;
+	for (size_t i = 0; i < c->n_pods; i++) {
+		int64_t slot = cluster_slot_of(cl, c->pods[i].node);
+		if (slot < 0) {
+			stats->orphan_pods++;
+			continue;
+		}
+		/* A bound pod that wants devices takes the ones devices_assign()
+		 * picks from what is free; if none are (the input overbooks
+		 * them), it is counted without devices. */
+		struct device_assignment dev = {0};
+		if (devices_wanted(&c->pods[i].spec)) {
+			const struct node_spec *n = &cluster_snapshot(cl)->nodes[slot];
+			struct device_view free_now;
+			ledger_load_devices(ledger_node(cluster_ledger(cl), (uint32_t)slot),
+					    &n->devices, &free_now);
+			if (devices_assign(&n->devices, &free_now, &c->pods[i].spec, -1,
+					   &dev) != DEVICE_FITS)
+				stats->pods_without_devices++;
+		}
+		rc = cluster_record_bound(cl, records, (uint32_t)slot, &c->pods[i].spec,
+					  &dev);
+		if (rc < 0) {
+			snprintf(err, err_len, "%s: %s", path, rc == -ENOSPC
+				 ? "more bound pods than placement records "
+				   "(--max-placements), or a node's host-port table "
+				   "is full" : "out of memory");
+			return rc;
+		}
+		stats->running_pods++;
+	}
+	return 0;
+}
+
+int cluster_load_file_into(const char *path, struct intern *strings,
+			   struct res_names *res, struct cluster *cl,
+			   struct placements *records,
+			   struct cluster_load_stats *stats, char *err,
+			   size_t err_len)
+{
+	memset(stats, 0, sizeof(*stats));
+	struct collect c = {.stats = stats};
+	struct k8s_ctx ctx = {.strings = strings, .res = res};
+	struct k8s_visitor v = {.arg = &c, .node = on_node, .pod = on_pod};
+	int rc = k8s_load_file(path, &ctx, &v, err, err_len);
+	if (rc == 0)
+		rc = commit_collected(path, &c, cl, records, err, err_len);
+	free(c.nodes);
+	free(c.pods);
+	return rc;
+}
+
 int cluster_load_file(const char *path, struct intern *strings,
 		      struct res_names *res, uint32_t extra_slots,
 		      struct cluster **out, struct cluster_load_stats *stats,
 		      char *err, size_t err_len)
 {
 	memset(stats, 0, sizeof(*stats));
+	*out = NULL;
 	struct collect c = {.stats = stats};
 	struct k8s_ctx ctx = {.strings = strings, .res = res};
 	struct k8s_visitor v = {.arg = &c, .node = on_node, .pod = on_pod};
@@ -89,7 +181,7 @@ int cluster_load_file(const char *path, struct intern *strings,
 	int rc = k8s_load_file(path, &ctx, &v, err, err_len);
 	if (rc < 0)
 		goto done;
-
+	/* Sized for the file's nodes. */
 	uint64_t capacity = (uint64_t)c.n_nodes + extra_slots;
 	if (capacity == 0)
 		capacity = 1;
@@ -106,38 +198,7 @@ int cluster_load_file(const char *path, struct intern *strings,
 			 strerror(errno));
 		goto done;
 	}
-	char why[256];
-	rc = cluster_apply(cl, c.nodes, c.n_nodes, why, sizeof(why));
-	if (rc < 0) {
-		snprintf(err, err_len, "%s: %s", path, why);
-		goto done;
-	}
-	stats->nodes = (uint32_t)c.n_nodes;
-	for (size_t i = 0; i < c.n_pods; i++) {
-		int64_t slot = cluster_slot_of(cl, c.pods[i].node);
-		if (slot < 0) {
-			stats->orphan_pods++;
-			continue;
-		}
-		/* A bound pod that wants devices takes the ones devices_assign()
-		 * picks from what is free; if none are (the input overbooks
-		 * them), it is counted without devices. */
-		struct device_assignment dev = {0};
-		if (devices_wanted(&c.pods[i].spec)) {
-			const struct node_spec *n = &cluster_snapshot(cl)->nodes[slot];
-			struct device_view free_now;
-			ledger_load_devices(ledger_node(cluster_ledger(cl), (uint32_t)slot), &n->devices, &free_now);
-			if (devices_assign(&n->devices, &free_now, &c.pods[i].spec, -1, &dev) !=
-			    DEVICE_FITS)
-				stats->pods_without_devices++;
-		}
-		rc = ledger_account(cluster_ledger(cl), (uint32_t)slot, &c.pods[i].spec, &dev, +1);
-		if (rc < 0) {
-			snprintf(err, err_len, "%s: out of memory", path);
-			goto done;
-		}
-		stats->running_pods++;
-	}
+	rc = commit_collected(path, &c, cl, NULL, err, err_len);
 done:
 	free(c.nodes);
 	free(c.pods);

@@ -31,4 +31,23 @@ int cluster_load_file(const char *path, struct intern *strings,
 		      struct cluster **out, struct cluster_load_stats *stats,
 		      char *err, size_t err_len);
 
+/* The same into `cl`, an empty cluster the caller made (the daemon's, in
+ * the state region), each bound pod also recorded as a placement owned by
+ * PLACEMENT_OWNER_BOUND in `records` (NULL: counted only). Errors as
+ * above, and -ENOSPC for more nodes than `cl` holds, or more bound pods
+ * than `records` does. */
+int cluster_load_file_into(const char *path, struct intern *strings,
+			   struct res_names *res, struct cluster *cl,
+			   struct placements *records,
+			   struct cluster_load_stats *stats, char *err,
+			   size_t err_len);
+
+/* Counts a bound pod's use on node `slot` (ledger_account) and, when
+ * `records` is not NULL, records it as a placement of
+ * PLACEMENT_OWNER_BOUND. Returns 0, or -ENOSPC (no free record, or the
+ * node's host-port table is full). */
+int cluster_record_bound(struct cluster *cl, struct placements *records,
+			 uint32_t slot, const struct pod_spec *pod,
+			 const struct device_assignment *dev);
+
 #endif

@@ -98,6 +98,8 @@ struct op_placement {
 	int64_t cpu_milli;
 	int64_t mem_bytes;
 	struct shmsched_devices devices;
+	uint64_t cookie; /* the producer's id for the pod, as submitted; 0
+			  * for a bound pod */
 };
 
 /* A page: `n` entries follow; `cursor` is where the next page starts, or

@@ -34,17 +34,6 @@ struct endpoint {
 	enum producer_role role;
 };
 
-/* A producer identity: an admitted uid and the name it registered with.
- * Placements belong to it (their owner is its index + 1), so they outlive
- * the connection that made them, and every connection of that uid under
- * that name (a process's several connections, or a reconnect) may release
- * them. The control thread's alone. */
-struct identity {
-	bool used;
-	uid_t uid;
-	char name[OP_PRODUCER_NAME_MAX];
-};
-
 struct producers {
 	/* Serialises the control callbacks: the producer socket and the admin
 	 * socket each run a server thread, and everything below (the table,
@@ -54,7 +43,13 @@ struct producers {
 	pthread_mutex_t lock;
 	struct endpoint endpoints[2]; /* [role - 1] */
 	struct placements *placements;
-	struct identity identities[IDENTITIES_MAX];
+	/* Producer identities: an admitted uid and the name it registered
+	 * with. Placements belong to one (their owner is its index + 1), so
+	 * they outlive the connection that made them, and every connection of
+	 * that uid under that name (a process's several connections, a
+	 * reconnect, a reconnect to a restarted daemon) may release them. In
+	 * the state region (struct state_identity), written here alone. */
+	struct state_identity *identities; /* [IDENTITIES_MAX] */
 	char admin_hint[112];         /* " (PATH)" of the admin socket, for
 				       * refusals; "" when unknown */
 	struct cluster *cluster;
@@ -70,11 +65,16 @@ struct producers {
 struct producers *producers_create(struct cluster *c, struct intern *strings,
 				   struct res_names *res,
 				   const struct plugin_ctx *ctx, uint32_t slots,
-				   struct placements *placements)
+				   struct placements *placements,
+				   struct state_identity *identities)
 {
 	struct producers *p = calloc(1, sizeof(*p));
 	if (p == NULL)
 		return NULL;
+	p->identities = identities;
+	/* Nobody is connected yet, whatever a previous daemon left. */
+	for (unsigned i = 0; i < IDENTITIES_MAX; i++)
+		identities[i].connections = 0;
 	p->placements = placements;
 	p->cluster = c;
 	p->strings = strings;
@@ -192,7 +192,7 @@ static int identity_of(struct producers *p, uid_t uid, const char *name,
 {
 	unsigned free_at = IDENTITIES_MAX, of_uid = 0;
 	for (unsigned i = 0; i < IDENTITIES_MAX; i++) {
-		struct identity *id = &p->identities[i];
+		struct state_identity *id = &p->identities[i];
 		if (!id->used) {
 			if (free_at == IDENTITIES_MAX)
 				free_at = i;
@@ -212,8 +212,8 @@ static int identity_of(struct producers *p, uid_t uid, const char *name,
 			 (unsigned)uid, name);
 		return -EBUSY;
 	}
-	struct identity *id = &p->identities[free_at];
-	id->used = true;
+	struct state_identity *id = &p->identities[free_at];
+	id->used = 1;
 	id->uid = uid;
 	snprintf(id->name, sizeof(id->name), "%s", name);
 	return (int)free_at + 1;
@@ -285,6 +285,9 @@ static void handle_register(struct producers *p, enum producer_role role,
 	pr->id = i;
 	pr->role = (uint8_t)role;
 	pr->owner = (uint32_t)owner;
+	/* Relaxed: a figure for observers. */
+	__atomic_store_n(&p->identities[owner - 1].connections,
+			 p->identities[owner - 1].connections + 1, __ATOMIC_RELAXED);
 	pr->conn = conn;
 	pr->server = s;
 	/* Before the producer has the fd: the indices are the initial ones. */
@@ -491,14 +494,19 @@ static void handle_placements(struct producers *p, enum producer_role role,
 		const struct placement_record *r = placements_get(p->placements, id);
 		if (r == NULL || (role != ROLE_ADMIN && r->owner != pr->owner))
 			continue;
-		const struct identity *who = &p->identities[r->owner - 1];
 		struct op_placement *e = &out->entries[n++];
 		memset(e, 0, sizeof(*e));
 		e->placement_id = id;
 		/* A removed node's placement shows the id it had. */
 		e->node_id = r->slot;
-		e->owner_uid = who->uid;
-		memcpy(e->owner_name, who->name, sizeof(e->owner_name));
+		if (r->owner == PLACEMENT_OWNER_BOUND) {
+			snprintf(e->owner_name, sizeof(e->owner_name), "(bound)");
+		} else {
+			const struct state_identity *who = &p->identities[r->owner - 1];
+			e->owner_uid = who->uid;
+			memcpy(e->owner_name, who->name, sizeof(e->owner_name));
+		}
+		e->cookie = r->cookie;
 		e->cpu_milli = r->request.v[RES_CPU];
 		e->mem_bytes = r->request.v[RES_MEMORY];
 		e->devices.gpu_mask = r->dev.gpu_mask;
@@ -645,6 +653,9 @@ static void disconnect_locked(struct producers *p, enum producer_role role,
 		log_msg(LOG_LEVEL_INFO, "producer %u gone (connection %llu); %d "
 			"submitted pod(s) left unanswered: nobody is there to "
 			"read them", pr->id, (unsigned long long)conn, left);
+	struct state_identity *who = &p->identities[pr->owner - 1];
+	/* Relaxed: a figure for observers. */
+	__atomic_store_n(&who->connections, who->connections - 1, __ATOMIC_RELAXED);
 	producer_free(pr);
 	__atomic_fetch_add(&p->gone, 1, __ATOMIC_RELAXED);
 }

@@ -30,7 +30,7 @@ struct control_server;
 #define PRODUCERS_MAX 256
 /* Producer identities (uid, name) the daemon keeps, and per uid: bounded,
  * so that made-up names cannot grow the table or lock others out. */
-#define IDENTITIES_MAX 4096
+#define IDENTITIES_MAX STATE_IDENTITIES
 #define IDENTITIES_PER_UID 64
 
 /* Who is at the other end of a control connection, by the socket it came
@@ -68,12 +68,14 @@ struct producers;
 /* Creates an empty table for `c`, with `slots` slots per producer region.
  * `strings` and `res` are the ones `ctx` reads: this side writes them
  * (templates intern their strings and may name new resources). Releases
- * free records of `placements` (the workers fill them). Returns NULL with
- * errno. */
+ * free records of `placements` (the workers fill them). Identities live
+ * in `identities` (IDENTITIES_MAX entries, the state region's: a restarted
+ * daemon keeps them). Returns NULL with errno. */
 struct producers *producers_create(struct cluster *c, struct intern *strings,
 				   struct res_names *res,
 				   const struct plugin_ctx *ctx, uint32_t slots,
-				   struct placements *placements);
+				   struct placements *placements,
+				   struct state_identity *identities);
 
 /* Frees what is left. No worker may be running; the control server must
  * have stopped (its on_disconnect calls freed the producers). */

@@ -127,10 +127,35 @@ int synthetic_cluster(uint32_t nodes, uint32_t running, uint64_t seed,
 			 nodes, 1u << 24);
 		return -EINVAL;
 	}
-	struct node_event *ev = calloc(nodes, sizeof(*ev));
 	struct cluster *c = cluster_create(strings, nodes + extra_slots);
+	if (c == NULL) {
+		snprintf(err, err_len, "synthetic cluster: %s", strerror(errno));
+		return -ENOMEM;
+	}
+	int rc = synthetic_cluster_into(nodes, running, seed, strings, c, NULL,
+					stats, err, err_len);
+	if (rc < 0) {
+		cluster_destroy(c);
+		return rc;
+	}
+	*out = c;
+	return 0;
+}
+
+int synthetic_cluster_into(uint32_t nodes, uint32_t running, uint64_t seed,
+			   struct intern *strings, struct cluster *c,
+			   struct placements *records,
+			   struct synthetic_stats *stats, char *err, size_t err_len)
+{
+	memset(stats, 0, sizeof(*stats));
+	if (nodes == 0 || nodes > cluster_capacity(c)) {
+		snprintf(err, err_len, "synthetic cluster: %u nodes: expected 1..%u "
+			 "(--max-nodes)", nodes, cluster_capacity(c));
+		return -EINVAL;
+	}
+	struct node_event *ev = calloc(nodes, sizeof(*ev));
 	uint64_t rng = seed ^ UINT64_C(0x5eed5eed5eed5eed);
-	int rc = ev == NULL || c == NULL ? -ENOMEM : 0;
+	int rc = ev == NULL ? -ENOMEM : 0;
 	for (uint32_t i = 0; i < nodes && rc == 0; i++)
 		rc = make_node(strings, i, &rng, &ev[i]);
 	if (rc < 0) {
@@ -156,6 +181,20 @@ int synthetic_cluster(uint32_t nodes, uint32_t running, uint64_t seed,
 				continue;
 			placed = ledger_reserve(cluster_ledger(c), slot, &n->allocatable, &pod, NULL, NULL,
 						 NULL) == 0;
+			if (placed && records != NULL) {
+				/* Counted: now recorded, as a bound pod. */
+				int64_t ix = placements_take(records);
+				if (ix < 0) {
+					snprintf(err, err_len, "synthetic cluster: more "
+						 "running pods than placement records");
+					free(ev);
+					return -ENOSPC;
+				}
+				placements_fill(records, (uint32_t)ix,
+						PLACEMENT_OWNER_BOUND, slot,
+						ledger_node_generation(cluster_ledger(c), slot),
+						&pod, NULL, 0);
+			}
 		}
 		if (placed)
 			stats->running++;
@@ -164,11 +203,9 @@ int synthetic_cluster(uint32_t nodes, uint32_t running, uint64_t seed,
 	}
 	stats->nodes = nodes;
 	free(ev);
-	*out = c;
 	return 0;
 
 fail:
 	free(ev);
-	cluster_destroy(c);
 	return rc;
 }

@@ -35,4 +35,13 @@ int synthetic_cluster(uint32_t nodes, uint32_t running, uint64_t seed,
 		      struct cluster **out,
 		      struct synthetic_stats *stats, char *err, size_t err_len);
 
+/* The same into `c`, an empty cluster the caller made, each running pod
+ * also recorded as a placement of PLACEMENT_OWNER_BOUND in `records`
+ * (NULL: counted only). -EINVAL for more nodes than `c` holds; -ENOSPC for
+ * more running pods than `records` holds. */
+int synthetic_cluster_into(uint32_t nodes, uint32_t running, uint64_t seed,
+			   struct intern *strings, struct cluster *c,
+			   struct placements *records,
+			   struct synthetic_stats *stats, char *err, size_t err_len);
+
 #endif

@@ -176,6 +176,7 @@ static int adopt_snapshot(struct cluster *c, uint32_t cur, char *err,
 				 (unsigned long long)h->seq, h->n_slots, c->capacity);
 	v->generation = h->generation;
 	v->n_slots = h->n_slots;
+	v->n_nodes = h->n_nodes;
 	v->n_shards = h->n_shards;
 	if (snapshot_checksum(v) != h->checksum)
 		return errmsg_rc(-EBADMSG, err, err_len, "snapshot %u (generation "

@@ -139,10 +139,10 @@ struct ledger *ledger_create_in(struct shm_span span, uint32_t capacity, bool fr
 		return NULL;
 	}
 	l->capacity = capacity;
-	if (fresh) {
-		memset(span.base, 0, c.used);
+	/* Fresh memory reads zero already (a new file or mapping): only the
+	 * header is written, so the records' pages stay unbacked until used. */
+	if (fresh)
 		l->shared->capacity = capacity;
-	}
 	return l;
 }
 

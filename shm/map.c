@@ -176,6 +176,38 @@ int shm_map_create(const char *name, uint64_t size, unsigned flags,
 	return rc;
 }
 
+int shm_map_create_on(int fd, uint64_t size, bool hugetlb, struct shm_mapping *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->fd = -1;
+	if (size == 0 || size > (UINT64_C(1) << 46))
+		return -EINVAL;
+	size = round_up(size, SHM_REGION_ALIGN);
+	if (ftruncate(fd, (off_t)size) < 0)
+		return -errno;
+	void *p = map_aligned(fd, size, PROT_READ | PROT_WRITE);
+	if (p == NULL)
+		return -errno;
+	/* Advice only, as for a memfd: huge pages if THP for shmem allows. */
+	int advised = !hugetlb && madvise(p, (size_t)size, MADV_HUGEPAGE) == 0;
+	out->fd = fd;
+	out->base = p;
+	out->size = size;
+	out->hugetlb = hugetlb;
+	out->page_size = hugetlb ? HUGE_2MB : (size_t)sysconf(_SC_PAGESIZE);
+	if (hugetlb) {
+		snprintf(out->backing, sizeof(out->backing), "hugetlbfs, 2 MiB pages");
+	} else {
+		char thp[32];
+		read_shmem_thp_mode(thp, sizeof(thp));
+		snprintf(out->backing, sizeof(out->backing),
+			 "POSIX shm, %zu KiB pages (MADV_HUGEPAGE %s, "
+			 "shmem_enabled=%s)", out->page_size / 1024,
+			 advised ? "advised" : "refused", thp);
+	}
+	return 0;
+}
+
 int shm_map_attach(int fd, unsigned flags, struct shm_mapping *out)
 {
 	memset(out, 0, sizeof(*out));

@@ -38,6 +38,14 @@ struct shm_mapping {
 int shm_map_create(const char *name, uint64_t size, unsigned flags,
 		   struct shm_mapping *out);
 
+/* Sizes the new, empty file `fd` (on hugetlbfs when `hugetlb`, else on
+ * tmpfs: /dev/shm) to `size` rounded up to SHM_REGION_ALIGN and maps it
+ * shared and writable; advises huge pages for a tmpfs file. Takes
+ * ownership of `fd` on success only. Returns 0, or a negative errno from
+ * ftruncate or mmap (-ENOMEM on hugetlbfs: the pool is too small); -EINVAL
+ * for a size of 0 or too large. */
+int shm_map_create_on(int fd, uint64_t size, bool hugetlb, struct shm_mapping *out);
+
 /* Maps all of an existing memfd (taking ownership of `fd` on success only).
  * Returns 0, or a negative errno from fstat or mmap; -EINVAL for an empty file. */
 int shm_map_attach(int fd, unsigned flags, struct shm_mapping *out);

@@ -21,6 +21,8 @@ struct placements_shared {
 	uint32_t capacity;
 	uint32_t reserved;
 	_Alignas(64) uint64_t live; /* filled and not freed: a figure */
+	uint32_t high_water;        /* records below it have been used: scans
+				     * stop there (H1) */
 };
 
 struct placements {
@@ -79,8 +81,11 @@ struct placements *placements_create_in(struct shm_span span, uint32_t capacity,
 	 * died (its commit, if any, is not counted: see ledger_recount). */
 	uint32_t top = NIL;
 	uint64_t live = 0;
+	uint32_t hw = fresh ? 0 : t->shared->high_water;
+	if (hw > capacity)
+		hw = capacity; /* damaged: the owners tell (the caller checks) */
 	for (uint32_t i = capacity; i-- > 0;) {
-		if (!fresh && t->recs[i].owner != 0) {
+		if (i < hw && t->recs[i].owner != 0) {
 			live++;
 			continue;
 		}
@@ -90,6 +95,7 @@ struct placements *placements_create_in(struct shm_span span, uint32_t capacity,
 	t->head = top;
 	/* Relaxed: no other thread runs yet. */
 	__atomic_store_n(&t->shared->live, live, __ATOMIC_RELAXED);
+	__atomic_store_n(&t->shared->high_water, hw, __ATOMIC_RELAXED);
 	return t;
 }
 
@@ -177,6 +183,14 @@ uint64_t placements_fill(struct placements *t, uint32_t index, uint32_t owner,
 			 const struct device_assignment *dev, uint64_t cookie)
 {
 	struct placement_record *r = &t->recs[index];
+	/* H1: relaxed; the mark only bounds scans, which read each record's
+	 * owner with acquire anyway. Moved only upwards, rarely (records are
+	 * reused lowest first). */
+	uint32_t hw = __atomic_load_n(&t->shared->high_water, __ATOMIC_RELAXED);
+	while (index >= hw &&
+	       !__atomic_compare_exchange_n(&t->shared->high_water, &hw, index + 1,
+					    true, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
 	r->pod_name = pod->ns_name;
 	r->cookie = cookie;
 	uint32_t gen = r->gen == 0 ? 1 : r->gen;
@@ -222,9 +236,16 @@ void placements_free(struct placements *t, uint64_t id)
 	push(t, (uint32_t)id);
 }
 
+uint32_t placements_high_water(const struct placements *t)
+{
+	/* H1: relaxed. */
+	return __atomic_load_n(&t->shared->high_water, __ATOMIC_RELAXED);
+}
+
 uint64_t placements_next(const struct placements *t, uint32_t *cursor)
 {
-	for (uint32_t i = *cursor; i < t->capacity; i++) {
+	uint32_t end = placements_high_water(t);
+	for (uint32_t i = *cursor; i < end; i++) {
 		const struct placement_record *r = &t->recs[i];
 		/* P2: acquire, partner of P1. */
 		if (__atomic_load_n(&r->owner, __ATOMIC_ACQUIRE) != 0) {
@@ -239,7 +260,7 @@ uint64_t placements_next(const struct placements *t, uint32_t *cursor)
 const struct placement_record *placements_at(const struct placements *t,
 					     uint32_t index, uint64_t *id)
 {
-	if (index >= t->capacity)
+	if (index >= placements_high_water(t))
 		return NULL;
 	const struct placement_record *r = &t->recs[index];
 	/* P2: acquire, partner of P1. */

@@ -22,6 +22,9 @@
  *       (tag + 1, index) with a release compare-and-swap.
  *   P1  A worker fills a record, then stores its owner with release: a
  *       thread that loads a non-zero owner with acquire sees the record.
+ *   H1  A fill at or past the high-water mark moves it past the record
+ *       (relaxed compare-and-swap): records at or past it have never been
+ *       used, so scans (listings, the recount) stop there.
  *   P2  The releasing thread loads the owner with acquire (partner P1),
  *       checks the generation, and when it frees the record stores owner 0
  *       (relaxed) and a new generation before pushing it (F2, which orders
@@ -128,6 +131,9 @@ const struct placement_record *placements_at(const struct placements *t,
  * requests without the pod count, non-zero requests, host ports): a
  * release gives back, and a recount adds, exactly this. */
 void placement_use(const struct placement_record *r, struct pod_spec *pod);
+
+/* Records below this index have been used at least once (H1). */
+uint32_t placements_high_water(const struct placements *t);
 
 /* Live records now (taken by workers and not freed), any thread, relaxed:
  * a figure. */

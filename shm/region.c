@@ -43,19 +43,10 @@ static int check_specs(enum shm_region_kind kind,
 	return 0;
 }
 
-struct shm_region *shm_region_create(const char *name, enum shm_region_kind kind,
-				     const struct shm_section_spec *specs,
-				     unsigned n_specs, unsigned flags)
+/* Lays the sections out in r->hdr; returns the region's size. */
+static uint64_t lay_out(struct shm_region *r, enum shm_region_kind kind,
+			const struct shm_section_spec *specs, unsigned n_specs)
 {
-	int rc = check_specs(kind, specs, n_specs);
-	if (rc < 0) {
-		errno = -rc;
-		return NULL;
-	}
-	struct shm_region *r = calloc(1, sizeof(*r));
-	if (r == NULL)
-		return NULL;
-
 	struct shm_header *h = &r->hdr;
 	h->magic = SHM_MAGIC;
 	h->abi_version = SHM_ABI_VERSION;
@@ -69,10 +60,13 @@ struct shm_region *shm_region_create(const char *name, enum shm_region_kind kind
 		h->sections[i].size = specs[i].size;
 		off = align_up(off + specs[i].size, SHM_SECTION_ALIGN);
 	}
+	return off;
+}
 
-	rc = shm_map_create(name, off, flags, &r->map);
-	if (rc < 0)
-		goto fail_map;
+/* Writes the header into the new mapping and publishes it ready. */
+static void publish(struct shm_region *r)
+{
+	struct shm_header *h = &r->hdr;
 	h->total_size = r->map.size;
 	h->page_size = (uint32_t)r->map.page_size;
 
@@ -83,12 +77,52 @@ struct shm_region *shm_region_create(const char *name, enum shm_region_kind kind
 	 * attacher that sees SHM_READY sees the whole header. */
 	__atomic_store_n(&shared->ready, SHM_READY, __ATOMIC_RELEASE);
 	h->ready = SHM_READY;
-	return r;
+}
 
-fail_map:
-	free(r);
-	errno = -rc;
-	return NULL;
+struct shm_region *shm_region_create(const char *name, enum shm_region_kind kind,
+				     const struct shm_section_spec *specs,
+				     unsigned n_specs, unsigned flags)
+{
+	int rc = check_specs(kind, specs, n_specs);
+	if (rc < 0) {
+		errno = -rc;
+		return NULL;
+	}
+	struct shm_region *r = calloc(1, sizeof(*r));
+	if (r == NULL)
+		return NULL;
+	rc = shm_map_create(name, lay_out(r, kind, specs, n_specs), flags, &r->map);
+	if (rc < 0) {
+		free(r);
+		errno = -rc;
+		return NULL;
+	}
+	publish(r);
+	return r;
+}
+
+struct shm_region *shm_region_create_on(int fd, bool hugetlb,
+					enum shm_region_kind kind,
+					const struct shm_section_spec *specs,
+					unsigned n_specs)
+{
+	int rc = check_specs(kind, specs, n_specs);
+	if (rc < 0) {
+		errno = -rc;
+		return NULL;
+	}
+	struct shm_region *r = calloc(1, sizeof(*r));
+	if (r == NULL)
+		return NULL;
+	rc = shm_map_create_on(fd, lay_out(r, kind, specs, n_specs), hugetlb,
+			       &r->map);
+	if (rc < 0) {
+		free(r);
+		errno = -rc;
+		return NULL;
+	}
+	publish(r);
+	return r;
 }
 
 struct shm_region *shm_region_attach(int fd, uint32_t expected_kind,

@@ -39,6 +39,14 @@ struct shm_region *shm_region_create(const char *name, enum shm_region_kind kind
 				     const struct shm_section_spec *specs,
 				     unsigned n_specs, unsigned flags);
 
+/* As shm_region_create, on the new empty file `fd` (shm_map_create_on: a
+ * named file that outlives the process), whose ownership it takes on
+ * success only. */
+struct shm_region *shm_region_create_on(int fd, bool hugetlb,
+					enum shm_region_kind kind,
+					const struct shm_section_spec *specs,
+					unsigned n_specs);
+
 /* Attaches to the region in memfd `fd` (dup'ed: the caller keeps its fd),
  * read-only with SHM_MAP_READONLY. `expected_kind` 0 accepts any kind.
  * Returns the region, or NULL with errno and a message in `err`:

@@ -23,5 +23,7 @@
 #include "shm/ledger.h"
 #include "shm/placements.h"
 #include "shm/cluster.h"
+#include "shm/state.h"
+#include "shm/recount.h"
 
 #endif

@@ -292,6 +292,11 @@ struct shmsched_placement {
 	int64_t cpu_milli;     /* its requests */
 	int64_t mem_bytes;
 	struct shmsched_devices devices;
+	uint64_t cookie;       /* the pod's cookie as submitted: after a
+				* reconnect, how a producer tells which of its
+				* pods a placement is (also one whose PLACED
+				* answer it never read); 0 for a bound pod
+				* (owner_uid 0, owner_name "(bound)") */
 };
 
 /* Lists live placements, a page at a time: this producer identity's own,

@@ -9,7 +9,7 @@ set -u
 daemon=$1 cli=$2 cluster=$3 producer=$4
 dir=$(mktemp -d /tmp/shmsched-cli-XXXXXX)
 log=$dir/daemon.log
-"$daemon" --cluster "$cluster" --socket "$dir/s.sock" --workers 1 --no-pin \
+"$daemon" --cluster "$cluster" --socket "$dir/s.sock" --workers 1 --no-pin --ephemeral \
 	--socket-mode 0660 --socket-group "$(id -g)" >"$log" 2>&1 &
 pid=$!
 cleanup() { kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; rm -rf "$dir"; }
@@ -69,23 +69,25 @@ expect 1 "admin socket" node cordon n1 --admin-socket "$dir/s.sock"
 SHMSCHED_SOCKET=$dir/s.sock expect 0 "done" node cordon n1
 expect 0 "done" node uncordon n1 $A
 # Placements: the example producer places 5 pods and leaves them placed;
-# the listing shows 5, each with its owner, as lines and as JSON.
+# the listing shows them and the cluster file's one bound pod (owner
+# "(bound)"), 6, each with its owner, as lines and as JSON.
 SHMSCHED_SOCKET=$dir/s.sock "$producer" 5 >"$dir/producer.out" 2>&1 &&
 	grep -q '5 placed' "$dir/producer.out" ||
 	{ echo "FAIL: example producer:"; cat "$dir/producer.out"; failed=$((failed + 1)); }
 lines=$("$cli" placements $A 2>"$dir/list.err" | grep -c 'uid ')
-if [ "$lines" -ne 5 ] || ! grep -q '5 live' "$dir/list.err"; then
+bound=$("$cli" placements $A 2>/dev/null | grep -c '(bound)')
+if [ "$lines" -ne 6 ] || [ "$bound" -ne 1 ] || ! grep -q '6 live' "$dir/list.err"; then
 	echo "FAIL: shmsched placements listed $lines, said: $(cat "$dir/list.err")"
 	failed=$((failed + 1))
 else
-	echo "ok: shmsched placements -> 5 live"
+	echo "ok: shmsched placements -> 6 live, 1 bound"
 fi
 json=$("$cli" placements --json $A | grep -c '"placement_id":[0-9]*,"node":"n[0-9]"')
-if [ "$json" -ne 5 ]; then
+if [ "$json" -ne 6 ]; then
 	echo "FAIL: shmsched placements --json: $json lines"
 	failed=$((failed + 1))
 else
-	echo "ok: shmsched placements --json -> 5 objects"
+	echo "ok: shmsched placements --json -> 6 objects"
 fi
 expect 2 "unexpected argument" placements --bogus $A
 if [ "$failed" -ne 0 ]; then

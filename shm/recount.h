@@ -1,0 +1,35 @@
+/* The recount: a node's use is the sum of the live placement records on
+ * it. A daemon that re-attaches a state region after a crash trusts no
+ * counter it finds: it checks every live record and recounts every node
+ * from them (shm/layout.h, "What a crash leaves").
+ *
+ * Concurrency: only while no other thread touches the ledger or the
+ * records (start-up, before the workers and the control sockets).
+ */
+#ifndef SHMSCHED_SHM_RECOUNT_H
+#define SHMSCHED_SHM_RECOUNT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "shm/cluster.h"
+#include "shm/placements.h"
+
+struct recount_stats {
+	uint64_t records;      /* live records found */
+	uint64_t counted;      /* of them, on a node that still exists */
+	uint64_t stale;        /* on a node since removed: not counted */
+	uint64_t nodes_fixed;  /* nodes whose counters the recount changed: a
+				* commit without its record (rolled back), or
+				* a release cut short (given back) */
+};
+
+/* Checks every live record (owner an identity 1..max_owner or
+ * PLACEMENT_OWNER_BOUND; slot, devices, ports and requests in range for
+ * its node) and sets every present node's counters to the sum of the
+ * records on it. Returns 0, or -EBADMSG with the first damaged record
+ * named in `err` (nothing is changed then), or -ENOMEM. */
+int ledger_recount(struct cluster *c, struct placements *t, uint32_t max_owner,
+		   struct recount_stats *out, char *err, size_t err_len);
+
+#endif
