@@ -244,6 +244,7 @@ struct cluster *cluster_create_in(struct intern *strings, uint32_t capacity,
 			c->views[b].n_shards = 0;
 		}
 		c->views[0].generation = 1;
+		buffer_open(c->headers[0]);
 		buffer_close(c->headers[0], &c->views[0]);
 		*c->current_index = 0;
 	} else {

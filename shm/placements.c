@@ -41,6 +41,22 @@ static void carve(struct shm_carve *c, uint32_t capacity, struct placements *t)
 	t->recs = shm_carve_next(c, (uint64_t)capacity * sizeof(struct placement_record), 64);
 }
 
+const struct placement_record *placements_records_in(struct shm_span span,
+						     uint32_t capacity,
+						     uint32_t *high_water)
+{
+	struct placements t;
+	struct shm_carve c = {.span = span};
+	carve(&c, capacity, &t);
+	if (c.overflow || t.shared == NULL || t.shared->capacity != capacity)
+		return NULL;
+	/* H1: relaxed, a bound for the scan; clamped, the section is not
+	 * trusted. */
+	uint32_t hw = __atomic_load_n(&t.shared->high_water, __ATOMIC_RELAXED);
+	*high_water = hw < capacity ? hw : capacity;
+	return t.recs;
+}
+
 uint64_t placements_section_size(uint32_t capacity)
 {
 	struct shm_carve c = {0};

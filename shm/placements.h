@@ -80,6 +80,14 @@ struct placements *placements_create(uint32_t capacity);
 /* The bytes a table of `capacity` records takes in the state region. */
 uint64_t placements_section_size(uint32_t capacity);
 
+/* For observers (read-only mappings): the records of a placements section
+ * of `capacity` records, and in *high_water how many have been used (the
+ * rest are zero). Each record's owner is loaded with acquire before the
+ * rest is read (P1). NULL when the section does not hold such a table. */
+const struct placement_record *placements_records_in(struct shm_span span,
+						     uint32_t capacity,
+						     uint32_t *high_water);
+
 /* A table whose records live in `span` (its section of the state region):
  * `fresh` sets it up empty; otherwise it re-attaches the records a previous
  * daemon left there: a record with an owner is live, every other one is
