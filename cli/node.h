@@ -13,6 +13,10 @@ int node_main(int argc, char **argv);
  * lines with --json). Exit status as node_main. */
 int placements_main(int argc, char **argv);
 
+/* argv[0] is "resync": the pods of a file become what is bound. Exit
+ * status as node_main. */
+int resync_main(int argc, char **argv);
+
 /* The admin socket: `given`, else $SHMSCHED_ADMIN_SOCKET, else the
  * daemon's socket ($SHMSCHED_SOCKET, $XDG_RUNTIME_DIR/shmsched.sock or
  * SHMSCHED_DEFAULT_SOCKET) with ".admin" appended, written into buf. */

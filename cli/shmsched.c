@@ -18,6 +18,8 @@ static void usage(FILE *to)
 		"           daemon, through its admin socket (shmsched node --help)\n"
 		"  placements  list a running daemon's live placements, through its\n"
 		"           admin socket (shmsched placements --help)\n"
+		"  resync   declare the pods bound on a node or every node, from a\n"
+		"           Kubernetes pod list (shmsched resync --help)\n"
 		"\n"
 		"  --version  print the version\n");
 }
@@ -34,6 +36,8 @@ int main(int argc, char **argv)
 		return node_main(argc - 1, argv + 1);
 	if (strcmp(argv[1], "placements") == 0)
 		return placements_main(argc - 1, argv + 1);
+	if (strcmp(argv[1], "resync") == 0)
+		return resync_main(argc - 1, argv + 1);
 	if (strcmp(argv[1], "--version") == 0) {
 		printf("shmsched %s\n", SHMSCHED_VERSION_STRING);
 		return 0;

@@ -164,9 +164,10 @@ static int resolve_path(const char *given, char *path, size_t cap,
  * the header when body is NULL and len > 0). Marks the handle dead when the
  * daemon has gone, and reports that as -ECONNRESET whatever the kernel
  * said. */
-static int call(struct shmsched_client *c, uint32_t kind, uint32_t arg,
-		const void *body, size_t len, void *resp, uint32_t cap,
-		uint32_t *resp_len, int *resp_fd, char *err, size_t err_len)
+static int call_with_fd(struct shmsched_client *c, uint32_t kind, uint32_t arg,
+			const void *body, size_t len, int pass_fd, int timeout_ms,
+			void *resp, uint32_t cap, uint32_t *resp_len,
+			int *resp_fd, char *err, size_t err_len)
 {
 	if (resp_fd != NULL)
 		*resp_fd = -1;
@@ -184,9 +185,9 @@ static int call(struct shmsched_client *c, uint32_t kind, uint32_t arg,
 	memcpy(c->req, &h, sizeof(h));
 	if (body != NULL && len > 0)
 		memcpy(c->req + sizeof(h), body, len);
-	int rc = control_client_call(c->fd, c->req, (uint32_t)(sizeof(h) + len),
-				     resp, cap, resp_len, resp_fd,
-				     CONTROL_TIMEOUT_MS, err, err_len);
+	int rc = control_client_call_fd(c->fd, c->req, (uint32_t)(sizeof(h) + len),
+					pass_fd, resp, cap, resp_len, resp_fd,
+					timeout_ms, err, err_len);
 	if (rc == -ECONNRESET || rc == -EPIPE || rc == -ENOTCONN) {
 		c->dead = true;
 		return -ECONNRESET;
@@ -196,6 +197,14 @@ static int call(struct shmsched_client *c, uint32_t kind, uint32_t arg,
 	if (rc < 0 && peer_hung_up(c->fd))
 		c->dead = true;
 	return rc;
+}
+
+static int call(struct shmsched_client *c, uint32_t kind, uint32_t arg,
+		const void *body, size_t len, void *resp, uint32_t cap,
+		uint32_t *resp_len, int *resp_fd, char *err, size_t err_len)
+{
+	return call_with_fd(c, kind, arg, body, len, -1, CONTROL_TIMEOUT_MS, resp,
+			    cap, resp_len, resp_fd, err, err_len);
 }
 
 static void names_forget(struct shmsched_client *c)
@@ -679,6 +688,47 @@ int shmsched_release(struct shmsched_client *c, uint64_t placement_id,
 	struct op_release r = {.placement_id = placement_id};
 	return call(c, OP_RELEASE, 0, &r, sizeof(r), NULL, 0, NULL, NULL, err,
 		    err_len);
+}
+
+/* A resync reads and applies a whole file of pods: minutes for a large
+ * cluster on a slow machine, never a hang (the daemon maps a regular file
+ * only). */
+#define RESYNC_TIMEOUT_MS (10 * 60 * 1000)
+
+_Static_assert(sizeof(struct shmsched_resync_result) ==
+	       sizeof(struct op_resync_result), "a resync's counts are the wire's");
+
+int shmsched_resync(struct shmsched_client *c, int pods_fd, const char *node,
+		    struct shmsched_resync_result *out, char *err, size_t err_len)
+{
+	errmsg(err, err_len, "no error");
+	if (c == NULL || out == NULL || pods_fd < 0) {
+		errmsg(err, err_len, "shmsched_resync: NULL argument or no file");
+		return -EINVAL;
+	}
+	struct op_resync q;
+	memset(&q, 0, sizeof(q));
+	if (node != NULL && strlen(node) >= sizeof(q.node)) {
+		errmsg(err, err_len, "shmsched_resync: node name of %zu bytes: at "
+			"most %zu", strlen(node), sizeof(q.node) - 1);
+		return -EINVAL;
+	}
+	if (node != NULL)
+		memcpy(q.node, node, strlen(node));
+	struct op_resync_result r;
+	uint32_t got = 0;
+	int rc = call_with_fd(c, OP_RESYNC, 0, &q, sizeof(q), pods_fd,
+			      RESYNC_TIMEOUT_MS, &r, sizeof(r), &got, NULL, err,
+			      err_len);
+	if (rc < 0)
+		return rc;
+	if (got != sizeof(r)) {
+		errmsg(err, err_len, "shmsched daemon at %s: a resync answer of %u "
+			"bytes; expected %zu", c->path, got, sizeof(r));
+		return -EPROTO;
+	}
+	memcpy(out, &r, sizeof(r));
+	return 0;
 }
 
 _Static_assert(sizeof(struct shmsched_placement) == sizeof(struct op_placement),

@@ -214,10 +214,10 @@ fail_connect:
 /* Sends one REQUEST, waiting for room in the daemon's queue until the
  * deadline if it is full. */
 static int send_request(int fd, uint32_t id, const void *req, uint32_t len,
-			int64_t deadline, char *err, size_t err_len)
+			int pass_fd, int64_t deadline, char *err, size_t err_len)
 {
 	for (;;) {
-		int rc = control_send(fd, CONTROL_MSG_REQUEST, id, req, len, -1);
+		int rc = control_send(fd, CONTROL_MSG_REQUEST, id, req, len, pass_fd);
 		if (rc != -EAGAIN) {
 			if (rc == -EPIPE || rc == -ECONNRESET || rc == -ENOTCONN)
 				errmsg(err, err_len, "shmsched daemon (fd %d) has "
@@ -247,6 +247,14 @@ int control_client_call(int fd, const void *req, uint32_t len, void *resp,
 			uint32_t cap, uint32_t *resp_len, int *resp_fd,
 			int timeout_ms, char *err, size_t err_len)
 {
+	return control_client_call_fd(fd, req, len, -1, resp, cap, resp_len,
+				      resp_fd, timeout_ms, err, err_len);
+}
+
+int control_client_call_fd(int fd, const void *req, uint32_t len, int pass_fd,
+			   void *resp, uint32_t cap, uint32_t *resp_len,
+			   int *resp_fd, int timeout_ms, char *err, size_t err_len)
+{
 	int64_t deadline = deadline_of(timeout_ms);
 	errmsg(err, err_len, "no error");
 	if (resp_fd != NULL)
@@ -260,7 +268,7 @@ int control_client_call(int fd, const void *req, uint32_t len, void *resp,
 		return -EINVAL;
 	}
 	uint32_t id = next_request();
-	int rc = send_request(fd, id, req, len, deadline, err, err_len);
+	int rc = send_request(fd, id, req, len, pass_fd, deadline, err, err_len);
 	if (rc < 0)
 		return rc;
 

@@ -54,4 +54,10 @@ int control_client_call(int fd, const void *req, uint32_t len, void *resp,
 			uint32_t cap, uint32_t *resp_len, int *resp_fd,
 			int timeout_ms, char *err, size_t err_len);
 
+/* The same, passing a duplicate of `pass_fd` with the request (SCM_RIGHTS;
+ * -1: none). The caller keeps pass_fd. */
+int control_client_call_fd(int fd, const void *req, uint32_t len, int pass_fd,
+			   void *resp, uint32_t cap, uint32_t *resp_len,
+			   int *resp_fd, int timeout_ms, char *err, size_t err_len);
+
 #endif

@@ -81,8 +81,10 @@ static int on_pod(void *arg, const struct pod_spec *pod,
  * be recounted after a crash and resynced by name. */
 int cluster_record_bound(struct cluster *cl, struct placements *records,
 			 uint32_t slot, const struct pod_spec *pod,
-			 const struct device_assignment *dev)
+			 const struct device_assignment *dev, uint64_t *id)
 {
+	if (id != NULL)
+		*id = 0;
 	int64_t ix = records != NULL ? placements_take(records) : 0;
 	if (ix < 0)
 		return -ENOSPC;
@@ -93,8 +95,11 @@ int cluster_record_bound(struct cluster *cl, struct placements *records,
 		placements_untake(records, (uint32_t)ix);
 		return rc;
 	}
-	placements_fill(records, (uint32_t)ix, PLACEMENT_OWNER_BOUND, slot,
-			ledger_node_generation(cluster_ledger(cl), slot), pod, dev, 0);
+	uint64_t made = placements_fill(records, (uint32_t)ix, PLACEMENT_OWNER_BOUND,
+					slot, ledger_node_generation(cluster_ledger(cl), slot),
+					pod, dev, 0);
+	if (id != NULL)
+		*id = made;
 	return 0;
 }
 
@@ -136,7 +141,7 @@ static int commit_collected(const char *path, struct collect *c,
 				stats->pods_without_devices++;
 		}
 		rc = cluster_record_bound(cl, records, (uint32_t)slot, &c->pods[i].spec,
-					  &dev);
+					  &dev, NULL);
 		if (rc < 0) {
 			snprintf(err, err_len, "%s: %s", path, rc == -ENOSPC
 				 ? "more bound pods than placement records "

@@ -44,10 +44,11 @@ int cluster_load_file_into(const char *path, struct intern *strings,
 
 /* Counts a bound pod's use on node `slot` (ledger_account) and, when
  * `records` is not NULL, records it as a placement of
- * PLACEMENT_OWNER_BOUND. Returns 0, or -ENOSPC (no free record, or the
- * node's host-port table is full). */
+ * PLACEMENT_OWNER_BOUND, its id in *id (NULL: not wanted; 0 when not
+ * recorded). Returns 0, or -ENOSPC (no free record, or the node's
+ * host-port table is full). */
 int cluster_record_bound(struct cluster *cl, struct placements *records,
 			 uint32_t slot, const struct pod_spec *pod,
-			 const struct device_assignment *dev);
+			 const struct device_assignment *dev, uint64_t *id);
 
 #endif

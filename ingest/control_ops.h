@@ -25,6 +25,9 @@
  *   OP_PLACEMENTS 0                struct op_list         struct op_placements: a page
  *                                                         of live placements, the
  *                                                         caller's own (an admin: all)
+ *   OP_RESYNC     0                struct op_resync, and  struct op_resync_result
+ *                                  a regular file of Pods
+ *                                  (SCM_RIGHTS): admins
  *
  * OP_REGISTER comes once per connection, before anything that names a
  * template; templates belong to the connection that registered them, and
@@ -46,6 +49,7 @@ enum op_kind {
 	OP_NODE_NAME = 5,
 	OP_RESOURCE = 6,
 	OP_PLACEMENTS = 7,
+	OP_RESYNC = 8,
 };
 
 struct op_request {
@@ -114,6 +118,17 @@ struct op_placements {
 struct op_resource {
 	uint32_t resource; /* index for struct shmsched_extra */
 	uint32_t reserved;
+};
+
+/* OP_RESYNC: the pods bound on `node` ("": every node) are exactly those
+ * in the file that comes with the request (ingest/resync.h). */
+#define OP_RESYNC_FILE_MAX (UINT64_C(1) << 30) /* bytes of the file, at most */
+struct op_resync {
+	char node[256]; /* NUL-terminated */
+};
+
+struct op_resync_result {
+	uint64_t added, removed, resized, unchanged, skipped;
 };
 
 #endif

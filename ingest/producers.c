@@ -18,11 +18,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 
 #include "ingest/control_ops.h"
 #include "ingest/control_proto.h"
 #include "ingest/control_server.h"
 #include "ingest/k8s_json.h"
+#include "ingest/resync.h"
 #include "base/base.h"
 #include "shm/shm.h"
 #include "workers/workers.h"
@@ -53,6 +56,8 @@ struct producers {
 	char admin_hint[112];         /* " (PATH)" of the admin socket, for
 				       * refusals; "" when unknown */
 	struct cluster *cluster;
+	struct state_meta *meta;          /* resync counters; NULL: none */
+	struct resync_hooks resync_hooks; /* what records a resync changed */
 	struct intern *strings; /* written here, read by workers */
 	struct res_names *res;  /* likewise */
 	const struct plugin_ctx *ctx;
@@ -564,6 +569,78 @@ static void handle_resource(struct producers *p, enum producer_role role,
 	control_server_reply(s, conn, rid, &out, sizeof(out), -1);
 }
 
+/* OP_RESYNC: the file's pods become what is bound (ingest/resync.h). The
+ * fd must be a regular file no larger than OP_RESYNC_FILE_MAX: mapped,
+ * never read from a pipe that could hold the control thread. */
+static void handle_resync(struct producers *p, struct control_server *s,
+			  uint64_t conn, uint32_t rid, const void *body,
+			  uint32_t len, int fd)
+{
+	struct op_resync q;
+	struct stat st;
+	if (len != sizeof(q)) {
+		control_server_reply_error(s, conn, rid, EINVAL, "resync: a body "
+					   "of %u bytes; expected %zu", len, sizeof(q));
+		return;
+	}
+	memcpy(&q, body, sizeof(q));
+	q.node[sizeof(q.node) - 1] = '\0';
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    (uint64_t)st.st_size > OP_RESYNC_FILE_MAX) {
+		control_server_reply_error(s, conn, rid, EINVAL, "resync: the pods "
+					   "must come as a regular file of at most "
+					   "%llu bytes", (unsigned long long)
+					   OP_RESYNC_FILE_MAX);
+		return;
+	}
+	size_t size = (size_t)st.st_size;
+	const char *buf = size == 0 ? "" : mmap(NULL, size, PROT_READ, MAP_PRIVATE,
+						fd, 0);
+	if (buf == MAP_FAILED) {
+		control_server_reply_error(s, conn, rid, errno, "resync: cannot map "
+					   "the file: %s", strerror(errno));
+		return;
+	}
+	char err[1024];
+	struct resync_result r;
+	int rc = resync_apply(p->cluster, p->placements, p->strings, p->res,
+			      "resync", buf, size, q.node, &p->resync_hooks, &r,
+			      err, sizeof(err));
+	if (size > 0)
+		munmap((void *)buf, size);
+	if (p->meta != NULL && (rc == 0 || r.added + r.removed + r.resized > 0)) {
+		/* Relaxed: figures for observers. */
+		__atomic_store_n(&p->meta->resyncs, p->meta->resyncs + 1,
+				 __ATOMIC_RELAXED);
+		__atomic_store_n(&p->meta->resync_added,
+				 p->meta->resync_added + r.added, __ATOMIC_RELAXED);
+		__atomic_store_n(&p->meta->resync_removed,
+				 p->meta->resync_removed + r.removed, __ATOMIC_RELAXED);
+		__atomic_store_n(&p->meta->resync_resized,
+				 p->meta->resync_resized + r.resized, __ATOMIC_RELAXED);
+	}
+	if (rc < 0) {
+		control_server_reply_error(s, conn, rid, -rc, "%s", err);
+		return;
+	}
+	log_msg(LOG_LEVEL_INFO, "resync of %s: %llu added, %llu removed, %llu "
+		"resized, %llu unchanged, %llu skipped", q.node[0] ? q.node
+		: "every node", (unsigned long long)r.added,
+		(unsigned long long)r.removed, (unsigned long long)r.resized,
+		(unsigned long long)r.unchanged, (unsigned long long)r.skipped);
+	struct op_resync_result out = {r.added, r.removed, r.resized, r.unchanged,
+				       r.skipped};
+	control_server_reply(s, conn, rid, &out, sizeof(out), -1);
+}
+
+void producers_set_state(struct producers *p, struct state_meta *meta,
+			 const struct resync_hooks *hooks)
+{
+	p->meta = meta;
+	if (hooks != NULL)
+		p->resync_hooks = *hooks;
+}
+
 /* Refuses a request only the admin socket takes, naming that socket. */
 static void refuse_not_admin(struct producers *p, struct control_server *s,
 			     uint64_t conn, uint32_t rid, const char *what)
@@ -577,7 +654,7 @@ static void dispatch(struct producers *p, enum producer_role role,
 		     struct control_server *s, uint64_t conn, uint32_t request_id,
 		     const void *payload, uint32_t len, int fd)
 {
-	(void)fd; /* no request carries one; the server closes it */
+	/* Only OP_RESYNC carries an fd; the server closes it after this. */
 	struct op_request op;
 	if (len < sizeof(op)) {
 		control_server_reply_error(s, conn, request_id, EPROTO,
@@ -614,9 +691,15 @@ static void dispatch(struct producers *p, enum producer_role role,
 	case OP_PLACEMENTS:
 		handle_placements(p, role, s, conn, request_id, body, body_len);
 		break;
+	case OP_RESYNC:
+		if (role != ROLE_ADMIN)
+			refuse_not_admin(p, s, conn, request_id, "resyncs");
+		else
+			handle_resync(p, s, conn, request_id, body, body_len, fd);
+		break;
 	default:
 		control_server_reply_error(s, conn, request_id, EPROTO,
-					   "request kind %u: expected 1..7", op.kind);
+					   "request kind %u: expected 1..8", op.kind);
 		break;
 	}
 }

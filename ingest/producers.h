@@ -23,6 +23,7 @@
 #include <sys/socket.h>
 
 #include "shm/shm.h"
+#include "ingest/resync.h"
 #include "workers/workers.h"
 
 struct control_server;
@@ -76,6 +77,12 @@ struct producers *producers_create(struct cluster *c, struct intern *strings,
 				   const struct plugin_ctx *ctx, uint32_t slots,
 				   struct placements *placements,
 				   struct state_identity *identities);
+
+/* The state region's meta, whose resync counters OP_RESYNC moves, and
+ * what to tell of the records a resync changes (the durable store). Before
+ * the control sockets start. */
+void producers_set_state(struct producers *p, struct state_meta *meta,
+			 const struct resync_hooks *hooks);
 
 /* Frees what is left. No worker may be running; the control server must
  * have stopped (its on_disconnect calls freed the producers). */

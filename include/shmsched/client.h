@@ -315,6 +315,35 @@ SHMSCHED_EXPORT int shmsched_placements(struct shmsched_client *c,
 					struct shmsched_placement *out,
 					unsigned max, char *err, size_t err_len);
 
+/* What a resync changed (shmsched_resync). */
+struct shmsched_resync_result {
+	uint64_t added;     /* declared pods that had no placement: now bound */
+	uint64_t removed;   /* placements no declared pod names: given back */
+	uint64_t resized;   /* named by a declared pod of another size: replaced */
+	uint64_t unchanged;
+	uint64_t skipped;   /* pods not bound, finished, out of scope, or on
+			     * a node the daemon does not have */
+};
+
+/* Declares the pods bound on node `node` (NULL or "": every node): after
+ * it, the placements counted there are exactly the pods in the file open
+ * on `pods_fd` (Kubernetes JSON: a Pod, a List, or `kubectl get pods -o
+ * json`'s output; a regular file of at most 1 GiB, which the daemon maps).
+ * Matching is by namespace/name; a producer's placement there that no
+ * declared pod names is given back and its id names nothing afterwards.
+ * Admin socket only. Returns 0 with the counts in *out, or:
+ *   -EINVAL    NULL arguments, no file, a node name too long, not a
+ *              regular file, a file too large, bad JSON or a Node in it
+ *   -ENOENT    no such node
+ *   -ENOSPC    more pods than the daemon keeps placement records for
+ *   -EPERM     not the admin socket
+ *   the connection's errors (above)
+ * Thread-safety: one thread at a time per handle. */
+SHMSCHED_EXPORT int shmsched_resync(struct shmsched_client *c, int pods_fd,
+				    const char *node,
+				    struct shmsched_resync_result *out, char *err,
+				    size_t err_len);
+
 /* Writes the GPU devices of `d` as their indices, comma-separated and
  * ascending ("0,3"; "" for none): the form of NVIDIA_VISIBLE_DEVICES and
  * CUDA_VISIBLE_DEVICES. NUL-terminated, cut to len (buf may be NULL when
