@@ -1,12 +1,14 @@
 /* bind/: committing, the one public header for the rest of the tree: the
  * optimistic resolver (place, commit, retry), the commit of one pod on the
  * ledger, and the answer written to the producer's slot and completion
- * ring. Knows nothing of how records arrive. */
+ * ring; the durable store's records (store_codec.h). Knows nothing of how
+ * records arrive. */
 #ifndef SHMSCHED_BIND_BIND_H
 #define SHMSCHED_BIND_BIND_H
 
 #include "bind/commit.h"
 #include "bind/resolver.h"
 #include "bind/answer.h"
+#include "bind/store_codec.h"
 
 #endif

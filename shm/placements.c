@@ -91,16 +91,24 @@ struct placements *placements_create_in(struct shm_span span, uint32_t capacity,
 		t->shared->capacity = capacity;
 		t->shared->live = 0;
 	}
+	if (fresh)
+		t->shared->high_water = 0;
+	placements_reindex(t);
+	return t;
+}
+
+void placements_reindex(struct placements *t)
+{
 	/* The free records, index 0 on top: the first placements use the
 	 * first records. On re-attach, every record without an owner is free,
 	 * including one a worker had taken but not filled when the daemon
 	 * died (its commit, if any, is not counted: see ledger_recount). */
 	uint32_t top = NIL;
 	uint64_t live = 0;
-	uint32_t hw = fresh ? 0 : t->shared->high_water;
-	if (hw > capacity)
-		hw = capacity; /* damaged: the owners tell (the caller checks) */
-	for (uint32_t i = capacity; i-- > 0;) {
+	uint32_t hw = t->shared->high_water;
+	if (hw > t->capacity)
+		hw = t->capacity; /* damaged: the owners tell (the caller checks) */
+	for (uint32_t i = t->capacity; i-- > 0;) {
 		if (i < hw && t->recs[i].owner != 0) {
 			live++;
 			continue;
@@ -112,7 +120,22 @@ struct placements *placements_create_in(struct shm_span span, uint32_t capacity,
 	/* Relaxed: no other thread runs yet. */
 	__atomic_store_n(&t->shared->live, live, __ATOMIC_RELAXED);
 	__atomic_store_n(&t->shared->high_water, hw, __ATOMIC_RELAXED);
-	return t;
+}
+
+int placements_restore(struct placements *t, uint64_t id,
+		       const struct placement_record *r)
+{
+	uint32_t index = (uint32_t)id, gen = (uint32_t)(id >> 32);
+	if (index >= t->capacity || gen == 0 || r->owner == 0)
+		return -EINVAL;
+	struct placement_record *dst = &t->recs[index];
+	if (dst->owner != 0)
+		return -EEXIST;
+	*dst = *r;
+	dst->gen = gen;
+	if (index >= t->shared->high_water)
+		t->shared->high_water = index + 1;
+	return 0;
 }
 
 struct placements *placements_create(uint32_t capacity)

@@ -100,6 +100,18 @@ void placements_destroy(struct placements *t);
 
 uint32_t placements_capacity(const struct placements *t);
 
+/* Rebuilding a table from the durable store, before any other use: puts
+ * `r` (owner set) at the index and generation `id` names, so the ids
+ * producers hold stay valid. Returns 0, -EINVAL (index past the capacity,
+ * generation 0, no owner) or -EEXIST (that record is taken). Then call
+ * placements_reindex(). */
+int placements_restore(struct placements *t, uint64_t id,
+		       const struct placement_record *r);
+
+/* Rebuilds the free stack and the live count from the records' owners:
+ * after restores, before any other thread uses the table. */
+void placements_reindex(struct placements *t);
+
 /* Worker side: takes a free record for a placement about to be made (F1).
  * Returns its index, or -ENOSPC when every record is live. */
 int64_t placements_take(struct placements *t);

@@ -1,0 +1,64 @@
+/* The durable store's records: how a node, a placement and a producer
+ * identity are written as bytes (bind/store.h keeps them), and read back.
+ *
+ * Strings travel by value (an intern id means nothing after a reboot);
+ * a placement names its node by name (slots are rebuilt) and keeps its id
+ * (index and generation: what producers hold). Every record starts with
+ * its format version. Decoding treats the bytes as untrusted (a damaged
+ * disk, a hostile file): every length and count is checked, every enum
+ * value too; a record that does not check out is refused with what is
+ * wrong, never half-used.
+ *
+ * Format (little-endian, packed), version STORE_CODEC_VERSION:
+ *   str        u16 length, then that many bytes (no NUL), <= INTERN_MAX_LEN
+ *   node       u8 version, u8 unschedulable, u8 ready, u8 n_gpus, u8 n_numa,
+ *              u8 reserved, u16 n_cores, u16 n_labels, u16 n_taints,
+ *              i64 allocatable[RES_MAX], str name, str gpu_model,
+ *              n_labels x (str key, str value),
+ *              n_taints x (str key, str value, u8 effect)
+ *   placement  u8 version, u8 n_ports, u16 reserved, u32 owner, u64 cookie,
+ *              i64 request[RES_MAX], i64 nonzero_cpu_milli,
+ *              i64 nonzero_mem_bytes, u16 gpu_mask, u16 gpu_milli,
+ *              u16 n_cores, u16 reserved, u64 cpuset[CORE_WORDS],
+ *              n_ports x (str ip, u16 port, u8 protocol),
+ *              str node, str pod
+ *   identity   u8 version, u8 reserved[3], u32 uid, str name
+ */
+#ifndef SHMSCHED_BIND_STORE_CODEC_H
+#define SHMSCHED_BIND_STORE_CODEC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "shm/shm.h"
+
+#define STORE_CODEC_VERSION 1u
+/* The longest placement record: what the store's queue entries hold. */
+#define STORE_CODEC_PLACEMENT_MAX 2048u
+
+/* Writes node `n` (strings from `t`) into buf. Returns the length, or
+ * -E2BIG when it does not fit `cap`. */
+int store_encode_node(const struct node_spec *n, const struct intern *t,
+		      uint8_t *buf, size_t cap);
+
+/* Reads a node, interning its strings in `t`. Returns 0, or -EBADMSG with
+ * what is wrong in `err`, -ENOSPC/-ENOMEM from the intern table. */
+int store_decode_node(const uint8_t *buf, size_t len, struct intern *t,
+		      struct node_spec *out, char *err, size_t err_len);
+
+/* Writes placement record `r`, whose node is named `node` (its name id). */
+int store_encode_placement(const struct placement_record *r, uint32_t node,
+			   const struct intern *t, uint8_t *buf, size_t cap);
+
+/* Reads a placement: the record (slot and node generation left 0) and its
+ * node's name, interned in `t`. Errors as store_decode_node(). */
+int store_decode_placement(const uint8_t *buf, size_t len, struct intern *t,
+			   struct placement_record *out, uint32_t *node,
+			   char *err, size_t err_len);
+
+int store_encode_identity(const struct state_identity *id, uint8_t *buf,
+			  size_t cap);
+int store_decode_identity(const uint8_t *buf, size_t len,
+			  struct state_identity *out, char *err, size_t err_len);
+
+#endif
