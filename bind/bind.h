@@ -10,5 +10,6 @@
 #include "bind/resolver.h"
 #include "bind/answer.h"
 #include "bind/store_codec.h"
+#include "bind/store.h"
 
 #endif

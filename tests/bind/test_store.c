@@ -1,0 +1,340 @@
+/* unit.store: the durable store (bind/store.h) on LMDB.
+ *
+ * - Round trip of every table across close and reopen; a put and a delete
+ *   of one placement in one batch ends deleted; sequence numbers and the
+ *   durable mark; the map grown past a small start.
+ * - Four threads queueing puts and deletes at once: the store ends holding
+ *   exactly the placements each thread left (violations counted, must be
+ *   zero).
+ * - Damage refused, never used: a data file of garbage, one truncated to
+ *   half, a value whose bytes were flipped on disk, a format version from
+ *   the future.
+ */
+#define _GNU_SOURCE 1
+
+#include <errno.h>
+#include <fcntl.h>
+#include <lmdb.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "bind/bind.h"
+
+static char *make_dir(void)
+{
+	static char dir[64];
+	snprintf(dir, sizeof(dir), "/tmp/shmsched-store-XXXXXX");
+	assert_non_null(mkdtemp(dir));
+	return dir;
+}
+
+static void remove_dir(const char *dir)
+{
+	char p[128];
+	snprintf(p, sizeof(p), "%s/data.mdb", dir);
+	unlink(p);
+	snprintf(p, sizeof(p), "%s/lock.mdb", dir);
+	unlink(p);
+	rmdir(dir);
+}
+
+struct seen {
+	uint64_t nodes, identities, placements;
+	uint64_t sum_ids;
+	char last_node[64];
+	uint8_t *present; /* [ids] for the threaded test */
+	uint64_t ids;
+};
+
+static int on_node(void *arg, const char *name, size_t len, const void *b, size_t bl)
+{
+	struct seen *s = arg;
+	(void)b;
+	(void)bl;
+	s->nodes++;
+	snprintf(s->last_node, sizeof(s->last_node), "%.*s", (int)len, name);
+	return 0;
+}
+
+static int on_identity(void *arg, uint32_t owner, const void *b, uint32_t len)
+{
+	struct seen *s = arg;
+	(void)owner;
+	(void)b;
+	(void)len;
+	s->identities++;
+	return 0;
+}
+
+static int on_placement(void *arg, uint64_t id, const void *b, uint32_t len)
+{
+	struct seen *s = arg;
+	s->placements++;
+	s->sum_ids += id;
+	if (s->present != NULL && id < s->ids)
+		s->present[id]++;
+	assert_int_equal(len, 16);
+	uint64_t v;
+	memcpy(&v, b, 8);
+	assert_int_equal(v, id * 3);
+	return 0;
+}
+
+static struct seen load(struct store *st, uint8_t *present, uint64_t ids)
+{
+	struct seen s = {.present = present, .ids = ids};
+	struct store_visitor v = {on_node, on_identity, on_placement, &s};
+	char err[256];
+	int rc = store_load(st, &v, err, sizeof(err));
+	if (rc != 0)
+		print_error("%s\n", err);
+	assert_int_equal(rc, 0);
+	return s;
+}
+
+static uint64_t put(struct store *st, uint64_t id)
+{
+	uint64_t blob[2] = {id * 3, 0};
+	return store_put_placement(st, id, blob, sizeof(blob));
+}
+
+static void test_round_trip(void **state)
+{
+	(void)state;
+	char *dir = make_dir();
+	struct store *st;
+	char err[256];
+	assert_int_equal(store_open(dir, STORE_DURABILITY_ASYNC, &st, err, sizeof(err)), 0);
+	assert_int_equal(store_put_node(st, "n1", 2, "abc", 3, err, sizeof(err)), 0);
+	assert_int_equal(store_put_node(st, "n2", 2, "def", 3, err, sizeof(err)), 0);
+	assert_int_equal(store_del_node(st, "n1", 2, err, sizeof(err)), 0);
+	assert_int_equal(store_put_identity(st, 7, "x", 1, err, sizeof(err)), 0);
+	uint64_t a = put(st, 10), b = put(st, 11), c = store_del_placement(st, 11);
+	assert_true(a >= 1 && b == a + 1 && c == b + 1);
+	assert_int_equal(store_wait(st, c), 0);
+	assert_true(store_durable_seq(st) >= c);
+	struct store_stats stats;
+	store_get_stats(st, &stats);
+	assert_int_equal(stats.ops, 3);
+	assert_true(stats.syncs >= 1);
+	store_close(st);
+
+	assert_int_equal(store_open(dir, STORE_DURABILITY_SYNC, &st, err, sizeof(err)), 0);
+	struct seen s = load(st, NULL, 0);
+	assert_int_equal(s.nodes, 1);
+	assert_string_equal(s.last_node, "n2");
+	assert_int_equal(s.identities, 1);
+	assert_int_equal(s.placements, 1);
+	assert_int_equal(s.sum_ids, 10);
+	store_close(st);
+	uint64_t nodes, placements, identities;
+	int rc = store_check(dir, &nodes, &placements, &identities, err, sizeof(err));
+	if (rc != 0)
+		print_error("%s\n", err);
+	assert_int_equal(rc, 0);
+	assert_int_equal(nodes + placements + identities, 3);
+	remove_dir(dir);
+}
+
+static void test_map_grows(void **state)
+{
+	(void)state;
+	char *dir = make_dir();
+	setenv("SHMSCHED_STORE_MAP_BYTES", "262144", 1);
+	struct store *st;
+	char err[256];
+	assert_int_equal(store_open(dir, STORE_DURABILITY_NONE, &st, err, sizeof(err)), 0);
+	uint64_t last = 0;
+	for (uint64_t id = 1; id <= 20000; id++)
+		last = put(st, id);
+	assert_int_equal(store_wait(st, last), 0);
+	assert_string_equal(store_error(st), "");
+	struct seen s = load(st, NULL, 0);
+	assert_int_equal(s.placements, 20000);
+	store_close(st);
+	unsetenv("SHMSCHED_STORE_MAP_BYTES");
+	remove_dir(dir);
+}
+
+#define THREADS 4
+#define PER_THREAD 20000u
+
+struct worker_arg {
+	struct store *st;
+	unsigned k;
+};
+
+/* Thread k puts ids k, k+4, ...; deletes every third one it put. */
+static void *worker(void *arg)
+{
+	struct worker_arg *w = arg;
+	for (uint64_t i = 0; i < PER_THREAD; i++) {
+		uint64_t id = i * THREADS + w->k;
+		put(w->st, id);
+		if (i % 3 == 2)
+			store_del_placement(w->st, id);
+	}
+	return NULL;
+}
+
+static void test_threads(void **state)
+{
+	(void)state;
+	char *dir = make_dir();
+	struct store *st;
+	char err[256];
+	assert_int_equal(store_open(dir, STORE_DURABILITY_ASYNC, &st, err, sizeof(err)), 0);
+	pthread_t t[THREADS];
+	struct worker_arg args[THREADS];
+	for (unsigned k = 0; k < THREADS; k++) {
+		args[k] = (struct worker_arg){st, k};
+		assert_int_equal(pthread_create(&t[k], NULL, worker, &args[k]), 0);
+	}
+	for (unsigned k = 0; k < THREADS; k++)
+		pthread_join(t[k], NULL);
+	store_close(st); /* commits what is queued */
+	assert_int_equal(store_open(dir, STORE_DURABILITY_ASYNC, &st, err, sizeof(err)), 0);
+	uint64_t ids = (uint64_t)PER_THREAD * THREADS;
+	uint8_t *present = calloc(ids, 1);
+	struct seen s = load(st, present, ids);
+	uint64_t violations = 0;
+	for (uint64_t id = 0; id < ids; id++) {
+		bool want = (id / THREADS) % 3 != 2;
+		violations += present[id] != (want ? 1 : 0);
+	}
+	assert_int_equal(violations, 0);
+	assert_int_equal(s.placements, (uint64_t)THREADS * (PER_THREAD - PER_THREAD / 3));
+	free(present);
+	store_close(st);
+	remove_dir(dir);
+}
+
+/* A store with one placement, closed, then `damage` applied to it. */
+static int open_damaged(void (*damage)(const char *data), char *err, size_t len)
+{
+	char *dir = make_dir();
+	struct store *st;
+	assert_int_equal(store_open(dir, STORE_DURABILITY_SYNC, &st, err, len), 0);
+	for (uint64_t id = 1; id <= 300; id++)
+		put(st, id);
+	assert_int_equal(store_wait(st, put(st, 301)), 0);
+	store_close(st);
+	char data[128];
+	snprintf(data, sizeof(data), "%s/data.mdb", dir);
+	damage(data);
+	int rc = store_open(dir, STORE_DURABILITY_SYNC, &st, err, len);
+	if (rc == 0) {
+		struct store_visitor v = {NULL, NULL, NULL, NULL};
+		rc = store_load(st, &v, err, len);
+		store_close(st);
+	}
+	remove_dir(dir);
+	return rc;
+}
+
+static void garbage(const char *data)
+{
+	int fd = open(data, O_WRONLY | O_TRUNC);
+	char junk[16384];
+	for (size_t i = 0; i < sizeof(junk); i++)
+		junk[i] = (char)(i * 7 + 3);
+	assert_int_equal(write(fd, junk, sizeof(junk)), sizeof(junk));
+	close(fd);
+}
+
+static void halved(const char *data)
+{
+	struct stat st;
+	assert_int_equal(stat(data, &st), 0);
+	assert_int_equal(truncate(data, st.st_size / 2), 0);
+}
+
+/* Flips a byte of placement 150's value (its blob: 450, then 0), found
+ * in the file by its bytes. */
+static void flipped(const char *data)
+{
+	int fd = open(data, O_RDWR);
+	struct stat st;
+	assert_int_equal(fstat(fd, &st), 0);
+	char *buf = malloc((size_t)st.st_size);
+	assert_int_equal(pread(fd, buf, (size_t)st.st_size, 0), st.st_size);
+	uint64_t pattern[2] = {150 * 3, 0};
+	char *at = memmem(buf, (size_t)st.st_size, pattern, sizeof(pattern));
+	assert_non_null(at);
+	char byte = (char)(at[0] ^ 0x5a);
+	assert_int_equal(pwrite(fd, &byte, 1, at - buf), 1);
+	free(buf);
+	close(fd);
+}
+
+static void test_damage_refused(void **state)
+{
+	(void)state;
+	char err[512];
+	assert_int_equal(open_damaged(garbage, err, sizeof(err)), -EBADMSG);
+	assert_non_null(strstr(err, "not an LMDB data file"));
+	assert_int_equal(open_damaged(halved, err, sizeof(err)), -EBADMSG);
+	assert_non_null(strstr(err, "truncated"));
+	assert_int_equal(open_damaged(flipped, err, sizeof(err)), -EBADMSG);
+	assert_non_null(strstr(err, "table placements"));
+}
+
+static void test_future_format(void **state)
+{
+	(void)state;
+	char *dir = make_dir();
+	struct store *st;
+	char err[256];
+	assert_int_equal(store_open(dir, STORE_DURABILITY_SYNC, &st, err, sizeof(err)), 0);
+	store_close(st);
+	/* Rewrite meta's format as version 99, checksum and all (the same
+	 * FNV-1a the store uses). */
+	MDB_env *env;
+	MDB_txn *txn;
+	MDB_dbi dbi;
+	assert_int_equal(mdb_env_create(&env), 0);
+	mdb_env_set_maxdbs(env, 8);
+	assert_int_equal(mdb_env_open(env, dir, 0, 0600), 0);
+	assert_int_equal(mdb_txn_begin(env, NULL, 0, &txn), 0);
+	assert_int_equal(mdb_dbi_open(txn, "meta", 0, &dbi), 0);
+	uint32_t version = 99;
+	uint64_t h = UINT64_C(0xcbf29ce484222325);
+	const char key[] = "format";
+	for (size_t i = 0; i < 6; i++)
+		h = (h ^ (uint8_t)key[i]) * UINT64_C(0x100000001b3);
+	for (size_t i = 0; i < 4; i++)
+		h = (h ^ ((uint8_t *)&version)[i]) * UINT64_C(0x100000001b3);
+	uint8_t val[12];
+	memcpy(val, &h, 8);
+	memcpy(val + 8, &version, 4);
+	MDB_val k = {6, (void *)key}, v = {sizeof(val), val};
+	assert_int_equal(mdb_put(txn, dbi, &k, &v, 0), 0);
+	assert_int_equal(mdb_txn_commit(txn), 0);
+	mdb_env_close(env);
+	assert_int_equal(store_open(dir, STORE_DURABILITY_SYNC, &st, err, sizeof(err)),
+			 -EPROTO);
+	assert_non_null(strstr(err, "99"));
+	remove_dir(dir);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_round_trip),
+		cmocka_unit_test(test_map_grows),
+		cmocka_unit_test(test_threads),
+		cmocka_unit_test(test_damage_refused),
+		cmocka_unit_test(test_future_format),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
