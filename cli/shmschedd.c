@@ -30,6 +30,7 @@ static void usage(FILE *to)
 		"                 [--max-placements N] [--seed N] [--no-pin]\n"
 		"                 [--name NAME | --ephemeral] [--fresh] [--max-nodes N]\n"
 		"                 [--region-mode MODE] [--region-group GROUP]\n"
+		"                 [--state-dir DIR [--durability none|async|sync]]\n"
 		"\n"
 		"Serves pods from producers over shared memory: producers connect to\n"
 		"the control socket, get a region of slots and rings, and submit pods\n"
@@ -70,6 +71,13 @@ static void usage(FILE *to)
 		"  --region-mode MODE   the state region's file mode, octal (default 0600):\n"
 		"                       who may read it sees every placement\n"
 		"  --region-group GROUP the state region's group (name or number)\n"
+		"  --state-dir DIR      the durable store (LMDB, in DIR): nodes, placements\n"
+		"                       and identities survive a reboot; a new state region\n"
+		"                       is rebuilt from it when it holds anything\n"
+		"  --durability MODE    none (written, never fsynced), async (the default:\n"
+		"                       fsynced every millisecond; a power loss loses at\n"
+		"                       most the last few milliseconds), sync (PLACED only\n"
+		"                       once the placement is on disk)\n"
 		"  --seed N             the synthetic cluster and tie-breaks (default 1)\n"
 		"  --no-pin             do not pin workers to cores\n"
 		"\n"
@@ -208,13 +216,15 @@ int main(int argc, char **argv)
 		{"max-nodes", required_argument, NULL, 'X'},
 		{"region-mode", required_argument, NULL, 'R'},
 		{"region-group", required_argument, NULL, 'P'},
+		{"state-dir", required_argument, NULL, 'D'},
+		{"durability", required_argument, NULL, 'B'},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'v'},
 		{NULL, 0, NULL, 0},
 	};
 	struct daemon_config cfg = {.synthetic_nodes = 1000, .seed = 1, .pin = true,
 				    .state_name = "shmsched"};
-	bool ephemeral = false, named = false;
+	bool ephemeral = false, named = false, durability_given = false;
 	static uid_t uids[MAX_ALLOWED], admin_uids[MAX_ALLOWED];
 	static gid_t gids[MAX_ALLOWED], admin_gids[MAX_ALLOWED];
 	char socket_buf[PATH_MAX];
@@ -336,6 +346,27 @@ int main(int argc, char **argv)
 				return 2;
 			cfg.has_region_group = true;
 			break;
+		case 'D':
+			if (optarg[0] == '\0') {
+				fprintf(stderr, "shmschedd: --state-dir: an empty path\n");
+				return 2;
+			}
+			cfg.state_dir = optarg;
+			break;
+		case 'B':
+			if (strcmp(optarg, "none") == 0)
+				cfg.durability = 0;
+			else if (strcmp(optarg, "async") == 0)
+				cfg.durability = 1;
+			else if (strcmp(optarg, "sync") == 0)
+				cfg.durability = 2;
+			else {
+				fprintf(stderr, "shmschedd: --durability: \"%s\": expected "
+					"none, async or sync\n", optarg);
+				return 2;
+			}
+			durability_given = true;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -357,6 +388,12 @@ int main(int argc, char **argv)
 	}
 	if (ephemeral)
 		cfg.state_name = NULL;
+	if (durability_given && cfg.state_dir == NULL) {
+		fprintf(stderr, "shmschedd: --durability needs --state-dir\n");
+		return 2;
+	}
+	if (!durability_given)
+		cfg.durability = 1; /* async */
 	cfg.allowed_uids = uids;
 	cfg.allowed_gids = gids;
 	cfg.admin_uids = admin_uids;

@@ -20,6 +20,7 @@
 #include "base/base.h"
 #include "shm/shm.h"
 #include "workers/workers.h"
+#include "daemon/persist_internal.h"
 #include "daemon/serve_internal.h"
 
 struct daemon {
@@ -40,6 +41,7 @@ struct daemon {
 	struct pool *pool;
 	struct control_server *server;
 	struct control_server *admin;
+	struct persist *persist;  /* the durable store; NULL: none */
 	char admin_path[108];
 };
 
@@ -61,6 +63,7 @@ _Static_assert(sizeof(struct serve_stats) == sizeof(struct state_worker_stats) &
 
 static void teardown(struct daemon *d)
 {
+	persist_close(d->persist); /* everything queued committed first */
 	if (d->serve != NULL)
 		serve_destroy(d->serve);
 	producers_destroy(d->producers);
@@ -122,6 +125,56 @@ static int resume_cluster(struct daemon *d, const struct daemon_config *cfg,
 		? "; the cluster input was not read (start with --fresh to "
 		  "discard the region and read it)" : "");
 	return 0;
+}
+
+/* The store, if any, and what the state region starts from: a resumed
+ * region as it is (the store is rewritten from it: it can only be older);
+ * a new one from the store when that holds anything, else from the
+ * cluster input (then written to the store). */
+static int fill_state(struct daemon *d, const struct daemon_config *cfg,
+		      bool fresh, char *err, size_t err_len)
+{
+	if (cfg->state_dir != NULL) {
+		struct persist_tables t = {
+			.strings = d->strings,
+			.cluster = d->cluster,
+			.records = d->placements,
+			.identities = state_section(d->state, SHM_SECTION_IDENTITIES).base,
+		};
+		int rc = persist_open(cfg->state_dir, cfg->durability, &t, &d->persist,
+				      err, err_len);
+		if (rc < 0)
+			return rc;
+		d->meta->durability = (uint8_t)cfg->durability;
+	}
+	bool from_store = false;
+	if (fresh && d->persist != NULL) {
+		int rc = persist_has_state(d->persist, &from_store, err, err_len);
+		if (rc < 0)
+			return rc;
+	}
+	int rc;
+	if (from_store) {
+		uint64_t nodes, placements, skipped;
+		rc = persist_restore(d->persist, &nodes, &placements, &skipped, err,
+				     err_len);
+		if (rc == 0)
+			log_msg(LOG_LEVEL_INFO, "state region rebuilt from the store "
+				"%s: %llu nodes, %llu placements (%llu on nodes it does "
+				"not hold, skipped); the cluster input was not read",
+				cfg->state_dir, (unsigned long long)nodes,
+				(unsigned long long)placements,
+				(unsigned long long)skipped);
+	} else {
+		rc = fresh ? load_cluster(d, cfg, err, err_len)
+			   : resume_cluster(d, cfg, err, err_len);
+		if (rc == 0 && d->persist != NULL)
+			rc = persist_replace_all(d->persist, err, err_len);
+	}
+	if (rc == 0 && d->persist != NULL)
+		log_msg(LOG_LEVEL_INFO, "durable store %s: durability %s",
+			cfg->state_dir, store_durability_name(cfg->durability));
+	return rc;
 }
 
 /* Opens the state region and the tables in it. */
@@ -218,8 +271,7 @@ struct daemon *daemon_start(const struct daemon_config *cfg, char *err,
 	    sched_config_load(cfg->config_path, &d->cfg, d->res, err, err_len) < 0)
 		goto fail;
 	if (plugin_ctx_init(&d->ctx, d->strings, d->res) < 0 ||
-	    (fresh ? load_cluster(d, cfg, err, err_len)
-		   : resume_cluster(d, cfg, err, err_len)) < 0)
+	    fill_state(d, cfg, fresh, err, err_len) < 0)
 		goto fail;
 	d->meta->clean_stop = 0;
 
@@ -244,10 +296,15 @@ struct daemon *daemon_start(const struct daemon_config *cfg, char *err,
 	d->serve = d->producers ? serve_create(d->producers, d->placements, d->res,
 					       d->engines, d->stats, d->workers)
 				: NULL;
-	if (d->serve == NULL) {
+	if (d->serve == NULL ||
+	    (d->persist != NULL && serve_set_persist(d->serve, d->persist) < 0)) {
 		snprintf(err, err_len, "out of memory");
 		goto fail;
 	}
+	struct producers_persist hooks;
+	if (d->persist != NULL)
+		persist_hooks(d->persist, &hooks);
+	producers_set_state(d->producers, d->meta, d->persist ? &hooks : NULL);
 	struct pool_config pc = {.workers = d->workers, .pin = cfg->pin};
 	d->pool = pool_start(&pc, serve_poll, d->serve, err, err_len);
 	if (d->pool == NULL)

@@ -46,6 +46,10 @@ struct daemon_config {
 	 * DAEMON_MAX_NODES), its file's mode (0: 0600) and group. An existing
 	 * region of that name is resumed, unless `fresh`: then removed first. */
 	const char *state_name;
+	/* The durable store (bind/store.h): its directory (NULL: none) and
+	 * durability mode (enum store_durability; 0 none, 1 async, 2 sync). */
+	const char *state_dir;
+	int durability;
 	uint32_t max_nodes;
 	mode_t region_mode;
 	gid_t region_group;

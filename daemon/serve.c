@@ -11,6 +11,7 @@
  */
 #include "daemon/serve_internal.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,7 @@
 #include "base/base.h"
 #include "bind/bind.h"
 #include "ingest/ingest.h"
+#include "daemon/persist_internal.h"
 
 #define SERVE_BURST 32u
 /* A producer's allowance of worker time per turn (see serve_producer). */
@@ -32,6 +34,8 @@ struct serve {
 	struct serve_stats *stats;
 	unsigned workers;
 	int cancel; /* __atomic, relaxed: a mode switch read once per pod */
+	struct persist *persist; /* NULL: no durable store */
+	uint64_t *store_seq;     /* [workers]: the burst's last store op */
 };
 
 struct serve *serve_create(struct producers *p, struct placements *placements,
@@ -53,7 +57,18 @@ struct serve *serve_create(struct producers *p, struct placements *placements,
 
 void serve_destroy(struct serve *s)
 {
+	if (s != NULL)
+		free(s->store_seq);
 	free(s);
+}
+
+int serve_set_persist(struct serve *s, struct persist *p)
+{
+	s->store_seq = calloc(s->workers, sizeof(*s->store_seq));
+	if (s->store_seq == NULL)
+		return -ENOMEM;
+	s->persist = p;
+	return 0;
 }
 
 void serve_cancel_all(struct serve *s)
@@ -108,6 +123,9 @@ static void answer(struct serve *s, unsigned w, struct producer *pr,
 		uint64_t id = placements_fill(s->placements, (uint32_t)rec, pr->owner,
 					      node, ledger_node_generation(s->ledger, node),
 					      &pod.spec, &r.placement.devices, pod.cookie);
+		if (s->persist != NULL)
+			s->store_seq[w] = persist_placement(
+				s->persist, id, placements_get(s->placements, id));
 		answer_placed(slot, node, now_ns(), &r.placement.devices, id);
 		return;
 	}
@@ -179,6 +197,12 @@ static unsigned serve_producer(struct serve *s, unsigned w, struct producer *pr)
 		}
 		answer(s, w, pr, &pr->region.slots[h[i]]);
 		h[k++] = h[i];
+	}
+	/* Sync durability: no answer of this burst is handed back before the
+	 * burst's placements are on disk (one wait, one group commit). */
+	if (s->persist != NULL && s->store_seq[w] != 0 && persist_sync(s->persist)) {
+		persist_wait(s->persist, s->store_seq[w]);
+		s->store_seq[w] = 0;
 	}
 	uint64_t spent = now_ns() - t0;
 	pr->deficit_ns -= (int64_t)spent;

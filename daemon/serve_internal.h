@@ -44,6 +44,12 @@ struct serve *serve_create(struct producers *p, struct placements *placements,
 			   struct serve_stats *stats, unsigned workers);
 void serve_destroy(struct serve *s);
 
+struct persist;
+/* Every placement's record also goes to the durable store `p` (sync
+ * durability: answers wait for it). Before the pool starts. Returns 0 or
+ * -ENOMEM. */
+int serve_set_persist(struct serve *s, struct persist *p);
+
 /* From now on, answer every submitted pod SHMSCHED_CANCELLED instead of
  * placing it (shutdown after the drain deadline). Any thread. */
 void serve_cancel_all(struct serve *s);

@@ -57,7 +57,8 @@ struct producers {
 				       * refusals; "" when unknown */
 	struct cluster *cluster;
 	struct state_meta *meta;          /* resync counters; NULL: none */
-	struct resync_hooks resync_hooks; /* what records a resync changed */
+	struct producers_persist persist; /* what the store hears */
+	struct resync_hooks resync_hooks; /* the same, as a resync takes it */
 	struct intern *strings; /* written here, read by workers */
 	struct res_names *res;  /* likewise */
 	const struct plugin_ctx *ctx;
@@ -221,6 +222,8 @@ static int identity_of(struct producers *p, uid_t uid, const char *name,
 	id->used = 1;
 	id->uid = uid;
 	snprintf(id->name, sizeof(id->name), "%s", name);
+	if (p->persist.identity_added != NULL)
+		p->persist.identity_added(p->persist.arg, free_at + 1);
 	return (int)free_at + 1;
 }
 
@@ -405,6 +408,8 @@ static void handle_node_event(struct producers *p, struct control_server *s,
 		intern_rollback(p->strings, &mark);
 		control_server_reply_error(s, conn, rid, -rc, "%s", err);
 	} else {
+		if (p->persist.node_changed != NULL)
+			p->persist.node_changed(p->persist.arg, &ev);
 		control_server_reply(s, conn, rid, NULL, 0, -1);
 	}
 }
@@ -447,6 +452,8 @@ static void handle_release(struct producers *p, enum producer_role role,
 		/* The node was removed (its use went with it): nothing to give
 		 * back, and nothing to remember. */
 		placements_free(p->placements, r.placement_id);
+		if (p->persist.placement_freed != NULL)
+			p->persist.placement_freed(p->persist.arg, r.placement_id);
 		control_server_reply_error(s, conn, rid, ESTALE,
 					   "placement %llu: its node was removed; "
 					   "nothing was left to give back",
@@ -454,15 +461,11 @@ static void handle_release(struct producers *p, enum producer_role role,
 		return;
 	}
 	static struct pod_spec pod; /* the control thread's alone */
-	memset(&pod, 0, sizeof(pod));
-	pod.request = rec->request;
-	pod.request.v[RES_PODS] = 0;
-	pod.nonzero_cpu_milli = rec->nonzero_cpu_milli;
-	pod.nonzero_mem_bytes = rec->nonzero_mem_bytes;
-	pod.n_ports = rec->n_ports;
-	memcpy(pod.ports, rec->ports, rec->n_ports * sizeof(pod.ports[0]));
+	placement_use(rec, &pod);
 	ledger_account(l, rec->slot, &pod, &rec->dev, -1);
 	placements_free(p->placements, r.placement_id);
+	if (p->persist.placement_freed != NULL)
+		p->persist.placement_freed(p->persist.arg, r.placement_id);
 	control_server_reply(s, conn, rid, NULL, 0, -1);
 }
 
@@ -634,11 +637,15 @@ static void handle_resync(struct producers *p, struct control_server *s,
 }
 
 void producers_set_state(struct producers *p, struct state_meta *meta,
-			 const struct resync_hooks *hooks)
+			 const struct producers_persist *persist)
 {
 	p->meta = meta;
-	if (hooks != NULL)
-		p->resync_hooks = *hooks;
+	if (persist != NULL) {
+		p->persist = *persist;
+		p->resync_hooks = (struct resync_hooks){persist->placement_freed,
+							persist->placement_added,
+							persist->arg};
+	}
 }
 
 /* Refuses a request only the admin socket takes, naming that socket. */

@@ -78,11 +78,22 @@ struct producers *producers_create(struct cluster *c, struct intern *strings,
 				   struct placements *placements,
 				   struct state_identity *identities);
 
+/* What the control thread tells of the changes it makes, for the durable
+ * store; each is called after the change, on the control thread, under
+ * the producers' lock. Any may be NULL. */
+struct producers_persist {
+	void (*node_changed)(void *arg, const struct node_event *ev);
+	void (*identity_added)(void *arg, uint32_t owner);
+	void (*placement_freed)(void *arg, uint64_t id);  /* release, resync */
+	void (*placement_added)(void *arg, uint64_t id);  /* resync */
+	void *arg;
+};
+
 /* The state region's meta, whose resync counters OP_RESYNC moves, and
- * what to tell of the records a resync changes (the durable store). Before
- * the control sockets start. */
+ * what to tell of changes (NULL: nothing). Before the control sockets
+ * start. */
 void producers_set_state(struct producers *p, struct state_meta *meta,
-			 const struct resync_hooks *hooks);
+			 const struct producers_persist *persist);
 
 /* Frees what is left. No worker may be running; the control server must
  * have stopped (its on_disconnect calls freed the producers). */

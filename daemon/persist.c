@@ -1,0 +1,348 @@
+/* The daemon and its durable store: see persist_internal.h. */
+#include "daemon/persist_internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/base.h"
+
+struct persist {
+	struct store *store;
+	struct persist_tables t;
+	bool sync;
+	uint64_t failures; /* hook writes that failed: relaxed, a figure */
+};
+
+int persist_open(const char *dir, enum store_durability mode,
+		 const struct persist_tables *tables, struct persist **out,
+		 char *err, size_t err_len)
+{
+	struct persist *p = calloc(1, sizeof(*p));
+	if (p == NULL)
+		return errmsg_rc(-ENOMEM, err, err_len, "out of memory");
+	int rc = store_open(dir, mode, &p->store, err, err_len);
+	if (rc < 0) {
+		free(p);
+		return rc;
+	}
+	p->t = *tables;
+	p->sync = mode == STORE_DURABILITY_SYNC;
+	*out = p;
+	return 0;
+}
+
+void persist_close(struct persist *p)
+{
+	if (p == NULL)
+		return;
+	store_close(p->store);
+	free(p);
+}
+
+bool persist_sync(const struct persist *p)
+{
+	return p->sync;
+}
+
+struct store *persist_store(struct persist *p)
+{
+	return p->store;
+}
+
+struct counts {
+	uint64_t nodes, placements;
+};
+
+static int count_node(void *arg, const char *name, size_t nl, const void *b,
+		      size_t len)
+{
+	(void)name;
+	(void)nl;
+	(void)b;
+	(void)len;
+	((struct counts *)arg)->nodes++;
+	return 0;
+}
+
+static int count_placement(void *arg, uint64_t id, const void *b, uint32_t len)
+{
+	(void)id;
+	(void)b;
+	(void)len;
+	((struct counts *)arg)->placements++;
+	return 0;
+}
+
+int persist_has_state(struct persist *p, bool *has, char *err, size_t err_len)
+{
+	struct counts c = {0};
+	struct store_visitor v = {count_node, NULL, count_placement, &c};
+	int rc = store_load(p->store, &v, err, err_len);
+	*has = c.nodes + c.placements > 0;
+	return rc;
+}
+
+/* --- restore ------------------------------------------------------------- */
+
+struct restore {
+	struct persist *p;
+	struct node_event *events;
+	size_t n, cap;
+	uint64_t placements, skipped;
+	char *err;
+	size_t err_len;
+};
+
+static int restore_node(void *arg, const char *name, size_t nl, const void *b,
+			size_t len)
+{
+	struct restore *r = arg;
+	if (r->n == r->cap) {
+		size_t cap = r->cap ? r->cap * 2 : 256;
+		struct node_event *e = realloc(r->events, cap * sizeof(*e));
+		if (e == NULL)
+			return errmsg_rc(-ENOMEM, r->err, r->err_len, "out of memory");
+		r->events = e;
+		r->cap = cap;
+	}
+	struct node_event *e = &r->events[r->n];
+	memset(e, 0, sizeof(*e));
+	e->kind = NODE_EVENT_ADD;
+	char why[256];
+	int rc = store_decode_node(b, len, r->p->t.strings, &e->spec, why, sizeof(why));
+	if (rc < 0)
+		return errmsg_rc(rc, r->err, r->err_len, "store: node %.*s: %s",
+				 (int)(nl > 64 ? 64 : nl), name, why);
+	if (intern_len(r->p->t.strings, e->spec.name) != nl ||
+	    memcmp(intern_str(r->p->t.strings, e->spec.name), name, nl) != 0)
+		return errmsg_rc(-EBADMSG, r->err, r->err_len, "store: node %.*s: "
+				 "its record names another node",
+				 (int)(nl > 64 ? 64 : nl), name);
+	e->name = e->spec.name;
+	r->n++;
+	return 0;
+}
+
+static int restore_identity(void *arg, uint32_t owner, const void *b, uint32_t len)
+{
+	struct restore *r = arg;
+	char why[256];
+	struct state_identity id;
+	int rc = store_decode_identity(b, len, &id, why, sizeof(why));
+	if (rc == 0 && (owner == 0 || owner > STATE_IDENTITIES))
+		rc = errmsg_rc(-EBADMSG, why, sizeof(why), "owner %u out of range",
+			       owner);
+	if (rc < 0)
+		return errmsg_rc(rc, r->err, r->err_len, "store: identity %u: %s",
+				 owner, why);
+	r->p->t.identities[owner - 1] = id;
+	return 0;
+}
+
+static int restore_placement(void *arg, uint64_t id, const void *b, uint32_t len)
+{
+	struct restore *r = arg;
+	struct persist *p = r->p;
+	struct placement_record rec;
+	uint32_t node;
+	char why[256];
+	int rc = store_decode_placement(b, len, p->t.strings, &rec, &node, why,
+					sizeof(why));
+	if (rc < 0)
+		return errmsg_rc(rc, r->err, r->err_len, "store: placement %llu: %s",
+				 (unsigned long long)id, why);
+	int64_t slot = cluster_slot_of(p->t.cluster, node);
+	if (slot < 0) {
+		r->skipped++; /* its node was removed before the store saw it */
+		return 0;
+	}
+	rec.slot = (uint32_t)slot;
+	rec.node_gen = ledger_node_generation(cluster_ledger(p->t.cluster),
+					      (uint32_t)slot);
+	rc = placements_restore(p->t.records, id, &rec);
+	if (rc < 0)
+		return errmsg_rc(-EBADMSG, r->err, r->err_len, "store: placement "
+				 "%llu: %s", (unsigned long long)id, rc == -EEXIST
+				 ? "its record is taken twice"
+				 : "an id this daemon's --max-placements cannot hold");
+	r->placements++;
+	return 0;
+}
+
+int persist_restore(struct persist *p, uint64_t *nodes, uint64_t *placements,
+		    uint64_t *skipped, char *err, size_t err_len)
+{
+	struct restore r = {.p = p, .err = err, .err_len = err_len};
+	struct store_visitor first = {restore_node, restore_identity, NULL, &r};
+	int rc = store_load(p->store, &first, err, err_len);
+	char why[512];
+	if (rc == 0 && r.n > 0 &&
+	    (rc = cluster_apply(p->t.cluster, r.events, r.n, why, sizeof(why))) < 0)
+		errmsg_rc(rc, err, err_len, "store: its nodes: %s", why);
+	free(r.events);
+	struct store_visitor second = {NULL, NULL, restore_placement, &r};
+	if (rc == 0)
+		rc = store_load(p->store, &second, err, err_len);
+	if (rc < 0)
+		return rc;
+	placements_reindex(p->t.records);
+	struct recount_stats rs;
+	rc = ledger_recount(p->t.cluster, p->t.records, STATE_IDENTITIES, &rs, why,
+			    sizeof(why));
+	if (rc < 0)
+		return errmsg_rc(rc, err, err_len, "store: %s", why);
+	*nodes = r.n;
+	*placements = r.placements;
+	*skipped = r.skipped;
+	return 0;
+}
+
+/* --- the region into the store ------------------------------------------- */
+
+static int fill_store(struct store_replace *w, void *arg)
+{
+	struct persist *p = arg;
+	const struct snapshot *snap = cluster_snapshot(p->t.cluster);
+	struct ledger *l = cluster_ledger(p->t.cluster);
+	static uint8_t buf[1 << 20];
+	for (uint32_t s = 0; s < snap->n_slots; s++) {
+		if (!snap->present[s])
+			continue;
+		const struct node_spec *n = &snap->nodes[s];
+		int len = store_encode_node(n, p->t.strings, buf, sizeof(buf));
+		int rc = len < 0 ? len
+			 : store_replace_node(w, intern_str(p->t.strings, n->name),
+					      intern_len(p->t.strings, n->name), buf,
+					      (size_t)len);
+		if (rc != 0)
+			return rc;
+	}
+	for (uint32_t i = 0; i < STATE_IDENTITIES; i++) {
+		if (!p->t.identities[i].used)
+			continue;
+		int len = store_encode_identity(&p->t.identities[i], buf, sizeof(buf));
+		int rc = len < 0 ? len : store_replace_identity(w, i + 1, buf,
+								 (uint32_t)len);
+		if (rc != 0)
+			return rc;
+	}
+	uint32_t hw = placements_high_water(p->t.records);
+	for (uint32_t i = 0; i < hw; i++) {
+		uint64_t id;
+		const struct placement_record *r = placements_at(p->t.records, i, &id);
+		/* A record on a removed node counts nowhere: not kept. */
+		if (r == NULL || r->slot >= snap->n_slots || !snap->present[r->slot] ||
+		    r->node_gen != ledger_node_generation(l, r->slot))
+			continue;
+		int len = store_encode_placement(r, snap->nodes[r->slot].name,
+						 p->t.strings, buf, STORE_BLOB_MAX);
+		int rc = len < 0 ? len : store_replace_placement(w, id, buf,
+								  (uint32_t)len);
+		if (rc != 0)
+			return rc;
+	}
+	return 0;
+}
+
+int persist_replace_all(struct persist *p, char *err, size_t err_len)
+{
+	return store_replace_all(p->store, fill_store, p, err, err_len);
+}
+
+/* --- as things happen ---------------------------------------------------- */
+
+uint64_t persist_placement(struct persist *p, uint64_t id,
+			   const struct placement_record *r)
+{
+	/* The worker's own snapshot read: the node the record names. A
+	 * record whose node left meanwhile is stale; it is kept by name and
+	 * skipped at a restore that does not find the node. */
+	const struct snapshot *snap = cluster_snapshot(p->t.cluster);
+	uint32_t node = r->slot < snap->n_slots ? snap->nodes[r->slot].name : 0;
+	uint8_t buf[STORE_BLOB_MAX];
+	int len = store_encode_placement(r, node, p->t.strings, buf, sizeof(buf));
+	if (len < 0) {
+		__atomic_fetch_add(&p->failures, 1, __ATOMIC_RELAXED);
+		return 0;
+	}
+	return store_put_placement(p->store, id, buf, (uint32_t)len);
+}
+
+void persist_wait(struct persist *p, uint64_t seq)
+{
+	if (seq != 0 && store_wait(p->store, seq) < 0)
+		__atomic_fetch_add(&p->failures, 1, __ATOMIC_RELAXED);
+}
+
+static void on_node_changed(void *arg, const struct node_event *ev)
+{
+	struct persist *p = arg;
+	char err[512];
+	const char *name = intern_str(p->t.strings, ev->name);
+	size_t nl = intern_len(p->t.strings, ev->name);
+	int rc;
+	if (ev->kind == NODE_EVENT_REMOVE) {
+		rc = store_del_node(p->store, name, nl, err, sizeof(err));
+	} else {
+		/* The node as the new snapshot holds it (cordon changes a
+		 * field of the stored spec). */
+		int64_t slot = cluster_slot_of(p->t.cluster, ev->name);
+		static uint8_t buf[1 << 20];
+		int len = slot < 0 ? -ENOENT
+			  : store_encode_node(&cluster_snapshot(p->t.cluster)->nodes[slot],
+					      p->t.strings, buf, sizeof(buf));
+		rc = len < 0 ? len : store_put_node(p->store, name, nl, buf,
+						    (size_t)len, err, sizeof(err));
+	}
+	if (rc < 0) {
+		__atomic_fetch_add(&p->failures, 1, __ATOMIC_RELAXED);
+		log_msg(LOG_LEVEL_ERROR, "store: node %s not saved: %s", name, err);
+	}
+}
+
+static void on_identity_added(void *arg, uint32_t owner)
+{
+	struct persist *p = arg;
+	uint8_t buf[256];
+	char err[512];
+	int len = store_encode_identity(&p->t.identities[owner - 1], buf, sizeof(buf));
+	int rc = len < 0 ? len : store_put_identity(p->store, owner, buf,
+						    (uint32_t)len, err, sizeof(err));
+	if (rc < 0) {
+		__atomic_fetch_add(&p->failures, 1, __ATOMIC_RELAXED);
+		log_msg(LOG_LEVEL_ERROR, "store: identity %u not saved: %s", owner,
+			err);
+	}
+}
+
+static void on_placement_freed(void *arg, uint64_t id)
+{
+	struct persist *p = arg;
+	uint64_t seq = store_del_placement(p->store, id);
+	if (p->sync)
+		persist_wait(p, seq);
+}
+
+static void on_placement_added(void *arg, uint64_t id)
+{
+	struct persist *p = arg;
+	const struct placement_record *r = placements_get(p->t.records, id);
+	if (r == NULL)
+		return;
+	uint64_t seq = persist_placement(p, id, r);
+	if (p->sync)
+		persist_wait(p, seq);
+}
+
+void persist_hooks(struct persist *p, struct producers_persist *out)
+{
+	*out = (struct producers_persist){
+		.node_changed = on_node_changed,
+		.identity_added = on_identity_added,
+		.placement_freed = on_placement_freed,
+		.placement_added = on_placement_added,
+		.arg = p,
+	};
+}
