@@ -113,6 +113,11 @@ static void usage(FILE *to)
 		"with unique, unschedulable pods; reports both times and the ratio.\n"
 		"  --noisy[=N]          run it (off by default)\n"
 		"\n"
+		"durability: the daemon keeps its placements in a durable store\n"
+		"(LMDB) in DIR, as shmschedd --state-dir does.\n"
+		"  --state-dir DIR      off by default\n"
+		"  --durability MODE    none, async (the default) or sync\n"
+		"\n"
 		"reference: kube-scheduler's algorithm literally, in process, one pod\n"
 		"at a time over every node, on the same cluster and pods.\n"
 		"  --reference-seconds S  time bound (default 5)\n"
@@ -216,7 +221,7 @@ enum {
 	OPT_NO_REFERENCE, OPT_QUALITY_NODES, OPT_QUALITY_PODS,
 	OPT_QUALITY_SECONDS, OPT_NO_QUALITY, OPT_SWEEP_NODES, OPT_SWEEP_WORKERS,
 	OPT_SWEEP_REFERENCE_SECONDS, OPT_PLOT, OPT_PROGRESS, OPT_NO_PROGRESS,
-	OPT_NOISY,
+	OPT_NOISY, OPT_STATE_DIR, OPT_DURABILITY,
 };
 
 static int parse_one(int c, const char *arg, struct options *o)
@@ -366,6 +371,19 @@ static int parse_one(int c, const char *arg, struct options *o)
 					      &o->noisy_pods) < 0)
 			return -EINVAL;
 		break;
+	case OPT_STATE_DIR:
+		o->run.state_dir = arg;
+		break;
+	case OPT_DURABILITY:
+		o->run.durability = strcmp(arg, "none") == 0 ? 0
+				    : strcmp(arg, "async") == 0 ? 1
+				    : strcmp(arg, "sync") == 0 ? 2 : -1;
+		if (o->run.durability < 0) {
+			fprintf(stderr, "shmsched-bench: --durability: \"%s\": "
+				"expected none, async or sync\n", arg);
+			return -EINVAL;
+		}
+		break;
 	case OPT_NO_REFERENCE:
 		o->reference = false;
 		break;
@@ -410,6 +428,8 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{"latency-pods", required_argument, NULL, OPT_LATENCY_PODS},
 		{"no-latency", no_argument, NULL, OPT_NO_LATENCY},
 		{"noisy", optional_argument, NULL, OPT_NOISY},
+		{"state-dir", required_argument, NULL, OPT_STATE_DIR},
+		{"durability", required_argument, NULL, OPT_DURABILITY},
 		{"reference-seconds", required_argument, NULL, OPT_REFERENCE_SECONDS},
 		{"no-reference", no_argument, NULL, OPT_NO_REFERENCE},
 		{"quality-nodes", required_argument, NULL, OPT_QUALITY_NODES},
@@ -433,6 +453,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 			      .quality = true, .quality_nodes = 500,
 			      .quality_seconds = 60, .progress = -1,
 			      .run = {.nodes = 10000, .running = 100000,
+				      .durability = 1 /* async, with --state-dir */,
 				      .pods = 1000000, .producers = 1, .seed = 1}};
 	bool rate_given = false;
 	int c;

@@ -446,7 +446,9 @@ static int start_daemon(const struct engine_run_config *cfg, const char *sock,
 				   .synthetic_running = cfg->running,
 				   .seed = cfg->seed, .workers = cfg->workers,
 				   .pin = true, .slots = 4096,
-				   .max_placements = max_placements(cfg)};
+				   .max_placements = max_placements(cfg),
+				   .state_dir = cfg->state_dir,
+				   .durability = cfg->durability};
 	*d = daemon_start(&dc, err, err_len);
 	return *d == NULL ? -EINVAL : 0;
 }

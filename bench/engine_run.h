@@ -45,6 +45,11 @@ struct engine_run_config {
 	 * the daemon with unique, unschedulable pods from the start until
 	 * the counted producers have their answers: the fair-share check. */
 	bool noisy;
+	/* Set: the daemon keeps a durable store in this directory, with
+	 * `durability` (0 none, 1 async, 2 sync): what a placement costs
+	 * when it is made durable. */
+	const char *state_dir;
+	int durability;
 };
 
 struct engine_run_result {

@@ -198,17 +198,19 @@ static unsigned serve_producer(struct serve *s, unsigned w, struct producer *pr)
 		answer(s, w, pr, &pr->region.slots[h[i]]);
 		h[k++] = h[i];
 	}
-	/* Sync durability: no answer of this burst is handed back before the
-	 * burst's placements are on disk (one wait, one group commit). */
-	if (s->persist != NULL && s->store_seq[w] != 0 && persist_sync(s->persist)) {
-		persist_wait(s->persist, s->store_seq[w]);
-		s->store_seq[w] = 0;
-	}
 	uint64_t spent = now_ns() - t0;
 	pr->deficit_ns -= (int64_t)spent;
 	/* The cost per pod, smoothed over the last few bursts. */
 	uint64_t per_pod = spent / (unsigned)n;
 	pr->cost_ns = pr->cost_ns ? (pr->cost_ns * 3 + per_pod) / 4 : per_pod;
+	/* Sync durability: no answer of this burst is handed back before the
+	 * burst's placements are on disk (one wait, one group commit). The
+	 * wait is not the producer's cost: counted, it would shrink bursts to
+	 * one pod and make every pod wait for its own fsync. */
+	if (s->persist != NULL && s->store_seq[w] != 0 && persist_sync(s->persist)) {
+		persist_wait(s->persist, s->store_seq[w]);
+		s->store_seq[w] = 0;
+	}
 	int sent = answer_complete(&pr->completion, h, k);
 	if (sent < 0) {
 		snprintf(why, sizeof(why), "its completion ring's index is ahead "
