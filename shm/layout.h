@@ -219,8 +219,8 @@ struct intern_entry {
 	uint32_t reserved;
 };
 
-/* SHM_SECTION_SNAPSHOTS: two buffers, each STATE_SNAPSHOT_STRIDE(max_nodes)
- * bytes from the section's start: this header, then present[max_nodes]
+/* SHM_SECTION_SNAPSHOTS: two buffers, each cluster_snapshots_section_size
+ * (max_nodes) / 2 bytes from the section's start: this header, then present[max_nodes]
  * (uint8), nodes[max_nodes] (struct node_spec), allocatable[RES_MAX]
  * [max_nodes] (int64), shards[max_nodes / 64 + 1] (shm/cluster.h's struct
  * shard_summary), each 64-byte aligned, as shm/cluster.c lays them out. */
