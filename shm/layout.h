@@ -238,7 +238,8 @@ struct state_snapshot {
 /* SHM_SECTION_IDENTITIES: a producer identity (uid, name). A placement's
  * owner is its index + 1. */
 struct state_identity {
-	uint32_t used;
+	uint32_t used;        /* stored last, with release; observers load
+			       * it with acquire: uid and name complete */
 	uint32_t uid;
 	uint32_t connections; /* live connections under it now */
 	uint32_t reserved;
