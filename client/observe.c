@@ -102,15 +102,44 @@ static void count(uint64_t *counter)
 
 /* Reads the current snapshot (R1-R5): its header only, or `whole` with its
  * present[] and nodes[]. */
+/* Whether waiting for the writer may help: a daemon holds the region.
+ * Without one nothing in it moves, and a current buffer that is odd or
+ * never published stays so: a live daemon leaves neither (S1 rewrites only
+ * the buffer that is not current), so it is damage. Asked once, when the
+ * tries pass OBSERVE_SPINS (a lock test is two system calls). */
+static int still_waiting(const struct shmsched_observer *obs, unsigned attempt,
+			 uint32_t index, bool odd, char *err, size_t err_len)
+{
+	if (attempt != OBSERVE_SPINS || state_held(obs->st))
+		return 0;
+	return errmsg_rc(-EBADMSG, err, err_len, "state region %s: the current "
+			 "snapshot (%" PRIu32 ") is %s, and no daemon holds the "
+			 "region to finish it: damaged", obs->path, index,
+			 odd ? "being rewritten (odd sequence)"
+			     : "one never published (generation 0)");
+}
+
 static int snap_read(struct shmsched_observer *obs, bool whole,
 		     struct snap_copy *c, char *err, size_t err_len)
 {
+	/* Why the last try failed, when it was the buffer's state (not a
+	 * rewrite under the copy): for still_waiting(). */
+	int stuck = 0; /* 0 none, 1 odd, 2 generation 0 */
+	uint32_t stuck_index = 0;
 	for (unsigned attempt = 0; attempt < OBSERVE_TRIES; attempt++) {
 		if (attempt > 0) {
 			count(&obs->retries);
+			int rc = stuck ? still_waiting(obs, attempt, stuck_index,
+						       stuck == 1, err, err_len)
+				       : 0;
+			if (rc < 0) {
+				count(&obs->refused);
+				return rc;
+			}
 			if (attempt > OBSERVE_SPINS)
 				sched_yield();
 		}
+		stuck = 0;
 		/* R1: acquire, partner of S3. */
 		uint32_t index = __atomic_load_n(&obs->meta->current_snapshot,
 						 __ATOMIC_ACQUIRE);
@@ -124,8 +153,11 @@ static int snap_read(struct shmsched_observer *obs, bool whole,
 		const struct snapshot *v = &obs->views[index];
 		/* R2: acquire, partner of S2. */
 		uint64_t seq = __atomic_load_n(&h->seq, __ATOMIC_ACQUIRE);
-		if (seq & 1)
+		if (seq & 1) {
+			stuck = 1;
+			stuck_index = index;
 			continue;
+		}
 		/* R3. Relaxed loads: each field read once; whether they belong
 		 * together is R4's to say. */
 		c->index = index;
@@ -133,7 +165,8 @@ static int snap_read(struct shmsched_observer *obs, bool whole,
 		c->n_slots = __atomic_load_n(&h->n_slots, __ATOMIC_RELAXED);
 		c->n_nodes = __atomic_load_n(&h->n_nodes, __ATOMIC_RELAXED);
 		uint64_t checksum = __atomic_load_n(&h->checksum, __ATOMIC_RELAXED);
-		bool fits = c->n_slots <= obs->caps.max_nodes;
+		bool fits = c->n_slots <= obs->caps.max_nodes &&
+			    c->n_nodes <= c->n_slots;
 		if (whole && fits && c->n_slots > c->room) {
 			uint8_t *p = realloc(c->present, c->n_slots);
 			if (p != NULL)
@@ -159,14 +192,18 @@ static int snap_read(struct shmsched_observer *obs, bool whole,
 			continue;
 		/* A stable buffer never published: a failed write's, or none
 		 * yet (a daemon still filling a new region). */
-		if (c->generation == 0)
+		if (c->generation == 0) {
+			stuck = 2;
+			stuck_index = index;
 			continue;
+		}
 		if (!fits) {
 			count(&obs->refused);
 			return errmsg_rc(-EBADMSG, err, err_len, "state region %s: "
 					 "snapshot %" PRIu32 " damaged: %" PRIu32
-					 " slots, the region holds %" PRIu32, obs->path,
-					 index, c->n_slots, obs->caps.max_nodes);
+					 " nodes in %" PRIu32 " slots, the region holds %"
+					 PRIu32, obs->path, index, c->n_nodes, c->n_slots,
+					 obs->caps.max_nodes);
 		}
 		if (whole) {
 			/* R5. */
@@ -553,12 +590,18 @@ int shmsched_observe_node_name(struct shmsched_observer *obs, uint32_t node_id,
 	/* R1-R4 over one slot: its present byte and its name id, no
 	 * checksum (the copy is a few bytes; the id is checked against the
 	 * string table below). */
+	bool stuck = false;
 	for (unsigned attempt = 0; attempt < OBSERVE_TRIES; attempt++) {
 		if (attempt > 0) {
 			count(&obs->retries);
+			if (stuck && still_waiting(obs, attempt, 0, true, NULL, 0) < 0) {
+				count(&obs->refused);
+				return -EBADMSG;
+			}
 			if (attempt > OBSERVE_SPINS)
 				sched_yield();
 		}
+		stuck = false;
 		/* R1, R2: acquire, partners of S3, S2. */
 		uint32_t index = __atomic_load_n(&obs->meta->current_snapshot,
 						 __ATOMIC_ACQUIRE);
@@ -567,7 +610,8 @@ int shmsched_observe_node_name(struct shmsched_observer *obs, uint32_t node_id,
 		struct state_snapshot *h = obs->headers[index];
 		const struct snapshot *v = &obs->views[index];
 		uint64_t seq = __atomic_load_n(&h->seq, __ATOMIC_ACQUIRE);
-		if (seq & 1)
+		stuck = seq & 1;
+		if (stuck)
 			continue;
 		/* R3. */
 		uint64_t generation = __atomic_load_n(&h->generation, __ATOMIC_RELAXED);
@@ -577,8 +621,10 @@ int shmsched_observe_node_name(struct shmsched_observer *obs, uint32_t node_id,
 		uint32_t name = in ? v->nodes[node_id].name : 0;
 		/* R4. */
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
-		if (__atomic_load_n(&h->seq, __ATOMIC_RELAXED) != seq ||
-		    generation == 0)
+		if (__atomic_load_n(&h->seq, __ATOMIC_RELAXED) != seq)
+			continue;
+		stuck = generation == 0;
+		if (stuck)
 			continue;
 		count(&obs->reads);
 		if (!present)

@@ -212,7 +212,9 @@ SHMSCHED_EXPORT void shmsched_observe_close(struct shmsched_observer *obs);
  *   -EINVAL   NULL arguments
  *   -EAGAIN   the snapshot kept changing under the read, or none has been
  *             published yet (a daemon still starting): try again
- *   -EBADMSG  the current snapshot's header is damaged
+ *   -EBADMSG  the current snapshot's header is damaged, or it is odd or
+ *             was never published and no daemon holds the region (a live
+ *             daemon leaves neither; without one it never changes)
  * Thread-safety: any thread, concurrently on one handle. */
 SHMSCHED_EXPORT int shmsched_observe_summary(struct shmsched_observer *obs,
 					     struct shmsched_observe_summary *out,
@@ -229,8 +231,10 @@ SHMSCHED_EXPORT int shmsched_observe_summary(struct shmsched_observer *obs,
  *   -EINVAL   NULL obs or n_out, or out NULL with max > 0
  *   -EAGAIN   the daemon rewrote the snapshot under every try (node events
  *             faster than the copy), or none has been published yet
- *   -EBADMSG  a stable copy whose checksum fails, or a node whose name is
- *             not in the string table: the region is damaged
+ *   -EBADMSG  a stable copy whose checksum fails, a node whose name is
+ *             not in the string table, or a current snapshot that is odd
+ *             or never published with no daemon holding the region: the
+ *             region is damaged
  *   -ENOMEM   out of memory for the copy
  * Thread-safety: any thread, concurrently on one handle. */
 SHMSCHED_EXPORT int shmsched_observe_nodes(struct shmsched_observer *obs,
@@ -270,7 +274,8 @@ SHMSCHED_EXPORT int shmsched_observe_workers(struct shmsched_observer *obs,
  *             when len > 0)
  *   -EAGAIN   the snapshot kept changing under the read, or none has been
  *             published yet
- *   -EBADMSG  the node's name is not in the string table (damaged)
+ *   -EBADMSG  the node's name is not in the string table, or the current
+ *             snapshot is odd with no daemon holding the region (damaged)
  * Thread-safety: any thread, concurrently on one handle. */
 SHMSCHED_EXPORT int shmsched_observe_node_name(struct shmsched_observer *obs,
 					       uint32_t node_id, char *buf,

@@ -431,6 +431,24 @@ static void index_damaged(int fd, off_t size)
 		(off_t)offsetof(struct state_meta, current_snapshot), 7);
 }
 
+/* The current snapshot left odd (being rewritten), which no daemon does:
+ * with none holding the region, refused at once rather than waited on. */
+static void snapshot_odd(int fd, off_t size)
+{
+	char *map = mmap(NULL, (size_t)size, PROT_READ | PROT_WRITE, MAP_SHARED,
+			 fd, 0);
+	assert_true(map != MAP_FAILED);
+	const struct state_meta *m = (const struct state_meta *)
+		(map + section_offset(fd, SHM_SECTION_META));
+	struct shm_span span = {map + section_offset(fd, SHM_SECTION_SNAPSHOTS),
+				cluster_snapshots_section_size(m->max_nodes)};
+	struct state_snapshot *hdr[2];
+	struct snapshot views[2];
+	assert_int_equal(cluster_snapshots_in(span, m->max_nodes, hdr, views), 0);
+	hdr[m->current_snapshot]->seq++;
+	munmap(map, (size_t)size);
+}
+
 /* A record's slot past every node, and the high-water mark past the
  * records. */
 static void records_damaged(int fd, off_t size)
@@ -478,6 +496,10 @@ static void test_damaged_regions(void **state)
 	assert_int_equal(observe_damaged("index", index_damaged, err, sizeof(err)),
 			 -EBADMSG);
 	assert_non_null(strstr(err, "meta section damaged"));
+
+	assert_int_equal(observe_damaged("odd", snapshot_odd, err, sizeof(err)),
+			 -EBADMSG);
+	assert_non_null(strstr(err, "no daemon holds the region"));
 
 	/* Records out of range are skipped, not followed: the reads pass. */
 	assert_int_equal(observe_damaged("records", records_damaged, err,
