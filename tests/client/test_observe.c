@@ -11,9 +11,11 @@
  *   kill -9 leaves it) reads the same, and says no daemon holds it.
  * - Refusals, each with its errno and a message that names the file: no
  *   such region, a bad name, wrong magic, another ABI version (both named),
- *   a truncated file, an empty file, capacities out of range, and a
- *   snapshot whose checksum fails (the open passes: the snapshot is read
- *   per call, and each read refuses it). None crashes.
+ *   a truncated file, an empty file, capacities out of range, a snapshot
+ *   whose checksum fails (the open passes: the snapshot is read per call,
+ *   and each read refuses it), and a current snapshot left odd with no
+ *   daemon to finish it (refused at once, not waited on). Records out of
+ *   range are skipped. None crashes.
  */
 #define _GNU_SOURCE 1
 
