@@ -187,7 +187,7 @@ static int snap_read(struct shmsched_observer *obs, bool whole,
 		}
 		/* R4: the fence orders the copy's loads before the seq load
 		 * below (partner: S1's release fence). */
-		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		state_fence_acquire();
 		if (__atomic_load_n(&h->seq, __ATOMIC_RELAXED) != seq)
 			continue;
 		/* A stable buffer never published: a failed write's, or none
@@ -620,7 +620,7 @@ int shmsched_observe_node_name(struct shmsched_observer *obs, uint32_t node_id,
 		uint8_t present = in ? v->present[node_id] : 0;
 		uint32_t name = in ? v->nodes[node_id].name : 0;
 		/* R4. */
-		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		state_fence_acquire();
 		if (__atomic_load_n(&h->seq, __ATOMIC_RELAXED) != seq)
 			continue;
 		stuck = generation == 0;

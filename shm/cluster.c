@@ -61,7 +61,7 @@ static void buffer_open(struct state_snapshot *h)
 	/* S1: relaxed store, then a release fence: an observer that sees
 	 * any write below sees seq odd (or changed) when it re-reads. */
 	__atomic_store_n(&h->seq, h->seq + 1, __ATOMIC_RELAXED);
-	__atomic_thread_fence(__ATOMIC_RELEASE);
+	state_fence_release();
 }
 
 /* S2: the buffer holds `v`, whole. */

@@ -282,4 +282,27 @@ static inline uint64_t state_checksum(uint64_t h, const void *p, uint64_t len)
 	return h;
 }
 
+/* The fences of S1 (release) and O3 (acquire), for the writer and the
+ * observers of snapshots. Under -fsanitize=thread GCC refuses a fence
+ * (-Wtsan: ThreadSanitizer does not model fences); the fence stays and
+ * the warning is silenced, since the other side of these fences is in
+ * another process, through another mapping, where TSan sees nothing
+ * either way. */
+#if defined(__SANITIZE_THREAD__) && defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wtsan"
+#endif
+static inline void state_fence_release(void)
+{
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+}
+
+static inline void state_fence_acquire(void)
+{
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+}
+#if defined(__SANITIZE_THREAD__) && defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+
 #endif
