@@ -413,8 +413,8 @@ static void snapshot_flipped(int fd, off_t size)
 	char *map = mmap(NULL, (size_t)size, PROT_READ | PROT_WRITE, MAP_SHARED,
 			 fd, 0);
 	assert_true(map != MAP_FAILED);
-	const struct state_meta *m = (const struct state_meta *)
-		(map + section_offset(fd, SHM_SECTION_META));
+	const struct state_meta *m = (void *)(map + section_offset(fd,
+								SHM_SECTION_META));
 	struct shm_span span = {map + section_offset(fd, SHM_SECTION_SNAPSHOTS),
 				cluster_snapshots_section_size(m->max_nodes)};
 	struct state_snapshot *hdr[2];
@@ -440,8 +440,8 @@ static void snapshot_odd(int fd, off_t size)
 	char *map = mmap(NULL, (size_t)size, PROT_READ | PROT_WRITE, MAP_SHARED,
 			 fd, 0);
 	assert_true(map != MAP_FAILED);
-	const struct state_meta *m = (const struct state_meta *)
-		(map + section_offset(fd, SHM_SECTION_META));
+	const struct state_meta *m = (void *)(map + section_offset(fd,
+								SHM_SECTION_META));
 	struct shm_span span = {map + section_offset(fd, SHM_SECTION_SNAPSHOTS),
 				cluster_snapshots_section_size(m->max_nodes)};
 	struct state_snapshot *hdr[2];

@@ -154,7 +154,7 @@ static void build_template(void)
 	if (template_bytes == NULL ||
 	    pread(fd, template_bytes, template_size, 0) != (ssize_t)template_size)
 		fail_setup(path, "cannot read");
-	const struct shm_header *h = (const struct shm_header *)template_bytes;
+	const struct shm_header *h = (const void *)template_bytes;
 	for (unsigned i = 0; i < h->section_count && i < SHM_SECTION_MAX; i++) {
 		sections[n_sections].id = h->sections[i].id;
 		sections[n_sections].offset = h->sections[i].offset;
