@@ -82,6 +82,8 @@
  *       against the buffer's checksum if it must be exact.
  *   O4  Counters (node_alloc, placements, stats): each value loaded on
  *       its own, relaxed: figures, as the ledger's V1.
+ * The observer that follows them is libshmsched-client's (client/observe.c,
+ * include/shmsched/observe.h: steps R1-R5 there).
  * The writer of snapshots (shm/cluster.c):
  *   S1  Store seq + 1 (odd) relaxed, then a release fence; write the
  *       buffer (which no daemon thread reads: its last reader passed a
