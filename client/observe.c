@@ -100,8 +100,6 @@ static void count(uint64_t *counter)
 	__atomic_fetch_add(counter, 1, __ATOMIC_RELAXED);
 }
 
-/* Reads the current snapshot (R1-R5): its header only, or `whole` with its
- * present[] and nodes[]. */
 /* Whether waiting for the writer may help: a daemon holds the region.
  * Without one nothing in it moves, and a current buffer that is odd or
  * never published stays so: a live daemon leaves neither (S1 rewrites only
@@ -119,6 +117,9 @@ static int still_waiting(const struct shmsched_observer *obs, unsigned attempt,
 			     : "one never published (generation 0)");
 }
 
+/* Reads the current snapshot (R1-R5): its header only, or `whole` with its
+ * present[] and nodes[] into c's buffers (grown as needed; the caller frees
+ * them with snap_free). */
 static int snap_read(struct shmsched_observer *obs, bool whole,
 		     struct snap_copy *c, char *err, size_t err_len)
 {
