@@ -4,6 +4,7 @@
 
 #include "cli/node.h"
 #include "cli/place.h"
+#include "cli/status.h"
 #include "shmsched/version.h"
 
 static void usage(FILE *to)
@@ -20,6 +21,8 @@ static void usage(FILE *to)
 		"           admin socket (shmsched placements --help)\n"
 		"  resync   declare the pods bound on a node or every node, from a\n"
 		"           Kubernetes pod list (shmsched resync --help)\n"
+		"  status   a daemon's state region read in place: daemon, nodes,\n"
+		"           producers, workers; also a crashed one's (shmsched status --help)\n"
 		"\n"
 		"  --version  print the version\n");
 }
@@ -38,6 +41,8 @@ int main(int argc, char **argv)
 		return placements_main(argc - 1, argv + 1);
 	if (strcmp(argv[1], "resync") == 0)
 		return resync_main(argc - 1, argv + 1);
+	if (strcmp(argv[1], "status") == 0)
+		return status_main(argc - 1, argv + 1);
 	if (strcmp(argv[1], "--version") == 0) {
 		printf("shmsched %s\n", SHMSCHED_VERSION_STRING);
 		return 0;

@@ -219,9 +219,11 @@ static int identity_of(struct producers *p, uid_t uid, const char *name,
 		return -EBUSY;
 	}
 	struct state_identity *id = &p->identities[free_at];
-	id->used = 1;
 	id->uid = uid;
 	snprintf(id->name, sizeof(id->name), "%s", name);
+	/* Release, last: an observer that loads `used` with acquire
+	 * (client/observe.c) finds the uid and name complete. */
+	__atomic_store_n(&id->used, 1, __ATOMIC_RELEASE);
 	if (p->persist.identity_added != NULL)
 		p->persist.identity_added(p->persist.arg, free_at + 1);
 	return (int)free_at + 1;

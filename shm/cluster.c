@@ -27,7 +27,6 @@
 #include <sys/mman.h>
 #include <urcu/urcu-qsbr.h>
 
-#include "shm/carve.h"
 #include "shm/layout.h"
 
 #include "shm/rcu.h"
@@ -56,49 +55,13 @@ struct cluster {
 	uint32_t owned_index;     /* the current index, when not in a region */
 };
 
-/* One buffer's pieces, in order (shm/layout.h); measures when the carve
- * has no memory. */
-static void carve_buffer(struct shm_carve *c, uint32_t capacity,
-			 struct state_snapshot **hdr, struct snapshot *v)
-{
-	*hdr = shm_carve_next(c, sizeof(struct state_snapshot), 64);
-	v->present = shm_carve_next(c, capacity, 64);
-	v->nodes = shm_carve_next(c, (uint64_t)capacity * sizeof(struct node_spec), 64);
-	for (int r = 0; r < RES_MAX; r++)
-		v->allocatable[r] = shm_carve_next(c, (uint64_t)capacity *
-						   sizeof(int64_t), 64);
-	v->shards = shm_carve_next(c, (uint64_t)(capacity / SNAP_SHARD_SLOTS + 1) *
-				   sizeof(struct shard_summary), 64);
-	c->used = (c->used + 4095) & ~UINT64_C(4095);
-}
-
-uint64_t cluster_snapshots_section_size(uint32_t capacity)
-{
-	struct shm_carve c = {0};
-	struct state_snapshot *h;
-	struct snapshot v;
-	carve_buffer(&c, capacity, &h, &v);
-	carve_buffer(&c, capacity, &h, &v);
-	return c.used;
-}
-
-static uint64_t snapshot_checksum(const struct snapshot *s)
-{
-	uint64_t h = UINT64_C(0xcbf29ce484222325);
-	uint64_t head[2] = {s->generation,
-			    (uint64_t)s->n_slots << 32 | s->n_nodes};
-	h = state_checksum(h, head, sizeof(head));
-	h = state_checksum(h, s->present, s->n_slots);
-	return state_checksum(h, s->nodes, (uint64_t)s->n_slots * sizeof(*s->nodes));
-}
-
 /* S1: the buffer is about to change. */
 static void buffer_open(struct state_snapshot *h)
 {
 	/* S1: relaxed store, then a release fence: an observer that sees
 	 * any write below sees seq odd (or changed) when it re-reads. */
 	__atomic_store_n(&h->seq, h->seq + 1, __ATOMIC_RELAXED);
-	__atomic_thread_fence(__ATOMIC_RELEASE);
+	state_fence_release();
 }
 
 /* S2: the buffer holds `v`, whole. */
@@ -108,7 +71,7 @@ static void buffer_close(struct state_snapshot *h, const struct snapshot *v)
 	h->n_slots = v->n_slots;
 	h->n_nodes = v->n_nodes;
 	h->n_shards = v->n_shards;
-	h->checksum = snapshot_checksum(v);
+	h->checksum = cluster_snapshot_checksum(v);
 	/* S2: release, partner of O3's acquire loads. */
 	__atomic_store_n(&h->seq, h->seq + 1, __ATOMIC_RELEASE);
 }
@@ -178,7 +141,7 @@ static int adopt_snapshot(struct cluster *c, uint32_t cur, char *err,
 	v->n_slots = h->n_slots;
 	v->n_nodes = h->n_nodes;
 	v->n_shards = h->n_shards;
-	if (snapshot_checksum(v) != h->checksum)
+	if (cluster_snapshot_checksum(v) != h->checksum)
 		return errmsg_rc(-EBADMSG, err, err_len, "snapshot %u (generation "
 				 "%llu): checksum mismatch", cur,
 				 (unsigned long long)h->generation);
@@ -226,12 +189,9 @@ struct cluster *cluster_create_in(struct intern *strings, uint32_t capacity,
 	c->strings = strings;
 	c->capacity = capacity;
 	c->current_index = mem->current;
-	struct shm_carve carve = {.span = mem->snapshots};
-	for (int b = 0; b < 2; b++)
-		carve_buffer(&carve, capacity, &c->headers[b], &c->views[b]);
-	int rc = 0;
-	c->ledger = carve.overflow ? NULL
-		    : ledger_create_in(mem->ledger, capacity, fresh);
+	int rc = cluster_snapshots_in(mem->snapshots, capacity, c->headers,
+				      c->views);
+	c->ledger = rc < 0 ? NULL : ledger_create_in(mem->ledger, capacity, fresh);
 	if (c->ledger == NULL) {
 		rc = errmsg_rc(-EINVAL, err, err_len, "cluster: the snapshots or "
 			       "ledger section does not fit %u nodes", capacity);

@@ -91,6 +91,23 @@ struct cluster_memory {
 /* The bytes the two snapshot buffers of `capacity` slots take. */
 uint64_t cluster_snapshots_section_size(uint32_t capacity);
 
+/* Where the two buffers of a snapshots section of `capacity` slots lie in
+ * `span` (shm/layout.h): each one's header in headers[b], its arrays in
+ * views[b] (present, nodes, allocatable, shards; the counts are left
+ * alone). Reads and writes nothing in the span, so an observer may call it
+ * on a read-only mapping. Returns 0, or -EINVAL when the span does not
+ * hold them. Any thread. (shm/snapshots.c: no liburcu.) */
+struct state_snapshot;
+int cluster_snapshots_in(struct shm_span span, uint32_t capacity,
+			 struct state_snapshot *headers[2],
+			 struct snapshot views[2]);
+
+/* The checksum a buffer's header carries (struct state_snapshot.checksum):
+ * of s->generation, s->n_slots, s->n_nodes, then present[] and nodes[]
+ * below n_slots. An observer runs it over its copy to tell that the copy
+ * is the one the writer published (O3). Any thread. */
+uint64_t cluster_snapshot_checksum(const struct snapshot *s);
+
 /* A cluster in `mem`: `fresh` sets up an empty one; otherwise it re-attaches
  * what a previous daemon left: checks the current snapshot (sequence,
  * sizes, checksum, each node's counts, names unique and interned in

@@ -169,6 +169,32 @@ static int check_strings(const struct intern *t, char *err, size_t err_len)
 	return 0;
 }
 
+int intern_observe_str(struct shm_span span, uint32_t max_strings,
+		       uint64_t arena_size, uint32_t id, const char **str,
+		       uint32_t *len)
+{
+	struct intern t;
+	struct shm_carve c = {.span = span};
+	carve(&c, max_strings, arena_size, &t);
+	if (span.base == NULL || c.overflow)
+		return -EINVAL;
+	/* O2: acquire, partner of I1: the entries below the count, and their
+	 * bytes, are complete. */
+	uint32_t count = __atomic_load_n(&t.shared->count, __ATOMIC_ACQUIRE);
+	if (id >= count || id >= max_strings)
+		return -ENOENT;
+	/* Each field loaded once (relaxed: the count's acquire ordered them),
+	 * then checked: the section is not trusted, and a value checked must
+	 * be the value used. */
+	uint64_t off = __atomic_load_n(&t.entries[id].offset, __ATOMIC_RELAXED);
+	uint32_t n = __atomic_load_n(&t.entries[id].len, __ATOMIC_RELAXED);
+	if (n > INTERN_MAX_LEN || off > arena_size || n > arena_size - off)
+		return -EBADMSG;
+	*str = t.arena + off;
+	*len = n;
+	return 0;
+}
+
 struct intern *intern_create_in(struct shm_span span, uint32_t max_strings,
 				uint64_t arena_size, bool fresh, char *err,
 				size_t err_len)

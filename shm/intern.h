@@ -47,6 +47,23 @@ struct intern *intern_create_in(struct shm_span span, uint32_t max_strings,
 				size_t err_len);
 void intern_destroy(struct intern *t);
 
+/* For observers (a read-only mapping of the state region; no struct
+ * intern): string `id` of the strings section in `span`, made for
+ * `max_strings` strings in `arena_size` bytes, read by protocol O2
+ * (shm/layout.h): the count loaded with acquire, then the entry checked
+ * against the arena, since a crash or a hostile writer may leave anything
+ * there. Sets *str to its first byte (inside the span) and *len to its
+ * length; copy exactly *len bytes, and do not count on the NUL after them
+ * (the bytes are shared memory). Returns 0, or:
+ *   -EINVAL   the span does not hold such a section
+ *   -ENOENT   id is not below the table's count
+ *   -EBADMSG  its entry lies outside the arena, or is longer than
+ *             INTERN_MAX_LEN
+ * Any thread, any process; writes nothing. */
+int intern_observe_str(struct shm_span span, uint32_t max_strings,
+		       uint64_t arena_size, uint32_t id, const char **str,
+		       uint32_t *len);
+
 /* Sets *id to the id of the `len` bytes at `s`, adding them if new.
  * Returns 0, -E2BIG (len > INTERN_MAX_LEN), -EINVAL (a NUL byte inside),
  * -ENOMEM, or -ENOSPC (the table's strings or arena are full). */

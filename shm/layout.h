@@ -82,6 +82,8 @@
  *       against the buffer's checksum if it must be exact.
  *   O4  Counters (node_alloc, placements, stats): each value loaded on
  *       its own, relaxed: figures, as the ledger's V1.
+ * The observer that follows them is libshmsched-client's (client/observe.c,
+ * include/shmsched/observe.h: steps R1-R5 there).
  * The writer of snapshots (shm/cluster.c):
  *   S1  Store seq + 1 (odd) relaxed, then a release fence; write the
  *       buffer (which no daemon thread reads: its last reader passed a
@@ -219,8 +221,8 @@ struct intern_entry {
 	uint32_t reserved;
 };
 
-/* SHM_SECTION_SNAPSHOTS: two buffers, each STATE_SNAPSHOT_STRIDE(max_nodes)
- * bytes from the section's start: this header, then present[max_nodes]
+/* SHM_SECTION_SNAPSHOTS: two buffers, each cluster_snapshots_section_size
+ * (max_nodes) / 2 bytes from the section's start: this header, then present[max_nodes]
  * (uint8), nodes[max_nodes] (struct node_spec), allocatable[RES_MAX]
  * [max_nodes] (int64), shards[max_nodes / 64 + 1] (shm/cluster.h's struct
  * shard_summary), each 64-byte aligned, as shm/cluster.c lays them out. */
@@ -238,7 +240,8 @@ struct state_snapshot {
 /* SHM_SECTION_IDENTITIES: a producer identity (uid, name). A placement's
  * owner is its index + 1. */
 struct state_identity {
-	uint32_t used;
+	uint32_t used;        /* stored last, with release; observers load
+			       * it with acquire: uid and name complete */
 	uint32_t uid;
 	uint32_t connections; /* live connections under it now */
 	uint32_t reserved;
@@ -280,5 +283,28 @@ static inline uint64_t state_checksum(uint64_t h, const void *p, uint64_t len)
 		h = (h ^ b[i]) * UINT64_C(0x100000001b3);
 	return h;
 }
+
+/* The fences of S1 (release) and O3 (acquire), for the writer and the
+ * observers of snapshots. Under -fsanitize=thread GCC refuses a fence
+ * (-Wtsan: ThreadSanitizer does not model fences); the fence stays and
+ * the warning is silenced, since the other side of these fences is in
+ * another process, through another mapping, where TSan sees nothing
+ * either way. */
+#if defined(__SANITIZE_THREAD__) && defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wtsan"
+#endif
+static inline void state_fence_release(void)
+{
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+}
+
+static inline void state_fence_acquire(void)
+{
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+}
+#if defined(__SANITIZE_THREAD__) && defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
 
 #endif

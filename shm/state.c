@@ -144,13 +144,11 @@ static int check_meta(const struct state_meta *m, char *err, size_t err_len)
 	return 0;
 }
 
-/* Checks an attached region's sections against its meta's capacities. */
-static int check_sections(struct state *st, char *err, size_t err_len)
+/* Checks an attached region's sections against the capacities of `m`:
+ * its meta, or an observer's copy of it. */
+static int check_sections_of(const struct state *st, const struct state_meta *m,
+			     char *err, size_t err_len)
 {
-	struct shm_span meta = shm_region_section(st->region, SHM_SECTION_META);
-	if (meta.size < sizeof(struct state_meta))
-		return errmsg_rc(-EBADMSG, err, err_len, "no meta section");
-	const struct state_meta *m = meta.base;
 	int rc = check_meta(m, err, err_len);
 	if (rc < 0)
 		return rc;
@@ -165,6 +163,26 @@ static int check_sections(struct state *st, char *err, size_t err_len)
 					 s.size, z.spec[i].size);
 	}
 	return 0;
+}
+
+static int check_sections(const struct state *st, char *err, size_t err_len)
+{
+	struct shm_span meta = shm_region_section(st->region, SHM_SECTION_META);
+	if (meta.size < sizeof(struct state_meta))
+		return errmsg_rc(-EBADMSG, err, err_len, "no meta section");
+	return check_sections_of(st, meta.base, err, err_len);
+}
+
+int state_meta_copy(const struct state *st, struct state_meta *out, char *err,
+		    size_t err_len)
+{
+	struct shm_span meta = shm_region_section(st->region, SHM_SECTION_META);
+	if (meta.size < sizeof(struct state_meta))
+		return errmsg_rc(-EBADMSG, err, err_len, "no meta section");
+	/* A plain copy: the fields a daemon moves meanwhile are figures, and
+	 * the ones indexed with are checked below, on the copy. */
+	memcpy(out, meta.base, sizeof(*out));
+	return check_sections_of(st, out, err, err_len);
 }
 
 static struct state *state_alloc(const char *name)
@@ -428,6 +446,24 @@ bool state_daemon_running(const char *name)
 	return running;
 }
 
+bool state_held(const struct state *st)
+{
+	/* The daemon's own handle (named: taking a lock on a descriptor of
+	 * its open file would convert its lock, then drop it; anonymous: no
+	 * other process has it). */
+	if (st->lock_fd >= 0 || st->name[0] == '\0')
+		return true;
+	/* The observer's own open of the file: a shared lock is refused only
+	 * while a daemon holds its exclusive one; taken, it is dropped at
+	 * once. */
+	int fd = shm_region_fd(st->region);
+	if (flock(fd, LOCK_SH | LOCK_NB) == 0) {
+		flock(fd, LOCK_UN);
+		return false;
+	}
+	return errno == EWOULDBLOCK;
+}
+
 int state_remove(const char *name, char *err, size_t err_len)
 {
 	int rc = state_name_check(name, err, err_len);
@@ -473,6 +509,11 @@ const char *state_backing(const struct state *st)
 size_t state_page_size(const struct state *st)
 {
 	return shm_region_page_size(st->region);
+}
+
+uint64_t state_size(const struct state *st)
+{
+	return shm_region_span(st->region).size;
 }
 
 const char *state_name(const struct state *st)

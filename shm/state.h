@@ -74,11 +74,26 @@ int state_remove(const char *name, char *err, size_t err_len);
 /* True when a daemon holds region `name` now (its lock is taken). */
 bool state_daemon_running(const char *name);
 
+/* The same for the file an observer's `st` maps (state_observe): whether a
+ * daemon holds that very file, even if its name has since been removed and
+ * made again. For the daemon's own region: true. */
+bool state_held(const struct state *st);
+
+/* For an observer: copies the meta section to *out and checks the copy
+ * as an attach checks the meta (capacities in range, every section the
+ * size they take). The shared meta may change under an observer (a
+ * hostile writer may rewrite it); indexing with the checked copy's
+ * capacities stays inside the sections whatever it later says. Returns 0,
+ * or -EBADMSG with what is wrong in `err`. Reads only. */
+int state_meta_copy(const struct state *st, struct state_meta *out, char *err,
+		    size_t err_len);
+
 struct state_meta *state_meta(const struct state *st);
 struct shm_span state_section(const struct state *st, uint32_t id);
 /* What backs it, for a person. */
 const char *state_backing(const struct state *st);
 size_t state_page_size(const struct state *st);
+uint64_t state_size(const struct state *st); /* the region's bytes */
 const char *state_name(const struct state *st); /* "" anonymous */
 
 #endif

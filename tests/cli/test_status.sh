@@ -1,0 +1,127 @@
+#!/bin/sh
+# stress.status: `shmsched status` on a real shmschedd's state region: while
+# it runs (nodes, the 5 pods the example producer placed and the cluster
+# file's bound one, the producer that owns them), as text and as JSON; then
+# after kill -9, the region the crash left (still read, no daemon holding
+# it, no clean stop); then the refusals (no such region: exit 1 naming its
+# file; bad usage: exit 2).
+# usage: test_status.sh SHMSCHEDD SHMSCHED CLUSTER_JSON PRODUCER_EXAMPLE
+set -u
+daemon=$1 cli=$2 cluster=$3 producer=$4
+name=obs-cli-$$
+dir=$(mktemp -d /tmp/shmsched-status-XXXXXX)
+log=$dir/daemon.log
+"$daemon" --name "$name" --fresh --cluster "$cluster" --socket "$dir/s.sock" \
+	--workers 1 --no-pin >"$log" 2>&1 &
+pid=$!
+cleanup() {
+	kill -9 "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+	rm -f "/dev/shm/$name"
+	rm -rf "$dir"
+}
+trap cleanup EXIT
+for _ in $(seq 100); do
+	grep -q 'ready' "$log" && break
+	sleep 0.1
+done
+grep -q 'ready' "$log" || { echo "daemon did not start:"; cat "$log"; exit 1; }
+failed=0
+fail() { echo "FAIL: $*"; failed=$((failed + 1)); }
+ok() { echo "ok: $*"; }
+
+SHMSCHED_SOCKET=$dir/s.sock "$producer" 5 >"$dir/producer.out" 2>&1 &&
+	grep -q '5 placed' "$dir/producer.out" ||
+	fail "example producer: $(cat "$dir/producer.out")"
+
+# check_json FILE RUNNING: the JSON answer's figures, checked by python3.
+check_json() {
+	python3 - "$1" "$2" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+running = sys.argv[2] == "true"
+problems = []
+def want(what, got, expected):
+    if got != expected:
+        problems.append(f"{what}: {got!r}, expected {expected!r}")
+want("daemon.running", s["daemon"]["running"], running)
+want("daemon.clean_stop", s["daemon"]["clean_stop"], False)
+want("snapshot.nodes", s["snapshot"]["nodes"], 3)
+want("node names", sorted(n["name"] for n in s["nodes"]), ["n1", "n2", "n3"])
+want("placements.live", s["placements"]["live"], 6)
+want("placements.bound", s["placements"]["bound"], 1)
+want("placements on nodes", sum(n["placements"] for n in s["nodes"]), 6)
+want("pods used on nodes", sum(n["used_pods"] for n in s["nodes"]), 6)
+want("totals.placements_on_nodes", s["totals"]["placements_on_nodes"], 6)
+want("cordoned", [n["name"] for n in s["nodes"] if n["cordoned"]], ["n3"])
+want("producers", len(s["producers"]), 1)
+want("producer placements", s["producers"][0]["placements"], 5)
+want("workers", len(s["workers"]), 1)
+want("worker placed", s["workers"][0]["placed"], 5)
+for p in problems:
+    print(p)
+sys.exit(1 if problems else 0)
+PY
+}
+
+# status_text STATE: the table's lines that say what runs and what is placed.
+status_text() {
+	out=$("$cli" status --name "$name" 2>&1)
+	rc=$?
+	if [ $rc -ne 0 ]; then
+		fail "shmsched status ($1): exit $rc: $out"
+		return
+	fi
+	printf '%s\n' "$out" >"$dir/status-$1.txt"
+	for pattern in "$2" "region      $name (/dev/shm/$name" "3 nodes" \
+		"placements  6 live (1 declared bound)" "6 placements on nodes"; do
+		printf '%s' "$out" | grep -qF -- "$pattern" ||
+			fail "shmsched status ($1): no \"$pattern\" in: $out"
+	done
+	ok "shmsched status ($1)"
+}
+
+status_text running "daemon      running, pid $pid"
+if "$cli" status --name "$name" --json >"$dir/running.json" 2>&1 &&
+	check_json "$dir/running.json" true; then
+	ok "shmsched status --json (running)"
+else
+	fail "shmsched status --json (running): $(cat "$dir/running.json")"
+fi
+
+# The crash: the region stays, no daemon holds it.
+kill -9 "$pid"
+wait "$pid" 2>/dev/null
+status_text crashed "no daemon holds it: crashed or stopped (clean stop: no); last pid $pid"
+if "$cli" status --name "$name" --json >"$dir/crashed.json" 2>&1 &&
+	check_json "$dir/crashed.json" false; then
+	ok "shmsched status --json (crashed)"
+else
+	fail "shmsched status --json (crashed): $(cat "$dir/crashed.json")"
+fi
+
+# Refusals.
+out=$("$cli" status --name "$name-none" 2>&1)
+rc=$?
+if [ $rc -eq 1 ] && printf '%s' "$out" | grep -qF "/dev/shm/$name-none"; then
+	ok "no such region -> 1"
+else
+	fail "no such region: exit $rc, output: $out"
+fi
+for args in "--bogus" "--name" "--name .hidden"; do
+	# shellcheck disable=SC2086
+	out=$("$cli" status $args 2>&1)
+	rc=$?
+	if [ $rc -eq 2 ]; then
+		ok "shmsched status $args -> 2"
+	else
+		fail "shmsched status $args: exit $rc (want 2), output: $out"
+	fi
+done
+
+if [ $failed -ne 0 ]; then
+	echo "$failed failure(s); daemon log:"
+	cat "$log"
+	exit 1
+fi
+echo "all ok"
