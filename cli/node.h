@@ -17,6 +17,10 @@ int placements_main(int argc, char **argv);
  * status as node_main. */
 int resync_main(int argc, char **argv);
 
+/* argv[0] is "store": `store check DIR`. Exit status 0 (sound), 1
+ * (damaged, with the problem), 2 (bad usage). */
+int store_main(int argc, char **argv);
+
 /* The admin socket: `given`, else $SHMSCHED_ADMIN_SOCKET, else the
  * daemon's socket ($SHMSCHED_SOCKET, $XDG_RUNTIME_DIR/shmsched.sock or
  * SHMSCHED_DEFAULT_SOCKET) with ".admin" appended, written into buf. */

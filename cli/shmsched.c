@@ -21,6 +21,7 @@ static void usage(FILE *to)
 		"           admin socket (shmsched placements --help)\n"
 		"  resync   declare the pods bound on a node or every node, from a\n"
 		"           Kubernetes pod list (shmsched resync --help)\n"
+		"  store    check a durable store (shmsched store check DIR)\n"
 		"  status   a daemon's state region read in place: daemon, nodes,\n"
 		"           producers, workers; also a crashed one's (shmsched status --help)\n"
 		"\n"
@@ -41,6 +42,8 @@ int main(int argc, char **argv)
 		return placements_main(argc - 1, argv + 1);
 	if (strcmp(argv[1], "resync") == 0)
 		return resync_main(argc - 1, argv + 1);
+	if (strcmp(argv[1], "store") == 0)
+		return store_main(argc - 1, argv + 1);
 	if (strcmp(argv[1], "status") == 0)
 		return status_main(argc - 1, argv + 1);
 	if (strcmp(argv[1], "--version") == 0) {
