@@ -372,6 +372,8 @@ const char *store_error(const struct store *s)
  * byte 16 of the page, the page size in the free DB's md_pad at byte 40,
  * mm_last_pg at byte 136, mm_txnid at 144. */
 #define LMDB_MAGIC 0xBEEFC0DEu
+_Static_assert(sizeof(void *) == 8 && sizeof(size_t) == 8,
+	       "the meta-page offsets below are a 64-bit build's");
 static int precheck(const char *path, char *err, size_t err_len)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -406,7 +408,11 @@ static int precheck(const char *path, char *err, size_t err_len)
 	memcpy(&last1, page1 + 136, 8);
 	memcpy(&txn1, page1 + 144, 8);
 	uint64_t last = txn1 > txn0 ? last1 : last0;
-	if (last > UINT64_MAX / psize - 1 ||
+	if ((uint64_t)st.st_size % psize != 0 || (uint64_t)st.st_size < 2 * psize)
+		rc = errmsg_rc(-EBADMSG, err, err_len, "store %s: truncated: %lld "
+			       "bytes is not a whole number (>= 2) of %u-byte pages",
+			       path, (long long)st.st_size, psize);
+	else if (last > UINT64_MAX / psize - 1 ||
 	    (last + 1) * psize > (uint64_t)st.st_size)
 		rc = errmsg_rc(-EBADMSG, err, err_len, "store %s: truncated: its "
 			       "meta page names page %" PRIu64 " of %u bytes, the "
@@ -539,7 +545,18 @@ int store_open(const char *dir, enum store_durability mode, struct store **out,
 	pthread_mutex_init(&s->wake_lock, NULL);
 	pthread_cond_init(&s->wake, NULL);
 	MDB_dbi dbis[4];
-	int rc = open_env(dir, MDB_NOSYNC, &s->env, dbis, err, err_len);
+	/* async and sync: MDB_NOMETASYNC, so a commit flushes its data pages
+	 * before it writes the meta page that points at them, and the
+	 * writer's mdb_env_sync() then flushes the meta page: a machine crash
+	 * can lose the last batches but never leave a meta page naming pages
+	 * that are not on disk. MDB_NOSYNC would save one flush per batch and
+	 * allow exactly that corruption on a file system that does not keep
+	 * write order (ext4 does not promise it): lmdb.h says so. none:
+	 * MDB_NOSYNC, never flushed, and a machine crash may damage the file
+	 * (the daemon then refuses it). */
+	int rc = open_env(dir, mode == STORE_DURABILITY_NONE ? MDB_NOSYNC
+							     : MDB_NOMETASYNC,
+			  &s->env, dbis, err, err_len);
 	if (rc == 0) {
 		s->meta = dbis[0];
 		s->nodes = dbis[1];

@@ -12,20 +12,22 @@
  * store_del_placement() put an op on a bounded lock-free queue (no lock, no
  * allocation, no system call) and return its sequence number. One writer
  * thread drains the queue in batches: one LMDB write transaction per batch
- * (group commit), then, unless the mode is none, one fsync of the data file
- * (the environment is opened MDB_NOSYNC and synced by hand, so a batch
- * costs one fsync however many ops it holds), then it publishes the
- * batch's last sequence number as durable.
+ * (group commit); unless the mode is none, the commit flushes the batch's
+ * data pages and the writer then flushes the meta page (MDB_NOMETASYNC and
+ * mdb_env_sync: two fdatasyncs per batch however many ops it holds, in
+ * the order that keeps the file sound through a machine crash); then it
+ * publishes the batch's last sequence number as durable.
  *
  * Durability modes:
  *   none   written to LMDB (so a later start can read it) but never
- *          fsynced: a crash of the machine may lose any of it; a crash of
- *          the daemon alone loses nothing the writer committed.
- *   async  (the default) the writer commits and fsyncs every
- *          STORE_INTERVAL_MS (1 ms), or sooner when the queue is half
- *          full: a power loss loses the ops queued since the last
- *          completed fsync: at most one interval plus one batch's commit
- *          and fsync time (measured: see the README).
+ *          fsynced: a crash of the machine may lose any of it, or damage
+ *          the file (then refused); a crash of the daemon alone loses
+ *          nothing the writer committed.
+ *   async  (the default) the writer commits and flushes every
+ *          STORE_INTERVAL_MS (1 ms): a power loss loses the ops queued
+ *          since the last completed flush: at most about one interval
+ *          plus two batches' commit and flush time (measured: see the
+ *          README). A full queue makes enqueuers wait (back-pressure).
  *   sync   a caller that must not answer before its op is durable calls
  *          store_wait(seq): it returns once that op's batch is committed
  *          and fsynced. The daemon answers PLACED only after that.

@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "base/base.h"
 
@@ -15,14 +17,68 @@ struct persist {
 	uint64_t failures; /* hook writes that failed: relaxed, a figure */
 };
 
+/* store_check() in a child process: LMDB trusts its interior pages, and a
+ * damaged one can crash the process that walks it (measured: 8 of 300
+ * random 4-byte overwrites of a store's pages crashed a check; the other
+ * 292 were refused). A child that dies of it tells the daemon, which then
+ * refuses the store instead of dying. Called before any other thread of
+ * the daemon exists, so the child may do what it likes. */
+static int check_in_child(const char *dir, char *err, size_t err_len)
+{
+	char data[600];
+	snprintf(data, sizeof(data), "%s/data.mdb", dir);
+	if (access(data, F_OK) != 0)
+		return 0; /* a new store */
+	int fds[2];
+	if (pipe(fds) < 0)
+		return errmsg_rc(-errno, err, err_len, "store %s: pipe: %s", dir,
+				 strerror(errno));
+	pid_t pid = fork();
+	if (pid < 0) {
+		close(fds[0]);
+		close(fds[1]);
+		return errmsg_rc(-errno, err, err_len, "store %s: fork: %s", dir,
+				 strerror(errno));
+	}
+	if (pid == 0) {
+		close(fds[0]);
+		char why[512] = "";
+		int rc = store_check(dir, NULL, NULL, NULL, why, sizeof(why));
+		if (rc < 0 && write(fds[1], why, strlen(why)) < 0)
+			_exit(2);
+		_exit(rc == 0 ? 0 : rc == -EPROTO ? 3 : 1);
+	}
+	close(fds[1]);
+	char why[512];
+	ssize_t n = read(fds[0], why, sizeof(why) - 1);
+	why[n > 0 ? n : 0] = '\0';
+	close(fds[0]);
+	int status = 0;
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (WIFSIGNALED(status))
+		return errmsg_rc(-EBADMSG, err, err_len, "store %s: damaged: reading "
+				 "it crashed a check process (signal %d); move the "
+				 "directory aside and start with a new store", dir,
+				 WTERMSIG(status));
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		return errmsg_rc(WIFEXITED(status) && WEXITSTATUS(status) == 3
+				 ? -EPROTO : -EBADMSG, err, err_len, "%s%s", why,
+				 why[0] ? "" : "store check failed");
+	return 0;
+}
+
 int persist_open(const char *dir, enum store_durability mode,
 		 const struct persist_tables *tables, struct persist **out,
 		 char *err, size_t err_len)
 {
+	int rc = check_in_child(dir, err, err_len);
+	if (rc < 0)
+		return rc;
 	struct persist *p = calloc(1, sizeof(*p));
 	if (p == NULL)
 		return errmsg_rc(-ENOMEM, err, err_len, "out of memory");
-	int rc = store_open(dir, mode, &p->store, err, err_len);
+	rc = store_open(dir, mode, &p->store, err, err_len);
 	if (rc < 0) {
 		free(p);
 		return rc;
