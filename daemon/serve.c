@@ -120,12 +120,13 @@ static void answer(struct serve *s, unsigned w, struct producer *pr,
 		uint32_t node = (uint32_t)r.placement.slot;
 		/* Inside the placement's read-side section: its node's own
 		 * generation (shm/ledger.h). */
+		struct placement_record made;
 		uint64_t id = placements_fill(s->placements, (uint32_t)rec, pr->owner,
 					      node, ledger_node_generation(s->ledger, node),
-					      &pod.spec, &r.placement.devices, pod.cookie);
+					      &pod.spec, &r.placement.devices, pod.cookie,
+					      s->persist != NULL ? &made : NULL);
 		if (s->persist != NULL)
-			s->store_seq[w] = persist_placement(
-				s->persist, id, placements_get(s->placements, id));
+			s->store_seq[w] = persist_placement(s->persist, id, &made);
 		answer_placed(slot, node, now_ns(), &r.placement.devices, id);
 		return;
 	}

@@ -219,7 +219,8 @@ void placements_untake(struct placements *t, uint32_t index)
 uint64_t placements_fill(struct placements *t, uint32_t index, uint32_t owner,
 			 uint32_t slot, uint32_t node_gen,
 			 const struct pod_spec *pod,
-			 const struct device_assignment *dev, uint64_t cookie)
+			 const struct device_assignment *dev, uint64_t cookie,
+			 struct placement_record *copy)
 {
 	struct placement_record *r = &t->recs[index];
 	/* H1: relaxed; the mark only bounds scans, which read each record's
@@ -247,6 +248,12 @@ uint64_t placements_fill(struct placements *t, uint32_t index, uint32_t owner,
 	memcpy(r->ports, pod->ports, pod->n_ports * sizeof(r->ports[0]));
 	/* Relaxed: a figure. */
 	__atomic_fetch_add(&t->shared->live, 1, __ATOMIC_RELAXED);
+	if (copy != NULL) {
+		/* Before P1: once published, the record is the releasing
+		 * thread's to free at any moment. */
+		*copy = *r;
+		copy->owner = owner;
+	}
 	/* P1: release, partner of P2's acquire. */
 	__atomic_store_n(&r->owner, owner, __ATOMIC_RELEASE);
 	return (uint64_t)gen << 32 | index;

@@ -121,12 +121,17 @@ int64_t placements_take(struct placements *t);
 void placements_untake(struct placements *t, uint32_t index);
 
 /* Worker side: fills the taken record `index` for `owner` (non-zero) with
- * the pod's use of `slot` (generation `node_gen`) and its devices (NULL:
- * none), and publishes it (P1). Returns the placement's id. */
+ * the pod's use of `slot` (generation `node_gen`), its devices (NULL:
+ * none), its name and the producer's `cookie`, and publishes it (P1).
+ * Returns the placement's id. `copy` (NULL: none) receives the record as
+ * published: after P1 the worker must not read the record again, since
+ * the releasing thread may free it at once (an admin, a resync, a
+ * guessed id). */
 uint64_t placements_fill(struct placements *t, uint32_t index, uint32_t owner,
 			 uint32_t slot, uint32_t node_gen,
 			 const struct pod_spec *pod,
-			 const struct device_assignment *dev, uint64_t cookie);
+			 const struct device_assignment *dev, uint64_t cookie,
+			 struct placement_record *copy);
 
 /* Releasing thread: the live record that `id` names, or NULL when it names
  * none (out of range, free, or freed and reused since: a generation that

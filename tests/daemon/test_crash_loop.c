@@ -185,8 +185,17 @@ static void producer_main(const char *sock, unsigned k, int report_fd)
 	bool final_done = false;
 	while (!final_done) {
 		struct shmsched_client *c = NULL;
-		while (shmsched_connect_named(sock, name, &c, err, sizeof(err)) < 0)
+		unsigned tries = 0;
+		while (shmsched_connect_named(sock, name, &c, err, sizeof(err)) < 0) {
+			/* Told to stop and no daemon for 10 s: it is not coming
+			 * back (the parent reports why). */
+			if (stop_requested && ++tries > 2000) {
+				p->rep.lost += 1000000;
+				ssize_t w = write(report_fd, &p->rep, sizeof(p->rep));
+				_exit(w == (ssize_t)sizeof(p->rep) ? 5 : 4);
+			}
 			sleep_ms(5);
+		}
 		uint32_t tpl;
 		if (shmsched_register_template(c, pod_json, strlen(pod_json), &tpl,
 					       err, sizeof(err)) < 0 ||
@@ -314,7 +323,7 @@ static pid_t start_daemon(const char *exe, const char *name, const char *cluster
 	 * effect, the socket file, then give it the time to listen. */
 	char admin[512];
 	snprintf(admin, sizeof(admin), "%s.admin", sock);
-	for (int i = 0; i < 2000; i++) {
+	for (int i = 0; i < 6000; i++) {
 		struct shmsched_client *c;
 		char err[128];
 		if (shmsched_connect(sock, &c, err, sizeof(err)) == 0) {
@@ -394,6 +403,8 @@ int main(int argc, char **argv)
 	const char *env = getenv("SHMSCHED_CRASH_RESTARTS");
 	if (env != NULL)
 		restarts = (unsigned)strtoul(env, NULL, 10);
+	/* A hang fails the test in bounded time, whatever hangs. */
+	alarm(60 + restarts * 15);
 	char dir[] = "/tmp/shmsched-crash-XXXXXX";
 	if (mkdtemp(dir) == NULL)
 		return 2;
@@ -437,12 +448,20 @@ int main(int argc, char **argv)
 		close(pipes[k][1]);
 	}
 	uint64_t rng = (uint64_t)getpid() * 0x9e3779b97f4a7c15ull | 1;
-	unsigned miscount = 0, done = 0;
+	unsigned miscount = 0, done = 0, died = 0;
 	uint64_t records = 0;
 	for (unsigned i = 0; i < restarts; i++) {
 		sleep_ms(20 + (unsigned)(rng_step(&rng) % 120));
 		kill(daemon, SIGKILL);
-		waitpid(daemon, NULL, 0);
+		int status = 0;
+		waitpid(daemon, &status, 0);
+		if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGKILL) {
+			/* It ended before the kill: a crash, or a sanitizer's
+			 * report (halt_on_error). */
+			fprintf(stderr, "restart %u: the daemon had exited by itself "
+				"(status 0x%x; log %s)\n", i + 1, status, log);
+			died++;
+		}
 		for (unsigned k = 0; k < PRODUCERS; k++)
 			kill(prod[k], SIGSTOP);
 		char e[256];
@@ -451,8 +470,13 @@ int main(int argc, char **argv)
 			miscount += 1000;
 		}
 		daemon = start_daemon(exe, name, cluster, sock, log, NULL);
-		if (daemon < 0)
+		if (daemon < 0) {
+			fprintf(stderr, "restart %u: the daemon did not come up (log "
+				"%s)\n", i + 1, log);
+			for (unsigned k = 0; k < PRODUCERS; k++)
+				kill(prod[k], SIGCONT);
 			break;
+		}
 		miscount += check_region(name, &records);
 		for (unsigned k = 0; k < PRODUCERS; k++)
 			kill(prod[k], SIGCONT);
@@ -480,26 +504,33 @@ int main(int argc, char **argv)
 	}
 	if (daemon > 0) {
 		kill(daemon, SIGTERM);
-		waitpid(daemon, NULL, 0);
+		int status = 0;
+		waitpid(daemon, &status, 0);
+		if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+			fprintf(stderr, "the daemon's clean stop failed (status 0x%x; "
+				"log %s)\n", status, log);
+			died++;
+		}
 	}
 	printf("%s%s: %u of %u restarts (SIGKILL%s), %u producers: %" PRIu64
 	       " placed, %" PRIu64 " released, %" PRIu64 " unschedulable, %" PRIu64
 	       " answered cancelled by the library, %" PRIu64 " delivered on "
 	       "reconnect, %" PRIu64 " reconnects, %" PRIu64 " live records at the "
 	       "last restart; lost %" PRIu64 ", phantom %" PRIu64 ", miscounted "
-	       "nodes %u\n", reboot ? "reboot loop, durability " : "crash loop",
+	       "nodes %u, daemons that died by themselves %u\n",
+	       reboot ? "reboot loop, durability " : "crash loop",
 	       reboot ? reboot : "", done, restarts,
 	       reboot ? ", region removed: rebuilt from the store" : "",
 	       PRODUCERS, sum.placed, sum.released,
 	       sum.unschedulable, sum.cancelled, sum.delivered, sum.reconnects,
-	       records, sum.lost, sum.phantom, miscount);
+	       records, sum.lost, sum.phantom, miscount, died);
 	char err[128];
 	state_remove(name, err, sizeof(err));
 	/* async and none may lose their last milliseconds: reported above,
 	 * not failed on. Everything else must hold in every mode. */
 	bool may_lose = reboot != NULL && strcmp(reboot, "sync") != 0;
 	if (done == restarts && (may_lose || (sum.lost == 0 && sum.phantom == 0)) &&
-	    miscount == 0 && sum.placed > 0 && sum.released > 0 &&
+	    miscount == 0 && died == 0 && sum.placed > 0 && sum.released > 0 &&
 	    sum.reconnects >= done) {
 		char rm[700];
 		snprintf(rm, sizeof(rm), "rm -rf %s", store_dir);
