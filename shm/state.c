@@ -353,6 +353,9 @@ int state_open(const struct state_config *cfg, struct state **out, bool *fresh,
 		st->lock_fd = fd;
 		*fresh = false;
 		*out = st;
+		log_msg(LOG_LEVEL_INFO, "state region %s: attached, %" PRIu64 " MiB "
+			"(made on %s)", path,
+			shm_region_span(st->region).size >> 20, state_meta(st)->page_info);
 		return 0;
 	}
 	if (errno != ENOENT) {
@@ -387,6 +390,9 @@ int state_open(const struct state_config *cfg, struct state **out, bool *fresh,
 	}
 	*fresh = true;
 	*out = st;
+	log_msg(LOG_LEVEL_INFO, "state region %s: created, %" PRIu64 " MiB on %s",
+		cfg->name, shm_region_span(st->region).size >> 20,
+		state_backing(st));
 	return 0;
 }
 
