@@ -289,8 +289,7 @@ static int fill_store(struct store_replace *w, void *arg)
 		uint64_t id;
 		const struct placement_record *r = placements_at(p->t.records, i, &id);
 		/* A record on a removed node counts nowhere: not kept. */
-		if (r == NULL || r->slot >= snap->n_slots || !snap->present[r->slot] ||
-		    r->node_gen != ledger_node_generation(l, r->slot))
+		if (r == NULL || !ledger_slot_current(l, snap, r->slot, r->node_gen))
 			continue;
 		int len = store_encode_placement(r, snap->nodes[r->slot].name,
 						 p->t.strings, buf, STORE_BLOB_MAX);

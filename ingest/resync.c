@@ -167,8 +167,7 @@ int resync_apply(struct cluster *c, struct placements *records,
 	for (uint32_t i = 0; i < hw; i++) {
 		uint64_t id;
 		const struct placement_record *r = placements_at(records, i, &id);
-		if (r == NULL || r->slot >= snap->n_slots || !snap->present[r->slot] ||
-		    r->node_gen != ledger_node_generation(l, r->slot) ||
+		if (r == NULL || !ledger_slot_current(l, snap, r->slot, r->node_gen) ||
 		    (col.scope >= 0 && r->slot != (uint32_t)col.scope))
 			continue; /* out of scope, or its node is gone */
 		struct declared *d = r->pod_name ? find(&col, r->slot, r->pod_name)

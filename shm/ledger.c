@@ -248,6 +248,13 @@ uint32_t ledger_node_generation(const struct ledger *l, uint32_t slot)
 	return __atomic_load_n(&l->node_gen[slot], __ATOMIC_RELAXED);
 }
 
+bool ledger_slot_current(const struct ledger *l, const struct snapshot *snap,
+			 uint32_t slot, uint32_t node_gen)
+{
+	return slot < snap->n_slots && snap->present[slot] &&
+	       node_gen == ledger_node_generation(l, slot);
+}
+
 /* --- C3: the port table ---------------------------------------------------- */
 
 static bool ports_trylock(struct node_alloc *a)

@@ -85,6 +85,15 @@ void ledger_reset_node(struct ledger *l, uint32_t slot);
  * section of a snapshot that holds the node: the node's own generation. */
 uint32_t ledger_node_generation(const struct ledger *l, uint32_t slot);
 
+struct snapshot;
+
+/* Whether a placement made on `slot` at generation `node_gen` is on a node
+ * of `snap` still: the slot holds a node and it is the same node. Only
+ * such a placement counts in its node's use (a recount, a resync, the
+ * durable store); one whose node was removed counts nowhere. */
+bool ledger_slot_current(const struct ledger *l, const struct snapshot *snap,
+			 uint32_t slot, uint32_t node_gen);
+
 /* Adds (sign +1) or removes (sign -1) a pod's use of a node without
  * checking it fits (A1): for pods already bound (loading a cluster) and
  * for releases. Requests, non-zero requests, one pod, its host ports, and

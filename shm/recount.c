@@ -66,10 +66,9 @@ int ledger_recount(struct cluster *c, struct placements *t, uint32_t max_owner,
 		const struct placement_record *r = placements_at(t, i, &id);
 		if (r == NULL)
 			continue;
-		const struct node_spec *n = NULL;
-		if (r->slot < snap->n_slots && snap->present[r->slot] &&
-		    r->node_gen == ledger_node_generation(l, r->slot))
-			n = &snap->nodes[r->slot];
+		const struct node_spec *n =
+			ledger_slot_current(l, snap, r->slot, r->node_gen)
+			? &snap->nodes[r->slot] : NULL;
 		const char *why = record_damage(r, n, max_owner);
 		if (why != NULL)
 			return errmsg_rc(-EBADMSG, err, err_len, "placement record "
@@ -99,8 +98,7 @@ int ledger_recount(struct cluster *c, struct placements *t, uint32_t max_owner,
 		if (r == NULL)
 			continue;
 		out->records++;
-		if (!(r->slot < snap->n_slots && snap->present[r->slot] &&
-		      r->node_gen == ledger_node_generation(l, r->slot))) {
+		if (!ledger_slot_current(l, snap, r->slot, r->node_gen)) {
 			out->stale++;
 			continue;
 		}
