@@ -396,14 +396,15 @@ int state_open(const struct state_config *cfg, struct state **out, bool *fresh,
 	return 0;
 }
 
-int state_observe(const char *name, struct state **out, char *err, size_t err_len)
+/* Opens region `name`'s file read-only (its path in `path`). Returns the
+ * fd, or a negative errno with a message in `err` (NULL: none). */
+static int open_by_name(const char *name, char *path, size_t path_len,
+			char *err, size_t err_len)
 {
-	*out = NULL;
 	int rc = state_name_check(name, err, err_len);
-	char path[512];
 	if (rc < 0)
 		return rc;
-	if (state_path(name, path, sizeof(path)) == NULL)
+	if (state_path(name, path, path_len) == NULL)
 		return errmsg_rc(-EINVAL, err, err_len, "name too long");
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
@@ -411,12 +412,34 @@ int state_observe(const char *name, struct state **out, char *err, size_t err_le
 				 strerror(errno), errno == ENOENT
 				 ? " (no daemon of that name has run since boot, "
 				   "or its region was removed)" : "");
+	return fd;
+}
+
+/* Whether a daemon holds the region open on `fd` (another descriptor of
+ * the file than the daemon's own): a shared lock is refused only while a
+ * daemon holds its exclusive one; taken, it is dropped at once. */
+static bool held_by_daemon(int fd)
+{
+	if (flock(fd, LOCK_SH | LOCK_NB) == 0) {
+		flock(fd, LOCK_UN);
+		return false;
+	}
+	return errno == EWOULDBLOCK;
+}
+
+int state_observe(const char *name, struct state **out, char *err, size_t err_len)
+{
+	*out = NULL;
+	char path[512];
+	int fd = open_by_name(name, path, sizeof(path), err, err_len);
+	if (fd < 0)
+		return fd;
 	struct state *st = state_alloc(name);
 	if (st == NULL) {
 		close(fd);
 		return errmsg_rc(-ENOMEM, err, err_len, "out of memory");
 	}
-	rc = attach(st, fd, true, path, err, err_len);
+	int rc = attach(st, fd, true, path, err, err_len);
 	close(fd);
 	if (rc < 0) {
 		free(st);
@@ -439,15 +462,10 @@ void state_close(struct state *st)
 bool state_daemon_running(const char *name)
 {
 	char path[512];
-	if (state_name_check(name, NULL, 0) < 0 ||
-	    state_path(name, path, sizeof(path)) == NULL)
-		return false;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	int fd = open_by_name(name, path, sizeof(path), NULL, 0);
 	if (fd < 0)
 		return false;
-	/* A shared lock is refused only while the daemon holds its
-	 * exclusive one; taken, it is dropped at once. */
-	bool running = flock(fd, LOCK_SH | LOCK_NB) < 0 && errno == EWOULDBLOCK;
+	bool running = held_by_daemon(fd);
 	close(fd);
 	return running;
 }
@@ -456,32 +474,18 @@ bool state_held(const struct state *st)
 {
 	/* The daemon's own handle (named: taking a lock on a descriptor of
 	 * its open file would convert its lock, then drop it; anonymous: no
-	 * other process has it). */
+	 * other process has it). Else the observer's own open of the file. */
 	if (st->lock_fd >= 0 || st->name[0] == '\0')
 		return true;
-	/* The observer's own open of the file: a shared lock is refused only
-	 * while a daemon holds its exclusive one; taken, it is dropped at
-	 * once. */
-	int fd = shm_region_fd(st->region);
-	if (flock(fd, LOCK_SH | LOCK_NB) == 0) {
-		flock(fd, LOCK_UN);
-		return false;
-	}
-	return errno == EWOULDBLOCK;
+	return held_by_daemon(shm_region_fd(st->region));
 }
 
 int state_remove(const char *name, char *err, size_t err_len)
 {
-	int rc = state_name_check(name, err, err_len);
 	char path[512];
-	if (rc < 0)
-		return rc;
-	if (state_path(name, path, sizeof(path)) == NULL)
-		return errmsg_rc(-EINVAL, err, err_len, "name too long");
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	int fd = open_by_name(name, path, sizeof(path), err, err_len);
 	if (fd < 0)
-		return errmsg_rc(-errno, err, err_len, "state region %s: %s", path,
-				 strerror(errno));
+		return fd;
 	/* Held while unlinking, so no daemon attaches in between. */
 	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
 		int e = errno;
@@ -491,8 +495,8 @@ int state_remove(const char *name, char *err, size_t err_len)
 				 ? "a daemon runs on it: stop it first"
 				 : strerror(e));
 	}
-	rc = unlink(path) < 0 ? errmsg_rc(-errno, err, err_len, "state region "
-					  "%s: %s", path, strerror(errno)) : 0;
+	int rc = unlink(path) < 0 ? errmsg_rc(-errno, err, err_len, "state region "
+					      "%s: %s", path, strerror(errno)) : 0;
 	close(fd);
 	return rc;
 }
