@@ -79,9 +79,13 @@ static void publish(struct shm_region *r)
 	h->ready = SHM_READY;
 }
 
-struct shm_region *shm_region_create(const char *name, enum shm_region_kind kind,
-				     const struct shm_section_spec *specs,
-				     unsigned n_specs, unsigned flags)
+/* Both creations: the specs checked, the layout, then a memfd (`fd` < 0:
+ * shm_map_create with `name` and `flags`) or the caller's new file `fd`,
+ * and the header published. */
+static struct shm_region *create(const char *name, int fd, bool hugetlb,
+				 enum shm_region_kind kind,
+				 const struct shm_section_spec *specs,
+				 unsigned n_specs, unsigned flags)
 {
 	int rc = check_specs(kind, specs, n_specs);
 	if (rc < 0) {
@@ -91,7 +95,9 @@ struct shm_region *shm_region_create(const char *name, enum shm_region_kind kind
 	struct shm_region *r = calloc(1, sizeof(*r));
 	if (r == NULL)
 		return NULL;
-	rc = shm_map_create(name, lay_out(r, kind, specs, n_specs), flags, &r->map);
+	uint64_t size = lay_out(r, kind, specs, n_specs);
+	rc = fd < 0 ? shm_map_create(name, size, flags, &r->map)
+		    : shm_map_create_on(fd, size, hugetlb, &r->map);
 	if (rc < 0) {
 		free(r);
 		errno = -rc;
@@ -101,28 +107,23 @@ struct shm_region *shm_region_create(const char *name, enum shm_region_kind kind
 	return r;
 }
 
+struct shm_region *shm_region_create(const char *name, enum shm_region_kind kind,
+				     const struct shm_section_spec *specs,
+				     unsigned n_specs, unsigned flags)
+{
+	return create(name, -1, false, kind, specs, n_specs, flags);
+}
+
 struct shm_region *shm_region_create_on(int fd, bool hugetlb,
 					enum shm_region_kind kind,
 					const struct shm_section_spec *specs,
 					unsigned n_specs)
 {
-	int rc = check_specs(kind, specs, n_specs);
-	if (rc < 0) {
-		errno = -rc;
+	if (fd < 0) {
+		errno = EBADF;
 		return NULL;
 	}
-	struct shm_region *r = calloc(1, sizeof(*r));
-	if (r == NULL)
-		return NULL;
-	rc = shm_map_create_on(fd, lay_out(r, kind, specs, n_specs), hugetlb,
-			       &r->map);
-	if (rc < 0) {
-		free(r);
-		errno = -rc;
-		return NULL;
-	}
-	publish(r);
-	return r;
+	return create(NULL, fd, hugetlb, kind, specs, n_specs, 0);
 }
 
 struct shm_region *shm_region_attach(int fd, uint32_t expected_kind,
