@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/mman.h>
 
 #include "shm/offset.h"
 
@@ -31,6 +32,26 @@ static inline void *shm_carve_next(struct shm_carve *c, uint64_t size,
 	if (p == NULL)
 		c->overflow = true;
 	return p;
+}
+
+/* Private memory for a table made outside the state region (tests, the
+ * engine in process): anonymous zero pages, backed only as they are
+ * written, laid out by the same carve as a section. A span with base
+ * NULL when it cannot be had (size 0, or the mmap failed). */
+static inline struct shm_span shm_span_private(uint64_t size)
+{
+	void *p = size == 0 ? MAP_FAILED
+		  : mmap(NULL, size, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	return p == MAP_FAILED ? (struct shm_span){NULL, 0}
+			       : (struct shm_span){p, size};
+}
+
+/* Gives back shm_span_private()'s memory; a span with base NULL: nothing. */
+static inline void shm_span_release(struct shm_span span)
+{
+	if (span.base != NULL)
+		munmap(span.base, span.size);
 }
 
 #endif

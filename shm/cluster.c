@@ -24,9 +24,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <urcu/urcu-qsbr.h>
 
+#include "shm/carve.h"
 #include "shm/layout.h"
 
 #include "shm/rcu.h"
@@ -50,8 +50,7 @@ struct cluster {
 	int32_t *slot_of_name;    /* [name id] slot + 1, 0 = none; writer side */
 	uint32_t slot_of_name_len;
 	uint64_t freed;
-	void *owned;              /* cluster_create()'s anonymous mapping */
-	uint64_t owned_size;
+	struct shm_span owned;    /* cluster_create()'s private memory */
 	uint32_t owned_index;     /* the current index, when not in a region */
 };
 
@@ -238,17 +237,15 @@ struct cluster *cluster_create(struct intern *strings, uint32_t capacity)
 	}
 	uint64_t snaps = cluster_snapshots_section_size(capacity);
 	uint64_t ledger = ledger_section_size(capacity);
-	/* Anonymous zero pages, backed only as they are written. */
-	void *m = mmap(NULL, snaps + ledger, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (m == MAP_FAILED) {
+	struct shm_span m = shm_span_private(snaps + ledger);
+	if (m.base == NULL) {
 		errno = ENOMEM;
 		return NULL;
 	}
 	uint32_t index = 0;
 	struct cluster_memory mem = {
-		.snapshots = {m, snaps},
-		.ledger = {(char *)m + snaps, ledger},
+		.snapshots = {m.base, snaps},
+		.ledger = {(char *)m.base + snaps, ledger},
 		.current = &index,
 	};
 	char err[160];
@@ -256,12 +253,11 @@ struct cluster *cluster_create(struct intern *strings, uint32_t capacity)
 					      sizeof(err));
 	if (c == NULL) {
 		int saved = errno;
-		munmap(m, snaps + ledger);
+		shm_span_release(m);
 		errno = saved;
 		return NULL;
 	}
 	c->owned = m;
-	c->owned_size = snaps + ledger;
 	c->owned_index = index;
 	c->current_index = &c->owned_index;
 	return c;
@@ -272,8 +268,7 @@ void cluster_destroy(struct cluster *c)
 	if (c == NULL)
 		return;
 	ledger_destroy(c->ledger);
-	if (c->owned != NULL)
-		munmap(c->owned, c->owned_size);
+	shm_span_release(c->owned);
 	free(c->slot_of_name);
 	free(c);
 }

@@ -14,7 +14,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "shm/carve.h"
 #include "shm/layout.h"
@@ -29,8 +28,7 @@ struct intern {
 	uint64_t arena_size;
 	uint32_t *slots;        /* id + 1; 0 = empty; the writer's alone */
 	uint32_t slot_mask;
-	void *owned;            /* an anonymous mapping of intern_create() */
-	uint64_t owned_size;
+	struct shm_span owned;  /* intern_create()'s private memory */
 };
 
 static struct intern_entry *entry_of(const struct intern *t, uint32_t id)
@@ -239,27 +237,23 @@ struct intern *intern_create_in(struct shm_span span, uint32_t max_strings,
 
 struct intern *intern_create(void)
 {
-	uint64_t size = intern_section_size(INTERN_DEFAULT_STRINGS,
-					    INTERN_DEFAULT_ARENA);
-	/* Anonymous zero pages, backed only as strings arrive. */
-	void *mem = mmap(NULL, size, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (mem == MAP_FAILED) {
+	/* Backed only as strings arrive. */
+	struct shm_span mem = shm_span_private(intern_section_size(
+		INTERN_DEFAULT_STRINGS, INTERN_DEFAULT_ARENA));
+	if (mem.base == NULL) {
 		errno = ENOMEM;
 		return NULL;
 	}
 	char err[128];
-	struct intern *t = intern_create_in((struct shm_span){mem, size},
-					    INTERN_DEFAULT_STRINGS,
+	struct intern *t = intern_create_in(mem, INTERN_DEFAULT_STRINGS,
 					    INTERN_DEFAULT_ARENA, true, err,
 					    sizeof(err));
 	if (t == NULL) {
-		munmap(mem, size);
+		shm_span_release(mem);
 		errno = ENOMEM;
 		return NULL;
 	}
 	t->owned = mem;
-	t->owned_size = size;
 	return t;
 }
 
@@ -267,8 +261,7 @@ void intern_destroy(struct intern *t)
 {
 	if (t == NULL)
 		return;
-	if (t->owned != NULL)
-		munmap(t->owned, t->owned_size);
+	shm_span_release(t->owned);
 	free(t->slots);
 	free(t);
 }

@@ -85,7 +85,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "shm/carve.h"
 #include "shm/cluster.h"
@@ -104,8 +103,7 @@ struct ledger {
 	struct node_alloc *nodes; /* [capacity] */
 	uint32_t *node_gen;       /* [capacity]: R1 */
 	uint64_t *changes;        /* [LEDGER_CHANGE_LOG_SLOTS]: L2, L4 */
-	void *owned;              /* an anonymous mapping of ledger_create() */
-	uint64_t owned_size;
+	struct shm_span owned;    /* ledger_create()'s private memory */
 };
 
 /* The section's pieces, in order; measures when c->span.base is NULL. */
@@ -148,24 +146,19 @@ struct ledger *ledger_create_in(struct shm_span span, uint32_t capacity, bool fr
 
 struct ledger *ledger_create(uint32_t capacity)
 {
-	uint64_t size = ledger_section_size(capacity);
-	/* Anonymous zero pages: the kernel backs them as they are written. */
-	void *mem = capacity == 0 ? MAP_FAILED
-		    : mmap(NULL, size, PROT_READ | PROT_WRITE,
-			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (mem == MAP_FAILED) {
+	struct shm_span mem = shm_span_private(capacity ? ledger_section_size(capacity)
+							: 0);
+	if (mem.base == NULL) {
 		errno = capacity == 0 ? EINVAL : ENOMEM;
 		return NULL;
 	}
-	struct ledger *l = ledger_create_in((struct shm_span){mem, size}, capacity,
-					    true);
+	struct ledger *l = ledger_create_in(mem, capacity, true);
 	if (l == NULL) {
-		munmap(mem, size);
+		shm_span_release(mem);
 		errno = ENOMEM;
 		return NULL;
 	}
 	l->owned = mem;
-	l->owned_size = size;
 	return l;
 }
 
@@ -173,8 +166,7 @@ void ledger_destroy(struct ledger *l)
 {
 	if (l == NULL)
 		return;
-	if (l->owned != NULL)
-		munmap(l->owned, l->owned_size);
+	shm_span_release(l->owned);
 	free(l);
 }
 

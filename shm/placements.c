@@ -8,7 +8,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "shm/carve.h"
 
@@ -31,8 +30,7 @@ struct placements {
 	struct placement_record *recs; /* [capacity] */
 	uint32_t *next;         /* [capacity]: the free stack's links (F1, F2) */
 	_Alignas(64) uint64_t head; /* tag << 32 | top index (NIL: empty) */
-	void *owned;            /* an anonymous mapping of placements_create() */
-	uint64_t owned_size;
+	struct shm_span owned;  /* placements_create()'s private memory */
 };
 
 static void carve(struct shm_carve *c, uint32_t capacity, struct placements *t)
@@ -140,26 +138,21 @@ int placements_restore(struct placements *t, uint64_t id,
 
 struct placements *placements_create(uint32_t capacity)
 {
-	uint64_t size = placements_section_size(capacity);
-	/* Anonymous zero pages: the kernel backs a record's page only when it
-	 * is first written. */
-	void *mem = capacity == 0 ? MAP_FAILED
-		    : mmap(NULL, size, PROT_READ | PROT_WRITE,
-			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (mem == MAP_FAILED) {
+	/* A record's page is backed only when it is first written. */
+	struct shm_span mem = shm_span_private(capacity ? placements_section_size(capacity)
+							: 0);
+	if (mem.base == NULL) {
 		errno = capacity == 0 ? EINVAL : ENOMEM;
 		return NULL;
 	}
-	struct placements *t = placements_create_in((struct shm_span){mem, size},
-						    capacity, true);
+	struct placements *t = placements_create_in(mem, capacity, true);
 	if (t == NULL) {
 		int saved = errno;
-		munmap(mem, size);
+		shm_span_release(mem);
 		errno = saved;
 		return NULL;
 	}
 	t->owned = mem;
-	t->owned_size = size;
 	return t;
 }
 
@@ -167,8 +160,7 @@ void placements_destroy(struct placements *t)
 {
 	if (t == NULL)
 		return;
-	if (t->owned != NULL)
-		munmap(t->owned, t->owned_size);
+	shm_span_release(t->owned);
 	free(t->next);
 	free(t);
 }
