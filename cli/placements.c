@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/json_out.h"
 #include "cli/node.h"
 #include "shmsched/client.h"
 
@@ -21,20 +22,6 @@ static void usage(FILE *to)
 		"names), node, owner (uid and producer name), cpu and memory\n"
 		"requests, GPUs and exclusive cores. --json: one JSON object a line.\n"
 		"The admin socket as for `shmsched node`.\n");
-}
-
-/* Writes s as a JSON string's content (names are plain bytes). */
-static void json_text(const char *s)
-{
-	for (; *s != '\0'; s++) {
-		unsigned char ch = (unsigned char)*s;
-		if (ch == '"' || ch == '\\')
-			printf("\\%c", ch);
-		else if (ch < 0x20)
-			printf("\\u%04x", ch);
-		else
-			putchar(ch);
-	}
 }
 
 int placements_main(int argc, char **argv)
@@ -80,13 +67,13 @@ int placements_main(int argc, char **argv)
 			shmsched_format_gpus(&p->devices, gpus, sizeof(gpus));
 			shmsched_format_cpuset(&p->devices, cores, sizeof(cores));
 			if (json) {
-				printf("{\"placement_id\":%" PRIu64 ",\"node\":\"",
+				printf("{\"placement_id\":%" PRIu64 ",\"node\":",
 				       p->placement_id);
-				json_text(node);
-				printf("\",\"owner_uid\":%u,\"owner_name\":\"",
+				json_out_string(stdout, node);
+				printf(",\"owner_uid\":%u,\"owner_name\":",
 				       p->owner_uid);
-				json_text(p->owner_name);
-				printf("\",\"cpu_milli\":%" PRId64 ",\"mem_bytes\":%" PRId64
+				json_out_string(stdout, p->owner_name);
+				printf(",\"cpu_milli\":%" PRId64 ",\"mem_bytes\":%" PRId64
 				       ",\"gpus\":\"%s\",\"gpu_milli\":%u,\"cpuset\":\"%s\"}\n",
 				       p->cpu_milli, p->mem_bytes, gpus,
 				       p->devices.gpu_milli, cores);
