@@ -416,6 +416,16 @@ static void handle_node_event(struct producers *p, struct control_server *s,
 	}
 }
 
+/* Frees placement `id`'s record, telling the store first (struct
+ * producers_persist: its delete must be queued before a worker can reuse
+ * the record). */
+static void forget(struct producers *p, uint64_t id)
+{
+	if (p->persist.placement_freed != NULL)
+		p->persist.placement_freed(p->persist.arg, id);
+	placements_free(p->placements, id);
+}
+
 /* Gives back exactly what placement `id` recorded, once, for its owner
  * (or an admin): the release can name nothing else, so it cannot forge a
  * use, pass another producer's, or drive a counter below zero. */
@@ -453,9 +463,7 @@ static void handle_release(struct producers *p, enum producer_role role,
 	if (ledger_node_generation(l, rec->slot) != rec->node_gen) {
 		/* The node was removed (its use went with it): nothing to give
 		 * back, and nothing to remember. */
-		placements_free(p->placements, r.placement_id);
-		if (p->persist.placement_freed != NULL)
-			p->persist.placement_freed(p->persist.arg, r.placement_id);
+		forget(p, r.placement_id);
 		control_server_reply_error(s, conn, rid, ESTALE,
 					   "placement %llu: its node was removed; "
 					   "nothing was left to give back",
@@ -465,9 +473,7 @@ static void handle_release(struct producers *p, enum producer_role role,
 	static struct pod_spec pod; /* the control thread's alone */
 	placement_use(rec, &pod);
 	ledger_account(l, rec->slot, &pod, &rec->dev, -1);
-	placements_free(p->placements, r.placement_id);
-	if (p->persist.placement_freed != NULL)
-		p->persist.placement_freed(p->persist.arg, r.placement_id);
+	forget(p, r.placement_id);
 	control_server_reply(s, conn, rid, NULL, 0, -1);
 }
 

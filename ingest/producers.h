@@ -84,7 +84,10 @@ struct producers *producers_create(struct cluster *c, struct intern *strings,
 struct producers_persist {
 	void (*node_changed)(void *arg, const struct node_event *ev);
 	void (*identity_added)(void *arg, uint32_t owner);
-	void (*placement_freed)(void *arg, uint64_t id);  /* release, resync */
+	/* release, resync: called just before the record is freed, so that
+	 * its delete reaches the store before any later placement that
+	 * reuses the record (same index) can */
+	void (*placement_freed)(void *arg, uint64_t id);
 	void (*placement_added)(void *arg, uint64_t id);  /* resync */
 	void *arg;
 };

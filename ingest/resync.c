@@ -130,9 +130,10 @@ static void give_back(struct cluster *c, struct placements *records, uint64_t id
 	struct pod_spec pod;
 	placement_use(r, &pod);
 	ledger_account(cluster_ledger(c), r->slot, &pod, &r->dev, -1);
-	placements_free(records, id);
+	/* Told first: see struct resync_hooks. */
 	if (h != NULL && h->freed != NULL)
 		h->freed(h->arg, id);
+	placements_free(records, id);
 }
 
 int resync_apply(struct cluster *c, struct placements *records,

@@ -31,7 +31,10 @@ struct resync_result {
 			     * or out of scope, not bound, or finished */
 };
 
-/* What the caller hears of each record change (the durable store). */
+/* What the caller hears of each record change (the durable store).
+ * `freed` is called just before the record is freed: once freed, a worker
+ * may take it for a new placement at once, whose durable put must come
+ * after this delete (they share the record's index). */
 struct resync_hooks {
 	void (*freed)(void *arg, uint64_t id);
 	void (*added)(void *arg, uint64_t id);
