@@ -309,7 +309,7 @@ int persist_replace_all(struct persist *p, char *err, size_t err_len)
 /* --- as things happen ---------------------------------------------------- */
 
 uint64_t persist_placement(struct persist *p, uint64_t id,
-			   const struct placement_record *r)
+			   const struct placement_record *r, uint32_t owner)
 {
 	/* The worker's own snapshot read: the node the record names. A
 	 * record whose node left meanwhile is stale; it is kept by name and
@@ -317,7 +317,9 @@ uint64_t persist_placement(struct persist *p, uint64_t id,
 	const struct snapshot *snap = cluster_snapshot(p->t.cluster);
 	uint32_t node = r->slot < snap->n_slots ? snap->nodes[r->slot].name : 0;
 	uint8_t buf[STORE_BLOB_MAX];
-	int len = store_encode_placement(r, node, p->t.strings, buf, sizeof(buf));
+	struct placement_record rec = *r;
+	rec.owner = owner; /* not published yet: the record's reads 0 */
+	int len = store_encode_placement(&rec, node, p->t.strings, buf, sizeof(buf));
 	if (len < 0) {
 		__atomic_fetch_add(&p->failures, 1, __ATOMIC_RELAXED);
 		return 0;
@@ -386,7 +388,7 @@ static void on_placement_added(void *arg, uint64_t id)
 	const struct placement_record *r = placements_get(p->t.records, id);
 	if (r == NULL)
 		return;
-	uint64_t seq = persist_placement(p, id, r);
+	uint64_t seq = persist_placement(p, id, r, r->owner);
 	if (p->sync)
 		persist_wait(p, seq);
 }

@@ -3,7 +3,9 @@
  * daemon/.
  *
  * - Workers: each placement's record, encoded (bind/store_codec.h) and
- *   queued right after it is filled (persist_placement); in sync mode the
+ *   queued after it is filled and before it is published
+ *   (persist_placement), so no release's delete can be queued ahead of
+ *   it; in sync mode the
  *   worker waits for its burst's last op before it hands the answers back
  *   (persist_wait), so a producer reads PLACED only once it is durable.
  * - The control thread: node events, new identities, releases and resync
@@ -56,10 +58,11 @@ int persist_replace_all(struct persist *p, char *err, size_t err_len);
 /* The control thread's hooks, for producers_set_state(). */
 void persist_hooks(struct persist *p, struct producers_persist *out);
 
-/* Worker: queue the record just filled as placement `id`. Returns the
- * op's sequence number (0: not queued). */
+/* Queues record `r` as placement `id` of `owner`: a worker, between
+ * placements_prepare() and placements_publish(). Returns the op's
+ * sequence number (0: not queued). */
 uint64_t persist_placement(struct persist *p, uint64_t id,
-			   const struct placement_record *r);
+			   const struct placement_record *r, uint32_t owner);
 
 /* Worker, sync mode: waits until op `seq` is durable. */
 void persist_wait(struct persist *p, uint64_t seq);

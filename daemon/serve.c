@@ -120,13 +120,18 @@ static void answer(struct serve *s, unsigned w, struct producer *pr,
 		uint32_t node = (uint32_t)r.placement.slot;
 		/* Inside the placement's read-side section: its node's own
 		 * generation (shm/ledger.h). */
-		struct placement_record made;
-		uint64_t id = placements_fill(s->placements, (uint32_t)rec, pr->owner,
-					      node, ledger_node_generation(s->ledger, node),
-					      &pod.spec, &r.placement.devices, pod.cookie,
-					      s->persist != NULL ? &made : NULL);
+		uint64_t id;
+		const struct placement_record *made = placements_prepare(
+			s->placements, (uint32_t)rec, node,
+			ledger_node_generation(s->ledger, node), &pod.spec,
+			&r.placement.devices, pod.cookie, &id);
+		/* Queued before it is published: no release of it (an
+		 * admin's, a resync's, a guessed id's) can queue its delete
+		 * ahead of this put. */
 		if (s->persist != NULL)
-			s->store_seq[w] = persist_placement(s->persist, id, &made);
+			s->store_seq[w] = persist_placement(s->persist, id, made,
+							    pr->owner);
+		placements_publish(s->placements, (uint32_t)rec, pr->owner);
 		answer_placed(slot, node, now_ns(), &r.placement.devices, id);
 		return;
 	}

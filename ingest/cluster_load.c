@@ -97,7 +97,7 @@ int cluster_record_bound(struct cluster *cl, struct placements *records,
 	}
 	uint64_t made = placements_fill(records, (uint32_t)ix, PLACEMENT_OWNER_BOUND,
 					slot, ledger_node_generation(cluster_ledger(cl), slot),
-					pod, dev, 0, NULL);
+					pod, dev, 0);
 	if (id != NULL)
 		*id = made;
 	return 0;

@@ -193,7 +193,7 @@ int synthetic_cluster_into(uint32_t nodes, uint32_t running, uint64_t seed,
 				placements_fill(records, (uint32_t)ix,
 						PLACEMENT_OWNER_BOUND, slot,
 						ledger_node_generation(cluster_ledger(c), slot),
-						&pod, NULL, 0, NULL);
+						&pod, NULL, 0);
 			}
 		}
 		if (placed)

@@ -208,11 +208,12 @@ void placements_untake(struct placements *t, uint32_t index)
 	push(t, index);
 }
 
-uint64_t placements_fill(struct placements *t, uint32_t index, uint32_t owner,
-			 uint32_t slot, uint32_t node_gen,
-			 const struct pod_spec *pod,
-			 const struct device_assignment *dev, uint64_t cookie,
-			 struct placement_record *copy)
+const struct placement_record *placements_prepare(struct placements *t,
+						  uint32_t index, uint32_t slot,
+						  uint32_t node_gen,
+						  const struct pod_spec *pod,
+						  const struct device_assignment *dev,
+						  uint64_t cookie, uint64_t *id)
 {
 	struct placement_record *r = &t->recs[index];
 	/* H1: relaxed; the mark only bounds scans, which read each record's
@@ -238,17 +239,27 @@ uint64_t placements_fill(struct placements *t, uint32_t index, uint32_t owner,
 		memset(&r->dev, 0, sizeof(r->dev));
 	r->n_ports = pod->n_ports;
 	memcpy(r->ports, pod->ports, pod->n_ports * sizeof(r->ports[0]));
+	*id = (uint64_t)gen << 32 | index;
+	return r;
+}
+
+void placements_publish(struct placements *t, uint32_t index, uint32_t owner)
+{
 	/* Relaxed: a figure. */
 	__atomic_fetch_add(&t->shared->live, 1, __ATOMIC_RELAXED);
-	if (copy != NULL) {
-		/* Before P1: once published, the record is the releasing
-		 * thread's to free at any moment. */
-		*copy = *r;
-		copy->owner = owner;
-	}
 	/* P1: release, partner of P2's acquire. */
-	__atomic_store_n(&r->owner, owner, __ATOMIC_RELEASE);
-	return (uint64_t)gen << 32 | index;
+	__atomic_store_n(&t->recs[index].owner, owner, __ATOMIC_RELEASE);
+}
+
+uint64_t placements_fill(struct placements *t, uint32_t index, uint32_t owner,
+			 uint32_t slot, uint32_t node_gen,
+			 const struct pod_spec *pod,
+			 const struct device_assignment *dev, uint64_t cookie)
+{
+	uint64_t id;
+	placements_prepare(t, index, slot, node_gen, pod, dev, cookie, &id);
+	placements_publish(t, index, owner);
+	return id;
 }
 
 const struct placement_record *placements_get(const struct placements *t, uint64_t id)

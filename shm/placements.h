@@ -120,18 +120,29 @@ int64_t placements_take(struct placements *t);
  * not placed) (F2). */
 void placements_untake(struct placements *t, uint32_t index);
 
-/* Worker side: fills the taken record `index` for `owner` (non-zero) with
- * the pod's use of `slot` (generation `node_gen`), its devices (NULL:
- * none), its name and the producer's `cookie`, and publishes it (P1).
- * Returns the placement's id. `copy` (NULL: none) receives the record as
- * published: after P1 the worker must not read the record again, since
- * the releasing thread may free it at once (an admin, a resync, a
- * guessed id). */
+/* Worker side: fills the taken record `index` with the pod's use of
+ * `slot` (generation `node_gen`), its devices (NULL: none), its name and
+ * the producer's `cookie`, without publishing it: until
+ * placements_publish() the record is the worker's alone, to read (for the
+ * durable store, whose put must be queued before any release of the
+ * placement can be). Returns the record; its id in *id. */
+const struct placement_record *placements_prepare(struct placements *t,
+						  uint32_t index, uint32_t slot,
+						  uint32_t node_gen,
+						  const struct pod_spec *pod,
+						  const struct device_assignment *dev,
+						  uint64_t cookie, uint64_t *id);
+
+/* Worker side: publishes the prepared record `index` for `owner`
+ * (non-zero) (P1). From then on the releasing thread may free it at any
+ * moment: the worker does not read it again. */
+void placements_publish(struct placements *t, uint32_t index, uint32_t owner);
+
+/* placements_prepare() then placements_publish(). Returns the id. */
 uint64_t placements_fill(struct placements *t, uint32_t index, uint32_t owner,
 			 uint32_t slot, uint32_t node_gen,
 			 const struct pod_spec *pod,
-			 const struct device_assignment *dev, uint64_t cookie,
-			 struct placement_record *copy);
+			 const struct device_assignment *dev, uint64_t cookie);
 
 /* Releasing thread: the live record that `id` names, or NULL when it names
  * none (out of range, free, or freed and reused since: a generation that

@@ -135,7 +135,7 @@ static void place(struct world *w, uint32_t slot, int64_t cpu, uint32_t owner)
 	assert_int_equal(ledger_reserve(l, slot, &snap->nodes[slot].allocatable,
 					&pod, NULL, NULL, NULL), 0);
 	placements_fill(w->records, (uint32_t)ix, owner, slot,
-			ledger_node_generation(l, slot), &pod, NULL, 7, NULL);
+			ledger_node_generation(l, slot), &pod, NULL, 7);
 }
 
 static void identity(struct world *w, uint32_t index, uint32_t uid,

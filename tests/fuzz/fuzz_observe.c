@@ -119,7 +119,7 @@ static void build_template(void)
 			fail_setup("place", "refused");
 		placements_fill(recs, (uint32_t)ix,
 				i == 4 ? PLACEMENT_OWNER_BOUND : 1 + i % 2, slot,
-				ledger_node_generation(l, slot), &pod, NULL, i, NULL);
+				ledger_node_generation(l, slot), &pod, NULL, i);
 	}
 	struct node_event change[2] = {
 		{.kind = NODE_EVENT_CORDON, .name = ids[2]},

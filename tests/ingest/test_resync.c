@@ -117,7 +117,7 @@ static void producer_place(struct world *w, uint32_t slot, int64_t cpu)
 	ledger_account(cluster_ledger(w->cluster), slot, &pod, NULL, +1);
 	placements_fill(w->records, (uint32_t)ix, 3, slot,
 			ledger_node_generation(cluster_ledger(w->cluster), slot), &pod,
-			NULL, 7, NULL);
+			NULL, 7);
 }
 
 static void test_node_scope(void **state)

@@ -35,7 +35,7 @@ static void test_ids_and_generations(void **state)
 	struct device_assignment dev = {.gpu_mask = 2, .gpu_milli = 300};
 	int64_t ix = placements_take(t);
 	assert_int_equal(ix, 0);
-	uint64_t id = placements_fill(t, (uint32_t)ix, 7, 3, 11, &pod, &dev, 99, NULL);
+	uint64_t id = placements_fill(t, (uint32_t)ix, 7, 3, 11, &pod, &dev, 99);
 	assert_true(id != 0);
 	const struct placement_record *r = placements_get(t, id);
 	assert_non_null(r);
@@ -58,7 +58,7 @@ static void test_ids_and_generations(void **state)
 	/* The record comes back with a new generation: the old id stays dead. */
 	ix = placements_take(t);
 	assert_int_equal(ix, 0);
-	uint64_t id2 = placements_fill(t, (uint32_t)ix, 8, 1, 1, &pod, NULL, 0, NULL);
+	uint64_t id2 = placements_fill(t, (uint32_t)ix, 8, 1, 1, &pod, NULL, 0);
 	assert_true(id2 != id);
 	assert_null(placements_get(t, id));
 	assert_non_null(placements_get(t, id2));
@@ -75,7 +75,7 @@ static void test_capacity_and_listing(void **state)
 	for (int i = 0; i < 3; i++) {
 		int64_t ix = placements_take(t);
 		assert_true(ix >= 0);
-		ids[i] = placements_fill(t, (uint32_t)ix, 1, (uint32_t)i, 1, &pod, NULL, 0, NULL);
+		ids[i] = placements_fill(t, (uint32_t)ix, 1, (uint32_t)i, 1, &pod, NULL, 0);
 	}
 	assert_int_equal(placements_take(t), -ENOSPC);
 	/* Taken and not filled is not live, and untake gives it back. */

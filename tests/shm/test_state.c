@@ -125,7 +125,7 @@ static uint64_t place(struct world *w, uint32_t slot, int64_t cpu, uint32_t owne
 					NULL, NULL), 0);
 	return placements_fill(w->records, (uint32_t)ix, owner, slot,
 			       ledger_node_generation(cluster_ledger(w->cluster), slot),
-			       &pod, NULL, 42, NULL);
+			       &pod, NULL, 42);
 }
 
 static int64_t used_cpu(struct world *w, uint32_t slot)

@@ -56,7 +56,7 @@ static void *taker(void *arg)
 			__atomic_fetch_add(&owned_twice, 1, __ATOMIC_RELAXED);
 		pod.request.v[RES_CPU] = (int64_t)(me * PER_TAKER + n);
 		uint64_t id = placements_fill(table, (uint32_t)ix, me + 1,
-					      (uint32_t)ix, me, &pod, NULL, 0, NULL);
+					      (uint32_t)ix, me, &pod, NULL, 0);
 		/* Hand the id to the releaser; wait while its ring is full. */
 		uint32_t t = __atomic_load_n(&ring_tail[me], __ATOMIC_RELAXED);
 		while (t - __atomic_load_n(&ring_head[me], __ATOMIC_ACQUIRE) >= RING)
