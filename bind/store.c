@@ -848,6 +848,27 @@ static int load_all(MDB_env *env, MDB_dbi nodes, MDB_dbi identities,
 	return rc;
 }
 
+int store_counts(struct store *s, uint64_t *nodes, uint64_t *placements,
+		 uint64_t *identities, char *err, size_t err_len)
+{
+	MDB_txn *txn;
+	int rc = mdb_txn_begin(s->env, NULL, MDB_RDONLY, &txn);
+	MDB_stat st[3];
+	const MDB_dbi dbis[3] = {s->nodes, s->placements, s->identities};
+	if (rc == 0) {
+		for (int i = 0; rc == 0 && i < 3; i++)
+			rc = mdb_stat(txn, dbis[i], &st[i]);
+		mdb_txn_abort(txn);
+	}
+	if (rc != 0)
+		return errmsg_rc(lmdb_errno(rc), err, err_len, "store %s: %s", s->dir,
+				 mdb_strerror(rc));
+	*nodes = st[0].ms_entries;
+	*placements = st[1].ms_entries;
+	*identities = st[2].ms_entries;
+	return 0;
+}
+
 int store_load(struct store *s, const struct store_visitor *v, char *err,
 	       size_t err_len)
 {

@@ -136,6 +136,11 @@ struct store_visitor {
 int store_load(struct store *s, const struct store_visitor *v, char *err,
 	       size_t err_len);
 
+/* How many entries each table holds, from LMDB's own counts (nothing is
+ * read or checked). Returns 0 or an LMDB error with a message. */
+int store_counts(struct store *s, uint64_t *nodes, uint64_t *placements,
+		 uint64_t *identities, char *err, size_t err_len);
+
 /* Checks a store without starting a writer or changing anything: LMDB's
  * own checks, then every value's checksum. The counts per table in out
  * (any may be NULL). Returns 0 or the first problem (as store_open,

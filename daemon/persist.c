@@ -107,36 +107,14 @@ struct store *persist_store(struct persist *p)
 	return p->store;
 }
 
-struct counts {
-	uint64_t nodes, placements;
-};
-
-static int count_node(void *arg, const char *name, size_t nl, const void *b,
-		      size_t len)
-{
-	(void)name;
-	(void)nl;
-	(void)b;
-	(void)len;
-	((struct counts *)arg)->nodes++;
-	return 0;
-}
-
-static int count_placement(void *arg, uint64_t id, const void *b, uint32_t len)
-{
-	(void)id;
-	(void)b;
-	(void)len;
-	((struct counts *)arg)->placements++;
-	return 0;
-}
-
 int persist_has_state(struct persist *p, bool *has, char *err, size_t err_len)
 {
-	struct counts c = {0};
-	struct store_visitor v = {count_node, NULL, count_placement, &c};
-	int rc = store_load(p->store, &v, err, err_len);
-	*has = c.nodes + c.placements > 0;
+	/* LMDB's counts: the store's values were checked by the child
+	 * process at open, and a restore checks them again as it reads. */
+	uint64_t nodes, placements, identities;
+	int rc = store_counts(p->store, &nodes, &placements, &identities, err,
+			      err_len);
+	*has = rc == 0 && nodes + placements > 0;
 	return rc;
 }
 
@@ -146,6 +124,7 @@ struct restore {
 	struct persist *p;
 	struct node_event *events;
 	size_t n, cap;
+	bool applied;            /* the nodes published (apply_nodes) */
 	uint64_t placements, skipped;
 	char *err;
 	size_t err_len;
@@ -197,15 +176,31 @@ static int restore_identity(void *arg, uint32_t owner, const void *b, uint32_t l
 	return 0;
 }
 
+/* Publishes the nodes collected so far, once. */
+static int apply_nodes(struct restore *r)
+{
+	if (r->applied)
+		return 0;
+	r->applied = true;
+	char why[512];
+	int rc = r->n == 0 ? 0 : cluster_apply(r->p->t.cluster, r->events, r->n,
+					       why, sizeof(why));
+	return rc < 0 ? errmsg_rc(rc, r->err, r->err_len, "store: its nodes: %s",
+				  why) : 0;
+}
+
 static int restore_placement(void *arg, uint64_t id, const void *b, uint32_t len)
 {
 	struct restore *r = arg;
 	struct persist *p = r->p;
+	int rc = apply_nodes(r);
+	if (rc < 0)
+		return rc;
 	struct placement_record rec;
 	uint32_t node;
 	char why[256];
-	int rc = store_decode_placement(b, len, p->t.strings, &rec, &node, why,
-					sizeof(why));
+	rc = store_decode_placement(b, len, p->t.strings, &rec, &node, why,
+				    sizeof(why));
 	if (rc < 0)
 		return errmsg_rc(rc, r->err, r->err_len, "store: placement %llu: %s",
 				 (unsigned long long)id, why);
@@ -230,19 +225,18 @@ static int restore_placement(void *arg, uint64_t id, const void *b, uint32_t len
 int persist_restore(struct persist *p, uint64_t *nodes, uint64_t *placements,
 		    uint64_t *skipped, char *err, size_t err_len)
 {
+	/* One walk: the store gives nodes, then identities, then placements;
+	 * the nodes are published before the first placement needs them. */
 	struct restore r = {.p = p, .err = err, .err_len = err_len};
-	struct store_visitor first = {restore_node, restore_identity, NULL, &r};
-	int rc = store_load(p->store, &first, err, err_len);
-	char why[512];
-	if (rc == 0 && r.n > 0 &&
-	    (rc = cluster_apply(p->t.cluster, r.events, r.n, why, sizeof(why))) < 0)
-		errmsg_rc(rc, err, err_len, "store: its nodes: %s", why);
-	free(r.events);
-	struct store_visitor second = {NULL, NULL, restore_placement, &r};
+	struct store_visitor v = {restore_node, restore_identity, restore_placement,
+				  &r};
+	int rc = store_load(p->store, &v, err, err_len);
 	if (rc == 0)
-		rc = store_load(p->store, &second, err, err_len);
+		rc = apply_nodes(&r);
+	free(r.events);
 	if (rc < 0)
 		return rc;
+	char why[512];
 	placements_reindex(p->t.records);
 	struct recount_stats rs;
 	rc = ledger_recount(p->t.cluster, p->t.records, STATE_IDENTITIES, &rs, why,

@@ -130,6 +130,12 @@ static void test_round_trip(void **state)
 	store_close(st);
 
 	assert_int_equal(store_open(dir, STORE_DURABILITY_SYNC, &st, err, sizeof(err)), 0);
+	uint64_t n_nodes, n_placements, n_identities;
+	assert_int_equal(store_counts(st, &n_nodes, &n_placements, &n_identities,
+				      err, sizeof(err)), 0);
+	assert_int_equal(n_nodes, 1);
+	assert_int_equal(n_placements, 1);
+	assert_int_equal(n_identities, 1);
 	struct seen s = load(st, NULL, 0);
 	assert_int_equal(s.nodes, 1);
 	assert_string_equal(s.last_node, "n2");
