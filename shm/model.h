@@ -196,6 +196,18 @@ struct pod_spec {
 	 * as any other. */
 	uint16_t exclusive_cores;
 
+	/* The pod's group for inter-pod rules (InterPodAffinity,
+	 * PodTopologySpread): the interned id of its canonical encoding of
+	 * namespace, labels, pod (anti-)affinity terms and spread constraints
+	 * (workers/pod_group.h). Pods of one group are alike to every
+	 * inter-pod rule. 0: no group (matches no selector, has no terms). */
+	uint32_t group;
+
+	/* --- from here on the static part (workers/pod_class.h) --- */
+	/* The profile that schedules the pod: its index in the configuration's
+	 * profiles (ingest/sched_config.h), chosen by spec.schedulerName; 0
+	 * is the first profile (default-scheduler unless configured). */
+	uint8_t profile;
 	bool has_required;  /* requiredDuringScheduling...: present (even empty) */
 	uint8_t n_selector; /* spec.nodeSelector entries */
 	uint8_t n_terms;    /* required node selector terms, ORed */

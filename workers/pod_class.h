@@ -32,10 +32,10 @@ static inline uint64_t pod_class_hash(const struct pod_spec *pod)
 }
 
 /* The static part of the key: everything but the requests (node_name,
- * then every byte from has_required on). Static filters and static scores
+ * then every byte from profile on). Static filters and static scores
  * read only these fields, so pods that differ only in their requests share
  * a class's static results. */
-#define POD_STATIC_OFFSET offsetof(struct pod_spec, has_required)
+#define POD_STATIC_OFFSET offsetof(struct pod_spec, profile)
 #define POD_STATIC_SIZE (sizeof(struct pod_spec) - POD_STATIC_OFFSET)
 
 static inline uint64_t pod_static_hash(const struct pod_spec *pod)
