@@ -37,6 +37,25 @@
  *       counter moved at all, L1, L2: a reader may have seen the taken
  *       value, and its cache must learn that it went back.
  *
+ * Pod groups (shm/pod_group.h), after C2 and before C3 in a placement,
+ * after the counters in A1:
+ *   G1  Each entry of groups[] is one 64-bit word, (group << 32) | pods,
+ *       moved only by compare-and-swap (relaxed: the word is its own
+ *       fact), so a reader's load sees a group and its count together.
+ *       n_groups only grows (relaxed CAS), up to NODE_MAX_GROUPS; entries
+ *       at and past it are zero.
+ *   G2  Adding a pod: +1 on an entry of its group with a count; else claim
+ *       an entry whose count is 0 (any group) by CAS; else claim index
+ *       n_groups by CAS on n_groups, then the entry. Two placements of a
+ *       new group may claim two entries: readers add entries up, so the
+ *       sum per group is exact. Full: -ENOSPC, nothing taken.
+ *   G3  Removing one (A1 with sign -1, U1): -1 by CAS on an entry of its
+ *       group with a count.
+ *   G4  A pod whose group has terms also moves the node's term_pods and
+ *       the ledger's term_pods (sequentially consistent fetch-add: the
+ *       engine's inter-pod guard, workers/interpod.h, pairs a placement
+ *       that saw 0 with one that added 1).
+ *
  * Bound pods and releases (ledger_account):
  *   A1  Add or subtract the pod's use without checking (relaxed fetch-add,
  *       fetch-or / fetch-and for cores); host ports under the port lock,
@@ -95,6 +114,7 @@ struct ledger_shared {
 	uint32_t capacity;
 	uint32_t reserved;
 	_Alignas(64) uint64_t change_head; /* L1, L3 */
+	_Alignas(64) uint64_t term_pods;   /* G4 */
 };
 
 struct ledger {
@@ -229,6 +249,13 @@ void ledger_reset_node(struct ledger *l, uint32_t slot)
 		__atomic_store_n(&a->cores_used[w], 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&a->n_ports, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&a->port_lock, 0, __ATOMIC_RELAXED);
+	for (int g = 0; g < NODE_MAX_GROUPS; g++)
+		__atomic_store_n(&a->groups[g], 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&a->n_groups, 0, __ATOMIC_RELAXED);
+	/* G4: the node's pods with terms go with it. */
+	uint32_t tp = __atomic_exchange_n(&a->term_pods, 0, __ATOMIC_RELAXED);
+	if (tp != 0)
+		__atomic_fetch_sub(&l->shared->term_pods, tp, __ATOMIC_SEQ_CST);
 	/* R1: relaxed; the snapshot's publication (add) or the grace period
 	 * (remove) orders it for readers. */
 	__atomic_store_n(&l->node_gen[slot], l->node_gen[slot] + 1, __ATOMIC_RELAXED);
@@ -371,6 +398,126 @@ static bool devices_take(struct node_alloc *a, const struct device_assignment *d
 	return ok;
 }
 
+/* --- G1-G4: pod groups ------------------------------------------------------- */
+
+static inline uint64_t group_word(uint32_t group, uint32_t pods)
+{
+	return (uint64_t)group << 32 | pods;
+}
+
+/* G1: CAS `e` from `cur` to `next`. Relaxed. */
+static bool group_cas(uint64_t *e, uint64_t *cur, uint64_t next)
+{
+	return __atomic_compare_exchange_n(e, cur, next, false, __ATOMIC_RELAXED,
+					   __ATOMIC_RELAXED);
+}
+
+/* G2: one more pod of `group`. Returns false when the table is full. */
+static bool group_take(struct node_alloc *a, uint32_t group)
+{
+	for (;;) {
+		uint32_t n = __atomic_load_n(&a->n_groups, __ATOMIC_RELAXED);
+		int free_at = -1;
+		for (uint32_t i = 0; i < n; i++) {
+			uint64_t cur = __atomic_load_n(&a->groups[i], __ATOMIC_RELAXED);
+			if ((uint32_t)cur == 0) {
+				if (free_at < 0)
+					free_at = (int)i;
+				continue;
+			}
+			while ((uint32_t)(cur >> 32) == group && (uint32_t)cur != 0)
+				if (group_cas(&a->groups[i], &cur, cur + 1))
+					return true;
+		}
+		if (free_at >= 0) {
+			uint64_t cur = __atomic_load_n(&a->groups[free_at], __ATOMIC_RELAXED);
+			if ((uint32_t)cur == 0 &&
+			    group_cas(&a->groups[free_at], &cur, group_word(group, 1)))
+				return true;
+			continue; /* taken meanwhile: look again */
+		}
+		if (n >= NODE_MAX_GROUPS)
+			return false;
+		if (__atomic_compare_exchange_n(&a->n_groups, &n, n + 1, false,
+						__ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+			/* Index n is ours alone and still zero. */
+			uint64_t zero = 0;
+			if (group_cas(&a->groups[n], &zero, group_word(group, 1)))
+				return true;
+		}
+	}
+}
+
+/* G3: one pod of `group` fewer. */
+static void group_give(struct node_alloc *a, uint32_t group)
+{
+	uint32_t n = __atomic_load_n(&a->n_groups, __ATOMIC_RELAXED);
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t cur = __atomic_load_n(&a->groups[i], __ATOMIC_RELAXED);
+		while ((uint32_t)(cur >> 32) == group && (uint32_t)cur != 0)
+			if (group_cas(&a->groups[i], &cur, cur - 1))
+				return;
+	}
+}
+
+/* G4: the pod's terms, counted on the node and in the ledger. */
+static void term_pods_add(struct ledger *l, struct node_alloc *a, int sign)
+{
+	__atomic_fetch_add(&a->term_pods, (uint32_t)sign, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&l->shared->term_pods, (uint64_t)(int64_t)sign,
+			   __ATOMIC_SEQ_CST);
+}
+
+/* G2 and G4 for a placement or a bound pod; false when full. */
+static bool groups_add(struct ledger *l, struct node_alloc *a,
+		       const struct pod_spec *pod)
+{
+	if (pod->group == 0)
+		return true;
+	if (!group_take(a, pod->group))
+		return false;
+	if (pod->group_terms)
+		term_pods_add(l, a, +1);
+	return true;
+}
+
+/* G3 and G4. */
+static void groups_remove(struct ledger *l, struct node_alloc *a,
+			  const struct pod_spec *pod)
+{
+	if (pod->group == 0)
+		return;
+	if (pod->group_terms)
+		term_pods_add(l, a, -1);
+	group_give(a, pod->group);
+}
+
+unsigned ledger_load_groups(const struct node_alloc *a,
+			    struct group_count out[NODE_MAX_GROUPS])
+{
+	/* G1, V1: relaxed. */
+	uint32_t n = __atomic_load_n(&a->n_groups, __ATOMIC_RELAXED);
+	unsigned k = 0;
+	for (uint32_t i = 0; i < n && i < NODE_MAX_GROUPS; i++) {
+		uint64_t e = __atomic_load_n(&a->groups[i], __ATOMIC_RELAXED);
+		if ((uint32_t)e != 0)
+			out[k++] = (struct group_count){(uint32_t)(e >> 32), (uint32_t)e};
+	}
+	return k;
+}
+
+uint64_t ledger_term_pods(const struct ledger *l)
+{
+	/* G4: sequentially consistent, see there. */
+	return __atomic_load_n(&l->shared->term_pods, __ATOMIC_SEQ_CST);
+}
+
+void ledger_clear_term_pods(struct ledger *l)
+{
+	/* G4: no other thread runs (recount). */
+	__atomic_store_n(&l->shared->term_pods, 0, __ATOMIC_SEQ_CST);
+}
+
 /* --- V1: views -------------------------------------------------------------- */
 
 void ledger_load_devices(const struct node_alloc *a, const struct node_devices *d,
@@ -409,10 +556,13 @@ int ledger_account(struct ledger *l, uint32_t slot, const struct pod_spec *pod,
 		   const struct device_assignment *dev, int sign)
 {
 	struct node_alloc *a = &l->nodes[slot];
+	if (sign > 0 && !groups_add(l, a, pod))
+		return -ENOSPC;
 	if (pod->n_ports > 0) {
 		ports_lock(a);
 		if (sign > 0 && a->n_ports + pod->n_ports > NODE_MAX_HOST_PORTS) {
 			ports_unlock(a);
+			groups_remove(l, a, pod);
 			return -ENOSPC;
 		}
 		for (unsigned i = 0; i < pod->n_ports; i++) {
@@ -435,6 +585,8 @@ int ledger_account(struct ledger *l, uint32_t slot, const struct pod_spec *pod,
 			   __ATOMIC_RELAXED);
 	if (dev != NULL)
 		devices_account(a, dev, sign);
+	if (sign < 0)
+		groups_remove(l, a, pod);
 	change_append(l, slot);
 	return 0;
 }
@@ -477,9 +629,14 @@ int ledger_reserve(struct ledger *l, uint32_t slot,
 		}
 		have_devices = true;
 	}
+	if (!groups_add(l, a, pod)) { /* G2 */
+		rc = -ENOSPC;
+		goto undo_counters;
+	}
 	if (pod->n_ports > 0) { /* C3 */
 		if (!ports_trylock(a)) {
 			rc = -EBUSY;
+			groups_remove(l, a, pod); /* U1 */
 			goto undo_counters;
 		}
 		if (a->n_ports + pod->n_ports > NODE_MAX_HOST_PORTS)
@@ -489,8 +646,10 @@ int ledger_reserve(struct ledger *l, uint32_t slot,
 		for (unsigned i = 0; rc == 0 && i < pod->n_ports; i++)
 			a->ports[a->n_ports++] = pod->ports[i];
 		ports_unlock(a);
-		if (rc < 0)
+		if (rc < 0) {
+			groups_remove(l, a, pod); /* U1 */
 			goto undo_counters;
+		}
 	}
 	/* C4: relaxed. */
 	__atomic_fetch_add(&a->used_nonzero_cpu_milli, pod->nonzero_cpu_milli,

@@ -34,6 +34,12 @@
  * agents and daemons); a pod that would pass it does not fit there. */
 #define NODE_MAX_HOST_PORTS 32
 
+/* Pod groups (shm/pod_group.h) counted on one node at most: a node holds
+ * pods of at most this many distinct groups (kube's default is 110 pods a
+ * node); a placement that would bring one more does not fit there
+ * (-ENOSPC), as with host ports. */
+#define NODE_MAX_GROUPS 128
+
 /* Live use of a node by the pods placed on it. Which operation moves which
  * field, and with what order, is the protocol in shm/ledger.c. */
 struct node_alloc {
@@ -45,6 +51,13 @@ struct node_alloc {
 	uint32_t port_lock;                 /* 0 free, 1 held (C3) */
 	uint32_t n_ports;                   /* under port_lock */
 	struct host_port ports[NODE_MAX_HOST_PORTS]; /* under port_lock */
+	/* The pods on the node by group (G1-G3): entries below n_groups are
+	 * (group << 32) | pods of that group; an entry whose count is 0 is
+	 * free for any group. A group may hold two entries (two placements
+	 * that claimed one at once): readers add them up. */
+	uint32_t n_groups;
+	uint32_t term_pods; /* pods whose group has pod (anti-)affinity terms (G4) */
+	uint64_t groups[NODE_MAX_GROUPS];
 };
 
 struct ledger;
@@ -97,8 +110,9 @@ bool ledger_slot_current(const struct ledger *l, const struct snapshot *snap,
 /* Adds (sign +1) or removes (sign -1) a pod's use of a node without
  * checking it fits (A1): for pods already bound (loading a cluster) and
  * for releases. Requests, non-zero requests, one pod, its host ports, and
- * the devices of `dev` (NULL: none). Returns 0, or -ENOSPC when the node's
- * port table is full (nothing is changed then). */
+ * the devices of `dev` (NULL: none), one pod of its group. Returns 0, or
+ * -ENOSPC when the node's port table or group table is full (nothing is
+ * changed then). */
 int ledger_account(struct ledger *l, uint32_t slot, const struct pod_spec *pod,
 		   const struct device_assignment *dev, int sign);
 
@@ -107,18 +121,39 @@ int ledger_account(struct ledger *l, uint32_t slot, const struct pod_spec *pod,
 typedef bool (*ledger_ports_free_fn)(const void *arg, const struct pod_spec *pod,
 				     const struct host_port *in_use, unsigned n);
 
+/* The pods on a node by group (G1, V1): writes at most NODE_MAX_GROUPS
+ * entries with a non-zero count into out[] (a group may come twice: add
+ * them up) and returns how many. */
+struct group_count {
+	uint32_t group;
+	uint32_t pods;
+};
+unsigned ledger_load_groups(const struct node_alloc *a,
+			    struct group_count out[NODE_MAX_GROUPS]);
+
+/* Pods placed or bound, on present nodes, whose group has pod affinity or
+ * anti-affinity terms (G4): while it is 0, no placed pod's terms can
+ * touch a new pod. Sequentially consistent (see ledger.c, G4). */
+uint64_t ledger_term_pods(const struct ledger *l);
+
+/* Sets the ledger's term_pods to 0: for the recount (shm/recount.h) only,
+ * after it cleared every node's record and before it adds the records up
+ * again, with no other thread running. */
+void ledger_clear_term_pods(struct ledger *l);
+
 /* Reserves a pod's use of a node if it fits (C1-C4, U1): each counter is
  * moved by a compare-and-swap that refuses to pass `allocatable` (the
  * node's, from the snapshot the caller placed with), in index order; then
- * the exact devices of `dev` (NULL: none); then the host ports, under the
- * port try-lock, if `ports_free` says they are free. On any refusal what
+ * the exact devices of `dev` (NULL: none); then one pod of its group
+ * (G2); then the host ports, under the port try-lock, if `ports_free`
+ * says they are free. On any refusal what
  * was taken is given back. Never waits, never overcommits.
  * Returns 0, or (nothing reserved):
  *   -EAGAIN      a resource, the pod count or one of the devices no longer
  *                fits (another placement got there first)
  *   -EBUSY       the node's port table is held by another placement
  *   -EADDRINUSE  a requested host port is in use
- *   -ENOSPC      the node's port table is full */
+ *   -ENOSPC      the node's port table or group table is full */
 int ledger_reserve(struct ledger *l, uint32_t slot,
 		   const struct res_vec *allocatable, const struct pod_spec *pod,
 		   const struct device_assignment *dev,

@@ -202,6 +202,7 @@ struct pod_spec {
 	 * (workers/pod_group.h). Pods of one group are alike to every
 	 * inter-pod rule. 0: no group (matches no selector, has no terms). */
 	uint32_t group;
+	bool group_terms; /* the group has pod (anti-)affinity terms */
 
 	/* --- from here on the static part (workers/pod_class.h) --- */
 	/* The profile that schedules the pod: its index in the configuration's

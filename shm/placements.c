@@ -226,6 +226,8 @@ const struct placement_record *placements_prepare(struct placements *t,
 		;
 	r->pod_name = pod->ns_name;
 	r->cookie = cookie;
+	r->group = pod->group;
+	r->group_terms = pod->group_terms;
 	uint32_t gen = r->gen == 0 ? 1 : r->gen;
 	r->gen = gen;
 	r->slot = slot;
@@ -328,6 +330,8 @@ void placement_use(const struct placement_record *r, struct pod_spec *pod)
 	pod->nonzero_mem_bytes = r->nonzero_mem_bytes;
 	pod->n_ports = r->n_ports <= POD_MAX_PORTS ? r->n_ports : POD_MAX_PORTS;
 	memcpy(pod->ports, r->ports, pod->n_ports * sizeof(pod->ports[0]));
+	pod->group = r->group;
+	pod->group_terms = r->group_terms;
 }
 
 uint64_t placements_live(const struct placements *t)

@@ -50,7 +50,7 @@
  * resync): an admin may release them; no producer identity owns them. */
 #define PLACEMENT_OWNER_BOUND UINT32_MAX
 
-/* One placement: what a release gives back. 280 bytes, in the state
+/* One placement: what a release gives back. 288 bytes, in the state
  * region (shm/layout.h). */
 struct placement_record {
 	uint32_t owner;          /* 0: free; else the owner's id (P1, P2):
@@ -68,6 +68,9 @@ struct placement_record {
 	uint32_t pod_name;       /* interned "namespace/name" (a producer's:
 				  * its template's), 0 unknown */
 	uint64_t cookie;         /* the producer's id for the pod, as submitted */
+	uint32_t group;          /* the pod's group (shm/pod_group.h), 0 none */
+	uint8_t group_terms;     /* 1: the group has pod affinity terms */
+	uint8_t reserved[3];     /* 0 */
 };
 
 struct placements;

@@ -42,6 +42,27 @@ static const char *record_damage(const struct placement_record *r,
 	return NULL;
 }
 
+/* The same pods per group, whatever entries hold them. */
+static bool same_groups(const struct node_alloc *a, const struct node_alloc *b)
+{
+	struct group_count ga[NODE_MAX_GROUPS], gb[NODE_MAX_GROUPS];
+	unsigned na = ledger_load_groups(a, ga), nb = ledger_load_groups(b, gb);
+	uint64_t pods_a = 0, pods_b = 0;
+	for (unsigned i = 0; i < na; i++) {
+		uint64_t in_a = 0, in_b = 0;
+		for (unsigned j = 0; j < na; j++)
+			in_a += ga[j].group == ga[i].group ? ga[j].pods : 0;
+		for (unsigned j = 0; j < nb; j++)
+			in_b += gb[j].group == ga[i].group ? gb[j].pods : 0;
+		if (in_a != in_b)
+			return false;
+		pods_a += ga[i].pods;
+	}
+	for (unsigned j = 0; j < nb; j++)
+		pods_b += gb[j].pods;
+	return pods_a == pods_b;
+}
+
 static int same_use(const struct node_alloc *a, const struct node_alloc *b)
 {
 	return memcmp(a->used, b->used, sizeof(a->used)) == 0 &&
@@ -49,7 +70,8 @@ static int same_use(const struct node_alloc *a, const struct node_alloc *b)
 	       a->used_nonzero_mem_bytes == b->used_nonzero_mem_bytes &&
 	       memcmp(a->gpu_used, b->gpu_used, sizeof(a->gpu_used)) == 0 &&
 	       memcmp(a->cores_used, b->cores_used, sizeof(a->cores_used)) == 0 &&
-	       a->n_ports == b->n_ports;
+	       a->n_ports == b->n_ports && a->term_pods == b->term_pods &&
+	       same_groups(a, b);
 }
 
 int ledger_recount(struct cluster *c, struct placements *t, uint32_t max_owner,
@@ -89,6 +111,8 @@ int ledger_recount(struct cluster *c, struct placements *t, uint32_t max_owner,
 		 * slot's generation is not in the record: it stays. */
 		memset(a, 0, sizeof(*a));
 	}
+
+	ledger_clear_term_pods(l);
 
 	/* Pass 2: the sum of the records, node by node. */
 	struct pod_spec pod;

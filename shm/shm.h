@@ -16,6 +16,7 @@
 #include "shm/ring.h"
 #include "shm/producer_region.h"
 #include "shm/model.h"
+#include "shm/pod_group.h"
 #include "shm/resources.h"
 #include "shm/intern.h"
 #include "shm/rcu.h"
