@@ -73,6 +73,11 @@ void diagnosis_add(struct diagnosis *d, const struct reason *r)
 	case REASON_GPU_MODEL:
 	case REASON_GPU:
 	case REASON_CORES:
+	case REASON_SPREAD_LABEL:
+	case REASON_SPREAD:
+	case REASON_POD_AFFINITY:
+	case REASON_POD_ANTI_AFFINITY:
+	case REASON_EXISTING_ANTI_AFFINITY:
 		d->by_code[r->code]++;
 		return;
 	case REASON_INSUFFICIENT:

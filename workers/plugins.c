@@ -429,6 +429,14 @@ const char *const reason_fixed_text[REASON_INSUFFICIENT + 1] = {
 	[REASON_GPU_MODEL] = "node(s) didn't have the requested GPU model",
 	[REASON_GPU] = "node(s) didn't have a GPU device with enough free",
 	[REASON_CORES] = "node(s) didn't have enough free exclusive cores",
+	/* podtopologyspread/filtering.go, interpodaffinity/filtering.go */
+	[REASON_SPREAD_LABEL] = "node(s) didn't match pod topology spread "
+				"constraints (missing required label)",
+	[REASON_SPREAD] = "node(s) didn't match pod topology spread constraints",
+	[REASON_POD_AFFINITY] = "node(s) didn't match pod affinity rules",
+	[REASON_POD_ANTI_AFFINITY] = "node(s) didn't match pod anti-affinity rules",
+	[REASON_EXISTING_ANTI_AFFINITY] = "node(s) didn't satisfy existing pods "
+					  "anti-affinity rules",
 };
 
 int reason_format(const struct plugin_ctx *ctx, const struct reason *r, char *buf,
@@ -450,6 +458,11 @@ int reason_format(const struct plugin_ctx *ctx, const struct reason *r, char *bu
 	case REASON_GPU_MODEL:
 	case REASON_GPU:
 	case REASON_CORES:
+	case REASON_SPREAD_LABEL:
+	case REASON_SPREAD:
+	case REASON_POD_AFFINITY:
+	case REASON_POD_ANTI_AFFINITY:
+	case REASON_EXISTING_ANTI_AFFINITY:
 		return snprintf(buf, len, "%s", reason_fixed_text[r->code]);
 	}
 	return snprintf(buf, len, "unknown reason %u", (unsigned)r->code);

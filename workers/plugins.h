@@ -53,6 +53,11 @@ enum reason_code {
 	REASON_GPU_MODEL,         /* "node(s) didn't have the requested GPU model" */
 	REASON_GPU,               /* "node(s) didn't have a GPU device with enough free" */
 	REASON_CORES,             /* "node(s) didn't have enough free exclusive cores" */
+	REASON_SPREAD_LABEL,      /* "node(s) didn't match pod topology spread constraints (missing required label)" */
+	REASON_SPREAD,            /* "node(s) didn't match pod topology spread constraints" */
+	REASON_POD_AFFINITY,      /* "node(s) didn't match pod affinity rules" */
+	REASON_POD_ANTI_AFFINITY, /* "node(s) didn't match pod anti-affinity rules" */
+	REASON_EXISTING_ANTI_AFFINITY, /* "node(s) didn't satisfy existing pods anti-affinity rules" */
 	REASON_INSUFFICIENT,      /* "Insufficient <resource name>" (last: see diagnosis.h) */
 };
 

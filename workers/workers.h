@@ -7,6 +7,7 @@
 
 #include "workers/score_config.h"
 #include "workers/plugins.h"
+#include "workers/interpod.h"
 #include "workers/pod_class.h"
 #include "workers/device_choice.h"
 #include "workers/engine.h"
