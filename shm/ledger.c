@@ -52,9 +52,19 @@
  *   G3  Removing one (A1 with sign -1, U1): -1 by CAS on an entry of its
  *       group with a count.
  *   G4  A pod whose group has terms also moves the node's term_pods and
- *       the ledger's term_pods (sequentially consistent fetch-add: the
- *       engine's inter-pod guard, workers/interpod.h, pairs a placement
- *       that saw 0 with one that added 1).
+ *       the ledger's term_pods (sequentially consistent fetch-add).
+ *   G5  The inter-pod guard (its user is bind/resolver.c): pods under
+ *       inter-pod rules are placed and committed one at a time, under
+ *       interpod_lock, so each sees the one before. A pod with terms
+ *       first announces itself (interpod_announced += 1, sequentially
+ *       consistent) and only then reads other nodes' groups. A pod that
+ *       was under no rule commits without the lock, then (sequentially
+ *       consistent fence) reads term_pods + interpod_announced: 0 means
+ *       any pod with terms placed later announced after this commit and
+ *       so sees it; otherwise it checks its node under the lock and gives
+ *       the placement back if a rule now refuses it. Store-then-load on
+ *       both sides with full fences: at least one of two racing pods sees
+ *       the other.
  *
  * Bound pods and releases (ledger_account):
  *   A1  Add or subtract the pod's use without checking (relaxed fetch-add,
@@ -102,6 +112,7 @@
 #include "shm/ledger.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -124,6 +135,8 @@ struct ledger {
 	uint32_t *node_gen;       /* [capacity]: R1 */
 	uint64_t *changes;        /* [LEDGER_CHANGE_LOG_SLOTS]: L2, L4 */
 	struct shm_span owned;    /* ledger_create()'s private memory */
+	pthread_mutex_t interpod_lock; /* G5 */
+	uint64_t interpod_announced;   /* G5: pods with terms being placed */
 };
 
 /* The section's pieces, in order; measures when c->span.base is NULL. */
@@ -157,6 +170,7 @@ struct ledger *ledger_create_in(struct shm_span span, uint32_t capacity, bool fr
 		return NULL;
 	}
 	l->capacity = capacity;
+	pthread_mutex_init(&l->interpod_lock, NULL);
 	/* Fresh memory reads zero already (a new file or mapping): only the
 	 * header is written, so the records' pages stay unbacked until used. */
 	if (fresh)
@@ -187,6 +201,7 @@ void ledger_destroy(struct ledger *l)
 	if (l == NULL)
 		return;
 	shm_span_release(l->owned);
+	pthread_mutex_destroy(&l->interpod_lock);
 	free(l);
 }
 
@@ -510,6 +525,33 @@ uint64_t ledger_term_pods(const struct ledger *l)
 {
 	/* G4: sequentially consistent, see there. */
 	return __atomic_load_n(&l->shared->term_pods, __ATOMIC_SEQ_CST);
+}
+
+void ledger_interpod_lock(struct ledger *l)
+{
+	pthread_mutex_lock(&l->interpod_lock);
+}
+
+void ledger_interpod_unlock(struct ledger *l)
+{
+	pthread_mutex_unlock(&l->interpod_lock);
+}
+
+void ledger_interpod_announce(struct ledger *l, int sign)
+{
+	/* G5: sequentially consistent, then a full fence before the reads of
+	 * other nodes' groups. */
+	__atomic_fetch_add(&l->interpod_announced, (uint64_t)(int64_t)sign,
+			   __ATOMIC_SEQ_CST);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+}
+
+uint64_t ledger_interpod_watch(const struct ledger *l)
+{
+	/* G5: the commit's stores before these loads. */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	return __atomic_load_n(&l->shared->term_pods, __ATOMIC_SEQ_CST) +
+	       __atomic_load_n(&l->interpod_announced, __ATOMIC_SEQ_CST);
 }
 
 void ledger_clear_term_pods(struct ledger *l)

@@ -136,6 +136,16 @@ unsigned ledger_load_groups(const struct node_alloc *a,
  * touch a new pod. Sequentially consistent (see ledger.c, G4). */
 uint64_t ledger_term_pods(const struct ledger *l);
 
+/* The inter-pod guard (G5 in ledger.c; bind/resolver.c uses it): the
+ * lock that places pods under inter-pod rules one at a time; a pod with
+ * terms announcing itself (+1) before it reads other nodes' groups and
+ * withdrawing (-1) after its commit; and, after a commit made without the
+ * lock, term_pods plus the announced: 0 means no rule can refuse it. */
+void ledger_interpod_lock(struct ledger *l);
+void ledger_interpod_unlock(struct ledger *l);
+void ledger_interpod_announce(struct ledger *l, int sign);
+uint64_t ledger_interpod_watch(const struct ledger *l);
+
 /* Sets the ledger's term_pods to 0: for the recount (shm/recount.h) only,
  * after it cleared every node's record and before it adds the records up
  * again, with no other thread running. */

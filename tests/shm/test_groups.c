@@ -1,0 +1,180 @@
+/* unit.groups: the ledger's pods per group (G1-G4 in shm/ledger.c).
+ * One thread: counts follow commits and releases, a free entry is reused,
+ * a full table refuses a new group and takes nothing, pods with terms are
+ * counted on the node and in the ledger, and a removed node's go with it.
+ * Threads: four reserve and release pods of eight groups on one node at
+ * once; the sums per group are exact after every run (no entry lost or
+ * counted twice), whatever entries the racing claims ended in. */
+#include <errno.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "shm/shm.h"
+
+static struct pod_spec pod_in(uint32_t group, bool terms)
+{
+	struct pod_spec p;
+	memset(&p, 0, sizeof(p));
+	p.request.v[RES_CPU] = p.nonzero_cpu_milli = 1;
+	p.group = group;
+	p.group_terms = terms;
+	return p;
+}
+
+/* Pods of `group` on the node, adding up every entry that holds it. */
+static uint64_t pods_of(struct ledger *l, uint32_t slot, uint32_t group)
+{
+	struct group_count g[NODE_MAX_GROUPS];
+	unsigned n = ledger_load_groups(ledger_node(l, slot), g);
+	uint64_t sum = 0;
+	for (unsigned i = 0; i < n; i++)
+		if (g[i].group == group)
+			sum += g[i].pods;
+	return sum;
+}
+
+static const struct res_vec roomy = {.v = {[RES_CPU] = 1 << 30, [RES_PODS] = 1 << 30}};
+
+static void test_counts_follow_commits(void **state)
+{
+	(void)state;
+	struct ledger *l = ledger_create(4);
+	assert_non_null(l);
+	struct pod_spec a = pod_in(11, false), b = pod_in(12, true), none = pod_in(0, false);
+	assert_int_equal(ledger_reserve(l, 1, &roomy, &a, NULL, NULL, NULL), 0);
+	assert_int_equal(ledger_reserve(l, 1, &roomy, &a, NULL, NULL, NULL), 0);
+	assert_int_equal(ledger_account(l, 1, &b, NULL, +1), 0);
+	assert_int_equal(ledger_reserve(l, 1, &roomy, &none, NULL, NULL, NULL), 0);
+	assert_int_equal(pods_of(l, 1, 11), 2);
+	assert_int_equal(pods_of(l, 1, 12), 1);
+	assert_int_equal(pods_of(l, 2, 11), 0);
+	/* A pod of no group takes no entry; one with terms counts in G4. */
+	struct group_count g[NODE_MAX_GROUPS];
+	assert_int_equal(ledger_load_groups(ledger_node(l, 1), g), 2);
+	assert_int_equal(ledger_term_pods(l), 1);
+	assert_int_equal(ledger_node(l, 1)->term_pods, 1);
+
+	/* Releases: group 11 empties, and its entry serves group 13 next. */
+	ledger_account(l, 1, &a, NULL, -1);
+	ledger_account(l, 1, &a, NULL, -1);
+	ledger_account(l, 1, &b, NULL, -1);
+	assert_int_equal(pods_of(l, 1, 11), 0);
+	assert_int_equal(ledger_term_pods(l), 0);
+	struct pod_spec c = pod_in(13, false);
+	assert_int_equal(ledger_reserve(l, 1, &roomy, &c, NULL, NULL, NULL), 0);
+	assert_int_equal(pods_of(l, 1, 13), 1);
+	assert_int_equal(ledger_node(l, 1)->n_groups, 2);
+
+	/* A removed node's pods with terms leave the ledger's count. */
+	assert_int_equal(ledger_account(l, 2, &b, NULL, +1), 0);
+	assert_int_equal(ledger_term_pods(l), 1);
+	ledger_reset_node(l, 2);
+	assert_int_equal(ledger_term_pods(l), 0);
+	assert_int_equal(pods_of(l, 2, 12), 0);
+	ledger_destroy(l);
+}
+
+static void test_full_table_refuses_and_takes_nothing(void **state)
+{
+	(void)state;
+	struct ledger *l = ledger_create(2);
+	assert_non_null(l);
+	for (uint32_t g = 1; g <= NODE_MAX_GROUPS; g++) {
+		struct pod_spec p = pod_in(g, false);
+		assert_int_equal(ledger_reserve(l, 0, &roomy, &p, NULL, NULL, NULL), 0);
+	}
+	struct res_vec used_before;
+	int64_t nz_cpu, nz_mem;
+	ledger_load_used(ledger_node(l, 0), &used_before, &nz_cpu, &nz_mem);
+	struct pod_spec extra = pod_in(NODE_MAX_GROUPS + 1, true);
+	assert_int_equal(ledger_reserve(l, 0, &roomy, &extra, NULL, NULL, NULL), -ENOSPC);
+	assert_int_equal(ledger_account(l, 0, &extra, NULL, +1), -ENOSPC);
+	struct res_vec used_after;
+	ledger_load_used(ledger_node(l, 0), &used_after, &nz_cpu, &nz_mem);
+	assert_memory_equal(&used_before, &used_after, sizeof(used_after));
+	assert_int_equal(ledger_term_pods(l), 0);
+	/* A group already there still fits. */
+	struct pod_spec again = pod_in(7, false);
+	assert_int_equal(ledger_reserve(l, 0, &roomy, &again, NULL, NULL, NULL), 0);
+	assert_int_equal(pods_of(l, 0, 7), 2);
+	ledger_destroy(l);
+}
+
+#define THREADS 4
+#define ROUNDS 20000
+#define GROUPS 8
+
+struct racer {
+	struct ledger *l;
+	unsigned id;
+	uint64_t placed[GROUPS + 1]; /* pods left placed, by group */
+};
+
+static void *race(void *arg)
+{
+	struct racer *r = arg;
+	uint64_t x = 0x9e3779b97f4a7c15u * (r->id + 1);
+	for (unsigned i = 0; i < ROUNDS; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		uint32_t g = 1 + (uint32_t)(x % GROUPS);
+		struct pod_spec p = pod_in(g, g == 1);
+		if ((x >> 32) % 3 != 0 || r->placed[g] == 0) {
+			if (ledger_reserve(r->l, 0, &roomy, &p, NULL, NULL, NULL) == 0)
+				r->placed[g]++;
+		} else {
+			ledger_account(r->l, 0, &p, NULL, -1);
+			r->placed[g]--;
+		}
+	}
+	return NULL;
+}
+
+static void test_racing_claims_keep_exact_sums(void **state)
+{
+	(void)state;
+	for (int run = 0; run < 5; run++) {
+		struct ledger *l = ledger_create(1);
+		assert_non_null(l);
+		pthread_t t[THREADS];
+		struct racer r[THREADS];
+		for (unsigned i = 0; i < THREADS; i++) {
+			r[i] = (struct racer){.l = l, .id = i + 10 * (unsigned)run};
+			assert_int_equal(pthread_create(&t[i], NULL, race, &r[i]), 0);
+		}
+		for (unsigned i = 0; i < THREADS; i++)
+			pthread_join(t[i], NULL);
+		uint64_t violations = 0, total = 0;
+		for (uint32_t g = 1; g <= GROUPS; g++) {
+			uint64_t want = 0;
+			for (unsigned i = 0; i < THREADS; i++)
+				want += r[i].placed[g];
+			violations += pods_of(l, 0, g) != want;
+			total += want;
+		}
+		assert_int_equal(violations, 0);
+		uint64_t with_terms = 0;
+		for (unsigned i = 0; i < THREADS; i++)
+			with_terms += r[i].placed[1];
+		assert_int_equal(ledger_term_pods(l), with_terms);
+		assert_int_equal(ledger_node(l, 0)->used[RES_PODS], (int64_t)total);
+		ledger_destroy(l);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_counts_follow_commits),
+		cmocka_unit_test(test_full_table_refuses_and_takes_nothing),
+		cmocka_unit_test(test_racing_claims_keep_exact_sums),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
