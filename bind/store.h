@@ -51,8 +51,9 @@ enum store_durability {
 	STORE_DURABILITY_SYNC = 2,
 };
 
-#define STORE_BLOB_MAX 2048u      /* a queued placement's bytes */
-#define STORE_QUEUE_SLOTS 4096u   /* queued ops, a power of two */
+#define STORE_BLOB_MAX 8192u      /* a queued placement's bytes (a group's
+                                   * labels and terms by value) */
+#define STORE_QUEUE_SLOTS 2048u   /* queued ops, a power of two (x 8 KiB) */
 #define STORE_INTERVAL_MS 1       /* the writer's group-commit interval */
 #define STORE_FORMAT_VERSION 1u   /* the tables' layout, in meta */
 

@@ -187,6 +187,88 @@ int store_decode_node(const uint8_t *buf, size_t len, struct intern *t,
 	return 0;
 }
 
+/* A group by value: its encoding (whose ids only hold places), then each
+ * id's string in pod_group_map_ids()'s order. */
+struct group_out {
+	struct out *o;
+	const struct intern *t;
+};
+
+static int put_group_id(void *arg, uint32_t *id)
+{
+	struct group_out *g = arg;
+	put_str(g->o, g->t, *id);
+	return 0;
+}
+
+static void put_group(struct out *o, const struct intern *t, uint32_t group)
+{
+	struct pod_group g;
+	size_t n = intern_len(t, group);
+	if (group == 0 || pod_group_decode(intern_str(t, group), n, &g) < 0) {
+		put_u16(o, 0); /* none, or not one we can read: none */
+		return;
+	}
+	put_u16(o, (uint16_t)n);
+	put(o, intern_str(t, group), n);
+	struct group_out go = {o, t};
+	pod_group_map_ids(&g, put_group_id, &go);
+}
+
+struct group_in {
+	struct in *i;
+	struct intern *t;
+};
+
+static int get_group_id(void *arg, uint32_t *id)
+{
+	struct group_in *g = arg;
+	int rc = get_str(g->i, g->t, id);
+	return rc < 0 ? rc : g->i->bad ? -EBADMSG : 0;
+}
+
+/* Reads put_group()'s bytes back, interning the strings anew. */
+static int get_group(struct in *i, struct intern *t, uint32_t *group)
+{
+	*group = 0;
+	uint16_t n = get_u16(i);
+	if (i->bad || n == 0)
+		return 0;
+	if (n > GROUP_ENCODED_MAX || n > i->len - i->at) {
+		i->bad = true;
+		return 0;
+	}
+	struct pod_group *g = malloc(sizeof(*g));
+	char *enc = malloc(GROUP_ENCODED_MAX + 1);
+	if (g == NULL || enc == NULL) {
+		free(g);
+		free(enc);
+		return -ENOMEM;
+	}
+	int rc = pod_group_decode((const char *)i->p + i->at, n, g);
+	i->at += n;
+	if (rc < 0) {
+		i->bad = true;
+		rc = 0;
+	} else {
+		struct group_in gi = {i, t};
+		rc = pod_group_map_ids(g, get_group_id, &gi);
+		if (rc == -EBADMSG) {
+			i->bad = true;
+			rc = 0;
+		} else if (rc == 0) {
+			int len = pod_group_encode(g, enc, GROUP_ENCODED_MAX + 1);
+			if (len < 0)
+				i->bad = true;
+			else
+				rc = intern_add(t, enc, (size_t)len, group);
+		}
+	}
+	free(g);
+	free(enc);
+	return rc;
+}
+
 int store_encode_placement(const struct placement_record *r, uint32_t node,
 			   const struct intern *t, uint8_t *buf, size_t cap)
 {
@@ -213,6 +295,8 @@ int store_encode_placement(const struct placement_record *r, uint32_t node,
 	}
 	put_str(&o, t, node);
 	put_str(&o, t, r->pod_name);
+	put_u8(&o, r->group_terms);
+	put_group(&o, t, r->group);
 	return finish(&o);
 }
 
@@ -259,6 +343,9 @@ int store_decode_placement(const uint8_t *buf, size_t len, struct intern *t,
 		rc = get_str(&i, t, node);
 	if (rc == 0)
 		rc = get_str(&i, t, &out->pod_name);
+	out->group_terms = get_u8(&i) != 0;
+	if (rc == 0)
+		rc = get_group(&i, t, &out->group);
 	if (rc < 0)
 		return errmsg_rc(rc, err, err_len, "placement record: interning its "
 				 "strings: %s", strerror(-rc));

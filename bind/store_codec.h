@@ -21,7 +21,10 @@
  *              i64 nonzero_mem_bytes, u16 gpu_mask, u16 gpu_milli,
  *              u16 n_cores, u16 reserved, u64 cpuset[CORE_WORDS],
  *              n_ports x (str ip, u16 port, u8 protocol),
- *              str node, str pod
+ *              str node, str pod, u8 group_terms, group
+ *   group      u16 length 0 (none), or that many bytes of the group's
+ *              encoding (shm/pod_group.h: its ids only hold places), then
+ *              one str per id in pod_group_map_ids() order, interned anew
  *   identity   u8 version, u8 reserved[3], u32 uid, str name
  */
 #ifndef SHMSCHED_BIND_STORE_CODEC_H
@@ -32,9 +35,9 @@
 
 #include "shm/shm.h"
 
-#define STORE_CODEC_VERSION 1u
+#define STORE_CODEC_VERSION 2u /* 2: placements carry their group */
 /* The longest placement record: what the store's queue entries hold. */
-#define STORE_CODEC_PLACEMENT_MAX 2048u
+#define STORE_CODEC_PLACEMENT_MAX 8192u
 
 /* Writes node `n` (strings from `t`) into buf. Returns the length, or
  * -E2BIG when it does not fit `cap`. */

@@ -264,6 +264,26 @@ int pod_group_decode(const char *s, size_t len, struct pod_group *out)
 	return 0;
 }
 
+int pod_group_map_ids(struct pod_group *g, int (*fn)(void *arg, uint32_t *id),
+		      void *arg)
+{
+	int rc = fn(arg, &g->ns);
+	for (unsigned i = 0; rc == 0 && i < g->n_labels; i++)
+		if ((rc = fn(arg, &g->labels[i].key)) == 0)
+			rc = fn(arg, &g->labels[i].value);
+	for (unsigned i = 0; rc == 0 && i < g->n_terms; i++)
+		rc = fn(arg, &g->terms[i].topology_key);
+	for (unsigned i = 0; rc == 0 && i < g->n_spread; i++)
+		rc = fn(arg, &g->spread[i].topology_key);
+	for (unsigned i = 0; rc == 0 && i < g->n_reqs; i++)
+		rc = fn(arg, &g->reqs[i].key);
+	for (unsigned i = 0; rc == 0 && i < g->n_values; i++)
+		rc = fn(arg, &g->values[i]);
+	for (unsigned i = 0; rc == 0 && i < g->n_namespaces; i++)
+		rc = fn(arg, &g->namespaces[i]);
+	return rc;
+}
+
 unsigned pod_group_terms(const struct pod_group *g, enum group_term_kind kind,
 			 const struct group_term **first)
 {

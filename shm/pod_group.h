@@ -130,6 +130,14 @@ int pod_group_encode(const struct pod_group *g, char *buf, size_t len);
  * -EBADMSG when they are not an encoding pod_group_encode could write. */
 int pod_group_decode(const char *s, size_t len, struct pod_group *out);
 
+/* Calls fn on every intern id `g` holds (namespace, label keys and
+ * values, topology keys, requirement keys and values, term namespaces),
+ * always in the same order, letting it rewrite them: how the durable
+ * store carries a group's strings by value. Stops at fn's first non-zero
+ * return and returns it. */
+int pod_group_map_ids(struct pod_group *g, int (*fn)(void *arg, uint32_t *id),
+		      void *arg);
+
 /* The number of terms of a kind, and the first (terms are sorted). */
 unsigned pod_group_terms(const struct pod_group *g, enum group_term_kind kind,
 			 const struct group_term **first);
