@@ -323,6 +323,10 @@ static bool plugin_enabled(const struct score_config *sc, int plugin)
 		return sc->weight_fit > 0;
 	case SCORE_BALANCED:
 		return sc->weight_balanced > 0;
+	case SCORE_SPREAD:
+		return sc->weight_spread > 0;
+	case SCORE_INTER_POD:
+		return sc->weight_inter_pod > 0;
 	case SCORE_GPU_BEST_FIT:
 		return sc->weight_gpu_best_fit > 0;
 	case SCORE_GPU_FRAG:

@@ -714,7 +714,7 @@ static int get_name(struct dec *d, json_t *obj, const char *what,
 /* kube-scheduler's other in-tree score plugins: disabling one is a no-op
  * here (shmsched never runs it), enabling one is an error. */
 static const char *const kube_other_scores[] = {
-	"PodTopologySpread", "InterPodAffinity", "ImageLocality",
+	"ImageLocality",
 	"VolumeBinding", NULL,
 };
 
@@ -740,6 +740,10 @@ static int64_t *score_weight(struct score_config *sc, int i)
 		return &sc->weight_gpu_best_fit;
 	case SCORE_GPU_FRAG:
 		return &sc->weight_gpu_frag;
+	case SCORE_SPREAD:
+		return &sc->weight_spread;
+	case SCORE_INTER_POD:
+		return &sc->weight_inter_pod;
 	case SCORE_BALANCED:
 	case SCORE_PLUGINS:
 	default:

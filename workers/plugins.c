@@ -35,6 +35,8 @@ const char *const score_plugin_names[SCORE_PLUGINS] = {
 	[SCORE_TAINT] = "TaintToleration",
 	[SCORE_AFFINITY] = "NodeAffinity",
 	[SCORE_FIT] = "NodeResourcesFit",
+	[SCORE_SPREAD] = "PodTopologySpread",
+	[SCORE_INTER_POD] = "InterPodAffinity",
 	[SCORE_BALANCED] = "NodeResourcesBalancedAllocation",
 	[SCORE_GPU_BEST_FIT] = "GpuBestFit",
 	[SCORE_GPU_FRAG] = "GpuFragmentation",
@@ -44,6 +46,8 @@ const int64_t score_plugin_default_weight[SCORE_PLUGINS] = {
 	[SCORE_TAINT] = 3,
 	[SCORE_AFFINITY] = 2,
 	[SCORE_FIT] = 1,
+	[SCORE_SPREAD] = 2,
+	[SCORE_INTER_POD] = 2,
 	[SCORE_BALANCED] = 1,
 	[SCORE_GPU_BEST_FIT] = 0,
 	[SCORE_GPU_FRAG] = 0,
@@ -75,7 +79,13 @@ int plugin_ctx_init(struct plugin_ctx *ctx, struct intern *strings,
 	rc = intern_add_str(strings, "metadata.name", &ctx->id_metadata_name);
 	if (rc)
 		return rc;
-	return intern_add_str(strings, "0.0.0.0", &ctx->id_any_ip);
+	rc = intern_add_str(strings, "0.0.0.0", &ctx->id_any_ip);
+	if (rc)
+		return rc;
+	rc = intern_add_str(strings, "kubernetes.io/hostname", &ctx->id_hostname_key);
+	if (rc)
+		return rc;
+	return intern_add_str(strings, "topology.kubernetes.io/zone", &ctx->id_zone_key);
 }
 
 /* --- tolerations (staging/src/k8s.io/api/core/v1/toleration.go) --- */

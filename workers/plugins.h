@@ -25,6 +25,8 @@ struct plugin_ctx {
 	uint32_t id_unschedulable_key; /* "node.kubernetes.io/unschedulable" */
 	uint32_t id_metadata_name;     /* "metadata.name" */
 	uint32_t id_any_ip;            /* "0.0.0.0" */
+	uint32_t id_hostname_key;      /* "kubernetes.io/hostname" */
+	uint32_t id_zone_key;          /* "topology.kubernetes.io/zone" */
 };
 
 /* Interns the strings above into `strings`. Returns 0 or a negative errno. */

@@ -18,10 +18,12 @@ enum score_plugin {
 	SCORE_TAINT = 0,    /* TaintToleration */
 	SCORE_AFFINITY = 1, /* NodeAffinity */
 	SCORE_FIT = 2,      /* NodeResourcesFit */
-	SCORE_BALANCED = 3, /* NodeResourcesBalancedAllocation */
-	SCORE_GPU_BEST_FIT = 4, /* GpuBestFit (ours), thousandths */
-	SCORE_GPU_FRAG = 5,     /* GpuFragmentation (ours), thousandths */
-	SCORE_PLUGINS = 6,
+	SCORE_SPREAD = 3,   /* PodTopologySpread */
+	SCORE_INTER_POD = 4, /* InterPodAffinity */
+	SCORE_BALANCED = 5, /* NodeResourcesBalancedAllocation */
+	SCORE_GPU_BEST_FIT = 6, /* GpuBestFit (ours), thousandths */
+	SCORE_GPU_FRAG = 7,     /* GpuFragmentation (ours), thousandths */
+	SCORE_PLUGINS = 8,
 };
 
 /* Names as a KubeSchedulerConfiguration spells them. */
@@ -43,11 +45,14 @@ struct res_weight {
 
 struct score_config {
 	/* Plugin weights; 0 = plugin not enabled. Defaults: TaintToleration 3,
-	 * NodeAffinity 2, NodeResourcesFit 1, NodeResourcesBalancedAllocation 1. */
+	 * NodeAffinity 2, NodeResourcesFit 1, PodTopologySpread 2,
+	 * InterPodAffinity 2, NodeResourcesBalancedAllocation 1. */
 	int64_t weight_taint;
 	int64_t weight_affinity;
 	int64_t weight_fit;
 	int64_t weight_balanced;
+	int64_t weight_spread;    /* PodTopologySpread, default 2 */
+	int64_t weight_inter_pod; /* InterPodAffinity, default 2 */
 	/* Ours, not enabled by default: GpuBestFit (least cpu and GPU left
 	 * over) and GpuFragmentation (least growth of GPU fragmentation). */
 	int64_t weight_gpu_best_fit;

@@ -250,13 +250,16 @@ static void test_disable_and_reenable_with_weights(void **state)
 	assert_int_equal(cfg.score.weight_affinity, 0);
 	assert_int_equal(cfg.score.weight_fit, 1);
 
-	/* kube's other score plugins may be disabled: a no-op here. */
+	/* Disabling the inter-pod scores sets their weights to 0; kube's
+	 * other score plugins may be disabled: a no-op here. */
 	load_ok(HEAD "profiles:\n- plugins:\n    score:\n      disabled:\n"
 		"      - name: PodTopologySpread\n      - name: InterPodAffinity\n"
 		"      - name: ImageLocality\n      - name: VolumeBinding\n",
 		&cfg, &res);
 	struct sched_config want;
 	sched_config_default(&want);
+	want.score.weight_spread = 0;
+	want.score.weight_inter_pod = 0;
 	assert_memory_equal(&cfg, &want, sizeof(cfg));
 }
 
