@@ -90,6 +90,26 @@ static void test_placement_and_identity(void **state)
 	r.n_ports = 1;
 	r.ports[0] = (struct host_port){.ip = id_of(a, "10.0.0.1"), .port = 8080};
 	r.pod_name = id_of(a, "default/web");
+	/* Its group: ids of table a, carried by value into table b, where
+	 * the same strings have other ids ("zzz" takes b's first ones). */
+	(void)id_of(b, "zzz");
+	struct pod_group g = {.ns = id_of(a, "default"), .n_labels = 1,
+			      .n_terms = 1, .n_reqs = 1, .n_values = 1,
+			      .n_namespaces = 1};
+	g.labels[0] = (struct label){id_of(a, "app"), id_of(a, "web")};
+	g.terms[0] = (struct group_term){
+		.kind = TERM_REQUIRED_ANTI_AFFINITY,
+		.topology_key = id_of(a, "kubernetes.io/hostname"),
+		.selector = {.present = true, .n_reqs = 1}, .n_ns = 1};
+	g.reqs[0] = (struct group_req){.key = id_of(a, "app"), .op = SEL_IN,
+				       .n_values = 1};
+	g.values[0] = id_of(a, "web");
+	g.namespaces[0] = id_of(a, "default");
+	char enc[GROUP_ENCODED_MAX + 1];
+	int enc_len = pod_group_encode(&g, enc, sizeof(enc));
+	assert_true(enc_len > 0);
+	assert_int_equal(intern_add(a, enc, (size_t)enc_len, &r.group), 0);
+	r.group_terms = 1;
 	uint8_t buf[STORE_CODEC_PLACEMENT_MAX];
 	int len = store_encode_placement(&r, id_of(a, "node-7"), a, buf, sizeof(buf));
 	assert_true(len > 0);
@@ -104,6 +124,19 @@ static void test_placement_and_identity(void **state)
 	assert_int_equal(s.owner, 3);
 	assert_int_equal(s.cookie, 42);
 	assert_int_equal(s.dev.gpu_milli, 300);
+	assert_int_equal(s.group_terms, 1);
+	struct pod_group h;
+	assert_int_equal(pod_group_decode(intern_str(b, s.group), intern_len(b, s.group),
+					  &h), 0);
+	assert_int_equal(h.n_labels, 1);
+	assert_string_equal(intern_str(b, h.ns), "default");
+	assert_string_equal(intern_str(b, h.labels[0].key), "app");
+	assert_string_equal(intern_str(b, h.labels[0].value), "web");
+	assert_string_equal(intern_str(b, h.terms[0].topology_key),
+			    "kubernetes.io/hostname");
+	assert_string_equal(intern_str(b, h.values[0]), "web");
+	assert_true(group_term_matches(&h, &h.terms[0], &h));
+	assert_int_not_equal(h.labels[0].key, g.labels[0].key);
 	for (int cut = 0; cut < len; cut++)
 		assert_int_equal(store_decode_placement(buf, (size_t)cut, b, &s, &node,
 							err, sizeof(err)), -EBADMSG);
