@@ -38,6 +38,7 @@
 #include "workers/device_choice.h"
 #include "workers/diagnosis_internal.h"
 #include "workers/frag_internal.h"
+#include "workers/interpod.h"
 #include "workers/pod_class.h"
 
 struct eclass {
@@ -154,6 +155,13 @@ struct engine {
 	struct frag_mix mix;
 	struct frag_before *before; /* [capacity] per slot */
 
+	/* Inter-pod rules (workers/interpod.h): the plugins' state, the
+	 * profile's arguments, and whether they apply to the pod in hand. */
+	struct interpod *ip;
+	struct interpod_args ip_args;
+	bool ip_on;
+	uint32_t *slots; /* [capacity] the candidates' slots, for PreScore */
+
 	struct engine_stats stats;
 };
 
@@ -240,6 +248,14 @@ struct engine *engine_create(struct cluster *c, const struct plugin_ctx *ctx,
 	}
 	frag_counter_init(e->frag_count);
 	diagnosis_reset(&e->diag);
+	e->ip = interpod_create(ctx->strings);
+	e->slots = malloc((cap ? cap : 1) * sizeof(*e->slots));
+	if (e->ip == NULL || e->slots == NULL) {
+		engine_destroy(e);
+		errno = ENOMEM;
+		return NULL;
+	}
+	interpod_args_from(&e->ip_args, ctx, &cfg->score);
 	return e;
 }
 
@@ -307,6 +323,8 @@ void engine_destroy(struct engine *e)
 	free(e->tmp);
 	free(e->frag_count);
 	free(e->before);
+	interpod_destroy(e->ip);
+	free(e->slots);
 	free(e);
 }
 
@@ -381,6 +399,10 @@ static void score_dynamic(struct engine *e, const struct pod_spec *pod,
 	cd->raw[SCORE_GPU_BEST_FIT] = sc->weight_gpu_best_fit
 		? score_gpu_best_fit(pod, v, e->cpu_max, e->gpu_max) : 0;
 	cd->raw[SCORE_GPU_FRAG] = 0;
+	/* Inter-pod scores: set after PreScore (place_reference) when the
+	 * rules apply to the pod; 0 and not normalised otherwise. */
+	cd->raw[SCORE_SPREAD] = 0;
+	cd->raw[SCORE_INTER_POD] = 0;
 	if (sc->weight_gpu_frag) {
 		int gpu;
 		int64_t cpu_left = v->spec->allocatable.v[RES_CPU] - v->used->v[RES_CPU];
@@ -432,13 +454,29 @@ static void select_best(struct engine *e, const struct pod_spec *pod, uint32_t n
 		for (uint32_t i = 0; i < n; i++)
 			e->cand[i].raw[SCORE_TAINT] = norm_aff[i];
 	}
+	if (e->ip_on && e->ip_args.score_spread) {
+		for (uint32_t i = 0; i < n; i++)
+			norm_aff[i] = e->cand[i].raw[SCORE_SPREAD];
+		interpod_normalize_spread(e->ip, e->slots, norm_aff, n);
+		for (uint32_t i = 0; i < n; i++)
+			e->cand[i].raw[SCORE_SPREAD] = norm_aff[i];
+	}
+	if (e->ip_on && e->ip_args.score_interpod) {
+		for (uint32_t i = 0; i < n; i++)
+			norm_aff[i] = e->cand[i].raw[SCORE_INTER_POD];
+		interpod_normalize_affinity(e->ip, norm_aff, n);
+		for (uint32_t i = 0; i < n; i++)
+			e->cand[i].raw[SCORE_INTER_POD] = norm_aff[i];
+	}
 	int64_t best = INT64_MIN;
 	uint64_t ties = 0;
 	int64_t *total = e->tmp;
 	for (uint32_t i = 0; i < n; i++) {
 		const struct candidate *cd = &e->cand[i];
 		total[i] = SCORE_FINE * (sc->weight_taint * cd->raw[SCORE_TAINT] +
-					 sc->weight_affinity * cd->raw[SCORE_AFFINITY]) +
+					 sc->weight_affinity * cd->raw[SCORE_AFFINITY] +
+					 sc->weight_spread * cd->raw[SCORE_SPREAD] +
+					 sc->weight_inter_pod * cd->raw[SCORE_INTER_POD]) +
 			   dynamic_total(sc, cd->raw);
 		if (x != NULL && x->scored != NULL)
 			x->scored(x->arg, cd->slot, cd->raw, total[i]);
@@ -540,6 +578,15 @@ static int place_reference(struct engine *e, const struct pod_spec *pod,
 	diagnosis_reset(&e->diag);
 	e->diag_all_nodes = s->n_nodes;
 	e->diag_no_nodes = s->n_nodes == 0;
+	/* InterPodAffinity and PodTopologySpread: PreFilter walks every
+	 * node's pods once; Filter runs last, as in kube's plugin order. */
+	e->ip_on = interpod_applies(e->ip, e->ledger, pod, &e->ip_args);
+	if (e->ip_on) {
+		e->stats.interpod_pods++;
+		if (interpod_prefilter(e->ip, s, e->ledger, &e->ctx, pod,
+				       &e->ip_args) < 0)
+			return -ENOMEM;
+	}
 	for (uint32_t k = 0; k < s->n_slots && n < p.want; k++) {
 		uint32_t i = p.start + k < s->n_slots ? p.start + k
 						      : p.start + k - s->n_slots;
@@ -548,6 +595,13 @@ static int place_reference(struct engine *e, const struct pod_spec *pod,
 		struct node_read nd;
 		read_node(e->ledger, s, i, pod, &nd);
 		unsigned nr = filter_node(&e->ctx, pod, &nd.v, reasons);
+		if (nr == 0 && e->ip_on) {
+			uint8_t code = interpod_filter(e->ip, s, i);
+			if (code != 0) {
+				reasons[0] = (struct reason){.code = code};
+				nr = 1;
+			}
+		}
 		if (nr > 0) {
 			for (unsigned r = 0; r < nr; r++)
 				diagnosis_add(&e->diag, &reasons[r]);
@@ -555,10 +609,25 @@ static int place_reference(struct engine *e, const struct pod_spec *pod,
 				x->filtered(x->arg, i, reasons, nr);
 			continue;
 		}
-		struct candidate *cd = &e->cand[n++];
+		struct candidate *cd = &e->cand[n];
+		e->slots[n++] = i;
 		cd->slot = i;
 		score_static(e, pod, nd.v.spec, cd);
 		score_dynamic(e, pod, &nd.v, p.skip_balanced, cd);
+	}
+	if (n > 0 && e->ip_on) {
+		if (interpod_prescore(e->ip, s, e->ledger, &e->ctx, pod, &e->ip_args,
+				      e->slots, n) < 0)
+			return -ENOMEM;
+		for (uint32_t c = 0; c < n; c++) {
+			struct candidate *cd = &e->cand[c];
+			if (e->ip_args.score_spread)
+				cd->raw[SCORE_SPREAD] = interpod_score_spread(
+					e->ip, s, e->ledger, cd->slot);
+			if (e->ip_args.score_interpod)
+				cd->raw[SCORE_INTER_POD] =
+					interpod_score_affinity(e->ip, s, cd->slot);
+		}
 	}
 	if (n > 0)
 		select_best(e, pod, n, &p.rng, x, out);
@@ -1262,10 +1331,32 @@ int engine_place(struct engine *e, const struct pod_spec *pod, uint64_t seq,
 	const struct snapshot *s = cluster_snapshot(e->cluster);
 	if (sync_generation(e, s) < 0)
 		return -ENOMEM;
-	int rc = place_fast(e, s, pod, seq, out);
+	/* A pod under inter-pod rules takes the literal path: its PreFilter
+	 * walks every node's pods by group, and its filters and scores then
+	 * cost O(1) a node (workers/interpod.h). Classes and indexes hold no
+	 * inter-pod state yet. */
+	int rc = interpod_applies(e->ip, e->ledger, pod, &e->ip_args)
+		? place_reference(e, pod, seq, NULL, out)
+		: (e->ip_on = false, place_fast(e, s, pod, seq, out));
 	if (rc == 0)
 		assign_devices(e, s, pod, out);
 	return rc;
+}
+
+bool engine_interpod_applies(struct engine *e, const struct pod_spec *pod)
+{
+	return interpod_applies(e->ip, e->ledger, pod, &e->ip_args);
+}
+
+int engine_interpod_allows(struct engine *e, const struct pod_spec *pod,
+			   uint32_t slot)
+{
+	const struct snapshot *s = cluster_snapshot(e->cluster);
+	if (slot >= s->n_slots || !s->present[slot])
+		return 0;
+	if (interpod_prefilter(e->ip, s, e->ledger, &e->ctx, pod, &e->ip_args) < 0)
+		return -ENOMEM;
+	return interpod_filter(e->ip, s, slot) == 0;
 }
 
 /* --- after a placement ---------------------------------------------------- */

@@ -85,6 +85,7 @@ struct engine_stats {
 	uint64_t indexed_pods;   /* placed through a class index */
 	uint64_t index_updates;  /* leaves re-read from the change log */
 	uint64_t index_rebuilds; /* whole indexes re-read */
+	uint64_t interpod_pods;  /* placed under inter-pod rules (literal path) */
 };
 
 /* Creates an engine over `c` with the plugins' strings `ctx` and scores
@@ -104,6 +105,18 @@ int engine_place(struct engine *e, const struct pod_spec *pod, uint64_t seq,
 int engine_place_reference(struct engine *e, const struct pod_spec *pod,
 			   uint64_t seq, const struct engine_explain *x,
 			   struct placement *out);
+
+/* Whether inter-pod rules (workers/interpod.h) can touch `pod` now: its
+ * own terms or spread constraints, default constraints, or a placed pod
+ * with terms. The resolver (bind/resolver.c) places such pods one at a
+ * time. */
+bool engine_interpod_applies(struct engine *e, const struct pod_spec *pod);
+
+/* Whether `pod` passes the inter-pod filters on `slot` against the ledger
+ * as it is now (a PreFilter walk, then the filter): 1 yes, 0 no, or
+ * -ENOMEM. For the resolver's check after a commit. */
+int engine_interpod_allows(struct engine *e, const struct pod_spec *pod,
+			   uint32_t slot);
 
 /* kube-scheduler's message for the last unschedulable placement:
  * "0/N nodes are available: ...". Returns snprintf's result. */

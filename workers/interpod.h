@@ -54,10 +54,11 @@ struct interpod_args {
 	bool score_spread;
 };
 
-/* kube-scheduler's defaults: hardPodAffinityWeight 1, System defaulting
- * (zone maxSkew 5, hostname maxSkew 3, ScheduleAnyway), both scores on.
- * Interns the two keys into `strings`. Returns 0 or a negative errno. */
-int interpod_args_default(struct interpod_args *a, struct intern *strings);
+/* kube-scheduler's defaults (hardPodAffinityWeight 1, System defaulting:
+ * zone maxSkew 5 and hostname maxSkew 3, ScheduleAnyway), with the scores
+ * on where the profile `sc` weighs them (workers/interpod_args.c). */
+void interpod_args_from(struct interpod_args *a, const struct plugin_ctx *ctx,
+			const struct score_config *sc);
 
 struct interpod;
 
@@ -105,9 +106,9 @@ int interpod_prescore(struct interpod *ip, const struct snapshot *s,
 
 /* Score of each plugin for the i-th of the prescored nodes, before
  * normalising. */
-int64_t interpod_score_affinity(const struct interpod *ip,
-				const struct snapshot *s, uint32_t slot);
-int64_t interpod_score_spread(const struct interpod *ip, const struct snapshot *s,
+int64_t interpod_score_affinity(struct interpod *ip, const struct snapshot *s,
+				uint32_t slot);
+int64_t interpod_score_spread(struct interpod *ip, const struct snapshot *s,
 			      struct ledger *l, uint32_t slot);
 
 /* NormalizeScore of each plugin over the `n` prescored nodes' raw scores
