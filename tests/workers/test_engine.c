@@ -5,7 +5,9 @@
  * clusters (1..260 nodes, labels, taints, cordons, extended resources,
  * running use) and scoring profiles, then places a random sequence of pods
  * (requests, selectors, required and preferred affinity with every
- * operator, tolerations, host ports, nodeName), committing each placement,
+ * operator, tolerations, host ports, nodeName, and now and then a pod
+ * group with anti-affinity or a spread constraint, which the fast path
+ * hands to the literal one), committing each placement,
  * with node events (cordon, remove, update) in between. For every pod the
  * fast path (classes, shard skipping, cached static scores) must choose
  * exactly what the literal reference scan chooses, with the same total
@@ -161,6 +163,41 @@ static struct sel_term gen_term(struct world *w, struct pod_spec *p)
 	return t;
 }
 
+/* Sometimes a group: labels app=a|b, and now and then a required
+ * anti-affinity term or a spread constraint on zone selecting app=a, so
+ * both paths meet pods under inter-pod rules and, once one is placed,
+ * plain pods that rules of placed pods may touch. */
+static void gen_group(struct world *w, struct pod_spec *p)
+{
+	if (!chance(15))
+		return;
+	struct pod_group g = {.ns = sid(w, "default"), .n_labels = 1};
+	g.labels[0] = (struct label){sid(w, "app"), sid(w, chance(50) ? "a" : "b")};
+	struct group_selector sel = {.present = true, .n_reqs = 1};
+	g.reqs[0] = (struct group_req){.key = sid(w, "app"), .op = SEL_IN,
+				       .n_values = 1};
+	g.values[0] = sid(w, "a");
+	if (chance(30)) {
+		g.n_reqs = g.n_values = g.n_namespaces = g.n_terms = 1;
+		g.namespaces[0] = g.ns;
+		g.terms[0] = (struct group_term){
+			.kind = TERM_REQUIRED_ANTI_AFFINITY,
+			.topology_key = sid(w, "kubernetes.io/hostname"),
+			.selector = sel, .n_ns = 1};
+		p->group_terms = true;
+	} else if (chance(30)) {
+		g.n_reqs = g.n_values = g.n_spread = 1;
+		g.spread[0] = (struct group_spread){
+			.topology_key = sid(w, "zone"), .max_skew = 1,
+			.min_domains = 1, .hard = chance(50),
+			.node_taints_policy = SPREAD_POLICY_IGNORE, .selector = sel};
+	}
+	char enc[GROUP_ENCODED_MAX + 1];
+	int len = pod_group_encode(&g, enc, sizeof(enc));
+	assert_true(len > 0);
+	assert_int_equal(intern_add(w->strings, enc, (size_t)len, &p->group), 0);
+}
+
 static void gen_pod(struct world *w, struct pod_spec *p)
 {
 	memset(p, 0, sizeof(*p));
@@ -207,6 +244,7 @@ static void gen_pod(struct world *w, struct pod_spec *p)
 			sid(w, PICK(ips)), (uint16_t)(chance(50) ? 80 : 443),
 			(uint8_t)below(2)};
 	}
+	gen_group(w, p);
 }
 
 static void gen_config(struct world *w, struct sched_config *cfg)
