@@ -64,6 +64,7 @@ struct decoder {
 	size_t path_len;
 	struct node_spec node;
 	struct pod_spec pod;
+	struct pod_group group; /* the pod's, before it is encoded */
 	/* Guaranteed QoS so far: every container seen has cpu and memory
 	 * limits equal to its (defaulted) requests; needs one container. */
 	bool guaranteed;
@@ -1580,13 +1581,441 @@ static int toleration(struct decoder *d, const json_t *t, struct toleration *out
 	return get_id(d, t, "value", &out->value);
 }
 
+/* --- pod groups (shm/pod_group.h) ------------------------------------------ */
+
+static int group_req_add(struct decoder *d, uint32_t key, uint8_t op,
+			 const uint32_t *values, size_t n_values,
+			 struct group_selector *sel)
+{
+	struct pod_group *g = &d->group;
+	if (g->n_reqs >= GROUP_MAX_REQS)
+		return fail(d, -ENOSPC, "more than %d label selector requirements in "
+			    "the pod's terms and constraints (GROUP_MAX_REQS)",
+			    GROUP_MAX_REQS);
+	if (n_values > (size_t)(GROUP_MAX_VALUES - g->n_values))
+		return fail(d, -ENOSPC, "more than %d label selector values in the "
+			    "pod's terms and constraints (GROUP_MAX_VALUES)",
+			    GROUP_MAX_VALUES);
+	g->reqs[g->n_reqs++] = (struct group_req){
+		.key = key, .op = op, .first_value = g->n_values,
+		.n_values = (uint16_t)n_values};
+	memcpy(&g->values[g->n_values], values, n_values * sizeof(*values));
+	g->n_values = (uint16_t)(g->n_values + n_values);
+	sel->n_reqs++;
+	return 0;
+}
+
+/* One LabelSelectorRequirement (In, NotIn, Exists, DoesNotExist), validated
+ * as ValidateLabelSelectorRequirement does. */
+static int label_requirement(struct decoder *d, const json_t *r,
+			     struct group_selector *sel)
+{
+	const char *key = "", *op = "";
+	size_t key_len = 0, op_len = 0, i;
+	json_t *values = NULL, *val;
+	uint8_t code;
+	uint32_t ids[GROUP_MAX_VALUES];
+	char q[SHOW_MAX + 16];
+	int rc = check_type(d, r, W_OBJECT);
+	if (rc == 0)
+		rc = get_str(d, r, "key", &key, &key_len);
+	if (rc == 0)
+		rc = get_str(d, r, "operator", &op, &op_len);
+	if (rc == 0)
+		rc = get(d, r, "values", W_ARRAY, &values);
+	if (rc < 0)
+		return rc;
+	size_t n_values = values != NULL ? json_array_size(values) : 0;
+	if (key_len == 0)
+		return fail_at(d, "key", -EINVAL, "missing");
+	if (sel_operator(op, op_len, &code) < 0 || code == SEL_GT || code == SEL_LT)
+		return fail_at(d, "operator", -EINVAL, "%s is not In, NotIn, Exists "
+			       "or DoesNotExist", show_str(op, op_len, q, sizeof(q)));
+	bool with_values = code == SEL_IN || code == SEL_NOT_IN;
+	if (with_values && n_values == 0)
+		return fail_at(d, "values", -EINVAL, "must not be empty for operator "
+			       "%.*s", (int)op_len, op);
+	if (!with_values && n_values != 0)
+		return fail_at(d, "values", -EINVAL, "must be empty for operator "
+			       "%.*s", (int)op_len, op);
+	if (n_values > GROUP_MAX_VALUES)
+		return fail_at(d, "values", -ENOSPC, "%zu values, at most %d "
+			       "(GROUP_MAX_VALUES)", n_values, GROUP_MAX_VALUES);
+	uint32_t key_id;
+	size_t mark = path_field(d, "key");
+	rc = intern_here(d, key, key_len, &key_id);
+	path_pop(d, mark);
+	size_t outer = path_field(d, "values");
+	json_array_foreach(values, i, val) {
+		if (rc < 0)
+			break;
+		size_t m = path_index(d, i);
+		rc = check_type(d, val, W_STRING);
+		if (rc == 0)
+			rc = intern_here(d, json_string_value(val),
+					 json_string_length(val), &ids[i]);
+		path_pop(d, m);
+	}
+	path_pop(d, outer);
+	return rc < 0 ? rc : group_req_add(d, key_id, code, ids, n_values, sel);
+}
+
+/* A metav1.LabelSelector at member `key` (absent: nil, matches nothing),
+ * its requirements appended to the group's pool. */
+static int label_selector(struct decoder *d, const json_t *obj, const char *key,
+			  struct group_selector *sel)
+{
+	json_t *ls, *exprs, *e;
+	size_t i;
+	*sel = (struct group_selector){.first_req = d->group.n_reqs};
+	int rc = get(d, obj, key, W_OBJECT, &ls);
+	if (rc < 0 || ls == NULL) {
+		sel->first_req = 0;
+		return rc;
+	}
+	sel->present = true;
+	size_t outer = path_field(d, key);
+	struct label ml[GROUP_MAX_REQS];
+	size_t n_ml;
+	rc = label_map(d, ls, "matchLabels", ml, GROUP_MAX_REQS, &n_ml);
+	for (size_t k = 0; rc == 0 && k < n_ml; k++)
+		rc = group_req_add(d, ml[k].key, SEL_IN, &ml[k].value, 1, sel);
+	if (rc == 0)
+		rc = get(d, ls, "matchExpressions", W_ARRAY, &exprs);
+	if (rc == 0 && exprs != NULL) {
+		size_t mark = path_field(d, "matchExpressions");
+		json_array_foreach(exprs, i, e) {
+			size_t m = path_index(d, i);
+			rc = label_requirement(d, e, sel);
+			path_pop(d, m);
+			if (rc < 0)
+				break;
+		}
+		path_pop(d, mark);
+	}
+	path_pop(d, outer);
+	return rc;
+}
+
+/* matchLabelKeys / mismatchLabelKeys at member `key`: `k In (the pod's
+ * value)` (or NotIn) for each key the pod has a label for, merged into the
+ * selector as kube-apiserver and kube-scheduler merge them. */
+static int merge_label_keys(struct decoder *d, const json_t *obj, const char *key,
+			    uint8_t op, struct group_selector *sel)
+{
+	json_t *keys, *k;
+	size_t i;
+	int rc = get(d, obj, key, W_ARRAY, &keys);
+	if (rc < 0 || keys == NULL || json_array_size(keys) == 0)
+		return rc;
+	size_t outer = path_field(d, key);
+	if (!sel->present)
+		rc = fail(d, -EINVAL, "needs a labelSelector");
+	json_array_foreach(keys, i, k) {
+		if (rc < 0)
+			break;
+		size_t m = path_index(d, i);
+		uint32_t id, value;
+		rc = check_type(d, k, W_STRING);
+		if (rc == 0 && json_string_length(k) == 0)
+			rc = fail(d, -EINVAL, "an empty key");
+		if (rc == 0)
+			rc = intern_here(d, json_string_value(k), json_string_length(k),
+					 &id);
+		if (rc == 0 && labels_get(d->group.labels, d->group.n_labels, id, &value))
+			rc = group_req_add(d, id, op, &value, 1, sel);
+		path_pop(d, m);
+	}
+	path_pop(d, outer);
+	return rc;
+}
+
+/* A PodAffinityTerm of `kind`, with `weight` for a preferred one. */
+static int pod_affinity_term(struct decoder *d, const json_t *t, uint8_t kind,
+			     int32_t weight)
+{
+	struct pod_group *g = &d->group;
+	json_t *nss = NULL, *nsel = NULL, *ns;
+	size_t i;
+	int rc = check_type(d, t, W_OBJECT);
+	if (rc < 0)
+		return rc;
+	if (g->n_terms >= GROUP_MAX_TERMS)
+		return fail(d, -ENOSPC, "more than %d pod affinity terms "
+			    "(GROUP_MAX_TERMS)", GROUP_MAX_TERMS);
+	struct group_term term = {.kind = kind, .weight = weight,
+				  .first_ns = g->n_namespaces};
+	const char *tk = "";
+	size_t tk_len = 0;
+	if ((rc = get_str(d, t, "topologyKey", &tk, &tk_len)) < 0)
+		return rc;
+	if (tk_len == 0)
+		return fail_at(d, "topologyKey", -EINVAL, "missing (it must not be "
+			       "empty)");
+	size_t mark = path_field(d, "topologyKey");
+	rc = intern_here(d, tk, tk_len, &term.topology_key);
+	path_pop(d, mark);
+	if (rc == 0)
+		rc = label_selector(d, t, "labelSelector", &term.selector);
+	if (rc == 0)
+		rc = merge_label_keys(d, t, "matchLabelKeys", SEL_IN, &term.selector);
+	if (rc == 0)
+		rc = merge_label_keys(d, t, "mismatchLabelKeys", SEL_NOT_IN,
+				      &term.selector);
+	if (rc == 0)
+		rc = get(d, t, "namespaces", W_ARRAY, &nss);
+	if (rc == 0)
+		rc = get(d, t, "namespaceSelector", W_OBJECT, &nsel);
+	if (rc < 0)
+		return rc;
+	if (nsel != NULL) {
+		json_t *ml = json_object_get(nsel, "matchLabels");
+		json_t *me = json_object_get(nsel, "matchExpressions");
+		if ((ml != NULL && !json_is_null(ml) && json_object_size(ml) > 0) ||
+		    (me != NULL && !json_is_null(me) && json_array_size(me) > 0))
+			return fail_at(d, "namespaceSelector", -EINVAL, "a selector "
+				       "with requirements is not supported yet (only "
+				       "{}, every namespace)");
+		term.all_namespaces = true;
+	}
+	size_t outer = path_field(d, "namespaces");
+	json_array_foreach(nss, i, ns) {
+		size_t m = path_index(d, i);
+		uint32_t id;
+		rc = check_type(d, ns, W_STRING);
+		if (rc == 0 && g->n_namespaces >= GROUP_MAX_NAMESPACES)
+			rc = fail(d, -ENOSPC, "more than %d namespaces in the pod's "
+				  "terms (GROUP_MAX_NAMESPACES)", GROUP_MAX_NAMESPACES);
+		if (rc == 0)
+			rc = intern_here(d, json_string_value(ns), json_string_length(ns),
+					 &id);
+		if (rc == 0)
+			g->namespaces[g->n_namespaces++] = id;
+		path_pop(d, m);
+		if (rc < 0)
+			break;
+	}
+	path_pop(d, outer);
+	if (rc < 0)
+		return rc;
+	if (g->n_namespaces == term.first_ns && !term.all_namespaces) {
+		/* No namespaces, no selector: the pod's own. */
+		if (g->n_namespaces >= GROUP_MAX_NAMESPACES)
+			return fail(d, -ENOSPC, "more than %d namespaces in the pod's "
+				    "terms (GROUP_MAX_NAMESPACES)", GROUP_MAX_NAMESPACES);
+		g->namespaces[g->n_namespaces++] = g->ns;
+	}
+	term.n_ns = (uint16_t)(g->n_namespaces - term.first_ns);
+	g->terms[g->n_terms++] = term;
+	return 0;
+}
+
+/* podAffinity or podAntiAffinity at member `key` of `aff`: required terms
+ * of `required`, preferred ones of required + 2 (enum group_term_kind),
+ * appended in that order by the caller's calls. */
+static int pod_affinity_list(struct decoder *d, const json_t *aff, const char *key,
+			     bool preferred, uint8_t kind)
+{
+	json_t *pa, *list, *t;
+	size_t i;
+	int rc = get(d, aff, key, W_OBJECT, &pa);
+	if (rc < 0 || pa == NULL)
+		return rc;
+	size_t outer = path_field(d, key);
+	const char *lkey = preferred ? "preferredDuringSchedulingIgnoredDuringExecution"
+				     : "requiredDuringSchedulingIgnoredDuringExecution";
+	rc = get(d, pa, lkey, W_ARRAY, &list);
+	if (rc == 0 && list != NULL) {
+		size_t mark = path_field(d, lkey);
+		json_array_foreach(list, i, t) {
+			size_t m = path_index(d, i);
+			if (!preferred) {
+				rc = pod_affinity_term(d, t, kind, 0);
+			} else {
+				json_t *w = NULL, *term = NULL;
+				rc = check_type(d, t, W_OBJECT);
+				if (rc == 0)
+					rc = get(d, t, "weight", W_INT, &w);
+				if (rc == 0)
+					rc = get(d, t, "podAffinityTerm", W_OBJECT, &term);
+				json_int_t weight = w != NULL ? json_integer_value(w) : 0;
+				if (rc == 0 && (weight < 1 || weight > 100))
+					rc = fail_at(d, "weight", -EINVAL, "%" JSON_INTEGER_FORMAT
+						     " is not 1..100", weight);
+				if (rc == 0 && term == NULL)
+					rc = fail_at(d, "podAffinityTerm", -EINVAL, "missing");
+				if (rc == 0) {
+					size_t pm = path_field(d, "podAffinityTerm");
+					rc = pod_affinity_term(d, term, kind, (int32_t)weight);
+					path_pop(d, pm);
+				}
+			}
+			path_pop(d, m);
+			if (rc < 0)
+				break;
+		}
+		path_pop(d, mark);
+	}
+	path_pop(d, outer);
+	return rc;
+}
+
+/* One topologySpreadConstraint, validated as kube-apiserver's
+ * validateTopologySpreadConstraints does. */
+static int spread_constraint(struct decoder *d, const json_t *c)
+{
+	struct pod_group *g = &d->group;
+	json_t *skew = NULL, *mind = NULL;
+	const char *tk = "", *when = "", *nap = "", *ntp = "";
+	size_t tk_len = 0, when_len = 0, nap_len = 0, ntp_len = 0;
+	char q[SHOW_MAX + 16];
+	int rc = check_type(d, c, W_OBJECT);
+	if (rc == 0)
+		rc = get(d, c, "maxSkew", W_INT, &skew);
+	if (rc == 0)
+		rc = get(d, c, "minDomains", W_INT, &mind);
+	if (rc == 0)
+		rc = get_str(d, c, "topologyKey", &tk, &tk_len);
+	if (rc == 0)
+		rc = get_str(d, c, "whenUnsatisfiable", &when, &when_len);
+	if (rc == 0)
+		rc = get_str(d, c, "nodeAffinityPolicy", &nap, &nap_len);
+	if (rc == 0)
+		rc = get_str(d, c, "nodeTaintsPolicy", &ntp, &ntp_len);
+	if (rc < 0)
+		return rc;
+	if (g->n_spread >= GROUP_MAX_SPREAD)
+		return fail(d, -ENOSPC, "more than %d topologySpreadConstraints "
+			    "(GROUP_MAX_SPREAD)", GROUP_MAX_SPREAD);
+	struct group_spread sc = {.min_domains = 1,
+				  .node_affinity_policy = SPREAD_POLICY_HONOR,
+				  .node_taints_policy = SPREAD_POLICY_IGNORE};
+	json_int_t max_skew = skew != NULL ? json_integer_value(skew) : 0;
+	if (max_skew < 1 || max_skew > INT32_MAX)
+		return fail_at(d, "maxSkew", -EINVAL, "%" JSON_INTEGER_FORMAT " is not "
+			       "greater than zero", max_skew);
+	sc.max_skew = (int32_t)max_skew;
+	if (tk_len == 0)
+		return fail_at(d, "topologyKey", -EINVAL, "missing (it must not be "
+			       "empty)");
+	if (str_is(when, when_len, "DoNotSchedule"))
+		sc.hard = true;
+	else if (!str_is(when, when_len, "ScheduleAnyway"))
+		return fail_at(d, "whenUnsatisfiable", -EINVAL, "%s is not "
+			       "DoNotSchedule or ScheduleAnyway",
+			       show_str(when, when_len, q, sizeof(q)));
+	if (mind != NULL) {
+		json_int_t m = json_integer_value(mind);
+		if (m < 1 || m > INT32_MAX)
+			return fail_at(d, "minDomains", -EINVAL, "%" JSON_INTEGER_FORMAT
+				       " is not greater than zero", m);
+		if (!sc.hard)
+			return fail_at(d, "minDomains", -EINVAL, "only with "
+				       "whenUnsatisfiable DoNotSchedule");
+		sc.min_domains = (int32_t)m;
+	}
+	static const char *const policy_field[2] = {"nodeAffinityPolicy",
+						    "nodeTaintsPolicy"};
+	const char *ps[2] = {nap, ntp};
+	size_t pl[2] = {nap_len, ntp_len};
+	uint8_t *pv[2] = {&sc.node_affinity_policy, &sc.node_taints_policy};
+	for (int k = 0; k < 2; k++) {
+		if (pl[k] == 0)
+			continue;
+		if (str_is(ps[k], pl[k], "Honor"))
+			*pv[k] = SPREAD_POLICY_HONOR;
+		else if (str_is(ps[k], pl[k], "Ignore"))
+			*pv[k] = SPREAD_POLICY_IGNORE;
+		else
+			return fail_at(d, policy_field[k], -EINVAL, "%s is not Honor or "
+				       "Ignore", show_str(ps[k], pl[k], q, sizeof(q)));
+	}
+	size_t mark = path_field(d, "topologyKey");
+	rc = intern_here(d, tk, tk_len, &sc.topology_key);
+	path_pop(d, mark);
+	if (rc == 0)
+		rc = label_selector(d, c, "labelSelector", &sc.selector);
+	if (rc == 0)
+		rc = merge_label_keys(d, c, "matchLabelKeys", SEL_IN, &sc.selector);
+	if (rc == 0)
+		g->spread[g->n_spread++] = sc;
+	return rc;
+}
+
+/* The pod's group: namespace `ns`, metadata.labels, spec.affinity's
+ * podAffinity and podAntiAffinity, spec.topologySpreadConstraints;
+ * encoded and interned into pod.group. */
+static int pod_group_fields(struct decoder *d, const json_t *obj, const json_t *spec,
+			    const char *ns, size_t ns_len)
+{
+	struct pod_group *g = &d->group;
+	json_t *meta, *aff = NULL, *tsc, *c;
+	size_t n, i;
+	memset(g, 0, sizeof(*g));
+	int rc = intern_here(d, ns, ns_len, &g->ns);
+	if (rc == 0)
+		rc = get(d, obj, "metadata", W_OBJECT, &meta);
+	if (rc == 0 && meta != NULL) {
+		size_t mark = path_field(d, "metadata");
+		rc = label_map(d, meta, "labels", g->labels, GROUP_MAX_LABELS, &n);
+		g->n_labels = (uint16_t)n;
+		path_pop(d, mark);
+	}
+	if (rc < 0)
+		return rc;
+	if (spec != NULL) {
+		size_t mark = path_field(d, "spec");
+		rc = get(d, spec, "affinity", W_OBJECT, &aff);
+		if (rc == 0 && aff != NULL) {
+			size_t am = path_field(d, "affinity");
+			rc = pod_affinity_list(d, aff, "podAffinity", false,
+					       TERM_REQUIRED_AFFINITY);
+			if (rc == 0)
+				rc = pod_affinity_list(d, aff, "podAntiAffinity", false,
+						       TERM_REQUIRED_ANTI_AFFINITY);
+			if (rc == 0)
+				rc = pod_affinity_list(d, aff, "podAffinity", true,
+						       TERM_PREFERRED_AFFINITY);
+			if (rc == 0)
+				rc = pod_affinity_list(d, aff, "podAntiAffinity", true,
+						       TERM_PREFERRED_ANTI_AFFINITY);
+			path_pop(d, am);
+		}
+		if (rc == 0)
+			rc = get(d, spec, "topologySpreadConstraints", W_ARRAY, &tsc);
+		if (rc == 0 && tsc != NULL) {
+			size_t tm = path_field(d, "topologySpreadConstraints");
+			json_array_foreach(tsc, i, c) {
+				size_t m = path_index(d, i);
+				rc = spread_constraint(d, c);
+				path_pop(d, m);
+				if (rc < 0)
+					break;
+			}
+			path_pop(d, tm);
+		}
+		path_pop(d, mark);
+		if (rc < 0)
+			return rc;
+	}
+	char enc[GROUP_ENCODED_MAX + 1];
+	int len = pod_group_encode(g, enc, sizeof(enc));
+	if (len < 0)
+		return fail(d, len == -E2BIG ? -ENOSPC : -EINVAL, "its labels, pod "
+			    "affinity terms and spread constraints take more than %u "
+			    "bytes encoded (GROUP_ENCODED_MAX)", GROUP_ENCODED_MAX);
+	rc = intern_here(d, enc, (size_t)len, &d->pod.group);
+	d->pod.group_terms = g->n_terms > 0;
+	return rc;
+}
+
 /* --- pods ---------------------------------------------------------------- */
 
 /* Fields that would change where the pod may go and that shmsched does not
  * model: refused by name rather than ignored. */
 static int pod_unsupported(struct decoder *d, const json_t *spec)
 {
-	json_t *aff, *vols, *vol;
+	json_t *vols, *vol;
 	const char *s;
 	size_t len, i;
 	char q[SHOW_MAX + 16];
@@ -1600,28 +2029,13 @@ static int pod_unsupported(struct decoder *d, const json_t *spec)
 		path_pop(d, mark);
 		return rc;
 	}
-	if ((rc = reject_nonempty(d, spec, "topologySpreadConstraints",
-				  "topology spread would change placement")) < 0 ||
-	    (rc = reject_nonempty(d, spec, "schedulingGates",
+	if ((rc = reject_nonempty(d, spec, "schedulingGates",
 				  "a gated pod is not schedulable yet")) < 0 ||
 	    (rc = reject_nonempty(d, spec, "resourceClaims",
 				  "dynamic resource allocation would change placement")) < 0 ||
 	    (rc = reject_nonempty(d, spec, "resources",
-				  "pod-level resources would change the requests")) < 0 ||
-	    (rc = get(d, spec, "affinity", W_OBJECT, &aff)) < 0)
+				  "pod-level resources would change the requests")) < 0)
 		return rc;
-	if (aff != NULL) {
-		size_t mark = path_field(d, "affinity");
-		rc = reject_nonempty(d, aff, "podAffinity",
-				     "inter-pod affinity would change placement");
-		if (rc == 0)
-			rc = reject_nonempty(d, aff, "podAntiAffinity",
-					     "inter-pod anti-affinity would change "
-					     "placement");
-		path_pop(d, mark);
-		if (rc < 0)
-			return rc;
-	}
 	if ((rc = get(d, spec, "volumes", W_ARRAY, &vols)) < 0 || vols == NULL)
 		return rc;
 	size_t outer = path_field(d, "volumes");
@@ -1760,6 +2174,8 @@ static int decode_pod(struct decoder *d, const json_t *obj, size_t index)
 	}
 	if (rc == 0)
 		rc = pod_devices(d, obj);
+	if (rc == 0)
+		rc = pod_group_fields(d, obj, spec, ns, ns_len);
 	if (rc < 0)
 		return rc;
 

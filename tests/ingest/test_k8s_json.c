@@ -373,8 +373,9 @@ static void test_pod_identity(void **state)
 			  "not Pending, Running, Succeeded, Failed or Unknown");
 }
 
-/* model.h: pods equal in scheduling spec are equal bytes from node_name on,
- * whatever their names and unrelated fields. */
+/* model.h: pods equal in scheduling spec (their namespace and labels
+ * included: the group) are equal bytes from node_name on, whatever their
+ * names and unrelated fields. */
 static void test_pod_equivalence_bytes(void **state)
 {
 	struct sink *s = *state;
@@ -384,12 +385,22 @@ static void test_pod_equivalence_bytes(void **state)
 			      "'tolerations':[{'key':'k','operator':'Exists'}],"
 			      "'containers':[{'name':'c1','image':'i1','resources':"
 			      "{'requests':{'cpu':'1'}}}]}}\n"
-			      "{'kind':'Pod','metadata':{'name':'b','namespace':'other'},"
+			      "{'kind':'Pod','metadata':{'name':'b','labels':{'app':'x'},"
+			      "'annotations':{'note':'n'}},"
 			      "'spec':{'nodeSelector':{'disk':'ssd','zone':'a'},"
 			      "'tolerations':[{'key':'k','operator':'Exists'}],"
 			      "'containers':[{'name':'other','resources':"
-			      "{'requests':{'cpu':'1000m'}}}]}}\n"), 0);
-	assert_int_equal(s->n_pods, 2);
+			      "{'requests':{'cpu':'1000m'}}}]}}\n"
+			      "{'kind':'Pod','metadata':{'name':'c','namespace':'other',"
+			      "'labels':{'app':'x'}},"
+			      "'spec':{'nodeSelector':{'disk':'ssd','zone':'a'},"
+			      "'tolerations':[{'key':'k','operator':'Exists'}],"
+			      "'containers':[{'name':'c1','resources':"
+			      "{'requests':{'cpu':'1'}}}]}}\n"), 0);
+	assert_int_equal(s->n_pods, 3);
+	/* Another namespace is another group. */
+	assert_int_not_equal(s->pods[0].group, s->pods[2].group);
+	assert_int_not_equal(s->pods[0].group, 0);
 	size_t from = offsetof(struct pod_spec, node_name);
 	assert_memory_equal((const char *)&s->pods[0] + from,
 			    (const char *)&s->pods[1] + from,
@@ -924,6 +935,125 @@ static void test_host_ports(void **state)
 				    "ports[8]: more than 8 host ports in the pod");
 }
 
+/* The pod's group (shm/pod_group.h) as its interned encoding decodes. */
+static struct pod_group group_of(struct sink *s, size_t pod)
+{
+	struct pod_group g;
+	uint32_t id = s->pods[pod].group;
+	assert_int_not_equal(id, 0);
+	assert_int_equal(pod_group_decode(intern_str(s->ctx.strings, id),
+					  intern_len(s->ctx.strings, id), &g), 0);
+	return g;
+}
+
+/* Labels, pod (anti-)affinity in all four kinds, namespaces, matchLabelKeys
+ * and spread constraints, as kubectl prints them. */
+static void test_pod_groups(void **state)
+{
+	struct sink *s = *state;
+	assert_int_equal(load(s, "pods.json",
+		"{'kind':'Pod','metadata':{'name':'web-1','namespace':'shop',"
+		"'labels':{'app':'web','pod-template-hash':'abc'}},'spec':{"
+		"'affinity':{'podAntiAffinity':{"
+		"'requiredDuringSchedulingIgnoredDuringExecution':[{"
+		"'labelSelector':{'matchLabels':{'app':'web'}},"
+		"'matchLabelKeys':['pod-template-hash','absent'],"
+		"'topologyKey':'kubernetes.io/hostname'}],"
+		"'preferredDuringSchedulingIgnoredDuringExecution':[{'weight':40,"
+		"'podAffinityTerm':{'labelSelector':{'matchExpressions':[{'key':'tier',"
+		"'operator':'NotIn','values':['db','cache']}]},'namespaces':['a','b'],"
+		"'topologyKey':'topology.kubernetes.io/zone'}}]},"
+		"'podAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':[{"
+		"'labelSelector':{'matchExpressions':[{'key':'app','operator':'Exists'}]},"
+		"'namespaceSelector':{},'topologyKey':'rack'}]}},"
+		"'topologySpreadConstraints':[{'maxSkew':2,'topologyKey':"
+		"'topology.kubernetes.io/zone','whenUnsatisfiable':'DoNotSchedule',"
+		"'minDomains':3,'nodeTaintsPolicy':'Honor','labelSelector':"
+		"{'matchLabels':{'app':'web'}}},{'maxSkew':1,'topologyKey':"
+		"'kubernetes.io/hostname','whenUnsatisfiable':'ScheduleAnyway'}],"
+		"'containers':[{'name':'c'}]}}"), 0);
+	struct pod_group g = group_of(s, 0);
+	assert_true(s->pods[0].group_terms);
+	assert_int_equal(g.ns, id(s, "shop"));
+	assert_int_equal(g.n_labels, 2);
+	assert_int_equal(g.n_terms, 3);
+	/* Sorted by kind: required affinity, required anti, preferred anti. */
+	assert_int_equal(g.terms[0].kind, TERM_REQUIRED_AFFINITY);
+	assert_true(g.terms[0].all_namespaces);
+	assert_int_equal(g.terms[0].topology_key, id(s, "rack"));
+	assert_int_equal(g.terms[1].kind, TERM_REQUIRED_ANTI_AFFINITY);
+	/* app In (web) and the merged pod-template-hash In (abc); "absent" is
+	 * not a label of the pod: no requirement. */
+	assert_int_equal(g.terms[1].selector.n_reqs, 2);
+	const struct group_req *r = &g.reqs[g.terms[1].selector.first_req + 1];
+	assert_int_equal(r->key, id(s, "pod-template-hash"));
+	assert_int_equal(g.values[r->first_value], id(s, "abc"));
+	/* No namespaces and no selector: the pod's own. */
+	assert_int_equal(g.terms[1].n_ns, 1);
+	assert_int_equal(g.namespaces[g.terms[1].first_ns], id(s, "shop"));
+	assert_int_equal(g.terms[2].kind, TERM_PREFERRED_ANTI_AFFINITY);
+	assert_int_equal(g.terms[2].weight, 40);
+	assert_int_equal(g.terms[2].n_ns, 2);
+	assert_int_equal(g.n_spread, 2);
+	assert_true(g.spread[0].hard);
+	assert_int_equal(g.spread[0].min_domains, 3);
+	assert_int_equal(g.spread[0].node_taints_policy, SPREAD_POLICY_HONOR);
+	assert_int_equal(g.spread[0].node_affinity_policy, SPREAD_POLICY_HONOR);
+	assert_false(g.spread[1].hard);
+	assert_false(g.spread[1].selector.present); /* nil: matches nothing */
+	assert_int_equal(g.spread[1].node_taints_policy, SPREAD_POLICY_IGNORE);
+	/* The term matches its own pod (app=web in shop). */
+	assert_true(group_term_matches(&g, &g.terms[1], &g));
+
+	/* A pod with no labels and no terms still has a group: its namespace. */
+	assert_int_equal(load_pod(s, "'containers':[{'name':'c'}]"), 0);
+	g = group_of(s, 0);
+	assert_false(s->pods[0].group_terms);
+	assert_int_equal(g.n_labels, 0);
+	assert_int_equal(g.ns, id(s, "default"));
+
+	/* Bad values, by path. */
+	static const struct {
+		const char *spec;
+		const char *want;
+	} bad[] = {
+		{"'affinity':{'podAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':[{}]}}",
+		 "spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution[0]."
+		 "topologyKey: missing"},
+		{"'affinity':{'podAntiAffinity':{'preferredDuringSchedulingIgnoredDuringExecution':"
+		 "[{'weight':0,'podAffinityTerm':{'topologyKey':'k'}}]}}",
+		 "spec.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution[0]."
+		 "weight: 0 is not 1..100"},
+		{"'affinity':{'podAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':"
+		 "[{'topologyKey':'k','labelSelector':{'matchExpressions':[{'key':'a',"
+		 "'operator':'Gt','values':['1']}]}}]}}",
+		 "spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution[0]."
+		 "labelSelector.matchExpressions[0].operator: \"Gt\" is not In, NotIn"},
+		{"'topologySpreadConstraints':[{'maxSkew':0,'topologyKey':'k',"
+		 "'whenUnsatisfiable':'DoNotSchedule'}]",
+		 "spec.topologySpreadConstraints[0].maxSkew: 0 is not greater than zero"},
+		{"'topologySpreadConstraints':[{'maxSkew':1,'whenUnsatisfiable':'DoNotSchedule'}]",
+		 "spec.topologySpreadConstraints[0].topologyKey: missing"},
+		{"'topologySpreadConstraints':[{'maxSkew':1,'topologyKey':'k',"
+		 "'whenUnsatisfiable':'Later'}]",
+		 "spec.topologySpreadConstraints[0].whenUnsatisfiable: \"Later\" is not"},
+		{"'topologySpreadConstraints':[{'maxSkew':1,'topologyKey':'k',"
+		 "'whenUnsatisfiable':'ScheduleAnyway','minDomains':2}]",
+		 "spec.topologySpreadConstraints[0].minDomains: only with"},
+		{"'affinity':{'podAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':"
+		 "[{'topologyKey':'k','namespaceSelector':{'matchLabels':{'team':'a'}}}]}}",
+		 "spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution[0]."
+		 "namespaceSelector: a selector with requirements is not supported yet"},
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char want[512];
+		assert_int_equal(load_pod(s, bad[i].spec), -EINVAL);
+		snprintf(want, sizeof(want), "pods.json: pod default/p: %s", bad[i].want);
+		if (strncmp(s->err, want, strlen(want)) != 0)
+			fail_msg("case %zu: got \"%s\", want \"%s...\"", i, s->err, want);
+	}
+}
+
 /* Features that would change placement are refused by name. */
 static void test_unsupported_fields(void **state)
 {
@@ -932,10 +1062,6 @@ static void test_unsupported_fields(void **state)
 		const char *spec;
 		const char *path;
 	} cases[] = {
-		{"'affinity':{'podAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':[{}]}}",
-		 "spec.affinity.podAffinity"},
-		{"'affinity':{'podAntiAffinity':{'x':1}}", "spec.affinity.podAntiAffinity"},
-		{"'topologySpreadConstraints':[{'maxSkew':1}]", "spec.topologySpreadConstraints"},
 		{"'schedulingGates':[{'name':'g'}]", "spec.schedulingGates"},
 		{"'resourceClaims':[{'name':'gpu'}]", "spec.resourceClaims"},
 		{"'volumes':[{'name':'a','emptyDir':{}},{'name':'d','persistentVolumeClaim':"
@@ -1538,6 +1664,7 @@ int main(void)
 		T(test_node_affinity_limits),
 		T(test_tolerations),
 		T(test_host_ports),
+		T(test_pod_groups),
 		T(test_unsupported_fields),
 		T(test_lists),
 		T(test_json_lines),
