@@ -162,7 +162,7 @@ int cluster_load_file_into(const char *path, struct intern *strings,
 {
 	memset(stats, 0, sizeof(*stats));
 	struct collect c = {.stats = stats};
-	struct k8s_ctx ctx = {.strings = strings, .res = res};
+	struct k8s_ctx ctx = {.strings = strings, .res = res, .cluster_file = true};
 	struct k8s_visitor v = {.arg = &c, .node = on_node, .pod = on_pod};
 	int rc = k8s_load_file(path, &ctx, &v, err, err_len);
 	if (rc == 0)
@@ -180,7 +180,7 @@ int cluster_load_file(const char *path, struct intern *strings,
 	memset(stats, 0, sizeof(*stats));
 	*out = NULL;
 	struct collect c = {.stats = stats};
-	struct k8s_ctx ctx = {.strings = strings, .res = res};
+	struct k8s_ctx ctx = {.strings = strings, .res = res, .cluster_file = true};
 	struct k8s_visitor v = {.arg = &c, .node = on_node, .pod = on_pod};
 	struct cluster *cl = NULL;
 	int rc = k8s_load_file(path, &ctx, &v, err, err_len);

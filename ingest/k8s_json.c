@@ -2095,8 +2095,11 @@ static int pod_spec_fields(struct decoder *d, const json_t *spec)
 	json_t *hn, *aff, *na, *tols, *t;
 	size_t i, n_sel;
 	int rc;
-	if ((rc = pod_unsupported(d, spec)) < 0 ||
-	    (rc = get_id(d, spec, "nodeName", &p->node_name)) < 0 ||
+	/* In a cluster file a pod is counted (bound) or skipped (pending),
+	 * whatever it carries, as kube-scheduler counts it: only a pod to
+	 * place is refused for what shmsched cannot do for it. */
+	if ((rc = get_id(d, spec, "nodeName", &p->node_name)) < 0 ||
+	    (!d->ctx->cluster_file && (rc = pod_unsupported(d, spec)) < 0) ||
 	    (rc = get(d, spec, "hostNetwork", W_BOOL, &hn)) < 0 ||
 	    (rc = pod_requests(d, spec, hn != NULL && json_is_true(hn))) < 0 ||
 	    (rc = label_map(d, spec, "nodeSelector", p->selector,

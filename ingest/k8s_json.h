@@ -27,6 +27,11 @@ struct k8s_ctx {
 	bool no_new_resources; /* ... unless set: an unknown one is refused
 				* (-EPERM), for producers, who may not
 				* register resource names */
+	bool cluster_file;     /* pods are only counted (bound) or skipped
+				* (pending): none is refused for a field
+				* shmsched cannot place by (volumes, gates,
+				* claims, pod-level resources, another
+				* schedulerName) */
 };
 
 enum pod_phase {

@@ -152,7 +152,8 @@ int resync_apply(struct cluster *c, struct placements *records,
 			return errmsg_rc(-ENOENT, err, err_len, "resync: node %s: no "
 					 "such node", node);
 	}
-	struct k8s_ctx ctx = {.strings = strings, .res = res, .no_new_resources = true};
+	struct k8s_ctx ctx = {.strings = strings, .res = res, .no_new_resources = true,
+			      .cluster_file = true};
 	struct k8s_visitor v = {.arg = &col, .node = on_node, .pod = on_pod};
 	int rc = k8s_load_buffer(name, buf, len, &ctx, &v, err, err_len);
 	if (rc < 0) {

@@ -1054,6 +1054,41 @@ static void test_pod_groups(void **state)
 	}
 }
 
+/* A cluster file's pods are counted (bound) or skipped (pending),
+ * whatever they carry: none of the fields a pod to place is refused for
+ * refuses them (ctx.cluster_file), and their groups still count. */
+static void test_cluster_file_pods_count_whatever_they_carry(void **state)
+{
+	struct sink *s = *state;
+	static const char *const carry[] = {
+		"'schedulerName':'volcano'",
+		"'volumes':[{'name':'d','persistentVolumeClaim':{'claimName':'c'}}]",
+		"'volumes':[{'name':'e','ephemeral':{'volumeClaimTemplate':{}}}]",
+		"'schedulingGates':[{'name':'g'}]",
+		"'resourceClaims':[{'name':'gpu'}]",
+		"'resources':{'requests':{'cpu':'1'}}",
+		"'someFutureField':{'a':1}",
+	};
+	for (size_t i = 0; i < sizeof(carry) / sizeof(carry[0]); i++) {
+		char spec[512];
+		snprintf(spec, sizeof(spec), "'nodeName':'n1',%s,'affinity':{"
+			 "'podAntiAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':"
+			 "[{'labelSelector':{'matchLabels':{'k8s-app':'kube-dns'}},"
+			 "'topologyKey':'kubernetes.io/hostname'}]}},"
+			 "'containers':[{'name':'c'}]", carry[i]);
+		s->ctx.cluster_file = true;
+		int rc = load_pod(s, spec);
+		s->ctx.cluster_file = false;
+		if (rc != 0)
+			fail_msg("%s: %s", carry[i], s->err);
+		assert_int_equal(s->n_pods, 1);
+		assert_true(s->pods[0].group_terms);
+		/* The same pod to place. */
+		if (i + 1 < sizeof(carry) / sizeof(carry[0]))
+			assert_int_equal(load_pod(s, spec), -EINVAL);
+	}
+}
+
 /* Features that would change placement are refused by name. */
 static void test_unsupported_fields(void **state)
 {
@@ -1665,6 +1700,7 @@ int main(void)
 		T(test_tolerations),
 		T(test_host_ports),
 		T(test_pod_groups),
+		T(test_cluster_file_pods_count_whatever_they_carry),
 		T(test_unsupported_fields),
 		T(test_lists),
 		T(test_json_lines),
