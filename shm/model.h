@@ -62,7 +62,7 @@ enum node_ready {
 	NODE_READY_FALSE = 2,
 };
 
-#define NODE_MAX_LABELS 64
+#define NODE_MAX_LABELS 512
 #define NODE_MAX_TAINTS 16
 
 /* Devices a node carries, beside its aggregate allocatable.

@@ -303,7 +303,7 @@ static void test_node_errors(void **state)
 static void test_node_limits(void **state)
 {
 	struct sink *s = *state;
-	char json[8192];
+	static char json[65536];
 	size_t used = (size_t)snprintf(json, sizeof(json),
 				       "{'kind':'Node','metadata':{'name':'big','labels':{");
 	for (int i = 0; i <= NODE_MAX_LABELS; i++)
@@ -311,7 +311,19 @@ static void test_node_limits(void **state)
 					 "%s'k%d':'v'", i ? "," : "", i);
 	snprintf(json + used, sizeof(json) - used, "}}}");
 	assert_load_error(s, "nodes.json", json, -ENOSPC,
-			  "nodes.json: node big: metadata.labels: 65 entries, at most 64");
+			  "nodes.json: node big: metadata.labels: 513 entries, at most 512");
+
+	/* A GPU node as Node Feature Discovery and the GPU operator label it:
+	 * 130 labels load. */
+	used = (size_t)snprintf(json, sizeof(json),
+				"{'kind':'Node','metadata':{'name':'gpu','labels':{");
+	for (int i = 0; i < 130; i++)
+		used += (size_t)snprintf(json + used, sizeof(json) - used,
+					 "%s'feature.node.kubernetes.io/f%d':'true'",
+					 i ? "," : "", i);
+	snprintf(json + used, sizeof(json) - used, "}}}");
+	assert_int_equal(load(s, "nodes.json", json), 0);
+	assert_int_equal(s->nodes[0].n_labels, 130);
 
 	used = (size_t)snprintf(json, sizeof(json),
 				"{'kind':'Node','metadata':{'name':'t'},'spec':{'taints':[");
