@@ -157,8 +157,27 @@ struct memo {
 	bool any;                   /* any bit above */
 };
 
+/* A topology key's column for one snapshot: each slot's value and its
+ * domain (the value's index among the column's), built once per snapshot
+ * generation, so the walks read a node's domain in O(1). */
+#define TOPO_COLS (2 * MAX_CONSTRAINTS) /* round robin never evicts one
+					  * a pod's PreFilter just built */
+
+struct topo_col {
+	uint32_t key;
+	uint64_t generation;  /* of the snapshot it was built for; 0: none */
+	uint32_t n_slots;
+	uint32_t *value;      /* [n_slots] the node's value + 1; 0: no label */
+	uint32_t *domain;     /* [n_slots] its domain; UINT32_MAX: no label */
+	uint32_t n_domains;
+	uint32_t cap;         /* slots the arrays hold */
+};
+
 struct interpod {
 	const struct intern *strings;
+	struct topo_col cols[TOPO_COLS];
+	unsigned next_col;    /* the one rebuilt next (round robin) */
+	struct pmap scratch;  /* value -> domain, while building a column */
 	struct gslot *groups;       /* open addressing by id */
 	uint32_t groups_mask, n_groups;
 
@@ -176,10 +195,17 @@ struct interpod {
 	/* PreFilter. */
 	struct pmap aff_counts, anti_counts, existing_anti;
 	bool aff_empty;             /* len(affinityCounts) == 0 */
+	bool walked;                /* PreFilter walked every node's groups */
+	bool existing_scores;       /* ... and met a group whose terms score
+				     * this pod (InterPodAffinity's PreScore
+				     * has nothing else to add up) */
 	bool self_all;              /* the pod matches all its affinity terms */
 	unsigned n_hard;
 	struct group_spread hard[MAX_CONSTRAINTS];
-	struct pmap hard_counts[MAX_CONSTRAINTS]; /* value -> pods */
+	const struct topo_col *hard_col[MAX_CONSTRAINTS];
+	int64_t *hard_count[MAX_CONSTRAINTS]; /* [domain] pods */
+	uint8_t *hard_seen[MAX_CONSTRAINTS];  /* [domain] an eligible node has it */
+	uint32_t hard_cap[MAX_CONSTRAINTS];
 	int64_t hard_min[MAX_CONSTRAINTS];
 	uint32_t hard_domains[MAX_CONSTRAINTS];
 	bool hard_self[MAX_CONSTRAINTS];
@@ -218,8 +244,8 @@ struct interpod *interpod_create(const struct intern *strings)
 		rc = pmap_init(&ip->score, 64);
 	if (rc == 0)
 		rc = pmap_init(&ip->soft_counts, 64);
-	for (unsigned i = 0; rc == 0 && i < MAX_CONSTRAINTS; i++)
-		rc = pmap_init(&ip->hard_counts[i], 64);
+	if (rc == 0)
+		rc = pmap_init(&ip->scratch, 64);
 	if (rc < 0) {
 		interpod_destroy(ip);
 		errno = ENOMEM;
@@ -241,8 +267,15 @@ void interpod_destroy(struct interpod *ip)
 	pmap_free(&ip->existing_anti);
 	pmap_free(&ip->score);
 	pmap_free(&ip->soft_counts);
-	for (unsigned i = 0; i < MAX_CONSTRAINTS; i++)
-		pmap_free(&ip->hard_counts[i]);
+	pmap_free(&ip->scratch);
+	for (unsigned i = 0; i < MAX_CONSTRAINTS; i++) {
+		free(ip->hard_count[i]);
+		free(ip->hard_seen[i]);
+	}
+	for (unsigned i = 0; i < TOPO_COLS; i++) {
+		free(ip->cols[i].value);
+		free(ip->cols[i].domain);
+	}
 	free(ip->ignored);
 	free(ip);
 }
@@ -462,6 +495,56 @@ static bool node_label(const struct node_spec *n, uint32_t key, uint32_t *value)
 	return labels_get(n->labels, n->n_labels, key, value);
 }
 
+/* The column of `key` for snapshot `s`, built if it is not there; NULL
+ * when out of memory. */
+static const struct topo_col *col_of(struct interpod *ip, const struct snapshot *s,
+				     uint32_t key)
+{
+	for (unsigned i = 0; i < TOPO_COLS; i++) {
+		const struct topo_col *c = &ip->cols[i];
+		if (c->key == key && c->generation == s->generation &&
+		    c->n_slots == s->n_slots && c->generation != 0)
+			return c;
+	}
+	struct topo_col *c = &ip->cols[ip->next_col];
+	ip->next_col = (ip->next_col + 1) % TOPO_COLS;
+	c->generation = 0;
+	if (c->cap < s->n_slots) {
+		uint32_t cap = s->n_slots;
+		uint32_t *v = realloc(c->value, cap * sizeof(*v));
+		if (v != NULL)
+			c->value = v;
+		uint32_t *d = realloc(c->domain, cap * sizeof(*d));
+		if (d != NULL)
+			c->domain = d;
+		if (v == NULL || d == NULL)
+			return NULL;
+		c->cap = cap;
+	}
+	pmap_clear(&ip->scratch);
+	c->key = key;
+	c->n_slots = s->n_slots;
+	c->n_domains = 0;
+	for (uint32_t slot = 0; slot < s->n_slots; slot++) {
+		uint32_t v;
+		if (!s->present[slot] ||
+		    !labels_get(s->nodes[slot].labels, s->nodes[slot].n_labels, key, &v)) {
+			c->value[slot] = 0;
+			c->domain[slot] = UINT32_MAX;
+			continue;
+		}
+		int64_t *dom = pmap_at(&ip->scratch, v);
+		if (dom == NULL)
+			return NULL;
+		if (*dom == 0)
+			*dom = ++c->n_domains; /* index + 1 */
+		c->value[slot] = v + 1;
+		c->domain[slot] = (uint32_t)*dom - 1;
+	}
+	c->generation = s->generation;
+	return c;
+}
+
 static bool has_all_keys(const struct node_spec *n, const struct group_spread *c,
 			 unsigned nc)
 {
@@ -513,7 +596,26 @@ int interpod_prefilter(struct interpod *ip, const struct snapshot *s,
 	ip->n_hard = g0 != NULL ? phase_constraints(g0, args, true, ip->hard) : 0;
 	take_pod(ip, pod);
 	for (unsigned c = 0; c < ip->n_hard; c++) {
-		pmap_clear(&ip->hard_counts[c]);
+		const struct topo_col *col = col_of(ip, s, ip->hard[c].topology_key);
+		if (col == NULL)
+			return -ENOMEM;
+		ip->hard_col[c] = col;
+		if (ip->hard_cap[c] < col->n_domains) {
+			int64_t *cnt = realloc(ip->hard_count[c],
+					       col->n_domains * sizeof(*cnt));
+			if (cnt != NULL)
+				ip->hard_count[c] = cnt;
+			uint8_t *seen = realloc(ip->hard_seen[c], col->n_domains);
+			if (seen != NULL)
+				ip->hard_seen[c] = seen;
+			if (cnt == NULL || seen == NULL)
+				return -ENOMEM;
+			ip->hard_cap[c] = col->n_domains;
+		}
+		if (col->n_domains > 0) {
+			memset(ip->hard_count[c], 0, col->n_domains * sizeof(int64_t));
+			memset(ip->hard_seen[c], 0, col->n_domains);
+		}
 		ip->hard_self[c] = group_selector_matches(g0, &ip->hard[c].selector,
 							  g0->labels, g0->n_labels);
 	}
@@ -521,17 +623,21 @@ int interpod_prefilter(struct interpod *ip, const struct snapshot *s,
 		       term_matches_all(ip->g, ip->aff, ip->n_aff, ip->g);
 	bool walk_pods = ledger_term_pods(l) > 0 || ip->n_aff > 0 || ip->n_anti > 0 ||
 			 ip->n_hard > 0;
+	ip->walked = ip->existing_scores = false;
 	if (!walk_pods || ip->g == NULL) {
 		ip->aff_empty = true;
 		return 0;
 	}
+	ip->walked = true;
 	struct group_count gc[NODE_MAX_GROUPS];
 	for (uint32_t slot = 0; slot < s->n_slots; slot++) {
 		if (!s->present[slot])
 			continue;
 		const struct node_spec *n = &s->nodes[slot];
 		unsigned ng = ledger_load_groups(ledger_node(l, slot), gc);
-		bool spread_node = ip->n_hard > 0 && has_all_keys(n, ip->hard, ip->n_hard);
+		bool spread_node = ip->n_hard > 0;
+		for (unsigned c = 0; spread_node && c < ip->n_hard; c++)
+			spread_node = ip->hard_col[c]->domain[slot] != UINT32_MAX;
 		uint32_t included = 0;
 		if (spread_node) {
 			for (unsigned c = 0; c < ip->n_hard; c++) {
@@ -539,9 +645,7 @@ int interpod_prefilter(struct interpod *ip, const struct snapshot *s,
 					continue;
 				included |= 1u << c;
 				/* The domain exists, with or without pods. */
-				if (add_pair(&ip->hard_counts[c], n,
-					     ip->hard[c].topology_key, 0) < 0)
-					return -ENOMEM;
+				ip->hard_seen[c][ip->hard_col[c]->domain[slot]] = 1;
 			}
 		}
 		for (unsigned k = 0; k < ng; k++) {
@@ -551,6 +655,8 @@ int interpod_prefilter(struct interpod *ip, const struct snapshot *s,
 				continue;
 			int64_t cnt = gc[k].pods;
 			int rc = 0;
+			ip->existing_scores |= (m->its_affinity | m->its_pref_affinity |
+						m->its_pref_anti) != 0;
 			if (m->all_affinity)
 				for (unsigned t = 0; rc == 0 && t < ip->n_aff; t++)
 					rc = add_pair(&ip->aff_counts, n,
@@ -568,23 +674,26 @@ int interpod_prefilter(struct interpod *ip, const struct snapshot *s,
 						rc = add_pair(&ip->existing_anti, n,
 							      et[t].topology_key, cnt);
 			}
-			for (unsigned c = 0; rc == 0 && c < ip->n_hard; c++)
+			for (unsigned c = 0; c < ip->n_hard; c++)
 				if ((included & m->hard) >> c & 1)
-					rc = add_pair(&ip->hard_counts[c], n,
-						      ip->hard[c].topology_key, cnt);
+					ip->hard_count[c][ip->hard_col[c]->domain[slot]] += cnt;
 			if (rc < 0)
 				return rc;
 		}
 	}
 	ip->aff_empty = ip->aff_counts.n == 0;
 	for (unsigned c = 0; c < ip->n_hard; c++) {
-		const struct pmap *m = &ip->hard_counts[c];
 		int64_t min = INT32_MAX; /* criticalPaths start at MaxInt32 */
-		for (uint32_t i = 0; i <= m->mask; i++)
-			if (m->stamp[i] == m->gen && m->vals[i] < min)
-				min = m->vals[i];
+		uint32_t domains = 0;
+		for (uint32_t d = 0; d < ip->hard_col[c]->n_domains; d++) {
+			if (!ip->hard_seen[c][d])
+				continue;
+			domains++;
+			if (ip->hard_count[c][d] < min)
+				min = ip->hard_count[c][d];
+		}
 		ip->hard_min[c] = min;
-		ip->hard_domains[c] = m->n;
+		ip->hard_domains[c] = domains;
 	}
 	return 0;
 }
@@ -599,14 +708,14 @@ uint8_t interpod_filter(const struct interpod *ip, const struct snapshot *s,
 	/* PodTopologySpread. */
 	for (unsigned c = 0; c < ip->n_hard; c++) {
 		const struct group_spread *sc = &ip->hard[c];
-		if (!node_label(n, sc->topology_key, &v))
+		uint32_t dom = ip->hard_col[c]->domain[slot];
+		if (dom == UINT32_MAX)
 			return REASON_SPREAD_LABEL;
 		int64_t min = ip->hard_min[c];
 		if ((int64_t)ip->hard_domains[c] < sc->min_domains)
 			min = 0;
-		const int64_t *have = pmap_get(&ip->hard_counts[c],
-					       pair(sc->topology_key, v));
-		int64_t skew = (have ? *have : 0) + (ip->hard_self[c] ? 1 : 0) - min;
+		int64_t have = ip->hard_seen[c][dom] ? ip->hard_count[c][dom] : 0;
+		int64_t skew = have + (ip->hard_self[c] ? 1 : 0) - min;
 		if (skew > sc->max_skew)
 			return REASON_SPREAD;
 	}
@@ -688,9 +797,12 @@ int interpod_prescore(struct interpod *ip, const struct snapshot *s,
 		return 0;
 	}
 	bool has_pref = ip->n_pref_aff > 0 || ip->n_pref_anti > 0;
+	/* Without preferred terms of its own, only placed pods' terms can
+	 * score the pod: none if PreFilter's walk met none that do. */
+	bool existing = ip->walked ? ip->existing_scores : ledger_term_pods(l) > 0;
 	ip->score_affinity = args->score_interpod &&
 			     !(args->ignore_preferred_terms_of_existing && !has_pref) &&
-			     (has_pref || ledger_term_pods(l) > 0);
+			     (has_pref || existing);
 	ip->score_spread = args->score_spread && ip->n_soft > 0;
 	if (!ip->score_affinity && !ip->score_spread)
 		return 0;

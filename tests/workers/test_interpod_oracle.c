@@ -11,7 +11,8 @@
  * zone and rack, with every selector operator, own / listed / all
  * namespaces, spread constraints hard and soft with minDomains and both
  * inclusion policies); then 8 incoming pods, each placed with every
- * node searched. For every node the engine's inter-pod reason (or none)
+ * node searched, with now and then a node's labels changed between two
+ * (a new snapshot). For every node the engine's inter-pod reason (or none)
  * must be the oracle's, and for every feasible node its normalised
  * PodTopologySpread and InterPodAffinity scores must be the oracle's.
  * Resources never run short, so no other filter decides. */
@@ -635,6 +636,24 @@ static void test_engine_agrees_with_oracle(void **state)
 							&p, NULL, +1), 0);
 		}
 		for (unsigned k = 0; k < 8; k++) {
+			if (chance(30)) {
+				/* A node's labels change: a new snapshot, whose
+				 * domains the engine must see. */
+				uint32_t slot = below(n_nodes);
+				struct node_spec *n = &nodes[slot];
+				char z[8], err[256];
+				snprintf(z, sizeof(z), "z%u", below(5));
+				n->n_labels = 0;
+				n->labels[n->n_labels++] = (struct label){
+					sid("kubernetes.io/hostname"), n->name};
+				if (chance(80))
+					n->labels[n->n_labels++] = (struct label){
+						sid("topology.kubernetes.io/zone"), sid(z)};
+				qsort(n->labels, n->n_labels, sizeof(n->labels[0]), label_cmp);
+				struct node_event ev = {.kind = NODE_EVENT_UPDATE,
+							.name = n->name, .spec = *n};
+				assert_int_equal(cluster_apply(c, &ev, 1, err, sizeof(err)), 0);
+			}
 			struct pod_spec pod;
 			memset(&pod, 0, sizeof(pod));
 			pod.request.v[RES_CPU] = pod.nonzero_cpu_milli = 10;
