@@ -30,6 +30,8 @@
  */
 #include "ingest/sched_config.h"
 
+#include "base/base.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -173,6 +175,26 @@ static int fail(struct dec *d, int rc, const char *fmt, ...)
 	rc = vfail_line(d, line, rc, fmt, ap);
 	va_end(ap);
 	return rc;
+}
+
+/* A field accepted with no effect: one warning naming it, with its line. */
+static void warn_no_effect(struct dec *d, const char *why)
+{
+	unsigned line = 0;
+	unsigned top = d->depth < FIELD_DEPTH_MAX ? d->depth : FIELD_DEPTH_MAX;
+	while (top > 0 && line == 0)
+		line = lines_find(d->lines, d->anchor[--top]);
+	if (line > 0)
+		log_msg(LOG_LEVEL_WARN, "%s:%u: %s: accepted, %s", d->name, line,
+			d->path, why);
+	else
+		log_msg(LOG_LEVEL_WARN, "%s: %s: accepted, %s", d->name, d->path, why);
+}
+
+/* A key the v1 type does not have, named as kube-scheduler names it. */
+static int unknown_field(struct dec *d, const char *key)
+{
+	return fail(d, -EINVAL, "unknown field \"%s\"", key);
 }
 
 /* A value as JSON text, shortened, for messages. */
@@ -1111,6 +1133,101 @@ static int decode_balanced_args(struct dec *d, json_t *args,
 	return 0;
 }
 
+static int get_bool(struct dec *d, const json_t *v, bool *out)
+{
+	char vb[SHOW_LEN];
+	if (!json_is_boolean(v))
+		return fail(d, -EINVAL, "%s is not true or false",
+			    show(v, vb, sizeof(vb)));
+	*out = json_is_true(v);
+	return 0;
+}
+
+/* InterPodAffinityArgs. */
+static int decode_interpod_args(struct dec *d, json_t *args, struct score_config *sc)
+{
+	const char *key;
+	json_t *val;
+	if (!present(args))
+		return 0;
+	int rc = need_object(d, args);
+	if (rc == 0)
+		rc = check_args_type(d, args, "InterPodAffinityArgs");
+	if (rc != 0)
+		return rc;
+	json_object_foreach(args, key, val) {
+		size_t m = push_key(d, key, key);
+		int64_t w;
+		if (strcmp(key, "hardPodAffinityWeight") == 0) {
+			if (present(val) && (rc = get_int(d, val, 0, 100, &w)) == 0)
+				sc->hard_pod_affinity_weight = (int32_t)w;
+		} else if (strcmp(key, "ignorePreferredTermsOfExistingPods") == 0) {
+			if (present(val))
+				rc = get_bool(d, val, &sc->ignore_preferred_terms_of_existing);
+		} else if (!is_type_key(key)) {
+			rc = unknown_field(d, key);
+		}
+		pop(d, m);
+		if (rc != 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* PodTopologySpreadArgs: defaultingType System, or List without
+ * defaultConstraints (constraints of its own are not read yet). */
+static int decode_spread_args(struct dec *d, json_t *args, struct score_config *sc)
+{
+	char vb[SHOW_LEN];
+	const char *key;
+	json_t *val;
+	if (!present(args))
+		return 0;
+	int rc = need_object(d, args);
+	if (rc == 0)
+		rc = check_args_type(d, args, "PodTopologySpreadArgs");
+	if (rc != 0)
+		return rc;
+	json_t *dc = json_object_get(args, "defaultConstraints");
+	bool have_constraints = json_is_array(dc) && json_array_size(dc) > 0;
+	json_object_foreach(args, key, val) {
+		size_t m = push_key(d, key, key);
+		if (strcmp(key, "defaultingType") == 0) {
+			if (str_is(val, "System")) {
+				if (have_constraints)
+					rc = fail(d, -EINVAL, "System takes no "
+						  "defaultConstraints (kube-scheduler's "
+						  "validation)");
+				else
+					sc->spread_defaulting = SPREAD_DEFAULTING_SYSTEM;
+			} else if (str_is(val, "List")) {
+				sc->spread_defaulting = SPREAD_DEFAULTING_NONE;
+			} else if (present(val)) {
+				rc = fail(d, -EINVAL, "%s is not System or List",
+					  show(val, vb, sizeof(vb)));
+			}
+		} else if (strcmp(key, "defaultConstraints") == 0) {
+			if (present(val) && !json_is_array(val))
+				rc = need_array(d, val);
+			else if (have_constraints)
+				rc = fail(d, -EINVAL, "default constraints of a profile's "
+					  "own are not supported by shmsched yet (System "
+					  "defaulting, or List with none, is)");
+		} else if (!is_type_key(key)) {
+			rc = unknown_field(d, key);
+		}
+		pop(d, m);
+		if (rc != 0)
+			return rc;
+	}
+	/* kube's default for defaultingType is System; List is only chosen
+	 * by saying so (defaults.go). */
+	json_t *dt = json_object_get(args, "defaultingType");
+	if (!present(dt))
+		sc->spread_defaulting = SPREAD_DEFAULTING_SYSTEM;
+	return 0;
+}
+
 static int decode_plugin_config(struct dec *d, json_t *list,
 				struct score_config *sc)
 {
@@ -1137,11 +1254,13 @@ static int decode_plugin_config(struct dec *d, json_t *list,
 			goto fail_entry;
 		int p = score_index(name, len);
 		json_t *nv = json_object_get(e, "name");
-		if (p != SCORE_FIT && p != SCORE_BALANCED) {
+		if (p != SCORE_FIT && p != SCORE_BALANCED && p != SCORE_INTER_POD &&
+		    p != SCORE_SPREAD) {
 			size_t mn = push_key(d, key_anchor(e, "name"), "name");
 			rc = fail(d, -EINVAL, "args of %s are not supported by "
-				  "shmsched (only NodeResourcesFit and "
-				  "NodeResourcesBalancedAllocation take args)",
+				  "shmsched (only NodeResourcesFit, "
+				  "NodeResourcesBalancedAllocation, InterPodAffinity "
+				  "and PodTopologySpread take args)",
 				  show(nv, vb, sizeof(vb)));
 			pop(d, mn);
 			goto fail_entry;
@@ -1158,8 +1277,12 @@ static int decode_plugin_config(struct dec *d, json_t *list,
 		json_t *args = json_object_get(e, "args");
 		if (p == SCORE_FIT)
 			rc = decode_fit_args(d, args, sc);
-		else
+		else if (p == SCORE_BALANCED)
 			rc = decode_balanced_args(d, args, sc);
+		else if (p == SCORE_INTER_POD)
+			rc = decode_interpod_args(d, args, sc);
+		else
+			rc = decode_spread_args(d, args, sc);
 		pop(d, ma);
 		if (rc != 0)
 			goto fail_entry;
@@ -1204,7 +1327,7 @@ static int decode_profile(struct dec *d, json_t *prof, struct score_config *sc,
 		} else if (strcmp(key, "pluginConfig") == 0) {
 			rc = decode_plugin_config(d, val, sc);
 		} else {
-			rc = not_supported(d);
+			rc = unknown_field(d, key);
 		}
 		pop(d, m);
 		if (rc != 0)
@@ -1238,6 +1361,79 @@ static int decode_profiles(struct dec *d, json_t *list, struct score_config *sc,
 	return rc;
 }
 
+/* The v1 type's other top-level fields: kept where they will mean
+ * something (the queue's), accepted with a warning where they cannot
+ * here, refused where ignoring them would change placements. */
+static int decode_other_top(struct dec *d, const char *key, json_t *val,
+			    struct sched_config *cfg)
+{
+	static const char *const objects[] = {"leaderElection", "clientConnection",
+					      NULL};
+	static const char *const strings[] = {"healthzBindAddress",
+					      "metricsBindAddress", NULL};
+	static const char *const bools[] = {"enableProfiling",
+					    "enableContentionProfiling",
+					    "delayCacheUntilActive", NULL};
+	int64_t v;
+	int rc;
+	if (strcmp(key, "parallelism") == 0 ||
+	    strcmp(key, "podInitialBackoffSeconds") == 0 ||
+	    strcmp(key, "podMaxBackoffSeconds") == 0) {
+		if (!present(val))
+			return 0;
+		if ((rc = get_int(d, val, 1, INT32_MAX, &v)) != 0)
+			return rc;
+		if (key[0] == 'p' && key[1] == 'a') {
+			cfg->parallelism = (int32_t)v;
+			warn_no_effect(d, "no effect: shmsched's workers are "
+				       "shmschedd --workers");
+		} else if (strcmp(key, "podInitialBackoffSeconds") == 0) {
+			cfg->pod_initial_backoff_seconds = (int32_t)v;
+			warn_no_effect(d, "no effect yet: shmsched has no scheduling "
+				       "queue");
+		} else {
+			cfg->pod_max_backoff_seconds = (int32_t)v;
+			warn_no_effect(d, "no effect yet: shmsched has no scheduling "
+				       "queue");
+		}
+		return 0;
+	}
+	for (int i = 0; objects[i] != NULL; i++)
+		if (strcmp(key, objects[i]) == 0) {
+			if (present(val) && (rc = need_object(d, val)) != 0)
+				return rc;
+			warn_no_effect(d, "no effect in shmsched (one daemon per "
+				       "state region; no API server connection)");
+			return 0;
+		}
+	for (int i = 0; strings[i] != NULL; i++)
+		if (strcmp(key, strings[i]) == 0) {
+			char vb[SHOW_LEN];
+			if (present(val) && !json_is_string(val))
+				return fail(d, -EINVAL, "%s is not a string",
+					    show(val, vb, sizeof(vb)));
+			warn_no_effect(d, "no effect in shmsched");
+			return 0;
+		}
+	for (int i = 0; bools[i] != NULL; i++)
+		if (strcmp(key, bools[i]) == 0) {
+			bool b;
+			if (present(val) && (rc = get_bool(d, val, &b)) != 0)
+				return rc;
+			warn_no_effect(d, "no effect in shmsched");
+			return 0;
+		}
+	if (strcmp(key, "extenders") == 0) {
+		if (present(val) && (rc = need_array(d, val)) != 0)
+			return rc;
+		if (present(val) && json_array_size(val) > 0)
+			return fail(d, -EINVAL, "scheduler extenders are not supported "
+				    "by shmsched (they would change placements)");
+		return 0;
+	}
+	return unknown_field(d, key);
+}
+
 static int decode_root(struct dec *d, json_t *root, struct sched_config *cfg)
 {
 	char vb[SHOW_LEN];
@@ -1265,10 +1461,19 @@ static int decode_root(struct dec *d, json_t *root, struct sched_config *cfg)
 		else if (strcmp(key, "profiles") == 0)
 			rc = decode_profiles(d, val, &cfg->score, &po);
 		else
-			rc = not_supported(d);
+			rc = decode_other_top(d, key, val, cfg);
 		pop(d, m);
 		if (rc != 0)
 			return rc;
+	}
+	if (cfg->pod_initial_backoff_seconds > cfg->pod_max_backoff_seconds) {
+		size_t m = push_key(d, key_anchor(root, "podInitialBackoffSeconds"),
+				    "podInitialBackoffSeconds");
+		rc = fail(d, -EINVAL, "%d is more than podMaxBackoffSeconds (%d)",
+			  cfg->pod_initial_backoff_seconds,
+			  cfg->pod_max_backoff_seconds);
+		pop(d, m);
+		return rc;
 	}
 	/* The profile's own percentage wins over the scheduler-wide one. */
 	cfg->percentage_of_nodes_to_score = (int32_t)(po.pct_set ? po.pct : pct);
@@ -1285,6 +1490,11 @@ void sched_config_default(struct sched_config *cfg)
 	for (int i = 0; i < SCORE_PLUGINS; i++)
 		*score_weight(sc, i) = score_plugin_default_weight[i];
 	sc->fit_strategy = FIT_LEAST_ALLOCATED;
+	sc->hard_pod_affinity_weight = 1;
+	sc->spread_defaulting = SPREAD_DEFAULTING_SYSTEM;
+	cfg->parallelism = 16;
+	cfg->pod_initial_backoff_seconds = 1;
+	cfg->pod_max_backoff_seconds = 10;
 	default_resources(sc->fit_resources, &sc->n_fit_resources);
 	default_resources(sc->balanced_resources, &sc->n_balanced_resources);
 }

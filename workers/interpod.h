@@ -54,9 +54,10 @@ struct interpod_args {
 	bool score_spread;
 };
 
-/* kube-scheduler's defaults (hardPodAffinityWeight 1, System defaulting:
- * zone maxSkew 5 and hostname maxSkew 3, ScheduleAnyway), with the scores
- * on where the profile `sc` weighs them (workers/interpod_args.c). */
+/* The arguments of profile `sc`: its hardPodAffinityWeight and
+ * ignorePreferredTermsOfExistingPods, System defaulting (zone maxSkew 5
+ * and hostname maxSkew 3, ScheduleAnyway) unless it chose List, and the
+ * scores on where it weighs them (workers/interpod_args.c). */
 void interpod_args_from(struct interpod_args *a, const struct plugin_ctx *ctx,
 			const struct score_config *sc);
 

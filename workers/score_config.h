@@ -5,6 +5,7 @@
 #ifndef SHMSCHED_WORKERS_SCORE_CONFIG_H
 #define SHMSCHED_WORKERS_SCORE_CONFIG_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "shm/shm.h"
@@ -69,6 +70,18 @@ struct score_config {
 	 * the score ignores them. */
 	uint8_t n_balanced_resources;
 	struct res_weight balanced_resources[RES_MAX];
+
+	/* InterPodAffinityArgs. */
+	int32_t hard_pod_affinity_weight;        /* 0..100, default 1 */
+	bool ignore_preferred_terms_of_existing; /* default false */
+	/* PodTopologySpreadArgs defaultingType: System (kube's defaults) or
+	 * List with no defaultConstraints (no default spreading). */
+	uint8_t spread_defaulting;               /* enum spread_defaulting */
+};
+
+enum spread_defaulting {
+	SPREAD_DEFAULTING_SYSTEM = 0,
+	SPREAD_DEFAULTING_NONE = 1,
 };
 
 /* The scheduler-wide settings plus the first profile's scores. */
@@ -76,6 +89,10 @@ struct sched_config {
 	/* 0: kube-scheduler's adaptive default; 1..100 otherwise. */
 	int32_t percentage_of_nodes_to_score;
 	struct score_config score;
+	/* Read and kept for the scheduling queue to come; no effect yet. */
+	int32_t parallelism;                  /* default 16 */
+	int32_t pod_initial_backoff_seconds;  /* default 1 */
+	int32_t pod_max_backoff_seconds;      /* default 10 */
 };
 
 #endif

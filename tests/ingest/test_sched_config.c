@@ -472,18 +472,19 @@ static const struct refusal refusals[] = {
 	 "sched.yaml:2: kind: \"Pod\" is not KubeSchedulerConfiguration"},
 	{"apiVersion: kubescheduler.config.k8s.io/v1\n", -EINVAL,
 	 "kind: missing; expected KubeSchedulerConfiguration"},
-	/* Top-level fields shmsched does not implement. */
-	{HEAD "parallelism: 16\n", -EINVAL,
-	 "sched.yaml:3: parallelism: not supported by shmsched"},
-	{HEAD "leaderElection:\n  leaderElect: false\n", -EINVAL,
-	 "leaderElection: not supported by shmsched"},
-	{HEAD "clientConnection: {kubeconfig: /etc/k}\n", -EINVAL,
-	 "clientConnection: not supported by shmsched"},
-	{HEAD "podInitialBackoffSeconds: 1\n", -EINVAL,
-	 "podInitialBackoffSeconds: not supported by shmsched"},
-	{HEAD "extenders: []\n", -EINVAL, "extenders: not supported by shmsched"},
-	{HEAD "enableProfiling: true\n", -EINVAL,
-	 "enableProfiling: not supported by shmsched"},
+	/* Top-level fields: bad values, extenders, unknown fields. */
+	{HEAD "parallelism: 0\n", -ERANGE,
+	 "sched.yaml:3: parallelism: 0 is not in 1..2147483647"},
+	{HEAD "leaderElection: true\n", -EINVAL,
+	 "leaderElection: true is not a mapping"},
+	{HEAD "podInitialBackoffSeconds: 20\npodMaxBackoffSeconds: 10\n", -EINVAL,
+	 "podInitialBackoffSeconds: 20 is more than podMaxBackoffSeconds (10)"},
+	{HEAD "extenders: [{urlPrefix: http://x}]\n", -EINVAL,
+	 "extenders: scheduler extenders are not supported by shmsched"},
+	{HEAD "enableProfiling: yes please\n", -EINVAL,
+	 "enableProfiling: \"yes please\" is not true or false"},
+	{HEAD "paralelism: 16\n", -EINVAL,
+	 "sched.yaml:3: paralelism: unknown field \"paralelism\""},
 	/* percentageOfNodesToScore. */
 	{HEAD "percentageOfNodesToScore: 101\n", -ERANGE,
 	 "percentageOfNodesToScore: 101 is not in 0..100"},
@@ -504,7 +505,7 @@ static const struct refusal refusals[] = {
 	{PROFILE "schedulerName: 3\n", -EINVAL,
 	 "profiles[0].schedulerName: 3 is not a string"},
 	{PROFILE "frameworkName: x\n", -EINVAL,
-	 "profiles[0].frameworkName: not supported by shmsched"},
+	 "profiles[0].frameworkName: unknown field \"frameworkName\""},
 	/* plugins: only score. */
 	{PROFILE "plugins:\n    filter:\n      disabled: [{name: NodePorts}]\n",
 	 -EINVAL, "profiles[0].plugins.filter: not supported by shmsched"},
@@ -534,8 +535,8 @@ static const struct refusal refusals[] = {
 	 "score.disabled[0].name: \"GpuFrag\" is not a kube-scheduler score plugin"},
 	{PROFILE "pluginConfig:\n  - name: GpuBestFit\n    args: {}\n", -EINVAL,
 	 "pluginConfig[0].name: args of \"GpuBestFit\" are not supported by "
-	 "shmsched (only NodeResourcesFit and NodeResourcesBalancedAllocation "
-	 "take args)"},
+	 "shmsched (only NodeResourcesFit, NodeResourcesBalancedAllocation, "
+	 "InterPodAffinity and PodTopologySpread take args)"},
 	{SCORE "enabled:\n      - name: NodeAffinity\n        weight: 101\n", -ERANGE,
 	 "score.enabled[0].weight: 101 is not in 0..100"},
 	{SCORE "enabled:\n      - name: NodeAffinity\n        weight: -1\n", -ERANGE,
@@ -555,9 +556,19 @@ static const struct refusal refusals[] = {
 	/* pluginConfig. */
 	{PROFILE "pluginConfig: {}\n", -EINVAL, "pluginConfig: {} is not a list"},
 	{PROFILE "pluginConfig:\n  - name: InterPodAffinity\n    args:\n"
-	 "      hardPodAffinityWeight: 1\n", -EINVAL,
-	 "profiles[0].pluginConfig[0].name: args of \"InterPodAffinity\" are not "
-	 "supported by shmsched"},
+	 "      hardPodAffinityWeight: 101\n", -ERANGE,
+	 "pluginConfig[0].args.hardPodAffinityWeight: 101 is not in 0..100"},
+	{PROFILE "pluginConfig:\n  - name: InterPodAffinity\n    args:\n"
+	 "      hardPodAffinityWieght: 1\n", -EINVAL,
+	 "args.hardPodAffinityWieght: unknown field \"hardPodAffinityWieght\""},
+	{PROFILE "pluginConfig:\n  - name: PodTopologySpread\n    args:\n"
+	 "      defaultingType: Sometimes\n", -EINVAL,
+	 "args.defaultingType: \"Sometimes\" is not System or List"},
+	{PROFILE "pluginConfig:\n  - name: PodTopologySpread\n    args:\n"
+	 "      defaultingType: List\n      defaultConstraints:\n"
+	 "      - {maxSkew: 1, topologyKey: zone, whenUnsatisfiable: ScheduleAnyway}\n",
+	 -EINVAL, "args.defaultConstraints: default constraints of a profile's own "
+	 "are not supported by shmsched yet"},
 	{PROFILE "pluginConfig:\n  - name: NodeAffinity\n    args: {}\n", -EINVAL,
 	 "args of \"NodeAffinity\" are not supported by shmsched"},
 	{PROFILE "pluginConfig:\n  - name: NodeResourcesFit\n"
@@ -628,6 +639,46 @@ static const struct refusal refusals[] = {
 	 "    args:\n      resources: [{name: memory}, {name: memory}]\n", -EINVAL,
 	 "args.resources[1].name: \"memory\" is listed twice"},
 };
+
+/* Production files load: the docs' first example (clientConnection), the
+ * fields of the v1 type shmsched keeps or only warns about, and the
+ * inter-pod plugins' args. */
+static void test_production_files_load(void **state)
+{
+	(void)state;
+	struct sched_config cfg, want;
+	struct res_names res;
+	res_names_init(&res);
+	load_ok("apiVersion: kubescheduler.config.k8s.io/v1\n"
+		"kind: KubeSchedulerConfiguration\n"
+		"clientConnection:\n"
+		"  kubeconfig: /etc/srv/kubernetes/kube-scheduler/kubeconfig\n", &cfg, &res);
+	sched_config_default(&want);
+	assert_memory_equal(&cfg, &want, sizeof(cfg));
+	load_ok(HEAD "parallelism: 32\n"
+		"podInitialBackoffSeconds: 2\npodMaxBackoffSeconds: 20\n"
+		"leaderElection:\n  leaderElect: true\n  resourceNamespace: kube-system\n"
+		"healthzBindAddress: 0.0.0.0:10251\nmetricsBindAddress: 0.0.0.0:10251\n"
+		"enableProfiling: false\nenableContentionProfiling: false\n"
+		"delayCacheUntilActive: true\nextenders: []\n"
+		"profiles:\n- schedulerName: default-scheduler\n  pluginConfig:\n"
+		"  - name: InterPodAffinity\n    args:\n"
+		"      kind: InterPodAffinityArgs\n"
+		"      hardPodAffinityWeight: 5\n"
+		"      ignorePreferredTermsOfExistingPods: true\n"
+		"  - name: PodTopologySpread\n    args:\n"
+		"      defaultingType: List\n", &cfg, &res);
+	assert_int_equal(cfg.parallelism, 32);
+	assert_int_equal(cfg.pod_initial_backoff_seconds, 2);
+	assert_int_equal(cfg.pod_max_backoff_seconds, 20);
+	assert_int_equal(cfg.score.hard_pod_affinity_weight, 5);
+	assert_true(cfg.score.ignore_preferred_terms_of_existing);
+	assert_int_equal(cfg.score.spread_defaulting, SPREAD_DEFAULTING_NONE);
+	load_ok(PROFILE "pluginConfig:\n  - name: PodTopologySpread\n    args:\n"
+		"      defaultingType: System\n", &cfg, &res);
+	assert_int_equal(cfg.score.spread_defaulting, SPREAD_DEFAULTING_SYSTEM);
+	assert_int_equal(cfg.score.hard_pod_affinity_weight, 1);
+}
 
 /* Every refusal says what and where, and changes neither the config nor
  * the registry (registrations made before the error are undone). */
@@ -745,6 +796,7 @@ int main(void)
 		cmocka_unit_test(test_percentage_profile_wins),
 		cmocka_unit_test(test_message_names_file_line_path_and_value),
 		cmocka_unit_test(test_refusals),
+		cmocka_unit_test(test_production_files_load),
 		cmocka_unit_test(test_bad_arguments),
 		cmocka_unit_test(test_truncations_and_overwrites),
 		cmocka_unit_test(test_deep_nesting),
