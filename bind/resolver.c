@@ -34,7 +34,7 @@ static inline int attempts(struct engine *e, const struct pod_spec *pod,
 }
 
 /* A pod committed without the inter-pod lock, checked after its commit
- * (G5 in shm/ledger.c): when a pod with terms may have been placed beside
+ * (T5 in shm/ledger.c): when a pod with terms may have been placed beside
  * it unseen, its node is checked again under the lock, and a placement a
  * rule now refuses is given back and placed again under the lock.
  * Called with the lock held. */
@@ -58,7 +58,7 @@ static inline int place_loop(struct engine *e, const struct pod_spec *pod,
 {
 	*out = (struct resolve_result){0};
 	struct ledger *l = cluster_ledger(engine_cluster(e));
-	/* G5: pods under inter-pod rules are placed one at a time; one with
+	/* T5: pods under inter-pod rules are placed one at a time; one with
 	 * terms announces itself before it reads other nodes. */
 	bool guarded = engine_interpod_applies(e, pod);
 	if (guarded) {

@@ -39,21 +39,21 @@
  *
  * Pod groups (shm/pod_group.h), after C2 and before C3 in a placement,
  * after the counters in A1:
- *   G1  Each entry of groups[] is one 64-bit word, (group << 32) | pods,
+ *   T1  Each entry of groups[] is one 64-bit word, (group << 32) | pods,
  *       moved only by compare-and-swap (relaxed: the word is its own
  *       fact), so a reader's load sees a group and its count together.
  *       n_groups only grows (relaxed CAS), up to NODE_MAX_GROUPS; entries
  *       at and past it are zero.
- *   G2  Adding a pod: +1 on an entry of its group with a count; else claim
+ *   T2  Adding a pod: +1 on an entry of its group with a count; else claim
  *       an entry whose count is 0 (any group) by CAS; else claim index
  *       n_groups by CAS on n_groups, then the entry. Two placements of a
  *       new group may claim two entries: readers add entries up, so the
  *       sum per group is exact. Full: -ENOSPC, nothing taken.
- *   G3  Removing one (A1 with sign -1, U1): -1 by CAS on an entry of its
+ *   T3  Removing one (A1 with sign -1, U1): -1 by CAS on an entry of its
  *       group with a count.
- *   G4  A pod whose group has terms also moves the node's term_pods and
+ *   T4  A pod whose group has terms also moves the node's term_pods and
  *       the ledger's term_pods (sequentially consistent fetch-add).
- *   G5  The inter-pod guard (its user is bind/resolver.c): pods under
+ *   T5  The inter-pod guard (its user is bind/resolver.c): pods under
  *       inter-pod rules are placed and committed one at a time, under
  *       interpod_lock, so each sees the one before. A pod with terms
  *       first announces itself (interpod_announced += 1, sequentially
@@ -125,7 +125,7 @@ struct ledger_shared {
 	uint32_t capacity;
 	uint32_t reserved;
 	_Alignas(64) uint64_t change_head; /* L1, L3 */
-	_Alignas(64) uint64_t term_pods;   /* G4 */
+	_Alignas(64) uint64_t term_pods;   /* T4 */
 };
 
 struct ledger {
@@ -135,8 +135,8 @@ struct ledger {
 	uint32_t *node_gen;       /* [capacity]: R1 */
 	uint64_t *changes;        /* [LEDGER_CHANGE_LOG_SLOTS]: L2, L4 */
 	struct shm_span owned;    /* ledger_create()'s private memory */
-	pthread_mutex_t interpod_lock; /* G5 */
-	uint64_t interpod_announced;   /* G5: pods with terms being placed */
+	pthread_mutex_t interpod_lock; /* T5 */
+	uint64_t interpod_announced;   /* T5: pods with terms being placed */
 };
 
 /* The section's pieces, in order; measures when c->span.base is NULL. */
@@ -267,7 +267,7 @@ void ledger_reset_node(struct ledger *l, uint32_t slot)
 	for (int g = 0; g < NODE_MAX_GROUPS; g++)
 		__atomic_store_n(&a->groups[g], 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&a->n_groups, 0, __ATOMIC_RELAXED);
-	/* G4: the node's pods with terms go with it. */
+	/* T4: the node's pods with terms go with it. */
 	uint32_t tp = __atomic_exchange_n(&a->term_pods, 0, __ATOMIC_RELAXED);
 	if (tp != 0)
 		__atomic_fetch_sub(&l->shared->term_pods, tp, __ATOMIC_SEQ_CST);
@@ -413,21 +413,21 @@ static bool devices_take(struct node_alloc *a, const struct device_assignment *d
 	return ok;
 }
 
-/* --- G1-G4: pod groups ------------------------------------------------------- */
+/* --- T1-T4: pod groups ------------------------------------------------------- */
 
 static inline uint64_t group_word(uint32_t group, uint32_t pods)
 {
 	return (uint64_t)group << 32 | pods;
 }
 
-/* G1: CAS `e` from `cur` to `next`. Relaxed. */
+/* T1: CAS `e` from `cur` to `next`. Relaxed. */
 static bool group_cas(uint64_t *e, uint64_t *cur, uint64_t next)
 {
 	return __atomic_compare_exchange_n(e, cur, next, false, __ATOMIC_RELAXED,
 					   __ATOMIC_RELAXED);
 }
 
-/* G2: one more pod of `group`. Returns false when the table is full. */
+/* T2: one more pod of `group`. Returns false when the table is full. */
 static bool group_take(struct node_alloc *a, uint32_t group)
 {
 	for (;;) {
@@ -463,7 +463,7 @@ static bool group_take(struct node_alloc *a, uint32_t group)
 	}
 }
 
-/* G3: one pod of `group` fewer. */
+/* T3: one pod of `group` fewer. */
 static void group_give(struct node_alloc *a, uint32_t group)
 {
 	uint32_t n = __atomic_load_n(&a->n_groups, __ATOMIC_RELAXED);
@@ -475,7 +475,7 @@ static void group_give(struct node_alloc *a, uint32_t group)
 	}
 }
 
-/* G4: the pod's terms, counted on the node and in the ledger. */
+/* T4: the pod's terms, counted on the node and in the ledger. */
 static void term_pods_add(struct ledger *l, struct node_alloc *a, int sign)
 {
 	__atomic_fetch_add(&a->term_pods, (uint32_t)sign, __ATOMIC_RELAXED);
@@ -483,7 +483,7 @@ static void term_pods_add(struct ledger *l, struct node_alloc *a, int sign)
 			   __ATOMIC_SEQ_CST);
 }
 
-/* G2 and G4 for a placement or a bound pod; false when full. */
+/* T2 and T4 for a placement or a bound pod; false when full. */
 static bool groups_add(struct ledger *l, struct node_alloc *a,
 		       const struct pod_spec *pod)
 {
@@ -496,7 +496,7 @@ static bool groups_add(struct ledger *l, struct node_alloc *a,
 	return true;
 }
 
-/* G3 and G4. */
+/* T3 and T4. */
 static void groups_remove(struct ledger *l, struct node_alloc *a,
 			  const struct pod_spec *pod)
 {
@@ -510,7 +510,7 @@ static void groups_remove(struct ledger *l, struct node_alloc *a,
 unsigned ledger_load_groups(const struct node_alloc *a,
 			    struct group_count out[NODE_MAX_GROUPS])
 {
-	/* G1, V1: relaxed. */
+	/* T1, V1: relaxed. */
 	uint32_t n = __atomic_load_n(&a->n_groups, __ATOMIC_RELAXED);
 	unsigned k = 0;
 	for (uint32_t i = 0; i < n && i < NODE_MAX_GROUPS; i++) {
@@ -523,7 +523,7 @@ unsigned ledger_load_groups(const struct node_alloc *a,
 
 uint64_t ledger_term_pods(const struct ledger *l)
 {
-	/* G4: sequentially consistent, see there. */
+	/* T4: sequentially consistent, see there. */
 	return __atomic_load_n(&l->shared->term_pods, __ATOMIC_SEQ_CST);
 }
 
@@ -539,7 +539,7 @@ void ledger_interpod_unlock(struct ledger *l)
 
 void ledger_interpod_announce(struct ledger *l, int sign)
 {
-	/* G5: sequentially consistent, then a full fence before the reads of
+	/* T5: sequentially consistent, then a full fence before the reads of
 	 * other nodes' groups. */
 	__atomic_fetch_add(&l->interpod_announced, (uint64_t)(int64_t)sign,
 			   __ATOMIC_SEQ_CST);
@@ -548,7 +548,7 @@ void ledger_interpod_announce(struct ledger *l, int sign)
 
 uint64_t ledger_interpod_watch(const struct ledger *l)
 {
-	/* G5: the commit's stores before these loads. */
+	/* T5: the commit's stores before these loads. */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	return __atomic_load_n(&l->shared->term_pods, __ATOMIC_SEQ_CST) +
 	       __atomic_load_n(&l->interpod_announced, __ATOMIC_SEQ_CST);
@@ -556,7 +556,7 @@ uint64_t ledger_interpod_watch(const struct ledger *l)
 
 void ledger_clear_term_pods(struct ledger *l)
 {
-	/* G4: no other thread runs (recount). */
+	/* T4: no other thread runs (recount). */
 	__atomic_store_n(&l->shared->term_pods, 0, __ATOMIC_SEQ_CST);
 }
 
@@ -671,7 +671,7 @@ int ledger_reserve(struct ledger *l, uint32_t slot,
 		}
 		have_devices = true;
 	}
-	if (!groups_add(l, a, pod)) { /* G2 */
+	if (!groups_add(l, a, pod)) { /* T2 */
 		rc = -ENOSPC;
 		goto undo_counters;
 	}

@@ -51,12 +51,12 @@ struct node_alloc {
 	uint32_t port_lock;                 /* 0 free, 1 held (C3) */
 	uint32_t n_ports;                   /* under port_lock */
 	struct host_port ports[NODE_MAX_HOST_PORTS]; /* under port_lock */
-	/* The pods on the node by group (G1-G3): entries below n_groups are
+	/* The pods on the node by group (T1-T3): entries below n_groups are
 	 * (group << 32) | pods of that group; an entry whose count is 0 is
 	 * free for any group. A group may hold two entries (two placements
 	 * that claimed one at once): readers add them up. */
 	uint32_t n_groups;
-	uint32_t term_pods; /* pods whose group has pod (anti-)affinity terms (G4) */
+	uint32_t term_pods; /* pods whose group has pod (anti-)affinity terms (T4) */
 	uint64_t groups[NODE_MAX_GROUPS];
 };
 
@@ -121,7 +121,7 @@ int ledger_account(struct ledger *l, uint32_t slot, const struct pod_spec *pod,
 typedef bool (*ledger_ports_free_fn)(const void *arg, const struct pod_spec *pod,
 				     const struct host_port *in_use, unsigned n);
 
-/* The pods on a node by group (G1, V1): writes at most NODE_MAX_GROUPS
+/* The pods on a node by group (T1, V1): writes at most NODE_MAX_GROUPS
  * entries with a non-zero count into out[] (a group may come twice: add
  * them up) and returns how many. */
 struct group_count {
@@ -132,11 +132,11 @@ unsigned ledger_load_groups(const struct node_alloc *a,
 			    struct group_count out[NODE_MAX_GROUPS]);
 
 /* Pods placed or bound, on present nodes, whose group has pod affinity or
- * anti-affinity terms (G4): while it is 0, no placed pod's terms can
- * touch a new pod. Sequentially consistent (see ledger.c, G4). */
+ * anti-affinity terms (T4): while it is 0, no placed pod's terms can
+ * touch a new pod. Sequentially consistent (see ledger.c, T4). */
 uint64_t ledger_term_pods(const struct ledger *l);
 
-/* The inter-pod guard (G5 in ledger.c; bind/resolver.c uses it): the
+/* The inter-pod guard (T5 in ledger.c; bind/resolver.c uses it): the
  * lock that places pods under inter-pod rules one at a time; a pod with
  * terms announcing itself (+1) before it reads other nodes' groups and
  * withdrawing (-1) after its commit; and, after a commit made without the
@@ -155,7 +155,7 @@ void ledger_clear_term_pods(struct ledger *l);
  * moved by a compare-and-swap that refuses to pass `allocatable` (the
  * node's, from the snapshot the caller placed with), in index order; then
  * the exact devices of `dev` (NULL: none); then one pod of its group
- * (G2); then the host ports, under the port try-lock, if `ports_free`
+ * (T2); then the host ports, under the port try-lock, if `ports_free`
  * says they are free. On any refusal what
  * was taken is given back. Never waits, never overcommits.
  * Returns 0, or (nothing reserved):

@@ -1,4 +1,4 @@
-/* unit.groups: the ledger's pods per group (G1-G4 in shm/ledger.c).
+/* unit.groups: the ledger's pods per group (T1-T4 in shm/ledger.c).
  * One thread: counts follow commits and releases, a free entry is reused,
  * a full table refuses a new group and takes nothing, pods with terms are
  * counted on the node and in the ledger, and a removed node's go with it.
@@ -54,7 +54,7 @@ static void test_counts_follow_commits(void **state)
 	assert_int_equal(pods_of(l, 1, 11), 2);
 	assert_int_equal(pods_of(l, 1, 12), 1);
 	assert_int_equal(pods_of(l, 2, 11), 0);
-	/* A pod of no group takes no entry; one with terms counts in G4. */
+	/* A pod of no group takes no entry; one with terms counts in T4. */
 	struct group_count g[NODE_MAX_GROUPS];
 	assert_int_equal(ledger_load_groups(ledger_node(l, 1), g), 2);
 	assert_int_equal(ledger_term_pods(l), 1);

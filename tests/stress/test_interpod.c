@@ -1,6 +1,6 @@
 /* stress.interpod: worker threads, each with its own engine, place and
  * release pods under inter-pod rules on one cluster through the resolver
- * (and its guard, G5 in shm/ledger.c).
+ * (and its guard, T5 in shm/ledger.c).
  *
  * Shapes: A, app=a with required anti-affinity to app=a on hostname; P,
  * app=a with no terms (A's term matches it: the symmetric rule keeps it
