@@ -86,7 +86,7 @@ static int build(struct world *w, enum kind kind, uint32_t nodes)
 	char name[32], zone[16], err[256];
 	for (uint32_t i = 0; i < nodes && rc == 0; i++) {
 		struct node_spec *n = &ev[i].spec;
-		uint32_t zid;
+		uint32_t zid = 0;
 		snprintf(name, sizeof(name), "node-%u", i);
 		snprintf(zone, sizeof(zone), "zone-%u", i % 3);
 		rc = intern_or_die(w->strings, name, &ev[i].name);

@@ -58,13 +58,16 @@
  *       interpod_lock, so each sees the one before. A pod with terms
  *       first announces itself (interpod_announced += 1, sequentially
  *       consistent) and only then reads other nodes' groups. A pod that
- *       was under no rule commits without the lock, then (sequentially
- *       consistent fence) reads term_pods + interpod_announced: 0 means
+ *       was under no rule commits without the lock, then reads
+ *       term_pods + interpod_announced: 0 means
  *       any pod with terms placed later announced after this commit and
  *       so sees it; otherwise it checks its node under the lock and gives
- *       the placement back if a rule now refuses it. Store-then-load on
- *       both sides with full fences: at least one of two racing pods sees
- *       the other.
+ *       the placement back if a rule now refuses it. Both sides store,
+ *       then pass a rendezvous (an acquire-release fetch-add on
+ *       interpod_sync, rather than a fence, which ThreadSanitizer cannot
+ *       follow), then load: the fetch-adds are totally ordered, and the
+ *       later one acquires what the earlier one released, so of two
+ *       racing pods at least one sees the other's store.
  *
  * Bound pods and releases (ledger_account):
  *   A1  Add or subtract the pod's use without checking (relaxed fetch-add,
@@ -137,6 +140,7 @@ struct ledger {
 	struct shm_span owned;    /* ledger_create()'s private memory */
 	pthread_mutex_t interpod_lock; /* T5 */
 	uint64_t interpod_announced;   /* T5: pods with terms being placed */
+	uint64_t interpod_sync;        /* T5: the rendezvous both sides pass */
 };
 
 /* The section's pieces, in order; measures when c->span.base is NULL. */
@@ -539,17 +543,17 @@ void ledger_interpod_unlock(struct ledger *l)
 
 void ledger_interpod_announce(struct ledger *l, int sign)
 {
-	/* T5: sequentially consistent, then a full fence before the reads of
-	 * other nodes' groups. */
+	/* T5: the announcement, then the rendezvous before the reads of other
+	 * nodes' groups. */
 	__atomic_fetch_add(&l->interpod_announced, (uint64_t)(int64_t)sign,
 			   __ATOMIC_SEQ_CST);
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	__atomic_fetch_add(&l->interpod_sync, 1, __ATOMIC_ACQ_REL);
 }
 
-uint64_t ledger_interpod_watch(const struct ledger *l)
+uint64_t ledger_interpod_watch(struct ledger *l)
 {
-	/* T5: the commit's stores before these loads. */
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	/* T5: the rendezvous after the commit's stores, before these loads. */
+	__atomic_fetch_add(&l->interpod_sync, 1, __ATOMIC_ACQ_REL);
 	return __atomic_load_n(&l->shared->term_pods, __ATOMIC_SEQ_CST) +
 	       __atomic_load_n(&l->interpod_announced, __ATOMIC_SEQ_CST);
 }

@@ -144,7 +144,7 @@ uint64_t ledger_term_pods(const struct ledger *l);
 void ledger_interpod_lock(struct ledger *l);
 void ledger_interpod_unlock(struct ledger *l);
 void ledger_interpod_announce(struct ledger *l, int sign);
-uint64_t ledger_interpod_watch(const struct ledger *l);
+uint64_t ledger_interpod_watch(struct ledger *l);
 
 /* Sets the ledger's term_pods to 0: for the recount (shm/recount.h) only,
  * after it cleared every node's record and before it adds the records up

@@ -4,7 +4,8 @@
  * counted on the node and in the ledger, and a removed node's go with it.
  * Threads: four reserve and release pods of eight groups on one node at
  * once; the sums per group are exact after every run (no entry lost or
- * counted twice), whatever entries the racing claims ended in. */
+ * counted twice), whatever entries the racing claims ended in. And the
+ * groups' encoding, read back and refused when damaged. */
 #include <errno.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -37,6 +38,57 @@ static uint64_t pods_of(struct ledger *l, uint32_t slot, uint32_t group)
 		if (g[i].group == group)
 			sum += g[i].pods;
 	return sum;
+}
+
+/* The encoding (shm/pod_group.c): one group written out as its comment
+ * says, read back equal, and every damaged form refused. */
+static void test_encoding(void **state)
+{
+	(void)state;
+	struct pod_group g = {.ns = 5, .n_labels = 1, .n_terms = 1, .n_spread = 1,
+			      .n_reqs = 1, .n_values = 1, .n_namespaces = 1};
+	g.labels[0] = (struct label){7, 8};
+	g.terms[0] = (struct group_term){.kind = TERM_REQUIRED_ANTI_AFFINITY,
+					 .topology_key = 9,
+					 .selector = {.present = true, .n_reqs = 1},
+					 .n_ns = 1};
+	g.spread[0] = (struct group_spread){.topology_key = 10, .max_skew = 1,
+					    .min_domains = 1, .hard = true,
+					    .node_taints_policy = SPREAD_POLICY_IGNORE,
+					    .selector = {.present = true, .n_reqs = 1}};
+	g.reqs[0] = (struct group_req){.key = 7, .op = SEL_IN, .n_values = 1};
+	g.values[0] = 8;
+	g.namespaces[0] = 5;
+	char enc[GROUP_ENCODED_MAX + 1];
+	int len = pod_group_encode(&g, enc, sizeof(enc));
+	/* tests/fuzz/corpus/pod_group/full holds the same bytes. */
+	assert_string_equal(enc, "G1 5 1 1 1 1 1 1 0 0 0 7 8 1 0 0 9 1 0 1 0 1 "
+			    "10 1 1 1 0 1 1 0 1 7 1 0 1 8 5");
+	struct pod_group back;
+	assert_int_equal(pod_group_decode(enc, (size_t)len, &back), 0);
+	assert_true(group_term_matches(&back, &back.terms[0], &back));
+	assert_int_equal(back.spread[0].node_taints_policy, SPREAD_POLICY_IGNORE);
+	/* Every prefix, a trailing byte, a leading zero, an index past its
+	 * array, an unsorted label pair, a required term with a weight. */
+	for (int cut = 0; cut < len; cut++)
+		assert_int_equal(pod_group_decode(enc, (size_t)cut, &back), -EBADMSG);
+	static const char *const bad[] = {
+		"G1 5 1 1 1 1 1 1 0 0 0 7 8 1 0 0 9 1 0 1 0 1 10 1 1 1 0 1 1 0 1 7 1 0 1 8 5 ",
+		"G1 05 0 0 0 0 0 0 0 0 0",
+		"G1 5 0 0 0 0 0 0 1 0 1",
+		"G1 5 2 0 0 0 0 0 0 0 0 9 1 7 1",
+		"G1 5 0 1 0 0 0 0 0 0 0 1 0 5 9 0 0 0 0 0",
+		"G2 0 0 0 0 0 0 0 0 0 0",
+		"G1 -0 0 0 0 0 0 0 0 0 0",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		assert_int_equal(pod_group_decode(bad[i], strlen(bad[i]), &back),
+				 -EBADMSG);
+	/* A group breaking a rule is not encoded. */
+	g.terms[0].weight = 3;
+	assert_int_equal(pod_group_encode(&g, enc, sizeof(enc)), -EINVAL);
+	g.terms[0].weight = 0;
+	assert_int_equal(pod_group_encode(&g, enc, 10), -E2BIG);
 }
 
 static const struct res_vec roomy = {.v = {[RES_CPU] = 1 << 30, [RES_PODS] = 1 << 30}};
@@ -172,6 +224,7 @@ static void test_racing_claims_keep_exact_sums(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_encoding),
 		cmocka_unit_test(test_counts_follow_commits),
 		cmocka_unit_test(test_full_table_refuses_and_takes_nothing),
 		cmocka_unit_test(test_racing_claims_keep_exact_sums),
