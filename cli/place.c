@@ -165,6 +165,7 @@ struct pod_list {
 	uint32_t *table; /* spec index + 1, open addressing by class hash */
 	size_t table_mask;
 	const char *path;
+	size_t other_scheduler; /* pods for another scheduler, skipped */
 };
 
 static int table_insert(struct pod_list *l, uint32_t idx)
@@ -218,8 +219,11 @@ static int64_t spec_index(struct pod_list *l, const struct pod_spec *pod)
 static int on_pod(void *arg, const struct pod_spec *pod,
 		  const struct k8s_pod_meta *meta, char *err, size_t err_len)
 {
-	(void)meta;
 	struct pod_list *l = arg;
+	if (meta->other_scheduler) {
+		l->other_scheduler++; /* not ours: kube-scheduler ignores it */
+		return 0;
+	}
 	int64_t idx = spec_index(l, pod);
 	if (idx >= 0 && l->n == l->cap) {
 		size_t cap = l->cap * 2;
@@ -518,6 +522,10 @@ static int run(const struct options *o)
 		snprintf(err, sizeof(err), "writing the output: %s", strerror(errno));
 		goto fail_run;
 	}
+	if (pods.other_scheduler > 0)
+		fprintf(stderr, "shmsched place: %zu pod%s for other schedulers "
+			"skipped (spec.schedulerName other than default-scheduler)\n",
+			pods.other_scheduler, pods.other_scheduler == 1 ? "" : "s");
 	if (o->stats) {
 		double t_end = now_s();
 		fprintf(stderr,

@@ -69,6 +69,7 @@ struct decoder {
 	 * limits equal to its (defaulted) requests; needs one container. */
 	bool guaranteed;
 	size_t n_containers;
+	bool other_scheduler; /* the pod names a scheduler other than ours */
 };
 
 /* --- messages ----------------------------------------------------------- */
@@ -2023,11 +2024,12 @@ static int pod_unsupported(struct decoder *d, const json_t *spec)
 	if (rc < 0)
 		return rc;
 	if (len > 0 && !str_is(s, len, "default-scheduler")) {
-		size_t mark = path_field(d, "schedulerName");
-		rc = fail(d, -EINVAL, "%s is not supported (only default-scheduler)",
-			  show_str(s, len, q, sizeof(q)));
-		path_pop(d, mark);
-		return rc;
+		/* Not ours to place: kube-scheduler ignores such a pod, and so
+		 * does whoever visits it (meta.other_scheduler); nothing else it
+		 * carries is checked. */
+		d->other_scheduler = true;
+		(void)q;
+		return 0;
 	}
 	if ((rc = reject_nonempty(d, spec, "schedulingGates",
 				  "a gated pod is not schedulable yet")) < 0 ||
@@ -2170,6 +2172,7 @@ static int decode_pod(struct decoder *d, const json_t *obj, size_t index)
 	if (rc == 0)
 		rc = get(d, obj, "spec", W_OBJECT, &spec);
 	d->guaranteed = false;
+	d->other_scheduler = false;
 	if (rc == 0 && spec != NULL) {
 		mark = path_field(d, "spec");
 		rc = pod_spec_fields(d, spec);
@@ -2182,6 +2185,7 @@ static int decode_pod(struct decoder *d, const json_t *obj, size_t index)
 	if (rc < 0)
 		return rc;
 
+	meta.other_scheduler = d->other_scheduler;
 	if (d->v->pod == NULL)
 		return fail(d, -EINVAL, "a Pod in a file read for nodes only");
 	if (d->err != NULL && d->err_len > 0)
@@ -2415,7 +2419,11 @@ static int one_pod(void *arg, const struct pod_spec *pod,
 		   const struct k8s_pod_meta *meta, char *err, size_t err_len)
 {
 	struct one *o = arg;
-	(void)meta;
+	if (meta->other_scheduler) {
+		snprintf(err, err_len, "spec.schedulerName names another scheduler: "
+			 "shmsched schedules only for default-scheduler");
+		return -EINVAL;
+	}
 	if (o->pod == NULL || o->got++ > 0) {
 		snprintf(err, err_len, "expected exactly one %s",
 			 o->pod != NULL ? "Pod" : "Node");

@@ -47,6 +47,11 @@ struct k8s_pod_meta {
 	uint32_t ns_name;   /* interned "namespace/name" (namespace "default" if none) */
 	uint8_t phase;      /* enum pod_phase */
 	size_t index;       /* 0-based position of the object in its file */
+	/* spec.schedulerName names a scheduler other than default-scheduler:
+	 * not ours to place (kube-scheduler ignores such a pod); a visitor
+	 * placing pods skips and counts it. A cluster file counts it when it
+	 * is bound, as any pod. */
+	bool other_scheduler;
 };
 
 /* Called once per object, in file order. A negative return stops the load

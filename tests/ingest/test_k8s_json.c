@@ -1095,9 +1095,14 @@ static void test_cluster_file_pods_count_whatever_they_carry(void **state)
 			fail_msg("%s: %s", carry[i], s->err);
 		assert_int_equal(s->n_pods, 1);
 		assert_true(s->pods[0].group_terms);
-		/* The same pod to place. */
-		if (i + 1 < sizeof(carry) / sizeof(carry[0]))
+		/* The same pod to place: refused, or (another scheduler's)
+		 * visited marked as not ours. */
+		if (i == 0) {
+			assert_int_equal(load_pod(s, spec), 0);
+			assert_true(s->metas[0].other_scheduler);
+		} else if (i + 1 < sizeof(carry) / sizeof(carry[0])) {
 			assert_int_equal(load_pod(s, spec), -EINVAL);
+		}
 	}
 }
 
@@ -1125,9 +1130,21 @@ static void test_unsupported_fields(void **state)
 		if (strncmp(s->err, want, strlen(want)) != 0)
 			fail_msg("%s: got \"%s\"", cases[i].path, s->err);
 	}
-	assert_int_equal(load_pod(s, "'schedulerName':'my-scheduler'"), -EINVAL);
-	assert_string_equal(s->err, "pods.json: pod default/p: spec.schedulerName: "
-				    "\"my-scheduler\" is not supported (only default-scheduler)");
+	/* A pod for another scheduler is not refused: it is visited marked as
+	 * not ours (kube-scheduler ignores it), whatever else it carries. */
+	assert_int_equal(load_pod(s, "'schedulerName':'my-scheduler',"
+				     "'schedulingGates':[{'name':'g'}]"), 0);
+	assert_int_equal(s->n_pods, 1);
+	assert_true(s->metas[0].other_scheduler);
+	assert_int_equal(load_pod(s, "'schedulerName':'default-scheduler'"), 0);
+	assert_false(s->metas[0].other_scheduler);
+	/* A template must be ours. */
+	struct pod_spec tmpl;
+	const char *json = "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"t\"},"
+			   "\"spec\":{\"schedulerName\":\"volcano\"}}";
+	assert_int_equal(k8s_load_one("t.json", json, strlen(json), &s->ctx, &tmpl,
+				      NULL, s->err, sizeof(s->err)), -EINVAL);
+	assert_non_null(strstr(s->err, "names another scheduler"));
 
 	/* Empty forms of the same fields, and the default scheduler, are fine. */
 	assert_int_equal(load_pod(s, "'schedulerName':'default-scheduler',"
