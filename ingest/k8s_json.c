@@ -338,6 +338,14 @@ static int intern_here(struct decoder *d, const char *s, size_t len, uint32_t *i
 	}
 }
 
+/* `v`, which must be a string, interned. */
+static int string_here(struct decoder *d, const json_t *v, uint32_t *id)
+{
+	int rc = check_type(d, v, W_STRING);
+	return rc < 0 ? rc : intern_here(d, json_string_value(v),
+					 json_string_length(v), id);
+}
+
 /* Member `key`, a string, interned; id 0 when absent. */
 static int get_id(struct decoder *d, const json_t *obj, const char *key, uint32_t *id)
 {
@@ -848,8 +856,7 @@ static int label_map(struct decoder *d, const json_t *obj, const char *key,
 		if (rc == 0)
 			rc = intern_here(d, k, len, &l->key);
 		if (rc == 0)
-			rc = intern_here(d, json_string_value(val),
-					 json_string_length(val), &l->value);
+			rc = string_here(d, val, &l->value);
 		path_pop(d, mark);
 		if (rc < 0)
 			goto out;
@@ -1343,6 +1350,22 @@ static int sel_operator(const char *s, size_t len, uint8_t *op)
 	return -EINVAL;
 }
 
+/* A selector requirement's members (node or label selector alike): key,
+ * operator, and values (NULL when absent). */
+static int requirement_members(struct decoder *d, const json_t *r, const char **key,
+			       size_t *key_len, const char **op, size_t *op_len,
+			       json_t **values)
+{
+	int rc = check_type(d, r, W_OBJECT);
+	if (rc == 0)
+		rc = get_str(d, r, "key", key, key_len);
+	if (rc == 0)
+		rc = get_str(d, r, "operator", op, op_len);
+	if (rc == 0)
+		rc = get(d, r, "values", W_ARRAY, values);
+	return rc;
+}
+
 /* One NodeSelectorRequirement, validated as ValidateNodeSelectorRequirement
  * and ValidateNodeFieldSelectorRequirement do. */
 static int sel_requirement(struct decoder *d, const json_t *r, bool field)
@@ -1353,13 +1376,7 @@ static int sel_requirement(struct decoder *d, const json_t *r, bool field)
 	json_t *values = NULL, *val;
 	size_t i;
 	char q[SHOW_MAX + 16];
-	int rc = check_type(d, r, W_OBJECT);
-	if (rc == 0)
-		rc = get_str(d, r, "key", &key, &key_len);
-	if (rc == 0)
-		rc = get_str(d, r, "operator", &op, &op_len);
-	if (rc == 0)
-		rc = get(d, r, "values", W_ARRAY, &values);
+	int rc = requirement_members(d, r, &key, &key_len, &op, &op_len, &values);
 	if (rc < 0)
 		return rc;
 	if (p->n_exprs >= POD_MAX_EXPRS)
@@ -1416,10 +1433,7 @@ static int sel_requirement(struct decoder *d, const json_t *r, bool field)
 	json_array_foreach(values, i, val) {
 		size_t m = path_index(d, i);
 		uint32_t *id = &p->values[p->n_values];
-		rc = check_type(d, val, W_STRING);
-		if (rc == 0)
-			rc = intern_here(d, json_string_value(val),
-					 json_string_length(val), id);
+		rc = string_here(d, val, id);
 		if (rc == 0 && (e->op == SEL_GT || e->op == SEL_LT) &&
 		    !intern_int(d->ctx->strings, *id, &e->number))
 			rc = fail(d, -EINVAL, "%s is not an integer",
@@ -1617,13 +1631,7 @@ static int label_requirement(struct decoder *d, const json_t *r,
 	uint8_t code;
 	uint32_t ids[GROUP_MAX_VALUES];
 	char q[SHOW_MAX + 16];
-	int rc = check_type(d, r, W_OBJECT);
-	if (rc == 0)
-		rc = get_str(d, r, "key", &key, &key_len);
-	if (rc == 0)
-		rc = get_str(d, r, "operator", &op, &op_len);
-	if (rc == 0)
-		rc = get(d, r, "values", W_ARRAY, &values);
+	int rc = requirement_members(d, r, &key, &key_len, &op, &op_len, &values);
 	if (rc < 0)
 		return rc;
 	size_t n_values = values != NULL ? json_array_size(values) : 0;
@@ -1651,10 +1659,7 @@ static int label_requirement(struct decoder *d, const json_t *r,
 		if (rc < 0)
 			break;
 		size_t m = path_index(d, i);
-		rc = check_type(d, val, W_STRING);
-		if (rc == 0)
-			rc = intern_here(d, json_string_value(val),
-					 json_string_length(val), &ids[i]);
+		rc = string_here(d, val, &ids[i]);
 		path_pop(d, m);
 	}
 	path_pop(d, outer);

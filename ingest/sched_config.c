@@ -1062,10 +1062,12 @@ static int decode_strategy(struct dec *d, json_t *s, struct score_config *sc)
 
 /* args.apiVersion and args.kind are optional; when given they must be
  * right. */
-static int check_args_type(struct dec *d, json_t *args, const char *kind)
+/* A plugin's args: a mapping whose apiVersion and kind, when given, are
+ * v1's and `kind`. */
+static int check_args(struct dec *d, json_t *args, const char *kind)
 {
-	int rc = 0;
-	if (json_object_get(args, "apiVersion") != NULL)
+	int rc = need_object(d, args);
+	if (rc == 0 && json_object_get(args, "apiVersion") != NULL)
 		rc = expect_const(d, args, "apiVersion", CONFIG_API_VERSION);
 	if (rc == 0 && json_object_get(args, "kind") != NULL)
 		rc = expect_const(d, args, "kind", kind);
@@ -1083,9 +1085,7 @@ static int decode_fit_args(struct dec *d, json_t *args, struct score_config *sc)
 	json_t *val;
 	if (!present(args))
 		return 0;
-	int rc = need_object(d, args);
-	if (rc == 0)
-		rc = check_args_type(d, args, "NodeResourcesFitArgs");
+	int rc = check_args(d, args, "NodeResourcesFitArgs");
 	if (rc != 0)
 		return rc;
 	json_object_foreach(args, key, val) {
@@ -1114,9 +1114,7 @@ static int decode_balanced_args(struct dec *d, json_t *args,
 	json_t *val;
 	if (!present(args))
 		return 0;
-	int rc = need_object(d, args);
-	if (rc == 0)
-		rc = check_args_type(d, args, "NodeResourcesBalancedAllocationArgs");
+	int rc = check_args(d, args, "NodeResourcesBalancedAllocationArgs");
 	if (rc != 0)
 		return rc;
 	json_object_foreach(args, key, val) {
@@ -1150,9 +1148,7 @@ static int decode_interpod_args(struct dec *d, json_t *args, struct score_config
 	json_t *val;
 	if (!present(args))
 		return 0;
-	int rc = need_object(d, args);
-	if (rc == 0)
-		rc = check_args_type(d, args, "InterPodAffinityArgs");
+	int rc = check_args(d, args, "InterPodAffinityArgs");
 	if (rc != 0)
 		return rc;
 	json_object_foreach(args, key, val) {
@@ -1183,9 +1179,7 @@ static int decode_spread_args(struct dec *d, json_t *args, struct score_config *
 	json_t *val;
 	if (!present(args))
 		return 0;
-	int rc = need_object(d, args);
-	if (rc == 0)
-		rc = check_args_type(d, args, "PodTopologySpreadArgs");
+	int rc = check_args(d, args, "PodTopologySpreadArgs");
 	if (rc != 0)
 		return rc;
 	json_t *dc = json_object_get(args, "defaultConstraints");
@@ -1383,7 +1377,7 @@ static int decode_other_top(struct dec *d, const char *key, json_t *val,
 			return 0;
 		if ((rc = get_int(d, val, 1, INT32_MAX, &v)) != 0)
 			return rc;
-		if (key[0] == 'p' && key[1] == 'a') {
+		if (strcmp(key, "parallelism") == 0) {
 			cfg->parallelism = (int32_t)v;
 			warn_no_effect(d, "no effect: shmsched's workers are "
 				       "shmschedd --workers");
