@@ -564,8 +564,10 @@ static void assign_devices(struct engine *e, const struct snapshot *s,
 
 /* --- the reference path -------------------------------------------------- */
 
+/* `ip_on`: inter-pod rules apply to the pod (interpod_applies, which the
+ * caller has asked). */
 static int place_reference(struct engine *e, const struct pod_spec *pod,
-			   uint64_t seq, const struct engine_explain *x,
+			   uint64_t seq, bool ip_on, const struct engine_explain *x,
 			   struct placement *out)
 {
 	const struct snapshot *s = cluster_snapshot(e->cluster);
@@ -580,7 +582,7 @@ static int place_reference(struct engine *e, const struct pod_spec *pod,
 	e->diag_no_nodes = s->n_nodes == 0;
 	/* InterPodAffinity and PodTopologySpread: PreFilter walks every
 	 * node's pods once; Filter runs last, as in kube's plugin order. */
-	e->ip_on = interpod_applies(e->ip, e->ledger, pod, &e->ip_args);
+	e->ip_on = ip_on;
 	if (e->ip_on) {
 		e->stats.interpod_pods++;
 		if (interpod_prefilter(e->ip, s, e->ledger, &e->ctx, pod,
@@ -638,7 +640,9 @@ int engine_place_reference(struct engine *e, const struct pod_spec *pod,
 			   uint64_t seq, const struct engine_explain *x,
 			   struct placement *out)
 {
-	int rc = place_reference(e, pod, seq, x, out);
+	int rc = place_reference(e, pod, seq,
+				 interpod_applies(e->ip, e->ledger, pod, &e->ip_args),
+				 x, out);
 	if (rc == 0)
 		assign_devices(e, cluster_snapshot(e->cluster), pod, out);
 	return rc;
@@ -1291,7 +1295,7 @@ static int place_fast(struct engine *e, const struct snapshot *s,
 		e->stats.first_sights++;
 		struct eclass *base = e->by_static[pod_static_hash(pod) & (STATIC_SLOTS - 1)];
 		if (base == NULL || !pod_static_equal(&base->spec, pod))
-			return place_reference(e, pod, seq, NULL, out);
+			return place_reference(e, pod, seq, false, NULL, out);
 		e->stats.static_reuses++;
 		struct pass p;
 		begin(e, s, pod, seq, &p, out);
@@ -1335,9 +1339,10 @@ int engine_place(struct engine *e, const struct pod_spec *pod, uint64_t seq,
 	 * walks every node's pods by group, and its filters and scores then
 	 * cost O(1) a node (workers/interpod.h). Classes and indexes hold no
 	 * inter-pod state yet. */
-	int rc = interpod_applies(e->ip, e->ledger, pod, &e->ip_args)
-		? place_reference(e, pod, seq, NULL, out)
-		: (e->ip_on = false, place_fast(e, s, pod, seq, out));
+	bool ip_on = interpod_applies(e->ip, e->ledger, pod, &e->ip_args);
+	e->ip_on = false; /* place_fast's scans score no inter-pod rule */
+	int rc = ip_on ? place_reference(e, pod, seq, true, NULL, out)
+		       : place_fast(e, s, pod, seq, out);
 	if (rc == 0)
 		assign_devices(e, s, pod, out);
 	return rc;

@@ -134,16 +134,10 @@ static inline uint64_t pair(uint32_t key, uint32_t value)
 
 /* --- decoded groups and what each is to the pod in hand -------------------- */
 
-struct gslot {
-	uint32_t id;                /* 0: empty */
-	struct pod_group *g;        /* NULL: did not decode */
-};
-
 /* What a placed group is to the incoming pod; masks are bit per term or
  * constraint. */
 struct memo {
 	uint32_t stamp;             /* live for the pod whose stamp this is */
-	uint32_t id;
 	bool all_affinity;          /* matches every required affinity term */
 	uint32_t anti;              /* the pod's required anti terms it matches */
 	uint32_t pref_affinity;     /* the pod's preferred affinity terms ... */
@@ -155,6 +149,13 @@ struct memo {
 	uint32_t hard;              /* hard constraints whose selector it matches */
 	uint32_t soft;              /* soft ones */
 	bool any;                   /* any bit above */
+};
+
+/* A group seen: decoded once, and what it is to the pod in hand. */
+struct gslot {
+	uint32_t id;                /* 0: empty */
+	struct pod_group *g;        /* NULL: did not decode */
+	struct memo memo;
 };
 
 /* A topology key's column for one snapshot: each slot's value and its
@@ -180,10 +181,7 @@ struct interpod {
 	struct pmap scratch;  /* value -> domain, while building a column */
 	struct gslot *groups;       /* open addressing by id */
 	uint32_t groups_mask, n_groups;
-
-	struct memo *memo;          /* open addressing by id, per pod */
-	uint32_t memo_mask, memo_stamp, memo_n;
-	struct memo spare;          /* a memo the table had no room for */
+	uint32_t memo_stamp;        /* the pod in hand's: older memos are stale */
 
 	/* The pod in hand. */
 	const struct pod_spec *pod;
@@ -231,9 +229,7 @@ struct interpod *interpod_create(const struct intern *strings)
 	ip->strings = strings;
 	ip->groups_mask = 255;
 	ip->groups = calloc(ip->groups_mask + 1, sizeof(*ip->groups));
-	ip->memo_mask = 255;
-	ip->memo = calloc(ip->memo_mask + 1, sizeof(*ip->memo));
-	int rc = ip->groups && ip->memo ? 0 : -ENOMEM;
+	int rc = ip->groups ? 0 : -ENOMEM;
 	if (rc == 0)
 		rc = pmap_init(&ip->aff_counts, 64);
 	if (rc == 0)
@@ -261,7 +257,6 @@ void interpod_destroy(struct interpod *ip)
 	for (uint32_t i = 0; ip->groups != NULL && i <= ip->groups_mask; i++)
 		free(ip->groups[i].g);
 	free(ip->groups);
-	free(ip->memo);
 	pmap_free(&ip->aff_counts);
 	pmap_free(&ip->anti_counts);
 	pmap_free(&ip->existing_anti);
@@ -305,30 +300,36 @@ static bool groups_grow(struct interpod *ip)
 	return true;
 }
 
-const struct pod_group *interpod_group(struct interpod *ip, uint32_t group)
+/* The slot of group `id` (not 0), decoded when first seen; NULL when out
+ * of memory. */
+static struct gslot *slot_of(struct interpod *ip, uint32_t id)
 {
-	if (group == 0)
-		return NULL;
-	uint32_t i = id_hash(group, ip->groups_mask);
+	uint32_t i = id_hash(id, ip->groups_mask);
 	while (ip->groups[i].id != 0) {
-		if (ip->groups[i].id == group)
-			return ip->groups[i].g;
+		if (ip->groups[i].id == id)
+			return &ip->groups[i];
 		i = (i + 1) & ip->groups_mask;
 	}
 	if ((ip->n_groups + 1) * 2 > ip->groups_mask + 1) {
 		if (!groups_grow(ip))
 			return NULL;
-		return interpod_group(ip, group);
+		return slot_of(ip, id);
 	}
 	struct pod_group *g = malloc(sizeof(*g));
-	if (g != NULL && pod_group_decode(intern_str(ip->strings, group),
-					  intern_len(ip->strings, group), g) < 0) {
+	if (g != NULL && pod_group_decode(intern_str(ip->strings, id),
+					  intern_len(ip->strings, id), g) < 0) {
 		free(g);
 		g = NULL; /* remembered as no group */
 	}
-	ip->groups[i] = (struct gslot){group, g};
+	ip->groups[i] = (struct gslot){.id = id, .g = g};
 	ip->n_groups++;
-	return g;
+	return &ip->groups[i];
+}
+
+const struct pod_group *interpod_group(struct interpod *ip, uint32_t group)
+{
+	struct gslot *gs = group != 0 ? slot_of(ip, group) : NULL;
+	return gs != NULL ? gs->g : NULL;
 }
 
 /* --- the pod in hand ---------------------------------------------------------- */
@@ -374,9 +375,9 @@ static void take_pod(struct interpod *ip, const struct pod_spec *pod)
 	ip->n_pref_anti = pod_group_terms(g, TERM_PREFERRED_ANTI_AFFINITY,
 					  &ip->pref_anti);
 	/* A new stamp: every memo is stale. */
-	ip->memo_n = 0;
 	if (++ip->memo_stamp == 0) {
-		memset(ip->memo, 0, (size_t)(ip->memo_mask + 1) * sizeof(*ip->memo));
+		for (uint32_t i = 0; i <= ip->groups_mask; i++)
+			ip->groups[i].memo.stamp = 0;
 		ip->memo_stamp = 1;
 	}
 }
@@ -415,79 +416,46 @@ static uint32_t terms_mask(const struct pod_group *g, const struct group_term *t
 	return m;
 }
 
-static bool memo_grow(struct interpod *ip)
-{
-	uint32_t mask = ip->memo_mask * 2 + 1;
-	struct memo *t = calloc(mask + 1, sizeof(*t));
-	if (t == NULL)
-		return false;
-	for (uint32_t i = 0; i <= ip->memo_mask; i++) {
-		if (ip->memo[i].stamp != ip->memo_stamp)
-			continue;
-		uint32_t j = id_hash(ip->memo[i].id, mask);
-		while (t[j].stamp == ip->memo_stamp)
-			j = (j + 1) & mask;
-		t[j] = ip->memo[i];
-	}
-	free(ip->memo);
-	ip->memo = t;
-	ip->memo_mask = mask;
-	return true;
-}
-
-/* What group `id` is to the pod in hand; NULL when it is nothing to it
- * (or does not decode). Memory running out only costs the memo. */
+/* What group `id` is to the pod in hand, worked out on its first sight
+ * for this pod; NULL when it is nothing to it (or does not decode, or
+ * memory ran out). */
 static const struct memo *memo_of(struct interpod *ip, uint32_t id,
 				  const struct pod_group **out)
 {
-	uint32_t i = id_hash(id, ip->memo_mask);
-	while (ip->memo[i].stamp == ip->memo_stamp) {
-		if (ip->memo[i].id == id) {
-			*out = interpod_group(ip, id);
-			return ip->memo[i].any ? &ip->memo[i] : NULL;
-		}
-		i = (i + 1) & ip->memo_mask;
-	}
-	const struct pod_group *e = interpod_group(ip, id);
-	*out = e;
-	struct memo m = {.stamp = ip->memo_stamp, .id = id};
-	const struct pod_group *g = ip->g;
+	struct gslot *gs = id != 0 ? slot_of(ip, id) : NULL;
+	*out = gs != NULL ? gs->g : NULL;
+	if (gs == NULL)
+		return NULL;
+	struct memo *m = &gs->memo;
+	if (m->stamp == ip->memo_stamp)
+		return m->any ? m : NULL;
+	const struct pod_group *e = gs->g, *g = ip->g;
+	*m = (struct memo){.stamp = ip->memo_stamp};
 	if (e != NULL && g != NULL) {
-		m.all_affinity = term_matches_all(g, ip->aff, ip->n_aff, e);
-		m.anti = terms_mask(g, ip->anti, ip->n_anti, e);
-		m.pref_affinity = terms_mask(g, ip->pref_aff, ip->n_pref_aff, e);
-		m.pref_anti = terms_mask(g, ip->pref_anti, ip->n_pref_anti, e);
+		m->all_affinity = term_matches_all(g, ip->aff, ip->n_aff, e);
+		m->anti = terms_mask(g, ip->anti, ip->n_anti, e);
+		m->pref_affinity = terms_mask(g, ip->pref_aff, ip->n_pref_aff, e);
+		m->pref_anti = terms_mask(g, ip->pref_anti, ip->n_pref_anti, e);
 		const struct group_term *t;
 		unsigned n = pod_group_terms(e, TERM_REQUIRED_ANTI_AFFINITY, &t);
-		m.its_anti = terms_mask(e, t, n, g);
+		m->its_anti = terms_mask(e, t, n, g);
 		n = pod_group_terms(e, TERM_REQUIRED_AFFINITY, &t);
-		m.its_affinity = terms_mask(e, t, n, g);
+		m->its_affinity = terms_mask(e, t, n, g);
 		n = pod_group_terms(e, TERM_PREFERRED_AFFINITY, &t);
-		m.its_pref_affinity = terms_mask(e, t, n, g);
+		m->its_pref_affinity = terms_mask(e, t, n, g);
 		n = pod_group_terms(e, TERM_PREFERRED_ANTI_AFFINITY, &t);
-		m.its_pref_anti = terms_mask(e, t, n, g);
+		m->its_pref_anti = terms_mask(e, t, n, g);
 		for (unsigned c = 0; c < ip->n_hard; c++)
 			if (group_spread_matches(g, &ip->hard[c].selector, e))
-				m.hard |= 1u << c;
+				m->hard |= 1u << c;
 		for (unsigned c = 0; c < ip->n_soft; c++)
 			if (group_spread_matches(g, &ip->soft[c].selector, e))
-				m.soft |= 1u << c;
-		m.any = m.all_affinity || m.anti || m.pref_affinity || m.pref_anti ||
-			m.its_anti || m.its_affinity || m.its_pref_affinity ||
-			m.its_pref_anti || m.hard || m.soft;
+				m->soft |= 1u << c;
+		m->any = m->all_affinity || m->anti || m->pref_affinity ||
+			 m->pref_anti || m->its_anti || m->its_affinity ||
+			 m->its_pref_affinity || m->its_pref_anti || m->hard || m->soft;
 	}
-	if ((ip->memo_n + 1) * 2 > ip->memo_mask + 1) {
-		if (!memo_grow(ip)) {
-			ip->spare = m; /* not remembered */
-			return m.any ? &ip->spare : NULL;
-		}
-		i = id_hash(id, ip->memo_mask);
-		while (ip->memo[i].stamp == ip->memo_stamp)
-			i = (i + 1) & ip->memo_mask;
-	}
-	ip->memo[i] = m;
-	ip->memo_n++;
-	return m.any ? &ip->memo[i] : NULL;
+	return m->any ? m : NULL;
 }
 
 static bool node_label(const struct node_spec *n, uint32_t key, uint32_t *value)
@@ -590,10 +558,12 @@ int interpod_prefilter(struct interpod *ip, const struct snapshot *s,
 	pmap_clear(&ip->aff_counts);
 	pmap_clear(&ip->anti_counts);
 	pmap_clear(&ip->existing_anti);
-	ip->n_soft = 0;
 	ip->score_affinity = ip->score_spread = false;
+	/* Both phases' constraints now, so the memos the walk below fills
+	 * serve PreScore's walk too. */
 	const struct pod_group *g0 = interpod_group(ip, pod->group);
 	ip->n_hard = g0 != NULL ? phase_constraints(g0, args, true, ip->hard) : 0;
+	ip->n_soft = g0 != NULL ? phase_constraints(g0, args, false, ip->soft) : 0;
 	take_pod(ip, pod);
 	for (unsigned c = 0; c < ip->n_hard; c++) {
 		const struct topo_col *col = col_of(ip, s, ip->hard[c].topology_key);
@@ -789,10 +759,8 @@ int interpod_prescore(struct interpod *ip, const struct snapshot *s,
 {
 	pmap_clear(&ip->score);
 	pmap_clear(&ip->soft_counts);
-	const struct pod_group *g0 = interpod_group(ip, pod->group);
-	ip->n_soft = g0 != NULL ? phase_constraints(g0, args, false, ip->soft) : 0;
-	take_pod(ip, pod); /* the memos now know the soft constraints */
-	if (ip->g == NULL || n == 0) {
+	const struct pod_group *g0 = ip->g; /* interpod_prefilter's pod */
+	if (ip->g == NULL || n == 0 || pod != ip->pod) {
 		ip->score_affinity = ip->score_spread = false;
 		return 0;
 	}

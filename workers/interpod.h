@@ -98,8 +98,9 @@ uint8_t interpod_filter(const struct interpod *ip, const struct snapshot *s,
 
 /* PreScore for the `n` nodes that passed every filter (their slots in
  * visiting order): the pairs of the pod's preferred terms and existing
- * pods' terms, and its soft spread constraints' counts. Returns 0 or
- * -ENOMEM. */
+ * pods' terms, and its soft spread constraints' counts. Call it after
+ * interpod_prefilter for the same pod (whose per-group results it
+ * reuses); for any other pod it scores nothing. Returns 0 or -ENOMEM. */
 int interpod_prescore(struct interpod *ip, const struct snapshot *s,
 		      struct ledger *l, const struct plugin_ctx *ctx,
 		      const struct pod_spec *pod, const struct interpod_args *args,
