@@ -34,14 +34,17 @@ static inline int attempts(struct engine *e, const struct pod_spec *pod,
 }
 
 /* A pod committed without the inter-pod lock, checked after its commit
- * (T5 in shm/ledger.c): when a pod with terms may have been placed beside
- * it unseen, its node is checked again under the lock, and a placement a
- * rule now refuses is given back and placed again under the lock.
- * Called with the lock held. */
+ * (T5, T6 in shm/ledger.c): when a pod with terms may have been placed
+ * unseen, and a term group now touches the pod (only the lock's holders
+ * place such pods, so under it the term groups are complete), its node is
+ * checked again, and a placement a rule now refuses is given back and
+ * placed again under the lock. Called with the lock held. */
 static inline int recheck(struct engine *e, const struct pod_spec *pod,
 			  uint64_t seq, resolver_commit_fn commit, void *arg,
 			  struct resolve_result *out, struct resolver_stats *st)
 {
+	if (!engine_interpod_applies(e, pod))
+		return 0;
 	uint32_t slot = (uint32_t)out->placement.slot;
 	int ok = engine_interpod_allows(e, pod, slot);
 	if (ok != 0)
@@ -59,7 +62,9 @@ static inline int place_loop(struct engine *e, const struct pod_spec *pod,
 	*out = (struct resolve_result){0};
 	struct ledger *l = cluster_ledger(engine_cluster(e));
 	/* T5: pods under inter-pod rules are placed one at a time; one with
-	 * terms announces itself before it reads other nodes. */
+	 * terms announces itself before it reads other nodes. T6: the epoch
+	 * before the pod is found to be under no rule. */
+	uint64_t epoch = ledger_term_epoch(l);
 	bool guarded = engine_interpod_applies(e, pod);
 	if (guarded) {
 		ledger_interpod_lock(l);
@@ -68,7 +73,7 @@ static inline int place_loop(struct engine *e, const struct pod_spec *pod,
 	}
 	int rc = attempts(e, pod, seq, 0, commit, arg, out, st);
 	if (!guarded && rc == 0 && out->placement.slot >= 0 &&
-	    ledger_interpod_watch(l) > 0) {
+	    ledger_interpod_watch(l, epoch)) {
 		ledger_interpod_lock(l);
 		rc = recheck(e, pod, seq, commit, arg, out, st);
 		ledger_interpod_unlock(l);

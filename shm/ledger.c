@@ -68,6 +68,27 @@
  *       follow), then load: the fetch-adds are totally ordered, and the
  *       later one acquires what the earlier one released, so of two
  *       racing pods at least one sees the other's store.
+ *   T6  The term groups (process-private: only workers read them): every
+ *       group with terms that was ever placed or bound, each once, and
+ *       term_epoch, moved by every such placement or bound pod. Adding
+ *       one: claim the id in an open-addressing set by CAS from 0
+ *       (relaxed: the set only deduplicates); the winner takes an index
+ *       of the list by fetch-add (relaxed) and stores the id there
+ *       (release; a reader that meets 0 stops and comes back); past
+ *       LEDGER_TERM_GROUPS the list overflows (term_overflow, release)
+ *       and readers must assume any group may be touched. Then, after T4,
+ *       term_epoch += 1 (sequentially consistent). A worker that reads
+ *       term_epoch (sequentially consistent) before it decides that no
+ *       term group touches its pod (workers/interpod.c) has seen, in the
+ *       list, every group placed before that read (the list's release
+ *       stores precede the epoch's RMW, which its load reads from). The
+ *       list only grows: a group whose pods are all gone stays in it,
+ *       which only makes a worker careful.
+ *       T5's watch after a lock-free commit reads interpod_announced and
+ *       then term_epoch (sequentially consistent): a pod with terms placed
+ *       after the worker's first read of the epoch either still has its
+ *       announcement up, or has moved the epoch, whose RMW precedes its
+ *       withdrawal; either way the worker re-checks.
  *
  * Bound pods and releases (ledger_account):
  *   A1  Add or subtract the pod's use without checking (relaxed fetch-add,
@@ -141,6 +162,12 @@ struct ledger {
 	pthread_mutex_t interpod_lock; /* T5 */
 	uint64_t interpod_announced;   /* T5: pods with terms being placed */
 	uint64_t interpod_sync;        /* T5: the rendezvous both sides pass */
+	/* T6: the groups with terms ever placed; see there. */
+	uint32_t term_set[LEDGER_TERM_GROUPS * 2]; /* open addressing, 0 empty */
+	uint32_t term_list[LEDGER_TERM_GROUPS];
+	uint32_t term_claimed;         /* T6: list indices taken */
+	bool term_overflow;            /* T6 */
+	uint64_t term_epoch;           /* T6 */
 };
 
 /* The section's pieces, in order; measures when c->span.base is NULL. */
@@ -487,7 +514,37 @@ static void term_pods_add(struct ledger *l, struct node_alloc *a, int sign)
 			   __ATOMIC_SEQ_CST);
 }
 
-/* T2 and T4 for a placement or a bound pod; false when full. */
+/* T6: `group` (with terms) in the set and the list, once. */
+static void term_group_note(struct ledger *l, uint32_t group)
+{
+	const uint32_t mask = LEDGER_TERM_GROUPS * 2 - 1;
+	uint32_t i = (uint32_t)(((uint64_t)group * UINT64_C(0x9e3779b97f4a7c15)) >> 32) & mask;
+	for (uint32_t probes = 0; probes <= mask; probes++, i = (i + 1) & mask) {
+		/* T6: relaxed; the set only deduplicates. */
+		uint32_t cur = __atomic_load_n(&l->term_set[i], __ATOMIC_RELAXED);
+		if (cur == group)
+			return;
+		if (cur != 0)
+			continue;
+		if (!__atomic_compare_exchange_n(&l->term_set[i], &cur, group, false,
+						 __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+			if (cur == group)
+				return;
+			continue; /* another group took the entry */
+		}
+		/* T6: the list index (relaxed: only uniqueness), then the id
+		 * (release, read by ledger_term_group_at's acquire). */
+		uint32_t at = __atomic_fetch_add(&l->term_claimed, 1, __ATOMIC_RELAXED);
+		if (at < LEDGER_TERM_GROUPS)
+			__atomic_store_n(&l->term_list[at], group, __ATOMIC_RELEASE);
+		else
+			__atomic_store_n(&l->term_overflow, true, __ATOMIC_RELEASE);
+		return;
+	}
+	__atomic_store_n(&l->term_overflow, true, __ATOMIC_RELEASE); /* T6: set full */
+}
+
+/* T2 and T4 (and T6) for a placement or a bound pod; false when full. */
 static bool groups_add(struct ledger *l, struct node_alloc *a,
 		       const struct pod_spec *pod)
 {
@@ -495,8 +552,12 @@ static bool groups_add(struct ledger *l, struct node_alloc *a,
 		return true;
 	if (!group_take(a, pod->group))
 		return false;
-	if (pod->group_terms)
+	if (pod->group_terms) {
+		term_group_note(l, pod->group);
 		term_pods_add(l, a, +1);
+		/* T6: after the list's store and T4. */
+		__atomic_fetch_add(&l->term_epoch, 1, __ATOMIC_SEQ_CST);
+	}
 	return true;
 }
 
@@ -550,12 +611,35 @@ void ledger_interpod_announce(struct ledger *l, int sign)
 	__atomic_fetch_add(&l->interpod_sync, 1, __ATOMIC_ACQ_REL);
 }
 
-uint64_t ledger_interpod_watch(struct ledger *l)
+bool ledger_interpod_watch(struct ledger *l, uint64_t epoch)
 {
-	/* T5: the rendezvous after the commit's stores, before these loads. */
+	/* T5: the rendezvous after the commit's stores, before these loads;
+	 * T6: the announcements, then the epoch. */
 	__atomic_fetch_add(&l->interpod_sync, 1, __ATOMIC_ACQ_REL);
-	return __atomic_load_n(&l->shared->term_pods, __ATOMIC_SEQ_CST) +
-	       __atomic_load_n(&l->interpod_announced, __ATOMIC_SEQ_CST);
+	return __atomic_load_n(&l->interpod_announced, __ATOMIC_SEQ_CST) > 0 ||
+	       __atomic_load_n(&l->term_epoch, __ATOMIC_SEQ_CST) != epoch;
+}
+
+uint64_t ledger_term_epoch(const struct ledger *l)
+{
+	/* T6: sequentially consistent, see there. */
+	return __atomic_load_n(&l->term_epoch, __ATOMIC_SEQ_CST);
+}
+
+uint32_t ledger_term_groups(const struct ledger *l)
+{
+	/* T6: relaxed; an index claimed but not stored reads 0 below. */
+	uint32_t n = __atomic_load_n(&l->term_claimed, __ATOMIC_RELAXED);
+	if (__atomic_load_n(&l->term_overflow, __ATOMIC_ACQUIRE))
+		return UINT32_MAX;
+	return n < LEDGER_TERM_GROUPS ? n : LEDGER_TERM_GROUPS;
+}
+
+uint32_t ledger_term_group_at(const struct ledger *l, uint32_t i)
+{
+	/* T6: acquire, partner of term_group_note's release. */
+	return i < LEDGER_TERM_GROUPS
+		? __atomic_load_n(&l->term_list[i], __ATOMIC_ACQUIRE) : 0;
 }
 
 void ledger_clear_term_pods(struct ledger *l)

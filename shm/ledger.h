@@ -140,11 +140,26 @@ uint64_t ledger_term_pods(const struct ledger *l);
  * lock that places pods under inter-pod rules one at a time; a pod with
  * terms announcing itself (+1) before it reads other nodes' groups and
  * withdrawing (-1) after its commit; and, after a commit made without the
- * lock, term_pods plus the announced: 0 means no rule can refuse it. */
+ * lock, whether a pod with terms may have been placed unseen: one is
+ * announced, or the term epoch moved from `epoch`, which the caller read
+ * (ledger_term_epoch) before it placed. False means no rule can refuse
+ * the commit. */
 void ledger_interpod_lock(struct ledger *l);
 void ledger_interpod_unlock(struct ledger *l);
 void ledger_interpod_announce(struct ledger *l, int sign);
-uint64_t ledger_interpod_watch(struct ledger *l);
+bool ledger_interpod_watch(struct ledger *l, uint64_t epoch);
+
+/* The term groups (T6): every group with pod (anti-)affinity terms ever
+ * placed or bound in this process, each once, in a list that only grows,
+ * and an epoch that every such placement moves. ledger_term_groups() is
+ * the list's length (UINT32_MAX once more than LEDGER_TERM_GROUPS were
+ * seen: then any group may have terms that touch a pod);
+ * ledger_term_group_at(i) its i-th id, or 0 while its writer has not
+ * stored it yet (read again later). Any thread. */
+#define LEDGER_TERM_GROUPS 4096u
+uint64_t ledger_term_epoch(const struct ledger *l);
+uint32_t ledger_term_groups(const struct ledger *l);
+uint32_t ledger_term_group_at(const struct ledger *l, uint32_t i);
 
 /* Sets the ledger's term_pods to 0: for the recount (shm/recount.h) only,
  * after it cleared every node's record and before it adds the records up

@@ -156,6 +156,10 @@ struct gslot {
 	uint32_t id;                /* 0: empty */
 	struct pod_group *g;        /* NULL: did not decode */
 	struct memo memo;
+	/* Whether a term group (T6 in shm/ledger.c) among the first
+	 * term_seen of the ledger's list has a term that matches this group. */
+	uint32_t term_seen;
+	bool touched;
 };
 
 /* A topology key's column for one snapshot: each slot's value and its
@@ -382,17 +386,66 @@ static void take_pod(struct interpod *ip, const struct pod_spec *pod)
 	}
 }
 
+/* Whether any term of `e` (any kind) matches group `g`. */
+static bool terms_touch(const struct pod_group *e, const struct pod_group *g)
+{
+	for (unsigned kind = TERM_REQUIRED_AFFINITY;
+	     kind <= TERM_PREFERRED_ANTI_AFFINITY; kind++) {
+		const struct group_term *t;
+		unsigned n = pod_group_terms(e, (enum group_term_kind)kind, &t);
+		for (unsigned i = 0; i < n; i++)
+			if (group_term_matches(e, &t[i], g))
+				return true;
+	}
+	return false;
+}
+
+/* Whether a group with terms that was ever placed (the ledger's list, T6)
+ * has a term matching the group of `gs`: only those can filter or score
+ * a pod with no rules of its own. Each term group is looked at once per
+ * group (per thread); a list entry not stored yet, a group that does not
+ * decode or a list that overflowed count as touching. */
+static bool touched_by_terms(struct interpod *ip, const struct ledger *l,
+			     uint32_t id)
+{
+	uint32_t n = ledger_term_groups(l);
+	if (n == UINT32_MAX)
+		return true;
+	for (;;) {
+		struct gslot *gs = slot_of(ip, id);
+		if (gs == NULL)
+			return true;
+		if (gs->touched || gs->term_seen >= n)
+			return gs->touched;
+		uint32_t e = ledger_term_group_at(l, gs->term_seen);
+		if (e == 0)
+			return true; /* its writer is storing it: look again later */
+		const struct pod_group *g = gs->g; /* decoded groups stay put */
+		const struct pod_group *eg = interpod_group(ip, e);
+		gs = slot_of(ip, id); /* interpod_group may have moved the table */
+		if (gs == NULL)
+			return true;
+		if (eg == NULL || terms_touch(eg, g))
+			gs->touched = true;
+		gs->term_seen++;
+	}
+}
+
 bool interpod_applies(struct interpod *ip, const struct ledger *l,
 		      const struct pod_spec *pod, const struct interpod_args *args)
 {
-	if (pod->group != 0) {
-		const struct pod_group *g = interpod_group(ip, pod->group);
-		if (g != NULL && (g->n_terms > 0 || g->n_spread > 0 ||
-				  (g->default_selector.present &&
-				   args->n_default_spread > 0)))
-			return true;
-	}
-	return ledger_term_pods(l) > 0;
+	if (pod->group == 0)
+		return false; /* no labels, no terms: nothing matches it */
+	struct gslot *gs = slot_of(ip, pod->group);
+	if (gs == NULL)
+		return true; /* out of memory: the literal walk decides */
+	const struct pod_group *g = gs->g;
+	if (g == NULL)
+		return false; /* did not decode: seen as in no group */
+	if (g->n_terms > 0 || g->n_spread > 0 ||
+	    (g->default_selector.present && args->n_default_spread > 0))
+		return true;
+	return ledger_term_pods(l) > 0 && touched_by_terms(ip, l, pod->group);
 }
 
 static bool term_matches_all(const struct pod_group *g, const struct group_term *t,

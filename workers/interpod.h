@@ -74,9 +74,13 @@ void interpod_destroy(struct interpod *ip);
 const struct pod_group *interpod_group(struct interpod *ip, uint32_t group);
 
 /* Whether inter-pod rules can touch `pod` at all: its group has terms or
- * spread constraints, or default constraints apply to it, or some placed
- * pod has terms (ledger_term_pods(l) > 0). When false, the plugins pass
- * every node and score nothing, so the caller may skip them. */
+ * spread constraints, or default constraints apply to it, or a placed pod
+ * has a term (required or preferred, affinity or anti-affinity) that
+ * matches its group (the ledger's term groups, T6 in shm/ledger.c, each
+ * looked at once per group). When false, the plugins pass every node and
+ * score nothing, so the caller may skip them. A caller that commits
+ * without the inter-pod lock reads ledger_term_epoch() before asking (see
+ * ledger_interpod_watch). */
 bool interpod_applies(struct interpod *ip, const struct ledger *l,
 		      const struct pod_spec *pod, const struct interpod_args *args);
 

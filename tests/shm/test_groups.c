@@ -5,7 +5,9 @@
  * Threads: four reserve and release pods of eight groups on one node at
  * once; the sums per group are exact after every run (no entry lost or
  * counted twice), whatever entries the racing claims ended in. And the
- * groups' encoding, read back and refused when damaged. */
+ * groups' encoding, read back and refused when damaged. The term groups
+ * (T6): each listed once, the epoch moved by every pod with terms, the
+ * watch after a lock-free commit stepped by hand, the list's overflow. */
 #include <errno.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -221,6 +223,67 @@ static void test_racing_claims_keep_exact_sums(void **state)
 	}
 }
 
+/* T6, stepped by hand: a worker reads the epoch, decides its pod is
+ * under no rule, commits without the lock; a pod with terms placed in
+ * between (announced, committed, withdrawn) must make the watch say
+ * "check again"; with none, the watch stays quiet. */
+static void test_term_groups_and_epoch(void **state)
+{
+	(void)state;
+	struct ledger *l = ledger_create(4);
+	assert_non_null(l);
+	struct pod_spec plain = pod_in(21, false), anti = pod_in(22, true),
+			other = pod_in(23, true);
+	assert_int_equal(ledger_term_groups(l), 0);
+	uint64_t epoch = ledger_term_epoch(l);
+	assert_int_equal(ledger_reserve(l, 0, &roomy, &plain, NULL, NULL, NULL), 0);
+	assert_false(ledger_interpod_watch(l, epoch)); /* nothing happened */
+
+	/* A pod with terms between the worker's read and its watch. */
+	epoch = ledger_term_epoch(l);
+	ledger_interpod_announce(l, +1);
+	assert_true(ledger_interpod_watch(l, epoch)); /* announced */
+	assert_int_equal(ledger_reserve(l, 1, &roomy, &anti, NULL, NULL, NULL), 0);
+	ledger_interpod_announce(l, -1);
+	assert_true(ledger_interpod_watch(l, epoch)); /* withdrawn, epoch moved */
+	assert_int_equal(ledger_term_groups(l), 1);
+	assert_int_equal(ledger_term_group_at(l, 0), 22);
+
+	/* The same group again, bound or placed, is listed once; releases
+	 * leave the list as it is; a second group is appended. */
+	uint64_t before = ledger_term_epoch(l);
+	assert_int_equal(ledger_account(l, 2, &anti, NULL, +1), 0);
+	assert_int_equal(ledger_term_epoch(l), before + 1);
+	ledger_account(l, 2, &anti, NULL, -1);
+	ledger_account(l, 1, &anti, NULL, -1);
+	assert_int_equal(ledger_term_epoch(l), before + 1);
+	assert_int_equal(ledger_term_groups(l), 1);
+	assert_int_equal(ledger_reserve(l, 3, &roomy, &other, NULL, NULL, NULL), 0);
+	assert_int_equal(ledger_term_groups(l), 2);
+	assert_int_equal(ledger_term_group_at(l, 1), 23);
+	assert_int_equal(ledger_term_group_at(l, 2), 0); /* not there */
+	ledger_destroy(l);
+}
+
+/* More term groups than the list holds: the list says so (UINT32_MAX),
+ * so readers assume every group may be touched. */
+static void test_term_groups_overflow(void **state)
+{
+	(void)state;
+	struct ledger *l = ledger_create(LEDGER_TERM_GROUPS / NODE_MAX_GROUPS + 2);
+	assert_non_null(l);
+	uint32_t g = 1;
+	for (uint32_t slot = 0; g <= LEDGER_TERM_GROUPS + 1; slot++)
+		for (unsigned k = 0; k < NODE_MAX_GROUPS && g <= LEDGER_TERM_GROUPS + 1;
+		     k++, g++) {
+			struct pod_spec p = pod_in(g, true);
+			assert_int_equal(ledger_account(l, slot, &p, NULL, +1), 0);
+			assert_int_equal(ledger_term_groups(l),
+					 g <= LEDGER_TERM_GROUPS ? g : UINT32_MAX);
+		}
+	ledger_destroy(l);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -228,6 +291,8 @@ int main(void)
 		cmocka_unit_test(test_counts_follow_commits),
 		cmocka_unit_test(test_full_table_refuses_and_takes_nothing),
 		cmocka_unit_test(test_racing_claims_keep_exact_sums),
+		cmocka_unit_test(test_term_groups_and_epoch),
+		cmocka_unit_test(test_term_groups_overflow),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
