@@ -37,6 +37,7 @@ struct pmap {
 	uint32_t mask;
 	uint32_t gen;
 	uint32_t n;      /* live entries */
+	int64_t total;   /* the sum of every pmap_add (counts never go below 0) */
 };
 
 static int pmap_init(struct pmap *m, uint32_t slots)
@@ -60,6 +61,7 @@ static void pmap_free(struct pmap *m)
 static void pmap_clear(struct pmap *m)
 {
 	m->n = 0;
+	m->total = 0;
 	if (++m->gen == 0) { /* wrapped: every stamp is stale for real */
 		memset(m->stamp, 0, (size_t)(m->mask + 1) * sizeof(*m->stamp));
 		m->gen = 1;
@@ -90,6 +92,7 @@ static int pmap_grow(struct pmap *m)
 		bigger.vals[j] = m->vals[i];
 		bigger.n++;
 	}
+	bigger.total = m->total;
 	pmap_free(m);
 	*m = bigger;
 	return 0;
@@ -125,6 +128,17 @@ static const int64_t *pmap_get(const struct pmap *m, uint64_t k)
 		i = (i + 1) & m->mask;
 	}
 	return NULL;
+}
+
+/* Adds `d` to the value of `k` (added if absent). -ENOMEM or 0. */
+static int pmap_add(struct pmap *m, uint64_t k, int64_t d)
+{
+	int64_t *v = pmap_at(m, k);
+	if (v == NULL)
+		return -ENOMEM;
+	*v += d;
+	m->total += d;
+	return 0;
 }
 
 static inline uint64_t pair(uint32_t key, uint32_t value)
@@ -178,6 +192,42 @@ struct topo_col {
 	uint32_t cap;         /* slots the arrays hold */
 };
 
+/* What PreFilter and PreScore add up from every node's groups: filled
+ * from scratch per pod by the literal walks (interpod.own), or kept from
+ * the change log by a class's view (struct interpod_view). Filter and
+ * Score read it through interpod.cnt. The adding up is one function for
+ * both (prefilter_add, prescore_add), so both hold the same sums. */
+struct ip_counts {
+	struct pmap aff_counts;     /* pair -> pods matching every affinity term */
+	struct pmap anti_counts;    /* pair -> pods matching an anti term */
+	struct pmap existing_anti;  /* pair -> pods whose anti terms match */
+	int64_t *hard_count[MAX_CONSTRAINTS]; /* [domain] pods */
+	uint8_t *hard_seen[MAX_CONSTRAINTS];  /* [domain] an eligible node has it */
+	uint32_t hard_cap[MAX_CONSTRAINTS];
+	int64_t existing_score_pods; /* pods whose terms score this pod */
+	struct pmap score;          /* pair -> weight (InterPodAffinity) */
+};
+
+/* A class's inter-pod counts (see interpod.h): the counts for its pod
+ * over every node, kept exact by re-reading the nodes the change log
+ * names, and per node the groups that matter to the pod as last counted,
+ * so a change costs the difference. */
+struct slot_groups {
+	uint32_t n, cap;
+	struct group_count *e;
+};
+
+struct interpod_view {
+	uint64_t generation;        /* of the snapshot; 0: build from scratch */
+	uint64_t log_pos;           /* the change log, read up to here */
+	uint32_t group;             /* the pod's group it counts for */
+	struct ip_counts cnt;
+	struct pmap soft_full;      /* pair -> pods over every counted node */
+	struct slot_groups *last;   /* [n_slots] */
+	uint32_t n_slots;
+	size_t bytes;
+};
+
 struct interpod {
 	const struct intern *strings;
 	struct topo_col cols[TOPO_COLS];
@@ -194,10 +244,15 @@ struct interpod {
 	const struct group_term *aff, *anti, *pref_aff, *pref_anti;
 	unsigned n_aff, n_anti, n_pref_aff, n_pref_anti;
 
+	/* The counts Filter and Score read: own (the literal walks') or a
+	 * class view's (NULL view). */
+	struct ip_counts own;
+	struct ip_counts *cnt;
+	struct interpod_view *view;
+
 	/* PreFilter. */
-	struct pmap aff_counts, anti_counts, existing_anti;
 	bool aff_empty;             /* len(affinityCounts) == 0 */
-	bool walked;                /* PreFilter walked every node's groups */
+	bool walked;                /* PreFilter counted every node's groups */
 	bool existing_scores;       /* ... and met a group whose terms score
 				     * this pod (InterPodAffinity's PreScore
 				     * has nothing else to add up) */
@@ -205,16 +260,12 @@ struct interpod {
 	unsigned n_hard;
 	struct group_spread hard[MAX_CONSTRAINTS];
 	const struct topo_col *hard_col[MAX_CONSTRAINTS];
-	int64_t *hard_count[MAX_CONSTRAINTS]; /* [domain] pods */
-	uint8_t *hard_seen[MAX_CONSTRAINTS];  /* [domain] an eligible node has it */
-	uint32_t hard_cap[MAX_CONSTRAINTS];
 	int64_t hard_min[MAX_CONSTRAINTS];
 	uint32_t hard_domains[MAX_CONSTRAINTS];
 	bool hard_self[MAX_CONSTRAINTS];
 
 	/* PreScore. */
 	bool score_affinity;        /* InterPodAffinity runs (not skipped) */
-	struct pmap score;          /* pair -> weight */
 	bool score_spread;          /* PodTopologySpread runs */
 	unsigned n_soft;
 	struct group_spread soft[MAX_CONSTRAINTS];
@@ -224,6 +275,66 @@ struct interpod {
 	uint8_t *ignored;           /* [n_slots]: IgnoredNodes */
 	uint32_t ignored_len;
 };
+
+static int counts_init(struct ip_counts *k)
+{
+	memset(k, 0, sizeof(*k));
+	int rc = pmap_init(&k->aff_counts, 64);
+	if (rc == 0)
+		rc = pmap_init(&k->anti_counts, 64);
+	if (rc == 0)
+		rc = pmap_init(&k->existing_anti, 64);
+	if (rc == 0)
+		rc = pmap_init(&k->score, 64);
+	return rc;
+}
+
+static void counts_free(struct ip_counts *k)
+{
+	pmap_free(&k->aff_counts);
+	pmap_free(&k->anti_counts);
+	pmap_free(&k->existing_anti);
+	pmap_free(&k->score);
+	for (unsigned i = 0; i < MAX_CONSTRAINTS; i++) {
+		free(k->hard_count[i]);
+		free(k->hard_seen[i]);
+	}
+}
+
+static void counts_clear(struct ip_counts *k)
+{
+	pmap_clear(&k->aff_counts);
+	pmap_clear(&k->anti_counts);
+	pmap_clear(&k->existing_anti);
+	pmap_clear(&k->score);
+	k->existing_score_pods = 0;
+}
+
+/* Per hard constraint c, domain counts sized for its column, zero; and
+ * which domains an eligible node has, none yet. */
+static int counts_hard_reset(struct ip_counts *k, const struct topo_col *const *cols,
+			     unsigned n_hard)
+{
+	for (unsigned c = 0; c < n_hard; c++) {
+		uint32_t nd = cols[c]->n_domains;
+		if (k->hard_cap[c] < nd) {
+			int64_t *cnt = realloc(k->hard_count[c], nd * sizeof(*cnt));
+			if (cnt != NULL)
+				k->hard_count[c] = cnt;
+			uint8_t *seen = realloc(k->hard_seen[c], nd);
+			if (seen != NULL)
+				k->hard_seen[c] = seen;
+			if (cnt == NULL || seen == NULL)
+				return -ENOMEM;
+			k->hard_cap[c] = nd;
+		}
+		if (nd > 0) {
+			memset(k->hard_count[c], 0, nd * sizeof(int64_t));
+			memset(k->hard_seen[c], 0, nd);
+		}
+	}
+	return 0;
+}
 
 struct interpod *interpod_create(const struct intern *strings)
 {
@@ -235,13 +346,7 @@ struct interpod *interpod_create(const struct intern *strings)
 	ip->groups = calloc(ip->groups_mask + 1, sizeof(*ip->groups));
 	int rc = ip->groups ? 0 : -ENOMEM;
 	if (rc == 0)
-		rc = pmap_init(&ip->aff_counts, 64);
-	if (rc == 0)
-		rc = pmap_init(&ip->anti_counts, 64);
-	if (rc == 0)
-		rc = pmap_init(&ip->existing_anti, 64);
-	if (rc == 0)
-		rc = pmap_init(&ip->score, 64);
+		rc = counts_init(&ip->own);
 	if (rc == 0)
 		rc = pmap_init(&ip->soft_counts, 64);
 	if (rc == 0)
@@ -261,16 +366,9 @@ void interpod_destroy(struct interpod *ip)
 	for (uint32_t i = 0; ip->groups != NULL && i <= ip->groups_mask; i++)
 		free(ip->groups[i].g);
 	free(ip->groups);
-	pmap_free(&ip->aff_counts);
-	pmap_free(&ip->anti_counts);
-	pmap_free(&ip->existing_anti);
-	pmap_free(&ip->score);
+	counts_free(&ip->own);
 	pmap_free(&ip->soft_counts);
 	pmap_free(&ip->scratch);
-	for (unsigned i = 0; i < MAX_CONSTRAINTS; i++) {
-		free(ip->hard_count[i]);
-		free(ip->hard_seen[i]);
-	}
 	for (unsigned i = 0; i < TOPO_COLS; i++) {
 		free(ip->cols[i].value);
 		free(ip->cols[i].domain);
@@ -593,27 +691,68 @@ static int add_pair(struct pmap *m, const struct node_spec *n, uint32_t key,
 		    int64_t d)
 {
 	uint32_t v;
-	if (!node_label(n, key, &v))
-		return 0;
-	int64_t *c = pmap_at(m, pair(key, v));
-	if (c == NULL)
-		return -ENOMEM;
-	*c += d;
-	return 0;
+	return node_label(n, key, &v) ? pmap_add(m, pair(key, v), d) : 0;
 }
 
 /* --- PreFilter ---------------------------------------------------------------- */
 
-int interpod_prefilter(struct interpod *ip, const struct snapshot *s,
-		       struct ledger *l, const struct plugin_ctx *ctx,
-		       const struct pod_spec *pod, const struct interpod_args *args)
+/* The hard constraints that count node `slot` (all its topology keys, and
+ * the inclusion policies), as bits; marks their domains seen in `k` when
+ * `seen` is set. */
+static uint32_t hard_included(const struct interpod *ip, struct ip_counts *k,
+			      const struct plugin_ctx *ctx, const struct pod_spec *pod,
+			      const struct node_spec *n, uint32_t slot, bool seen)
 {
-	pmap_clear(&ip->aff_counts);
-	pmap_clear(&ip->anti_counts);
-	pmap_clear(&ip->existing_anti);
+	for (unsigned c = 0; c < ip->n_hard; c++)
+		if (ip->hard_col[c]->domain[slot] == UINT32_MAX)
+			return 0;
+	uint32_t included = 0;
+	for (unsigned c = 0; c < ip->n_hard; c++) {
+		if (!node_included(ctx, pod, &ip->hard[c], n))
+			continue;
+		included |= 1u << c;
+		if (seen) /* the domain exists, with or without pods */
+			k->hard_seen[c][ip->hard_col[c]->domain[slot]] = 1;
+	}
+	return included;
+}
+
+/* PreFilter's share of `cnt` pods (a negative count takes them away) of
+ * group `e`, which is `m` to the pod, on node `n` in `slot`, counted by
+ * the hard constraints `included`. */
+static int prefilter_add(const struct interpod *ip, struct ip_counts *k,
+			 const struct node_spec *n, uint32_t slot, uint32_t included,
+			 const struct memo *m, const struct pod_group *e, int64_t cnt)
+{
+	int rc = 0;
+	if (m->its_affinity | m->its_pref_affinity | m->its_pref_anti)
+		k->existing_score_pods += cnt;
+	if (m->all_affinity)
+		for (unsigned t = 0; rc == 0 && t < ip->n_aff; t++)
+			rc = add_pair(&k->aff_counts, n, ip->aff[t].topology_key, cnt);
+	for (unsigned t = 0; rc == 0 && t < ip->n_anti; t++)
+		if (m->anti >> t & 1)
+			rc = add_pair(&k->anti_counts, n, ip->anti[t].topology_key, cnt);
+	if (m->its_anti) {
+		const struct group_term *et;
+		unsigned ne = pod_group_terms(e, TERM_REQUIRED_ANTI_AFFINITY, &et);
+		for (unsigned t = 0; rc == 0 && t < ne; t++)
+			if (m->its_anti >> t & 1)
+				rc = add_pair(&k->existing_anti, n, et[t].topology_key, cnt);
+	}
+	for (unsigned c = 0; c < ip->n_hard; c++)
+		if ((included & m->hard) >> c & 1)
+			k->hard_count[c][ip->hard_col[c]->domain[slot]] += cnt;
+	return rc;
+}
+
+/* What both PreFilters fix before counting: the pod in hand, its
+ * constraints of both phases (so the memos serve PreScore too), their
+ * columns, and what the pod is to its own terms. */
+static int prefilter_begin(struct interpod *ip, const struct snapshot *s,
+			   const struct pod_spec *pod, const struct interpod_args *args)
+{
 	ip->score_affinity = ip->score_spread = false;
-	/* Both phases' constraints now, so the memos the walk below fills
-	 * serve PreScore's walk too. */
 	const struct pod_group *g0 = interpod_group(ip, pod->group);
 	ip->n_hard = g0 != NULL ? phase_constraints(g0, args, true, ip->hard) : 0;
 	ip->n_soft = g0 != NULL ? phase_constraints(g0, args, false, ip->soft) : 0;
@@ -623,31 +762,54 @@ int interpod_prefilter(struct interpod *ip, const struct snapshot *s,
 		if (col == NULL)
 			return -ENOMEM;
 		ip->hard_col[c] = col;
-		if (ip->hard_cap[c] < col->n_domains) {
-			int64_t *cnt = realloc(ip->hard_count[c],
-					       col->n_domains * sizeof(*cnt));
-			if (cnt != NULL)
-				ip->hard_count[c] = cnt;
-			uint8_t *seen = realloc(ip->hard_seen[c], col->n_domains);
-			if (seen != NULL)
-				ip->hard_seen[c] = seen;
-			if (cnt == NULL || seen == NULL)
-				return -ENOMEM;
-			ip->hard_cap[c] = col->n_domains;
-		}
-		if (col->n_domains > 0) {
-			memset(ip->hard_count[c], 0, col->n_domains * sizeof(int64_t));
-			memset(ip->hard_seen[c], 0, col->n_domains);
-		}
 		ip->hard_self[c] = group_selector_matches(g0, &ip->hard[c].selector,
 							  g0->labels, g0->n_labels);
 	}
 	ip->self_all = ip->g != NULL &&
 		       term_matches_all(ip->g, ip->aff, ip->n_aff, ip->g);
+	return 0;
+}
+
+/* What Filter reads besides the counts: criticalPaths' minimum over the
+ * domains an eligible node has, and how many there are. */
+static void prefilter_end(struct interpod *ip)
+{
+	struct ip_counts *k = ip->cnt;
+	ip->aff_empty = k->aff_counts.total == 0;
+	ip->existing_scores = k->existing_score_pods > 0;
+	for (unsigned c = 0; c < ip->n_hard; c++) {
+		int64_t min = INT32_MAX; /* criticalPaths start at MaxInt32 */
+		uint32_t domains = 0;
+		for (uint32_t d = 0; d < ip->hard_col[c]->n_domains; d++) {
+			if (!k->hard_seen[c][d])
+				continue;
+			domains++;
+			if (k->hard_count[c][d] < min)
+				min = k->hard_count[c][d];
+		}
+		ip->hard_min[c] = min;
+		ip->hard_domains[c] = domains;
+	}
+}
+
+int interpod_prefilter(struct interpod *ip, const struct snapshot *s,
+		       struct ledger *l, const struct plugin_ctx *ctx,
+		       const struct pod_spec *pod, const struct interpod_args *args)
+{
+	struct ip_counts *k = &ip->own;
+	ip->cnt = k;
+	ip->view = NULL;
+	counts_clear(k);
+	int rc = prefilter_begin(ip, s, pod, args);
+	if (rc == 0)
+		rc = counts_hard_reset(k, ip->hard_col, ip->n_hard);
+	if (rc < 0)
+		return rc;
 	bool walk_pods = ledger_term_pods(l) > 0 || ip->n_aff > 0 || ip->n_anti > 0 ||
 			 ip->n_hard > 0;
-	ip->walked = ip->existing_scores = false;
+	ip->walked = false;
 	if (!walk_pods || ip->g == NULL) {
+		prefilter_end(ip);
 		ip->aff_empty = true;
 		return 0;
 	}
@@ -658,66 +820,18 @@ int interpod_prefilter(struct interpod *ip, const struct snapshot *s,
 			continue;
 		const struct node_spec *n = &s->nodes[slot];
 		unsigned ng = ledger_load_groups(ledger_node(l, slot), gc);
-		bool spread_node = ip->n_hard > 0;
-		for (unsigned c = 0; spread_node && c < ip->n_hard; c++)
-			spread_node = ip->hard_col[c]->domain[slot] != UINT32_MAX;
-		uint32_t included = 0;
-		if (spread_node) {
-			for (unsigned c = 0; c < ip->n_hard; c++) {
-				if (!node_included(ctx, pod, &ip->hard[c], n))
-					continue;
-				included |= 1u << c;
-				/* The domain exists, with or without pods. */
-				ip->hard_seen[c][ip->hard_col[c]->domain[slot]] = 1;
-			}
-		}
-		for (unsigned k = 0; k < ng; k++) {
+		uint32_t included = ip->n_hard > 0
+			? hard_included(ip, k, ctx, pod, n, slot, true) : 0;
+		for (unsigned j = 0; j < ng; j++) {
 			const struct pod_group *e;
-			const struct memo *m = memo_of(ip, gc[k].group, &e);
-			if (m == NULL)
-				continue;
-			int64_t cnt = gc[k].pods;
-			int rc = 0;
-			ip->existing_scores |= (m->its_affinity | m->its_pref_affinity |
-						m->its_pref_anti) != 0;
-			if (m->all_affinity)
-				for (unsigned t = 0; rc == 0 && t < ip->n_aff; t++)
-					rc = add_pair(&ip->aff_counts, n,
-						      ip->aff[t].topology_key, cnt);
-			for (unsigned t = 0; rc == 0 && t < ip->n_anti; t++)
-				if (m->anti >> t & 1)
-					rc = add_pair(&ip->anti_counts, n,
-						      ip->anti[t].topology_key, cnt);
-			if (m->its_anti) {
-				const struct group_term *et;
-				unsigned ne = pod_group_terms(e, TERM_REQUIRED_ANTI_AFFINITY,
-							      &et);
-				for (unsigned t = 0; rc == 0 && t < ne; t++)
-					if (m->its_anti >> t & 1)
-						rc = add_pair(&ip->existing_anti, n,
-							      et[t].topology_key, cnt);
-			}
-			for (unsigned c = 0; c < ip->n_hard; c++)
-				if ((included & m->hard) >> c & 1)
-					ip->hard_count[c][ip->hard_col[c]->domain[slot]] += cnt;
-			if (rc < 0)
+			const struct memo *m = memo_of(ip, gc[j].group, &e);
+			if (m != NULL &&
+			    (rc = prefilter_add(ip, k, n, slot, included, m, e,
+						gc[j].pods)) < 0)
 				return rc;
 		}
 	}
-	ip->aff_empty = ip->aff_counts.n == 0;
-	for (unsigned c = 0; c < ip->n_hard; c++) {
-		int64_t min = INT32_MAX; /* criticalPaths start at MaxInt32 */
-		uint32_t domains = 0;
-		for (uint32_t d = 0; d < ip->hard_col[c]->n_domains; d++) {
-			if (!ip->hard_seen[c][d])
-				continue;
-			domains++;
-			if (ip->hard_count[c][d] < min)
-				min = ip->hard_count[c][d];
-		}
-		ip->hard_min[c] = min;
-		ip->hard_domains[c] = domains;
-	}
+	prefilter_end(ip);
 	return 0;
 }
 
@@ -727,6 +841,7 @@ uint8_t interpod_filter(const struct interpod *ip, const struct snapshot *s,
 			uint32_t slot)
 {
 	const struct node_spec *n = &s->nodes[slot];
+	const struct ip_counts *k = ip->cnt;
 	uint32_t v;
 	/* PodTopologySpread. */
 	for (unsigned c = 0; c < ip->n_hard; c++) {
@@ -737,7 +852,7 @@ uint8_t interpod_filter(const struct interpod *ip, const struct snapshot *s,
 		int64_t min = ip->hard_min[c];
 		if ((int64_t)ip->hard_domains[c] < sc->min_domains)
 			min = 0;
-		int64_t have = ip->hard_seen[c][dom] ? ip->hard_count[c][dom] : 0;
+		int64_t have = k->hard_seen[c][dom] ? k->hard_count[c][dom] : 0;
 		int64_t skew = have + (ip->hard_self[c] ? 1 : 0) - min;
 		if (skew > sc->max_skew)
 			return REASON_SPREAD;
@@ -747,7 +862,7 @@ uint8_t interpod_filter(const struct interpod *ip, const struct snapshot *s,
 	for (unsigned t = 0; t < ip->n_aff; t++) {
 		if (!node_label(n, ip->aff[t].topology_key, &v))
 			return REASON_POD_AFFINITY;
-		const int64_t *have = pmap_get(&ip->aff_counts,
+		const int64_t *have = pmap_get(&k->aff_counts,
 					       pair(ip->aff[t].topology_key, v));
 		if (have == NULL || *have <= 0)
 			exist = false;
@@ -755,19 +870,19 @@ uint8_t interpod_filter(const struct interpod *ip, const struct snapshot *s,
 	if (!exist && !(ip->aff_empty && ip->self_all))
 		return REASON_POD_AFFINITY;
 	/* satisfyPodAntiAffinity. */
-	if (ip->anti_counts.n > 0)
+	if (k->anti_counts.total > 0)
 		for (unsigned t = 0; t < ip->n_anti; t++) {
 			const int64_t *have;
 			if (node_label(n, ip->anti[t].topology_key, &v) &&
-			    (have = pmap_get(&ip->anti_counts,
+			    (have = pmap_get(&k->anti_counts,
 					     pair(ip->anti[t].topology_key, v))) != NULL &&
 			    *have > 0)
 				return REASON_POD_ANTI_AFFINITY;
 		}
 	/* satisfyExistingPodsAntiAffinity. */
-	if (ip->existing_anti.n > 0)
+	if (k->existing_anti.total > 0)
 		for (unsigned i = 0; i < n->n_labels; i++) {
-			const int64_t *have = pmap_get(&ip->existing_anti,
+			const int64_t *have = pmap_get(&k->existing_anti,
 						       pair(n->labels[i].key,
 							    n->labels[i].value));
 			if (have != NULL && *have > 0)
@@ -805,12 +920,83 @@ static int score_terms(struct pmap *m, const struct node_spec *n,
 	return 0;
 }
 
+/* The soft constraints that count node `n` for the spread score (all
+ * their keys when `require_all`, the inclusion policies; never hostname,
+ * whose score counts the node's own pods), as bits. */
+static uint32_t soft_included(const struct interpod *ip, const struct plugin_ctx *ctx,
+			      const struct pod_spec *pod, const struct node_spec *n,
+			      bool require_all)
+{
+	if (require_all && !has_all_keys(n, ip->soft, ip->n_soft))
+		return 0;
+	uint32_t included = 0;
+	for (unsigned c = 0; c < ip->n_soft; c++)
+		if (ip->soft[c].topology_key != ctx->id_hostname_key &&
+		    node_included(ctx, pod, &ip->soft[c], n))
+			included |= 1u << c;
+	return included;
+}
+
+/* PreScore's share of `cnt` pods (negative: taken away) of group `e`,
+ * which is `m` to the pod, on node `n`: InterPodAffinity's pairs when
+ * `affinity`; and for the soft constraints `included`, the pods in
+ * `soft` by pair (a missing label is the value ""), where `add_absent`
+ * says whether a pair not there yet is added (a view counts every pair;
+ * the literal walk only the pairs of the nodes that passed). */
+static int prescore_add(const struct interpod *ip, const struct interpod_args *args,
+			const struct node_spec *n, bool affinity, uint32_t included,
+			struct pmap *soft, bool add_absent, const struct memo *m,
+			const struct pod_group *e, int64_t cnt)
+{
+	struct pmap *sc = &ip->cnt->score;
+	int rc = 0;
+	if (affinity) {
+		const struct group_term *t;
+		unsigned nt;
+		rc = score_terms(sc, n, ip->pref_aff, ip->n_pref_aff, m->pref_affinity,
+				 0, +1, cnt);
+		if (rc == 0)
+			rc = score_terms(sc, n, ip->pref_anti, ip->n_pref_anti,
+					 m->pref_anti, 0, -1, cnt);
+		if (rc == 0 && args->hard_pod_affinity_weight > 0) {
+			nt = pod_group_terms(e, TERM_REQUIRED_AFFINITY, &t);
+			rc = score_terms(sc, n, t, nt, m->its_affinity,
+					 args->hard_pod_affinity_weight, +1, cnt);
+		}
+		if (rc == 0) {
+			nt = pod_group_terms(e, TERM_PREFERRED_AFFINITY, &t);
+			rc = score_terms(sc, n, t, nt, m->its_pref_affinity, 0, +1, cnt);
+		}
+		if (rc == 0) {
+			nt = pod_group_terms(e, TERM_PREFERRED_ANTI_AFFINITY, &t);
+			rc = score_terms(sc, n, t, nt, m->its_pref_anti, 0, -1, cnt);
+		}
+	}
+	for (unsigned c = 0; rc == 0 && c < ip->n_soft; c++) {
+		if (!((included & m->soft) >> c & 1))
+			continue;
+		uint32_t v = 0;
+		node_label(n, ip->soft[c].topology_key, &v);
+		uint64_t key = pair(ip->soft[c].topology_key, v);
+		if (add_absent) {
+			rc = pmap_add(soft, key, cnt);
+		} else {
+			int64_t *have = (int64_t *)pmap_get(soft, key);
+			if (have != NULL) /* only domains of passing nodes */
+				*have += cnt;
+		}
+	}
+	return rc;
+}
+
 int interpod_prescore(struct interpod *ip, const struct snapshot *s,
 		      struct ledger *l, const struct plugin_ctx *ctx,
 		      const struct pod_spec *pod, const struct interpod_args *args,
 		      const uint32_t *slots, size_t n)
 {
-	pmap_clear(&ip->score);
+	const struct interpod_view *view = ip->view;
+	if (view == NULL)
+		pmap_clear(&ip->cnt->score);
 	pmap_clear(&ip->soft_counts);
 	const struct pod_group *g0 = ip->g; /* interpod_prefilter's pod */
 	if (ip->g == NULL || n == 0 || pod != ip->pod) {
@@ -828,7 +1014,8 @@ int interpod_prescore(struct interpod *ip, const struct snapshot *s,
 	if (!ip->score_affinity && !ip->score_spread)
 		return 0;
 
-	/* initPreScoreState: the domains of the nodes that passed. */
+	/* initPreScoreState: the domains of the nodes that passed, with a
+	 * view's counts for them. */
 	unsigned topo_size[MAX_CONSTRAINTS] = {0};
 	uint32_t n_ignored = 0;
 	if (ip->score_spread) {
@@ -849,11 +1036,15 @@ int interpod_prescore(struct interpod *ip, const struct snapshot *s,
 					continue;
 				uint32_t v = 0; /* a missing label reads "" */
 				node_label(nd, key, &v);
-				if (pmap_get(&ip->soft_counts, pair(key, v)) == NULL) {
-					if (pmap_at(&ip->soft_counts, pair(key, v)) == NULL)
-						return -ENOMEM;
-					topo_size[c]++;
-				}
+				if (pmap_get(&ip->soft_counts, pair(key, v)) != NULL)
+					continue;
+				int64_t *cnt = pmap_at(&ip->soft_counts, pair(key, v));
+				if (cnt == NULL)
+					return -ENOMEM;
+				const int64_t *all = view != NULL
+					? pmap_get(&view->soft_full, pair(key, v)) : NULL;
+				*cnt = all != NULL ? *all : 0;
+				topo_size[c]++;
 			}
 		}
 		for (unsigned c = 0; c < ip->n_soft; c++) {
@@ -862,6 +1053,8 @@ int interpod_prescore(struct interpod *ip, const struct snapshot *s,
 			ip->soft_weight[c] = log((double)size + 2);
 		}
 	}
+	if (view != NULL)
+		return 0; /* its counts are kept */
 
 	/* One walk over every node's groups for both plugins. */
 	struct group_count gc[NODE_MAX_GROUPS];
@@ -869,58 +1062,17 @@ int interpod_prescore(struct interpod *ip, const struct snapshot *s,
 		if (!s->present[slot])
 			continue;
 		const struct node_spec *nd = &s->nodes[slot];
-		uint32_t included = 0;
-		if (ip->score_spread &&
-		    !(ip->require_all && !has_all_keys(nd, ip->soft, ip->n_soft)))
-			for (unsigned c = 0; c < ip->n_soft; c++)
-				if (ip->soft[c].topology_key != ctx->id_hostname_key &&
-				    node_included(ctx, pod, &ip->soft[c], nd))
-					included |= 1u << c;
+		uint32_t included = ip->score_spread
+			? soft_included(ip, ctx, pod, nd, ip->require_all) : 0;
 		unsigned ng = ledger_load_groups(ledger_node(l, slot), gc);
 		for (unsigned k = 0; k < ng; k++) {
 			const struct pod_group *e;
 			const struct memo *m = memo_of(ip, gc[k].group, &e);
-			if (m == NULL)
-				continue;
-			int64_t cnt = gc[k].pods;
-			int rc = 0;
-			if (ip->score_affinity) {
-				const struct group_term *t;
-				unsigned nt;
-				rc = score_terms(&ip->score, nd, ip->pref_aff, ip->n_pref_aff,
-						 m->pref_affinity, 0, +1, cnt);
-				if (rc == 0)
-					rc = score_terms(&ip->score, nd, ip->pref_anti,
-							 ip->n_pref_anti, m->pref_anti, 0,
-							 -1, cnt);
-				if (rc == 0 && args->hard_pod_affinity_weight > 0) {
-					nt = pod_group_terms(e, TERM_REQUIRED_AFFINITY, &t);
-					rc = score_terms(&ip->score, nd, t, nt, m->its_affinity,
-							 args->hard_pod_affinity_weight, +1,
-							 cnt);
-				}
-				if (rc == 0) {
-					nt = pod_group_terms(e, TERM_PREFERRED_AFFINITY, &t);
-					rc = score_terms(&ip->score, nd, t, nt,
-							 m->its_pref_affinity, 0, +1, cnt);
-				}
-				if (rc == 0) {
-					nt = pod_group_terms(e, TERM_PREFERRED_ANTI_AFFINITY, &t);
-					rc = score_terms(&ip->score, nd, t, nt,
-							 m->its_pref_anti, 0, -1, cnt);
-				}
-			}
-			for (unsigned c = 0; rc == 0 && c < ip->n_soft; c++) {
-				if (!((included & m->soft) >> c & 1))
-					continue;
-				uint32_t v = 0;
-				node_label(nd, ip->soft[c].topology_key, &v);
-				int64_t *have = (int64_t *)pmap_get(
-					&ip->soft_counts, pair(ip->soft[c].topology_key, v));
-				if (have != NULL) /* only domains of passing nodes */
-					*have += cnt;
-			}
-			if (rc < 0)
+			int rc;
+			if (m != NULL &&
+			    (rc = prescore_add(ip, args, nd, ip->score_affinity,
+					       included, &ip->soft_counts, false, m, e,
+					       gc[k].pods)) < 0)
 				return rc;
 		}
 	}
@@ -930,7 +1082,7 @@ int interpod_prescore(struct interpod *ip, const struct snapshot *s,
 int64_t interpod_score_affinity(struct interpod *ip, const struct snapshot *s,
 				uint32_t slot)
 {
-	if (!ip->score_affinity || ip->score.n == 0)
+	if (!ip->score_affinity || ip->cnt->score.n == 0)
 		return 0;
 	const struct node_spec *n = &s->nodes[slot];
 	int64_t sum = 0;
@@ -938,7 +1090,7 @@ int64_t interpod_score_affinity(struct interpod *ip, const struct snapshot *s,
 	 * node's labels are fewer than the pairs only sometimes; both are
 	 * exact. */
 	for (unsigned i = 0; i < n->n_labels; i++) {
-		const int64_t *v = pmap_get(&ip->score,
+		const int64_t *v = pmap_get(&ip->cnt->score,
 					    pair(n->labels[i].key, n->labels[i].value));
 		if (v != NULL)
 			sum += *v;
