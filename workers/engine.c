@@ -83,6 +83,9 @@ struct eclass {
 	bool index_tried;      /* index_compile() ran (indexed or not) */
 	bool devices;          /* leaves read devices (the pod wants some, or
 				* a device score is on) */
+	/* For a class under inter-pod rules: its counts, kept from the
+	 * change log (workers/interpod.h); NULL until its first such pod. */
+	struct interpod_view *ipv;
 };
 
 /* Dynamic filter reasons of a node, as bits. */
@@ -272,6 +275,7 @@ static void class_free(struct eclass *k)
 	free(k->rank);
 	free(k->mask);
 	free(k->static_diag);
+	interpod_view_free(k->ipv);
 	free(k);
 }
 
@@ -564,6 +568,26 @@ static void assign_devices(struct engine *e, const struct snapshot *s,
 
 /* --- the reference path -------------------------------------------------- */
 
+/* InterPodAffinity's and PodTopologySpread's PreScore and raw scores for
+ * the n candidates (their slots in e->slots, in visiting order). */
+static int interpod_scores(struct engine *e, const struct snapshot *s,
+			   const struct pod_spec *pod, uint32_t n)
+{
+	if (interpod_prescore(e->ip, s, e->ledger, &e->ctx, pod, &e->ip_args,
+			      e->slots, n) < 0)
+		return -ENOMEM;
+	for (uint32_t c = 0; c < n; c++) {
+		struct candidate *cd = &e->cand[c];
+		if (e->ip_args.score_spread)
+			cd->raw[SCORE_SPREAD] = interpod_score_spread(e->ip, s, e->ledger,
+								     cd->slot);
+		if (e->ip_args.score_interpod)
+			cd->raw[SCORE_INTER_POD] = interpod_score_affinity(e->ip, s,
+									   cd->slot);
+	}
+	return 0;
+}
+
 /* `ip_on`: inter-pod rules apply to the pod (interpod_applies, which the
  * caller has asked). */
 static int place_reference(struct engine *e, const struct pod_spec *pod,
@@ -617,20 +641,8 @@ static int place_reference(struct engine *e, const struct pod_spec *pod,
 		score_static(e, pod, nd.v.spec, cd);
 		score_dynamic(e, pod, &nd.v, p.skip_balanced, cd);
 	}
-	if (n > 0 && e->ip_on) {
-		if (interpod_prescore(e->ip, s, e->ledger, &e->ctx, pod, &e->ip_args,
-				      e->slots, n) < 0)
-			return -ENOMEM;
-		for (uint32_t c = 0; c < n; c++) {
-			struct candidate *cd = &e->cand[c];
-			if (e->ip_args.score_spread)
-				cd->raw[SCORE_SPREAD] = interpod_score_spread(
-					e->ip, s, e->ledger, cd->slot);
-			if (e->ip_args.score_interpod)
-				cd->raw[SCORE_INTER_POD] =
-					interpod_score_affinity(e->ip, s, cd->slot);
-		}
-	}
+	if (n > 0 && e->ip_on && interpod_scores(e, s, pod, n) < 0)
+		return -ENOMEM;
 	if (n > 0)
 		select_best(e, pod, n, &p.rng, x, out);
 	return 0;
@@ -1233,6 +1245,13 @@ static void diagnose_scan(struct engine *e, const struct snapshot *s,
 			if (nr == 0 && devices_wanted(pod))
 				nr = filter_devices(pod, &nd.v, reasons);
 		}
+		/* The inter-pod filters run last, as in place_reference(). */
+		uint8_t code;
+		if (nr == 0 && e->ip_on &&
+		    (code = interpod_filter(e->ip, s, k->feasible[j])) != 0) {
+			reasons[0] = (struct reason){.code = code};
+			nr = 1;
+		}
 		for (unsigned r = 0; r < nr; r++)
 			diagnosis_add(&e->diag, &reasons[r]);
 	}
@@ -1240,10 +1259,11 @@ static void diagnose_scan(struct engine *e, const struct snapshot *s,
 
 /* The sampled scan over a class's statically feasible slots, with the
  * dynamic filters and scores of `pod` (the class's own pod, or one that
- * differs only in its requests). */
-static void place_scan(struct engine *e, const struct snapshot *s,
-		       const struct eclass *k, const struct pod_spec *pod,
-		       struct pass *p, struct placement *out)
+ * differs only in its requests), and the inter-pod filters and scores
+ * when they apply (e->ip_on, after interpod_prefilter_view). */
+static int place_scan(struct engine *e, const struct snapshot *s,
+		      const struct eclass *k, const struct pod_spec *pod,
+		      struct pass *p, struct placement *out)
 {
 	uint8_t requested[RES_MAX];
 	unsigned n_requested = requested_of(pod, requested);
@@ -1274,16 +1294,22 @@ static void place_scan(struct engine *e, const struct snapshot *s,
 		if (devices_wanted(pod) &&
 		    devices_fit(&nd.v.spec->devices, &nd.dev, pod) != DEVICE_FITS)
 			continue;
+		if (e->ip_on && interpod_filter(e->ip, s, slot) != 0)
+			continue;
+		e->slots[n] = slot;
 		struct candidate *cd = &e->cand[n++];
 		cd->slot = slot;
 		cd->raw[SCORE_AFFINITY] = k->affinity_raw ? k->affinity_raw[slot] : 0;
 		cd->raw[SCORE_TAINT] = k->taint_raw ? k->taint_raw[slot] : 0;
 		score_dynamic(e, pod, &nd.v, p->skip_balanced, cd);
 	}
+	if (n > 0 && e->ip_on && interpod_scores(e, s, pod, n) < 0)
+		return -ENOMEM;
 	if (n > 0)
 		select_best(e, pod, n, &p->rng, NULL, out);
 	else
 		diagnose_scan(e, s, k, pod);
+	return 0;
 }
 
 static int place_fast(struct engine *e, const struct snapshot *s,
@@ -1299,8 +1325,7 @@ static int place_fast(struct engine *e, const struct snapshot *s,
 		e->stats.static_reuses++;
 		struct pass p;
 		begin(e, s, pod, seq, &p, out);
-		place_scan(e, s, base, pod, &p, out);
-		return 0;
+		return place_scan(e, s, base, pod, &p, out);
 	}
 	if (k == NULL)
 		return -ENOMEM;
@@ -1325,8 +1350,38 @@ static int place_fast(struct engine *e, const struct snapshot *s,
 		place_indexed(e, s, k, &p, out);
 		return 0;
 	}
-	place_scan(e, s, k, pod, &p, out);
-	return 0;
+	return place_scan(e, s, k, pod, &p, out);
+}
+
+/* A pod under inter-pod rules: the literal path on a spec's first sight;
+ * after that its class's static results and its view of the inter-pod
+ * counts, scanned as the reference scans (the class index holds no
+ * inter-pod state). */
+static int place_interpod(struct engine *e, const struct snapshot *s,
+			  const struct pod_spec *pod, uint64_t seq,
+			  struct placement *out)
+{
+	bool first_sight;
+	struct eclass *k = class_get(e, s, pod, &first_sight);
+	if (first_sight)
+		return place_reference(e, pod, seq, true, NULL, out);
+	if (k == NULL)
+		return -ENOMEM;
+	if (k->ipv == NULL && (k->ipv = interpod_view_create()) == NULL)
+		return -ENOMEM;
+	struct pass p;
+	begin(e, s, pod, seq, &p, out);
+	e->stats.interpod_pods++;
+	e->stats.interpod_viewed++;
+	size_t before = interpod_view_bytes(k->ipv);
+	if (interpod_prefilter_view(e->ip, k->ipv, s, e->ledger, &e->ctx, pod,
+				    &e->ip_args) < 0)
+		return -ENOMEM;
+	size_t after = interpod_view_bytes(k->ipv);
+	k->bytes += after - before;
+	e->class_bytes += after - before;
+	e->ip_on = true;
+	return place_scan(e, s, k, pod, &p, out);
 }
 
 int engine_place(struct engine *e, const struct pod_spec *pod, uint64_t seq,
@@ -1335,13 +1390,12 @@ int engine_place(struct engine *e, const struct pod_spec *pod, uint64_t seq,
 	const struct snapshot *s = cluster_snapshot(e->cluster);
 	if (sync_generation(e, s) < 0)
 		return -ENOMEM;
-	/* A pod under inter-pod rules takes the literal path: its PreFilter
-	 * walks every node's pods by group, and its filters and scores then
-	 * cost O(1) a node (workers/interpod.h). Classes and indexes hold no
-	 * inter-pod state yet. */
+	/* A pod under inter-pod rules scans its class with the class's view
+	 * of the inter-pod counts (place_interpod); any other takes the fast
+	 * path, where no inter-pod rule is scored. */
 	bool ip_on = interpod_applies(e->ip, e->ledger, pod, &e->ip_args);
-	e->ip_on = false; /* place_fast's scans score no inter-pod rule */
-	int rc = ip_on ? place_reference(e, pod, seq, true, NULL, out)
+	e->ip_on = false;
+	int rc = ip_on ? place_interpod(e, s, pod, seq, out)
 		       : place_fast(e, s, pod, seq, out);
 	if (rc == 0)
 		assign_devices(e, s, pod, out);

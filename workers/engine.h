@@ -85,7 +85,8 @@ struct engine_stats {
 	uint64_t indexed_pods;   /* placed through a class index */
 	uint64_t index_updates;  /* leaves re-read from the change log */
 	uint64_t index_rebuilds; /* whole indexes re-read */
-	uint64_t interpod_pods;  /* placed under inter-pod rules (literal path) */
+	uint64_t interpod_pods;  /* placed under inter-pod rules */
+	uint64_t interpod_viewed; /* ... of them through a class's view */
 };
 
 /* Creates an engine over `c` with the plugins' strings `ctx` and scores

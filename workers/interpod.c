@@ -943,12 +943,13 @@ static uint32_t soft_included(const struct interpod *ip, const struct plugin_ctx
  * `soft` by pair (a missing label is the value ""), where `add_absent`
  * says whether a pair not there yet is added (a view counts every pair;
  * the literal walk only the pairs of the nodes that passed). */
-static int prescore_add(const struct interpod *ip, const struct interpod_args *args,
-			const struct node_spec *n, bool affinity, uint32_t included,
-			struct pmap *soft, bool add_absent, const struct memo *m,
-			const struct pod_group *e, int64_t cnt)
+static int prescore_add(const struct interpod *ip, struct ip_counts *k,
+			const struct interpod_args *args, const struct node_spec *n,
+			bool affinity, uint32_t included, struct pmap *soft,
+			bool add_absent, const struct memo *m, const struct pod_group *e,
+			int64_t cnt)
 {
-	struct pmap *sc = &ip->cnt->score;
+	struct pmap *sc = &k->score;
 	int rc = 0;
 	if (affinity) {
 		const struct group_term *t;
@@ -1070,12 +1071,244 @@ int interpod_prescore(struct interpod *ip, const struct snapshot *s,
 			const struct memo *m = memo_of(ip, gc[k].group, &e);
 			int rc;
 			if (m != NULL &&
-			    (rc = prescore_add(ip, args, nd, ip->score_affinity,
+			    (rc = prescore_add(ip, ip->cnt, args, nd, ip->score_affinity,
 					       included, &ip->soft_counts, false, m, e,
 					       gc[k].pods)) < 0)
 				return rc;
 		}
 	}
+	return 0;
+}
+
+/* --- a class's view: the counts kept from the change log -------------------- */
+
+struct interpod_view *interpod_view_create(void)
+{
+	struct interpod_view *v = calloc(1, sizeof(*v));
+	if (v == NULL)
+		return NULL;
+	if (counts_init(&v->cnt) < 0 || pmap_init(&v->soft_full, 64) < 0) {
+		interpod_view_free(v);
+		errno = ENOMEM;
+		return NULL;
+	}
+	v->bytes = sizeof(*v);
+	return v;
+}
+
+void interpod_view_free(struct interpod_view *v)
+{
+	if (v == NULL)
+		return;
+	counts_free(&v->cnt);
+	pmap_free(&v->soft_full);
+	for (uint32_t i = 0; v->last != NULL && i < v->n_slots; i++)
+		free(v->last[i].e);
+	free(v->last);
+	free(v);
+}
+
+size_t interpod_view_bytes(const struct interpod_view *v)
+{
+	return v->bytes;
+}
+
+static size_t pmap_bytes(const struct pmap *m)
+{
+	return (size_t)(m->mask + 1) * (sizeof(*m->keys) + sizeof(*m->vals) +
+					sizeof(*m->stamp));
+}
+
+static size_t view_measure(const struct interpod_view *v, unsigned n_hard)
+{
+	size_t b = sizeof(*v) + pmap_bytes(&v->cnt.aff_counts) +
+		   pmap_bytes(&v->cnt.anti_counts) + pmap_bytes(&v->cnt.existing_anti) +
+		   pmap_bytes(&v->cnt.score) + pmap_bytes(&v->soft_full) +
+		   (size_t)v->n_slots * sizeof(*v->last);
+	for (unsigned c = 0; c < n_hard; c++)
+		b += v->cnt.hard_cap[c] * (sizeof(int64_t) + 1);
+	for (uint32_t i = 0; i < v->n_slots; i++)
+		b += v->last[i].cap * sizeof(struct group_count);
+	return b;
+}
+
+/* The groups on `slot` that matter to the pod in hand, summed per group
+ * (the ledger may hold a group in two entries, T2). */
+static unsigned relevant_groups(struct interpod *ip, struct ledger *l, uint32_t slot,
+				struct group_count now[NODE_MAX_GROUPS])
+{
+	struct group_count gc[NODE_MAX_GROUPS];
+	unsigned ng = ledger_load_groups(ledger_node(l, slot), gc), n = 0;
+	for (unsigned k = 0; k < ng; k++) {
+		const struct pod_group *e;
+		if (memo_of(ip, gc[k].group, &e) == NULL)
+			continue;
+		unsigned j = 0;
+		while (j < n && now[j].group != gc[k].group)
+			j++;
+		if (j == n)
+			now[n++] = gc[k];
+		else
+			now[j].pods += gc[k].pods;
+	}
+	return n;
+}
+
+/* Everything a view counts, for `delta` pods of `group` on node `n`. */
+static int view_add(struct interpod *ip, struct interpod_view *v,
+		    const struct interpod_args *args, const struct node_spec *n,
+		    uint32_t slot, uint32_t hard, uint32_t soft, uint32_t group,
+		    int64_t delta)
+{
+	const struct pod_group *e;
+	const struct memo *m = memo_of(ip, group, &e);
+	if (m == NULL)
+		return 0;
+	int rc = prefilter_add(ip, &v->cnt, n, slot, hard, m, e, delta);
+	if (rc == 0)
+		rc = prescore_add(ip, &v->cnt, args, n, args->score_interpod, soft,
+				  &v->soft_full, true, m, e, delta);
+	return rc;
+}
+
+/* Counts node `slot` again: the difference between the groups on it now
+ * and those last counted. `build`: the first count of a build, which
+ * also marks the hard constraints' domains seen. */
+static int view_slot(struct interpod *ip, struct interpod_view *v,
+		     const struct snapshot *s, struct ledger *l,
+		     const struct plugin_ctx *ctx, const struct pod_spec *pod,
+		     const struct interpod_args *args, bool require_all,
+		     uint32_t slot, bool build)
+{
+	if (slot >= v->n_slots || !s->present[slot])
+		return 0;
+	const struct node_spec *n = &s->nodes[slot];
+	uint32_t hard = ip->n_hard > 0
+		? hard_included(ip, &v->cnt, ctx, pod, n, slot, build) : 0;
+	struct group_count now[NODE_MAX_GROUPS];
+	unsigned n_now = relevant_groups(ip, l, slot, now);
+	struct slot_groups *last = &v->last[slot];
+	if (n_now == 0 && last->n == 0)
+		return 0;
+	uint32_t soft = ip->n_soft > 0 ? soft_included(ip, ctx, pod, n, require_all) : 0;
+	int rc = 0;
+	for (unsigned i = 0; rc == 0 && i < n_now; i++) {
+		int64_t before = 0;
+		for (unsigned j = 0; j < last->n; j++)
+			if (last->e[j].group == now[i].group)
+				before = last->e[j].pods;
+		if (now[i].pods != before)
+			rc = view_add(ip, v, args, n, slot, hard, soft, now[i].group,
+				      (int64_t)now[i].pods - before);
+	}
+	for (unsigned j = 0; rc == 0 && j < last->n; j++) {
+		unsigned i = 0;
+		while (i < n_now && now[i].group != last->e[j].group)
+			i++;
+		if (i == n_now)
+			rc = view_add(ip, v, args, n, slot, hard, soft, last->e[j].group,
+				      -(int64_t)last->e[j].pods);
+	}
+	if (rc == 0 && n_now > last->cap) {
+		struct group_count *e = realloc(last->e, n_now * sizeof(*e));
+		if (e == NULL)
+			rc = -ENOMEM;
+		else {
+			last->e = e;
+			last->cap = n_now;
+		}
+	}
+	if (rc < 0)
+		return rc; /* the caller builds again from scratch */
+	if (n_now > 0)
+		memcpy(last->e, now, n_now * sizeof(*now));
+	last->n = n_now;
+	return 0;
+}
+
+/* Every node counted from scratch for the pod in hand. */
+static int view_build(struct interpod *ip, struct interpod_view *v,
+		      const struct snapshot *s, struct ledger *l,
+		      const struct plugin_ctx *ctx, const struct pod_spec *pod,
+		      const struct interpod_args *args, bool require_all)
+{
+	/* The head first: a change logged after it is read again later. */
+	v->log_pos = ledger_changes_head(l);
+	counts_clear(&v->cnt);
+	pmap_clear(&v->soft_full);
+	int rc = counts_hard_reset(&v->cnt, ip->hard_col, ip->n_hard);
+	if (rc < 0)
+		return rc;
+	if (v->n_slots != s->n_slots) {
+		for (uint32_t i = 0; v->last != NULL && i < v->n_slots; i++)
+			free(v->last[i].e);
+		free(v->last);
+		v->n_slots = 0;
+		v->last = calloc(s->n_slots ? s->n_slots : 1, sizeof(*v->last));
+		if (v->last == NULL)
+			return -ENOMEM;
+		v->n_slots = s->n_slots;
+	} else {
+		for (uint32_t i = 0; i < v->n_slots; i++)
+			v->last[i].n = 0;
+	}
+	for (uint32_t slot = 0; rc == 0 && slot < s->n_slots; slot++)
+		rc = view_slot(ip, v, s, l, ctx, pod, args, require_all, slot, true);
+	if (rc == 0) {
+		v->generation = s->generation;
+		v->group = pod->group;
+	}
+	return rc;
+}
+
+/* The view brought up to the change log (or built again when it is for
+ * another snapshot or too far behind). */
+static int view_sync(struct interpod *ip, struct interpod_view *v,
+		     const struct snapshot *s, struct ledger *l,
+		     const struct plugin_ctx *ctx, const struct pod_spec *pod,
+		     const struct interpod_args *args, bool require_all)
+{
+	uint64_t head = ledger_changes_head(l);
+	if (v->generation != s->generation || v->group != pod->group ||
+	    v->n_slots != s->n_slots || head - v->log_pos > LEDGER_CHANGE_LOG_SLOTS ||
+	    head - v->log_pos > (uint64_t)s->n_slots + 64)
+		return view_build(ip, v, s, l, ctx, pod, args, require_all);
+	uint64_t i = v->log_pos;
+	int rc = 0;
+	for (; rc == 0 && i < head; i++) {
+		uint32_t slot;
+		int got = ledger_change_at(l, i, &slot);
+		if (got == 0)
+			break; /* its writer is between taking and storing it */
+		if (got < 0)
+			return view_build(ip, v, s, l, ctx, pod, args, require_all);
+		rc = view_slot(ip, v, s, l, ctx, pod, args, require_all, slot, false);
+	}
+	v->log_pos = i;
+	return rc;
+}
+
+int interpod_prefilter_view(struct interpod *ip, struct interpod_view *v,
+			    const struct snapshot *s, struct ledger *l,
+			    const struct plugin_ctx *ctx, const struct pod_spec *pod,
+			    const struct interpod_args *args)
+{
+	int rc = prefilter_begin(ip, s, pod, args);
+	if (rc < 0)
+		return rc;
+	if (ip->g == NULL)
+		return interpod_prefilter(ip, s, l, ctx, pod, args);
+	bool require_all = ip->g->n_spread > 0 || !args->system_defaulted;
+	rc = view_sync(ip, v, s, l, ctx, pod, args, require_all);
+	if (rc < 0) {
+		v->generation = 0; /* half counted: from scratch next time */
+		return rc;
+	}
+	v->bytes = view_measure(v, ip->n_hard);
+	ip->cnt = &v->cnt;
+	ip->view = v;
+	ip->walked = true;
+	prefilter_end(ip);
 	return 0;
 }
 

@@ -92,6 +92,28 @@ int interpod_prefilter(struct interpod *ip, const struct snapshot *s,
 		       struct ledger *l, const struct plugin_ctx *ctx,
 		       const struct pod_spec *pod, const struct interpod_args *args);
 
+/* A class's inter-pod counts (workers/engine.c keeps one per class whose
+ * pods are under inter-pod rules): what PreFilter and PreScore add up for
+ * its pod over every node, kept from the ledger's change log instead of
+ * walked per pod. A pod then costs the nodes changed since the class's
+ * last pod, plus O(domains) for each hard spread constraint's minimum.
+ * Built from scratch for a new snapshot generation, another group, or a
+ * log the view fell too far behind. Owned by one thread, like its
+ * engine. */
+struct interpod_view;
+struct interpod_view *interpod_view_create(void);
+void interpod_view_free(struct interpod_view *v);
+size_t interpod_view_bytes(const struct interpod_view *v);
+
+/* interpod_prefilter for a pod of the view's class, from the view brought
+ * up to the change log: Filter, PreScore and Score then read it as they
+ * read the literal walk's counts, with the same results. Returns 0 or
+ * -ENOMEM (the view then builds from scratch next time). */
+int interpod_prefilter_view(struct interpod *ip, struct interpod_view *v,
+			    const struct snapshot *s, struct ledger *l,
+			    const struct plugin_ctx *ctx, const struct pod_spec *pod,
+			    const struct interpod_args *args);
+
 /* Filter for one node after interpod_prefilter, in kube's plugin order
  * (PodTopologySpread, then InterPodAffinity): 0 when it passes, else the
  * reason code (REASON_SPREAD_LABEL, REASON_SPREAD, REASON_POD_AFFINITY,

@@ -6,8 +6,9 @@
  * running use) and scoring profiles, then places a random sequence of pods
  * (requests, selectors, required and preferred affinity with every
  * operator, tolerations, host ports, nodeName, and now and then a pod
- * group with anti-affinity or a spread constraint, which the fast path
- * hands to the literal one), committing each placement,
+ * group with inter-pod terms and spread constraints of every kind, which
+ * the fast path places through its class's view of the inter-pod counts),
+ * committing each placement,
  * with node events (cordon, remove, update) in between. For every pod the
  * fast path (classes, shard skipping, cached static scores) must choose
  * exactly what the literal reference scan chooses, with the same total
@@ -163,34 +164,103 @@ static struct sel_term gen_term(struct world *w, struct pod_spec *p)
 	return t;
 }
 
-/* Sometimes a group: labels app=a|b, and now and then a required
- * anti-affinity term or a spread constraint on zone selecting app=a, so
- * both paths meet pods under inter-pod rules and, once one is placed,
- * plain pods that rules of placed pods may touch. */
-static void gen_group(struct world *w, struct pod_spec *p)
+/* A label selector over app and tier: nil now and then (matches
+ * nothing), {} (matches everything), or up to two requirements of any
+ * operator. */
+static void gen_selector(struct world *w, struct pod_group *g,
+			 struct group_selector *sel)
 {
-	if (!chance(15))
+	static const char *const apps[] = {"a", "b", "c"}, *const tiers[] = {"x", "y"};
+	if (chance(5)) {
+		*sel = (struct group_selector){0};
 		return;
-	struct pod_group g = {.ns = sid(w, "default"), .n_labels = 1};
-	g.labels[0] = (struct label){sid(w, "app"), sid(w, chance(50) ? "a" : "b")};
-	struct group_selector sel = {.present = true, .n_reqs = 1};
-	g.reqs[0] = (struct group_req){.key = sid(w, "app"), .op = SEL_IN,
-				       .n_values = 1};
-	g.values[0] = sid(w, "a");
-	if (chance(30)) {
-		g.n_reqs = g.n_values = g.n_namespaces = g.n_terms = 1;
-		g.namespaces[0] = g.ns;
-		g.terms[0] = (struct group_term){
-			.kind = TERM_REQUIRED_ANTI_AFFINITY,
-			.topology_key = sid(w, "kubernetes.io/hostname"),
-			.selector = sel, .n_ns = 1};
+	}
+	*sel = (struct group_selector){.present = true, .first_req = g->n_reqs};
+	unsigned n = below(3);
+	for (unsigned i = 0; i < n; i++) {
+		struct group_req *r = &g->reqs[g->n_reqs++];
+		bool tier = chance(30);
+		r->key = sid(w, tier ? "tier" : "app");
+		r->op = (uint8_t)(SEL_IN + below(4));
+		r->first_value = g->n_values;
+		r->n_values = 0;
+		if (r->op == SEL_IN || r->op == SEL_NOT_IN) {
+			unsigned nv = 1 + below(2);
+			for (unsigned k = 0; k < nv; k++, r->n_values++)
+				g->values[g->n_values++] =
+					sid(w, tier ? PICK(tiers) : PICK(apps));
+		}
+		sel->n_reqs++;
+	}
+}
+
+/* Sometimes a group: labels app and tier, and now and then terms of every
+ * kind (required and preferred, affinity and anti-affinity, on hostname,
+ * zone or type, in the pod's namespace, two, or all) and spread
+ * constraints (hard or soft, minDomains, both inclusion policies), or a
+ * default selector for the profile's default constraints. So both paths
+ * meet pods under inter-pod rules (the fast path through its classes'
+ * views) and plain pods that rules of placed pods may touch. */
+static void gen_group(struct world *w, struct pod_spec *p, unsigned pct)
+{
+	static const char *const apps[] = {"a", "b", "c"}, *const tiers[] = {"x", "y"};
+	static const char *const keys[] = {"kubernetes.io/hostname", "zone", "type"};
+	if (!chance(pct))
+		return;
+	struct pod_group g = {.ns = sid(w, chance(80) ? "default" : "other")};
+	if (chance(85))
+		g.labels[g.n_labels++] = (struct label){sid(w, "app"), sid(w, PICK(apps))};
+	if (chance(40))
+		g.labels[g.n_labels++] = (struct label){sid(w, "tier"), sid(w, PICK(tiers))};
+	qsort(g.labels, g.n_labels, sizeof(g.labels[0]), label_cmp);
+	if (chance(40)) {
+		unsigned n = 1 + below(3);
+		for (unsigned k = 0; k < n; k++) {
+			struct group_term t = {.kind = (uint8_t)below(4),
+					       .topology_key = sid(w, PICK(keys))};
+			if (t.kind >= TERM_PREFERRED_AFFINITY)
+				t.weight = (int32_t)(1 + below(100));
+			gen_selector(w, &g, &t.selector);
+			unsigned how = below(10);
+			t.first_ns = g.n_namespaces;
+			if (how == 0) {
+				t.all_namespaces = true;
+			} else if (how == 1) {
+				g.namespaces[g.n_namespaces++] = sid(w, "other");
+				g.namespaces[g.n_namespaces++] = sid(w, "default");
+				t.n_ns = 2;
+			} else {
+				g.namespaces[g.n_namespaces++] = g.ns;
+				t.n_ns = 1;
+			}
+			g.terms[g.n_terms++] = t;
+		}
+		/* Sorted by kind, keeping order within a kind. */
+		for (unsigned i = 1; i < g.n_terms; i++)
+			for (unsigned j = i; j > 0 && g.terms[j - 1].kind > g.terms[j].kind; j--) {
+				struct group_term x = g.terms[j];
+				g.terms[j] = g.terms[j - 1];
+				g.terms[j - 1] = x;
+			}
 		p->group_terms = true;
-	} else if (chance(30)) {
-		g.n_reqs = g.n_values = g.n_spread = 1;
-		g.spread[0] = (struct group_spread){
-			.topology_key = sid(w, "zone"), .max_skew = 1,
-			.min_domains = 1, .hard = chance(50),
-			.node_taints_policy = SPREAD_POLICY_IGNORE, .selector = sel};
+	}
+	if (chance(35)) {
+		unsigned n = 1 + below(2);
+		for (unsigned k = 0; k < n; k++) {
+			struct group_spread c = {.topology_key = sid(w, PICK(keys)),
+						 .max_skew = (int32_t)(1 + below(3)),
+						 .min_domains = 1, .hard = chance(60)};
+			if (c.hard && chance(30))
+				c.min_domains = (int32_t)(1 + below(5));
+			c.node_affinity_policy = chance(80) ? SPREAD_POLICY_HONOR
+							    : SPREAD_POLICY_IGNORE;
+			c.node_taints_policy = chance(70) ? SPREAD_POLICY_IGNORE
+							  : SPREAD_POLICY_HONOR;
+			gen_selector(w, &g, &c.selector);
+			g.spread[g.n_spread++] = c;
+		}
+	} else if (chance(20)) { /* selected by a Service: default spreading */
+		gen_selector(w, &g, &g.default_selector);
 	}
 	char enc[GROUP_ENCODED_MAX + 1];
 	int len = pod_group_encode(&g, enc, sizeof(enc));
@@ -198,7 +268,8 @@ static void gen_group(struct world *w, struct pod_spec *p)
 	assert_int_equal(intern_add(w->strings, enc, (size_t)len, &p->group), 0);
 }
 
-static void gen_pod(struct world *w, struct pod_spec *p)
+/* A pod, in a group `group_pct` % of the time. */
+static void gen_pod(struct world *w, struct pod_spec *p, unsigned group_pct)
 {
 	memset(p, 0, sizeof(*p));
 	static const int64_t cpus[] = {0, 100, 250, 500, 1000, 2000, 4000};
@@ -244,7 +315,7 @@ static void gen_pod(struct world *w, struct pod_spec *p)
 			sid(w, PICK(ips)), (uint16_t)(chance(50) ? 80 : 443),
 			(uint8_t)below(2)};
 	}
-	gen_group(w, p);
+	gen_group(w, p, group_pct);
 }
 
 static void gen_config(struct world *w, struct sched_config *cfg)
@@ -296,7 +367,7 @@ static void check_same(struct engine *e, const struct pod_spec *pod, uint64_t se
 
 static void run_case(uint64_t case_no, uint64_t *placed, uint64_t *unschedulable,
 		     uint64_t *indexed, uint64_t *index_updates,
-		     uint64_t *static_reuses, uint64_t *evictions)
+		     uint64_t *static_reuses, uint64_t *evictions, uint64_t *viewed)
 {
 	rng_state = case_no * UINT64_C(0x2545f4914f6cdd1d) + 7;
 	struct world w;
@@ -330,7 +401,7 @@ static void run_case(uint64_t case_no, uint64_t *placed, uint64_t *unschedulable
 	/* Running use, so scores and fits differ between nodes. */
 	struct pod_spec pod;
 	for (uint32_t i = 0; i < n_nodes / 2; i++) {
-		gen_pod(&w, &pod);
+		gen_pod(&w, &pod, 30);
 		pod.n_ports = 0;
 		/* Bound pods count whether they fit or not, as in a cluster file. */
 		assert_int_equal(ledger_account(cluster_ledger(c), below(n_nodes), &pod, NULL, +1), 0);
@@ -342,8 +413,10 @@ static void run_case(uint64_t case_no, uint64_t *placed, uint64_t *unschedulable
 	struct engine *other = engine_create(c, &w.ctx, &cfg, rng_next(&rng_state), 0);
 	assert_non_null(other);
 	struct pod_spec replica[2];
-	gen_pod(&w, &replica[0]);
-	gen_pod(&w, &replica[1]);
+	/* Replicas are often in groups, so the fast path's inter-pod views
+	 * see many pods of one class. */
+	gen_pod(&w, &replica[0], 60);
+	gen_pod(&w, &replica[1], 60);
 	struct {
 		struct pod_spec pod;
 		uint32_t slot;
@@ -362,7 +435,7 @@ static void run_case(uint64_t case_no, uint64_t *placed, uint64_t *unschedulable
 			pod.request.v[RES_CPU] += more;
 			pod.nonzero_cpu_milli += more;
 		} else {
-			gen_pod(&w, &pod);
+			gen_pod(&w, &pod, 30);
 		}
 		int64_t slot;
 		if (chance(20)) { /* the other engine's turn */
@@ -415,6 +488,7 @@ static void run_case(uint64_t case_no, uint64_t *placed, uint64_t *unschedulable
 	*static_reuses += st.static_reuses;
 	*evictions += st.class_evictions;
 	*index_updates += st.index_updates;
+	*viewed += st.interpod_viewed;
 	free(held);
 	engine_destroy(other);
 	engine_destroy(e);
@@ -430,16 +504,18 @@ static void test_fast_path_equals_reference(void **state)
 	if (env != NULL && *env != '\0')
 		cases = strtoull(env, NULL, 10);
 	uint64_t placed = 0, unschedulable = 0, indexed = 0, updates = 0, reuses = 0;
-	uint64_t evictions = 0;
+	uint64_t evictions = 0, viewed = 0;
 	for (uint64_t i = 0; i < cases; i++)
 		run_case(i, &placed, &unschedulable, &indexed, &updates, &reuses,
-			 &evictions);
+			 &evictions, &viewed);
 	print_message("%" PRIu64 " random cases: %" PRIu64 " pods placed and %"
 		      PRIu64 " unschedulable, identically by both paths (%" PRIu64
 		      " through class indexes, %" PRIu64 " index leaf updates, %" PRIu64
 		      " scans over another class's static results, %" PRIu64
-		      " evictions of cold classes)\n",
-		      cases, placed, unschedulable, indexed, updates, reuses, evictions);
+		      " evictions of cold classes, %" PRIu64 " under inter-pod rules"
+		      " through a class's view)\n",
+		      cases, placed, unschedulable, indexed, updates, reuses, evictions,
+		      viewed);
 	/* The generator must exercise both outcomes and the indexed path, or
 	 * the test proves little. */
 	assert_true(placed > cases);
@@ -448,6 +524,7 @@ static void test_fast_path_equals_reference(void **state)
 	assert_true(updates > cases);
 	assert_true(reuses > cases / 10);
 	assert_true(evictions > cases / 100);
+	assert_true(viewed > cases / 2);
 }
 
 /* pkg/scheduler/schedule_one_test.go TestNumFeasibleNodesToFind. */
