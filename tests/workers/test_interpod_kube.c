@@ -394,7 +394,7 @@ static void test_kube_cases(void **state)
 		      "%u mismatches\n", t.cases, t.filters, t.scores, t.refusals,
 		      t.mismatches);
 	assert_int_equal(t.mismatches, 0);
-	assert_true(t.filters > 0);
+	assert_true(t.filters > 0 && t.scores > 0);
 }
 
 int main(int argc, char **argv)
