@@ -215,7 +215,9 @@ struct interpod {
 	unsigned n_soft;
 	struct group_spread soft[MAX_CONSTRAINTS];
 	double soft_weight[MAX_CONSTRAINTS];
-	struct pmap soft_counts;    /* pair -> pods */
+	struct pmap soft_counts;    /* (constraint, value) -> pods: per constraint,
+				     * as TopologyValueToPodCounts[i], so two
+				     * constraints on one key count apart */
 	bool require_all;
 	uint8_t *ignored;           /* [n_slots]: IgnoredNodes */
 	uint32_t ignored_len;
@@ -796,8 +798,8 @@ int interpod_prescore(struct interpod *ip, const struct snapshot *s,
 					continue;
 				uint32_t v = 0; /* a missing label reads "" */
 				node_label(nd, key, &v);
-				if (pmap_get(&ip->soft_counts, pair(key, v)) == NULL) {
-					if (pmap_at(&ip->soft_counts, pair(key, v)) == NULL)
+				if (pmap_get(&ip->soft_counts, pair(c, v)) == NULL) {
+					if (pmap_at(&ip->soft_counts, pair(c, v)) == NULL)
 						return -ENOMEM;
 					topo_size[c]++;
 				}
@@ -863,7 +865,7 @@ int interpod_prescore(struct interpod *ip, const struct snapshot *s,
 				uint32_t v = 0;
 				node_label(nd, ip->soft[c].topology_key, &v);
 				int64_t *have = (int64_t *)pmap_get(
-					&ip->soft_counts, pair(ip->soft[c].topology_key, v));
+					&ip->soft_counts, pair(c, v));
 				if (have != NULL) /* only domains of passing nodes */
 					*have += cnt;
 			}
@@ -905,7 +907,7 @@ int64_t interpod_score_spread(struct interpod *ip, const struct snapshot *s,
 		if (!node_label(n, key, &v))
 			continue;
 		int64_t cnt = 0;
-		const int64_t *have = pmap_get(&ip->soft_counts, pair(key, v));
+		const int64_t *have = pmap_get(&ip->soft_counts, pair(c, v));
 		if (have != NULL) {
 			cnt = *have;
 		} else {
