@@ -2004,6 +2004,12 @@ static int pod_group_fields(struct decoder *d, const json_t *obj, const json_t *
 		size_t mark = path_field(d, "metadata");
 		rc = label_map(d, meta, "labels", g->labels, GROUP_MAX_LABELS, &n);
 		g->n_labels = (uint16_t)n;
+		/* A terminating pod (kubectl shows it Terminating) still counts
+		 * toward inter-pod affinity, but not toward spreading. */
+		json_t *deleted = NULL;
+		if (rc == 0)
+			rc = get(d, meta, "deletionTimestamp", W_STRING, &deleted);
+		g->terminating = deleted != NULL;
 		path_pop(d, mark);
 	}
 	if (rc < 0)

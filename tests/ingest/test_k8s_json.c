@@ -1021,8 +1021,27 @@ static void test_pod_groups(void **state)
 	assert_int_equal(load_pod(s, "'containers':[{'name':'c'}]"), 0);
 	g = group_of(s, 0);
 	assert_false(s->pods[0].group_terms);
+	assert_false(g.terminating);
 	assert_int_equal(g.n_labels, 0);
 	assert_int_equal(g.ns, id(s, "default"));
+	uint32_t plain = s->pods[0].group;
+
+	/* A terminating pod (metadata.deletionTimestamp, as kubectl prints a
+	 * Terminating pod) is in a group of its own that spreading does not
+	 * count (podtopologyspread/scoring_test.go "terminating Pods should be
+	 * excluded"); null counts as absent. */
+	assert_int_equal(load(s, "pods.json", "{'kind':'Pod','metadata':{'name':'p',"
+		"'deletionTimestamp':'2024-05-01T10:00:00Z'},'spec':{}}"), 0);
+	g = group_of(s, 0);
+	assert_true(g.terminating);
+	assert_int_not_equal(s->pods[0].group, plain);
+	assert_int_equal(load(s, "pods.json", "{'kind':'Pod','metadata':{'name':'p',"
+		"'deletionTimestamp':null},'spec':{}}"), 0);
+	assert_int_equal(s->pods[0].group, plain);
+	assert_int_equal(load(s, "pods.json", "{'kind':'Pod','metadata':{'name':'p',"
+		"'deletionTimestamp':5},'spec':{}}"), -EINVAL);
+	assert_string_equal(s->err, "pods.json: pod default/p: metadata.deletionTimestamp: "
+			    "expected a string, got a number");
 
 	/* Bad values, by path. */
 	static const struct {
