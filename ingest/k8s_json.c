@@ -1620,6 +1620,33 @@ static int group_req_add(struct decoder *d, uint32_t key, uint8_t op,
 	return 0;
 }
 
+/* A label value as a selector may name it (validation.IsValidLabelValue):
+ * at most 63 bytes, empty or alphanumerics, '-', '_' and '.', starting and
+ * ending with an alphanumeric. kube-scheduler turns every selector value
+ * into a labels.Requirement, which checks this and refuses the pod at
+ * PreFilter (UnschedulableAndUnresolvable); kube-apiserver refuses such a
+ * pod already. A pod to place is refused here, naming the value; a cluster
+ * file's pod is counted whatever it carries (kube-apiserver lets pods made
+ * before the check keep such values). */
+static bool is_alnum(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
+
+static int check_label_value(struct decoder *d, const char *s, size_t len)
+{
+	if (d->ctx->cluster_file)
+		return 0;
+	bool ok = len <= 63 && (len == 0 || (is_alnum(s[0]) && is_alnum(s[len - 1])));
+	for (size_t i = 0; ok && i < len; i++)
+		ok = is_alnum(s[i]) || s[i] == '-' || s[i] == '_' || s[i] == '.';
+	char q[SHOW_MAX + 16];
+	return ok ? 0 : fail(d, -EINVAL, "%s is not a valid label value (at most 63 "
+			     "characters: alphanumerics, '-', '_' or '.', starting and "
+			     "ending with an alphanumeric)",
+			     show_str(s, len, q, sizeof(q)));
+}
+
 /* One LabelSelectorRequirement (In, NotIn, Exists, DoesNotExist), validated
  * as ValidateLabelSelectorRequirement does. */
 static int label_requirement(struct decoder *d, const json_t *r,
@@ -1660,6 +1687,9 @@ static int label_requirement(struct decoder *d, const json_t *r,
 			break;
 		size_t m = path_index(d, i);
 		rc = string_here(d, val, &ids[i]);
+		if (rc == 0)
+			rc = check_label_value(d, json_string_value(val),
+					       json_string_length(val));
 		path_pop(d, m);
 	}
 	path_pop(d, outer);
@@ -1684,8 +1714,17 @@ static int label_selector(struct decoder *d, const json_t *obj, const char *key,
 	struct label ml[GROUP_MAX_REQS];
 	size_t n_ml;
 	rc = label_map(d, ls, "matchLabels", ml, GROUP_MAX_REQS, &n_ml);
-	for (size_t k = 0; rc == 0 && k < n_ml; k++)
-		rc = group_req_add(d, ml[k].key, SEL_IN, &ml[k].value, 1, sel);
+	for (size_t k = 0; rc == 0 && k < n_ml; k++) {
+		const struct intern *t = d->ctx->strings;
+		size_t m = path_field(d, "matchLabels");
+		size_t mk = path_key(d, intern_str(t, ml[k].key), intern_len(t, ml[k].key));
+		rc = check_label_value(d, intern_str(t, ml[k].value),
+				       intern_len(t, ml[k].value));
+		path_pop(d, mk);
+		path_pop(d, m);
+		if (rc == 0)
+			rc = group_req_add(d, ml[k].key, SEL_IN, &ml[k].value, 1, sel);
+	}
 	if (rc == 0)
 		rc = get(d, ls, "matchExpressions", W_ARRAY, &exprs);
 	if (rc == 0 && exprs != NULL) {
@@ -1965,6 +2004,12 @@ static int pod_group_fields(struct decoder *d, const json_t *obj, const json_t *
 		size_t mark = path_field(d, "metadata");
 		rc = label_map(d, meta, "labels", g->labels, GROUP_MAX_LABELS, &n);
 		g->n_labels = (uint16_t)n;
+		/* A terminating pod (kubectl shows it Terminating) still counts
+		 * toward inter-pod affinity, but not toward spreading. */
+		json_t *deleted = NULL;
+		if (rc == 0)
+			rc = get(d, meta, "deletionTimestamp", W_STRING, &deleted);
+		g->terminating = deleted != NULL;
 		path_pop(d, mark);
 	}
 	if (rc < 0)

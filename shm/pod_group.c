@@ -1,6 +1,8 @@
 /* Pod groups: see pod_group.h.
  *
- * The encoding: "G1" then, each as " <decimal>", the counts (ns, n_labels,
+ * The encoding: "G1", then "T" for a terminating pod's group (nothing
+ * otherwise, so groups encoded before the flag existed read back the
+ * same), then, each as " <decimal>", the counts (ns, n_labels,
  * n_terms, n_spread, n_reqs, n_values, n_namespaces), the default
  * selector (present, first_req, n_reqs), each label (key, value), each
  * term (kind, all_namespaces, weight, topology_key, selector present,
@@ -103,10 +105,12 @@ int pod_group_encode(const struct pod_group *g, char *buf, size_t len)
 	if (len > GROUP_ENCODED_MAX)
 		len = GROUP_ENCODED_MAX;
 	struct writer w = {.buf = buf, .len = len};
-	if (len < 3)
+	if (len < 4)
 		return -E2BIG;
 	memcpy(buf, "G1", 2);
 	w.used = 2;
+	if (g->terminating)
+		buf[w.used++] = 'T';
 	put(&w, g->ns);
 	put(&w, g->n_labels);
 	put(&w, g->n_terms);
@@ -212,6 +216,10 @@ int pod_group_decode(const char *s, size_t len, struct pod_group *out)
 	if (len < 2 || len > GROUP_ENCODED_MAX || memcmp(s, "G1", 2) != 0)
 		return -EBADMSG;
 	struct reader r = {.s = s, .len = len, .pos = 2};
+	if (len > 2 && s[2] == 'T') {
+		out->terminating = true;
+		r.pos = 3;
+	}
 	const int64_t id_max = UINT32_MAX;
 	out->ns = (uint32_t)get(&r, 0, id_max);
 	out->n_labels = (uint16_t)get(&r, 0, GROUP_MAX_LABELS);
@@ -368,6 +376,6 @@ bool group_spread_matches(const struct pod_group *g,
 			  const struct group_selector *sel,
 			  const struct pod_group *pod)
 {
-	return pod->ns == g->ns &&
+	return !pod->terminating && pod->ns == g->ns &&
 	       group_selector_matches(g, sel, pod->labels, pod->n_labels);
 }

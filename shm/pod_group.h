@@ -102,6 +102,11 @@ struct group_spread {
 
 struct pod_group {
 	uint32_t ns;            /* interned namespace */
+	/* The pod has metadata.deletionTimestamp: it still counts toward
+	 * inter-pod affinity, but no spread selector matches it, as
+	 * kube-scheduler's countPodsMatchSelector skips terminating pods
+	 * (podtopologyspread/common.go). */
+	bool terminating;
 	uint16_t n_labels;
 	uint16_t n_terms;       /* sorted by kind, then in the pod's order */
 	uint16_t n_spread;
@@ -158,7 +163,8 @@ bool group_term_matches(const struct pod_group *g, const struct group_term *t,
 			const struct pod_group *pod);
 
 /* Whether group `pod` matches spread constraint (or default selector)
- * `sel` of group `g`: same namespace as `g`, and the selector. */
+ * `sel` of group `g`: not terminating, same namespace as `g`, and the
+ * selector (countPodsMatchSelector). */
 bool group_spread_matches(const struct pod_group *g,
 			  const struct group_selector *sel,
 			  const struct pod_group *pod);

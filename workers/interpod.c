@@ -222,7 +222,8 @@ struct interpod_view {
 	uint64_t log_pos;           /* the change log, read up to here */
 	uint32_t group;             /* the pod's group it counts for */
 	struct ip_counts cnt;
-	struct pmap soft_full;      /* pair -> pods over every counted node */
+	struct pmap soft_full;      /* (constraint, value) -> pods over every
+				     * counted node */
 	struct slot_groups *last;   /* [n_slots] */
 	uint32_t n_slots;
 	size_t bytes;
@@ -270,7 +271,9 @@ struct interpod {
 	unsigned n_soft;
 	struct group_spread soft[MAX_CONSTRAINTS];
 	double soft_weight[MAX_CONSTRAINTS];
-	struct pmap soft_counts;    /* pair -> pods */
+	struct pmap soft_counts;    /* (constraint, value) -> pods: per constraint,
+				     * as TopologyValueToPodCounts[i], so two
+				     * constraints on one key count apart */
 	bool require_all;
 	uint8_t *ignored;           /* [n_slots]: IgnoredNodes */
 	uint32_t ignored_len;
@@ -978,7 +981,7 @@ static int prescore_add(const struct interpod *ip, struct ip_counts *k,
 			continue;
 		uint32_t v = 0;
 		node_label(n, ip->soft[c].topology_key, &v);
-		uint64_t key = pair(ip->soft[c].topology_key, v);
+		uint64_t key = pair(c, v);
 		if (add_absent) {
 			rc = pmap_add(soft, key, cnt);
 		} else {
@@ -1037,13 +1040,13 @@ int interpod_prescore(struct interpod *ip, const struct snapshot *s,
 					continue;
 				uint32_t v = 0; /* a missing label reads "" */
 				node_label(nd, key, &v);
-				if (pmap_get(&ip->soft_counts, pair(key, v)) != NULL)
+				if (pmap_get(&ip->soft_counts, pair(c, v)) != NULL)
 					continue;
-				int64_t *cnt = pmap_at(&ip->soft_counts, pair(key, v));
+				int64_t *cnt = pmap_at(&ip->soft_counts, pair(c, v));
 				if (cnt == NULL)
 					return -ENOMEM;
 				const int64_t *all = view != NULL
-					? pmap_get(&view->soft_full, pair(key, v)) : NULL;
+					? pmap_get(&view->soft_full, pair(c, v)) : NULL;
 				*cnt = all != NULL ? *all : 0;
 				topo_size[c]++;
 			}
@@ -1343,7 +1346,7 @@ int64_t interpod_score_spread(struct interpod *ip, const struct snapshot *s,
 		if (!node_label(n, key, &v))
 			continue;
 		int64_t cnt = 0;
-		const int64_t *have = pmap_get(&ip->soft_counts, pair(key, v));
+		const int64_t *have = pmap_get(&ip->soft_counts, pair(c, v));
 		if (have != NULL) {
 			cnt = *have;
 		} else {

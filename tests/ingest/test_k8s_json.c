@@ -1021,8 +1021,27 @@ static void test_pod_groups(void **state)
 	assert_int_equal(load_pod(s, "'containers':[{'name':'c'}]"), 0);
 	g = group_of(s, 0);
 	assert_false(s->pods[0].group_terms);
+	assert_false(g.terminating);
 	assert_int_equal(g.n_labels, 0);
 	assert_int_equal(g.ns, id(s, "default"));
+	uint32_t plain = s->pods[0].group;
+
+	/* A terminating pod (metadata.deletionTimestamp, as kubectl prints a
+	 * Terminating pod) is in a group of its own that spreading does not
+	 * count (podtopologyspread/scoring_test.go "terminating Pods should be
+	 * excluded"); null counts as absent. */
+	assert_int_equal(load(s, "pods.json", "{'kind':'Pod','metadata':{'name':'p',"
+		"'deletionTimestamp':'2024-05-01T10:00:00Z'},'spec':{}}"), 0);
+	g = group_of(s, 0);
+	assert_true(g.terminating);
+	assert_int_not_equal(s->pods[0].group, plain);
+	assert_int_equal(load(s, "pods.json", "{'kind':'Pod','metadata':{'name':'p',"
+		"'deletionTimestamp':null},'spec':{}}"), 0);
+	assert_int_equal(s->pods[0].group, plain);
+	assert_int_equal(load(s, "pods.json", "{'kind':'Pod','metadata':{'name':'p',"
+		"'deletionTimestamp':5},'spec':{}}"), -EINVAL);
+	assert_string_equal(s->err, "pods.json: pod default/p: metadata.deletionTimestamp: "
+			    "expected a string, got a number");
 
 	/* Bad values, by path. */
 	static const struct {
@@ -1056,6 +1075,26 @@ static void test_pod_groups(void **state)
 		 "[{'topologyKey':'k','namespaceSelector':{'matchLabels':{'team':'a'}}}]}}",
 		 "spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution[0]."
 		 "namespaceSelector: a selector with requirements is not supported yet"},
+		/* interpodaffinity/filtering_test.go: "PodAffinity fails PreFilter
+		 * with an invalid affinity label syntax": kube's PreFilter refuses
+		 * the value, as labels.NewRequirement does. */
+		{"'affinity':{'podAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':"
+		 "[{'topologyKey':'k','labelSelector':{'matchExpressions':[{'key':'service',"
+		 "'operator':'In','values':['ok','{{.bad-value.}}']}]}}]}}",
+		 "spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution[0]."
+		 "labelSelector.matchExpressions[0].values[1]: \"{{.bad-value.}}\" is not a "
+		 "valid label value"},
+		{"'topologySpreadConstraints':[{'maxSkew':1,'topologyKey':'k',"
+		 "'whenUnsatisfiable':'DoNotSchedule','labelSelector':{'matchLabels':"
+		 "{'app':'-web'}}}]",
+		 "spec.topologySpreadConstraints[0].labelSelector.matchLabels.app: \"-web\" is "
+		 "not a valid label value"},
+		{"'topologySpreadConstraints':[{'maxSkew':1,'topologyKey':'k',"
+		 "'whenUnsatisfiable':'DoNotSchedule','labelSelector':{'matchLabels':"
+		 "{'app':'a234567890123456789012345678901234567890123456789012345678901234'}}}]",
+		 "spec.topologySpreadConstraints[0].labelSelector.matchLabels.app: "
+		 "\"a234567890123456789012345678901234567890123456789012345678901234\" is "
+		 "not a valid label value"},
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		char want[512];
@@ -1064,6 +1103,20 @@ static void test_pod_groups(void **state)
 		if (strncmp(s->err, want, strlen(want)) != 0)
 			fail_msg("case %zu: got \"%s\", want \"%s...\"", i, s->err, want);
 	}
+	/* The longest and shortest valid values, and "" (matches a label set
+	 * to ""), are read. */
+	assert_int_equal(load_pod(s, "'topologySpreadConstraints':[{'maxSkew':1,"
+		"'topologyKey':'k','whenUnsatisfiable':'DoNotSchedule','labelSelector':"
+		"{'matchLabels':{'a':'a23456789012345678901234567890123456789012345678901234"
+		"567890123','b':'x','c':''},'matchExpressions':[{'key':'d','operator':'In',"
+		"'values':['A-b_c.9','']}]}}]"), 0);
+	/* A cluster file's pod keeps a value kube-apiserver took before it
+	 * checked them (the pod is counted, not refused). */
+	s->ctx.cluster_file = true;
+	assert_int_equal(load_pod(s, "'nodeName':'n1','topologySpreadConstraints':"
+		"[{'maxSkew':1,'topologyKey':'k','whenUnsatisfiable':'DoNotSchedule',"
+		"'labelSelector':{'matchLabels':{'app':'{{.bad-value.}}'}}}]"), 0);
+	s->ctx.cluster_file = false;
 }
 
 /* A cluster file's pods are counted (bound) or skipped (pending),

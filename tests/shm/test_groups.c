@@ -86,6 +86,25 @@ static void test_encoding(void **state)
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		assert_int_equal(pod_group_decode(bad[i], strlen(bad[i]), &back),
 				 -EBADMSG);
+	/* A terminating pod's group: "G1T", read back terminating, matched by
+	 * its own term (inter-pod affinity counts it) and by no spread
+	 * selector (podtopologyspread's countPodsMatchSelector skips it). */
+	assert_int_equal(pod_group_decode(enc, (size_t)len, &back), 0);
+	assert_false(back.terminating);
+	assert_true(group_spread_matches(&back, &back.spread[0].selector, &back));
+	g.terminating = true;
+	len = pod_group_encode(&g, enc, sizeof(enc));
+	assert_string_equal(enc, "G1T 5 1 1 1 1 1 1 0 0 0 7 8 1 0 0 9 1 0 1 0 1 "
+			    "10 1 1 1 0 1 1 0 1 7 1 0 1 8 5");
+	assert_int_equal(pod_group_decode(enc, (size_t)len, &back), 0);
+	assert_true(back.terminating);
+	assert_true(group_term_matches(&back, &back.terms[0], &back));
+	assert_false(group_spread_matches(&back, &back.spread[0].selector, &back));
+	assert_int_equal(pod_group_decode("G1TT 0 0 0 0 0 0 0 0 0 0",
+					  strlen("G1TT 0 0 0 0 0 0 0 0 0 0"), &back),
+			 -EBADMSG);
+	assert_int_equal(pod_group_decode("G1T", 3, &back), -EBADMSG);
+	g.terminating = false;
 	/* A group breaking a rule is not encoded. */
 	g.terms[0].weight = 3;
 	assert_int_equal(pod_group_encode(&g, enc, sizeof(enc)), -EINVAL);

@@ -502,6 +502,8 @@ static void oracle_spread_scores(const struct pod_spec *pod, const struct pod_gr
 	bool require_all = g->n_spread > 0 || !a->system_defaulted;
 	bool ignored[MAX_NODES] = {false};
 	unsigned n_ignored = 0;
+	/* Per constraint (scoring.go TopologyValueToPodCounts[i]): two
+	 * constraints on one key count apart. Keyed (constraint, value). */
 	static struct pairs counts;
 	counts.n = 0;
 	unsigned size[GROUP_MAX_SPREAD + 8] = {0};
@@ -518,8 +520,8 @@ static void oracle_spread_scores(const struct pod_spec *pod, const struct pod_gr
 				continue;
 			uint32_t v = 0; /* a missing label reads "" */
 			node_label(n, c[i].topology_key, &v);
-			if (pair_at(&counts, c[i].topology_key, v, false) == NULL) {
-				pair_at(&counts, c[i].topology_key, v, true);
+			if (pair_at(&counts, i, v, false) == NULL) {
+				pair_at(&counts, i, v, true);
 				size[i]++;
 			}
 		}
@@ -532,7 +534,7 @@ static void oracle_spread_scores(const struct pod_spec *pod, const struct pod_gr
 				continue;
 			uint32_t v = 0;
 			node_label(&nodes[s], c[i].topology_key, &v);
-			int64_t *m = pair_at(&counts, c[i].topology_key, v, false);
+			int64_t *m = pair_at(&counts, i, v, false);
 			if (m != NULL)
 				*m += count_on(s, g, &c[i].selector);
 		}
@@ -554,7 +556,7 @@ static void oracle_spread_scores(const struct pod_spec *pod, const struct pod_gr
 				continue;
 			int64_t cnt = c[i].topology_key == hostname
 				? count_on(feasible[f], g, &c[i].selector)
-				: *pair_at(&counts, c[i].topology_key, v, false);
+				: *pair_at(&counts, i, v, false);
 			score += (double)cnt * weight[i] + (double)(c[i].max_skew - 1);
 		}
 		out[f] = (int64_t)round(score);
