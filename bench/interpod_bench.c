@@ -158,6 +158,8 @@ static void destroy(struct world *w)
 struct result {
 	double seconds;
 	uint64_t placed, unschedulable;
+	int64_t *slots;              /* [init + pods] each pod's node, -1: none */
+	struct engine_stats st;      /* the engine's counters at the end */
 };
 
 /* Places `init` pods untimed, then `pods` timed, with the engine
@@ -171,13 +173,16 @@ static int run(struct world *w, bool reference, uint64_t init, uint64_t pods,
 	struct resolver_stats st = {0};
 	uint64_t t0 = 0;
 	int rc = 0;
+	int64_t *slots = out->slots;
 	memset(out, 0, sizeof(*out));
+	out->slots = slots;
 	for (uint64_t i = 0; i < init + pods && rc == 0; i++) {
 		if (i == init)
 			t0 = now_ns();
 		if (!reference) {
 			struct resolve_result r;
 			rc = resolver_place(e, &w->pod, i, &r, &st);
+			slots[i] = rc == 0 ? r.placement.slot : -1;
 			if (i >= init && r.placement.slot >= 0)
 				out->placed++;
 			else if (i >= init)
@@ -187,12 +192,14 @@ static int run(struct world *w, bool reference, uint64_t init, uint64_t pods,
 			rc = engine_place_reference(e, &w->pod, i, NULL, &p);
 			bool ok = rc == 0 && p.slot >= 0 &&
 				  commit_pod(e, &w->pod, (uint32_t)p.slot, &p.devices) == 0;
+			slots[i] = ok ? p.slot : -1;
 			if (i >= init)
 				ok ? out->placed++ : out->unschedulable++;
 		}
 		urcu_qsbr_quiescent_state();
 	}
 	out->seconds = (double)(now_ns() - t0) / 1e9;
+	engine_get_stats(e, &out->st);
 	engine_destroy(e);
 	return rc;
 }
@@ -202,8 +209,11 @@ static void usage(FILE *f)
 	fprintf(f, "usage: shmsched-interpod-bench [--kind anti-affinity|preferred-affinity|"
 		"spread]\n"
 		"                                [--nodes N] [--init-pods N] [--pods N]\n"
+		"                                [--engine-only]\n"
 		"Pods per second under inter-pod rules, engine and literal reference\n"
-		"in one run (bench/interpod_bench.c says what each kind models).\n"
+		"in one run (bench/interpod_bench.c says what each kind models), and\n"
+		"whether both placed every pod on the same node (exit 1 if not).\n"
+		"--engine-only skips the reference (for profiling the engine).\n"
 		"Defaults: every kind, 5000 nodes, 1000 init pods, 2000 pods.\n");
 }
 
@@ -227,11 +237,13 @@ int main(int argc, char **argv)
 {
 	uint64_t nodes = 5000, init = 1000, pods = 2000;
 	int only = -1;
+	bool engine_only = false;
 	static const struct option opts[] = {
 		{"kind", required_argument, NULL, 'k'},
 		{"nodes", required_argument, NULL, 'n'},
 		{"init-pods", required_argument, NULL, 'i'},
 		{"pods", required_argument, NULL, 'p'},
+		{"engine-only", no_argument, NULL, 'e'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -261,6 +273,9 @@ int main(int argc, char **argv)
 			if (parse_u64("--pods", optarg, 1, UINT32_MAX, &pods) < 0)
 				return 2;
 			break;
+		case 'e':
+			engine_only = true;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -282,7 +297,14 @@ int main(int argc, char **argv)
 		if (only >= 0 && k != only)
 			continue;
 		struct result r[2];
-		for (int ref = 0; ref < 2; ref++) {
+		r[0].slots = calloc(init + pods, sizeof(int64_t));
+		r[1].slots = calloc(init + pods, sizeof(int64_t));
+		if (r[0].slots == NULL || r[1].slots == NULL) {
+			fprintf(stderr, "shmsched-interpod-bench: out of memory\n");
+			return 1;
+		}
+		int paths = engine_only ? 1 : 2;
+		for (int ref = 0; ref < paths; ref++) {
 			struct world w;
 			int rc = build(&w, (enum kind)k, (uint32_t)nodes);
 			if (rc == 0)
@@ -294,7 +316,7 @@ int main(int argc, char **argv)
 				return 1;
 			}
 		}
-		for (int ref = 0; ref < 2; ref++) {
+		for (int ref = 0; ref < paths; ref++) {
 			double rate = (double)pods / r[ref].seconds;
 			printf("  %-19s %-9s %9.0f pods/s (%llu placed, %llu unschedulable)"
 			       " = %.0fx kube-scheduler's CI threshold of %.0f\n",
@@ -302,6 +324,30 @@ int main(int argc, char **argv)
 			       (unsigned long long)r[ref].placed,
 			       (unsigned long long)r[ref].unschedulable,
 			       rate / kinds[k].threshold, kinds[k].threshold);
+		}
+		/* One thread, the same seeds: the engine must answer every pod
+		 * as the literal reference does. */
+		uint64_t differ = 0;
+		for (uint64_t i = 0; !engine_only && i < init + pods; i++)
+			differ += r[0].slots[i] != r[1].slots[i];
+		const struct engine_stats *st = &r[0].st;
+		printf("  %-19s engine: %llu of %llu pods through a class's view, %llu "
+		       "of them as under no rule (%llu from class indexes); %s\n",
+		       kinds[k].name, (unsigned long long)st->interpod_viewed,
+		       (unsigned long long)st->interpod_pods,
+		       (unsigned long long)st->interpod_uniform,
+		       (unsigned long long)st->indexed_pods,
+		       engine_only ? "reference not run"
+		       : differ == 0 ? "the same node as the reference for every pod"
+				     : "ANSWERS DIFFER from the reference");
+		free(r[0].slots);
+		free(r[1].slots);
+		if (differ != 0) {
+			fprintf(stderr, "shmsched-interpod-bench: %s: %llu of %llu pods "
+				"placed differently by the engine and the reference\n",
+				kinds[k].name, (unsigned long long)differ,
+				(unsigned long long)(init + pods));
+			return 1;
 		}
 	}
 	urcu_qsbr_unregister_thread();

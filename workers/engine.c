@@ -80,12 +80,19 @@ struct eclass {
 	uint64_t last_use;     /* the change log's head at the class's last pod */
 	uint64_t mix_epoch;    /* the fragmentation mix its leaves were scored with */
 	uint32_t dyn_gpu, dyn_cores;
+	/* Its leaves hold the inter-pod filter too (interpod_node_local), read
+	 * from the class's view as of that view's build number ix_builds. */
+	bool ix_ip;
+	uint64_t ix_builds;
+	uint32_t dyn_anti, dyn_existing_anti;
 	bool index_tried;      /* index_compile() ran (indexed or not) */
 	bool devices;          /* leaves read devices (the pod wants some, or
 				* a device score is on) */
 	/* For a class under inter-pod rules: its counts, kept from the
 	 * change log (workers/interpod.h); NULL until its first such pod. */
 	struct interpod_view *ipv;
+	uint8_t ip_keys;       /* 1: every feasible slot has the hard spread
+				* constraints' keys; 2: not; 0: not known */
 };
 
 /* Dynamic filter reasons of a node, as bits. */
@@ -94,6 +101,8 @@ struct eclass {
 #define MASK_RES(r) (4u << (r)) /* Insufficient r */
 #define MASK_GPU (1u << 20)     /* DeviceFit: GPU */
 #define MASK_CORES (1u << 21)   /* DeviceFit: exclusive cores */
+#define MASK_ANTI (1u << 22)    /* InterPodAffinity: the pod's anti-affinity */
+#define MASK_EXISTING_ANTI (1u << 23) /* ... placed pods' anti-affinity */
 
 #define SEEN_SLOTS 65536u /* a power of two */
 #define STATIC_SLOTS 4096u /* a power of two */
@@ -196,8 +205,10 @@ struct node_read {
 	struct node_view v;
 };
 
+/* `devices`: the plugins will read the node's devices (the pod wants
+ * some, or a device score is on); else r->v.dev is NULL. */
 static void read_node(struct ledger *l, const struct snapshot *s, uint32_t slot,
-		      const struct pod_spec *pod, struct node_read *r)
+		      const struct pod_spec *pod, bool devices, struct node_read *r)
 {
 	struct node_alloc *a = ledger_node(l, slot);
 	r->v = (struct node_view){.spec = &s->nodes[slot], .used = &r->used};
@@ -208,8 +219,10 @@ static void read_node(struct ledger *l, const struct snapshot *s, uint32_t slot,
 		r->v.n_ports = ledger_copy_ports(a, r->ports);
 		r->v.ports = r->ports;
 	}
-	ledger_load_devices(a, &s->nodes[slot].devices, &r->dev);
-	r->v.dev = &r->dev;
+	if (devices) {
+		ledger_load_devices(a, &s->nodes[slot].devices, &r->dev);
+		r->v.dev = &r->dev;
+	}
 }
 
 /* --- creation ----------------------------------------------------------- */
@@ -251,7 +264,7 @@ struct engine *engine_create(struct cluster *c, const struct plugin_ctx *ctx,
 	}
 	frag_counter_init(e->frag_count);
 	diagnosis_reset(&e->diag);
-	e->ip = interpod_create(ctx->strings);
+	e->ip = interpod_create(ctx);
 	e->slots = malloc((cap ? cap : 1) * sizeof(*e->slots));
 	if (e->ip == NULL || e->slots == NULL) {
 		engine_destroy(e);
@@ -367,6 +380,13 @@ static int sync_generation(struct engine *e, const struct snapshot *s)
 }
 
 /* --- scoring and selection, shared by both paths ------------------------ */
+
+/* Whether a filter or score reads the devices of a node for `pod`. */
+static bool reads_devices(const struct engine *e, const struct pod_spec *pod)
+{
+	return devices_wanted(pod) || e->cfg.score.weight_gpu_best_fit ||
+	       e->cfg.score.weight_gpu_frag;
+}
 
 static bool wants_affinity_score(const struct engine *e, const struct pod_spec *pod)
 {
@@ -550,7 +570,7 @@ static void assign_devices(struct engine *e, const struct snapshot *s,
 		return;
 	uint32_t slot = (uint32_t)out->slot;
 	struct node_read nd;
-	read_node(e->ledger, s, slot, pod, &nd);
+	read_node(e->ledger, s, slot, pod, reads_devices(e, pod), &nd);
 	int gpu = -1;
 	if (e->cfg.score.weight_gpu_frag && pod->num_gpu == 1 &&
 	    pod->gpu_milli < GPU_MILLI_PER_DEVICE) {
@@ -619,7 +639,7 @@ static int place_reference(struct engine *e, const struct pod_spec *pod,
 		if (!s->present[i])
 			continue;
 		struct node_read nd;
-		read_node(e->ledger, s, i, pod, &nd);
+		read_node(e->ledger, s, i, pod, reads_devices(e, pod), &nd);
 		unsigned nr = filter_node(&e->ctx, pod, &nd.v, reasons);
 		if (nr == 0 && e->ip_on) {
 			uint8_t code = interpod_filter(e->ip, s, i);
@@ -755,6 +775,15 @@ static uint32_t leaf_eval(struct engine *e, const struct snapshot *s,
 			return MASK_GPU;
 		}
 	}
+	/* The inter-pod filter runs last, as in place_reference(); here only
+	 * when it depends on this node's pods alone (interpod_node_local). */
+	if (k->ix_ip) {
+		uint8_t code = interpod_filter(e->ip, s, slot);
+		if (code == REASON_POD_ANTI_AFFINITY)
+			return MASK_ANTI;
+		if (code != 0)
+			return MASK_EXISTING_ANTI;
+	}
 	v.used_nonzero_cpu_milli = __atomic_load_n(&a->used_nonzero_cpu_milli,
 						   __ATOMIC_RELAXED);
 	v.used_nonzero_mem_bytes = __atomic_load_n(&a->used_nonzero_mem_bytes,
@@ -771,6 +800,8 @@ static void mask_count(struct eclass *k, uint32_t m, int sign)
 	k->dyn_ports += (uint32_t)sign * ((m & MASK_PORTS) != 0);
 	k->dyn_gpu += (uint32_t)sign * ((m & MASK_GPU) != 0);
 	k->dyn_cores += (uint32_t)sign * ((m & MASK_CORES) != 0);
+	k->dyn_anti += (uint32_t)sign * ((m & MASK_ANTI) != 0);
+	k->dyn_existing_anti += (uint32_t)sign * ((m & MASK_EXISTING_ANTI) != 0);
 	for (unsigned i = 0; i < k->n_requested; i++) {
 		unsigned r = k->requested[i];
 		k->dyn_insufficient[r] += (uint32_t)sign * ((m & MASK_RES(r)) != 0);
@@ -785,12 +816,26 @@ static inline bool class_pos(const struct eclass *k, uint32_t slot, uint32_t *p)
 	return (bits >> (slot % 64)) & 1;
 }
 
+/* How far the index may read the change log: to its head, or for leaves
+ * that hold the inter-pod filter, to where the class's view has counted
+ * (a later change is read again once the view has it). */
+static uint64_t index_head(const struct engine *e, const struct eclass *k)
+{
+	uint64_t head = ledger_changes_head(e->ledger);
+	if (k->ix_ip) {
+		uint64_t v = interpod_view_log_pos(k->ipv);
+		head = v < head ? v : head;
+	}
+	return head;
+}
+
 /* Every leaf from the counters now. */
 static void index_rebuild(struct engine *e, const struct snapshot *s, struct eclass *k)
 {
 	/* The head first: a change logged after it is read again later. */
-	k->log_pos = ledger_changes_head(e->ledger);
+	k->log_pos = index_head(e, k);
 	k->mix_epoch = e->mix.epoch;
+	k->dyn_anti = k->dyn_existing_anti = 0;
 	k->dyn_pods = k->dyn_ports = k->dyn_gpu = k->dyn_cores = 0;
 	memset(k->dyn_insufficient, 0, sizeof(k->dyn_insufficient));
 	for (uint32_t p = 0; p < k->n_feasible; p++) {
@@ -807,7 +852,7 @@ static void index_rebuild(struct engine *e, const struct snapshot *s, struct ecl
 /* Brings the index up to the cluster's change log. */
 static void index_sync(struct engine *e, const struct snapshot *s, struct eclass *k)
 {
-	uint64_t head = ledger_changes_head(e->ledger);
+	uint64_t head = index_head(e, k);
 	/* Far behind (or the log moved on, or the fragmentation mix every
 	 * leaf was scored with): a rebuild costs less. */
 	if (k->mix_epoch != e->mix.epoch ||
@@ -1143,6 +1188,8 @@ static void diagnose_class(struct engine *e, const struct snapshot *s,
 	e->diag.by_code[REASON_PORTS] += k->dyn_ports;
 	e->diag.by_code[REASON_GPU] += k->dyn_gpu;
 	e->diag.by_code[REASON_CORES] += k->dyn_cores;
+	e->diag.by_code[REASON_POD_ANTI_AFFINITY] += k->dyn_anti;
+	e->diag.by_code[REASON_EXISTING_ANTI_AFFINITY] += k->dyn_existing_anti;
 	for (int r = 0; r < RES_MAX; r++)
 		e->diag.insufficient[r] += k->dyn_insufficient[r];
 }
@@ -1235,7 +1282,7 @@ static void diagnose_scan(struct engine *e, const struct snapshot *s,
 	e->stats.diagnosis_scans++;
 	for (uint32_t j = 0; j < k->n_feasible; j++) {
 		struct node_read nd;
-		read_node(e->ledger, s, k->feasible[j], pod, &nd);
+		read_node(e->ledger, s, k->feasible[j], pod, reads_devices(e, pod), &nd);
 		unsigned nr;
 		if (pod->n_ports > 0 && !filter_ports(&e->ctx, pod, &nd.v)) {
 			reasons[0] = (struct reason){.code = REASON_PORTS};
@@ -1268,7 +1315,9 @@ static int place_scan(struct engine *e, const struct snapshot *s,
 	uint8_t requested[RES_MAX];
 	unsigned n_requested = requested_of(pod, requested);
 	shards_sync(e);
-	uint32_t n = 0, skipped_shard = UINT32_MAX;
+	/* A shard is asked once per run of its slots: the last one skipped,
+	 * and the last one that may fit. */
+	uint32_t n = 0, skipped_shard = UINT32_MAX, fitting_shard = UINT32_MAX;
 	uint32_t j = k->n_feasible ? first_at_or_after(k, p->start) : 0;
 	for (uint32_t visited = 0; visited < k->n_feasible && n < p->want; visited++) {
 		uint32_t slot = k->feasible[j];
@@ -1276,25 +1325,29 @@ static int place_scan(struct engine *e, const struct snapshot *s,
 		uint32_t sh = slot / SNAP_SHARD_SLOTS;
 		if (sh == skipped_shard)
 			continue;
-		if (shard_cannot_fit(e, s, sh, pod)) {
-			skipped_shard = sh;
-			e->stats.shards_skipped++;
-			continue;
+		if (sh != fitting_shard) {
+			if (shard_cannot_fit(e, s, sh, pod)) {
+				skipped_shard = sh;
+				e->stats.shards_skipped++;
+				continue;
+			}
+			fitting_shard = sh;
 		}
 		e->stats.nodes_checked++;
-		/* Order does not matter here: both only decide feasibility (the
-		 * reasons come from diagnose_scan() when nothing fits). */
+		/* Order does not matter here: each only decides feasibility (the
+		 * reasons come from diagnose_scan() when nothing fits); the
+		 * cheap ones first. */
 		if (!fits(requested, n_requested, s, ledger_node(e->ledger, slot),
 			  pod, slot))
 			continue;
+		if (e->ip_on && interpod_filter(e->ip, s, slot) != 0)
+			continue;
 		struct node_read nd;
-		read_node(e->ledger, s, slot, pod, &nd);
+		read_node(e->ledger, s, slot, pod, reads_devices(e, pod), &nd);
 		if (pod->n_ports > 0 && !filter_ports(&e->ctx, pod, &nd.v))
 			continue;
 		if (devices_wanted(pod) &&
 		    devices_fit(&nd.v.spec->devices, &nd.dev, pod) != DEVICE_FITS)
-			continue;
-		if (e->ip_on && interpod_filter(e->ip, s, slot) != 0)
 			continue;
 		e->slots[n] = slot;
 		struct candidate *cd = &e->cand[n++];
@@ -1310,6 +1363,46 @@ static int place_scan(struct engine *e, const struct snapshot *s,
 	else
 		diagnose_scan(e, s, k, pod);
 	return 0;
+}
+
+/* A pod of class k: from its index when the class is hot, else a scan.
+ * `ip_index`: the index's leaves must hold the inter-pod filter (the pod
+ * is under inter-pod rules that are node-local, and e->ip holds its
+ * PreFilter from the class's view); an index built the other way, or
+ * from a view since built again, is rebuilt first. */
+static int place_class(struct engine *e, const struct snapshot *s,
+		       struct eclass *k, const struct pod_spec *pod, bool ip_index,
+		       struct pass *p, struct placement *out)
+{
+	/* The index pays one leaf update per node change since the class's
+	 * last pod; the scan visits about p->want nodes. So a class whose pods
+	 * come more often than every p->want changes is indexed; a rarer one
+	 * scans (its index, if any, catches up or rebuilds when it is hot
+	 * again). Either way the same node is chosen. */
+	uint64_t head = ledger_changes_head(e->ledger);
+	bool hot = head - k->last_use <= p->want;
+	k->last_use = head;
+	uint64_t builds = ip_index ? interpod_view_builds(k->ipv) : 0;
+	if (hot && !k->index_tried) {
+		k->index_tried = true;
+		k->ix_ip = ip_index;
+		k->ix_builds = builds;
+		size_t before = k->bytes;
+		if (index_compile(e, s, k) < 0)
+			return -ENOMEM;
+		e->class_bytes += k->bytes - before;
+	} else if (hot && k->indexed && (k->ix_ip != ip_index || k->ix_builds != builds)) {
+		k->ix_ip = ip_index;
+		k->ix_builds = builds;
+		index_rebuild(e, s, k);
+	}
+	if (hot && k->indexed) {
+		place_indexed(e, s, k, p, out);
+		return 0;
+	}
+	if (ip_index)
+		e->ip_on = true; /* the scan runs the inter-pod filter itself */
+	return place_scan(e, s, k, pod, p, out);
 }
 
 static int place_fast(struct engine *e, const struct snapshot *s,
@@ -1331,32 +1424,14 @@ static int place_fast(struct engine *e, const struct snapshot *s,
 		return -ENOMEM;
 	struct pass p;
 	begin(e, s, pod, seq, &p, out);
-	/* The index pays one leaf update per node change since the class's
-	 * last pod; the scan visits about p.want nodes. So a class whose pods
-	 * come more often than every p.want changes is indexed; a rarer one
-	 * scans (its index, if any, catches up or rebuilds when it is hot
-	 * again). Either way the same node is chosen. */
-	uint64_t head = ledger_changes_head(e->ledger);
-	bool hot = head - k->last_use <= p.want;
-	k->last_use = head;
-	if (hot && !k->index_tried) {
-		k->index_tried = true;
-		size_t before = k->bytes;
-		if (index_compile(e, s, k) < 0)
-			return -ENOMEM;
-		e->class_bytes += k->bytes - before;
-	}
-	if (hot && k->indexed) {
-		place_indexed(e, s, k, &p, out);
-		return 0;
-	}
-	return place_scan(e, s, k, pod, &p, out);
+	return place_class(e, s, k, pod, false, &p, out);
 }
 
 /* A pod under inter-pod rules: the literal path on a spec's first sight;
  * after that its class's static results and its view of the inter-pod
  * counts, scanned as the reference scans (the class index holds no
- * inter-pod state). */
+ * inter-pod state); or, when the rules can change nothing for it
+ * (interpod_uniform), as a pod under no rule, index included. */
 static int place_interpod(struct engine *e, const struct snapshot *s,
 			  const struct pod_spec *pod, uint64_t seq,
 			  struct placement *out)
@@ -1380,6 +1455,21 @@ static int place_interpod(struct engine *e, const struct snapshot *s,
 	size_t after = interpod_view_bytes(k->ipv);
 	k->bytes += after - before;
 	e->class_bytes += after - before;
+	if (k->ip_keys == 0) { /* once per class: a snapshot flushes classes */
+		k->ip_keys = 1;
+		for (uint32_t j = 0; j < k->n_feasible && k->ip_keys == 1; j++)
+			if (!interpod_hard_keys(e->ip, k->feasible[j]))
+				k->ip_keys = 2;
+	}
+	if (k->ip_keys == 1 && interpod_uniform(e->ip, &e->ip_args)) {
+		e->stats.interpod_uniform++;
+		return place_class(e, s, k, pod, false, &p, out);
+	}
+	if (k->ip_keys == 1 && interpod_node_local(e->ip, s, &e->ip_args)) {
+		e->stats.interpod_node_local++;
+		return place_class(e, s, k, pod, true, &p, out);
+	}
+	k->last_use = ledger_changes_head(e->ledger);
 	e->ip_on = true;
 	return place_scan(e, s, k, pod, &p, out);
 }

@@ -87,6 +87,10 @@ struct engine_stats {
 	uint64_t index_rebuilds; /* whole indexes re-read */
 	uint64_t interpod_pods;  /* placed under inter-pod rules */
 	uint64_t interpod_viewed; /* ... of them through a class's view */
+	uint64_t interpod_uniform; /* ... of those, where the rules changed
+				    * nothing (placed as under no rule) */
+	uint64_t interpod_node_local; /* ... where the filter was node-local
+				       * (the class index holds it) */
 };
 
 /* Creates an engine over `c` with the plugins' strings `ctx` and scores

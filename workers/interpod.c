@@ -189,6 +189,7 @@ struct topo_col {
 	uint32_t *value;      /* [n_slots] the node's value + 1; 0: no label */
 	uint32_t *domain;     /* [n_slots] its domain; UINT32_MAX: no label */
 	uint32_t n_domains;
+	uint32_t n_valued;    /* slots with the label (n_domains: all apart) */
 	uint32_t cap;         /* slots the arrays hold */
 };
 
@@ -205,6 +206,8 @@ struct ip_counts {
 	uint8_t *hard_seen[MAX_CONSTRAINTS];  /* [domain] an eligible node has it */
 	uint32_t hard_cap[MAX_CONSTRAINTS];
 	int64_t existing_score_pods; /* pods whose terms score this pod */
+	int64_t existing_anti_off_host; /* existing_anti's adds on other keys
+					 * than the hostname */
 	struct pmap score;          /* pair -> weight (InterPodAffinity) */
 };
 
@@ -226,11 +229,16 @@ struct interpod_view {
 				     * counted node */
 	struct slot_groups *last;   /* [n_slots] */
 	uint32_t n_slots;
+	size_t entry_bytes;         /* what last[*].e hold */
+	uint64_t builds;            /* times built from scratch */
 	size_t bytes;
 };
 
 struct interpod {
 	const struct intern *strings;
+	uint32_t hostname_key;      /* kubernetes.io/hostname's id; 0: none */
+	uint64_t host_unique_gen;   /* the snapshot generation host_unique is for */
+	bool host_unique;           /* no two nodes share a hostname label value */
 	struct topo_col cols[TOPO_COLS];
 	unsigned next_col;    /* the one rebuilt next (round robin) */
 	struct pmap scratch;  /* value -> domain, while building a column */
@@ -262,6 +270,7 @@ struct interpod {
 	struct group_spread hard[MAX_CONSTRAINTS];
 	const struct topo_col *hard_col[MAX_CONSTRAINTS];
 	int64_t hard_min[MAX_CONSTRAINTS];
+	int64_t hard_max[MAX_CONSTRAINTS]; /* over the same domains */
 	uint32_t hard_domains[MAX_CONSTRAINTS];
 	bool hard_self[MAX_CONSTRAINTS];
 
@@ -311,6 +320,7 @@ static void counts_clear(struct ip_counts *k)
 	pmap_clear(&k->existing_anti);
 	pmap_clear(&k->score);
 	k->existing_score_pods = 0;
+	k->existing_anti_off_host = 0;
 }
 
 /* Per hard constraint c, domain counts sized for its column, zero; and
@@ -339,12 +349,13 @@ static int counts_hard_reset(struct ip_counts *k, const struct topo_col *const *
 	return 0;
 }
 
-struct interpod *interpod_create(const struct intern *strings)
+struct interpod *interpod_create(const struct plugin_ctx *ctx)
 {
 	struct interpod *ip = calloc(1, sizeof(*ip));
 	if (ip == NULL)
 		return NULL;
-	ip->strings = strings;
+	ip->strings = ctx->strings;
+	ip->hostname_key = ctx->id_hostname_key;
 	ip->groups_mask = 255;
 	ip->groups = calloc(ip->groups_mask + 1, sizeof(*ip->groups));
 	int rc = ip->groups ? 0 : -ENOMEM;
@@ -647,6 +658,7 @@ static const struct topo_col *col_of(struct interpod *ip, const struct snapshot 
 	c->key = key;
 	c->n_slots = s->n_slots;
 	c->n_domains = 0;
+	c->n_valued = 0;
 	for (uint32_t slot = 0; slot < s->n_slots; slot++) {
 		uint32_t v;
 		if (!s->present[slot] ||
@@ -662,6 +674,7 @@ static const struct topo_col *col_of(struct interpod *ip, const struct snapshot 
 			*dom = ++c->n_domains; /* index + 1 */
 		c->value[slot] = v + 1;
 		c->domain[slot] = (uint32_t)*dom - 1;
+		c->n_valued++;
 	}
 	c->generation = s->generation;
 	return c;
@@ -727,6 +740,7 @@ static int prefilter_add(const struct interpod *ip, struct ip_counts *k,
 			 const struct node_spec *n, uint32_t slot, uint32_t included,
 			 const struct memo *m, const struct pod_group *e, int64_t cnt)
 {
+	uint32_t v;
 	int rc = 0;
 	if (m->its_affinity | m->its_pref_affinity | m->its_pref_anti)
 		k->existing_score_pods += cnt;
@@ -739,9 +753,14 @@ static int prefilter_add(const struct interpod *ip, struct ip_counts *k,
 	if (m->its_anti) {
 		const struct group_term *et;
 		unsigned ne = pod_group_terms(e, TERM_REQUIRED_ANTI_AFFINITY, &et);
-		for (unsigned t = 0; rc == 0 && t < ne; t++)
-			if (m->its_anti >> t & 1)
-				rc = add_pair(&k->existing_anti, n, et[t].topology_key, cnt);
+		for (unsigned t = 0; rc == 0 && t < ne; t++) {
+			if (!(m->its_anti >> t & 1))
+				continue;
+			rc = add_pair(&k->existing_anti, n, et[t].topology_key, cnt);
+			if (et[t].topology_key != ip->hostname_key &&
+			    node_label(n, et[t].topology_key, &v))
+				k->existing_anti_off_host += cnt;
+		}
 	}
 	for (unsigned c = 0; c < ip->n_hard; c++)
 		if ((included & m->hard) >> c & 1)
@@ -782,6 +801,7 @@ static void prefilter_end(struct interpod *ip)
 	ip->existing_scores = k->existing_score_pods > 0;
 	for (unsigned c = 0; c < ip->n_hard; c++) {
 		int64_t min = INT32_MAX; /* criticalPaths start at MaxInt32 */
+		int64_t max = INT64_MIN;
 		uint32_t domains = 0;
 		for (uint32_t d = 0; d < ip->hard_col[c]->n_domains; d++) {
 			if (!k->hard_seen[c][d])
@@ -789,8 +809,11 @@ static void prefilter_end(struct interpod *ip)
 			domains++;
 			if (k->hard_count[c][d] < min)
 				min = k->hard_count[c][d];
+			if (k->hard_count[c][d] > max)
+				max = k->hard_count[c][d];
 		}
 		ip->hard_min[c] = min;
+		ip->hard_max[c] = max;
 		ip->hard_domains[c] = domains;
 	}
 }
@@ -839,6 +862,84 @@ int interpod_prefilter(struct interpod *ip, const struct snapshot *s,
 }
 
 /* --- Filter --------------------------------------------------------------------- */
+
+bool interpod_hard_keys(const struct interpod *ip, uint32_t slot)
+{
+	for (unsigned c = 0; c < ip->n_hard; c++)
+		if (ip->hard_col[c]->domain[slot] == UINT32_MAX)
+			return false;
+	return true;
+}
+
+/* No eligible domain's skew past maxSkew, for any hard constraint (a
+ * node's domain is eligible whenever the node passed the static filters:
+ * see interpod.h). */
+static bool skew_within(const struct interpod *ip)
+{
+	for (unsigned c = 0; c < ip->n_hard; c++) {
+		int64_t min = ip->hard_min[c];
+		if ((int64_t)ip->hard_domains[c] < ip->hard[c].min_domains)
+			min = 0;
+		if (ip->hard_domains[c] > 0 &&
+		    ip->hard_max[c] + (ip->hard_self[c] ? 1 : 0) - min > ip->hard[c].max_skew)
+			return false;
+	}
+	return true;
+}
+
+/* Whether either score plugin runs (interpod_prescore's decisions). */
+static bool scores_run(const struct interpod *ip, const struct interpod_args *args)
+{
+	bool has_pref = ip->n_pref_aff > 0 || ip->n_pref_anti > 0;
+	bool existing = ip->walked ? ip->existing_scores : ip->cnt->existing_score_pods > 0;
+	return (args->score_interpod &&
+		!(args->ignore_preferred_terms_of_existing && !has_pref) &&
+		(has_pref || existing)) ||
+	       (args->score_spread && ip->n_soft > 0);
+}
+
+bool interpod_uniform(const struct interpod *ip, const struct interpod_args *args)
+{
+	const struct ip_counts *k = ip->cnt;
+	/* Filter: no affinity term to satisfy, no pod to keep away from. */
+	return ip->n_aff == 0 && k->anti_counts.total == 0 &&
+	       k->existing_anti.total == 0 && skew_within(ip) && !scores_run(ip, args);
+}
+
+/* Whether no two nodes of `s` share a value of the hostname label (once
+ * per snapshot generation); false when memory runs out. */
+static bool hostnames_unique(struct interpod *ip, const struct snapshot *s)
+{
+	if (ip->host_unique_gen == s->generation)
+		return ip->host_unique;
+	pmap_clear(&ip->scratch);
+	bool unique = true;
+	for (uint32_t slot = 0; unique && slot < s->n_slots; slot++) {
+		uint32_t v;
+		if (!s->present[slot] || !node_label(&s->nodes[slot], ip->hostname_key, &v))
+			continue;
+		int64_t *seen = pmap_at(&ip->scratch, v);
+		if (seen == NULL)
+			return false;
+		unique = (*seen)++ == 0;
+	}
+	ip->host_unique = unique;
+	ip->host_unique_gen = s->generation;
+	return unique;
+}
+
+bool interpod_node_local(struct interpod *ip, const struct snapshot *s,
+			 const struct interpod_args *args)
+{
+	const struct ip_counts *k = ip->cnt;
+	if (ip->n_aff > 0 || k->existing_anti_off_host > 0 || !skew_within(ip) ||
+	    scores_run(ip, args))
+		return false;
+	for (unsigned t = 0; t < ip->n_anti; t++)
+		if (ip->anti[t].topology_key != ip->hostname_key)
+			return false;
+	return hostnames_unique(ip, s);
+}
 
 uint8_t interpod_filter(const struct interpod *ip, const struct snapshot *s,
 			uint32_t slot)
@@ -1116,6 +1217,16 @@ size_t interpod_view_bytes(const struct interpod_view *v)
 	return v->bytes;
 }
 
+uint64_t interpod_view_log_pos(const struct interpod_view *v)
+{
+	return v->log_pos;
+}
+
+uint64_t interpod_view_builds(const struct interpod_view *v)
+{
+	return v->builds;
+}
+
 static size_t pmap_bytes(const struct pmap *m)
 {
 	return (size_t)(m->mask + 1) * (sizeof(*m->keys) + sizeof(*m->vals) +
@@ -1130,9 +1241,7 @@ static size_t view_measure(const struct interpod_view *v, unsigned n_hard)
 		   (size_t)v->n_slots * sizeof(*v->last);
 	for (unsigned c = 0; c < n_hard; c++)
 		b += v->cnt.hard_cap[c] * (sizeof(int64_t) + 1);
-	for (uint32_t i = 0; i < v->n_slots; i++)
-		b += v->last[i].cap * sizeof(struct group_count);
-	return b;
+	return b + v->entry_bytes;
 }
 
 /* The groups on `slot` that matter to the pod in hand, summed per group
@@ -1217,6 +1326,7 @@ static int view_slot(struct interpod *ip, struct interpod_view *v,
 		if (e == NULL)
 			rc = -ENOMEM;
 		else {
+			v->entry_bytes += (n_now - last->cap) * sizeof(*e);
 			last->e = e;
 			last->cap = n_now;
 		}
@@ -1247,6 +1357,7 @@ static int view_build(struct interpod *ip, struct interpod_view *v,
 			free(v->last[i].e);
 		free(v->last);
 		v->n_slots = 0;
+		v->entry_bytes = 0;
 		v->last = calloc(s->n_slots ? s->n_slots : 1, sizeof(*v->last));
 		if (v->last == NULL)
 			return -ENOMEM;
@@ -1261,6 +1372,7 @@ static int view_build(struct interpod *ip, struct interpod_view *v,
 		v->generation = s->generation;
 		v->group = pod->group;
 	}
+	v->builds++;
 	return rc;
 }
 

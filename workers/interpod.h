@@ -63,9 +63,9 @@ void interpod_args_from(struct interpod_args *a, const struct plugin_ctx *ctx,
 
 struct interpod;
 
-/* Creates one thread's state, reading group encodings from `strings`.
+/* Creates one thread's state, reading group encodings from ctx->strings.
  * Returns NULL with errno ENOMEM. */
-struct interpod *interpod_create(const struct intern *strings);
+struct interpod *interpod_create(const struct plugin_ctx *ctx);
 void interpod_destroy(struct interpod *ip);
 
 /* The decoded group of id `group` (remembered), or NULL when it is 0 or
@@ -104,6 +104,11 @@ struct interpod_view;
 struct interpod_view *interpod_view_create(void);
 void interpod_view_free(struct interpod_view *v);
 size_t interpod_view_bytes(const struct interpod_view *v);
+/* The change log position the view has counted up to, and how many times
+ * it was built from scratch (a class index that holds results read from
+ * it must not run ahead of the one, and starts over on the other). */
+uint64_t interpod_view_log_pos(const struct interpod_view *v);
+uint64_t interpod_view_builds(const struct interpod_view *v);
 
 /* interpod_prefilter for a pod of the view's class, from the view brought
  * up to the change log: Filter, PreScore and Score then read it as they
@@ -121,6 +126,29 @@ int interpod_prefilter_view(struct interpod *ip, struct interpod_view *v,
  * workers/plugins.h). */
 uint8_t interpod_filter(const struct interpod *ip, const struct snapshot *s,
 			uint32_t slot);
+
+/* After a PreFilter: whether the two plugins can change nothing for the
+ * pod on any node that passes the other filters and has every topology
+ * key of its hard spread constraints (interpod_hard_keys): no required
+ * affinity term, no matching pod under its anti-affinity or whose
+ * anti-affinity matches it, every eligible domain's skew within maxSkew
+ * (a node that passed NodeAffinity and TaintToleration is eligible under
+ * any inclusion policy), and neither score runs. The engine then answers
+ * as for a pod under no rule (its class index included), which is the
+ * same answer. */
+bool interpod_uniform(const struct interpod *ip, const struct interpod_args *args);
+bool interpod_hard_keys(const struct interpod *ip, uint32_t slot);
+
+/* After a PreFilter: whether the two plugins' filter on any node that
+ * passes the other filters and has every hard constraint's key depends
+ * on that node's own pods alone, and neither score runs: no required
+ * affinity term, the pod's anti-affinity and the placed pods' that match
+ * it only on kubernetes.io/hostname, no two nodes sharing a hostname,
+ * every eligible domain's skew within maxSkew. A node's filter result
+ * (interpod_filter) then changes only when its own pods do, so a class
+ * index can hold it per node, updated from the change log. */
+bool interpod_node_local(struct interpod *ip, const struct snapshot *s,
+			 const struct interpod_args *args);
 
 /* PreScore for the `n` nodes that passed every filter (their slots in
  * visiting order): the pairs of the pod's preferred terms and existing

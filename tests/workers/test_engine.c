@@ -213,7 +213,23 @@ static void gen_group(struct world *w, struct pod_spec *p, unsigned pct)
 	if (chance(40))
 		g.labels[g.n_labels++] = (struct label){sid(w, "tier"), sid(w, PICK(tiers))};
 	qsort(g.labels, g.n_labels, sizeof(g.labels[0]), label_cmp);
-	if (chance(40)) {
+	if (g.n_labels > 0 && chance(30)) {
+		/* The common replica rule: at most one per node, by required
+		 * anti-affinity to its own labels on hostname (node-local, so
+		 * the fast path's class index holds it). */
+		g.terms[g.n_terms++] = (struct group_term){
+			.kind = TERM_REQUIRED_ANTI_AFFINITY,
+			.topology_key = sid(w, "kubernetes.io/hostname"),
+			.selector = {.present = true, .first_req = g.n_reqs, .n_reqs = 1},
+			.first_ns = g.n_namespaces, .n_ns = 1};
+		g.namespaces[g.n_namespaces++] = g.ns;
+		g.reqs[g.n_reqs++] = (struct group_req){.key = g.labels[0].key,
+						       .op = SEL_IN,
+						       .first_value = g.n_values,
+						       .n_values = 1};
+		g.values[g.n_values++] = g.labels[0].value;
+		p->group_terms = true;
+	} else if (chance(40)) {
 		unsigned n = 1 + below(3);
 		for (unsigned k = 0; k < n; k++) {
 			struct group_term t = {.kind = (uint8_t)below(4),
@@ -367,7 +383,8 @@ static void check_same(struct engine *e, const struct pod_spec *pod, uint64_t se
 
 static void run_case(uint64_t case_no, uint64_t *placed, uint64_t *unschedulable,
 		     uint64_t *indexed, uint64_t *index_updates,
-		     uint64_t *static_reuses, uint64_t *evictions, uint64_t *viewed)
+		     uint64_t *static_reuses, uint64_t *evictions, uint64_t *viewed,
+		     uint64_t *node_local)
 {
 	rng_state = case_no * UINT64_C(0x2545f4914f6cdd1d) + 7;
 	struct world w;
@@ -489,6 +506,7 @@ static void run_case(uint64_t case_no, uint64_t *placed, uint64_t *unschedulable
 	*evictions += st.class_evictions;
 	*index_updates += st.index_updates;
 	*viewed += st.interpod_viewed;
+	*node_local += st.interpod_node_local;
 	free(held);
 	engine_destroy(other);
 	engine_destroy(e);
@@ -504,18 +522,19 @@ static void test_fast_path_equals_reference(void **state)
 	if (env != NULL && *env != '\0')
 		cases = strtoull(env, NULL, 10);
 	uint64_t placed = 0, unschedulable = 0, indexed = 0, updates = 0, reuses = 0;
-	uint64_t evictions = 0, viewed = 0;
+	uint64_t evictions = 0, viewed = 0, node_local = 0;
 	for (uint64_t i = 0; i < cases; i++)
 		run_case(i, &placed, &unschedulable, &indexed, &updates, &reuses,
-			 &evictions, &viewed);
+			 &evictions, &viewed, &node_local);
 	print_message("%" PRIu64 " random cases: %" PRIu64 " pods placed and %"
 		      PRIu64 " unschedulable, identically by both paths (%" PRIu64
 		      " through class indexes, %" PRIu64 " index leaf updates, %" PRIu64
 		      " scans over another class's static results, %" PRIu64
 		      " evictions of cold classes, %" PRIu64 " under inter-pod rules"
-		      " through a class's view)\n",
+		      " through a class's view, %" PRIu64 " of them with node-local"
+		      " rules)\n",
 		      cases, placed, unschedulable, indexed, updates, reuses, evictions,
-		      viewed);
+		      viewed, node_local);
 	/* The generator must exercise both outcomes and the indexed path, or
 	 * the test proves little. */
 	assert_true(placed > cases);
@@ -525,6 +544,7 @@ static void test_fast_path_equals_reference(void **state)
 	assert_true(reuses > cases / 10);
 	assert_true(evictions > cases / 100);
 	assert_true(viewed > cases / 2);
+	assert_true(node_local > cases / 10);
 }
 
 /* pkg/scheduler/schedule_one_test.go TestNumFeasibleNodesToFind. */
@@ -594,12 +614,145 @@ static void test_hand_checked(void **state)
 	intern_destroy(w.strings);
 }
 
+/* --- inter-pod rules held by a class index, stepped by hand ------------- */
+
+/* Six nodes n0..n5, zones a (n0..n2) and b (n3..n5), hostname labels. */
+static struct cluster *six_nodes(struct world *w)
+{
+	memset(w, 0, sizeof(*w));
+	w->strings = intern_create();
+	res_names_init(&w->res);
+	assert_int_equal(plugin_ctx_init(&w->ctx, w->strings, &w->res), 0);
+	struct cluster *c = cluster_create(w->strings, 6);
+	struct node_event ev[6];
+	char name[8], err[256];
+	for (int i = 0; i < 6; i++) {
+		memset(&ev[i], 0, sizeof(ev[i]));
+		snprintf(name, sizeof(name), "n%d", i);
+		ev[i].kind = NODE_EVENT_ADD;
+		ev[i].name = ev[i].spec.name = sid(w, name);
+		ev[i].spec.allocatable.v[RES_CPU] = 8000;
+		ev[i].spec.allocatable.v[RES_MEMORY] = 8LL << 30;
+		ev[i].spec.allocatable.v[RES_PODS] = 110;
+		add_label(w, &ev[i].spec, "kubernetes.io/hostname", name);
+		add_label(w, &ev[i].spec, "zone", i < 3 ? "a" : "b");
+		qsort(ev[i].spec.labels, ev[i].spec.n_labels, sizeof(struct label),
+		      label_cmp);
+	}
+	assert_int_equal(cluster_apply(c, ev, 6, err, sizeof(err)), 0);
+	return c;
+}
+
+/* A pod app=<app> with, when `anti_to` is set, one required anti-affinity
+ * term to app=<anti_to> on `key`. */
+static void app_pod(struct world *w, struct pod_spec *p, const char *app,
+		    const char *anti_to, const char *key)
+{
+	memset(p, 0, sizeof(*p));
+	p->request.v[RES_CPU] = p->nonzero_cpu_milli = 100;
+	struct pod_group g = {.ns = sid(w, "default"), .n_labels = 1};
+	g.labels[0] = (struct label){sid(w, "app"), sid(w, app)};
+	if (anti_to != NULL) {
+		g.n_terms = g.n_reqs = g.n_values = g.n_namespaces = 1;
+		g.namespaces[0] = g.ns;
+		g.reqs[0] = (struct group_req){.key = sid(w, "app"), .op = SEL_IN,
+					       .n_values = 1};
+		g.values[0] = sid(w, anti_to);
+		g.terms[0] = (struct group_term){
+			.kind = TERM_REQUIRED_ANTI_AFFINITY, .topology_key = sid(w, key),
+			.selector = {.present = true, .n_reqs = 1}, .n_ns = 1};
+		p->group_terms = true;
+	}
+	char enc[GROUP_ENCODED_MAX + 1];
+	int len = pod_group_encode(&g, enc, sizeof(enc));
+	assert_true(len > 0);
+	assert_int_equal(intern_add(w->strings, enc, (size_t)len, &p->group), 0);
+}
+
+/* check_same, then the commit; returns the slot. */
+static int64_t place_same(struct engine *e, const struct pod_spec *pod, uint64_t seq)
+{
+	int64_t slot;
+	check_same(e, pod, seq, 0, &slot);
+	if (slot >= 0)
+		assert_int_equal(commit_pod(e, pod, (uint32_t)slot, NULL), 0);
+	return slot;
+}
+
+/* Three orders of events where a class index that holds the inter-pod
+ * filter per node (or did not, and must start to) would go stale if the
+ * engine took it for node-local when it is not; each pod's answer must
+ * be the reference's. */
+static void test_interpod_index_follows_changes(void **state)
+{
+	(void)state;
+	struct world w;
+	struct sched_config cfg;
+	sched_config_default(&cfg);
+	cfg.percentage_of_nodes_to_score = 100;
+	struct pod_spec web, db, web_anti_zone, web_one_per_node;
+
+	/* 1. A plain class indexed first, then touched by a placed pod's
+	 *    anti-affinity on hostname: its index must start holding it. */
+	struct cluster *c = six_nodes(&w);
+	struct engine *e = engine_create(c, &w.ctx, &cfg, 1, 0);
+	app_pod(&w, &web, "web", NULL, NULL);
+	app_pod(&w, &db, "db", "web", "kubernetes.io/hostname");
+	uint64_t seq = 0;
+	for (int i = 0; i < 3; i++)
+		place_same(e, &web, seq++);
+	for (int i = 0; i < 2; i++)
+		place_same(e, &db, seq++);
+	for (int i = 0; i < 4; i++)
+		place_same(e, &web, seq++);
+	struct engine_stats st;
+	engine_get_stats(e, &st);
+	assert_true(st.interpod_node_local > 0);
+	engine_destroy(e);
+	cluster_destroy(c);
+	intern_destroy(w.strings);
+
+	/* 2. Anti-affinity on zone is not node-local: a db pod bound in a zone
+	 *    makes every node of that zone refuse the next web pod (n0 in zone
+	 *    a, then n3 in zone b: then no node is left). */
+	c = six_nodes(&w);
+	e = engine_create(c, &w.ctx, &cfg, 2, 0);
+	app_pod(&w, &web_anti_zone, "web", "db", "zone");
+	app_pod(&w, &db, "db", NULL, NULL);
+	for (int i = 0; i < 2; i++)
+		place_same(e, &web_anti_zone, seq++);
+	assert_int_equal(ledger_account(cluster_ledger(c), 0, &db, NULL, +1), 0);
+	for (int i = 0; i < 2; i++)
+		place_same(e, &web_anti_zone, seq++);
+	assert_int_equal(ledger_account(cluster_ledger(c), 3, &db, NULL, +1), 0);
+	assert_int_equal(place_same(e, &web_anti_zone, seq++), -1);
+	engine_destroy(e);
+	cluster_destroy(c);
+	intern_destroy(w.strings);
+
+	/* 3. One web pod per node (node-local), until a db pod whose
+	 *    anti-affinity to web is on zone lands: then not node-local. */
+	c = six_nodes(&w);
+	e = engine_create(c, &w.ctx, &cfg, 3, 0);
+	app_pod(&w, &web_one_per_node, "web", "web", "kubernetes.io/hostname");
+	app_pod(&w, &db, "db", "web", "zone");
+	for (int i = 0; i < 2; i++)
+		place_same(e, &web_one_per_node, seq++);
+	place_same(e, &db, seq++);
+	for (int i = 0; i < 3; i++)
+		place_same(e, &web_one_per_node, seq++);
+	engine_destroy(e);
+	cluster_destroy(c);
+	intern_destroy(w.strings);
+}
+
 int main(void)
 {
 	urcu_qsbr_register_thread();
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_nodes_to_find),
 		cmocka_unit_test(test_hand_checked),
+		cmocka_unit_test(test_interpod_index_follows_changes),
 		cmocka_unit_test(test_fast_path_equals_reference),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);

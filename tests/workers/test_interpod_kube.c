@@ -240,7 +240,7 @@ static void run_case(const char *file, const json_t *c, struct tally *t)
 	struct interpod_args args;
 	args_of(c, w, &args);
 	const struct snapshot *s = cluster_snapshot(cl);
-	struct interpod *ip = interpod_create(w->strings);
+	struct interpod *ip = interpod_create(&w->ctx);
 	assert_non_null(ip);
 	/* As the engine: nothing runs unless inter-pod rules can touch the
 	 * pod; then PreFilter, Filter per node, PreScore over the nodes
