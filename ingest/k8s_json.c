@@ -70,6 +70,9 @@ struct decoder {
 	bool guaranteed;
 	size_t n_containers;
 	bool other_scheduler; /* the pod names a scheduler other than ours */
+	uint8_t unsupported_kind; /* enum k8s_unsupported: the pod's own answer */
+	char unsupported[768];    /* and its "<path>: <why>" */
+	bool objects_pass;        /* k8s_objects_read_*: only the objects' kinds */
 };
 
 /* --- messages ----------------------------------------------------------- */
@@ -357,23 +360,6 @@ static int get_id(struct decoder *d, const json_t *obj, const char *key, uint32_
 		return rc;
 	size_t mark = path_field(d, key);
 	rc = intern_here(d, s, len, id);
-	path_pop(d, mark);
-	return rc;
-}
-
-/* An array or object that must be absent, null or empty: the pod uses a
- * feature that would change where it may go, which shmsched does not
- * model. */
-static int reject_nonempty(struct decoder *d, const json_t *obj, const char *key,
-			   const char *why)
-{
-	json_t *v = json_object_get(obj, key);
-	if (v == NULL || json_is_null(v) ||
-	    (json_is_array(v) && json_array_size(v) == 0) ||
-	    (json_is_object(v) && json_object_size(v) == 0))
-		return 0;
-	size_t mark = path_field(d, key);
-	int rc = fail(d, -EINVAL, "not supported by shmsched (%s)", why);
 	path_pop(d, mark);
 	return rc;
 }
@@ -1089,6 +1075,24 @@ struct req_acc {
 	int64_t init_max[RES_MAX]; /* max over init containers of their need */
 };
 
+/* spec.resources, pod-level resources (KEP-2837, beta and on by default
+ * since v1.34): cpu, memory and hugepages-<size> only. */
+struct pod_level {
+	bool present; /* an object, even {}: QoS is then the pod's (qos.go) */
+	int64_t req[RES_MAX], lim[RES_MAX];
+	bool has_req[RES_MAX], has_lim[RES_MAX];
+};
+
+/* What a pod's containers add up to, beside its pod-level resources. */
+struct pod_acc {
+	struct req_acc actual;  /* requests, defaulted from limits */
+	struct req_acc nonzero; /* the same with the scoring stand-ins */
+	struct req_acc limits;  /* limits (saturating: only compared) */
+	bool req_named[RES_MAX]; /* some container requests it (after defaulting) */
+	bool lim_named[RES_MAX]; /* some container limits it */
+	struct pod_level level;
+};
+
 static bool add_ok(int64_t *a, int64_t b)
 {
 	return !__builtin_add_overflow(*a, b, a);
@@ -1099,10 +1103,18 @@ static int64_t max64(int64_t a, int64_t b)
 	return a > b ? a : b;
 }
 
+/* The aggregate of an accumulator: max(sum, init containers). */
+static int64_t acc_total(const struct req_acc *acc, int r)
+{
+	return max64(acc->sum[r], acc->init_max[r]);
+}
+
 enum container_kind { CONTAINER, INIT_CONTAINER, SIDECAR };
 
+/* Adds one container. An overflow is an error, or (`saturate`, for limits,
+ * which are only compared) the largest value. */
 static int acc_add(struct decoder *d, struct req_acc *acc, enum container_kind kind,
-		   const int64_t req[RES_MAX])
+		   const int64_t req[RES_MAX], bool saturate)
 {
 	for (int r = 0; r < RES_MAX; r++) {
 		bool ok = true;
@@ -1122,24 +1134,41 @@ static int acc_add(struct decoder *d, struct req_acc *acc, enum container_kind k
 			ok = add_ok(&need, acc->sidecars[r]);
 			break;
 		}
-		if (!ok)
+		if (!ok && saturate) {
+			acc->sum[r] = acc->sidecars[r] = need = INT64_MAX;
+		} else if (!ok) {
 			return fail_at(d, "resources.requests", -EINVAL, "the pod's total "
 				       "%s does not fit in 64 bits",
 				       d->ctx->res->name[r]);
+		}
 		if (kind != CONTAINER)
 			acc->init_max[r] = max64(acc->init_max[r], need);
 	}
 	return 0;
 }
 
+/* A resource's amount for a message: millicores for cpu, else units. */
+static const char *show_amount(int r, int64_t v, char *buf, size_t len)
+{
+	snprintf(buf, len, "%" PRId64 "%s", v, r == RES_CPU ? "m" : "");
+	return buf;
+}
+
+static bool is_hugepages(const char *name)
+{
+	return strncmp(name, "hugepages-", 10) == 0;
+}
+
 /* One container's requests (requests defaulted from limits, as the API
- * server does) into both accumulators. */
+ * server does) into the accumulators; a regular container's limits are
+ * checked against the pod's (validatePodResourceConsistency). */
 static int container_requests(struct decoder *d, const json_t *c,
-			      enum container_kind kind, struct req_acc *actual,
-			      struct req_acc *nonzero)
+			      enum container_kind kind, struct pod_acc *acc)
 {
 	int64_t req[RES_MAX] = {0}, lim[RES_MAX] = {0};
 	bool has_req[RES_MAX] = {false}, has_lim[RES_MAX] = {false};
+	const struct pod_level *pl = &acc->level;
+	char a[32], b[32];
 	json_t *res;
 	int rc = get(d, c, "resources", W_OBJECT, &res);
 	if (rc < 0)
@@ -1149,6 +1178,18 @@ static int container_requests(struct decoder *d, const json_t *c,
 		rc = resource_list(d, res, "requests", req, has_req, NULL);
 		if (rc == 0)
 			rc = resource_list(d, res, "limits", lim, has_lim, NULL);
+		for (int r = 0; r < RES_MAX && rc == 0 && kind == CONTAINER; r++) {
+			if (!has_lim[r] || !pl->has_lim[r] || lim[r] <= pl->lim[r])
+				continue;
+			const char *name = d->ctx->res->name[r];
+			size_t m = path_field(d, "limits");
+			path_key(d, name, strlen(name));
+			rc = fail(d, -EINVAL, "%s must be less than or equal to the pod's "
+				  "limit of %s (spec.resources.limits)",
+				  show_amount(r, lim[r], a, sizeof(a)),
+				  show_amount(r, pl->lim[r], b, sizeof(b)));
+			path_pop(d, m);
+		}
 		path_pop(d, mark);
 		if (rc < 0)
 			return rc;
@@ -1158,6 +1199,8 @@ static int container_requests(struct decoder *d, const json_t *c,
 			req[r] = lim[r];
 			has_req[r] = true;
 		}
+		acc->req_named[r] |= has_req[r];
+		acc->lim_named[r] |= has_lim[r];
 	}
 	/* qos.go (ComputePodQOS): Guaranteed needs positive cpu and memory
 	 * limits in every container, and requests equal to them. The API
@@ -1169,16 +1212,216 @@ static int container_requests(struct decoder *d, const json_t *c,
 	    req[RES_MEMORY] != lim[RES_MEMORY])
 		d->guaranteed = false;
 	req[RES_PODS] = 0; /* every pod counts one; a request for it is not one */
+	lim[RES_PODS] = 0;
 	int64_t nz[RES_MAX];
 	memcpy(nz, req, sizeof(nz));
 	if (!has_req[RES_CPU])
 		nz[RES_CPU] = NONZERO_CPU_MILLI;
 	if (!has_req[RES_MEMORY])
 		nz[RES_MEMORY] = NONZERO_MEM_BYTES;
-	rc = acc_add(d, actual, kind, req);
+	rc = acc_add(d, &acc->actual, kind, req, false);
 	if (rc == 0)
-		rc = acc_add(d, nonzero, kind, nz);
+		rc = acc_add(d, &acc->nonzero, kind, nz, false);
+	if (rc == 0)
+		rc = acc_add(d, &acc->limits, kind, lim, true);
 	return rc;
+}
+
+/* hugepages-<size>: `v` is a whole multiple of the page size
+ * (validation.go, validateResourceQuantityHugePageValue). Call with the
+ * path at the entry. */
+static int hugepage_multiple(struct decoder *d, const char *name, const json_t *raw,
+			     int64_t v)
+{
+	const char *size = name + strlen("hugepages-");
+	int64_t page = 0, page_milli = 0;
+	char q[SHOW_MAX + 16];
+	int rc = quantity_parse(size, strlen(size), QUANTITY_UNITS, &page);
+	if (rc == 0)
+		rc = quantity_parse(size, strlen(size), QUANTITY_MILLI, &page_milli);
+	if (rc < 0 || page <= 0 || page_milli % 1000 != 0 || v % page != 0)
+		return fail(d, -EINVAL, "%s is not a whole multiple of the page size "
+			    "of %s", show(raw, q, sizeof(q)), name);
+	return 0;
+}
+
+/* spec.resources.requests or .limits at member `key`: only the resources
+ * pod-level resources support (IsSupportedPodLevelResource), as
+ * kube-apiserver's validatePodResourceName allows. */
+static int pod_level_list(struct decoder *d, const json_t *res, const char *key,
+			  int64_t v[RES_MAX], bool has[RES_MAX])
+{
+	json_t *list, *q;
+	const char *name;
+	char s[SHOW_MAX + 16];
+	int rc = get(d, res, key, W_OBJECT, &list);
+	if (rc < 0 || list == NULL)
+		return rc;
+	size_t outer = path_field(d, key);
+	json_object_foreach(list, name, q) {
+		size_t len = strlen(name);
+		size_t mark = path_key(d, name, len);
+		int idx = -1;
+		int64_t value = 0;
+		if (!str_is(name, len, "cpu") && !str_is(name, len, "memory") &&
+		    !is_hugepages(name))
+			rc = fail(d, -EINVAL, "%s is not a pod-level resource (cpu, "
+				  "memory and hugepages-<size> are)",
+				  show_str(name, len, s, sizeof(s)));
+		else
+			rc = resource_here(d, name, len, &idx);
+		if (rc == 0)
+			rc = quantity_here(d, q, idx == RES_CPU ? QUANTITY_MILLI :
+							      QUANTITY_UNITS, &value);
+		if (rc == 0 && is_hugepages(name))
+			rc = hugepage_multiple(d, name, q, value);
+		path_pop(d, mark);
+		if (rc < 0)
+			break;
+		v[idx] = value;
+		has[idx] = true;
+	}
+	path_pop(d, outer);
+	return rc;
+}
+
+/* spec.resources as written, before the containers are read. */
+static int pod_level_read(struct decoder *d, const json_t *spec, struct pod_level *pl)
+{
+	json_t *res, *os;
+	const char *os_name = "";
+	size_t os_len = 0;
+	memset(pl, 0, sizeof(*pl));
+	int rc = get(d, spec, "resources", W_OBJECT, &res);
+	if (rc < 0 || res == NULL)
+		return rc;
+	pl->present = true;
+	size_t mark = path_field(d, "resources");
+	rc = pod_level_list(d, res, "requests", pl->req, pl->has_req);
+	if (rc == 0)
+		rc = pod_level_list(d, res, "limits", pl->lim, pl->has_lim);
+	path_pop(d, mark);
+	if (rc == 0)
+		rc = get(d, spec, "os", W_OBJECT, &os);
+	if (rc == 0 && os != NULL) {
+		mark = path_field(d, "os");
+		rc = get_str(d, os, "name", &os_name, &os_len);
+		path_pop(d, mark);
+	}
+	if (rc < 0)
+		return rc;
+	bool any = false, cpu_mem = false, huge = false;
+	for (int r = 0; r < RES_MAX; r++) {
+		bool set = pl->has_req[r] || pl->has_lim[r];
+		any |= set;
+		cpu_mem |= set && (r == RES_CPU || r == RES_MEMORY);
+		huge |= set && r >= RES_FIRST_NAMED;
+	}
+	mark = path_field(d, "resources");
+	if (any && str_is(os_name, os_len, "windows"))
+		rc = fail(d, -EINVAL, "may not be set for a windows pod (spec.os.name)");
+	else if (huge && !cpu_mem)
+		rc = fail(d, -EINVAL, "hugepages need a cpu or memory request or limit "
+			  "beside them");
+	path_pop(d, mark);
+	return rc;
+}
+
+/* kube-apiserver's defaulting of pod-level requests (defaults.go,
+ * defaultHugePagePodLimits then defaultPodRequests), then its checks of
+ * them (validateResourceRequirements, validatePodResourceConsistency),
+ * then the pod's QoS class (qos.go ComputePodQOS: with spec.resources set,
+ * the pod's own resources decide it). Call with the path at spec. */
+static int pod_level_apply(struct decoder *d, struct pod_acc *acc)
+{
+	struct pod_level *pl = &acc->level;
+	const struct res_names *names = d->ctx->res;
+	char a[32], b[32];
+	int rc = 0;
+	if (!pl->present)
+		return 0;
+	bool any_req = false, any_lim = false;
+	for (int r = 0; r < RES_MAX; r++) {
+		any_req |= pl->has_req[r];
+		any_lim |= pl->has_lim[r];
+	}
+	/* A hugepages limit of the containers becomes the pod's, unless the
+	 * pod requests that size. */
+	for (int r = RES_FIRST_NAMED; r < RES_MAX && (any_req || any_lim); r++) {
+		if (!is_hugepages(names->name[r]) || !acc->lim_named[r] ||
+		    pl->has_req[r] || pl->has_lim[r])
+			continue;
+		pl->lim[r] = acc_total(&acc->limits, r);
+		pl->has_lim[r] = any_lim = true;
+	}
+	/* With a pod limit, an unset pod request is the containers' aggregate
+	 * (cpu and memory, when some container requests them), else the
+	 * limit. */
+	for (int r = 0; r < RES_MAX && any_lim; r++) {
+		if (pl->has_req[r])
+			continue;
+		if ((r == RES_CPU || r == RES_MEMORY) && acc->req_named[r]) {
+			pl->req[r] = acc_total(&acc->actual, r);
+			pl->has_req[r] = true;
+		} else if (pl->has_lim[r]) {
+			pl->req[r] = pl->lim[r];
+			pl->has_req[r] = true;
+		}
+	}
+	size_t outer = path_field(d, "resources");
+	for (int r = 0; r < RES_MAX && rc == 0; r++) {
+		bool huge = r >= RES_FIRST_NAMED;
+		const char *name = names->name[r];
+		int64_t agg = acc_total(&acc->actual, r);
+		size_t mark = path_field(d, "requests");
+		path_key(d, name, strlen(name));
+		if (pl->has_req[r] && huge && !pl->has_lim[r])
+			rc = fail(d, -EINVAL, "a hugepages request needs a limit "
+				  "(spec.resources.limits): hugepages are not "
+				  "overcommitted");
+		else if (pl->has_req[r] && pl->has_lim[r] && huge &&
+			 pl->req[r] != pl->lim[r])
+			rc = fail(d, -EINVAL, "%s must equal its limit of %s: hugepages "
+				  "are not overcommitted",
+				  show_amount(r, pl->req[r], a, sizeof(a)),
+				  show_amount(r, pl->lim[r], b, sizeof(b)));
+		else if (pl->has_req[r] && pl->has_lim[r] && pl->req[r] > pl->lim[r])
+			rc = fail(d, -EINVAL, "%s must be less than or equal to the %s "
+				  "limit of %s", show_amount(r, pl->req[r], a, sizeof(a)),
+				  name, show_amount(r, pl->lim[r], b, sizeof(b)));
+		else if (pl->has_req[r] && agg > pl->req[r])
+			rc = fail(d, -EINVAL, "%s must be greater than or equal to the "
+				  "aggregate container requests of %s",
+				  show_amount(r, pl->req[r], a, sizeof(a)),
+				  show_amount(r, agg, b, sizeof(b)));
+		path_pop(d, mark);
+		if (rc == 0 && huge && pl->has_lim[r] &&
+		    acc_total(&acc->limits, r) > pl->lim[r]) {
+			mark = path_field(d, "limits");
+			path_key(d, name, strlen(name));
+			rc = fail(d, -EINVAL, "%s must be greater than or equal to the "
+				  "aggregate container limits of %s",
+				  show_amount(r, pl->lim[r], a, sizeof(a)),
+				  show_amount(r, acc_total(&acc->limits, r), b, sizeof(b)));
+			path_pop(d, mark);
+		}
+	}
+	path_pop(d, outer);
+	if (rc < 0)
+		return rc;
+	/* Guaranteed: positive cpu and memory limits, and every positive cpu
+	 * and memory request equal to its limit; nothing at all: BestEffort. */
+	unsigned n_req = 0, n_lim = 0;
+	bool equal = true;
+	for (int r = RES_CPU; r <= RES_MEMORY; r++) {
+		bool req = pl->has_req[r] && pl->req[r] > 0;
+		bool lim = pl->has_lim[r] && pl->lim[r] > 0;
+		n_req += req;
+		n_lim += lim;
+		equal &= !req || (lim && pl->req[r] == pl->lim[r]);
+	}
+	d->guaranteed = n_lim == 2 && n_req == n_lim && equal;
+	return 0;
 }
 
 /* --- pods: host ports --------------------------------------------------- */
@@ -1252,8 +1495,7 @@ next:
 
 /* Containers (kind CONTAINER) or init containers: requests and ports. */
 static int containers(struct decoder *d, const json_t *spec, const char *key,
-		      bool host_network, struct req_acc *actual,
-		      struct req_acc *nonzero)
+		      bool host_network, struct pod_acc *acc)
 {
 	json_t *list, *c;
 	size_t i;
@@ -1274,7 +1516,7 @@ static int containers(struct decoder *d, const json_t *spec, const char *key,
 				kind = SIDECAR;
 		}
 		if (rc == 0)
-			rc = container_requests(d, c, kind, actual, nonzero);
+			rc = container_requests(d, c, kind, acc);
 		/* nodeports/node_ports.go takes host ports from spec.containers;
 		 * sidecars count too (they keep running). A plain init container
 		 * has exited before the containers start: its ports hold nothing. */
@@ -1288,23 +1530,29 @@ static int containers(struct decoder *d, const json_t *spec, const char *key,
 	return rc;
 }
 
-/* Effective requests: max(sum, init containers) + overhead. */
+/* Effective requests: PodRequests, with pod-level resources: max(sum,
+ * init containers), each resource spec.resources.requests names (after
+ * kube-apiserver's defaulting) taken from there instead, then overhead.
+ * The scoring stand-ins are per container, so a pod-level request
+ * replaces them too (NonMissingContainerRequests). */
 static int pod_requests(struct decoder *d, const json_t *spec, bool host_network)
 {
 	struct pod_spec *p = &d->pod;
-	struct req_acc actual, nonzero;
+	struct pod_acc acc;
 	int64_t overhead[RES_MAX] = {0};
 	bool has[RES_MAX] = {false};
-	memset(&actual, 0, sizeof(actual));
-	memset(&nonzero, 0, sizeof(nonzero));
+	memset(&acc, 0, sizeof(acc));
 	d->guaranteed = true;
 	d->n_containers = 0;
-	int rc = containers(d, spec, "containers", host_network, &actual, &nonzero);
+	int rc = pod_level_read(d, spec, &acc.level);
 	if (rc == 0)
-		rc = containers(d, spec, "initContainers", host_network, &actual,
-				&nonzero);
+		rc = containers(d, spec, "containers", host_network, &acc);
+	if (rc == 0)
+		rc = containers(d, spec, "initContainers", host_network, &acc);
 	if (d->n_containers == 0)
 		d->guaranteed = false; /* BestEffort */
+	if (rc == 0)
+		rc = pod_level_apply(d, &acc);
 	if (rc == 0)
 		rc = resource_list(d, spec, "overhead", overhead, has, NULL);
 	if (rc < 0)
@@ -1312,8 +1560,10 @@ static int pod_requests(struct decoder *d, const json_t *spec, bool host_network
 	overhead[RES_PODS] = 0;
 	size_t mark = path_field(d, "overhead");
 	for (int r = 0; r < RES_MAX; r++) {
-		int64_t a = max64(actual.sum[r], actual.init_max[r]);
-		int64_t z = max64(nonzero.sum[r], nonzero.init_max[r]);
+		int64_t a = acc_total(&acc.actual, r);
+		int64_t z = acc_total(&acc.nonzero, r);
+		if (acc.level.has_req[r])
+			a = z = acc.level.req[r];
 		if (!add_ok(&a, overhead[r]) || !add_ok(&z, overhead[r])) {
 			rc = fail(d, -EINVAL, "the pod's total %s does not fit in "
 				  "64 bits", d->ctx->res->name[r]);
@@ -2017,8 +2267,35 @@ static int pod_group_fields(struct decoder *d, const json_t *obj, const json_t *
 
 /* --- pods ---------------------------------------------------------------- */
 
-/* Fields that would change where the pod may go and that shmsched does not
- * model: refused by name rather than ignored. */
+/* The first field of a pod to place that needs what shmsched does not do:
+ * remembered as the pod's own answer (k8s_pod_meta.unsupported), "<path
+ * of `field`>: <why>". The rest of the pod is still decoded and checked,
+ * so a malformed file is still refused whole. */
+static void mark_unsupported(struct decoder *d, uint8_t kind, const char *field,
+			     const char *why)
+{
+	if (d->unsupported_kind != K8S_UNSUPPORTED_NONE)
+		return;
+	d->unsupported_kind = kind;
+	snprintf(d->unsupported, sizeof(d->unsupported), "%s%s%s: %s", d->path,
+		 d->path_len > 0 ? "." : "", field, why);
+}
+
+/* Member `key`, an array (`w` W_ARRAY) or object: whether it holds
+ * anything. Absent, null, [] and {} hold nothing. */
+static int get_nonempty(struct decoder *d, const json_t *obj, const char *key,
+			enum want w, bool *nonempty)
+{
+	json_t *v;
+	int rc = get(d, obj, key, w, &v);
+	*nonempty = v != NULL && (w == W_ARRAY ? json_array_size(v) > 0 :
+						  json_object_size(v) > 0);
+	return rc;
+}
+
+/* Fields of a pod to place that would change where it may go and that
+ * shmsched does not model: the pod is answered on its own, never placed
+ * by a spec that leaves them out (mark_unsupported). */
 static int pod_unsupported(struct decoder *d, const json_t *spec)
 {
 	json_t *vols, *vol;
@@ -2036,26 +2313,40 @@ static int pod_unsupported(struct decoder *d, const json_t *spec)
 		(void)q;
 		return 0;
 	}
-	if ((rc = reject_nonempty(d, spec, "schedulingGates",
-				  "a gated pod is not schedulable yet")) < 0 ||
-	    (rc = reject_nonempty(d, spec, "resourceClaims",
-				  "dynamic resource allocation would change placement")) < 0 ||
-	    (rc = reject_nonempty(d, spec, "resources",
-				  "pod-level resources would change the requests")) < 0)
+	bool gates, claims;
+	if ((rc = get_nonempty(d, spec, "schedulingGates", W_ARRAY, &gates)) < 0 ||
+	    (rc = get_nonempty(d, spec, "resourceClaims", W_ARRAY, &claims)) < 0)
 		return rc;
+	/* kube-scheduler's SchedulingGates PreEnqueue keeps a gated pod out
+	 * of the queue until its gates are removed. */
+	if (gates)
+		mark_unsupported(d, K8S_UNSUPPORTED_SCHEDULING_GATES, "schedulingGates",
+				 "the pod waits for its scheduling gates to be removed, "
+				 "and shmsched keeps no pod waiting");
+	if (claims)
+		mark_unsupported(d, K8S_UNSUPPORTED_RESOURCE_CLAIMS, "resourceClaims",
+				 "dynamic resource allocation is not supported");
 	if ((rc = get(d, spec, "volumes", W_ARRAY, &vols)) < 0 || vols == NULL)
 		return rc;
 	size_t outer = path_field(d, "volumes");
 	json_array_foreach(vols, i, vol) {
 		size_t mark = path_index(d, i);
+		bool pvc = false, eph = false;
 		rc = check_type(d, vol, W_OBJECT);
 		if (rc == 0)
-			rc = reject_nonempty(d, vol, "persistentVolumeClaim",
-					     "volume binding would change placement");
+			rc = get_nonempty(d, vol, "persistentVolumeClaim", W_OBJECT, &pvc);
 		if (rc == 0)
-			rc = reject_nonempty(d, vol, "ephemeral",
-					     "an ephemeral volume is a claim: volume "
-					     "binding would change placement");
+			rc = get_nonempty(d, vol, "ephemeral", W_OBJECT, &eph);
+		/* VolumeBinding, VolumeZone, VolumeRestrictions and
+		 * NodeVolumeLimits act on claims. */
+		if (pvc)
+			mark_unsupported(d, K8S_UNSUPPORTED_VOLUME_BINDING,
+					 "persistentVolumeClaim",
+					 "volume binding is not supported");
+		if (eph)
+			mark_unsupported(d, K8S_UNSUPPORTED_VOLUME_BINDING, "ephemeral",
+					 "a generic ephemeral volume is a claim, and volume "
+					 "binding is not supported");
 		path_pop(d, mark);
 		if (rc < 0)
 			break;
@@ -2178,6 +2469,8 @@ static int decode_pod(struct decoder *d, const json_t *obj, size_t index)
 		rc = get(d, obj, "spec", W_OBJECT, &spec);
 	d->guaranteed = false;
 	d->other_scheduler = false;
+	d->unsupported_kind = K8S_UNSUPPORTED_NONE;
+	d->unsupported[0] = '\0';
 	if (rc == 0 && spec != NULL) {
 		mark = path_field(d, "spec");
 		rc = pod_spec_fields(d, spec);
@@ -2191,6 +2484,10 @@ static int decode_pod(struct decoder *d, const json_t *obj, size_t index)
 		return rc;
 
 	meta.other_scheduler = d->other_scheduler;
+	if (d->unsupported_kind != K8S_UNSUPPORTED_NONE) {
+		meta.unsupported_kind = d->unsupported_kind;
+		meta.unsupported = d->unsupported;
+	}
 	if (d->v->pod == NULL)
 		return fail(d, -EINVAL, "a Pod in a file read for nodes only");
 	if (d->err != NULL && d->err_len > 0)
@@ -2427,6 +2724,12 @@ static int one_pod(void *arg, const struct pod_spec *pod,
 	if (meta->other_scheduler) {
 		snprintf(err, err_len, "spec.schedulerName names another scheduler: "
 			 "shmsched schedules only for default-scheduler");
+		return -EINVAL;
+	}
+	if (meta->unsupported != NULL) {
+		/* A template is placed as given: it cannot be answered on its own. */
+		snprintf(err, err_len, "%s: shmsched cannot place this pod",
+			 meta->unsupported);
 		return -EINVAL;
 	}
 	if (o->pod == NULL || o->got++ > 0) {

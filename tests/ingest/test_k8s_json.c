@@ -27,6 +27,7 @@ struct sink {
 	struct node_spec nodes[MAX_OBJECTS];
 	struct pod_spec pods[MAX_OBJECTS];
 	struct k8s_pod_meta metas[MAX_OBJECTS];
+	char unsupported[MAX_OBJECTS][768]; /* metas[].unsupported, copied */
 	size_t n_nodes, n_pods;
 	int refuse;             /* what the visitor returns */
 	const char *refuse_msg; /* and writes, if not NULL */
@@ -57,7 +58,14 @@ static int on_pod(void *arg, const struct pod_spec *p, const struct k8s_pod_meta
 	}
 	assert_true(s->n_pods < MAX_OBJECTS);
 	s->pods[s->n_pods] = *p;
-	s->metas[s->n_pods++] = *m;
+	s->metas[s->n_pods] = *m;
+	/* The text lives as long as the visit: kept here. */
+	if (m->unsupported != NULL) {
+		snprintf(s->unsupported[s->n_pods], sizeof(s->unsupported[0]), "%s",
+			 m->unsupported);
+		s->metas[s->n_pods].unsupported = s->unsupported[s->n_pods];
+	}
+	s->n_pods++;
 	return 0;
 }
 
@@ -1078,7 +1086,6 @@ static void test_cluster_file_pods_count_whatever_they_carry(void **state)
 		"'volumes':[{'name':'e','ephemeral':{'volumeClaimTemplate':{}}}]",
 		"'schedulingGates':[{'name':'g'}]",
 		"'resourceClaims':[{'name':'gpu'}]",
-		"'resources':{'requests':{'cpu':'1'}}",
 		"'someFutureField':{'a':1}",
 	};
 	for (size_t i = 0; i < sizeof(carry) / sizeof(carry[0]); i++) {
@@ -1095,63 +1102,109 @@ static void test_cluster_file_pods_count_whatever_they_carry(void **state)
 			fail_msg("%s: %s", carry[i], s->err);
 		assert_int_equal(s->n_pods, 1);
 		assert_true(s->pods[0].group_terms);
-		/* The same pod to place: refused, or (another scheduler's)
-		 * visited marked as not ours. */
-		if (i == 0) {
-			assert_int_equal(load_pod(s, spec), 0);
+		assert_null(s->metas[0].unsupported);
+		/* The same pod to place: visited marked as not ours (another
+		 * scheduler's) or as needing what shmsched does not do. */
+		assert_int_equal(load_pod(s, spec), 0);
+		if (i == 0)
 			assert_true(s->metas[0].other_scheduler);
-		} else if (i + 1 < sizeof(carry) / sizeof(carry[0])) {
-			assert_int_equal(load_pod(s, spec), -EINVAL);
-		}
+		else if (i + 1 < sizeof(carry) / sizeof(carry[0]))
+			assert_non_null(s->metas[0].unsupported);
+		else
+			assert_null(s->metas[0].unsupported);
 	}
 }
 
-/* Features that would change placement are refused by name. */
-static void test_unsupported_fields(void **state)
+/* A pod to place that needs what shmsched does not do is visited whole,
+ * with its own answer: kube-scheduler would hold a gated pod back
+ * (schedulinggates/scheduling_gates.go, PreEnqueue) and bind claims
+ * (volumebinding/volume_binding.go, dynamicresources/dynamicresources.go),
+ * which shmsched does not. The first such field names the reason. */
+static void test_unsupported_pods(void **state)
 {
 	struct sink *s = *state;
 	static const struct {
 		const char *spec;
-		const char *path;
+		uint8_t kind;
+		const char *want;
 	} cases[] = {
-		{"'schedulingGates':[{'name':'g'}]", "spec.schedulingGates"},
-		{"'resourceClaims':[{'name':'gpu'}]", "spec.resourceClaims"},
+		{"'schedulingGates':[{'name':'g'}]", K8S_UNSUPPORTED_SCHEDULING_GATES,
+		 "spec.schedulingGates: the pod waits for its scheduling gates to be "
+		 "removed, and shmsched keeps no pod waiting"},
+		{"'resourceClaims':[{'name':'gpu'}]", K8S_UNSUPPORTED_RESOURCE_CLAIMS,
+		 "spec.resourceClaims: dynamic resource allocation is not supported"},
 		{"'volumes':[{'name':'a','emptyDir':{}},{'name':'d','persistentVolumeClaim':"
-		 "{'claimName':'c'}}]", "spec.volumes[1].persistentVolumeClaim"},
+		 "{'claimName':'c'}}]", K8S_UNSUPPORTED_VOLUME_BINDING,
+		 "spec.volumes[1].persistentVolumeClaim: volume binding is not supported"},
 		{"'volumes':[{'name':'e','ephemeral':{'volumeClaimTemplate':{}}}]",
-		 "spec.volumes[0].ephemeral"},
-		{"'resources':{'requests':{'cpu':'1'}}", "spec.resources"},
+		 K8S_UNSUPPORTED_VOLUME_BINDING,
+		 "spec.volumes[0].ephemeral: a generic ephemeral volume is a claim, and "
+		 "volume binding is not supported"},
+		/* The first field wins: gates before claims before volumes. */
+		{"'volumes':[{'name':'d','persistentVolumeClaim':{'claimName':'c'}}],"
+		 "'resourceClaims':[{'name':'x'}],'schedulingGates':[{'name':'g'}]",
+		 K8S_UNSUPPORTED_SCHEDULING_GATES, "spec.schedulingGates: "},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		char want[256];
-		assert_int_equal(load_pod(s, cases[i].spec), -EINVAL);
-		snprintf(want, sizeof(want), "pods.json: pod default/p: %s: not supported "
-			 "by shmsched (", cases[i].path);
-		if (strncmp(s->err, want, strlen(want)) != 0)
-			fail_msg("%s: got \"%s\"", cases[i].path, s->err);
+		char spec[512];
+		snprintf(spec, sizeof(spec), "%s,'containers':[{'name':'c','resources':"
+			 "{'requests':{'cpu':'250m'}}}]", cases[i].spec);
+		if (load_pod(s, spec) != 0)
+			fail_msg("case %zu: %s", i, s->err);
+		assert_int_equal(s->n_pods, 1);
+		assert_int_equal(s->metas[0].unsupported_kind, cases[i].kind);
+		assert_non_null(s->metas[0].unsupported);
+		if (strncmp(s->metas[0].unsupported, cases[i].want,
+			    strlen(cases[i].want)) != 0)
+			fail_msg("case %zu: got \"%s\"", i, s->metas[0].unsupported);
+		/* The rest of the pod is decoded as any other's. */
+		assert_int_equal(s->pods[0].request.v[RES_CPU], 250);
 	}
+	/* Still checked whole: a malformed pod is an error for the file. */
+	assert_int_equal(load_pod(s, "'schedulingGates':[{'name':'g'}],'containers':"
+				     "[{'resources':{'requests':{'cpu':'12x'}}}]"), -EINVAL);
+	assert_non_null(strstr(s->err, "spec.containers[0].resources.requests.cpu: "
+				       "\"12x\" is not a quantity"));
+	assert_int_equal(load_pod(s, "'schedulingGates':{'name':'g'}"), -EINVAL);
+	assert_string_equal(s->err, "pods.json: pod default/p: spec.schedulingGates: "
+			    "expected an array, got an object");
+	assert_int_equal(load_pod(s, "'volumes':[{'name':'d','persistentVolumeClaim':"
+				     "'c'}]"), -EINVAL);
+	assert_string_equal(s->err, "pods.json: pod default/p: spec.volumes[0]."
+			    "persistentVolumeClaim: expected an object, got a string");
+
 	/* A pod for another scheduler is not refused: it is visited marked as
 	 * not ours (kube-scheduler ignores it), whatever else it carries. */
 	assert_int_equal(load_pod(s, "'schedulerName':'my-scheduler',"
 				     "'schedulingGates':[{'name':'g'}]"), 0);
 	assert_int_equal(s->n_pods, 1);
 	assert_true(s->metas[0].other_scheduler);
+	assert_null(s->metas[0].unsupported);
 	assert_int_equal(load_pod(s, "'schedulerName':'default-scheduler'"), 0);
 	assert_false(s->metas[0].other_scheduler);
-	/* A template must be ours. */
+	/* A template must be ours, and placeable as given. */
 	struct pod_spec tmpl;
 	const char *json = "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"t\"},"
 			   "\"spec\":{\"schedulerName\":\"volcano\"}}";
 	assert_int_equal(k8s_load_one("t.json", json, strlen(json), &s->ctx, &tmpl,
 				      NULL, s->err, sizeof(s->err)), -EINVAL);
 	assert_non_null(strstr(s->err, "names another scheduler"));
+	json = "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"t\"},"
+	       "\"spec\":{\"resourceClaims\":[{\"name\":\"gpu\"}]}}";
+	assert_int_equal(k8s_load_one("t.json", json, strlen(json), &s->ctx, &tmpl,
+				      NULL, s->err, sizeof(s->err)), -EINVAL);
+	assert_string_equal(s->err, "spec.resourceClaims: dynamic resource allocation "
+			    "is not supported: shmsched cannot place this pod");
 
 	/* Empty forms of the same fields, and the default scheduler, are fine. */
 	assert_int_equal(load_pod(s, "'schedulerName':'default-scheduler',"
 				     "'affinity':{'podAffinity':{},'podAntiAffinity':null},"
 				     "'topologySpreadConstraints':[],'schedulingGates':null,"
-				     "'resourceClaims':[],'volumes':[{'name':'x','configMap':{}}],"
+				     "'resourceClaims':[],'volumes':[{'name':'x','configMap':{}},"
+				     "{'name':'y','persistentVolumeClaim':{}},{'name':'z',"
+				     "'ephemeral':null}],"
 				     "'priorityClassName':'high','someFutureField':{'a':1}"), 0);
+	assert_null(s->metas[0].unsupported);
 }
 
 /* --- file forms -------------------------------------------------------------- */
@@ -1730,7 +1783,7 @@ int main(void)
 		T(test_host_ports),
 		T(test_pod_groups),
 		T(test_cluster_file_pods_count_whatever_they_carry),
-		T(test_unsupported_fields),
+		T(test_unsupported_pods),
 		T(test_lists),
 		T(test_json_lines),
 		T(test_kind_errors),
