@@ -615,6 +615,235 @@ static void test_requests_errors(void **state)
 			  "expected an array, got an object");
 }
 
+/* --- pods: pod-level resources ---------------------------------------------- */
+
+/* A pod's effective requests as its pod-level resources make them. */
+struct level_case {
+	const char *spec;
+	int64_t cpu, mem, nonzero_cpu, nonzero_mem;
+	int64_t huge_2mi, huge_1gi; /* -1: not registered / not checked */
+};
+
+static void check_level_case(struct sink *s, size_t i, const struct level_case *c)
+{
+	if (load_pod(s, c->spec) != 0)
+		fail_msg("case %zu: %s", i, s->err);
+	const struct pod_spec *p = &s->pods[0];
+	if (p->request.v[RES_CPU] != c->cpu || p->request.v[RES_MEMORY] != c->mem ||
+	    p->nonzero_cpu_milli != c->nonzero_cpu ||
+	    p->nonzero_mem_bytes != c->nonzero_mem)
+		fail_msg("case %zu: cpu %lld mem %lld nonzero %lld %lld", i,
+			 (long long)p->request.v[RES_CPU],
+			 (long long)p->request.v[RES_MEMORY],
+			 (long long)p->nonzero_cpu_milli,
+			 (long long)p->nonzero_mem_bytes);
+	if (c->huge_2mi >= 0)
+		assert_int_equal(p->request.v[res_index(s, "hugepages-2Mi")], c->huge_2mi);
+	if (c->huge_1gi >= 0)
+		assert_int_equal(p->request.v[res_index(s, "hugepages-1Gi")], c->huge_1gi);
+}
+
+/* PodRequests with pod-level resources: the cases of TestPodLevelResourceRequests
+ * (k8s.io/component-helpers/resource/helpers_test.go) that kube-apiserver
+ * accepts, and the scoring stand-ins (NonMissingContainerRequests), which a
+ * pod-level request replaces (noderesources/resource_allocation.go,
+ * calculatePodResourceRequest). */
+static void test_pod_level_requests(void **state)
+{
+	struct sink *s = *state;
+	const int64_t mi = MIB, nz_mem = 200 * MIB;
+	static const char sidecars[] =
+		"'containers':[{'resources':{'requests':{'memory':'3Mi','cpu':'2m'}}}],"
+		"'initContainers':[{'restartPolicy':'Always','resources':{'requests':"
+		"{'memory':'5Mi','cpu':'4m'}}},{'resources':{'requests':{'memory':'6Mi',"
+		"'cpu':'8m'}}}]";
+	char with_level[1024];
+	snprintf(with_level, sizeof(with_level), "'resources':{'requests':{'memory':"
+		 "'15Mi','cpu':'18m'}},%s", sidecars);
+	const struct level_case cases[] = {
+		/* "pod level memory resource with SkipPodLevelResources false" */
+		{"'resources':{'requests':{'memory':'2Mi'}}", 0, 2 * mi, 0, 2 * mi, -1, -1},
+		/* "pod level memory and container level cpu resources": the memory
+		 * stand-in (200Mi) is replaced by the pod's 2Mi. */
+		{"'resources':{'requests':{'memory':'2Mi'}},'containers':[{'resources':"
+		 "{'requests':{'cpu':'2m'}}}]", 2, 2 * mi, 2, 2 * mi, -1, -1},
+		/* "both container-level and pod-level resources set" */
+		{"'resources':{'requests':{'memory':'6Mi','cpu':'8m'}},'containers':[{"
+		 "'resources':{'requests':{'memory':'3Mi','cpu':'2m'}}}]",
+		 8, 6 * mi, 8, 6 * mi, -1, -1},
+		/* "container-level resources, init and sidecar container set":
+		 * 3+5 and max(8, 6+5) */
+		{sidecars, 12, 11 * mi, 12, 11 * mi, -1, -1},
+		/* "pod-level resources, container-level resources, init and
+		 * sidecar container set" */
+		{with_level, 18, 15 * mi, 18, 15 * mi, -1, -1},
+		/* "pod-level resources, hugepage request/limit single page size" */
+		{"'resources':{'limits':{'hugepages-2Mi':'2Mi'},'requests':{'memory':"
+		 "'10Mi','hugepages-2Mi':'2Mi'}}", 0, 10 * mi, 0, 10 * mi, 2 * mi, -1},
+		/* "... container-level resources, hugepage request/limit single
+		 * page size" */
+		{"'resources':{'limits':{'hugepages-2Mi':'10Mi'},'requests':{'cpu':'1',"
+		 "'hugepages-2Mi':'10Mi'}},'containers':[{'resources':{'limits':"
+		 "{'hugepages-2Mi':'6Mi'},'requests':{'hugepages-2Mi':'6Mi'}}}]",
+		 1000, 0, 1000, nz_mem, 10 * mi, -1},
+		/* "... multiple page sizes between pod-level and container-level":
+		 * the container's 1Gi pages become the pod's limit and request
+		 * (defaultHugePagePodLimits, defaultPodRequests), its memory the
+		 * pod's request. */
+		{"'resources':{'limits':{'hugepages-2Mi':'10Mi'},'requests':{'cpu':'1',"
+		 "'hugepages-2Mi':'10Mi'}},'containers':[{'resources':{'limits':"
+		 "{'hugepages-1Gi':'1Gi'},'requests':{'memory':'4Mi','hugepages-1Gi':"
+		 "'1Gi'}}}]", 1000, 4 * mi, 1000, 4 * mi, 10 * mi, GIB},
+		/* Overhead is added on top (PodRequests: after the pod level). */
+		{"'resources':{'requests':{'cpu':'1'}},'overhead':{'cpu':'250m',"
+		 "'memory':'1Mi'},'containers':[{}]", 1250, mi, 1250, nz_mem + mi, -1, -1},
+		/* kube-apiserver's defaulting (pkg/apis/core/v1/defaults.go,
+		 * defaultPodRequests): with pod limits and no container request,
+		 * the requests are the limits ... */
+		{"'resources':{'limits':{'cpu':'2','memory':'1Gi'}},'containers':[{}]",
+		 2000, GIB, 2000, GIB, -1, -1},
+		/* ... with a container requesting it, the containers' aggregate,
+		 * even for a resource the pod does not limit (cpu here): no
+		 * stand-in for the container that requests nothing. */
+		{"'resources':{'limits':{'memory':'1Gi'}},'containers':[{'resources':"
+		 "{'requests':{'cpu':'500m'}}},{}]", 500, GIB, 500, GIB, -1, -1},
+		/* Requests only: nothing is defaulted; cpu keeps its stand-in. */
+		{"'resources':{'requests':{'memory':'1Gi'}},'containers':[{}]",
+		 0, GIB, 100, GIB, -1, -1},
+		/* {} sets nothing (but makes QoS the pod's, below). */
+		{"'resources':{},'containers':[{'resources':{'requests':{'cpu':'1'}}}]",
+		 1000, 0, 1000, nz_mem, -1, -1},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		check_level_case(s, i, &cases[i]);
+
+	/* The same in a cluster file: a bound pod counts what it requests. */
+	s->ctx.cluster_file = true;
+	assert_int_equal(load_pod(s, "'nodeName':'n1','resources':{'requests':{'cpu':"
+				     "'3'}},'containers':[{}]"), 0);
+	s->ctx.cluster_file = false;
+	assert_int_equal(s->pods[0].request.v[RES_CPU], 3000);
+}
+
+/* QoS with pod-level resources (pkg/apis/core/helper/qos/qos.go,
+ * ComputePodQOS: spec.resources set decides alone), seen through the
+ * static CPU manager's exclusive cores, which only a Guaranteed pod gets. */
+static void test_pod_level_qos(void **state)
+{
+	struct sink *s = *state;
+	static const char guaranteed_containers[] =
+		"'containers':[{'resources':{'limits':{'cpu':'2','memory':'1Gi'}}}]";
+	static const struct {
+		const char *spec;
+		unsigned cores;
+	} cases[] = {
+		/* Guaranteed containers, no pod level: 2 cores. */
+		{guaranteed_containers, 2},
+		/* The same with spec.resources: {}: BestEffort by the pod. */
+		{"'resources':{},'containers':[{'resources':{'limits':{'cpu':'2',"
+		 "'memory':'1Gi'}}}]", 0},
+		/* Pod limits only: requests default to them: Guaranteed. */
+		{"'resources':{'limits':{'cpu':'2','memory':'1Gi'}},'containers':[{}]", 2},
+		{"'resources':{'requests':{'cpu':'3','memory':'1Gi'},'limits':{'cpu':'3',"
+		 "'memory':'1Gi'}},'containers':[{}]", 3},
+		/* cpu request below its limit: Burstable. */
+		{"'resources':{'requests':{'cpu':'1'},'limits':{'cpu':'2',"
+		 "'memory':'1Gi'}},'containers':[{}]", 0},
+		/* No memory limit: Burstable. */
+		{"'resources':{'limits':{'cpu':'2'}},'containers':[{}]", 0},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		if (load_pod(s, cases[i].spec) != 0)
+			fail_msg("case %zu: %s", i, s->err);
+		if (s->pods[0].exclusive_cores != cases[i].cores)
+			fail_msg("case %zu: %u exclusive cores, want %u", i,
+				 s->pods[0].exclusive_cores, cases[i].cores);
+	}
+}
+
+/* What kube-apiserver refuses in spec.resources (pkg/apis/core/validation/
+ * validation.go: validatePodResources, validateResourceRequirements,
+ * validatePodResourceConsistency), after its defaulting; named by path. */
+static void test_pod_level_errors(void **state)
+{
+	struct sink *s = *state;
+	static const struct {
+		const char *spec;
+		const char *want;
+	} bad[] = {
+		/* Only cpu, memory and hugepages-<size>
+		 * (IsSupportedPodLevelResource). */
+		{"'resources':{'requests':{'ephemeral-storage':'1Gi'}}",
+		 "spec.resources.requests.ephemeral-storage: \"ephemeral-storage\" is not "
+		 "a pod-level resource (cpu, memory and hugepages-<size> are)"},
+		{"'resources':{'limits':{'nvidia.com/gpu':'1'}}",
+		 "spec.resources.limits.nvidia.com/gpu: \"nvidia.com/gpu\" is not a "
+		 "pod-level resource"},
+		{"'resources':{'requests':{'cpu':'2'},'limits':{'cpu':'1'}}",
+		 "spec.resources.requests.cpu: 2000m must be less than or equal to the cpu "
+		 "limit of 1000m"},
+		/* The containers' aggregate must fit in the pod's request (the
+		 * message kube-apiserver gives: "must be greater than or equal to
+		 * aggregate container requests of 2"). */
+		{"'resources':{'requests':{'cpu':'1'}},'containers':[{'resources':"
+		 "{'requests':{'cpu':'1500m'}}},{'resources':{'requests':{'cpu':'500m'}}}]",
+		 "spec.resources.requests.cpu: 1000m must be greater than or equal to the "
+		 "aggregate container requests of 2000m"},
+		/* KEP-2837's example 2: container limits default their requests,
+		 * which default the pod's request (120Gi) above its limit. */
+		{"'resources':{'limits':{'memory':'100Gi'}},'containers':[{'resources':"
+		 "{'limits':{'memory':'60Gi'}}},{'resources':{'limits':{'memory':"
+		 "'60Gi'}}}]",
+		 "spec.resources.requests.memory: 128849018880 must be less than or equal "
+		 "to the memory limit of 107374182400"},
+		/* No container limit above the pod's. */
+		{"'resources':{'limits':{'memory':'1Gi'}},'containers':[{'resources':"
+		 "{'limits':{'memory':'2Gi'}}}]",
+		 "spec.containers[0].resources.limits.memory: 2147483648 must be less than "
+		 "or equal to the pod's limit of 1073741824 (spec.resources.limits)"},
+		/* Hugepages are not overcommitted, come in whole pages, and need
+		 * cpu or memory beside them. */
+		{"'resources':{'requests':{'memory':'1Gi','hugepages-2Mi':'4Mi'},"
+		 "'limits':{'hugepages-2Mi':'6Mi'}}",
+		 "spec.resources.requests.hugepages-2Mi: 4194304 must equal its limit of "
+		 "6291456: hugepages are not overcommitted"},
+		{"'resources':{'requests':{'memory':'1Gi','hugepages-2Mi':'4Mi'}}",
+		 "spec.resources.requests.hugepages-2Mi: a hugepages request needs a "
+		 "limit"},
+		{"'resources':{'requests':{'memory':'1Gi'},'limits':{'hugepages-2Mi':"
+		 "'3Mi'}}",
+		 "spec.resources.limits.hugepages-2Mi: \"3Mi\" is not a whole multiple of "
+		 "the page size of hugepages-2Mi"},
+		{"'resources':{'limits':{'hugepages-x':'2Mi','cpu':'1'}}",
+		 "spec.resources.limits.hugepages-x: \"2Mi\" is not a whole multiple of "
+		 "the page size of hugepages-x"},
+		{"'resources':{'limits':{'hugepages-2Mi':'2Mi'}}",
+		 "spec.resources: hugepages need a cpu or memory request or limit"},
+		{"'resources':{'requests':{'cpu':'1'},'limits':{'hugepages-2Mi':'2Mi'}},"
+		 "'containers':[{'resources':{'limits':{'hugepages-2Mi':'4Mi'}}}]",
+		 "spec.containers[0].resources.limits.hugepages-2Mi: 4194304 must be less "
+		 "than or equal to the pod's limit of 2097152"},
+		{"'os':{'name':'windows'},'resources':{'requests':{'cpu':'1'}}",
+		 "spec.resources: may not be set for a windows pod"},
+		{"'resources':'1'", "spec.resources: expected an object, got a string"},
+		{"'resources':{'requests':{'cpu':'-1'}}",
+		 "spec.resources.requests.cpu: \"-1\" is negative"},
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char want[512];
+		assert_int_equal(load_pod(s, bad[i].spec), -EINVAL);
+		snprintf(want, sizeof(want), "pods.json: pod default/p: %s", bad[i].want);
+		if (strncmp(s->err, want, strlen(want)) != 0)
+			fail_msg("case %zu: got \"%s\", want \"%s...\"", i, s->err, want);
+	}
+	/* A producer may not register a hugepages size by naming it. */
+	s->ctx.no_new_resources = true;
+	assert_int_equal(load_pod(s, "'resources':{'requests':{'cpu':'1',"
+				     "'hugepages-1Mi':'1Mi'},'limits':{'hugepages-1Mi':"
+				     "'1Mi'}}"), -EPERM);
+	s->ctx.no_new_resources = false;
+}
+
 /* --- pods: node selection --------------------------------------------------- */
 
 static void test_node_selector(void **state)
@@ -1775,6 +2004,9 @@ int main(void)
 		T(test_requests_named_resources),
 		T(test_requests_json_numbers),
 		T(test_requests_errors),
+		T(test_pod_level_requests),
+		T(test_pod_level_qos),
+		T(test_pod_level_errors),
 		T(test_node_selector),
 		T(test_node_affinity),
 		T(test_node_affinity_validation),
