@@ -288,8 +288,8 @@ static int on_node_in_pods_file(void *arg, const struct node_spec *node,
 }
 
 static int load_pods(const char *path, struct intern *strings,
-		     struct res_names *res, struct pod_list *l, char *err,
-		     size_t err_len)
+		     struct res_names *res, struct k8s_objects *objects,
+		     struct pod_list *l, char *err, size_t err_len)
 {
 	*l = (struct pod_list){.cap = 1024, .cap_specs = 64, .table_mask = 255,
 			       .path = path};
@@ -300,7 +300,7 @@ static int load_pods(const char *path, struct intern *strings,
 		snprintf(err, err_len, "out of memory");
 		return -ENOMEM;
 	}
-	struct k8s_ctx ctx = {.strings = strings, .res = res};
+	struct k8s_ctx ctx = {.strings = strings, .res = res, .objects = objects};
 	struct k8s_visitor v = {.arg = l, .pod = on_pod,
 				.node = on_node_in_pods_file};
 	return k8s_load_file(path, &ctx, &v, err, err_len);
@@ -463,7 +463,10 @@ static int run(const struct options *o)
 	struct engine *engine = NULL;
 	struct pod_list pods = {0};
 	struct cluster_load_stats cstats;
-	if (strings == NULL) {
+	struct k8s_objects *objects = k8s_objects_create();
+	if (strings == NULL || objects == NULL) {
+		k8s_objects_destroy(objects);
+		intern_destroy(strings);
 		fprintf(stderr, "shmsched place: out of memory\n");
 		return 1;
 	}
@@ -481,10 +484,18 @@ static int run(const struct options *o)
 		snprintf(err, sizeof(err), "out of memory");
 		goto fail_input;
 	}
-	if (cluster_load_file(o->cluster_path, strings, &res, 0, &cluster, &cstats,
-			      err, sizeof(err)) < 0)
+	/* Both files' Namespaces, Services and controllers first: a bound
+	 * pod's namespaceSelector and a pending pod's default spread selector
+	 * see them all, whichever file and place they come in. */
+	struct k8s_ctx octx = {.strings = strings, .res = &res, .objects = objects};
+	if (k8s_objects_read_file(o->cluster_path, &octx, err, sizeof(err)) < 0 ||
+	    k8s_objects_read_file(o->pods_path, &octx, err, sizeof(err)) < 0)
 		goto fail_input;
-	if (load_pods(o->pods_path, strings, &res, &pods, err, sizeof(err)) < 0)
+	if (cluster_load_file_objects(o->cluster_path, strings, &res, objects, 0,
+				      &cluster, &cstats, err, sizeof(err)) < 0)
+		goto fail_input;
+	if (load_pods(o->pods_path, strings, &res, objects, &pods, err,
+		      sizeof(err)) < 0)
 		goto fail_input;
 	double t_loaded = now_s();
 
@@ -608,6 +619,16 @@ static int run(const struct options *o)
 			(double)pods.n / (t_end - t_loaded + 1e-9), placed,
 			(uint64_t)(pods.n - pods.n_unsupported) - placed,
 			o->reference ? "reference" : "fast");
+		struct k8s_objects_counts oc;
+		k8s_objects_counts(objects, &oc);
+		fprintf(stderr, "shmsched place: objects read: %u namespaces, %u services "
+			"with a selector, %u controllers (replication controllers, replica "
+			"sets, stateful sets); %u objects of other kinds skipped",
+			oc.namespaces, oc.services, oc.controllers, cstats.skipped.total);
+		for (unsigned k = 0; k < cstats.skipped.n_kinds; k++)
+			fprintf(stderr, "%s%s %u", k ? ", " : " (",
+				cstats.skipped.kinds[k].kind, cstats.skipped.kinds[k].count);
+		fputs(cstats.skipped.n_kinds > 0 ? ")\n" : "\n", stderr);
 		struct engine_stats st;
 		engine_get_stats(engine, &st);
 		if (!o->reference)
@@ -634,6 +655,7 @@ done:
 	engine_destroy(engine);
 	free_pods(&pods);
 	cluster_destroy(cluster);
+	k8s_objects_destroy(objects);
 	intern_destroy(strings);
 	return status;
 }

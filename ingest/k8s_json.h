@@ -146,7 +146,9 @@ void k8s_objects_counts(const struct k8s_objects *objects,
 /* The first pass over a file: its Namespaces, Services, ReplicaSets,
  * StatefulSets and ReplicationControllers (in lists too) into
  * ctx->objects, which must not be NULL; everything else is passed over
- * unread (JSON syntax is still checked). Returns 0, or a negative errno
+ * unread, and a buffer that cannot name one of these kinds (none of their
+ * names, no \u escape) is not even parsed: JSON syntax is the second
+ * pass's to check. Returns 0, or a negative errno
  * with a message in `err`: -EINVAL (a malformed field of such an object),
  * -ENOSPC (a limit above), -EEXIST (a second object of the same kind,
  * namespace and name), -ENOMEM. A load of the same file (k8s_load_*)

@@ -85,6 +85,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	struct sink *s = *state;
+	k8s_objects_destroy(s->ctx.objects);
 	intern_destroy(s->ctx.strings);
 	free(s);
 	return 0;
@@ -1292,7 +1293,7 @@ static void test_pod_groups(void **state)
 		{"'affinity':{'podAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':"
 		 "[{'topologyKey':'k','namespaceSelector':{'matchLabels':{'team':'a'}}}]}}",
 		 "spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution[0]."
-		 "namespaceSelector: a selector with requirements is not supported yet"},
+		 "namespaceSelector: a selector with requirements needs the Namespace objects"},
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		char want[512];
@@ -1436,6 +1437,421 @@ static void test_unsupported_pods(void **state)
 	assert_null(s->metas[0].unsupported);
 }
 
+/* --- Namespaces, Services and controllers (k8s_objects) ------------------------ */
+
+/* Reads the objects of `json` (with ' for ") into a fresh s->ctx.objects. */
+static int read_objects(struct sink *s, const char *name, const char *json)
+{
+	size_t len = strlen(json);
+	char *buf = malloc(len + 1);
+	assert_non_null(buf);
+	for (size_t i = 0; i < len; i++)
+		buf[i] = json[i] == '\'' ? '"' : json[i];
+	k8s_objects_destroy(s->ctx.objects);
+	s->ctx.objects = k8s_objects_create();
+	assert_non_null(s->ctx.objects);
+	int rc = k8s_objects_read_buffer(name, buf, len, &s->ctx, s->err, sizeof(s->err));
+	free(buf);
+	return rc;
+}
+
+static void drop_objects(struct sink *s)
+{
+	k8s_objects_destroy(s->ctx.objects);
+	s->ctx.objects = NULL;
+}
+
+/* The requirements of a selector, as "key op v1,v2;" text, in order. */
+static const char *selector_text(struct sink *s, const struct pod_group *g,
+				 const struct group_selector *sel, char *buf, size_t len)
+{
+	static const char *const ops[] = {[SEL_IN] = "In", [SEL_NOT_IN] = "NotIn",
+					  [SEL_EXISTS] = "Exists",
+					  [SEL_DOES_NOT_EXIST] = "DoesNotExist"};
+	size_t used = 0;
+	buf[0] = '\0';
+	if (!sel->present)
+		return "(none)";
+	for (unsigned i = 0; i < sel->n_reqs; i++) {
+		const struct group_req *r = &g->reqs[sel->first_req + i];
+		used += (size_t)snprintf(buf + used, len - used, "%s %s", str(s, r->key),
+					 ops[r->op]);
+		for (unsigned v = 0; v < r->n_values; v++)
+			used += (size_t)snprintf(buf + used, len - used, "%s%s",
+						 v ? "," : " ", str(s, g->values[r->first_value + v]));
+		used += (size_t)snprintf(buf + used, len - used, ";");
+	}
+	return buf;
+}
+
+/* The first pass reads Namespaces, Services, RCs, ReplicaSets and
+ * StatefulSets as kubectl prints them, in lists of any kind; the second
+ * passes over them, skips (cluster file) or refuses (pods file) the rest. */
+static void test_objects_read(void **state)
+{
+	struct sink *s = *state;
+	static const char file[] =
+		"{'apiVersion':'v1','kind':'List','items':["
+		"{'apiVersion':'v1','kind':'Namespace','metadata':{'name':'shop','labels':"
+		" {'team':'a'}},'spec':{'finalizers':['kubernetes']},'status':{'phase':'Active'}},"
+		"{'apiVersion':'v1','kind':'Service','metadata':{'name':'web','namespace':'shop'},"
+		" 'spec':{'selector':{'app':'web'},'ports':[{'port':80}],'type':'ClusterIP'}},"
+		"{'kind':'Service','metadata':{'name':'kubernetes'},'spec':{'ports':[{'port':443}]}},"
+		"{'apiVersion':'apps/v1','kind':'ReplicaSet','metadata':{'name':'web-abc',"
+		" 'namespace':'shop'},'spec':{'selector':{'matchLabels':{'app':'web',"
+		" 'pod-template-hash':'abc'}}}},"
+		"{'apiVersion':'apps/v1','kind':'StatefulSet','metadata':{'name':'db',"
+		" 'namespace':'shop'},'spec':{'selector':{'matchExpressions':[{'key':'app',"
+		" 'operator':'In','values':['db']}]}}},"
+		"{'apiVersion':'v1','kind':'ReplicationController','metadata':{'name':'old'},"
+		" 'spec':{'template':{'metadata':{'labels':{'run':'old'}}}}},"
+		"{'kind':'ConfigMap','metadata':{'name':'c'}},"
+		"{'kind':'Event','metadata':{'name':'e'}},{'kind':'ConfigMap','metadata':{'name':'d'}},"
+		"{'kind':'Node','metadata':{'name':'n1'}},"
+		"{'kind':'Pod','metadata':{'name':'p'},'spec':{'nodeName':'n1'}}]}\n"
+		"{'kind':'NamespaceList','items':[{'metadata':{'name':'other'}}]}\n"
+		"{'kind':'ConfigMapList','items':[{'metadata':{'name':'x'}}]}\n";
+	assert_int_equal(read_objects(s, "all.json", file), 0);
+	struct k8s_objects_counts c;
+	k8s_objects_counts(s->ctx.objects, &c);
+	assert_int_equal(c.namespaces, 2);
+	assert_int_equal(c.services, 1); /* "kubernetes" selects no pod */
+	assert_int_equal(c.controllers, 3);
+
+	/* The second pass: nodes and pods visited, the objects passed over,
+	 * other kinds skipped and counted in a cluster file ... */
+	struct k8s_skipped sk = {0};
+	s->ctx.skipped = &sk;
+	s->ctx.cluster_file = true;
+	assert_int_equal(load(s, "all.json", file), 0);
+	s->ctx.cluster_file = false;
+	s->ctx.skipped = NULL;
+	assert_int_equal(s->n_nodes, 1);
+	assert_int_equal(s->n_pods, 1);
+	assert_int_equal(s->metas[0].index, 10); /* positions count every object */
+	assert_int_equal(sk.total, 4);
+	assert_int_equal(sk.n_kinds, 2);
+	assert_string_equal(sk.kinds[0].kind, "ConfigMap");
+	assert_int_equal(sk.kinds[0].count, 3);
+	assert_string_equal(sk.kinds[1].kind, "Event");
+	/* ... and refused in a pods file, where only they are read. */
+	assert_int_equal(load(s, "all.json", file), -EINVAL);
+	assert_string_equal(s->err, "all.json: object #6: kind: \"ConfigMap\" is not Node, "
+			    "Pod, Namespace, Service, ReplicationController, ReplicaSet or "
+			    "StatefulSet (a cluster file skips other kinds; a pods file "
+			    "refuses them)");
+	assert_int_equal(load(s, "pods.json", "{'kind':'Service','metadata':{'name':'s'}}"
+				  "{'kind':'Pod','metadata':{'name':'p'}}"), 0);
+	assert_int_equal(s->n_pods, 1);
+
+	/* Past K8S_SKIPPED_KINDS distinct kinds, the rest in the total only. */
+	char many[4096];
+	size_t used = 0;
+	for (int k = 0; k < K8S_SKIPPED_KINDS + 3; k++)
+		used += (size_t)snprintf(many + used, sizeof(many) - used,
+					 "{'kind':'Kind%d','metadata':{'name':'x'}}\n", k);
+	memset(&sk, 0, sizeof(sk));
+	s->ctx.skipped = &sk;
+	s->ctx.cluster_file = true;
+	assert_int_equal(load(s, "many.json", many), 0);
+	s->ctx.cluster_file = false;
+	s->ctx.skipped = NULL;
+	assert_int_equal(sk.total, K8S_SKIPPED_KINDS + 3);
+	assert_int_equal(sk.n_kinds, K8S_SKIPPED_KINDS);
+
+	/* A kind spelled with an escape is still read; a buffer that cannot
+	 * name one is not parsed at all (its syntax is the second pass's). */
+	assert_int_equal(read_objects(s, "esc.json", "{'kind':'Nam\\u0065space',"
+				      "'metadata':{'name':'e'}}"), 0);
+	k8s_objects_counts(s->ctx.objects, &c);
+	assert_int_equal(c.namespaces, 1);
+	assert_int_equal(read_objects(s, "x.json", "{'kind':'Pod',,}"), 0);
+	assert_int_equal(read_objects(s, "x.json", "{'kind':'Service',,}"), -EINVAL);
+	assert_string_equal(s->err, "x.json:1:19: string or '}' expected near ','");
+	drop_objects(s);
+}
+
+/* Refusals of the first pass, by path, and its limits. */
+static void test_objects_errors(void **state)
+{
+	struct sink *s = *state;
+	static const struct {
+		const char *json;
+		int rc;
+		const char *want;
+	} bad[] = {
+		{"{'kind':'Namespace','metadata':{'name':'a'}}{'kind':'Namespace',"
+		 "'metadata':{'name':'a'}}", -EEXIST,
+		 "x.json: namespace a: a second Namespace of this name"},
+		{"{'kind':'ReplicaSet','metadata':{'name':'a'}}{'kind':'ReplicaSet',"
+		 "'metadata':{'name':'a','namespace':'default'}}", -EEXIST,
+		 "x.json: replicaset default/a: a second ReplicaSet of this name"},
+		{"{'kind':'Namespace','metadata':{'labels':{}}}", -EINVAL,
+		 "x.json: object #0: metadata.name: missing"},
+		{"{'kind':'Service','metadata':{'name':'s'},'spec':{'selector':{'app':1}}}",
+		 -EINVAL, "x.json: service default/s: spec.selector.app: expected a string, "
+		 "got a number"},
+		{"{'kind':'Namespace','metadata':{'name':'a','labels':[]}}", -EINVAL,
+		 "x.json: namespace a: metadata.labels: expected an object, got an array"},
+		{"{'kind':'ReplicaSet','metadata':{'name':'r'},'spec':{'selector':"
+		 "{'matchExpressions':[{'key':'a','operator':'Gt','values':['1']}]}}}", -EINVAL,
+		 "x.json: replicaset default/r: spec.selector.matchExpressions[0].operator: "
+		 "\"Gt\" is not In, NotIn, Exists or DoesNotExist"},
+		{"{'kind':'StatefulSet','metadata':{'name':'r'},'spec':{'selector':"
+		 "{'matchExpressions':[{'key':'a','operator':'In'}]}}}", -EINVAL,
+		 "x.json: statefulset default/r: spec.selector.matchExpressions[0].values: "
+		 "must not be empty for operator In"},
+		{"{'kind':'ReplicationController','metadata':{'name':'r'},'spec':"
+		 "{'template':{'metadata':{'labels':{'a':null}}}}}", -EINVAL,
+		 "x.json: replicationcontroller default/r: spec.template.metadata.labels.a: "
+		 "expected a string, got null"},
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		int rc = read_objects(s, "x.json", bad[i].json);
+		if (rc != bad[i].rc || strcmp(s->err, bad[i].want) != 0)
+			fail_msg("case %zu: %d \"%s\"", i, rc, s->err);
+	}
+
+	/* Limits, named. */
+	char *json = malloc(65536);
+	assert_non_null(json);
+	size_t used = (size_t)snprintf(json, 65536, "{'kind':'Namespace','metadata':"
+				       "{'name':'n','labels':{");
+	for (int k = 0; k <= OBJECT_MAX_LABELS; k++)
+		used += (size_t)snprintf(json + used, 65536 - used, "%s'k%d':'v'",
+					 k ? "," : "", k);
+	snprintf(json + used, 65536 - used, "}}}");
+	assert_int_equal(read_objects(s, "x.json", json), -ENOSPC);
+	assert_string_equal(s->err, "x.json: namespace n: metadata.labels: 65 entries, "
+			    "at most 64 (OBJECT_MAX_LABELS)");
+	/* 64 is fine, and the Namespace still gets its name label. */
+	used = (size_t)snprintf(json, 65536, "{'kind':'Namespace','metadata':"
+				"{'name':'n','labels':{");
+	for (int k = 0; k < OBJECT_MAX_LABELS; k++)
+		used += (size_t)snprintf(json + used, 65536 - used, "%s'k%d':'v'",
+					 k ? "," : "", k);
+	snprintf(json + used, 65536 - used, "}}}");
+	assert_int_equal(read_objects(s, "x.json", json), 0);
+
+	used = (size_t)snprintf(json, 65536, "{'kind':'ReplicaSet','metadata':"
+				"{'name':'r'},'spec':{'selector':{'matchExpressions':[");
+	for (int k = 0; k <= OBJECT_MAX_REQS; k++)
+		used += (size_t)snprintf(json + used, 65536 - used, "%s{'key':'k%d',"
+					 "'operator':'Exists'}", k ? "," : "", k);
+	snprintf(json + used, 65536 - used, "]}}}");
+	assert_int_equal(read_objects(s, "x.json", json), -ENOSPC);
+	assert_string_equal(s->err, "x.json: replicaset default/r: spec.selector."
+			    "matchExpressions[64]: more than 64 label selector requirements "
+			    "(OBJECT_MAX_REQS)");
+
+	used = (size_t)snprintf(json, 65536, "{'kind':'StatefulSet','metadata':"
+				"{'name':'r'},'spec':{'selector':{'matchExpressions':"
+				"[{'key':'a','operator':'In','values':[");
+	for (int k = 0; k <= OBJECT_MAX_VALUES; k++)
+		used += (size_t)snprintf(json + used, 65536 - used, "%s'v%d'", k ? "," : "", k);
+	snprintf(json + used, 65536 - used, "]}]}}}");
+	assert_int_equal(read_objects(s, "x.json", json), -ENOSPC);
+	assert_string_equal(s->err, "x.json: statefulset default/r: spec.selector."
+			    "matchExpressions[0].values: 257 values, at most 256 "
+			    "(OBJECT_MAX_VALUES)");
+	free(json);
+	drop_objects(s);
+}
+
+/* kube-scheduler's helper.DefaultSelector (framework/plugins/helper/
+ * spread.go), into the group of a pod to place. */
+static void test_default_selector(void **state)
+{
+	struct sink *s = *state;
+	char text[512];
+	struct pod_group g;
+	/* TestGetPodServices (helper/spread_test.go): service-i selects
+	 * app=test-i in namespace test. */
+	assert_int_equal(read_objects(s, "cluster.json",
+		"{'kind':'Service','metadata':{'name':'service-0','namespace':'test'},"
+		" 'spec':{'selector':{'app':'test-0'}}}"
+		"{'kind':'Service','metadata':{'name':'service-1','namespace':'test'},"
+		" 'spec':{'selector':{'app':'test-1'}}}"
+		"{'kind':'Service','metadata':{'name':'service-2','namespace':'test'},"
+		" 'spec':{'selector':{'app':'test-2'}}}"
+		"{'kind':'Service','metadata':{'name':'tier','namespace':'test'},"
+		" 'spec':{'selector':{'tier':'front','app':'test-1'}}}"
+		"{'kind':'Service','metadata':{'name':'elsewhere','namespace':'other'},"
+		" 'spec':{'selector':{'app':'test-0'}}}"
+		/* TestPreScoreStateEmptyNodes (podtopologyspread/scoring_test.go):
+		 * rs1 selects Exists(foo). */
+		"{'apiVersion':'apps/v1','kind':'ReplicaSet','metadata':{'name':'rs1',"
+		" 'namespace':'default'},'spec':{'selector':{'matchExpressions':[{'key':"
+		" 'foo','operator':'Exists'}]}}}"
+		"{'apiVersion':'apps/v1','kind':'StatefulSet','metadata':{'name':'db',"
+		" 'namespace':'test'},'spec':{'selector':{'matchLabels':{'app':'db'}}}}"
+		"{'apiVersion':'v1','kind':'ReplicationController','metadata':{'name':'rc',"
+		" 'namespace':'test'},'spec':{'selector':{'run':'x','app':'test-0'}}}"), 0);
+	static const struct {
+		const char *meta; /* inside metadata */
+		const char *want;
+	} cases[] = {
+		/* "GetPodServices for pod-0": service-0 (not the one in namespace
+		 * other). */
+		{"'namespace':'test','labels':{'app':'test-0','label':'label-0'}",
+		 "app In test-0;"},
+		/* Two Services select it: their selectors merged, by key. */
+		{"'namespace':'test','labels':{'app':'test-1','tier':'front'}",
+		 "app In test-1;tier In front;"},
+		/* "GetPodServices for pod-3": none selects it. */
+		{"'namespace':'test','labels':{'app':'test-3','label':'label-3'}", "(none)"},
+		/* "system default constraints and a replicaset" */
+		{"'labels':{'foo':'tar','baz':'sup'},'ownerReferences':[{'apiVersion':"
+		 "'apps/v1','kind':'ReplicaSet','name':'rs1','controller':true}]",
+		 "foo Exists;"},
+		/* "default constraints and a replicaset that doesn't match": rs2 is
+		 * not known, so nothing selects the pod. */
+		{"'labels':{'foo':'bar','baz':'sup'},'ownerReferences':[{'apiVersion':"
+		 "'apps/v1','kind':'ReplicaSet','name':'rs2','controller':true}]", "(none)"},
+		/* Services, then the controller's requirements. */
+		{"'namespace':'test','labels':{'app':'db'},'ownerReferences':[{"
+		 "'apiVersion':'apps/v1','kind':'StatefulSet','name':'db','controller':"
+		 "true}]", "app In db;"},
+		{"'namespace':'test','labels':{'app':'test-2'},'ownerReferences':[{"
+		 "'apiVersion':'apps/v1','kind':'StatefulSet','name':'db','controller':"
+		 "true}]", "app In test-2;app In db;"},
+		/* An RC's selector is merged into the Services' set. */
+		{"'namespace':'test','labels':{'app':'test-0','run':'x'},'ownerReferences':"
+		 "[{'apiVersion':'v1','kind':'ReplicationController','name':'rc',"
+		 "'controller':true}]", "app In test-0;run In x;"},
+		/* Only the controller counts, only the first, and only with the
+		 * group and version DefaultSelector names. */
+		{"'labels':{'foo':'x'},'ownerReferences':[{'apiVersion':'apps/v1','kind':"
+		 "'ReplicaSet','name':'rs1'}]", "(none)"},
+		{"'labels':{'foo':'x'},'ownerReferences':[{'apiVersion':'apps/v1','kind':"
+		 "'ReplicaSet','name':'rs1','controller':false}]", "(none)"},
+		{"'labels':{'foo':'x'},'ownerReferences':[{'apiVersion':"
+		 "'extensions/v1beta1','kind':'ReplicaSet','name':'rs1','controller':true}]",
+		 "(none)"},
+		{"'labels':{'foo':'x'},'ownerReferences':[{'apiVersion':'apps/v1','kind':"
+		 "'Deployment','name':'d','controller':true},{'apiVersion':'apps/v1',"
+		 "'kind':'ReplicaSet','name':'rs1','controller':true}]", "(none)"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char json[1024];
+		snprintf(json, sizeof(json), "{'kind':'Pod','metadata':{'name':'p',%s},"
+			 "'spec':{'containers':[{}]}}", cases[i].meta);
+		if (load(s, "pods.json", json) != 0)
+			fail_msg("case %zu: %s", i, s->err);
+		g = group_of(s, 0);
+		const char *got = selector_text(s, &g, &g.default_selector, text,
+						sizeof(text));
+		if (strcmp(got, cases[i].want) != 0)
+			fail_msg("case %zu: default selector \"%s\", want \"%s\"", i, got,
+				 cases[i].want);
+	}
+	/* "default constraints and a replicaset, but pod has constraints": the
+	 * pod's own win, and no default selector is worked out. */
+	assert_int_equal(load_pod(s, "'topologySpreadConstraints':[{'maxSkew':1,"
+				     "'topologyKey':'zone','whenUnsatisfiable':'ScheduleAnyway'}]"),
+			 0);
+	assert_false(group_of(s, 0).default_selector.present);
+	/* A bound pod of a cluster file never gets one. */
+	s->ctx.cluster_file = true;
+	assert_int_equal(load(s, "c.json", "{'kind':'Pod','metadata':{'name':'p',"
+				  "'namespace':'test','labels':{'app':'test-0'}},'spec':"
+				  "{'nodeName':'n'}}"), 0);
+	s->ctx.cluster_file = false;
+	assert_false(group_of(s, 0).default_selector.present);
+	/* Malformed owner references are errors. */
+	assert_int_equal(load(s, "pods.json", "{'kind':'Pod','metadata':{'name':'p',"
+				  "'ownerReferences':[{'controller':'yes'}]}}"), -EINVAL);
+	assert_string_equal(s->err, "pods.json: pod default/p: metadata.ownerReferences[0]."
+			    "controller: expected a boolean, got a string");
+	/* Without objects (a producer's template): no default selector. */
+	drop_objects(s);
+	assert_int_equal(load(s, "pods.json", "{'kind':'Pod','metadata':{'name':'p',"
+				  "'namespace':'test','labels':{'app':'test-0'}}}"), 0);
+	assert_false(group_of(s, 0).default_selector.present);
+}
+
+/* A term's namespaceSelector resolved against the Namespaces read
+ * (interpodaffinity's mergeAffinityTermNamespacesIfNotEmpty, once, when the
+ * pod is read), with the label the API server gives every Namespace. */
+static void test_namespace_selector(void **state)
+{
+	struct sink *s = *state;
+	assert_int_equal(read_objects(s, "cluster.json",
+		"{'kind':'NamespaceList','items':["
+		"{'metadata':{'name':'a','labels':{'team':'x'}}},"
+		"{'metadata':{'name':'b','labels':{'team':'y'}}},"
+		"{'metadata':{'name':'c'}}]}"), 0);
+	static const struct {
+		const char *term; /* inside the term */
+		const char *want; /* namespaces, in order; "*": all */
+	} cases[] = {
+		{"'namespaceSelector':{'matchLabels':{'team':'x'}}", "a"},
+		{"'namespaceSelector':{'matchExpressions':[{'key':'team','operator':'In',"
+		 "'values':['x','y']}]}", "a,b"},
+		{"'namespaceSelector':{'matchExpressions':[{'key':'team','operator':"
+		 "'DoesNotExist'}]}", "c"},
+		{"'namespaceSelector':{'matchLabels':{'kubernetes.io/metadata.name':'b'}}",
+		 "b"},
+		/* The union with namespaces, each once. */
+		{"'namespaces':['b','z'],'namespaceSelector':{'matchExpressions':[{'key':"
+		 "'team','operator':'Exists'}]}", "b,z,a"},
+		/* Selecting nothing: no namespace (not the pod's own). */
+		{"'namespaceSelector':{'matchLabels':{'team':'none'}}", ""},
+		{"'namespaceSelector':{}", "*"},
+		{"'namespaceSelector':{'matchLabels':{},'matchExpressions':[]}", "*"},
+		{"", "default"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char spec[512], got[256] = "";
+		snprintf(spec, sizeof(spec), "'affinity':{'podAntiAffinity':{"
+			 "'requiredDuringSchedulingIgnoredDuringExecution':[{%s%s"
+			 "'topologyKey':'zone','labelSelector':{}}]}}", cases[i].term,
+			 cases[i].term[0] ? "," : "");
+		if (load_pod(s, spec) != 0)
+			fail_msg("case %zu: %s", i, s->err);
+		struct pod_group g = group_of(s, 0);
+		assert_int_equal(g.n_terms, 1);
+		size_t used = 0;
+		if (g.terms[0].all_namespaces)
+			snprintf(got, sizeof(got), "*");
+		for (unsigned k = 0; k < g.terms[0].n_ns; k++)
+			used += (size_t)snprintf(got + used, sizeof(got) - used, "%s%s",
+						 k ? "," : "",
+						 str(s, g.namespaces[g.terms[0].first_ns + k]));
+		if (strcmp(got, cases[i].want) != 0)
+			fail_msg("case %zu: namespaces \"%s\", want \"%s\"", i, got,
+				 cases[i].want);
+		/* The selector itself is not kept: only the term's selector. */
+		assert_int_equal(g.n_reqs, 0);
+	}
+	/* More namespaces than a group holds. */
+	char *json = malloc(65536);
+	assert_non_null(json);
+	size_t used = 0;
+	for (int k = 0; k <= GROUP_MAX_NAMESPACES; k++)
+		used += (size_t)snprintf(json + used, 65536 - used, "{'kind':'Namespace',"
+					 "'metadata':{'name':'ns%d','labels':{'t':'x'}}}\n", k);
+	assert_int_equal(read_objects(s, "cluster.json", json), 0);
+	free(json);
+	assert_int_equal(load_pod(s, "'affinity':{'podAffinity':{"
+				     "'requiredDuringSchedulingIgnoredDuringExecution':[{"
+				     "'namespaceSelector':{'matchLabels':{'t':'x'}},"
+				     "'topologyKey':'zone'}]}}"), -ENOSPC);
+	assert_non_null(strstr(s->err, "namespaceSelector: selects more than 64 "
+				       "namespaces with the pod's other terms "
+				       "(GROUP_MAX_NAMESPACES)"));
+	/* Without Namespace objects: a cluster file's pod selects none, a pod
+	 * to place is refused (it could only be wrong). */
+	drop_objects(s);
+	s->ctx.cluster_file = true;
+	assert_int_equal(load_pod(s, "'nodeName':'n','affinity':{'podAffinity':{"
+				     "'requiredDuringSchedulingIgnoredDuringExecution':[{"
+				     "'namespaceSelector':{'matchLabels':{'t':'x'}},"
+				     "'topologyKey':'zone'}]}}"), 0);
+	s->ctx.cluster_file = false;
+	assert_int_equal(group_of(s, 0).terms[0].n_ns, 0);
+}
+
 /* --- file forms -------------------------------------------------------------- */
 
 static void test_lists(void **state)
@@ -1496,11 +1912,16 @@ static void test_kind_errors(void **state)
 			  "x.json: object #0: kind missing (and no spec.containers "
 			  "to tell a Pod)");
 	assert_load_error(s, "x.json", "{'kind':'Node','metadata':{'name':'n'}}"
-			  "{'kind':'Service','metadata':{'name':'s'}}", -EINVAL,
-			  "x.json: object #1: kind: \"Service\" is not Node or Pod or a "
-			  "list of them");
+			  "{'kind':'ConfigMap','metadata':{'name':'s'}}", -EINVAL,
+			  "x.json: object #1: kind: \"ConfigMap\" is not Node, Pod, "
+			  "Namespace, Service, ReplicationController, ReplicaSet or "
+			  "StatefulSet or a list of them (a cluster file skips other "
+			  "kinds; a pods file refuses them)");
 	assert_load_error(s, "x.json", "{'kind':'List','items':[{'kind':'List'}]}",
-			  -EINVAL, "x.json: object #0: kind: \"List\" is not Node or Pod");
+			  -EINVAL, "x.json: object #0: kind: \"List\" is not Node, Pod, "
+			  "Namespace, Service, ReplicationController, ReplicaSet or "
+			  "StatefulSet (a cluster file skips other kinds; a pods file "
+			  "refuses them)");
 	assert_load_error(s, "x.json", "[{'kind':'Node','metadata':{'name':'n'}},7]",
 			  -EINVAL, "x.json: object #1: expected an object, got a number");
 	assert_load_error(s, "x.json", "{'kind':5}", -EINVAL,
@@ -2016,6 +2437,10 @@ int main(void)
 		T(test_pod_groups),
 		T(test_cluster_file_pods_count_whatever_they_carry),
 		T(test_unsupported_pods),
+		T(test_objects_read),
+		T(test_objects_errors),
+		T(test_default_selector),
+		T(test_namespace_selector),
 		T(test_lists),
 		T(test_json_lines),
 		T(test_kind_errors),
