@@ -4,27 +4,41 @@
  * JSON_DISABLE_EOF_CHECK, resumed where the last value ended), so one
  * object, one List, one array and JSON Lines are all the same loop; a
  * syntax error is placed by line and column in the whole buffer. Each value
- * is a Node, a Pod, a List / NodeList / PodList of them, or an array of
+ * is an object, a list of them (any kind ending in "List"), or an array of
  * those. One object is decoded at a time into a zero-filled record (so
  * equal specs are equal bytes, model.h) and handed to the visitor; nothing
  * of it is kept after.
  *
+ * Two passes, over the same stream: the first (k8s_objects_read_*) keeps
+ * the Namespaces, Services and controllers in a k8s_objects; the second
+ * decodes Nodes and Pods, which read them (a term's namespaceSelector, a
+ * pod's default spread selector), so the objects may come anywhere in
+ * either file. A buffer that cannot name those kinds skips the first.
+ *
  * The decoder applies what the API server would have applied before a
- * scheduler saw the object: requests defaulted from limits, allocatable
- * from capacity, hostPort from containerPort under hostNetwork. Requests
+ * scheduler saw the object: requests defaulted from limits, pod-level
+ * requests defaulted (defaults.go), allocatable from capacity, hostPort
+ * from containerPort under hostNetwork, a Namespace's name label. Requests
  * follow k8s.io/component-helpers/resource/helpers.go (PodRequests, with and
- * without NonMissingContainerRequests) and are computed in one pass over
- * the containers, with overflow checks.
+ * without NonMissingContainerRequests, pod-level resources replacing the
+ * containers' aggregate) and are computed in one pass over the containers,
+ * with overflow checks. A pod to place that needs what shmsched does not
+ * do (volume binding, gates, claims) is decoded whole and visited with its
+ * reason, for the visitor to answer on its own.
  *
  * Devices (README, "Devices") are read last, from annotations, labels and
  * the nvidia.com/gpu resource already decoded; a pod's exclusive cores need
- * its QoS class, tracked while its containers' requests are read.
+ * its QoS class, tracked while its containers' requests are read (or taken
+ * from spec.resources when set).
  *
  * A visitor that leaves `node` or `pod` NULL does not expect that kind in
  * its file: meeting one is an error, not a silent skip.
  *
- * Cost: linear in the input (jansson's tree), plus a sort of at most 64
- * labels per node and 16 selector entries per pod.
+ * Cost: linear in the input (jansson's tree; twice when the first pass
+ * runs), plus a sort of at most NODE_MAX_LABELS labels per node and 16
+ * selector entries per pod; a pod to place with objects known also walks
+ * its namespace's Services (found by binary search) and, per term with a
+ * namespaceSelector, the Namespaces.
  */
 #include "ingest/k8s_json.h"
 
