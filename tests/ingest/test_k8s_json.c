@@ -2405,6 +2405,55 @@ static void test_prefixes_are_bounded(void **state)
 	}
 }
 
+/* The same for the objects pass and a pod reading those objects: every
+ * prefix of a List of Namespaces, Services, controllers and a Pod. */
+static void test_objects_prefixes_are_bounded(void **state)
+{
+	struct sink *s = *state;
+	static const char objects_json[] =
+		"{'kind':'List','items':[{'kind':'Namespace','metadata':{'name':'a',"
+		"'labels':{'t':'x'}}},{'kind':'Service','metadata':{'name':'s'},'spec':"
+		"{'selector':{'app':'w'}}},{'apiVersion':'apps/v1','kind':'ReplicaSet',"
+		"'metadata':{'name':'r'},'spec':{'selector':{'matchExpressions':[{'key':"
+		"'app','operator':'In','values':['w']}]}}},{'kind':'Pod','metadata':{"
+		"'name':'p','labels':{'app':'w'},'ownerReferences':[{'apiVersion':"
+		"'apps/v1','kind':'ReplicaSet','name':'r','controller':true}]},'spec':{"
+		"'resources':{'limits':{'cpu':'1','memory':'1Gi'}},'affinity':{"
+		"'podAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':[{"
+		"'topologyKey':'z','namespaceSelector':{'matchLabels':{'t':'x'}}}]}}}}]}";
+	char json[sizeof(objects_json)];
+	for (size_t i = 0; i < sizeof(objects_json); i++)
+		json[i] = objects_json[i] == '\'' ? '"' : objects_json[i];
+	size_t len = strlen(json);
+	for (size_t k = 0; k <= len; k++) {
+		char *exact = malloc(k > 0 ? k : 1);
+		assert_non_null(exact);
+		memcpy(exact, json, k);
+		k8s_objects_destroy(s->ctx.objects);
+		s->ctx.objects = k8s_objects_create();
+		s->err[0] = '\0';
+		int rc = k8s_objects_read_buffer("o.json", exact, k, &s->ctx, s->err,
+						 sizeof(s->err));
+		if (rc < 0)
+			assert_true(strncmp(s->err, "o.json", 6) == 0);
+		s->n_pods = s->n_nodes = 0;
+		rc = k8s_load_buffer("o.json", exact, k, &s->ctx, &s->v, s->err,
+				     sizeof(s->err));
+		if (rc < 0)
+			assert_true(strncmp(s->err, "o.json", 6) == 0);
+		else
+			assert_true(k == 0 || k == len);
+		free(exact);
+	}
+	/* The whole: the pod got its default selector and its namespace. */
+	assert_int_equal(s->n_pods, 1);
+	struct pod_group g = group_of(s, 0);
+	assert_true(g.default_selector.present);
+	assert_int_equal(g.terms[0].n_ns, 1);
+	assert_int_equal(s->pods[0].request.v[RES_CPU], 1000);
+	drop_objects(s);
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
@@ -2457,6 +2506,7 @@ int main(void)
 		T(test_pod_exclusive_cores),
 		T(test_pod_devices_equivalence),
 		T(test_prefixes_are_bounded),
+		T(test_objects_prefixes_are_bounded),
 	};
 #undef T
 	return cmocka_run_group_tests(tests, NULL, NULL);
