@@ -48,6 +48,10 @@ static void usage(FILE *to)
 		"placement before the next, and prints one JSON line per pod:\n"
 		"  {\"pod\":\"default/web-7\",\"node\":\"n12\"}\n"
 		"  {\"pod\":\"default/web-8\",\"node\":null,\"message\":\"0/3 nodes are available: ...\"}\n"
+		"A pod that needs what shmsched does not do (volume binding, scheduling\n"
+		"gates, resource claims) is answered with \"unsupported\":true and why:\n"
+		"  {\"pod\":\"default/db-0\",\"node\":null,\"unsupported\":true,\"message\":\n"
+		"   \"not scheduled by shmsched: spec.volumes[0].persistentVolumeClaim: ...\"}\n"
 		"Files hold Kubernetes JSON: one object, a List, an array, or JSON Lines.\n"
 		"\n"
 		"  --config FILE    a KubeSchedulerConfiguration (YAML or JSON)\n"
@@ -154,7 +158,8 @@ static int parse_args(int argc, char **argv, struct options *o)
 
 struct pod_ref {
 	uint32_t ns_name;
-	uint32_t spec; /* index into specs */
+	uint32_t spec; /* index into specs; UINT32_MAX: not ours to place */
+	uint32_t unsupported; /* with it: index into pod_list.unsupported */
 };
 
 struct pod_list {
@@ -166,6 +171,11 @@ struct pod_list {
 	size_t table_mask;
 	const char *path;
 	size_t other_scheduler; /* pods for another scheduler, skipped */
+	/* Pods that need what shmsched does not do (k8s_pod_meta.unsupported):
+	 * answered in order with their reason, never placed. */
+	char **unsupported;
+	size_t n_unsupported, cap_unsupported;
+	size_t unsupported_by_kind[K8S_UNSUPPORTED_COUNT];
 };
 
 static int table_insert(struct pod_list *l, uint32_t idx)
@@ -224,7 +234,31 @@ static int on_pod(void *arg, const struct pod_spec *pod,
 		l->other_scheduler++; /* not ours: kube-scheduler ignores it */
 		return 0;
 	}
-	int64_t idx = spec_index(l, pod);
+	int64_t idx;
+	uint32_t reason = 0;
+	if (meta->unsupported != NULL) {
+		/* Its own answer, in order: the text outlives the visit. */
+		idx = UINT32_MAX;
+		if (l->n_unsupported == l->cap_unsupported) {
+			size_t cap = l->cap_unsupported ? l->cap_unsupported * 2 : 16;
+			char **u = realloc(l->unsupported, cap * sizeof(*u));
+			if (u == NULL)
+				idx = -ENOMEM;
+			else {
+				l->unsupported = u;
+				l->cap_unsupported = cap;
+			}
+		}
+		if (idx >= 0 && (l->unsupported[l->n_unsupported] =
+					 strdup(meta->unsupported)) == NULL)
+			idx = -ENOMEM;
+		if (idx >= 0) {
+			reason = (uint32_t)l->n_unsupported++;
+			l->unsupported_by_kind[meta->unsupported_kind]++;
+		}
+	} else {
+		idx = spec_index(l, pod);
+	}
 	if (idx >= 0 && l->n == l->cap) {
 		size_t cap = l->cap * 2;
 		struct pod_ref *p = realloc(l->pods, cap * sizeof(*p));
@@ -239,7 +273,7 @@ static int on_pod(void *arg, const struct pod_spec *pod,
 		snprintf(err, err_len, "out of memory");
 		return -ENOMEM;
 	}
-	l->pods[l->n++] = (struct pod_ref){pod->ns_name, (uint32_t)idx};
+	l->pods[l->n++] = (struct pod_ref){pod->ns_name, (uint32_t)idx, reason};
 	return 0;
 }
 
@@ -254,8 +288,8 @@ static int on_node_in_pods_file(void *arg, const struct node_spec *node,
 }
 
 static int load_pods(const char *path, struct intern *strings,
-		     struct res_names *res, struct pod_list *l, char *err,
-		     size_t err_len)
+		     struct res_names *res, struct k8s_objects *objects,
+		     struct pod_list *l, char *err, size_t err_len)
 {
 	*l = (struct pod_list){.cap = 1024, .cap_specs = 64, .table_mask = 255,
 			       .path = path};
@@ -266,7 +300,7 @@ static int load_pods(const char *path, struct intern *strings,
 		snprintf(err, err_len, "out of memory");
 		return -ENOMEM;
 	}
-	struct k8s_ctx ctx = {.strings = strings, .res = res};
+	struct k8s_ctx ctx = {.strings = strings, .res = res, .objects = objects};
 	struct k8s_visitor v = {.arg = l, .pod = on_pod,
 				.node = on_node_in_pods_file};
 	return k8s_load_file(path, &ctx, &v, err, err_len);
@@ -274,6 +308,9 @@ static int load_pods(const char *path, struct intern *strings,
 
 static void free_pods(struct pod_list *l)
 {
+	for (size_t i = 0; i < l->n_unsupported; i++)
+		free(l->unsupported[i]);
+	free(l->unsupported);
 	free(l->pods);
 	free(l->specs);
 	free(l->table);
@@ -426,7 +463,10 @@ static int run(const struct options *o)
 	struct engine *engine = NULL;
 	struct pod_list pods = {0};
 	struct cluster_load_stats cstats;
-	if (strings == NULL) {
+	struct k8s_objects *objects = k8s_objects_create();
+	if (strings == NULL || objects == NULL) {
+		k8s_objects_destroy(objects);
+		intern_destroy(strings);
 		fprintf(stderr, "shmsched place: out of memory\n");
 		return 1;
 	}
@@ -444,10 +484,18 @@ static int run(const struct options *o)
 		snprintf(err, sizeof(err), "out of memory");
 		goto fail_input;
 	}
-	if (cluster_load_file(o->cluster_path, strings, &res, 0, &cluster, &cstats,
-			      err, sizeof(err)) < 0)
+	/* Both files' Namespaces, Services and controllers first: a bound
+	 * pod's namespaceSelector and a pending pod's default spread selector
+	 * see them all, whichever file and place they come in. */
+	struct k8s_ctx octx = {.strings = strings, .res = &res, .objects = objects};
+	if (k8s_objects_read_file(o->cluster_path, &octx, err, sizeof(err)) < 0 ||
+	    k8s_objects_read_file(o->pods_path, &octx, err, sizeof(err)) < 0)
 		goto fail_input;
-	if (load_pods(o->pods_path, strings, &res, &pods, err, sizeof(err)) < 0)
+	if (cluster_load_file_objects(o->cluster_path, strings, &res, objects, 0,
+				      &cluster, &cstats, err, sizeof(err)) < 0)
+		goto fail_input;
+	if (load_pods(o->pods_path, strings, &res, objects, &pods, err,
+		      sizeof(err)) < 0)
 		goto fail_input;
 	double t_loaded = now_s();
 
@@ -466,6 +514,19 @@ static int run(const struct options *o)
 				       .scored = on_scored};
 	uint64_t placed = 0;
 	for (size_t i = 0; i < pods.n; i++) {
+		if (pods.pods[i].spec == UINT32_MAX) {
+			/* Not shmsched's to place: told apart from unschedulable
+			 * by "unsupported". */
+			fputs("{\"pod\":", stdout);
+			json_out_string(stdout, intern_str(strings, pods.pods[i].ns_name));
+			fputs(",\"node\":null,\"unsupported\":true,\"message\":", stdout);
+			char msg[1024];
+			snprintf(msg, sizeof(msg), "not scheduled by shmsched: %s",
+				 pods.unsupported[pods.pods[i].unsupported]);
+			json_out_string(stdout, msg);
+			fputs("}\n", stdout);
+			continue;
+		}
 		const struct pod_spec *spec = &pods.specs[pods.pods[i].spec];
 		struct placement pl;
 		int rc;
@@ -526,6 +587,24 @@ static int run(const struct options *o)
 		fprintf(stderr, "shmsched place: %zu pod%s for other schedulers "
 			"skipped (spec.schedulerName other than default-scheduler)\n",
 			pods.other_scheduler, pods.other_scheduler == 1 ? "" : "s");
+	if (o->stats && pods.n_unsupported > 0) {
+		static const char *const why[K8S_UNSUPPORTED_COUNT] = {
+			[K8S_UNSUPPORTED_VOLUME_BINDING] = "volume binding",
+			[K8S_UNSUPPORTED_SCHEDULING_GATES] = "scheduling gates",
+			[K8S_UNSUPPORTED_RESOURCE_CLAIMS] = "resource claims",
+		};
+		fprintf(stderr, "shmsched place: %zu pod%s not scheduled by shmsched "
+			"(\"unsupported\":true):", pods.n_unsupported,
+			pods.n_unsupported == 1 ? "" : "s");
+		const char *sep = " ";
+		for (int k = 1; k < K8S_UNSUPPORTED_COUNT; k++) {
+			if (pods.unsupported_by_kind[k] == 0)
+				continue;
+			fprintf(stderr, "%s%zu %s", sep, pods.unsupported_by_kind[k], why[k]);
+			sep = ", ";
+		}
+		fputc('\n', stderr);
+	}
 	if (o->stats) {
 		double t_end = now_s();
 		fprintf(stderr,
@@ -534,10 +613,22 @@ static int run(const struct options *o)
 			"shmsched place: load %.3f s, place %.3f s (%.0f pods/s), "
 			"%" PRIu64 " placed, %" PRIu64 " unschedulable, %s path\n",
 			cstats.nodes, cstats.running_pods, cstats.orphan_pods,
-			cstats.finished_pods, cstats.pending_pods, pods.n, pods.n_specs,
+			cstats.finished_pods, cstats.pending_pods,
+			pods.n - pods.n_unsupported, pods.n_specs,
 			t_loaded - t0, t_end - t_loaded,
 			(double)pods.n / (t_end - t_loaded + 1e-9), placed,
-			(uint64_t)pods.n - placed, o->reference ? "reference" : "fast");
+			(uint64_t)(pods.n - pods.n_unsupported) - placed,
+			o->reference ? "reference" : "fast");
+		struct k8s_objects_counts oc;
+		k8s_objects_counts(objects, &oc);
+		fprintf(stderr, "shmsched place: objects read: %u namespaces, %u services "
+			"with a selector, %u controllers (replication controllers, replica "
+			"sets, stateful sets); %u objects of other kinds skipped",
+			oc.namespaces, oc.services, oc.controllers, cstats.skipped.total);
+		for (unsigned k = 0; k < cstats.skipped.n_kinds; k++)
+			fprintf(stderr, "%s%s %u", k ? ", " : " (",
+				cstats.skipped.kinds[k].kind, cstats.skipped.kinds[k].count);
+		fputs(cstats.skipped.n_kinds > 0 ? ")\n" : "\n", stderr);
 		struct engine_stats st;
 		engine_get_stats(engine, &st);
 		if (!o->reference)
@@ -564,6 +655,7 @@ done:
 	engine_destroy(engine);
 	free_pods(&pods);
 	cluster_destroy(cluster);
+	k8s_objects_destroy(objects);
 	intern_destroy(strings);
 	return status;
 }

@@ -88,7 +88,9 @@ static int load_cluster(struct daemon *d, const struct daemon_config *cfg,
 						err_len);
 		if (rc == 0)
 			log_msg(LOG_LEVEL_INFO, "cluster %s: %u nodes, %u running pods "
-				"counted", cfg->cluster_path, st.nodes, st.running_pods);
+				"counted, %u objects of other kinds skipped",
+				cfg->cluster_path, st.nodes, st.running_pods,
+				st.skipped.total);
 		return rc;
 	}
 	struct synthetic_stats st;

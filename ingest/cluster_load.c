@@ -1,5 +1,7 @@
-/* Cluster file loading: see cluster_load.h. Two passes over memory, one
- * over the file: objects may come in any order, so nodes and bound pods are
+/* Cluster file loading: see cluster_load.h. The file is read twice (its
+ * Namespaces, Services and controllers first, k8s_objects_read_file, so
+ * that a pod may come before the Namespace its terms select), then twice
+ * over memory: objects may come in any order, so nodes and bound pods are
  * collected first, then the nodes are published as one snapshot and the
  * pods counted on them. */
 #include "ingest/cluster_load.h"
@@ -154,6 +156,38 @@ static int commit_collected(const char *path, struct collect *c,
 	return 0;
 }
 
+/* The file's objects into a k8s_objects of its own, for a caller that
+ * reads no other file: *objects NULL on error, with the message. */
+static int own_objects(const char *path, struct intern *strings,
+		       struct res_names *res, struct k8s_objects **objects,
+		       char *err, size_t err_len)
+{
+	*objects = k8s_objects_create();
+	if (*objects == NULL) {
+		snprintf(err, err_len, "%s: out of memory", path);
+		return -ENOMEM;
+	}
+	struct k8s_ctx ctx = {.strings = strings, .res = res, .cluster_file = true,
+			      .objects = *objects};
+	int rc = k8s_objects_read_file(path, &ctx, err, err_len);
+	if (rc < 0) {
+		k8s_objects_destroy(*objects);
+		*objects = NULL;
+	}
+	return rc;
+}
+
+/* The second pass: nodes and bound pods into `c`. */
+static int collect_file(const char *path, struct intern *strings,
+			struct res_names *res, struct k8s_objects *objects,
+			struct collect *c, char *err, size_t err_len)
+{
+	struct k8s_ctx ctx = {.strings = strings, .res = res, .cluster_file = true,
+			      .objects = objects, .skipped = &c->stats->skipped};
+	struct k8s_visitor v = {.arg = c, .node = on_node, .pod = on_pod};
+	return k8s_load_file(path, &ctx, &v, err, err_len);
+}
+
 int cluster_load_file_into(const char *path, struct intern *strings,
 			   struct res_names *res, struct cluster *cl,
 			   struct placements *records,
@@ -162,28 +196,29 @@ int cluster_load_file_into(const char *path, struct intern *strings,
 {
 	memset(stats, 0, sizeof(*stats));
 	struct collect c = {.stats = stats};
-	struct k8s_ctx ctx = {.strings = strings, .res = res, .cluster_file = true};
-	struct k8s_visitor v = {.arg = &c, .node = on_node, .pod = on_pod};
-	int rc = k8s_load_file(path, &ctx, &v, err, err_len);
+	struct k8s_objects *objects;
+	int rc = own_objects(path, strings, res, &objects, err, err_len);
+	if (rc == 0)
+		rc = collect_file(path, strings, res, objects, &c, err, err_len);
 	if (rc == 0)
 		rc = commit_collected(path, &c, cl, records, err, err_len);
+	k8s_objects_destroy(objects);
 	free(c.nodes);
 	free(c.pods);
 	return rc;
 }
 
-int cluster_load_file(const char *path, struct intern *strings,
-		      struct res_names *res, uint32_t extra_slots,
-		      struct cluster **out, struct cluster_load_stats *stats,
-		      char *err, size_t err_len)
+int cluster_load_file_objects(const char *path, struct intern *strings,
+			      struct res_names *res, struct k8s_objects *objects,
+			      uint32_t extra_slots, struct cluster **out,
+			      struct cluster_load_stats *stats, char *err,
+			      size_t err_len)
 {
 	memset(stats, 0, sizeof(*stats));
 	*out = NULL;
 	struct collect c = {.stats = stats};
-	struct k8s_ctx ctx = {.strings = strings, .res = res, .cluster_file = true};
-	struct k8s_visitor v = {.arg = &c, .node = on_node, .pod = on_pod};
 	struct cluster *cl = NULL;
-	int rc = k8s_load_file(path, &ctx, &v, err, err_len);
+	int rc = collect_file(path, strings, res, objects, &c, err, err_len);
 	if (rc < 0)
 		goto done;
 	/* Sized for the file's nodes. */
@@ -212,5 +247,21 @@ done:
 		cl = NULL;
 	}
 	*out = cl;
+	return rc;
+}
+
+int cluster_load_file(const char *path, struct intern *strings,
+		      struct res_names *res, uint32_t extra_slots,
+		      struct cluster **out, struct cluster_load_stats *stats,
+		      char *err, size_t err_len)
+{
+	struct k8s_objects *objects;
+	memset(stats, 0, sizeof(*stats));
+	*out = NULL;
+	int rc = own_objects(path, strings, res, &objects, err, err_len);
+	if (rc == 0)
+		rc = cluster_load_file_objects(path, strings, res, objects, extra_slots,
+					       out, stats, err, err_len);
+	k8s_objects_destroy(objects);
 	return rc;
 }

@@ -1,7 +1,9 @@
 /* A cluster from a Kubernetes JSON file: its Nodes become the first
  * snapshot, and its Pods that are bound to a node (spec.nodeName) and not
  * finished (phase Succeeded or Failed) are counted as that node's use, as
- * kube-scheduler's cache counts assigned pods.
+ * kube-scheduler's cache counts assigned pods. Its Namespaces resolve the
+ * bound pods' namespaceSelectors (ingest/k8s_json.h, k8s_objects); objects
+ * of kinds shmsched does not read are skipped and counted.
  *
  * The calling thread must be allowed to call cluster_apply() (shm/cluster.h).
  */
@@ -11,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ingest/k8s_json.h"
 #include "shm/shm.h"
 
 struct cluster_load_stats {
@@ -20,6 +23,7 @@ struct cluster_load_stats {
 	uint32_t pods_without_devices; /* bound pods whose devices were not free: counted without */
 	uint32_t finished_pods;    /* Succeeded or Failed: skipped */
 	uint32_t pending_pods;     /* no spec.nodeName: not the cluster's use; skipped */
+	struct k8s_skipped skipped; /* objects of other kinds (ConfigMap, Event, ...) */
 };
 
 /* Loads `path` into a new cluster with room for its nodes plus
@@ -30,6 +34,16 @@ int cluster_load_file(const char *path, struct intern *strings,
 		      struct res_names *res, uint32_t extra_slots,
 		      struct cluster **out, struct cluster_load_stats *stats,
 		      char *err, size_t err_len);
+
+/* The same, with the Namespaces, Services and controllers already read
+ * into `objects` by the caller (k8s_objects_read_file, of this file and
+ * any other whose objects count, e.g. the pods file): the bound pods'
+ * namespaceSelectors resolve against them. */
+int cluster_load_file_objects(const char *path, struct intern *strings,
+			      struct res_names *res, struct k8s_objects *objects,
+			      uint32_t extra_slots, struct cluster **out,
+			      struct cluster_load_stats *stats, char *err,
+			      size_t err_len);
 
 /* The same into `cl`, an empty cluster the caller made (the daemon's, in
  * the state region), each bound pod also recorded as a placement owned by

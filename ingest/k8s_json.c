@@ -4,27 +4,41 @@
  * JSON_DISABLE_EOF_CHECK, resumed where the last value ended), so one
  * object, one List, one array and JSON Lines are all the same loop; a
  * syntax error is placed by line and column in the whole buffer. Each value
- * is a Node, a Pod, a List / NodeList / PodList of them, or an array of
+ * is an object, a list of them (any kind ending in "List"), or an array of
  * those. One object is decoded at a time into a zero-filled record (so
  * equal specs are equal bytes, model.h) and handed to the visitor; nothing
  * of it is kept after.
  *
+ * Two passes, over the same stream: the first (k8s_objects_read_*) keeps
+ * the Namespaces, Services and controllers in a k8s_objects; the second
+ * decodes Nodes and Pods, which read them (a term's namespaceSelector, a
+ * pod's default spread selector), so the objects may come anywhere in
+ * either file. A buffer that cannot name those kinds skips the first.
+ *
  * The decoder applies what the API server would have applied before a
- * scheduler saw the object: requests defaulted from limits, allocatable
- * from capacity, hostPort from containerPort under hostNetwork. Requests
+ * scheduler saw the object: requests defaulted from limits, pod-level
+ * requests defaulted (defaults.go), allocatable from capacity, hostPort
+ * from containerPort under hostNetwork, a Namespace's name label. Requests
  * follow k8s.io/component-helpers/resource/helpers.go (PodRequests, with and
- * without NonMissingContainerRequests) and are computed in one pass over
- * the containers, with overflow checks.
+ * without NonMissingContainerRequests, pod-level resources replacing the
+ * containers' aggregate) and are computed in one pass over the containers,
+ * with overflow checks. A pod to place that needs what shmsched does not
+ * do (volume binding, gates, claims) is decoded whole and visited with its
+ * reason, for the visitor to answer on its own.
  *
  * Devices (README, "Devices") are read last, from annotations, labels and
  * the nvidia.com/gpu resource already decoded; a pod's exclusive cores need
- * its QoS class, tracked while its containers' requests are read.
+ * its QoS class, tracked while its containers' requests are read (or taken
+ * from spec.resources when set).
  *
  * A visitor that leaves `node` or `pod` NULL does not expect that kind in
  * its file: meeting one is an error, not a silent skip.
  *
- * Cost: linear in the input (jansson's tree), plus a sort of at most 64
- * labels per node and 16 selector entries per pod.
+ * Cost: linear in the input (jansson's tree; twice when the first pass
+ * runs), plus a sort of at most NODE_MAX_LABELS labels per node and 16
+ * selector entries per pod; a pod to place with objects known also walks
+ * its namespace's Services (found by binary search) and, per term with a
+ * namespaceSelector, the Namespaces.
  */
 #include "ingest/k8s_json.h"
 
@@ -70,6 +84,9 @@ struct decoder {
 	bool guaranteed;
 	size_t n_containers;
 	bool other_scheduler; /* the pod names a scheduler other than ours */
+	uint8_t unsupported_kind; /* enum k8s_unsupported: the pod's own answer */
+	char unsupported[768];    /* and its "<path>: <why>" */
+	bool objects_pass;        /* k8s_objects_read_*: only the objects' kinds */
 };
 
 /* --- messages ----------------------------------------------------------- */
@@ -357,23 +374,6 @@ static int get_id(struct decoder *d, const json_t *obj, const char *key, uint32_
 		return rc;
 	size_t mark = path_field(d, key);
 	rc = intern_here(d, s, len, id);
-	path_pop(d, mark);
-	return rc;
-}
-
-/* An array or object that must be absent, null or empty: the pod uses a
- * feature that would change where it may go, which shmsched does not
- * model. */
-static int reject_nonempty(struct decoder *d, const json_t *obj, const char *key,
-			   const char *why)
-{
-	json_t *v = json_object_get(obj, key);
-	if (v == NULL || json_is_null(v) ||
-	    (json_is_array(v) && json_array_size(v) == 0) ||
-	    (json_is_object(v) && json_object_size(v) == 0))
-		return 0;
-	size_t mark = path_field(d, key);
-	int rc = fail(d, -EINVAL, "not supported by shmsched (%s)", why);
 	path_pop(d, mark);
 	return rc;
 }
@@ -1089,6 +1089,24 @@ struct req_acc {
 	int64_t init_max[RES_MAX]; /* max over init containers of their need */
 };
 
+/* spec.resources, pod-level resources (KEP-2837, beta and on by default
+ * since v1.34): cpu, memory and hugepages-<size> only. */
+struct pod_level {
+	bool present; /* an object, even {}: QoS is then the pod's (qos.go) */
+	int64_t req[RES_MAX], lim[RES_MAX];
+	bool has_req[RES_MAX], has_lim[RES_MAX];
+};
+
+/* What a pod's containers add up to, beside its pod-level resources. */
+struct pod_acc {
+	struct req_acc actual;  /* requests, defaulted from limits */
+	struct req_acc nonzero; /* the same with the scoring stand-ins */
+	struct req_acc limits;  /* limits (saturating: only compared) */
+	bool req_named[RES_MAX]; /* some container requests it (after defaulting) */
+	bool lim_named[RES_MAX]; /* some container limits it */
+	struct pod_level level;
+};
+
 static bool add_ok(int64_t *a, int64_t b)
 {
 	return !__builtin_add_overflow(*a, b, a);
@@ -1099,10 +1117,18 @@ static int64_t max64(int64_t a, int64_t b)
 	return a > b ? a : b;
 }
 
+/* The aggregate of an accumulator: max(sum, init containers). */
+static int64_t acc_total(const struct req_acc *acc, int r)
+{
+	return max64(acc->sum[r], acc->init_max[r]);
+}
+
 enum container_kind { CONTAINER, INIT_CONTAINER, SIDECAR };
 
+/* Adds one container. An overflow is an error, or (`saturate`, for limits,
+ * which are only compared) the largest value. */
 static int acc_add(struct decoder *d, struct req_acc *acc, enum container_kind kind,
-		   const int64_t req[RES_MAX])
+		   const int64_t req[RES_MAX], bool saturate)
 {
 	for (int r = 0; r < RES_MAX; r++) {
 		bool ok = true;
@@ -1122,24 +1148,41 @@ static int acc_add(struct decoder *d, struct req_acc *acc, enum container_kind k
 			ok = add_ok(&need, acc->sidecars[r]);
 			break;
 		}
-		if (!ok)
+		if (!ok && saturate) {
+			acc->sum[r] = acc->sidecars[r] = need = INT64_MAX;
+		} else if (!ok) {
 			return fail_at(d, "resources.requests", -EINVAL, "the pod's total "
 				       "%s does not fit in 64 bits",
 				       d->ctx->res->name[r]);
+		}
 		if (kind != CONTAINER)
 			acc->init_max[r] = max64(acc->init_max[r], need);
 	}
 	return 0;
 }
 
+/* A resource's amount for a message: millicores for cpu, else units. */
+static const char *show_amount(int r, int64_t v, char *buf, size_t len)
+{
+	snprintf(buf, len, "%" PRId64 "%s", v, r == RES_CPU ? "m" : "");
+	return buf;
+}
+
+static bool is_hugepages(const char *name)
+{
+	return strncmp(name, "hugepages-", 10) == 0;
+}
+
 /* One container's requests (requests defaulted from limits, as the API
- * server does) into both accumulators. */
+ * server does) into the accumulators; a regular container's limits are
+ * checked against the pod's (validatePodResourceConsistency). */
 static int container_requests(struct decoder *d, const json_t *c,
-			      enum container_kind kind, struct req_acc *actual,
-			      struct req_acc *nonzero)
+			      enum container_kind kind, struct pod_acc *acc)
 {
 	int64_t req[RES_MAX] = {0}, lim[RES_MAX] = {0};
 	bool has_req[RES_MAX] = {false}, has_lim[RES_MAX] = {false};
+	const struct pod_level *pl = &acc->level;
+	char a[32], b[32];
 	json_t *res;
 	int rc = get(d, c, "resources", W_OBJECT, &res);
 	if (rc < 0)
@@ -1149,6 +1192,18 @@ static int container_requests(struct decoder *d, const json_t *c,
 		rc = resource_list(d, res, "requests", req, has_req, NULL);
 		if (rc == 0)
 			rc = resource_list(d, res, "limits", lim, has_lim, NULL);
+		for (int r = 0; r < RES_MAX && rc == 0 && kind == CONTAINER; r++) {
+			if (!has_lim[r] || !pl->has_lim[r] || lim[r] <= pl->lim[r])
+				continue;
+			const char *name = d->ctx->res->name[r];
+			size_t m = path_field(d, "limits");
+			path_key(d, name, strlen(name));
+			rc = fail(d, -EINVAL, "%s must be less than or equal to the pod's "
+				  "limit of %s (spec.resources.limits)",
+				  show_amount(r, lim[r], a, sizeof(a)),
+				  show_amount(r, pl->lim[r], b, sizeof(b)));
+			path_pop(d, m);
+		}
 		path_pop(d, mark);
 		if (rc < 0)
 			return rc;
@@ -1158,6 +1213,8 @@ static int container_requests(struct decoder *d, const json_t *c,
 			req[r] = lim[r];
 			has_req[r] = true;
 		}
+		acc->req_named[r] |= has_req[r];
+		acc->lim_named[r] |= has_lim[r];
 	}
 	/* qos.go (ComputePodQOS): Guaranteed needs positive cpu and memory
 	 * limits in every container, and requests equal to them. The API
@@ -1169,16 +1226,216 @@ static int container_requests(struct decoder *d, const json_t *c,
 	    req[RES_MEMORY] != lim[RES_MEMORY])
 		d->guaranteed = false;
 	req[RES_PODS] = 0; /* every pod counts one; a request for it is not one */
+	lim[RES_PODS] = 0;
 	int64_t nz[RES_MAX];
 	memcpy(nz, req, sizeof(nz));
 	if (!has_req[RES_CPU])
 		nz[RES_CPU] = NONZERO_CPU_MILLI;
 	if (!has_req[RES_MEMORY])
 		nz[RES_MEMORY] = NONZERO_MEM_BYTES;
-	rc = acc_add(d, actual, kind, req);
+	rc = acc_add(d, &acc->actual, kind, req, false);
 	if (rc == 0)
-		rc = acc_add(d, nonzero, kind, nz);
+		rc = acc_add(d, &acc->nonzero, kind, nz, false);
+	if (rc == 0)
+		rc = acc_add(d, &acc->limits, kind, lim, true);
 	return rc;
+}
+
+/* hugepages-<size>: `v` is a whole multiple of the page size
+ * (validation.go, validateResourceQuantityHugePageValue). Call with the
+ * path at the entry. */
+static int hugepage_multiple(struct decoder *d, const char *name, const json_t *raw,
+			     int64_t v)
+{
+	const char *size = name + strlen("hugepages-");
+	int64_t page = 0, page_milli = 0;
+	char q[SHOW_MAX + 16];
+	int rc = quantity_parse(size, strlen(size), QUANTITY_UNITS, &page);
+	if (rc == 0)
+		rc = quantity_parse(size, strlen(size), QUANTITY_MILLI, &page_milli);
+	if (rc < 0 || page <= 0 || page_milli % 1000 != 0 || v % page != 0)
+		return fail(d, -EINVAL, "%s is not a whole multiple of the page size "
+			    "of %s", show(raw, q, sizeof(q)), name);
+	return 0;
+}
+
+/* spec.resources.requests or .limits at member `key`: only the resources
+ * pod-level resources support (IsSupportedPodLevelResource), as
+ * kube-apiserver's validatePodResourceName allows. */
+static int pod_level_list(struct decoder *d, const json_t *res, const char *key,
+			  int64_t v[RES_MAX], bool has[RES_MAX])
+{
+	json_t *list, *q;
+	const char *name;
+	char s[SHOW_MAX + 16];
+	int rc = get(d, res, key, W_OBJECT, &list);
+	if (rc < 0 || list == NULL)
+		return rc;
+	size_t outer = path_field(d, key);
+	json_object_foreach(list, name, q) {
+		size_t len = strlen(name);
+		size_t mark = path_key(d, name, len);
+		int idx = -1;
+		int64_t value = 0;
+		if (!str_is(name, len, "cpu") && !str_is(name, len, "memory") &&
+		    !is_hugepages(name))
+			rc = fail(d, -EINVAL, "%s is not a pod-level resource (cpu, "
+				  "memory and hugepages-<size> are)",
+				  show_str(name, len, s, sizeof(s)));
+		else
+			rc = resource_here(d, name, len, &idx);
+		if (rc == 0)
+			rc = quantity_here(d, q, idx == RES_CPU ? QUANTITY_MILLI :
+							      QUANTITY_UNITS, &value);
+		if (rc == 0 && is_hugepages(name))
+			rc = hugepage_multiple(d, name, q, value);
+		path_pop(d, mark);
+		if (rc < 0)
+			break;
+		v[idx] = value;
+		has[idx] = true;
+	}
+	path_pop(d, outer);
+	return rc;
+}
+
+/* spec.resources as written, before the containers are read. */
+static int pod_level_read(struct decoder *d, const json_t *spec, struct pod_level *pl)
+{
+	json_t *res, *os;
+	const char *os_name = "";
+	size_t os_len = 0;
+	memset(pl, 0, sizeof(*pl));
+	int rc = get(d, spec, "resources", W_OBJECT, &res);
+	if (rc < 0 || res == NULL)
+		return rc;
+	pl->present = true;
+	size_t mark = path_field(d, "resources");
+	rc = pod_level_list(d, res, "requests", pl->req, pl->has_req);
+	if (rc == 0)
+		rc = pod_level_list(d, res, "limits", pl->lim, pl->has_lim);
+	path_pop(d, mark);
+	if (rc == 0)
+		rc = get(d, spec, "os", W_OBJECT, &os);
+	if (rc == 0 && os != NULL) {
+		mark = path_field(d, "os");
+		rc = get_str(d, os, "name", &os_name, &os_len);
+		path_pop(d, mark);
+	}
+	if (rc < 0)
+		return rc;
+	bool any = false, cpu_mem = false, huge = false;
+	for (int r = 0; r < RES_MAX; r++) {
+		bool set = pl->has_req[r] || pl->has_lim[r];
+		any |= set;
+		cpu_mem |= set && (r == RES_CPU || r == RES_MEMORY);
+		huge |= set && r >= RES_FIRST_NAMED;
+	}
+	mark = path_field(d, "resources");
+	if (any && str_is(os_name, os_len, "windows"))
+		rc = fail(d, -EINVAL, "may not be set for a windows pod (spec.os.name)");
+	else if (huge && !cpu_mem)
+		rc = fail(d, -EINVAL, "hugepages need a cpu or memory request or limit "
+			  "beside them");
+	path_pop(d, mark);
+	return rc;
+}
+
+/* kube-apiserver's defaulting of pod-level requests (defaults.go,
+ * defaultHugePagePodLimits then defaultPodRequests), then its checks of
+ * them (validateResourceRequirements, validatePodResourceConsistency),
+ * then the pod's QoS class (qos.go ComputePodQOS: with spec.resources set,
+ * the pod's own resources decide it). Call with the path at spec. */
+static int pod_level_apply(struct decoder *d, struct pod_acc *acc)
+{
+	struct pod_level *pl = &acc->level;
+	const struct res_names *names = d->ctx->res;
+	char a[32], b[32];
+	int rc = 0;
+	if (!pl->present)
+		return 0;
+	bool any_req = false, any_lim = false;
+	for (int r = 0; r < RES_MAX; r++) {
+		any_req |= pl->has_req[r];
+		any_lim |= pl->has_lim[r];
+	}
+	/* A hugepages limit of the containers becomes the pod's, unless the
+	 * pod requests that size. */
+	for (int r = RES_FIRST_NAMED; r < RES_MAX && (any_req || any_lim); r++) {
+		if (!is_hugepages(names->name[r]) || !acc->lim_named[r] ||
+		    pl->has_req[r] || pl->has_lim[r])
+			continue;
+		pl->lim[r] = acc_total(&acc->limits, r);
+		pl->has_lim[r] = any_lim = true;
+	}
+	/* With a pod limit, an unset pod request is the containers' aggregate
+	 * (cpu and memory, when some container requests them), else the
+	 * limit. */
+	for (int r = 0; r < RES_MAX && any_lim; r++) {
+		if (pl->has_req[r])
+			continue;
+		if ((r == RES_CPU || r == RES_MEMORY) && acc->req_named[r]) {
+			pl->req[r] = acc_total(&acc->actual, r);
+			pl->has_req[r] = true;
+		} else if (pl->has_lim[r]) {
+			pl->req[r] = pl->lim[r];
+			pl->has_req[r] = true;
+		}
+	}
+	size_t outer = path_field(d, "resources");
+	for (int r = 0; r < RES_MAX && rc == 0; r++) {
+		bool huge = r >= RES_FIRST_NAMED;
+		const char *name = names->name[r];
+		int64_t agg = acc_total(&acc->actual, r);
+		size_t mark = path_field(d, "requests");
+		path_key(d, name, strlen(name));
+		if (pl->has_req[r] && huge && !pl->has_lim[r])
+			rc = fail(d, -EINVAL, "a hugepages request needs a limit "
+				  "(spec.resources.limits): hugepages are not "
+				  "overcommitted");
+		else if (pl->has_req[r] && pl->has_lim[r] && huge &&
+			 pl->req[r] != pl->lim[r])
+			rc = fail(d, -EINVAL, "%s must equal its limit of %s: hugepages "
+				  "are not overcommitted",
+				  show_amount(r, pl->req[r], a, sizeof(a)),
+				  show_amount(r, pl->lim[r], b, sizeof(b)));
+		else if (pl->has_req[r] && pl->has_lim[r] && pl->req[r] > pl->lim[r])
+			rc = fail(d, -EINVAL, "%s must be less than or equal to the %s "
+				  "limit of %s", show_amount(r, pl->req[r], a, sizeof(a)),
+				  name, show_amount(r, pl->lim[r], b, sizeof(b)));
+		else if (pl->has_req[r] && agg > pl->req[r])
+			rc = fail(d, -EINVAL, "%s must be greater than or equal to the "
+				  "aggregate container requests of %s",
+				  show_amount(r, pl->req[r], a, sizeof(a)),
+				  show_amount(r, agg, b, sizeof(b)));
+		path_pop(d, mark);
+		if (rc == 0 && huge && pl->has_lim[r] &&
+		    acc_total(&acc->limits, r) > pl->lim[r]) {
+			mark = path_field(d, "limits");
+			path_key(d, name, strlen(name));
+			rc = fail(d, -EINVAL, "%s must be greater than or equal to the "
+				  "aggregate container limits of %s",
+				  show_amount(r, pl->lim[r], a, sizeof(a)),
+				  show_amount(r, acc_total(&acc->limits, r), b, sizeof(b)));
+			path_pop(d, mark);
+		}
+	}
+	path_pop(d, outer);
+	if (rc < 0)
+		return rc;
+	/* Guaranteed: positive cpu and memory limits, and every positive cpu
+	 * and memory request equal to its limit; nothing at all: BestEffort. */
+	unsigned n_req = 0, n_lim = 0;
+	bool equal = true;
+	for (int r = RES_CPU; r <= RES_MEMORY; r++) {
+		bool req = pl->has_req[r] && pl->req[r] > 0;
+		bool lim = pl->has_lim[r] && pl->lim[r] > 0;
+		n_req += req;
+		n_lim += lim;
+		equal &= !req || (lim && pl->req[r] == pl->lim[r]);
+	}
+	d->guaranteed = n_lim == 2 && n_req == n_lim && equal;
+	return 0;
 }
 
 /* --- pods: host ports --------------------------------------------------- */
@@ -1252,8 +1509,7 @@ next:
 
 /* Containers (kind CONTAINER) or init containers: requests and ports. */
 static int containers(struct decoder *d, const json_t *spec, const char *key,
-		      bool host_network, struct req_acc *actual,
-		      struct req_acc *nonzero)
+		      bool host_network, struct pod_acc *acc)
 {
 	json_t *list, *c;
 	size_t i;
@@ -1274,7 +1530,7 @@ static int containers(struct decoder *d, const json_t *spec, const char *key,
 				kind = SIDECAR;
 		}
 		if (rc == 0)
-			rc = container_requests(d, c, kind, actual, nonzero);
+			rc = container_requests(d, c, kind, acc);
 		/* nodeports/node_ports.go takes host ports from spec.containers;
 		 * sidecars count too (they keep running). A plain init container
 		 * has exited before the containers start: its ports hold nothing. */
@@ -1288,23 +1544,29 @@ static int containers(struct decoder *d, const json_t *spec, const char *key,
 	return rc;
 }
 
-/* Effective requests: max(sum, init containers) + overhead. */
+/* Effective requests: PodRequests, with pod-level resources: max(sum,
+ * init containers), each resource spec.resources.requests names (after
+ * kube-apiserver's defaulting) taken from there instead, then overhead.
+ * The scoring stand-ins are per container, so a pod-level request
+ * replaces them too (NonMissingContainerRequests). */
 static int pod_requests(struct decoder *d, const json_t *spec, bool host_network)
 {
 	struct pod_spec *p = &d->pod;
-	struct req_acc actual, nonzero;
+	struct pod_acc acc;
 	int64_t overhead[RES_MAX] = {0};
 	bool has[RES_MAX] = {false};
-	memset(&actual, 0, sizeof(actual));
-	memset(&nonzero, 0, sizeof(nonzero));
+	memset(&acc, 0, sizeof(acc));
 	d->guaranteed = true;
 	d->n_containers = 0;
-	int rc = containers(d, spec, "containers", host_network, &actual, &nonzero);
+	int rc = pod_level_read(d, spec, &acc.level);
 	if (rc == 0)
-		rc = containers(d, spec, "initContainers", host_network, &actual,
-				&nonzero);
+		rc = containers(d, spec, "containers", host_network, &acc);
+	if (rc == 0)
+		rc = containers(d, spec, "initContainers", host_network, &acc);
 	if (d->n_containers == 0)
 		d->guaranteed = false; /* BestEffort */
+	if (rc == 0)
+		rc = pod_level_apply(d, &acc);
 	if (rc == 0)
 		rc = resource_list(d, spec, "overhead", overhead, has, NULL);
 	if (rc < 0)
@@ -1312,8 +1574,10 @@ static int pod_requests(struct decoder *d, const json_t *spec, bool host_network
 	overhead[RES_PODS] = 0;
 	size_t mark = path_field(d, "overhead");
 	for (int r = 0; r < RES_MAX; r++) {
-		int64_t a = max64(actual.sum[r], actual.init_max[r]);
-		int64_t z = max64(nonzero.sum[r], nonzero.init_max[r]);
+		int64_t a = acc_total(&acc.actual, r);
+		int64_t z = acc_total(&acc.nonzero, r);
+		if (acc.level.has_req[r])
+			a = z = acc.level.req[r];
 		if (!add_ok(&a, overhead[r]) || !add_ok(&z, overhead[r])) {
 			rc = fail(d, -EINVAL, "the pod's total %s does not fit in "
 				  "64 bits", d->ctx->res->name[r]);
@@ -1596,6 +1860,212 @@ static int toleration(struct decoder *d, const json_t *t, struct toleration *out
 	return get_id(d, t, "value", &out->value);
 }
 
+/* --- objects: Namespaces, Services, controllers (k8s_objects) ------------------ */
+
+/* What default spreading and namespaceSelector read of the objects, by
+ * intern id. A Namespace's labels and a Service's or RC's selector are
+ * label pairs; a ReplicaSet's or StatefulSet's selector is requirements.
+ * Entries are found by (kind, namespace, name) through an open-addressed
+ * index, which also refuses a second object of the same name; a pod's
+ * Services through a list sorted by namespace, built when first needed
+ * after a read. */
+enum obj_kind { OBJ_NAMESPACE, OBJ_SERVICE, OBJ_RC, OBJ_RS, OBJ_SS, OBJ_KINDS };
+
+static const char *const obj_kind_name[OBJ_KINDS] = {
+	[OBJ_NAMESPACE] = "Namespace",
+	[OBJ_SERVICE] = "Service",
+	[OBJ_RC] = "ReplicationController",
+	[OBJ_RS] = "ReplicaSet",
+	[OBJ_SS] = "StatefulSet",
+};
+
+_Static_assert(OBJECT_MAX_REQS <= GROUP_MAX_REQS &&
+		       OBJECT_MAX_VALUES <= GROUP_MAX_VALUES &&
+		       OBJECT_MAX_LABELS + 1 <= GROUP_MAX_REQS,
+	       "an object's selector is parsed into (and merged into) a group's pool");
+
+struct obj_req {
+	uint32_t key;
+	uint8_t op; /* SEL_IN, SEL_NOT_IN, SEL_EXISTS, SEL_DOES_NOT_EXIST */
+	uint32_t first_value;
+	uint16_t n_values;
+};
+
+struct obj {
+	uint8_t kind;   /* enum obj_kind */
+	uint32_t ns;    /* 0 for a Namespace */
+	uint32_t name;
+	uint32_t first; /* into labels (Namespace, Service, RC) or reqs (RS, SS) */
+	uint32_t n;
+};
+
+struct k8s_objects {
+	struct obj *objs;
+	size_t n_objs, cap_objs;
+	struct label *labels;
+	size_t n_labels, cap_labels;
+	struct obj_req *reqs;
+	size_t n_reqs, cap_reqs;
+	uint32_t *values;
+	size_t n_values, cap_values;
+	uint32_t *index;  /* obj index + 1, by obj_hash; 0 empty */
+	size_t index_mask;
+	uint32_t *services; /* obj indices of Services, by namespace ... */
+	size_t n_services, cap_services;
+	bool services_stale; /* ... rebuilt when objects were added since */
+	struct k8s_objects_counts counts;
+};
+
+struct k8s_objects *k8s_objects_create(void)
+{
+	return calloc(1, sizeof(struct k8s_objects));
+}
+
+void k8s_objects_destroy(struct k8s_objects *o)
+{
+	if (o == NULL)
+		return;
+	free(o->objs);
+	free(o->labels);
+	free(o->reqs);
+	free(o->values);
+	free(o->index);
+	free(o->services);
+	free(o);
+}
+
+void k8s_objects_counts(const struct k8s_objects *o, struct k8s_objects_counts *out)
+{
+	*out = o->counts;
+}
+
+/* Room for `more` elements of `size` in *p (holding n of cap). */
+static int reserve(void **p, size_t *cap, size_t n, size_t more, size_t size)
+{
+	if (n + more <= *cap)
+		return 0;
+	size_t c = *cap ? *cap : 64;
+	while (c < n + more)
+		c *= 2;
+	void *q = realloc(*p, c * size);
+	if (q == NULL)
+		return -ENOMEM;
+	*p = q;
+	*cap = c;
+	return 0;
+}
+
+static size_t obj_hash(uint8_t kind, uint32_t ns, uint32_t name, size_t mask)
+{
+	uint64_t h = ((uint64_t)ns << 32 | name) * UINT64_C(0x9e3779b97f4a7c15);
+	h ^= (uint64_t)kind * UINT64_C(0xc2b2ae3d27d4eb4f);
+	return (size_t)(h >> 29) & mask;
+}
+
+/* The slot of (kind, ns, name) in the index: its entry, or the empty one
+ * where it would go. */
+static uint32_t *obj_slot(const struct k8s_objects *o, uint8_t kind, uint32_t ns,
+			  uint32_t name)
+{
+	size_t i = obj_hash(kind, ns, name, o->index_mask);
+	for (;; i = (i + 1) & o->index_mask) {
+		uint32_t e = o->index[i];
+		if (e == 0)
+			return &o->index[i];
+		const struct obj *x = &o->objs[e - 1];
+		if (x->kind == kind && x->ns == ns && x->name == name)
+			return &o->index[i];
+	}
+}
+
+static const struct obj *obj_find(const struct k8s_objects *o, uint8_t kind,
+				  uint32_t ns, uint32_t name)
+{
+	if (o->index == NULL)
+		return NULL;
+	uint32_t e = *obj_slot(o, kind, ns, name);
+	return e != 0 ? &o->objs[e - 1] : NULL;
+}
+
+/* Adds an object; -EEXIST for a second one of the same kind, namespace and
+ * name, -ENOMEM. Its labels or requirements were appended just before. */
+static int obj_add(struct k8s_objects *o, const struct obj *x)
+{
+	if ((o->n_objs + 1) * 2 > o->index_mask + 1 || o->index == NULL) {
+		size_t slots = o->index == NULL ? 256 : (o->index_mask + 1) * 2;
+		uint32_t *idx = calloc(slots, sizeof(*idx));
+		if (idx == NULL)
+			return -ENOMEM;
+		free(o->index);
+		o->index = idx;
+		o->index_mask = slots - 1;
+		for (size_t i = 0; i < o->n_objs; i++) {
+			const struct obj *y = &o->objs[i];
+			*obj_slot(o, y->kind, y->ns, y->name) = (uint32_t)i + 1;
+		}
+	}
+	uint32_t *slot = obj_slot(o, x->kind, x->ns, x->name);
+	if (*slot != 0)
+		return -EEXIST;
+	if (reserve((void **)&o->objs, &o->cap_objs, o->n_objs, 1, sizeof(*o->objs)) < 0)
+		return -ENOMEM;
+	o->objs[o->n_objs] = *x;
+	*slot = (uint32_t)++o->n_objs;
+	o->services_stale = true;
+	return 0;
+}
+
+static int service_order(const void *a, const void *b, void *arg)
+{
+	const struct k8s_objects *o = arg;
+	uint32_t x = o->objs[*(const uint32_t *)a].ns, y = o->objs[*(const uint32_t *)b].ns;
+	return x < y ? -1 : x > y;
+}
+
+/* The Services of namespace `ns`: *first into o->services, count returned. */
+static size_t services_of(struct k8s_objects *o, uint32_t ns, size_t *first)
+{
+	*first = 0;
+	if (o->services_stale) {
+		o->n_services = 0;
+		if (reserve((void **)&o->services, &o->cap_services, 0, o->n_objs + 1,
+			    sizeof(*o->services)) < 0)
+			return 0; /* n_services 0: retried next time */
+		for (size_t i = 0; i < o->n_objs; i++)
+			if (o->objs[i].kind == OBJ_SERVICE)
+				o->services[o->n_services++] = (uint32_t)i;
+		qsort_r(o->services, o->n_services, sizeof(*o->services),
+			service_order, o);
+		o->services_stale = false;
+	}
+	size_t lo = 0, hi = o->n_services;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (o->objs[o->services[mid]].ns < ns)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	size_t n = 0;
+	while (lo + n < o->n_services && o->objs[o->services[lo + n]].ns == ns)
+		n++;
+	*first = lo;
+	return n;
+}
+
+/* Whether every pair of `sel` (sorted by key) is among `labels` (sorted). */
+static bool labels_subset(const struct label *sel, size_t n_sel,
+			  const struct label *labels, size_t n_labels)
+{
+	for (size_t i = 0; i < n_sel; i++) {
+		uint32_t v;
+		if (!labels_get(labels, (unsigned)n_labels, sel[i].key, &v) ||
+		    v != sel[i].value)
+			return false;
+	}
+	return true;
+}
+
 /* --- pod groups (shm/pod_group.h) ------------------------------------------ */
 
 static int group_req_add(struct decoder *d, uint32_t key, uint8_t op,
@@ -1603,6 +2073,14 @@ static int group_req_add(struct decoder *d, uint32_t key, uint8_t op,
 			 struct group_selector *sel)
 {
 	struct pod_group *g = &d->group;
+	/* The objects pass parses a controller's selector into the same pool
+	 * (then copies it out), under the objects' own limits. */
+	if (d->objects_pass && g->n_reqs >= OBJECT_MAX_REQS)
+		return fail(d, -ENOSPC, "more than %d label selector requirements "
+			    "(OBJECT_MAX_REQS)", OBJECT_MAX_REQS);
+	if (d->objects_pass && n_values > (size_t)(OBJECT_MAX_VALUES - g->n_values))
+		return fail(d, -ENOSPC, "more than %d label selector values "
+			    "(OBJECT_MAX_VALUES)", OBJECT_MAX_VALUES);
 	if (g->n_reqs >= GROUP_MAX_REQS)
 		return fail(d, -ENOSPC, "more than %d label selector requirements in "
 			    "the pod's terms and constraints (GROUP_MAX_REQS)",
@@ -1674,9 +2152,10 @@ static int label_requirement(struct decoder *d, const json_t *r,
 	if (!with_values && n_values != 0)
 		return fail_at(d, "values", -EINVAL, "must be empty for operator "
 			       "%.*s", (int)op_len, op);
-	if (n_values > GROUP_MAX_VALUES)
-		return fail_at(d, "values", -ENOSPC, "%zu values, at most %d "
-			       "(GROUP_MAX_VALUES)", n_values, GROUP_MAX_VALUES);
+	if (n_values > GROUP_MAX_VALUES || (d->objects_pass && n_values > OBJECT_MAX_VALUES))
+		return fail_at(d, "values", -ENOSPC, "%zu values, at most %d (%s)",
+			       n_values, d->objects_pass ? OBJECT_MAX_VALUES : GROUP_MAX_VALUES,
+			       d->objects_pass ? "OBJECT_MAX_VALUES" : "GROUP_MAX_VALUES");
 	uint32_t key_id;
 	size_t mark = path_field(d, "key");
 	rc = intern_here(d, key, key_len, &key_id);
@@ -1775,6 +2254,58 @@ static int merge_label_keys(struct decoder *d, const json_t *obj, const char *ke
 	return rc;
 }
 
+/* Whether namespace `ns` is already among term `t`'s. */
+static bool term_has_ns(const struct pod_group *g, const struct group_term *t,
+			uint32_t ns)
+{
+	for (unsigned i = t->first_ns; i < g->n_namespaces; i++)
+		if (g->namespaces[i] == ns)
+			return true;
+	return false;
+}
+
+/* A term's namespaceSelector (present): {} is every namespace; one with
+ * requirements adds the namespaces it selects among the Namespace objects
+ * read (k8s_ctx.objects) to the term's, as kube-scheduler's
+ * mergeAffinityTermNamespacesIfNotEmpty does, but once, when the pod is
+ * read. The selector is parsed into the group's pool and taken back out:
+ * only the namespaces stay. */
+static int namespace_selector(struct decoder *d, const json_t *t,
+			      struct group_term *term)
+{
+	struct pod_group *g = &d->group;
+	struct k8s_objects *o = d->ctx->objects;
+	struct group_selector sel;
+	uint16_t n_reqs = g->n_reqs, n_values = g->n_values;
+	int rc = label_selector(d, t, "namespaceSelector", &sel);
+	if (rc < 0)
+		return rc;
+	g->n_reqs = n_reqs;
+	g->n_values = n_values;
+	if (sel.n_reqs == 0) {
+		term->all_namespaces = true; /* labels.Everything() */
+		return 0;
+	}
+	if (o == NULL && !d->ctx->cluster_file)
+		return fail_at(d, "namespaceSelector", -EINVAL, "a selector with "
+			       "requirements needs the Namespace objects of a cluster "
+			       "file (shmsched place reads them; a template cannot use "
+			       "one)");
+	for (size_t i = 0; o != NULL && i < o->n_objs; i++) {
+		const struct obj *x = &o->objs[i];
+		if (x->kind != OBJ_NAMESPACE ||
+		    !group_selector_matches(g, &sel, &o->labels[x->first], x->n) ||
+		    term_has_ns(g, term, x->name))
+			continue;
+		if (g->n_namespaces >= GROUP_MAX_NAMESPACES)
+			return fail_at(d, "namespaceSelector", -ENOSPC, "selects more "
+				       "than %d namespaces with the pod's other terms "
+				       "(GROUP_MAX_NAMESPACES)", GROUP_MAX_NAMESPACES);
+		g->namespaces[g->n_namespaces++] = x->name;
+	}
+	return 0;
+}
+
 /* A PodAffinityTerm of `kind`, with `weight` for a preferred one. */
 static int pod_affinity_term(struct decoder *d, const json_t *t, uint8_t kind,
 			     int32_t weight)
@@ -1813,16 +2344,6 @@ static int pod_affinity_term(struct decoder *d, const json_t *t, uint8_t kind,
 		rc = get(d, t, "namespaceSelector", W_OBJECT, &nsel);
 	if (rc < 0)
 		return rc;
-	if (nsel != NULL) {
-		json_t *ml = json_object_get(nsel, "matchLabels");
-		json_t *me = json_object_get(nsel, "matchExpressions");
-		if ((ml != NULL && !json_is_null(ml) && json_object_size(ml) > 0) ||
-		    (me != NULL && !json_is_null(me) && json_array_size(me) > 0))
-			return fail_at(d, "namespaceSelector", -EINVAL, "a selector "
-				       "with requirements is not supported yet (only "
-				       "{}, every namespace)");
-		term.all_namespaces = true;
-	}
 	size_t outer = path_field(d, "namespaces");
 	json_array_foreach(nss, i, ns) {
 		size_t m = path_index(d, i);
@@ -1841,9 +2362,13 @@ static int pod_affinity_term(struct decoder *d, const json_t *t, uint8_t kind,
 			break;
 	}
 	path_pop(d, outer);
+	if (rc == 0 && nsel != NULL)
+		rc = namespace_selector(d, t, &term);
 	if (rc < 0)
 		return rc;
-	if (g->n_namespaces == term.first_ns && !term.all_namespaces) {
+	/* getNamespacesFromPodAffinityTerm: no namespaces and no selector
+	 * (nil, not one selecting nothing) means the pod's own. */
+	if (g->n_namespaces == term.first_ns && !term.all_namespaces && nsel == NULL) {
 		/* No namespaces, no selector: the pod's own. */
 		if (g->n_namespaces >= GROUP_MAX_NAMESPACES)
 			return fail(d, -ENOSPC, "more than %d namespaces in the pod's "
@@ -1987,6 +2512,131 @@ static int spread_constraint(struct decoder *d, const json_t *c)
 	return rc;
 }
 
+/* The controller of a pod: the first metadata.ownerReferences entry with
+ * controller: true (metav1.GetControllerOfNoCopy); *kind OBJ_KINDS when
+ * none, or one default spreading does not read. */
+static int pod_controller(struct decoder *d, const json_t *obj, uint8_t *kind,
+			  uint32_t *name)
+{
+	json_t *meta, *refs, *ref;
+	size_t i;
+	*kind = OBJ_KINDS;
+	*name = 0;
+	int rc = get(d, obj, "metadata", W_OBJECT, &meta);
+	if (rc < 0 || meta == NULL)
+		return rc;
+	size_t outer = path_field(d, "metadata");
+	rc = get(d, meta, "ownerReferences", W_ARRAY, &refs);
+	size_t mark = path_field(d, "ownerReferences");
+	json_array_foreach(refs, i, ref) {
+		json_t *ctl = NULL;
+		const char *api = "", *k = "";
+		size_t api_len = 0, k_len = 0;
+		if (rc < 0)
+			break;
+		size_t m = path_index(d, i);
+		rc = check_type(d, ref, W_OBJECT);
+		if (rc == 0)
+			rc = get(d, ref, "controller", W_BOOL, &ctl);
+		if (rc == 0)
+			rc = get_str(d, ref, "apiVersion", &api, &api_len);
+		if (rc == 0)
+			rc = get_str(d, ref, "kind", &k, &k_len);
+		if (rc == 0 && ctl != NULL && json_is_true(ctl)) {
+			/* helper.DefaultSelector's rcKind, rsKind, ssKind: the
+			 * group and version must be these. */
+			if (str_is(api, api_len, "v1") && str_is(k, k_len,
+								 "ReplicationController"))
+				*kind = OBJ_RC;
+			else if (str_is(api, api_len, "apps/v1") &&
+				 str_is(k, k_len, "ReplicaSet"))
+				*kind = OBJ_RS;
+			else if (str_is(api, api_len, "apps/v1") &&
+				 str_is(k, k_len, "StatefulSet"))
+				*kind = OBJ_SS;
+			if (*kind != OBJ_KINDS) {
+				const char *n;
+				size_t n_len;
+				rc = get_str(d, ref, "name", &n, &n_len);
+				/* A name never interned names no object read. */
+				if (rc == 0 && !intern_find(d->ctx->strings, n, n_len, name))
+					*kind = OBJ_KINDS;
+			}
+			path_pop(d, m);
+			break; /* only the first controller counts */
+		}
+		path_pop(d, m);
+	}
+	path_pop(d, mark);
+	path_pop(d, outer);
+	return rc;
+}
+
+/* Adds `l` to `set` (sorted by key, at most `max`): a key already there
+ * takes the new value (labels.Merge). */
+static void label_set_merge(struct label *set, size_t *n, const struct label *l)
+{
+	size_t i = 0;
+	while (i < *n && set[i].key < l->key)
+		i++;
+	if (i < *n && set[i].key == l->key) {
+		set[i].value = l->value;
+		return;
+	}
+	memmove(&set[i + 1], &set[i], (*n - i) * sizeof(*set));
+	set[i] = *l;
+	(*n)++;
+}
+
+/* kube-scheduler's helper.DefaultSelector (framework/plugins/helper/
+ * spread.go) for a pod to place: the selectors of the Services of its
+ * namespace that select it, merged, then its controller's (a
+ * ReplicationController's merged in; a ReplicaSet's or StatefulSet's
+ * requirements added), found by name in its namespace. Nothing selects
+ * it: no default selector, and so no default constraint
+ * (buildDefaultConstraints). */
+static int pod_default_selector(struct decoder *d, const json_t *obj)
+{
+	struct pod_group *g = &d->group;
+	struct k8s_objects *o = d->ctx->objects;
+	struct label set[GROUP_MAX_LABELS + OBJECT_MAX_LABELS];
+	size_t n_set = 0, first;
+	uint8_t kind;
+	uint32_t owner;
+	int rc = pod_controller(d, obj, &kind, &owner);
+	if (rc < 0)
+		return rc;
+	size_t n = services_of(o, g->ns, &first);
+	for (size_t i = 0; i < n; i++) {
+		const struct obj *svc = &o->objs[o->services[first + i]];
+		if (!labels_subset(&o->labels[svc->first], svc->n, g->labels, g->n_labels))
+			continue;
+		/* It selects the pod: its pairs are the pod's own labels. */
+		for (uint32_t k = 0; k < svc->n; k++)
+			label_set_merge(set, &n_set, &o->labels[svc->first + k]);
+	}
+	const struct obj *ctl = kind != OBJ_KINDS ? obj_find(o, kind, g->ns, owner) : NULL;
+	if (ctl != NULL && ctl->kind == OBJ_RC)
+		for (uint32_t k = 0; k < ctl->n && n_set < GROUP_MAX_LABELS + OBJECT_MAX_LABELS; k++)
+			label_set_merge(set, &n_set, &o->labels[ctl->first + k]);
+	g->default_selector = (struct group_selector){.present = true,
+						      .first_req = g->n_reqs};
+	for (size_t k = 0; k < n_set && rc == 0; k++)
+		rc = group_req_add(d, set[k].key, SEL_IN, &set[k].value, 1,
+				   &g->default_selector);
+	if (ctl != NULL && ctl->kind != OBJ_RC) {
+		for (uint32_t k = 0; k < ctl->n && rc == 0; k++) {
+			const struct obj_req *r = &o->reqs[ctl->first + k];
+			rc = group_req_add(d, r->key, r->op, &o->values[r->first_value],
+					   r->n_values, &g->default_selector);
+		}
+	}
+	/* selector.Empty(): no default constraint. */
+	if (rc == 0 && g->default_selector.n_reqs == 0)
+		g->default_selector = (struct group_selector){0};
+	return rc;
+}
+
 /* The pod's group: namespace `ns`, metadata.labels, spec.affinity's
  * podAffinity and podAntiAffinity, spec.topologySpreadConstraints;
  * encoded and interned into pod.group. */
@@ -2049,6 +2699,12 @@ static int pod_group_fields(struct decoder *d, const json_t *obj, const json_t *
 		if (rc < 0)
 			return rc;
 	}
+	/* Only a pod to place with no constraints of its own is ever the
+	 * incoming pod whose default constraints run; another pod's default
+	 * selector would only split its group. */
+	if (!d->ctx->cluster_file && d->ctx->objects != NULL && g->n_spread == 0 &&
+	    (rc = pod_default_selector(d, obj)) < 0)
+		return rc;
 	char enc[GROUP_ENCODED_MAX + 1];
 	int len = pod_group_encode(g, enc, sizeof(enc));
 	if (len < 0)
@@ -2062,8 +2718,35 @@ static int pod_group_fields(struct decoder *d, const json_t *obj, const json_t *
 
 /* --- pods ---------------------------------------------------------------- */
 
-/* Fields that would change where the pod may go and that shmsched does not
- * model: refused by name rather than ignored. */
+/* The first field of a pod to place that needs what shmsched does not do:
+ * remembered as the pod's own answer (k8s_pod_meta.unsupported), "<path
+ * of `field`>: <why>". The rest of the pod is still decoded and checked,
+ * so a malformed file is still refused whole. */
+static void mark_unsupported(struct decoder *d, uint8_t kind, const char *field,
+			     const char *why)
+{
+	if (d->unsupported_kind != K8S_UNSUPPORTED_NONE)
+		return;
+	d->unsupported_kind = kind;
+	snprintf(d->unsupported, sizeof(d->unsupported), "%s%s%s: %s", d->path,
+		 d->path_len > 0 ? "." : "", field, why);
+}
+
+/* Member `key`, an array (`w` W_ARRAY) or object: whether it holds
+ * anything. Absent, null, [] and {} hold nothing. */
+static int get_nonempty(struct decoder *d, const json_t *obj, const char *key,
+			enum want w, bool *nonempty)
+{
+	json_t *v;
+	int rc = get(d, obj, key, w, &v);
+	*nonempty = v != NULL && (w == W_ARRAY ? json_array_size(v) > 0 :
+						  json_object_size(v) > 0);
+	return rc;
+}
+
+/* Fields of a pod to place that would change where it may go and that
+ * shmsched does not model: the pod is answered on its own, never placed
+ * by a spec that leaves them out (mark_unsupported). */
 static int pod_unsupported(struct decoder *d, const json_t *spec)
 {
 	json_t *vols, *vol;
@@ -2081,26 +2764,40 @@ static int pod_unsupported(struct decoder *d, const json_t *spec)
 		(void)q;
 		return 0;
 	}
-	if ((rc = reject_nonempty(d, spec, "schedulingGates",
-				  "a gated pod is not schedulable yet")) < 0 ||
-	    (rc = reject_nonempty(d, spec, "resourceClaims",
-				  "dynamic resource allocation would change placement")) < 0 ||
-	    (rc = reject_nonempty(d, spec, "resources",
-				  "pod-level resources would change the requests")) < 0)
+	bool gates, claims;
+	if ((rc = get_nonempty(d, spec, "schedulingGates", W_ARRAY, &gates)) < 0 ||
+	    (rc = get_nonempty(d, spec, "resourceClaims", W_ARRAY, &claims)) < 0)
 		return rc;
+	/* kube-scheduler's SchedulingGates PreEnqueue keeps a gated pod out
+	 * of the queue until its gates are removed. */
+	if (gates)
+		mark_unsupported(d, K8S_UNSUPPORTED_SCHEDULING_GATES, "schedulingGates",
+				 "the pod waits for its scheduling gates to be removed, "
+				 "and shmsched keeps no pod waiting");
+	if (claims)
+		mark_unsupported(d, K8S_UNSUPPORTED_RESOURCE_CLAIMS, "resourceClaims",
+				 "dynamic resource allocation is not supported");
 	if ((rc = get(d, spec, "volumes", W_ARRAY, &vols)) < 0 || vols == NULL)
 		return rc;
 	size_t outer = path_field(d, "volumes");
 	json_array_foreach(vols, i, vol) {
 		size_t mark = path_index(d, i);
+		bool pvc = false, eph = false;
 		rc = check_type(d, vol, W_OBJECT);
 		if (rc == 0)
-			rc = reject_nonempty(d, vol, "persistentVolumeClaim",
-					     "volume binding would change placement");
+			rc = get_nonempty(d, vol, "persistentVolumeClaim", W_OBJECT, &pvc);
 		if (rc == 0)
-			rc = reject_nonempty(d, vol, "ephemeral",
-					     "an ephemeral volume is a claim: volume "
-					     "binding would change placement");
+			rc = get_nonempty(d, vol, "ephemeral", W_OBJECT, &eph);
+		/* VolumeBinding, VolumeZone, VolumeRestrictions and
+		 * NodeVolumeLimits act on claims. */
+		if (pvc)
+			mark_unsupported(d, K8S_UNSUPPORTED_VOLUME_BINDING,
+					 "persistentVolumeClaim",
+					 "volume binding is not supported");
+		if (eph)
+			mark_unsupported(d, K8S_UNSUPPORTED_VOLUME_BINDING, "ephemeral",
+					 "a generic ephemeral volume is a claim, and volume "
+					 "binding is not supported");
 		path_pop(d, mark);
 		if (rc < 0)
 			break;
@@ -2223,6 +2920,8 @@ static int decode_pod(struct decoder *d, const json_t *obj, size_t index)
 		rc = get(d, obj, "spec", W_OBJECT, &spec);
 	d->guaranteed = false;
 	d->other_scheduler = false;
+	d->unsupported_kind = K8S_UNSUPPORTED_NONE;
+	d->unsupported[0] = '\0';
 	if (rc == 0 && spec != NULL) {
 		mark = path_field(d, "spec");
 		rc = pod_spec_fields(d, spec);
@@ -2236,6 +2935,10 @@ static int decode_pod(struct decoder *d, const json_t *obj, size_t index)
 		return rc;
 
 	meta.other_scheduler = d->other_scheduler;
+	if (d->unsupported_kind != K8S_UNSUPPORTED_NONE) {
+		meta.unsupported_kind = d->unsupported_kind;
+		meta.unsupported = d->unsupported;
+	}
 	if (d->v->pod == NULL)
 		return fail(d, -EINVAL, "a Pod in a file read for nodes only");
 	if (d->err != NULL && d->err_len > 0)
@@ -2243,54 +2946,323 @@ static int decode_pod(struct decoder *d, const json_t *obj, size_t index)
 	return visited(d, d->v->pod(d->v->arg, p, &meta, d->err, d->err_len));
 }
 
+/* --- objects: the first pass (k8s_objects_read_*) ------------------------------ */
+
+static int obj_kind_of(const char *kind, size_t len)
+{
+	for (int k = 0; k < OBJ_KINDS; k++)
+		if (str_is(kind, len, obj_kind_name[k]))
+			return k;
+	return -1;
+}
+
+/* A map of strings at member `key` of `obj` (a Namespace's labels, a
+ * Service's or RC's selector) appended to the objects' labels, sorted by
+ * key, with room for one more; *n its size. */
+static int obj_label_map(struct decoder *d, const json_t *obj, const char *key,
+			 size_t *n)
+{
+	struct k8s_objects *o = d->ctx->objects;
+	json_t *map = json_object_get(obj, key);
+	*n = 0;
+	if (json_is_object(map) && json_object_size(map) > OBJECT_MAX_LABELS) {
+		size_t mark = path_field(d, key);
+		int rc = fail(d, -ENOSPC, "%zu entries, at most %d (OBJECT_MAX_LABELS)",
+			      json_object_size(map), OBJECT_MAX_LABELS);
+		path_pop(d, mark);
+		return rc;
+	}
+	if (reserve((void **)&o->labels, &o->cap_labels, o->n_labels,
+		    OBJECT_MAX_LABELS + 1, sizeof(*o->labels)) < 0)
+		return fail(d, -ENOMEM, "out of memory");
+	return label_map(d, obj, key, &o->labels[o->n_labels], OBJECT_MAX_LABELS, n);
+}
+
+/* The object's name (and namespace) as intern ids, and d->who. */
+static int obj_identity(struct decoder *d, const json_t *obj, int kind, struct obj *x)
+{
+	static const char *const who[OBJ_KINDS] = {
+		[OBJ_NAMESPACE] = "namespace", [OBJ_SERVICE] = "service",
+		[OBJ_RC] = "replicationcontroller", [OBJ_RS] = "replicaset",
+		[OBJ_SS] = "statefulset",
+	};
+	const char *ns, *name;
+	size_t ns_len, name_len;
+	bool namespaced = kind != OBJ_NAMESPACE;
+	*x = (struct obj){.kind = (uint8_t)kind, .first = 0};
+	int rc = object_name(d, obj, who[kind], namespaced, &ns, &ns_len, &name,
+			     &name_len);
+	if (rc < 0)
+		return rc;
+	size_t mark = path_field(d, "metadata.name");
+	rc = intern_here(d, name, name_len, &x->name);
+	path_pop(d, mark);
+	if (rc == 0 && namespaced) {
+		mark = path_field(d, "metadata.namespace");
+		rc = intern_here(d, ns, ns_len, &x->ns);
+		path_pop(d, mark);
+	}
+	return rc;
+}
+
+/* Adds `x`, whose labels (x->n of them) were written at o->n_labels. */
+static int obj_added(struct decoder *d, struct obj *x, bool labels)
+{
+	struct k8s_objects *o = d->ctx->objects;
+	if (labels)
+		x->first = (uint32_t)o->n_labels;
+	int rc = obj_add(o, x);
+	if (rc == -EEXIST)
+		return fail(d, -EEXIST, "a second %s of this name",
+			    obj_kind_name[x->kind]);
+	if (rc < 0)
+		return fail(d, rc, "out of memory");
+	if (labels)
+		o->n_labels += x->n;
+	return 0;
+}
+
+/* A Namespace: its labels, and kubernetes.io/metadata.name, which the API
+ * server sets to its name (SetDefaults_Namespace). */
+static int decode_namespace(struct decoder *d, const json_t *obj)
+{
+	struct k8s_objects *o = d->ctx->objects;
+	struct obj x;
+	json_t *meta;
+	uint32_t key;
+	size_t n = 0;
+	int rc = obj_identity(d, obj, OBJ_NAMESPACE, &x);
+	if (rc == 0)
+		rc = get(d, obj, "metadata", W_OBJECT, &meta);
+	if (rc < 0)
+		return rc;
+	size_t mark = path_field(d, "metadata");
+	rc = obj_label_map(d, meta, "labels", &n);
+	path_pop(d, mark);
+	if (rc == 0)
+		rc = intern_here(d, "kubernetes.io/metadata.name",
+				 strlen("kubernetes.io/metadata.name"), &key);
+	if (rc < 0)
+		return rc;
+	label_set_merge(&o->labels[o->n_labels], &n, &(struct label){key, x.name});
+	x.n = (uint32_t)n;
+	rc = obj_added(d, &x, true);
+	if (rc == 0)
+		o->counts.namespaces++;
+	return rc;
+}
+
+/* A Service: its spec.selector. One without (nil) selects no pod
+ * (GetPodServices); one with {} selects every pod of its namespace and
+ * adds nothing to a selector: neither is kept. */
+static int decode_service(struct decoder *d, const json_t *obj)
+{
+	struct obj x;
+	json_t *spec;
+	size_t n = 0;
+	int rc = obj_identity(d, obj, OBJ_SERVICE, &x);
+	if (rc == 0)
+		rc = get(d, obj, "spec", W_OBJECT, &spec);
+	if (rc < 0 || spec == NULL)
+		return rc;
+	size_t mark = path_field(d, "spec");
+	rc = obj_label_map(d, spec, "selector", &n);
+	path_pop(d, mark);
+	if (rc < 0 || n == 0)
+		return rc;
+	x.n = (uint32_t)n;
+	rc = obj_added(d, &x, true);
+	if (rc == 0)
+		d->ctx->objects->counts.services++;
+	return rc;
+}
+
+/* A ReplicationController: its spec.selector, which the API server
+ * defaults to spec.template.metadata.labels when empty
+ * (SetDefaults_ReplicationController). */
+static int decode_rc(struct decoder *d, const json_t *obj)
+{
+	struct obj x;
+	json_t *spec, *tmpl = NULL, *meta = NULL;
+	size_t n = 0;
+	int rc = obj_identity(d, obj, OBJ_RC, &x);
+	if (rc == 0)
+		rc = get(d, obj, "spec", W_OBJECT, &spec);
+	if (rc < 0)
+		return rc;
+	if (spec != NULL) {
+		size_t mark = path_field(d, "spec");
+		rc = obj_label_map(d, spec, "selector", &n);
+		if (rc == 0 && n == 0)
+			rc = get(d, spec, "template", W_OBJECT, &tmpl);
+		if (rc == 0 && tmpl != NULL) {
+			size_t m = path_field(d, "template");
+			rc = get(d, tmpl, "metadata", W_OBJECT, &meta);
+			if (rc == 0 && meta != NULL) {
+				size_t mm = path_field(d, "metadata");
+				rc = obj_label_map(d, meta, "labels", &n);
+				path_pop(d, mm);
+			}
+			path_pop(d, m);
+		}
+		path_pop(d, mark);
+	}
+	if (rc < 0)
+		return rc;
+	x.n = (uint32_t)n;
+	rc = obj_added(d, &x, true);
+	if (rc == 0)
+		d->ctx->objects->counts.controllers++;
+	return rc;
+}
+
+/* A ReplicaSet or StatefulSet: its spec.selector, a LabelSelector,
+ * validated as the API server validates it (parsed into the decoder's
+ * group pool, then copied out). nil and {} add no requirement. */
+static int decode_controller(struct decoder *d, const json_t *obj, int kind)
+{
+	struct k8s_objects *o = d->ctx->objects;
+	struct pod_group *g = &d->group;
+	struct group_selector sel = {0};
+	struct obj x;
+	json_t *spec;
+	int rc = obj_identity(d, obj, kind, &x);
+	if (rc == 0)
+		rc = get(d, obj, "spec", W_OBJECT, &spec);
+	if (rc < 0)
+		return rc;
+	memset(g, 0, sizeof(*g));
+	if (spec != NULL) {
+		size_t mark = path_field(d, "spec");
+		rc = label_selector(d, spec, "selector", &sel);
+		path_pop(d, mark);
+	}
+	if (rc == 0 && (reserve((void **)&o->reqs, &o->cap_reqs, o->n_reqs, sel.n_reqs,
+				sizeof(*o->reqs)) < 0 ||
+			reserve((void **)&o->values, &o->cap_values, o->n_values,
+				g->n_values, sizeof(*o->values)) < 0))
+		rc = fail(d, -ENOMEM, "out of memory");
+	if (rc < 0)
+		return rc;
+	x.first = (uint32_t)o->n_reqs;
+	x.n = sel.n_reqs;
+	rc = obj_added(d, &x, false);
+	if (rc < 0)
+		return rc;
+	for (unsigned i = 0; i < sel.n_reqs; i++) {
+		const struct group_req *r = &g->reqs[sel.first_req + i];
+		o->reqs[o->n_reqs++] = (struct obj_req){
+			.key = r->key, .op = r->op, .first_value = (uint32_t)o->n_values,
+			.n_values = r->n_values};
+		memcpy(&o->values[o->n_values], &g->values[r->first_value],
+		       r->n_values * sizeof(*o->values));
+		o->n_values += r->n_values;
+	}
+	o->counts.controllers++;
+	return 0;
+}
+
 /* --- objects, lists, the stream ----------------------------------------- */
 
-static int decode_item(struct decoder *d, const json_t *obj, const char *list_kind,
+/* A kind that names a list ("List", "NodeList", "ServiceList" ...): its
+ * items' kind when they leave theirs out (none for "List"), into buf. */
+static bool list_kind(const char *kind, size_t len, char *item, size_t item_len)
+{
+	if (len < 4 || memcmp(kind + len - 4, "List", 4) != 0)
+		return false;
+	size_t n = len - 4 < item_len - 1 ? len - 4 : item_len - 1;
+	memcpy(item, kind, n);
+	item[n] = '\0';
+	return true;
+}
+
+/* Counts an object of a kind shmsched does not read (k8s_ctx.skipped). */
+static void count_skipped(struct decoder *d, const char *kind, size_t len)
+{
+	struct k8s_skipped *sk = d->ctx->skipped;
+	if (sk == NULL)
+		return;
+	sk->total++;
+	size_t cut = len < sizeof(sk->kinds[0].kind) - 1 ? len :
+							 sizeof(sk->kinds[0].kind) - 1;
+	for (unsigned i = 0; i < sk->n_kinds; i++) {
+		if (strlen(sk->kinds[i].kind) == cut &&
+		    memcmp(sk->kinds[i].kind, kind, cut) == 0) {
+			sk->kinds[i].count++;
+			return;
+		}
+	}
+	if (sk->n_kinds == K8S_SKIPPED_KINDS)
+		return;
+	memcpy(sk->kinds[sk->n_kinds].kind, kind, cut);
+	sk->kinds[sk->n_kinds].kind[cut] = '\0';
+	sk->kinds[sk->n_kinds++].count = 1;
+}
+
+static int decode_item(struct decoder *d, const json_t *obj, const char *item_kind,
 		       bool top);
 
-static int decode_list(struct decoder *d, const json_t *obj, const char *kind)
+static int decode_list(struct decoder *d, const json_t *obj, const char *item_kind)
 {
 	json_t *items, *item;
 	size_t i;
-	const char *item_kind = strcmp(kind, "NodeList") == 0 ? "Node" :
-				strcmp(kind, "PodList") == 0  ? "Pod" : NULL;
 	int rc = get(d, obj, "items", W_ARRAY, &items);
 	if (rc < 0 || items == NULL)
 		return rc;
 	json_array_foreach(items, i, item) {
-		rc = decode_item(d, item, item_kind, false);
+		rc = decode_item(d, item, item_kind[0] != '\0' ? item_kind : NULL, false);
 		if (rc < 0)
 			return rc;
 	}
 	return 0;
 }
 
-/* One object: a Node, a Pod or (at the top) a list of them. */
-static int decode_item(struct decoder *d, const json_t *obj, const char *list_kind,
+/* One object (or, at the top, a list of them). The first pass
+ * (d->objects_pass) reads Namespaces, Services and controllers and passes
+ * over the rest unchecked (the second pass checks it); the second decodes
+ * Nodes and Pods, passes over what the first read, and skips (cluster
+ * file) or refuses other kinds. */
+static int decode_item(struct decoder *d, const json_t *obj, const char *item_kind,
 		       bool top)
 {
 	const char *kind;
 	size_t kind_len;
-	char q[SHOW_MAX + 16];
+	char q[SHOW_MAX + 16], items_kind[64];
 	snprintf(d->who, sizeof(d->who), "object #%zu", d->index);
 	path_pop(d, 0);
 	if (!json_is_object(obj)) {
 		d->index++;
+		if (d->objects_pass)
+			return 0;
 		return fail(d, -EINVAL, "expected an object, got %s", json_kind(obj));
 	}
 	int rc = get_str(d, obj, "kind", &kind, &kind_len);
 	if (rc < 0) {
 		d->index++;
-		return rc;
+		return d->objects_pass ? 0 : rc;
 	}
-	if (top && (str_is(kind, kind_len, "List") ||
-		    str_is(kind, kind_len, "NodeList") ||
-		    str_is(kind, kind_len, "PodList")))
-		return decode_list(d, obj, kind);
+	if (top && list_kind(kind, kind_len, items_kind, sizeof(items_kind)))
+		return decode_list(d, obj, items_kind);
 	size_t index = d->index++;
-	if (kind_len == 0 && list_kind != NULL) {
-		kind = list_kind;
+	if (kind_len == 0 && item_kind != NULL) {
+		kind = item_kind;
 		kind_len = strlen(kind);
+	}
+	int okind = obj_kind_of(kind, kind_len);
+	if (d->objects_pass) {
+		switch (okind) {
+		case OBJ_NAMESPACE:
+			return decode_namespace(d, obj);
+		case OBJ_SERVICE:
+			return decode_service(d, obj);
+		case OBJ_RC:
+			return decode_rc(d, obj);
+		case OBJ_RS:
+		case OBJ_SS:
+			return decode_controller(d, obj, okind);
+		default:
+			return 0;
+		}
 	}
 	if (kind_len == 0) {
 		/* No kind and no list to say: only a pod has containers. */
@@ -2304,7 +3276,15 @@ static int decode_item(struct decoder *d, const json_t *obj, const char *list_ki
 		return decode_node(d, obj);
 	if (str_is(kind, kind_len, "Pod"))
 		return decode_pod(d, obj, index);
-	return fail_at(d, "kind", -EINVAL, "%s is not Node or Pod%s",
+	if (okind >= 0)
+		return 0; /* read by the first pass */
+	if (d->ctx->cluster_file) {
+		count_skipped(d, kind, kind_len);
+		return 0;
+	}
+	return fail_at(d, "kind", -EINVAL, "%s is not Node, Pod, Namespace, Service, "
+		       "ReplicationController, ReplicaSet or StatefulSet%s (a cluster "
+		       "file skips other kinds; a pods file refuses them)",
 		       show_str(kind, kind_len, q, sizeof(q)),
 		       top ? " or a list of them" : "");
 }
@@ -2354,9 +3334,10 @@ static bool is_space(char c)
 	return c == ' ' || c == '\t' || c == '\n' || c == '\r';
 }
 
-int k8s_load_buffer(const char *name, const char *buf, size_t len,
-		    struct k8s_ctx *ctx, const struct k8s_visitor *v, char *err,
-		    size_t err_len)
+/* Every JSON value of the buffer through decode_value(). */
+static int load_stream(const char *name, const char *buf, size_t len,
+		       struct k8s_ctx *ctx, const struct k8s_visitor *v,
+		       bool objects_pass, char *err, size_t err_len)
 {
 	struct decoder *d = calloc(1, sizeof(*d));
 	if (d == NULL) {
@@ -2369,6 +3350,7 @@ int k8s_load_buffer(const char *name, const char *buf, size_t len,
 	d->v = v;
 	d->err = err;
 	d->err_len = err_len;
+	d->objects_pass = objects_pass;
 	if (err != NULL && err_len > 0)
 		err[0] = '\0';
 	int rc = 0;
@@ -2409,8 +3391,46 @@ out:
 	return rc;
 }
 
-int k8s_load_file(const char *path, struct k8s_ctx *ctx,
-		  const struct k8s_visitor *v, char *err, size_t err_len)
+int k8s_load_buffer(const char *name, const char *buf, size_t len,
+		    struct k8s_ctx *ctx, const struct k8s_visitor *v, char *err,
+		    size_t err_len)
+{
+	return load_stream(name, buf, len, ctx, v, false, err, err_len);
+}
+
+/* Whether the buffer may name a kind the first pass reads: its bytes, or
+ * a \u escape that could spell one. A buffer with none (a file of Nodes
+ * and Pods only) is not parsed twice. */
+static bool may_hold_objects(const char *buf, size_t len)
+{
+	static const char *const words[] = {"Namespace", "Service", "ReplicaSet",
+					    "StatefulSet", "ReplicationController",
+					    "\\u"};
+	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+		if (memmem(buf, len, words[i], strlen(words[i])) != NULL)
+			return true;
+	return false;
+}
+
+int k8s_objects_read_buffer(const char *name, const char *buf, size_t len,
+			    struct k8s_ctx *ctx, char *err, size_t err_len)
+{
+	if (err != NULL && err_len > 0)
+		err[0] = '\0';
+	if (ctx->objects == NULL) {
+		if (err != NULL && err_len > 0)
+			snprintf(err, err_len, "%s: no k8s_objects to read into", name);
+		return -EINVAL;
+	}
+	if (len <= INT_MAX && !may_hold_objects(buf, len))
+		return 0;
+	static const struct k8s_visitor none = {0};
+	return load_stream(name, buf, len, ctx, &none, true, err, err_len);
+}
+
+/* The whole file in *buf (malloc'd). */
+static int read_whole(const char *path, char **out, size_t *out_len, char *err,
+		      size_t err_len)
 {
 	char ebuf[128];
 	char *buf = NULL;
@@ -2444,9 +3464,9 @@ int k8s_load_file(const char *path, struct k8s_ctx *ctx,
 		len += (size_t)n;
 	}
 	close(fd);
-	rc = k8s_load_buffer(path, buf, len, ctx, v, err, err_len);
-	free(buf);
-	return rc;
+	*out = buf;
+	*out_len = len;
+	return 0;
 
 fail_read:
 	free(buf);
@@ -2455,6 +3475,32 @@ fail_open:
 	if (err != NULL && err_len > 0)
 		snprintf(err, err_len, "%s: cannot read: %s", path,
 			 strerror_r(-rc, ebuf, sizeof(ebuf)));
+	return rc;
+}
+
+int k8s_load_file(const char *path, struct k8s_ctx *ctx,
+		  const struct k8s_visitor *v, char *err, size_t err_len)
+{
+	char *buf;
+	size_t len;
+	int rc = read_whole(path, &buf, &len, err, err_len);
+	if (rc < 0)
+		return rc;
+	rc = k8s_load_buffer(path, buf, len, ctx, v, err, err_len);
+	free(buf);
+	return rc;
+}
+
+int k8s_objects_read_file(const char *path, struct k8s_ctx *ctx, char *err,
+			  size_t err_len)
+{
+	char *buf;
+	size_t len;
+	int rc = read_whole(path, &buf, &len, err, err_len);
+	if (rc < 0)
+		return rc;
+	rc = k8s_objects_read_buffer(path, buf, len, ctx, err, err_len);
+	free(buf);
 	return rc;
 }
 
@@ -2472,6 +3518,12 @@ static int one_pod(void *arg, const struct pod_spec *pod,
 	if (meta->other_scheduler) {
 		snprintf(err, err_len, "spec.schedulerName names another scheduler: "
 			 "shmsched schedules only for default-scheduler");
+		return -EINVAL;
+	}
+	if (meta->unsupported != NULL) {
+		/* A template is placed as given: it cannot be answered on its own. */
+		snprintf(err, err_len, "%s: shmsched cannot place this pod",
+			 meta->unsupported);
 		return -EINVAL;
 	}
 	if (o->pod == NULL || o->got++ > 0) {

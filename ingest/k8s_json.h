@@ -9,8 +9,17 @@
  * file, the object, the field path and the value, e.g.
  *   pods.json: pod default/web-7: spec.containers[0].resources.requests.cpu: "12x" is not a quantity
  *
+ * Besides Nodes and Pods a file may hold the objects that decide what
+ * inter-pod rules read of a pod (k8s_objects_read_*): Namespaces (their
+ * labels resolve a namespaceSelector) and the Services, ReplicaSets,
+ * StatefulSets and ReplicationControllers that give a pod to place its
+ * default spread selector (kube-scheduler's helper.DefaultSelector). They
+ * are read in a pass of their own, before any pod, so that objects may come
+ * in any order and in either file. Objects of other kinds are skipped and
+ * counted in a cluster file (k8s_ctx.skipped), and refused in a pods file.
+ *
  * Concurrency: one thread per k8s_ctx (it adds to the intern table and may
- * register resource names).
+ * register resource names); a k8s_objects belongs to one thread too.
  */
 #ifndef SHMSCHED_INGEST_K8S_JSON_H
 #define SHMSCHED_INGEST_K8S_JSON_H
@@ -21,6 +30,26 @@
 
 #include "shm/shm.h"
 
+/* Namespaces, Services, ReplicationControllers, ReplicaSets and
+ * StatefulSets read from files: opaque. */
+struct k8s_objects;
+
+/* Limits of what those objects carry (README, "Limits"). */
+#define OBJECT_MAX_LABELS 64   /* a Namespace's labels; a Service's or an RC's selector */
+#define OBJECT_MAX_REQS 64     /* a ReplicaSet's or StatefulSet's selector requirements */
+#define OBJECT_MAX_VALUES 256  /* their values */
+
+/* Objects of kinds shmsched does not read, skipped in a cluster file. */
+#define K8S_SKIPPED_KINDS 16
+struct k8s_skipped {
+	uint32_t total;
+	unsigned n_kinds; /* kinds named below; past K8S_SKIPPED_KINDS, in total only */
+	struct {
+		char kind[64]; /* cut at 63 bytes */
+		uint32_t count;
+	} kinds[K8S_SKIPPED_KINDS];
+};
+
 struct k8s_ctx {
 	struct intern *strings;
 	struct res_names *res; /* named resources are registered as met ... */
@@ -30,8 +59,24 @@ struct k8s_ctx {
 	bool cluster_file;     /* pods are only counted (bound) or skipped
 				* (pending): none is refused for a field
 				* shmsched cannot place by (volumes, gates,
-				* claims, pod-level resources, another
-				* schedulerName) */
+				* claims, another schedulerName) */
+	/* Read by k8s_objects_read_* and consulted by the loads: a pod to
+	 * place gets its default spread selector from the Services and
+	 * controllers, a namespaceSelector resolves against the Namespaces.
+	 * NULL: none are known; a namespaceSelector with requirements is then
+	 * refused for a pod to place (it could select nothing known), and
+	 * resolves to no namespace in a cluster file. */
+	struct k8s_objects *objects;
+	struct k8s_skipped *skipped; /* NULL: not counted */
+};
+
+/* Why a pod to place is not shmsched's to place (k8s_pod_meta.unsupported). */
+enum k8s_unsupported {
+	K8S_UNSUPPORTED_NONE = 0,
+	K8S_UNSUPPORTED_VOLUME_BINDING = 1, /* a persistentVolumeClaim or ephemeral volume */
+	K8S_UNSUPPORTED_SCHEDULING_GATES = 2,
+	K8S_UNSUPPORTED_RESOURCE_CLAIMS = 3, /* dynamic resource allocation */
+	K8S_UNSUPPORTED_COUNT = 4,
 };
 
 enum pod_phase {
@@ -52,6 +97,14 @@ struct k8s_pod_meta {
 	 * placing pods skips and counts it. A cluster file counts it when it
 	 * is bound, as any pod. */
 	bool other_scheduler;
+	/* The pod needs what shmsched does not do (volume binding, scheduling
+	 * gates, dynamic resource allocation): what (enum k8s_unsupported),
+	 * and "<field path>: <why>", valid during the visit. The pod is whole
+	 * and checked, but its placement would be wrong: a visitor answers it
+	 * on its own ("not scheduled by shmsched"), never places it. Never set
+	 * in a cluster file, nor for another scheduler's pod. */
+	uint8_t unsupported_kind;
+	const char *unsupported;
 };
 
 /* Called once per object, in file order. A negative return stops the load
@@ -77,6 +130,33 @@ int k8s_load_file(const char *path, struct k8s_ctx *ctx,
 int k8s_load_buffer(const char *name, const char *buf, size_t len,
 		    struct k8s_ctx *ctx, const struct k8s_visitor *v, char *err,
 		    size_t err_len);
+
+struct k8s_objects *k8s_objects_create(void);
+void k8s_objects_destroy(struct k8s_objects *objects);
+
+/* What a k8s_objects holds: objects read, by kind. */
+struct k8s_objects_counts {
+	uint32_t namespaces;
+	uint32_t services;    /* with a selector: the others select no pod */
+	uint32_t controllers; /* ReplicationControllers, ReplicaSets, StatefulSets */
+};
+void k8s_objects_counts(const struct k8s_objects *objects,
+			struct k8s_objects_counts *out);
+
+/* The first pass over a file: its Namespaces, Services, ReplicaSets,
+ * StatefulSets and ReplicationControllers (in lists too) into
+ * ctx->objects, which must not be NULL; everything else is passed over
+ * unread, and a buffer that cannot name one of these kinds (none of their
+ * names, no \u escape) is not even parsed: JSON syntax is the second
+ * pass's to check. Returns 0, or a negative errno
+ * with a message in `err`: -EINVAL (a malformed field of such an object),
+ * -ENOSPC (a limit above), -EEXIST (a second object of the same kind,
+ * namespace and name), -ENOMEM. A load of the same file (k8s_load_*)
+ * then passes these objects over. */
+int k8s_objects_read_buffer(const char *name, const char *buf, size_t len,
+			    struct k8s_ctx *ctx, char *err, size_t err_len);
+int k8s_objects_read_file(const char *path, struct k8s_ctx *ctx, char *err,
+			  size_t err_len);
 
 /* Loads a buffer that must hold exactly one object: a Pod into *pod (pod
  * non-NULL, node NULL; its ns_name cleared, as a template's identity is no

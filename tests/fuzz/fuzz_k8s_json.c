@@ -1,8 +1,13 @@
 /* Fuzz target: the Node/Pod JSON decoder (ingest/k8s_json.c) on arbitrary
- * bytes. Every refusal must say why, and what is accepted must hold the
- * model's invariants (counts within limits, sorted keys, indices into the
- * pools in range), so consumers may index without checks. */
+ * bytes, as shmsched place reads them: the objects pass (Namespaces,
+ * Services, controllers) first, then the bytes as a cluster file and as a
+ * pods file against those objects. Every refusal must say why, and what is
+ * accepted must hold the model's invariants (counts within limits, sorted
+ * keys, indices into the pools in range, a group that decodes, a reason
+ * for a pod that is not ours to place), so consumers may index without
+ * checks. */
 #include <errno.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -12,9 +17,15 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+struct target {
+	struct res_names res;
+	struct intern *strings;
+	bool cluster_file;
+};
+
 static int on_node(void *arg, const struct node_spec *n, char *err, size_t err_len)
 {
-	const struct res_names *res = arg;
+	const struct res_names *res = &((const struct target *)arg)->res;
 	(void)err;
 	(void)err_len;
 	if (n->name == 0 || n->n_labels > NODE_MAX_LABELS ||
@@ -55,11 +66,28 @@ static void check_term(const struct pod_spec *p, const struct sel_term *t)
 static int on_pod(void *arg, const struct pod_spec *p,
 		  const struct k8s_pod_meta *meta, char *err, size_t err_len)
 {
-	(void)arg;
+	const struct target *t = arg;
 	(void)err;
 	(void)err_len;
 	if (p->ns_name == 0 || meta->ns_name != p->ns_name ||
 	    meta->phase > POD_PHASE_UNKNOWN)
+		__builtin_trap();
+	/* Not ours to place: a reason and its path, only for a pod to place
+	 * of the default scheduler. */
+	if ((meta->unsupported != NULL) != (meta->unsupported_kind != 0) ||
+	    meta->unsupported_kind >= K8S_UNSUPPORTED_COUNT ||
+	    (meta->unsupported != NULL &&
+	     (t->cluster_file || meta->other_scheduler ||
+	      strncmp(meta->unsupported, "spec.", 5) != 0)))
+		__builtin_trap();
+	/* The group decodes, and a default selector comes only to a pod to
+	 * place without constraints of its own. */
+	struct pod_group g;
+	if (p->group == 0 ||
+	    pod_group_decode(intern_str(t->strings, p->group),
+			     intern_len(t->strings, p->group), &g) != 0 ||
+	    (g.default_selector.present &&
+	     (t->cluster_file || g.n_spread > 0 || g.default_selector.n_reqs == 0)))
 		__builtin_trap();
 	if (p->n_selector > POD_MAX_SELECTOR || p->n_terms > POD_MAX_TERMS ||
 	    p->n_preferred > POD_MAX_PREFERRED || p->n_exprs > POD_MAX_EXPRS ||
@@ -104,21 +132,41 @@ static int on_pod(void *arg, const struct pod_spec *p,
 	return 0;
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+static void check_refusal(int rc, const char *err, bool objects_pass)
 {
-	struct res_names res;
-	res_names_init(&res);
-	struct k8s_ctx ctx = {.strings = intern_create(), .res = &res};
-	if (ctx.strings == NULL)
-		return 0;
-	struct k8s_visitor v = {.arg = &res, .node = on_node, .pod = on_pod};
-	char err[512];
-	int rc = k8s_load_buffer("fuzz.json", (const char *)data, size, &ctx, &v,
-				 err, sizeof(err));
 	if (rc < 0 && (err[0] == '\0' || strncmp(err, "fuzz.json", 9) != 0))
 		__builtin_trap(); /* every refusal says why, naming the file */
-	if (rc < 0 && rc != -EINVAL && rc != -ENOSPC && rc != -ENOMEM)
+	if (rc < 0 && rc != -EINVAL && rc != -ENOSPC && rc != -ENOMEM &&
+	    !(objects_pass && rc == -EEXIST))
 		__builtin_trap();
-	intern_destroy(ctx.strings);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct target t;
+	res_names_init(&t.res);
+	t.strings = intern_create();
+	struct k8s_objects *objects = k8s_objects_create();
+	struct k8s_skipped skipped = {0};
+	if (t.strings == NULL || objects == NULL)
+		goto out;
+	struct k8s_ctx ctx = {.strings = t.strings, .res = &t.res, .objects = objects,
+			      .skipped = &skipped};
+	struct k8s_visitor v = {.arg = &t, .node = on_node, .pod = on_pod};
+	char err[512];
+	int rc = k8s_objects_read_buffer("fuzz.json", (const char *)data, size, &ctx,
+					 err, sizeof(err));
+	check_refusal(rc, err, true);
+	for (int pass = 0; pass < 2; pass++) {
+		t.cluster_file = ctx.cluster_file = pass == 0;
+		rc = k8s_load_buffer("fuzz.json", (const char *)data, size, &ctx, &v,
+				     err, sizeof(err));
+		check_refusal(rc, err, false);
+	}
+	if (skipped.n_kinds > K8S_SKIPPED_KINDS || skipped.n_kinds > skipped.total)
+		__builtin_trap();
+out:
+	k8s_objects_destroy(objects);
+	intern_destroy(t.strings);
 	return 0;
 }

@@ -27,6 +27,7 @@ struct sink {
 	struct node_spec nodes[MAX_OBJECTS];
 	struct pod_spec pods[MAX_OBJECTS];
 	struct k8s_pod_meta metas[MAX_OBJECTS];
+	char unsupported[MAX_OBJECTS][768]; /* metas[].unsupported, copied */
 	size_t n_nodes, n_pods;
 	int refuse;             /* what the visitor returns */
 	const char *refuse_msg; /* and writes, if not NULL */
@@ -57,7 +58,14 @@ static int on_pod(void *arg, const struct pod_spec *p, const struct k8s_pod_meta
 	}
 	assert_true(s->n_pods < MAX_OBJECTS);
 	s->pods[s->n_pods] = *p;
-	s->metas[s->n_pods++] = *m;
+	s->metas[s->n_pods] = *m;
+	/* The text lives as long as the visit: kept here. */
+	if (m->unsupported != NULL) {
+		snprintf(s->unsupported[s->n_pods], sizeof(s->unsupported[0]), "%s",
+			 m->unsupported);
+		s->metas[s->n_pods].unsupported = s->unsupported[s->n_pods];
+	}
+	s->n_pods++;
 	return 0;
 }
 
@@ -77,6 +85,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	struct sink *s = *state;
+	k8s_objects_destroy(s->ctx.objects);
 	intern_destroy(s->ctx.strings);
 	free(s);
 	return 0;
@@ -607,6 +616,235 @@ static void test_requests_errors(void **state)
 			  "expected an array, got an object");
 }
 
+/* --- pods: pod-level resources ---------------------------------------------- */
+
+/* A pod's effective requests as its pod-level resources make them. */
+struct level_case {
+	const char *spec;
+	int64_t cpu, mem, nonzero_cpu, nonzero_mem;
+	int64_t huge_2mi, huge_1gi; /* -1: not registered / not checked */
+};
+
+static void check_level_case(struct sink *s, size_t i, const struct level_case *c)
+{
+	if (load_pod(s, c->spec) != 0)
+		fail_msg("case %zu: %s", i, s->err);
+	const struct pod_spec *p = &s->pods[0];
+	if (p->request.v[RES_CPU] != c->cpu || p->request.v[RES_MEMORY] != c->mem ||
+	    p->nonzero_cpu_milli != c->nonzero_cpu ||
+	    p->nonzero_mem_bytes != c->nonzero_mem)
+		fail_msg("case %zu: cpu %lld mem %lld nonzero %lld %lld", i,
+			 (long long)p->request.v[RES_CPU],
+			 (long long)p->request.v[RES_MEMORY],
+			 (long long)p->nonzero_cpu_milli,
+			 (long long)p->nonzero_mem_bytes);
+	if (c->huge_2mi >= 0)
+		assert_int_equal(p->request.v[res_index(s, "hugepages-2Mi")], c->huge_2mi);
+	if (c->huge_1gi >= 0)
+		assert_int_equal(p->request.v[res_index(s, "hugepages-1Gi")], c->huge_1gi);
+}
+
+/* PodRequests with pod-level resources: the cases of TestPodLevelResourceRequests
+ * (k8s.io/component-helpers/resource/helpers_test.go) that kube-apiserver
+ * accepts, and the scoring stand-ins (NonMissingContainerRequests), which a
+ * pod-level request replaces (noderesources/resource_allocation.go,
+ * calculatePodResourceRequest). */
+static void test_pod_level_requests(void **state)
+{
+	struct sink *s = *state;
+	const int64_t mi = MIB, nz_mem = 200 * MIB;
+	static const char sidecars[] =
+		"'containers':[{'resources':{'requests':{'memory':'3Mi','cpu':'2m'}}}],"
+		"'initContainers':[{'restartPolicy':'Always','resources':{'requests':"
+		"{'memory':'5Mi','cpu':'4m'}}},{'resources':{'requests':{'memory':'6Mi',"
+		"'cpu':'8m'}}}]";
+	char with_level[1024];
+	snprintf(with_level, sizeof(with_level), "'resources':{'requests':{'memory':"
+		 "'15Mi','cpu':'18m'}},%s", sidecars);
+	const struct level_case cases[] = {
+		/* "pod level memory resource with SkipPodLevelResources false" */
+		{"'resources':{'requests':{'memory':'2Mi'}}", 0, 2 * mi, 0, 2 * mi, -1, -1},
+		/* "pod level memory and container level cpu resources": the memory
+		 * stand-in (200Mi) is replaced by the pod's 2Mi. */
+		{"'resources':{'requests':{'memory':'2Mi'}},'containers':[{'resources':"
+		 "{'requests':{'cpu':'2m'}}}]", 2, 2 * mi, 2, 2 * mi, -1, -1},
+		/* "both container-level and pod-level resources set" */
+		{"'resources':{'requests':{'memory':'6Mi','cpu':'8m'}},'containers':[{"
+		 "'resources':{'requests':{'memory':'3Mi','cpu':'2m'}}}]",
+		 8, 6 * mi, 8, 6 * mi, -1, -1},
+		/* "container-level resources, init and sidecar container set":
+		 * 3+5 and max(8, 6+5) */
+		{sidecars, 12, 11 * mi, 12, 11 * mi, -1, -1},
+		/* "pod-level resources, container-level resources, init and
+		 * sidecar container set" */
+		{with_level, 18, 15 * mi, 18, 15 * mi, -1, -1},
+		/* "pod-level resources, hugepage request/limit single page size" */
+		{"'resources':{'limits':{'hugepages-2Mi':'2Mi'},'requests':{'memory':"
+		 "'10Mi','hugepages-2Mi':'2Mi'}}", 0, 10 * mi, 0, 10 * mi, 2 * mi, -1},
+		/* "... container-level resources, hugepage request/limit single
+		 * page size" */
+		{"'resources':{'limits':{'hugepages-2Mi':'10Mi'},'requests':{'cpu':'1',"
+		 "'hugepages-2Mi':'10Mi'}},'containers':[{'resources':{'limits':"
+		 "{'hugepages-2Mi':'6Mi'},'requests':{'hugepages-2Mi':'6Mi'}}}]",
+		 1000, 0, 1000, nz_mem, 10 * mi, -1},
+		/* "... multiple page sizes between pod-level and container-level":
+		 * the container's 1Gi pages become the pod's limit and request
+		 * (defaultHugePagePodLimits, defaultPodRequests), its memory the
+		 * pod's request. */
+		{"'resources':{'limits':{'hugepages-2Mi':'10Mi'},'requests':{'cpu':'1',"
+		 "'hugepages-2Mi':'10Mi'}},'containers':[{'resources':{'limits':"
+		 "{'hugepages-1Gi':'1Gi'},'requests':{'memory':'4Mi','hugepages-1Gi':"
+		 "'1Gi'}}}]", 1000, 4 * mi, 1000, 4 * mi, 10 * mi, GIB},
+		/* Overhead is added on top (PodRequests: after the pod level). */
+		{"'resources':{'requests':{'cpu':'1'}},'overhead':{'cpu':'250m',"
+		 "'memory':'1Mi'},'containers':[{}]", 1250, mi, 1250, nz_mem + mi, -1, -1},
+		/* kube-apiserver's defaulting (pkg/apis/core/v1/defaults.go,
+		 * defaultPodRequests): with pod limits and no container request,
+		 * the requests are the limits ... */
+		{"'resources':{'limits':{'cpu':'2','memory':'1Gi'}},'containers':[{}]",
+		 2000, GIB, 2000, GIB, -1, -1},
+		/* ... with a container requesting it, the containers' aggregate,
+		 * even for a resource the pod does not limit (cpu here): no
+		 * stand-in for the container that requests nothing. */
+		{"'resources':{'limits':{'memory':'1Gi'}},'containers':[{'resources':"
+		 "{'requests':{'cpu':'500m'}}},{}]", 500, GIB, 500, GIB, -1, -1},
+		/* Requests only: nothing is defaulted; cpu keeps its stand-in. */
+		{"'resources':{'requests':{'memory':'1Gi'}},'containers':[{}]",
+		 0, GIB, 100, GIB, -1, -1},
+		/* {} sets nothing (but makes QoS the pod's, below). */
+		{"'resources':{},'containers':[{'resources':{'requests':{'cpu':'1'}}}]",
+		 1000, 0, 1000, nz_mem, -1, -1},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		check_level_case(s, i, &cases[i]);
+
+	/* The same in a cluster file: a bound pod counts what it requests. */
+	s->ctx.cluster_file = true;
+	assert_int_equal(load_pod(s, "'nodeName':'n1','resources':{'requests':{'cpu':"
+				     "'3'}},'containers':[{}]"), 0);
+	s->ctx.cluster_file = false;
+	assert_int_equal(s->pods[0].request.v[RES_CPU], 3000);
+}
+
+/* QoS with pod-level resources (pkg/apis/core/helper/qos/qos.go,
+ * ComputePodQOS: spec.resources set decides alone), seen through the
+ * static CPU manager's exclusive cores, which only a Guaranteed pod gets. */
+static void test_pod_level_qos(void **state)
+{
+	struct sink *s = *state;
+	static const char guaranteed_containers[] =
+		"'containers':[{'resources':{'limits':{'cpu':'2','memory':'1Gi'}}}]";
+	static const struct {
+		const char *spec;
+		unsigned cores;
+	} cases[] = {
+		/* Guaranteed containers, no pod level: 2 cores. */
+		{guaranteed_containers, 2},
+		/* The same with spec.resources: {}: BestEffort by the pod. */
+		{"'resources':{},'containers':[{'resources':{'limits':{'cpu':'2',"
+		 "'memory':'1Gi'}}}]", 0},
+		/* Pod limits only: requests default to them: Guaranteed. */
+		{"'resources':{'limits':{'cpu':'2','memory':'1Gi'}},'containers':[{}]", 2},
+		{"'resources':{'requests':{'cpu':'3','memory':'1Gi'},'limits':{'cpu':'3',"
+		 "'memory':'1Gi'}},'containers':[{}]", 3},
+		/* cpu request below its limit: Burstable. */
+		{"'resources':{'requests':{'cpu':'1'},'limits':{'cpu':'2',"
+		 "'memory':'1Gi'}},'containers':[{}]", 0},
+		/* No memory limit: Burstable. */
+		{"'resources':{'limits':{'cpu':'2'}},'containers':[{}]", 0},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		if (load_pod(s, cases[i].spec) != 0)
+			fail_msg("case %zu: %s", i, s->err);
+		if (s->pods[0].exclusive_cores != cases[i].cores)
+			fail_msg("case %zu: %u exclusive cores, want %u", i,
+				 s->pods[0].exclusive_cores, cases[i].cores);
+	}
+}
+
+/* What kube-apiserver refuses in spec.resources (pkg/apis/core/validation/
+ * validation.go: validatePodResources, validateResourceRequirements,
+ * validatePodResourceConsistency), after its defaulting; named by path. */
+static void test_pod_level_errors(void **state)
+{
+	struct sink *s = *state;
+	static const struct {
+		const char *spec;
+		const char *want;
+	} bad[] = {
+		/* Only cpu, memory and hugepages-<size>
+		 * (IsSupportedPodLevelResource). */
+		{"'resources':{'requests':{'ephemeral-storage':'1Gi'}}",
+		 "spec.resources.requests.ephemeral-storage: \"ephemeral-storage\" is not "
+		 "a pod-level resource (cpu, memory and hugepages-<size> are)"},
+		{"'resources':{'limits':{'nvidia.com/gpu':'1'}}",
+		 "spec.resources.limits.nvidia.com/gpu: \"nvidia.com/gpu\" is not a "
+		 "pod-level resource"},
+		{"'resources':{'requests':{'cpu':'2'},'limits':{'cpu':'1'}}",
+		 "spec.resources.requests.cpu: 2000m must be less than or equal to the cpu "
+		 "limit of 1000m"},
+		/* The containers' aggregate must fit in the pod's request (the
+		 * message kube-apiserver gives: "must be greater than or equal to
+		 * aggregate container requests of 2"). */
+		{"'resources':{'requests':{'cpu':'1'}},'containers':[{'resources':"
+		 "{'requests':{'cpu':'1500m'}}},{'resources':{'requests':{'cpu':'500m'}}}]",
+		 "spec.resources.requests.cpu: 1000m must be greater than or equal to the "
+		 "aggregate container requests of 2000m"},
+		/* KEP-2837's example 2: container limits default their requests,
+		 * which default the pod's request (120Gi) above its limit. */
+		{"'resources':{'limits':{'memory':'100Gi'}},'containers':[{'resources':"
+		 "{'limits':{'memory':'60Gi'}}},{'resources':{'limits':{'memory':"
+		 "'60Gi'}}}]",
+		 "spec.resources.requests.memory: 128849018880 must be less than or equal "
+		 "to the memory limit of 107374182400"},
+		/* No container limit above the pod's. */
+		{"'resources':{'limits':{'memory':'1Gi'}},'containers':[{'resources':"
+		 "{'limits':{'memory':'2Gi'}}}]",
+		 "spec.containers[0].resources.limits.memory: 2147483648 must be less than "
+		 "or equal to the pod's limit of 1073741824 (spec.resources.limits)"},
+		/* Hugepages are not overcommitted, come in whole pages, and need
+		 * cpu or memory beside them. */
+		{"'resources':{'requests':{'memory':'1Gi','hugepages-2Mi':'4Mi'},"
+		 "'limits':{'hugepages-2Mi':'6Mi'}}",
+		 "spec.resources.requests.hugepages-2Mi: 4194304 must equal its limit of "
+		 "6291456: hugepages are not overcommitted"},
+		{"'resources':{'requests':{'memory':'1Gi','hugepages-2Mi':'4Mi'}}",
+		 "spec.resources.requests.hugepages-2Mi: a hugepages request needs a "
+		 "limit"},
+		{"'resources':{'requests':{'memory':'1Gi'},'limits':{'hugepages-2Mi':"
+		 "'3Mi'}}",
+		 "spec.resources.limits.hugepages-2Mi: \"3Mi\" is not a whole multiple of "
+		 "the page size of hugepages-2Mi"},
+		{"'resources':{'limits':{'hugepages-x':'2Mi','cpu':'1'}}",
+		 "spec.resources.limits.hugepages-x: \"2Mi\" is not a whole multiple of "
+		 "the page size of hugepages-x"},
+		{"'resources':{'limits':{'hugepages-2Mi':'2Mi'}}",
+		 "spec.resources: hugepages need a cpu or memory request or limit"},
+		{"'resources':{'requests':{'cpu':'1'},'limits':{'hugepages-2Mi':'2Mi'}},"
+		 "'containers':[{'resources':{'limits':{'hugepages-2Mi':'4Mi'}}}]",
+		 "spec.containers[0].resources.limits.hugepages-2Mi: 4194304 must be less "
+		 "than or equal to the pod's limit of 2097152"},
+		{"'os':{'name':'windows'},'resources':{'requests':{'cpu':'1'}}",
+		 "spec.resources: may not be set for a windows pod"},
+		{"'resources':'1'", "spec.resources: expected an object, got a string"},
+		{"'resources':{'requests':{'cpu':'-1'}}",
+		 "spec.resources.requests.cpu: \"-1\" is negative"},
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char want[512];
+		assert_int_equal(load_pod(s, bad[i].spec), -EINVAL);
+		snprintf(want, sizeof(want), "pods.json: pod default/p: %s", bad[i].want);
+		if (strncmp(s->err, want, strlen(want)) != 0)
+			fail_msg("case %zu: got \"%s\", want \"%s...\"", i, s->err, want);
+	}
+	/* A producer may not register a hugepages size by naming it. */
+	s->ctx.no_new_resources = true;
+	assert_int_equal(load_pod(s, "'resources':{'requests':{'cpu':'1',"
+				     "'hugepages-1Mi':'1Mi'},'limits':{'hugepages-1Mi':"
+				     "'1Mi'}}"), -EPERM);
+	s->ctx.no_new_resources = false;
+}
+
 /* --- pods: node selection --------------------------------------------------- */
 
 static void test_node_selector(void **state)
@@ -1074,7 +1312,7 @@ static void test_pod_groups(void **state)
 		{"'affinity':{'podAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':"
 		 "[{'topologyKey':'k','namespaceSelector':{'matchLabels':{'team':'a'}}}]}}",
 		 "spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution[0]."
-		 "namespaceSelector: a selector with requirements is not supported yet"},
+		 "namespaceSelector: a selector with requirements needs the Namespace objects"},
 		/* interpodaffinity/filtering_test.go: "PodAffinity fails PreFilter
 		 * with an invalid affinity label syntax": kube's PreFilter refuses
 		 * the value, as labels.NewRequirement does. */
@@ -1131,7 +1369,6 @@ static void test_cluster_file_pods_count_whatever_they_carry(void **state)
 		"'volumes':[{'name':'e','ephemeral':{'volumeClaimTemplate':{}}}]",
 		"'schedulingGates':[{'name':'g'}]",
 		"'resourceClaims':[{'name':'gpu'}]",
-		"'resources':{'requests':{'cpu':'1'}}",
 		"'someFutureField':{'a':1}",
 	};
 	for (size_t i = 0; i < sizeof(carry) / sizeof(carry[0]); i++) {
@@ -1148,63 +1385,524 @@ static void test_cluster_file_pods_count_whatever_they_carry(void **state)
 			fail_msg("%s: %s", carry[i], s->err);
 		assert_int_equal(s->n_pods, 1);
 		assert_true(s->pods[0].group_terms);
-		/* The same pod to place: refused, or (another scheduler's)
-		 * visited marked as not ours. */
-		if (i == 0) {
-			assert_int_equal(load_pod(s, spec), 0);
+		assert_null(s->metas[0].unsupported);
+		/* The same pod to place: visited marked as not ours (another
+		 * scheduler's) or as needing what shmsched does not do. */
+		assert_int_equal(load_pod(s, spec), 0);
+		if (i == 0)
 			assert_true(s->metas[0].other_scheduler);
-		} else if (i + 1 < sizeof(carry) / sizeof(carry[0])) {
-			assert_int_equal(load_pod(s, spec), -EINVAL);
-		}
+		else if (i + 1 < sizeof(carry) / sizeof(carry[0]))
+			assert_non_null(s->metas[0].unsupported);
+		else
+			assert_null(s->metas[0].unsupported);
 	}
 }
 
-/* Features that would change placement are refused by name. */
-static void test_unsupported_fields(void **state)
+/* A pod to place that needs what shmsched does not do is visited whole,
+ * with its own answer: kube-scheduler would hold a gated pod back
+ * (schedulinggates/scheduling_gates.go, PreEnqueue) and bind claims
+ * (volumebinding/volume_binding.go, dynamicresources/dynamicresources.go),
+ * which shmsched does not. The first such field names the reason. */
+static void test_unsupported_pods(void **state)
 {
 	struct sink *s = *state;
 	static const struct {
 		const char *spec;
-		const char *path;
+		uint8_t kind;
+		const char *want;
 	} cases[] = {
-		{"'schedulingGates':[{'name':'g'}]", "spec.schedulingGates"},
-		{"'resourceClaims':[{'name':'gpu'}]", "spec.resourceClaims"},
+		{"'schedulingGates':[{'name':'g'}]", K8S_UNSUPPORTED_SCHEDULING_GATES,
+		 "spec.schedulingGates: the pod waits for its scheduling gates to be "
+		 "removed, and shmsched keeps no pod waiting"},
+		{"'resourceClaims':[{'name':'gpu'}]", K8S_UNSUPPORTED_RESOURCE_CLAIMS,
+		 "spec.resourceClaims: dynamic resource allocation is not supported"},
 		{"'volumes':[{'name':'a','emptyDir':{}},{'name':'d','persistentVolumeClaim':"
-		 "{'claimName':'c'}}]", "spec.volumes[1].persistentVolumeClaim"},
+		 "{'claimName':'c'}}]", K8S_UNSUPPORTED_VOLUME_BINDING,
+		 "spec.volumes[1].persistentVolumeClaim: volume binding is not supported"},
 		{"'volumes':[{'name':'e','ephemeral':{'volumeClaimTemplate':{}}}]",
-		 "spec.volumes[0].ephemeral"},
-		{"'resources':{'requests':{'cpu':'1'}}", "spec.resources"},
+		 K8S_UNSUPPORTED_VOLUME_BINDING,
+		 "spec.volumes[0].ephemeral: a generic ephemeral volume is a claim, and "
+		 "volume binding is not supported"},
+		/* The first field wins: gates before claims before volumes. */
+		{"'volumes':[{'name':'d','persistentVolumeClaim':{'claimName':'c'}}],"
+		 "'resourceClaims':[{'name':'x'}],'schedulingGates':[{'name':'g'}]",
+		 K8S_UNSUPPORTED_SCHEDULING_GATES, "spec.schedulingGates: "},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		char want[256];
-		assert_int_equal(load_pod(s, cases[i].spec), -EINVAL);
-		snprintf(want, sizeof(want), "pods.json: pod default/p: %s: not supported "
-			 "by shmsched (", cases[i].path);
-		if (strncmp(s->err, want, strlen(want)) != 0)
-			fail_msg("%s: got \"%s\"", cases[i].path, s->err);
+		char spec[512];
+		snprintf(spec, sizeof(spec), "%s,'containers':[{'name':'c','resources':"
+			 "{'requests':{'cpu':'250m'}}}]", cases[i].spec);
+		if (load_pod(s, spec) != 0)
+			fail_msg("case %zu: %s", i, s->err);
+		assert_int_equal(s->n_pods, 1);
+		assert_int_equal(s->metas[0].unsupported_kind, cases[i].kind);
+		assert_non_null(s->metas[0].unsupported);
+		if (strncmp(s->metas[0].unsupported, cases[i].want,
+			    strlen(cases[i].want)) != 0)
+			fail_msg("case %zu: got \"%s\"", i, s->metas[0].unsupported);
+		/* The rest of the pod is decoded as any other's. */
+		assert_int_equal(s->pods[0].request.v[RES_CPU], 250);
 	}
+	/* Still checked whole: a malformed pod is an error for the file. */
+	assert_int_equal(load_pod(s, "'schedulingGates':[{'name':'g'}],'containers':"
+				     "[{'resources':{'requests':{'cpu':'12x'}}}]"), -EINVAL);
+	assert_non_null(strstr(s->err, "spec.containers[0].resources.requests.cpu: "
+				       "\"12x\" is not a quantity"));
+	assert_int_equal(load_pod(s, "'schedulingGates':{'name':'g'}"), -EINVAL);
+	assert_string_equal(s->err, "pods.json: pod default/p: spec.schedulingGates: "
+			    "expected an array, got an object");
+	assert_int_equal(load_pod(s, "'volumes':[{'name':'d','persistentVolumeClaim':"
+				     "'c'}]"), -EINVAL);
+	assert_string_equal(s->err, "pods.json: pod default/p: spec.volumes[0]."
+			    "persistentVolumeClaim: expected an object, got a string");
+
 	/* A pod for another scheduler is not refused: it is visited marked as
 	 * not ours (kube-scheduler ignores it), whatever else it carries. */
 	assert_int_equal(load_pod(s, "'schedulerName':'my-scheduler',"
 				     "'schedulingGates':[{'name':'g'}]"), 0);
 	assert_int_equal(s->n_pods, 1);
 	assert_true(s->metas[0].other_scheduler);
+	assert_null(s->metas[0].unsupported);
 	assert_int_equal(load_pod(s, "'schedulerName':'default-scheduler'"), 0);
 	assert_false(s->metas[0].other_scheduler);
-	/* A template must be ours. */
+	/* A template must be ours, and placeable as given. */
 	struct pod_spec tmpl;
 	const char *json = "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"t\"},"
 			   "\"spec\":{\"schedulerName\":\"volcano\"}}";
 	assert_int_equal(k8s_load_one("t.json", json, strlen(json), &s->ctx, &tmpl,
 				      NULL, s->err, sizeof(s->err)), -EINVAL);
 	assert_non_null(strstr(s->err, "names another scheduler"));
+	json = "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"t\"},"
+	       "\"spec\":{\"resourceClaims\":[{\"name\":\"gpu\"}]}}";
+	assert_int_equal(k8s_load_one("t.json", json, strlen(json), &s->ctx, &tmpl,
+				      NULL, s->err, sizeof(s->err)), -EINVAL);
+	assert_string_equal(s->err, "spec.resourceClaims: dynamic resource allocation "
+			    "is not supported: shmsched cannot place this pod");
 
 	/* Empty forms of the same fields, and the default scheduler, are fine. */
 	assert_int_equal(load_pod(s, "'schedulerName':'default-scheduler',"
 				     "'affinity':{'podAffinity':{},'podAntiAffinity':null},"
 				     "'topologySpreadConstraints':[],'schedulingGates':null,"
-				     "'resourceClaims':[],'volumes':[{'name':'x','configMap':{}}],"
+				     "'resourceClaims':[],'volumes':[{'name':'x','configMap':{}},"
+				     "{'name':'y','persistentVolumeClaim':{}},{'name':'z',"
+				     "'ephemeral':null}],"
 				     "'priorityClassName':'high','someFutureField':{'a':1}"), 0);
+	assert_null(s->metas[0].unsupported);
+}
+
+/* --- Namespaces, Services and controllers (k8s_objects) ------------------------ */
+
+/* Reads the objects of `json` (with ' for ") into a fresh s->ctx.objects. */
+static int read_objects(struct sink *s, const char *name, const char *json)
+{
+	size_t len = strlen(json);
+	char *buf = malloc(len + 1);
+	assert_non_null(buf);
+	for (size_t i = 0; i < len; i++)
+		buf[i] = json[i] == '\'' ? '"' : json[i];
+	k8s_objects_destroy(s->ctx.objects);
+	s->ctx.objects = k8s_objects_create();
+	assert_non_null(s->ctx.objects);
+	int rc = k8s_objects_read_buffer(name, buf, len, &s->ctx, s->err, sizeof(s->err));
+	free(buf);
+	return rc;
+}
+
+static void drop_objects(struct sink *s)
+{
+	k8s_objects_destroy(s->ctx.objects);
+	s->ctx.objects = NULL;
+}
+
+/* The requirements of a selector, as "key op v1,v2;" text, in order. */
+static const char *selector_text(struct sink *s, const struct pod_group *g,
+				 const struct group_selector *sel, char *buf, size_t len)
+{
+	static const char *const ops[] = {[SEL_IN] = "In", [SEL_NOT_IN] = "NotIn",
+					  [SEL_EXISTS] = "Exists",
+					  [SEL_DOES_NOT_EXIST] = "DoesNotExist"};
+	size_t used = 0;
+	buf[0] = '\0';
+	if (!sel->present)
+		return "(none)";
+	for (unsigned i = 0; i < sel->n_reqs; i++) {
+		const struct group_req *r = &g->reqs[sel->first_req + i];
+		used += (size_t)snprintf(buf + used, len - used, "%s %s", str(s, r->key),
+					 ops[r->op]);
+		for (unsigned v = 0; v < r->n_values; v++)
+			used += (size_t)snprintf(buf + used, len - used, "%s%s",
+						 v ? "," : " ", str(s, g->values[r->first_value + v]));
+		used += (size_t)snprintf(buf + used, len - used, ";");
+	}
+	return buf;
+}
+
+/* The first pass reads Namespaces, Services, RCs, ReplicaSets and
+ * StatefulSets as kubectl prints them, in lists of any kind; the second
+ * passes over them, skips (cluster file) or refuses (pods file) the rest. */
+static void test_objects_read(void **state)
+{
+	struct sink *s = *state;
+	static const char file[] =
+		"{'apiVersion':'v1','kind':'List','items':["
+		"{'apiVersion':'v1','kind':'Namespace','metadata':{'name':'shop','labels':"
+		" {'team':'a'}},'spec':{'finalizers':['kubernetes']},'status':{'phase':'Active'}},"
+		"{'apiVersion':'v1','kind':'Service','metadata':{'name':'web','namespace':'shop'},"
+		" 'spec':{'selector':{'app':'web'},'ports':[{'port':80}],'type':'ClusterIP'}},"
+		"{'kind':'Service','metadata':{'name':'kubernetes'},'spec':{'ports':[{'port':443}]}},"
+		"{'apiVersion':'apps/v1','kind':'ReplicaSet','metadata':{'name':'web-abc',"
+		" 'namespace':'shop'},'spec':{'selector':{'matchLabels':{'app':'web',"
+		" 'pod-template-hash':'abc'}}}},"
+		"{'apiVersion':'apps/v1','kind':'StatefulSet','metadata':{'name':'db',"
+		" 'namespace':'shop'},'spec':{'selector':{'matchExpressions':[{'key':'app',"
+		" 'operator':'In','values':['db']}]}}},"
+		"{'apiVersion':'v1','kind':'ReplicationController','metadata':{'name':'old'},"
+		" 'spec':{'template':{'metadata':{'labels':{'run':'old'}}}}},"
+		"{'kind':'ConfigMap','metadata':{'name':'c'}},"
+		"{'kind':'Event','metadata':{'name':'e'}},{'kind':'ConfigMap','metadata':{'name':'d'}},"
+		"{'kind':'Node','metadata':{'name':'n1'}},"
+		"{'kind':'Pod','metadata':{'name':'p'},'spec':{'nodeName':'n1'}}]}\n"
+		"{'kind':'NamespaceList','items':[{'metadata':{'name':'other'}}]}\n"
+		"{'kind':'ConfigMapList','items':[{'metadata':{'name':'x'}}]}\n";
+	assert_int_equal(read_objects(s, "all.json", file), 0);
+	struct k8s_objects_counts c;
+	k8s_objects_counts(s->ctx.objects, &c);
+	assert_int_equal(c.namespaces, 2);
+	assert_int_equal(c.services, 1); /* "kubernetes" selects no pod */
+	assert_int_equal(c.controllers, 3);
+
+	/* The second pass: nodes and pods visited, the objects passed over,
+	 * other kinds skipped and counted in a cluster file ... */
+	struct k8s_skipped sk = {0};
+	s->ctx.skipped = &sk;
+	s->ctx.cluster_file = true;
+	assert_int_equal(load(s, "all.json", file), 0);
+	s->ctx.cluster_file = false;
+	s->ctx.skipped = NULL;
+	assert_int_equal(s->n_nodes, 1);
+	assert_int_equal(s->n_pods, 1);
+	assert_int_equal(s->metas[0].index, 10); /* positions count every object */
+	assert_int_equal(sk.total, 4);
+	assert_int_equal(sk.n_kinds, 2);
+	assert_string_equal(sk.kinds[0].kind, "ConfigMap");
+	assert_int_equal(sk.kinds[0].count, 3);
+	assert_string_equal(sk.kinds[1].kind, "Event");
+	/* ... and refused in a pods file, where only they are read. */
+	assert_int_equal(load(s, "all.json", file), -EINVAL);
+	assert_string_equal(s->err, "all.json: object #6: kind: \"ConfigMap\" is not Node, "
+			    "Pod, Namespace, Service, ReplicationController, ReplicaSet or "
+			    "StatefulSet (a cluster file skips other kinds; a pods file "
+			    "refuses them)");
+	assert_int_equal(load(s, "pods.json", "{'kind':'Service','metadata':{'name':'s'}}"
+				  "{'kind':'Pod','metadata':{'name':'p'}}"), 0);
+	assert_int_equal(s->n_pods, 1);
+
+	/* Past K8S_SKIPPED_KINDS distinct kinds, the rest in the total only. */
+	char many[4096];
+	size_t used = 0;
+	for (int k = 0; k < K8S_SKIPPED_KINDS + 3; k++)
+		used += (size_t)snprintf(many + used, sizeof(many) - used,
+					 "{'kind':'Kind%d','metadata':{'name':'x'}}\n", k);
+	memset(&sk, 0, sizeof(sk));
+	s->ctx.skipped = &sk;
+	s->ctx.cluster_file = true;
+	assert_int_equal(load(s, "many.json", many), 0);
+	s->ctx.cluster_file = false;
+	s->ctx.skipped = NULL;
+	assert_int_equal(sk.total, K8S_SKIPPED_KINDS + 3);
+	assert_int_equal(sk.n_kinds, K8S_SKIPPED_KINDS);
+
+	/* A kind spelled with an escape is still read; a buffer that cannot
+	 * name one is not parsed at all (its syntax is the second pass's). */
+	assert_int_equal(read_objects(s, "esc.json", "{'kind':'Nam\\u0065space',"
+				      "'metadata':{'name':'e'}}"), 0);
+	k8s_objects_counts(s->ctx.objects, &c);
+	assert_int_equal(c.namespaces, 1);
+	assert_int_equal(read_objects(s, "x.json", "{'kind':'Pod',,}"), 0);
+	assert_int_equal(read_objects(s, "x.json", "{'kind':'Service',,}"), -EINVAL);
+	assert_string_equal(s->err, "x.json:1:19: string or '}' expected near ','");
+	drop_objects(s);
+}
+
+/* Refusals of the first pass, by path, and its limits. */
+static void test_objects_errors(void **state)
+{
+	struct sink *s = *state;
+	static const struct {
+		const char *json;
+		int rc;
+		const char *want;
+	} bad[] = {
+		{"{'kind':'Namespace','metadata':{'name':'a'}}{'kind':'Namespace',"
+		 "'metadata':{'name':'a'}}", -EEXIST,
+		 "x.json: namespace a: a second Namespace of this name"},
+		{"{'kind':'ReplicaSet','metadata':{'name':'a'}}{'kind':'ReplicaSet',"
+		 "'metadata':{'name':'a','namespace':'default'}}", -EEXIST,
+		 "x.json: replicaset default/a: a second ReplicaSet of this name"},
+		{"{'kind':'Namespace','metadata':{'labels':{}}}", -EINVAL,
+		 "x.json: object #0: metadata.name: missing"},
+		{"{'kind':'Service','metadata':{'name':'s'},'spec':{'selector':{'app':1}}}",
+		 -EINVAL, "x.json: service default/s: spec.selector.app: expected a string, "
+		 "got a number"},
+		{"{'kind':'Namespace','metadata':{'name':'a','labels':[]}}", -EINVAL,
+		 "x.json: namespace a: metadata.labels: expected an object, got an array"},
+		{"{'kind':'ReplicaSet','metadata':{'name':'r'},'spec':{'selector':"
+		 "{'matchExpressions':[{'key':'a','operator':'Gt','values':['1']}]}}}", -EINVAL,
+		 "x.json: replicaset default/r: spec.selector.matchExpressions[0].operator: "
+		 "\"Gt\" is not In, NotIn, Exists or DoesNotExist"},
+		{"{'kind':'StatefulSet','metadata':{'name':'r'},'spec':{'selector':"
+		 "{'matchExpressions':[{'key':'a','operator':'In'}]}}}", -EINVAL,
+		 "x.json: statefulset default/r: spec.selector.matchExpressions[0].values: "
+		 "must not be empty for operator In"},
+		{"{'kind':'ReplicationController','metadata':{'name':'r'},'spec':"
+		 "{'template':{'metadata':{'labels':{'a':null}}}}}", -EINVAL,
+		 "x.json: replicationcontroller default/r: spec.template.metadata.labels.a: "
+		 "expected a string, got null"},
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		int rc = read_objects(s, "x.json", bad[i].json);
+		if (rc != bad[i].rc || strcmp(s->err, bad[i].want) != 0)
+			fail_msg("case %zu: %d \"%s\"", i, rc, s->err);
+	}
+
+	/* Limits, named. */
+	char *json = malloc(65536);
+	assert_non_null(json);
+	size_t used = (size_t)snprintf(json, 65536, "{'kind':'Namespace','metadata':"
+				       "{'name':'n','labels':{");
+	for (int k = 0; k <= OBJECT_MAX_LABELS; k++)
+		used += (size_t)snprintf(json + used, 65536 - used, "%s'k%d':'v'",
+					 k ? "," : "", k);
+	snprintf(json + used, 65536 - used, "}}}");
+	assert_int_equal(read_objects(s, "x.json", json), -ENOSPC);
+	assert_string_equal(s->err, "x.json: namespace n: metadata.labels: 65 entries, "
+			    "at most 64 (OBJECT_MAX_LABELS)");
+	/* 64 is fine, and the Namespace still gets its name label. */
+	used = (size_t)snprintf(json, 65536, "{'kind':'Namespace','metadata':"
+				"{'name':'n','labels':{");
+	for (int k = 0; k < OBJECT_MAX_LABELS; k++)
+		used += (size_t)snprintf(json + used, 65536 - used, "%s'k%d':'v'",
+					 k ? "," : "", k);
+	snprintf(json + used, 65536 - used, "}}}");
+	assert_int_equal(read_objects(s, "x.json", json), 0);
+
+	used = (size_t)snprintf(json, 65536, "{'kind':'ReplicaSet','metadata':"
+				"{'name':'r'},'spec':{'selector':{'matchExpressions':[");
+	for (int k = 0; k <= OBJECT_MAX_REQS; k++)
+		used += (size_t)snprintf(json + used, 65536 - used, "%s{'key':'k%d',"
+					 "'operator':'Exists'}", k ? "," : "", k);
+	snprintf(json + used, 65536 - used, "]}}}");
+	assert_int_equal(read_objects(s, "x.json", json), -ENOSPC);
+	assert_string_equal(s->err, "x.json: replicaset default/r: spec.selector."
+			    "matchExpressions[64]: more than 64 label selector requirements "
+			    "(OBJECT_MAX_REQS)");
+
+	used = (size_t)snprintf(json, 65536, "{'kind':'StatefulSet','metadata':"
+				"{'name':'r'},'spec':{'selector':{'matchExpressions':"
+				"[{'key':'a','operator':'In','values':[");
+	for (int k = 0; k <= OBJECT_MAX_VALUES; k++)
+		used += (size_t)snprintf(json + used, 65536 - used, "%s'v%d'", k ? "," : "", k);
+	snprintf(json + used, 65536 - used, "]}]}}}");
+	assert_int_equal(read_objects(s, "x.json", json), -ENOSPC);
+	assert_string_equal(s->err, "x.json: statefulset default/r: spec.selector."
+			    "matchExpressions[0].values: 257 values, at most 256 "
+			    "(OBJECT_MAX_VALUES)");
+	free(json);
+	drop_objects(s);
+}
+
+/* kube-scheduler's helper.DefaultSelector (framework/plugins/helper/
+ * spread.go), into the group of a pod to place. */
+static void test_default_selector(void **state)
+{
+	struct sink *s = *state;
+	char text[512];
+	struct pod_group g;
+	/* TestGetPodServices (helper/spread_test.go): service-i selects
+	 * app=test-i in namespace test. */
+	assert_int_equal(read_objects(s, "cluster.json",
+		"{'kind':'Service','metadata':{'name':'service-0','namespace':'test'},"
+		" 'spec':{'selector':{'app':'test-0'}}}"
+		"{'kind':'Service','metadata':{'name':'service-1','namespace':'test'},"
+		" 'spec':{'selector':{'app':'test-1'}}}"
+		"{'kind':'Service','metadata':{'name':'service-2','namespace':'test'},"
+		" 'spec':{'selector':{'app':'test-2'}}}"
+		"{'kind':'Service','metadata':{'name':'tier','namespace':'test'},"
+		" 'spec':{'selector':{'tier':'front','app':'test-1'}}}"
+		"{'kind':'Service','metadata':{'name':'elsewhere','namespace':'other'},"
+		" 'spec':{'selector':{'app':'test-0'}}}"
+		/* TestPreScoreStateEmptyNodes (podtopologyspread/scoring_test.go):
+		 * rs1 selects Exists(foo). */
+		"{'apiVersion':'apps/v1','kind':'ReplicaSet','metadata':{'name':'rs1',"
+		" 'namespace':'default'},'spec':{'selector':{'matchExpressions':[{'key':"
+		" 'foo','operator':'Exists'}]}}}"
+		"{'apiVersion':'apps/v1','kind':'StatefulSet','metadata':{'name':'db',"
+		" 'namespace':'test'},'spec':{'selector':{'matchLabels':{'app':'db'}}}}"
+		"{'apiVersion':'v1','kind':'ReplicationController','metadata':{'name':'rc',"
+		" 'namespace':'test'},'spec':{'selector':{'run':'x','app':'test-0'}}}"), 0);
+	static const struct {
+		const char *meta; /* inside metadata */
+		const char *want;
+	} cases[] = {
+		/* "GetPodServices for pod-0": service-0 (not the one in namespace
+		 * other). */
+		{"'namespace':'test','labels':{'app':'test-0','label':'label-0'}",
+		 "app In test-0;"},
+		/* Two Services select it: their selectors merged, by key. */
+		{"'namespace':'test','labels':{'app':'test-1','tier':'front'}",
+		 "app In test-1;tier In front;"},
+		/* "GetPodServices for pod-3": none selects it. */
+		{"'namespace':'test','labels':{'app':'test-3','label':'label-3'}", "(none)"},
+		/* "system default constraints and a replicaset" */
+		{"'labels':{'foo':'tar','baz':'sup'},'ownerReferences':[{'apiVersion':"
+		 "'apps/v1','kind':'ReplicaSet','name':'rs1','controller':true}]",
+		 "foo Exists;"},
+		/* "default constraints and a replicaset that doesn't match": rs2 is
+		 * not known, so nothing selects the pod. */
+		{"'labels':{'foo':'bar','baz':'sup'},'ownerReferences':[{'apiVersion':"
+		 "'apps/v1','kind':'ReplicaSet','name':'rs2','controller':true}]", "(none)"},
+		/* Services, then the controller's requirements. */
+		{"'namespace':'test','labels':{'app':'db'},'ownerReferences':[{"
+		 "'apiVersion':'apps/v1','kind':'StatefulSet','name':'db','controller':"
+		 "true}]", "app In db;"},
+		{"'namespace':'test','labels':{'app':'test-2'},'ownerReferences':[{"
+		 "'apiVersion':'apps/v1','kind':'StatefulSet','name':'db','controller':"
+		 "true}]", "app In test-2;app In db;"},
+		/* An RC's selector is merged into the Services' set. */
+		{"'namespace':'test','labels':{'app':'test-0','run':'x'},'ownerReferences':"
+		 "[{'apiVersion':'v1','kind':'ReplicationController','name':'rc',"
+		 "'controller':true}]", "app In test-0;run In x;"},
+		/* Only the controller counts, only the first, and only with the
+		 * group and version DefaultSelector names. */
+		{"'labels':{'foo':'x'},'ownerReferences':[{'apiVersion':'apps/v1','kind':"
+		 "'ReplicaSet','name':'rs1'}]", "(none)"},
+		{"'labels':{'foo':'x'},'ownerReferences':[{'apiVersion':'apps/v1','kind':"
+		 "'ReplicaSet','name':'rs1','controller':false}]", "(none)"},
+		{"'labels':{'foo':'x'},'ownerReferences':[{'apiVersion':"
+		 "'extensions/v1beta1','kind':'ReplicaSet','name':'rs1','controller':true}]",
+		 "(none)"},
+		{"'labels':{'foo':'x'},'ownerReferences':[{'apiVersion':'apps/v1','kind':"
+		 "'Deployment','name':'d','controller':true},{'apiVersion':'apps/v1',"
+		 "'kind':'ReplicaSet','name':'rs1','controller':true}]", "(none)"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char json[1024];
+		snprintf(json, sizeof(json), "{'kind':'Pod','metadata':{'name':'p',%s},"
+			 "'spec':{'containers':[{}]}}", cases[i].meta);
+		if (load(s, "pods.json", json) != 0)
+			fail_msg("case %zu: %s", i, s->err);
+		g = group_of(s, 0);
+		const char *got = selector_text(s, &g, &g.default_selector, text,
+						sizeof(text));
+		if (strcmp(got, cases[i].want) != 0)
+			fail_msg("case %zu: default selector \"%s\", want \"%s\"", i, got,
+				 cases[i].want);
+	}
+	/* "default constraints and a replicaset, but pod has constraints": the
+	 * pod's own win, and no default selector is worked out. */
+	assert_int_equal(load_pod(s, "'topologySpreadConstraints':[{'maxSkew':1,"
+				     "'topologyKey':'zone','whenUnsatisfiable':'ScheduleAnyway'}]"),
+			 0);
+	assert_false(group_of(s, 0).default_selector.present);
+	/* A bound pod of a cluster file never gets one. */
+	s->ctx.cluster_file = true;
+	assert_int_equal(load(s, "c.json", "{'kind':'Pod','metadata':{'name':'p',"
+				  "'namespace':'test','labels':{'app':'test-0'}},'spec':"
+				  "{'nodeName':'n'}}"), 0);
+	s->ctx.cluster_file = false;
+	assert_false(group_of(s, 0).default_selector.present);
+	/* Malformed owner references are errors. */
+	assert_int_equal(load(s, "pods.json", "{'kind':'Pod','metadata':{'name':'p',"
+				  "'ownerReferences':[{'controller':'yes'}]}}"), -EINVAL);
+	assert_string_equal(s->err, "pods.json: pod default/p: metadata.ownerReferences[0]."
+			    "controller: expected a boolean, got a string");
+	/* Without objects (a producer's template): no default selector. */
+	drop_objects(s);
+	assert_int_equal(load(s, "pods.json", "{'kind':'Pod','metadata':{'name':'p',"
+				  "'namespace':'test','labels':{'app':'test-0'}}}"), 0);
+	assert_false(group_of(s, 0).default_selector.present);
+}
+
+/* A term's namespaceSelector resolved against the Namespaces read
+ * (interpodaffinity's mergeAffinityTermNamespacesIfNotEmpty, once, when the
+ * pod is read), with the label the API server gives every Namespace. */
+static void test_namespace_selector(void **state)
+{
+	struct sink *s = *state;
+	assert_int_equal(read_objects(s, "cluster.json",
+		"{'kind':'NamespaceList','items':["
+		"{'metadata':{'name':'a','labels':{'team':'x'}}},"
+		"{'metadata':{'name':'b','labels':{'team':'y'}}},"
+		"{'metadata':{'name':'c'}}]}"), 0);
+	static const struct {
+		const char *term; /* inside the term */
+		const char *want; /* namespaces, in order; "*": all */
+	} cases[] = {
+		{"'namespaceSelector':{'matchLabels':{'team':'x'}}", "a"},
+		{"'namespaceSelector':{'matchExpressions':[{'key':'team','operator':'In',"
+		 "'values':['x','y']}]}", "a,b"},
+		{"'namespaceSelector':{'matchExpressions':[{'key':'team','operator':"
+		 "'DoesNotExist'}]}", "c"},
+		{"'namespaceSelector':{'matchLabels':{'kubernetes.io/metadata.name':'b'}}",
+		 "b"},
+		/* The union with namespaces, each once. */
+		{"'namespaces':['b','z'],'namespaceSelector':{'matchExpressions':[{'key':"
+		 "'team','operator':'Exists'}]}", "b,z,a"},
+		/* Selecting nothing: no namespace (not the pod's own). */
+		{"'namespaceSelector':{'matchLabels':{'team':'none'}}", ""},
+		{"'namespaceSelector':{}", "*"},
+		{"'namespaceSelector':{'matchLabels':{},'matchExpressions':[]}", "*"},
+		{"", "default"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char spec[512], got[256] = "";
+		snprintf(spec, sizeof(spec), "'affinity':{'podAntiAffinity':{"
+			 "'requiredDuringSchedulingIgnoredDuringExecution':[{%s%s"
+			 "'topologyKey':'zone','labelSelector':{}}]}}", cases[i].term,
+			 cases[i].term[0] ? "," : "");
+		if (load_pod(s, spec) != 0)
+			fail_msg("case %zu: %s", i, s->err);
+		struct pod_group g = group_of(s, 0);
+		assert_int_equal(g.n_terms, 1);
+		size_t used = 0;
+		if (g.terms[0].all_namespaces)
+			snprintf(got, sizeof(got), "*");
+		for (unsigned k = 0; k < g.terms[0].n_ns; k++)
+			used += (size_t)snprintf(got + used, sizeof(got) - used, "%s%s",
+						 k ? "," : "",
+						 str(s, g.namespaces[g.terms[0].first_ns + k]));
+		if (strcmp(got, cases[i].want) != 0)
+			fail_msg("case %zu: namespaces \"%s\", want \"%s\"", i, got,
+				 cases[i].want);
+		/* The selector itself is not kept: only the term's selector. */
+		assert_int_equal(g.n_reqs, 0);
+	}
+	/* More namespaces than a group holds. */
+	char *json = malloc(65536);
+	assert_non_null(json);
+	size_t used = 0;
+	for (int k = 0; k <= GROUP_MAX_NAMESPACES; k++)
+		used += (size_t)snprintf(json + used, 65536 - used, "{'kind':'Namespace',"
+					 "'metadata':{'name':'ns%d','labels':{'t':'x'}}}\n", k);
+	assert_int_equal(read_objects(s, "cluster.json", json), 0);
+	free(json);
+	assert_int_equal(load_pod(s, "'affinity':{'podAffinity':{"
+				     "'requiredDuringSchedulingIgnoredDuringExecution':[{"
+				     "'namespaceSelector':{'matchLabels':{'t':'x'}},"
+				     "'topologyKey':'zone'}]}}"), -ENOSPC);
+	assert_non_null(strstr(s->err, "namespaceSelector: selects more than 64 "
+				       "namespaces with the pod's other terms "
+				       "(GROUP_MAX_NAMESPACES)"));
+	/* Without Namespace objects: a cluster file's pod selects none, a pod
+	 * to place is refused (it could only be wrong). */
+	drop_objects(s);
+	s->ctx.cluster_file = true;
+	assert_int_equal(load_pod(s, "'nodeName':'n','affinity':{'podAffinity':{"
+				     "'requiredDuringSchedulingIgnoredDuringExecution':[{"
+				     "'namespaceSelector':{'matchLabels':{'t':'x'}},"
+				     "'topologyKey':'zone'}]}}"), 0);
+	s->ctx.cluster_file = false;
+	assert_int_equal(group_of(s, 0).terms[0].n_ns, 0);
 }
 
 /* --- file forms -------------------------------------------------------------- */
@@ -1267,11 +1965,16 @@ static void test_kind_errors(void **state)
 			  "x.json: object #0: kind missing (and no spec.containers "
 			  "to tell a Pod)");
 	assert_load_error(s, "x.json", "{'kind':'Node','metadata':{'name':'n'}}"
-			  "{'kind':'Service','metadata':{'name':'s'}}", -EINVAL,
-			  "x.json: object #1: kind: \"Service\" is not Node or Pod or a "
-			  "list of them");
+			  "{'kind':'ConfigMap','metadata':{'name':'s'}}", -EINVAL,
+			  "x.json: object #1: kind: \"ConfigMap\" is not Node, Pod, "
+			  "Namespace, Service, ReplicationController, ReplicaSet or "
+			  "StatefulSet or a list of them (a cluster file skips other "
+			  "kinds; a pods file refuses them)");
 	assert_load_error(s, "x.json", "{'kind':'List','items':[{'kind':'List'}]}",
-			  -EINVAL, "x.json: object #0: kind: \"List\" is not Node or Pod");
+			  -EINVAL, "x.json: object #0: kind: \"List\" is not Node, Pod, "
+			  "Namespace, Service, ReplicationController, ReplicaSet or "
+			  "StatefulSet (a cluster file skips other kinds; a pods file "
+			  "refuses them)");
 	assert_load_error(s, "x.json", "[{'kind':'Node','metadata':{'name':'n'}},7]",
 			  -EINVAL, "x.json: object #1: expected an object, got a number");
 	assert_load_error(s, "x.json", "{'kind':5}", -EINVAL,
@@ -1755,6 +2458,55 @@ static void test_prefixes_are_bounded(void **state)
 	}
 }
 
+/* The same for the objects pass and a pod reading those objects: every
+ * prefix of a List of Namespaces, Services, controllers and a Pod. */
+static void test_objects_prefixes_are_bounded(void **state)
+{
+	struct sink *s = *state;
+	static const char objects_json[] =
+		"{'kind':'List','items':[{'kind':'Namespace','metadata':{'name':'a',"
+		"'labels':{'t':'x'}}},{'kind':'Service','metadata':{'name':'s'},'spec':"
+		"{'selector':{'app':'w'}}},{'apiVersion':'apps/v1','kind':'ReplicaSet',"
+		"'metadata':{'name':'r'},'spec':{'selector':{'matchExpressions':[{'key':"
+		"'app','operator':'In','values':['w']}]}}},{'kind':'Pod','metadata':{"
+		"'name':'p','labels':{'app':'w'},'ownerReferences':[{'apiVersion':"
+		"'apps/v1','kind':'ReplicaSet','name':'r','controller':true}]},'spec':{"
+		"'resources':{'limits':{'cpu':'1','memory':'1Gi'}},'affinity':{"
+		"'podAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':[{"
+		"'topologyKey':'z','namespaceSelector':{'matchLabels':{'t':'x'}}}]}}}}]}";
+	char json[sizeof(objects_json)];
+	for (size_t i = 0; i < sizeof(objects_json); i++)
+		json[i] = objects_json[i] == '\'' ? '"' : objects_json[i];
+	size_t len = strlen(json);
+	for (size_t k = 0; k <= len; k++) {
+		char *exact = malloc(k > 0 ? k : 1);
+		assert_non_null(exact);
+		memcpy(exact, json, k);
+		k8s_objects_destroy(s->ctx.objects);
+		s->ctx.objects = k8s_objects_create();
+		s->err[0] = '\0';
+		int rc = k8s_objects_read_buffer("o.json", exact, k, &s->ctx, s->err,
+						 sizeof(s->err));
+		if (rc < 0)
+			assert_true(strncmp(s->err, "o.json", 6) == 0);
+		s->n_pods = s->n_nodes = 0;
+		rc = k8s_load_buffer("o.json", exact, k, &s->ctx, &s->v, s->err,
+				     sizeof(s->err));
+		if (rc < 0)
+			assert_true(strncmp(s->err, "o.json", 6) == 0);
+		else
+			assert_true(k == 0 || k == len);
+		free(exact);
+	}
+	/* The whole: the pod got its default selector and its namespace. */
+	assert_int_equal(s->n_pods, 1);
+	struct pod_group g = group_of(s, 0);
+	assert_true(g.default_selector.present);
+	assert_int_equal(g.terms[0].n_ns, 1);
+	assert_int_equal(s->pods[0].request.v[RES_CPU], 1000);
+	drop_objects(s);
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
@@ -1775,6 +2527,9 @@ int main(void)
 		T(test_requests_named_resources),
 		T(test_requests_json_numbers),
 		T(test_requests_errors),
+		T(test_pod_level_requests),
+		T(test_pod_level_qos),
+		T(test_pod_level_errors),
 		T(test_node_selector),
 		T(test_node_affinity),
 		T(test_node_affinity_validation),
@@ -1783,7 +2538,11 @@ int main(void)
 		T(test_host_ports),
 		T(test_pod_groups),
 		T(test_cluster_file_pods_count_whatever_they_carry),
-		T(test_unsupported_fields),
+		T(test_unsupported_pods),
+		T(test_objects_read),
+		T(test_objects_errors),
+		T(test_default_selector),
+		T(test_namespace_selector),
 		T(test_lists),
 		T(test_json_lines),
 		T(test_kind_errors),
@@ -1800,6 +2559,7 @@ int main(void)
 		T(test_pod_exclusive_cores),
 		T(test_pod_devices_equivalence),
 		T(test_prefixes_are_bounded),
+		T(test_objects_prefixes_are_bounded),
 	};
 #undef T
 	return cmocka_run_group_tests(tests, NULL, NULL);
