@@ -9,6 +9,16 @@
  * walk costs O(nodes + groups on them) plus the pairs of the few groups
  * that match anything.
  *
+ * A class's view (struct interpod_view) keeps the same sums for its pod
+ * without the walk: per node it remembers the groups it counted, and for
+ * each node the change log names it adds the difference, through the
+ * same functions the walk adds with (prefilter_add, prescore_add: a
+ * signed count). Both therefore hold equal sums whenever the view has
+ * read the log up to the walk's moment; the engine's property test
+ * checks that every answer is the literal one. A view costs, per pod,
+ * the nodes changed since its last pod (each O(groups on it)) plus
+ * O(domains) per hard spread constraint for the minimum.
+ *
  * Sources: kubernetes/kubernetes pkg/scheduler/framework/plugins/
  * interpodaffinity/filtering.go (PreFilter, satisfyPodAffinity,
  * satisfyPodAntiAffinity, satisfyExistingPodsAntiAffinity),
