@@ -14,8 +14,13 @@
  *
  * Invariants: `cfg` and `res` are changed only on success (the decoder
  * fills a copy of the defaults; the resource registry is restored from a
- * snapshot on failure). Every failure writes one message to `err`:
- * "<name>[:<line>]: <field path>: <what was found and expected>".
+ * snapshot on failure). Every error is one line in `err`:
+ * "<name>[:<line>]: <field path>: <what was found and expected>". The
+ * decoder reports a file's errors together: after an error in one field it
+ * goes on with the field's next sibling (the field itself is abandoned),
+ * so `err` lists up to SCHED_CONFIG_ERRORS_MAX errors, in file order, and
+ * says how many more there were. A YAML or JSON syntax error stops at the
+ * first: what follows it cannot be read.
  *
  * Line numbers: while building the tree from YAML we record the line of
  * every container, non-singleton scalar and mapping key (keyed by address:
@@ -106,6 +111,11 @@ struct dec {
 	size_t path_len;
 	const void *anchor[FIELD_DEPTH_MAX];
 	unsigned depth;
+	/* Errors written to err (at most SCHED_CONFIG_ERRORS_MAX), where the
+	 * next one goes, and how many more were found. */
+	unsigned n_errors;
+	size_t err_pos;
+	unsigned n_dropped;
 };
 
 static void vappendf(char *buf, size_t len, size_t *pos, const char *fmt,
@@ -137,10 +147,16 @@ __attribute__((format(printf, 4, 0)))
 static int vfail_line(struct dec *d, unsigned line, int rc, const char *fmt,
 		      va_list ap)
 {
-	size_t pos = 0;
+	if (d->n_errors >= SCHED_CONFIG_ERRORS_MAX) {
+		d->n_dropped++;
+		return rc;
+	}
+	d->n_errors++;
 	if (d->err == NULL || d->err_len == 0)
 		return rc;
-	d->err[0] = '\0';
+	size_t pos = d->err_pos;
+	if (pos > 0)
+		appendf(d->err, d->err_len, &pos, "\n");
 	if (line > 0)
 		appendf(d->err, d->err_len, &pos, "%s:%u: ", d->name, line);
 	else
@@ -148,7 +164,18 @@ static int vfail_line(struct dec *d, unsigned line, int rc, const char *fmt,
 	if (d->path_len > 0)
 		appendf(d->err, d->err_len, &pos, "%s: ", d->path);
 	vappendf(d->err, d->err_len, &pos, fmt, ap);
+	d->err_pos = pos;
 	return rc;
+}
+
+/* Folds one step's result into a walk's: the walk's result is its first
+ * error, and the walk goes on with the next sibling (the error's message
+ * is written) unless memory ran out. True: stop. */
+static bool failed(int *walk_rc, int rc)
+{
+	if (rc != 0 && *walk_rc == 0)
+		*walk_rc = rc;
+	return rc == -ENOMEM;
 }
 
 /* An error at a known input line (parsing). */
@@ -657,20 +684,21 @@ static int need_object(struct dec *d, const json_t *v)
 	return fail(d, -EINVAL, "%s is not a mapping", show(v, vb, sizeof(vb)));
 }
 
-/* Refuses the first member of `obj` other than `a` and `b`, by its path. */
+/* Refuses every member of `obj` other than `a` and `b`, by its path. */
 static int only_keys(struct dec *d, json_t *obj, const char *a, const char *b)
 {
 	const char *key;
 	json_t *val;
+	int walk = 0;
 	json_object_foreach(obj, key, val) {
 		if (strcmp(key, a) != 0 && strcmp(key, b) != 0) {
 			size_t m = push_key(d, key, key);
 			int rc = not_supported(d);
 			pop(d, m);
-			return rc;
+			failed(&walk, rc);
 		}
 	}
-	return 0;
+	return walk;
 }
 
 static int need_array(struct dec *d, const json_t *v)
@@ -848,14 +876,15 @@ static int decode_plugin_list(struct dec *d, json_t *list, bool enabling,
 		return rc;
 	size_t i;
 	json_t *e;
+	int walk = 0;
 	json_array_foreach(list, i, e) {
 		size_t m = push_index(d, e, i);
 		rc = decode_plugin_entry(d, e, enabling, pick);
 		pop(d, m);
-		if (rc != 0)
-			return rc;
+		if (failed(&walk, rc))
+			break;
 	}
-	return 0;
+	return walk;
 }
 
 /* plugins.score, merged into the defaults as mergePluginSet
@@ -873,6 +902,7 @@ static int decode_score_set(struct dec *d, json_t *set, struct score_config *sc)
 	int rc = need_object(d, set);
 	if (rc != 0)
 		return rc;
+	int walk = 0;
 	json_object_foreach(set, key, val) {
 		size_t m = push_key(d, key, key);
 		if (strcmp(key, "enabled") == 0)
@@ -882,9 +912,11 @@ static int decode_score_set(struct dec *d, json_t *set, struct score_config *sc)
 		else
 			rc = not_supported(d);
 		pop(d, m);
-		if (rc != 0)
-			return rc;
+		if (failed(&walk, rc))
+			break;
 	}
+	if (walk != 0)
+		return walk;
 	for (int i = 0; i < SCORE_PLUGINS; i++) {
 		int64_t w = score_plugin_default_weight[i];
 		if (pick.disable_all || pick.disabled[i])
@@ -905,6 +937,7 @@ static int decode_plugins(struct dec *d, json_t *plugins, struct score_config *s
 	int rc = need_object(d, plugins);
 	if (rc != 0)
 		return rc;
+	int walk = 0;
 	json_object_foreach(plugins, key, val) {
 		size_t m = push_key(d, key, key);
 		if (strcmp(key, "score") == 0)
@@ -913,10 +946,10 @@ static int decode_plugins(struct dec *d, json_t *plugins, struct score_config *s
 			rc = fail(d, -EINVAL, "not supported by shmsched (only "
 				  "plugins.score may be configured)");
 		pop(d, m);
-		if (rc != 0)
-			return rc;
+		if (failed(&walk, rc))
+			break;
 	}
-	return 0;
+	return walk;
 }
 
 /* Field by field, never by struct assignment, here and below: a struct
@@ -954,6 +987,7 @@ static int decode_resources(struct dec *d, json_t *list, bool balanced,
 	int rc = need_array(d, list);
 	if (rc != 0)
 		return rc;
+	int walk = 0;
 	json_array_foreach(list, i, e) {
 		const char *name;
 		size_t len, m = push_index(d, e, i);
@@ -1008,14 +1042,13 @@ static int decode_resources(struct dec *d, json_t *list, bool balanced,
 		if (rc == 0 && n < RES_MAX)
 			set_res_weight(&got[n++], idx, weight);
 		pop(d, mn);
-		if (rc != 0)
-			goto fail_entry;
-		pop(d, m);
-		continue;
 fail_entry:
 		pop(d, m);
-		return rc;
+		if (failed(&walk, rc))
+			break;
 	}
+	if (walk != 0)
+		return walk;
 	memcpy(out, got, n * sizeof(got[0]));
 	*n_out = (uint8_t)n;
 	return 0;
@@ -1088,6 +1121,7 @@ static int decode_fit_args(struct dec *d, json_t *args, struct score_config *sc)
 	int rc = check_args(d, args, "NodeResourcesFitArgs");
 	if (rc != 0)
 		return rc;
+	int walk = 0;
 	json_object_foreach(args, key, val) {
 		size_t m = push_key(d, key, key);
 		if (strcmp(key, "scoringStrategy") == 0)
@@ -1101,10 +1135,10 @@ static int decode_fit_args(struct dec *d, json_t *args, struct score_config *sc)
 		} else if (!is_type_key(key))
 			rc = not_supported(d);
 		pop(d, m);
-		if (rc != 0)
-			return rc;
+		if (failed(&walk, rc))
+			break;
 	}
-	return 0;
+	return walk;
 }
 
 static int decode_balanced_args(struct dec *d, json_t *args,
@@ -1117,6 +1151,7 @@ static int decode_balanced_args(struct dec *d, json_t *args,
 	int rc = check_args(d, args, "NodeResourcesBalancedAllocationArgs");
 	if (rc != 0)
 		return rc;
+	int walk = 0;
 	json_object_foreach(args, key, val) {
 		size_t m = push_key(d, key, key);
 		if (strcmp(key, "resources") == 0)
@@ -1125,10 +1160,10 @@ static int decode_balanced_args(struct dec *d, json_t *args,
 		else if (!is_type_key(key))
 			rc = not_supported(d);
 		pop(d, m);
-		if (rc != 0)
-			return rc;
+		if (failed(&walk, rc))
+			break;
 	}
-	return 0;
+	return walk;
 }
 
 static int get_bool(struct dec *d, const json_t *v, bool *out)
@@ -1151,6 +1186,7 @@ static int decode_interpod_args(struct dec *d, json_t *args, struct score_config
 	int rc = check_args(d, args, "InterPodAffinityArgs");
 	if (rc != 0)
 		return rc;
+	int walk = 0;
 	json_object_foreach(args, key, val) {
 		size_t m = push_key(d, key, key);
 		int64_t w;
@@ -1164,10 +1200,10 @@ static int decode_interpod_args(struct dec *d, json_t *args, struct score_config
 			rc = unknown_field(d, key);
 		}
 		pop(d, m);
-		if (rc != 0)
-			return rc;
+		if (failed(&walk, rc))
+			break;
 	}
-	return 0;
+	return walk;
 }
 
 /* PodTopologySpreadArgs: defaultingType System, or List without
@@ -1184,6 +1220,7 @@ static int decode_spread_args(struct dec *d, json_t *args, struct score_config *
 		return rc;
 	json_t *dc = json_object_get(args, "defaultConstraints");
 	bool have_constraints = json_is_array(dc) && json_array_size(dc) > 0;
+	int walk = 0;
 	json_object_foreach(args, key, val) {
 		size_t m = push_key(d, key, key);
 		if (strcmp(key, "defaultingType") == 0) {
@@ -1211,9 +1248,11 @@ static int decode_spread_args(struct dec *d, json_t *args, struct score_config *
 			rc = unknown_field(d, key);
 		}
 		pop(d, m);
-		if (rc != 0)
-			return rc;
+		if (failed(&walk, rc))
+			break;
 	}
+	if (walk != 0)
+		return walk;
 	/* kube's default for defaultingType is System; List is only chosen
 	 * by saying so (defaults.go). */
 	json_t *dt = json_object_get(args, "defaultingType");
@@ -1234,6 +1273,7 @@ static int decode_plugin_config(struct dec *d, json_t *list,
 	int rc = need_array(d, list);
 	if (rc != 0)
 		return rc;
+	int walk = 0;
 	json_array_foreach(list, i, e) {
 		const char *name;
 		size_t len, m = push_index(d, e, i);
@@ -1278,15 +1318,12 @@ static int decode_plugin_config(struct dec *d, json_t *list,
 		else
 			rc = decode_spread_args(d, args, sc);
 		pop(d, ma);
-		if (rc != 0)
-			goto fail_entry;
-		pop(d, m);
-		continue;
 fail_entry:
 		pop(d, m);
-		return rc;
+		if (failed(&walk, rc))
+			break;
 	}
-	return 0;
+	return walk;
 }
 
 /* What a profile sets over the scheduler-wide settings. */
@@ -1304,6 +1341,7 @@ static int decode_profile(struct dec *d, json_t *prof, struct score_config *sc,
 	int rc = need_object(d, prof);
 	if (rc != 0)
 		return rc;
+	int walk = 0;
 	json_object_foreach(prof, key, val) {
 		size_t m = push_key(d, key, key);
 		if (strcmp(key, "schedulerName") == 0) {
@@ -1324,10 +1362,10 @@ static int decode_profile(struct dec *d, json_t *prof, struct score_config *sc,
 			rc = unknown_field(d, key);
 		}
 		pop(d, m);
-		if (rc != 0)
-			return rc;
+		if (failed(&walk, rc))
+			break;
 	}
-	return 0;
+	return walk;
 }
 
 static int decode_profiles(struct dec *d, json_t *list, struct score_config *sc,
@@ -1446,6 +1484,7 @@ static int decode_root(struct dec *d, json_t *root, struct sched_config *cfg)
 		rc = expect_const(d, root, "kind", CONFIG_KIND);
 	if (rc != 0)
 		return rc;
+	int walk = 0;
 	json_object_foreach(root, key, val) {
 		size_t m = push_key(d, key, key);
 		if (is_type_key(key))
@@ -1457,8 +1496,8 @@ static int decode_root(struct dec *d, json_t *root, struct sched_config *cfg)
 		else
 			rc = decode_other_top(d, key, val, cfg);
 		pop(d, m);
-		if (rc != 0)
-			return rc;
+		if (failed(&walk, rc))
+			return walk;
 	}
 	if (cfg->pod_initial_backoff_seconds > cfg->pod_max_backoff_seconds) {
 		size_t m = push_key(d, key_anchor(root, "podInitialBackoffSeconds"),
@@ -1467,8 +1506,10 @@ static int decode_root(struct dec *d, json_t *root, struct sched_config *cfg)
 			  cfg->pod_initial_backoff_seconds,
 			  cfg->pod_max_backoff_seconds);
 		pop(d, m);
-		return rc;
+		failed(&walk, rc);
 	}
+	if (walk != 0)
+		return walk;
 	/* The profile's own percentage wins over the scheduler-wide one. */
 	cfg->percentage_of_nodes_to_score = (int32_t)(po.pct_set ? po.pct : pct);
 	return 0;
@@ -1522,8 +1563,12 @@ int sched_config_load_buffer(const char *name, const char *buf, size_t len,
 	sched_config_default(&next);
 	memcpy(&saved, res, sizeof(saved));
 	rc = decode_root(&d, root, &next);
-	if (rc != 0)
+	if (rc != 0) {
+		if (d.n_dropped > 0 && err != NULL && err_len > 0)
+			appendf(err, err_len, &d.err_pos, "\n(and %u more error%s)",
+				d.n_dropped, d.n_dropped == 1 ? "" : "s");
 		goto fail_decode;
+	}
 	memcpy(cfg, &next, sizeof(next));
 	json_decref(root);
 	free(lines.v);

@@ -19,6 +19,9 @@
 #include "shm/shm.h"
 #include "workers/workers.h"
 
+/* The most errors one load reports (the rest are counted). */
+#define SCHED_CONFIG_ERRORS_MAX 20
+
 /* kube-scheduler's defaults: adaptive percentage, TaintToleration 3,
  * NodeAffinity 2, NodeResourcesFit 1 (LeastAllocated, cpu 1, memory 1),
  * NodeResourcesBalancedAllocation 1 (cpu, memory); GpuBestFit and

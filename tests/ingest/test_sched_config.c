@@ -428,6 +428,49 @@ static void test_message_names_file_line_path_and_value(void **state)
 						  &cfg, &res, NULL, 0), -EINVAL);
 }
 
+/* A file's errors come together, one line each with file, line, path and
+ * value, in file order; past SCHED_CONFIG_ERRORS_MAX they are counted. */
+static void test_errors_reported_together(void **state)
+{
+	(void)state;
+	struct sched_config cfg;
+	struct res_names res;
+	char err[4096];
+	res_names_init(&res);
+	assert_int_equal(load(HEAD "paralelism: 16\n"
+			      "percentageOfNodesToScore: 101\n"
+			      "profiles:\n- pluginConfig:\n"
+			      "  - name: NodeResourcesFit\n    args:\n"
+			      "      scoringStrategy:\n        type: Foo\n"
+			      "        resources: [{name: cpu, weight: 0}, {name: cpu}]\n"
+			      "  - name: InterPodAffinity\n    args:\n"
+			      "      hardPodAffinityWeight: -1\n",
+			      &cfg, &res, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err,
+		"sched.yaml:3: paralelism: unknown field \"paralelism\"\n"
+		"sched.yaml:4: percentageOfNodesToScore: 101 is not in 0..100\n"
+		"sched.yaml:10: profiles[0].pluginConfig[0].args.scoringStrategy.type: "
+		"\"Foo\" is not LeastAllocated or MostAllocated\n"
+		"sched.yaml:14: profiles[0].pluginConfig[1].args.hardPodAffinityWeight: "
+		"-1 is not in 0..100");
+
+	/* 25 unknown fields: 20 messages, then the count of the rest. */
+	char text[2048];
+	size_t n = (size_t)snprintf(text, sizeof(text), "%s", HEAD);
+	for (int i = 0; i < 25; i++)
+		n += (size_t)snprintf(text + n, sizeof(text) - n, "typo%d: 1\n", i);
+	assert_int_equal(load(text, &cfg, &res, err, sizeof(err)), -EINVAL);
+	unsigned lines = 1;
+	for (const char *c = err; *c; c++)
+		lines += *c == '\n';
+	assert_int_equal(lines, SCHED_CONFIG_ERRORS_MAX + 1);
+	assert_non_null(strstr(err, "sched.yaml:3: typo0: unknown field \"typo0\"\n"));
+	assert_non_null(strstr(err, "sched.yaml:22: typo19: unknown field"));
+	assert_null(strstr(err, "typo20"));
+	assert_non_null(strstr(err, "\n(and 5 more errors)"));
+	assert_int_equal(res.count, RES_FIRST_NAMED);
+}
+
 struct refusal {
 	const char *text;
 	int rc;
@@ -796,6 +839,7 @@ int main(void)
 		cmocka_unit_test(test_percentage_profile_wins),
 		cmocka_unit_test(test_message_names_file_line_path_and_value),
 		cmocka_unit_test(test_refusals),
+		cmocka_unit_test(test_errors_reported_together),
 		cmocka_unit_test(test_production_files_load),
 		cmocka_unit_test(test_bad_arguments),
 		cmocka_unit_test(test_truncations_and_overwrites),
