@@ -110,8 +110,8 @@ static int base_init(struct base *b, const struct baseline_config *cfg,
 	sched_config_default(&b->cfg);
 	int rc = 0;
 	if (cfg->config_path != NULL)
-		rc = sched_config_load(cfg->config_path, &b->cfg, &b->res, err,
-				       err_len);
+		rc = sched_config_load(cfg->config_path, &b->cfg, &b->res,
+				       b->strings, err, err_len);
 	if (rc == 0 && (rc = plugin_ctx_init(&b->ctx, b->strings, &b->res)) < 0)
 		snprintf(err, err_len, "plugin strings: %s", strerror(-rc));
 	if (rc == 0 && cluster_path != NULL) {

@@ -21,6 +21,8 @@
 
 #include "shm/shm.h"
 
+struct sched_config;
+
 struct k8s_ctx {
 	struct intern *strings;
 	struct res_names *res; /* named resources are registered as met ... */
@@ -32,6 +34,11 @@ struct k8s_ctx {
 				* shmsched cannot place by (volumes, gates,
 				* claims, pod-level resources, another
 				* schedulerName) */
+	/* The profiles a pod's spec.schedulerName chooses among
+	 * (pod_spec.profile, workers/score_config.h sched_profile_of); a
+	 * name no profile has is another scheduler's (meta.other_scheduler).
+	 * NULL: kube's default, one profile named default-scheduler. */
+	const struct sched_config *profiles;
 };
 
 enum pod_phase {
@@ -47,7 +54,7 @@ struct k8s_pod_meta {
 	uint32_t ns_name;   /* interned "namespace/name" (namespace "default" if none) */
 	uint8_t phase;      /* enum pod_phase */
 	size_t index;       /* 0-based position of the object in its file */
-	/* spec.schedulerName names a scheduler other than default-scheduler:
+	/* spec.schedulerName names a scheduler no profile has (ctx.profiles):
 	 * not ours to place (kube-scheduler ignores such a pod); a visitor
 	 * placing pods skips and counts it. A cluster file counts it when it
 	 * is bound, as any pod. */
