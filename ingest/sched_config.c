@@ -1682,8 +1682,12 @@ static int decode_strategy(struct dec *d, json_t *s, struct score_config *sc)
 			rc = only_known(d, ratio, rtcr_keys);
 			json_t *shape = json_object_get(ratio, "shape");
 			size_t ms = push_key(d, key_anchor(ratio, "shape"), "shape");
-			failed(&rc, decode_shape(d, present(shape) ? shape : json_array(),
-						 sc->shape, &sc->n_shape));
+			if (present(shape))
+				failed(&rc, decode_shape(d, shape, sc->shape,
+							 &sc->n_shape));
+			else
+				failed(&rc, fail(d, -EINVAL, "empty: at least one "
+						 "point must be specified"));
 			pop(d, ms);
 		}
 		failed(&walk, rc);
