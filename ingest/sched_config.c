@@ -1352,6 +1352,15 @@ static const struct plugin_entry *turned_off(const struct plugins_in *in,
 static int apply_plugins(struct dec *d, const struct plugins_in *in,
 			 const struct plugins_out *out, struct score_config *sc)
 {
+	/* A plugin turned off where shmsched runs it: by which entry, at
+	 * which point. One message per entry and point names them all. */
+	struct off {
+		const struct plugin_entry *e; /* NULL: none (cannot happen) */
+		uint8_t where, point;
+		int16_t plugin;
+		bool done;
+	} off[N_PLUGINS * EXT_POINTS];
+	unsigned n_off = 0;
 	int walk = 0;
 	for (int pl = 0; pl < N_PLUGINS; pl++) {
 		const struct plugin_info *info = &plugin_table[pl];
@@ -1368,18 +1377,10 @@ static int apply_plugins(struct dec *d, const struct plugins_in *in,
 			const struct plugin_entry *e =
 				turned_off(in, (enum ext_point)p, pl, &where);
 			if (e != NULL && e == reported)
-				continue; /* one message per entry */
+				continue; /* once per plugin and entry */
 			reported = e;
-			if (p == EXT_PRE_SCORE)
-				failed(&walk, plugin_error(
-					d, in, where, false, e, "disables %s at preScore "
-					"while its score runs: not supported by shmsched",
-					info->name));
-			else
-				failed(&walk, plugin_error(
-					d, in, where, false, e, "disables %s at %s: "
-					"shmsched always runs it there (turning it off "
-					"is not supported)", info->name, ext_names[p]));
+			off[n_off++] = (struct off){e, (uint8_t)where, (uint8_t)p,
+						    (int16_t)pl, false};
 		}
 		if (info->fixed_weight && out->on[EXT_SCORE][pl] &&
 		    out->weight[pl] != info->weight) {
@@ -1393,6 +1394,34 @@ static int apply_plugins(struct dec *d, const struct plugins_in *in,
 		if (info->score >= 0)
 			*score_weight(sc, info->score) =
 				out->on[EXT_SCORE][pl] ? out->weight[pl] : 0;
+	}
+	for (unsigned i = 0; i < n_off; i++) {
+		if (off[i].done)
+			continue;
+		char names[512];
+		size_t pos = 0;
+		unsigned n = 0;
+		names[0] = '\0';
+		for (unsigned j = i; j < n_off; j++)
+			if (!off[j].done && off[j].e == off[i].e &&
+			    off[j].point == off[i].point) {
+				appendf(names, sizeof(names), &pos, "%s%s", n ? ", " : "",
+					plugin_table[off[j].plugin].name);
+				off[j].done = true;
+				n++;
+			}
+		if (off[i].point == EXT_PRE_SCORE)
+			failed(&walk, plugin_error(
+				d, in, (enum ext_point)off[i].where, false, off[i].e,
+				"disables %s at preScore while %s score runs: not "
+				"supported by shmsched", names, n > 1 ? "their" : "its"));
+		else
+			failed(&walk, plugin_error(
+				d, in, (enum ext_point)off[i].where, false, off[i].e,
+				"disables %s at %s: shmsched always runs %s there "
+				"(turning %s off is not supported)", names,
+				ext_names[off[i].point], n > 1 ? "them" : "it",
+				n > 1 ? "one" : "it"));
 	}
 	return walk;
 }
