@@ -440,12 +440,8 @@ static int run(const struct options *o)
 	    sched_config_load(o->config_path, &cfg, &res, strings, err,
 			      sizeof(err)) < 0)
 		goto fail_input;
-	if (o->percentage >= 0) {
-		/* The option wins over the file's, profiles' included. */
-		cfg.percentage_of_nodes_to_score = o->percentage;
-		for (uint32_t p = 0; p < cfg.n_profiles; p++)
-			cfg.profiles[p].percentage_of_nodes_to_score = -1;
-	}
+	if (o->percentage >= 0)
+		sched_config_set_percentage(&cfg, o->percentage);
 	if (plugin_ctx_init(&pctx, strings, &res) < 0) {
 		status = 1;
 		snprintf(err, sizeof(err), "out of memory");

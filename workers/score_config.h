@@ -165,6 +165,16 @@ static inline int32_t sched_profile_percentage(const struct sched_config *cfg,
 	return own >= 0 ? own : cfg->percentage_of_nodes_to_score;
 }
 
+/* Every profile places with `pct` (0..100): an option that overrides
+ * the file's percentageOfNodesToScore, the profiles' own included. */
+static inline void sched_config_set_percentage(struct sched_config *cfg,
+					       int32_t pct)
+{
+	cfg->percentage_of_nodes_to_score = pct;
+	for (unsigned i = 0; i < cfg->n_profiles && i < SCHED_MAX_PROFILES; i++)
+		cfg->profiles[i].percentage_of_nodes_to_score = -1;
+}
+
 /* The index of the profile for a pod's spec.schedulerName (`len` bytes;
  * empty is default-scheduler, as the API server defaults it), or -1 when
  * no profile has it: kube-scheduler leaves such a pod to another
