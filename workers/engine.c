@@ -415,12 +415,12 @@ static int64_t frag_before(struct engine *e, const struct node_view *v,
 	return b->value;
 }
 
-/* Raw scores of one candidate; static ones may come from a class. */
-static void score_dynamic(struct engine *e, const struct pod_spec *pod,
-			  const struct node_view *v, bool skip_balanced,
-			  struct candidate *cd)
+/* Raw scores of one candidate; static ones may come from a class. `sc` is
+ * the pod's profile's (sc_of), looked up once by the caller. */
+static void score_dynamic(struct engine *e, const struct score_config *sc,
+			  const struct pod_spec *pod, const struct node_view *v,
+			  bool skip_balanced, struct candidate *cd)
 {
-	const struct score_config *sc = sc_of(e, pod);
 	cd->raw[SCORE_FIT] = sc->weight_fit ? score_fit(sc, pod, v) : 0;
 	cd->raw[SCORE_BALANCED] =
 		sc->weight_balanced && !skip_balanced ? score_balanced(sc, pod, v) : 0;
@@ -450,12 +450,13 @@ static int64_t dynamic_total(const struct score_config *sc, const int64_t *raw)
 	       sc->weight_gpu_frag * raw[SCORE_GPU_FRAG];
 }
 
-static void score_static(const struct engine *e, const struct pod_spec *pod,
+/* `affinity`: wants_affinity_score(), asked once by the caller. */
+static void score_static(const struct engine *e, const struct score_config *sc,
+			 bool affinity, const struct pod_spec *pod,
 			 const struct node_spec *node, struct candidate *cd)
 {
-	const struct score_config *sc = sc_of(e, pod);
 	cd->raw[SCORE_AFFINITY] = 0;
-	if (wants_affinity_score(e, pod)) {
+	if (affinity) {
 		/* nodeaffinity Score: the profile's added terms, then the pod's. */
 		if (sc->has_added_affinity)
 			cd->raw[SCORE_AFFINITY] =
@@ -472,10 +473,11 @@ static void select_best(struct engine *e, const struct pod_spec *pod, uint32_t n
 			 struct placement *out)
 {
 	const struct score_config *sc = sc_of(e, pod);
+	bool p_affinity = wants_affinity_score(e, pod);
 	const struct interpod_args *args = args_of(e, pod);
 	int64_t *norm_aff = e->tmp;
 	/* Normalise in place in the candidates, one plugin at a time. */
-	if (wants_affinity_score(e, pod)) {
+	if (p_affinity) {
 		for (uint32_t i = 0; i < n; i++)
 			norm_aff[i] = e->cand[i].raw[SCORE_AFFINITY];
 		score_normalize(norm_aff, n, false);
@@ -543,6 +545,8 @@ struct pass {
 	uint32_t start;      /* the slot the visit starts at */
 	uint32_t want;       /* numFeasibleNodesToFind */
 	bool skip_balanced;  /* BalancedAllocation's PreScore skip */
+	bool affinity;       /* NodeAffinity scores (wants_affinity_score) */
+	const struct score_config *sc; /* the pod's profile's */
 };
 
 static void begin(struct engine *e, const struct snapshot *s,
@@ -554,7 +558,9 @@ static void begin(struct engine *e, const struct snapshot *s,
 	p->start = s->n_slots ? (uint32_t)rng_below(&p->rng, s->n_slots) : 0;
 	p->want = engine_nodes_to_find(sched_profile_percentage(&e->cfg, pod->profile),
 				       s->n_nodes);
-	p->skip_balanced = score_balanced_skips(sc_of(e, pod), pod);
+	p->sc = sc_of(e, pod);
+	p->skip_balanced = score_balanced_skips(p->sc, pod);
+	p->affinity = wants_affinity_score(e, pod);
 	*out = (struct placement){.slot = -1, .all_nodes = s->n_nodes};
 	e->stats.pods++;
 	/* The mix GpuFragmentation scores against learns from every pod that
@@ -631,8 +637,7 @@ static int place_reference(struct engine *e, const struct pod_spec *pod,
 			continue;
 		struct node_read nd;
 		read_node(e->ledger, s, i, pod, &nd);
-		unsigned nr = filter_node_profile(&e->ctx, sc_of(e, pod), pod, &nd.v,
-						  reasons);
+		unsigned nr = filter_node_profile(&e->ctx, p.sc, pod, &nd.v, reasons);
 		if (nr == 0 && e->ip_on) {
 			uint8_t code = interpod_filter(e->ip, s, i);
 			if (code != 0) {
@@ -650,8 +655,8 @@ static int place_reference(struct engine *e, const struct pod_spec *pod,
 		struct candidate *cd = &e->cand[n];
 		e->slots[n++] = i;
 		cd->slot = i;
-		score_static(e, pod, nd.v.spec, cd);
-		score_dynamic(e, pod, &nd.v, p.skip_balanced, cd);
+		score_static(e, p.sc, p.affinity, pod, nd.v.spec, cd);
+		score_dynamic(e, p.sc, pod, &nd.v, p.skip_balanced, cd);
 	}
 	if (n > 0 && e->ip_on) {
 		const struct interpod_args *args = args_of(e, pod);
@@ -791,8 +796,9 @@ static uint32_t leaf_eval(struct engine *e, const struct snapshot *s,
 	v.used_nonzero_mem_bytes = __atomic_load_n(&a->used_nonzero_mem_bytes,
 						   __ATOMIC_RELAXED);
 	struct candidate cd;
-	score_dynamic(e, pod, &v, k->skip_balanced, &cd);
-	*d = (int32_t)dynamic_total(sc_of(e, pod), cd.raw);
+	const struct score_config *sc = sc_of(e, pod);
+	score_dynamic(e, sc, pod, &v, k->skip_balanced, &cd);
+	*d = (int32_t)dynamic_total(sc, cd.raw);
 	return 0;
 }
 
@@ -972,7 +978,7 @@ static struct eclass *class_compile(struct engine *e, const struct snapshot *s,
 		}
 		k->feasible[k->n_feasible++] = i;
 		struct candidate cd;
-		score_static(e, pod, &s->nodes[i], &cd);
+		score_static(e, sc, aff, pod, &s->nodes[i], &cd);
 		if (aff)
 			k->affinity_raw[i] = (int32_t)cd.raw[SCORE_AFFINITY];
 		if (taint)
@@ -1321,7 +1327,7 @@ static void place_scan(struct engine *e, const struct snapshot *s,
 		cd->slot = slot;
 		cd->raw[SCORE_AFFINITY] = k->affinity_raw ? k->affinity_raw[slot] : 0;
 		cd->raw[SCORE_TAINT] = k->taint_raw ? k->taint_raw[slot] : 0;
-		score_dynamic(e, pod, &nd.v, p->skip_balanced, cd);
+		score_dynamic(e, p->sc, pod, &nd.v, p->skip_balanced, cd);
 	}
 	if (n > 0)
 		select_best(e, pod, n, &p->rng, NULL, out);

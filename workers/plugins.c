@@ -366,17 +366,6 @@ unsigned filter_resources(const struct pod_spec *pod, const struct node_view *no
 	return n;
 }
 
-bool filter_added_affinity(const struct plugin_ctx *ctx,
-			   const struct score_config *profile,
-			   const struct node_spec *node)
-{
-	/* The added affinity is a pod spec's affinity fields with no
-	 * nodeSelector: filter_affinity() is its NodeSelector.Match. */
-	return profile == NULL || !profile->has_added_affinity ||
-	       !profile->added_affinity.has_required ||
-	       filter_affinity(ctx, &profile->added_affinity, node);
-}
-
 unsigned filter_node(const struct plugin_ctx *ctx, const struct pod_spec *pod,
 		     const struct node_view *node,
 		     struct reason out[FILTER_MAX_REASONS])
@@ -596,9 +585,36 @@ static int64_t round_div(int64_t a, int64_t b)
 	return (2 * a + b) / (2 * b);
 }
 
+/* RequestedToCapacityRatio: each resource's utilization through the shape;
+ * an overcommitted resource scores as full; one scoring 0 counts in
+ * neither sum; the mean rounds half away from zero (math.Round). */
+static int64_t score_requested_to_capacity(const struct score_config *cfg,
+					   const struct pod_spec *pod,
+					   const struct node_view *node)
+{
+	int64_t node_score = 0, weight_sum = 0;
+	for (unsigned i = 0; i < cfg->n_fit_resources && i < RES_MAX; i++) {
+		int64_t alloc, req;
+		if (!alloc_request(pod, node, cfg->fit_resources[i].resource, true,
+				   &alloc, &req))
+			continue;
+		int64_t s = score_shape(cfg->shape, cfg->n_shape,
+					req > alloc ? 100 : scaled_utilization(req, alloc));
+		if (s <= 0)
+			continue;
+		int64_t w = cfg->fit_resources[i].weight;
+		node_score += s * w;
+		weight_sum += w;
+	}
+	return weight_sum == 0 ? 0 : round_div(node_score, weight_sum);
+}
+
 int64_t score_fit(const struct score_config *cfg, const struct pod_spec *pod,
 		  const struct node_view *node)
 {
+	if (cfg->fit_strategy == FIT_REQUESTED_TO_CAPACITY_RATIO)
+		return score_requested_to_capacity(cfg, pod, node);
+	bool most = cfg->fit_strategy == FIT_MOST_ALLOCATED;
 	int64_t node_score = 0, weight_sum = 0;
 
 	for (unsigned i = 0; i < cfg->n_fit_resources && i < RES_MAX; i++) {
@@ -606,32 +622,15 @@ int64_t score_fit(const struct score_config *cfg, const struct pod_spec *pod,
 		if (!alloc_request(pod, node, cfg->fit_resources[i].resource, true,
 				   &alloc, &req))
 			continue;
-		int64_t w = cfg->fit_resources[i].weight;
-		switch (cfg->fit_strategy) {
-		case FIT_MOST_ALLOCATED: /* mostRequestedScore: capped at capacity */
+		if (most) /* mostRequestedScore: request capped at capacity */
 			s = (req > alloc ? alloc : req) * MAX_NODE_SCORE / alloc;
-			break;
-		case FIT_REQUESTED_TO_CAPACITY_RATIO:
-			/* An overcommitted resource scores as full; a resource
-			 * scoring 0 counts in neither sum. */
-			s = score_shape(cfg->shape, cfg->n_shape,
-					req > alloc ? 100 : scaled_utilization(req, alloc));
-			if (s <= 0)
-				continue;
-			break;
-		case FIT_LEAST_ALLOCATED:
-		default: /* leastRequestedScore: overcommitted scores 0 */
+		else /* leastRequestedScore: overcommitted scores 0 */
 			s = req > alloc ? 0 : (alloc - req) * MAX_NODE_SCORE / alloc;
-			break;
-		}
+		int64_t w = cfg->fit_resources[i].weight;
 		node_score += s * w;
 		weight_sum += w;
 	}
-	if (weight_sum == 0)
-		return 0;
-	if (cfg->fit_strategy == FIT_REQUESTED_TO_CAPACITY_RATIO)
-		return round_div(node_score, weight_sum);
-	return node_score / weight_sum;
+	return weight_sum == 0 ? 0 : node_score / weight_sum;
 }
 
 /* Correctly rounded square root, as Go's math.Sqrt, without pulling libm

@@ -115,10 +115,18 @@ unsigned filter_devices(const struct pod_spec *pod, const struct node_view *node
 
 /* nodeaffinity/node_affinity.go Filter's first test: a profile's
  * addedAffinity (NodeAffinityArgs) required terms match the node. True
- * when the profile adds none. */
-bool filter_added_affinity(const struct plugin_ctx *ctx,
-			   const struct score_config *profile,
-			   const struct node_spec *node);
+ * when the profile adds none. Inline: most profiles add none, and the
+ * static filters ask it of every node. The added affinity is a pod
+ * spec's affinity fields with no nodeSelector, so filter_affinity() is
+ * its NodeSelector.Match. */
+static inline bool filter_added_affinity(const struct plugin_ctx *ctx,
+					 const struct score_config *profile,
+					 const struct node_spec *node)
+{
+	return profile == NULL || !profile->has_added_affinity ||
+	       !profile->added_affinity.has_required ||
+	       filter_affinity(ctx, &profile->added_affinity, node);
+}
 
 /* The filters in kube-scheduler's order (NodeUnschedulable, NodeName,
  * TaintToleration, NodeAffinity (the profile's added affinity, then the
