@@ -110,8 +110,8 @@ static int base_init(struct base *b, const struct baseline_config *cfg,
 	sched_config_default(&b->cfg);
 	int rc = 0;
 	if (cfg->config_path != NULL)
-		rc = sched_config_load(cfg->config_path, &b->cfg, &b->res, err,
-				       err_len);
+		rc = sched_config_load(cfg->config_path, &b->cfg, &b->res,
+				       b->strings, err, err_len);
 	if (rc == 0 && (rc = plugin_ctx_init(&b->ctx, b->strings, &b->res)) < 0)
 		snprintf(err, err_len, "plugin strings: %s", strerror(-rc));
 	if (rc == 0 && cluster_path != NULL) {
@@ -199,7 +199,7 @@ int reference_run(const struct baseline_config *cfg, struct reference_result *ou
 	if (rc < 0)
 		return rc;
 	struct sched_config sc = b.cfg;
-	sc.percentage_of_nodes_to_score = 100;
+	sched_config_set_percentage(&sc, 100);
 	struct engine *e = engine_create(b.cluster, &b.ctx, &sc, cfg->seed, 0);
 	if (e == NULL) {
 		rc = -errno;
@@ -375,10 +375,10 @@ static int run_side(const struct baseline_config *cfg, enum side_kind kind,
 	if (rc < 0)
 		return rc;
 	struct sched_config at100 = b.cfg, side_cfg = b.cfg;
-	at100.percentage_of_nodes_to_score = 100;
+	sched_config_set_percentage(&at100, 100);
 	if (kind != SIDE_ENGINE_DEFAULT)
-		side_cfg.percentage_of_nodes_to_score = 100;
-	out->percentage = side_cfg.percentage_of_nodes_to_score;
+		sched_config_set_percentage(&side_cfg, 100);
+	out->percentage = sched_profile_percentage(&side_cfg, 0);
 
 	struct score_table t = {.capacity = cluster_capacity(b.cluster)};
 	t.total = calloc(t.capacity ? t.capacity : 1, sizeof(*t.total));

@@ -209,8 +209,8 @@ static int world_build(struct world *w, const struct openb_trace *t,
 	}
 	w->gpu_res = rc;
 	rc = sched_config_load_buffer(replay_policy_names[policy], profile[policy],
-				      strlen(profile[policy]), &w->cfg, &w->res, err,
-				      err_len);
+				      strlen(profile[policy]), &w->cfg, &w->res,
+				      w->strings, err, err_len);
 	if (rc < 0)
 		goto out;
 	if ((rc = plugin_ctx_init(&w->ctx, w->strings, &w->res)) < 0) {

@@ -59,7 +59,8 @@ static void usage(FILE *to)
 		"                   0..100; 0 is kube-scheduler's adaptive default;\n"
 		"                   overrides the config file (default: the config's, else 0)\n"
 		"  --seed N         random start offsets and tie-breaks (default 1)\n"
-		"  --explain        add \"filtered\" (each node that failed a filter, with\n"
+		"  --explain        add \"profile\" (the pod's profile, by schedulerName),\n"
+		"                   \"filtered\" (each node that failed a filter, with\n"
 		"                   its reasons) and \"scores\" (each scored node's plugin\n"
 		"                   scores and weighted total); uses --reference\n"
 		"  --reference      use the literal one-node-at-a-time algorithm instead of\n"
@@ -289,6 +290,7 @@ static int on_node_in_pods_file(void *arg, const struct node_spec *node,
 
 static int load_pods(const char *path, struct intern *strings,
 		     struct res_names *res, struct k8s_objects *objects,
+		     const struct sched_config *cfg,
 		     struct pod_list *l, char *err, size_t err_len)
 {
 	*l = (struct pod_list){.cap = 1024, .cap_specs = 64, .table_mask = 255,
@@ -300,7 +302,9 @@ static int load_pods(const char *path, struct intern *strings,
 		snprintf(err, err_len, "out of memory");
 		return -ENOMEM;
 	}
-	struct k8s_ctx ctx = {.strings = strings, .res = res, .objects = objects};
+	/* A pod's spec.schedulerName picks its profile (pod_spec.profile). */
+	struct k8s_ctx ctx = {.strings = strings, .res = res, .objects = objects,
+			      .profiles = cfg};
 	struct k8s_visitor v = {.arg = l, .pod = on_pod,
 				.node = on_node_in_pods_file};
 	return k8s_load_file(path, &ctx, &v, err, err_len);
@@ -475,10 +479,11 @@ static int run(const struct options *o)
 
 	sched_config_default(&cfg);
 	if (o->config_path != NULL &&
-	    sched_config_load(o->config_path, &cfg, &res, err, sizeof(err)) < 0)
+	    sched_config_load(o->config_path, &cfg, &res, strings, err,
+			      sizeof(err)) < 0)
 		goto fail_input;
 	if (o->percentage >= 0)
-		cfg.percentage_of_nodes_to_score = o->percentage;
+		sched_config_set_percentage(&cfg, o->percentage);
 	if (plugin_ctx_init(&pctx, strings, &res) < 0) {
 		status = 1;
 		snprintf(err, sizeof(err), "out of memory");
@@ -494,7 +499,7 @@ static int run(const struct options *o)
 	if (cluster_load_file_objects(o->cluster_path, strings, &res, objects, 0,
 				      &cluster, &cstats, err, sizeof(err)) < 0)
 		goto fail_input;
-	if (load_pods(o->pods_path, strings, &res, objects, &pods, err,
+	if (load_pods(o->pods_path, strings, &res, objects, &cfg, &pods, err,
 		      sizeof(err)) < 0)
 		goto fail_input;
 	double t_loaded = now_s();
@@ -509,7 +514,7 @@ static int run(const struct options *o)
 	status = 1;
 	static char outbuf[1 << 20];
 	setvbuf(stdout, outbuf, _IOFBF, sizeof(outbuf));
-	struct explain_buf x = {.ctx = &pctx, .score = &cfg.score};
+	struct explain_buf x = {.ctx = &pctx};
 	struct engine_explain hooks = {.arg = &x, .filtered = on_filtered,
 				       .scored = on_scored};
 	uint64_t placed = 0;
@@ -532,6 +537,7 @@ static int run(const struct options *o)
 		int rc;
 		if (o->explain) {
 			x.snap = cluster_snapshot(cluster);
+			x.score = &cfg.profiles[spec->profile].score;
 			if (explain_open(&x) < 0) {
 				snprintf(err, sizeof(err), "out of memory");
 				goto fail_run;
@@ -571,6 +577,9 @@ static int run(const struct options *o)
 		if (o->explain) {
 			fflush(x.filtered);
 			fflush(x.scores);
+			/* The profile that placed it, whose plugins score. */
+			fputs(",\"profile\":", stdout);
+			json_out_string(stdout, cfg.profiles[spec->profile].scheduler_name);
 			fprintf(stdout, ",\"filtered\":{%s},\"scores\":{%s}",
 				x.filtered_text, x.scores_text);
 			explain_close(&x);
@@ -585,7 +594,7 @@ static int run(const struct options *o)
 	}
 	if (pods.other_scheduler > 0)
 		fprintf(stderr, "shmsched place: %zu pod%s for other schedulers "
-			"skipped (spec.schedulerName other than default-scheduler)\n",
+			"skipped (a spec.schedulerName no profile has)\n",
 			pods.other_scheduler, pods.other_scheduler == 1 ? "" : "s");
 	if (o->stats && pods.n_unsupported > 0) {
 		static const char *const why[K8S_UNSUPPORTED_COUNT] = {

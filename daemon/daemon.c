@@ -270,7 +270,8 @@ struct daemon *daemon_start(const struct daemon_config *cfg, char *err,
 		goto fail;
 	sched_config_default(&d->cfg);
 	if (cfg->config_path != NULL &&
-	    sched_config_load(cfg->config_path, &d->cfg, d->res, err, err_len) < 0)
+	    sched_config_load(cfg->config_path, &d->cfg, d->res, d->strings, err,
+			      err_len) < 0)
 		goto fail;
 	if (plugin_ctx_init(&d->ctx, d->strings, d->res) < 0 ||
 	    fill_state(d, cfg, fresh, err, err_len) < 0)
@@ -307,6 +308,7 @@ struct daemon *daemon_start(const struct daemon_config *cfg, char *err,
 	if (d->persist != NULL)
 		persist_hooks(d->persist, &hooks);
 	producers_set_state(d->producers, d->meta, d->persist ? &hooks : NULL);
+	producers_set_profiles(d->producers, &d->cfg);
 	struct pool_config pc = {.workers = d->workers, .pin = cfg->pin};
 	d->pool = pool_start(&pc, serve_poll, d->serve, err, err_len);
 	if (d->pool == NULL)

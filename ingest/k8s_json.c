@@ -57,6 +57,7 @@
 
 #include "ingest/quantity.h"
 #include "shm/shm.h"
+#include "workers/workers.h"
 
 /* The API server's stand-ins for a missing request, used by the scheduler's
  * LeastAllocated / MostAllocated scoring
@@ -2756,7 +2757,8 @@ static int pod_unsupported(struct decoder *d, const json_t *spec)
 	int rc = get_str(d, spec, "schedulerName", &s, &len);
 	if (rc < 0)
 		return rc;
-	if (len > 0 && !str_is(s, len, "default-scheduler")) {
+	int profile = sched_profile_of(d->ctx->profiles, s, len);
+	if (profile < 0) {
 		/* Not ours to place: kube-scheduler ignores such a pod, and so
 		 * does whoever visits it (meta.other_scheduler); nothing else it
 		 * carries is checked. */
@@ -2764,6 +2766,7 @@ static int pod_unsupported(struct decoder *d, const json_t *spec)
 		(void)q;
 		return 0;
 	}
+	d->pod.profile = (uint8_t)profile;
 	bool gates, claims;
 	if ((rc = get_nonempty(d, spec, "schedulingGates", W_ARRAY, &gates)) < 0 ||
 	    (rc = get_nonempty(d, spec, "resourceClaims", W_ARRAY, &claims)) < 0)
@@ -3516,8 +3519,8 @@ static int one_pod(void *arg, const struct pod_spec *pod,
 {
 	struct one *o = arg;
 	if (meta->other_scheduler) {
-		snprintf(err, err_len, "spec.schedulerName names another scheduler: "
-			 "shmsched schedules only for default-scheduler");
+		snprintf(err, err_len, "spec.schedulerName names a scheduler no "
+			 "profile of shmsched's configuration has");
 		return -EINVAL;
 	}
 	if (meta->unsupported != NULL) {

@@ -50,6 +50,8 @@ struct k8s_skipped {
 	} kinds[K8S_SKIPPED_KINDS];
 };
 
+struct sched_config;
+
 struct k8s_ctx {
 	struct intern *strings;
 	struct res_names *res; /* named resources are registered as met ... */
@@ -68,6 +70,11 @@ struct k8s_ctx {
 	 * resolves to no namespace in a cluster file. */
 	struct k8s_objects *objects;
 	struct k8s_skipped *skipped; /* NULL: not counted */
+	/* The profiles a pod's spec.schedulerName chooses among
+	 * (pod_spec.profile, workers/score_config.h sched_profile_of); a
+	 * name no profile has is another scheduler's (meta.other_scheduler).
+	 * NULL: kube's default, one profile named default-scheduler. */
+	const struct sched_config *profiles;
 };
 
 /* Why a pod to place is not shmsched's to place (k8s_pod_meta.unsupported). */
@@ -92,7 +99,7 @@ struct k8s_pod_meta {
 	uint32_t ns_name;   /* interned "namespace/name" (namespace "default" if none) */
 	uint8_t phase;      /* enum pod_phase */
 	size_t index;       /* 0-based position of the object in its file */
-	/* spec.schedulerName names a scheduler other than default-scheduler:
+	/* spec.schedulerName names a scheduler no profile has (ctx.profiles):
 	 * not ours to place (kube-scheduler ignores such a pod); a visitor
 	 * placing pods skips and counts it. A cluster file counts it when it
 	 * is bound, as any pod. */

@@ -61,6 +61,7 @@ struct producers {
 	struct resync_hooks resync_hooks; /* the same, as a resync takes it */
 	struct intern *strings; /* written here, read by workers */
 	struct res_names *res;  /* likewise */
+	const struct sched_config *profiles; /* templates' schedulerNames */
 	const struct plugin_ctx *ctx;
 	uint32_t slots;
 	struct producer *table[PRODUCERS_MAX];
@@ -323,7 +324,8 @@ static int decode_one(struct producers *p, enum producer_role role,
 		      size_t err_len)
 {
 	struct k8s_ctx kc = {.strings = p->strings, .res = p->res,
-			     .no_new_resources = role != ROLE_ADMIN};
+			     .no_new_resources = role != ROLE_ADMIN,
+			     .profiles = p->profiles};
 	return k8s_load_one(what, body, len, &kc, pod, node, err, err_len);
 }
 
@@ -642,6 +644,11 @@ static void handle_resync(struct producers *p, struct control_server *s,
 	struct op_resync_result out = {r.added, r.removed, r.resized, r.unchanged,
 				       r.skipped};
 	control_server_reply(s, conn, rid, &out, sizeof(out), -1);
+}
+
+void producers_set_profiles(struct producers *p, const struct sched_config *cfg)
+{
+	p->profiles = cfg;
 }
 
 void producers_set_state(struct producers *p, struct state_meta *meta,

@@ -98,6 +98,12 @@ struct producers_persist {
 void producers_set_state(struct producers *p, struct state_meta *meta,
 			 const struct producers_persist *persist);
 
+/* The profiles a template's spec.schedulerName chooses among (the
+ * daemon's configuration, which outlives `p`); NULL, the default: one
+ * profile, default-scheduler. A template for a scheduler no profile has is
+ * refused. Before the control sockets start. */
+void producers_set_profiles(struct producers *p, const struct sched_config *cfg);
+
 /* Frees what is left. No worker may be running; the control server must
  * have stopped (its on_disconnect calls freed the producers). */
 void producers_destroy(struct producers *p);

@@ -78,6 +78,7 @@ void diagnosis_add(struct diagnosis *d, const struct reason *r)
 	case REASON_POD_AFFINITY:
 	case REASON_POD_ANTI_AFFINITY:
 	case REASON_EXISTING_ANTI_AFFINITY:
+	case REASON_ENFORCED_AFFINITY:
 		d->by_code[r->code]++;
 		return;
 	case REASON_INSUFFICIENT:

@@ -167,10 +167,10 @@ struct engine {
 	struct frag_mix mix;
 	struct frag_before *before; /* [capacity] per slot */
 
-	/* Inter-pod rules (workers/interpod.h): the plugins' state, the
+	/* Inter-pod rules (workers/interpod.h): the plugins' state, each
 	 * profile's arguments, and whether they apply to the pod in hand. */
 	struct interpod *ip;
-	struct interpod_args ip_args;
+	struct interpod_args ip_args[SCHED_MAX_PROFILES];
 	bool ip_on;
 	uint32_t *slots; /* [capacity] the candidates' slots, for PreScore */
 
@@ -231,7 +231,8 @@ struct engine *engine_create(struct cluster *c, const struct plugin_ctx *ctx,
 			     const struct sched_config *cfg, uint64_t seed,
 			     size_t class_cache_bytes)
 {
-	if (c == NULL || ctx == NULL || cfg == NULL) {
+	if (c == NULL || ctx == NULL || cfg == NULL || cfg->n_profiles == 0 ||
+	    cfg->n_profiles > SCHED_MAX_PROFILES) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -271,7 +272,8 @@ struct engine *engine_create(struct cluster *c, const struct plugin_ctx *ctx,
 		errno = ENOMEM;
 		return NULL;
 	}
-	interpod_args_from(&e->ip_args, ctx, &cfg->score);
+	for (uint32_t p = 0; p < cfg->n_profiles; p++)
+		interpod_args_from(&e->ip_args[p], ctx, &cfg->profiles[p].score);
 	return e;
 }
 
@@ -381,16 +383,43 @@ static int sync_generation(struct engine *e, const struct snapshot *s)
 
 /* --- scoring and selection, shared by both paths ------------------------ */
 
+/* The pod's profile: its plugins' weights and args, and the inter-pod
+ * plugins' args. Every pod reaching them has a profile below n_profiles
+ * (engine_place and engine_place_reference check it). Classes key on the
+ * profile (pod_class.h), so a class's results are its profile's. */
+static inline const struct score_config *sc_of(const struct engine *e,
+						const struct pod_spec *pod)
+{
+	return &e->cfg.profiles[pod->profile].score;
+}
+
+static inline const struct interpod_args *args_of(const struct engine *e,
+						   const struct pod_spec *pod)
+{
+	return &e->ip_args[pod->profile];
+}
+
+static bool profile_ok(const struct engine *e, const struct pod_spec *pod)
+{
+	return pod->profile < e->cfg.n_profiles;
+}
+
+/* NodeAffinity's score runs when it has terms to score: the pod's
+ * preferred terms or its profile's added ones (PreScore's Skip). */
+
 /* Whether a filter or score reads the devices of a node for `pod`. */
 static bool reads_devices(const struct engine *e, const struct pod_spec *pod)
 {
-	return devices_wanted(pod) || e->cfg.score.weight_gpu_best_fit ||
-	       e->cfg.score.weight_gpu_frag;
+	const struct score_config *sc = sc_of(e, pod);
+	return devices_wanted(pod) || sc->weight_gpu_best_fit || sc->weight_gpu_frag;
 }
 
 static bool wants_affinity_score(const struct engine *e, const struct pod_spec *pod)
 {
-	return e->cfg.score.weight_affinity > 0 && pod->n_preferred > 0;
+	const struct score_config *sc = sc_of(e, pod);
+	return sc->weight_affinity > 0 &&
+	       (pod->n_preferred > 0 ||
+		(sc->has_added_affinity && sc->added_affinity.n_preferred > 0));
 }
 
 /* The fragmentation of a node as it is now, from the per-slot cache when
@@ -411,12 +440,12 @@ static int64_t frag_before(struct engine *e, const struct node_view *v,
 	return b->value;
 }
 
-/* Raw scores of one candidate; static ones may come from a class. */
-static void score_dynamic(struct engine *e, const struct pod_spec *pod,
-			  const struct node_view *v, bool skip_balanced,
-			  struct candidate *cd)
+/* Raw scores of one candidate; static ones may come from a class. `sc` is
+ * the pod's profile's (sc_of), looked up once by the caller. */
+static void score_dynamic(struct engine *e, const struct score_config *sc,
+			  const struct pod_spec *pod, const struct node_view *v,
+			  bool skip_balanced, struct candidate *cd)
 {
-	const struct score_config *sc = &e->cfg.score;
 	cd->raw[SCORE_FIT] = sc->weight_fit ? score_fit(sc, pod, v) : 0;
 	cd->raw[SCORE_BALANCED] =
 		sc->weight_balanced && !skip_balanced ? score_balanced(sc, pod, v) : 0;
@@ -446,13 +475,20 @@ static int64_t dynamic_total(const struct score_config *sc, const int64_t *raw)
 	       sc->weight_gpu_frag * raw[SCORE_GPU_FRAG];
 }
 
-static void score_static(const struct engine *e, const struct pod_spec *pod,
+/* `affinity`: wants_affinity_score(), asked once by the caller. */
+static void score_static(const struct engine *e, const struct score_config *sc,
+			 bool affinity, const struct pod_spec *pod,
 			 const struct node_spec *node, struct candidate *cd)
 {
-	cd->raw[SCORE_AFFINITY] = wants_affinity_score(e, pod)
-		? score_affinity_raw(&e->ctx, pod, node) : 0;
-	cd->raw[SCORE_TAINT] = e->cfg.score.weight_taint
-		? score_taint_raw(pod, node) : 0;
+	cd->raw[SCORE_AFFINITY] = 0;
+	if (affinity) {
+		/* nodeaffinity Score: the profile's added terms, then the pod's. */
+		if (sc->has_added_affinity)
+			cd->raw[SCORE_AFFINITY] =
+				score_affinity_raw(&e->ctx, &sc->added_affinity, node);
+		cd->raw[SCORE_AFFINITY] += score_affinity_raw(&e->ctx, pod, node);
+	}
+	cd->raw[SCORE_TAINT] = sc->weight_taint ? score_taint_raw(pod, node) : 0;
 }
 
 /* Normalises the static scores over the candidates, totals them with the
@@ -461,10 +497,12 @@ static void select_best(struct engine *e, const struct pod_spec *pod, uint32_t n
 			 uint64_t *rng, const struct engine_explain *x,
 			 struct placement *out)
 {
-	const struct score_config *sc = &e->cfg.score;
+	const struct score_config *sc = sc_of(e, pod);
+	bool p_affinity = wants_affinity_score(e, pod);
+	const struct interpod_args *args = args_of(e, pod);
 	int64_t *norm_aff = e->tmp;
 	/* Normalise in place in the candidates, one plugin at a time. */
-	if (wants_affinity_score(e, pod)) {
+	if (p_affinity) {
 		for (uint32_t i = 0; i < n; i++)
 			norm_aff[i] = e->cand[i].raw[SCORE_AFFINITY];
 		score_normalize(norm_aff, n, false);
@@ -478,14 +516,14 @@ static void select_best(struct engine *e, const struct pod_spec *pod, uint32_t n
 		for (uint32_t i = 0; i < n; i++)
 			e->cand[i].raw[SCORE_TAINT] = norm_aff[i];
 	}
-	if (e->ip_on && e->ip_args.score_spread) {
+	if (e->ip_on && args->score_spread) {
 		for (uint32_t i = 0; i < n; i++)
 			norm_aff[i] = e->cand[i].raw[SCORE_SPREAD];
 		interpod_normalize_spread(e->ip, e->slots, norm_aff, n);
 		for (uint32_t i = 0; i < n; i++)
 			e->cand[i].raw[SCORE_SPREAD] = norm_aff[i];
 	}
-	if (e->ip_on && e->ip_args.score_interpod) {
+	if (e->ip_on && args->score_interpod) {
 		for (uint32_t i = 0; i < n; i++)
 			norm_aff[i] = e->cand[i].raw[SCORE_INTER_POD];
 		interpod_normalize_affinity(e->ip, norm_aff, n);
@@ -532,6 +570,8 @@ struct pass {
 	uint32_t start;      /* the slot the visit starts at */
 	uint32_t want;       /* numFeasibleNodesToFind */
 	bool skip_balanced;  /* BalancedAllocation's PreScore skip */
+	bool affinity;       /* NodeAffinity scores (wants_affinity_score) */
+	const struct score_config *sc; /* the pod's profile's */
 };
 
 static void begin(struct engine *e, const struct snapshot *s,
@@ -541,15 +581,17 @@ static void begin(struct engine *e, const struct snapshot *s,
 	p->rng = e->seed ^ (seq * UINT64_C(0xd1342543de82ef95));
 	rng_next(&p->rng);
 	p->start = s->n_slots ? (uint32_t)rng_below(&p->rng, s->n_slots) : 0;
-	p->want = engine_nodes_to_find(e->cfg.percentage_of_nodes_to_score,
+	p->want = engine_nodes_to_find(sched_profile_percentage(&e->cfg, pod->profile),
 				       s->n_nodes);
-	p->skip_balanced = score_balanced_skips(&e->cfg.score, pod);
+	p->sc = sc_of(e, pod);
+	p->skip_balanced = score_balanced_skips(p->sc, pod);
+	p->affinity = wants_affinity_score(e, pod);
 	*out = (struct placement){.slot = -1, .all_nodes = s->n_nodes};
 	e->stats.pods++;
 	/* The mix GpuFragmentation scores against learns from every pod that
 	 * comes, placed or not; it changes only at the counter's refresh
 	 * points (frag.h), which makes cached leaves stale (mix.epoch). */
-	if (e->cfg.score.weight_gpu_frag && frag_counter_add(e->frag_count, pod))
+	if (sc_of(e, pod)->weight_gpu_frag && frag_counter_add(e->frag_count, pod))
 		frag_mix_build(&e->mix, e->frag_count);
 }
 
@@ -572,7 +614,7 @@ static void assign_devices(struct engine *e, const struct snapshot *s,
 	struct node_read nd;
 	read_node(e->ledger, s, slot, pod, reads_devices(e, pod), &nd);
 	int gpu = -1;
-	if (e->cfg.score.weight_gpu_frag && pod->num_gpu == 1 &&
+	if (sc_of(e, pod)->weight_gpu_frag && pod->num_gpu == 1 &&
 	    pod->gpu_milli < GPU_MILLI_PER_DEVICE) {
 		int64_t cpu_left = nd.v.spec->allocatable.v[RES_CPU] - nd.used.v[RES_CPU];
 		frag_growth(&e->mix, &nd.v.spec->devices, cpu_left, &nd.dev,
@@ -593,15 +635,15 @@ static void assign_devices(struct engine *e, const struct snapshot *s,
 static int interpod_scores(struct engine *e, const struct snapshot *s,
 			   const struct pod_spec *pod, uint32_t n)
 {
-	if (interpod_prescore(e->ip, s, e->ledger, &e->ctx, pod, &e->ip_args,
-			      e->slots, n) < 0)
+	const struct interpod_args *args = args_of(e, pod);
+	if (interpod_prescore(e->ip, s, e->ledger, &e->ctx, pod, args, e->slots, n) < 0)
 		return -ENOMEM;
 	for (uint32_t c = 0; c < n; c++) {
 		struct candidate *cd = &e->cand[c];
-		if (e->ip_args.score_spread)
+		if (args->score_spread)
 			cd->raw[SCORE_SPREAD] = interpod_score_spread(e->ip, s, e->ledger,
 								     cd->slot);
-		if (e->ip_args.score_interpod)
+		if (args->score_interpod)
 			cd->raw[SCORE_INTER_POD] = interpod_score_affinity(e->ip, s,
 									   cd->slot);
 	}
@@ -630,7 +672,7 @@ static int place_reference(struct engine *e, const struct pod_spec *pod,
 	if (e->ip_on) {
 		e->stats.interpod_pods++;
 		if (interpod_prefilter(e->ip, s, e->ledger, &e->ctx, pod,
-				       &e->ip_args) < 0)
+				       args_of(e, pod)) < 0)
 			return -ENOMEM;
 	}
 	for (uint32_t k = 0; k < s->n_slots && n < p.want; k++) {
@@ -640,7 +682,7 @@ static int place_reference(struct engine *e, const struct pod_spec *pod,
 			continue;
 		struct node_read nd;
 		read_node(e->ledger, s, i, pod, reads_devices(e, pod), &nd);
-		unsigned nr = filter_node(&e->ctx, pod, &nd.v, reasons);
+		unsigned nr = filter_node_profile(&e->ctx, p.sc, pod, &nd.v, reasons);
 		if (nr == 0 && e->ip_on) {
 			uint8_t code = interpod_filter(e->ip, s, i);
 			if (code != 0) {
@@ -658,8 +700,8 @@ static int place_reference(struct engine *e, const struct pod_spec *pod,
 		struct candidate *cd = &e->cand[n];
 		e->slots[n++] = i;
 		cd->slot = i;
-		score_static(e, pod, nd.v.spec, cd);
-		score_dynamic(e, pod, &nd.v, p.skip_balanced, cd);
+		score_static(e, p.sc, p.affinity, pod, nd.v.spec, cd);
+		score_dynamic(e, p.sc, pod, &nd.v, p.skip_balanced, cd);
 	}
 	if (n > 0 && e->ip_on && interpod_scores(e, s, pod, n) < 0)
 		return -ENOMEM;
@@ -672,8 +714,10 @@ int engine_place_reference(struct engine *e, const struct pod_spec *pod,
 			   uint64_t seq, const struct engine_explain *x,
 			   struct placement *out)
 {
+	if (!profile_ok(e, pod))
+		return -EINVAL;
 	int rc = place_reference(e, pod, seq,
-				 interpod_applies(e->ip, e->ledger, pod, &e->ip_args),
+				 interpod_applies(e->ip, e->ledger, pod, args_of(e, pod)),
 				 x, out);
 	if (rc == 0)
 		assign_devices(e, cluster_snapshot(e->cluster), pod, out);
@@ -714,6 +758,10 @@ static bool static_feasible(const struct engine *e, const struct snapshot *s,
 		*why = (struct reason){.code = REASON_TAINT,
 				       .key = node->taints[t].key,
 				       .value = node->taints[t].value};
+		return false;
+	}
+	if (!filter_added_affinity(&e->ctx, sc_of(e, pod), node)) {
+		*why = (struct reason){.code = REASON_ENFORCED_AFFINITY};
 		return false;
 	}
 	if (!filter_affinity(&e->ctx, pod, node)) {
@@ -789,8 +837,9 @@ static uint32_t leaf_eval(struct engine *e, const struct snapshot *s,
 	v.used_nonzero_mem_bytes = __atomic_load_n(&a->used_nonzero_mem_bytes,
 						   __ATOMIC_RELAXED);
 	struct candidate cd;
-	score_dynamic(e, pod, &v, k->skip_balanced, &cd);
-	*d = (int32_t)dynamic_total(&e->cfg.score, cd.raw);
+	const struct score_config *sc = sc_of(e, pod);
+	score_dynamic(e, sc, pod, &v, k->skip_balanced, &cd);
+	*d = (int32_t)dynamic_total(sc, cd.raw);
 	return 0;
 }
 
@@ -889,7 +938,7 @@ static void index_sync(struct engine *e, const struct snapshot *s, struct eclass
  * index; leaves the class unindexed (scanning) past the group limit. */
 static int index_compile(struct engine *e, const struct snapshot *s, struct eclass *k)
 {
-	const struct score_config *sc = &e->cfg.score;
+	const struct score_config *sc = sc_of(e, &k->spec);
 	/* d must fit an int32 with room: weights are small in practice. */
 	if (sc->weight_fit < 0 || sc->weight_balanced < 0 ||
 	    sc->weight_gpu_best_fit < 0 || sc->weight_gpu_frag < 0 ||
@@ -948,7 +997,8 @@ static struct eclass *class_compile(struct engine *e, const struct snapshot *s,
 	size_t n = s->n_slots ? s->n_slots : 1;
 	k->feasible = malloc(n * sizeof(*k->feasible));
 	k->static_diag = malloc(sizeof(*k->static_diag));
-	bool aff = wants_affinity_score(e, pod), taint = e->cfg.score.weight_taint > 0;
+	const struct score_config *sc = sc_of(e, pod);
+	bool aff = wants_affinity_score(e, pod), taint = sc->weight_taint > 0;
 	if (aff)
 		k->affinity_raw = calloc(n, sizeof(*k->affinity_raw));
 	if (taint)
@@ -959,13 +1009,12 @@ static struct eclass *class_compile(struct engine *e, const struct snapshot *s,
 		return NULL;
 	}
 	k->n_requested = requested_of(pod, k->requested);
-	k->skip_balanced = score_balanced_skips(&e->cfg.score, pod);
-	k->devices = devices_wanted(pod) || e->cfg.score.weight_gpu_best_fit ||
-		     e->cfg.score.weight_gpu_frag;
+	k->skip_balanced = score_balanced_skips(sc, pod);
+	k->devices = devices_wanted(pod) || sc->weight_gpu_best_fit ||
+		     sc->weight_gpu_frag;
 	bool load[RES_MAX] = {[RES_PODS] = true, [RES_CPU] = k->devices};
 	for (unsigned i = 0; i < k->n_requested; i++)
 		load[k->requested[i]] = true;
-	const struct score_config *sc = &e->cfg.score;
 	for (unsigned i = 0; i < sc->n_fit_resources && i < RES_MAX; i++)
 		if (sc->fit_resources[i].resource < RES_MAX)
 			load[sc->fit_resources[i].resource] = true;
@@ -986,7 +1035,7 @@ static struct eclass *class_compile(struct engine *e, const struct snapshot *s,
 		}
 		k->feasible[k->n_feasible++] = i;
 		struct candidate cd;
-		score_static(e, pod, &s->nodes[i], &cd);
+		score_static(e, sc, aff, pod, &s->nodes[i], &cd);
 		if (aff)
 			k->affinity_raw[i] = (int32_t)cd.raw[SCORE_AFFINITY];
 		if (taint)
@@ -1201,7 +1250,7 @@ static void diagnose_class(struct engine *e, const struct snapshot *s,
 static void place_indexed(struct engine *e, const struct snapshot *s,
 			  struct eclass *k, struct pass *p, struct placement *out)
 {
-	const struct score_config *sc = &e->cfg.score;
+	const struct score_config *sc = sc_of(e, &k->spec);
 	index_sync(e, s, k);
 	e->stats.indexed_pods++;
 	const struct class_index *x = &k->ix;
@@ -1354,7 +1403,7 @@ static int place_scan(struct engine *e, const struct snapshot *s,
 		cd->slot = slot;
 		cd->raw[SCORE_AFFINITY] = k->affinity_raw ? k->affinity_raw[slot] : 0;
 		cd->raw[SCORE_TAINT] = k->taint_raw ? k->taint_raw[slot] : 0;
-		score_dynamic(e, pod, &nd.v, p->skip_balanced, cd);
+		score_dynamic(e, p->sc, pod, &nd.v, p->skip_balanced, cd);
 	}
 	if (n > 0 && e->ip_on && interpod_scores(e, s, pod, n) < 0)
 		return -ENOMEM;
@@ -1450,7 +1499,7 @@ static int place_interpod(struct engine *e, const struct snapshot *s,
 	e->stats.interpod_viewed++;
 	size_t before = interpod_view_bytes(k->ipv);
 	if (interpod_prefilter_view(e->ip, k->ipv, s, e->ledger, &e->ctx, pod,
-				    &e->ip_args) < 0)
+				    args_of(e, pod)) < 0)
 		return -ENOMEM;
 	size_t after = interpod_view_bytes(k->ipv);
 	k->bytes += after - before;
@@ -1461,11 +1510,11 @@ static int place_interpod(struct engine *e, const struct snapshot *s,
 			if (!interpod_hard_keys(e->ip, k->feasible[j]))
 				k->ip_keys = 2;
 	}
-	if (k->ip_keys == 1 && interpod_uniform(e->ip, &e->ip_args)) {
+	if (k->ip_keys == 1 && interpod_uniform(e->ip, args_of(e, pod))) {
 		e->stats.interpod_uniform++;
 		return place_class(e, s, k, pod, false, &p, out);
 	}
-	if (k->ip_keys == 1 && interpod_node_local(e->ip, s, &e->ip_args)) {
+	if (k->ip_keys == 1 && interpod_node_local(e->ip, s, args_of(e, pod))) {
 		e->stats.interpod_node_local++;
 		return place_class(e, s, k, pod, true, &p, out);
 	}
@@ -1483,7 +1532,9 @@ int engine_place(struct engine *e, const struct pod_spec *pod, uint64_t seq,
 	/* A pod under inter-pod rules scans its class with the class's view
 	 * of the inter-pod counts (place_interpod); any other takes the fast
 	 * path, where no inter-pod rule is scored. */
-	bool ip_on = interpod_applies(e->ip, e->ledger, pod, &e->ip_args);
+	if (!profile_ok(e, pod))
+		return -EINVAL;
+	bool ip_on = interpod_applies(e->ip, e->ledger, pod, args_of(e, pod));
 	e->ip_on = false;
 	int rc = ip_on ? place_interpod(e, s, pod, seq, out)
 		       : place_fast(e, s, pod, seq, out);
@@ -1494,16 +1545,17 @@ int engine_place(struct engine *e, const struct pod_spec *pod, uint64_t seq,
 
 bool engine_interpod_applies(struct engine *e, const struct pod_spec *pod)
 {
-	return interpod_applies(e->ip, e->ledger, pod, &e->ip_args);
+	return profile_ok(e, pod) &&
+	       interpod_applies(e->ip, e->ledger, pod, args_of(e, pod));
 }
 
 int engine_interpod_allows(struct engine *e, const struct pod_spec *pod,
 			   uint32_t slot)
 {
 	const struct snapshot *s = cluster_snapshot(e->cluster);
-	if (slot >= s->n_slots || !s->present[slot])
+	if (slot >= s->n_slots || !s->present[slot] || !profile_ok(e, pod))
 		return 0;
-	if (interpod_prefilter(e->ip, s, e->ledger, &e->ctx, pod, &e->ip_args) < 0)
+	if (interpod_prefilter(e->ip, s, e->ledger, &e->ctx, pod, args_of(e, pod)) < 0)
 		return -ENOMEM;
 	return interpod_filter(e->ip, s, slot) == 0;
 }

@@ -93,20 +93,25 @@ struct engine_stats {
 				       * (the class index holds it) */
 };
 
-/* Creates an engine over `c` with the plugins' strings `ctx` and scores
- * `cfg` (copied). `class_cache_bytes` bounds the memory of cached classes
- * (0: 256 MiB). Returns NULL with errno ENOMEM or EINVAL. */
+/* Creates an engine over `c` with the plugins' strings `ctx` and profiles
+ * `cfg` (copied; 1..SCHED_MAX_PROFILES of them). `class_cache_bytes`
+ * bounds the memory of cached classes (0: 256 MiB). Returns NULL with
+ * errno ENOMEM or EINVAL. */
 struct engine *engine_create(struct cluster *c, const struct plugin_ctx *ctx,
 			     const struct sched_config *cfg, uint64_t seed,
 			     size_t class_cache_bytes);
 void engine_destroy(struct engine *e);
 
 /* Places `pod`, the `seq`-th pod of the run (seeds its random draws), with
- * the fast path. Does not commit. Returns 0 (see out->slot) or -ENOMEM. */
+ * the fast path, by its profile's plugins (pod->profile, an index into the
+ * configuration's profiles). Does not commit. Returns 0 (see out->slot),
+ * -ENOMEM, or -EINVAL when pod->profile is not one of the configuration's
+ * (ingest/ never makes such a pod). */
 int engine_place(struct engine *e, const struct pod_spec *pod, uint64_t seq,
 		 struct placement *out);
 
-/* The same with the literal reference algorithm; `x` may be NULL. */
+/* The same with the literal reference algorithm; `x` may be NULL. The
+ * same errors. */
 int engine_place_reference(struct engine *e, const struct pod_spec *pod,
 			   uint64_t seq, const struct engine_explain *x,
 			   struct placement *out);

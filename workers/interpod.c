@@ -477,15 +477,19 @@ static unsigned phase_constraints(const struct pod_group *g,
 	}
 	if (!g->default_selector.present)
 		return 0;
+	/* buildDefaultConstraints: each keeps its own key, skew, minDomains
+	 * and policies; its selector is the pod's default selector. */
 	for (unsigned i = 0; i < a->n_default_spread; i++)
 		if (a->default_spread[i].hard == hard)
 			out[n++] = (struct group_spread){
 				.topology_key = a->default_spread[i].topology_key,
 				.max_skew = a->default_spread[i].max_skew,
-				.min_domains = 1,
+				.min_domains = a->default_spread[i].min_domains,
 				.hard = hard,
-				.node_affinity_policy = SPREAD_POLICY_HONOR,
-				.node_taints_policy = SPREAD_POLICY_IGNORE,
+				.node_affinity_policy =
+					a->default_spread[i].node_affinity_policy,
+				.node_taints_policy =
+					a->default_spread[i].node_taints_policy,
 				.selector = g->default_selector};
 	return n;
 }

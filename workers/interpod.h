@@ -31,13 +31,7 @@
 #include "workers/plugins.h"
 
 /* A profile's arguments for the two plugins (pluginConfig). */
-#define INTERPOD_MAX_DEFAULT_SPREAD 8
-
-struct interpod_default_spread {
-	uint32_t topology_key;
-	int32_t max_skew;
-	bool hard; /* whenUnsatisfiable DoNotSchedule */
-};
+#define INTERPOD_MAX_DEFAULT_SPREAD SPREAD_MAX_DEFAULTS
 
 struct interpod_args {
 	/* InterPodAffinityArgs */
@@ -45,9 +39,10 @@ struct interpod_args {
 	bool ignore_preferred_terms_of_existing; /* default false */
 	/* PodTopologySpreadArgs: the constraints a pod with none of its own
 	 * gets, with its group's default selector (none: no constraint).
-	 * defaultingType System fills kube's system defaults here. */
+	 * defaultingType System fills kube's system defaults here, List the
+	 * profile's own defaultConstraints. */
 	unsigned n_default_spread;
-	struct interpod_default_spread default_spread[INTERPOD_MAX_DEFAULT_SPREAD];
+	struct spread_default default_spread[INTERPOD_MAX_DEFAULT_SPREAD];
 	bool system_defaulted; /* defaultingType System */
 	/* Whether the scores run at all (their weights are not 0). */
 	bool score_interpod;
@@ -56,8 +51,9 @@ struct interpod_args {
 
 /* The arguments of profile `sc`: its hardPodAffinityWeight and
  * ignorePreferredTermsOfExistingPods, System defaulting (zone maxSkew 5
- * and hostname maxSkew 3, ScheduleAnyway) unless it chose List, and the
- * scores on where it weighs them (workers/interpod_args.c). */
+ * and hostname maxSkew 3, ScheduleAnyway) or, with List, its own
+ * defaultConstraints, and the scores on where it weighs them
+ * (workers/interpod_args.c). */
 void interpod_args_from(struct interpod_args *a, const struct plugin_ctx *ctx,
 			const struct score_config *sc);
 

@@ -370,6 +370,14 @@ unsigned filter_node(const struct plugin_ctx *ctx, const struct pod_spec *pod,
 		     const struct node_view *node,
 		     struct reason out[FILTER_MAX_REASONS])
 {
+	return filter_node_profile(ctx, NULL, pod, node, out);
+}
+
+unsigned filter_node_profile(const struct plugin_ctx *ctx,
+			     const struct score_config *profile,
+			     const struct pod_spec *pod, const struct node_view *node,
+			     struct reason out[FILTER_MAX_REASONS])
+{
 	const struct node_spec *spec = node->spec;
 
 	if (!filter_unschedulable(ctx, pod, spec)) {
@@ -387,6 +395,10 @@ unsigned filter_node(const struct plugin_ctx *ctx, const struct pod_spec *pod,
 			.key = spec->taints[taint].key,
 			.value = spec->taints[taint].value,
 		};
+		return 1;
+	}
+	if (!filter_added_affinity(ctx, profile, spec)) {
+		out[0] = (struct reason){.code = REASON_ENFORCED_AFFINITY};
 		return 1;
 	}
 	if (!filter_affinity(ctx, pod, spec)) {
@@ -447,6 +459,9 @@ const char *const reason_fixed_text[REASON_INSUFFICIENT + 1] = {
 	[REASON_POD_ANTI_AFFINITY] = "node(s) didn't match pod anti-affinity rules",
 	[REASON_EXISTING_ANTI_AFFINITY] = "node(s) didn't satisfy existing pods "
 					  "anti-affinity rules",
+	/* nodeaffinity/node_affinity.go errReasonEnforced */
+	[REASON_ENFORCED_AFFINITY] = "node(s) didn't match scheduler-enforced "
+				     "node affinity",
 };
 
 int reason_format(const struct plugin_ctx *ctx, const struct reason *r, char *buf,
@@ -473,6 +488,7 @@ int reason_format(const struct plugin_ctx *ctx, const struct reason *r, char *bu
 	case REASON_POD_AFFINITY:
 	case REASON_POD_ANTI_AFFINITY:
 	case REASON_EXISTING_ANTI_AFFINITY:
+	case REASON_ENFORCED_AFFINITY:
 		return snprintf(buf, len, "%s", reason_fixed_text[r->code]);
 	}
 	return snprintf(buf, len, "unknown reason %u", (unsigned)r->code);
@@ -533,9 +549,71 @@ static bool alloc_request(const struct pod_spec *pod, const struct node_view *no
 	return *alloc != 0;
 }
 
+int64_t score_shape(const struct shape_point *shape, unsigned n, int64_t p)
+{
+	/* Scores scale by MaxNodeScore / MaxCustomPriorityScore (10) first,
+	 * then interpolate in integers, truncating as Go does. */
+	const int64_t scale = MAX_NODE_SCORE / SHAPE_MAX_SCORE;
+	for (unsigned i = 0; i < n; i++) {
+		if (p > shape[i].utilization)
+			continue;
+		if (i == 0)
+			return shape[0].score * scale;
+		int64_t s0 = shape[i - 1].score * scale, s1 = shape[i].score * scale;
+		int64_t u0 = shape[i - 1].utilization, u1 = shape[i].utilization;
+		return s0 + (s1 - s0) * (p - u0) / (u1 - u0);
+	}
+	return n > 0 ? shape[n - 1].score * scale : 0;
+}
+
+/* requested_to_capacity_ratio.go scaledUtilization: requested * 100 /
+ * capacity, clamped to 0..100, exact for any int64 (128-bit product). */
+static int64_t scaled_utilization(int64_t req, int64_t alloc)
+{
+	if (alloc <= 0 || req <= 0)
+		return 0;
+	if (req >= alloc)
+		return 100;
+	return (int64_t)((__int128)req * 100 / alloc);
+}
+
+/* Go's math.Round(float64(a) / float64(b)) for a >= 0, b > 0 (halves away
+ * from zero), in integers: the scores here are small enough that the
+ * float quotient is never within rounding of a half it is not exactly. */
+static int64_t round_div(int64_t a, int64_t b)
+{
+	return (2 * a + b) / (2 * b);
+}
+
+/* RequestedToCapacityRatio: each resource's utilization through the shape;
+ * an overcommitted resource scores as full; one scoring 0 counts in
+ * neither sum; the mean rounds half away from zero (math.Round). */
+static int64_t score_requested_to_capacity(const struct score_config *cfg,
+					   const struct pod_spec *pod,
+					   const struct node_view *node)
+{
+	int64_t node_score = 0, weight_sum = 0;
+	for (unsigned i = 0; i < cfg->n_fit_resources && i < RES_MAX; i++) {
+		int64_t alloc, req;
+		if (!alloc_request(pod, node, cfg->fit_resources[i].resource, true,
+				   &alloc, &req))
+			continue;
+		int64_t s = score_shape(cfg->shape, cfg->n_shape,
+					req > alloc ? 100 : scaled_utilization(req, alloc));
+		if (s <= 0)
+			continue;
+		int64_t w = cfg->fit_resources[i].weight;
+		node_score += s * w;
+		weight_sum += w;
+	}
+	return weight_sum == 0 ? 0 : round_div(node_score, weight_sum);
+}
+
 int64_t score_fit(const struct score_config *cfg, const struct pod_spec *pod,
 		  const struct node_view *node)
 {
+	if (cfg->fit_strategy == FIT_REQUESTED_TO_CAPACITY_RATIO)
+		return score_requested_to_capacity(cfg, pod, node);
 	bool most = cfg->fit_strategy == FIT_MOST_ALLOCATED;
 	int64_t node_score = 0, weight_sum = 0;
 

@@ -60,6 +60,7 @@ enum reason_code {
 	REASON_POD_AFFINITY,      /* "node(s) didn't match pod affinity rules" */
 	REASON_POD_ANTI_AFFINITY, /* "node(s) didn't match pod anti-affinity rules" */
 	REASON_EXISTING_ANTI_AFFINITY, /* "node(s) didn't satisfy existing pods anti-affinity rules" */
+	REASON_ENFORCED_AFFINITY, /* "node(s) didn't match scheduler-enforced node affinity" */
 	REASON_INSUFFICIENT,      /* "Insufficient <resource name>" (last: see diagnosis.h) */
 };
 
@@ -112,11 +113,33 @@ bool filter_device_model(const struct pod_spec *pod, const struct node_spec *nod
 unsigned filter_devices(const struct pod_spec *pod, const struct node_view *node,
 			struct reason *out);
 
-/* The default profile's filters in kube-scheduler's order (NodeUnschedulable,
- * NodeName, TaintToleration, NodeAffinity, then our DeviceModel, NodePorts,
- * NodeResourcesFit, then our DeviceFit),
- * stopping at the first plugin that fails, as the framework does. Returns
- * the number of reasons written; 0 means the node is feasible. */
+/* nodeaffinity/node_affinity.go Filter's first test: a profile's
+ * addedAffinity (NodeAffinityArgs) required terms match the node. True
+ * when the profile adds none. Inline: most profiles add none, and the
+ * static filters ask it of every node. The added affinity is a pod
+ * spec's affinity fields with no nodeSelector, so filter_affinity() is
+ * its NodeSelector.Match. */
+static inline bool filter_added_affinity(const struct plugin_ctx *ctx,
+					 const struct score_config *profile,
+					 const struct node_spec *node)
+{
+	return profile == NULL || !profile->has_added_affinity ||
+	       !profile->added_affinity.has_required ||
+	       filter_affinity(ctx, &profile->added_affinity, node);
+}
+
+/* The filters in kube-scheduler's order (NodeUnschedulable, NodeName,
+ * TaintToleration, NodeAffinity (the profile's added affinity, then the
+ * pod's), then our DeviceModel, NodePorts, NodeResourcesFit, then our
+ * DeviceFit), stopping at the first plugin that fails, as the framework
+ * does. `profile` is the pod's (NULL: no added affinity). Returns the
+ * number of reasons written; 0 means the node is feasible. */
+unsigned filter_node_profile(const struct plugin_ctx *ctx,
+			     const struct score_config *profile,
+			     const struct pod_spec *pod, const struct node_view *node,
+			     struct reason out[FILTER_MAX_REASONS]);
+
+/* filter_node_profile() for a profile that adds no node affinity. */
 unsigned filter_node(const struct plugin_ctx *ctx, const struct pod_spec *pod,
 		     const struct node_view *node,
 		     struct reason out[FILTER_MAX_REASONS]);
@@ -141,11 +164,17 @@ int reason_format(const struct plugin_ctx *ctx, const struct reason *r, char *bu
 
 #define MAX_NODE_SCORE 100 /* framework.MaxNodeScore */
 
-/* noderesources/least_allocated.go and most_allocated.go through
- * resource_allocation.go: the configured strategy and resource weights,
- * with non-zero (stand-in) requests for cpu and memory. */
+/* noderesources/least_allocated.go, most_allocated.go and
+ * requested_to_capacity_ratio.go through resource_allocation.go: the
+ * configured strategy and resource weights, with non-zero (stand-in)
+ * requests for cpu and memory. */
 int64_t score_fit(const struct score_config *cfg, const struct pod_spec *pod,
 		  const struct node_view *node);
+
+/* helper/shape_score.go BuildBrokenLinearFunction over `shape` with scores
+ * scaled to 0..MAX_NODE_SCORE (requested_to_capacity_ratio.go), at
+ * utilization `p` (0..100). */
+int64_t score_shape(const struct shape_point *shape, unsigned n, int64_t p);
 
 /* noderesources/balanced_allocation.go with actual requests. */
 int64_t score_balanced(const struct score_config *cfg, const struct pod_spec *pod,

@@ -1,12 +1,14 @@
-/* Which scores run, with which weights and arguments: the part of a
+/* Which scores run, with which weights and arguments: the part of each
  * KubeSchedulerConfiguration profile the engine uses, filled by
- * ingest/sched_config.c (defaults or a file); and the table of score
- * plugins. */
+ * ingest/sched_config.c (defaults or a file); the profiles, chosen by a
+ * pod's schedulerName; and the table of score plugins. */
 #ifndef SHMSCHED_WORKERS_SCORE_CONFIG_H
 #define SHMSCHED_WORKERS_SCORE_CONFIG_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "shm/shm.h"
 
@@ -37,6 +39,7 @@ extern const int64_t score_plugin_default_weight[SCORE_PLUGINS];
 enum fit_strategy {
 	FIT_LEAST_ALLOCATED = 0, /* the default */
 	FIT_MOST_ALLOCATED = 1,
+	FIT_REQUESTED_TO_CAPACITY_RATIO = 2, /* shape below */
 };
 
 struct res_weight {
@@ -44,6 +47,35 @@ struct res_weight {
 	int64_t weight;   /* 1..100 */
 };
 
+/* RequestedToCapacityRatio's shape (requestedToCapacityRatio.shape): a
+ * point's utilization in 0..100, strictly increasing, and its score in
+ * 0..SHAPE_MAX_SCORE (kube's MaxCustomPriorityScore, scaled to 0..100 when
+ * scored). Strictly increasing utilizations in 0..100 are at most 101. */
+#define SHAPE_MAX_POINTS 101
+#define SHAPE_MAX_SCORE 10
+
+struct shape_point {
+	uint8_t utilization;
+	uint8_t score;
+};
+
+/* A topology spread constraint a profile gives pods that have none of
+ * their own (PodTopologySpreadArgs.defaultConstraints, defaultingType
+ * List), with each pod's default selector (shm/pod_group.h). */
+#define SPREAD_MAX_DEFAULTS 8
+
+struct spread_default {
+	uint32_t topology_key;        /* interned, never 0 */
+	int32_t max_skew;             /* >= 1 */
+	int32_t min_domains;          /* >= 1 (1 when not given) */
+	bool hard;                    /* whenUnsatisfiable DoNotSchedule */
+	uint8_t node_affinity_policy; /* enum spread_policy; default Honor */
+	uint8_t node_taints_policy;   /* enum spread_policy; default Ignore */
+};
+
+/* What one profile's plugins do: the part of a KubeSchedulerConfiguration
+ * profile the engine uses, filled by ingest/sched_config.c (defaults or a
+ * file). */
 struct score_config {
 	/* Plugin weights; 0 = plugin not enabled. Defaults: TaintToleration 3,
 	 * NodeAffinity 2, NodeResourcesFit 1, PodTopologySpread 2,
@@ -60,10 +92,13 @@ struct score_config {
 	int64_t weight_gpu_frag;
 
 	/* NodeResourcesFit args: scoringStrategy (default LeastAllocated over
-	 * cpu and memory, weight 1 each). */
+	 * cpu and memory, weight 1 each); for RequestedToCapacityRatio, its
+	 * shape. */
 	uint8_t fit_strategy; /* enum fit_strategy */
 	uint8_t n_fit_resources;
 	struct res_weight fit_resources[RES_MAX];
+	uint8_t n_shape;      /* RequestedToCapacityRatio: 1..SHAPE_MAX_POINTS */
+	struct shape_point shape[SHAPE_MAX_POINTS];
 
 	/* NodeResourcesBalancedAllocation args: resources (default cpu and
 	 * memory). Kubernetes' validation requires every weight to be 1 and
@@ -74,25 +109,94 @@ struct score_config {
 	/* InterPodAffinityArgs. */
 	int32_t hard_pod_affinity_weight;        /* 0..100, default 1 */
 	bool ignore_preferred_terms_of_existing; /* default false */
-	/* PodTopologySpreadArgs defaultingType: System (kube's defaults) or
-	 * List with no defaultConstraints (no default spreading). */
+	/* PodTopologySpreadArgs: defaultingType System (kube's defaults) or
+	 * List with the profile's defaultConstraints (none: no default
+	 * spreading). */
 	uint8_t spread_defaulting;               /* enum spread_defaulting */
+	uint8_t n_default_spread;                /* List: 0..SPREAD_MAX_DEFAULTS */
+	struct spread_default default_spread[SPREAD_MAX_DEFAULTS];
+
+	/* NodeAffinityArgs.addedAffinity: node affinity every pod of the
+	 * profile gets beside its own (required terms ANDed with the pod's,
+	 * preferred terms added to its score), held in a pod spec's affinity
+	 * fields (has_required, terms, preferred, exprs, values; every other
+	 * field 0), so the plugins read it as they read a pod's. */
+	bool has_added_affinity;
+	struct pod_spec added_affinity;
 };
 
 enum spread_defaulting {
 	SPREAD_DEFAULTING_SYSTEM = 0,
-	SPREAD_DEFAULTING_NONE = 1,
+	SPREAD_DEFAULTING_LIST = 1,
 };
 
-/* The scheduler-wide settings plus the first profile's scores. */
+/* Profiles: a pod is scheduled by the profile whose schedulerName is its
+ * spec.schedulerName (pod_spec.profile is that profile's index; ingest/
+ * maps the name). */
+#define SCHED_MAX_PROFILES 16
+#define SCHED_NAME_MAX 253 /* a DNS subdomain, as kube validates a pod's */
+#define SCHED_DEFAULT_NAME "default-scheduler"
+
+struct sched_profile {
+	char scheduler_name[SCHED_NAME_MAX + 1];
+	/* The profile's percentageOfNodesToScore: 0..100, or -1 when it has
+	 * none and the scheduler-wide one applies. */
+	int32_t percentage_of_nodes_to_score;
+	struct score_config score;
+};
+
+/* The scheduler-wide settings and the profiles. */
 struct sched_config {
 	/* 0: kube-scheduler's adaptive default; 1..100 otherwise. */
 	int32_t percentage_of_nodes_to_score;
-	struct score_config score;
+	uint32_t n_profiles; /* 1..SCHED_MAX_PROFILES */
+	struct sched_profile profiles[SCHED_MAX_PROFILES];
 	/* Read and kept for the scheduling queue to come; no effect yet. */
 	int32_t parallelism;                  /* default 16 */
 	int32_t pod_initial_backoff_seconds;  /* default 1 */
 	int32_t pod_max_backoff_seconds;      /* default 10 */
 };
+
+/* The percentageOfNodesToScore profile `p` places with. */
+static inline int32_t sched_profile_percentage(const struct sched_config *cfg,
+					       unsigned p)
+{
+	int32_t own = cfg->profiles[p].percentage_of_nodes_to_score;
+	return own >= 0 ? own : cfg->percentage_of_nodes_to_score;
+}
+
+/* Every profile places with `pct` (0..100): an option that overrides
+ * the file's percentageOfNodesToScore, the profiles' own included. */
+static inline void sched_config_set_percentage(struct sched_config *cfg,
+					       int32_t pct)
+{
+	cfg->percentage_of_nodes_to_score = pct;
+	for (unsigned i = 0; i < cfg->n_profiles && i < SCHED_MAX_PROFILES; i++)
+		cfg->profiles[i].percentage_of_nodes_to_score = -1;
+}
+
+/* The index of the profile for a pod's spec.schedulerName (`len` bytes;
+ * empty is default-scheduler, as the API server defaults it), or -1 when
+ * no profile has it: kube-scheduler leaves such a pod to another
+ * scheduler. NULL `cfg` is kube's default: one profile, default-scheduler.
+ * O(profiles * name length). */
+static inline int sched_profile_of(const struct sched_config *cfg,
+				   const char *name, size_t len)
+{
+	if (len == 0) {
+		name = SCHED_DEFAULT_NAME;
+		len = sizeof(SCHED_DEFAULT_NAME) - 1;
+	}
+	if (cfg == NULL)
+		return len == sizeof(SCHED_DEFAULT_NAME) - 1 &&
+		       memcmp(name, SCHED_DEFAULT_NAME, len) == 0 ? 0 : -1;
+	for (unsigned i = 0; i < cfg->n_profiles && i < SCHED_MAX_PROFILES; i++) {
+		const char *have = cfg->profiles[i].scheduler_name;
+		if (strnlen(have, SCHED_NAME_MAX + 1) == len &&
+		    memcmp(have, name, len) == 0)
+			return (int)i;
+	}
+	return -1;
+}
 
 #endif

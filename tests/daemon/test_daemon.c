@@ -959,6 +959,98 @@ static void test_devices_named_and_released(void **state)
 	daemon_stop(d, 1000, &ds);
 }
 
+/* ---- profiles: a template's schedulerName picks its profile ---------- */
+
+/* Two nodes; only "b" carries pool=batch. */
+static const char two_nodes[] =
+	"{\"kind\":\"List\",\"items\":["
+	"{\"kind\":\"Node\",\"metadata\":{\"name\":\"a\",\"labels\":{\"pool\":\"web\"}},"
+	"\"status\":{\"allocatable\":{\"cpu\":\"4\",\"memory\":\"8Gi\",\"pods\":\"50\"}}},"
+	"{\"kind\":\"Node\",\"metadata\":{\"name\":\"b\",\"labels\":{\"pool\":\"batch\"}},"
+	"\"status\":{\"allocatable\":{\"cpu\":\"4\",\"memory\":\"8Gi\",\"pods\":\"50\"}}}]}";
+
+/* default-scheduler as kube's; "batch" keeps its pods on pool=batch
+ * (NodeAffinity addedAffinity) and packs them. */
+static const char two_profiles[] =
+	"apiVersion: kubescheduler.config.k8s.io/v1\n"
+	"kind: KubeSchedulerConfiguration\n"
+	"profiles:\n"
+	"- schedulerName: default-scheduler\n"
+	"- schedulerName: batch\n"
+	"  pluginConfig:\n"
+	"  - name: NodeAffinity\n"
+	"    args:\n"
+	"      addedAffinity:\n"
+	"        requiredDuringSchedulingIgnoredDuringExecution:\n"
+	"          nodeSelectorTerms:\n"
+	"          - matchExpressions: [{key: pool, operator: In, values: [batch]}]\n"
+	"  - name: NodeResourcesFit\n"
+	"    args: {scoringStrategy: {type: MostAllocated}}\n";
+
+static void test_profiles(void **state)
+{
+	(void)state;
+	char config[160], err[512];
+	snprintf(config, sizeof(config), "%s/sched.yaml", dir);
+	FILE *f = fopen(config, "w");
+	assert_non_null(f);
+	fputs(two_profiles, f);
+	fclose(f);
+	f = fopen(cluster, "w");
+	assert_non_null(f);
+	fputs(two_nodes, f);
+	fclose(f);
+	struct daemon_config cfg = {.socket_path = sock, .cluster_path = cluster,
+				    .config_path = config, .seed = 1, .workers = 1,
+				    .slots = 64};
+	struct daemon *d = daemon_start(&cfg, err, sizeof(err));
+	if (d == NULL)
+		fail_msg("daemon_start: %s", err);
+	struct shmsched_client *c;
+	if (shmsched_connect(sock, &c, err, sizeof(err)) < 0)
+		fail_msg("connect: %s", err);
+	static const char batch_json[] =
+		"{\"kind\":\"Pod\",\"metadata\":{\"name\":\"job\"},\"spec\":{"
+		"\"schedulerName\":\"batch\",\"containers\":[{\"name\":\"c\","
+		"\"resources\":{\"requests\":{\"cpu\":\"100m\"}}}]}}";
+	static const char plain_json[] =
+		"{\"kind\":\"Pod\",\"metadata\":{\"name\":\"web\"},\"spec\":{"
+		"\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":"
+		"{\"cpu\":\"100m\"}}}]}}";
+	static const char other_json[] =
+		"{\"kind\":\"Pod\",\"metadata\":{\"name\":\"v\"},\"spec\":{"
+		"\"schedulerName\":\"volcano\",\"containers\":[{\"name\":\"c\"}]}}";
+	uint32_t batch = template_of(c, batch_json);
+	uint32_t plain = template_of(c, plain_json);
+	uint32_t tid;
+	assert_true(shmsched_register_template(c, other_json, strlen(other_json),
+					       &tid, err, sizeof(err)) < 0);
+	if (strstr(err, "no profile") == NULL)
+		fail_msg("volcano template refused with \"%s\"", err);
+	/* Every batch pod lands on b; the plain pods (LeastAllocated, no
+	 * added affinity) go to a once b holds more. */
+	unsigned on_a = 0;
+	char name[64];
+	for (uint64_t i = 0; i < 6; i++) {
+		struct shmsched_result r;
+		place_one(c, batch, 10 + i, &r);
+		assert_int_equal(r.status, SHMSCHED_PLACED);
+		assert_int_equal(shmsched_node_name(c, r.node_id, name, sizeof(name),
+						    err, sizeof(err)), 0);
+		assert_string_equal(name, "b");
+		place_one(c, plain, 100 + i, &r);
+		assert_int_equal(r.status, SHMSCHED_PLACED);
+		assert_int_equal(shmsched_node_name(c, r.node_id, name, sizeof(name),
+						    err, sizeof(err)), 0);
+		on_a += strcmp(name, "a") == 0;
+	}
+	assert_true(on_a >= 5);
+	shmsched_disconnect(c);
+	struct daemon_stats ds;
+	daemon_stop(d, 1000, &ds);
+	unlink(config);
+}
+
 int main(void)
 {
 	setenv("SHMSCHED_LOG", "warn", 0);
@@ -978,6 +1070,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_ownership, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_devices_named_and_released,
 						setup_gpu, teardown),
+		cmocka_unit_test_setup_teardown(test_profiles, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "ingest/k8s_json.h"
+#include "workers/workers.h"
 #include "shm/shm.h"
 
 #define MAX_OBJECTS 16
@@ -1398,6 +1399,55 @@ static void test_cluster_file_pods_count_whatever_they_carry(void **state)
 	}
 }
 
+/* spec.schedulerName picks the pod's profile (pod_spec.profile) among the
+ * configuration's; a name no profile has is another scheduler's, and the
+ * profile is part of the equivalence class. */
+static void test_scheduler_name_picks_profile(void **state)
+{
+	struct sink *s = *state;
+	static struct sched_config cfg;
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.n_profiles = 2;
+	strcpy(cfg.profiles[0].scheduler_name, "default-scheduler");
+	strcpy(cfg.profiles[1].scheduler_name, "packer");
+	s->ctx.profiles = &cfg;
+	static const struct {
+		const char *spec;
+		int profile; /* -1: another scheduler's */
+	} cases[] = {
+		{"", 0},
+		{"'schedulerName':''", 0},
+		{"'schedulerName':'default-scheduler'", 0},
+		{"'schedulerName':'packer'", 1},
+		{"'schedulerName':'Packer'", -1},
+		{"'schedulerName':'volcano'", -1},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		assert_int_equal(load_pod(s, cases[i].spec), 0);
+		assert_int_equal(s->n_pods, 1);
+		assert_int_equal(s->metas[0].other_scheduler, cases[i].profile < 0);
+		if (cases[i].profile >= 0)
+			assert_int_equal(s->pods[0].profile, cases[i].profile);
+	}
+	/* Two pods alike but for their profile are in different classes. */
+	assert_int_equal(load(s, "pods.json",
+			      "[{'kind':'Pod','metadata':{'name':'a'},'spec':{}},"
+			      "{'kind':'Pod','metadata':{'name':'b'},"
+			      "'spec':{'schedulerName':'packer'}}]"), 0);
+	assert_int_equal(s->n_pods, 2);
+	assert_false(pod_class_equal(&s->pods[0], &s->pods[1]));
+	assert_false(pod_static_equal(&s->pods[0], &s->pods[1]));
+	assert_true(pod_class_hash(&s->pods[0]) != pod_class_hash(&s->pods[1]));
+	/* Profiles without default-scheduler: a pod naming none is not ours. */
+	strcpy(cfg.profiles[0].scheduler_name, "a");
+	assert_int_equal(load_pod(s, ""), 0);
+	assert_true(s->metas[0].other_scheduler);
+	s->ctx.profiles = NULL;
+	assert_int_equal(load_pod(s, ""), 0);
+	assert_false(s->metas[0].other_scheduler);
+	assert_int_equal(s->pods[0].profile, 0);
+}
+
 /* A pod to place that needs what shmsched does not do is visited whole,
  * with its own answer: kube-scheduler would hold a gated pod back
  * (schedulinggates/scheduling_gates.go, PreEnqueue) and bind claims
@@ -1471,7 +1521,7 @@ static void test_unsupported_pods(void **state)
 			   "\"spec\":{\"schedulerName\":\"volcano\"}}";
 	assert_int_equal(k8s_load_one("t.json", json, strlen(json), &s->ctx, &tmpl,
 				      NULL, s->err, sizeof(s->err)), -EINVAL);
-	assert_non_null(strstr(s->err, "names another scheduler"));
+	assert_non_null(strstr(s->err, "names a scheduler no profile"));
 	json = "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"t\"},"
 	       "\"spec\":{\"resourceClaims\":[{\"name\":\"gpu\"}]}}";
 	assert_int_equal(k8s_load_one("t.json", json, strlen(json), &s->ctx, &tmpl,
@@ -2543,6 +2593,7 @@ int main(void)
 		T(test_objects_errors),
 		T(test_default_selector),
 		T(test_namespace_selector),
+		T(test_scheduler_name_picks_profile),
 		T(test_lists),
 		T(test_json_lines),
 		T(test_kind_errors),

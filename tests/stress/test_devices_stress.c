@@ -265,9 +265,9 @@ static void setup_cluster(void)
 	/* Half the workers score with GpuFragmentation, half with GpuBestFit,
 	 * beside the default scores. */
 	sched_config_default(&cfg_frag);
-	cfg_frag.score.weight_gpu_frag = 1;
+	cfg_frag.profiles[0].score.weight_gpu_frag = 1;
 	sched_config_default(&cfg_best_fit);
-	cfg_best_fit.score.weight_gpu_best_fit = 1;
+	cfg_best_fit.profiles[0].score.weight_gpu_best_fit = 1;
 	cluster = cluster_create(strings, NODES);
 	static struct node_event ev[NODES];
 	char name[16], err[256];

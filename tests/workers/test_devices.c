@@ -875,9 +875,9 @@ static void test_engine_best_fit(void **state)
 	struct sched_config cfg;
 	sched_config_default(&cfg);
 	cfg.percentage_of_nodes_to_score = 100;
-	cfg.score.weight_taint = cfg.score.weight_affinity = 0;
-	cfg.score.weight_fit = cfg.score.weight_balanced = 0;
-	cfg.score.weight_gpu_best_fit = 1;
+	cfg.profiles[0].score.weight_taint = cfg.profiles[0].score.weight_affinity = 0;
+	cfg.profiles[0].score.weight_fit = cfg.profiles[0].score.weight_balanced = 0;
+	cfg.profiles[0].score.weight_gpu_best_fit = 1;
 	eworld_init(&w, ev, 3, &cfg);
 	struct placement pl;
 
@@ -1063,9 +1063,9 @@ static void test_engine_fragmentation(void **state)
 	struct sched_config cfg;
 	sched_config_default(&cfg);
 	cfg.percentage_of_nodes_to_score = 100;
-	cfg.score.weight_taint = cfg.score.weight_affinity = 0;
-	cfg.score.weight_fit = cfg.score.weight_balanced = 0;
-	cfg.score.weight_gpu_frag = 1;
+	cfg.profiles[0].score.weight_taint = cfg.profiles[0].score.weight_affinity = 0;
+	cfg.profiles[0].score.weight_fit = cfg.profiles[0].score.weight_balanced = 0;
+	cfg.profiles[0].score.weight_gpu_frag = 1;
 	eworld_init(&w, ev, 2, &cfg);
 	/* n1 already holds 800 milli of device 0: free {200, 1000}. */
 	struct pod_spec bound = model_pod(sharing_pod(800), 0, 1000);

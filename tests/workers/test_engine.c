@@ -3,7 +3,10 @@
  *
  * The property test builds SHMSCHED_ENGINE_CASES (default 10,000) random
  * clusters (1..260 nodes, labels, taints, cordons, extended resources,
- * running use) and scoring profiles, then places a random sequence of pods
+ * running use) and configurations of 1..3 profiles (weights, LeastAllocated,
+ * MostAllocated or RequestedToCapacityRatio with a random shape, node
+ * affinity a profile adds, a percentage of their own), each pod scheduled
+ * by one of them, then places a random sequence of pods
  * (requests, selectors, required and preferred affinity with every
  * operator, tolerations, host ports, nodeName, and now and then a pod
  * group with inter-pod terms and spread constraints of every kind, which
@@ -39,6 +42,14 @@
 /* --- a small deterministic generator ------------------------------------ */
 
 static uint64_t rng_state;
+static uint32_t n_profiles = 1; /* of the case's configuration (gen_config) */
+
+/* What the checked pods met, so the test can assert it covered it. */
+static struct {
+	uint64_t other_profile; /* of a second or third profile */
+	uint64_t rtcr;          /* scored by RequestedToCapacityRatio */
+	uint64_t added;         /* under a profile's added node affinity */
+} met;
 
 static uint32_t below(uint32_t n)
 {
@@ -332,19 +343,38 @@ static void gen_pod(struct world *w, struct pod_spec *p, unsigned group_pct)
 			(uint8_t)below(2)};
 	}
 	gen_group(w, p, group_pct);
+	p->profile = (uint8_t)below(n_profiles);
 }
 
-static void gen_config(struct world *w, struct sched_config *cfg)
+/* A profile's plugins: weights, a fit strategy (RequestedToCapacityRatio
+ * with a random shape among them), resources, and now and then node
+ * affinity the profile adds (NodeAffinityArgs.addedAffinity). */
+static void gen_score(struct world *w, struct score_config *sc)
 {
-	sched_config_default(cfg);
-	struct score_config *sc = &cfg->score;
 	if (chance(50)) {
 		sc->weight_taint = below(4);
 		sc->weight_affinity = below(4);
 		sc->weight_fit = below(4);
 		sc->weight_balanced = below(3);
 	}
-	sc->fit_strategy = chance(50) ? FIT_LEAST_ALLOCATED : FIT_MOST_ALLOCATED;
+	uint32_t strategy = below(3);
+	sc->fit_strategy = strategy == 0 ? FIT_LEAST_ALLOCATED
+			 : strategy == 1 ? FIT_MOST_ALLOCATED
+					 : FIT_REQUESTED_TO_CAPACITY_RATIO;
+	if (sc->fit_strategy == FIT_REQUESTED_TO_CAPACITY_RATIO) {
+		/* 1..4 points, utilizations strictly increasing in 0..100. */
+		sc->n_shape = (uint8_t)(1 + below(4));
+		uint32_t u = below(30);
+		for (unsigned i = 0; i < sc->n_shape; i++) {
+			sc->shape[i] = (struct shape_point){(uint8_t)u,
+							    (uint8_t)below(11)};
+			u += 1 + below(35);
+			if (u > 100)
+				u = 100;
+			if (i + 1 < sc->n_shape && sc->shape[i].utilization == 100)
+				sc->n_shape = (uint8_t)(i + 1);
+		}
+	}
 	if (chance(30)) {
 		sc->n_fit_resources = 3;
 		sc->fit_resources[0] = (struct res_weight){RES_CPU, 1 + below(5)};
@@ -352,6 +382,43 @@ static void gen_config(struct world *w, struct sched_config *cfg)
 		sc->fit_resources[2] = (struct res_weight){(uint8_t)w->gpu, 1 + below(5)};
 		sc->n_balanced_resources = 3;
 		sc->balanced_resources[2] = (struct res_weight){(uint8_t)w->gpu, 1};
+	}
+	if (chance(25)) {
+		struct pod_spec *a = &sc->added_affinity;
+		memset(a, 0, sizeof(*a));
+		sc->has_added_affinity = true;
+		if (chance(60)) {
+			a->has_required = true;
+			unsigned n = 1 + below(2);
+			for (unsigned i = 0; i < n; i++)
+				a->terms[a->n_terms++] = gen_term(w, a);
+		}
+		if (chance(60)) {
+			unsigned n = 1 + below(2);
+			for (unsigned i = 0; i < n; i++)
+				a->preferred[a->n_preferred++] = (struct pref_term){
+					.weight = (int32_t)(1 + below(100)),
+					.term = gen_term(w, a)};
+		}
+	}
+}
+
+/* 1..3 profiles, each its own plugins and sometimes its own percentage;
+ * gen_pod() gives each pod one of them. */
+
+static void gen_config(struct world *w, struct sched_config *cfg)
+{
+	sched_config_default(cfg);
+	cfg->n_profiles = n_profiles = chance(40) ? 2 + below(2) : 1;
+	for (uint32_t p = 0; p < cfg->n_profiles; p++) {
+		struct sched_profile *prof = &cfg->profiles[p];
+		if (p > 0)
+			memcpy(prof, &cfg->profiles[0], sizeof(*prof));
+		snprintf(prof->scheduler_name, sizeof(prof->scheduler_name), "p%u", p);
+		gen_score(w, &prof->score);
+		prof->percentage_of_nodes_to_score = -1;
+		if (p > 0 && chance(30))
+			prof->percentage_of_nodes_to_score = (int32_t)below(101);
 	}
 	uint32_t r = below(3);
 	cfg->percentage_of_nodes_to_score = r == 0 ? 100 : r == 1 ? 0
@@ -444,6 +511,12 @@ static void run_case(uint64_t case_no, uint64_t *placed, uint64_t *unschedulable
 	for (unsigned i = 0; i < pods; i++) {
 		if (i % 3 != 2) {
 			pod = replica[i % 3];
+		} else if (n_profiles > 1 && chance(25)) {
+			/* The replica for another profile: a class of its own,
+			 * whose static results it may not borrow. */
+			pod = replica[0];
+			pod.profile = (uint8_t)((pod.profile + 1 + below(n_profiles - 1)) %
+						n_profiles);
 		} else if (chance(40)) {
 			/* A replica with its own requests: a new class that
 			 * shares the replica's static results. */
@@ -463,6 +536,11 @@ static void run_case(uint64_t case_no, uint64_t *placed, uint64_t *unschedulable
 							       (uint32_t)pl.slot, NULL), 0);
 			slot = pl.slot;
 		} else {
+			const struct score_config *psc = &cfg.profiles[pod.profile].score;
+			met.other_profile += pod.profile > 0;
+			met.rtcr += psc->fit_strategy == FIT_REQUESTED_TO_CAPACITY_RATIO &&
+				    psc->weight_fit > 0;
+			met.added += psc->has_added_affinity;
 			check_same(e, &pod, i, case_no, &slot);
 			if (slot >= 0) {
 				(*placed)++;
@@ -535,6 +613,10 @@ static void test_fast_path_equals_reference(void **state)
 		      " rules)\n",
 		      cases, placed, unschedulable, indexed, updates, reuses, evictions,
 		      viewed, node_local);
+	print_message("of them %" PRIu64 " of a second or third profile, %" PRIu64
+		      " scored by RequestedToCapacityRatio, %" PRIu64 " under a "
+		      "profile's added node affinity\n", met.other_profile, met.rtcr,
+		      met.added);
 	/* The generator must exercise both outcomes and the indexed path, or
 	 * the test proves little. */
 	assert_true(placed > cases);
@@ -545,6 +627,9 @@ static void test_fast_path_equals_reference(void **state)
 	assert_true(evictions > cases / 100);
 	assert_true(viewed > cases / 2);
 	assert_true(node_local > cases / 10);
+	assert_true(met.other_profile > cases / 2);
+	assert_true(met.rtcr > cases);
+	assert_true(met.added > cases / 2);
 }
 
 /* pkg/scheduler/schedule_one_test.go TestNumFeasibleNodesToFind. */

@@ -12,7 +12,11 @@
  * namespaces, spread constraints hard and soft with minDomains and both
  * inclusion policies); then 8 incoming pods, each placed with every
  * node searched, with now and then a node's labels changed between two
- * (a new snapshot). For every node the engine's inter-pod reason (or none)
+ * (a new snapshot). Half the worlds' profile spreads by default with its
+ * own list (PodTopologySpreadArgs defaultingType List: random constraints,
+ * hard or soft), the others with kube's System defaults; the pods a
+ * Service would select get a default selector set by hand.
+ * For every node the engine's inter-pod reason (or none)
  * must be the oracle's, and for every feasible node its normalised
  * PodTopologySpread and InterPodAffinity scores must be the oracle's.
  * Resources never run short, so no other filter decides. */
@@ -307,11 +311,17 @@ static unsigned count_on(uint32_t slot, const struct pod_group *g,
 	return k;
 }
 
+/* The case's profile, read here straight from its configuration (not
+ * from the engine's interpod_args): its default constraints. */
+static const struct score_config *profile;
+
 /* The constraints of one phase: the pod's own of that kind (hard or not),
  * or, with none of its own, the profile's defaults with its default
- * selector. */
-static unsigned constraints(const struct pod_group *g, const struct interpod_args *a,
-			    bool hard, struct group_spread out[GROUP_MAX_SPREAD + 8])
+ * selector (podtopologyspread/plugin.go: System is hostname maxSkew 3 and
+ * zone maxSkew 5, ScheduleAnyway; List its defaultConstraints, each with
+ * its own minDomains and policies, common.go buildDefaultConstraints). */
+static unsigned constraints(const struct pod_group *g, bool hard,
+			    struct group_spread out[GROUP_MAX_SPREAD + 8])
 {
 	unsigned n = 0;
 	if (g->n_spread > 0) {
@@ -322,25 +332,40 @@ static unsigned constraints(const struct pod_group *g, const struct interpod_arg
 	}
 	if (!g->default_selector.present)
 		return 0;
-	for (unsigned i = 0; i < a->n_default_spread; i++)
-		if (a->default_spread[i].hard == hard)
+	if (profile->spread_defaulting == SPREAD_DEFAULTING_SYSTEM) {
+		if (hard)
+			return 0;
+		static const char *const keys[] = {"kubernetes.io/hostname",
+						   "topology.kubernetes.io/zone"};
+		for (int k = 0; k < 2; k++)
 			out[n++] = (struct group_spread){
-				.topology_key = a->default_spread[i].topology_key,
-				.max_skew = a->default_spread[i].max_skew,
-				.min_domains = 1, .hard = hard,
+				.topology_key = sid(keys[k]), .max_skew = k ? 5 : 3,
+				.min_domains = 1, .hard = false,
 				.node_affinity_policy = SPREAD_POLICY_HONOR,
 				.node_taints_policy = SPREAD_POLICY_IGNORE,
 				.selector = g->default_selector};
+		return n;
+	}
+	for (unsigned i = 0; i < profile->n_default_spread; i++) {
+		const struct spread_default *d = &profile->default_spread[i];
+		if (d->hard == hard)
+			out[n++] = (struct group_spread){
+				.topology_key = d->topology_key,
+				.max_skew = d->max_skew,
+				.min_domains = d->min_domains, .hard = hard,
+				.node_affinity_policy = d->node_affinity_policy,
+				.node_taints_policy = d->node_taints_policy,
+				.selector = g->default_selector};
+	}
 	return n;
 }
 
 /* podtopologyspread Filter for node `slot`: 0 or the reason. */
 static uint8_t oracle_spread_filter(const struct pod_spec *pod,
-				    const struct pod_group *g,
-				    const struct interpod_args *a, uint32_t slot)
+				    const struct pod_group *g, uint32_t slot)
 {
 	struct group_spread c[GROUP_MAX_SPREAD + 8];
-	unsigned nc = constraints(g, a, true, c);
+	unsigned nc = constraints(g, true, c);
 	if (nc == 0)
 		return 0;
 	static struct pairs tp[GROUP_MAX_SPREAD + 8];
@@ -490,16 +515,16 @@ static void oracle_affinity_scores(const struct pod_group *g,
 
 /* podtopologyspread PreScore + Score + NormalizeScore over `feasible`. */
 static void oracle_spread_scores(const struct pod_spec *pod, const struct pod_group *g,
-				 const struct interpod_args *a,
 				 const uint32_t *feasible, unsigned nf, int64_t *out)
 {
 	struct group_spread c[GROUP_MAX_SPREAD + 8];
-	unsigned nc = constraints(g, a, false, c);
+	unsigned nc = constraints(g, false, c);
 	for (unsigned i = 0; i < nf; i++)
 		out[i] = 0;
 	if (nc == 0)
 		return;
-	bool require_all = g->n_spread > 0 || !a->system_defaulted;
+	bool require_all = g->n_spread > 0 ||
+			   profile->spread_defaulting != SPREAD_DEFAULTING_SYSTEM;
 	bool ignored[MAX_NODES] = {false};
 	unsigned n_ignored = 0;
 	/* Per constraint (scoring.go TopologyValueToPodCounts[i]): two
@@ -604,6 +629,36 @@ static void on_scored(void *arg, uint32_t slot, const int64_t scores[SCORE_PLUGI
 	s->affinity[slot] = scores[SCORE_INTER_POD];
 }
 
+/* PodTopologySpreadArgs with defaultingType List: 0..3 constraints on
+ * hostname, zone or rack, hard or soft (one per key and action), with
+ * random skews, minDomains and inclusion policies. */
+static void gen_list_defaults(struct score_config *sc)
+{
+	static const char *const keys[] = {"kubernetes.io/hostname",
+					   "topology.kubernetes.io/zone", "rack"};
+	sc->spread_defaulting = SPREAD_DEFAULTING_LIST;
+	sc->n_default_spread = 0;
+	unsigned n = below(4);
+	for (unsigned i = 0; i < n; i++) {
+		struct spread_default d = {
+			.topology_key = sid(keys[below(3)]),
+			.max_skew = (int32_t)(1 + below(3)),
+			.min_domains = (int32_t)(1 + below(3)),
+			.hard = chance(50),
+			.node_affinity_policy = chance(70) ? SPREAD_POLICY_HONOR
+							   : SPREAD_POLICY_IGNORE,
+			.node_taints_policy = chance(70) ? SPREAD_POLICY_IGNORE
+							 : SPREAD_POLICY_HONOR,
+		};
+		bool repeat = false;
+		for (unsigned j = 0; j < sc->n_default_spread; j++)
+			repeat |= sc->default_spread[j].topology_key == d.topology_key &&
+				  sc->default_spread[j].hard == d.hard;
+		if (!repeat)
+			sc->default_spread[sc->n_default_spread++] = d;
+	}
+}
+
 static void test_engine_agrees_with_oracle(void **state)
 {
 	(void)state;
@@ -613,20 +668,24 @@ static void test_engine_agrees_with_oracle(void **state)
 		cases = (unsigned)strtoul(env, NULL, 10);
 	urcu_qsbr_register_thread();
 	uint64_t checked_nodes = 0, refused = 0, scored = 0, mismatches = 0;
+	uint64_t list_defaulted = 0; /* pods under a List default constraint */
 	for (unsigned cs = 0; cs < cases; cs++) {
 		rng_state = 0x5eed0000u + cs;
 		strings = intern_create();
 		res_names_init(&res);
 		assert_int_equal(plugin_ctx_init(&ctx, strings, &res), 0);
-		struct sched_config cfg;
+		static struct sched_config cfg;
 		sched_config_default(&cfg);
 		cfg.percentage_of_nodes_to_score = 100;
+		profile = &cfg.profiles[0].score;
+		if (chance(50))
+			gen_list_defaults(&cfg.profiles[0].score);
 		struct cluster *c = cluster_create(strings, MAX_NODES);
 		gen_nodes(c);
 		struct engine *e = engine_create(c, &ctx, &cfg, cs, 0);
 		assert_non_null(e);
 		struct interpod_args args;
-		interpod_args_from(&args, &ctx, &cfg.score);
+		interpod_args_from(&args, &ctx, &cfg.profiles[0].score);
 		n_placed = below(MAX_PODS - 20);
 		for (unsigned i = 0; i < n_placed; i++) {
 			struct pod_spec p;
@@ -661,11 +720,19 @@ static void test_engine_agrees_with_oracle(void **state)
 			pod.request.v[RES_CPU] = pod.nonzero_cpu_milli = 10;
 			struct pod_group g;
 			gen_group(&g, 60, 50);
-			if (chance(20)) { /* selected by a Service: default spreading */
+			if (chance(profile->spread_defaulting == SPREAD_DEFAULTING_LIST
+				   ? 40 : 20)) {
+				/* Selected by a Service: default spreading. The
+				 * selector is set here by hand, as ingest/ will
+				 * derive it from the objects that select the pod. */
 				g.default_selector = (struct group_selector){0};
 				gen_selector(&g, &g.default_selector);
 			}
 			intern_group(&g, &pod);
+			list_defaulted += g.n_spread == 0 && g.default_selector.present &&
+					  profile->n_default_spread > 0 &&
+					  profile->spread_defaulting ==
+						  SPREAD_DEFAULTING_LIST;
 			if (chance(20))
 				pod.selector[pod.n_selector++] = (struct label){
 					sid("tier"), sid(tiers[below(2)])};
@@ -682,7 +749,7 @@ static void test_engine_agrees_with_oracle(void **state)
 			for (uint32_t s = 0; s < n_nodes; s++) {
 				if (seen.other[s])
 					continue;
-				uint8_t want = oracle_spread_filter(&pod, &g, &args, s);
+				uint8_t want = oracle_spread_filter(&pod, &g, s);
 				if (want == 0)
 					want = oracle_affinity_filter(&g, s);
 				checked_nodes++;
@@ -697,7 +764,7 @@ static void test_engine_agrees_with_oracle(void **state)
 					refused++;
 			}
 			int64_t sp[MAX_NODES], af[MAX_NODES];
-			oracle_spread_scores(&pod, &g, &args, feasible, nf, sp);
+			oracle_spread_scores(&pod, &g, feasible, nf, sp);
 			oracle_affinity_scores(&g, &args, feasible, nf, af);
 			for (unsigned f = 0; f < nf; f++) {
 				uint32_t s = feasible[f];
@@ -728,10 +795,13 @@ static void test_engine_agrees_with_oracle(void **state)
 		intern_destroy(strings);
 	}
 	print_message("%u worlds: %llu nodes checked, %llu refused by inter-pod rules, "
-		      "%llu scored, %llu mismatches\n", cases,
+		      "%llu scored, %llu mismatches; %llu pods under a profile's "
+		      "own default constraints\n", cases,
 		      (unsigned long long)checked_nodes, (unsigned long long)refused,
-		      (unsigned long long)scored, (unsigned long long)mismatches);
+		      (unsigned long long)scored, (unsigned long long)mismatches,
+		      (unsigned long long)list_defaulted);
 	assert_int_equal(mismatches, 0);
+	assert_true(list_defaulted > cases / 4);
 	assert_true(refused > 0);
 	assert_true(scored > 0);
 	urcu_qsbr_unregister_thread();

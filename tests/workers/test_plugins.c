@@ -963,6 +963,198 @@ static int64_t fit(const struct score_config *c, const struct pod_spec *p,
 	return score_fit(c, p, &w->v);
 }
 
+/* helper/shape_score.go BuildBrokenLinearFunction, as
+ * requested_to_capacity_ratio.go uses it: the points' scores scaled to
+ * 0..100 first (score * MaxNodeScore / MaxCustomPriorityScore), then
+ * interpolated in integers. The points of TestBrokenLinearFunction
+ * (requested_to_capacity_ratio_test.go); where Go's unscaled helper would
+ * truncate differently the value is the scaled function's. */
+static void test_score_shape(void **state)
+{
+	(void)state;
+	static const struct shape_point up[] = {{10, 1}, {90, 9}};
+	static const struct {
+		int64_t p, want;
+	} c1[] = {{-10, 10}, {0, 10}, {9, 10}, {10, 10}, {15, 15}, {20, 20},
+		  {89, 89}, {90, 90}, {99, 90}, {100, 90}, {110, 90}};
+	for (size_t i = 0; i < sizeof(c1) / sizeof(c1[0]); i++)
+		assert_int_equal(score_shape(up, 2, c1[i].p), c1[i].want);
+	static const struct shape_point peak[] = {{0, 2}, {40, 10}, {100, 0}};
+	static const struct {
+		int64_t p, want;
+	} c2[] = {{-10, 20}, {0, 20}, {20, 60}, {30, 80}, {40, 100}, {70, 50},
+		  {100, 0}, {110, 0}};
+	for (size_t i = 0; i < sizeof(c2) / sizeof(c2[0]); i++)
+		assert_int_equal(score_shape(peak, 3, c2[i].p), c2[i].want);
+	static const struct shape_point flat[] = {{0, 2}, {40, 2}, {100, 2}};
+	for (int64_t p = -10; p <= 110; p += 10)
+		assert_int_equal(score_shape(flat, 3, p), 20);
+	/* Integer interpolation truncates toward zero, as Go's. */
+	static const struct shape_point down[] = {{0, 10}, {30, 0}};
+	assert_int_equal(score_shape(down, 2, 10), 67); /* 100 - 100*10/30 */
+	static const struct shape_point one[] = {{50, 7}};
+	assert_int_equal(score_shape(one, 1, 0), 70);
+	assert_int_equal(score_shape(one, 1, 100), 70);
+}
+
+/* noderesources/requested_to_capacity_ratio_test.go. */
+static void test_score_requested_to_capacity_ratio(void **state)
+{
+	struct fx *f = *state;
+	struct score_config c = cfg_default();
+	struct node_spec n1, n2;
+	struct view w1, w2;
+	struct pod_spec p;
+	c.fit_strategy = FIT_REQUESTED_TO_CAPACITY_RATIO;
+	c.n_shape = 2;
+	c.shape[0] = (struct shape_point){0, 10};
+	c.shape[1] = (struct shape_point){100, 0};
+
+	/* TestRequestedToCapacityRatioScoringStrategy, shape (0, 10), (100, 0):
+	 * "nothing scheduled, nothing requested": 100, 100. The stand-ins'
+	 * memory (3 x 200Mi) passes the nodes' 10000 bytes: that resource
+	 * scores 0 and counts in neither sum. */
+	pod_init(&p);
+	pod_request(&p, -1, -1);
+	score_node(f, &n1, &w1, 4000000, 10000);
+	view_add_pod(&w1, -1, -1);
+	view_add_pod(&w1, -1, -1);
+	score_node(f, &n2, &w2, 4000000, 10000);
+	assert_int_equal(fit(&c, &p, &w1), 100);
+	assert_int_equal(fit(&c, &p, &w2), 100);
+	/* "nothing scheduled, resources requested, differently sized nodes":
+	 * 38 (37.5 rounded half away from zero), 50 */
+	pod_request(&p, 3000, 5000);
+	score_node(f, &n1, &w1, 4000, 10000);
+	score_node(f, &n2, &w2, 6000, 10000);
+	assert_int_equal(fit(&c, &p, &w1), 38);
+	assert_int_equal(fit(&c, &p, &w2), 50);
+	/* "no resources requested, pods scheduled with resources": 38, 50 */
+	pod_init(&p);
+	p.nonzero_cpu_milli = p.nonzero_mem_bytes = 0; /* requests of 0 */
+	score_node(f, &n1, &w1, 4000, 10000);
+	view_add_pod(&w1, 3000, 5000);
+	score_node(f, &n2, &w2, 6000, 10000);
+	view_add_pod(&w2, 3000, 5000);
+	assert_int_equal(fit(&c, &p, &w1), 38);
+	assert_int_equal(fit(&c, &p, &w2), 50);
+
+	/* TestResourceBinPackingSingleExtended: intel.com/foo weight 1, shape
+	 * (0, 0), (100, 1); node1 has 8, node2 4. */
+	c.n_fit_resources = 1;
+	c.fit_resources[0] = (struct res_weight){(uint8_t)f->res_ext_a, 1};
+	c.shape[0] = (struct shape_point){0, 0};
+	c.shape[1] = (struct shape_point){100, 1};
+	score_node(f, &n1, &w1, 4000, 10000LL * 1024 * 1024);
+	n1.allocatable.v[f->res_ext_a] = 8;
+	score_node(f, &n2, &w2, 4000, 10000LL * 1024 * 1024);
+	n2.allocatable.v[f->res_ext_a] = 4;
+	/* "nothing scheduled, nothing requested": 0, 0 */
+	pod_init(&p);
+	assert_int_equal(fit(&c, &p, &w1), 0);
+	assert_int_equal(fit(&c, &p, &w2), 0);
+	/* "resources requested, pods scheduled with less resources": 2, 5 */
+	p.request.v[f->res_ext_a] = 2;
+	assert_int_equal(fit(&c, &p, &w1), 2);
+	assert_int_equal(fit(&c, &p, &w2), 5);
+	/* "... on node with existing pod running": 2, 10 */
+	w2.used.v[f->res_ext_a] = 2;
+	assert_int_equal(fit(&c, &p, &w2), 10);
+	/* "resources requested, pods scheduled with more resources": 5, 10 */
+	w2.used.v[f->res_ext_a] = 0;
+	p.request.v[f->res_ext_a] = 4;
+	assert_int_equal(fit(&c, &p, &w1), 5);
+	assert_int_equal(fit(&c, &p, &w2), 10);
+
+	/* TestResourceBinPackingMultipleExtended: foo weight 3, bar weight 5;
+	 * node1 foo 8 bar 4, node2 foo 4 bar 8; a pod of foo 2, bar 2:
+	 * (2*3 + 5*5) / 8 = 3.875 -> 4 and (5*3 + 2*5) / 8 = 3.125 -> 3. */
+	c.n_fit_resources = 2;
+	c.fit_resources[0] = (struct res_weight){(uint8_t)f->res_ext_a, 3};
+	c.fit_resources[1] = (struct res_weight){(uint8_t)f->res_ext_b, 5};
+	n1.allocatable.v[f->res_ext_b] = 4;
+	n2.allocatable.v[f->res_ext_b] = 8;
+	pod_init(&p);
+	p.request.v[f->res_ext_a] = 2;
+	p.request.v[f->res_ext_b] = 2;
+	assert_int_equal(fit(&c, &p, &w1), 4);
+	assert_int_equal(fit(&c, &p, &w2), 3);
+	/* An overcommitted resource scores as utilization 100:
+	 * (10*3 + 5*5) / 8 = 6.875 -> 7. */
+	p.request.v[f->res_ext_a] = 9;
+	assert_int_equal(fit(&c, &p, &w1), 7);
+}
+
+/* nodeaffinity/node_affinity.go Filter with NodeAffinityArgs.addedAffinity:
+ * the added selector first ("node(s) didn't match scheduler-enforced node
+ * affinity"), then the pod's; after NodeUnschedulable, NodeName and
+ * TaintToleration in filter_node_profile's order (TestNodeAffinity's
+ * "Matches added affinity and Pod's node affinity", "Matches added
+ * affinity but not Pod's node affinity", "Doesn't match added affinity"). */
+static void test_added_affinity(void **state)
+{
+	struct fx *f = *state;
+	struct score_config c = cfg_default();
+	struct node_spec n;
+	struct view w;
+	struct pod_spec p;
+	struct reason r[FILTER_MAX_REASONS];
+	struct sel_term *t;
+	/* addedAffinity: required zone In (foo); preferred 5: disk In (ssd). */
+	c.has_added_affinity = true;
+	pod_init(&c.added_affinity);
+	t = pod_term(&c.added_affinity);
+	pod_expr(f, &c.added_affinity, t, "zone", SEL_IN, "foo", NULL);
+	t = pod_preferred(&c.added_affinity, 5);
+	pod_expr(f, &c.added_affinity, t, "disk", SEL_IN, "ssd", NULL);
+
+	node_init(f, &n, "node1");
+	node_label(f, &n, "zone", "foo");
+	node_label(f, &n, "foo", "bar");
+	view_init(&w, &n);
+	n.allocatable.v[RES_PODS] = 10;
+	pod_init(&p);
+	t = pod_term(&p);
+	pod_expr(f, &p, t, "foo", SEL_IN, "bar", NULL);
+	assert_int_equal(filter_node_profile(&f->ctx, &c, &p, &w.v, r), 0);
+	assert_true(filter_added_affinity(&f->ctx, &c, &n));
+	/* Matches the added affinity, not the pod's. */
+	pod_init(&p);
+	t = pod_term(&p);
+	pod_expr(f, &p, t, "foo", SEL_IN, "baz", NULL);
+	assert_int_equal(filter_node_profile(&f->ctx, &c, &p, &w.v, r), 1);
+	assert_int_equal(r[0].code, REASON_AFFINITY);
+	/* Does not match the added affinity: its reason, whatever the pod's. */
+	node_init(f, &n, "node1");
+	node_label(f, &n, "zone", "bar");
+	node_label(f, &n, "foo", "bar");
+	n.allocatable.v[RES_PODS] = 10;
+	assert_false(filter_added_affinity(&f->ctx, &c, &n));
+	assert_int_equal(filter_node_profile(&f->ctx, &c, &p, &w.v, r), 1);
+	assert_int_equal(r[0].code, REASON_ENFORCED_AFFINITY);
+	char text[128];
+	reason_format(&f->ctx, &r[0], text, sizeof(text));
+	assert_string_equal(text, "node(s) didn't match scheduler-enforced node "
+			    "affinity");
+	/* Filters before NodeAffinity come first. */
+	n.unschedulable = true;
+	assert_int_equal(filter_node_profile(&f->ctx, &c, &p, &w.v, r), 1);
+	assert_int_equal(r[0].code, REASON_UNSCHEDULABLE);
+	/* Without a profile (or with one that adds nothing), the pod's own. */
+	n.unschedulable = false;
+	assert_int_equal(filter_node(&f->ctx, &p, &w.v, r), 1);
+	assert_int_equal(r[0].code, REASON_AFFINITY);
+	c.has_added_affinity = false;
+	assert_true(filter_added_affinity(&f->ctx, &c, &n));
+	/* Only preferred terms added: every node passes the added filter,
+	 * and the score is the added terms' (score_affinity_raw over it). */
+	c.has_added_affinity = true;
+	c.added_affinity.has_required = false;
+	assert_true(filter_added_affinity(&f->ctx, &c, &n));
+	node_label(f, &n, "disk", "ssd");
+	assert_int_equal(score_affinity_raw(&f->ctx, &c.added_affinity, &n), 5);
+}
+
 static void test_score_least_allocated(void **state)
 {
 	struct fx *f = *state;
@@ -1317,6 +1509,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_unschedulable),
+		cmocka_unit_test(test_score_shape),
 		cmocka_unit_test(test_node_name),
 		cmocka_unit_test(test_toleration_tolerates),
 		cmocka_unit_test(test_filter_taints),
@@ -1332,6 +1525,8 @@ int main(void)
 		cmocka_unit_test(test_filter_node_order),
 		cmocka_unit_test(test_reason_format),
 		cmocka_unit_test(test_score_least_allocated),
+		cmocka_unit_test(test_score_requested_to_capacity_ratio),
+		cmocka_unit_test(test_added_affinity),
 		cmocka_unit_test(test_score_most_allocated),
 		cmocka_unit_test(test_score_balanced),
 		cmocka_unit_test(test_normalize),
