@@ -73,6 +73,11 @@ static bool pull(struct class_index *x, uint32_t i)
 	return changed;
 }
 
+int32_t class_index_leaf(const struct class_index *x, uint32_t p, unsigned g)
+{
+	return node(x, x->size + p)->best[g].d;
+}
+
 void class_index_set_leaf(struct class_index *x, uint32_t p, unsigned g,
 			  bool pass, int32_t d)
 {

@@ -62,6 +62,9 @@ void class_index_build(struct class_index *x);
 void class_index_update(struct class_index *x, uint32_t p, unsigned g,
 			bool pass, int32_t d);
 
+/* Leaf p's score d in its group g, or CLASS_INDEX_NONE when it fails. */
+int32_t class_index_leaf(const struct class_index *x, uint32_t p, unsigned g);
+
 /* Passing leaves in all, and in [lo, hi). */
 uint32_t class_index_total(const struct class_index *x);
 uint32_t class_index_count(const struct class_index *x, uint32_t lo, uint32_t hi);

@@ -110,6 +110,7 @@ struct eclass {
 struct candidate {
 	uint32_t slot;
 	int64_t raw[SCORE_PLUGINS];
+	int64_t dyn; /* dynamic_total() of raw: score_dynamic's, or a leaf's */
 };
 
 struct shard_free {
@@ -440,6 +441,15 @@ static int64_t frag_before(struct engine *e, const struct node_view *v,
 	return b->value;
 }
 
+/* The weighted dynamic part of a total, in SCORE_FINE units. */
+static int64_t dynamic_total(const struct score_config *sc, const int64_t *raw)
+{
+	return SCORE_FINE * (sc->weight_fit * raw[SCORE_FIT] +
+			     sc->weight_balanced * raw[SCORE_BALANCED]) +
+	       sc->weight_gpu_best_fit * raw[SCORE_GPU_BEST_FIT] +
+	       sc->weight_gpu_frag * raw[SCORE_GPU_FRAG];
+}
+
 /* Raw scores of one candidate; static ones may come from a class. `sc` is
  * the pod's profile's (sc_of), looked up once by the caller. */
 static void score_dynamic(struct engine *e, const struct score_config *sc,
@@ -464,15 +474,7 @@ static void score_dynamic(struct engine *e, const struct score_config *sc,
 					     &gpu);
 		cd->raw[SCORE_GPU_FRAG] = score_gpu_frag_of_growth(growth, e->mix.total);
 	}
-}
-
-/* The weighted dynamic part of a total, in SCORE_FINE units. */
-static int64_t dynamic_total(const struct score_config *sc, const int64_t *raw)
-{
-	return SCORE_FINE * (sc->weight_fit * raw[SCORE_FIT] +
-			     sc->weight_balanced * raw[SCORE_BALANCED]) +
-	       sc->weight_gpu_best_fit * raw[SCORE_GPU_BEST_FIT] +
-	       sc->weight_gpu_frag * raw[SCORE_GPU_FRAG];
+	cd->dyn = dynamic_total(sc, cd->raw);
 }
 
 /* `affinity`: wants_affinity_score(), asked once by the caller. */
@@ -539,7 +541,7 @@ static void select_best(struct engine *e, const struct pod_spec *pod, uint32_t n
 					 sc->weight_affinity * cd->raw[SCORE_AFFINITY] +
 					 sc->weight_spread * cd->raw[SCORE_SPREAD] +
 					 sc->weight_inter_pod * cd->raw[SCORE_INTER_POD]) +
-			   dynamic_total(sc, cd->raw);
+			   cd->dyn;
 		if (x != NULL && x->scored != NULL)
 			x->scored(x->arg, cd->slot, cd->raw, total[i]);
 		if (total[i] > best) {
@@ -839,7 +841,7 @@ static uint32_t leaf_eval(struct engine *e, const struct snapshot *s,
 	struct candidate cd;
 	const struct score_config *sc = sc_of(e, pod);
 	score_dynamic(e, sc, pod, &v, k->skip_balanced, &cd);
-	*d = (int32_t)dynamic_total(sc, cd.raw);
+	*d = (int32_t)cd.dyn;
 	return 0;
 }
 
@@ -1419,20 +1421,25 @@ static int place_scan(struct engine *e, const struct snapshot *s,
  * is under inter-pod rules that are node-local, and e->ip holds its
  * PreFilter from the class's view); an index built the other way, or
  * from a view since built again, is rebuilt first. */
-static int place_class(struct engine *e, const struct snapshot *s,
-		       struct eclass *k, const struct pod_spec *pod, bool ip_index,
-		       struct pass *p, struct placement *out)
+/* Whether class k's index may answer for its pod now: 1 yes, 0 no (scan),
+ * or -ENOMEM. The index pays one leaf update per node change since the
+ * class's last pod; a scan visits about `want` nodes. So a class whose
+ * pods come more often than every `want` changes is indexed (compiled on
+ * its first such pod); a rarer one scans (its index, if any, catches up
+ * or rebuilds when it is hot again). Either way the same node is chosen.
+ * `ip_index`: the leaves must hold the inter-pod filter (see place_class);
+ * an index built the other way, or from a view since built again, is
+ * rebuilt first. */
+static int index_ready(struct engine *e, const struct snapshot *s,
+		       struct eclass *k, bool ip_index, uint32_t want)
 {
-	/* The index pays one leaf update per node change since the class's
-	 * last pod; the scan visits about p->want nodes. So a class whose pods
-	 * come more often than every p->want changes is indexed; a rarer one
-	 * scans (its index, if any, catches up or rebuilds when it is hot
-	 * again). Either way the same node is chosen. */
 	uint64_t head = ledger_changes_head(e->ledger);
-	bool hot = head - k->last_use <= p->want;
+	bool hot = head - k->last_use <= want;
 	k->last_use = head;
+	if (!hot)
+		return 0;
 	uint64_t builds = ip_index ? interpod_view_builds(k->ipv) : 0;
-	if (hot && !k->index_tried) {
+	if (!k->index_tried) {
 		k->index_tried = true;
 		k->ix_ip = ip_index;
 		k->ix_builds = builds;
@@ -1440,18 +1447,78 @@ static int place_class(struct engine *e, const struct snapshot *s,
 		if (index_compile(e, s, k) < 0)
 			return -ENOMEM;
 		e->class_bytes += k->bytes - before;
-	} else if (hot && k->indexed && (k->ix_ip != ip_index || k->ix_builds != builds)) {
+	} else if (k->indexed && (k->ix_ip != ip_index || k->ix_builds != builds)) {
 		k->ix_ip = ip_index;
 		k->ix_builds = builds;
 		index_rebuild(e, s, k);
 	}
-	if (hot && k->indexed) {
+	return k->indexed ? 1 : 0;
+}
+
+/* A pod of class k: from its index when the class is hot, else a scan.
+ * `ip_index`: the pod is under inter-pod rules that are node-local, and
+ * e->ip holds its PreFilter from the class's view: the index's leaves
+ * hold the inter-pod filter too. */
+static int place_class(struct engine *e, const struct snapshot *s,
+		       struct eclass *k, const struct pod_spec *pod, bool ip_index,
+		       struct pass *p, struct placement *out)
+{
+	int ready = index_ready(e, s, k, ip_index, p->want);
+	if (ready < 0)
+		return ready;
+	if (ready) {
 		place_indexed(e, s, k, p, out);
 		return 0;
 	}
 	if (ip_index)
 		e->ip_on = true; /* the scan runs the inter-pod filter itself */
 	return place_scan(e, s, k, pod, p, out);
+}
+
+/* place_scan() for a pod under inter-pod rules of an indexed class, after
+ * index_sync(): a leaf says whether its node passes the dynamic filters
+ * and holds its dynamic score, so a node costs the inter-pod filter alone
+ * and a candidate its scores from the view. */
+static int place_scan_leaves(struct engine *e, const struct snapshot *s,
+			     const struct eclass *k, const struct pod_spec *pod,
+			     struct pass *p, struct placement *out)
+{
+	uint32_t n = 0, nf = k->n_feasible;
+	uint32_t refused[256] = {0}; /* by inter-pod reason code */
+	uint32_t j = nf ? first_at_or_after(k, p->start) : 0;
+	for (uint32_t visited = 0; visited < nf && n < p->want; visited++) {
+		uint32_t pos = j;
+		j = j + 1 == nf ? 0 : j + 1;
+		if (k->mask[pos] != 0)
+			continue;
+		uint32_t slot = k->feasible[pos];
+		uint8_t code = interpod_filter(e->ip, s, slot);
+		if (code != 0) {
+			refused[code]++;
+			continue;
+		}
+		e->slots[n] = slot;
+		struct candidate *cd = &e->cand[n++];
+		memset(cd, 0, sizeof(*cd));
+		cd->slot = slot;
+		cd->raw[SCORE_AFFINITY] = k->affinity_raw ? k->affinity_raw[slot] : 0;
+		cd->raw[SCORE_TAINT] = k->taint_raw ? k->taint_raw[slot] : 0;
+		cd->dyn = class_index_leaf(&k->ix, pos, k->group[pos]);
+	}
+	e->stats.interpod_leaf_scans++;
+	if (n > 0) {
+		if (interpod_scores(e, s, pod, n) < 0)
+			return -ENOMEM;
+		select_best(e, pod, n, &p->rng, NULL, out);
+		return 0;
+	}
+	/* Every node visited: the class's reasons, and the inter-pod ones of
+	 * the nodes that passed the rest, as the reference counts them. */
+	diagnose_class(e, s, k);
+	for (unsigned code = 0; code < 256; code++)
+		if (refused[code] > 0 && code <= REASON_INSUFFICIENT)
+			e->diag.by_code[code] += refused[code];
+	return 0;
 }
 
 static int place_fast(struct engine *e, const struct snapshot *s,
@@ -1518,8 +1585,16 @@ static int place_interpod(struct engine *e, const struct snapshot *s,
 		e->stats.interpod_node_local++;
 		return place_class(e, s, k, pod, true, &p, out);
 	}
-	k->last_use = ledger_changes_head(e->ledger);
+	/* A scan with the inter-pod filter and scores: over the class index's
+	 * leaves when the class is hot, else node by node. */
 	e->ip_on = true;
+	int ready = index_ready(e, s, k, false, p.want);
+	if (ready < 0)
+		return ready;
+	if (ready) {
+		index_sync(e, s, k);
+		return place_scan_leaves(e, s, k, pod, &p, out);
+	}
 	return place_scan(e, s, k, pod, &p, out);
 }
 

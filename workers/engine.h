@@ -91,6 +91,8 @@ struct engine_stats {
 				    * nothing (placed as under no rule) */
 	uint64_t interpod_node_local; /* ... where the filter was node-local
 				       * (the class index holds it) */
+	uint64_t interpod_leaf_scans; /* ... scanned over the class index's
+				       * leaves */
 };
 
 /* Creates an engine over `c` with the plugins' strings `ctx` and profiles

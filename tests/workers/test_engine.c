@@ -451,7 +451,7 @@ static void check_same(struct engine *e, const struct pod_spec *pod, uint64_t se
 static void run_case(uint64_t case_no, uint64_t *placed, uint64_t *unschedulable,
 		     uint64_t *indexed, uint64_t *index_updates,
 		     uint64_t *static_reuses, uint64_t *evictions, uint64_t *viewed,
-		     uint64_t *node_local)
+		     uint64_t *node_local, uint64_t *leaf_scans)
 {
 	rng_state = case_no * UINT64_C(0x2545f4914f6cdd1d) + 7;
 	struct world w;
@@ -585,6 +585,7 @@ static void run_case(uint64_t case_no, uint64_t *placed, uint64_t *unschedulable
 	*index_updates += st.index_updates;
 	*viewed += st.interpod_viewed;
 	*node_local += st.interpod_node_local;
+	*leaf_scans += st.interpod_leaf_scans;
 	free(held);
 	engine_destroy(other);
 	engine_destroy(e);
@@ -600,19 +601,19 @@ static void test_fast_path_equals_reference(void **state)
 	if (env != NULL && *env != '\0')
 		cases = strtoull(env, NULL, 10);
 	uint64_t placed = 0, unschedulable = 0, indexed = 0, updates = 0, reuses = 0;
-	uint64_t evictions = 0, viewed = 0, node_local = 0;
+	uint64_t evictions = 0, viewed = 0, node_local = 0, leaf_scans = 0;
 	for (uint64_t i = 0; i < cases; i++)
 		run_case(i, &placed, &unschedulable, &indexed, &updates, &reuses,
-			 &evictions, &viewed, &node_local);
+			 &evictions, &viewed, &node_local, &leaf_scans);
 	print_message("%" PRIu64 " random cases: %" PRIu64 " pods placed and %"
 		      PRIu64 " unschedulable, identically by both paths (%" PRIu64
 		      " through class indexes, %" PRIu64 " index leaf updates, %" PRIu64
 		      " scans over another class's static results, %" PRIu64
 		      " evictions of cold classes, %" PRIu64 " under inter-pod rules"
 		      " through a class's view, %" PRIu64 " of them with node-local"
-		      " rules)\n",
+		      " rules, %" PRIu64 " scanned over a class index's leaves)\n",
 		      cases, placed, unschedulable, indexed, updates, reuses, evictions,
-		      viewed, node_local);
+		      viewed, node_local, leaf_scans);
 	print_message("of them %" PRIu64 " of a second or third profile, %" PRIu64
 		      " scored by RequestedToCapacityRatio, %" PRIu64 " under a "
 		      "profile's added node affinity\n", met.other_profile, met.rtcr,
@@ -627,6 +628,7 @@ static void test_fast_path_equals_reference(void **state)
 	assert_true(evictions > cases / 100);
 	assert_true(viewed > cases / 2);
 	assert_true(node_local > cases / 10);
+	assert_true(leaf_scans > cases / 10);
 	assert_true(met.other_profile > cases / 2);
 	assert_true(met.rtcr > cases);
 	assert_true(met.added > cases / 2);

@@ -164,14 +164,14 @@ static void args_of(const json_t *c, struct world *w, struct interpod_args *args
 	const json_t *a = json_object_get(c, "args");
 	const json_t *v;
 	if ((v = json_object_get(a, "hardPodAffinityWeight")) != NULL)
-		cfg.score.hard_pod_affinity_weight = (int32_t)json_integer_value(v);
+		cfg.profiles[0].score.hard_pod_affinity_weight = (int32_t)json_integer_value(v);
 	if ((v = json_object_get(a, "ignorePreferredTermsOfExistingPods")) != NULL)
-		cfg.score.ignore_preferred_terms_of_existing = json_is_true(v);
+		cfg.profiles[0].score.ignore_preferred_terms_of_existing = json_is_true(v);
 	if ((v = json_object_get(a, "defaultingType")) != NULL)
-		cfg.score.spread_defaulting =
+		cfg.profiles[0].score.spread_defaulting =
 			strcmp(json_string_value(v), "List") == 0
-				? SPREAD_DEFAULTING_NONE : SPREAD_DEFAULTING_SYSTEM;
-	interpod_args_from(args, &w->ctx, &cfg.score);
+				? SPREAD_DEFAULTING_LIST : SPREAD_DEFAULTING_SYSTEM;
+	interpod_args_from(args, &w->ctx, &cfg.profiles[0].score);
 }
 
 static void run_case(const char *file, const json_t *c, struct tally *t)
