@@ -105,6 +105,7 @@ struct eclass {
 #define MASK_EXISTING_ANTI (1u << 23) /* ... placed pods' anti-affinity */
 
 #define SEEN_SLOTS 65536u /* a power of two */
+#define LAST_USE_NEVER UINT64_MAX /* eclass.last_use of a class with no pod yet */
 #define STATIC_SLOTS 4096u /* a power of two */
 
 struct candidate {
@@ -927,9 +928,11 @@ static void index_sync(struct engine *e, const struct snapshot *s, struct eclass
 			continue;
 		int32_t d = 0;
 		uint32_t m = leaf_eval(e, s, k, slot, &d);
-		mask_count(k, k->mask[p], -1);
-		mask_count(k, m, +1);
-		k->mask[p] = m;
+		if (m != k->mask[p]) { /* most changes keep a node's reasons */
+			mask_count(k, k->mask[p], -1);
+			mask_count(k, m, +1);
+			k->mask[p] = m;
+		}
 		class_index_update(&k->ix, p, k->group[p], m == 0, d);
 		e->stats.index_updates++;
 	}
@@ -1045,7 +1048,10 @@ static struct eclass *class_compile(struct engine *e, const struct snapshot *s,
 	}
 	k->bytes = sizeof(*k) + sizeof(*k->static_diag) +
 		   n * (sizeof(uint32_t) + (aff ? 4 : 0) + (taint ? 4 : 0));
-	k->last_use = ledger_changes_head(e->ledger);
+	/* Not hot yet: the pod that compiles a class proves nothing about
+	 * the next; an index is built once a pod follows within `want`
+	 * changes (index_ready). */
+	k->last_use = LAST_USE_NEVER;
 	return k;
 }
 
@@ -1434,7 +1440,7 @@ static int index_ready(struct engine *e, const struct snapshot *s,
 		       struct eclass *k, bool ip_index, uint32_t want)
 {
 	uint64_t head = ledger_changes_head(e->ledger);
-	bool hot = head - k->last_use <= want;
+	bool hot = k->last_use != LAST_USE_NEVER && head - k->last_use <= want;
 	k->last_use = head;
 	if (!hot)
 		return 0;

@@ -622,8 +622,8 @@ static void test_fast_path_equals_reference(void **state)
 	 * the test proves little. */
 	assert_true(placed > cases);
 	assert_true(unschedulable > cases / 20);
-	assert_true(indexed > cases);
-	assert_true(updates > cases);
+	assert_true(indexed > cases / 2);
+	assert_true(updates > cases / 2);
 	assert_true(reuses > cases / 10);
 	assert_true(evictions > cases / 100);
 	assert_true(viewed > cases / 2);
