@@ -1348,6 +1348,20 @@ int engine_place(struct engine *e, const struct pod_spec *pod, uint64_t seq,
 	return rc;
 }
 
+int engine_assign_devices(struct engine *e, const struct pod_spec *pod,
+			  uint32_t slot, struct placement *out)
+{
+	const struct snapshot *s = cluster_snapshot(e->cluster);
+	if (slot >= s->n_slots || !s->present[slot])
+		return -EINVAL;
+	if (sync_generation(e, s) < 0)
+		return -ENOMEM;
+	out->slot = slot;
+	memset(&out->devices, 0, sizeof(out->devices));
+	assign_devices(e, s, pod, out);
+	return 0;
+}
+
 bool engine_interpod_applies(struct engine *e, const struct pod_spec *pod)
 {
 	return interpod_applies(e->ip, e->ledger, pod, &e->ip_args);
