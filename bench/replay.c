@@ -76,6 +76,11 @@ static const char *const profile[REPLAY_POLICIES] = {
 	[REPLAY_RANDOM] = HEAD,
 };
 
+struct replay_opts replay_opts_ours(void)
+{
+	return (struct replay_opts){.mix_shapes = 256, .model_reservation = 100};
+}
+
 static int64_t pod_gpu_milli(const struct openb_pod *p)
 {
 	return (int64_t)p->num_gpu * p->gpu_milli;
@@ -195,7 +200,8 @@ static int models_of(struct intern *strings, const char *spec,
 }
 
 static int world_build(struct world *w, const struct openb_trace *t,
-		       enum replay_policy policy, char *err, size_t err_len)
+		       enum replay_policy policy, const struct replay_opts *o,
+		       char *err, size_t err_len)
 {
 	memset(w, 0, sizeof(*w));
 	w->strings = intern_create();
@@ -214,9 +220,21 @@ static int world_build(struct world *w, const struct openb_trace *t,
 		goto out;
 	}
 	w->gpu_res = rc;
-	rc = sched_config_load_buffer(replay_policy_names[policy], profile[policy],
-				      strlen(profile[policy]), &w->cfg, &w->res, err,
-				      err_len);
+	/* FGD's profiles carry GpuFragmentation's args. */
+	char text[2048];
+	bool fgd = policy == REPLAY_FGD || policy == REPLAY_FGD_ONLINE;
+	int len = fgd ? snprintf(text, sizeof(text),
+				 "%s  pluginConfig:\n  - name: GpuFragmentation\n"
+				 "    args: {maxShapes: %u, modelReservation: %d}\n",
+				 profile[policy], o->mix_shapes, o->model_reservation)
+		      : snprintf(text, sizeof(text), "%s", profile[policy]);
+	if (len < 0 || (size_t)len >= sizeof(text)) {
+		rc = -EINVAL;
+		snprintf(err, err_len, "%s: profile too long", replay_policy_names[policy]);
+		goto out;
+	}
+	rc = sched_config_load_buffer(replay_policy_names[policy], text, (size_t)len,
+				      &w->cfg, &w->res, err, err_len);
 	if (rc < 0)
 		goto out;
 	if ((rc = plugin_ctx_init(&w->ctx, w->strings, &w->res)) < 0) {
@@ -334,8 +352,11 @@ int replay_run(const struct openb_trace *t, enum replay_policy policy,
 	       char *err, size_t err_len)
 {
 	memset(out, 0, sizeof(*out));
+	struct replay_opts ours = replay_opts_ours();
+	if (o == NULL)
+		o = &ours;
 	struct world w;
-	int rc = world_build(&w, t, policy, err, err_len);
+	int rc = world_build(&w, t, policy, o, err, err_len);
 	if (rc < 0)
 		return rc;
 	uint32_t *order = NULL;

@@ -12,6 +12,8 @@
  *                           FGD-online,RandomFit
  *   --choice ours|paper     ours; paper: the paper's simulator's node choice
  *   --top-up ours|paper     ours; paper: its top-up check (replay.h)
+ *   --mix-shapes N          256 (FGD's maxShapes; this replay had 64 before)
+ *   --model-reservation P   100 (FGD's modelReservation %; the paper's: 0)
  *   --json, --plot DIR, --progress, --no-progress
  */
 #include "bench/trace_main.h"
@@ -70,15 +72,17 @@ static void usage(FILE *to)
 		"usage: shmsched-bench --trace openb [--trace-dir DIR] [--pod-list NAME|all]\n"
 		"                      [--seeds K] [--policies LIST] [--paper-file FILE]\n"
 		"                      [--choice ours|paper] [--top-up ours|paper]\n"
+		"                      [--mix-shapes N] [--model-reservation PERCENT]\n"
 		"                      [--json] [--plot DIR] [--progress|--no-progress]\n"
 		"Replays the Alibaba GPU trace with the FGD paper's protocol for each\n"
 		"policy (LeastAllocated, MostAllocated, BestFit, FGD, FGD-online,\n"
 		"RandomFit) and\n"
 		"prints unallocated GPU %% at 100%% and 130%% arrived load beside the\n"
 		"paper's. Defaults: --trace-dir ../shared/data/alibaba-openb,\n"
-		"--pod-list openb_pod_list_default, --seeds 10. --choice paper and\n"
-		"--top-up paper switch one difference from the paper's simulator each\n"
-		"(README, \"The GPU trace replay\").\n");
+		"--pod-list openb_pod_list_default, --seeds 10. --choice paper,\n"
+		"--top-up paper, --mix-shapes and --model-reservation 0 switch one\n"
+		"difference from the paper's simulator each (README, \"The GPU trace\n"
+		"replay\"); defaults: ours (--mix-shapes 256 --model-reservation 100).\n");
 }
 
 static int parse_policies(const char *list, bool on[REPLAY_POLICIES])
@@ -113,7 +117,8 @@ static int parse_policies(const char *list, bool on[REPLAY_POLICIES])
 static int parse(int argc, char **argv, struct trace_opts *o)
 {
 	enum { O_TRACE = 256, O_DIR, O_PAPER, O_LIST, O_SEEDS, O_POLICIES, O_JSON,
-	       O_PLOT, O_PROGRESS, O_NO_PROGRESS, O_HELP, O_CHOICE, O_TOP_UP };
+	       O_PLOT, O_PROGRESS, O_NO_PROGRESS, O_HELP, O_CHOICE, O_TOP_UP,
+	       O_MIX_SHAPES, O_RESERVATION };
 	static const struct option longopts[] = {
 		{"trace", required_argument, NULL, O_TRACE},
 		{"trace-dir", required_argument, NULL, O_DIR},
@@ -128,6 +133,8 @@ static int parse(int argc, char **argv, struct trace_opts *o)
 		{"help", no_argument, NULL, O_HELP},
 		{"choice", required_argument, NULL, O_CHOICE},
 		{"top-up", required_argument, NULL, O_TOP_UP},
+		{"mix-shapes", required_argument, NULL, O_MIX_SHAPES},
+		{"model-reservation", required_argument, NULL, O_RESERVATION},
 		{NULL, 0, NULL, 0},
 	};
 	*o = (struct trace_opts){
@@ -135,6 +142,7 @@ static int parse(int argc, char **argv, struct trace_opts *o)
 		.pod_list = "openb_pod_list_default",
 		.seeds = 10,
 		.progress = -1,
+		.replay = replay_opts_ours(),
 	};
 	parse_policies("all", o->policy_on);
 	int c;
@@ -186,6 +194,25 @@ static int parse(int argc, char **argv, struct trace_opts *o)
 				o->replay.paper_choice = paper;
 			else
 				o->replay.paper_top_up = paper;
+			break;
+		}
+		case O_MIX_SHAPES:
+		case O_RESERVATION: {
+			bool shapes = c == O_MIX_SHAPES;
+			unsigned long lo = shapes ? 1 : 0, hi = shapes ? 256 : 1000;
+			errno = 0;
+			v = strtoul(optarg, &end, 10);
+			if (errno || *end || *optarg == '\0' || *optarg == '-' ||
+			    v < lo || v > hi) {
+				fprintf(stderr, "shmsched-bench: --%s: \"%s\": expected "
+					"%lu..%lu\n", shapes ? "mix-shapes" : "model-reservation",
+					optarg, lo, hi);
+				return 2;
+			}
+			if (shapes)
+				o->replay.mix_shapes = (uint32_t)v;
+			else
+				o->replay.model_reservation = (int32_t)v;
 			break;
 		}
 		case O_JSON:
@@ -325,8 +352,9 @@ static void print_cell(double mean, double sd)
 /* The switches as the command line spells them: what differs from ours. */
 static void describe_switches(const struct replay_opts *r, char *buf, size_t len)
 {
-	snprintf(buf, len, "--choice %s --top-up %s",
-		 r->paper_choice ? "paper" : "ours", r->paper_top_up ? "paper" : "ours");
+	snprintf(buf, len, "--choice %s --top-up %s --mix-shapes %u "
+		 "--model-reservation %d", r->paper_choice ? "paper" : "ours",
+		 r->paper_top_up ? "paper" : "ours", r->mix_shapes, r->model_reservation);
 }
 
 static void print_table(const struct trace_opts *o, const struct list_result *lr)

@@ -1170,6 +1170,36 @@ static int decode_interpod_args(struct dec *d, json_t *args, struct score_config
 	return 0;
 }
 
+/* GpuFragmentationArgs (ours): maxShapes, modelReservation. */
+static int decode_gpu_frag_args(struct dec *d, json_t *args, struct score_config *sc)
+{
+	const char *key;
+	json_t *val;
+	if (!present(args))
+		return 0;
+	int rc = check_args(d, args, "GpuFragmentationArgs");
+	if (rc != 0)
+		return rc;
+	json_object_foreach(args, key, val) {
+		size_t m = push_key(d, key, key);
+		int64_t v;
+		if (strcmp(key, "maxShapes") == 0) {
+			if (present(val) &&
+			    (rc = get_int(d, val, 1, SCORE_GPU_FRAG_MAX_SHAPES, &v)) == 0)
+				sc->gpu_frag_max_shapes = (int32_t)v;
+		} else if (strcmp(key, "modelReservation") == 0) {
+			if (present(val) && (rc = get_int(d, val, 0, 1000, &v)) == 0)
+				sc->gpu_frag_model_reservation = (int32_t)v;
+		} else if (!is_type_key(key)) {
+			rc = unknown_field(d, key);
+		}
+		pop(d, m);
+		if (rc != 0)
+			return rc;
+	}
+	return 0;
+}
+
 /* PodTopologySpreadArgs: defaultingType System, or List without
  * defaultConstraints (constraints of its own are not read yet). */
 static int decode_spread_args(struct dec *d, json_t *args, struct score_config *sc)
@@ -1249,12 +1279,12 @@ static int decode_plugin_config(struct dec *d, json_t *list,
 		int p = score_index(name, len);
 		json_t *nv = json_object_get(e, "name");
 		if (p != SCORE_FIT && p != SCORE_BALANCED && p != SCORE_INTER_POD &&
-		    p != SCORE_SPREAD) {
+		    p != SCORE_SPREAD && p != SCORE_GPU_FRAG) {
 			size_t mn = push_key(d, key_anchor(e, "name"), "name");
 			rc = fail(d, -EINVAL, "args of %s are not supported by "
 				  "shmsched (only NodeResourcesFit, "
-				  "NodeResourcesBalancedAllocation, InterPodAffinity "
-				  "and PodTopologySpread take args)",
+				  "NodeResourcesBalancedAllocation, InterPodAffinity, "
+				  "PodTopologySpread and GpuFragmentation take args)",
 				  show(nv, vb, sizeof(vb)));
 			pop(d, mn);
 			goto fail_entry;
@@ -1275,6 +1305,8 @@ static int decode_plugin_config(struct dec *d, json_t *list,
 			rc = decode_balanced_args(d, args, sc);
 		else if (p == SCORE_INTER_POD)
 			rc = decode_interpod_args(d, args, sc);
+		else if (p == SCORE_GPU_FRAG)
+			rc = decode_gpu_frag_args(d, args, sc);
 		else
 			rc = decode_spread_args(d, args, sc);
 		pop(d, ma);
@@ -1486,6 +1518,7 @@ void sched_config_default(struct sched_config *cfg)
 	sc->fit_strategy = FIT_LEAST_ALLOCATED;
 	sc->hard_pod_affinity_weight = 1;
 	sc->spread_defaulting = SPREAD_DEFAULTING_SYSTEM;
+	sc->gpu_frag_max_shapes = SCORE_GPU_FRAG_MAX_SHAPES;
 	cfg->parallelism = 16;
 	cfg->pod_initial_backoff_seconds = 1;
 	cfg->pod_max_backoff_seconds = 10;

@@ -154,6 +154,7 @@ struct engine {
 	struct frag_counter *frag_count;
 	struct frag_mix mix;
 	struct frag_before *before; /* [capacity] per slot */
+	struct frag_models models;  /* GPU models: capacity, pressure */
 
 	/* Inter-pod rules (workers/interpod.h): the plugins' state, the
 	 * profile's arguments, and whether they apply to the pod in hand. */
@@ -350,10 +351,12 @@ static int sync_generation(struct engine *e, const struct snapshot *s)
 	/* A slot may hold another node now: forget its fragmentation. */
 	memset(e->before, 0, (size_t)cluster_capacity(e->cluster) * sizeof(*e->before));
 	e->cpu_max = e->gpu_max = 0;
+	frag_models_reset(&e->models);
 	for (uint32_t i = 0; i < s->n_slots; i++) {
 		if (!s->present[i])
 			continue;
 		const struct node_spec *n = &s->nodes[i];
+		frag_models_add(&e->models, n->devices.gpu_model, n->devices.n_gpus);
 		if (n->allocatable.v[RES_CPU] > e->cpu_max)
 			e->cpu_max = n->allocatable.v[RES_CPU];
 		if ((int64_t)n->devices.n_gpus * GPU_MILLI_PER_DEVICE > e->gpu_max)
@@ -409,6 +412,9 @@ static void score_dynamic(struct engine *e, const struct pod_spec *pod,
 		int64_t growth = frag_growth(&e->mix, &v->spec->devices, cpu_left,
 					     v->dev, frag_before(e, v, cpu_left), pod,
 					     &gpu);
+		growth += frag_reservation(&e->models, &e->mix,
+					   v->spec->devices.gpu_model, pod,
+					   sc->gpu_frag_model_reservation);
 		cd->raw[SCORE_GPU_FRAG] = score_gpu_frag_of_growth(growth, e->mix.total);
 	}
 }
@@ -526,14 +532,15 @@ static void begin(struct engine *e, const struct snapshot *s,
 	 * comes, placed or not; it changes only at the counter's refresh
 	 * points (frag.h), which makes cached leaves stale (mix.epoch). */
 	if (e->cfg.score.weight_gpu_frag && frag_counter_add(e->frag_count, pod))
-		frag_mix_build(&e->mix, e->frag_count);
+		frag_mix_build(&e->mix, e->frag_count,
+			       (unsigned)e->cfg.score.gpu_frag_max_shapes);
 }
 
 void engine_learn_shapes(struct engine *e, const struct pod_spec *pods, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
 		frag_counter_add(e->frag_count, &pods[i]);
-	frag_mix_build(&e->mix, e->frag_count);
+	frag_mix_build(&e->mix, e->frag_count, (unsigned)e->cfg.score.gpu_frag_max_shapes);
 }
 
 /* The exact devices for a placed pod that wants any: the sharing pod's

@@ -1,6 +1,6 @@
-/* GPU fragmentation: see frag.h. Cost: frag_amount O(shapes + GPUs);
- * frag_growth one frag_amount per distinct free value a sharing pod could
- * take, plus one. */
+/* GPU fragmentation: see frag_internal.h. Cost: frag_amount O(shapes +
+ * GPUs); frag_growth one frag_amount per distinct free value a sharing pod
+ * could take, plus one; frag_reservation O(1) but once per mix. */
 #include "workers/frag_internal.h"
 
 #include <assert.h>
@@ -78,7 +78,8 @@ static int by_count_desc(const void *a, const void *b)
 	return memcmp(&x->shape, &y->shape, sizeof(x->shape));
 }
 
-static void mix_from(struct frag_mix *m, const struct frag_counter *c)
+static void mix_from(struct frag_mix *m, const struct frag_counter *c,
+		     unsigned max_shapes)
 {
 	const struct frag_count *all[FRAG_COUNT_SLOTS];
 	unsigned n = 0;
@@ -93,7 +94,9 @@ static void mix_from(struct frag_mix *m, const struct frag_counter *c)
 	m->total = 0;
 	/* Take shapes while what is taken is below the cover: the one that
 	 * crosses it is included (the paper's rule). */
-	for (unsigned i = 0; i < n && m->n < FRAG_MAX_TYPES &&
+	if (max_shapes == 0 || max_shapes > FRAG_MAX_TYPES)
+		max_shapes = FRAG_MAX_TYPES;
+	for (unsigned i = 0; i < n && m->n < max_shapes &&
 			     m->total * 1000 < total * FRAG_COVER_PERMILLE; i++) {
 		m->shape[m->n] = all[i]->shape;
 		m->weight[m->n] = all[i]->count;
@@ -139,11 +142,12 @@ static bool mix_close(const struct frag_mix *a, const struct frag_mix *b)
 	return dist * 1000 < FRAG_KEEP_PERMILLE;
 }
 
-bool frag_mix_build(struct frag_mix *m, const struct frag_counter *c)
+bool frag_mix_build(struct frag_mix *m, const struct frag_counter *c,
+		    unsigned max_shapes)
 {
 	static_assert(sizeof(struct frag_mix) < 16384, "a mix fits the stack");
 	struct frag_mix next;
-	mix_from(&next, c);
+	mix_from(&next, c, max_shapes);
 	if (m->epoch > 0 && mix_close(m, &next))
 		return false;
 	next.epoch = m->epoch + 1;
@@ -232,4 +236,78 @@ int64_t frag_growth(const struct frag_mix *m, const struct node_devices *d,
 		}
 	}
 	return best == INT64_MAX ? 0 : best;
+}
+
+void frag_models_reset(struct frag_models *fm)
+{
+	memset(fm, 0, sizeof(*fm));
+}
+
+void frag_models_add(struct frag_models *fm, uint32_t model, unsigned n_gpus)
+{
+	if (model == 0 || n_gpus == 0)
+		return;
+	unsigned k = 0;
+	while (k < fm->n && fm->model[k] != model)
+		k++;
+	if (k == FRAG_MAX_MODELS)
+		return;
+	if (k == fm->n) {
+		fm->model[fm->n++] = model;
+		fm->capacity[k] = 0;
+	}
+	fm->capacity[k] += (int64_t)n_gpus * GPU_MILLI_PER_DEVICE;
+	fm->mix_epoch = 0;
+}
+
+/* Pressure per model from the mix (frag_internal.h). */
+static void models_pressure(struct frag_models *fm, const struct frag_mix *m)
+{
+	double need[FRAG_MAX_MODELS] = {0}, demand = 0, cluster = 0;
+	for (unsigned i = 0; i < fm->n; i++)
+		cluster += (double)fm->capacity[i];
+	for (unsigned t = 0; t < m->n; t++) {
+		const struct frag_shape *s = &m->shape[t];
+		double d = (double)m->weight[t] * s->num_gpu * s->gpu_milli;
+		demand += d;
+		if (s->n_models == 0)
+			continue;
+		/* Split over the models it accepts, by their capacity. */
+		double accepted = 0;
+		for (unsigned k = 0; k < s->n_models; k++)
+			for (unsigned i = 0; i < fm->n; i++)
+				if (fm->model[i] == s->models[k])
+					accepted += (double)fm->capacity[i];
+		if (accepted <= 0)
+			continue; /* no node can take it: no model is pressed */
+		for (unsigned k = 0; k < s->n_models; k++)
+			for (unsigned i = 0; i < fm->n; i++)
+				if (fm->model[i] == s->models[k])
+					need[i] += d * (double)fm->capacity[i] / accepted;
+	}
+	for (unsigned i = 0; i < fm->n; i++)
+		fm->pressure_permille[i] = demand > 0 && fm->capacity[i] > 0
+			? (int64_t)(1000.0 * need[i] * cluster /
+				    (demand * (double)fm->capacity[i]) + 0.5)
+			: 0;
+	fm->mix_epoch = m->epoch + 1;
+}
+
+int64_t frag_reservation(struct frag_models *fm, const struct frag_mix *m,
+			 uint32_t model, const struct pod_spec *pod, int32_t percent)
+{
+	if (percent <= 0 || pod->num_gpu == 0)
+		return 0;
+	if (fm->mix_epoch != m->epoch + 1)
+		models_pressure(fm, m);
+	for (unsigned i = 0; i < fm->n; i++) {
+		if (fm->model[i] != model)
+			continue;
+		/* In double: the mix total of an engine that has counted for
+		 * long times the rest can pass 2^63. Bounded as growth is. */
+		double extra = (double)m->total * percent / 100.0 * pod->num_gpu *
+			       pod->gpu_milli * (double)fm->pressure_permille[i] / 1000.0;
+		return extra < 0x1p60 ? (int64_t)extra : INT64_C(1) << 60;
+	}
+	return 0;
 }

@@ -18,6 +18,20 @@
  * Shape key (the paper's): non-zero cpu request, GPU milli per device,
  * device count, model set. Memory is not part of it.
  *
+ * Model reservation (ours, not the paper's): a shape bound to GPU models
+ * counts as fragmented all the free GPUs of a node of another model, and
+ * nothing more; so the measure sees nothing wrong in giving the last free
+ * GPUs of a scarce model to pods that could have run anywhere, and the
+ * pods bound to that model fail later. frag_models keeps, per GPU model
+ * of the cluster, its capacity and its pressure: the GPU demand that the
+ * mix's model-bound shapes put on it (a shape's demand split over the
+ * models it accepts by their capacity), as a share of the mix's whole GPU
+ * demand, over the model's share of the cluster's GPUs. Placing g milli
+ * on a node of model m then adds weight x g x pressure(m) milli to the
+ * growth: a pod that fits several models goes to the least pressed, and a
+ * pod bound to one model pays the same everywhere it can go. A mix with no
+ * model-bound shape has pressure 0 everywhere: the paper's FGD.
+ *
  * Concurrency: a counter and a mix belong to one engine (one thread).
  */
 #ifndef SHMSCHED_WORKERS_FRAG_INTERNAL_H
@@ -27,8 +41,9 @@
 #include <stdint.h>
 
 #include "shm/shm.h"
+#include "workers/score_config.h"
 
-#define FRAG_MAX_TYPES 64
+#define FRAG_MAX_TYPES SCORE_GPU_FRAG_MAX_SHAPES
 #define FRAG_COVER_PERMILLE 950
 #define FRAG_COUNT_SLOTS 1024u /* shapes counted at most (a power of two) */
 #define FRAG_FIRST_REFRESH 64u
@@ -68,17 +83,43 @@ struct frag_counter {
 	struct frag_count slot[FRAG_COUNT_SLOTS];
 };
 
+/* Per GPU model of the cluster (at most FRAG_MAX_MODELS; a model past
+ * them has pressure 0): capacity from the snapshot, pressure from the mix. */
+#define FRAG_MAX_MODELS 32
+struct frag_models {
+	unsigned n;
+	uint64_t mix_epoch; /* the mix's epoch + 1 the pressure is for; 0: stale */
+	uint32_t model[FRAG_MAX_MODELS];
+	int64_t capacity[FRAG_MAX_MODELS];         /* GPU milli */
+	int64_t pressure_permille[FRAG_MAX_MODELS];
+};
+
+/* Forgets every model (a new snapshot generation). */
+void frag_models_reset(struct frag_models *fm);
+
+/* Counts a node's GPUs into its model's capacity. */
+void frag_models_add(struct frag_models *fm, uint32_t model, unsigned n_gpus);
+
+/* The extra growth, weighted as frag_growth's, of placing `pod` on a node
+ * of `model` with reservation weight `percent`: mix total x percent / 100
+ * x the pod's GPU milli x pressure(model). Recomputes the pressure when
+ * the mix has changed since. O(1) then; O(shapes x models x models) once
+ * per mix. */
+int64_t frag_reservation(struct frag_models *fm, const struct frag_mix *m,
+			 uint32_t model, const struct pod_spec *pod, int32_t percent);
+
 void frag_counter_init(struct frag_counter *c);
 
 /* Counts a pod's shape. Returns true when the mix is due a rebuild. */
 bool frag_counter_add(struct frag_counter *c, const struct pod_spec *pod);
 
 /* The mix of the most frequent shapes counted, covering
- * FRAG_COVER_PERMILLE of pods (at most FRAG_MAX_TYPES), with epoch + 1;
- * unless it is close to *m (same shapes, shares within FRAG_KEEP_PERMILLE
- * in L1 distance): then *m stays, so cached scores stay valid. Returns
- * whether *m changed. */
-bool frag_mix_build(struct frag_mix *m, const struct frag_counter *c);
+ * FRAG_COVER_PERMILLE of pods (at most max_shapes, 1..FRAG_MAX_TYPES),
+ * with epoch + 1; unless it is close to *m (same shapes, shares within
+ * FRAG_KEEP_PERMILLE in L1 distance): then *m stays, so cached scores stay
+ * valid. Returns whether *m changed. */
+bool frag_mix_build(struct frag_mix *m, const struct frag_counter *c,
+		    unsigned max_shapes);
 
 /* Fragmented GPU milli of a node in state (cpu_left, gpu_free), weighted:
  * sum over shapes of weight x fragmented milli. O(shapes + GPUs log GPUs). */

@@ -74,7 +74,9 @@ static void run_all_policies(const char *list, uint64_t want_pods,
 	assert_int_equal(t.gpu_milli_total, 3000);
 	/* Ours, and the paper's node choice: the outcomes below do not
 	 * depend on which node takes a pod. */
-	static const struct replay_opts opts[] = {{0}, {.paper_choice = true}};
+	struct replay_opts opts[2] = {replay_opts_ours(), replay_opts_ours()};
+	opts[1].paper_choice = true;
+	opts[1].model_reservation = 0;
 	for (unsigned k = 0; k < 2; k++)
 	for (int p = 0; p < REPLAY_POLICIES; p++) {
 		for (uint64_t seed = 42; seed < 45; seed++) {
@@ -190,7 +192,8 @@ static void test_top_up_check(void **state)
 	struct openb_trace t;
 	char err[512];
 	assert_int_equal(openb_load(dir, "twogpu", &t, err, sizeof(err)), 0);
-	struct replay_opts paper = {.paper_top_up = true};
+	struct replay_opts paper = replay_opts_ours();
+	paper.paper_top_up = true;
 	for (uint64_t seed = 42; seed < 45; seed++) {
 		uint32_t *order;
 		assert_int_equal(replay_arrivals(&t, NULL, seed, &order), 1);

@@ -536,7 +536,23 @@ static const struct refusal refusals[] = {
 	{PROFILE "pluginConfig:\n  - name: GpuBestFit\n    args: {}\n", -EINVAL,
 	 "pluginConfig[0].name: args of \"GpuBestFit\" are not supported by "
 	 "shmsched (only NodeResourcesFit, NodeResourcesBalancedAllocation, "
-	 "InterPodAffinity and PodTopologySpread take args)"},
+	 "InterPodAffinity, PodTopologySpread and GpuFragmentation take args)"},
+	{PROFILE "pluginConfig:\n  - name: GpuFragmentation\n    args:\n"
+	 "      maxShapes: 0\n", -ERANGE,
+	 "pluginConfig[0].args.maxShapes: 0 is not in 1..256"},
+	{PROFILE "pluginConfig:\n  - name: GpuFragmentation\n    args:\n"
+	 "      maxShapes: 257\n", -ERANGE,
+	 "pluginConfig[0].args.maxShapes: 257 is not in 1..256"},
+	{PROFILE "pluginConfig:\n  - name: GpuFragmentation\n    args:\n"
+	 "      modelReservation: -1\n", -ERANGE,
+	 "pluginConfig[0].args.modelReservation: -1 is not in 0..1000"},
+	{PROFILE "pluginConfig:\n  - name: GpuFragmentation\n    args:\n"
+	 "      modelReservation: lots\n", -EINVAL, "\"lots\" is not an integer"},
+	{PROFILE "pluginConfig:\n  - name: GpuFragmentation\n    args:\n"
+	 "      kind: InterPodAffinityArgs\n", -EINVAL, "GpuFragmentationArgs"},
+	{PROFILE "pluginConfig:\n  - name: GpuFragmentation\n    args:\n"
+	 "      maxShape: 3\n", -EINVAL,
+	 "args.maxShape: unknown field \"maxShape\""},
 	{SCORE "enabled:\n      - name: NodeAffinity\n        weight: 101\n", -ERANGE,
 	 "score.enabled[0].weight: 101 is not in 0..100"},
 	{SCORE "enabled:\n      - name: NodeAffinity\n        weight: -1\n", -ERANGE,
@@ -678,6 +694,14 @@ static void test_production_files_load(void **state)
 		"      defaultingType: System\n", &cfg, &res);
 	assert_int_equal(cfg.score.spread_defaulting, SPREAD_DEFAULTING_SYSTEM);
 	assert_int_equal(cfg.score.hard_pod_affinity_weight, 1);
+	/* GpuFragmentationArgs: the defaults, then both set. */
+	assert_int_equal(cfg.score.gpu_frag_max_shapes, SCORE_GPU_FRAG_MAX_SHAPES);
+	assert_int_equal(cfg.score.gpu_frag_model_reservation, 0);
+	load_ok(PROFILE "pluginConfig:\n  - name: GpuFragmentation\n    args:\n"
+		"      kind: GpuFragmentationArgs\n"
+		"      maxShapes: 64\n      modelReservation: 150\n", &cfg, &res);
+	assert_int_equal(cfg.score.gpu_frag_max_shapes, 64);
+	assert_int_equal(cfg.score.gpu_frag_model_reservation, 150);
 }
 
 /* Every refusal says what and where, and changes neither the config nor

@@ -577,7 +577,7 @@ static void mix_of(struct frag_mix *m, const struct pod_spec *pods,
 		for (unsigned k = 0; k < counts[i]; k++)
 			frag_counter_add(c, &pods[i]);
 	memset(m, 0, sizeof(*m));
-	frag_mix_build(m, c);
+	frag_mix_build(m, c, FRAG_MAX_TYPES);
 	free(c);
 }
 
@@ -752,6 +752,62 @@ static void test_frag_growth(void **state)
 	assert_int_equal(gpu, 0);
 }
 
+/* Model reservation (frag_internal.h). The cluster: model A with 6 GPUs
+ * (6,000 milli), model B with 2 (2,000); 8,000 in all. The mix: 6 pods of
+ * one whole GPU on any model and 2 bound to B; mix total 8 pods. GPU
+ * demand 8,000, of which B-bound 2,000; B's need is 2,000 and A's none.
+ * pressure(B) = 2,000 x 8,000 / (8,000 x 2,000) = 1.0; pressure(A) = 0.
+ * A whole GPU on B at 100 %: 8 x 1 x 1,000 x 1.0 = 8,000; at 50 %: 4,000;
+ * a 500-milli share on B: 4,000; anything on A, a CPU-only pod, a model
+ * the cluster lacks, or 0 %: nothing. Then a mix where the bound pods
+ * accept A or B (4 and 4 pods): their 4,000 splits by capacity, A 3,000
+ * and B 1,000; pressure(A) = 3,000 x 8,000 / (8,000 x 6,000) = 0.5 and
+ * pressure(B) = 1,000 x 8,000 / (8,000 x 2,000) = 0.5: no model is
+ * preferred, and a whole GPU costs 8 x 1,000 x 0.5 = 4,000 on either. */
+static void test_frag_model_reservation(void **state)
+{
+	(void)state;
+	struct frag_models fm;
+	frag_models_reset(&fm);
+	frag_models_add(&fm, MODEL_A, 4);
+	frag_models_add(&fm, MODEL_B, 2);
+	frag_models_add(&fm, MODEL_A, 2);
+	frag_models_add(&fm, 0, 8); /* no model given: not counted */
+	struct pod_spec any = whole_pod(1), on_b = whole_pod(1);
+	with_cpu(&any, 1000);
+	with_cpu(&on_b, 1000);
+	on_b.n_gpu_models = 1;
+	on_b.gpu_models[0] = MODEL_B;
+	struct pod_spec pods[2] = {any, on_b};
+	unsigned counts[2] = {6, 2};
+	struct frag_mix *m = malloc(sizeof(*m));
+	assert_non_null(m);
+	mix_of(m, pods, counts, 2);
+	assert_int_equal(m->total, 8);
+	assert_int_equal(frag_reservation(&fm, m, MODEL_B, &any, 100), 8000);
+	assert_int_equal(frag_reservation(&fm, m, MODEL_B, &any, 50), 4000);
+	struct pod_spec share = sharing_pod(500);
+	assert_int_equal(frag_reservation(&fm, m, MODEL_B, &share, 100), 4000);
+	assert_int_equal(frag_reservation(&fm, m, MODEL_A, &any, 100), 0);
+	struct pod_spec cpu = shape_n();
+	assert_int_equal(frag_reservation(&fm, m, MODEL_B, &cpu, 100), 0);
+	assert_int_equal(frag_reservation(&fm, m, MODEL_C, &any, 100), 0);
+	assert_int_equal(frag_reservation(&fm, m, MODEL_B, &any, 0), 0);
+
+	struct pod_spec on_ab = on_b;
+	on_ab.n_gpu_models = 2;
+	on_ab.gpu_models[0] = MODEL_A;
+	on_ab.gpu_models[1] = MODEL_B;
+	pods[1] = on_ab;
+	counts[0] = counts[1] = 4;
+	uint64_t epoch = m->epoch;
+	mix_of(m, pods, counts, 2);
+	m->epoch = epoch + 1; /* a new mix: the pressure is computed again */
+	assert_int_equal(frag_reservation(&fm, m, MODEL_A, &any, 100), 4000);
+	assert_int_equal(frag_reservation(&fm, m, MODEL_B, &any, 100), 4000);
+	free(m);
+}
+
 static void test_frag_mix(void **state)
 {
 	(void)state;
@@ -771,7 +827,7 @@ static void test_frag_mix(void **state)
 	}
 	struct frag_mix m;
 	memset(&m, 0, sizeof(m));
-	frag_mix_build(&m, c);
+	frag_mix_build(&m, c, FRAG_MAX_TYPES);
 	/* By count: A 40 (40/64 < 95 %: go on), B 21 (61/64 = 95.3 %: the
 	 * one that crosses the cover is taken, then stop). */
 	assert_int_equal(m.epoch, 1);
@@ -1152,6 +1208,7 @@ int main(void)
 		cmocka_unit_test(test_frag_amount),
 		cmocka_unit_test(test_frag_growth),
 		cmocka_unit_test(test_frag_mix),
+		cmocka_unit_test(test_frag_model_reservation),
 		cmocka_unit_test(test_engine_best_fit),
 		cmocka_unit_test(test_engine_fragmentation),
 		cmocka_unit_test(test_engine_cores),
