@@ -285,11 +285,16 @@ static void models_pressure(struct frag_models *fm, const struct frag_mix *m)
 				if (fm->model[i] == s->models[k])
 					need[i] += d * (double)fm->capacity[i] / accepted;
 	}
-	for (unsigned i = 0; i < fm->n; i++)
-		fm->pressure_permille[i] = demand > 0 && fm->capacity[i] > 0
-			? (int64_t)(1000.0 * need[i] * cluster /
-				    (demand * (double)fm->capacity[i]) + 0.5)
-			: 0;
+	/* Below FRAG_PRESSURE_FREE of its capacity a model is not pressed;
+	 * above, the pressure grows from 0 so that a model its bound pods
+	 * need whole (share 1) is pressed 1. */
+	const double free_share = FRAG_PRESSURE_FREE_PERMILLE / 1000.0;
+	for (unsigned i = 0; i < fm->n; i++) {
+		double share = demand > 0 && fm->capacity[i] > 0
+			? need[i] * cluster / (demand * (double)fm->capacity[i]) : 0;
+		double p = share > free_share ? (share - free_share) / (1 - free_share) : 0;
+		fm->pressure_permille[i] = (int64_t)(1000.0 * p + 0.5);
+	}
 	fm->mix_epoch = m->epoch + 1;
 }
 

@@ -26,11 +26,17 @@
  * of the cluster, its capacity and its pressure: the GPU demand that the
  * mix's model-bound shapes put on it (a shape's demand split over the
  * models it accepts by their capacity), as a share of the mix's whole GPU
- * demand, over the model's share of the cluster's GPUs. Placing g milli
- * on a node of model m then adds weight x g x pressure(m) milli to the
- * growth: a pod that fits several models goes to the least pressed, and a
- * pod bound to one model pays the same everywhere it can go. A mix with no
- * model-bound shape has pressure 0 everywhere: the paper's FGD.
+ * demand, over the model's share of the cluster's GPUs: the share of the
+ * model's GPUs its bound pods would take in a full cluster. Up to
+ * FRAG_PRESSURE_FREE_PERMILLE that share presses nothing (steering pods
+ * off a model whose bound pods leave most of it free costs more packing
+ * than it saves: on openb's gpuspec05, whose busiest model's share is 0.2,
+ * any pressure cost 0.2 points); above, the pressure rises linearly to 1
+ * at a share of 1. Placing g milli on a node of model m then adds weight x
+ * g x pressure(m) milli to the growth: a pod that fits several models
+ * goes to the least pressed, and a pod bound to one model pays the same
+ * everywhere it can go. A mix with no model-bound shape has pressure 0
+ * everywhere: the paper's FGD.
  *
  * Concurrency: a counter and a mix belong to one engine (one thread).
  */
@@ -86,6 +92,7 @@ struct frag_counter {
 /* Per GPU model of the cluster (at most FRAG_MAX_MODELS; a model past
  * them has pressure 0): capacity from the snapshot, pressure from the mix. */
 #define FRAG_MAX_MODELS 32
+#define FRAG_PRESSURE_FREE_PERMILLE 200
 struct frag_models {
 	unsigned n;
 	uint64_t mix_epoch; /* the mix's epoch + 1 the pressure is for; 0: stale */

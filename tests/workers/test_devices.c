@@ -761,9 +761,15 @@ static void test_frag_growth(void **state)
  * a 500-milli share on B: 4,000; anything on A, a CPU-only pod, a model
  * the cluster lacks, or 0 %: nothing. Then a mix where the bound pods
  * accept A or B (4 and 4 pods): their 4,000 splits by capacity, A 3,000
- * and B 1,000; pressure(A) = 3,000 x 8,000 / (8,000 x 6,000) = 0.5 and
- * pressure(B) = 1,000 x 8,000 / (8,000 x 2,000) = 0.5: no model is
- * preferred, and a whole GPU costs 8 x 1,000 x 0.5 = 4,000 on either. */
+ * and B 1,000; share(A) = 3,000 x 8,000 / (8,000 x 6,000) = 0.5 and
+ * share(B) = 1,000 x 8,000 / (8,000 x 2,000) = 0.5: no model is
+ * preferred; past the free 0.2, pressure (0.5 - 0.2) / 0.8 = 0.375, and a
+ * whole GPU costs 8 x 1,000 x 0.375 = 3,000 on either. (In the first mix
+ * share(B) = 1 gives pressure (1 - 0.2) / 0.8 = 1.) Last, 1 B-bound pod
+ * among 9 any-model ones: share(B) = 1,000 x 8,000 / (10,000 x 2,000) =
+ * 0.4, pressure 0.25, a whole GPU on B 10 x 1,000 x 0.25 = 2,500; and
+ * if that one B-bound pod asks 250 milli, share(B) = 250 x 8,000 / (9,250
+ * x 2,000) = 0.11, under the free 0.2: nothing. */
 static void test_frag_model_reservation(void **state)
 {
 	(void)state;
@@ -803,8 +809,23 @@ static void test_frag_model_reservation(void **state)
 	uint64_t epoch = m->epoch;
 	mix_of(m, pods, counts, 2);
 	m->epoch = epoch + 1; /* a new mix: the pressure is computed again */
-	assert_int_equal(frag_reservation(&fm, m, MODEL_A, &any, 100), 4000);
-	assert_int_equal(frag_reservation(&fm, m, MODEL_B, &any, 100), 4000);
+	assert_int_equal(frag_reservation(&fm, m, MODEL_A, &any, 100), 3000);
+	assert_int_equal(frag_reservation(&fm, m, MODEL_B, &any, 100), 3000);
+
+	pods[1] = on_b;
+	counts[0] = 9;
+	counts[1] = 1;
+	mix_of(m, pods, counts, 2);
+	m->epoch = epoch + 2;
+	assert_int_equal(frag_reservation(&fm, m, MODEL_B, &any, 100), 2500);
+	pods[1] = sharing_pod(250);
+	with_cpu(&pods[1], 1000);
+	pods[1].n_gpu_models = 1;
+	pods[1].gpu_models[0] = MODEL_B;
+	mix_of(m, pods, counts, 2);
+	assert_int_equal(m->n, 2); /* the B-bound shape is in the mix */
+	m->epoch = epoch + 3;
+	assert_int_equal(frag_reservation(&fm, m, MODEL_B, &any, 100), 0);
 	free(m);
 }
 
