@@ -63,7 +63,7 @@ bool frag_counter_add(struct frag_counter *c, const struct pod_spec *pod)
 	}
 	if (c->pods < c->next_refresh)
 		return false;
-	uint64_t step = c->next_refresh * 3; /* next at 4x */
+	uint64_t step = c->next_refresh; /* next at 2x */
 	c->next_refresh += step < FRAG_MAX_INTERVAL ? step : FRAG_MAX_INTERVAL;
 	return true;
 }

@@ -841,10 +841,11 @@ static void test_frag_mix(void **state)
 	with_cpu(&b, 4000);
 	with_cpu(&x, 1000);
 	with_cpu(&y, 300);
-	/* 40 A, 21 B, 2 X, 1 Y: 64 pods, due a build at the 64th only. */
+	/* 40 A, 21 B, 2 X, 1 Y: 64 pods, due a build at the 16th, 32nd and
+	 * 64th (FRAG_FIRST_REFRESH 16, then doubling). */
 	for (int i = 0; i < 64; i++) {
 		const struct pod_spec *p = i < 40 ? &a : i < 61 ? &b : i < 63 ? &x : &y;
-		assert_int_equal(frag_counter_add(c, p), i == 63);
+		assert_int_equal(frag_counter_add(c, p), i == 15 || i == 31 || i == 63);
 	}
 	struct frag_mix m;
 	memset(&m, 0, sizeof(m));
@@ -861,8 +862,8 @@ static void test_frag_mix(void **state)
 	assert_int_equal(m.shape[0].cpu_milli, 1000);
 	assert_int_equal(m.shape[1].num_gpu, 2);
 	assert_int_equal(m.shape[1].cpu_milli, 4000);
-	/* The next build is due at 64 + 3 x 64 = 256 pods. */
-	for (int i = 64; i < 255; i++)
+	/* The next build is due at 2 x 64 = 128 pods. */
+	for (int i = 64; i < 127; i++)
 		assert_false(frag_counter_add(c, &y));
 	assert_true(frag_counter_add(c, &y));
 	free(c);
