@@ -27,6 +27,7 @@ const char *const replay_policy_names[REPLAY_POLICIES] = {
 	[REPLAY_BEST_FIT] = "BestFit",
 	[REPLAY_FGD] = "FGD",
 	[REPLAY_FGD_ONLINE] = "FGD-online",
+	[REPLAY_FGD_CPU] = "FGD-cpu",
 	[REPLAY_RANDOM] = "RandomFit",
 };
 
@@ -36,6 +37,7 @@ const int replay_paper_policy[REPLAY_POLICIES] = {
 	[REPLAY_BEST_FIT] = 4,       /* 05-BestFit */
 	[REPLAY_FGD] = 5,            /* 06-FGD */
 	[REPLAY_FGD_ONLINE] = 5,
+	[REPLAY_FGD_CPU] = 5,
 	[REPLAY_RANDOM] = 0,         /* 01-Random */
 };
 
@@ -72,6 +74,7 @@ static const char *const profile[REPLAY_POLICIES] = {
 	 * equal empty nodes and spreads shares over them (README, replay). */
 	[REPLAY_FGD] = HEAD FGD_PLUGINS,
 	[REPLAY_FGD_ONLINE] = HEAD FGD_PLUGINS,
+	[REPLAY_FGD_CPU] = HEAD FGD_PLUGINS,
 	/* No score: every feasible node ties, and ties are drawn uniformly. */
 	[REPLAY_RANDOM] = HEAD,
 };
@@ -222,11 +225,14 @@ static int world_build(struct world *w, const struct openb_trace *t,
 	w->gpu_res = rc;
 	/* FGD's profiles carry GpuFragmentation's args. */
 	char text[2048];
-	bool fgd = policy == REPLAY_FGD || policy == REPLAY_FGD_ONLINE;
+	bool fgd = policy == REPLAY_FGD || policy == REPLAY_FGD_ONLINE ||
+		   policy == REPLAY_FGD_CPU;
 	int len = fgd ? snprintf(text, sizeof(text),
 				 "%s  pluginConfig:\n  - name: GpuFragmentation\n"
-				 "    args: {maxShapes: %u, modelReservation: %d}\n",
-				 profile[policy], o->mix_shapes, o->model_reservation)
+				 "    args: {maxShapes: %u, modelReservation: %d, "
+				 "cpuLimited: %s}\n", profile[policy], o->mix_shapes,
+				 o->model_reservation,
+				 policy == REPLAY_FGD_CPU ? "true" : "false")
 		      : snprintf(text, sizeof(text), "%s", profile[policy]);
 	if (len < 0 || (size_t)len >= sizeof(text)) {
 		rc = -EINVAL;
@@ -363,7 +369,7 @@ int replay_run(const struct openb_trace *t, enum replay_policy policy,
 	long n = replay_arrivals(t, o, seed, &order);
 	bool paper = o != NULL && o->paper_choice &&
 		     (policy == REPLAY_BEST_FIT || policy == REPLAY_FGD ||
-		      policy == REPLAY_FGD_ONLINE);
+		      policy == REPLAY_FGD_ONLINE || policy == REPLAY_FGD_CPU);
 	struct paper_pick pp = {.policy = policy};
 	struct engine_explain explain = {.arg = &pp, .scored = paper_scored};
 	/* Per load k: the sum and count of allocation % of the pods whose
@@ -394,7 +400,7 @@ int replay_run(const struct openb_trace *t, enum replay_policy policy,
 	/* FGD scores against the mix of the whole pod list, as the paper does
 	 * (its "target workload"); FGD-online learns it from the pods as they
 	 * arrive (workers/frag.h). */
-	if (policy == REPLAY_FGD)
+	if (policy == REPLAY_FGD || policy == REPLAY_FGD_CPU)
 		engine_learn_shapes(e, w.specs, t->n_pods);
 	double total = (double)t->gpu_milli_total;
 	int64_t arrived = 0, allocated = 0;

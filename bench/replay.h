@@ -29,6 +29,7 @@ enum replay_policy {
 	REPLAY_BEST_FIT,
 	REPLAY_FGD,        /* mix of the whole pod list, as the paper */
 	REPLAY_FGD_ONLINE, /* mix learnt from arriving pods */
+	REPLAY_FGD_CPU,    /* FGD with cpuLimited shares (ours) */
 	REPLAY_RANDOM,
 	REPLAY_POLICIES,
 };
@@ -56,7 +57,7 @@ struct replay_opts {
 	 * device's milli (podRes.MilliGpu), so a multi-GPU pod can pass 130 %
 	 * by up to 7 GPUs; ours checks the pod's whole request. */
 	bool paper_top_up;
-	/* FGD's and FGD-online's GpuFragmentationArgs. mix_shapes: the most
+	/* The FGD policies' GpuFragmentationArgs. mix_shapes: the most
 	 * shapes in the mix, 1..256; 256, ours and the paper's, leaves the
 	 * 95 % cover alone (this replay had 64 until issue 18). model_reservation:
 	 * percent; ours 100, the paper's 0 (workers/frag_internal.h). */

@@ -9,7 +9,7 @@
  *   --pod-list NAME|all     openb_pod_list_default; all: every list in DIR
  *   --seeds K               10 (seeds 42 .. 42+K-1, as the paper's)
  *   --policies LIST         all: LeastAllocated,MostAllocated,BestFit,FGD,
- *                           FGD-online,RandomFit
+ *                           FGD-online,FGD-cpu,RandomFit
  *   --choice ours|paper     ours; paper: the paper's simulator's node choice
  *   --top-up ours|paper     ours; paper: its top-up check (replay.h)
  *   --mix-shapes N          256 (FGD's maxShapes; this replay had 64 before)
@@ -76,7 +76,7 @@ static void usage(FILE *to)
 		"                      [--json] [--plot DIR] [--progress|--no-progress]\n"
 		"Replays the Alibaba GPU trace with the FGD paper's protocol for each\n"
 		"policy (LeastAllocated, MostAllocated, BestFit, FGD, FGD-online,\n"
-		"RandomFit) and\n"
+		"FGD-cpu, RandomFit) and\n"
 		"prints unallocated GPU %% at 100%% and 130%% arrived load beside the\n"
 		"paper's. Defaults: --trace-dir ../shared/data/alibaba-openb,\n"
 		"--pod-list openb_pod_list_default, --seeds 10. --choice paper,\n"
@@ -103,7 +103,7 @@ static int parse_policies(const char *list, bool on[REPLAY_POLICIES])
 		if (found < 0) {
 			fprintf(stderr, "shmsched-bench: --policies: unknown policy "
 				"\"%.*s\" (LeastAllocated, MostAllocated, BestFit, FGD, "
-				"FGD-online, RandomFit or all)\n", (int)len, s);
+				"FGD-online, FGD-cpu, RandomFit or all)\n", (int)len, s);
 			return -1;
 		}
 		on[found] = true;

@@ -1170,7 +1170,7 @@ static int decode_interpod_args(struct dec *d, json_t *args, struct score_config
 	return 0;
 }
 
-/* GpuFragmentationArgs (ours): maxShapes, modelReservation. */
+/* GpuFragmentationArgs (ours): maxShapes, modelReservation, cpuLimited. */
 static int decode_gpu_frag_args(struct dec *d, json_t *args, struct score_config *sc)
 {
 	const char *key;
@@ -1190,6 +1190,9 @@ static int decode_gpu_frag_args(struct dec *d, json_t *args, struct score_config
 		} else if (strcmp(key, "modelReservation") == 0) {
 			if (present(val) && (rc = get_int(d, val, 0, 1000, &v)) == 0)
 				sc->gpu_frag_model_reservation = (int32_t)v;
+		} else if (strcmp(key, "cpuLimited") == 0) {
+			if (present(val))
+				rc = get_bool(d, val, &sc->gpu_frag_cpu_limited);
 		} else if (!is_type_key(key)) {
 			rc = unknown_field(d, key);
 		}

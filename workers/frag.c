@@ -143,12 +143,19 @@ static bool mix_close(const struct frag_mix *a, const struct frag_mix *b)
 }
 
 bool frag_mix_build(struct frag_mix *m, const struct frag_counter *c,
-		    unsigned max_shapes)
+		    unsigned max_shapes, bool cpu_limited)
 {
 	static_assert(sizeof(struct frag_mix) < 16384, "a mix fits the stack");
 	struct frag_mix next;
 	mix_from(&next, c, max_shapes);
-	if (m->epoch > 0 && mix_close(m, &next))
+	next.cpu_limited = cpu_limited;
+	for (unsigned t = 0; t < next.n; t++) {
+		const struct frag_shape *s = &next.shape[t];
+		next.share_inv[t] = s->num_gpu == 1 && s->gpu_milli < GPU_MILLI_PER_DEVICE &&
+				    s->gpu_milli > 0 && s->cpu_milli > 0
+			? ((UINT64_C(1) << 32) + s->gpu_milli - 1) / s->gpu_milli : 0;
+	}
+	if (m->epoch > 0 && m->cpu_limited == cpu_limited && mix_close(m, &next))
 		return false;
 	next.epoch = m->epoch + 1;
 	*m = next;
@@ -163,6 +170,31 @@ static bool shape_model_ok(const struct frag_shape *s, const struct node_devices
 		if (s->models[i] == d->gpu_model)
 			return true;
 	return false;
+}
+
+/* The cpu-limited measure of a sharing shape (frag_internal.h) on a node
+ * whose devices, sorted, hold sorted[j..G) at least its milli and whose
+ * cpu may hold fewer of its pods than they do. */
+static int64_t cpu_limited_frag(const struct frag_shape *s, uint64_t inv,
+				const uint16_t *sorted, unsigned G, unsigned j,
+				int64_t cpu_left, int64_t left, int64_t below)
+{
+	/* One walk from the most free device: place pods until the cpu's
+	 * cap is used; the cpu limits them if a device (or a pod) is left
+	 * over then. */
+	int64_t k = cpu_left / s->cpu_milli, whole = 0, own = 0;
+	unsigned g = G;
+	for (; g > j && k > 0; g--) {
+		int64_t pods = (int64_t)((sorted[g - 1] * inv) >> 32);
+		int64_t take = pods < k ? pods : k;
+		whole += sorted[g - 1];
+		own += take * s->gpu_milli;
+		k -= take;
+		if (k == 0 && (pods > take || g - 1 > j))
+			return left - (FRAG_CPU_WHOLE_QUARTERS * whole +
+				       (4 - FRAG_CPU_WHOLE_QUARTERS) * own) / 4;
+	}
+	return below; /* the cpu holds every pod the devices do */
 }
 
 int64_t frag_amount(const struct frag_mix *m, const struct node_devices *d,
@@ -185,13 +217,21 @@ int64_t frag_amount(const struct frag_mix *m, const struct node_devices *d,
 	int64_t sum = (int64_t)m->cpu_only_weight * left;
 	unsigned j = 0;     /* sorted[0..j) hold less than the shape asks */
 	int64_t below = 0;  /* their sum */
+	bool limited = m->cpu_limited;
 	for (unsigned t = 0; t < m->n; t++) {
 		const struct frag_shape *s = &m->shape[t];
 		while (j < G && sorted[j] < s->gpu_milli)
 			below += sorted[j++];
 		bool fits = cpu_left >= s->cpu_milli && G - j >= s->num_gpu &&
 			    shape_model_ok(s, d);
-		sum += (int64_t)m->weight[t] * (fits ? below : left);
+		int64_t frag = fits ? below : left;
+		/* cpu_left / cpu >= left / milli: the cpu holds at least as
+		 * many pods as the free milli could (no division). */
+		if (fits && limited && m->share_inv[t] != 0 &&
+		    cpu_left * s->gpu_milli < left * s->cpu_milli)
+			frag = cpu_limited_frag(s, m->share_inv[t], sorted, G, j,
+						cpu_left, left, below);
+		sum += (int64_t)m->weight[t] * frag;
 	}
 	return sum;
 }
@@ -289,12 +329,15 @@ static void models_pressure(struct frag_models *fm, const struct frag_mix *m)
 	 * above, the pressure grows from 0 so that a model its bound pods
 	 * need whole (share 1) is pressed 1. */
 	const double free_share = FRAG_PRESSURE_FREE_PERMILLE / 1000.0;
+	bool pressed = false;
 	for (unsigned i = 0; i < fm->n; i++) {
 		double share = demand > 0 && fm->capacity[i] > 0
 			? need[i] * cluster / (demand * (double)fm->capacity[i]) : 0;
 		double p = share > free_share ? (share - free_share) / (1 - free_share) : 0;
 		fm->pressure_permille[i] = (int64_t)(1000.0 * p + 0.5);
+		pressed |= fm->pressure_permille[i] > 0;
 	}
+	fm->pressed = pressed;
 	fm->mix_epoch = m->epoch + 1;
 }
 
@@ -305,7 +348,7 @@ int64_t frag_reservation(struct frag_models *fm, const struct frag_mix *m,
 		return 0;
 	if (fm->mix_epoch != m->epoch + 1)
 		models_pressure(fm, m);
-	for (unsigned i = 0; i < fm->n; i++) {
+	for (unsigned i = 0; fm->pressed && i < fm->n; i++) {
 		if (fm->model[i] != model)
 			continue;
 		/* In double: the mix total of an engine that has counted for

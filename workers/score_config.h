@@ -69,6 +69,10 @@ struct score_config {
 	 * bound to the node's GPU model put on that model (workers/frag.h). */
 	int32_t gpu_frag_max_shapes;
 	int32_t gpu_frag_model_reservation;
+	/* cpuLimited: count as usable by a sharing shape only what the node's
+	 * free cpu lets its pods fill (workers/frag_internal.h); default
+	 * false (the paper's). */
+	bool gpu_frag_cpu_limited;
 
 	/* NodeResourcesFit args: scoringStrategy (default LeastAllocated over
 	 * cpu and memory, weight 1 each). */

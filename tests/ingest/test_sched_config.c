@@ -551,6 +551,8 @@ static const struct refusal refusals[] = {
 	{PROFILE "pluginConfig:\n  - name: GpuFragmentation\n    args:\n"
 	 "      kind: InterPodAffinityArgs\n", -EINVAL, "GpuFragmentationArgs"},
 	{PROFILE "pluginConfig:\n  - name: GpuFragmentation\n    args:\n"
+	 "      cpuLimited: 1\n", -EINVAL, "1 is not true or false"},
+	{PROFILE "pluginConfig:\n  - name: GpuFragmentation\n    args:\n"
 	 "      maxShape: 3\n", -EINVAL,
 	 "args.maxShape: unknown field \"maxShape\""},
 	{SCORE "enabled:\n      - name: NodeAffinity\n        weight: 101\n", -ERANGE,
@@ -697,11 +699,14 @@ static void test_production_files_load(void **state)
 	/* GpuFragmentationArgs: the defaults, then both set. */
 	assert_int_equal(cfg.score.gpu_frag_max_shapes, SCORE_GPU_FRAG_MAX_SHAPES);
 	assert_int_equal(cfg.score.gpu_frag_model_reservation, 0);
+	assert_false(cfg.score.gpu_frag_cpu_limited);
 	load_ok(PROFILE "pluginConfig:\n  - name: GpuFragmentation\n    args:\n"
 		"      kind: GpuFragmentationArgs\n"
-		"      maxShapes: 64\n      modelReservation: 150\n", &cfg, &res);
+		"      maxShapes: 64\n      modelReservation: 150\n"
+		"      cpuLimited: true\n", &cfg, &res);
 	assert_int_equal(cfg.score.gpu_frag_max_shapes, 64);
 	assert_int_equal(cfg.score.gpu_frag_model_reservation, 150);
+	assert_true(cfg.score.gpu_frag_cpu_limited);
 }
 
 /* Every refusal says what and where, and changes neither the config nor

@@ -577,7 +577,7 @@ static void mix_of(struct frag_mix *m, const struct pod_spec *pods,
 		for (unsigned k = 0; k < counts[i]; k++)
 			frag_counter_add(c, &pods[i]);
 	memset(m, 0, sizeof(*m));
-	frag_mix_build(m, c, FRAG_MAX_TYPES);
+	frag_mix_build(m, c, FRAG_MAX_TYPES, false);
 	free(c);
 }
 
@@ -829,6 +829,37 @@ static void test_frag_model_reservation(void **state)
 	free(m);
 }
 
+/* cpu-limited shares (frag_internal.h), one shape S (500 milli, cpu
+ * 1,000), weight 1, on a node of two devices:
+ * - both free, cpu 2,000: the devices hold 4 pods of S, the cpu 2. The
+ *   paper counts nothing fragmented. Walking from the most free device,
+ *   2 pods fill the first (free 1,000, own 2 x 500); the second is left:
+ *   usable (3 x 1,000 + 1,000) / 4 = 1,000 of 2,000: 1,000 fragmented.
+ * - cpu 4,000: the cpu holds all 4: nothing, as the paper.
+ * - free 1,000 and 300, cpu 1,000: the paper counts the 300 only; the cpu
+ *   holds one pod of the first device's two: usable (3 x 1,000 + 500) / 4
+ *   = 875 of 1,300: 425.
+ * - cpu 500: S does not fit at all: all 2,000, either way. */
+static void test_frag_cpu_limited(void **state)
+{
+	(void)state;
+	struct pod_spec pods[1] = {shape_s()};
+	unsigned counts[1] = {1};
+	struct frag_mix *m = malloc(sizeof(*m));
+	assert_non_null(m);
+	mix_of(m, pods, counts, 1);
+	struct node_devices d = {.n_gpus = 2};
+	uint16_t both[NODE_MAX_GPUS] = {1000, 1000}, part[NODE_MAX_GPUS] = {1000, 300};
+	assert_int_equal(frag_amount(m, &d, 2000, both), 0);
+	assert_int_equal(frag_amount(m, &d, 1000, part), 300);
+	m->cpu_limited = true;
+	assert_int_equal(frag_amount(m, &d, 2000, both), 1000);
+	assert_int_equal(frag_amount(m, &d, 4000, both), 0);
+	assert_int_equal(frag_amount(m, &d, 1000, part), 425);
+	assert_int_equal(frag_amount(m, &d, 500, both), 2000);
+	free(m);
+}
+
 static void test_frag_mix(void **state)
 {
 	(void)state;
@@ -849,7 +880,7 @@ static void test_frag_mix(void **state)
 	}
 	struct frag_mix m;
 	memset(&m, 0, sizeof(m));
-	frag_mix_build(&m, c, FRAG_MAX_TYPES);
+	frag_mix_build(&m, c, FRAG_MAX_TYPES, false);
 	/* By count: A 40 (40/64 < 95 %: go on), B 21 (61/64 = 95.3 %: the
 	 * one that crosses the cover is taken, then stop). */
 	assert_int_equal(m.epoch, 1);
@@ -1231,6 +1262,7 @@ int main(void)
 		cmocka_unit_test(test_frag_growth),
 		cmocka_unit_test(test_frag_mix),
 		cmocka_unit_test(test_frag_model_reservation),
+		cmocka_unit_test(test_frag_cpu_limited),
 		cmocka_unit_test(test_engine_best_fit),
 		cmocka_unit_test(test_engine_fragmentation),
 		cmocka_unit_test(test_engine_cores),
