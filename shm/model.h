@@ -185,7 +185,9 @@ struct pod_spec {
 	/* Devices. num_gpu 0: none. num_gpu 1 with gpu_milli below
 	 * GPU_MILLI_PER_DEVICE: a share of one device with that much free.
 	 * num_gpu N with gpu_milli GPU_MILLI_PER_DEVICE: N wholly free devices.
-	 * gpu_models: the models the pod accepts (sorted ids); none: any. */
+	 * gpu_models: the models the pod accepts (sorted ids); none: any.
+	 * The model set is a static filter: it is part of the static key too
+	 * (workers/pod_class.h), though it sits here among the requests. */
 	uint8_t num_gpu;
 	uint8_t n_gpu_models;
 	uint16_t gpu_milli;

@@ -126,6 +126,21 @@ struct frag_before {
 	int64_t cpu_left;
 	uint16_t gpu_free[NODE_MAX_GPUS];
 	int64_t value;
+	uint32_t stamp; /* +1 per recompute: names this state in growth_memo */
+};
+
+/* Growth of fragmentation per (node state, pod shape): classes whose pods
+ * differ in what GpuFragmentation does not read (memory, selectors, ...)
+ * re-score a changed node with the same growth; the first computes it.
+ * Direct mapped; an entry is good while its slot's stamp is unchanged. */
+#define GROWTH_MEMO_SLOTS 16384u /* a power of two */
+struct growth_memo {
+	uint32_t slot, stamp;  /* stamp 0: empty */
+	int64_t cpu;           /* the pod's cpu request */
+	uint16_t milli;
+	uint8_t num_gpu;
+	int8_t gpu;            /* frag_growth's device */
+	int64_t growth;
 };
 
 struct engine {
@@ -168,6 +183,8 @@ struct engine {
 	struct frag_counter *frag_count;
 	struct frag_mix mix;
 	struct frag_before *before; /* [capacity] per slot */
+	struct growth_memo *memo;   /* [GROWTH_MEMO_SLOTS] */
+	struct frag_models models;  /* GPU models: capacity, pressure */
 
 	/* Inter-pod rules (workers/interpod.h): the plugins' state, each
 	 * profile's arguments, and whether they apply to the pod in hand. */
@@ -260,7 +277,8 @@ struct engine *engine_create(struct cluster *c, const struct plugin_ctx *ctx,
 	}
 	e->frag_count = malloc(sizeof(*e->frag_count));
 	e->before = calloc(cap ? cap : 1, sizeof(*e->before));
-	if (e->frag_count == NULL || e->before == NULL) {
+	e->memo = calloc(GROWTH_MEMO_SLOTS, sizeof(*e->memo));
+	if (e->frag_count == NULL || e->before == NULL || e->memo == NULL) {
 		engine_destroy(e);
 		errno = ENOMEM;
 		return NULL;
@@ -344,6 +362,7 @@ void engine_destroy(struct engine *e)
 	free(e->tmp);
 	free(e->frag_count);
 	free(e->before);
+	free(e->memo);
 	interpod_destroy(e->ip);
 	free(e->slots);
 	free(e);
@@ -370,11 +389,14 @@ static int sync_generation(struct engine *e, const struct snapshot *s)
 	e->generation = s->generation;
 	/* A slot may hold another node now: forget its fragmentation. */
 	memset(e->before, 0, (size_t)cluster_capacity(e->cluster) * sizeof(*e->before));
+	memset(e->memo, 0, GROWTH_MEMO_SLOTS * sizeof(*e->memo));
 	e->cpu_max = e->gpu_max = 0;
+	frag_models_reset(&e->models);
 	for (uint32_t i = 0; i < s->n_slots; i++) {
 		if (!s->present[i])
 			continue;
 		const struct node_spec *n = &s->nodes[i];
+		frag_models_add(&e->models, n->devices.gpu_model, n->devices.n_gpus);
 		if (n->allocatable.v[RES_CPU] > e->cpu_max)
 			e->cpu_max = n->allocatable.v[RES_CPU];
 		if ((int64_t)n->devices.n_gpus * GPU_MILLI_PER_DEVICE > e->gpu_max)
@@ -439,7 +461,36 @@ static int64_t frag_before(struct engine *e, const struct node_view *v,
 	b->cpu_left = cpu_left;
 	memcpy(b->gpu_free, v->dev->gpu_free, sizeof(b->gpu_free));
 	b->value = frag_amount(&e->mix, d, cpu_left, v->dev->gpu_free);
+	if (++b->stamp == 0)
+		b->stamp = 1; /* 0 marks an empty memo entry */
 	return b->value;
+}
+
+/* frag_growth of `pod` on the node as it is now, through growth_memo. */
+static int64_t frag_growth_memo(struct engine *e, const struct node_view *v,
+				int64_t cpu_left, const struct pod_spec *pod, int *gpu)
+{
+	const struct snapshot *s = cluster_snapshot(e->cluster);
+	uint32_t slot = (uint32_t)(v->spec - s->nodes);
+	int64_t before = frag_before(e, v, cpu_left);
+	uint32_t stamp = e->before[slot].stamp;
+	int64_t cpu = pod->request.v[RES_CPU];
+	uint64_t h = ((uint64_t)slot * UINT64_C(0x9e3779b97f4a7c15)) ^
+		     ((uint64_t)cpu * UINT64_C(0xc2b2ae3d27d4eb4f)) ^
+		     ((uint64_t)pod->gpu_milli << 8 | pod->num_gpu);
+	h *= UINT64_C(0xd6e8feb86659fd93);
+	struct growth_memo *g = &e->memo[(h >> 40) & (GROWTH_MEMO_SLOTS - 1)];
+	if (g->stamp == stamp && g->slot == slot && g->cpu == cpu &&
+	    g->milli == pod->gpu_milli && g->num_gpu == pod->num_gpu) {
+		*gpu = g->gpu;
+		return g->growth;
+	}
+	int64_t growth = frag_growth(&e->mix, &v->spec->devices, cpu_left, v->dev,
+				     before, pod, gpu);
+	*g = (struct growth_memo){.slot = slot, .stamp = stamp, .cpu = cpu,
+				  .milli = pod->gpu_milli, .num_gpu = pod->num_gpu,
+				  .gpu = (int8_t)*gpu, .growth = growth};
+	return growth;
 }
 
 /* The weighted dynamic part of a total, in SCORE_FINE units. */
@@ -470,9 +521,10 @@ static void score_dynamic(struct engine *e, const struct score_config *sc,
 	if (sc->weight_gpu_frag) {
 		int gpu;
 		int64_t cpu_left = v->spec->allocatable.v[RES_CPU] - v->used->v[RES_CPU];
-		int64_t growth = frag_growth(&e->mix, &v->spec->devices, cpu_left,
-					     v->dev, frag_before(e, v, cpu_left), pod,
-					     &gpu);
+		int64_t growth = frag_growth_memo(e, v, cpu_left, pod, &gpu);
+		growth += frag_reservation(&e->models, &e->mix,
+					   v->spec->devices.gpu_model, pod,
+					   sc->gpu_frag_model_reservation);
 		cd->raw[SCORE_GPU_FRAG] = score_gpu_frag_of_growth(growth, e->mix.total);
 	}
 	cd->dyn = dynamic_total(sc, cd->raw);
@@ -594,15 +646,20 @@ static void begin(struct engine *e, const struct snapshot *s,
 	/* The mix GpuFragmentation scores against learns from every pod that
 	 * comes, placed or not; it changes only at the counter's refresh
 	 * points (frag.h), which makes cached leaves stale (mix.epoch). */
-	if (sc_of(e, pod)->weight_gpu_frag && frag_counter_add(e->frag_count, pod))
-		frag_mix_build(&e->mix, e->frag_count);
+	const struct score_config *sc = sc_of(e, pod);
+	if (sc->weight_gpu_frag && frag_counter_add(e->frag_count, pod))
+		frag_mix_build(&e->mix, e->frag_count, (unsigned)sc->gpu_frag_max_shapes,
+			       sc->gpu_frag_cpu_limited);
 }
 
 void engine_learn_shapes(struct engine *e, const struct pod_spec *pods, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
 		frag_counter_add(e->frag_count, &pods[i]);
-	frag_mix_build(&e->mix, e->frag_count);
+	/* The replay's one profile: the mix is the engine's, not a profile's. */
+	const struct score_config *sc = &e->cfg.profiles[0].score;
+	frag_mix_build(&e->mix, e->frag_count, (unsigned)sc->gpu_frag_max_shapes,
+		       sc->gpu_frag_cpu_limited);
 }
 
 /* The exact devices for a placed pod that wants any: the sharing pod's
@@ -620,8 +677,7 @@ static void assign_devices(struct engine *e, const struct snapshot *s,
 	if (sc_of(e, pod)->weight_gpu_frag && pod->num_gpu == 1 &&
 	    pod->gpu_milli < GPU_MILLI_PER_DEVICE) {
 		int64_t cpu_left = nd.v.spec->allocatable.v[RES_CPU] - nd.used.v[RES_CPU];
-		frag_growth(&e->mix, &nd.v.spec->devices, cpu_left, &nd.dev,
-			    frag_before(e, &nd.v, cpu_left), pod, &gpu);
+		frag_growth_memo(e, &nd.v, cpu_left, pod, &gpu);
 	}
 	/* The node passed the device filter against the same counters a
 	 * moment ago; if another engine took them since, the assignment is
@@ -1622,6 +1678,20 @@ int engine_place(struct engine *e, const struct pod_spec *pod, uint64_t seq,
 	if (rc == 0)
 		assign_devices(e, s, pod, out);
 	return rc;
+}
+
+int engine_assign_devices(struct engine *e, const struct pod_spec *pod,
+			  uint32_t slot, struct placement *out)
+{
+	const struct snapshot *s = cluster_snapshot(e->cluster);
+	if (slot >= s->n_slots || !s->present[slot])
+		return -EINVAL;
+	if (sync_generation(e, s) < 0)
+		return -ENOMEM;
+	out->slot = slot;
+	memset(&out->devices, 0, sizeof(out->devices));
+	assign_devices(e, s, pod, out);
+	return 0;
 }
 
 bool engine_interpod_applies(struct engine *e, const struct pod_spec *pod)

@@ -118,6 +118,16 @@ int engine_place_reference(struct engine *e, const struct pod_spec *pod,
 			   uint64_t seq, const struct engine_explain *x,
 			   struct placement *out);
 
+/* The devices `pod` would take on `slot` as the node is now, chosen as
+ * engine_place() chooses them for its own pick (a sharing pod: the device
+ * GpuFragmentation's score assumed, when that score is on; else the best
+ * fit); out->slot is set to `slot`. For a caller that picks the node by a
+ * rule of its own (the trace replay's emulation of another scheduler's
+ * tie-break); the commit still checks the node. Returns 0, or -EINVAL for
+ * a slot with no node in the current snapshot, or -ENOMEM. */
+int engine_assign_devices(struct engine *e, const struct pod_spec *pod,
+			  uint32_t slot, struct placement *out);
+
 /* Whether inter-pod rules (workers/interpod.h) can touch `pod` now: its
  * own terms or spread constraints, default constraints, or a placed pod
  * with terms. The resolver (bind/resolver.c) places such pods one at a
