@@ -2093,7 +2093,8 @@ static int group_req_add(struct decoder *d, uint32_t key, uint8_t op,
 	g->reqs[g->n_reqs++] = (struct group_req){
 		.key = key, .op = op, .first_value = g->n_values,
 		.n_values = (uint16_t)n_values};
-	memcpy(&g->values[g->n_values], values, n_values * sizeof(*values));
+	if (n_values > 0) /* an Exists requirement may pass no array */
+		memcpy(&g->values[g->n_values], values, n_values * sizeof(*values));
 	g->n_values = (uint16_t)(g->n_values + n_values);
 	sel->n_reqs++;
 	return 0;
@@ -3157,8 +3158,9 @@ static int decode_controller(struct decoder *d, const json_t *obj, int kind)
 		o->reqs[o->n_reqs++] = (struct obj_req){
 			.key = r->key, .op = r->op, .first_value = (uint32_t)o->n_values,
 			.n_values = r->n_values};
-		memcpy(&o->values[o->n_values], &g->values[r->first_value],
-		       r->n_values * sizeof(*o->values));
+		if (r->n_values > 0) /* values may be NULL with none yet */
+			memcpy(&o->values[o->n_values], &g->values[r->first_value],
+			       r->n_values * sizeof(*o->values));
 		o->n_values += r->n_values;
 	}
 	o->counts.controllers++;
