@@ -1,5 +1,5 @@
-/* base/: the clock, the random stream, string to number, error text and
- * single-writer counters, each against what its header promises. */
+/* base/: the clock, the random stream, string to number, error text,
+ * single-writer counters, JSON text and the byte hash, each against what its header promises. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -75,6 +75,55 @@ static void test_stats_single_writer(void **state)
 	assert_true(stat_read(&c) == 42);
 }
 
+/* JSON text: escapes, a buffer that grows past its first block, and the
+ * answer line in each of its forms (the shape `shmsched place` prints). */
+static void test_json_out(void **state)
+{
+	(void)state;
+	struct json_buf b = {0};
+	json_buf_string(&b, "a\"b\\c\n\x01\x1f\t\r/\xc3\xa9");
+	assert_string_equal(b.data, "\"a\\\"b\\\\c\\n\\u0001\\u001f\\t\\r/\xc3\xa9\"");
+	json_buf_reset(&b);
+	assert_int_equal(b.len, 0);
+	char big[5000];
+	memset(big, 'x', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	json_buf_printf(&b, "%s%d", big, 7);
+	assert_int_equal(b.len, sizeof(big));
+	assert_int_equal(b.data[b.len - 1], '7');
+	assert_false(b.failed);
+
+	json_buf_reset(&b);
+	json_answer_line(&b, &(struct json_answer){.pod = "default/web-1",
+						   .node = "n1"});
+	assert_string_equal(b.data, "{\"pod\":\"default/web-1\",\"node\":\"n1\"}\n");
+	json_buf_reset(&b);
+	json_answer_line(&b, &(struct json_answer){.pod = "p/t", .node = "n2",
+						   .gpu_mask = 0x9, .gpu_milli = 500,
+						   .cpuset = "0-3"});
+	assert_string_equal(b.data, "{\"pod\":\"p/t\",\"node\":\"n2\",\"gpus\":[0,3],"
+			    "\"gpu_milli\":500,\"cpuset\":\"0-3\"}\n");
+	json_buf_reset(&b);
+	json_answer_line(&b, &(struct json_answer){.pod = "d/h",
+						   .message = "0/3 \"x\""});
+	assert_string_equal(b.data, "{\"pod\":\"d/h\",\"node\":null,"
+			    "\"message\":\"0/3 \\\"x\\\"\"}\n");
+	json_buf_free(&b);
+	assert_null(b.data);
+}
+
+/* The byte hash is stable (a stored value must find its key again after a
+ * restart): FNV-1a's published value for "a", finalised by splitmix64. */
+static void test_hash_is_stable(void **state)
+{
+	(void)state;
+	assert_true(hash64_add(HASH64_SEED, "a", 1) == UINT64_C(0xaf63dc4c8601ec8c));
+	assert_true(hash64("a", 1) == rng_hash(UINT64_C(0xaf63dc4c8601ec8c)));
+	assert_true(hash64("default/a", 9) != hash64("default/b", 9));
+	assert_true(hash64_add(hash64_add(HASH64_SEED, "ab", 2), "c", 1) ==
+		    hash64_add(HASH64_SEED, "abc", 3));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -83,6 +132,8 @@ int main(void)
 		cmocka_unit_test(test_strconv_int64),
 		cmocka_unit_test(test_errmsg_rc_formats_and_returns),
 		cmocka_unit_test(test_stats_single_writer),
+		cmocka_unit_test(test_json_out),
+		cmocka_unit_test(test_hash_is_stable),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
