@@ -312,8 +312,9 @@ static int add_pod(struct decoder *d, const json_t *obj, const char *where)
 		if (b->n_specs == d->lim->max_specs) {
 			json_decref(canon);
 			return fail(d->err, d->err_len, -E2BIG, "%s: more than %zu "
-				    "distinct pod specs in one request", where,
-				    d->lim->max_specs);
+				    "distinct pod specs in one request (the templates "
+				    "one daemon connection holds: --max-templates)",
+				    where, d->lim->max_specs);
 		}
 		if (b->n_specs == b->cap_specs) {
 			size_t cap = b->cap_specs ? b->cap_specs * 2 : 8;

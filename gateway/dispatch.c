@@ -1188,7 +1188,7 @@ static unsigned poll_round(struct gw_dispatch *d)
 		if (saw_cancel) {
 			/* CANCELLED answers mean the daemon is leaving: treat
 			 * it as gone now rather than submit more into it. */
-			daemon_lost(d, "the daemon cancelled pods: it is stopping");
+			daemon_lost(d, "pods came back cancelled: the daemon is stopping or gone");
 			break;
 		}
 	}

@@ -383,9 +383,11 @@ static enum MHD_Result route_health(struct request *r, struct MHD_Connection *co
 	bool want_ready = strcmp(url, "/livez") != 0;
 	bool ok = (!want_live || live) && (!want_ready || (connected && loaded));
 	struct json_buf b = {0};
-	const char *verbose = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND,
-							  "verbose");
-	if (verbose != NULL) {
+	/* "?verbose" has no value: asked for by its presence. */
+	const char *verbose = NULL;
+	size_t verbose_len = 0;
+	if (MHD_lookup_connection_value_n(conn, MHD_GET_ARGUMENT_KIND, "verbose", 7,
+					  &verbose, &verbose_len) == MHD_YES) {
 		if (want_live)
 			json_buf_printf(&b, "[%c]dispatcher %s\n", live ? '+' : '-',
 					live ? "ok" : "stalled");

@@ -1,0 +1,744 @@
+/* stress.gateway: the gateway in this process (its HTTP threads and its
+ * dispatcher) against a real shmschedd child, driven over real sockets.
+ *
+ * Invariants, as counts that must read zero:
+ *   lost       pods of a request answered 200 that got no line
+ *   duplicated names answered twice in one request
+ *   wrong      a pod answered on a node that GET then does not report
+ *   hung       requests that got no answer within 30 s
+ * and the races they guard must have happened: the daemon killed while
+ * requests flow (at least one 503 seen, then recovery), a client gone
+ * mid-stream (counted by the gateway), slow clients held while others are
+ * served, templates evicted (connections retired).
+ *
+ * usage: test_gateway SHMSCHEDD
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/base.h"
+#include "gateway/gateway.h"
+#include "http_client.h"
+
+static const char *daemon_exe;
+static char dir[256], sock[300], region[64];
+static pid_t daemon_pid;
+static unsigned daemon_starts;
+static struct gateway *gw;
+static unsigned port, admin_port;
+
+static void sleep_ms(unsigned ms)
+{
+	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+	nanosleep(&ts, NULL);
+}
+
+/* Starts shmschedd on a synthetic cluster of 64 nodes (about 7,000 small
+ * pods' room) and waits for its ready line. */
+static pid_t start_daemon(bool fresh)
+{
+	char log[400];
+	snprintf(log, sizeof(log), "%s/daemon-%u.log", dir, ++daemon_starts);
+	pid_t pid = fork();
+	if (pid == 0) {
+		int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		dup2(fd, 1);
+		dup2(fd, 2);
+		if (fresh)
+			execl(daemon_exe, daemon_exe, "--synthetic", "64:0", "--socket",
+			      sock, "--workers", "1", "--no-pin", "--name", region,
+			      "--fresh", (char *)NULL);
+		else
+			execl(daemon_exe, daemon_exe, "--socket", sock, "--workers", "1",
+			      "--no-pin", "--name", region, (char *)NULL);
+		_exit(127);
+	}
+	for (int i = 0; i < 300; i++) {
+		FILE *f = fopen(log, "r");
+		char line[512];
+		bool ready = false;
+		while (f != NULL && fgets(line, sizeof(line), f) != NULL)
+			ready |= strstr(line, "ready:") != NULL;
+		if (f != NULL)
+			fclose(f);
+		if (ready)
+			return pid;
+		sleep_ms(20);
+	}
+	fail_msg("shmschedd did not start (log %s)", log);
+	return -1;
+}
+
+static void stop_daemon(int sig)
+{
+	if (daemon_pid > 0) {
+		kill(daemon_pid, sig);
+		waitpid(daemon_pid, NULL, 0);
+		daemon_pid = 0;
+	}
+}
+
+static bool wait_ready(unsigned p, unsigned ms)
+{
+	for (unsigned t = 0; t < ms; t += 20) {
+		struct http_answer a;
+		if (http_do(p, "GET", "/readyz", NULL, &a) == 0 && a.status == 200) {
+			http_answer_free(&a);
+			return true;
+		}
+		http_answer_free(&a);
+		sleep_ms(20);
+	}
+	return false;
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	snprintf(dir, sizeof(dir), "/tmp/shmsched-gw-XXXXXX");
+	if (mkdtemp(dir) == NULL)
+		return -1;
+	snprintf(sock, sizeof(sock), "%s/s.sock", dir);
+	snprintf(region, sizeof(region), "gwtest-%d", (int)getpid());
+	daemon_pid = start_daemon(true);
+	struct gateway_config cfg;
+	gateway_config_default(&cfg);
+	cfg.socket_path = sock;
+	cfg.listen = "127.0.0.1:0";
+	cfg.admin_listen = "127.0.0.1:0";
+	cfg.region_name = region;
+	cfg.producer_name = "gw-test";
+	cfg.max_body_bytes = 1u << 20;
+	cfg.idle_timeout_s = 2;
+	cfg.request_timeout_s = 3;
+	cfg.daemon_grace_ms = 20000;
+	char err[512];
+	if (gateway_start(&cfg, &gw, err, sizeof(err)) < 0) {
+		fprintf(stderr, "gateway_start: %s\n", err);
+		return -1;
+	}
+	port = gateway_port(gw);
+	admin_port = gateway_admin_port(gw);
+	return wait_ready(port, 10000) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	gateway_stop(gw);
+	stop_daemon(SIGTERM);
+	shm_unlink(region);
+	char cmd[300];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	if (system(cmd) != 0)
+		return -1;
+	return 0;
+}
+
+static void pod_json(struct json_buf *b, const char *ns, const char *name,
+		     unsigned cpu_milli)
+{
+	json_buf_printf(b, "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\","
+			"\"namespace\":\"%s\"},\"spec\":{\"containers\":[{\"name\":\"c\","
+			"\"resources\":{\"requests\":{\"cpu\":\"%um\",\"memory\":"
+			"\"64Mi\"}}}]}}\n", name, ns, cpu_milli);
+}
+
+/* A metric's value in a /metrics text, or -1. */
+static double metric(unsigned p, const char *series)
+{
+	struct http_answer a;
+	double v = -1;
+	if (http_do(p, "GET", "/metrics", NULL, &a) == 0 && a.status == 200) {
+		size_t len = strlen(series);
+		for (const char *l = a.body.data; l != NULL && *l;
+		     l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
+			if (strncmp(l, series, len) == 0 && l[len] == ' ')
+				v = strtod(l + len + 1, NULL);
+	}
+	http_answer_free(&a);
+	return v;
+}
+
+/* Checks a 200 JSON Lines answer to `n` pods named prefix-0..: each named
+ * once. Returns placed; *node_of (when given) gets each pod's node. */
+static unsigned check_lines(const struct http_answer *a, const char *ns,
+			    const char *prefix, unsigned n, char (*node_of)[64])
+{
+	unsigned placed = 0, lines = 0;
+	unsigned char *seen = calloc(n, 1);
+	char *text = strndup(a->body.data, a->body.len);
+	for (char *save, *l = strtok_r(text, "\n", &save); l;
+	     l = strtok_r(NULL, "\n", &save)) {
+		json_error_t je;
+		json_t *o = json_loads(l, 0, &je);
+		if (o == NULL)
+			fail_msg("not JSON: %s", l);
+		const char *pod = json_string_value(json_object_get(o, "pod"));
+		const json_t *node = json_object_get(o, "node");
+		char want[128];
+		unsigned k;
+		int used = 0;
+		assert_non_null(pod);
+		snprintf(want, sizeof(want), "%s/%s-", ns, prefix);
+		assert_memory_equal(pod, want, strlen(want));
+		assert_int_equal(sscanf(pod + strlen(want), "%u%n", &k, &used), 1);
+		assert_true(k < n);
+		assert_int_equal(seen[k], 0); /* duplicated: must read 0 */
+		seen[k] = 1;
+		if (json_is_string(node)) {
+			placed++;
+			if (node_of != NULL)
+				snprintf(node_of[k], 64, "%s", json_string_value(node));
+		} else {
+			assert_true(json_is_null(node));
+			assert_non_null(json_string_value(json_object_get(o, "message")));
+			if (node_of != NULL)
+				node_of[k][0] = '\0';
+		}
+		lines++;
+		json_decref(o);
+	}
+	assert_int_equal(lines, n); /* lost: must read 0 */
+	free(text);
+	free(seen);
+	return placed;
+}
+
+/* --- the API ---------------------------------------------------------- */
+
+static void test_api(void **state)
+{
+	(void)state;
+	struct json_buf body = {0};
+	for (unsigned k = 0; k < 20; k++) {
+		char name[32];
+		snprintf(name, sizeof(name), "api-%u", k);
+		pod_json(&body, "t", name, 100 + 10 * (k % 3));
+	}
+	struct http_answer a;
+	assert_int_equal(http_do(port, "POST", "/v1/placements", body.data, &a), 0);
+	assert_int_equal(a.status, 200);
+	assert_non_null(strstr(a.head.data, "application/x-ndjson"));
+	char (*node_of)[64] = calloc(20, 64);
+	assert_int_equal(check_lines(&a, "t", "api", 20, node_of), 20);
+	http_answer_free(&a);
+
+	/* GET finds each where its line said. */
+	for (unsigned k = 0; k < 20; k++) {
+		char path[64];
+		snprintf(path, sizeof(path), "/v1/placements/t/api-%u", k);
+		assert_int_equal(http_do(port, "GET", path, NULL, &a), 0);
+		assert_int_equal(a.status, 200);
+		json_t *o = json_loads(a.body.data, 0, NULL);
+		assert_non_null(o);
+		assert_string_equal(json_string_value(json_object_get(o, "node")),
+				    node_of[k]); /* wrong: must read 0 */
+		json_decref(o);
+		http_answer_free(&a);
+	}
+	/* The same pods again: 409, nothing placed twice. */
+	assert_int_equal(http_do(port, "POST", "/v1/placements", body.data, &a), 0);
+	assert_int_equal(a.status, 409);
+	assert_non_null(strstr(a.body.data, "\"reason\":\"AlreadyExists\""));
+	http_answer_free(&a);
+	/* DELETE releases; then GET and DELETE say 404. */
+	assert_int_equal(http_do(port, "DELETE", "/v1/placements/t/api-0", NULL, &a), 0);
+	assert_int_equal(a.status, 200);
+	assert_non_null(strstr(a.body.data, "\"status\":\"Success\""));
+	http_answer_free(&a);
+	assert_int_equal(http_do(port, "GET", "/v1/placements/t/api-0", NULL, &a), 0);
+	assert_int_equal(a.status, 404);
+	http_answer_free(&a);
+	assert_int_equal(http_do(port, "DELETE", "/v1/placements/t/api-0", NULL, &a), 0);
+	assert_int_equal(a.status, 404);
+	http_answer_free(&a);
+
+	/* Nodes: the synthetic cluster's 64, one of them by name. */
+	assert_int_equal(http_do(port, "GET", "/v1/nodes", NULL, &a), 0);
+	assert_int_equal(a.status, 200);
+	json_t *list = json_loads(a.body.data, 0, NULL);
+	assert_non_null(list);
+	assert_int_equal(json_array_size(json_object_get(list, "items")), 64);
+	const char *first = json_string_value(json_object_get(
+		json_array_get(json_object_get(list, "items"), 0), "name"));
+	char path[128];
+	snprintf(path, sizeof(path), "/v1/nodes/%s", first);
+	json_decref(list);
+	http_answer_free(&a);
+	assert_int_equal(http_do(port, "GET", path, NULL, &a), 0);
+	assert_int_equal(a.status, 200);
+	assert_non_null(strstr(a.body.data, "\"allocatable\""));
+	http_answer_free(&a);
+
+	/* Health and version. */
+	const char *ok[] = {"/healthz", "/livez", "/readyz", "/version"};
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(http_do(port, "GET", ok[i], NULL, &a), 0);
+		assert_int_equal(a.status, 200);
+		http_answer_free(&a);
+	}
+	assert_int_equal(http_do(port, "GET", "/readyz?verbose", NULL, &a), 0);
+	assert_non_null(strstr(a.body.data, "[+]daemon ok"));
+	http_answer_free(&a);
+
+	/* The admin listener: add, cordon, uncordon, update, remove a node;
+	 * the main listener refuses the same. */
+	const char *node = "{\"kind\":\"Node\",\"metadata\":{\"name\":\"extra\"},"
+		"\"status\":{\"allocatable\":{\"cpu\":\"2\",\"memory\":\"2Gi\","
+		"\"pods\":\"10\"}}}";
+	assert_int_equal(http_do(port, "POST", "/v1/nodes", node, &a), 0);
+	assert_int_equal(a.status, 405);
+	http_answer_free(&a);
+	assert_int_equal(http_do(admin_port, "POST", "/v1/nodes", node, &a), 0);
+	assert_int_equal(a.status, 201);
+	http_answer_free(&a);
+	assert_int_equal(http_do(admin_port, "POST", "/v1/nodes", node, &a), 0);
+	assert_int_equal(a.status, 200); /* an update */
+	http_answer_free(&a);
+	assert_int_equal(http_do(admin_port, "POST", "/v1/nodes/extra/cordon", NULL, &a), 0);
+	assert_int_equal(a.status, 200);
+	http_answer_free(&a);
+	assert_int_equal(http_do(port, "GET", "/v1/nodes/extra", NULL, &a), 0);
+	assert_non_null(strstr(a.body.data, "\"cordoned\":true"));
+	http_answer_free(&a);
+	assert_int_equal(http_do(admin_port, "POST", "/v1/nodes/extra/uncordon", NULL, &a), 0);
+	assert_int_equal(a.status, 200);
+	http_answer_free(&a);
+	assert_int_equal(http_do(admin_port, "DELETE", "/v1/nodes/extra", NULL, &a), 0);
+	assert_int_equal(a.status, 200);
+	http_answer_free(&a);
+	assert_int_equal(http_do(admin_port, "DELETE", "/v1/nodes/extra", NULL, &a), 0);
+	assert_int_equal(a.status, 404);
+	http_answer_free(&a);
+	assert_int_equal(http_do(admin_port, "POST", "/v1/nodes", "{\"kind\":\"Node\","
+				 "\"metadata\":{\"name\":\"bad\"},\"status\":{\"allocatable\":"
+				 "{\"cpu\":\"2x\"}}}", &a), 0);
+	assert_int_equal(a.status, 400);
+	assert_non_null(strstr(a.body.data, "is not a quantity"));
+	http_answer_free(&a);
+	free(node_of);
+	json_buf_free(&body);
+}
+
+/* Every kind of bad request gets its Status and code. */
+static void test_errors(void **state)
+{
+	(void)state;
+	struct http_answer a;
+	struct {
+		const char *method, *path, *body;
+		int status;
+		const char *text;
+	} cases[] = {
+		{"POST", "/v1/placements", "{\"kind\":\"Pod\",", 400, "line 1, column"},
+		{"POST", "/v1/placements", "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"x\"},"
+		 "\"spec\":{\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":"
+		 "{\"cpu\":\"12x\"}}}]}}", 400,
+		 "line 1: the daemon refused the pod: spec.containers[0].resources."
+		 "requests.cpu: \\\"12x\\\" is not a quantity"},
+		{"POST", "/v1/placements", "{\"kind\":\"List\",\"items\":[{\"metadata\":"
+		 "{\"name\":\"a\"},\"spec\":{}},{\"metadata\":{},\"spec\":{}}]}", 400,
+		 "line 1: items[1]: metadata.name: required"},
+		{"POST", "/v1/placements", "", 400, "the body holds no Pod"},
+		{"PUT", "/v1/placements", "", 405, "only POST"},
+		{"GET", "/v1/placements", NULL, 405, "only POST"},
+		{"POST", "/v1/placements/a/b", "", 405, "only GET and DELETE"},
+		{"GET", "/v1/placements/a", NULL, 404, "expected /v1/placements/"},
+		{"GET", "/v1/placements/a/b/c", NULL, 404, "expected"},
+		{"GET", "/nowhere", NULL, 404, "no such route"},
+		{"POST", "/v1/placements?wait=5", "{}", 501, "issue 16"},
+		{"POST", "/v1/placements?explain=true", "{}", 501, "explain"},
+		{"DELETE", "/v1/nodes/x", NULL, 405, "admin listener"},
+		{"GET", "/v1/nodes/no-such-node", NULL, 404, "no such node"},
+		{"POST", "/metrics", "", 405, "only GET"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		assert_int_equal(http_do(port, cases[i].method, cases[i].path,
+					 cases[i].body, &a), 0);
+		if (a.status != cases[i].status || strstr(a.body.data, cases[i].text) == NULL ||
+		    strstr(a.body.data, "\"kind\":\"Status\"") == NULL)
+			fail_msg("%s %s: %d %s (want %d, \"%s\")", cases[i].method,
+				 cases[i].path, a.status, a.body.data, cases[i].status,
+				 cases[i].text);
+		if (a.status == 405)
+			assert_non_null(http_header(&a, "Allow"));
+		http_answer_free(&a);
+	}
+	/* 413 from Content-Length alone: nothing of the body is read. */
+	int fd = http_connect(port);
+	assert_true(fd >= 0);
+	const char *big = "POST /v1/placements HTTP/1.1\r\nHost: t\r\n"
+		"Content-Length: 5000000\r\n\r\n";
+	assert_int_equal(http_send_all(fd, big, strlen(big)), 0);
+	a = (struct http_answer){0};
+	assert_int_equal(http_read_answer(fd, &a, 10000), 0);
+	assert_int_equal(a.status, 413);
+	assert_non_null(strstr(a.body.data, "RequestEntityTooLarge"));
+	http_answer_free(&a);
+	close(fd);
+	/* 413 for a chunked body that grows past the limit. */
+	fd = http_connect(port);
+	const char *chunked = "POST /v1/placements HTTP/1.1\r\nHost: t\r\n"
+		"Transfer-Encoding: chunked\r\n\r\n";
+	assert_int_equal(http_send_all(fd, chunked, strlen(chunked)), 0);
+	static char block[65536];
+	memset(block, ' ', sizeof(block));
+	for (int i = 0; i < 20; i++) { /* 1.25 MiB > 1 MiB */
+		char size[32];
+		int n = snprintf(size, sizeof(size), "%zx\r\n", sizeof(block));
+		assert_int_equal(http_send_all(fd, size, (size_t)n), 0);
+		assert_int_equal(http_send_all(fd, block, sizeof(block)), 0);
+		assert_int_equal(http_send_all(fd, "\r\n", 2), 0);
+	}
+	assert_int_equal(http_send_all(fd, "0\r\n\r\n", 5), 0);
+	a = (struct http_answer){0};
+	assert_int_equal(http_read_answer(fd, &a, 10000), 0);
+	assert_int_equal(a.status, 413);
+	http_answer_free(&a);
+	close(fd);
+}
+
+/* Keep-alive: many requests on one connection. */
+static void test_keep_alive(void **state)
+{
+	(void)state;
+	int fd = http_connect(port);
+	assert_true(fd >= 0);
+	for (unsigned k = 0; k < 50; k++) {
+		struct json_buf body = {0};
+		char name[32];
+		snprintf(name, sizeof(name), "ka-%u", k);
+		pod_json(&body, "t", name, 50);
+		struct http_answer a;
+		assert_int_equal(http_exchange(fd, "POST", "/v1/placements", NULL,
+					       body.data, body.len, &a, 10000), 0);
+		assert_int_equal(a.status, 200);
+		assert_int_equal(http_count_lines(&a), 1);
+		http_answer_free(&a);
+		assert_int_equal(http_exchange(fd, "DELETE", "/v1/placements/t/ka-0",
+					       NULL, NULL, 0, &a, 10000), 0);
+		assert_int_equal(a.status, k == 0 ? 200 : 404);
+		http_answer_free(&a);
+		json_buf_free(&body);
+	}
+	close(fd);
+}
+
+/* Slow clients hold sockets, not threads: while 16 clients sit on half a
+ * request, others are served at once; the silent ones are closed after
+ * the idle time-out, and one that trickles its body is cut at the
+ * request time-out. */
+static void test_slow_clients(void **state)
+{
+	(void)state;
+	int slow[16];
+	const char *half = "POST /v1/placements HTTP/1.1\r\nHost: t\r\n"
+		"Content-Length: 100\r\n\r\n{";
+	for (int i = 0; i < 16; i++) {
+		slow[i] = http_connect(port);
+		assert_true(slow[i] >= 0);
+		assert_int_equal(http_send_all(slow[i], half, strlen(half)), 0);
+	}
+	int trickle = http_connect(port);
+	const char *head = "POST /v1/placements HTTP/1.1\r\nHost: t\r\n"
+		"Content-Length: 1000\r\n\r\n";
+	assert_int_equal(http_send_all(trickle, head, strlen(head)), 0);
+	uint64_t t0 = now_ns();
+	struct http_answer a;
+	for (int i = 0; i < 20; i++) {
+		assert_int_equal(http_do(port, "GET", "/healthz", NULL, &a), 0);
+		assert_int_equal(a.status, 200);
+		http_answer_free(&a);
+	}
+	/* 20 requests beside 17 stalled clients, well under a time-out. */
+	assert_true(now_ns() - t0 < UINT64_C(1000000000));
+	/* The trickler sends a byte every 400 ms: never idle 2 s, but past
+	 * the 3 s request time-out it is cut. */
+	bool cut = false;
+	for (int i = 0; i < 15 && !cut; i++) {
+		sleep_ms(400);
+		cut = http_send_all(trickle, " ", 1) < 0;
+		if (!cut) {
+			struct pollfd p = {.fd = trickle, .events = POLLIN};
+			char c;
+			cut = poll(&p, 1, 0) == 1 && recv(trickle, &c, 1, 0) <= 0;
+		}
+	}
+	assert_true(cut);
+	close(trickle);
+	/* The silent ones: closed by the server (EOF) after about 2 s. */
+	for (int i = 0; i < 16; i++) {
+		struct pollfd p = {.fd = slow[i], .events = POLLIN};
+		assert_int_equal(poll(&p, 1, 5000), 1);
+		char c;
+		assert_true(recv(slow[i], &c, 1, 0) <= 0);
+		close(slow[i]);
+	}
+	assert_true(metric(port, "shmsched_gateway_requests_refused_total{reason=\"timed_out\"}") >= 1);
+}
+
+/* A client that goes away mid-stream: the gateway goes on, the pods it
+ * placed stay placed and can be found and released. */
+static void test_disconnect_mid_stream(void **state)
+{
+	(void)state;
+	double gone0 = metric(port, "shmsched_gateway_clients_gone_total");
+	struct json_buf body = {0};
+	const unsigned n = 3000;
+	for (unsigned k = 0; k < n; k++) {
+		char name[32];
+		snprintf(name, sizeof(name), "mid-%u", k);
+		pod_json(&body, "t", name, 10);
+	}
+	int fd = http_connect(port);
+	char head[256];
+	int hl = snprintf(head, sizeof(head), "POST /v1/placements HTTP/1.1\r\n"
+			  "Host: t\r\nContent-Length: %zu\r\n\r\n", body.len);
+	assert_int_equal(http_send_all(fd, head, (size_t)hl), 0);
+	assert_int_equal(http_send_all(fd, body.data, body.len), 0);
+	struct json_buf in = {0};
+	assert_int_equal(http_fill(fd, &in, 2000, 10000), 1);
+	assert_non_null(strstr(in.data, "200 OK"));
+	close(fd); /* with most answers unread */
+	json_buf_free(&in);
+	json_buf_free(&body);
+	/* The gateway finishes the request's pods in flight and goes on. */
+	for (int i = 0; i < 200 && metric(port, "shmsched_gateway_requests_in_progress") != 0; i++)
+		sleep_ms(20);
+	assert_true(metric(port, "shmsched_gateway_requests_in_progress") == 0);
+	assert_true(metric(port, "shmsched_gateway_clients_gone_total") >= gone0 + 1);
+	/* Each pod is placed (GET finds it, DELETE releases it) or was never
+	 * submitted (404): some of each is not required, but some placed is. */
+	unsigned found = 0;
+	int kfd = http_connect(port);
+	for (unsigned k = 0; k < n; k++) {
+		char path[64];
+		snprintf(path, sizeof(path), "/v1/placements/t/mid-%u", k);
+		struct http_answer a;
+		assert_int_equal(http_exchange(kfd, "DELETE", path, NULL, NULL, 0, &a,
+					       10000), 0);
+		assert_true(a.status == 200 || a.status == 404);
+		found += a.status == 200;
+		http_answer_free(&a);
+	}
+	close(kfd);
+	assert_true(found > 0);
+	/* And it still serves. */
+	struct http_answer a;
+	assert_int_equal(http_do(port, "GET", "/healthz", NULL, &a), 0);
+	assert_int_equal(a.status, 200);
+	http_answer_free(&a);
+}
+
+/* Template eviction: a second gateway allowed 2 templates per daemon
+ * connection places pods of 9 distinct specs (two requests of 2 specs that
+ * straddle a full connection and a new one): new connections take over
+ * and drained ones are closed, and every pod is placed. A request of more
+ * specs than a connection holds is refused. */
+static void test_eviction(void **state)
+{
+	(void)state;
+	struct gateway_config cfg;
+	gateway_config_default(&cfg);
+	cfg.socket_path = sock;
+	cfg.listen = "127.0.0.1:0";
+	cfg.region_name = region;
+	cfg.producer_name = "gw-evict";
+	cfg.max_templates = 2;
+	struct gateway *g2;
+	char err[512];
+	assert_int_equal(gateway_start(&cfg, &g2, err, sizeof(err)), 0);
+	unsigned p2 = gateway_port(g2);
+	assert_true(wait_ready(p2, 5000));
+	struct http_answer a;
+	for (unsigned r = 0; r < 7; r++) {
+		struct json_buf body = {0};
+		unsigned per = r == 2 || r == 4 ? 2 : 1;
+		for (unsigned s = 0; s < per; s++)
+			for (unsigned k = 0; k < 2; k++) {
+				char name[32];
+				snprintf(name, sizeof(name), "ev%u-%u", r, s * 2 + k);
+				pod_json(&body, "e", name, 11 + r * 3 + s);
+			}
+		assert_int_equal(http_do(p2, "POST", "/v1/placements", body.data, &a), 0);
+		if (a.status != 200)
+			fail_msg("request %u: %d %s", r, a.status, a.body.data);
+		char prefix[16];
+		snprintf(prefix, sizeof(prefix), "ev%u", r);
+		assert_int_equal(check_lines(&a, "e", prefix, 2 * per, NULL), 2 * per);
+		http_answer_free(&a);
+		json_buf_free(&body);
+	}
+	/* Three specs where a connection holds two: 413, nothing placed. */
+	struct json_buf body = {0};
+	pod_json(&body, "e", "three-0", 91);
+	pod_json(&body, "e", "three-1", 92);
+	pod_json(&body, "e", "three-2", 93);
+	assert_int_equal(http_do(p2, "POST", "/v1/placements", body.data, &a), 0);
+	assert_int_equal(a.status, 413);
+	assert_non_null(strstr(a.body.data, "--max-templates"));
+	http_answer_free(&a);
+	json_buf_free(&body);
+	/* A spec seen before, after its connection was retired: registered
+	 * again on the active one. */
+	pod_json(&body, "e", "again-0", 11);
+	assert_int_equal(http_do(p2, "POST", "/v1/placements", body.data, &a), 0);
+	assert_int_equal(check_lines(&a, "e", "again", 1, NULL), 1);
+	http_answer_free(&a);
+	json_buf_free(&body);
+	double retired = metric(p2, "shmsched_gateway_connections_retired_total");
+	double conns = metric(p2, "shmsched_gateway_connections");
+	double templates = metric(p2, "shmsched_gateway_templates");
+	double registered = metric(p2, "shmsched_gateway_templates_registered_total");
+	print_message("eviction: %.0f templates registered, %.0f connections "
+		      "retired, %.0f open, %.0f templates held\n", registered, retired,
+		      conns, templates);
+	assert_true(retired >= 3);
+	assert_true(conns <= 2);
+	assert_true(templates <= 4);
+	assert_true(registered >= 10); /* 9 specs, and one of them again */
+	gateway_stop(g2);
+}
+
+/* --- the daemon killed under load ---------------------------------------- */
+
+struct loader {
+	unsigned requests, per;
+	unsigned ok, unavailable, other;
+	unsigned lines_lost, placed;
+	bool stop;
+};
+
+static void *load(void *arg)
+{
+	struct loader *l = arg;
+	for (unsigned r = 0; r < l->requests; r++) {
+		struct json_buf body = {0};
+		char prefix[32];
+		snprintf(prefix, sizeof(prefix), "kill%u", r);
+		for (unsigned k = 0; k < l->per; k++) {
+			char name[48];
+			snprintf(name, sizeof(name), "%s-%u", prefix, k);
+			pod_json(&body, "k", name, 10);
+		}
+		struct http_answer a;
+		int rc = http_do(port, "POST", "/v1/placements", body.data, &a);
+		if (rc == 0 && a.status == 200) {
+			l->ok++;
+			size_t lines = http_count_lines(&a);
+			if (lines != l->per)
+				l->lines_lost += l->per - (unsigned)lines;
+			for (const char *p = a.body.data; (p = strstr(p, "\"node\":\"")); p++)
+				l->placed++;
+			if (strstr(a.body.data, "may have been placed") != NULL)
+				l->other++;
+		} else if (rc == 0 && a.status == 503) {
+			l->unavailable++;
+			/* Sent again later, under the same names. */
+			r--;
+			sleep_ms(20);
+		} else {
+			l->other++;
+		}
+		http_answer_free(&a);
+		json_buf_free(&body);
+	}
+	return NULL;
+}
+
+static void test_daemon_killed_and_restarted(void **state)
+{
+	(void)state;
+	struct loader l = {.requests = 40, .per = 40};
+	pthread_t t;
+	assert_int_equal(pthread_create(&t, NULL, load, &l), 0);
+	while (l.ok < 5)
+		sleep_ms(5);
+	stop_daemon(SIGKILL);
+	/* The gateway notices (the loader's request in flight waits for the
+	 * daemon's return), and answers new requests 503 meanwhile. */
+	unsigned probes_503 = 0;
+	for (int i = 0; i < 200 && probes_503 < 3; i++) {
+		struct json_buf one = {0};
+		pod_json(&one, "k", "probe", 10);
+		struct http_answer a;
+		if (http_do(port, "POST", "/v1/placements", one.data, &a) == 0 &&
+		    a.status == 503)
+			probes_503++;
+		http_answer_free(&a);
+		json_buf_free(&one);
+		sleep_ms(10);
+	}
+	struct http_answer ready;
+	assert_int_equal(http_do(port, "GET", "/readyz", NULL, &ready), 0);
+	assert_int_equal(ready.status, 503);
+	http_answer_free(&ready);
+	daemon_pid = start_daemon(false);
+	pthread_join(t, NULL);
+	print_message("killed under load: %u requests answered 200 (%u pods "
+		      "placed), %u answered 503 and sent again, %u other; %u probes "
+		      "answered 503 while the daemon was away; %.0f pods recovered "
+		      "from its listing, %.0f submitted again\n", l.ok, l.placed,
+		      l.unavailable, l.other, probes_503,
+		      metric(port, "shmsched_gateway_pods_recovered_total"),
+		      metric(port, "shmsched_gateway_pods_resubmitted_total"));
+	assert_int_equal(l.lines_lost, 0); /* lost: must read 0 */
+	assert_int_equal(l.other, 0);
+	assert_int_equal(l.ok, l.requests);
+	assert_int_equal(probes_503, 3);   /* the daemon was away, and said so */
+	assert_true(metric(port, "shmsched_gateway_daemon_losses_total") >= 1);
+	/* Every pod answered placed is where GET says, exactly once. */
+	struct http_answer a;
+	int fd = http_connect(port);
+	unsigned found = 0;
+	for (unsigned r = 0; r < l.requests; r++)
+		for (unsigned k = 0; k < l.per; k++) {
+			char path[64];
+			snprintf(path, sizeof(path), "/v1/placements/k/kill%u-%u", r, k);
+			assert_int_equal(http_exchange(fd, "GET", path, NULL, NULL, 0,
+						       &a, 10000), 0);
+			found += a.status == 200;
+			http_answer_free(&a);
+		}
+	close(fd);
+	assert_int_equal(found, l.placed); /* wrong: must read 0 */
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		fprintf(stderr, "usage: %s SHMSCHEDD\n", argv[0]);
+		return 2;
+	}
+	daemon_exe = argv[1];
+	signal(SIGPIPE, SIG_IGN);
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_api),
+		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_keep_alive),
+		cmocka_unit_test(test_slow_clients),
+		cmocka_unit_test(test_disconnect_mid_stream),
+		cmocka_unit_test(test_eviction),
+		cmocka_unit_test(test_daemon_killed_and_restarted),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
