@@ -1323,7 +1323,10 @@ static void *loop(void *arg)
 			submit_round(d);
 			answered = poll_round(d);
 		} else if (!d->grace_expired &&
-			   now - d->down_since_ns > (uint64_t)d->cfg.daemon_grace_ms * 1000000u) {
+			   now_ns() - d->down_since_ns >
+			   (uint64_t)d->cfg.daemon_grace_ms * 1000000u) {
+			/* A fresh clock: the loss may have come after `now`,
+			 * in this very turn. */
 			char why[128];
 			snprintf(why, sizeof(why), "the daemon has been away for over "
 				 "%u ms", d->cfg.daemon_grace_ms);

@@ -109,6 +109,15 @@ static inline const char *http_header(const struct http_answer *a, const char *n
 	return NULL;
 }
 
+/* The first CRLF in buf past pos, or NULL. */
+static inline char *http_crlf(const struct json_buf *buf, size_t pos)
+{
+	for (size_t i = pos; i + 1 < buf->len; i++)
+		if (buf->data[i] == '\r' && buf->data[i + 1] == '\n')
+			return buf->data + i;
+	return NULL;
+}
+
 /* Reads one answer on fd. Returns 0, or a negative errno. */
 static inline int http_read_answer(int fd, struct http_answer *a, int timeout_ms)
 {
@@ -142,8 +151,7 @@ static inline int http_read_answer(int fd, struct http_answer *a, int timeout_ms
 	} else if (te != NULL && strncasecmp(te, "chunked", 7) == 0) {
 		for (;;) {
 			char *eol;
-			while ((eol = in.len > pos ? memmem(in.data + pos, in.len - pos,
-							    "\r\n", 2) : NULL) == NULL) {
+			while ((eol = http_crlf(&in, pos)) == NULL) {
 				rc = http_fill(fd, &in, in.len + 1, timeout_ms);
 				if (rc <= 0) {
 					json_buf_free(&in);
