@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 static int fail(char *err, size_t err_len, int rc, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
@@ -37,6 +38,8 @@ static int fail(char *err, size_t err_len, int rc, const char *fmt, ...)
 
 static const char *type_name(const json_t *v)
 {
+	if (v == NULL)
+		return "nothing";
 	switch (json_typeof(v)) {
 	case JSON_OBJECT:
 		return "an object";
@@ -222,6 +225,29 @@ void gw_batch_free(struct gw_batch *b)
 	free(b->spec_table);
 	free(b->pod_table);
 	*b = (struct gw_batch){0};
+}
+
+int gw_batch_one(struct gw_batch *b, json_t *key, const char *ns_name,
+		 const char *where)
+{
+	*b = (struct gw_batch){0};
+	size_t len = strlen(ns_name);
+	b->pods = calloc(1, sizeof(*b->pods));
+	b->specs = calloc(1, sizeof(*b->specs));
+	b->names = malloc(len + 1);
+	if (b->pods == NULL || b->specs == NULL || b->names == NULL) {
+		json_decref(key);
+		gw_batch_free(b);
+		return -ENOMEM;
+	}
+	memcpy(b->names, ns_name, len + 1);
+	b->names_len = b->names_cap = len + 1;
+	b->specs[0] = (struct gw_spec){.canon = key, .hash = gw_spec_hash(key)};
+	snprintf(b->specs[0].where, sizeof(b->specs[0].where), "%s", where);
+	b->pods[0] = (struct gw_pod){.cookie = gw_cookie(ns_name, len)};
+	b->n_pods = b->cap_pods = 1;
+	b->n_specs = b->cap_specs = 1;
+	return 0;
 }
 
 /* Doubles a table of indices + 1 keyed by `key_of`, re-inserting each. */
@@ -453,5 +479,116 @@ int gw_decode_pods(const char *body, size_t len, const struct gw_limits *lim,
 	if (values == 0)
 		return fail(err, err_len, -EINVAL, "the body holds no Pod: expected "
 			    "a Pod, a List of Pods, or JSON Lines of Pods");
+	return 0;
+}
+
+/* --- the extender's arguments ---------------------------------------------- */
+
+const json_t *gw_member_ci(const json_t *obj, const char *name)
+{
+	if (!json_is_object(obj))
+		return NULL;
+	const json_t *v = json_object_get(obj, name);
+	if (v != NULL)
+		return v;
+	const char *key;
+	json_t *member;
+	json_object_foreach((json_t *)obj, key, member)
+		if (strcasecmp(key, name) == 0)
+			return member;
+	return NULL;
+}
+
+void gw_extender_args_free(struct gw_extender_args *a)
+{
+	json_decref(a->pod_key);
+	json_decref(a->root);
+	free(a->names);
+	*a = (struct gw_extender_args){0};
+}
+
+int gw_decode_extender_args(const char *body, size_t len, size_t max_nodes,
+			    struct gw_extender_args *out, char *err, size_t err_len)
+{
+	*out = (struct gw_extender_args){0};
+	json_error_t je;
+	out->root = json_loadb(body, len, JSON_REJECT_DUPLICATES, &je);
+	if (out->root == NULL)
+		return fail(err, err_len, -EINVAL, "line %d, column %d: JSON: %s",
+			    je.line, je.column, je.text);
+	if (!json_is_object(out->root))
+		return fail(err, err_len, -EINVAL, "ExtenderArgs: expected an object, "
+			    "found %s", type_name(out->root));
+	const json_t *pod = gw_member_ci(out->root, "Pod");
+	if (pod == NULL || json_is_null(pod))
+		return fail(err, err_len, -EINVAL, "Pod: required");
+	int rc = gw_pod_key(pod, "Pod", &out->pod_key, out->pod_name,
+			    sizeof(out->pod_name), err, err_len);
+	if (rc < 0)
+		return rc;
+	const json_t *uid = json_object_get(json_object_get(pod, "metadata"), "uid");
+	if (uid != NULL && !json_is_null(uid)) {
+		if (!json_is_string(uid) || json_string_length(uid) >= sizeof(out->pod_uid))
+			return fail(err, err_len, -EINVAL, "Pod.metadata.uid: expected a "
+				    "string of at most %zu bytes", sizeof(out->pod_uid) - 1);
+		snprintf(out->pod_uid, sizeof(out->pod_uid), "%s", json_string_value(uid));
+	}
+	const json_t *nodes = gw_member_ci(out->root, "Nodes");
+	const json_t *names = gw_member_ci(out->root, "NodeNames");
+	if (nodes != NULL && json_is_null(nodes))
+		nodes = NULL;
+	if (names != NULL && json_is_null(names))
+		names = NULL;
+	if (nodes == NULL && names == NULL)
+		return fail(err, err_len, -EINVAL, "Nodes or NodeNames: one is required "
+			    "(NodeNames when the extender is nodeCacheCapable)");
+	if (nodes != NULL && names != NULL)
+		return fail(err, err_len, -EINVAL, "Nodes and NodeNames: only one may "
+			    "be given");
+	const json_t *list = names;
+	if (nodes != NULL) {
+		if (!json_is_object(nodes))
+			return fail(err, err_len, -EINVAL, "Nodes: expected a NodeList "
+				    "object, found %s", type_name(nodes));
+		list = json_object_get(nodes, "items");
+		if (list == NULL || json_is_null(list))
+			list = NULL;
+		else if (!json_is_array(list))
+			return fail(err, err_len, -EINVAL, "Nodes.items: expected an "
+				    "array, found %s", type_name(list));
+		out->nodes = list;
+	} else {
+		out->node_names = true;
+		if (!json_is_array(names))
+			return fail(err, err_len, -EINVAL, "NodeNames: expected an array "
+				    "of strings, found %s", type_name(names));
+	}
+	size_t n = list ? json_array_size(list) : 0;
+	if (n > max_nodes)
+		return fail(err, err_len, -E2BIG, "%s: %zu nodes; at most %zu",
+			    nodes ? "Nodes.items" : "NodeNames", n, max_nodes);
+	out->names = calloc(n ? n : 1, sizeof(*out->names));
+	if (out->names == NULL)
+		return fail(err, err_len, -ENOMEM, "out of memory");
+	for (size_t i = 0; i < n; i++) {
+		const json_t *e = json_array_get(list, i);
+		const json_t *name = e;
+		if (nodes != NULL) {
+			if (!json_is_object(e))
+				return fail(err, err_len, -EINVAL, "Nodes.items[%zu]: "
+					    "expected a Node object, found %s", i,
+					    type_name(e));
+			name = json_object_get(json_object_get(e, "metadata"), "name");
+		}
+		if (!json_is_string(name) || json_string_length(name) == 0 ||
+		    json_string_length(name) > GW_NAME_MAX)
+			return fail(err, err_len, -EINVAL, nodes != NULL
+				    ? "Nodes.items[%zu].metadata.name: expected a "
+				      "name of 1 to 253 bytes"
+				    : "NodeNames[%zu]: expected a name of 1 to 253 bytes",
+				    i);
+		out->names[i] = json_string_value(name);
+	}
+	out->n_names = n;
 	return 0;
 }

@@ -32,6 +32,7 @@
 #define SHMSCHED_GATEWAY_DECODE_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -91,6 +92,12 @@ static inline const char *gw_pod_name(const struct gw_batch *b,
 	return b->names + p->name_off;
 }
 
+/* Makes *b a batch of one pod called ns_name whose spec key is `key` (the
+ * batch takes the reference); `where` names it in errors. 0 or -ENOMEM
+ * (the reference dropped). */
+int gw_batch_one(struct gw_batch *b, json_t *key, const char *ns_name,
+		 const char *where);
+
 /* One Pod object: checks its metadata and spec and builds its key.
  * `where` prefixes errors. On success *canon is a new reference,
  * ns_name[0..ns_name_len) holds "namespace/name". Returns 0 or -EINVAL
@@ -105,5 +112,36 @@ uint64_t gw_spec_hash(const json_t *v);
 
 /* The cookie of a pod called `ns_name` ("namespace/name"). */
 uint64_t gw_cookie(const char *ns_name, size_t len);
+
+/* --- kube-scheduler's extender protocol (k8s.io/kube-scheduler/extender/v1)
+ *
+ * Its types carry no json tags, so members are named as the Go fields
+ * ("Pod", "Nodes", "NodeNames", ...), and Go decodes them whatever their
+ * case: so does this. Errors name the path as the Go fields spell it. */
+
+/* A member of `obj` by name, exact or else in any case (Go's
+ * encoding/json), or NULL. */
+const json_t *gw_member_ci(const json_t *obj, const char *name);
+
+/* ExtenderArgs: the pod, and the candidate nodes: Nodes (a NodeList: the
+ * extender is not nodeCacheCapable) or NodeNames (it is). */
+struct gw_extender_args {
+	json_t *root;             /* the whole body (owned) */
+	json_t *pod_key;          /* the pod's spec key (owned; gw_pod_key) */
+	char pod_name[GW_NAMESPACE_MAX + 1 + GW_NAME_MAX + 1];
+	char pod_uid[128];        /* metadata.uid, "" when absent */
+	bool node_names;          /* NodeNames was given (nodeCacheCapable) */
+	const json_t *nodes;      /* Nodes.items (in root), or NULL */
+	const char **names;       /* [n_names]: candidates, in order (into root) */
+	size_t n_names;
+};
+
+/* Decodes ExtenderArgs from body[0..len) into *out (which it initialises;
+ * free it with gw_extender_args_free() whatever the result). At most
+ * max_nodes candidates. Returns 0, or -EINVAL (err: where and what),
+ * -E2BIG (too many candidates), -ENOMEM. */
+int gw_decode_extender_args(const char *body, size_t len, size_t max_nodes,
+			    struct gw_extender_args *out, char *err, size_t err_len);
+void gw_extender_args_free(struct gw_extender_args *a);
 
 #endif

@@ -177,6 +177,8 @@ void gw_job_unref(struct gw_job *j)
 	 * before it frees. */
 	if (__atomic_sub_fetch(&j->refs, 1, __ATOMIC_ACQ_REL) != 0)
 		return;
+	if (j->ext_free != NULL)
+		j->ext_free(j->ext);
 	gw_batch_free(&j->batch);
 	json_buf_free(&j->out);
 	json_buf_free(&j->lines);
@@ -833,6 +835,16 @@ static void grace_expired(struct gw_dispatch *d, const char *why)
 
 /* --- new jobs ----------------------------------------------------------- */
 
+/* A template's refusal as the daemon words it, without what names the
+ * template ("template: pod default/gw-...: "): the field and the value. */
+static const char *refusal_text(const char *err)
+{
+	const char *gw = strstr(err, "/gw-");
+	if (gw != NULL && (gw = strstr(gw, ": ")) != NULL)
+		return gw + 2;
+	return gw_daemon_says(err);
+}
+
 static void job_list(struct gw_dispatch *d, struct gw_job *j)
 {
 	j->next = NULL;
@@ -889,10 +901,7 @@ static void handle_place(struct gw_dispatch *d, struct gw_job *j)
 	if (rc < 0) {
 		/* The daemon's decoder names the field; say which pod. */
 		const struct gw_spec *s = &j->batch.specs[bad];
-		const char *msg = err;
-		const char *gw = strstr(err, "/gw-");
-		if (gw != NULL && (gw = strstr(gw, ": ")) != NULL)
-			msg = gw + 2;
+		const char *msg = refusal_text(err);
 		unsigned code = rc == -EMSGSIZE ? 413 : 400;
 		job_refuse(j, code, code == 413 ? "RequestEntityTooLarge" : "BadRequest",
 			   "%s: the daemon refused the pod: %s", s->where, msg);
@@ -987,6 +996,50 @@ static void handle_release(struct gw_dispatch *d, struct gw_job *j)
 	json_buf_free(&b);
 }
 
+/* The extender's filter and prioritize: one pod's template evaluated
+ * against every node; the HTTP side builds the answer from the text. */
+static void handle_evaluate(struct gw_dispatch *d, struct gw_job *j)
+{
+	if (!d->up) {
+		job_refuse(j, 503, "ServiceUnavailable", "the shmsched daemon is not "
+			   "reachable: %s", d->last_error);
+		return;
+	}
+	j->tmpl = calloc(1, sizeof(*j->tmpl));
+	if (j->tmpl == NULL || j->batch.n_specs != 1) {
+		job_refuse(j, 500, "InternalError", "out of memory");
+		return;
+	}
+	char err[1024];
+	size_t bad;
+	int rc = job_resolve(d, j, &bad, err, sizeof(err));
+	if (rc == 0) {
+		char *text = NULL;
+		size_t len = 0;
+		rc = shmsched_evaluate(j->tmpl[0].conn->c, j->tmpl[0].id, &text, &len,
+				       err, sizeof(err));
+		job_release_conns(j);
+		if (rc == 0) {
+			struct json_buf b = {.data = text, .len = len, .cap = len + 1};
+			job_finish(j, 200, &b);
+			free(text);
+			return;
+		}
+		if (rc == -ECONNRESET || rc == -ETIMEDOUT || rc == -EPROTO)
+			daemon_lost(d, err);
+	}
+	if (rc == -ECONNRESET || rc == -ETIMEDOUT || rc == -EPROTO || rc == -EAGAIN)
+		job_refuse(j, 503, "ServiceUnavailable", "the shmsched daemon: %s",
+			   gw_daemon_says(err));
+	else if (rc == -ENOTSUP)
+		job_refuse(j, 501, "NotImplemented", "%s", gw_daemon_says(err));
+	else if (rc == -EINVAL || rc == -EMSGSIZE)
+		job_refuse(j, 400, "BadRequest", "Pod: the daemon refused the pod: %s",
+			   refusal_text(err));
+	else
+		job_refuse(j, 500, "InternalError", "%s", gw_daemon_says(err));
+}
+
 static void handle_new(struct gw_dispatch *d, struct gw_job *j)
 {
 	j->received_ns = j->received_ns ? j->received_ns : now_ns();
@@ -999,6 +1052,9 @@ static void handle_new(struct gw_dispatch *d, struct gw_job *j)
 		break;
 	case GW_JOB_RELEASE:
 		handle_release(d, j);
+		break;
+	case GW_JOB_EVALUATE:
+		handle_evaluate(d, j);
 		break;
 	}
 	gw_job_unref(j); /* the inbox's reference */

@@ -39,6 +39,8 @@ enum gw_job_kind {
 	GW_JOB_PLACE,   /* POST /v1/placements: batch */
 	GW_JOB_LOOKUP,  /* GET /v1/placements/{ns}/{name}: name, cookie */
 	GW_JOB_RELEASE, /* DELETE /v1/placements/{ns}/{name} */
+	GW_JOB_EVALUATE, /* the extender's filter and prioritize: batch of one
+			  * pod, answered with shmsched_evaluate()'s JSON */
 };
 
 struct gw_job;
@@ -65,6 +67,12 @@ struct gw_job {
 	gw_wake_fn *wake;
 	void *http;                 /* the HTTP side's connection */
 	void *http_owner;           /* and its server */
+	bool collect;               /* PLACE: the HTTP side waits for every
+				     * line instead of streaming them (the
+				     * extender's bind) */
+	void *ext;                  /* the HTTP side's own (extender args),
+				     * freed with the job by ext_free */
+	void (*ext_free)(void *ext);
 
 	/* The answer (J2, J3): under lock. */
 	pthread_mutex_t lock;
@@ -179,6 +187,30 @@ const struct gw_dispatch_stats *gw_dispatch_stats(const struct gw_dispatch *d);
 extern const double gw_attempt_bounds[GW_ATTEMPT_BUCKETS];
 extern const double gw_sli_bounds[GW_SLI_BUCKETS];
 extern const double gw_fine_bounds[GW_FINE_BUCKETS];
+
+/* --- the extender verbs (extender.c) -------------------------------------- */
+
+struct gw_extender;
+struct gw_extender *gw_extender_create(size_t cache_pods);
+void gw_extender_destroy(struct gw_extender *x);
+
+/* What a route handler needs to answer: implemented in http.c, used by
+ * extender.c. */
+struct gw_http_reply {
+	unsigned code;
+	const char *content_type;
+	struct json_buf body;
+	struct gw_job *job;    /* non-NULL: submit it and answer when done */
+};
+
+/* POST /extender/{verb}: decodes the body and either answers at once
+ * (*reply with code and body) or hands back a job for the dispatcher;
+ * then, once the job is done, gw_extender_finish() writes the answer. */
+void gw_extender_start(struct gw_extender *x, const char *verb,
+		       const char *body, size_t len, size_t max_nodes,
+		       struct gw_http_reply *reply);
+void gw_extender_finish(struct gw_extender *x, struct gw_job *j,
+			struct gw_http_reply *reply);
 
 /* --- /metrics (metrics.c) ------------------------------------------------ */
 

@@ -41,10 +41,12 @@
 #define HEADER_MEMORY (32u << 10)    /* a request's headers, at most */
 #define ADMIN_BODY_MAX (60u << 10)   /* a Node: one control message */
 #define LIVE_AFTER_NS UINT64_C(5000000000)
+#define EXTENDER_MAX_NODES (1u << 20) /* candidates in one ExtenderArgs */
 
 struct gateway {
 	struct gateway_config cfg;
 	struct gw_dispatch *dispatch;
+	struct gw_extender *extender;
 	struct MHD_Daemon *mhd, *admin_mhd;
 	struct gw_http_stats http;
 	int suspended;                /* connections suspended now (atomic) */
@@ -215,6 +217,24 @@ static enum MHD_Result respond_job(struct request *r, struct MHD_Connection *con
 	struct gw_job *j = r->job;
 	pthread_mutex_lock(&j->lock);
 	unsigned code = j->code;
+	if (j->collect && code == 200 && !j->done) {
+		/* Every line first (the extender's bind answers once). */
+		suspend_locked(r->g, j);
+		pthread_mutex_unlock(&j->lock);
+		return MHD_YES;
+	}
+	if (j->ext != NULL) {
+		/* Done: the dispatcher writes nothing more to out. */
+		pthread_mutex_unlock(&j->lock);
+		struct gw_http_reply rep;
+		gw_extender_finish(r->g->extender, j, &rep);
+		enum MHD_Result rc = rep.body.failed
+			? respond_status(r, conn, 500, NULL, "out of memory")
+			: respond_buf(r, conn, rep.code, rep.content_type,
+				      rep.body.data ? rep.body.data : "", rep.body.len);
+		json_buf_free(&rep.body);
+		return rc;
+	}
 	bool stream = code == 200 && j->kind == GW_JOB_PLACE;
 	if (!stream) {
 		struct MHD_Response *resp = MHD_create_response_from_buffer(
@@ -429,6 +449,27 @@ static enum MHD_Result route_metrics(struct request *r, struct MHD_Connection *c
 		: respond_buf(r, conn, 200, "text/plain; version=0.0.4; charset=utf-8",
 			      b.data ? b.data : "", b.len);
 	json_buf_free(&b);
+	return rc;
+}
+
+static enum MHD_Result route_extender(struct request *r, struct MHD_Connection *conn,
+				      const char *method, const char *verb)
+{
+	if (!is(method, MHD_HTTP_METHOD_POST))
+		return respond_status(r, conn, 405, "POST", "%s /extender/%s: only POST",
+				      method, verb);
+	struct gw_http_reply rep;
+	gw_extender_start(r->g->extender, verb, r->body.data ? r->body.data : "",
+			  r->body.len, EXTENDER_MAX_NODES, &rep);
+	if (rep.job != NULL) {
+		json_buf_free(&rep.body);
+		json_buf_free(&r->body);
+		return start_job(r, conn, rep.job);
+	}
+	enum MHD_Result rc = respond_buf(r, conn, rep.code, rep.content_type,
+					 rep.body.data ? rep.body.data : "",
+					 rep.body.len);
+	json_buf_free(&rep.body);
 	return rc;
 }
 
@@ -685,6 +726,8 @@ static enum gw_route route_of(const char *url)
 		return GW_ROUTE_VERSION;
 	if (strcmp(url, "/metrics") == 0)
 		return GW_ROUTE_METRICS;
+	if (strncmp(url, "/extender/", 10) == 0)
+		return GW_ROUTE_EXTENDER;
 	return GW_ROUTE_OTHER;
 }
 
@@ -711,6 +754,7 @@ static enum MHD_Result dispatch_route(struct request *r, struct MHD_Connection *
 			: r->route == GW_ROUTE_VERSION ? route_version(r, conn)
 			: route_metrics(r, conn);
 	case GW_ROUTE_EXTENDER:
+		return route_extender(r, conn, method, url + 10);
 	case GW_ROUTE_ADMIN:
 	case GW_ROUTE_OTHER:
 	case GW_ROUTES:
@@ -964,6 +1008,12 @@ int gateway_start(const struct gateway_config *cfg, struct gateway **out,
 	else
 		snprintf(g->admin_socket, sizeof(g->admin_socket), "%s.admin",
 			 SHMSCHED_DEFAULT_SOCKET);
+	g->extender = gw_extender_create(cfg->extender_cache);
+	if (g->extender == NULL) {
+		snprintf(err, err_len, "out of memory");
+		free(g);
+		return -ENOMEM;
+	}
 	int rc = gw_dispatch_start(cfg, &g->dispatch, err, err_len);
 	if (rc < 0)
 		goto fail_dispatch;
@@ -989,6 +1039,7 @@ fail_admin:
 fail_listen:
 	gw_dispatch_stop(g->dispatch);
 fail_dispatch:
+	gw_extender_destroy(g->extender);
 	pthread_mutex_destroy(&g->admin_lock);
 	free(g);
 	return rc;
@@ -1041,6 +1092,7 @@ void gateway_stop(struct gateway *g)
 		MHD_stop_daemon(g->admin_mhd);
 	if (g->admin != NULL)
 		shmsched_disconnect(g->admin);
+	gw_extender_destroy(g->extender);
 	pthread_mutex_destroy(&g->admin_lock);
 	free(g);
 }

@@ -3,7 +3,9 @@
  * must hold together: every pod names a spec of the batch, its name is
  * "namespace/name" with its cookie, no name twice, every spec's hash is
  * its key's (and survives a round trip through text with keys sorted),
- * no two specs equal; what it refuses must say why. */
+ * no two specs equal; what it refuses must say why. The same bytes as
+ * kube-scheduler's ExtenderArgs (gw_decode_extender_args): accepted, every
+ * candidate is a name within bounds. */
 #include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -13,6 +15,7 @@
 #include "gateway/gateway.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+static void extender_args(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -20,6 +23,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct gw_batch b;
 	char err[512];
 	err[0] = '\0';
+	extender_args(data, size);
 	int rc = gw_decode_pods((const char *)data, size, &lim, &b, err, sizeof(err));
 	if (rc < 0) {
 		if (err[0] == '\0' || (rc != -EINVAL && rc != -E2BIG && rc != -ENOMEM))
@@ -56,4 +60,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	gw_batch_free(&b);
 	return 0;
+}
+
+static void extender_args(const uint8_t *data, size_t size)
+{
+	struct gw_extender_args x;
+	char err[512];
+	err[0] = '\0';
+	int rc = gw_decode_extender_args((const char *)data, size, 64, &x, err,
+					 sizeof(err));
+	if (rc < 0 && err[0] == '\0')
+		abort();
+	if (rc == 0) {
+		if (x.pod_key == NULL || x.n_names > 64 || strchr(x.pod_name, '/') == NULL)
+			abort();
+		for (size_t i = 0; i < x.n_names; i++)
+			if (x.names[i] == NULL || x.names[i][0] == '\0' ||
+			    strlen(x.names[i]) > GW_NAME_MAX)
+				abort();
+	}
+	gw_extender_args_free(&x);
 }

@@ -236,6 +236,72 @@ static void test_many(void **state)
 	gw_batch_free(&b);
 }
 
+
+/* ExtenderArgs: both modes, Go's case-insensitive members, every refusal
+ * naming the Go field. */
+static void test_extender_args(void **state)
+{
+	(void)state;
+	struct gw_extender_args x;
+	char err[512];
+	const char *names = "{\"Pod\":" POD("p", "1") ",\"NodeNames\":[\"a\",\"b\"]}";
+	assert_int_equal(gw_decode_extender_args(names, strlen(names), 10, &x, err,
+						 sizeof(err)), 0);
+	assert_true(x.node_names);
+	assert_int_equal(x.n_names, 2);
+	assert_string_equal(x.names[1], "b");
+	assert_string_equal(x.pod_name, "default/p");
+	assert_null(x.nodes);
+	gw_extender_args_free(&x);
+	const char *nodes = "{\"pod\":{\"metadata\":{\"name\":\"q\",\"namespace\":\"n\","
+		"\"uid\":\"u-7\"},\"spec\":{}},\"nodes\":{\"items\":[{\"metadata\":"
+		"{\"name\":\"a\"}}]},\"NodeNames\":null}";
+	assert_int_equal(gw_decode_extender_args(nodes, strlen(nodes), 10, &x, err,
+						 sizeof(err)), 0);
+	assert_false(x.node_names);
+	assert_int_equal(x.n_names, 1);
+	assert_string_equal(x.pod_uid, "u-7");
+	assert_string_equal(x.pod_name, "n/q");
+	assert_non_null(x.nodes);
+	gw_extender_args_free(&x);
+	struct {
+		const char *body;
+		int rc;
+		const char *text;
+	} bad[] = {
+		{"[]", -EINVAL, "ExtenderArgs: expected an object"},
+		{"{\"NodeNames\":[]}", -EINVAL, "Pod: required"},
+		{"{\"Pod\":{\"spec\":{}},\"NodeNames\":[]}", -EINVAL, "Pod: metadata.name: required"},
+		{"{\"Pod\":" POD("p", "1") "}", -EINVAL, "Nodes or NodeNames: one is required"},
+		{"{\"Pod\":" POD("p", "1") ",\"Nodes\":{},\"NodeNames\":[]}", -EINVAL,
+		 "only one may be given"},
+		{"{\"Pod\":" POD("p", "1") ",\"NodeNames\":{}}", -EINVAL,
+		 "NodeNames: expected an array"},
+		{"{\"Pod\":" POD("p", "1") ",\"NodeNames\":[\"a\",\"\"]}", -EINVAL,
+		 "NodeNames[1]: expected a name"},
+		{"{\"Pod\":" POD("p", "1") ",\"Nodes\":[]}", -EINVAL,
+		 "Nodes: expected a NodeList object"},
+		{"{\"Pod\":" POD("p", "1") ",\"Nodes\":{\"items\":[7]}}", -EINVAL,
+		 "Nodes.items[0]: expected a Node object"},
+		{"{\"Pod\":" POD("p", "1") ",\"Nodes\":{\"items\":[{\"metadata\":{}}]}}",
+		 -EINVAL, "Nodes.items[0].metadata.name"},
+		{"{\"Pod\":" POD("p", "1") ",\"NodeNames\":[\"a\",\"b\",\"c\"]}", -E2BIG,
+		 "NodeNames: 3 nodes; at most 2"},
+		{"{\"Pod\":{\"metadata\":{\"name\":\"p\",\"uid\":3},\"spec\":{}},"
+		 "\"NodeNames\":[]}", -EINVAL, "Pod.metadata.uid"},
+		{"{\"Pod\":", -EINVAL, "line 1, column"},
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		err[0] = '\0';
+		int rc = gw_decode_extender_args(bad[i].body, strlen(bad[i].body), 2, &x,
+						 err, sizeof(err));
+		if (rc != bad[i].rc || strstr(err, bad[i].text) == NULL)
+			fail_msg("%s: rc %d, \"%s\" (want %d, \"%s\")", bad[i].body, rc,
+				 err, bad[i].rc, bad[i].text);
+		gw_extender_args_free(&x);
+	}
+}
+
 /* Bounded input: every prefix of a valid body, and random bytes and
  * mutations, are decoded or refused with a message, never crash. */
 static void test_bounded_input(void **state)
@@ -283,6 +349,7 @@ int main(void)
 		cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_limits),
 		cmocka_unit_test(test_many),
+		cmocka_unit_test(test_extender_args),
 		cmocka_unit_test(test_bounded_input),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -36,6 +36,7 @@
 
 #include "base/base.h"
 #include "gateway/gateway.h"
+#include "shmsched/client.h"
 #include "http_client.h"
 
 static const char *daemon_exe;
@@ -619,6 +620,215 @@ static void test_eviction(void **state)
 	gateway_stop(g2);
 }
 
+
+/* --- kube-scheduler's extender verbs ----------------------------------- */
+
+static json_t *post_json(unsigned p, const char *path, json_t *body, int *status)
+{
+	char *text = json_dumps(body, JSON_COMPACT);
+	json_decref(body);
+	struct http_answer a;
+	assert_int_equal(http_do(p, "POST", path, text, &a), 0);
+	free(text);
+	*status = a.status;
+	json_t *v = json_loads(a.body.data, 0, NULL);
+	if (v == NULL)
+		fail_msg("%s: not JSON: %s", path, a.body.data);
+	http_answer_free(&a);
+	return v;
+}
+
+/* ExtenderArgs as kube-scheduler's HTTPExtender marshals them (Go field
+ * names, no json tags), in both nodeCacheCapable modes, against the
+ * synthetic cluster's 64 nodes: every candidate is answered once, in the
+ * map its reason belongs to; the cordoned are unresolvable, the ones too
+ * small are not; prioritize scores 0..10; bind records the placement;
+ * preempt hands the candidates back. */
+static void test_extender(void **state)
+{
+	(void)state;
+	struct http_answer a;
+	/* Two more nodes through the admin listener: one too small for the
+	 * pod below (resolvable: preemption could free it), one cordoned
+	 * (unresolvable). */
+	assert_int_equal(http_do(admin_port, "POST", "/v1/nodes", "{\"kind\":\"Node\","
+				 "\"metadata\":{\"name\":\"tiny\"},\"status\":{\"allocatable\":"
+				 "{\"cpu\":\"2\",\"memory\":\"8Gi\",\"pods\":\"10\"}}}", &a), 0);
+	assert_int_equal(a.status, 201);
+	http_answer_free(&a);
+	assert_int_equal(http_do(admin_port, "POST", "/v1/nodes", "{\"kind\":\"Node\","
+				 "\"metadata\":{\"name\":\"closed\"},\"spec\":{\"unschedulable\":"
+				 "true},\"status\":{\"allocatable\":{\"cpu\":\"64\",\"memory\":"
+				 "\"64Gi\",\"pods\":\"10\"}}}", &a), 0);
+	assert_int_equal(a.status, 201);
+	http_answer_free(&a);
+	assert_int_equal(http_do(port, "GET", "/v1/nodes", NULL, &a), 0);
+	json_t *list = json_loads(a.body.data, 0, NULL);
+	http_answer_free(&a);
+	json_t *items = json_object_get(list, "items");
+	const size_t n_nodes = json_array_size(items);
+	json_t *names = json_array(), *nodes = json_array();
+	size_t i;
+	json_t *n;
+	unsigned cordoned = 0;
+	json_array_foreach(items, i, n) {
+		const char *name = json_string_value(json_object_get(n, "name"));
+		json_array_append_new(names, json_string(name));
+		json_array_append_new(nodes, json_pack("{s:s,s:{s:s},s:i}", "kind", "Node",
+						       "metadata", "name", name, "x-echo", (int)i));
+		cordoned += json_is_true(json_object_get(n, "cordoned"));
+	}
+	json_array_append_new(names, json_string("not-a-node"));
+	/* A pod that needs 6 cpus: the smaller nodes fail for resources. */
+	const char *pod = "{\"metadata\":{\"name\":\"ext-1\",\"namespace\":\"x\","
+		"\"uid\":\"9f2c\"},\"spec\":{\"containers\":[{\"name\":\"c\","
+		"\"resources\":{\"requests\":{\"cpu\":\"6\",\"memory\":\"1Gi\"}}}]}}";
+	int status;
+	json_t *res = post_json(port, "/extender/filter", json_pack(
+		"{s:o,s:n,s:O}", "Pod", json_loads(pod, 0, NULL), "Nodes", "NodeNames",
+		names), &status);
+	assert_int_equal(status, 200);
+	const json_t *pass = json_object_get(res, "NodeNames");
+	const json_t *failed = json_object_get(res, "FailedNodes");
+	const json_t *unres = json_object_get(res, "FailedAndUnresolvableNodes");
+	assert_true(json_is_null(json_object_get(res, "Nodes")));
+	assert_string_equal(json_string_value(json_object_get(res, "Error")), "");
+	size_t n_pass = json_array_size(pass), n_failed = json_object_size(failed),
+	       n_unres = json_object_size(unres);
+	print_message("extender filter: %zu pass, %zu failed, %zu unresolvable of "
+		      "%zu (%u cordoned)\n", n_pass, n_failed, n_unres,
+		      json_array_size(names), cordoned);
+	assert_int_equal(n_pass + n_failed + n_unres, json_array_size(names));
+	assert_true(cordoned >= 1);
+	assert_true(n_pass > 0 && n_failed >= 1 && n_unres > cordoned);
+	assert_non_null(json_object_get(failed, "tiny"));
+	assert_non_null(strstr(json_string_value(json_object_get(unres, "not-a-node")),
+			       "unknown to shmsched"));
+	const char *key;
+	json_t *v;
+	json_object_foreach((json_t *)failed, key, v)
+		assert_non_null(strstr(json_string_value(v), "Insufficient cpu"));
+	unsigned unschedulable = 0;
+	json_object_foreach((json_t *)unres, key, v)
+		unschedulable += strstr(json_string_value(v), "were unschedulable") != NULL;
+	assert_int_equal(unschedulable, cordoned);
+	json_t *passing = json_deep_copy(pass);
+	json_decref(res);
+
+	/* Not nodeCacheCapable: Node objects in, the passing ones back as sent. */
+	res = post_json(port, "/extender/filter", json_pack(
+		"{s:o,s:{s:O}}", "Pod", json_loads(pod, 0, NULL), "Nodes", "items",
+		nodes), &status);
+	assert_int_equal(status, 200);
+	const json_t *back = json_object_get(json_object_get(res, "Nodes"), "items");
+	assert_int_equal(json_array_size(back), n_pass);
+	assert_non_null(json_object_get(json_array_get(back, 0), "x-echo"));
+	assert_true(json_is_null(json_object_get(res, "NodeNames")));
+	json_decref(res);
+
+	/* Prioritize: 0..10, the best 10, the failed 0; names in any case. */
+	res = post_json(port, "/extender/prioritize", json_pack(
+		"{s:o,s:O}", "pod", json_loads(pod, 0, NULL), "nodeNames", names),
+		&status);
+	assert_int_equal(status, 200);
+	assert_int_equal(json_array_size(res), json_array_size(names));
+	int64_t best = -1;
+	json_array_foreach(res, i, v) {
+		int64_t sc = json_integer_value(json_object_get(v, "Score"));
+		assert_true(sc >= 0 && sc <= 10);
+		if (sc > best)
+			best = sc;
+		if (json_object_get(failed, json_string_value(json_object_get(v, "Host"))))
+			assert_int_equal(sc, 0);
+	}
+	assert_int_equal(best, 10);
+	json_decref(res);
+
+	/* Bind to a passing node: recorded; GET finds it there. */
+	const char *chosen = json_string_value(json_array_get(passing, 0));
+	res = post_json(port, "/extender/bind", json_pack(
+		"{s:s,s:s,s:s,s:s}", "PodName", "ext-1", "PodNamespace", "x",
+		"PodUID", "9f2c", "Node", chosen), &status);
+	assert_int_equal(status, 200);
+	assert_string_equal(json_string_value(json_object_get(res, "Error")), "");
+	json_decref(res);
+	assert_int_equal(http_do(port, "GET", "/v1/placements/x/ext-1", NULL, &a), 0);
+	assert_int_equal(a.status, 200);
+	json_t *line = json_loads(a.body.data, 0, NULL);
+	assert_string_equal(json_string_value(json_object_get(line, "node")), chosen);
+	json_decref(line);
+	http_answer_free(&a);
+	/* A pod no filter saw: an Error, not a placement. */
+	res = post_json(port, "/extender/bind", json_pack(
+		"{s:s,s:s,s:s,s:s}", "PodName", "stranger", "PodNamespace", "x",
+		"PodUID", "0000", "Node", chosen), &status);
+	assert_int_equal(status, 200);
+	assert_non_null(strstr(json_string_value(json_object_get(res, "Error")),
+			       "not seen"));
+	json_decref(res);
+
+	/* Preempt: candidates back, victims as UIDs. */
+	res = post_json(port, "/extender/preempt", json_pack(
+		"{s:o,s:{s:{s:[{s:{s:s}}],s:i}}}", "Pod", json_loads(pod, 0, NULL),
+		"NodeNameToVictims", chosen, "Pods", "metadata", "uid", "victim-1",
+		"NumPDBViolations", 2), &status);
+	assert_int_equal(status, 200);
+	const json_t *mv = json_object_get(json_object_get(res, "NodeNameToMetaVictims"),
+					   chosen);
+	assert_string_equal(json_string_value(json_object_get(
+		json_array_get(json_object_get(mv, "Pods"), 0), "UID")), "victim-1");
+	assert_int_equal(json_integer_value(json_object_get(mv, "NumPDBViolations")), 2);
+	json_decref(res);
+
+	/* Bad arguments: a Status naming the Go field. */
+	res = post_json(port, "/extender/filter", json_pack(
+		"{s:o,s:[i]}", "Pod", json_loads(pod, 0, NULL), "NodeNames", 7), &status);
+	assert_int_equal(status, 400);
+	assert_non_null(strstr(json_string_value(json_object_get(res, "message")),
+			       "NodeNames[0]"));
+	json_decref(res);
+	assert_int_equal(http_do(port, "GET", "/extender/filter", NULL, &a), 0);
+	assert_int_equal(a.status, 405);
+	http_answer_free(&a);
+	json_decref(passing);
+	json_decref(names);
+	json_decref(nodes);
+	json_decref(list);
+	/* The daemon's side, OP_EVALUATE through the client library: a
+	 * template that does not exist is refused; one that does is judged
+	 * on every node, nothing placed. */
+	struct shmsched_client *c;
+	char err[512];
+	assert_int_equal(shmsched_connect_named(sock, "evaluate-test", &c, err,
+						sizeof(err)), 0);
+	char *text = NULL;
+	size_t len = 0;
+	assert_int_equal(shmsched_evaluate(c, 99, &text, &len, err, sizeof(err)),
+			 -ENOENT);
+	assert_non_null(strstr(err, "no such template"));
+	uint32_t tid;
+	assert_int_equal(shmsched_register_template(c, pod, strlen(pod), &tid, err,
+						    sizeof(err)), 0);
+	assert_int_equal(shmsched_evaluate(c, tid, &text, &len, err, sizeof(err)), 0);
+	json_t *ev = json_loads(text, 0, NULL);
+	assert_non_null(ev);
+	assert_int_equal(json_integer_value(json_object_get(ev, "nodes")), n_nodes);
+	assert_int_equal(json_object_size(json_object_get(ev, "feasible")) +
+			 json_object_size(json_object_get(ev, "filtered")), n_nodes);
+	assert_true(json_is_true(json_object_get(json_object_get(
+		json_object_get(ev, "filtered"), "closed"), "unresolvable")));
+	assert_true(json_is_false(json_object_get(json_object_get(
+		json_object_get(ev, "filtered"), "tiny"), "unresolvable")));
+	assert_int_equal(len, strlen(text));
+	json_decref(ev);
+	free(text);
+	shmsched_disconnect(c);
+	assert_int_equal(http_do(admin_port, "DELETE", "/v1/nodes/tiny", NULL, &a), 0);
+	http_answer_free(&a);
+	assert_int_equal(http_do(admin_port, "DELETE", "/v1/nodes/closed", NULL, &a), 0);
+	http_answer_free(&a);
+}
+
 /* --- the daemon killed under load ---------------------------------------- */
 
 struct loader {
@@ -744,6 +954,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_slow_clients),
 		cmocka_unit_test(test_disconnect_mid_stream),
 		cmocka_unit_test(test_eviction),
+		cmocka_unit_test(test_extender),
 		cmocka_unit_test(test_daemon_killed_and_restarted),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -4,9 +4,9 @@
 # would: the example pods placed exactly as `shmsched place` places them,
 # GET and DELETE, bad input (malformed JSON with its JSON path, 404, 405,
 # 413), the daemon killed (503 through nginx) and restarted (recovery);
-# `promtool check metrics` on /metrics; a real Prometheus scraping the
-# gateway finds its series. nginx runs from a temporary prefix on loopback
-# ports, its logs and pid inside it.
+# kube-scheduler's extender filter; `promtool check metrics` on /metrics; a
+# real Prometheus scraping the gateway finds its series. nginx runs from a
+# temporary prefix on loopback ports, its logs and pid inside it.
 # usage: test_nginx.sh SHMSCHEDD SHMSCHED_GATEWAY SHMSCHED SOURCE_ROOT
 set -u
 daemon=$1 gateway=$2 cli=$3 src=$4
@@ -112,6 +112,11 @@ head -c 40000000 /dev/zero >"$dir/huge"
 check "a 40 MB body: 413" test "$(code -X POST --data-binary @"$dir/huge" "$url/v1/placements")" = 413
 check "JSON Lines stream through nginx (proxy_buffering off)" \
 	test "$(curl -s -X POST --data-binary @"$src/examples/pods.jsonl" "$url/v1/placements" | grep -c AlreadyExists)" = 1
+
+# kube-scheduler's extender, as its HTTPExtender would call it through nginx.
+check "extender filter through nginx" test "$(code -X POST -d '{"Pod":{"metadata":{"name":"ext","uid":"u1"},"spec":{"containers":[{"name":"c","resources":{"requests":{"cpu":"100m"}}}]}},"NodeNames":["n1","n2","n3"]}' "$url/extender/filter")" = 200
+check "  ... n1 passes, n2 (tainted) and n3 (cordoned) are unresolvable" \
+	grep -q '"NodeNames":\["n1"\],"FailedNodes":{},"FailedAndUnresolvableNodes":{"n2":"node(s) had untolerated taint {dedicated: gpu}","n3":"node(s) were unschedulable"}' "$dir/body"
 
 # /metrics, checked by Prometheus' own linter.
 curl -s "$url/metrics" >"$dir/metrics.txt"
