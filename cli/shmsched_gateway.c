@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "base/base.h"
+#include "cli/notify.h"
 #include "gateway/gateway.h"
 #include "shmsched/client.h"
 #include "shmsched/version.h"
@@ -25,7 +26,8 @@ static void usage(FILE *to)
 		"                        [--threads N] [--max-body BYTES] [--max-pods N]\n"
 		"                        [--max-templates N] [--idle-timeout S]\n"
 		"                        [--request-timeout S] [--max-connections N]\n"
-		"                        [--daemon-grace MS]\n"
+		"                        [--daemon-grace MS] [--log-format text|json]\n"
+		"                        [--log-file PATH]\n"
 		"\n"
 		"Serves shmsched over HTTP/JSON: a producer of the daemon at --socket\n"
 		"(libshmsched-client), that reads its nodes and counters from its state\n"
@@ -66,6 +68,9 @@ static void usage(FILE *to)
 		"  --max-connections N    HTTP connections at once (default 1024)\n"
 		"  --daemon-grace MS      pods wait this long for a daemon that went away\n"
 		"                         (default 10000)\n"
+		"  --log-format FORMAT    text (the default) or json: one object a line;\n"
+		"                         every line has its UTC time\n"
+		"  --log-file PATH        log there instead of stderr; SIGHUP reopens it\n"
 		"  --version, --help\n"
 		"\n"
 		"Errors are Kubernetes Status objects. ?wait=SECONDS and ?explain=true on\n"
@@ -92,7 +97,8 @@ int main(int argc, char **argv)
 {
 	enum { O_SOCKET = 256, O_LISTEN, O_ADMIN_LISTEN, O_ADMIN_SOCKET, O_NAME,
 	       O_NO_OBSERVER, O_PRODUCER, O_THREADS, O_MAX_BODY, O_MAX_PODS,
-	       O_MAX_TEMPLATES, O_IDLE, O_REQUEST, O_MAX_CONN, O_GRACE, O_VERSION };
+	       O_MAX_TEMPLATES, O_IDLE, O_REQUEST, O_MAX_CONN, O_GRACE, O_VERSION,
+	       O_LOG_FORMAT, O_LOG_FILE };
 	static const struct option longopts[] = {
 		{"socket", required_argument, NULL, O_SOCKET},
 		{"listen", required_argument, NULL, O_LISTEN},
@@ -109,12 +115,16 @@ int main(int argc, char **argv)
 		{"request-timeout", required_argument, NULL, O_REQUEST},
 		{"max-connections", required_argument, NULL, O_MAX_CONN},
 		{"daemon-grace", required_argument, NULL, O_GRACE},
+		{"log-format", required_argument, NULL, O_LOG_FORMAT},
+		{"log-file", required_argument, NULL, O_LOG_FILE},
 		{"version", no_argument, NULL, O_VERSION},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	struct gateway_config cfg;
 	gateway_config_default(&cfg);
+	enum log_format log_format = LOG_FORMAT_TEXT;
+	const char *log_file = NULL;
 	uint64_t v;
 	int c;
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
@@ -180,6 +190,16 @@ int main(int argc, char **argv)
 				return 2;
 			cfg.daemon_grace_ms = (unsigned)v;
 			break;
+		case O_LOG_FORMAT:
+			if (log_format_parse(optarg, &log_format) < 0) {
+				fprintf(stderr, "shmsched-gateway: --log-format: \"%s\": "
+					"expected text or json\n", optarg);
+				return 2;
+			}
+			break;
+		case O_LOG_FILE:
+			log_file = optarg;
+			break;
 		case O_VERSION:
 			printf("shmsched-gateway %s\n", SHMSCHED_VERSION_STRING);
 			return 0;
@@ -197,12 +217,20 @@ int main(int argc, char **argv)
 		return 2;
 	}
 
+	int lrc = log_open("shmsched-gateway", log_format, log_file);
+	if (lrc < 0) {
+		fprintf(stderr, "shmsched-gateway: --log-file: %s: %s\n", log_file,
+			strerror(-lrc));
+		return 1;
+	}
+
 	/* Only sigwait below takes these: every thread started from here
-	 * inherits the mask. */
+	 * inherits the mask. SIGHUP reopens the log. */
 	sigset_t stop;
 	sigemptyset(&stop);
 	sigaddset(&stop, SIGINT);
 	sigaddset(&stop, SIGTERM);
+	sigaddset(&stop, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &stop, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
@@ -218,10 +246,22 @@ int main(int argc, char **argv)
 	printf(", daemon %s, pid %d\n", gateway_ready(g) ? "connected" : "connecting",
 	       (int)getpid());
 	fflush(stdout);
+	/* Ready once listening: /readyz tells whether the daemon is there. */
+	cli_notify("READY=1\nSTATUS=listening");
 
 	int sig;
-	sigwait(&stop, &sig);
-	fprintf(stderr, "shmsched-gateway: %s: stopping\n", strsignal(sig));
+	while (sigwait(&stop, &sig) == 0 && sig == SIGHUP) {
+		cli_notify("RELOADING=1");
+		int rc = log_reopen();
+		if (rc < 0)
+			log_msg(LOG_LEVEL_ERROR, "SIGHUP: reopening %s: %s", log_file,
+				strerror(-rc));
+		else
+			log_msg(LOG_LEVEL_INFO, "SIGHUP: log reopened");
+		cli_notify("READY=1");
+	}
+	cli_notify("STOPPING=1");
+	log_msg(LOG_LEVEL_INFO, "%s: stopping", strsignal(sig));
 	gateway_stop(g);
 	return 0;
 }

@@ -6,6 +6,9 @@
 #include <stdint.h>
 #include <string.h>
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -124,6 +127,53 @@ static void test_hash_is_stable(void **state)
 		    hash64_add(HASH64_SEED, "abc", 3));
 }
 
+static char *read_all(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	static char buf[8192];
+	size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+	buf[n] = '\0';
+	if (f)
+		fclose(f);
+	return buf;
+}
+
+/* Log lines: their time, JSON escaping, a file reopened by its path after
+ * it was moved (SIGHUP under logrotate), the level honoured. */
+static void test_log_file_json_reopen(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/shmsched-log-XXXXXX", path[64], moved[64];
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/x.log", dir);
+	snprintf(moved, sizeof(moved), "%s/x.log.1", dir);
+	enum log_format fmt;
+	assert_int_equal(log_format_parse("yaml", &fmt), -EINVAL);
+	assert_int_equal(log_format_parse("json", &fmt), 0);
+	assert_int_equal(log_open("tester", fmt, "/nonexistent/dir/x.log"), -ENOENT);
+	assert_int_equal(log_open("tester", fmt, path), 0);
+	log_set_level(LOG_LEVEL_INFO);
+	log_msg(LOG_LEVEL_WARN, "a \"quoted\" word\tand a tab");
+	log_msg(LOG_LEVEL_DEBUG, "not at this level");
+	const char *text = read_all(path);
+	assert_non_null(strstr(text, "\"level\":\"warn\",\"program\":\"tester\","
+			       "\"msg\":\"a \\\"quoted\\\" word\\u0009and a tab\"}\n"));
+	assert_memory_equal(text, "{\"time\":\"20", 11);
+	assert_int_equal(text[32], 'Z'); /* {"time":"2026-11-24T06:29:00.123Z */
+	assert_null(strstr(text, "not at this level"));
+	assert_int_equal(rename(path, moved), 0);
+	assert_int_equal(log_reopen(), 0);
+	log_msg(LOG_LEVEL_ERROR, "after");
+	assert_non_null(strstr(read_all(path), "\"msg\":\"after\""));
+	assert_null(strstr(read_all(moved), "after"));
+	assert_int_equal(log_open("tester", LOG_FORMAT_TEXT, NULL), 0);
+	log_msg(LOG_LEVEL_ERROR, "text now");
+	assert_non_null(strstr(read_all(path), "tester: error: text now\n"));
+	unlink(path);
+	unlink(moved);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -134,6 +184,7 @@ int main(void)
 		cmocka_unit_test(test_stats_single_writer),
 		cmocka_unit_test(test_json_out),
 		cmocka_unit_test(test_hash_is_stable),
+		cmocka_unit_test(test_log_file_json_reopen),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
