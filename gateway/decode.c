@@ -64,19 +64,34 @@ static const char *type_name(const json_t *v)
 enum { TAG_OBJECT = 1, TAG_ARRAY, TAG_STRING, TAG_INTEGER, TAG_REAL, TAG_TRUE,
        TAG_FALSE, TAG_NULL };
 
+/* An object's hash is a sum of per-member hashes, the same whatever the
+ * order of the members: these three say it once, for gw_spec_hash() and
+ * for the key hashed from its parts (pod_parts_hash). */
+static uint64_t member_hash(const char *key, uint64_t value_hash)
+{
+	return rng_hash(hash64(key, strlen(key)) ^ (value_hash * 3));
+}
+
+static uint64_t object_hash(uint64_t member_sum, size_t members)
+{
+	return rng_hash(member_sum ^ (TAG_OBJECT + members * 16));
+}
+
+static uint64_t string_hash(const char *s, size_t len)
+{
+	return rng_hash(hash64(s, len) ^ TAG_STRING);
+}
+
 uint64_t gw_spec_hash(const json_t *v)
 {
 	switch (json_typeof(v)) {
 	case JSON_OBJECT: {
-		/* A sum of per-member hashes: the same whatever the order. */
 		uint64_t sum = 0;
 		const char *key;
 		json_t *member;
-		json_object_foreach((json_t *)v, key, member) {
-			uint64_t hk = hash64(key, strlen(key));
-			sum += rng_hash(hk ^ (gw_spec_hash(member) * 3));
-		}
-		return rng_hash(sum ^ (TAG_OBJECT + json_object_size(v) * 16));
+		json_object_foreach((json_t *)v, key, member)
+			sum += member_hash(key, gw_spec_hash(member));
+		return object_hash(sum, json_object_size(v));
 	}
 	case JSON_ARRAY: {
 		uint64_t h = TAG_ARRAY;
@@ -87,8 +102,7 @@ uint64_t gw_spec_hash(const json_t *v)
 		return rng_hash(h + json_array_size(v));
 	}
 	case JSON_STRING:
-		return rng_hash(hash64(json_string_value(v), json_string_length(v)) ^
-				TAG_STRING);
+		return string_hash(json_string_value(v), json_string_length(v));
 	case JSON_INTEGER:
 		return rng_hash((uint64_t)json_integer_value(v) ^
 				((uint64_t)TAG_INTEGER << 56));
@@ -141,10 +155,16 @@ static int check_name(const json_t *v, const char *where, const char *field,
 	return 0;
 }
 
-int gw_pod_key(const json_t *pod, const char *where, json_t **canon,
-	       char *ns_name, size_t ns_name_len, char *err, size_t err_len)
+/* What a pod's key is made of, checked, pointing into the pod. */
+struct pod_parts {
+	const char *ns;       /* "default" when absent */
+	const json_t *labels; /* NULL when absent */
+	const json_t *spec;
+};
+
+static int pod_parts(const json_t *pod, const char *where, struct pod_parts *out,
+		     char *ns_name, size_t ns_name_len, char *err, size_t err_len)
 {
-	*canon = NULL;
 	if (!json_is_object(pod))
 		return fail(err, err_len, -EINVAL, "%s: expected a Pod object, "
 			    "found %s", where, type_name(pod));
@@ -172,44 +192,86 @@ int gw_pod_key(const json_t *pod, const char *where, json_t **canon,
 	if (rc < 0)
 		return rc;
 	const json_t *ns = json_object_get(meta, "namespace");
-	const char *ns_text = "default";
+	out->ns = "default";
 	if (ns != NULL && !json_is_null(ns)) {
 		rc = check_name(ns, where, "metadata.namespace", GW_NAMESPACE_MAX,
 				err, err_len);
 		if (rc < 0)
 			return rc;
-		ns_text = json_string_value(ns);
+		out->ns = json_string_value(ns);
 	}
-	const json_t *labels = json_object_get(meta, "labels");
-	if (labels != NULL && !json_is_null(labels) && !json_is_object(labels))
+	out->labels = json_object_get(meta, "labels");
+	if (out->labels != NULL && json_is_null(out->labels))
+		out->labels = NULL;
+	if (out->labels != NULL && !json_is_object(out->labels))
 		return fail(err, err_len, -EINVAL, "%s: metadata.labels: expected "
-			    "an object, found %s", where, type_name(labels));
-	const json_t *spec = json_object_get(pod, "spec");
-	if (spec == NULL || json_is_null(spec))
+			    "an object, found %s", where, type_name(out->labels));
+	out->spec = json_object_get(pod, "spec");
+	if (out->spec == NULL || json_is_null(out->spec))
 		return fail(err, err_len, -EINVAL, "%s: spec: required", where);
-	if (!json_is_object(spec))
+	if (!json_is_object(out->spec))
 		return fail(err, err_len, -EINVAL, "%s: spec: expected an object, "
-			    "found %s", where, type_name(spec));
-	int n = snprintf(ns_name, ns_name_len, "%s/%s", ns_text,
+			    "found %s", where, type_name(out->spec));
+	int n = snprintf(ns_name, ns_name_len, "%s/%s", out->ns,
 			 json_string_value(name));
 	if (n < 0 || (size_t)n >= ns_name_len)
 		return fail(err, err_len, -EINVAL, "%s: metadata: namespace/name "
 			    "too long", where);
+	return 0;
+}
 
-	/* The key: only what placement reads. json_pack copies nothing
-	 * deep: the key holds references to the body's own subtrees. */
-	json_t *m = json_pack("{s:s}", "namespace", ns_text);
-	if (m != NULL && labels != NULL && json_is_object(labels) &&
-	    json_object_set(m, "labels", (json_t *)labels) < 0) {
+/* gw_spec_hash() of the key pod_key() would build from `p`, without
+ * building it: a pod whose key equals one seen allocates nothing. */
+static uint64_t pod_parts_hash(const struct pod_parts *p)
+{
+	uint64_t meta = member_hash("namespace", string_hash(p->ns, strlen(p->ns)));
+	if (p->labels != NULL)
+		meta += member_hash("labels", gw_spec_hash(p->labels));
+	uint64_t sum = member_hash("apiVersion", string_hash("v1", 2)) +
+		       member_hash("kind", string_hash("Pod", 3)) +
+		       member_hash("metadata", object_hash(meta, p->labels ? 2 : 1)) +
+		       member_hash("spec", gw_spec_hash(p->spec));
+	return object_hash(sum, 4);
+}
+
+/* Whether the key `canon` is the one `p` would make. */
+static bool pod_parts_equal(const json_t *canon, const struct pod_parts *p)
+{
+	const json_t *meta = json_object_get(canon, "metadata");
+	const json_t *labels = json_object_get(meta, "labels");
+	const char *ns = json_string_value(json_object_get(meta, "namespace"));
+	return ns != NULL && strcmp(ns, p->ns) == 0 &&
+	       (labels == NULL ? p->labels == NULL
+			       : p->labels != NULL && json_equal(labels, p->labels)) &&
+	       json_equal(json_object_get(canon, "spec"), p->spec);
+}
+
+/* The key: only what placement reads. json_pack copies nothing deep: the
+ * key holds references to the body's own subtrees. */
+static json_t *pod_key(const struct pod_parts *p)
+{
+	json_t *m = json_pack("{s:s}", "namespace", p->ns);
+	if (m != NULL && p->labels != NULL &&
+	    json_object_set(m, "labels", (json_t *)p->labels) < 0) {
 		json_decref(m);
 		m = NULL;
 	}
-	json_t *key = m == NULL ? NULL
+	return m == NULL ? NULL
 		: json_pack("{s:s,s:s,s:o,s:O}", "apiVersion", "v1", "kind", "Pod",
-			    "metadata", m, "spec", spec);
-	if (key == NULL)
+			    "metadata", m, "spec", p->spec);
+}
+
+int gw_pod_key(const json_t *pod, const char *where, json_t **canon,
+	       char *ns_name, size_t ns_name_len, char *err, size_t err_len)
+{
+	*canon = NULL;
+	struct pod_parts parts;
+	int rc = pod_parts(pod, where, &parts, ns_name, ns_name_len, err, err_len);
+	if (rc < 0)
+		return rc;
+	*canon = pod_key(&parts);
+	if (*canon == NULL)
 		return fail(err, err_len, -ENOMEM, "%s: out of memory", where);
-	*canon = key;
 	return 0;
 }
 
@@ -276,7 +338,7 @@ static uint64_t spec_key(const struct gw_batch *b, size_t k)
 	return b->specs[k].hash;
 }
 
-static uint64_t pod_key(const struct gw_batch *b, size_t k)
+static uint64_t cookie_key(const struct gw_batch *b, size_t k)
 {
 	return b->pods[k].cookie;
 }
@@ -293,13 +355,13 @@ static int add_pod(struct decoder *d, const json_t *obj, const char *where)
 {
 	struct gw_batch *b = d->b;
 	char name[GW_NAMESPACE_MAX + 1 + GW_NAME_MAX + 1];
-	json_t *canon;
-	int rc = gw_pod_key(obj, where, &canon, name, sizeof(name), d->err,
-			    d->err_len);
+	json_t *canon = NULL;
+	struct pod_parts parts;
+	int rc = pod_parts(obj, where, &parts, name, sizeof(name), d->err,
+			   d->err_len);
 	if (rc < 0)
 		return rc;
 	if (b->n_pods == d->lim->max_pods) {
-		json_decref(canon);
 		return fail(d->err, d->err_len, -E2BIG, "%s: more than %zu pods "
 			    "in one request", where, d->lim->max_pods);
 	}
@@ -313,7 +375,6 @@ static int add_pod(struct decoder *d, const json_t *obj, const char *where)
 		const struct gw_pod *o = &b->pods[b->pod_table[i] - 1];
 		if (o->cookie != cookie)
 			continue;
-		json_decref(canon);
 		if (strcmp(gw_pod_name(b, o), name) == 0)
 			return fail(d->err, d->err_len, -EINVAL, "%s: pod %s: "
 				    "appears twice in the request (first at %s)",
@@ -324,19 +385,18 @@ static int add_pod(struct decoder *d, const json_t *obj, const char *where)
 	}
 
 	/* Its spec key: an equal one of this body, or a new one. */
-	uint64_t h = gw_spec_hash(canon);
+	uint64_t h = pod_parts_hash(&parts);
 	size_t s = h & b->spec_mask;
 	int64_t spec = -1;
 	for (; b->spec_table[s] != 0; s = (s + 1) & b->spec_mask) {
 		struct gw_spec *o = &b->specs[b->spec_table[s] - 1];
-		if (o->hash == h && json_equal(o->canon, canon)) {
+		if (o->hash == h && pod_parts_equal(o->canon, &parts)) {
 			spec = b->spec_table[s] - 1;
 			break;
 		}
 	}
 	if (spec < 0) {
 		if (b->n_specs == d->lim->max_specs) {
-			json_decref(canon);
 			return fail(d->err, d->err_len, -E2BIG, "%s: more than %zu "
 				    "distinct pod specs in one request (the templates "
 				    "one daemon connection holds: --max-templates)",
@@ -350,6 +410,9 @@ static int add_pod(struct decoder *d, const json_t *obj, const char *where)
 			b->specs = p;
 			b->cap_specs = cap;
 		}
+		canon = pod_key(&parts);
+		if (canon == NULL)
+			goto oom;
 		spec = (int64_t)b->n_specs;
 		struct gw_spec *ns = &b->specs[b->n_specs++];
 		ns->canon = canon;
@@ -362,9 +425,6 @@ static int add_pod(struct decoder *d, const json_t *obj, const char *where)
 			       b) < 0)
 			goto oom;
 	}
-	json_decref(canon);
-	canon = NULL;
-
 	if (b->n_pods == b->cap_pods) {
 		size_t cap = b->cap_pods ? b->cap_pods * 2 : 16;
 		struct gw_pod *p = realloc(b->pods, cap * sizeof(*p));
@@ -391,7 +451,7 @@ static int add_pod(struct decoder *d, const json_t *obj, const char *where)
 	/* i still names the free bucket the search above ended on. */
 	b->pod_table[i] = (uint32_t)++b->n_pods;
 	if (b->n_pods * 2 > b->pod_mask + 1 &&
-	    table_grow(&b->pod_table, &b->pod_mask, b->n_pods, pod_key, b) < 0)
+	    table_grow(&b->pod_table, &b->pod_mask, b->n_pods, cookie_key, b) < 0)
 		goto oom;
 	return 0;
 oom:

@@ -37,7 +37,7 @@
 #include "base/base.h"
 #include "gateway/gateway.h"
 #include "shmsched/client.h"
-#include "http_client.h"
+#include "bench/http_client.h"
 
 static const char *daemon_exe;
 static char dir[256], sock[300], region[64];

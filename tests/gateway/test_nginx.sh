@@ -84,7 +84,10 @@ EOF
 nginx -p "$dir" -c "$dir/nginx.conf" -g 'daemon off;' 2>"$dir/nginx.err" &
 pids="$pids $!"
 url=http://127.0.0.1:$nport
-for _ in $(seq 100); do curl -s -o /dev/null "$url/livez" && break; sleep 0.05; done
+for _ in $(seq 100); do curl -s "$url/version" | grep -q shmsched-gateway && break; sleep 0.05; done
+# free_port's port could have been taken meanwhile: it must be our nginx.
+curl -s "$url/version" | grep -q shmsched-gateway ||
+	{ echo "FAIL: nginx on port $nport does not reach the gateway:"; cat "$dir/nginx.err" "$dir/error.log"; exit 1; }
 for _ in $(seq 100); do [ "$(curl -s "$url/readyz")" = ok ] && break; sleep 0.05; done
 check "nginx up, gateway ready through it" test "$(curl -s "$url/readyz")" = ok
 

@@ -1,9 +1,10 @@
-/* A small blocking HTTP/1.1 client for the gateway's tests: one request on
- * a connection (new, or kept alive), the answer's status, headers and body
- * (Content-Length, chunked, or until close). Test code: it trusts the
- * server to speak HTTP, and gives up after a deadline. */
-#ifndef SHMSCHED_TESTS_GATEWAY_HTTP_CLIENT_H
-#define SHMSCHED_TESTS_GATEWAY_HTTP_CLIENT_H
+/* A small blocking HTTP/1.1 client for the gateway's load generator
+ * (bench/gateway_load.c) and its tests: one request on a connection (new,
+ * or kept alive), the answer's status, headers and body (Content-Length,
+ * chunked, or until close). It trusts the server to speak HTTP and gives
+ * up after a deadline: a tool for our own servers, not for the Internet. */
+#ifndef SHMSCHED_BENCH_HTTP_CLIENT_H
+#define SHMSCHED_BENCH_HTTP_CLIENT_H
 
 #include <arpa/inet.h>
 #include <errno.h>
