@@ -135,8 +135,18 @@ struct gw_dispatch {
 	unsigned n_conns, conn_seq;
 	struct gw_template **tmpl;  /* by hash, open addressing */
 	size_t tmpl_mask, n_tmpl;
-	struct gw_entry *map;       /* by cookie, open addressing */
-	size_t map_mask, map_n;
+	/* The table of pods: entries in slabs that never move (a pointer to
+	 * one stays good, and a walk may delete as it goes), found through an
+	 * index of (entry + 1) << 32 | the cookie's low bits, linear probing
+	 * at most half full. Growing rewrites only the index: 8 bytes a
+	 * bucket, read in order, so a million placements cost milliseconds,
+	 * not a copy of every entry. */
+	struct gw_entry **slabs;
+	size_t n_slabs;
+	uint32_t entries_used;      /* entries below it were handed out */
+	uint32_t free_entry;        /* a free list through .pod, + 1; 0: none */
+	uint64_t *index;
+	size_t index_mask, map_n;
 	struct gw_job *jobs_head, *jobs_tail; /* accepted PLACE and BIND jobs */
 	bool up;
 	uint64_t down_since_ns, next_connect_ns;
@@ -242,72 +252,129 @@ static void job_refuse(struct gw_job *j, unsigned code, const char *reason,
 
 /* --- the table of pods ------------------------------------------------ */
 
+#define SLAB_SHIFT 14 /* 16,384 entries (1.4 MiB) a slab */
+#define SLAB_SIZE (1u << SLAB_SHIFT)
+
+static struct gw_entry *entry_at(const struct gw_dispatch *d, uint32_t i)
+{
+	return &d->slabs[i >> SLAB_SHIFT][i & (SLAB_SIZE - 1)];
+}
+
+static uint32_t index_of(const struct gw_dispatch *d, const struct gw_entry *e)
+{
+	for (size_t k = 0; k < d->n_slabs; k++)
+		if (e >= d->slabs[k] && e < d->slabs[k] + SLAB_SIZE)
+			return (uint32_t)(k << SLAB_SHIFT) + (uint32_t)(e - d->slabs[k]);
+	return UINT32_MAX;
+}
+
+/* Every entry in use, in slab order: `for (MAP_EACH(d, e))`. */
+#define MAP_EACH(d, e) uint32_t e##_i = 0; e##_i < (d)->entries_used; e##_i++) \
+	if ((e = entry_at((d), e##_i))->cookie != 0
+
 static struct gw_entry *map_find(struct gw_dispatch *d, uint64_t cookie)
 {
-	if (d->map == NULL)
-		return NULL;
-	for (size_t i = cookie & d->map_mask;; i = (i + 1) & d->map_mask) {
-		if (d->map[i].cookie == cookie)
-			return &d->map[i];
-		if (d->map[i].cookie == 0)
+	for (size_t i = cookie & d->index_mask;; i = (i + 1) & d->index_mask) {
+		uint64_t b = d->index[i];
+		if (b == 0)
 			return NULL;
+		if ((uint32_t)b == (uint32_t)cookie) {
+			struct gw_entry *e = entry_at(d, (uint32_t)(b >> 32) - 1);
+			if (e->cookie == cookie)
+				return e;
+		}
 	}
 }
 
-static int map_grow(struct gw_dispatch *d)
+static void index_put(uint64_t *index, size_t mask, uint64_t b)
 {
-	size_t cap = d->map ? (d->map_mask + 1) * 2 : 1024;
-	struct gw_entry *m = calloc(cap, sizeof(*m));
-	if (m == NULL)
+	size_t i = (uint32_t)b & mask;
+	while (index[i] != 0)
+		i = (i + 1) & mask;
+	index[i] = b;
+}
+
+static int index_grow(struct gw_dispatch *d)
+{
+	size_t cap = d->index ? (d->index_mask + 1) * 2 : 4096;
+	uint64_t *t = calloc(cap, sizeof(*t));
+	if (t == NULL)
 		return -ENOMEM;
-	for (size_t k = 0; d->map != NULL && k <= d->map_mask; k++) {
-		if (d->map[k].cookie == 0)
-			continue;
-		size_t i = d->map[k].cookie & (cap - 1);
-		while (m[i].cookie != 0)
-			i = (i + 1) & (cap - 1);
-		m[i] = d->map[k];
-	}
-	free(d->map);
-	d->map = m;
-	d->map_mask = cap - 1;
+	for (size_t k = 0; d->index != NULL && k <= d->index_mask; k++)
+		if (d->index[k] != 0)
+			index_put(t, cap - 1, d->index[k]);
+	free(d->index);
+	d->index = t;
+	d->index_mask = cap - 1;
 	return 0;
 }
 
 /* A new entry for `cookie` (not present), or NULL when out of memory. */
 static struct gw_entry *map_add(struct gw_dispatch *d, uint64_t cookie)
 {
-	if ((d->map == NULL || (d->map_n + 1) * 2 > d->map_mask + 1) &&
-	    map_grow(d) < 0)
+	if ((d->map_n + 1) * 2 > d->index_mask + 1 && index_grow(d) < 0)
 		return NULL;
-	size_t i = cookie & d->map_mask;
-	while (d->map[i].cookie != 0)
-		i = (i + 1) & d->map_mask;
-	d->map[i] = (struct gw_entry){.cookie = cookie};
+	uint32_t i;
+	if (d->free_entry != 0) {
+		i = d->free_entry - 1;
+		d->free_entry = entry_at(d, i)->pod;
+	} else {
+		if (d->entries_used == UINT32_MAX - 1)
+			return NULL;
+		if ((d->entries_used >> SLAB_SHIFT) == d->n_slabs) {
+			struct gw_entry **slabs = realloc(d->slabs, (d->n_slabs + 1) *
+							  sizeof(*slabs));
+			if (slabs == NULL)
+				return NULL;
+			d->slabs = slabs;
+			d->slabs[d->n_slabs] = calloc(SLAB_SIZE, sizeof(struct gw_entry));
+			if (d->slabs[d->n_slabs] == NULL)
+				return NULL;
+			d->n_slabs++;
+		}
+		i = d->entries_used++;
+	}
+	struct gw_entry *e = entry_at(d, i);
+	*e = (struct gw_entry){.cookie = cookie};
+	index_put(d->index, d->index_mask, (uint64_t)(i + 1) << 32 | (uint32_t)cookie);
 	d->map_n++;
-	return &d->map[i];
+	return e;
 }
 
-/* Removes an entry: backward-shift deletion keeps linear probing exact
- * without tombstones. */
+/* Removes an entry: its index bucket by backward-shift deletion (linear
+ * probing stays exact without tombstones), the entry onto the free list. */
 static void map_del(struct gw_dispatch *d, struct gw_entry *e)
 {
-	size_t i = (size_t)(e - d->map);
+	uint32_t n = index_of(d, e);
+	uint64_t want = (uint64_t)(n + 1) << 32 | (uint32_t)e->cookie;
+	size_t i = e->cookie & d->index_mask;
+	while (d->index[i] != want)
+		i = (i + 1) & d->index_mask;
 	size_t j = i;
 	for (;;) {
-		j = (j + 1) & d->map_mask;
-		if (d->map[j].cookie == 0)
+		j = (j + 1) & d->index_mask;
+		if (d->index[j] == 0)
 			break;
-		size_t home = d->map[j].cookie & d->map_mask;
+		size_t home = (uint32_t)d->index[j] & d->index_mask;
 		/* Move j to i unless its home lies cyclically in (i, j]. */
 		bool stays = i <= j ? (i < home && home <= j) : (i < home || home <= j);
 		if (stays)
 			continue;
-		d->map[i] = d->map[j];
+		d->index[i] = d->index[j];
 		i = j;
 	}
-	d->map[i] = (struct gw_entry){0};
+	d->index[i] = 0;
+	*e = (struct gw_entry){.pod = d->free_entry};
+	d->free_entry = n + 1;
 	d->map_n--;
+}
+
+static void map_free(struct gw_dispatch *d)
+{
+	for (size_t k = 0; k < d->n_slabs; k++)
+		free(d->slabs[k]);
+	free(d->slabs);
+	free(d->index);
 }
 
 /* --- the observer ----------------------------------------------------- */
@@ -670,12 +737,13 @@ static void daemon_lost(struct gw_dispatch *d, const char *why)
 			}
 		}
 	}
-	for (size_t k = 0; d->map != NULL && k <= d->map_mask; k++)
-		if (d->map[k].state == E_IN_FLIGHT) {
-			d->map[k].state = E_LIMBO;
-			d->map[k].conn = NULL;
-			if (d->map[k].job != NULL)
-				d->map[k].job->in_flight--;
+	struct gw_entry *e;
+	for (MAP_EACH(d, e))
+		if (e->state == E_IN_FLIGHT) {
+			e->state = E_LIMBO;
+			e->conn = NULL;
+			if (e->job != NULL)
+				e->job->in_flight--;
 		}
 	for (struct gw_job *j = d->jobs_head; j != NULL; j = j->next)
 		job_release_conns(j);
@@ -698,8 +766,9 @@ static int rebuild_from_listing(struct gw_dispatch *d, char *err, size_t err_len
 	struct shmsched_placement *page = malloc(LISTING_PAGE * sizeof(*page));
 	if (page == NULL)
 		return -ENOMEM;
-	for (size_t k = 0; d->map != NULL && k <= d->map_mask; k++)
-		d->map[k].seen = 0;
+	struct gw_entry *each;
+	for (MAP_EACH(d, each))
+		each->seen = 0;
 	uint32_t cursor = 0;
 	int rc = 0;
 	while (cursor != UINT32_MAX) {
@@ -740,20 +809,16 @@ static int rebuild_from_listing(struct gw_dispatch *d, char *err, size_t err_len
 	if (rc < 0)
 		return rc;
 	/* What the daemon does not hold: LIMBO pods were never placed (go
-	 * again), PLACED ones are gone (a fresh region). Deleting shifts
-	 * entries back, so the walk stays on a slot until it holds one
-	 * that stays. */
-	for (size_t k = 0; d->map != NULL && k <= d->map_mask;) {
-		struct gw_entry *e = &d->map[k];
-		if (e->cookie == 0 || e->seen) {
-			k++;
+	 * again), PLACED ones are gone (a fresh region). Entries never move:
+	 * the walk may delete as it goes. */
+	for (MAP_EACH(d, each)) {
+		if (each->seen)
 			continue;
-		}
-		if (e->state == E_LIMBO && e->job != NULL) {
-			job_retry_push(e->job, e->pod);
+		if (each->state == E_LIMBO && each->job != NULL) {
+			job_retry_push(each->job, each->pod);
 			stat_inc(&d->st.resubmitted);
 		}
-		map_del(d, e);
+		map_del(d, each);
 	}
 	stat_set(&d->st.placements, d->map_n);
 	return 0;
@@ -807,12 +872,10 @@ static void grace_expired(struct gw_dispatch *d, const char *why)
 	snprintf(msg, sizeof(msg), "shmsched-gateway: %s: this pod may have been "
 		 "placed before the daemon went; GET /v1/placements/{namespace}/"
 		 "{name} once it is back", why);
-	for (size_t k = 0; d->map != NULL && k <= d->map_mask;) {
-		struct gw_entry *e = &d->map[k];
-		if (e->cookie == 0 || e->state != E_LIMBO) {
-			k++;
+	struct gw_entry *e;
+	for (MAP_EACH(d, e)) {
+		if (e->state != E_LIMBO)
 			continue;
-		}
 		if (e->job != NULL) {
 			answer_not_placed(e->job, e->pod, msg);
 			stat_inc(&d->st.cancelled);
@@ -1401,11 +1464,12 @@ static void *loop(void *arg)
 			if (!has_work(d) || now > stop_deadline) {
 				/* What is left is answered as not placed: the
 				 * pods in flight as possibly placed. */
-				for (size_t k = 0; d->map != NULL && k <= d->map_mask; k++)
-					if (d->map[k].state == E_IN_FLIGHT) {
-						d->map[k].state = E_LIMBO;
-						if (d->map[k].job != NULL)
-							d->map[k].job->in_flight--;
+				struct gw_entry *e;
+				for (MAP_EACH(d, e))
+					if (e->state == E_IN_FLIGHT) {
+						e->state = E_LIMBO;
+						if (e->job != NULL)
+							e->job->in_flight--;
 					}
 				grace_expired(d, "shmsched-gateway stopped before "
 					      "the daemon answered");
@@ -1476,10 +1540,10 @@ int gw_dispatch_start(const struct gateway_config *cfg, struct gw_dispatch **out
 	pthread_rwlock_init(&d->obs_lock, NULL);
 	d->tmpl_mask = 63;
 	d->tmpl = calloc(d->tmpl_mask + 1, sizeof(*d->tmpl));
-	if (d->tmpl == NULL || map_grow(d) < 0) {
+	if (d->tmpl == NULL || index_grow(d) < 0) {
 		snprintf(err, err_len, "out of memory");
 		free(d->tmpl);
-		free(d->map);
+		map_free(d);
 		free(d);
 		return -ENOMEM;
 	}
@@ -1489,7 +1553,7 @@ int gw_dispatch_start(const struct gateway_config *cfg, struct gw_dispatch **out
 	if (rc != 0) {
 		snprintf(err, err_len, "cannot start the dispatcher: %s", strerror(rc));
 		free(d->tmpl);
-		free(d->map);
+		map_free(d);
 		free(d);
 		return -rc;
 	}
@@ -1522,7 +1586,7 @@ void gw_dispatch_stop(struct gw_dispatch *d)
 			free(d->tmpl[k]);
 		}
 	free(d->tmpl);
-	free(d->map);
+	map_free(d);
 	shmsched_observe_close(d->obs);
 	pthread_rwlock_destroy(&d->obs_lock);
 	pthread_cond_destroy(&d->inbox_cond);
