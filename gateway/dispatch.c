@@ -634,12 +634,19 @@ static int template_for(struct gw_dispatch *d, const struct gw_spec *spec,
 		found->conn = conn;
 		found->id = id;
 	} else {
+		/* A copy of its own: jansson's reference counts are not
+		 * thread-safe to share (its inline decref reads the count
+		 * plainly), and the job's objects die in whichever thread
+		 * lets the job go. */
 		struct gw_template *t = malloc(sizeof(*t));
-		if (t == NULL) {
+		json_t *canon = json_deep_copy(spec->canon);
+		if (t == NULL || canon == NULL) {
+			free(t);
+			json_decref(canon);
 			snprintf(err, err_len, "out of memory");
 			return -ENOMEM;
 		}
-		*t = (struct gw_template){spec->hash, json_incref(spec->canon), conn, id};
+		*t = (struct gw_template){spec->hash, canon, conn, id};
 		d->tmpl[i] = t;
 		d->n_tmpl++;
 		if (d->n_tmpl * 2 > d->tmpl_mask + 1)

@@ -132,17 +132,24 @@ static void table_remove(struct gw_extender *x, size_t i)
 	x->table[i] = 0;
 }
 
+/* The cache keeps deep copies, and hands out deep copies: a jansson value
+ * must not be shared between threads (its reference count is not
+ * thread-safe), and the spec a bind takes lives in a job that may die in
+ * the dispatcher's thread. */
 static void cache_put(struct gw_extender *x, const char *key, const char *name,
-		      json_t *spec_key)
+		      const json_t *spec_key)
 {
 	if (key[0] == '\0' || strlen(key) >= sizeof(x->ring[0].key))
+		return;
+	json_t *copy = json_deep_copy(spec_key);
+	if (copy == NULL)
 		return;
 	pthread_mutex_lock(&x->lock);
 	size_t b;
 	if (find_bucket(x, key, &b) != NULL) {
 		struct cached_pod *c = &x->ring[x->table[b] - 1];
 		json_decref(c->spec_key);
-		c->spec_key = json_incref(spec_key);
+		c->spec_key = copy;
 		pthread_mutex_unlock(&x->lock);
 		return;
 	}
@@ -162,12 +169,12 @@ static void cache_put(struct gw_extender *x, const char *key, const char *name,
 	struct cached_pod *c = &x->ring[slot];
 	snprintf(c->key, sizeof(c->key), "%s", key);
 	snprintf(c->name, sizeof(c->name), "%s", name);
-	c->spec_key = json_incref(spec_key);
+	c->spec_key = copy;
 	x->table[b] = (uint32_t)slot + 1;
 	pthread_mutex_unlock(&x->lock);
 }
 
-/* A new reference to the cached spec key of `key`, or NULL. */
+/* A copy of the cached spec key of `key` (the caller's own), or NULL. */
 static json_t *cache_get(struct gw_extender *x, const char *key)
 {
 	pthread_mutex_lock(&x->lock);
@@ -175,7 +182,7 @@ static json_t *cache_get(struct gw_extender *x, const char *key)
 	json_t *k = NULL;
 	if (key[0] != '\0' && strlen(key) < sizeof(x->ring[0].key) &&
 	    find_bucket(x, key, &b) != NULL)
-		k = json_incref(x->ring[x->table[b] - 1].spec_key);
+		k = json_deep_copy(x->ring[x->table[b] - 1].spec_key);
 	pthread_mutex_unlock(&x->lock);
 	return k;
 }
