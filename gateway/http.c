@@ -941,6 +941,10 @@ static int parse_listen(const char *spec, struct sockaddr_storage *ss,
 	return 0;
 }
 
+/* libmicrohttpd's own messages: its format strings, its arguments. */
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+	__attribute__((format(printf, 2, 0)));
+
 static void mhd_log(void *cls, const char *fmt, va_list ap)
 {
 	(void)cls;
