@@ -95,7 +95,7 @@ echo "shmsched gateway benchmark: $(nproc) cores ($(sed -n 's/^model name[[:spac
 "$load" --direct "$dir/s.sock" --pods "$DIRECT_PODS" --prefix direct
 single=$("$load" --url "127.0.0.1:$nport" --mode single --connections "$CONNECTIONS" \
 	--seconds "$SECS" --prefix single --json)
-echo "$single" | python3 -c 'import json,sys; o=json.load(sys.stdin); print("single nginx: %d connections, closed loop: %.0f pods/s (one per request); per request p50 %.0f us, p90 %.0f us, p99 %.0f us, p99.9 %.0f us; %d errors" % (o["connections"], o["pods_per_sec"], o["p50_us"], o["p90_us"], o["p99_us"], o["p999_us"], o["errors"]))'
+echo "$single" | python3 -c 'import json,sys; o=json.load(sys.stdin); print("single nginx: %d connections, closed loop: %.0f pods/s (one per request); per request p50 %.0f us, p90 %.0f us, p99 %.0f us, p99.9 %.0f us; %d errors, %d reconnects" % (o["connections"], o["pods_per_sec"], o["p50_us"], o["p90_us"], o["p99_us"], o["p999_us"], o["errors"], o["reconnects"]))'
 half=$(echo "$single" | python3 -c 'import json,sys; print(int(json.load(sys.stdin)["requests_per_sec"] / 2))')
 "$load" --url "127.0.0.1:$nport" --mode single --connections "$CONNECTIONS" \
 	--seconds "$SECS" --rate "$half" --prefix half
