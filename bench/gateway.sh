@@ -14,8 +14,9 @@
 #                requests per second
 #   3. single    the same open loop at half that rate: latency per request
 #                from its due time
-#   4. batch     JSON Lines of BATCH pods per request through nginx
-#   5. batch     the same straight to the gateway, without nginx
+#   4. single    closed loop straight to the gateway, without nginx
+#   5. batch     JSON Lines of BATCH pods per request through nginx
+#   6. batch     the same straight to the gateway, without nginx
 # Environment: NODES (20000), SECS (5 per phase), CONNECTIONS (8),
 # BATCH (1000), BATCH_CONNECTIONS (2), DIRECT_PODS (300000), WORKERS (1).
 set -u
@@ -99,6 +100,8 @@ echo "$single" | python3 -c 'import json,sys; o=json.load(sys.stdin); print("sin
 half=$(echo "$single" | python3 -c 'import json,sys; print(int(json.load(sys.stdin)["requests_per_sec"] / 2))')
 "$load" --url "127.0.0.1:$nport" --mode single --connections "$CONNECTIONS" \
 	--seconds "$SECS" --rate "$half" --prefix half
+"$load" --url "127.0.0.1:$gport" --mode single --connections "$CONNECTIONS" \
+	--seconds "$SECS" --prefix bare-single
 "$load" --url "127.0.0.1:$nport" --mode batch --batch "$BATCH" \
 	--connections "$BATCH_CONNECTIONS" --seconds "$SECS" --prefix batch
 "$load" --url "127.0.0.1:$gport" --mode batch --batch "$BATCH" \

@@ -68,7 +68,8 @@ struct gw_job {
 	void *http;                 /* the HTTP side's connection */
 	void *http_owner;           /* and its server */
 	bool collect;               /* PLACE: the HTTP side waits for every
-				     * line instead of streaming them (the
+				     * line and answers them whole instead of
+				     * streaming them (small requests, the
 				     * extender's bind) */
 	void *ext;                  /* the HTTP side's own (extender args),
 				     * freed with the job by ext_free */

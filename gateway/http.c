@@ -13,9 +13,10 @@
  *
  * A request that needs the daemon becomes a job (gateway_internal.h, J1-J5):
  * the handler suspends its connection until the dispatcher's verdict, then
- * queues either a Status object or, for an accepted POST /v1/placements, a
- * chunked response whose reader copies answer lines as the dispatcher
- * appends them and suspends the connection when there are none yet.
+ * queues either a Status object or, for an accepted POST /v1/placements of
+ * more than COLLECT_PODS_MAX pods, a chunked response whose reader copies
+ * answer lines as the dispatcher appends them and suspends the connection
+ * when there are none yet (fewer pods: the lines at once, once all are in).
  *
  * Every error is a Kubernetes Status object with its HTTP code: 400 (bad
  * input: where and what), 404, 405 (with Allow), 409, 413, 501 (?wait and
@@ -42,6 +43,8 @@
 #define ADMIN_BODY_MAX (60u << 10)   /* a Node: one control message */
 #define LIVE_AFTER_NS UINT64_C(5000000000)
 #define EXTENDER_MAX_NODES (1u << 20) /* candidates in one ExtenderArgs */
+#define COLLECT_PODS_MAX 64u /* a request of at most this many pods is
+			      * answered whole, not streamed */
 
 struct gateway {
 	struct gateway_config cfg;
@@ -235,13 +238,18 @@ static enum MHD_Result respond_job(struct request *r, struct MHD_Connection *con
 		json_buf_free(&rep.body);
 		return rc;
 	}
-	bool stream = code == 200 && j->kind == GW_JOB_PLACE;
+	bool stream = code == 200 && j->kind == GW_JOB_PLACE && !j->collect;
 	if (!stream) {
+		/* A small request's lines, all at once with a Content-Length:
+		 * one write, where streaming would send the headers, each line
+		 * and the last chunk apart (each a wake-up of the proxy). */
 		struct MHD_Response *resp = MHD_create_response_from_buffer(
 			j->out.len - j->sent, j->out.data + j->sent,
 			MHD_RESPMEM_MUST_COPY);
+		bool lines = code == 200 && j->kind == GW_JOB_PLACE;
 		pthread_mutex_unlock(&j->lock);
-		return queue(r, conn, code, resp, "application/json");
+		return queue(r, conn, code, resp,
+			     lines ? "application/x-ndjson" : "application/json");
 	}
 	pthread_mutex_unlock(&j->lock);
 	struct stream *s = malloc(sizeof(*s));
@@ -339,6 +347,9 @@ static enum MHD_Result route_placements(struct request *r, struct MHD_Connection
 				      ? 500 : 400, NULL, "%s", err);
 	}
 	json_buf_free(&r->body); /* the batch holds what it needs */
+	/* Large requests stream their lines as the daemon answers; small
+	 * ones are answered whole. */
+	j->collect = j->batch.n_pods <= COLLECT_PODS_MAX;
 	return start_job(r, conn, j);
 }
 
