@@ -17,13 +17,13 @@
 #   4. single    closed loop straight to the gateway, without nginx
 #   5. batch     JSON Lines of BATCH pods per request through nginx
 #   6. batch     the same straight to the gateway, without nginx
-# Environment: NODES (20000), SECS (5 per phase), CONNECTIONS (8),
+# Environment: NODES (20000), SECS (5 per phase), CONNECTIONS (4),
 # BATCH (1000), BATCH_CONNECTIONS (2), DIRECT_PODS (300000), WORKERS (1).
 set -u
 build=${1:-build}
 src=$(cd "$(dirname "$0")/.." && pwd)
 build=$(cd "$build" && pwd)
-NODES=${NODES:-20000} SECS=${SECS:-5} CONNECTIONS=${CONNECTIONS:-8}
+NODES=${NODES:-20000} SECS=${SECS:-5} CONNECTIONS=${CONNECTIONS:-4}
 BATCH=${BATCH:-1000} BATCH_CONNECTIONS=${BATCH_CONNECTIONS:-2}
 DIRECT_PODS=${DIRECT_PODS:-300000} WORKERS=${WORKERS:-1}
 PATH=$PATH:/usr/sbin
