@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -60,6 +61,8 @@ static pid_t start_daemon(bool fresh)
 	snprintf(log, sizeof(log), "%s/daemon-%u.log", dir, ++daemon_starts);
 	pid_t pid = fork();
 	if (pid == 0) {
+		/* Dies with the test, also one a sanitizer stops mid-way. */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 		dup2(fd, 1);
 		dup2(fd, 2);
