@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/json_out.h"
+#include "base/base.h"
 #include "cli/status.h"
 #include "shmsched/observe.h"
 

@@ -42,6 +42,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -780,6 +781,55 @@ int shmsched_placements(struct shmsched_client *c, uint32_t *cursor,
 		*cursor = p->cursor;
 	free(page);
 	return (int)n;
+}
+
+int shmsched_evaluate(struct shmsched_client *c, uint32_t template_id,
+		      char **json, size_t *len, char *err, size_t err_len)
+{
+	if (c == NULL || json == NULL || len == NULL) {
+		errmsg(err, err_len, "shmsched_evaluate: NULL argument");
+		return -EINVAL;
+	}
+	*json = NULL;
+	*len = 0;
+	struct op_evaluate q = {.template_id = template_id};
+	struct op_evaluated done;
+	uint32_t got = 0;
+	int fd = -1;
+	int rc = call(c, OP_EVALUATE, 0, &q, sizeof(q), &done, sizeof(done), &got,
+		      &fd, err, err_len);
+	if (rc < 0)
+		return rc;
+	struct stat st;
+	if (got != sizeof(done) || fd < 0 || fstat(fd, &st) < 0 ||
+	    (uint64_t)st.st_size != done.bytes || done.bytes > OP_EVALUATE_MAX_BYTES) {
+		errmsg(err, err_len, "shmsched daemon at %s: an evaluation answer "
+			"that does not hold what it says", c->path);
+		if (fd >= 0)
+			close(fd);
+		return -EPROTO;
+	}
+	char *text = malloc(done.bytes + 1);
+	size_t off = 0;
+	while (text != NULL && off < done.bytes) {
+		ssize_t r = pread(fd, text + off, done.bytes - off, (off_t)off);
+		if (r <= 0)
+			break;
+		off += (size_t)r;
+	}
+	close(fd);
+	if (text == NULL || off != done.bytes) {
+		bool oom = text == NULL;
+		free(text);
+		errmsg(err, err_len, oom ? "out of memory for an evaluation of %llu "
+			"bytes" : "an evaluation of %llu bytes could not be read",
+			(unsigned long long)done.bytes);
+		return oom ? -ENOMEM : -EPROTO;
+	}
+	text[off] = '\0';
+	*json = text;
+	*len = off;
+	return 0;
 }
 
 int shmsched_format_gpus(const struct shmsched_devices *d, char *buf, size_t len)

@@ -34,6 +34,7 @@ struct daemon {
 	struct cluster *cluster;
 	unsigned workers;
 	struct engine **engines;
+	struct engine *evaluator; /* OP_EVALUATE's, on the control thread */
 	struct serve_stats *stats; /* the worker stats section */
 	struct producers *producers;
 	struct placements *placements;
@@ -71,6 +72,7 @@ static void teardown(struct daemon *d)
 	for (unsigned i = 0; d->engines != NULL && i < d->workers; i++)
 		engine_destroy(d->engines[i]);
 	free(d->engines);
+	engine_destroy(d->evaluator);
 	cluster_destroy(d->cluster);
 	intern_destroy(d->strings);
 	state_close(d->state);
@@ -304,6 +306,17 @@ struct daemon *daemon_start(const struct daemon_config *cfg, char *err,
 		snprintf(err, err_len, "out of memory");
 		goto fail;
 	}
+	/* OP_EVALUATE (the gateway's extender verbs) reports every node: the
+	 * same profile, every node filtered and scored. */
+	struct sched_config every = d->cfg;
+	every.percentage_of_nodes_to_score = 100;
+	d->evaluator = engine_create(d->cluster, &d->ctx, &every, cfg->seed, 0);
+	if (d->evaluator == NULL) {
+		snprintf(err, err_len, "cannot create the evaluation engine: %s",
+			 strerror(errno));
+		goto fail;
+	}
+	producers_set_evaluator(d->producers, d->evaluator);
 	struct producers_persist hooks;
 	if (d->persist != NULL)
 		persist_hooks(d->persist, &hooks);

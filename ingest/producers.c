@@ -9,7 +9,7 @@
  *   acquire load in producers_templates()).
  * - accepting, counts: relaxed; they are flags and tallies for people.
  * Cost: every request is the slow path; node events cost a snapshot copy
- * and a grace period.
+ * and a grace period; an evaluation filters and scores every node once.
  */
 #include "ingest/producers.h"
 
@@ -18,8 +18,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "ingest/control_ops.h"
 #include "ingest/control_proto.h"
@@ -65,6 +67,7 @@ struct producers {
 	const struct plugin_ctx *ctx;
 	uint32_t slots;
 	struct producer *table[PRODUCERS_MAX];
+	struct engine *evaluator; /* OP_EVALUATE; NULL: refused */
 	int accepting;
 	uint64_t registered, gone, faulted;
 };
@@ -663,7 +666,125 @@ void producers_set_state(struct producers *p, struct state_meta *meta,
 	}
 }
 
+void producers_set_evaluator(struct producers *p, struct engine *e)
+{
+	pthread_mutex_lock(&p->lock);
+	p->evaluator = e;
+	pthread_mutex_unlock(&p->lock);
+}
+
 /* Refuses a request only the admin socket takes, naming that socket. */
+/* --- OP_EVALUATE ---------------------------------------------------------- */
+
+struct evaluation {
+	const struct snapshot *snap;
+	const struct plugin_ctx *ctx;
+	struct json_buf feasible, filtered;
+};
+
+static const char *slot_name(const struct evaluation *x, uint32_t slot)
+{
+	return intern_str(x->ctx->strings, x->snap->nodes[slot].name);
+}
+
+static void evaluated_filtered(void *arg, uint32_t slot,
+			       const struct reason *reasons, unsigned n)
+{
+	struct evaluation *x = arg;
+	bool unresolvable = false;
+	json_buf_puts(&x->filtered, x->filtered.len ? "," : "{");
+	json_buf_string(&x->filtered, slot_name(x, slot));
+	json_buf_puts(&x->filtered, ":{\"reasons\":[");
+	for (unsigned i = 0; i < n; i++) {
+		char text[512];
+		reason_format(x->ctx, &reasons[i], text, sizeof(text));
+		if (i > 0)
+			json_buf_puts(&x->filtered, ",");
+		json_buf_string(&x->filtered, text);
+		unresolvable |= reason_unresolvable(reasons[i].code);
+	}
+	json_buf_printf(&x->filtered, "],\"unresolvable\":%s}",
+			unresolvable ? "true" : "false");
+}
+
+static void evaluated_scored(void *arg, uint32_t slot,
+			     const int64_t scores[SCORE_PLUGINS], int64_t total)
+{
+	(void)scores;
+	struct evaluation *x = arg;
+	json_buf_puts(&x->feasible, x->feasible.len ? "," : "{");
+	json_buf_string(&x->feasible, slot_name(x, slot));
+	json_buf_printf(&x->feasible, ":%lld", (long long)total);
+}
+
+/* One template against every node, nothing placed: the extender verbs of
+ * the HTTP gateway. The answer is too large for a control message on a
+ * big cluster, so it travels in a sealed memfd. */
+static void handle_evaluate(struct producers *p, enum producer_role role,
+			    struct control_server *s, uint64_t conn, uint32_t rid,
+			    const void *body, uint32_t len)
+{
+	struct producer *pr = registered(p, role, s, conn, rid, "evaluating");
+	if (pr == NULL)
+		return;
+	struct op_evaluate ev;
+	if (len != sizeof(ev)) {
+		control_server_reply_error(s, conn, rid, EINVAL, "evaluate: a body "
+					   "of %u bytes; expected %zu", len, sizeof(ev));
+		return;
+	}
+	memcpy(&ev, body, sizeof(ev));
+	if (ev.template_id == 0 || ev.template_id > pr->n_templates) {
+		control_server_reply_error(s, conn, rid, ENOENT, "evaluate: template "
+					   "%u: no such template (1..%u registered)",
+					   ev.template_id, pr->n_templates);
+		return;
+	}
+	if (p->evaluator == NULL) {
+		control_server_reply_error(s, conn, rid, ENOTSUP, "evaluate: this "
+					   "daemon does not evaluate pods");
+		return;
+	}
+	struct evaluation x = {.snap = cluster_snapshot(p->cluster), .ctx = p->ctx};
+	struct engine_explain hooks = {.arg = &x, .filtered = evaluated_filtered,
+				       .scored = evaluated_scored};
+	struct placement pl = {0};
+	int rc = engine_place_reference(p->evaluator, &pr->templates[ev.template_id - 1],
+					0, &hooks, &pl);
+	struct json_buf out = {0};
+	json_buf_printf(&out, "{\"nodes\":%u,\"feasible\":%s%s,\"filtered\":%s%s}\n",
+			pl.all_nodes, x.feasible.len ? x.feasible.data : "{",
+			"}", x.filtered.len ? x.filtered.data : "{", "}");
+	int fd = -1;
+	if (rc == 0 && !out.failed && !x.feasible.failed && !x.filtered.failed)
+		fd = memfd_create("shmsched-evaluation", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	bool written = false;
+	if (fd >= 0) {
+		size_t off = 0;
+		while (off < out.len) {
+			ssize_t w = write(fd, out.data + off, out.len - off);
+			if (w <= 0)
+				break;
+			off += (size_t)w;
+		}
+		written = off == out.len &&
+			  fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW |
+				F_SEAL_WRITE | F_SEAL_SEAL) == 0;
+	}
+	if (written) {
+		struct op_evaluated done = {.bytes = out.len};
+		control_server_reply(s, conn, rid, &done, sizeof(done), fd);
+	} else {
+		control_server_reply_error(s, conn, rid, ENOMEM, "evaluate: out of "
+					   "memory for the answer");
+	}
+	if (fd >= 0)
+		close(fd);
+	json_buf_free(&out);
+	json_buf_free(&x.feasible);
+	json_buf_free(&x.filtered);
+}
+
 static void refuse_not_admin(struct producers *p, struct control_server *s,
 			     uint64_t conn, uint32_t rid, const char *what)
 {
@@ -719,9 +840,12 @@ static void dispatch(struct producers *p, enum producer_role role,
 		else
 			handle_resync(p, s, conn, request_id, body, body_len, fd);
 		break;
+	case OP_EVALUATE:
+		handle_evaluate(p, role, s, conn, request_id, body, body_len);
+		break;
 	default:
 		control_server_reply_error(s, conn, request_id, EPROTO,
-					   "request kind %u: expected 1..8", op.kind);
+					   "request kind %u: expected 1..9", op.kind);
 		break;
 	}
 }

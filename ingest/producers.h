@@ -104,6 +104,14 @@ void producers_set_state(struct producers *p, struct state_meta *meta,
  * refused. Before the control sockets start. */
 void producers_set_profiles(struct producers *p, const struct sched_config *cfg);
 
+/* The engine OP_EVALUATE runs on (the daemon's own profile, at
+ * percentageOfNodesToScore 100, so every node is filtered and scored):
+ * used on the control thread only, under the producers' lock; the
+ * control thread is the snapshots' writer, so the snapshot it reads
+ * cannot be reclaimed under it. NULL: OP_EVALUATE is refused. Owned by
+ * the caller, who destroys it after producers_destroy(). */
+void producers_set_evaluator(struct producers *p, struct engine *e);
+
 /* Frees what is left. No worker may be running; the control server must
  * have stopped (its on_disconnect calls freed the producers). */
 void producers_destroy(struct producers *p);

@@ -344,6 +344,34 @@ SHMSCHED_EXPORT int shmsched_resync(struct shmsched_client *c, int pods_fd,
 				    struct shmsched_resync_result *out, char *err,
 				    size_t err_len);
 
+/* Evaluates template `template_id` against every node of the daemon's
+ * current snapshot without placing anything: each node's filter result
+ * and, for the nodes that pass, their weighted score, as the daemon's
+ * profile computes them with percentageOfNodesToScore 100 (kube-scheduler's
+ * algorithm, literally). What the HTTP gateway's extender verbs answer
+ * from. Stores in *json a malloc'd, NUL-terminated text (free it) and its
+ * length in *len, one JSON object:
+ *   {"nodes":N,
+ *    "feasible":{"NAME":TOTAL,...},      the weighted total in thousandths
+ *                                        of a point (436000 is 436)
+ *    "filtered":{"NAME":{"reasons":["node(s) were unschedulable",...],
+ *                        "unresolvable":true},...}}
+ * "unresolvable": kube-scheduler's UnschedulableAndUnresolvable (no
+ * preemption would make the node fit). Cost: the daemon filters and scores
+ * every node once, on its control thread (milliseconds per thousand nodes),
+ * and passes the answer in a sealed memfd.
+ * Returns 0, or:
+ *   -EINVAL    NULL arguments
+ *   -ENOENT    no such template on this connection
+ *   -ENOTSUP   the daemon does not evaluate
+ *   -EPROTO    an answer that does not hold what it says
+ *   -ENOMEM    out of memory (here or in the daemon)
+ *   the connection's errors (above)
+ * Thread-safety: one thread at a time per handle. */
+SHMSCHED_EXPORT int shmsched_evaluate(struct shmsched_client *c,
+				      uint32_t template_id, char **json,
+				      size_t *len, char *err, size_t err_len);
+
 /* Writes the GPU devices of `d` as their indices, comma-separated and
  * ascending ("0,3"; "" for none): the form of NVIDIA_VISIBLE_DEVICES and
  * CUDA_VISIBLE_DEVICES. NUL-terminated, cut to len (buf may be NULL when
