@@ -471,6 +471,7 @@ bool reason_unresolvable(uint8_t code)
 	case REASON_NODE_NAME:       /* nodename */
 	case REASON_TAINT:           /* tainttoleration */
 	case REASON_AFFINITY:        /* nodeaffinity */
+	case REASON_ENFORCED_AFFINITY: /* nodeaffinity: errReasonEnforced */
 	case REASON_SPREAD_LABEL:    /* podtopologyspread: ErrReasonNodeLabelNotMatch */
 	case REASON_POD_AFFINITY:    /* interpodaffinity: ErrReasonAffinityRulesNotMatch */
 	case REASON_GPU_MODEL:       /* no preemption brings another model */
