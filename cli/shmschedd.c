@@ -31,6 +31,7 @@ static void usage(FILE *to)
 		"                 [--name NAME | --ephemeral] [--fresh] [--max-nodes N]\n"
 		"                 [--region-mode MODE] [--region-group GROUP]\n"
 		"                 [--state-dir DIR [--durability none|async|sync]]\n"
+		"                 [--wait]\n"
 		"\n"
 		"Serves pods from producers over shared memory: producers connect to\n"
 		"the control socket, get a region of slots and rings, and submit pods\n"
@@ -80,6 +81,9 @@ static void usage(FILE *to)
 		"                       once the placement is on disk)\n"
 		"  --seed N             the synthetic cluster and tie-breaks (default 1)\n"
 		"  --no-pin             do not pin workers to cores\n"
+		"  --wait               pods that fit no node wait in the scheduling queue\n"
+		"                       until one does (unless their slot says NO_WAIT);\n"
+		"                       default: only pods whose slot says WAIT wait\n"
 		"\n"
 		"SIGINT or SIGTERM: stop accepting producers, answer every pod already\n"
 		"submitted (placing for up to 5 s, then cancelled), exit 0.\n");
@@ -210,6 +214,7 @@ int main(int argc, char **argv)
 		{"seed", required_argument, NULL, 'e'},
 		{"max-placements", required_argument, NULL, 'M'},
 		{"no-pin", no_argument, NULL, 'p'},
+		{"wait", no_argument, NULL, 'W'},
 		{"name", required_argument, NULL, 'N'},
 		{"ephemeral", no_argument, NULL, 'E'},
 		{"fresh", no_argument, NULL, 'F'},
@@ -326,6 +331,9 @@ int main(int argc, char **argv)
 			break;
 		case 'F':
 			cfg.fresh = true;
+			break;
+		case 'W':
+			cfg.wait_default = true;
 			break;
 		case 'X':
 			if (parse_u64("--max-nodes", optarg, 1u << 24, &v) < 0)

@@ -467,9 +467,10 @@ int shmsched_submit(struct shmsched_client *c, const struct shmsched_pod *pods,
 			s->cookie = p->cookie;
 			s->template_id = p->template_id;
 			s->n_extra = p->n_extra;
-			s->flags = 0;
+			s->flags = p->flags;
 			s->submit_ns = submit_ns;
 			memcpy(s->extra, p->extra, sizeof(s->extra));
+			s->deadline_ns = p->deadline_ns;
 			c->in_flight[idx] = 1;
 			h[i] = idx;
 		}
@@ -489,6 +490,26 @@ int shmsched_submit(struct shmsched_client *c, const struct shmsched_pod *pods,
 	return (int)done;
 }
 
+int shmsched_cancel(struct shmsched_client *c, uint64_t cookie)
+{
+	if (c == NULL)
+		return -EINVAL;
+	if (c->dead)
+		return -ECONNRESET;
+	/* The slot's cookie is the producer's half, written by submit and
+	 * never by the daemon: reading it while the daemon owns the slot
+	 * races with nothing. */
+	for (uint32_t i = 0; i < c->region.n_slots; i++) {
+		if (!c->in_flight[i] || c->region.slots[i].cookie != cookie)
+			continue;
+		uint64_t h = i | SHMSCHED_HANDLE_CANCEL;
+		if (ring_enqueue_burst(c->region.submit, &h, 1) == 1)
+			return 0;
+		return check_dead(c) ? -ECONNRESET : -EAGAIN;
+	}
+	return -ENOENT;
+}
+
 /* Copies the answer in slot s to *r: what the daemon wrote, as it is. */
 static void copy_result(const struct shmsched_slot *s, struct shmsched_result *r)
 {
@@ -498,7 +519,7 @@ static void copy_result(const struct shmsched_slot *s, struct shmsched_result *r
 	r->submit_ns = s->submit_ns;
 	r->complete_ns = s->complete_ns;
 	if (r->status == SHMSCHED_PLACED) {
-		/* Placed pods carry devices, not a message: skip 536 bytes
+		/* Placed pods carry devices, not a message: skip 528 bytes
 		 * per pod. */
 		r->devices = s->devices;
 		r->placement_id = s->placement_id;

@@ -22,6 +22,7 @@
 #include "workers/workers.h"
 #include "daemon/persist_internal.h"
 #include "daemon/serve_internal.h"
+#include "daemon/wait_internal.h"
 
 struct daemon {
 	struct state *state;     /* the state region: everything below that
@@ -38,6 +39,7 @@ struct daemon {
 	struct producers *producers;
 	struct placements *placements;
 	struct serve *serve;
+	struct queue_events *events; /* what wakes waiting pods */
 	struct pool *pool;
 	struct control_server *server;
 	struct control_server *admin;
@@ -66,6 +68,7 @@ static void teardown(struct daemon *d)
 	persist_close(d->persist); /* everything queued committed first */
 	if (d->serve != NULL)
 		serve_destroy(d->serve);
+	queue_events_destroy(d->events);
 	producers_destroy(d->producers);
 	placements_destroy(d->placements);
 	for (unsigned i = 0; d->engines != NULL && i < d->workers; i++)
@@ -293,9 +296,23 @@ struct daemon *daemon_start(const struct daemon_config *cfg, char *err,
 					cfg->slots ? cfg->slots : 4096, d->placements,
 					state_section(d->state,
 						      SHM_SECTION_IDENTITIES).base);
-	d->serve = d->producers ? serve_create(d->producers, d->placements, d->res,
-					       d->engines, d->stats, d->workers)
-				: NULL;
+	d->events = queue_events_create();
+	struct serve_wait_config wc = {
+		.events = d->events,
+		.ctx = &d->ctx,
+		.ledger = cluster_ledger(d->cluster),
+		.slots = cfg->slots ? cfg->slots : 4096,
+		.initial_backoff_ns = (uint64_t)d->cfg.pod_initial_backoff_seconds *
+				      1000000000u,
+		.max_backoff_ns = (uint64_t)d->cfg.pod_max_backoff_seconds * 1000000000u,
+		.wait_default = cfg->wait_default,
+	};
+	d->serve = d->producers && d->events
+		   ? serve_create(d->producers, d->placements, d->res, d->engines,
+				  d->stats, d->workers, &wc)
+		   : NULL;
+	if (d->producers != NULL && d->events != NULL)
+		producers_set_events(d->producers, d->events);
 	if (d->serve == NULL ||
 	    (d->persist != NULL && serve_set_persist(d->serve, d->persist) < 0)) {
 		snprintf(err, err_len, "out of memory");
@@ -447,6 +464,18 @@ void daemon_get_stats(struct daemon *d, struct daemon_stats *out)
 		out->conflicts += __atomic_load_n(&s->resolver.conflicts, __ATOMIC_RELAXED);
 		out->gave_up += __atomic_load_n(&s->resolver.gave_up, __ATOMIC_RELAXED);
 	}
+	struct wait_stats ws;
+	serve_wait_stats(d->serve, &ws);
+	out->waited = ws.waited;
+	out->waited_placed = ws.placed;
+	out->timed_out = ws.timed_out;
+	out->cancelled_by_producer = ws.cancelled;
+	out->cancelled_waiting_at_shutdown = ws.shutdown;
+	out->forgotten_with_producer = ws.forgotten;
+	out->queue_retries = ws.retries;
+	out->pending_active = ws.queue.active;
+	out->pending_backoff = ws.queue.backoff;
+	out->pending_unschedulable = ws.queue.unschedulable;
 }
 
 /* The invariant checkers are the ledger's (shm/ledger.h). The writer of

@@ -55,6 +55,10 @@ struct daemon_config {
 	gid_t region_group;
 	bool has_region_group;
 	bool fresh;
+	/* Pods wait in the scheduling queue while no node fits, unless their
+	 * slot says SHMSCHED_SLOT_NO_WAIT (default: only pods whose slot says
+	 * SHMSCHED_SLOT_WAIT wait; the others are answered at once). */
+	bool wait_default;
 };
 
 /* Live placements the daemon keeps by default: 1,048,576 records of 280
@@ -79,6 +83,12 @@ struct daemon_stats {
 	uint64_t placements;       /* live: placed and not released */
 	uint64_t pods, placed, unschedulable, rejected, cancelled;
 	uint64_t conflicts, gave_up, bad_handles, completion_overflows;
+	/* Pods that waited in the queue, and how each ended; the queues now
+	 * (scheduler_pending_pods{queue}). */
+	uint64_t waited, waited_placed, timed_out, cancelled_by_producer;
+	uint64_t cancelled_waiting_at_shutdown, forgotten_with_producer;
+	uint64_t queue_retries;
+	uint64_t pending_active, pending_backoff, pending_unschedulable;
 };
 
 struct daemon;
@@ -100,7 +110,8 @@ struct daemon *daemon_start(const struct daemon_config *cfg, char *err,
  * pod submitted before the call is answered. */
 void daemon_stop(struct daemon *d, unsigned drain_ms, struct daemon_stats *out);
 
-/* Figures so far (relaxed reads of the workers' counters). */
+/* Figures so far (relaxed reads of the workers' counters); exact once
+ * daemon_stop() has stopped the workers (its `out`). */
 void daemon_get_stats(struct daemon *d, struct daemon_stats *out);
 
 /* The invariant check: node counters (every resource) above allocatable,

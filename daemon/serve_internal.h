@@ -36,12 +36,16 @@ struct serve_stats {
 };
 
 struct serve;
+struct serve_wait_config;
 
 /* `engines[i]` is worker i's engine (all on one cluster); `stats` has
- * room for `workers`; every placement is recorded in `placements`. */
+ * room for `workers`; every placement is recorded in `placements`; pods
+ * that wait are kept as `wc` says (daemon/wait_internal.h). Returns NULL
+ * with errno. */
 struct serve *serve_create(struct producers *p, struct placements *placements,
 			   const struct res_names *res, struct engine **engines,
-			   struct serve_stats *stats, unsigned workers);
+			   struct serve_stats *stats, unsigned workers,
+			   const struct serve_wait_config *wc);
 void serve_destroy(struct serve *s);
 
 struct persist;
@@ -59,7 +63,42 @@ unsigned serve_poll(void *arg, unsigned worker, void *scratch);
 
 /* Answers every slot left in the submit rings, on the calling thread, once
  * the workers have stopped: what serve_poll would do, with the current
- * mode (placing, or cancelling after serve_cancel_all). Returns how many. */
+ * mode (placing, or cancelling after serve_cancel_all); then every waiting
+ * pod, cancelled. Returns how many. */
 unsigned serve_drain(struct serve *s);
+
+/* --- for the waiting pods (daemon/wait.c), on worker w's thread --- */
+
+enum serve_attempt {
+	SERVE_ANSWERED,      /* the slot is answered (placed, or refused) */
+	SERVE_UNSCHEDULABLE, /* no node fits: the engine says why */
+	SERVE_GAVE_UP,       /* every commit lost a race */
+};
+
+/* One attempt at placing `pod`, decoded from `slot` of `pr`: see serve.c.
+ * Not answered unless SERVE_ANSWERED. */
+enum serve_attempt serve_attempt(struct serve *s, unsigned w, struct producer *pr,
+				 struct shmsched_slot *slot,
+				 const struct record_pod *pod,
+				 struct resolve_result *r);
+
+/* Answers `slot` UNSCHEDULABLE after the attempt `r` (worker w's engine's
+ * message, or the lost races), `prefix` (may be NULL) first. */
+void serve_unschedulable(struct serve *s, unsigned w, struct shmsched_slot *slot,
+			 const struct resolve_result *r, const char *prefix);
+
+/* Hands answered slots back on pr's completion ring (a broken ring
+ * disconnects the producer; a full one is counted). */
+void serve_complete(struct serve *s, unsigned w, struct producer *pr,
+		    const uint64_t *h, unsigned k);
+
+struct wait_stats;
+/* The waiting pods' figures (daemon/wait_internal.h). Any thread. */
+void serve_wait_stats(const struct serve *s, struct wait_stats *out);
+
+struct producers *serve_producers(const struct serve *s);
+struct serve_stats *serve_stats_of(struct serve *s, unsigned w);
+const struct res_names *serve_res(const struct serve *s);
+struct engine *serve_engine(const struct serve *s, unsigned w);
 
 #endif

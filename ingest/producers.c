@@ -58,6 +58,7 @@ struct producers {
 	struct cluster *cluster;
 	struct state_meta *meta;          /* resync counters; NULL: none */
 	struct producers_persist persist; /* what the store hears */
+	struct queue_events *events;      /* what waiting pods hear; may be NULL */
 	struct resync_hooks resync_hooks; /* the same, as a resync takes it */
 	struct intern *strings; /* written here, read by workers */
 	struct res_names *res;  /* likewise */
@@ -374,6 +375,13 @@ static void handle_template(struct producers *p, enum producer_role role,
 	control_server_reply(s, conn, rid, &t, sizeof(t), -1);
 }
 
+/* Tells waiting pods of a change, once it is visible (workers/queue.h). */
+static void publish(struct producers *p, struct queue_event ev)
+{
+	if (p->events != NULL)
+		queue_events_publish(p->events, &ev);
+}
+
 static void handle_node_event(struct producers *p, struct control_server *s,
 			      uint64_t conn, uint32_t rid, uint32_t kind,
 			      const void *body, uint32_t len)
@@ -412,6 +420,13 @@ static void handle_node_event(struct producers *p, struct control_server *s,
 	} else {
 		if (p->persist.node_changed != NULL)
 			p->persist.node_changed(p->persist.arg, &ev);
+		/* A new node, new labels, taints or allocatable, an uncordon:
+		 * pods that may use it now may fit (a cordon or a removal helps
+		 * none). */
+		int64_t slot = cluster_slot_of(p->cluster, ev.name);
+		if (slot >= 0 && (ev.kind == NODE_EVENT_ADD || ev.kind == NODE_EVENT_UPDATE ||
+				  ev.kind == NODE_EVENT_UNCORDON))
+			publish(p, queue_event_node((uint32_t)slot));
 		control_server_reply(s, conn, rid, NULL, 0, -1);
 	}
 }
@@ -472,8 +487,13 @@ static void handle_release(struct producers *p, enum producer_role role,
 	}
 	static struct pod_spec pod; /* the control thread's alone */
 	placement_use(rec, &pod);
-	ledger_account(l, rec->slot, &pod, &rec->dev, -1);
+	uint32_t slot = rec->slot;
+	struct device_assignment dev = rec->dev;
+	ledger_account(l, slot, &pod, &dev, -1);
 	forget(p, r.placement_id);
+	/* After the counters moved (A1): a waiting pod that reads this sees
+	 * them. */
+	publish(p, queue_event_release(slot, &pod, &dev));
 	control_server_reply(s, conn, rid, NULL, 0, -1);
 }
 
@@ -630,6 +650,18 @@ static void handle_resync(struct producers *p, struct control_server *s,
 		__atomic_store_n(&p->meta->resync_resized,
 				 p->meta->resync_resized + r.resized, __ATOMIC_RELAXED);
 	}
+	if (r.removed + r.resized > 0) {
+		/* Placements given back on any node: every waiting pod short
+		 * of anything may fit now. */
+		struct pod_spec all;
+		memset(&all, 0, sizeof(all));
+		for (unsigned k = 0; k < RES_MAX; k++)
+			all.request.v[k] = k == RES_PODS ? 0 : 1;
+		all.n_ports = 1;
+		all.group = 1;
+		struct device_assignment dev = {.gpu_mask = 1, .n_cores = 1};
+		publish(p, queue_event_release(QUEUE_ANY_NODE, &all, &dev));
+	}
 	if (rc < 0) {
 		control_server_reply_error(s, conn, rid, -rc, "%s", err);
 		return;
@@ -642,6 +674,11 @@ static void handle_resync(struct producers *p, struct control_server *s,
 	struct op_resync_result out = {r.added, r.removed, r.resized, r.unchanged,
 				       r.skipped};
 	control_server_reply(s, conn, rid, &out, sizeof(out), -1);
+}
+
+void producers_set_events(struct producers *p, struct queue_events *events)
+{
+	p->events = events;
 }
 
 void producers_set_state(struct producers *p, struct state_meta *meta,

@@ -98,6 +98,11 @@ struct producers_persist {
 void producers_set_state(struct producers *p, struct state_meta *meta,
 			 const struct producers_persist *persist);
 
+/* The ring where releases, node events and resyncs are published for the
+ * waiting pods (workers/queue.h), after each change is visible. Before
+ * the control sockets start; NULL: none. */
+void producers_set_events(struct producers *p, struct queue_events *events);
+
 /* Frees what is left. No worker may be running; the control server must
  * have stopped (its on_disconnect calls freed the producers). */
 void producers_destroy(struct producers *p);

@@ -112,10 +112,12 @@
 #include "shm/model.h"
 
 #define SHM_MAGIC UINT64_C(0x44454843534d4853) /* "SHMSCHED" in memory order */
-#define SHM_ABI_VERSION 5u /* 2: a placed slot names its devices; 3: and its
+#define SHM_ABI_VERSION 6u /* 2: a placed slot names its devices; 3: and its
                             * placement id, which a release names; 4: the
                             * state region; 5: pod groups in the ledger
-                            * and in placement records */
+                            * and in placement records; 6: a slot's wait
+                            * flags and deadline, cancel handles
+                            * (include/shmsched/wire.h) */
 #define SHM_READY UINT32_C(0x59444552) /* "REDY"; any other value: not ready */
 #define SHM_HEADER_SIZE 512u
 #define SHM_SECTION_MAX 16u

@@ -188,6 +188,7 @@ struct sched_queue {
 	struct heap active, backoff, deadline;
 	uint32_t unsched_head, unsched_tail;
 	uint32_t *owner_count;
+	uint32_t len;           /* entries not QUEUE_OUT */
 	uint64_t seq;
 	struct queue_stats st;
 };
@@ -469,6 +470,7 @@ int queue_park(struct sched_queue *q, uint32_t id, const struct queue_pod *p,
 		x->dpos = QUEUE_NONE;
 		x->prev = x->next = QUEUE_NONE;
 		q->owner_count[queue_owner(q, id)]++;
+		q->len++;
 	}
 	x->spec = p->spec;
 	x->priority = p->priority;
@@ -635,6 +637,7 @@ bool queue_done(struct sched_queue *q, uint32_t id)
 	if (x->dpos != QUEUE_NONE)
 		heap_remove(q, &q->deadline, id);
 	q->owner_count[queue_owner(q, id)]--;
+	q->len--;
 	memset(x, 0, sizeof(*x));
 	return true;
 }
@@ -656,6 +659,11 @@ uint32_t queue_first_of(const struct sched_queue *q, uint32_t owner)
 		if (q->e[first + i].where != QUEUE_OUT)
 			return first + i;
 	return QUEUE_NONE;
+}
+
+uint32_t queue_len(const struct sched_queue *q)
+{
+	return q->len;
 }
 
 uint32_t queue_owner_count(const struct sched_queue *q, uint32_t owner)
@@ -719,8 +727,7 @@ int queue_check(const struct sched_queue *q)
 			return -EPROTO;
 		queued += c;
 	}
-	if (deadlines != q->deadline.n)
+	if (deadlines != q->deadline.n || queued != q->len)
 		return -EPROTO;
-	(void)queued;
 	return 0;
 }

@@ -227,6 +227,9 @@ uint32_t queue_expired(const struct sched_queue *q, uint64_t now);
  * answering or forgetting them all, one by one, with queue_done(). */
 uint32_t queue_first_of(const struct sched_queue *q, uint32_t owner);
 
+/* Pods queued now (or in their attempt), in all. */
+uint32_t queue_len(const struct sched_queue *q);
+
 /* Pods of `owner` queued now. */
 uint32_t queue_owner_count(const struct sched_queue *q, uint32_t owner);
 

@@ -1,0 +1,335 @@
+/* Waiting pods in the daemon: see wait_internal.h.
+ *
+ * Who may touch a parked pod's slot: only its worker, and only while the
+ * producer that submitted it is still the one at its table index. A
+ * producer leaves the table (NULL), then its region is unmapped after a
+ * grace period (ingest/producers.c); the worker keeps, per owner, the key
+ * of the producer whose pods it parked, and checks it at the start of each
+ * poll, inside the poll's read-side section: a different key (or none)
+ * means the producer went away, and its pods are forgotten without a look
+ * at their slots. Every later use in that poll (a retry, a cancel, an
+ * answer) is of a producer checked in the same section, whose region the
+ * grace period keeps mapped.
+ *
+ * Cost per poll: with no pod waiting, one load of the events head and a
+ * few compares. Otherwise the producers with waiting pods checked, the
+ * events since the last poll (queue_absorb), and at most WAIT_BURST
+ * attempts.
+ */
+#include "daemon/wait_internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/base.h"
+#include "bind/bind.h"
+#include "daemon/serve_internal.h"
+
+/* Attempts from the queue per poll: as many as a burst of new pods, so
+ * neither starves the other. */
+#define WAIT_BURST 32u
+/* podMaxInUnschedulablePodsDuration. */
+#define WAIT_MAX_UNSCHEDULABLE_NS (UINT64_C(300) * 1000000000u)
+
+struct wait_worker {
+	struct sched_queue *q;
+	uint64_t *key; /* [owners]: whose pods owner k's are; 0: none parked */
+	/* Written by the worker alone (stat_inc), read anywhere. */
+	struct wait_stats st;
+};
+
+struct serve_wait {
+	struct serve *serve;
+	struct serve_wait_config cfg;
+	unsigned workers;
+	uint32_t owners;
+	struct wait_worker *w; /* [workers] */
+};
+
+/* Which producer a table entry is: its connection and socket, never 0. */
+static uint64_t key_of(const struct producer *pr)
+{
+	return (pr->conn << 1 | (pr->role == ROLE_ADMIN)) + 1;
+}
+
+struct serve_wait *wait_create(struct serve *s, const struct serve_wait_config *c,
+			       unsigned workers)
+{
+	struct serve_wait *wt = calloc(1, sizeof(*wt));
+	if (wt == NULL)
+		return NULL;
+	wt->serve = s;
+	wt->cfg = *c;
+	wt->workers = workers;
+	wt->owners = (PRODUCERS_MAX + workers - 1) / workers;
+	wt->w = calloc(workers, sizeof(*wt->w));
+	if (wt->w == NULL)
+		goto fail;
+	struct queue_config qc = {
+		.owners = wt->owners,
+		.per_owner = c->slots,
+		.initial_backoff_ns = c->initial_backoff_ns,
+		.max_backoff_ns = c->max_backoff_ns,
+		.max_unschedulable_ns = WAIT_MAX_UNSCHEDULABLE_NS,
+		.pop_from_backoff = true,
+		.ctx = c->ctx,
+		.ledger = c->ledger,
+	};
+	for (unsigned i = 0; i < workers; i++) {
+		wt->w[i].q = queue_create(&qc, c->events);
+		wt->w[i].key = calloc(wt->owners, sizeof(uint64_t));
+		if (wt->w[i].q == NULL || wt->w[i].key == NULL)
+			goto fail;
+	}
+	return wt;
+
+fail:
+	wait_destroy(wt);
+	errno = ENOMEM;
+	return NULL;
+}
+
+void wait_destroy(struct serve_wait *wt)
+{
+	if (wt == NULL)
+		return;
+	for (unsigned i = 0; wt->w != NULL && i < wt->workers; i++) {
+		queue_destroy(wt->w[i].q);
+		free(wt->w[i].key);
+	}
+	free(wt->w);
+	free(wt);
+}
+
+/* The queue's gauges and counters, copied where other threads read them
+ * (relaxed: figures). */
+static void publish_stats(struct wait_worker *ww)
+{
+	struct queue_stats qs;
+	queue_get_stats(ww->q, &qs);
+	const uint64_t *from = (const uint64_t *)(const void *)&qs;
+	uint64_t *to = (uint64_t *)(void *)&ww->st.queue;
+	for (size_t i = 0; i < sizeof(qs) / sizeof(uint64_t); i++)
+		if (to[i] != from[i])
+			__atomic_store_n(&to[i], from[i], __ATOMIC_RELAXED);
+}
+
+static bool wants_to_wait(const struct serve_wait *wt, const struct record_pod *pod)
+{
+	if (pod->flags & SHMSCHED_SLOT_WAIT)
+		return true;
+	return wt->cfg.wait_default && !(pod->flags & SHMSCHED_SLOT_NO_WAIT);
+}
+
+/* Parks (or parks again) `id` after a failed attempt of worker w. */
+static void park(struct serve_wait *wt, unsigned w, uint32_t id,
+		 const struct producer *pr, const struct record_pod *pod,
+		 bool gave_up, uint64_t change_head, uint64_t now)
+{
+	struct wait_worker *ww = &wt->w[w];
+	struct queue_pod qp = {
+		.spec = &pr->templates[pod->template_id - 1],
+		.priority = 0,
+		.deadline_ns = pod->deadline_ns,
+		.error = gave_up,
+		.change_head = change_head,
+	};
+	if (!gave_up)
+		engine_failure(serve_engine(wt->serve, w), &qp.codes, &qp.res);
+	int rc = queue_park(ww->q, id, &qp, now);
+	(void)rc; /* the caller checked the pod was out or in its attempt */
+}
+
+bool wait_park(struct serve_wait *wt, unsigned w, struct producer *pr,
+	       uint32_t index, const struct record_pod *pod, bool gave_up,
+	       uint64_t change_head)
+{
+	if (!wants_to_wait(wt, pod))
+		return false;
+	uint64_t now = now_ns();
+	if (pod->deadline_ns != 0 && pod->deadline_ns <= now)
+		return false;
+	struct wait_worker *ww = &wt->w[w];
+	uint32_t owner = pr->id / wt->workers;
+	uint32_t id = queue_id(ww->q, owner, index);
+	if (queue_where(ww->q, id) != QUEUE_OUT)
+		return false; /* cannot be: wait_holds() refused it before */
+	park(wt, w, id, pr, pod, gave_up, change_head, now);
+	ww->key[owner] = key_of(pr);
+	stat_inc(&ww->st.waited);
+	publish_stats(ww);
+	return true;
+}
+
+bool wait_holds(struct serve_wait *wt, unsigned w, struct producer *pr,
+		uint32_t index)
+{
+	struct wait_worker *ww = &wt->w[w];
+	if (queue_len(ww->q) == 0)
+		return false;
+	uint32_t owner = pr->id / wt->workers;
+	return ww->key[owner] == key_of(pr) &&
+	       queue_where(ww->q, queue_id(ww->q, owner, index)) != QUEUE_OUT;
+}
+
+bool wait_cancel(struct serve_wait *wt, unsigned w, struct producer *pr,
+		 uint32_t index)
+{
+	struct wait_worker *ww = &wt->w[w];
+	if (!wait_holds(wt, w, pr, index)) {
+		stat_inc(&ww->st.cancel_misses);
+		return false;
+	}
+	queue_done(ww->q, queue_id(ww->q, pr->id / wt->workers, index));
+	answer_slot(&pr->region.slots[index], SHMSCHED_CANCELLED, 0, now_ns(),
+		    "cancelled by its producer while it waited for a node");
+	stat_inc(&ww->st.cancelled);
+	stat_inc(&serve_stats_of(wt->serve, w)->cancelled);
+	publish_stats(ww);
+	return true;
+}
+
+/* Forgets the pods of owners whose producer went away. */
+static unsigned forget_gone(struct serve_wait *wt, unsigned w)
+{
+	struct wait_worker *ww = &wt->w[w];
+	struct producers *p = serve_producers(wt->serve);
+	unsigned n = 0;
+	for (uint32_t k = 0; k < wt->owners; k++) {
+		if (queue_owner_count(ww->q, k) == 0)
+			continue;
+		uint32_t i = k * wt->workers + w;
+		struct producer *pr = i < PRODUCERS_MAX ? producers_get(p, i) : NULL;
+		if (pr != NULL && key_of(pr) == ww->key[k] && !producers_faulted(pr))
+			continue;
+		uint32_t id;
+		while ((id = queue_first_of(ww->q, k)) != QUEUE_NONE) {
+			queue_done(ww->q, id);
+			stat_inc(&ww->st.forgotten);
+			n++;
+		}
+		ww->key[k] = 0;
+	}
+	return n;
+}
+
+/* Attempts pod `id` again (popped, or past its deadline: `last`), and
+ * answers it or parks it again. */
+static void retry(struct serve_wait *wt, unsigned w, uint32_t id, bool last,
+		  uint64_t now)
+{
+	struct wait_worker *ww = &wt->w[w];
+	struct producers *p = serve_producers(wt->serve);
+	uint32_t owner = queue_owner(ww->q, id), index = queue_index(ww->q, id);
+	/* Checked by forget_gone() in this read-side section. */
+	struct producer *pr = producers_get(p, owner * wt->workers + w);
+	struct shmsched_slot *slot = &pr->region.slots[index];
+	struct serve_stats *st = serve_stats_of(wt->serve, w);
+	uint32_t attempts = queue_attempts(ww->q, id);
+	uint64_t h = index;
+	struct record_templates t = {pr->templates, producers_templates(pr)};
+	struct record_pod pod;
+	char why[SHMSCHED_MESSAGE_MAX];
+	stat_inc(&ww->st.retries);
+	/* The producer's half again: it is the producer's own memory, which it
+	 * may have rewritten (breaking its side); checked as any slot. */
+	if (record_decode(slot, &t, serve_res(wt->serve), &pod, why, sizeof(why)) < 0) {
+		queue_done(ww->q, id);
+		stat_inc(&st->rejected);
+		answer_slot(slot, SHMSCHED_REJECTED, 0, now_ns(), why);
+		serve_complete(wt->serve, w, pr, &h, 1);
+		return;
+	}
+	struct resolve_result r;
+	uint64_t change_head = ledger_changes_head(wt->cfg.ledger);
+	uint64_t t0 = now_ns();
+	enum serve_attempt a = serve_attempt(wt->serve, w, pr, slot, &pod, &r);
+	/* Its producer's time, as its new pods' (daemon/serve.c). */
+	pr->deficit_ns -= (int64_t)(now_ns() - t0);
+	if (a == SERVE_ANSWERED) {
+		queue_done(ww->q, id);
+		if (slot->status == SHMSCHED_PLACED)
+			stat_inc(&ww->st.placed);
+		serve_complete(wt->serve, w, pr, &h, 1);
+		return;
+	}
+	if (last || (pod.deadline_ns != 0 && pod.deadline_ns <= now)) {
+		queue_done(ww->q, id);
+		snprintf(why, sizeof(why), "its deadline passed after %u attempts: ",
+			 attempts);
+		serve_unschedulable(wt->serve, w, slot, &r, why);
+		stat_inc(&ww->st.timed_out);
+		serve_complete(wt->serve, w, pr, &h, 1);
+		return;
+	}
+	park(wt, w, id, pr, &pod, a == SERVE_GAVE_UP, change_head, now);
+}
+
+unsigned wait_poll(struct serve_wait *wt, unsigned w)
+{
+	struct wait_worker *ww = &wt->w[w];
+	struct sched_queue *q = ww->q;
+	if (queue_len(q) == 0) {
+		/* Nothing waits: only keep up with the events. */
+		queue_absorb(q, NULL, 0);
+		return 0;
+	}
+	uint64_t now = now_ns();
+	unsigned done = forget_gone(wt, w);
+	const struct snapshot *snap = cluster_snapshot(engine_cluster(
+		serve_engine(wt->serve, w)));
+	done += queue_absorb(q, snap, now);
+	done += queue_tick(q, now);
+	uint32_t id;
+	unsigned n = 0;
+	while (n < WAIT_BURST && (id = queue_expired(q, now)) != QUEUE_NONE) {
+		retry(wt, w, id, true, now); /* answered, whatever it finds */
+		n++;
+	}
+	while (n < WAIT_BURST && (id = queue_pop(q, now)) != QUEUE_NONE) {
+		retry(wt, w, id, false, now);
+		n++;
+	}
+	publish_stats(ww);
+	return done + n;
+}
+
+unsigned wait_shutdown(struct serve_wait *wt)
+{
+	struct producers *p = serve_producers(wt->serve);
+	unsigned n = 0;
+	for (unsigned w = 0; w < wt->workers; w++) {
+		struct wait_worker *ww = &wt->w[w];
+		forget_gone(wt, w);
+		for (uint32_t k = 0; k < wt->owners; k++) {
+			uint32_t id;
+			while ((id = queue_first_of(ww->q, k)) != QUEUE_NONE) {
+				struct producer *pr = producers_get(p, k * wt->workers + w);
+				uint64_t h = queue_index(ww->q, id);
+				queue_done(ww->q, id);
+				answer_slot(&pr->region.slots[h], SHMSCHED_CANCELLED, 0,
+					    now_ns(), "the daemon shut down before "
+					    "placing this pod");
+				stat_inc(&ww->st.shutdown);
+				stat_inc(&serve_stats_of(wt->serve, w)->cancelled);
+				serve_complete(wt->serve, w, pr, &h, 1);
+				n++;
+			}
+		}
+		publish_stats(ww);
+	}
+	return n;
+}
+
+void wait_get_stats(const struct serve_wait *wt, struct wait_stats *out)
+{
+	memset(out, 0, sizeof(*out));
+	uint64_t *sum = (uint64_t *)(void *)out;
+	for (unsigned w = 0; w < wt->workers; w++) {
+		const uint64_t *one = (const uint64_t *)(const void *)&wt->w[w].st;
+		for (size_t i = 0; i < sizeof(*out) / sizeof(uint64_t); i++)
+			sum[i] += __atomic_load_n(&one[i], __ATOMIC_RELAXED);
+	}
+}
