@@ -473,6 +473,9 @@ void daemon_get_stats(struct daemon *d, struct daemon_stats *out)
 	out->cancelled_waiting_at_shutdown = ws.shutdown;
 	out->forgotten_with_producer = ws.forgotten;
 	out->queue_retries = ws.retries;
+	out->queue_woken = ws.queue.woken;
+	out->queue_hints_skipped = ws.queue.hints_skipped;
+	out->queue_events = ws.queue.events;
 	out->pending_active = ws.queue.active;
 	out->pending_backoff = ws.queue.backoff;
 	out->pending_unschedulable = ws.queue.unschedulable;

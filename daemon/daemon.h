@@ -88,6 +88,9 @@ struct daemon_stats {
 	uint64_t waited, waited_placed, timed_out, cancelled_by_producer;
 	uint64_t cancelled_waiting_at_shutdown, forgotten_with_producer;
 	uint64_t queue_retries;
+	uint64_t queue_woken;         /* moved out of unschedulable by an event */
+	uint64_t queue_hints_skipped; /* (event, pod) pairs that could not help */
+	uint64_t queue_events;        /* events read, summed over the workers */
 	uint64_t pending_active, pending_backoff, pending_unschedulable;
 };
 
