@@ -698,6 +698,19 @@ int shmsched_node_event(struct shmsched_client *c, int kind, const char *body,
 		    NULL, err, err_len);
 }
 
+int shmsched_priority_class(struct shmsched_client *c, const char *body,
+			    size_t len, char *err, size_t err_len)
+{
+	errmsg(err, err_len, "no error");
+	if (c == NULL || body == NULL || len == 0) {
+		errmsg(err, err_len, "shmsched_priority_class: %s",
+			c == NULL || body == NULL ? "NULL argument" : "empty body");
+		return -EINVAL;
+	}
+	return call(c, OP_PRIORITY_CLASS, 0, body, len, NULL, 0, NULL, NULL, err,
+		    err_len);
+}
+
 int shmsched_release(struct shmsched_client *c, uint64_t placement_id,
 		     char *err, size_t err_len)
 {

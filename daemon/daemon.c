@@ -40,6 +40,7 @@ struct daemon {
 	struct placements *placements;
 	struct serve *serve;
 	struct queue_events *events; /* what wakes waiting pods */
+	struct priority_classes classes; /* the cluster file's and admins' */
 	struct pool *pool;
 	struct control_server *server;
 	struct control_server *admin;
@@ -276,6 +277,16 @@ struct daemon *daemon_start(const struct daemon_config *cfg, char *err,
 	if (plugin_ctx_init(&d->ctx, d->strings, d->res) < 0 ||
 	    fill_state(d, cfg, fresh, err, err_len) < 0)
 		goto fail;
+	/* PriorityClasses are configuration: read from the cluster file at
+	 * every start, a resumed region's too. */
+	if (priority_classes_init(&d->classes, d->strings) < 0) {
+		snprintf(err, err_len, "priority classes: out of memory");
+		goto fail;
+	}
+	if (cfg->cluster_path != NULL &&
+	    priority_load_file(cfg->cluster_path, &d->classes, d->strings, err,
+			       err_len) < 0)
+		goto fail;
 	d->meta->clean_stop = 0;
 
 	d->engines = calloc(d->workers, sizeof(*d->engines));
@@ -313,6 +324,8 @@ struct daemon *daemon_start(const struct daemon_config *cfg, char *err,
 		   : NULL;
 	if (d->producers != NULL && d->events != NULL)
 		producers_set_events(d->producers, d->events);
+	if (d->producers != NULL)
+		producers_set_priority_classes(d->producers, &d->classes);
 	if (d->serve == NULL ||
 	    (d->persist != NULL && serve_set_persist(d->serve, d->persist) < 0)) {
 		snprintf(err, err_len, "out of memory");

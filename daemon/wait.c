@@ -129,9 +129,10 @@ static void park(struct serve_wait *wt, unsigned w, uint32_t id,
 		 bool gave_up, uint64_t change_head, uint64_t now)
 {
 	struct wait_worker *ww = &wt->w[w];
+	const struct pod_spec *tmpl = &pr->templates[pod->template_id - 1];
 	struct queue_pod qp = {
-		.spec = &pr->templates[pod->template_id - 1],
-		.priority = 0,
+		.spec = tmpl,
+		.priority = tmpl->priority,
 		.deadline_ns = pod->deadline_ns,
 		.error = gave_up,
 		.change_head = change_head,

@@ -28,6 +28,9 @@
  *   OP_RESYNC     0                struct op_resync, and  struct op_resync_result
  *                                  a regular file of Pods
  *                                  (SCM_RIGHTS): admins
+ *   OP_PRIORITY_CLASS 0            a PriorityClass (or a  none
+ *                                  list), Kubernetes JSON:
+ *                                  admins
  *
  * OP_REGISTER comes once per connection, before anything that names a
  * template; templates belong to the connection that registered them, and
@@ -50,6 +53,7 @@ enum op_kind {
 	OP_RESOURCE = 6,
 	OP_PLACEMENTS = 7,
 	OP_RESYNC = 8,
+	OP_PRIORITY_CLASS = 9,
 };
 
 struct op_request {

@@ -2194,6 +2194,85 @@ static int pod_spec_fields(struct decoder *d, const json_t *spec)
 	return rc;
 }
 
+/* spec.priority, priorityClassName and preemptionPolicy, as given (the
+ * class is resolved by ingest/priority.h). */
+static int pod_priority(struct decoder *d, const json_t *spec)
+{
+	struct pod_spec *p = &d->pod;
+	json_t *v;
+	const char *s;
+	size_t len;
+	char q[SHOW_MAX + 16];
+	int rc = get(d, spec, "priority", W_INT, &v);
+	if (rc < 0)
+		return rc;
+	if (v != NULL) {
+		json_int_t n = json_integer_value(v);
+		if (n < INT32_MIN || n > INT32_MAX)
+			return fail_at(d, "priority", -EINVAL, "%" JSON_INTEGER_FORMAT
+				       " is not a 32-bit integer", n);
+		p->priority = (int32_t)n;
+		p->priority_flags |= POD_PRIORITY_GIVEN;
+	}
+	if ((rc = get_id(d, spec, "priorityClassName", &p->priority_class)) < 0 ||
+	    (rc = get_str(d, spec, "preemptionPolicy", &s, &len)) < 0)
+		return rc;
+	if (len == 0)
+		return 0;
+	p->priority_flags |= POD_PREEMPTION_GIVEN;
+	if (str_is(s, len, "Never"))
+		p->priority_flags |= POD_PREEMPT_NEVER;
+	else if (!str_is(s, len, "PreemptLowerPriority"))
+		return fail_at(d, "preemptionPolicy", -EINVAL, "%s: expected "
+			       "PreemptLowerPriority or Never",
+			       show_str(s, len, q, sizeof(q)));
+	return 0;
+}
+
+/* A PriorityClass: to the visitor, or skipped when it takes none. */
+static int decode_priority_class(struct decoder *d, const json_t *obj)
+{
+	struct k8s_priority_class pc = {0};
+	const char *ns, *name, *s;
+	size_t ns_len, name_len, len;
+	json_t *v;
+	char q[SHOW_MAX + 16];
+	int rc = object_name(d, obj, "priorityclass", false, &ns, &ns_len, &name,
+			     &name_len);
+	if (rc < 0)
+		return rc;
+	size_t mark = path_field(d, "metadata.name");
+	rc = intern_here(d, name, name_len, &pc.name);
+	path_pop(d, mark);
+	if (rc == 0)
+		rc = get(d, obj, "value", W_INT, &v);
+	if (rc < 0)
+		return rc;
+	if (v == NULL)
+		return fail_at(d, "value", -EINVAL, "missing");
+	json_int_t n = json_integer_value(v);
+	if (n < INT32_MIN || n > INT32_MAX)
+		return fail_at(d, "value", -EINVAL, "%" JSON_INTEGER_FORMAT
+			       " is not a 32-bit integer", n);
+	pc.value = (int32_t)n;
+	if ((rc = get(d, obj, "globalDefault", W_BOOL, &v)) < 0)
+		return rc;
+	pc.global_default = v != NULL && json_is_true(v);
+	if ((rc = get_str(d, obj, "preemptionPolicy", &s, &len)) < 0)
+		return rc;
+	if (str_is(s, len, "Never"))
+		pc.preempt_never = true;
+	else if (len > 0 && !str_is(s, len, "PreemptLowerPriority"))
+		return fail_at(d, "preemptionPolicy", -EINVAL, "%s: expected "
+			       "PreemptLowerPriority or Never",
+			       show_str(s, len, q, sizeof(q)));
+	if (d->v->priority_class == NULL)
+		return 0;
+	if (d->err != NULL && d->err_len > 0)
+		d->err[0] = '\0';
+	return visited(d, d->v->priority_class(d->v->arg, &pc, d->err, d->err_len));
+}
+
 static int decode_pod(struct decoder *d, const json_t *obj, size_t index)
 {
 	struct pod_spec *p = &d->pod;
@@ -2226,6 +2305,8 @@ static int decode_pod(struct decoder *d, const json_t *obj, size_t index)
 	if (rc == 0 && spec != NULL) {
 		mark = path_field(d, "spec");
 		rc = pod_spec_fields(d, spec);
+		if (rc == 0)
+			rc = pod_priority(d, spec);
 		path_pop(d, mark);
 	}
 	if (rc == 0)
@@ -2253,7 +2334,9 @@ static int decode_list(struct decoder *d, const json_t *obj, const char *kind)
 	json_t *items, *item;
 	size_t i;
 	const char *item_kind = strcmp(kind, "NodeList") == 0 ? "Node" :
-				strcmp(kind, "PodList") == 0  ? "Pod" : NULL;
+				strcmp(kind, "PodList") == 0  ? "Pod" :
+				strcmp(kind, "PriorityClassList") == 0 ? "PriorityClass"
+								       : NULL;
 	int rc = get(d, obj, "items", W_ARRAY, &items);
 	if (rc < 0 || items == NULL)
 		return rc;
@@ -2285,7 +2368,8 @@ static int decode_item(struct decoder *d, const json_t *obj, const char *list_ki
 	}
 	if (top && (str_is(kind, kind_len, "List") ||
 		    str_is(kind, kind_len, "NodeList") ||
-		    str_is(kind, kind_len, "PodList")))
+		    str_is(kind, kind_len, "PodList") ||
+		    str_is(kind, kind_len, "PriorityClassList")))
 		return decode_list(d, obj, kind);
 	size_t index = d->index++;
 	if (kind_len == 0 && list_kind != NULL) {
@@ -2304,9 +2388,11 @@ static int decode_item(struct decoder *d, const json_t *obj, const char *list_ki
 		return decode_node(d, obj);
 	if (str_is(kind, kind_len, "Pod"))
 		return decode_pod(d, obj, index);
-	return fail_at(d, "kind", -EINVAL, "%s is not Node or Pod%s",
+	if (str_is(kind, kind_len, "PriorityClass"))
+		return decode_priority_class(d, obj);
+	return fail_at(d, "kind", -EINVAL, "%s is not Node, Pod or PriorityClass%s",
 		       show_str(kind, kind_len, q, sizeof(q)),
-		       top ? " or a list of them" : "");
+		       top ? ", nor a list of them" : "");
 }
 
 static int decode_value(struct decoder *d, const json_t *root)

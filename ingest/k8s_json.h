@@ -1,7 +1,10 @@
 /* Kubernetes Node and Pod objects in JSON, into the model (shm/model.h).
  *
- * A file may hold one object (Node, Pod, or a List / NodeList / PodList of
- * them), a JSON array of objects, or JSON Lines (one object per line).
+ * A file may hold one object (Node, Pod, PriorityClass, or a List /
+ * NodeList / PodList / PriorityClassList of them), a JSON array of
+ * objects, or JSON Lines (one object per line). A pod's spec.priority,
+ * priorityClassName and preemptionPolicy are read as given; resolving a
+ * class name to its value is ingest/priority.h's.
  * Unknown fields are ignored; fields that would change placement and that
  * shmsched does not support are rejected by name. Devices (GPUs and
  * exclusive cores) come from a few annotations, labels and nvidia.com/gpu:
@@ -54,6 +57,15 @@ struct k8s_pod_meta {
 	bool other_scheduler;
 };
 
+/* A PriorityClass (scheduling.k8s.io/v1): its name (interned), value,
+ * globalDefault, and preemptionPolicy (Never, or PreemptLowerPriority). */
+struct k8s_priority_class {
+	uint32_t name;
+	int32_t value;
+	bool global_default;
+	bool preempt_never;
+};
+
 /* Called once per object, in file order. A negative return stops the load
  * and is returned by k8s_load_*; the visitor writes its own message into
  * `err` first when it has one. */
@@ -62,6 +74,9 @@ struct k8s_visitor {
 	int (*node)(void *arg, const struct node_spec *node, char *err, size_t err_len);
 	int (*pod)(void *arg, const struct pod_spec *pod,
 		   const struct k8s_pod_meta *meta, char *err, size_t err_len);
+	/* PriorityClass objects; NULL: they are skipped. */
+	int (*priority_class)(void *arg, const struct k8s_priority_class *pc,
+			      char *err, size_t err_len);
 };
 
 /* Loads a file (see above). `name` in messages is the path as given.

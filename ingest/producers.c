@@ -26,6 +26,7 @@
 #include "ingest/control_server.h"
 #include "ingest/k8s_json.h"
 #include "ingest/resync.h"
+#include "ingest/priority.h"
 #include "base/base.h"
 #include "shm/shm.h"
 #include "workers/workers.h"
@@ -59,6 +60,7 @@ struct producers {
 	struct state_meta *meta;          /* resync counters; NULL: none */
 	struct producers_persist persist; /* what the store hears */
 	struct queue_events *events;      /* what waiting pods hear; may be NULL */
+	struct priority_classes *classes; /* PriorityClasses; may be NULL */
 	struct resync_hooks resync_hooks; /* the same, as a resync takes it */
 	struct intern *strings; /* written here, read by workers */
 	struct res_names *res;  /* likewise */
@@ -360,6 +362,15 @@ static void handle_template(struct producers *p, enum producer_role role,
 	intern_mark(p->strings, &mark);
 	int rc = decode_one(p, role, "template", body, len, &pod, NULL, err,
 			    sizeof(err));
+	if (rc == 0) {
+		/* Its priority as the API server's admission would give it;
+		 * with no table, a class name is refused and priority is 0. */
+		static const struct priority_classes none;
+		int n = snprintf(err, sizeof(err), "template: ");
+		rc = priority_resolve(p->classes != NULL ? p->classes : &none,
+				      p->strings, &pod, false, err + n,
+				      sizeof(err) - (size_t)n);
+	}
 	if (rc < 0) {
 		/* Nothing of a refused template stays: the strings it named
 		 * were never published. */
@@ -676,6 +687,57 @@ static void handle_resync(struct producers *p, struct control_server *s,
 	control_server_reply(s, conn, rid, &out, sizeof(out), -1);
 }
 
+void producers_set_priority_classes(struct producers *p,
+				    struct priority_classes *classes)
+{
+	p->classes = classes;
+}
+
+/* OP_PRIORITY_CLASS: PriorityClasses declared by an admin. */
+struct class_count {
+	struct priority_loader l;
+	unsigned seen;
+};
+
+static int count_class(void *arg, const struct k8s_priority_class *pc, char *err,
+		       size_t err_len)
+{
+	struct class_count *c = arg;
+	c->seen++;
+	return priority_loader_visit(&c->l, pc, err, err_len);
+}
+
+static void handle_priority_class(struct producers *p, struct control_server *s,
+				  uint64_t conn, uint32_t rid, const void *body,
+				  uint32_t len)
+{
+	char err[1024];
+	if (p->classes == NULL) {
+		control_server_reply_error(s, conn, rid, ENOTSUP, "priority classes: "
+					   "this daemon keeps none");
+		return;
+	}
+	struct intern_mark mark;
+	intern_mark(p->strings, &mark);
+	struct class_count c = {{p->classes, p->strings}, 0};
+	struct k8s_ctx kc = {.strings = p->strings, .res = p->res,
+			     .no_new_resources = true};
+	struct k8s_visitor v = {.arg = &c, .priority_class = count_class};
+	int rc = k8s_load_buffer("priority class", body, len, &kc, &v, err,
+				 sizeof(err));
+	if (rc == 0 && c.seen == 0) {
+		rc = -EINVAL;
+		snprintf(err, sizeof(err), "priority class: no PriorityClass in the "
+			 "request");
+	}
+	if (rc < 0) {
+		intern_rollback(p->strings, &mark);
+		control_server_reply_error(s, conn, rid, -rc, "%s", err);
+		return;
+	}
+	control_server_reply(s, conn, rid, NULL, 0, -1);
+}
+
 void producers_set_events(struct producers *p, struct queue_events *events)
 {
 	p->events = events;
@@ -749,9 +811,15 @@ static void dispatch(struct producers *p, enum producer_role role,
 		else
 			handle_resync(p, s, conn, request_id, body, body_len, fd);
 		break;
+	case OP_PRIORITY_CLASS:
+		if (role != ROLE_ADMIN)
+			refuse_not_admin(p, s, conn, request_id, "priority classes");
+		else
+			handle_priority_class(p, s, conn, request_id, body, body_len);
+		break;
 	default:
 		control_server_reply_error(s, conn, request_id, EPROTO,
-					   "request kind %u: expected 1..8", op.kind);
+					   "request kind %u: expected 1..9", op.kind);
 		break;
 	}
 }

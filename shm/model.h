@@ -167,8 +167,21 @@ struct host_port {
 /* The scheduling-relevant part of a pod. Two pods whose specs are equal
  * byte for byte from `node_name` on are in the same equivalence class;
  * ingest/ zero-fills unused entries so that holds. */
+/* pod_spec.priority_flags. */
+#define POD_PRIORITY_GIVEN 0x1u    /* spec.priority was in the input */
+#define POD_PREEMPT_NEVER 0x2u     /* preemptionPolicy: Never */
+#define POD_PREEMPTION_GIVEN 0x4u  /* spec.preemptionPolicy was in the input */
+
 struct pod_spec {
 	uint32_t ns_name; /* interned "namespace/name": identity, not a constraint */
+
+	/* Priority (spec.priority, or its PriorityClass's value: the
+	 * admission rules are ingest/priority.h's): the order pods wait in
+	 * (PrioritySort) and whom they may preempt. Not a constraint on
+	 * nodes, so not part of the equivalence class either. */
+	int32_t priority;
+	uint32_t priority_class; /* interned spec.priorityClassName; 0: none */
+	uint8_t priority_flags;  /* POD_PRIORITY_GIVEN, POD_PREEMPT_NEVER, ... */
 
 	/* --- everything below is the equivalence class --- */
 	uint32_t node_name; /* spec.nodeName; 0 = unset */

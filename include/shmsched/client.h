@@ -303,6 +303,26 @@ SHMSCHED_EXPORT int shmsched_node_event(struct shmsched_client *c, int kind,
 					const char *body, size_t len, char *err,
 					size_t err_len);
 
+/* Declares PriorityClasses (scheduling.k8s.io/v1): body[0..len) is a
+ * PriorityClass, or a list of them, as Kubernetes JSON. Templates registered
+ * afterwards may name them in spec.priorityClassName (as the API server's
+ * Priority admission resolves them: the class's value and
+ * preemptionPolicy; a name no class has refuses the template). A class
+ * may be declared again with the same value. The daemon keeps them until
+ * it stops (its cluster file's are read at every start). Admin socket only.
+ * Returns 0, or:
+ *   -EINVAL    NULL arguments, an empty body; the daemon's refusal: not a
+ *              PriorityClass, a reserved "system-" name, a value above
+ *              1000000000 or changed, a second globalDefault (err says)
+ *   -EPERM     not the admin socket
+ *   -ENOSPC    the daemon keeps no more classes
+ *   -EMSGSIZE  len exceeds what one control message carries
+ *   the connection's errors (above)
+ * Thread-safety: one thread at a time per handle. */
+SHMSCHED_EXPORT int shmsched_priority_class(struct shmsched_client *c,
+					    const char *body, size_t len,
+					    char *err, size_t err_len);
+
 /* Gives back what the placement `placement_id` (from its SHMSCHED_PLACED
  * result) took on its node, when the pod has ended: exactly what the
  * daemon recorded for it, once. Only the producer identity that made the

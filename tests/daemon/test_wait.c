@@ -370,6 +370,72 @@ static void test_kill9_with_waiting(void **state)
 	munmap(go, sizeof(int));
 }
 
+/* PrioritySort through the daemon: a low-priority pod waits first, a
+ * high-priority one later; room for one comes free: the high one gets it.
+ * PriorityClasses come from the cluster file and from an admin; a
+ * template naming no class that exists is refused. */
+static void test_priority_order(void **state)
+{
+	(void)state;
+	char n0[512];
+	node_json(n0, sizeof(n0), "n0", 2, 4, false);
+	const char *nodes[] = {n0,
+		"{\"kind\":\"PriorityClass\",\"apiVersion\":\"scheduling.k8s.io/v1\","
+		"\"metadata\":{\"name\":\"batch\"},\"value\":-100}"};
+	write_nodes(nodes, 2);
+	struct daemon *d = start(1, 64, false);
+	struct shmsched_client *c = connect_to(sock);
+	struct shmsched_client *a = connect_to(admin);
+	char err[512];
+	const char high_class[] = "{\"kind\":\"PriorityClass\",\"metadata\":"
+				  "{\"name\":\"high\"},\"value\":1000}";
+	assert_int_equal(shmsched_priority_class(c, high_class, strlen(high_class),
+						 err, sizeof(err)), -EPERM);
+	assert_int_equal(shmsched_priority_class(a, high_class, strlen(high_class),
+						 err, sizeof(err)), 0);
+#define WITH_CLASS "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"t\"}," \
+		"\"spec\":{\"priorityClassName\":\"%s\",\"containers\":[{\"name\":" \
+		"\"c\",\"resources\":{\"requests\":{\"cpu\":\"2\"}}}]}}"
+	char json[512];
+	uint32_t tid[3];
+	const char *classes[] = {"batch", "high", "nope"};
+	for (int i = 0; i < 3; i++) {
+		snprintf(json, sizeof(json), WITH_CLASS, classes[i]);
+		int rc = shmsched_register_template(c, json, strlen(json), &tid[i], err,
+						    sizeof(err));
+		if (i < 2) {
+			assert_int_equal(rc, 0);
+		} else {
+			assert_int_equal(rc, -EINVAL);
+			assert_non_null(strstr(err, "no PriorityClass with name nope "
+					       "was found"));
+		}
+	}
+	uint32_t plain = pod_template(c, "2", NULL);
+	struct shmsched_result r[4];
+	submit(c, plain, 1, 0, 0);
+	assert_int_equal(await(c, r, 1, 5000), 1);
+	assert_int_equal(r[0].status, SHMSCHED_PLACED);
+	submit(c, tid[0], 2, SHMSCHED_WAIT, 0); /* batch, first */
+	AWAIT_STAT(d, pending_unschedulable, 1);
+	submit(c, tid[1], 3, SHMSCHED_WAIT, 0); /* high, later */
+	AWAIT_STAT(d, pending_unschedulable, 2);
+	/* Both woken past their backoff, so both are in activeQ together. */
+	usleep(1100 * 1000);
+	assert_int_equal(shmsched_release(c, r[0].placement_id, err, sizeof(err)), 0);
+	assert_int_equal(await(c, r, 1, 5000), 1);
+	assert_int_equal(r[0].cookie, 3);
+	assert_int_equal(r[0].status, SHMSCHED_PLACED);
+	AWAIT_STAT(d, pending_unschedulable, 1);
+	struct daemon_stats ds;
+	daemon_stop(d, 1000, &ds);
+	assert_int_equal(await(c, r, 1, 5000), 1);
+	assert_int_equal(r[0].cookie, 2);
+	assert_int_equal(r[0].status, SHMSCHED_CANCELLED);
+	shmsched_disconnect(c);
+	shmsched_disconnect(a);
+}
+
 /* No pod waits forever: 3 producers keep 600 pods waiting on a cluster
  * that fits none of them; nodes are then added one by one, and pods
  * placed are released now and then. Every pod is placed exactly once,
@@ -475,6 +541,7 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_kill9_with_waiting, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_priority_order, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_no_pod_waits_forever, setup,
 						teardown),
 	};
