@@ -54,6 +54,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 /* --- events ------------------------------------------------------------- */
 
@@ -380,6 +381,23 @@ static void wake(struct sched_queue *q, uint32_t id, uint64_t now)
 		to_active(q, id);
 }
 
+/* Zeroed memory backed only as it is touched: a queue has room for every
+ * slot of every producer its worker may serve, and most of it is never
+ * used. mmap rather than calloc, which writes its whole block when
+ * MALLOC_PERTURB_ is set (meson's test runner sets it). NULL on failure. */
+static void *lazy_zeroed(size_t bytes)
+{
+	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static void lazy_free(void *p, size_t bytes)
+{
+	if (p != NULL)
+		munmap(p, bytes);
+}
+
 struct sched_queue *queue_create(const struct queue_config *cfg,
 				 struct queue_events *ev)
 {
@@ -395,11 +413,11 @@ struct sched_queue *queue_create(const struct queue_config *cfg,
 	q->ev = ev;
 	q->ev_pos = ev != NULL ? queue_events_head(ev) : 0;
 	q->capacity = (uint32_t)cap;
-	/* calloc: pages a queue never uses are never backed. */
-	q->e = calloc(cap, sizeof(*q->e));
-	q->active.ids = calloc(cap, sizeof(uint32_t));
-	q->backoff.ids = calloc(cap, sizeof(uint32_t));
-	q->deadline.ids = calloc(cap, sizeof(uint32_t));
+	q->unsched_head = q->unsched_tail = QUEUE_NONE;
+	q->e = lazy_zeroed(cap * sizeof(*q->e));
+	q->active.ids = lazy_zeroed(cap * sizeof(uint32_t));
+	q->backoff.ids = lazy_zeroed(cap * sizeof(uint32_t));
+	q->deadline.ids = lazy_zeroed(cap * sizeof(uint32_t));
 	q->owner_count = calloc(cfg->owners, sizeof(uint32_t));
 	if (q->e == NULL || q->active.ids == NULL || q->backoff.ids == NULL ||
 	    q->deadline.ids == NULL || q->owner_count == NULL) {
@@ -407,7 +425,6 @@ struct sched_queue *queue_create(const struct queue_config *cfg,
 		errno = ENOMEM;
 		return NULL;
 	}
-	q->unsched_head = q->unsched_tail = QUEUE_NONE;
 	return q;
 }
 
@@ -418,10 +435,11 @@ void queue_destroy(struct sched_queue *q)
 	/* What it counted in the shared counter goes with it. */
 	for (uint32_t id = q->unsched_head; id != QUEUE_NONE; id = q->e[id].next)
 		set_interpod(q, &q->e[id], false);
-	free(q->e);
-	free(q->active.ids);
-	free(q->backoff.ids);
-	free(q->deadline.ids);
+	size_t cap = q->capacity;
+	lazy_free(q->e, cap * sizeof(*q->e));
+	lazy_free(q->active.ids, cap * sizeof(uint32_t));
+	lazy_free(q->backoff.ids, cap * sizeof(uint32_t));
+	lazy_free(q->deadline.ids, cap * sizeof(uint32_t));
 	free(q->owner_count);
 	free(q);
 }
