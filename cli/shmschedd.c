@@ -442,5 +442,14 @@ int main(int argc, char **argv)
 		" cancelled), %" PRIu64 " conflicts, %" PRIu64 " producers served\n",
 		st.pods, st.placed, st.unschedulable, st.rejected, st.cancelled,
 		st.conflicts, st.producers_registered);
+	if (st.waited > 0)
+		fprintf(stderr, "shmschedd: %" PRIu64 " pods waited: %" PRIu64
+			" placed, %" PRIu64 " past their deadline, %" PRIu64
+			" cancelled by their producer, %" PRIu64 " at the stop, %"
+			PRIu64 " forgotten with their producer; %" PRIu64
+			" attempts from the queue, %" PRIu64 " woken by events\n",
+			st.waited, st.waited_placed, st.timed_out,
+			st.cancelled_by_producer, st.cancelled_waiting_at_shutdown,
+			st.forgotten_with_producer, st.queue_retries, st.queue_woken);
 	return 0;
 }
