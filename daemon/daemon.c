@@ -61,7 +61,13 @@ _Static_assert(sizeof(struct serve_stats) == sizeof(struct state_worker_stats) &
 	       SAME_FIELD(resolver.placed, placed) &&
 	       SAME_FIELD(resolver.unschedulable, unschedulable) &&
 	       SAME_FIELD(resolver.conflicts, conflicts) &&
-	       SAME_FIELD(resolver.gave_up, gave_up) && SAME_FIELD(seq, seq),
+	       SAME_FIELD(resolver.gave_up, gave_up) && SAME_FIELD(seq, seq) &&
+	       SAME_FIELD(pending_active, pending_active) &&
+	       SAME_FIELD(pending_gated, pending_gated) &&
+	       SAME_FIELD(preemption_attempts, preemption_attempts) &&
+	       SAME_FIELD(preemption_victims, preemption_victims) &&
+	       SAME_FIELD(attempts, attempts) && SAME_FIELD(waited, waited) &&
+	       SAME_FIELD(queue_woken, queue_woken),
 	       "worker stats as shm/layout.h says");
 
 static void teardown(struct daemon *d)

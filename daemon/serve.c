@@ -94,9 +94,19 @@ void serve_cancel_all(struct serve *s)
  * left, no memory. Otherwise the slot is left for the caller: no node
  * fits (the engine's message and failure bits say why) or every commit
  * lost its race (r->gave_up). */
+/* scheduler_pod_scheduling_attempts' bucket of a pod placed at its
+ * `attempt`-th attempt: 1, 2, 3-4, 5-8, 9-16, more. */
+static unsigned attempts_bucket(uint32_t attempt)
+{
+	unsigned b = 0;
+	for (uint32_t top = 1; b < STATE_ATTEMPT_BUCKETS - 1 && attempt > top; top *= 2)
+		b++;
+	return b;
+}
+
 enum serve_attempt serve_attempt(struct serve *s, unsigned w, struct producer *pr,
 				 struct shmsched_slot *slot,
-				 const struct record_pod *pod,
+				 const struct record_pod *pod, uint32_t attempt,
 				 struct resolve_result *r)
 {
 	struct serve_stats *st = &s->stats[w];
@@ -137,6 +147,7 @@ enum serve_attempt serve_attempt(struct serve *s, unsigned w, struct producer *p
 							    pr->owner);
 		placements_publish(s->placements, (uint32_t)rec, pr->owner);
 		answer_placed(slot, node, now_ns(), &r->placement.devices, id);
+		stat_inc(&st->attempts[attempts_bucket(attempt)]);
 		/* A waiting pod refused by pod affinity or spread may fit now
 		 * (E7 in workers/queue.c). */
 		if (pod->spec.group != 0 && s->events != NULL &&
@@ -196,7 +207,7 @@ static bool answer(struct serve *s, unsigned w, struct producer *pr,
 	}
 	struct resolve_result r;
 	uint64_t change_head = ledger_changes_head(s->ledger);
-	enum serve_attempt a = serve_attempt(s, w, pr, slot, &pod, &r);
+	enum serve_attempt a = serve_attempt(s, w, pr, slot, &pod, 1, &r);
 	if (a == SERVE_ANSWERED)
 		return true;
 	if (wait_park(s->wait, w, pr, index, &pod, a == SERVE_GAVE_UP,

@@ -33,6 +33,23 @@ struct serve_stats {
 					* slot twice can cause it */
 	struct resolver_stats resolver;
 	uint64_t seq;                  /* this worker's pods so far: random streams */
+	/* The waiting pods' figures, as kube-scheduler names them (see
+	 * shm/layout.h, struct state_worker_stats): gauges stored by
+	 * daemon/wait.c after each change, counters added as they happen. */
+	uint64_t pending_active;
+	uint64_t pending_backoff;
+	uint64_t pending_unschedulable;
+	uint64_t pending_gated;
+	uint64_t preemption_attempts;
+	uint64_t preemption_victims;
+	uint64_t attempts[STATE_ATTEMPT_BUCKETS];
+	uint64_t waited;
+	uint64_t waited_placed;
+	uint64_t timed_out;
+	uint64_t waiting_cancelled;
+	uint64_t forgotten;
+	uint64_t queue_woken;
+	uint64_t reserved[4];
 };
 
 struct serve;
@@ -75,11 +92,12 @@ enum serve_attempt {
 	SERVE_GAVE_UP,       /* every commit lost a race */
 };
 
-/* One attempt at placing `pod`, decoded from `slot` of `pr`: see serve.c.
- * Not answered unless SERVE_ANSWERED. */
+/* One attempt at placing `pod`, decoded from `slot` of `pr`, its
+ * `attempt`-th (1: its first): see serve.c. Not answered unless
+ * SERVE_ANSWERED. */
 enum serve_attempt serve_attempt(struct serve *s, unsigned w, struct producer *pr,
 				 struct shmsched_slot *slot,
-				 const struct record_pod *pod,
+				 const struct record_pod *pod, uint32_t attempt,
 				 struct resolve_result *r);
 
 /* Answers `slot` UNSCHEDULABLE after the attempt `r` (worker w's engine's

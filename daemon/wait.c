@@ -103,17 +103,35 @@ void wait_destroy(struct serve_wait *wt)
 	free(wt);
 }
 
-/* The queue's gauges and counters, copied where other threads read them
- * (relaxed: figures). */
-static void publish_stats(struct wait_worker *ww)
+static void store(uint64_t *to, uint64_t v)
 {
+	/* Relaxed: a figure, written by this worker alone. */
+	if (*to != v)
+		__atomic_store_n(to, v, __ATOMIC_RELAXED);
+}
+
+/* The queue's gauges and counters, copied where other threads read them:
+ * the daemon's figures, and the state region's worker stats, which
+ * observers read (kube-scheduler's names, shm/layout.h). */
+static void publish_stats(struct serve_wait *wt, unsigned w)
+{
+	struct wait_worker *ww = &wt->w[w];
 	struct queue_stats qs;
 	queue_get_stats(ww->q, &qs);
 	const uint64_t *from = (const uint64_t *)(const void *)&qs;
 	uint64_t *to = (uint64_t *)(void *)&ww->st.queue;
 	for (size_t i = 0; i < sizeof(qs) / sizeof(uint64_t); i++)
-		if (to[i] != from[i])
-			__atomic_store_n(&to[i], from[i], __ATOMIC_RELAXED);
+		store(&to[i], from[i]);
+	struct serve_stats *ss = serve_stats_of(wt->serve, w);
+	store(&ss->pending_active, qs.active);
+	store(&ss->pending_backoff, qs.backoff);
+	store(&ss->pending_unschedulable, qs.unschedulable);
+	store(&ss->waited, ww->st.waited);
+	store(&ss->waited_placed, ww->st.placed);
+	store(&ss->timed_out, ww->st.timed_out);
+	store(&ss->waiting_cancelled, ww->st.cancelled);
+	store(&ss->forgotten, ww->st.forgotten);
+	store(&ss->queue_woken, qs.woken);
 }
 
 static bool wants_to_wait(const struct serve_wait *wt, const struct record_pod *pod)
@@ -160,7 +178,7 @@ bool wait_park(struct serve_wait *wt, unsigned w, struct producer *pr,
 	park(wt, w, id, pr, pod, gave_up, change_head, now);
 	ww->key[owner] = key_of(pr);
 	stat_inc(&ww->st.waited);
-	publish_stats(ww);
+	publish_stats(wt, w);
 	return true;
 }
 
@@ -188,7 +206,7 @@ bool wait_cancel(struct serve_wait *wt, unsigned w, struct producer *pr,
 		    "cancelled by its producer while it waited for a node");
 	stat_inc(&ww->st.cancelled);
 	stat_inc(&serve_stats_of(wt->serve, w)->cancelled);
-	publish_stats(ww);
+	publish_stats(wt, w);
 	return true;
 }
 
@@ -228,7 +246,9 @@ static void retry(struct serve_wait *wt, unsigned w, uint32_t id, bool last,
 	struct producer *pr = producers_get(p, owner * wt->workers + w);
 	struct shmsched_slot *slot = &pr->region.slots[index];
 	struct serve_stats *st = serve_stats_of(wt->serve, w);
-	uint32_t attempts = queue_attempts(ww->q, id);
+	/* A popped pod's count includes this attempt; one past its deadline
+	 * makes one more. */
+	uint32_t attempt = queue_attempts(ww->q, id) + (last ? 1 : 0);
 	uint64_t h = index;
 	struct record_templates t = {pr->templates, producers_templates(pr)};
 	struct record_pod pod;
@@ -246,7 +266,8 @@ static void retry(struct serve_wait *wt, unsigned w, uint32_t id, bool last,
 	struct resolve_result r;
 	uint64_t change_head = ledger_changes_head(wt->cfg.ledger);
 	uint64_t t0 = now_ns();
-	enum serve_attempt a = serve_attempt(wt->serve, w, pr, slot, &pod, &r);
+	enum serve_attempt a = serve_attempt(wt->serve, w, pr, slot, &pod, attempt,
+					     &r);
 	/* Its producer's time, as its new pods' (daemon/serve.c). */
 	pr->deficit_ns -= (int64_t)(now_ns() - t0);
 	if (a == SERVE_ANSWERED) {
@@ -258,8 +279,8 @@ static void retry(struct serve_wait *wt, unsigned w, uint32_t id, bool last,
 	}
 	if (last || (pod.deadline_ns != 0 && pod.deadline_ns <= now)) {
 		queue_done(ww->q, id);
-		snprintf(why, sizeof(why), "its deadline passed after %u attempts: ",
-			 attempts);
+		snprintf(why, sizeof(why), "its deadline passed after %u attempt%s: ",
+			 attempt, attempt == 1 ? "" : "s");
 		serve_unschedulable(wt->serve, w, slot, &r, why);
 		stat_inc(&ww->st.timed_out);
 		serve_complete(wt->serve, w, pr, &h, 1);
@@ -293,7 +314,7 @@ unsigned wait_poll(struct serve_wait *wt, unsigned w)
 		retry(wt, w, id, false, now);
 		n++;
 	}
-	publish_stats(ww);
+	publish_stats(wt, w);
 	return done + n;
 }
 
@@ -319,7 +340,7 @@ unsigned wait_shutdown(struct serve_wait *wt)
 				n++;
 			}
 		}
-		publish_stats(ww);
+		publish_stats(wt, w);
 	}
 	return n;
 }

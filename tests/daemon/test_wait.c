@@ -37,6 +37,7 @@
 #include "base/base.h"
 #include "daemon/daemon.h"
 #include "shmsched/client.h"
+#include "shmsched/observe.h"
 
 static char dir[64], sock[128], admin[140], cluster[128];
 
@@ -83,16 +84,23 @@ static void write_nodes(const char *const *nodes, unsigned n)
 	fclose(f);
 }
 
-static struct daemon *start(unsigned workers, uint32_t slots, bool wait_default)
+static struct daemon *start_named(unsigned workers, uint32_t slots,
+				  bool wait_default, const char *name)
 {
 	struct daemon_config cfg = {.socket_path = sock, .cluster_path = cluster,
 				    .seed = 1, .workers = workers, .slots = slots,
-				    .wait_default = wait_default};
+				    .wait_default = wait_default, .state_name = name,
+				    .fresh = name != NULL};
 	char err[512];
 	struct daemon *d = daemon_start(&cfg, err, sizeof(err));
 	if (d == NULL)
 		fail_msg("daemon_start: %s", err);
 	return d;
+}
+
+static struct daemon *start(unsigned workers, uint32_t slots, bool wait_default)
+{
+	return start_named(workers, slots, wait_default, NULL);
 }
 
 static struct shmsched_client *connect_to(const char *path)
@@ -172,7 +180,9 @@ static void test_release_wakes_exactly(void **state)
 	node_json(n1, sizeof(n1), "n1", 8, 16, true);
 	const char *nodes[] = {n0, n1};
 	write_nodes(nodes, 2);
-	struct daemon *d = start(1, 64, false);
+	char region[64];
+	snprintf(region, sizeof(region), "shmsched-wait-%d", (int)getpid());
+	struct daemon *d = start_named(1, 64, false, region);
 	struct shmsched_client *c = connect_to(sock);
 	uint32_t big = pod_template(c, "2", NULL);
 	uint32_t cpu1 = pod_template(c, "1", NULL);
@@ -209,6 +219,22 @@ static void test_release_wakes_exactly(void **state)
 	assert_int_equal(ds.queue_retries, 3);
 	assert_int_equal(ds.waited_placed, 2);
 	assert_int_equal(await(c, r, 1, 200), 0);
+	/* An observer reads the same in the state region, by kube's names. */
+	struct shmsched_observer *obs;
+	assert_int_equal(shmsched_observe_open(region, &obs, err, sizeof(err)), 0);
+	struct shmsched_observe_worker ow[2];
+	unsigned nw;
+	assert_int_equal(shmsched_observe_workers(obs, ow, 2, &nw), 0);
+	assert_int_equal(nw, 1);
+	assert_int_equal(ow[0].pending_unschedulable, 3);
+	assert_int_equal(ow[0].pending_active + ow[0].pending_backoff, 0);
+	assert_int_equal(ow[0].attempts[0], 1); /* the big pod, at once */
+	assert_int_equal(ow[0].attempts[1], 2); /* two at their second attempt */
+	assert_int_equal(ow[0].waited, 5);
+	assert_int_equal(ow[0].waited_placed, 2);
+	assert_int_equal(ow[0].queue_woken, 3);
+	assert_int_equal(ow[0].placed, 3);
+	shmsched_observe_close(obs);
 	daemon_stop(d, 1000, &ds);
 	/* The three still waiting are cancelled at shutdown. */
 	assert_int_equal(await(c, r, 3, 5000), 3);
@@ -221,6 +247,9 @@ static void test_release_wakes_exactly(void **state)
 	assert_int_equal(ds.pending_unschedulable + ds.pending_backoff +
 			 ds.pending_active, 0);
 	shmsched_disconnect(c);
+	char rm[128];
+	snprintf(rm, sizeof(rm), "/dev/shm/%s", region);
+	unlink(rm);
 }
 
 static void test_deadline_and_cancel(void **state)
