@@ -14,5 +14,6 @@
 #include "workers/engine.h"
 #include "workers/pool.h"
 #include "workers/queue.h"
+#include "workers/preempt.h"
 
 #endif
