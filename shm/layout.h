@@ -117,8 +117,9 @@
                             * state region; 5: pod groups in the ledger
                             * and in placement records; 6: a slot's wait
                             * flags and deadline, cancel handles
-                            * (include/shmsched/wire.h), and the queue's
-                            * figures in the worker stats */
+                            * (include/shmsched/wire.h), the queue's
+                            * figures in the worker stats, a placement
+                            * record's priority and time */
 #define SHM_READY UINT32_C(0x59444552) /* "REDY"; any other value: not ready */
 #define SHM_HEADER_SIZE 512u
 #define SHM_SECTION_MAX 16u
