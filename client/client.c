@@ -534,6 +534,37 @@ static void copy_result(const struct shmsched_slot *s, struct shmsched_result *r
 	r->message[len] = '\0';
 }
 
+/* A notice (include/shmsched/wire.h) as an answer: EVICTED, its
+ * placement, cookie and node, why. Then counts it read, so the daemon may
+ * write its record again. Returns 0, or -EPROTO for a record index out of
+ * range or a kind or version this library does not know (skipped). */
+static int copy_notice(struct shmsched_client *c, uint64_t k,
+		       struct shmsched_result *r)
+{
+	struct shmsched_notices *ns = c->region.notices;
+	if (k >= SHMSCHED_NOTICES || ns == NULL)
+		return -EPROTO;
+	const struct shmsched_notice *n = &ns->notice[k];
+	int rc = 0;
+	if (n->kind == SHMSCHED_NOTICE_EVICTED && n->version == SHMSCHED_NOTICE_VERSION) {
+		memset(r, 0, sizeof(*r));
+		r->status = SHMSCHED_EVICTED;
+		r->cookie = n->cookie;
+		r->placement_id = n->placement_id;
+		r->node_id = n->node_id;
+		r->complete_ns = n->complete_ns;
+		size_t len = strnlen(n->message, sizeof(n->message) - 1);
+		memcpy(r->message, n->message, len);
+		r->message[len] = '\0';
+	} else {
+		rc = -EPROTO;
+	}
+	/* Release: the copy above is done before the daemon may reuse the
+	 * record (it loads this with acquire). */
+	__atomic_store_n(&ns->consumed, ns->consumed + 1, __ATOMIC_RELEASE);
+	return rc;
+}
+
 /* True once the completion ring has been read after the hang-up was seen
  * (in this call, or an earlier one). */
 static bool checked_all_answers(struct shmsched_client *c, bool checked_now)
@@ -582,6 +613,14 @@ int shmsched_poll(struct shmsched_client *c, struct shmsched_result *out,
 		unsigned k = ring_dequeue_burst(c->region.completion, h, want);
 		for (unsigned i = 0; i < k; i++) {
 			uint64_t idx = h[i];
+			if (idx & SHMSCHED_HANDLE_NOTICE) {
+				if (copy_notice(c, idx & ~SHMSCHED_HANDLE_NOTICE,
+						&out[got]) == 0)
+					got++;
+				else
+					c->bad_completions++;
+				continue;
+			}
 			if (idx >= c->region.n_slots || !c->in_flight[idx]) {
 				c->bad_completions++;
 				continue;

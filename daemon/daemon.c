@@ -23,6 +23,7 @@
 #include "daemon/persist_internal.h"
 #include "daemon/serve_internal.h"
 #include "daemon/wait_internal.h"
+#include "daemon/evict_internal.h"
 
 struct daemon {
 	struct state *state;     /* the state region: everything below that
@@ -40,6 +41,7 @@ struct daemon {
 	struct placements *placements;
 	struct serve *serve;
 	struct queue_events *events; /* what wakes waiting pods */
+	struct evictor *evictor;     /* preemption's thread */
 	struct priority_classes classes; /* the cluster file's and admins' */
 	struct pool *pool;
 	struct control_server *server;
@@ -73,6 +75,7 @@ _Static_assert(sizeof(struct serve_stats) == sizeof(struct state_worker_stats) &
 static void teardown(struct daemon *d)
 {
 	persist_close(d->persist); /* everything queued committed first */
+	evict_destroy(d->evictor);
 	if (d->serve != NULL)
 		serve_destroy(d->serve);
 	queue_events_destroy(d->events);
@@ -314,7 +317,9 @@ struct daemon *daemon_start(const struct daemon_config *cfg, char *err,
 					state_section(d->state,
 						      SHM_SECTION_IDENTITIES).base);
 	d->events = queue_events_create();
+	d->evictor = d->producers ? evict_start(d->producers, d->workers) : NULL;
 	struct serve_wait_config wc = {
+		.evictor = d->evictor,
 		.events = d->events,
 		.ctx = &d->ctx,
 		.ledger = cluster_ledger(d->cluster),
@@ -324,7 +329,7 @@ struct daemon *daemon_start(const struct daemon_config *cfg, char *err,
 		.max_backoff_ns = (uint64_t)d->cfg.pod_max_backoff_seconds * 1000000000u,
 		.wait_default = cfg->wait_default,
 	};
-	d->serve = d->producers && d->events
+	d->serve = d->producers && d->events && d->evictor
 		   ? serve_create(d->producers, d->placements, d->res, d->engines,
 				  d->stats, d->workers, &wc)
 		   : NULL;
@@ -441,6 +446,9 @@ void daemon_stop(struct daemon *d, unsigned drain_ms, struct daemon_stats *out)
 	rcu_offline();
 	pool_stop(d->pool);
 	d->pool = NULL;
+	/* No worker asks any more: the evictor finishes what it has; its
+	 * replies are taken by the drain below. */
+	evict_stop(d->evictor);
 	rcu_online();
 	/* Whatever arrived after the workers stopped: answered here. */
 	serve_drain(d->serve);
@@ -495,6 +503,11 @@ void daemon_get_stats(struct daemon *d, struct daemon_stats *out)
 	out->queue_woken = ws.queue.woken;
 	out->queue_hints_skipped = ws.queue.hints_skipped;
 	out->queue_events = ws.queue.events;
+	out->preemptions = ws.preemptions;
+	out->preempted = ws.preempted;
+	out->victims = ws.victims;
+	out->notices = ws.notices;
+	out->notices_dropped = ws.notices_dropped;
 	out->pending_active = ws.queue.active;
 	out->pending_backoff = ws.queue.backoff;
 	out->pending_unschedulable = ws.queue.unschedulable;

@@ -92,6 +92,9 @@ struct daemon_stats {
 	uint64_t queue_hints_skipped; /* (event, pod) pairs that could not help */
 	uint64_t queue_events;        /* events read, summed over the workers */
 	uint64_t pending_active, pending_backoff, pending_unschedulable;
+	/* Preemption: requests to the evictor, pods placed by it, pods
+	 * evicted, EVICTED notices written (and lost to a full section). */
+	uint64_t preemptions, preempted, victims, notices, notices_dropped;
 };
 
 struct daemon;

@@ -161,6 +161,43 @@ enum serve_attempt serve_attempt(struct serve *s, unsigned w, struct producer *p
 	return r->gave_up ? SERVE_GAVE_UP : SERVE_UNSCHEDULABLE;
 }
 
+int serve_place_held(struct serve *s, unsigned w, struct producer *pr,
+		     struct shmsched_slot *slot, const struct pod_spec *spec,
+		     uint64_t cookie, uint32_t node, uint32_t attempt)
+{
+	struct serve_stats *st = &s->stats[w];
+	int64_t rec = placements_take(s->placements);
+	if (rec < 0)
+		return -ENOSPC;
+	uint64_t id;
+	struct device_assignment none = {0};
+	const struct placement_record *made = placements_prepare(
+		s->placements, (uint32_t)rec, node,
+		ledger_node_generation(s->ledger, node), spec, &none, cookie, &id);
+	if (s->persist != NULL)
+		s->store_seq[w] = persist_placement(s->persist, id, made, pr->owner);
+	placements_publish(s->placements, (uint32_t)rec, pr->owner);
+	answer_placed(slot, node, now_ns(), &none, id);
+	stat_inc(&st->attempts[attempts_bucket(attempt)]);
+	stat_inc(&st->resolver.placed);
+	if (spec->group != 0 && s->events != NULL &&
+	    queue_events_want_placed(s->events)) {
+		struct queue_event ev = queue_event_placed();
+		queue_events_publish(s->events, &ev);
+	}
+	return 0;
+}
+
+struct ledger *serve_ledger(const struct serve *s)
+{
+	return s->ledger;
+}
+
+struct queue_events *serve_events(const struct serve *s)
+{
+	return s->events;
+}
+
 void serve_unschedulable(struct serve *s, unsigned w, struct shmsched_slot *slot,
 			 const struct resolve_result *r, const char *prefix)
 {

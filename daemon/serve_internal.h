@@ -100,6 +100,17 @@ enum serve_attempt serve_attempt(struct serve *s, unsigned w, struct producer *p
 				 const struct record_pod *pod, uint32_t attempt,
 				 struct resolve_result *r);
 
+/* Answers `slot` PLACED on `node` for a pod whose use of it is taken
+ * already (preemption's ledger_swap): records the placement with `spec`
+ * and `cookie`, counts it placed at its `attempt`-th attempt. Returns 0,
+ * or -ENOSPC (no placement record free: nothing done). */
+int serve_place_held(struct serve *s, unsigned w, struct producer *pr,
+		     struct shmsched_slot *slot, const struct pod_spec *spec,
+		     uint64_t cookie, uint32_t node, uint32_t attempt);
+
+struct ledger *serve_ledger(const struct serve *s);
+struct queue_events *serve_events(const struct serve *s);
+
 /* Answers `slot` UNSCHEDULABLE after the attempt `r` (worker w's engine's
  * message, or the lost races), `prefix` (may be NULL) first. */
 void serve_unschedulable(struct serve *s, unsigned w, struct shmsched_slot *slot,

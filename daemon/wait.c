@@ -36,6 +36,11 @@
 struct wait_worker {
 	struct sched_queue *q;
 	uint64_t *key; /* [owners]: whose pods owner k's are; 0: none parked */
+	bool preempting;             /* a request is with the evictor ... */
+	uint32_t preempt_id;         /* ... for this pod ... */
+	bool preempt_live;           /* ... which has not been answered since */
+	struct evict_reply reply;    /* scratch: too big for the stack */
+	struct preempt_request request;
 	/* Written by the worker alone (stat_inc), read anywhere. */
 	struct wait_stats st;
 };
@@ -48,10 +53,18 @@ struct serve_wait {
 	struct wait_worker *w; /* [workers] */
 };
 
-/* Which producer a table entry is: its connection and socket, never 0. */
 static uint64_t key_of(const struct producer *pr)
 {
-	return (pr->conn << 1 | (pr->role == ROLE_ADMIN)) + 1;
+	return producers_key(pr);
+}
+
+/* queue_done(), noting that a pod whose preemption is in flight has its
+ * answer already: the reply then gives its node's room back. */
+static void done(struct wait_worker *ww, uint32_t id)
+{
+	if (ww->preempting && ww->preempt_id == id)
+		ww->preempt_live = false;
+	queue_done(ww->q, id);
 }
 
 struct serve_wait *wait_create(struct serve *s, const struct serve_wait_config *c,
@@ -161,6 +174,123 @@ static void park(struct serve_wait *wt, unsigned w, uint32_t id,
 	(void)rc; /* the caller checked the pod was out or in its attempt */
 }
 
+/* Whether pod `pod`, parked as `id` after an attempt that failed for
+ * `codes`, may preempt (DefaultPreemption's PodEligibleToPreemptOthers and
+ * nodesWherePreemptionMightHelp, and this daemon's limits: no devices, no
+ * host ports, no inter-pod rule in play), and if so asks the evictor. One
+ * request in flight per worker. */
+static void maybe_preempt(struct serve_wait *wt, unsigned w, uint32_t id,
+			  const struct producer *pr, const struct record_pod *pod,
+			  uint32_t codes)
+{
+	struct wait_worker *ww = &wt->w[w];
+	const struct pod_spec *sp = &pod->spec;
+	if (wt->cfg.evictor == NULL || ww->preempting ||
+	    (sp->priority_flags & POD_PREEMPT_NEVER) || sp->n_ports > 0 ||
+	    devices_wanted(sp) ||
+	    !(codes & (QUEUE_CODE(REASON_INSUFFICIENT) | QUEUE_CODE(REASON_TOO_MANY_PODS))) ||
+	    engine_interpod_applies(serve_engine(wt->serve, w), sp))
+		return;
+	ww->request = (struct preempt_request){
+		.producer = pr->id, .key = key_of(pr), .template_id = pod->template_id,
+		.cookie = pod->cookie, .spec = pod->spec,
+	};
+	if (!evict_request(wt->cfg.evictor, w, id, &ww->request))
+		return;
+	ww->preempting = true;
+	ww->preempt_id = id;
+	ww->preempt_live = true;
+	stat_inc(&ww->st.preemptions);
+	stat_inc(&serve_stats_of(wt->serve, w)->preemption_attempts);
+}
+
+/* The held use of a reply nobody can take: given back, and told. */
+static void give_back(struct serve_wait *wt, const struct evict_reply *r)
+{
+	struct ledger *l = serve_ledger(wt->serve);
+	uint32_t slot = (uint32_t)r->outcome.slot;
+	if (ledger_node_generation(l, slot) != r->outcome.node_gen)
+		return; /* the node went, and its use with it */
+	ledger_account(l, slot, &r->spec, NULL, -1);
+	struct queue_event ev = queue_event_release(slot, &r->spec, NULL);
+	queue_events_publish(wt->cfg.events, &ev);
+}
+
+/* The evictor's replies: a held node becomes the pod's placement. */
+static unsigned take_replies(struct serve_wait *wt, unsigned w)
+{
+	struct wait_worker *ww = &wt->w[w];
+	struct evict_reply *r = &ww->reply;
+	unsigned n = 0;
+	while (wt->cfg.evictor != NULL && evict_reply(wt->cfg.evictor, w, r)) {
+		bool live = ww->preempt_live && ww->preempt_id == r->queue_id;
+		ww->preempting = false;
+		n++;
+		if (r->outcome.slot < 0)
+			continue; /* no node: the pod waits on */
+		stat_add(&ww->st.victims, r->outcome.victims);
+		stat_add(&serve_stats_of(wt->serve, w)->preemption_victims,
+			 r->outcome.victims);
+		struct producer *pr = producers_get(serve_producers(wt->serve),
+						    r->producer);
+		uint32_t id = r->queue_id;
+		bool here = live && pr != NULL && key_of(pr) == r->key &&
+			    !producers_faulted(pr) &&
+			    queue_where(ww->q, id) != QUEUE_OUT &&
+			    queue_where(ww->q, id) != QUEUE_ATTEMPT &&
+			    ledger_node_generation(serve_ledger(wt->serve),
+						   (uint32_t)r->outcome.slot) ==
+				    r->outcome.node_gen;
+		uint64_t h = queue_index(ww->q, id);
+		if (!here || serve_place_held(wt->serve, w, pr, &pr->region.slots[h],
+					      &r->spec, r->cookie,
+					      (uint32_t)r->outcome.slot,
+					      queue_attempts(ww->q, id)) < 0) {
+			give_back(wt, r);
+			continue;
+		}
+		queue_done(ww->q, id);
+		stat_inc(&ww->st.placed);
+		stat_inc(&ww->st.preempted);
+		serve_complete(wt->serve, w, pr, &h, 1);
+	}
+	return n;
+}
+
+/* EVICTED notices for this worker's producers: into the producer's
+ * notices section, its handle on the completion ring (include/shmsched/
+ * wire.h). A producer whose section is full (it has not read 64) loses
+ * the notice; its placement is gone either way. */
+static unsigned take_notices(struct serve_wait *wt, unsigned w)
+{
+	struct wait_worker *ww = &wt->w[w];
+	struct evict_notice n;
+	unsigned k = 0;
+	while (wt->cfg.evictor != NULL && evict_notice_next(wt->cfg.evictor, w, &n)) {
+		k++;
+		struct producer *pr = producers_get(serve_producers(wt->serve), n.producer);
+		if (pr == NULL || key_of(pr) != n.key || producers_faulted(pr)) {
+			stat_inc(&ww->st.notices_dropped);
+			continue;
+		}
+		struct shmsched_notices *ns = pr->region.notices;
+		/* Acquire, partner of the producer's release after it copied
+		 * a notice out (client/client.c): untrusted, so only bounds. */
+		uint32_t consumed = __atomic_load_n(&ns->consumed, __ATOMIC_ACQUIRE);
+		if (pr->notices_sent - consumed >= SHMSCHED_NOTICES) {
+			stat_inc(&ww->st.notices_dropped);
+			continue;
+		}
+		uint64_t h = pr->notices_sent % SHMSCHED_NOTICES;
+		ns->notice[h] = n.notice;
+		pr->notices_sent++;
+		h |= SHMSCHED_HANDLE_NOTICE;
+		serve_complete(wt->serve, w, pr, &h, 1);
+		stat_inc(&ww->st.notices);
+	}
+	return k;
+}
+
 bool wait_park(struct serve_wait *wt, unsigned w, struct producer *pr,
 	       uint32_t index, const struct record_pod *pod, bool gave_up,
 	       uint64_t change_head)
@@ -178,6 +308,11 @@ bool wait_park(struct serve_wait *wt, unsigned w, struct producer *pr,
 	park(wt, w, id, pr, pod, gave_up, change_head, now);
 	ww->key[owner] = key_of(pr);
 	stat_inc(&ww->st.waited);
+	if (!gave_up) {
+		uint32_t codes, res;
+		engine_failure(serve_engine(wt->serve, w), &codes, &res);
+		maybe_preempt(wt, w, id, pr, pod, codes);
+	}
 	publish_stats(wt, w);
 	return true;
 }
@@ -201,7 +336,7 @@ bool wait_cancel(struct serve_wait *wt, unsigned w, struct producer *pr,
 		stat_inc(&ww->st.cancel_misses);
 		return false;
 	}
-	queue_done(ww->q, queue_id(ww->q, pr->id / wt->workers, index));
+	done(ww, queue_id(ww->q, pr->id / wt->workers, index));
 	answer_slot(&pr->region.slots[index], SHMSCHED_CANCELLED, 0, now_ns(),
 		    "cancelled by its producer while it waited for a node");
 	stat_inc(&ww->st.cancelled);
@@ -225,7 +360,7 @@ static unsigned forget_gone(struct serve_wait *wt, unsigned w)
 			continue;
 		uint32_t id;
 		while ((id = queue_first_of(ww->q, k)) != QUEUE_NONE) {
-			queue_done(ww->q, id);
+			done(ww, id);
 			stat_inc(&ww->st.forgotten);
 			n++;
 		}
@@ -257,7 +392,7 @@ static void retry(struct serve_wait *wt, unsigned w, uint32_t id, bool last,
 	/* The producer's half again: it is the producer's own memory, which it
 	 * may have rewritten (breaking its side); checked as any slot. */
 	if (record_decode(slot, &t, serve_res(wt->serve), &pod, why, sizeof(why)) < 0) {
-		queue_done(ww->q, id);
+		done(ww, id);
 		stat_inc(&st->rejected);
 		answer_slot(slot, SHMSCHED_REJECTED, 0, now_ns(), why);
 		serve_complete(wt->serve, w, pr, &h, 1);
@@ -271,14 +406,14 @@ static void retry(struct serve_wait *wt, unsigned w, uint32_t id, bool last,
 	/* Its producer's time, as its new pods' (daemon/serve.c). */
 	pr->deficit_ns -= (int64_t)(now_ns() - t0);
 	if (a == SERVE_ANSWERED) {
-		queue_done(ww->q, id);
+		done(ww, id);
 		if (slot->status == SHMSCHED_PLACED)
 			stat_inc(&ww->st.placed);
 		serve_complete(wt->serve, w, pr, &h, 1);
 		return;
 	}
 	if (last || (pod.deadline_ns != 0 && pod.deadline_ns <= now)) {
-		queue_done(ww->q, id);
+		done(ww, id);
 		snprintf(why, sizeof(why), "its deadline passed after %u attempt%s: ",
 			 attempt, attempt == 1 ? "" : "s");
 		serve_unschedulable(wt->serve, w, slot, &r, why);
@@ -287,19 +422,26 @@ static void retry(struct serve_wait *wt, unsigned w, uint32_t id, bool last,
 		return;
 	}
 	park(wt, w, id, pr, &pod, a == SERVE_GAVE_UP, change_head, now);
+	if (a != SERVE_GAVE_UP) {
+		uint32_t codes, res;
+		engine_failure(serve_engine(wt->serve, w), &codes, &res);
+		maybe_preempt(wt, w, id, pr, &pod, codes);
+	}
 }
 
 unsigned wait_poll(struct serve_wait *wt, unsigned w)
 {
 	struct wait_worker *ww = &wt->w[w];
 	struct sched_queue *q = ww->q;
-	if (queue_len(q) == 0) {
+	unsigned done = take_notices(wt, w);
+	if (queue_len(q) == 0 && !ww->preempting) {
 		/* Nothing waits: only keep up with the events. */
 		queue_absorb(q, NULL, 0);
-		return 0;
+		return done;
 	}
 	uint64_t now = now_ns();
-	unsigned done = forget_gone(wt, w);
+	done += forget_gone(wt, w);
+	done += take_replies(wt, w);
 	const struct snapshot *snap = cluster_snapshot(engine_cluster(
 		serve_engine(wt->serve, w)));
 	done += queue_absorb(q, snap, now);
@@ -325,12 +467,16 @@ unsigned wait_shutdown(struct serve_wait *wt)
 	for (unsigned w = 0; w < wt->workers; w++) {
 		struct wait_worker *ww = &wt->w[w];
 		forget_gone(wt, w);
+		/* The evictor has stopped: what its replies hold goes to the
+		 * pods still waiting (placed) or back to the node. */
+		take_replies(wt, w);
+		take_notices(wt, w);
 		for (uint32_t k = 0; k < wt->owners; k++) {
 			uint32_t id;
 			while ((id = queue_first_of(ww->q, k)) != QUEUE_NONE) {
 				struct producer *pr = producers_get(p, k * wt->workers + w);
 				uint64_t h = queue_index(ww->q, id);
-				queue_done(ww->q, id);
+				done(ww, id);
 				answer_slot(&pr->region.slots[h], SHMSCHED_CANCELLED, 0,
 					    now_ns(), "the daemon shut down before "
 					    "placing this pod");

@@ -32,6 +32,7 @@
 
 #include "ingest/ingest.h"
 #include "workers/workers.h"
+#include "daemon/evict_internal.h"
 
 struct serve;
 struct serve_wait;
@@ -44,6 +45,8 @@ struct serve_wait_config {
 	uint64_t initial_backoff_ns; /* podInitialBackoffSeconds */
 	uint64_t max_backoff_ns;     /* podMaxBackoffSeconds */
 	bool wait_default;           /* pods wait unless their slot says NO_WAIT */
+	struct evictor *evictor;     /* preemption (daemon/evict_internal.h);
+				      * NULL: none */
 };
 
 /* Totals over the workers (relaxed figures while they run). */
@@ -56,6 +59,11 @@ struct wait_stats {
 	uint64_t forgotten;    /* ... whose producer went away */
 	uint64_t retries;      /* attempts made from the queue */
 	uint64_t cancel_misses; /* cancels naming no waiting pod */
+	uint64_t preemptions;   /* requests sent to the evictor */
+	uint64_t preempted;     /* ... that held a node, and the pod placed */
+	uint64_t victims;       /* pods evicted for them */
+	uint64_t notices;       /* EVICTED notices written to producers */
+	uint64_t notices_dropped; /* ... that found the producer's notices full */
 	struct queue_stats queue; /* summed, gauges included */
 };
 

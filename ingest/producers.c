@@ -870,3 +870,193 @@ void producers_on_disconnect(void *arg, uint64_t conn)
 	disconnect_locked(ep->p, ep->role, conn);
 	pthread_mutex_unlock(&ep->p->lock);
 }
+
+/* --- preemption ------------------------------------------------------------- */
+
+/* A pod found on a candidate node, sorted by node. */
+struct found {
+	uint32_t slot;
+	struct preempt_pod pod;
+};
+
+static int by_slot(const void *a, const void *b)
+{
+	const struct found *x = a, *y = b;
+	if (x->slot != y->slot)
+		return x->slot < y->slot ? -1 : 1;
+	return x->pod.id < y->pod.id ? -1 : x->pod.id > y->pod.id;
+}
+
+/* The preemptor's static filters on a node: only there can evicting pods
+ * help (nodesWherePreemptionMightHelp). */
+static bool preempt_static_pass(const struct plugin_ctx *ctx, const struct pod_spec *pod,
+				const struct node_spec *node)
+{
+	return filter_unschedulable(ctx, pod, node) && filter_node_name(pod, node) &&
+	       filter_taints(pod, node) < 0 && filter_affinity(ctx, pod, node) &&
+	       filter_device_model(pod, node);
+}
+
+/* Tells the owner of the victim `rec` (id) that it was evicted, through
+ * one of its identity's connected producers, if any. */
+static void tell_owner(struct producers *p, const struct placement_record *rec,
+		       uint64_t id, int32_t by_priority, producers_notice_fn notice,
+		       void *arg)
+{
+	if (notice == NULL || rec->owner == PLACEMENT_OWNER_BOUND)
+		return;
+	for (uint32_t i = 0; i < PRODUCERS_MAX; i++) {
+		struct producer *pr = p->table[i];
+		if (pr == NULL || pr->owner != rec->owner)
+			continue;
+		struct evict_notice n = {.producer = i, .key = producers_key(pr)};
+		n.notice = (struct shmsched_notice){
+			.kind = SHMSCHED_NOTICE_EVICTED,
+			.version = SHMSCHED_NOTICE_VERSION,
+			.placement_id = id,
+			.cookie = rec->cookie,
+			.node_id = rec->slot,
+			.complete_ns = now_ns(),
+		};
+		snprintf(n.notice.message, sizeof(n.notice.message), "preempted by a "
+			 "pod of priority %d (its own: %d): what it held is given back",
+			 by_priority, rec->priority);
+		notice(arg, &n);
+		return;
+	}
+}
+
+static int preempt_locked(struct producers *p, const struct preempt_request *rq,
+			  producers_notice_fn notice, void *arg,
+			  struct preempt_outcome *out)
+{
+	struct producer *me = rq->producer < PRODUCERS_MAX ? p->table[rq->producer] : NULL;
+	if (me == NULL || producers_key(me) != rq->key || rq->template_id == 0 ||
+	    rq->template_id > me->n_templates)
+		return 0; /* gone meanwhile: nothing to do for it */
+	const struct pod_spec *tmpl = &me->templates[rq->template_id - 1];
+	/* Under the lock no node event runs: this snapshot stays current. */
+	const struct snapshot *snap = cluster_snapshot(p->cluster);
+	struct ledger *l = cluster_ledger(p->cluster);
+	int rc = -ENOMEM;
+	uint8_t *ok = calloc(snap->n_slots ? snap->n_slots : 1, 1);
+	struct found *f = NULL;
+	struct preempt_node *nodes = NULL;
+	struct preempt_pod *pods = NULL;
+	struct pod_spec *vspec = NULL;
+	struct device_assignment *vdev = NULL;
+	struct preempt_scratch scratch = {0};
+	struct preempt_result *res = malloc(sizeof(*res));
+	if (ok == NULL || res == NULL)
+		goto done;
+	for (uint32_t s = 0; s < snap->n_slots; s++)
+		ok[s] = snap->present[s] &&
+			preempt_static_pass(p->ctx, tmpl, &snap->nodes[s]);
+	/* Every live placement on a candidate node. */
+	size_t n = 0, cap = 0;
+	uint32_t cursor = 0;
+	uint64_t id;
+	while ((id = placements_next(p->placements, &cursor)) != 0) {
+		const struct placement_record *r = placements_get(p->placements, id);
+		if (r == NULL || r->slot >= snap->n_slots || !ok[r->slot] ||
+		    !ledger_slot_current(l, snap, r->slot, r->node_gen))
+			continue;
+		if (n == cap) {
+			size_t nc = cap ? cap * 2 : 256;
+			struct found *g = realloc(f, nc * sizeof(*f));
+			if (g == NULL)
+				goto done;
+			f = g;
+			cap = nc;
+		}
+		f[n].slot = r->slot;
+		f[n].pod = (struct preempt_pod){.id = id, .priority = r->priority,
+						.start_ns = r->placed_ns,
+						.request = r->request};
+		n++;
+	}
+	if (n > 0)
+		qsort(f, n, sizeof(*f), by_slot);
+	nodes = malloc((n ? n : 1) * sizeof(*nodes));
+	pods = malloc((n ? n : 1) * sizeof(*pods));
+	if (nodes == NULL || pods == NULL)
+		goto done;
+	uint32_t n_nodes = 0, most = 1;
+	for (size_t i = 0; i < n; i++) {
+		pods[i] = f[i].pod;
+		if (i == 0 || f[i].slot != f[i - 1].slot) {
+			struct preempt_node *nd = &nodes[n_nodes++];
+			nd->slot = f[i].slot;
+			nd->allocatable = snap->nodes[nd->slot].allocatable;
+			int64_t nzc, nzm;
+			ledger_load_used(ledger_node(l, nd->slot), &nd->used, &nzc, &nzm);
+			nd->first = (uint32_t)i;
+			nd->n = 0;
+		}
+		struct preempt_node *nd = &nodes[n_nodes - 1];
+		if (++nd->n > most)
+			most = nd->n;
+	}
+	if (preempt_scratch_init(&scratch, most) < 0)
+		goto done;
+	struct preempt_input in = {.request = &rq->spec.request,
+				   .priority = rq->spec.priority, .nodes = nodes,
+				   .n_nodes = n_nodes, .pods = pods};
+	rc = preempt_select(&in, &scratch, res);
+	if (rc < 0 || res->node < 0) {
+		out->candidates = res->candidates;
+		rc = rc == -E2BIG ? 0 : rc;
+		goto done;
+	}
+	out->candidates = res->candidates;
+	const struct preempt_node *chosen = &nodes[res->node];
+	vspec = malloc((res->n_victims ? res->n_victims : 1) * sizeof(*vspec));
+	vdev = malloc((res->n_victims ? res->n_victims : 1) * sizeof(*vdev));
+	if (vspec == NULL || vdev == NULL) {
+		rc = -ENOMEM;
+		goto done;
+	}
+	for (uint32_t k = 0; k < res->n_victims; k++) {
+		const struct placement_record *r = placements_get(p->placements,
+								  pods[res->victims[k]].id);
+		placement_use(r, &vspec[k]);
+		vdev[k] = r->dev;
+	}
+	if (ledger_swap(l, chosen->slot, &chosen->allocatable, &rq->spec, vspec, vdev,
+			res->n_victims) < 0)
+		goto done; /* the room went to another placement: none this time */
+	for (uint32_t k = 0; k < res->n_victims; k++) {
+		uint64_t vid = pods[res->victims[k]].id;
+		tell_owner(p, placements_get(p->placements, vid), vid, rq->spec.priority,
+			   notice, arg);
+		forget(p, vid);
+	}
+	out->slot = chosen->slot;
+	out->node_gen = ledger_node_generation(l, chosen->slot);
+	out->victims = res->n_victims;
+	/* What the victims held beyond the preemptor's is free now. */
+	for (uint32_t k = 0; k < res->n_victims; k++)
+		publish(p, queue_event_release(chosen->slot, &vspec[k], &vdev[k]));
+
+done:
+	preempt_scratch_free(&scratch);
+	free(vdev);
+	free(vspec);
+	free(pods);
+	free(nodes);
+	free(f);
+	free(res);
+	free(ok);
+	return rc;
+}
+
+int producers_preempt(struct producers *p, const struct preempt_request *rq,
+		      producers_notice_fn notice, void *arg,
+		      struct preempt_outcome *out)
+{
+	*out = (struct preempt_outcome){.slot = -1};
+	pthread_mutex_lock(&p->lock);
+	int rc = preempt_locked(p, rq, notice, arg, out);
+	pthread_mutex_unlock(&p->lock);
+	return rc;
+}

@@ -138,6 +138,7 @@ enum shm_section_id {
 	SHM_SECTION_SUBMIT_RING = 1,     /* producer -> daemon handles */
 	SHM_SECTION_COMPLETION_RING = 2, /* daemon -> producer handles */
 	SHM_SECTION_SLOTS = 3,           /* struct shmsched_slot[] (shmsched/wire.h) */
+	SHM_SECTION_NOTICES = 4,         /* struct shmsched_notices (shmsched/wire.h) */
 	SHM_SECTION_META = 10,           /* the state region: see above */
 	SHM_SECTION_STRINGS = 11,
 	SHM_SECTION_SNAPSHOTS = 12,

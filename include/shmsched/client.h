@@ -250,7 +250,13 @@ SHMSCHED_EXPORT int shmsched_submit(struct shmsched_client *c,
 SHMSCHED_EXPORT int shmsched_cancel(struct shmsched_client *c, uint64_t cookie);
 
 /* Writes up to max answers to out[0..), frees their slots and returns how
- * many, 0..max; never waits. When there is no answer, checks without
+ * many. Besides answers, it returns notices: status SHMSCHED_EVICTED says
+ * that the placement placement_id (of the pod with that cookie, on node
+ * node_id) was preempted by a pod of higher priority: what it held is
+ * given back already, and its pod must stop; the placement id names
+ * nothing afterwards (a release of it is -ENOENT). A notice frees no slot
+ * and is not counted in shmsched_in_flight().
+ * The rest as follows: 0..max; never waits. When there is no answer, checks without
  * blocking (at most once a millisecond, so a caller that spins on an empty
  * poll makes few system calls) whether the daemon has gone. Once it has:
  * its last answers, then a CANCELLED answer for every pod still in flight

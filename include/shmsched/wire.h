@@ -30,6 +30,16 @@
  * CANCELLED if the pod is still waiting, and ignores the handle otherwise
  * (the pod was answered, or is about to be: its one answer comes as usual).
  *
+ * Notices (SHM_ABI_VERSION 6): the daemon also tells a producer of things
+ * that happen to its placements, through its notices section: an array of
+ * SHMSCHED_NOTICES records of struct shmsched_notice after a 64-byte
+ * header whose first word, `consumed`, the producer writes (notices it has
+ * read, counting from 0). The daemon writes notice number s into record
+ * s % SHMSCHED_NOTICES only while s - consumed < SHMSCHED_NOTICES, then
+ * enqueues (s % SHMSCHED_NOTICES) | SHMSCHED_HANDLE_NOTICE on the
+ * completion ring. Kinds: SHMSCHED_NOTICE_EVICTED (the placement was
+ * preempted: its pod must stop; what it held is given back already).
+ *
  * Byte layout of struct shmsched_slot (little-endian, 640 bytes):
  *   offset  size  field
  *        0     8  cookie          producer's own id for the pod, returned as is
@@ -77,6 +87,34 @@
 /* A submit-ring handle with this bit set asks the daemon to cancel the
  * waiting pod in slot (handle & ~SHMSCHED_HANDLE_CANCEL); see above. */
 #define SHMSCHED_HANDLE_CANCEL (UINT64_C(1) << 63)
+/* A completion-ring handle with this bit set names notice record (handle &
+ * ~SHMSCHED_HANDLE_NOTICE), not a slot; see above. */
+#define SHMSCHED_HANDLE_NOTICE (UINT64_C(1) << 62)
+#define SHMSCHED_NOTICES 64u
+
+enum shmsched_notice_kind {
+	SHMSCHED_NOTICE_EVICTED = 1, /* placement_id was preempted */
+};
+#define SHMSCHED_NOTICE_VERSION 1u
+
+/* One notice, written by the daemon (256 bytes). */
+struct shmsched_notice {
+	uint32_t kind;          /* enum shmsched_notice_kind */
+	uint32_t version;       /* SHMSCHED_NOTICE_VERSION */
+	uint64_t placement_id;  /* the placement it is about */
+	uint64_t cookie;        /* that pod's cookie, as submitted */
+	uint32_t node_id;       /* its node */
+	uint32_t reserved;      /* 0 */
+	uint64_t complete_ns;   /* CLOCK_MONOTONIC when it happened */
+	char message[216];      /* why, NUL-terminated */
+};
+
+/* The notices section: this header, then SHMSCHED_NOTICES records. */
+struct shmsched_notices {
+	uint32_t consumed;      /* written by the producer: notices read */
+	uint32_t reserved[15];
+	struct shmsched_notice notice[SHMSCHED_NOTICES];
+};
 
 enum shmsched_status {
 	SHMSCHED_PENDING = 0,       /* not answered yet */
@@ -85,6 +123,8 @@ enum shmsched_status {
 	SHMSCHED_REJECTED = 3,      /* message: what was wrong with the slot */
 	SHMSCHED_CANCELLED = 4,     /* the daemon shut down before placing it, or
 				     * (a waiting pod) its producer cancelled it */
+	SHMSCHED_EVICTED = 5,       /* not a pod's answer: a notice that the
+				     * placement placement_id was preempted */
 };
 
 /* A request added to the template's: `resource` is an index in the
@@ -133,6 +173,7 @@ struct shmsched_slot {
 };
 
 _Static_assert(sizeof(struct shmsched_extra) == 16, "extra is 16 bytes");
+_Static_assert(sizeof(struct shmsched_notice) == 256, "a notice is 256 bytes");
 _Static_assert(sizeof(struct shmsched_slot) == 640, "a slot is 640 bytes");
 _Static_assert(__builtin_offsetof(struct shmsched_slot, deadline_ns) == 88,
 	       "deadline_ns at byte 88");

@@ -417,8 +417,10 @@ static void test_priority_order(void **state)
 	node_json(n0, sizeof(n0), "n0", 2, 4, false);
 	const char *nodes[] = {n0,
 		"{\"kind\":\"PriorityClass\",\"apiVersion\":\"scheduling.k8s.io/v1\","
-		"\"metadata\":{\"name\":\"batch\"},\"value\":-100}"};
-	write_nodes(nodes, 2);
+		"\"metadata\":{\"name\":\"batch\"},\"value\":-100}",
+		"{\"kind\":\"PriorityClass\",\"metadata\":{\"name\":\"top\"},"
+		"\"value\":5000}"};
+	write_nodes(nodes, 3);
 	struct daemon *d = start(1, 64, false);
 	struct shmsched_client *c = connect_to(sock);
 	struct shmsched_client *a = connect_to(admin);
@@ -447,7 +449,11 @@ static void test_priority_order(void **state)
 					       "was found"));
 		}
 	}
-	uint32_t plain = pod_template(c, "2", NULL);
+	/* The pod in the way is above both: nobody preempts it. */
+	uint32_t plain;
+	snprintf(json, sizeof(json), WITH_CLASS, "top");
+	assert_int_equal(shmsched_register_template(c, json, strlen(json), &plain, err,
+						    sizeof(err)), 0);
 	struct shmsched_result r[4];
 	submit(c, plain, 1, 0, 0);
 	assert_int_equal(await(c, r, 1, 5000), 1);
@@ -470,6 +476,88 @@ static void test_priority_order(void **state)
 	assert_int_equal(r[0].status, SHMSCHED_CANCELLED);
 	shmsched_disconnect(c);
 	shmsched_disconnect(a);
+}
+
+/* DefaultPreemption through the daemon: a waiting pod of priority 1000
+ * evicts the pod of priority 0 whose node it needs; the victim's owner
+ * (another producer) gets an EVICTED notice from poll naming the
+ * placement and cookie, and the placement is gone. A pod whose class
+ * says preemptionPolicy Never, and one of equal priority, wait instead. */
+static void test_preemption(void **state)
+{
+	(void)state;
+	char n0[512];
+	node_json(n0, sizeof(n0), "n0", 2, 4, false);
+	const char *nodes[] = {n0,
+		"{\"kind\":\"PriorityClass\",\"metadata\":{\"name\":\"high\"},"
+		"\"value\":1000}",
+		"{\"kind\":\"PriorityClass\",\"metadata\":{\"name\":\"polite\"},"
+		"\"value\":1000,\"preemptionPolicy\":\"Never\"}"};
+	write_nodes(nodes, 3);
+	struct daemon *d = start(1, 64, false);
+	struct shmsched_client *low = connect_to(sock), *hi = connect_to(sock);
+	char err[512], json[512];
+	uint32_t plain = pod_template(low, "2", NULL);
+	uint32_t tid[3];
+	const char *classes[] = {"high", "polite", NULL};
+	for (int i = 0; i < 3; i++) {
+		if (classes[i] != NULL)
+			snprintf(json, sizeof(json), WITH_CLASS, classes[i]);
+		else
+			snprintf(json, sizeof(json), "%s", "{\"kind\":\"Pod\","
+				 "\"metadata\":{\"name\":\"t\"},\"spec\":{\"containers\":"
+				 "[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":"
+				 "\"2\"}}}]}}");
+		assert_int_equal(shmsched_register_template(hi, json, strlen(json),
+							    &tid[i], err, sizeof(err)), 0);
+	}
+	struct shmsched_result r[4];
+	submit(low, plain, 77, 0, 0);
+	assert_int_equal(await(low, r, 1, 5000), 1);
+	assert_int_equal(r[0].status, SHMSCHED_PLACED);
+	uint64_t victim_id = r[0].placement_id;
+	/* Never, and equal priority: they wait, and nothing is evicted. */
+	submit(hi, tid[1], 1, SHMSCHED_WAIT, 0);
+	submit(hi, tid[2], 2, SHMSCHED_WAIT, 0);
+	AWAIT_STAT(d, pending_unschedulable, 2);
+	usleep(50000);
+	struct daemon_stats ds;
+	daemon_get_stats(d, &ds);
+	assert_int_equal(ds.victims, 0);
+	assert_int_equal(ds.placements, 1);
+	/* The high one evicts the low one's pod and takes its place. */
+	submit(hi, tid[0], 3, SHMSCHED_WAIT, 0);
+	assert_int_equal(await(hi, r, 1, 5000), 1);
+	assert_int_equal(r[0].cookie, 3);
+	assert_int_equal(r[0].status, SHMSCHED_PLACED);
+	uint64_t high_id = r[0].placement_id;
+	assert_int_equal(await(low, r, 1, 5000), 1);
+	assert_int_equal(r[0].status, SHMSCHED_EVICTED);
+	assert_int_equal(r[0].placement_id, victim_id);
+	assert_int_equal(r[0].cookie, 77);
+	print_message("preemption: the victim's owner read: %s\n", r[0].message);
+	assert_non_null(strstr(r[0].message, "preempted by a pod of priority 1000"));
+	assert_int_equal(shmsched_in_flight(low), 0);
+	assert_int_equal(shmsched_release(low, victim_id, err, sizeof(err)), -ENOENT);
+	daemon_get_stats(d, &ds);
+	assert_int_equal(ds.preempted, 1);
+	assert_int_equal(ds.victims, 1);
+	assert_int_equal(ds.notices, 1);
+	assert_int_equal(ds.placements, 1);
+	assert_int_equal(daemon_pods_on_nodes(d), 1);
+	assert_int_equal(daemon_overcommits(d), 0);
+	/* Its release frees the node: the two waiting pods get it in turn. */
+	assert_int_equal(shmsched_release(hi, high_id, err, sizeof(err)), 0);
+	assert_int_equal(await(hi, r, 1, 5000), 1);
+	assert_int_equal(r[0].status, SHMSCHED_PLACED);
+	daemon_stop(d, 1000, &ds);
+	assert_int_equal(await(hi, r, 1, 5000), 1);
+	assert_int_equal(r[0].status, SHMSCHED_CANCELLED);
+	print_message("preemption: %" PRIu64 " requests, %" PRIu64 " placed by "
+		      "preemption, %" PRIu64 " victims\n", ds.preemptions,
+		      ds.preempted, ds.victims);
+	shmsched_disconnect(low);
+	shmsched_disconnect(hi);
 }
 
 /* No pod waits forever: 3 producers keep 600 pods waiting on a cluster
@@ -578,6 +666,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_kill9_with_waiting, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_priority_order, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_preemption, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_no_pod_waits_forever, setup,
 						teardown),
 	};
