@@ -247,10 +247,13 @@ static bool answer(struct serve *s, unsigned w, struct producer *pr,
 	enum serve_attempt a = serve_attempt(s, w, pr, slot, &pod, 1, &r);
 	if (a == SERVE_ANSWERED)
 		return true;
-	if (wait_park(s->wait, w, pr, index, &pod, a == SERVE_GAVE_UP,
-		      change_head))
+	enum wait_park wp = wait_park(s->wait, w, pr, index, &pod,
+				      a == SERVE_GAVE_UP, change_head);
+	if (wp == WAIT_PARKED)
 		return false;
-	serve_unschedulable(s, w, slot, &r, NULL);
+	if (wp == WAIT_EXPIRED)
+		snprintf(why, sizeof(why), WAIT_DEADLINE_PREFIX, 1u, "");
+	serve_unschedulable(s, w, slot, &r, wp == WAIT_EXPIRED ? why : NULL);
 	return true;
 }
 

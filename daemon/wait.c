@@ -291,20 +291,22 @@ static unsigned take_notices(struct serve_wait *wt, unsigned w)
 	return k;
 }
 
-bool wait_park(struct serve_wait *wt, unsigned w, struct producer *pr,
-	       uint32_t index, const struct record_pod *pod, bool gave_up,
-	       uint64_t change_head)
+enum wait_park wait_park(struct serve_wait *wt, unsigned w, struct producer *pr,
+			 uint32_t index, const struct record_pod *pod, bool gave_up,
+			 uint64_t change_head)
 {
 	if (!wants_to_wait(wt, pod))
-		return false;
+		return WAIT_NOT;
 	uint64_t now = now_ns();
-	if (pod->deadline_ns != 0 && pod->deadline_ns <= now)
-		return false;
+	if (pod->deadline_ns != 0 && pod->deadline_ns <= now) {
+		stat_inc(&wt->w[w].st.timed_out);
+		return WAIT_EXPIRED;
+	}
 	struct wait_worker *ww = &wt->w[w];
 	uint32_t owner = pr->id / wt->workers;
 	uint32_t id = queue_id(ww->q, owner, index);
 	if (queue_where(ww->q, id) != QUEUE_OUT)
-		return false; /* cannot be: wait_holds() refused it before */
+		return WAIT_NOT; /* cannot be: wait_holds() refused it before */
 	park(wt, w, id, pr, pod, gave_up, change_head, now);
 	ww->key[owner] = key_of(pr);
 	stat_inc(&ww->st.waited);
@@ -314,7 +316,7 @@ bool wait_park(struct serve_wait *wt, unsigned w, struct producer *pr,
 		maybe_preempt(wt, w, id, pr, pod, codes);
 	}
 	publish_stats(wt, w);
-	return true;
+	return WAIT_PARKED;
 }
 
 bool wait_holds(struct serve_wait *wt, unsigned w, struct producer *pr,
@@ -414,8 +416,8 @@ static void retry(struct serve_wait *wt, unsigned w, uint32_t id, bool last,
 	}
 	if (last || (pod.deadline_ns != 0 && pod.deadline_ns <= now)) {
 		done(ww, id);
-		snprintf(why, sizeof(why), "its deadline passed after %u attempt%s: ",
-			 attempt, attempt == 1 ? "" : "s");
+		snprintf(why, sizeof(why), WAIT_DEADLINE_PREFIX, attempt,
+			 attempt == 1 ? "" : "s");
 		serve_unschedulable(wt->serve, w, slot, &r, why);
 		stat_inc(&ww->st.timed_out);
 		serve_complete(wt->serve, w, pr, &h, 1);

@@ -72,13 +72,21 @@ struct serve_wait *wait_create(struct serve *s, const struct serve_wait_config *
 			       unsigned workers);
 void wait_destroy(struct serve_wait *wt);
 
+enum wait_park {
+	WAIT_NOT = 0,     /* it does not wait: answer it UNSCHEDULABLE now */
+	WAIT_PARKED,      /* parked: not answered now */
+	WAIT_EXPIRED,     /* it would wait, but its deadline has passed: answer
+			   * it as a deadline's answer (WAIT_DEADLINE_PREFIX) */
+};
+#define WAIT_DEADLINE_PREFIX "its deadline passed after %u attempt%s: "
+
 /* After an attempt of slot `index` of `pr` that found no node (gave_up:
  * it lost every race): parks the pod when it may wait and its deadline
- * has not passed; returns whether it did (then it is not answered now).
- * change_head: the ledger's change head before the attempt. */
-bool wait_park(struct serve_wait *wt, unsigned w, struct producer *pr,
-	       uint32_t index, const struct record_pod *pod, bool gave_up,
-	       uint64_t change_head);
+ * has not passed. change_head: the ledger's change head before the
+ * attempt. */
+enum wait_park wait_park(struct serve_wait *wt, unsigned w, struct producer *pr,
+			 uint32_t index, const struct record_pod *pod, bool gave_up,
+			 uint64_t change_head);
 
 /* Whether slot `index` of `pr` holds a waiting pod (a producer that
  * submits it again breaks the hand-over: the daemon ignores that). */
