@@ -43,6 +43,7 @@ struct daemon {
 	struct queue_events *events; /* what wakes waiting pods */
 	struct evictor *evictor;     /* preemption's thread */
 	struct priority_classes classes; /* the cluster file's and admins' */
+	struct gang_table gangs;         /* PodGroups, likewise */
 	struct pool *pool;
 	struct control_server *server;
 	struct control_server *admin;
@@ -293,8 +294,8 @@ struct daemon *daemon_start(const struct daemon_config *cfg, char *err,
 		goto fail;
 	}
 	if (cfg->cluster_path != NULL &&
-	    priority_load_file(cfg->cluster_path, &d->classes, d->strings, err,
-			       err_len) < 0)
+	    priority_load_file(cfg->cluster_path, &d->classes, &d->gangs, d->strings,
+			       err, err_len) < 0)
 		goto fail;
 	d->meta->clean_stop = 0;
 
@@ -336,7 +337,7 @@ struct daemon *daemon_start(const struct daemon_config *cfg, char *err,
 	if (d->producers != NULL && d->events != NULL)
 		producers_set_events(d->producers, d->events);
 	if (d->producers != NULL)
-		producers_set_priority_classes(d->producers, &d->classes);
+		producers_set_priority_classes(d->producers, &d->classes, &d->gangs);
 	if (d->serve == NULL ||
 	    (d->persist != NULL && serve_set_persist(d->serve, d->persist) < 0)) {
 		snprintf(err, err_len, "out of memory");
@@ -503,6 +504,10 @@ void daemon_get_stats(struct daemon *d, struct daemon_stats *out)
 	out->queue_woken = ws.queue.woken;
 	out->queue_hints_skipped = ws.queue.hints_skipped;
 	out->queue_events = ws.queue.events;
+	out->gangs_placed = ws.gangs_placed;
+	out->gang_failures = ws.gang_failures;
+	out->gang_rollbacks = ws.gang_rollbacks;
+	out->gang_timeouts = ws.gang_timeouts;
 	out->preemptions = ws.preemptions;
 	out->preempted = ws.preempted;
 	out->victims = ws.victims;

@@ -188,6 +188,54 @@ int serve_place_held(struct serve *s, unsigned w, struct producer *pr,
 	return 0;
 }
 
+int serve_gang(struct serve *s, unsigned w, struct producer *const *prs,
+	       struct shmsched_slot *const *slots, const struct record_pod *const *pods,
+	       const uint32_t *attempts, unsigned n, struct resolve_result *r,
+	       unsigned *failed)
+{
+	struct serve_stats *st = &s->stats[w];
+	int64_t rec[GANG_MIN_MAX];
+	const struct pod_spec *specs[GANG_MIN_MAX] = {0};
+	unsigned taken = 0;
+	int rc = -ENOSPC;
+	if (n > GANG_MIN_MAX)
+		return -E2BIG;
+	/* Every placement's record first: a gang is placed only if the
+	 * daemon can remember all of it. */
+	for (; taken < n; taken++) {
+		rec[taken] = placements_take(s->placements);
+		if (rec[taken] < 0)
+			goto untake;
+		specs[taken] = &pods[taken]->spec;
+	}
+	uint64_t seq = ((uint64_t)w << 48) | st->seq;
+	st->seq += n;
+	rc = gang_place(s->engines[w], specs, n, seq, r, failed, &st->resolver);
+	if (rc != 0)
+		goto untake;
+	uint64_t now = now_ns();
+	for (unsigned i = 0; i < n; i++) {
+		uint32_t node = (uint32_t)r[i].placement.slot;
+		uint64_t id;
+		const struct placement_record *made = placements_prepare(
+			s->placements, (uint32_t)rec[i], node,
+			ledger_node_generation(s->ledger, node), specs[i],
+			&r[i].placement.devices, pods[i]->cookie, &id);
+		if (s->persist != NULL)
+			s->store_seq[w] = persist_placement(s->persist, id, made,
+							    prs[i]->owner);
+		placements_publish(s->placements, (uint32_t)rec[i], prs[i]->owner);
+		answer_placed(slots[i], node, now, &r[i].placement.devices, id);
+		stat_inc(&st->attempts[attempts_bucket(attempts[i])]);
+	}
+	return 0;
+
+untake:
+	while (taken-- > 0)
+		placements_untake(s->placements, (uint32_t)rec[taken]);
+	return rc;
+}
+
 struct ledger *serve_ledger(const struct serve *s)
 {
 	return s->ledger;
@@ -240,6 +288,16 @@ static bool answer(struct serve *s, unsigned w, struct producer *pr,
 	if (record_decode(slot, &t, s->res, &pod, why, sizeof(why)) < 0) {
 		stat_inc(&st->rejected);
 		answer_slot(slot, SHMSCHED_REJECTED, 0, now_ns(), why);
+		return true;
+	}
+	if (pod.spec.gang != 0) {
+		/* All of its gang or none: never placed alone. */
+		if (wait_gang(s->wait, w, pr, index, &pod) == WAIT_PARKED)
+			return false;
+		stat_inc(&st->rejected);
+		answer_slot(slot, SHMSCHED_REJECTED, 0, now_ns(), "its pod group "
+			    "cannot take it: the worker's gangs, or the gang's pods, are "
+			    "at their most");
 		return true;
 	}
 	struct resolve_result r;

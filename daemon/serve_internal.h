@@ -108,6 +108,17 @@ int serve_place_held(struct serve *s, unsigned w, struct producer *pr,
 		     struct shmsched_slot *slot, const struct pod_spec *spec,
 		     uint64_t cookie, uint32_t node, uint32_t attempt);
 
+/* A gang's attempt (bind/gang.h): pods[0..n) (n <= GANG_MIN_MAX), from
+ * slots[i] of prs[i], at their attempts[i]-th attempt, placed all or
+ * none. Returns 0 with every slot answered PLACED; 1 with nothing placed
+ * and *failed the pod that found no node (r[*failed]: gave_up, or the
+ * engine's diagnosis); -ENOSPC (not enough placement records), -ENOMEM,
+ * -E2BIG (too many): nothing placed. Slots are not handed back. */
+int serve_gang(struct serve *s, unsigned w, struct producer *const *prs,
+	       struct shmsched_slot *const *slots, const struct record_pod *const *pods,
+	       const uint32_t *attempts, unsigned n, struct resolve_result *r,
+	       unsigned *failed);
+
 struct ledger *serve_ledger(const struct serve *s);
 struct queue_events *serve_events(const struct serve *s);
 

@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "base/base.h"
 #include "bind/bind.h"
@@ -33,9 +34,30 @@
 /* podMaxInUnschedulablePodsDuration. */
 #define WAIT_MAX_UNSCHEDULABLE_NS (UINT64_C(300) * 1000000000u)
 
+/* A gang being gathered or waiting as one (GANGS_PER_WORKER per worker,
+ * a linear table: gangs are few and lookups come per gang pod). */
+#define GANGS_PER_WORKER 1024u
+
+struct wgang {
+	uint32_t gang;      /* its PodGroup's interned name; 0: a free entry */
+	uint32_t min;       /* minMember */
+	uint32_t timeout_s; /* for gathering minMember pods */
+	bool gathered;      /* had minMember pods once: waits as one now */
+	uint64_t first_ns;  /* when its first pod came */
+	uint32_t n;
+	uint32_t ids[GANG_MIN_MAX]; /* its pods in the queue */
+};
+
 struct wait_worker {
 	struct sched_queue *q;
 	uint64_t *key; /* [owners]: whose pods owner k's are; 0: none parked */
+	struct wgang *gangs;    /* [GANGS_PER_WORKER] */
+	uint32_t gangs_used;    /* entries below this may be taken */
+	uint32_t *gang_of;      /* [queue capacity]: its gang's entry + 1, 0 none
+				 * (mapped lazily: rarely touched) */
+	size_t gang_of_bytes;
+	struct record_pod *gang_pods;     /* [GANG_MIN_MAX] scratch */
+	struct resolve_result *gang_res;  /* [GANG_MIN_MAX] scratch */
 	bool preempting;             /* a request is with the evictor ... */
 	uint32_t preempt_id;         /* ... for this pod ... */
 	bool preempt_live;           /* ... which has not been answered since */
@@ -58,12 +80,31 @@ static uint64_t key_of(const struct producer *pr)
 	return producers_key(pr);
 }
 
+/* Takes pod `id` out of its gang, if it has one. */
+static void gang_leave(struct wait_worker *ww, uint32_t id)
+{
+	uint32_t gi = ww->gang_of[id];
+	if (gi == 0)
+		return;
+	ww->gang_of[id] = 0;
+	struct wgang *g = &ww->gangs[gi - 1];
+	for (uint32_t i = 0; i < g->n; i++)
+		if (g->ids[i] == id) {
+			g->ids[i] = g->ids[--g->n];
+			break;
+		}
+	if (g->n == 0)
+		memset(g, 0, sizeof(*g));
+}
+
 /* queue_done(), noting that a pod whose preemption is in flight has its
- * answer already: the reply then gives its node's room back. */
+ * answer already (the reply then gives its node's room back), and taking
+ * it out of its gang. */
 static void done(struct wait_worker *ww, uint32_t id)
 {
 	if (ww->preempting && ww->preempt_id == id)
 		ww->preempt_live = false;
+	gang_leave(ww, id);
 	queue_done(ww->q, id);
 }
 
@@ -91,9 +132,18 @@ struct serve_wait *wait_create(struct serve *s, const struct serve_wait_config *
 		.ledger = c->ledger,
 	};
 	for (unsigned i = 0; i < workers; i++) {
-		wt->w[i].q = queue_create(&qc, c->events);
-		wt->w[i].key = calloc(wt->owners, sizeof(uint64_t));
-		if (wt->w[i].q == NULL || wt->w[i].key == NULL)
+		struct wait_worker *ww = &wt->w[i];
+		ww->q = queue_create(&qc, c->events);
+		ww->key = calloc(wt->owners, sizeof(uint64_t));
+		ww->gangs = calloc(GANGS_PER_WORKER, sizeof(*ww->gangs));
+		ww->gang_pods = malloc(GANG_MIN_MAX * sizeof(*ww->gang_pods));
+		ww->gang_res = malloc(GANG_MIN_MAX * sizeof(*ww->gang_res));
+		ww->gang_of_bytes = (size_t)wt->owners * c->slots * sizeof(uint32_t);
+		void *m = mmap(NULL, ww->gang_of_bytes, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		ww->gang_of = m == MAP_FAILED ? NULL : m;
+		if (ww->q == NULL || ww->key == NULL || ww->gangs == NULL ||
+		    ww->gang_of == NULL || ww->gang_pods == NULL || ww->gang_res == NULL)
 			goto fail;
 	}
 	return wt;
@@ -111,6 +161,11 @@ void wait_destroy(struct serve_wait *wt)
 	for (unsigned i = 0; wt->w != NULL && i < wt->workers; i++) {
 		queue_destroy(wt->w[i].q);
 		free(wt->w[i].key);
+		free(wt->w[i].gangs);
+		free(wt->w[i].gang_pods);
+		free(wt->w[i].gang_res);
+		if (wt->w[i].gang_of != NULL)
+			munmap(wt->w[i].gang_of, wt->w[i].gang_of_bytes);
 	}
 	free(wt->w);
 	free(wt);
@@ -185,7 +240,7 @@ static void maybe_preempt(struct serve_wait *wt, unsigned w, uint32_t id,
 {
 	struct wait_worker *ww = &wt->w[w];
 	const struct pod_spec *sp = &pod->spec;
-	if (wt->cfg.evictor == NULL || ww->preempting ||
+	if (wt->cfg.evictor == NULL || ww->preempting || sp->gang != 0 ||
 	    (sp->priority_flags & POD_PREEMPT_NEVER) || sp->n_ports > 0 ||
 	    devices_wanted(sp) ||
 	    !(codes & (QUEUE_CODE(REASON_INSUFFICIENT) | QUEUE_CODE(REASON_TOO_MANY_PODS))) ||
@@ -291,6 +346,181 @@ static unsigned take_notices(struct serve_wait *wt, unsigned w)
 	return k;
 }
 
+/* --- gangs ------------------------------------------------------------- */
+
+/* The entry of gang `gang` (+1), made when `make`; 0 when none (or the
+ * table is full). */
+static uint32_t gang_entry(struct wait_worker *ww, uint32_t gang, bool make)
+{
+	uint32_t free_at = 0;
+	for (uint32_t i = 0; i < ww->gangs_used; i++) {
+		if (ww->gangs[i].gang == gang)
+			return i + 1;
+		if (ww->gangs[i].gang == 0 && free_at == 0)
+			free_at = i + 1;
+	}
+	if (!make)
+		return 0;
+	if (free_at == 0 && ww->gangs_used < GANGS_PER_WORKER)
+		free_at = ++ww->gangs_used;
+	if (free_at != 0)
+		ww->gangs[free_at - 1].gang = gang;
+	return free_at;
+}
+
+/* Answers gang pod `id` (out of its gang and the queue) with `status` and
+ * `why`, and hands it back. */
+static void gang_answer(struct serve_wait *wt, unsigned w, uint32_t id,
+			uint32_t status, const char *why)
+{
+	struct wait_worker *ww = &wt->w[w];
+	uint32_t owner = queue_owner(ww->q, id);
+	uint64_t h = queue_index(ww->q, id);
+	struct producer *pr = producers_get(serve_producers(wt->serve),
+					    owner * wt->workers + w);
+	done(ww, id);
+	answer_slot(&pr->region.slots[h], status, 0, now_ns(), why);
+	serve_complete(wt->serve, w, pr, &h, 1);
+}
+
+/* A gang's attempt: with at least minMember pods waiting, all of them
+ * are placed together or none is; then every one is answered PLACED, or
+ * every one waits again with the reasons of the pod that found no node
+ * (so the events that can help it wake them). */
+static void gang_try(struct serve_wait *wt, unsigned w, uint32_t gi, uint64_t now)
+{
+	struct wait_worker *ww = &wt->w[w];
+	struct wgang *g = &ww->gangs[gi - 1];
+	struct producers *p = serve_producers(wt->serve);
+	struct record_pod *pods = ww->gang_pods;
+	struct resolve_result *r = ww->gang_res;
+	struct producer *prs[GANG_MIN_MAX];
+	struct shmsched_slot *slots[GANG_MIN_MAX];
+	const struct record_pod *pp[GANG_MIN_MAX];
+	uint32_t ids[GANG_MIN_MAX], attempts[GANG_MIN_MAX];
+	char why[SHMSCHED_MESSAGE_MAX];
+	if (g->n < g->min)
+		return;
+	/* Every pod of it into its attempt, decoded (a slot rewritten into
+	 * something refused is answered so, and leaves the gang). */
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < g->n;) {
+		uint32_t id = g->ids[i];
+		if (queue_where(ww->q, id) != QUEUE_ATTEMPT)
+			queue_take(ww->q, id);
+		uint32_t owner = queue_owner(ww->q, id);
+		struct producer *pr = producers_get(p, owner * wt->workers + w);
+		struct shmsched_slot *slot = &pr->region.slots[queue_index(ww->q, id)];
+		struct record_templates t = {pr->templates, producers_templates(pr)};
+		if (record_decode(slot, &t, serve_res(wt->serve), &pods[n], why,
+				  sizeof(why)) < 0) {
+			stat_inc(&serve_stats_of(wt->serve, w)->rejected);
+			gang_answer(wt, w, id, SHMSCHED_REJECTED, why); /* swaps ids */
+			g = &ww->gangs[gi - 1];
+			continue;
+		}
+		prs[n] = pr;
+		slots[n] = slot;
+		pp[n] = &pods[n];
+		ids[n] = id;
+		attempts[n] = queue_attempts(ww->q, id);
+		n++;
+		i++;
+	}
+	stat_add(&ww->st.retries, n);
+	unsigned failed = 0;
+	uint64_t change_head = ledger_changes_head(wt->cfg.ledger);
+	int rc = n >= g->min ? serve_gang(wt->serve, w, prs, slots, pp, attempts, n, r,
+					  &failed)
+			     : 1;
+	if (rc == 0) {
+		for (uint32_t i = 0; i < n; i++) {
+			uint64_t h = queue_index(ww->q, ids[i]);
+			done(ww, ids[i]);
+			serve_complete(wt->serve, w, prs[i], &h, 1);
+		}
+		stat_add(&ww->st.placed, n);
+		stat_inc(&ww->st.gangs_placed);
+		return;
+	}
+	/* None placed: all wait again, as one, for what can help the one
+	 * that found no node. */
+	g->gathered = g->gathered || n >= g->min;
+	struct queue_pod qp = {.change_head = change_head};
+	if (n >= g->min && rc == 1 && !r[failed].gave_up)
+		engine_failure(serve_engine(wt->serve, w), &qp.codes, &qp.res);
+	else
+		qp.error = n >= g->min; /* lost races, or records: back off */
+	for (uint32_t i = 0; i < n; i++) {
+		qp.spec = &prs[i]->templates[pods[i].template_id - 1];
+		qp.priority = qp.spec->priority;
+		qp.deadline_ns = pods[i].deadline_ns;
+		queue_park(ww->q, ids[i], &qp, now);
+	}
+	stat_inc(&ww->st.gang_failures);
+	if (rc == 1 && n >= g->min && failed > 0)
+		stat_inc(&ww->st.gang_rollbacks);
+}
+
+enum wait_park wait_gang(struct serve_wait *wt, unsigned w, struct producer *pr,
+			 uint32_t index, const struct record_pod *pod)
+{
+	struct wait_worker *ww = &wt->w[w];
+	uint64_t now = now_ns();
+	uint32_t owner = pr->id / wt->workers;
+	uint32_t id = queue_id(ww->q, owner, index);
+	if (queue_where(ww->q, id) != QUEUE_OUT)
+		return WAIT_NOT;
+	uint32_t gi = gang_entry(ww, pod->spec.gang, true);
+	if (gi == 0 || ww->gangs[gi - 1].n == GANG_MIN_MAX)
+		return WAIT_NOT;
+	struct wgang *g = &ww->gangs[gi - 1];
+	if (g->n == 0) {
+		g->min = pod->spec.gang_min ? pod->spec.gang_min : 1;
+		g->timeout_s = pod->spec.gang_timeout_s;
+		g->first_ns = now;
+		g->gathered = false;
+	}
+	/* Parked without reasons: only its gang's attempt moves it, and a
+	 * node event its static filters pass. */
+	const struct pod_spec *tmpl = &pr->templates[pod->template_id - 1];
+	struct queue_pod qp = {.spec = tmpl, .priority = tmpl->priority,
+			       .deadline_ns = pod->deadline_ns};
+	queue_park(ww->q, id, &qp, now);
+	ww->key[owner] = key_of(pr);
+	ww->gang_of[id] = gi;
+	g->ids[g->n++] = id;
+	stat_inc(&ww->st.waited);
+	if (g->n >= g->min)
+		gang_try(wt, w, gi, now);
+	publish_stats(wt, w);
+	return WAIT_PARKED;
+}
+
+/* Gangs that did not gather minMember pods within their timeout: each of
+ * their pods answered UNSCHEDULABLE (coscheduling's Permit timeout). */
+static unsigned gang_timeouts(struct serve_wait *wt, unsigned w, uint64_t now)
+{
+	struct wait_worker *ww = &wt->w[w];
+	unsigned n = 0;
+	char why[SHMSCHED_MESSAGE_MAX];
+	for (uint32_t i = 0; i < ww->gangs_used; i++) {
+		struct wgang *g = &ww->gangs[i];
+		if (g->gang == 0 || g->gathered ||
+		    now - g->first_ns < (uint64_t)g->timeout_s * 1000000000u)
+			continue;
+		snprintf(why, sizeof(why), "pod group %s: %u of its minMember %u pods "
+			 "came within %u s", intern_str(wt->cfg.ctx->strings, g->gang),
+			 g->n, g->min, g->timeout_s);
+		stat_inc(&ww->st.gang_timeouts);
+		while (g->gang != 0 && g->n > 0) {
+			gang_answer(wt, w, g->ids[0], SHMSCHED_UNSCHEDULABLE, why);
+			n++;
+		}
+	}
+	return n;
+}
+
 enum wait_park wait_park(struct serve_wait *wt, unsigned w, struct producer *pr,
 			 uint32_t index, const struct record_pod *pod, bool gave_up,
 			 uint64_t change_head)
@@ -390,6 +620,25 @@ static void retry(struct serve_wait *wt, unsigned w, uint32_t id, bool last,
 	struct record_templates t = {pr->templates, producers_templates(pr)};
 	struct record_pod pod;
 	char why[SHMSCHED_MESSAGE_MAX];
+	uint32_t gi = ww->gang_of[id];
+	if (gi != 0) {
+		/* A gang's pod: never attempted alone. */
+		struct wgang *g = &ww->gangs[gi - 1];
+		if (last) {
+			snprintf(why, sizeof(why), "its deadline passed while its pod "
+				 "group %s waited (%u of minMember %u here)",
+				 intern_str(wt->cfg.ctx->strings, g->gang), g->n, g->min);
+			stat_inc(&ww->st.timed_out);
+			gang_answer(wt, w, id, SHMSCHED_UNSCHEDULABLE, why);
+		} else if (g->n >= g->min) {
+			gang_try(wt, w, gi, now);
+		} else {
+			const struct pod_spec *tmpl = queue_spec(ww->q, id);
+			struct queue_pod qp = {.spec = tmpl, .priority = tmpl->priority};
+			queue_park(ww->q, id, &qp, now);
+		}
+		return;
+	}
 	stat_inc(&ww->st.retries);
 	/* The producer's half again: it is the producer's own memory, which it
 	 * may have rewritten (breaking its side); checked as any slot. */
@@ -444,6 +693,8 @@ unsigned wait_poll(struct serve_wait *wt, unsigned w)
 	uint64_t now = now_ns();
 	done += forget_gone(wt, w);
 	done += take_replies(wt, w);
+	if (ww->gangs_used > 0)
+		done += gang_timeouts(wt, w, now);
 	const struct snapshot *snap = cluster_snapshot(engine_cluster(
 		serve_engine(wt->serve, w)));
 	done += queue_absorb(q, snap, now);

@@ -64,6 +64,10 @@ struct wait_stats {
 	uint64_t victims;       /* pods evicted for them */
 	uint64_t notices;       /* EVICTED notices written to producers */
 	uint64_t notices_dropped; /* ... that found the producer's notices full */
+	uint64_t gangs_placed;  /* gangs placed whole */
+	uint64_t gang_failures; /* gang attempts that placed none ... */
+	uint64_t gang_rollbacks; /* ... after committing some of it */
+	uint64_t gang_timeouts; /* gangs that did not gather minMember in time */
 	struct queue_stats queue; /* summed, gauges included */
 };
 
@@ -87,6 +91,16 @@ enum wait_park {
 enum wait_park wait_park(struct serve_wait *wt, unsigned w, struct producer *pr,
 			 uint32_t index, const struct record_pod *pod, bool gave_up,
 			 uint64_t change_head);
+
+/* A gang's pod (pod->spec.gang): never placed alone. It waits in the
+ * queue with its gang; once minMember of the gang's pods wait, all of them
+ * are placed together or none is (bind/gang.h), again on each wake-up;
+ * a gang that does not gather minMember pods within its timeout has its
+ * pods answered UNSCHEDULABLE. Returns WAIT_PARKED, or WAIT_NOT when the
+ * worker's gang table (GANGS_PER_WORKER) or the gang (GANG_MIN_MAX) is
+ * full: answer it REJECTED. */
+enum wait_park wait_gang(struct serve_wait *wt, unsigned w, struct producer *pr,
+			 uint32_t index, const struct record_pod *pod);
 
 /* Whether slot `index` of `pr` holds a waiting pod (a producer that
  * submits it again breaks the hand-over: the daemon ignores that). */

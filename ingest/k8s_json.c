@@ -2229,6 +2229,81 @@ static int pod_priority(struct decoder *d, const json_t *spec)
 	return 0;
 }
 
+/* coscheduling's label scheduling.x-k8s.io/pod-group: the pod's gang is
+ * the PodGroup of that name in its namespace (ingest/pod_groups.h). */
+#define GANG_LABEL "scheduling.x-k8s.io/pod-group"
+
+static int pod_gang(struct decoder *d, const json_t *obj, const char *ns,
+		    size_t ns_len)
+{
+	json_t *meta = json_object_get(obj, "metadata");
+	json_t *labels = json_is_object(meta) ? json_object_get(meta, "labels") : NULL;
+	json_t *v = json_is_object(labels) ? json_object_get(labels, GANG_LABEL) : NULL;
+	if (v == NULL || !json_is_string(v) || json_string_length(v) == 0)
+		return 0; /* the labels' own checks reported any other type */
+	char full[INTERN_MAX_LEN + 1];
+	size_t len = json_string_length(v);
+	if (ns_len + 1 + len > INTERN_MAX_LEN)
+		return fail_at(d, "metadata.labels", -EINVAL, GANG_LABEL ": too long");
+	memcpy(full, ns, ns_len);
+	full[ns_len] = '/';
+	memcpy(full + ns_len + 1, json_string_value(v), len);
+	size_t mark = path_field(d, "metadata.labels");
+	int rc = intern_here(d, full, ns_len + 1 + len, &d->pod.gang);
+	path_pop(d, mark);
+	return rc;
+}
+
+/* A PodGroup: to the visitor, or skipped when it takes none. */
+static int decode_pod_group(struct decoder *d, const json_t *obj)
+{
+	struct k8s_pod_group pg = {0};
+	const char *ns, *name;
+	size_t ns_len, name_len;
+	json_t *spec, *v;
+	int rc = object_name(d, obj, "podgroup", true, &ns, &ns_len, &name, &name_len);
+	if (rc < 0)
+		return rc;
+	if (ns_len + 1 + name_len > INTERN_MAX_LEN)
+		return fail_at(d, "metadata.name", -EINVAL, "namespace and name are "
+			       "longer than %u bytes", INTERN_MAX_LEN);
+	char full[INTERN_MAX_LEN + 1];
+	memcpy(full, ns, ns_len);
+	full[ns_len] = '/';
+	memcpy(full + ns_len + 1, name, name_len);
+	size_t mark = path_field(d, "metadata.name");
+	rc = intern_here(d, full, ns_len + 1 + name_len, &pg.name);
+	path_pop(d, mark);
+	if (rc == 0)
+		rc = get(d, obj, "spec", W_OBJECT, &spec);
+	if (rc < 0)
+		return rc;
+	if (spec == NULL)
+		return fail_at(d, "spec", -EINVAL, "missing");
+	mark = path_field(d, "spec");
+	rc = get(d, spec, "minMember", W_INT, &v);
+	if (rc == 0 && (v == NULL || json_integer_value(v) < 1 ||
+			json_integer_value(v) > 100000))
+		rc = fail_at(d, "minMember", -EINVAL, "%s: expected 1..100000",
+			     v == NULL ? "missing" : "out of range");
+	if (rc == 0)
+		pg.min_member = (uint32_t)json_integer_value(v);
+	if (rc == 0)
+		rc = get(d, spec, "scheduleTimeoutSeconds", W_INT, &v);
+	if (rc == 0 && v != NULL && (json_integer_value(v) < 1 ||
+				     json_integer_value(v) > 86400))
+		rc = fail_at(d, "scheduleTimeoutSeconds", -EINVAL, "%" JSON_INTEGER_FORMAT
+			     ": expected 1..86400", json_integer_value(v));
+	if (rc == 0 && v != NULL)
+		pg.timeout_s = (uint32_t)json_integer_value(v);
+	path_pop(d, mark);
+	if (rc < 0 || d->v->pod_group == NULL)
+		return rc;
+	if (d->err != NULL && d->err_len > 0)
+		d->err[0] = '\0';
+	return visited(d, d->v->pod_group(d->v->arg, &pg, d->err, d->err_len));
+}
+
 /* A PriorityClass: to the visitor, or skipped when it takes none. */
 static int decode_priority_class(struct decoder *d, const json_t *obj)
 {
@@ -2313,6 +2388,8 @@ static int decode_pod(struct decoder *d, const json_t *obj, size_t index)
 		rc = pod_devices(d, obj);
 	if (rc == 0)
 		rc = pod_group_fields(d, obj, spec, ns, ns_len);
+	if (rc == 0)
+		rc = pod_gang(d, obj, ns, ns_len);
 	if (rc < 0)
 		return rc;
 
@@ -2335,8 +2412,8 @@ static int decode_list(struct decoder *d, const json_t *obj, const char *kind)
 	size_t i;
 	const char *item_kind = strcmp(kind, "NodeList") == 0 ? "Node" :
 				strcmp(kind, "PodList") == 0  ? "Pod" :
-				strcmp(kind, "PriorityClassList") == 0 ? "PriorityClass"
-								       : NULL;
+				strcmp(kind, "PriorityClassList") == 0 ? "PriorityClass" :
+				strcmp(kind, "PodGroupList") == 0 ? "PodGroup" : NULL;
 	int rc = get(d, obj, "items", W_ARRAY, &items);
 	if (rc < 0 || items == NULL)
 		return rc;
@@ -2369,7 +2446,8 @@ static int decode_item(struct decoder *d, const json_t *obj, const char *list_ki
 	if (top && (str_is(kind, kind_len, "List") ||
 		    str_is(kind, kind_len, "NodeList") ||
 		    str_is(kind, kind_len, "PodList") ||
-		    str_is(kind, kind_len, "PriorityClassList")))
+		    str_is(kind, kind_len, "PriorityClassList") ||
+		    str_is(kind, kind_len, "PodGroupList")))
 		return decode_list(d, obj, kind);
 	size_t index = d->index++;
 	if (kind_len == 0 && list_kind != NULL) {
@@ -2390,7 +2468,9 @@ static int decode_item(struct decoder *d, const json_t *obj, const char *list_ki
 		return decode_pod(d, obj, index);
 	if (str_is(kind, kind_len, "PriorityClass"))
 		return decode_priority_class(d, obj);
-	return fail_at(d, "kind", -EINVAL, "%s is not Node, Pod or PriorityClass%s",
+	if (str_is(kind, kind_len, "PodGroup"))
+		return decode_pod_group(d, obj);
+	return fail_at(d, "kind", -EINVAL, "%s is not Node, Pod, PriorityClass or PodGroup%s",
 		       show_str(kind, kind_len, q, sizeof(q)),
 		       top ? ", nor a list of them" : "");
 }

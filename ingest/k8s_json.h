@@ -1,7 +1,7 @@
 /* Kubernetes Node and Pod objects in JSON, into the model (shm/model.h).
  *
- * A file may hold one object (Node, Pod, PriorityClass, or a List /
- * NodeList / PodList / PriorityClassList of them), a JSON array of
+ * A file may hold one object (Node, Pod, PriorityClass, PodGroup, or a
+ * List / NodeList / PodList / PriorityClassList / PodGroupList of them), a JSON array of
  * objects, or JSON Lines (one object per line). A pod's spec.priority,
  * priorityClassName and preemptionPolicy are read as given; resolving a
  * class name to its value is ingest/priority.h's.
@@ -66,6 +66,15 @@ struct k8s_priority_class {
 	bool preempt_never;
 };
 
+/* A PodGroup (coscheduling, scheduling.x-k8s.io/v1alpha1): its
+ * "namespace/name" (interned), spec.minMember (>= 1) and
+ * spec.scheduleTimeoutSeconds (0: not given). */
+struct k8s_pod_group {
+	uint32_t name;
+	uint32_t min_member;
+	uint32_t timeout_s;
+};
+
 /* Called once per object, in file order. A negative return stops the load
  * and is returned by k8s_load_*; the visitor writes its own message into
  * `err` first when it has one. */
@@ -77,6 +86,9 @@ struct k8s_visitor {
 	/* PriorityClass objects; NULL: they are skipped. */
 	int (*priority_class)(void *arg, const struct k8s_priority_class *pc,
 			      char *err, size_t err_len);
+	/* PodGroup objects; NULL: they are skipped. */
+	int (*pod_group)(void *arg, const struct k8s_pod_group *pg, char *err,
+			 size_t err_len);
 };
 
 /* Loads a file (see above). `name` in messages is the path as given.

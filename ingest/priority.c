@@ -154,8 +154,54 @@ static int skip_pod(void *arg, const struct pod_spec *pod,
 	return 0;
 }
 
+int gang_table_put(struct gang_table *t, const struct intern *strings,
+		   const struct k8s_pod_group *pg, char *err, size_t err_len)
+{
+	if (pg->min_member > GANG_MIN_MAX)
+		return errmsg_rc(-EINVAL, err, err_len, "PodGroup %s: minMember %u: "
+				 "at most %u", intern_str(strings, pg->name),
+				 pg->min_member, GANG_MIN_MAX);
+	for (uint32_t i = 0; i < t->n; i++)
+		if (t->g[i].name == pg->name) {
+			t->g[i] = *pg;
+			return 0;
+		}
+	if (t->n == GANG_TABLE_MAX)
+		return errmsg_rc(-ENOSPC, err, err_len, "PodGroup %s: %u PodGroups "
+				 "already, the most kept", intern_str(strings, pg->name),
+				 GANG_TABLE_MAX);
+	t->g[t->n++] = *pg;
+	return 0;
+}
+
+int gang_resolve(const struct gang_table *t, const struct intern *strings,
+		 struct pod_spec *pod, char *err, size_t err_len)
+{
+	if (pod->gang == 0)
+		return 0;
+	for (uint32_t i = 0; t != NULL && i < t->n; i++)
+		if (t->g[i].name == pod->gang) {
+			pod->gang_min = t->g[i].min_member;
+			pod->gang_timeout_s = t->g[i].timeout_s ? t->g[i].timeout_s
+								: GANG_TIMEOUT_DEFAULT_S;
+			return 0;
+		}
+	return errmsg_rc(-EINVAL, err, err_len, "metadata.labels: "
+			 "scheduling.x-k8s.io/pod-group: no PodGroup %s was declared",
+			 intern_str(strings, pod->gang));
+}
+
+int priority_loader_visit_group(void *arg, const struct k8s_pod_group *pg,
+				char *err, size_t err_len)
+{
+	struct priority_loader *l = arg;
+	return l->gangs != NULL ? gang_table_put(l->gangs, l->strings, pg, err, err_len)
+				: 0;
+}
+
 int priority_load_file(const char *path, struct priority_classes *t,
-		       struct intern *strings, char *err, size_t err_len)
+		       struct gang_table *gangs, struct intern *strings, char *err,
+		       size_t err_len)
 {
 	/* A cluster file's pods carry anything (k8s_ctx.cluster_file), and
 	 * their resources are the cluster loader's concern: a private table
@@ -163,8 +209,9 @@ int priority_load_file(const char *path, struct priority_classes *t,
 	static struct res_names res;
 	res_names_init(&res);
 	struct k8s_ctx kc = {.strings = strings, .res = &res, .cluster_file = true};
-	struct priority_loader l = {t, strings};
+	struct priority_loader l = {t, strings, gangs};
 	struct k8s_visitor v = {.arg = &l, .node = skip_node, .pod = skip_pod,
-				.priority_class = priority_loader_visit};
+				.priority_class = priority_loader_visit,
+				.pod_group = priority_loader_visit_group};
 	return k8s_load_file(path, &kc, &v, err, err_len);
 }

@@ -67,15 +67,46 @@ int priority_resolve(const struct priority_classes *t, const struct intern *stri
 struct priority_loader {
 	struct priority_classes *classes;
 	const struct intern *strings;
+	struct gang_table *gangs; /* may be NULL: PodGroups skipped */
 };
 int priority_loader_visit(void *arg, const struct k8s_priority_class *pc,
 			  char *err, size_t err_len);
+/* The same for PodGroups (arg: a struct priority_loader). */
+int priority_loader_visit_group(void *arg, const struct k8s_pod_group *pg,
+				char *err, size_t err_len);
 
-/* Puts every PriorityClass of the Kubernetes JSON file `path` into `t`
- * (its Nodes and Pods are skipped): the daemon reads its cluster file's
- * classes at every start, also when it resumes a state region. Returns
- * 0, or a negative errno with a message in err. */
+/* PodGroups (coscheduling's scheduling.x-k8s.io/v1alpha1), what a pod's
+ * label scheduling.x-k8s.io/pod-group names: at least minMember pods of
+ * the group are placed together or none is (daemon/wait.c, bind/gang.c),
+ * and the first waits scheduleTimeoutSeconds (GANG_TIMEOUT_DEFAULT_S when
+ * not given) for the others. A PodGroup may be declared again (it
+ * replaces the old one for pods registered later). */
+#define GANG_TABLE_MAX 4096u
+#define GANG_TIMEOUT_DEFAULT_S 60u /* coscheduling's permitWaitingTimeSeconds */
+#define GANG_MIN_MAX 256u          /* members placed together, at most */
+
+struct gang_table {
+	uint32_t n;
+	struct k8s_pod_group g[GANG_TABLE_MAX];
+};
+
+/* Returns 0, or -ENOSPC / -EINVAL (minMember above GANG_MIN_MAX) with a
+ * message. */
+int gang_table_put(struct gang_table *t, const struct intern *strings,
+		   const struct k8s_pod_group *pg, char *err, size_t err_len);
+
+/* Sets pod->gang_min and gang_timeout_s from its PodGroup. Returns 0 (no
+ * gang: nothing to do), or -EINVAL with a message when no PodGroup of
+ * that name was declared. */
+int gang_resolve(const struct gang_table *t, const struct intern *strings,
+		 struct pod_spec *pod, char *err, size_t err_len);
+
+/* Puts every PriorityClass and PodGroup of the Kubernetes JSON file `path`
+ * into `t` and `gangs` (its Nodes and Pods are skipped): the daemon reads
+ * its cluster file's at every start, also when it resumes a state region.
+ * Returns 0, or a negative errno with a message in err. */
 int priority_load_file(const char *path, struct priority_classes *t,
-		       struct intern *strings, char *err, size_t err_len);
+		       struct gang_table *gangs, struct intern *strings, char *err,
+		       size_t err_len);
 
 #endif

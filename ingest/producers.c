@@ -61,6 +61,7 @@ struct producers {
 	struct producers_persist persist; /* what the store hears */
 	struct queue_events *events;      /* what waiting pods hear; may be NULL */
 	struct priority_classes *classes; /* PriorityClasses; may be NULL */
+	struct gang_table *gangs;         /* PodGroups; may be NULL */
 	struct resync_hooks resync_hooks; /* the same, as a resync takes it */
 	struct intern *strings; /* written here, read by workers */
 	struct res_names *res;  /* likewise */
@@ -370,6 +371,9 @@ static void handle_template(struct producers *p, enum producer_role role,
 		rc = priority_resolve(p->classes != NULL ? p->classes : &none,
 				      p->strings, &pod, false, err + n,
 				      sizeof(err) - (size_t)n);
+		if (rc == 0)
+			rc = gang_resolve(p->gangs, p->strings, &pod, err + n,
+					  sizeof(err) - (size_t)n);
 	}
 	if (rc < 0) {
 		/* Nothing of a refused template stays: the strings it named
@@ -688,9 +692,11 @@ static void handle_resync(struct producers *p, struct control_server *s,
 }
 
 void producers_set_priority_classes(struct producers *p,
-				    struct priority_classes *classes)
+				    struct priority_classes *classes,
+				    struct gang_table *gangs)
 {
 	p->classes = classes;
+	p->gangs = gangs;
 }
 
 /* OP_PRIORITY_CLASS: PriorityClasses declared by an admin. */
@@ -707,6 +713,14 @@ static int count_class(void *arg, const struct k8s_priority_class *pc, char *err
 	return priority_loader_visit(&c->l, pc, err, err_len);
 }
 
+static int count_group(void *arg, const struct k8s_pod_group *pg, char *err,
+		       size_t err_len)
+{
+	struct class_count *c = arg;
+	c->seen++;
+	return priority_loader_visit_group(&c->l, pg, err, err_len);
+}
+
 static void handle_priority_class(struct producers *p, struct control_server *s,
 				  uint64_t conn, uint32_t rid, const void *body,
 				  uint32_t len)
@@ -719,16 +733,17 @@ static void handle_priority_class(struct producers *p, struct control_server *s,
 	}
 	struct intern_mark mark;
 	intern_mark(p->strings, &mark);
-	struct class_count c = {{p->classes, p->strings}, 0};
+	struct class_count c = {{p->classes, p->strings, p->gangs}, 0};
 	struct k8s_ctx kc = {.strings = p->strings, .res = p->res,
 			     .no_new_resources = true};
-	struct k8s_visitor v = {.arg = &c, .priority_class = count_class};
+	struct k8s_visitor v = {.arg = &c, .priority_class = count_class,
+				.pod_group = count_group};
 	int rc = k8s_load_buffer("priority class", body, len, &kc, &v, err,
 				 sizeof(err));
 	if (rc == 0 && c.seen == 0) {
 		rc = -EINVAL;
-		snprintf(err, sizeof(err), "priority class: no PriorityClass in the "
-			 "request");
+		snprintf(err, sizeof(err), "priority class: no PriorityClass or "
+			 "PodGroup in the request");
 	}
 	if (rc < 0) {
 		intern_rollback(p->strings, &mark);

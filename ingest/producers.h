@@ -102,12 +102,15 @@ void producers_set_state(struct producers *p, struct state_meta *meta,
 			 const struct producers_persist *persist);
 
 struct priority_classes;
-/* The PriorityClasses templates' priorityClassName resolve against
+struct gang_table;
+/* The PriorityClasses templates' priorityClassName resolve against, and
+ * the PodGroups their scheduling.x-k8s.io/pod-group label names
  * (ingest/priority.h), which OP_PRIORITY_CLASS adds to; owned by the
  * caller, written only by the control thread from now on. Before the
  * control sockets start; NULL: none (names are refused, priority 0). */
 void producers_set_priority_classes(struct producers *p,
-				    struct priority_classes *classes);
+				    struct priority_classes *classes,
+				    struct gang_table *gangs);
 
 /* The ring where releases, node events and resyncs are published for the
  * waiting pods (workers/queue.h), after each change is visible. Before

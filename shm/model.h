@@ -182,6 +182,13 @@ struct pod_spec {
 	int32_t priority;
 	uint32_t priority_class; /* interned spec.priorityClassName; 0: none */
 	uint8_t priority_flags;  /* POD_PRIORITY_GIVEN, POD_PREEMPT_NEVER, ... */
+	/* A gang (coscheduling's label scheduling.x-k8s.io/pod-group): the
+	 * interned "namespace/name" of its PodGroup, 0 none; how many of its
+	 * pods must be placed together, and how long the first waits for the
+	 * rest (ingest/pod_groups.h fills these from the PodGroup). */
+	uint32_t gang;
+	uint32_t gang_min;
+	uint32_t gang_timeout_s;
 
 	/* --- everything below is the equivalence class --- */
 	uint32_t node_name; /* spec.nodeName; 0 = unset */

@@ -646,6 +646,20 @@ uint32_t queue_pop(struct sched_queue *q, uint64_t now)
 	return id;
 }
 
+int queue_take(struct sched_queue *q, uint32_t id)
+{
+	if (id >= q->capacity)
+		return -EINVAL;
+	struct qentry *x = &q->e[id];
+	if (x->where == QUEUE_OUT || x->where == QUEUE_ATTEMPT)
+		return -EINVAL;
+	unlist(q, id);
+	x->where = QUEUE_ATTEMPT;
+	x->attempts++;
+	q->st.popped++;
+	return 0;
+}
+
 bool queue_done(struct sched_queue *q, uint32_t id)
 {
 	if (id >= q->capacity || q->e[id].where == QUEUE_OUT)

@@ -215,6 +215,11 @@ unsigned queue_tick(struct sched_queue *q, uint64_t now);
  * queue_park() or queue_done(). QUEUE_NONE when there is none. */
 uint32_t queue_pop(struct sched_queue *q, uint64_t now);
 
+/* Takes queued pod `id` out of its list for an attempt made now, as
+ * queue_pop() would (a gang attempts its members together). Returns 0,
+ * or -EINVAL when it is not queued (out, or in its attempt already). */
+int queue_take(struct sched_queue *q, uint32_t id);
+
 /* Pod `id` is answered (placed, or anything else): forgotten, from any
  * state. Returns true when it was queued or in an attempt. */
 bool queue_done(struct sched_queue *q, uint32_t id);

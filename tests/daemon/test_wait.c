@@ -560,6 +560,187 @@ static void test_preemption(void **state)
 	shmsched_disconnect(hi);
 }
 
+/* A Pod JSON of `cpu` cores in pod group `group` (its gang). */
+static uint32_t gang_template(struct shmsched_client *c, const char *group,
+			      const char *cpu)
+{
+	char json[512], err[512];
+	snprintf(json, sizeof(json), "{\"kind\":\"Pod\",\"metadata\":{\"name\":"
+		 "\"t\",\"labels\":{\"scheduling.x-k8s.io/pod-group\":\"%s\"}},"
+		 "\"spec\":{\"containers\":[{\"name\":\"c\",\"resources\":"
+		 "{\"requests\":{\"cpu\":\"%s\"}}}]}}", group, cpu);
+	uint32_t tid;
+	if (shmsched_register_template(c, json, strlen(json), &tid, err, sizeof(err)) < 0)
+		fail_msg("gang template %s: %s", group, err);
+	return tid;
+}
+
+/* Gangs, by hand: three pods of 3 cpu on two nodes of 4 cpu cannot all be
+ * placed, so none is (the two that fit are rolled back: nothing on the
+ * nodes); a third node places all three at once. A gang that gathers 2
+ * of its minMember 3 within its 1 s timeout has both answered so. A
+ * template naming no declared PodGroup is refused. */
+static void test_gang_by_hand(void **state)
+{
+	(void)state;
+	char n0[512], n1[512];
+	node_json(n0, sizeof(n0), "n0", 4, 8, false);
+	node_json(n1, sizeof(n1), "n1", 4, 8, false);
+	const char *nodes[] = {n0, n1,
+		"{\"kind\":\"PodGroup\",\"apiVersion\":\"scheduling.x-k8s.io/v1alpha1\","
+		"\"metadata\":{\"name\":\"trio\"},\"spec\":{\"minMember\":3}}",
+		"{\"kind\":\"PodGroup\",\"metadata\":{\"name\":\"slow\"},"
+		"\"spec\":{\"minMember\":3,\"scheduleTimeoutSeconds\":1}}"};
+	write_nodes(nodes, 4);
+	struct daemon *d = start(1, 64, false);
+	struct shmsched_client *c = connect_to(sock), *a = connect_to(admin);
+	char err[512], json[512];
+	uint32_t trio = gang_template(c, "trio", "3");
+	uint32_t slow = gang_template(c, "slow", "100m");
+	snprintf(json, sizeof(json), "{\"kind\":\"Pod\",\"metadata\":{\"name\":"
+		 "\"t\",\"labels\":{\"scheduling.x-k8s.io/pod-group\":\"nope\"}},"
+		 "\"spec\":{\"containers\":[{\"name\":\"c\"}]}}");
+	uint32_t tid;
+	assert_int_equal(shmsched_register_template(c, json, strlen(json), &tid, err,
+						    sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "no PodGroup default/nope was declared"));
+	struct shmsched_result r[4];
+	for (uint64_t k = 0; k < 3; k++)
+		submit(c, trio, k, 0, 0); /* a gang's pods wait without asking */
+	AWAIT_STAT(d, pending_unschedulable, 3);
+	AWAIT_STAT(d, gang_failures, 1);
+	AWAIT_STAT(d, gang_rollbacks, 1); /* two were committed, then given back */
+	assert_int_equal(daemon_pods_on_nodes(d), 0);
+	assert_int_equal(await(c, r, 1, 200), 0);
+	char n2[512];
+	node_json(n2, sizeof(n2), "n2", 4, 8, false);
+	assert_int_equal(shmsched_node_event(a, SHMSCHED_NODE_ADD, n2, strlen(n2), err,
+					     sizeof(err)), 0);
+	assert_int_equal(await(c, r, 3, 5000), 3);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(r[i].status, SHMSCHED_PLACED);
+	assert_int_equal(daemon_pods_on_nodes(d), 3);
+	submit(c, slow, 10, 0, 0);
+	submit(c, slow, 11, 0, 0);
+	assert_int_equal(await(c, r, 2, 5000), 2);
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(r[i].status, SHMSCHED_UNSCHEDULABLE);
+		assert_non_null(strstr(r[i].message, "pod group default/slow: 2 of its "
+				       "minMember 3 pods came within 1 s"));
+	}
+	struct daemon_stats ds;
+	daemon_stop(d, 1000, &ds);
+	assert_int_equal(ds.gangs_placed, 1);
+	assert_int_equal(ds.gang_timeouts, 1);
+	shmsched_disconnect(c);
+	shmsched_disconnect(a);
+}
+
+/* Gangs under concurrent workers: 4 producers on 2 workers, 40 gangs of
+ * 4 pods of 1 cpu on 16 cpu: at most 4 gangs fit at a time, and gangs
+ * placed are released whole a little later. Two workers commit gangs on
+ * the same nodes at once, so attempts collide and roll back. The
+ * invariant: no gang ever has some pods PLACED and others answered
+ * otherwise, and every gang ends placed whole (partial gangs: 0). */
+static void test_gangs_all_or_nothing(void **state)
+{
+	(void)state;
+	enum { PRODUCERS = 4, GANGS = 10, SIZE = 4, ALL = PRODUCERS * GANGS };
+	char nodes_json[4][512];
+	static char groups[ALL][256];
+	const char *items[4 + ALL];
+	for (int i = 0; i < 4; i++) {
+		char name[8];
+		snprintf(name, sizeof(name), "n%d", i);
+		node_json(nodes_json[i], sizeof(nodes_json[i]), name, 4, 64, false);
+		items[i] = nodes_json[i];
+	}
+	for (int g = 0; g < ALL; g++) {
+		snprintf(groups[g], sizeof(groups[g]), "{\"kind\":\"PodGroup\","
+			 "\"metadata\":{\"name\":\"g%d\"},\"spec\":{\"minMember\":%d}}",
+			 g, SIZE);
+		items[4 + g] = groups[g];
+	}
+	write_nodes(items, 4 + ALL);
+	struct daemon *d = start(2, 256, false);
+	struct shmsched_client *c[PRODUCERS];
+	static uint8_t placed[ALL], other[ALL];
+	static uint64_t ids[ALL][SIZE];
+	static uint64_t whole_at[ALL];
+	memset(placed, 0, sizeof(placed));
+	memset(other, 0, sizeof(other));
+	memset(whole_at, 0, sizeof(whole_at));
+	for (int p = 0; p < PRODUCERS; p++) {
+		c[p] = connect_to(sock);
+		for (int g = 0; g < GANGS; g++) {
+			char name[16];
+			int gid = p * GANGS + g;
+			snprintf(name, sizeof(name), "g%d", gid);
+			uint32_t tid = gang_template(c[p], name, "1");
+			for (int k = 0; k < SIZE; k++)
+				submit(c[p], tid, (uint64_t)gid * SIZE + (uint64_t)k, 0, 0);
+		}
+	}
+	unsigned whole = 0, released = 0;
+	uint64_t over = 0;
+	uint64_t end = now_ns() + UINT64_C(60) * 1000000000u;
+	while (released < ALL && now_ns() < end) {
+		for (int p = 0; p < PRODUCERS; p++) {
+			struct shmsched_result r[64];
+			int n = shmsched_poll(c[p], r, 64);
+			assert_true(n >= 0);
+			for (int k = 0; k < n; k++) {
+				int gid = (int)(r[k].cookie / SIZE);
+				assert_true(gid >= p * GANGS && gid < (p + 1) * GANGS);
+				if (r[k].status != SHMSCHED_PLACED) {
+					other[gid]++;
+					continue;
+				}
+				ids[gid][placed[gid]++] = r[k].placement_id;
+				if (placed[gid] == SIZE) {
+					whole++;
+					whole_at[gid] = now_ns();
+				}
+			}
+			/* A whole gang runs 5 ms, then ends whole. */
+			for (int g = p * GANGS; g < (p + 1) * GANGS; g++) {
+				if (whole_at[g] == 0 || now_ns() - whole_at[g] < 5000000)
+					continue;
+				char err[256];
+				for (int k = 0; k < SIZE; k++)
+					assert_int_equal(shmsched_release(c[p], ids[g][k], err,
+									  sizeof(err)), 0);
+				whole_at[g] = 0;
+				released++;
+			}
+		}
+		over += daemon_overcommits(d);
+		usleep(500);
+	}
+	unsigned partial = 0;
+	for (int g = 0; g < ALL; g++)
+		partial += (placed[g] != 0 && placed[g] != SIZE) ||
+			   (placed[g] != 0 && other[g] != 0);
+	struct daemon_stats ds;
+	daemon_get_stats(d, &ds);
+	print_message("gangs: %d gangs of %d on 2 workers: %u placed whole, %u "
+		      "released, %" PRIu64 " attempts placed none (%" PRIu64 " after "
+		      "committing some), partial gangs %u, overcommits %" PRIu64 "\n",
+		      ALL, SIZE, whole, released, ds.gang_failures, ds.gang_rollbacks,
+		      partial, over);
+	assert_int_equal(partial, 0);
+	assert_int_equal(whole, ALL);
+	assert_int_equal(released, ALL);
+	assert_int_equal(over, 0);
+	assert_int_equal(ds.gangs_placed, ALL);
+	assert_true(ds.gang_failures > 0); /* gangs did wait and retry */
+	assert_true(ds.gang_rollbacks > 0); /* some had committed part of it */
+	assert_int_equal(daemon_pods_on_nodes(d), 0);
+	daemon_stop(d, 1000, &ds);
+	for (int p = 0; p < PRODUCERS; p++)
+		shmsched_disconnect(c[p]);
+}
+
 /* No pod waits forever: 3 producers keep 600 pods waiting on a cluster
  * that fits none of them; nodes are then added one by one, and pods
  * placed are released now and then. Every pod is placed exactly once,
@@ -667,6 +848,9 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_priority_order, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_preemption, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_gang_by_hand, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_gangs_all_or_nothing, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_no_pod_waits_forever, setup,
 						teardown),
 	};

@@ -1268,10 +1268,10 @@ static void test_kind_errors(void **state)
 			  "to tell a Pod)");
 	assert_load_error(s, "x.json", "{'kind':'Node','metadata':{'name':'n'}}"
 			  "{'kind':'Service','metadata':{'name':'s'}}", -EINVAL,
-			  "x.json: object #1: kind: \"Service\" is not Node, Pod or PriorityClass, nor a "
+			  "x.json: object #1: kind: \"Service\" is not Node, Pod, PriorityClass or PodGroup, nor a "
 			  "list of them");
 	assert_load_error(s, "x.json", "{'kind':'List','items':[{'kind':'List'}]}",
-			  -EINVAL, "x.json: object #0: kind: \"List\" is not Node, Pod or PriorityClass");
+			  -EINVAL, "x.json: object #0: kind: \"List\" is not Node, Pod, PriorityClass or PodGroup");
 	assert_load_error(s, "x.json", "[{'kind':'Node','metadata':{'name':'n'}},7]",
 			  -EINVAL, "x.json: object #1: expected an object, got a number");
 	assert_load_error(s, "x.json", "{'kind':5}", -EINVAL,

@@ -492,7 +492,12 @@ static void test_random_walk(void **state)
 			break;
 		}
 		case 4:
-			queue_done(q, id);
+			if (rng_next(&rng) % 2) {
+				queue_done(q, id);
+			} else if (queue_take(q, id) == 0) {
+				assert_int_equal(queue_where(q, id), QUEUE_ATTEMPT);
+				assert_int_equal(queue_park(q, id, &p, now), 0);
+			}
 			break;
 		default: {
 			uint32_t e = queue_expired(q, now);
