@@ -104,6 +104,27 @@ static int on_pod(void *arg, const struct pod_spec *p,
 	return 0;
 }
 
+/* A PriorityClass and a PodGroup are as validated: value in int32, a
+ * name; minMember 1..100000, a timeout of 0 (none) or 1..86400. */
+static int on_class(void *arg, const struct k8s_priority_class *pc, char *err,
+		    size_t err_len)
+{
+	(void)arg, (void)err, (void)err_len;
+	if (pc->name == 0)
+		__builtin_trap();
+	return 0;
+}
+
+static int on_group(void *arg, const struct k8s_pod_group *pg, char *err,
+		    size_t err_len)
+{
+	(void)arg, (void)err, (void)err_len;
+	if (pg->name == 0 || pg->min_member < 1 || pg->min_member > 100000 ||
+	    pg->timeout_s > 86400)
+		__builtin_trap();
+	return 0;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct res_names res;
@@ -111,7 +132,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct k8s_ctx ctx = {.strings = intern_create(), .res = &res};
 	if (ctx.strings == NULL)
 		return 0;
-	struct k8s_visitor v = {.arg = &res, .node = on_node, .pod = on_pod};
+	struct k8s_visitor v = {.arg = &res, .node = on_node, .pod = on_pod,
+				.priority_class = on_class, .pod_group = on_group};
 	char err[512];
 	int rc = k8s_load_buffer("fuzz.json", (const char *)data, size, &ctx, &v,
 				 err, sizeof(err));

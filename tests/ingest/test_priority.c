@@ -22,6 +22,7 @@ struct fx {
 	struct intern *strings;
 	struct res_names res;
 	struct priority_classes classes;
+	struct gang_table gangs;
 	struct pod_spec pods[8];
 	unsigned n_pods, n_classes;
 	char err[512];
@@ -43,6 +44,13 @@ static int on_class(void *arg, const struct k8s_priority_class *pc, char *err,
 	struct fx *f = arg;
 	f->n_classes++;
 	return priority_classes_put(&f->classes, f->strings, pc, err, err_len);
+}
+
+static int on_group(void *arg, const struct k8s_pod_group *pg, char *err,
+		    size_t err_len)
+{
+	struct fx *f = arg;
+	return gang_table_put(&f->gangs, f->strings, pg, err, err_len);
 }
 
 static int setup(void **state)
@@ -74,7 +82,8 @@ static int load(struct fx *f, const char *json)
 	for (size_t i = 0; i <= n; i++)
 		buf[i] = json[i] == '\'' ? '"' : json[i];
 	struct k8s_ctx kc = {.strings = f->strings, .res = &f->res};
-	struct k8s_visitor v = {.arg = f, .pod = on_pod, .priority_class = on_class};
+	struct k8s_visitor v = {.arg = f, .pod = on_pod, .priority_class = on_class,
+				.pod_group = on_group};
 	f->n_pods = 0;
 	f->err[0] = '\0';
 	return k8s_load_buffer("p.json", buf, n, &kc, &v, f->err, sizeof(f->err));
@@ -262,6 +271,69 @@ static void test_admission(void **state)
 	assert_int_equal(f->pods[0].priority, 0);
 }
 
+/* PodGroups (coscheduling) and the label that names a pod's gang. */
+static void test_pod_groups(void **state)
+{
+	struct fx *f = *state;
+	assert_int_equal(load(f, "{'kind':'PodGroupList','items':[{'metadata':"
+			      "{'name':'g','namespace':'ml'},'spec':{'minMember':4,"
+			      "'scheduleTimeoutSeconds':30}},{'kind':'PodGroup','metadata':"
+			      "{'name':'h'},'spec':{'minMember':2}}]}"), 0);
+	assert_int_equal(f->gangs.n, 2);
+	assert_int_equal(f->gangs.g[0].name, sid(f, "ml/g"));
+	assert_int_equal(f->gangs.g[0].min_member, 4);
+	assert_int_equal(f->gangs.g[0].timeout_s, 30);
+	assert_int_equal(load(f, "{'kind':'Pod','metadata':{'name':'p','namespace':"
+			      "'ml','labels':{'scheduling.x-k8s.io/pod-group':'g'}},"
+			      "'spec':{'containers':[{'name':'c'}]}}"), 0);
+	struct pod_spec p = f->pods[0];
+	assert_int_equal(p.gang, sid(f, "ml/g"));
+	assert_int_equal(gang_resolve(&f->gangs, f->strings, &p, f->err,
+				      sizeof(f->err)), 0);
+	assert_int_equal(p.gang_min, 4);
+	assert_int_equal(p.gang_timeout_s, 30);
+	assert_int_equal(load(f, "{'kind':'Pod','metadata':{'name':'p','labels':"
+			      "{'scheduling.x-k8s.io/pod-group':'h'}},'spec':"
+			      "{'containers':[{'name':'c'}]}}"), 0);
+	p = f->pods[0];
+	assert_int_equal(gang_resolve(&f->gangs, f->strings, &p, f->err,
+				      sizeof(f->err)), 0);
+	assert_int_equal(p.gang_timeout_s, GANG_TIMEOUT_DEFAULT_S);
+	/* The gang is the PodGroup in the pod's own namespace. */
+	assert_int_equal(load(f, "{'kind':'Pod','metadata':{'name':'p','labels':"
+			      "{'scheduling.x-k8s.io/pod-group':'g'}},'spec':"
+			      "{'containers':[{'name':'c'}]}}"), 0);
+	p = f->pods[0];
+	assert_int_equal(gang_resolve(&f->gangs, f->strings, &p, f->err,
+				      sizeof(f->err)), -EINVAL);
+	assert_string_equal(f->err, "metadata.labels: scheduling.x-k8s.io/pod-group: "
+			    "no PodGroup default/g was declared");
+	struct {
+		const char *json, *err;
+	} bad[] = {
+		{"{'kind':'PodGroup','metadata':{'name':'x'}}",
+		 "p.json: podgroup default/x: spec: missing"},
+		{"{'kind':'PodGroup','metadata':{'name':'x'},'spec':{}}",
+		 "p.json: podgroup default/x: spec.minMember: missing: expected "
+		 "1..100000"},
+		{"{'kind':'PodGroup','metadata':{'name':'x'},'spec':{'minMember':0}}",
+		 "p.json: podgroup default/x: spec.minMember: out of range: expected "
+		 "1..100000"},
+		{"{'kind':'PodGroup','metadata':{'name':'x'},'spec':{'minMember':2,"
+		 "'scheduleTimeoutSeconds':0}}",
+		 "p.json: podgroup default/x: spec.scheduleTimeoutSeconds: 0: expected "
+		 "1..86400"},
+		{"{'kind':'PodGroup','metadata':{'name':'x'},'spec':{'minMember':257}}",
+		 "PodGroup default/x: minMember 257: at most 256"},
+	};
+	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(load(f, bad[i].json), -EINVAL);
+		if (strstr(f->err, bad[i].err) == NULL)
+			fail_msg("case %u: got \"%s\", expected \"%s\"", i, f->err,
+				 bad[i].err);
+	}
+}
+
 /* The table fills up cleanly. */
 static void test_table_is_bounded(void **state)
 {
@@ -286,6 +358,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_priority_class_objects, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_admission, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pod_groups, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_table_is_bounded, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
