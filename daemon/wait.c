@@ -218,6 +218,7 @@ static void park(struct serve_wait *wt, unsigned w, uint32_t id,
 	const struct pod_spec *tmpl = &pr->templates[pod->template_id - 1];
 	struct queue_pod qp = {
 		.spec = tmpl,
+		.request = pod->spec.request,
 		.priority = tmpl->priority,
 		.deadline_ns = pod->deadline_ns,
 		.error = gave_up,
@@ -453,6 +454,7 @@ static void gang_try(struct serve_wait *wt, unsigned w, uint32_t gi, uint64_t no
 		qp.error = n >= g->min; /* lost races, or records: back off */
 	for (uint32_t i = 0; i < n; i++) {
 		qp.spec = &prs[i]->templates[pods[i].template_id - 1];
+		qp.request = pods[i].spec.request;
 		qp.priority = qp.spec->priority;
 		qp.deadline_ns = pods[i].deadline_ns;
 		queue_park(ww->q, ids[i], &qp, now);
@@ -484,7 +486,8 @@ enum wait_park wait_gang(struct serve_wait *wt, unsigned w, struct producer *pr,
 	/* Parked without reasons: only its gang's attempt moves it, and a
 	 * node event its static filters pass. */
 	const struct pod_spec *tmpl = &pr->templates[pod->template_id - 1];
-	struct queue_pod qp = {.spec = tmpl, .priority = tmpl->priority,
+	struct queue_pod qp = {.spec = tmpl, .request = pod->spec.request,
+			       .priority = tmpl->priority,
 			       .deadline_ns = pod->deadline_ns};
 	queue_park(ww->q, id, &qp, now);
 	ww->key[owner] = key_of(pr);
@@ -634,7 +637,8 @@ static void retry(struct serve_wait *wt, unsigned w, uint32_t id, bool last,
 			gang_try(wt, w, gi, now);
 		} else {
 			const struct pod_spec *tmpl = queue_spec(ww->q, id);
-			struct queue_pod qp = {.spec = tmpl, .priority = tmpl->priority};
+			struct queue_pod qp = {.spec = tmpl, .request = tmpl->request,
+					       .priority = tmpl->priority};
 			queue_park(ww->q, id, &qp, now);
 		}
 		return;

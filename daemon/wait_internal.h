@@ -40,7 +40,7 @@ struct serve_wait;
 struct serve_wait_config {
 	struct queue_events *events; /* what wakes waiting pods */
 	const struct plugin_ctx *ctx;
-	const struct ledger *ledger;
+	struct ledger *ledger;
 	uint32_t slots;              /* per producer region */
 	uint64_t initial_backoff_ns; /* podInitialBackoffSeconds */
 	uint64_t max_backoff_ns;     /* podMaxBackoffSeconds */

@@ -161,6 +161,7 @@ bool queue_events_want_placed(const struct queue_events *ev)
 
 struct qentry {
 	const struct pod_spec *spec;
+	struct res_vec request; /* what it asks, extras included */
 	uint64_t queued_ns;     /* when last queued: PrioritySort's timestamp */
 	uint64_t seq;           /* the order it was last queued, for ties */
 	uint64_t backoff_until;
@@ -189,6 +190,7 @@ struct sched_queue {
 	struct heap active, backoff, deadline;
 	uint32_t unsched_head, unsched_tail;
 	uint32_t *owner_count;
+	uint32_t *scratch;      /* [capacity]: pods a node's room decides */
 	uint32_t len;           /* entries not QUEUE_OUT */
 	uint64_t seq;
 	struct queue_stats st;
@@ -418,9 +420,10 @@ struct sched_queue *queue_create(const struct queue_config *cfg,
 	q->active.ids = lazy_zeroed(cap * sizeof(uint32_t));
 	q->backoff.ids = lazy_zeroed(cap * sizeof(uint32_t));
 	q->deadline.ids = lazy_zeroed(cap * sizeof(uint32_t));
+	q->scratch = lazy_zeroed(cap * sizeof(uint32_t));
 	q->owner_count = calloc(cfg->owners, sizeof(uint32_t));
 	if (q->e == NULL || q->active.ids == NULL || q->backoff.ids == NULL ||
-	    q->deadline.ids == NULL || q->owner_count == NULL) {
+	    q->deadline.ids == NULL || q->scratch == NULL || q->owner_count == NULL) {
 		queue_destroy(q);
 		errno = ENOMEM;
 		return NULL;
@@ -440,6 +443,7 @@ void queue_destroy(struct sched_queue *q)
 	lazy_free(q->active.ids, cap * sizeof(uint32_t));
 	lazy_free(q->backoff.ids, cap * sizeof(uint32_t));
 	lazy_free(q->deadline.ids, cap * sizeof(uint32_t));
+	lazy_free(q->scratch, cap * sizeof(uint32_t));
 	free(q->owner_count);
 	free(q);
 }
@@ -493,6 +497,7 @@ int queue_park(struct sched_queue *q, uint32_t id, const struct queue_pod *p,
 	x->spec = p->spec;
 	x->priority = p->priority;
 	x->codes = p->codes;
+	x->request = p->request;
 	x->res = p->res;
 	x->queued_ns = now;
 	x->seq = q->seq++;
@@ -537,19 +542,87 @@ static bool static_pass(const struct sched_queue *q, const struct snapshot *snap
 	       filter_device_model(spec, node);
 }
 
-/* The QueueingHint: whether event `ev` may help pod `x` (see queue.h). */
-static bool hint(const struct sched_queue *q, const struct qentry *x,
-		 const struct queue_event *ev, const struct snapshot *snap)
+/* What an event's node offers now, for the hints: its allocatable less
+ * the ledger's counters (V1), less what the pods this event woke ask. */
+struct room {
+	bool known;
+	struct res_vec free; /* v[RES_PODS]: pod slots */
+};
+
+static void room_of(const struct sched_queue *q, const struct snapshot *snap,
+		    uint32_t slot, struct room *r)
+{
+	r->known = false;
+	if (q->cfg.ledger == NULL || snap == NULL || slot >= snap->n_slots ||
+	    !snap->present[slot])
+		return;
+	struct res_vec used;
+	int64_t nz_cpu, nz_mem;
+	ledger_load_used(ledger_node(q->cfg.ledger, slot), &used, &nz_cpu, &nz_mem);
+	for (unsigned r2 = 0; r2 < RES_MAX; r2++)
+		r->free.v[r2] = snap->nodes[slot].allocatable.v[r2] - used.v[r2];
+	r->known = true;
+}
+
+/* Reasons a node's counters decide alone (with the static filters): a pod
+ * refused only for these fits a node iff its requests fit there. */
+#define COUNTER_CODES (QUEUE_CODE(REASON_INSUFFICIENT) | QUEUE_CODE(REASON_TOO_MANY_PODS))
+#define STATIC_CODES (QUEUE_CODE(REASON_UNSCHEDULABLE) | QUEUE_CODE(REASON_NODE_NAME) | \
+		      QUEUE_CODE(REASON_TAINT) | QUEUE_CODE(REASON_AFFINITY) | \
+		      QUEUE_CODE(REASON_GPU_MODEL) | QUEUE_CODE(REASON_SPREAD_LABEL))
+
+/* NodeResourcesFit against what is left: takes it when it fits. */
+static bool take_room(struct room *r, const struct res_vec *req)
+{
+	if (r->free.v[RES_PODS] < 1)
+		return false;
+	for (unsigned k = 0; k < RES_MAX; k++)
+		if (k != RES_PODS && req->v[k] > 0 && req->v[k] > r->free.v[k])
+			return false;
+	for (unsigned k = 0; k < RES_MAX; k++)
+		r->free.v[k] -= k == RES_PODS ? 1 : req->v[k];
+	return true;
+}
+
+enum hint_says {
+	HINT_SKIP,  /* the event cannot help it */
+	HINT_QUEUE, /* it may: wake it */
+	HINT_ROOM,  /* it may if it fits in what the node has left: decided
+		     * after every pod is looked at, by PrioritySort's order */
+};
+
+/* The QueueingHint: whether event `ev` may help pod `x` (see queue.h).
+ * For a pod refused only for its node's counters (and static filters),
+ * on an event of one node whose room is known, "may help" is "fits in
+ * what is left of it" (HINT_ROOM), so a release wakes as many such pods
+ * as its room holds, not every pod short of that resource. */
+static enum hint_says hint(const struct sched_queue *q, const struct qentry *x,
+			   const struct queue_event *ev, const struct snapshot *snap,
+			   const struct room *room)
 {
 	bool anywhere = ev->slot == QUEUE_ANY_NODE;
-	if (ev->codes & QUEUE_EV_NODE)
-		return anywhere || static_pass(q, snap, x->spec, ev->slot);
+	bool by_room = !anywhere && room->known &&
+		       (x->codes & ~(COUNTER_CODES | STATIC_CODES)) == 0;
+	if (ev->codes & QUEUE_EV_NODE) {
+		if (anywhere)
+			return HINT_QUEUE;
+		if (!static_pass(q, snap, x->spec, ev->slot))
+			return HINT_SKIP;
+		return by_room ? HINT_ROOM : HINT_QUEUE;
+	}
 	uint32_t both = x->codes & ev->codes;
 	bool local = (both & LOCAL_CODES & ~QUEUE_CODE(REASON_INSUFFICIENT)) != 0 ||
 		     ((both & QUEUE_CODE(REASON_INSUFFICIENT)) && (x->res & ev->res));
 	if (local && (anywhere || static_pass(q, snap, x->spec, ev->slot)))
-		return true;
-	return (both & INTERPOD_CODES) != 0;
+		return by_room ? HINT_ROOM : HINT_QUEUE;
+	return (both & INTERPOD_CODES) != 0 ? HINT_QUEUE : HINT_SKIP;
+}
+
+static int by_active_order(const void *a, const void *b, void *arg)
+{
+	const struct sched_queue *q = arg;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return before(q, &q->active, x, y) ? -1 : before(q, &q->active, y, x) ? 1 : 0;
 }
 
 static unsigned wake_all(struct sched_queue *q, uint64_t now)
@@ -594,17 +667,37 @@ unsigned queue_absorb(struct sched_queue *q, const struct snapshot *snap,
 			.res = (uint16_t)w,
 		};
 		q->st.events++;
-		uint32_t id = q->unsched_head;
+		struct room room = {0};
+		if (ev.slot != QUEUE_ANY_NODE)
+			room_of(q, snap, ev.slot, &room);
+		uint32_t id = q->unsched_head, n_room = 0;
 		while (id != QUEUE_NONE) {
 			uint32_t next = q->e[id].next;
-			if (hint(q, &q->e[id], &ev, snap)) {
+			switch (hint(q, &q->e[id], &ev, snap, &room)) {
+			case HINT_QUEUE:
 				wake(q, id, now);
+				q->st.woken++;
+				moved++;
+				break;
+			case HINT_ROOM:
+				q->scratch[n_room++] = id;
+				break;
+			case HINT_SKIP:
+				q->st.hints_skipped++;
+				break;
+			}
+			id = next;
+		}
+		/* The room goes to the pods activeQ would take first. */
+		qsort_r(q->scratch, n_room, sizeof(uint32_t), by_active_order, q);
+		for (uint32_t k = 0; k < n_room; k++) {
+			if (take_room(&room, &q->e[q->scratch[k]].request)) {
+				wake(q, q->scratch[k], now);
 				q->st.woken++;
 				moved++;
 			} else {
 				q->st.hints_skipped++;
 			}
-			id = next;
 		}
 	}
 	return moved;

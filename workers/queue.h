@@ -27,6 +27,11 @@
  *   devices came free on X, which wakes a pod short of one of exactly
  *   those, and only if X passes its static filters (a cpu release does
  *   not wake a pod blocked by memory, nor one blocked by a taint on X);
+ *   a pod refused only for resources and pod slots (and static filters)
+ *   is woken only if it fits in what X has left now, less what the pods
+ *   woken before it by this event ask (parking order): a release wakes as
+ *   many such pods as its room holds, and a node added or uncordoned as
+ *   many as fit on it;
  *   a released pod of a group may also end an anti-affinity or a spread
  *   skew anywhere in X's domains, which wakes pods refused by those rules
  *   wherever X is;
@@ -123,8 +128,9 @@ struct queue_config {
 	bool pop_from_backoff;       /* SchedulerPopFromBackoffQ */
 	const struct plugin_ctx *ctx; /* the static filters' strings */
 	/* The ledger whose change log tells whether anything was placed
-	 * while a pod was attempted (E6 in queue.c); NULL: nothing is. */
-	const struct ledger *ledger;
+	 * while a pod was attempted (E6 in queue.c), and whose counters tell
+	 * the hints what room an event's node has; NULL: neither. */
+	struct ledger *ledger;
 };
 
 #define QUEUE_NONE UINT32_MAX
@@ -143,6 +149,7 @@ struct queue_pod {
 	 * not matter to them): must stay valid until the pod is answered or
 	 * its owner purged. */
 	const struct pod_spec *spec;
+	struct res_vec request; /* what it asks, the slot's extras included */
 	int32_t priority;
 	uint64_t deadline_ns; /* answer it by then (queue_expired); 0: none */
 	/* Why its attempt failed: bit c, reason code c given by some node;

@@ -48,6 +48,8 @@ static int setup(void **state)
 		char name[8];
 		snprintf(name, sizeof(name), "n%d", i);
 		node_init(&x->f, &x->nodes[i], name);
+		x->nodes[i].allocatable.v[RES_CPU] = 4000;
+		x->nodes[i].allocatable.v[RES_MEMORY] = INT64_C(1) << 30;
 		x->present[i] = 1;
 	}
 	node_taint(&x->f, &x->nodes[1], "dedicated", "gpu", TAINT_NO_SCHEDULE);
@@ -428,6 +430,50 @@ static void test_deadlines_and_owners(void **state)
 	check(x);
 }
 
+/* A release wakes as many pods refused for resources as the room it
+ * leaves holds, in PrioritySort's order: node n0 has 2 cpu free after
+ * it; three pods of 1 cpu are short of cpu, the last parked of higher
+ * priority: it and the first are woken, the second is not; a pod refused
+ * also by something the counters do not decide (ports) is woken anyway. */
+static void test_release_wakes_what_fits(void **state)
+{
+	struct qfx *x = *state;
+	struct sched_queue *q = x->q;
+	struct pod_spec filler;
+	pod_init(&filler);
+	filler.request.v[RES_CPU] = 2000;
+	/* n0: 4000m of 4000 used: two fillers. */
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(ledger_account(x->ledger, 0, &filler, NULL, +1), 0);
+	for (uint32_t i = 0; i < 3; i++) {
+		struct queue_pod p = pod_of(&x->plain, i == 2 ? 5 : 0,
+					    C(REASON_INSUFFICIENT), R(RES_CPU));
+		p.request.v[RES_CPU] = 1000;
+		assert_int_equal(queue_park(q, i, &p, 10 * S), 0);
+	}
+	struct queue_pod pp = pod_of(&x->plain, 0, C(REASON_INSUFFICIENT) |
+				     C(REASON_PORTS), R(RES_CPU));
+	pp.request.v[RES_CPU] = 3000;
+	assert_int_equal(queue_park(q, 3, &pp, 10 * S), 0);
+	/* One filler leaves (its counters first, then the event). */
+	assert_int_equal(ledger_account(x->ledger, 0, &filler, NULL, -1), 0);
+	publish(x, queue_event_release(0, &filler, NULL));
+	assert_int_equal(queue_absorb(q, &x->snap, 100 * S), 3);
+	assert_int_equal(queue_where(q, 0), QUEUE_ACTIVE);
+	assert_int_equal(queue_where(q, 1), QUEUE_UNSCHEDULABLE);
+	assert_int_equal(queue_where(q, 2), QUEUE_ACTIVE);
+	assert_int_equal(queue_where(q, 3), QUEUE_ACTIVE);
+	/* A node added with room for one wakes one more. */
+	publish(x, queue_event_node(3));
+	x->nodes[3].allocatable.v[RES_CPU] = 1500;
+	assert_int_equal(queue_absorb(q, &x->snap, 100 * S), 1);
+	assert_int_equal(queue_where(q, 1), QUEUE_ACTIVE);
+	x->nodes[3].allocatable.v[RES_CPU] = 4000;
+	check(x);
+	for (uint32_t i = 0; i < 4; i++)
+		assert_true(queue_done(q, i));
+}
+
 /* A queue that falls a whole ring behind wakes everyone. */
 static void test_lost_events_wake_all(void **state)
 {
@@ -524,6 +570,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_pop_from_backoff_and_flush, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_deadlines_and_owners, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_release_wakes_what_fits, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_lost_events_wake_all, setup,
 						teardown),
