@@ -257,6 +257,11 @@ const char *daemon_admin_socket(const struct daemon_config *cfg, char *buf,
 	return n > 0 && (size_t)n < len ? buf : NULL;
 }
 
+static void wake_pool(void *arg)
+{
+	pool_wake(arg);
+}
+
 struct daemon *daemon_start(const struct daemon_config *cfg, char *err,
 			    size_t err_len)
 {
@@ -351,6 +356,7 @@ struct daemon *daemon_start(const struct daemon_config *cfg, char *err,
 	d->pool = pool_start(&pc, serve_poll, d->serve, err, err_len);
 	if (d->pool == NULL)
 		goto fail;
+	evict_set_waker(d->evictor, wake_pool, d->pool);
 	if (daemon_admin_socket(cfg, d->admin_path, sizeof(d->admin_path)) == NULL) {
 		snprintf(err, err_len, "admin socket path: %s%s: does not fit a "
 			 "Unix socket address", cfg->admin_socket_path ?
@@ -445,11 +451,13 @@ void daemon_stop(struct daemon *d, unsigned drain_ms, struct daemon_stats *out)
 		serve_cancel_all(d->serve);
 	}
 	rcu_offline();
+	/* The evictor first: it finishes what it has (its replies are taken
+	 * by the drain below) and never wakes the pool once that is gone; a
+	 * request made after it stopped is never served, and its pod is
+	 * cancelled with the others. */
+	evict_stop(d->evictor);
 	pool_stop(d->pool);
 	d->pool = NULL;
-	/* No worker asks any more: the evictor finishes what it has; its
-	 * replies are taken by the drain below. */
-	evict_stop(d->evictor);
 	rcu_online();
 	/* Whatever arrived after the workers stopped: answered here. */
 	serve_drain(d->serve);
@@ -504,6 +512,9 @@ void daemon_get_stats(struct daemon *d, struct daemon_stats *out)
 	out->queue_woken = ws.queue.woken;
 	out->queue_hints_skipped = ws.queue.hints_skipped;
 	out->queue_events = ws.queue.events;
+	uint64_t ev_victims, ev_dropped;
+	evict_counts(d->evictor, &out->evictor_requests, &out->evictor_held,
+		     &ev_victims, &ev_dropped);
 	out->gangs_placed = ws.gangs_placed;
 	out->gang_failures = ws.gang_failures;
 	out->gang_rollbacks = ws.gang_rollbacks;

@@ -95,6 +95,8 @@ struct daemon_stats {
 	/* Preemption: requests to the evictor, pods placed by it, pods
 	 * evicted, EVICTED notices written (and lost to a full section). */
 	uint64_t preemptions, preempted, victims, notices, notices_dropped;
+	uint64_t evictor_requests, evictor_held; /* served by the evictor, and
+						  * of them those that held a node */
 	/* Gangs: placed whole, attempts that placed none (rolled back),
 	 * gangs that did not gather minMember in time. */
 	uint64_t gangs_placed, gang_failures, gang_rollbacks, gang_timeouts;

@@ -8,9 +8,15 @@
  *   M2  The consumer loads tail with acquire (partner of M1's store: the
  *       record is complete), copies record head % N out, then stores
  *       head + 1 with release (partner of M1's load).
- * The evictor thread polls the request rings, sleeping 1 ms when it finds
- * none: a request waits at most that long, and an idle evictor costs one
- * wake-up a millisecond.
+ * The evictor thread sleeps on a futex word when it finds no request:
+ *   K1  A worker, after M1, adds 1 to `kick` (sequentially consistent)
+ *       and calls FUTEX_WAKE on it.
+ *   K2  The evictor loads `kick` (sequentially consistent) before it
+ *       scans the rings, and sleeps only with FUTEX_WAIT on that value
+ *       (at most 1 ms): a request whose M1 its scan missed came with a
+ *       K1 after its load, so the kernel's compare sees the word moved.
+ * Replies and notices wake the workers through the pool (evict_set_waker:
+ * pool_wake, one load when no worker sleeps).
  */
 #include "daemon/evict_internal.h"
 
@@ -18,8 +24,12 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <limits.h>
+#include <linux/futex.h>
 #include <sched.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "base/base.h"
 
@@ -46,6 +56,9 @@ struct evictor {
 	pthread_t thread;
 	bool running;
 	int stop;               /* __atomic, relaxed: a flag polled each turn */
+	uint32_t kick;          /* K1, K2 */
+	void (*waker)(void *);  /* wakes the workers; may be NULL */
+	void *waker_arg;
 	struct req_rec cur;     /* the request being served: the thread's */
 	uint64_t requests, held, victims, dropped; /* the evictor's; relaxed */
 };
@@ -73,7 +86,25 @@ bool evict_request(struct evictor *ev, unsigned w, uint32_t queue_id,
 	r->rq = *rq;
 	/* M1: release. */
 	__atomic_store_n(&b->req_tail, b->req_tail + 1, __ATOMIC_RELEASE);
+	/* K1: seq_cst, partner of K2. One system call a preemption. */
+	__atomic_fetch_add(&ev->kick, 1, __ATOMIC_SEQ_CST);
+	syscall(SYS_futex, &ev->kick, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 	return true;
+}
+
+void evict_set_waker(struct evictor *ev, void (*waker)(void *), void *arg)
+{
+	ev->waker_arg = arg;
+	/* Release: the argument before the function a reader may call. */
+	__atomic_store_n(&ev->waker, waker, __ATOMIC_RELEASE);
+}
+
+static void wake_workers(struct evictor *ev)
+{
+	/* Acquire, partner of evict_set_waker()'s release. */
+	void (*fn)(void *) = __atomic_load_n(&ev->waker, __ATOMIC_ACQUIRE);
+	if (fn != NULL)
+		fn(ev->waker_arg);
 }
 
 bool evict_reply(struct evictor *ev, unsigned w, struct evict_reply *out)
@@ -111,6 +142,7 @@ static void on_notice(void *arg, const struct evict_notice *n)
 	b->note[b->note_tail % NOTICES] = *n;
 	/* M1: release. */
 	__atomic_store_n(&b->note_tail, b->note_tail + 1, __ATOMIC_RELEASE);
+	wake_workers(ev);
 }
 
 static void serve_one(struct evictor *ev, unsigned w, const struct req_rec *r)
@@ -132,6 +164,7 @@ static void serve_one(struct evictor *ev, unsigned w, const struct req_rec *r)
 	b->rep[b->rep_tail % REQS] = rep;
 	/* M1: release. */
 	__atomic_store_n(&b->rep_tail, b->rep_tail + 1, __ATOMIC_RELEASE);
+	wake_workers(ev);
 }
 
 static void *evictor_main(void *arg)
@@ -139,6 +172,8 @@ static void *evictor_main(void *arg)
 	struct evictor *ev = arg;
 	struct req_rec *r = &ev->cur;
 	while (!__atomic_load_n(&ev->stop, __ATOMIC_RELAXED)) {
+		/* K2: seq_cst, partner of K1. */
+		uint32_t seen = __atomic_load_n(&ev->kick, __ATOMIC_SEQ_CST);
 		bool any = false;
 		for (unsigned w = 0; w < ev->workers; w++) {
 			struct worker_box *b = &ev->box[w];
@@ -153,7 +188,7 @@ static void *evictor_main(void *arg)
 		}
 		if (!any) {
 			struct timespec ts = {0, 1000000};
-			nanosleep(&ts, NULL);
+			syscall(SYS_futex, &ev->kick, FUTEX_WAIT_PRIVATE, seen, &ts, NULL, 0);
 		}
 	}
 	return NULL;

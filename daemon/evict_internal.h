@@ -50,6 +50,10 @@ void evict_destroy(struct evictor *ev);
 bool evict_request(struct evictor *ev, unsigned w, uint32_t queue_id,
 		   const struct preempt_request *rq);
 
+/* Calls waker(arg) after each reply or notice, so a sleeping worker
+ * takes it at once (the daemon gives pool_wake). Any thread. */
+void evict_set_waker(struct evictor *ev, void (*waker)(void *), void *arg);
+
 /* Worker w's next reply / notice, if any. */
 bool evict_reply(struct evictor *ev, unsigned w, struct evict_reply *out);
 bool evict_notice_next(struct evictor *ev, unsigned w, struct evict_notice *out);

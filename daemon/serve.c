@@ -12,6 +12,7 @@
 #include "daemon/serve_internal.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +38,11 @@ struct serve {
 	struct serve_stats *stats;
 	unsigned workers;
 	int cancel; /* __atomic, relaxed: a mode switch read once per pod */
+	/* The lowest priority ever placed (live or not): a pod at or below it
+	 * has nobody to preempt. Relaxed, moved only down by compare-and-swap:
+	 * a stale read makes one preemption request more or less, which the
+	 * evictor's own search settles. */
+	int32_t lowest;
 	struct persist *persist; /* NULL: no durable store */
 	uint64_t *store_seq;     /* [workers]: the burst's last store op */
 };
@@ -56,6 +62,16 @@ struct serve *serve_create(struct producers *p, struct placements *placements,
 	}
 	s->events = wc->events;
 	s->producers = p;
+	s->lowest = INT32_MAX;
+	/* What a cluster file or a previous daemon placed (no worker runs
+	 * yet: the table is this thread's to read). */
+	uint32_t cursor = 0;
+	uint64_t id;
+	while ((id = placements_next(placements, &cursor)) != 0) {
+		const struct placement_record *r = placements_get(placements, id);
+		if (r != NULL && r->priority < s->lowest)
+			s->lowest = r->priority;
+	}
 	s->placements = placements;
 	s->ledger = cluster_ledger(engine_cluster(engines[0]));
 	s->res = res;
@@ -94,6 +110,20 @@ void serve_cancel_all(struct serve *s)
  * left, no memory. Otherwise the slot is left for the caller: no node
  * fits (the engine's message and failure bits say why) or every commit
  * lost its race (r->gave_up). */
+static void note_priority(struct serve *s, int32_t priority)
+{
+	int32_t cur = __atomic_load_n(&s->lowest, __ATOMIC_RELAXED);
+	while (priority < cur &&
+	       !__atomic_compare_exchange_n(&s->lowest, &cur, priority, true,
+					    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+}
+
+int32_t serve_lowest_priority(const struct serve *s)
+{
+	return __atomic_load_n(&s->lowest, __ATOMIC_RELAXED);
+}
+
 /* scheduler_pod_scheduling_attempts' bucket of a pod placed at its
  * `attempt`-th attempt: 1, 2, 3-4, 5-8, 9-16, more. */
 static unsigned attempts_bucket(uint32_t attempt)
@@ -148,6 +178,7 @@ enum serve_attempt serve_attempt(struct serve *s, unsigned w, struct producer *p
 		placements_publish(s->placements, (uint32_t)rec, pr->owner);
 		answer_placed(slot, node, now_ns(), &r->placement.devices, id);
 		stat_inc(&st->attempts[attempts_bucket(attempt)]);
+		note_priority(s, pod->spec.priority);
 		/* A waiting pod refused by pod affinity or spread may fit now
 		 * (E7 in workers/queue.c). */
 		if (pod->spec.group != 0 && s->events != NULL &&
@@ -180,6 +211,7 @@ int serve_place_held(struct serve *s, unsigned w, struct producer *pr,
 	answer_placed(slot, node, now_ns(), &none, id);
 	stat_inc(&st->attempts[attempts_bucket(attempt)]);
 	stat_inc(&st->resolver.placed);
+	note_priority(s, spec->priority);
 	if (spec->group != 0 && s->events != NULL &&
 	    queue_events_want_placed(s->events)) {
 		struct queue_event ev = queue_event_placed();
@@ -227,6 +259,7 @@ int serve_gang(struct serve *s, unsigned w, struct producer *const *prs,
 		placements_publish(s->placements, (uint32_t)rec[i], prs[i]->owner);
 		answer_placed(slots[i], node, now, &r[i].placement.devices, id);
 		stat_inc(&st->attempts[attempts_bucket(attempts[i])]);
+		note_priority(s, specs[i]->priority);
 	}
 	return 0;
 

@@ -120,6 +120,10 @@ int serve_gang(struct serve *s, unsigned w, struct producer *const *prs,
 	       unsigned *failed);
 
 struct ledger *serve_ledger(const struct serve *s);
+
+/* The lowest priority any pod was placed with (bound pods included): a
+ * pod at or below it has nobody to preempt. Any thread, relaxed. */
+int32_t serve_lowest_priority(const struct serve *s);
 struct queue_events *serve_events(const struct serve *s);
 
 /* Answers `slot` UNSCHEDULABLE after the attempt `r` (worker w's engine's

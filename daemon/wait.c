@@ -56,6 +56,12 @@ struct wait_worker {
 	uint32_t *gang_of;      /* [queue capacity]: its gang's entry + 1, 0 none
 				 * (mapped lazily: rarely touched) */
 	size_t gang_of_bytes;
+	/* Pods that would have preempted while a request was in flight, in
+	 * the order they failed: attempted again, one by one, as replies come
+	 * (a preemption's own release leaves no room to wake them). */
+	uint32_t *pre_fifo;     /* [queue capacity], a ring */
+	uint8_t *pre_marked;    /* [queue capacity]: 1 while in pre_fifo */
+	uint32_t pre_head, pre_tail;
 	struct record_pod *gang_pods;     /* [GANG_MIN_MAX] scratch */
 	struct resolve_result *gang_res;  /* [GANG_MIN_MAX] scratch */
 	bool preempting;             /* a request is with the evictor ... */
@@ -139,9 +145,13 @@ struct serve_wait *wait_create(struct serve *s, const struct serve_wait_config *
 		ww->gang_pods = malloc(GANG_MIN_MAX * sizeof(*ww->gang_pods));
 		ww->gang_res = malloc(GANG_MIN_MAX * sizeof(*ww->gang_res));
 		ww->gang_of_bytes = (size_t)wt->owners * c->slots * sizeof(uint32_t);
-		void *m = mmap(NULL, ww->gang_of_bytes, PROT_READ | PROT_WRITE,
+		void *m = mmap(NULL, 3 * ww->gang_of_bytes, PROT_READ | PROT_WRITE,
 			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 		ww->gang_of = m == MAP_FAILED ? NULL : m;
+		if (ww->gang_of != NULL) {
+			ww->pre_fifo = (uint32_t *)((char *)m + ww->gang_of_bytes);
+			ww->pre_marked = (uint8_t *)((char *)m + 2 * ww->gang_of_bytes);
+		}
 		if (ww->q == NULL || ww->key == NULL || ww->gangs == NULL ||
 		    ww->gang_of == NULL || ww->gang_pods == NULL || ww->gang_res == NULL)
 			goto fail;
@@ -165,7 +175,7 @@ void wait_destroy(struct serve_wait *wt)
 		free(wt->w[i].gang_pods);
 		free(wt->w[i].gang_res);
 		if (wt->w[i].gang_of != NULL)
-			munmap(wt->w[i].gang_of, wt->w[i].gang_of_bytes);
+			munmap(wt->w[i].gang_of, 3 * wt->w[i].gang_of_bytes);
 	}
 	free(wt->w);
 	free(wt);
@@ -241,12 +251,21 @@ static void maybe_preempt(struct serve_wait *wt, unsigned w, uint32_t id,
 {
 	struct wait_worker *ww = &wt->w[w];
 	const struct pod_spec *sp = &pod->spec;
-	if (wt->cfg.evictor == NULL || ww->preempting || sp->gang != 0 ||
+	if (wt->cfg.evictor == NULL || sp->gang != 0 ||
+	    sp->priority <= serve_lowest_priority(wt->serve) ||
 	    (sp->priority_flags & POD_PREEMPT_NEVER) || sp->n_ports > 0 ||
 	    devices_wanted(sp) ||
 	    !(codes & (QUEUE_CODE(REASON_INSUFFICIENT) | QUEUE_CODE(REASON_TOO_MANY_PODS))) ||
 	    engine_interpod_applies(serve_engine(wt->serve, w), sp))
 		return;
+	if (ww->preempting) {
+		/* Its turn comes when the evictor is free (take_replies). */
+		if (!ww->pre_marked[id]) {
+			ww->pre_marked[id] = 1;
+			ww->pre_fifo[ww->pre_tail++ % queue_capacity(ww->q)] = id;
+		}
+		return;
+	}
 	ww->request = (struct preempt_request){
 		.producer = pr->id, .key = key_of(pr), .template_id = pod->template_id,
 		.cookie = pod->cookie, .spec = pod->spec,
@@ -270,6 +289,23 @@ static void give_back(struct serve_wait *wt, const struct evict_reply *r)
 	ledger_account(l, slot, &r->spec, NULL, -1);
 	struct queue_event ev = queue_event_release(slot, &r->spec, NULL);
 	queue_events_publish(wt->cfg.events, &ev);
+}
+
+static void retry(struct serve_wait *wt, unsigned w, uint32_t id, bool last,
+		  uint64_t now);
+
+/* The next pod that would have preempted, attempted again (and asking
+ * the evictor if it still fails), while none is in flight. */
+static void preempt_next(struct serve_wait *wt, unsigned w, uint64_t now)
+{
+	struct wait_worker *ww = &wt->w[w];
+	uint32_t cap = queue_capacity(ww->q);
+	while (!ww->preempting && ww->pre_head != ww->pre_tail) {
+		uint32_t id = ww->pre_fifo[ww->pre_head++ % cap];
+		ww->pre_marked[id] = 0;
+		if (queue_take(ww->q, id) == 0)
+			retry(wt, w, id, false, now);
+	}
 }
 
 /* The evictor's replies: a held node becomes the pod's placement. */
@@ -655,9 +691,17 @@ static void retry(struct serve_wait *wt, unsigned w, uint32_t id, bool last,
 	}
 	struct resolve_result r;
 	uint64_t change_head = ledger_changes_head(wt->cfg.ledger);
+	uint32_t woken_for = queue_woken_for(ww->q, id);
 	uint64_t t0 = now_ns();
 	enum serve_attempt a = serve_attempt(wt->serve, w, pr, slot, &pod, attempt,
 					     &r);
+	if (woken_for != QUEUE_NONE && a == SERVE_ANSWERED &&
+	    slot->status == SHMSCHED_PLACED && slot->node_id != woken_for) {
+		/* Woken for a node's room and placed elsewhere: that room is
+		 * still there for another. */
+		struct queue_event ev = queue_event_room(woken_for);
+		queue_events_publish(wt->cfg.events, &ev);
+	}
 	/* Its producer's time, as its new pods' (daemon/serve.c). */
 	pr->deficit_ns -= (int64_t)(now_ns() - t0);
 	if (a == SERVE_ANSWERED) {
@@ -697,6 +741,7 @@ unsigned wait_poll(struct serve_wait *wt, unsigned w)
 	uint64_t now = now_ns();
 	done += forget_gone(wt, w);
 	done += take_replies(wt, w);
+	preempt_next(wt, w, now);
 	if (ww->gangs_used > 0)
 		done += gang_timeouts(wt, w, now);
 	const struct snapshot *snap = cluster_snapshot(engine_cluster(

@@ -60,6 +60,15 @@ struct producers {
 	struct state_meta *meta;          /* resync counters; NULL: none */
 	struct producers_persist persist; /* what the store hears */
 	struct queue_events *events;      /* what waiting pods hear; may be NULL */
+	/* Preemption's buffers, grown as needed and kept (the evictor's,
+	 * under the lock): one request must not map and fault in megabytes. */
+	uint8_t *pre_ok;
+	size_t pre_ok_cap;
+	struct found *pre_found;
+	struct preempt_node *pre_nodes;
+	struct preempt_pod *pre_pods;
+	size_t pre_cap;
+	uint64_t pre_rng;
 	struct priority_classes *classes; /* PriorityClasses; may be NULL */
 	struct gang_table *gangs;         /* PodGroups; may be NULL */
 	struct resync_hooks resync_hooks; /* the same, as a resync takes it */
@@ -122,6 +131,10 @@ void producers_destroy(struct producers *p)
 {
 	if (p == NULL)
 		return;
+	free(p->pre_ok);
+	free(p->pre_found);
+	free(p->pre_nodes);
+	free(p->pre_pods);
 	for (uint32_t i = 0; i < PRODUCERS_MAX; i++)
 		if (p->table[i] != NULL)
 			producer_free(p->table[i]);
@@ -894,13 +907,6 @@ struct found {
 	struct preempt_pod pod;
 };
 
-static int by_slot(const void *a, const void *b)
-{
-	const struct found *x = a, *y = b;
-	if (x->slot != y->slot)
-		return x->slot < y->slot ? -1 : 1;
-	return x->pod.id < y->pod.id ? -1 : x->pod.id > y->pod.id;
-}
 
 /* The preemptor's static filters on a node: only there can evicting pods
  * help (nodesWherePreemptionMightHelp). */
@@ -941,6 +947,25 @@ static void tell_owner(struct producers *p, const struct placement_record *rec,
 	}
 }
 
+/* The choice's visit of a node: its counters now, and whether the
+ * preemptor's static filters let it in. */
+struct preempt_visit_ctx {
+	const struct plugin_ctx *ctx;
+	const struct pod_spec *pod;
+	const struct snapshot *snap;
+	struct ledger *l;
+};
+
+static bool preempt_visit(void *arg, struct preempt_node *nd)
+{
+	struct preempt_visit_ctx *v = arg;
+	if (!preempt_static_pass(v->ctx, v->pod, &v->snap->nodes[nd->slot]))
+		return false;
+	int64_t nz_cpu, nz_mem;
+	ledger_load_used(ledger_node(v->l, nd->slot), &nd->used, &nz_cpu, &nz_mem);
+	return true;
+}
+
 static int preempt_locked(struct producers *p, const struct preempt_request *rq,
 			  producers_notice_fn notice, void *arg,
 			  struct preempt_outcome *out)
@@ -954,69 +979,93 @@ static int preempt_locked(struct producers *p, const struct preempt_request *rq,
 	const struct snapshot *snap = cluster_snapshot(p->cluster);
 	struct ledger *l = cluster_ledger(p->cluster);
 	int rc = -ENOMEM;
-	uint8_t *ok = calloc(snap->n_slots ? snap->n_slots : 1, 1);
-	struct found *f = NULL;
-	struct preempt_node *nodes = NULL;
-	struct preempt_pod *pods = NULL;
 	struct pod_spec *vspec = NULL;
 	struct device_assignment *vdev = NULL;
 	struct preempt_scratch scratch = {0};
 	struct preempt_result *res = malloc(sizeof(*res));
-	if (ok == NULL || res == NULL)
+	size_t slots = (snap->n_slots ? snap->n_slots : 1) * sizeof(uint32_t);
+	if (slots > p->pre_ok_cap) {
+		uint8_t *g = realloc(p->pre_ok, slots);
+		if (g == NULL)
+			goto done;
+		p->pre_ok = g;
+		p->pre_ok_cap = slots;
+	}
+	uint8_t *ok = p->pre_ok;
+	memset(ok, 0, slots);
+	if (res == NULL)
 		goto done;
-	for (uint32_t s = 0; s < snap->n_slots; s++)
-		ok[s] = snap->present[s] &&
-			preempt_static_pass(p->ctx, tmpl, &snap->nodes[s]);
-	/* Every live placement on a candidate node. */
-	size_t n = 0, cap = 0;
+	/* Only pods of lower priority can be victims (the others are in the
+	 * node's counters, which the choice reads from the ledger); grouped
+	 * by node by a counting sort (pre_ok counts per slot, then is the
+	 * next place of each). Nodes are looked at only as the choice visits
+	 * them (preempt_visit): their counters and static filters. */
+	size_t n = 0;
 	uint32_t cursor = 0;
 	uint64_t id;
+	uint32_t *count = (uint32_t *)(void *)ok; /* [n_slots] */
 	while ((id = placements_next(p->placements, &cursor)) != 0) {
 		const struct placement_record *r = placements_get(p->placements, id);
-		if (r == NULL || r->slot >= snap->n_slots || !ok[r->slot] ||
+		if (r == NULL || r->priority >= rq->spec.priority ||
 		    !ledger_slot_current(l, snap, r->slot, r->node_gen))
 			continue;
-		if (n == cap) {
-			size_t nc = cap ? cap * 2 : 256;
-			struct found *g = realloc(f, nc * sizeof(*f));
-			if (g == NULL)
+		if (n == p->pre_cap) {
+			size_t nc = p->pre_cap ? p->pre_cap * 2 : 1024;
+			struct found *g = realloc(p->pre_found, nc * sizeof(*g));
+			if (g != NULL)
+				p->pre_found = g;
+			struct preempt_node *gn = realloc(p->pre_nodes, nc * sizeof(*gn));
+			if (gn != NULL)
+				p->pre_nodes = gn;
+			struct preempt_pod *gp = realloc(p->pre_pods, nc * sizeof(*gp));
+			if (gp != NULL)
+				p->pre_pods = gp;
+			if (g == NULL || gn == NULL || gp == NULL)
 				goto done;
-			f = g;
-			cap = nc;
+			p->pre_cap = nc;
 		}
-		f[n].slot = r->slot;
-		f[n].pod = (struct preempt_pod){.id = id, .priority = r->priority,
-						.start_ns = r->placed_ns,
-						.request = r->request};
+		p->pre_found[n].slot = r->slot;
+		p->pre_found[n].pod = (struct preempt_pod){
+			.id = id, .priority = r->priority, .start_ns = r->placed_ns,
+			.request = r->request};
+		count[r->slot]++;
 		n++;
 	}
-	if (n > 0)
-		qsort(f, n, sizeof(*f), by_slot);
-	nodes = malloc((n ? n : 1) * sizeof(*nodes));
-	pods = malloc((n ? n : 1) * sizeof(*pods));
-	if (nodes == NULL || pods == NULL)
+	struct found *f = p->pre_found;
+	struct preempt_node *nodes = p->pre_nodes;
+	struct preempt_pod *pods = p->pre_pods;
+	if (n == 0) {
+		rc = 0;
 		goto done;
-	uint32_t n_nodes = 0, most = 1;
-	for (size_t i = 0; i < n; i++) {
-		pods[i] = f[i].pod;
-		if (i == 0 || f[i].slot != f[i - 1].slot) {
-			struct preempt_node *nd = &nodes[n_nodes++];
-			nd->slot = f[i].slot;
-			nd->allocatable = snap->nodes[nd->slot].allocatable;
-			int64_t nzc, nzm;
-			ledger_load_used(ledger_node(l, nd->slot), &nd->used, &nzc, &nzm);
-			nd->first = (uint32_t)i;
-			nd->n = 0;
-		}
-		struct preempt_node *nd = &nodes[n_nodes - 1];
-		if (++nd->n > most)
-			most = nd->n;
 	}
+	uint32_t n_nodes = 0, most = 1, at = 0;
+	for (uint32_t slot = 0; slot < snap->n_slots; slot++) {
+		if (count[slot] == 0)
+			continue;
+		struct preempt_node *nd = &nodes[n_nodes++];
+		nd->slot = slot;
+		nd->allocatable = snap->nodes[slot].allocatable;
+		nd->first = at;
+		nd->n = 0;
+		most = count[slot] > most ? count[slot] : most;
+		at += count[slot];
+		count[slot] = nd->first; /* now: where its next pod goes */
+	}
+	for (size_t i = 0; i < n; i++)
+		pods[count[f[i].slot]++] = f[i].pod;
+	for (uint32_t j = 0; j < n_nodes; j++)
+		nodes[j].n = count[nodes[j].slot] - nodes[j].first;
 	if (preempt_scratch_init(&scratch, most) < 0)
 		goto done;
+	struct preempt_visit_ctx vc = {.ctx = p->ctx, .pod = tmpl, .snap = snap, .l = l};
+	/* DryRunPreemption's random offset (one stream, the evictor's). */
+	p->pre_rng = p->pre_rng * UINT64_C(6364136223846793005) + 1442695040888963407u;
 	struct preempt_input in = {.request = &rq->spec.request,
 				   .priority = rq->spec.priority, .nodes = nodes,
-				   .n_nodes = n_nodes, .pods = pods};
+				   .n_nodes = n_nodes, .pods = pods,
+				   .start = (uint32_t)((p->pre_rng >> 33) % n_nodes),
+				   .want = preempt_candidates_wanted(snap->n_nodes),
+				   .visit = preempt_visit, .visit_arg = &vc};
 	rc = preempt_select(&in, &scratch, res);
 	if (rc < 0 || res->node < 0) {
 		out->candidates = res->candidates;
@@ -1057,11 +1106,7 @@ done:
 	preempt_scratch_free(&scratch);
 	free(vdev);
 	free(vspec);
-	free(pods);
-	free(nodes);
-	free(f);
 	free(res);
-	free(ok);
 	return rc;
 }
 

@@ -186,6 +186,16 @@ static int64_t score(const struct preempt_input *in, const uint32_t *victims,
 
 #define SCORES 5
 
+uint32_t preempt_candidates_wanted(uint32_t nodes)
+{
+	/* calculateNumCandidates: minCandidateNodesPercentage 10,
+	 * minCandidateNodesAbsolute 100. */
+	uint64_t n = (uint64_t)nodes * 10 / 100;
+	if (n < 100)
+		n = 100;
+	return n > nodes ? nodes : (uint32_t)n;
+}
+
 int preempt_select(const struct preempt_input *in, struct preempt_scratch *s,
 		   struct preempt_result *out)
 {
@@ -194,26 +204,32 @@ int preempt_select(const struct preempt_input *in, struct preempt_scratch *s,
 	out->pdb_violations = 0;
 	out->candidates = 0;
 	int64_t best_score[SCORES];
-	for (uint32_t j = 0; j < in->n_nodes; j++) {
+	uint32_t clean = 0; /* candidates without a violation */
+	for (uint32_t step = 0; step < in->n_nodes; step++) {
+		if (in->want != 0 && clean > 0 && out->candidates >= in->want)
+			break;
+		uint32_t j = (in->start + step) % in->n_nodes;
+		if (in->visit != NULL && !in->visit(in->visit_arg, &in->nodes[j]))
+			continue;
 		struct node_choice c;
 		int rc = victims_on_node(in, &in->nodes[j], s, &c);
 		if (rc < 0)
 			return rc;
-		if (rc == 0)
+		/* DryRunPreemption: a node where every potential victim
+		 * was reprieved is no candidate ("expected at least one
+		 * victim pod"). */
+		if (rc == 0 || c.n_victims == 0)
 			continue;
 		out->candidates++;
-		if (out->node >= 0 && out->n_victims == 0)
-			continue; /* a node needing no victim is taken at once */
+		clean += c.violations == 0;
 		int64_t sc[SCORES] = {0};
-		bool better = out->node < 0 || c.n_victims == 0;
-		if (c.n_victims > 0) {
-			for (unsigned f = 0; f < SCORES; f++)
-				sc[f] = score(in, s->victims, c.n_victims, c.violations, f);
-			for (unsigned f = 0; !better && f < SCORES; f++) {
-				if (sc[f] != best_score[f]) {
-					better = sc[f] > best_score[f];
-					break;
-				}
+		bool better = out->node < 0;
+		for (unsigned f = 0; f < SCORES; f++)
+			sc[f] = score(in, s->victims, c.n_victims, c.violations, f);
+		for (unsigned f = 0; !better && f < SCORES; f++) {
+			if (sc[f] != best_score[f]) {
+				better = sc[f] > best_score[f];
+				break;
 			}
 		}
 		if (!better)

@@ -17,11 +17,16 @@
  *   3. each is added back in that order (violating ones first) and kept
  *      (reprieved) if the preemptor still fits; otherwise it is a victim,
  *      and a violating victim counts one violation.
- * Then the node, by these criteria in order, each breaking the previous
- * one's ties: a node needing no victim at once; fewest PDB violations;
+ * Nodes are visited from a start, cyclically, until enough candidates are
+ * found (DryRunPreemption: numCandidates, 10 % of the nodes and at least
+ * 100, of which one violates no budget), as kube-scheduler does.
+ * A node where every potential victim is reprieved is no candidate (kube:
+ * "expected at least one victim pod"). Then the node, by these criteria
+ * in order, each breaking the previous one's ties: fewest PDB violations;
  * lowest highest victim priority; lowest sum of victim priorities (each
  * offset by 2^31); fewest victims; latest earliest start among the
- * highest-priority victims; the first in the caller's order.
+ * highest-priority victims; the first visited (kube's order here is a
+ * map's, so random).
  *
  * "Fits" is NodeResourcesFit here (every resource the preemptor requests,
  * and one more pod): a preemptor that asks for devices, host ports or
@@ -64,12 +69,26 @@ struct preempt_node {
 struct preempt_input {
 	const struct res_vec *request; /* the preemptor's; v[RES_PODS] ignored */
 	int32_t priority;
-	const struct preempt_node *nodes;
+	struct preempt_node *nodes;
 	uint32_t n_nodes;
+	/* DryRunPreemption's sampling: nodes are visited from `start`
+	 * (cyclically), and the visit stops once `want` candidates are found,
+	 * one of them without a budget violation (0: visit every node). */
+	uint32_t start;
+	uint32_t want;
+	/* Called on a node before it is looked at (NULL: nodes are complete):
+	 * fills its `used`, and returns false when the preemptor's static
+	 * filters refuse it (no candidate then). */
+	bool (*visit)(void *arg, struct preempt_node *node);
+	void *visit_arg;
 	const struct preempt_pod *pods;
 	const int32_t *pdb_allowed; /* [n_pdbs]: disruptionsAllowed */
 	uint32_t n_pdbs;
 };
+
+/* kube's defaults for `want` (DefaultPreemptionArgs): 10 % of the nodes,
+ * at least 100, at most all. */
+uint32_t preempt_candidates_wanted(uint32_t nodes);
 
 struct preempt_result {
 	int64_t node;           /* index into nodes[], -1: none fits */

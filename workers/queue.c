@@ -140,6 +140,14 @@ struct queue_event queue_event_release(uint32_t slot, const struct pod_spec *pod
 	return e;
 }
 
+struct queue_event queue_event_room(uint32_t slot)
+{
+	return (struct queue_event){.slot = slot,
+				    .codes = QUEUE_CODE(REASON_TOO_MANY_PODS) |
+					     QUEUE_CODE(REASON_INSUFFICIENT),
+				    .res = (uint16_t)((1u << RES_MAX) - 1)};
+}
+
 struct queue_event queue_event_node(uint32_t slot)
 {
 	return (struct queue_event){.slot = slot, .codes = QUEUE_EV_NODE};
@@ -172,6 +180,7 @@ struct qentry {
 	uint32_t pos;           /* in its heap; unschedulable: unused */
 	uint32_t prev, next;    /* unschedulable list */
 	uint32_t dpos;          /* in the deadline heap, or QUEUE_NONE */
+	uint32_t woken_for;     /* the node whose room woke it (+1), 0: none */
 	uint8_t where;          /* enum queue_where */
 	bool interpod;          /* counted in interpod_waiting (E6) */
 };
@@ -448,6 +457,11 @@ void queue_destroy(struct sched_queue *q)
 	free(q);
 }
 
+uint32_t queue_capacity(const struct sched_queue *q)
+{
+	return q->capacity;
+}
+
 uint32_t queue_id(const struct sched_queue *q, uint32_t owner, uint32_t index)
 {
 	return owner * q->cfg.per_owner + index;
@@ -466,6 +480,12 @@ uint32_t queue_index(const struct sched_queue *q, uint32_t id)
 enum queue_where queue_where(const struct sched_queue *q, uint32_t id)
 {
 	return id < q->capacity ? (enum queue_where)q->e[id].where : QUEUE_OUT;
+}
+
+uint32_t queue_woken_for(const struct sched_queue *q, uint32_t id)
+{
+	return id < q->capacity && q->e[id].woken_for != 0 ? q->e[id].woken_for - 1
+							  : QUEUE_NONE;
 }
 
 uint32_t queue_attempts(const struct sched_queue *q, uint32_t id)
@@ -495,6 +515,7 @@ int queue_park(struct sched_queue *q, uint32_t id, const struct queue_pod *p,
 		q->len++;
 	}
 	x->spec = p->spec;
+	x->woken_for = 0;
 	x->priority = p->priority;
 	x->codes = p->codes;
 	x->request = p->request;
@@ -692,6 +713,7 @@ unsigned queue_absorb(struct sched_queue *q, const struct snapshot *snap,
 		qsort_r(q->scratch, n_room, sizeof(uint32_t), by_active_order, q);
 		for (uint32_t k = 0; k < n_room; k++) {
 			if (take_room(&room, &q->e[q->scratch[k]].request)) {
+				q->e[q->scratch[k]].woken_for = ev.slot + 1;
 				wake(q, q->scratch[k], now);
 				q->st.woken++;
 				moved++;

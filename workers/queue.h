@@ -186,6 +186,9 @@ struct sched_queue *queue_create(const struct queue_config *cfg,
 				 struct queue_events *ev);
 void queue_destroy(struct sched_queue *q);
 
+/* Pods it has room for: owners * per_owner. */
+uint32_t queue_capacity(const struct sched_queue *q);
+
 /* The id of an owner's pod, and back. */
 uint32_t queue_id(const struct sched_queue *q, uint32_t owner, uint32_t index);
 uint32_t queue_owner(const struct sched_queue *q, uint32_t id);
@@ -193,6 +196,17 @@ uint32_t queue_index(const struct sched_queue *q, uint32_t id);
 
 /* Where pod `id` is. */
 enum queue_where queue_where(const struct sched_queue *q, uint32_t id);
+
+/* The node whose room woke pod `id` (a hint by room, see above), or
+ * QUEUE_NONE. A pod so woken may be placed elsewhere: the caller then
+ * publishes that node's room again (queue_event_room), so that another
+ * pod is woken for it and no room is left unclaimed. Cleared when the pod
+ * is parked again. */
+uint32_t queue_woken_for(const struct sched_queue *q, uint32_t id);
+
+/* The event "node `slot` has room for pods refused by resources": what a
+ * pod woken for that room and placed elsewhere leaves behind. */
+struct queue_event queue_event_room(uint32_t slot);
 
 /* The pod's attempts so far (scheduler_pod_scheduling_attempts), and its
  * spec and deadline as parked. */

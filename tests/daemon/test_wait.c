@@ -734,12 +734,73 @@ static void test_gangs_all_or_nothing(void **state)
 	assert_int_equal(released, ALL);
 	assert_int_equal(over, 0);
 	assert_int_equal(ds.gangs_placed, ALL);
-	assert_true(ds.gang_failures > 0); /* gangs did wait and retry */
-	assert_true(ds.gang_rollbacks > 0); /* some had committed part of it */
+	/* Gangs did wait and try again. Rollbacks after a partial commit
+	 * (two workers' gangs colliding) are printed, not required: how the
+	 * two cores interleave the workers decides them (0 to 40 in runs
+	 * here); test_gang_by_hand steps one deterministically. */
+	assert_true(ds.gang_failures > 0);
 	assert_int_equal(daemon_pods_on_nodes(d), 0);
 	daemon_stop(d, 1000, &ds);
 	for (int p = 0; p < PRODUCERS; p++)
 		shmsched_disconnect(c[p]);
+}
+
+/* Churn: 40 nodes of 4 cpu filled with 80 pods of 2 cpu; 60 pods of 2 cpu
+ * wait; 60 of the fill pods are released one by one. Each release leaves
+ * room for one waiting pod, and every waiting pod is placed within
+ * seconds: a pod woken for one node's room and placed on another leaves
+ * the first node's room to the next (the hint publishes it again). */
+static void test_churn_every_release_places(void **state)
+{
+	(void)state;
+	enum { NODES = 40, FILL = 2 * NODES, WAITING = 60 };
+	char json[NODES][512];
+	const char *items[NODES];
+	for (int i = 0; i < NODES; i++) {
+		char name[8];
+		snprintf(name, sizeof(name), "n%d", i);
+		node_json(json[i], sizeof(json[i]), name, 4, 16, false);
+		items[i] = json[i];
+	}
+	write_nodes(items, NODES);
+	struct daemon *d = start(1, 256, false);
+	struct shmsched_client *f = connect_to(sock), *p = connect_to(sock);
+	uint32_t fill = pod_template(f, "2", "1Gi"), want = pod_template(p, "2", "1Gi");
+	static uint64_t ids[FILL];
+	struct shmsched_result r[64];
+	for (uint64_t k = 0; k < FILL; k++)
+		submit(f, fill, k, 0, 0);
+	assert_int_equal(await(f, r, 64, 5000), 64);
+	for (int k = 0; k < 64; k++)
+		ids[r[k].cookie] = r[k].placement_id;
+	assert_int_equal(await(f, r, FILL - 64, 5000), FILL - 64);
+	for (int k = 0; k < FILL - 64; k++)
+		ids[r[k].cookie] = r[k].placement_id;
+	for (uint64_t k = 0; k < WAITING; k++)
+		submit(p, want, k, SHMSCHED_WAIT, 0);
+	AWAIT_STAT(d, pending_unschedulable, WAITING);
+	uint64_t t0 = now_ns();
+	char err[256];
+	unsigned placed = 0;
+	for (int k = 0; k < WAITING; k++) {
+		assert_int_equal(shmsched_release(f, ids[k], err, sizeof(err)), 0);
+		int n = shmsched_poll(p, r, 64);
+		assert_true(n >= 0);
+		placed += (unsigned)n;
+	}
+	placed += await(p, r, WAITING - placed, 10000);
+	double s = (double)(now_ns() - t0) / 1e9;
+	struct daemon_stats ds;
+	daemon_get_stats(d, &ds);
+	print_message("churn: %u of %d placed in %.3f s; %" PRIu64 " woken, %"
+		      PRIu64 " attempts\n", placed, WAITING, s, ds.queue_woken,
+		      ds.queue_retries);
+	assert_int_equal(placed, WAITING);
+	assert_true(s < 10);
+	assert_int_equal(daemon_overcommits(d), 0);
+	daemon_stop(d, 1000, &ds);
+	shmsched_disconnect(f);
+	shmsched_disconnect(p);
 }
 
 /* No pod waits forever: 3 producers keep 600 pods waiting on a cluster
@@ -849,6 +910,8 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_priority_order, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_preemption, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_churn_every_release_places, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_gang_by_hand, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_gangs_all_or_nothing, setup,
 						teardown),

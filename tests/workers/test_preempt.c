@@ -213,11 +213,18 @@ static void compare(const struct preempt_input *in, unsigned case_no,
 {
 	ref_in = in;
 	struct ref_victims vs[MAX_NODES];
-	int cands[MAX_NODES], nc = 0;
-	for (uint32_t j = 0; j < in->n_nodes; j++) {
+	int cands[MAX_NODES], nc = 0, nvc = 0;
+	/* DryRunPreemption: from the offset, until numCandidates are found
+	 * with one non-violating; a node with no victim is an error there. */
+	for (uint32_t i = 0; i < in->n_nodes; i++) {
+		if (in->want != 0 && nvc > 0 && nc >= (int)in->want)
+			break;
+		uint32_t j = (in->start + i) % in->n_nodes;
 		ref_select_victims_on_node(&in->nodes[j], &vs[j]);
-		if (vs[j].ok)
+		if (vs[j].ok && vs[j].n > 0) {
 			cands[nc++] = (int)j;
+			nvc += vs[j].num_pdb_violations == 0;
+		}
 	}
 	int want = ref_pick(vs, cands, nc);
 	struct preempt_scratch s;
@@ -300,6 +307,8 @@ static void test_random_against_reference(void **state)
 			.priority = prios[1 + rng_below(&rng, 6)],
 			.nodes = nodes, .n_nodes = n_nodes,
 			.pods = pods, .pdb_allowed = pdb_allowed, .n_pdbs = n_pdbs,
+			.start = (uint32_t)rng_below(&rng, n_nodes),
+			.want = rng_below(&rng, 2) ? 0 : 1 + (uint32_t)rng_below(&rng, 4),
 		};
 		unsigned before = picked;
 		compare(&in, c, &picked);
