@@ -89,7 +89,8 @@ struct sched_config {
 	/* 0: kube-scheduler's adaptive default; 1..100 otherwise. */
 	int32_t percentage_of_nodes_to_score;
 	struct score_config score;
-	/* Read and kept for the scheduling queue to come; no effect yet. */
+	/* parallelism: read and kept, no effect; the two backoffs: the
+	 * scheduling queue's (workers/queue.h, daemon/wait.c). */
 	int32_t parallelism;                  /* default 16 */
 	int32_t pod_initial_backoff_seconds;  /* default 1 */
 	int32_t pod_max_backoff_seconds;      /* default 10 */
