@@ -34,6 +34,7 @@ static void usage(FILE *to)
 		"                 [--region-mode MODE] [--region-group GROUP]\n"
 		"                 [--state-dir DIR [--durability none|async|sync]]\n"
 		"                 [--log-format text|json] [--log-file PATH]\n"
+		"                 [--wait]\n"
 		"\n"
 		"Serves pods from producers over shared memory: producers connect to\n"
 		"the control socket, get a region of slots and rings, and submit pods\n"
@@ -86,6 +87,9 @@ static void usage(FILE *to)
 		"                       once the placement is on disk)\n"
 		"  --seed N             the synthetic cluster and tie-breaks (default 1)\n"
 		"  --no-pin             do not pin workers to cores\n"
+		"  --wait               pods that fit no node wait in the scheduling queue\n"
+		"                       until one does (unless their slot says NO_WAIT);\n"
+		"                       default: only pods whose slot says WAIT wait\n"
 		"\n"
 		"SIGINT or SIGTERM: stop accepting producers, answer every pod already\n"
 		"submitted (placing for up to 5 s, then cancelled), exit 0.\n");
@@ -216,6 +220,7 @@ int main(int argc, char **argv)
 		{"seed", required_argument, NULL, 'e'},
 		{"max-placements", required_argument, NULL, 'M'},
 		{"no-pin", no_argument, NULL, 'p'},
+		{"wait", no_argument, NULL, 'W'},
 		{"name", required_argument, NULL, 'N'},
 		{"ephemeral", no_argument, NULL, 'E'},
 		{"fresh", no_argument, NULL, 'F'},
@@ -336,6 +341,9 @@ int main(int argc, char **argv)
 			break;
 		case 'F':
 			cfg.fresh = true;
+			break;
+		case 'W':
+			cfg.wait_default = true;
 			break;
 		case 'X':
 			if (parse_u64("--max-nodes", optarg, 1u << 24, &v) < 0)
@@ -474,5 +482,14 @@ int main(int argc, char **argv)
 		" cancelled), %" PRIu64 " conflicts, %" PRIu64 " producers served",
 		st.pods, st.placed, st.unschedulable, st.rejected, st.cancelled,
 		st.conflicts, st.producers_registered);
+	if (st.waited > 0)
+		fprintf(stderr, "shmschedd: %" PRIu64 " pods waited: %" PRIu64
+			" placed, %" PRIu64 " past their deadline, %" PRIu64
+			" cancelled by their producer, %" PRIu64 " at the stop, %"
+			PRIu64 " forgotten with their producer; %" PRIu64
+			" attempts from the queue, %" PRIu64 " woken by events\n",
+			st.waited, st.waited_placed, st.timed_out,
+			st.cancelled_by_producer, st.cancelled_waiting_at_shutdown,
+			st.forgotten_with_producer, st.queue_retries, st.queue_woken);
 	return 0;
 }

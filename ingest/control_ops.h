@@ -32,6 +32,9 @@
  *                                  (a template id)        sealed memfd of its bytes:
  *                                                         every node's filter result
  *                                                         and score (JSON; client.h)
+ *   OP_PRIORITY_CLASS 0            a PriorityClass (or a  none
+ *                                  list), Kubernetes JSON:
+ *                                  admins
  *
  * OP_REGISTER comes once per connection, before anything that names a
  * template; templates belong to the connection that registered them, and
@@ -55,6 +58,7 @@ enum op_kind {
 	OP_PLACEMENTS = 7,
 	OP_RESYNC = 8,
 	OP_EVALUATE = 9,
+	OP_PRIORITY_CLASS = 10,
 };
 
 struct op_request {

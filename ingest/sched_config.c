@@ -2582,13 +2582,10 @@ static int decode_other_top(struct dec *d, const char *key, json_t *val,
 			warn_at(d, "accepted, no effect: shmsched's workers are "
 				"shmschedd --workers");
 		} else if (strcmp(key, "podInitialBackoffSeconds") == 0) {
+			/* The scheduling queue's (daemon/wait.c). */
 			cfg->pod_initial_backoff_seconds = (int32_t)v;
-			warn_at(d, "accepted, no effect yet: shmsched has no "
-				"scheduling queue");
 		} else {
 			cfg->pod_max_backoff_seconds = (int32_t)v;
-			warn_at(d, "accepted, no effect yet: shmsched has no "
-				"scheduling queue");
 		}
 		return 0;
 	}

@@ -1720,6 +1720,25 @@ int engine_message(const struct engine *e, char *buf, size_t len)
 	return diagnosis_format(&e->diag, &e->ctx, e->diag_all_nodes, buf, len);
 }
 
+void engine_failure(const struct engine *e, uint32_t *codes, uint32_t *res)
+{
+	/* The queue's hints (workers/queue.h) read what the message says,
+	 * as bits: every code some node gave, every resource short. */
+	uint32_t c = 0, r = 0;
+	for (unsigned k = 1; k < REASON_INSUFFICIENT; k++)
+		if (e->diag.by_code[k] != 0)
+			c |= 1u << k;
+	if (e->diag.n_taints != 0 || e->diag.taints_other != 0)
+		c |= 1u << REASON_TAINT;
+	for (unsigned k = 0; k < RES_MAX; k++)
+		if (e->diag.insufficient[k] != 0)
+			r |= 1u << k;
+	if (r != 0)
+		c |= 1u << REASON_INSUFFICIENT;
+	*codes = e->diag_no_nodes ? 0 : c;
+	*res = e->diag_no_nodes ? 0 : r;
+}
+
 struct cluster *engine_cluster(const struct engine *e)
 {
 	return e->cluster;

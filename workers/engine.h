@@ -144,6 +144,12 @@ int engine_interpod_allows(struct engine *e, const struct pod_spec *pod,
  * "0/N nodes are available: ...". Returns snprintf's result. */
 int engine_message(const struct engine *e, char *buf, size_t len);
 
+/* The last unschedulable placement's reasons as bits, for the queue's
+ * hints (workers/queue.h): *codes bit c when some node gave reason code c
+ * (enum reason_code), *res bit r when some node was short of resource r.
+ * Both 0 when there were no nodes at all. */
+void engine_failure(const struct engine *e, uint32_t *codes, uint32_t *res);
+
 /* The cluster the engine places on, and its plugins' strings: what the
  * commit (bind/commit.h) needs beside a placement. */
 struct cluster *engine_cluster(const struct engine *e);

@@ -166,7 +166,8 @@ struct sched_config {
 	int32_t percentage_of_nodes_to_score;
 	uint32_t n_profiles; /* 1..SCHED_MAX_PROFILES */
 	struct sched_profile profiles[SCHED_MAX_PROFILES];
-	/* Read and kept for the scheduling queue to come; no effect yet. */
+	/* parallelism: read and kept, no effect; the two backoffs: the
+	 * scheduling queue's (workers/queue.h, daemon/wait.c). */
 	int32_t parallelism;                  /* default 16 */
 	int32_t pod_initial_backoff_seconds;  /* default 1 */
 	int32_t pod_max_backoff_seconds;      /* default 10 */
