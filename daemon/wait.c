@@ -214,9 +214,12 @@ static void publish_stats(struct serve_wait *wt, unsigned w)
 
 static bool wants_to_wait(const struct serve_wait *wt, const struct record_pod *pod)
 {
-	if (pod->flags & SHMSCHED_SLOT_WAIT)
-		return true;
-	return wt->cfg.wait_default && !(pod->flags & SHMSCHED_SLOT_NO_WAIT);
+	/* The slot's flags, then the template's annotation, then --wait. */
+	if (pod->flags & (SHMSCHED_SLOT_WAIT | SHMSCHED_SLOT_NO_WAIT))
+		return pod->flags & SHMSCHED_SLOT_WAIT;
+	if (pod->spec.priority_flags & (POD_WAIT | POD_NO_WAIT))
+		return pod->spec.priority_flags & POD_WAIT;
+	return wt->cfg.wait_default;
 }
 
 /* Parks (or parks again) `id` after a failed attempt of worker w. */

@@ -513,6 +513,7 @@ static int resource_list(struct decoder *d, const json_t *obj, const char *key,
 #define LABEL_GPU_PRODUCT "nvidia.com/gpu.product"
 #define ANN_CPU_POLICY "shmsched.io/cpu-manager-policy"
 #define ANN_NUMA_NODES "shmsched.io/numa-nodes"
+#define ANN_WAIT "shmsched.io/wait" /* pod annotation: "true" or "false" */
 
 /* metadata.annotations of `obj`: *ann NULL when absent. */
 static int get_annotations(struct decoder *d, const json_t *obj, json_t **ann)
@@ -2930,6 +2931,34 @@ static int pod_priority(struct decoder *d, const json_t *spec)
 	return 0;
 }
 
+/* The pod's own default for waiting in the queue (shm/model.h,
+ * POD_WAIT): annotation shmsched.io/wait, "true" or "false". */
+static int pod_wait(struct decoder *d, const json_t *obj)
+{
+	json_t *ann;
+	const char *s;
+	size_t len;
+	char q[SHOW_MAX + 16];
+	int rc = get_annotations(d, obj, &ann);
+	if (rc < 0 || ann == NULL)
+		return rc;
+	size_t mark = path_field(d, "metadata.annotations");
+	json_t *v = json_object_get(ann, ANN_WAIT);
+	rc = v != NULL && !json_is_null(v) ? get_str(d, ann, ANN_WAIT, &s, &len) : 0;
+	if (rc == 0 && v != NULL && !json_is_null(v)) {
+		path_key(d, ANN_WAIT, strlen(ANN_WAIT));
+		if (str_is(s, len, "true"))
+			d->pod.priority_flags |= POD_WAIT;
+		else if (str_is(s, len, "false"))
+			d->pod.priority_flags |= POD_NO_WAIT;
+		else
+			rc = fail(d, -EINVAL, "%s: expected \"true\" or \"false\"",
+				  show_str(s, len, q, sizeof(q)));
+	}
+	path_pop(d, mark);
+	return rc;
+}
+
 /* coscheduling's label scheduling.x-k8s.io/pod-group: the pod's gang is
  * the PodGroup of that name in its namespace (ingest/pod_groups.h). */
 #define GANG_LABEL "scheduling.x-k8s.io/pod-group"
@@ -3087,6 +3116,8 @@ static int decode_pod(struct decoder *d, const json_t *obj, size_t index)
 			rc = pod_priority(d, spec);
 		path_pop(d, mark);
 	}
+	if (rc == 0)
+		rc = pod_wait(d, obj);
 	if (rc == 0)
 		rc = pod_devices(d, obj);
 	if (rc == 0)

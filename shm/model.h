@@ -171,6 +171,11 @@ struct host_port {
 #define POD_PRIORITY_GIVEN 0x1u    /* spec.priority was in the input */
 #define POD_PREEMPT_NEVER 0x2u     /* preemptionPolicy: Never */
 #define POD_PREEMPTION_GIVEN 0x4u  /* spec.preemptionPolicy was in the input */
+/* The pod's own default for waiting (annotation shmsched.io/wait), below
+ * its slot's flags and above shmschedd --wait: a template's pods wait
+ * without every producer setting SHMSCHED_WAIT. */
+#define POD_WAIT 0x8u              /* "true" */
+#define POD_NO_WAIT 0x10u          /* "false" */
 
 struct pod_spec {
 	uint32_t ns_name; /* interned "namespace/name": identity, not a constraint */

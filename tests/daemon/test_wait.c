@@ -342,6 +342,55 @@ static void test_back_pressure_and_default(void **state)
 	shmsched_disconnect(c);
 }
 
+/* A template's annotation shmsched.io/wait is its pods' default: below
+ * the slot's flags, above the daemon's --wait. */
+static uint32_t wait_template(struct shmsched_client *c, const char *wait)
+{
+	char json[512];
+	snprintf(json, sizeof(json), "{\"kind\":\"Pod\",\"metadata\":{\"name\":"
+		 "\"t\",\"annotations\":{\"shmsched.io/wait\":\"%s\"}},\"spec\":"
+		 "{\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":"
+		 "{\"cpu\":\"2\"}}}]}}", wait);
+	uint32_t tid;
+	char err[512];
+	if (shmsched_register_template(c, json, strlen(json), &tid, err, sizeof(err)) < 0)
+		fail_msg("template: %s", err);
+	return tid;
+}
+
+static void test_template_default(void **state)
+{
+	(void)state;
+	char n0[512];
+	node_json(n0, sizeof(n0), "n0", 1, 4, false);
+	const char *nodes[] = {n0};
+	write_nodes(nodes, 1);
+	for (int daemon_default = 0; daemon_default < 2; daemon_default++) {
+		struct daemon *d = start(1, 64, daemon_default);
+		struct shmsched_client *c = connect_to(sock);
+		uint32_t waits = wait_template(c, "true");
+		uint32_t no = wait_template(c, "false");
+		struct shmsched_result r[4];
+		/* Each pod asks 2 cpus of a 1-cpu node: it never fits. */
+		submit(c, waits, 1, 0, 0);               /* waits: the template */
+		submit(c, no, 2, 0, 0);                  /* answered: the template */
+		submit(c, waits, 3, SHMSCHED_NO_WAIT, 0); /* answered: the slot */
+		submit(c, no, 4, SHMSCHED_WAIT, 0);      /* waits: the slot */
+		assert_int_equal(await(c, r, 2, 5000), 2);
+		uint64_t answered = r[0].cookie | r[1].cookie;
+		assert_int_equal(answered, 2 | 3);
+		for (unsigned k = 0; k < 2; k++)
+			assert_int_equal(r[k].status, SHMSCHED_UNSCHEDULABLE);
+		AWAIT_STAT(d, pending_unschedulable, 2);
+		assert_int_equal(await(c, r, 1, 200), 0);
+		struct daemon_stats ds;
+		daemon_stop(d, 1000, &ds);
+		assert_int_equal(ds.waited, 2);
+		assert_int_equal(ds.cancelled_waiting_at_shutdown, 2);
+		shmsched_disconnect(c);
+	}
+}
+
 /* A producer killed with pods waiting: they are forgotten, and nothing
  * of theirs is left on the nodes or in the placement table. */
 static void test_kill9_with_waiting(void **state)
@@ -906,6 +955,7 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_back_pressure_and_default, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_template_default, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_kill9_with_waiting, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_priority_order, setup, teardown),

@@ -2330,6 +2330,27 @@ static void test_pod_gpu_annotations(void **state)
 	assert_int_equal(s->pods[0].request.v[res_index(s, "nvidia.com/gpu")], 1);
 }
 
+/* shmsched.io/wait: the pod's own default for waiting; anything but
+ * "true" or "false" is refused, named by path. */
+static void test_pod_wait_annotation(void **state)
+{
+	struct sink *s = *state;
+	const uint8_t both = POD_WAIT | POD_NO_WAIT;
+	assert_int_equal(load_pod_ann(s, "'shmsched.io/wait':'true'", ""), 0);
+	assert_int_equal(s->pods[0].priority_flags & both, POD_WAIT);
+	assert_int_equal(load_pod_ann(s, "'shmsched.io/wait':'false'", ""), 0);
+	assert_int_equal(s->pods[0].priority_flags & both, POD_NO_WAIT);
+	assert_int_equal(load_pod_ann(s, "'shmsched.io/wait':null", ""), 0);
+	assert_int_equal(s->pods[0].priority_flags & both, 0);
+	assert_int_equal(load_pod_ann(s, "", ""), 0);
+	assert_int_equal(s->pods[0].priority_flags & both, 0);
+	assert_int_equal(load_pod_ann(s, "'shmsched.io/wait':'yes'", ""), -EINVAL);
+	assert_string_equal(s->err, "pods.json: pod default/p: metadata.annotations."
+			    "shmsched.io/wait: \"yes\": expected \"true\" or \"false\"");
+	assert_int_equal(load_pod_ann(s, "'shmsched.io/wait':true", ""), -EINVAL);
+	assert_non_null(strstr(s->err, "shmsched.io/wait"));
+}
+
 /* The model set: split on '|', blanks trimmed, empty parts skipped,
  * duplicates dropped, sorted by id; ignored without a GPU. */
 static void test_pod_gpu_models(void **state)
@@ -2607,6 +2628,7 @@ int main(void)
 		T(test_node_cores),
 		T(test_node_device_errors),
 		T(test_pod_gpu_annotations),
+		T(test_pod_wait_annotation),
 		T(test_pod_gpu_models),
 		T(test_pod_device_errors),
 		T(test_pod_exclusive_cores),
