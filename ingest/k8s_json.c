@@ -2959,27 +2959,204 @@ static int pod_wait(struct decoder *d, const json_t *obj)
 	return rc;
 }
 
-/* coscheduling's label scheduling.x-k8s.io/pod-group: the pod's gang is
- * the PodGroup of that name in its namespace (ingest/pod_groups.h). */
+/* The pod's gang, named one of three ways (at most one), interned as the
+ * gang table's key (ingest/priority.h):
+ *   - coscheduling's label scheduling.x-k8s.io/pod-group: NAME, the
+ *     PodGroup NAME of the pod's namespace: "namespace/NAME";
+ *   - Kubernetes 1.36's spec.schedulingGroup.podGroupName (a
+ *     scheduling.k8s.io/v1alpha2 PodGroup): "namespace/NAME" too;
+ *   - Kubernetes 1.35's spec.workloadRef {name, podGroup,
+ *     podGroupReplicaKey}: "namespace/WORKLOAD/GROUP", and
+ *     "namespace/WORKLOAD/GROUP/KEY" for a replica (its own gang, with
+ *     the group's policy). Names carry no '/', so the forms cannot meet. */
 #define GANG_LABEL "scheduling.x-k8s.io/pod-group"
 
-static int pod_gang(struct decoder *d, const json_t *obj, const char *ns,
-		    size_t ns_len)
+/* spec.KEY.FIELD as a non-empty name without '/' (or absent when
+ * optional), appended to buf[*at..) after a '/'. */
+static int gang_part(struct decoder *d, const json_t *ref, const char *field,
+		     bool optional, char *buf, size_t *at)
+{
+	const char *s;
+	size_t len;
+	char q[SHOW_MAX + 16];
+	int rc = get_str(d, ref, field, &s, &len);
+	if (rc < 0)
+		return rc;
+	if (len == 0)
+		return optional ? 0 : fail_at(d, field, -EINVAL, "missing");
+	if (memchr(s, '/', len) != NULL)
+		return fail_at(d, field, -EINVAL, "%s: a name has no '/'",
+			       show_str(s, len, q, sizeof(q)));
+	if (*at + 1 + len > INTERN_MAX_LEN)
+		return fail_at(d, field, -EINVAL, "too long: the gang's name is at "
+			       "most %u bytes", INTERN_MAX_LEN);
+	buf[(*at)++] = '/';
+	memcpy(buf + *at, s, len);
+	*at += len;
+	return 0;
+}
+
+static int pod_gang(struct decoder *d, const json_t *obj, const json_t *spec,
+		    const char *ns, size_t ns_len)
 {
 	json_t *meta = json_object_get(obj, "metadata");
 	json_t *labels = json_is_object(meta) ? json_object_get(meta, "labels") : NULL;
 	json_t *v = json_is_object(labels) ? json_object_get(labels, GANG_LABEL) : NULL;
-	if (v == NULL || !json_is_string(v) || json_string_length(v) == 0)
-		return 0; /* the labels' own checks reported any other type */
+	bool label = v != NULL && json_is_string(v) && json_string_length(v) > 0;
+	json_t *wref = NULL, *sgroup = NULL;
+	int rc = 0;
+	if (spec != NULL) {
+		size_t mark = path_field(d, "spec");
+		rc = get(d, spec, "workloadRef", W_OBJECT, &wref);
+		if (rc == 0)
+			rc = get(d, spec, "schedulingGroup", W_OBJECT, &sgroup);
+		path_pop(d, mark);
+		if (rc < 0)
+			return rc;
+	}
+	if (label + (wref != NULL) + (sgroup != NULL) > 1)
+		return fail_at(d, wref != NULL ? "spec.workloadRef" : "spec.schedulingGroup",
+			       -EINVAL, "a pod names one gang at most (the label "
+			       GANG_LABEL ", spec.workloadRef or spec.schedulingGroup)");
 	char full[INTERN_MAX_LEN + 1];
-	size_t len = json_string_length(v);
-	if (ns_len + 1 + len > INTERN_MAX_LEN)
-		return fail_at(d, "metadata.labels", -EINVAL, GANG_LABEL ": too long");
+	size_t at = ns_len;
 	memcpy(full, ns, ns_len);
-	full[ns_len] = '/';
-	memcpy(full + ns_len + 1, json_string_value(v), len);
-	size_t mark = path_field(d, "metadata.labels");
-	int rc = intern_here(d, full, ns_len + 1 + len, &d->pod.gang);
+	const char *where;
+	if (label) {
+		/* The labels' own checks reported any other type. */
+		where = "metadata.labels";
+		size_t len = json_string_length(v);
+		if (ns_len + 1 + len > INTERN_MAX_LEN)
+			return fail_at(d, where, -EINVAL, GANG_LABEL ": too long");
+		full[at++] = '/';
+		memcpy(full + at, json_string_value(v), len);
+		at += len;
+	} else if (wref != NULL) {
+		where = "spec.workloadRef";
+		size_t mark = path_field(d, where);
+		rc = gang_part(d, wref, "name", false, full, &at);
+		if (rc == 0)
+			rc = gang_part(d, wref, "podGroup", false, full, &at);
+		if (rc == 0)
+			rc = gang_part(d, wref, "podGroupReplicaKey", true, full, &at);
+		path_pop(d, mark);
+	} else if (sgroup != NULL) {
+		where = "spec.schedulingGroup";
+		size_t mark = path_field(d, where);
+		rc = gang_part(d, sgroup, "podGroupName", false, full, &at);
+		path_pop(d, mark);
+	} else {
+		return 0;
+	}
+	if (rc < 0)
+		return rc;
+	size_t mark = path_field(d, where);
+	rc = intern_here(d, full, at, &d->pod.gang);
+	path_pop(d, mark);
+	return rc;
+}
+
+/* A gang's policy, scheduling.k8s.io's PodGroupPolicy (v1alpha1, a
+ * Workload's podGroups[].policy) or PodGroupSchedulingPolicy (v1alpha2,
+ * a PodGroup's spec.schedulingPolicy): exactly one of basic (pods placed
+ * one by one: min_member 0) and gang.minCount. */
+static int gang_policy(struct decoder *d, const json_t *parent, const char *key,
+		       uint32_t *min_member)
+{
+	json_t *pol, *basic, *gang, *v;
+	int rc = get(d, parent, key, W_OBJECT, &pol);
+	if (rc < 0)
+		return rc;
+	if (pol == NULL)
+		return fail_at(d, key, -EINVAL, "missing: basic or gang");
+	size_t mark = path_field(d, key);
+	rc = get(d, pol, "basic", W_OBJECT, &basic);
+	if (rc == 0)
+		rc = get(d, pol, "gang", W_OBJECT, &gang);
+	if (rc == 0 && (basic != NULL) == (gang != NULL))
+		rc = fail(d, -EINVAL, "exactly one of basic and gang");
+	if (rc == 0 && gang != NULL) {
+		path_field(d, "gang");
+		rc = get(d, gang, "minCount", W_INT, &v);
+		if (rc == 0 && (v == NULL || json_integer_value(v) < 1 ||
+				json_integer_value(v) > 100000))
+			rc = fail_at(d, "minCount", -EINVAL, "%s: expected 1..100000",
+				     v == NULL ? "missing" : "out of range");
+		if (rc == 0)
+			*min_member = (uint32_t)json_integer_value(v);
+	} else if (rc == 0) {
+		*min_member = 0;
+	}
+	path_pop(d, mark);
+	return rc;
+}
+
+/* kube-scheduler's GangScheduling waits a fixed 5 minutes for a gang. */
+#define KUBE_GANG_TIMEOUT_S 300u
+
+/* A Workload: scheduling.k8s.io/v1alpha1 (Kubernetes 1.35): each of its
+ * spec.podGroups is a gang table entry "namespace/WORKLOAD/GROUP"; or
+ * v1alpha2 (1.36), whose podGroupTemplates are templates for the PodGroup
+ * objects a controller creates, which carry the policy: nothing to read.
+ * To the visitor's pod_group, or skipped when it takes none. */
+static int decode_workload(struct decoder *d, const json_t *obj)
+{
+	const char *ns, *name, *api = "";
+	size_t ns_len, name_len, api_len = 0;
+	json_t *spec, *groups, *g;
+	char q[SHOW_MAX + 16];
+	int rc = object_name(d, obj, "workload", true, &ns, &ns_len, &name, &name_len);
+	if (rc == 0)
+		rc = get_str(d, obj, "apiVersion", &api, &api_len);
+	if (rc < 0)
+		return rc;
+	if (str_is(api, api_len, "scheduling.k8s.io/v1alpha2"))
+		return 0;
+	if (api_len > 0 && !str_is(api, api_len, "scheduling.k8s.io/v1alpha1"))
+		return fail_at(d, "apiVersion", -EINVAL, "%s: expected "
+			       "scheduling.k8s.io/v1alpha1 or v1alpha2",
+			       show_str(api, api_len, q, sizeof(q)));
+	rc = get(d, obj, "spec", W_OBJECT, &spec);
+	if (rc < 0)
+		return rc;
+	if (spec == NULL)
+		return fail_at(d, "spec", -EINVAL, "missing");
+	size_t mark = path_field(d, "spec");
+	rc = get(d, spec, "podGroups", W_ARRAY, &groups);
+	if (rc == 0 && (groups == NULL || json_array_size(groups) == 0))
+		rc = fail_at(d, "podGroups", -EINVAL, "missing: at least one pod group");
+	size_t i, list = path_field(d, "podGroups");
+	json_array_foreach(rc == 0 ? groups : NULL, i, g) {
+		size_t item = path_index(d, i);
+		struct k8s_pod_group pg = {.timeout_s = KUBE_GANG_TIMEOUT_S};
+		char full[INTERN_MAX_LEN + 1];
+		size_t at = ns_len;
+		memcpy(full, ns, ns_len);
+		if (!json_is_object(g))
+			rc = fail(d, -EINVAL, "not an object");
+		if (rc == 0 && name_len + 1 + ns_len > INTERN_MAX_LEN)
+			rc = fail(d, -EINVAL, "the workload's name is too long");
+		if (rc == 0) {
+			full[at++] = '/';
+			memcpy(full + at, name, name_len);
+			at += name_len;
+			rc = gang_part(d, g, "name", false, full, &at);
+		}
+		if (rc == 0)
+			rc = gang_policy(d, g, "policy", &pg.min_member);
+		if (rc == 0)
+			rc = intern_here(d, full, at, &pg.name);
+		path_pop(d, item);
+		if (rc == 0 && d->v->pod_group != NULL) {
+			if (d->err != NULL && d->err_len > 0)
+				d->err[0] = '\0';
+			rc = visited(d, d->v->pod_group(d->v->arg, &pg, d->err,
+							d->err_len));
+		}
+		if (rc < 0)
+			break;
+	}
+	path_pop(d, list);
 	path_pop(d, mark);
 	return rc;
 }
@@ -3011,7 +3188,18 @@ static int decode_pod_group(struct decoder *d, const json_t *obj)
 	if (spec == NULL)
 		return fail_at(d, "spec", -EINVAL, "missing");
 	mark = path_field(d, "spec");
-	rc = get(d, spec, "minMember", W_INT, &v);
+	const char *api;
+	size_t api_len;
+	rc = get_str(d, obj, "apiVersion", &api, &api_len);
+	if (rc == 0 && api_len > 18 && memcmp(api, "scheduling.k8s.io/", 18) == 0) {
+		/* Kubernetes' own (v1alpha2, 1.36): spec.schedulingPolicy. */
+		pg.timeout_s = KUBE_GANG_TIMEOUT_S;
+		rc = gang_policy(d, spec, "schedulingPolicy", &pg.min_member);
+		path_pop(d, mark);
+		goto visit;
+	}
+	if (rc == 0)
+		rc = get(d, spec, "minMember", W_INT, &v);
 	if (rc == 0 && (v == NULL || json_integer_value(v) < 1 ||
 			json_integer_value(v) > 100000))
 		rc = fail_at(d, "minMember", -EINVAL, "%s: expected 1..100000",
@@ -3027,6 +3215,7 @@ static int decode_pod_group(struct decoder *d, const json_t *obj)
 	if (rc == 0 && v != NULL)
 		pg.timeout_s = (uint32_t)json_integer_value(v);
 	path_pop(d, mark);
+visit:
 	if (rc < 0 || d->v->pod_group == NULL)
 		return rc;
 	if (d->err != NULL && d->err_len > 0)
@@ -3123,7 +3312,7 @@ static int decode_pod(struct decoder *d, const json_t *obj, size_t index)
 	if (rc == 0)
 		rc = pod_group_fields(d, obj, spec, ns, ns_len);
 	if (rc == 0)
-		rc = pod_gang(d, obj, ns, ns_len);
+		rc = pod_gang(d, obj, spec, ns, ns_len);
 	if (rc < 0)
 		return rc;
 
@@ -3474,6 +3663,8 @@ static int decode_item(struct decoder *d, const json_t *obj, const char *item_ki
 		return decode_priority_class(d, obj);
 	if (str_is(kind, kind_len, "PodGroup"))
 		return decode_pod_group(d, obj);
+	if (str_is(kind, kind_len, "Workload"))
+		return decode_workload(d, obj);
 	if (okind >= 0)
 		return 0; /* read by the first pass */
 	if (d->ctx->cluster_file) {
@@ -3481,7 +3672,7 @@ static int decode_item(struct decoder *d, const json_t *obj, const char *item_ki
 		return 0;
 	}
 	return fail_at(d, "kind", -EINVAL, "%s is not Node, Pod, PriorityClass, PodGroup, "
-		       "Namespace, Service, ReplicationController, ReplicaSet or "
+		       "Workload, Namespace, Service, ReplicationController, ReplicaSet or "
 		       "StatefulSet%s (a cluster "
 		       "file skips other kinds; a pods file refuses them)",
 		       show_str(kind, kind_len, q, sizeof(q)),

@@ -174,21 +174,57 @@ int gang_table_put(struct gang_table *t, const struct intern *strings,
 	return 0;
 }
 
+/* The entry named `name`, or NULL. */
+static const struct k8s_pod_group *gang_find(const struct gang_table *t, uint32_t name)
+{
+	for (uint32_t i = 0; t != NULL && i < t->n; i++)
+		if (t->g[i].name == name)
+			return &t->g[i];
+	return NULL;
+}
+
 int gang_resolve(const struct gang_table *t, const struct intern *strings,
 		 struct pod_spec *pod, char *err, size_t err_len)
 {
 	if (pod->gang == 0)
 		return 0;
-	for (uint32_t i = 0; t != NULL && i < t->n; i++)
-		if (t->g[i].name == pod->gang) {
-			pod->gang_min = t->g[i].min_member;
-			pod->gang_timeout_s = t->g[i].timeout_s ? t->g[i].timeout_s
-								: GANG_TIMEOUT_DEFAULT_S;
+	const char *key = intern_str(strings, pod->gang);
+	unsigned slashes = 0;
+	const char *last = NULL;
+	for (const char *c = key; *c; c++)
+		if (*c == '/') {
+			slashes++;
+			last = c;
+		}
+	const struct k8s_pod_group *g = gang_find(t, pod->gang);
+	uint32_t group_id;
+	/* A Workload's replica "ns/WORKLOAD/GROUP/KEY" takes its group's
+	 * policy and is a gang of its own. */
+	if (g == NULL && slashes == 3 &&
+	    intern_find(strings, key, (size_t)(last - key), &group_id))
+		g = gang_find(t, group_id);
+	if (g != NULL) {
+		if (g->min_member == 0) {
+			pod->gang = 0; /* the basic policy: placed one by one */
 			return 0;
 		}
-	return errmsg_rc(-EINVAL, err, err_len, "metadata.labels: "
-			 "scheduling.x-k8s.io/pod-group: no PodGroup %s was declared",
-			 intern_str(strings, pod->gang));
+		pod->gang_min = g->min_member;
+		pod->gang_timeout_s = g->timeout_s ? g->timeout_s : GANG_TIMEOUT_DEFAULT_S;
+		return 0;
+	}
+	if (slashes >= 2) {
+		size_t ns_len = (size_t)(strchr(key, '/') - key);
+		const char *wl = key + ns_len + 1;
+		size_t wl_len = (size_t)(strchr(wl, '/') - wl);
+		const char *grp = wl + wl_len + 1;
+		size_t grp_len = slashes == 3 ? (size_t)(last - grp) : strlen(grp);
+		return errmsg_rc(-EINVAL, err, err_len, "spec.workloadRef: no Workload "
+				 "%.*s/%.*s with pod group %.*s was declared",
+				 (int)ns_len, key, (int)wl_len, wl, (int)grp_len, grp);
+	}
+	return errmsg_rc(-EINVAL, err, err_len, "no PodGroup %s was declared (the "
+			 "pod's gang: its label scheduling.x-k8s.io/pod-group or "
+			 "spec.schedulingGroup)", key);
 }
 
 int priority_loader_visit_group(void *arg, const struct k8s_pod_group *pg,

@@ -309,12 +309,14 @@ SHMSCHED_EXPORT int shmsched_node_event(struct shmsched_client *c, int kind,
 					const char *body, size_t len, char *err,
 					size_t err_len);
 
-/* Declares PriorityClasses (scheduling.k8s.io/v1) and PodGroups
+/* Declares PriorityClasses (scheduling.k8s.io/v1) and gangs: PodGroups
  * (coscheduling's scheduling.x-k8s.io/v1alpha1: spec.minMember,
- * spec.scheduleTimeoutSeconds): body[0..len) is one, or a list of them, as
- * Kubernetes JSON. Templates registered afterwards may name a PodGroup in
- * their label scheduling.x-k8s.io/pod-group (a gang: placed all or
- * nothing, see the README). Templates registered
+ * spec.scheduleTimeoutSeconds; or scheduling.k8s.io/v1alpha2:
+ * spec.schedulingPolicy) and Workloads (scheduling.k8s.io/v1alpha1:
+ * spec.podGroups): body[0..len) is one, or a list of them, as Kubernetes
+ * JSON. Templates registered afterwards may name a gang (the label
+ * scheduling.x-k8s.io/pod-group, spec.schedulingGroup or
+ * spec.workloadRef: placed all or nothing, see the README). Templates registered
  * afterwards may name them in spec.priorityClassName (as the API server's
  * Priority admission resolves them: the class's value and
  * preemptionPolicy; a name no class has refuses the template). A class

@@ -686,6 +686,85 @@ static void test_gang_by_hand(void **state)
 	shmsched_disconnect(a);
 }
 
+/* A template whose spec carries `ref` (a workloadRef or schedulingGroup),
+ * of `cpu` cores. */
+static uint32_t ref_template(struct shmsched_client *c, const char *ref, const char *cpu)
+{
+	char json[512], err[512];
+	snprintf(json, sizeof(json), "{\"kind\":\"Pod\",\"metadata\":{\"name\":"
+		 "\"t\"},\"spec\":{%s,\"containers\":[{\"name\":\"c\",\"resources\":"
+		 "{\"requests\":{\"cpu\":\"%s\"}}}]}}", ref, cpu);
+	uint32_t tid;
+	if (shmsched_register_template(c, json, strlen(json), &tid, err, sizeof(err)) < 0)
+		fail_msg("template %s: %s", ref, err);
+	return tid;
+}
+
+/* Kubernetes' own gangs through the daemon: a 1.35 Workload declared by
+ * an admin (two pod groups: a gang of 2, a basic one), pods naming it by
+ * spec.workloadRef, two replicas of the gang (replica keys) each placed
+ * whole on its own, the basic group's pod placed alone at once; and a
+ * 1.36 PodGroup from the cluster file named by spec.schedulingGroup. */
+static void test_kube_gangs(void **state)
+{
+	(void)state;
+	char n0[512];
+	node_json(n0, sizeof(n0), "n0", 16, 32, false);
+	const char *nodes[] = {n0,
+		"{\"kind\":\"PodGroup\",\"apiVersion\":\"scheduling.k8s.io/v1alpha2\","
+		"\"metadata\":{\"name\":\"pg\"},\"spec\":{\"schedulingPolicy\":"
+		"{\"gang\":{\"minCount\":3}}}}"};
+	write_nodes(nodes, 2);
+	struct daemon *d = start(1, 64, false);
+	struct shmsched_client *c = connect_to(sock), *a = connect_to(admin);
+	char err[512];
+	const char *wl = "{\"kind\":\"Workload\",\"apiVersion\":\"scheduling.k8s.io/"
+		"v1alpha1\",\"metadata\":{\"name\":\"train\"},\"spec\":{\"podGroups\":"
+		"[{\"name\":\"workers\",\"policy\":{\"gang\":{\"minCount\":2}}},"
+		"{\"name\":\"driver\",\"policy\":{\"basic\":{}}}]}}";
+	assert_int_equal(shmsched_priority_class(a, wl, strlen(wl), err, sizeof(err)), 0);
+	uint32_t r0 = ref_template(c, "\"workloadRef\":{\"name\":\"train\",\"podGroup\":"
+				   "\"workers\",\"podGroupReplicaKey\":\"0\"}", "1");
+	uint32_t r1 = ref_template(c, "\"workloadRef\":{\"name\":\"train\",\"podGroup\":"
+				   "\"workers\",\"podGroupReplicaKey\":\"1\"}", "1");
+	uint32_t drv = ref_template(c, "\"workloadRef\":{\"name\":\"train\",\"podGroup\":"
+				    "\"driver\"}", "1");
+	uint32_t pg = ref_template(c, "\"schedulingGroup\":{\"podGroupName\":\"pg\"}", "1");
+	struct shmsched_result r[4];
+	/* The driver (basic) is answered at once, alone. */
+	submit(c, drv, 100, 0, 0);
+	assert_int_equal(await(c, r, 1, 5000), 1);
+	assert_int_equal(r[0].status, SHMSCHED_PLACED);
+	/* One pod of each replica: neither gang has gathered 2. */
+	submit(c, r0, 0, 0, 0);
+	submit(c, r1, 10, 0, 0);
+	assert_int_equal(await(c, r, 1, 300), 0);
+	/* Replica 0's second pod: replica 0 is placed whole; 1 still waits. */
+	submit(c, r0, 1, 0, 0);
+	assert_int_equal(await(c, r, 2, 5000), 2);
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(r[i].status, SHMSCHED_PLACED);
+		assert_true(r[i].cookie < 10);
+	}
+	assert_int_equal(await(c, r, 1, 300), 0);
+	submit(c, r1, 11, 0, 0);
+	assert_int_equal(await(c, r, 2, 5000), 2);
+	for (int i = 0; i < 2; i++)
+		assert_true(r[i].status == SHMSCHED_PLACED && r[i].cookie >= 10);
+	/* The 1.36 PodGroup of the cluster file: 3 together. */
+	for (uint64_t k = 0; k < 3; k++)
+		submit(c, pg, 20 + k, 0, 0);
+	assert_int_equal(await(c, r, 3, 5000), 3);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(r[i].status, SHMSCHED_PLACED);
+	assert_int_equal(daemon_pods_on_nodes(d), 8);
+	struct daemon_stats ds;
+	daemon_stop(d, 1000, &ds);
+	assert_int_equal(ds.gangs_placed, 3);
+	shmsched_disconnect(c);
+	shmsched_disconnect(a);
+}
+
 /* Gangs under concurrent workers: 4 producers on 2 workers, 40 gangs of
  * 4 pods of 1 cpu on 16 cpu: at most 4 gangs fit at a time, and gangs
  * placed are released whole a little later. Two workers commit gangs on
@@ -963,6 +1042,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_churn_every_release_places, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_gang_by_hand, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_kube_gangs, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_gangs_all_or_nothing, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_no_pod_waits_forever, setup,

@@ -96,6 +96,8 @@ static uint32_t sid(struct fx *f, const char *s)
 	return id;
 }
 
+#define POD_WITH(fields) "{'kind':'Pod','metadata':{'name':'p'},'spec':{" fields \
+			 ",'containers':[{'name':'c'}]}}"
 #define POD(spec) "{'kind':'Pod','metadata':{'name':'p'},'spec':{'containers':" \
 		  "[{'name':'c'}]" spec "}}"
 
@@ -306,8 +308,9 @@ static void test_pod_groups(void **state)
 	p = f->pods[0];
 	assert_int_equal(gang_resolve(&f->gangs, f->strings, &p, f->err,
 				      sizeof(f->err)), -EINVAL);
-	assert_string_equal(f->err, "metadata.labels: scheduling.x-k8s.io/pod-group: "
-			    "no PodGroup default/g was declared");
+	assert_string_equal(f->err, "no PodGroup default/g was declared (the pod's "
+			    "gang: its label scheduling.x-k8s.io/pod-group or "
+			    "spec.schedulingGroup)");
 	struct {
 		const char *json, *err;
 	} bad[] = {
@@ -325,6 +328,124 @@ static void test_pod_groups(void **state)
 		 "1..86400"},
 		{"{'kind':'PodGroup','metadata':{'name':'x'},'spec':{'minMember':257}}",
 		 "PodGroup default/x: minMember 257: at most 256"},
+	};
+	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(load(f, bad[i].json), -EINVAL);
+		if (strstr(f->err, bad[i].err) == NULL)
+			fail_msg("case %u: got \"%s\", expected \"%s\"", i, f->err,
+				 bad[i].err);
+	}
+}
+
+/* Loads one pod and resolves its gang; returns gang_resolve's result. */
+static int pod_gang_of(struct fx *f, const char *json, struct pod_spec *p)
+{
+	assert_int_equal(load(f, json), 0);
+	*p = f->pods[0];
+	return gang_resolve(&f->gangs, f->strings, p, f->err, sizeof(f->err));
+}
+
+/* Kubernetes' own gangs: a 1.35 Workload's podGroups (spec.workloadRef,
+ * with replica keys) and a 1.36 PodGroup (spec.schedulingGroup); the
+ * basic policy is no gang; the refusals, by path. */
+static void test_kube_gangs(void **state)
+{
+	struct fx *f = *state;
+	struct pod_spec p;
+	assert_int_equal(load(f, "{'apiVersion':'scheduling.k8s.io/v1alpha1','kind':"
+			      "'Workload','metadata':{'name':'train','namespace':'ml'},"
+			      "'spec':{'controllerRef':{'kind':'Job','name':'j'},"
+			      "'podGroups':[{'name':'workers','policy':{'gang':"
+			      "{'minCount':4}}},{'name':'driver','policy':{'basic':{}}}]}}"),
+			 0);
+	assert_int_equal(f->gangs.n, 2);
+	assert_int_equal(f->gangs.g[0].name, sid(f, "ml/train/workers"));
+	assert_int_equal(f->gangs.g[0].min_member, 4);
+	assert_int_equal(f->gangs.g[0].timeout_s, 300);
+	assert_int_equal(f->gangs.g[1].min_member, 0);
+
+	assert_int_equal(pod_gang_of(f, "{'kind':'Pod','metadata':{'name':'w0','namespace':"
+				     "'ml'},'spec':{'workloadRef':{'name':'train',"
+				     "'podGroup':'workers'},'containers':[{'name':'c'}]}}",
+				     &p), 0);
+	assert_int_equal(p.gang, sid(f, "ml/train/workers"));
+	assert_int_equal(p.gang_min, 4);
+	assert_int_equal(p.gang_timeout_s, 300);
+	/* A replica is a gang of its own with the group's policy. */
+	assert_int_equal(pod_gang_of(f, "{'kind':'Pod','metadata':{'name':'w0','namespace':"
+				     "'ml'},'spec':{'workloadRef':{'name':'train',"
+				     "'podGroup':'workers','podGroupReplicaKey':'1'},"
+				     "'containers':[{'name':'c'}]}}", &p), 0);
+	assert_int_equal(p.gang, sid(f, "ml/train/workers/1"));
+	assert_int_equal(p.gang_min, 4);
+	/* The basic policy: placed one by one. */
+	assert_int_equal(pod_gang_of(f, "{'kind':'Pod','metadata':{'name':'d','namespace':"
+				     "'ml'},'spec':{'workloadRef':{'name':'train',"
+				     "'podGroup':'driver'},'containers':[{'name':'c'}]}}",
+				     &p), 0);
+	assert_int_equal(p.gang, 0);
+	assert_int_equal(pod_gang_of(f, "{'kind':'Pod','metadata':{'name':'w','namespace':"
+				     "'ml'},'spec':{'workloadRef':{'name':'train',"
+				     "'podGroup':'ps','podGroupReplicaKey':'0'},'containers':"
+				     "[{'name':'c'}]}}", &p), -EINVAL);
+	assert_string_equal(f->err, "spec.workloadRef: no Workload ml/train with pod "
+			    "group ps was declared");
+
+	/* 1.36: PodGroup objects of scheduling.k8s.io, pods name them. */
+	assert_int_equal(load(f, "{'apiVersion':'scheduling.k8s.io/v1alpha2','kind':"
+			      "'PodGroup','metadata':{'name':'pg-0','namespace':'ml'},"
+			      "'spec':{'schedulingPolicy':{'gang':{'minCount':3}}}}"), 0);
+	assert_int_equal(pod_gang_of(f, "{'kind':'Pod','metadata':{'name':'x','namespace':"
+				     "'ml'},'spec':{'schedulingGroup':{'podGroupName':"
+				     "'pg-0'},'containers':[{'name':'c'}]}}", &p), 0);
+	assert_int_equal(p.gang, sid(f, "ml/pg-0"));
+	assert_int_equal(p.gang_min, 3);
+	assert_int_equal(p.gang_timeout_s, 300);
+	/* A 1.36 Workload is a template for PodGroups: nothing to read. */
+	unsigned before = f->gangs.n;
+	assert_int_equal(load(f, "{'apiVersion':'scheduling.k8s.io/v1alpha2','kind':"
+			      "'Workload','metadata':{'name':'t'},'spec':"
+			      "{'podGroupTemplates':[{'name':'a'}]}}"), 0);
+	assert_int_equal(f->gangs.n, before);
+
+	struct {
+		const char *json, *err;
+	} bad[] = {
+		{"{'apiVersion':'scheduling.k8s.io/v1alpha1','kind':'Workload',"
+		 "'metadata':{'name':'w'},'spec':{'podGroups':[]}}",
+		 "p.json: workload default/w: spec.podGroups: missing: at least one"},
+		{"{'kind':'Workload','metadata':{'name':'w'},'spec':{'podGroups':"
+		 "[{'name':'a','policy':{}}]}}",
+		 "p.json: workload default/w: spec.podGroups[0].policy: exactly one "
+		 "of basic and gang"},
+		{"{'kind':'Workload','metadata':{'name':'w'},'spec':{'podGroups':"
+		 "[{'name':'a','policy':{'basic':{},'gang':{'minCount':2}}}]}}",
+		 "exactly one of basic and gang"},
+		{"{'kind':'Workload','metadata':{'name':'w'},'spec':{'podGroups':"
+		 "[{'name':'a','policy':{'gang':{'minCount':0}}}]}}",
+		 "spec.podGroups[0].policy.gang.minCount: out of range: expected "
+		 "1..100000"},
+		{"{'kind':'Workload','metadata':{'name':'w'},'spec':{'podGroups':"
+		 "[{'name':'a/b','policy':{'basic':{}}}]}}",
+		 "spec.podGroups[0].name: \"a/b\": a name has no '/'"},
+		{"{'kind':'Workload','metadata':{'name':'w'},'spec':{'podGroups':[7]}}",
+		 "spec.podGroups[0]: not an object"},
+		{"{'apiVersion':'v1','kind':'Workload','metadata':{'name':'w'}}",
+		 "apiVersion: \"v1\": expected scheduling.k8s.io/v1alpha1 or v1alpha2"},
+		{"{'apiVersion':'scheduling.k8s.io/v1alpha2','kind':'PodGroup',"
+		 "'metadata':{'name':'x'},'spec':{}}",
+		 "p.json: podgroup default/x: spec.schedulingPolicy: missing: basic or "
+		 "gang"},
+		{POD_WITH("'workloadRef':{'name':'w'}"),
+		 "spec.workloadRef.podGroup: missing"},
+		{POD_WITH("'workloadRef':{'podGroup':'g'}"),
+		 "spec.workloadRef.name: missing"},
+		{POD_WITH("'workloadRef':7"), "spec.workloadRef: expected an object"},
+		{POD_WITH("'schedulingGroup':{}"),
+		 "spec.schedulingGroup.podGroupName: missing"},
+		{POD_WITH("'schedulingGroup':{'podGroupName':'a'},'workloadRef':"
+			  "{'name':'w','podGroup':'g'}"),
+		 "spec.workloadRef: a pod names one gang at most"},
 	};
 	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		assert_int_equal(load(f, bad[i].json), -EINVAL);
@@ -359,6 +480,7 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_admission, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pod_groups, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_kube_gangs, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_table_is_bounded, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
