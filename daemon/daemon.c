@@ -45,6 +45,7 @@ struct daemon {
 	struct evictor *evictor;     /* preemption's thread */
 	struct priority_classes classes; /* the cluster file's and admins' */
 	struct gang_table gangs;         /* PodGroups, likewise */
+	struct pdb_table pdbs;           /* PodDisruptionBudgets, likewise */
 	struct pool *pool;
 	struct control_server *server;
 	struct control_server *admin;
@@ -304,8 +305,8 @@ struct daemon *daemon_start(const struct daemon_config *cfg, char *err,
 		goto fail;
 	}
 	if (cfg->cluster_path != NULL &&
-	    priority_load_file(cfg->cluster_path, &d->classes, &d->gangs, d->strings,
-			       err, err_len) < 0)
+	    priority_load_file(cfg->cluster_path, &d->classes, &d->gangs, &d->pdbs,
+			       d->strings, err, err_len) < 0)
 		goto fail;
 	d->meta->clean_stop = 0;
 
@@ -347,7 +348,8 @@ struct daemon *daemon_start(const struct daemon_config *cfg, char *err,
 	if (d->producers != NULL && d->events != NULL)
 		producers_set_events(d->producers, d->events);
 	if (d->producers != NULL)
-		producers_set_priority_classes(d->producers, &d->classes, &d->gangs);
+		producers_set_priority_classes(d->producers, &d->classes, &d->gangs,
+					       &d->pdbs);
 	if (d->serve == NULL ||
 	    (d->persist != NULL && serve_set_persist(d->serve, d->persist) < 0)) {
 		snprintf(err, err_len, "out of memory");

@@ -10,6 +10,7 @@
 #include "ingest/quantity.h"
 #include "ingest/k8s_json.h"
 #include "ingest/priority.h"
+#include "ingest/pdb.h"
 #include "ingest/cluster_load.h"
 #include "ingest/resync.h"
 #include "ingest/synthetic.h"

@@ -3223,6 +3223,122 @@ visit:
 	return visited(d, d->v->pod_group(d->v->arg, &pg, d->err, d->err_len));
 }
 
+/* spec.KEY of a PodDisruptionBudget, an IntOrString: an integer
+ * 0..2^31-1 into *out, or a percentage "0%".."100%" (*percent true), or
+ * absent (*present false). */
+static int pdb_count(struct decoder *d, const json_t *spec, const char *key,
+		     int32_t *out, bool *present, bool *percent)
+{
+	char q[SHOW_MAX + 16];
+	json_t *v = json_object_get(spec, key);
+	*present = *percent = false;
+	if (v == NULL || json_is_null(v))
+		return 0;
+	if (json_is_string(v)) {
+		const char *s = json_string_value(v);
+		size_t len = json_string_length(v);
+		long n = 0;
+		bool ok = len >= 2 && len <= 4 && s[len - 1] == '%';
+		for (size_t i = 0; ok && i + 1 < len; i++) {
+			ok = s[i] >= '0' && s[i] <= '9';
+			n = n * 10 + (s[i] - '0');
+		}
+		if (!ok || n > 100)
+			return fail_at(d, key, -EINVAL, "%s: expected an integer or a "
+				       "percentage 0%%..100%%", show(v, q, sizeof(q)));
+		*out = (int32_t)n;
+		*present = *percent = true;
+		return 0;
+	}
+	if (!json_is_integer(v) || json_integer_value(v) < 0 ||
+	    json_integer_value(v) > INT32_MAX)
+		return fail_at(d, key, -EINVAL, "%s: expected an integer 0..%d",
+			       show(v, q, sizeof(q)), INT32_MAX);
+	*out = (int32_t)json_integer_value(v);
+	*present = true;
+	return 0;
+}
+
+/* A PodDisruptionBudget (policy/v1): to the visitor, or skipped when it
+ * takes none. */
+static int decode_pdb(struct decoder *d, const json_t *obj)
+{
+	struct k8s_pdb b = {0};
+	const char *ns, *name;
+	size_t ns_len, name_len;
+	json_t *spec, *status, *v;
+	int rc = object_name(d, obj, "poddisruptionbudget", true, &ns, &ns_len, &name,
+			     &name_len);
+	if (rc < 0)
+		return rc;
+	if (ns_len + 1 + name_len > INTERN_MAX_LEN)
+		return fail_at(d, "metadata.name", -EINVAL, "namespace and name are "
+			       "longer than %u bytes", INTERN_MAX_LEN);
+	char full[INTERN_MAX_LEN + 1];
+	memcpy(full, ns, ns_len);
+	full[ns_len] = '/';
+	memcpy(full + ns_len + 1, name, name_len);
+	size_t mark = path_field(d, "metadata.name");
+	rc = intern_here(d, full, ns_len + 1 + name_len, &b.name);
+	path_pop(d, mark);
+	struct pod_group *g = &d->group;
+	memset(g, 0, sizeof(*g));
+	if (rc == 0)
+		rc = intern_here(d, ns, ns_len, &b.ns);
+	g->ns = b.ns;
+	if (rc == 0)
+		rc = get(d, obj, "spec", W_OBJECT, &spec);
+	if (rc == 0)
+		rc = get(d, obj, "status", W_OBJECT, &status);
+	if (rc < 0)
+		return rc;
+	if (spec == NULL)
+		return fail_at(d, "spec", -EINVAL, "missing");
+	mark = path_field(d, "spec");
+	int32_t min = 0, max = 0;
+	bool has_min = false, has_max = false, min_pct = false, max_pct = false;
+	rc = label_selector(d, spec, "selector", &g->default_selector);
+	if (rc == 0)
+		rc = pdb_count(d, spec, "minAvailable", &min, &has_min, &min_pct);
+	if (rc == 0)
+		rc = pdb_count(d, spec, "maxUnavailable", &max, &has_max, &max_pct);
+	if (rc == 0 && has_min && has_max)
+		rc = fail(d, -EINVAL, "minAvailable and maxUnavailable cannot both "
+			  "be set");
+	path_pop(d, mark);
+	if (rc < 0)
+		return rc;
+	b.selector = g->default_selector.present ? g : NULL;
+	v = status != NULL ? json_object_get(status, "disruptionsAllowed") : NULL;
+	if (v != NULL && !json_is_null(v)) {
+		if (!json_is_integer(v) || json_integer_value(v) < 0 ||
+		    json_integer_value(v) > INT32_MAX)
+			return fail_at(d, "status.disruptionsAllowed", -EINVAL,
+				       "expected an integer 0..%d", INT32_MAX);
+		b.mode = K8S_PDB_ALLOWED;
+		b.value = (int32_t)json_integer_value(v);
+	} else if (min_pct || max_pct) {
+		return fail_at(d, min_pct ? "spec.minAvailable" : "spec.maxUnavailable",
+			       -EINVAL, "a percentage needs the pods the controller "
+			       "expects: give status.disruptionsAllowed (kubectl get "
+			       "-o json carries it) or an integer");
+	} else if (has_max) {
+		b.mode = K8S_PDB_MAX_UNAVAILABLE;
+		b.value = max;
+	} else if (has_min) {
+		b.mode = K8S_PDB_MIN_AVAILABLE;
+		b.value = min;
+	} else {
+		return fail_at(d, "spec", -EINVAL, "minAvailable or maxUnavailable "
+			       "(or status.disruptionsAllowed) is needed");
+	}
+	if (d->v->pdb == NULL)
+		return 0;
+	if (d->err != NULL && d->err_len > 0)
+		d->err[0] = '\0';
+	return visited(d, d->v->pdb(d->v->arg, &b, d->err, d->err_len));
+}
+
 /* A PriorityClass: to the visitor, or skipped when it takes none. */
 static int decode_priority_class(struct decoder *d, const json_t *obj)
 {
@@ -3665,6 +3781,8 @@ static int decode_item(struct decoder *d, const json_t *obj, const char *item_ki
 		return decode_pod_group(d, obj);
 	if (str_is(kind, kind_len, "Workload"))
 		return decode_workload(d, obj);
+	if (str_is(kind, kind_len, "PodDisruptionBudget"))
+		return decode_pdb(d, obj);
 	if (okind >= 0)
 		return 0; /* read by the first pass */
 	if (d->ctx->cluster_file) {
@@ -3672,7 +3790,7 @@ static int decode_item(struct decoder *d, const json_t *obj, const char *item_ki
 		return 0;
 	}
 	return fail_at(d, "kind", -EINVAL, "%s is not Node, Pod, PriorityClass, PodGroup, "
-		       "Workload, Namespace, Service, ReplicationController, ReplicaSet or "
+		       "Workload, PodDisruptionBudget, Namespace, Service, ReplicationController, ReplicaSet or "
 		       "StatefulSet%s (a cluster "
 		       "file skips other kinds; a pods file refuses them)",
 		       show_str(kind, kind_len, q, sizeof(q)),

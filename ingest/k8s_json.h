@@ -135,6 +135,32 @@ struct k8s_pod_group {
 	uint32_t timeout_s;
 };
 
+/* A PodDisruptionBudget (policy/v1) as preemption reads it: its
+ * "namespace/name" (interned), its namespace, its spec.selector (in
+ * `selector`'s default_selector, valid during the call; NULL when the
+ * selector is absent: it selects no pod), and how many of its pods may
+ * be disrupted now:
+ *   K8S_PDB_ALLOWED        status.disruptionsAllowed, as the disruption
+ *                          controller wrote it (kube-scheduler reads it);
+ *   K8S_PDB_MAX_UNAVAILABLE  no status: spec.maxUnavailable, an integer
+ *                          (every pod it selects taken as healthy);
+ *   K8S_PDB_MIN_AVAILABLE  no status: the pods it selects now less
+ *                          spec.minAvailable, an integer. */
+enum k8s_pdb_mode {
+	K8S_PDB_ALLOWED = 0,
+	K8S_PDB_MAX_UNAVAILABLE = 1,
+	K8S_PDB_MIN_AVAILABLE = 2,
+};
+
+struct pod_group;
+struct k8s_pdb {
+	uint32_t name;
+	uint32_t ns;
+	const struct pod_group *selector;
+	uint8_t mode;   /* enum k8s_pdb_mode */
+	int32_t value;  /* disruptionsAllowed, maxUnavailable or minAvailable */
+};
+
 /* Called once per object, in file order. A negative return stops the load
  * and is returned by k8s_load_*; the visitor writes its own message into
  * `err` first when it has one. */
@@ -149,6 +175,8 @@ struct k8s_visitor {
 	/* PodGroup objects; NULL: they are skipped. */
 	int (*pod_group)(void *arg, const struct k8s_pod_group *pg, char *err,
 			 size_t err_len);
+	/* PodDisruptionBudget objects; NULL: they are skipped. */
+	int (*pdb)(void *arg, const struct k8s_pdb *b, char *err, size_t err_len);
 };
 
 /* Loads a file (see above). `name` in messages is the path as given.

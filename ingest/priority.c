@@ -235,9 +235,16 @@ int priority_loader_visit_group(void *arg, const struct k8s_pod_group *pg,
 				: 0;
 }
 
+int priority_loader_visit_pdb(void *arg, const struct k8s_pdb *b, char *err,
+			      size_t err_len)
+{
+	struct priority_loader *l = arg;
+	return l->pdbs != NULL ? pdb_table_put(l->pdbs, l->strings, b, err, err_len) : 0;
+}
+
 int priority_load_file(const char *path, struct priority_classes *t,
-		       struct gang_table *gangs, struct intern *strings, char *err,
-		       size_t err_len)
+		       struct gang_table *gangs, struct pdb_table *pdbs,
+		       struct intern *strings, char *err, size_t err_len)
 {
 	/* A cluster file's pods carry anything (k8s_ctx.cluster_file), and
 	 * their resources are the cluster loader's concern: a private table
@@ -245,9 +252,10 @@ int priority_load_file(const char *path, struct priority_classes *t,
 	static struct res_names res;
 	res_names_init(&res);
 	struct k8s_ctx kc = {.strings = strings, .res = &res, .cluster_file = true};
-	struct priority_loader l = {t, strings, gangs};
+	struct priority_loader l = {t, strings, gangs, pdbs};
 	struct k8s_visitor v = {.arg = &l, .node = skip_node, .pod = skip_pod,
 				.priority_class = priority_loader_visit,
-				.pod_group = priority_loader_visit_group};
+				.pod_group = priority_loader_visit_group,
+				.pdb = priority_loader_visit_pdb};
 	return k8s_load_file(path, &kc, &v, err, err_len);
 }

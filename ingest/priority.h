@@ -28,6 +28,7 @@
 
 #include "shm/shm.h"
 #include "ingest/k8s_json.h"
+#include "ingest/pdb.h"
 
 #define PRIORITY_CLASSES_MAX 512u
 #define PRIORITY_HIGHEST_USER 1000000000 /* HighestUserDefinablePriority */
@@ -68,12 +69,16 @@ struct priority_loader {
 	struct priority_classes *classes;
 	const struct intern *strings;
 	struct gang_table *gangs; /* may be NULL: PodGroups skipped */
+	struct pdb_table *pdbs;   /* may be NULL: PodDisruptionBudgets skipped */
 };
 int priority_loader_visit(void *arg, const struct k8s_priority_class *pc,
 			  char *err, size_t err_len);
 /* The same for PodGroups (arg: a struct priority_loader). */
 int priority_loader_visit_group(void *arg, const struct k8s_pod_group *pg,
 				char *err, size_t err_len);
+/* The same for PodDisruptionBudgets (ingest/pdb.h). */
+int priority_loader_visit_pdb(void *arg, const struct k8s_pdb *b, char *err,
+			      size_t err_len);
 
 /* PodGroups (coscheduling's scheduling.x-k8s.io/v1alpha1), what a pod's
  * label scheduling.x-k8s.io/pod-group names: at least minMember pods of
@@ -101,12 +106,13 @@ int gang_table_put(struct gang_table *t, const struct intern *strings,
 int gang_resolve(const struct gang_table *t, const struct intern *strings,
 		 struct pod_spec *pod, char *err, size_t err_len);
 
-/* Puts every PriorityClass and PodGroup of the Kubernetes JSON file `path`
- * into `t` and `gangs` (its Nodes and Pods are skipped): the daemon reads
+/* Puts every PriorityClass, PodGroup (and Workload) and
+ * PodDisruptionBudget of the Kubernetes JSON file `path` into `t`, `gangs`
+ * and `pdbs` (its Nodes and Pods are skipped): the daemon reads
  * its cluster file's at every start, also when it resumes a state region.
  * Returns 0, or a negative errno with a message in err. */
 int priority_load_file(const char *path, struct priority_classes *t,
-		       struct gang_table *gangs, struct intern *strings, char *err,
-		       size_t err_len);
+		       struct gang_table *gangs, struct pdb_table *pdbs,
+		       struct intern *strings, char *err, size_t err_len);
 
 #endif

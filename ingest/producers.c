@@ -28,10 +28,13 @@
 #include "ingest/control_server.h"
 #include "ingest/k8s_json.h"
 #include "ingest/resync.h"
+#include "ingest/pdb.h"
 #include "ingest/priority.h"
 #include "base/base.h"
 #include "shm/shm.h"
 #include "workers/workers.h"
+
+_Static_assert(PDB_CHOICE_MAX <= PREEMPT_MAX_PDBS, "a choice's budgets fit its masks");
 
 struct producers;
 
@@ -73,6 +76,9 @@ struct producers {
 	uint64_t pre_rng;
 	struct priority_classes *classes; /* PriorityClasses; may be NULL */
 	struct gang_table *gangs;         /* PodGroups; may be NULL */
+	struct pdb_table *pdbs;           /* PodDisruptionBudgets; may be NULL;
+					   * under the lock */
+	struct pdb_matcher *pdb_m;        /* the evictor's, under the lock */
 	struct resync_hooks resync_hooks; /* the same, as a resync takes it */
 	struct intern *strings; /* written here, read by workers */
 	struct res_names *res;  /* likewise */
@@ -139,6 +145,7 @@ void producers_destroy(struct producers *p)
 	free(p->pre_found);
 	free(p->pre_nodes);
 	free(p->pre_pods);
+	free(p->pdb_m);
 	for (uint32_t i = 0; i < PRODUCERS_MAX; i++)
 		if (p->table[i] != NULL)
 			producer_free(p->table[i]);
@@ -716,10 +723,11 @@ void producers_set_profiles(struct producers *p, const struct sched_config *cfg)
 
 void producers_set_priority_classes(struct producers *p,
 				    struct priority_classes *classes,
-				    struct gang_table *gangs)
+				    struct gang_table *gangs, struct pdb_table *pdbs)
 {
 	p->classes = classes;
 	p->gangs = gangs;
+	p->pdbs = pdbs;
 }
 
 /* OP_PRIORITY_CLASS: PriorityClasses declared by an admin. */
@@ -744,6 +752,13 @@ static int count_group(void *arg, const struct k8s_pod_group *pg, char *err,
 	return priority_loader_visit_group(&c->l, pg, err, err_len);
 }
 
+static int count_pdb(void *arg, const struct k8s_pdb *b, char *err, size_t err_len)
+{
+	struct class_count *c = arg;
+	c->seen++;
+	return priority_loader_visit_pdb(&c->l, b, err, err_len);
+}
+
 static void handle_priority_class(struct producers *p, struct control_server *s,
 				  uint64_t conn, uint32_t rid, const void *body,
 				  uint32_t len)
@@ -756,17 +771,18 @@ static void handle_priority_class(struct producers *p, struct control_server *s,
 	}
 	struct intern_mark mark;
 	intern_mark(p->strings, &mark);
-	struct class_count c = {{p->classes, p->strings, p->gangs}, 0};
+	struct class_count c = {{p->classes, p->strings, p->gangs, p->pdbs}, 0};
 	struct k8s_ctx kc = {.strings = p->strings, .res = p->res,
 			     .no_new_resources = true};
 	struct k8s_visitor v = {.arg = &c, .priority_class = count_class,
-				.pod_group = count_group};
+				.pod_group = count_group, .pdb = count_pdb};
+	/* Under the lock (dispatch's): the evictor reads the budgets. */
 	int rc = k8s_load_buffer("priority class", body, len, &kc, &v, err,
 				 sizeof(err));
 	if (rc == 0 && c.seen == 0) {
 		rc = -EINVAL;
-		snprintf(err, sizeof(err), "priority class: no PriorityClass or "
-			 "PodGroup in the request");
+		snprintf(err, sizeof(err), "priority class: no PriorityClass, "
+			 "PodGroup, Workload or PodDisruptionBudget in the request");
 	}
 	if (rc < 0) {
 		intern_rollback(p->strings, &mark);
@@ -1124,8 +1140,14 @@ static int preempt_locked(struct producers *p, const struct preempt_request *rq,
 	}
 	uint8_t *ok = p->pre_ok;
 	memset(ok, 0, slots);
-	if (res == NULL)
+	if (p->pdb_m == NULL)
+		p->pdb_m = malloc(sizeof(*p->pdb_m));
+	if (res == NULL || p->pdb_m == NULL)
 		goto done;
+	/* The budgets each victim's removal would break (ingest/pdb.h). */
+	struct pdb_matcher *pm = p->pdb_m;
+	pdb_matcher_init(pm, p->pdbs, p->strings);
+	bool counting = pdb_matcher_counts(pm);
 	/* Only pods of lower priority can be victims (the others are in the
 	 * node's counters, which the choice reads from the ledger); grouped
 	 * by node by a counting sort (pre_ok counts per slot, then is the
@@ -1137,8 +1159,11 @@ static int preempt_locked(struct producers *p, const struct preempt_request *rq,
 	uint32_t *count = (uint32_t *)(void *)ok; /* [n_slots] */
 	while ((id = placements_next(p->placements, &cursor)) != 0) {
 		const struct placement_record *r = placements_get(p->placements, id);
-		if (r == NULL || r->priority >= rq->spec.priority ||
-		    !ledger_slot_current(l, snap, r->slot, r->node_gen))
+		if (r == NULL || !ledger_slot_current(l, snap, r->slot, r->node_gen))
+			continue;
+		if (counting)
+			pdb_matcher_count(pm, r->group);
+		if (r->priority >= rq->spec.priority)
 			continue;
 		if (n == p->pre_cap) {
 			size_t nc = p->pre_cap ? p->pre_cap * 2 : 1024;
@@ -1158,7 +1183,7 @@ static int preempt_locked(struct producers *p, const struct preempt_request *rq,
 		p->pre_found[n].slot = r->slot;
 		p->pre_found[n].pod = (struct preempt_pod){
 			.id = id, .priority = r->priority, .start_ns = r->placed_ns,
-			.request = r->request};
+			.request = r->request, .pdbs = pdb_matcher_mask(pm, r->group)};
 		count[r->slot]++;
 		n++;
 	}
@@ -1191,7 +1216,10 @@ static int preempt_locked(struct producers *p, const struct preempt_request *rq,
 	struct preempt_visit_ctx vc = {.ctx = p->ctx, .pod = tmpl, .snap = snap, .l = l};
 	/* DryRunPreemption's random offset (one stream, the evictor's). */
 	p->pre_rng = p->pre_rng * UINT64_C(6364136223846793005) + 1442695040888963407u;
+	uint32_t n_pdbs;
+	const int32_t *pdb_allowed = pdb_matcher_finish(pm, &n_pdbs);
 	struct preempt_input in = {.request = &rq->spec.request,
+				   .pdb_allowed = pdb_allowed, .n_pdbs = n_pdbs,
 				   .priority = rq->spec.priority, .nodes = nodes,
 				   .n_nodes = n_nodes, .pods = pods,
 				   .start = (uint32_t)((p->pre_rng >> 33) % n_nodes),
@@ -1222,6 +1250,9 @@ static int preempt_locked(struct producers *p, const struct preempt_request *rq,
 		goto done; /* the room went to another placement: none this time */
 	for (uint32_t k = 0; k < res->n_victims; k++) {
 		uint64_t vid = pods[res->victims[k]].id;
+		const struct placement_record *vr = placements_get(p->placements, vid);
+		if (vr != NULL)
+			pdb_table_evicted(p->pdbs, p->strings, &pm->scratch, vr->group);
 		tell_owner(p, placements_get(p->placements, vid), vid, rq->spec.priority,
 			   notice, arg);
 		forget(p, vid);

@@ -117,14 +117,17 @@ void producers_set_evaluator(struct producers *p, struct engine *e);
 
 struct priority_classes;
 struct gang_table;
-/* The PriorityClasses templates' priorityClassName resolve against, and
- * the PodGroups their scheduling.x-k8s.io/pod-group label names
- * (ingest/priority.h), which OP_PRIORITY_CLASS adds to; owned by the
- * caller, written only by the control thread from now on. Before the
- * control sockets start; NULL: none (names are refused, priority 0). */
+struct pdb_table;
+/* The PriorityClasses templates' priorityClassName resolve against, the
+ * PodGroups their gangs name (ingest/priority.h), and the
+ * PodDisruptionBudgets preemption respects (ingest/pdb.h), which
+ * OP_PRIORITY_CLASS adds to; owned by the caller, written only by the
+ * control thread from now on (the budgets under the lock: the evictor
+ * reads them). Before the control sockets start; NULL: none (names are
+ * refused, priority 0; no budget). */
 void producers_set_priority_classes(struct producers *p,
 				    struct priority_classes *classes,
-				    struct gang_table *gangs);
+				    struct gang_table *gangs, struct pdb_table *pdbs);
 
 /* The ring where releases, node events and resyncs are published for the
  * waiting pods (workers/queue.h), after each change is visible. Before

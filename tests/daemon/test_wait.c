@@ -610,6 +610,129 @@ static void test_preemption(void **state)
 	shmsched_disconnect(hi);
 }
 
+/* A 2-cpu template with label app=`app` in PriorityClass `cls`. */
+static uint32_t app_template(struct shmsched_client *c, const char *app, const char *cls)
+{
+	char json[512], err[512];
+	snprintf(json, sizeof(json), "{\"kind\":\"Pod\",\"metadata\":{\"name\":"
+		 "\"t\",\"labels\":{\"app\":\"%s\"}},\"spec\":{\"priorityClassName\":"
+		 "\"%s\",\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":"
+		 "{\"cpu\":\"2\"}}}]}}", app, cls);
+	uint32_t tid;
+	if (shmsched_register_template(c, json, strlen(json), &tid, err, sizeof(err)) < 0)
+		fail_msg("template %s: %s", app, err);
+	return tid;
+}
+
+/* PodDisruptionBudgets in the choice: two full nodes, the db pod (priority
+ * 1) under a budget that allows no disruption, the web pod (priority 5)
+ * under none. Without the budget the db pod is the victim (the lowest
+ * highest priority); with it the web pod is (fewest violations come
+ * first). A second preemptor still evicts the db pod: a budget is
+ * respected where the choice allows, as kube-scheduler does. Then a
+ * budget declared by an admin with maxUnavailable 1 allows one eviction,
+ * counted down: the next choice between its pod and a pod of higher
+ * priority takes the other pod; declared again, it allows one more. */
+static void test_preemption_pdb(void **state)
+{
+	(void)state;
+	char n0[512], n1[512];
+	node_json(n0, sizeof(n0), "n0", 2, 4, false);
+	node_json(n1, sizeof(n1), "n1", 2, 4, false);
+	const char *nodes[] = {n0, n1,
+		"{\"kind\":\"PriorityClass\",\"metadata\":{\"name\":\"p1\"},\"value\":1}",
+		"{\"kind\":\"PriorityClass\",\"metadata\":{\"name\":\"p5\"},\"value\":5}",
+		"{\"kind\":\"PriorityClass\",\"metadata\":{\"name\":\"high\"},"
+		"\"value\":1000}",
+		"{\"apiVersion\":\"policy/v1\",\"kind\":\"PodDisruptionBudget\","
+		"\"metadata\":{\"name\":\"db\"},\"spec\":{\"minAvailable\":1,"
+		"\"selector\":{\"matchLabels\":{\"app\":\"db\"}}},\"status\":"
+		"{\"disruptionsAllowed\":0}}"};
+	write_nodes(nodes, 6);
+	struct daemon *d = start(1, 64, false);
+	struct shmsched_client *low = connect_to(sock), *hi = connect_to(sock);
+	struct shmsched_client *a = connect_to(admin);
+	uint32_t db = app_template(low, "db", "p1"), web = app_template(low, "web", "p5");
+	uint32_t top = app_template(hi, "top", "high");
+	struct shmsched_result r[4];
+	submit(low, db, 1, 0, 0);
+	submit(low, web, 2, 0, 0);
+	assert_int_equal(await(low, r, 2, 5000), 2);
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(r[i].status, SHMSCHED_PLACED);
+	submit(hi, top, 10, SHMSCHED_WAIT, 0);
+	assert_int_equal(await(hi, r, 1, 5000), 1);
+	assert_int_equal(r[0].status, SHMSCHED_PLACED);
+	assert_int_equal(await(low, r, 1, 5000), 1);
+	assert_int_equal(r[0].status, SHMSCHED_EVICTED);
+	assert_int_equal(r[0].cookie, 2); /* web: the budget kept db */
+	submit(hi, top, 11, SHMSCHED_WAIT, 0);
+	assert_int_equal(await(hi, r, 1, 5000), 1);
+	assert_int_equal(r[0].status, SHMSCHED_PLACED);
+	assert_int_equal(await(low, r, 1, 5000), 1);
+	assert_int_equal(r[0].status, SHMSCHED_EVICTED);
+	assert_int_equal(r[0].cookie, 1); /* db: no other way */
+	struct daemon_stats ds;
+	daemon_get_stats(d, &ds);
+	assert_int_equal(ds.victims, 2);
+	assert_int_equal(daemon_overcommits(d), 0);
+	daemon_stop(d, 1000, &ds);
+	shmsched_disconnect(low);
+	shmsched_disconnect(hi);
+	shmsched_disconnect(a);
+
+	/* maxUnavailable 1, declared by an admin: one disruption, then none. */
+	d = start(1, 64, false);
+	low = connect_to(sock);
+	hi = connect_to(sock);
+	a = connect_to(admin);
+	char err[512];
+	const char *pdb = "{\"apiVersion\":\"policy/v1\",\"kind\":"
+		"\"PodDisruptionBudget\",\"metadata\":{\"name\":\"cache\"},\"spec\":"
+		"{\"maxUnavailable\":1,\"selector\":{\"matchLabels\":{\"app\":"
+		"\"cache\"}}}}";
+	assert_int_equal(shmsched_priority_class(a, pdb, strlen(pdb), err, sizeof(err)), 0);
+	uint32_t cache = app_template(low, "cache", "p1");
+	uint32_t web5 = app_template(low, "web", "p5");
+	top = app_template(hi, "top", "high");
+	submit(low, cache, 1, 0, 0);
+	submit(low, web5, 2, 0, 0);
+	assert_int_equal(await(low, r, 2, 5000), 2);
+	/* One disruption allowed: the cache pod (lowest priority) goes. */
+	submit(hi, top, 10, SHMSCHED_WAIT, 0);
+	assert_int_equal(await(hi, r, 1, 5000), 1);
+	assert_int_equal(r[0].status, SHMSCHED_PLACED);
+	uint64_t top_id = r[0].placement_id;
+	assert_int_equal(await(low, r, 1, 5000), 1);
+	assert_int_equal(r[0].status, SHMSCHED_EVICTED);
+	assert_int_equal(r[0].cookie, 1);
+	/* A new cache pod where it was; none allowed now, so the web pod
+	 * goes, though the cache pod's priority is lower. */
+	assert_int_equal(shmsched_release(hi, top_id, err, sizeof(err)), 0);
+	submit(low, cache, 3, 0, 0);
+	assert_int_equal(await(low, r, 1, 5000), 1);
+	assert_int_equal(r[0].status, SHMSCHED_PLACED);
+	submit(hi, top, 11, SHMSCHED_WAIT, 0);
+	assert_int_equal(await(hi, r, 1, 5000), 1);
+	assert_int_equal(r[0].status, SHMSCHED_PLACED);
+	assert_int_equal(await(low, r, 1, 5000), 1);
+	assert_int_equal(r[0].status, SHMSCHED_EVICTED);
+	assert_int_equal(r[0].cookie, 2);
+	/* Declared again: the count starts over, the cache pod goes. */
+	assert_int_equal(shmsched_priority_class(a, pdb, strlen(pdb), err, sizeof(err)), 0);
+	submit(hi, top, 12, SHMSCHED_WAIT, 0);
+	assert_int_equal(await(hi, r, 1, 5000), 1);
+	assert_int_equal(r[0].status, SHMSCHED_PLACED);
+	assert_int_equal(await(low, r, 1, 5000), 1);
+	assert_int_equal(r[0].status, SHMSCHED_EVICTED);
+	assert_int_equal(r[0].cookie, 3);
+	assert_int_equal(daemon_overcommits(d), 0);
+	daemon_stop(d, 1000, &ds);
+	shmsched_disconnect(low);
+	shmsched_disconnect(hi);
+	shmsched_disconnect(a);
+}
+
 /* A Pod JSON of `cpu` cores in pod group `group` (its gang). */
 static uint32_t gang_template(struct shmsched_client *c, const char *group,
 			      const char *cpu)
@@ -1039,6 +1162,7 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_priority_order, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_preemption, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_preemption_pdb, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_churn_every_release_places, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_gang_by_hand, setup, teardown),

@@ -1640,9 +1640,9 @@ static void test_objects_read(void **state)
 	/* ... and refused in a pods file, where only they are read. */
 	assert_int_equal(load(s, "all.json", file), -EINVAL);
 	assert_string_equal(s->err, "all.json: object #6: kind: \"ConfigMap\" is not Node, "
-			    "Pod, PriorityClass, PodGroup, Workload, Namespace, "
-			    "Service, ReplicationController, ReplicaSet or StatefulSet (a "
-			    "cluster file skips other kinds; a pods file "
+			    "Pod, PriorityClass, PodGroup, Workload, PodDisruptionBudget, "
+			    "Namespace, Service, ReplicationController, ReplicaSet or "
+			    "StatefulSet (a cluster file skips other kinds; a pods file "
 			    "refuses them)");
 	assert_int_equal(load(s, "pods.json", "{'kind':'Service','metadata':{'name':'s'}}"
 				  "{'kind':'Pod','metadata':{'name':'p'}}"), 0);
@@ -2018,13 +2018,15 @@ static void test_kind_errors(void **state)
 	assert_load_error(s, "x.json", "{'kind':'Node','metadata':{'name':'n'}}"
 			  "{'kind':'ConfigMap','metadata':{'name':'s'}}", -EINVAL,
 			  "x.json: object #1: kind: \"ConfigMap\" is not Node, Pod, "
-			  "PriorityClass, PodGroup, Workload, Namespace, Service, ReplicationController, "
+			  "PriorityClass, PodGroup, Workload, PodDisruptionBudget, Namespace, Service, "
+			  "ReplicationController, "
 			  "ReplicaSet or "
 			  "StatefulSet, nor a list of them (a cluster file skips other "
 			  "kinds; a pods file refuses them)");
 	assert_load_error(s, "x.json", "{'kind':'List','items':[{'kind':'List'}]}",
 			  -EINVAL, "x.json: object #0: kind: \"List\" is not Node, Pod, "
-			  "PriorityClass, PodGroup, Workload, Namespace, Service, ReplicationController, "
+			  "PriorityClass, PodGroup, Workload, PodDisruptionBudget, Namespace, Service, "
+			  "ReplicationController, "
 			  "ReplicaSet or "
 			  "StatefulSet (a cluster file skips other kinds; a pods file "
 			  "refuses them)");

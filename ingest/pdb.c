@@ -1,0 +1,146 @@
+/* PodDisruptionBudgets: see pdb.h.
+ *
+ * A choice asks for the budgets of many placements, most of them of a few
+ * groups (a Deployment's replicas share one), so a matcher remembers the
+ * mask of each group it decoded in a small direct-mapped cache; a group is
+ * decoded from its interned encoding (shm/pod_group.h) once per miss.
+ */
+#include "ingest/pdb.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "base/base.h"
+
+int pdb_table_put(struct pdb_table *t, const struct intern *strings,
+		  const struct k8s_pdb *b, char *err, size_t err_len)
+{
+	uint32_t i = 0;
+	while (i < t->n && t->e[i].name != b->name)
+		i++;
+	if (i == t->n && t->n == PDB_TABLE_MAX)
+		return errmsg_rc(-ENOSPC, err, err_len, "PodDisruptionBudget %s: %u "
+				 "budgets already, the most kept",
+				 intern_str(strings, b->name), PDB_TABLE_MAX);
+	struct pdb_entry *e = &t->e[i];
+	memset(e, 0, sizeof(*e));
+	e->name = b->name;
+	e->ns = b->ns;
+	e->selects = b->selector != NULL;
+	e->mode = b->mode;
+	e->value = b->value;
+	if (b->selector != NULL)
+		e->sel = *b->selector;
+	e->sel.ns = b->ns;
+	if (i == t->n)
+		t->n++;
+	return 0;
+}
+
+bool pdb_selects(const struct pdb_entry *e, const struct pod_group *pod)
+{
+	return e->selects && pod->ns == e->ns &&
+	       group_selector_matches(&e->sel, &e->sel.default_selector, pod->labels,
+				      pod->n_labels);
+}
+
+/* Group `group` decoded into *out; false when it cannot be read. */
+static bool read_group(const struct intern *strings, uint32_t group,
+		       struct pod_group *out)
+{
+	if (group == 0)
+		return false;
+	const char *s = intern_str(strings, group);
+	return s != NULL && pod_group_decode(s, intern_len(strings, group), out) == 0;
+}
+
+void pdb_matcher_init(struct pdb_matcher *m, const struct pdb_table *t,
+		      const struct intern *strings)
+{
+	m->t = t;
+	m->strings = strings;
+	m->n_bits = 0;
+	m->overflow = false;
+	uint32_t n = t != NULL ? t->n : 0;
+	memset(m->bit_of, 0, n * sizeof(m->bit_of[0]));
+	memset(m->live, 0, n * sizeof(m->live[0]));
+	for (uint32_t i = 0; i < PDB_CACHE; i++)
+		m->cache[i].group = 0;
+}
+
+bool pdb_matcher_counts(const struct pdb_matcher *m)
+{
+	for (uint32_t i = 0; m->t != NULL && i < m->t->n; i++)
+		if (m->t->e[i].mode == K8S_PDB_MIN_AVAILABLE && m->t->e[i].selects)
+			return true;
+	return false;
+}
+
+void pdb_matcher_count(struct pdb_matcher *m, uint32_t group)
+{
+	if (!read_group(m->strings, group, &m->scratch))
+		return;
+	for (uint32_t i = 0; i < m->t->n; i++)
+		if (m->t->e[i].mode == K8S_PDB_MIN_AVAILABLE &&
+		    pdb_selects(&m->t->e[i], &m->scratch))
+			m->live[i]++;
+}
+
+/* The local bit of table entry i, handed out on first use: bits
+ * 0..PDB_CHOICE_MAX-2 one budget each, the last one the others'. */
+static uint32_t bit_for(struct pdb_matcher *m, uint32_t i)
+{
+	if (m->bit_of[i] == 0) {
+		if (m->n_bits < PDB_CHOICE_MAX - 1) {
+			m->entry_of[m->n_bits] = i;
+			m->bit_of[i] = (uint8_t)++m->n_bits;
+		} else {
+			m->overflow = true;
+			m->bit_of[i] = PDB_CHOICE_MAX;
+		}
+	}
+	return m->bit_of[i] - 1u;
+}
+
+uint32_t pdb_matcher_mask(struct pdb_matcher *m, uint32_t group)
+{
+	if (m->t == NULL || m->t->n == 0 || group == 0)
+		return 0;
+	uint32_t h = (group * 2654435761u) >> 24; /* PDB_CACHE 256: 8 bits */
+	if (m->cache[h].group == group)
+		return m->cache[h].mask;
+	uint32_t mask = 0;
+	if (read_group(m->strings, group, &m->scratch))
+		for (uint32_t i = 0; i < m->t->n; i++)
+			if (pdb_selects(&m->t->e[i], &m->scratch))
+				mask |= 1u << bit_for(m, i);
+	m->cache[h].group = group;
+	m->cache[h].mask = mask;
+	return mask;
+}
+
+const int32_t *pdb_matcher_finish(struct pdb_matcher *m, uint32_t *n_bits)
+{
+	for (uint32_t b = 0; b < m->n_bits; b++) {
+		const struct pdb_entry *e = &m->t->e[m->entry_of[b]];
+		int32_t a = e->mode == K8S_PDB_MIN_AVAILABLE
+			? m->live[m->entry_of[b]] - e->value
+			: e->value - e->evicted;
+		m->allowed[b] = a > 0 ? a : 0;
+	}
+	if (m->overflow)
+		m->allowed[PDB_CHOICE_MAX - 1] = 0;
+	*n_bits = m->overflow ? PDB_CHOICE_MAX : m->n_bits;
+	return m->allowed;
+}
+
+void pdb_table_evicted(struct pdb_table *t, const struct intern *strings,
+		       struct pod_group *scratch, uint32_t group)
+{
+	if (t == NULL || t->n == 0 || !read_group(strings, group, scratch))
+		return;
+	for (uint32_t i = 0; i < t->n; i++)
+		if (t->e[i].mode != K8S_PDB_MIN_AVAILABLE &&
+		    pdb_selects(&t->e[i], scratch) && t->e[i].evicted < INT32_MAX)
+			t->e[i].evicted++;
+}
