@@ -45,6 +45,15 @@
  * answered with a line saying so (for a LIMBO pod: it may have been placed;
  * GET it once the daemon is back).
  *
+ * Waiting pods (?wait): a job's pods carry its flags and deadline (also
+ * when submitted again after a restart). While they wait, nothing comes
+ * back, so after QUIET_NS without an answer the loop naps on the inbox
+ * rather than spinning. Every WATCH_EVERY_NS the clients of listed jobs
+ * are looked at (J4): one that hung up has its pods in flight cancelled
+ * (shmsched_cancel; a CANCELLED answer to a pod we cancelled is final,
+ * not the daemon leaving). EVICTED notices, which may come on any of the
+ * identity's connections, delete the preempted placement's entry.
+ *
  * Cost per pod on the dispatcher: a table probe or two, a slot write
  * (libshmsched-client), an answer line of about 60 bytes; no system call
  * while pods flow, except the wakes of HTTP connections (one per job and

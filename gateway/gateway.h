@@ -8,7 +8,7 @@
  * HTTP parsing can take down this process, never the daemon.
  *
  * The API (README, "The HTTP gateway"):
- *   POST   /v1/placements                 Pods -> JSON Lines of answers
+ *   POST   /v1/placements[?wait=SECONDS]  Pods -> JSON Lines of answers
  *   GET    /v1/placements/{ns}/{name}     where a pod is
  *   DELETE /v1/placements/{ns}/{name}     release it
  *   GET    /v1/nodes, /v1/nodes/{name}    allocatable, used, cordoned
