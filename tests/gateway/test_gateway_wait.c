@@ -15,6 +15,8 @@
  *   - a pod of higher priority placed with ?wait preempts one placed
  *     through the gateway: the EVICTED notice deletes the victim's record
  *     (GET says 404) and counts it;
+ *   - a gateway stopping while a pod waits cancels it: the client gets a
+ *     line that says so, promptly, and the queue is empty;
  *   - /metrics passes promtool (when installed);
  *   - a waiting pod across a kill -9 and restart of the daemon is
  *     submitted again with its first deadline: answered at about the
@@ -216,14 +218,15 @@ static double await_metric(const char *series, double want, unsigned ms)
 
 /* POST one pod with `query`; returns the HTTP status, the answer line's
  * node (or "" when null) and message. */
-static int place(const char *query, const char *name, unsigned cpu, const char *cls,
-		 char *node, size_t node_len, char *msg, size_t msg_len)
+static int place_on(unsigned to, const char *query, const char *name,
+		    unsigned cpu, const char *cls, char *node, size_t node_len,
+		    char *msg, size_t msg_len)
 {
 	char body[512], path[128];
 	pod_json(body, sizeof(body), name, cpu, cls);
 	snprintf(path, sizeof(path), "/v1/placements%s", query);
 	struct http_answer a;
-	assert_int_equal(http_do(port, "POST", path, body, &a), 0);
+	assert_int_equal(http_do(to, "POST", path, body, &a), 0);
 	int status = a.status;
 	if (node != NULL)
 		node[0] = '\0';
@@ -243,6 +246,12 @@ static int place(const char *query, const char *name, unsigned cpu, const char *
 	}
 	http_answer_free(&a);
 	return status;
+}
+
+static int place(const char *query, const char *name, unsigned cpu, const char *cls,
+		 char *node, size_t node_len, char *msg, size_t msg_len)
+{
+	return place_on(port, query, name, cpu, cls, node, node_len, msg, msg_len);
 }
 
 static int delete_pod(const char *name)
@@ -270,6 +279,7 @@ static int get_pod(const char *name)
 /* A request in a thread of its own, to do things while it waits. */
 struct waiter {
 	pthread_t thread;
+	unsigned port;       /* 0: the test's gateway */
 	const char *query, *name, *cls;
 	unsigned cpu;
 	int status;
@@ -282,8 +292,8 @@ struct waiter {
 static void *waiter_main(void *arg)
 {
 	struct waiter *w = arg;
-	w->status = place(w->query, w->name, w->cpu, w->cls, w->node,
-			  sizeof(w->node), w->msg, sizeof(w->msg));
+	w->status = place_on(w->port ? w->port : port, w->query, w->name, w->cpu,
+			     w->cls, w->node, sizeof(w->node), w->msg, sizeof(w->msg));
 	w->took_s = secs_since(w->started_ns);
 	/* Release: partner of the test's acquire load. */
 	__atomic_store_n(&w->done, true, __ATOMIC_RELEASE);
@@ -464,6 +474,43 @@ static void test_evicted(void **state)
 	assert_int_equal(delete_pod("boss"), 200);
 }
 
+/* A gateway stopping while a pod waits: it cancels the pod rather than
+ * hold its stop for a second and answer "may have been placed"; the
+ * client gets a line that says so, and the daemon's queue is empty. */
+static void test_stop_while_waiting(void **state)
+{
+	(void)state;
+	struct gateway_config cfg;
+	gateway_config_default(&cfg);
+	cfg.socket_path = sock;
+	cfg.listen = "127.0.0.1:0";
+	cfg.region_name = region;
+	cfg.producer_name = "gw-wait-stop";
+	char err[512];
+	struct gateway *other;
+	assert_int_equal(gateway_start(&cfg, &other, err, sizeof(err)), 0);
+	struct waiter w = {.port = gateway_port(other), .query = "?wait=120",
+			   .name = "stopped", .cpu = 3000};
+	for (int i = 0; i < 500 && !gateway_ready(other); i++)
+		sleep_ms(20);
+	assert_true(gateway_ready(other));
+	waiter_start(&w);
+	assert_true(await_metric(UNSCHED, 1, 10000) == 1);
+	uint64_t t0 = now_ns();
+	gateway_stop(other);
+	double took = secs_since(t0);
+	assert_int_equal(pthread_join(w.thread, NULL), 0);
+	print_message("gateway_wait: a gateway stopped in %.3f s with a pod "
+		      "waiting: %d %s\n", took, w.status, w.msg);
+	assert_int_equal(w.status, 200);
+	assert_string_equal(w.node, "");
+	assert_non_null(strstr(w.msg, "cancelled while it waited for a node: the "
+				  "gateway is stopping"));
+	assert_true(took < 5);
+	assert_true(await_metric(UNSCHED, 0, 5000) == 0);
+	assert_true(await_metric(BACKOFF, 0, 5000) == 0);
+}
+
 /* /metrics with the new series passes promtool, when it is installed. */
 static void test_promtool(void **state)
 {
@@ -536,6 +583,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_bad_values),
 		cmocka_unit_test(test_disconnect_while_waiting),
 		cmocka_unit_test(test_evicted),
+		cmocka_unit_test(test_stop_while_waiting),
 		cmocka_unit_test(test_promtool),
 		cmocka_unit_test(test_restart_keeps_deadline),
 	};
