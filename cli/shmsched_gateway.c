@@ -26,7 +26,8 @@ static void usage(FILE *to)
 		"                        [--threads N] [--max-body BYTES] [--max-pods N]\n"
 		"                        [--max-templates N] [--idle-timeout S]\n"
 		"                        [--request-timeout S] [--max-connections N]\n"
-		"                        [--daemon-grace MS] [--log-format text|json]\n"
+		"                        [--daemon-grace MS] [--max-wait S]\n"
+		"                        [--log-format text|json]\n"
 		"                        [--log-file PATH]\n"
 		"\n"
 		"Serves shmsched over HTTP/JSON: a producer of the daemon at --socket\n"
@@ -68,6 +69,8 @@ static void usage(FILE *to)
 		"  --max-connections N    HTTP connections at once (default 1024)\n"
 		"  --daemon-grace MS      pods wait this long for a daemon that went away\n"
 		"                         (default 10000)\n"
+		"  --max-wait S           the most POST /v1/placements?wait=S may ask\n"
+		"                         (default 300; 0: ?wait=0 only)\n"
 		"  --log-format FORMAT    text (the default) or json: one object a line;\n"
 		"                         every line has its UTC time\n"
 		"  --log-file PATH        log there instead of stderr; SIGHUP reopens it\n"
@@ -97,7 +100,7 @@ int main(int argc, char **argv)
 {
 	enum { O_SOCKET = 256, O_LISTEN, O_ADMIN_LISTEN, O_ADMIN_SOCKET, O_NAME,
 	       O_NO_OBSERVER, O_PRODUCER, O_THREADS, O_MAX_BODY, O_MAX_PODS,
-	       O_MAX_TEMPLATES, O_IDLE, O_REQUEST, O_MAX_CONN, O_GRACE, O_VERSION,
+	       O_MAX_TEMPLATES, O_IDLE, O_REQUEST, O_MAX_CONN, O_GRACE, O_MAX_WAIT, O_VERSION,
 	       O_LOG_FORMAT, O_LOG_FILE };
 	static const struct option longopts[] = {
 		{"socket", required_argument, NULL, O_SOCKET},
@@ -115,6 +118,7 @@ int main(int argc, char **argv)
 		{"request-timeout", required_argument, NULL, O_REQUEST},
 		{"max-connections", required_argument, NULL, O_MAX_CONN},
 		{"daemon-grace", required_argument, NULL, O_GRACE},
+		{"max-wait", required_argument, NULL, O_MAX_WAIT},
 		{"log-format", required_argument, NULL, O_LOG_FORMAT},
 		{"log-file", required_argument, NULL, O_LOG_FILE},
 		{"version", no_argument, NULL, O_VERSION},
@@ -189,6 +193,12 @@ int main(int argc, char **argv)
 			if (parse_u64("--daemon-grace", optarg, 0, 3600000, &v) < 0)
 				return 2;
 			cfg.daemon_grace_ms = (unsigned)v;
+			break;
+		case O_MAX_WAIT:
+			/* A day: a deadline far past any request a proxy keeps. */
+			if (parse_u64("--max-wait", optarg, 0, 86400, &v) < 0)
+				return 2;
+			cfg.max_wait_s = (unsigned)v;
 			break;
 		case O_LOG_FORMAT:
 			if (log_format_parse(optarg, &log_format) < 0) {

@@ -652,3 +652,30 @@ int gw_decode_extender_args(const char *body, size_t len, size_t max_nodes,
 	out->n_names = n;
 	return 0;
 }
+
+/* --- ?wait=SECONDS ------------------------------------------------------- */
+
+int gw_parse_wait(const char *text, size_t len, unsigned max_s, unsigned *out_s,
+		  char *err, size_t err_len)
+{
+	/* The value as a person sees it in the error: printable ASCII, cut at
+	 * 32 bytes, anything else as '?' (it came from a URL). */
+	char shown[40];
+	size_t n = 0;
+	for (size_t k = 0; text != NULL && k < len && n < 32; k++)
+		shown[n++] = (text[k] >= 0x20 && text[k] < 0x7f && text[k] != '"')
+			? text[k] : '?';
+	shown[n] = '\0';
+	uint64_t v = 0;
+	size_t digits = 0;
+	while (text != NULL && digits < len && digits <= 10 &&
+	       text[digits] >= '0' && text[digits] <= '9')
+		v = v * 10 + (uint64_t)(text[digits++] - '0');
+	if (text == NULL || digits == 0 || digits != len || digits > 10 || v > max_s)
+		return fail(err, err_len, -EINVAL, "?wait=\"%s%s\": expected a whole "
+			    "number of seconds from 0 to %u (0: answer at once; "
+			    "N: an unschedulable pod waits up to N s for a node)",
+			    shown, text != NULL && len > 32 ? "..." : "", max_s);
+	*out_s = (unsigned)v;
+	return 0;
+}

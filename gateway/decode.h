@@ -113,6 +113,19 @@ uint64_t gw_spec_hash(const json_t *v);
 /* The cookie of a pod called `ns_name` ("namespace/name"). */
 uint64_t gw_cookie(const char *ns_name, size_t len);
 
+/* The most a request may wait (?wait=SECONDS), unless the gateway is
+ * configured otherwise: kube-scheduler's podMaxInUnschedulablePodsDuration,
+ * 5 minutes. */
+#define GW_WAIT_MAX_DEFAULT_S 300u
+
+/* POST /v1/placements?wait=SECONDS: text[0..len) (as the query string
+ * gave it, percent-decoded; NULL: no value) must be a decimal integer
+ * 0..max_s, digits only (no sign, space, exponent or NUL), at most 10.
+ * Returns 0 with the seconds in *out_s, or -EINVAL with err naming the
+ * parameter, the value (cut and escaped when long or odd) and the range. */
+int gw_parse_wait(const char *text, size_t len, unsigned max_s, unsigned *out_s,
+		  char *err, size_t err_len);
+
 /* --- kube-scheduler's extender protocol (k8s.io/kube-scheduler/extender/v1)
  *
  * Its types carry no json tags, so members are named as the Go fields

@@ -45,6 +45,15 @@
  * answered with a line saying so (for a LIMBO pod: it may have been placed;
  * GET it once the daemon is back).
  *
+ * Waiting pods (?wait): a job's pods carry its flags and deadline (also
+ * when submitted again after a restart). While they wait, nothing comes
+ * back, so after QUIET_NS without an answer the loop naps on the inbox
+ * rather than spinning. Every WATCH_EVERY_NS the clients of listed jobs
+ * are looked at (J4): one that hung up has its pods in flight cancelled
+ * (shmsched_cancel; a CANCELLED answer to a pod we cancelled is final,
+ * not the daemon leaving). EVICTED notices, which may come on any of the
+ * identity's connections, delete the preempted placement's entry.
+ *
  * Cost per pod on the dispatcher: a table probe or two, a slot write
  * (libshmsched-client), an answer line of about 60 bytes; no system call
  * while pods flow, except the wakes of HTTP connections (one per job and
@@ -54,6 +63,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <sched.h>
 #include <sys/prctl.h>
 #include <stdio.h>
@@ -67,6 +77,14 @@
 #define RECONNECT_EVERY_NS UINT64_C(100000000)
 #define IDLE_WAIT_MS 100        /* a sleeping loop still turns this often */
 #define LISTING_PAGE 1024u
+/* Clients of jobs with pods in flight are looked at this often (J4): a
+ * hang-up cancels the pods that wait for them. */
+#define WATCH_EVERY_NS UINT64_C(200000000)
+/* With pods in flight and no answer for this long, they are waiting in
+ * the daemon's queue: the loop naps on the inbox instead of spinning,
+ * 1 ms at a time, then 10 ms once nothing has come for a second. */
+#define QUIET_NS UINT64_C(10000000)
+#define LONG_QUIET_NS UINT64_C(1000000000)
 
 const double gw_attempt_bounds[GW_ATTEMPT_BUCKETS] = {
 	0.001, 0.002, 0.004, 0.008, 0.016, 0.032, 0.064, 0.128, 0.256, 0.512,
@@ -109,6 +127,7 @@ struct gw_entry {
 	uint32_t pod;         /* its index in the job's batch */
 	uint8_t state;
 	uint8_t seen;         /* in the daemon's listing (rebuild) */
+	uint8_t cancel_sent;  /* IN_FLIGHT: shmsched_cancel() was sent */
 };
 
 struct gw_dispatch {
@@ -151,7 +170,10 @@ struct gw_dispatch {
 	bool up;
 	uint64_t down_since_ns, next_connect_ns;
 	bool grace_expired;
+	bool stop_cancelled;        /* stopping: waiting pods were cancelled */
 	unsigned idle_spins;
+	uint64_t last_activity_ns;  /* the last answer or submission */
+	uint64_t next_watch_ns;     /* the next look at clients (J4) */
 	char last_error[512];
 
 	struct gw_dispatch_stats st;
@@ -170,6 +192,7 @@ struct gw_job *gw_job_new(enum gw_job_kind kind)
 		return NULL;
 	j->kind = kind;
 	j->refs = 1;
+	j->http_fd = -1;
 	pthread_mutex_init(&j->lock, NULL);
 	return j;
 }
@@ -202,7 +225,7 @@ void gw_job_unref(struct gw_job *j)
 static bool job_abandoned(const struct gw_job *j)
 {
 	/* J4: acquire, partner of the HTTP side's release store. */
-	return __atomic_load_n(&j->abandoned, __ATOMIC_ACQUIRE);
+	return j->gone || __atomic_load_n(&j->abandoned, __ATOMIC_ACQUIRE);
 }
 
 /* J2: the verdict and a whole body, under the lock; then the wake. */
@@ -469,6 +492,28 @@ static void answer_not_placed(struct gw_job *j,
 	answer_pod(j, &a);
 }
 
+/* An EVICTED notice: the placement was preempted by a pod of higher
+ * priority and the daemon has given back what it held. Its record goes,
+ * as a release's does (GET then says 404); the notice carries the cookie,
+ * not the name, so the log names the placement and its node. */
+static void on_evicted(struct gw_dispatch *d, struct gw_conn *conn,
+		       const struct shmsched_result *r)
+{
+	stat_inc(&d->st.evicted);
+	struct gw_entry *e = map_find(d, r->cookie);
+	bool ours = e != NULL && e->state == E_PLACED &&
+		    e->placement_id == r->placement_id;
+	char node[SHMSCHED_OBSERVE_NODE_NAME_MAX];
+	node_name(d, conn, r->node_id, node, sizeof(node));
+	log_msg(LOG_LEVEL_INFO, "gateway: placement %" PRIu64 " (pod cookie %016"
+		PRIx64 ") on node %s evicted: %s%s", r->placement_id, r->cookie,
+		node, r->message, ours ? "" : " (no record of it here)");
+	if (ours) {
+		map_del(d, e);
+		stat_set(&d->st.placements, d->map_n);
+	}
+}
+
 /* --- connections and templates ------------------------------------------ */
 
 static void tmpl_table_rebuild(struct gw_dispatch *d, size_t cap)
@@ -725,6 +770,10 @@ static void daemon_lost(struct gw_dispatch *d, const char *why)
 		int n;
 		while ((n = shmsched_poll(c->c, d->results, BURST)) > 0) {
 			for (int k = 0; k < n; k++) {
+				if (d->results[k].status == SHMSCHED_EVICTED) {
+					on_evicted(d, c, &d->results[k]);
+					continue;
+				}
 				struct gw_entry *e = map_find(d, d->results[k].cookie);
 				if (e == NULL || e->state != E_IN_FLIGHT || e->conn != c)
 					continue;
@@ -1163,6 +1212,8 @@ static int flush(struct gw_dispatch *d, struct gw_conn *conn, unsigned n)
 		daemon_lost(d, "the connection reported it gone on submit");
 		return -ECONNRESET;
 	}
+	if (taken > 0)
+		d->last_activity_ns = now_ns();
 	for (unsigned k = 0; k < n; k++) {
 		struct gw_job *j = d->pod_job[k];
 		if (k >= (unsigned)taken) {
@@ -1229,8 +1280,15 @@ static void submit_round(struct gw_dispatch *d)
 				job_unnext(j, (uint32_t)p);
 				break;
 			}
-			d->pods[n] = (struct shmsched_pod){.cookie = pod->cookie,
-							   .template_id = t.id};
+			/* The flags and deadline are the request's: a pod
+			 * submitted again after a daemon restart keeps its
+			 * deadline (one past already is answered
+			 * UNSCHEDULABLE by the daemon at once). */
+			d->pods[n] = (struct shmsched_pod){
+				.cookie = pod->cookie, .template_id = t.id,
+				.flags = j->pod_flags,
+				.deadline_ns = (j->pod_flags & SHMSCHED_WAIT)
+					? j->deadline_ns : 0};
 			d->pod_job[n] = j;
 			d->pod_index[n] = (uint32_t)p;
 			n++;
@@ -1245,9 +1303,11 @@ static unsigned poll_round(struct gw_dispatch *d)
 	unsigned total = 0;
 	uint64_t now = now_ns();
 	bool saw_cancel = false;
+	/* Every connection, also one with nothing in flight: EVICTED notices
+	 * come to whichever connection of this identity the daemon finds
+	 * first. An empty poll costs a system call at most once a
+	 * millisecond per connection. */
 	for (struct gw_conn *c = d->conns; c != NULL && d->up; c = c->next) {
-		if (c->in_flight == 0)
-			continue;
 		int n = shmsched_poll(c->c, d->results, BURST);
 		if (n < 0) {
 			daemon_lost(d, "the connection reported it gone on poll");
@@ -1255,9 +1315,26 @@ static unsigned poll_round(struct gw_dispatch *d)
 		}
 		for (int k = 0; k < n; k++) {
 			const struct shmsched_result *r = &d->results[k];
+			if (r->status == SHMSCHED_EVICTED) {
+				on_evicted(d, c, r);
+				continue;
+			}
 			struct gw_entry *e = map_find(d, r->cookie);
 			if (e == NULL || e->state != E_IN_FLIGHT || e->conn != c) {
 				stat_inc(&d->st.stray_answers);
+				continue;
+			}
+			if (r->status == SHMSCHED_CANCELLED && e->cancel_sent) {
+				/* Our own cancel: its client went away (its line
+				 * is not written) or the gateway is stopping. */
+				struct gw_job *j = e->job;
+				c->in_flight--;
+				j->in_flight--;
+				answer_not_placed(j, e->pod, "shmsched-gateway: cancelled "
+						  "while it waited for a node: the "
+						  "gateway is stopping");
+				map_del(d, e);
+				stat_inc(&d->st.cancelled);
 				continue;
 			}
 			if (r->status == SHMSCHED_CANCELLED) {
@@ -1378,6 +1455,80 @@ static void publish(struct gw_dispatch *d)
 	stat_set(&d->st.placements, d->map_n);
 }
 
+/* --- clients that leave while their pods wait ---------------------------- */
+
+/* Whether the client of j has hung up (J4): only under the lock and while
+ * the connection is suspended, when its socket is sure to be open. A
+ * hang-up is POLLRDHUP (the peer closed or shut down its side), POLLHUP
+ * or POLLERR: a client that half-closes after its request is taken as
+ * gone (HTTP clients do not). */
+static bool client_hung_up(struct gw_job *j)
+{
+	bool hung = false;
+	pthread_mutex_lock(&j->lock);
+	if (j->suspended && j->http_fd >= 0) {
+		struct pollfd p = {.fd = j->http_fd, .events = POLLRDHUP};
+		hung = poll(&p, 1, 0) == 1 &&
+		       (p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL));
+	}
+	pthread_mutex_unlock(&j->lock);
+	return hung;
+}
+
+/* Looks, every WATCH_EVERY_NS, at the clients of jobs with pods in
+ * flight: one that went away (seen here, or by the HTTP side) has its
+ * pods cancelled, so none stays parked in the daemon's queue for nobody.
+ * A pod the daemon places before it reads the cancel stays placed, as a
+ * pod in flight of a client gone mid-stream does (GET, DELETE). */
+static void watch_clients(struct gw_dispatch *d, uint64_t now)
+{
+	if (now < d->next_watch_ns)
+		return;
+	d->next_watch_ns = now + WATCH_EVERY_NS;
+	for (struct gw_job *j = d->jobs_head; j != NULL; j = j->next) {
+		if (j->gone)
+			continue;
+		bool left = __atomic_load_n(&j->abandoned, __ATOMIC_ACQUIRE);
+		if (!left && !client_hung_up(j))
+			continue;
+		log_msg(LOG_LEVEL_DEBUG, "gateway: a client went away with %zu pods "
+			"in flight: cancelling them", j->in_flight);
+		j->gone = true;
+		j->cancelling = true;
+	}
+}
+
+/* Sends shmsched_cancel() for every pod in flight of the jobs that ask
+ * for it (a submit ring full: the rest next turn). */
+static void send_cancels(struct gw_dispatch *d)
+{
+	for (struct gw_job *j = d->jobs_head; j != NULL && d->up; j = j->next) {
+		if (!j->cancelling)
+			continue;
+		bool again = false;
+		for (size_t p = 0; p < j->next_pod && j->in_flight > 0; p++) {
+			struct gw_entry *e = map_find(d, j->batch.pods[p].cookie);
+			if (e == NULL || e->job != j || e->state != E_IN_FLIGHT ||
+			    e->cancel_sent)
+				continue;
+			int rc = shmsched_cancel(e->conn->c, e->cookie);
+			if (rc == -EAGAIN) {
+				again = true;
+				break;
+			}
+			if (rc == -ECONNRESET) {
+				daemon_lost(d, "the connection reported it gone on cancel");
+				return;
+			}
+			/* -ENOENT: its answer is in the ring already. */
+			e->cancel_sent = 1;
+			if (rc == 0)
+				stat_inc(&d->st.cancels);
+		}
+		j->cancelling = again;
+	}
+}
+
 /* --- the loop ------------------------------------------------------------ */
 
 static bool has_work(const struct gw_dispatch *d)
@@ -1393,8 +1544,10 @@ static void idle(struct gw_dispatch *d, unsigned answered)
 {
 	if (answered > 0) {
 		d->idle_spins = 0;
+		d->last_activity_ns = now_ns();
 		return;
 	}
+	long wait_ms = IDLE_WAIT_MS;
 	if (has_work(d)) {
 		/* Pods in flight: their answers come within microseconds on a
 		 * busy daemon, milliseconds on an idle one (its workers nap). */
@@ -1404,16 +1557,24 @@ static void idle(struct gw_dispatch *d, unsigned answered)
 			sched_yield();
 			return;
 		}
-		struct timespec ts = {0, 50000};
-		nanosleep(&ts, NULL);
-		return;
+		uint64_t quiet = now_ns() - d->last_activity_ns;
+		if (quiet < QUIET_NS) {
+			struct timespec ts = {0, 50000};
+			nanosleep(&ts, NULL);
+			return;
+		}
+		/* Nothing for a while: the pods wait in the daemon's queue
+		 * (?wait), perhaps for minutes. Nap on the inbox, so a new
+		 * request still starts at once. */
+		wait_ms = quiet < LONG_QUIET_NS ? 1 : 10;
+	} else {
+		d->idle_spins = 0;
 	}
-	d->idle_spins = 0;
 	pthread_mutex_lock(&d->inbox_lock);
 	if (d->inbox_head == NULL && !d->stopping) {
 		struct timespec ts;
 		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_nsec += IDLE_WAIT_MS * 1000000L;
+		ts.tv_nsec += wait_ms * 1000000L;
 		if (ts.tv_nsec >= 1000000000L) {
 			ts.tv_sec++;
 			ts.tv_nsec -= 1000000000L;
@@ -1452,7 +1613,17 @@ static void *loop(void *arg)
 			handle_new(d, j);
 		}
 		unsigned answered = 0;
+		if (stopping && !d->stop_cancelled) {
+			/* Pods waiting in the daemon's queue would hold the stop
+			 * for its whole second and then be answered "may have
+			 * been placed": cancel them, for an exact answer. */
+			d->stop_cancelled = true;
+			for (struct gw_job *j = d->jobs_head; j != NULL; j = j->next)
+				j->cancelling = j->in_flight > 0;
+		}
 		if (d->up) {
+			watch_clients(d, now);
+			send_cancels(d);
 			submit_round(d);
 			answered = poll_round(d);
 		} else if (!d->grace_expired &&

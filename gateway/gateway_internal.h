@@ -18,7 +18,11 @@
  *   J4  The client going away: the HTTP side sets `abandoned`
  *       (release; the dispatcher's acquire load) and drops its reference.
  *       A suspended connection cannot go away (the HTTP library does not
- *       watch it), so J2's wake never meets a closed connection.
+ *       watch it), so J2's wake never meets a closed connection. So that
+ *       a client that leaves while its pods wait in the daemon's queue is
+ *       seen, the dispatcher looks at the socket itself (`http_fd`, poll
+ *       for a hang-up), only under `lock` and only while `suspended` is
+ *       set: then the connection is suspended and its socket open.
  *   J5  References: the HTTP request, the streamed response and the
  *       dispatcher each hold one (`refs`, acq_rel decrements: the last one
  *       frees the job after seeing every other holder's writes).
@@ -64,6 +68,12 @@ struct gw_job {
 	char name[GW_POD_NAME_MAX]; /* LOOKUP, RELEASE: namespace/name */
 	uint64_t cookie;            /* LOOKUP, RELEASE: gw_cookie(name) */
 	uint64_t received_ns;       /* when the request was complete */
+	uint16_t pod_flags;         /* PLACE: each pod's shmsched_pod.flags
+				     * (?wait: SHMSCHED_WAIT or _NO_WAIT;
+				     * none: 0, the daemon's default) */
+	uint64_t deadline_ns;       /* PLACE with SHMSCHED_WAIT: received_ns
+				     * + the ?wait seconds (CLOCK_MONOTONIC) */
+	int http_fd;                /* PLACE: the client's socket, or -1 (J4) */
 	gw_wake_fn *wake;
 	void *http;                 /* the HTTP side's connection */
 	void *http_owner;           /* and its server */
@@ -96,6 +106,9 @@ struct gw_job {
 	size_t answered;
 	size_t in_flight;
 	bool listed;                /* among the active jobs */
+	bool gone;                  /* the client hung up while suspended (J4) */
+	bool cancelling;            /* gone (or stopping): its pods in flight
+				     * still to be cancelled */
 	struct json_buf lines;      /* answers of this round, for out */
 };
 
@@ -149,7 +162,12 @@ enum gw_result { GW_RESULT_SCHEDULED, GW_RESULT_UNSCHEDULABLE, GW_RESULT_ERROR,
 struct gw_dispatch_stats {
 	uint64_t pods[GW_RESULTS];            /* answers by result */
 	uint64_t cancelled;                   /* answered as not placed: daemon
-					       * away past the grace, stop */
+					       * away past the grace, stop, or
+					       * cancelled while waiting */
+	uint64_t cancels;                     /* shmsched_cancel() sent: waiting
+					       * pods of clients gone */
+	uint64_t evicted;                     /* EVICTED notices for our
+					       * placements (preempted) */
 	uint64_t attempt_buckets[GW_RESULTS][GW_ATTEMPT_BUCKETS];
 	uint64_t attempt_count[GW_RESULTS];
 	uint64_t attempt_sum_ns[GW_RESULTS];

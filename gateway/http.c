@@ -18,9 +18,16 @@
  * answer lines as the dispatcher appends them and suspends the connection
  * when there are none yet (fewer pods: the lines at once, once all are in).
  *
+ * POST /v1/placements?wait=SECONDS (0..max_wait_s) submits its pods with
+ * SHMSCHED_WAIT and a deadline SECONDS after the request arrived (0:
+ * SHMSCHED_NO_WAIT); the connection stays suspended while they wait,
+ * which libmicrohttpd does not time out (its idle time-out restarts when
+ * the connection is resumed), and the dispatcher watches its socket so a
+ * client that hangs up has its waiting pods cancelled (J4).
+ *
  * Every error is a Kubernetes Status object with its HTTP code: 400 (bad
- * input: where and what), 404, 405 (with Allow), 409, 413, 501 (?wait and
- * ?explain, not built), 503 (the daemon is away).
+ * input: where and what), 404, 405 (with Allow), 409, 413, 501 (?explain,
+ * not built), 503 (the daemon is away).
  */
 #include "gateway/gateway_internal.h"
 
@@ -274,6 +281,11 @@ static enum MHD_Result start_job(struct request *r, struct MHD_Connection *conn,
 	j->http = conn;
 	j->http_owner = r->g;
 	j->received_ns = now_ns();
+	if (j->pod_flags & SHMSCHED_WAIT)
+		j->deadline_ns = j->received_ns + j->deadline_ns; /* + ?wait */
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(
+		conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+	j->http_fd = ci != NULL ? (int)ci->connect_fd : -1;
 	r->job = j;
 	gw_dispatch_submit(r->g->dispatch, j);
 	pthread_mutex_lock(&j->lock);
@@ -317,13 +329,17 @@ static enum MHD_Result route_placements(struct request *r, struct MHD_Connection
 		return respond_status(r, conn, 405, "POST", "%s /v1/placements: "
 				      "only POST (a Pod, a List of Pods, or JSON "
 				      "Lines of Pods)", method);
-	const char *wait = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND,
-						       "wait");
-	if (wait != NULL)
-		return respond_status(r, conn, 501, NULL, "?wait=%s: pods cannot wait "
-				      "in a scheduling queue yet (it is not built: "
-				      "issue 16); leave ?wait out and an "
-				      "unschedulable pod is answered at once", wait);
+	/* "?wait" with no value is refused as "" is. */
+	const char *wait = NULL;
+	size_t wait_len = 0;
+	bool has_wait = MHD_lookup_connection_value_n(conn, MHD_GET_ARGUMENT_KIND,
+						      "wait", 4, &wait, &wait_len)
+			== MHD_YES;
+	unsigned wait_s = 0;
+	char err[1024];
+	if (has_wait && gw_parse_wait(wait, wait ? wait_len : 0, g->cfg.max_wait_s,
+				      &wait_s, err, sizeof(err)) < 0)
+		return respond_status(r, conn, 400, NULL, "%s", err);
 	const char *explain = MHD_lookup_connection_value(conn,
 							  MHD_GET_ARGUMENT_KIND,
 							  "explain");
@@ -333,7 +349,6 @@ static enum MHD_Result route_placements(struct request *r, struct MHD_Connection
 				      "scores to producers yet; `shmsched place "
 				      "--explain` gives them for a cluster file",
 				      explain);
-	char err[1024];
 	struct gw_limits lim = {.max_pods = g->cfg.max_pods,
 				.max_specs = g->cfg.max_templates};
 	struct gw_job *j = gw_job_new(GW_JOB_PLACE);
@@ -347,6 +362,13 @@ static enum MHD_Result route_placements(struct request *r, struct MHD_Connection
 				      ? 500 : 400, NULL, "%s", err);
 	}
 	json_buf_free(&r->body); /* the batch holds what it needs */
+	if (has_wait && wait_s == 0) {
+		j->pod_flags = SHMSCHED_NO_WAIT;
+	} else if (has_wait) {
+		j->pod_flags = SHMSCHED_WAIT;
+		/* The seconds, until start_job() adds the arrival time. */
+		j->deadline_ns = (uint64_t)wait_s * UINT64_C(1000000000);
+	}
 	/* Large requests stream their lines as the daemon answers; small
 	 * ones are answered whole. */
 	j->collect = j->batch.n_pods <= COLLECT_PODS_MAX;
@@ -915,6 +937,7 @@ void gateway_config_default(struct gateway_config *cfg)
 		.max_connections = 1024,
 		.daemon_grace_ms = 10000,
 		.extender_cache = 65536,
+		.max_wait_s = GW_WAIT_MAX_DEFAULT_S,
 	};
 }
 

@@ -7,7 +7,9 @@
  *     the moment: each counter loaded on its own), when the gateway may
  *     read the state region: scheduler_schedule_attempts_total over every
  *     producer, the workers' shmsched_worker_* counters, nodes and
- *     placements;
+ *     placements; the scheduling queue's pending pods and preemptions,
+ *     summed over the workers (one series each: bounded whatever the
+ *     number of workers);
  *   - the dispatcher's single-writer counters (gateway_internal.h): the
  *     latency histograms, measured on this gateway's pods only, the
  *     connections, templates and the daemon's comings and goings;
@@ -76,9 +78,15 @@ static void counter(struct json_buf *b, const char *name, const char *help,
 	json_buf_printf(b, "%s %" PRIu64 "\n", name, v);
 }
 
+/* The daemon's queue, summed over its workers. */
+struct daemon_queue {
+	uint64_t active, backoff, unschedulable, gated;
+	uint64_t preemption_attempts, preemption_victims;
+};
+
 /* The daemon's side, through the observer. Returns whether it was read. */
 static bool daemon_metrics(struct gw_dispatch *d, struct json_buf *b,
-			   uint64_t attempts[GW_RESULTS])
+			   uint64_t attempts[GW_RESULTS], struct daemon_queue *q)
 {
 	struct shmsched_observer *obs = gw_observer_get(d);
 	bool ok = false;
@@ -99,6 +107,12 @@ static bool daemon_metrics(struct gw_dispatch *d, struct json_buf *b,
 		attempts[GW_RESULT_SCHEDULED] += w[k].placed;
 		attempts[GW_RESULT_UNSCHEDULABLE] += w[k].unschedulable;
 		attempts[GW_RESULT_ERROR] += w[k].rejected;
+		q->active += w[k].pending_active;
+		q->backoff += w[k].pending_backoff;
+		q->unschedulable += w[k].pending_unschedulable;
+		q->gated += w[k].pending_gated;
+		q->preemption_attempts += w[k].preemption_attempts;
+		q->preemption_victims += w[k].preemption_victims;
 	}
 	static const struct {
 		const char *name, *help;
@@ -151,8 +165,9 @@ void gw_metrics_render(struct gw_dispatch *d, const struct gw_http_stats *h,
 {
 	const struct gw_dispatch_stats *st = gw_dispatch_stats(d);
 	uint64_t attempts[GW_RESULTS] = {0};
+	struct daemon_queue q = {0};
 	struct json_buf daemon = {0};
-	bool have_daemon = daemon_metrics(d, &daemon, attempts);
+	bool have_daemon = daemon_metrics(d, &daemon, attempts, &q);
 	if (!have_daemon)
 		for (int r = 0; r < GW_RESULTS; r++)
 			attempts[r] = stat_read(&st->pods[r]);
@@ -188,15 +203,31 @@ void gw_metrics_render(struct gw_dispatch *d, const struct gw_http_stats *h,
 		  st->sli_buckets, gw_sli_bounds, GW_SLI_BUCKETS, &st->sli_count,
 		  &st->sli_sum_ns);
 	head(b, "scheduler_pending_pods", "gauge",
-	     "Number of pending pods, by the queue type: 'active' is this "
-	     "gateway's pods accepted and not yet answered; shmsched has no "
-	     "backoff, unschedulable or gated queue yet (issue 16).");
-	uint64_t active = stat_read(&st->in_flight) + stat_read(&st->waiting);
+	     have_daemon
+	     ? "Number of pending pods, by the queue type: the daemon's queues "
+	       "over every producer; 'active' also counts this gateway's pods "
+	       "accepted and not yet handed to the daemon."
+	     : "Number of pending pods, by the queue type: 'active' is this "
+	       "gateway's pods accepted and not yet answered (the daemon's "
+	       "state region cannot be read: its queues are not known).");
+	uint64_t pending[4] = {
+		have_daemon ? q.active + stat_read(&st->waiting)
+			    : stat_read(&st->in_flight) + stat_read(&st->waiting),
+		q.backoff, q.gated, q.unschedulable};
 	static const char *const queues[] = {"active", "backoff", "gated",
 					     "unschedulable"};
-	for (int q = 0; q < 4; q++)
+	for (int k = 0; k < 4; k++)
 		json_buf_printf(b, "scheduler_pending_pods{queue=\"%s\"} %" PRIu64 "\n",
-				queues[q], q == 0 ? active : 0);
+				queues[k], pending[k]);
+	if (have_daemon) {
+		counter(b, "scheduler_preemption_attempts_total",
+			"Total preemption attempts in the cluster till now: the "
+			"daemon's, over every producer.", q.preemption_attempts);
+		counter(b, "shmsched_preemption_victims_total",
+			"Pods evicted by preemption, summed (kube-scheduler's "
+			"scheduler_preemption_victims is a histogram per attempt).",
+			q.preemption_victims);
+	}
 
 	if (have_daemon)
 		json_buf_put(b, daemon.data, daemon.len);
@@ -228,7 +259,8 @@ void gw_metrics_render(struct gw_dispatch *d, const struct gw_http_stats *h,
 
 	head(b, "shmsched_gateway_pods_total", "counter",
 	     "This gateway's pods answered, by result (cancelled: not answered by "
-	     "the daemon, which was away or the gateway stopping).");
+	     "the daemon, which was away or the gateway stopping, or cancelled "
+	     "while they waited).");
 	for (int r = 0; r < GW_RESULTS; r++)
 		json_buf_printf(b, "shmsched_gateway_pods_total{result=\"%s\"} %" PRIu64
 				"\n", result_names[r], stat_read(&st->pods[r]));
@@ -251,6 +283,13 @@ void gw_metrics_render(struct gw_dispatch *d, const struct gw_http_stats *h,
 	counter(b, "shmsched_gateway_pods_recovered_total",
 		"Pods whose answer was lost with the daemon, found placed in its "
 		"listing when it came back.", stat_read(&st->recovered));
+	counter(b, "shmsched_gateway_pods_evicted_total",
+		"This gateway's placements preempted by pods of higher priority "
+		"(EVICTED notices): their records are gone.",
+		stat_read(&st->evicted));
+	counter(b, "shmsched_gateway_cancels_total",
+		"Waiting pods this gateway asked the daemon to cancel: their client "
+		"went away, or the gateway was stopping.", stat_read(&st->cancels));
 	counter(b, "shmsched_gateway_stray_answers_total",
 		"Answers from the daemon for no pod in flight.",
 		stat_read(&st->stray_answers));

@@ -5,8 +5,11 @@
  * its key's (and survives a round trip through text with keys sorted),
  * no two specs equal; what it refuses must say why. The same bytes as
  * kube-scheduler's ExtenderArgs (gw_decode_extender_args): accepted, every
- * candidate is a name within bounds. */
+ * candidate is a name within bounds. The same bytes as ?wait=SECONDS
+ * (gw_parse_wait): accepted exactly when they are 1 to 10 decimal digits
+ * of a value within the range, which is what it returns. */
 #include <errno.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -16,6 +19,7 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static void extender_args(const uint8_t *data, size_t size);
+static void wait_value(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -24,6 +28,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char err[512];
 	err[0] = '\0';
 	extender_args(data, size);
+	wait_value(data, size);
 	int rc = gw_decode_pods((const char *)data, size, &lim, &b, err, sizeof(err));
 	if (rc < 0) {
 		if (err[0] == '\0' || (rc != -EINVAL && rc != -E2BIG && rc != -ENOMEM))
@@ -80,4 +85,22 @@ static void extender_args(const uint8_t *data, size_t size)
 				abort();
 	}
 	gw_extender_args_free(&x);
+}
+
+static void wait_value(const uint8_t *data, size_t size)
+{
+	char err[256];
+	err[0] = '\0';
+	unsigned s = 12345;
+	int rc = gw_parse_wait((const char *)data, size, 300, &s, err, sizeof(err));
+	uint64_t v = 0;
+	bool digits = size >= 1 && size <= 10;
+	for (size_t i = 0; digits && i < size; i++) {
+		digits = data[i] >= '0' && data[i] <= '9';
+		v = v * 10 + (uint64_t)(data[i] - '0');
+	}
+	bool want = digits && v <= 300;
+	if (want != (rc == 0) || (rc == 0 && s != v) || (rc < 0 && (rc != -EINVAL ||
+	    s != 12345 || strstr(err, "?wait=") == NULL || strlen(err) > 200)))
+		abort();
 }

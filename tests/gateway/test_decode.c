@@ -3,7 +3,8 @@
  * and JSON path it names, the limits, equal specs found once whatever the
  * member order, names and cookies; then bounded input: every prefix of a
  * valid body and random bytes, which must be refused or decoded, never
- * crash (ASan and UBSan builds run this too). */
+ * crash (ASan and UBSan builds run this too). And ?wait=SECONDS: the
+ * range, every malformed value refused naming the parameter and range. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -340,6 +341,60 @@ static void test_bounded_input(void **state)
 	}
 }
 
+/* ?wait=SECONDS: 0..max, decimal digits only; everything else refused
+ * with a message that names ?wait, the value and the range. */
+static void test_wait(void **state)
+{
+	(void)state;
+	char err[256];
+	unsigned s = 7;
+	static const struct {
+		const char *text;
+		unsigned max, want;
+	} good[] = {{"0", 300, 0}, {"1", 300, 1}, {"300", 300, 300},
+		    {"0007", 300, 7}, {"0000000000", 300, 0}, {"86400", 86400, 86400},
+		    {"0", 0, 0}};
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		assert_int_equal(gw_parse_wait(good[i].text, strlen(good[i].text),
+					       good[i].max, &s, err, sizeof(err)), 0);
+		assert_int_equal(s, good[i].want);
+	}
+	static const char *const bad[] = {
+		"", "-1", "+1", " 1", "1 ", "301", "1e2", "0x10", "1.5", "abc",
+		"4294967296", "18446744073709551617", "99999999999999999999999999",
+		"00000000001", /* 11 digits */ "3\"00", "1%00",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		s = 7;
+		err[0] = '\0';
+		assert_int_equal(gw_parse_wait(bad[i], strlen(bad[i]), 300, &s, err,
+					       sizeof(err)), -EINVAL);
+		assert_int_equal(s, 7); /* untouched */
+		if (strstr(err, "?wait=") == NULL || strstr(err, "from 0 to 300") == NULL)
+			fail_msg("\"%s\": %s", bad[i], err);
+	}
+	/* No value at all, and a NUL inside one (percent-decoded %00). */
+	assert_int_equal(gw_parse_wait(NULL, 0, 300, &s, err, sizeof(err)), -EINVAL);
+	assert_int_equal(gw_parse_wait("1\0", 2, 300, &s, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "?wait=\"1?\""));
+	/* A long value is cut in the message, which stays bounded. */
+	char big[4096];
+	memset(big, '9', sizeof(big));
+	assert_int_equal(gw_parse_wait(big, sizeof(big), 300, &s, err, sizeof(err)),
+			 -EINVAL);
+	assert_non_null(strstr(err, "...\""));
+	assert_true(strlen(err) < 200);
+	/* Every byte value alone: only digits pass. */
+	for (int c = 0; c < 256; c++) {
+		char one = (char)c;
+		int rc = gw_parse_wait(&one, 1, 300, &s, err, sizeof(err));
+		assert_int_equal(rc, c >= '0' && c <= '9' ? 0 : -EINVAL);
+	}
+	/* Max 0: only 0. */
+	assert_int_equal(gw_parse_wait("1", 1, 0, &s, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "from 0 to 0"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -351,6 +406,7 @@ int main(void)
 		cmocka_unit_test(test_many),
 		cmocka_unit_test(test_extender_args),
 		cmocka_unit_test(test_bounded_input),
+		cmocka_unit_test(test_wait),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
