@@ -830,6 +830,22 @@ static void test_extender(void **state)
 		json_object_get(ev, "filtered"), "closed"), "unresolvable")));
 	assert_true(json_is_false(json_object_get(json_object_get(
 		json_object_get(ev, "filtered"), "tiny"), "unresolvable")));
+	/* The profile, and each feasible node's plugin scores and total. */
+	assert_string_equal(json_string_value(json_object_get(ev, "profile")),
+			    "default-scheduler");
+	assert_int_equal(json_object_size(json_object_get(ev, "scores")),
+			 json_object_size(json_object_get(ev, "feasible")));
+	const char *sn;
+	json_t *sv;
+	json_object_foreach(json_object_get(ev, "scores"), sn, sv) {
+		assert_true(json_is_integer(json_object_get(sv, "NodeResourcesFit")));
+		assert_true(json_is_real(json_object_get(sv, "total")));
+		/* The total is the feasible entry's, in points. */
+		assert_int_equal((int64_t)(json_real_value(json_object_get(sv, "total")) *
+					   1000 + 0.5),
+				 json_integer_value(json_object_get(json_object_get(
+					 ev, "feasible"), sn)));
+	}
 	assert_int_equal(len, strlen(text));
 	json_decref(ev);
 	free(text);
