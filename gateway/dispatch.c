@@ -54,6 +54,13 @@
  * not the daemon leaving). EVICTED notices, which may come on any of the
  * identity's connections, delete the preempted placement's entry.
  *
+ * Explained requests (?explain=true): after its templates are resolved,
+ * a job waits on the explaining list, where each turn of the loop makes
+ * one daemon evaluation (shmsched_evaluate) of one of its templates; once
+ * all are made it is accepted as any other, and each answer line carries
+ * its template's explanation. So the evaluation precedes the pods'
+ * placement, and another request waits for one evaluation at most.
+ *
  * Cost per pod on the dispatcher: a table probe or two, a slot write
  * (libshmsched-client), an answer line of about 60 bytes; no system call
  * while pods flow, except the wakes of HTTP connections (one per job and
