@@ -224,15 +224,16 @@ void gw_job_unref(struct gw_job *j)
 		return;
 	if (j->ext_free != NULL)
 		j->ext_free(j->ext);
+	/* Before the batch, whose free forgets n_specs. */
+	for (size_t s = 0; j->explained != NULL && s < j->batch.n_specs; s++)
+		free(j->explained[s]);
+	free(j->explained);
+	free(j->explained_len);
 	gw_batch_free(&j->batch);
 	json_buf_free(&j->out);
 	json_buf_free(&j->lines);
 	free(j->tmpl);
 	free(j->retry);
-	for (size_t s = 0; j->explained != NULL && s < j->batch.n_specs; s++)
-		free(j->explained[s]);
-	free(j->explained);
-	free(j->explained_len);
 	pthread_mutex_destroy(&j->lock);
 	free(j);
 }
