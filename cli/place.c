@@ -356,30 +356,6 @@ static void on_filtered(void *arg, uint32_t slot, const struct reason *reasons,
 	putc(']', x->filtered);
 }
 
-static bool plugin_enabled(const struct score_config *sc, int plugin)
-{
-	switch (plugin) {
-	case SCORE_TAINT:
-		return sc->weight_taint > 0;
-	case SCORE_AFFINITY:
-		return sc->weight_affinity > 0;
-	case SCORE_FIT:
-		return sc->weight_fit > 0;
-	case SCORE_BALANCED:
-		return sc->weight_balanced > 0;
-	case SCORE_SPREAD:
-		return sc->weight_spread > 0;
-	case SCORE_INTER_POD:
-		return sc->weight_inter_pod > 0;
-	case SCORE_GPU_BEST_FIT:
-		return sc->weight_gpu_best_fit > 0;
-	case SCORE_GPU_FRAG:
-		return sc->weight_gpu_frag > 0;
-	default:
-		return false;
-	}
-}
-
 /* A score in thousandths of a point (SCORE_FINE) as a JSON number. */
 static void print_fine(FILE *f, int64_t v)
 {
@@ -398,7 +374,7 @@ static void on_scored(void *arg, uint32_t slot, const int64_t scores[SCORE_PLUGI
 	putc(':', x->scores);
 	putc('{', x->scores);
 	for (int p = 0; p < SCORE_PLUGINS; p++) {
-		if (!plugin_enabled(x->score, p))
+		if (!score_plugin_enabled(x->score, p))
 			continue;
 		fprintf(x->scores, "\"%s\":", score_plugin_names[p]);
 		/* The device scores keep thousandths; the others are whole. */

@@ -27,6 +27,7 @@ static void usage(FILE *to)
 		"                        [--max-templates N] [--idle-timeout S]\n"
 		"                        [--request-timeout S] [--max-connections N]\n"
 		"                        [--daemon-grace MS] [--max-wait S]\n"
+		"                        [--explain-max-pods N]\n"
 		"                        [--log-format text|json]\n"
 		"                        [--log-file PATH]\n"
 		"\n"
@@ -71,13 +72,17 @@ static void usage(FILE *to)
 		"                         (default 10000)\n"
 		"  --max-wait S           the most POST /v1/placements?wait=S may ask\n"
 		"                         (default 300; 0: ?wait=0 only)\n"
+		"  --explain-max-pods N   the most pods POST /v1/placements?explain=true\n"
+		"                         may hold (default 64; 0: ?explain=true refused)\n"
 		"  --log-format FORMAT    text (the default) or json: one object a line;\n"
 		"                         every line has its UTC time\n"
 		"  --log-file PATH        log there instead of stderr; SIGHUP reopens it\n"
 		"  --version, --help\n"
 		"\n"
-		"Errors are Kubernetes Status objects. ?wait=SECONDS and ?explain=true on\n"
-		"POST /v1/placements are answered 501 (not built yet).\n");
+		"Errors are Kubernetes Status objects. POST /v1/placements?wait=SECONDS\n"
+		"lets unschedulable pods wait for a node; ?explain=true adds to each line\n"
+		"its pod's filter reasons and scores for every node (\"profile\",\n"
+		"\"filtered\", \"scores\"), evaluated just before its pods are placed.\n");
 }
 
 static int parse_u64(const char *opt, const char *s, uint64_t min, uint64_t max,
@@ -101,6 +106,7 @@ int main(int argc, char **argv)
 	enum { O_SOCKET = 256, O_LISTEN, O_ADMIN_LISTEN, O_ADMIN_SOCKET, O_NAME,
 	       O_NO_OBSERVER, O_PRODUCER, O_THREADS, O_MAX_BODY, O_MAX_PODS,
 	       O_MAX_TEMPLATES, O_IDLE, O_REQUEST, O_MAX_CONN, O_GRACE, O_MAX_WAIT, O_VERSION,
+	       O_EXPLAIN_MAX_PODS,
 	       O_LOG_FORMAT, O_LOG_FILE };
 	static const struct option longopts[] = {
 		{"socket", required_argument, NULL, O_SOCKET},
@@ -119,6 +125,7 @@ int main(int argc, char **argv)
 		{"max-connections", required_argument, NULL, O_MAX_CONN},
 		{"daemon-grace", required_argument, NULL, O_GRACE},
 		{"max-wait", required_argument, NULL, O_MAX_WAIT},
+		{"explain-max-pods", required_argument, NULL, O_EXPLAIN_MAX_PODS},
 		{"log-format", required_argument, NULL, O_LOG_FORMAT},
 		{"log-file", required_argument, NULL, O_LOG_FILE},
 		{"version", no_argument, NULL, O_VERSION},
@@ -199,6 +206,11 @@ int main(int argc, char **argv)
 			if (parse_u64("--max-wait", optarg, 0, 86400, &v) < 0)
 				return 2;
 			cfg.max_wait_s = (unsigned)v;
+			break;
+		case O_EXPLAIN_MAX_PODS:
+			if (parse_u64("--explain-max-pods", optarg, 0, 1000000, &v) < 0)
+				return 2;
+			cfg.explain_max_pods = (size_t)v;
 			break;
 		case O_LOG_FORMAT:
 			if (log_format_parse(optarg, &log_format) < 0) {

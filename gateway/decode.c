@@ -653,19 +653,42 @@ int gw_decode_extender_args(const char *body, size_t len, size_t max_nodes,
 	return 0;
 }
 
-/* --- ?wait=SECONDS ------------------------------------------------------- */
+/* --- query parameters ----------------------------------------------------- */
 
-int gw_parse_wait(const char *text, size_t len, unsigned max_s, unsigned *out_s,
-		  char *err, size_t err_len)
+/* A query value as a person sees it in an error: printable ASCII, cut at
+ * 32 bytes, anything else as '?' (it came from a URL). */
+static void shown_value(const char *text, size_t len, char shown[40])
 {
-	/* The value as a person sees it in the error: printable ASCII, cut at
-	 * 32 bytes, anything else as '?' (it came from a URL). */
-	char shown[40];
 	size_t n = 0;
 	for (size_t k = 0; text != NULL && k < len && n < 32; k++)
 		shown[n++] = (text[k] >= 0x20 && text[k] < 0x7f && text[k] != '"')
 			? text[k] : '?';
 	shown[n] = '\0';
+}
+
+int gw_parse_explain(const char *text, size_t len, bool *out, char *err,
+		     size_t err_len)
+{
+	if (text != NULL && len == 4 && memcmp(text, "true", 4) == 0) {
+		*out = true;
+		return 0;
+	}
+	if (text != NULL && len == 5 && memcmp(text, "false", 5) == 0) {
+		*out = false;
+		return 0;
+	}
+	char shown[40];
+	shown_value(text, len, shown);
+	return fail(err, err_len, -EINVAL, "?explain=\"%s%s\": expected true (each "
+		    "answer line adds its pod's filter reasons and scores) or "
+		    "false", shown, text != NULL && len > 32 ? "..." : "");
+}
+
+int gw_parse_wait(const char *text, size_t len, unsigned max_s, unsigned *out_s,
+		  char *err, size_t err_len)
+{
+	char shown[40];
+	shown_value(text, len, shown);
 	uint64_t v = 0;
 	size_t digits = 0;
 	while (text != NULL && digits < len && digits <= 10 &&

@@ -126,6 +126,22 @@ uint64_t gw_cookie(const char *ns_name, size_t len);
 int gw_parse_wait(const char *text, size_t len, unsigned max_s, unsigned *out_s,
 		  char *err, size_t err_len);
 
+/* The most pods one POST /v1/placements?explain=true may hold, unless the
+ * gateway is configured otherwise: each line carries an O(nodes)
+ * explanation. */
+#define GW_EXPLAIN_MAX_PODS_DEFAULT 64u
+/* And the most bytes of explanations its answer may carry together (every
+ * pod of a template repeats the template's): more is refused with 413
+ * before any pod is submitted. */
+#define GW_EXPLAIN_MAX_BYTES_DEFAULT (32u << 20)
+
+/* POST /v1/placements?explain=VALUE: text[0..len) (percent-decoded; NULL:
+ * no value) must be "true" or "false", exactly. Returns 0 with *out set,
+ * or -EINVAL with err naming the parameter and the value (cut and escaped
+ * as gw_parse_wait's). */
+int gw_parse_explain(const char *text, size_t len, bool *out, char *err,
+		     size_t err_len);
+
 /* --- kube-scheduler's extender protocol (k8s.io/kube-scheduler/extender/v1)
  *
  * Its types carry no json tags, so members are named as the Go fields

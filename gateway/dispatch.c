@@ -54,6 +54,13 @@
  * not the daemon leaving). EVICTED notices, which may come on any of the
  * identity's connections, delete the preempted placement's entry.
  *
+ * Explained requests (?explain=true): after its templates are resolved,
+ * a job waits on the explaining list, where each turn of the loop makes
+ * one daemon evaluation (shmsched_evaluate) of one of its templates; once
+ * all are made it is accepted as any other, and each answer line carries
+ * its template's explanation. So the evaluation precedes the pods'
+ * placement, and another request waits for one evaluation at most.
+ *
  * Cost per pod on the dispatcher: a table probe or two, a slot write
  * (libshmsched-client), an answer line of about 60 bytes; no system call
  * while pods flow, except the wakes of HTTP connections (one per job and
@@ -167,6 +174,10 @@ struct gw_dispatch {
 	uint64_t *index;
 	size_t index_mask, map_n;
 	struct gw_job *jobs_head, *jobs_tail; /* accepted PLACE and BIND jobs */
+	struct gw_job *explain_head, *explain_tail; /* ?explain=true jobs whose
+				     * templates are resolved and not all
+				     * evaluated yet: no verdict, no pod
+				     * submitted (a reference each) */
 	bool up;
 	uint64_t down_since_ns, next_connect_ns;
 	bool grace_expired;
@@ -213,6 +224,11 @@ void gw_job_unref(struct gw_job *j)
 		return;
 	if (j->ext_free != NULL)
 		j->ext_free(j->ext);
+	/* Before the batch, whose free forgets n_specs. */
+	for (size_t s = 0; j->explained != NULL && s < j->batch.n_specs; s++)
+		free(j->explained[s]);
+	free(j->explained);
+	free(j->explained_len);
 	gw_batch_free(&j->batch);
 	json_buf_free(&j->out);
 	json_buf_free(&j->lines);
@@ -462,12 +478,21 @@ static void count_histogram(uint64_t *buckets, const double *bounds, unsigned n,
 	stat_add(sum, ns);
 }
 
-/* One pod's line into its job's lines, and the job's accounting. */
-static void answer_pod(struct gw_job *j, const struct json_answer *a)
+/* One pod's line into its job's lines, and the job's accounting; with
+ * ?explain=true, its template's explanation inside it. */
+static void answer_pod(struct gw_job *j, uint32_t pod, const struct json_answer *a)
 {
 	j->answered++;
-	if (!job_abandoned(j))
+	if (job_abandoned(j))
+		return;
+	uint32_t s = j->batch.pods[pod].spec;
+	if (j->explained == NULL || j->explained[s] == NULL) {
 		json_answer_line(&j->lines, a);
+		return;
+	}
+	json_answer_open(&j->lines, a);
+	json_buf_put(&j->lines, j->explained[s], j->explained_len[s]);
+	json_buf_put(&j->lines, "}\n", 2);
 }
 
 static void answer_placed(struct gw_dispatch *d, struct gw_job *j, uint32_t pod,
@@ -481,7 +506,7 @@ static void answer_placed(struct gw_dispatch *d, struct gw_job *j, uint32_t pod,
 				.gpu_milli = dev->gpu_milli};
 	if (dev->n_cores > 0 && shmsched_format_cpuset(dev, set, sizeof(set)) > 0)
 		a.cpuset = set;
-	answer_pod(j, &a);
+	answer_pod(j, pod, &a);
 }
 
 static void answer_not_placed(struct gw_job *j,
@@ -489,7 +514,7 @@ static void answer_not_placed(struct gw_job *j,
 {
 	struct json_answer a = {.pod = gw_pod_name(&j->batch, &j->batch.pods[pod]),
 				.message = message};
-	answer_pod(j, &a);
+	answer_pod(j, pod, &a);
 }
 
 /* An EVICTED notice: the placement was preempted by a pod of higher
@@ -757,6 +782,8 @@ static void job_retry_push(struct gw_job *j, uint32_t pod)
 	j->retry[j->n_retry++] = pod;
 }
 
+static void explain_refuse_all(struct gw_dispatch *d, const char *why);
+
 static void daemon_lost(struct gw_dispatch *d, const char *why)
 {
 	if (!d->up)
@@ -803,6 +830,12 @@ static void daemon_lost(struct gw_dispatch *d, const char *why)
 		}
 	for (struct gw_job *j = d->jobs_head; j != NULL; j = j->next)
 		job_release_conns(j);
+	/* Jobs still being explained hold templates of the connections that
+	 * go: answered now (nothing of theirs was submitted). */
+	char msg[600];
+	snprintf(msg, sizeof(msg), "the shmsched daemon went away while the "
+		 "request was being explained: %s", why);
+	explain_refuse_all(d, msg);
 	while (d->conns != NULL)
 		conn_close(d, d->conns);
 	d->up = false;
@@ -976,6 +1009,20 @@ static void job_list(struct gw_dispatch *d, struct gw_job *j)
 	d->jobs_tail = j;
 }
 
+/* The verdict 200 for a PLACE job whose templates are resolved: it joins
+ * the jobs whose pods are submitted, with the reference the caller took. */
+static void job_accept(struct gw_dispatch *d, struct gw_job *j)
+{
+	pthread_mutex_lock(&j->lock);
+	j->code = 200;
+	if (j->suspended) {
+		j->suspended = false;
+		j->wake(j);
+	}
+	pthread_mutex_unlock(&j->lock);
+	job_list(d, j);
+}
+
 static void handle_place(struct gw_dispatch *d, struct gw_job *j)
 {
 	if (!d->up) {
@@ -1027,15 +1074,27 @@ static void handle_place(struct gw_dispatch *d, struct gw_job *j)
 			   "%s: the daemon refused the pod: %s", s->where, msg);
 		return;
 	}
-	pthread_mutex_lock(&j->lock);
-	j->code = 200;
-	if (j->suspended) {
-		j->suspended = false;
-		j->wake(j);
+	if (j->explain) {
+		/* Its templates are evaluated first, one a turn
+		 * (explain_round), then it is accepted. */
+		j->explained = calloc(j->batch.n_specs, sizeof(*j->explained));
+		j->explained_len = calloc(j->batch.n_specs, sizeof(*j->explained_len));
+		if (j->explained == NULL || j->explained_len == NULL) {
+			job_release_conns(j);
+			job_refuse(j, 500, "InternalError", "out of memory");
+			return;
+		}
+		gw_job_ref(j);
+		j->next = NULL;
+		if (d->explain_tail != NULL)
+			d->explain_tail->next = j;
+		else
+			d->explain_head = j;
+		d->explain_tail = j;
+		return;
 	}
-	pthread_mutex_unlock(&j->lock);
 	gw_job_ref(j);
-	job_list(d, j);
+	job_accept(d, j);
 }
 
 static void handle_lookup(struct gw_dispatch *d, struct gw_job *j)
@@ -1158,6 +1217,186 @@ static void handle_evaluate(struct gw_dispatch *d, struct gw_job *j)
 			   refusal_text(err));
 	else
 		job_refuse(j, 500, "InternalError", "%s", gw_daemon_says(err));
+}
+
+/* --- ?explain=true ---------------------------------------------------------
+ *
+ * A job that asks for explanations gets, before any of its pods is
+ * submitted, each of its templates evaluated by the daemon
+ * (shmsched_evaluate(), as the extender's verbs do): every node's filter
+ * reasons or its scores, against the cluster as it is then. Pods of one
+ * template share that evaluation; a pod placed later (by this request or
+ * another) is not in it. One evaluation a turn of the loop, so a request
+ * of many templates delays the others' pods by one daemon round trip a
+ * turn (milliseconds per thousand nodes), not by all of its own. */
+
+/* The members an answer line of a template gets, from the daemon's
+ * evaluation, in the shape `shmsched place --explain` prints: "profile",
+ * "filtered" (each node that failed a filter: its reasons) and "scores"
+ * (each feasible node: its plugins' scores and the weighted total, in
+ * points). Returns 0, -ENOMEM, or -EPROTO (an answer not as documented). */
+static int explanation(const char *text, size_t len, struct json_buf *b)
+{
+	json_t *root = json_loadb(text, len, 0, NULL);
+	const json_t *feasible = json_object_get(root, "feasible");
+	const json_t *filtered = json_object_get(root, "filtered");
+	const json_t *scores = json_object_get(root, "scores");
+	const json_t *profile = json_object_get(root, "profile");
+	if (!json_is_object(feasible) || !json_is_object(filtered)) {
+		json_decref(root);
+		return -EPROTO;
+	}
+	if (json_is_string(profile)) {
+		json_buf_puts(b, ",\"profile\":");
+		json_buf_string(b, json_string_value(profile));
+	}
+	json_buf_puts(b, ",\"filtered\":{");
+	const char *name;
+	json_t *v;
+	bool first = true;
+	json_object_foreach((json_t *)filtered, name, v) {
+		json_buf_puts(b, first ? "" : ",");
+		first = false;
+		json_buf_string(b, name);
+		json_buf_puts(b, ":[");
+		size_t i;
+		json_t *r;
+		json_array_foreach(json_object_get(v, "reasons"), i, r) {
+			json_buf_puts(b, i ? "," : "");
+			json_buf_string(b, json_string_value(r) ? json_string_value(r) : "");
+		}
+		json_buf_puts(b, "]");
+	}
+	json_buf_puts(b, "},\"scores\":{");
+	first = true;
+	json_object_foreach((json_t *)feasible, name, v) {
+		json_buf_puts(b, first ? "" : ",");
+		first = false;
+		json_buf_string(b, name);
+		json_buf_puts(b, ":{");
+		const json_t *mine = json_object_get(scores, name);
+		if (json_is_object(mine)) {
+			const char *plugin;
+			json_t *sc;
+			bool more = false;
+			json_object_foreach((json_t *)mine, plugin, sc) {
+				json_buf_puts(b, more ? "," : "");
+				more = true;
+				json_buf_string(b, plugin);
+				if (json_is_integer(sc))
+					json_buf_printf(b, ":%lld",
+							(long long)json_integer_value(sc));
+				else if (json_is_real(sc))
+					json_buf_printf(b, ":%.3f", json_real_value(sc));
+				else
+					json_buf_puts(b, ":null");
+			}
+		} else {
+			/* A daemon from before per-plugin scores: the total. */
+			int64_t t = json_integer_value(v), a = t < 0 ? -t : t;
+			json_buf_printf(b, "\"total\":%s%lld.%03lld", t < 0 ? "-" : "",
+					(long long)(a / 1000), (long long)(a % 1000));
+		}
+		json_buf_puts(b, "}");
+	}
+	json_buf_puts(b, "}");
+	json_decref(root);
+	return b->failed ? -ENOMEM : 0;
+}
+
+static struct gw_job *explain_pop(struct gw_dispatch *d)
+{
+	struct gw_job *j = d->explain_head;
+	d->explain_head = j->next;
+	if (d->explain_head == NULL)
+		d->explain_tail = NULL;
+	j->next = NULL;
+	return j;
+}
+
+/* Every job still being explained answered 503 (the daemon gone, the
+ * gateway stopping): none of its pods was submitted. */
+static void explain_refuse_all(struct gw_dispatch *d, const char *why)
+{
+	while (d->explain_head != NULL) {
+		struct gw_job *j = explain_pop(d);
+		job_release_conns(j);
+		job_refuse(j, 503, "ServiceUnavailable", "%s", why);
+		gw_job_unref(j);
+	}
+}
+
+/* One template of the first job being explained; the job accepted once
+ * all are, or refused. */
+static void explain_round(struct gw_dispatch *d)
+{
+	struct gw_job *j = d->explain_head;
+	if (j == NULL || !d->up)
+		return;
+	if (job_abandoned(j)) {
+		/* Nobody reads it: nothing submitted, nothing to answer. */
+		explain_pop(d);
+		job_release_conns(j);
+		gw_job_unref(j);
+		return;
+	}
+	size_t s = j->n_explained;
+	char err[1024];
+	char *text = NULL;
+	size_t len = 0;
+	int rc = shmsched_evaluate(j->tmpl[s].conn->c, j->tmpl[s].id, &text, &len,
+				   err, sizeof(err));
+	bool lost = rc == -ECONNRESET || rc == -ETIMEDOUT || rc == -EPROTO;
+	if (rc == 0) {
+		struct json_buf b = {0};
+		rc = explanation(text, len, &b);
+		if (rc == 0) {
+			j->explained[s] = b.data; /* the buffer's, now the job's */
+			j->explained_len[s] = b.len;
+			j->n_explained++;
+		} else {
+			json_buf_free(&b);
+			snprintf(err, sizeof(err), rc == -ENOMEM ? "out of memory"
+				 : "the daemon's evaluation could not be read");
+		}
+		free(text);
+	}
+	if (rc < 0) {
+		explain_pop(d);
+		job_release_conns(j);
+		if (lost)
+			daemon_lost(d, err);
+		const struct gw_spec *sp = &j->batch.specs[s];
+		if (lost || rc == -EAGAIN)
+			job_refuse(j, 503, "ServiceUnavailable", "%s: explaining: the "
+				   "shmsched daemon: %s", sp->where, gw_daemon_says(err));
+		else if (rc == -ENOTSUP)
+			job_refuse(j, 501, "NotImplemented", "?explain=true: %s",
+				   gw_daemon_says(err));
+		else
+			job_refuse(j, 500, "InternalError", "%s: explaining: %s",
+				   sp->where, gw_daemon_says(err));
+		gw_job_unref(j);
+		return;
+	}
+	if (j->n_explained < j->batch.n_specs)
+		return;
+	explain_pop(d);
+	size_t bytes = 0;
+	for (size_t p = 0; p < j->batch.n_pods; p++)
+		bytes += j->explained_len[j->batch.pods[p].spec];
+	if (bytes > d->cfg.explain_max_bytes) {
+		job_release_conns(j);
+		job_refuse(j, 413, "RequestEntityTooLarge", "?explain=true: the "
+			   "explanations of these %zu pods come to %zu bytes, over "
+			   "the %zu the gateway answers (each pod carries its "
+			   "template's filter reasons or scores for every node): "
+			   "send fewer pods per request; nothing was placed",
+			   j->batch.n_pods, bytes, d->cfg.explain_max_bytes);
+		gw_job_unref(j);
+		return;
+	}
+	job_accept(d, j); /* with the explaining list's reference */
 }
 
 static void handle_new(struct gw_dispatch *d, struct gw_job *j)
@@ -1547,6 +1786,11 @@ static void idle(struct gw_dispatch *d, unsigned answered)
 		d->last_activity_ns = now_ns();
 		return;
 	}
+	if (d->up && d->explain_head != NULL) {
+		/* Templates to evaluate: the next turn does one. */
+		d->idle_spins = 0;
+		return;
+	}
 	long wait_ms = IDLE_WAIT_MS;
 	if (has_work(d)) {
 		/* Pods in flight: their answers come within microseconds on a
@@ -1620,10 +1864,12 @@ static void *loop(void *arg)
 			d->stop_cancelled = true;
 			for (struct gw_job *j = d->jobs_head; j != NULL; j = j->next)
 				j->cancelling = j->in_flight > 0;
+			explain_refuse_all(d, "shmsched-gateway is stopping");
 		}
 		if (d->up) {
 			watch_clients(d, now);
 			send_cancels(d);
+			explain_round(d);
 			submit_round(d);
 			answered = poll_round(d);
 		} else if (!d->grace_expired &&

@@ -8,7 +8,8 @@
  * HTTP parsing can take down this process, never the daemon.
  *
  * The API (README, "The HTTP gateway"):
- *   POST   /v1/placements[?wait=SECONDS]  Pods -> JSON Lines of answers
+ *   POST   /v1/placements[?wait=SECONDS][&explain=true]
+ *                                         Pods -> JSON Lines of answers
  *   GET    /v1/placements/{ns}/{name}     where a pod is
  *   DELETE /v1/placements/{ns}/{name}     release it
  *   GET    /v1/nodes, /v1/nodes/{name}    allocatable, used, cordoned
@@ -55,12 +56,18 @@ struct gateway_config {
 	unsigned extender_cache;       /* pods the extender remembers from
 					* filter to bind */
 	unsigned max_wait_s;           /* ?wait=SECONDS, at most */
+	size_t explain_max_pods;       /* ?explain=true: pods in one request,
+					* at most (0: ?explain=true refused) */
+	size_t explain_max_bytes;      /* ?explain=true: bytes of explanations
+					* in one answer, at most */
 };
 
 /* The defaults: 32 MiB bodies, 100,000 pods a request, 4,096 templates a
  * connection, 2 HTTP threads, 60 s idle and request time-outs, 1,024
  * connections, 10 s of grace, 65,536 extender pods, ?wait up to 300 s
- * (GW_WAIT_MAX_DEFAULT_S). */
+ * (GW_WAIT_MAX_DEFAULT_S), ?explain=true for up to 64 pods
+ * (GW_EXPLAIN_MAX_PODS_DEFAULT) and 32 MiB of explanations
+ * (GW_EXPLAIN_MAX_BYTES_DEFAULT). */
 void gateway_config_default(struct gateway_config *cfg);
 
 struct gateway;

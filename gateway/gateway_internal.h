@@ -73,6 +73,8 @@ struct gw_job {
 				     * none: 0, the daemon's default) */
 	uint64_t deadline_ns;       /* PLACE with SHMSCHED_WAIT: received_ns
 				     * + the ?wait seconds (CLOCK_MONOTONIC) */
+	bool explain;               /* PLACE: ?explain=true: each line carries
+				     * its template's evaluation */
 	int http_fd;                /* PLACE: the client's socket, or -1 (J4) */
 	gw_wake_fn *wake;
 	void *http;                 /* the HTTP side's connection */
@@ -110,7 +112,14 @@ struct gw_job {
 	bool cancelling;            /* gone (or stopping): its pods in flight
 				     * still to be cancelled */
 	struct json_buf lines;      /* answers of this round, for out */
+	char **explained;           /* explain: [batch.n_specs] members each
+				     * line of the spec gets (",\"profile\":..
+				     * ,\"filtered\":..,\"scores\":.."), NULL
+				     * until evaluated */
+	size_t *explained_len;
+	size_t n_explained;         /* specs evaluated */
 };
+
 
 /* A new job with one reference (the caller's); NULL when out of memory. */
 struct gw_job *gw_job_new(enum gw_job_kind kind);

@@ -26,8 +26,15 @@
  * client that hangs up has its waiting pods cancelled (J4).
  *
  * Every error is a Kubernetes Status object with its HTTP code: 400 (bad
- * input: where and what), 404, 405 (with Allow), 409, 413, 501 (?explain,
- * not built), 503 (the daemon is away).
+ * input: where and what), 404, 405 (with Allow), 409, 413 (also
+ * ?explain=true past --explain-max-pods pods or explain_max_bytes of
+ * explanations), 501 (the daemon does not evaluate), 503 (the daemon is
+ * away).
+ *
+ * POST /v1/placements?explain=true: the dispatcher evaluates each template
+ * of the request (shmsched_evaluate) before submitting any of its pods,
+ * and every answer line carries its template's "profile", "filtered" and
+ * "scores" (dispatch.c, "?explain=true").
  */
 #include "gateway/gateway_internal.h"
 
@@ -340,15 +347,17 @@ static enum MHD_Result route_placements(struct request *r, struct MHD_Connection
 	if (has_wait && gw_parse_wait(wait, wait ? wait_len : 0, g->cfg.max_wait_s,
 				      &wait_s, err, sizeof(err)) < 0)
 		return respond_status(r, conn, 400, NULL, "%s", err);
-	const char *explain = MHD_lookup_connection_value(conn,
-							  MHD_GET_ARGUMENT_KIND,
-							  "explain");
-	if (explain != NULL && strcmp(explain, "false") != 0)
-		return respond_status(r, conn, 501, NULL, "?explain=%s: the daemon "
-				      "does not report filter reasons and plugin "
-				      "scores to producers yet; `shmsched place "
-				      "--explain` gives them for a cluster file",
-				      explain);
+	const char *explain_text = NULL;
+	size_t explain_len = 0;
+	bool explain = false;
+	if (MHD_lookup_connection_value_n(conn, MHD_GET_ARGUMENT_KIND, "explain", 7,
+					  &explain_text, &explain_len) == MHD_YES &&
+	    gw_parse_explain(explain_text, explain_text ? explain_len : 0, &explain,
+			     err, sizeof(err)) < 0)
+		return respond_status(r, conn, 400, NULL, "%s", err);
+	if (explain && g->cfg.explain_max_pods == 0)
+		return respond_status(r, conn, 400, NULL, "?explain=true: refused by "
+				      "this gateway (--explain-max-pods 0)");
 	struct gw_limits lim = {.max_pods = g->cfg.max_pods,
 				.max_specs = g->cfg.max_templates};
 	struct gw_job *j = gw_job_new(GW_JOB_PLACE);
@@ -362,6 +371,17 @@ static enum MHD_Result route_placements(struct request *r, struct MHD_Connection
 				      ? 500 : 400, NULL, "%s", err);
 	}
 	json_buf_free(&r->body); /* the batch holds what it needs */
+	if (explain && j->batch.n_pods > g->cfg.explain_max_pods) {
+		size_t n = j->batch.n_pods;
+		gw_job_unref(j);
+		return respond_status(r, conn, 413, NULL, "?explain=true: %zu pods; "
+				      "at most %zu are explained in one request "
+				      "(--explain-max-pods: each line carries every "
+				      "node's filter reasons or scores): send fewer "
+				      "pods per request; nothing was placed", n,
+				      g->cfg.explain_max_pods);
+	}
+	j->explain = explain;
 	if (has_wait && wait_s == 0) {
 		j->pod_flags = SHMSCHED_NO_WAIT;
 	} else if (has_wait) {
@@ -938,6 +958,8 @@ void gateway_config_default(struct gateway_config *cfg)
 		.daemon_grace_ms = 10000,
 		.extender_cache = 65536,
 		.max_wait_s = GW_WAIT_MAX_DEFAULT_S,
+		.explain_max_pods = GW_EXPLAIN_MAX_PODS_DEFAULT,
+		.explain_max_bytes = GW_EXPLAIN_MAX_BYTES_DEFAULT,
 	};
 }
 

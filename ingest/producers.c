@@ -822,7 +822,9 @@ void producers_set_evaluator(struct producers *p, struct engine *e)
 struct evaluation {
 	const struct snapshot *snap;
 	const struct plugin_ctx *ctx;
-	struct json_buf feasible, filtered;
+	const struct score_config *score; /* the template's profile's; NULL:
+					   * no per-plugin scores */
+	struct json_buf feasible, filtered, scores;
 };
 
 static const char *slot_name(const struct evaluation *x, uint32_t slot)
@@ -850,14 +852,42 @@ static void evaluated_filtered(void *arg, uint32_t slot,
 			unresolvable ? "true" : "false");
 }
 
+/* A score in thousandths of a point (SCORE_FINE) as a JSON number. */
+static void fine_number(struct json_buf *b, int64_t v)
+{
+	int64_t a = v < 0 ? -v : v;
+	json_buf_printf(b, "%s%lld.%03lld", v < 0 ? "-" : "", (long long)(a / SCORE_FINE),
+			(long long)(a % SCORE_FINE));
+}
+
 static void evaluated_scored(void *arg, uint32_t slot,
 			     const int64_t scores[SCORE_PLUGINS], int64_t total)
 {
-	(void)scores;
 	struct evaluation *x = arg;
 	json_buf_puts(&x->feasible, x->feasible.len ? "," : "{");
 	json_buf_string(&x->feasible, slot_name(x, slot));
 	json_buf_printf(&x->feasible, ":%lld", (long long)total);
+	if (x->score == NULL)
+		return;
+	/* Each enabled plugin's score and the total, as `shmsched place
+	 * --explain` prints them: whole points, the device scores and the
+	 * total with their thousandths. */
+	json_buf_puts(&x->scores, x->scores.len ? "," : "{");
+	json_buf_string(&x->scores, slot_name(x, slot));
+	json_buf_puts(&x->scores, ":{");
+	for (int p = 0; p < SCORE_PLUGINS; p++) {
+		if (!score_plugin_enabled(x->score, p))
+			continue;
+		json_buf_printf(&x->scores, "\"%s\":", score_plugin_names[p]);
+		if (p == SCORE_GPU_BEST_FIT || p == SCORE_GPU_FRAG)
+			fine_number(&x->scores, scores[p]);
+		else
+			json_buf_printf(&x->scores, "%lld", (long long)scores[p]);
+		json_buf_puts(&x->scores, ",");
+	}
+	json_buf_puts(&x->scores, "\"total\":");
+	fine_number(&x->scores, total);
+	json_buf_puts(&x->scores, "}");
 }
 
 /* One template against every node, nothing placed: the extender verbs of
@@ -888,18 +918,30 @@ static void handle_evaluate(struct producers *p, enum producer_role role,
 					   "daemon does not evaluate pods");
 		return;
 	}
-	struct evaluation x = {.snap = cluster_snapshot(p->cluster), .ctx = p->ctx};
+	const struct pod_spec *tmpl = &pr->templates[ev.template_id - 1];
+	const struct sched_profile *prof =
+		p->profiles != NULL && tmpl->profile < p->profiles->n_profiles
+		? &p->profiles->profiles[tmpl->profile] : NULL;
+	struct evaluation x = {.snap = cluster_snapshot(p->cluster), .ctx = p->ctx,
+			       .score = prof ? &prof->score : NULL};
 	struct engine_explain hooks = {.arg = &x, .filtered = evaluated_filtered,
 				       .scored = evaluated_scored};
 	struct placement pl = {0};
-	int rc = engine_place_reference(p->evaluator, &pr->templates[ev.template_id - 1],
-					0, &hooks, &pl);
+	int rc = engine_place_reference(p->evaluator, tmpl, 0, &hooks, &pl);
 	struct json_buf out = {0};
-	json_buf_printf(&out, "{\"nodes\":%u,\"feasible\":%s%s,\"filtered\":%s%s}\n",
+	json_buf_printf(&out, "{\"nodes\":%u,\"feasible\":%s%s,\"filtered\":%s%s",
 			pl.all_nodes, x.feasible.len ? x.feasible.data : "{",
 			"}", x.filtered.len ? x.filtered.data : "{", "}");
+	if (prof != NULL) {
+		json_buf_puts(&out, ",\"profile\":");
+		json_buf_string(&out, prof->scheduler_name);
+		json_buf_printf(&out, ",\"scores\":%s}",
+				x.scores.len ? x.scores.data : "{");
+	}
+	json_buf_puts(&out, "}\n");
 	int fd = -1;
-	if (rc == 0 && !out.failed && !x.feasible.failed && !x.filtered.failed)
+	if (rc == 0 && !out.failed && !x.feasible.failed && !x.filtered.failed &&
+	    !x.scores.failed)
 		fd = memfd_create("shmsched-evaluation", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	bool written = false;
 	if (fd >= 0) {
@@ -926,6 +968,7 @@ static void handle_evaluate(struct producers *p, enum producer_role role,
 	json_buf_free(&out);
 	json_buf_free(&x.feasible);
 	json_buf_free(&x.filtered);
+	json_buf_free(&x.scores);
 }
 
 static void refuse_not_admin(struct producers *p, struct control_server *s,

@@ -173,6 +173,33 @@ struct sched_config {
 	int32_t pod_max_backoff_seconds;      /* default 10 */
 };
 
+/* Whether score plugin `plugin` (enum score_plugin) runs in profile `sc`:
+ * what explain output lists (`shmsched place --explain`, the daemon's
+ * evaluation). */
+static inline bool score_plugin_enabled(const struct score_config *sc, int plugin)
+{
+	switch (plugin) {
+	case SCORE_TAINT:
+		return sc->weight_taint > 0;
+	case SCORE_AFFINITY:
+		return sc->weight_affinity > 0;
+	case SCORE_FIT:
+		return sc->weight_fit > 0;
+	case SCORE_BALANCED:
+		return sc->weight_balanced > 0;
+	case SCORE_SPREAD:
+		return sc->weight_spread > 0;
+	case SCORE_INTER_POD:
+		return sc->weight_inter_pod > 0;
+	case SCORE_GPU_BEST_FIT:
+		return sc->weight_gpu_best_fit > 0;
+	case SCORE_GPU_FRAG:
+		return sc->weight_gpu_frag > 0;
+	default:
+		return false;
+	}
+}
+
 /* The percentageOfNodesToScore profile `p` places with. */
 static inline int32_t sched_profile_percentage(const struct sched_config *cfg,
 					       unsigned p)

@@ -427,7 +427,13 @@ SHMSCHED_EXPORT int shmsched_resync(struct shmsched_client *c, int pods_fd,
  *    "feasible":{"NAME":TOTAL,...},      the weighted total in thousandths
  *                                        of a point (436000 is 436)
  *    "filtered":{"NAME":{"reasons":["node(s) were unschedulable",...],
- *                        "unresolvable":true},...}}
+ *                        "unresolvable":true},...},
+ *    "profile":"default-scheduler",      the template's profile
+ *    "scores":{"NAME":{"NodeResourcesFit":69,...,"total":436.000},...}}
+ * "scores": each feasible node's scores from the profile's enabled score
+ * plugins and the weighted total, as `shmsched place --explain` prints
+ * them (points; GpuBestFit, GpuFragmentation and the total with three
+ * decimals). "profile" and "scores" are absent from daemons before them.
  * "unresolvable": kube-scheduler's UnschedulableAndUnresolvable (no
  * preemption would make the node fit). Cost: the daemon filters and scores
  * every node once, on its control thread (milliseconds per thousand nodes),

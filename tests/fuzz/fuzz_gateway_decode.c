@@ -7,7 +7,9 @@
  * kube-scheduler's ExtenderArgs (gw_decode_extender_args): accepted, every
  * candidate is a name within bounds. The same bytes as ?wait=SECONDS
  * (gw_parse_wait): accepted exactly when they are 1 to 10 decimal digits
- * of a value within the range, which is what it returns. */
+ * of a value within the range, which is what it returns. The same bytes
+ * as ?explain=VALUE (gw_parse_explain): accepted exactly when they are
+ * "true" or "false", refused naming ?explain= within a bounded message. */
 #include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -20,6 +22,7 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static void extender_args(const uint8_t *data, size_t size);
 static void wait_value(const uint8_t *data, size_t size);
+static void explain_value(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -29,6 +32,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	err[0] = '\0';
 	extender_args(data, size);
 	wait_value(data, size);
+	explain_value(data, size);
 	int rc = gw_decode_pods((const char *)data, size, &lim, &b, err, sizeof(err));
 	if (rc < 0) {
 		if (err[0] == '\0' || (rc != -EINVAL && rc != -E2BIG && rc != -ENOMEM))
@@ -85,6 +89,20 @@ static void extender_args(const uint8_t *data, size_t size)
 				abort();
 	}
 	gw_extender_args_free(&x);
+}
+
+static void explain_value(const uint8_t *data, size_t size)
+{
+	char err[256];
+	err[0] = '\0';
+	bool on = false;
+	int rc = gw_parse_explain((const char *)data, size, &on, err, sizeof(err));
+	bool is_true = size == 4 && memcmp(data, "true", 4) == 0;
+	bool is_false = size == 5 && memcmp(data, "false", 5) == 0;
+	if ((rc == 0) != (is_true || is_false) || (rc == 0 && on != is_true) ||
+	    (rc < 0 && (rc != -EINVAL || strstr(err, "?explain=") == NULL ||
+			strlen(err) > 200)))
+		abort();
 }
 
 static void wait_value(const uint8_t *data, size_t size)

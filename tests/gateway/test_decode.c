@@ -395,6 +395,45 @@ static void test_wait(void **state)
 	assert_non_null(strstr(err, "from 0 to 0"));
 }
 
+/* ?explain=true|false, exactly; everything else refused naming ?explain
+ * and the value, cut and escaped. */
+static void test_explain(void **state)
+{
+	(void)state;
+	char err[256];
+	bool on = false;
+	assert_int_equal(gw_parse_explain("true", 4, &on, err, sizeof(err)), 0);
+	assert_true(on);
+	assert_int_equal(gw_parse_explain("false", 5, &on, err, sizeof(err)), 0);
+	assert_false(on);
+	static const char *const bad[] = {
+		"", "1", "0", "yes", "TRUE", "True", "true ", " true", "truee", "tru",
+		"falsey", "fals", "\"true\"", "true%00",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		on = true;
+		err[0] = '\0';
+		assert_int_equal(gw_parse_explain(bad[i], strlen(bad[i]), &on, err,
+						  sizeof(err)), -EINVAL);
+		assert_true(on); /* untouched */
+		if (strstr(err, "?explain=") == NULL || strstr(err, "expected true") == NULL)
+			fail_msg("\"%s\": %s", bad[i], err);
+	}
+	/* No value; a NUL inside one (percent-decoded %00); "true" cut short
+	 * by the length. */
+	assert_int_equal(gw_parse_explain(NULL, 0, &on, err, sizeof(err)), -EINVAL);
+	assert_int_equal(gw_parse_explain("true\0", 5, &on, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "?explain=\"true?\""));
+	assert_int_equal(gw_parse_explain("true", 3, &on, err, sizeof(err)), -EINVAL);
+	/* A long value is cut in the message, which stays bounded. */
+	char big[4096];
+	memset(big, 't', sizeof(big));
+	assert_int_equal(gw_parse_explain(big, sizeof(big), &on, err, sizeof(err)),
+			 -EINVAL);
+	assert_non_null(strstr(err, "...\""));
+	assert_true(strlen(err) < 200);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -407,6 +446,7 @@ int main(void)
 		cmocka_unit_test(test_extender_args),
 		cmocka_unit_test(test_bounded_input),
 		cmocka_unit_test(test_wait),
+		cmocka_unit_test(test_explain),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -134,6 +134,9 @@ static int setup(void **state)
 	cfg.idle_timeout_s = 2;
 	cfg.request_timeout_s = 3;
 	cfg.daemon_grace_ms = 20000;
+	/* test_explain's answers are about 10 KB a pod: 256 KiB is passed by
+	 * 30 pods, not by 3. */
+	cfg.explain_max_bytes = 256u << 10;
 	char err[512];
 	if (gateway_start(&cfg, &gw, err, sizeof(err)) < 0) {
 		fprintf(stderr, "gateway_start: %s\n", err);
@@ -378,7 +381,10 @@ static void test_errors(void **state)
 		{"POST", "/v1/placements?wait=99999999999999999999", "{}", 400,
 		 "from 0 to 300"},
 		{"POST", "/v1/placements?wait=5", "{}", 400, "line 1"},
-		{"POST", "/v1/placements?explain=true", "{}", 501, "explain"},
+		{"POST", "/v1/placements?explain=bogus", "{}", 400,
+		 "?explain=\\\"bogus\\\": expected true"},
+		{"POST", "/v1/placements?explain", "{}", 400, "?explain=\\\"\\\""},
+		{"POST", "/v1/placements?explain=TRUE", "{}", 400, "expected true"},
 		{"DELETE", "/v1/nodes/x", NULL, 405, "admin listener"},
 		{"GET", "/v1/nodes/no-such-node", NULL, 404, "no such node"},
 		{"POST", "/metrics", "", 405, "only GET"},
@@ -830,6 +836,22 @@ static void test_extender(void **state)
 		json_object_get(ev, "filtered"), "closed"), "unresolvable")));
 	assert_true(json_is_false(json_object_get(json_object_get(
 		json_object_get(ev, "filtered"), "tiny"), "unresolvable")));
+	/* The profile, and each feasible node's plugin scores and total. */
+	assert_string_equal(json_string_value(json_object_get(ev, "profile")),
+			    "default-scheduler");
+	assert_int_equal(json_object_size(json_object_get(ev, "scores")),
+			 json_object_size(json_object_get(ev, "feasible")));
+	const char *sn;
+	json_t *sv;
+	json_object_foreach(json_object_get(ev, "scores"), sn, sv) {
+		assert_true(json_is_integer(json_object_get(sv, "NodeResourcesFit")));
+		assert_true(json_is_real(json_object_get(sv, "total")));
+		/* The total is the feasible entry's, in points. */
+		assert_int_equal((int64_t)(json_real_value(json_object_get(sv, "total")) *
+					   1000 + 0.5),
+				 json_integer_value(json_object_get(json_object_get(
+					 ev, "feasible"), sn)));
+	}
 	assert_int_equal(len, strlen(text));
 	json_decref(ev);
 	free(text);
@@ -837,6 +859,174 @@ static void test_extender(void **state)
 	assert_int_equal(http_do(admin_port, "DELETE", "/v1/nodes/tiny", NULL, &a), 0);
 	http_answer_free(&a);
 	assert_int_equal(http_do(admin_port, "DELETE", "/v1/nodes/closed", NULL, &a), 0);
+	http_answer_free(&a);
+}
+
+/* --- ?explain=true ----------------------------------------------------------
+ *
+ * Each line carries its pod's template evaluated by the daemon before the
+ * pods were submitted, in `shmsched place --explain`'s shape: a pod that
+ * fits names its node, the nodes too small ("Insufficient cpu") and
+ * cordoned ("were unschedulable") among "filtered", the others (its own
+ * node among them) with their plugin scores; pods of one template share
+ * one evaluation; an unschedulable pod has every node's reasons; the
+ * caps answer 413 with nothing placed. */
+static void test_explain(void **state)
+{
+	(void)state;
+	struct http_answer a;
+	assert_int_equal(http_do(admin_port, "POST", "/v1/nodes", "{\"kind\":\"Node\","
+				 "\"metadata\":{\"name\":\"ex-tiny\"},\"status\":{\"allocatable\":"
+				 "{\"cpu\":\"2\",\"memory\":\"8Gi\",\"pods\":\"10\"}}}", &a), 0);
+	assert_int_equal(a.status, 201);
+	http_answer_free(&a);
+	assert_int_equal(http_do(admin_port, "POST", "/v1/nodes", "{\"kind\":\"Node\","
+				 "\"metadata\":{\"name\":\"ex-closed\"},\"spec\":{\"unschedulable\":"
+				 "true},\"status\":{\"allocatable\":{\"cpu\":\"64\",\"memory\":"
+				 "\"64Gi\",\"pods\":\"10\"}}}", &a), 0);
+	assert_int_equal(a.status, 201);
+	http_answer_free(&a);
+	assert_int_equal(http_do(port, "GET", "/v1/nodes", NULL, &a), 0);
+	json_t *list = json_loads(a.body.data, 0, NULL);
+	http_answer_free(&a);
+	const size_t n_nodes = json_array_size(json_object_get(list, "items"));
+	json_decref(list);
+	assert_true(n_nodes >= 3);
+
+	/* Two pods of one template (6 cpus) and one that fits nowhere. */
+	struct json_buf body = {0};
+	pod_json(&body, "ex", "fit-0", 6000);
+	pod_json(&body, "ex", "fit-1", 6000);
+	pod_json(&body, "ex", "fit-2", 1000000);
+	assert_int_equal(http_do(port, "POST", "/v1/placements?explain=true", body.data,
+				 &a), 0);
+	json_buf_free(&body);
+	assert_int_equal(a.status, 200);
+	json_t *line[3] = {0};
+	char *text = strndup(a.body.data, a.body.len);
+	for (char *save, *l = strtok_r(text, "\n", &save); l;
+	     l = strtok_r(NULL, "\n", &save)) {
+		json_t *o = json_loads(l, 0, NULL);
+		assert_non_null(o);
+		const char *pod = json_string_value(json_object_get(o, "pod"));
+		assert_non_null(pod);
+		unsigned k = (unsigned)(pod[strlen(pod) - 1] - '0');
+		assert_true(k < 3 && line[k] == NULL);
+		line[k] = o;
+	}
+	free(text);
+	http_answer_free(&a);
+	for (unsigned k = 0; k < 3; k++) {
+		assert_non_null(line[k]);
+		assert_string_equal(json_string_value(json_object_get(line[k], "profile")),
+				    "default-scheduler");
+		const json_t *filtered = json_object_get(line[k], "filtered");
+		const json_t *scores = json_object_get(line[k], "scores");
+		assert_true(json_is_object(filtered) && json_is_object(scores));
+		/* Every node once, in one map or the other. */
+		assert_int_equal(json_object_size(filtered) + json_object_size(scores),
+				 n_nodes);
+		const char *node;
+		json_t *v;
+		json_object_foreach((json_t *)filtered, node, v) {
+			assert_true(json_array_size(v) >= 1);
+			assert_null(json_object_get(scores, node));
+		}
+		const char *tiny = json_string_value(json_array_get(
+			json_object_get(filtered, "ex-tiny"), 0));
+		assert_non_null(tiny);
+		assert_non_null(strstr(tiny, "Insufficient cpu"));
+		bool unschedulable = false;
+		size_t i;
+		json_array_foreach(json_object_get(filtered, "ex-closed"), i, v)
+			unschedulable |= strstr(json_string_value(v),
+						"were unschedulable") != NULL;
+		assert_true(unschedulable);
+		json_object_foreach((json_t *)scores, node, v) {
+			assert_true(json_is_integer(json_object_get(v, "NodeResourcesFit")));
+			assert_true(json_is_real(json_object_get(v, "total")) ||
+				    json_is_integer(json_object_get(v, "total")));
+		}
+	}
+	for (unsigned k = 0; k < 2; k++) {
+		const char *node = json_string_value(json_object_get(line[k], "node"));
+		assert_non_null(node);
+		/* Evaluated before it was placed: its node was feasible. */
+		assert_non_null(json_object_get(json_object_get(line[k], "scores"), node));
+	}
+	/* One evaluation for the template: the same explanation. */
+	assert_true(json_equal(json_object_get(line[0], "filtered"),
+			       json_object_get(line[1], "filtered")));
+	assert_true(json_equal(json_object_get(line[0], "scores"),
+			       json_object_get(line[1], "scores")));
+	/* Fits nowhere: every node with its reasons, each "Insufficient cpu"
+	 * or the cordon. */
+	assert_true(json_is_null(json_object_get(line[2], "node")));
+	assert_non_null(json_string_value(json_object_get(line[2], "message")));
+	assert_int_equal(json_object_size(json_object_get(line[2], "filtered")), n_nodes);
+	assert_int_equal(json_object_size(json_object_get(line[2], "scores")), 0);
+	char *shown = json_dumps(line[0], JSON_COMPACT);
+	print_message("explain: %zu bytes a line; %.300s...\n", strlen(shown), shown);
+	free(shown);
+	for (unsigned k = 0; k < 3; k++)
+		json_decref(line[k]);
+
+	/* ?explain=false: the plain lines. */
+	body = (struct json_buf){0};
+	pod_json(&body, "ex", "plain-0", 100);
+	assert_int_equal(http_do(port, "POST", "/v1/placements?explain=false",
+				 body.data, &a), 0);
+	json_buf_free(&body);
+	assert_int_equal(a.status, 200);
+	assert_null(strstr(a.body.data, "filtered"));
+	assert_non_null(strstr(a.body.data, "\"node\":\""));
+	http_answer_free(&a);
+
+	/* Past --explain-max-pods (64): 413, nothing placed. */
+	body = (struct json_buf){0};
+	for (unsigned k = 0; k < 65; k++) {
+		char name[32];
+		snprintf(name, sizeof(name), "over-%u", k);
+		pod_json(&body, "ex", name, 100);
+	}
+	assert_int_equal(http_do(port, "POST", "/v1/placements?explain=true", body.data,
+				 &a), 0);
+	json_buf_free(&body);
+	assert_int_equal(a.status, 413);
+	assert_non_null(strstr(a.body.data, "--explain-max-pods"));
+	http_answer_free(&a);
+	assert_int_equal(http_do(port, "GET", "/v1/placements/ex/over-0", NULL, &a), 0);
+	assert_int_equal(a.status, 404);
+	http_answer_free(&a);
+	/* Within the pods, past the bytes (256 KiB here): 413 after the
+	 * evaluation, before any pod is submitted. */
+	body = (struct json_buf){0};
+	for (unsigned k = 0; k < 60; k++) {
+		char name[32];
+		snprintf(name, sizeof(name), "big-%u", k);
+		pod_json(&body, "ex", name, 100);
+	}
+	assert_int_equal(http_do(port, "POST", "/v1/placements?explain=true", body.data,
+				 &a), 0);
+	json_buf_free(&body);
+	assert_int_equal(a.status, 413);
+	assert_non_null(strstr(a.body.data, "bytes"));
+	http_answer_free(&a);
+	assert_int_equal(http_do(port, "GET", "/v1/placements/ex/big-0", NULL, &a), 0);
+	assert_int_equal(a.status, 404);
+	http_answer_free(&a);
+
+	const char *gone[] = {"ex/fit-0", "ex/fit-1", "ex/plain-0"};
+	for (size_t k = 0; k < 3; k++) {
+		char path[64];
+		snprintf(path, sizeof(path), "/v1/placements/%s", gone[k]);
+		assert_int_equal(http_do(port, "DELETE", path, NULL, &a), 0);
+		assert_int_equal(a.status, 200);
+		http_answer_free(&a);
+	}
+	assert_int_equal(http_do(admin_port, "DELETE", "/v1/nodes/ex-tiny", NULL, &a), 0);
+	http_answer_free(&a);
+	assert_int_equal(http_do(admin_port, "DELETE", "/v1/nodes/ex-closed", NULL, &a), 0);
 	http_answer_free(&a);
 }
 
@@ -968,6 +1158,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_disconnect_mid_stream),
 		cmocka_unit_test(test_eviction),
 		cmocka_unit_test(test_extender),
+		cmocka_unit_test(test_explain),
 		cmocka_unit_test(test_daemon_killed_and_restarted),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
