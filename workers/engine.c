@@ -41,6 +41,49 @@
 #include "workers/interpod.h"
 #include "workers/pod_class.h"
 
+/* What leaf_eval() reads of a pod, fixed once per class or shape: the
+ * resources NodeResourcesFit checks, the counters the plugins read (pods,
+ * the requested resources and the scored ones: they read no other), and
+ * the plugins' per-pod switches. */
+struct leaf_plan {
+	const struct pod_spec *pod;
+	uint8_t n_requested;   /* resources the pod requests (> 0), pods excluded */
+	uint8_t requested[RES_MAX];
+	uint8_t n_load;
+	uint8_t load[RES_MAX];
+	bool skip_balanced;    /* BalancedAllocation's PreScore skip */
+	bool devices;          /* leaves read devices (the pod wants some, or
+				* a device score is on) */
+};
+
+/* A request shape: everything leaf_eval() reads of a pod but the
+ * inter-pod filter (its profile, requests, stand-ins and host ports).
+ * The classes whose pods share one (and whose leaves read no devices and
+ * hold no inter-pod filter) share its evaluation of every node they
+ * contain: the shape re-reads each node the change log names once, for
+ * all of them, and keeps a ring of the slots whose result changed, which
+ * each class replays into its index at its next pod. A class only reads
+ * results; the shape evaluates the union of its classes' feasible
+ * slots. */
+#define SHAPE_RING 4096u /* a power of two */
+
+struct shape {
+	uint64_t hash;
+	struct pod_spec spec;  /* the fields of the key only; the rest 0 */
+	struct leaf_plan plan;
+	uint32_t refs;         /* classes using it */
+	uint32_t n_slots;      /* of the generation it was made in */
+	uint64_t *member;      /* [words]: slots evaluated (a class holds them) */
+	uint32_t *mask;        /* [n_slots] dynamic reasons; 0 passes */
+	int32_t *d;            /* [n_slots] the weighted dynamic score if it passes */
+	uint64_t log_pos;      /* the cluster's change log, read up to here */
+	uint64_t epoch;        /* moves on each rebuild: its classes rebuild */
+	uint64_t head;         /* slots ever appended to the ring */
+	uint32_t ring[SHAPE_RING];
+	size_t bytes;
+	struct shape *next;    /* in the engine's list */
+};
+
 struct eclass {
 	uint64_t hash;
 	struct pod_spec spec;  /* ns_name zeroed: the key is the rest */
@@ -49,13 +92,12 @@ struct eclass {
 	int32_t *affinity_raw; /* [n_slots] or NULL when not scored */
 	int32_t *taint_raw;    /* [n_slots] or NULL when not scored */
 	size_t bytes;
-	uint8_t n_requested;   /* resources the pods request (> 0), pods excluded */
-	uint8_t requested[RES_MAX];
-	bool skip_balanced;    /* BalancedAllocation's PreScore skip */
-	/* Counters leaf_eval() reads: pods, the requested resources and the
-	 * scored ones (the plugins read no other). */
-	uint8_t n_load;
-	uint8_t load[RES_MAX];
+	struct leaf_plan plan; /* of spec */
+	/* Its shape, once indexed (NULL when its leaves read devices): while
+	 * its leaves hold no inter-pod filter they come from the shape's
+	 * results, replayed from its ring up to shape_pos. */
+	struct shape *shape;
+	uint64_t shape_pos, shape_epoch;
 
 	/* The index (class_index.h), when the class has at most
 	 * CLASS_INDEX_MAX_GROUPS distinct pairs of static raw scores; else
@@ -86,8 +128,6 @@ struct eclass {
 	uint64_t ix_builds;
 	uint32_t dyn_anti, dyn_existing_anti;
 	bool index_tried;      /* index_compile() ran (indexed or not) */
-	bool devices;          /* leaves read devices (the pod wants some, or
-				* a device score is on) */
 	/* For a class under inter-pod rules: its counts, kept from the
 	 * change log (workers/interpod.h); NULL until its first such pod. */
 	struct interpod_view *ipv;
@@ -175,6 +215,9 @@ struct engine {
 	struct interpod_args ip_args[SCHED_MAX_PROFILES];
 	bool ip_on;
 	uint32_t *slots; /* [capacity] the candidates' slots, for PreScore */
+
+	/* Request shapes of indexed classes (struct shape), in a list. */
+	struct shape *shapes;
 
 	struct engine_stats stats;
 };
@@ -279,10 +322,26 @@ struct engine *engine_create(struct cluster *c, const struct plugin_ctx *ctx,
 	return e;
 }
 
-static void class_free(struct eclass *k)
+static void shape_release(struct engine *e, struct shape *sh)
+{
+	if (sh == NULL || --sh->refs > 0)
+		return;
+	struct shape **at = &e->shapes;
+	while (*at != sh)
+		at = &(*at)->next;
+	*at = sh->next;
+	e->class_bytes -= sh->bytes;
+	free(sh->member);
+	free(sh->mask);
+	free(sh->d);
+	free(sh);
+}
+
+static void class_free(struct engine *e, struct eclass *k)
 {
 	if (k == NULL)
 		return;
+	shape_release(e, k->shape);
 	free(k->feasible);
 	free(k->affinity_raw);
 	free(k->taint_raw);
@@ -299,7 +358,7 @@ static void class_free(struct eclass *k)
 static void flush_classes(struct engine *e)
 {
 	for (uint32_t i = 0; i <= e->table_mask; i++) {
-		class_free(e->table[i]);
+		class_free(e, e->table[i]);
 		e->table[i] = NULL;
 	}
 	memset(e->seen, 0, SEEN_SLOTS * sizeof(*e->seen));
@@ -778,14 +837,39 @@ static bool static_feasible(const struct engine *e, const struct snapshot *s,
 	return true;
 }
 
+static void leaf_plan_init(const struct engine *e, struct leaf_plan *lp,
+			   const struct pod_spec *pod)
+{
+	const struct score_config *sc = sc_of(e, pod);
+	memset(lp, 0, sizeof(*lp));
+	lp->pod = pod;
+	lp->n_requested = requested_of(pod, lp->requested);
+	lp->skip_balanced = score_balanced_skips(sc, pod);
+	lp->devices = devices_wanted(pod) || sc->weight_gpu_best_fit ||
+		      sc->weight_gpu_frag;
+	bool load[RES_MAX] = {[RES_PODS] = true, [RES_CPU] = lp->devices};
+	for (unsigned i = 0; i < lp->n_requested; i++)
+		load[lp->requested[i]] = true;
+	for (unsigned i = 0; i < sc->n_fit_resources && i < RES_MAX; i++)
+		if (sc->fit_resources[i].resource < RES_MAX)
+			load[sc->fit_resources[i].resource] = true;
+	for (unsigned i = 0; i < sc->n_balanced_resources && i < RES_MAX; i++)
+		if (sc->balanced_resources[i].resource < RES_MAX)
+			load[sc->balanced_resources[i].resource] = true;
+	for (int r = 0; r < RES_MAX; r++)
+		if (load[r])
+			lp->load[lp->n_load++] = (uint8_t)r;
+}
+
 /* The dynamic filters (NodePorts, NodeResourcesFit) of the class's pod on
  * a node: their reasons as MASK_* bits, and when it passes (0), its
  * weighted dynamic score in *d. The same rules as filter_node() and
  * score_dynamic(). */
 static uint32_t leaf_eval(struct engine *e, const struct snapshot *s,
-			  const struct eclass *k, uint32_t slot, int32_t *d)
+			  const struct leaf_plan *k, bool ix_ip, uint32_t slot,
+			  int32_t *d)
 {
-	const struct pod_spec *pod = &k->spec;
+	const struct pod_spec *pod = k->pod;
 	const struct node_alloc *a = ledger_node(e->ledger, slot);
 	struct res_vec used;
 	struct host_port ports[NODE_MAX_HOST_PORTS];
@@ -828,7 +912,7 @@ static uint32_t leaf_eval(struct engine *e, const struct snapshot *s,
 	}
 	/* The inter-pod filter runs last, as in place_reference(); here only
 	 * when it depends on this node's pods alone (interpod_node_local). */
-	if (k->ix_ip) {
+	if (ix_ip) {
 		uint8_t code = interpod_filter(e->ip, s, slot);
 		if (code == REASON_POD_ANTI_AFFINITY)
 			return MASK_ANTI;
@@ -854,8 +938,8 @@ static void mask_count(struct eclass *k, uint32_t m, int sign)
 	k->dyn_cores += (uint32_t)sign * ((m & MASK_CORES) != 0);
 	k->dyn_anti += (uint32_t)sign * ((m & MASK_ANTI) != 0);
 	k->dyn_existing_anti += (uint32_t)sign * ((m & MASK_EXISTING_ANTI) != 0);
-	for (unsigned i = 0; i < k->n_requested; i++) {
-		unsigned r = k->requested[i];
+	for (unsigned i = 0; i < k->plan.n_requested; i++) {
+		unsigned r = k->plan.requested[i];
 		k->dyn_insufficient[r] += (uint32_t)sign * ((m & MASK_RES(r)) != 0);
 	}
 }
@@ -881,29 +965,225 @@ static uint64_t index_head(const struct engine *e, const struct eclass *k)
 	return head;
 }
 
-/* Every leaf from the counters now. */
-static void index_rebuild(struct engine *e, const struct snapshot *s, struct eclass *k)
+/* --- request shapes ------------------------------------------------------ */
+
+/* The shape key of `pod`: the fields leaf_eval() reads but the inter-pod
+ * filter's, every other byte 0 (so equal shapes are equal bytes). */
+static void shape_key(const struct pod_spec *pod, struct pod_spec *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->profile = pod->profile;
+	out->request = pod->request;
+	out->nonzero_cpu_milli = pod->nonzero_cpu_milli;
+	out->nonzero_mem_bytes = pod->nonzero_mem_bytes;
+	out->n_ports = pod->n_ports;
+	memcpy(out->ports, pod->ports, sizeof(out->ports));
+}
+
+static void shape_store(struct shape *sh, uint32_t slot, uint32_t m, int32_t d)
+{
+	sh->mask[slot] = m;
+	sh->d[slot] = m == 0 ? d : 0;
+}
+
+/* Evaluates every slot it holds, from the counters now; its classes
+ * rebuild from it (the epoch moves on). */
+static void shape_rebuild(struct engine *e, const struct snapshot *s, struct shape *sh)
 {
 	/* The head first: a change logged after it is read again later. */
-	k->log_pos = index_head(e, k);
-	k->mix_epoch = e->mix.epoch;
+	sh->log_pos = ledger_changes_head(e->ledger);
+	for (uint32_t w = 0; w * 64 < sh->n_slots; w++)
+		for (uint64_t bits = sh->member[w]; bits != 0; bits &= bits - 1) {
+			uint32_t slot = w * 64 + (uint32_t)__builtin_ctzll(bits);
+			int32_t d = 0;
+			uint32_t m = leaf_eval(e, s, &sh->plan, false, slot, &d);
+			shape_store(sh, slot, m, d);
+			e->stats.shape_evals++;
+		}
+	sh->epoch++;
+	e->stats.shape_rebuilds++;
+}
+
+/* Brings the shape's results up to the cluster's change log: each slot the
+ * log names, if the shape holds it, evaluated once, and appended to the
+ * ring when its result changed. */
+static void shape_sync(struct engine *e, const struct snapshot *s, struct shape *sh)
+{
+	uint64_t head = ledger_changes_head(e->ledger);
+	if (head == sh->log_pos)
+		return;
+	if (head - sh->log_pos > LEDGER_CHANGE_LOG_SLOTS ||
+	    head - sh->log_pos > (uint64_t)sh->n_slots + 64) {
+		shape_rebuild(e, s, sh);
+		return;
+	}
+	uint64_t i = sh->log_pos;
+	for (; i < head; i++) {
+		uint32_t slot;
+		int got = ledger_change_at(e->ledger, i, &slot);
+		if (got == 0)
+			break; /* its writer is between taking and storing it */
+		if (got < 0) {
+			shape_rebuild(e, s, sh);
+			return;
+		}
+		if (slot >= sh->n_slots || !((sh->member[slot / 64] >> (slot % 64)) & 1))
+			continue;
+		int32_t d = 0;
+		uint32_t m = leaf_eval(e, s, &sh->plan, false, slot, &d);
+		e->stats.shape_evals++;
+		if (m == sh->mask[slot] && (m != 0 || d == sh->d[slot]))
+			continue;
+		shape_store(sh, slot, m, d);
+		sh->ring[sh->head++ & (SHAPE_RING - 1)] = slot;
+	}
+	sh->log_pos = i;
+}
+
+/* Class k's shape, made or shared, now holding k's feasible slots (each
+ * new one evaluated as the shape's other slots stand: at its log
+ * position). Returns 0 or -ENOMEM. */
+static int shape_acquire(struct engine *e, const struct snapshot *s, struct eclass *k)
+{
+	struct pod_spec key;
+	shape_key(&k->spec, &key);
+	uint64_t h = pod_class_hash(&key);
+	struct shape *sh = e->shapes;
+	while (sh != NULL && (sh->hash != h || !pod_class_equal(&sh->spec, &key)))
+		sh = sh->next;
+	size_t words = s->n_slots / 64 + 1;
+	if (sh == NULL) {
+		sh = calloc(1, sizeof(*sh));
+		if (sh == NULL)
+			return -ENOMEM;
+		sh->hash = h;
+		sh->spec = key;
+		leaf_plan_init(e, &sh->plan, &sh->spec);
+		sh->n_slots = s->n_slots;
+		sh->member = calloc(words, sizeof(*sh->member));
+		sh->mask = calloc(s->n_slots ? s->n_slots : 1, sizeof(*sh->mask));
+		sh->d = calloc(s->n_slots ? s->n_slots : 1, sizeof(*sh->d));
+		if (sh->member == NULL || sh->mask == NULL || sh->d == NULL) {
+			free(sh->member);
+			free(sh->mask);
+			free(sh->d);
+			free(sh);
+			return -ENOMEM;
+		}
+		sh->log_pos = ledger_changes_head(e->ledger);
+		sh->bytes = sizeof(*sh) + words * sizeof(*sh->member) +
+			    (size_t)s->n_slots * (sizeof(*sh->mask) + sizeof(*sh->d));
+		e->class_bytes += sh->bytes;
+		sh->next = e->shapes;
+		e->shapes = sh;
+		e->stats.shapes++;
+	}
+	e->stats.shape_shares += sh->refs > 0;
+	sh->refs++;
+	k->shape = sh;
+	/* Its results must stand at one log position: the new slots are
+	 * read at the shape's, and the shape is brought up to date after. */
+	for (size_t w = 0; w < words; w++) {
+		uint64_t add = k->member[w] & ~sh->member[w];
+		sh->member[w] |= add;
+		for (; add != 0; add &= add - 1) {
+			uint32_t slot = (uint32_t)(w * 64) + (uint32_t)__builtin_ctzll(add);
+			int32_t d = 0;
+			uint32_t m = leaf_eval(e, s, &sh->plan, false, slot, &d);
+			shape_store(sh, slot, m, d);
+			e->stats.shape_evals++;
+		}
+	}
+	return 0;
+}
+
+/* --- class indexes --------------------------------------------------------- */
+
+/* Whether the class's leaves come from its shape (no inter-pod filter in
+ * them, and it has one). */
+static inline bool from_shape(const struct eclass *k)
+{
+	return k->shape != NULL && !k->ix_ip;
+}
+
+static void index_counts_reset(struct eclass *k)
+{
 	k->dyn_anti = k->dyn_existing_anti = 0;
 	k->dyn_pods = k->dyn_ports = k->dyn_gpu = k->dyn_cores = 0;
 	memset(k->dyn_insufficient, 0, sizeof(k->dyn_insufficient));
+}
+
+/* Every leaf from the counters now (or from its shape's results, brought
+ * up to the change log). */
+static void index_rebuild(struct engine *e, const struct snapshot *s, struct eclass *k)
+{
+	k->mix_epoch = e->mix.epoch;
+	index_counts_reset(k);
+	e->stats.index_rebuilds++;
+	if (from_shape(k)) {
+		struct shape *sh = k->shape;
+		shape_sync(e, s, sh);
+		k->shape_pos = sh->head;
+		k->shape_epoch = sh->epoch;
+		for (uint32_t p = 0; p < k->n_feasible; p++) {
+			uint32_t slot = k->feasible[p], m = sh->mask[slot];
+			k->mask[p] = m;
+			mask_count(k, m, +1);
+			class_index_set_leaf(&k->ix, p, k->group[p], m == 0, sh->d[slot]);
+		}
+		class_index_build(&k->ix);
+		return;
+	}
+	/* The head first: a change logged after it is read again later. */
+	k->log_pos = index_head(e, k);
 	for (uint32_t p = 0; p < k->n_feasible; p++) {
 		int32_t d = 0;
-		uint32_t m = leaf_eval(e, s, k, k->feasible[p], &d);
+		uint32_t m = leaf_eval(e, s, &k->plan, k->ix_ip, k->feasible[p], &d);
 		k->mask[p] = m;
 		mask_count(k, m, +1);
 		class_index_set_leaf(&k->ix, p, k->group[p], m == 0, d);
 	}
 	class_index_build(&k->ix);
-	e->stats.index_rebuilds++;
+}
+
+/* Leaf p (slot `slot`) now has reasons m and score d. */
+static void index_leaf(struct engine *e, struct eclass *k, uint32_t p, uint32_t m,
+		       int32_t d)
+{
+	if (m != k->mask[p]) { /* most changes keep a node's reasons */
+		mask_count(k, k->mask[p], -1);
+		mask_count(k, m, +1);
+		k->mask[p] = m;
+	}
+	class_index_update(&k->ix, p, k->group[p], m == 0, d);
+	e->stats.index_updates++;
+}
+
+/* Replays the shape's ring into the class's index. */
+static void index_sync_shape(struct engine *e, const struct snapshot *s,
+			     struct eclass *k)
+{
+	struct shape *sh = k->shape;
+	shape_sync(e, s, sh);
+	if (k->shape_epoch != sh->epoch || sh->head - k->shape_pos > SHAPE_RING) {
+		index_rebuild(e, s, k);
+		return;
+	}
+	for (uint64_t i = k->shape_pos; i < sh->head; i++) {
+		uint32_t slot = sh->ring[i & (SHAPE_RING - 1)], p;
+		if (class_pos(k, slot, &p))
+			index_leaf(e, k, p, sh->mask[slot], sh->d[slot]);
+	}
+	k->shape_pos = sh->head;
 }
 
 /* Brings the index up to the cluster's change log. */
 static void index_sync(struct engine *e, const struct snapshot *s, struct eclass *k)
 {
+	if (from_shape(k)) {
+		index_sync_shape(e, s, k);
+		return;
+	}
 	uint64_t head = index_head(e, k);
 	/* Far behind (or the log moved on, or the fragmentation mix every
 	 * leaf was scored with): a rebuild costs less. */
@@ -927,14 +1207,8 @@ static void index_sync(struct engine *e, const struct snapshot *s, struct eclass
 		if (slot >= s->n_slots || !class_pos(k, slot, &p))
 			continue;
 		int32_t d = 0;
-		uint32_t m = leaf_eval(e, s, k, slot, &d);
-		if (m != k->mask[p]) { /* most changes keep a node's reasons */
-			mask_count(k, k->mask[p], -1);
-			mask_count(k, m, +1);
-			k->mask[p] = m;
-		}
-		class_index_update(&k->ix, p, k->group[p], m == 0, d);
-		e->stats.index_updates++;
+		uint32_t m = leaf_eval(e, s, &k->plan, k->ix_ip, slot, &d);
+		index_leaf(e, k, p, m, d);
 	}
 	k->log_pos = i;
 }
@@ -986,6 +1260,10 @@ static int index_compile(struct engine *e, const struct snapshot *s, struct ecla
 	k->indexed = true;
 	k->bytes += n * (1 + sizeof(*k->mask)) + words * 12 +
 		    class_index_bytes(&k->ix);
+	/* A class whose leaves read devices (whose scores may depend on
+	 * the fragmentation mix) evaluates its own. */
+	if (!k->plan.devices && (rc = shape_acquire(e, s, k)) < 0)
+		return rc;
 	index_rebuild(e, s, k);
 	return 0;
 }
@@ -1010,25 +1288,10 @@ static struct eclass *class_compile(struct engine *e, const struct snapshot *s,
 		k->taint_raw = calloc(n, sizeof(*k->taint_raw));
 	if (k->feasible == NULL || k->static_diag == NULL ||
 	    (aff && k->affinity_raw == NULL) || (taint && k->taint_raw == NULL)) {
-		class_free(k);
+		class_free(e, k);
 		return NULL;
 	}
-	k->n_requested = requested_of(pod, k->requested);
-	k->skip_balanced = score_balanced_skips(sc, pod);
-	k->devices = devices_wanted(pod) || sc->weight_gpu_best_fit ||
-		     sc->weight_gpu_frag;
-	bool load[RES_MAX] = {[RES_PODS] = true, [RES_CPU] = k->devices};
-	for (unsigned i = 0; i < k->n_requested; i++)
-		load[k->requested[i]] = true;
-	for (unsigned i = 0; i < sc->n_fit_resources && i < RES_MAX; i++)
-		if (sc->fit_resources[i].resource < RES_MAX)
-			load[sc->fit_resources[i].resource] = true;
-	for (unsigned i = 0; i < sc->n_balanced_resources && i < RES_MAX; i++)
-		if (sc->balanced_resources[i].resource < RES_MAX)
-			load[sc->balanced_resources[i].resource] = true;
-	for (int r = 0; r < RES_MAX; r++)
-		if (load[r])
-			k->load[k->n_load++] = (uint8_t)r;
+	leaf_plan_init(e, &k->plan, &k->spec);
 	diagnosis_reset(k->static_diag);
 	for (uint32_t i = 0; i < s->n_slots; i++) {
 		if (!s->present[i])
@@ -1083,7 +1346,7 @@ static void evict_cold(struct engine *e)
 			hot[m++] = k;
 		} else {
 			e->class_bytes -= k->bytes;
-			class_free(k);
+			class_free(e, k);
 		}
 	}
 	memset(e->by_static, 0, sizeof(e->by_static));
@@ -1128,7 +1391,7 @@ static struct eclass *class_get(struct engine *e, const struct snapshot *s,
 		flush_classes(e);
 		*seen = h;
 	} else if ((e->n_classes + 1) * 2 > e->table_mask + 1 && grow_classes(e) < 0) {
-		class_free(k);
+		class_free(e, k);
 		return NULL;
 	}
 	class_insert(e, k);

@@ -85,6 +85,10 @@ struct engine_stats {
 	uint64_t indexed_pods;   /* placed through a class index */
 	uint64_t index_updates;  /* leaves re-read from the change log */
 	uint64_t index_rebuilds; /* whole indexes re-read */
+	uint64_t shapes;         /* request shapes made (shared leaf results) */
+	uint64_t shape_shares;   /* classes that joined a shape made before */
+	uint64_t shape_evals;    /* nodes evaluated by shapes */
+	uint64_t shape_rebuilds; /* whole shapes re-read */
 	uint64_t interpod_pods;  /* placed under inter-pod rules */
 	uint64_t interpod_viewed; /* ... of them through a class's view */
 	uint64_t interpod_uniform; /* ... of those, where the rules changed

@@ -451,7 +451,7 @@ static void check_same(struct engine *e, const struct pod_spec *pod, uint64_t se
 static void run_case(uint64_t case_no, uint64_t *placed, uint64_t *unschedulable,
 		     uint64_t *indexed, uint64_t *index_updates,
 		     uint64_t *static_reuses, uint64_t *evictions, uint64_t *viewed,
-		     uint64_t *node_local, uint64_t *leaf_scans)
+		     uint64_t *node_local, uint64_t *leaf_scans, uint64_t *shared)
 {
 	rng_state = case_no * UINT64_C(0x2545f4914f6cdd1d) + 7;
 	struct world w;
@@ -496,11 +496,21 @@ static void run_case(uint64_t case_no, uint64_t *placed, uint64_t *unschedulable
 	 * must follow both through the cluster's change log. */
 	struct engine *other = engine_create(c, &w.ctx, &cfg, rng_next(&rng_state), 0);
 	assert_non_null(other);
-	struct pod_spec replica[2];
+	struct pod_spec replica[3];
 	/* Replicas are often in groups, so the fast path's inter-pod views
-	 * see many pods of one class. */
+	 * see many pods of one class. The third has static constraints of
+	 * its own and the first one's requests, profile and ports: another
+	 * class of the same request shape, whose index shares the shape's
+	 * results. */
 	gen_pod(&w, &replica[0], 60);
 	gen_pod(&w, &replica[1], 60);
+	gen_pod(&w, &replica[2], 30);
+	replica[2].request = replica[0].request;
+	replica[2].nonzero_cpu_milli = replica[0].nonzero_cpu_milli;
+	replica[2].nonzero_mem_bytes = replica[0].nonzero_mem_bytes;
+	replica[2].profile = replica[0].profile;
+	replica[2].n_ports = replica[0].n_ports;
+	memcpy(replica[2].ports, replica[0].ports, sizeof(replica[2].ports));
 	struct {
 		struct pod_spec pod;
 		uint32_t slot;
@@ -508,9 +518,12 @@ static void run_case(uint64_t case_no, uint64_t *placed, uint64_t *unschedulable
 	assert_non_null(held);
 	unsigned n_held = 0;
 	unsigned pods = 4 + below(28);
+	/* Half the cases change nodes rarely, so classes live long enough to
+	 * be indexed and their indexes to follow many commits. */
+	unsigned event_pct = chance(50) ? 15 : 3;
 	for (unsigned i = 0; i < pods; i++) {
-		if (i % 3 != 2) {
-			pod = replica[i % 3];
+		if (i % 4 != 3) {
+			pod = replica[i % 4];
 		} else if (n_profiles > 1 && chance(25)) {
 			/* The replica for another profile: a class of its own,
 			 * whose static results it may not borrow. */
@@ -558,7 +571,7 @@ static void run_case(uint64_t case_no, uint64_t *placed, uint64_t *unschedulable
 			assert_int_equal(ledger_account(cluster_ledger(c), held[j].slot, &held[j].pod, NULL, -1), 0);
 			held[j] = held[--n_held];
 		}
-		if (chance(15)) { /* a node event: a new snapshot generation */
+		if (chance(event_pct)) { /* a node event: a new snapshot generation */
 			struct node_event x;
 			memset(&x, 0, sizeof(x));
 			uint32_t victim = w.node_names[below(w.n_names)];
@@ -586,6 +599,7 @@ static void run_case(uint64_t case_no, uint64_t *placed, uint64_t *unschedulable
 	*viewed += st.interpod_viewed;
 	*node_local += st.interpod_node_local;
 	*leaf_scans += st.interpod_leaf_scans;
+	*shared += st.shape_shares;
 	free(held);
 	engine_destroy(other);
 	engine_destroy(e);
@@ -602,18 +616,20 @@ static void test_fast_path_equals_reference(void **state)
 		cases = strtoull(env, NULL, 10);
 	uint64_t placed = 0, unschedulable = 0, indexed = 0, updates = 0, reuses = 0;
 	uint64_t evictions = 0, viewed = 0, node_local = 0, leaf_scans = 0;
+	uint64_t shared = 0;
 	for (uint64_t i = 0; i < cases; i++)
 		run_case(i, &placed, &unschedulable, &indexed, &updates, &reuses,
-			 &evictions, &viewed, &node_local, &leaf_scans);
+			 &evictions, &viewed, &node_local, &leaf_scans, &shared);
 	print_message("%" PRIu64 " random cases: %" PRIu64 " pods placed and %"
 		      PRIu64 " unschedulable, identically by both paths (%" PRIu64
 		      " through class indexes, %" PRIu64 " index leaf updates, %" PRIu64
 		      " scans over another class's static results, %" PRIu64
 		      " evictions of cold classes, %" PRIu64 " under inter-pod rules"
 		      " through a class's view, %" PRIu64 " of them with node-local"
-		      " rules, %" PRIu64 " scanned over a class index's leaves)\n",
+		      " rules, %" PRIu64 " scanned over a class index's leaves; %" PRIu64
+		      " classes shared a request shape's results)\n",
 		      cases, placed, unschedulable, indexed, updates, reuses, evictions,
-		      viewed, node_local, leaf_scans);
+		      viewed, node_local, leaf_scans, shared);
 	print_message("of them %" PRIu64 " of a second or third profile, %" PRIu64
 		      " scored by RequestedToCapacityRatio, %" PRIu64 " under a "
 		      "profile's added node affinity\n", met.other_profile, met.rtcr,
@@ -629,6 +645,7 @@ static void test_fast_path_equals_reference(void **state)
 	assert_true(viewed > cases / 2);
 	assert_true(node_local > cases / 10);
 	assert_true(leaf_scans > cases / 10);
+	assert_true(shared > cases / 10);
 	assert_true(met.other_profile > cases / 2);
 	assert_true(met.rtcr > cases);
 	assert_true(met.added > cases / 2);
