@@ -54,6 +54,7 @@ struct leaf_plan {
 	bool skip_balanced;    /* BalancedAllocation's PreScore skip */
 	bool devices;          /* leaves read devices (the pod wants some, or
 				* a device score is on) */
+	struct score_plan score;
 };
 
 /* A request shape: everything leaf_eval() reads of a pod but the
@@ -513,12 +514,13 @@ static int64_t dynamic_total(const struct score_config *sc, const int64_t *raw)
 /* Raw scores of one candidate; static ones may come from a class. `sc` is
  * the pod's profile's (sc_of), looked up once by the caller. */
 static void score_dynamic(struct engine *e, const struct score_config *sc,
-			  const struct pod_spec *pod, const struct node_view *v,
-			  bool skip_balanced, struct candidate *cd)
+			  const struct score_plan *sp, const struct pod_spec *pod,
+			  const struct node_view *v, bool skip_balanced,
+			  struct candidate *cd)
 {
-	cd->raw[SCORE_FIT] = sc->weight_fit ? score_fit(sc, pod, v) : 0;
+	cd->raw[SCORE_FIT] = sc->weight_fit ? score_plan_fit(sp, v) : 0;
 	cd->raw[SCORE_BALANCED] =
-		sc->weight_balanced && !skip_balanced ? score_balanced(sc, pod, v) : 0;
+		sc->weight_balanced && !skip_balanced ? score_plan_balanced(sp, v) : 0;
 	cd->raw[SCORE_GPU_BEST_FIT] = sc->weight_gpu_best_fit
 		? score_gpu_best_fit(pod, v, e->cpu_max, e->gpu_max) : 0;
 	cd->raw[SCORE_GPU_FRAG] = 0;
@@ -634,6 +636,7 @@ struct pass {
 	bool skip_balanced;  /* BalancedAllocation's PreScore skip */
 	bool affinity;       /* NodeAffinity scores (wants_affinity_score) */
 	const struct score_config *sc; /* the pod's profile's */
+	struct score_plan plan; /* the pod's fit and balance scores */
 };
 
 static void begin(struct engine *e, const struct snapshot *s,
@@ -647,6 +650,7 @@ static void begin(struct engine *e, const struct snapshot *s,
 				       s->n_nodes);
 	p->sc = sc_of(e, pod);
 	p->skip_balanced = score_balanced_skips(p->sc, pod);
+	score_plan_init(&p->plan, p->sc, pod);
 	p->affinity = wants_affinity_score(e, pod);
 	*out = (struct placement){.slot = -1, .all_nodes = s->n_nodes};
 	e->stats.pods++;
@@ -763,7 +767,7 @@ static int place_reference(struct engine *e, const struct pod_spec *pod,
 		e->slots[n++] = i;
 		cd->slot = i;
 		score_static(e, p.sc, p.affinity, pod, nd.v.spec, cd);
-		score_dynamic(e, p.sc, pod, &nd.v, p.skip_balanced, cd);
+		score_dynamic(e, p.sc, &p.plan, pod, &nd.v, p.skip_balanced, cd);
 	}
 	if (n > 0 && e->ip_on && interpod_scores(e, s, pod, n) < 0)
 		return -ENOMEM;
@@ -845,6 +849,7 @@ static void leaf_plan_init(const struct engine *e, struct leaf_plan *lp,
 	lp->pod = pod;
 	lp->n_requested = requested_of(pod, lp->requested);
 	lp->skip_balanced = score_balanced_skips(sc, pod);
+	score_plan_init(&lp->score, sc, pod);
 	lp->devices = devices_wanted(pod) || sc->weight_gpu_best_fit ||
 		      sc->weight_gpu_frag;
 	bool load[RES_MAX] = {[RES_PODS] = true, [RES_CPU] = lp->devices};
@@ -925,7 +930,7 @@ static uint32_t leaf_eval(struct engine *e, const struct snapshot *s,
 						   __ATOMIC_RELAXED);
 	struct candidate cd;
 	const struct score_config *sc = sc_of(e, pod);
-	score_dynamic(e, sc, pod, &v, k->skip_balanced, &cd);
+	score_dynamic(e, sc, &k->score, pod, &v, k->skip_balanced, &cd);
 	*d = (int32_t)cd.dyn;
 	return 0;
 }
@@ -1674,7 +1679,7 @@ static int place_scan(struct engine *e, const struct snapshot *s,
 		cd->slot = slot;
 		cd->raw[SCORE_AFFINITY] = k->affinity_raw ? k->affinity_raw[slot] : 0;
 		cd->raw[SCORE_TAINT] = k->taint_raw ? k->taint_raw[slot] : 0;
-		score_dynamic(e, p->sc, pod, &nd.v, p->skip_balanced, cd);
+		score_dynamic(e, p->sc, &p->plan, pod, &nd.v, p->skip_balanced, cd);
 	}
 	if (n > 0 && e->ip_on && interpod_scores(e, s, pod, n) < 0)
 		return -ENOMEM;

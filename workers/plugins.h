@@ -164,6 +164,38 @@ int reason_format(const struct plugin_ctx *ctx, const struct reason *r, char *bu
 
 #define MAX_NODE_SCORE 100 /* framework.MaxNodeScore */
 
+/* NodeResourcesFit's and BalancedAllocation's scores of one pod under one
+ * profile, with what depends on the pod alone worked out once
+ * (resource_allocation.go calculateResourceAllocatableRequest's pod side):
+ * per scored resource, the pod's request (with or without the stand-ins)
+ * and which of the node's used counters it adds to. score_fit() and
+ * score_balanced() are a plan made and used once; a caller that scores
+ * one pod against many nodes makes the plan once. */
+enum score_used {
+	SCORE_USED_ACTUAL = 0,      /* node->used->v[res] */
+	SCORE_USED_NONZERO_CPU = 1, /* node->used_nonzero_cpu_milli */
+	SCORE_USED_NONZERO_MEM = 2, /* node->used_nonzero_mem_bytes */
+};
+
+struct score_plan_res {
+	uint8_t res;   /* enum res_index */
+	uint8_t used;  /* enum score_used */
+	int64_t pod;   /* the pod's request of it */
+	int64_t weight;
+};
+
+struct score_plan {
+	const struct score_config *cfg; /* the profile's: strategy and shape */
+	uint8_t n_fit, n_balanced;
+	struct score_plan_res fit[RES_MAX];
+	struct score_plan_res balanced[RES_MAX];
+};
+
+void score_plan_init(struct score_plan *p, const struct score_config *cfg,
+		     const struct pod_spec *pod);
+int64_t score_plan_fit(const struct score_plan *p, const struct node_view *node);
+int64_t score_plan_balanced(const struct score_plan *p, const struct node_view *node);
+
 /* noderesources/least_allocated.go, most_allocated.go and
  * requested_to_capacity_ratio.go through resource_allocation.go: the
  * configured strategy and resource weights, with non-zero (stand-in)
