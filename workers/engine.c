@@ -55,6 +55,17 @@ struct leaf_plan {
 	bool devices;          /* leaves read devices (the pod wants some, or
 				* a device score is on) */
 	struct score_plan score;
+	/* The common case, evaluated by leaf_fast(): no host ports, no
+	 * devices, requests of cpu and memory only, LeastAllocated or
+	 * MostAllocated over cpu and memory with the stand-ins and
+	 * BalancedAllocation over cpu and memory (kube's defaults, any
+	 * weights). */
+	bool fast;
+	bool most;             /* MostAllocated */
+	bool check_cpu, check_mem; /* requested, so NodeResourcesFit checks them */
+	int64_t w_fit, w_balanced; /* profile weights; 0: not scored */
+	int64_t w_cpu, w_mem, w_sum; /* NodeResourcesFit's resource weights */
+	int64_t req_cpu, req_mem, nz_cpu, nz_mem;
 };
 
 /* A request shape: everything leaf_eval() reads of a pod but the
@@ -157,6 +168,7 @@ struct candidate {
 
 struct shard_free {
 	int64_t max_free[RES_MAX];
+	uint16_t live;  /* resources some node of the shard has (a bit each) */
 	bool dirty;
 };
 
@@ -424,8 +436,13 @@ static int sync_generation(struct engine *e, const struct snapshot *s)
 		e->shards = sh;
 		e->n_shards = s->n_shards;
 	}
-	for (uint32_t i = 0; i < e->n_shards; i++)
+	for (uint32_t i = 0; i < e->n_shards; i++) {
 		e->shards[i].dirty = true;
+		e->shards[i].live = 0;
+		for (int r = 0; r < RES_MAX; r++)
+			if (s->shards[i].max_allocatable[r] > 0)
+				e->shards[i].live |= (uint16_t)(1u << r);
+	}
 	e->shard_log_pos = ledger_changes_head(e->ledger);
 	e->generation = s->generation;
 	/* A slot may hold another node now: forget its fragmentation. */
@@ -841,6 +858,59 @@ static bool static_feasible(const struct engine *e, const struct snapshot *s,
 	return true;
 }
 
+/* Whether entry e of a score plan is resource r read from `used`. */
+static bool plan_is(const struct score_plan_res *pe, unsigned r, uint8_t used)
+{
+	return pe->res == r && pe->used == used;
+}
+
+static void leaf_fast_init(const struct score_config *sc, struct leaf_plan *lp,
+			   const struct pod_spec *pod)
+{
+	const struct score_plan *sp = &lp->score;
+	lp->fast = false;
+	if (pod->n_ports > 0 || lp->devices ||
+	    sc->fit_strategy == FIT_REQUESTED_TO_CAPACITY_RATIO)
+		return;
+	for (unsigned i = 0; i < lp->n_requested; i++)
+		if (lp->requested[i] != RES_CPU && lp->requested[i] != RES_MEMORY)
+			return;
+	lp->w_fit = sc->weight_fit;
+	lp->w_balanced = lp->skip_balanced ? 0 : sc->weight_balanced;
+	if (lp->w_fit != 0) {
+		/* The order of the two does not matter: a weighted sum. */
+		unsigned c = 0, m = 1;
+		if (sp->n_fit != 2)
+			return;
+		if (!plan_is(&sp->fit[c], RES_CPU, SCORE_USED_NONZERO_CPU)) {
+			c = 1;
+			m = 0;
+		}
+		if (!plan_is(&sp->fit[c], RES_CPU, SCORE_USED_NONZERO_CPU) ||
+		    !plan_is(&sp->fit[m], RES_MEMORY, SCORE_USED_NONZERO_MEM))
+			return;
+		lp->w_cpu = sp->fit[c].weight;
+		lp->w_mem = sp->fit[m].weight;
+		lp->w_sum = lp->w_cpu + lp->w_mem;
+	}
+	/* Nor here: |f0 - f1| / 2 is the same either way round. */
+	if (lp->w_balanced != 0 &&
+	    (sp->n_balanced != 2 ||
+	     !((plan_is(&sp->balanced[0], RES_CPU, SCORE_USED_ACTUAL) &&
+		plan_is(&sp->balanced[1], RES_MEMORY, SCORE_USED_ACTUAL)) ||
+	       (plan_is(&sp->balanced[1], RES_CPU, SCORE_USED_ACTUAL) &&
+		plan_is(&sp->balanced[0], RES_MEMORY, SCORE_USED_ACTUAL)))))
+		return;
+	lp->most = sc->fit_strategy == FIT_MOST_ALLOCATED;
+	lp->check_cpu = pod->request.v[RES_CPU] > 0;
+	lp->check_mem = pod->request.v[RES_MEMORY] > 0;
+	lp->req_cpu = pod->request.v[RES_CPU];
+	lp->req_mem = pod->request.v[RES_MEMORY];
+	lp->nz_cpu = pod->nonzero_cpu_milli;
+	lp->nz_mem = pod->nonzero_mem_bytes;
+	lp->fast = true;
+}
+
 static void leaf_plan_init(const struct engine *e, struct leaf_plan *lp,
 			   const struct pod_spec *pod)
 {
@@ -864,16 +934,86 @@ static void leaf_plan_init(const struct engine *e, struct leaf_plan *lp,
 	for (int r = 0; r < RES_MAX; r++)
 		if (load[r])
 			lp->load[lp->n_load++] = (uint8_t)r;
+	leaf_fast_init(sc, lp, pod);
 }
 
 /* The dynamic filters (NodePorts, NodeResourcesFit) of the class's pod on
  * a node: their reasons as MASK_* bits, and when it passes (0), its
  * weighted dynamic score in *d. The same rules as filter_node() and
  * score_dynamic(). */
+/* leaf_eval() for a plan that is `fast`: the same filters and scores
+ * (filter_resources' pods and cpu and memory checks; least_allocated.go or
+ * most_allocated.go over cpu and memory with the stand-ins, then
+ * balanced_allocation.go over the actual requests: the same integer and
+ * floating-point operations as score_plan_fit and score_plan_balanced),
+ * with nothing looked up per node but six counters and three
+ * allocatables. A node with no cpu or no memory allocatable (where those
+ * scores leave a resource out) goes the general way. */
+static inline uint32_t leaf_fast(struct engine *e, const struct snapshot *s,
+				 const struct leaf_plan *k, uint32_t slot, int64_t *d,
+				 bool *general)
+{
+	const struct node_alloc *a = ledger_node(e->ledger, slot);
+	/* Relaxed loads, as ledger_load_used(): a view, the commit decides. */
+	int64_t pods = __atomic_load_n(&a->used[RES_PODS], __ATOMIC_RELAXED);
+	int64_t uc = __atomic_load_n(&a->used[RES_CPU], __ATOMIC_RELAXED);
+	int64_t um = __atomic_load_n(&a->used[RES_MEMORY], __ATOMIC_RELAXED);
+	int64_t ac = s->allocatable[RES_CPU][slot], am = s->allocatable[RES_MEMORY][slot];
+	uint32_t m = 0;
+	if (pods + 1 > s->allocatable[RES_PODS][slot])
+		m |= MASK_PODS;
+	if (k->check_cpu && k->req_cpu > ac - uc)
+		m |= MASK_RES(RES_CPU);
+	if (k->check_mem && k->req_mem > am - um)
+		m |= MASK_RES(RES_MEMORY);
+	if (m != 0)
+		return m;
+	if (ac == 0 || am == 0) {
+		*general = true;
+		return 0;
+	}
+	int64_t fit = 0, balanced = 0;
+	if (k->w_fit != 0) {
+		int64_t rc = __atomic_load_n(&a->used_nonzero_cpu_milli, __ATOMIC_RELAXED) +
+			     k->nz_cpu;
+		int64_t rm = __atomic_load_n(&a->used_nonzero_mem_bytes, __ATOMIC_RELAXED) +
+			     k->nz_mem;
+		int64_t sc, sm;
+		if (k->most) {
+			sc = (rc > ac ? ac : rc) * MAX_NODE_SCORE / ac;
+			sm = (rm > am ? am : rm) * MAX_NODE_SCORE / am;
+		} else {
+			sc = rc > ac ? 0 : (ac - rc) * MAX_NODE_SCORE / ac;
+			sm = rm > am ? 0 : (am - rm) * MAX_NODE_SCORE / am;
+		}
+		fit = k->w_sum == 0 ? 0 : (sc * k->w_cpu + sm * k->w_mem) / k->w_sum;
+	}
+	if (k->w_balanced != 0) {
+		double fc = (double)(uc + k->req_cpu) / (double)ac;
+		double fm = (double)(um + k->req_mem) / (double)am;
+		if (fc > 1)
+			fc = 1;
+		if (fm > 1)
+			fm = 1;
+		double std = (fc - fm) / 2;
+		if (std < 0)
+			std = -std;
+		balanced = (int64_t)((1 - std) * (double)MAX_NODE_SCORE);
+	}
+	*d = SCORE_FINE * (k->w_fit * fit + k->w_balanced * balanced);
+	return 0;
+}
+
 static uint32_t leaf_eval(struct engine *e, const struct snapshot *s,
 			  const struct leaf_plan *k, bool ix_ip, uint32_t slot,
-			  int32_t *d)
+			  int64_t *d)
 {
+	if (k->fast && !ix_ip) {
+		bool general = false;
+		uint32_t m = leaf_fast(e, s, k, slot, d, &general);
+		if (!general)
+			return m;
+	}
 	const struct pod_spec *pod = k->pod;
 	const struct node_alloc *a = ledger_node(e->ledger, slot);
 	struct res_vec used;
@@ -931,7 +1071,7 @@ static uint32_t leaf_eval(struct engine *e, const struct snapshot *s,
 	struct candidate cd;
 	const struct score_config *sc = sc_of(e, pod);
 	score_dynamic(e, sc, &k->score, pod, &v, k->skip_balanced, &cd);
-	*d = (int32_t)cd.dyn;
+	*d = cd.dyn;
 	return 0;
 }
 
@@ -985,10 +1125,12 @@ static void shape_key(const struct pod_spec *pod, struct pod_spec *out)
 	memcpy(out->ports, pod->ports, sizeof(out->ports));
 }
 
-static void shape_store(struct shape *sh, uint32_t slot, uint32_t m, int32_t d)
+/* d fits an int32: index_compile() takes only profiles whose weights
+ * keep it so. */
+static void shape_store(struct shape *sh, uint32_t slot, uint32_t m, int64_t d)
 {
 	sh->mask[slot] = m;
-	sh->d[slot] = m == 0 ? d : 0;
+	sh->d[slot] = m == 0 ? (int32_t)d : 0;
 }
 
 /* Evaluates every slot it holds, from the counters now; its classes
@@ -1000,7 +1142,7 @@ static void shape_rebuild(struct engine *e, const struct snapshot *s, struct sha
 	for (uint32_t w = 0; w * 64 < sh->n_slots; w++)
 		for (uint64_t bits = sh->member[w]; bits != 0; bits &= bits - 1) {
 			uint32_t slot = w * 64 + (uint32_t)__builtin_ctzll(bits);
-			int32_t d = 0;
+			int64_t d = 0;
 			uint32_t m = leaf_eval(e, s, &sh->plan, false, slot, &d);
 			shape_store(sh, slot, m, d);
 			e->stats.shape_evals++;
@@ -1034,7 +1176,7 @@ static void shape_sync(struct engine *e, const struct snapshot *s, struct shape 
 		}
 		if (slot >= sh->n_slots || !((sh->member[slot / 64] >> (slot % 64)) & 1))
 			continue;
-		int32_t d = 0;
+		int64_t d = 0;
 		uint32_t m = leaf_eval(e, s, &sh->plan, false, slot, &d);
 		e->stats.shape_evals++;
 		if (m == sh->mask[slot] && (m != 0 || d == sh->d[slot]))
@@ -1093,7 +1235,7 @@ static int shape_acquire(struct engine *e, const struct snapshot *s, struct ecla
 		sh->member[w] |= add;
 		for (; add != 0; add &= add - 1) {
 			uint32_t slot = (uint32_t)(w * 64) + (uint32_t)__builtin_ctzll(add);
-			int32_t d = 0;
+			int64_t d = 0;
 			uint32_t m = leaf_eval(e, s, &sh->plan, false, slot, &d);
 			shape_store(sh, slot, m, d);
 			e->stats.shape_evals++;
@@ -1142,25 +1284,25 @@ static void index_rebuild(struct engine *e, const struct snapshot *s, struct ecl
 	/* The head first: a change logged after it is read again later. */
 	k->log_pos = index_head(e, k);
 	for (uint32_t p = 0; p < k->n_feasible; p++) {
-		int32_t d = 0;
+		int64_t d = 0;
 		uint32_t m = leaf_eval(e, s, &k->plan, k->ix_ip, k->feasible[p], &d);
 		k->mask[p] = m;
 		mask_count(k, m, +1);
-		class_index_set_leaf(&k->ix, p, k->group[p], m == 0, d);
+		class_index_set_leaf(&k->ix, p, k->group[p], m == 0, (int32_t)d);
 	}
 	class_index_build(&k->ix);
 }
 
 /* Leaf p (slot `slot`) now has reasons m and score d. */
 static void index_leaf(struct engine *e, struct eclass *k, uint32_t p, uint32_t m,
-		       int32_t d)
+		       int64_t d)
 {
 	if (m != k->mask[p]) { /* most changes keep a node's reasons */
 		mask_count(k, k->mask[p], -1);
 		mask_count(k, m, +1);
 		k->mask[p] = m;
 	}
-	class_index_update(&k->ix, p, k->group[p], m == 0, d);
+	class_index_update(&k->ix, p, k->group[p], m == 0, (int32_t)d);
 	e->stats.index_updates++;
 }
 
@@ -1211,7 +1353,7 @@ static void index_sync(struct engine *e, const struct snapshot *s, struct eclass
 		uint32_t p;
 		if (slot >= s->n_slots || !class_pos(k, slot, &p))
 			continue;
-		int32_t d = 0;
+		int64_t d = 0;
 		uint32_t m = leaf_eval(e, s, &k->plan, k->ix_ip, slot, &d);
 		index_leaf(e, k, p, m, d);
 	}
@@ -1407,8 +1549,11 @@ static struct eclass *class_get(struct engine *e, const struct snapshot *s,
 static void shard_refresh(struct engine *e, const struct snapshot *s, uint32_t sh)
 {
 	struct shard_free *f = &e->shards[sh];
+	/* A resource no node of the shard has leaves nothing free: 0 is at
+	 * least every node's free amount (allocatable 0 less any use), so a
+	 * pod that requests it is skipped, rightly, without reading nodes. */
 	for (int r = 0; r < RES_MAX; r++)
-		f->max_free[r] = INT64_MIN;
+		f->max_free[r] = (f->live >> r) & 1 ? INT64_MIN : 0;
 	uint32_t end = (sh + 1) * SNAP_SHARD_SLOTS;
 	if (end > s->n_slots)
 		end = s->n_slots;
@@ -1416,7 +1561,8 @@ static void shard_refresh(struct engine *e, const struct snapshot *s, uint32_t s
 		if (!s->present[i])
 			continue;
 		const struct node_alloc *a = ledger_node(e->ledger, i);
-		for (int r = 0; r < RES_MAX; r++) {
+		for (unsigned live = f->live; live != 0; live &= live - 1) {
+			unsigned r = (unsigned)__builtin_ctz(live);
 			/* Relaxed: a hint; a stale value only skips less or more
 			 * than it could, and the commit re-checks. */
 			int64_t free_r = s->allocatable[r][i] -
@@ -1639,6 +1785,14 @@ static int place_scan(struct engine *e, const struct snapshot *s,
 {
 	uint8_t requested[RES_MAX];
 	unsigned n_requested = requested_of(pod, requested);
+	/* The pod's dynamic filters and scores, as a class's leaves (the
+	 * class's own when it is the class's pod). */
+	struct leaf_plan own;
+	const struct leaf_plan *lp = &k->plan;
+	if (pod != &k->spec && !pod_class_equal(pod, &k->spec)) {
+		leaf_plan_init(e, &own, pod);
+		lp = &own;
+	}
 	shards_sync(e);
 	/* A shard is asked once per run of its slots: the last one skipped,
 	 * and the last one that may fit. */
@@ -1662,24 +1816,21 @@ static int place_scan(struct engine *e, const struct snapshot *s,
 		/* Order does not matter here: each only decides feasibility (the
 		 * reasons come from diagnose_scan() when nothing fits); the
 		 * cheap ones first. */
-		if (!fits(requested, n_requested, s, ledger_node(e->ledger, slot),
-			  pod, slot))
+		if (e->ip_on && (!fits(requested, n_requested, s,
+				       ledger_node(e->ledger, slot), pod, slot) ||
+				 interpod_filter(e->ip, s, slot) != 0))
 			continue;
-		if (e->ip_on && interpod_filter(e->ip, s, slot) != 0)
-			continue;
-		struct node_read nd;
-		read_node(e->ledger, s, slot, pod, reads_devices(e, pod), &nd);
-		if (pod->n_ports > 0 && !filter_ports(&e->ctx, pod, &nd.v))
-			continue;
-		if (devices_wanted(pod) &&
-		    devices_fit(&nd.v.spec->devices, &nd.dev, pod) != DEVICE_FITS)
+		int64_t d;
+		if (leaf_eval(e, s, lp, false, slot, &d) != 0)
 			continue;
 		e->slots[n] = slot;
 		struct candidate *cd = &e->cand[n++];
 		cd->slot = slot;
 		cd->raw[SCORE_AFFINITY] = k->affinity_raw ? k->affinity_raw[slot] : 0;
 		cd->raw[SCORE_TAINT] = k->taint_raw ? k->taint_raw[slot] : 0;
-		score_dynamic(e, p->sc, &p->plan, pod, &nd.v, p->skip_balanced, cd);
+		/* Set after PreScore (interpod_scores) when the rules apply. */
+		cd->raw[SCORE_SPREAD] = cd->raw[SCORE_INTER_POD] = 0;
+		cd->dyn = d;
 	}
 	if (n > 0 && e->ip_on && interpod_scores(e, s, pod, n) < 0)
 		return -ENOMEM;

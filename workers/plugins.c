@@ -567,20 +567,6 @@ void score_plan_init(struct score_plan *p, const struct score_config *cfg,
 			p->n_balanced++;
 }
 
-/* The node's allocatable and the requested total with the pod, or false
- * to leave the resource out (allocatable 0). */
-static inline bool plan_node(const struct score_plan_res *e,
-			     const struct node_view *node, int64_t *alloc,
-			     int64_t *req)
-{
-	int64_t used = e->used == SCORE_USED_NONZERO_CPU ? node->used_nonzero_cpu_milli
-		     : e->used == SCORE_USED_NONZERO_MEM ? node->used_nonzero_mem_bytes
-							 : node->used->v[e->res];
-	*alloc = node->spec->allocatable.v[e->res];
-	*req = used + e->pod;
-	return *alloc != 0;
-}
-
 int64_t score_shape(const struct shape_point *shape, unsigned n, int64_t p)
 {
 	/* Scores scale by MaxNodeScore / MaxCustomPriorityScore (10) first,
@@ -620,14 +606,13 @@ static int64_t round_div(int64_t a, int64_t b)
 /* RequestedToCapacityRatio: each resource's utilization through the shape;
  * an overcommitted resource scores as full; one scoring 0 counts in
  * neither sum; the mean rounds half away from zero (math.Round). */
-static int64_t score_requested_to_capacity(const struct score_plan *p,
-					   const struct node_view *node)
+int64_t score_plan_rtcr(const struct score_plan *p, const struct node_view *node)
 {
 	const struct score_config *cfg = p->cfg;
 	int64_t node_score = 0, weight_sum = 0;
 	for (unsigned i = 0; i < p->n_fit; i++) {
 		int64_t alloc, req;
-		if (!plan_node(&p->fit[i], node, &alloc, &req))
+		if (!score_plan_node(&p->fit[i], node, &alloc, &req))
 			continue;
 		int64_t s = score_shape(cfg->shape, cfg->n_shape,
 					req > alloc ? 100 : scaled_utilization(req, alloc));
@@ -638,28 +623,6 @@ static int64_t score_requested_to_capacity(const struct score_plan *p,
 		weight_sum += w;
 	}
 	return weight_sum == 0 ? 0 : round_div(node_score, weight_sum);
-}
-
-int64_t score_plan_fit(const struct score_plan *p, const struct node_view *node)
-{
-	if (p->cfg->fit_strategy == FIT_REQUESTED_TO_CAPACITY_RATIO)
-		return score_requested_to_capacity(p, node);
-	bool most = p->cfg->fit_strategy == FIT_MOST_ALLOCATED;
-	int64_t node_score = 0, weight_sum = 0;
-
-	for (unsigned i = 0; i < p->n_fit; i++) {
-		int64_t alloc, req, s;
-		if (!plan_node(&p->fit[i], node, &alloc, &req))
-			continue;
-		if (most) /* mostRequestedScore: request capped at capacity */
-			s = (req > alloc ? alloc : req) * MAX_NODE_SCORE / alloc;
-		else /* leastRequestedScore: overcommitted scores 0 */
-			s = req > alloc ? 0 : (alloc - req) * MAX_NODE_SCORE / alloc;
-		int64_t w = p->fit[i].weight;
-		node_score += s * w;
-		weight_sum += w;
-	}
-	return weight_sum == 0 ? 0 : node_score / weight_sum;
 }
 
 int64_t score_fit(const struct score_config *cfg, const struct pod_spec *pod,
@@ -681,41 +644,18 @@ static double sqrt_exact(double x)
 #endif
 }
 
-int64_t score_plan_balanced(const struct score_plan *p, const struct node_view *node)
+double score_balanced_std(const double *frac, unsigned n, double total)
 {
-	double frac[RES_MAX];
-	double total = 0;
-	unsigned n = 0;
-
-	for (unsigned i = 0; i < p->n_balanced; i++) {
-		int64_t alloc, req;
-		if (!plan_node(&p->balanced[i], node, &alloc, &req))
-			continue;
-		double f = (double)req / (double)alloc;
-		if (f > 1)
-			f = 1;
-		total += f;
-		frac[n++] = f;
+	/* The population standard deviation: same operations, same order as
+	 * Go's. */
+	double mean = total / (double)n;
+	double sum = 0;
+	for (unsigned i = 0; i < n; i++) {
+		double d = frac[i] - mean;
+		double sq = d * d;
+		sum = sum + sq;
 	}
-
-	/* Two resources (the default): |f0 - f1| / 2; more: the population
-	 * standard deviation; fewer: 0. Same operations, same order as Go. */
-	double std = 0;
-	if (n == 2) {
-		std = (frac[0] - frac[1]) / 2;
-		if (std < 0)
-			std = -std;
-	} else if (n > 2) {
-		double mean = total / (double)n;
-		double sum = 0;
-		for (unsigned i = 0; i < n; i++) {
-			double d = frac[i] - mean;
-			double sq = d * d;
-			sum = sum + sq;
-		}
-		std = sqrt_exact(sum / (double)n);
-	}
-	return (int64_t)((1 - std) * (double)MAX_NODE_SCORE);
+	return sqrt_exact(sum / (double)n);
 }
 
 int64_t score_balanced(const struct score_config *cfg, const struct pod_spec *pod,
