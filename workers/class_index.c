@@ -432,6 +432,37 @@ INLINE uint32_t select_body(const struct class_index *x, uint32_t r)
 	return b * B + select64(x->pass[b], r);
 }
 
+INLINE uint32_t select_from_body(const struct class_index *x, uint32_t lo,
+				 uint32_t r, uint32_t *counted)
+{
+	uint32_t c = 0;
+	if (lo < x->n) {
+		uint32_t b = lo / B;
+		uint64_t w = x->pass[b] & span64(lo % B, B);
+		unsigned pc = pc64(w);
+		if (r < pc)
+			return b * B + select64(w, r);
+		r -= pc;
+		c += pc;
+		for (b++; b < x->blocks;) {
+			if (b % B == 0 && r >= x->spass[b / B]) {
+				r -= x->spass[b / B];
+				c += x->spass[b / B];
+				b += B;
+				continue;
+			}
+			pc = pc64(x->pass[b]);
+			if (r < pc)
+				return b * B + select64(x->pass[b], r);
+			r -= pc;
+			c += pc;
+			b++;
+		}
+	}
+	*counted = c;
+	return UINT32_MAX;
+}
+
 /* Merges (m, t) into the running best (bm, bt), in words. */
 static inline void merge_word(uint32_t *bm, uint32_t *bt, uint32_t m, uint32_t t)
 {
@@ -456,12 +487,18 @@ INLINE void range_body(bool simd, const struct class_index *x, uint32_t lo,
 		uint32_t t = m != 0 ? out[g].ties : 0, pm, pt;
 		const uint32_t *v = val_of(x, g);
 		const uint32_t *bm = bmax_of(x, g), *bt = bties_of(x, g);
+		/* A block where the group has nothing passing is not read. */
 		if (bl == bh) {
-			best64(simd, v + (size_t)bl * B, span64(lo % B, hi - bh * B), &pm, &pt);
-			merge_word(&m, &t, pm, pt);
+			if (bm[bl] != 0) {
+				best64(simd, v + (size_t)bl * B, span64(lo % B, hi - bh * B),
+				       &pm, &pt);
+				merge_word(&m, &t, pm, pt);
+			}
 		} else {
-			best64(simd, v + (size_t)bl * B, span64(lo % B, B), &pm, &pt);
-			merge_word(&m, &t, pm, pt);
+			if (bm[bl] != 0) {
+				best64(simd, v + (size_t)bl * B, span64(lo % B, B), &pm, &pt);
+				merge_word(&m, &t, pm, pt);
+			}
 			for (uint32_t b = bl + 1; b < bh;) {
 				if (b % B == 0 && b + B <= bh) {
 					merge_word(&m, &t, smax_of(x, g)[b / B],
@@ -472,8 +509,11 @@ INLINE void range_body(bool simd, const struct class_index *x, uint32_t lo,
 					b++;
 				}
 			}
-			best64(simd, v + (size_t)bh * B, span64(0, hi - bh * B), &pm, &pt);
-			merge_word(&m, &t, pm, pt);
+			if (bm[bh] != 0) {
+				best64(simd, v + (size_t)bh * B, span64(0, hi - bh * B),
+				       &pm, &pt);
+				merge_word(&m, &t, pm, pt);
+			}
 		}
 		out[g] = m != 0 ? (struct ci_best){(int32_t)(m - 1), t}
 				: (struct ci_best){CLASS_INDEX_NONE, 0};
@@ -486,7 +526,7 @@ INLINE uint64_t qual_bits(bool simd, const struct class_index *x, uint32_t b,
 {
 	uint64_t bits = 0;
 	for (unsigned g = 0; g < x->groups; g++)
-		if (want[g] != 0)
+		if (want[g] != 0 && bmax_of(x, g)[b] >= want[g])
 			bits |= eq64(simd, val_of(x, g) + (size_t)b * B, want[g]);
 	return bits;
 }
@@ -584,6 +624,12 @@ CI_SIMD_TARGET static uint32_t select_avx2(const struct class_index *x, uint32_t
 {
 	return select_body(x, r);
 }
+CI_SIMD_TARGET static uint32_t select_from_avx2(const struct class_index *x,
+						uint32_t lo, uint32_t r,
+						uint32_t *counted)
+{
+	return select_from_body(x, lo, r, counted);
+}
 CI_SIMD_TARGET static void range_avx2(const struct class_index *x, uint32_t lo,
 				      uint32_t hi, struct ci_best *out)
 {
@@ -601,6 +647,7 @@ CI_SIMD_TARGET static uint32_t find_avx2(const struct class_index *x, uint32_t l
 #define update_avx2(x, p, g, pass, d) update_body(false, x, p, g, pass, d)
 #define count_avx2(x, lo, hi) count_body(x, lo, hi)
 #define select_avx2(x, r) select_body(x, r)
+#define select_from_avx2(x, lo, r, c) select_from_body(x, lo, r, c)
 #define range_avx2(x, lo, hi, out) range_body(false, x, lo, hi, out)
 #define find_avx2(x, lo, hi, want, k) find_body(false, x, lo, hi, want, k)
 #endif
@@ -641,6 +688,13 @@ uint32_t class_index_count(const struct class_index *x, uint32_t lo, uint32_t hi
 uint32_t class_index_select(const struct class_index *x, uint32_t r)
 {
 	return SIMD ? select_avx2(x, r) : select_body(x, r);
+}
+
+uint32_t class_index_select_from(const struct class_index *x, uint32_t lo,
+				 uint32_t r, uint32_t *counted)
+{
+	return SIMD ? select_from_avx2(x, lo, r, counted)
+		    : select_from_body(x, lo, r, counted);
 }
 
 void class_index_range(const struct class_index *x, uint32_t lo, uint32_t hi,

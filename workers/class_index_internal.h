@@ -92,6 +92,12 @@ uint32_t class_index_count(const struct class_index *x, uint32_t lo, uint32_t hi
  * r < class_index_total(). */
 uint32_t class_index_select(const struct class_index *x, uint32_t r);
 
+/* The passing position of rank r (0-based) among those at or after lo;
+ * or UINT32_MAX, with *counted set to the passing positions in [lo, n),
+ * when there are no more than r. Walks only as far as it must. */
+uint32_t class_index_select_from(const struct class_index *x, uint32_t lo,
+				 uint32_t r, uint32_t *counted);
+
 /* Merges the per-group best over [lo, hi) into out[groups] (which the
  * caller initialises to {CLASS_INDEX_NONE, 0}). */
 void class_index_range(const struct class_index *x, uint32_t lo, uint32_t hi,

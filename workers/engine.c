@@ -119,13 +119,12 @@ struct eclass {
 	unsigned n_groups;
 	int32_t group_taint[CLASS_INDEX_MAX_GROUPS]; /* static raw scores */
 	int32_t group_aff[CLASS_INDEX_MAX_GROUPS];
-	uint8_t *group;        /* [n_feasible] */
-	/* Position of a slot in feasible: a bit per slot and the members
-	 * before each 64-slot word (a rank directory: about 2 KiB for 10k
-	 * slots, so the change log's lookups stay in cache). */
-	uint64_t *member;      /* [words] */
-	uint32_t *rank;        /* [words] */
-	uint32_t *mask;        /* [n_feasible] dynamic reasons (MASK_*); 0 passes */
+	uint8_t *group;        /* [n_pos] by slot */
+	/* The index's positions are slots (n_pos, the snapshot's slots when
+	 * it was made); member has a bit per statically feasible one. */
+	uint32_t n_pos;
+	uint64_t *member;      /* [n_pos / 64 + 1] */
+	uint32_t *mask;        /* [n_pos] by slot: dynamic reasons (MASK_*); 0 passes */
 	/* Nodes per dynamic reason, over the feasible slots; with static_diag
 	 * (the statically infeasible nodes' reasons) the whole diagnosis. */
 	uint32_t dyn_pods, dyn_ports, dyn_insufficient[RES_MAX];
@@ -361,7 +360,6 @@ static void class_free(struct engine *e, struct eclass *k)
 	class_index_free(&k->ix);
 	free(k->group);
 	free(k->member);
-	free(k->rank);
 	free(k->mask);
 	free(k->static_diag);
 	interpod_view_free(k->ipv);
@@ -1089,12 +1087,11 @@ static void mask_count(struct eclass *k, uint32_t m, int sign)
 	}
 }
 
-/* Sets *p to the slot's position in k->feasible; false if not there. */
-static inline bool class_pos(const struct eclass *k, uint32_t slot, uint32_t *p)
+/* Whether the slot is one of the class's statically feasible ones (a
+ * position of its index). */
+static inline bool class_member(const struct eclass *k, uint32_t slot)
 {
-	uint64_t bits = k->member[slot / 64], below = (UINT64_C(1) << (slot % 64)) - 1;
-	*p = k->rank[slot / 64] + (uint32_t)__builtin_popcountll(bits & below);
-	return (bits >> (slot % 64)) & 1;
+	return slot < k->n_pos && ((k->member[slot / 64] >> (slot % 64)) & 1);
 }
 
 /* How far the index may read the change log: to its head, or for leaves
@@ -1274,9 +1271,10 @@ static void index_rebuild(struct engine *e, const struct snapshot *s, struct ecl
 		k->shape_epoch = sh->epoch;
 		for (uint32_t p = 0; p < k->n_feasible; p++) {
 			uint32_t slot = k->feasible[p], m = sh->mask[slot];
-			k->mask[p] = m;
+			k->mask[slot] = m;
 			mask_count(k, m, +1);
-			class_index_set_leaf(&k->ix, p, k->group[p], m == 0, sh->d[slot]);
+			class_index_set_leaf(&k->ix, slot, k->group[slot], m == 0,
+					     sh->d[slot]);
 		}
 		class_index_build(&k->ix);
 		return;
@@ -1285,15 +1283,16 @@ static void index_rebuild(struct engine *e, const struct snapshot *s, struct ecl
 	k->log_pos = index_head(e, k);
 	for (uint32_t p = 0; p < k->n_feasible; p++) {
 		int64_t d = 0;
-		uint32_t m = leaf_eval(e, s, &k->plan, k->ix_ip, k->feasible[p], &d);
-		k->mask[p] = m;
+		uint32_t slot = k->feasible[p];
+		uint32_t m = leaf_eval(e, s, &k->plan, k->ix_ip, slot, &d);
+		k->mask[slot] = m;
 		mask_count(k, m, +1);
-		class_index_set_leaf(&k->ix, p, k->group[p], m == 0, (int32_t)d);
+		class_index_set_leaf(&k->ix, slot, k->group[slot], m == 0, (int32_t)d);
 	}
 	class_index_build(&k->ix);
 }
 
-/* Leaf p (slot `slot`) now has reasons m and score d. */
+/* The leaf of slot p now has reasons m and score d. */
 static void index_leaf(struct engine *e, struct eclass *k, uint32_t p, uint32_t m,
 		       int64_t d)
 {
@@ -1317,9 +1316,9 @@ static void index_sync_shape(struct engine *e, const struct snapshot *s,
 		return;
 	}
 	for (uint64_t i = k->shape_pos; i < sh->head; i++) {
-		uint32_t slot = sh->ring[i & (SHAPE_RING - 1)], p;
-		if (class_pos(k, slot, &p))
-			index_leaf(e, k, p, sh->mask[slot], sh->d[slot]);
+		uint32_t slot = sh->ring[i & (SHAPE_RING - 1)];
+		if (class_member(k, slot))
+			index_leaf(e, k, slot, sh->mask[slot], sh->d[slot]);
 	}
 	k->shape_pos = sh->head;
 }
@@ -1350,12 +1349,11 @@ static void index_sync(struct engine *e, const struct snapshot *s, struct eclass
 			index_rebuild(e, s, k);
 			return;
 		}
-		uint32_t p;
-		if (slot >= s->n_slots || !class_pos(k, slot, &p))
+		if (slot >= s->n_slots || !class_member(k, slot))
 			continue;
 		int64_t d = 0;
 		uint32_t m = leaf_eval(e, s, &k->plan, k->ix_ip, slot, &d);
-		index_leaf(e, k, p, m, d);
+		index_leaf(e, k, slot, m, d);
 	}
 	k->log_pos = i;
 }
@@ -1371,13 +1369,13 @@ static int index_compile(struct engine *e, const struct snapshot *s, struct ecla
 	    (sc->weight_fit + sc->weight_balanced + sc->weight_gpu_best_fit +
 	     sc->weight_gpu_frag) * MAX_NODE_SCORE * SCORE_FINE > INT32_MAX / 4)
 		return 0;
-	size_t n = k->n_feasible ? k->n_feasible : 1;
-	k->group = malloc(n);
-	k->mask = malloc(n * sizeof(*k->mask));
-	size_t words = s->n_slots / 64 + 1;
+	k->n_pos = s->n_slots;
+	size_t n = k->n_pos ? k->n_pos : 1;
+	k->group = calloc(n, 1);
+	k->mask = calloc(n, sizeof(*k->mask));
+	size_t words = k->n_pos / 64 + 1;
 	k->member = calloc(words, sizeof(*k->member));
-	k->rank = calloc(words, sizeof(*k->rank));
-	if (k->group == NULL || k->mask == NULL || k->member == NULL || k->rank == NULL)
+	if (k->group == NULL || k->mask == NULL || k->member == NULL)
 		return -ENOMEM;
 	k->n_groups = 0;
 	for (uint32_t p = 0; p < k->n_feasible; p++) {
@@ -1395,17 +1393,13 @@ static int index_compile(struct engine *e, const struct snapshot *s, struct ecla
 			k->group_aff[g] = a;
 			k->n_groups++;
 		}
-		k->group[p] = (uint8_t)g;
+		k->group[slot] = (uint8_t)g;
 	}
-	for (size_t w = 1; w < words; w++)
-		k->rank[w] = k->rank[w - 1] +
-			     (uint32_t)__builtin_popcountll(k->member[w - 1]);
-	int rc = class_index_init(&k->ix, k->n_feasible,
-				  k->n_groups ? k->n_groups : 1);
+	int rc = class_index_init(&k->ix, k->n_pos, k->n_groups ? k->n_groups : 1);
 	if (rc < 0)
 		return rc;
 	k->indexed = true;
-	k->bytes += n * (1 + sizeof(*k->mask)) + words * 12 +
+	k->bytes += n * (1 + sizeof(*k->mask)) + words * sizeof(*k->member) +
 		    class_index_bytes(&k->ix);
 	/* A class whose leaves read devices (whose scores may depend on
 	 * the fragmentation mix) evaluates its own. */
@@ -1681,13 +1675,15 @@ static void place_indexed(struct engine *e, const struct snapshot *s,
 		diagnose_class(e, s, k);
 		return;
 	}
-	uint32_t n = k->n_feasible, p0 = first_at_or_after(k, p->start);
+	/* Positions are slots: the window starts at the start slot. */
+	uint32_t n = k->n_pos, p0 = p->start < n ? p->start : 0;
 	uint32_t lo[2] = {p0, 0}, hi[2] = {n, p0}, window = total;
 	if (total > p->want) {
 		window = p->want;
-		uint32_t before = class_index_count(x, 0, p0), after = total - before;
-		if (after >= p->want) {
-			hi[0] = class_index_select(x, before + p->want - 1) + 1;
+		uint32_t after;
+		uint32_t end = class_index_select_from(x, p0, p->want - 1, &after);
+		if (end != UINT32_MAX) {
+			hi[0] = end + 1;
 			hi[1] = 0;
 		} else {
 			hi[1] = class_index_select(x, p->want - after - 1) + 1;
@@ -1735,7 +1731,7 @@ static void place_indexed(struct engine *e, const struct snapshot *s,
 	uint32_t pos = class_index_find_tie(x, lo[0], hi[0], want, &pick);
 	if (pos == UINT32_MAX)
 		pos = class_index_find_tie(x, lo[1], hi[1], want, &pick);
-	out->slot = k->feasible[pos];
+	out->slot = pos;
 	out->score = best;
 	out->feasible = window;
 }
@@ -1912,11 +1908,10 @@ static int place_scan_leaves(struct engine *e, const struct snapshot *s,
 	uint32_t refused[256] = {0}; /* by inter-pod reason code */
 	uint32_t j = nf ? first_at_or_after(k, p->start) : 0;
 	for (uint32_t visited = 0; visited < nf && n < p->want; visited++) {
-		uint32_t pos = j;
+		uint32_t slot = k->feasible[j];
 		j = j + 1 == nf ? 0 : j + 1;
-		if (k->mask[pos] != 0)
+		if (k->mask[slot] != 0)
 			continue;
-		uint32_t slot = k->feasible[pos];
 		uint8_t code = interpod_filter(e->ip, s, slot);
 		if (code != 0) {
 			refused[code]++;
@@ -1928,7 +1923,7 @@ static int place_scan_leaves(struct engine *e, const struct snapshot *s,
 		cd->slot = slot;
 		cd->raw[SCORE_AFFINITY] = k->affinity_raw ? k->affinity_raw[slot] : 0;
 		cd->raw[SCORE_TAINT] = k->taint_raw ? k->taint_raw[slot] : 0;
-		cd->dyn = class_index_leaf(&k->ix, pos, k->group[pos]);
+		cd->dyn = class_index_leaf(&k->ix, slot, k->group[slot]);
 	}
 	e->stats.interpod_leaf_scans++;
 	if (n > 0) {

@@ -128,10 +128,21 @@ static void run_case(uint64_t seed, bool simd, uint64_t *queries)
 			}
 			assert_int_equal(class_index_count(&x, lo, hi), m_count(&m, lo, hi));
 			if (total > 0) {
-				uint32_t r = below(total);
-				uint32_t p = class_index_select(&x, r);
+				uint32_t rank = below(total);
+				uint32_t p = class_index_select(&x, rank);
 				assert_true(p < m.n && m.pass[p]);
-				assert_int_equal(m_count(&m, 0, p), r);
+				assert_int_equal(m_count(&m, 0, p), rank);
+			}
+			/* The rank-r position from lo, or how many lie after it. */
+			uint32_t r = below(total + 2), counted = 0;
+			uint32_t from = class_index_select_from(&x, lo, r, &counted);
+			uint32_t after = m_count(&m, lo, m.n);
+			if (r < after) {
+				assert_true(from >= lo && from < m.n && m.pass[from]);
+				assert_int_equal(m_count(&m, lo, from), r);
+			} else {
+				assert_int_equal(from, UINT32_MAX);
+				assert_int_equal(counted, after);
 			}
 			struct ci_best got[CLASS_INDEX_MAX_GROUPS], exp[CLASS_INDEX_MAX_GROUPS];
 			for (unsigned g = 0; g < m.groups; g++)
