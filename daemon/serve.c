@@ -230,6 +230,17 @@ static unsigned serve_producer(struct serve *s, unsigned w, struct producer *pr)
 	return k;
 }
 
+/* Gives the worker's engine the producer's templates registered since the
+ * last look, so their classes are compiled before (or while) their pods
+ * come: by the pods' bounded budgets and by idle polls (engine.h). */
+static void serve_prepare(struct serve *s, unsigned w, struct producer *pr)
+{
+	uint32_t n = producers_templates(pr);
+	for (; pr->prepared < n; pr->prepared++)
+		(void)engine_prepare(s->engines[w], &pr->templates[pr->prepared],
+				     pr->templates_static[pr->prepared]);
+}
+
 unsigned serve_poll(void *arg, unsigned worker, void *scratch)
 {
 	struct serve *s = arg;
@@ -237,9 +248,15 @@ unsigned serve_poll(void *arg, unsigned worker, void *scratch)
 	unsigned done = 0;
 	for (uint32_t i = worker; i < PRODUCERS_MAX; i += s->workers) {
 		struct producer *pr = producers_get(s->producers, i);
-		if (pr != NULL)
+		if (pr != NULL) {
+			serve_prepare(s, worker, pr);
 			done += serve_producer(s, worker, pr);
+		}
 	}
+	/* No pod this round: compile ahead, and poll again rather than sleep
+	 * while compiles are left. */
+	if (done == 0 && engine_idle(s->engines[worker]))
+		done = 1;
 	return done;
 }
 

@@ -111,6 +111,9 @@ void producers_set_admin_socket(struct producers *p, const char *admin_socket)
 static void producer_free(struct producer *pr)
 {
 	producer_region_close(&pr->region);
+	for (uint32_t i = 0; pr->templates_static != NULL && i < pr->n_templates; i++)
+		engine_static_free(pr->templates_static[i]);
+	free(pr->templates_static);
 	free(pr->templates);
 	free(pr);
 }
@@ -277,9 +280,12 @@ static void handle_register(struct producers *p, enum producer_role role,
 	struct producer *pr = calloc(1, sizeof(*pr));
 	char err[256];
 	int rc = pr == NULL ? -ENOMEM : 0;
-	if (rc == 0)
+	if (rc == 0) {
 		pr->templates = calloc(PRODUCER_TEMPLATES_MAX, sizeof(*pr->templates));
-	if (rc == 0 && pr->templates == NULL)
+		pr->templates_static = calloc(PRODUCER_TEMPLATES_MAX,
+					      sizeof(*pr->templates_static));
+	}
+	if (rc == 0 && (pr->templates == NULL || pr->templates_static == NULL))
 		rc = -ENOMEM;
 	if (rc == 0)
 		rc = producer_region_create(p->slots, &pr->region, err, sizeof(err));
@@ -287,6 +293,7 @@ static void handle_register(struct producers *p, enum producer_role role,
 		snprintf(err, sizeof(err), "out of memory");
 	if (rc < 0) {
 		if (pr != NULL) {
+			free(pr->templates_static);
 			free(pr->templates);
 			free(pr);
 		}
@@ -370,6 +377,14 @@ static void handle_template(struct producers *p, enum producer_role role,
 	}
 	uint32_t n = pr->n_templates;
 	pr->templates[n] = pod;
+	/* The template's class is compiled now, not on its first pods' path:
+	 * its static filters and scores over every node here (the writer's
+	 * thread: its snapshot cannot be freed under it), its index by the
+	 * worker (engine_prepare). Without them (no memory) the worker reads
+	 * them too. */
+	pr->templates_static[n] = p->profiles == NULL ? NULL
+		: engine_static_compile(cluster_snapshot(p->cluster), p->ctx,
+					p->profiles, &pod);
 	/* Release, partner of the acquire in producers_templates(). */
 	__atomic_store_n(&pr->n_templates, n + 1, __ATOMIC_RELEASE);
 	struct op_template t = {.template_id = n + 1};

@@ -61,7 +61,14 @@ struct producer {
 	int64_t deficit_ns;
 	uint64_t cost_ns;
 	struct pod_spec *templates; /* [PRODUCER_TEMPLATES_MAX] */
+	/* Each template's static results, read when it was registered
+	 * (engine_static_compile; NULL when they could not be), published
+	 * with it. */
+	struct class_static **templates_static; /* [PRODUCER_TEMPLATES_MAX] */
 	uint32_t n_templates;       /* release store by the writer; see producers_templates() */
+	/* Templates its worker's engine was given to compile ahead of their
+	 * pods (daemon/serve.c, engine_prepare). Its worker's alone. */
+	uint32_t prepared;
 };
 
 struct producers;

@@ -138,7 +138,15 @@ struct eclass {
 	bool ix_ip;
 	uint64_t ix_builds;
 	uint32_t dyn_anti, dyn_existing_anti;
-	bool index_tried;      /* index_compile() ran (indexed or not) */
+	/* Compiling, a bounded amount at a time (class_work): the phase it
+	 * is in and how far it got; whether it is to be indexed once its
+	 * static results are in (a registered template's class, or a hot
+	 * one), and its place in the queue of classes being compiled. */
+	uint8_t phase;         /* enum class_phase */
+	uint32_t cursor;
+	bool want_index;
+	bool queued;
+	struct eclass *next_pending;
 	/* For a class under inter-pod rules: its counts, kept from the
 	 * change log (workers/interpod.h); NULL until its first such pod. */
 	struct interpod_view *ipv;
@@ -154,6 +162,26 @@ struct eclass {
 #define MASK_CORES (1u << 21)   /* DeviceFit: exclusive cores */
 #define MASK_ANTI (1u << 22)    /* InterPodAffinity: the pod's anti-affinity */
 #define MASK_EXISTING_ANTI (1u << 23) /* ... placed pods' anti-affinity */
+
+/* A class's compile, a bounded amount of work at a time (class_work). */
+enum class_phase {
+	PHASE_STATIC = 0, /* static filters and scores, slot by slot */
+	PHASE_SCAN,       /* compiled: its pods scan its static results */
+	PHASE_GROUPS,     /* its index: members and groups, feasible slot by slot */
+	PHASE_SHAPE,      /* its shape evaluates its slots, 64 at a time */
+	PHASE_FILL,       /* the leaves, from the shape's results or its own */
+	PHASE_DONE,       /* indexed, or refused an index (k->indexed false) */
+};
+
+/* What each step costs, in about instructions, against a budget: a pod
+ * gives ENGINE_POD_BUDGET to the classes being compiled, an idle worker
+ * ENGINE_IDLE_BUDGET per call. */
+#define COST_STATIC 200 /* a slot's static filters and scores */
+#define COST_GROUP 10   /* a feasible slot's member bit and group */
+#define COST_EVAL 100   /* a leaf evaluated */
+#define COST_FILL 25    /* a leaf copied from a shape */
+#define ENGINE_POD_BUDGET 20000
+#define ENGINE_IDLE_BUDGET 200000
 
 #define SEEN_SLOTS 65536u /* a power of two */
 #define LAST_USE_NEVER UINT64_MAX /* eclass.last_use of a class with no pod yet */
@@ -231,6 +259,11 @@ struct engine {
 	/* Request shapes of indexed classes (struct shape), in a list. */
 	struct shape *shapes;
 
+	/* Classes being compiled, in a queue, and the budget a pod gives
+	 * them (engine_set_compile_budget). */
+	struct eclass *pending, *pending_tail;
+	uint64_t pod_budget;
+
 	struct engine_stats stats;
 };
 
@@ -302,6 +335,7 @@ struct engine *engine_create(struct cluster *c, const struct plugin_ctx *ctx,
 	e->cfg = *cfg;
 	e->seed = seed;
 	e->class_bytes_max = class_cache_bytes ? class_cache_bytes : (size_t)256 << 20;
+	e->pod_budget = ENGINE_POD_BUDGET;
 	e->table_mask = 1023;
 	e->table = calloc(e->table_mask + 1, sizeof(*e->table));
 	uint32_t cap = cluster_capacity(c);
@@ -374,6 +408,7 @@ static void flush_classes(struct engine *e)
 	}
 	memset(e->seen, 0, SEEN_SLOTS * sizeof(*e->seen));
 	memset(e->by_static, 0, sizeof(e->by_static));
+	e->pending = e->pending_tail = NULL;
 	e->n_classes = 0;
 	e->class_bytes = 0;
 	e->stats.class_flushes++;
@@ -491,12 +526,16 @@ static bool reads_devices(const struct engine *e, const struct pod_spec *pod)
 	return devices_wanted(pod) || sc->weight_gpu_best_fit || sc->weight_gpu_frag;
 }
 
-static bool wants_affinity_score(const struct engine *e, const struct pod_spec *pod)
+static bool affinity_scored(const struct score_config *sc, const struct pod_spec *pod)
 {
-	const struct score_config *sc = sc_of(e, pod);
 	return sc->weight_affinity > 0 &&
 	       (pod->n_preferred > 0 ||
 		(sc->has_added_affinity && sc->added_affinity.n_preferred > 0));
+}
+
+static bool wants_affinity_score(const struct engine *e, const struct pod_spec *pod)
+{
+	return affinity_scored(sc_of(e, pod), pod);
 }
 
 /* The fragmentation of a node as it is now, from the per-slot cache when
@@ -555,7 +594,7 @@ static void score_dynamic(struct engine *e, const struct score_config *sc,
 }
 
 /* `affinity`: wants_affinity_score(), asked once by the caller. */
-static void score_static(const struct engine *e, const struct score_config *sc,
+static void score_static(const struct plugin_ctx *ctx, const struct score_config *sc,
 			 bool affinity, const struct pod_spec *pod,
 			 const struct node_spec *node, struct candidate *cd)
 {
@@ -564,8 +603,8 @@ static void score_static(const struct engine *e, const struct score_config *sc,
 		/* nodeaffinity Score: the profile's added terms, then the pod's. */
 		if (sc->has_added_affinity)
 			cd->raw[SCORE_AFFINITY] =
-				score_affinity_raw(&e->ctx, &sc->added_affinity, node);
-		cd->raw[SCORE_AFFINITY] += score_affinity_raw(&e->ctx, pod, node);
+				score_affinity_raw(ctx, &sc->added_affinity, node);
+		cd->raw[SCORE_AFFINITY] += score_affinity_raw(ctx, pod, node);
 	}
 	cd->raw[SCORE_TAINT] = sc->weight_taint ? score_taint_raw(pod, node) : 0;
 }
@@ -781,7 +820,7 @@ static int place_reference(struct engine *e, const struct pod_spec *pod,
 		struct candidate *cd = &e->cand[n];
 		e->slots[n++] = i;
 		cd->slot = i;
-		score_static(e, p.sc, p.affinity, pod, nd.v.spec, cd);
+		score_static(&e->ctx, p.sc, p.affinity, pod, nd.v.spec, cd);
 		score_dynamic(e, p.sc, &p.plan, pod, &nd.v, p.skip_balanced, cd);
 	}
 	if (n > 0 && e->ip_on && interpod_scores(e, s, pod, n) < 0)
@@ -821,12 +860,13 @@ static uint8_t requested_of(const struct pod_spec *pod, uint8_t out[RES_MAX])
 /* A node's static filters for the class, in filter_node()'s order; false
  * with the reason when one fails. A shard with no cordoned node or no hard
  * taint passes those two unasked. */
-static bool static_feasible(const struct engine *e, const struct snapshot *s,
-			    const struct pod_spec *pod, uint32_t i, struct reason *why)
+static bool static_feasible(const struct plugin_ctx *ctx, const struct score_config *sc,
+			    const struct snapshot *s, const struct pod_spec *pod,
+			    uint32_t i, struct reason *why)
 {
 	const struct node_spec *node = &s->nodes[i];
 	const struct shard_summary *sh = &s->shards[i / SNAP_SHARD_SLOTS];
-	if (sh->any_unschedulable && !filter_unschedulable(&e->ctx, pod, node)) {
+	if (sh->any_unschedulable && !filter_unschedulable(ctx, pod, node)) {
 		*why = (struct reason){.code = REASON_UNSCHEDULABLE};
 		return false;
 	}
@@ -841,11 +881,11 @@ static bool static_feasible(const struct engine *e, const struct snapshot *s,
 				       .value = node->taints[t].value};
 		return false;
 	}
-	if (!filter_added_affinity(&e->ctx, sc_of(e, pod), node)) {
+	if (!filter_added_affinity(ctx, sc, node)) {
 		*why = (struct reason){.code = REASON_ENFORCED_AFFINITY};
 		return false;
 	}
-	if (!filter_affinity(&e->ctx, pod, node)) {
+	if (!filter_affinity(ctx, pod, node)) {
 		*why = (struct reason){.code = REASON_AFFINITY};
 		return false;
 	}
@@ -854,6 +894,29 @@ static bool static_feasible(const struct engine *e, const struct snapshot *s,
 		return false;
 	}
 	return true;
+}
+
+/* Slot i's static results for `pod`: appended to feasible[] (with its
+ * static raw scores, where those arrays are given) or counted in `diag`. */
+static void static_slot(const struct plugin_ctx *ctx, const struct score_config *sc,
+			const struct snapshot *s, const struct pod_spec *pod, uint32_t i,
+			uint32_t *feasible, uint32_t *n_feasible, int32_t *affinity_raw,
+			int32_t *taint_raw, struct diagnosis *diag)
+{
+	if (!s->present[i])
+		return;
+	struct reason why;
+	if (!static_feasible(ctx, sc, s, pod, i, &why)) {
+		diagnosis_add(diag, &why);
+		return;
+	}
+	feasible[(*n_feasible)++] = i;
+	struct candidate cd;
+	score_static(ctx, sc, affinity_raw != NULL, pod, &s->nodes[i], &cd);
+	if (affinity_raw != NULL)
+		affinity_raw[i] = (int32_t)cd.raw[SCORE_AFFINITY];
+	if (taint_raw != NULL)
+		taint_raw[i] = (int32_t)cd.raw[SCORE_TAINT];
 }
 
 /* Whether entry e of a score plan is resource r read from `used`. */
@@ -1122,7 +1185,7 @@ static void shape_key(const struct pod_spec *pod, struct pod_spec *out)
 	memcpy(out->ports, pod->ports, sizeof(out->ports));
 }
 
-/* d fits an int32: index_compile() takes only profiles whose weights
+/* d fits an int32: index_begin() takes only profiles whose weights
  * keep it so. */
 static void shape_store(struct shape *sh, uint32_t slot, uint32_t m, int64_t d)
 {
@@ -1184,10 +1247,9 @@ static void shape_sync(struct engine *e, const struct snapshot *s, struct shape 
 	sh->log_pos = i;
 }
 
-/* Class k's shape, made or shared, now holding k's feasible slots (each
- * new one evaluated as the shape's other slots stand: at its log
- * position). Returns 0 or -ENOMEM. */
-static int shape_acquire(struct engine *e, const struct snapshot *s, struct eclass *k)
+/* Class k's shape, made or shared (its slots are added by
+ * shape_add_word). Returns 0 or -ENOMEM. */
+static int shape_attach(struct engine *e, const struct snapshot *s, struct eclass *k)
 {
 	struct pod_spec key;
 	shape_key(&k->spec, &key);
@@ -1225,20 +1287,27 @@ static int shape_acquire(struct engine *e, const struct snapshot *s, struct ecla
 	e->stats.shape_shares += sh->refs > 0;
 	sh->refs++;
 	k->shape = sh;
-	/* Its results must stand at one log position: the new slots are
-	 * read at the shape's, and the shape is brought up to date after. */
-	for (size_t w = 0; w < words; w++) {
-		uint64_t add = k->member[w] & ~sh->member[w];
-		sh->member[w] |= add;
-		for (; add != 0; add &= add - 1) {
-			uint32_t slot = (uint32_t)(w * 64) + (uint32_t)__builtin_ctzll(add);
-			int64_t d = 0;
-			uint32_t m = leaf_eval(e, s, &sh->plan, false, slot, &d);
-			shape_store(sh, slot, m, d);
-			e->stats.shape_evals++;
-		}
-	}
 	return 0;
+}
+
+/* The shape now holds the slots of word w of `member` too, each new one
+ * evaluated from the counters now (a change logged since the shape's log
+ * position is read again by its next sync, so its results stay exact).
+ * Returns how many it evaluated. */
+static unsigned shape_add_word(struct engine *e, const struct snapshot *s,
+			       struct shape *sh, const uint64_t *member, size_t w)
+{
+	uint64_t add = member[w] & ~sh->member[w];
+	unsigned n = 0;
+	sh->member[w] |= add;
+	for (; add != 0; add &= add - 1, n++) {
+		uint32_t slot = (uint32_t)(w * 64) + (uint32_t)__builtin_ctzll(add);
+		int64_t d = 0;
+		uint32_t m = leaf_eval(e, s, &sh->plan, false, slot, &d);
+		shape_store(sh, slot, m, d);
+	}
+	e->stats.shape_evals += n;
+	return n;
 }
 
 /* --- class indexes --------------------------------------------------------- */
@@ -1358,59 +1427,12 @@ static void index_sync(struct engine *e, const struct snapshot *s, struct eclass
 	k->log_pos = i;
 }
 
-/* Groups the feasible slots by their static raw scores and builds the
- * index; leaves the class unindexed (scanning) past the group limit. */
-static int index_compile(struct engine *e, const struct snapshot *s, struct eclass *k)
-{
-	const struct score_config *sc = sc_of(e, &k->spec);
-	/* d must fit an int32 with room: weights are small in practice. */
-	if (sc->weight_fit < 0 || sc->weight_balanced < 0 ||
-	    sc->weight_gpu_best_fit < 0 || sc->weight_gpu_frag < 0 ||
-	    (sc->weight_fit + sc->weight_balanced + sc->weight_gpu_best_fit +
-	     sc->weight_gpu_frag) * MAX_NODE_SCORE * SCORE_FINE > INT32_MAX / 4)
-		return 0;
-	k->n_pos = s->n_slots;
-	size_t n = k->n_pos ? k->n_pos : 1;
-	k->group = calloc(n, 1);
-	k->mask = calloc(n, sizeof(*k->mask));
-	size_t words = k->n_pos / 64 + 1;
-	k->member = calloc(words, sizeof(*k->member));
-	if (k->group == NULL || k->mask == NULL || k->member == NULL)
-		return -ENOMEM;
-	k->n_groups = 0;
-	for (uint32_t p = 0; p < k->n_feasible; p++) {
-		uint32_t slot = k->feasible[p];
-		k->member[slot / 64] |= UINT64_C(1) << (slot % 64);
-		int32_t t = k->taint_raw ? k->taint_raw[slot] : 0;
-		int32_t a = k->affinity_raw ? k->affinity_raw[slot] : 0;
-		unsigned g = 0;
-		while (g < k->n_groups && (k->group_taint[g] != t || k->group_aff[g] != a))
-			g++;
-		if (g == k->n_groups) {
-			if (g == CLASS_INDEX_MAX_GROUPS)
-				return 0; /* too many: the class scans */
-			k->group_taint[g] = t;
-			k->group_aff[g] = a;
-			k->n_groups++;
-		}
-		k->group[slot] = (uint8_t)g;
-	}
-	int rc = class_index_init(&k->ix, k->n_pos, k->n_groups ? k->n_groups : 1);
-	if (rc < 0)
-		return rc;
-	k->indexed = true;
-	k->bytes += n * (1 + sizeof(*k->mask)) + words * sizeof(*k->member) +
-		    class_index_bytes(&k->ix);
-	/* A class whose leaves read devices (whose scores may depend on
-	 * the fragmentation mix) evaluates its own. */
-	if (!k->plan.devices && (rc = shape_acquire(e, s, k)) < 0)
-		return rc;
-	index_rebuild(e, s, k);
-	return 0;
-}
+/* --- compiling, a bounded amount at a time ---------------------------------- */
 
-static struct eclass *class_compile(struct engine *e, const struct snapshot *s,
-				    const struct pod_spec *pod, uint64_t h)
+/* A new class for `pod` (hash h), its static results not read yet
+ * (PHASE_STATIC). NULL with errno ENOMEM. */
+static struct eclass *class_new(struct engine *e, const struct snapshot *s,
+				const struct pod_spec *pod, uint64_t h)
 {
 	struct eclass *k = calloc(1, sizeof(*k));
 	if (k == NULL)
@@ -1418,6 +1440,7 @@ static struct eclass *class_compile(struct engine *e, const struct snapshot *s,
 	k->hash = h;
 	k->spec = *pod;
 	k->spec.ns_name = 0;
+	k->n_pos = s->n_slots;
 	size_t n = s->n_slots ? s->n_slots : 1;
 	k->feasible = malloc(n * sizeof(*k->feasible));
 	k->static_diag = malloc(sizeof(*k->static_diag));
@@ -1430,33 +1453,245 @@ static struct eclass *class_compile(struct engine *e, const struct snapshot *s,
 	if (k->feasible == NULL || k->static_diag == NULL ||
 	    (aff && k->affinity_raw == NULL) || (taint && k->taint_raw == NULL)) {
 		class_free(e, k);
+		errno = ENOMEM;
 		return NULL;
 	}
 	leaf_plan_init(e, &k->plan, &k->spec);
 	diagnosis_reset(k->static_diag);
-	for (uint32_t i = 0; i < s->n_slots; i++) {
-		if (!s->present[i])
-			continue;
-		struct reason why;
-		if (!static_feasible(e, s, pod, i, &why)) {
-			diagnosis_add(k->static_diag, &why);
-			continue;
-		}
-		k->feasible[k->n_feasible++] = i;
-		struct candidate cd;
-		score_static(e, sc, aff, pod, &s->nodes[i], &cd);
-		if (aff)
-			k->affinity_raw[i] = (int32_t)cd.raw[SCORE_AFFINITY];
-		if (taint)
-			k->taint_raw[i] = (int32_t)cd.raw[SCORE_TAINT];
-	}
 	k->bytes = sizeof(*k) + sizeof(*k->static_diag) +
 		   n * (sizeof(uint32_t) + (aff ? 4 : 0) + (taint ? 4 : 0));
 	/* Not hot yet: the pod that compiles a class proves nothing about
 	 * the next; an index is built once a pod follows within `want`
 	 * changes (index_ready). */
 	k->last_use = LAST_USE_NEVER;
+	k->phase = PHASE_STATIC;
 	return k;
+}
+
+static void pending_push(struct engine *e, struct eclass *k)
+{
+	if (k->queued)
+		return;
+	k->queued = true;
+	k->next_pending = NULL;
+	if (e->pending_tail != NULL)
+		e->pending_tail->next_pending = k;
+	else
+		e->pending = k;
+	e->pending_tail = k;
+}
+
+/* Whether class k has nothing left to compile. */
+static bool class_settled(const struct eclass *k)
+{
+	return k->phase == PHASE_DONE || (k->phase == PHASE_SCAN && !k->want_index);
+}
+
+/* Its static results are in: its pods may scan it. */
+static void static_done(struct engine *e, struct eclass *k)
+{
+	k->phase = PHASE_SCAN;
+	k->cursor = 0;
+	/* Now a first-sight pod that differs only in requests may scan it. */
+	e->by_static[pod_static_hash(&k->spec) & (STATIC_SLOTS - 1)] = k;
+}
+
+/* Static filters and scores of slots from k->cursor, within *budget. */
+static void work_static(struct engine *e, const struct snapshot *s, struct eclass *k,
+			int64_t *budget)
+{
+	const struct score_config *sc = sc_of(e, &k->spec);
+	for (; k->cursor < k->n_pos && *budget > 0; k->cursor++) {
+		*budget -= COST_STATIC;
+		static_slot(&e->ctx, sc, s, &k->spec, k->cursor, k->feasible, &k->n_feasible,
+			    k->affinity_raw, k->taint_raw, k->static_diag);
+	}
+	if (k->cursor < k->n_pos)
+		return;
+	static_done(e, k);
+}
+
+/* Adds `bytes` to the class and to the cache. */
+static void class_grew(struct engine *e, struct eclass *k, size_t bytes)
+{
+	k->bytes += bytes;
+	e->class_bytes += bytes;
+}
+
+/* Starts the index: whether the profile's weights keep d in an int32, and
+ * the per-slot arrays. Returns 0 (k->phase DONE when refused) or -ENOMEM. */
+static int index_begin(struct engine *e, struct eclass *k)
+{
+	const struct score_config *sc = sc_of(e, &k->spec);
+	/* d must fit an int32 with room: weights are small in practice. */
+	if (sc->weight_fit < 0 || sc->weight_balanced < 0 ||
+	    sc->weight_gpu_best_fit < 0 || sc->weight_gpu_frag < 0 ||
+	    (sc->weight_fit + sc->weight_balanced + sc->weight_gpu_best_fit +
+	     sc->weight_gpu_frag) * MAX_NODE_SCORE * SCORE_FINE > INT32_MAX / 4) {
+		k->phase = PHASE_DONE;
+		return 0;
+	}
+	size_t n = k->n_pos ? k->n_pos : 1;
+	size_t words = k->n_pos / 64 + 1;
+	k->group = calloc(n, 1);
+	k->mask = calloc(n, sizeof(*k->mask));
+	k->member = calloc(words, sizeof(*k->member));
+	if (k->group == NULL || k->mask == NULL || k->member == NULL)
+		return -ENOMEM;
+	class_grew(e, k, n * (1 + sizeof(*k->mask)) + words * sizeof(*k->member));
+	k->n_groups = 0;
+	k->cursor = 0;
+	k->phase = PHASE_GROUPS;
+	return 0;
+}
+
+/* Members and groups (nodes with the same static raw scores) of the
+ * feasible slots from k->cursor; past CLASS_INDEX_MAX_GROUPS the class is
+ * refused an index and scans. Then the index and, for a class whose
+ * leaves read no devices, its shape. */
+static int work_groups(struct engine *e, const struct snapshot *s, struct eclass *k,
+		       int64_t *budget)
+{
+	for (; k->cursor < k->n_feasible && *budget > 0; k->cursor++) {
+		uint32_t slot = k->feasible[k->cursor];
+		*budget -= COST_GROUP;
+		k->member[slot / 64] |= UINT64_C(1) << (slot % 64);
+		int32_t t = k->taint_raw ? k->taint_raw[slot] : 0;
+		int32_t a = k->affinity_raw ? k->affinity_raw[slot] : 0;
+		unsigned g = 0;
+		while (g < k->n_groups && (k->group_taint[g] != t || k->group_aff[g] != a))
+			g++;
+		if (g == k->n_groups) {
+			if (g == CLASS_INDEX_MAX_GROUPS) {
+				k->phase = PHASE_DONE; /* too many: the class scans */
+				return 0;
+			}
+			k->group_taint[g] = t;
+			k->group_aff[g] = a;
+			k->n_groups++;
+		}
+		k->group[slot] = (uint8_t)g;
+	}
+	if (k->cursor < k->n_feasible)
+		return 0;
+	int rc = class_index_init(&k->ix, k->n_pos, k->n_groups ? k->n_groups : 1);
+	if (rc < 0)
+		return rc;
+	class_grew(e, k, class_index_bytes(&k->ix));
+	k->cursor = 0;
+	/* A class whose leaves read devices (whose scores may depend on the
+	 * fragmentation mix) evaluates its own. */
+	if (k->plan.devices) {
+		k->phase = PHASE_FILL;
+		k->log_pos = index_head(e, k);
+		k->mix_epoch = e->mix.epoch;
+		index_counts_reset(k);
+		return 0;
+	}
+	if ((rc = shape_attach(e, s, k)) < 0)
+		return rc;
+	k->phase = PHASE_SHAPE;
+	return 0;
+}
+
+/* The shape evaluates the class's slots it did not hold, 64 at a time. */
+static void work_shape(struct engine *e, const struct snapshot *s, struct eclass *k,
+		       int64_t *budget)
+{
+	struct shape *sh = k->shape;
+	size_t words = k->n_pos / 64 + 1;
+	for (; k->cursor < words && *budget > 0; k->cursor++)
+		*budget -= COST_EVAL * shape_add_word(e, s, sh, k->member, k->cursor);
+	if (k->cursor < words)
+		return;
+	/* The leaves come from the shape's results as they are now; what
+	 * changes while they are copied is in its ring after here. */
+	shape_sync(e, s, sh);
+	k->shape_pos = sh->head;
+	k->shape_epoch = sh->epoch;
+	k->mix_epoch = e->mix.epoch;
+	index_counts_reset(k);
+	k->cursor = 0;
+	k->phase = PHASE_FILL;
+}
+
+/* The leaves of the feasible slots from k->cursor: the shape's results,
+ * or the class's own (a change logged while they are read is read again
+ * by the next index_sync, from k->log_pos). */
+static void work_fill(struct engine *e, const struct snapshot *s, struct eclass *k,
+		      int64_t *budget)
+{
+	bool own = !from_shape(k);
+	for (; k->cursor < k->n_feasible && *budget > 0; k->cursor++) {
+		uint32_t slot = k->feasible[k->cursor], m;
+		int64_t d = 0;
+		if (own) {
+			*budget -= COST_EVAL;
+			m = leaf_eval(e, s, &k->plan, k->ix_ip, slot, &d);
+		} else {
+			*budget -= COST_FILL;
+			m = k->shape->mask[slot];
+			d = k->shape->d[slot];
+		}
+		k->mask[slot] = m;
+		mask_count(k, m, +1);
+		class_index_set_leaf(&k->ix, slot, k->group[slot], m == 0, (int32_t)d);
+	}
+	if (k->cursor < k->n_feasible)
+		return;
+	class_index_build(&k->ix);
+	k->indexed = true;
+	k->phase = PHASE_DONE;
+	e->stats.index_rebuilds++;
+}
+
+/* Compiles class k within *budget (lowered by what it spent). Returns 0 or
+ * -ENOMEM. */
+static int class_work(struct engine *e, const struct snapshot *s, struct eclass *k,
+		      int64_t *budget)
+{
+	int rc = 0;
+	while (rc == 0 && *budget > 0 && !class_settled(k)) {
+		switch ((enum class_phase)k->phase) {
+		case PHASE_STATIC:
+			work_static(e, s, k, budget);
+			break;
+		case PHASE_SCAN:
+			rc = index_begin(e, k);
+			break;
+		case PHASE_GROUPS:
+			rc = work_groups(e, s, k, budget);
+			break;
+		case PHASE_SHAPE:
+			work_shape(e, s, k, budget);
+			break;
+		case PHASE_FILL:
+			work_fill(e, s, k, budget);
+			break;
+		case PHASE_DONE:
+			break;
+		}
+	}
+	return rc;
+}
+
+/* Spends `budget` on the queue of classes being compiled, first come
+ * first served. Returns 0 or -ENOMEM. */
+static int engine_work(struct engine *e, const struct snapshot *s, int64_t budget)
+{
+	while (budget > 0 && e->pending != NULL) {
+		struct eclass *k = e->pending;
+		int rc = class_work(e, s, k, &budget);
+		if (rc < 0)
+			return rc;
+		if (class_settled(k)) {
+			k->queued = false;
+			e->pending = k->next_pending;
+			if (e->pending == NULL)
+				e->pending_tail = NULL;
+		}
+	}
+	return 0;
 }
 
 static void class_insert(struct engine *e, struct eclass *k)
@@ -1466,7 +1701,8 @@ static void class_insert(struct engine *e, struct eclass *k)
 		i = (i + 1) & e->table_mask;
 	e->table[i] = k;
 	e->n_classes++;
-	e->by_static[pod_static_hash(&k->spec) & (STATIC_SLOTS - 1)] = k;
+	if (k->phase != PHASE_STATIC)
+		e->by_static[pod_static_hash(&k->spec) & (STATIC_SLOTS - 1)] = k;
 }
 
 /* Frees every class without an index, keeping the hot ones. */
@@ -1483,7 +1719,7 @@ static void evict_cold(struct engine *e)
 		e->table[i] = NULL;
 		if (k == NULL)
 			continue;
-		if (k->indexed) {
+		if (k->indexed || k->want_index) {
 			hot[m++] = k;
 		} else {
 			e->class_bytes -= k->bytes;
@@ -1492,37 +1728,22 @@ static void evict_cold(struct engine *e)
 	}
 	memset(e->by_static, 0, sizeof(e->by_static));
 	e->n_classes = 0;
-	for (uint32_t j = 0; j < m; j++)
+	e->pending = e->pending_tail = NULL;
+	for (uint32_t j = 0; j < m; j++) {
 		class_insert(e, hot[j]);
+		if (hot[j]->queued) {
+			hot[j]->queued = false;
+			pending_push(e, hot[j]);
+		}
+	}
 	free(hot);
 	e->stats.class_evictions++;
 }
 
-/* The pod's class, compiled if needed. Sets *first_sight and returns NULL
- * the first time a spec is seen (the caller scans without a class). */
-static struct eclass *class_get(struct engine *e, const struct snapshot *s,
-				const struct pod_spec *pod, bool *first_sight)
+/* Adds class k to the cache, within its memory budget. Returns 0, or
+ * -ENOMEM (k is freed). */
+static int class_add(struct engine *e, struct eclass *k)
 {
-	*first_sight = false;
-	uint64_t h = pod_class_hash(pod);
-	uint32_t i = (uint32_t)h & e->table_mask;
-	for (; e->table[i] != NULL; i = (i + 1) & e->table_mask) {
-		struct eclass *k = e->table[i];
-		if (k->hash == h && pod_class_equal(&k->spec, pod)) {
-			e->stats.class_hits++;
-			return k;
-		}
-	}
-	uint64_t *seen = &e->seen[h & (SEEN_SLOTS - 1)];
-	if (*seen != h) {
-		*seen = h;
-		*first_sight = true;
-		return NULL;
-	}
-	e->stats.class_misses++;
-	struct eclass *k = class_compile(e, s, pod, h);
-	if (k == NULL)
-		return NULL;
 	/* Over the memory budget: drop the cold classes (no index), which
 	 * cost only a scan to compile again; if that is not enough, start
 	 * over rather than evict one by one. */
@@ -1530,14 +1751,60 @@ static struct eclass *class_get(struct engine *e, const struct snapshot *s,
 		evict_cold(e);
 	if (e->class_bytes + k->bytes > e->class_bytes_max) {
 		flush_classes(e);
-		*seen = h;
 	} else if ((e->n_classes + 1) * 2 > e->table_mask + 1 && grow_classes(e) < 0) {
 		class_free(e, k);
-		return NULL;
+		return -ENOMEM;
 	}
 	class_insert(e, k);
 	e->class_bytes += k->bytes;
-	return k;
+	return 0;
+}
+
+static struct eclass *class_find(struct engine *e, const struct pod_spec *pod,
+				 uint64_t h)
+{
+	for (uint32_t i = (uint32_t)h & e->table_mask; e->table[i] != NULL;
+	     i = (i + 1) & e->table_mask) {
+		struct eclass *k = e->table[i];
+		if (k->hash == h && pod_class_equal(&k->spec, pod))
+			return k;
+	}
+	return NULL;
+}
+
+/* The pod's class once its static results are in. Sets *first_sight and
+ * returns NULL the first time a spec is seen (the caller scans without a
+ * class), and while its class is still being compiled (the second sight
+ * queues it; pods give the queue a budget, engine_place). NULL without
+ * *first_sight: out of memory. */
+static struct eclass *class_get(struct engine *e, const struct snapshot *s,
+				const struct pod_spec *pod, bool *first_sight)
+{
+	*first_sight = false;
+	uint64_t h = pod_class_hash(pod);
+	struct eclass *k = class_find(e, pod, h);
+	if (k != NULL) {
+		if (k->phase == PHASE_STATIC) {
+			*first_sight = true;
+			return NULL;
+		}
+		e->stats.class_hits++;
+		return k;
+	}
+	uint64_t *seen = &e->seen[h & (SEEN_SLOTS - 1)];
+	*first_sight = true;
+	if (*seen != h) {
+		*seen = h;
+		return NULL;
+	}
+	e->stats.class_misses++;
+	k = class_new(e, s, pod, h);
+	if (k == NULL || class_add(e, k) < 0) {
+		*first_sight = false;
+		return NULL;
+	}
+	pending_push(e, k);
+	return NULL;
 }
 
 static void shard_refresh(struct engine *e, const struct snapshot *s, uint32_t sh)
@@ -1857,18 +2124,27 @@ static int index_ready(struct engine *e, const struct snapshot *s,
 	uint64_t head = ledger_changes_head(e->ledger);
 	bool hot = k->last_use != LAST_USE_NEVER && head - k->last_use <= want;
 	k->last_use = head;
-	if (!hot)
+	if (!hot && !k->want_index)
 		return 0;
+	if (!k->want_index) {
+		k->want_index = true;
+		pending_push(e, k);
+	}
 	uint64_t builds = ip_index ? interpod_view_builds(k->ipv) : 0;
-	if (!k->index_tried) {
-		k->index_tried = true;
-		k->ix_ip = ip_index;
+	if (k->phase != PHASE_DONE) {
+		/* Leaves that hold the inter-pod filter read e->ip, which holds
+		 * this pod's PreFilter now only: built at once, as rare as
+		 * pods under inter-pod rules are. Others are built a budget at
+		 * a time (engine_work); until then the class scans. */
+		if (!ip_index)
+			return 0;
+		int64_t all = INT64_MAX;
+		int rc = class_work(e, s, k, &all);
+		if (rc < 0)
+			return rc;
 		k->ix_builds = builds;
-		size_t before = k->bytes;
-		if (index_compile(e, s, k) < 0)
-			return -ENOMEM;
-		e->class_bytes += k->bytes - before;
-	} else if (k->indexed && (k->ix_ip != ip_index || k->ix_builds != builds)) {
+	}
+	if (k->indexed && (k->ix_ip != ip_index || k->ix_builds != builds)) {
 		k->ix_ip = ip_index;
 		k->ix_builds = builds;
 		index_rebuild(e, s, k);
@@ -2035,7 +2311,128 @@ int engine_place(struct engine *e, const struct pod_spec *pod, uint64_t seq,
 		       : place_fast(e, s, pod, seq, out);
 	if (rc == 0)
 		assign_devices(e, s, pod, out);
+	/* Then a bounded share of the compiles waiting (the pod's answer is
+	 * made; this only delays its delivery, by a bounded amount). */
+	if (rc == 0 && e->pending != NULL)
+		rc = engine_work(e, s, (int64_t)e->pod_budget);
 	return rc;
+}
+
+struct class_static {
+	uint64_t generation;    /* of the snapshot it was read from */
+	uint32_t n_slots;
+	uint32_t n_feasible;
+	uint32_t *feasible;     /* [n_slots] */
+	int32_t *affinity_raw;  /* [n_slots] or NULL when not scored */
+	int32_t *taint_raw;     /* [n_slots] or NULL when not scored */
+	struct diagnosis diag;
+};
+
+void engine_static_free(struct class_static *cs)
+{
+	if (cs == NULL)
+		return;
+	free(cs->feasible);
+	free(cs->affinity_raw);
+	free(cs->taint_raw);
+	free(cs);
+}
+
+struct class_static *engine_static_compile(const struct snapshot *s,
+					   const struct plugin_ctx *ctx,
+					   const struct sched_config *cfg,
+					   const struct pod_spec *pod)
+{
+	if (pod->profile >= cfg->n_profiles) {
+		errno = EINVAL;
+		return NULL;
+	}
+	const struct score_config *sc = &cfg->profiles[pod->profile].score;
+	struct class_static *cs = calloc(1, sizeof(*cs));
+	if (cs == NULL)
+		return NULL;
+	size_t n = s->n_slots ? s->n_slots : 1;
+	cs->generation = s->generation;
+	cs->n_slots = s->n_slots;
+	cs->feasible = malloc(n * sizeof(*cs->feasible));
+	if (affinity_scored(sc, pod))
+		cs->affinity_raw = calloc(n, sizeof(*cs->affinity_raw));
+	if (sc->weight_taint > 0)
+		cs->taint_raw = calloc(n, sizeof(*cs->taint_raw));
+	if (cs->feasible == NULL || (affinity_scored(sc, pod) && cs->affinity_raw == NULL) ||
+	    (sc->weight_taint > 0 && cs->taint_raw == NULL)) {
+		engine_static_free(cs);
+		errno = ENOMEM;
+		return NULL;
+	}
+	diagnosis_reset(&cs->diag);
+	for (uint32_t i = 0; i < s->n_slots; i++)
+		static_slot(ctx, sc, s, pod, i, cs->feasible, &cs->n_feasible,
+			    cs->affinity_raw, cs->taint_raw, &cs->diag);
+	return cs;
+}
+
+/* Class k (new, PHASE_STATIC) takes static results read elsewhere for the
+ * same snapshot: they are what work_static would find. */
+static void class_adopt(struct engine *e, struct eclass *k, const struct class_static *cs)
+{
+	size_t n = k->n_pos;
+	k->n_feasible = cs->n_feasible;
+	memcpy(k->feasible, cs->feasible, cs->n_feasible * sizeof(*k->feasible));
+	if (k->affinity_raw != NULL && cs->affinity_raw != NULL)
+		memcpy(k->affinity_raw, cs->affinity_raw, n * sizeof(*k->affinity_raw));
+	if (k->taint_raw != NULL && cs->taint_raw != NULL)
+		memcpy(k->taint_raw, cs->taint_raw, n * sizeof(*k->taint_raw));
+	*k->static_diag = cs->diag;
+	k->cursor = k->n_pos;
+	static_done(e, k);
+	e->stats.static_adopted++;
+}
+
+int engine_prepare(struct engine *e, const struct pod_spec *pod,
+		   const struct class_static *cs)
+{
+	if (!profile_ok(e, pod))
+		return -EINVAL;
+	const struct snapshot *s = cluster_snapshot(e->cluster);
+	if (sync_generation(e, s) < 0)
+		return -ENOMEM;
+	uint64_t h = pod_class_hash(pod);
+	struct eclass *k = class_find(e, pod, h);
+	if (k == NULL) {
+		k = class_new(e, s, pod, h);
+		if (k == NULL || class_add(e, k) < 0)
+			return -ENOMEM;
+	}
+	/* Read for this snapshot, with this class's scores: taken as they
+	 * are (a node event since: compiled here, a budget at a time). */
+	if (cs != NULL && k->phase == PHASE_STATIC && k->cursor == 0 &&
+	    cs->generation == s->generation && cs->n_slots == k->n_pos &&
+	    (cs->affinity_raw != NULL) == (k->affinity_raw != NULL) &&
+	    (cs->taint_raw != NULL) == (k->taint_raw != NULL))
+		class_adopt(e, k, cs);
+	if (!k->want_index) {
+		k->want_index = true;
+		e->stats.prepared++;
+	}
+	if (!class_settled(k))
+		pending_push(e, k);
+	return 0;
+}
+
+bool engine_idle(struct engine *e)
+{
+	if (e->pending == NULL)
+		return false;
+	const struct snapshot *s = cluster_snapshot(e->cluster);
+	if (sync_generation(e, s) < 0 || engine_work(e, s, ENGINE_IDLE_BUDGET) < 0)
+		return false;
+	return e->pending != NULL;
+}
+
+void engine_set_compile_budget(struct engine *e, uint64_t per_pod)
+{
+	e->pod_budget = per_pod > INT64_MAX ? INT64_MAX : per_pod;
 }
 
 bool engine_interpod_applies(struct engine *e, const struct pod_spec *pod)

@@ -451,7 +451,8 @@ static void check_same(struct engine *e, const struct pod_spec *pod, uint64_t se
 static void run_case(uint64_t case_no, uint64_t *placed, uint64_t *unschedulable,
 		     uint64_t *indexed, uint64_t *index_updates,
 		     uint64_t *static_reuses, uint64_t *evictions, uint64_t *viewed,
-		     uint64_t *node_local, uint64_t *leaf_scans, uint64_t *shared)
+		     uint64_t *node_local, uint64_t *leaf_scans, uint64_t *shared,
+		     uint64_t *prepared, uint64_t *adopted)
 {
 	rng_state = case_no * UINT64_C(0x2545f4914f6cdd1d) + 7;
 	struct world w;
@@ -517,6 +518,24 @@ static void run_case(uint64_t case_no, uint64_t *placed, uint64_t *unschedulable
 	} *held = malloc(32 * sizeof(*held));
 	assert_non_null(held);
 	unsigned n_held = 0;
+	/* Compiles: at once in half the cases (every class ready when its
+	 * pods need it), else a bounded budget per pod (none at all now and
+	 * then) and idle calls between pods; and the replicas' classes
+	 * prepared up front (as a registered template's) in some. */
+	bool at_once = chance(50);
+	engine_set_compile_budget(e, at_once ? UINT64_MAX
+				  : chance(20) ? 0 : 1000 + below(60000));
+	if (!at_once && chance(50))
+		for (unsigned r = 0; r < 3; r++) {
+			/* Static results read elsewhere, as the control thread
+			 * reads a registered template's, half the time. */
+			struct class_static *cs = chance(50)
+				? engine_static_compile(cluster_snapshot(c), &w.ctx,
+							&cfg, &replica[r])
+				: NULL;
+			assert_int_equal(engine_prepare(e, &replica[r], cs), 0);
+			engine_static_free(cs);
+		}
 	unsigned pods = 4 + below(28);
 	/* Half the cases change nodes rarely, so classes live long enough to
 	 * be indexed and their indexes to follow many commits. */
@@ -588,6 +607,8 @@ static void run_case(uint64_t case_no, uint64_t *placed, uint64_t *unschedulable
 			assert_int_equal(cluster_apply(c, &x, 1, err, sizeof(err)), 0);
 			n_held = 0; /* a removed node's use is gone with it */
 		}
+		if (!at_once && chance(20))
+			(void)engine_idle(e);
 		urcu_qsbr_quiescent_state();
 	}
 	struct engine_stats st;
@@ -600,6 +621,8 @@ static void run_case(uint64_t case_no, uint64_t *placed, uint64_t *unschedulable
 	*node_local += st.interpod_node_local;
 	*leaf_scans += st.interpod_leaf_scans;
 	*shared += st.shape_shares;
+	*prepared += st.prepared;
+	*adopted += st.static_adopted;
 	free(held);
 	engine_destroy(other);
 	engine_destroy(e);
@@ -616,10 +639,11 @@ static void test_fast_path_equals_reference(void **state)
 		cases = strtoull(env, NULL, 10);
 	uint64_t placed = 0, unschedulable = 0, indexed = 0, updates = 0, reuses = 0;
 	uint64_t evictions = 0, viewed = 0, node_local = 0, leaf_scans = 0;
-	uint64_t shared = 0;
+	uint64_t shared = 0, prepared = 0, adopted = 0;
 	for (uint64_t i = 0; i < cases; i++)
 		run_case(i, &placed, &unschedulable, &indexed, &updates, &reuses,
-			 &evictions, &viewed, &node_local, &leaf_scans, &shared);
+			 &evictions, &viewed, &node_local, &leaf_scans, &shared,
+			 &prepared, &adopted);
 	print_message("%" PRIu64 " random cases: %" PRIu64 " pods placed and %"
 		      PRIu64 " unschedulable, identically by both paths (%" PRIu64
 		      " through class indexes, %" PRIu64 " index leaf updates, %" PRIu64
@@ -627,9 +651,11 @@ static void test_fast_path_equals_reference(void **state)
 		      " evictions of cold classes, %" PRIu64 " under inter-pod rules"
 		      " through a class's view, %" PRIu64 " of them with node-local"
 		      " rules, %" PRIu64 " scanned over a class index's leaves; %" PRIu64
-		      " classes shared a request shape's results)\n",
+		      " classes shared a request shape's results, %" PRIu64
+		      " prepared as templates, %" PRIu64 " of them with static results"
+		      " read elsewhere)\n",
 		      cases, placed, unschedulable, indexed, updates, reuses, evictions,
-		      viewed, node_local, leaf_scans, shared);
+		      viewed, node_local, leaf_scans, shared, prepared, adopted);
 	print_message("of them %" PRIu64 " of a second or third profile, %" PRIu64
 		      " scored by RequestedToCapacityRatio, %" PRIu64 " under a "
 		      "profile's added node affinity\n", met.other_profile, met.rtcr,
@@ -643,9 +669,12 @@ static void test_fast_path_equals_reference(void **state)
 	assert_true(reuses > cases / 10);
 	assert_true(evictions > cases / 100);
 	assert_true(viewed > cases / 2);
-	assert_true(node_local > cases / 10);
+	/* (Fewer since half the cases compile classes a budget at a time.) */
+	assert_true(node_local > cases / 20);
 	assert_true(leaf_scans > cases / 10);
 	assert_true(shared > cases / 10);
+	assert_true(prepared > cases / 2);
+	assert_true(adopted > cases / 5);
 	assert_true(met.other_profile > cases / 2);
 	assert_true(met.rtcr > cases);
 	assert_true(met.added > cases / 2);
