@@ -42,8 +42,6 @@
 
 #define MAX_PRODUCERS 64
 #define BATCH 256
-#define HIST_SUB ENGINE_RUN_HIST_SUB
-#define HIST_BUCKETS ENGINE_RUN_HIST_BUCKETS
 #define LATE_NS 1000000u
 
 struct producer_report {
@@ -75,43 +73,19 @@ struct shared {
 	struct producer_report noisy;
 };
 
-static unsigned bucket_of(uint64_t ns)
-{
-	if (ns < HIST_SUB)
-		return (unsigned)ns;
-	unsigned log2 = 63u - (unsigned)__builtin_clzll(ns);
-	unsigned sub = (unsigned)((ns >> (log2 - 4)) & (HIST_SUB - 1));
-	return log2 * HIST_SUB + sub;
-}
-
 double engine_run_bucket_ns(unsigned b)
 {
-	if (b < HIST_SUB)
-		return b;
-	unsigned log2 = b / HIST_SUB, sub = b % HIST_SUB;
-	return (double)(UINT64_C(1) << log2) * (1.0 + (sub + 0.5) / HIST_SUB);
+	return hist_bucket_ns(b);
 }
 
 double engine_run_bucket_upper_ns(unsigned b)
 {
-	if (b < HIST_SUB)
-		return b + 1;
-	unsigned log2 = b / HIST_SUB, sub = b % HIST_SUB;
-	return (double)(UINT64_C(1) << log2) * (1.0 + (sub + 1.0) / HIST_SUB);
+	return hist_bucket_upper_ns(b);
 }
 
 double engine_run_percentile_us(const uint64_t *hist, double q)
 {
-	uint64_t total = 0, seen = 0;
-	for (unsigned b = 0; b < HIST_BUCKETS; b++)
-		total += hist[b];
-	uint64_t want = (uint64_t)(q * (double)total);
-	for (unsigned b = 0; b < HIST_BUCKETS; b++) {
-		seen += hist[b];
-		if (seen > want)
-			return engine_run_bucket_ns(b) / 1000.0;
-	}
-	return 0;
+	return hist_percentile_ns(hist, q) / 1000.0;
 }
 
 __attribute__((format(printf, 2, 3)))
@@ -248,7 +222,7 @@ static void producer(const struct engine_run_config *cfg, struct shared *sh,
 				? start + (uint64_t)((double)res[i].cookie * ns_per_pod)
 				: res[i].submit_ns;
 			uint64_t lat = res[i].complete_ns > from ? res[i].complete_ns - from : 0;
-			r->hist[bucket_of(lat)]++;
+			r->hist[hist_bucket(lat)]++;
 		}
 		if (got > 0) {
 			answered += (unsigned)got;
@@ -559,6 +533,15 @@ int engine_run(const struct engine_run_config *cfg, struct engine_run_result *ou
 	}
 	if (d != NULL) {
 		out->overcommits = daemon_overcommits(d);
+		daemon_service_hist(d, out->service_hist);
+		out->service_p50_us = engine_run_percentile_us(out->service_hist, 0.5);
+		out->service_p99_us = engine_run_percentile_us(out->service_hist, 0.99);
+		out->service_p999_us = engine_run_percentile_us(out->service_hist, 0.999);
+		for (unsigned b = 0; b < HIST_BUCKETS; b++) {
+			out->service_ns += (double)out->service_hist[b] * hist_bucket_ns(b);
+			if (hist_bucket_ns(b) > 1e6)
+				out->service_over_1ms += out->service_hist[b];
+		}
 		struct daemon_stats ds;
 		daemon_stop(d, 5000, &ds);
 		out->conflicts = ds.conflicts;

@@ -82,6 +82,11 @@ void report_table(FILE *to, const struct bench_report *r)
 		e->cancelled, e->conflicts, e->overcommits);
 	fprintf(to, "              closed loop, submit to answer: p50 %.0f us, p99 "
 		"%.0f us (queueing included)\n", e->p50_us, e->p99_us);
+	if (e->service_p50_us > 0)
+		fprintf(to, "              service time in the worker: p50 %.2f us, p99 "
+			"%.2f us, p99.9 %.2f us, %" PRIu64 " pods over 1 ms\n",
+			e->service_p50_us, e->service_p99_us, e->service_p999_us,
+			e->service_over_1ms);
 	if (r->have_latency) {
 		const struct engine_run_result *l = &r->latency;
 		fprintf(to, "  latency     open loop at %.0f pods/s (%s), achieved %.0f/s "
@@ -90,6 +95,10 @@ void report_table(FILE *to, const struct bench_report *r)
 			" (%" PRIu64 " pods submitted over 1 ms late)\n", l->rate,
 			r->latency_rate_from, l->achieved_rate, l->pods, l->p50_us,
 			l->p90_us, l->p99_us, l->p999_us, l->late_submits);
+		if (l->service_p50_us > 0)
+			fprintf(to, "              service time in the worker: p50 %.2f us, "
+				"p99 %.2f us, p99.9 %.2f us\n", l->service_p50_us,
+				l->service_p99_us, l->service_p999_us);
 	} else {
 		fprintf(to, "  latency     not measured (--no-latency)\n");
 	}
@@ -176,10 +185,14 @@ static void json_engine(FILE *to, const struct engine_run_result *e)
 		PRIu64 ",\"cancelled\":%" PRIu64 ",\"conflicts\":%" PRIu64
 		",\"overcommits\":%" PRIu64 ",\"workers\":%u,\"nodes\":%u,"
 		"\"p50_us\":%.1f,\"p90_us\":%.1f,\"p99_us\":%.1f,\"p999_us\":%.1f,"
-		"\"latency\":\"closed loop: includes queueing\"}", e->wall_s, e->pods,
+		"\"latency\":\"closed loop: includes queueing\","
+		"\"service_p50_us\":%.2f,\"service_p99_us\":%.2f,"
+		"\"service_p999_us\":%.2f,\"service_over_1ms\":%" PRIu64 "}",
+		e->wall_s, e->pods,
 		e->answered, e->placed, e->unschedulable, e->rejected, e->cancelled,
 		e->conflicts, e->overcommits, e->workers, e->nodes, e->p50_us,
-		e->p90_us, e->p99_us, e->p999_us);
+		e->p90_us, e->p99_us, e->p999_us, e->service_p50_us, e->service_p99_us,
+		e->service_p999_us, e->service_over_1ms);
 }
 
 static void json_reference(FILE *to, const struct reference_result *f)

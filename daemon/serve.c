@@ -36,6 +36,10 @@ struct serve {
 	int cancel; /* __atomic, relaxed: a mode switch read once per pod */
 	struct persist *persist; /* NULL: no durable store */
 	uint64_t *store_seq;     /* [workers]: the burst's last store op */
+	/* [workers]: each pod's service time on its worker (decode, place,
+	 * commit, answer), each worker's own (stat_inc); process-private, so
+	 * not in the state region's worker stats. */
+	uint64_t (*service)[HIST_BUCKETS];
 };
 
 struct serve *serve_create(struct producers *p, struct placements *placements,
@@ -52,14 +56,30 @@ struct serve *serve_create(struct producers *p, struct placements *placements,
 	s->engines = engines;
 	s->stats = stats;
 	s->workers = workers;
+	s->service = calloc(workers ? workers : 1, sizeof(*s->service));
+	if (s->service == NULL) {
+		free(s);
+		return NULL;
+	}
 	return s;
 }
 
 void serve_destroy(struct serve *s)
 {
-	if (s != NULL)
+	if (s != NULL) {
 		free(s->store_seq);
+		free(s->service);
+	}
 	free(s);
+}
+
+void serve_service_hist(const struct serve *s, uint64_t out[HIST_BUCKETS])
+{
+	for (unsigned b = 0; b < HIST_BUCKETS; b++)
+		out[b] = 0;
+	for (unsigned w = 0; w < s->workers; w++)
+		for (unsigned b = 0; b < HIST_BUCKETS; b++)
+			out[b] += stat_read(&s->service[w][b]);
 }
 
 int serve_set_persist(struct serve *s, struct persist *p)
@@ -194,7 +214,7 @@ static unsigned serve_producer(struct serve *s, unsigned w, struct producer *pr)
 			pr->deficit_ns = 0; /* idle: no credit kept */
 		return 0;
 	}
-	uint64_t t0 = now_ns();
+	uint64_t t0 = now_ns(), t = t0;
 	unsigned k = 0;
 	for (unsigned i = 0; i < (unsigned)n; i++) {
 		if (h[i] >= pr->region.n_slots) {
@@ -202,9 +222,14 @@ static unsigned serve_producer(struct serve *s, unsigned w, struct producer *pr)
 			continue;
 		}
 		answer(s, w, pr, &pr->region.slots[h[i]]);
+		/* One clock read per pod: its service time ends where the
+		 * next one's begins. */
+		uint64_t t1 = now_ns();
+		stat_inc(&s->service[w][hist_bucket(t1 - t)]);
+		t = t1;
 		h[k++] = h[i];
 	}
-	uint64_t spent = now_ns() - t0;
+	uint64_t spent = t - t0;
 	pr->deficit_ns -= (int64_t)spent;
 	/* The cost per pod, smoothed over the last few bursts. */
 	uint64_t per_pod = spent / (unsigned)n;
