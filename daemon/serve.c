@@ -271,7 +271,10 @@ unsigned serve_poll(void *arg, unsigned worker, void *scratch)
 	struct serve *s = arg;
 	(void)scratch;
 	unsigned done = 0;
-	for (uint32_t i = worker; i < PRODUCERS_MAX; i += s->workers) {
+	/* Only the indices that may hold a producer: no idle look at every
+	 * slot of the table per poll. */
+	uint32_t end = producers_bound(s->producers);
+	for (uint32_t i = worker; i < end; i += s->workers) {
 		struct producer *pr = producers_get(s->producers, i);
 		if (pr != NULL) {
 			serve_prepare(s, worker, pr);

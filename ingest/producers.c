@@ -65,6 +65,7 @@ struct producers {
 	const struct plugin_ctx *ctx;
 	uint32_t slots;
 	struct producer *table[PRODUCERS_MAX];
+	uint32_t bound; /* indices in use are below it (relaxed; see handle_register) */
 	int accepting;
 	uint64_t registered, gone, faulted;
 };
@@ -133,6 +134,12 @@ void producers_stop_accepting(struct producers *p)
 {
 	/* Relaxed: a flag read at the next connection. */
 	__atomic_store_n(&p->accepting, 0, __ATOMIC_RELAXED);
+}
+
+uint32_t producers_bound(const struct producers *p)
+{
+	/* Relaxed: see handle_register(). */
+	return __atomic_load_n(&p->bound, __ATOMIC_RELAXED);
 }
 
 struct producer *producers_get(struct producers *p, uint32_t i)
@@ -317,6 +324,11 @@ static void handle_register(struct producers *p, enum producer_role role,
 	/* Release, partner of the acquire in producers_get(): workers see a
 	 * filled producer. */
 	__atomic_store_n(&p->table[i], pr, __ATOMIC_RELEASE);
+	/* Relaxed: a bound on the indices workers look at, never below one in
+	 * use; the entry itself is published by the release above. A worker
+	 * that reads an old bound misses the new producer for one poll. */
+	if (i + 1 > p->bound)
+		__atomic_store_n(&p->bound, i + 1, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&p->registered, 1, __ATOMIC_RELAXED);
 	log_msg(LOG_LEVEL_INFO, "producer %u registered (%s connection %llu, uid %u, "
 		"name \"%s\", %u slots)", i, role == ROLE_ADMIN ? "admin" : "producer",

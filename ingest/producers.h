@@ -133,6 +133,11 @@ void producers_on_disconnect(void *arg, uint64_t conn);
 /* New producers are refused from now on (shutdown). Any thread. */
 void producers_stop_accepting(struct producers *p);
 
+/* Worker side: the table indices that may hold a producer are below this
+ * (it only grows; a producer registered a moment ago may lie past what a
+ * worker read, for one poll). */
+uint32_t producers_bound(const struct producers *p);
+
 /* Worker side: the producer at table index `i` (< PRODUCERS_MAX), or NULL.
  * Valid until the caller's next quiescent state. */
 struct producer *producers_get(struct producers *p, uint32_t i);

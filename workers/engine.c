@@ -682,6 +682,52 @@ static void select_best(struct engine *e, const struct pod_spec *pod, uint32_t n
 	out->feasible = n;
 }
 
+/* select_best() when the inter-pod scores are off and nobody explains:
+ * the same normalising (score_normalize: maxima from 0, TaintToleration
+ * reversed), totals and draw, in three passes over the candidates. */
+static void select_plain(struct engine *e, const struct pod_spec *pod, uint32_t n,
+			 uint64_t *rng, struct placement *out)
+{
+	const struct score_config *sc = sc_of(e, pod);
+	bool aff = wants_affinity_score(e, pod), taint = sc->weight_taint != 0;
+	int64_t max_a = 0, max_t = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		const struct candidate *cd = &e->cand[i];
+		if (cd->raw[SCORE_AFFINITY] > max_a)
+			max_a = cd->raw[SCORE_AFFINITY];
+		if (cd->raw[SCORE_TAINT] > max_t)
+			max_t = cd->raw[SCORE_TAINT];
+	}
+	int64_t best = INT64_MIN, *total = e->tmp;
+	uint64_t ties = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		const struct candidate *cd = &e->cand[i];
+		int64_t a = cd->raw[SCORE_AFFINITY], t = cd->raw[SCORE_TAINT];
+		if (aff && max_a != 0)
+			a = MAX_NODE_SCORE * a / max_a;
+		if (taint)
+			t = max_t == 0 ? MAX_NODE_SCORE : MAX_NODE_SCORE - MAX_NODE_SCORE * t / max_t;
+		total[i] = SCORE_FINE * (sc->weight_taint * t + sc->weight_affinity * a) +
+			   cd->dyn;
+		if (total[i] > best) {
+			best = total[i];
+			ties = 1;
+		} else if (total[i] == best) {
+			ties++;
+		}
+	}
+	uint64_t k = ties > 1 ? rng_below(rng, ties) : 0;
+	uint32_t chosen = 0;
+	for (uint32_t i = 0; i < n; i++)
+		if (total[i] == best && k-- == 0) {
+			chosen = i;
+			break;
+		}
+	out->slot = e->cand[chosen].slot;
+	out->score = best;
+	out->feasible = n;
+}
+
 /* What both paths fix before visiting nodes, the same way for the same pod. */
 struct pass {
 	uint64_t rng;        /* this pod's random stream */
@@ -2056,7 +2102,12 @@ static int place_scan(struct engine *e, const struct snapshot *s,
 		leaf_plan_init(e, &own, pod);
 		lp = &own;
 	}
-	shards_sync(e);
+	/* Shards whose most free node cannot hold the pod are skipped, but
+	 * for a fast plan: its leaf refuses a node in fewer instructions than
+	 * a shard's figures take to refresh. */
+	bool skip = !lp->fast;
+	if (skip)
+		shards_sync(e);
 	/* A shard is asked once per run of its slots: the last one skipped,
 	 * and the last one that may fit. */
 	uint32_t n = 0, skipped_shard = UINT32_MAX, fitting_shard = UINT32_MAX;
@@ -2067,7 +2118,7 @@ static int place_scan(struct engine *e, const struct snapshot *s,
 		uint32_t sh = slot / SNAP_SHARD_SLOTS;
 		if (sh == skipped_shard)
 			continue;
-		if (sh != fitting_shard) {
+		if (skip && sh != fitting_shard) {
 			if (shard_cannot_fit(e, s, sh, pod)) {
 				skipped_shard = sh;
 				e->stats.shards_skipped++;
@@ -2097,7 +2148,9 @@ static int place_scan(struct engine *e, const struct snapshot *s,
 	}
 	if (n > 0 && e->ip_on && interpod_scores(e, s, pod, n) < 0)
 		return -ENOMEM;
-	if (n > 0)
+	if (n > 0 && !e->ip_on)
+		select_plain(e, pod, n, &p->rng, out);
+	else if (n > 0)
 		select_best(e, pod, n, &p->rng, NULL, out);
 	else
 		diagnose_scan(e, s, k, pod);
