@@ -1557,6 +1557,24 @@ static void work_static(struct engine *e, const struct snapshot *s, struct eclas
 	static_done(e, k);
 }
 
+/* Class k (new, PHASE_STATIC) takes static results read elsewhere for the
+ * same snapshot and static key: they are what work_static would find. */
+static void class_adopt(struct engine *e, struct eclass *k, uint32_t n_feasible,
+			const uint32_t *feasible, const int32_t *affinity_raw,
+			const int32_t *taint_raw, const struct diagnosis *diag)
+{
+	size_t n = k->n_pos;
+	k->n_feasible = n_feasible;
+	memcpy(k->feasible, feasible, n_feasible * sizeof(*k->feasible));
+	if (k->affinity_raw != NULL && affinity_raw != NULL)
+		memcpy(k->affinity_raw, affinity_raw, n * sizeof(*k->affinity_raw));
+	if (k->taint_raw != NULL && taint_raw != NULL)
+		memcpy(k->taint_raw, taint_raw, n * sizeof(*k->taint_raw));
+	*k->static_diag = *diag;
+	k->cursor = k->n_pos;
+	static_done(e, k);
+}
+
 /* Adds `bytes` to the class and to the cache. */
 static void class_grew(struct engine *e, struct eclass *k, size_t bytes)
 {
@@ -1848,6 +1866,19 @@ static struct eclass *class_get(struct engine *e, const struct snapshot *s,
 	if (k == NULL || class_add(e, k) < 0) {
 		*first_sight = false;
 		return NULL;
+	}
+	/* A spec that differs from a compiled class only in its requests
+	 * (a template's pod with extras, seen again) has that class's static
+	 * results: copied, not read again; its pods scan it from now on. */
+	struct eclass *base = e->by_static[pod_static_hash(pod) & (STATIC_SLOTS - 1)];
+	if (base != NULL && base != k && base->phase != PHASE_STATIC &&
+	    pod_static_equal(&base->spec, pod) && base->n_pos == k->n_pos) {
+		class_adopt(e, k, base->n_feasible, base->feasible, base->affinity_raw,
+			    base->taint_raw, base->static_diag);
+		e->stats.static_siblings++;
+		*first_sight = false;
+		e->stats.class_hits++;
+		return k;
 	}
 	pending_push(e, k);
 	return NULL;
@@ -2425,23 +2456,6 @@ struct class_static *engine_static_compile(const struct snapshot *s,
 	return cs;
 }
 
-/* Class k (new, PHASE_STATIC) takes static results read elsewhere for the
- * same snapshot: they are what work_static would find. */
-static void class_adopt(struct engine *e, struct eclass *k, const struct class_static *cs)
-{
-	size_t n = k->n_pos;
-	k->n_feasible = cs->n_feasible;
-	memcpy(k->feasible, cs->feasible, cs->n_feasible * sizeof(*k->feasible));
-	if (k->affinity_raw != NULL && cs->affinity_raw != NULL)
-		memcpy(k->affinity_raw, cs->affinity_raw, n * sizeof(*k->affinity_raw));
-	if (k->taint_raw != NULL && cs->taint_raw != NULL)
-		memcpy(k->taint_raw, cs->taint_raw, n * sizeof(*k->taint_raw));
-	*k->static_diag = cs->diag;
-	k->cursor = k->n_pos;
-	static_done(e, k);
-	e->stats.static_adopted++;
-}
-
 int engine_prepare(struct engine *e, const struct pod_spec *pod,
 		   const struct class_static *cs)
 {
@@ -2462,8 +2476,11 @@ int engine_prepare(struct engine *e, const struct pod_spec *pod,
 	if (cs != NULL && k->phase == PHASE_STATIC && k->cursor == 0 &&
 	    cs->generation == s->generation && cs->n_slots == k->n_pos &&
 	    (cs->affinity_raw != NULL) == (k->affinity_raw != NULL) &&
-	    (cs->taint_raw != NULL) == (k->taint_raw != NULL))
-		class_adopt(e, k, cs);
+	    (cs->taint_raw != NULL) == (k->taint_raw != NULL)) {
+		class_adopt(e, k, cs->n_feasible, cs->feasible, cs->affinity_raw,
+			    cs->taint_raw, &cs->diag);
+		e->stats.static_adopted++;
+	}
 	if (!k->want_index) {
 		k->want_index = true;
 		e->stats.prepared++;

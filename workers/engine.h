@@ -92,6 +92,8 @@ struct engine_stats {
 	uint64_t shape_rebuilds; /* whole shapes re-read */
 	uint64_t prepared;       /* classes queued by engine_prepare() */
 	uint64_t static_adopted; /* ... whose static results came with them */
+	uint64_t static_siblings; /* classes whose static results were copied
+				   * from a class that differs only in requests */
 	uint64_t interpod_pods;  /* placed under inter-pod rules */
 	uint64_t interpod_viewed; /* ... of them through a class's view */
 	uint64_t interpod_uniform; /* ... of those, where the rules changed

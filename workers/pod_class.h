@@ -20,10 +20,10 @@
 #define POD_CLASS_KEY_OFFSET offsetof(struct pod_spec, node_name)
 #define POD_CLASS_FIXED_END offsetof(struct pod_spec, selector)
 
-/* The static part: everything but the requests (node_name, then from
- * profile on). Static filters and static scores read only these fields,
- * so pods that differ only in their requests share a class's static
- * results. */
+/* The static part: everything but the requests (node_name, the device
+ * model fields, then from profile on). Static filters and static scores
+ * read only these fields, so pods that differ only in their requests
+ * share a class's static results. */
 #define POD_STATIC_OFFSET offsetof(struct pod_spec, profile)
 
 /* FNV-1a over 8-byte words with an extra shift-xor per word. */
@@ -100,10 +100,17 @@ static inline bool pod_class_equal(const struct pod_spec *a, const struct pod_sp
 	       pod_arrays_equal(a, b);
 }
 
+/* The device fields a static filter reads too (DeviceModel: num_gpu and
+ * gpu_models), with gpu_milli between them. */
+#define POD_STATIC_GPU_OFFSET offsetof(struct pod_spec, num_gpu)
+#define POD_STATIC_GPU_END offsetof(struct pod_spec, exclusive_cores)
+
 static inline uint64_t pod_static_hash(const struct pod_spec *pod)
 {
 	uint64_t h = (UINT64_C(0xcbf29ce484222325) ^ pod->node_name) *
 		     UINT64_C(0x100000001b3);
+	h = pod_hash_bytes(h, (const unsigned char *)pod + POD_STATIC_GPU_OFFSET,
+			   POD_STATIC_GPU_END - POD_STATIC_GPU_OFFSET);
 	h = pod_hash_bytes(h, (const unsigned char *)pod + POD_STATIC_OFFSET,
 			   POD_CLASS_FIXED_END - POD_STATIC_OFFSET);
 	return pod_hash_arrays(h, pod);
@@ -112,6 +119,9 @@ static inline uint64_t pod_static_hash(const struct pod_spec *pod)
 static inline bool pod_static_equal(const struct pod_spec *a, const struct pod_spec *b)
 {
 	return a->node_name == b->node_name &&
+	       memcmp((const unsigned char *)a + POD_STATIC_GPU_OFFSET,
+		      (const unsigned char *)b + POD_STATIC_GPU_OFFSET,
+		      POD_STATIC_GPU_END - POD_STATIC_GPU_OFFSET) == 0 &&
 	       memcmp((const unsigned char *)a + POD_STATIC_OFFSET,
 		      (const unsigned char *)b + POD_STATIC_OFFSET,
 		      POD_CLASS_FIXED_END - POD_STATIC_OFFSET) == 0 &&
