@@ -129,6 +129,10 @@ struct eclass {
 	 * (the statically infeasible nodes' reasons) the whole diagnosis. */
 	uint32_t dyn_pods, dyn_ports, dyn_insufficient[RES_MAX];
 	struct diagnosis *static_diag;
+	/* [n_pos] the static reason of each present slot that is not
+	 * feasible (code 0 otherwise), so a node event takes back its old
+	 * reason (class_node_changed). */
+	struct reason *why;
 	uint64_t log_pos;      /* the cluster's change log, read up to here */
 	uint64_t last_use;     /* the change log's head at the class's last pod */
 	uint64_t mix_epoch;    /* the fragmentation mix its leaves were scored with */
@@ -216,6 +220,8 @@ struct engine {
 	uint64_t seed;
 
 	uint64_t generation;   /* of the snapshot the caches were built for */
+	uint32_t n_slots;      /* its slots (classes' positions) */
+	uint32_t *changed;     /* [CLUSTER_SPEC_LOG] scratch: slots a node event changed */
 	struct eclass **table; /* open addressing, NULL = empty */
 	uint32_t table_mask;
 	uint32_t n_classes;
@@ -347,9 +353,10 @@ struct engine *engine_create(struct cluster *c, const struct plugin_ctx *ctx,
 		errno = ENOMEM;
 		return NULL;
 	}
+	e->changed = malloc(CLUSTER_SPEC_LOG * sizeof(*e->changed));
 	e->frag_count = malloc(sizeof(*e->frag_count));
 	e->before = calloc(cap ? cap : 1, sizeof(*e->before));
-	if (e->frag_count == NULL || e->before == NULL) {
+	if (e->frag_count == NULL || e->before == NULL || e->changed == NULL) {
 		engine_destroy(e);
 		errno = ENOMEM;
 		return NULL;
@@ -396,6 +403,7 @@ static void class_free(struct engine *e, struct eclass *k)
 	free(k->member);
 	free(k->mask);
 	free(k->static_diag);
+	free(k->why);
 	interpod_view_free(k->ipv);
 	free(k);
 }
@@ -448,18 +456,19 @@ void engine_destroy(struct engine *e)
 	free(e->cand);
 	free(e->tmp);
 	free(e->frag_count);
+	free(e->changed);
 	free(e->before);
 	interpod_destroy(e->ip);
 	free(e->slots);
 	free(e);
 }
 
-/* A new snapshot generation: classes and shard summaries start over. */
-static int sync_generation(struct engine *e, const struct snapshot *s)
+/* A new snapshot generation, every cache started over: classes, shapes,
+ * shard figures, fragmentation, the device scores' scale. */
+static int sync_flush(struct engine *e, const struct snapshot *s)
 {
-	if (s->generation == e->generation)
-		return 0;
 	flush_classes(e);
+	e->n_slots = s->n_slots;
 	if (s->n_shards != e->n_shards) {
 		struct shard_free *sh = calloc(s->n_shards ? s->n_shards : 1,
 					       sizeof(*sh));
@@ -492,6 +501,10 @@ static int sync_generation(struct engine *e, const struct snapshot *s)
 	}
 	return 0;
 }
+
+/* Brings the caches to snapshot s: a node event is followed node by node
+ * when the cluster can say which slots changed (below, with the classes). */
+static int sync_generation(struct engine *e, const struct snapshot *s);
 
 /* --- scoring and selection, shared by both paths ------------------------ */
 
@@ -947,13 +960,14 @@ static bool static_feasible(const struct plugin_ctx *ctx, const struct score_con
 static void static_slot(const struct plugin_ctx *ctx, const struct score_config *sc,
 			const struct snapshot *s, const struct pod_spec *pod, uint32_t i,
 			uint32_t *feasible, uint32_t *n_feasible, int32_t *affinity_raw,
-			int32_t *taint_raw, struct diagnosis *diag)
+			int32_t *taint_raw, struct diagnosis *diag, struct reason *whys)
 {
 	if (!s->present[i])
 		return;
 	struct reason why;
 	if (!static_feasible(ctx, sc, s, pod, i, &why)) {
 		diagnosis_add(diag, &why);
+		whys[i] = why;
 		return;
 	}
 	feasible[(*n_feasible)++] = i;
@@ -1490,13 +1504,14 @@ static struct eclass *class_new(struct engine *e, const struct snapshot *s,
 	size_t n = s->n_slots ? s->n_slots : 1;
 	k->feasible = malloc(n * sizeof(*k->feasible));
 	k->static_diag = malloc(sizeof(*k->static_diag));
+	k->why = calloc(n, sizeof(*k->why));
 	const struct score_config *sc = sc_of(e, pod);
 	bool aff = wants_affinity_score(e, pod), taint = sc->weight_taint > 0;
 	if (aff)
 		k->affinity_raw = calloc(n, sizeof(*k->affinity_raw));
 	if (taint)
 		k->taint_raw = calloc(n, sizeof(*k->taint_raw));
-	if (k->feasible == NULL || k->static_diag == NULL ||
+	if (k->feasible == NULL || k->static_diag == NULL || k->why == NULL ||
 	    (aff && k->affinity_raw == NULL) || (taint && k->taint_raw == NULL)) {
 		class_free(e, k);
 		errno = ENOMEM;
@@ -1505,7 +1520,7 @@ static struct eclass *class_new(struct engine *e, const struct snapshot *s,
 	leaf_plan_init(e, &k->plan, &k->spec);
 	diagnosis_reset(k->static_diag);
 	k->bytes = sizeof(*k) + sizeof(*k->static_diag) +
-		   n * (sizeof(uint32_t) + (aff ? 4 : 0) + (taint ? 4 : 0));
+		   n * (sizeof(uint32_t) + sizeof(*k->why) + (aff ? 4 : 0) + (taint ? 4 : 0));
 	/* Not hot yet: the pod that compiles a class proves nothing about
 	 * the next; an index is built once a pod follows within `want`
 	 * changes (index_ready). */
@@ -1550,7 +1565,7 @@ static void work_static(struct engine *e, const struct snapshot *s, struct eclas
 	for (; k->cursor < k->n_pos && *budget > 0; k->cursor++) {
 		*budget -= COST_STATIC;
 		static_slot(&e->ctx, sc, s, &k->spec, k->cursor, k->feasible, &k->n_feasible,
-			    k->affinity_raw, k->taint_raw, k->static_diag);
+			    k->affinity_raw, k->taint_raw, k->static_diag, k->why);
 	}
 	if (k->cursor < k->n_pos)
 		return;
@@ -1561,9 +1576,11 @@ static void work_static(struct engine *e, const struct snapshot *s, struct eclas
  * same snapshot and static key: they are what work_static would find. */
 static void class_adopt(struct engine *e, struct eclass *k, uint32_t n_feasible,
 			const uint32_t *feasible, const int32_t *affinity_raw,
-			const int32_t *taint_raw, const struct diagnosis *diag)
+			const int32_t *taint_raw, const struct diagnosis *diag,
+			const struct reason *why)
 {
 	size_t n = k->n_pos;
+	memcpy(k->why, why, n * sizeof(*k->why));
 	k->n_feasible = n_feasible;
 	memcpy(k->feasible, feasible, n_feasible * sizeof(*k->feasible));
 	if (k->affinity_raw != NULL && affinity_raw != NULL)
@@ -1874,7 +1891,7 @@ static struct eclass *class_get(struct engine *e, const struct snapshot *s,
 	if (base != NULL && base != k && base->phase != PHASE_STATIC &&
 	    pod_static_equal(&base->spec, pod) && base->n_pos == k->n_pos) {
 		class_adopt(e, k, base->n_feasible, base->feasible, base->affinity_raw,
-			    base->taint_raw, base->static_diag);
+			    base->taint_raw, base->static_diag, base->why);
 		e->stats.static_siblings++;
 		*first_sight = false;
 		e->stats.class_hits++;
@@ -2378,6 +2395,235 @@ static int place_interpod(struct engine *e, const struct snapshot *s,
 	return place_scan(e, s, k, pod, &p, out);
 }
 
+/* --- node events, node by node ------------------------------------------------ */
+
+/* Drops class k's index (the class scans; one wanted is built again, a
+ * budget at a time): a node event it cannot follow in place. */
+static void index_drop(struct engine *e, struct eclass *k)
+{
+	size_t freed = class_index_bytes(&k->ix);
+	if (k->group != NULL) {
+		size_t n = k->n_pos ? k->n_pos : 1;
+		freed += n * (1 + sizeof(*k->mask)) + (k->n_pos / 64 + 1) * sizeof(*k->member);
+	}
+	class_index_free(&k->ix);
+	free(k->group);
+	free(k->mask);
+	free(k->member);
+	k->group = NULL;
+	k->mask = NULL;
+	k->member = NULL;
+	shape_release(e, k->shape);
+	k->shape = NULL;
+	k->indexed = false;
+	/* Built again a budget at a time, between other pods: without the
+	 * inter-pod filter, which only a pod of this class can read; its next
+	 * such pod puts it back (index_ready). */
+	k->ix_ip = false;
+	k->ix_builds = 0;
+	k->bytes -= freed;
+	e->class_bytes -= freed;
+	k->phase = PHASE_SCAN;
+	k->cursor = 0;
+	if (k->want_index)
+		pending_push(e, k);
+}
+
+/* Slot `slot` of class k's sorted feasible list: its index, or where it
+ * would go. */
+static uint32_t feasible_find(const struct eclass *k, uint32_t slot)
+{
+	uint32_t lo = 0, hi = k->n_feasible;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (k->feasible[mid] < slot)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* The group of static raw scores (t, a) in class k's index, or -1 when
+ * the index has no room for another. */
+static int index_group(struct eclass *k, int32_t t, int32_t a)
+{
+	for (unsigned g = 0; g < k->n_groups; g++)
+		if (k->group_taint[g] == t && k->group_aff[g] == a)
+			return (int)g;
+	if (k->n_groups >= k->ix.groups)
+		return -1;
+	k->group_taint[k->n_groups] = t;
+	k->group_aff[k->n_groups] = a;
+	return (int)k->n_groups++;
+}
+
+/* The node in `slot` changed (added, updated, removed, cordoned): class
+ * k's static results (feasible list, raw scores, reasons) and its index
+ * follow, from that node alone. The class's shape has re-read the slot
+ * already (sync_generation). */
+static void class_node_changed(struct engine *e, const struct snapshot *s,
+			       struct eclass *k, uint32_t slot)
+{
+	if (k->phase == PHASE_STATIC && slot >= k->cursor)
+		return; /* read with this snapshot when its turn comes */
+	const struct score_config *sc = sc_of(e, &k->spec);
+	uint32_t at = feasible_find(k, slot);
+	bool was = at < k->n_feasible && k->feasible[at] == slot, now = false;
+	if (k->why[slot].code != 0)
+		diagnosis_sub(k->static_diag, &k->why[slot]);
+	k->why[slot] = (struct reason){0};
+	struct reason why;
+	if (s->present[slot]) {
+		if (static_feasible(&e->ctx, sc, s, &k->spec, slot, &why)) {
+			now = true;
+		} else {
+			diagnosis_add(k->static_diag, &why);
+			k->why[slot] = why;
+		}
+	}
+	if (now) {
+		struct candidate cd;
+		score_static(&e->ctx, sc, k->affinity_raw != NULL, &k->spec,
+			     &s->nodes[slot], &cd);
+		if (k->affinity_raw != NULL)
+			k->affinity_raw[slot] = (int32_t)cd.raw[SCORE_AFFINITY];
+		if (k->taint_raw != NULL)
+			k->taint_raw[slot] = (int32_t)cd.raw[SCORE_TAINT];
+	}
+	if (was && !now) {
+		memmove(&k->feasible[at], &k->feasible[at + 1],
+			(k->n_feasible - at - 1) * sizeof(*k->feasible));
+		k->n_feasible--;
+	} else if (!was && now) {
+		memmove(&k->feasible[at + 1], &k->feasible[at],
+			(k->n_feasible - at) * sizeof(*k->feasible));
+		k->feasible[at] = slot;
+		k->n_feasible++;
+	}
+	/* Inter-pod rules: which feasible slots have the spread keys, asked
+	 * again at the next pod. */
+	k->ip_keys = 0;
+	if (k->phase == PHASE_STATIC || k->phase == PHASE_SCAN ||
+	    (k->phase == PHASE_DONE && !k->indexed))
+		return;
+	if (k->phase != PHASE_DONE || k->ix_ip) {
+		/* An index being built, or leaves holding the inter-pod filter
+		 * (which read the pod's PreFilter): built again. */
+		index_drop(e, k);
+		return;
+	}
+	bool member = class_member(k, slot);
+	if (member && !now) {
+		mask_count(k, k->mask[slot], -1);
+		class_index_update(&k->ix, slot, k->group[slot], false, 0);
+		k->mask[slot] = 0;
+		k->member[slot / 64] &= ~(UINT64_C(1) << (slot % 64));
+		return;
+	}
+	if (!now)
+		return;
+	int g = index_group(k, k->taint_raw ? k->taint_raw[slot] : 0,
+			    k->affinity_raw ? k->affinity_raw[slot] : 0);
+	if (g < 0) { /* more groups than the index has: built again */
+		index_drop(e, k);
+		return;
+	}
+	if (member) {
+		mask_count(k, k->mask[slot], -1);
+		if ((unsigned)g != k->group[slot])
+			class_index_update(&k->ix, slot, k->group[slot], false, 0);
+	}
+	uint32_t m;
+	int64_t d = 0;
+	if (from_shape(k)) {
+		struct shape *sh = k->shape;
+		/* The shape evaluates only the slots its classes hold. */
+		if (!((sh->member[slot / 64] >> (slot % 64)) & 1)) {
+			int64_t sd = 0;
+			sh->member[slot / 64] |= UINT64_C(1) << (slot % 64);
+			uint32_t sm = leaf_eval(e, s, &sh->plan, false, slot, &sd);
+			shape_store(sh, slot, sm, sd);
+			e->stats.shape_evals++;
+		}
+		m = k->shape->mask[slot];
+		d = k->shape->d[slot];
+	} else {
+		m = leaf_eval(e, s, &k->plan, false, slot, &d);
+	}
+	k->group[slot] = (uint8_t)g;
+	k->mask[slot] = m;
+	mask_count(k, m, +1);
+	k->member[slot / 64] |= UINT64_C(1) << (slot % 64);
+	class_index_update(&k->ix, slot, (unsigned)g, m == 0, (int32_t)d);
+}
+
+/* The node in `slot` changed: a shape that holds the slot reads it again
+ * (its classes replay the ring; one whose static results refuse the slot
+ * now ignores it). */
+static void shape_node_changed(struct engine *e, const struct snapshot *s,
+			       struct shape *sh, uint32_t slot)
+{
+	if (slot >= sh->n_slots || !((sh->member[slot / 64] >> (slot % 64)) & 1))
+		return;
+	int64_t d = 0;
+	uint32_t m = leaf_eval(e, s, &sh->plan, false, slot, &d);
+	e->stats.shape_evals++;
+	if (m == sh->mask[slot] && (m != 0 || (int32_t)d == sh->d[slot]))
+		return;
+	shape_store(sh, slot, m, d);
+	sh->ring[sh->head++ & (SHAPE_RING - 1)] = slot;
+}
+
+static int sync_generation(struct engine *e, const struct snapshot *s)
+{
+	if (s->generation == e->generation)
+		return 0;
+	int n = -1;
+	if (e->generation != 0 && s->n_slots == e->n_slots && s->n_shards == e->n_shards)
+		n = cluster_changed_slots(e->cluster, e->generation, s->generation,
+					  e->changed, CLUSTER_SPEC_LOG);
+	/* The device scores' scale is the largest node's: where it moved,
+	 * every such leaf moved too. */
+	int64_t cpu_max = 0, gpu_max = 0;
+	if (n >= 0) {
+		for (uint32_t i = 0; i < s->n_slots; i++) {
+			if (!s->present[i])
+				continue;
+			const struct node_spec *node = &s->nodes[i];
+			if (s->allocatable[RES_CPU][i] > cpu_max)
+				cpu_max = s->allocatable[RES_CPU][i];
+			int64_t g = (int64_t)node->devices.n_gpus * GPU_MILLI_PER_DEVICE;
+			if (g > gpu_max)
+				gpu_max = g;
+		}
+		if (cpu_max != e->cpu_max || gpu_max != e->gpu_max)
+			n = -1;
+	}
+	if (n < 0)
+		return sync_flush(e, s);
+	e->generation = s->generation;
+	for (int i = 0; i < n; i++) {
+		uint32_t slot = e->changed[i], sh = slot / SNAP_SHARD_SLOTS;
+		if (slot >= s->n_slots)
+			continue;
+		/* Its shard's figures, and its fragmentation, read again. */
+		e->shards[sh].dirty = true;
+		e->shards[sh].live = 0;
+		for (int r = 0; r < RES_MAX; r++)
+			if (s->shards[sh].max_allocatable[r] > 0)
+				e->shards[sh].live |= (uint16_t)(1u << r);
+		e->before[slot] = (struct frag_before){0};
+		for (struct shape *shp = e->shapes; shp != NULL; shp = shp->next)
+			shape_node_changed(e, s, shp, slot);
+		for (uint32_t t = 0; t <= e->table_mask; t++)
+			if (e->table[t] != NULL)
+				class_node_changed(e, s, e->table[t], slot);
+		e->stats.node_changes++;
+	}
+	return 0;
+}
+
 int engine_place(struct engine *e, const struct pod_spec *pod, uint64_t seq,
 		 struct placement *out)
 {
@@ -2409,6 +2655,7 @@ struct class_static {
 	uint32_t *feasible;     /* [n_slots] */
 	int32_t *affinity_raw;  /* [n_slots] or NULL when not scored */
 	int32_t *taint_raw;     /* [n_slots] or NULL when not scored */
+	struct reason *why;     /* [n_slots] as eclass.why */
 	struct diagnosis diag;
 };
 
@@ -2419,6 +2666,7 @@ void engine_static_free(struct class_static *cs)
 	free(cs->feasible);
 	free(cs->affinity_raw);
 	free(cs->taint_raw);
+	free(cs->why);
 	free(cs);
 }
 
@@ -2439,11 +2687,13 @@ struct class_static *engine_static_compile(const struct snapshot *s,
 	cs->generation = s->generation;
 	cs->n_slots = s->n_slots;
 	cs->feasible = malloc(n * sizeof(*cs->feasible));
+	cs->why = calloc(n, sizeof(*cs->why));
 	if (affinity_scored(sc, pod))
 		cs->affinity_raw = calloc(n, sizeof(*cs->affinity_raw));
 	if (sc->weight_taint > 0)
 		cs->taint_raw = calloc(n, sizeof(*cs->taint_raw));
-	if (cs->feasible == NULL || (affinity_scored(sc, pod) && cs->affinity_raw == NULL) ||
+	if (cs->feasible == NULL || cs->why == NULL ||
+	    (affinity_scored(sc, pod) && cs->affinity_raw == NULL) ||
 	    (sc->weight_taint > 0 && cs->taint_raw == NULL)) {
 		engine_static_free(cs);
 		errno = ENOMEM;
@@ -2452,7 +2702,7 @@ struct class_static *engine_static_compile(const struct snapshot *s,
 	diagnosis_reset(&cs->diag);
 	for (uint32_t i = 0; i < s->n_slots; i++)
 		static_slot(ctx, sc, s, pod, i, cs->feasible, &cs->n_feasible,
-			    cs->affinity_raw, cs->taint_raw, &cs->diag);
+			    cs->affinity_raw, cs->taint_raw, &cs->diag, cs->why);
 	return cs;
 }
 
@@ -2478,7 +2728,7 @@ int engine_prepare(struct engine *e, const struct pod_spec *pod,
 	    (cs->affinity_raw != NULL) == (k->affinity_raw != NULL) &&
 	    (cs->taint_raw != NULL) == (k->taint_raw != NULL)) {
 		class_adopt(e, k, cs->n_feasible, cs->feasible, cs->affinity_raw,
-			    cs->taint_raw, &cs->diag);
+			    cs->taint_raw, &cs->diag, cs->why);
 		e->stats.static_adopted++;
 	}
 	if (!k->want_index) {

@@ -92,6 +92,7 @@ struct engine_stats {
 	uint64_t shape_rebuilds; /* whole shapes re-read */
 	uint64_t prepared;       /* classes queued by engine_prepare() */
 	uint64_t static_adopted; /* ... whose static results came with them */
+	uint64_t node_changes;   /* changed nodes followed one by one (no flush) */
 	uint64_t static_siblings; /* classes whose static results were copied
 				   * from a class that differs only in requests */
 	uint64_t interpod_pods;  /* placed under inter-pod rules */

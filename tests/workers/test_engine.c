@@ -452,7 +452,8 @@ static void run_case(uint64_t case_no, uint64_t *placed, uint64_t *unschedulable
 		     uint64_t *indexed, uint64_t *index_updates,
 		     uint64_t *static_reuses, uint64_t *evictions, uint64_t *viewed,
 		     uint64_t *node_local, uint64_t *leaf_scans, uint64_t *shared,
-		     uint64_t *prepared, uint64_t *adopted, uint64_t *siblings)
+		     uint64_t *prepared, uint64_t *adopted, uint64_t *siblings,
+		     uint64_t *node_changes)
 {
 	rng_state = case_no * UINT64_C(0x2545f4914f6cdd1d) + 7;
 	struct world w;
@@ -626,6 +627,7 @@ static void run_case(uint64_t case_no, uint64_t *placed, uint64_t *unschedulable
 	*prepared += st.prepared;
 	*adopted += st.static_adopted;
 	*siblings += st.static_siblings;
+	*node_changes += st.node_changes;
 	free(held);
 	engine_destroy(other);
 	engine_destroy(e);
@@ -642,11 +644,16 @@ static void test_fast_path_equals_reference(void **state)
 		cases = strtoull(env, NULL, 10);
 	uint64_t placed = 0, unschedulable = 0, indexed = 0, updates = 0, reuses = 0;
 	uint64_t evictions = 0, viewed = 0, node_local = 0, leaf_scans = 0;
-	uint64_t shared = 0, prepared = 0, adopted = 0, siblings = 0;
-	for (uint64_t i = 0; i < cases; i++)
+	uint64_t shared = 0, prepared = 0, adopted = 0, siblings = 0, node_changes = 0;
+	/* SHMSCHED_ENGINE_FROM: the first case to run (to replay a failure). */
+	uint64_t from = 0;
+	env = getenv("SHMSCHED_ENGINE_FROM");
+	if (env != NULL && *env != '\0')
+		from = strtoull(env, NULL, 10);
+	for (uint64_t i = from; i < cases; i++)
 		run_case(i, &placed, &unschedulable, &indexed, &updates, &reuses,
 			 &evictions, &viewed, &node_local, &leaf_scans, &shared,
-			 &prepared, &adopted, &siblings);
+			 &prepared, &adopted, &siblings, &node_changes);
 	print_message("%" PRIu64 " random cases: %" PRIu64 " pods placed and %"
 		      PRIu64 " unschedulable, identically by both paths (%" PRIu64
 		      " through class indexes, %" PRIu64 " index leaf updates, %" PRIu64
@@ -657,9 +664,10 @@ static void test_fast_path_equals_reference(void **state)
 		      " classes shared a request shape's results, %" PRIu64
 		      " prepared as templates, %" PRIu64 " of them with static results"
 		      " read elsewhere; %" PRIu64 " classes copied a sibling's static"
-		      " results)\n",
+		      " results; %" PRIu64 " changed nodes followed one by one)\n",
 		      cases, placed, unschedulable, indexed, updates, reuses, evictions,
-		      viewed, node_local, leaf_scans, shared, prepared, adopted, siblings);
+		      viewed, node_local, leaf_scans, shared, prepared, adopted, siblings,
+		      node_changes);
 	print_message("of them %" PRIu64 " of a second or third profile, %" PRIu64
 		      " scored by RequestedToCapacityRatio, %" PRIu64 " under a "
 		      "profile's added node affinity\n", met.other_profile, met.rtcr,
@@ -680,6 +688,7 @@ static void test_fast_path_equals_reference(void **state)
 	assert_true(prepared > cases / 2);
 	assert_true(adopted > cases / 5);
 	assert_true(siblings > cases / 20);
+	assert_true(node_changes > cases / 2);
 	assert_true(met.other_profile > cases / 2);
 	assert_true(met.rtcr > cases);
 	assert_true(met.added > cases / 2);
