@@ -67,6 +67,10 @@ struct shared {
 	int go;
 	int quit; /* relaxed both sides: a plain stop request, no data with it */
 	int noisy_stop; /* relaxed, as quit: the flood ends */
+	int churn_stop; /* relaxed, as quit: node events end */
+	uint64_t churn_events; /* written by the churn process; read after waitpid */
+	uint64_t churn_failed;
+	char churn_why[512];
 	unsigned ready;
 	uint64_t start_ns;
 	struct producer_report r[MAX_PRODUCERS];
@@ -297,6 +301,59 @@ static void noisy_producer(struct shared *sh, const char *sock)
 	_exit(0);
 }
 
+/* Node churn: from the common start until told to stop, node events at
+ * `rate` per second through the admin socket, as an operator's tools send
+ * them: cordon a node, and uncordon it at the next event, a different
+ * node each time (node-0, node-1, ... of the synthetic cluster), so the
+ * cluster stays as it was on average. */
+static void churn_process(struct shared *sh, const char *admin_sock, double rate,
+			  uint32_t nodes)
+{
+	while (!__atomic_load_n(&sh->go, __ATOMIC_ACQUIRE)) { /* G */
+		if (__atomic_load_n(&sh->quit, __ATOMIC_RELAXED))
+			_exit(1);
+		usleep(1000);
+	}
+	char err[400];
+	struct shmsched_client *c;
+	if (shmsched_connect(admin_sock, &c, err, sizeof(err)) < 0) {
+		snprintf(sh->churn_why, sizeof(sh->churn_why), "churn: %s", err);
+		_exit(1);
+	}
+	uint64_t start;
+	while ((start = __atomic_load_n(&sh->start_ns, __ATOMIC_ACQUIRE)) == 0) { /* S */
+		if (__atomic_load_n(&sh->quit, __ATOMIC_RELAXED))
+			_exit(1);
+		usleep(100);
+	}
+	uint64_t k = 0;
+	char name[32];
+	while (!__atomic_load_n(&sh->churn_stop, __ATOMIC_RELAXED) &&
+	       !__atomic_load_n(&sh->quit, __ATOMIC_RELAXED)) {
+		uint64_t due = start + (uint64_t)((double)k * 1e9 / rate);
+		uint64_t now = now_ns();
+		if (now < due) {
+			uint64_t wait_us = (due - now) / 1000;
+			usleep(wait_us > 10000 ? 10000 : (useconds_t)wait_us + 1);
+			continue;
+		}
+		/* Event 2i cordons node i, 2i + 1 uncordons it. */
+		snprintf(name, sizeof(name), "node-%u", (uint32_t)((k / 2) % nodes));
+		int rc = shmsched_node_event(c, k % 2 ? SHMSCHED_NODE_UNCORDON
+						      : SHMSCHED_NODE_CORDON,
+					     name, strlen(name), err, sizeof(err));
+		if (rc < 0) {
+			sh->churn_failed++;
+			snprintf(sh->churn_why, sizeof(sh->churn_why), "churn: %s", err);
+		} else {
+			sh->churn_events++;
+		}
+		k++;
+	}
+	shmsched_disconnect(c);
+	_exit(0);
+}
+
 /* Room for every pod of the run, none of which is released, and the
  * running pods: the daemon records each placement and each bound pod
  * (DAEMON_MAX_PLACEMENTS when that is enough). */
@@ -480,6 +537,18 @@ int engine_run(const struct engine_run_config *cfg, struct engine_run_result *ou
 			noisy_producer(sh, sock);
 		}
 	}
+	pid_t churn = -1;
+	if (rc == 0 && cfg->churn_rate > 0) {
+		char admin[80];
+		snprintf(admin, sizeof(admin), "%s.admin", sock);
+		fflush(NULL);
+		churn = fork();
+		if (churn == 0) {
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			churn_process(sh, admin, cfg->churn_rate,
+				      cfg->nodes ? cfg->nodes : 1);
+		}
+	}
 	struct daemon *d = NULL;
 	pid_t child = -1;
 	if (rc == 0)
@@ -519,6 +588,19 @@ int engine_run(const struct engine_run_config *cfg, struct engine_run_result *ou
 		usleep(20000);
 	}
 	progress_end(&bar);
+	if (churn > 0) {
+		__atomic_store_n(&sh->churn_stop, 1, __ATOMIC_RELAXED);
+		int st;
+		waitpid(churn, &st, 0);
+		out->churn_events = sh->churn_events;
+		out->churn_failed = sh->churn_failed;
+		if (rc == 0 && (!WIFEXITED(st) || WEXITSTATUS(st) != 0 ||
+				sh->churn_failed > 0)) {
+			snprintf(err, err_len, "%s", sh->churn_why[0] ? sh->churn_why
+				 : "the churn process exited abnormally");
+			rc = -EIO;
+		}
+	}
 	if (noisy > 0) {
 		__atomic_store_n(&sh->noisy_stop, 1, __ATOMIC_RELAXED);
 		int st;

@@ -52,6 +52,9 @@ struct engine_run_config {
 	 * when it is made durable. */
 	const char *state_dir;
 	int durability;
+	/* > 0: node events at this rate (per second) beside the run, through
+	 * the admin socket (cordon a synthetic node, uncordon it next). */
+	double churn_rate;
 };
 
 struct engine_run_result {
@@ -77,6 +80,7 @@ struct engine_run_result {
 	double service_p50_us, service_p99_us, service_p999_us;
 	double service_ns;          /* summed over pods (bucket middles) */
 	uint64_t service_over_1ms;  /* pods that took over 1 ms */
+	uint64_t churn_events, churn_failed; /* with churn_rate: node events sent */
 };
 
 /* Runs it. Returns 0, or a negative errno with a message in `err` (a pod

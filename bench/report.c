@@ -110,6 +110,15 @@ void report_table(FILE *to, const struct bench_report *r)
 			"%.2f x\n", a->pods, a->wall_s, b->wall_s, b->noisy_answered,
 			a->wall_s > 0 ? b->wall_s / a->wall_s : 0);
 	}
+	if (r->have_churn) {
+		const struct engine_run_result *c = &r->churn;
+		double base = r->have_engine ? r->engine.pods_per_sec : 0;
+		fprintf(to, "  churn       %.0f pods/s beside %" PRIu64 " node events "
+			"(cordon/uncordon, asked %g/s, %.0f/s sent) vs %.0f pods/s "
+			"without: %.3f x\n", c->pods_per_sec, c->churn_events,
+			r->churn_rate, c->wall_s > 0 ? (double)c->churn_events / c->wall_s : 0,
+			base, base > 0 ? c->pods_per_sec / base : 0);
+	}
 	if (r->have_reference) {
 		const struct reference_result *f = &r->reference;
 		fprintf(to, "  reference   %.0f pods/s: %" PRIu64 " pods (%" PRIu64
@@ -268,6 +277,21 @@ void report_json(FILE *to, const struct bench_report *r)
 			"\"flood_answered\":%" PRIu64 ",\"ratio\":", a->pods, a->wall_s,
 			b->wall_s, b->noisy_answered);
 		jnum(to, a->wall_s > 0 ? b->wall_s / a->wall_s : 0, 3);
+		fputs("}", to);
+	} else {
+		fputs("null", to);
+	}
+	fputs(",\"churn\":", to);
+	if (r->have_churn) {
+		const struct engine_run_result *c = &r->churn;
+		fputs("{\"rate\":", to);
+		jnum(to, r->churn_rate, 3);
+		fprintf(to, ",\"node_events\":%" PRIu64 ",\"pods_per_sec\":",
+			c->churn_events);
+		jnum(to, c->pods_per_sec, 0);
+		fputs(",\"ratio\":", to);
+		jnum(to, r->have_engine && r->engine.pods_per_sec > 0
+			 ? c->pods_per_sec / r->engine.pods_per_sec : 0, 3);
 		fputs("}", to);
 	} else {
 		fputs("null", to);
