@@ -24,6 +24,12 @@ static inline void stat_inc(uint64_t *counter)
 	stat_add(counter, 1);
 }
 
+/* Owner thread only: a gauge, the owner's figure of the moment. */
+static inline void stat_set(uint64_t *counter, uint64_t v)
+{
+	__atomic_store_n(counter, v, __ATOMIC_RELAXED);
+}
+
 /* Any thread. */
 static inline uint64_t stat_read(const uint64_t *counter)
 {

@@ -19,9 +19,9 @@
 
 struct workload;
 
-/* Latency histogram: base/hist.h's (64 powers of two of nanoseconds, 16
- * linear steps each). */
-#include "base/hist.h"
+/* Latency histogram: base/hist.h's, through base/base.h (64 powers of
+ * two of nanoseconds, 16 linear steps each). */
+#include "base/base.h"
 #define ENGINE_RUN_HIST_SUB HIST_SUB
 #define ENGINE_RUN_HIST_BUCKETS HIST_BUCKETS
 

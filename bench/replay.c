@@ -27,6 +27,7 @@ const char *const replay_policy_names[REPLAY_POLICIES] = {
 	[REPLAY_BEST_FIT] = "BestFit",
 	[REPLAY_FGD] = "FGD",
 	[REPLAY_FGD_ONLINE] = "FGD-online",
+	[REPLAY_FGD_CPU] = "FGD-cpu",
 	[REPLAY_RANDOM] = "RandomFit",
 };
 
@@ -36,6 +37,7 @@ const int replay_paper_policy[REPLAY_POLICIES] = {
 	[REPLAY_BEST_FIT] = 4,       /* 05-BestFit */
 	[REPLAY_FGD] = 5,            /* 06-FGD */
 	[REPLAY_FGD_ONLINE] = 5,
+	[REPLAY_FGD_CPU] = 5,
 	[REPLAY_RANDOM] = 0,         /* 01-Random */
 };
 
@@ -72,17 +74,25 @@ static const char *const profile[REPLAY_POLICIES] = {
 	 * equal empty nodes and spreads shares over them (README, replay). */
 	[REPLAY_FGD] = HEAD FGD_PLUGINS,
 	[REPLAY_FGD_ONLINE] = HEAD FGD_PLUGINS,
+	[REPLAY_FGD_CPU] = HEAD FGD_PLUGINS,
 	/* No score: every feasible node ties, and ties are drawn uniformly. */
 	[REPLAY_RANDOM] = HEAD,
 };
+
+struct replay_opts replay_opts_ours(void)
+{
+	return (struct replay_opts){.mix_shapes = 256, .model_reservation = 100};
+}
 
 static int64_t pod_gpu_milli(const struct openb_pod *p)
 {
 	return (int64_t)p->num_gpu * p->gpu_milli;
 }
 
-long replay_arrivals(const struct openb_trace *t, uint64_t seed, uint32_t **order)
+long replay_arrivals(const struct openb_trace *t, const struct replay_opts *opts,
+		     uint64_t seed, uint32_t **order)
 {
+	bool paper_top_up = opts != NULL && opts->paper_top_up;
 	int64_t limit = t->gpu_milli_total * REPLAY_TOP_UP_PERCENT / 100;
 	size_t cap = t->n_pods * 2 + 16;
 	uint32_t *o = malloc(cap * sizeof(*o));
@@ -111,7 +121,11 @@ long replay_arrivals(const struct openb_trace *t, uint64_t seed, uint32_t **orde
 	while (!full) {
 		uint32_t i = (uint32_t)rng_below(&rng, t->n_pods);
 		int64_t g = pod_gpu_milli(&t->pods[i]);
-		if (arrived + g > limit)
+		/* simulator.go tuneUpPods: podTotalMilliGpuReq + podRes.MilliGpu,
+		 * one device's milli, against the limit. */
+		int64_t check = paper_top_up ? (t->pods[i].num_gpu ? t->pods[i].gpu_milli : 0)
+					     : g;
+		if (arrived + check > limit)
 			break;
 		if (n == cap) {
 			cap *= 2;
@@ -189,7 +203,8 @@ static int models_of(struct intern *strings, const char *spec,
 }
 
 static int world_build(struct world *w, const struct openb_trace *t,
-		       enum replay_policy policy, char *err, size_t err_len)
+		       enum replay_policy policy, const struct replay_opts *o,
+		       char *err, size_t err_len)
 {
 	memset(w, 0, sizeof(*w));
 	w->strings = intern_create();
@@ -208,9 +223,24 @@ static int world_build(struct world *w, const struct openb_trace *t,
 		goto out;
 	}
 	w->gpu_res = rc;
-	rc = sched_config_load_buffer(replay_policy_names[policy], profile[policy],
-				      strlen(profile[policy]), &w->cfg, &w->res,
-				      w->strings, err, err_len);
+	/* FGD's profiles carry GpuFragmentation's args. */
+	char text[2048];
+	bool fgd = policy == REPLAY_FGD || policy == REPLAY_FGD_ONLINE ||
+		   policy == REPLAY_FGD_CPU;
+	int len = fgd ? snprintf(text, sizeof(text),
+				 "%s  pluginConfig:\n  - name: GpuFragmentation\n"
+				 "    args: {maxShapes: %u, modelReservation: %d, "
+				 "cpuLimited: %s}\n", profile[policy], o->mix_shapes,
+				 o->model_reservation,
+				 policy == REPLAY_FGD_CPU ? "true" : "false")
+		      : snprintf(text, sizeof(text), "%s", profile[policy]);
+	if (len < 0 || (size_t)len >= sizeof(text)) {
+		rc = -EINVAL;
+		snprintf(err, err_len, "%s: profile too long", replay_policy_names[policy]);
+		goto out;
+	}
+	rc = sched_config_load_buffer(replay_policy_names[policy], text, (size_t)len,
+				      &w->cfg, &w->res, w->strings, err, err_len);
 	if (rc < 0)
 		goto out;
 	if ((rc = plugin_ctx_init(&w->ctx, w->strings, &w->res)) < 0) {
@@ -268,6 +298,55 @@ out:
 	return rc;
 }
 
+/* The paper's simulator's node among the candidates the reference path
+ * scored (replay_opts.paper_choice): every candidate's score as the
+ * paper's plugin computes it, then the highest, ties to the lowest node
+ * name. */
+struct paper_pick {
+	enum replay_policy policy;
+	uint32_t n;
+	uint32_t *slot;  /* [t->n_nodes] */
+	int64_t *score;  /* [t->n_nodes] whole points, before normalising */
+};
+
+static void paper_scored(void *arg, uint32_t slot, const int64_t raw[SCORE_PLUGINS],
+			 int64_t total)
+{
+	(void)total;
+	struct paper_pick *pp = arg;
+	/* int64(score): best_fit_score.go and fgd_score.go truncate to whole
+	 * points; ours are the same functions in thousandths. */
+	int plugin = pp->policy == REPLAY_BEST_FIT ? SCORE_GPU_BEST_FIT : SCORE_GPU_FRAG;
+	pp->slot[pp->n] = slot;
+	pp->score[pp->n++] = raw[plugin] / SCORE_FINE;
+}
+
+/* BestFit's scores min-max normalised to 0..100 first (plugin_utils.go
+ * NormalizeScore, integer division; FGD has no normalising step); then
+ * the highest, ties to the lowest node name: the paper's fork of
+ * generic_scheduler.go selectHost. The node list is sorted by name and
+ * added in order, so the lowest name is the lowest slot. Returns the slot,
+ * or -1 with no candidate. */
+static int64_t paper_choose(const struct paper_pick *pp)
+{
+	int64_t lo = INT64_MAX, hi = INT64_MIN;
+	for (uint32_t i = 0; i < pp->n; i++) {
+		lo = pp->score[i] < lo ? pp->score[i] : lo;
+		hi = pp->score[i] > hi ? pp->score[i] : hi;
+	}
+	int64_t best = INT64_MIN, slot = -1;
+	for (uint32_t i = 0; i < pp->n; i++) {
+		int64_t s = pp->score[i];
+		if (pp->policy == REPLAY_BEST_FIT)
+			s = hi == lo ? 0 : (s - lo) * 100 / (hi - lo);
+		if (s > best || (s == best && pp->slot[i] < slot)) {
+			best = s;
+			slot = pp->slot[i];
+		}
+	}
+	return slot;
+}
+
 /* Python's round() on the analysis script's floats: half to even. */
 static long round_half_even(double x)
 {
@@ -275,15 +354,24 @@ static long round_half_even(double x)
 }
 
 int replay_run(const struct openb_trace *t, enum replay_policy policy,
-	       uint64_t seed, struct replay_run *out, char *err, size_t err_len)
+	       const struct replay_opts *o, uint64_t seed, struct replay_run *out,
+	       char *err, size_t err_len)
 {
 	memset(out, 0, sizeof(*out));
+	struct replay_opts ours = replay_opts_ours();
+	if (o == NULL)
+		o = &ours;
 	struct world w;
-	int rc = world_build(&w, t, policy, err, err_len);
+	int rc = world_build(&w, t, policy, o, err, err_len);
 	if (rc < 0)
 		return rc;
 	uint32_t *order = NULL;
-	long n = replay_arrivals(t, seed, &order);
+	long n = replay_arrivals(t, o, seed, &order);
+	bool paper = o != NULL && o->paper_choice &&
+		     (policy == REPLAY_BEST_FIT || policy == REPLAY_FGD ||
+		      policy == REPLAY_FGD_ONLINE || policy == REPLAY_FGD_CPU);
+	struct paper_pick pp = {.policy = policy};
+	struct engine_explain explain = {.arg = &pp, .scored = paper_scored};
 	/* Per load k: the sum and count of allocation % of the pods whose
 	 * arrived % rounds to k. */
 	double sum[PAPER_LOADS] = {0}, near_sum[PAPER_LOADS] = {0};
@@ -294,6 +382,15 @@ int replay_run(const struct openb_trace *t, enum replay_policy policy,
 		snprintf(err, err_len, "arrivals: out of memory");
 		goto out;
 	}
+	if (paper) {
+		pp.slot = calloc(t->n_nodes ? t->n_nodes : 1, sizeof(*pp.slot));
+		pp.score = calloc(t->n_nodes ? t->n_nodes : 1, sizeof(*pp.score));
+		if (pp.slot == NULL || pp.score == NULL) {
+			rc = -ENOMEM;
+			snprintf(err, err_len, "paper choice: out of memory");
+			goto out;
+		}
+	}
 	e = engine_create(w.cluster, &w.ctx, &w.cfg, seed, 0);
 	if (e == NULL) {
 		rc = -ENOMEM;
@@ -303,7 +400,7 @@ int replay_run(const struct openb_trace *t, enum replay_policy policy,
 	/* FGD scores against the mix of the whole pod list, as the paper does
 	 * (its "target workload"); FGD-online learns it from the pods as they
 	 * arrive (workers/frag.h). */
-	if (policy == REPLAY_FGD)
+	if (policy == REPLAY_FGD || policy == REPLAY_FGD_CPU)
 		engine_learn_shapes(e, w.specs, t->n_pods);
 	double total = (double)t->gpu_milli_total;
 	int64_t arrived = 0, allocated = 0;
@@ -314,7 +411,17 @@ int replay_run(const struct openb_trace *t, enum replay_policy policy,
 		const struct pod_spec *spec = &w.specs[order[i]];
 		struct placement pl;
 		uint64_t a = now_ns();
-		rc = engine_place(e, spec, (uint64_t)i, &pl);
+		if (paper) {
+			/* The reference path scores every feasible node (100 %
+			 * of nodes): the paper's rule picks among them. */
+			pp.n = 0;
+			rc = engine_place_reference(e, spec, (uint64_t)i, &explain, &pl);
+			if (rc == 0 && pl.slot >= 0)
+				rc = engine_assign_devices(e, spec,
+							   (uint32_t)paper_choose(&pp), &pl);
+		} else {
+			rc = engine_place(e, spec, (uint64_t)i, &pl);
+		}
 		if (rc == 0 && pl.slot >= 0)
 			rc = commit_pod(e, spec, (uint32_t)pl.slot, &pl.devices);
 		spent += now_ns() - a;
@@ -359,6 +466,8 @@ int replay_run(const struct openb_trace *t, enum replay_policy policy,
 	}
 out:
 	engine_destroy(e);
+	free(pp.slot);
+	free(pp.score);
 	free(order);
 	world_free(&w);
 	return rc;

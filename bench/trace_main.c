@@ -9,7 +9,11 @@
  *   --pod-list NAME|all     openb_pod_list_default; all: every list in DIR
  *   --seeds K               10 (seeds 42 .. 42+K-1, as the paper's)
  *   --policies LIST         all: LeastAllocated,MostAllocated,BestFit,FGD,
- *                           FGD-online,RandomFit
+ *                           FGD-online,FGD-cpu,RandomFit
+ *   --choice ours|paper     ours; paper: the paper's simulator's node choice
+ *   --top-up ours|paper     ours; paper: its top-up check (replay.h)
+ *   --mix-shapes N          256 (FGD's maxShapes; this replay had 64 before)
+ *   --model-reservation P   100 (FGD's modelReservation %; the paper's: 0)
  *   --json, --plot DIR, --progress, --no-progress
  */
 #include "bench/trace_main.h"
@@ -39,6 +43,7 @@ struct trace_opts {
 	const char *pod_list;
 	unsigned seeds;
 	bool policy_on[REPLAY_POLICIES];
+	struct replay_opts replay;
 	bool json;
 	const char *plot_dir;
 	int progress; /* -1: if stderr is a terminal */
@@ -66,13 +71,18 @@ static void usage(FILE *to)
 	fprintf(to,
 		"usage: shmsched-bench --trace openb [--trace-dir DIR] [--pod-list NAME|all]\n"
 		"                      [--seeds K] [--policies LIST] [--paper-file FILE]\n"
+		"                      [--choice ours|paper] [--top-up ours|paper]\n"
+		"                      [--mix-shapes N] [--model-reservation PERCENT]\n"
 		"                      [--json] [--plot DIR] [--progress|--no-progress]\n"
 		"Replays the Alibaba GPU trace with the FGD paper's protocol for each\n"
 		"policy (LeastAllocated, MostAllocated, BestFit, FGD, FGD-online,\n"
-		"RandomFit) and\n"
+		"FGD-cpu, RandomFit) and\n"
 		"prints unallocated GPU %% at 100%% and 130%% arrived load beside the\n"
 		"paper's. Defaults: --trace-dir ../shared/data/alibaba-openb,\n"
-		"--pod-list openb_pod_list_default, --seeds 10.\n");
+		"--pod-list openb_pod_list_default, --seeds 10. --choice paper,\n"
+		"--top-up paper, --mix-shapes and --model-reservation 0 switch one\n"
+		"difference from the paper's simulator each (README, \"The GPU trace\n"
+		"replay\"); defaults: ours (--mix-shapes 256 --model-reservation 100).\n");
 }
 
 static int parse_policies(const char *list, bool on[REPLAY_POLICIES])
@@ -93,7 +103,7 @@ static int parse_policies(const char *list, bool on[REPLAY_POLICIES])
 		if (found < 0) {
 			fprintf(stderr, "shmsched-bench: --policies: unknown policy "
 				"\"%.*s\" (LeastAllocated, MostAllocated, BestFit, FGD, "
-				"FGD-online, RandomFit or all)\n", (int)len, s);
+				"FGD-online, FGD-cpu, RandomFit or all)\n", (int)len, s);
 			return -1;
 		}
 		on[found] = true;
@@ -107,7 +117,8 @@ static int parse_policies(const char *list, bool on[REPLAY_POLICIES])
 static int parse(int argc, char **argv, struct trace_opts *o)
 {
 	enum { O_TRACE = 256, O_DIR, O_PAPER, O_LIST, O_SEEDS, O_POLICIES, O_JSON,
-	       O_PLOT, O_PROGRESS, O_NO_PROGRESS, O_HELP };
+	       O_PLOT, O_PROGRESS, O_NO_PROGRESS, O_HELP, O_CHOICE, O_TOP_UP,
+	       O_MIX_SHAPES, O_RESERVATION };
 	static const struct option longopts[] = {
 		{"trace", required_argument, NULL, O_TRACE},
 		{"trace-dir", required_argument, NULL, O_DIR},
@@ -120,6 +131,10 @@ static int parse(int argc, char **argv, struct trace_opts *o)
 		{"progress", no_argument, NULL, O_PROGRESS},
 		{"no-progress", no_argument, NULL, O_NO_PROGRESS},
 		{"help", no_argument, NULL, O_HELP},
+		{"choice", required_argument, NULL, O_CHOICE},
+		{"top-up", required_argument, NULL, O_TOP_UP},
+		{"mix-shapes", required_argument, NULL, O_MIX_SHAPES},
+		{"model-reservation", required_argument, NULL, O_RESERVATION},
 		{NULL, 0, NULL, 0},
 	};
 	*o = (struct trace_opts){
@@ -127,6 +142,7 @@ static int parse(int argc, char **argv, struct trace_opts *o)
 		.pod_list = "openb_pod_list_default",
 		.seeds = 10,
 		.progress = -1,
+		.replay = replay_opts_ours(),
 	};
 	parse_policies("all", o->policy_on);
 	int c;
@@ -165,6 +181,40 @@ static int parse(int argc, char **argv, struct trace_opts *o)
 			if (parse_policies(optarg, o->policy_on) < 0)
 				return 2;
 			break;
+		case O_CHOICE:
+		case O_TOP_UP: {
+			bool paper = strcmp(optarg, "paper") == 0;
+			if (!paper && strcmp(optarg, "ours") != 0) {
+				fprintf(stderr, "shmsched-bench: --%s: \"%s\": expected "
+					"ours or paper\n", c == O_CHOICE ? "choice" : "top-up",
+					optarg);
+				return 2;
+			}
+			if (c == O_CHOICE)
+				o->replay.paper_choice = paper;
+			else
+				o->replay.paper_top_up = paper;
+			break;
+		}
+		case O_MIX_SHAPES:
+		case O_RESERVATION: {
+			bool shapes = c == O_MIX_SHAPES;
+			unsigned long lo = shapes ? 1 : 0, hi = shapes ? 256 : 1000;
+			errno = 0;
+			v = strtoul(optarg, &end, 10);
+			if (errno || *end || *optarg == '\0' || *optarg == '-' ||
+			    v < lo || v > hi) {
+				fprintf(stderr, "shmsched-bench: --%s: \"%s\": expected "
+					"%lu..%lu\n", shapes ? "mix-shapes" : "model-reservation",
+					optarg, lo, hi);
+				return 2;
+			}
+			if (shapes)
+				o->replay.mix_shapes = (uint32_t)v;
+			else
+				o->replay.model_reservation = (int32_t)v;
+			break;
+		}
 		case O_JSON:
 			o->json = true;
 			break;
@@ -264,8 +314,8 @@ static int replay_list(const struct trace_opts *o, const char *list,
 		if (!o->policy_on[p])
 			continue;
 		for (unsigned s = 0; s < o->seeds && rc == 0; s++) {
-			rc = replay_run(&t, (enum replay_policy)p, FIRST_SEED + s, &runs[s],
-					err, sizeof(err));
+			rc = replay_run(&t, (enum replay_policy)p, &o->replay,
+					FIRST_SEED + s, &runs[s], err, sizeof(err));
 			if (rc < 0)
 				fprintf(stderr, "shmsched-bench: replay %s, %s, seed %u: %s\n",
 					lr->name, replay_policy_names[p], FIRST_SEED + s, err);
@@ -299,12 +349,23 @@ static void print_cell(double mean, double sd)
 		printf(" %7.2f ± %5.2f", mean, sd);
 }
 
+/* The switches as the command line spells them: what differs from ours. */
+static void describe_switches(const struct replay_opts *r, char *buf, size_t len)
+{
+	snprintf(buf, len, "--choice %s --top-up %s --mix-shapes %u "
+		 "--model-reservation %d", r->paper_choice ? "paper" : "ours",
+		 r->paper_top_up ? "paper" : "ours", r->mix_shapes, r->model_reservation);
+}
+
 static void print_table(const struct trace_opts *o, const struct list_result *lr)
 {
+	char sw[128];
+	describe_switches(&o->replay, sw, sizeof(sw));
 	printf("%s: %zu GPU nodes, %.0f GPUs, %zu pods in the list, %u seeds "
 	       "(%d..%u), topped up to %d%% of GPU capacity\n", lr->name, lr->nodes,
 	       lr->gpu_milli_total / 1000.0, lr->trace_pods, o->seeds, FIRST_SEED,
 	       FIRST_SEED + o->seeds - 1, REPLAY_TOP_UP_PERCENT);
+	printf("  switches: %s\n", sw);
 	printf("  %-22s %15s %15s %10s %12s\n", "policy", "unalloc%@100",
 	       "unalloc%@130", "placed%", "pods/s");
 	for (int p = 0; p < REPLAY_POLICIES; p++) {
@@ -353,9 +414,11 @@ static void json_cell(const char *key, double mean, double sd, bool comma)
 
 static void print_json_list(const struct trace_opts *o, const struct list_result *lr)
 {
+	char sw[128];
+	describe_switches(&o->replay, sw, sizeof(sw));
 	printf("{\"trace\": \"%s\", \"nodes\": %zu, \"gpus\": %.0f, \"seeds\": %u, "
-	       "\"policies\": {", lr->name, lr->nodes, lr->gpu_milli_total / 1000.0,
-	       o->seeds);
+	       "\"switches\": \"%s\", \"policies\": {", lr->name, lr->nodes,
+	       lr->gpu_milli_total / 1000.0, o->seeds, sw);
 	bool first = true;
 	for (int p = 0; p < REPLAY_POLICIES; p++) {
 		const struct policy_result *r = &lr->policy[p];

@@ -1,5 +1,6 @@
 /* bind/: committing, the one public header for the rest of the tree: the
- * optimistic resolver (place, commit, retry), the commit of one pod on the
+ * optimistic resolver (place, commit, retry), a gang's all-or-nothing
+ * commit (gang.h), the commit of one pod on the
  * ledger, and the answer written to the producer's slot and completion
  * ring; the durable store's records (store_codec.h). Knows nothing of how
  * records arrive. */
@@ -8,6 +9,7 @@
 
 #include "bind/commit.h"
 #include "bind/resolver.h"
+#include "bind/gang.h"
 #include "bind/answer.h"
 #include "bind/store_codec.h"
 #include "bind/store.h"

@@ -297,6 +297,7 @@ int store_encode_placement(const struct placement_record *r, uint32_t node,
 	put_str(&o, t, r->pod_name);
 	put_u8(&o, r->group_terms);
 	put_group(&o, t, r->group);
+	put_u32(&o, (uint32_t)r->priority);
 	return finish(&o);
 }
 
@@ -346,6 +347,7 @@ int store_decode_placement(const uint8_t *buf, size_t len, struct intern *t,
 	out->group_terms = get_u8(&i) != 0;
 	if (rc == 0)
 		rc = get_group(&i, t, &out->group);
+	out->priority = (int32_t)get_u32(&i);
 	if (rc < 0)
 		return errmsg_rc(rc, err, err_len, "placement record: interning its "
 				 "strings: %s", strerror(-rc));

@@ -21,7 +21,7 @@
  *              i64 nonzero_mem_bytes, u16 gpu_mask, u16 gpu_milli,
  *              u16 n_cores, u16 reserved, u64 cpuset[CORE_WORDS],
  *              n_ports x (str ip, u16 port, u8 protocol),
- *              str node, str pod, u8 group_terms, group
+ *              str node, str pod, u8 group_terms, group, i32 priority
  *   group      u16 length 0 (none), or that many bytes of the group's
  *              encoding (shm/pod_group.h: its ids only hold places), then
  *              one str per id in pod_group_map_ids() order, interned anew
@@ -35,7 +35,8 @@
 
 #include "shm/shm.h"
 
-#define STORE_CODEC_VERSION 2u /* 2: placements carry their group */
+#define STORE_CODEC_VERSION 3u /* 2: placements carry their group; 3: and
+				* their priority */
 /* The longest placement record: what the store's queue entries hold. */
 #define STORE_CODEC_PLACEMENT_MAX 8192u
 

@@ -20,7 +20,6 @@
 #include <time.h>
 #include <urcu/urcu-qsbr.h>
 
-#include "cli/json_out.h"
 #include "ingest/ingest.h"
 #include "shm/shm.h"
 #include "workers/workers.h"
@@ -414,25 +413,6 @@ static void on_scored(void *arg, uint32_t slot, const int64_t scores[SCORE_PLUGI
 	putc('}', x->scores);
 }
 
-/* The devices a placement took, for a node agent to apply:
- * "gpus":[0,3],"gpu_milli":500 and "cpuset":"0-3" (Linux list format). */
-static void print_devices(const struct device_assignment *d)
-{
-	if (d->gpu_mask != 0) {
-		fputs(",\"gpus\":[", stdout);
-		for (unsigned g = 0, n = 0; g < NODE_MAX_GPUS; g++)
-			if (d->gpu_mask >> g & 1)
-				printf("%s%u", n++ ? "," : "", g);
-		printf("],\"gpu_milli\":%u", d->gpu_milli);
-	}
-	if (d->n_cores > 0) {
-		char set[1024];
-		devices_format_cpuset(d->cpuset, set, sizeof(set));
-		fputs(",\"cpuset\":", stdout);
-		json_out_string(stdout, set);
-	}
-}
-
 static int explain_open(struct explain_buf *x)
 {
 	x->filtered = open_memstream(&x->filtered_text, &x->filtered_len);
@@ -468,6 +448,7 @@ static int run(const struct options *o)
 	struct pod_list pods = {0};
 	struct cluster_load_stats cstats;
 	struct k8s_objects *objects = k8s_objects_create();
+	struct json_buf line = {0}; /* one answer, in the shape json_out.h gives */
 	if (strings == NULL || objects == NULL) {
 		k8s_objects_destroy(objects);
 		intern_destroy(strings);
@@ -560,31 +541,40 @@ static int run(const struct options *o)
 			goto fail_run;
 		}
 		const struct snapshot *snap = cluster_snapshot(cluster);
-		fputs("{\"pod\":", stdout);
-		json_out_string(stdout, intern_str(strings, pods.pods[i].ns_name));
-		fputs(",\"node\":", stdout);
+		char msg[4096], set[1024];
+		struct json_answer ans = {
+			.pod = intern_str(strings, pods.pods[i].ns_name)};
 		if (pl.slot >= 0) {
 			placed++;
-			json_out_string(stdout, intern_str(strings,
-							   snap->nodes[pl.slot].name));
-			print_devices(&pl.devices);
+			ans.node = intern_str(strings, snap->nodes[pl.slot].name);
+			ans.gpu_mask = pl.devices.gpu_mask;
+			ans.gpu_milli = pl.devices.gpu_milli;
+			if (pl.devices.n_cores > 0) {
+				devices_format_cpuset(pl.devices.cpuset, set, sizeof(set));
+				ans.cpuset = set;
+			}
 		} else {
-			char msg[4096];
 			engine_message(engine, msg, sizeof(msg));
-			fputs("null,\"message\":", stdout);
-			json_out_string(stdout, msg);
+			ans.message = msg;
 		}
+		json_buf_reset(&line);
+		json_answer_open(&line, &ans);
 		if (o->explain) {
 			fflush(x.filtered);
 			fflush(x.scores);
 			/* The profile that placed it, whose plugins score. */
-			fputs(",\"profile\":", stdout);
-			json_out_string(stdout, cfg.profiles[spec->profile].scheduler_name);
-			fprintf(stdout, ",\"filtered\":{%s},\"scores\":{%s}",
-				x.filtered_text, x.scores_text);
+			json_buf_puts(&line, ",\"profile\":");
+			json_buf_string(&line, cfg.profiles[spec->profile].scheduler_name);
+			json_buf_printf(&line, ",\"filtered\":{%s},\"scores\":{%s}",
+					x.filtered_text, x.scores_text);
 			explain_close(&x);
 		}
-		fputs("}\n", stdout);
+		json_buf_put(&line, "}\n", 2);
+		if (line.failed) {
+			snprintf(err, sizeof(err), "out of memory");
+			goto fail_run;
+		}
+		fwrite(line.data, 1, line.len, stdout);
 		/* A quiescent state per pod: snapshots may be reclaimed between pods. */
 		urcu_qsbr_quiescent_state();
 	}
@@ -661,6 +651,7 @@ fail_run:
 fail_input:
 	fprintf(stderr, "shmsched place: %s\n", err);
 done:
+	json_buf_free(&line);
 	engine_destroy(engine);
 	free_pods(&pods);
 	cluster_destroy(cluster);

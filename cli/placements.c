@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/json_out.h"
+#include "base/base.h"
 #include "cli/node.h"
 #include "shmsched/client.h"
 

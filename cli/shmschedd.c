@@ -14,6 +14,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/base.h"
+#include "cli/notify.h"
 #include "daemon/daemon.h"
 #include "shmsched/version.h"
 
@@ -31,6 +33,8 @@ static void usage(FILE *to)
 		"                 [--name NAME | --ephemeral] [--fresh] [--max-nodes N]\n"
 		"                 [--region-mode MODE] [--region-group GROUP]\n"
 		"                 [--state-dir DIR [--durability none|async|sync]]\n"
+		"                 [--log-format text|json] [--log-file PATH]\n"
+		"                 [--wait]\n"
 		"\n"
 		"Serves pods from producers over shared memory: producers connect to\n"
 		"the control socket, get a region of slots and rings, and submit pods\n"
@@ -74,12 +78,18 @@ static void usage(FILE *to)
 		"  --state-dir DIR      the durable store (LMDB, in DIR): nodes, placements\n"
 		"                       and identities survive a reboot; a new state region\n"
 		"                       is rebuilt from it when it holds anything\n"
+		"  --log-format FORMAT  text (the default) or json: one object a line;\n"
+		"                       every line has its UTC time\n"
+		"  --log-file PATH      log there instead of stderr; SIGHUP reopens it\n"
 		"  --durability MODE    none (written, never fsynced), async (the default:\n"
 		"                       fsynced every millisecond; a power loss loses at\n"
 		"                       most the last few milliseconds), sync (PLACED only\n"
 		"                       once the placement is on disk)\n"
 		"  --seed N             the synthetic cluster and tie-breaks (default 1)\n"
 		"  --no-pin             do not pin workers to cores\n"
+		"  --wait               pods that fit no node wait in the scheduling queue\n"
+		"                       until one does (unless their slot says NO_WAIT);\n"
+		"                       default: only pods whose slot says WAIT wait\n"
 		"\n"
 		"SIGINT or SIGTERM: stop accepting producers, answer every pod already\n"
 		"submitted (placing for up to 5 s, then cancelled), exit 0.\n");
@@ -210,6 +220,7 @@ int main(int argc, char **argv)
 		{"seed", required_argument, NULL, 'e'},
 		{"max-placements", required_argument, NULL, 'M'},
 		{"no-pin", no_argument, NULL, 'p'},
+		{"wait", no_argument, NULL, 'W'},
 		{"name", required_argument, NULL, 'N'},
 		{"ephemeral", no_argument, NULL, 'E'},
 		{"fresh", no_argument, NULL, 'F'},
@@ -218,6 +229,8 @@ int main(int argc, char **argv)
 		{"region-group", required_argument, NULL, 'P'},
 		{"state-dir", required_argument, NULL, 'D'},
 		{"durability", required_argument, NULL, 'B'},
+		{"log-format", required_argument, NULL, 'L'},
+		{"log-file", required_argument, NULL, 'O'},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'v'},
 		{NULL, 0, NULL, 0},
@@ -225,6 +238,8 @@ int main(int argc, char **argv)
 	struct daemon_config cfg = {.synthetic_nodes = 1000, .seed = 1, .pin = true,
 				    .state_name = "shmsched"};
 	bool ephemeral = false, named = false, durability_given = false;
+	enum log_format log_format = LOG_FORMAT_TEXT;
+	const char *log_file = NULL;
 	static uid_t uids[MAX_ALLOWED], admin_uids[MAX_ALLOWED];
 	static gid_t gids[MAX_ALLOWED], admin_gids[MAX_ALLOWED];
 	char socket_buf[PATH_MAX];
@@ -327,6 +342,9 @@ int main(int argc, char **argv)
 		case 'F':
 			cfg.fresh = true;
 			break;
+		case 'W':
+			cfg.wait_default = true;
+			break;
 		case 'X':
 			if (parse_u64("--max-nodes", optarg, 1u << 24, &v) < 0)
 				return 2;
@@ -367,6 +385,16 @@ int main(int argc, char **argv)
 			}
 			durability_given = true;
 			break;
+		case 'L':
+			if (log_format_parse(optarg, &log_format) < 0) {
+				fprintf(stderr, "shmschedd: --log-format: \"%s\": expected "
+					"text or json\n", optarg);
+				return 2;
+			}
+			break;
+		case 'O':
+			log_file = optarg;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -401,12 +429,20 @@ int main(int argc, char **argv)
 	if (cfg.socket_path == NULL)
 		cfg.socket_path = default_socket(socket_buf, sizeof(socket_buf), &cfg);
 
+	int lrc = log_open("shmschedd", log_format, log_file);
+	if (lrc < 0) {
+		fprintf(stderr, "shmschedd: --log-file: %s: %s\n", log_file,
+			strerror(-lrc));
+		return 1;
+	}
+
 	/* Every thread started from here inherits the mask: only sigwait below
-	 * takes SIGINT and SIGTERM. */
+	 * takes SIGINT and SIGTERM (stop) and SIGHUP (reopen the log). */
 	sigset_t stop;
 	sigemptyset(&stop);
 	sigaddset(&stop, SIGINT);
 	sigaddset(&stop, SIGTERM);
+	sigaddset(&stop, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &stop, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
@@ -424,15 +460,36 @@ int main(int argc, char **argv)
 	       daemon_admin_socket(&cfg, admin_buf, sizeof(admin_buf)), st.nodes,
 	       st.workers, (int)getpid());
 	fflush(stdout);
+	cli_notify("READY=1\nSTATUS=serving");
 
 	int sig;
-	sigwait(&stop, &sig);
-	fprintf(stderr, "shmschedd: %s: stopping\n", strsignal(sig));
+	/* SIGHUP: the log file again (logrotate moved it), not a stop. */
+	while (sigwait(&stop, &sig) == 0 && sig == SIGHUP) {
+		cli_notify("RELOADING=1");
+		int rc = log_reopen();
+		if (rc < 0)
+			log_msg(LOG_LEVEL_ERROR, "SIGHUP: reopening %s: %s", log_file,
+				strerror(-rc));
+		else
+			log_msg(LOG_LEVEL_INFO, "SIGHUP: log reopened");
+		cli_notify("READY=1");
+	}
+	cli_notify("STOPPING=1");
+	log_msg(LOG_LEVEL_INFO, "%s: stopping", strsignal(sig));
 	daemon_stop(d, 5000, &st);
-	fprintf(stderr, "shmschedd: stopped: %" PRIu64 " pods answered (%" PRIu64
+	log_msg(LOG_LEVEL_INFO, "stopped: %" PRIu64 " pods answered (%" PRIu64
 		" placed, %" PRIu64 " unschedulable, %" PRIu64 " rejected, %" PRIu64
-		" cancelled), %" PRIu64 " conflicts, %" PRIu64 " producers served\n",
+		" cancelled), %" PRIu64 " conflicts, %" PRIu64 " producers served",
 		st.pods, st.placed, st.unschedulable, st.rejected, st.cancelled,
 		st.conflicts, st.producers_registered);
+	if (st.waited > 0)
+		fprintf(stderr, "shmschedd: %" PRIu64 " pods waited: %" PRIu64
+			" placed, %" PRIu64 " past their deadline, %" PRIu64
+			" cancelled by their producer, %" PRIu64 " at the stop, %"
+			PRIu64 " forgotten with their producer; %" PRIu64
+			" attempts from the queue, %" PRIu64 " woken by events\n",
+			st.waited, st.waited_placed, st.timed_out,
+			st.cancelled_by_producer, st.cancelled_waiting_at_shutdown,
+			st.forgotten_with_producer, st.queue_retries, st.queue_woken);
 	return 0;
 }

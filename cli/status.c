@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/json_out.h"
+#include "base/base.h"
 #include "cli/status.h"
 #include "shmsched/observe.h"
 
@@ -23,8 +23,8 @@ static void usage(FILE *to)
 		"Reads the state region of the daemon started with --name NAME\n"
 		"(default " SHMSCHED_OBSERVE_DEFAULT_NAME ", /dev/shm/NAME) read-only, without\n"
 		"asking the daemon: whether a daemon runs on it, the current\n"
-		"snapshot's nodes with what they hold, producers, workers and\n"
-		"totals. Works on a crashed daemon's region too. Reading it takes\n"
+		"snapshot's nodes with what they hold, producers, workers, their\n"
+		"scheduling queues and totals. Works on a crashed daemon's region too. Reading it takes\n"
 		"read permission on the region's file (the daemon's --region-mode).\n"
 		"--json: one JSON object.\n"
 		"\n"
@@ -221,6 +221,22 @@ static void print_text(const struct status *s)
 	if (s->n_workers == 0)
 		printf("  (none)\n");
 
+	printf("\nqueue\n  %3s %7s %8s %13s %8s %8s %9s %9s %10s %8s\n", "#",
+	       "ACTIVE", "BACKOFF", "UNSCHEDULABLE", "WAITED", "PLACED",
+	       "TIMED OUT", "CANCELLED", "PREEMPTING", "VICTIMS");
+	for (unsigned i = 0; i < s->n_workers; i++) {
+		const struct shmsched_observe_worker *k = &s->workers[i];
+		printf("  %3" PRIu32 " %7" PRIu64 " %8" PRIu64 " %13" PRIu64 " %8"
+		       PRIu64 " %8" PRIu64 " %9" PRIu64 " %9" PRIu64 " %10" PRIu64
+		       " %8" PRIu64 "\n", k->index, k->pending_active,
+		       k->pending_backoff, k->pending_unschedulable, k->waited,
+		       k->waited_placed, k->timed_out,
+		       k->waiting_cancelled + k->forgotten, k->preemption_attempts,
+		       k->preemption_victims);
+	}
+	if (s->n_workers == 0)
+		printf("  (none)\n");
+
 	struct totals t = totals_of(s);
 	printf("\ntotals      %u nodes (%u cordoned): cpu %" PRId64 "m of %" PRId64
 	       "m, memory %s of %s, pods %" PRId64 " of %" PRId64 "; %" PRIu64
@@ -288,10 +304,24 @@ static void print_json(const struct status *s)
 		       PRIu64 ",\"unschedulable\":%" PRIu64 ",\"rejected\":%" PRIu64
 		       ",\"cancelled\":%" PRIu64 ",\"conflicts\":%" PRIu64
 		       ",\"gave_up\":%" PRIu64 ",\"bad_handles\":%" PRIu64
-		       ",\"completion_overflows\":%" PRIu64 "}", i ? "," : "", k->index,
+		       ",\"completion_overflows\":%" PRIu64, i ? "," : "", k->index,
 		       k->pods, k->placed, k->unschedulable, k->rejected, k->cancelled,
 		       k->conflicts, k->gave_up, k->bad_handles,
 		       k->completion_overflows);
+		printf(",\"queue\":{\"active\":%" PRIu64 ",\"backoff\":%" PRIu64
+		       ",\"unschedulable\":%" PRIu64 ",\"gated\":%" PRIu64
+		       ",\"waited\":%" PRIu64 ",\"waited_placed\":%" PRIu64
+		       ",\"timed_out\":%" PRIu64 ",\"cancelled\":%" PRIu64
+		       ",\"forgotten\":%" PRIu64 ",\"woken\":%" PRIu64
+		       ",\"preemption_attempts\":%" PRIu64 ",\"preemption_victims\":%"
+		       PRIu64 ",\"attempts\":[", k->pending_active,
+		       k->pending_backoff, k->pending_unschedulable, k->pending_gated,
+		       k->waited, k->waited_placed, k->timed_out,
+		       k->waiting_cancelled, k->forgotten, k->queue_woken,
+		       k->preemption_attempts, k->preemption_victims);
+		for (unsigned a = 0; a < sizeof(k->attempts) / sizeof(k->attempts[0]); a++)
+			printf("%s%" PRIu64, a ? "," : "", k->attempts[a]);
+		printf("]}}");
 	}
 	struct totals t = totals_of(s);
 	printf("],\"totals\":{\"nodes\":%u,\"cordoned\":%u,\"cpu_milli\":%" PRId64

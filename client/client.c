@@ -42,6 +42,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -467,9 +468,10 @@ int shmsched_submit(struct shmsched_client *c, const struct shmsched_pod *pods,
 			s->cookie = p->cookie;
 			s->template_id = p->template_id;
 			s->n_extra = p->n_extra;
-			s->flags = 0;
+			s->flags = p->flags;
 			s->submit_ns = submit_ns;
 			memcpy(s->extra, p->extra, sizeof(s->extra));
+			s->deadline_ns = p->deadline_ns;
 			c->in_flight[idx] = 1;
 			h[i] = idx;
 		}
@@ -489,6 +491,26 @@ int shmsched_submit(struct shmsched_client *c, const struct shmsched_pod *pods,
 	return (int)done;
 }
 
+int shmsched_cancel(struct shmsched_client *c, uint64_t cookie)
+{
+	if (c == NULL)
+		return -EINVAL;
+	if (c->dead)
+		return -ECONNRESET;
+	/* The slot's cookie is the producer's half, written by submit and
+	 * never by the daemon: reading it while the daemon owns the slot
+	 * races with nothing. */
+	for (uint32_t i = 0; i < c->region.n_slots; i++) {
+		if (!c->in_flight[i] || c->region.slots[i].cookie != cookie)
+			continue;
+		uint64_t h = i | SHMSCHED_HANDLE_CANCEL;
+		if (ring_enqueue_burst(c->region.submit, &h, 1) == 1)
+			return 0;
+		return check_dead(c) ? -ECONNRESET : -EAGAIN;
+	}
+	return -ENOENT;
+}
+
 /* Copies the answer in slot s to *r: what the daemon wrote, as it is. */
 static void copy_result(const struct shmsched_slot *s, struct shmsched_result *r)
 {
@@ -498,7 +520,7 @@ static void copy_result(const struct shmsched_slot *s, struct shmsched_result *r
 	r->submit_ns = s->submit_ns;
 	r->complete_ns = s->complete_ns;
 	if (r->status == SHMSCHED_PLACED) {
-		/* Placed pods carry devices, not a message: skip 536 bytes
+		/* Placed pods carry devices, not a message: skip 528 bytes
 		 * per pod. */
 		r->devices = s->devices;
 		r->placement_id = s->placement_id;
@@ -511,6 +533,37 @@ static void copy_result(const struct shmsched_slot *s, struct shmsched_result *r
 	size_t len = strnlen(s->message, SHMSCHED_MESSAGE_MAX - 1);
 	memcpy(r->message, s->message, len);
 	r->message[len] = '\0';
+}
+
+/* A notice (include/shmsched/wire.h) as an answer: EVICTED, its
+ * placement, cookie and node, why. Then counts it read, so the daemon may
+ * write its record again. Returns 0, or -EPROTO for a record index out of
+ * range or a kind or version this library does not know (skipped). */
+static int copy_notice(struct shmsched_client *c, uint64_t k,
+		       struct shmsched_result *r)
+{
+	struct shmsched_notices *ns = c->region.notices;
+	if (k >= SHMSCHED_NOTICES || ns == NULL)
+		return -EPROTO;
+	const struct shmsched_notice *n = &ns->notice[k];
+	int rc = 0;
+	if (n->kind == SHMSCHED_NOTICE_EVICTED && n->version == SHMSCHED_NOTICE_VERSION) {
+		memset(r, 0, sizeof(*r));
+		r->status = SHMSCHED_EVICTED;
+		r->cookie = n->cookie;
+		r->placement_id = n->placement_id;
+		r->node_id = n->node_id;
+		r->complete_ns = n->complete_ns;
+		size_t len = strnlen(n->message, sizeof(n->message) - 1);
+		memcpy(r->message, n->message, len);
+		r->message[len] = '\0';
+	} else {
+		rc = -EPROTO;
+	}
+	/* Release: the copy above is done before the daemon may reuse the
+	 * record (it loads this with acquire). */
+	__atomic_store_n(&ns->consumed, ns->consumed + 1, __ATOMIC_RELEASE);
+	return rc;
 }
 
 /* True once the completion ring has been read after the hang-up was seen
@@ -561,6 +614,14 @@ int shmsched_poll(struct shmsched_client *c, struct shmsched_result *out,
 		unsigned k = ring_dequeue_burst(c->region.completion, h, want);
 		for (unsigned i = 0; i < k; i++) {
 			uint64_t idx = h[i];
+			if (idx & SHMSCHED_HANDLE_NOTICE) {
+				if (copy_notice(c, idx & ~SHMSCHED_HANDLE_NOTICE,
+						&out[got]) == 0)
+					got++;
+				else
+					c->bad_completions++;
+				continue;
+			}
 			if (idx >= c->region.n_slots || !c->in_flight[idx]) {
 				c->bad_completions++;
 				continue;
@@ -677,6 +738,19 @@ int shmsched_node_event(struct shmsched_client *c, int kind, const char *body,
 		    NULL, err, err_len);
 }
 
+int shmsched_priority_class(struct shmsched_client *c, const char *body,
+			    size_t len, char *err, size_t err_len)
+{
+	errmsg(err, err_len, "no error");
+	if (c == NULL || body == NULL || len == 0) {
+		errmsg(err, err_len, "shmsched_priority_class: %s",
+			c == NULL || body == NULL ? "NULL argument" : "empty body");
+		return -EINVAL;
+	}
+	return call(c, OP_PRIORITY_CLASS, 0, body, len, NULL, 0, NULL, NULL, err,
+		    err_len);
+}
+
 int shmsched_release(struct shmsched_client *c, uint64_t placement_id,
 		     char *err, size_t err_len)
 {
@@ -780,6 +854,55 @@ int shmsched_placements(struct shmsched_client *c, uint32_t *cursor,
 		*cursor = p->cursor;
 	free(page);
 	return (int)n;
+}
+
+int shmsched_evaluate(struct shmsched_client *c, uint32_t template_id,
+		      char **json, size_t *len, char *err, size_t err_len)
+{
+	if (c == NULL || json == NULL || len == NULL) {
+		errmsg(err, err_len, "shmsched_evaluate: NULL argument");
+		return -EINVAL;
+	}
+	*json = NULL;
+	*len = 0;
+	struct op_evaluate q = {.template_id = template_id};
+	struct op_evaluated done;
+	uint32_t got = 0;
+	int fd = -1;
+	int rc = call(c, OP_EVALUATE, 0, &q, sizeof(q), &done, sizeof(done), &got,
+		      &fd, err, err_len);
+	if (rc < 0)
+		return rc;
+	struct stat st;
+	if (got != sizeof(done) || fd < 0 || fstat(fd, &st) < 0 ||
+	    (uint64_t)st.st_size != done.bytes || done.bytes > OP_EVALUATE_MAX_BYTES) {
+		errmsg(err, err_len, "shmsched daemon at %s: an evaluation answer "
+			"that does not hold what it says", c->path);
+		if (fd >= 0)
+			close(fd);
+		return -EPROTO;
+	}
+	char *text = malloc(done.bytes + 1);
+	size_t off = 0;
+	while (text != NULL && off < done.bytes) {
+		ssize_t r = pread(fd, text + off, done.bytes - off, (off_t)off);
+		if (r <= 0)
+			break;
+		off += (size_t)r;
+	}
+	close(fd);
+	if (text == NULL || off != done.bytes) {
+		bool oom = text == NULL;
+		free(text);
+		errmsg(err, err_len, oom ? "out of memory for an evaluation of %llu "
+			"bytes" : "an evaluation of %llu bytes could not be read",
+			(unsigned long long)done.bytes);
+		return oom ? -ENOMEM : -EPROTO;
+	}
+	text[off] = '\0';
+	*json = text;
+	*len = off;
+	return 0;
 }
 
 int shmsched_format_gpus(const struct shmsched_devices *d, char *buf, size_t len)

@@ -55,6 +55,10 @@
 #define OBSERVE_TRIES 20000u
 #define OBSERVE_SPINS 4u
 
+_Static_assert(STATE_ATTEMPT_BUCKETS ==
+	       sizeof(((struct shmsched_observe_worker *)0)->attempts) / sizeof(uint64_t),
+	       "observe.h's attempts[] are the region's buckets");
+
 struct shmsched_observer {
 	struct state *st;
 	char name[STATE_NAME_MAX];
@@ -574,7 +578,21 @@ int shmsched_observe_workers(struct shmsched_observer *obs,
 			.gave_up = STAT(gave_up),
 			.bad_handles = STAT(bad_handles),
 			.completion_overflows = STAT(completion_overflows),
+			.pending_active = STAT(pending_active),
+			.pending_backoff = STAT(pending_backoff),
+			.pending_unschedulable = STAT(pending_unschedulable),
+			.pending_gated = STAT(pending_gated),
+			.preemption_attempts = STAT(preemption_attempts),
+			.preemption_victims = STAT(preemption_victims),
+			.waited = STAT(waited),
+			.waited_placed = STAT(waited_placed),
+			.timed_out = STAT(timed_out),
+			.waiting_cancelled = STAT(waiting_cancelled),
+			.forgotten = STAT(forgotten),
+			.queue_woken = STAT(queue_woken),
 		};
+		for (unsigned b = 0; b < STATE_ATTEMPT_BUCKETS; b++)
+			o->attempts[b] = STAT(attempts[b]);
 #undef STAT
 	}
 	*n_out = workers;

@@ -22,6 +22,8 @@
 #include "workers/workers.h"
 #include "daemon/persist_internal.h"
 #include "daemon/serve_internal.h"
+#include "daemon/wait_internal.h"
+#include "daemon/evict_internal.h"
 
 struct daemon {
 	struct state *state;     /* the state region: everything below that
@@ -34,10 +36,15 @@ struct daemon {
 	struct cluster *cluster;
 	unsigned workers;
 	struct engine **engines;
+	struct engine *evaluator; /* OP_EVALUATE's, on the control thread */
 	struct serve_stats *stats; /* the worker stats section */
 	struct producers *producers;
 	struct placements *placements;
 	struct serve *serve;
+	struct queue_events *events; /* what wakes waiting pods */
+	struct evictor *evictor;     /* preemption's thread */
+	struct priority_classes classes; /* the cluster file's and admins' */
+	struct gang_table gangs;         /* PodGroups, likewise */
 	struct pool *pool;
 	struct control_server *server;
 	struct control_server *admin;
@@ -58,19 +65,28 @@ _Static_assert(sizeof(struct serve_stats) == sizeof(struct state_worker_stats) &
 	       SAME_FIELD(resolver.placed, placed) &&
 	       SAME_FIELD(resolver.unschedulable, unschedulable) &&
 	       SAME_FIELD(resolver.conflicts, conflicts) &&
-	       SAME_FIELD(resolver.gave_up, gave_up) && SAME_FIELD(seq, seq),
+	       SAME_FIELD(resolver.gave_up, gave_up) && SAME_FIELD(seq, seq) &&
+	       SAME_FIELD(pending_active, pending_active) &&
+	       SAME_FIELD(pending_gated, pending_gated) &&
+	       SAME_FIELD(preemption_attempts, preemption_attempts) &&
+	       SAME_FIELD(preemption_victims, preemption_victims) &&
+	       SAME_FIELD(attempts, attempts) && SAME_FIELD(waited, waited) &&
+	       SAME_FIELD(queue_woken, queue_woken),
 	       "worker stats as shm/layout.h says");
 
 static void teardown(struct daemon *d)
 {
 	persist_close(d->persist); /* everything queued committed first */
+	evict_destroy(d->evictor);
 	if (d->serve != NULL)
 		serve_destroy(d->serve);
+	queue_events_destroy(d->events);
 	producers_destroy(d->producers);
 	placements_destroy(d->placements);
 	for (unsigned i = 0; d->engines != NULL && i < d->workers; i++)
 		engine_destroy(d->engines[i]);
 	free(d->engines);
+	engine_destroy(d->evaluator);
 	cluster_destroy(d->cluster);
 	intern_destroy(d->strings);
 	state_close(d->state);
@@ -245,6 +261,11 @@ const char *daemon_admin_socket(const struct daemon_config *cfg, char *buf,
 	return n > 0 && (size_t)n < len ? buf : NULL;
 }
 
+static void wake_pool(void *arg)
+{
+	pool_wake(arg);
+}
+
 struct daemon *daemon_start(const struct daemon_config *cfg, char *err,
 			    size_t err_len)
 {
@@ -276,6 +297,16 @@ struct daemon *daemon_start(const struct daemon_config *cfg, char *err,
 	if (plugin_ctx_init(&d->ctx, d->strings, d->res) < 0 ||
 	    fill_state(d, cfg, fresh, err, err_len) < 0)
 		goto fail;
+	/* PriorityClasses are configuration: read from the cluster file at
+	 * every start, a resumed region's too. */
+	if (priority_classes_init(&d->classes, d->strings) < 0) {
+		snprintf(err, err_len, "priority classes: out of memory");
+		goto fail;
+	}
+	if (cfg->cluster_path != NULL &&
+	    priority_load_file(cfg->cluster_path, &d->classes, &d->gangs, d->strings,
+			       err, err_len) < 0)
+		goto fail;
 	d->meta->clean_stop = 0;
 
 	d->engines = calloc(d->workers, sizeof(*d->engines));
@@ -296,14 +327,43 @@ struct daemon *daemon_start(const struct daemon_config *cfg, char *err,
 					cfg->slots ? cfg->slots : 4096, d->placements,
 					state_section(d->state,
 						      SHM_SECTION_IDENTITIES).base);
-	d->serve = d->producers ? serve_create(d->producers, d->placements, d->res,
-					       d->engines, d->stats, d->workers)
-				: NULL;
+	d->events = queue_events_create();
+	d->evictor = d->producers ? evict_start(d->producers, d->workers) : NULL;
+	struct serve_wait_config wc = {
+		.evictor = d->evictor,
+		.events = d->events,
+		.ctx = &d->ctx,
+		.ledger = cluster_ledger(d->cluster),
+		.slots = cfg->slots ? cfg->slots : 4096,
+		.initial_backoff_ns = (uint64_t)d->cfg.pod_initial_backoff_seconds *
+				      1000000000u,
+		.max_backoff_ns = (uint64_t)d->cfg.pod_max_backoff_seconds * 1000000000u,
+		.wait_default = cfg->wait_default,
+	};
+	d->serve = d->producers && d->events && d->evictor
+		   ? serve_create(d->producers, d->placements, d->res, d->engines,
+				  d->stats, d->workers, &wc)
+		   : NULL;
+	if (d->producers != NULL && d->events != NULL)
+		producers_set_events(d->producers, d->events);
+	if (d->producers != NULL)
+		producers_set_priority_classes(d->producers, &d->classes, &d->gangs);
 	if (d->serve == NULL ||
 	    (d->persist != NULL && serve_set_persist(d->serve, d->persist) < 0)) {
 		snprintf(err, err_len, "out of memory");
 		goto fail;
 	}
+	/* OP_EVALUATE (the gateway's extender verbs) reports every node: the
+	 * same profile, every node filtered and scored. */
+	struct sched_config every = d->cfg;
+	every.percentage_of_nodes_to_score = 100;
+	d->evaluator = engine_create(d->cluster, &d->ctx, &every, cfg->seed, 0);
+	if (d->evaluator == NULL) {
+		snprintf(err, err_len, "cannot create the evaluation engine: %s",
+			 strerror(errno));
+		goto fail;
+	}
+	producers_set_evaluator(d->producers, d->evaluator);
 	struct producers_persist hooks;
 	if (d->persist != NULL)
 		persist_hooks(d->persist, &hooks);
@@ -313,6 +373,7 @@ struct daemon *daemon_start(const struct daemon_config *cfg, char *err,
 	d->pool = pool_start(&pc, serve_poll, d->serve, err, err_len);
 	if (d->pool == NULL)
 		goto fail;
+	evict_set_waker(d->evictor, wake_pool, d->pool);
 	if (daemon_admin_socket(cfg, d->admin_path, sizeof(d->admin_path)) == NULL) {
 		snprintf(err, err_len, "admin socket path: %s%s: does not fit a "
 			 "Unix socket address", cfg->admin_socket_path ?
@@ -407,6 +468,11 @@ void daemon_stop(struct daemon *d, unsigned drain_ms, struct daemon_stats *out)
 		serve_cancel_all(d->serve);
 	}
 	rcu_offline();
+	/* The evictor first: it finishes what it has (its replies are taken
+	 * by the drain below) and never wakes the pool once that is gone; a
+	 * request made after it stopped is never served, and its pod is
+	 * cancelled with the others. */
+	evict_stop(d->evictor);
 	pool_stop(d->pool);
 	d->pool = NULL;
 	rcu_online();
@@ -456,6 +522,33 @@ void daemon_get_stats(struct daemon *d, struct daemon_stats *out)
 		out->conflicts += __atomic_load_n(&s->resolver.conflicts, __ATOMIC_RELAXED);
 		out->gave_up += __atomic_load_n(&s->resolver.gave_up, __ATOMIC_RELAXED);
 	}
+	struct wait_stats ws;
+	serve_wait_stats(d->serve, &ws);
+	out->waited = ws.waited;
+	out->waited_placed = ws.placed;
+	out->timed_out = ws.timed_out;
+	out->cancelled_by_producer = ws.cancelled;
+	out->cancelled_waiting_at_shutdown = ws.shutdown;
+	out->forgotten_with_producer = ws.forgotten;
+	out->queue_retries = ws.retries;
+	out->queue_woken = ws.queue.woken;
+	out->queue_hints_skipped = ws.queue.hints_skipped;
+	out->queue_events = ws.queue.events;
+	uint64_t ev_victims, ev_dropped;
+	evict_counts(d->evictor, &out->evictor_requests, &out->evictor_held,
+		     &ev_victims, &ev_dropped);
+	out->gangs_placed = ws.gangs_placed;
+	out->gang_failures = ws.gang_failures;
+	out->gang_rollbacks = ws.gang_rollbacks;
+	out->gang_timeouts = ws.gang_timeouts;
+	out->preemptions = ws.preemptions;
+	out->preempted = ws.preempted;
+	out->victims = ws.victims;
+	out->notices = ws.notices;
+	out->notices_dropped = ws.notices_dropped;
+	out->pending_active = ws.queue.active;
+	out->pending_backoff = ws.queue.backoff;
+	out->pending_unschedulable = ws.queue.unschedulable;
 }
 
 /* The invariant checkers are the ledger's (shm/ledger.h). The writer of

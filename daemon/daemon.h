@@ -55,6 +55,10 @@ struct daemon_config {
 	gid_t region_group;
 	bool has_region_group;
 	bool fresh;
+	/* Pods wait in the scheduling queue while no node fits, unless their
+	 * slot says SHMSCHED_SLOT_NO_WAIT (default: only pods whose slot says
+	 * SHMSCHED_SLOT_WAIT wait; the others are answered at once). */
+	bool wait_default;
 };
 
 /* Live placements the daemon keeps by default: 1,048,576 records of 280
@@ -79,6 +83,23 @@ struct daemon_stats {
 	uint64_t placements;       /* live: placed and not released */
 	uint64_t pods, placed, unschedulable, rejected, cancelled;
 	uint64_t conflicts, gave_up, bad_handles, completion_overflows;
+	/* Pods that waited in the queue, and how each ended; the queues now
+	 * (scheduler_pending_pods{queue}). */
+	uint64_t waited, waited_placed, timed_out, cancelled_by_producer;
+	uint64_t cancelled_waiting_at_shutdown, forgotten_with_producer;
+	uint64_t queue_retries;
+	uint64_t queue_woken;         /* moved out of unschedulable by an event */
+	uint64_t queue_hints_skipped; /* (event, pod) pairs that could not help */
+	uint64_t queue_events;        /* events read, summed over the workers */
+	uint64_t pending_active, pending_backoff, pending_unschedulable;
+	/* Preemption: requests to the evictor, pods placed by it, pods
+	 * evicted, EVICTED notices written (and lost to a full section). */
+	uint64_t preemptions, preempted, victims, notices, notices_dropped;
+	uint64_t evictor_requests, evictor_held; /* served by the evictor, and
+						  * of them those that held a node */
+	/* Gangs: placed whole, attempts that placed none (rolled back),
+	 * gangs that did not gather minMember in time. */
+	uint64_t gangs_placed, gang_failures, gang_rollbacks, gang_timeouts;
 };
 
 struct daemon;
@@ -100,7 +121,8 @@ struct daemon *daemon_start(const struct daemon_config *cfg, char *err,
  * pod submitted before the call is answered. */
 void daemon_stop(struct daemon *d, unsigned drain_ms, struct daemon_stats *out);
 
-/* Figures so far (relaxed reads of the workers' counters). */
+/* Figures so far (relaxed reads of the workers' counters); exact once
+ * daemon_stop() has stopped the workers (its `out`). */
 void daemon_get_stats(struct daemon *d, struct daemon_stats *out);
 
 /* Each pod's service time on its worker so far (decode, placement, commit,

@@ -28,6 +28,13 @@
  *   OP_RESYNC     0                struct op_resync, and  struct op_resync_result
  *                                  a regular file of Pods
  *                                  (SCM_RIGHTS): admins
+ *   OP_EVALUATE   0                struct op_evaluate     struct op_evaluated, and a
+ *                                  (a template id)        sealed memfd of its bytes:
+ *                                                         every node's filter result
+ *                                                         and score (JSON; client.h)
+ *   OP_PRIORITY_CLASS 0            a PriorityClass (or a  none
+ *                                  list), Kubernetes JSON:
+ *                                  admins
  *
  * OP_REGISTER comes once per connection, before anything that names a
  * template; templates belong to the connection that registered them, and
@@ -50,6 +57,8 @@ enum op_kind {
 	OP_RESOURCE = 6,
 	OP_PLACEMENTS = 7,
 	OP_RESYNC = 8,
+	OP_EVALUATE = 9,
+	OP_PRIORITY_CLASS = 10,
 };
 
 struct op_request {
@@ -125,6 +134,19 @@ struct op_resource {
 #define OP_RESYNC_FILE_MAX (UINT64_C(1) << 30) /* bytes of the file, at most */
 struct op_resync {
 	char node[256]; /* NUL-terminated */
+};
+
+/* OP_EVALUATE: one of the connection's templates, evaluated against every
+ * node without placing it. */
+struct op_evaluate {
+	uint32_t template_id;
+	uint32_t reserved; /* 0 */
+};
+
+/* The memfd that comes with the answer holds exactly `bytes` bytes. */
+#define OP_EVALUATE_MAX_BYTES (UINT64_C(1) << 30)
+struct op_evaluated {
+	uint64_t bytes;
 };
 
 struct op_resync_result {

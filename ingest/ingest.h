@@ -9,6 +9,7 @@
 
 #include "ingest/quantity.h"
 #include "ingest/k8s_json.h"
+#include "ingest/priority.h"
 #include "ingest/cluster_load.h"
 #include "ingest/resync.h"
 #include "ingest/synthetic.h"

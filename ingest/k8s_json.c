@@ -513,6 +513,7 @@ static int resource_list(struct decoder *d, const json_t *obj, const char *key,
 #define LABEL_GPU_PRODUCT "nvidia.com/gpu.product"
 #define ANN_CPU_POLICY "shmsched.io/cpu-manager-policy"
 #define ANN_NUMA_NODES "shmsched.io/numa-nodes"
+#define ANN_WAIT "shmsched.io/wait" /* pod annotation: "true" or "false" */
 
 /* metadata.annotations of `obj`: *ann NULL when absent. */
 static int get_annotations(struct decoder *d, const json_t *obj, json_t **ann)
@@ -2093,7 +2094,8 @@ static int group_req_add(struct decoder *d, uint32_t key, uint8_t op,
 	g->reqs[g->n_reqs++] = (struct group_req){
 		.key = key, .op = op, .first_value = g->n_values,
 		.n_values = (uint16_t)n_values};
-	memcpy(&g->values[g->n_values], values, n_values * sizeof(*values));
+	if (n_values > 0) /* an Exists requirement may pass no array */
+		memcpy(&g->values[g->n_values], values, n_values * sizeof(*values));
 	g->n_values = (uint16_t)(g->n_values + n_values);
 	sel->n_reqs++;
 	return 0;
@@ -2894,6 +2896,188 @@ static int pod_spec_fields(struct decoder *d, const json_t *spec)
 	return rc;
 }
 
+/* spec.priority, priorityClassName and preemptionPolicy, as given (the
+ * class is resolved by ingest/priority.h). */
+static int pod_priority(struct decoder *d, const json_t *spec)
+{
+	struct pod_spec *p = &d->pod;
+	json_t *v;
+	const char *s;
+	size_t len;
+	char q[SHOW_MAX + 16];
+	int rc = get(d, spec, "priority", W_INT, &v);
+	if (rc < 0)
+		return rc;
+	if (v != NULL) {
+		json_int_t n = json_integer_value(v);
+		if (n < INT32_MIN || n > INT32_MAX)
+			return fail_at(d, "priority", -EINVAL, "%" JSON_INTEGER_FORMAT
+				       " is not a 32-bit integer", n);
+		p->priority = (int32_t)n;
+		p->priority_flags |= POD_PRIORITY_GIVEN;
+	}
+	if ((rc = get_id(d, spec, "priorityClassName", &p->priority_class)) < 0 ||
+	    (rc = get_str(d, spec, "preemptionPolicy", &s, &len)) < 0)
+		return rc;
+	if (len == 0)
+		return 0;
+	p->priority_flags |= POD_PREEMPTION_GIVEN;
+	if (str_is(s, len, "Never"))
+		p->priority_flags |= POD_PREEMPT_NEVER;
+	else if (!str_is(s, len, "PreemptLowerPriority"))
+		return fail_at(d, "preemptionPolicy", -EINVAL, "%s: expected "
+			       "PreemptLowerPriority or Never",
+			       show_str(s, len, q, sizeof(q)));
+	return 0;
+}
+
+/* The pod's own default for waiting in the queue (shm/model.h,
+ * POD_WAIT): annotation shmsched.io/wait, "true" or "false". */
+static int pod_wait(struct decoder *d, const json_t *obj)
+{
+	json_t *ann;
+	const char *s;
+	size_t len;
+	char q[SHOW_MAX + 16];
+	int rc = get_annotations(d, obj, &ann);
+	if (rc < 0 || ann == NULL)
+		return rc;
+	size_t mark = path_field(d, "metadata.annotations");
+	json_t *v = json_object_get(ann, ANN_WAIT);
+	rc = v != NULL && !json_is_null(v) ? get_str(d, ann, ANN_WAIT, &s, &len) : 0;
+	if (rc == 0 && v != NULL && !json_is_null(v)) {
+		path_key(d, ANN_WAIT, strlen(ANN_WAIT));
+		if (str_is(s, len, "true"))
+			d->pod.priority_flags |= POD_WAIT;
+		else if (str_is(s, len, "false"))
+			d->pod.priority_flags |= POD_NO_WAIT;
+		else
+			rc = fail(d, -EINVAL, "%s: expected \"true\" or \"false\"",
+				  show_str(s, len, q, sizeof(q)));
+	}
+	path_pop(d, mark);
+	return rc;
+}
+
+/* coscheduling's label scheduling.x-k8s.io/pod-group: the pod's gang is
+ * the PodGroup of that name in its namespace (ingest/pod_groups.h). */
+#define GANG_LABEL "scheduling.x-k8s.io/pod-group"
+
+static int pod_gang(struct decoder *d, const json_t *obj, const char *ns,
+		    size_t ns_len)
+{
+	json_t *meta = json_object_get(obj, "metadata");
+	json_t *labels = json_is_object(meta) ? json_object_get(meta, "labels") : NULL;
+	json_t *v = json_is_object(labels) ? json_object_get(labels, GANG_LABEL) : NULL;
+	if (v == NULL || !json_is_string(v) || json_string_length(v) == 0)
+		return 0; /* the labels' own checks reported any other type */
+	char full[INTERN_MAX_LEN + 1];
+	size_t len = json_string_length(v);
+	if (ns_len + 1 + len > INTERN_MAX_LEN)
+		return fail_at(d, "metadata.labels", -EINVAL, GANG_LABEL ": too long");
+	memcpy(full, ns, ns_len);
+	full[ns_len] = '/';
+	memcpy(full + ns_len + 1, json_string_value(v), len);
+	size_t mark = path_field(d, "metadata.labels");
+	int rc = intern_here(d, full, ns_len + 1 + len, &d->pod.gang);
+	path_pop(d, mark);
+	return rc;
+}
+
+/* A PodGroup: to the visitor, or skipped when it takes none. */
+static int decode_pod_group(struct decoder *d, const json_t *obj)
+{
+	struct k8s_pod_group pg = {0};
+	const char *ns, *name;
+	size_t ns_len, name_len;
+	json_t *spec, *v;
+	int rc = object_name(d, obj, "podgroup", true, &ns, &ns_len, &name, &name_len);
+	if (rc < 0)
+		return rc;
+	if (ns_len + 1 + name_len > INTERN_MAX_LEN)
+		return fail_at(d, "metadata.name", -EINVAL, "namespace and name are "
+			       "longer than %u bytes", INTERN_MAX_LEN);
+	char full[INTERN_MAX_LEN + 1];
+	memcpy(full, ns, ns_len);
+	full[ns_len] = '/';
+	memcpy(full + ns_len + 1, name, name_len);
+	size_t mark = path_field(d, "metadata.name");
+	rc = intern_here(d, full, ns_len + 1 + name_len, &pg.name);
+	path_pop(d, mark);
+	if (rc == 0)
+		rc = get(d, obj, "spec", W_OBJECT, &spec);
+	if (rc < 0)
+		return rc;
+	if (spec == NULL)
+		return fail_at(d, "spec", -EINVAL, "missing");
+	mark = path_field(d, "spec");
+	rc = get(d, spec, "minMember", W_INT, &v);
+	if (rc == 0 && (v == NULL || json_integer_value(v) < 1 ||
+			json_integer_value(v) > 100000))
+		rc = fail_at(d, "minMember", -EINVAL, "%s: expected 1..100000",
+			     v == NULL ? "missing" : "out of range");
+	if (rc == 0)
+		pg.min_member = (uint32_t)json_integer_value(v);
+	if (rc == 0)
+		rc = get(d, spec, "scheduleTimeoutSeconds", W_INT, &v);
+	if (rc == 0 && v != NULL && (json_integer_value(v) < 1 ||
+				     json_integer_value(v) > 86400))
+		rc = fail_at(d, "scheduleTimeoutSeconds", -EINVAL, "%" JSON_INTEGER_FORMAT
+			     ": expected 1..86400", json_integer_value(v));
+	if (rc == 0 && v != NULL)
+		pg.timeout_s = (uint32_t)json_integer_value(v);
+	path_pop(d, mark);
+	if (rc < 0 || d->v->pod_group == NULL)
+		return rc;
+	if (d->err != NULL && d->err_len > 0)
+		d->err[0] = '\0';
+	return visited(d, d->v->pod_group(d->v->arg, &pg, d->err, d->err_len));
+}
+
+/* A PriorityClass: to the visitor, or skipped when it takes none. */
+static int decode_priority_class(struct decoder *d, const json_t *obj)
+{
+	struct k8s_priority_class pc = {0};
+	const char *ns, *name, *s;
+	size_t ns_len, name_len, len;
+	json_t *v;
+	char q[SHOW_MAX + 16];
+	int rc = object_name(d, obj, "priorityclass", false, &ns, &ns_len, &name,
+			     &name_len);
+	if (rc < 0)
+		return rc;
+	size_t mark = path_field(d, "metadata.name");
+	rc = intern_here(d, name, name_len, &pc.name);
+	path_pop(d, mark);
+	if (rc == 0)
+		rc = get(d, obj, "value", W_INT, &v);
+	if (rc < 0)
+		return rc;
+	if (v == NULL)
+		return fail_at(d, "value", -EINVAL, "missing");
+	json_int_t n = json_integer_value(v);
+	if (n < INT32_MIN || n > INT32_MAX)
+		return fail_at(d, "value", -EINVAL, "%" JSON_INTEGER_FORMAT
+			       " is not a 32-bit integer", n);
+	pc.value = (int32_t)n;
+	if ((rc = get(d, obj, "globalDefault", W_BOOL, &v)) < 0)
+		return rc;
+	pc.global_default = v != NULL && json_is_true(v);
+	if ((rc = get_str(d, obj, "preemptionPolicy", &s, &len)) < 0)
+		return rc;
+	if (str_is(s, len, "Never"))
+		pc.preempt_never = true;
+	else if (len > 0 && !str_is(s, len, "PreemptLowerPriority"))
+		return fail_at(d, "preemptionPolicy", -EINVAL, "%s: expected "
+			       "PreemptLowerPriority or Never",
+			       show_str(s, len, q, sizeof(q)));
+	if (d->v->priority_class == NULL)
+		return 0;
+	if (d->err != NULL && d->err_len > 0)
+		d->err[0] = '\0';
+	return visited(d, d->v->priority_class(d->v->arg, &pc, d->err, d->err_len));
+}
+
 static int decode_pod(struct decoder *d, const json_t *obj, size_t index)
 {
 	struct pod_spec *p = &d->pod;
@@ -2928,12 +3112,18 @@ static int decode_pod(struct decoder *d, const json_t *obj, size_t index)
 	if (rc == 0 && spec != NULL) {
 		mark = path_field(d, "spec");
 		rc = pod_spec_fields(d, spec);
+		if (rc == 0)
+			rc = pod_priority(d, spec);
 		path_pop(d, mark);
 	}
+	if (rc == 0)
+		rc = pod_wait(d, obj);
 	if (rc == 0)
 		rc = pod_devices(d, obj);
 	if (rc == 0)
 		rc = pod_group_fields(d, obj, spec, ns, ns_len);
+	if (rc == 0)
+		rc = pod_gang(d, obj, ns, ns_len);
 	if (rc < 0)
 		return rc;
 
@@ -3157,8 +3347,9 @@ static int decode_controller(struct decoder *d, const json_t *obj, int kind)
 		o->reqs[o->n_reqs++] = (struct obj_req){
 			.key = r->key, .op = r->op, .first_value = (uint32_t)o->n_values,
 			.n_values = r->n_values};
-		memcpy(&o->values[o->n_values], &g->values[r->first_value],
-		       r->n_values * sizeof(*o->values));
+		if (r->n_values > 0) /* values may be NULL with none yet */
+			memcpy(&o->values[o->n_values], &g->values[r->first_value],
+			       r->n_values * sizeof(*o->values));
 		o->n_values += r->n_values;
 	}
 	o->counts.controllers++;
@@ -3279,17 +3470,22 @@ static int decode_item(struct decoder *d, const json_t *obj, const char *item_ki
 		return decode_node(d, obj);
 	if (str_is(kind, kind_len, "Pod"))
 		return decode_pod(d, obj, index);
+	if (str_is(kind, kind_len, "PriorityClass"))
+		return decode_priority_class(d, obj);
+	if (str_is(kind, kind_len, "PodGroup"))
+		return decode_pod_group(d, obj);
 	if (okind >= 0)
 		return 0; /* read by the first pass */
 	if (d->ctx->cluster_file) {
 		count_skipped(d, kind, kind_len);
 		return 0;
 	}
-	return fail_at(d, "kind", -EINVAL, "%s is not Node, Pod, Namespace, Service, "
-		       "ReplicationController, ReplicaSet or StatefulSet%s (a cluster "
+	return fail_at(d, "kind", -EINVAL, "%s is not Node, Pod, PriorityClass, PodGroup, "
+		       "Namespace, Service, ReplicationController, ReplicaSet or "
+		       "StatefulSet%s (a cluster "
 		       "file skips other kinds; a pods file refuses them)",
 		       show_str(kind, kind_len, q, sizeof(q)),
-		       top ? " or a list of them" : "");
+		       top ? ", nor a list of them" : "");
 }
 
 static int decode_value(struct decoder *d, const json_t *root)

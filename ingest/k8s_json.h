@@ -1,7 +1,10 @@
 /* Kubernetes Node and Pod objects in JSON, into the model (shm/model.h).
  *
- * A file may hold one object (Node, Pod, or a List / NodeList / PodList of
- * them), a JSON array of objects, or JSON Lines (one object per line).
+ * A file may hold one object (Node, Pod, PriorityClass, PodGroup, or a
+ * List / NodeList / PodList / PriorityClassList / PodGroupList of them), a JSON array of
+ * objects, or JSON Lines (one object per line). A pod's spec.priority,
+ * priorityClassName and preemptionPolicy are read as given; resolving a
+ * class name to its value is ingest/priority.h's.
  * Unknown fields are ignored; fields that would change placement and that
  * shmsched does not support are rejected by name. Devices (GPUs and
  * exclusive cores) come from a few annotations, labels and nvidia.com/gpu:
@@ -114,6 +117,24 @@ struct k8s_pod_meta {
 	const char *unsupported;
 };
 
+/* A PriorityClass (scheduling.k8s.io/v1): its name (interned), value,
+ * globalDefault, and preemptionPolicy (Never, or PreemptLowerPriority). */
+struct k8s_priority_class {
+	uint32_t name;
+	int32_t value;
+	bool global_default;
+	bool preempt_never;
+};
+
+/* A PodGroup (coscheduling, scheduling.x-k8s.io/v1alpha1): its
+ * "namespace/name" (interned), spec.minMember (>= 1) and
+ * spec.scheduleTimeoutSeconds (0: not given). */
+struct k8s_pod_group {
+	uint32_t name;
+	uint32_t min_member;
+	uint32_t timeout_s;
+};
+
 /* Called once per object, in file order. A negative return stops the load
  * and is returned by k8s_load_*; the visitor writes its own message into
  * `err` first when it has one. */
@@ -122,6 +143,12 @@ struct k8s_visitor {
 	int (*node)(void *arg, const struct node_spec *node, char *err, size_t err_len);
 	int (*pod)(void *arg, const struct pod_spec *pod,
 		   const struct k8s_pod_meta *meta, char *err, size_t err_len);
+	/* PriorityClass objects; NULL: they are skipped. */
+	int (*priority_class)(void *arg, const struct k8s_priority_class *pc,
+			      char *err, size_t err_len);
+	/* PodGroup objects; NULL: they are skipped. */
+	int (*pod_group)(void *arg, const struct k8s_pod_group *pg, char *err,
+			 size_t err_len);
 };
 
 /* Loads a file (see above). `name` in messages is the path as given.

@@ -9,7 +9,7 @@
  *   acquire load in producers_templates()).
  * - accepting, counts: relaxed; they are flags and tallies for people.
  * Cost: every request is the slow path; node events cost a snapshot copy
- * and a grace period.
+ * and a grace period; an evaluation filters and scores every node once.
  */
 #include "ingest/producers.h"
 
@@ -18,14 +18,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "ingest/control_ops.h"
 #include "ingest/control_proto.h"
 #include "ingest/control_server.h"
 #include "ingest/k8s_json.h"
 #include "ingest/resync.h"
+#include "ingest/priority.h"
 #include "base/base.h"
 #include "shm/shm.h"
 #include "workers/workers.h"
@@ -58,6 +61,18 @@ struct producers {
 	struct cluster *cluster;
 	struct state_meta *meta;          /* resync counters; NULL: none */
 	struct producers_persist persist; /* what the store hears */
+	struct queue_events *events;      /* what waiting pods hear; may be NULL */
+	/* Preemption's buffers, grown as needed and kept (the evictor's,
+	 * under the lock): one request must not map and fault in megabytes. */
+	uint8_t *pre_ok;
+	size_t pre_ok_cap;
+	struct found *pre_found;
+	struct preempt_node *pre_nodes;
+	struct preempt_pod *pre_pods;
+	size_t pre_cap;
+	uint64_t pre_rng;
+	struct priority_classes *classes; /* PriorityClasses; may be NULL */
+	struct gang_table *gangs;         /* PodGroups; may be NULL */
 	struct resync_hooks resync_hooks; /* the same, as a resync takes it */
 	struct intern *strings; /* written here, read by workers */
 	struct res_names *res;  /* likewise */
@@ -66,6 +81,7 @@ struct producers {
 	uint32_t slots;
 	struct producer *table[PRODUCERS_MAX];
 	uint32_t bound; /* indices in use are below it (relaxed; see handle_register) */
+	struct engine *evaluator; /* OP_EVALUATE; NULL: refused */
 	int accepting;
 	uint64_t registered, gone, faulted;
 };
@@ -123,6 +139,10 @@ void producers_destroy(struct producers *p)
 {
 	if (p == NULL)
 		return;
+	free(p->pre_ok);
+	free(p->pre_found);
+	free(p->pre_nodes);
+	free(p->pre_pods);
 	for (uint32_t i = 0; i < PRODUCERS_MAX; i++)
 		if (p->table[i] != NULL)
 			producer_free(p->table[i]);
@@ -380,6 +400,18 @@ static void handle_template(struct producers *p, enum producer_role role,
 	intern_mark(p->strings, &mark);
 	int rc = decode_one(p, role, "template", body, len, &pod, NULL, err,
 			    sizeof(err));
+	if (rc == 0) {
+		/* Its priority as the API server's admission would give it;
+		 * with no table, a class name is refused and priority is 0. */
+		static const struct priority_classes none;
+		int n = snprintf(err, sizeof(err), "template: ");
+		rc = priority_resolve(p->classes != NULL ? p->classes : &none,
+				      p->strings, &pod, false, err + n,
+				      sizeof(err) - (size_t)n);
+		if (rc == 0)
+			rc = gang_resolve(p->gangs, p->strings, &pod, err + n,
+					  sizeof(err) - (size_t)n);
+	}
 	if (rc < 0) {
 		/* Nothing of a refused template stays: the strings it named
 		 * were never published. */
@@ -401,6 +433,13 @@ static void handle_template(struct producers *p, enum producer_role role,
 	__atomic_store_n(&pr->n_templates, n + 1, __ATOMIC_RELEASE);
 	struct op_template t = {.template_id = n + 1};
 	control_server_reply(s, conn, rid, &t, sizeof(t), -1);
+}
+
+/* Tells waiting pods of a change, once it is visible (workers/queue.h). */
+static void publish(struct producers *p, struct queue_event ev)
+{
+	if (p->events != NULL)
+		queue_events_publish(p->events, &ev);
 }
 
 static void handle_node_event(struct producers *p, struct control_server *s,
@@ -441,6 +480,13 @@ static void handle_node_event(struct producers *p, struct control_server *s,
 	} else {
 		if (p->persist.node_changed != NULL)
 			p->persist.node_changed(p->persist.arg, &ev);
+		/* A new node, new labels, taints or allocatable, an uncordon:
+		 * pods that may use it now may fit (a cordon or a removal helps
+		 * none). */
+		int64_t slot = cluster_slot_of(p->cluster, ev.name);
+		if (slot >= 0 && (ev.kind == NODE_EVENT_ADD || ev.kind == NODE_EVENT_UPDATE ||
+				  ev.kind == NODE_EVENT_UNCORDON))
+			publish(p, queue_event_node((uint32_t)slot));
 		control_server_reply(s, conn, rid, NULL, 0, -1);
 	}
 }
@@ -501,8 +547,13 @@ static void handle_release(struct producers *p, enum producer_role role,
 	}
 	static struct pod_spec pod; /* the control thread's alone */
 	placement_use(rec, &pod);
-	ledger_account(l, rec->slot, &pod, &rec->dev, -1);
+	uint32_t slot = rec->slot;
+	struct device_assignment dev = rec->dev;
+	ledger_account(l, slot, &pod, &dev, -1);
 	forget(p, r.placement_id);
+	/* After the counters moved (A1): a waiting pod that reads this sees
+	 * them. */
+	publish(p, queue_event_release(slot, &pod, &dev));
 	control_server_reply(s, conn, rid, NULL, 0, -1);
 }
 
@@ -659,6 +710,18 @@ static void handle_resync(struct producers *p, struct control_server *s,
 		__atomic_store_n(&p->meta->resync_resized,
 				 p->meta->resync_resized + r.resized, __ATOMIC_RELAXED);
 	}
+	if (r.removed + r.resized > 0) {
+		/* Placements given back on any node: every waiting pod short
+		 * of anything may fit now. */
+		struct pod_spec all;
+		memset(&all, 0, sizeof(all));
+		for (unsigned k = 0; k < RES_MAX; k++)
+			all.request.v[k] = k == RES_PODS ? 0 : 1;
+		all.n_ports = 1;
+		all.group = 1;
+		struct device_assignment dev = {.gpu_mask = 1, .n_cores = 1};
+		publish(p, queue_event_release(QUEUE_ANY_NODE, &all, &dev));
+	}
 	if (rc < 0) {
 		control_server_reply_error(s, conn, rid, -rc, "%s", err);
 		return;
@@ -678,6 +741,73 @@ void producers_set_profiles(struct producers *p, const struct sched_config *cfg)
 	p->profiles = cfg;
 }
 
+void producers_set_priority_classes(struct producers *p,
+				    struct priority_classes *classes,
+				    struct gang_table *gangs)
+{
+	p->classes = classes;
+	p->gangs = gangs;
+}
+
+/* OP_PRIORITY_CLASS: PriorityClasses declared by an admin. */
+struct class_count {
+	struct priority_loader l;
+	unsigned seen;
+};
+
+static int count_class(void *arg, const struct k8s_priority_class *pc, char *err,
+		       size_t err_len)
+{
+	struct class_count *c = arg;
+	c->seen++;
+	return priority_loader_visit(&c->l, pc, err, err_len);
+}
+
+static int count_group(void *arg, const struct k8s_pod_group *pg, char *err,
+		       size_t err_len)
+{
+	struct class_count *c = arg;
+	c->seen++;
+	return priority_loader_visit_group(&c->l, pg, err, err_len);
+}
+
+static void handle_priority_class(struct producers *p, struct control_server *s,
+				  uint64_t conn, uint32_t rid, const void *body,
+				  uint32_t len)
+{
+	char err[1024];
+	if (p->classes == NULL) {
+		control_server_reply_error(s, conn, rid, ENOTSUP, "priority classes: "
+					   "this daemon keeps none");
+		return;
+	}
+	struct intern_mark mark;
+	intern_mark(p->strings, &mark);
+	struct class_count c = {{p->classes, p->strings, p->gangs}, 0};
+	struct k8s_ctx kc = {.strings = p->strings, .res = p->res,
+			     .no_new_resources = true};
+	struct k8s_visitor v = {.arg = &c, .priority_class = count_class,
+				.pod_group = count_group};
+	int rc = k8s_load_buffer("priority class", body, len, &kc, &v, err,
+				 sizeof(err));
+	if (rc == 0 && c.seen == 0) {
+		rc = -EINVAL;
+		snprintf(err, sizeof(err), "priority class: no PriorityClass or "
+			 "PodGroup in the request");
+	}
+	if (rc < 0) {
+		intern_rollback(p->strings, &mark);
+		control_server_reply_error(s, conn, rid, -rc, "%s", err);
+		return;
+	}
+	control_server_reply(s, conn, rid, NULL, 0, -1);
+}
+
+void producers_set_events(struct producers *p, struct queue_events *events)
+{
+	p->events = events;
+}
+
 void producers_set_state(struct producers *p, struct state_meta *meta,
 			 const struct producers_persist *persist)
 {
@@ -690,7 +820,125 @@ void producers_set_state(struct producers *p, struct state_meta *meta,
 	}
 }
 
+void producers_set_evaluator(struct producers *p, struct engine *e)
+{
+	pthread_mutex_lock(&p->lock);
+	p->evaluator = e;
+	pthread_mutex_unlock(&p->lock);
+}
+
 /* Refuses a request only the admin socket takes, naming that socket. */
+/* --- OP_EVALUATE ---------------------------------------------------------- */
+
+struct evaluation {
+	const struct snapshot *snap;
+	const struct plugin_ctx *ctx;
+	struct json_buf feasible, filtered;
+};
+
+static const char *slot_name(const struct evaluation *x, uint32_t slot)
+{
+	return intern_str(x->ctx->strings, x->snap->nodes[slot].name);
+}
+
+static void evaluated_filtered(void *arg, uint32_t slot,
+			       const struct reason *reasons, unsigned n)
+{
+	struct evaluation *x = arg;
+	bool unresolvable = false;
+	json_buf_puts(&x->filtered, x->filtered.len ? "," : "{");
+	json_buf_string(&x->filtered, slot_name(x, slot));
+	json_buf_puts(&x->filtered, ":{\"reasons\":[");
+	for (unsigned i = 0; i < n; i++) {
+		char text[512];
+		reason_format(x->ctx, &reasons[i], text, sizeof(text));
+		if (i > 0)
+			json_buf_puts(&x->filtered, ",");
+		json_buf_string(&x->filtered, text);
+		unresolvable |= reason_unresolvable(reasons[i].code);
+	}
+	json_buf_printf(&x->filtered, "],\"unresolvable\":%s}",
+			unresolvable ? "true" : "false");
+}
+
+static void evaluated_scored(void *arg, uint32_t slot,
+			     const int64_t scores[SCORE_PLUGINS], int64_t total)
+{
+	(void)scores;
+	struct evaluation *x = arg;
+	json_buf_puts(&x->feasible, x->feasible.len ? "," : "{");
+	json_buf_string(&x->feasible, slot_name(x, slot));
+	json_buf_printf(&x->feasible, ":%lld", (long long)total);
+}
+
+/* One template against every node, nothing placed: the extender verbs of
+ * the HTTP gateway. The answer is too large for a control message on a
+ * big cluster, so it travels in a sealed memfd. */
+static void handle_evaluate(struct producers *p, enum producer_role role,
+			    struct control_server *s, uint64_t conn, uint32_t rid,
+			    const void *body, uint32_t len)
+{
+	struct producer *pr = registered(p, role, s, conn, rid, "evaluating");
+	if (pr == NULL)
+		return;
+	struct op_evaluate ev;
+	if (len != sizeof(ev)) {
+		control_server_reply_error(s, conn, rid, EINVAL, "evaluate: a body "
+					   "of %u bytes; expected %zu", len, sizeof(ev));
+		return;
+	}
+	memcpy(&ev, body, sizeof(ev));
+	if (ev.template_id == 0 || ev.template_id > pr->n_templates) {
+		control_server_reply_error(s, conn, rid, ENOENT, "evaluate: template "
+					   "%u: no such template (1..%u registered)",
+					   ev.template_id, pr->n_templates);
+		return;
+	}
+	if (p->evaluator == NULL) {
+		control_server_reply_error(s, conn, rid, ENOTSUP, "evaluate: this "
+					   "daemon does not evaluate pods");
+		return;
+	}
+	struct evaluation x = {.snap = cluster_snapshot(p->cluster), .ctx = p->ctx};
+	struct engine_explain hooks = {.arg = &x, .filtered = evaluated_filtered,
+				       .scored = evaluated_scored};
+	struct placement pl = {0};
+	int rc = engine_place_reference(p->evaluator, &pr->templates[ev.template_id - 1],
+					0, &hooks, &pl);
+	struct json_buf out = {0};
+	json_buf_printf(&out, "{\"nodes\":%u,\"feasible\":%s%s,\"filtered\":%s%s}\n",
+			pl.all_nodes, x.feasible.len ? x.feasible.data : "{",
+			"}", x.filtered.len ? x.filtered.data : "{", "}");
+	int fd = -1;
+	if (rc == 0 && !out.failed && !x.feasible.failed && !x.filtered.failed)
+		fd = memfd_create("shmsched-evaluation", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	bool written = false;
+	if (fd >= 0) {
+		size_t off = 0;
+		while (off < out.len) {
+			ssize_t w = write(fd, out.data + off, out.len - off);
+			if (w <= 0)
+				break;
+			off += (size_t)w;
+		}
+		written = off == out.len &&
+			  fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW |
+				F_SEAL_WRITE | F_SEAL_SEAL) == 0;
+	}
+	if (written) {
+		struct op_evaluated done = {.bytes = out.len};
+		control_server_reply(s, conn, rid, &done, sizeof(done), fd);
+	} else {
+		control_server_reply_error(s, conn, rid, ENOMEM, "evaluate: out of "
+					   "memory for the answer");
+	}
+	if (fd >= 0)
+		close(fd);
+	json_buf_free(&out);
+	json_buf_free(&x.feasible);
+	json_buf_free(&x.filtered);
+}
+
 static void refuse_not_admin(struct producers *p, struct control_server *s,
 			     uint64_t conn, uint32_t rid, const char *what)
 {
@@ -746,9 +994,18 @@ static void dispatch(struct producers *p, enum producer_role role,
 		else
 			handle_resync(p, s, conn, request_id, body, body_len, fd);
 		break;
+	case OP_EVALUATE:
+		handle_evaluate(p, role, s, conn, request_id, body, body_len);
+		break;
+	case OP_PRIORITY_CLASS:
+		if (role != ROLE_ADMIN)
+			refuse_not_admin(p, s, conn, request_id, "priority classes");
+		else
+			handle_priority_class(p, s, conn, request_id, body, body_len);
+		break;
 	default:
 		control_server_reply_error(s, conn, request_id, EPROTO,
-					   "request kind %u: expected 1..8", op.kind);
+					   "request kind %u: expected 1..10", op.kind);
 		break;
 	}
 }
@@ -798,4 +1055,226 @@ void producers_on_disconnect(void *arg, uint64_t conn)
 	pthread_mutex_lock(&ep->p->lock);
 	disconnect_locked(ep->p, ep->role, conn);
 	pthread_mutex_unlock(&ep->p->lock);
+}
+
+/* --- preemption ------------------------------------------------------------- */
+
+/* A pod found on a candidate node, sorted by node. */
+struct found {
+	uint32_t slot;
+	struct preempt_pod pod;
+};
+
+
+/* The preemptor's static filters on a node: only there can evicting pods
+ * help (nodesWherePreemptionMightHelp). */
+static bool preempt_static_pass(const struct plugin_ctx *ctx, const struct pod_spec *pod,
+				const struct node_spec *node)
+{
+	return filter_unschedulable(ctx, pod, node) && filter_node_name(pod, node) &&
+	       filter_taints(pod, node) < 0 && filter_affinity(ctx, pod, node) &&
+	       filter_device_model(pod, node);
+}
+
+/* Tells the owner of the victim `rec` (id) that it was evicted, through
+ * one of its identity's connected producers, if any. */
+static void tell_owner(struct producers *p, const struct placement_record *rec,
+		       uint64_t id, int32_t by_priority, producers_notice_fn notice,
+		       void *arg)
+{
+	if (notice == NULL || rec->owner == PLACEMENT_OWNER_BOUND)
+		return;
+	for (uint32_t i = 0; i < PRODUCERS_MAX; i++) {
+		struct producer *pr = p->table[i];
+		if (pr == NULL || pr->owner != rec->owner)
+			continue;
+		struct evict_notice n = {.producer = i, .key = producers_key(pr)};
+		n.notice = (struct shmsched_notice){
+			.kind = SHMSCHED_NOTICE_EVICTED,
+			.version = SHMSCHED_NOTICE_VERSION,
+			.placement_id = id,
+			.cookie = rec->cookie,
+			.node_id = rec->slot,
+			.complete_ns = now_ns(),
+		};
+		snprintf(n.notice.message, sizeof(n.notice.message), "preempted by a "
+			 "pod of priority %d (its own: %d): what it held is given back",
+			 by_priority, rec->priority);
+		notice(arg, &n);
+		return;
+	}
+}
+
+/* The choice's visit of a node: its counters now, and whether the
+ * preemptor's static filters let it in. */
+struct preempt_visit_ctx {
+	const struct plugin_ctx *ctx;
+	const struct pod_spec *pod;
+	const struct snapshot *snap;
+	struct ledger *l;
+};
+
+static bool preempt_visit(void *arg, struct preempt_node *nd)
+{
+	struct preempt_visit_ctx *v = arg;
+	if (!preempt_static_pass(v->ctx, v->pod, &v->snap->nodes[nd->slot]))
+		return false;
+	int64_t nz_cpu, nz_mem;
+	ledger_load_used(ledger_node(v->l, nd->slot), &nd->used, &nz_cpu, &nz_mem);
+	return true;
+}
+
+static int preempt_locked(struct producers *p, const struct preempt_request *rq,
+			  producers_notice_fn notice, void *arg,
+			  struct preempt_outcome *out)
+{
+	struct producer *me = rq->producer < PRODUCERS_MAX ? p->table[rq->producer] : NULL;
+	if (me == NULL || producers_key(me) != rq->key || rq->template_id == 0 ||
+	    rq->template_id > me->n_templates)
+		return 0; /* gone meanwhile: nothing to do for it */
+	const struct pod_spec *tmpl = &me->templates[rq->template_id - 1];
+	/* Under the lock no node event runs: this snapshot stays current. */
+	const struct snapshot *snap = cluster_snapshot(p->cluster);
+	struct ledger *l = cluster_ledger(p->cluster);
+	int rc = -ENOMEM;
+	struct pod_spec *vspec = NULL;
+	struct device_assignment *vdev = NULL;
+	struct preempt_scratch scratch = {0};
+	struct preempt_result *res = malloc(sizeof(*res));
+	size_t slots = (snap->n_slots ? snap->n_slots : 1) * sizeof(uint32_t);
+	if (slots > p->pre_ok_cap) {
+		uint8_t *g = realloc(p->pre_ok, slots);
+		if (g == NULL)
+			goto done;
+		p->pre_ok = g;
+		p->pre_ok_cap = slots;
+	}
+	uint8_t *ok = p->pre_ok;
+	memset(ok, 0, slots);
+	if (res == NULL)
+		goto done;
+	/* Only pods of lower priority can be victims (the others are in the
+	 * node's counters, which the choice reads from the ledger); grouped
+	 * by node by a counting sort (pre_ok counts per slot, then is the
+	 * next place of each). Nodes are looked at only as the choice visits
+	 * them (preempt_visit): their counters and static filters. */
+	size_t n = 0;
+	uint32_t cursor = 0;
+	uint64_t id;
+	uint32_t *count = (uint32_t *)(void *)ok; /* [n_slots] */
+	while ((id = placements_next(p->placements, &cursor)) != 0) {
+		const struct placement_record *r = placements_get(p->placements, id);
+		if (r == NULL || r->priority >= rq->spec.priority ||
+		    !ledger_slot_current(l, snap, r->slot, r->node_gen))
+			continue;
+		if (n == p->pre_cap) {
+			size_t nc = p->pre_cap ? p->pre_cap * 2 : 1024;
+			struct found *g = realloc(p->pre_found, nc * sizeof(*g));
+			if (g != NULL)
+				p->pre_found = g;
+			struct preempt_node *gn = realloc(p->pre_nodes, nc * sizeof(*gn));
+			if (gn != NULL)
+				p->pre_nodes = gn;
+			struct preempt_pod *gp = realloc(p->pre_pods, nc * sizeof(*gp));
+			if (gp != NULL)
+				p->pre_pods = gp;
+			if (g == NULL || gn == NULL || gp == NULL)
+				goto done;
+			p->pre_cap = nc;
+		}
+		p->pre_found[n].slot = r->slot;
+		p->pre_found[n].pod = (struct preempt_pod){
+			.id = id, .priority = r->priority, .start_ns = r->placed_ns,
+			.request = r->request};
+		count[r->slot]++;
+		n++;
+	}
+	struct found *f = p->pre_found;
+	struct preempt_node *nodes = p->pre_nodes;
+	struct preempt_pod *pods = p->pre_pods;
+	if (n == 0) {
+		rc = 0;
+		goto done;
+	}
+	uint32_t n_nodes = 0, most = 1, at = 0;
+	for (uint32_t slot = 0; slot < snap->n_slots; slot++) {
+		if (count[slot] == 0)
+			continue;
+		struct preempt_node *nd = &nodes[n_nodes++];
+		nd->slot = slot;
+		nd->allocatable = snap->nodes[slot].allocatable;
+		nd->first = at;
+		nd->n = 0;
+		most = count[slot] > most ? count[slot] : most;
+		at += count[slot];
+		count[slot] = nd->first; /* now: where its next pod goes */
+	}
+	for (size_t i = 0; i < n; i++)
+		pods[count[f[i].slot]++] = f[i].pod;
+	for (uint32_t j = 0; j < n_nodes; j++)
+		nodes[j].n = count[nodes[j].slot] - nodes[j].first;
+	if (preempt_scratch_init(&scratch, most) < 0)
+		goto done;
+	struct preempt_visit_ctx vc = {.ctx = p->ctx, .pod = tmpl, .snap = snap, .l = l};
+	/* DryRunPreemption's random offset (one stream, the evictor's). */
+	p->pre_rng = p->pre_rng * UINT64_C(6364136223846793005) + 1442695040888963407u;
+	struct preempt_input in = {.request = &rq->spec.request,
+				   .priority = rq->spec.priority, .nodes = nodes,
+				   .n_nodes = n_nodes, .pods = pods,
+				   .start = (uint32_t)((p->pre_rng >> 33) % n_nodes),
+				   .want = preempt_candidates_wanted(snap->n_nodes),
+				   .visit = preempt_visit, .visit_arg = &vc};
+	rc = preempt_select(&in, &scratch, res);
+	if (rc < 0 || res->node < 0) {
+		out->candidates = res->candidates;
+		rc = rc == -E2BIG ? 0 : rc;
+		goto done;
+	}
+	out->candidates = res->candidates;
+	const struct preempt_node *chosen = &nodes[res->node];
+	vspec = malloc((res->n_victims ? res->n_victims : 1) * sizeof(*vspec));
+	vdev = malloc((res->n_victims ? res->n_victims : 1) * sizeof(*vdev));
+	if (vspec == NULL || vdev == NULL) {
+		rc = -ENOMEM;
+		goto done;
+	}
+	for (uint32_t k = 0; k < res->n_victims; k++) {
+		const struct placement_record *r = placements_get(p->placements,
+								  pods[res->victims[k]].id);
+		placement_use(r, &vspec[k]);
+		vdev[k] = r->dev;
+	}
+	if (ledger_swap(l, chosen->slot, &chosen->allocatable, &rq->spec, vspec, vdev,
+			res->n_victims) < 0)
+		goto done; /* the room went to another placement: none this time */
+	for (uint32_t k = 0; k < res->n_victims; k++) {
+		uint64_t vid = pods[res->victims[k]].id;
+		tell_owner(p, placements_get(p->placements, vid), vid, rq->spec.priority,
+			   notice, arg);
+		forget(p, vid);
+	}
+	out->slot = chosen->slot;
+	out->node_gen = ledger_node_generation(l, chosen->slot);
+	out->victims = res->n_victims;
+	/* What the victims held beyond the preemptor's is free now. */
+	for (uint32_t k = 0; k < res->n_victims; k++)
+		publish(p, queue_event_release(chosen->slot, &vspec[k], &vdev[k]));
+
+done:
+	preempt_scratch_free(&scratch);
+	free(vdev);
+	free(vspec);
+	free(res);
+	return rc;
+}
+
+int producers_preempt(struct producers *p, const struct preempt_request *rq,
+		      producers_notice_fn notice, void *arg,
+		      struct preempt_outcome *out)
+{
+	*out = (struct preempt_outcome){.slot = -1};
+	pthread_mutex_lock(&p->lock);
+	int rc = preempt_locked(p, rq, notice, arg, out);
+	pthread_mutex_unlock(&p->lock);
+	return rc;
 }

@@ -60,6 +60,9 @@ struct producer {
 	 * still use, and what its pods have cost lately. Its worker's alone. */
 	int64_t deficit_ns;
 	uint64_t cost_ns;
+	/* Notices written to its region (include/shmsched/wire.h); its
+	 * worker's alone. */
+	uint32_t notices_sent;
 	struct pod_spec *templates; /* [PRODUCER_TEMPLATES_MAX] */
 	/* Each template's static results, read when it was registered
 	 * (engine_static_compile; NULL when they could not be), published
@@ -111,6 +114,30 @@ void producers_set_state(struct producers *p, struct state_meta *meta,
  * refused. Before the control sockets start. */
 void producers_set_profiles(struct producers *p, const struct sched_config *cfg);
 
+/* The engine OP_EVALUATE runs on (the daemon's own profile, at
+ * percentageOfNodesToScore 100, so every node is filtered and scored):
+ * used on the control thread only, under the producers' lock; the
+ * control thread is the snapshots' writer, so the snapshot it reads
+ * cannot be reclaimed under it. NULL: OP_EVALUATE is refused. Owned by
+ * the caller, who destroys it after producers_destroy(). */
+void producers_set_evaluator(struct producers *p, struct engine *e);
+
+struct priority_classes;
+struct gang_table;
+/* The PriorityClasses templates' priorityClassName resolve against, and
+ * the PodGroups their scheduling.x-k8s.io/pod-group label names
+ * (ingest/priority.h), which OP_PRIORITY_CLASS adds to; owned by the
+ * caller, written only by the control thread from now on. Before the
+ * control sockets start; NULL: none (names are refused, priority 0). */
+void producers_set_priority_classes(struct producers *p,
+				    struct priority_classes *classes,
+				    struct gang_table *gangs);
+
+/* The ring where releases, node events and resyncs are published for the
+ * waiting pods (workers/queue.h), after each change is visible. Before
+ * the control sockets start; NULL: none. */
+void producers_set_events(struct producers *p, struct queue_events *events);
+
 /* Frees what is left. No worker may be running; the control server must
  * have stopped (its on_disconnect calls freed the producers). */
 void producers_destroy(struct producers *p);
@@ -156,6 +183,58 @@ void producers_counts(const struct producers *p, uint64_t *registered,
  * producer: only the faulty one's worker calls it. Any thread, between two
  * of its quiescent states. */
 void producers_fault(struct producers *p, struct producer *pr, const char *why);
+
+/* Which producer a table entry is (its connection and socket), never 0:
+ * a table index is reused, a key is not. */
+static inline uint64_t producers_key(const struct producer *pr)
+{
+	return (pr->conn << 1 | (pr->role == ROLE_ADMIN)) + 1;
+}
+
+/* --- preemption (daemon/preempt.c drives it) --- */
+
+/* A pod that fits nowhere asks to preempt: its producer (table index and
+ * key) and its spec as decoded (template plus extras), for a node where
+ * evicting pods of lower priority makes room. */
+struct preempt_request {
+	uint32_t producer;
+	uint64_t key;
+	uint32_t template_id;
+	uint64_t cookie;
+	struct pod_spec spec;
+};
+
+/* What one preemption did: the node whose room is now the preemptor's
+ * (slot -1: none), and how many pods were evicted for it. */
+struct preempt_outcome {
+	int64_t slot;
+	uint32_t node_gen;
+	uint32_t victims;
+	uint32_t candidates;
+};
+
+/* A victim's notice, for the worker of a producer of its owner. */
+struct evict_notice {
+	uint32_t producer; /* table index */
+	uint64_t key;
+	struct shmsched_notice notice;
+};
+typedef void (*producers_notice_fn)(void *arg, const struct evict_notice *n);
+
+/* Runs DefaultPreemption for `rq` (workers/preempt.h) under the producers'
+ * lock, so that no release or node event runs meanwhile: the candidate
+ * nodes (the preemptor's static filters pass) with their placements, the
+ * choice of node and victims, then one ledger_swap (the preemptor's use in,
+ * the victims' out: the room is the preemptor's), the victims' records
+ * freed (the durable store told), each victim's owner told through
+ * `notice` (a producer of that identity connected now; none: nobody is
+ * told), and the release published for waiting pods. `workers` is the
+ * daemon's worker count (a producer's worker is its index % workers).
+ * Returns 0 (out->slot -1 when nothing was done), or -ENOMEM. Any thread
+ * but the control threads'. */
+int producers_preempt(struct producers *p, const struct preempt_request *rq,
+		      producers_notice_fn notice, void *arg,
+		      struct preempt_outcome *out);
 
 /* Worker side: whether producers_fault() ran for `pr` (relaxed). */
 static inline bool producers_faulted(const struct producer *pr)

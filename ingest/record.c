@@ -3,13 +3,14 @@
  *
  * record_decode reads shared memory a producer may be rewriting at that very
  * moment (DESIGN.md, invariant 5). It copies the producer-written prefix of
- * the slot (bytes 0..87) into a local once, puts a compiler barrier after
+ * the slot (bytes 0..95) into a local once, puts a compiler barrier after
  * the copy so that no later check or use can be compiled into a second read
  * of the shared bytes (a double fetch: checked one value, used another), and
  * from then on looks only at the copy. Every field of the copy is checked
  * before it indexes anything: template_id against the template table,
  * n_extra against the extra array, each used extra's resource against the
- * resource table. Sums are computed with overflow checks into locals, and
+ * resource table, the flags against the known ones, a deadline only with a
+ * pod that may wait. Sums are computed with overflow checks into locals, and
  * `out` is written only once everything has passed, so a rejected slot
  * leaves no half-built pod behind.
  *
@@ -18,7 +19,7 @@
  * none past INT64_MAX; v[RES_PODS] is the template's (0). Equal slots and
  * templates give byte-equal specs (the template's zero fill is kept).
  *
- * Cost: one 88-byte copy in, O(n_extra) <= SHMSCHED_MAX_EXTRA checks and
+ * Cost: one 96-byte copy in, O(n_extra) <= SHMSCHED_MAX_EXTRA checks and
  * additions, one pod_spec copy out. No allocation, lock or system call;
  * snprintf only on the rejection path.
  */
@@ -36,7 +37,7 @@
 /* The bytes the producer writes; the rest of the slot is the daemon's. */
 #define RECORD_PRODUCER_BYTES offsetof(struct shmsched_slot, status)
 
-_Static_assert(RECORD_PRODUCER_BYTES == 88, "wire.h: producer part is bytes 0..87");
+_Static_assert(RECORD_PRODUCER_BYTES == 96, "wire.h: producer part is bytes 0..95");
 
 __attribute__((format(printf, 3, 4)))
 static int reject(char *why, size_t why_len, const char *fmt, ...)
@@ -80,9 +81,18 @@ int record_decode(const struct shmsched_slot *shared,
 	if (slot.n_extra > SHMSCHED_MAX_EXTRA)
 		return reject(why, why_len, "slot: n_extra %u: at most %d",
 			      (unsigned)slot.n_extra, SHMSCHED_MAX_EXTRA);
-	if (slot.flags != 0)
-		return reject(why, why_len, "slot: flags 0x%x: must be 0",
-			      (unsigned)slot.flags);
+	if (slot.flags & ~SHMSCHED_SLOT_FLAGS)
+		return reject(why, why_len, "slot: flags 0x%x: unknown bits 0x%x "
+			      "(known: WAIT 0x%x, NO_WAIT 0x%x)", (unsigned)slot.flags,
+			      (unsigned)(slot.flags & ~SHMSCHED_SLOT_FLAGS),
+			      SHMSCHED_SLOT_WAIT, SHMSCHED_SLOT_NO_WAIT);
+	if ((slot.flags & SHMSCHED_SLOT_FLAGS) == SHMSCHED_SLOT_FLAGS)
+		return reject(why, why_len, "slot: flags 0x%x: WAIT and NO_WAIT "
+			      "together", (unsigned)slot.flags);
+	if (slot.deadline_ns != 0 && (slot.flags & SHMSCHED_SLOT_NO_WAIT))
+		return reject(why, why_len, "slot: deadline_ns %" PRIu64 " with "
+			      "NO_WAIT: a pod answered at once has no deadline",
+			      slot.deadline_ns);
 
 	const struct pod_spec *tmpl = &t->specs[slot.template_id - 1];
 	struct res_vec request = tmpl->request;
@@ -134,5 +144,8 @@ int record_decode(const struct shmsched_slot *shared,
 	out->spec.nonzero_mem_bytes = nonzero_mem;
 	out->cookie = slot.cookie;
 	out->submit_ns = slot.submit_ns;
+	out->template_id = slot.template_id;
+	out->flags = slot.flags;
+	out->deadline_ns = slot.deadline_ns;
 	return 0;
 }

@@ -30,10 +30,16 @@ struct record_pod {
 	struct pod_spec spec;
 	uint64_t cookie;
 	uint64_t submit_ns;
+	uint32_t template_id; /* 1..count: spec is t->specs[template_id - 1] plus
+			       * the extras */
+	uint16_t flags;       /* SHMSCHED_SLOT_WAIT, _NO_WAIT, or 0 */
+	uint64_t deadline_ns; /* 0: none */
 };
 
 /* Copies `shared` once out of shared memory and checks the copy: template_id
- * in 1..t->count, n_extra <= SHMSCHED_MAX_EXTRA, flags 0, and for each used
+ * in 1..t->count, n_extra <= SHMSCHED_MAX_EXTRA, flags within
+ * SHMSCHED_SLOT_FLAGS and not WAIT with NO_WAIT, no deadline_ns with
+ * NO_WAIT, and for each used
  * extra reserved 0, resource < res->count and not RES_PODS, quantity >= 0,
  * and no request (nor the scoring stand-in for cpu or memory) past
  * INT64_MAX. Then out->spec is the template's spec with each extra added to

@@ -1913,6 +1913,42 @@ static int decode_default_constraint(struct dec *d, json_t *c,
 	return walk;
 }
 
+/* GpuFragmentationArgs (ours): maxShapes, modelReservation, cpuLimited. */
+static int decode_gpu_frag_args(struct dec *d, json_t *args, struct score_config *sc)
+{
+	static const char *const keys[] = {"apiVersion", "kind", "maxShapes",
+					   "modelReservation", "cpuLimited", NULL};
+	int rc = check_args(d, args, "GpuFragmentationArgs");
+	if (rc != 0)
+		return rc;
+	int walk = only_known(d, args, keys);
+	int64_t v;
+	json_t *x = json_object_get(args, "maxShapes");
+	if (present(x)) {
+		size_t m = push_key(d, key_anchor(args, "maxShapes"), "maxShapes");
+		if ((rc = get_int(d, x, 1, SCORE_GPU_FRAG_MAX_SHAPES, &v)) == 0)
+			sc->gpu_frag_max_shapes = (int32_t)v;
+		pop(d, m);
+		failed(&walk, rc);
+	}
+	x = json_object_get(args, "modelReservation");
+	if (present(x)) {
+		size_t m = push_key(d, key_anchor(args, "modelReservation"),
+				    "modelReservation");
+		if ((rc = get_int(d, x, 0, 1000, &v)) == 0)
+			sc->gpu_frag_model_reservation = (int32_t)v;
+		pop(d, m);
+		failed(&walk, rc);
+	}
+	x = json_object_get(args, "cpuLimited");
+	if (present(x)) {
+		size_t m = push_key(d, key_anchor(args, "cpuLimited"), "cpuLimited");
+		failed(&walk, get_bool(d, x, &sc->gpu_frag_cpu_limited));
+		pop(d, m);
+	}
+	return walk;
+}
+
 /* PodTopologySpreadArgs: defaultingType System (kube's defaults: it takes
  * no defaultConstraints) or List with the profile's own constraints
  * (none: no default spreading). */
@@ -2253,6 +2289,8 @@ static int decode_plugin_config(struct dec *d, json_t *list,
 			failed(&rc, decode_spread_args(d, args, sc));
 		} else if (p >= 0 && plugin_table[p].score == SCORE_AFFINITY) {
 			failed(&rc, decode_node_affinity_args(d, args, sc));
+		} else if (p >= 0 && plugin_table[p].score == SCORE_GPU_FRAG) {
+			failed(&rc, decode_gpu_frag_args(d, args, sc));
 		} else if (is_one_of(name, len, (const char *const[]){
 					     "DefaultPreemption", "VolumeBinding",
 					     "DynamicResources", NULL})) {
@@ -2289,6 +2327,7 @@ static void profile_default(struct sched_profile *p)
 	sc->fit_strategy = FIT_LEAST_ALLOCATED;
 	sc->hard_pod_affinity_weight = 1;
 	sc->spread_defaulting = SPREAD_DEFAULTING_SYSTEM;
+	sc->gpu_frag_max_shapes = SCORE_GPU_FRAG_MAX_SHAPES;
 	default_resources(sc->fit_resources, &sc->n_fit_resources);
 	default_resources(sc->balanced_resources, &sc->n_balanced_resources);
 }
@@ -2543,13 +2582,10 @@ static int decode_other_top(struct dec *d, const char *key, json_t *val,
 			warn_at(d, "accepted, no effect: shmsched's workers are "
 				"shmschedd --workers");
 		} else if (strcmp(key, "podInitialBackoffSeconds") == 0) {
+			/* The scheduling queue's (daemon/wait.c). */
 			cfg->pod_initial_backoff_seconds = (int32_t)v;
-			warn_at(d, "accepted, no effect yet: shmsched has no "
-				"scheduling queue");
 		} else {
 			cfg->pod_max_backoff_seconds = (int32_t)v;
-			warn_at(d, "accepted, no effect yet: shmsched has no "
-				"scheduling queue");
 		}
 		return 0;
 	}

@@ -112,10 +112,14 @@
 #include "shm/model.h"
 
 #define SHM_MAGIC UINT64_C(0x44454843534d4853) /* "SHMSCHED" in memory order */
-#define SHM_ABI_VERSION 5u /* 2: a placed slot names its devices; 3: and its
+#define SHM_ABI_VERSION 6u /* 2: a placed slot names its devices; 3: and its
                             * placement id, which a release names; 4: the
                             * state region; 5: pod groups in the ledger
-                            * and in placement records */
+                            * and in placement records; 6: a slot's wait
+                            * flags and deadline, cancel handles
+                            * (include/shmsched/wire.h), the queue's
+                            * figures in the worker stats, a placement
+                            * record's priority and time */
 #define SHM_READY UINT32_C(0x59444552) /* "REDY"; any other value: not ready */
 #define SHM_HEADER_SIZE 512u
 #define SHM_SECTION_MAX 16u
@@ -134,6 +138,7 @@ enum shm_section_id {
 	SHM_SECTION_SUBMIT_RING = 1,     /* producer -> daemon handles */
 	SHM_SECTION_COMPLETION_RING = 2, /* daemon -> producer handles */
 	SHM_SECTION_SLOTS = 3,           /* struct shmsched_slot[] (shmsched/wire.h) */
+	SHM_SECTION_NOTICES = 4,         /* struct shmsched_notices (shmsched/wire.h) */
 	SHM_SECTION_META = 10,           /* the state region: see above */
 	SHM_SECTION_STRINGS = 11,
 	SHM_SECTION_SNAPSHOTS = 12,
@@ -250,22 +255,44 @@ struct state_identity {
 };
 
 /* SHM_SECTION_WORKER_STATS: one per worker, written by it alone (relaxed
- * stores: figures). Field for field the daemon's struct serve_stats. */
+ * stores: figures). Field for field the daemon's struct serve_stats. The
+ * fields after `seq` are named after kube-scheduler's metrics, for the
+ * waiting pods of that worker's producers (ABI 6). */
+#define STATE_ATTEMPT_BUCKETS 6 /* pods placed after <= 1, 2, 4, 8, 16, more */
 struct state_worker_stats {
 	uint64_t pods;
 	uint64_t rejected;
 	uint64_t cancelled;
 	uint64_t bad_handles;
 	uint64_t completion_overflows;
-	uint64_t placed;
-	uint64_t unschedulable;
+	uint64_t placed;        /* scheduler_schedule_attempts_total{result="scheduled"} */
+	uint64_t unschedulable; /* ...{result="unschedulable"} */
 	uint64_t conflicts;
-	uint64_t gave_up;
+	uint64_t gave_up;       /* ...{result="error"}: every commit lost its race */
 	uint64_t seq;
-	uint64_t reserved[6];
+	/* scheduler_pending_pods{queue=...}: gauges, pods there now */
+	uint64_t pending_active;
+	uint64_t pending_backoff;
+	uint64_t pending_unschedulable;
+	uint64_t pending_gated;       /* always 0: no scheduling gates */
+	/* scheduler_preemption_attempts_total, scheduler_preemption_victims */
+	uint64_t preemption_attempts;
+	uint64_t preemption_victims;
+	/* scheduler_pod_scheduling_attempts: placed pods by the attempts they
+	 * took, not cumulative: [0] 1, [1] 2, [2] 3-4, [3] 5-8, [4] 9-16,
+	 * [5] more */
+	uint64_t attempts[STATE_ATTEMPT_BUCKETS];
+	/* waiting pods: parked at least once, and how they ended */
+	uint64_t waited;
+	uint64_t waited_placed;
+	uint64_t timed_out;
+	uint64_t waiting_cancelled;   /* by their producer */
+	uint64_t forgotten;           /* their producer went away */
+	uint64_t queue_woken;         /* moved out of unschedulable by an event */
+	uint64_t reserved[4];
 };
 
-_Static_assert(sizeof(struct state_worker_stats) == 128, "worker stats: 128 bytes");
+_Static_assert(sizeof(struct state_worker_stats) == 256, "worker stats: 256 bytes");
 _Static_assert(sizeof(struct state_identity) == 80, "identity: 80 bytes");
 
 /* The checksum of a snapshot's words: 64-bit, not cryptographic; it tells

@@ -90,6 +90,22 @@
  *       announcement up, or has moved the epoch, whose RMW precedes its
  *       withdrawal; either way the worker re-checks.
  *
+ * Preemption (ledger_swap): a preemptor takes a node's use from its
+ * victims in one move, so that no other placement can take the room the
+ * victims leave before the preemptor has it (the nominated node held):
+ *   X1  Per counter r, the change d[r] = preemptor's - victims' (the pod
+ *       count: 1 - victims). Those that grow, in index order, by C1's
+ *       checked compare-and-swap: the counter passes allocatable at no
+ *       instant. A refusal gives back the growths made so far (U1).
+ *   X2  The preemptor's group, as T2 (a full table: U1 on X1).
+ *   X3  The counters that shrink (d[r] <= 0), and the non-zero stand-ins,
+ *       by relaxed fetch-add: a counter that only falls cannot pass its
+ *       limit, so these need no check and cannot fail. Nothing is ever
+ *       given back after X3.
+ *   X4  The victims' devices, ports and groups go as A1's do (sign -1),
+ *       then L1, L2 once for the slot.
+ *   The preemptor takes no devices and no host ports (the caller's rule).
+ *
  * Bound pods and releases (ledger_account):
  *   A1  Add or subtract the pod's use without checking (relaxed fetch-add,
  *       fetch-or / fetch-and for cores); host ports under the port lock,
@@ -804,6 +820,64 @@ undo_counters:
 			moved = true;
 		}
 	}
+	if (moved)
+		change_append(l, slot);
+	return rc;
+}
+
+/* --- X1-X4 ------------------------------------------------------------------------- */
+
+int ledger_swap(struct ledger *l, uint32_t slot, const struct res_vec *allocatable,
+		const struct pod_spec *pod, const struct pod_spec *victims,
+		const struct device_assignment *victim_devs, unsigned n_victims)
+{
+	struct node_alloc *a = &l->nodes[slot];
+	int64_t d[RES_MAX];
+	int64_t nz_cpu = pod->nonzero_cpu_milli, nz_mem = pod->nonzero_mem_bytes;
+	for (int r = 0; r < RES_MAX; r++)
+		d[r] = r == RES_PODS ? 1 : pod->request.v[r];
+	for (unsigned k = 0; k < n_victims; k++) {
+		for (int r = 0; r < RES_MAX; r++)
+			d[r] -= r == RES_PODS ? 1 : victims[k].request.v[r];
+		nz_cpu -= victims[k].nonzero_cpu_milli;
+		nz_mem -= victims[k].nonzero_mem_bytes;
+	}
+	int r = 0;
+	for (; r < RES_MAX; r++) /* X1 */
+		if (d[r] > 0 && !counter_take(&a->used[r], d[r], allocatable->v[r]))
+			goto undo;
+	if (!groups_add(l, a, pod)) /* X2 */
+		goto undo;
+	for (r = 0; r < RES_MAX; r++) /* X3: relaxed, see there. */
+		if (d[r] < 0)
+			__atomic_fetch_add(&a->used[r], d[r], __ATOMIC_RELAXED);
+	__atomic_fetch_add(&a->used_nonzero_cpu_milli, nz_cpu, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&a->used_nonzero_mem_bytes, nz_mem, __ATOMIC_RELAXED);
+	for (unsigned k = 0; k < n_victims; k++) { /* X4 */
+		const struct pod_spec *v = &victims[k];
+		if (v->n_ports > 0) {
+			ports_lock(a);
+			for (unsigned i = 0; i < v->n_ports; i++)
+				ports_remove(a, &v->ports[i]);
+			ports_unlock(a);
+		}
+		if (victim_devs != NULL)
+			devices_account(a, &victim_devs[k], -1);
+		groups_remove(l, a, v);
+	}
+	change_append(l, slot);
+	return 0;
+
+undo:;
+	/* U1 for X1: relaxed; logged when anything had moved, as C1's. A
+	 * refusal inside X1 stopped at r; a full group table after it. */
+	int rc = r < RES_MAX ? -EAGAIN : -ENOSPC;
+	bool moved = false;
+	while (r-- > 0)
+		if (d[r] > 0) {
+			__atomic_fetch_sub(&a->used[r], d[r], __ATOMIC_RELAXED);
+			moved = true;
+		}
 	if (moved)
 		change_append(l, slot);
 	return rc;

@@ -4,7 +4,7 @@
  * Node specs change rarely and live in immutable snapshots (shm/cluster.h);
  * use changes with every placement and lives here, one cache-line-aligned
  * record per node slot, moved only by the commit protocol specified at the
- * top of shm/ledger.c (labels V1, C1-C4, U1, A1, R1, L1-L4). Every counter
+ * top of shm/ledger.c (labels V1, C1-C4, U1, X1-X4, A1, R1, L1-L4). Every counter
  * stays within the node's allocatable at every instant, under any number of
  * threads committing at once (invariant 1).
  *
@@ -183,6 +183,18 @@ int ledger_reserve(struct ledger *l, uint32_t slot,
 		   const struct res_vec *allocatable, const struct pod_spec *pod,
 		   const struct device_assignment *dev,
 		   ledger_ports_free_fn ports_free, const void *arg);
+
+/* Preemption (X1-X4 in shm/ledger.c): in one move, `pod` takes its use of
+ * node `slot` and the n_victims pods of `victims` (with their devices,
+ * victim_devs[k], NULL: none) give theirs back, each counter moved once
+ * and never past `allocatable`, so the room the victims leave is the
+ * preemptor's. `pod` takes no devices and no host ports. Returns 0, or
+ * (nothing changed): -EAGAIN (a counter would pass allocatable even with
+ * the victims gone: another placement took the room), -ENOSPC (the
+ * node's group table is full). */
+int ledger_swap(struct ledger *l, uint32_t slot, const struct res_vec *allocatable,
+		const struct pod_spec *pod, const struct pod_spec *victims,
+		const struct device_assignment *victim_devs, unsigned n_victims);
 
 /* The used counters of a record, each loaded on its own (V1). */
 void ledger_load_used(const struct node_alloc *a, struct res_vec *used,

@@ -167,8 +167,33 @@ struct host_port {
 /* The scheduling-relevant part of a pod. Two pods whose specs are equal
  * byte for byte from `node_name` on are in the same equivalence class;
  * ingest/ zero-fills unused entries so that holds. */
+/* pod_spec.priority_flags. */
+#define POD_PRIORITY_GIVEN 0x1u    /* spec.priority was in the input */
+#define POD_PREEMPT_NEVER 0x2u     /* preemptionPolicy: Never */
+#define POD_PREEMPTION_GIVEN 0x4u  /* spec.preemptionPolicy was in the input */
+/* The pod's own default for waiting (annotation shmsched.io/wait), below
+ * its slot's flags and above shmschedd --wait: a template's pods wait
+ * without every producer setting SHMSCHED_WAIT. */
+#define POD_WAIT 0x8u              /* "true" */
+#define POD_NO_WAIT 0x10u          /* "false" */
+
 struct pod_spec {
 	uint32_t ns_name; /* interned "namespace/name": identity, not a constraint */
+
+	/* Priority (spec.priority, or its PriorityClass's value: the
+	 * admission rules are ingest/priority.h's): the order pods wait in
+	 * (PrioritySort) and whom they may preempt. Not a constraint on
+	 * nodes, so not part of the equivalence class either. */
+	int32_t priority;
+	uint32_t priority_class; /* interned spec.priorityClassName; 0: none */
+	uint8_t priority_flags;  /* POD_PRIORITY_GIVEN, POD_PREEMPT_NEVER, ... */
+	/* A gang (coscheduling's label scheduling.x-k8s.io/pod-group): the
+	 * interned "namespace/name" of its PodGroup, 0 none; how many of its
+	 * pods must be placed together, and how long the first waits for the
+	 * rest (ingest/pod_groups.h fills these from the PodGroup). */
+	uint32_t gang;
+	uint32_t gang_min;
+	uint32_t gang_timeout_s;
 
 	/* --- everything below is the equivalence class --- */
 	uint32_t node_name; /* spec.nodeName; 0 = unset */
@@ -185,7 +210,9 @@ struct pod_spec {
 	/* Devices. num_gpu 0: none. num_gpu 1 with gpu_milli below
 	 * GPU_MILLI_PER_DEVICE: a share of one device with that much free.
 	 * num_gpu N with gpu_milli GPU_MILLI_PER_DEVICE: N wholly free devices.
-	 * gpu_models: the models the pod accepts (sorted ids); none: any. */
+	 * gpu_models: the models the pod accepts (sorted ids); none: any.
+	 * The model set is a static filter: it is part of the static key too
+	 * (workers/pod_class.h), though it sits here among the requests. */
 	uint8_t num_gpu;
 	uint8_t n_gpu_models;
 	uint16_t gpu_milli;

@@ -5,6 +5,8 @@
  */
 #include "shm/placements.h"
 
+#include "base/base.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -228,6 +230,9 @@ const struct placement_record *placements_prepare(struct placements *t,
 	r->cookie = cookie;
 	r->group = pod->group;
 	r->group_terms = pod->group_terms;
+	r->priority = pod->priority;
+	/* vDSO, no system call: preemption's tie-break between victims. */
+	r->placed_ns = now_ns();
 	uint32_t gen = r->gen == 0 ? 1 : r->gen;
 	r->gen = gen;
 	r->slot = slot;
@@ -332,6 +337,7 @@ void placement_use(const struct placement_record *r, struct pod_spec *pod)
 	memcpy(pod->ports, r->ports, pod->n_ports * sizeof(pod->ports[0]));
 	pod->group = r->group;
 	pod->group_terms = r->group_terms;
+	pod->priority = r->priority;
 }
 
 uint64_t placements_live(const struct placements *t)

@@ -50,8 +50,8 @@
  * resync): an admin may release them; no producer identity owns them. */
 #define PLACEMENT_OWNER_BOUND UINT32_MAX
 
-/* One placement: what a release gives back. 288 bytes, in the state
- * region (shm/layout.h). */
+/* One placement: what a release gives back, and what preemption weighs.
+ * 304 bytes, in the state region (shm/layout.h). */
 struct placement_record {
 	uint32_t owner;          /* 0: free; else the owner's id (P1, P2):
 				  * an identity's index + 1, or
@@ -71,6 +71,11 @@ struct placement_record {
 	uint32_t group;          /* the pod's group (shm/pod_group.h), 0 none */
 	uint8_t group_terms;     /* 1: the group has pod affinity terms */
 	uint8_t reserved[3];     /* 0 */
+	int32_t priority;        /* the pod's priority: who may preempt it */
+	uint32_t reserved2;      /* 0 */
+	uint64_t placed_ns;      /* CLOCK_MONOTONIC when placed (0: bound, or
+				  * from before a restart): preemption's
+				  * "start time" */
 };
 
 struct placements;

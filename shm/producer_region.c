@@ -29,9 +29,10 @@ int producer_region_create(uint32_t n_slots, struct producer_region *out,
 		{SHM_SECTION_SLOTS, (uint64_t)n_slots * sizeof(struct shmsched_slot)},
 		{SHM_SECTION_SUBMIT_RING, ring_bytes},
 		{SHM_SECTION_COMPLETION_RING, ring_bytes},
+		{SHM_SECTION_NOTICES, sizeof(struct shmsched_notices)},
 	};
 	out->region = shm_region_create("shmsched-producer", SHM_REGION_KIND_PRODUCER,
-					specs, 3, 0);
+					specs, 4, 0);
 	if (out->region == NULL) {
 		int rc = -errno;
 		snprintf(err, err_len, "producer region: cannot create: %s",
@@ -43,6 +44,7 @@ int producer_region_create(uint32_t n_slots, struct producer_region *out,
 	struct shm_span co = shm_region_section(out->region,
 						SHM_SECTION_COMPLETION_RING);
 	out->slots = sl.base;
+	out->notices = shm_region_section(out->region, SHM_SECTION_NOTICES).base;
 	out->n_slots = n_slots;
 	out->ring_slots = rs;
 	out->submit = ring_init(su.base, su.size, rs, "submit");
@@ -66,9 +68,11 @@ int producer_region_attach(int fd, struct producer_region *out, char *err,
 	struct shm_span su = shm_region_section(out->region, SHM_SECTION_SUBMIT_RING);
 	struct shm_span co = shm_region_section(out->region,
 						SHM_SECTION_COMPLETION_RING);
+	struct shm_span no = shm_region_section(out->region, SHM_SECTION_NOTICES);
 	uint64_t n = sl.size / sizeof(struct shmsched_slot);
 	if (sl.base == NULL || su.base == NULL || co.base == NULL || n == 0 ||
-	    n > PRODUCER_SLOTS_MAX || sl.size % sizeof(struct shmsched_slot) != 0) {
+	    n > PRODUCER_SLOTS_MAX || sl.size % sizeof(struct shmsched_slot) != 0 ||
+	    no.base == NULL || no.size < sizeof(struct shmsched_notices)) {
 		snprintf(err, err_len, "producer region: sections missing or of the "
 			 "wrong size (slots section %llu bytes)",
 			 (unsigned long long)sl.size);
@@ -76,6 +80,7 @@ int producer_region_attach(int fd, struct producer_region *out, char *err,
 		return -EPROTO;
 	}
 	out->slots = sl.base;
+	out->notices = no.base;
 	out->n_slots = (uint32_t)n;
 	out->ring_slots = ring_slots_for(out->n_slots);
 	out->submit = ring_attach(su.base, su.size, out->ring_slots);

@@ -1,4 +1,5 @@
-/* A producer's region: its pod slots (include/shmsched/wire.h) and its two
+/* A producer's region: its pod slots and its notices (include/shmsched/
+ * wire.h) and its two
  * rings of slot indices, submit (producer -> daemon) and completion
  * (daemon -> producer), each able to hold every slot at once, so neither
  * side can find its ring full while it owns a slot to hand over.
@@ -23,6 +24,7 @@ struct producer_region {
 	struct ring *submit;
 	struct ring *completion;
 	struct shmsched_slot *slots;
+	struct shmsched_notices *notices;
 	uint32_t n_slots;
 	uint32_t ring_slots; /* a power of two > n_slots */
 };

@@ -210,6 +210,21 @@ struct frag_before {
 	int64_t cpu_left;
 	uint16_t gpu_free[NODE_MAX_GPUS];
 	int64_t value;
+	uint32_t stamp; /* +1 per recompute: names this state in growth_memo */
+};
+
+/* Growth of fragmentation per (node state, pod shape): classes whose pods
+ * differ in what GpuFragmentation does not read (memory, selectors, ...)
+ * re-score a changed node with the same growth; the first computes it.
+ * Direct mapped; an entry is good while its slot's stamp is unchanged. */
+#define GROWTH_MEMO_SLOTS 16384u /* a power of two */
+struct growth_memo {
+	uint32_t slot, stamp;  /* stamp 0: empty */
+	int64_t cpu;           /* the pod's cpu request */
+	uint16_t milli;
+	uint8_t num_gpu;
+	int8_t gpu;            /* frag_growth's device */
+	int64_t growth;
 };
 
 struct engine {
@@ -254,6 +269,8 @@ struct engine {
 	struct frag_counter *frag_count;
 	struct frag_mix mix;
 	struct frag_before *before; /* [capacity] per slot */
+	struct growth_memo *memo;   /* [GROWTH_MEMO_SLOTS] */
+	struct frag_models models;  /* GPU models: capacity, pressure */
 
 	/* Inter-pod rules (workers/interpod.h): the plugins' state, each
 	 * profile's arguments, and whether they apply to the pod in hand. */
@@ -356,7 +373,9 @@ struct engine *engine_create(struct cluster *c, const struct plugin_ctx *ctx,
 	e->changed = malloc(CLUSTER_SPEC_LOG * sizeof(*e->changed));
 	e->frag_count = malloc(sizeof(*e->frag_count));
 	e->before = calloc(cap ? cap : 1, sizeof(*e->before));
-	if (e->frag_count == NULL || e->before == NULL || e->changed == NULL) {
+	e->memo = calloc(GROWTH_MEMO_SLOTS, sizeof(*e->memo));
+	if (e->frag_count == NULL || e->before == NULL || e->changed == NULL ||
+	    e->memo == NULL) {
 		engine_destroy(e);
 		errno = ENOMEM;
 		return NULL;
@@ -458,6 +477,7 @@ void engine_destroy(struct engine *e)
 	free(e->frag_count);
 	free(e->changed);
 	free(e->before);
+	free(e->memo);
 	interpod_destroy(e->ip);
 	free(e->slots);
 	free(e);
@@ -489,11 +509,14 @@ static int sync_flush(struct engine *e, const struct snapshot *s)
 	e->generation = s->generation;
 	/* A slot may hold another node now: forget its fragmentation. */
 	memset(e->before, 0, (size_t)cluster_capacity(e->cluster) * sizeof(*e->before));
+	memset(e->memo, 0, GROWTH_MEMO_SLOTS * sizeof(*e->memo));
 	e->cpu_max = e->gpu_max = 0;
+	frag_models_reset(&e->models);
 	for (uint32_t i = 0; i < s->n_slots; i++) {
 		if (!s->present[i])
 			continue;
 		const struct node_spec *n = &s->nodes[i];
+		frag_models_add(&e->models, n->devices.gpu_model, n->devices.n_gpus);
 		if (n->allocatable.v[RES_CPU] > e->cpu_max)
 			e->cpu_max = n->allocatable.v[RES_CPU];
 		if ((int64_t)n->devices.n_gpus * GPU_MILLI_PER_DEVICE > e->gpu_max)
@@ -566,7 +589,36 @@ static int64_t frag_before(struct engine *e, const struct node_view *v,
 	b->cpu_left = cpu_left;
 	memcpy(b->gpu_free, v->dev->gpu_free, sizeof(b->gpu_free));
 	b->value = frag_amount(&e->mix, d, cpu_left, v->dev->gpu_free);
+	if (++b->stamp == 0)
+		b->stamp = 1; /* 0 marks an empty memo entry */
 	return b->value;
+}
+
+/* frag_growth of `pod` on the node as it is now, through growth_memo. */
+static int64_t frag_growth_memo(struct engine *e, const struct node_view *v,
+				int64_t cpu_left, const struct pod_spec *pod, int *gpu)
+{
+	const struct snapshot *s = cluster_snapshot(e->cluster);
+	uint32_t slot = (uint32_t)(v->spec - s->nodes);
+	int64_t before = frag_before(e, v, cpu_left);
+	uint32_t stamp = e->before[slot].stamp;
+	int64_t cpu = pod->request.v[RES_CPU];
+	uint64_t h = ((uint64_t)slot * UINT64_C(0x9e3779b97f4a7c15)) ^
+		     ((uint64_t)cpu * UINT64_C(0xc2b2ae3d27d4eb4f)) ^
+		     ((uint64_t)pod->gpu_milli << 8 | pod->num_gpu);
+	h *= UINT64_C(0xd6e8feb86659fd93);
+	struct growth_memo *g = &e->memo[(h >> 40) & (GROWTH_MEMO_SLOTS - 1)];
+	if (g->stamp == stamp && g->slot == slot && g->cpu == cpu &&
+	    g->milli == pod->gpu_milli && g->num_gpu == pod->num_gpu) {
+		*gpu = g->gpu;
+		return g->growth;
+	}
+	int64_t growth = frag_growth(&e->mix, &v->spec->devices, cpu_left, v->dev,
+				     before, pod, gpu);
+	*g = (struct growth_memo){.slot = slot, .stamp = stamp, .cpu = cpu,
+				  .milli = pod->gpu_milli, .num_gpu = pod->num_gpu,
+				  .gpu = (int8_t)*gpu, .growth = growth};
+	return growth;
 }
 
 /* The weighted dynamic part of a total, in SCORE_FINE units. */
@@ -598,9 +650,10 @@ static void score_dynamic(struct engine *e, const struct score_config *sc,
 	if (sc->weight_gpu_frag) {
 		int gpu;
 		int64_t cpu_left = v->spec->allocatable.v[RES_CPU] - v->used->v[RES_CPU];
-		int64_t growth = frag_growth(&e->mix, &v->spec->devices, cpu_left,
-					     v->dev, frag_before(e, v, cpu_left), pod,
-					     &gpu);
+		int64_t growth = frag_growth_memo(e, v, cpu_left, pod, &gpu);
+		growth += frag_reservation(&e->models, &e->mix,
+					   v->spec->devices.gpu_model, pod,
+					   sc->gpu_frag_model_reservation);
 		cd->raw[SCORE_GPU_FRAG] = score_gpu_frag_of_growth(growth, e->mix.total);
 	}
 	cd->dyn = dynamic_total(sc, cd->raw);
@@ -770,15 +823,20 @@ static void begin(struct engine *e, const struct snapshot *s,
 	/* The mix GpuFragmentation scores against learns from every pod that
 	 * comes, placed or not; it changes only at the counter's refresh
 	 * points (frag.h), which makes cached leaves stale (mix.epoch). */
-	if (sc_of(e, pod)->weight_gpu_frag && frag_counter_add(e->frag_count, pod))
-		frag_mix_build(&e->mix, e->frag_count);
+	const struct score_config *sc = sc_of(e, pod);
+	if (sc->weight_gpu_frag && frag_counter_add(e->frag_count, pod))
+		frag_mix_build(&e->mix, e->frag_count, (unsigned)sc->gpu_frag_max_shapes,
+			       sc->gpu_frag_cpu_limited);
 }
 
 void engine_learn_shapes(struct engine *e, const struct pod_spec *pods, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
 		frag_counter_add(e->frag_count, &pods[i]);
-	frag_mix_build(&e->mix, e->frag_count);
+	/* The replay's one profile: the mix is the engine's, not a profile's. */
+	const struct score_config *sc = &e->cfg.profiles[0].score;
+	frag_mix_build(&e->mix, e->frag_count, (unsigned)sc->gpu_frag_max_shapes,
+		       sc->gpu_frag_cpu_limited);
 }
 
 /* The exact devices for a placed pod that wants any: the sharing pod's
@@ -796,8 +854,7 @@ static void assign_devices(struct engine *e, const struct snapshot *s,
 	if (sc_of(e, pod)->weight_gpu_frag && pod->num_gpu == 1 &&
 	    pod->gpu_milli < GPU_MILLI_PER_DEVICE) {
 		int64_t cpu_left = nd.v.spec->allocatable.v[RES_CPU] - nd.used.v[RES_CPU];
-		frag_growth(&e->mix, &nd.v.spec->devices, cpu_left, &nd.dev,
-			    frag_before(e, &nd.v, cpu_left), pod, &gpu);
+		frag_growth_memo(e, &nd.v, cpu_left, pod, &gpu);
 	}
 	/* The node passed the device filter against the same counters a
 	 * moment ago; if another engine took them since, the assignment is
@@ -2583,21 +2640,31 @@ static int sync_generation(struct engine *e, const struct snapshot *s)
 	if (e->generation != 0 && s->n_slots == e->n_slots && s->n_shards == e->n_shards)
 		n = cluster_changed_slots(e->cluster, e->generation, s->generation,
 					  e->changed, CLUSTER_SPEC_LOG);
-	/* The device scores' scale is the largest node's: where it moved,
-	 * every such leaf moved too. */
+	/* The device scores' scale is the largest node's, and the GPU
+	 * models' reservation reads each model's capacity: where either
+	 * moved, every such leaf moved too. */
 	int64_t cpu_max = 0, gpu_max = 0;
 	if (n >= 0) {
+		struct frag_models models;
+		frag_models_reset(&models);
 		for (uint32_t i = 0; i < s->n_slots; i++) {
 			if (!s->present[i])
 				continue;
 			const struct node_spec *node = &s->nodes[i];
+			frag_models_add(&models, node->devices.gpu_model,
+					node->devices.n_gpus);
 			if (s->allocatable[RES_CPU][i] > cpu_max)
 				cpu_max = s->allocatable[RES_CPU][i];
 			int64_t g = (int64_t)node->devices.n_gpus * GPU_MILLI_PER_DEVICE;
 			if (g > gpu_max)
 				gpu_max = g;
 		}
-		if (cpu_max != e->cpu_max || gpu_max != e->gpu_max)
+		if (cpu_max != e->cpu_max || gpu_max != e->gpu_max ||
+		    models.n != e->models.n ||
+		    memcmp(models.model, e->models.model,
+			   models.n * sizeof(models.model[0])) != 0 ||
+		    memcmp(models.capacity, e->models.capacity,
+			   models.n * sizeof(models.capacity[0])) != 0)
 			n = -1;
 	}
 	if (n < 0)
@@ -2613,7 +2680,9 @@ static int sync_generation(struct engine *e, const struct snapshot *s)
 		for (int r = 0; r < RES_MAX; r++)
 			if (s->shards[sh].max_allocatable[r] > 0)
 				e->shards[sh].live |= (uint16_t)(1u << r);
-		e->before[slot] = (struct frag_before){0};
+		/* Its fragmentation read again; the stamp moves on (not back
+		 * to 0), so no growth_memo entry of the old node matches. */
+		e->before[slot] = (struct frag_before){.stamp = e->before[slot].stamp};
 		for (struct shape *shp = e->shapes; shp != NULL; shp = shp->next)
 			shape_node_changed(e, s, shp, slot);
 		for (uint32_t t = 0; t <= e->table_mask; t++)
@@ -2755,6 +2824,20 @@ void engine_set_compile_budget(struct engine *e, uint64_t per_pod)
 	e->pod_budget = per_pod > INT64_MAX ? INT64_MAX : per_pod;
 }
 
+int engine_assign_devices(struct engine *e, const struct pod_spec *pod,
+			  uint32_t slot, struct placement *out)
+{
+	const struct snapshot *s = cluster_snapshot(e->cluster);
+	if (slot >= s->n_slots || !s->present[slot])
+		return -EINVAL;
+	if (sync_generation(e, s) < 0)
+		return -ENOMEM;
+	out->slot = slot;
+	memset(&out->devices, 0, sizeof(out->devices));
+	assign_devices(e, s, pod, out);
+	return 0;
+}
+
 bool engine_interpod_applies(struct engine *e, const struct pod_spec *pod)
 {
 	return profile_ok(e, pod) &&
@@ -2779,6 +2862,25 @@ int engine_message(const struct engine *e, char *buf, size_t len)
 	if (e->diag_no_nodes)
 		return snprintf(buf, len, "no nodes available to schedule pods");
 	return diagnosis_format(&e->diag, &e->ctx, e->diag_all_nodes, buf, len);
+}
+
+void engine_failure(const struct engine *e, uint32_t *codes, uint32_t *res)
+{
+	/* The queue's hints (workers/queue.h) read what the message says,
+	 * as bits: every code some node gave, every resource short. */
+	uint32_t c = 0, r = 0;
+	for (unsigned k = 1; k < REASON_INSUFFICIENT; k++)
+		if (e->diag.by_code[k] != 0)
+			c |= 1u << k;
+	if (e->diag.n_taints != 0 || e->diag.taints_other != 0)
+		c |= 1u << REASON_TAINT;
+	for (unsigned k = 0; k < RES_MAX; k++)
+		if (e->diag.insufficient[k] != 0)
+			r |= 1u << k;
+	if (r != 0)
+		c |= 1u << REASON_INSUFFICIENT;
+	*codes = e->diag_no_nodes ? 0 : c;
+	*res = e->diag_no_nodes ? 0 : r;
 }
 
 struct cluster *engine_cluster(const struct engine *e)

@@ -128,6 +128,16 @@ int engine_place_reference(struct engine *e, const struct pod_spec *pod,
 			   uint64_t seq, const struct engine_explain *x,
 			   struct placement *out);
 
+/* The devices `pod` would take on `slot` as the node is now, chosen as
+ * engine_place() chooses them for its own pick (a sharing pod: the device
+ * GpuFragmentation's score assumed, when that score is on; else the best
+ * fit); out->slot is set to `slot`. For a caller that picks the node by a
+ * rule of its own (the trace replay's emulation of another scheduler's
+ * tie-break); the commit still checks the node. Returns 0, or -EINVAL for
+ * a slot with no node in the current snapshot, or -ENOMEM. */
+int engine_assign_devices(struct engine *e, const struct pod_spec *pod,
+			  uint32_t slot, struct placement *out);
+
 /* Whether inter-pod rules (workers/interpod.h) can touch `pod` now: its
  * own terms or spread constraints, default constraints, or a placed pod
  * with terms. The resolver (bind/resolver.c) places such pods one at a
@@ -175,6 +185,12 @@ void engine_set_compile_budget(struct engine *e, uint64_t per_pod);
 /* kube-scheduler's message for the last unschedulable placement:
  * "0/N nodes are available: ...". Returns snprintf's result. */
 int engine_message(const struct engine *e, char *buf, size_t len);
+
+/* The last unschedulable placement's reasons as bits, for the queue's
+ * hints (workers/queue.h): *codes bit c when some node gave reason code c
+ * (enum reason_code), *res bit r when some node was short of resource r.
+ * Both 0 when there were no nodes at all. */
+void engine_failure(const struct engine *e, uint32_t *codes, uint32_t *res);
 
 /* The cluster the engine places on, and its plugins' strings: what the
  * commit (bind/commit.h) needs beside a placement. */

@@ -464,6 +464,31 @@ const char *const reason_fixed_text[REASON_INSUFFICIENT + 1] = {
 				     "node affinity",
 };
 
+bool reason_unresolvable(uint8_t code)
+{
+	switch ((enum reason_code)code) {
+	case REASON_UNSCHEDULABLE:   /* nodeunschedulable: UnschedulableAndUnresolvable */
+	case REASON_NODE_NAME:       /* nodename */
+	case REASON_TAINT:           /* tainttoleration */
+	case REASON_AFFINITY:        /* nodeaffinity */
+	case REASON_ENFORCED_AFFINITY: /* nodeaffinity: errReasonEnforced */
+	case REASON_SPREAD_LABEL:    /* podtopologyspread: ErrReasonNodeLabelNotMatch */
+	case REASON_POD_AFFINITY:    /* interpodaffinity: ErrReasonAffinityRulesNotMatch */
+	case REASON_GPU_MODEL:       /* no preemption brings another model */
+		return true;
+	case REASON_PORTS:
+	case REASON_TOO_MANY_PODS:
+	case REASON_GPU:
+	case REASON_CORES:
+	case REASON_SPREAD:
+	case REASON_POD_ANTI_AFFINITY:
+	case REASON_EXISTING_ANTI_AFFINITY:
+	case REASON_INSUFFICIENT:
+		return false;
+	}
+	return false;
+}
+
 int reason_format(const struct plugin_ctx *ctx, const struct reason *r, char *buf,
 		  size_t len)
 {

@@ -157,6 +157,15 @@ extern const char *const reason_fixed_text[REASON_INSUFFICIENT + 1];
 #define REASON_TAINTS_OTHER_TEXT "node(s) had untolerated taint(s)"
 
 /* Writes a reason as kube-scheduler words it. Returns snprintf's result. */
+/* Whether a node failing for `code` stays unschedulable whatever is
+ * preempted on it: the reasons kube-scheduler's plugins return with
+ * UnschedulableAndUnresolvable (NodeUnschedulable, NodeName,
+ * TaintToleration, NodeAffinity, PodTopologySpread's missing label,
+ * InterPodAffinity's unmatched affinity rules) and the GPU model; the
+ * extender protocol's FailedAndUnresolvableNodes. The others (ports,
+ * resources, devices free, skew, anti-affinity) are plain Unschedulable. */
+bool reason_unresolvable(uint8_t code);
+
 int reason_format(const struct plugin_ctx *ctx, const struct reason *r, char *buf,
 		  size_t len);
 

@@ -100,17 +100,25 @@ static inline bool pod_class_equal(const struct pod_spec *a, const struct pod_sp
 	       pod_arrays_equal(a, b);
 }
 
-/* The device fields a static filter reads too (DeviceModel: num_gpu and
- * gpu_models), with gpu_milli between them. */
-#define POD_STATIC_GPU_OFFSET offsetof(struct pod_spec, num_gpu)
-#define POD_STATIC_GPU_END offsetof(struct pod_spec, exclusive_cores)
+/* The static key also holds the GPU model set a GPU pod accepts: it sits
+ * among the requests in struct pod_spec but is a static filter
+ * (DeviceModel), so two GPU pods that accept different models must not
+ * share static results, or one would scan only the other's models' nodes.
+ * Only the models the filter reads: none for a pod that asks for no GPU,
+ * whatever its gpu_models hold (num_gpu and gpu_milli are requests,
+ * read by the dynamic DeviceFit). */
+static inline unsigned pod_static_models(const struct pod_spec *pod)
+{
+	return pod->num_gpu > 0 ? pod_count(pod->n_gpu_models, POD_MAX_GPU_MODELS) : 0;
+}
 
 static inline uint64_t pod_static_hash(const struct pod_spec *pod)
 {
 	uint64_t h = (UINT64_C(0xcbf29ce484222325) ^ pod->node_name) *
 		     UINT64_C(0x100000001b3);
-	h = pod_hash_bytes(h, (const unsigned char *)pod + POD_STATIC_GPU_OFFSET,
-			   POD_STATIC_GPU_END - POD_STATIC_GPU_OFFSET);
+	unsigned models = pod_static_models(pod);
+	h = (h ^ models) * UINT64_C(0x100000001b3);
+	h = pod_hash_bytes(h, pod->gpu_models, models * sizeof(pod->gpu_models[0]));
 	h = pod_hash_bytes(h, (const unsigned char *)pod + POD_STATIC_OFFSET,
 			   POD_CLASS_FIXED_END - POD_STATIC_OFFSET);
 	return pod_hash_arrays(h, pod);
@@ -118,10 +126,10 @@ static inline uint64_t pod_static_hash(const struct pod_spec *pod)
 
 static inline bool pod_static_equal(const struct pod_spec *a, const struct pod_spec *b)
 {
-	return a->node_name == b->node_name &&
-	       memcmp((const unsigned char *)a + POD_STATIC_GPU_OFFSET,
-		      (const unsigned char *)b + POD_STATIC_GPU_OFFSET,
-		      POD_STATIC_GPU_END - POD_STATIC_GPU_OFFSET) == 0 &&
+	unsigned models = pod_static_models(a);
+	return a->node_name == b->node_name && models == pod_static_models(b) &&
+	       memcmp(a->gpu_models, b->gpu_models,
+		      models * sizeof(a->gpu_models[0])) == 0 &&
 	       memcmp((const unsigned char *)a + POD_STATIC_OFFSET,
 		      (const unsigned char *)b + POD_STATIC_OFFSET,
 		      POD_CLASS_FIXED_END - POD_STATIC_OFFSET) == 0 &&

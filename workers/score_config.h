@@ -36,6 +36,9 @@ extern const char *const score_plugin_names[SCORE_PLUGINS];
  * profile enables them. */
 extern const int64_t score_plugin_default_weight[SCORE_PLUGINS];
 
+/* GpuFragmentationArgs maxShapes: at most, and the default. */
+#define SCORE_GPU_FRAG_MAX_SHAPES 256
+
 enum fit_strategy {
 	FIT_LEAST_ALLOCATED = 0, /* the default */
 	FIT_MOST_ALLOCATED = 1,
@@ -90,6 +93,18 @@ struct score_config {
 	 * over) and GpuFragmentation (least growth of GPU fragmentation). */
 	int64_t weight_gpu_best_fit;
 	int64_t weight_gpu_frag;
+	/* GpuFragmentationArgs (ours). maxShapes: the most shapes in the mix
+	 * the score measures against, 1..SCORE_GPU_FRAG_MAX_SHAPES (the
+	 * default: the paper's rule alone, the most frequent shapes covering
+	 * 95 % of pods). modelReservation: percent, 0..1000, default 0 (the
+	 * paper's FGD): how much a GPU pod's score counts the demand that pods
+	 * bound to the node's GPU model put on that model (workers/frag.h). */
+	int32_t gpu_frag_max_shapes;
+	int32_t gpu_frag_model_reservation;
+	/* cpuLimited: count as usable by a sharing shape only what the node's
+	 * free cpu lets its pods fill (workers/frag_internal.h); default
+	 * false (the paper's). */
+	bool gpu_frag_cpu_limited;
 
 	/* NodeResourcesFit args: scoringStrategy (default LeastAllocated over
 	 * cpu and memory, weight 1 each); for RequestedToCapacityRatio, its
@@ -151,7 +166,8 @@ struct sched_config {
 	int32_t percentage_of_nodes_to_score;
 	uint32_t n_profiles; /* 1..SCHED_MAX_PROFILES */
 	struct sched_profile profiles[SCHED_MAX_PROFILES];
-	/* Read and kept for the scheduling queue to come; no effect yet. */
+	/* parallelism: read and kept, no effect; the two backoffs: the
+	 * scheduling queue's (workers/queue.h, daemon/wait.c). */
 	int32_t parallelism;                  /* default 16 */
 	int32_t pod_initial_backoff_seconds;  /* default 1 */
 	int32_t pod_max_backoff_seconds;      /* default 10 */

@@ -1,6 +1,7 @@
 /* workers/: placing pods, the one public header for the rest of the tree:
  * the worker thread pool (pool.h), the engine (engine.h) with its plugins,
- * equivalence classes and score configuration, and the choice of devices.
+ * equivalence classes and score configuration, the choice of devices, and
+ * the scheduling queue of waiting pods (queue.h).
  * Knows nothing of how results are delivered: committing is bind/'s. */
 #ifndef SHMSCHED_WORKERS_WORKERS_H
 #define SHMSCHED_WORKERS_WORKERS_H
@@ -12,5 +13,7 @@
 #include "workers/device_choice.h"
 #include "workers/engine.h"
 #include "workers/pool.h"
+#include "workers/queue.h"
+#include "workers/preempt.h"
 
 #endif

@@ -11,7 +11,11 @@
  * Life of a pod: shmsched_submit() takes a free slot, fills it and hands it
  * to the daemon; the daemon answers exactly once (placed, unschedulable,
  * rejected, or cancelled at its shutdown); shmsched_poll() returns the
- * answer and frees the slot. A region holds shmsched_capacity() pods in
+ * answer and frees the slot. A pod that asks to wait (SHMSCHED_WAIT, or
+ * the daemon's default) and fits no node yet is answered later: placed
+ * when a node comes free for it, unschedulable when its deadline passes,
+ * cancelled by shmsched_cancel() or at the daemon's shutdown; meanwhile it
+ * keeps its slot. A region holds shmsched_capacity() pods in
  * flight: when it is full, submit accepts fewer pods than asked
  * (back-pressure), never drops one.
  *
@@ -86,6 +90,12 @@ enum shmsched_node_event {
 /* A connection to the daemon and the region it gave this producer. Opaque. */
 struct shmsched_client;
 
+/* struct shmsched_pod.flags: wait in the daemon's queue while no node
+ * fits (rather than an UNSCHEDULABLE answer at once), or answer at once
+ * whatever the daemon's default (shmschedd --wait); 0: that default. */
+#define SHMSCHED_WAIT SHMSCHED_SLOT_WAIT
+#define SHMSCHED_NO_WAIT SHMSCHED_SLOT_NO_WAIT
+
 /* A pod to submit: its template, the requests it adds to the template's
  * (resources named by shmsched_resource()), and the caller's own id for it,
  * returned as is in its answer. */
@@ -93,13 +103,20 @@ struct shmsched_pod {
 	uint64_t cookie;
 	uint32_t template_id; /* from shmsched_register_template() */
 	uint16_t n_extra;     /* 0..SHMSCHED_MAX_EXTRA entries of extra used */
+	uint16_t flags;       /* SHMSCHED_WAIT, SHMSCHED_NO_WAIT or 0 */
 	struct shmsched_extra extra[SHMSCHED_MAX_EXTRA];
+	/* A waiting pod: CLOCK_MONOTONIC nanoseconds (as the answers'
+	 * timestamps) by which it must be placed, else it is answered
+	 * UNSCHEDULABLE; 0: it waits as long as it takes. Not with
+	 * SHMSCHED_NO_WAIT (the daemon rejects that). */
+	uint64_t deadline_ns;
 };
 
 /* The answer to one pod. */
 struct shmsched_result {
 	uint64_t cookie;      /* the pod's, as submitted */
-	uint32_t status;      /* enum shmsched_status: PLACED, UNSCHEDULABLE,
+	uint32_t status;      /* enum shmsched_status: PLACED, UNSCHEDULABLE
+			       * (a waiting pod: its deadline passed),
 			       * REJECTED or CANCELLED */
 	uint32_t node_id;     /* SHMSCHED_PLACED: the node (shmsched_node_name) */
 	uint64_t submit_ns;   /* CLOCK_MONOTONIC when submitted */
@@ -140,7 +157,9 @@ struct shmsched_result {
  *   text in err), or from socket(2), connect(2) or mmap(2)
  * It registers under the name "" (see shmsched_connect_named).
  * Changed in libshmsched-client.so.1: it returned the handle, or NULL with
- * a positive errno.
+ * a positive errno. Changed in libshmsched-client.so.3: struct
+ * shmsched_pod gained flags and deadline_ns, and SHMSCHED_MESSAGE_MAX (the
+ * size of struct shmsched_result's message) went from 536 to 528 bytes.
  * Thread-safety: any thread; handles are independent. */
 SHMSCHED_EXPORT int shmsched_connect(const char *socket_path,
 				     struct shmsched_client **out,
@@ -201,6 +220,9 @@ SHMSCHED_EXPORT int shmsched_resource(struct shmsched_client *c, const char *nam
  * instance after shmsched_poll() has freed slots. Each accepted pod gets
  * exactly one answer from shmsched_poll(). Pods are not validated here; the
  * daemon answers a bad one SHMSCHED_REJECTED.
+ * A pod that waits keeps its slot until it is answered: waiting pods count
+ * in shmsched_in_flight() and hold back later submits when the region is
+ * full (back-pressure, as for any pod in flight).
  * Returns -ECONNRESET, accepting nothing, once the handle knows the daemon
  * has gone: it checks, without blocking and at most once a millisecond, when
  * it cannot accept every pod. n == 0 returns 0. No system call, lock or
@@ -209,8 +231,32 @@ SHMSCHED_EXPORT int shmsched_resource(struct shmsched_client *c, const char *nam
 SHMSCHED_EXPORT int shmsched_submit(struct shmsched_client *c,
 				    const struct shmsched_pod *pods, unsigned n);
 
+/* Asks the daemon to cancel the pod in flight whose cookie is `cookie`
+ * (the first such, if several share it): a pod waiting in the daemon's
+ * queue is then answered CANCELLED ("cancelled by its producer"). The
+ * request travels behind the pods already submitted, and a pod that is
+ * placed (or otherwise answered) before the daemon reads it keeps that
+ * answer: each pod still gets exactly one, from shmsched_poll(). A placed
+ * pod is released with shmsched_release() as any other.
+ * Returns 0 when the request was handed over, or:
+ *   -ENOENT       no pod in flight has that cookie
+ *   -EAGAIN       the submit ring is full (the daemon has not yet read
+ *                 every pod submitted): poll, then try again
+ *   -EINVAL       NULL c
+ *   -ECONNRESET   the daemon has gone (its pods come back CANCELLED)
+ * Cost: a scan of the pods in flight (at most shmsched_capacity()), one
+ * ring operation; no system call, lock or allocation.
+ * Thread-safety: one thread at a time per handle. */
+SHMSCHED_EXPORT int shmsched_cancel(struct shmsched_client *c, uint64_t cookie);
+
 /* Writes up to max answers to out[0..), frees their slots and returns how
- * many, 0..max; never waits. When there is no answer, checks without
+ * many. Besides answers, it returns notices: status SHMSCHED_EVICTED says
+ * that the placement placement_id (of the pod with that cookie, on node
+ * node_id) was preempted by a pod of higher priority: what it held is
+ * given back already, and its pod must stop; the placement id names
+ * nothing afterwards (a release of it is -ENOENT). A notice frees no slot
+ * and is not counted in shmsched_in_flight().
+ * The rest as follows: 0..max; never waits. When there is no answer, checks without
  * blocking (at most once a millisecond, so a caller that spins on an empty
  * poll makes few system calls) whether the daemon has gone. Once it has:
  * its last answers, then a CANCELLED answer for every pod still in flight
@@ -262,6 +308,30 @@ SHMSCHED_EXPORT int shmsched_node_name(struct shmsched_client *c, uint32_t node_
 SHMSCHED_EXPORT int shmsched_node_event(struct shmsched_client *c, int kind,
 					const char *body, size_t len, char *err,
 					size_t err_len);
+
+/* Declares PriorityClasses (scheduling.k8s.io/v1) and PodGroups
+ * (coscheduling's scheduling.x-k8s.io/v1alpha1: spec.minMember,
+ * spec.scheduleTimeoutSeconds): body[0..len) is one, or a list of them, as
+ * Kubernetes JSON. Templates registered afterwards may name a PodGroup in
+ * their label scheduling.x-k8s.io/pod-group (a gang: placed all or
+ * nothing, see the README). Templates registered
+ * afterwards may name them in spec.priorityClassName (as the API server's
+ * Priority admission resolves them: the class's value and
+ * preemptionPolicy; a name no class has refuses the template). A class
+ * may be declared again with the same value. The daemon keeps them until
+ * it stops (its cluster file's are read at every start). Admin socket only.
+ * Returns 0, or:
+ *   -EINVAL    NULL arguments, an empty body; the daemon's refusal: not a
+ *              PriorityClass, a reserved "system-" name, a value above
+ *              1000000000 or changed, a second globalDefault (err says)
+ *   -EPERM     not the admin socket
+ *   -ENOSPC    the daemon keeps no more classes
+ *   -EMSGSIZE  len exceeds what one control message carries
+ *   the connection's errors (above)
+ * Thread-safety: one thread at a time per handle. */
+SHMSCHED_EXPORT int shmsched_priority_class(struct shmsched_client *c,
+					    const char *body, size_t len,
+					    char *err, size_t err_len);
 
 /* Gives back what the placement `placement_id` (from its SHMSCHED_PLACED
  * result) took on its node, when the pod has ended: exactly what the
@@ -343,6 +413,34 @@ SHMSCHED_EXPORT int shmsched_resync(struct shmsched_client *c, int pods_fd,
 				    const char *node,
 				    struct shmsched_resync_result *out, char *err,
 				    size_t err_len);
+
+/* Evaluates template `template_id` against every node of the daemon's
+ * current snapshot without placing anything: each node's filter result
+ * and, for the nodes that pass, their weighted score, as the daemon's
+ * profile computes them with percentageOfNodesToScore 100 (kube-scheduler's
+ * algorithm, literally). What the HTTP gateway's extender verbs answer
+ * from. Stores in *json a malloc'd, NUL-terminated text (free it) and its
+ * length in *len, one JSON object:
+ *   {"nodes":N,
+ *    "feasible":{"NAME":TOTAL,...},      the weighted total in thousandths
+ *                                        of a point (436000 is 436)
+ *    "filtered":{"NAME":{"reasons":["node(s) were unschedulable",...],
+ *                        "unresolvable":true},...}}
+ * "unresolvable": kube-scheduler's UnschedulableAndUnresolvable (no
+ * preemption would make the node fit). Cost: the daemon filters and scores
+ * every node once, on its control thread (milliseconds per thousand nodes),
+ * and passes the answer in a sealed memfd.
+ * Returns 0, or:
+ *   -EINVAL    NULL arguments
+ *   -ENOENT    no such template on this connection
+ *   -ENOTSUP   the daemon does not evaluate
+ *   -EPROTO    an answer that does not hold what it says
+ *   -ENOMEM    out of memory (here or in the daemon)
+ *   the connection's errors (above)
+ * Thread-safety: one thread at a time per handle. */
+SHMSCHED_EXPORT int shmsched_evaluate(struct shmsched_client *c,
+				      uint32_t template_id, char **json,
+				      size_t *len, char *err, size_t err_len);
 
 /* Writes the GPU devices of `d` as their indices, comma-separated and
  * ascending ("0,3"; "" for none): the form of NVIDIA_VISIBLE_DEVICES and

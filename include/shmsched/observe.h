@@ -167,6 +167,25 @@ struct shmsched_observe_worker {
 	uint64_t gave_up;        /* pods that lost too often: unschedulable */
 	uint64_t bad_handles;    /* ring entries naming no slot */
 	uint64_t completion_overflows; /* answers that found the ring full */
+	/* The scheduling queue of this worker's producers' waiting pods,
+	 * as kube-scheduler's metrics name them (libshmsched-client.so.3):
+	 * scheduler_schedule_attempts_total{result} is placed (scheduled),
+	 * unschedulable, gave_up (error), attempts from the queue included. */
+	uint64_t pending_active;        /* scheduler_pending_pods{queue="active"} */
+	uint64_t pending_backoff;       /* ...{queue="backoff"} */
+	uint64_t pending_unschedulable; /* ...{queue="unschedulable"} */
+	uint64_t pending_gated;         /* ...{queue="gated"}: always 0 */
+	uint64_t preemption_attempts;   /* scheduler_preemption_attempts_total */
+	uint64_t preemption_victims;    /* scheduler_preemption_victims (a sum) */
+	/* scheduler_pod_scheduling_attempts: pods placed after 1, 2, 3-4,
+	 * 5-8, 9-16 and more attempts (not cumulative) */
+	uint64_t attempts[6];
+	uint64_t waited;            /* pods that waited in the queue ... */
+	uint64_t waited_placed;     /* ... and were placed */
+	uint64_t timed_out;         /* ... answered at their deadline */
+	uint64_t waiting_cancelled; /* ... cancelled by their producer */
+	uint64_t forgotten;         /* ... whose producer went away */
+	uint64_t queue_woken;       /* moved out of unschedulable by an event */
 };
 
 /* What this handle's snapshot reads have met (O3), for tests and tools. */

@@ -18,26 +18,52 @@
  * reason, never trusted. The version rule is the region's (shm/layout.h):
  * any change here changes SHM_ABI_VERSION.
  *
+ * Waiting (SHM_ABI_VERSION 6): a pod whose slot says SHMSCHED_SLOT_WAIT
+ * (or whose daemon waits by default and whose slot does not say
+ * SHMSCHED_SLOT_NO_WAIT) and that fits no node now is not answered
+ * UNSCHEDULABLE: it waits in the daemon's scheduling queue, its slot still
+ * the daemon's, until it is placed (PLACED), its deadline_ns passes
+ * (UNSCHEDULABLE, the message saying so), its producer cancels it
+ * (CANCELLED) or the daemon shuts down (CANCELLED). To cancel, the producer
+ * enqueues the slot's index with SHMSCHED_HANDLE_CANCEL set on the submit
+ * ring: that handle hands nothing over; the daemon answers the slot
+ * CANCELLED if the pod is still waiting, and ignores the handle otherwise
+ * (the pod was answered, or is about to be: its one answer comes as usual).
+ *
+ * Notices (SHM_ABI_VERSION 6): the daemon also tells a producer of things
+ * that happen to its placements, through its notices section: an array of
+ * SHMSCHED_NOTICES records of struct shmsched_notice after a 64-byte
+ * header whose first word, `consumed`, the producer writes (notices it has
+ * read, counting from 0). The daemon writes notice number s into record
+ * s % SHMSCHED_NOTICES only while s - consumed < SHMSCHED_NOTICES, then
+ * enqueues (s % SHMSCHED_NOTICES) | SHMSCHED_HANDLE_NOTICE on the
+ * completion ring. Kinds: SHMSCHED_NOTICE_EVICTED (the placement was
+ * preempted: its pod must stop; what it held is given back already).
+ *
  * Byte layout of struct shmsched_slot (little-endian, 640 bytes):
  *   offset  size  field
  *        0     8  cookie          producer's own id for the pod, returned as is
  *        8     4  template_id     1.. from template registration
  *       12     2  n_extra         extra requests used, 0..SHMSCHED_MAX_EXTRA
- *       14     2  flags           0 (reserved)
+ *       14     2  flags           SHMSCHED_SLOT_WAIT or SHMSCHED_SLOT_NO_WAIT
+ *                                 (not both), or 0: the daemon's default
  *       16     8  submit_ns       CLOCK_MONOTONIC when submitted
  *       24    64  extra[4]        { u32 resource; u32 reserved; i64 quantity }
- *       88     4  status          enum shmsched_status, written by the daemon
- *       92     4  node_id         SHMSCHED_PLACED: the node's id
- *       96     8  complete_ns     CLOCK_MONOTONIC when answered
- *      104   536  (union, by status)
+ *       88     8  deadline_ns     a waiting pod: CLOCK_MONOTONIC time by which
+ *                                 it must be placed, else it is answered
+ *                                 UNSCHEDULABLE; 0: none (never with NO_WAIT)
+ *       96     4  status          enum shmsched_status, written by the daemon
+ *      100     4  node_id         SHMSCHED_PLACED: the node's id
+ *      104     8  complete_ns     CLOCK_MONOTONIC when answered
+ *      112   528  (union, by status)
  *                 SHMSCHED_PLACED: devices and the placement's id, 48
  *                 bytes, the rest unused:
- *      104     2    gpu_mask      bit i: GPU device i of the node
- *      106     2    gpu_milli     milli taken from each GPU in gpu_mask
- *      108     2    n_cores       exclusive cores: the bits set in cpuset
- *      110     2    reserved      0
- *      112    32    cpuset[4]     bit i of word i / 64: core i
- *      144     8    placement_id  the daemon's id for this placement: what
+ *      112     2    gpu_mask      bit i: GPU device i of the node
+ *      114     2    gpu_milli     milli taken from each GPU in gpu_mask
+ *      116     2    n_cores       exclusive cores: the bits set in cpuset
+ *      118     2    reserved      0
+ *      120    32    cpuset[4]     bit i of word i / 64: core i
+ *      152     8    placement_id  the daemon's id for this placement: what
  *                                 a release names
  *                 SHMSCHED_UNSCHEDULABLE / _REJECTED / _CANCELLED: message,
  *                   why, NUL-terminated, cut with "..." if longer
@@ -48,17 +74,57 @@
 #include <stdint.h>
 
 #define SHMSCHED_MAX_EXTRA 4
-#define SHMSCHED_MESSAGE_MAX 536
+#define SHMSCHED_MESSAGE_MAX 528
 #define SHMSCHED_MAX_GPUS 16        /* bits of shmsched_devices.gpu_mask */
 #define SHMSCHED_MAX_CORES 256      /* bits of shmsched_devices.cpuset */
 #define SHMSCHED_CPUSET_WORDS 4
+
+/* struct shmsched_slot.flags. */
+#define SHMSCHED_SLOT_WAIT 0x1u    /* wait in the queue while no node fits */
+#define SHMSCHED_SLOT_NO_WAIT 0x2u /* answer at once, whatever the default */
+#define SHMSCHED_SLOT_FLAGS 0x3u   /* every flag there is */
+
+/* A submit-ring handle with this bit set asks the daemon to cancel the
+ * waiting pod in slot (handle & ~SHMSCHED_HANDLE_CANCEL); see above. */
+#define SHMSCHED_HANDLE_CANCEL (UINT64_C(1) << 63)
+/* A completion-ring handle with this bit set names notice record (handle &
+ * ~SHMSCHED_HANDLE_NOTICE), not a slot; see above. */
+#define SHMSCHED_HANDLE_NOTICE (UINT64_C(1) << 62)
+#define SHMSCHED_NOTICES 64u
+
+enum shmsched_notice_kind {
+	SHMSCHED_NOTICE_EVICTED = 1, /* placement_id was preempted */
+};
+#define SHMSCHED_NOTICE_VERSION 1u
+
+/* One notice, written by the daemon (256 bytes). */
+struct shmsched_notice {
+	uint32_t kind;          /* enum shmsched_notice_kind */
+	uint32_t version;       /* SHMSCHED_NOTICE_VERSION */
+	uint64_t placement_id;  /* the placement it is about */
+	uint64_t cookie;        /* that pod's cookie, as submitted */
+	uint32_t node_id;       /* its node */
+	uint32_t reserved;      /* 0 */
+	uint64_t complete_ns;   /* CLOCK_MONOTONIC when it happened */
+	char message[216];      /* why, NUL-terminated */
+};
+
+/* The notices section: this header, then SHMSCHED_NOTICES records. */
+struct shmsched_notices {
+	uint32_t consumed;      /* written by the producer: notices read */
+	uint32_t reserved[15];
+	struct shmsched_notice notice[SHMSCHED_NOTICES];
+};
 
 enum shmsched_status {
 	SHMSCHED_PENDING = 0,       /* not answered yet */
 	SHMSCHED_PLACED = 1,        /* node_id holds the node, devices its devices */
 	SHMSCHED_UNSCHEDULABLE = 2, /* message: kube-scheduler's "0/N nodes are available: ..." */
 	SHMSCHED_REJECTED = 3,      /* message: what was wrong with the slot */
-	SHMSCHED_CANCELLED = 4,     /* the daemon shut down before placing it */
+	SHMSCHED_CANCELLED = 4,     /* the daemon shut down before placing it, or
+				     * (a waiting pod) its producer cancelled it */
+	SHMSCHED_EVICTED = 5,       /* not a pod's answer: a notice that the
+				     * placement placement_id was preempted */
 };
 
 /* A request added to the template's: `resource` is an index in the
@@ -92,6 +158,7 @@ struct shmsched_slot {
 	uint16_t flags;
 	uint64_t submit_ns;
 	struct shmsched_extra extra[SHMSCHED_MAX_EXTRA];
+	uint64_t deadline_ns;
 	/* written by the daemon */
 	uint32_t status;
 	uint32_t node_id;
@@ -106,17 +173,20 @@ struct shmsched_slot {
 };
 
 _Static_assert(sizeof(struct shmsched_extra) == 16, "extra is 16 bytes");
+_Static_assert(sizeof(struct shmsched_notice) == 256, "a notice is 256 bytes");
 _Static_assert(sizeof(struct shmsched_slot) == 640, "a slot is 640 bytes");
-_Static_assert(__builtin_offsetof(struct shmsched_slot, status) == 88,
-	       "status at byte 88");
+_Static_assert(__builtin_offsetof(struct shmsched_slot, deadline_ns) == 88,
+	       "deadline_ns at byte 88");
+_Static_assert(__builtin_offsetof(struct shmsched_slot, status) == 96,
+	       "status at byte 96");
 _Static_assert(sizeof(struct shmsched_devices) == 40, "devices are 40 bytes");
 _Static_assert(__builtin_offsetof(struct shmsched_devices, cpuset) == 8,
 	       "cpuset at byte 8 of devices");
-_Static_assert(__builtin_offsetof(struct shmsched_slot, devices) == 104,
-	       "devices at byte 104");
-_Static_assert(__builtin_offsetof(struct shmsched_slot, message) == 104,
-	       "message at byte 104");
-_Static_assert(__builtin_offsetof(struct shmsched_slot, placement_id) == 144,
-	       "placement_id at byte 144");
+_Static_assert(__builtin_offsetof(struct shmsched_slot, devices) == 112,
+	       "devices at byte 112");
+_Static_assert(__builtin_offsetof(struct shmsched_slot, message) == 112,
+	       "message at byte 112");
+_Static_assert(__builtin_offsetof(struct shmsched_slot, placement_id) == 152,
+	       "placement_id at byte 152");
 
 #endif

@@ -1,11 +1,14 @@
-/* base/: the clock, the random stream, string to number, error text and
- * single-writer counters, each against what its header promises. */
+/* base/: the clock, the random stream, string to number, error text,
+ * single-writer counters, JSON text and the byte hash, each against what its header promises. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -75,6 +78,102 @@ static void test_stats_single_writer(void **state)
 	assert_true(stat_read(&c) == 42);
 }
 
+/* JSON text: escapes, a buffer that grows past its first block, and the
+ * answer line in each of its forms (the shape `shmsched place` prints). */
+static void test_json_out(void **state)
+{
+	(void)state;
+	struct json_buf b = {0};
+	json_buf_string(&b, "a\"b\\c\n\x01\x1f\t\r/\xc3\xa9");
+	assert_string_equal(b.data, "\"a\\\"b\\\\c\\n\\u0001\\u001f\\t\\r/\xc3\xa9\"");
+	json_buf_reset(&b);
+	assert_int_equal(b.len, 0);
+	char big[5000];
+	memset(big, 'x', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	json_buf_printf(&b, "%s%d", big, 7);
+	assert_int_equal(b.len, sizeof(big));
+	assert_int_equal(b.data[b.len - 1], '7');
+	assert_false(b.failed);
+
+	json_buf_reset(&b);
+	json_answer_line(&b, &(struct json_answer){.pod = "default/web-1",
+						   .node = "n1"});
+	assert_string_equal(b.data, "{\"pod\":\"default/web-1\",\"node\":\"n1\"}\n");
+	json_buf_reset(&b);
+	json_answer_line(&b, &(struct json_answer){.pod = "p/t", .node = "n2",
+						   .gpu_mask = 0x9, .gpu_milli = 500,
+						   .cpuset = "0-3"});
+	assert_string_equal(b.data, "{\"pod\":\"p/t\",\"node\":\"n2\",\"gpus\":[0,3],"
+			    "\"gpu_milli\":500,\"cpuset\":\"0-3\"}\n");
+	json_buf_reset(&b);
+	json_answer_line(&b, &(struct json_answer){.pod = "d/h",
+						   .message = "0/3 \"x\""});
+	assert_string_equal(b.data, "{\"pod\":\"d/h\",\"node\":null,"
+			    "\"message\":\"0/3 \\\"x\\\"\"}\n");
+	json_buf_free(&b);
+	assert_null(b.data);
+}
+
+/* The byte hash is stable (a stored value must find its key again after a
+ * restart): FNV-1a's published value for "a", finalised by splitmix64. */
+static void test_hash_is_stable(void **state)
+{
+	(void)state;
+	assert_true(hash64_add(HASH64_SEED, "a", 1) == UINT64_C(0xaf63dc4c8601ec8c));
+	assert_true(hash64("a", 1) == rng_hash(UINT64_C(0xaf63dc4c8601ec8c)));
+	assert_true(hash64("default/a", 9) != hash64("default/b", 9));
+	assert_true(hash64_add(hash64_add(HASH64_SEED, "ab", 2), "c", 1) ==
+		    hash64_add(HASH64_SEED, "abc", 3));
+}
+
+static char *read_all(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	static char buf[8192];
+	size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+	buf[n] = '\0';
+	if (f)
+		fclose(f);
+	return buf;
+}
+
+/* Log lines: their time, JSON escaping, a file reopened by its path after
+ * it was moved (SIGHUP under logrotate), the level honoured. */
+static void test_log_file_json_reopen(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/shmsched-log-XXXXXX", path[64], moved[64];
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/x.log", dir);
+	snprintf(moved, sizeof(moved), "%s/x.log.1", dir);
+	enum log_format fmt;
+	assert_int_equal(log_format_parse("yaml", &fmt), -EINVAL);
+	assert_int_equal(log_format_parse("json", &fmt), 0);
+	assert_int_equal(log_open("tester", fmt, "/nonexistent/dir/x.log"), -ENOENT);
+	assert_int_equal(log_open("tester", fmt, path), 0);
+	log_set_level(LOG_LEVEL_INFO);
+	log_msg(LOG_LEVEL_WARN, "a \"quoted\" word\tand a tab");
+	log_msg(LOG_LEVEL_DEBUG, "not at this level");
+	const char *text = read_all(path);
+	assert_non_null(strstr(text, "\"level\":\"warn\",\"program\":\"tester\","
+			       "\"msg\":\"a \\\"quoted\\\" word\\u0009and a tab\"}\n"));
+	assert_memory_equal(text, "{\"time\":\"20", 11);
+	assert_int_equal(text[32], 'Z'); /* {"time":"2026-11-24T06:29:00.123Z */
+	assert_null(strstr(text, "not at this level"));
+	assert_int_equal(rename(path, moved), 0);
+	assert_int_equal(log_reopen(), 0);
+	log_msg(LOG_LEVEL_ERROR, "after");
+	assert_non_null(strstr(read_all(path), "\"msg\":\"after\""));
+	assert_null(strstr(read_all(moved), "after"));
+	assert_int_equal(log_open("tester", LOG_FORMAT_TEXT, NULL), 0);
+	log_msg(LOG_LEVEL_ERROR, "text now");
+	assert_non_null(strstr(read_all(path), "tester: error: text now\n"));
+	unlink(path);
+	unlink(moved);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -83,6 +182,9 @@ int main(void)
 		cmocka_unit_test(test_strconv_int64),
 		cmocka_unit_test(test_errmsg_rc_formats_and_returns),
 		cmocka_unit_test(test_stats_single_writer),
+		cmocka_unit_test(test_json_out),
+		cmocka_unit_test(test_hash_is_stable),
+		cmocka_unit_test(test_log_file_json_reopen),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -72,11 +72,17 @@ static void run_all_policies(const char *list, uint64_t want_pods,
 	char err[512];
 	assert_int_equal(openb_load(dir, list, &t, err, sizeof(err)), 0);
 	assert_int_equal(t.gpu_milli_total, 3000);
+	/* Ours, and the paper's node choice: the outcomes below do not
+	 * depend on which node takes a pod. */
+	struct replay_opts opts[2] = {replay_opts_ours(), replay_opts_ours()};
+	opts[1].paper_choice = true;
+	opts[1].model_reservation = 0;
+	for (unsigned k = 0; k < 2; k++)
 	for (int p = 0; p < REPLAY_POLICIES; p++) {
 		for (uint64_t seed = 42; seed < 45; seed++) {
 			struct replay_run r;
-			assert_int_equal(replay_run(&t, (enum replay_policy)p, seed, &r,
-						    err, sizeof(err)), 0);
+			assert_int_equal(replay_run(&t, (enum replay_policy)p, &opts[k],
+						    seed, &r, err, sizeof(err)), 0);
 			assert_int_equal(r.pods, want_pods);
 			assert_int_equal(r.placed, want_placed);
 			for (unsigned i = 0; i < n_loads; i++) {
@@ -143,7 +149,7 @@ static void test_multi_gpu_five_columns(void **state)
 	char err[512];
 	assert_int_equal(openb_load(dir, "multi", &t, err, sizeof(err)), 0);
 	struct replay_run r;
-	assert_int_equal(replay_run(&t, REPLAY_FGD, 42, &r, err, sizeof(err)), 0);
+	assert_int_equal(replay_run(&t, REPLAY_FGD, NULL, 42, &r, err, sizeof(err)), 0);
 	assert_true(r.pods >= 2);
 	assert_int_equal(r.placed, r.pods); /* CPU pods fit; the 2-GPU pod too */
 	assert_int_equal(r.gpu_milli_allocated, 2000);
@@ -161,12 +167,38 @@ static void test_arrivals_start_with_a_permutation(void **state)
 	assert_int_equal(openb_load(dir, "shares", &t, err, sizeof(err)), 0);
 	for (uint64_t seed = 0; seed < 20; seed++) {
 		uint32_t *order;
-		long n = replay_arrivals(&t, seed, &order);
+		long n = replay_arrivals(&t, NULL, seed, &order);
 		assert_int_equal(n, 6);
 		unsigned seen = 0;
 		for (int i = 0; i < 3; i++)
 			seen |= 1u << order[i];
 		assert_int_equal(seen, 7);
+		free(order);
+	}
+	openb_free(&t);
+}
+
+/* The top-up's check. A list of one 2-GPU pod (2,000 of 3,000 milli);
+ * the limit is 3,900. Ours checks the whole request: 2,000 + 2,000 passes
+ * it, so the list alone arrives. The paper's tuneUpPods checks one
+ * device's milli: 2,000 + 1,000 does not pass, so a copy arrives (4,000
+ * in all); then 4,000 + 1,000 does. */
+static void test_top_up_check(void **state)
+{
+	(void)state;
+	write_file("openb_pod_list_twogpu.csv",
+		   "name,cpu_milli,memory_mib,num_gpu,gpu_milli\n"
+		   "p0,1000,1024,2,1000\n");
+	struct openb_trace t;
+	char err[512];
+	assert_int_equal(openb_load(dir, "twogpu", &t, err, sizeof(err)), 0);
+	struct replay_opts paper = replay_opts_ours();
+	paper.paper_top_up = true;
+	for (uint64_t seed = 42; seed < 45; seed++) {
+		uint32_t *order;
+		assert_int_equal(replay_arrivals(&t, NULL, seed, &order), 1);
+		free(order);
+		assert_int_equal(replay_arrivals(&t, &paper, seed, &order), 2);
 		free(order);
 	}
 	openb_free(&t);
@@ -213,6 +245,7 @@ int main(void)
 		cmocka_unit_test(test_model_restricts),
 		cmocka_unit_test(test_multi_gpu_five_columns),
 		cmocka_unit_test(test_arrivals_start_with_a_permutation),
+		cmocka_unit_test(test_top_up_check),
 		cmocka_unit_test(test_bad_csv_names_the_line),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

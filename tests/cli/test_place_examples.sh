@@ -48,7 +48,7 @@ for want in '1 pod for other schedulers skipped' \
 	'2 pods not scheduled by shmsched ("unsupported":true): 1 volume binding, 1 scheduling gates' \
 	'7 nodes, 22 running pods counted (0 orphan, 1 finished, 1 pending skipped), 7 pods in' \
 	'objects read: 5 namespaces, 4 services with a selector, 5 controllers' \
-	'13 objects of other kinds skipped (' 'Event 4'; do
+	'12 objects of other kinds skipped (' 'Event 4'; do
 	grep -qF -- "$want" "$dir/err" && ok "stderr: $want" || fail "stderr lacks: $want"
 done
 

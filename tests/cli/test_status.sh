@@ -58,6 +58,11 @@ want("producers", len(s["producers"]), 1)
 want("producer placements", s["producers"][0]["placements"], 5)
 want("workers", len(s["workers"]), 1)
 want("worker placed", s["workers"][0]["placed"], 5)
+q = s["workers"][0]["queue"]
+want("queue now", [q["active"], q["backoff"], q["unschedulable"], q["gated"]],
+     [0, 0, 0, 0])
+want("pods that waited", q["waited"], 0)
+want("attempt counts", len(q["attempts"]), 6)
 for p in problems:
     print(p)
 sys.exit(1 if problems else 0)
@@ -74,7 +79,8 @@ status_text() {
 	fi
 	printf '%s\n' "$out" >"$dir/status-$1.txt"
 	for pattern in "$2" "region      $name (/dev/shm/$name" "3 nodes" \
-		"placements  6 live (1 declared bound)" "6 placements on nodes"; do
+		"placements  6 live (1 declared bound)" "6 placements on nodes" \
+		"UNSCHEDULABLE   WAITED"; do
 		printf '%s' "$out" | grep -qF -- "$pattern" ||
 			fail "shmsched status ($1): no \"$pattern\" in: $out"
 	done

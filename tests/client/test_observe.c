@@ -172,6 +172,20 @@ static void populate(struct world *w)
 	ws[1].placed = 1;
 	ws[1].unschedulable = 1;
 	ws[1].conflicts = 4;
+	/* The queue's figures, each a value of its own. */
+	ws[1].pending_active = 11;
+	ws[1].pending_backoff = 12;
+	ws[1].pending_unschedulable = 13;
+	ws[1].preemption_attempts = 14;
+	ws[1].preemption_victims = 15;
+	for (unsigned b = 0; b < STATE_ATTEMPT_BUCKETS; b++)
+		ws[1].attempts[b] = 20 + b;
+	ws[1].waited = 30;
+	ws[1].waited_placed = 31;
+	ws[1].timed_out = 32;
+	ws[1].waiting_cancelled = 33;
+	ws[1].forgotten = 34;
+	ws[1].queue_woken = 35;
 }
 
 static void check_contents(const char *name, bool running)
@@ -275,6 +289,21 @@ static void check_contents(const char *name, bool running)
 	assert_int_equal(workers[1].index, 1);
 	assert_int_equal(workers[1].unschedulable, 1);
 	assert_int_equal(workers[1].conflicts, 4);
+	assert_int_equal(workers[1].pending_active, 11);
+	assert_int_equal(workers[1].pending_backoff, 12);
+	assert_int_equal(workers[1].pending_unschedulable, 13);
+	assert_int_equal(workers[1].pending_gated, 0);
+	assert_int_equal(workers[1].preemption_attempts, 14);
+	assert_int_equal(workers[1].preemption_victims, 15);
+	for (unsigned b = 0; b < 6; b++)
+		assert_int_equal(workers[1].attempts[b], 20 + b);
+	assert_int_equal(workers[1].waited, 30);
+	assert_int_equal(workers[1].waited_placed, 31);
+	assert_int_equal(workers[1].timed_out, 32);
+	assert_int_equal(workers[1].waiting_cancelled, 33);
+	assert_int_equal(workers[1].forgotten, 34);
+	assert_int_equal(workers[1].queue_woken, 35);
+	assert_int_equal(workers[0].pending_unschedulable, 0);
 
 	struct shmsched_observe_stats stats;
 	assert_int_equal(shmsched_observe_stats(obs, &stats), 0);

@@ -40,6 +40,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -91,6 +92,12 @@ struct producer_state {
 };
 
 static volatile sig_atomic_t stop_requested;
+
+/* Reconnects of all producers, in memory shared across the fork: the
+ * parent waits for one after each restart before the next kill, so a
+ * loaded machine cannot kill the daemon again before any producer came
+ * back (the reconnect path is what the loop tests). Relaxed: a count. */
+static uint64_t *reconnects_seen;
 static void on_usr1(int sig)
 {
 	(void)sig;
@@ -204,6 +211,7 @@ static void producer_main(const char *sock, unsigned k, int report_fd)
 			continue; /* gone again already */
 		}
 		p->rep.reconnects++;
+		__atomic_fetch_add(reconnects_seen, 1, __ATOMIC_RELAXED);
 		bool gone = false;
 		while (!gone) {
 			if (stop_requested) {
@@ -432,6 +440,11 @@ int main(int argc, char **argv)
 	fprintf(f, "]}\n");
 	fclose(f);
 
+	reconnects_seen = mmap(NULL, sizeof(*reconnects_seen), PROT_READ | PROT_WRITE,
+			       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (reconnects_seen == MAP_FAILED)
+		return 2;
+	*reconnects_seen = 0;
 	pid_t daemon = start_daemon(exe, name, cluster, sock, log, "--fresh");
 	if (daemon < 0)
 		return 1;
@@ -450,7 +463,14 @@ int main(int argc, char **argv)
 	uint64_t rng = (uint64_t)getpid() * 0x9e3779b97f4a7c15ull | 1;
 	unsigned miscount = 0, done = 0, died = 0;
 	uint64_t records = 0;
+	uint64_t seen = 0;
 	for (unsigned i = 0; i < restarts; i++) {
+		/* A producer back on the daemon (at most 5 s), then a while of
+		 * placing and releasing before the kill. */
+		for (unsigned w = 0; w < 5000 &&
+		     __atomic_load_n(reconnects_seen, __ATOMIC_RELAXED) == seen; w++)
+			sleep_ms(1);
+		seen = __atomic_load_n(reconnects_seen, __ATOMIC_RELAXED);
 		sleep_ms(20 + (unsigned)(rng_step(&rng) % 120));
 		kill(daemon, SIGKILL);
 		int status = 0;

@@ -132,6 +132,27 @@ static int on_pod(void *arg, const struct pod_spec *p,
 	return 0;
 }
 
+/* A PriorityClass and a PodGroup are as validated: value in int32, a
+ * name; minMember 1..100000, a timeout of 0 (none) or 1..86400. */
+static int on_class(void *arg, const struct k8s_priority_class *pc, char *err,
+		    size_t err_len)
+{
+	(void)arg, (void)err, (void)err_len;
+	if (pc->name == 0)
+		__builtin_trap();
+	return 0;
+}
+
+static int on_group(void *arg, const struct k8s_pod_group *pg, char *err,
+		    size_t err_len)
+{
+	(void)arg, (void)err, (void)err_len;
+	if (pg->name == 0 || pg->min_member < 1 || pg->min_member > 100000 ||
+	    pg->timeout_s > 86400)
+		__builtin_trap();
+	return 0;
+}
+
 static void check_refusal(int rc, const char *err, bool objects_pass)
 {
 	if (rc < 0 && (err[0] == '\0' || strncmp(err, "fuzz.json", 9) != 0))
@@ -152,7 +173,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		goto out;
 	struct k8s_ctx ctx = {.strings = t.strings, .res = &t.res, .objects = objects,
 			      .skipped = &skipped};
-	struct k8s_visitor v = {.arg = &t, .node = on_node, .pod = on_pod};
+	struct k8s_visitor v = {.arg = &t, .node = on_node, .pod = on_pod,
+				.priority_class = on_class, .pod_group = on_group};
 	char err[512];
 	int rc = k8s_objects_read_buffer("fuzz.json", (const char *)data, size, &ctx,
 					 err, sizeof(err));

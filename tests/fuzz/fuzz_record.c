@@ -53,7 +53,11 @@ static void check_decode(const struct shmsched_slot *slot)
 		return;
 	}
 	if (slot->template_id < 1 || slot->template_id > 3 ||
-	    slot->n_extra > SHMSCHED_MAX_EXTRA || slot->flags != 0)
+	    slot->n_extra > SHMSCHED_MAX_EXTRA ||
+	    (slot->flags & ~SHMSCHED_SLOT_FLAGS) != 0 ||
+	    slot->flags == SHMSCHED_SLOT_FLAGS ||
+	    (slot->deadline_ns != 0 && (slot->flags & SHMSCHED_SLOT_NO_WAIT)) ||
+	    out.flags != slot->flags || out.deadline_ns != slot->deadline_ns)
 		__builtin_trap();
 	const struct pod_spec *tmpl = &specs[slot->template_id - 1];
 	__int128 want[RES_MAX];

@@ -1640,8 +1640,8 @@ static void test_objects_read(void **state)
 	/* ... and refused in a pods file, where only they are read. */
 	assert_int_equal(load(s, "all.json", file), -EINVAL);
 	assert_string_equal(s->err, "all.json: object #6: kind: \"ConfigMap\" is not Node, "
-			    "Pod, Namespace, Service, ReplicationController, ReplicaSet or "
-			    "StatefulSet (a cluster file skips other kinds; a pods file "
+			    "Pod, PriorityClass, PodGroup, Namespace, Service, "
+			    "ReplicationController, ReplicaSet or StatefulSet (a cluster file skips other kinds; a pods file "
 			    "refuses them)");
 	assert_int_equal(load(s, "pods.json", "{'kind':'Service','metadata':{'name':'s'}}"
 				  "{'kind':'Pod','metadata':{'name':'p'}}"), 0);
@@ -2017,12 +2017,14 @@ static void test_kind_errors(void **state)
 	assert_load_error(s, "x.json", "{'kind':'Node','metadata':{'name':'n'}}"
 			  "{'kind':'ConfigMap','metadata':{'name':'s'}}", -EINVAL,
 			  "x.json: object #1: kind: \"ConfigMap\" is not Node, Pod, "
-			  "Namespace, Service, ReplicationController, ReplicaSet or "
-			  "StatefulSet or a list of them (a cluster file skips other "
+			  "PriorityClass, PodGroup, Namespace, Service, ReplicationController, "
+			  "ReplicaSet or "
+			  "StatefulSet, nor a list of them (a cluster file skips other "
 			  "kinds; a pods file refuses them)");
 	assert_load_error(s, "x.json", "{'kind':'List','items':[{'kind':'List'}]}",
 			  -EINVAL, "x.json: object #0: kind: \"List\" is not Node, Pod, "
-			  "Namespace, Service, ReplicationController, ReplicaSet or "
+			  "PriorityClass, PodGroup, Namespace, Service, ReplicationController, "
+			  "ReplicaSet or "
 			  "StatefulSet (a cluster file skips other kinds; a pods file "
 			  "refuses them)");
 	assert_load_error(s, "x.json", "[{'kind':'Node','metadata':{'name':'n'}},7]",
@@ -2328,6 +2330,27 @@ static void test_pod_gpu_annotations(void **state)
 	assert_int_equal(s->pods[0].request.v[res_index(s, "nvidia.com/gpu")], 1);
 }
 
+/* shmsched.io/wait: the pod's own default for waiting; anything but
+ * "true" or "false" is refused, named by path. */
+static void test_pod_wait_annotation(void **state)
+{
+	struct sink *s = *state;
+	const uint8_t both = POD_WAIT | POD_NO_WAIT;
+	assert_int_equal(load_pod_ann(s, "'shmsched.io/wait':'true'", ""), 0);
+	assert_int_equal(s->pods[0].priority_flags & both, POD_WAIT);
+	assert_int_equal(load_pod_ann(s, "'shmsched.io/wait':'false'", ""), 0);
+	assert_int_equal(s->pods[0].priority_flags & both, POD_NO_WAIT);
+	assert_int_equal(load_pod_ann(s, "'shmsched.io/wait':null", ""), 0);
+	assert_int_equal(s->pods[0].priority_flags & both, 0);
+	assert_int_equal(load_pod_ann(s, "", ""), 0);
+	assert_int_equal(s->pods[0].priority_flags & both, 0);
+	assert_int_equal(load_pod_ann(s, "'shmsched.io/wait':'yes'", ""), -EINVAL);
+	assert_string_equal(s->err, "pods.json: pod default/p: metadata.annotations."
+			    "shmsched.io/wait: \"yes\": expected \"true\" or \"false\"");
+	assert_int_equal(load_pod_ann(s, "'shmsched.io/wait':true", ""), -EINVAL);
+	assert_non_null(strstr(s->err, "shmsched.io/wait"));
+}
+
 /* The model set: split on '|', blanks trimmed, empty parts skipped,
  * duplicates dropped, sorted by id; ignored without a GPU. */
 static void test_pod_gpu_models(void **state)
@@ -2605,6 +2628,7 @@ int main(void)
 		T(test_node_cores),
 		T(test_node_device_errors),
 		T(test_pod_gpu_annotations),
+		T(test_pod_wait_annotation),
 		T(test_pod_gpu_models),
 		T(test_pod_device_errors),
 		T(test_pod_exclusive_cores),

@@ -216,7 +216,7 @@ static void test_too_many_extras(void **state)
 	assert_memory_equal(&out.spec, &f.specs[0], sizeof(out.spec));
 }
 
-static void test_flags_must_be_zero(void **state)
+static void test_flags_and_deadline(void **state)
 {
 	(void)state;
 	struct fixture f;
@@ -224,9 +224,31 @@ static void test_flags_must_be_zero(void **state)
 	struct shmsched_slot s;
 	make_slot(&s, 1);
 	s.flags = 0x4;
-	expect_reject(&f, &s, "slot: flags 0x4: must be 0");
-	s.flags = 0x8000;
-	expect_reject(&f, &s, "slot: flags 0x8000: must be 0");
+	expect_reject(&f, &s, "slot: flags 0x4: unknown bits 0x4 (known: WAIT 0x1, "
+		      "NO_WAIT 0x2)");
+	s.flags = 0x8001;
+	expect_reject(&f, &s, "slot: flags 0x8001: unknown bits 0x8000 (known: "
+		      "WAIT 0x1, NO_WAIT 0x2)");
+	s.flags = SHMSCHED_SLOT_WAIT | SHMSCHED_SLOT_NO_WAIT;
+	expect_reject(&f, &s, "slot: flags 0x3: WAIT and NO_WAIT together");
+	s.flags = SHMSCHED_SLOT_NO_WAIT;
+	s.deadline_ns = 5;
+	expect_reject(&f, &s, "slot: deadline_ns 5 with NO_WAIT: a pod answered at "
+		      "once has no deadline");
+	/* Accepted, and returned as they were: WAIT with a deadline; a
+	 * deadline alone (the daemon's default may be to wait); NO_WAIT. */
+	uint16_t flags[] = {SHMSCHED_SLOT_WAIT, 0, SHMSCHED_SLOT_NO_WAIT};
+	uint64_t deadline[] = {UINT64_MAX, 77, 0};
+	for (unsigned i = 0; i < 3; i++) {
+		s.flags = flags[i];
+		s.deadline_ns = deadline[i];
+		struct record_pod out;
+		char why[128];
+		assert_int_equal(record_decode(&s, &f.t, &f.res, &out, why,
+					       sizeof(why)), 0);
+		assert_int_equal(out.flags, flags[i]);
+		assert_int_equal(out.deadline_ns, deadline[i]);
+	}
 }
 
 static void test_reserved_must_be_zero(void **state)
@@ -447,7 +469,7 @@ static void test_answer_cut_at_the_boundary(void **state)
 			assert_int_equal(got, len);
 			assert_string_equal(s.message, msg);
 		} else {
-			/* Cut: 532 bytes of it, "...", NUL: exactly 536. */
+			/* Cut: 524 bytes of it, "...", NUL: exactly 528. */
 			assert_int_equal(got, SHMSCHED_MESSAGE_MAX - 1);
 			assert_memory_equal(s.message, msg, SHMSCHED_MESSAGE_MAX - 4);
 			assert_string_equal(s.message + SHMSCHED_MESSAGE_MAX - 4, "...");
@@ -515,7 +537,9 @@ static void test_random_slots(void **state)
 			s.template_id = (uint32_t)(r % 5);
 			s.n_extra = (uint16_t)((r >> 8) % 6);
 			if ((r >> 16) % 8 != 0)
-				s.flags = 0;
+				s.flags = (uint16_t)((r >> 40) % 3);
+			if ((r >> 44) % 2 != 0)
+				s.deadline_ns = 0;
 			for (unsigned i = 0; i < SHMSCHED_MAX_EXTRA; i++) {
 				if ((r >> (20 + i)) % 8 != 0)
 					s.extra[i].reserved = 0;
@@ -548,6 +572,11 @@ static void test_random_slots(void **state)
 		}
 		assert_int_equal(out.spec.request.v[RES_PODS], 0);
 		assert_int_equal(out.cookie, s.cookie);
+		assert_int_equal(out.flags, s.flags);
+		assert_true(s.flags != SHMSCHED_SLOT_FLAGS &&
+			    (s.flags & ~SHMSCHED_SLOT_FLAGS) == 0);
+		assert_int_equal(out.deadline_ns, s.deadline_ns);
+		assert_true(s.deadline_ns == 0 || !(s.flags & SHMSCHED_SLOT_NO_WAIT));
 	}
 	assert_true(accepted > 1000);
 	assert_true(rejected > 1000);
@@ -562,7 +591,7 @@ int main(void)
 		cmocka_unit_test(test_extras_add_to_the_stand_ins),
 		cmocka_unit_test(test_bad_template_id),
 		cmocka_unit_test(test_too_many_extras),
-		cmocka_unit_test(test_flags_must_be_zero),
+		cmocka_unit_test(test_flags_and_deadline),
 		cmocka_unit_test(test_reserved_must_be_zero),
 		cmocka_unit_test(test_bad_resource),
 		cmocka_unit_test(test_negative_quantity),

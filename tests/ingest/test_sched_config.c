@@ -648,6 +648,24 @@ static const struct refusal refusals[] = {
 	 " weight: 2}]\n", -EINVAL,
 	 "score.enabled[1].name: plugin \"GpuFragmentation\" already registered "
 	 "as \"ScorePlugin\""},
+	{PROFILE "pluginConfig:\n  - name: GpuFragmentation\n    args:\n"
+	 "      maxShapes: 0\n", -ERANGE,
+	 "pluginConfig[0].args.maxShapes: 0 is not in 1..256"},
+	{PROFILE "pluginConfig:\n  - name: GpuFragmentation\n    args:\n"
+	 "      maxShapes: 257\n", -ERANGE,
+	 "pluginConfig[0].args.maxShapes: 257 is not in 1..256"},
+	{PROFILE "pluginConfig:\n  - name: GpuFragmentation\n    args:\n"
+	 "      modelReservation: -1\n", -ERANGE,
+	 "pluginConfig[0].args.modelReservation: -1 is not in 0..1000"},
+	{PROFILE "pluginConfig:\n  - name: GpuFragmentation\n    args:\n"
+	 "      modelReservation: lots\n", -EINVAL, "\"lots\" is not an integer"},
+	{PROFILE "pluginConfig:\n  - name: GpuFragmentation\n    args:\n"
+	 "      kind: InterPodAffinityArgs\n", -EINVAL, "GpuFragmentationArgs"},
+	{PROFILE "pluginConfig:\n  - name: GpuFragmentation\n    args:\n"
+	 "      cpuLimited: 1\n", -EINVAL, "1 is not true or false"},
+	{PROFILE "pluginConfig:\n  - name: GpuFragmentation\n    args:\n"
+	 "      maxShape: 3\n", -EINVAL,
+	 "args.maxShape: unknown field \"maxShape\""},
 	{SCORE "enabled:\n      - name: NodeAffinity\n        weight: 101\n", -ERANGE,
 	 "score.enabled[0].weight: 101 is not in 0..100"},
 	{SCORE "enabled:\n      - name: NodeAffinity\n        weight: -1\n", -ERANGE,
@@ -1180,6 +1198,17 @@ static void test_production_files_load(void **state)
 		"      defaultingType: System\n", &cfg, &res);
 	assert_int_equal(cfg.profiles[0].score.spread_defaulting, SPREAD_DEFAULTING_SYSTEM);
 	assert_int_equal(cfg.profiles[0].score.hard_pod_affinity_weight, 1);
+	/* GpuFragmentationArgs: the defaults, then both set. */
+	assert_int_equal(cfg.profiles[0].score.gpu_frag_max_shapes, SCORE_GPU_FRAG_MAX_SHAPES);
+	assert_int_equal(cfg.profiles[0].score.gpu_frag_model_reservation, 0);
+	assert_false(cfg.profiles[0].score.gpu_frag_cpu_limited);
+	load_ok(PROFILE "pluginConfig:\n  - name: GpuFragmentation\n    args:\n"
+		"      kind: GpuFragmentationArgs\n"
+		"      maxShapes: 64\n      modelReservation: 150\n"
+		"      cpuLimited: true\n", &cfg, &res);
+	assert_int_equal(cfg.profiles[0].score.gpu_frag_max_shapes, 64);
+	assert_int_equal(cfg.profiles[0].score.gpu_frag_model_reservation, 150);
+	assert_true(cfg.profiles[0].score.gpu_frag_cpu_limited);
 }
 
 /* Every refusal says what and where, and changes neither the config nor

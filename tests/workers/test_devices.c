@@ -577,7 +577,7 @@ static void mix_of(struct frag_mix *m, const struct pod_spec *pods,
 		for (unsigned k = 0; k < counts[i]; k++)
 			frag_counter_add(c, &pods[i]);
 	memset(m, 0, sizeof(*m));
-	frag_mix_build(m, c);
+	frag_mix_build(m, c, FRAG_MAX_TYPES, false);
 	free(c);
 }
 
@@ -752,6 +752,114 @@ static void test_frag_growth(void **state)
 	assert_int_equal(gpu, 0);
 }
 
+/* Model reservation (frag_internal.h). The cluster: model A with 6 GPUs
+ * (6,000 milli), model B with 2 (2,000); 8,000 in all. The mix: 6 pods of
+ * one whole GPU on any model and 2 bound to B; mix total 8 pods. GPU
+ * demand 8,000, of which B-bound 2,000; B's need is 2,000 and A's none.
+ * pressure(B) = 2,000 x 8,000 / (8,000 x 2,000) = 1.0; pressure(A) = 0.
+ * A whole GPU on B at 100 %: 8 x 1 x 1,000 x 1.0 = 8,000; at 50 %: 4,000;
+ * a 500-milli share on B: 4,000; anything on A, a CPU-only pod, a model
+ * the cluster lacks, or 0 %: nothing. Then a mix where the bound pods
+ * accept A or B (4 and 4 pods): their 4,000 splits by capacity, A 3,000
+ * and B 1,000; share(A) = 3,000 x 8,000 / (8,000 x 6,000) = 0.5 and
+ * share(B) = 1,000 x 8,000 / (8,000 x 2,000) = 0.5: no model is
+ * preferred; past the free 0.2, pressure (0.5 - 0.2) / 0.8 = 0.375, and a
+ * whole GPU costs 8 x 1,000 x 0.375 = 3,000 on either. (In the first mix
+ * share(B) = 1 gives pressure (1 - 0.2) / 0.8 = 1.) Last, 1 B-bound pod
+ * among 9 any-model ones: share(B) = 1,000 x 8,000 / (10,000 x 2,000) =
+ * 0.4, pressure 0.25, a whole GPU on B 10 x 1,000 x 0.25 = 2,500; and
+ * if that one B-bound pod asks 250 milli, share(B) = 250 x 8,000 / (9,250
+ * x 2,000) = 0.11, under the free 0.2: nothing. */
+static void test_frag_model_reservation(void **state)
+{
+	(void)state;
+	struct frag_models fm;
+	frag_models_reset(&fm);
+	frag_models_add(&fm, MODEL_A, 4);
+	frag_models_add(&fm, MODEL_B, 2);
+	frag_models_add(&fm, MODEL_A, 2);
+	frag_models_add(&fm, 0, 8); /* no model given: not counted */
+	struct pod_spec any = whole_pod(1), on_b = whole_pod(1);
+	with_cpu(&any, 1000);
+	with_cpu(&on_b, 1000);
+	on_b.n_gpu_models = 1;
+	on_b.gpu_models[0] = MODEL_B;
+	struct pod_spec pods[2] = {any, on_b};
+	unsigned counts[2] = {6, 2};
+	struct frag_mix *m = malloc(sizeof(*m));
+	assert_non_null(m);
+	mix_of(m, pods, counts, 2);
+	assert_int_equal(m->total, 8);
+	assert_int_equal(frag_reservation(&fm, m, MODEL_B, &any, 100), 8000);
+	assert_int_equal(frag_reservation(&fm, m, MODEL_B, &any, 50), 4000);
+	struct pod_spec share = sharing_pod(500);
+	assert_int_equal(frag_reservation(&fm, m, MODEL_B, &share, 100), 4000);
+	assert_int_equal(frag_reservation(&fm, m, MODEL_A, &any, 100), 0);
+	struct pod_spec cpu = shape_n();
+	assert_int_equal(frag_reservation(&fm, m, MODEL_B, &cpu, 100), 0);
+	assert_int_equal(frag_reservation(&fm, m, MODEL_C, &any, 100), 0);
+	assert_int_equal(frag_reservation(&fm, m, MODEL_B, &any, 0), 0);
+
+	struct pod_spec on_ab = on_b;
+	on_ab.n_gpu_models = 2;
+	on_ab.gpu_models[0] = MODEL_A;
+	on_ab.gpu_models[1] = MODEL_B;
+	pods[1] = on_ab;
+	counts[0] = counts[1] = 4;
+	uint64_t epoch = m->epoch;
+	mix_of(m, pods, counts, 2);
+	m->epoch = epoch + 1; /* a new mix: the pressure is computed again */
+	assert_int_equal(frag_reservation(&fm, m, MODEL_A, &any, 100), 3000);
+	assert_int_equal(frag_reservation(&fm, m, MODEL_B, &any, 100), 3000);
+
+	pods[1] = on_b;
+	counts[0] = 9;
+	counts[1] = 1;
+	mix_of(m, pods, counts, 2);
+	m->epoch = epoch + 2;
+	assert_int_equal(frag_reservation(&fm, m, MODEL_B, &any, 100), 2500);
+	pods[1] = sharing_pod(250);
+	with_cpu(&pods[1], 1000);
+	pods[1].n_gpu_models = 1;
+	pods[1].gpu_models[0] = MODEL_B;
+	mix_of(m, pods, counts, 2);
+	assert_int_equal(m->n, 2); /* the B-bound shape is in the mix */
+	m->epoch = epoch + 3;
+	assert_int_equal(frag_reservation(&fm, m, MODEL_B, &any, 100), 0);
+	free(m);
+}
+
+/* cpu-limited shares (frag_internal.h), one shape S (500 milli, cpu
+ * 1,000), weight 1, on a node of two devices:
+ * - both free, cpu 2,000: the devices hold 4 pods of S, the cpu 2. The
+ *   paper counts nothing fragmented. Walking from the most free device,
+ *   2 pods fill the first (free 1,000, own 2 x 500); the second is left:
+ *   usable (3 x 1,000 + 1,000) / 4 = 1,000 of 2,000: 1,000 fragmented.
+ * - cpu 4,000: the cpu holds all 4: nothing, as the paper.
+ * - free 1,000 and 300, cpu 1,000: the paper counts the 300 only; the cpu
+ *   holds one pod of the first device's two: usable (3 x 1,000 + 500) / 4
+ *   = 875 of 1,300: 425.
+ * - cpu 500: S does not fit at all: all 2,000, either way. */
+static void test_frag_cpu_limited(void **state)
+{
+	(void)state;
+	struct pod_spec pods[1] = {shape_s()};
+	unsigned counts[1] = {1};
+	struct frag_mix *m = malloc(sizeof(*m));
+	assert_non_null(m);
+	mix_of(m, pods, counts, 1);
+	struct node_devices d = {.n_gpus = 2};
+	uint16_t both[NODE_MAX_GPUS] = {1000, 1000}, part[NODE_MAX_GPUS] = {1000, 300};
+	assert_int_equal(frag_amount(m, &d, 2000, both), 0);
+	assert_int_equal(frag_amount(m, &d, 1000, part), 300);
+	m->cpu_limited = true;
+	assert_int_equal(frag_amount(m, &d, 2000, both), 1000);
+	assert_int_equal(frag_amount(m, &d, 4000, both), 0);
+	assert_int_equal(frag_amount(m, &d, 1000, part), 425);
+	assert_int_equal(frag_amount(m, &d, 500, both), 2000);
+	free(m);
+}
+
 static void test_frag_mix(void **state)
 {
 	(void)state;
@@ -764,14 +872,15 @@ static void test_frag_mix(void **state)
 	with_cpu(&b, 4000);
 	with_cpu(&x, 1000);
 	with_cpu(&y, 300);
-	/* 40 A, 21 B, 2 X, 1 Y: 64 pods, due a build at the 64th only. */
+	/* 40 A, 21 B, 2 X, 1 Y: 64 pods, due a build at the 16th, 32nd and
+	 * 64th (FRAG_FIRST_REFRESH 16, then doubling). */
 	for (int i = 0; i < 64; i++) {
 		const struct pod_spec *p = i < 40 ? &a : i < 61 ? &b : i < 63 ? &x : &y;
-		assert_int_equal(frag_counter_add(c, p), i == 63);
+		assert_int_equal(frag_counter_add(c, p), i == 15 || i == 31 || i == 63);
 	}
 	struct frag_mix m;
 	memset(&m, 0, sizeof(m));
-	frag_mix_build(&m, c);
+	frag_mix_build(&m, c, FRAG_MAX_TYPES, false);
 	/* By count: A 40 (40/64 < 95 %: go on), B 21 (61/64 = 95.3 %: the
 	 * one that crosses the cover is taken, then stop). */
 	assert_int_equal(m.epoch, 1);
@@ -784,8 +893,8 @@ static void test_frag_mix(void **state)
 	assert_int_equal(m.shape[0].cpu_milli, 1000);
 	assert_int_equal(m.shape[1].num_gpu, 2);
 	assert_int_equal(m.shape[1].cpu_milli, 4000);
-	/* The next build is due at 64 + 3 x 64 = 256 pods. */
-	for (int i = 64; i < 255; i++)
+	/* The next build is due at 2 x 64 = 128 pods. */
+	for (int i = 64; i < 127; i++)
 		assert_false(frag_counter_add(c, &y));
 	assert_true(frag_counter_add(c, &y));
 	free(c);
@@ -1152,6 +1261,8 @@ int main(void)
 		cmocka_unit_test(test_frag_amount),
 		cmocka_unit_test(test_frag_growth),
 		cmocka_unit_test(test_frag_mix),
+		cmocka_unit_test(test_frag_model_reservation),
+		cmocka_unit_test(test_frag_cpu_limited),
 		cmocka_unit_test(test_engine_best_fit),
 		cmocka_unit_test(test_engine_fragmentation),
 		cmocka_unit_test(test_engine_cores),

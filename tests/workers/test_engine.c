@@ -8,7 +8,8 @@
  * affinity a profile adds, a percentage of their own), each pod scheduled
  * by one of them, then places a random sequence of pods
  * (requests, selectors, required and preferred affinity with every
- * operator, tolerations, host ports, nodeName, and now and then a pod
+ * operator, tolerations, host ports, nodeName, GPUs shared or whole with
+ * or without a set of accepted GPU models, and now and then a pod
  * group with inter-pod terms and spread constraints of every kind, which
  * the fast path places through its class's view of the inter-pod counts),
  * committing each placement,
@@ -89,6 +90,7 @@ static const char *const types[] = {"small", "big", "gpu"};
 static const char *const cores[] = {"4", "8", "16", "32", "x"};
 static const char *const taint_keys[] = {"dedicated", "spot", "maint"};
 static const char *const taint_values[] = {"gpu", "true", ""};
+static const char *const gpu_models[] = {"T4", "P100", "V100"};
 
 static int label_cmp(const void *a, const void *b)
 {
@@ -128,6 +130,37 @@ static void gen_node(struct world *w, struct node_spec *n, uint32_t name)
 			(uint8_t)(1 + below(3))};
 	n->unschedulable = chance(5);
 	n->ready = NODE_READY_TRUE;
+	/* GPUs on about a third of the nodes, of one of three models. They
+	 * follow from the name, not the stream, so an update of a node whose
+	 * devices are in use keeps them. */
+	uint32_t h = name * UINT32_C(2654435761);
+	if ((h >> 8) % 3 == 0) {
+		n->devices.n_gpus = (uint8_t)(1 + (h >> 12) % 4);
+		n->devices.gpu_model = sid(w, gpu_models[(h >> 16) % 3]);
+	}
+}
+
+/* A GPU pod's accepted models: none (any) or one or two of the three,
+ * sorted and unique as ingest/ writes them. */
+static void gen_models(struct world *w, struct pod_spec *p)
+{
+	p->n_gpu_models = 0;
+	memset(p->gpu_models, 0, sizeof(p->gpu_models));
+	if (chance(30))
+		return;
+	unsigned n = 1 + below(2);
+	for (unsigned i = 0; i < n; i++) {
+		uint32_t id = sid(w, PICK(gpu_models));
+		unsigned j = 0;
+		while (j < p->n_gpu_models && p->gpu_models[j] < id)
+			j++;
+		if (j < p->n_gpu_models && p->gpu_models[j] == id)
+			continue;
+		memmove(&p->gpu_models[j + 1], &p->gpu_models[j],
+			(p->n_gpu_models - j) * sizeof(p->gpu_models[0]));
+		p->gpu_models[j] = id;
+		p->n_gpu_models++;
+	}
 }
 
 static void gen_expr(struct world *w, struct pod_spec *p, bool field)
@@ -310,6 +343,13 @@ static void gen_pod(struct world *w, struct pod_spec *p, unsigned group_pct)
 			       : chance(70) ? 100 : 0;
 	p->nonzero_mem_bytes = p->request.v[RES_MEMORY] ? p->request.v[RES_MEMORY]
 			       : chance(70) ? 200 << 20 : 0;
+	if (chance(20)) {
+		static const uint16_t shares[] = {250, 500, 800};
+		bool whole = chance(40);
+		p->num_gpu = whole ? (uint8_t)(1 + below(2)) : 1;
+		p->gpu_milli = whole ? GPU_MILLI_PER_DEVICE : shares[below(3)];
+		gen_models(w, p);
+	}
 	if (chance(3))
 		p->node_name = w->node_names[below(w->n_names)];
 	if (chance(20)) {
@@ -357,6 +397,8 @@ static void gen_score(struct world *w, struct score_config *sc)
 		sc->weight_fit = below(4);
 		sc->weight_balanced = below(3);
 	}
+	if (chance(20))
+		sc->weight_gpu_best_fit = 1 + below(3);
 	uint32_t strategy = below(3);
 	sc->fit_strategy = strategy == 0 ? FIT_LEAST_ALLOCATED
 			 : strategy == 1 ? FIT_MOST_ALLOCATED
@@ -428,7 +470,7 @@ static void gen_config(struct world *w, struct sched_config *cfg)
 /* --- the property test --------------------------------------------------- */
 
 static void check_same(struct engine *e, const struct pod_spec *pod, uint64_t seq,
-		       uint64_t case_no, int64_t *slot_out)
+		       uint64_t case_no, struct placement *out)
 {
 	struct placement fast, ref;
 	char fast_msg[4096] = "", ref_msg[4096] = "";
@@ -445,10 +487,11 @@ static void check_same(struct engine *e, const struct pod_spec *pod, uint64_t se
 			 PRId64 " (score %" PRId64 ", %u feasible) \"%s\"", case_no, seq,
 			 fast.slot, fast.score, fast.feasible, fast_msg, ref.slot,
 			 ref.score, ref.feasible, ref_msg);
-	*slot_out = ref.slot;
+	*out = fast;
 }
 
 static void run_case(uint64_t case_no, uint64_t *placed, uint64_t *unschedulable,
+		     uint64_t *gpu_placed, uint64_t *model_placed,
 		     uint64_t *indexed, uint64_t *index_updates,
 		     uint64_t *static_reuses, uint64_t *evictions, uint64_t *viewed,
 		     uint64_t *node_local, uint64_t *leaf_scans, uint64_t *shared,
@@ -489,6 +532,7 @@ static void run_case(uint64_t case_no, uint64_t *placed, uint64_t *unschedulable
 	for (uint32_t i = 0; i < n_nodes / 2; i++) {
 		gen_pod(&w, &pod, 30);
 		pod.n_ports = 0;
+		pod.num_gpu = 0; /* bound without devices: none held */
 		/* Bound pods count whether they fit or not, as in a cluster file. */
 		assert_int_equal(ledger_account(cluster_ledger(c), below(n_nodes), &pod, NULL, +1), 0);
 	}
@@ -515,6 +559,7 @@ static void run_case(uint64_t case_no, uint64_t *placed, uint64_t *unschedulable
 	memcpy(replica[2].ports, replica[0].ports, sizeof(replica[2].ports));
 	struct {
 		struct pod_spec pod;
+		struct device_assignment devices;
 		uint32_t slot;
 	} *held = malloc(32 * sizeof(*held));
 	assert_non_null(held);
@@ -559,38 +604,51 @@ static void run_case(uint64_t case_no, uint64_t *placed, uint64_t *unschedulable
 			int64_t more = chance(50) ? 250 : (int64_t)below(3000);
 			pod.request.v[RES_CPU] += more;
 			pod.nonzero_cpu_milli += more;
+		} else if (chance(30)) {
+			/* A replica that accepts other GPU models (or, if it
+			 * asks for no GPU, now asks for one): its static
+			 * results are not the replica's. */
+			pod = replica[0];
+			if (pod.num_gpu == 0) {
+				pod.num_gpu = 1;
+				pod.gpu_milli = GPU_MILLI_PER_DEVICE;
+			}
+			gen_models(&w, &pod);
 		} else {
 			gen_pod(&w, &pod, 30);
 		}
-		int64_t slot;
+		struct placement pl;
 		if (chance(20)) { /* the other engine's turn */
-			struct placement pl;
 			assert_int_equal(engine_place(other, &pod, i, &pl), 0);
 			if (pl.slot >= 0)
-				assert_int_equal(commit_pod(other, &pod,
-							       (uint32_t)pl.slot, NULL), 0);
-			slot = pl.slot;
+				assert_int_equal(commit_pod(other, &pod, (uint32_t)pl.slot,
+							    &pl.devices), 0);
 		} else {
 			const struct score_config *psc = &cfg.profiles[pod.profile].score;
 			met.other_profile += pod.profile > 0;
 			met.rtcr += psc->fit_strategy == FIT_REQUESTED_TO_CAPACITY_RATIO &&
 				    psc->weight_fit > 0;
 			met.added += psc->has_added_affinity;
-			check_same(e, &pod, i, case_no, &slot);
-			if (slot >= 0) {
+			check_same(e, &pod, i, case_no, &pl);
+			if (pl.slot >= 0) {
 				(*placed)++;
-				assert_int_equal(commit_pod(e, &pod, (uint32_t)slot, NULL), 0);
+				*gpu_placed += pod.num_gpu > 0;
+				*model_placed += pod.num_gpu > 0 && pod.n_gpu_models > 0;
+				assert_int_equal(commit_pod(e, &pod, (uint32_t)pl.slot,
+							    &pl.devices), 0);
 			} else {
 				(*unschedulable)++;
 			}
 		}
-		if (slot >= 0 && n_held < 32) {
+		if (pl.slot >= 0 && n_held < 32) {
 			held[n_held].pod = pod;
-			held[n_held++].slot = (uint32_t)slot;
+			held[n_held].devices = pl.devices;
+			held[n_held++].slot = (uint32_t)pl.slot;
 		}
 		if (n_held > 0 && chance(15)) { /* a release */
 			unsigned j = below(n_held);
-			assert_int_equal(ledger_account(cluster_ledger(c), held[j].slot, &held[j].pod, NULL, -1), 0);
+			assert_int_equal(ledger_account(cluster_ledger(c), held[j].slot,
+							&held[j].pod, &held[j].devices, -1), 0);
 			held[j] = held[--n_held];
 		}
 		if (chance(event_pct)) { /* a node event: a new snapshot generation */
@@ -644,6 +702,7 @@ static void test_fast_path_equals_reference(void **state)
 		cases = strtoull(env, NULL, 10);
 	uint64_t placed = 0, unschedulable = 0, indexed = 0, updates = 0, reuses = 0;
 	uint64_t evictions = 0, viewed = 0, node_local = 0, leaf_scans = 0;
+	uint64_t gpu_placed = 0, model_placed = 0;
 	uint64_t shared = 0, prepared = 0, adopted = 0, siblings = 0, node_changes = 0;
 	/* SHMSCHED_ENGINE_FROM: the first case to run (to replay a failure). */
 	uint64_t from = 0;
@@ -651,10 +710,12 @@ static void test_fast_path_equals_reference(void **state)
 	if (env != NULL && *env != '\0')
 		from = strtoull(env, NULL, 10);
 	for (uint64_t i = from; i < cases; i++)
-		run_case(i, &placed, &unschedulable, &indexed, &updates, &reuses,
-			 &evictions, &viewed, &node_local, &leaf_scans, &shared,
-			 &prepared, &adopted, &siblings, &node_changes);
-	print_message("%" PRIu64 " random cases: %" PRIu64 " pods placed and %"
+		run_case(i, &placed, &unschedulable, &gpu_placed, &model_placed,
+			 &indexed, &updates, &reuses, &evictions, &viewed,
+			 &node_local, &leaf_scans, &shared, &prepared, &adopted,
+			 &siblings, &node_changes);
+	print_message("%" PRIu64 " random cases: %" PRIu64 " pods placed (%" PRIu64
+		      " with GPUs, %" PRIu64 " of them bound to a set of models) and %"
 		      PRIu64 " unschedulable, identically by both paths (%" PRIu64
 		      " through class indexes, %" PRIu64 " index leaf updates, %" PRIu64
 		      " scans over another class's static results, %" PRIu64
@@ -665,9 +726,9 @@ static void test_fast_path_equals_reference(void **state)
 		      " prepared as templates, %" PRIu64 " of them with static results"
 		      " read elsewhere; %" PRIu64 " classes copied a sibling's static"
 		      " results; %" PRIu64 " changed nodes followed one by one)\n",
-		      cases, placed, unschedulable, indexed, updates, reuses, evictions,
-		      viewed, node_local, leaf_scans, shared, prepared, adopted, siblings,
-		      node_changes);
+		      cases, placed, gpu_placed, model_placed, unschedulable, indexed,
+		      updates, reuses, evictions, viewed, node_local, leaf_scans, shared,
+		      prepared, adopted, siblings, node_changes);
 	print_message("of them %" PRIu64 " of a second or third profile, %" PRIu64
 		      " scored by RequestedToCapacityRatio, %" PRIu64 " under a "
 		      "profile's added node affinity\n", met.other_profile, met.rtcr,
@@ -675,6 +736,7 @@ static void test_fast_path_equals_reference(void **state)
 	/* The generator must exercise both outcomes and the indexed path, or
 	 * the test proves little. */
 	assert_true(placed > cases);
+	assert_true(model_placed > cases / 20);
 	assert_true(unschedulable > cases / 20);
 	assert_true(indexed > cases / 2);
 	assert_true(updates > cases / 2);
@@ -819,11 +881,11 @@ static void app_pod(struct world *w, struct pod_spec *p, const char *app,
 /* check_same, then the commit; returns the slot. */
 static int64_t place_same(struct engine *e, const struct pod_spec *pod, uint64_t seq)
 {
-	int64_t slot;
-	check_same(e, pod, seq, 0, &slot);
-	if (slot >= 0)
-		assert_int_equal(commit_pod(e, pod, (uint32_t)slot, NULL), 0);
-	return slot;
+	struct placement pl;
+	check_same(e, pod, seq, 0, &pl);
+	if (pl.slot >= 0)
+		assert_int_equal(commit_pod(e, pod, (uint32_t)pl.slot, &pl.devices), 0);
+	return pl.slot;
 }
 
 /* Three orders of events where a class index that holds the inter-pod

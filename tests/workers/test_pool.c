@@ -82,7 +82,7 @@ static void queue_submit(struct queue *q, uint64_t upto)
 	__atomic_store_n(&q->submitted, upto, __ATOMIC_RELEASE);
 }
 
-static uint64_t queue_done(struct queue *q)
+static uint64_t items_done(struct queue *q)
 {
 	/* Acquire — partner the release increment in queue_poll(): the
 	 * counts written before it are visible. */
@@ -114,7 +114,7 @@ static unsigned queue_poll(void *arg, unsigned index, void *scratch)
 		if (w[0] != index + 1u)
 			__atomic_fetch_add(&q->bad_scratch, 1, __ATOMIC_RELAXED);
 	}
-	/* Release — partner queue_done(). */
+	/* Release — partner items_done(). */
 	__atomic_fetch_add(&q->done, 1, __ATOMIC_RELEASE);
 	return 1;
 }
@@ -122,7 +122,7 @@ static unsigned queue_poll(void *arg, unsigned index, void *scratch)
 static bool wait_done(struct queue *q, uint64_t want)
 {
 	uint64_t deadline = now_ns() + WAIT_NS;
-	while (queue_done(q) < want) {
+	while (items_done(q) < want) {
 		if (now_ns() > deadline)
 			return false;
 		sched_yield();
@@ -197,7 +197,7 @@ static void test_every_item_exactly_once(void **state)
 		case 0: /* let them drain and fall asleep */
 			if (!wait_done(&q, sub))
 				fail_msg("stalled at %llu of %llu: lost wake-up?",
-					 (unsigned long long)queue_done(&q),
+					 (unsigned long long)items_done(&q),
 					 (unsigned long long)sub);
 			assert_true(wait_all_asleep(p));
 			quiet++;
@@ -211,7 +211,7 @@ static void test_every_item_exactly_once(void **state)
 	}
 	if (!wait_done(&q, ITEMS))
 		fail_msg("stalled at %llu of %u: lost wake-up?",
-			 (unsigned long long)queue_done(&q), ITEMS);
+			 (unsigned long long)items_done(&q), ITEMS);
 	assert_true(wait_all_asleep(p));
 
 	uint64_t wrong = 0;
@@ -326,7 +326,7 @@ static void test_stop_with_work_pending(void **state)
 	queue_submit(&q, ITEMS);
 	pool_wake(p);
 	pool_stop(p);
-	uint64_t done = queue_done(&q), sum = 0, wrong = 0;
+	uint64_t done = items_done(&q), sum = 0, wrong = 0;
 	for (uint64_t i = 0; i < ITEMS; i++) {
 		sum += q.count[i];
 		wrong += q.count[i] > 1;

@@ -1,0 +1,556 @@
+/* shmsched-pending-bench: pods per second for pods that wait, preempt and
+ * come in gangs, through the real daemon (rings, the queue, the evictor,
+ * gangs: daemon_start in this process, the client library as producer),
+ * and the same workloads with kube-scheduler's algorithm done literally
+ * in process, one thread, in one run.
+ *
+ * Workloads, after kube-scheduler's scheduler_perf (this file's reading
+ * of its templates, not its code), on N nodes of 4 cpu, 16 GiB, 110 pods:
+ *   churn       the nodes are filled with pods of 2 cpu; M pods of 2 cpu
+ *               wait; then the fill pods are released one by one and each
+ *               release must place one waiting pod (unschedulable pods
+ *               that fit as others end). Timed: first release to the M-th
+ *               placement.
+ *   preemption  the nodes are filled with pods of 2 cpu at priority 0; M
+ *               waiting pods of 2 cpu at priority 1000 each preempt one.
+ *               Timed: their submission to the M-th placement.
+ *   gangs       G gangs of 4 pods of 1 cpu (a PodGroup of minMember 4
+ *               each) on the empty nodes. Timed: submission to the last
+ *               placement.
+ * The reference does the same in process: engine_place_reference (every
+ * node filtered and scored) and the commit; for churn, after each release
+ * every waiting pod short of cpu is attempted (kube's hint for a pod
+ * delete is Queue); for preemption, DefaultPreemption over every node
+ * (workers/preempt.c, which unit.preempt checks against a literal
+ * reference) and the ledger move; for gangs, each gang's pods in turn,
+ * rolled back when one fails. Each reference run is bounded in time and
+ * reports its pods/s over the pods it got through.
+ *
+ * kube-scheduler's CI thresholds for its 5,000-node cases, as the issue
+ * that asked for this bench gives them: 590 and 570 pods/s; the report
+ * gives the engine's rate over 100 times each. */
+#define _LGPL_SOURCE 1
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <urcu/urcu-qsbr.h>
+
+#include "base/base.h"
+#include "bind/bind.h"
+#include "daemon/daemon.h"
+#include "ingest/ingest.h"
+#include "shm/shm.h"
+#include "shmsched/client.h"
+
+enum kind { KIND_CHURN, KIND_PREEMPTION, KIND_GANGS, KINDS };
+static const char *const kind_names[KINDS] = {"churn", "preemption", "gangs"};
+static const double thresholds[2] = {590, 570};
+
+struct opts {
+	uint32_t nodes, pods, workers;
+	double reference_s;
+	int only;
+};
+
+static char dir[64], cluster_path[128], sock[128];
+
+#define POD_JSON(extra_meta, extra_spec, cpu) \
+	"{\"kind\":\"Pod\",\"metadata\":{\"name\":\"b\"" extra_meta "},\"spec\":{" \
+	extra_spec "\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":" \
+	"{\"cpu\":\"" cpu "\",\"memory\":\"1Gi\"}}}]}}"
+
+static const char fill_json[] = POD_JSON("", "", "2");
+static const char wait_json[] = POD_JSON("", "", "2");
+static const char high_json[] = POD_JSON("", "\"priorityClassName\":\"high\",", "2");
+
+static int write_cluster(const struct opts *o, uint32_t gangs)
+{
+	FILE *f = fopen(cluster_path, "w");
+	if (f == NULL)
+		return -errno;
+	fputs("{\"kind\":\"List\",\"items\":[", f);
+	for (uint32_t i = 0; i < o->nodes; i++)
+		fprintf(f, "%s{\"kind\":\"Node\",\"metadata\":{\"name\":\"node-%u\"},"
+			"\"status\":{\"allocatable\":{\"cpu\":\"4\",\"memory\":\"16Gi\","
+			"\"pods\":\"110\"}}}\n", i ? "," : "", i);
+	fputs(",{\"kind\":\"PriorityClass\",\"metadata\":{\"name\":\"high\"},"
+	      "\"value\":1000}\n", f);
+	for (uint32_t g = 0; g < gangs; g++)
+		fprintf(f, ",{\"kind\":\"PodGroup\",\"metadata\":{\"name\":\"g%u\"},"
+			"\"spec\":{\"minMember\":4}}\n", g);
+	fputs("]}\n", f);
+	return fclose(f) == 0 ? 0 : -errno;
+}
+
+static void die(const char *what, const char *err)
+{
+	fprintf(stderr, "shmsched-pending-bench: %s: %s\n", what, err);
+	exit(1);
+}
+
+static struct shmsched_client *connect_or_die(const char *path)
+{
+	struct shmsched_client *c;
+	char err[512];
+	if (shmsched_connect(path, &c, err, sizeof(err)) < 0)
+		die("connect", err);
+	return c;
+}
+
+static uint32_t template_or_die(struct shmsched_client *c, const char *json)
+{
+	uint32_t tid;
+	char err[512];
+	if (shmsched_register_template(c, json, strlen(json), &tid, err, sizeof(err)) < 0)
+		die("template", err);
+	return tid;
+}
+
+/* Submits n pods of `tid` (cookies from `first`), polling `c` meanwhile
+ * when the region is full; answers seen go to `got` (placed counted). */
+struct tally {
+	uint64_t placed, other;
+	uint64_t *ids; /* placement ids by cookie, when kept */
+	uint64_t n_ids;
+};
+
+static void take_answers(struct shmsched_client *c, struct tally *t)
+{
+	struct shmsched_result r[256];
+	int n;
+	while ((n = shmsched_poll(c, r, 256)) > 0)
+		for (int k = 0; k < n; k++) {
+			if (r[k].status == SHMSCHED_PLACED) {
+				if (t->ids != NULL && r[k].cookie < t->n_ids)
+					t->ids[r[k].cookie] = r[k].placement_id;
+				t->placed++;
+			} else if (r[k].status != SHMSCHED_EVICTED) {
+				t->other++;
+			}
+		}
+	if (n < 0)
+		die("poll", strerror(-n));
+}
+
+static void submit_all(struct shmsched_client *c, uint32_t tid, uint64_t first,
+		       uint64_t n, uint16_t flags, struct tally *t)
+{
+	struct shmsched_pod batch[256];
+	uint64_t done = 0;
+	while (done < n) {
+		unsigned k = n - done < 256 ? (unsigned)(n - done) : 256;
+		for (unsigned i = 0; i < k; i++)
+			batch[i] = (struct shmsched_pod){.cookie = first + done + i,
+							 .template_id = tid, .flags = flags};
+		int acc = shmsched_submit(c, batch, k);
+		if (acc < 0)
+			die("submit", strerror(-acc));
+		done += (unsigned)acc;
+		take_answers(c, t);
+	}
+}
+
+static void await_placed(struct shmsched_client *c, struct tally *t, uint64_t want)
+{
+	uint64_t end = now_ns() + UINT64_C(300) * 1000000000u;
+	while (t->placed < want && now_ns() < end) {
+		uint64_t before = t->placed;
+		take_answers(c, t);
+		/* Waiting must not take a core from the daemon's threads (two
+		 * cores here): a short sleep when nothing came. */
+		if (t->placed == before)
+			usleep(20);
+	}
+	if (t->placed < want) {
+		char why[96];
+		snprintf(why, sizeof(why), "%" PRIu64 " of %" PRIu64 " placed in 300 s",
+			 t->placed, want);
+		die("waiting for placements", why);
+	}
+}
+
+static void await_pending(struct daemon *d, uint64_t want)
+{
+	struct daemon_stats s;
+	uint64_t end = now_ns() + UINT64_C(120) * 1000000000u;
+	do {
+		daemon_get_stats(d, &s);
+		if (s.pending_unschedulable + s.pending_backoff + s.pending_active >= want)
+			return;
+		usleep(200);
+	} while (now_ns() < end);
+	die("waiting pods", "never all parked");
+}
+
+/* --- the engine: through the daemon --------------------------------------- */
+
+static double engine_run(const struct opts *o, enum kind kind, uint64_t *placed)
+{
+	uint32_t fill = 2 * o->nodes, m = o->pods, gangs = o->pods / 4;
+	if (write_cluster(o, kind == KIND_GANGS ? gangs : 0) < 0)
+		die("cluster file", strerror(errno));
+	struct daemon_config cfg = {.socket_path = sock, .cluster_path = cluster_path,
+				    .seed = 1, .workers = o->workers,
+				    .slots = (fill > m ? fill : m) + 16};
+	char err[512];
+	struct daemon *d = daemon_start(&cfg, err, sizeof(err));
+	if (d == NULL)
+		die("daemon", err);
+	struct shmsched_client *f = connect_or_die(sock), *p = connect_or_die(sock);
+	struct tally ft = {0}, pt = {0};
+	double seconds = 0;
+	if (kind == KIND_CHURN || kind == KIND_PREEMPTION) {
+		ft.ids = calloc(fill, sizeof(uint64_t));
+		ft.n_ids = fill;
+		submit_all(f, template_or_die(f, fill_json), 0, fill, 0, &ft);
+		await_placed(f, &ft, fill);
+	}
+	if (kind == KIND_CHURN) {
+		submit_all(p, template_or_die(p, wait_json), 0, m, SHMSCHED_WAIT, &pt);
+		await_pending(d, m);
+		uint64_t t0 = now_ns();
+		for (uint64_t i = 0; i < m; i++) {
+			if (shmsched_release(f, ft.ids[i], err, sizeof(err)) < 0)
+				die("release", err);
+			take_answers(p, &pt);
+		}
+		await_placed(p, &pt, m);
+		seconds = (double)(now_ns() - t0) / 1e9;
+	} else if (kind == KIND_PREEMPTION) {
+		uint32_t tid = template_or_die(p, high_json);
+		uint64_t t0 = now_ns();
+		submit_all(p, tid, 0, m, SHMSCHED_WAIT, &pt);
+		await_placed(p, &pt, m);
+		seconds = (double)(now_ns() - t0) / 1e9;
+		take_answers(f, &ft); /* the EVICTED notices */
+	} else {
+		uint32_t *tid = malloc(gangs * sizeof(uint32_t));
+		for (uint32_t g = 0; g < gangs; g++) {
+			char json[512];
+			snprintf(json, sizeof(json), "{\"kind\":\"Pod\",\"metadata\":{\"name\":"
+				 "\"b\",\"labels\":{\"scheduling.x-k8s.io/pod-group\":\"g%u\"}},"
+				 "\"spec\":{\"containers\":[{\"name\":\"c\",\"resources\":"
+				 "{\"requests\":{\"cpu\":\"1\",\"memory\":\"1Gi\"}}}]}}", g);
+			tid[g] = template_or_die(p, json);
+		}
+		uint64_t t0 = now_ns();
+		for (uint32_t g = 0; g < gangs; g++)
+			submit_all(p, tid[g], (uint64_t)g * 4, 4, 0, &pt);
+		await_placed(p, &pt, (uint64_t)gangs * 4);
+		seconds = (double)(now_ns() - t0) / 1e9;
+		free(tid);
+	}
+	struct daemon_stats ds;
+	uint64_t over = daemon_overcommits(d);
+	daemon_stop(d, 1000, &ds);
+	shmsched_disconnect(f);
+	shmsched_disconnect(p);
+	free(ft.ids);
+	*placed = pt.placed;
+	printf("  %-10s engine     %9.0f pods/s (%" PRIu64 " placed in %.3f s; %"
+	       PRIu64 " attempts from the queue, %" PRIu64 " preemptions asked (%"
+	       PRIu64 " held a node), %" PRIu64 " victims, %" PRIu64 " gangs; %" PRIu64
+	       " overcommits)\n", kind_names[kind], (double)pt.placed / seconds,
+	       pt.placed, seconds, ds.queue_retries, ds.evictor_requests,
+	       ds.evictor_held, ds.victims, ds.gangs_placed, over);
+	return (double)pt.placed / seconds;
+}
+
+/* --- the reference: in process, literally ----------------------------------- */
+
+struct ref {
+	struct intern *strings;
+	struct res_names res;
+	struct plugin_ctx ctx;
+	struct sched_config cfg;
+	struct cluster *cluster;
+	struct engine *e;
+	struct pod_spec fill, wait, high, gang;
+	/* what is placed where, for preemption and releases */
+	uint32_t *slot;
+	int32_t *prio;
+	uint64_t *start;
+	uint64_t n, cap;
+};
+
+static void ref_pod(struct ref *r, const char *json, struct pod_spec *out)
+{
+	struct k8s_ctx kc = {.strings = r->strings, .res = &r->res};
+	char err[512];
+	if (k8s_load_one("pod", json, strlen(json), &kc, out, NULL, err, sizeof(err)) < 0)
+		die("reference pod", err);
+}
+
+static void ref_build(struct ref *r, const struct opts *o)
+{
+	memset(r, 0, sizeof(*r));
+	r->strings = intern_create();
+	res_names_init(&r->res);
+	struct cluster_load_stats st;
+	char err[512];
+	if (r->strings == NULL || plugin_ctx_init(&r->ctx, r->strings, &r->res) < 0 ||
+	    cluster_load_file(cluster_path, r->strings, &r->res, 0, &r->cluster, &st,
+			      err, sizeof(err)) < 0)
+		die("reference cluster", err);
+	sched_config_default(&r->cfg);
+	r->e = engine_create(r->cluster, &r->ctx, &r->cfg, 1, 0);
+	if (r->e == NULL)
+		die("reference engine", strerror(errno));
+	ref_pod(r, fill_json, &r->fill);
+	ref_pod(r, wait_json, &r->wait);
+	ref_pod(r, high_json, &r->high);
+	r->high.priority = 1000;
+	char json[512];
+	snprintf(json, sizeof(json), POD_JSON("", "", "1"));
+	ref_pod(r, json, &r->gang);
+	r->cap = (uint64_t)o->nodes * 4 + o->pods + 16;
+	r->slot = malloc(r->cap * sizeof(uint32_t));
+	r->prio = malloc(r->cap * sizeof(int32_t));
+	r->start = malloc(r->cap * sizeof(uint64_t));
+}
+
+static void ref_destroy(struct ref *r)
+{
+	engine_destroy(r->e);
+	cluster_destroy(r->cluster);
+	intern_destroy(r->strings);
+	free(r->slot);
+	free(r->prio);
+	free(r->start);
+}
+
+/* One pod, literally: every node filtered and scored, then the commit. */
+static int64_t ref_place(struct ref *r, const struct pod_spec *pod, uint64_t seq)
+{
+	struct placement pl;
+	if (engine_place_reference(r->e, pod, seq, NULL, &pl) < 0)
+		die("reference", "out of memory");
+	if (pl.slot < 0 || commit_pod(r->e, pod, (uint32_t)pl.slot, &pl.devices) < 0)
+		return -1;
+	if (r->n < r->cap) {
+		r->slot[r->n] = (uint32_t)pl.slot;
+		r->prio[r->n] = pod->priority;
+		r->start[r->n] = seq;
+		r->n++;
+	}
+	return pl.slot;
+}
+
+/* DefaultPreemption over every node for `pod`, then the ledger move. */
+static bool ref_preempt(struct ref *r, const struct pod_spec *pod, const struct pod_spec *victim_spec)
+{
+	const struct snapshot *snap = cluster_snapshot(r->cluster);
+	struct ledger *l = cluster_ledger(r->cluster);
+	uint32_t nn = snap->n_slots;
+	struct preempt_node *nodes = calloc(nn, sizeof(*nodes));
+	struct preempt_pod *pods = calloc(r->n ? r->n : 1, sizeof(*pods));
+	uint64_t *which = calloc(r->n ? r->n : 1, sizeof(uint64_t));
+	uint32_t *count = calloc(nn, sizeof(uint32_t)), *at = calloc(nn, sizeof(uint32_t));
+	for (uint64_t i = 0; i < r->n; i++)
+		if (r->slot[i] != UINT32_MAX)
+			count[r->slot[i]]++;
+	uint32_t k = 0, most = 1;
+	for (uint32_t s = 0; s < nn; s++) {
+		nodes[s].slot = s;
+		nodes[s].allocatable = snap->nodes[s].allocatable;
+		int64_t a, b;
+		ledger_load_used(ledger_node(l, s), &nodes[s].used, &a, &b);
+		nodes[s].first = at[s] = k;
+		k += count[s];
+		most = count[s] > most ? count[s] : most;
+	}
+	for (uint64_t i = 0; i < r->n; i++) {
+		if (r->slot[i] == UINT32_MAX)
+			continue;
+		uint32_t s = r->slot[i], j = at[s]++;
+		pods[j] = (struct preempt_pod){.id = i, .priority = r->prio[i],
+					       .start_ns = r->start[i],
+					       .request = victim_spec->request};
+		which[j] = i;
+		nodes[s].n++;
+	}
+	struct preempt_input in = {.request = &pod->request, .priority = pod->priority,
+				   .nodes = nodes, .n_nodes = nn, .pods = pods};
+	struct preempt_scratch sc;
+	static struct preempt_result res;
+	bool ok = preempt_scratch_init(&sc, most) == 0 &&
+		  preempt_select(&in, &sc, &res) == 0 && res.node >= 0;
+	if (ok) {
+		struct pod_spec *v = malloc((res.n_victims ? res.n_victims : 1) * sizeof(*v));
+		for (uint32_t i = 0; i < res.n_victims; i++)
+			v[i] = *victim_spec;
+		uint32_t s = nodes[res.node].slot;
+		ok = ledger_swap(l, s, &nodes[res.node].allocatable, pod, v, NULL,
+				 res.n_victims) == 0;
+		for (uint32_t i = 0; ok && i < res.n_victims; i++)
+			r->slot[which[res.victims[i]]] = UINT32_MAX;
+		free(v);
+	}
+	preempt_scratch_free(&sc);
+	free(nodes);
+	free(pods);
+	free(which);
+	free(count);
+	free(at);
+	return ok;
+}
+
+static double reference_run(const struct opts *o, enum kind kind)
+{
+	struct ref r;
+	ref_build(&r, o);
+	uint32_t fill = 2 * o->nodes, m = o->pods;
+	uint64_t seq = 0, placed = 0;
+	for (uint32_t i = 0; kind != KIND_GANGS && i < fill; i++)
+		ref_place(&r, &r.fill, seq++);
+	uint64_t t0 = now_ns(), bound = t0 + (uint64_t)(o->reference_s * 1e9);
+	if (kind == KIND_CHURN) {
+		/* Every waiting pod is short of cpu, and kube's hint for a
+		 * pod's deletion is Queue: each release wakes them all, and
+		 * each is attempted. */
+		uint64_t waiting = m;
+		struct ledger *l = cluster_ledger(r.cluster);
+		for (uint64_t i = 0; i < m && waiting > 0 && now_ns() < bound; i++) {
+			ledger_account(l, r.slot[i], &r.fill, NULL, -1);
+			r.slot[i] = UINT32_MAX;
+			for (uint64_t w = 0; w < waiting && now_ns() < bound; w++)
+				if (ref_place(&r, &r.wait, seq++) >= 0) {
+					waiting--;
+					placed++;
+				}
+			urcu_qsbr_quiescent_state();
+		}
+	} else if (kind == KIND_PREEMPTION) {
+		for (uint32_t i = 0; i < m && now_ns() < bound; i++) {
+			if (ref_place(&r, &r.high, seq++) >= 0 ||
+			    ref_preempt(&r, &r.high, &r.fill))
+				placed++;
+			urcu_qsbr_quiescent_state();
+		}
+	} else {
+		struct ledger *l = cluster_ledger(r.cluster);
+		for (uint32_t g = 0; g < m / 4 && now_ns() < bound; g++) {
+			int64_t s[4];
+			int k = 0;
+			for (; k < 4; k++)
+				if ((s[k] = ref_place(&r, &r.gang, seq++)) < 0)
+					break;
+			if (k < 4) {
+				while (k-- > 0)
+					ledger_account(l, (uint32_t)s[k], &r.gang, NULL, -1);
+				continue;
+			}
+			placed += 4;
+			urcu_qsbr_quiescent_state();
+		}
+	}
+	double seconds = (double)(now_ns() - t0) / 1e9;
+	ref_destroy(&r);
+	printf("  %-10s reference  %9.0f pods/s (%" PRIu64 " placed in %.3f s%s)\n",
+	       kind_names[kind], (double)placed / seconds, placed, seconds,
+	       seconds >= o->reference_s ? ", the time bound" : "");
+	return (double)placed / seconds;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: shmsched-pending-bench [--kind churn|preemption|gangs]\n"
+		"          [--nodes N] [--pods M] [--workers W] [--reference-seconds S]\n"
+		"Pods per second for waiting, preempting and gang pods through the\n"
+		"daemon, and with kube-scheduler's algorithm literally, in one run\n"
+		"(bench/pending_bench.c says what each kind models). Defaults: every\n"
+		"kind, 5000 nodes, 2000 pods, 1 worker, 10 s.\n");
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o = {.nodes = 5000, .pods = 2000, .workers = 1, .reference_s = 10,
+			 .only = -1};
+	static const struct option longopts[] = {
+		{"kind", required_argument, NULL, 'k'},
+		{"nodes", required_argument, NULL, 'n'},
+		{"pods", required_argument, NULL, 'p'},
+		{"workers", required_argument, NULL, 'w'},
+		{"reference-seconds", required_argument, NULL, 'r'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	int c;
+	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		char *end = NULL;
+		unsigned long v = optarg != NULL ? strtoul(optarg, &end, 10) : 0;
+		bool bad = optarg != NULL && c != 'k' && (end == optarg || *end != '\0' ||
+							  v == 0 || v > 1000000);
+		switch (c) {
+		case 'k':
+			for (int k = 0; k < KINDS; k++)
+				if (strcmp(optarg, kind_names[k]) == 0)
+					o.only = k;
+			bad = o.only < 0;
+			break;
+		case 'n':
+			o.nodes = (uint32_t)v;
+			break;
+		case 'p':
+			o.pods = (uint32_t)v & ~UINT32_C(3);
+			bad = bad || o.pods == 0;
+			break;
+		case 'w':
+			o.workers = (uint32_t)v;
+			break;
+		case 'r':
+			o.reference_s = (double)v;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+		if (bad) {
+			fprintf(stderr, "shmsched-pending-bench: \"%s\": not a value "
+				"this option takes\n", optarg);
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (o.pods > 2 * o.nodes) {
+		fprintf(stderr, "shmsched-pending-bench: --pods %u: at most twice the "
+			"nodes (each released or preempted pod frees one)\n", o.pods);
+		return 2;
+	}
+	snprintf(dir, sizeof(dir), "/tmp/shmsched-pending-XXXXXX");
+	if (mkdtemp(dir) == NULL)
+		die("temporary directory", strerror(errno));
+	snprintf(cluster_path, sizeof(cluster_path), "%s/cluster.json", dir);
+	snprintf(sock, sizeof(sock), "%s/s.sock", dir);
+	printf("%u nodes (4 cpu, 16 GiB, 110 pods), %u pods timed, %u worker(s); "
+	       "targets: 100 x kube-scheduler's CI thresholds (%.0f and %.0f pods/s "
+	       "at 5,000 nodes)\n", o.nodes, o.pods, o.workers, thresholds[0],
+	       thresholds[1]);
+	for (int k = 0; k < KINDS; k++) {
+		if (o.only >= 0 && k != o.only)
+			continue;
+		uint64_t placed;
+		/* The daemon is started by a thread that is no RCU reader; the
+		 * reference reads snapshots as one. */
+		double eng = engine_run(&o, (enum kind)k, &placed);
+		urcu_qsbr_register_thread();
+		double ref = reference_run(&o, (enum kind)k);
+		urcu_qsbr_unregister_thread();
+		printf("  %-10s engine / reference %.1fx; engine / (100 x %.0f) %.2f, "
+		       "/ (100 x %.0f) %.2f\n", kind_names[k], ref > 0 ? eng / ref : 0,
+		       thresholds[0], eng / (100 * thresholds[0]), thresholds[1],
+		       eng / (100 * thresholds[1]));
+	}
+	unlink(cluster_path);
+	unlink(sock);
+	rmdir(dir);
+	return 0;
+}

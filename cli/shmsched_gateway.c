@@ -1,0 +1,267 @@
+/* shmsched-gateway: shmsched's HTTP front. Thin: it reads options, starts
+ * the gateway (gateway/gateway.h), prints one ready line, and stops it on
+ * SIGINT or SIGTERM. */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/base.h"
+#include "cli/notify.h"
+#include "gateway/gateway.h"
+#include "shmsched/client.h"
+#include "shmsched/version.h"
+
+static void usage(FILE *to)
+{
+	fprintf(to,
+		"usage: shmsched-gateway [--socket PATH] [--listen HOST:PORT]\n"
+		"                        [--admin-listen HOST:PORT] [--admin-socket PATH]\n"
+		"                        [--name NAME | --no-observer] [--producer-name NAME]\n"
+		"                        [--threads N] [--max-body BYTES] [--max-pods N]\n"
+		"                        [--max-templates N] [--idle-timeout S]\n"
+		"                        [--request-timeout S] [--max-connections N]\n"
+		"                        [--daemon-grace MS] [--log-format text|json]\n"
+		"                        [--log-file PATH]\n"
+		"\n"
+		"Serves shmsched over HTTP/JSON: a producer of the daemon at --socket\n"
+		"(libshmsched-client), that reads its nodes and counters from its state\n"
+		"region (--name) and changes nodes through its admin socket.\n"
+		"\n"
+		"  POST   /v1/placements             a Pod, a List of Pods, or JSON Lines\n"
+		"                                    of Pods; answers: JSON Lines, one per\n"
+		"                                    pod, as `shmsched place` prints them\n"
+		"  GET    /v1/placements/NS/NAME     where a pod is\n"
+		"  DELETE /v1/placements/NS/NAME     release it\n"
+		"  GET    /v1/nodes, /v1/nodes/NAME  allocatable, used, cordoned\n"
+		"  GET    /healthz /readyz /livez /version /metrics\n"
+		"  admin listener only: POST /v1/nodes (a Node: add or update),\n"
+		"  DELETE /v1/nodes/NAME, POST /v1/nodes/NAME/cordon and /uncordon\n"
+		"\n"
+		"  --socket PATH          the daemon's socket (default: $SHMSCHED_SOCKET,\n"
+		"                         else $XDG_RUNTIME_DIR/shmsched.sock, else\n"
+		"                         " SHMSCHED_DEFAULT_SOCKET ")\n"
+		"  --listen HOST:PORT     the HTTP address (default 127.0.0.1:8080;\n"
+		"                         port 0: any free port, printed when ready)\n"
+		"  --admin-listen HOST:PORT  the admin routes' address (default: none);\n"
+		"                         whoever reaches it may change nodes\n"
+		"  --admin-socket PATH    the daemon's admin socket (default: the socket's\n"
+		"                         path + \".admin\")\n"
+		"  --name NAME            the daemon's state region, for /v1/nodes and its\n"
+		"                         counters in /metrics (default shmsched)\n"
+		"  --no-observer          do not read the state region\n"
+		"  --producer-name NAME   the identity placements belong to (default\n"
+		"                         shmsched-gateway)\n"
+		"  --threads N            HTTP threads (default 2)\n"
+		"  --max-body BYTES       a request body, at most (default 33554432)\n"
+		"  --max-pods N           pods in one request (default 100000)\n"
+		"  --max-templates N      templates per daemon connection before a new one\n"
+		"                         takes over and the old one's are evicted\n"
+		"                         (default 4096, the daemon's limit)\n"
+		"  --idle-timeout S       close a connection idle this long (default 60)\n"
+		"  --request-timeout S    a request body must arrive within S (default 60)\n"
+		"  --max-connections N    HTTP connections at once (default 1024)\n"
+		"  --daemon-grace MS      pods wait this long for a daemon that went away\n"
+		"                         (default 10000)\n"
+		"  --log-format FORMAT    text (the default) or json: one object a line;\n"
+		"                         every line has its UTC time\n"
+		"  --log-file PATH        log there instead of stderr; SIGHUP reopens it\n"
+		"  --version, --help\n"
+		"\n"
+		"Errors are Kubernetes Status objects. ?wait=SECONDS and ?explain=true on\n"
+		"POST /v1/placements are answered 501 (not built yet).\n");
+}
+
+static int parse_u64(const char *opt, const char *s, uint64_t min, uint64_t max,
+		     uint64_t *out)
+{
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno != 0 || end == s || *end != '\0' || s[0] == '-' || v < min ||
+	    v > max) {
+		fprintf(stderr, "shmsched-gateway: %s: \"%s\": expected a whole number "
+			"in %" PRIu64 "..%" PRIu64 "\n", opt, s, min, max);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	enum { O_SOCKET = 256, O_LISTEN, O_ADMIN_LISTEN, O_ADMIN_SOCKET, O_NAME,
+	       O_NO_OBSERVER, O_PRODUCER, O_THREADS, O_MAX_BODY, O_MAX_PODS,
+	       O_MAX_TEMPLATES, O_IDLE, O_REQUEST, O_MAX_CONN, O_GRACE, O_VERSION,
+	       O_LOG_FORMAT, O_LOG_FILE };
+	static const struct option longopts[] = {
+		{"socket", required_argument, NULL, O_SOCKET},
+		{"listen", required_argument, NULL, O_LISTEN},
+		{"admin-listen", required_argument, NULL, O_ADMIN_LISTEN},
+		{"admin-socket", required_argument, NULL, O_ADMIN_SOCKET},
+		{"name", required_argument, NULL, O_NAME},
+		{"no-observer", no_argument, NULL, O_NO_OBSERVER},
+		{"producer-name", required_argument, NULL, O_PRODUCER},
+		{"threads", required_argument, NULL, O_THREADS},
+		{"max-body", required_argument, NULL, O_MAX_BODY},
+		{"max-pods", required_argument, NULL, O_MAX_PODS},
+		{"max-templates", required_argument, NULL, O_MAX_TEMPLATES},
+		{"idle-timeout", required_argument, NULL, O_IDLE},
+		{"request-timeout", required_argument, NULL, O_REQUEST},
+		{"max-connections", required_argument, NULL, O_MAX_CONN},
+		{"daemon-grace", required_argument, NULL, O_GRACE},
+		{"log-format", required_argument, NULL, O_LOG_FORMAT},
+		{"log-file", required_argument, NULL, O_LOG_FILE},
+		{"version", no_argument, NULL, O_VERSION},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	struct gateway_config cfg;
+	gateway_config_default(&cfg);
+	enum log_format log_format = LOG_FORMAT_TEXT;
+	const char *log_file = NULL;
+	uint64_t v;
+	int c;
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (c) {
+		case O_SOCKET:
+			cfg.socket_path = optarg;
+			break;
+		case O_LISTEN:
+			cfg.listen = optarg;
+			break;
+		case O_ADMIN_LISTEN:
+			cfg.admin_listen = optarg;
+			break;
+		case O_ADMIN_SOCKET:
+			cfg.admin_socket_path = optarg;
+			break;
+		case O_NAME:
+			cfg.region_name = optarg;
+			break;
+		case O_NO_OBSERVER:
+			cfg.region_name = "";
+			break;
+		case O_PRODUCER:
+			cfg.producer_name = optarg;
+			break;
+		case O_THREADS:
+			if (parse_u64("--threads", optarg, 1, 64, &v) < 0)
+				return 2;
+			cfg.threads = (unsigned)v;
+			break;
+		case O_MAX_BODY:
+			if (parse_u64("--max-body", optarg, 1024, UINT64_C(1) << 31, &v) < 0)
+				return 2;
+			cfg.max_body_bytes = (size_t)v;
+			break;
+		case O_MAX_PODS:
+			if (parse_u64("--max-pods", optarg, 1, 10000000, &v) < 0)
+				return 2;
+			cfg.max_pods = (size_t)v;
+			break;
+		case O_MAX_TEMPLATES:
+			if (parse_u64("--max-templates", optarg, 1, 4096, &v) < 0)
+				return 2;
+			cfg.max_templates = (unsigned)v;
+			break;
+		case O_IDLE:
+			if (parse_u64("--idle-timeout", optarg, 1, 86400, &v) < 0)
+				return 2;
+			cfg.idle_timeout_s = (unsigned)v;
+			break;
+		case O_REQUEST:
+			if (parse_u64("--request-timeout", optarg, 1, 86400, &v) < 0)
+				return 2;
+			cfg.request_timeout_s = (unsigned)v;
+			break;
+		case O_MAX_CONN:
+			if (parse_u64("--max-connections", optarg, 1, 65536, &v) < 0)
+				return 2;
+			cfg.max_connections = (unsigned)v;
+			break;
+		case O_GRACE:
+			if (parse_u64("--daemon-grace", optarg, 0, 3600000, &v) < 0)
+				return 2;
+			cfg.daemon_grace_ms = (unsigned)v;
+			break;
+		case O_LOG_FORMAT:
+			if (log_format_parse(optarg, &log_format) < 0) {
+				fprintf(stderr, "shmsched-gateway: --log-format: \"%s\": "
+					"expected text or json\n", optarg);
+				return 2;
+			}
+			break;
+		case O_LOG_FILE:
+			log_file = optarg;
+			break;
+		case O_VERSION:
+			printf("shmsched-gateway %s\n", SHMSCHED_VERSION_STRING);
+			return 0;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "shmsched-gateway: unexpected argument \"%s\"\n",
+			argv[optind]);
+		return 2;
+	}
+
+	int lrc = log_open("shmsched-gateway", log_format, log_file);
+	if (lrc < 0) {
+		fprintf(stderr, "shmsched-gateway: --log-file: %s: %s\n", log_file,
+			strerror(-lrc));
+		return 1;
+	}
+
+	/* Only sigwait below takes these: every thread started from here
+	 * inherits the mask. SIGHUP reopens the log. */
+	sigset_t stop;
+	sigemptyset(&stop);
+	sigaddset(&stop, SIGINT);
+	sigaddset(&stop, SIGTERM);
+	sigaddset(&stop, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &stop, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	char err[1024];
+	struct gateway *g;
+	if (gateway_start(&cfg, &g, err, sizeof(err)) < 0) {
+		fprintf(stderr, "shmsched-gateway: %s\n", err);
+		return 1;
+	}
+	printf("shmsched-gateway: ready: listening on port %u", gateway_port(g));
+	if (cfg.admin_listen != NULL)
+		printf(", admin port %u", gateway_admin_port(g));
+	printf(", daemon %s, pid %d\n", gateway_ready(g) ? "connected" : "connecting",
+	       (int)getpid());
+	fflush(stdout);
+	/* Ready once listening: /readyz tells whether the daemon is there. */
+	cli_notify("READY=1\nSTATUS=listening");
+
+	int sig;
+	while (sigwait(&stop, &sig) == 0 && sig == SIGHUP) {
+		cli_notify("RELOADING=1");
+		int rc = log_reopen();
+		if (rc < 0)
+			log_msg(LOG_LEVEL_ERROR, "SIGHUP: reopening %s: %s", log_file,
+				strerror(-rc));
+		else
+			log_msg(LOG_LEVEL_INFO, "SIGHUP: log reopened");
+		cli_notify("READY=1");
+	}
+	cli_notify("STOPPING=1");
+	log_msg(LOG_LEVEL_INFO, "%s: stopping", strsignal(sig));
+	gateway_stop(g);
+	return 0;
+}

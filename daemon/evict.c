@@ -1,0 +1,247 @@
+/* The evictor: see evict_internal.h.
+ *
+ * Each mailbox is a ring of N fixed records with a producer index `tail`
+ * and a consumer index `head`, each written by its one side only:
+ *   M1  The producer writes record tail % N, then stores tail + 1 with
+ *       release; it knows there is room by loading head with acquire (the
+ *       consumer has finished reading the record it reuses).
+ *   M2  The consumer loads tail with acquire (partner of M1's store: the
+ *       record is complete), copies record head % N out, then stores
+ *       head + 1 with release (partner of M1's load).
+ * The evictor thread sleeps on a futex word when it finds no request:
+ *   K1  A worker, after M1, adds 1 to `kick` (sequentially consistent)
+ *       and calls FUTEX_WAKE on it.
+ *   K2  The evictor loads `kick` (sequentially consistent) before it
+ *       scans the rings, and sleeps only with FUTEX_WAIT on that value
+ *       (at most 1 ms): a request whose M1 its scan missed came with a
+ *       K1 after its load, so the kernel's compare sees the word moved.
+ * Replies and notices wake the workers through the pool (evict_set_waker:
+ * pool_wake, one load when no worker sleeps).
+ */
+#include "daemon/evict_internal.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <sched.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/base.h"
+
+#define REQS 4u      /* a worker has one request in flight (daemon/wait.c) */
+#define NOTICES 256u
+
+struct req_rec {
+	uint32_t queue_id;
+	struct preempt_request rq;
+};
+
+struct worker_box {
+	_Alignas(64) uint32_t req_head, rep_head, note_head; /* consumer ends */
+	_Alignas(64) uint32_t req_tail, rep_tail, note_tail; /* producer ends */
+	struct req_rec req[REQS];
+	struct evict_reply rep[REQS];
+	struct evict_notice note[NOTICES];
+};
+
+struct evictor {
+	struct producers *producers;
+	unsigned workers;
+	struct worker_box *box; /* [workers] */
+	pthread_t thread;
+	bool running;
+	int stop;               /* __atomic, relaxed: a flag polled each turn */
+	uint32_t kick;          /* K1, K2 */
+	void (*waker)(void *);  /* wakes the workers; may be NULL */
+	void *waker_arg;
+	struct req_rec cur;     /* the request being served: the thread's */
+	uint64_t requests, held, victims, dropped; /* the evictor's; relaxed */
+};
+
+/* M1: room for one more record? */
+static bool has_room(uint32_t *head, uint32_t tail, uint32_t n)
+{
+	return tail - __atomic_load_n(head, __ATOMIC_ACQUIRE) < n;
+}
+
+/* M2: a record to read? */
+static bool has_one(uint32_t head, uint32_t *tail)
+{
+	return __atomic_load_n(tail, __ATOMIC_ACQUIRE) != head;
+}
+
+bool evict_request(struct evictor *ev, unsigned w, uint32_t queue_id,
+		   const struct preempt_request *rq)
+{
+	struct worker_box *b = &ev->box[w];
+	if (!has_room(&b->req_head, b->req_tail, REQS))
+		return false;
+	struct req_rec *r = &b->req[b->req_tail % REQS];
+	r->queue_id = queue_id;
+	r->rq = *rq;
+	/* M1: release. */
+	__atomic_store_n(&b->req_tail, b->req_tail + 1, __ATOMIC_RELEASE);
+	/* K1: seq_cst, partner of K2. One system call a preemption. */
+	__atomic_fetch_add(&ev->kick, 1, __ATOMIC_SEQ_CST);
+	syscall(SYS_futex, &ev->kick, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	return true;
+}
+
+void evict_set_waker(struct evictor *ev, void (*waker)(void *), void *arg)
+{
+	ev->waker_arg = arg;
+	/* Release: the argument before the function a reader may call. */
+	__atomic_store_n(&ev->waker, waker, __ATOMIC_RELEASE);
+}
+
+static void wake_workers(struct evictor *ev)
+{
+	/* Acquire, partner of evict_set_waker()'s release. */
+	void (*fn)(void *) = __atomic_load_n(&ev->waker, __ATOMIC_ACQUIRE);
+	if (fn != NULL)
+		fn(ev->waker_arg);
+}
+
+bool evict_reply(struct evictor *ev, unsigned w, struct evict_reply *out)
+{
+	struct worker_box *b = &ev->box[w];
+	if (!has_one(b->rep_head, &b->rep_tail))
+		return false;
+	*out = b->rep[b->rep_head % REQS];
+	/* M2: release. */
+	__atomic_store_n(&b->rep_head, b->rep_head + 1, __ATOMIC_RELEASE);
+	return true;
+}
+
+bool evict_notice_next(struct evictor *ev, unsigned w, struct evict_notice *out)
+{
+	struct worker_box *b = &ev->box[w];
+	if (!has_one(b->note_head, &b->note_tail))
+		return false;
+	*out = b->note[b->note_head % NOTICES];
+	/* M2: release. */
+	__atomic_store_n(&b->note_head, b->note_head + 1, __ATOMIC_RELEASE);
+	return true;
+}
+
+/* producers_preempt's notice callback, on the evictor thread: to the
+ * worker of the victim owner's producer. */
+static void on_notice(void *arg, const struct evict_notice *n)
+{
+	struct evictor *ev = arg;
+	struct worker_box *b = &ev->box[n->producer % ev->workers];
+	if (!has_room(&b->note_head, b->note_tail, NOTICES)) {
+		stat_inc(&ev->dropped);
+		return;
+	}
+	b->note[b->note_tail % NOTICES] = *n;
+	/* M1: release. */
+	__atomic_store_n(&b->note_tail, b->note_tail + 1, __ATOMIC_RELEASE);
+	wake_workers(ev);
+}
+
+static void serve_one(struct evictor *ev, unsigned w, const struct req_rec *r)
+{
+	struct worker_box *b = &ev->box[w];
+	struct evict_reply rep = {.queue_id = r->queue_id, .producer = r->rq.producer,
+				  .key = r->rq.key, .spec = r->rq.spec,
+				  .cookie = r->rq.cookie};
+	if (producers_preempt(ev->producers, &r->rq, on_notice, ev, &rep.outcome) < 0)
+		rep.outcome.slot = -1;
+	stat_inc(&ev->requests);
+	if (rep.outcome.slot >= 0) {
+		stat_inc(&ev->held);
+		stat_add(&ev->victims, rep.outcome.victims);
+	}
+	/* One request in flight per worker: its reply always has room. */
+	while (!has_room(&b->rep_head, b->rep_tail, REQS))
+		sched_yield();
+	b->rep[b->rep_tail % REQS] = rep;
+	/* M1: release. */
+	__atomic_store_n(&b->rep_tail, b->rep_tail + 1, __ATOMIC_RELEASE);
+	wake_workers(ev);
+}
+
+static void *evictor_main(void *arg)
+{
+	struct evictor *ev = arg;
+	struct req_rec *r = &ev->cur;
+	while (!__atomic_load_n(&ev->stop, __ATOMIC_RELAXED)) {
+		/* K2: seq_cst, partner of K1. */
+		uint32_t seen = __atomic_load_n(&ev->kick, __ATOMIC_SEQ_CST);
+		bool any = false;
+		for (unsigned w = 0; w < ev->workers; w++) {
+			struct worker_box *b = &ev->box[w];
+			while (has_one(b->req_head, &b->req_tail)) {
+				*r = b->req[b->req_head % REQS];
+				/* M2: release. */
+				__atomic_store_n(&b->req_head, b->req_head + 1,
+						 __ATOMIC_RELEASE);
+				serve_one(ev, w, r);
+				any = true;
+			}
+		}
+		if (!any) {
+			struct timespec ts = {0, 1000000};
+			syscall(SYS_futex, &ev->kick, FUTEX_WAIT_PRIVATE, seen, &ts, NULL, 0);
+		}
+	}
+	return NULL;
+}
+
+struct evictor *evict_start(struct producers *p, unsigned workers)
+{
+	struct evictor *ev = calloc(1, sizeof(*ev));
+	if (ev == NULL)
+		return NULL;
+	ev->producers = p;
+	ev->workers = workers;
+	ev->box = aligned_alloc(64, workers * sizeof(*ev->box));
+	if (ev->box == NULL) {
+		free(ev);
+		errno = ENOMEM;
+		return NULL;
+	}
+	memset(ev->box, 0, workers * sizeof(*ev->box));
+	int rc = pthread_create(&ev->thread, NULL, evictor_main, ev);
+	if (rc != 0) {
+		free(ev->box);
+		free(ev);
+		errno = rc;
+		return NULL;
+	}
+	ev->running = true;
+	return ev;
+}
+
+void evict_stop(struct evictor *ev)
+{
+	if (ev == NULL || !ev->running)
+		return;
+	__atomic_store_n(&ev->stop, 1, __ATOMIC_RELAXED);
+	pthread_join(ev->thread, NULL);
+	ev->running = false;
+}
+
+void evict_destroy(struct evictor *ev)
+{
+	if (ev == NULL)
+		return;
+	evict_stop(ev);
+	free(ev->box);
+	free(ev);
+}
+
+void evict_counts(const struct evictor *ev, uint64_t *requests, uint64_t *held,
+		  uint64_t *victims, uint64_t *notices_dropped)
+{
+	*requests = stat_read(&ev->requests);
+	*held = stat_read(&ev->held);
+	*victims = stat_read(&ev->victims);
+	*notices_dropped = stat_read(&ev->dropped);
+}

@@ -1,0 +1,65 @@
+/* Preemption in the daemon: the evictor. A worker whose waiting pod fits
+ * nowhere and may preempt hands a request to the evictor thread, which
+ * runs DefaultPreemption under the producers' lock
+ * (producers_preempt(): no release or node event meanwhile, and records
+ * freed by the one thread that frees them) and answers the worker: the
+ * node whose room is now held for the pod, or none. Victims' owners get
+ * an EVICTED notice, which the evictor hands to the worker serving a
+ * producer of that identity, the one thread that writes its completion
+ * ring.
+ *
+ * Mailboxes: per worker, three single-producer single-consumer rings of
+ * fixed records (requests worker -> evictor, replies and notices evictor
+ * -> worker), labelled M1-M2 in evict.c. A full ring refuses (the pod is
+ * not preempted this time; a notice waits at the evictor). Slow path:
+ * preemption is per failed attempt of a preempting pod, not per pod.
+ *
+ * Threads: evict_request, evict_reply, evict_notice_next on worker w's
+ * thread (for w); the evictor thread's own; start and stop by the daemon.
+ */
+#ifndef SHMSCHED_DAEMON_EVICT_INTERNAL_H
+#define SHMSCHED_DAEMON_EVICT_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ingest/ingest.h"
+
+struct evictor;
+
+struct evict_reply {
+	uint32_t queue_id;   /* the pod's, in the worker's queue */
+	uint32_t producer;   /* as in the request */
+	uint64_t key;
+	struct preempt_outcome outcome;
+	struct pod_spec spec; /* the spec its use was taken with */
+	uint64_t cookie;
+};
+
+/* Starts the evictor thread for `workers` workers. Returns NULL with
+ * errno. */
+struct evictor *evict_start(struct producers *p, unsigned workers);
+/* Stops the thread (a request in flight is finished first); replies and
+ * notices stay to be taken (the shutdown gives back what replies hold). */
+void evict_stop(struct evictor *ev);
+/* Stops it if need be and frees everything. NULL: no-op. */
+void evict_destroy(struct evictor *ev);
+
+/* Worker w asks to preempt for its pod `queue_id`. Returns false when its
+ * request ring is full. */
+bool evict_request(struct evictor *ev, unsigned w, uint32_t queue_id,
+		   const struct preempt_request *rq);
+
+/* Calls waker(arg) after each reply or notice, so a sleeping worker
+ * takes it at once (the daemon gives pool_wake). Any thread. */
+void evict_set_waker(struct evictor *ev, void (*waker)(void *), void *arg);
+
+/* Worker w's next reply / notice, if any. */
+bool evict_reply(struct evictor *ev, unsigned w, struct evict_reply *out);
+bool evict_notice_next(struct evictor *ev, unsigned w, struct evict_notice *out);
+
+/* Figures: requests served, nodes found, victims. */
+void evict_counts(const struct evictor *ev, uint64_t *requests, uint64_t *held,
+		  uint64_t *victims, uint64_t *notices_dropped);
+
+#endif

@@ -1,0 +1,808 @@
+/* Waiting pods in the daemon: see wait_internal.h.
+ *
+ * Who may touch a parked pod's slot: only its worker, and only while the
+ * producer that submitted it is still the one at its table index. A
+ * producer leaves the table (NULL), then its region is unmapped after a
+ * grace period (ingest/producers.c); the worker keeps, per owner, the key
+ * of the producer whose pods it parked, and checks it at the start of each
+ * poll, inside the poll's read-side section: a different key (or none)
+ * means the producer went away, and its pods are forgotten without a look
+ * at their slots. Every later use in that poll (a retry, a cancel, an
+ * answer) is of a producer checked in the same section, whose region the
+ * grace period keeps mapped.
+ *
+ * Cost per poll: with no pod waiting, one load of the events head and a
+ * few compares. Otherwise the producers with waiting pods checked, the
+ * events since the last poll (queue_absorb), and at most WAIT_BURST
+ * attempts.
+ */
+#include "daemon/wait_internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "base/base.h"
+#include "bind/bind.h"
+#include "daemon/serve_internal.h"
+
+/* Attempts from the queue per poll: as many as a burst of new pods, so
+ * neither starves the other. */
+#define WAIT_BURST 32u
+/* podMaxInUnschedulablePodsDuration. */
+#define WAIT_MAX_UNSCHEDULABLE_NS (UINT64_C(300) * 1000000000u)
+
+/* A gang being gathered or waiting as one (GANGS_PER_WORKER per worker,
+ * a linear table: gangs are few and lookups come per gang pod). */
+#define GANGS_PER_WORKER 1024u
+
+struct wgang {
+	uint32_t gang;      /* its PodGroup's interned name; 0: a free entry */
+	uint32_t min;       /* minMember */
+	uint32_t timeout_s; /* for gathering minMember pods */
+	bool gathered;      /* had minMember pods once: waits as one now */
+	uint64_t first_ns;  /* when its first pod came */
+	uint32_t n;
+	uint32_t ids[GANG_MIN_MAX]; /* its pods in the queue */
+};
+
+struct wait_worker {
+	struct sched_queue *q;
+	uint64_t *key; /* [owners]: whose pods owner k's are; 0: none parked */
+	struct wgang *gangs;    /* [GANGS_PER_WORKER] */
+	uint32_t gangs_used;    /* entries below this may be taken */
+	uint32_t *gang_of;      /* [queue capacity]: its gang's entry + 1, 0 none
+				 * (mapped lazily: rarely touched) */
+	size_t gang_of_bytes;
+	/* Pods that would have preempted while a request was in flight, in
+	 * the order they failed: attempted again, one by one, as replies come
+	 * (a preemption's own release leaves no room to wake them). */
+	uint32_t *pre_fifo;     /* [queue capacity], a ring */
+	uint8_t *pre_marked;    /* [queue capacity]: 1 while in pre_fifo */
+	uint32_t pre_head, pre_tail;
+	struct record_pod *gang_pods;     /* [GANG_MIN_MAX] scratch */
+	struct resolve_result *gang_res;  /* [GANG_MIN_MAX] scratch */
+	bool preempting;             /* a request is with the evictor ... */
+	uint32_t preempt_id;         /* ... for this pod ... */
+	bool preempt_live;           /* ... which has not been answered since */
+	struct evict_reply reply;    /* scratch: too big for the stack */
+	struct preempt_request request;
+	/* Written by the worker alone (stat_inc), read anywhere. */
+	struct wait_stats st;
+};
+
+struct serve_wait {
+	struct serve *serve;
+	struct serve_wait_config cfg;
+	unsigned workers;
+	uint32_t owners;
+	struct wait_worker *w; /* [workers] */
+};
+
+static uint64_t key_of(const struct producer *pr)
+{
+	return producers_key(pr);
+}
+
+/* Takes pod `id` out of its gang, if it has one. */
+static void gang_leave(struct wait_worker *ww, uint32_t id)
+{
+	uint32_t gi = ww->gang_of[id];
+	if (gi == 0)
+		return;
+	ww->gang_of[id] = 0;
+	struct wgang *g = &ww->gangs[gi - 1];
+	for (uint32_t i = 0; i < g->n; i++)
+		if (g->ids[i] == id) {
+			g->ids[i] = g->ids[--g->n];
+			break;
+		}
+	if (g->n == 0)
+		memset(g, 0, sizeof(*g));
+}
+
+/* queue_done(), noting that a pod whose preemption is in flight has its
+ * answer already (the reply then gives its node's room back), and taking
+ * it out of its gang. */
+static void done(struct wait_worker *ww, uint32_t id)
+{
+	if (ww->preempting && ww->preempt_id == id)
+		ww->preempt_live = false;
+	gang_leave(ww, id);
+	queue_done(ww->q, id);
+}
+
+struct serve_wait *wait_create(struct serve *s, const struct serve_wait_config *c,
+			       unsigned workers)
+{
+	struct serve_wait *wt = calloc(1, sizeof(*wt));
+	if (wt == NULL)
+		return NULL;
+	wt->serve = s;
+	wt->cfg = *c;
+	wt->workers = workers;
+	wt->owners = (PRODUCERS_MAX + workers - 1) / workers;
+	wt->w = calloc(workers, sizeof(*wt->w));
+	if (wt->w == NULL)
+		goto fail;
+	struct queue_config qc = {
+		.owners = wt->owners,
+		.per_owner = c->slots,
+		.initial_backoff_ns = c->initial_backoff_ns,
+		.max_backoff_ns = c->max_backoff_ns,
+		.max_unschedulable_ns = WAIT_MAX_UNSCHEDULABLE_NS,
+		.pop_from_backoff = true,
+		.ctx = c->ctx,
+		.ledger = c->ledger,
+	};
+	for (unsigned i = 0; i < workers; i++) {
+		struct wait_worker *ww = &wt->w[i];
+		ww->q = queue_create(&qc, c->events);
+		ww->key = calloc(wt->owners, sizeof(uint64_t));
+		ww->gangs = calloc(GANGS_PER_WORKER, sizeof(*ww->gangs));
+		ww->gang_pods = malloc(GANG_MIN_MAX * sizeof(*ww->gang_pods));
+		ww->gang_res = malloc(GANG_MIN_MAX * sizeof(*ww->gang_res));
+		ww->gang_of_bytes = (size_t)wt->owners * c->slots * sizeof(uint32_t);
+		void *m = mmap(NULL, 3 * ww->gang_of_bytes, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		ww->gang_of = m == MAP_FAILED ? NULL : m;
+		if (ww->gang_of != NULL) {
+			ww->pre_fifo = (uint32_t *)((char *)m + ww->gang_of_bytes);
+			ww->pre_marked = (uint8_t *)((char *)m + 2 * ww->gang_of_bytes);
+		}
+		if (ww->q == NULL || ww->key == NULL || ww->gangs == NULL ||
+		    ww->gang_of == NULL || ww->gang_pods == NULL || ww->gang_res == NULL)
+			goto fail;
+	}
+	return wt;
+
+fail:
+	wait_destroy(wt);
+	errno = ENOMEM;
+	return NULL;
+}
+
+void wait_destroy(struct serve_wait *wt)
+{
+	if (wt == NULL)
+		return;
+	for (unsigned i = 0; wt->w != NULL && i < wt->workers; i++) {
+		queue_destroy(wt->w[i].q);
+		free(wt->w[i].key);
+		free(wt->w[i].gangs);
+		free(wt->w[i].gang_pods);
+		free(wt->w[i].gang_res);
+		if (wt->w[i].gang_of != NULL)
+			munmap(wt->w[i].gang_of, 3 * wt->w[i].gang_of_bytes);
+	}
+	free(wt->w);
+	free(wt);
+}
+
+static void store(uint64_t *to, uint64_t v)
+{
+	/* Relaxed: a figure, written by this worker alone. */
+	if (*to != v)
+		__atomic_store_n(to, v, __ATOMIC_RELAXED);
+}
+
+/* The queue's gauges and counters, copied where other threads read them:
+ * the daemon's figures, and the state region's worker stats, which
+ * observers read (kube-scheduler's names, shm/layout.h). */
+static void publish_stats(struct serve_wait *wt, unsigned w)
+{
+	struct wait_worker *ww = &wt->w[w];
+	struct queue_stats qs;
+	queue_get_stats(ww->q, &qs);
+	const uint64_t *from = (const uint64_t *)(const void *)&qs;
+	uint64_t *to = (uint64_t *)(void *)&ww->st.queue;
+	for (size_t i = 0; i < sizeof(qs) / sizeof(uint64_t); i++)
+		store(&to[i], from[i]);
+	struct serve_stats *ss = serve_stats_of(wt->serve, w);
+	store(&ss->pending_active, qs.active);
+	store(&ss->pending_backoff, qs.backoff);
+	store(&ss->pending_unschedulable, qs.unschedulable);
+	store(&ss->waited, ww->st.waited);
+	store(&ss->waited_placed, ww->st.placed);
+	store(&ss->timed_out, ww->st.timed_out);
+	store(&ss->waiting_cancelled, ww->st.cancelled);
+	store(&ss->forgotten, ww->st.forgotten);
+	store(&ss->queue_woken, qs.woken);
+}
+
+static bool wants_to_wait(const struct serve_wait *wt, const struct record_pod *pod)
+{
+	/* The slot's flags, then the template's annotation, then --wait. */
+	if (pod->flags & (SHMSCHED_SLOT_WAIT | SHMSCHED_SLOT_NO_WAIT))
+		return pod->flags & SHMSCHED_SLOT_WAIT;
+	if (pod->spec.priority_flags & (POD_WAIT | POD_NO_WAIT))
+		return pod->spec.priority_flags & POD_WAIT;
+	return wt->cfg.wait_default;
+}
+
+/* Parks (or parks again) `id` after a failed attempt of worker w. */
+static void park(struct serve_wait *wt, unsigned w, uint32_t id,
+		 const struct producer *pr, const struct record_pod *pod,
+		 bool gave_up, uint64_t change_head, uint64_t now)
+{
+	struct wait_worker *ww = &wt->w[w];
+	const struct pod_spec *tmpl = &pr->templates[pod->template_id - 1];
+	struct queue_pod qp = {
+		.spec = tmpl,
+		.request = pod->spec.request,
+		.priority = tmpl->priority,
+		.deadline_ns = pod->deadline_ns,
+		.error = gave_up,
+		.change_head = change_head,
+	};
+	if (!gave_up)
+		engine_failure(serve_engine(wt->serve, w), &qp.codes, &qp.res);
+	int rc = queue_park(ww->q, id, &qp, now);
+	(void)rc; /* the caller checked the pod was out or in its attempt */
+}
+
+/* Whether pod `pod`, parked as `id` after an attempt that failed for
+ * `codes`, may preempt (DefaultPreemption's PodEligibleToPreemptOthers and
+ * nodesWherePreemptionMightHelp, and this daemon's limits: no devices, no
+ * host ports, no inter-pod rule in play), and if so asks the evictor. One
+ * request in flight per worker. */
+static void maybe_preempt(struct serve_wait *wt, unsigned w, uint32_t id,
+			  const struct producer *pr, const struct record_pod *pod,
+			  uint32_t codes)
+{
+	struct wait_worker *ww = &wt->w[w];
+	const struct pod_spec *sp = &pod->spec;
+	if (wt->cfg.evictor == NULL || sp->gang != 0 ||
+	    sp->priority <= serve_lowest_priority(wt->serve) ||
+	    (sp->priority_flags & POD_PREEMPT_NEVER) || sp->n_ports > 0 ||
+	    devices_wanted(sp) ||
+	    !(codes & (QUEUE_CODE(REASON_INSUFFICIENT) | QUEUE_CODE(REASON_TOO_MANY_PODS))) ||
+	    engine_interpod_applies(serve_engine(wt->serve, w), sp))
+		return;
+	if (ww->preempting) {
+		/* Its turn comes when the evictor is free (take_replies). */
+		if (!ww->pre_marked[id]) {
+			ww->pre_marked[id] = 1;
+			ww->pre_fifo[ww->pre_tail++ % queue_capacity(ww->q)] = id;
+		}
+		return;
+	}
+	ww->request = (struct preempt_request){
+		.producer = pr->id, .key = key_of(pr), .template_id = pod->template_id,
+		.cookie = pod->cookie, .spec = pod->spec,
+	};
+	if (!evict_request(wt->cfg.evictor, w, id, &ww->request))
+		return;
+	ww->preempting = true;
+	ww->preempt_id = id;
+	ww->preempt_live = true;
+	stat_inc(&ww->st.preemptions);
+	stat_inc(&serve_stats_of(wt->serve, w)->preemption_attempts);
+}
+
+/* The held use of a reply nobody can take: given back, and told. */
+static void give_back(struct serve_wait *wt, const struct evict_reply *r)
+{
+	struct ledger *l = serve_ledger(wt->serve);
+	uint32_t slot = (uint32_t)r->outcome.slot;
+	if (ledger_node_generation(l, slot) != r->outcome.node_gen)
+		return; /* the node went, and its use with it */
+	ledger_account(l, slot, &r->spec, NULL, -1);
+	struct queue_event ev = queue_event_release(slot, &r->spec, NULL);
+	queue_events_publish(wt->cfg.events, &ev);
+}
+
+static void retry(struct serve_wait *wt, unsigned w, uint32_t id, bool last,
+		  uint64_t now);
+
+/* The next pod that would have preempted, attempted again (and asking
+ * the evictor if it still fails), while none is in flight. */
+static void preempt_next(struct serve_wait *wt, unsigned w, uint64_t now)
+{
+	struct wait_worker *ww = &wt->w[w];
+	uint32_t cap = queue_capacity(ww->q);
+	while (!ww->preempting && ww->pre_head != ww->pre_tail) {
+		uint32_t id = ww->pre_fifo[ww->pre_head++ % cap];
+		ww->pre_marked[id] = 0;
+		if (queue_take(ww->q, id) == 0)
+			retry(wt, w, id, false, now);
+	}
+}
+
+/* The evictor's replies: a held node becomes the pod's placement. */
+static unsigned take_replies(struct serve_wait *wt, unsigned w)
+{
+	struct wait_worker *ww = &wt->w[w];
+	struct evict_reply *r = &ww->reply;
+	unsigned n = 0;
+	while (wt->cfg.evictor != NULL && evict_reply(wt->cfg.evictor, w, r)) {
+		bool live = ww->preempt_live && ww->preempt_id == r->queue_id;
+		ww->preempting = false;
+		n++;
+		if (r->outcome.slot < 0)
+			continue; /* no node: the pod waits on */
+		stat_add(&ww->st.victims, r->outcome.victims);
+		stat_add(&serve_stats_of(wt->serve, w)->preemption_victims,
+			 r->outcome.victims);
+		struct producer *pr = producers_get(serve_producers(wt->serve),
+						    r->producer);
+		uint32_t id = r->queue_id;
+		bool here = live && pr != NULL && key_of(pr) == r->key &&
+			    !producers_faulted(pr) &&
+			    queue_where(ww->q, id) != QUEUE_OUT &&
+			    queue_where(ww->q, id) != QUEUE_ATTEMPT &&
+			    ledger_node_generation(serve_ledger(wt->serve),
+						   (uint32_t)r->outcome.slot) ==
+				    r->outcome.node_gen;
+		uint64_t h = queue_index(ww->q, id);
+		if (!here || serve_place_held(wt->serve, w, pr, &pr->region.slots[h],
+					      &r->spec, r->cookie,
+					      (uint32_t)r->outcome.slot,
+					      queue_attempts(ww->q, id)) < 0) {
+			give_back(wt, r);
+			continue;
+		}
+		queue_done(ww->q, id);
+		stat_inc(&ww->st.placed);
+		stat_inc(&ww->st.preempted);
+		serve_complete(wt->serve, w, pr, &h, 1);
+	}
+	return n;
+}
+
+/* EVICTED notices for this worker's producers: into the producer's
+ * notices section, its handle on the completion ring (include/shmsched/
+ * wire.h). A producer whose section is full (it has not read 64) loses
+ * the notice; its placement is gone either way. */
+static unsigned take_notices(struct serve_wait *wt, unsigned w)
+{
+	struct wait_worker *ww = &wt->w[w];
+	struct evict_notice n;
+	unsigned k = 0;
+	while (wt->cfg.evictor != NULL && evict_notice_next(wt->cfg.evictor, w, &n)) {
+		k++;
+		struct producer *pr = producers_get(serve_producers(wt->serve), n.producer);
+		if (pr == NULL || key_of(pr) != n.key || producers_faulted(pr)) {
+			stat_inc(&ww->st.notices_dropped);
+			continue;
+		}
+		struct shmsched_notices *ns = pr->region.notices;
+		/* Acquire, partner of the producer's release after it copied
+		 * a notice out (client/client.c): untrusted, so only bounds. */
+		uint32_t consumed = __atomic_load_n(&ns->consumed, __ATOMIC_ACQUIRE);
+		if (pr->notices_sent - consumed >= SHMSCHED_NOTICES) {
+			stat_inc(&ww->st.notices_dropped);
+			continue;
+		}
+		uint64_t h = pr->notices_sent % SHMSCHED_NOTICES;
+		ns->notice[h] = n.notice;
+		pr->notices_sent++;
+		h |= SHMSCHED_HANDLE_NOTICE;
+		serve_complete(wt->serve, w, pr, &h, 1);
+		stat_inc(&ww->st.notices);
+	}
+	return k;
+}
+
+/* --- gangs ------------------------------------------------------------- */
+
+/* The entry of gang `gang` (+1), made when `make`; 0 when none (or the
+ * table is full). */
+static uint32_t gang_entry(struct wait_worker *ww, uint32_t gang, bool make)
+{
+	uint32_t free_at = 0;
+	for (uint32_t i = 0; i < ww->gangs_used; i++) {
+		if (ww->gangs[i].gang == gang)
+			return i + 1;
+		if (ww->gangs[i].gang == 0 && free_at == 0)
+			free_at = i + 1;
+	}
+	if (!make)
+		return 0;
+	if (free_at == 0 && ww->gangs_used < GANGS_PER_WORKER)
+		free_at = ++ww->gangs_used;
+	if (free_at != 0)
+		ww->gangs[free_at - 1].gang = gang;
+	return free_at;
+}
+
+/* Answers gang pod `id` (out of its gang and the queue) with `status` and
+ * `why`, and hands it back. */
+static void gang_answer(struct serve_wait *wt, unsigned w, uint32_t id,
+			uint32_t status, const char *why)
+{
+	struct wait_worker *ww = &wt->w[w];
+	uint32_t owner = queue_owner(ww->q, id);
+	uint64_t h = queue_index(ww->q, id);
+	struct producer *pr = producers_get(serve_producers(wt->serve),
+					    owner * wt->workers + w);
+	done(ww, id);
+	answer_slot(&pr->region.slots[h], status, 0, now_ns(), why);
+	serve_complete(wt->serve, w, pr, &h, 1);
+}
+
+/* A gang's attempt: with at least minMember pods waiting, all of them
+ * are placed together or none is; then every one is answered PLACED, or
+ * every one waits again with the reasons of the pod that found no node
+ * (so the events that can help it wake them). */
+static void gang_try(struct serve_wait *wt, unsigned w, uint32_t gi, uint64_t now)
+{
+	struct wait_worker *ww = &wt->w[w];
+	struct wgang *g = &ww->gangs[gi - 1];
+	struct producers *p = serve_producers(wt->serve);
+	struct record_pod *pods = ww->gang_pods;
+	struct resolve_result *r = ww->gang_res;
+	struct producer *prs[GANG_MIN_MAX];
+	struct shmsched_slot *slots[GANG_MIN_MAX];
+	const struct record_pod *pp[GANG_MIN_MAX];
+	uint32_t ids[GANG_MIN_MAX], attempts[GANG_MIN_MAX];
+	char why[SHMSCHED_MESSAGE_MAX];
+	if (g->n < g->min)
+		return;
+	/* Every pod of it into its attempt, decoded (a slot rewritten into
+	 * something refused is answered so, and leaves the gang). */
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < g->n;) {
+		uint32_t id = g->ids[i];
+		if (queue_where(ww->q, id) != QUEUE_ATTEMPT)
+			queue_take(ww->q, id);
+		uint32_t owner = queue_owner(ww->q, id);
+		struct producer *pr = producers_get(p, owner * wt->workers + w);
+		struct shmsched_slot *slot = &pr->region.slots[queue_index(ww->q, id)];
+		struct record_templates t = {pr->templates, producers_templates(pr)};
+		if (record_decode(slot, &t, serve_res(wt->serve), &pods[n], why,
+				  sizeof(why)) < 0) {
+			stat_inc(&serve_stats_of(wt->serve, w)->rejected);
+			gang_answer(wt, w, id, SHMSCHED_REJECTED, why); /* swaps ids */
+			g = &ww->gangs[gi - 1];
+			continue;
+		}
+		prs[n] = pr;
+		slots[n] = slot;
+		pp[n] = &pods[n];
+		ids[n] = id;
+		attempts[n] = queue_attempts(ww->q, id);
+		n++;
+		i++;
+	}
+	stat_add(&ww->st.retries, n);
+	unsigned failed = 0;
+	uint64_t change_head = ledger_changes_head(wt->cfg.ledger);
+	int rc = n >= g->min ? serve_gang(wt->serve, w, prs, slots, pp, attempts, n, r,
+					  &failed)
+			     : 1;
+	if (rc == 0) {
+		for (uint32_t i = 0; i < n; i++) {
+			uint64_t h = queue_index(ww->q, ids[i]);
+			done(ww, ids[i]);
+			serve_complete(wt->serve, w, prs[i], &h, 1);
+		}
+		stat_add(&ww->st.placed, n);
+		stat_inc(&ww->st.gangs_placed);
+		return;
+	}
+	/* None placed: all wait again, as one, for what can help the one
+	 * that found no node. */
+	g->gathered = g->gathered || n >= g->min;
+	struct queue_pod qp = {.change_head = change_head};
+	if (n >= g->min && rc == 1 && !r[failed].gave_up)
+		engine_failure(serve_engine(wt->serve, w), &qp.codes, &qp.res);
+	else
+		qp.error = n >= g->min; /* lost races, or records: back off */
+	for (uint32_t i = 0; i < n; i++) {
+		qp.spec = &prs[i]->templates[pods[i].template_id - 1];
+		qp.request = pods[i].spec.request;
+		qp.priority = qp.spec->priority;
+		qp.deadline_ns = pods[i].deadline_ns;
+		queue_park(ww->q, ids[i], &qp, now);
+	}
+	stat_inc(&ww->st.gang_failures);
+	if (rc == 1 && n >= g->min && failed > 0)
+		stat_inc(&ww->st.gang_rollbacks);
+}
+
+enum wait_park wait_gang(struct serve_wait *wt, unsigned w, struct producer *pr,
+			 uint32_t index, const struct record_pod *pod)
+{
+	struct wait_worker *ww = &wt->w[w];
+	uint64_t now = now_ns();
+	uint32_t owner = pr->id / wt->workers;
+	uint32_t id = queue_id(ww->q, owner, index);
+	if (queue_where(ww->q, id) != QUEUE_OUT)
+		return WAIT_NOT;
+	uint32_t gi = gang_entry(ww, pod->spec.gang, true);
+	if (gi == 0 || ww->gangs[gi - 1].n == GANG_MIN_MAX)
+		return WAIT_NOT;
+	struct wgang *g = &ww->gangs[gi - 1];
+	if (g->n == 0) {
+		g->min = pod->spec.gang_min ? pod->spec.gang_min : 1;
+		g->timeout_s = pod->spec.gang_timeout_s;
+		g->first_ns = now;
+		g->gathered = false;
+	}
+	/* Parked without reasons: only its gang's attempt moves it, and a
+	 * node event its static filters pass. */
+	const struct pod_spec *tmpl = &pr->templates[pod->template_id - 1];
+	struct queue_pod qp = {.spec = tmpl, .request = pod->spec.request,
+			       .priority = tmpl->priority,
+			       .deadline_ns = pod->deadline_ns};
+	queue_park(ww->q, id, &qp, now);
+	ww->key[owner] = key_of(pr);
+	ww->gang_of[id] = gi;
+	g->ids[g->n++] = id;
+	stat_inc(&ww->st.waited);
+	if (g->n >= g->min)
+		gang_try(wt, w, gi, now);
+	publish_stats(wt, w);
+	return WAIT_PARKED;
+}
+
+/* Gangs that did not gather minMember pods within their timeout: each of
+ * their pods answered UNSCHEDULABLE (coscheduling's Permit timeout). */
+static unsigned gang_timeouts(struct serve_wait *wt, unsigned w, uint64_t now)
+{
+	struct wait_worker *ww = &wt->w[w];
+	unsigned n = 0;
+	char why[SHMSCHED_MESSAGE_MAX];
+	for (uint32_t i = 0; i < ww->gangs_used; i++) {
+		struct wgang *g = &ww->gangs[i];
+		if (g->gang == 0 || g->gathered ||
+		    now - g->first_ns < (uint64_t)g->timeout_s * 1000000000u)
+			continue;
+		snprintf(why, sizeof(why), "pod group %s: %u of its minMember %u pods "
+			 "came within %u s", intern_str(wt->cfg.ctx->strings, g->gang),
+			 g->n, g->min, g->timeout_s);
+		stat_inc(&ww->st.gang_timeouts);
+		while (g->gang != 0 && g->n > 0) {
+			gang_answer(wt, w, g->ids[0], SHMSCHED_UNSCHEDULABLE, why);
+			n++;
+		}
+	}
+	return n;
+}
+
+enum wait_park wait_park(struct serve_wait *wt, unsigned w, struct producer *pr,
+			 uint32_t index, const struct record_pod *pod, bool gave_up,
+			 uint64_t change_head)
+{
+	if (!wants_to_wait(wt, pod))
+		return WAIT_NOT;
+	uint64_t now = now_ns();
+	if (pod->deadline_ns != 0 && pod->deadline_ns <= now) {
+		stat_inc(&wt->w[w].st.timed_out);
+		return WAIT_EXPIRED;
+	}
+	struct wait_worker *ww = &wt->w[w];
+	uint32_t owner = pr->id / wt->workers;
+	uint32_t id = queue_id(ww->q, owner, index);
+	if (queue_where(ww->q, id) != QUEUE_OUT)
+		return WAIT_NOT; /* cannot be: wait_holds() refused it before */
+	park(wt, w, id, pr, pod, gave_up, change_head, now);
+	ww->key[owner] = key_of(pr);
+	stat_inc(&ww->st.waited);
+	if (!gave_up) {
+		uint32_t codes, res;
+		engine_failure(serve_engine(wt->serve, w), &codes, &res);
+		maybe_preempt(wt, w, id, pr, pod, codes);
+	}
+	publish_stats(wt, w);
+	return WAIT_PARKED;
+}
+
+bool wait_holds(struct serve_wait *wt, unsigned w, struct producer *pr,
+		uint32_t index)
+{
+	struct wait_worker *ww = &wt->w[w];
+	if (queue_len(ww->q) == 0)
+		return false;
+	uint32_t owner = pr->id / wt->workers;
+	return ww->key[owner] == key_of(pr) &&
+	       queue_where(ww->q, queue_id(ww->q, owner, index)) != QUEUE_OUT;
+}
+
+bool wait_cancel(struct serve_wait *wt, unsigned w, struct producer *pr,
+		 uint32_t index)
+{
+	struct wait_worker *ww = &wt->w[w];
+	if (!wait_holds(wt, w, pr, index)) {
+		stat_inc(&ww->st.cancel_misses);
+		return false;
+	}
+	done(ww, queue_id(ww->q, pr->id / wt->workers, index));
+	answer_slot(&pr->region.slots[index], SHMSCHED_CANCELLED, 0, now_ns(),
+		    "cancelled by its producer while it waited for a node");
+	stat_inc(&ww->st.cancelled);
+	stat_inc(&serve_stats_of(wt->serve, w)->cancelled);
+	publish_stats(wt, w);
+	return true;
+}
+
+/* Forgets the pods of owners whose producer went away. */
+static unsigned forget_gone(struct serve_wait *wt, unsigned w)
+{
+	struct wait_worker *ww = &wt->w[w];
+	struct producers *p = serve_producers(wt->serve);
+	unsigned n = 0;
+	for (uint32_t k = 0; k < wt->owners; k++) {
+		if (queue_owner_count(ww->q, k) == 0)
+			continue;
+		uint32_t i = k * wt->workers + w;
+		struct producer *pr = i < PRODUCERS_MAX ? producers_get(p, i) : NULL;
+		if (pr != NULL && key_of(pr) == ww->key[k] && !producers_faulted(pr))
+			continue;
+		uint32_t id;
+		while ((id = queue_first_of(ww->q, k)) != QUEUE_NONE) {
+			done(ww, id);
+			stat_inc(&ww->st.forgotten);
+			n++;
+		}
+		ww->key[k] = 0;
+	}
+	return n;
+}
+
+/* Attempts pod `id` again (popped, or past its deadline: `last`), and
+ * answers it or parks it again. */
+static void retry(struct serve_wait *wt, unsigned w, uint32_t id, bool last,
+		  uint64_t now)
+{
+	struct wait_worker *ww = &wt->w[w];
+	struct producers *p = serve_producers(wt->serve);
+	uint32_t owner = queue_owner(ww->q, id), index = queue_index(ww->q, id);
+	/* Checked by forget_gone() in this read-side section. */
+	struct producer *pr = producers_get(p, owner * wt->workers + w);
+	struct shmsched_slot *slot = &pr->region.slots[index];
+	struct serve_stats *st = serve_stats_of(wt->serve, w);
+	/* A popped pod's count includes this attempt; one past its deadline
+	 * makes one more. */
+	uint32_t attempt = queue_attempts(ww->q, id) + (last ? 1 : 0);
+	uint64_t h = index;
+	struct record_templates t = {pr->templates, producers_templates(pr)};
+	struct record_pod pod;
+	char why[SHMSCHED_MESSAGE_MAX];
+	uint32_t gi = ww->gang_of[id];
+	if (gi != 0) {
+		/* A gang's pod: never attempted alone. */
+		struct wgang *g = &ww->gangs[gi - 1];
+		if (last) {
+			snprintf(why, sizeof(why), "its deadline passed while its pod "
+				 "group %s waited (%u of minMember %u here)",
+				 intern_str(wt->cfg.ctx->strings, g->gang), g->n, g->min);
+			stat_inc(&ww->st.timed_out);
+			gang_answer(wt, w, id, SHMSCHED_UNSCHEDULABLE, why);
+		} else if (g->n >= g->min) {
+			gang_try(wt, w, gi, now);
+		} else {
+			const struct pod_spec *tmpl = queue_spec(ww->q, id);
+			struct queue_pod qp = {.spec = tmpl, .request = tmpl->request,
+					       .priority = tmpl->priority};
+			queue_park(ww->q, id, &qp, now);
+		}
+		return;
+	}
+	stat_inc(&ww->st.retries);
+	/* The producer's half again: it is the producer's own memory, which it
+	 * may have rewritten (breaking its side); checked as any slot. */
+	if (record_decode(slot, &t, serve_res(wt->serve), &pod, why, sizeof(why)) < 0) {
+		done(ww, id);
+		stat_inc(&st->rejected);
+		answer_slot(slot, SHMSCHED_REJECTED, 0, now_ns(), why);
+		serve_complete(wt->serve, w, pr, &h, 1);
+		return;
+	}
+	struct resolve_result r;
+	uint64_t change_head = ledger_changes_head(wt->cfg.ledger);
+	uint32_t woken_for = queue_woken_for(ww->q, id);
+	uint64_t t0 = now_ns();
+	enum serve_attempt a = serve_attempt(wt->serve, w, pr, slot, &pod, attempt,
+					     &r);
+	if (woken_for != QUEUE_NONE && a == SERVE_ANSWERED &&
+	    slot->status == SHMSCHED_PLACED && slot->node_id != woken_for) {
+		/* Woken for a node's room and placed elsewhere: that room is
+		 * still there for another. */
+		struct queue_event ev = queue_event_room(woken_for);
+		queue_events_publish(wt->cfg.events, &ev);
+	}
+	/* Its producer's time, as its new pods' (daemon/serve.c). */
+	pr->deficit_ns -= (int64_t)(now_ns() - t0);
+	if (a == SERVE_ANSWERED) {
+		done(ww, id);
+		if (slot->status == SHMSCHED_PLACED)
+			stat_inc(&ww->st.placed);
+		serve_complete(wt->serve, w, pr, &h, 1);
+		return;
+	}
+	if (last || (pod.deadline_ns != 0 && pod.deadline_ns <= now)) {
+		done(ww, id);
+		snprintf(why, sizeof(why), WAIT_DEADLINE_PREFIX, attempt,
+			 attempt == 1 ? "" : "s");
+		serve_unschedulable(wt->serve, w, slot, &r, why);
+		stat_inc(&ww->st.timed_out);
+		serve_complete(wt->serve, w, pr, &h, 1);
+		return;
+	}
+	park(wt, w, id, pr, &pod, a == SERVE_GAVE_UP, change_head, now);
+	if (a != SERVE_GAVE_UP) {
+		uint32_t codes, res;
+		engine_failure(serve_engine(wt->serve, w), &codes, &res);
+		maybe_preempt(wt, w, id, pr, &pod, codes);
+	}
+}
+
+unsigned wait_poll(struct serve_wait *wt, unsigned w)
+{
+	struct wait_worker *ww = &wt->w[w];
+	struct sched_queue *q = ww->q;
+	unsigned done = take_notices(wt, w);
+	if (queue_len(q) == 0 && !ww->preempting) {
+		/* Nothing waits: only keep up with the events. */
+		queue_absorb(q, NULL, 0);
+		return done;
+	}
+	uint64_t now = now_ns();
+	done += forget_gone(wt, w);
+	done += take_replies(wt, w);
+	preempt_next(wt, w, now);
+	if (ww->gangs_used > 0)
+		done += gang_timeouts(wt, w, now);
+	const struct snapshot *snap = cluster_snapshot(engine_cluster(
+		serve_engine(wt->serve, w)));
+	done += queue_absorb(q, snap, now);
+	done += queue_tick(q, now);
+	uint32_t id;
+	unsigned n = 0;
+	while (n < WAIT_BURST && (id = queue_expired(q, now)) != QUEUE_NONE) {
+		retry(wt, w, id, true, now); /* answered, whatever it finds */
+		n++;
+	}
+	while (n < WAIT_BURST && (id = queue_pop(q, now)) != QUEUE_NONE) {
+		retry(wt, w, id, false, now);
+		n++;
+	}
+	publish_stats(wt, w);
+	return done + n;
+}
+
+unsigned wait_shutdown(struct serve_wait *wt)
+{
+	struct producers *p = serve_producers(wt->serve);
+	unsigned n = 0;
+	for (unsigned w = 0; w < wt->workers; w++) {
+		struct wait_worker *ww = &wt->w[w];
+		forget_gone(wt, w);
+		/* The evictor has stopped: what its replies hold goes to the
+		 * pods still waiting (placed) or back to the node. */
+		take_replies(wt, w);
+		take_notices(wt, w);
+		for (uint32_t k = 0; k < wt->owners; k++) {
+			uint32_t id;
+			while ((id = queue_first_of(ww->q, k)) != QUEUE_NONE) {
+				struct producer *pr = producers_get(p, k * wt->workers + w);
+				uint64_t h = queue_index(ww->q, id);
+				done(ww, id);
+				answer_slot(&pr->region.slots[h], SHMSCHED_CANCELLED, 0,
+					    now_ns(), "the daemon shut down before "
+					    "placing this pod");
+				stat_inc(&ww->st.shutdown);
+				stat_inc(&serve_stats_of(wt->serve, w)->cancelled);
+				serve_complete(wt->serve, w, pr, &h, 1);
+				n++;
+			}
+		}
+		publish_stats(wt, w);
+	}
+	return n;
+}
+
+void wait_get_stats(const struct serve_wait *wt, struct wait_stats *out)
+{
+	memset(out, 0, sizeof(*out));
+	uint64_t *sum = (uint64_t *)(void *)out;
+	for (unsigned w = 0; w < wt->workers; w++) {
+		const uint64_t *one = (const uint64_t *)(const void *)&wt->w[w].st;
+		for (size_t i = 0; i < sizeof(*out) / sizeof(uint64_t); i++)
+			sum[i] += __atomic_load_n(&one[i], __ATOMIC_RELAXED);
+	}
+}

@@ -1,0 +1,654 @@
+/* Request bodies of Pods: see decode.h.
+ *
+ * The body is parsed one top-level value at a time (jansson with
+ * JSON_DISABLE_EOF_CHECK, which says where the value ended), so JSON Lines
+ * never hold more than one pod's tree at once; a List is one value and is
+ * held whole. Line numbers in errors count from the body's first byte.
+ *
+ * Two open-addressing tables, sized to keep at most half full, find equal
+ * spec keys (by gw_spec_hash, then json_equal) and repeated pod names (by
+ * cookie, then the name itself). Every count is checked against the
+ * limits before it grows anything, so a body can make the decoder
+ * allocate only in proportion to its own size.
+ */
+#include "gateway/decode.h"
+#include "base/base.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+static int fail(char *err, size_t err_len, int rc, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static int fail(char *err, size_t err_len, int rc, const char *fmt, ...)
+{
+	if (err_len > 0) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(err, err_len, fmt, ap);
+		va_end(ap);
+	}
+	return rc;
+}
+
+static const char *type_name(const json_t *v)
+{
+	if (v == NULL)
+		return "nothing";
+	switch (json_typeof(v)) {
+	case JSON_OBJECT:
+		return "an object";
+	case JSON_ARRAY:
+		return "an array";
+	case JSON_STRING:
+		return "a string";
+	case JSON_INTEGER:
+	case JSON_REAL:
+		return "a number";
+	case JSON_TRUE:
+	case JSON_FALSE:
+		return "a boolean";
+	case JSON_NULL:
+		return "null";
+	}
+	return "a value";
+}
+
+/* --- the spec key's hash ------------------------------------------------- */
+
+enum { TAG_OBJECT = 1, TAG_ARRAY, TAG_STRING, TAG_INTEGER, TAG_REAL, TAG_TRUE,
+       TAG_FALSE, TAG_NULL };
+
+/* An object's hash is a sum of per-member hashes, the same whatever the
+ * order of the members: these three say it once, for gw_spec_hash() and
+ * for the key hashed from its parts (pod_parts_hash). */
+static uint64_t member_hash(const char *key, uint64_t value_hash)
+{
+	return rng_hash(hash64(key, strlen(key)) ^ (value_hash * 3));
+}
+
+static uint64_t object_hash(uint64_t member_sum, size_t members)
+{
+	return rng_hash(member_sum ^ (TAG_OBJECT + members * 16));
+}
+
+static uint64_t string_hash(const char *s, size_t len)
+{
+	return rng_hash(hash64(s, len) ^ TAG_STRING);
+}
+
+uint64_t gw_spec_hash(const json_t *v)
+{
+	switch (json_typeof(v)) {
+	case JSON_OBJECT: {
+		uint64_t sum = 0;
+		const char *key;
+		json_t *member;
+		json_object_foreach((json_t *)v, key, member)
+			sum += member_hash(key, gw_spec_hash(member));
+		return object_hash(sum, json_object_size(v));
+	}
+	case JSON_ARRAY: {
+		uint64_t h = TAG_ARRAY;
+		size_t i;
+		json_t *e;
+		json_array_foreach(v, i, e)
+			h = rng_hash(h ^ gw_spec_hash(e));
+		return rng_hash(h + json_array_size(v));
+	}
+	case JSON_STRING:
+		return string_hash(json_string_value(v), json_string_length(v));
+	case JSON_INTEGER:
+		return rng_hash((uint64_t)json_integer_value(v) ^
+				((uint64_t)TAG_INTEGER << 56));
+	case JSON_REAL: {
+		double d = json_real_value(v);
+		uint64_t bits;
+		memcpy(&bits, &d, sizeof(bits));
+		return rng_hash(bits ^ ((uint64_t)TAG_REAL << 56));
+	}
+	case JSON_TRUE:
+		return rng_hash(TAG_TRUE);
+	case JSON_FALSE:
+		return rng_hash(TAG_FALSE);
+	case JSON_NULL:
+		return rng_hash(TAG_NULL);
+	}
+	return 0;
+}
+
+uint64_t gw_cookie(const char *ns_name, size_t len)
+{
+	uint64_t c = hash64(ns_name, len);
+	return c != 0 ? c : 1; /* 0 is a bound pod's cookie in listings */
+}
+
+/* --- one pod ------------------------------------------------------------ */
+
+/* A name Kubernetes could have made: 1..max bytes, no '/' (it separates
+ * namespace and name here), no control characters. The API server is
+ * stricter (DNS names); the daemon takes any string, so this is the least
+ * the gateway's own paths (/v1/placements/{ns}/{name}) need. */
+static int check_name(const json_t *v, const char *where, const char *field,
+		      size_t max, char *err, size_t err_len)
+{
+	if (!json_is_string(v))
+		return fail(err, err_len, -EINVAL, "%s: %s: expected a string, "
+			    "found %s", where, field, type_name(v));
+	const char *s = json_string_value(v);
+	size_t len = json_string_length(v);
+	if (len == 0)
+		return fail(err, err_len, -EINVAL, "%s: %s: empty", where, field);
+	if (len > max)
+		return fail(err, err_len, -EINVAL, "%s: %s: %zu bytes, at most %zu",
+			    where, field, len, max);
+	for (size_t i = 0; i < len; i++)
+		if (s[i] == '/' || (unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+			return fail(err, err_len, -EINVAL, "%s: %s: \"%.*s\": a '/' "
+				    "or a control character", where, field,
+				    (int)(len < 64 ? len : 64), s);
+	return 0;
+}
+
+/* What a pod's key is made of, checked, pointing into the pod. */
+struct pod_parts {
+	const char *ns;       /* "default" when absent */
+	const json_t *labels; /* NULL when absent */
+	const json_t *spec;
+};
+
+static int pod_parts(const json_t *pod, const char *where, struct pod_parts *out,
+		     char *ns_name, size_t ns_name_len, char *err, size_t err_len)
+{
+	if (!json_is_object(pod))
+		return fail(err, err_len, -EINVAL, "%s: expected a Pod object, "
+			    "found %s", where, type_name(pod));
+	const json_t *kind = json_object_get(pod, "kind");
+	if (kind != NULL && !(json_is_string(kind) &&
+			      strcmp(json_string_value(kind), "Pod") == 0))
+		return fail(err, err_len, -EINVAL, "%s: kind: %s%s%s: expected "
+			    "\"Pod\"", where, json_is_string(kind) ? "\"" : "",
+			    json_is_string(kind) ? json_string_value(kind)
+						 : type_name(kind),
+			    json_is_string(kind) ? "\"" : "");
+	const json_t *meta = json_object_get(pod, "metadata");
+	if (meta == NULL || json_is_null(meta))
+		return fail(err, err_len, -EINVAL, "%s: metadata.name: required",
+			    where);
+	if (!json_is_object(meta))
+		return fail(err, err_len, -EINVAL, "%s: metadata: expected an "
+			    "object, found %s", where, type_name(meta));
+	const json_t *name = json_object_get(meta, "name");
+	if (name == NULL || json_is_null(name))
+		return fail(err, err_len, -EINVAL, "%s: metadata.name: required",
+			    where);
+	int rc = check_name(name, where, "metadata.name", GW_NAME_MAX, err,
+			    err_len);
+	if (rc < 0)
+		return rc;
+	const json_t *ns = json_object_get(meta, "namespace");
+	out->ns = "default";
+	if (ns != NULL && !json_is_null(ns)) {
+		rc = check_name(ns, where, "metadata.namespace", GW_NAMESPACE_MAX,
+				err, err_len);
+		if (rc < 0)
+			return rc;
+		out->ns = json_string_value(ns);
+	}
+	out->labels = json_object_get(meta, "labels");
+	if (out->labels != NULL && json_is_null(out->labels))
+		out->labels = NULL;
+	if (out->labels != NULL && !json_is_object(out->labels))
+		return fail(err, err_len, -EINVAL, "%s: metadata.labels: expected "
+			    "an object, found %s", where, type_name(out->labels));
+	out->spec = json_object_get(pod, "spec");
+	if (out->spec == NULL || json_is_null(out->spec))
+		return fail(err, err_len, -EINVAL, "%s: spec: required", where);
+	if (!json_is_object(out->spec))
+		return fail(err, err_len, -EINVAL, "%s: spec: expected an object, "
+			    "found %s", where, type_name(out->spec));
+	int n = snprintf(ns_name, ns_name_len, "%s/%s", out->ns,
+			 json_string_value(name));
+	if (n < 0 || (size_t)n >= ns_name_len)
+		return fail(err, err_len, -EINVAL, "%s: metadata: namespace/name "
+			    "too long", where);
+	return 0;
+}
+
+/* gw_spec_hash() of the key pod_key() would build from `p`, without
+ * building it: a pod whose key equals one seen allocates nothing. */
+static uint64_t pod_parts_hash(const struct pod_parts *p)
+{
+	uint64_t meta = member_hash("namespace", string_hash(p->ns, strlen(p->ns)));
+	if (p->labels != NULL)
+		meta += member_hash("labels", gw_spec_hash(p->labels));
+	uint64_t sum = member_hash("apiVersion", string_hash("v1", 2)) +
+		       member_hash("kind", string_hash("Pod", 3)) +
+		       member_hash("metadata", object_hash(meta, p->labels ? 2 : 1)) +
+		       member_hash("spec", gw_spec_hash(p->spec));
+	return object_hash(sum, 4);
+}
+
+/* Whether the key `canon` is the one `p` would make. */
+static bool pod_parts_equal(const json_t *canon, const struct pod_parts *p)
+{
+	const json_t *meta = json_object_get(canon, "metadata");
+	const json_t *labels = json_object_get(meta, "labels");
+	const char *ns = json_string_value(json_object_get(meta, "namespace"));
+	return ns != NULL && strcmp(ns, p->ns) == 0 &&
+	       (labels == NULL ? p->labels == NULL
+			       : p->labels != NULL && json_equal(labels, p->labels)) &&
+	       json_equal(json_object_get(canon, "spec"), p->spec);
+}
+
+/* The key: only what placement reads. json_pack copies nothing deep: the
+ * key holds references to the body's own subtrees. */
+static json_t *pod_key(const struct pod_parts *p)
+{
+	json_t *m = json_pack("{s:s}", "namespace", p->ns);
+	if (m != NULL && p->labels != NULL &&
+	    json_object_set(m, "labels", (json_t *)p->labels) < 0) {
+		json_decref(m);
+		m = NULL;
+	}
+	return m == NULL ? NULL
+		: json_pack("{s:s,s:s,s:o,s:O}", "apiVersion", "v1", "kind", "Pod",
+			    "metadata", m, "spec", p->spec);
+}
+
+int gw_pod_key(const json_t *pod, const char *where, json_t **canon,
+	       char *ns_name, size_t ns_name_len, char *err, size_t err_len)
+{
+	*canon = NULL;
+	struct pod_parts parts;
+	int rc = pod_parts(pod, where, &parts, ns_name, ns_name_len, err, err_len);
+	if (rc < 0)
+		return rc;
+	*canon = pod_key(&parts);
+	if (*canon == NULL)
+		return fail(err, err_len, -ENOMEM, "%s: out of memory", where);
+	return 0;
+}
+
+/* --- the batch ---------------------------------------------------------- */
+
+void gw_batch_free(struct gw_batch *b)
+{
+	for (size_t i = 0; i < b->n_specs; i++)
+		json_decref(b->specs[i].canon);
+	free(b->pods);
+	free(b->specs);
+	free(b->names);
+	free(b->spec_table);
+	free(b->pod_table);
+	*b = (struct gw_batch){0};
+}
+
+int gw_batch_one(struct gw_batch *b, json_t *key, const char *ns_name,
+		 const char *where)
+{
+	*b = (struct gw_batch){0};
+	size_t len = strlen(ns_name);
+	b->pods = calloc(1, sizeof(*b->pods));
+	b->specs = calloc(1, sizeof(*b->specs));
+	b->names = malloc(len + 1);
+	if (b->pods == NULL || b->specs == NULL || b->names == NULL) {
+		json_decref(key);
+		gw_batch_free(b);
+		return -ENOMEM;
+	}
+	memcpy(b->names, ns_name, len + 1);
+	b->names_len = b->names_cap = len + 1;
+	b->specs[0] = (struct gw_spec){.canon = key, .hash = gw_spec_hash(key)};
+	snprintf(b->specs[0].where, sizeof(b->specs[0].where), "%s", where);
+	b->pods[0] = (struct gw_pod){.cookie = gw_cookie(ns_name, len)};
+	b->n_pods = b->cap_pods = 1;
+	b->n_specs = b->cap_specs = 1;
+	return 0;
+}
+
+/* Doubles a table of indices + 1 keyed by `key_of`, re-inserting each. */
+static int table_grow(uint32_t **table, size_t *mask, size_t n,
+		      uint64_t (*key_of)(const struct gw_batch *, size_t),
+		      const struct gw_batch *b)
+{
+	size_t cap = (*mask + 1) * 2;
+	uint32_t *t = calloc(cap, sizeof(*t));
+	if (t == NULL)
+		return -ENOMEM;
+	for (size_t k = 0; k < n; k++) {
+		size_t i = key_of(b, k) & (cap - 1);
+		while (t[i] != 0)
+			i = (i + 1) & (cap - 1);
+		t[i] = (uint32_t)k + 1;
+	}
+	free(*table);
+	*table = t;
+	*mask = cap - 1;
+	return 0;
+}
+
+static uint64_t spec_key(const struct gw_batch *b, size_t k)
+{
+	return b->specs[k].hash;
+}
+
+static uint64_t cookie_key(const struct gw_batch *b, size_t k)
+{
+	return b->pods[k].cookie;
+}
+
+struct decoder {
+	struct gw_batch *b;
+	const struct gw_limits *lim;
+	char *err;
+	size_t err_len;
+};
+
+/* Adds one pod object found at `where`. */
+static int add_pod(struct decoder *d, const json_t *obj, const char *where)
+{
+	struct gw_batch *b = d->b;
+	char name[GW_NAMESPACE_MAX + 1 + GW_NAME_MAX + 1];
+	json_t *canon = NULL;
+	struct pod_parts parts;
+	int rc = pod_parts(obj, where, &parts, name, sizeof(name), d->err,
+			   d->err_len);
+	if (rc < 0)
+		return rc;
+	if (b->n_pods == d->lim->max_pods) {
+		return fail(d->err, d->err_len, -E2BIG, "%s: more than %zu pods "
+			    "in one request", where, d->lim->max_pods);
+	}
+	size_t name_len = strlen(name);
+	uint64_t cookie = gw_cookie(name, name_len);
+
+	/* The same pod twice in one body would get two answers for one
+	 * name: refused, naming both places. */
+	size_t i = cookie & b->pod_mask;
+	for (; b->pod_table[i] != 0; i = (i + 1) & b->pod_mask) {
+		const struct gw_pod *o = &b->pods[b->pod_table[i] - 1];
+		if (o->cookie != cookie)
+			continue;
+		if (strcmp(gw_pod_name(b, o), name) == 0)
+			return fail(d->err, d->err_len, -EINVAL, "%s: pod %s: "
+				    "appears twice in the request (first at %s)",
+				    where, name, b->specs[o->spec].where);
+		return fail(d->err, d->err_len, -EINVAL, "%s: pod %s: its 64-bit "
+			    "key equals pod %s's (a hash collision): rename one",
+			    where, name, gw_pod_name(b, o));
+	}
+
+	/* Its spec key: an equal one of this body, or a new one. */
+	uint64_t h = pod_parts_hash(&parts);
+	size_t s = h & b->spec_mask;
+	int64_t spec = -1;
+	for (; b->spec_table[s] != 0; s = (s + 1) & b->spec_mask) {
+		struct gw_spec *o = &b->specs[b->spec_table[s] - 1];
+		if (o->hash == h && pod_parts_equal(o->canon, &parts)) {
+			spec = b->spec_table[s] - 1;
+			break;
+		}
+	}
+	if (spec < 0) {
+		if (b->n_specs == d->lim->max_specs) {
+			return fail(d->err, d->err_len, -E2BIG, "%s: more than %zu "
+				    "distinct pod specs in one request (the templates "
+				    "one daemon connection holds: --max-templates)",
+				    where, d->lim->max_specs);
+		}
+		if (b->n_specs == b->cap_specs) {
+			size_t cap = b->cap_specs ? b->cap_specs * 2 : 8;
+			struct gw_spec *p = realloc(b->specs, cap * sizeof(*p));
+			if (p == NULL)
+				goto oom;
+			b->specs = p;
+			b->cap_specs = cap;
+		}
+		canon = pod_key(&parts);
+		if (canon == NULL)
+			goto oom;
+		spec = (int64_t)b->n_specs;
+		struct gw_spec *ns = &b->specs[b->n_specs++];
+		ns->canon = canon;
+		ns->hash = h;
+		snprintf(ns->where, sizeof(ns->where), "%s", where);
+		canon = NULL;
+		b->spec_table[s] = (uint32_t)spec + 1;
+		if (b->n_specs * 2 > b->spec_mask + 1 &&
+		    table_grow(&b->spec_table, &b->spec_mask, b->n_specs, spec_key,
+			       b) < 0)
+			goto oom;
+	}
+	if (b->n_pods == b->cap_pods) {
+		size_t cap = b->cap_pods ? b->cap_pods * 2 : 16;
+		struct gw_pod *p = realloc(b->pods, cap * sizeof(*p));
+		if (p == NULL)
+			goto oom;
+		b->pods = p;
+		b->cap_pods = cap;
+	}
+	if (b->names_len + name_len + 1 > b->names_cap) {
+		size_t cap = b->names_cap ? b->names_cap * 2 : 1024;
+		while (cap < b->names_len + name_len + 1)
+			cap *= 2;
+		char *p = realloc(b->names, cap);
+		if (p == NULL)
+			goto oom;
+		b->names = p;
+		b->names_cap = cap;
+	}
+	memcpy(b->names + b->names_len, name, name_len + 1);
+	b->pods[b->n_pods] = (struct gw_pod){.cookie = cookie,
+					     .spec = (uint32_t)spec,
+					     .name_off = (uint32_t)b->names_len};
+	b->names_len += name_len + 1;
+	/* i still names the free bucket the search above ended on. */
+	b->pod_table[i] = (uint32_t)++b->n_pods;
+	if (b->n_pods * 2 > b->pod_mask + 1 &&
+	    table_grow(&b->pod_table, &b->pod_mask, b->n_pods, cookie_key, b) < 0)
+		goto oom;
+	return 0;
+oom:
+	json_decref(canon);
+	return fail(d->err, d->err_len, -ENOMEM, "%s: out of memory", where);
+}
+
+/* One top-level value starting on `line`: a Pod, or a List of them. */
+static int add_value(struct decoder *d, const json_t *v, size_t line)
+{
+	char where[GW_WHERE_MAX];
+	snprintf(where, sizeof(where), "line %zu", line);
+	if (!json_is_object(v))
+		return fail(d->err, d->err_len, -EINVAL, "%s: expected a Pod or a "
+			    "List of Pods, found %s", where, type_name(v));
+	const json_t *kind = json_object_get(v, "kind");
+	const char *k = json_is_string(kind) ? json_string_value(kind) : NULL;
+	if (k == NULL || strcmp(k, "List") != 0) {
+		if (k == NULL || strcmp(k, "PodList") != 0)
+			return add_pod(d, v, where);
+	}
+	const json_t *items = json_object_get(v, "items");
+	if (items == NULL || json_is_null(items))
+		return 0; /* an empty list: no pod */
+	if (!json_is_array(items))
+		return fail(d->err, d->err_len, -EINVAL, "%s: items: expected an "
+			    "array, found %s", where, type_name(items));
+	size_t i;
+	json_t *item;
+	json_array_foreach(items, i, item) {
+		snprintf(where, sizeof(where), "line %zu: items[%zu]", line, i);
+		int rc = add_pod(d, item, where);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+int gw_decode_pods(const char *body, size_t len, const struct gw_limits *lim,
+		   struct gw_batch *out, char *err, size_t err_len)
+{
+	*out = (struct gw_batch){0};
+	out->spec_mask = 15;
+	out->pod_mask = 15;
+	out->spec_table = calloc(out->spec_mask + 1, sizeof(uint32_t));
+	out->pod_table = calloc(out->pod_mask + 1, sizeof(uint32_t));
+	if (out->spec_table == NULL || out->pod_table == NULL)
+		return fail(err, err_len, -ENOMEM, "out of memory");
+	struct decoder d = {.b = out, .lim = lim, .err = err, .err_len = err_len};
+	size_t off = 0, line = 1, values = 0;
+	for (;;) {
+		/* Skip whitespace between values, counting lines. */
+		while (off < len && (body[off] == ' ' || body[off] == '\t' ||
+				     body[off] == '\r' || body[off] == '\n')) {
+			if (body[off] == '\n')
+				line++;
+			off++;
+		}
+		if (off == len)
+			break;
+		json_error_t je;
+		json_t *v = json_loadb(body + off, len - off,
+				       JSON_DISABLE_EOF_CHECK | JSON_REJECT_DUPLICATES,
+				       &je);
+		if (v == NULL) {
+			/* jansson counts lines from 1 at the value's start. */
+			return fail(err, err_len, -EINVAL, "line %zu, column %d: JSON: "
+				    "%s", line + (size_t)(je.line > 0 ? je.line - 1 : 0),
+				    je.column, je.text);
+		}
+		size_t used = (size_t)je.position;
+		int rc = add_value(&d, v, line);
+		json_decref(v);
+		if (rc < 0)
+			return rc;
+		values++;
+		for (size_t k = off; k < off + used && k < len; k++)
+			if (body[k] == '\n')
+				line++;
+		if (used == 0)
+			return fail(err, err_len, -EINVAL, "line %zu: JSON: no progress",
+				    line);
+		off += used;
+	}
+	if (values == 0)
+		return fail(err, err_len, -EINVAL, "the body holds no Pod: expected "
+			    "a Pod, a List of Pods, or JSON Lines of Pods");
+	return 0;
+}
+
+/* --- the extender's arguments ---------------------------------------------- */
+
+const json_t *gw_member_ci(const json_t *obj, const char *name)
+{
+	if (!json_is_object(obj))
+		return NULL;
+	const json_t *v = json_object_get(obj, name);
+	if (v != NULL)
+		return v;
+	const char *key;
+	json_t *member;
+	json_object_foreach((json_t *)obj, key, member)
+		if (strcasecmp(key, name) == 0)
+			return member;
+	return NULL;
+}
+
+void gw_extender_args_free(struct gw_extender_args *a)
+{
+	json_decref(a->pod_key);
+	json_decref(a->root);
+	free(a->names);
+	*a = (struct gw_extender_args){0};
+}
+
+int gw_decode_extender_args(const char *body, size_t len, size_t max_nodes,
+			    struct gw_extender_args *out, char *err, size_t err_len)
+{
+	*out = (struct gw_extender_args){0};
+	json_error_t je;
+	out->root = json_loadb(body, len, JSON_REJECT_DUPLICATES, &je);
+	if (out->root == NULL)
+		return fail(err, err_len, -EINVAL, "line %d, column %d: JSON: %s",
+			    je.line, je.column, je.text);
+	if (!json_is_object(out->root))
+		return fail(err, err_len, -EINVAL, "ExtenderArgs: expected an object, "
+			    "found %s", type_name(out->root));
+	const json_t *pod = gw_member_ci(out->root, "Pod");
+	if (pod == NULL || json_is_null(pod))
+		return fail(err, err_len, -EINVAL, "Pod: required");
+	int rc = gw_pod_key(pod, "Pod", &out->pod_key, out->pod_name,
+			    sizeof(out->pod_name), err, err_len);
+	if (rc < 0)
+		return rc;
+	const json_t *uid = json_object_get(json_object_get(pod, "metadata"), "uid");
+	if (uid != NULL && !json_is_null(uid)) {
+		if (!json_is_string(uid) || json_string_length(uid) >= sizeof(out->pod_uid))
+			return fail(err, err_len, -EINVAL, "Pod.metadata.uid: expected a "
+				    "string of at most %zu bytes", sizeof(out->pod_uid) - 1);
+		snprintf(out->pod_uid, sizeof(out->pod_uid), "%s", json_string_value(uid));
+	}
+	const json_t *nodes = gw_member_ci(out->root, "Nodes");
+	const json_t *names = gw_member_ci(out->root, "NodeNames");
+	if (nodes != NULL && json_is_null(nodes))
+		nodes = NULL;
+	if (names != NULL && json_is_null(names))
+		names = NULL;
+	if (nodes == NULL && names == NULL)
+		return fail(err, err_len, -EINVAL, "Nodes or NodeNames: one is required "
+			    "(NodeNames when the extender is nodeCacheCapable)");
+	if (nodes != NULL && names != NULL)
+		return fail(err, err_len, -EINVAL, "Nodes and NodeNames: only one may "
+			    "be given");
+	const json_t *list = names;
+	if (nodes != NULL) {
+		if (!json_is_object(nodes))
+			return fail(err, err_len, -EINVAL, "Nodes: expected a NodeList "
+				    "object, found %s", type_name(nodes));
+		list = json_object_get(nodes, "items");
+		if (list == NULL || json_is_null(list))
+			list = NULL;
+		else if (!json_is_array(list))
+			return fail(err, err_len, -EINVAL, "Nodes.items: expected an "
+				    "array, found %s", type_name(list));
+		out->nodes = list;
+	} else {
+		out->node_names = true;
+		if (!json_is_array(names))
+			return fail(err, err_len, -EINVAL, "NodeNames: expected an array "
+				    "of strings, found %s", type_name(names));
+	}
+	size_t n = list ? json_array_size(list) : 0;
+	if (n > max_nodes)
+		return fail(err, err_len, -E2BIG, "%s: %zu nodes; at most %zu",
+			    nodes ? "Nodes.items" : "NodeNames", n, max_nodes);
+	out->names = calloc(n ? n : 1, sizeof(*out->names));
+	if (out->names == NULL)
+		return fail(err, err_len, -ENOMEM, "out of memory");
+	for (size_t i = 0; i < n; i++) {
+		const json_t *e = json_array_get(list, i);
+		const json_t *name = e;
+		if (nodes != NULL) {
+			if (!json_is_object(e))
+				return fail(err, err_len, -EINVAL, "Nodes.items[%zu]: "
+					    "expected a Node object, found %s", i,
+					    type_name(e));
+			name = json_object_get(json_object_get(e, "metadata"), "name");
+		}
+		if (!json_is_string(name) || json_string_length(name) == 0 ||
+		    json_string_length(name) > GW_NAME_MAX)
+			return fail(err, err_len, -EINVAL, nodes != NULL
+				    ? "Nodes.items[%zu].metadata.name: expected a "
+				      "name of 1 to 253 bytes"
+				    : "NodeNames[%zu]: expected a name of 1 to 253 bytes",
+				    i);
+		out->names[i] = json_string_value(name);
+	}
+	out->n_names = n;
+	return 0;
+}

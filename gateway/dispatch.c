@@ -1,0 +1,1602 @@
+/* The dispatcher: the one thread of the gateway that talks to the daemon.
+ *
+ * It owns everything the daemon connection needs and no HTTP thread
+ * touches: the producer connections (libshmsched-client handles: one
+ * thread at a time each), the templates registered on them, the table of
+ * the gateway's pods by cookie, and the jobs being answered. HTTP threads
+ * hand it jobs through an inbox (a mutex and a condition variable, once
+ * per request, never per pod) and read answers under each job's lock
+ * (the handshake J1-J5, gateway_internal.h).
+ *
+ * One turn of the loop: take new jobs and give each its verdict (refused,
+ * or accepted with every spec's template resolved); submit accepted pods
+ * round-robin over jobs, as many as the connections have free slots; poll
+ * every connection; write each answer as a line into its job; publish the
+ * lines and wake the connections that wait. With pods in flight it polls,
+ * then yields, then naps 50 us; with none it sleeps on the inbox.
+ *
+ * Templates and their eviction. A pod is submitted by naming a template,
+ * and templates belong to a connection, at most max_templates each. Specs
+ * are found by their key (gateway/decode.h): equal keys share a template.
+ * When the active connection is full, a new connection takes over (under
+ * the same producer identity, so placements stay ours) and the old one
+ * drains: specs used again are registered on the new one, and once no job
+ * uses the old one's templates and none of its pods is in flight, it is
+ * closed, and the daemon forgets its templates (evicted). A stream of
+ * ever-new specs so costs one connection's worth of templates at a time,
+ * plus the ones draining (at most GW_MAX_CONNS connections at once).
+ *
+ * The table of pods. Each pod the gateway submitted and each placement its
+ * identity holds is an entry by cookie (hash64 of namespace/name): IN_FLIGHT
+ * (submitted, not answered), PLACED (with its placement id, node, devices)
+ * or LIMBO (the daemon went away with it). GET and DELETE find a pod by
+ * its name's cookie. The daemon's listing of this identity's placements
+ * carries the cookies, so after a restart of the gateway or the daemon the
+ * table is rebuilt from it: the daemon is the truth.
+ *
+ * The daemon going away (a connection reports -ECONNRESET): every
+ * connection is closed, every pod in flight goes to LIMBO, and new
+ * requests get 503 while the dispatcher tries to connect again every
+ * 100 ms. When it is back, the listing decides: a LIMBO pod with a
+ * placement is answered PLACED (its answer was lost with the daemon); one
+ * without is submitted again (the daemon's recount guarantees it holds
+ * nothing: shm/recount.c). So each accepted pod gets exactly one answer.
+ * If the daemon stays away past daemon_grace_ms, the pods still open are
+ * answered with a line saying so (for a LIMBO pod: it may have been placed;
+ * GET it once the daemon is back).
+ *
+ * Cost per pod on the dispatcher: a table probe or two, a slot write
+ * (libshmsched-client), an answer line of about 60 bytes; no system call
+ * while pods flow, except the wakes of HTTP connections (one per job and
+ * turn, not per pod).
+ */
+#include "gateway/gateway_internal.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <sched.h>
+#include <sys/prctl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define GW_MAX_CONNS 8          /* connections at once: one active, the rest
+				 * draining (the daemon allows 16 per uid) */
+#define BURST 256u              /* pods per submit and answers per poll */
+#define RECONNECT_EVERY_NS UINT64_C(100000000)
+#define IDLE_WAIT_MS 100        /* a sleeping loop still turns this often */
+#define LISTING_PAGE 1024u
+
+const double gw_attempt_bounds[GW_ATTEMPT_BUCKETS] = {
+	0.001, 0.002, 0.004, 0.008, 0.016, 0.032, 0.064, 0.128, 0.256, 0.512,
+	1.024, 2.048, 4.096, 8.192, 16.384};
+const double gw_sli_bounds[GW_SLI_BUCKETS] = {
+	0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48,
+	40.96, 81.92, 163.84, 327.68, 655.36, 1310.72, 2621.44, 5242.88};
+const double gw_fine_bounds[GW_FINE_BUCKETS] = {
+	0.00001, 0.00002, 0.00004, 0.00008, 0.00016, 0.00032, 0.00064, 0.00128,
+	0.00256, 0.00512, 0.01024, 0.02048, 0.04096, 0.08192, 0.16384, 0.32768};
+
+struct gw_conn {
+	struct shmsched_client *c;
+	unsigned index;       /* for logs */
+	unsigned n_templates;
+	unsigned in_flight;
+	unsigned capacity;
+	unsigned users;       /* accepted jobs' specs registered here */
+	bool draining;
+	struct gw_conn *next;
+};
+
+struct gw_template {
+	uint64_t hash;
+	json_t *canon;        /* a reference */
+	struct gw_conn *conn;
+	uint32_t id;
+};
+
+enum entry_state { E_FREE = 0, E_IN_FLIGHT, E_PLACED, E_LIMBO };
+
+struct gw_entry {
+	uint64_t cookie;      /* 0: a free bucket */
+	uint64_t placement_id;
+	struct gw_job *job;   /* IN_FLIGHT, LIMBO: whose pod it is (NULL:
+			       * nobody waits for it) */
+	struct gw_conn *conn; /* IN_FLIGHT */
+	struct shmsched_devices devices;
+	uint32_t node_id;
+	uint32_t pod;         /* its index in the job's batch */
+	uint8_t state;
+	uint8_t seen;         /* in the daemon's listing (rebuild) */
+};
+
+struct gw_dispatch {
+	struct gateway_config cfg;
+	const char *socket_path;    /* NULL: the client library's default */
+	const char *producer_name;
+	pthread_t thread;
+	bool thread_started;
+
+	/* The inbox: under inbox_lock. */
+	pthread_mutex_t inbox_lock;
+	pthread_cond_t inbox_cond;
+	struct gw_job *inbox_head, *inbox_tail;
+	bool stopping;              /* gw_dispatch_stop() was called */
+	bool stopped;               /* the loop has ended: submit refuses */
+
+	/* The observer: swapped by the dispatcher under the write lock. */
+	pthread_rwlock_t obs_lock;
+	struct shmsched_observer *obs;
+	char region_name[64];
+
+	/* The dispatcher's own. */
+	struct gw_conn *conns, *active;
+	unsigned n_conns, conn_seq;
+	struct gw_template **tmpl;  /* by hash, open addressing */
+	size_t tmpl_mask, n_tmpl;
+	/* The table of pods: entries in slabs that never move (a pointer to
+	 * one stays good, and a walk may delete as it goes), found through an
+	 * index of (entry + 1) << 32 | the cookie's low bits, linear probing
+	 * at most half full. Growing rewrites only the index: 8 bytes a
+	 * bucket, read in order, so a million placements cost milliseconds,
+	 * not a copy of every entry. */
+	struct gw_entry **slabs;
+	size_t n_slabs;
+	uint32_t entries_used;      /* entries below it were handed out */
+	uint32_t free_entry;        /* a free list through .pod, + 1; 0: none */
+	uint64_t *index;
+	size_t index_mask, map_n;
+	struct gw_job *jobs_head, *jobs_tail; /* accepted PLACE and BIND jobs */
+	bool up;
+	uint64_t down_since_ns, next_connect_ns;
+	bool grace_expired;
+	unsigned idle_spins;
+	char last_error[512];
+
+	struct gw_dispatch_stats st;
+	struct shmsched_result results[BURST];
+	struct shmsched_pod pods[BURST];
+	struct gw_job *pod_job[BURST];
+	uint32_t pod_index[BURST];
+};
+
+/* --- jobs ------------------------------------------------------------- */
+
+struct gw_job *gw_job_new(enum gw_job_kind kind)
+{
+	struct gw_job *j = calloc(1, sizeof(*j));
+	if (j == NULL)
+		return NULL;
+	j->kind = kind;
+	j->refs = 1;
+	pthread_mutex_init(&j->lock, NULL);
+	return j;
+}
+
+void gw_job_ref(struct gw_job *j)
+{
+	/* J5: relaxed, the caller already holds a reference. */
+	__atomic_fetch_add(&j->refs, 1, __ATOMIC_RELAXED);
+}
+
+void gw_job_unref(struct gw_job *j)
+{
+	if (j == NULL)
+		return;
+	/* J5: acq_rel, so the last holder sees every other holder's writes
+	 * before it frees. */
+	if (__atomic_sub_fetch(&j->refs, 1, __ATOMIC_ACQ_REL) != 0)
+		return;
+	if (j->ext_free != NULL)
+		j->ext_free(j->ext);
+	gw_batch_free(&j->batch);
+	json_buf_free(&j->out);
+	json_buf_free(&j->lines);
+	free(j->tmpl);
+	free(j->retry);
+	pthread_mutex_destroy(&j->lock);
+	free(j);
+}
+
+static bool job_abandoned(const struct gw_job *j)
+{
+	/* J4: acquire, partner of the HTTP side's release store. */
+	return __atomic_load_n(&j->abandoned, __ATOMIC_ACQUIRE);
+}
+
+/* J2: the verdict and a whole body, under the lock; then the wake. */
+static void job_finish(struct gw_job *j, unsigned code, const struct json_buf *body)
+{
+	pthread_mutex_lock(&j->lock);
+	j->code = code;
+	if (body != NULL && body->len > 0)
+		json_buf_put(&j->out, body->data, body->len);
+	j->done = true;
+	if (j->suspended) {
+		j->suspended = false;
+		j->wake(j);
+	}
+	pthread_mutex_unlock(&j->lock);
+}
+
+/* A Kubernetes Status object for an error. */
+static void status_body(struct json_buf *b, unsigned code, const char *reason,
+			const char *message)
+{
+	json_buf_reset(b);
+	json_buf_puts(b, "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},"
+		      "\"status\":\"Failure\",\"message\":");
+	json_buf_string(b, message);
+	json_buf_puts(b, ",\"reason\":");
+	json_buf_string(b, reason);
+	json_buf_printf(b, ",\"code\":%u}\n", code);
+}
+
+static void job_refuse(struct gw_job *j, unsigned code, const char *reason,
+		       const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+static void job_refuse(struct gw_job *j, unsigned code, const char *reason,
+		       const char *fmt, ...)
+{
+	char msg[1536];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	struct json_buf b = {0};
+	status_body(&b, code, reason, msg);
+	job_finish(j, code, &b);
+	json_buf_free(&b);
+}
+
+/* --- the table of pods ------------------------------------------------ */
+
+#define SLAB_SHIFT 14 /* 16,384 entries (1.4 MiB) a slab */
+#define SLAB_SIZE (1u << SLAB_SHIFT)
+
+static struct gw_entry *entry_at(const struct gw_dispatch *d, uint32_t i)
+{
+	return &d->slabs[i >> SLAB_SHIFT][i & (SLAB_SIZE - 1)];
+}
+
+static uint32_t index_of(const struct gw_dispatch *d, const struct gw_entry *e)
+{
+	for (size_t k = 0; k < d->n_slabs; k++)
+		if (e >= d->slabs[k] && e < d->slabs[k] + SLAB_SIZE)
+			return (uint32_t)(k << SLAB_SHIFT) + (uint32_t)(e - d->slabs[k]);
+	return UINT32_MAX;
+}
+
+/* Every entry in use, in slab order: `for (MAP_EACH(d, e))`. */
+#define MAP_EACH(d, e) uint32_t e##_i = 0; e##_i < (d)->entries_used; e##_i++) \
+	if ((e = entry_at((d), e##_i))->cookie != 0
+
+static struct gw_entry *map_find(struct gw_dispatch *d, uint64_t cookie)
+{
+	for (size_t i = cookie & d->index_mask;; i = (i + 1) & d->index_mask) {
+		uint64_t b = d->index[i];
+		if (b == 0)
+			return NULL;
+		if ((uint32_t)b == (uint32_t)cookie) {
+			struct gw_entry *e = entry_at(d, (uint32_t)(b >> 32) - 1);
+			if (e->cookie == cookie)
+				return e;
+		}
+	}
+}
+
+static void index_put(uint64_t *index, size_t mask, uint64_t b)
+{
+	size_t i = (uint32_t)b & mask;
+	while (index[i] != 0)
+		i = (i + 1) & mask;
+	index[i] = b;
+}
+
+static int index_grow(struct gw_dispatch *d)
+{
+	size_t cap = d->index ? (d->index_mask + 1) * 2 : 4096;
+	uint64_t *t = calloc(cap, sizeof(*t));
+	if (t == NULL)
+		return -ENOMEM;
+	for (size_t k = 0; d->index != NULL && k <= d->index_mask; k++)
+		if (d->index[k] != 0)
+			index_put(t, cap - 1, d->index[k]);
+	free(d->index);
+	d->index = t;
+	d->index_mask = cap - 1;
+	return 0;
+}
+
+/* A new entry for `cookie` (not present), or NULL when out of memory. */
+static struct gw_entry *map_add(struct gw_dispatch *d, uint64_t cookie)
+{
+	if ((d->map_n + 1) * 2 > d->index_mask + 1 && index_grow(d) < 0)
+		return NULL;
+	uint32_t i;
+	if (d->free_entry != 0) {
+		i = d->free_entry - 1;
+		d->free_entry = entry_at(d, i)->pod;
+	} else {
+		if (d->entries_used == UINT32_MAX - 1)
+			return NULL;
+		if ((d->entries_used >> SLAB_SHIFT) == d->n_slabs) {
+			struct gw_entry **slabs = realloc(d->slabs, (d->n_slabs + 1) *
+							  sizeof(*slabs));
+			if (slabs == NULL)
+				return NULL;
+			d->slabs = slabs;
+			d->slabs[d->n_slabs] = calloc(SLAB_SIZE, sizeof(struct gw_entry));
+			if (d->slabs[d->n_slabs] == NULL)
+				return NULL;
+			d->n_slabs++;
+		}
+		i = d->entries_used++;
+	}
+	struct gw_entry *e = entry_at(d, i);
+	*e = (struct gw_entry){.cookie = cookie};
+	index_put(d->index, d->index_mask, (uint64_t)(i + 1) << 32 | (uint32_t)cookie);
+	d->map_n++;
+	return e;
+}
+
+/* Removes an entry: its index bucket by backward-shift deletion (linear
+ * probing stays exact without tombstones), the entry onto the free list. */
+static void map_del(struct gw_dispatch *d, struct gw_entry *e)
+{
+	uint32_t n = index_of(d, e);
+	uint64_t want = (uint64_t)(n + 1) << 32 | (uint32_t)e->cookie;
+	size_t i = e->cookie & d->index_mask;
+	while (d->index[i] != want)
+		i = (i + 1) & d->index_mask;
+	size_t j = i;
+	for (;;) {
+		j = (j + 1) & d->index_mask;
+		if (d->index[j] == 0)
+			break;
+		size_t home = (uint32_t)d->index[j] & d->index_mask;
+		/* Move j to i unless its home lies cyclically in (i, j]. */
+		bool stays = i <= j ? (i < home && home <= j) : (i < home || home <= j);
+		if (stays)
+			continue;
+		d->index[i] = d->index[j];
+		i = j;
+	}
+	d->index[i] = 0;
+	*e = (struct gw_entry){.pod = d->free_entry};
+	d->free_entry = n + 1;
+	d->map_n--;
+}
+
+static void map_free(struct gw_dispatch *d)
+{
+	for (size_t k = 0; k < d->n_slabs; k++)
+		free(d->slabs[k]);
+	free(d->slabs);
+	free(d->index);
+}
+
+/* --- the observer ----------------------------------------------------- */
+
+struct shmsched_observer *gw_observer_get(struct gw_dispatch *d)
+{
+	pthread_rwlock_rdlock(&d->obs_lock);
+	return d->obs;
+}
+
+void gw_observer_put(struct gw_dispatch *d)
+{
+	pthread_rwlock_unlock(&d->obs_lock);
+}
+
+/* (Re)opens the observer: after a daemon restart its region may be a new
+ * file (--fresh). A gateway without read access to the region works on,
+ * without /v1/nodes and the daemon's counters. */
+static void observer_reopen(struct gw_dispatch *d)
+{
+	if (d->region_name[0] == '\0')
+		return;
+	struct shmsched_observer *obs = NULL;
+	char err[512];
+	int rc = shmsched_observe_open(d->region_name, &obs, err, sizeof(err));
+	if (rc < 0)
+		log_msg(LOG_LEVEL_WARN, "gateway: the state region %s cannot be "
+			"observed (%s): /v1/nodes and the daemon's counters are "
+			"unavailable", d->region_name, err);
+	pthread_rwlock_wrlock(&d->obs_lock);
+	struct shmsched_observer *old = d->obs;
+	d->obs = obs;
+	pthread_rwlock_unlock(&d->obs_lock);
+	shmsched_observe_close(old);
+}
+
+static void node_name(struct gw_dispatch *d, struct gw_conn *conn,
+		      uint32_t node_id, char *buf, size_t len)
+{
+	/* The dispatcher is the observer's only writer: it reads it unlocked. */
+	if (d->obs != NULL &&
+	    shmsched_observe_node_name(d->obs, node_id, buf, len) == 0)
+		return;
+	if (conn != NULL &&
+	    shmsched_node_name(conn->c, node_id, buf, len, NULL, 0) == 0)
+		return;
+	snprintf(buf, len, "(node %" PRIu32 ")", node_id);
+}
+
+/* --- answers ------------------------------------------------------------ */
+
+static void count_histogram(uint64_t *buckets, const double *bounds, unsigned n,
+			    uint64_t *count, uint64_t *sum, uint64_t ns)
+{
+	double s = (double)ns * 1e-9;
+	for (unsigned b = 0; b < n; b++)
+		if (s <= bounds[b]) {
+			stat_inc(&buckets[b]);
+			break;
+		}
+	stat_inc(count);
+	stat_add(sum, ns);
+}
+
+/* One pod's line into its job's lines, and the job's accounting. */
+static void answer_pod(struct gw_job *j, const struct json_answer *a)
+{
+	j->answered++;
+	if (!job_abandoned(j))
+		json_answer_line(&j->lines, a);
+}
+
+static void answer_placed(struct gw_dispatch *d, struct gw_job *j, uint32_t pod,
+			  struct gw_conn *conn, uint32_t node_id,
+			  const struct shmsched_devices *dev)
+{
+	char node[SHMSCHED_OBSERVE_NODE_NAME_MAX], set[1024];
+	node_name(d, conn, node_id, node, sizeof(node));
+	struct json_answer a = {.pod = gw_pod_name(&j->batch, &j->batch.pods[pod]),
+				.node = node, .gpu_mask = dev->gpu_mask,
+				.gpu_milli = dev->gpu_milli};
+	if (dev->n_cores > 0 && shmsched_format_cpuset(dev, set, sizeof(set)) > 0)
+		a.cpuset = set;
+	answer_pod(j, &a);
+}
+
+static void answer_not_placed(struct gw_job *j,
+			      uint32_t pod, const char *message)
+{
+	struct json_answer a = {.pod = gw_pod_name(&j->batch, &j->batch.pods[pod]),
+				.message = message};
+	answer_pod(j, &a);
+}
+
+/* --- connections and templates ------------------------------------------ */
+
+static void tmpl_table_rebuild(struct gw_dispatch *d, size_t cap)
+{
+	struct gw_template **t = calloc(cap, sizeof(*t));
+	if (t == NULL)
+		return; /* keep the old table: lookups still work */
+	size_t n = 0;
+	for (size_t k = 0; d->tmpl != NULL && k <= d->tmpl_mask; k++) {
+		struct gw_template *e = d->tmpl[k];
+		if (e == NULL)
+			continue;
+		if (e->conn == NULL) { /* its connection was closed: evicted */
+			json_decref(e->canon);
+			free(e);
+			continue;
+		}
+		size_t i = e->hash & (cap - 1);
+		while (t[i] != NULL)
+			i = (i + 1) & (cap - 1);
+		t[i] = e;
+		n++;
+	}
+	free(d->tmpl);
+	d->tmpl = t;
+	d->tmpl_mask = cap - 1;
+	d->n_tmpl = n;
+	stat_set(&d->st.templates, n);
+}
+
+static void conn_close(struct gw_dispatch *d, struct gw_conn *conn)
+{
+	for (size_t k = 0; d->tmpl != NULL && k <= d->tmpl_mask; k++)
+		if (d->tmpl[k] != NULL && d->tmpl[k]->conn == conn)
+			d->tmpl[k]->conn = NULL;
+	struct gw_conn **p = &d->conns;
+	while (*p != conn)
+		p = &(*p)->next;
+	*p = conn->next;
+	if (d->active == conn)
+		d->active = NULL;
+	d->n_conns--;
+	shmsched_disconnect(conn->c);
+	free(conn);
+	tmpl_table_rebuild(d, d->tmpl_mask + 1);
+	stat_set(&d->st.connections, d->n_conns);
+}
+
+static int conn_open(struct gw_dispatch *d, char *err, size_t err_len)
+{
+	struct gw_conn *conn = calloc(1, sizeof(*conn));
+	if (conn == NULL)
+		return -ENOMEM;
+	int rc = shmsched_connect_named(d->socket_path, d->producer_name,
+					&conn->c, err, err_len);
+	if (rc < 0) {
+		free(conn);
+		return rc;
+	}
+	conn->index = ++d->conn_seq;
+	conn->capacity = shmsched_capacity(conn->c);
+	conn->next = d->conns;
+	d->conns = conn;
+	d->n_conns++;
+	if (d->active != NULL)
+		d->active->draining = true;
+	d->active = conn;
+	stat_inc(&d->st.connections_opened);
+	stat_set(&d->st.connections, d->n_conns);
+	return 0;
+}
+
+/* Closes the connections that have drained: no job uses their templates
+ * and none of their pods is in flight. */
+static void conns_retire(struct gw_dispatch *d)
+{
+	for (struct gw_conn *c = d->conns, *next; c != NULL; c = next) {
+		next = c->next;
+		if (c->draining && c->users == 0 && c->in_flight == 0) {
+			log_msg(LOG_LEVEL_DEBUG, "gateway: connection %u drained: "
+				"%u templates evicted", c->index, c->n_templates);
+			stat_inc(&d->st.connections_retired);
+			conn_close(d, c);
+		}
+	}
+}
+
+static void daemon_lost(struct gw_dispatch *d, const char *why);
+
+/* The template for a spec key: one registered on a live, non-draining
+ * connection, or a new registration on the active one. Returns 0 with
+ * *out, or -ECONNRESET (the daemon is gone: daemon_lost was called),
+ * -EAGAIN (every connection is busy draining), or the daemon's refusal
+ * with its text in err. */
+static int template_for(struct gw_dispatch *d, const struct gw_spec *spec,
+			struct gw_tref *out, char *err, size_t err_len)
+{
+	size_t i = spec->hash & d->tmpl_mask;
+	struct gw_template *found = NULL;
+	for (; d->tmpl[i] != NULL; i = (i + 1) & d->tmpl_mask)
+		if (d->tmpl[i]->hash == spec->hash &&
+		    json_equal(d->tmpl[i]->canon, spec->canon)) {
+			found = d->tmpl[i];
+			break;
+		}
+	if (found != NULL && found->conn != NULL && !found->conn->draining) {
+		*out = (struct gw_tref){found->conn, found->id};
+		return 0;
+	}
+	if (d->active == NULL || d->active->n_templates >= d->cfg.max_templates) {
+		if (d->n_conns >= GW_MAX_CONNS) {
+			snprintf(err, err_len, "%u connections to the daemon hold "
+				 "templates still in use: too many distinct pod "
+				 "specs at once; try again", d->n_conns);
+			return -EAGAIN;
+		}
+		int rc = conn_open(d, err, err_len);
+		if (rc < 0) {
+			daemon_lost(d, err);
+			return -ECONNRESET;
+		}
+	}
+	/* The template: the key with a name of its own (the daemon names
+	 * placements after their template). */
+	json_t *copy = json_copy(spec->canon);
+	json_t *meta = copy ? json_copy(json_object_get(copy, "metadata")) : NULL;
+	char name[32];
+	snprintf(name, sizeof(name), "gw-%016" PRIx64, spec->hash);
+	char *text = NULL;
+	if (meta != NULL && json_object_set_new(meta, "name", json_string(name)) == 0 &&
+	    json_object_set_new(copy, "metadata", meta) == 0) {
+		meta = NULL;
+		text = json_dumps(copy, JSON_COMPACT);
+	}
+	json_decref(meta);
+	json_decref(copy);
+	if (text == NULL) {
+		snprintf(err, err_len, "out of memory");
+		return -ENOMEM;
+	}
+	uint32_t id;
+	struct gw_conn *conn = d->active;
+	int rc = shmsched_register_template(conn->c, text, strlen(text), &id, err,
+					    err_len);
+	free(text);
+	if (rc == -ECONNRESET || rc == -ETIMEDOUT || rc == -EPROTO) {
+		daemon_lost(d, err);
+		return -ECONNRESET;
+	}
+	if (rc == -ENOSPC) {
+		/* The daemon's own cap came first: take a new connection. */
+		conn->n_templates = d->cfg.max_templates;
+		return template_for(d, spec, out, err, err_len);
+	}
+	if (rc < 0) {
+		stat_inc(&d->st.templates_refused);
+		return rc;
+	}
+	conn->n_templates++;
+	stat_inc(&d->st.templates_registered);
+	if (found != NULL) {
+		/* Moves to the new connection; the old one drains. */
+		found->conn = conn;
+		found->id = id;
+	} else {
+		/* A copy of its own: jansson's reference counts are not
+		 * thread-safe to share (its inline decref reads the count
+		 * plainly), and the job's objects die in whichever thread
+		 * lets the job go. */
+		struct gw_template *t = malloc(sizeof(*t));
+		json_t *canon = json_deep_copy(spec->canon);
+		if (t == NULL || canon == NULL) {
+			free(t);
+			json_decref(canon);
+			snprintf(err, err_len, "out of memory");
+			return -ENOMEM;
+		}
+		*t = (struct gw_template){spec->hash, canon, conn, id};
+		d->tmpl[i] = t;
+		d->n_tmpl++;
+		if (d->n_tmpl * 2 > d->tmpl_mask + 1)
+			tmpl_table_rebuild(d, (d->tmpl_mask + 1) * 2);
+		stat_set(&d->st.templates, d->n_tmpl);
+	}
+	*out = (struct gw_tref){conn, id};
+	return 0;
+}
+
+static void job_release_conns(struct gw_job *j)
+{
+	if (j->tmpl == NULL)
+		return;
+	for (size_t s = 0; s < j->batch.n_specs; s++)
+		if (j->tmpl[s].conn != NULL) {
+			j->tmpl[s].conn->users--;
+			j->tmpl[s].conn = NULL;
+		}
+}
+
+/* Resolves every spec of an accepted job to a template. Returns 0, or
+ * the refusal as template_for() gives it, with the spec's index. */
+static int job_resolve(struct gw_dispatch *d, struct gw_job *j, size_t *bad,
+		       char *err, size_t err_len)
+{
+	job_release_conns(j);
+	for (size_t s = 0; s < j->batch.n_specs; s++) {
+		int rc = template_for(d, &j->batch.specs[s], &j->tmpl[s], err,
+				      err_len);
+		if (rc < 0) {
+			*bad = s;
+			if (rc != -ECONNRESET)
+				job_release_conns(j);
+			return rc;
+		}
+		j->tmpl[s].conn->users++;
+	}
+	return 0;
+}
+
+/* --- the daemon coming and going ---------------------------------------- */
+
+struct listed {
+	uint64_t cookie, placement_id;
+	uint32_t node_id;
+	struct shmsched_devices devices;
+};
+
+static void job_retry_push(struct gw_job *j, uint32_t pod)
+{
+	if (j->n_retry == j->cap_retry) {
+		size_t cap = j->cap_retry ? j->cap_retry * 2 : 64;
+		uint32_t *r = realloc(j->retry, cap * sizeof(*r));
+		if (r == NULL) {
+			/* Cannot queue it again: answer it, honestly. */
+			j->answered++;
+			return;
+		}
+		j->retry = r;
+		j->cap_retry = cap;
+	}
+	j->retry[j->n_retry++] = pod;
+}
+
+static void daemon_lost(struct gw_dispatch *d, const char *why)
+{
+	if (!d->up)
+		return;
+	log_msg(LOG_LEVEL_WARN, "gateway: lost the daemon: %s; %" PRIu64
+		" pods in flight wait up to %u ms for it to come back", why,
+		stat_read(&d->st.in_flight), d->cfg.daemon_grace_ms);
+	/* Collect what the connections still hold: answers enqueued before
+	 * the daemon went, then the library's CANCELLED for the rest. */
+	for (struct gw_conn *c = d->conns; c != NULL; c = c->next) {
+		int n;
+		while ((n = shmsched_poll(c->c, d->results, BURST)) > 0) {
+			for (int k = 0; k < n; k++) {
+				struct gw_entry *e = map_find(d, d->results[k].cookie);
+				if (e == NULL || e->state != E_IN_FLIGHT || e->conn != c)
+					continue;
+				/* Placed answers that arrived are kept; the rest
+				 * wait for the listing. */
+				if (d->results[k].status == SHMSCHED_PLACED) {
+					e->state = E_PLACED;
+					e->placement_id = d->results[k].placement_id;
+					e->node_id = d->results[k].node_id;
+					e->devices = d->results[k].devices;
+					c->in_flight--;
+					e->job->in_flight--;
+					answer_placed(d, e->job, e->pod, c, e->node_id,
+						      &e->devices);
+					e->job = NULL;
+				}
+			}
+		}
+	}
+	struct gw_entry *e;
+	for (MAP_EACH(d, e))
+		if (e->state == E_IN_FLIGHT) {
+			e->state = E_LIMBO;
+			e->conn = NULL;
+			if (e->job != NULL)
+				e->job->in_flight--;
+		}
+	for (struct gw_job *j = d->jobs_head; j != NULL; j = j->next)
+		job_release_conns(j);
+	while (d->conns != NULL)
+		conn_close(d, d->conns);
+	d->up = false;
+	d->grace_expired = false;
+	d->down_since_ns = now_ns();
+	d->next_connect_ns = d->down_since_ns;
+	snprintf(d->last_error, sizeof(d->last_error), "%s", why);
+	stat_set(&d->st.connected, 0);
+	stat_set(&d->st.last_loss_ns, d->down_since_ns);
+	stat_inc(&d->st.daemon_losses);
+}
+
+/* Reads this identity's placements from the daemon and makes the table
+ * agree with them. Returns 0, or the connection's error. */
+static int rebuild_from_listing(struct gw_dispatch *d, char *err, size_t err_len)
+{
+	struct shmsched_placement *page = malloc(LISTING_PAGE * sizeof(*page));
+	if (page == NULL)
+		return -ENOMEM;
+	struct gw_entry *each;
+	for (MAP_EACH(d, each))
+		each->seen = 0;
+	uint32_t cursor = 0;
+	int rc = 0;
+	while (cursor != UINT32_MAX) {
+		rc = shmsched_placements(d->active->c, &cursor, page, LISTING_PAGE,
+					 err, err_len);
+		if (rc < 0)
+			break;
+		for (int i = 0; i < rc; i++) {
+			const struct shmsched_placement *p = &page[i];
+			if (p->cookie == 0)
+				continue; /* a bound pod: not ours */
+			struct gw_entry *e = map_find(d, p->cookie);
+			if (e == NULL) {
+				e = map_add(d, p->cookie);
+				if (e == NULL) {
+					rc = -ENOMEM;
+					break;
+				}
+				e->state = E_PLACED;
+			}
+			if (e->state == E_LIMBO && e->job != NULL) {
+				/* Its answer went with the daemon: this is it. */
+				answer_placed(d, e->job, e->pod, d->active, p->node_id,
+					      &p->devices);
+				stat_inc(&d->st.recovered);
+			}
+			e->state = E_PLACED;
+			e->job = NULL;
+			e->placement_id = p->placement_id;
+			e->node_id = p->node_id;
+			e->devices = p->devices;
+			e->seen = 1;
+		}
+		if (rc < 0)
+			break;
+	}
+	free(page);
+	if (rc < 0)
+		return rc;
+	/* What the daemon does not hold: LIMBO pods were never placed (go
+	 * again), PLACED ones are gone (a fresh region). Entries never move:
+	 * the walk may delete as it goes. */
+	for (MAP_EACH(d, each)) {
+		if (each->seen)
+			continue;
+		if (each->state == E_LIMBO && each->job != NULL) {
+			job_retry_push(each->job, each->pod);
+			stat_inc(&d->st.resubmitted);
+		}
+		map_del(d, each);
+	}
+	stat_set(&d->st.placements, d->map_n);
+	return 0;
+}
+
+static void try_connect(struct gw_dispatch *d, uint64_t now)
+{
+	if (now < d->next_connect_ns)
+		return;
+	d->next_connect_ns = now + RECONNECT_EVERY_NS;
+	char err[512];
+	int rc = conn_open(d, err, sizeof(err));
+	if (rc < 0) {
+		if (strcmp(err, d->last_error) != 0)
+			log_msg(LOG_LEVEL_WARN, "gateway: the daemon is not reachable: "
+				"%s (trying every 100 ms)", err);
+		snprintf(d->last_error, sizeof(d->last_error), "%s", err);
+		return;
+	}
+	d->up = true;
+	observer_reopen(d);
+	rc = rebuild_from_listing(d, err, sizeof(err));
+	if (rc < 0) {
+		daemon_lost(d, err);
+		return;
+	}
+	/* Jobs waiting since the loss register their specs again. */
+	for (struct gw_job *j = d->jobs_head; j != NULL && d->up; j = j->next) {
+		size_t bad;
+		rc = job_resolve(d, j, &bad, err, sizeof(err));
+		if (rc < 0 && rc != -ECONNRESET) {
+			/* The daemon now refuses the spec: its pods are
+			 * answered so (submit_round, an unresolved spec). */
+			log_msg(LOG_LEVEL_WARN, "gateway: after the daemon came back "
+				"it refused %s: %s", j->batch.specs[bad].where, err);
+		}
+	}
+	if (!d->up)
+		return;
+	log_msg(LOG_LEVEL_INFO, "gateway: connected to the daemon (%" PRIu64
+		" placements of ours)", (uint64_t)d->map_n);
+	d->last_error[0] = '\0';
+	stat_set(&d->st.connected, 1);
+}
+
+/* The daemon stayed away past the grace (or the gateway is stopping,
+ * `why`): every open pod is answered. */
+static void grace_expired(struct gw_dispatch *d, const char *why)
+{
+	char msg[512];
+	snprintf(msg, sizeof(msg), "shmsched-gateway: %s: this pod may have been "
+		 "placed before the daemon went; GET /v1/placements/{namespace}/"
+		 "{name} once it is back", why);
+	struct gw_entry *e;
+	for (MAP_EACH(d, e)) {
+		if (e->state != E_LIMBO)
+			continue;
+		if (e->job != NULL) {
+			answer_not_placed(e->job, e->pod, msg);
+			stat_inc(&d->st.cancelled);
+		}
+		map_del(d, e);
+	}
+	snprintf(msg, sizeof(msg), "shmsched-gateway: not placed: %s", why);
+	for (struct gw_job *j = d->jobs_head; j != NULL; j = j->next) {
+		for (size_t r = 0; r < j->n_retry; r++) {
+			answer_not_placed(j, j->retry[r], msg);
+			stat_inc(&d->st.cancelled);
+		}
+		j->n_retry = 0;
+		for (; j->next_pod < j->batch.n_pods; j->next_pod++) {
+			answer_not_placed(j, (uint32_t)j->next_pod, msg);
+			stat_inc(&d->st.cancelled);
+		}
+	}
+	d->grace_expired = true;
+}
+
+/* --- new jobs ----------------------------------------------------------- */
+
+/* A template's refusal as the daemon words it, without what names the
+ * template ("template: pod default/gw-...: "): the field and the value. */
+static const char *refusal_text(const char *err)
+{
+	const char *gw = strstr(err, "/gw-");
+	if (gw != NULL && (gw = strstr(gw, ": ")) != NULL)
+		return gw + 2;
+	return gw_daemon_says(err);
+}
+
+static void job_list(struct gw_dispatch *d, struct gw_job *j)
+{
+	j->next = NULL;
+	j->listed = true;
+	if (d->jobs_tail != NULL)
+		d->jobs_tail->next = j;
+	else
+		d->jobs_head = j;
+	d->jobs_tail = j;
+}
+
+static void handle_place(struct gw_dispatch *d, struct gw_job *j)
+{
+	if (!d->up) {
+		job_refuse(j, 503, "ServiceUnavailable", "the shmsched daemon is not "
+			   "reachable: %s", d->last_error[0] ? d->last_error
+							     : "connecting");
+		return;
+	}
+	for (size_t p = 0; p < j->batch.n_pods; p++) {
+		const struct gw_entry *e = map_find(d, j->batch.pods[p].cookie);
+		if (e == NULL)
+			continue;
+		const char *name = gw_pod_name(&j->batch, &j->batch.pods[p]);
+		if (e->state == E_PLACED) {
+			char node[SHMSCHED_OBSERVE_NODE_NAME_MAX];
+			node_name(d, d->active, e->node_id, node, sizeof(node));
+			job_refuse(j, 409, "AlreadyExists", "pod %s is already placed "
+				   "on node %s: DELETE /v1/placements/%s first", name,
+				   node, name);
+		} else {
+			job_refuse(j, 409, "AlreadyExists", "pod %s is being placed "
+				   "by another request", name);
+		}
+		return;
+	}
+	j->tmpl = calloc(j->batch.n_specs ? j->batch.n_specs : 1, sizeof(*j->tmpl));
+	if (j->tmpl == NULL) {
+		job_refuse(j, 500, "InternalError", "out of memory");
+		return;
+	}
+	char err[1024];
+	size_t bad = 0;
+	int rc = job_resolve(d, j, &bad, err, sizeof(err));
+	if (rc == -ECONNRESET) {
+		job_refuse(j, 503, "ServiceUnavailable", "the shmsched daemon went "
+			   "away: %s", err);
+		return;
+	}
+	if (rc == -EAGAIN) {
+		job_refuse(j, 503, "ServiceUnavailable", "%s", err);
+		return;
+	}
+	if (rc < 0) {
+		/* The daemon's decoder names the field; say which pod. */
+		const struct gw_spec *s = &j->batch.specs[bad];
+		const char *msg = refusal_text(err);
+		unsigned code = rc == -EMSGSIZE ? 413 : 400;
+		job_refuse(j, code, code == 413 ? "RequestEntityTooLarge" : "BadRequest",
+			   "%s: the daemon refused the pod: %s", s->where, msg);
+		return;
+	}
+	pthread_mutex_lock(&j->lock);
+	j->code = 200;
+	if (j->suspended) {
+		j->suspended = false;
+		j->wake(j);
+	}
+	pthread_mutex_unlock(&j->lock);
+	gw_job_ref(j);
+	job_list(d, j);
+}
+
+static void handle_lookup(struct gw_dispatch *d, struct gw_job *j)
+{
+	const struct gw_entry *e = map_find(d, j->cookie);
+	if (e == NULL || e->state != E_PLACED) {
+		job_refuse(j, 404, "NotFound", e == NULL
+			   ? "pod %s: no placement made through this gateway"
+			   : "pod %s: being placed, not placed yet", j->name);
+		return;
+	}
+	char node[SHMSCHED_OBSERVE_NODE_NAME_MAX], set[1024];
+	node_name(d, d->active, e->node_id, node, sizeof(node));
+	struct json_answer a = {.pod = j->name, .node = node,
+				.gpu_mask = e->devices.gpu_mask,
+				.gpu_milli = e->devices.gpu_milli};
+	if (e->devices.n_cores > 0 &&
+	    shmsched_format_cpuset(&e->devices, set, sizeof(set)) > 0)
+		a.cpuset = set;
+	struct json_buf b = {0};
+	json_answer_open(&b, &a);
+	json_buf_printf(&b, ",\"placement_id\":%" PRIu64 "}\n", e->placement_id);
+	job_finish(j, 200, &b);
+	json_buf_free(&b);
+}
+
+static void handle_release(struct gw_dispatch *d, struct gw_job *j)
+{
+	struct gw_entry *e = map_find(d, j->cookie);
+	if (e == NULL) {
+		job_refuse(j, 404, "NotFound", "pod %s: no placement made through "
+			   "this gateway", j->name);
+		return;
+	}
+	if (e->state != E_PLACED) {
+		job_refuse(j, 409, "Conflict", "pod %s: being placed; release it "
+			   "once it is answered", j->name);
+		return;
+	}
+	if (!d->up) {
+		job_refuse(j, 503, "ServiceUnavailable", "the shmsched daemon is not "
+			   "reachable: %s", d->last_error);
+		return;
+	}
+	char err[512];
+	int rc = shmsched_release(d->active->c, e->placement_id, err, sizeof(err));
+	if (rc == -ECONNRESET || rc == -ETIMEDOUT || rc == -EPROTO) {
+		daemon_lost(d, err);
+		job_refuse(j, 503, "ServiceUnavailable", "the shmsched daemon went "
+			   "away: %s", err);
+		return;
+	}
+	if (rc == 0 || rc == -ENOENT || rc == -ESTALE)
+		map_del(d, e);
+	stat_set(&d->st.placements, d->map_n);
+	if (rc == -ENOENT) {
+		job_refuse(j, 404, "NotFound", "pod %s: the daemon holds no such "
+			   "placement any more", j->name);
+		return;
+	}
+	if (rc < 0 && rc != -ESTALE) {
+		job_refuse(j, rc == -EPERM ? 403 : 500,
+			   rc == -EPERM ? "Forbidden" : "InternalError",
+			   "pod %s: the daemon refused the release: %s", j->name, err);
+		return;
+	}
+	stat_inc(&d->st.releases);
+	struct json_buf b = {0};
+	json_buf_puts(&b, "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},"
+		      "\"status\":\"Success\",\"message\":");
+	char msg[512];
+	snprintf(msg, sizeof(msg), "pod %s released%s", j->name,
+		 rc == -ESTALE ? " (its node had been removed: nothing was "
+				 "left to give back)" : "");
+	json_buf_string(&b, msg);
+	json_buf_puts(&b, ",\"code\":200}\n");
+	job_finish(j, 200, &b);
+	json_buf_free(&b);
+}
+
+/* The extender's filter and prioritize: one pod's template evaluated
+ * against every node; the HTTP side builds the answer from the text. */
+static void handle_evaluate(struct gw_dispatch *d, struct gw_job *j)
+{
+	if (!d->up) {
+		job_refuse(j, 503, "ServiceUnavailable", "the shmsched daemon is not "
+			   "reachable: %s", d->last_error);
+		return;
+	}
+	j->tmpl = calloc(1, sizeof(*j->tmpl));
+	if (j->tmpl == NULL || j->batch.n_specs != 1) {
+		job_refuse(j, 500, "InternalError", "out of memory");
+		return;
+	}
+	char err[1024];
+	size_t bad;
+	int rc = job_resolve(d, j, &bad, err, sizeof(err));
+	if (rc == 0) {
+		char *text = NULL;
+		size_t len = 0;
+		rc = shmsched_evaluate(j->tmpl[0].conn->c, j->tmpl[0].id, &text, &len,
+				       err, sizeof(err));
+		job_release_conns(j);
+		if (rc == 0) {
+			struct json_buf b = {.data = text, .len = len, .cap = len + 1};
+			job_finish(j, 200, &b);
+			free(text);
+			return;
+		}
+		if (rc == -ECONNRESET || rc == -ETIMEDOUT || rc == -EPROTO)
+			daemon_lost(d, err);
+	}
+	if (rc == -ECONNRESET || rc == -ETIMEDOUT || rc == -EPROTO || rc == -EAGAIN)
+		job_refuse(j, 503, "ServiceUnavailable", "the shmsched daemon: %s",
+			   gw_daemon_says(err));
+	else if (rc == -ENOTSUP)
+		job_refuse(j, 501, "NotImplemented", "%s", gw_daemon_says(err));
+	else if (rc == -EINVAL || rc == -EMSGSIZE)
+		job_refuse(j, 400, "BadRequest", "Pod: the daemon refused the pod: %s",
+			   refusal_text(err));
+	else
+		job_refuse(j, 500, "InternalError", "%s", gw_daemon_says(err));
+}
+
+static void handle_new(struct gw_dispatch *d, struct gw_job *j)
+{
+	j->received_ns = j->received_ns ? j->received_ns : now_ns();
+	switch (j->kind) {
+	case GW_JOB_PLACE:
+		handle_place(d, j);
+		break;
+	case GW_JOB_LOOKUP:
+		handle_lookup(d, j);
+		break;
+	case GW_JOB_RELEASE:
+		handle_release(d, j);
+		break;
+	case GW_JOB_EVALUATE:
+		handle_evaluate(d, j);
+		break;
+	}
+	gw_job_unref(j); /* the inbox's reference */
+}
+
+/* --- pods to the daemon and answers back -------------------------------- */
+
+/* The next pod of j to submit, or -1. */
+static int64_t job_next_pod(struct gw_job *j)
+{
+	if (j->n_retry > 0)
+		return j->retry[--j->n_retry];
+	if (j->next_pod < j->batch.n_pods)
+		return (int64_t)j->next_pod++;
+	return -1;
+}
+
+static void job_unnext(struct gw_job *j, uint32_t pod)
+{
+	if (j->next_pod > 0 && pod == j->next_pod - 1)
+		j->next_pod--;
+	else
+		job_retry_push(j, pod);
+}
+
+/* Submits staged pods[0..n) on conn; those not taken go back. */
+static int flush(struct gw_dispatch *d, struct gw_conn *conn, unsigned n)
+{
+	if (n == 0)
+		return 0;
+	int taken = shmsched_submit(conn->c, d->pods, n);
+	if (taken < 0) {
+		for (unsigned k = n; k-- > 0;)
+			job_unnext(d->pod_job[k], d->pod_index[k]);
+		daemon_lost(d, "the connection reported it gone on submit");
+		return -ECONNRESET;
+	}
+	for (unsigned k = 0; k < n; k++) {
+		struct gw_job *j = d->pod_job[k];
+		if (k >= (unsigned)taken) {
+			job_unnext(j, d->pod_index[k]);
+			continue;
+		}
+		struct gw_entry *e = map_add(d, d->pods[k].cookie);
+		if (e == NULL) {
+			/* Out of memory for the table: the pod is in flight and
+			 * its answer will be dropped as stray. */
+			answer_not_placed(j, d->pod_index[k], "shmsched-gateway: "
+					  "out of memory for the pod's record");
+			continue;
+		}
+		e->state = E_IN_FLIGHT;
+		e->job = j;
+		e->pod = d->pod_index[k];
+		e->conn = conn;
+		conn->in_flight++;
+		j->in_flight++;
+	}
+	return taken;
+}
+
+/* One pass over the jobs: each gives pods while its connections have
+ * room, a burst at a time, so a large batch does not hold back a small
+ * request behind it for more than a burst. */
+static void submit_round(struct gw_dispatch *d)
+{
+	for (struct gw_job *j = d->jobs_head; j != NULL && d->up; j = j->next) {
+		if (job_abandoned(j)) {
+			/* Nobody reads the rest: not submitted, counted done. */
+			j->answered += j->n_retry + (j->batch.n_pods - j->next_pod);
+			j->n_retry = 0;
+			j->next_pod = j->batch.n_pods;
+			continue;
+		}
+		struct gw_conn *conn = NULL;
+		unsigned n = 0;
+		int64_t p;
+		while (n < BURST && (p = job_next_pod(j)) >= 0) {
+			const struct gw_pod *pod = &j->batch.pods[p];
+			struct gw_tref t = j->tmpl[pod->spec];
+			if (t.conn == NULL) { /* unresolved after a restart */
+				answer_not_placed(j, (uint32_t)p, "shmsched-gateway: "
+						  "the daemon refused this pod's spec "
+						  "after it came back");
+				continue;
+			}
+			if (map_find(d, pod->cookie) != NULL) {
+				/* Another request took the name meanwhile. */
+				answer_not_placed(j, (uint32_t)p, "shmsched-gateway: "
+						  "a pod of this name is already placed "
+						  "or being placed by another request");
+				continue;
+			}
+			if (conn != t.conn) {
+				if (flush(d, conn, n) < 0)
+					return;
+				n = 0;
+				conn = t.conn;
+			}
+			if (conn->in_flight + n >= conn->capacity) {
+				job_unnext(j, (uint32_t)p);
+				break;
+			}
+			d->pods[n] = (struct shmsched_pod){.cookie = pod->cookie,
+							   .template_id = t.id};
+			d->pod_job[n] = j;
+			d->pod_index[n] = (uint32_t)p;
+			n++;
+		}
+		if (conn != NULL && flush(d, conn, n) < 0)
+			return;
+	}
+}
+
+static unsigned poll_round(struct gw_dispatch *d)
+{
+	unsigned total = 0;
+	uint64_t now = now_ns();
+	bool saw_cancel = false;
+	for (struct gw_conn *c = d->conns; c != NULL && d->up; c = c->next) {
+		if (c->in_flight == 0)
+			continue;
+		int n = shmsched_poll(c->c, d->results, BURST);
+		if (n < 0) {
+			daemon_lost(d, "the connection reported it gone on poll");
+			break;
+		}
+		for (int k = 0; k < n; k++) {
+			const struct shmsched_result *r = &d->results[k];
+			struct gw_entry *e = map_find(d, r->cookie);
+			if (e == NULL || e->state != E_IN_FLIGHT || e->conn != c) {
+				stat_inc(&d->st.stray_answers);
+				continue;
+			}
+			if (r->status == SHMSCHED_CANCELLED) {
+				/* The daemon is stopping (or the library says it
+				 * went): the pod stays in flight for daemon_lost()
+				 * below to put in LIMBO until the daemon is back. */
+				saw_cancel = true;
+				continue;
+			}
+			struct gw_job *j = e->job;
+			c->in_flight--;
+			j->in_flight--;
+			uint64_t took = r->complete_ns > r->submit_ns
+				? r->complete_ns - r->submit_ns : 0;
+			enum gw_result res = GW_RESULTS;
+			switch (r->status) {
+			case SHMSCHED_PLACED:
+				e->state = E_PLACED;
+				e->placement_id = r->placement_id;
+				e->node_id = r->node_id;
+				e->devices = r->devices;
+				e->job = NULL;
+				e->conn = NULL;
+				answer_placed(d, j, e->pod, c, r->node_id, &r->devices);
+				res = GW_RESULT_SCHEDULED;
+				break;
+			case SHMSCHED_UNSCHEDULABLE:
+				answer_not_placed(j, e->pod, r->message);
+				map_del(d, e);
+				res = GW_RESULT_UNSCHEDULABLE;
+				break;
+			default: /* REJECTED, or a status this gateway does not know */
+				answer_not_placed(j, e->pod, r->message);
+				map_del(d, e);
+				res = GW_RESULT_ERROR;
+				break;
+			}
+			if (res != GW_RESULTS) {
+				stat_inc(&d->st.pods[res]);
+				count_histogram(d->st.attempt_buckets[res], gw_attempt_bounds,
+						GW_ATTEMPT_BUCKETS, &d->st.attempt_count[res],
+						&d->st.attempt_sum_ns[res], took);
+				count_histogram(d->st.fine_buckets, gw_fine_bounds,
+						GW_FINE_BUCKETS, &d->st.fine_count,
+						&d->st.fine_sum_ns, took);
+				if (res == GW_RESULT_SCHEDULED)
+					count_histogram(d->st.sli_buckets, gw_sli_bounds,
+							GW_SLI_BUCKETS, &d->st.sli_count,
+							&d->st.sli_sum_ns,
+							now > j->received_ns
+							? now - j->received_ns : 0);
+			}
+		}
+		total += (unsigned)n;
+		if (saw_cancel) {
+			/* CANCELLED answers mean the daemon is leaving: treat
+			 * it as gone now rather than submit more into it. */
+			daemon_lost(d, "pods came back cancelled: the daemon is stopping or gone");
+			break;
+		}
+	}
+	return total;
+}
+
+/* Moves each job's new lines to its output, wakes its connection, and
+ * retires the jobs that are complete. */
+static void publish(struct gw_dispatch *d)
+{
+	struct gw_job **p = &d->jobs_head, *prev = NULL;
+	uint64_t waiting = 0, in_flight = 0;
+	size_t jobs = 0;
+	while (*p != NULL) {
+		struct gw_job *j = *p;
+		bool complete = j->answered >= j->batch.n_pods && j->in_flight == 0;
+		if (j->lines.len > 0 || complete) {
+			pthread_mutex_lock(&j->lock);
+			/* A reader that took everything lets the buffers swap
+			 * (no copy): memory stays what the client has not read. */
+			if (j->sent == j->out.len) {
+				struct json_buf t = j->out;
+				j->out = j->lines;
+				j->lines = t;
+				j->sent = 0;
+			} else {
+				json_buf_put(&j->out, j->lines.data, j->lines.len);
+			}
+			if (complete)
+				j->done = true;
+			if (j->suspended) {
+				j->suspended = false;
+				j->wake(j);
+			}
+			pthread_mutex_unlock(&j->lock);
+			json_buf_reset(&j->lines);
+		}
+		if (complete) {
+			*p = j->next;
+			if (d->jobs_tail == j)
+				d->jobs_tail = prev;
+			j->listed = false;
+			job_release_conns(j);
+			gw_job_unref(j);
+			continue;
+		}
+		waiting += j->n_retry + (j->batch.n_pods - j->next_pod);
+		in_flight += j->in_flight;
+		jobs++;
+		prev = j;
+		p = &j->next;
+	}
+	stat_set(&d->st.waiting, waiting);
+	stat_set(&d->st.in_flight, in_flight);
+	stat_set(&d->st.jobs, jobs);
+	uint64_t cap = 0;
+	for (struct gw_conn *c = d->conns; c != NULL; c = c->next)
+		cap += c->capacity;
+	stat_set(&d->st.capacity, cap);
+	stat_set(&d->st.placements, d->map_n);
+}
+
+/* --- the loop ------------------------------------------------------------ */
+
+static bool has_work(const struct gw_dispatch *d)
+{
+	for (const struct gw_job *j = d->jobs_head; j != NULL; j = j->next)
+		if (j->in_flight > 0 || (d->up && (j->n_retry > 0 ||
+						   j->next_pod < j->batch.n_pods)))
+			return true;
+	return false;
+}
+
+static void idle(struct gw_dispatch *d, unsigned answered)
+{
+	if (answered > 0) {
+		d->idle_spins = 0;
+		return;
+	}
+	if (has_work(d)) {
+		/* Pods in flight: their answers come within microseconds on a
+		 * busy daemon, milliseconds on an idle one (its workers nap). */
+		if (++d->idle_spins < 64)
+			return;
+		if (d->idle_spins < 256) {
+			sched_yield();
+			return;
+		}
+		struct timespec ts = {0, 50000};
+		nanosleep(&ts, NULL);
+		return;
+	}
+	d->idle_spins = 0;
+	pthread_mutex_lock(&d->inbox_lock);
+	if (d->inbox_head == NULL && !d->stopping) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += IDLE_WAIT_MS * 1000000L;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&d->inbox_cond, &d->inbox_lock, &ts);
+	}
+	pthread_mutex_unlock(&d->inbox_lock);
+}
+
+static void *loop(void *arg)
+{
+	struct gw_dispatch *d = arg;
+	/* Its naps while pods are in flight are 50 us: without this the
+	 * kernel's default 50 us of timer slack would double them. */
+	prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
+	uint64_t stop_deadline = 0;
+	for (;;) {
+		uint64_t now = now_ns();
+		stat_set(&d->st.heartbeat_ns, now);
+		pthread_mutex_lock(&d->inbox_lock);
+		struct gw_job *in = d->inbox_head;
+		d->inbox_head = d->inbox_tail = NULL;
+		bool stopping = d->stopping;
+		pthread_mutex_unlock(&d->inbox_lock);
+
+		if (!d->up && !stopping)
+			try_connect(d, now);
+		for (struct gw_job *j = in, *next; j != NULL; j = next) {
+			next = j->next;
+			if (stopping) {
+				job_refuse(j, 503, "ServiceUnavailable",
+					   "shmsched-gateway is stopping");
+				gw_job_unref(j);
+				continue;
+			}
+			handle_new(d, j);
+		}
+		unsigned answered = 0;
+		if (d->up) {
+			submit_round(d);
+			answered = poll_round(d);
+		} else if (!d->grace_expired &&
+			   now_ns() - d->down_since_ns >
+			   (uint64_t)d->cfg.daemon_grace_ms * 1000000u) {
+			/* A fresh clock: the loss may have come after `now`,
+			 * in this very turn. */
+			char why[128];
+			snprintf(why, sizeof(why), "the daemon has been away for over "
+				 "%u ms", d->cfg.daemon_grace_ms);
+			grace_expired(d, why);
+		}
+		if (stopping) {
+			if (stop_deadline == 0)
+				stop_deadline = now + UINT64_C(1000000000);
+			if (!has_work(d) || now > stop_deadline) {
+				/* What is left is answered as not placed: the
+				 * pods in flight as possibly placed. */
+				struct gw_entry *e;
+				for (MAP_EACH(d, e))
+					if (e->state == E_IN_FLIGHT) {
+						e->state = E_LIMBO;
+						if (e->job != NULL)
+							e->job->in_flight--;
+					}
+				grace_expired(d, "shmsched-gateway stopped before "
+					      "the daemon answered");
+				publish(d);
+				break;
+			}
+		}
+		publish(d);
+		conns_retire(d);
+		idle(d, answered);
+	}
+	pthread_mutex_lock(&d->inbox_lock);
+	d->stopped = true;
+	struct gw_job *in = d->inbox_head;
+	d->inbox_head = d->inbox_tail = NULL;
+	pthread_mutex_unlock(&d->inbox_lock);
+	for (struct gw_job *j = in, *next; j != NULL; j = next) {
+		next = j->next;
+		job_refuse(j, 503, "ServiceUnavailable", "shmsched-gateway is stopping");
+		gw_job_unref(j);
+	}
+	return NULL;
+}
+
+/* --- start, stop, submit ------------------------------------------------- */
+
+void gw_dispatch_submit(struct gw_dispatch *d, struct gw_job *j)
+{
+	gw_job_ref(j); /* the inbox's */
+	j->next = NULL;
+	pthread_mutex_lock(&d->inbox_lock);
+	if (d->stopped) {
+		pthread_mutex_unlock(&d->inbox_lock);
+		job_refuse(j, 503, "ServiceUnavailable", "shmsched-gateway is stopping");
+		gw_job_unref(j);
+		return;
+	}
+	if (d->inbox_tail != NULL)
+		d->inbox_tail->next = j;
+	else
+		d->inbox_head = j;
+	d->inbox_tail = j;
+	pthread_cond_signal(&d->inbox_cond);
+	pthread_mutex_unlock(&d->inbox_lock);
+}
+
+const struct gw_dispatch_stats *gw_dispatch_stats(const struct gw_dispatch *d)
+{
+	return &d->st;
+}
+
+int gw_dispatch_start(const struct gateway_config *cfg, struct gw_dispatch **out,
+		      char *err, size_t err_len)
+{
+	struct gw_dispatch *d = calloc(1, sizeof(*d));
+	if (d == NULL) {
+		snprintf(err, err_len, "out of memory");
+		return -ENOMEM;
+	}
+	d->cfg = *cfg;
+	d->socket_path = cfg->socket_path;
+	d->producer_name = cfg->producer_name ? cfg->producer_name
+					      : "shmsched-gateway";
+	snprintf(d->region_name, sizeof(d->region_name), "%s",
+		 cfg->region_name ? cfg->region_name : SHMSCHED_OBSERVE_DEFAULT_NAME);
+	pthread_mutex_init(&d->inbox_lock, NULL);
+	pthread_cond_init(&d->inbox_cond, NULL);
+	pthread_rwlock_init(&d->obs_lock, NULL);
+	d->tmpl_mask = 63;
+	d->tmpl = calloc(d->tmpl_mask + 1, sizeof(*d->tmpl));
+	if (d->tmpl == NULL || index_grow(d) < 0) {
+		snprintf(err, err_len, "out of memory");
+		free(d->tmpl);
+		map_free(d);
+		free(d);
+		return -ENOMEM;
+	}
+	snprintf(d->last_error, sizeof(d->last_error), "not connected yet");
+	d->down_since_ns = now_ns();
+	int rc = pthread_create(&d->thread, NULL, loop, d);
+	if (rc != 0) {
+		snprintf(err, err_len, "cannot start the dispatcher: %s", strerror(rc));
+		free(d->tmpl);
+		map_free(d);
+		free(d);
+		return -rc;
+	}
+	d->thread_started = true;
+	*out = d;
+	return 0;
+}
+
+void gw_dispatch_stop(struct gw_dispatch *d)
+{
+	if (d == NULL)
+		return;
+	pthread_mutex_lock(&d->inbox_lock);
+	d->stopping = true;
+	pthread_cond_signal(&d->inbox_cond);
+	pthread_mutex_unlock(&d->inbox_lock);
+	if (d->thread_started)
+		pthread_join(d->thread, NULL);
+	while (d->jobs_head != NULL) {
+		struct gw_job *j = d->jobs_head;
+		d->jobs_head = j->next;
+		job_release_conns(j);
+		gw_job_unref(j);
+	}
+	while (d->conns != NULL)
+		conn_close(d, d->conns);
+	for (size_t k = 0; k <= d->tmpl_mask; k++)
+		if (d->tmpl[k] != NULL) {
+			json_decref(d->tmpl[k]->canon);
+			free(d->tmpl[k]);
+		}
+	free(d->tmpl);
+	map_free(d);
+	shmsched_observe_close(d->obs);
+	pthread_rwlock_destroy(&d->obs_lock);
+	pthread_cond_destroy(&d->inbox_cond);
+	pthread_mutex_destroy(&d->inbox_lock);
+	free(d);
+}

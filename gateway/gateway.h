@@ -1,0 +1,86 @@
+/* gateway/: shmsched's HTTP front, the one public header for the rest of
+ * the tree. `shmsched-gateway` (cli/shmsched_gateway.c) runs one: an HTTP
+ * server (libmicrohttpd) whose routes turn JSON into pods for the daemon
+ * and answers back into JSON. It is a producer of the daemon like any
+ * other (libshmsched-client, include/shmsched/client.h), reads nodes and
+ * counters through the observer (include/shmsched/observe.h), and changes
+ * nodes through the admin socket; it knows nothing of the engine. A bug in
+ * HTTP parsing can take down this process, never the daemon.
+ *
+ * The API (README, "The HTTP gateway"):
+ *   POST   /v1/placements                 Pods -> JSON Lines of answers
+ *   GET    /v1/placements/{ns}/{name}     where a pod is
+ *   DELETE /v1/placements/{ns}/{name}     release it
+ *   GET    /v1/nodes, /v1/nodes/{name}    allocatable, used, cordoned
+ *   GET    /healthz /readyz /livez /version /metrics
+ *   POST   /extender/{filter,prioritize,bind,preempt}
+ *   admin listener: POST /v1/nodes, DELETE /v1/nodes/{name},
+ *                   POST /v1/nodes/{name}/cordon, .../uncordon
+ *
+ * Threads: gateway_start() and gateway_stop() from one thread; the
+ * gateway runs its own (HTTP threads, one dispatcher).
+ */
+#ifndef SHMSCHED_GATEWAY_GATEWAY_H
+#define SHMSCHED_GATEWAY_GATEWAY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gateway/decode.h"
+
+struct gateway_config {
+	const char *socket_path;       /* the daemon's socket; NULL: as
+					* shmsched_connect() finds it */
+	const char *admin_socket_path; /* NULL: socket_path + ".admin" */
+	const char *listen;            /* "HOST:PORT" (port 0: any free one) */
+	const char *admin_listen;      /* NULL: no admin listener */
+	const char *region_name;       /* the daemon's --name, for the
+					* observer; NULL: "shmsched"; "":
+					* none (no /v1/nodes, no daemon
+					* counters in /metrics) */
+	const char *producer_name;     /* the identity placements belong to;
+					* NULL: "shmsched-gateway" */
+	size_t max_body_bytes;         /* a request body, at most */
+	size_t max_pods;               /* pods in one request */
+	unsigned max_templates;        /* templates on one connection before
+					* a new one takes over and the old one
+					* drains (its templates evicted) */
+	unsigned threads;              /* HTTP threads */
+	unsigned idle_timeout_s;       /* an idle connection is closed */
+	unsigned request_timeout_s;    /* a body must arrive within this */
+	unsigned max_connections;      /* HTTP connections at once */
+	unsigned daemon_grace_ms;      /* pods wait this long for an absent
+					* daemon to come back */
+	unsigned extender_cache;       /* pods the extender remembers from
+					* filter to bind */
+};
+
+/* The defaults: 32 MiB bodies, 100,000 pods a request, 4,096 templates a
+ * connection, 2 HTTP threads, 60 s idle and request time-outs, 1,024
+ * connections, 10 s of grace, 65,536 extender pods. */
+void gateway_config_default(struct gateway_config *cfg);
+
+struct gateway;
+
+/* Starts the listeners and the dispatcher, which connects to the daemon
+ * (and keeps trying, so the gateway may start first: /readyz says when it
+ * is connected). Returns 0 with the gateway in *out, or a negative errno
+ * with a message in err: -EINVAL a bad address or option, -EADDRINUSE,
+ * -ENOMEM, or what the HTTP library or the system refused. */
+int gateway_start(const struct gateway_config *cfg, struct gateway **out,
+		  char *err, size_t err_len);
+
+/* The port the main (or admin) listener is bound to: what port 0 became. */
+unsigned gateway_port(const struct gateway *g);
+unsigned gateway_admin_port(const struct gateway *g);
+
+/* Whether the daemon is connected (what /readyz reports). */
+bool gateway_ready(const struct gateway *g);
+
+/* Stops listening, answers what is in flight (cancelling what the daemon
+ * has not answered within a second), closes the daemon connections and
+ * frees g. NULL: no-op. */
+void gateway_stop(struct gateway *g);
+
+#endif

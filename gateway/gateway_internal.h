@@ -1,0 +1,245 @@
+/* The gateway's parts, as they meet inside gateway/: the dispatcher (the one
+ * thread that talks to the daemon, dispatch.c), the jobs HTTP handlers hand
+ * it, the HTTP side (http.c) and the metrics (metrics.c).
+ *
+ * A job's life (the handshake between an HTTP thread and the dispatcher):
+ *   J1  The HTTP thread fills the job's request part and calls
+ *       gw_dispatch_submit(); from then the request part is read-only.
+ *   J2  The dispatcher sets `code` (the verdict: 200, or an error with a
+ *       Status object in `out`), then appends answer lines to `out`, then
+ *       sets `done`; each under `lock`, and after each, if `suspended` is
+ *       set, clears it and calls `wake` (still under `lock`), which resumes
+ *       the HTTP connection.
+ *   J3  The HTTP thread reads `code` and `out` under `lock`; finding
+ *       nothing new, it sets `suspended` and suspends its connection before
+ *       releasing `lock`. So a wake never precedes its suspend (the lock
+ *       orders them), and a connection that is not suspended is never
+ *       resumed.
+ *   J4  The client going away: the HTTP side sets `abandoned`
+ *       (release; the dispatcher's acquire load) and drops its reference.
+ *       A suspended connection cannot go away (the HTTP library does not
+ *       watch it), so J2's wake never meets a closed connection.
+ *   J5  References: the HTTP request, the streamed response and the
+ *       dispatcher each hold one (`refs`, acq_rel decrements: the last one
+ *       frees the job after seeing every other holder's writes).
+ */
+#ifndef SHMSCHED_GATEWAY_GATEWAY_INTERNAL_H
+#define SHMSCHED_GATEWAY_GATEWAY_INTERNAL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "base/base.h"
+#include "gateway/gateway.h"
+#include "shmsched/client.h"
+#include "shmsched/observe.h"
+
+enum gw_job_kind {
+	GW_JOB_PLACE,   /* POST /v1/placements: batch */
+	GW_JOB_LOOKUP,  /* GET /v1/placements/{ns}/{name}: name, cookie */
+	GW_JOB_RELEASE, /* DELETE /v1/placements/{ns}/{name} */
+	GW_JOB_EVALUATE, /* the extender's filter and prioritize: batch of one
+			  * pod, answered with shmsched_evaluate()'s JSON */
+};
+
+struct gw_job;
+/* Resumes the job's HTTP connection; called with job->lock held (J2). */
+typedef void gw_wake_fn(struct gw_job *job);
+
+/* Where a job's spec is registered: a template of one connection. */
+struct gw_conn;
+struct gw_tref {
+	struct gw_conn *conn;
+	uint32_t id;
+};
+
+#define GW_POD_NAME_MAX (GW_NAMESPACE_MAX + 1 + GW_NAME_MAX + 1)
+
+struct gw_job {
+	/* The request (J1): written before gw_dispatch_submit(), then
+	 * read-only. */
+	enum gw_job_kind kind;
+	struct gw_batch batch;      /* PLACE */
+	char name[GW_POD_NAME_MAX]; /* LOOKUP, RELEASE: namespace/name */
+	uint64_t cookie;            /* LOOKUP, RELEASE: gw_cookie(name) */
+	uint64_t received_ns;       /* when the request was complete */
+	gw_wake_fn *wake;
+	void *http;                 /* the HTTP side's connection */
+	void *http_owner;           /* and its server */
+	bool collect;               /* PLACE: the HTTP side waits for every
+				     * line and answers them whole instead of
+				     * streaming them (small requests, the
+				     * extender's bind) */
+	void *ext;                  /* the HTTP side's own (extender args),
+				     * freed with the job by ext_free */
+	void (*ext_free)(void *ext);
+
+	/* The answer (J2, J3): under lock. */
+	pthread_mutex_t lock;
+	unsigned code;              /* 0 until the verdict */
+	struct json_buf out;        /* a Status object, a JSON body, or the
+				     * answer lines not yet sent */
+	size_t sent;                /* bytes of out the HTTP side has taken */
+	bool done;                  /* out is complete */
+	bool suspended;             /* the HTTP connection waits for a wake */
+
+	int refs;                   /* J5 */
+	bool abandoned;             /* J4 */
+
+	/* The dispatcher's own. */
+	struct gw_job *next;        /* in the inbox, then among accepted jobs */
+	struct gw_tref *tmpl;       /* [batch.n_specs] */
+	size_t next_pod;            /* pods below it were submitted */
+	uint32_t *retry;            /* pods to submit again (daemon restart) */
+	size_t n_retry, cap_retry;
+	size_t answered;
+	size_t in_flight;
+	bool listed;                /* among the active jobs */
+	struct json_buf lines;      /* answers of this round, for out */
+};
+
+/* A new job with one reference (the caller's); NULL when out of memory. */
+struct gw_job *gw_job_new(enum gw_job_kind kind);
+void gw_job_ref(struct gw_job *j);
+void gw_job_unref(struct gw_job *j);
+
+/* The daemon's own words in a client library error: without the
+ * "shmsched daemon (fd N): " the library puts before a refusal. */
+static inline const char *gw_daemon_says(const char *err)
+{
+	static const char prefix[] = "shmsched daemon (fd ";
+	if (__builtin_strncmp(err, prefix, sizeof(prefix) - 1) != 0)
+		return err;
+	const char *p = __builtin_strstr(err, "): ");
+	return p != NULL ? p + 3 : err;
+}
+
+/* --- the dispatcher (dispatch.c) ----------------------------------------- */
+
+struct gw_dispatch;
+
+int gw_dispatch_start(const struct gateway_config *cfg, struct gw_dispatch **out,
+		      char *err, size_t err_len);
+/* Answers every job still open (cancelled lines, 503s), then stops. */
+void gw_dispatch_stop(struct gw_dispatch *d);
+/* Hands a job over (J1); the dispatcher takes its own reference. */
+void gw_dispatch_submit(struct gw_dispatch *d, struct gw_job *j);
+
+/* The state region's observer, shared by the HTTP threads (NULL: none
+ * could be opened). Hold it between get and put: the dispatcher reopens
+ * it when the daemon comes back, after every holder has put it. */
+struct shmsched_observer *gw_observer_get(struct gw_dispatch *d);
+void gw_observer_put(struct gw_dispatch *d);
+
+/* Single-writer counters of the dispatcher, read by /metrics. */
+#define GW_ATTEMPT_BUCKETS 15 /* kube: ExponentialBuckets(0.001, 2, 15) */
+#define GW_SLI_BUCKETS 20     /* kube: ExponentialBuckets(0.01, 2, 20) */
+#define GW_FINE_BUCKETS 16    /* ours: 10 us .. 0.33 s, factor 2 */
+
+struct gw_histogram {
+	uint64_t count;
+	uint64_t sum_ns;
+	uint64_t *buckets; /* [n], cumulative is made when rendered */
+};
+
+enum gw_result { GW_RESULT_SCHEDULED, GW_RESULT_UNSCHEDULABLE, GW_RESULT_ERROR,
+		 GW_RESULTS };
+
+struct gw_dispatch_stats {
+	uint64_t pods[GW_RESULTS];            /* answers by result */
+	uint64_t cancelled;                   /* answered as not placed: daemon
+					       * away past the grace, stop */
+	uint64_t attempt_buckets[GW_RESULTS][GW_ATTEMPT_BUCKETS];
+	uint64_t attempt_count[GW_RESULTS];
+	uint64_t attempt_sum_ns[GW_RESULTS];
+	uint64_t sli_buckets[GW_SLI_BUCKETS];
+	uint64_t sli_count, sli_sum_ns;
+	uint64_t fine_buckets[GW_FINE_BUCKETS]; /* submit -> answer */
+	uint64_t fine_count, fine_sum_ns;
+	uint64_t templates_registered;
+	uint64_t templates_refused;
+	uint64_t connections_opened;
+	uint64_t connections_retired;         /* drained and closed: their
+					       * templates evicted */
+	uint64_t daemon_losses;
+	uint64_t resubmitted;                 /* pods submitted again after a
+					       * daemon restart */
+	uint64_t recovered;                   /* PLACED found in the listing
+					       * after a restart */
+	uint64_t stray_answers;               /* answers for no pod in flight */
+	uint64_t releases;
+	/* Gauges, stored by the dispatcher, read relaxed. */
+	uint64_t connected;                   /* 1: the daemon is reachable */
+	uint64_t in_flight;
+	uint64_t waiting;                     /* accepted, not yet submitted */
+	uint64_t capacity;                    /* slots over live connections */
+	uint64_t connections;
+	uint64_t templates;
+	uint64_t placements;                  /* known placements */
+	uint64_t jobs;                        /* requests being answered */
+	uint64_t heartbeat_ns;                /* the loop's last turn */
+	uint64_t last_loss_ns;
+};
+
+/* The dispatcher's counters, to read with stat_read() from any thread. */
+const struct gw_dispatch_stats *gw_dispatch_stats(const struct gw_dispatch *d);
+
+extern const double gw_attempt_bounds[GW_ATTEMPT_BUCKETS];
+extern const double gw_sli_bounds[GW_SLI_BUCKETS];
+extern const double gw_fine_bounds[GW_FINE_BUCKETS];
+
+/* --- the extender verbs (extender.c) -------------------------------------- */
+
+struct gw_extender;
+struct gw_extender *gw_extender_create(size_t cache_pods);
+void gw_extender_destroy(struct gw_extender *x);
+
+/* What a route handler needs to answer: implemented in http.c, used by
+ * extender.c. */
+struct gw_http_reply {
+	unsigned code;
+	const char *content_type;
+	struct json_buf body;
+	struct gw_job *job;    /* non-NULL: submit it and answer when done */
+};
+
+/* POST /extender/{verb}: decodes the body and either answers at once
+ * (*reply with code and body) or hands back a job for the dispatcher;
+ * then, once the job is done, gw_extender_finish() writes the answer. */
+void gw_extender_start(struct gw_extender *x, const char *verb,
+		       const char *body, size_t len, size_t max_nodes,
+		       struct gw_http_reply *reply);
+void gw_extender_finish(struct gw_extender *x, struct gw_job *j,
+			struct gw_http_reply *reply);
+
+/* --- /metrics (metrics.c) ------------------------------------------------ */
+
+enum gw_route {
+	GW_ROUTE_PLACEMENTS, GW_ROUTE_PLACEMENT, GW_ROUTE_NODES, GW_ROUTE_NODE,
+	GW_ROUTE_HEALTH, GW_ROUTE_VERSION, GW_ROUTE_METRICS, GW_ROUTE_EXTENDER,
+	GW_ROUTE_ADMIN, GW_ROUTE_OTHER, GW_ROUTES
+};
+extern const char *const gw_route_names[GW_ROUTES];
+
+/* HTTP codes the gateway answers, for the requests counter. */
+#define GW_CODES 14
+extern const unsigned gw_codes[GW_CODES];
+
+/* Requests answered, by route and code: any thread adds (relaxed
+ * fetch-add: a tally, publishing nothing). */
+struct gw_http_stats {
+	uint64_t requests[GW_ROUTES][GW_CODES];
+	uint64_t bytes_in;
+	uint64_t too_large;   /* 413 before the body was read */
+	uint64_t timed_out;   /* bodies past --request-timeout */
+	uint64_t abandoned;   /* clients gone before their answer ended */
+};
+void gw_http_count(struct gw_http_stats *s, enum gw_route route, unsigned code);
+
+/* Renders the Prometheus text format of everything above and the
+ * daemon's own counters (through the observer) into *out. */
+void gw_metrics_render(struct gw_dispatch *d, const struct gw_http_stats *h,
+		       struct json_buf *out);
+
+#endif

@@ -1,0 +1,1113 @@
+/* The HTTP side of the gateway: libmicrohttpd servers, routes, bodies,
+ * Status errors, health, nodes, and the streaming of answers.
+ *
+ * Servers: the main listener (and the admin listener, when asked for) run
+ * libmicrohttpd with an epoll thread pool (--threads), suspend/resume for
+ * requests that wait on the daemon, keep-alive, and limits: connections at
+ * once, an idle time-out, request headers within 32 KiB, a body within
+ * max_body_bytes (413 at once when Content-Length says more; a chunked body
+ * that grows past it is discarded and answered 413; one that goes on past
+ * twice the limit is cut) and within request_timeout_s of the request's
+ * start. A slow client costs a socket and its buffer, never a thread: a
+ * thread runs only when bytes have arrived.
+ *
+ * A request that needs the daemon becomes a job (gateway_internal.h, J1-J5):
+ * the handler suspends its connection until the dispatcher's verdict, then
+ * queues either a Status object or, for an accepted POST /v1/placements of
+ * more than COLLECT_PODS_MAX pods, a chunked response whose reader copies
+ * answer lines as the dispatcher appends them and suspends the connection
+ * when there are none yet (fewer pods: the lines at once, once all are in).
+ *
+ * Every error is a Kubernetes Status object with its HTTP code: 400 (bad
+ * input: where and what), 404, 405 (with Allow), 409, 413, 501 (?wait and
+ * ?explain, not built), 503 (the daemon is away).
+ */
+#include "gateway/gateway_internal.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <microhttpd.h>
+#include <netdb.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "shmsched/version.h"
+
+#define STREAM_BLOCK (64u << 10)     /* bytes per chunk of a streamed answer */
+#define HEADER_MEMORY (32u << 10)    /* a request's headers, at most */
+#define ADMIN_BODY_MAX (60u << 10)   /* a Node: one control message */
+#define LIVE_AFTER_NS UINT64_C(5000000000)
+#define EXTENDER_MAX_NODES (1u << 20) /* candidates in one ExtenderArgs */
+#define COLLECT_PODS_MAX 64u /* a request of at most this many pods is
+			      * answered whole, not streamed */
+
+struct gateway {
+	struct gateway_config cfg;
+	struct gw_dispatch *dispatch;
+	struct gw_extender *extender;
+	struct MHD_Daemon *mhd, *admin_mhd;
+	struct gw_http_stats http;
+	int suspended;                /* connections suspended now (atomic) */
+	pthread_mutex_t admin_lock;   /* the admin connection, slow path */
+	struct shmsched_client *admin;
+	char admin_socket[4096];
+};
+
+struct request {
+	struct gateway *g;
+	enum gw_route route;
+	bool admin_listener;
+	bool wants_body;
+	bool too_large;
+	bool counted;
+	struct json_buf body;
+	size_t body_seen;
+	uint64_t started_ns;
+	struct gw_job *job;
+};
+
+const char *const gw_route_names[GW_ROUTES] = {
+	"placements", "placement", "nodes", "node", "health", "version", "metrics",
+	"extender", "admin", "other"};
+const unsigned gw_codes[GW_CODES] = {200, 201, 400, 403, 404, 405, 408, 409,
+				     413, 415, 500, 501, 503, 0};
+
+void gw_http_count(struct gw_http_stats *s, enum gw_route route, unsigned code)
+{
+	unsigned k = 0;
+	while (k < GW_CODES - 1 && gw_codes[k] != code)
+		k++;
+	/* Relaxed: a tally, read as a figure of the moment. */
+	__atomic_fetch_add(&s->requests[route][k], 1, __ATOMIC_RELAXED);
+}
+
+/* --- responses ---------------------------------------------------------- */
+
+static enum MHD_Result queue(struct request *r, struct MHD_Connection *conn,
+			     unsigned code, struct MHD_Response *resp,
+			     const char *content_type)
+{
+	if (resp == NULL)
+		return MHD_NO;
+	if (content_type != NULL)
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
+					content_type);
+	enum MHD_Result rc = MHD_queue_response(conn, code, resp);
+	MHD_destroy_response(resp);
+	if (!r->counted) {
+		r->counted = true;
+		gw_http_count(&r->g->http, r->route, code);
+	}
+	return rc;
+}
+
+static enum MHD_Result respond_buf(struct request *r, struct MHD_Connection *conn,
+				   unsigned code, const char *content_type,
+				   const char *data, size_t len)
+{
+	struct MHD_Response *resp = MHD_create_response_from_buffer(
+		len, (void *)data, MHD_RESPMEM_MUST_COPY);
+	return queue(r, conn, code, resp, content_type);
+}
+
+static const char *reason_of(unsigned code)
+{
+	switch (code) {
+	case 400: return "BadRequest";
+	case 403: return "Forbidden";
+	case 404: return "NotFound";
+	case 405: return "MethodNotAllowed";
+	case 408: return "Timeout";
+	case 409: return "Conflict";
+	case 413: return "RequestEntityTooLarge";
+	case 415: return "UnsupportedMediaType";
+	case 501: return "NotImplemented";
+	case 503: return "ServiceUnavailable";
+	default: return "InternalError";
+	}
+}
+
+static enum MHD_Result respond_status(struct request *r, struct MHD_Connection *conn,
+				      unsigned code, const char *allow,
+				      const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+
+/* A Kubernetes Status object (metav1.Status) with `code`. */
+static enum MHD_Result respond_status(struct request *r, struct MHD_Connection *conn,
+				      unsigned code, const char *allow,
+				      const char *fmt, ...)
+{
+	char msg[2048];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	struct json_buf b = {0};
+	json_buf_puts(&b, "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},"
+		      "\"status\":\"Failure\",\"message\":");
+	json_buf_string(&b, msg);
+	json_buf_printf(&b, ",\"reason\":\"%s\",\"code\":%u}\n", reason_of(code), code);
+	struct MHD_Response *resp = b.failed ? NULL :
+		MHD_create_response_from_buffer(b.len, b.data, MHD_RESPMEM_MUST_COPY);
+	json_buf_free(&b);
+	if (resp != NULL && allow != NULL)
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, allow);
+	return queue(r, conn, code, resp, "application/json");
+}
+
+/* --- jobs: suspend, wake, stream ----------------------------------------- */
+
+static void job_wake(struct gw_job *j)
+{
+	struct gateway *g = j->http_owner;
+	__atomic_fetch_sub(&g->suspended, 1, __ATOMIC_RELEASE);
+	MHD_resume_connection(j->http);
+}
+
+/* J3: with the lock held, nothing new: suspend until the dispatcher wakes
+ * us. */
+static void suspend_locked(struct gateway *g, struct gw_job *j)
+{
+	j->suspended = true;
+	__atomic_fetch_add(&g->suspended, 1, __ATOMIC_RELAXED);
+	MHD_suspend_connection(j->http);
+}
+
+struct stream {
+	struct gateway *g;
+	struct gw_job *job;
+};
+
+static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	(void)pos;
+	struct stream *s = cls;
+	struct gw_job *j = s->job;
+	pthread_mutex_lock(&j->lock);
+	if (j->sent < j->out.len) {
+		size_t n = j->out.len - j->sent;
+		if (n > max)
+			n = max;
+		memcpy(buf, j->out.data + j->sent, n);
+		j->sent += n;
+		pthread_mutex_unlock(&j->lock);
+		return (ssize_t)n;
+	}
+	if (j->done) {
+		pthread_mutex_unlock(&j->lock);
+		return MHD_CONTENT_READER_END_OF_STREAM;
+	}
+	suspend_locked(s->g, j);
+	pthread_mutex_unlock(&j->lock);
+	return 0;
+}
+
+static void stream_free(void *cls)
+{
+	struct stream *s = cls;
+	gw_job_unref(s->job);
+	free(s);
+}
+
+/* The job's verdict is in: queue what it says. */
+static enum MHD_Result respond_job(struct request *r, struct MHD_Connection *conn)
+{
+	struct gw_job *j = r->job;
+	pthread_mutex_lock(&j->lock);
+	unsigned code = j->code;
+	if (j->collect && code == 200 && !j->done) {
+		/* Every line first (the extender's bind answers once). */
+		suspend_locked(r->g, j);
+		pthread_mutex_unlock(&j->lock);
+		return MHD_YES;
+	}
+	if (j->ext != NULL) {
+		/* Done: the dispatcher writes nothing more to out. */
+		pthread_mutex_unlock(&j->lock);
+		struct gw_http_reply rep;
+		gw_extender_finish(r->g->extender, j, &rep);
+		enum MHD_Result rc = rep.body.failed
+			? respond_status(r, conn, 500, NULL, "out of memory")
+			: respond_buf(r, conn, rep.code, rep.content_type,
+				      rep.body.data ? rep.body.data : "", rep.body.len);
+		json_buf_free(&rep.body);
+		return rc;
+	}
+	bool stream = code == 200 && j->kind == GW_JOB_PLACE && !j->collect;
+	if (!stream) {
+		/* A small request's lines, all at once with a Content-Length:
+		 * one write, where streaming would send the headers, each line
+		 * and the last chunk apart (each a wake-up of the proxy). */
+		struct MHD_Response *resp = MHD_create_response_from_buffer(
+			j->out.len - j->sent, j->out.data + j->sent,
+			MHD_RESPMEM_MUST_COPY);
+		bool lines = code == 200 && j->kind == GW_JOB_PLACE;
+		pthread_mutex_unlock(&j->lock);
+		return queue(r, conn, code, resp,
+			     lines ? "application/x-ndjson" : "application/json");
+	}
+	pthread_mutex_unlock(&j->lock);
+	struct stream *s = malloc(sizeof(*s));
+	if (s == NULL)
+		return MHD_NO;
+	*s = (struct stream){r->g, j};
+	gw_job_ref(j);
+	struct MHD_Response *resp = MHD_create_response_from_callback(
+		MHD_SIZE_UNKNOWN, STREAM_BLOCK, stream_read, s, stream_free);
+	if (resp == NULL) {
+		stream_free(s);
+		return MHD_NO;
+	}
+	return queue(r, conn, 200, resp, "application/x-ndjson");
+}
+
+/* Hands the job to the dispatcher and waits for the verdict. */
+static enum MHD_Result start_job(struct request *r, struct MHD_Connection *conn,
+				 struct gw_job *j)
+{
+	j->wake = job_wake;
+	j->http = conn;
+	j->http_owner = r->g;
+	j->received_ns = now_ns();
+	r->job = j;
+	gw_dispatch_submit(r->g->dispatch, j);
+	pthread_mutex_lock(&j->lock);
+	if (j->code == 0) {
+		suspend_locked(r->g, j);
+		pthread_mutex_unlock(&j->lock);
+		return MHD_YES;
+	}
+	pthread_mutex_unlock(&j->lock);
+	return respond_job(r, conn);
+}
+
+/* --- routes ------------------------------------------------------------- */
+
+/* "/v1/placements/{ns}/{name}": ns and name, each a non-empty segment. */
+static bool split_name(const char *rest, char *ns_name, size_t len)
+{
+	const char *slash = strchr(rest, '/');
+	if (slash == NULL || slash == rest || slash[1] == '\0' ||
+	    strchr(slash + 1, '/') != NULL)
+		return false;
+	size_t ns_len = (size_t)(slash - rest), name_len = strlen(slash + 1);
+	if (ns_len > GW_NAMESPACE_MAX || name_len > GW_NAME_MAX)
+		return false;
+	for (const char *p = rest; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			return false;
+	return snprintf(ns_name, len, "%s", rest) < (int)len;
+}
+
+static bool is(const char *method, const char *m)
+{
+	return strcmp(method, m) == 0;
+}
+
+static enum MHD_Result route_placements(struct request *r, struct MHD_Connection *conn,
+					const char *method)
+{
+	struct gateway *g = r->g;
+	if (!is(method, MHD_HTTP_METHOD_POST))
+		return respond_status(r, conn, 405, "POST", "%s /v1/placements: "
+				      "only POST (a Pod, a List of Pods, or JSON "
+				      "Lines of Pods)", method);
+	const char *wait = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND,
+						       "wait");
+	if (wait != NULL)
+		return respond_status(r, conn, 501, NULL, "?wait=%s: pods cannot wait "
+				      "in a scheduling queue yet (it is not built: "
+				      "issue 16); leave ?wait out and an "
+				      "unschedulable pod is answered at once", wait);
+	const char *explain = MHD_lookup_connection_value(conn,
+							  MHD_GET_ARGUMENT_KIND,
+							  "explain");
+	if (explain != NULL && strcmp(explain, "false") != 0)
+		return respond_status(r, conn, 501, NULL, "?explain=%s: the daemon "
+				      "does not report filter reasons and plugin "
+				      "scores to producers yet; `shmsched place "
+				      "--explain` gives them for a cluster file",
+				      explain);
+	char err[1024];
+	struct gw_limits lim = {.max_pods = g->cfg.max_pods,
+				.max_specs = g->cfg.max_templates};
+	struct gw_job *j = gw_job_new(GW_JOB_PLACE);
+	if (j == NULL)
+		return respond_status(r, conn, 500, NULL, "out of memory");
+	int rc = gw_decode_pods(r->body.data ? r->body.data : "", r->body.len, &lim,
+				&j->batch, err, sizeof(err));
+	if (rc < 0) {
+		gw_job_unref(j);
+		return respond_status(r, conn, rc == -E2BIG ? 413 : rc == -ENOMEM
+				      ? 500 : 400, NULL, "%s", err);
+	}
+	json_buf_free(&r->body); /* the batch holds what it needs */
+	/* Large requests stream their lines as the daemon answers; small
+	 * ones are answered whole. */
+	j->collect = j->batch.n_pods <= COLLECT_PODS_MAX;
+	return start_job(r, conn, j);
+}
+
+static enum MHD_Result route_placement(struct request *r, struct MHD_Connection *conn,
+				       const char *method, const char *rest)
+{
+	bool get = is(method, MHD_HTTP_METHOD_GET) || is(method, MHD_HTTP_METHOD_HEAD);
+	if (!get && !is(method, MHD_HTTP_METHOD_DELETE))
+		return respond_status(r, conn, 405, "GET, HEAD, DELETE",
+				      "%s /v1/placements/{namespace}/{name}: only "
+				      "GET and DELETE", method);
+	struct gw_job *j = gw_job_new(get ? GW_JOB_LOOKUP : GW_JOB_RELEASE);
+	if (j == NULL)
+		return respond_status(r, conn, 500, NULL, "out of memory");
+	if (!split_name(rest, j->name, sizeof(j->name))) {
+		gw_job_unref(j);
+		return respond_status(r, conn, 404, NULL, "/v1/placements/%s: expected "
+				      "/v1/placements/{namespace}/{name}", rest);
+	}
+	j->cookie = gw_cookie(j->name, strlen(j->name));
+	return start_job(r, conn, j);
+}
+
+static void node_json(struct json_buf *b, const struct shmsched_observe_node *n)
+{
+	json_buf_puts(b, "{\"name\":");
+	json_buf_string(b, n->name);
+	json_buf_printf(b, ",\"id\":%" PRIu32 ",\"allocatable\":{\"cpu_milli\":%" PRId64
+			",\"memory_bytes\":%" PRId64 ",\"pods\":%" PRId64 "},\"used\":{"
+			"\"cpu_milli\":%" PRId64 ",\"memory_bytes\":%" PRId64
+			",\"pods\":%" PRId64 "},\"placements\":%" PRIu64 ",\"gpus\":%"
+			PRIu32 ",\"cores\":%" PRIu32 ",\"labels\":%" PRIu32 ",\"taints\":%"
+			PRIu32 ",\"cordoned\":%s}", n->node_id, n->cpu_milli,
+			n->mem_bytes, n->pods, n->used_cpu_milli, n->used_mem_bytes,
+			n->used_pods, n->placements, n->gpus, n->cores, n->labels,
+			n->taints, n->cordoned ? "true" : "false");
+}
+
+static enum MHD_Result route_nodes(struct request *r, struct MHD_Connection *conn,
+				   const char *method, const char *name);
+
+static enum MHD_Result route_health(struct request *r, struct MHD_Connection *conn,
+				    const char *url)
+{
+	struct gateway *g = r->g;
+	const struct gw_dispatch_stats *st = gw_dispatch_stats(g->dispatch);
+	uint64_t beat = stat_read(&st->heartbeat_ns), now = now_ns();
+	bool live = now < beat + LIVE_AFTER_NS;
+	bool connected = stat_read(&st->connected) != 0;
+	bool loaded = true;
+	char why[256] = "";
+	struct shmsched_observer *obs = gw_observer_get(g->dispatch);
+	if (obs != NULL && connected) {
+		struct shmsched_observe_summary sum;
+		int rc = shmsched_observe_summary(obs, &sum, why, sizeof(why));
+		loaded = rc == 0 && sum.generation > 0;
+		if (rc == 0 && !loaded)
+			snprintf(why, sizeof(why), "no cluster snapshot published yet");
+	}
+	gw_observer_put(g->dispatch);
+	bool want_live = strcmp(url, "/readyz") != 0;
+	bool want_ready = strcmp(url, "/livez") != 0;
+	bool ok = (!want_live || live) && (!want_ready || (connected && loaded));
+	struct json_buf b = {0};
+	/* "?verbose" has no value: asked for by its presence. */
+	const char *verbose = NULL;
+	size_t verbose_len = 0;
+	if (MHD_lookup_connection_value_n(conn, MHD_GET_ARGUMENT_KIND, "verbose", 7,
+					  &verbose, &verbose_len) == MHD_YES) {
+		if (want_live)
+			json_buf_printf(&b, "[%c]dispatcher %s\n", live ? '+' : '-',
+					live ? "ok" : "stalled");
+		if (want_ready) {
+			json_buf_printf(&b, "[%c]daemon %s\n", connected ? '+' : '-',
+					connected ? "ok" : "not reachable");
+			json_buf_printf(&b, "[%c]cluster %s%s\n", loaded ? '+' : '-',
+					loaded ? "ok" : "not loaded: ", loaded ? "" : why);
+		}
+		json_buf_printf(&b, "%s check %s\n", url + 1, ok ? "passed" : "failed");
+	} else {
+		json_buf_puts(&b, ok ? "ok" : !live ? "the dispatcher is stalled\n"
+			      : !connected ? "the shmsched daemon is not reachable\n"
+			      : "the daemon has no cluster loaded\n");
+	}
+	enum MHD_Result rc = respond_buf(r, conn, ok ? 200 : (want_ready ? 503 : 500),
+					 "text/plain; charset=utf-8",
+					 b.data ? b.data : "", b.len);
+	json_buf_free(&b);
+	return rc;
+}
+
+static enum MHD_Result route_version(struct request *r, struct MHD_Connection *conn)
+{
+	char text[256];
+	int n = snprintf(text, sizeof(text), "{\"major\":\"%d\",\"minor\":\"%d\","
+			 "\"gitVersion\":\"v%s\",\"platform\":\"linux\","
+			 "\"program\":\"shmsched-gateway\"}\n", SHMSCHED_VERSION_MAJOR,
+			 SHMSCHED_VERSION_MINOR, SHMSCHED_VERSION_STRING);
+	return respond_buf(r, conn, 200, "application/json", text, (size_t)n);
+}
+
+static enum MHD_Result route_metrics(struct request *r, struct MHD_Connection *conn)
+{
+	struct json_buf b = {0};
+	gw_metrics_render(r->g->dispatch, &r->g->http, &b);
+	enum MHD_Result rc = b.failed
+		? respond_status(r, conn, 500, NULL, "out of memory")
+		: respond_buf(r, conn, 200, "text/plain; version=0.0.4; charset=utf-8",
+			      b.data ? b.data : "", b.len);
+	json_buf_free(&b);
+	return rc;
+}
+
+static enum MHD_Result route_extender(struct request *r, struct MHD_Connection *conn,
+				      const char *method, const char *verb)
+{
+	if (!is(method, MHD_HTTP_METHOD_POST))
+		return respond_status(r, conn, 405, "POST", "%s /extender/%s: only POST",
+				      method, verb);
+	struct gw_http_reply rep;
+	gw_extender_start(r->g->extender, verb, r->body.data ? r->body.data : "",
+			  r->body.len, EXTENDER_MAX_NODES, &rep);
+	if (rep.job != NULL) {
+		json_buf_free(&rep.body);
+		json_buf_free(&r->body);
+		return start_job(r, conn, rep.job);
+	}
+	enum MHD_Result rc = respond_buf(r, conn, rep.code, rep.content_type,
+					 rep.body.data ? rep.body.data : "",
+					 rep.body.len);
+	json_buf_free(&rep.body);
+	return rc;
+}
+
+/* --- nodes and the admin routes ----------------------------------------- */
+
+static enum MHD_Result nodes_get(struct request *r, struct MHD_Connection *conn,
+				 const char *name)
+{
+	struct gateway *g = r->g;
+	struct shmsched_observer *obs = gw_observer_get(g->dispatch);
+	if (obs == NULL) {
+		gw_observer_put(g->dispatch);
+		return respond_status(r, conn, 503, NULL, "the daemon's state region "
+				      "cannot be read by the gateway: start it with "
+				      "the daemon's --name, as a user who may read "
+				      "/dev/shm/NAME (the daemon's --region-mode and "
+				      "--region-group)");
+	}
+	struct shmsched_observe_node *nodes = NULL;
+	unsigned n = 0, cap = 0;
+	uint64_t generation = 0;
+	char err[512];
+	int rc;
+	for (;;) {
+		rc = shmsched_observe_nodes(obs, nodes, cap, &n, &generation, err,
+					    sizeof(err));
+		if (rc < 0 || n <= cap)
+			break;
+		free(nodes);
+		cap = n + 64;
+		nodes = malloc((size_t)cap * sizeof(*nodes));
+		if (nodes == NULL) {
+			rc = -ENOMEM;
+			snprintf(err, sizeof(err), "out of memory");
+			break;
+		}
+	}
+	gw_observer_put(g->dispatch);
+	if (rc < 0) {
+		free(nodes);
+		return respond_status(r, conn, rc == -EAGAIN ? 503 : 500, NULL,
+				      "reading the nodes: %s", err);
+	}
+	struct json_buf b = {0};
+	enum MHD_Result out;
+	if (name != NULL) {
+		unsigned i = 0;
+		while (i < n && strcmp(nodes[i].name, name) != 0)
+			i++;
+		if (i == n) {
+			free(nodes);
+			return respond_status(r, conn, 404, NULL, "node %s: no such node",
+					      name);
+		}
+		node_json(&b, &nodes[i]);
+		json_buf_puts(&b, "\n");
+	} else {
+		json_buf_printf(&b, "{\"kind\":\"NodeList\",\"generation\":%" PRIu64
+				",\"items\":[", generation);
+		for (unsigned i = 0; i < n; i++) {
+			if (i > 0)
+				json_buf_puts(&b, ",");
+			node_json(&b, &nodes[i]);
+		}
+		json_buf_puts(&b, "]}\n");
+	}
+	free(nodes);
+	out = b.failed ? respond_status(r, conn, 500, NULL, "out of memory")
+		       : respond_buf(r, conn, 200, "application/json", b.data, b.len);
+	json_buf_free(&b);
+	return out;
+}
+
+/* One node event through the admin socket, holding the admin lock. */
+static int admin_event(struct gateway *g, int kind, const char *body, size_t len,
+		       char *err, size_t err_len)
+{
+	pthread_mutex_lock(&g->admin_lock);
+	int rc = 0;
+	for (int attempt = 0; attempt < 2; attempt++) {
+		if (g->admin == NULL) {
+			rc = shmsched_connect_named(g->admin_socket, "shmsched-gateway-admin",
+						    &g->admin, err, err_len);
+			if (rc < 0)
+				break;
+		}
+		rc = shmsched_node_event(g->admin, kind, body, len, err, err_len);
+		if (rc != -ECONNRESET)
+			break;
+		/* The daemon restarted since: one more try on a new connection. */
+		shmsched_disconnect(g->admin);
+		g->admin = NULL;
+	}
+	pthread_mutex_unlock(&g->admin_lock);
+	return rc;
+}
+
+static unsigned code_of_refusal(int rc)
+{
+	switch (rc) {
+	case -EINVAL:
+		return 400;
+	case -ENOENT:
+		return 404;
+	case -EEXIST:
+		return 409;
+	case -EPERM:
+	case -EACCES:
+		return 403;
+	case -EMSGSIZE:
+		return 413;
+	case -ECONNRESET:
+	case -ECONNREFUSED:
+	case -ETIMEDOUT:
+	case -EBUSY:
+	case -EPROTO:
+		return 503;
+	default:
+		return rc == -ENOTSOCK || rc == -ENOTDIR ? 503 : 500;
+	}
+}
+
+static enum MHD_Result respond_success(struct request *r, struct MHD_Connection *conn,
+				       unsigned code, const char *message)
+{
+	struct json_buf b = {0};
+	json_buf_puts(&b, "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},"
+		      "\"status\":\"Success\",\"message\":");
+	json_buf_string(&b, message);
+	json_buf_printf(&b, ",\"code\":%u}\n", code);
+	enum MHD_Result rc = respond_buf(r, conn, code, "application/json",
+					 b.data ? b.data : "", b.len);
+	json_buf_free(&b);
+	return rc;
+}
+
+static enum MHD_Result node_add(struct request *r, struct MHD_Connection *conn)
+{
+	/* Only the name is read here, to say which node; the daemon checks
+	 * the rest. */
+	json_error_t je;
+	json_t *node = json_loadb(r->body.data ? r->body.data : "", r->body.len,
+				  JSON_REJECT_DUPLICATES, &je);
+	if (node == NULL)
+		return respond_status(r, conn, 400, NULL, "line %d, column %d: JSON: %s",
+				      je.line, je.column, je.text);
+	const json_t *kind = json_object_get(node, "kind");
+	const char *name = json_string_value(json_object_get(
+		json_object_get(node, "metadata"), "name"));
+	char name_buf[GW_NAME_MAX + 1];
+	bool bad_kind = kind != NULL && !(json_is_string(kind) &&
+					  strcmp(json_string_value(kind), "Node") == 0);
+	bool bad_name = name == NULL || name[0] == '\0' || strlen(name) > GW_NAME_MAX;
+	bool object = json_is_object(node);
+	if (!bad_name)
+		snprintf(name_buf, sizeof(name_buf), "%s", name);
+	json_decref(node);
+	if (!object || bad_kind)
+		return respond_status(r, conn, 400, NULL, "expected a Node object "
+				      "(kind: Node)");
+	if (bad_name)
+		return respond_status(r, conn, 400, NULL, "metadata.name: required, "
+				      "1 to %d bytes", GW_NAME_MAX);
+	char err[1024], msg[512];
+	int rc = admin_event(r->g, SHMSCHED_NODE_ADD, r->body.data, r->body.len, err,
+			     sizeof(err));
+	bool updated = false;
+	if (rc == -EEXIST) {
+		rc = admin_event(r->g, SHMSCHED_NODE_UPDATE, r->body.data, r->body.len,
+				 err, sizeof(err));
+		updated = true;
+	}
+	if (rc < 0)
+		return respond_status(r, conn, code_of_refusal(rc), NULL, "%s",
+				      gw_daemon_says(err));
+	snprintf(msg, sizeof(msg), "node %s %s", name_buf, updated ? "updated" : "added");
+	return respond_success(r, conn, updated ? 200 : 201, msg);
+}
+
+static enum MHD_Result node_verb(struct request *r, struct MHD_Connection *conn,
+				 int kind, const char *name, const char *done)
+{
+	char err[1024], msg[512];
+	int rc = admin_event(r->g, kind, name, strlen(name), err, sizeof(err));
+	if (rc < 0)
+		return respond_status(r, conn, code_of_refusal(rc), NULL, "%s",
+				      gw_daemon_says(err));
+	snprintf(msg, sizeof(msg), "node %s %s", name, done);
+	return respond_success(r, conn, 200, msg);
+}
+
+static enum MHD_Result route_nodes(struct request *r, struct MHD_Connection *conn,
+				   const char *method, const char *rest)
+{
+	bool get = is(method, MHD_HTTP_METHOD_GET) || is(method, MHD_HTTP_METHOD_HEAD);
+	if (rest == NULL) { /* /v1/nodes */
+		if (get)
+			return nodes_get(r, conn, NULL);
+		if (is(method, MHD_HTTP_METHOD_POST) && r->admin_listener)
+			return node_add(r, conn);
+		return respond_status(r, conn, 405, r->admin_listener ? "GET, HEAD, POST"
+				      : "GET, HEAD", "%s /v1/nodes: %s", method,
+				      r->admin_listener ? "GET lists, POST adds or updates"
+				      : "GET only here; nodes change on the admin "
+				      "listener (--admin-listen)");
+	}
+	char name[GW_NAME_MAX + 1];
+	const char *slash = strchr(rest, '/');
+	size_t len = slash ? (size_t)(slash - rest) : strlen(rest);
+	if (len == 0 || len > GW_NAME_MAX)
+		return respond_status(r, conn, 404, NULL, "/v1/nodes/%s: no such node",
+				      rest);
+	memcpy(name, rest, len);
+	name[len] = '\0';
+	if (slash != NULL) { /* /v1/nodes/{name}/cordon|uncordon */
+		bool cordon = strcmp(slash, "/cordon") == 0;
+		if (!cordon && strcmp(slash, "/uncordon") != 0)
+			return respond_status(r, conn, 404, NULL, "/v1/nodes/%s: no "
+					      "such route", rest);
+		if (!r->admin_listener || !is(method, MHD_HTTP_METHOD_POST))
+			return respond_status(r, conn, 405, r->admin_listener ? "POST" : "",
+					      "%s /v1/nodes/{name}%s: POST, on the admin "
+					      "listener only", method, slash);
+		return node_verb(r, conn, cordon ? SHMSCHED_NODE_CORDON
+				 : SHMSCHED_NODE_UNCORDON, name,
+				 cordon ? "cordoned" : "uncordoned");
+	}
+	if (get)
+		return nodes_get(r, conn, name);
+	if (is(method, MHD_HTTP_METHOD_DELETE) && r->admin_listener)
+		return node_verb(r, conn, SHMSCHED_NODE_REMOVE, name, "removed");
+	return respond_status(r, conn, 405, r->admin_listener ? "GET, HEAD, DELETE"
+			      : "GET, HEAD", "%s /v1/nodes/{name}: %s", method,
+			      r->admin_listener ? "GET or DELETE"
+			      : "GET only here; nodes change on the admin listener");
+}
+
+/* --- the access handler -------------------------------------------------- */
+
+static enum gw_route route_of(const char *url)
+{
+	if (strcmp(url, "/v1/placements") == 0)
+		return GW_ROUTE_PLACEMENTS;
+	if (strncmp(url, "/v1/placements/", 15) == 0)
+		return GW_ROUTE_PLACEMENT;
+	if (strcmp(url, "/v1/nodes") == 0)
+		return GW_ROUTE_NODES;
+	if (strncmp(url, "/v1/nodes/", 10) == 0)
+		return GW_ROUTE_NODE;
+	if (strcmp(url, "/healthz") == 0 || strcmp(url, "/readyz") == 0 ||
+	    strcmp(url, "/livez") == 0)
+		return GW_ROUTE_HEALTH;
+	if (strcmp(url, "/version") == 0)
+		return GW_ROUTE_VERSION;
+	if (strcmp(url, "/metrics") == 0)
+		return GW_ROUTE_METRICS;
+	if (strncmp(url, "/extender/", 10) == 0)
+		return GW_ROUTE_EXTENDER;
+	return GW_ROUTE_OTHER;
+}
+
+static enum MHD_Result dispatch_route(struct request *r, struct MHD_Connection *conn,
+				      const char *url, const char *method)
+{
+	bool get = is(method, MHD_HTTP_METHOD_GET) || is(method, MHD_HTTP_METHOD_HEAD);
+	switch (r->route) {
+	case GW_ROUTE_PLACEMENTS:
+		return route_placements(r, conn, method);
+	case GW_ROUTE_PLACEMENT:
+		return route_placement(r, conn, method, url + 15);
+	case GW_ROUTE_NODES:
+		return route_nodes(r, conn, method, NULL);
+	case GW_ROUTE_NODE:
+		return route_nodes(r, conn, method, url + 10);
+	case GW_ROUTE_HEALTH:
+	case GW_ROUTE_VERSION:
+	case GW_ROUTE_METRICS:
+		if (!get)
+			return respond_status(r, conn, 405, "GET, HEAD", "%s %s: only GET",
+					      method, url);
+		return r->route == GW_ROUTE_HEALTH ? route_health(r, conn, url)
+			: r->route == GW_ROUTE_VERSION ? route_version(r, conn)
+			: route_metrics(r, conn);
+	case GW_ROUTE_EXTENDER:
+		return route_extender(r, conn, method, url + 10);
+	case GW_ROUTE_ADMIN:
+	case GW_ROUTE_OTHER:
+	case GW_ROUTES:
+		break;
+	}
+	return respond_status(r, conn, 404, NULL, "%s: no such route (see "
+			      "shmsched-gateway --help for the API)", url);
+}
+
+static bool takes_body(const struct request *r, const char *method)
+{
+	if (!is(method, MHD_HTTP_METHOD_POST) && !is(method, MHD_HTTP_METHOD_PUT))
+		return false;
+	return r->route == GW_ROUTE_PLACEMENTS || r->route == GW_ROUTE_EXTENDER ||
+	       (r->admin_listener && r->route == GW_ROUTE_NODES);
+}
+
+static size_t body_limit(const struct request *r)
+{
+	if (r->route == GW_ROUTE_NODES)
+		return ADMIN_BODY_MAX;
+	return r->g->cfg.max_body_bytes;
+}
+
+static enum MHD_Result handle(void *cls, struct MHD_Connection *conn,
+			      const char *url, const char *method,
+			      const char *version, const char *upload_data,
+			      size_t *upload_data_size, void **req_cls,
+			      bool admin_listener)
+{
+	(void)version;
+	struct gateway *g = cls;
+	struct request *r = *req_cls;
+	if (r == NULL) {
+		/* Headers are in: decide what the body may be. */
+		r = calloc(1, sizeof(*r));
+		if (r == NULL)
+			return MHD_NO;
+		r->g = g;
+		r->admin_listener = admin_listener;
+		r->route = route_of(url);
+		r->started_ns = now_ns();
+		r->wants_body = takes_body(r, method);
+		*req_cls = r;
+		const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+							     MHD_HTTP_HEADER_CONTENT_LENGTH);
+		if (cl != NULL && r->wants_body) {
+			char *end;
+			errno = 0;
+			unsigned long long n = strtoull(cl, &end, 10);
+			if (errno != 0 || *end != '\0' || n > body_limit(r)) {
+				__atomic_fetch_add(&g->http.too_large, 1, __ATOMIC_RELAXED);
+				return respond_status(r, conn, 413, NULL, "the body is %s "
+						      "bytes; at most %zu are taken (%s)",
+						      cl, body_limit(r),
+						      r->route == GW_ROUTE_NODES
+						      ? "one Node"
+						      : "--max-body; send larger "
+						      "batches as several requests");
+			}
+		}
+		return MHD_YES;
+	}
+	if (*upload_data_size > 0) {
+		size_t n = *upload_data_size;
+		*upload_data_size = 0;
+		r->body_seen += n;
+		__atomic_fetch_add(&g->http.bytes_in, n, __ATOMIC_RELAXED);
+		if (now_ns() - r->started_ns >
+		    (uint64_t)g->cfg.request_timeout_s * UINT64_C(1000000000)) {
+			/* A body trickling in past the deadline: cut. */
+			__atomic_fetch_add(&g->http.timed_out, 1, __ATOMIC_RELAXED);
+			return MHD_NO;
+		}
+		if (!r->wants_body || r->too_large)
+			return r->body_seen > 2 * body_limit(r) ? MHD_NO : MHD_YES;
+		if (r->body.len + n > body_limit(r)) {
+			r->too_large = true;
+			json_buf_free(&r->body);
+			__atomic_fetch_add(&g->http.too_large, 1, __ATOMIC_RELAXED);
+			return MHD_YES;
+		}
+		json_buf_put(&r->body, upload_data, n);
+		return r->body.failed ? MHD_NO : MHD_YES;
+	}
+	if (r->job != NULL) /* resumed: the verdict is in */
+		return respond_job(r, conn);
+	if (r->too_large)
+		return respond_status(r, conn, 413, NULL, "the body passed %zu bytes, "
+				      "the most taken", body_limit(r));
+	return dispatch_route(r, conn, url, method);
+}
+
+static enum MHD_Result handle_main(void *cls, struct MHD_Connection *conn,
+				   const char *url, const char *method,
+				   const char *version, const char *upload_data,
+				   size_t *upload_data_size, void **req_cls)
+{
+	return handle(cls, conn, url, method, version, upload_data,
+		      upload_data_size, req_cls, false);
+}
+
+static enum MHD_Result handle_admin(void *cls, struct MHD_Connection *conn,
+				    const char *url, const char *method,
+				    const char *version, const char *upload_data,
+				    size_t *upload_data_size, void **req_cls)
+{
+	return handle(cls, conn, url, method, version, upload_data,
+		      upload_data_size, req_cls, true);
+}
+
+static void completed(void *cls, struct MHD_Connection *conn, void **req_cls,
+		      enum MHD_RequestTerminationCode toe)
+{
+	(void)conn;
+	struct gateway *g = cls;
+	struct request *r = *req_cls;
+	if (r == NULL)
+		return;
+	if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK) {
+		__atomic_fetch_add(&g->http.abandoned, 1, __ATOMIC_RELAXED);
+		if (!r->counted)
+			gw_http_count(&g->http, r->route, 0);
+	}
+	if (r->job != NULL) {
+		/* J4: release, partner of the dispatcher's acquire load. */
+		__atomic_store_n(&r->job->abandoned, true, __ATOMIC_RELEASE);
+		gw_job_unref(r->job);
+	}
+	json_buf_free(&r->body);
+	free(r);
+	*req_cls = NULL;
+}
+
+/* --- start and stop ------------------------------------------------------- */
+
+void gateway_config_default(struct gateway_config *cfg)
+{
+	*cfg = (struct gateway_config){
+		.listen = "127.0.0.1:8080",
+		.max_body_bytes = 32u << 20,
+		.max_pods = 100000,
+		.max_templates = 4096,
+		.threads = 2,
+		.idle_timeout_s = 60,
+		.request_timeout_s = 60,
+		.max_connections = 1024,
+		.daemon_grace_ms = 10000,
+		.extender_cache = 65536,
+	};
+}
+
+static int parse_listen(const char *spec, struct sockaddr_storage *ss,
+			socklen_t *len, char *err, size_t err_len)
+{
+	char host[256];
+	const char *colon = strrchr(spec, ':');
+	if (colon == NULL || colon[1] == '\0') {
+		snprintf(err, err_len, "\"%s\": expected HOST:PORT", spec);
+		return -EINVAL;
+	}
+	size_t hl = (size_t)(colon - spec);
+	if (hl >= sizeof(host)) {
+		snprintf(err, err_len, "\"%s\": host too long", spec);
+		return -EINVAL;
+	}
+	memcpy(host, spec, hl);
+	host[hl] = '\0';
+	if (hl >= 2 && host[0] == '[' && host[hl - 1] == ']') {
+		memmove(host, host + 1, hl - 2);
+		host[hl - 2] = '\0';
+	}
+	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+				 .ai_flags = AI_PASSIVE | AI_NUMERICSERV};
+	struct addrinfo *res = NULL;
+	int rc = getaddrinfo(host[0] ? host : NULL, colon + 1, &hints, &res);
+	if (rc != 0 || res == NULL) {
+		snprintf(err, err_len, "\"%s\": %s", spec, gai_strerror(rc));
+		return -EINVAL;
+	}
+	memcpy(ss, res->ai_addr, res->ai_addrlen);
+	*len = res->ai_addrlen;
+	freeaddrinfo(res);
+	return 0;
+}
+
+/* libmicrohttpd's own messages: its format strings, its arguments. */
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+	__attribute__((format(printf, 2, 0)));
+
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	(void)cls;
+	char line[512];
+	vsnprintf(line, sizeof(line), fmt, ap);
+	size_t n = strlen(line);
+	while (n > 0 && line[n - 1] == '\n')
+		line[--n] = '\0';
+	log_msg(LOG_LEVEL_DEBUG, "gateway: http: %s", line);
+}
+
+static struct MHD_Daemon *listen_on(struct gateway *g, const char *spec,
+				    bool admin, char *err, size_t err_len)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+	if (parse_listen(spec, &ss, &len, err, err_len) < 0)
+		return NULL;
+	unsigned flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME |
+			 MHD_USE_ERROR_LOG;
+	if (ss.ss_family == AF_INET6)
+		flags |= MHD_USE_IPv6;
+	unsigned threads = admin ? 1 : (g->cfg.threads ? g->cfg.threads : 1);
+	struct MHD_OptionItem ops[] = {
+		{MHD_OPTION_SOCK_ADDR, 0, &ss},
+		{MHD_OPTION_CONNECTION_LIMIT, admin ? 64 : (intptr_t)g->cfg.max_connections,
+		 NULL},
+		{MHD_OPTION_CONNECTION_TIMEOUT, (intptr_t)g->cfg.idle_timeout_s, NULL},
+		{MHD_OPTION_CONNECTION_MEMORY_LIMIT, HEADER_MEMORY, NULL},
+		{MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)completed, g},
+		{MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)mhd_log, NULL},
+		/* One thread is the polling thread itself: MHD warns of a pool
+		 * of one. */
+		{threads > 1 ? MHD_OPTION_THREAD_POOL_SIZE : MHD_OPTION_END,
+		 (intptr_t)threads, NULL},
+		{MHD_OPTION_END, 0, NULL},
+	};
+	struct MHD_Daemon *mhd = MHD_start_daemon(
+		flags, 0, NULL, NULL, admin ? handle_admin : handle_main, g,
+		MHD_OPTION_ARRAY, ops, MHD_OPTION_END);
+	if (mhd == NULL) {
+		int e = errno ? errno : EADDRINUSE;
+		snprintf(err, err_len, "cannot listen on %s: %s", spec, strerror(e));
+	}
+	return mhd;
+}
+
+int gateway_start(const struct gateway_config *cfg, struct gateway **out,
+		  char *err, size_t err_len)
+{
+	*out = NULL;
+	struct gateway *g = calloc(1, sizeof(*g));
+	if (g == NULL) {
+		snprintf(err, err_len, "out of memory");
+		return -ENOMEM;
+	}
+	g->cfg = *cfg;
+	pthread_mutex_init(&g->admin_lock, NULL);
+	if (cfg->admin_socket_path != NULL)
+		snprintf(g->admin_socket, sizeof(g->admin_socket), "%s",
+			 cfg->admin_socket_path);
+	else if (cfg->socket_path != NULL)
+		snprintf(g->admin_socket, sizeof(g->admin_socket), "%s.admin",
+			 cfg->socket_path);
+	else
+		snprintf(g->admin_socket, sizeof(g->admin_socket), "%s.admin",
+			 SHMSCHED_DEFAULT_SOCKET);
+	g->extender = gw_extender_create(cfg->extender_cache);
+	if (g->extender == NULL) {
+		snprintf(err, err_len, "out of memory");
+		free(g);
+		return -ENOMEM;
+	}
+	int rc = gw_dispatch_start(cfg, &g->dispatch, err, err_len);
+	if (rc < 0)
+		goto fail_dispatch;
+	errno = 0;
+	g->mhd = listen_on(g, cfg->listen, false, err, err_len);
+	if (g->mhd == NULL) {
+		rc = -EADDRINUSE;
+		goto fail_listen;
+	}
+	if (cfg->admin_listen != NULL) {
+		errno = 0;
+		g->admin_mhd = listen_on(g, cfg->admin_listen, true, err, err_len);
+		if (g->admin_mhd == NULL) {
+			rc = -EADDRINUSE;
+			goto fail_admin;
+		}
+	}
+	*out = g;
+	return 0;
+
+fail_admin:
+	MHD_stop_daemon(g->mhd);
+fail_listen:
+	gw_dispatch_stop(g->dispatch);
+fail_dispatch:
+	gw_extender_destroy(g->extender);
+	pthread_mutex_destroy(&g->admin_lock);
+	free(g);
+	return rc;
+}
+
+static unsigned port_of(struct MHD_Daemon *mhd)
+{
+	if (mhd == NULL)
+		return 0;
+	const union MHD_DaemonInfo *info = MHD_get_daemon_info(mhd,
+							       MHD_DAEMON_INFO_BIND_PORT);
+	return info ? info->port : 0;
+}
+
+unsigned gateway_port(const struct gateway *g)
+{
+	return port_of(g->mhd);
+}
+
+unsigned gateway_admin_port(const struct gateway *g)
+{
+	return port_of(g->admin_mhd);
+}
+
+bool gateway_ready(const struct gateway *g)
+{
+	return stat_read(&gw_dispatch_stats(g->dispatch)->connected) != 0;
+}
+
+void gateway_stop(struct gateway *g)
+{
+	if (g == NULL)
+		return;
+	/* No new connections; the dispatcher answers every job (waking every
+	 * suspended connection: MHD may not stop with one suspended). */
+	/* Quiescing hands the listening socket back to us to close. */
+	MHD_socket fd = MHD_quiesce_daemon(g->mhd);
+	if (fd != MHD_INVALID_SOCKET)
+		close(fd);
+	if (g->admin_mhd != NULL && (fd = MHD_quiesce_daemon(g->admin_mhd)) !=
+	    MHD_INVALID_SOCKET)
+		close(fd);
+	gw_dispatch_stop(g->dispatch);
+	for (int i = 0; i < 200 && __atomic_load_n(&g->suspended, __ATOMIC_ACQUIRE) > 0; i++) {
+		struct timespec ts = {0, 10000000};
+		nanosleep(&ts, NULL);
+	}
+	MHD_stop_daemon(g->mhd);
+	if (g->admin_mhd != NULL)
+		MHD_stop_daemon(g->admin_mhd);
+	if (g->admin != NULL)
+		shmsched_disconnect(g->admin);
+	gw_extender_destroy(g->extender);
+	pthread_mutex_destroy(&g->admin_lock);
+	free(g);
+}

@@ -1,0 +1,83 @@
+/* Fuzz target: the gateway's request bodies (gateway/decode.c) on arbitrary
+ * bytes, as POST /v1/placements receives them. What the decoder accepts
+ * must hold together: every pod names a spec of the batch, its name is
+ * "namespace/name" with its cookie, no name twice, every spec's hash is
+ * its key's (and survives a round trip through text with keys sorted),
+ * no two specs equal; what it refuses must say why. The same bytes as
+ * kube-scheduler's ExtenderArgs (gw_decode_extender_args): accepted, every
+ * candidate is a name within bounds. */
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gateway/gateway.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+static void extender_args(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	const struct gw_limits lim = {.max_pods = 256, .max_specs = 32};
+	struct gw_batch b;
+	char err[512];
+	err[0] = '\0';
+	extender_args(data, size);
+	int rc = gw_decode_pods((const char *)data, size, &lim, &b, err, sizeof(err));
+	if (rc < 0) {
+		if (err[0] == '\0' || (rc != -EINVAL && rc != -E2BIG && rc != -ENOMEM))
+			abort();
+		gw_batch_free(&b);
+		return 0;
+	}
+	if (b.n_pods > lim.max_pods || b.n_specs > lim.max_specs)
+		abort();
+	for (size_t i = 0; i < b.n_pods; i++) {
+		const struct gw_pod *p = &b.pods[i];
+		const char *name = gw_pod_name(&b, p);
+		if (p->spec >= b.n_specs || p->cookie == 0 ||
+		    p->cookie != gw_cookie(name, strlen(name)) ||
+		    strchr(name, '/') == NULL || strchr(name, '/') != strrchr(name, '/'))
+			abort();
+		for (size_t k = 0; k < i; k++)
+			if (strcmp(gw_pod_name(&b, &b.pods[k]), name) == 0)
+				abort();
+	}
+	for (size_t s = 0; s < b.n_specs; s++) {
+		const json_t *key = b.specs[s].canon;
+		if (b.specs[s].hash != gw_spec_hash(key))
+			abort();
+		char *text = json_dumps(key, JSON_SORT_KEYS | JSON_COMPACT);
+		json_t *again = text ? json_loads(text, 0, NULL) : NULL;
+		if (again != NULL && gw_spec_hash(again) != b.specs[s].hash)
+			abort();
+		json_decref(again);
+		free(text);
+		for (size_t t = 0; t < s; t++)
+			if (json_equal(b.specs[t].canon, key))
+				abort();
+	}
+	gw_batch_free(&b);
+	return 0;
+}
+
+static void extender_args(const uint8_t *data, size_t size)
+{
+	struct gw_extender_args x;
+	char err[512];
+	err[0] = '\0';
+	int rc = gw_decode_extender_args((const char *)data, size, 64, &x, err,
+					 sizeof(err));
+	if (rc < 0 && err[0] == '\0')
+		abort();
+	if (rc == 0) {
+		if (x.pod_key == NULL || x.n_names > 64 || strchr(x.pod_name, '/') == NULL)
+			abort();
+		for (size_t i = 0; i < x.n_names; i++)
+			if (x.names[i] == NULL || x.names[i][0] == '\0' ||
+			    strlen(x.names[i]) > GW_NAME_MAX)
+				abort();
+	}
+	gw_extender_args_free(&x);
+}

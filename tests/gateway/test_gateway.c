@@ -1,0 +1,966 @@
+/* stress.gateway: the gateway in this process (its HTTP threads and its
+ * dispatcher) against a real shmschedd child, driven over real sockets.
+ *
+ * Invariants, as counts that must read zero:
+ *   lost       pods of a request answered 200 that got no line
+ *   duplicated names answered twice in one request
+ *   wrong      a pod answered on a node that GET then does not report
+ *   hung       requests that got no answer within 30 s
+ * and the races they guard must have happened: the daemon killed while
+ * requests flow (at least one 503 seen, then recovery), a client gone
+ * mid-stream (counted by the gateway), slow clients held while others are
+ * served, templates evicted (connections retired).
+ *
+ * usage: test_gateway SHMSCHEDD
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/base.h"
+#include "gateway/gateway.h"
+#include "shmsched/client.h"
+#include "bench/http_client.h"
+
+static const char *daemon_exe;
+static char dir[256], sock[300], region[64];
+static pid_t daemon_pid;
+static unsigned daemon_starts;
+static struct gateway *gw;
+static unsigned port, admin_port;
+
+static void sleep_ms(unsigned ms)
+{
+	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+	nanosleep(&ts, NULL);
+}
+
+/* Starts shmschedd on a synthetic cluster of 64 nodes (about 7,000 small
+ * pods' room) and waits for its ready line. */
+static pid_t start_daemon(bool fresh)
+{
+	char log[400];
+	snprintf(log, sizeof(log), "%s/daemon-%u.log", dir, ++daemon_starts);
+	pid_t pid = fork();
+	if (pid == 0) {
+		/* Dies with the test, also one a sanitizer stops mid-way. */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		dup2(fd, 1);
+		dup2(fd, 2);
+		if (fresh)
+			execl(daemon_exe, daemon_exe, "--synthetic", "64:0", "--socket",
+			      sock, "--workers", "1", "--no-pin", "--name", region,
+			      "--fresh", (char *)NULL);
+		else
+			execl(daemon_exe, daemon_exe, "--socket", sock, "--workers", "1",
+			      "--no-pin", "--name", region, (char *)NULL);
+		_exit(127);
+	}
+	for (int i = 0; i < 300; i++) {
+		FILE *f = fopen(log, "r");
+		char line[512];
+		bool ready = false;
+		while (f != NULL && fgets(line, sizeof(line), f) != NULL)
+			ready |= strstr(line, "ready:") != NULL;
+		if (f != NULL)
+			fclose(f);
+		if (ready)
+			return pid;
+		sleep_ms(20);
+	}
+	fail_msg("shmschedd did not start (log %s)", log);
+	return -1;
+}
+
+static void stop_daemon(int sig)
+{
+	if (daemon_pid > 0) {
+		kill(daemon_pid, sig);
+		waitpid(daemon_pid, NULL, 0);
+		daemon_pid = 0;
+	}
+}
+
+static bool wait_ready(unsigned p, unsigned ms)
+{
+	for (unsigned t = 0; t < ms; t += 20) {
+		struct http_answer a;
+		if (http_do(p, "GET", "/readyz", NULL, &a) == 0 && a.status == 200) {
+			http_answer_free(&a);
+			return true;
+		}
+		http_answer_free(&a);
+		sleep_ms(20);
+	}
+	return false;
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	snprintf(dir, sizeof(dir), "/tmp/shmsched-gw-XXXXXX");
+	if (mkdtemp(dir) == NULL)
+		return -1;
+	snprintf(sock, sizeof(sock), "%s/s.sock", dir);
+	snprintf(region, sizeof(region), "gwtest-%d", (int)getpid());
+	daemon_pid = start_daemon(true);
+	struct gateway_config cfg;
+	gateway_config_default(&cfg);
+	cfg.socket_path = sock;
+	cfg.listen = "127.0.0.1:0";
+	cfg.admin_listen = "127.0.0.1:0";
+	cfg.region_name = region;
+	cfg.producer_name = "gw-test";
+	cfg.max_body_bytes = 1u << 20;
+	cfg.idle_timeout_s = 2;
+	cfg.request_timeout_s = 3;
+	cfg.daemon_grace_ms = 20000;
+	char err[512];
+	if (gateway_start(&cfg, &gw, err, sizeof(err)) < 0) {
+		fprintf(stderr, "gateway_start: %s\n", err);
+		return -1;
+	}
+	port = gateway_port(gw);
+	admin_port = gateway_admin_port(gw);
+	return wait_ready(port, 10000) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	gateway_stop(gw);
+	stop_daemon(SIGTERM);
+	shm_unlink(region);
+	char cmd[300];
+	snprintf(cmd, sizeof(cmd), getenv("GW_KEEP") ? "echo kept %s" : "rm -rf %s", dir);
+	if (system(cmd) != 0)
+		return -1;
+	return 0;
+}
+
+static void pod_json(struct json_buf *b, const char *ns, const char *name,
+		     unsigned cpu_milli)
+{
+	json_buf_printf(b, "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\","
+			"\"namespace\":\"%s\"},\"spec\":{\"containers\":[{\"name\":\"c\","
+			"\"resources\":{\"requests\":{\"cpu\":\"%um\",\"memory\":"
+			"\"64Mi\"}}}]}}\n", name, ns, cpu_milli);
+}
+
+/* A metric's value in a /metrics text, or -1. */
+static double metric(unsigned p, const char *series)
+{
+	struct http_answer a;
+	double v = -1;
+	if (http_do(p, "GET", "/metrics", NULL, &a) == 0 && a.status == 200) {
+		size_t len = strlen(series);
+		for (const char *l = a.body.data; l != NULL && *l;
+		     l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
+			if (strncmp(l, series, len) == 0 && l[len] == ' ')
+				v = strtod(l + len + 1, NULL);
+	}
+	http_answer_free(&a);
+	return v;
+}
+
+/* Checks a 200 JSON Lines answer to `n` pods named prefix-0..: each named
+ * once. Returns placed; *node_of (when given) gets each pod's node. */
+static unsigned check_lines(const struct http_answer *a, const char *ns,
+			    const char *prefix, unsigned n, char (*node_of)[64])
+{
+	unsigned placed = 0, lines = 0;
+	unsigned char *seen = calloc(n, 1);
+	char *text = strndup(a->body.data, a->body.len);
+	for (char *save, *l = strtok_r(text, "\n", &save); l;
+	     l = strtok_r(NULL, "\n", &save)) {
+		json_error_t je;
+		json_t *o = json_loads(l, 0, &je);
+		if (o == NULL)
+			fail_msg("not JSON: %s", l);
+		const char *pod = json_string_value(json_object_get(o, "pod"));
+		const json_t *node = json_object_get(o, "node");
+		char want[128];
+		unsigned k;
+		int used = 0;
+		assert_non_null(pod);
+		snprintf(want, sizeof(want), "%s/%s-", ns, prefix);
+		assert_memory_equal(pod, want, strlen(want));
+		assert_int_equal(sscanf(pod + strlen(want), "%u%n", &k, &used), 1);
+		assert_true(k < n);
+		assert_int_equal(seen[k], 0); /* duplicated: must read 0 */
+		seen[k] = 1;
+		if (json_is_string(node)) {
+			placed++;
+			if (node_of != NULL)
+				snprintf(node_of[k], 64, "%s", json_string_value(node));
+		} else {
+			assert_true(json_is_null(node));
+			assert_non_null(json_string_value(json_object_get(o, "message")));
+			if (node_of != NULL)
+				node_of[k][0] = '\0';
+		}
+		lines++;
+		json_decref(o);
+	}
+	assert_int_equal(lines, n); /* lost: must read 0 */
+	free(text);
+	free(seen);
+	return placed;
+}
+
+/* --- the API ---------------------------------------------------------- */
+
+static void test_api(void **state)
+{
+	(void)state;
+	struct json_buf body = {0};
+	for (unsigned k = 0; k < 20; k++) {
+		char name[32];
+		snprintf(name, sizeof(name), "api-%u", k);
+		pod_json(&body, "t", name, 100 + 10 * (k % 3));
+	}
+	struct http_answer a;
+	assert_int_equal(http_do(port, "POST", "/v1/placements", body.data, &a), 0);
+	assert_int_equal(a.status, 200);
+	assert_non_null(strstr(a.head.data, "application/x-ndjson"));
+	char (*node_of)[64] = calloc(20, 64);
+	assert_int_equal(check_lines(&a, "t", "api", 20, node_of), 20);
+	http_answer_free(&a);
+
+	/* GET finds each where its line said. */
+	for (unsigned k = 0; k < 20; k++) {
+		char path[64];
+		snprintf(path, sizeof(path), "/v1/placements/t/api-%u", k);
+		assert_int_equal(http_do(port, "GET", path, NULL, &a), 0);
+		assert_int_equal(a.status, 200);
+		json_t *o = json_loads(a.body.data, 0, NULL);
+		assert_non_null(o);
+		assert_string_equal(json_string_value(json_object_get(o, "node")),
+				    node_of[k]); /* wrong: must read 0 */
+		json_decref(o);
+		http_answer_free(&a);
+	}
+	/* The same pods again: 409, nothing placed twice. */
+	assert_int_equal(http_do(port, "POST", "/v1/placements", body.data, &a), 0);
+	assert_int_equal(a.status, 409);
+	assert_non_null(strstr(a.body.data, "\"reason\":\"AlreadyExists\""));
+	http_answer_free(&a);
+	/* DELETE releases; then GET and DELETE say 404. */
+	assert_int_equal(http_do(port, "DELETE", "/v1/placements/t/api-0", NULL, &a), 0);
+	assert_int_equal(a.status, 200);
+	assert_non_null(strstr(a.body.data, "\"status\":\"Success\""));
+	http_answer_free(&a);
+	assert_int_equal(http_do(port, "GET", "/v1/placements/t/api-0", NULL, &a), 0);
+	assert_int_equal(a.status, 404);
+	http_answer_free(&a);
+	assert_int_equal(http_do(port, "DELETE", "/v1/placements/t/api-0", NULL, &a), 0);
+	assert_int_equal(a.status, 404);
+	http_answer_free(&a);
+
+	/* Nodes: the synthetic cluster's 64, one of them by name. */
+	assert_int_equal(http_do(port, "GET", "/v1/nodes", NULL, &a), 0);
+	assert_int_equal(a.status, 200);
+	json_t *list = json_loads(a.body.data, 0, NULL);
+	assert_non_null(list);
+	assert_int_equal(json_array_size(json_object_get(list, "items")), 64);
+	const char *first = json_string_value(json_object_get(
+		json_array_get(json_object_get(list, "items"), 0), "name"));
+	char path[128];
+	snprintf(path, sizeof(path), "/v1/nodes/%s", first);
+	json_decref(list);
+	http_answer_free(&a);
+	assert_int_equal(http_do(port, "GET", path, NULL, &a), 0);
+	assert_int_equal(a.status, 200);
+	assert_non_null(strstr(a.body.data, "\"allocatable\""));
+	http_answer_free(&a);
+
+	/* Health and version. */
+	const char *ok[] = {"/healthz", "/livez", "/readyz", "/version"};
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(http_do(port, "GET", ok[i], NULL, &a), 0);
+		assert_int_equal(a.status, 200);
+		http_answer_free(&a);
+	}
+	assert_int_equal(http_do(port, "GET", "/readyz?verbose", NULL, &a), 0);
+	assert_non_null(strstr(a.body.data, "[+]daemon ok"));
+	http_answer_free(&a);
+
+	/* The admin listener: add, cordon, uncordon, update, remove a node;
+	 * the main listener refuses the same. */
+	const char *node = "{\"kind\":\"Node\",\"metadata\":{\"name\":\"extra\"},"
+		"\"status\":{\"allocatable\":{\"cpu\":\"2\",\"memory\":\"2Gi\","
+		"\"pods\":\"10\"}}}";
+	assert_int_equal(http_do(port, "POST", "/v1/nodes", node, &a), 0);
+	assert_int_equal(a.status, 405);
+	http_answer_free(&a);
+	assert_int_equal(http_do(admin_port, "POST", "/v1/nodes", node, &a), 0);
+	assert_int_equal(a.status, 201);
+	http_answer_free(&a);
+	assert_int_equal(http_do(admin_port, "POST", "/v1/nodes", node, &a), 0);
+	assert_int_equal(a.status, 200); /* an update */
+	http_answer_free(&a);
+	assert_int_equal(http_do(admin_port, "POST", "/v1/nodes/extra/cordon", NULL, &a), 0);
+	assert_int_equal(a.status, 200);
+	http_answer_free(&a);
+	assert_int_equal(http_do(port, "GET", "/v1/nodes/extra", NULL, &a), 0);
+	assert_non_null(strstr(a.body.data, "\"cordoned\":true"));
+	http_answer_free(&a);
+	assert_int_equal(http_do(admin_port, "POST", "/v1/nodes/extra/uncordon", NULL, &a), 0);
+	assert_int_equal(a.status, 200);
+	http_answer_free(&a);
+	assert_int_equal(http_do(admin_port, "DELETE", "/v1/nodes/extra", NULL, &a), 0);
+	assert_int_equal(a.status, 200);
+	http_answer_free(&a);
+	assert_int_equal(http_do(admin_port, "DELETE", "/v1/nodes/extra", NULL, &a), 0);
+	assert_int_equal(a.status, 404);
+	http_answer_free(&a);
+	assert_int_equal(http_do(admin_port, "POST", "/v1/nodes", "{\"kind\":\"Node\","
+				 "\"metadata\":{\"name\":\"bad\"},\"status\":{\"allocatable\":"
+				 "{\"cpu\":\"2x\"}}}", &a), 0);
+	assert_int_equal(a.status, 400);
+	assert_non_null(strstr(a.body.data, "is not a quantity"));
+	http_answer_free(&a);
+	free(node_of);
+	json_buf_free(&body);
+}
+
+/* Every kind of bad request gets its Status and code. */
+static void test_errors(void **state)
+{
+	(void)state;
+	struct http_answer a;
+	struct {
+		const char *method, *path, *body;
+		int status;
+		const char *text;
+	} cases[] = {
+		{"POST", "/v1/placements", "{\"kind\":\"Pod\",", 400, "line 1, column"},
+		{"POST", "/v1/placements", "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"x\"},"
+		 "\"spec\":{\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":"
+		 "{\"cpu\":\"12x\"}}}]}}", 400,
+		 "line 1: the daemon refused the pod: spec.containers[0].resources."
+		 "requests.cpu: \\\"12x\\\" is not a quantity"},
+		{"POST", "/v1/placements", "{\"kind\":\"List\",\"items\":[{\"metadata\":"
+		 "{\"name\":\"a\"},\"spec\":{}},{\"metadata\":{},\"spec\":{}}]}", 400,
+		 "line 1: items[1]: metadata.name: required"},
+		{"POST", "/v1/placements", "", 400, "the body holds no Pod"},
+		{"PUT", "/v1/placements", "", 405, "only POST"},
+		{"GET", "/v1/placements", NULL, 405, "only POST"},
+		{"POST", "/v1/placements/a/b", "", 405, "only GET and DELETE"},
+		{"GET", "/v1/placements/a", NULL, 404, "expected /v1/placements/"},
+		{"GET", "/v1/placements/a/b/c", NULL, 404, "expected"},
+		{"GET", "/nowhere", NULL, 404, "no such route"},
+		{"POST", "/v1/placements?wait=5", "{}", 501, "issue 16"},
+		{"POST", "/v1/placements?explain=true", "{}", 501, "explain"},
+		{"DELETE", "/v1/nodes/x", NULL, 405, "admin listener"},
+		{"GET", "/v1/nodes/no-such-node", NULL, 404, "no such node"},
+		{"POST", "/metrics", "", 405, "only GET"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		assert_int_equal(http_do(port, cases[i].method, cases[i].path,
+					 cases[i].body, &a), 0);
+		if (a.status != cases[i].status || strstr(a.body.data, cases[i].text) == NULL ||
+		    strstr(a.body.data, "\"kind\":\"Status\"") == NULL)
+			fail_msg("%s %s: %d %s (want %d, \"%s\")", cases[i].method,
+				 cases[i].path, a.status, a.body.data, cases[i].status,
+				 cases[i].text);
+		if (a.status == 405)
+			assert_non_null(http_header(&a, "Allow"));
+		http_answer_free(&a);
+	}
+	/* 413 from Content-Length alone: nothing of the body is read. */
+	int fd = http_connect(port);
+	assert_true(fd >= 0);
+	const char *big = "POST /v1/placements HTTP/1.1\r\nHost: t\r\n"
+		"Content-Length: 5000000\r\n\r\n";
+	assert_int_equal(http_send_all(fd, big, strlen(big)), 0);
+	a = (struct http_answer){0};
+	assert_int_equal(http_read_answer(fd, &a, 10000), 0);
+	assert_int_equal(a.status, 413);
+	assert_non_null(strstr(a.body.data, "RequestEntityTooLarge"));
+	http_answer_free(&a);
+	close(fd);
+	/* 413 for a chunked body that grows past the limit. */
+	fd = http_connect(port);
+	const char *chunked = "POST /v1/placements HTTP/1.1\r\nHost: t\r\n"
+		"Transfer-Encoding: chunked\r\n\r\n";
+	assert_int_equal(http_send_all(fd, chunked, strlen(chunked)), 0);
+	static char block[65536];
+	memset(block, ' ', sizeof(block));
+	for (int i = 0; i < 20; i++) { /* 1.25 MiB > 1 MiB */
+		char size[32];
+		int n = snprintf(size, sizeof(size), "%zx\r\n", sizeof(block));
+		assert_int_equal(http_send_all(fd, size, (size_t)n), 0);
+		assert_int_equal(http_send_all(fd, block, sizeof(block)), 0);
+		assert_int_equal(http_send_all(fd, "\r\n", 2), 0);
+	}
+	assert_int_equal(http_send_all(fd, "0\r\n\r\n", 5), 0);
+	a = (struct http_answer){0};
+	assert_int_equal(http_read_answer(fd, &a, 10000), 0);
+	assert_int_equal(a.status, 413);
+	http_answer_free(&a);
+	close(fd);
+}
+
+/* Keep-alive: many requests on one connection. */
+static void test_keep_alive(void **state)
+{
+	(void)state;
+	int fd = http_connect(port);
+	assert_true(fd >= 0);
+	for (unsigned k = 0; k < 50; k++) {
+		struct json_buf body = {0};
+		char name[32];
+		snprintf(name, sizeof(name), "ka-%u", k);
+		pod_json(&body, "t", name, 50);
+		struct http_answer a;
+		assert_int_equal(http_exchange(fd, "POST", "/v1/placements", NULL,
+					       body.data, body.len, &a, 10000), 0);
+		assert_int_equal(a.status, 200);
+		assert_int_equal(http_count_lines(&a), 1);
+		http_answer_free(&a);
+		assert_int_equal(http_exchange(fd, "DELETE", "/v1/placements/t/ka-0",
+					       NULL, NULL, 0, &a, 10000), 0);
+		assert_int_equal(a.status, k == 0 ? 200 : 404);
+		http_answer_free(&a);
+		json_buf_free(&body);
+	}
+	close(fd);
+}
+
+/* Slow clients hold sockets, not threads: while 16 clients sit on half a
+ * request, others are served at once; the silent ones are closed after
+ * the idle time-out, and one that trickles its body is cut at the
+ * request time-out. */
+static void test_slow_clients(void **state)
+{
+	(void)state;
+	int slow[16];
+	const char *half = "POST /v1/placements HTTP/1.1\r\nHost: t\r\n"
+		"Content-Length: 100\r\n\r\n{";
+	for (int i = 0; i < 16; i++) {
+		slow[i] = http_connect(port);
+		assert_true(slow[i] >= 0);
+		assert_int_equal(http_send_all(slow[i], half, strlen(half)), 0);
+	}
+	int trickle = http_connect(port);
+	const char *head = "POST /v1/placements HTTP/1.1\r\nHost: t\r\n"
+		"Content-Length: 1000\r\n\r\n";
+	assert_int_equal(http_send_all(trickle, head, strlen(head)), 0);
+	uint64_t t0 = now_ns();
+	struct http_answer a;
+	for (int i = 0; i < 20; i++) {
+		assert_int_equal(http_do(port, "GET", "/healthz", NULL, &a), 0);
+		assert_int_equal(a.status, 200);
+		http_answer_free(&a);
+	}
+	/* 20 requests beside 17 stalled clients, well under a time-out. */
+	assert_true(now_ns() - t0 < UINT64_C(1000000000));
+	/* The trickler sends a byte every 400 ms: never idle 2 s, but past
+	 * the 3 s request time-out it is cut. */
+	bool cut = false;
+	for (int i = 0; i < 15 && !cut; i++) {
+		sleep_ms(400);
+		cut = http_send_all(trickle, " ", 1) < 0;
+		if (!cut) {
+			struct pollfd p = {.fd = trickle, .events = POLLIN};
+			char c;
+			cut = poll(&p, 1, 0) == 1 && recv(trickle, &c, 1, 0) <= 0;
+		}
+	}
+	assert_true(cut);
+	close(trickle);
+	/* The silent ones: closed by the server (EOF) after about 2 s. */
+	for (int i = 0; i < 16; i++) {
+		struct pollfd p = {.fd = slow[i], .events = POLLIN};
+		assert_int_equal(poll(&p, 1, 5000), 1);
+		char c;
+		assert_true(recv(slow[i], &c, 1, 0) <= 0);
+		close(slow[i]);
+	}
+	assert_true(metric(port, "shmsched_gateway_requests_refused_total{reason=\"timed_out\"}") >= 1);
+}
+
+/* A client that goes away mid-stream: the gateway goes on, the pods it
+ * placed stay placed and can be found and released. */
+static void test_disconnect_mid_stream(void **state)
+{
+	(void)state;
+	double gone0 = metric(port, "shmsched_gateway_clients_gone_total");
+	struct json_buf body = {0};
+	const unsigned n = 3000;
+	for (unsigned k = 0; k < n; k++) {
+		char name[32];
+		snprintf(name, sizeof(name), "mid-%u", k);
+		pod_json(&body, "t", name, 10);
+	}
+	int fd = http_connect(port);
+	char head[256];
+	int hl = snprintf(head, sizeof(head), "POST /v1/placements HTTP/1.1\r\n"
+			  "Host: t\r\nContent-Length: %zu\r\n\r\n", body.len);
+	assert_int_equal(http_send_all(fd, head, (size_t)hl), 0);
+	assert_int_equal(http_send_all(fd, body.data, body.len), 0);
+	struct json_buf in = {0};
+	assert_int_equal(http_fill(fd, &in, 2000, 10000), 1);
+	assert_non_null(strstr(in.data, "200 OK"));
+	close(fd); /* with most answers unread */
+	json_buf_free(&in);
+	json_buf_free(&body);
+	/* The gateway finishes the request's pods in flight and goes on. */
+	for (int i = 0; i < 200 && metric(port, "shmsched_gateway_requests_in_progress") != 0; i++)
+		sleep_ms(20);
+	assert_true(metric(port, "shmsched_gateway_requests_in_progress") == 0);
+	assert_true(metric(port, "shmsched_gateway_clients_gone_total") >= gone0 + 1);
+	/* Each pod is placed (GET finds it, DELETE releases it) or was never
+	 * submitted (404): some of each is not required, but some placed is. */
+	unsigned found = 0;
+	int kfd = http_connect(port);
+	for (unsigned k = 0; k < n; k++) {
+		char path[64];
+		snprintf(path, sizeof(path), "/v1/placements/t/mid-%u", k);
+		struct http_answer a;
+		assert_int_equal(http_exchange(kfd, "DELETE", path, NULL, NULL, 0, &a,
+					       10000), 0);
+		assert_true(a.status == 200 || a.status == 404);
+		found += a.status == 200;
+		http_answer_free(&a);
+	}
+	close(kfd);
+	assert_true(found > 0);
+	/* And it still serves. */
+	struct http_answer a;
+	assert_int_equal(http_do(port, "GET", "/healthz", NULL, &a), 0);
+	assert_int_equal(a.status, 200);
+	http_answer_free(&a);
+}
+
+/* Template eviction: a second gateway allowed 2 templates per daemon
+ * connection places pods of 9 distinct specs (two requests of 2 specs that
+ * straddle a full connection and a new one): new connections take over
+ * and drained ones are closed, and every pod is placed. A request of more
+ * specs than a connection holds is refused. */
+static void test_eviction(void **state)
+{
+	(void)state;
+	struct gateway_config cfg;
+	gateway_config_default(&cfg);
+	cfg.socket_path = sock;
+	cfg.listen = "127.0.0.1:0";
+	cfg.region_name = region;
+	cfg.producer_name = "gw-evict";
+	cfg.max_templates = 2;
+	struct gateway *g2;
+	char err[512];
+	assert_int_equal(gateway_start(&cfg, &g2, err, sizeof(err)), 0);
+	unsigned p2 = gateway_port(g2);
+	assert_true(wait_ready(p2, 5000));
+	struct http_answer a;
+	for (unsigned r = 0; r < 7; r++) {
+		struct json_buf body = {0};
+		unsigned per = r == 2 || r == 4 ? 2 : 1;
+		for (unsigned s = 0; s < per; s++)
+			for (unsigned k = 0; k < 2; k++) {
+				char name[32];
+				snprintf(name, sizeof(name), "ev%u-%u", r, s * 2 + k);
+				pod_json(&body, "e", name, 11 + r * 3 + s);
+			}
+		assert_int_equal(http_do(p2, "POST", "/v1/placements", body.data, &a), 0);
+		if (a.status != 200)
+			fail_msg("request %u: %d %s", r, a.status, a.body.data);
+		char prefix[16];
+		snprintf(prefix, sizeof(prefix), "ev%u", r);
+		assert_int_equal(check_lines(&a, "e", prefix, 2 * per, NULL), 2 * per);
+		http_answer_free(&a);
+		json_buf_free(&body);
+	}
+	/* Three specs where a connection holds two: 413, nothing placed. */
+	struct json_buf body = {0};
+	pod_json(&body, "e", "three-0", 91);
+	pod_json(&body, "e", "three-1", 92);
+	pod_json(&body, "e", "three-2", 93);
+	assert_int_equal(http_do(p2, "POST", "/v1/placements", body.data, &a), 0);
+	assert_int_equal(a.status, 413);
+	assert_non_null(strstr(a.body.data, "--max-templates"));
+	http_answer_free(&a);
+	json_buf_free(&body);
+	/* A spec seen before, after its connection was retired: registered
+	 * again on the active one. */
+	pod_json(&body, "e", "again-0", 11);
+	assert_int_equal(http_do(p2, "POST", "/v1/placements", body.data, &a), 0);
+	assert_int_equal(check_lines(&a, "e", "again", 1, NULL), 1);
+	http_answer_free(&a);
+	json_buf_free(&body);
+	double retired = metric(p2, "shmsched_gateway_connections_retired_total");
+	double conns = metric(p2, "shmsched_gateway_connections");
+	double templates = metric(p2, "shmsched_gateway_templates");
+	double registered = metric(p2, "shmsched_gateway_templates_registered_total");
+	print_message("eviction: %.0f templates registered, %.0f connections "
+		      "retired, %.0f open, %.0f templates held\n", registered, retired,
+		      conns, templates);
+	assert_true(retired >= 3);
+	assert_true(conns <= 2);
+	assert_true(templates <= 4);
+	assert_true(registered >= 10); /* 9 specs, and one of them again */
+	gateway_stop(g2);
+}
+
+
+/* --- kube-scheduler's extender verbs ----------------------------------- */
+
+static json_t *post_json(unsigned p, const char *path, json_t *body, int *status)
+{
+	char *text = json_dumps(body, JSON_COMPACT);
+	json_decref(body);
+	struct http_answer a;
+	assert_int_equal(http_do(p, "POST", path, text, &a), 0);
+	free(text);
+	*status = a.status;
+	json_t *v = json_loads(a.body.data, 0, NULL);
+	if (v == NULL)
+		fail_msg("%s: not JSON: %s", path, a.body.data);
+	http_answer_free(&a);
+	return v;
+}
+
+/* ExtenderArgs as kube-scheduler's HTTPExtender marshals them (Go field
+ * names, no json tags), in both nodeCacheCapable modes, against the
+ * synthetic cluster's 64 nodes: every candidate is answered once, in the
+ * map its reason belongs to; the cordoned are unresolvable, the ones too
+ * small are not; prioritize scores 0..10; bind records the placement;
+ * preempt hands the candidates back. */
+static void test_extender(void **state)
+{
+	(void)state;
+	struct http_answer a;
+	/* Two more nodes through the admin listener: one too small for the
+	 * pod below (resolvable: preemption could free it), one cordoned
+	 * (unresolvable). */
+	assert_int_equal(http_do(admin_port, "POST", "/v1/nodes", "{\"kind\":\"Node\","
+				 "\"metadata\":{\"name\":\"tiny\"},\"status\":{\"allocatable\":"
+				 "{\"cpu\":\"2\",\"memory\":\"8Gi\",\"pods\":\"10\"}}}", &a), 0);
+	assert_int_equal(a.status, 201);
+	http_answer_free(&a);
+	assert_int_equal(http_do(admin_port, "POST", "/v1/nodes", "{\"kind\":\"Node\","
+				 "\"metadata\":{\"name\":\"closed\"},\"spec\":{\"unschedulable\":"
+				 "true},\"status\":{\"allocatable\":{\"cpu\":\"64\",\"memory\":"
+				 "\"64Gi\",\"pods\":\"10\"}}}", &a), 0);
+	assert_int_equal(a.status, 201);
+	http_answer_free(&a);
+	assert_int_equal(http_do(port, "GET", "/v1/nodes", NULL, &a), 0);
+	json_t *list = json_loads(a.body.data, 0, NULL);
+	http_answer_free(&a);
+	json_t *items = json_object_get(list, "items");
+	const size_t n_nodes = json_array_size(items);
+	json_t *names = json_array(), *nodes = json_array();
+	size_t i;
+	json_t *n;
+	unsigned cordoned = 0;
+	json_array_foreach(items, i, n) {
+		const char *name = json_string_value(json_object_get(n, "name"));
+		json_array_append_new(names, json_string(name));
+		json_array_append_new(nodes, json_pack("{s:s,s:{s:s},s:i}", "kind", "Node",
+						       "metadata", "name", name, "x-echo", (int)i));
+		cordoned += json_is_true(json_object_get(n, "cordoned"));
+	}
+	json_array_append_new(names, json_string("not-a-node"));
+	/* A pod that needs 6 cpus: the smaller nodes fail for resources. */
+	const char *pod = "{\"metadata\":{\"name\":\"ext-1\",\"namespace\":\"x\","
+		"\"uid\":\"9f2c\"},\"spec\":{\"containers\":[{\"name\":\"c\","
+		"\"resources\":{\"requests\":{\"cpu\":\"6\",\"memory\":\"1Gi\"}}}]}}";
+	int status;
+	json_t *res = post_json(port, "/extender/filter", json_pack(
+		"{s:o,s:n,s:O}", "Pod", json_loads(pod, 0, NULL), "Nodes", "NodeNames",
+		names), &status);
+	assert_int_equal(status, 200);
+	const json_t *pass = json_object_get(res, "NodeNames");
+	const json_t *failed = json_object_get(res, "FailedNodes");
+	const json_t *unres = json_object_get(res, "FailedAndUnresolvableNodes");
+	assert_true(json_is_null(json_object_get(res, "Nodes")));
+	assert_string_equal(json_string_value(json_object_get(res, "Error")), "");
+	size_t n_pass = json_array_size(pass), n_failed = json_object_size(failed),
+	       n_unres = json_object_size(unres);
+	print_message("extender filter: %zu pass, %zu failed, %zu unresolvable of "
+		      "%zu (%u cordoned)\n", n_pass, n_failed, n_unres,
+		      json_array_size(names), cordoned);
+	assert_int_equal(n_pass + n_failed + n_unres, json_array_size(names));
+	assert_true(cordoned >= 1);
+	assert_true(n_pass > 0 && n_failed >= 1 && n_unres > cordoned);
+	assert_non_null(json_object_get(failed, "tiny"));
+	assert_non_null(strstr(json_string_value(json_object_get(unres, "not-a-node")),
+			       "unknown to shmsched"));
+	const char *key;
+	json_t *v;
+	json_object_foreach((json_t *)failed, key, v)
+		assert_non_null(strstr(json_string_value(v), "Insufficient cpu"));
+	unsigned unschedulable = 0;
+	json_object_foreach((json_t *)unres, key, v)
+		unschedulable += strstr(json_string_value(v), "were unschedulable") != NULL;
+	assert_int_equal(unschedulable, cordoned);
+	json_t *passing = json_deep_copy(pass);
+	json_decref(res);
+
+	/* Not nodeCacheCapable: Node objects in, the passing ones back as sent. */
+	res = post_json(port, "/extender/filter", json_pack(
+		"{s:o,s:{s:O}}", "Pod", json_loads(pod, 0, NULL), "Nodes", "items",
+		nodes), &status);
+	assert_int_equal(status, 200);
+	const json_t *back = json_object_get(json_object_get(res, "Nodes"), "items");
+	assert_int_equal(json_array_size(back), n_pass);
+	assert_non_null(json_object_get(json_array_get(back, 0), "x-echo"));
+	assert_true(json_is_null(json_object_get(res, "NodeNames")));
+	json_decref(res);
+
+	/* Prioritize: 0..10, the best 10, the failed 0; names in any case. */
+	res = post_json(port, "/extender/prioritize", json_pack(
+		"{s:o,s:O}", "pod", json_loads(pod, 0, NULL), "nodeNames", names),
+		&status);
+	assert_int_equal(status, 200);
+	assert_int_equal(json_array_size(res), json_array_size(names));
+	int64_t best = -1;
+	json_array_foreach(res, i, v) {
+		int64_t sc = json_integer_value(json_object_get(v, "Score"));
+		assert_true(sc >= 0 && sc <= 10);
+		if (sc > best)
+			best = sc;
+		if (json_object_get(failed, json_string_value(json_object_get(v, "Host"))))
+			assert_int_equal(sc, 0);
+	}
+	assert_int_equal(best, 10);
+	json_decref(res);
+
+	/* Bind to a passing node: recorded; GET finds it there. */
+	const char *chosen = json_string_value(json_array_get(passing, 0));
+	res = post_json(port, "/extender/bind", json_pack(
+		"{s:s,s:s,s:s,s:s}", "PodName", "ext-1", "PodNamespace", "x",
+		"PodUID", "9f2c", "Node", chosen), &status);
+	assert_int_equal(status, 200);
+	assert_string_equal(json_string_value(json_object_get(res, "Error")), "");
+	json_decref(res);
+	assert_int_equal(http_do(port, "GET", "/v1/placements/x/ext-1", NULL, &a), 0);
+	assert_int_equal(a.status, 200);
+	json_t *line = json_loads(a.body.data, 0, NULL);
+	assert_string_equal(json_string_value(json_object_get(line, "node")), chosen);
+	json_decref(line);
+	http_answer_free(&a);
+	/* A pod no filter saw: an Error, not a placement. */
+	res = post_json(port, "/extender/bind", json_pack(
+		"{s:s,s:s,s:s,s:s}", "PodName", "stranger", "PodNamespace", "x",
+		"PodUID", "0000", "Node", chosen), &status);
+	assert_int_equal(status, 200);
+	assert_non_null(strstr(json_string_value(json_object_get(res, "Error")),
+			       "not seen"));
+	json_decref(res);
+
+	/* Preempt: candidates back, victims as UIDs. */
+	res = post_json(port, "/extender/preempt", json_pack(
+		"{s:o,s:{s:{s:[{s:{s:s}}],s:i}}}", "Pod", json_loads(pod, 0, NULL),
+		"NodeNameToVictims", chosen, "Pods", "metadata", "uid", "victim-1",
+		"NumPDBViolations", 2), &status);
+	assert_int_equal(status, 200);
+	const json_t *mv = json_object_get(json_object_get(res, "NodeNameToMetaVictims"),
+					   chosen);
+	assert_string_equal(json_string_value(json_object_get(
+		json_array_get(json_object_get(mv, "Pods"), 0), "UID")), "victim-1");
+	assert_int_equal(json_integer_value(json_object_get(mv, "NumPDBViolations")), 2);
+	json_decref(res);
+
+	/* Bad arguments: a Status naming the Go field. */
+	res = post_json(port, "/extender/filter", json_pack(
+		"{s:o,s:[i]}", "Pod", json_loads(pod, 0, NULL), "NodeNames", 7), &status);
+	assert_int_equal(status, 400);
+	assert_non_null(strstr(json_string_value(json_object_get(res, "message")),
+			       "NodeNames[0]"));
+	json_decref(res);
+	assert_int_equal(http_do(port, "GET", "/extender/filter", NULL, &a), 0);
+	assert_int_equal(a.status, 405);
+	http_answer_free(&a);
+	json_decref(passing);
+	json_decref(names);
+	json_decref(nodes);
+	json_decref(list);
+	/* The daemon's side, OP_EVALUATE through the client library: a
+	 * template that does not exist is refused; one that does is judged
+	 * on every node, nothing placed. */
+	struct shmsched_client *c;
+	char err[512];
+	assert_int_equal(shmsched_connect_named(sock, "evaluate-test", &c, err,
+						sizeof(err)), 0);
+	char *text = NULL;
+	size_t len = 0;
+	assert_int_equal(shmsched_evaluate(c, 99, &text, &len, err, sizeof(err)),
+			 -ENOENT);
+	assert_non_null(strstr(err, "no such template"));
+	uint32_t tid;
+	assert_int_equal(shmsched_register_template(c, pod, strlen(pod), &tid, err,
+						    sizeof(err)), 0);
+	assert_int_equal(shmsched_evaluate(c, tid, &text, &len, err, sizeof(err)), 0);
+	json_t *ev = json_loads(text, 0, NULL);
+	assert_non_null(ev);
+	assert_int_equal(json_integer_value(json_object_get(ev, "nodes")), n_nodes);
+	assert_int_equal(json_object_size(json_object_get(ev, "feasible")) +
+			 json_object_size(json_object_get(ev, "filtered")), n_nodes);
+	assert_true(json_is_true(json_object_get(json_object_get(
+		json_object_get(ev, "filtered"), "closed"), "unresolvable")));
+	assert_true(json_is_false(json_object_get(json_object_get(
+		json_object_get(ev, "filtered"), "tiny"), "unresolvable")));
+	assert_int_equal(len, strlen(text));
+	json_decref(ev);
+	free(text);
+	shmsched_disconnect(c);
+	assert_int_equal(http_do(admin_port, "DELETE", "/v1/nodes/tiny", NULL, &a), 0);
+	http_answer_free(&a);
+	assert_int_equal(http_do(admin_port, "DELETE", "/v1/nodes/closed", NULL, &a), 0);
+	http_answer_free(&a);
+}
+
+/* --- the daemon killed under load ---------------------------------------- */
+
+struct loader {
+	unsigned requests, per;
+	unsigned ok, unavailable, other;
+	unsigned lines_lost, placed;
+	bool stop;
+};
+
+static void *load(void *arg)
+{
+	struct loader *l = arg;
+	for (unsigned r = 0; r < l->requests; r++) {
+		struct json_buf body = {0};
+		char prefix[32];
+		snprintf(prefix, sizeof(prefix), "kill%u", r);
+		for (unsigned k = 0; k < l->per; k++) {
+			char name[48];
+			snprintf(name, sizeof(name), "%s-%u", prefix, k);
+			pod_json(&body, "k", name, 10);
+		}
+		struct http_answer a;
+		int rc = http_do(port, "POST", "/v1/placements", body.data, &a);
+		if (rc == 0 && a.status == 200) {
+			/* Relaxed: the main thread only watches it grow; the
+			 * join orders the final values. */
+			__atomic_fetch_add(&l->ok, 1, __ATOMIC_RELAXED);
+			size_t lines = http_count_lines(&a);
+			if (lines != l->per)
+				l->lines_lost += l->per - (unsigned)lines;
+			for (const char *p = a.body.data; (p = strstr(p, "\"node\":\"")); p++)
+				l->placed++;
+			if (strstr(a.body.data, "may have been placed") != NULL) {
+				print_message("request %u: %s\n", r, a.body.data);
+				l->other++;
+			}
+		} else if (rc == 0 && a.status == 503) {
+			l->unavailable++;
+			/* Sent again later, under the same names. */
+			r--;
+			sleep_ms(20);
+		} else {
+			print_message("request %u: rc %d, status %d: %s\n", r, rc,
+				      a.status, a.body.data ? a.body.data : "");
+			l->other++;
+		}
+		http_answer_free(&a);
+		json_buf_free(&body);
+	}
+	return NULL;
+}
+
+static void test_daemon_killed_and_restarted(void **state)
+{
+	(void)state;
+	struct loader l = {.requests = 40, .per = 40};
+	pthread_t t;
+	assert_int_equal(pthread_create(&t, NULL, load, &l), 0);
+	while (__atomic_load_n(&l.ok, __ATOMIC_RELAXED) < 5)
+		sleep_ms(5);
+	stop_daemon(SIGKILL);
+	/* The gateway notices (the loader's request in flight waits for the
+	 * daemon's return): /readyz says so, and new requests get 503. (A
+	 * POST sent before the gateway noticed would wait with the loader's.) */
+	struct http_answer a;
+	bool down = false;
+	for (int i = 0; i < 300 && !down; i++) {
+		down = http_do(port, "GET", "/readyz", NULL, &a) == 0 && a.status == 503;
+		http_answer_free(&a);
+		if (!down)
+			sleep_ms(10);
+	}
+	assert_true(down);
+	unsigned probes_503 = 0;
+	for (int i = 0; i < 3; i++) {
+		struct json_buf one = {0};
+		pod_json(&one, "k", "probe", 10);
+		assert_int_equal(http_do(port, "POST", "/v1/placements", one.data, &a), 0);
+		probes_503 += a.status == 503;
+		http_answer_free(&a);
+		json_buf_free(&one);
+	}
+	daemon_pid = start_daemon(false);
+	pthread_join(t, NULL);
+	print_message("killed under load: %u requests answered 200 (%u pods "
+		      "placed), %u answered 503 and sent again, %u other; %u probes "
+		      "answered 503 while the daemon was away; %.0f pods recovered "
+		      "from its listing, %.0f submitted again\n", l.ok, l.placed,
+		      l.unavailable, l.other, probes_503,
+		      metric(port, "shmsched_gateway_pods_recovered_total"),
+		      metric(port, "shmsched_gateway_pods_resubmitted_total"));
+	assert_int_equal(l.lines_lost, 0); /* lost: must read 0 */
+	assert_int_equal(l.other, 0);
+	assert_int_equal(l.ok, l.requests);
+	assert_int_equal(probes_503, 3);   /* the daemon was away, and said so */
+	assert_true(metric(port, "shmsched_gateway_daemon_losses_total") >= 1);
+	/* Every pod answered placed is where GET says, exactly once. */
+	int fd = http_connect(port);
+	unsigned found = 0;
+	for (unsigned r = 0; r < l.requests; r++)
+		for (unsigned k = 0; k < l.per; k++) {
+			char path[64];
+			snprintf(path, sizeof(path), "/v1/placements/k/kill%u-%u", r, k);
+			assert_int_equal(http_exchange(fd, "GET", path, NULL, NULL, 0,
+						       &a, 10000), 0);
+			found += a.status == 200;
+			http_answer_free(&a);
+		}
+	close(fd);
+	assert_int_equal(found, l.placed); /* wrong: must read 0 */
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		fprintf(stderr, "usage: %s SHMSCHEDD\n", argv[0]);
+		return 2;
+	}
+	daemon_exe = argv[1];
+	signal(SIGPIPE, SIG_IGN);
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_api),
+		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_keep_alive),
+		cmocka_unit_test(test_slow_clients),
+		cmocka_unit_test(test_disconnect_mid_stream),
+		cmocka_unit_test(test_eviction),
+		cmocka_unit_test(test_extender),
+		cmocka_unit_test(test_daemon_killed_and_restarted),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}

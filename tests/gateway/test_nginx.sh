@@ -1,0 +1,178 @@
+#!/bin/sh
+# stress.gateway_nginx: Debian's nginx, with examples/nginx/shmsched.conf, in
+# front of a real shmsched-gateway and shmschedd, driven with curl as a user
+# would: the example pods placed exactly as `shmsched place` places them,
+# GET and DELETE, bad input (malformed JSON with its JSON path, 404, 405,
+# 413), the daemon killed (503 through nginx) and restarted (recovery);
+# kube-scheduler's extender filter; `promtool check metrics` on /metrics; a
+# real Prometheus scraping the gateway finds its series. nginx runs from a
+# temporary prefix on loopback ports, its logs and pid inside it.
+# usage: test_nginx.sh SHMSCHEDD SHMSCHED_GATEWAY SHMSCHED SOURCE_ROOT
+set -u
+daemon=$1 gateway=$2 cli=$3 src=$4
+for tool in nginx curl promtool prometheus python3; do
+	if ! command -v "$tool" >/dev/null 2>&1 && [ ! -x "/usr/sbin/$tool" ]; then
+		echo "SKIP: $tool is not installed (scripts/setup installs it)"
+		exit 77
+	fi
+done
+PATH=$PATH:/usr/sbin
+dir=$(mktemp -d /tmp/shmsched-nginx-XXXXXX)
+name=gwnginx-$$
+pids=""
+cleanup() {
+	for p in $pids; do kill "$p" 2>/dev/null; done
+	for p in $pids; do wait "$p" 2>/dev/null; done
+	rm -f "/dev/shm/$name"
+	rm -rf "$dir"
+}
+trap cleanup EXIT
+free_port() {
+	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+wait_for() { # FILE PATTERN
+	for _ in $(seq 200); do
+		grep -q "$2" "$1" 2>/dev/null && return 0
+		sleep 0.05
+	done
+	echo "FAIL: $1 never said $2:"; cat "$1"; exit 1
+}
+failed=0
+check() { # NAME CONDITION...
+	what=$1
+	shift
+	if "$@"; then echo "ok: $what"; else echo "FAIL: $what"; failed=$((failed + 1)); fi
+}
+
+start_daemon() { # [--fresh]
+	"$daemon" --cluster "$src/examples/cluster.json" --socket "$dir/s.sock" \
+		--workers 1 --no-pin --name "$name" "$@" >"$dir/daemon.log" 2>&1 &
+	dpid=$!
+	pids="$pids $dpid"
+	wait_for "$dir/daemon.log" "ready:"
+}
+start_daemon --fresh
+"$gateway" --socket "$dir/s.sock" --name "$name" --listen 127.0.0.1:0 \
+	--daemon-grace 20000 >"$dir/gateway.log" 2>&1 &
+pids="$pids $!"
+wait_for "$dir/gateway.log" "ready: listening on port"
+gport=$(sed -n 's/.*listening on port \([0-9]*\).*/\1/p' "$dir/gateway.log")
+
+# nginx: the example file, pointed at this gateway and a free port.
+nport=$(free_port)
+sed -e "s/server 127.0.0.1:8080;/server 127.0.0.1:$gport;/" \
+	-e "s/listen 8000;/listen 127.0.0.1:$nport;/" \
+	"$src/examples/nginx/shmsched.conf" >"$dir/shmsched.conf"
+user=""
+[ "$(id -u)" -eq 0 ] && user="user root;"
+cat >"$dir/nginx.conf" <<EOF
+$user
+worker_processes 1;
+pid $dir/nginx.pid;
+error_log $dir/error.log;
+events { worker_connections 256; }
+http {
+    access_log $dir/access.log;
+    client_body_temp_path $dir/client_body;
+    proxy_temp_path $dir/proxy;
+    fastcgi_temp_path $dir/fastcgi;
+    uwsgi_temp_path $dir/uwsgi;
+    scgi_temp_path $dir/scgi;
+    include $dir/shmsched.conf;
+}
+EOF
+nginx -p "$dir" -c "$dir/nginx.conf" -g 'daemon off;' 2>"$dir/nginx.err" &
+pids="$pids $!"
+url=http://127.0.0.1:$nport
+for _ in $(seq 100); do curl -s "$url/version" | grep -q shmsched-gateway && break; sleep 0.05; done
+# free_port's port could have been taken meanwhile: it must be our nginx.
+curl -s "$url/version" | grep -q shmsched-gateway ||
+	{ echo "FAIL: nginx on port $nport does not reach the gateway:"; cat "$dir/nginx.err" "$dir/error.log"; exit 1; }
+for _ in $(seq 100); do [ "$(curl -s "$url/readyz")" = ok ] && break; sleep 0.05; done
+check "nginx up, gateway ready through it" test "$(curl -s "$url/readyz")" = ok
+
+# The example pods through nginx: the same lines `shmsched place` prints.
+curl -s -X POST -H 'Content-Type: application/x-ndjson' \
+	--data-binary @"$src/examples/pods.jsonl" "$url/v1/placements" >"$dir/http.jsonl"
+"$cli" place --cluster "$src/examples/cluster.json" --pods "$src/examples/pods.jsonl" \
+	>"$dir/place.jsonl"
+check "POST /v1/placements answers as shmsched place" cmp -s "$dir/http.jsonl" "$dir/place.jsonl"
+[ "$failed" -eq 0 ] || { echo "gateway:"; cat "$dir/http.jsonl"; echo "place:"; cat "$dir/place.jsonl"; }
+
+code() { curl -s -o "$dir/body" -w '%{http_code}' "$@"; }
+check "GET a placement" test "$(code "$url/v1/placements/default/trainer")" = 200
+check "  ... on its node with its GPU" grep -q '"node":"n2","gpus":\[0\],"gpu_milli":1000' "$dir/body"
+check "DELETE it" test "$(code -X DELETE "$url/v1/placements/default/trainer")" = 200
+check "  ... then GET is 404" test "$(code "$url/v1/placements/default/trainer")" = 404
+check "  ... as a Status" grep -q '"kind":"Status".*"reason":"NotFound","code":404' "$dir/body"
+check "malformed JSON: 400" test "$(code -X POST -d '{"kind":"Pod","metadata":{"name":"x"},"spec":{"containers":[{"name":1,}]}}' "$url/v1/placements")" = 400
+check "  ... saying where" grep -q 'line 1, column' "$dir/body"
+check "a bad field: 400 with its path" test "$(code -X POST -d '{"kind":"List","items":[{"metadata":{"name":"q"},"spec":{"containers":[{"name":"c","resources":{"requests":{"memory":"lots"}}}]}}]}' "$url/v1/placements")" = 400
+check "  ... items[0] and the field" grep -q 'line 1: items\[0\]: the daemon refused the pod: spec.containers\[0\].resources.requests.memory' "$dir/body"
+check "unknown route: 404" test "$(code "$url/v2/anything")" = 404
+check "wrong method: 405" test "$(code -X PATCH "$url/v1/placements")" = 405
+head -c 40000000 /dev/zero >"$dir/huge"
+check "a 40 MB body: 413" test "$(code -X POST --data-binary @"$dir/huge" "$url/v1/placements")" = 413
+check "JSON Lines stream through nginx (proxy_buffering off)" \
+	test "$(curl -s -X POST --data-binary @"$src/examples/pods.jsonl" "$url/v1/placements" | grep -c AlreadyExists)" = 1
+
+# kube-scheduler's extender, as its HTTPExtender would call it through nginx.
+check "extender filter through nginx" test "$(code -X POST -d '{"Pod":{"metadata":{"name":"ext","uid":"u1"},"spec":{"containers":[{"name":"c","resources":{"requests":{"cpu":"100m"}}}]}},"NodeNames":["n1","n2","n3"]}' "$url/extender/filter")" = 200
+check "  ... n1 passes, n2 (tainted) and n3 (cordoned) are unresolvable" \
+	grep -q '"NodeNames":\["n1"\],"FailedNodes":{},"FailedAndUnresolvableNodes":{"n2":"node(s) had untolerated taint {dedicated: gpu}","n3":"node(s) were unschedulable"}' "$dir/body"
+
+# /metrics, checked by Prometheus' own linter.
+curl -s "$url/metrics" >"$dir/metrics.txt"
+check "promtool check metrics" promtool check metrics <"$dir/metrics.txt"
+check "  ... kube-scheduler's names" grep -q '^scheduler_schedule_attempts_total{profile="default-scheduler",result="scheduled"} [1-9]' "$dir/metrics.txt"
+check "  ... requests by route and code" grep -q '^shmsched_gateway_requests_total{route="placements",code="400"} [1-9]' "$dir/metrics.txt"
+
+# A real Prometheus scrapes the gateway for a few seconds and finds the series.
+pport=$(free_port)
+cat >"$dir/prometheus.yml" <<EOF
+global:
+  scrape_interval: 500ms
+  scrape_timeout: 400ms
+scrape_configs:
+  - job_name: shmsched
+    static_configs:
+      - targets: ['127.0.0.1:$nport']
+EOF
+prometheus --config.file="$dir/prometheus.yml" --storage.tsdb.path="$dir/prom" \
+	--web.listen-address="127.0.0.1:$pport" >"$dir/prometheus.log" 2>&1 &
+ppid_=$!
+pids="$pids $ppid_"
+found=""
+for _ in $(seq 80); do
+	sleep 0.25
+	q=$(curl -s "http://127.0.0.1:$pport/api/v1/query?query=scheduler_schedule_attempts_total%7Bresult%3D%22scheduled%22%7D")
+	case $q in *'"result":[{'*) found=$q; break ;; esac
+done
+check "Prometheus scraped scheduler_schedule_attempts_total" test -n "$found"
+up=$(curl -s "http://127.0.0.1:$pport/api/v1/query?query=up%7Bjob%3D%22shmsched%22%7D")
+check "  ... and the target is up" sh -c "printf '%s' '$up' | grep -q '\"value\":\[[0-9.]*,\"1\"\]'"
+kill "$ppid_" 2>/dev/null
+
+# The daemon killed: 503 through nginx, then recovery once it is back.
+kill -9 "$dpid"
+wait "$dpid" 2>/dev/null
+sleep 0.3
+check "daemon killed: POST is 503" test "$(code -X POST -d '{"metadata":{"name":"late"},"spec":{"containers":[{"name":"c"}]}}' "$url/v1/placements")" = 503
+check "  ... a Status saying why" grep -q '"reason":"ServiceUnavailable"' "$dir/body"
+check "  ... /readyz is 503" test "$(code "$url/readyz")" = 503
+start_daemon
+for _ in $(seq 100); do [ "$(curl -s "$url/readyz")" = ok ] && break; sleep 0.05; done
+check "daemon back: /readyz ok" test "$(curl -s "$url/readyz")" = ok
+check "  ... the placements it kept are found" test "$(code "$url/v1/placements/default/web-1")" = 200
+check "  ... and new pods are placed" test "$(code -X POST -d '{"metadata":{"name":"late"},"spec":{"containers":[{"name":"c","resources":{"requests":{"cpu":"10m"}}}]}}' "$url/v1/placements")" = 200
+check "  ... on a node" grep -q '"pod":"default/late","node":"n' "$dir/body"
+
+if grep -q '\[emerg\]\|\[alert\]' "$dir/error.log" 2>/dev/null; then
+	echo "nginx error log:"; cat "$dir/error.log"
+fi
+if [ "$failed" -ne 0 ]; then
+	echo "$failed failed; gateway log:"
+	cat "$dir/gateway.log"
+	exit 1
+fi
+echo "all passed"

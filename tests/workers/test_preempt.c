@@ -1,0 +1,399 @@
+/* unit.preempt: preemption's choice of node and victims (workers/preempt.c)
+ * against a literal reference written here from kube-scheduler's Go, in
+ * its own shape: SelectVictimsOnNode (remove every lower-priority pod,
+ * check the fit, sort by MoreImportantPod, filterPodsWithPDBViolation,
+ * reprieve violating pods first), then pickOneNodeForPreemption's five
+ * score functions, each filtering the candidates to its maximum, with
+ * map iteration replaced by the candidates' order. Random cases (nodes,
+ * pods of a few priorities with tied start times, budgets) must give the
+ * same node, the same victims in the same order and the same violation
+ * count. Plus cases worked by hand. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "base/base.h"
+#include "workers/workers.h"
+
+#define MAX_NODES 12
+#define MAX_PODS 160
+#define RES_EXT RES_FIRST_NAMED
+
+/* ---- the reference, after kube's Go ---- */
+
+struct ref_victims {
+	int pods[MAX_PODS]; /* indices into in->pods */
+	int n;
+	int num_pdb_violations;
+	int ok;
+};
+
+static const struct preempt_input *ref_in;
+
+/* util.MoreImportantPod; equal ones by index, as a stable sort leaves them. */
+static int ref_cmp(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+	const struct preempt_pod *p = &ref_in->pods[x], *q = &ref_in->pods[y];
+	if (p->priority != q->priority)
+		return p->priority > q->priority ? -1 : 1;
+	if (p->start_ns != q->start_ns)
+		return p->start_ns < q->start_ns ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
+/* fit.go fitsRequest on a node "info" of requested resources and pods. */
+static int ref_fits(const struct preempt_node *n, const int64_t requested[RES_MAX],
+		    int64_t pods)
+{
+	const struct res_vec *req = ref_in->request;
+	if (pods + 1 > n->allocatable.v[RES_PODS])
+		return 0;
+	for (int r = 0; r < RES_MAX; r++) {
+		if (r == RES_PODS || req->v[r] == 0)
+			continue;
+		if (req->v[r] > n->allocatable.v[r] - requested[r])
+			return 0;
+	}
+	return 1;
+}
+
+static void ref_select_victims_on_node(const struct preempt_node *n,
+				       struct ref_victims *out)
+{
+	const struct preempt_input *in = ref_in;
+	int64_t requested[RES_MAX];
+	int64_t pods = n->used.v[RES_PODS];
+	memcpy(requested, n->used.v, sizeof(requested));
+	int potential[MAX_PODS], np = 0;
+	out->ok = 0;
+	out->n = 0;
+	out->num_pdb_violations = 0;
+	/* removePod for every lower-priority pod */
+	for (uint32_t i = 0; i < n->n; i++) {
+		int pi = (int)(n->first + i);
+		if (in->pods[pi].priority < in->priority) {
+			potential[np++] = pi;
+			for (int r = 0; r < RES_MAX; r++)
+				if (r != RES_PODS)
+					requested[r] -= in->pods[pi].request.v[r];
+			pods--;
+		}
+	}
+	if (np == 0)
+		return; /* UnschedulableAndUnresolvable */
+	if (!ref_fits(n, requested, pods))
+		return;
+	qsort(potential, (size_t)np, sizeof(int), ref_cmp);
+	/* filterPodsWithPDBViolation */
+	int32_t pdbs_allowed[PREEMPT_MAX_PDBS];
+	for (uint32_t i = 0; i < in->n_pdbs; i++)
+		pdbs_allowed[i] = in->pdb_allowed[i];
+	int violating[MAX_PODS], nv = 0, non_violating[MAX_PODS], nn = 0;
+	for (int k = 0; k < np; k++) {
+		int viol = 0;
+		for (uint32_t i = 0; i < in->n_pdbs; i++) {
+			if (!(in->pods[potential[k]].pdbs & (1u << i)))
+				continue;
+			pdbs_allowed[i]--;
+			if (pdbs_allowed[i] < 0)
+				viol = 1;
+		}
+		if (viol)
+			violating[nv++] = potential[k];
+		else
+			non_violating[nn++] = potential[k];
+	}
+	/* reprievePod */
+	for (int pass = 0; pass < 2; pass++) {
+		int *list = pass == 0 ? violating : non_violating;
+		int len = pass == 0 ? nv : nn;
+		for (int k = 0; k < len; k++) {
+			int pi = list[k];
+			for (int r = 0; r < RES_MAX; r++)
+				if (r != RES_PODS)
+					requested[r] += in->pods[pi].request.v[r];
+			pods++;
+			if (ref_fits(n, requested, pods))
+				continue;
+			for (int r = 0; r < RES_MAX; r++)
+				if (r != RES_PODS)
+					requested[r] -= in->pods[pi].request.v[r];
+			pods--;
+			out->pods[out->n++] = pi;
+			if (pass == 0)
+				out->num_pdb_violations++;
+		}
+	}
+	if (nv != 0 && nn != 0)
+		qsort(out->pods, (size_t)out->n, sizeof(int), ref_cmp);
+	out->ok = 1;
+}
+
+static int64_t ref_earliest_start(const struct ref_victims *v)
+{
+	const struct preempt_pod *p = ref_in->pods;
+	int64_t earliest = (int64_t)p[v->pods[0]].start_ns;
+	int32_t max_priority = p[v->pods[0]].priority;
+	for (int i = 0; i < v->n; i++) {
+		const struct preempt_pod *q = &p[v->pods[i]];
+		if (q->priority == max_priority) {
+			if ((int64_t)q->start_ns < earliest)
+				earliest = (int64_t)q->start_ns;
+		} else if (q->priority > max_priority) {
+			max_priority = q->priority;
+			earliest = (int64_t)q->start_ns;
+		}
+	}
+	return earliest;
+}
+
+static int64_t ref_score(int f, const struct ref_victims *v)
+{
+	switch (f) {
+	case 0:
+		return -(int64_t)v->num_pdb_violations;
+	case 1:
+		return -(int64_t)ref_in->pods[v->pods[0]].priority;
+	case 2: {
+		int64_t sum = 0;
+		for (int i = 0; i < v->n; i++)
+			sum += (int64_t)ref_in->pods[v->pods[i]].priority +
+			       ((int64_t)INT32_MAX + 1);
+		return -sum;
+	}
+	case 3:
+		return -(int64_t)v->n;
+	default:
+		return ref_earliest_start(v);
+	}
+}
+
+/* pickOneNodeForPreemption over the nodes that are candidates, in order. */
+static int ref_pick(const struct ref_victims *vs, const int *cands, int nc)
+{
+	if (nc == 0)
+		return -1;
+	for (int i = 0; i < nc; i++)
+		if (vs[cands[i]].n == 0)
+			return cands[i];
+	int all[MAX_NODES], na = nc;
+	memcpy(all, cands, (size_t)nc * sizeof(int));
+	for (int f = 0; f < 5; f++) {
+		int selected[MAX_NODES], ns = 0;
+		int64_t max_score = INT64_MIN;
+		for (int i = 0; i < na; i++) {
+			int64_t sc = ref_score(f, &vs[all[i]]);
+			if (sc > max_score) {
+				max_score = sc;
+				ns = 0;
+			}
+			if (sc == max_score)
+				selected[ns++] = all[i];
+		}
+		if (ns == 1)
+			return selected[0];
+		memcpy(all, selected, (size_t)ns * sizeof(int));
+		na = ns;
+	}
+	return all[0];
+}
+
+/* ---- the cases ---- */
+
+static void compare(const struct preempt_input *in, unsigned case_no,
+		    unsigned *picked)
+{
+	ref_in = in;
+	struct ref_victims vs[MAX_NODES];
+	int cands[MAX_NODES], nc = 0, nvc = 0;
+	/* DryRunPreemption: from the offset, until numCandidates are found
+	 * with one non-violating; a node with no victim is an error there. */
+	for (uint32_t i = 0; i < in->n_nodes; i++) {
+		if (in->want != 0 && nvc > 0 && nc >= (int)in->want)
+			break;
+		uint32_t j = (in->start + i) % in->n_nodes;
+		ref_select_victims_on_node(&in->nodes[j], &vs[j]);
+		if (vs[j].ok && vs[j].n > 0) {
+			cands[nc++] = (int)j;
+			nvc += vs[j].num_pdb_violations == 0;
+		}
+	}
+	int want = ref_pick(vs, cands, nc);
+	struct preempt_scratch s;
+	assert_int_equal(preempt_scratch_init(&s, MAX_PODS), 0);
+	struct preempt_result got;
+	assert_int_equal(preempt_select(in, &s, &got), 0);
+	preempt_scratch_free(&s);
+	if (got.node != want)
+		fail_msg("case %u: node %lld, the reference's %d", case_no,
+			 (long long)got.node, want);
+	assert_int_equal(got.candidates, nc);
+	if (want < 0)
+		return;
+	(*picked)++;
+	if ((int)got.n_victims != vs[want].n ||
+	    (int)got.pdb_violations != vs[want].num_pdb_violations)
+		fail_msg("case %u: %u victims (%u violations), the reference's %d (%d)",
+			 case_no, got.n_victims, got.pdb_violations, vs[want].n,
+			 vs[want].num_pdb_violations);
+	for (int i = 0; i < vs[want].n; i++)
+		if ((int)got.victims[i] != vs[want].pods[i])
+			fail_msg("case %u: victim %d is pod %u, the reference's %d",
+				 case_no, i, got.victims[i], vs[want].pods[i]);
+}
+
+static void test_random_against_reference(void **state)
+{
+	(void)state;
+	static struct preempt_node nodes[MAX_NODES];
+	static struct preempt_pod pods[MAX_PODS];
+	int32_t pdb_allowed[4];
+	const int32_t prios[] = {-5, 0, 0, 3, 7, 10, 1000};
+	uint64_t rng = 2024;
+	unsigned cases = 20000, picked = 0, with_pdb_violations = 0;
+	const char *env = getenv("SHMSCHED_PREEMPT_CASES");
+	if (env != NULL)
+		cases = (unsigned)strtoul(env, NULL, 10);
+	for (unsigned c = 0; c < cases; c++) {
+		uint32_t n_nodes = 1 + (uint32_t)rng_below(&rng, MAX_NODES);
+		uint32_t n_pods = 0;
+		struct res_vec req = {{0}};
+		req.v[RES_CPU] = 500 * (int64_t)(1 + rng_below(&rng, 8));
+		req.v[RES_MEMORY] = rng_below(&rng, 3) ? 256 * (int64_t)(1 + rng_below(&rng, 8)) : 0;
+		req.v[RES_EXT] = rng_below(&rng, 4) == 0 ? 1 : 0;
+		uint32_t n_pdbs = (uint32_t)rng_below(&rng, 4);
+		for (uint32_t b = 0; b < n_pdbs; b++)
+			pdb_allowed[b] = (int32_t)rng_below(&rng, 3);
+		for (uint32_t j = 0; j < n_nodes; j++) {
+			struct preempt_node *n = &nodes[j];
+			memset(n, 0, sizeof(*n));
+			n->slot = j;
+			n->allocatable.v[RES_CPU] = 1000 * (int64_t)(2 + rng_below(&rng, 6));
+			n->allocatable.v[RES_MEMORY] = 1024 * (int64_t)(1 + rng_below(&rng, 4));
+			n->allocatable.v[RES_EXT] = (int64_t)rng_below(&rng, 3);
+			n->allocatable.v[RES_PODS] = 2 + (int64_t)rng_below(&rng, 10);
+			n->first = n_pods;
+			uint32_t k = (uint32_t)rng_below(&rng, 12);
+			for (uint32_t i = 0; i < k && n_pods < MAX_PODS; i++) {
+				struct preempt_pod *p = &pods[n_pods];
+				memset(p, 0, sizeof(*p));
+				p->id = n_pods;
+				p->priority = prios[rng_below(&rng, 7)];
+				p->start_ns = 100 * rng_below(&rng, 6); /* ties */
+				p->request.v[RES_CPU] = 250 * (int64_t)rng_below(&rng, 8);
+				p->request.v[RES_MEMORY] = 128 * (int64_t)rng_below(&rng, 8);
+				p->request.v[RES_EXT] = rng_below(&rng, 5) == 0;
+				p->pdbs = n_pdbs ? (uint32_t)rng_below(&rng, 1u << n_pdbs) : 0;
+				for (int r = 0; r < RES_MAX; r++)
+					n->used.v[r] += p->request.v[r];
+				n->used.v[RES_PODS]++;
+				n->n++;
+				n_pods++;
+			}
+			/* Sometimes use beyond its pods (bound elsewhere). */
+			if (rng_below(&rng, 4) == 0)
+				n->used.v[RES_CPU] += 250;
+		}
+		struct preempt_input in = {
+			.request = &req,
+			.priority = prios[1 + rng_below(&rng, 6)],
+			.nodes = nodes, .n_nodes = n_nodes,
+			.pods = pods, .pdb_allowed = pdb_allowed, .n_pdbs = n_pdbs,
+			.start = (uint32_t)rng_below(&rng, n_nodes),
+			.want = rng_below(&rng, 2) ? 0 : 1 + (uint32_t)rng_below(&rng, 4),
+		};
+		unsigned before = picked;
+		compare(&in, c, &picked);
+		if (picked > before && n_pdbs > 0) {
+			struct preempt_scratch s;
+			struct preempt_result got;
+			preempt_scratch_init(&s, MAX_PODS);
+			preempt_select(&in, &s, &got);
+			preempt_scratch_free(&s);
+			with_pdb_violations += got.pdb_violations > 0;
+		}
+	}
+	print_message("preempt: %u random cases, %u with a node chosen, %u of them "
+		      "violating a budget: all as the reference\n", cases, picked,
+		      with_pdb_violations);
+	assert_true(picked > cases / 4);
+	assert_true(with_pdb_violations > 0);
+}
+
+/* By hand: the lower victim's node wins; then the fewer victims. */
+static void test_worked_cases(void **state)
+{
+	(void)state;
+	struct preempt_pod pods[4] = {
+		/* node 0: one pod of priority 5, 2 cpu */
+		{.id = 10, .priority = 5, .start_ns = 1, .request = {{[RES_CPU] = 2000}}},
+		/* node 1: two pods of priority 1, 1 cpu each */
+		{.id = 11, .priority = 1, .start_ns = 1, .request = {{[RES_CPU] = 1000}}},
+		{.id = 12, .priority = 1, .start_ns = 2, .request = {{[RES_CPU] = 1000}}},
+		/* node 2: a pod of the preemptor's own priority */
+		{.id = 13, .priority = 9, .start_ns = 1, .request = {{[RES_CPU] = 2000}}},
+	};
+	struct preempt_node nodes[3] = {
+		{.slot = 0, .allocatable = {{[RES_CPU] = 2000, [RES_PODS] = 10}},
+		 .used = {{[RES_CPU] = 2000, [RES_PODS] = 1}}, .first = 0, .n = 1},
+		{.slot = 1, .allocatable = {{[RES_CPU] = 2000, [RES_PODS] = 10}},
+		 .used = {{[RES_CPU] = 2000, [RES_PODS] = 2}}, .first = 1, .n = 2},
+		{.slot = 2, .allocatable = {{[RES_CPU] = 2000, [RES_PODS] = 10}},
+		 .used = {{[RES_CPU] = 2000, [RES_PODS] = 1}}, .first = 3, .n = 1},
+	};
+	struct res_vec req = {{[RES_CPU] = 1500}};
+	struct preempt_input in = {.request = &req, .priority = 9, .nodes = nodes,
+				   .n_nodes = 3, .pods = pods};
+	struct preempt_scratch s;
+	assert_int_equal(preempt_scratch_init(&s, 8), 0);
+	struct preempt_result r;
+	assert_int_equal(preempt_select(&in, &s, &r), 0);
+	/* Node 1's highest victim (1) is below node 0's (5), though it loses
+	 * two pods; node 2 has nothing lower to evict. */
+	assert_int_equal(r.node, 1);
+	assert_int_equal(r.candidates, 2);
+	assert_int_equal(r.n_victims, 2);
+	assert_int_equal(r.victims[0], 1); /* the earlier start first */
+	assert_int_equal(r.victims[1], 2);
+	/* Asking 1 cpu: on node 1 one pod is reprieved (the more important,
+	 * the earlier one), so node 1 loses one pod of priority 1. */
+	req.v[RES_CPU] = 1000;
+	assert_int_equal(preempt_select(&in, &s, &r), 0);
+	assert_int_equal(r.node, 1);
+	assert_int_equal(r.n_victims, 1);
+	assert_int_equal(r.victims[0], 2);
+	/* Never: a preemptor below every pod finds no candidate. */
+	in.priority = 0;
+	assert_int_equal(preempt_select(&in, &s, &r), 0);
+	assert_int_equal(r.node, -1);
+	assert_int_equal(r.candidates, 0);
+	/* A budget that allows no disruption moves the choice to node 0. */
+	in.priority = 9;
+	req.v[RES_CPU] = 1500;
+	pods[1].pdbs = pods[2].pdbs = 1;
+	int32_t allowed = 0;
+	in.pdb_allowed = &allowed;
+	in.n_pdbs = 1;
+	assert_int_equal(preempt_select(&in, &s, &r), 0);
+	assert_int_equal(r.node, 0);
+	assert_int_equal(r.pdb_violations, 0);
+	assert_int_equal(r.victims[0], 0);
+	preempt_scratch_free(&s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_worked_cases),
+		cmocka_unit_test(test_random_against_reference),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

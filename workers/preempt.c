@@ -1,0 +1,244 @@
+/* Preemption's choice of node and victims: see preempt.h. Each node is
+ * worked on a private copy of its use; nothing shared is read or written.
+ * Pods as important as each other (same priority and start) are ordered
+ * by their index in the caller's array, where kube's sort.Slice leaves
+ * them in no particular order (insertion sorts: nodes hold tens of pods). */
+#include "workers/preempt.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+int preempt_scratch_init(struct preempt_scratch *s, uint32_t max_pods_per_node)
+{
+	uint32_t cap = max_pods_per_node ? max_pods_per_node : 1;
+	s->cap = cap;
+	s->order = malloc(cap * sizeof(uint32_t));
+	s->victims = malloc(cap * sizeof(uint32_t));
+	s->best = malloc(cap * sizeof(uint32_t));
+	if (s->order == NULL || s->victims == NULL || s->best == NULL) {
+		preempt_scratch_free(s);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void preempt_scratch_free(struct preempt_scratch *s)
+{
+	free(s->order);
+	free(s->victims);
+	free(s->best);
+	memset(s, 0, sizeof(*s));
+}
+
+/* util.MoreImportantPod: higher priority, then the earlier start. */
+static bool more_important(const struct preempt_pod *a, const struct preempt_pod *b)
+{
+	if (a->priority != b->priority)
+		return a->priority > b->priority;
+	return a->start_ns < b->start_ns;
+}
+
+/* more_important, and pods as important as each other by their index:
+ * one order whatever the order they come in. */
+static bool before(const struct preempt_input *in, uint32_t a, uint32_t b)
+{
+	const struct preempt_pod *x = &in->pods[a], *y = &in->pods[b];
+	if (more_important(x, y))
+		return true;
+	return !more_important(y, x) && a < b;
+}
+
+/* NodeResourcesFit's fitsRequest for the preemptor against `used`. */
+static bool fits(const struct res_vec *req, const struct res_vec *alloc,
+		 const struct res_vec *used)
+{
+	if (used->v[RES_PODS] + 1 > alloc->v[RES_PODS])
+		return false;
+	for (unsigned r = 0; r < RES_MAX; r++)
+		if (r != RES_PODS && req->v[r] > 0 &&
+		    req->v[r] > alloc->v[r] - used->v[r])
+			return false;
+	return true;
+}
+
+static void take(struct res_vec *used, const struct preempt_pod *p, int sign)
+{
+	for (unsigned r = 0; r < RES_MAX; r++)
+		if (r != RES_PODS)
+			used->v[r] += sign * p->request.v[r];
+	used->v[RES_PODS] += sign;
+}
+
+struct node_choice {
+	uint32_t n_victims;
+	uint32_t violations;
+};
+
+/* SelectVictimsOnNode. Returns 1 with the victims in s->victims (most
+ * important first), 0 when the node is no candidate, -E2BIG. */
+static int victims_on_node(const struct preempt_input *in, const struct preempt_node *nd,
+			   struct preempt_scratch *s, struct node_choice *out)
+{
+	if (nd->n > s->cap)
+		return -E2BIG;
+	struct res_vec used = nd->used;
+	uint32_t k = 0;
+	for (uint32_t i = 0; i < nd->n; i++) {
+		const struct preempt_pod *p = &in->pods[nd->first + i];
+		if (p->priority < in->priority) {
+			s->order[k++] = nd->first + i;
+			take(&used, p, -1);
+		}
+	}
+	if (k == 0 || !fits(in->request, &nd->allocatable, &used))
+		return 0;
+	/* Most important first. */
+	for (uint32_t i = 1; i < k; i++) {
+		uint32_t x = s->order[i], j = i;
+		while (j > 0 && before(in, x, s->order[j - 1])) {
+			s->order[j] = s->order[j - 1];
+			j--;
+		}
+		s->order[j] = x;
+	}
+	/* filterPodsWithPDBViolation, in that order: each matching budget
+	 * counted down; below 0, the pod's eviction violates it. */
+	int32_t allowed[PREEMPT_MAX_PDBS];
+	for (uint32_t b = 0; b < in->n_pdbs && b < PREEMPT_MAX_PDBS; b++)
+		allowed[b] = in->pdb_allowed[b];
+	uint32_t *violating = s->best; /* [k]: 1 when evicting it violates */
+	for (uint32_t i = 0; i < k; i++) {
+		uint32_t m = in->pods[s->order[i]].pdbs;
+		violating[i] = false;
+		for (uint32_t b = 0; b < in->n_pdbs && b < PREEMPT_MAX_PDBS; b++)
+			if (m >> b & 1 && --allowed[b] < 0)
+				violating[i] = 1;
+	}
+	/* Reprieve: violating ones first, then the others, each most
+	 * important first. */
+	uint32_t n_victims = 0, violations = 0;
+	for (int pass = 1; pass >= 0; pass--) {
+		for (uint32_t i = 0; i < k; i++) {
+			if (violating[i] != (uint32_t)(pass == 1))
+				continue;
+			const struct preempt_pod *p = &in->pods[s->order[i]];
+			take(&used, p, +1);
+			if (fits(in->request, &nd->allocatable, &used))
+				continue; /* reprieved */
+			take(&used, p, -1);
+			s->victims[n_victims++] = s->order[i];
+			violations += pass == 1;
+		}
+	}
+	/* Victims in importance order again when both kinds are there. */
+	for (uint32_t i = 1; i < n_victims; i++) {
+		uint32_t x = s->victims[i], j = i;
+		while (j > 0 && before(in, x, s->victims[j - 1])) {
+			s->victims[j] = s->victims[j - 1];
+			j--;
+		}
+		s->victims[j] = x;
+	}
+	if (n_victims > PREEMPT_MAX_VICTIMS)
+		return -E2BIG;
+	out->n_victims = n_victims;
+	out->violations = violations;
+	return 1;
+}
+
+/* The scores of pickOneNodeForPreemption, higher better, for a node's
+ * victims (most important first). */
+static int64_t score(const struct preempt_input *in, const uint32_t *victims,
+		     uint32_t n, uint32_t violations, unsigned which)
+{
+	switch (which) {
+	case 0:
+		return -(int64_t)violations;
+	case 1:
+		return -(int64_t)in->pods[victims[0]].priority;
+	case 2: {
+		int64_t sum = 0;
+		for (uint32_t i = 0; i < n; i++)
+			sum += (int64_t)in->pods[victims[i]].priority + INT64_C(2147483648);
+		return -sum;
+	}
+	case 3:
+		return -(int64_t)n;
+	default: {
+		/* GetEarliestPodStartTime: the earliest start among the
+		 * highest-priority victims; the latest of those wins. */
+		int32_t top = in->pods[victims[0]].priority;
+		uint64_t earliest = in->pods[victims[0]].start_ns;
+		for (uint32_t i = 0; i < n; i++) {
+			const struct preempt_pod *p = &in->pods[victims[i]];
+			if (p->priority == top && p->start_ns < earliest)
+				earliest = p->start_ns;
+			else if (p->priority > top) {
+				top = p->priority;
+				earliest = p->start_ns;
+			}
+		}
+		return earliest > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)earliest;
+	}
+	}
+}
+
+#define SCORES 5
+
+uint32_t preempt_candidates_wanted(uint32_t nodes)
+{
+	/* calculateNumCandidates: minCandidateNodesPercentage 10,
+	 * minCandidateNodesAbsolute 100. */
+	uint64_t n = (uint64_t)nodes * 10 / 100;
+	if (n < 100)
+		n = 100;
+	return n > nodes ? nodes : (uint32_t)n;
+}
+
+int preempt_select(const struct preempt_input *in, struct preempt_scratch *s,
+		   struct preempt_result *out)
+{
+	out->node = -1;
+	out->n_victims = 0;
+	out->pdb_violations = 0;
+	out->candidates = 0;
+	int64_t best_score[SCORES];
+	uint32_t clean = 0; /* candidates without a violation */
+	for (uint32_t step = 0; step < in->n_nodes; step++) {
+		if (in->want != 0 && clean > 0 && out->candidates >= in->want)
+			break;
+		uint32_t j = (in->start + step) % in->n_nodes;
+		if (in->visit != NULL && !in->visit(in->visit_arg, &in->nodes[j]))
+			continue;
+		struct node_choice c;
+		int rc = victims_on_node(in, &in->nodes[j], s, &c);
+		if (rc < 0)
+			return rc;
+		/* DryRunPreemption: a node where every potential victim
+		 * was reprieved is no candidate ("expected at least one
+		 * victim pod"). */
+		if (rc == 0 || c.n_victims == 0)
+			continue;
+		out->candidates++;
+		clean += c.violations == 0;
+		int64_t sc[SCORES] = {0};
+		bool better = out->node < 0;
+		for (unsigned f = 0; f < SCORES; f++)
+			sc[f] = score(in, s->victims, c.n_victims, c.violations, f);
+		for (unsigned f = 0; !better && f < SCORES; f++) {
+			if (sc[f] != best_score[f]) {
+				better = sc[f] > best_score[f];
+				break;
+			}
+		}
+		if (!better)
+			continue;
+		out->node = j;
+		out->n_victims = c.n_victims;
+		out->pdb_violations = c.violations;
+		memcpy(out->victims, s->victims, c.n_victims * sizeof(uint32_t));
+		memcpy(best_score, sc, sizeof(sc));
+	}
+	return 0;
+}
