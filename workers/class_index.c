@@ -46,21 +46,26 @@
 #define INLINE static inline __attribute__((always_inline))
 #define B CLASS_INDEX_BLOCK
 
-/* -1: not decided yet; 0 scalar; 1 AVX2. Decided by the first init. */
+/* -1: not decided yet; 0 scalar; 1 AVX2. Decided by the first init.
+ * Atomic, relaxed (SIMD): engines on several threads may make their first
+ * index at once, and each decides the same from the CPU, so any order of
+ * their stores leaves the same value; nothing else is published by it.
+ * class_index_set_simd (tests) runs while no other thread uses an index. */
 static int simd_state = -1;
 
 static bool simd_on(void)
 {
-	if (simd_state < 0) {
+	int st = __atomic_load_n(&simd_state, __ATOMIC_RELAXED); /* SIMD */
+	if (st < 0) {
 #if CI_X86
 		__builtin_cpu_init();
-		simd_state = __builtin_cpu_supports("avx2") &&
-			     __builtin_cpu_supports("popcnt");
+		st = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt");
 #else
-		simd_state = 0;
+		st = 0;
 #endif
+		__atomic_store_n(&simd_state, st, __ATOMIC_RELAXED); /* SIMD */
 	}
-	return simd_state == 1;
+	return st == 1;
 }
 
 bool class_index_simd(void)
@@ -73,10 +78,10 @@ bool class_index_set_simd(bool on)
 	bool was = simd_on();
 #if CI_X86
 	if (on) {
-		simd_state = -1;
+		__atomic_store_n(&simd_state, -1, __ATOMIC_RELAXED); /* SIMD */
 		(void)simd_on();
 	} else {
-		simd_state = 0;
+		__atomic_store_n(&simd_state, 0, __ATOMIC_RELAXED); /* SIMD */
 	}
 #else
 	(void)on;
@@ -640,7 +645,7 @@ CI_SIMD_TARGET static uint32_t find_avx2(const struct class_index *x, uint32_t l
 {
 	return find_body(true, x, lo, hi, want, k);
 }
-#define SIMD (simd_state == 1)
+#define SIMD (__atomic_load_n(&simd_state, __ATOMIC_RELAXED) == 1) /* SIMD */
 #else
 #define SIMD false
 #define build_avx2(x) build_body(false, x)
