@@ -1,14 +1,15 @@
 /* base/: small utilities with no dependencies, the one public header for
  * the rest of the tree: logging, error text, the one random stream, string
  * to number, the clock, single-writer statistics counters, a byte hash,
- * JSON text and the answer line. Each part's own
- * header says its contract. */
+ * log-linear histograms of durations, JSON text and the answer line. Each
+ * part's own header says its contract. */
 #ifndef SHMSCHED_BASE_BASE_H
 #define SHMSCHED_BASE_BASE_H
 
 #include "base/clock.h"
 #include "base/errmsg.h"
 #include "base/hash.h"
+#include "base/hist.h"
 #include "base/json_out.h"
 #include "base/log.h"
 #include "base/rng.h"

@@ -59,6 +59,7 @@ struct options {
 	const char *workload_path;
 	bool latency;
 	uint64_t noisy_pods;   /* --noisy [N]: the fair-share check; 0: off */
+	double churn_rate;     /* --churn RATE: node events/s; 0: off */
 	bool rate_half;       /* --rate half (the default) */
 	double rate;          /* --rate R */
 	uint64_t latency_pods; /* 0: min(100000, pods / 5) */
@@ -112,6 +113,12 @@ static void usage(FILE *to)
 		"alone and then beside a second producer that floods the daemon\n"
 		"with unique, unschedulable pods; reports both times and the ratio.\n"
 		"  --noisy[=N]          run it (off by default)\n"
+		"\n"
+		"churn: the engine run again with node events beside it, sent\n"
+		"through the admin socket as an operator's tools would: cordon\n"
+		"node-i, uncordon it at the next event (synthetic cluster only);\n"
+		"reports the pods/s beside the run without churn.\n"
+		"  --churn RATE         node events per second (off by default)\n"
 		"\n"
 		"durability: the daemon keeps its placements in a durable store\n"
 		"(LMDB) in DIR, as shmschedd --state-dir does.\n"
@@ -221,7 +228,7 @@ enum {
 	OPT_NO_REFERENCE, OPT_QUALITY_NODES, OPT_QUALITY_PODS,
 	OPT_QUALITY_SECONDS, OPT_NO_QUALITY, OPT_SWEEP_NODES, OPT_SWEEP_WORKERS,
 	OPT_SWEEP_REFERENCE_SECONDS, OPT_PLOT, OPT_PROGRESS, OPT_NO_PROGRESS,
-	OPT_NOISY, OPT_STATE_DIR, OPT_DURABILITY,
+	OPT_NOISY, OPT_STATE_DIR, OPT_DURABILITY, OPT_CHURN,
 };
 
 static int parse_one(int c, const char *arg, struct options *o)
@@ -371,6 +378,15 @@ static int parse_one(int c, const char *arg, struct options *o)
 					      &o->noisy_pods) < 0)
 			return -EINVAL;
 		break;
+	case OPT_CHURN:
+		if (parse_seconds("--churn", arg, 0, &o->churn_rate))
+			return 2;
+		if (!(o->churn_rate > 0) || o->churn_rate > 1e6) {
+			fprintf(stderr, "shmsched-bench: --churn: \"%s\": expected "
+				"node events per second in (0, 1000000]\n", arg);
+			return 2;
+		}
+		break;
 	case OPT_STATE_DIR:
 		o->run.state_dir = arg;
 		break;
@@ -428,6 +444,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{"latency-pods", required_argument, NULL, OPT_LATENCY_PODS},
 		{"no-latency", no_argument, NULL, OPT_NO_LATENCY},
 		{"noisy", optional_argument, NULL, OPT_NOISY},
+		{"churn", required_argument, NULL, OPT_CHURN},
 		{"state-dir", required_argument, NULL, OPT_STATE_DIR},
 		{"durability", required_argument, NULL, OPT_DURABILITY},
 		{"reference-seconds", required_argument, NULL, OPT_REFERENCE_SECONDS},
@@ -471,6 +488,11 @@ static int parse_args(int argc, char **argv, struct options *o)
 	if (rate_given && !o->latency) {
 		fprintf(stderr, "shmsched-bench: --rate and --no-latency: the rate is "
 			"the latency run's; give one of them\n");
+		return 2;
+	}
+	if (o->run.cluster_path != NULL && o->churn_rate > 0) {
+		fprintf(stderr, "shmsched-bench: --churn names the synthetic "
+			"cluster's nodes; not with --cluster %s\n", o->run.cluster_path);
 		return 2;
 	}
 	if (o->run.cluster_path != NULL && o->n_sweep_nodes > 0) {
@@ -784,6 +806,25 @@ static int run_noisy(const struct options *o, bool progress, struct bench_report
 	return 0;
 }
 
+/* The engine's closed-loop run again, node events beside it; compared
+ * with r->engine, the run without them. */
+static int run_churn(const struct options *o, bool progress, struct bench_report *r)
+{
+	char err[1400];
+	struct engine_run_config run = o->run;
+	run.rate = 0;
+	run.progress = progress;
+	run.phase = "churn";
+	run.churn_rate = o->churn_rate;
+	if (engine_run(&run, &r->churn, err, sizeof(err)) < 0) {
+		fprintf(stderr, "shmsched-bench: churn run: %s\n", err);
+		return -1;
+	}
+	r->churn_rate = o->churn_rate;
+	r->have_churn = true;
+	return 0;
+}
+
 /* The engine's closed-loop run, then the open-loop latency run. */
 static int run_engine(const struct options *o, bool progress, struct bench_report *r)
 {
@@ -872,6 +913,8 @@ int main(int argc, char **argv)
 		if (run_engine(&o, progress, &r) < 0)
 			return 1;
 		if (o.noisy_pods > 0 && run_noisy(&o, progress, &r) < 0)
+			return 1;
+		if (o.churn_rate > 0 && run_churn(&o, progress, &r) < 0)
 			return 1;
 		if (o.reference)
 			r.have_reference = run_reference(&o.run, o.reference_seconds,

@@ -42,8 +42,6 @@
 
 #define MAX_PRODUCERS 64
 #define BATCH 256
-#define HIST_SUB ENGINE_RUN_HIST_SUB
-#define HIST_BUCKETS ENGINE_RUN_HIST_BUCKETS
 #define LATE_NS 1000000u
 
 struct producer_report {
@@ -69,49 +67,29 @@ struct shared {
 	int go;
 	int quit; /* relaxed both sides: a plain stop request, no data with it */
 	int noisy_stop; /* relaxed, as quit: the flood ends */
+	int churn_stop; /* relaxed, as quit: node events end */
+	uint64_t churn_events; /* written by the churn process; read after waitpid */
+	uint64_t churn_failed;
+	char churn_why[512];
 	unsigned ready;
 	uint64_t start_ns;
 	struct producer_report r[MAX_PRODUCERS];
 	struct producer_report noisy;
 };
 
-static unsigned bucket_of(uint64_t ns)
-{
-	if (ns < HIST_SUB)
-		return (unsigned)ns;
-	unsigned log2 = 63u - (unsigned)__builtin_clzll(ns);
-	unsigned sub = (unsigned)((ns >> (log2 - 4)) & (HIST_SUB - 1));
-	return log2 * HIST_SUB + sub;
-}
-
 double engine_run_bucket_ns(unsigned b)
 {
-	if (b < HIST_SUB)
-		return b;
-	unsigned log2 = b / HIST_SUB, sub = b % HIST_SUB;
-	return (double)(UINT64_C(1) << log2) * (1.0 + (sub + 0.5) / HIST_SUB);
+	return hist_bucket_ns(b);
 }
 
 double engine_run_bucket_upper_ns(unsigned b)
 {
-	if (b < HIST_SUB)
-		return b + 1;
-	unsigned log2 = b / HIST_SUB, sub = b % HIST_SUB;
-	return (double)(UINT64_C(1) << log2) * (1.0 + (sub + 1.0) / HIST_SUB);
+	return hist_bucket_upper_ns(b);
 }
 
 double engine_run_percentile_us(const uint64_t *hist, double q)
 {
-	uint64_t total = 0, seen = 0;
-	for (unsigned b = 0; b < HIST_BUCKETS; b++)
-		total += hist[b];
-	uint64_t want = (uint64_t)(q * (double)total);
-	for (unsigned b = 0; b < HIST_BUCKETS; b++) {
-		seen += hist[b];
-		if (seen > want)
-			return engine_run_bucket_ns(b) / 1000.0;
-	}
-	return 0;
+	return hist_percentile_ns(hist, q) / 1000.0;
 }
 
 __attribute__((format(printf, 2, 3)))
@@ -248,7 +226,7 @@ static void producer(const struct engine_run_config *cfg, struct shared *sh,
 				? start + (uint64_t)((double)res[i].cookie * ns_per_pod)
 				: res[i].submit_ns;
 			uint64_t lat = res[i].complete_ns > from ? res[i].complete_ns - from : 0;
-			r->hist[bucket_of(lat)]++;
+			r->hist[hist_bucket(lat)]++;
 		}
 		if (got > 0) {
 			answered += (unsigned)got;
@@ -318,6 +296,59 @@ static void noisy_producer(struct shared *sh, const char *sock)
 		 * to the daemon and the counted producer. */
 		if (acc <= 0 && got <= 0)
 			usleep(1000);
+	}
+	shmsched_disconnect(c);
+	_exit(0);
+}
+
+/* Node churn: from the common start until told to stop, node events at
+ * `rate` per second through the admin socket, as an operator's tools send
+ * them: cordon a node, and uncordon it at the next event, a different
+ * node each time (node-0, node-1, ... of the synthetic cluster), so the
+ * cluster stays as it was on average. */
+static void churn_process(struct shared *sh, const char *admin_sock, double rate,
+			  uint32_t nodes)
+{
+	while (!__atomic_load_n(&sh->go, __ATOMIC_ACQUIRE)) { /* G */
+		if (__atomic_load_n(&sh->quit, __ATOMIC_RELAXED))
+			_exit(1);
+		usleep(1000);
+	}
+	char err[400];
+	struct shmsched_client *c;
+	if (shmsched_connect(admin_sock, &c, err, sizeof(err)) < 0) {
+		snprintf(sh->churn_why, sizeof(sh->churn_why), "churn: %s", err);
+		_exit(1);
+	}
+	uint64_t start;
+	while ((start = __atomic_load_n(&sh->start_ns, __ATOMIC_ACQUIRE)) == 0) { /* S */
+		if (__atomic_load_n(&sh->quit, __ATOMIC_RELAXED))
+			_exit(1);
+		usleep(100);
+	}
+	uint64_t k = 0;
+	char name[32];
+	while (!__atomic_load_n(&sh->churn_stop, __ATOMIC_RELAXED) &&
+	       !__atomic_load_n(&sh->quit, __ATOMIC_RELAXED)) {
+		uint64_t due = start + (uint64_t)((double)k * 1e9 / rate);
+		uint64_t now = now_ns();
+		if (now < due) {
+			uint64_t wait_us = (due - now) / 1000;
+			usleep(wait_us > 10000 ? 10000 : (useconds_t)wait_us + 1);
+			continue;
+		}
+		/* Event 2i cordons node i, 2i + 1 uncordons it. */
+		snprintf(name, sizeof(name), "node-%u", (uint32_t)((k / 2) % nodes));
+		int rc = shmsched_node_event(c, k % 2 ? SHMSCHED_NODE_UNCORDON
+						      : SHMSCHED_NODE_CORDON,
+					     name, strlen(name), err, sizeof(err));
+		if (rc < 0) {
+			sh->churn_failed++;
+			snprintf(sh->churn_why, sizeof(sh->churn_why), "churn: %s", err);
+		} else {
+			sh->churn_events++;
+		}
+		k++;
 	}
 	shmsched_disconnect(c);
 	_exit(0);
@@ -506,6 +537,18 @@ int engine_run(const struct engine_run_config *cfg, struct engine_run_result *ou
 			noisy_producer(sh, sock);
 		}
 	}
+	pid_t churn = -1;
+	if (rc == 0 && cfg->churn_rate > 0) {
+		char admin[80];
+		snprintf(admin, sizeof(admin), "%s.admin", sock);
+		fflush(NULL);
+		churn = fork();
+		if (churn == 0) {
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			churn_process(sh, admin, cfg->churn_rate,
+				      cfg->nodes ? cfg->nodes : 1);
+		}
+	}
 	struct daemon *d = NULL;
 	pid_t child = -1;
 	if (rc == 0)
@@ -545,6 +588,19 @@ int engine_run(const struct engine_run_config *cfg, struct engine_run_result *ou
 		usleep(20000);
 	}
 	progress_end(&bar);
+	if (churn > 0) {
+		__atomic_store_n(&sh->churn_stop, 1, __ATOMIC_RELAXED);
+		int st;
+		waitpid(churn, &st, 0);
+		out->churn_events = sh->churn_events;
+		out->churn_failed = sh->churn_failed;
+		if (rc == 0 && (!WIFEXITED(st) || WEXITSTATUS(st) != 0 ||
+				sh->churn_failed > 0)) {
+			snprintf(err, err_len, "%s", sh->churn_why[0] ? sh->churn_why
+				 : "the churn process exited abnormally");
+			rc = -EIO;
+		}
+	}
 	if (noisy > 0) {
 		__atomic_store_n(&sh->noisy_stop, 1, __ATOMIC_RELAXED);
 		int st;
@@ -559,6 +615,15 @@ int engine_run(const struct engine_run_config *cfg, struct engine_run_result *ou
 	}
 	if (d != NULL) {
 		out->overcommits = daemon_overcommits(d);
+		daemon_service_hist(d, out->service_hist);
+		out->service_p50_us = engine_run_percentile_us(out->service_hist, 0.5);
+		out->service_p99_us = engine_run_percentile_us(out->service_hist, 0.99);
+		out->service_p999_us = engine_run_percentile_us(out->service_hist, 0.999);
+		for (unsigned b = 0; b < HIST_BUCKETS; b++) {
+			out->service_ns += (double)out->service_hist[b] * hist_bucket_ns(b);
+			if (hist_bucket_ns(b) > 1e6)
+				out->service_over_1ms += out->service_hist[b];
+		}
 		struct daemon_stats ds;
 		daemon_stop(d, 5000, &ds);
 		out->conflicts = ds.conflicts;

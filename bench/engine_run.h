@@ -19,9 +19,11 @@
 
 struct workload;
 
-/* Latency histogram: 64 powers of two of nanoseconds, 16 linear steps each. */
-#define ENGINE_RUN_HIST_SUB 16
-#define ENGINE_RUN_HIST_BUCKETS (64 * ENGINE_RUN_HIST_SUB)
+/* Latency histogram: base/hist.h's, through base/base.h (64 powers of
+ * two of nanoseconds, 16 linear steps each). */
+#include "base/base.h"
+#define ENGINE_RUN_HIST_SUB HIST_SUB
+#define ENGINE_RUN_HIST_BUCKETS HIST_BUCKETS
 
 struct engine_run_config {
 	const char *cluster_path; /* Kubernetes JSON; NULL: synthetic */
@@ -50,6 +52,9 @@ struct engine_run_config {
 	 * when it is made durable. */
 	const char *state_dir;
 	int durability;
+	/* > 0: node events at this rate (per second) beside the run, through
+	 * the admin socket (cordon a synthetic node, uncordon it next). */
+	double churn_rate;
 };
 
 struct engine_run_result {
@@ -68,6 +73,14 @@ struct engine_run_result {
 	uint32_t nodes;
 	uint64_t noisy_answered; /* with noisy: the flood's pods answered */
 	uint64_t hist[ENGINE_RUN_HIST_BUCKETS]; /* counts per bucket */
+	/* Each pod's service time on its worker (decode, placement, commit,
+	 * answer; no queueing): the daemon's own histogram (daemon/serve.c);
+	 * 0 when the daemon ran as a child. */
+	uint64_t service_hist[ENGINE_RUN_HIST_BUCKETS];
+	double service_p50_us, service_p99_us, service_p999_us;
+	double service_ns;          /* summed over pods (bucket middles) */
+	uint64_t service_over_1ms;  /* pods that took over 1 ms */
+	uint64_t churn_events, churn_failed; /* with churn_rate: node events sent */
 };
 
 /* Runs it. Returns 0, or a negative errno with a message in `err` (a pod

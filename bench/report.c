@@ -82,6 +82,11 @@ void report_table(FILE *to, const struct bench_report *r)
 		e->cancelled, e->conflicts, e->overcommits);
 	fprintf(to, "              closed loop, submit to answer: p50 %.0f us, p99 "
 		"%.0f us (queueing included)\n", e->p50_us, e->p99_us);
+	if (e->service_p50_us > 0)
+		fprintf(to, "              service time in the worker: p50 %.2f us, p99 "
+			"%.2f us, p99.9 %.2f us, %" PRIu64 " pods over 1 ms\n",
+			e->service_p50_us, e->service_p99_us, e->service_p999_us,
+			e->service_over_1ms);
 	if (r->have_latency) {
 		const struct engine_run_result *l = &r->latency;
 		fprintf(to, "  latency     open loop at %.0f pods/s (%s), achieved %.0f/s "
@@ -90,6 +95,10 @@ void report_table(FILE *to, const struct bench_report *r)
 			" (%" PRIu64 " pods submitted over 1 ms late)\n", l->rate,
 			r->latency_rate_from, l->achieved_rate, l->pods, l->p50_us,
 			l->p90_us, l->p99_us, l->p999_us, l->late_submits);
+		if (l->service_p50_us > 0)
+			fprintf(to, "              service time in the worker: p50 %.2f us, "
+				"p99 %.2f us, p99.9 %.2f us\n", l->service_p50_us,
+				l->service_p99_us, l->service_p999_us);
 	} else {
 		fprintf(to, "  latency     not measured (--no-latency)\n");
 	}
@@ -100,6 +109,15 @@ void report_table(FILE *to, const struct bench_report *r)
 			"unschedulable pods (%" PRIu64 " of them answered meanwhile): "
 			"%.2f x\n", a->pods, a->wall_s, b->wall_s, b->noisy_answered,
 			a->wall_s > 0 ? b->wall_s / a->wall_s : 0);
+	}
+	if (r->have_churn) {
+		const struct engine_run_result *c = &r->churn;
+		double base = r->have_engine ? r->engine.pods_per_sec : 0;
+		fprintf(to, "  churn       %.0f pods/s beside %" PRIu64 " node events "
+			"(cordon/uncordon, asked %g/s, %.0f/s sent) vs %.0f pods/s "
+			"without: %.3f x\n", c->pods_per_sec, c->churn_events,
+			r->churn_rate, c->wall_s > 0 ? (double)c->churn_events / c->wall_s : 0,
+			base, base > 0 ? c->pods_per_sec / base : 0);
 	}
 	if (r->have_reference) {
 		const struct reference_result *f = &r->reference;
@@ -176,10 +194,14 @@ static void json_engine(FILE *to, const struct engine_run_result *e)
 		PRIu64 ",\"cancelled\":%" PRIu64 ",\"conflicts\":%" PRIu64
 		",\"overcommits\":%" PRIu64 ",\"workers\":%u,\"nodes\":%u,"
 		"\"p50_us\":%.1f,\"p90_us\":%.1f,\"p99_us\":%.1f,\"p999_us\":%.1f,"
-		"\"latency\":\"closed loop: includes queueing\"}", e->wall_s, e->pods,
+		"\"latency\":\"closed loop: includes queueing\","
+		"\"service_p50_us\":%.2f,\"service_p99_us\":%.2f,"
+		"\"service_p999_us\":%.2f,\"service_over_1ms\":%" PRIu64 "}",
+		e->wall_s, e->pods,
 		e->answered, e->placed, e->unschedulable, e->rejected, e->cancelled,
 		e->conflicts, e->overcommits, e->workers, e->nodes, e->p50_us,
-		e->p90_us, e->p99_us, e->p999_us);
+		e->p90_us, e->p99_us, e->p999_us, e->service_p50_us, e->service_p99_us,
+		e->service_p999_us, e->service_over_1ms);
 }
 
 static void json_reference(FILE *to, const struct reference_result *f)
@@ -255,6 +277,21 @@ void report_json(FILE *to, const struct bench_report *r)
 			"\"flood_answered\":%" PRIu64 ",\"ratio\":", a->pods, a->wall_s,
 			b->wall_s, b->noisy_answered);
 		jnum(to, a->wall_s > 0 ? b->wall_s / a->wall_s : 0, 3);
+		fputs("}", to);
+	} else {
+		fputs("null", to);
+	}
+	fputs(",\"churn\":", to);
+	if (r->have_churn) {
+		const struct engine_run_result *c = &r->churn;
+		fputs("{\"rate\":", to);
+		jnum(to, r->churn_rate, 3);
+		fprintf(to, ",\"node_events\":%" PRIu64 ",\"pods_per_sec\":",
+			c->churn_events);
+		jnum(to, c->pods_per_sec, 0);
+		fputs(",\"ratio\":", to);
+		jnum(to, r->have_engine && r->engine.pods_per_sec > 0
+			 ? c->pods_per_sec / r->engine.pods_per_sec : 0, 3);
 		fputs("}", to);
 	} else {
 		fputs("null", to);

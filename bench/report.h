@@ -49,6 +49,9 @@ struct bench_report {
 	const char *latency_rate_from; /* "half of the engine's" or "--rate" */
 	bool have_noisy;               /* --noisy: the fair-share check */
 	struct engine_run_result noisy_alone, noisy_beside;
+	bool have_churn;               /* --churn: engine again, node events beside */
+	double churn_rate;             /* node events/s asked for */
+	struct engine_run_result churn;
 	struct engine_run_result latency;
 	bool have_reference;
 	struct reference_result reference;

@@ -493,6 +493,11 @@ void daemon_stop(struct daemon *d, unsigned drain_ms, struct daemon_stats *out)
 	teardown(d);
 }
 
+void daemon_service_hist(struct daemon *d, uint64_t *out)
+{
+	serve_service_hist(d->serve, out);
+}
+
 void daemon_get_stats(struct daemon *d, struct daemon_stats *out)
 {
 	memset(out, 0, sizeof(*out));

@@ -125,6 +125,10 @@ void daemon_stop(struct daemon *d, unsigned drain_ms, struct daemon_stats *out);
  * daemon_stop() has stopped the workers (its `out`). */
 void daemon_get_stats(struct daemon *d, struct daemon_stats *out);
 
+/* Each pod's service time on its worker so far (decode, placement, commit,
+ * answer), as a base/hist.h histogram of HIST_BUCKETS counts. */
+void daemon_service_hist(struct daemon *d, uint64_t *out);
+
 /* The invariant check: node counters (every resource) above allocatable,
  * counted now. Zero unless something is broken, or a cluster file's bound
  * pods already exceeded a node when it was loaded. */

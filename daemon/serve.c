@@ -45,6 +45,10 @@ struct serve {
 	int32_t lowest;
 	struct persist *persist; /* NULL: no durable store */
 	uint64_t *store_seq;     /* [workers]: the burst's last store op */
+	/* [workers]: each pod's service time on its worker (decode, place,
+	 * commit, answer), each worker's own (stat_inc); process-private, so
+	 * not in the state region's worker stats. */
+	uint64_t (*service)[HIST_BUCKETS];
 };
 
 struct serve *serve_create(struct producers *p, struct placements *placements,
@@ -78,6 +82,11 @@ struct serve *serve_create(struct producers *p, struct placements *placements,
 	s->engines = engines;
 	s->stats = stats;
 	s->workers = workers;
+	s->service = calloc(workers ? workers : 1, sizeof(*s->service));
+	if (s->service == NULL) {
+		serve_destroy(s);
+		return NULL;
+	}
 	return s;
 }
 
@@ -86,8 +95,18 @@ void serve_destroy(struct serve *s)
 	if (s != NULL) {
 		wait_destroy(s->wait);
 		free(s->store_seq);
+		free(s->service);
 	}
 	free(s);
+}
+
+void serve_service_hist(const struct serve *s, uint64_t out[HIST_BUCKETS])
+{
+	for (unsigned b = 0; b < HIST_BUCKETS; b++)
+		out[b] = 0;
+	for (unsigned w = 0; w < s->workers; w++)
+		for (unsigned b = 0; b < HIST_BUCKETS; b++)
+			out[b] += stat_read(&s->service[w][b]);
 }
 
 int serve_set_persist(struct serve *s, struct persist *p)
@@ -395,7 +414,7 @@ static unsigned serve_producer(struct serve *s, unsigned w, struct producer *pr)
 			pr->deficit_ns = 0; /* idle: no credit kept */
 		return 0;
 	}
-	uint64_t t0 = now_ns();
+	uint64_t t0 = now_ns(), t = t0;
 	unsigned k = 0;
 	for (unsigned i = 0; i < (unsigned)n; i++) {
 		if (h[i] & SHMSCHED_HANDLE_CANCEL) {
@@ -406,16 +425,23 @@ static unsigned serve_producer(struct serve *s, unsigned w, struct producer *pr)
 				stat_inc(&st->bad_handles);
 			else if (wait_cancel(s->wait, w, pr, (uint32_t)idx))
 				h[k++] = idx;
+			t = now_ns(); /* not a pod: no service time of its own */
 			continue;
 		}
 		if (h[i] >= pr->region.n_slots) {
 			stat_inc(&st->bad_handles); /* no slot to answer in */
 			continue;
 		}
-		if (answer(s, w, pr, (uint32_t)h[i]))
+		bool now = answer(s, w, pr, (uint32_t)h[i]);
+		/* One clock read per pod: its service time ends where the
+		 * next one's begins. */
+		uint64_t t1 = now_ns();
+		stat_inc(&s->service[w][hist_bucket(t1 - t)]);
+		t = t1;
+		if (now)
 			h[k++] = h[i];
 	}
-	uint64_t spent = now_ns() - t0;
+	uint64_t spent = t - t0;
 	pr->deficit_ns -= (int64_t)spent;
 	/* The cost per pod, smoothed over the last few bursts. */
 	uint64_t per_pod = spent / (unsigned)n;
@@ -450,6 +476,17 @@ void serve_complete(struct serve *s, unsigned w, struct producer *pr,
 		stat_add(&s->stats[w].completion_overflows, k - (unsigned)sent);
 }
 
+/* Gives the worker's engine the producer's templates registered since the
+ * last look, so their classes are compiled before (or while) their pods
+ * come: by the pods' bounded budgets and by idle polls (engine.h). */
+static void serve_prepare(struct serve *s, unsigned w, struct producer *pr)
+{
+	uint32_t n = producers_templates(pr);
+	for (; pr->prepared < n; pr->prepared++)
+		(void)engine_prepare(s->engines[w], &pr->templates[pr->prepared],
+				     pr->templates_static[pr->prepared]);
+}
+
 unsigned serve_poll(void *arg, unsigned worker, void *scratch)
 {
 	struct serve *s = arg;
@@ -457,11 +494,20 @@ unsigned serve_poll(void *arg, unsigned worker, void *scratch)
 	/* Waiting pods first: a pod an event woke goes before new arrivals,
 	 * as kube's activeQ holds both and pops by priority. */
 	unsigned done = wait_poll(s->wait, worker);
-	for (uint32_t i = worker; i < PRODUCERS_MAX; i += s->workers) {
+	/* Only the indices that may hold a producer: no idle look at every
+	 * slot of the table per poll. */
+	uint32_t end = producers_bound(s->producers);
+	for (uint32_t i = worker; i < end; i += s->workers) {
 		struct producer *pr = producers_get(s->producers, i);
-		if (pr != NULL)
+		if (pr != NULL) {
+			serve_prepare(s, worker, pr);
 			done += serve_producer(s, worker, pr);
+		}
 	}
+	/* No pod this round: compile ahead, and poll again rather than sleep
+	 * while compiles are left. */
+	if (done == 0 && engine_idle(s->engines[worker]))
+		done = 1;
 	return done;
 }
 

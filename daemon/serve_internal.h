@@ -17,6 +17,7 @@
 
 #include <stdint.h>
 
+#include "base/base.h"
 #include "bind/bind.h"
 #include "ingest/ingest.h"
 #include "shm/shm.h"
@@ -74,6 +75,11 @@ int serve_set_persist(struct serve *s, struct persist *p);
 /* From now on, answer every submitted pod SHMSCHED_CANCELLED instead of
  * placing it (shutdown after the drain deadline). Any thread. */
 void serve_cancel_all(struct serve *s);
+
+/* The service times of every pod so far (a pod's decode, placement,
+ * commit and answer on its worker), summed over the workers: relaxed
+ * reads, exact once the workers have stopped. Any thread. */
+void serve_service_hist(const struct serve *s, uint64_t out[HIST_BUCKETS]);
 
 /* The pool callback: returns the number of slots answered. */
 unsigned serve_poll(void *arg, unsigned worker, void *scratch);

@@ -86,6 +86,7 @@ struct producers {
 	const struct plugin_ctx *ctx;
 	uint32_t slots;
 	struct producer *table[PRODUCERS_MAX];
+	uint32_t bound; /* indices in use are below it (relaxed; see handle_register) */
 	struct engine *evaluator; /* OP_EVALUATE; NULL: refused */
 	int accepting;
 	uint64_t registered, gone, faulted;
@@ -133,6 +134,9 @@ void producers_set_admin_socket(struct producers *p, const char *admin_socket)
 static void producer_free(struct producer *pr)
 {
 	producer_region_close(&pr->region);
+	for (uint32_t i = 0; pr->templates_static != NULL && i < pr->n_templates; i++)
+		engine_static_free(pr->templates_static[i]);
+	free(pr->templates_static);
 	free(pr->templates);
 	free(pr);
 }
@@ -157,6 +161,12 @@ void producers_stop_accepting(struct producers *p)
 {
 	/* Relaxed: a flag read at the next connection. */
 	__atomic_store_n(&p->accepting, 0, __ATOMIC_RELAXED);
+}
+
+uint32_t producers_bound(const struct producers *p)
+{
+	/* Relaxed: see handle_register(). */
+	return __atomic_load_n(&p->bound, __ATOMIC_RELAXED);
 }
 
 struct producer *producers_get(struct producers *p, uint32_t i)
@@ -304,9 +314,12 @@ static void handle_register(struct producers *p, enum producer_role role,
 	struct producer *pr = calloc(1, sizeof(*pr));
 	char err[256];
 	int rc = pr == NULL ? -ENOMEM : 0;
-	if (rc == 0)
+	if (rc == 0) {
 		pr->templates = calloc(PRODUCER_TEMPLATES_MAX, sizeof(*pr->templates));
-	if (rc == 0 && pr->templates == NULL)
+		pr->templates_static = calloc(PRODUCER_TEMPLATES_MAX,
+					      sizeof(*pr->templates_static));
+	}
+	if (rc == 0 && (pr->templates == NULL || pr->templates_static == NULL))
 		rc = -ENOMEM;
 	if (rc == 0)
 		rc = producer_region_create(p->slots, &pr->region, err, sizeof(err));
@@ -314,6 +327,7 @@ static void handle_register(struct producers *p, enum producer_role role,
 		snprintf(err, sizeof(err), "out of memory");
 	if (rc < 0) {
 		if (pr != NULL) {
+			free(pr->templates_static);
 			free(pr->templates);
 			free(pr);
 		}
@@ -337,6 +351,11 @@ static void handle_register(struct producers *p, enum producer_role role,
 	/* Release, partner of the acquire in producers_get(): workers see a
 	 * filled producer. */
 	__atomic_store_n(&p->table[i], pr, __ATOMIC_RELEASE);
+	/* Relaxed: a bound on the indices workers look at, never below one in
+	 * use; the entry itself is published by the release above. A worker
+	 * that reads an old bound misses the new producer for one poll. */
+	if (i + 1 > p->bound)
+		__atomic_store_n(&p->bound, i + 1, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&p->registered, 1, __ATOMIC_RELAXED);
 	log_msg(LOG_LEVEL_INFO, "producer %u registered (%s connection %llu, uid %u, "
 		"name \"%s\", %u slots)", i, role == ROLE_ADMIN ? "admin" : "producer",
@@ -409,6 +428,14 @@ static void handle_template(struct producers *p, enum producer_role role,
 	}
 	uint32_t n = pr->n_templates;
 	pr->templates[n] = pod;
+	/* The template's class is compiled now, not on its first pods' path:
+	 * its static filters and scores over every node here (the writer's
+	 * thread: its snapshot cannot be freed under it), its index by the
+	 * worker (engine_prepare). Without them (no memory) the worker reads
+	 * them too. */
+	pr->templates_static[n] = p->profiles == NULL ? NULL
+		: engine_static_compile(cluster_snapshot(p->cluster), p->ctx,
+					p->profiles, &pod);
 	/* Release, partner of the acquire in producers_templates(). */
 	__atomic_store_n(&pr->n_templates, n + 1, __ATOMIC_RELEASE);
 	struct op_template t = {.template_id = n + 1};

@@ -64,7 +64,14 @@ struct producer {
 	 * worker's alone. */
 	uint32_t notices_sent;
 	struct pod_spec *templates; /* [PRODUCER_TEMPLATES_MAX] */
+	/* Each template's static results, read when it was registered
+	 * (engine_static_compile; NULL when they could not be), published
+	 * with it. */
+	struct class_static **templates_static; /* [PRODUCER_TEMPLATES_MAX] */
 	uint32_t n_templates;       /* release store by the writer; see producers_templates() */
+	/* Templates its worker's engine was given to compile ahead of their
+	 * pods (daemon/serve.c, engine_prepare). Its worker's alone. */
+	uint32_t prepared;
 };
 
 struct producers;
@@ -155,6 +162,11 @@ void producers_on_disconnect(void *arg, uint64_t conn);
 
 /* New producers are refused from now on (shutdown). Any thread. */
 void producers_stop_accepting(struct producers *p);
+
+/* Worker side: the table indices that may hold a producer are below this
+ * (it only grows; a producer registered a moment ago may lie past what a
+ * worker read, for one poll). */
+uint32_t producers_bound(const struct producers *p);
 
 /* Worker side: the producer at table index `i` (< PRODUCERS_MAX), or NULL.
  * Valid until the caller's next quiescent state. */

@@ -52,7 +52,78 @@ struct cluster {
 	uint64_t freed;
 	struct shm_span owned;    /* cluster_create()'s private memory */
 	uint32_t owned_index;     /* the current index, when not in a region */
+	/* The slots each publish changed (cluster_changed_slots): entries
+	 * (generation << 32) | slot, CLUSTER_SPEC_ALL for "every slot";
+	 * process-private (caches are). N1: the writer stores entries
+	 * (relaxed), then the head (release), then the snapshot (release). */
+	uint64_t spec_head;
+	uint64_t spec_log[CLUSTER_SPEC_LOG];
 };
+
+/* N1: the slots of publish `generation` into the log, before the head
+ * (release) and the snapshot that shows them. A batch larger than half the
+ * log is one "every slot" entry, so a reader never meets a batch that
+ * overwrites itself. */
+static void spec_log_append(struct cluster *c, uint64_t generation,
+			    const int64_t *slots, size_t n)
+{
+	uint64_t head = c->spec_head;
+	uint64_t tag = (generation & UINT32_MAX) << 32;
+	if (n > CLUSTER_SPEC_LOG / 2) {
+		__atomic_store_n(&c->spec_log[head++ % CLUSTER_SPEC_LOG],
+				 tag | CLUSTER_SPEC_ALL, __ATOMIC_RELAXED);
+	} else {
+		for (size_t i = 0; i < n; i++)
+			__atomic_store_n(&c->spec_log[head++ % CLUSTER_SPEC_LOG],
+					 tag | (uint32_t)slots[i], __ATOMIC_RELAXED);
+	}
+	/* Release, partner of the acquire in cluster_changed_slots(). */
+	__atomic_store_n(&c->spec_head, head, __ATOMIC_RELEASE);
+}
+
+int cluster_changed_slots(const struct cluster *c, uint64_t from, uint64_t to,
+			  uint32_t *out, uint32_t max)
+{
+	if (to <= from)
+		return 0;
+	if (to - from >= UINT32_MAX)
+		return -1;
+	/* Acquire, partner of N1's release: every entry of a generation up
+	 * to the caller's snapshot's is here (the head was stored first). */
+	uint64_t head = __atomic_load_n(&c->spec_head, __ATOMIC_ACQUIRE);
+	uint64_t oldest = head > CLUSTER_SPEC_LOG / 2 ? head - CLUSTER_SPEC_LOG / 2 : 0;
+	uint32_t n = 0;
+	bool reached = false;
+	uint64_t i = head;
+	/* Newest first, down to an entry of `from` or older. Generations are
+	 * compared modulo 2^32, within the window to - from. */
+	while (i > oldest) {
+		uint64_t e = __atomic_load_n(&c->spec_log[(i - 1) % CLUSTER_SPEC_LOG],
+					     __ATOMIC_RELAXED);
+		uint32_t gen = (uint32_t)(e >> 32), slot = (uint32_t)e;
+		uint32_t back = (uint32_t)to - gen; /* 0: `to` itself */
+		if (back >= (uint32_t)(to - from) && back < UINT32_MAX / 2) {
+			reached = true; /* an entry of `from` or before */
+			break;
+		}
+		i--;
+		if (back >= UINT32_MAX / 2)
+			continue; /* a later generation than the caller's */
+		if (slot == CLUSTER_SPEC_ALL || n == max)
+			return -1;
+		out[n++] = slot;
+	}
+	/* The writer may be storing a batch past the newest head: it
+	 * overwrites entries below that head's half-log window, so an entry
+	 * read there (down to index `lowest`) may not be what it was. */
+	uint64_t lowest = reached ? i - 1 : i;
+	uint64_t head2 = __atomic_load_n(&c->spec_head, __ATOMIC_ACQUIRE);
+	if (head2 - lowest > CLUSTER_SPEC_LOG / 2)
+		return -1;
+	if (!reached && !(i == 0 && head < CLUSTER_SPEC_LOG / 2))
+		return -1; /* fell off the window before finding `from` */
+	return (int)n;
+}
 
 /* S1: the buffer is about to change. */
 static void buffer_open(struct state_snapshot *h)
@@ -403,6 +474,7 @@ int cluster_apply(struct cluster *c, const struct node_event *events, size_t n,
 			ledger_reset_node(c->ledger, (uint32_t)slots[i]);
 	free(log);
 	s->generation = old->generation + 1;
+	spec_log_append(c, s->generation, slots, n);
 	s->n_shards = (s->n_slots + SNAP_SHARD_SLOTS - 1) / SNAP_SHARD_SLOTS;
 	snapshot_derive(s);
 	buffer_close(hdr, s);

@@ -137,6 +137,21 @@ int cluster_apply(struct cluster *c, const struct node_event *events, size_t n,
  * contract above). */
 const struct snapshot *cluster_snapshot(const struct cluster *c);
 
+/* The slots whose node changed (added, updated, removed, cordoned,
+ * uncordoned) in the publishes after snapshot generation `from` up to
+ * `to` (the reader's current snapshot's): written to out[] (a slot may
+ * come more than once) and counted; -1 when the cluster no longer knows
+ * (more than `max`, a batch of more than CLUSTER_SPEC_LOG / 2 events, or
+ * publishes since that overran the log): then the caller starts over from
+ * the whole snapshot. So a cache of per-node results (workers/engine.c)
+ * follows node events by re-reading the changed slots alone. Any thread
+ * that holds snapshot `to` (an RCU reader); the writer may be appending
+ * meanwhile (N1 in cluster.c). */
+#define CLUSTER_SPEC_LOG 4096u
+#define CLUSTER_SPEC_ALL UINT32_MAX
+int cluster_changed_slots(const struct cluster *c, uint64_t from, uint64_t to,
+			  uint32_t *out, uint32_t max);
+
 /* The slot of a node name in the current snapshot, or -1. Writer side. */
 int64_t cluster_slot_of(const struct cluster *c, uint32_t name);
 

@@ -1,15 +1,245 @@
-/* The class index: see class_index.h. A perfect binary tree in arrays,
- * node 1 the root, node i's children 2i and 2i+1, leaf p at size + p;
- * leaves past n never pass. */
+/* The class index: see class_index_internal.h.
+ *
+ * Layout, per group g: val[g] holds one word per position (0 fails, else
+ * d + 1), in blocks of 64; bmax[g][b] and bties[g][b] are block b's
+ * largest word and how many positions hold it; smax and sties the same
+ * over the 64 blocks of a super-block. pass[b] has a bit per passing
+ * position (of any group), spass[s] the passing positions of super-block
+ * s. Positions at and past n never pass.
+ *
+ * Invariants, kept by every update:
+ * - bmax[g][b] = max of val[g] over block b; bties[g][b] = how many equal
+ *   it, 0 when it is 0 (no passing position); likewise smax/sties over
+ *   the bmax/bties of the super-block's blocks (ties added over the
+ *   blocks whose bmax is the super-block's).
+ * - pass and spass count exactly the positions whose word is non-zero in
+ *   any group; total is their sum.
+ *
+ * A query over [lo, hi) reads the words of the two blocks at its ends
+ * (masked), whole blocks between them up to a super-block boundary,
+ * whole super-blocks, then whole blocks again: O(n / 4096 + 128) steps.
+ * A tie search relies on its `want` being each group's best over a range
+ * that holds [lo, hi) (as place_indexed asks it): then a block or
+ * super-block inside the range holds positions at want[g] only if its
+ * maximum is want[g], and its ties are exactly those positions.
+ *
+ * Run-time dispatch: each function's body is written once (always
+ * inlined) and compiled twice, for the baseline and for AVX2 with POPCNT;
+ * the AVX2 one runs when the CPU has both (or until a test turns it off).
+ * The two differ in speed only.
+ */
 #include "workers/class_index_internal.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-static inline struct ci_node *node(const struct class_index *x, uint32_t i)
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define CI_X86 1
+#define CI_SIMD_TARGET __attribute__((target("avx2,popcnt")))
+#else
+#define CI_X86 0
+#define CI_SIMD_TARGET
+#endif
+
+#define INLINE static inline __attribute__((always_inline))
+#define B CLASS_INDEX_BLOCK
+
+/* -1: not decided yet; 0 scalar; 1 AVX2. Decided by the first init.
+ * Atomic, relaxed (SIMD): engines on several threads may make their first
+ * index at once, and each decides the same from the CPU, so any order of
+ * their stores leaves the same value; nothing else is published by it.
+ * class_index_set_simd (tests) runs while no other thread uses an index. */
+static int simd_state = -1;
+
+static bool simd_on(void)
 {
-	return (struct ci_node *)(void *)(x->nodes + (size_t)i * x->stride);
+	int st = __atomic_load_n(&simd_state, __ATOMIC_RELAXED); /* SIMD */
+	if (st < 0) {
+#if CI_X86
+		__builtin_cpu_init();
+		st = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt");
+#else
+		st = 0;
+#endif
+		__atomic_store_n(&simd_state, st, __ATOMIC_RELAXED); /* SIMD */
+	}
+	return st == 1;
+}
+
+bool class_index_simd(void)
+{
+	return simd_on();
+}
+
+bool class_index_set_simd(bool on)
+{
+	bool was = simd_on();
+#if CI_X86
+	if (on) {
+		__atomic_store_n(&simd_state, -1, __ATOMIC_RELAXED); /* SIMD */
+		(void)simd_on();
+	} else {
+		__atomic_store_n(&simd_state, 0, __ATOMIC_RELAXED); /* SIMD */
+	}
+#else
+	(void)on;
+#endif
+	return was;
+}
+
+/* --- 64 words at a time ---------------------------------------------------- */
+
+INLINE unsigned pc64(uint64_t w)
+{
+	return (unsigned)__builtin_popcountll(w);
+}
+
+/* The position of the k-th (0-based) set bit of w, which has more than k. */
+INLINE unsigned select64(uint64_t w, unsigned k)
+{
+	unsigned base = 0;
+	for (;;) {
+		unsigned c = pc64(w & 0xff);
+		if (k < c)
+			break;
+		k -= c;
+		w >>= 8;
+		base += 8;
+	}
+	for (; k > 0; k--)
+		w &= w - 1;
+	return base + (unsigned)__builtin_ctzll(w);
+}
+
+/* Bits lo..hi-1 set (0 <= lo < hi <= 64). */
+INLINE uint64_t span64(unsigned lo, unsigned hi)
+{
+	uint64_t below_hi = hi == 64 ? ~UINT64_C(0) : (UINT64_C(1) << hi) - 1;
+	return below_hi & (~UINT64_C(0) << lo);
+}
+
+/* The largest of the 64 words at v whose bit is set in `mask`, and how
+ * many hold it (0 when it is 0). */
+static void best_plain(const uint32_t *v, uint64_t mask, uint32_t *max,
+		       uint32_t *ties)
+{
+	uint32_t m = 0, t = 0;
+	for (; mask != 0; mask &= mask - 1) {
+		uint32_t w = v[__builtin_ctzll(mask)];
+		if (w > m) {
+			m = w;
+			t = 1;
+		} else if (w == m) {
+			t++;
+		}
+	}
+	*max = m;
+	*ties = m != 0 ? t : 0;
+}
+
+/* The 64 words at v equal to w, as bits. */
+static uint64_t eq_plain(const uint32_t *v, uint32_t w)
+{
+	uint64_t bits = 0;
+	for (unsigned i = 0; i < B; i++)
+		bits |= (uint64_t)(v[i] == w) << i;
+	return bits;
+}
+
+#if CI_X86
+CI_SIMD_TARGET static void best_avx2(const uint32_t *v, uint64_t mask,
+				     uint32_t *max, uint32_t *ties)
+{
+	const __m256i bit = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
+	__m256i lane[8], m = _mm256_setzero_si256();
+	for (unsigned i = 0; i < 8; i++) {
+		__m256i sel = _mm256_set1_epi32((int)((mask >> (8 * i)) & 0xff));
+		sel = _mm256_cmpeq_epi32(_mm256_and_si256(sel, bit), bit);
+		lane[i] = _mm256_and_si256(
+			_mm256_loadu_si256((const __m256i *)(const void *)(v + 8 * i)), sel);
+		m = _mm256_max_epu32(m, lane[i]);
+	}
+	__m128i h = _mm_max_epu32(_mm256_castsi256_si128(m),
+				  _mm256_extracti128_si256(m, 1));
+	h = _mm_max_epu32(h, _mm_shuffle_epi32(h, 0x4e));
+	h = _mm_max_epu32(h, _mm_shuffle_epi32(h, 0xb1));
+	uint32_t best = (uint32_t)_mm_cvtsi128_si32(h);
+	unsigned t = 0;
+	if (best != 0) {
+		/* Masked-out words read 0, never the best. */
+		__m256i b = _mm256_set1_epi32((int)best);
+		for (unsigned i = 0; i < 8; i++)
+			t += pc64((unsigned)_mm256_movemask_ps(
+				_mm256_castsi256_ps(_mm256_cmpeq_epi32(lane[i], b))));
+	}
+	*max = best;
+	*ties = t;
+}
+
+CI_SIMD_TARGET static uint64_t eq_avx2(const uint32_t *v, uint32_t w)
+{
+	__m256i want = _mm256_set1_epi32((int)w);
+	uint64_t bits = 0;
+	for (unsigned i = 0; i < 8; i++) {
+		__m256i x = _mm256_loadu_si256((const __m256i *)(const void *)(v + 8 * i));
+		bits |= (uint64_t)(unsigned)_mm256_movemask_ps(
+				_mm256_castsi256_ps(_mm256_cmpeq_epi32(x, want)))
+			<< (8 * i);
+	}
+	return bits;
+}
+#endif
+
+INLINE void best64(bool simd, const uint32_t *v, uint64_t mask, uint32_t *max,
+		   uint32_t *ties)
+{
+#if CI_X86
+	if (simd) {
+		best_avx2(v, mask, max, ties);
+		return;
+	}
+#endif
+	(void)simd;
+	best_plain(v, mask, max, ties);
+}
+
+INLINE uint64_t eq64(bool simd, const uint32_t *v, uint32_t w)
+{
+#if CI_X86
+	if (simd)
+		return eq_avx2(v, w);
+#endif
+	(void)simd;
+	return eq_plain(v, w);
+}
+
+/* --- layout ------------------------------------------------------------------ */
+
+static inline uint32_t *val_of(const struct class_index *x, unsigned g)
+{
+	return x->val + (size_t)g * x->blocks * B;
+}
+
+static inline uint32_t *bmax_of(const struct class_index *x, unsigned g)
+{
+	return x->bmax + (size_t)g * x->blocks;
+}
+
+static inline uint32_t *bties_of(const struct class_index *x, unsigned g)
+{
+	return x->bties + (size_t)g * x->blocks;
+}
+
+static inline uint32_t *smax_of(const struct class_index *x, unsigned g)
+{
+	return x->smax + (size_t)g * x->supers;
+}
+
+static inline uint32_t *sties_of(const struct class_index *x, unsigned g)
+{
+	return x->sties + (size_t)g * x->supers;
 }
 
 int class_index_init(struct class_index *x, uint32_t n, unsigned groups)
@@ -17,197 +247,473 @@ int class_index_init(struct class_index *x, uint32_t n, unsigned groups)
 	memset(x, 0, sizeof(*x));
 	if (groups == 0 || groups > CLASS_INDEX_MAX_GROUPS || n > (1u << 30))
 		return -EINVAL;
-	uint32_t size = 1;
-	while (size < n)
-		size *= 2;
+	(void)simd_on();
+	uint32_t blocks = (n + B - 1) / B;
+	blocks = (blocks + B - 1) / B * B;
+	if (blocks == 0)
+		blocks = B;
 	x->n = n;
-	x->size = size;
+	x->blocks = blocks;
+	x->supers = blocks / B;
 	x->groups = groups;
-	x->stride = 1 + 2 * (size_t)groups;
-	x->nodes = malloc(2 * (size_t)size * x->stride * sizeof(*x->nodes));
-	if (x->nodes == NULL) {
-		class_index_free(x);
+	size_t words = (size_t)groups * blocks * B /* val */ +
+		       2 * (size_t)groups * blocks /* bmax, bties */ +
+		       2 * (size_t)groups * x->supers /* smax, sties */ +
+		       x->supers /* spass */;
+	x->bytes = words * sizeof(uint32_t) + blocks * sizeof(uint64_t);
+	/* 32-byte aligned: the AVX2 code reads 256 bits at a time (unaligned
+	 * loads, but lines not split). */
+	x->mem = aligned_alloc(64, (x->bytes + 63) / 64 * 64);
+	if (x->mem == NULL) {
+		memset(x, 0, sizeof(*x));
 		return -ENOMEM;
 	}
-	for (uint32_t i = 0; i < 2 * size; i++) {
-		struct ci_node *nd = node(x, i);
-		nd->count = 0;
-		for (unsigned g = 0; g < groups; g++)
-			nd->best[g] = (struct ci_best){CLASS_INDEX_NONE, 0};
-	}
+	memset(x->mem, 0, x->bytes);
+	x->pass = x->mem;
+	x->val = (uint32_t *)(void *)(x->pass + blocks);
+	x->bmax = x->val + (size_t)groups * blocks * B;
+	x->bties = x->bmax + (size_t)groups * blocks;
+	x->smax = x->bties + (size_t)groups * blocks;
+	x->sties = x->smax + (size_t)groups * x->supers;
+	x->spass = x->sties + (size_t)groups * x->supers;
 	return 0;
 }
 
 void class_index_free(struct class_index *x)
 {
-	free(x->nodes);
+	free(x->mem);
 	memset(x, 0, sizeof(*x));
 }
 
 size_t class_index_bytes(const struct class_index *x)
 {
-	return 2 * (size_t)x->size * x->stride * sizeof(*x->nodes);
+	return x->bytes;
 }
 
-static void merge(struct ci_best *to, const struct ci_best *a)
-{
-	if (a->d > to->d)
-		*to = *a;
-	else if (a->d == to->d)
-		to->ties += a->ties; /* both NONE: 0 + 0 */
-}
+/* --- updates ----------------------------------------------------------------- */
 
-/* Node i from its children. Returns whether it changed. */
-static bool pull(struct class_index *x, uint32_t i)
+static inline uint32_t word_of(bool pass, int32_t d)
 {
-	struct ci_node *b = node(x, i);
-	const struct ci_node *l = node(x, 2 * i), *r = node(x, 2 * i + 1);
-	bool changed = b->count != l->count + r->count;
-	b->count = l->count + r->count;
-	for (unsigned g = 0; g < x->groups; g++) {
-		struct ci_best m = l->best[g];
-		merge(&m, &r->best[g]);
-		changed |= m.d != b->best[g].d || m.ties != b->best[g].ties;
-		b->best[g] = m;
-	}
-	return changed;
-}
-
-int32_t class_index_leaf(const struct class_index *x, uint32_t p, unsigned g)
-{
-	return node(x, x->size + p)->best[g].d;
+	return pass ? (uint32_t)d + 1 : 0;
 }
 
 void class_index_set_leaf(struct class_index *x, uint32_t p, unsigned g,
 			  bool pass, int32_t d)
 {
-	struct ci_node *b = node(x, x->size + p);
-	for (unsigned k = 0; k < x->groups; k++)
-		b->best[k] = (struct ci_best){CLASS_INDEX_NONE, 0};
-	b->count = pass;
-	if (pass)
-		b->best[g] = (struct ci_best){d, 1};
+	val_of(x, g)[p] = word_of(pass, d);
 }
+
+/* Super-block s of group g from its blocks. */
+INLINE void super_stat(bool simd, struct class_index *x, unsigned g, uint32_t s)
+{
+	const uint32_t *bm = bmax_of(x, g) + (size_t)s * B;
+	const uint32_t *bt = bties_of(x, g) + (size_t)s * B;
+	uint32_t m, unused, t = 0;
+	best64(simd, bm, ~UINT64_C(0), &m, &unused);
+	if (m != 0)
+		for (uint64_t at = eq64(simd, bm, m); at != 0; at &= at - 1)
+			t += bt[__builtin_ctzll(at)];
+	smax_of(x, g)[s] = m;
+	sties_of(x, g)[s] = t;
+}
+
+INLINE void build_body(bool simd, struct class_index *x)
+{
+	memset(x->pass, 0, x->blocks * sizeof(*x->pass));
+	x->total = 0;
+	for (unsigned g = 0; g < x->groups; g++) {
+		const uint32_t *v = val_of(x, g);
+		for (uint32_t b = 0; b < x->blocks; b++) {
+			best64(simd, v + (size_t)b * B, ~UINT64_C(0), &bmax_of(x, g)[b],
+			       &bties_of(x, g)[b]);
+			x->pass[b] |= ~eq64(simd, v + (size_t)b * B, 0);
+		}
+		for (uint32_t s = 0; s < x->supers; s++)
+			super_stat(simd, x, g, s);
+	}
+	for (uint32_t s = 0; s < x->supers; s++) {
+		uint32_t c = 0;
+		for (uint32_t b = s * B; b < (s + 1) * B; b++)
+			c += pc64(x->pass[b]);
+		x->spass[s] = c;
+		x->total += c;
+	}
+}
+
+/* Block b of group g went from (m0, t0) to (m1, t1): mends its
+ * super-block. */
+INLINE void super_mend(bool simd, struct class_index *x, unsigned g, uint32_t b,
+		       uint32_t m0, uint32_t t0, uint32_t m1, uint32_t t1)
+{
+	uint32_t s = b / B;
+	uint32_t *sm = &smax_of(x, g)[s], *st = &sties_of(x, g)[s];
+	if (m1 > *sm) {
+		*sm = m1;
+		*st = t1;
+	} else if (m1 == *sm) {
+		*st += t1 - (m0 == *sm ? t0 : 0);
+	} else if (m0 == *sm) { /* the block fell below the super-block's best */
+		*st -= t0;
+		if (*st == 0)
+			super_stat(simd, x, g, s);
+	}
+}
+
+INLINE void update_body(bool simd, struct class_index *x, uint32_t p, unsigned g,
+			bool pass, int32_t d)
+{
+	uint32_t *v = val_of(x, g);
+	uint32_t nv = word_of(pass, d), old = v[p];
+	if (nv == old)
+		return;
+	v[p] = nv;
+	uint32_t b = p / B;
+	if ((old != 0) != (nv != 0)) {
+		x->pass[b] ^= UINT64_C(1) << (p % B);
+		if (nv != 0) {
+			x->spass[b / B]++;
+			x->total++;
+		} else {
+			x->spass[b / B]--;
+			x->total--;
+		}
+	}
+	uint32_t *bm = &bmax_of(x, g)[b], *bt = &bties_of(x, g)[b];
+	uint32_t m0 = *bm, t0 = *bt, m1 = m0, t1 = t0;
+	if (nv > m0) {
+		m1 = nv;
+		t1 = 1;
+	} else if (nv == m0) { /* old < m0: one more at the best */
+		t1 = t0 + 1;
+	} else if (old == m0) { /* one fewer at the best */
+		if (t0 > 1)
+			t1 = t0 - 1;
+		else
+			best64(simd, v + (size_t)b * B, ~UINT64_C(0), &m1, &t1);
+	}
+	if (m1 == m0 && t1 == t0)
+		return;
+	*bm = m1;
+	*bt = t1;
+	super_mend(simd, x, g, b, m0, t0, m1, t1);
+}
+
+/* --- queries ----------------------------------------------------------------- */
+
+INLINE uint32_t count_body(const struct class_index *x, uint32_t lo, uint32_t hi)
+{
+	if (hi > x->n)
+		hi = x->n;
+	if (lo >= hi)
+		return 0;
+	uint32_t bl = lo / B, bh = (hi - 1) / B;
+	if (bl == bh)
+		return pc64(x->pass[bl] & span64(lo % B, hi - bh * B));
+	uint32_t c = pc64(x->pass[bl] & span64(lo % B, B)) +
+		     pc64(x->pass[bh] & span64(0, hi - bh * B));
+	for (uint32_t b = bl + 1; b < bh;) {
+		if (b % B == 0 && b + B <= bh) {
+			c += x->spass[b / B];
+			b += B;
+		} else {
+			c += pc64(x->pass[b++]);
+		}
+	}
+	return c;
+}
+
+INLINE uint32_t select_body(const struct class_index *x, uint32_t r)
+{
+	uint32_t s = 0;
+	while (s + 1 < x->supers && r >= x->spass[s])
+		r -= x->spass[s++];
+	uint32_t b = s * B;
+	for (;; b++) {
+		unsigned c = pc64(x->pass[b]);
+		if (r < c)
+			break;
+		r -= c;
+	}
+	return b * B + select64(x->pass[b], r);
+}
+
+INLINE uint32_t select_from_body(const struct class_index *x, uint32_t lo,
+				 uint32_t r, uint32_t *counted)
+{
+	uint32_t c = 0;
+	if (lo < x->n) {
+		uint32_t b = lo / B;
+		uint64_t w = x->pass[b] & span64(lo % B, B);
+		unsigned pc = pc64(w);
+		if (r < pc)
+			return b * B + select64(w, r);
+		r -= pc;
+		c += pc;
+		for (b++; b < x->blocks;) {
+			if (b % B == 0 && r >= x->spass[b / B]) {
+				r -= x->spass[b / B];
+				c += x->spass[b / B];
+				b += B;
+				continue;
+			}
+			pc = pc64(x->pass[b]);
+			if (r < pc)
+				return b * B + select64(x->pass[b], r);
+			r -= pc;
+			c += pc;
+			b++;
+		}
+	}
+	*counted = c;
+	return UINT32_MAX;
+}
+
+/* Merges (m, t) into the running best (bm, bt), in words. */
+static inline void merge_word(uint32_t *bm, uint32_t *bt, uint32_t m, uint32_t t)
+{
+	if (m > *bm) {
+		*bm = m;
+		*bt = t;
+	} else if (m == *bm && m != 0) {
+		*bt += t;
+	}
+}
+
+INLINE void range_body(bool simd, const struct class_index *x, uint32_t lo,
+		       uint32_t hi, struct ci_best *out)
+{
+	if (hi > x->n)
+		hi = x->n;
+	if (lo >= hi)
+		return;
+	uint32_t bl = lo / B, bh = (hi - 1) / B;
+	for (unsigned g = 0; g < x->groups; g++) {
+		uint32_t m = out[g].d == CLASS_INDEX_NONE ? 0 : (uint32_t)out[g].d + 1;
+		uint32_t t = m != 0 ? out[g].ties : 0, pm, pt;
+		const uint32_t *v = val_of(x, g);
+		const uint32_t *bm = bmax_of(x, g), *bt = bties_of(x, g);
+		/* A block where the group has nothing passing is not read. */
+		if (bl == bh) {
+			if (bm[bl] != 0) {
+				best64(simd, v + (size_t)bl * B, span64(lo % B, hi - bh * B),
+				       &pm, &pt);
+				merge_word(&m, &t, pm, pt);
+			}
+		} else {
+			if (bm[bl] != 0) {
+				best64(simd, v + (size_t)bl * B, span64(lo % B, B), &pm, &pt);
+				merge_word(&m, &t, pm, pt);
+			}
+			for (uint32_t b = bl + 1; b < bh;) {
+				if (b % B == 0 && b + B <= bh) {
+					merge_word(&m, &t, smax_of(x, g)[b / B],
+						   sties_of(x, g)[b / B]);
+					b += B;
+				} else {
+					merge_word(&m, &t, bm[b], bt[b]);
+					b++;
+				}
+			}
+			if (bm[bh] != 0) {
+				best64(simd, v + (size_t)bh * B, span64(0, hi - bh * B),
+				       &pm, &pt);
+				merge_word(&m, &t, pm, pt);
+			}
+		}
+		out[g] = m != 0 ? (struct ci_best){(int32_t)(m - 1), t}
+				: (struct ci_best){CLASS_INDEX_NONE, 0};
+	}
+}
+
+/* Positions of block b at their group's wanted word, as bits. */
+INLINE uint64_t qual_bits(bool simd, const struct class_index *x, uint32_t b,
+			  const uint32_t *want)
+{
+	uint64_t bits = 0;
+	for (unsigned g = 0; g < x->groups; g++)
+		if (want[g] != 0 && bmax_of(x, g)[b] >= want[g])
+			bits |= eq64(simd, val_of(x, g) + (size_t)b * B, want[g]);
+	return bits;
+}
+
+/* Qualifying positions of a whole block (super-block) inside the range. */
+INLINE uint64_t qual_block(const struct class_index *x, uint32_t b, const uint32_t *want)
+{
+	uint64_t q = 0;
+	for (unsigned g = 0; g < x->groups; g++)
+		if (want[g] != 0 && bmax_of(x, g)[b] == want[g])
+			q += bties_of(x, g)[b];
+	return q;
+}
+
+INLINE uint64_t qual_super(const struct class_index *x, uint32_t s, const uint32_t *want)
+{
+	uint64_t q = 0;
+	for (unsigned g = 0; g < x->groups; g++)
+		if (want[g] != 0 && smax_of(x, g)[s] == want[g])
+			q += sties_of(x, g)[s];
+	return q;
+}
+
+/* The k-th qualifying position among `bits` of block b, or lowers *k. */
+INLINE uint32_t pick_in(uint64_t bits, uint32_t b, uint64_t *k)
+{
+	unsigned c = pc64(bits);
+	if (*k < c)
+		return b * B + select64(bits, (unsigned)*k);
+	*k -= c;
+	return UINT32_MAX;
+}
+
+INLINE uint32_t find_body(bool simd, const struct class_index *x, uint32_t lo,
+			  uint32_t hi, const int32_t *want_d, uint64_t *k)
+{
+	if (hi > x->n)
+		hi = x->n;
+	if (lo >= hi)
+		return UINT32_MAX;
+	uint32_t want[CLASS_INDEX_MAX_GROUPS];
+	for (unsigned g = 0; g < x->groups; g++)
+		want[g] = want_d[g] == CLASS_INDEX_NONE ? 0 : (uint32_t)want_d[g] + 1;
+	uint32_t bl = lo / B, bh = (hi - 1) / B;
+	if (bl == bh)
+		return pick_in(qual_bits(simd, x, bl, want) & span64(lo % B, hi - bh * B),
+			       bl, k);
+	uint32_t p = pick_in(qual_bits(simd, x, bl, want) & span64(lo % B, B), bl, k);
+	if (p != UINT32_MAX)
+		return p;
+	for (uint32_t b = bl + 1; b < bh;) {
+		if (b % B == 0 && b + B <= bh) {
+			uint64_t q = qual_super(x, b / B, want);
+			if (*k >= q) {
+				*k -= q;
+				b += B;
+				continue;
+			}
+			/* In this super-block: by blocks. */
+			for (;; b++) {
+				q = qual_block(x, b, want);
+				if (*k < q)
+					break;
+				*k -= q;
+			}
+			return pick_in(qual_bits(simd, x, b, want), b, k);
+		}
+		uint64_t q = qual_block(x, b, want);
+		if (*k < q)
+			return pick_in(qual_bits(simd, x, b, want), b, k);
+		*k -= q;
+		b++;
+	}
+	return pick_in(qual_bits(simd, x, bh, want) & span64(0, hi - bh * B), bh, k);
+}
+
+/* --- the two builds of each body, and the dispatch ---------------------------- */
+
+#if CI_X86
+CI_SIMD_TARGET static void build_avx2(struct class_index *x)
+{
+	build_body(true, x);
+}
+CI_SIMD_TARGET static void update_avx2(struct class_index *x, uint32_t p, unsigned g,
+				       bool pass, int32_t d)
+{
+	update_body(true, x, p, g, pass, d);
+}
+CI_SIMD_TARGET static uint32_t count_avx2(const struct class_index *x, uint32_t lo,
+					  uint32_t hi)
+{
+	return count_body(x, lo, hi);
+}
+CI_SIMD_TARGET static uint32_t select_avx2(const struct class_index *x, uint32_t r)
+{
+	return select_body(x, r);
+}
+CI_SIMD_TARGET static uint32_t select_from_avx2(const struct class_index *x,
+						uint32_t lo, uint32_t r,
+						uint32_t *counted)
+{
+	return select_from_body(x, lo, r, counted);
+}
+CI_SIMD_TARGET static void range_avx2(const struct class_index *x, uint32_t lo,
+				      uint32_t hi, struct ci_best *out)
+{
+	range_body(true, x, lo, hi, out);
+}
+CI_SIMD_TARGET static uint32_t find_avx2(const struct class_index *x, uint32_t lo,
+					 uint32_t hi, const int32_t *want, uint64_t *k)
+{
+	return find_body(true, x, lo, hi, want, k);
+}
+#define SIMD (__atomic_load_n(&simd_state, __ATOMIC_RELAXED) == 1) /* SIMD */
+#else
+#define SIMD false
+#define build_avx2(x) build_body(false, x)
+#define update_avx2(x, p, g, pass, d) update_body(false, x, p, g, pass, d)
+#define count_avx2(x, lo, hi) count_body(x, lo, hi)
+#define select_avx2(x, r) select_body(x, r)
+#define select_from_avx2(x, lo, r, c) select_from_body(x, lo, r, c)
+#define range_avx2(x, lo, hi, out) range_body(false, x, lo, hi, out)
+#define find_avx2(x, lo, hi, want, k) find_body(false, x, lo, hi, want, k)
+#endif
 
 void class_index_build(struct class_index *x)
 {
-	for (uint32_t i = x->size - 1; i >= 1; i--)
-		pull(x, i);
+	if (SIMD)
+		build_avx2(x);
+	else
+		build_body(false, x);
 }
 
 void class_index_update(struct class_index *x, uint32_t p, unsigned g,
 			bool pass, int32_t d)
 {
-	class_index_set_leaf(x, p, g, pass, d);
-	/* An unchanged node leaves every ancestor as it was. */
-	for (uint32_t i = (x->size + p) / 2; i >= 1 && pull(x, i); i /= 2)
-		;
+	if (SIMD)
+		update_avx2(x, p, g, pass, d);
+	else
+		update_body(false, x, p, g, pass, d);
+}
+
+int32_t class_index_leaf(const struct class_index *x, uint32_t p, unsigned g)
+{
+	uint32_t w = val_of(x, g)[p];
+	return w != 0 ? (int32_t)(w - 1) : CLASS_INDEX_NONE;
 }
 
 uint32_t class_index_total(const struct class_index *x)
 {
-	return node(x, 1)->count; /* the root; with one leaf, the leaf */
+	return x->total;
 }
 
 uint32_t class_index_count(const struct class_index *x, uint32_t lo, uint32_t hi)
 {
-	uint32_t c = 0;
-	/* Bottom-up over the half-open range [lo, hi). */
-	for (lo += x->size, hi += x->size; lo < hi; lo /= 2, hi /= 2) {
-		if (lo & 1)
-			c += node(x, lo++)->count;
-		if (hi & 1)
-			c += node(x, --hi)->count;
-	}
-	return c;
+	return SIMD ? count_avx2(x, lo, hi) : count_body(x, lo, hi);
 }
 
 uint32_t class_index_select(const struct class_index *x, uint32_t r)
 {
-	uint32_t i = 1;
-	while (i < x->size) {
-		uint32_t left = node(x, 2 * i)->count;
-		if (r < left) {
-			i = 2 * i;
-		} else {
-			r -= left;
-			i = 2 * i + 1;
-		}
-	}
-	return i - x->size;
+	return SIMD ? select_avx2(x, r) : select_body(x, r);
+}
+
+uint32_t class_index_select_from(const struct class_index *x, uint32_t lo,
+				 uint32_t r, uint32_t *counted)
+{
+	return SIMD ? select_from_avx2(x, lo, r, counted)
+		    : select_from_body(x, lo, r, counted);
 }
 
 void class_index_range(const struct class_index *x, uint32_t lo, uint32_t hi,
 		       struct ci_best *out)
 {
-	unsigned G = x->groups;
-	for (lo += x->size, hi += x->size; lo < hi; lo /= 2, hi /= 2) {
-		if (lo & 1) {
-			const struct ci_node *nd = node(x, lo++);
-			for (unsigned g = 0; g < G; g++)
-				merge(&out[g], &nd->best[g]);
-		}
-		if (hi & 1) {
-			const struct ci_node *nd = node(x, --hi);
-			for (unsigned g = 0; g < G; g++)
-				merge(&out[g], &nd->best[g]);
-		}
-	}
-}
-
-/* Qualifying leaves under tree node i. */
-static uint64_t qualifying(const struct class_index *x, uint32_t i, const int32_t *want)
-{
-	uint64_t q = 0;
-	const struct ci_best *b = node(x, i)->best;
-	for (unsigned g = 0; g < x->groups; g++)
-		if (want[g] != CLASS_INDEX_NONE && b[g].d == want[g])
-			q += b[g].ties;
-	return q;
-}
-
-/* The k-th qualifying leaf under node i, which has more than k. */
-static uint32_t descend(const struct class_index *x, uint32_t i, const int32_t *want,
-			uint64_t k)
-{
-	while (i < x->size) {
-		uint64_t left = qualifying(x, 2 * i, want);
-		if (k < left) {
-			i = 2 * i;
-		} else {
-			k -= left;
-			i = 2 * i + 1;
-		}
-	}
-	return i - x->size;
-}
-
-/* Node i covers [nlo, nhi); visits its part of [lo, hi) in order. */
-static uint32_t find_in(const struct class_index *x, uint32_t i, uint32_t nlo,
-			uint32_t nhi, uint32_t lo, uint32_t hi, const int32_t *want,
-			uint64_t *k)
-{
-	if (hi <= nlo || nhi <= lo)
-		return UINT32_MAX;
-	if (lo <= nlo && nhi <= hi) {
-		uint64_t q = qualifying(x, i, want);
-		if (*k >= q) {
-			*k -= q;
-			return UINT32_MAX;
-		}
-		return descend(x, i, want, *k);
-	}
-	uint32_t mid = nlo + (nhi - nlo) / 2;
-	uint32_t p = find_in(x, 2 * i, nlo, mid, lo, hi, want, k);
-	if (p != UINT32_MAX)
-		return p;
-	return find_in(x, 2 * i + 1, mid, nhi, lo, hi, want, k);
+	if (SIMD)
+		range_avx2(x, lo, hi, out);
+	else
+		range_body(false, x, lo, hi, out);
 }
 
 uint32_t class_index_find_tie(const struct class_index *x, uint32_t lo,
 			      uint32_t hi, const int32_t *want, uint64_t *k)
 {
-	if (lo >= hi)
-		return UINT32_MAX;
-	return find_in(x, 1, 0, x->size, lo, hi, want, k);
+	return SIMD ? find_avx2(x, lo, hi, want, k)
+		    : find_body(false, x, lo, hi, want, k);
 }

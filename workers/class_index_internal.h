@@ -1,16 +1,29 @@
 /* A class's index over its statically feasible nodes (workers/engine.c):
- * a segment tree over positions 0..n-1 (the nodes in slot order) whose
- * leaves say whether the node passes the dynamic filters now and, if so,
- * its dynamic score d (NodeResourcesFit + BalancedAllocation, weighted) in
- * one of up to CLASS_INDEX_MAX_GROUPS groups (nodes with the same static
- * raw scores). Each tree node keeps the count of passing leaves under it
- * and, per group, the best d and how many leaves tie at it.
+ * positions 0..n-1 (the nodes in slot order), each holding whether the
+ * node passes the dynamic filters now and, if so, its dynamic score d
+ * (NodeResourcesFit + BalancedAllocation and the device scores, weighted)
+ * in one of up to CLASS_INDEX_MAX_GROUPS groups (nodes with the same
+ * static raw scores).
  *
- * That answers the sampled scan's questions in O(groups * log n): where
- * the k-th passing node from a start lies (the end of the window of
+ * Flat: per group an array of one 32-bit word per position (0 fails, else
+ * d + 1), read in blocks of 64 positions; per block and group the largest
+ * word and how many positions hold it, and a bit per passing position;
+ * per super-block of 64 blocks the same again, and its passing count. An
+ * update sets one word and mends its block's and super-block's maxima in
+ * O(1), or re-reads the 64 words (entries) of one block (super-block)
+ * when the only holder of its maximum falls: eight 256-bit compares with
+ * AVX2. Queries walk super-blocks, then blocks, then the words of at most
+ * two blocks at the ends of the range.
+ *
+ * That answers the sampled scan's questions: where the k-th passing
+ * position from a start lies (the end of the window of
  * numFeasibleNodesToFind nodes), the best score per group over a window,
- * and the k-th tied node in window order (the random tie-break). A node
- * whose counters change costs one leaf update, O(groups * log n).
+ * and the k-th tied position in window order (the random tie-break), in
+ * O(n / 4096 + 64) steps with O(1) per step; an update costs O(1), and
+ * 64 words read when a block's last best node changes.
+ *
+ * AVX2 is used when the CPU has it (checked once, at run time); the
+ * scalar code gives the same answers on any x86-64 or other CPU.
  *
  * Single-threaded: one engine's, like everything in it.
  */
@@ -22,67 +35,86 @@
 #include <stdint.h>
 
 #define CLASS_INDEX_MAX_GROUPS 8
-#define CLASS_INDEX_NONE INT32_MIN /* no passing leaf in the group */
+#define CLASS_INDEX_NONE INT32_MIN /* no passing position in the group */
+#define CLASS_INDEX_BLOCK 64u      /* positions per block, blocks per super-block */
 
 struct ci_best {
 	int32_t d;     /* best d, or CLASS_INDEX_NONE */
-	uint32_t ties; /* leaves at it (0 with CLASS_INDEX_NONE) */
-};
-
-/* A tree node: its passing leaves, then its best per group, in one run of
- * 1 + 2 * groups words, so a node and its sibling share cache lines. */
-struct ci_node {
-	uint32_t count;
-	struct ci_best best[];
+	uint32_t ties; /* positions at it (0 with CLASS_INDEX_NONE) */
 };
 
 struct class_index {
 	uint32_t n;        /* positions */
-	uint32_t size;     /* leaves: a power of two >= n, >= 1 */
+	uint32_t blocks;   /* ceil(n / 64), at least 1, rounded up to 64 */
+	uint32_t supers;   /* blocks / 64 */
 	unsigned groups;   /* 1..CLASS_INDEX_MAX_GROUPS */
-	size_t stride;     /* words per node */
-	uint32_t *nodes;   /* [2 * size * stride] */
+	uint32_t total;    /* passing positions */
+	uint32_t *val;     /* [groups][blocks * 64]: 0 fails, else d + 1 */
+	uint32_t *bmax;    /* [groups][blocks]: largest val of the block's positions */
+	uint32_t *bties;   /* [groups][blocks]: positions at bmax (0 when bmax is 0) */
+	uint32_t *smax;    /* [groups][supers]: the same per super-block */
+	uint32_t *sties;   /* [groups][supers] */
+	uint64_t *pass;    /* [blocks]: bit i of block b: position 64b + i passes */
+	uint32_t *spass;   /* [supers]: passing positions per super-block */
+	void *mem;         /* one allocation for all the above */
+	size_t bytes;
 };
 
-/* Allocates an index of n positions, every leaf failing. Returns 0 or
- * -ENOMEM; -EINVAL for groups outside 1..CLASS_INDEX_MAX_GROUPS. */
+/* Allocates an index of n positions, every one failing. Returns 0 or
+ * -ENOMEM; -EINVAL for groups outside 1..CLASS_INDEX_MAX_GROUPS or n past
+ * 2^30. */
 int class_index_init(struct class_index *x, uint32_t n, unsigned groups);
 void class_index_free(struct class_index *x);
 
 /* Bytes it holds (for the class cache's budget). */
 size_t class_index_bytes(const struct class_index *x);
 
-/* Sets leaf p (group g, passing or not, score d >= 0) without touching its
- * ancestors: call class_index_build() after setting leaves in bulk. */
+/* Sets position p (group g, passing or not, score d in 0..INT32_MAX - 1)
+ * without its block's and super-block's figures: call class_index_build()
+ * after setting positions in bulk. A position belongs to one group: set
+ * it failing in its old group before giving it another. */
 void class_index_set_leaf(struct class_index *x, uint32_t p, unsigned g,
 			  bool pass, int32_t d);
 void class_index_build(struct class_index *x);
 
-/* Sets leaf p and updates its ancestors. */
+/* Sets position p and mends the figures above it. */
 void class_index_update(struct class_index *x, uint32_t p, unsigned g,
 			bool pass, int32_t d);
 
-/* Leaf p's score d in its group g, or CLASS_INDEX_NONE when it fails. */
+/* Position p's score d in its group g, or CLASS_INDEX_NONE when it fails. */
 int32_t class_index_leaf(const struct class_index *x, uint32_t p, unsigned g);
 
-/* Passing leaves in all, and in [lo, hi). */
+/* Passing positions in all, and in [lo, hi). */
 uint32_t class_index_total(const struct class_index *x);
 uint32_t class_index_count(const struct class_index *x, uint32_t lo, uint32_t hi);
 
-/* The position of the passing leaf of rank r (0-based, in position order);
+/* The passing position of rank r (0-based, in position order);
  * r < class_index_total(). */
 uint32_t class_index_select(const struct class_index *x, uint32_t r);
+
+/* The passing position of rank r (0-based) among those at or after lo;
+ * or UINT32_MAX, with *counted set to the passing positions in [lo, n),
+ * when there are no more than r. Walks only as far as it must. */
+uint32_t class_index_select_from(const struct class_index *x, uint32_t lo,
+				 uint32_t r, uint32_t *counted);
 
 /* Merges the per-group best over [lo, hi) into out[groups] (which the
  * caller initialises to {CLASS_INDEX_NONE, 0}). */
 void class_index_range(const struct class_index *x, uint32_t lo, uint32_t hi,
 		       struct ci_best *out);
 
-/* The k-th (0-based, in position order) leaf in [lo, hi) that passes with
- * d == want[g] for its group g (want[g] == CLASS_INDEX_NONE: no leaf of
- * group g qualifies). Returns its position; or UINT32_MAX after lowering
- * *k by the qualifying leaves in the range when there are no more than *k. */
+/* The k-th (0-based, in position order) position in [lo, hi) that passes
+ * with d == want[g] for its group g (want[g] == CLASS_INDEX_NONE: no
+ * position of group g qualifies). Returns it; or UINT32_MAX after lowering
+ * *k by the qualifying positions in the range when there are no more than
+ * *k. */
 uint32_t class_index_find_tie(const struct class_index *x, uint32_t lo,
 			      uint32_t hi, const int32_t *want, uint64_t *k);
+
+/* Whether the AVX2 code runs (the CPU has it), and for tests, a switch to
+ * the scalar code and back: returns the previous setting. Not to be called
+ * while another thread uses an index. */
+bool class_index_simd(void);
+bool class_index_set_simd(bool on);
 
 #endif

@@ -91,6 +91,46 @@ void diagnosis_add(struct diagnosis *d, const struct reason *r)
 	}
 }
 
+void diagnosis_sub(struct diagnosis *d, const struct reason *r)
+{
+	switch ((enum reason_code)r->code) {
+	case REASON_UNSCHEDULABLE:
+	case REASON_NODE_NAME:
+	case REASON_AFFINITY:
+	case REASON_PORTS:
+	case REASON_TOO_MANY_PODS:
+	case REASON_GPU_MODEL:
+	case REASON_GPU:
+	case REASON_CORES:
+	case REASON_SPREAD_LABEL:
+	case REASON_SPREAD:
+	case REASON_POD_AFFINITY:
+	case REASON_POD_ANTI_AFFINITY:
+	case REASON_EXISTING_ANTI_AFFINITY:
+	case REASON_ENFORCED_AFFINITY:
+		if (d->by_code[r->code] > 0)
+			d->by_code[r->code]--;
+		return;
+	case REASON_INSUFFICIENT:
+		if (r->resource < RES_MAX && d->insufficient[r->resource] > 0)
+			d->insufficient[r->resource]--;
+		return;
+	case REASON_TAINT:
+		for (uint32_t i = taint_hash(r->key, r->value) & (DIAGNOSIS_TAINT_SLOTS - 1);
+		     d->slot[i] != 0; i = (i + 1) & (DIAGNOSIS_TAINT_SLOTS - 1)) {
+			struct diagnosis_taint *t = &d->taints[d->slot[i] - 1];
+			if (t->key == r->key && t->value == r->value) {
+				if (t->count > 0)
+					t->count--;
+				return;
+			}
+		}
+		if (d->taints_other > 0)
+			d->taints_other--;
+		return;
+	}
+}
+
 /* --- formatting --- */
 
 /* One "<count> <reason>" entry as pieces: at most the count, " ", the
@@ -222,7 +262,7 @@ static bool id_present(const struct diagnosis *d, unsigned id)
 	if (id < ID_TAINTS)
 		return d->insufficient[id - ID_INSUFFICIENT] != 0;
 	if (id < ID_TAINTS_OTHER)
-		return id - ID_TAINTS < d->n_taints;
+		return id - ID_TAINTS < d->n_taints && d->taints[id - ID_TAINTS].count != 0;
 	return d->taints_other != 0;
 }
 

@@ -49,6 +49,13 @@ void diagnosis_reset(struct diagnosis *d);
  * reason_code and resources >= RES_MAX are ignored. O(1) expected. */
 void diagnosis_add(struct diagnosis *d, const struct reason *r);
 
+/* Takes back one diagnosis_add() of the same reason (a cache of reasons
+ * whose node changed: workers/engine.c). A taint entry left at 0 stays in
+ * the table, unprinted; so past DIAGNOSIS_MAX_TAINTS distinct taints a
+ * reason may be counted under "taint(s)" where a fresh count would name
+ * it (the caller recounts then). O(1) expected. */
+void diagnosis_sub(struct diagnosis *d, const struct reason *r);
+
 /* Writes "0/<num_all_nodes> nodes are available: " followed by
  * "<count> <reason>" for each distinct reason, sorted byte-wise as Go's
  * sort.Strings, joined by ", ", and a final "." (with no reason at all,

@@ -41,6 +41,61 @@
 #include "workers/interpod.h"
 #include "workers/pod_class.h"
 
+/* What leaf_eval() reads of a pod, fixed once per class or shape: the
+ * resources NodeResourcesFit checks, the counters the plugins read (pods,
+ * the requested resources and the scored ones: they read no other), and
+ * the plugins' per-pod switches. */
+struct leaf_plan {
+	const struct pod_spec *pod;
+	uint8_t n_requested;   /* resources the pod requests (> 0), pods excluded */
+	uint8_t requested[RES_MAX];
+	uint8_t n_load;
+	uint8_t load[RES_MAX];
+	bool skip_balanced;    /* BalancedAllocation's PreScore skip */
+	bool devices;          /* leaves read devices (the pod wants some, or
+				* a device score is on) */
+	struct score_plan score;
+	/* The common case, evaluated by leaf_fast(): no host ports, no
+	 * devices, requests of cpu and memory only, LeastAllocated or
+	 * MostAllocated over cpu and memory with the stand-ins and
+	 * BalancedAllocation over cpu and memory (kube's defaults, any
+	 * weights). */
+	bool fast;
+	bool most;             /* MostAllocated */
+	bool check_cpu, check_mem; /* requested, so NodeResourcesFit checks them */
+	int64_t w_fit, w_balanced; /* profile weights; 0: not scored */
+	int64_t w_cpu, w_mem, w_sum; /* NodeResourcesFit's resource weights */
+	int64_t req_cpu, req_mem, nz_cpu, nz_mem;
+};
+
+/* A request shape: everything leaf_eval() reads of a pod but the
+ * inter-pod filter (its profile, requests, stand-ins and host ports).
+ * The classes whose pods share one (and whose leaves read no devices and
+ * hold no inter-pod filter) share its evaluation of every node they
+ * contain: the shape re-reads each node the change log names once, for
+ * all of them, and keeps a ring of the slots whose result changed, which
+ * each class replays into its index at its next pod. A class only reads
+ * results; the shape evaluates the union of its classes' feasible
+ * slots. */
+#define SHAPE_RING 4096u /* a power of two */
+
+struct shape {
+	uint64_t hash;
+	struct pod_spec spec;  /* the fields of the key only; the rest 0 */
+	struct leaf_plan plan;
+	uint32_t refs;         /* classes using it */
+	uint32_t n_slots;      /* of the generation it was made in */
+	uint64_t *member;      /* [words]: slots evaluated (a class holds them) */
+	uint32_t *mask;        /* [n_slots] dynamic reasons; 0 passes */
+	int32_t *d;            /* [n_slots] the weighted dynamic score if it passes */
+	uint64_t log_pos;      /* the cluster's change log, read up to here */
+	uint64_t epoch;        /* moves on each rebuild: its classes rebuild */
+	uint64_t head;         /* slots ever appended to the ring */
+	uint32_t ring[SHAPE_RING];
+	size_t bytes;
+	struct shape *next;    /* in the engine's list */
+};
+
 struct eclass {
 	uint64_t hash;
 	struct pod_spec spec;  /* ns_name zeroed: the key is the rest */
@@ -49,13 +104,12 @@ struct eclass {
 	int32_t *affinity_raw; /* [n_slots] or NULL when not scored */
 	int32_t *taint_raw;    /* [n_slots] or NULL when not scored */
 	size_t bytes;
-	uint8_t n_requested;   /* resources the pods request (> 0), pods excluded */
-	uint8_t requested[RES_MAX];
-	bool skip_balanced;    /* BalancedAllocation's PreScore skip */
-	/* Counters leaf_eval() reads: pods, the requested resources and the
-	 * scored ones (the plugins read no other). */
-	uint8_t n_load;
-	uint8_t load[RES_MAX];
+	struct leaf_plan plan; /* of spec */
+	/* Its shape, once indexed (NULL when its leaves read devices): while
+	 * its leaves hold no inter-pod filter they come from the shape's
+	 * results, replayed from its ring up to shape_pos. */
+	struct shape *shape;
+	uint64_t shape_pos, shape_epoch;
 
 	/* The index (class_index.h), when the class has at most
 	 * CLASS_INDEX_MAX_GROUPS distinct pairs of static raw scores; else
@@ -65,17 +119,20 @@ struct eclass {
 	unsigned n_groups;
 	int32_t group_taint[CLASS_INDEX_MAX_GROUPS]; /* static raw scores */
 	int32_t group_aff[CLASS_INDEX_MAX_GROUPS];
-	uint8_t *group;        /* [n_feasible] */
-	/* Position of a slot in feasible: a bit per slot and the members
-	 * before each 64-slot word (a rank directory: about 2 KiB for 10k
-	 * slots, so the change log's lookups stay in cache). */
-	uint64_t *member;      /* [words] */
-	uint32_t *rank;        /* [words] */
-	uint32_t *mask;        /* [n_feasible] dynamic reasons (MASK_*); 0 passes */
+	uint8_t *group;        /* [n_pos] by slot */
+	/* The index's positions are slots (n_pos, the snapshot's slots when
+	 * it was made); member has a bit per statically feasible one. */
+	uint32_t n_pos;
+	uint64_t *member;      /* [n_pos / 64 + 1] */
+	uint32_t *mask;        /* [n_pos] by slot: dynamic reasons (MASK_*); 0 passes */
 	/* Nodes per dynamic reason, over the feasible slots; with static_diag
 	 * (the statically infeasible nodes' reasons) the whole diagnosis. */
 	uint32_t dyn_pods, dyn_ports, dyn_insufficient[RES_MAX];
 	struct diagnosis *static_diag;
+	/* [n_pos] the static reason of each present slot that is not
+	 * feasible (code 0 otherwise), so a node event takes back its old
+	 * reason (class_node_changed). */
+	struct reason *why;
 	uint64_t log_pos;      /* the cluster's change log, read up to here */
 	uint64_t last_use;     /* the change log's head at the class's last pod */
 	uint64_t mix_epoch;    /* the fragmentation mix its leaves were scored with */
@@ -85,9 +142,15 @@ struct eclass {
 	bool ix_ip;
 	uint64_t ix_builds;
 	uint32_t dyn_anti, dyn_existing_anti;
-	bool index_tried;      /* index_compile() ran (indexed or not) */
-	bool devices;          /* leaves read devices (the pod wants some, or
-				* a device score is on) */
+	/* Compiling, a bounded amount at a time (class_work): the phase it
+	 * is in and how far it got; whether it is to be indexed once its
+	 * static results are in (a registered template's class, or a hot
+	 * one), and its place in the queue of classes being compiled. */
+	uint8_t phase;         /* enum class_phase */
+	uint32_t cursor;
+	bool want_index;
+	bool queued;
+	struct eclass *next_pending;
 	/* For a class under inter-pod rules: its counts, kept from the
 	 * change log (workers/interpod.h); NULL until its first such pod. */
 	struct interpod_view *ipv;
@@ -104,6 +167,26 @@ struct eclass {
 #define MASK_ANTI (1u << 22)    /* InterPodAffinity: the pod's anti-affinity */
 #define MASK_EXISTING_ANTI (1u << 23) /* ... placed pods' anti-affinity */
 
+/* A class's compile, a bounded amount of work at a time (class_work). */
+enum class_phase {
+	PHASE_STATIC = 0, /* static filters and scores, slot by slot */
+	PHASE_SCAN,       /* compiled: its pods scan its static results */
+	PHASE_GROUPS,     /* its index: members and groups, feasible slot by slot */
+	PHASE_SHAPE,      /* its shape evaluates its slots, 64 at a time */
+	PHASE_FILL,       /* the leaves, from the shape's results or its own */
+	PHASE_DONE,       /* indexed, or refused an index (k->indexed false) */
+};
+
+/* What each step costs, in about instructions, against a budget: a pod
+ * gives ENGINE_POD_BUDGET to the classes being compiled, an idle worker
+ * ENGINE_IDLE_BUDGET per call. */
+#define COST_STATIC 200 /* a slot's static filters and scores */
+#define COST_GROUP 10   /* a feasible slot's member bit and group */
+#define COST_EVAL 100   /* a leaf evaluated */
+#define COST_FILL 25    /* a leaf copied from a shape */
+#define ENGINE_POD_BUDGET 20000
+#define ENGINE_IDLE_BUDGET 200000
+
 #define SEEN_SLOTS 65536u /* a power of two */
 #define LAST_USE_NEVER UINT64_MAX /* eclass.last_use of a class with no pod yet */
 #define STATIC_SLOTS 4096u /* a power of two */
@@ -116,6 +199,7 @@ struct candidate {
 
 struct shard_free {
 	int64_t max_free[RES_MAX];
+	uint16_t live;  /* resources some node of the shard has (a bit each) */
 	bool dirty;
 };
 
@@ -151,6 +235,8 @@ struct engine {
 	uint64_t seed;
 
 	uint64_t generation;   /* of the snapshot the caches were built for */
+	uint32_t n_slots;      /* its slots (classes' positions) */
+	uint32_t *changed;     /* [CLUSTER_SPEC_LOG] scratch: slots a node event changed */
 	struct eclass **table; /* open addressing, NULL = empty */
 	uint32_t table_mask;
 	uint32_t n_classes;
@@ -192,6 +278,14 @@ struct engine {
 	struct interpod_args ip_args[SCHED_MAX_PROFILES];
 	bool ip_on;
 	uint32_t *slots; /* [capacity] the candidates' slots, for PreScore */
+
+	/* Request shapes of indexed classes (struct shape), in a list. */
+	struct shape *shapes;
+
+	/* Classes being compiled, in a queue, and the budget a pod gives
+	 * them (engine_set_compile_budget). */
+	struct eclass *pending, *pending_tail;
+	uint64_t pod_budget;
 
 	struct engine_stats stats;
 };
@@ -264,6 +358,7 @@ struct engine *engine_create(struct cluster *c, const struct plugin_ctx *ctx,
 	e->cfg = *cfg;
 	e->seed = seed;
 	e->class_bytes_max = class_cache_bytes ? class_cache_bytes : (size_t)256 << 20;
+	e->pod_budget = ENGINE_POD_BUDGET;
 	e->table_mask = 1023;
 	e->table = calloc(e->table_mask + 1, sizeof(*e->table));
 	uint32_t cap = cluster_capacity(c);
@@ -275,10 +370,12 @@ struct engine *engine_create(struct cluster *c, const struct plugin_ctx *ctx,
 		errno = ENOMEM;
 		return NULL;
 	}
+	e->changed = malloc(CLUSTER_SPEC_LOG * sizeof(*e->changed));
 	e->frag_count = malloc(sizeof(*e->frag_count));
 	e->before = calloc(cap ? cap : 1, sizeof(*e->before));
 	e->memo = calloc(GROWTH_MEMO_SLOTS, sizeof(*e->memo));
-	if (e->frag_count == NULL || e->before == NULL || e->memo == NULL) {
+	if (e->frag_count == NULL || e->before == NULL || e->changed == NULL ||
+	    e->memo == NULL) {
 		engine_destroy(e);
 		errno = ENOMEM;
 		return NULL;
@@ -297,19 +394,35 @@ struct engine *engine_create(struct cluster *c, const struct plugin_ctx *ctx,
 	return e;
 }
 
-static void class_free(struct eclass *k)
+static void shape_release(struct engine *e, struct shape *sh)
+{
+	if (sh == NULL || --sh->refs > 0)
+		return;
+	struct shape **at = &e->shapes;
+	while (*at != sh)
+		at = &(*at)->next;
+	*at = sh->next;
+	e->class_bytes -= sh->bytes;
+	free(sh->member);
+	free(sh->mask);
+	free(sh->d);
+	free(sh);
+}
+
+static void class_free(struct engine *e, struct eclass *k)
 {
 	if (k == NULL)
 		return;
+	shape_release(e, k->shape);
 	free(k->feasible);
 	free(k->affinity_raw);
 	free(k->taint_raw);
 	class_index_free(&k->ix);
 	free(k->group);
 	free(k->member);
-	free(k->rank);
 	free(k->mask);
 	free(k->static_diag);
+	free(k->why);
 	interpod_view_free(k->ipv);
 	free(k);
 }
@@ -317,11 +430,12 @@ static void class_free(struct eclass *k)
 static void flush_classes(struct engine *e)
 {
 	for (uint32_t i = 0; i <= e->table_mask; i++) {
-		class_free(e->table[i]);
+		class_free(e, e->table[i]);
 		e->table[i] = NULL;
 	}
 	memset(e->seen, 0, SEEN_SLOTS * sizeof(*e->seen));
 	memset(e->by_static, 0, sizeof(e->by_static));
+	e->pending = e->pending_tail = NULL;
 	e->n_classes = 0;
 	e->class_bytes = 0;
 	e->stats.class_flushes++;
@@ -361,6 +475,7 @@ void engine_destroy(struct engine *e)
 	free(e->cand);
 	free(e->tmp);
 	free(e->frag_count);
+	free(e->changed);
 	free(e->before);
 	free(e->memo);
 	interpod_destroy(e->ip);
@@ -368,12 +483,12 @@ void engine_destroy(struct engine *e)
 	free(e);
 }
 
-/* A new snapshot generation: classes and shard summaries start over. */
-static int sync_generation(struct engine *e, const struct snapshot *s)
+/* A new snapshot generation, every cache started over: classes, shapes,
+ * shard figures, fragmentation, the device scores' scale. */
+static int sync_flush(struct engine *e, const struct snapshot *s)
 {
-	if (s->generation == e->generation)
-		return 0;
 	flush_classes(e);
+	e->n_slots = s->n_slots;
 	if (s->n_shards != e->n_shards) {
 		struct shard_free *sh = calloc(s->n_shards ? s->n_shards : 1,
 					       sizeof(*sh));
@@ -383,8 +498,13 @@ static int sync_generation(struct engine *e, const struct snapshot *s)
 		e->shards = sh;
 		e->n_shards = s->n_shards;
 	}
-	for (uint32_t i = 0; i < e->n_shards; i++)
+	for (uint32_t i = 0; i < e->n_shards; i++) {
 		e->shards[i].dirty = true;
+		e->shards[i].live = 0;
+		for (int r = 0; r < RES_MAX; r++)
+			if (s->shards[i].max_allocatable[r] > 0)
+				e->shards[i].live |= (uint16_t)(1u << r);
+	}
 	e->shard_log_pos = ledger_changes_head(e->ledger);
 	e->generation = s->generation;
 	/* A slot may hold another node now: forget its fragmentation. */
@@ -404,6 +524,10 @@ static int sync_generation(struct engine *e, const struct snapshot *s)
 	}
 	return 0;
 }
+
+/* Brings the caches to snapshot s: a node event is followed node by node
+ * when the cluster can say which slots changed (below, with the classes). */
+static int sync_generation(struct engine *e, const struct snapshot *s);
 
 /* --- scoring and selection, shared by both paths ------------------------ */
 
@@ -438,12 +562,16 @@ static bool reads_devices(const struct engine *e, const struct pod_spec *pod)
 	return devices_wanted(pod) || sc->weight_gpu_best_fit || sc->weight_gpu_frag;
 }
 
-static bool wants_affinity_score(const struct engine *e, const struct pod_spec *pod)
+static bool affinity_scored(const struct score_config *sc, const struct pod_spec *pod)
 {
-	const struct score_config *sc = sc_of(e, pod);
 	return sc->weight_affinity > 0 &&
 	       (pod->n_preferred > 0 ||
 		(sc->has_added_affinity && sc->added_affinity.n_preferred > 0));
+}
+
+static bool wants_affinity_score(const struct engine *e, const struct pod_spec *pod)
+{
+	return affinity_scored(sc_of(e, pod), pod);
 }
 
 /* The fragmentation of a node as it is now, from the per-slot cache when
@@ -505,12 +633,13 @@ static int64_t dynamic_total(const struct score_config *sc, const int64_t *raw)
 /* Raw scores of one candidate; static ones may come from a class. `sc` is
  * the pod's profile's (sc_of), looked up once by the caller. */
 static void score_dynamic(struct engine *e, const struct score_config *sc,
-			  const struct pod_spec *pod, const struct node_view *v,
-			  bool skip_balanced, struct candidate *cd)
+			  const struct score_plan *sp, const struct pod_spec *pod,
+			  const struct node_view *v, bool skip_balanced,
+			  struct candidate *cd)
 {
-	cd->raw[SCORE_FIT] = sc->weight_fit ? score_fit(sc, pod, v) : 0;
+	cd->raw[SCORE_FIT] = sc->weight_fit ? score_plan_fit(sp, v) : 0;
 	cd->raw[SCORE_BALANCED] =
-		sc->weight_balanced && !skip_balanced ? score_balanced(sc, pod, v) : 0;
+		sc->weight_balanced && !skip_balanced ? score_plan_balanced(sp, v) : 0;
 	cd->raw[SCORE_GPU_BEST_FIT] = sc->weight_gpu_best_fit
 		? score_gpu_best_fit(pod, v, e->cpu_max, e->gpu_max) : 0;
 	cd->raw[SCORE_GPU_FRAG] = 0;
@@ -531,7 +660,7 @@ static void score_dynamic(struct engine *e, const struct score_config *sc,
 }
 
 /* `affinity`: wants_affinity_score(), asked once by the caller. */
-static void score_static(const struct engine *e, const struct score_config *sc,
+static void score_static(const struct plugin_ctx *ctx, const struct score_config *sc,
 			 bool affinity, const struct pod_spec *pod,
 			 const struct node_spec *node, struct candidate *cd)
 {
@@ -540,8 +669,8 @@ static void score_static(const struct engine *e, const struct score_config *sc,
 		/* nodeaffinity Score: the profile's added terms, then the pod's. */
 		if (sc->has_added_affinity)
 			cd->raw[SCORE_AFFINITY] =
-				score_affinity_raw(&e->ctx, &sc->added_affinity, node);
-		cd->raw[SCORE_AFFINITY] += score_affinity_raw(&e->ctx, pod, node);
+				score_affinity_raw(ctx, &sc->added_affinity, node);
+		cd->raw[SCORE_AFFINITY] += score_affinity_raw(ctx, pod, node);
 	}
 	cd->raw[SCORE_TAINT] = sc->weight_taint ? score_taint_raw(pod, node) : 0;
 }
@@ -619,6 +748,52 @@ static void select_best(struct engine *e, const struct pod_spec *pod, uint32_t n
 	out->feasible = n;
 }
 
+/* select_best() when the inter-pod scores are off and nobody explains:
+ * the same normalising (score_normalize: maxima from 0, TaintToleration
+ * reversed), totals and draw, in three passes over the candidates. */
+static void select_plain(struct engine *e, const struct pod_spec *pod, uint32_t n,
+			 uint64_t *rng, struct placement *out)
+{
+	const struct score_config *sc = sc_of(e, pod);
+	bool aff = wants_affinity_score(e, pod), taint = sc->weight_taint != 0;
+	int64_t max_a = 0, max_t = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		const struct candidate *cd = &e->cand[i];
+		if (cd->raw[SCORE_AFFINITY] > max_a)
+			max_a = cd->raw[SCORE_AFFINITY];
+		if (cd->raw[SCORE_TAINT] > max_t)
+			max_t = cd->raw[SCORE_TAINT];
+	}
+	int64_t best = INT64_MIN, *total = e->tmp;
+	uint64_t ties = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		const struct candidate *cd = &e->cand[i];
+		int64_t a = cd->raw[SCORE_AFFINITY], t = cd->raw[SCORE_TAINT];
+		if (aff && max_a != 0)
+			a = MAX_NODE_SCORE * a / max_a;
+		if (taint)
+			t = max_t == 0 ? MAX_NODE_SCORE : MAX_NODE_SCORE - MAX_NODE_SCORE * t / max_t;
+		total[i] = SCORE_FINE * (sc->weight_taint * t + sc->weight_affinity * a) +
+			   cd->dyn;
+		if (total[i] > best) {
+			best = total[i];
+			ties = 1;
+		} else if (total[i] == best) {
+			ties++;
+		}
+	}
+	uint64_t k = ties > 1 ? rng_below(rng, ties) : 0;
+	uint32_t chosen = 0;
+	for (uint32_t i = 0; i < n; i++)
+		if (total[i] == best && k-- == 0) {
+			chosen = i;
+			break;
+		}
+	out->slot = e->cand[chosen].slot;
+	out->score = best;
+	out->feasible = n;
+}
+
 /* What both paths fix before visiting nodes, the same way for the same pod. */
 struct pass {
 	uint64_t rng;        /* this pod's random stream */
@@ -627,6 +802,7 @@ struct pass {
 	bool skip_balanced;  /* BalancedAllocation's PreScore skip */
 	bool affinity;       /* NodeAffinity scores (wants_affinity_score) */
 	const struct score_config *sc; /* the pod's profile's */
+	struct score_plan plan; /* the pod's fit and balance scores */
 };
 
 static void begin(struct engine *e, const struct snapshot *s,
@@ -640,6 +816,7 @@ static void begin(struct engine *e, const struct snapshot *s,
 				       s->n_nodes);
 	p->sc = sc_of(e, pod);
 	p->skip_balanced = score_balanced_skips(p->sc, pod);
+	score_plan_init(&p->plan, p->sc, pod);
 	p->affinity = wants_affinity_score(e, pod);
 	*out = (struct placement){.slot = -1, .all_nodes = s->n_nodes};
 	e->stats.pods++;
@@ -759,8 +936,8 @@ static int place_reference(struct engine *e, const struct pod_spec *pod,
 		struct candidate *cd = &e->cand[n];
 		e->slots[n++] = i;
 		cd->slot = i;
-		score_static(e, p.sc, p.affinity, pod, nd.v.spec, cd);
-		score_dynamic(e, p.sc, pod, &nd.v, p.skip_balanced, cd);
+		score_static(&e->ctx, p.sc, p.affinity, pod, nd.v.spec, cd);
+		score_dynamic(e, p.sc, &p.plan, pod, &nd.v, p.skip_balanced, cd);
 	}
 	if (n > 0 && e->ip_on && interpod_scores(e, s, pod, n) < 0)
 		return -ENOMEM;
@@ -799,12 +976,13 @@ static uint8_t requested_of(const struct pod_spec *pod, uint8_t out[RES_MAX])
 /* A node's static filters for the class, in filter_node()'s order; false
  * with the reason when one fails. A shard with no cordoned node or no hard
  * taint passes those two unasked. */
-static bool static_feasible(const struct engine *e, const struct snapshot *s,
-			    const struct pod_spec *pod, uint32_t i, struct reason *why)
+static bool static_feasible(const struct plugin_ctx *ctx, const struct score_config *sc,
+			    const struct snapshot *s, const struct pod_spec *pod,
+			    uint32_t i, struct reason *why)
 {
 	const struct node_spec *node = &s->nodes[i];
 	const struct shard_summary *sh = &s->shards[i / SNAP_SHARD_SLOTS];
-	if (sh->any_unschedulable && !filter_unschedulable(&e->ctx, pod, node)) {
+	if (sh->any_unschedulable && !filter_unschedulable(ctx, pod, node)) {
 		*why = (struct reason){.code = REASON_UNSCHEDULABLE};
 		return false;
 	}
@@ -819,11 +997,11 @@ static bool static_feasible(const struct engine *e, const struct snapshot *s,
 				       .value = node->taints[t].value};
 		return false;
 	}
-	if (!filter_added_affinity(&e->ctx, sc_of(e, pod), node)) {
+	if (!filter_added_affinity(ctx, sc, node)) {
 		*why = (struct reason){.code = REASON_ENFORCED_AFFINITY};
 		return false;
 	}
-	if (!filter_affinity(&e->ctx, pod, node)) {
+	if (!filter_affinity(ctx, pod, node)) {
 		*why = (struct reason){.code = REASON_AFFINITY};
 		return false;
 	}
@@ -834,14 +1012,187 @@ static bool static_feasible(const struct engine *e, const struct snapshot *s,
 	return true;
 }
 
+/* Slot i's static results for `pod`: appended to feasible[] (with its
+ * static raw scores, where those arrays are given) or counted in `diag`. */
+static void static_slot(const struct plugin_ctx *ctx, const struct score_config *sc,
+			const struct snapshot *s, const struct pod_spec *pod, uint32_t i,
+			uint32_t *feasible, uint32_t *n_feasible, int32_t *affinity_raw,
+			int32_t *taint_raw, struct diagnosis *diag, struct reason *whys)
+{
+	if (!s->present[i])
+		return;
+	struct reason why;
+	if (!static_feasible(ctx, sc, s, pod, i, &why)) {
+		diagnosis_add(diag, &why);
+		whys[i] = why;
+		return;
+	}
+	feasible[(*n_feasible)++] = i;
+	struct candidate cd;
+	score_static(ctx, sc, affinity_raw != NULL, pod, &s->nodes[i], &cd);
+	if (affinity_raw != NULL)
+		affinity_raw[i] = (int32_t)cd.raw[SCORE_AFFINITY];
+	if (taint_raw != NULL)
+		taint_raw[i] = (int32_t)cd.raw[SCORE_TAINT];
+}
+
+/* Whether entry e of a score plan is resource r read from `used`. */
+static bool plan_is(const struct score_plan_res *pe, unsigned r, uint8_t used)
+{
+	return pe->res == r && pe->used == used;
+}
+
+static void leaf_fast_init(const struct score_config *sc, struct leaf_plan *lp,
+			   const struct pod_spec *pod)
+{
+	const struct score_plan *sp = &lp->score;
+	lp->fast = false;
+	if (pod->n_ports > 0 || lp->devices ||
+	    sc->fit_strategy == FIT_REQUESTED_TO_CAPACITY_RATIO)
+		return;
+	for (unsigned i = 0; i < lp->n_requested; i++)
+		if (lp->requested[i] != RES_CPU && lp->requested[i] != RES_MEMORY)
+			return;
+	lp->w_fit = sc->weight_fit;
+	lp->w_balanced = lp->skip_balanced ? 0 : sc->weight_balanced;
+	if (lp->w_fit != 0) {
+		/* The order of the two does not matter: a weighted sum. */
+		unsigned c = 0, m = 1;
+		if (sp->n_fit != 2)
+			return;
+		if (!plan_is(&sp->fit[c], RES_CPU, SCORE_USED_NONZERO_CPU)) {
+			c = 1;
+			m = 0;
+		}
+		if (!plan_is(&sp->fit[c], RES_CPU, SCORE_USED_NONZERO_CPU) ||
+		    !plan_is(&sp->fit[m], RES_MEMORY, SCORE_USED_NONZERO_MEM))
+			return;
+		lp->w_cpu = sp->fit[c].weight;
+		lp->w_mem = sp->fit[m].weight;
+		lp->w_sum = lp->w_cpu + lp->w_mem;
+	}
+	/* Nor here: |f0 - f1| / 2 is the same either way round. */
+	if (lp->w_balanced != 0 &&
+	    (sp->n_balanced != 2 ||
+	     !((plan_is(&sp->balanced[0], RES_CPU, SCORE_USED_ACTUAL) &&
+		plan_is(&sp->balanced[1], RES_MEMORY, SCORE_USED_ACTUAL)) ||
+	       (plan_is(&sp->balanced[1], RES_CPU, SCORE_USED_ACTUAL) &&
+		plan_is(&sp->balanced[0], RES_MEMORY, SCORE_USED_ACTUAL)))))
+		return;
+	lp->most = sc->fit_strategy == FIT_MOST_ALLOCATED;
+	lp->check_cpu = pod->request.v[RES_CPU] > 0;
+	lp->check_mem = pod->request.v[RES_MEMORY] > 0;
+	lp->req_cpu = pod->request.v[RES_CPU];
+	lp->req_mem = pod->request.v[RES_MEMORY];
+	lp->nz_cpu = pod->nonzero_cpu_milli;
+	lp->nz_mem = pod->nonzero_mem_bytes;
+	lp->fast = true;
+}
+
+static void leaf_plan_init(const struct engine *e, struct leaf_plan *lp,
+			   const struct pod_spec *pod)
+{
+	const struct score_config *sc = sc_of(e, pod);
+	memset(lp, 0, sizeof(*lp));
+	lp->pod = pod;
+	lp->n_requested = requested_of(pod, lp->requested);
+	lp->skip_balanced = score_balanced_skips(sc, pod);
+	score_plan_init(&lp->score, sc, pod);
+	lp->devices = devices_wanted(pod) || sc->weight_gpu_best_fit ||
+		      sc->weight_gpu_frag;
+	bool load[RES_MAX] = {[RES_PODS] = true, [RES_CPU] = lp->devices};
+	for (unsigned i = 0; i < lp->n_requested; i++)
+		load[lp->requested[i]] = true;
+	for (unsigned i = 0; i < sc->n_fit_resources && i < RES_MAX; i++)
+		if (sc->fit_resources[i].resource < RES_MAX)
+			load[sc->fit_resources[i].resource] = true;
+	for (unsigned i = 0; i < sc->n_balanced_resources && i < RES_MAX; i++)
+		if (sc->balanced_resources[i].resource < RES_MAX)
+			load[sc->balanced_resources[i].resource] = true;
+	for (int r = 0; r < RES_MAX; r++)
+		if (load[r])
+			lp->load[lp->n_load++] = (uint8_t)r;
+	leaf_fast_init(sc, lp, pod);
+}
+
 /* The dynamic filters (NodePorts, NodeResourcesFit) of the class's pod on
  * a node: their reasons as MASK_* bits, and when it passes (0), its
  * weighted dynamic score in *d. The same rules as filter_node() and
  * score_dynamic(). */
-static uint32_t leaf_eval(struct engine *e, const struct snapshot *s,
-			  const struct eclass *k, uint32_t slot, int32_t *d)
+/* leaf_eval() for a plan that is `fast`: the same filters and scores
+ * (filter_resources' pods and cpu and memory checks; least_allocated.go or
+ * most_allocated.go over cpu and memory with the stand-ins, then
+ * balanced_allocation.go over the actual requests: the same integer and
+ * floating-point operations as score_plan_fit and score_plan_balanced),
+ * with nothing looked up per node but six counters and three
+ * allocatables. A node with no cpu or no memory allocatable (where those
+ * scores leave a resource out) goes the general way. */
+static inline uint32_t leaf_fast(struct engine *e, const struct snapshot *s,
+				 const struct leaf_plan *k, uint32_t slot, int64_t *d,
+				 bool *general)
 {
-	const struct pod_spec *pod = &k->spec;
+	const struct node_alloc *a = ledger_node(e->ledger, slot);
+	/* Relaxed loads, as ledger_load_used(): a view, the commit decides. */
+	int64_t pods = __atomic_load_n(&a->used[RES_PODS], __ATOMIC_RELAXED);
+	int64_t uc = __atomic_load_n(&a->used[RES_CPU], __ATOMIC_RELAXED);
+	int64_t um = __atomic_load_n(&a->used[RES_MEMORY], __ATOMIC_RELAXED);
+	int64_t ac = s->allocatable[RES_CPU][slot], am = s->allocatable[RES_MEMORY][slot];
+	uint32_t m = 0;
+	if (pods + 1 > s->allocatable[RES_PODS][slot])
+		m |= MASK_PODS;
+	if (k->check_cpu && k->req_cpu > ac - uc)
+		m |= MASK_RES(RES_CPU);
+	if (k->check_mem && k->req_mem > am - um)
+		m |= MASK_RES(RES_MEMORY);
+	if (m != 0)
+		return m;
+	if (ac == 0 || am == 0) {
+		*general = true;
+		return 0;
+	}
+	int64_t fit = 0, balanced = 0;
+	if (k->w_fit != 0) {
+		int64_t rc = __atomic_load_n(&a->used_nonzero_cpu_milli, __ATOMIC_RELAXED) +
+			     k->nz_cpu;
+		int64_t rm = __atomic_load_n(&a->used_nonzero_mem_bytes, __ATOMIC_RELAXED) +
+			     k->nz_mem;
+		int64_t sc, sm;
+		if (k->most) {
+			sc = (rc > ac ? ac : rc) * MAX_NODE_SCORE / ac;
+			sm = (rm > am ? am : rm) * MAX_NODE_SCORE / am;
+		} else {
+			sc = rc > ac ? 0 : (ac - rc) * MAX_NODE_SCORE / ac;
+			sm = rm > am ? 0 : (am - rm) * MAX_NODE_SCORE / am;
+		}
+		fit = k->w_sum == 0 ? 0 : (sc * k->w_cpu + sm * k->w_mem) / k->w_sum;
+	}
+	if (k->w_balanced != 0) {
+		double fc = (double)(uc + k->req_cpu) / (double)ac;
+		double fm = (double)(um + k->req_mem) / (double)am;
+		if (fc > 1)
+			fc = 1;
+		if (fm > 1)
+			fm = 1;
+		double std = (fc - fm) / 2;
+		if (std < 0)
+			std = -std;
+		balanced = (int64_t)((1 - std) * (double)MAX_NODE_SCORE);
+	}
+	*d = SCORE_FINE * (k->w_fit * fit + k->w_balanced * balanced);
+	return 0;
+}
+
+static uint32_t leaf_eval(struct engine *e, const struct snapshot *s,
+			  const struct leaf_plan *k, bool ix_ip, uint32_t slot,
+			  int64_t *d)
+{
+	if (k->fast && !ix_ip) {
+		bool general = false;
+		uint32_t m = leaf_fast(e, s, k, slot, d, &general);
+		if (!general)
+			return m;
+	}
+	const struct pod_spec *pod = k->pod;
 	const struct node_alloc *a = ledger_node(e->ledger, slot);
 	struct res_vec used;
 	struct host_port ports[NODE_MAX_HOST_PORTS];
@@ -884,7 +1235,7 @@ static uint32_t leaf_eval(struct engine *e, const struct snapshot *s,
 	}
 	/* The inter-pod filter runs last, as in place_reference(); here only
 	 * when it depends on this node's pods alone (interpod_node_local). */
-	if (k->ix_ip) {
+	if (ix_ip) {
 		uint8_t code = interpod_filter(e->ip, s, slot);
 		if (code == REASON_POD_ANTI_AFFINITY)
 			return MASK_ANTI;
@@ -897,8 +1248,8 @@ static uint32_t leaf_eval(struct engine *e, const struct snapshot *s,
 						   __ATOMIC_RELAXED);
 	struct candidate cd;
 	const struct score_config *sc = sc_of(e, pod);
-	score_dynamic(e, sc, pod, &v, k->skip_balanced, &cd);
-	*d = (int32_t)cd.dyn;
+	score_dynamic(e, sc, &k->score, pod, &v, k->skip_balanced, &cd);
+	*d = cd.dyn;
 	return 0;
 }
 
@@ -910,18 +1261,17 @@ static void mask_count(struct eclass *k, uint32_t m, int sign)
 	k->dyn_cores += (uint32_t)sign * ((m & MASK_CORES) != 0);
 	k->dyn_anti += (uint32_t)sign * ((m & MASK_ANTI) != 0);
 	k->dyn_existing_anti += (uint32_t)sign * ((m & MASK_EXISTING_ANTI) != 0);
-	for (unsigned i = 0; i < k->n_requested; i++) {
-		unsigned r = k->requested[i];
+	for (unsigned i = 0; i < k->plan.n_requested; i++) {
+		unsigned r = k->plan.requested[i];
 		k->dyn_insufficient[r] += (uint32_t)sign * ((m & MASK_RES(r)) != 0);
 	}
 }
 
-/* Sets *p to the slot's position in k->feasible; false if not there. */
-static inline bool class_pos(const struct eclass *k, uint32_t slot, uint32_t *p)
+/* Whether the slot is one of the class's statically feasible ones (a
+ * position of its index). */
+static inline bool class_member(const struct eclass *k, uint32_t slot)
 {
-	uint64_t bits = k->member[slot / 64], below = (UINT64_C(1) << (slot % 64)) - 1;
-	*p = k->rank[slot / 64] + (uint32_t)__builtin_popcountll(bits & below);
-	return (bits >> (slot % 64)) & 1;
+	return slot < k->n_pos && ((k->member[slot / 64] >> (slot % 64)) & 1);
 }
 
 /* How far the index may read the change log: to its head, or for leaves
@@ -937,29 +1287,235 @@ static uint64_t index_head(const struct engine *e, const struct eclass *k)
 	return head;
 }
 
-/* Every leaf from the counters now. */
-static void index_rebuild(struct engine *e, const struct snapshot *s, struct eclass *k)
+/* --- request shapes ------------------------------------------------------ */
+
+/* The shape key of `pod`: the fields leaf_eval() reads but the inter-pod
+ * filter's, every other byte 0 (so equal shapes are equal bytes). */
+static void shape_key(const struct pod_spec *pod, struct pod_spec *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->profile = pod->profile;
+	out->request = pod->request;
+	out->nonzero_cpu_milli = pod->nonzero_cpu_milli;
+	out->nonzero_mem_bytes = pod->nonzero_mem_bytes;
+	out->n_ports = pod->n_ports;
+	memcpy(out->ports, pod->ports, sizeof(out->ports));
+}
+
+/* d fits an int32: index_begin() takes only profiles whose weights
+ * keep it so. */
+static void shape_store(struct shape *sh, uint32_t slot, uint32_t m, int64_t d)
+{
+	sh->mask[slot] = m;
+	sh->d[slot] = m == 0 ? (int32_t)d : 0;
+}
+
+/* Evaluates every slot it holds, from the counters now; its classes
+ * rebuild from it (the epoch moves on). */
+static void shape_rebuild(struct engine *e, const struct snapshot *s, struct shape *sh)
 {
 	/* The head first: a change logged after it is read again later. */
-	k->log_pos = index_head(e, k);
-	k->mix_epoch = e->mix.epoch;
+	sh->log_pos = ledger_changes_head(e->ledger);
+	for (uint32_t w = 0; w * 64 < sh->n_slots; w++)
+		for (uint64_t bits = sh->member[w]; bits != 0; bits &= bits - 1) {
+			uint32_t slot = w * 64 + (uint32_t)__builtin_ctzll(bits);
+			int64_t d = 0;
+			uint32_t m = leaf_eval(e, s, &sh->plan, false, slot, &d);
+			shape_store(sh, slot, m, d);
+			e->stats.shape_evals++;
+		}
+	sh->epoch++;
+	e->stats.shape_rebuilds++;
+}
+
+/* Brings the shape's results up to the cluster's change log: each slot the
+ * log names, if the shape holds it, evaluated once, and appended to the
+ * ring when its result changed. */
+static void shape_sync(struct engine *e, const struct snapshot *s, struct shape *sh)
+{
+	uint64_t head = ledger_changes_head(e->ledger);
+	if (head == sh->log_pos)
+		return;
+	if (head - sh->log_pos > LEDGER_CHANGE_LOG_SLOTS ||
+	    head - sh->log_pos > (uint64_t)sh->n_slots + 64) {
+		shape_rebuild(e, s, sh);
+		return;
+	}
+	uint64_t i = sh->log_pos;
+	for (; i < head; i++) {
+		uint32_t slot;
+		int got = ledger_change_at(e->ledger, i, &slot);
+		if (got == 0)
+			break; /* its writer is between taking and storing it */
+		if (got < 0) {
+			shape_rebuild(e, s, sh);
+			return;
+		}
+		if (slot >= sh->n_slots || !((sh->member[slot / 64] >> (slot % 64)) & 1))
+			continue;
+		int64_t d = 0;
+		uint32_t m = leaf_eval(e, s, &sh->plan, false, slot, &d);
+		e->stats.shape_evals++;
+		if (m == sh->mask[slot] && (m != 0 || d == sh->d[slot]))
+			continue;
+		shape_store(sh, slot, m, d);
+		sh->ring[sh->head++ & (SHAPE_RING - 1)] = slot;
+	}
+	sh->log_pos = i;
+}
+
+/* Class k's shape, made or shared (its slots are added by
+ * shape_add_word). Returns 0 or -ENOMEM. */
+static int shape_attach(struct engine *e, const struct snapshot *s, struct eclass *k)
+{
+	struct pod_spec key;
+	shape_key(&k->spec, &key);
+	uint64_t h = pod_class_hash(&key);
+	struct shape *sh = e->shapes;
+	while (sh != NULL && (sh->hash != h || !pod_class_equal(&sh->spec, &key)))
+		sh = sh->next;
+	size_t words = s->n_slots / 64 + 1;
+	if (sh == NULL) {
+		sh = calloc(1, sizeof(*sh));
+		if (sh == NULL)
+			return -ENOMEM;
+		sh->hash = h;
+		sh->spec = key;
+		leaf_plan_init(e, &sh->plan, &sh->spec);
+		sh->n_slots = s->n_slots;
+		sh->member = calloc(words, sizeof(*sh->member));
+		sh->mask = calloc(s->n_slots ? s->n_slots : 1, sizeof(*sh->mask));
+		sh->d = calloc(s->n_slots ? s->n_slots : 1, sizeof(*sh->d));
+		if (sh->member == NULL || sh->mask == NULL || sh->d == NULL) {
+			free(sh->member);
+			free(sh->mask);
+			free(sh->d);
+			free(sh);
+			return -ENOMEM;
+		}
+		sh->log_pos = ledger_changes_head(e->ledger);
+		sh->bytes = sizeof(*sh) + words * sizeof(*sh->member) +
+			    (size_t)s->n_slots * (sizeof(*sh->mask) + sizeof(*sh->d));
+		e->class_bytes += sh->bytes;
+		sh->next = e->shapes;
+		e->shapes = sh;
+		e->stats.shapes++;
+	}
+	e->stats.shape_shares += sh->refs > 0;
+	sh->refs++;
+	k->shape = sh;
+	return 0;
+}
+
+/* The shape now holds the slots of word w of `member` too, each new one
+ * evaluated from the counters now (a change logged since the shape's log
+ * position is read again by its next sync, so its results stay exact).
+ * Returns how many it evaluated. */
+static unsigned shape_add_word(struct engine *e, const struct snapshot *s,
+			       struct shape *sh, const uint64_t *member, size_t w)
+{
+	uint64_t add = member[w] & ~sh->member[w];
+	unsigned n = 0;
+	sh->member[w] |= add;
+	for (; add != 0; add &= add - 1, n++) {
+		uint32_t slot = (uint32_t)(w * 64) + (uint32_t)__builtin_ctzll(add);
+		int64_t d = 0;
+		uint32_t m = leaf_eval(e, s, &sh->plan, false, slot, &d);
+		shape_store(sh, slot, m, d);
+	}
+	e->stats.shape_evals += n;
+	return n;
+}
+
+/* --- class indexes --------------------------------------------------------- */
+
+/* Whether the class's leaves come from its shape (no inter-pod filter in
+ * them, and it has one). */
+static inline bool from_shape(const struct eclass *k)
+{
+	return k->shape != NULL && !k->ix_ip;
+}
+
+static void index_counts_reset(struct eclass *k)
+{
 	k->dyn_anti = k->dyn_existing_anti = 0;
 	k->dyn_pods = k->dyn_ports = k->dyn_gpu = k->dyn_cores = 0;
 	memset(k->dyn_insufficient, 0, sizeof(k->dyn_insufficient));
+}
+
+/* Every leaf from the counters now (or from its shape's results, brought
+ * up to the change log). */
+static void index_rebuild(struct engine *e, const struct snapshot *s, struct eclass *k)
+{
+	k->mix_epoch = e->mix.epoch;
+	index_counts_reset(k);
+	e->stats.index_rebuilds++;
+	if (from_shape(k)) {
+		struct shape *sh = k->shape;
+		shape_sync(e, s, sh);
+		k->shape_pos = sh->head;
+		k->shape_epoch = sh->epoch;
+		for (uint32_t p = 0; p < k->n_feasible; p++) {
+			uint32_t slot = k->feasible[p], m = sh->mask[slot];
+			k->mask[slot] = m;
+			mask_count(k, m, +1);
+			class_index_set_leaf(&k->ix, slot, k->group[slot], m == 0,
+					     sh->d[slot]);
+		}
+		class_index_build(&k->ix);
+		return;
+	}
+	/* The head first: a change logged after it is read again later. */
+	k->log_pos = index_head(e, k);
 	for (uint32_t p = 0; p < k->n_feasible; p++) {
-		int32_t d = 0;
-		uint32_t m = leaf_eval(e, s, k, k->feasible[p], &d);
-		k->mask[p] = m;
+		int64_t d = 0;
+		uint32_t slot = k->feasible[p];
+		uint32_t m = leaf_eval(e, s, &k->plan, k->ix_ip, slot, &d);
+		k->mask[slot] = m;
 		mask_count(k, m, +1);
-		class_index_set_leaf(&k->ix, p, k->group[p], m == 0, d);
+		class_index_set_leaf(&k->ix, slot, k->group[slot], m == 0, (int32_t)d);
 	}
 	class_index_build(&k->ix);
-	e->stats.index_rebuilds++;
+}
+
+/* The leaf of slot p now has reasons m and score d. */
+static void index_leaf(struct engine *e, struct eclass *k, uint32_t p, uint32_t m,
+		       int64_t d)
+{
+	if (m != k->mask[p]) { /* most changes keep a node's reasons */
+		mask_count(k, k->mask[p], -1);
+		mask_count(k, m, +1);
+		k->mask[p] = m;
+	}
+	class_index_update(&k->ix, p, k->group[p], m == 0, (int32_t)d);
+	e->stats.index_updates++;
+}
+
+/* Replays the shape's ring into the class's index. */
+static void index_sync_shape(struct engine *e, const struct snapshot *s,
+			     struct eclass *k)
+{
+	struct shape *sh = k->shape;
+	shape_sync(e, s, sh);
+	if (k->shape_epoch != sh->epoch || sh->head - k->shape_pos > SHAPE_RING) {
+		index_rebuild(e, s, k);
+		return;
+	}
+	for (uint64_t i = k->shape_pos; i < sh->head; i++) {
+		uint32_t slot = sh->ring[i & (SHAPE_RING - 1)];
+		if (class_member(k, slot))
+			index_leaf(e, k, slot, sh->mask[slot], sh->d[slot]);
+	}
+	k->shape_pos = sh->head;
 }
 
 /* Brings the index up to the cluster's change log. */
 static void index_sync(struct engine *e, const struct snapshot *s, struct eclass *k)
 {
+	if (from_shape(k)) {
+		index_sync_shape(e, s, k);
+		return;
+	}
 	uint64_t head = index_head(e, k);
 	/* Far behind (or the log moved on, or the fragmentation mix every
 	 * leaf was scored with): a rebuild costs less. */
@@ -979,75 +1535,21 @@ static void index_sync(struct engine *e, const struct snapshot *s, struct eclass
 			index_rebuild(e, s, k);
 			return;
 		}
-		uint32_t p;
-		if (slot >= s->n_slots || !class_pos(k, slot, &p))
+		if (slot >= s->n_slots || !class_member(k, slot))
 			continue;
-		int32_t d = 0;
-		uint32_t m = leaf_eval(e, s, k, slot, &d);
-		if (m != k->mask[p]) { /* most changes keep a node's reasons */
-			mask_count(k, k->mask[p], -1);
-			mask_count(k, m, +1);
-			k->mask[p] = m;
-		}
-		class_index_update(&k->ix, p, k->group[p], m == 0, d);
-		e->stats.index_updates++;
+		int64_t d = 0;
+		uint32_t m = leaf_eval(e, s, &k->plan, k->ix_ip, slot, &d);
+		index_leaf(e, k, slot, m, d);
 	}
 	k->log_pos = i;
 }
 
-/* Groups the feasible slots by their static raw scores and builds the
- * index; leaves the class unindexed (scanning) past the group limit. */
-static int index_compile(struct engine *e, const struct snapshot *s, struct eclass *k)
-{
-	const struct score_config *sc = sc_of(e, &k->spec);
-	/* d must fit an int32 with room: weights are small in practice. */
-	if (sc->weight_fit < 0 || sc->weight_balanced < 0 ||
-	    sc->weight_gpu_best_fit < 0 || sc->weight_gpu_frag < 0 ||
-	    (sc->weight_fit + sc->weight_balanced + sc->weight_gpu_best_fit +
-	     sc->weight_gpu_frag) * MAX_NODE_SCORE * SCORE_FINE > INT32_MAX / 4)
-		return 0;
-	size_t n = k->n_feasible ? k->n_feasible : 1;
-	k->group = malloc(n);
-	k->mask = malloc(n * sizeof(*k->mask));
-	size_t words = s->n_slots / 64 + 1;
-	k->member = calloc(words, sizeof(*k->member));
-	k->rank = calloc(words, sizeof(*k->rank));
-	if (k->group == NULL || k->mask == NULL || k->member == NULL || k->rank == NULL)
-		return -ENOMEM;
-	k->n_groups = 0;
-	for (uint32_t p = 0; p < k->n_feasible; p++) {
-		uint32_t slot = k->feasible[p];
-		k->member[slot / 64] |= UINT64_C(1) << (slot % 64);
-		int32_t t = k->taint_raw ? k->taint_raw[slot] : 0;
-		int32_t a = k->affinity_raw ? k->affinity_raw[slot] : 0;
-		unsigned g = 0;
-		while (g < k->n_groups && (k->group_taint[g] != t || k->group_aff[g] != a))
-			g++;
-		if (g == k->n_groups) {
-			if (g == CLASS_INDEX_MAX_GROUPS)
-				return 0; /* too many: the class scans */
-			k->group_taint[g] = t;
-			k->group_aff[g] = a;
-			k->n_groups++;
-		}
-		k->group[p] = (uint8_t)g;
-	}
-	for (size_t w = 1; w < words; w++)
-		k->rank[w] = k->rank[w - 1] +
-			     (uint32_t)__builtin_popcountll(k->member[w - 1]);
-	int rc = class_index_init(&k->ix, k->n_feasible,
-				  k->n_groups ? k->n_groups : 1);
-	if (rc < 0)
-		return rc;
-	k->indexed = true;
-	k->bytes += n * (1 + sizeof(*k->mask)) + words * 12 +
-		    class_index_bytes(&k->ix);
-	index_rebuild(e, s, k);
-	return 0;
-}
+/* --- compiling, a bounded amount at a time ---------------------------------- */
 
-static struct eclass *class_compile(struct engine *e, const struct snapshot *s,
-				    const struct pod_spec *pod, uint64_t h)
+/* A new class for `pod` (hash h), its static results not read yet
+ * (PHASE_STATIC). NULL with errno ENOMEM. */
+static struct eclass *class_new(struct engine *e, const struct snapshot *s,
+				const struct pod_spec *pod, uint64_t h)
 {
 	struct eclass *k = calloc(1, sizeof(*k));
 	if (k == NULL)
@@ -1055,60 +1557,279 @@ static struct eclass *class_compile(struct engine *e, const struct snapshot *s,
 	k->hash = h;
 	k->spec = *pod;
 	k->spec.ns_name = 0;
+	k->n_pos = s->n_slots;
 	size_t n = s->n_slots ? s->n_slots : 1;
 	k->feasible = malloc(n * sizeof(*k->feasible));
 	k->static_diag = malloc(sizeof(*k->static_diag));
+	k->why = calloc(n, sizeof(*k->why));
 	const struct score_config *sc = sc_of(e, pod);
 	bool aff = wants_affinity_score(e, pod), taint = sc->weight_taint > 0;
 	if (aff)
 		k->affinity_raw = calloc(n, sizeof(*k->affinity_raw));
 	if (taint)
 		k->taint_raw = calloc(n, sizeof(*k->taint_raw));
-	if (k->feasible == NULL || k->static_diag == NULL ||
+	if (k->feasible == NULL || k->static_diag == NULL || k->why == NULL ||
 	    (aff && k->affinity_raw == NULL) || (taint && k->taint_raw == NULL)) {
-		class_free(k);
+		class_free(e, k);
+		errno = ENOMEM;
 		return NULL;
 	}
-	k->n_requested = requested_of(pod, k->requested);
-	k->skip_balanced = score_balanced_skips(sc, pod);
-	k->devices = devices_wanted(pod) || sc->weight_gpu_best_fit ||
-		     sc->weight_gpu_frag;
-	bool load[RES_MAX] = {[RES_PODS] = true, [RES_CPU] = k->devices};
-	for (unsigned i = 0; i < k->n_requested; i++)
-		load[k->requested[i]] = true;
-	for (unsigned i = 0; i < sc->n_fit_resources && i < RES_MAX; i++)
-		if (sc->fit_resources[i].resource < RES_MAX)
-			load[sc->fit_resources[i].resource] = true;
-	for (unsigned i = 0; i < sc->n_balanced_resources && i < RES_MAX; i++)
-		if (sc->balanced_resources[i].resource < RES_MAX)
-			load[sc->balanced_resources[i].resource] = true;
-	for (int r = 0; r < RES_MAX; r++)
-		if (load[r])
-			k->load[k->n_load++] = (uint8_t)r;
+	leaf_plan_init(e, &k->plan, &k->spec);
 	diagnosis_reset(k->static_diag);
-	for (uint32_t i = 0; i < s->n_slots; i++) {
-		if (!s->present[i])
-			continue;
-		struct reason why;
-		if (!static_feasible(e, s, pod, i, &why)) {
-			diagnosis_add(k->static_diag, &why);
-			continue;
-		}
-		k->feasible[k->n_feasible++] = i;
-		struct candidate cd;
-		score_static(e, sc, aff, pod, &s->nodes[i], &cd);
-		if (aff)
-			k->affinity_raw[i] = (int32_t)cd.raw[SCORE_AFFINITY];
-		if (taint)
-			k->taint_raw[i] = (int32_t)cd.raw[SCORE_TAINT];
-	}
 	k->bytes = sizeof(*k) + sizeof(*k->static_diag) +
-		   n * (sizeof(uint32_t) + (aff ? 4 : 0) + (taint ? 4 : 0));
+		   n * (sizeof(uint32_t) + sizeof(*k->why) + (aff ? 4 : 0) + (taint ? 4 : 0));
 	/* Not hot yet: the pod that compiles a class proves nothing about
 	 * the next; an index is built once a pod follows within `want`
 	 * changes (index_ready). */
 	k->last_use = LAST_USE_NEVER;
+	k->phase = PHASE_STATIC;
 	return k;
+}
+
+static void pending_push(struct engine *e, struct eclass *k)
+{
+	if (k->queued)
+		return;
+	k->queued = true;
+	k->next_pending = NULL;
+	if (e->pending_tail != NULL)
+		e->pending_tail->next_pending = k;
+	else
+		e->pending = k;
+	e->pending_tail = k;
+}
+
+/* Whether class k has nothing left to compile. */
+static bool class_settled(const struct eclass *k)
+{
+	return k->phase == PHASE_DONE || (k->phase == PHASE_SCAN && !k->want_index);
+}
+
+/* Its static results are in: its pods may scan it. */
+static void static_done(struct engine *e, struct eclass *k)
+{
+	k->phase = PHASE_SCAN;
+	k->cursor = 0;
+	/* Now a first-sight pod that differs only in requests may scan it. */
+	e->by_static[pod_static_hash(&k->spec) & (STATIC_SLOTS - 1)] = k;
+}
+
+/* Static filters and scores of slots from k->cursor, within *budget. */
+static void work_static(struct engine *e, const struct snapshot *s, struct eclass *k,
+			int64_t *budget)
+{
+	const struct score_config *sc = sc_of(e, &k->spec);
+	for (; k->cursor < k->n_pos && *budget > 0; k->cursor++) {
+		*budget -= COST_STATIC;
+		static_slot(&e->ctx, sc, s, &k->spec, k->cursor, k->feasible, &k->n_feasible,
+			    k->affinity_raw, k->taint_raw, k->static_diag, k->why);
+	}
+	if (k->cursor < k->n_pos)
+		return;
+	static_done(e, k);
+}
+
+/* Class k (new, PHASE_STATIC) takes static results read elsewhere for the
+ * same snapshot and static key: they are what work_static would find. */
+static void class_adopt(struct engine *e, struct eclass *k, uint32_t n_feasible,
+			const uint32_t *feasible, const int32_t *affinity_raw,
+			const int32_t *taint_raw, const struct diagnosis *diag,
+			const struct reason *why)
+{
+	size_t n = k->n_pos;
+	memcpy(k->why, why, n * sizeof(*k->why));
+	k->n_feasible = n_feasible;
+	memcpy(k->feasible, feasible, n_feasible * sizeof(*k->feasible));
+	if (k->affinity_raw != NULL && affinity_raw != NULL)
+		memcpy(k->affinity_raw, affinity_raw, n * sizeof(*k->affinity_raw));
+	if (k->taint_raw != NULL && taint_raw != NULL)
+		memcpy(k->taint_raw, taint_raw, n * sizeof(*k->taint_raw));
+	*k->static_diag = *diag;
+	k->cursor = k->n_pos;
+	static_done(e, k);
+}
+
+/* Adds `bytes` to the class and to the cache. */
+static void class_grew(struct engine *e, struct eclass *k, size_t bytes)
+{
+	k->bytes += bytes;
+	e->class_bytes += bytes;
+}
+
+/* Starts the index: whether the profile's weights keep d in an int32, and
+ * the per-slot arrays. Returns 0 (k->phase DONE when refused) or -ENOMEM. */
+static int index_begin(struct engine *e, struct eclass *k)
+{
+	const struct score_config *sc = sc_of(e, &k->spec);
+	/* d must fit an int32 with room: weights are small in practice. */
+	if (sc->weight_fit < 0 || sc->weight_balanced < 0 ||
+	    sc->weight_gpu_best_fit < 0 || sc->weight_gpu_frag < 0 ||
+	    (sc->weight_fit + sc->weight_balanced + sc->weight_gpu_best_fit +
+	     sc->weight_gpu_frag) * MAX_NODE_SCORE * SCORE_FINE > INT32_MAX / 4) {
+		k->phase = PHASE_DONE;
+		return 0;
+	}
+	size_t n = k->n_pos ? k->n_pos : 1;
+	size_t words = k->n_pos / 64 + 1;
+	k->group = calloc(n, 1);
+	k->mask = calloc(n, sizeof(*k->mask));
+	k->member = calloc(words, sizeof(*k->member));
+	if (k->group == NULL || k->mask == NULL || k->member == NULL)
+		return -ENOMEM;
+	class_grew(e, k, n * (1 + sizeof(*k->mask)) + words * sizeof(*k->member));
+	k->n_groups = 0;
+	k->cursor = 0;
+	k->phase = PHASE_GROUPS;
+	return 0;
+}
+
+/* Members and groups (nodes with the same static raw scores) of the
+ * feasible slots from k->cursor; past CLASS_INDEX_MAX_GROUPS the class is
+ * refused an index and scans. Then the index and, for a class whose
+ * leaves read no devices, its shape. */
+static int work_groups(struct engine *e, const struct snapshot *s, struct eclass *k,
+		       int64_t *budget)
+{
+	for (; k->cursor < k->n_feasible && *budget > 0; k->cursor++) {
+		uint32_t slot = k->feasible[k->cursor];
+		*budget -= COST_GROUP;
+		k->member[slot / 64] |= UINT64_C(1) << (slot % 64);
+		int32_t t = k->taint_raw ? k->taint_raw[slot] : 0;
+		int32_t a = k->affinity_raw ? k->affinity_raw[slot] : 0;
+		unsigned g = 0;
+		while (g < k->n_groups && (k->group_taint[g] != t || k->group_aff[g] != a))
+			g++;
+		if (g == k->n_groups) {
+			if (g == CLASS_INDEX_MAX_GROUPS) {
+				k->phase = PHASE_DONE; /* too many: the class scans */
+				return 0;
+			}
+			k->group_taint[g] = t;
+			k->group_aff[g] = a;
+			k->n_groups++;
+		}
+		k->group[slot] = (uint8_t)g;
+	}
+	if (k->cursor < k->n_feasible)
+		return 0;
+	int rc = class_index_init(&k->ix, k->n_pos, k->n_groups ? k->n_groups : 1);
+	if (rc < 0)
+		return rc;
+	class_grew(e, k, class_index_bytes(&k->ix));
+	k->cursor = 0;
+	/* A class whose leaves read devices (whose scores may depend on the
+	 * fragmentation mix) evaluates its own. */
+	if (k->plan.devices) {
+		k->phase = PHASE_FILL;
+		k->log_pos = index_head(e, k);
+		k->mix_epoch = e->mix.epoch;
+		index_counts_reset(k);
+		return 0;
+	}
+	if ((rc = shape_attach(e, s, k)) < 0)
+		return rc;
+	k->phase = PHASE_SHAPE;
+	return 0;
+}
+
+/* The shape evaluates the class's slots it did not hold, 64 at a time. */
+static void work_shape(struct engine *e, const struct snapshot *s, struct eclass *k,
+		       int64_t *budget)
+{
+	struct shape *sh = k->shape;
+	size_t words = k->n_pos / 64 + 1;
+	for (; k->cursor < words && *budget > 0; k->cursor++)
+		*budget -= COST_EVAL * shape_add_word(e, s, sh, k->member, k->cursor);
+	if (k->cursor < words)
+		return;
+	/* The leaves come from the shape's results as they are now; what
+	 * changes while they are copied is in its ring after here. */
+	shape_sync(e, s, sh);
+	k->shape_pos = sh->head;
+	k->shape_epoch = sh->epoch;
+	k->mix_epoch = e->mix.epoch;
+	index_counts_reset(k);
+	k->cursor = 0;
+	k->phase = PHASE_FILL;
+}
+
+/* The leaves of the feasible slots from k->cursor: the shape's results,
+ * or the class's own (a change logged while they are read is read again
+ * by the next index_sync, from k->log_pos). */
+static void work_fill(struct engine *e, const struct snapshot *s, struct eclass *k,
+		      int64_t *budget)
+{
+	bool own = !from_shape(k);
+	for (; k->cursor < k->n_feasible && *budget > 0; k->cursor++) {
+		uint32_t slot = k->feasible[k->cursor], m;
+		int64_t d = 0;
+		if (own) {
+			*budget -= COST_EVAL;
+			m = leaf_eval(e, s, &k->plan, k->ix_ip, slot, &d);
+		} else {
+			*budget -= COST_FILL;
+			m = k->shape->mask[slot];
+			d = k->shape->d[slot];
+		}
+		k->mask[slot] = m;
+		mask_count(k, m, +1);
+		class_index_set_leaf(&k->ix, slot, k->group[slot], m == 0, (int32_t)d);
+	}
+	if (k->cursor < k->n_feasible)
+		return;
+	class_index_build(&k->ix);
+	k->indexed = true;
+	k->phase = PHASE_DONE;
+	e->stats.index_rebuilds++;
+}
+
+/* Compiles class k within *budget (lowered by what it spent). Returns 0 or
+ * -ENOMEM. */
+static int class_work(struct engine *e, const struct snapshot *s, struct eclass *k,
+		      int64_t *budget)
+{
+	int rc = 0;
+	while (rc == 0 && *budget > 0 && !class_settled(k)) {
+		switch ((enum class_phase)k->phase) {
+		case PHASE_STATIC:
+			work_static(e, s, k, budget);
+			break;
+		case PHASE_SCAN:
+			rc = index_begin(e, k);
+			break;
+		case PHASE_GROUPS:
+			rc = work_groups(e, s, k, budget);
+			break;
+		case PHASE_SHAPE:
+			work_shape(e, s, k, budget);
+			break;
+		case PHASE_FILL:
+			work_fill(e, s, k, budget);
+			break;
+		case PHASE_DONE:
+			break;
+		}
+	}
+	return rc;
+}
+
+/* Spends `budget` on the queue of classes being compiled, first come
+ * first served. Returns 0 or -ENOMEM. */
+static int engine_work(struct engine *e, const struct snapshot *s, int64_t budget)
+{
+	while (budget > 0 && e->pending != NULL) {
+		struct eclass *k = e->pending;
+		int rc = class_work(e, s, k, &budget);
+		if (rc < 0)
+			return rc;
+		if (class_settled(k)) {
+			k->queued = false;
+			e->pending = k->next_pending;
+			if (e->pending == NULL)
+				e->pending_tail = NULL;
+		}
+	}
+	return 0;
 }
 
 static void class_insert(struct engine *e, struct eclass *k)
@@ -1118,7 +1839,8 @@ static void class_insert(struct engine *e, struct eclass *k)
 		i = (i + 1) & e->table_mask;
 	e->table[i] = k;
 	e->n_classes++;
-	e->by_static[pod_static_hash(&k->spec) & (STATIC_SLOTS - 1)] = k;
+	if (k->phase != PHASE_STATIC)
+		e->by_static[pod_static_hash(&k->spec) & (STATIC_SLOTS - 1)] = k;
 }
 
 /* Frees every class without an index, keeping the hot ones. */
@@ -1135,46 +1857,31 @@ static void evict_cold(struct engine *e)
 		e->table[i] = NULL;
 		if (k == NULL)
 			continue;
-		if (k->indexed) {
+		if (k->indexed || k->want_index) {
 			hot[m++] = k;
 		} else {
 			e->class_bytes -= k->bytes;
-			class_free(k);
+			class_free(e, k);
 		}
 	}
 	memset(e->by_static, 0, sizeof(e->by_static));
 	e->n_classes = 0;
-	for (uint32_t j = 0; j < m; j++)
+	e->pending = e->pending_tail = NULL;
+	for (uint32_t j = 0; j < m; j++) {
 		class_insert(e, hot[j]);
+		if (hot[j]->queued) {
+			hot[j]->queued = false;
+			pending_push(e, hot[j]);
+		}
+	}
 	free(hot);
 	e->stats.class_evictions++;
 }
 
-/* The pod's class, compiled if needed. Sets *first_sight and returns NULL
- * the first time a spec is seen (the caller scans without a class). */
-static struct eclass *class_get(struct engine *e, const struct snapshot *s,
-				const struct pod_spec *pod, bool *first_sight)
+/* Adds class k to the cache, within its memory budget. Returns 0, or
+ * -ENOMEM (k is freed). */
+static int class_add(struct engine *e, struct eclass *k)
 {
-	*first_sight = false;
-	uint64_t h = pod_class_hash(pod);
-	uint32_t i = (uint32_t)h & e->table_mask;
-	for (; e->table[i] != NULL; i = (i + 1) & e->table_mask) {
-		struct eclass *k = e->table[i];
-		if (k->hash == h && pod_class_equal(&k->spec, pod)) {
-			e->stats.class_hits++;
-			return k;
-		}
-	}
-	uint64_t *seen = &e->seen[h & (SEEN_SLOTS - 1)];
-	if (*seen != h) {
-		*seen = h;
-		*first_sight = true;
-		return NULL;
-	}
-	e->stats.class_misses++;
-	struct eclass *k = class_compile(e, s, pod, h);
-	if (k == NULL)
-		return NULL;
 	/* Over the memory budget: drop the cold classes (no index), which
 	 * cost only a scan to compile again; if that is not enough, start
 	 * over rather than evict one by one. */
@@ -1182,21 +1889,83 @@ static struct eclass *class_get(struct engine *e, const struct snapshot *s,
 		evict_cold(e);
 	if (e->class_bytes + k->bytes > e->class_bytes_max) {
 		flush_classes(e);
-		*seen = h;
 	} else if ((e->n_classes + 1) * 2 > e->table_mask + 1 && grow_classes(e) < 0) {
-		class_free(k);
-		return NULL;
+		class_free(e, k);
+		return -ENOMEM;
 	}
 	class_insert(e, k);
 	e->class_bytes += k->bytes;
-	return k;
+	return 0;
+}
+
+static struct eclass *class_find(struct engine *e, const struct pod_spec *pod,
+				 uint64_t h)
+{
+	for (uint32_t i = (uint32_t)h & e->table_mask; e->table[i] != NULL;
+	     i = (i + 1) & e->table_mask) {
+		struct eclass *k = e->table[i];
+		if (k->hash == h && pod_class_equal(&k->spec, pod))
+			return k;
+	}
+	return NULL;
+}
+
+/* The pod's class once its static results are in. Sets *first_sight and
+ * returns NULL the first time a spec is seen (the caller scans without a
+ * class), and while its class is still being compiled (the second sight
+ * queues it; pods give the queue a budget, engine_place). NULL without
+ * *first_sight: out of memory. */
+static struct eclass *class_get(struct engine *e, const struct snapshot *s,
+				const struct pod_spec *pod, bool *first_sight)
+{
+	*first_sight = false;
+	uint64_t h = pod_class_hash(pod);
+	struct eclass *k = class_find(e, pod, h);
+	if (k != NULL) {
+		if (k->phase == PHASE_STATIC) {
+			*first_sight = true;
+			return NULL;
+		}
+		e->stats.class_hits++;
+		return k;
+	}
+	uint64_t *seen = &e->seen[h & (SEEN_SLOTS - 1)];
+	*first_sight = true;
+	if (*seen != h) {
+		*seen = h;
+		return NULL;
+	}
+	e->stats.class_misses++;
+	k = class_new(e, s, pod, h);
+	if (k == NULL || class_add(e, k) < 0) {
+		*first_sight = false;
+		return NULL;
+	}
+	/* A spec that differs from a compiled class only in its requests
+	 * (a template's pod with extras, seen again) has that class's static
+	 * results: copied, not read again; its pods scan it from now on. */
+	struct eclass *base = e->by_static[pod_static_hash(pod) & (STATIC_SLOTS - 1)];
+	if (base != NULL && base != k && base->phase != PHASE_STATIC &&
+	    pod_static_equal(&base->spec, pod) && base->n_pos == k->n_pos) {
+		class_adopt(e, k, base->n_feasible, base->feasible, base->affinity_raw,
+			    base->taint_raw, base->static_diag, base->why);
+		e->stats.static_siblings++;
+		*first_sight = false;
+		e->stats.class_hits++;
+		return k;
+	}
+	pending_push(e, k);
+	return NULL;
 }
 
 static void shard_refresh(struct engine *e, const struct snapshot *s, uint32_t sh)
 {
 	struct shard_free *f = &e->shards[sh];
+	/* A resource no node of the shard has leaves nothing free: 0 is at
+	 * least every node's free amount (allocatable 0 less any use), so a
+	 * pod that requests it is skipped, rightly, without reading nodes. */
 	for (int r = 0; r < RES_MAX; r++)
-		f->max_free[r] = INT64_MIN;
+		f->max_free[r] = (f->live >> r) & 1 ? INT64_MIN : 0;
 	uint32_t end = (sh + 1) * SNAP_SHARD_SLOTS;
 	if (end > s->n_slots)
 		end = s->n_slots;
@@ -1204,7 +1973,8 @@ static void shard_refresh(struct engine *e, const struct snapshot *s, uint32_t s
 		if (!s->present[i])
 			continue;
 		const struct node_alloc *a = ledger_node(e->ledger, i);
-		for (int r = 0; r < RES_MAX; r++) {
+		for (unsigned live = f->live; live != 0; live &= live - 1) {
+			unsigned r = (unsigned)__builtin_ctz(live);
 			/* Relaxed: a hint; a stale value only skips less or more
 			 * than it could, and the commit re-checks. */
 			int64_t free_r = s->allocatable[r][i] -
@@ -1323,13 +2093,15 @@ static void place_indexed(struct engine *e, const struct snapshot *s,
 		diagnose_class(e, s, k);
 		return;
 	}
-	uint32_t n = k->n_feasible, p0 = first_at_or_after(k, p->start);
+	/* Positions are slots: the window starts at the start slot. */
+	uint32_t n = k->n_pos, p0 = p->start < n ? p->start : 0;
 	uint32_t lo[2] = {p0, 0}, hi[2] = {n, p0}, window = total;
 	if (total > p->want) {
 		window = p->want;
-		uint32_t before = class_index_count(x, 0, p0), after = total - before;
-		if (after >= p->want) {
-			hi[0] = class_index_select(x, before + p->want - 1) + 1;
+		uint32_t after;
+		uint32_t end = class_index_select_from(x, p0, p->want - 1, &after);
+		if (end != UINT32_MAX) {
+			hi[0] = end + 1;
 			hi[1] = 0;
 		} else {
 			hi[1] = class_index_select(x, p->want - after - 1) + 1;
@@ -1377,7 +2149,7 @@ static void place_indexed(struct engine *e, const struct snapshot *s,
 	uint32_t pos = class_index_find_tie(x, lo[0], hi[0], want, &pick);
 	if (pos == UINT32_MAX)
 		pos = class_index_find_tie(x, lo[1], hi[1], want, &pick);
-	out->slot = k->feasible[pos];
+	out->slot = pos;
 	out->score = best;
 	out->feasible = window;
 }
@@ -1427,7 +2199,20 @@ static int place_scan(struct engine *e, const struct snapshot *s,
 {
 	uint8_t requested[RES_MAX];
 	unsigned n_requested = requested_of(pod, requested);
-	shards_sync(e);
+	/* The pod's dynamic filters and scores, as a class's leaves (the
+	 * class's own when it is the class's pod). */
+	struct leaf_plan own;
+	const struct leaf_plan *lp = &k->plan;
+	if (pod != &k->spec && !pod_class_equal(pod, &k->spec)) {
+		leaf_plan_init(e, &own, pod);
+		lp = &own;
+	}
+	/* Shards whose most free node cannot hold the pod are skipped, but
+	 * for a fast plan: its leaf refuses a node in fewer instructions than
+	 * a shard's figures take to refresh. */
+	bool skip = !lp->fast;
+	if (skip)
+		shards_sync(e);
 	/* A shard is asked once per run of its slots: the last one skipped,
 	 * and the last one that may fit. */
 	uint32_t n = 0, skipped_shard = UINT32_MAX, fitting_shard = UINT32_MAX;
@@ -1438,7 +2223,7 @@ static int place_scan(struct engine *e, const struct snapshot *s,
 		uint32_t sh = slot / SNAP_SHARD_SLOTS;
 		if (sh == skipped_shard)
 			continue;
-		if (sh != fitting_shard) {
+		if (skip && sh != fitting_shard) {
 			if (shard_cannot_fit(e, s, sh, pod)) {
 				skipped_shard = sh;
 				e->stats.shards_skipped++;
@@ -1450,28 +2235,27 @@ static int place_scan(struct engine *e, const struct snapshot *s,
 		/* Order does not matter here: each only decides feasibility (the
 		 * reasons come from diagnose_scan() when nothing fits); the
 		 * cheap ones first. */
-		if (!fits(requested, n_requested, s, ledger_node(e->ledger, slot),
-			  pod, slot))
+		if (e->ip_on && (!fits(requested, n_requested, s,
+				       ledger_node(e->ledger, slot), pod, slot) ||
+				 interpod_filter(e->ip, s, slot) != 0))
 			continue;
-		if (e->ip_on && interpod_filter(e->ip, s, slot) != 0)
-			continue;
-		struct node_read nd;
-		read_node(e->ledger, s, slot, pod, reads_devices(e, pod), &nd);
-		if (pod->n_ports > 0 && !filter_ports(&e->ctx, pod, &nd.v))
-			continue;
-		if (devices_wanted(pod) &&
-		    devices_fit(&nd.v.spec->devices, &nd.dev, pod) != DEVICE_FITS)
+		int64_t d;
+		if (leaf_eval(e, s, lp, false, slot, &d) != 0)
 			continue;
 		e->slots[n] = slot;
 		struct candidate *cd = &e->cand[n++];
 		cd->slot = slot;
 		cd->raw[SCORE_AFFINITY] = k->affinity_raw ? k->affinity_raw[slot] : 0;
 		cd->raw[SCORE_TAINT] = k->taint_raw ? k->taint_raw[slot] : 0;
-		score_dynamic(e, p->sc, pod, &nd.v, p->skip_balanced, cd);
+		/* Set after PreScore (interpod_scores) when the rules apply. */
+		cd->raw[SCORE_SPREAD] = cd->raw[SCORE_INTER_POD] = 0;
+		cd->dyn = d;
 	}
 	if (n > 0 && e->ip_on && interpod_scores(e, s, pod, n) < 0)
 		return -ENOMEM;
-	if (n > 0)
+	if (n > 0 && !e->ip_on)
+		select_plain(e, pod, n, &p->rng, out);
+	else if (n > 0)
 		select_best(e, pod, n, &p->rng, NULL, out);
 	else
 		diagnose_scan(e, s, k, pod);
@@ -1498,18 +2282,27 @@ static int index_ready(struct engine *e, const struct snapshot *s,
 	uint64_t head = ledger_changes_head(e->ledger);
 	bool hot = k->last_use != LAST_USE_NEVER && head - k->last_use <= want;
 	k->last_use = head;
-	if (!hot)
+	if (!hot && !k->want_index)
 		return 0;
+	if (!k->want_index) {
+		k->want_index = true;
+		pending_push(e, k);
+	}
 	uint64_t builds = ip_index ? interpod_view_builds(k->ipv) : 0;
-	if (!k->index_tried) {
-		k->index_tried = true;
-		k->ix_ip = ip_index;
+	if (k->phase != PHASE_DONE) {
+		/* Leaves that hold the inter-pod filter read e->ip, which holds
+		 * this pod's PreFilter now only: built at once, as rare as
+		 * pods under inter-pod rules are. Others are built a budget at
+		 * a time (engine_work); until then the class scans. */
+		if (!ip_index)
+			return 0;
+		int64_t all = INT64_MAX;
+		int rc = class_work(e, s, k, &all);
+		if (rc < 0)
+			return rc;
 		k->ix_builds = builds;
-		size_t before = k->bytes;
-		if (index_compile(e, s, k) < 0)
-			return -ENOMEM;
-		e->class_bytes += k->bytes - before;
-	} else if (k->indexed && (k->ix_ip != ip_index || k->ix_builds != builds)) {
+	}
+	if (k->indexed && (k->ix_ip != ip_index || k->ix_builds != builds)) {
 		k->ix_ip = ip_index;
 		k->ix_builds = builds;
 		index_rebuild(e, s, k);
@@ -1549,11 +2342,10 @@ static int place_scan_leaves(struct engine *e, const struct snapshot *s,
 	uint32_t refused[256] = {0}; /* by inter-pod reason code */
 	uint32_t j = nf ? first_at_or_after(k, p->start) : 0;
 	for (uint32_t visited = 0; visited < nf && n < p->want; visited++) {
-		uint32_t pos = j;
+		uint32_t slot = k->feasible[j];
 		j = j + 1 == nf ? 0 : j + 1;
-		if (k->mask[pos] != 0)
+		if (k->mask[slot] != 0)
 			continue;
-		uint32_t slot = k->feasible[pos];
 		uint8_t code = interpod_filter(e->ip, s, slot);
 		if (code != 0) {
 			refused[code]++;
@@ -1565,7 +2357,7 @@ static int place_scan_leaves(struct engine *e, const struct snapshot *s,
 		cd->slot = slot;
 		cd->raw[SCORE_AFFINITY] = k->affinity_raw ? k->affinity_raw[slot] : 0;
 		cd->raw[SCORE_TAINT] = k->taint_raw ? k->taint_raw[slot] : 0;
-		cd->dyn = class_index_leaf(&k->ix, pos, k->group[pos]);
+		cd->dyn = class_index_leaf(&k->ix, slot, k->group[slot]);
 	}
 	e->stats.interpod_leaf_scans++;
 	if (n > 0) {
@@ -1660,6 +2452,247 @@ static int place_interpod(struct engine *e, const struct snapshot *s,
 	return place_scan(e, s, k, pod, &p, out);
 }
 
+/* --- node events, node by node ------------------------------------------------ */
+
+/* Drops class k's index (the class scans; one wanted is built again, a
+ * budget at a time): a node event it cannot follow in place. */
+static void index_drop(struct engine *e, struct eclass *k)
+{
+	size_t freed = class_index_bytes(&k->ix);
+	if (k->group != NULL) {
+		size_t n = k->n_pos ? k->n_pos : 1;
+		freed += n * (1 + sizeof(*k->mask)) + (k->n_pos / 64 + 1) * sizeof(*k->member);
+	}
+	class_index_free(&k->ix);
+	free(k->group);
+	free(k->mask);
+	free(k->member);
+	k->group = NULL;
+	k->mask = NULL;
+	k->member = NULL;
+	shape_release(e, k->shape);
+	k->shape = NULL;
+	k->indexed = false;
+	/* Built again a budget at a time, between other pods: without the
+	 * inter-pod filter, which only a pod of this class can read; its next
+	 * such pod puts it back (index_ready). */
+	k->ix_ip = false;
+	k->ix_builds = 0;
+	k->bytes -= freed;
+	e->class_bytes -= freed;
+	k->phase = PHASE_SCAN;
+	k->cursor = 0;
+	if (k->want_index)
+		pending_push(e, k);
+}
+
+/* Slot `slot` of class k's sorted feasible list: its index, or where it
+ * would go. */
+static uint32_t feasible_find(const struct eclass *k, uint32_t slot)
+{
+	uint32_t lo = 0, hi = k->n_feasible;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (k->feasible[mid] < slot)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* The group of static raw scores (t, a) in class k's index, or -1 when
+ * the index has no room for another. */
+static int index_group(struct eclass *k, int32_t t, int32_t a)
+{
+	for (unsigned g = 0; g < k->n_groups; g++)
+		if (k->group_taint[g] == t && k->group_aff[g] == a)
+			return (int)g;
+	if (k->n_groups >= k->ix.groups)
+		return -1;
+	k->group_taint[k->n_groups] = t;
+	k->group_aff[k->n_groups] = a;
+	return (int)k->n_groups++;
+}
+
+/* The node in `slot` changed (added, updated, removed, cordoned): class
+ * k's static results (feasible list, raw scores, reasons) and its index
+ * follow, from that node alone. The class's shape has re-read the slot
+ * already (sync_generation). */
+static void class_node_changed(struct engine *e, const struct snapshot *s,
+			       struct eclass *k, uint32_t slot)
+{
+	if (k->phase == PHASE_STATIC && slot >= k->cursor)
+		return; /* read with this snapshot when its turn comes */
+	const struct score_config *sc = sc_of(e, &k->spec);
+	uint32_t at = feasible_find(k, slot);
+	bool was = at < k->n_feasible && k->feasible[at] == slot, now = false;
+	if (k->why[slot].code != 0)
+		diagnosis_sub(k->static_diag, &k->why[slot]);
+	k->why[slot] = (struct reason){0};
+	struct reason why;
+	if (s->present[slot]) {
+		if (static_feasible(&e->ctx, sc, s, &k->spec, slot, &why)) {
+			now = true;
+		} else {
+			diagnosis_add(k->static_diag, &why);
+			k->why[slot] = why;
+		}
+	}
+	if (now) {
+		struct candidate cd;
+		score_static(&e->ctx, sc, k->affinity_raw != NULL, &k->spec,
+			     &s->nodes[slot], &cd);
+		if (k->affinity_raw != NULL)
+			k->affinity_raw[slot] = (int32_t)cd.raw[SCORE_AFFINITY];
+		if (k->taint_raw != NULL)
+			k->taint_raw[slot] = (int32_t)cd.raw[SCORE_TAINT];
+	}
+	if (was && !now) {
+		memmove(&k->feasible[at], &k->feasible[at + 1],
+			(k->n_feasible - at - 1) * sizeof(*k->feasible));
+		k->n_feasible--;
+	} else if (!was && now) {
+		memmove(&k->feasible[at + 1], &k->feasible[at],
+			(k->n_feasible - at) * sizeof(*k->feasible));
+		k->feasible[at] = slot;
+		k->n_feasible++;
+	}
+	/* Inter-pod rules: which feasible slots have the spread keys, asked
+	 * again at the next pod. */
+	k->ip_keys = 0;
+	if (k->phase == PHASE_STATIC || k->phase == PHASE_SCAN ||
+	    (k->phase == PHASE_DONE && !k->indexed))
+		return;
+	if (k->phase != PHASE_DONE || k->ix_ip) {
+		/* An index being built, or leaves holding the inter-pod filter
+		 * (which read the pod's PreFilter): built again. */
+		index_drop(e, k);
+		return;
+	}
+	bool member = class_member(k, slot);
+	if (member && !now) {
+		mask_count(k, k->mask[slot], -1);
+		class_index_update(&k->ix, slot, k->group[slot], false, 0);
+		k->mask[slot] = 0;
+		k->member[slot / 64] &= ~(UINT64_C(1) << (slot % 64));
+		return;
+	}
+	if (!now)
+		return;
+	int g = index_group(k, k->taint_raw ? k->taint_raw[slot] : 0,
+			    k->affinity_raw ? k->affinity_raw[slot] : 0);
+	if (g < 0) { /* more groups than the index has: built again */
+		index_drop(e, k);
+		return;
+	}
+	if (member) {
+		mask_count(k, k->mask[slot], -1);
+		if ((unsigned)g != k->group[slot])
+			class_index_update(&k->ix, slot, k->group[slot], false, 0);
+	}
+	uint32_t m;
+	int64_t d = 0;
+	if (from_shape(k)) {
+		struct shape *sh = k->shape;
+		/* The shape evaluates only the slots its classes hold. */
+		if (!((sh->member[slot / 64] >> (slot % 64)) & 1)) {
+			int64_t sd = 0;
+			sh->member[slot / 64] |= UINT64_C(1) << (slot % 64);
+			uint32_t sm = leaf_eval(e, s, &sh->plan, false, slot, &sd);
+			shape_store(sh, slot, sm, sd);
+			e->stats.shape_evals++;
+		}
+		m = k->shape->mask[slot];
+		d = k->shape->d[slot];
+	} else {
+		m = leaf_eval(e, s, &k->plan, false, slot, &d);
+	}
+	k->group[slot] = (uint8_t)g;
+	k->mask[slot] = m;
+	mask_count(k, m, +1);
+	k->member[slot / 64] |= UINT64_C(1) << (slot % 64);
+	class_index_update(&k->ix, slot, (unsigned)g, m == 0, (int32_t)d);
+}
+
+/* The node in `slot` changed: a shape that holds the slot reads it again
+ * (its classes replay the ring; one whose static results refuse the slot
+ * now ignores it). */
+static void shape_node_changed(struct engine *e, const struct snapshot *s,
+			       struct shape *sh, uint32_t slot)
+{
+	if (slot >= sh->n_slots || !((sh->member[slot / 64] >> (slot % 64)) & 1))
+		return;
+	int64_t d = 0;
+	uint32_t m = leaf_eval(e, s, &sh->plan, false, slot, &d);
+	e->stats.shape_evals++;
+	if (m == sh->mask[slot] && (m != 0 || (int32_t)d == sh->d[slot]))
+		return;
+	shape_store(sh, slot, m, d);
+	sh->ring[sh->head++ & (SHAPE_RING - 1)] = slot;
+}
+
+static int sync_generation(struct engine *e, const struct snapshot *s)
+{
+	if (s->generation == e->generation)
+		return 0;
+	int n = -1;
+	if (e->generation != 0 && s->n_slots == e->n_slots && s->n_shards == e->n_shards)
+		n = cluster_changed_slots(e->cluster, e->generation, s->generation,
+					  e->changed, CLUSTER_SPEC_LOG);
+	/* The device scores' scale is the largest node's, and the GPU
+	 * models' reservation reads each model's capacity: where either
+	 * moved, every such leaf moved too. */
+	int64_t cpu_max = 0, gpu_max = 0;
+	if (n >= 0) {
+		struct frag_models models;
+		frag_models_reset(&models);
+		for (uint32_t i = 0; i < s->n_slots; i++) {
+			if (!s->present[i])
+				continue;
+			const struct node_spec *node = &s->nodes[i];
+			frag_models_add(&models, node->devices.gpu_model,
+					node->devices.n_gpus);
+			if (s->allocatable[RES_CPU][i] > cpu_max)
+				cpu_max = s->allocatable[RES_CPU][i];
+			int64_t g = (int64_t)node->devices.n_gpus * GPU_MILLI_PER_DEVICE;
+			if (g > gpu_max)
+				gpu_max = g;
+		}
+		if (cpu_max != e->cpu_max || gpu_max != e->gpu_max ||
+		    models.n != e->models.n ||
+		    memcmp(models.model, e->models.model,
+			   models.n * sizeof(models.model[0])) != 0 ||
+		    memcmp(models.capacity, e->models.capacity,
+			   models.n * sizeof(models.capacity[0])) != 0)
+			n = -1;
+	}
+	if (n < 0)
+		return sync_flush(e, s);
+	e->generation = s->generation;
+	for (int i = 0; i < n; i++) {
+		uint32_t slot = e->changed[i], sh = slot / SNAP_SHARD_SLOTS;
+		if (slot >= s->n_slots)
+			continue;
+		/* Its shard's figures, and its fragmentation, read again. */
+		e->shards[sh].dirty = true;
+		e->shards[sh].live = 0;
+		for (int r = 0; r < RES_MAX; r++)
+			if (s->shards[sh].max_allocatable[r] > 0)
+				e->shards[sh].live |= (uint16_t)(1u << r);
+		/* Its fragmentation read again; the stamp moves on (not back
+		 * to 0), so no growth_memo entry of the old node matches. */
+		e->before[slot] = (struct frag_before){.stamp = e->before[slot].stamp};
+		for (struct shape *shp = e->shapes; shp != NULL; shp = shp->next)
+			shape_node_changed(e, s, shp, slot);
+		for (uint32_t t = 0; t <= e->table_mask; t++)
+			if (e->table[t] != NULL)
+				class_node_changed(e, s, e->table[t], slot);
+		e->stats.node_changes++;
+	}
+	return 0;
+}
+
 int engine_place(struct engine *e, const struct pod_spec *pod, uint64_t seq,
 		 struct placement *out)
 {
@@ -1677,7 +2710,118 @@ int engine_place(struct engine *e, const struct pod_spec *pod, uint64_t seq,
 		       : place_fast(e, s, pod, seq, out);
 	if (rc == 0)
 		assign_devices(e, s, pod, out);
+	/* Then a bounded share of the compiles waiting (the pod's answer is
+	 * made; this only delays its delivery, by a bounded amount). */
+	if (rc == 0 && e->pending != NULL)
+		rc = engine_work(e, s, (int64_t)e->pod_budget);
 	return rc;
+}
+
+struct class_static {
+	uint64_t generation;    /* of the snapshot it was read from */
+	uint32_t n_slots;
+	uint32_t n_feasible;
+	uint32_t *feasible;     /* [n_slots] */
+	int32_t *affinity_raw;  /* [n_slots] or NULL when not scored */
+	int32_t *taint_raw;     /* [n_slots] or NULL when not scored */
+	struct reason *why;     /* [n_slots] as eclass.why */
+	struct diagnosis diag;
+};
+
+void engine_static_free(struct class_static *cs)
+{
+	if (cs == NULL)
+		return;
+	free(cs->feasible);
+	free(cs->affinity_raw);
+	free(cs->taint_raw);
+	free(cs->why);
+	free(cs);
+}
+
+struct class_static *engine_static_compile(const struct snapshot *s,
+					   const struct plugin_ctx *ctx,
+					   const struct sched_config *cfg,
+					   const struct pod_spec *pod)
+{
+	if (pod->profile >= cfg->n_profiles) {
+		errno = EINVAL;
+		return NULL;
+	}
+	const struct score_config *sc = &cfg->profiles[pod->profile].score;
+	struct class_static *cs = calloc(1, sizeof(*cs));
+	if (cs == NULL)
+		return NULL;
+	size_t n = s->n_slots ? s->n_slots : 1;
+	cs->generation = s->generation;
+	cs->n_slots = s->n_slots;
+	cs->feasible = malloc(n * sizeof(*cs->feasible));
+	cs->why = calloc(n, sizeof(*cs->why));
+	if (affinity_scored(sc, pod))
+		cs->affinity_raw = calloc(n, sizeof(*cs->affinity_raw));
+	if (sc->weight_taint > 0)
+		cs->taint_raw = calloc(n, sizeof(*cs->taint_raw));
+	if (cs->feasible == NULL || cs->why == NULL ||
+	    (affinity_scored(sc, pod) && cs->affinity_raw == NULL) ||
+	    (sc->weight_taint > 0 && cs->taint_raw == NULL)) {
+		engine_static_free(cs);
+		errno = ENOMEM;
+		return NULL;
+	}
+	diagnosis_reset(&cs->diag);
+	for (uint32_t i = 0; i < s->n_slots; i++)
+		static_slot(ctx, sc, s, pod, i, cs->feasible, &cs->n_feasible,
+			    cs->affinity_raw, cs->taint_raw, &cs->diag, cs->why);
+	return cs;
+}
+
+int engine_prepare(struct engine *e, const struct pod_spec *pod,
+		   const struct class_static *cs)
+{
+	if (!profile_ok(e, pod))
+		return -EINVAL;
+	const struct snapshot *s = cluster_snapshot(e->cluster);
+	if (sync_generation(e, s) < 0)
+		return -ENOMEM;
+	uint64_t h = pod_class_hash(pod);
+	struct eclass *k = class_find(e, pod, h);
+	if (k == NULL) {
+		k = class_new(e, s, pod, h);
+		if (k == NULL || class_add(e, k) < 0)
+			return -ENOMEM;
+	}
+	/* Read for this snapshot, with this class's scores: taken as they
+	 * are (a node event since: compiled here, a budget at a time). */
+	if (cs != NULL && k->phase == PHASE_STATIC && k->cursor == 0 &&
+	    cs->generation == s->generation && cs->n_slots == k->n_pos &&
+	    (cs->affinity_raw != NULL) == (k->affinity_raw != NULL) &&
+	    (cs->taint_raw != NULL) == (k->taint_raw != NULL)) {
+		class_adopt(e, k, cs->n_feasible, cs->feasible, cs->affinity_raw,
+			    cs->taint_raw, &cs->diag, cs->why);
+		e->stats.static_adopted++;
+	}
+	if (!k->want_index) {
+		k->want_index = true;
+		e->stats.prepared++;
+	}
+	if (!class_settled(k))
+		pending_push(e, k);
+	return 0;
+}
+
+bool engine_idle(struct engine *e)
+{
+	if (e->pending == NULL)
+		return false;
+	const struct snapshot *s = cluster_snapshot(e->cluster);
+	if (sync_generation(e, s) < 0 || engine_work(e, s, ENGINE_IDLE_BUDGET) < 0)
+		return false;
+	return e->pending != NULL;
+}
+
+void engine_set_compile_budget(struct engine *e, uint64_t per_pod)
+{
+	e->pod_budget = per_pod > INT64_MAX ? INT64_MAX : per_pod;
 }
 
 int engine_assign_devices(struct engine *e, const struct pod_spec *pod,

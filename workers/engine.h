@@ -48,6 +48,7 @@
 #include "workers/score_config.h"
 
 struct engine;
+struct class_static;
 
 
 /* struct placement's devices when the devices it chose were taken between
@@ -85,6 +86,15 @@ struct engine_stats {
 	uint64_t indexed_pods;   /* placed through a class index */
 	uint64_t index_updates;  /* leaves re-read from the change log */
 	uint64_t index_rebuilds; /* whole indexes re-read */
+	uint64_t shapes;         /* request shapes made (shared leaf results) */
+	uint64_t shape_shares;   /* classes that joined a shape made before */
+	uint64_t shape_evals;    /* nodes evaluated by shapes */
+	uint64_t shape_rebuilds; /* whole shapes re-read */
+	uint64_t prepared;       /* classes queued by engine_prepare() */
+	uint64_t static_adopted; /* ... whose static results came with them */
+	uint64_t node_changes;   /* changed nodes followed one by one (no flush) */
+	uint64_t static_siblings; /* classes whose static results were copied
+				   * from a class that differs only in requests */
 	uint64_t interpod_pods;  /* placed under inter-pod rules */
 	uint64_t interpod_viewed; /* ... of them through a class's view */
 	uint64_t interpod_uniform; /* ... of those, where the rules changed
@@ -139,6 +149,38 @@ bool engine_interpod_applies(struct engine *e, const struct pod_spec *pod);
  * -ENOMEM. For the resolver's check after a commit. */
 int engine_interpod_allows(struct engine *e, const struct pod_spec *pod,
 			   uint32_t slot);
+
+/* Compiling a class (its static filters and scores over every node, then
+ * its index) is never done on a pod's path whole: a class waits in a
+ * queue, and each call of engine_place() spends a bounded budget on the
+ * queue after placing its pod (about 20,000 instructions; 0 spends none,
+ * UINT64_MAX compiles at once), as does each call of engine_idle(); until
+ * its class is compiled a pod is placed by a scan, with the same answer.
+ *
+ * engine_prepare() queues the class of `pod` (a registered template's:
+ * ingest/producers.c) to be compiled and indexed as soon as there is
+ * time, so its pods find it ready; with `cs` (engine_static_compile, for
+ * the engine's snapshot) its static results are taken from there. Returns 0, -EINVAL (pod->profile is not
+ * the configuration's) or -ENOMEM. engine_idle() spends an idle worker's
+ * budget (about 200,000 instructions) on the queue; returns whether work
+ * is left. engine_set_compile_budget() sets the budget of each pod. */
+int engine_prepare(struct engine *e, const struct pod_spec *pod,
+		   const struct class_static *cs);
+
+/* A class's static results (its static filters and scores over every node
+ * of `s`, and the reasons of the nodes they refuse), read by any thread
+ * that may read `s` (the control thread, when a template is registered:
+ * ingest/producers.c), so that engine_prepare() of the same pod, while
+ * `s` is the engine's snapshot, takes them instead of reading them on the
+ * worker. NULL with errno EINVAL (pod->profile is not one of cfg's) or
+ * ENOMEM. Immutable once made: any thread may read it. */
+struct class_static *engine_static_compile(const struct snapshot *s,
+					   const struct plugin_ctx *ctx,
+					   const struct sched_config *cfg,
+					   const struct pod_spec *pod);
+void engine_static_free(struct class_static *cs);
+bool engine_idle(struct engine *e);
+void engine_set_compile_budget(struct engine *e, uint64_t per_pod);
 
 /* kube-scheduler's message for the last unschedulable placement:
  * "0/N nodes are available: ...". Returns snprintf's result. */

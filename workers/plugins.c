@@ -547,31 +547,49 @@ int64_t score_gpu_frag_of_growth(int64_t growth, uint64_t mix_total)
 	return (int64_t)(100.0 * SCORE_FINE / (1.0 + exp(-x)) + 0.5);
 }
 
-/* resource_allocation.go calculateResourceAllocatableRequest: the node's
- * allocatable and the requested total with this pod, or false to leave the
- * resource out (allocatable 0, "pods", or a named resource the pod does not
- * request). `nonzero` picks the 100m / 200Mi stand-ins for cpu and memory,
- * as NodeResourcesFit does and BalancedAllocation does not. */
-static bool alloc_request(const struct pod_spec *pod, const struct node_view *node,
-			  unsigned res, bool nonzero, int64_t *alloc, int64_t *req)
+/* resource_allocation.go calculateResourceAllocatableRequest, split in
+ * two: what depends on the pod alone (score_plan_init) and what on the
+ * node (score_plan_fit, score_plan_balanced). A resource is left out
+ * ((0, 0)) when it is not one the scorers know ("pods", past RES_MAX),
+ * when it is a named resource the pod does not request, or when the
+ * node's allocatable is 0. `nonzero` picks the 100m / 200Mi stand-ins for
+ * cpu and memory, as NodeResourcesFit does and BalancedAllocation does
+ * not. */
+static bool plan_entry(const struct pod_spec *pod, unsigned res, bool nonzero,
+		       struct score_plan_res *out)
 {
 	if (res >= RES_MAX || res == RES_PODS)
-		return false; /* not a resource the scorers know: (0, 0) */
-	int64_t pod_req = pod->request.v[res];
-	int64_t node_req = node->used->v[res];
-
+		return false;
+	out->res = (uint8_t)res;
+	out->used = SCORE_USED_ACTUAL;
+	out->pod = pod->request.v[res];
 	if (nonzero && res == RES_CPU) {
-		pod_req = pod->nonzero_cpu_milli;
-		node_req = node->used_nonzero_cpu_milli;
+		out->pod = pod->nonzero_cpu_milli;
+		out->used = SCORE_USED_NONZERO_CPU;
 	} else if (nonzero && res == RES_MEMORY) {
-		pod_req = pod->nonzero_mem_bytes;
-		node_req = node->used_nonzero_mem_bytes;
-	} else if (res >= RES_FIRST_NAMED && pod_req == 0) {
+		out->pod = pod->nonzero_mem_bytes;
+		out->used = SCORE_USED_NONZERO_MEM;
+	} else if (res >= RES_FIRST_NAMED && out->pod == 0) {
 		return false; /* a scalar the pod does not ask for is bypassed */
 	}
-	*alloc = node->spec->allocatable.v[res];
-	*req = node_req + pod_req;
-	return *alloc != 0;
+	return true;
+}
+
+void score_plan_init(struct score_plan *p, const struct score_config *cfg,
+		     const struct pod_spec *pod)
+{
+	memset(p, 0, sizeof(*p));
+	p->cfg = cfg;
+	for (unsigned i = 0; i < cfg->n_fit_resources && i < RES_MAX; i++)
+		if (plan_entry(pod, cfg->fit_resources[i].resource, true,
+			       &p->fit[p->n_fit])) {
+			p->fit[p->n_fit].weight = cfg->fit_resources[i].weight;
+			p->n_fit++;
+		}
+	for (unsigned i = 0; i < cfg->n_balanced_resources && i < RES_MAX; i++)
+		if (plan_entry(pod, cfg->balanced_resources[i].resource, false,
+			       &p->balanced[p->n_balanced]))
+			p->n_balanced++;
 }
 
 int64_t score_shape(const struct shape_point *shape, unsigned n, int64_t p)
@@ -613,21 +631,19 @@ static int64_t round_div(int64_t a, int64_t b)
 /* RequestedToCapacityRatio: each resource's utilization through the shape;
  * an overcommitted resource scores as full; one scoring 0 counts in
  * neither sum; the mean rounds half away from zero (math.Round). */
-static int64_t score_requested_to_capacity(const struct score_config *cfg,
-					   const struct pod_spec *pod,
-					   const struct node_view *node)
+int64_t score_plan_rtcr(const struct score_plan *p, const struct node_view *node)
 {
+	const struct score_config *cfg = p->cfg;
 	int64_t node_score = 0, weight_sum = 0;
-	for (unsigned i = 0; i < cfg->n_fit_resources && i < RES_MAX; i++) {
+	for (unsigned i = 0; i < p->n_fit; i++) {
 		int64_t alloc, req;
-		if (!alloc_request(pod, node, cfg->fit_resources[i].resource, true,
-				   &alloc, &req))
+		if (!score_plan_node(&p->fit[i], node, &alloc, &req))
 			continue;
 		int64_t s = score_shape(cfg->shape, cfg->n_shape,
 					req > alloc ? 100 : scaled_utilization(req, alloc));
 		if (s <= 0)
 			continue;
-		int64_t w = cfg->fit_resources[i].weight;
+		int64_t w = p->fit[i].weight;
 		node_score += s * w;
 		weight_sum += w;
 	}
@@ -637,25 +653,9 @@ static int64_t score_requested_to_capacity(const struct score_config *cfg,
 int64_t score_fit(const struct score_config *cfg, const struct pod_spec *pod,
 		  const struct node_view *node)
 {
-	if (cfg->fit_strategy == FIT_REQUESTED_TO_CAPACITY_RATIO)
-		return score_requested_to_capacity(cfg, pod, node);
-	bool most = cfg->fit_strategy == FIT_MOST_ALLOCATED;
-	int64_t node_score = 0, weight_sum = 0;
-
-	for (unsigned i = 0; i < cfg->n_fit_resources && i < RES_MAX; i++) {
-		int64_t alloc, req, s;
-		if (!alloc_request(pod, node, cfg->fit_resources[i].resource, true,
-				   &alloc, &req))
-			continue;
-		if (most) /* mostRequestedScore: request capped at capacity */
-			s = (req > alloc ? alloc : req) * MAX_NODE_SCORE / alloc;
-		else /* leastRequestedScore: overcommitted scores 0 */
-			s = req > alloc ? 0 : (alloc - req) * MAX_NODE_SCORE / alloc;
-		int64_t w = cfg->fit_resources[i].weight;
-		node_score += s * w;
-		weight_sum += w;
-	}
-	return weight_sum == 0 ? 0 : node_score / weight_sum;
+	struct score_plan p;
+	score_plan_init(&p, cfg, pod);
+	return score_plan_fit(&p, node);
 }
 
 /* Correctly rounded square root, as Go's math.Sqrt, without pulling libm
@@ -669,43 +669,26 @@ static double sqrt_exact(double x)
 #endif
 }
 
+double score_balanced_std(const double *frac, unsigned n, double total)
+{
+	/* The population standard deviation: same operations, same order as
+	 * Go's. */
+	double mean = total / (double)n;
+	double sum = 0;
+	for (unsigned i = 0; i < n; i++) {
+		double d = frac[i] - mean;
+		double sq = d * d;
+		sum = sum + sq;
+	}
+	return sqrt_exact(sum / (double)n);
+}
+
 int64_t score_balanced(const struct score_config *cfg, const struct pod_spec *pod,
 		       const struct node_view *node)
 {
-	double frac[RES_MAX];
-	double total = 0;
-	unsigned n = 0;
-
-	for (unsigned i = 0; i < cfg->n_balanced_resources && i < RES_MAX; i++) {
-		int64_t alloc, req;
-		if (!alloc_request(pod, node, cfg->balanced_resources[i].resource, false,
-				   &alloc, &req))
-			continue;
-		double f = (double)req / (double)alloc;
-		if (f > 1)
-			f = 1;
-		total += f;
-		frac[n++] = f;
-	}
-
-	/* Two resources (the default): |f0 - f1| / 2; more: the population
-	 * standard deviation; fewer: 0. Same operations, same order as Go. */
-	double std = 0;
-	if (n == 2) {
-		std = (frac[0] - frac[1]) / 2;
-		if (std < 0)
-			std = -std;
-	} else if (n > 2) {
-		double mean = total / (double)n;
-		double sum = 0;
-		for (unsigned i = 0; i < n; i++) {
-			double d = frac[i] - mean;
-			double sq = d * d;
-			sum = sum + sq;
-		}
-		std = sqrt_exact(sum / (double)n);
-	}
-	return (int64_t)((1 - std) * (double)MAX_NODE_SCORE);
+	struct score_plan p;
+	score_plan_init(&p, cfg, pod);
+	return score_plan_balanced(&p, node);
 }
 
 bool score_balanced_skips(const struct score_config *cfg, const struct pod_spec *pod)

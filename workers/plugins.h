@@ -173,6 +173,115 @@ int reason_format(const struct plugin_ctx *ctx, const struct reason *r, char *bu
 
 #define MAX_NODE_SCORE 100 /* framework.MaxNodeScore */
 
+/* NodeResourcesFit's and BalancedAllocation's scores of one pod under one
+ * profile, with what depends on the pod alone worked out once
+ * (resource_allocation.go calculateResourceAllocatableRequest's pod side):
+ * per scored resource, the pod's request (with or without the stand-ins)
+ * and which of the node's used counters it adds to. score_fit() and
+ * score_balanced() are a plan made and used once; a caller that scores
+ * one pod against many nodes makes the plan once. */
+enum score_used {
+	SCORE_USED_ACTUAL = 0,      /* node->used->v[res] */
+	SCORE_USED_NONZERO_CPU = 1, /* node->used_nonzero_cpu_milli */
+	SCORE_USED_NONZERO_MEM = 2, /* node->used_nonzero_mem_bytes */
+};
+
+struct score_plan_res {
+	uint8_t res;   /* enum res_index */
+	uint8_t used;  /* enum score_used */
+	int64_t pod;   /* the pod's request of it */
+	int64_t weight;
+};
+
+struct score_plan {
+	const struct score_config *cfg; /* the profile's: strategy and shape */
+	uint8_t n_fit, n_balanced;
+	struct score_plan_res fit[RES_MAX];
+	struct score_plan_res balanced[RES_MAX];
+};
+
+void score_plan_init(struct score_plan *p, const struct score_config *cfg,
+		     const struct pod_spec *pod);
+
+/* The node's side (calculateResourceAllocatableRequest): its allocatable
+ * of the entry's resource and the requested total with the pod, or false
+ * to leave the resource out (allocatable 0). */
+static inline bool score_plan_node(const struct score_plan_res *e,
+				   const struct node_view *node, int64_t *alloc,
+				   int64_t *req)
+{
+	int64_t used = e->used == SCORE_USED_NONZERO_CPU ? node->used_nonzero_cpu_milli
+		     : e->used == SCORE_USED_NONZERO_MEM ? node->used_nonzero_mem_bytes
+							 : node->used->v[e->res];
+	*alloc = node->spec->allocatable.v[e->res];
+	*req = used + e->pod;
+	return *alloc != 0;
+}
+
+/* RequestedToCapacityRatio's score (plugins.c), and the population
+ * standard deviation BalancedAllocation takes of more than two fractions:
+ * the rarer paths of the two inline scores below. */
+int64_t score_plan_rtcr(const struct score_plan *p, const struct node_view *node);
+double score_balanced_std(const double *frac, unsigned n, double total);
+
+/* NodeResourcesFit's score of the plan's pod on `node`: least_allocated.go,
+ * most_allocated.go (inline: a leaf or a scan asks it of every node), or
+ * RequestedToCapacityRatio. */
+static inline int64_t score_plan_fit(const struct score_plan *p,
+				     const struct node_view *node)
+{
+	if (p->cfg->fit_strategy == FIT_REQUESTED_TO_CAPACITY_RATIO)
+		return score_plan_rtcr(p, node);
+	bool most = p->cfg->fit_strategy == FIT_MOST_ALLOCATED;
+	int64_t node_score = 0, weight_sum = 0;
+
+	for (unsigned i = 0; i < p->n_fit; i++) {
+		int64_t alloc, req, s;
+		if (!score_plan_node(&p->fit[i], node, &alloc, &req))
+			continue;
+		if (most) /* mostRequestedScore: request capped at capacity */
+			s = (req > alloc ? alloc : req) * MAX_NODE_SCORE / alloc;
+		else /* leastRequestedScore: overcommitted scores 0 */
+			s = req > alloc ? 0 : (alloc - req) * MAX_NODE_SCORE / alloc;
+		int64_t w = p->fit[i].weight;
+		node_score += s * w;
+		weight_sum += w;
+	}
+	return weight_sum == 0 ? 0 : node_score / weight_sum;
+}
+
+/* BalancedAllocation's score of the plan's pod on `node`
+ * (balanced_allocation.go, with actual requests): each resource's
+ * fraction capped at 1; two resources (the default): |f0 - f1| / 2;
+ * more: the population standard deviation; fewer: 0. */
+static inline int64_t score_plan_balanced(const struct score_plan *p,
+					  const struct node_view *node)
+{
+	double frac[RES_MAX];
+	double total = 0;
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < p->n_balanced; i++) {
+		int64_t alloc, req;
+		if (!score_plan_node(&p->balanced[i], node, &alloc, &req))
+			continue;
+		double f = (double)req / (double)alloc;
+		if (f > 1)
+			f = 1;
+		total += f;
+		frac[n++] = f;
+	}
+	double std = 0;
+	if (n == 2) {
+		std = (frac[0] - frac[1]) / 2;
+		if (std < 0)
+			std = -std;
+	} else if (n > 2) {
+		std = score_balanced_std(frac, n, total);
+	}
+	return (int64_t)((1 - std) * (double)MAX_NODE_SCORE);
+}
+
 /* noderesources/least_allocated.go, most_allocated.go and
  * requested_to_capacity_ratio.go through resource_allocation.go: the
  * configured strategy and resource weights, with non-zero (stand-in)

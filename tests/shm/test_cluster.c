@@ -287,6 +287,64 @@ static void test_bad_batches_change_nothing(void **state)
 	assert_int_equal(s->present[old_slot], 0);
 }
 
+/* cluster_changed_slots: the slots each publish changed, between any two
+ * generations within the log; -1 where it cannot say. */
+static void test_changed_slots(void **state)
+{
+	(void)state;
+	struct fix f = {.strings = intern_create()};
+	res_names_init(&f.res);
+	f.c = cluster_create(f.strings, 8);
+	uint32_t out[4096];
+	char err[256], name[16];
+	/* Generation 1: empty; since then nothing. */
+	assert_int_equal(cluster_changed_slots(f.c, 1, 1, out, 4096), 0);
+	struct node_event ev[8];
+	for (int i = 0; i < 3; i++) {
+		snprintf(name, sizeof(name), "n%d", i);
+		ev[i] = add_event(&f, name, 1000);
+	}
+	assert_int_equal(cluster_apply(f.c, ev, 3, err, sizeof(err)), 0); /* gen 2 */
+	assert_int_equal(cluster_changed_slots(f.c, 1, 2, out, 4096), 3);
+	ev[0] = named_event(&f, NODE_EVENT_CORDON, "n1");
+	assert_int_equal(cluster_apply(f.c, ev, 1, err, sizeof(err)), 0); /* gen 3 */
+	ev[0] = named_event(&f, NODE_EVENT_REMOVE, "n2");
+	assert_int_equal(cluster_apply(f.c, ev, 1, err, sizeof(err)), 0); /* gen 4 */
+	int64_t s1 = cluster_slot_of(f.c, id(&f, "n1"));
+	assert_int_equal(cluster_changed_slots(f.c, 3, 4, out, 4096), 1);
+	assert_int_equal(cluster_changed_slots(f.c, 2, 4, out, 4096), 2);
+	assert_int_equal(out[1], (uint32_t)s1); /* newest first */
+	/* Asked up to an older generation than the newest: later ones are
+	 * left out. */
+	assert_int_equal(cluster_changed_slots(f.c, 2, 3, out, 4096), 1);
+	assert_int_equal(out[0], (uint32_t)s1);
+	/* Too many for `max`. */
+	assert_int_equal(cluster_changed_slots(f.c, 1, 4, out, 2), -1);
+	/* Enough publishes to pass half the log: the oldest cannot be said. */
+	for (int i = 0; i < 2100; i++) {
+		ev[0] = named_event(&f, i % 2 ? NODE_EVENT_UNCORDON : NODE_EVENT_CORDON, "n0");
+		assert_int_equal(cluster_apply(f.c, ev, 1, err, sizeof(err)), 0);
+	}
+	assert_int_equal(cluster_changed_slots(f.c, 4, 4 + 2100, out, 4096), -1);
+	assert_int_equal(cluster_changed_slots(f.c, 4 + 2000, 4 + 2100, out, 4096), 100);
+	cluster_destroy(f.c);
+	/* A batch of more than half the log is "every slot". */
+	f.c = cluster_create(f.strings, 2100);
+	static struct node_event big[2100];
+	for (int i = 0; i < 2100; i++) {
+		snprintf(name, sizeof(name), "b%d", i);
+		big[i] = add_event(&f, name, 1000);
+	}
+	assert_int_equal(cluster_apply(f.c, big, 2100, err, sizeof(err)), 0); /* gen 2 */
+	assert_int_equal(cluster_changed_slots(f.c, 1, 2, out, 4096), -1);
+	ev[0] = named_event(&f, NODE_EVENT_CORDON, "b7");
+	assert_int_equal(cluster_apply(f.c, ev, 1, err, sizeof(err)), 0); /* gen 3 */
+	assert_int_equal(cluster_changed_slots(f.c, 2, 3, out, 4096), 1);
+	assert_int_equal(cluster_changed_slots(f.c, 1, 3, out, 4096), -1);
+	cluster_destroy(f.c);
+	intern_destroy(f.strings);
+}
+
 static void test_account_ports(void **state)
 {
 	struct fix *f = *state;
@@ -321,6 +379,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_bad_batches_change_nothing, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_account_ports, setup, teardown),
+		cmocka_unit_test(test_changed_slots),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	urcu_qsbr_unregister_thread();

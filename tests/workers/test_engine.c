@@ -494,7 +494,9 @@ static void run_case(uint64_t case_no, uint64_t *placed, uint64_t *unschedulable
 		     uint64_t *gpu_placed, uint64_t *model_placed,
 		     uint64_t *indexed, uint64_t *index_updates,
 		     uint64_t *static_reuses, uint64_t *evictions, uint64_t *viewed,
-		     uint64_t *node_local, uint64_t *leaf_scans)
+		     uint64_t *node_local, uint64_t *leaf_scans, uint64_t *shared,
+		     uint64_t *prepared, uint64_t *adopted, uint64_t *siblings,
+		     uint64_t *node_changes)
 {
 	rng_state = case_no * UINT64_C(0x2545f4914f6cdd1d) + 7;
 	struct world w;
@@ -540,11 +542,21 @@ static void run_case(uint64_t case_no, uint64_t *placed, uint64_t *unschedulable
 	 * must follow both through the cluster's change log. */
 	struct engine *other = engine_create(c, &w.ctx, &cfg, rng_next(&rng_state), 0);
 	assert_non_null(other);
-	struct pod_spec replica[2];
+	struct pod_spec replica[3];
 	/* Replicas are often in groups, so the fast path's inter-pod views
-	 * see many pods of one class. */
+	 * see many pods of one class. The third has static constraints of
+	 * its own and the first one's requests, profile and ports: another
+	 * class of the same request shape, whose index shares the shape's
+	 * results. */
 	gen_pod(&w, &replica[0], 60);
 	gen_pod(&w, &replica[1], 60);
+	gen_pod(&w, &replica[2], 30);
+	replica[2].request = replica[0].request;
+	replica[2].nonzero_cpu_milli = replica[0].nonzero_cpu_milli;
+	replica[2].nonzero_mem_bytes = replica[0].nonzero_mem_bytes;
+	replica[2].profile = replica[0].profile;
+	replica[2].n_ports = replica[0].n_ports;
+	memcpy(replica[2].ports, replica[0].ports, sizeof(replica[2].ports));
 	struct {
 		struct pod_spec pod;
 		struct device_assignment devices;
@@ -552,10 +564,31 @@ static void run_case(uint64_t case_no, uint64_t *placed, uint64_t *unschedulable
 	} *held = malloc(32 * sizeof(*held));
 	assert_non_null(held);
 	unsigned n_held = 0;
+	/* Compiles: at once in half the cases (every class ready when its
+	 * pods need it), else a bounded budget per pod (none at all now and
+	 * then) and idle calls between pods; and the replicas' classes
+	 * prepared up front (as a registered template's) in some. */
+	bool at_once = chance(50);
+	engine_set_compile_budget(e, at_once ? UINT64_MAX
+				  : chance(20) ? 0 : 1000 + below(60000));
+	if (!at_once && chance(50))
+		for (unsigned r = 0; r < 3; r++) {
+			/* Static results read elsewhere, as the control thread
+			 * reads a registered template's, half the time. */
+			struct class_static *cs = chance(50)
+				? engine_static_compile(cluster_snapshot(c), &w.ctx,
+							&cfg, &replica[r])
+				: NULL;
+			assert_int_equal(engine_prepare(e, &replica[r], cs), 0);
+			engine_static_free(cs);
+		}
 	unsigned pods = 4 + below(28);
+	/* Half the cases change nodes rarely, so classes live long enough to
+	 * be indexed and their indexes to follow many commits. */
+	unsigned event_pct = chance(50) ? 15 : 3;
 	for (unsigned i = 0; i < pods; i++) {
-		if (i % 3 != 2) {
-			pod = replica[i % 3];
+		if (i % 4 != 3) {
+			pod = replica[i % 4];
 		} else if (n_profiles > 1 && chance(25)) {
 			/* The replica for another profile: a class of its own,
 			 * whose static results it may not borrow. */
@@ -566,7 +599,9 @@ static void run_case(uint64_t case_no, uint64_t *placed, uint64_t *unschedulable
 			/* A replica with its own requests: a new class that
 			 * shares the replica's static results. */
 			pod = replica[0];
-			int64_t more = (int64_t)below(3000);
+			/* Half the time the same extra: a spec seen again, whose
+			 * class copies the replica's static results. */
+			int64_t more = chance(50) ? 250 : (int64_t)below(3000);
 			pod.request.v[RES_CPU] += more;
 			pod.nonzero_cpu_milli += more;
 		} else if (chance(30)) {
@@ -616,7 +651,7 @@ static void run_case(uint64_t case_no, uint64_t *placed, uint64_t *unschedulable
 							&held[j].pod, &held[j].devices, -1), 0);
 			held[j] = held[--n_held];
 		}
-		if (chance(15)) { /* a node event: a new snapshot generation */
+		if (chance(event_pct)) { /* a node event: a new snapshot generation */
 			struct node_event x;
 			memset(&x, 0, sizeof(x));
 			uint32_t victim = w.node_names[below(w.n_names)];
@@ -633,6 +668,8 @@ static void run_case(uint64_t case_no, uint64_t *placed, uint64_t *unschedulable
 			assert_int_equal(cluster_apply(c, &x, 1, err, sizeof(err)), 0);
 			n_held = 0; /* a removed node's use is gone with it */
 		}
+		if (!at_once && chance(20))
+			(void)engine_idle(e);
 		urcu_qsbr_quiescent_state();
 	}
 	struct engine_stats st;
@@ -644,6 +681,11 @@ static void run_case(uint64_t case_no, uint64_t *placed, uint64_t *unschedulable
 	*viewed += st.interpod_viewed;
 	*node_local += st.interpod_node_local;
 	*leaf_scans += st.interpod_leaf_scans;
+	*shared += st.shape_shares;
+	*prepared += st.prepared;
+	*adopted += st.static_adopted;
+	*siblings += st.static_siblings;
+	*node_changes += st.node_changes;
 	free(held);
 	engine_destroy(other);
 	engine_destroy(e);
@@ -661,9 +703,17 @@ static void test_fast_path_equals_reference(void **state)
 	uint64_t placed = 0, unschedulable = 0, indexed = 0, updates = 0, reuses = 0;
 	uint64_t evictions = 0, viewed = 0, node_local = 0, leaf_scans = 0;
 	uint64_t gpu_placed = 0, model_placed = 0;
-	for (uint64_t i = 0; i < cases; i++)
-		run_case(i, &placed, &unschedulable, &gpu_placed, &model_placed, &indexed, &updates, &reuses,
-			 &evictions, &viewed, &node_local, &leaf_scans);
+	uint64_t shared = 0, prepared = 0, adopted = 0, siblings = 0, node_changes = 0;
+	/* SHMSCHED_ENGINE_FROM: the first case to run (to replay a failure). */
+	uint64_t from = 0;
+	env = getenv("SHMSCHED_ENGINE_FROM");
+	if (env != NULL && *env != '\0')
+		from = strtoull(env, NULL, 10);
+	for (uint64_t i = from; i < cases; i++)
+		run_case(i, &placed, &unschedulable, &gpu_placed, &model_placed,
+			 &indexed, &updates, &reuses, &evictions, &viewed,
+			 &node_local, &leaf_scans, &shared, &prepared, &adopted,
+			 &siblings, &node_changes);
 	print_message("%" PRIu64 " random cases: %" PRIu64 " pods placed (%" PRIu64
 		      " with GPUs, %" PRIu64 " of them bound to a set of models) and %"
 		      PRIu64 " unschedulable, identically by both paths (%" PRIu64
@@ -671,9 +721,14 @@ static void test_fast_path_equals_reference(void **state)
 		      " scans over another class's static results, %" PRIu64
 		      " evictions of cold classes, %" PRIu64 " under inter-pod rules"
 		      " through a class's view, %" PRIu64 " of them with node-local"
-		      " rules, %" PRIu64 " scanned over a class index's leaves)\n",
+		      " rules, %" PRIu64 " scanned over a class index's leaves; %" PRIu64
+		      " classes shared a request shape's results, %" PRIu64
+		      " prepared as templates, %" PRIu64 " of them with static results"
+		      " read elsewhere; %" PRIu64 " classes copied a sibling's static"
+		      " results; %" PRIu64 " changed nodes followed one by one)\n",
 		      cases, placed, gpu_placed, model_placed, unschedulable, indexed,
-		      updates, reuses, evictions, viewed, node_local, leaf_scans);
+		      updates, reuses, evictions, viewed, node_local, leaf_scans, shared,
+		      prepared, adopted, siblings, node_changes);
 	print_message("of them %" PRIu64 " of a second or third profile, %" PRIu64
 		      " scored by RequestedToCapacityRatio, %" PRIu64 " under a "
 		      "profile's added node affinity\n", met.other_profile, met.rtcr,
@@ -688,8 +743,14 @@ static void test_fast_path_equals_reference(void **state)
 	assert_true(reuses > cases / 10);
 	assert_true(evictions > cases / 100);
 	assert_true(viewed > cases / 2);
-	assert_true(node_local > cases / 10);
+	/* (Fewer since half the cases compile classes a budget at a time.) */
+	assert_true(node_local > cases / 20);
 	assert_true(leaf_scans > cases / 10);
+	assert_true(shared > cases / 10);
+	assert_true(prepared > cases / 2);
+	assert_true(adopted > cases / 5);
+	assert_true(siblings > cases / 20);
+	assert_true(node_changes > cases / 2);
 	assert_true(met.other_profile > cases / 2);
 	assert_true(met.rtcr > cases);
 	assert_true(met.added > cases / 2);
