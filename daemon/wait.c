@@ -149,7 +149,8 @@ struct serve_wait *wait_create(struct serve *s, const struct serve_wait_config *
 			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 		ww->gang_of = m == MAP_FAILED ? NULL : m;
 		if (ww->gang_of != NULL) {
-			ww->pre_fifo = (uint32_t *)((char *)m + ww->gang_of_bytes);
+			/* gang_of_bytes is a multiple of 4: the fifo is aligned. */
+			ww->pre_fifo = ww->gang_of + (size_t)wt->owners * c->slots;
 			ww->pre_marked = (uint8_t *)((char *)m + 2 * ww->gang_of_bytes);
 		}
 		if (ww->q == NULL || ww->key == NULL || ww->gangs == NULL ||

@@ -133,7 +133,10 @@ static int on_pod(void *arg, const struct pod_spec *p,
 }
 
 /* A PriorityClass and a PodGroup are as validated: value in int32, a
- * name; minMember 1..100000, a timeout of 0 (none) or 1..86400. */
+ * name; minMember 1..100000 (0: a scheduling.k8s.io group's basic
+ * policy), a timeout of 0 (none) or 1..86400. A PodDisruptionBudget: a
+ * name and namespace, a known mode, a count >= 0, a selector of its own
+ * namespace. */
 static int on_class(void *arg, const struct k8s_priority_class *pc, char *err,
 		    size_t err_len)
 {
@@ -147,8 +150,17 @@ static int on_group(void *arg, const struct k8s_pod_group *pg, char *err,
 		    size_t err_len)
 {
 	(void)arg, (void)err, (void)err_len;
-	if (pg->name == 0 || pg->min_member < 1 || pg->min_member > 100000 ||
+	if (pg->name == 0 || pg->min_member > 100000 ||
 	    pg->timeout_s > 86400)
+		__builtin_trap();
+	return 0;
+}
+
+static int on_pdb(void *arg, const struct k8s_pdb *b, char *err, size_t err_len)
+{
+	(void)arg, (void)err, (void)err_len;
+	if (b->name == 0 || b->ns == 0 || b->mode > K8S_PDB_MIN_AVAILABLE ||
+	    b->value < 0 || (b->selector != NULL && b->selector->ns != b->ns))
 		__builtin_trap();
 	return 0;
 }
@@ -174,7 +186,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct k8s_ctx ctx = {.strings = t.strings, .res = &t.res, .objects = objects,
 			      .skipped = &skipped};
 	struct k8s_visitor v = {.arg = &t, .node = on_node, .pod = on_pod,
-				.priority_class = on_class, .pod_group = on_group};
+				.priority_class = on_class, .pod_group = on_group,
+				.pdb = on_pdb};
 	char err[512];
 	int rc = k8s_objects_read_buffer("fuzz.json", (const char *)data, size, &ctx,
 					 err, sizeof(err));
