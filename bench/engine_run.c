@@ -478,6 +478,9 @@ static int start_daemon(const struct engine_run_config *cfg, const char *sock,
 				   .seed = cfg->seed, .workers = cfg->workers,
 				   .pin = true, .slots = 4096,
 				   .max_placements = max_placements(cfg),
+				   /* Room for a synthetic cluster past the default
+				    * (the 100,000-node sweep point). */
+				   .max_nodes = cfg->nodes > DAEMON_MAX_NODES ? cfg->nodes : 0,
 				   .state_dir = cfg->state_dir,
 				   .durability = cfg->durability};
 	*d = daemon_start(&dc, err, err_len);
