@@ -3099,6 +3099,8 @@ static int gang_policy(struct decoder *d, const json_t *parent, const char *key,
  * v1alpha2 (1.36), whose podGroupTemplates are templates for the PodGroup
  * objects a controller creates, which carry the policy: nothing to read.
  * To the visitor's pod_group, or skipped when it takes none. */
+static void count_skipped(struct decoder *d, const char *kind, size_t len);
+
 static int decode_workload(struct decoder *d, const json_t *obj)
 {
 	const char *ns, *name, *api = "";
@@ -3112,10 +3114,18 @@ static int decode_workload(struct decoder *d, const json_t *obj)
 		return rc;
 	if (str_is(api, api_len, "scheduling.k8s.io/v1alpha2"))
 		return 0;
-	if (api_len > 0 && !str_is(api, api_len, "scheduling.k8s.io/v1alpha1"))
+	if (api_len > 0 && !str_is(api, api_len, "scheduling.k8s.io/v1alpha1")) {
+		/* Another group's Workload (Kueue's kueue.x-k8s.io, say), or a
+		 * version this reader does not know: a cluster file skips and
+		 * counts it like any other kind. */
+		if (d->ctx->cluster_file) {
+			count_skipped(d, "Workload", 8);
+			return 0;
+		}
 		return fail_at(d, "apiVersion", -EINVAL, "%s: expected "
 			       "scheduling.k8s.io/v1alpha1 or v1alpha2",
 			       show_str(api, api_len, q, sizeof(q)));
+	}
 	rc = get(d, obj, "spec", W_OBJECT, &spec);
 	if (rc < 0)
 		return rc;

@@ -1637,6 +1637,21 @@ static void test_objects_read(void **state)
 	assert_string_equal(sk.kinds[0].kind, "ConfigMap");
 	assert_int_equal(sk.kinds[0].count, 3);
 	assert_string_equal(sk.kinds[1].kind, "Event");
+	/* Another group's Workload (Kueue's) is one of those other kinds in
+	 * a cluster file, though scheduling.k8s.io's is read. */
+	s->ctx.skipped = &sk;
+	s->ctx.cluster_file = true;
+	assert_int_equal(load(s, "kueue.json", "{'apiVersion':'kueue.x-k8s.io/v1beta1',"
+			      "'kind':'Workload','metadata':{'name':'job-a'},'spec':"
+			      "{'podSets':[{'name':'main','count':3}]}}"), 0);
+	s->ctx.cluster_file = false;
+	s->ctx.skipped = NULL;
+	assert_int_equal(sk.total, 5);
+	assert_string_equal(sk.kinds[2].kind, "Workload");
+	assert_int_equal(load(s, "kueue.json", "{'apiVersion':'kueue.x-k8s.io/v1beta1',"
+			      "'kind':'Workload','metadata':{'name':'job-a'},'spec':{}}"),
+			 -EINVAL);
+	assert_non_null(strstr(s->err, "expected scheduling.k8s.io/v1alpha1 or v1alpha2"));
 	/* ... and refused in a pods file, where only they are read. */
 	assert_int_equal(load(s, "all.json", file), -EINVAL);
 	assert_string_equal(s->err, "all.json: object #6: kind: \"ConfigMap\" is not Node, "
