@@ -65,7 +65,13 @@ void pdb_matcher_init(struct pdb_matcher *m, const struct pdb_table *t,
 	memset(m->bit_of, 0, n * sizeof(m->bit_of[0]));
 	memset(m->live, 0, n * sizeof(m->live[0]));
 	for (uint32_t i = 0; i < PDB_CACHE; i++)
-		m->cache[i].group = 0;
+		m->cache[i].group = m->count_cache[i].group = 0;
+}
+
+/* A group's slot in the matcher's caches. */
+static uint32_t cache_slot(uint32_t group)
+{
+	return (group * 2654435761u) >> 24; /* PDB_CACHE 256: 8 bits */
 }
 
 bool pdb_matcher_counts(const struct pdb_matcher *m)
@@ -78,12 +84,22 @@ bool pdb_matcher_counts(const struct pdb_matcher *m)
 
 void pdb_matcher_count(struct pdb_matcher *m, uint32_t group)
 {
-	if (!read_group(m->strings, group, &m->scratch))
+	if (group == 0)
 		return;
-	for (uint32_t i = 0; i < m->t->n; i++)
-		if (m->t->e[i].mode == K8S_PDB_MIN_AVAILABLE &&
-		    pdb_selects(&m->t->e[i], &m->scratch))
-			m->live[i]++;
+	/* Every live placement comes here: decode each group once. */
+	uint32_t h = cache_slot(group);
+	if (m->count_cache[h].group != group) {
+		memset(m->count_cache[h].entries, 0, sizeof(m->count_cache[h].entries));
+		if (read_group(m->strings, group, &m->scratch))
+			for (uint32_t i = 0; i < m->t->n; i++)
+				if (m->t->e[i].mode == K8S_PDB_MIN_AVAILABLE &&
+				    pdb_selects(&m->t->e[i], &m->scratch))
+					m->count_cache[h].entries[i / 64] |= UINT64_C(1) << (i % 64);
+		m->count_cache[h].group = group;
+	}
+	for (uint32_t w = 0; w < PDB_TABLE_MAX / 64; w++)
+		for (uint64_t bits = m->count_cache[h].entries[w]; bits; bits &= bits - 1)
+			m->live[w * 64 + (uint32_t)__builtin_ctzll(bits)]++;
 }
 
 /* The local bit of table entry i, handed out on first use: bits
@@ -106,7 +122,7 @@ uint32_t pdb_matcher_mask(struct pdb_matcher *m, uint32_t group)
 {
 	if (m->t == NULL || m->t->n == 0 || group == 0)
 		return 0;
-	uint32_t h = (group * 2654435761u) >> 24; /* PDB_CACHE 256: 8 bits */
+	uint32_t h = cache_slot(group);
 	if (m->cache[h].group == group)
 		return m->cache[h].mask;
 	uint32_t mask = 0;

@@ -30,6 +30,7 @@
 #include "ingest/k8s_json.h"
 
 #define PDB_TABLE_MAX 256u
+_Static_assert(PDB_TABLE_MAX % 64 == 0, "count_cache keeps 64 entries a word");
 /* Budgets one choice tells apart (a bit each); past them, one more bit
  * stands for all the others, with no disruption allowed: their pods count
  * as violations, the cautious side. */
@@ -75,6 +76,10 @@ struct pdb_matcher {
 		uint32_t group;
 		uint32_t mask;
 	} cache[PDB_CACHE];
+	struct { /* pdb_matcher_count's: the MIN-mode entries a group matches */
+		uint32_t group;
+		uint64_t entries[PDB_TABLE_MAX / 64];
+	} count_cache[PDB_CACHE];
 	struct pod_group scratch;
 };
 
