@@ -3099,6 +3099,24 @@ static int gang_policy(struct decoder *d, const json_t *parent, const char *key,
  * v1alpha2 (1.36), whose podGroupTemplates are templates for the PodGroup
  * objects a controller creates, which carry the policy: nothing to read.
  * To the visitor's pod_group, or skipped when it takes none. */
+/* An object's "namespace/name", interned: how pods, PodGroups and budgets
+ * are named. */
+static int intern_ns_name(struct decoder *d, const char *ns, size_t ns_len,
+			  const char *name, size_t name_len, uint32_t *id)
+{
+	if (ns_len + 1 + name_len > INTERN_MAX_LEN)
+		return fail_at(d, "metadata.name", -EINVAL, "namespace and name are "
+			       "longer than %u bytes", INTERN_MAX_LEN);
+	char full[INTERN_MAX_LEN + 1];
+	memcpy(full, ns, ns_len);
+	full[ns_len] = '/';
+	memcpy(full + ns_len + 1, name, name_len);
+	size_t mark = path_field(d, "metadata.name");
+	int rc = intern_here(d, full, ns_len + 1 + name_len, id);
+	path_pop(d, mark);
+	return rc;
+}
+
 static void count_skipped(struct decoder *d, const char *kind, size_t len);
 
 static int decode_workload(struct decoder *d, const json_t *obj)
@@ -3181,23 +3199,16 @@ static int decode_pod_group(struct decoder *d, const json_t *obj)
 	int rc = object_name(d, obj, "podgroup", true, &ns, &ns_len, &name, &name_len);
 	if (rc < 0)
 		return rc;
-	if (ns_len + 1 + name_len > INTERN_MAX_LEN)
-		return fail_at(d, "metadata.name", -EINVAL, "namespace and name are "
-			       "longer than %u bytes", INTERN_MAX_LEN);
-	char full[INTERN_MAX_LEN + 1];
-	memcpy(full, ns, ns_len);
-	full[ns_len] = '/';
-	memcpy(full + ns_len + 1, name, name_len);
-	size_t mark = path_field(d, "metadata.name");
-	rc = intern_here(d, full, ns_len + 1 + name_len, &pg.name);
-	path_pop(d, mark);
+	rc = intern_ns_name(d, ns, ns_len, name, name_len, &pg.name);
+	if (rc < 0)
+		return rc;
 	if (rc == 0)
 		rc = get(d, obj, "spec", W_OBJECT, &spec);
 	if (rc < 0)
 		return rc;
 	if (spec == NULL)
 		return fail_at(d, "spec", -EINVAL, "missing");
-	mark = path_field(d, "spec");
+	size_t mark = path_field(d, "spec");
 	const char *api;
 	size_t api_len;
 	rc = get_str(d, obj, "apiVersion", &api, &api_len);
@@ -3281,16 +3292,9 @@ static int decode_pdb(struct decoder *d, const json_t *obj)
 			     &name_len);
 	if (rc < 0)
 		return rc;
-	if (ns_len + 1 + name_len > INTERN_MAX_LEN)
-		return fail_at(d, "metadata.name", -EINVAL, "namespace and name are "
-			       "longer than %u bytes", INTERN_MAX_LEN);
-	char full[INTERN_MAX_LEN + 1];
-	memcpy(full, ns, ns_len);
-	full[ns_len] = '/';
-	memcpy(full + ns_len + 1, name, name_len);
-	size_t mark = path_field(d, "metadata.name");
-	rc = intern_here(d, full, ns_len + 1 + name_len, &b.name);
-	path_pop(d, mark);
+	rc = intern_ns_name(d, ns, ns_len, name, name_len, &b.name);
+	if (rc < 0)
+		return rc;
 	struct pod_group *g = &d->group;
 	memset(g, 0, sizeof(*g));
 	if (rc == 0)
@@ -3304,7 +3308,7 @@ static int decode_pdb(struct decoder *d, const json_t *obj)
 		return rc;
 	if (spec == NULL)
 		return fail_at(d, "spec", -EINVAL, "missing");
-	mark = path_field(d, "spec");
+	size_t mark = path_field(d, "spec");
 	int32_t min = 0, max = 0;
 	bool has_min = false, has_max = false, min_pct = false, max_pct = false;
 	rc = label_selector(d, spec, "selector", &g->default_selector);
@@ -3405,16 +3409,9 @@ static int decode_pod(struct decoder *d, const json_t *obj, size_t index)
 	int rc = object_name(d, obj, "pod", true, &ns, &ns_len, &name, &name_len);
 	if (rc < 0)
 		return rc;
-	if (ns_len + 1 + name_len > INTERN_MAX_LEN)
-		return fail_at(d, "metadata.name", -EINVAL, "namespace and name are "
-			       "longer than %u bytes", INTERN_MAX_LEN);
-	char full[INTERN_MAX_LEN + 1];
-	memcpy(full, ns, ns_len);
-	full[ns_len] = '/';
-	memcpy(full + ns_len + 1, name, name_len);
-	size_t mark = path_field(d, "metadata.name");
-	rc = intern_here(d, full, ns_len + 1 + name_len, &p->ns_name);
-	path_pop(d, mark);
+	rc = intern_ns_name(d, ns, ns_len, name, name_len, &p->ns_name);
+	if (rc < 0)
+		return rc;
 	meta.ns_name = p->ns_name;
 	if (rc == 0)
 		rc = pod_phase(d, obj, &meta.phase);
@@ -3425,7 +3422,7 @@ static int decode_pod(struct decoder *d, const json_t *obj, size_t index)
 	d->unsupported_kind = K8S_UNSUPPORTED_NONE;
 	d->unsupported[0] = '\0';
 	if (rc == 0 && spec != NULL) {
-		mark = path_field(d, "spec");
+		size_t mark = path_field(d, "spec");
 		rc = pod_spec_fields(d, spec);
 		if (rc == 0)
 			rc = pod_priority(d, spec);
