@@ -675,6 +675,26 @@ static void score_static(const struct plugin_ctx *ctx, const struct score_config
 	cd->raw[SCORE_TAINT] = sc->weight_taint ? score_taint_raw(pod, node) : 0;
 }
 
+/* One uniform draw among the `ties` candidates whose total is `best`, the
+ * k-th in visiting order: the distribution of selectHost's reservoir
+ * sampling, with one random number, so the indexed path can draw the same
+ * one. */
+static inline void pick_tie(const struct engine *e, const int64_t *total, uint32_t n,
+			    int64_t best, uint64_t ties, uint64_t *rng,
+			    struct placement *out)
+{
+	uint64_t k = ties > 1 ? rng_below(rng, ties) : 0;
+	uint32_t chosen = 0;
+	for (uint32_t i = 0; i < n; i++)
+		if (total[i] == best && k-- == 0) {
+			chosen = i;
+			break;
+		}
+	out->slot = e->cand[chosen].slot;
+	out->score = best;
+	out->feasible = n;
+}
+
 /* Normalises the static scores over the candidates, totals them with the
  * profile weights, and picks the best, ties at random. */
 static void select_best(struct engine *e, const struct pod_spec *pod, uint32_t n,
@@ -733,19 +753,7 @@ static void select_best(struct engine *e, const struct pod_spec *pod, uint32_t n
 			ties++;
 		}
 	}
-	/* One uniform draw among the ties, the k-th in visiting order: the
-	 * distribution of selectHost's reservoir sampling, with one random
-	 * number, so the indexed path can draw the same one. */
-	uint64_t k = ties > 1 ? rng_below(rng, ties) : 0;
-	uint32_t chosen = 0;
-	for (uint32_t i = 0; i < n; i++)
-		if (total[i] == best && k-- == 0) {
-			chosen = i;
-			break;
-		}
-	out->slot = e->cand[chosen].slot;
-	out->score = best;
-	out->feasible = n;
+	pick_tie(e, total, n, best, ties, rng, out);
 }
 
 /* select_best() when the inter-pod scores are off and nobody explains:
@@ -782,16 +790,7 @@ static void select_plain(struct engine *e, const struct pod_spec *pod, uint32_t 
 			ties++;
 		}
 	}
-	uint64_t k = ties > 1 ? rng_below(rng, ties) : 0;
-	uint32_t chosen = 0;
-	for (uint32_t i = 0; i < n; i++)
-		if (total[i] == best && k-- == 0) {
-			chosen = i;
-			break;
-		}
-	out->slot = e->cand[chosen].slot;
-	out->score = best;
-	out->feasible = n;
+	pick_tie(e, total, n, best, ties, rng, out);
 }
 
 /* What both paths fix before visiting nodes, the same way for the same pod. */
