@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "base/base.h"
-#include "cli/notify.h"
+#include "cli/service.h"
 #include "gateway/gateway.h"
 #include "shmsched/client.h"
 #include "shmsched/version.h"
@@ -246,15 +246,9 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
-	/* Only sigwait below takes these: every thread started from here
-	 * inherits the mask. SIGHUP reopens the log. */
+	/* Before any thread starts: all of them inherit the mask. */
 	sigset_t stop;
-	sigemptyset(&stop);
-	sigaddset(&stop, SIGINT);
-	sigaddset(&stop, SIGTERM);
-	sigaddset(&stop, SIGHUP);
-	pthread_sigmask(SIG_BLOCK, &stop, NULL);
-	signal(SIGPIPE, SIG_IGN);
+	cli_service_signals(&stop);
 
 	char err[1024];
 	struct gateway *g;
@@ -271,19 +265,7 @@ int main(int argc, char **argv)
 	/* Ready once listening: /readyz tells whether the daemon is there. */
 	cli_notify("READY=1\nSTATUS=listening");
 
-	int sig;
-	while (sigwait(&stop, &sig) == 0 && sig == SIGHUP) {
-		cli_notify("RELOADING=1");
-		int rc = log_reopen();
-		if (rc < 0)
-			log_msg(LOG_LEVEL_ERROR, "SIGHUP: reopening %s: %s", log_file,
-				strerror(-rc));
-		else
-			log_msg(LOG_LEVEL_INFO, "SIGHUP: log reopened");
-		cli_notify("READY=1");
-	}
-	cli_notify("STOPPING=1");
-	log_msg(LOG_LEVEL_INFO, "%s: stopping", strsignal(sig));
+	cli_service_wait(&stop, log_file);
 	gateway_stop(g);
 	return 0;
 }

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "base/base.h"
-#include "cli/notify.h"
+#include "cli/service.h"
 #include "daemon/daemon.h"
 #include "shmsched/version.h"
 
@@ -436,15 +436,9 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
-	/* Every thread started from here inherits the mask: only sigwait below
-	 * takes SIGINT and SIGTERM (stop) and SIGHUP (reopen the log). */
+	/* Before any thread starts: all of them inherit the mask. */
 	sigset_t stop;
-	sigemptyset(&stop);
-	sigaddset(&stop, SIGINT);
-	sigaddset(&stop, SIGTERM);
-	sigaddset(&stop, SIGHUP);
-	pthread_sigmask(SIG_BLOCK, &stop, NULL);
-	signal(SIGPIPE, SIG_IGN);
+	cli_service_signals(&stop);
 
 	char err[1024];
 	struct daemon *d = daemon_start(&cfg, err, sizeof(err));
@@ -462,20 +456,7 @@ int main(int argc, char **argv)
 	fflush(stdout);
 	cli_notify("READY=1\nSTATUS=serving");
 
-	int sig;
-	/* SIGHUP: the log file again (logrotate moved it), not a stop. */
-	while (sigwait(&stop, &sig) == 0 && sig == SIGHUP) {
-		cli_notify("RELOADING=1");
-		int rc = log_reopen();
-		if (rc < 0)
-			log_msg(LOG_LEVEL_ERROR, "SIGHUP: reopening %s: %s", log_file,
-				strerror(-rc));
-		else
-			log_msg(LOG_LEVEL_INFO, "SIGHUP: log reopened");
-		cli_notify("READY=1");
-	}
-	cli_notify("STOPPING=1");
-	log_msg(LOG_LEVEL_INFO, "%s: stopping", strsignal(sig));
+	cli_service_wait(&stop, log_file);
 	daemon_stop(d, 5000, &st);
 	log_msg(LOG_LEVEL_INFO, "stopped: %" PRIu64 " pods answered (%" PRIu64
 		" placed, %" PRIu64 " unschedulable, %" PRIu64 " rejected, %" PRIu64
