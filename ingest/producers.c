@@ -1320,11 +1320,10 @@ static int preempt_locked(struct producers *p, const struct preempt_request *rq,
 		goto done; /* the room went to another placement: none this time */
 	for (uint32_t k = 0; k < res->n_victims; k++) {
 		uint64_t vid = pods[res->victims[k]].id;
+		/* Read above for vspec under the same lock: still there. */
 		const struct placement_record *vr = placements_get(p->placements, vid);
-		if (vr != NULL)
-			pdb_table_evicted(p->pdbs, p->strings, &pm->scratch, vr->group);
-		tell_owner(p, placements_get(p->placements, vid), vid, rq->spec.priority,
-			   notice, arg);
+		pdb_table_evicted(p->pdbs, p->strings, &pm->scratch, vr->group);
+		tell_owner(p, vr, vid, rq->spec.priority, notice, arg);
 		forget(p, vid);
 	}
 	out->slot = chosen->slot;
