@@ -39,6 +39,7 @@
 #include "gateway/gateway.h"
 #include "shmsched/client.h"
 #include "bench/http_client.h"
+#include "daemon_child.h"
 
 static const char *daemon_exe;
 static char dir[256], sock[300], region[64];
@@ -47,48 +48,19 @@ static unsigned daemon_starts;
 static struct gateway *gw;
 static unsigned port, admin_port;
 
-static void sleep_ms(unsigned ms)
-{
-	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-	nanosleep(&ts, NULL);
-}
-
 /* Starts shmschedd on a synthetic cluster of 64 nodes (about 7,000 small
  * pods' room) and waits for its ready line. */
 static pid_t start_daemon(bool fresh)
 {
 	char log[400];
 	snprintf(log, sizeof(log), "%s/daemon-%u.log", dir, ++daemon_starts);
-	pid_t pid = fork();
-	if (pid == 0) {
-		/* Dies with the test, also one a sanitizer stops mid-way. */
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		dup2(fd, 1);
-		dup2(fd, 2);
-		if (fresh)
-			execl(daemon_exe, daemon_exe, "--synthetic", "64:0", "--socket",
-			      sock, "--workers", "1", "--no-pin", "--name", region,
-			      "--fresh", (char *)NULL);
-		else
-			execl(daemon_exe, daemon_exe, "--socket", sock, "--workers", "1",
-			      "--no-pin", "--name", region, (char *)NULL);
-		_exit(127);
+	const char *argv[] = {daemon_exe, "--socket", sock, "--workers", "1",
+			"--no-pin", "--name", region, NULL, NULL, NULL, NULL};
+	if (fresh) {
+		const char *more[] = {"--synthetic", "64:0", "--fresh"};
+		memcpy(&argv[8], more, sizeof(more));
 	}
-	for (int i = 0; i < 300; i++) {
-		FILE *f = fopen(log, "r");
-		char line[512];
-		bool ready = false;
-		while (f != NULL && fgets(line, sizeof(line), f) != NULL)
-			ready |= strstr(line, "ready:") != NULL;
-		if (f != NULL)
-			fclose(f);
-		if (ready)
-			return pid;
-		sleep_ms(20);
-	}
-	fail_msg("shmschedd did not start (log %s)", log);
-	return -1;
+	return daemon_child_start(argv, log, 6000);
 }
 
 static void stop_daemon(int sig)
