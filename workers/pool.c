@@ -9,7 +9,9 @@
  *
  * Backoff, per worker, counted in consecutive idle polls (a poll that did
  * work resets the count to 0):
- *   SPIN   idle < spin_polls: poll again after a pause instruction;
+ *   SPIN   idle < spin_polls, then for spin_us since the last work (the
+ *          clock read every 16 polls): poll again after a pause
+ *          instruction;
  *   YIELD  idle < spin_polls + yield_polls: go RCU-offline, sched_yield(),
  *          come back online, poll again;
  *   SLEEP  otherwise: go RCU-offline and wait on the futex word wake_seq
@@ -17,8 +19,11 @@
  *          that wakes and still finds nothing sleeps again at once: only a
  *          poll that did work sends it back to SPIN.
  * An idle worker therefore costs one poll per sleep_max_us once asleep, and
- * spins for at most spin_polls polls plus yield_polls yields after its last
- * work.
+ * spins for at most spin_polls polls and spin_us plus yield_polls yields
+ * after its last work. The time matters more than the count: producers in
+ * other processes never wake a sleeping worker, so a pod that finds one
+ * asleep waits up to sleep_max_us, and a steady stream should not let the
+ * worker fall asleep between two pods.
  *
  * Invariants:
  * - No lost wake-up: work published before pool_wake() is found by a poll
@@ -128,6 +133,7 @@ struct pool {
 	void *arg;
 	unsigned n;
 	unsigned spin_end;  /* idle polls that spin */
+	uint64_t spin_ns;   /* then idle time that spins, 0: none */
 	unsigned yield_end; /* idle polls that spin or yield */
 	struct timespec sleep_max;
 	size_t scratch_bytes;
@@ -197,6 +203,9 @@ static void worker_loop(struct pool_worker *w)
 	struct pool *p = w->pool;
 	unsigned idle = 0;
 	uint64_t polls = 0, busy_polls = 0;
+	/* The timed spin's end: 0 not started, UINT64_MAX over. */
+	uint64_t spin_until = 0;
+	unsigned timed_polls = 0;
 
 	for (;;) {
 		/* W1, acquire — partner K1 (pool_wake, pool_stop): work
@@ -218,12 +227,23 @@ static void worker_loop(struct pool_worker *w)
 			__atomic_store_n(&w->busy_polls, ++busy_polls,
 					 __ATOMIC_RELAXED);
 			idle = 0;
+			spin_until = 0;
 			continue;
 		}
 		if (idle < p->spin_end) {
 			idle++;
 			cpu_relax();
 			continue;
+		}
+		if (p->spin_ns != 0 && spin_until != UINT64_MAX) {
+			if (spin_until == 0)
+				spin_until = now_ns() + p->spin_ns;
+			else if ((++timed_polls & 15) == 0 && now_ns() >= spin_until)
+				spin_until = UINT64_MAX;
+			if (spin_until != UINT64_MAX) {
+				cpu_relax();
+				continue;
+			}
 		}
 		/* Offline before giving up the CPU, or a writer's
 		 * synchronize_rcu() would wait for this thread's next poll:
@@ -522,6 +542,9 @@ struct pool *pool_start(const struct pool_config *cfg, pool_poll_fn poll,
 	uint32_t sleep_us = cfg->sleep_max_us ? cfg->sleep_max_us :
 				POOL_SLEEP_MAX_US_DEFAULT;
 	p->spin_end = spin;
+	uint32_t spin_us = cfg->spin_us ? cfg->spin_us :
+			   cfg->spin_polls ? 0 : POOL_SPIN_US_DEFAULT;
+	p->spin_ns = (uint64_t)spin_us * 1000u;
 	p->yield_end = spin > UINT_MAX - yield ? UINT_MAX : spin + yield;
 	p->sleep_max.tv_sec = sleep_us / 1000000u;
 	p->sleep_max.tv_nsec = (long)(sleep_us % 1000000u) * 1000;

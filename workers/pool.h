@@ -40,6 +40,11 @@ struct pool_config {
 	/* Idle polls spent spinning before the worker starts yielding
 	 * (0: POOL_SPIN_POLLS_DEFAULT). */
 	unsigned spin_polls;
+	/* Then, idle microseconds spent spinning since the last work, however
+	 * many polls that takes. 0: POOL_SPIN_US_DEFAULT when spin_polls is
+	 * 0 too (the default config spins by time), else none (a caller that
+	 * counts polls, as the tests do, gets its count alone). */
+	uint32_t spin_us;
 	/* Idle polls with a sched_yield() before each, after spinning and
 	 * before sleeping (0: POOL_YIELD_POLLS_DEFAULT). */
 	unsigned yield_polls;
@@ -50,6 +55,10 @@ struct pool_config {
 
 #define POOL_WORKERS_MAX 1024u
 #define POOL_SPIN_POLLS_DEFAULT 1000u
+/* Longer than the gaps between pods of a steady stream: at half the
+ * engine's rate (~20 us apart) a worker that slept would add up to
+ * sleep_max_us to the next pod, since producers never wake it. */
+#define POOL_SPIN_US_DEFAULT 2000u
 #define POOL_YIELD_POLLS_DEFAULT 50u
 #define POOL_SLEEP_MAX_US_DEFAULT 1000u
 

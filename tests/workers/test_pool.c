@@ -344,6 +344,44 @@ static unsigned never_busy(void *arg, unsigned index, void *scratch)
 	return 0;
 }
 
+static unsigned take_flag(void *arg, unsigned index, void *scratch)
+{
+	(void)index;
+	(void)scratch;
+	/* Acq_rel — partner the test's release store: one item of work. */
+	return __atomic_exchange_n((uint32_t *)arg, 0, __ATOMIC_ACQ_REL);
+}
+
+/* The default backoff spins for POOL_SPIN_US_DEFAULT after its last work
+ * (producers in other processes never wake a sleeping worker, so a steady
+ * stream must not find it asleep): after each item the worker sleeps
+ * again no sooner than that. With the old count-only spin it slept within
+ * about 100 us. */
+static void test_default_spins_by_time(void **state)
+{
+	(void)state;
+	/* One yield: the time to sleep is the timed spin's, not yields'. */
+	struct pool_config cfg = {.workers = 1, .pin = true, .yield_polls = 1};
+	uint32_t flag = 0;
+	struct pool *p = start(&cfg, take_flag, &flag);
+	assert_true(wait_all_asleep(p));
+	for (int round = 0; round < 3; round++) {
+		uint64_t t_set = now_ns();
+		/* Release — partner take_flag's exchange. */
+		__atomic_store_n(&flag, 1, __ATOMIC_RELEASE);
+		pool_wake(p);
+		uint64_t deadline = t_set + WAIT_NS;
+		while (__atomic_load_n(&flag, __ATOMIC_ACQUIRE) != 0)
+			assert_true(now_ns() < deadline);
+		assert_true(wait_all_asleep(p));
+		uint64_t asleep_after = now_ns() - t_set;
+		print_message("round %d: asleep %.2f ms after the item\n", round,
+			      (double)asleep_after / 1e6);
+		assert_true(asleep_after >= (uint64_t)POOL_SPIN_US_DEFAULT * 1000u);
+	}
+	pool_stop(p);
+}
+
 /* Stop wakes sleepers: with a 30 s sleep, pool_stop() takes seconds at most. */
 static void test_stop_while_asleep(void **state)
 {
@@ -648,6 +686,7 @@ int main(void)
 		cmocka_unit_test(test_stop_while_asleep),
 		cmocka_unit_test(test_stop_with_work_pending),
 		cmocka_unit_test(test_idle_cpu),
+		cmocka_unit_test(test_default_spins_by_time),
 		cmocka_unit_test(test_synchronize_rcu_while_asleep),
 		cmocka_unit_test(test_synchronize_rcu_while_busy),
 		cmocka_unit_test(test_rcu_readers),
