@@ -191,6 +191,12 @@ enum class_phase {
 #define LAST_USE_NEVER UINT64_MAX /* eclass.last_use of a class with no pod yet */
 #define STATIC_SLOTS 4096u /* a power of two */
 
+/* A spec's last sight (engine.seen). */
+struct seen {
+	uint64_t hash;
+	uint64_t head; /* ledger_changes_head() then */
+};
+
 struct candidate {
 	uint32_t slot;
 	int64_t raw[SCORE_PLUGINS];
@@ -242,10 +248,11 @@ struct engine {
 	uint32_t n_classes;
 	size_t class_bytes, class_bytes_max;
 
-	/* Hashes of specs seen once: a class is compiled on its second pod, so
-	 * a unique pod pays a sampled reference scan, not a full compile. A
-	 * collision only compiles a class early. */
-	uint64_t *seen;
+	/* Specs seen, by hash, with the change-log head at their last sight:
+	 * a class is compiled on its second pod, so a unique pod pays a
+	 * sampled reference scan, not a full compile. A collision only
+	 * compiles a class early. */
+	struct seen *seen;
 
 	/* Classes by the static part of their spec (pod_class.h), direct
 	 * mapped: a first-sight pod that differs from a compiled class only
@@ -465,6 +472,7 @@ static int grow_classes(struct engine *e)
 
 void engine_destroy(struct engine *e)
 {
+
 	if (e == NULL)
 		return;
 	if (e->table != NULL)
@@ -1909,13 +1917,30 @@ static struct eclass *class_find(struct engine *e, const struct pod_spec *pod,
 	return NULL;
 }
 
+/* The compiled class that differs from `pod` only in its requests, or
+ * NULL. */
+static struct eclass *sibling_of(struct engine *e, const struct pod_spec *pod)
+{
+	struct eclass *base = e->by_static[pod_static_hash(pod) & (STATIC_SLOTS - 1)];
+	if (base == NULL || base->phase == PHASE_STATIC || !pod_static_equal(&base->spec, pod))
+		return NULL;
+	return base;
+}
+
 /* The pod's class once its static results are in. Sets *first_sight and
  * returns NULL the first time a spec is seen (the caller scans without a
  * class), and while its class is still being compiled (the second sight
- * queues it; pods give the queue a budget, engine_place). NULL without
+ * queues it; pods give the queue a budget, engine_place). With
+ * `lazy_want` > 0, a spec that has a compiled sibling (sibling_of) gets a
+ * class of its own only when it comes again within `lazy_want` changes
+ * of its last sight, as index_ready() judges a class hot: its class would
+ * copy the sibling's static results (megabytes at 100,000 nodes, and the
+ * cache's budget) only to scan them as the sibling's pods do, so until
+ * then it is a first sight too, and scans the sibling. NULL without
  * *first_sight: out of memory. */
 static struct eclass *class_get(struct engine *e, const struct snapshot *s,
-				const struct pod_spec *pod, bool *first_sight)
+				const struct pod_spec *pod, uint32_t lazy_want,
+				bool *first_sight)
 {
 	*first_sight = false;
 	uint64_t h = pod_class_hash(pod);
@@ -1928,10 +1953,17 @@ static struct eclass *class_get(struct engine *e, const struct snapshot *s,
 		e->stats.class_hits++;
 		return k;
 	}
-	uint64_t *seen = &e->seen[h & (SEEN_SLOTS - 1)];
+	struct seen *seen = &e->seen[h & (SEEN_SLOTS - 1)];
+	uint64_t head = ledger_changes_head(e->ledger);
 	*first_sight = true;
-	if (*seen != h) {
-		*seen = h;
+	if (seen->hash != h) {
+		*seen = (struct seen){h, head};
+		return NULL;
+	}
+	uint64_t last = seen->head;
+	seen->head = head;
+	if (lazy_want > 0 && head - last > lazy_want && sibling_of(e, pod) != NULL) {
+		e->stats.cold_siblings++;
 		return NULL;
 	}
 	e->stats.class_misses++;
@@ -1943,9 +1975,8 @@ static struct eclass *class_get(struct engine *e, const struct snapshot *s,
 	/* A spec that differs from a compiled class only in its requests
 	 * (a template's pod with extras, seen again) has that class's static
 	 * results: copied, not read again; its pods scan it from now on. */
-	struct eclass *base = e->by_static[pod_static_hash(pod) & (STATIC_SLOTS - 1)];
-	if (base != NULL && base != k && base->phase != PHASE_STATIC &&
-	    pod_static_equal(&base->spec, pod) && base->n_pos == k->n_pos) {
+	struct eclass *base = sibling_of(e, pod);
+	if (base != NULL && base != k && base->n_pos == k->n_pos) {
 		class_adopt(e, k, base->n_feasible, base->feasible, base->affinity_raw,
 			    base->taint_raw, base->static_diag, base->why);
 		e->stats.static_siblings++;
@@ -2378,11 +2409,13 @@ static int place_fast(struct engine *e, const struct snapshot *s,
 		      const struct pod_spec *pod, uint64_t seq, struct placement *out)
 {
 	bool first_sight;
-	struct eclass *k = class_get(e, s, pod, &first_sight);
+	uint32_t want = engine_nodes_to_find(sched_profile_percentage(&e->cfg, pod->profile),
+					     s->n_nodes);
+	struct eclass *k = class_get(e, s, pod, want ? want : 1, &first_sight);
 	if (first_sight) {
 		e->stats.first_sights++;
-		struct eclass *base = e->by_static[pod_static_hash(pod) & (STATIC_SLOTS - 1)];
-		if (base == NULL || !pod_static_equal(&base->spec, pod))
+		struct eclass *base = sibling_of(e, pod);
+		if (base == NULL)
 			return place_reference(e, pod, seq, false, NULL, out);
 		e->stats.static_reuses++;
 		struct pass p;
@@ -2406,7 +2439,8 @@ static int place_interpod(struct engine *e, const struct snapshot *s,
 			  struct placement *out)
 {
 	bool first_sight;
-	struct eclass *k = class_get(e, s, pod, &first_sight);
+	/* Not lazy: a first sight here pays the literal path. */
+	struct eclass *k = class_get(e, s, pod, 0, &first_sight);
 	if (first_sight)
 		return place_reference(e, pod, seq, true, NULL, out);
 	if (k == NULL)

@@ -77,7 +77,9 @@ struct engine_stats {
 	uint64_t pods;
 	uint64_t class_hits, class_misses, class_flushes;
 	uint64_t class_evictions; /* cold classes dropped over the memory budget */
-	uint64_t first_sights;   /* specs seen once: placed by the reference scan */
+	uint64_t first_sights;   /* pods placed without a class of their own:
+				  * specs seen once (by the reference scan),
+				  * and cold siblings */
 	uint64_t static_reuses;  /* ... or by a scan over the static results of a
 				  * class that differs only in requests */
 	uint64_t nodes_checked;  /* dynamic filter runs in the fast path */
@@ -95,6 +97,10 @@ struct engine_stats {
 	uint64_t node_changes;   /* changed nodes followed one by one (no flush) */
 	uint64_t static_siblings; /* classes whose static results were copied
 				   * from a class that differs only in requests */
+	uint64_t cold_siblings;  /* pods of a spec seen before that differs
+				  * from a class only in requests, not hot enough
+				  * for a class of its own: scanned over that
+				  * class's static results (class_get) */
 	uint64_t interpod_pods;  /* placed under inter-pod rules */
 	uint64_t interpod_viewed; /* ... of them through a class's view */
 	uint64_t interpod_uniform; /* ... of those, where the rules changed
