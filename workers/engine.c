@@ -188,13 +188,16 @@ enum class_phase {
 #define ENGINE_IDLE_BUDGET 200000
 
 #define SEEN_SLOTS 65536u /* a power of two */
+#define SIBLING_STREAK 2u
 #define LAST_USE_NEVER UINT64_MAX /* eclass.last_use of a class with no pod yet */
 #define STATIC_SLOTS 4096u /* a power of two */
 
 /* A spec's last sight (engine.seen). */
 struct seen {
 	uint64_t hash;
-	uint64_t head; /* ledger_changes_head() then */
+	uint64_t head;    /* ledger_changes_head() then */
+	uint32_t streak;  /* sights in a row each within `want` changes of
+			   * the one before */
 };
 
 struct candidate {
@@ -364,7 +367,9 @@ struct engine *engine_create(struct cluster *c, const struct plugin_ctx *ctx,
 	e->ctx = *ctx;
 	e->cfg = *cfg;
 	e->seed = seed;
-	e->class_bytes_max = class_cache_bytes ? class_cache_bytes : (size_t)256 << 20;
+	size_t by_slots = (size_t)cluster_capacity(c) * ENGINE_CLASS_BYTES_PER_SLOT;
+	e->class_bytes_max = class_cache_bytes ? class_cache_bytes
+			   : by_slots > ((size_t)256 << 20) ? by_slots : (size_t)256 << 20;
 	e->pod_budget = ENGINE_POD_BUDGET;
 	e->table_mask = 1023;
 	e->table = calloc(e->table_mask + 1, sizeof(*e->table));
@@ -1932,12 +1937,14 @@ static struct eclass *sibling_of(struct engine *e, const struct pod_spec *pod)
  * class), and while its class is still being compiled (the second sight
  * queues it; pods give the queue a budget, engine_place). With
  * `lazy_want` > 0, a spec that has a compiled sibling (sibling_of) gets a
- * class of its own only when it comes again within `lazy_want` changes
- * of its last sight, as index_ready() judges a class hot: its class would
- * copy the sibling's static results (megabytes at 100,000 nodes, and the
- * cache's budget) only to scan them as the sibling's pods do, so until
- * then it is a first sight too, and scans the sibling. NULL without
- * *first_sight: out of memory. */
+ * class of its own only once it has come SIBLING_STREAK times in a row
+ * each within `lazy_want` changes of the sight before (index_ready()'s
+ * test for hot, passed more than once: one repeat of a pod with random
+ * extras is chance). Its class would copy the sibling's static results
+ * (megabytes at 100,000 nodes, from the cache's budget) and, until it is
+ * indexed, scan them as the sibling's pods do; so until then it is a
+ * first sight too, and scans the sibling. NULL without *first_sight: out
+ * of memory. */
 static struct eclass *class_get(struct engine *e, const struct snapshot *s,
 				const struct pod_spec *pod, uint32_t lazy_want,
 				bool *first_sight)
@@ -1957,12 +1964,12 @@ static struct eclass *class_get(struct engine *e, const struct snapshot *s,
 	uint64_t head = ledger_changes_head(e->ledger);
 	*first_sight = true;
 	if (seen->hash != h) {
-		*seen = (struct seen){h, head};
+		*seen = (struct seen){h, head, 0};
 		return NULL;
 	}
-	uint64_t last = seen->head;
+	seen->streak = head - seen->head <= lazy_want ? seen->streak + 1 : 0;
 	seen->head = head;
-	if (lazy_want > 0 && head - last > lazy_want && sibling_of(e, pod) != NULL) {
+	if (lazy_want > 0 && seen->streak < SIBLING_STREAK && sibling_of(e, pod) != NULL) {
 		e->stats.cold_siblings++;
 		return NULL;
 	}
@@ -2219,12 +2226,78 @@ static void diagnose_scan(struct engine *e, const struct snapshot *s,
 	}
 }
 
+/* Whether `pod`, of class k's static key, fails every dynamic filter k's
+ * own pod fails: it asks at least as much of every resource, for the same
+ * host ports, and neither wants devices (whose fit is not monotone in the
+ * request). Then a node k's leaf refuses (MASK_PODS, MASK_RES, MASK_PORTS)
+ * refuses `pod` too. */
+static bool asks_at_least(const struct pod_spec *pod, const struct eclass *k)
+{
+	const struct pod_spec *b = &k->spec;
+	if (pod->profile != b->profile || pod->n_ports != b->n_ports ||
+	    memcmp(pod->ports, b->ports, pod->n_ports * sizeof(pod->ports[0])) != 0 ||
+	    devices_wanted(pod) || devices_wanted(b))
+		return false;
+	for (int r = 0; r < RES_MAX; r++)
+		if (pod->request.v[r] < b->request.v[r])
+			return false;
+	return true;
+}
+
+/* How many changes index_sync() would read to bring k's index up (a
+ * shape's log and then the class's replay of the shape's ring). */
+static uint64_t index_lag(const struct engine *e, const struct eclass *k)
+{
+	uint64_t head = ledger_changes_head(e->ledger);
+	if (!from_shape(k))
+		return head - k->log_pos;
+	const struct shape *sh = k->shape;
+	return (head - sh->log_pos) + (sh->head - k->shape_pos);
+}
+
+/* place_scan() for `pod` over indexed class k when asks_at_least():
+ * only the nodes k's index passes (found a 64-leaf block at a time) are
+ * read, cyclically from the start slot as the scan goes, so the same
+ * `want` nodes are found and scored. On a full cluster the plain scan
+ * reads every node to find them. Returns the candidates found. */
+static uint32_t scan_pruned(struct engine *e, const struct snapshot *s,
+			    struct eclass *k, const struct leaf_plan *lp,
+			    const struct pass *p)
+{
+	index_sync(e, s, k);
+	const struct class_index *x = &k->ix;
+	uint32_t n = 0, start = p->start < k->n_pos ? p->start : 0;
+	for (int r = 0; r < 2 && n < p->want; r++) {
+		uint32_t pos = r == 0 ? start : 0, hi = r == 0 ? k->n_pos : start;
+		while (n < p->want && pos < hi) {
+			uint32_t counted;
+			pos = class_index_select_from(x, pos, 0, &counted);
+			if (pos == UINT32_MAX || pos >= hi)
+				break;
+			uint32_t slot = pos++;
+			e->stats.nodes_checked++;
+			int64_t d;
+			if (leaf_eval(e, s, lp, false, slot, &d) != 0)
+				continue;
+			e->slots[n] = slot;
+			struct candidate *cd = &e->cand[n++];
+			cd->slot = slot;
+			cd->raw[SCORE_AFFINITY] = k->affinity_raw ? k->affinity_raw[slot] : 0;
+			cd->raw[SCORE_TAINT] = k->taint_raw ? k->taint_raw[slot] : 0;
+			cd->raw[SCORE_SPREAD] = cd->raw[SCORE_INTER_POD] = 0;
+			cd->dyn = d;
+		}
+	}
+	e->stats.pruned_scans++;
+	return n;
+}
+
 /* The sampled scan over a class's statically feasible slots, with the
  * dynamic filters and scores of `pod` (the class's own pod, or one that
  * differs only in its requests), and the inter-pod filters and scores
  * when they apply (e->ip_on, after interpod_prefilter_view). */
 static int place_scan(struct engine *e, const struct snapshot *s,
-		      const struct eclass *k, const struct pod_spec *pod,
+		      struct eclass *k, const struct pod_spec *pod,
 		      struct pass *p, struct placement *out)
 {
 	uint8_t requested[RES_MAX];
@@ -2236,6 +2309,18 @@ static int place_scan(struct engine *e, const struct snapshot *s,
 	if (pod != &k->spec && !pod_class_equal(pod, &k->spec)) {
 		leaf_plan_init(e, &own, pod);
 		lp = &own;
+		/* A sibling that asks more, of a class whose index is at most
+		 * `want` changes behind (bringing it up costs less than the
+		 * scan's `want` reads at least): read only where it passes. */
+		if (!e->ip_on && k->indexed && !k->ix_ip && index_lag(e, k) <= p->want &&
+		    asks_at_least(pod, k)) {
+			uint32_t n = scan_pruned(e, s, k, lp, p);
+			if (n > 0)
+				select_plain(e, pod, n, &p->rng, out);
+			else
+				diagnose_scan(e, s, k, pod);
+			return 0;
+		}
 	}
 	/* Shards whose most free node cannot hold the pod are skipped, but
 	 * for a fast plan: its leaf refuses a node in fewer instructions than

@@ -97,6 +97,8 @@ struct engine_stats {
 	uint64_t node_changes;   /* changed nodes followed one by one (no flush) */
 	uint64_t static_siblings; /* classes whose static results were copied
 				   * from a class that differs only in requests */
+	uint64_t pruned_scans;   /* scans of a pod that asks more than its
+				  * class, over that class's index (scan_pruned) */
 	uint64_t cold_siblings;  /* pods of a spec seen before that differs
 				  * from a class only in requests, not hot enough
 				  * for a class of its own: scanned over that
@@ -113,8 +115,15 @@ struct engine_stats {
 
 /* Creates an engine over `c` with the plugins' strings `ctx` and profiles
  * `cfg` (copied; 1..SCHED_MAX_PROFILES of them). `class_cache_bytes`
- * bounds the memory of cached classes (0: 256 MiB). Returns NULL with
+ * bounds the memory of cached classes (0: ENGINE_CLASS_BYTES_PER_SLOT per
+ * slot of the cluster's capacity, at least 256 MiB). Returns NULL with
  * errno ENOMEM or EINVAL. */
+/* A class's arrays are per slot (about 13 bytes a slot for an indexed
+ * class in shmsched-bench): 4 KiB a slot keeps a few hundred classes at
+ * any cluster size. 256 MiB alone held too few at 100,000 nodes, and each
+ * eviction dropped hot classes whose compiles then ran on pods' paths. */
+#define ENGINE_CLASS_BYTES_PER_SLOT 4096u
+
 struct engine *engine_create(struct cluster *c, const struct plugin_ctx *ctx,
 			     const struct sched_config *cfg, uint64_t seed,
 			     size_t class_cache_bytes);

@@ -51,6 +51,7 @@ static struct {
 	uint64_t rtcr;          /* scored by RequestedToCapacityRatio */
 	uint64_t added;         /* under a profile's added node affinity */
 	uint64_t cold_siblings; /* seen again, scanned over a sibling class */
+	uint64_t pruned_scans;  /* ... over its index (it asks more) */
 } met;
 
 static uint32_t below(uint32_t n)
@@ -687,6 +688,7 @@ static void run_case(uint64_t case_no, uint64_t *placed, uint64_t *unschedulable
 	*adopted += st.static_adopted;
 	*siblings += st.static_siblings;
 	met.cold_siblings += st.cold_siblings;
+	met.pruned_scans += st.pruned_scans;
 	*node_changes += st.node_changes;
 	free(held);
 	engine_destroy(other);
@@ -734,8 +736,10 @@ static void test_fast_path_equals_reference(void **state)
 	print_message("of them %" PRIu64 " of a second or third profile, %" PRIu64
 		      " scored by RequestedToCapacityRatio, %" PRIu64 " under a "
 		      "profile's added node affinity; %" PRIu64 " pods of specs seen"
-		      " again scanned a sibling's static results without a class\n",
-		      met.other_profile, met.rtcr, met.added, met.cold_siblings);
+		      " again scanned a sibling's static results without a class; %"
+		      PRIu64 " scans pruned by a sibling's index\n",
+		      met.other_profile, met.rtcr, met.added, met.cold_siblings,
+		      met.pruned_scans);
 	/* The generator must exercise both outcomes and the indexed path, or
 	 * the test proves little. */
 	assert_true(placed > cases);
@@ -754,6 +758,7 @@ static void test_fast_path_equals_reference(void **state)
 	assert_true(adopted > cases / 5);
 	assert_true(siblings > cases / 20);
 	assert_true(met.cold_siblings > cases / 400);
+	assert_true(met.pruned_scans > cases / 20);
 	assert_true(node_changes > cases / 2);
 	assert_true(met.other_profile > cases / 2);
 	assert_true(met.rtcr > cases);
