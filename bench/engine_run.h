@@ -81,6 +81,11 @@ struct engine_run_result {
 	double service_ns;          /* summed over pods (bucket middles) */
 	uint64_t service_over_1ms;  /* pods that took over 1 ms */
 	uint64_t churn_events, churn_failed; /* with churn_rate: node events sent */
+	/* The daemon's class caches (struct daemon_stats, same names); 0 when
+	 * the daemon ran as a child. */
+	uint64_t classes, sibling_copies, class_evictions, class_flushes;
+	uint64_t classless_pods, nodes_checked, index_rebuilds, shape_rebuilds;
+	uint64_t pruned_scans;
 };
 
 /* Runs it. Returns 0, or a negative errno with a message in `err` (a pod

@@ -481,8 +481,24 @@ void daemon_stop(struct daemon *d, unsigned drain_ms, struct daemon_stats *out)
 	/* Whatever arrived after the workers stopped: answered here. */
 	serve_drain(d->serve);
 	rcu_unregister();
-	if (out != NULL)
+	if (out != NULL) {
 		daemon_get_stats(d, out);
+		/* The workers have stopped: their engines' counters are
+		 * still. */
+		for (unsigned i = 0; i < d->workers; i++) {
+			struct engine_stats st;
+			engine_get_stats(d->engines[i], &st);
+			out->classes += st.class_misses + st.prepared;
+			out->sibling_copies += st.static_siblings;
+			out->class_evictions += st.class_evictions;
+			out->class_flushes += st.class_flushes;
+			out->classless_pods += st.first_sights;
+			out->nodes_checked += st.nodes_checked;
+			out->index_rebuilds += st.index_rebuilds;
+			out->shape_rebuilds += st.shape_rebuilds;
+			out->pruned_scans += st.pruned_scans;
+		}
+	}
 	control_server_stop(d->server); /* frees every producer ... */
 	d->server = NULL;
 	control_server_stop(d->admin);  /* ... and every admin connection's */
