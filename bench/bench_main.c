@@ -849,6 +849,9 @@ static int run_engine(const struct options *o, bool progress, struct bench_repor
 	run.pods = o->latency_pods ? o->latency_pods
 		   : (o->run.pods / 5 < 100000 ? o->run.pods / 5 : 100000);
 	run.pods = run.pods ? run.pods : 1;
+	/* Half a second of the machine's own pauses first: the floor under
+	 * the percentiles below (no daemon runs now). */
+	r->have_pauses = pauses_measure(500, &r->pauses) == 0;
 	run.phase = "latency";
 	if (engine_run(&run, &r->latency, err, sizeof(err)) < 0) {
 		fprintf(stderr, "shmsched-bench: latency run: %s\n", err);

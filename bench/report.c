@@ -109,6 +109,13 @@ void report_table(FILE *to, const struct bench_report *r)
 			fprintf(to, "              service time in the worker: p50 %.2f us, "
 				"p99 %.2f us, p99.9 %.2f us\n", l->service_p50_us,
 				l->service_p99_us, l->service_p999_us);
+		if (r->have_pauses)
+			fprintf(to, "              this machine's own pauses (a thread spinning "
+				"on each of %u cores for %.1f s, no daemon): over 100 us "
+				"%.1f/s, over 1 ms %.1f/s per core, longest %.0f us, %.2f %% "
+				"of the time lost\n", r->pauses.cores, r->pauses.seconds,
+				r->pauses.over_100us_s, r->pauses.over_1ms_s,
+				r->pauses.longest_us, 100 * r->pauses.lost_share);
 	} else {
 		fprintf(to, "  latency     not measured (--no-latency)\n");
 	}
@@ -319,9 +326,17 @@ void report_json(FILE *to, const struct bench_report *r)
 			",\"unschedulable\":%" PRIu64 ",\"late_submits\":%" PRIu64
 			",\"wall_s\":%.3f,\"p50_us\":%.1f,\"p90_us\":%.1f,"
 			"\"p99_us\":%.1f,\"p999_us\":%.1f,\"latency\":"
-			"\"open loop: from the scheduled submit time\"}", l->pods,
+			"\"open loop: from the scheduled submit time\"", l->pods,
 			l->placed, l->unschedulable, l->late_submits, l->wall_s,
 			l->p50_us, l->p90_us, l->p99_us, l->p999_us);
+		if (r->have_pauses)
+			fprintf(to, ",\"machine_pauses\":{\"cores\":%u,\"seconds\":%.1f,"
+				"\"over_100us_per_s\":%.2f,\"over_1ms_per_s\":%.2f,"
+				"\"longest_us\":%.0f,\"lost_share\":%.5f}",
+				r->pauses.cores, r->pauses.seconds, r->pauses.over_100us_s,
+				r->pauses.over_1ms_s, r->pauses.longest_us,
+				r->pauses.lost_share);
+		fputs("}", to);
 	} else {
 		fputs("null", to);
 	}

@@ -11,6 +11,7 @@
 #include <stdio.h>
 
 #include "bench/engine_run.h"
+#include "bench/pauses.h"
 #include "bench/quality.h"
 
 struct ring_limit_result {
@@ -53,6 +54,8 @@ struct bench_report {
 	double churn_rate;             /* node events/s asked for */
 	struct engine_run_result churn;
 	struct engine_run_result latency;
+	bool have_pauses;              /* the machine's own, beside latency */
+	struct pauses pauses;
 	bool have_reference;
 	struct reference_result reference;
 	double reference_seconds;  /* its time bound */
