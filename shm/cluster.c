@@ -76,6 +76,7 @@ struct cluster {
 	 * snapshot's slot terms (shm/snapshots.c). */
 	uint64_t buffer_generation[2];
 	uint64_t slot_sum;
+	uint64_t full_copies;     /* writes that copied every slot */
 	uint32_t catch_up[CLUSTER_SPEC_LOG / 2]; /* the slots S1 copied */
 };
 
@@ -520,6 +521,7 @@ static int catch_up(struct cluster *c, struct snapshot *s, uint64_t have,
 					sizeof(c->catch_up) / sizeof(c->catch_up[0]));
 	s->n_slots = old->n_slots;
 	if (n < 0) {
+		c->full_copies++;
 		memcpy(s->present, old->present, old->n_slots);
 		memcpy(s->nodes, old->nodes, old->n_slots * sizeof(*s->nodes));
 		return -1;
@@ -675,6 +677,11 @@ uint32_t cluster_capacity(const struct cluster *c)
 uint64_t cluster_snapshots_freed(const struct cluster *c)
 {
 	return c->freed;
+}
+
+uint64_t cluster_full_copies(const struct cluster *c)
+{
+	return c->full_copies;
 }
 
 uint32_t cluster_nodes(const struct cluster *c)

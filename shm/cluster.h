@@ -179,4 +179,10 @@ uint32_t cluster_nodes(const struct cluster *c);
  * tests of the grace period). */
 uint64_t cluster_snapshots_freed(const struct cluster *c);
 
+/* Writes that copied every slot into the other buffer rather than the
+ * slots the publish before changed (shm/cluster.c, catch-up): the first
+ * write, one after a failed write or a batch of more than
+ * CLUSTER_SPEC_LOG / 2 events. Writer side; for tests and figures. */
+uint64_t cluster_full_copies(const struct cluster *c);
+
 #endif
