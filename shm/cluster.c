@@ -19,10 +19,10 @@
  * buffer, the first write since this process attached), every slot is
  * copied. The columns and summaries are recomputed for the slots copied or
  * changed and their shards; the checksum's sum (shm/snapshots.c) moves by
- * the changed slots' terms. Cost per cluster_apply(), however many events
- * it carries: O((slots changed by it and by the publish before) x
- * sizeof(node_spec) + shards), and O(slots x sizeof(node_spec)) on the
- * full-copy path; so writers still batch.
+ * the changed slots' terms. Cost per cluster_apply(): O((slots changed by
+ * it and by the publish before) x sizeof(node_spec) + shards), plus
+ * free_slot()'s scan of the present bytes when the batch adds; and
+ * O(slots x sizeof(node_spec)) on the full-copy path.
  */
 #define _LGPL_SOURCE 1
 
