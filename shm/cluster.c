@@ -2,16 +2,27 @@
  * slots. See cluster.h for the contract; live use is shm/ledger.c.
  *
  * Snapshots live in two fixed buffers of the state region (shm/layout.h).
- * A write copies the current one into the other buffer (S1), applies the
- * events to the copy, recomputes the structure-of-arrays columns, shard
+ * A write brings the other buffer up to the current snapshot (S1), applies
+ * the events to it, updates the structure-of-arrays columns, shard
  * summaries and checksum (S2), publishes it (a release store of the
  * pointer, as rcu_assign_pointer, and of the region's index, S3), and waits
  * for urcu_qsbr_synchronize_rcu(): after it no daemon thread holds the old
  * buffer, which the next write reuses. Readers in other processes cannot
  * take part in the grace period, so they use the buffer's sequence number
  * instead (O3) and retry when it moved. Then the write clears the ledger
- * records of removed nodes (shm/ledger.c, R1). Cost: O(slots) per
- * cluster_apply() call, however many events it carries, so writers batch.
+ * records of removed nodes (shm/ledger.c, R1).
+ *
+ * Catch-up: the other buffer holds the snapshot before the current one
+ * (generation g - 1 when g is current), so bringing it to g copies only the
+ * slots publish g changed, which the spec log names (N1). Where the log
+ * cannot say (a batch of more than half the log, a failed write into that
+ * buffer, the first write since this process attached), every slot is
+ * copied. The columns and summaries are recomputed for the slots copied or
+ * changed and their shards; the checksum's sum (shm/snapshots.c) moves by
+ * the changed slots' terms. Cost per cluster_apply(): O((slots changed by
+ * it and by the publish before) x sizeof(node_spec) + shards), plus
+ * free_slot()'s scan of the present bytes when the batch adds; and
+ * O(slots x sizeof(node_spec)) on the full-copy path.
  */
 #define _LGPL_SOURCE 1
 
@@ -58,6 +69,15 @@ struct cluster {
 	 * (relaxed), then the head (release), then the snapshot (release). */
 	uint64_t spec_head;
 	uint64_t spec_log[CLUSTER_SPEC_LOG];
+	/* The writer's own record of the two buffers (catch-up, above):
+	 * the generation whose slots, columns and summaries views[b] holds
+	 * whole, 0 when unknown (a failed write into it, or not written since
+	 * this process attached); and the checksum's sum of the current
+	 * snapshot's slot terms (shm/snapshots.c). */
+	uint64_t buffer_generation[2];
+	uint64_t slot_sum;
+	uint64_t full_copies;     /* writes that copied every slot */
+	uint32_t catch_up[CLUSTER_SPEC_LOG / 2]; /* the slots S1 copied */
 };
 
 /* N1: the slots of publish `generation` into the log, before the head
@@ -134,31 +154,39 @@ static void buffer_open(struct state_snapshot *h)
 	state_fence_release();
 }
 
-/* S2: the buffer holds `v`, whole. */
-static void buffer_close(struct state_snapshot *h, const struct snapshot *v)
+/* S2: the buffer holds `v`, whole, whose checksum is `checksum`. */
+static void buffer_close(struct state_snapshot *h, const struct snapshot *v,
+			 uint64_t checksum)
 {
 	h->generation = v->generation;
 	h->n_slots = v->n_slots;
 	h->n_nodes = v->n_nodes;
 	h->n_shards = v->n_shards;
-	h->checksum = cluster_snapshot_checksum(v);
+	h->checksum = checksum;
 	/* S2: release, partner of O3's acquire loads. */
 	__atomic_store_n(&h->seq, h->seq + 1, __ATOMIC_RELEASE);
 }
 
-/* The derived columns: structure of arrays, shard summaries, node count. */
-static void snapshot_derive(struct snapshot *s)
+/* The derived columns of one slot: structure of arrays. */
+static void slot_derive(struct snapshot *s, uint32_t i)
 {
-	s->n_nodes = 0;
-	memset(s->shards, 0, s->n_shards * sizeof(*s->shards));
-	for (uint32_t i = 0; i < s->n_slots; i++) {
+	for (int r = 0; r < RES_MAX; r++)
+		s->allocatable[r][i] = s->present[i] ? s->nodes[i].allocatable.v[r] : 0;
+}
+
+/* One shard's summary, from its slots alone (a maximum cannot be moved
+ * down by one slot's change). */
+static void shard_derive(struct snapshot *s, uint32_t shard)
+{
+	struct shard_summary *sh = &s->shards[shard];
+	memset(sh, 0, sizeof(*sh));
+	uint32_t end = (shard + 1) * SNAP_SHARD_SLOTS;
+	if (end > s->n_slots)
+		end = s->n_slots;
+	for (uint32_t i = shard * SNAP_SHARD_SLOTS; i < end; i++) {
 		const struct node_spec *n = &s->nodes[i];
-		for (int r = 0; r < RES_MAX; r++)
-			s->allocatable[r][i] = s->present[i] ? n->allocatable.v[r] : 0;
 		if (!s->present[i])
 			continue;
-		s->n_nodes++;
-		struct shard_summary *sh = &s->shards[i / SNAP_SHARD_SLOTS];
 		sh->present++;
 		for (int r = 0; r < RES_MAX; r++)
 			if (n->allocatable.v[r] > sh->max_allocatable[r])
@@ -168,6 +196,59 @@ static void snapshot_derive(struct snapshot *s)
 			sh->any_hard_taint |= n->taints[t].effect == TAINT_NO_SCHEDULE ||
 					      n->taints[t].effect == TAINT_NO_EXECUTE;
 	}
+}
+
+/* The node count, from the shard summaries: O(shards). */
+static void count_nodes(struct snapshot *s)
+{
+	s->n_nodes = 0;
+	for (uint32_t b = 0; b < s->n_shards; b++)
+		s->n_nodes += s->shards[b].present;
+}
+
+/* The derived columns, whole: structure of arrays, shard summaries, node
+ * count. */
+static void snapshot_derive(struct snapshot *s)
+{
+	for (uint32_t i = 0; i < s->n_slots; i++)
+		slot_derive(s, i);
+	for (uint32_t b = 0; b < s->n_shards; b++)
+		shard_derive(s, b);
+	count_nodes(s);
+}
+
+static int cmp_slot(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* Sorts slots[] and drops repeats; returns how many are left. */
+static size_t sort_unique(uint32_t *slots, size_t n)
+{
+	if (n == 0)
+		return 0;
+	qsort(slots, n, sizeof(*slots), cmp_slot);
+	size_t k = 1;
+	for (size_t i = 1; i < n; i++)
+		if (slots[i] != slots[k - 1])
+			slots[k++] = slots[i];
+	return k;
+}
+
+/* The derived columns of the slots in slots[] (sorted, unique) and of
+ * their shards; the rest are as they were, and right, since their slots
+ * did not change. */
+static void snapshot_derive_slots(struct snapshot *s, const uint32_t *slots,
+				  size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		slot_derive(s, slots[i]);
+		uint32_t shard = slots[i] / SNAP_SHARD_SLOTS;
+		if (i + 1 == n || slots[i + 1] / SNAP_SHARD_SLOTS != shard)
+			shard_derive(s, shard);
+	}
+	count_nodes(s);
 }
 
 static int name_map_reserve(struct cluster *c, uint32_t name)
@@ -211,7 +292,8 @@ static int adopt_snapshot(struct cluster *c, uint32_t cur, char *err,
 	v->n_slots = h->n_slots;
 	v->n_nodes = h->n_nodes;
 	v->n_shards = h->n_shards;
-	if (cluster_snapshot_checksum(v) != h->checksum)
+	c->slot_sum = cluster_slot_sum(v);
+	if (cluster_checksum_of(v, c->slot_sum) != h->checksum)
 		return errmsg_rc(-EBADMSG, err, err_len, "snapshot %u (generation "
 				 "%llu): checksum mismatch", cur,
 				 (unsigned long long)h->generation);
@@ -275,8 +357,11 @@ struct cluster *cluster_create_in(struct intern *strings, uint32_t capacity,
 		}
 		c->views[0].generation = 1;
 		buffer_open(c->headers[0]);
-		buffer_close(c->headers[0], &c->views[0]);
+		buffer_close(c->headers[0], &c->views[0],
+			     cluster_snapshot_checksum(&c->views[0]));
 		*c->current_index = 0;
+		c->buffer_generation[0] = 1;
+		c->slot_sum = 0;
 	} else {
 		uint32_t cur = *c->current_index;
 		if (cur > 1) {
@@ -287,6 +372,7 @@ struct cluster *cluster_create_in(struct intern *strings, uint32_t capacity,
 		rc = adopt_snapshot(c, cur, err, err_len);
 		if (rc < 0)
 			goto fail;
+		c->buffer_generation[cur] = c->views[cur].generation;
 	}
 	c->current = &c->views[*c->current_index];
 	c->n_nodes = c->current->n_nodes;
@@ -424,6 +510,63 @@ static int apply_one(struct cluster *c, struct snapshot *s,
 	return 0;
 }
 
+/* S1's copy: brings `s`, which holds generation `have` (0: unknown), to
+ * `old`. Copies the slots changed since `have`, which it lists in
+ * c->catch_up[] and counts, or every slot, and then returns -1. */
+static int catch_up(struct cluster *c, struct snapshot *s, uint64_t have,
+		    const struct snapshot *old)
+{
+	int n = have == 0 ? -1
+		: cluster_changed_slots(c, have, old->generation, c->catch_up,
+					sizeof(c->catch_up) / sizeof(c->catch_up[0]));
+	s->n_slots = old->n_slots;
+	if (n < 0) {
+		c->full_copies++;
+		memcpy(s->present, old->present, old->n_slots);
+		memcpy(s->nodes, old->nodes, old->n_slots * sizeof(*s->nodes));
+		return -1;
+	}
+	/* Byte for byte, padding included: the checksum's terms of these
+	 * slots in `s` are then those of `old`. */
+	for (int i = 0; i < n; i++) {
+		uint32_t slot = c->catch_up[i];
+		s->present[slot] = old->present[slot];
+		memcpy(&s->nodes[slot], &old->nodes[slot], sizeof(s->nodes[slot]));
+	}
+	return n;
+}
+
+/* S2's derived columns and checksum for the slots the batch changed
+ * (changed[0..n_changed), sorted and unique) and the n_copied slots
+ * catch-up copied (c->catch_up; -1: every slot was). Returns the
+ * checksum; the new sum is stored in *sum. */
+static uint64_t snapshot_finish(struct cluster *c, struct snapshot *s,
+				const struct snapshot *old, uint32_t *changed,
+				size_t n_changed, int n_copied, uint64_t *sum)
+{
+	/* A changed slot's term moves from `old`'s (0 past its slots: the
+	 * slot was not summed there) to the new one. */
+	uint64_t next = c->slot_sum;
+	for (size_t i = 0; i < n_changed; i++) {
+		uint32_t slot = changed[i];
+		if (slot < old->n_slots)
+			next -= cluster_slot_term(old, slot);
+		next += cluster_slot_term(s, slot);
+	}
+	*sum = next;
+	s->n_shards = (s->n_slots + SNAP_SHARD_SLOTS - 1) / SNAP_SHARD_SLOTS;
+	if (n_copied < 0) {
+		snapshot_derive(s);
+	} else {
+		/* changed[] has room for the copied slots after its own. */
+		memcpy(changed + n_changed, c->catch_up,
+		       (size_t)n_copied * sizeof(*changed));
+		size_t n = sort_unique(changed, n_changed + (size_t)n_copied);
+		snapshot_derive_slots(s, changed, n);
+	}
+	return cluster_checksum_of(s, next);
+}
+
 int cluster_apply(struct cluster *c, const struct node_event *events, size_t n,
 		  char *err, size_t err_len)
 {
@@ -436,17 +579,20 @@ int cluster_apply(struct cluster *c, const struct node_event *events, size_t n,
 		rc = name_map_reserve(c, events[i].name);
 	int64_t *slots = rc == 0 ? calloc(n ? n : 1, sizeof(*slots)) : NULL;
 	struct undo *log = rc == 0 ? calloc(n ? n : 1, sizeof(*log)) : NULL;
-	if (slots == NULL || log == NULL) {
+	uint32_t *changed = rc == 0 ? calloc(n + CLUSTER_SPEC_LOG / 2,
+					     sizeof(*changed)) : NULL;
+	if (slots == NULL || log == NULL || changed == NULL) {
+		free(changed);
 		free(log);
 		free(slots);
 		return errmsg_rc(-ENOMEM, err, err_len, "out of memory for a snapshot");
 	}
 	/* The target buffer is no daemon thread's: its last reader passed a
-	 * grace period at the end of the write that made it old. */
+	 * grace period at the end of the write that made it old. Until S2
+	 * it holds no generation whole. */
 	buffer_open(hdr);
-	memcpy(s->present, old->present, old->n_slots);
-	memcpy(s->nodes, old->nodes, old->n_slots * sizeof(*s->nodes));
-	s->n_slots = old->n_slots;
+	int n_copied = catch_up(c, s, c->buffer_generation[target], old);
+	c->buffer_generation[target] = 0;
 
 	/* The name map follows the batch as it goes (later events see earlier
 	 * ones); on an error the undo log restores it and nothing is published. */
@@ -458,13 +604,17 @@ int cluster_apply(struct cluster *c, const struct node_event *events, size_t n,
 	if (rc < 0) {
 		while (n_log-- > 0)
 			c->slot_of_name[log[n_log].name] = log[n_log].old;
+		free(changed);
 		free(log);
 		free(slots);
-		s->generation = 0; /* never current: an observer retries on it */
+		/* Never current: an observer retries on it. Its slots are left
+		 * half-written: the next write here copies them all
+		 * (buffer_generation 0). */
+		s->generation = 0;
 		s->n_slots = 0;
 		s->n_shards = 0;
 		snapshot_derive(s);
-		buffer_close(hdr, s);
+		buffer_close(hdr, s, cluster_snapshot_checksum(s));
 		return rc;
 	}
 	/* A new node starts from nothing. Its slot is reachable by no reader:
@@ -475,9 +625,16 @@ int cluster_apply(struct cluster *c, const struct node_event *events, size_t n,
 	free(log);
 	s->generation = old->generation + 1;
 	spec_log_append(c, s->generation, slots, n);
-	s->n_shards = (s->n_slots + SNAP_SHARD_SLOTS - 1) / SNAP_SHARD_SLOTS;
-	snapshot_derive(s);
-	buffer_close(hdr, s);
+	for (size_t i = 0; i < n; i++)
+		changed[i] = (uint32_t)slots[i];
+	size_t n_changed = sort_unique(changed, n);
+	uint64_t sum;
+	uint64_t checksum = snapshot_finish(c, s, old, changed, n_changed,
+					    n_copied, &sum);
+	free(changed);
+	buffer_close(hdr, s, checksum);
+	c->buffer_generation[target] = s->generation;
+	c->slot_sum = sum;
 
 	/* Release: the snapshot's contents before the pointer that shows it
 	 * (partner: the acquire in cluster_snapshot()). */
@@ -520,6 +677,11 @@ uint32_t cluster_capacity(const struct cluster *c)
 uint64_t cluster_snapshots_freed(const struct cluster *c)
 {
 	return c->freed;
+}
+
+uint64_t cluster_full_copies(const struct cluster *c)
+{
+	return c->full_copies;
 }
 
 uint32_t cluster_nodes(const struct cluster *c)

@@ -103,10 +103,19 @@ int cluster_snapshots_in(struct shm_span span, uint32_t capacity,
 			 struct snapshot views[2]);
 
 /* The checksum a buffer's header carries (struct state_snapshot.checksum):
- * of s->generation, s->n_slots, s->n_nodes, then present[] and nodes[]
- * below n_slots. An observer runs it over its copy to tell that the copy
- * is the one the writer published (O3). Any thread. */
+ * of s->generation, s->n_slots, s->n_nodes and the sum of one term per
+ * slot below n_slots, of its index, present[] and nodes[] (the formula is
+ * in shm/snapshots.c). An observer runs it over its copy to tell that the
+ * copy is the one the writer published (O3). Any thread. */
 uint64_t cluster_snapshot_checksum(const struct snapshot *s);
+
+/* Its pieces, for a writer that keeps the sum as slots change: slot
+ * `slot`'s term (slot < s->n_slots), the sum of every slot's term, and the
+ * checksum of s's counts with a given sum. cluster_snapshot_checksum(s) is
+ * cluster_checksum_of(s, cluster_slot_sum(s)). Any thread. */
+uint64_t cluster_slot_term(const struct snapshot *s, uint32_t slot);
+uint64_t cluster_slot_sum(const struct snapshot *s);
+uint64_t cluster_checksum_of(const struct snapshot *s, uint64_t sum);
 
 /* A cluster in `mem`: `fresh` sets up an empty one; otherwise it re-attaches
  * what a previous daemon left: checks the current snapshot (sequence,
@@ -169,5 +178,11 @@ uint32_t cluster_nodes(const struct cluster *c);
 /* Snapshots retired so far: old buffers past their grace period (for
  * tests of the grace period). */
 uint64_t cluster_snapshots_freed(const struct cluster *c);
+
+/* Writes that copied every slot into the other buffer rather than the
+ * slots the publish before changed (shm/cluster.c, catch-up): the first
+ * write, one after a failed write or a batch of more than
+ * CLUSTER_SPEC_LOG / 2 events. Writer side; for tests and figures. */
+uint64_t cluster_full_copies(const struct cluster *c);
 
 #endif

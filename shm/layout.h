@@ -87,8 +87,10 @@
  * The writer of snapshots (shm/cluster.c):
  *   S1  Store seq + 1 (odd) relaxed, then a release fence; write the
  *       buffer (which no daemon thread reads: its last reader passed a
- *       grace period before it was chosen).
- *   S2  Store seq + 2 (even) with release, after the checksum.
+ *       grace period before it was chosen): only the slots that differ
+ *       from the current snapshot are copied, then the events applied.
+ *   S2  Store seq + 2 (even) with release, after the checksum (kept by
+ *       the writer per changed slot; its formula: shm/snapshots.c).
  *   S3  Store meta.current_snapshot with release.
  *
  * What a crash leaves, and what a restarted daemon does with it: the
@@ -112,14 +114,15 @@
 #include "shm/model.h"
 
 #define SHM_MAGIC UINT64_C(0x44454843534d4853) /* "SHMSCHED" in memory order */
-#define SHM_ABI_VERSION 6u /* 2: a placed slot names its devices; 3: and its
+#define SHM_ABI_VERSION 7u /* 2: a placed slot names its devices; 3: and its
                             * placement id, which a release names; 4: the
                             * state region; 5: pod groups in the ledger
                             * and in placement records; 6: a slot's wait
                             * flags and deadline, cancel handles
                             * (include/shmsched/wire.h), the queue's
                             * figures in the worker stats, a placement
-                            * record's priority and time */
+                            * record's priority and time; 7: a snapshot's
+                            * checksum sums one term per slot */
 #define SHM_READY UINT32_C(0x59444552) /* "REDY"; any other value: not ready */
 #define SHM_HEADER_SIZE 512u
 #define SHM_SECTION_MAX 16u
@@ -239,8 +242,10 @@ struct state_snapshot {
 	uint32_t n_nodes;
 	uint32_t n_shards;
 	uint32_t reserved;
-	uint64_t checksum;    /* of present[] and nodes[] below n_slots, and
-			       * the fields above but seq (state_checksum) */
+	uint64_t checksum;    /* of the fields above but seq, and of one term
+			       * per slot below n_slots: its index, present[]
+			       * and nodes[] (cluster_snapshot_checksum,
+			       * shm/snapshots.c; ABI 7) */
 };
 
 /* SHM_SECTION_IDENTITIES: a producer identity (uid, name). A placement's

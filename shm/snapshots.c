@@ -46,12 +46,54 @@ int cluster_snapshots_in(struct shm_span span, uint32_t capacity,
 	return span.base == NULL || c.overflow ? -EINVAL : 0;
 }
 
+/* The checksum, one description for the writer and the observers.
+ *
+ *   checksum = mix(H(generation, n_slots << 32 | n_nodes, sum))
+ *   sum      = the sum mod 2^64, over every slot i below n_slots (empty
+ *              ones too), of mix(H(i << 8 | present[i], nodes[i]'s bytes))
+ *
+ * H is state_checksum (shm/layout.h) from the FNV offset basis, mix a
+ * 64-bit finaliser (murmur3's), so each slot's term depends on every bit of
+ * its bytes. A slot's term carries its index: the same node in two slots,
+ * or two slots swapped, give other terms. The terms are summed rather than
+ * xored so that a term counted twice, or a pair of equal terms, does not
+ * cancel. The writer keeps `sum` as it goes: a publish adds new term -
+ * old term for each slot it changed, O(changed slots x sizeof(node_spec));
+ * an observer recomputes it whole, O(n_slots x sizeof(node_spec)). */
+static uint64_t mix(uint64_t h)
+{
+	h ^= h >> 33;
+	h *= UINT64_C(0xff51afd7ed558ccd);
+	h ^= h >> 33;
+	h *= UINT64_C(0xc4ceb9fe1a85ec53);
+	return h ^ (h >> 33);
+}
+
+#define CHECKSUM_BASIS UINT64_C(0xcbf29ce484222325)
+
+uint64_t cluster_slot_term(const struct snapshot *s, uint32_t slot)
+{
+	uint64_t head = (uint64_t)slot << 8 | s->present[slot];
+	uint64_t h = state_checksum(CHECKSUM_BASIS, &head, sizeof(head));
+	return mix(state_checksum(h, &s->nodes[slot], sizeof(s->nodes[slot])));
+}
+
+uint64_t cluster_slot_sum(const struct snapshot *s)
+{
+	uint64_t sum = 0;
+	for (uint32_t i = 0; i < s->n_slots; i++)
+		sum += cluster_slot_term(s, i);
+	return sum;
+}
+
+uint64_t cluster_checksum_of(const struct snapshot *s, uint64_t sum)
+{
+	uint64_t head[3] = {s->generation,
+			    (uint64_t)s->n_slots << 32 | s->n_nodes, sum};
+	return mix(state_checksum(CHECKSUM_BASIS, head, sizeof(head)));
+}
+
 uint64_t cluster_snapshot_checksum(const struct snapshot *s)
 {
-	uint64_t h = UINT64_C(0xcbf29ce484222325);
-	uint64_t head[2] = {s->generation,
-			    (uint64_t)s->n_slots << 32 | s->n_nodes};
-	h = state_checksum(h, head, sizeof(head));
-	h = state_checksum(h, s->present, s->n_slots);
-	return state_checksum(h, s->nodes, (uint64_t)s->n_slots * sizeof(*s->nodes));
+	return cluster_checksum_of(s, cluster_slot_sum(s));
 }

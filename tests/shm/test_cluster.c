@@ -15,6 +15,8 @@
 
 #include <cmocka.h>
 
+#include "shm/carve.h"
+#include "shm/layout.h"
 #include "shm/shm.h"
 
 struct fix {
@@ -345,6 +347,279 @@ static void test_changed_slots(void **state)
 	intern_destroy(f.strings);
 }
 
+/* The incremental publish (shm/cluster.c, catch-up: only the slots the
+ * publish before changed are copied into the other buffer, derived columns
+ * recomputed per changed slot and shard, the checksum's sum moved per
+ * changed slot) must leave each buffer as a full copy and recompute would.
+ * After every random batch, the current buffer must equal a model of the
+ * cluster, the other buffer the model one publish back, and each header's
+ * checksum the whole recompute (what an observer runs). Batches add,
+ * update, remove, cordon and uncordon nodes, reuse freed slots, remove and
+ * re-add a name, fail half-way (the other buffer is left half-written),
+ * pass half the spec log ("every slot"), and the cluster is re-attached
+ * from its memory (as a restarted daemon does). Mismatches must read 0;
+ * and both paths must have run (catch-ups, full copies > 0). */
+#define INC_CAP 200u   /* slots: 4 shards of 64, and part of a fifth */
+#define INC_NAMES 240u /* more names than slots: adds meet ENOSPC */
+
+struct model {
+	uint32_t n_slots;
+	uint8_t present[INC_CAP];
+	struct node_spec nodes[INC_CAP];
+};
+
+static struct model model_now, model_prev;
+
+static uint64_t inc_rand(uint64_t *x)
+{
+	*x ^= *x << 13;
+	*x ^= *x >> 7;
+	*x ^= *x << 17;
+	return *x;
+}
+
+static void random_spec(uint64_t *x, uint32_t name, struct node_spec *n)
+{
+	memset(n, 0, sizeof(*n));
+	n->name = name;
+	n->allocatable.v[RES_CPU] = (int64_t)(1 + inc_rand(x) % 64000);
+	n->allocatable.v[RES_MEMORY] = (int64_t)(inc_rand(x) % (UINT64_C(1) << 40));
+	n->allocatable.v[RES_PODS] = 110;
+	n->unschedulable = inc_rand(x) % 8 == 0;
+	n->n_labels = (uint16_t)(inc_rand(x) % 4);
+	for (unsigned l = 0; l < n->n_labels; l++)
+		n->labels[l] = (struct label){.key = l + 1,
+					      .value = (uint32_t)(inc_rand(x) % 50)};
+	n->n_taints = (uint16_t)(inc_rand(x) % 3);
+	for (unsigned t = 0; t < n->n_taints; t++)
+		n->taints[t] = (struct taint){.key = t + 1, .value = 1,
+					      .effect = (uint8_t)(1 + inc_rand(x) % 3)};
+}
+
+/* Mismatches between one buffer and a model; 0 when they agree. */
+static unsigned buffer_mismatches(const struct state_snapshot *h,
+				  const struct snapshot *v_in, const struct model *m,
+				  uint64_t generation)
+{
+	unsigned bad = 0;
+	struct snapshot v = *v_in;
+	v.generation = h->generation;
+	v.n_slots = h->n_slots;
+	v.n_nodes = h->n_nodes;
+	v.n_shards = h->n_shards;
+	bad += (h->seq & 1) != 0;
+	bad += h->generation != generation;
+	bad += h->n_slots != m->n_slots;
+	bad += h->checksum != cluster_snapshot_checksum(&v);
+	if (h->n_slots != m->n_slots)
+		return bad;
+	uint32_t nodes = 0;
+	for (uint32_t i = 0; i < m->n_slots; i++) {
+		nodes += m->present[i];
+		bad += v.present[i] != m->present[i];
+		bad += memcmp(&v.nodes[i], &m->nodes[i], sizeof(m->nodes[i])) != 0;
+		for (int r = 0; r < RES_MAX; r++)
+			bad += v.allocatable[r][i] !=
+			       (m->present[i] ? m->nodes[i].allocatable.v[r] : 0);
+	}
+	bad += h->n_nodes != nodes;
+	uint32_t shards = (m->n_slots + SNAP_SHARD_SLOTS - 1) / SNAP_SHARD_SLOTS;
+	bad += h->n_shards != shards;
+	for (uint32_t b = 0; b < shards && h->n_shards == shards; b++) {
+		struct shard_summary want;
+		memset(&want, 0, sizeof(want));
+		for (uint32_t i = b * SNAP_SHARD_SLOTS;
+		     i < m->n_slots && i < (b + 1) * SNAP_SHARD_SLOTS; i++) {
+			const struct node_spec *n = &m->nodes[i];
+			if (!m->present[i])
+				continue;
+			want.present++;
+			for (int r = 0; r < RES_MAX; r++)
+				if (n->allocatable.v[r] > want.max_allocatable[r])
+					want.max_allocatable[r] = n->allocatable.v[r];
+			want.any_unschedulable |= n->unschedulable;
+			for (unsigned t = 0; t < n->n_taints; t++)
+				want.any_hard_taint |= n->taints[t].effect != TAINT_PREFER_NO_SCHEDULE;
+		}
+		const struct shard_summary *got = &v.shards[b];
+		bad += got->present != want.present;
+		bad += got->any_unschedulable != want.any_unschedulable;
+		bad += got->any_hard_taint != want.any_hard_taint;
+		for (int r = 0; r < RES_MAX; r++)
+			bad += got->max_allocatable[r] != want.max_allocatable[r];
+	}
+	return bad;
+}
+
+static void test_incremental_matches_full(void **state)
+{
+	(void)state;
+	struct intern *strings = intern_create();
+	uint64_t snaps = cluster_snapshots_section_size(INC_CAP);
+	uint64_t ledger = ledger_section_size(INC_CAP);
+	struct shm_span span = shm_span_private(snaps + ledger);
+	assert_non_null(span.base);
+	uint32_t current = 0;
+	struct cluster_memory mem = {
+		.snapshots = {span.base, snaps},
+		.ledger = {(char *)span.base + snaps, ledger},
+		.current = &current,
+	};
+	struct state_snapshot *hdr[2];
+	struct snapshot views[2];
+	assert_int_equal(cluster_snapshots_in(mem.snapshots, INC_CAP, hdr, views), 0);
+	char err[256], name[16];
+	struct cluster *c = cluster_create_in(strings, INC_CAP, &mem, true, err,
+					      sizeof(err));
+	assert_non_null(c);
+	uint32_t names[INC_NAMES];
+	for (uint32_t i = 0; i < INC_NAMES; i++) {
+		snprintf(name, sizeof(name), "n%u", i);
+		assert_int_equal(intern_add_str(strings, name, &names[i]), 0);
+	}
+	memset(&model_now, 0, sizeof(model_now));
+	memset(&model_prev, 0, sizeof(model_prev));
+	static struct node_event ev[2100];
+	bool alive[INC_NAMES] = {false}, batch_alive[INC_NAMES], added[INC_NAMES];
+	uint64_t x = 0x9e3779b97f4a7c15u, generation = 1;
+	uint64_t full_before = 0, batches = 0, failed = 0, reattached = 0, big = 0;
+	uint64_t reused = 0;
+	unsigned mismatches = 0;
+	for (int round = 0; round < 3000; round++) {
+		uint64_t dice = inc_rand(&x) % 100;
+		if (dice == 0) {
+			/* Re-attach: the next write copies every slot. */
+			full_before += cluster_full_copies(c);
+			cluster_destroy(c);
+			c = cluster_create_in(strings, INC_CAP, &mem, false, err,
+					      sizeof(err));
+			assert_non_null(c);
+			reattached++;
+			continue;
+		}
+		size_t n = 0;
+		memcpy(batch_alive, alive, sizeof(alive));
+		memset(added, 0, sizeof(added));
+		if (dice == 1) {
+			/* More than half the log: "every slot" for the next. */
+			for (uint32_t i = 0; i < INC_NAMES && n < 2100; i++)
+				for (int k = 0; alive[i] && k < 20 && n < 2100; k++) {
+					memset(&ev[n], 0, sizeof(ev[n]));
+					ev[n].kind = k % 2 ? NODE_EVENT_UNCORDON : NODE_EVENT_CORDON;
+					ev[n++].name = names[i];
+				}
+			big += n > CLUSTER_SPEC_LOG / 2;
+		} else {
+			size_t want = 1 + inc_rand(&x) % 6;
+			for (int tries = 0; n < want && tries < 100; tries++) {
+				uint32_t i = (uint32_t)(inc_rand(&x) % INC_NAMES);
+				uint8_t kind = (uint8_t)(1 + inc_rand(&x) % 5);
+				/* Adds of new names; the rest of live ones. A name
+				 * added in this batch is not removed in it (so its
+				 * slot is the one it ends in). */
+				if ((kind == NODE_EVENT_ADD) == batch_alive[i] ||
+				    (kind == NODE_EVENT_REMOVE && added[i]))
+					continue;
+				memset(&ev[n], 0, sizeof(ev[n]));
+				ev[n].kind = kind;
+				ev[n].name = names[i];
+				if (kind == NODE_EVENT_ADD || kind == NODE_EVENT_UPDATE)
+					random_spec(&x, names[i], &ev[n].spec);
+				batch_alive[i] = kind != NODE_EVENT_REMOVE;
+				added[i] |= kind == NODE_EVENT_ADD;
+				n++;
+			}
+			if (inc_rand(&x) % 12 == 0) {
+				/* Fails last: the buffer is left half-written. */
+				uint32_t i = (uint32_t)(inc_rand(&x) % INC_NAMES);
+				memset(&ev[n], 0, sizeof(ev[n]));
+				ev[n].kind = batch_alive[i] ? NODE_EVENT_ADD : NODE_EVENT_REMOVE;
+				ev[n].name = names[i];
+				ev[n++].spec.name = names[i];
+			}
+		}
+		if (n == 0)
+			continue;
+		int rc = cluster_apply(c, ev, n, err, sizeof(err));
+		if (rc < 0) {
+			assert_true(rc == -EEXIST || rc == -ENOENT || rc == -ENOSPC);
+			failed++;
+			uint32_t cur = current;
+			mismatches += buffer_mismatches(hdr[cur], &views[cur], &model_now,
+							generation);
+			assert_int_equal(mismatches, 0);
+			assert_int_equal(hdr[cur ^ 1]->generation, 0);
+			assert_int_equal(cluster_snapshot_checksum(&(struct snapshot){
+				.generation = 0}), hdr[cur ^ 1]->checksum);
+			continue;
+		}
+		batches++;
+		memcpy(&model_prev, &model_now, sizeof(model_now));
+		for (size_t e = 0; e < n; e++) {
+			uint32_t i = (uint32_t)(ev[e].name - names[0]);
+			assert_int_equal(ev[e].name, names[i]);
+			int64_t slot = cluster_slot_of(c, ev[e].name);
+			if (ev[e].kind == NODE_EVENT_ADD) {
+				assert_true(slot >= 0 && slot < INC_CAP);
+				/* Empty before, and not freed by this batch. */
+				assert_int_equal(model_now.present[slot], 0);
+				assert_true((uint32_t)slot >= model_prev.n_slots ||
+					    !model_prev.present[slot]);
+				reused += (uint32_t)slot < model_prev.n_slots;
+				model_now.present[slot] = 1;
+				model_now.nodes[slot] = ev[e].spec;
+				if ((uint32_t)slot >= model_now.n_slots)
+					model_now.n_slots = (uint32_t)slot + 1;
+				alive[i] = true;
+				continue;
+			}
+			/* Not removed later in the batch unless it was
+			 * looked up here first: find its slot in the model. */
+			for (slot = 0; slot < model_now.n_slots; slot++)
+				if (model_now.present[slot] &&
+				    model_now.nodes[slot].name == ev[e].name)
+					break;
+			assert_true(slot < model_now.n_slots);
+			if (ev[e].kind == NODE_EVENT_UPDATE) {
+				model_now.nodes[slot] = ev[e].spec;
+			} else if (ev[e].kind == NODE_EVENT_REMOVE) {
+				model_now.present[slot] = 0;
+				memset(&model_now.nodes[slot], 0, sizeof(model_now.nodes[slot]));
+				alive[i] = false;
+			} else {
+				model_now.nodes[slot].unschedulable =
+					ev[e].kind == NODE_EVENT_CORDON;
+			}
+		}
+		generation++;
+		uint32_t cur = current;
+		assert_ptr_equal(cluster_snapshot(c)->nodes, views[cur].nodes);
+		mismatches += buffer_mismatches(hdr[cur], &views[cur], &model_now,
+						generation);
+		/* The other buffer: the publish before (a failed write went
+		 * into the buffer this one then took). */
+		mismatches += buffer_mismatches(hdr[cur ^ 1], &views[cur ^ 1],
+						&model_prev, generation - 1);
+		if (mismatches != 0)
+			fail_msg("round %d (generation %llu): %u mismatches", round,
+				 (unsigned long long)generation, mismatches);
+	}
+	uint64_t full = full_before + cluster_full_copies(c);
+	print_message("incremental: %llu publishes, %llu failed, %llu big, %llu "
+		      "re-attached, %llu slots reused, %llu full copies, %u "
+		      "mismatches\n", (unsigned long long)batches,
+		      (unsigned long long)failed, (unsigned long long)big,
+		      (unsigned long long)reattached, (unsigned long long)reused,
+		      (unsigned long long)full, mismatches);
+	assert_int_equal(mismatches, 0);
+	/* Both paths ran, and mostly the catch-up. */
+	assert_true(failed > 0 && big > 0 && reattached > 0 && reused > 0);
+	assert_true(full > 0 && full * 4 < batches);
+	cluster_destroy(c);
+	shm_span_release(span);
+	intern_destroy(strings);
+}
+
 static void test_account_ports(void **state)
 {
 	struct fix *f = *state;
@@ -380,6 +655,7 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_account_ports, setup, teardown),
 		cmocka_unit_test(test_changed_slots),
+		cmocka_unit_test(test_incremental_matches_full),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	urcu_qsbr_unregister_thread();
