@@ -281,6 +281,10 @@ struct engine {
 	struct frag_before *before; /* [capacity] per slot */
 	struct growth_memo *memo;   /* [GROWTH_MEMO_SLOTS] */
 	struct frag_models models;  /* GPU models: capacity, pressure */
+	/* [capacity] per slot: what the slot's node added to `models` and
+	 * gpu_max at the last flush (gpu_counted()), so a new generation
+	 * compares only its changed slots with it. */
+	uint64_t *gpu_counted;
 
 	/* Inter-pod rules (workers/interpod.h): the plugins' state, each
 	 * profile's arguments, and whether they apply to the pod in hand. */
@@ -385,9 +389,10 @@ struct engine *engine_create(struct cluster *c, const struct plugin_ctx *ctx,
 	e->changed = malloc(CLUSTER_SPEC_LOG * sizeof(*e->changed));
 	e->frag_count = malloc(sizeof(*e->frag_count));
 	e->before = calloc(cap ? cap : 1, sizeof(*e->before));
+	e->gpu_counted = calloc(cap ? cap : 1, sizeof(*e->gpu_counted));
 	e->memo = calloc(GROWTH_MEMO_SLOTS, sizeof(*e->memo));
 	if (e->frag_count == NULL || e->before == NULL || e->changed == NULL ||
-	    e->memo == NULL) {
+	    e->memo == NULL || e->gpu_counted == NULL) {
 		engine_destroy(e);
 		errno = ENOMEM;
 		return NULL;
@@ -490,6 +495,7 @@ void engine_destroy(struct engine *e)
 	free(e->frag_count);
 	free(e->changed);
 	free(e->before);
+	free(e->gpu_counted);
 	free(e->memo);
 	interpod_destroy(e->ip);
 	free(e->slots);
@@ -498,6 +504,29 @@ void engine_destroy(struct engine *e)
 
 /* A new snapshot generation, every cache started over: classes, shapes,
  * shard figures, fragmentation, the device scores' scale. */
+/* What slot i's node counts towards the GPU models' capacities and
+ * gpu_max (frag_models_add ignores a node without a model or GPUs): its
+ * model and GPU count, 0 for an empty slot. */
+static uint64_t gpu_counted(const struct snapshot *s, uint32_t i)
+{
+	if (!s->present[i])
+		return 0;
+	const struct node_devices *d = &s->nodes[i].devices;
+	return d->gpu_model == 0 || d->n_gpus == 0
+		       ? 0 : (uint64_t)d->gpu_model << 32 | d->n_gpus;
+}
+
+/* The largest cpu allocatable of a present node, from the shards'
+ * summaries. */
+static int64_t cpu_max_of(const struct snapshot *s)
+{
+	int64_t m = 0;
+	for (uint32_t i = 0; i < s->n_shards; i++)
+		if (s->shards[i].max_allocatable[RES_CPU] > m)
+			m = s->shards[i].max_allocatable[RES_CPU];
+	return m;
+}
+
 static int sync_flush(struct engine *e, const struct snapshot *s)
 {
 	flush_classes(e);
@@ -525,10 +554,12 @@ static int sync_flush(struct engine *e, const struct snapshot *s)
 	memset(e->memo, 0, GROWTH_MEMO_SLOTS * sizeof(*e->memo));
 	e->cpu_max = e->gpu_max = 0;
 	frag_models_reset(&e->models);
+	memset(e->gpu_counted, 0, (size_t)cluster_capacity(e->cluster) * sizeof(*e->gpu_counted));
 	for (uint32_t i = 0; i < s->n_slots; i++) {
 		if (!s->present[i])
 			continue;
 		const struct node_spec *n = &s->nodes[i];
+		e->gpu_counted[i] = gpu_counted(s, i);
 		frag_models_add(&e->models, n->devices.gpu_model, n->devices.n_gpus);
 		if (n->allocatable.v[RES_CPU] > e->cpu_max)
 			e->cpu_max = n->allocatable.v[RES_CPU];
@@ -2760,30 +2791,19 @@ static int sync_generation(struct engine *e, const struct snapshot *s)
 					  e->changed, CLUSTER_SPEC_LOG);
 	/* The device scores' scale is the largest node's, and the GPU
 	 * models' reservation reads each model's capacity: where either
-	 * moved, every such leaf moved too. */
-	int64_t cpu_max = 0, gpu_max = 0;
-	if (n >= 0) {
-		struct frag_models models;
-		frag_models_reset(&models);
-		for (uint32_t i = 0; i < s->n_slots; i++) {
-			if (!s->present[i])
-				continue;
-			const struct node_spec *node = &s->nodes[i];
-			frag_models_add(&models, node->devices.gpu_model,
-					node->devices.n_gpus);
-			if (s->allocatable[RES_CPU][i] > cpu_max)
-				cpu_max = s->allocatable[RES_CPU][i];
-			int64_t g = (int64_t)node->devices.n_gpus * GPU_MILLI_PER_DEVICE;
-			if (g > gpu_max)
-				gpu_max = g;
-		}
-		if (cpu_max != e->cpu_max || gpu_max != e->gpu_max ||
-		    models.n != e->models.n ||
-		    memcmp(models.model, e->models.model,
-			   models.n * sizeof(models.model[0])) != 0 ||
-		    memcmp(models.capacity, e->models.capacity,
-			   models.n * sizeof(models.capacity[0])) != 0)
+	 * moved, every such leaf moved too. The cpu maximum comes from the
+	 * shards' summaries; the GPUs can only have moved where a changed
+	 * slot counts other GPUs than the last flush counted (then flush,
+	 * even when two changes cancel out). O(shards + changed slots): a
+	 * scan of every node's spec here cost a node event milliseconds. */
+	if (n >= 0 && cpu_max_of(s) != e->cpu_max)
+		n = -1;
+	for (int i = 0; i < n; i++) {
+		uint32_t slot = e->changed[i];
+		if (slot < s->n_slots && gpu_counted(s, slot) != e->gpu_counted[slot]) {
 			n = -1;
+			break;
+		}
 	}
 	if (n < 0)
 		return sync_flush(e, s);
