@@ -67,6 +67,9 @@ struct gateway {
 	struct MHD_Daemon *mhd, *admin_mhd;
 	struct gw_http_stats http;
 	int suspended;                /* connections suspended now (atomic) */
+	int open_jobs;                /* requests with a job not yet completed
+				       * (atomic): gateway_stop() waits for
+				       * their answers to be written */
 	pthread_mutex_t admin_lock;   /* the admin connection, slow path */
 	struct shmsched_client *admin;
 	char admin_socket[4096];
@@ -294,6 +297,8 @@ static enum MHD_Result start_job(struct request *r, struct MHD_Connection *conn,
 		conn, MHD_CONNECTION_INFO_CONNECTION_FD);
 	j->http_fd = ci != NULL ? (int)ci->connect_fd : -1;
 	r->job = j;
+	/* Relaxed: a count; completed() takes it back. */
+	__atomic_fetch_add(&r->g->open_jobs, 1, __ATOMIC_RELAXED);
 	gw_dispatch_submit(r->g->dispatch, j);
 	pthread_mutex_lock(&j->lock);
 	if (j->code == 0) {
@@ -936,6 +941,9 @@ static void completed(void *cls, struct MHD_Connection *conn, void **req_cls,
 		/* J4: release, partner of the dispatcher's acquire load. */
 		__atomic_store_n(&r->job->abandoned, true, __ATOMIC_RELEASE);
 		gw_job_unref(r->job);
+		/* Release, partner of gateway_stop()'s acquire load: its
+		 * answer is written (or its client gone). */
+		__atomic_fetch_sub(&g->open_jobs, 1, __ATOMIC_RELEASE);
 	}
 	json_buf_free(&r->body);
 	free(r);
@@ -1143,7 +1151,13 @@ void gateway_stop(struct gateway *g)
 	    MHD_INVALID_SOCKET)
 		close(fd);
 	gw_dispatch_stop(g->dispatch);
-	for (int i = 0; i < 200 && __atomic_load_n(&g->suspended, __ATOMIC_ACQUIRE) > 0; i++) {
+	/* Resumed is not answered: MHD writes the answer after the handler
+	 * queues it, and MHD_stop_daemon() would reset a connection whose
+	 * answer is still unwritten (a client waiting with ?wait saw a reset
+	 * instead of its "gateway is stopping" answer). So wait, 2 s at
+	 * most, for every job's request to complete. */
+	for (int i = 0; i < 200 && (__atomic_load_n(&g->suspended, __ATOMIC_ACQUIRE) > 0 ||
+				    __atomic_load_n(&g->open_jobs, __ATOMIC_ACQUIRE) > 0); i++) {
 		struct timespec ts = {0, 10000000};
 		nanosleep(&ts, NULL);
 	}
