@@ -2275,6 +2275,21 @@ static bool asks_at_least(const struct pod_spec *pod, const struct eclass *k)
 	return true;
 }
 
+/* Candidate i of a scan over class k: slot, the class's static raw
+ * scores and the dynamic score d. */
+static inline void add_candidate(struct engine *e, const struct eclass *k,
+				 uint32_t i, uint32_t slot, int64_t d)
+{
+	e->slots[i] = slot;
+	struct candidate *cd = &e->cand[i];
+	cd->slot = slot;
+	cd->raw[SCORE_AFFINITY] = k->affinity_raw ? k->affinity_raw[slot] : 0;
+	cd->raw[SCORE_TAINT] = k->taint_raw ? k->taint_raw[slot] : 0;
+	/* Set after PreScore (interpod_scores) when the rules apply. */
+	cd->raw[SCORE_SPREAD] = cd->raw[SCORE_INTER_POD] = 0;
+	cd->dyn = d;
+}
+
 /* How many changes index_sync() would read to bring k's index up (a
  * shape's log and then the class's replay of the shape's ring). */
 static uint64_t index_lag(const struct engine *e, const struct eclass *k)
@@ -2310,13 +2325,7 @@ static uint32_t scan_pruned(struct engine *e, const struct snapshot *s,
 			int64_t d;
 			if (leaf_eval(e, s, lp, false, slot, &d) != 0)
 				continue;
-			e->slots[n] = slot;
-			struct candidate *cd = &e->cand[n++];
-			cd->slot = slot;
-			cd->raw[SCORE_AFFINITY] = k->affinity_raw ? k->affinity_raw[slot] : 0;
-			cd->raw[SCORE_TAINT] = k->taint_raw ? k->taint_raw[slot] : 0;
-			cd->raw[SCORE_SPREAD] = cd->raw[SCORE_INTER_POD] = 0;
-			cd->dyn = d;
+			add_candidate(e, k, n++, slot, d);
 		}
 	}
 	e->stats.pruned_scans++;
@@ -2388,14 +2397,7 @@ static int place_scan(struct engine *e, const struct snapshot *s,
 		int64_t d;
 		if (leaf_eval(e, s, lp, false, slot, &d) != 0)
 			continue;
-		e->slots[n] = slot;
-		struct candidate *cd = &e->cand[n++];
-		cd->slot = slot;
-		cd->raw[SCORE_AFFINITY] = k->affinity_raw ? k->affinity_raw[slot] : 0;
-		cd->raw[SCORE_TAINT] = k->taint_raw ? k->taint_raw[slot] : 0;
-		/* Set after PreScore (interpod_scores) when the rules apply. */
-		cd->raw[SCORE_SPREAD] = cd->raw[SCORE_INTER_POD] = 0;
-		cd->dyn = d;
+		add_candidate(e, k, n++, slot, d);
 	}
 	if (n > 0 && e->ip_on && interpod_scores(e, s, pod, n) < 0)
 		return -ENOMEM;

@@ -73,6 +73,16 @@ struct world {
 	uint32_t n_names;
 };
 
+/* Strings, resource names (with example.com/gpu) and the plugins' ctx. */
+static void world_init(struct world *w)
+{
+	memset(w, 0, sizeof(*w));
+	w->strings = intern_create();
+	res_names_init(&w->res);
+	w->gpu = res_register(&w->res, "example.com/gpu", 15);
+	assert_int_equal(plugin_ctx_init(&w->ctx, w->strings, &w->res), 0);
+}
+
 static uint32_t sid(struct world *w, const char *s)
 {
 	uint32_t v;
@@ -502,11 +512,7 @@ static void run_case(uint64_t case_no, uint64_t *placed, uint64_t *unschedulable
 {
 	rng_state = case_no * UINT64_C(0x2545f4914f6cdd1d) + 7;
 	struct world w;
-	memset(&w, 0, sizeof(w));
-	w.strings = intern_create();
-	res_names_init(&w.res);
-	w.gpu = res_register(&w.res, "example.com/gpu", 15);
-	assert_int_equal(plugin_ctx_init(&w.ctx, w.strings, &w.res), 0);
+	world_init(&w);
 
 	uint32_t n_nodes = chance(30) ? 100 + below(160) : 1 + below(40);
 	struct cluster *c = cluster_create(w.strings, n_nodes + 4);
@@ -778,11 +784,7 @@ static void test_node_events_match_a_fresh_engine(void **state)
 	for (uint64_t case_no = 0; case_no < 300; case_no++) {
 		rng_state = case_no * UINT64_C(0x9e3779b97f4a7c15) + 11;
 		struct world w;
-		memset(&w, 0, sizeof(w));
-		w.strings = intern_create();
-		res_names_init(&w.res);
-		w.gpu = res_register(&w.res, "example.com/gpu", 15);
-		assert_int_equal(plugin_ctx_init(&w.ctx, w.strings, &w.res), 0);
+		world_init(&w);
 		uint32_t n_nodes = 2 + below(20);
 		struct cluster *c = cluster_create(w.strings, 64);
 		struct node_event ev;
