@@ -188,7 +188,7 @@ enum class_phase {
 #define ENGINE_IDLE_BUDGET 200000
 
 #define SEEN_SLOTS 65536u /* a power of two */
-#define SIBLING_STREAK 2u
+#define SIBLING_STREAK 2u /* hot sights in a row before a sibling's class */
 #define LAST_USE_NEVER UINT64_MAX /* eclass.last_use of a class with no pod yet */
 #define STATIC_SLOTS 4096u /* a power of two */
 
@@ -482,7 +482,6 @@ static int grow_classes(struct engine *e)
 
 void engine_destroy(struct engine *e)
 {
-
 	if (e == NULL)
 		return;
 	if (e->table != NULL)
@@ -502,8 +501,6 @@ void engine_destroy(struct engine *e)
 	free(e);
 }
 
-/* A new snapshot generation, every cache started over: classes, shapes,
- * shard figures, fragmentation, the device scores' scale. */
 /* What slot i's node counts towards the GPU models' capacities and
  * gpu_max (frag_models_add ignores a node without a model or GPUs): its
  * model and GPU count, 0 for an empty slot. */
@@ -527,6 +524,8 @@ static int64_t cpu_max_of(const struct snapshot *s)
 	return m;
 }
 
+/* A new snapshot generation, every cache started over: classes, shapes,
+ * shard figures, fragmentation, the device scores' scale. */
 static int sync_flush(struct engine *e, const struct snapshot *s)
 {
 	flush_classes(e);
