@@ -204,6 +204,8 @@ static int place_on(unsigned to, const char *query, const char *name,
 	struct http_answer a;
 	if (node != NULL)
 		node[0] = '\0';
+	if (msg != NULL)
+		msg[0] = '\0';
 	int rc = http_do(to, "POST", path, body, &a);
 	if (rc != 0) {
 		if (msg != NULL)
@@ -211,10 +213,6 @@ static int place_on(unsigned to, const char *query, const char *name,
 		return -1;
 	}
 	int status = a.status;
-	if (node != NULL)
-		node[0] = '\0';
-	if (msg != NULL)
-		msg[0] = '\0';
 	json_t *o = status == 200 ? json_loadb(a.body.data, a.body.len, 0, NULL) : NULL;
 	if (o != NULL) {
 		const char *n = json_string_value(json_object_get(o, "node"));
