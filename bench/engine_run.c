@@ -632,15 +632,7 @@ int engine_run(const struct engine_run_config *cfg, struct engine_run_result *ou
 		out->conflicts = ds.conflicts;
 		out->workers = ds.workers;
 		out->nodes = ds.nodes;
-		out->classes = ds.classes;
-		out->sibling_copies = ds.sibling_copies;
-		out->class_evictions = ds.class_evictions;
-		out->class_flushes = ds.class_flushes;
-		out->classless_pods = ds.classless_pods;
-		out->nodes_checked = ds.nodes_checked;
-		out->index_rebuilds = ds.index_rebuilds;
-		out->shape_rebuilds = ds.shape_rebuilds;
-		out->pruned_scans = ds.pruned_scans;
+		out->caches = ds.caches;
 	}
 	uint64_t calls = 0;
 	if (child > 0 && stop_child(cfg, child, &calls, err, err_len) < 0 && rc == 0)

@@ -22,6 +22,7 @@ struct workload;
 /* Latency histogram: base/hist.h's, through base/base.h (64 powers of
  * two of nanoseconds, 16 linear steps each). */
 #include "base/base.h"
+#include "daemon/daemon.h"
 #define ENGINE_RUN_HIST_SUB HIST_SUB
 #define ENGINE_RUN_HIST_BUCKETS HIST_BUCKETS
 
@@ -81,11 +82,8 @@ struct engine_run_result {
 	double service_ns;          /* summed over pods (bucket middles) */
 	uint64_t service_over_1ms;  /* pods that took over 1 ms */
 	uint64_t churn_events, churn_failed; /* with churn_rate: node events sent */
-	/* The daemon's class caches (struct daemon_stats, same names); 0 when
-	 * the daemon ran as a child. */
-	uint64_t classes, sibling_copies, class_evictions, class_flushes;
-	uint64_t classless_pods, nodes_checked, index_rebuilds, shape_rebuilds;
-	uint64_t pruned_scans;
+	/* The daemon's class caches; all 0 when the daemon ran as a child. */
+	struct daemon_cache_stats caches;
 };
 
 /* Runs it. Returns 0, or a negative errno with a message in `err` (a pod

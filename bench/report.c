@@ -87,16 +87,17 @@ void report_table(FILE *to, const struct bench_report *r)
 			"%.2f us, p99.9 %.2f us, %" PRIu64 " pods over 1 ms\n",
 			e->service_p50_us, e->service_p99_us, e->service_p999_us,
 			e->service_over_1ms);
-	if (e->classes > 0)
+	const struct daemon_cache_stats *cs = &e->caches;
+	if (cs->classes > 0)
 		fprintf(to, "              classes: %" PRIu64 " compiled (%" PRIu64
 			" copied a sibling's static results), %" PRIu64 " evictions, %"
 			PRIu64 " flushes; %" PRIu64 " pods without a class of their "
 			"own; %" PRIu64 " nodes checked by scans (%" PRIu64 " scans "
 			"pruned by a sibling's index); %" PRIu64 " index and %" PRIu64
-			" shape rebuilds\n", e->classes, e->sibling_copies,
-			e->class_evictions, e->class_flushes, e->classless_pods,
-			e->nodes_checked, e->pruned_scans, e->index_rebuilds,
-			e->shape_rebuilds);
+			" shape rebuilds\n", cs->classes, cs->sibling_copies,
+			cs->class_evictions, cs->class_flushes, cs->classless_pods,
+			cs->nodes_checked, cs->pruned_scans, cs->index_rebuilds,
+			cs->shape_rebuilds);
 	if (r->have_latency) {
 		const struct engine_run_result *l = &r->latency;
 		fprintf(to, "  latency     open loop at %.0f pods/s (%s), achieved %.0f/s "

@@ -485,18 +485,19 @@ void daemon_stop(struct daemon *d, unsigned drain_ms, struct daemon_stats *out)
 		daemon_get_stats(d, out);
 		/* The workers have stopped: their engines' counters are
 		 * still. */
+		struct daemon_cache_stats *c = &out->caches;
 		for (unsigned i = 0; i < d->workers; i++) {
 			struct engine_stats st;
 			engine_get_stats(d->engines[i], &st);
-			out->classes += st.class_misses + st.prepared;
-			out->sibling_copies += st.static_siblings;
-			out->class_evictions += st.class_evictions;
-			out->class_flushes += st.class_flushes;
-			out->classless_pods += st.first_sights;
-			out->nodes_checked += st.nodes_checked;
-			out->index_rebuilds += st.index_rebuilds;
-			out->shape_rebuilds += st.shape_rebuilds;
-			out->pruned_scans += st.pruned_scans;
+			c->classes += st.class_misses + st.prepared;
+			c->sibling_copies += st.static_siblings;
+			c->class_evictions += st.class_evictions;
+			c->class_flushes += st.class_flushes;
+			c->classless_pods += st.first_sights;
+			c->nodes_checked += st.nodes_checked;
+			c->pruned_scans += st.pruned_scans;
+			c->index_rebuilds += st.index_rebuilds;
+			c->shape_rebuilds += st.shape_rebuilds;
 		}
 	}
 	control_server_stop(d->server); /* frees every producer ... */

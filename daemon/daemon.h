@@ -74,6 +74,19 @@ struct daemon_config {
 #define DAEMON_MAX_STRINGS (UINT32_C(1) << 22)
 #define DAEMON_STRING_BYTES (UINT64_C(1) << 28)
 
+/* The workers' engines' caches, summed (workers/engine.h's
+ * engine_stats). Classes made (templates prepared and specs seen twice; of
+ * them with a sibling's static results copied), cold classes evicted and
+ * whole caches flushed; pods placed without a class of their own (first
+ * sights, cold siblings) and the nodes scans checked, and scans read only
+ * where a sibling's index passes; whole class indexes and request shapes
+ * read again. */
+struct daemon_cache_stats {
+	uint64_t classes, sibling_copies, class_evictions, class_flushes;
+	uint64_t classless_pods, nodes_checked, pruned_scans;
+	uint64_t index_rebuilds, shape_rebuilds;
+};
+
 struct daemon_stats {
 	uint32_t nodes;
 	unsigned workers;
@@ -100,17 +113,9 @@ struct daemon_stats {
 	/* Gangs: placed whole, attempts that placed none (rolled back),
 	 * gangs that did not gather minMember in time. */
 	uint64_t gangs_placed, gang_failures, gang_rollbacks, gang_timeouts;
-	/* The workers' engines' caches, summed (workers/engine.h's
-	 * engine_stats): filled by daemon_stop() only, since each worker
-	 * writes its own without atomics. Classes made (templates prepared
-	 * and specs seen twice; of them with a
-	 * sibling's static results copied), cold classes evicted and whole
-	 * caches flushed; pods placed without a class of their own (first
-	 * sights, cold siblings) and the nodes their scans checked; whole
-	 * class indexes and request shapes read again. */
-	uint64_t classes, sibling_copies, class_evictions, class_flushes;
-	uint64_t classless_pods, nodes_checked, index_rebuilds, shape_rebuilds;
-	uint64_t pruned_scans; /* scans read where a sibling's index passes */
+	/* Filled by daemon_stop() only, since each worker writes its
+	 * engine's counters without atomics. */
+	struct daemon_cache_stats caches;
 };
 
 struct daemon;
