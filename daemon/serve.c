@@ -262,8 +262,19 @@ int serve_gang(struct serve *s, unsigned w, struct producer *const *prs,
 	uint64_t seq = ((uint64_t)w << 48) | st->seq;
 	st->seq += n;
 	rc = gang_place(s->engines[w], specs, n, seq, r, failed, &st->resolver);
-	if (rc != 0)
+	if (rc != 0) {
+		/* The pods committed before the failure were given back, and
+		 * other workers' attempts meanwhile may have failed for the room
+		 * they held: told as releases, or those would wait for room that
+		 * is free again. */
+		for (unsigned i = 0; s->events != NULL && i < *failed; i++) {
+			struct queue_event ev = queue_event_release(
+				(uint32_t)r[i].placement.slot, specs[i],
+				&r[i].placement.devices);
+			queue_events_publish(s->events, &ev);
+		}
 		goto untake;
+	}
 	uint64_t now = now_ns();
 	for (unsigned i = 0; i < n; i++) {
 		uint32_t node = (uint32_t)r[i].placement.slot;

@@ -119,7 +119,9 @@ int serve_place_held(struct serve *s, unsigned w, struct producer *pr,
  * none. Returns 0 with every slot answered PLACED; 1 with nothing placed
  * and *failed the pod that found no node (r[*failed]: gave_up, or the
  * engine's diagnosis); -ENOSPC (not enough placement records), -ENOMEM,
- * -E2BIG (too many): nothing placed. Slots are not handed back. */
+ * -E2BIG (too many): nothing placed. Slots are not handed back. The pods
+ * committed before a failure (r[0..*failed) with 1 or -ENOMEM) are given
+ * back and published as release events. */
 int serve_gang(struct serve *s, unsigned w, struct producer *const *prs,
 	       struct shmsched_slot *const *slots, const struct record_pod *const *pods,
 	       const uint32_t *attempts, unsigned n, struct resolve_result *r,

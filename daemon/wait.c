@@ -471,12 +471,21 @@ static void gang_try(struct serve_wait *wt, unsigned w, uint32_t gi, uint64_t no
 	stat_add(&ww->st.retries, n);
 	unsigned failed = 0;
 	uint64_t change_head = ledger_changes_head(wt->cfg.ledger);
+	uint64_t events_before = queue_events_head(wt->cfg.events);
 	int rc = n >= g->min ? serve_gang(wt->serve, w, prs, slots, pp, attempts, n, r,
 					  &failed)
 			     : 1;
 	if (rc == 0) {
 		for (uint32_t i = 0; i < n; i++) {
 			uint64_t h = queue_index(ww->q, ids[i]);
+			uint32_t woken_for = queue_woken_for(ww->q, ids[i]);
+			if (woken_for != QUEUE_NONE &&
+			    (uint32_t)r[i].placement.slot != woken_for) {
+				/* As retry(): the room it was woken for is
+				 * still there for another. */
+				struct queue_event ev = queue_event_room(woken_for);
+				queue_events_publish(wt->cfg.events, &ev);
+			}
 			done(ww, ids[i]);
 			serve_complete(wt->serve, w, prs[i], &h, 1);
 		}
@@ -488,6 +497,11 @@ static void gang_try(struct serve_wait *wt, unsigned w, uint32_t gi, uint64_t no
 	 * that found no node. */
 	g->gathered = g->gathered || n >= g->min;
 	struct queue_pod qp = {.change_head = change_head};
+	/* Its rollback's releases (serve_gang) give back what it took: they
+	 * must not wake it, unless another's event came between them. */
+	uint64_t events_after = queue_events_head(wt->cfg.events);
+	if (rc != 0 && failed > 0 && events_after - events_before == failed)
+		qp.events_from = events_after;
 	if (n >= g->min && rc == 1 && !r[failed].gave_up)
 		engine_failure(serve_engine(wt->serve, w), &qp.codes, &qp.res);
 	else

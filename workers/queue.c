@@ -204,6 +204,7 @@ struct qentry {
 	uint64_t seq;           /* the order it was last queued, for ties */
 	uint64_t backoff_until;
 	uint64_t deadline_ns;
+	uint64_t events_from;   /* queue_pod's: events before it skip it */
 	int32_t priority;
 	uint32_t attempts;
 	uint32_t codes, res;
@@ -546,6 +547,7 @@ int queue_park(struct sched_queue *q, uint32_t id, const struct queue_pod *p,
 	}
 	x->spec = p->spec;
 	x->woken_for = 0;
+	x->events_from = p->events_from;
 	x->priority = p->priority;
 	x->codes = p->codes;
 	x->request = p->request;
@@ -724,7 +726,10 @@ unsigned queue_absorb(struct sched_queue *q, const struct snapshot *snap,
 		uint32_t id = q->unsched_head, n_room = 0;
 		while (id != QUEUE_NONE) {
 			uint32_t next = q->e[id].next;
-			switch (hint(q, &q->e[id], &ev, snap, &room)) {
+			enum hint_says says = i < q->e[id].events_from
+						      ? HINT_SKIP
+						      : hint(q, &q->e[id], &ev, snap, &room);
+			switch (says) {
 			case HINT_QUEUE:
 				wake(q, id, now);
 				q->st.woken++;

@@ -163,6 +163,10 @@ struct queue_pod {
 	 * attempt began: a pod refused by pod affinity or spread is woken at
 	 * once when it moved (E6). */
 	uint64_t change_head;
+	/* Events before this position (queue_events_head) cannot help it:
+	 * they told what its own attempt gave back (a gang's rollback), and
+	 * waking it for them would repeat that attempt for ever. 0: any. */
+	uint64_t events_from;
 };
 
 struct queue_stats {

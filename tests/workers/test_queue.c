@@ -364,6 +364,31 @@ static void test_placement_during_attempt(void **state)
 	assert_true(queue_done(q, 0));
 }
 
+/* A gang's own rollback, published as releases before it parks again:
+ * the pod parked with events_from past them is not woken by them (its
+ * attempt would only fail again), and is by the next release. */
+static void test_events_from_skips_own_rollback(void **state)
+{
+	struct qfx *x = *state;
+	struct sched_queue *q = x->q;
+	struct queue_pod p = pod_of(&x->plain, 0, C(REASON_INSUFFICIENT), R(RES_CPU));
+	publish(x, release(0, 500, 0));
+	publish(x, release(0, 500, 0));
+	p.events_from = queue_events_head(x->ev);
+	assert_int_equal(queue_park(q, 0, &p, 10 * S), 0);
+	assert_int_equal(queue_absorb(q, &x->snap, 20 * S), 0);
+	assert_int_equal(queue_where(q, 0), QUEUE_UNSCHEDULABLE);
+	struct queue_stats st;
+	queue_get_stats(q, &st);
+	assert_int_equal(st.events, 2);
+	assert_int_equal(st.hints_skipped, 2);
+	publish(x, release(0, 500, 0));
+	assert_int_equal(queue_absorb(q, &x->snap, 20 * S), 1);
+	assert_int_equal(queue_where(q, 0), QUEUE_ACTIVE);
+	check(x);
+	assert_true(queue_done(q, 0));
+}
+
 static void test_pop_from_backoff_and_flush(void **state)
 {
 	struct qfx *x = *state;
@@ -567,6 +592,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_interpod_hints, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_placement_during_attempt, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_events_from_skips_own_rollback,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pop_from_backoff_and_flush, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_deadlines_and_owners, setup,
