@@ -152,14 +152,12 @@ static void setup_cluster(void)
 	}
 }
 
-static void test_no_overcommit_no_lost_commit(void **state)
+/* One round on a fresh cluster: every invariant checked; returns the
+ * conflicts it saw. */
+static uint64_t run_round(uint64_t pods)
 {
-	(void)state;
 	setup_cluster();
-	uint64_t pods = 20000;
-	const char *env = getenv("SHMSCHED_RESOLVER_PODS");
-	if (env != NULL && *env != '\0')
-		pods = strtoull(env, NULL, 10);
+	__atomic_store_n(&done, 0, __ATOMIC_RELAXED);
 	struct worker w[WORKERS];
 	struct checker ck = {0};
 	pthread_t tw[WORKERS], tc;
@@ -219,10 +217,31 @@ static void test_no_overcommit_no_lost_commit(void **state)
 	assert_int_equal(sum.placed + sum.unschedulable + sum.gave_up,
 			 (uint64_t)WORKERS * pods);
 	assert_true(ck.sweeps > 0);
-	assert_true(sum.conflicts > 0); /* the test exercised conflicts */
 	cluster_destroy(cluster);
 	intern_destroy(strings);
 	urcu_qsbr_unregister_thread();
+	return sum.conflicts;
+}
+
+static void test_no_overcommit_no_lost_commit(void **state)
+{
+	(void)state;
+	uint64_t pods = 20000;
+	const char *env = getenv("SHMSCHED_RESOLVER_PODS");
+	if (env != NULL && *env != '\0')
+		pods = strtoull(env, NULL, 10);
+	/* The test exercised conflicts, or it proved nothing about them. A
+	 * round takes tens of milliseconds: on a machine busy enough to run
+	 * its workers one after another it may see none (it did once in a
+	 * full run of the suites here), so rounds until one does, 10 at most. */
+	uint64_t conflicts = 0;
+	unsigned rounds = 0;
+	while (conflicts == 0 && rounds < 10) {
+		conflicts = run_round(pods);
+		rounds++;
+	}
+	print_message("conflicts seen after %u round(s)\n", rounds);
+	assert_true(conflicts > 0);
 }
 
 int main(void)
