@@ -262,6 +262,11 @@ struct node_alloc *ledger_node(struct ledger *l, uint32_t slot)
 	return &l->nodes[slot];
 }
 
+struct node_alloc *ledger_nodes(struct ledger *l)
+{
+	return l->nodes;
+}
+
 /* --- the change log ------------------------------------------------------ */
 
 static void change_append(struct ledger *l, uint32_t slot)

@@ -88,6 +88,10 @@ uint32_t ledger_capacity(const struct ledger *l);
 /* The record of a slot (< capacity). */
 struct node_alloc *ledger_node(struct ledger *l, uint32_t slot);
 
+/* Every slot's record, [capacity]: ledger_node(l, i) is ledger_nodes(l) + i
+ * (for loops over many slots, without a call per slot). */
+struct node_alloc *ledger_nodes(struct ledger *l);
+
 /* Clears a slot's record and moves its generation on (R1): only when no
  * thread can reach the slot (a node added there, or removed from it). */
 void ledger_reset_node(struct ledger *l, uint32_t slot);

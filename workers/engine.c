@@ -39,6 +39,7 @@
 #include "workers/diagnosis_internal.h"
 #include "workers/frag_internal.h"
 #include "workers/interpod.h"
+#include "workers/leaf_fast_internal.h"
 #include "workers/pod_class.h"
 
 /* What leaf_eval() reads of a pod, fixed once per class or shape: the
@@ -55,17 +56,10 @@ struct leaf_plan {
 	bool devices;          /* leaves read devices (the pod wants some, or
 				* a device score is on) */
 	struct score_plan score;
-	/* The common case, evaluated by leaf_fast(): no host ports, no
-	 * devices, requests of cpu and memory only, LeastAllocated or
-	 * MostAllocated over cpu and memory with the stand-ins and
-	 * BalancedAllocation over cpu and memory (kube's defaults, any
-	 * weights). */
+	/* The common case, evaluated by leaf_fast() and leaf_scan()
+	 * (workers/leaf_fast_internal.h) with `f`. */
 	bool fast;
-	bool most;             /* MostAllocated */
-	bool check_cpu, check_mem; /* requested, so NodeResourcesFit checks them */
-	int64_t w_fit, w_balanced; /* profile weights; 0: not scored */
-	int64_t w_cpu, w_mem, w_sum; /* NodeResourcesFit's resource weights */
-	int64_t req_cpu, req_mem, nz_cpu, nz_mem;
+	struct leaf_fast_plan f;
 };
 
 /* A request shape: everything leaf_eval() reads of a pod but the
@@ -157,15 +151,6 @@ struct eclass {
 	uint8_t ip_keys;       /* 1: every feasible slot has the hard spread
 				* constraints' keys; 2: not; 0: not known */
 };
-
-/* Dynamic filter reasons of a node, as bits. */
-#define MASK_PODS 1u          /* Too many pods */
-#define MASK_PORTS 2u         /* NodePorts */
-#define MASK_RES(r) (4u << (r)) /* Insufficient r */
-#define MASK_GPU (1u << 20)     /* DeviceFit: GPU */
-#define MASK_CORES (1u << 21)   /* DeviceFit: exclusive cores */
-#define MASK_ANTI (1u << 22)    /* InterPodAffinity: the pod's anti-affinity */
-#define MASK_EXISTING_ANTI (1u << 23) /* ... placed pods' anti-affinity */
 
 /* A class's compile, a bounded amount of work at a time (class_work). */
 enum class_phase {
@@ -733,7 +718,7 @@ static inline void pick_tie(const struct engine *e, const int64_t *total, uint32
 			chosen = i;
 			break;
 		}
-	out->slot = e->cand[chosen].slot;
+	out->slot = e->slots[chosen];
 	out->score = best;
 	out->feasible = n;
 }
@@ -799,33 +784,37 @@ static void select_best(struct engine *e, const struct pod_spec *pod, uint32_t n
 	pick_tie(e, total, n, best, ties, rng, out);
 }
 
-/* select_best() when the inter-pod scores are off and nobody explains:
- * the same normalising (score_normalize: maxima from 0, TaintToleration
- * reversed), totals and draw, in three passes over the candidates. */
-static void select_plain(struct engine *e, const struct pod_spec *pod, uint32_t n,
-			 uint64_t *rng, struct placement *out)
+/* select_best() when the inter-pod scores are off and nobody explains,
+ * over plain candidates of class k (plain_candidate: the slot in
+ * e->slots[i], the dynamic score in e->tmp[i]): the same normalising of
+ * k's static raw scores (score_normalize: maxima from 0, TaintToleration
+ * reversed), the same totals (in place in e->tmp) and draw. */
+static void select_plain(struct engine *e, const struct eclass *k,
+			 const struct pod_spec *pod, uint32_t n, uint64_t *rng,
+			 struct placement *out)
 {
 	const struct score_config *sc = sc_of(e, pod);
 	bool aff = wants_affinity_score(e, pod), taint = sc->weight_taint != 0;
+	const int32_t *ar = k->affinity_raw, *tr = k->taint_raw;
+	const uint32_t *slots = e->slots;
 	int64_t max_a = 0, max_t = 0;
-	for (uint32_t i = 0; i < n; i++) {
-		const struct candidate *cd = &e->cand[i];
-		if (cd->raw[SCORE_AFFINITY] > max_a)
-			max_a = cd->raw[SCORE_AFFINITY];
-		if (cd->raw[SCORE_TAINT] > max_t)
-			max_t = cd->raw[SCORE_TAINT];
+	for (uint32_t i = 0; (ar != NULL || tr != NULL) && i < n; i++) {
+		if (ar != NULL && ar[slots[i]] > max_a)
+			max_a = ar[slots[i]];
+		if (tr != NULL && tr[slots[i]] > max_t)
+			max_t = tr[slots[i]];
 	}
 	int64_t best = INT64_MIN, *total = e->tmp;
 	uint64_t ties = 0;
 	for (uint32_t i = 0; i < n; i++) {
-		const struct candidate *cd = &e->cand[i];
-		int64_t a = cd->raw[SCORE_AFFINITY], t = cd->raw[SCORE_TAINT];
-		if (aff && max_a != 0)
+		int64_t a = ar != NULL ? ar[slots[i]] : 0, t = tr != NULL ? tr[slots[i]] : 0;
+		/* 0 stays 0, without a division (most nodes). */
+		if (aff && a != 0 && max_a != 0)
 			a = MAX_NODE_SCORE * a / max_a;
 		if (taint)
-			t = max_t == 0 ? MAX_NODE_SCORE : MAX_NODE_SCORE - MAX_NODE_SCORE * t / max_t;
-		total[i] = SCORE_FINE * (sc->weight_taint * t + sc->weight_affinity * a) +
-			   cd->dyn;
+			t = t == 0 || max_t == 0 ? MAX_NODE_SCORE
+						 : MAX_NODE_SCORE - MAX_NODE_SCORE * t / max_t;
+		total[i] += SCORE_FINE * (sc->weight_taint * t + sc->weight_affinity * a);
 		if (total[i] > best) {
 			best = total[i];
 			ties = 1;
@@ -1095,9 +1084,9 @@ static void leaf_fast_init(const struct score_config *sc, struct leaf_plan *lp,
 	for (unsigned i = 0; i < lp->n_requested; i++)
 		if (lp->requested[i] != RES_CPU && lp->requested[i] != RES_MEMORY)
 			return;
-	lp->w_fit = sc->weight_fit;
-	lp->w_balanced = lp->skip_balanced ? 0 : sc->weight_balanced;
-	if (lp->w_fit != 0) {
+	lp->f.w_fit = sc->weight_fit;
+	lp->f.w_balanced = lp->skip_balanced ? 0 : sc->weight_balanced;
+	if (lp->f.w_fit != 0) {
 		/* The order of the two does not matter: a weighted sum. */
 		unsigned c = 0, m = 1;
 		if (sp->n_fit != 2)
@@ -1109,25 +1098,25 @@ static void leaf_fast_init(const struct score_config *sc, struct leaf_plan *lp,
 		if (!plan_is(&sp->fit[c], RES_CPU, SCORE_USED_NONZERO_CPU) ||
 		    !plan_is(&sp->fit[m], RES_MEMORY, SCORE_USED_NONZERO_MEM))
 			return;
-		lp->w_cpu = sp->fit[c].weight;
-		lp->w_mem = sp->fit[m].weight;
-		lp->w_sum = lp->w_cpu + lp->w_mem;
+		lp->f.w_cpu = sp->fit[c].weight;
+		lp->f.w_mem = sp->fit[m].weight;
+		lp->f.w_sum = lp->f.w_cpu + lp->f.w_mem;
 	}
 	/* Nor here: |f0 - f1| / 2 is the same either way round. */
-	if (lp->w_balanced != 0 &&
+	if (lp->f.w_balanced != 0 &&
 	    (sp->n_balanced != 2 ||
 	     !((plan_is(&sp->balanced[0], RES_CPU, SCORE_USED_ACTUAL) &&
 		plan_is(&sp->balanced[1], RES_MEMORY, SCORE_USED_ACTUAL)) ||
 	       (plan_is(&sp->balanced[1], RES_CPU, SCORE_USED_ACTUAL) &&
 		plan_is(&sp->balanced[0], RES_MEMORY, SCORE_USED_ACTUAL)))))
 		return;
-	lp->most = sc->fit_strategy == FIT_MOST_ALLOCATED;
-	lp->check_cpu = pod->request.v[RES_CPU] > 0;
-	lp->check_mem = pod->request.v[RES_MEMORY] > 0;
-	lp->req_cpu = pod->request.v[RES_CPU];
-	lp->req_mem = pod->request.v[RES_MEMORY];
-	lp->nz_cpu = pod->nonzero_cpu_milli;
-	lp->nz_mem = pod->nonzero_mem_bytes;
+	lp->f.most = sc->fit_strategy == FIT_MOST_ALLOCATED;
+	lp->f.check_cpu = pod->request.v[RES_CPU] > 0;
+	lp->f.check_mem = pod->request.v[RES_MEMORY] > 0;
+	lp->f.req_cpu = pod->request.v[RES_CPU];
+	lp->f.req_mem = pod->request.v[RES_MEMORY];
+	lp->f.nz_cpu = pod->nonzero_cpu_milli;
+	lp->f.nz_mem = pod->nonzero_mem_bytes;
 	lp->fast = true;
 }
 
@@ -1160,82 +1149,34 @@ static void leaf_plan_init(const struct engine *e, struct leaf_plan *lp,
 /* The dynamic filters (NodePorts, NodeResourcesFit) of the class's pod on
  * a node: their reasons as MASK_* bits, and when it passes (0), its
  * weighted dynamic score in *d. The same rules as filter_node() and
- * score_dynamic(). */
-/* leaf_eval() for a plan that is `fast`: the same filters and scores
- * (filter_resources' pods and cpu and memory checks; least_allocated.go or
- * most_allocated.go over cpu and memory with the stand-ins, then
- * balanced_allocation.go over the actual requests: the same integer and
- * floating-point operations as score_plan_fit and score_plan_balanced),
- * with nothing looked up per node but six counters and three
- * allocatables. A node with no cpu or no memory allocatable (where those
- * scores leave a resource out) goes the general way. */
-static inline uint32_t leaf_fast(struct engine *e, const struct snapshot *s,
-				 const struct leaf_plan *k, uint32_t slot, int64_t *d,
-				 bool *general)
+ * score_dynamic(); leaf_fast() for a plan that is `fast`. */
+static uint32_t leaf_general(struct engine *e, const struct snapshot *s,
+			     const struct leaf_plan *k, bool ix_ip, uint32_t slot,
+			     const struct node_alloc *a, int64_t *d);
+
+/* Inline for the fast plan; the general rules (and their large frame) in
+ * a call of their own. */
+static inline uint32_t leaf_eval(struct engine *e, const struct snapshot *s,
+				 const struct leaf_plan *k, bool ix_ip, uint32_t slot,
+				 int64_t *d)
 {
 	const struct node_alloc *a = ledger_node(e->ledger, slot);
-	/* Relaxed loads, as ledger_load_used(): a view, the commit decides. */
-	int64_t pods = __atomic_load_n(&a->used[RES_PODS], __ATOMIC_RELAXED);
-	int64_t uc = __atomic_load_n(&a->used[RES_CPU], __ATOMIC_RELAXED);
-	int64_t um = __atomic_load_n(&a->used[RES_MEMORY], __ATOMIC_RELAXED);
-	int64_t ac = s->allocatable[RES_CPU][slot], am = s->allocatable[RES_MEMORY][slot];
-	uint32_t m = 0;
-	if (pods + 1 > s->allocatable[RES_PODS][slot])
-		m |= MASK_PODS;
-	if (k->check_cpu && k->req_cpu > ac - uc)
-		m |= MASK_RES(RES_CPU);
-	if (k->check_mem && k->req_mem > am - um)
-		m |= MASK_RES(RES_MEMORY);
-	if (m != 0)
-		return m;
-	if (ac == 0 || am == 0) {
-		*general = true;
-		return 0;
-	}
-	int64_t fit = 0, balanced = 0;
-	if (k->w_fit != 0) {
-		int64_t rc = __atomic_load_n(&a->used_nonzero_cpu_milli, __ATOMIC_RELAXED) +
-			     k->nz_cpu;
-		int64_t rm = __atomic_load_n(&a->used_nonzero_mem_bytes, __ATOMIC_RELAXED) +
-			     k->nz_mem;
-		int64_t sc, sm;
-		if (k->most) {
-			sc = (rc > ac ? ac : rc) * MAX_NODE_SCORE / ac;
-			sm = (rm > am ? am : rm) * MAX_NODE_SCORE / am;
-		} else {
-			sc = rc > ac ? 0 : (ac - rc) * MAX_NODE_SCORE / ac;
-			sm = rm > am ? 0 : (am - rm) * MAX_NODE_SCORE / am;
-		}
-		fit = k->w_sum == 0 ? 0 : (sc * k->w_cpu + sm * k->w_mem) / k->w_sum;
-	}
-	if (k->w_balanced != 0) {
-		double fc = (double)(uc + k->req_cpu) / (double)ac;
-		double fm = (double)(um + k->req_mem) / (double)am;
-		if (fc > 1)
-			fc = 1;
-		if (fm > 1)
-			fm = 1;
-		double std = (fc - fm) / 2;
-		if (std < 0)
-			std = -std;
-		balanced = (int64_t)((1 - std) * (double)MAX_NODE_SCORE);
-	}
-	*d = SCORE_FINE * (k->w_fit * fit + k->w_balanced * balanced);
-	return 0;
-}
-
-static uint32_t leaf_eval(struct engine *e, const struct snapshot *s,
-			  const struct leaf_plan *k, bool ix_ip, uint32_t slot,
-			  int64_t *d)
-{
 	if (k->fast && !ix_ip) {
 		bool general = false;
-		uint32_t m = leaf_fast(e, s, k, slot, d, &general);
+		uint32_t m = leaf_fast(&k->f, a, s->allocatable[RES_CPU][slot],
+				       s->allocatable[RES_MEMORY][slot],
+				       s->allocatable[RES_PODS][slot], d, &general);
 		if (!general)
 			return m;
 	}
+	return leaf_general(e, s, k, ix_ip, slot, a, d);
+}
+
+static uint32_t leaf_general(struct engine *e, const struct snapshot *s,
+			     const struct leaf_plan *k, bool ix_ip, uint32_t slot,
+			     const struct node_alloc *a, int64_t *d)
+{
 	const struct pod_spec *pod = k->pod;
-	const struct node_alloc *a = ledger_node(e->ledger, slot);
 	struct res_vec used;
 	struct host_port ports[NODE_MAX_HOST_PORTS];
 	struct node_view v = {.spec = &s->nodes[slot], .used = &used};
@@ -2274,8 +2215,18 @@ static bool asks_at_least(const struct pod_spec *pod, const struct eclass *k)
 	return true;
 }
 
-/* Candidate i of a scan over class k: slot, the class's static raw
- * scores and the dynamic score d. */
+/* Candidate i of a scan without inter-pod scores, for select_plain():
+ * its slot and dynamic score d (the static ones are read from the class
+ * then). */
+static inline void plain_candidate(struct engine *e, uint32_t i, uint32_t slot,
+				   int64_t d)
+{
+	e->slots[i] = slot;
+	e->tmp[i] = d;
+}
+
+/* Candidate i of a scan over class k for select_best(): slot, the class's
+ * static raw scores and the dynamic score d. */
 static inline void add_candidate(struct engine *e, const struct eclass *k,
 				 uint32_t i, uint32_t slot, int64_t d)
 {
@@ -2300,11 +2251,36 @@ static uint64_t index_lag(const struct engine *e, const struct eclass *k)
 	return (head - sh->log_pos) + (sh->head - k->shape_pos);
 }
 
+/* leaf_scan()'s general rules: leaf_eval(). */
+struct scan_general {
+	struct engine *e;
+	const struct snapshot *s;
+	const struct leaf_plan *lp;
+};
+
+static uint32_t scan_general(void *arg, uint32_t slot, int64_t *d)
+{
+	const struct scan_general *g = arg;
+	return leaf_eval(g->e, g->s, g->lp, false, slot, d);
+}
+
+/* What leaf_scan() reads of the nodes. */
+static struct leaf_nodes scan_nodes(struct engine *e, const struct snapshot *s)
+{
+	return (struct leaf_nodes){
+		.rec = ledger_nodes(e->ledger),
+		.cpu = s->allocatable[RES_CPU],
+		.mem = s->allocatable[RES_MEMORY],
+		.pods = s->allocatable[RES_PODS],
+	};
+}
+
 /* place_scan() for `pod` over indexed class k when asks_at_least():
- * only the nodes k's index passes (found a 64-leaf block at a time) are
- * read, cyclically from the start slot as the scan goes, so the same
- * `want` nodes are found and scored. On a full cluster the plain scan
- * reads every node to find them. Returns the candidates found. */
+ * only the nodes k's index passes are read, cyclically from the start
+ * slot as the scan goes, so the same `want` nodes are found and scored.
+ * On a full cluster the plain scan reads every node to find them. A fast
+ * plan reads them by leaf_scan(), a block of the index's pass bits at a
+ * time. Returns the candidates found. */
 static uint32_t scan_pruned(struct engine *e, const struct snapshot *s,
 			    struct eclass *k, const struct leaf_plan *lp,
 			    const struct pass *p)
@@ -2312,9 +2288,29 @@ static uint32_t scan_pruned(struct engine *e, const struct snapshot *s,
 	index_sync(e, s, k);
 	const struct class_index *x = &k->ix;
 	uint32_t n = 0, start = p->start < k->n_pos ? p->start : 0;
+	struct leaf_nodes nodes = scan_nodes(e, s);
+	struct scan_general g = {e, s, lp};
+	uint32_t pos_of[CLASS_INDEX_BLOCK];
 	for (int r = 0; r < 2 && n < p->want; r++) {
 		uint32_t pos = r == 0 ? start : 0, hi = r == 0 ? k->n_pos : start;
-		while (n < p->want && pos < hi) {
+		while (lp->fast && n < p->want && pos < hi) {
+			/* The passing positions (= slots) of pos's block in [pos, hi). */
+			uint32_t b = pos / CLASS_INDEX_BLOCK, end = (b + 1) * CLASS_INDEX_BLOCK;
+			uint64_t bits = x->pass[b] >> (pos % CLASS_INDEX_BLOCK)
+							<< (pos % CLASS_INDEX_BLOCK);
+			if (end > hi) {
+				bits &= (UINT64_C(1) << (hi % CLASS_INDEX_BLOCK)) - 1;
+				end = hi;
+			}
+			uint32_t m = 0;
+			for (; bits != 0; bits &= bits - 1)
+				pos_of[m++] = b * CLASS_INDEX_BLOCK + (uint32_t)__builtin_ctzll(bits);
+			e->stats.nodes_checked += leaf_scan(&lp->f, &nodes, pos_of, 0, m, p->want,
+							    &n, e->slots, e->tmp,
+							    scan_general, &g);
+			pos = end;
+		}
+		while (!lp->fast && n < p->want && pos < hi) {
 			uint32_t counted;
 			pos = class_index_select_from(x, pos, 0, &counted);
 			if (pos == UINT32_MAX || pos >= hi)
@@ -2324,10 +2320,30 @@ static uint32_t scan_pruned(struct engine *e, const struct snapshot *s,
 			int64_t d;
 			if (leaf_eval(e, s, lp, false, slot, &d) != 0)
 				continue;
-			add_candidate(e, k, n++, slot, d);
+			plain_candidate(e, n++, slot, d);
 		}
 	}
 	e->stats.pruned_scans++;
+	return n;
+}
+
+/* place_scan()'s visit for a fast plan without inter-pod rules: the same
+ * slots in the same order, cyclically from the start, by leaf_scan(),
+ * into plain candidates. Returns how many. */
+static uint32_t scan_fast(struct engine *e, const struct snapshot *s,
+			  const struct eclass *k, const struct leaf_plan *lp,
+			  const struct pass *p)
+{
+	struct leaf_nodes nodes = scan_nodes(e, s);
+	struct scan_general g = {e, s, lp};
+	uint32_t n = 0, from = first_at_or_after(k, p->start);
+	e->stats.nodes_checked += leaf_scan(&lp->f, &nodes, k->feasible, from,
+					    k->n_feasible, p->want, &n, e->slots,
+					    e->tmp, scan_general, &g);
+	if (n < p->want)
+		e->stats.nodes_checked += leaf_scan(&lp->f, &nodes, k->feasible, 0, from,
+						    p->want, &n, e->slots, e->tmp,
+						    scan_general, &g);
 	return n;
 }
 
@@ -2355,11 +2371,19 @@ static int place_scan(struct engine *e, const struct snapshot *s,
 		    asks_at_least(pod, k)) {
 			uint32_t n = scan_pruned(e, s, k, lp, p);
 			if (n > 0)
-				select_plain(e, pod, n, &p->rng, out);
+				select_plain(e, k, pod, n, &p->rng, out);
 			else
 				diagnose_scan(e, s, k, pod);
 			return 0;
 		}
+	}
+	if (lp->fast && !e->ip_on) {
+		uint32_t n = scan_fast(e, s, k, lp, p);
+		if (n > 0)
+			select_plain(e, k, pod, n, &p->rng, out);
+		else
+			diagnose_scan(e, s, k, pod);
+		return 0;
 	}
 	/* Shards whose most free node cannot hold the pod are skipped, but
 	 * for a fast plan: its leaf refuses a node in fewer instructions than
@@ -2396,12 +2420,15 @@ static int place_scan(struct engine *e, const struct snapshot *s,
 		int64_t d;
 		if (leaf_eval(e, s, lp, false, slot, &d) != 0)
 			continue;
-		add_candidate(e, k, n++, slot, d);
+		if (e->ip_on)
+			add_candidate(e, k, n++, slot, d);
+		else
+			plain_candidate(e, n++, slot, d);
 	}
 	if (n > 0 && e->ip_on && interpod_scores(e, s, pod, n) < 0)
 		return -ENOMEM;
 	if (n > 0 && !e->ip_on)
-		select_plain(e, pod, n, &p->rng, out);
+		select_plain(e, k, pod, n, &p->rng, out);
 	else if (n > 0)
 		select_best(e, pod, n, &p->rng, NULL, out);
 	else

@@ -1,0 +1,140 @@
+/* The fast leaf: NodeResourcesFit's filter and scores and
+ * BalancedAllocation's score for the common pod (no host ports, no
+ * devices, requests of cpu and memory only, LeastAllocated or
+ * MostAllocated over cpu and memory with the stand-ins, BalancedAllocation
+ * over cpu and memory: kube's defaults, any weights) on one node, from six
+ * counters and three allocatables. Two forms that give the same answers:
+ * leaf_fast(), one node, inline for workers/engine.c's leaf_eval(); and
+ * leaf_scan(), a sampled scan's visit of many nodes, four at a time with
+ * AVX2 when the CPU has it (workers/leaf_scan.c).
+ *
+ * Exactness of the AVX2 form: it computes in doubles what leaf_fast()
+ * computes in 64-bit integers (and the same doubles where leaf_fast() uses
+ * them). A lane is left to leaf_fast() unless every figure it converts is
+ * in [0, 2^52) and both allocatables are in (0, 2^46): then every product
+ * is an exact double, and a truncated quotient q = (a * 100) / b is exact
+ * too, since a / b is at most q + 1 - 1/b and 1/b is more than half a
+ * unit in the last place of q + 1 (at most 2^-47 here). The plan's
+ * weights must be in [0, 2^20] (leaf_scan() goes scalar otherwise).
+ *
+ * Concurrency: the counters are read as relaxed loads would read them
+ * (each aligned 8-byte counter whole: AVX2 gathers load each element as
+ * one access on x86-64): a view, the commit decides.
+ */
+#ifndef SHMSCHED_WORKERS_LEAF_FAST_INTERNAL_H
+#define SHMSCHED_WORKERS_LEAF_FAST_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "shm/shm.h"
+#include "workers/plugins.h"
+
+/* Dynamic filter reasons of a node, as bits (leaf_fast(), and
+ * workers/engine.c's leaf_eval()). */
+#define MASK_PODS 1u          /* Too many pods */
+#define MASK_PORTS 2u         /* NodePorts */
+#define MASK_RES(r) (4u << (r)) /* Insufficient r */
+#define MASK_GPU (1u << 20)     /* DeviceFit: GPU */
+#define MASK_CORES (1u << 21)   /* DeviceFit: exclusive cores */
+#define MASK_ANTI (1u << 22)    /* InterPodAffinity: the pod's anti-affinity */
+#define MASK_EXISTING_ANTI (1u << 23) /* ... placed pods' anti-affinity */
+
+/* What the fast leaf reads of a pod and its profile. */
+struct leaf_fast_plan {
+	bool most;                 /* MostAllocated */
+	bool check_cpu, check_mem; /* requested, so NodeResourcesFit checks them */
+	int64_t w_fit, w_balanced; /* profile weights; 0: not scored */
+	int64_t w_cpu, w_mem, w_sum; /* NodeResourcesFit's resource weights */
+	int64_t req_cpu, req_mem, nz_cpu, nz_mem;
+};
+
+/* What is read of the nodes: every slot's ledger record, and the
+ * snapshot's allocatable columns for cpu, memory and pods. */
+struct leaf_nodes {
+	const struct node_alloc *rec;
+	const int64_t *cpu, *mem, *pods;
+};
+
+/* The fast leaf on the node with record `a` and allocatable cpu `ac`,
+ * memory `am` and pods `ap`: 0 when it passes (its weighted score in *d),
+ * else MASK_* reasons. Sets *general instead when the node has no cpu or
+ * no memory allocatable (those scores then leave a resource out): the
+ * caller's general rules decide it. The same filters and scores as
+ * filter_resources, least_allocated.go or most_allocated.go over cpu and
+ * memory with the stand-ins, then balanced_allocation.go over the actual
+ * requests: the same integer and floating-point operations as
+ * score_plan_fit and score_plan_balanced. */
+static inline uint32_t leaf_fast(const struct leaf_fast_plan *k,
+				 const struct node_alloc *a, int64_t ac, int64_t am,
+				 int64_t ap, int64_t *d, bool *general)
+{
+	/* Relaxed loads, as ledger_load_used(): a view, the commit decides. */
+	int64_t pods = __atomic_load_n(&a->used[RES_PODS], __ATOMIC_RELAXED);
+	int64_t uc = __atomic_load_n(&a->used[RES_CPU], __ATOMIC_RELAXED);
+	int64_t um = __atomic_load_n(&a->used[RES_MEMORY], __ATOMIC_RELAXED);
+	uint32_t m = 0;
+	if (pods + 1 > ap)
+		m |= MASK_PODS;
+	if (k->check_cpu && k->req_cpu > ac - uc)
+		m |= MASK_RES(RES_CPU);
+	if (k->check_mem && k->req_mem > am - um)
+		m |= MASK_RES(RES_MEMORY);
+	if (m != 0)
+		return m;
+	if (ac == 0 || am == 0) {
+		*general = true;
+		return 0;
+	}
+	int64_t fit = 0, balanced = 0;
+	if (k->w_fit != 0) {
+		int64_t rc = __atomic_load_n(&a->used_nonzero_cpu_milli, __ATOMIC_RELAXED) +
+			     k->nz_cpu;
+		int64_t rm = __atomic_load_n(&a->used_nonzero_mem_bytes, __ATOMIC_RELAXED) +
+			     k->nz_mem;
+		int64_t sc, sm;
+		if (k->most) {
+			sc = (rc > ac ? ac : rc) * MAX_NODE_SCORE / ac;
+			sm = (rm > am ? am : rm) * MAX_NODE_SCORE / am;
+		} else {
+			sc = rc > ac ? 0 : (ac - rc) * MAX_NODE_SCORE / ac;
+			sm = rm > am ? 0 : (am - rm) * MAX_NODE_SCORE / am;
+		}
+		fit = k->w_sum == 0 ? 0 : (sc * k->w_cpu + sm * k->w_mem) / k->w_sum;
+	}
+	if (k->w_balanced != 0) {
+		double fc = (double)(uc + k->req_cpu) / (double)ac;
+		double fm = (double)(um + k->req_mem) / (double)am;
+		if (fc > 1)
+			fc = 1;
+		if (fm > 1)
+			fm = 1;
+		double std = (fc - fm) / 2;
+		if (std < 0)
+			std = -std;
+		balanced = (int64_t)((1 - std) * (double)MAX_NODE_SCORE);
+	}
+	*d = SCORE_FINE * (k->w_fit * fit + k->w_balanced * balanced);
+	return 0;
+}
+
+/* A node the fast leaf leaves to the general rules (*general above, or a
+ * lane the AVX2 form cannot compute exactly): returns 0 when it passes,
+ * with its score in *d. */
+typedef uint32_t (*leaf_general_fn)(void *arg, uint32_t slot, int64_t *d);
+
+/* Visits the slots feasible[from..end) in order while *n < want: each
+ * that passes goes to out_slot[*n] and out_d[*n], and *n grows. Returns
+ * the slots visited. */
+uint32_t leaf_scan(const struct leaf_fast_plan *k, const struct leaf_nodes *nodes,
+		   const uint32_t *feasible, uint32_t from, uint32_t end,
+		   uint32_t want, uint32_t *n, uint32_t *out_slot, int64_t *out_d,
+		   leaf_general_fn general, void *arg);
+
+/* Whether leaf_scan() uses AVX2 (the CPU has it), and for tests, a switch
+ * to the scalar form and back: returns the previous setting. Not to be
+ * called while another thread scans. */
+bool leaf_scan_simd(void);
+bool leaf_scan_set_simd(bool on);
+
+#endif

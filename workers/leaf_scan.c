@@ -1,0 +1,275 @@
+/* The fast leaf's scan, four nodes at a time with AVX2: see
+ * leaf_fast_internal.h for what it computes and why the doubles are
+ * exact.
+ *
+ * Per four nodes: the slots, five gathers from their ledger records (pods,
+ * cpu, memory, and the two counters with stand-ins) and three from the
+ * allocatable columns; the filter in 64-bit integers, as leaf_fast(); the
+ * scores in doubles. Lanes that fail or pass are then taken in slot order,
+ * so the candidates, the stop at `want` and the slots visited are those of
+ * the scalar loop; a lane outside the exact ranges goes to leaf_fast().
+ */
+#include "workers/leaf_fast_internal.h"
+
+#include <stddef.h>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#define LS_X86 1
+#define LS_TARGET __attribute__((target("avx2")))
+#else
+#define LS_X86 0
+#endif
+
+/* -1: not decided yet; 0 scalar; 1 AVX2. Atomic, relaxed (SIMD): as in
+ * workers/class_index.c, every engine decides the same from the CPU, and
+ * nothing else is published by it; leaf_scan_set_simd (tests) runs while
+ * no other thread scans. */
+static int simd_state = -1;
+
+static bool simd_on(void)
+{
+	int st = __atomic_load_n(&simd_state, __ATOMIC_RELAXED); /* SIMD */
+	if (st < 0) {
+#if LS_X86
+		__builtin_cpu_init();
+		st = __builtin_cpu_supports("avx2") != 0;
+#else
+		st = 0;
+#endif
+		__atomic_store_n(&simd_state, st, __ATOMIC_RELAXED); /* SIMD */
+	}
+	return st == 1;
+}
+
+bool leaf_scan_simd(void)
+{
+	return simd_on();
+}
+
+bool leaf_scan_set_simd(bool on)
+{
+	bool was = simd_on();
+	__atomic_store_n(&simd_state, on ? -1 : 0, __ATOMIC_RELAXED); /* SIMD */
+	(void)simd_on();
+	return was;
+}
+
+/* One slot by leaf_fast(), and the general rules when it says so. */
+static inline void scan_one(const struct leaf_fast_plan *k, const struct leaf_nodes *nd,
+			    uint32_t slot, uint32_t *n, uint32_t *out_slot,
+			    int64_t *out_d, leaf_general_fn general, void *arg)
+{
+	int64_t d = 0;
+	bool gen = false;
+	uint32_t m = leaf_fast(k, &nd->rec[slot], nd->cpu[slot], nd->mem[slot],
+			       nd->pods[slot], &d, &gen);
+	if (gen)
+		m = general(arg, slot, &d);
+	if (m == 0) {
+		out_slot[*n] = slot;
+		out_d[*n] = d;
+		(*n)++;
+	}
+}
+
+static uint32_t scan_scalar(const struct leaf_fast_plan *k, const struct leaf_nodes *nd,
+			    const uint32_t *feasible, uint32_t j, uint32_t end,
+			    uint32_t want, uint32_t *n, uint32_t *out_slot,
+			    int64_t *out_d, leaf_general_fn general, void *arg)
+{
+	uint32_t visited = 0;
+	for (; j < end && *n < want; j++, visited++)
+		scan_one(k, nd, feasible[j], n, out_slot, out_d, general, arg);
+	return visited;
+}
+
+#if LS_X86
+#define TWO52 4503599627370496.0 /* 2^52 */
+#define PREFETCH_AHEAD 16u
+#define TWO52_BITS 0x4330000000000000LL
+
+/* Integers in [0, 2^52) to doubles and back (AVX2 has no such convert):
+ * 2^52 + x has x for its mantissa. */
+LS_TARGET static inline __m256d to_double(__m256i x)
+{
+	return _mm256_sub_pd(_mm256_castsi256_pd(_mm256_or_si256(
+				     x, _mm256_set1_epi64x(TWO52_BITS))),
+			     _mm256_set1_pd(TWO52));
+}
+
+LS_TARGET static inline __m256i to_int(__m256d x)
+{
+	return _mm256_xor_si256(_mm256_castpd_si256(_mm256_add_pd(x, _mm256_set1_pd(TWO52))),
+				_mm256_set1_epi64x(TWO52_BITS));
+}
+
+/* Lanes with lo <= x < hi. */
+LS_TARGET static inline __m256i within(__m256i x, int64_t lo, int64_t hi)
+{
+	return _mm256_and_si256(_mm256_cmpgt_epi64(x, _mm256_set1_epi64x(lo - 1)),
+				_mm256_cmpgt_epi64(_mm256_set1_epi64x(hi), x));
+}
+
+LS_TARGET static inline __m256d trunc_pd(__m256d x)
+{
+	return _mm256_round_pd(x, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+}
+
+LS_TARGET static uint32_t scan_avx2(const struct leaf_fast_plan *k,
+				    const struct leaf_nodes *nd, const uint32_t *feasible,
+				    uint32_t j, uint32_t end, uint32_t want, uint32_t *n,
+				    uint32_t *out_slot, int64_t *out_d,
+				    leaf_general_fn general, void *arg)
+{
+	const char *rec = (const char *)nd->rec;
+	const long long *cpu = (const long long *)nd->cpu;
+	const long long *mem = (const long long *)nd->mem;
+	const long long *pods_max = (const long long *)nd->pods;
+	const __m256i stride = _mm256_set1_epi64x((long long)sizeof(struct node_alloc));
+	const long long *used_pods = (const long long *)(const void *)
+		(rec + offsetof(struct node_alloc, used) + RES_PODS * sizeof(int64_t));
+	const long long *used_cpu = (const long long *)(const void *)
+		(rec + offsetof(struct node_alloc, used) + RES_CPU * sizeof(int64_t));
+	const long long *used_mem = (const long long *)(const void *)
+		(rec + offsetof(struct node_alloc, used) + RES_MEMORY * sizeof(int64_t));
+	const long long *nz_cpu = (const long long *)(const void *)
+		(rec + offsetof(struct node_alloc, used_nonzero_cpu_milli));
+	const long long *nz_mem = (const long long *)(const void *)
+		(rec + offsetof(struct node_alloc, used_nonzero_mem_bytes));
+	const __m256i one = _mm256_set1_epi64x(1), zero = _mm256_setzero_si256();
+	const __m256i req_cpu = _mm256_set1_epi64x(k->req_cpu);
+	const __m256i req_mem = _mm256_set1_epi64x(k->req_mem);
+	const __m256i check_cpu = _mm256_set1_epi64x(k->check_cpu ? -1 : 0);
+	const __m256i check_mem = _mm256_set1_epi64x(k->check_mem ? -1 : 0);
+	const __m256i add_cpu = _mm256_set1_epi64x(k->nz_cpu);
+	const __m256i add_mem = _mm256_set1_epi64x(k->nz_mem);
+	const __m256d hundred = _mm256_set1_pd((double)MAX_NODE_SCORE);
+	const __m256d one_d = _mm256_set1_pd(1.0), half = _mm256_set1_pd(0.5);
+	const __m256d w_cpu = _mm256_set1_pd((double)k->w_cpu);
+	const __m256d w_mem = _mm256_set1_pd((double)k->w_mem);
+	const __m256d w_sum = _mm256_set1_pd((double)k->w_sum);
+	const __m256d w_fit = _mm256_set1_pd((double)k->w_fit);
+	const __m256d w_bal = _mm256_set1_pd((double)k->w_balanced);
+	const __m256d fine = _mm256_set1_pd((double)SCORE_FINE);
+	const __m256d sign = _mm256_set1_pd(-0.0);
+	uint32_t visited = 0;
+	for (; j + 4 <= end && *n < want; j += 4) {
+		if (j + 4 + PREFETCH_AHEAD <= end)
+			for (unsigned i = 0; i < 4; i++) {
+				const char *r = rec + (size_t)feasible[j + PREFETCH_AHEAD + i] *
+							      sizeof(struct node_alloc);
+				_mm_prefetch(r, _MM_HINT_T0);
+				_mm_prefetch(r + offsetof(struct node_alloc,
+							  used_nonzero_cpu_milli),
+					     _MM_HINT_T0);
+			}
+		__m128i sl = _mm_loadu_si128((const __m128i *)(const void *)(feasible + j));
+		__m256i at = _mm256_mul_epu32(_mm256_cvtepu32_epi64(sl), stride);
+		__m256i pods = _mm256_i64gather_epi64(used_pods, at, 1);
+		__m256i uc = _mm256_i64gather_epi64(used_cpu, at, 1);
+		__m256i um = _mm256_i64gather_epi64(used_mem, at, 1);
+		__m256i ac = _mm256_i32gather_epi64(cpu, sl, 8);
+		__m256i am = _mm256_i32gather_epi64(mem, sl, 8);
+		__m256i ap = _mm256_i32gather_epi64(pods_max, sl, 8);
+		/* The filter, as leaf_fast(): in 64-bit integers. */
+		__m256i fail = _mm256_cmpgt_epi64(_mm256_add_epi64(pods, one), ap);
+		fail = _mm256_or_si256(fail, _mm256_and_si256(check_cpu, _mm256_cmpgt_epi64(
+				       req_cpu, _mm256_sub_epi64(ac, uc))));
+		fail = _mm256_or_si256(fail, _mm256_and_si256(check_mem, _mm256_cmpgt_epi64(
+				       req_mem, _mm256_sub_epi64(am, um))));
+		unsigned failed = (unsigned)_mm256_movemask_pd(_mm256_castsi256_pd(fail));
+		if (failed == 0xf) {
+			/* Nothing more to read: the common case on a full
+			 * cluster. */
+			visited += 4;
+			continue;
+		}
+		__m256i rc = _mm256_add_epi64(_mm256_i64gather_epi64(nz_cpu, at, 1), add_cpu);
+		__m256i rm = _mm256_add_epi64(_mm256_i64gather_epi64(nz_mem, at, 1), add_mem);
+		__m256i bc = _mm256_add_epi64(uc, req_cpu), bm = _mm256_add_epi64(um, req_mem);
+		/* Lanes whose doubles are exact (see the header). */
+		__m256i exact = _mm256_and_si256(within(ac, 1, INT64_C(1) << 46),
+						 within(am, 1, INT64_C(1) << 46));
+		exact = _mm256_and_si256(exact, _mm256_and_si256(
+						 within(bc, 0, INT64_C(1) << 52),
+						 within(bm, 0, INT64_C(1) << 52)));
+		exact = _mm256_and_si256(exact, _mm256_and_si256(
+						 _mm256_cmpgt_epi64(rc, _mm256_set1_epi64x(-1)),
+						 _mm256_cmpgt_epi64(rm, _mm256_set1_epi64x(-1))));
+		unsigned scalar = (unsigned)_mm256_movemask_pd(_mm256_castsi256_pd(
+					  _mm256_andnot_si256(exact, _mm256_cmpeq_epi64(fail, zero))));
+		/* NodeResourcesFit's score: (ac - rc) or min(rc, ac), times 100,
+		 * over ac, truncated; then weighted. */
+		__m256i over_c = _mm256_cmpgt_epi64(rc, ac), over_m = _mm256_cmpgt_epi64(rm, am);
+		__m256i xc, xm;
+		if (k->most) {
+			xc = _mm256_blendv_epi8(rc, ac, over_c);
+			xm = _mm256_blendv_epi8(rm, am, over_m);
+		} else {
+			xc = _mm256_andnot_si256(over_c, _mm256_sub_epi64(ac, rc));
+			xm = _mm256_andnot_si256(over_m, _mm256_sub_epi64(am, rm));
+		}
+		__m256d dc = to_double(ac), dm = to_double(am);
+		__m256d sc = trunc_pd(_mm256_div_pd(_mm256_mul_pd(to_double(xc), hundred), dc));
+		__m256d sm = trunc_pd(_mm256_div_pd(_mm256_mul_pd(to_double(xm), hundred), dm));
+		__m256d fit = k->w_sum == 0
+				      ? _mm256_setzero_pd()
+				      : trunc_pd(_mm256_div_pd(_mm256_add_pd(_mm256_mul_pd(sc, w_cpu),
+									     _mm256_mul_pd(sm, w_mem)),
+							       w_sum));
+		/* BalancedAllocation's: the same double operations. */
+		__m256d fc = _mm256_min_pd(_mm256_div_pd(to_double(bc), dc), one_d);
+		__m256d fm = _mm256_min_pd(_mm256_div_pd(to_double(bm), dm), one_d);
+		__m256d std = _mm256_andnot_pd(sign, _mm256_mul_pd(_mm256_sub_pd(fc, fm), half));
+		__m256d bal = trunc_pd(_mm256_mul_pd(_mm256_sub_pd(one_d, std), hundred));
+		__m256d total = _mm256_mul_pd(fine, _mm256_add_pd(_mm256_mul_pd(w_fit, fit),
+								  _mm256_mul_pd(w_bal, bal)));
+		int64_t d[4];
+		uint32_t slot[4];
+		_mm256_storeu_si256((__m256i *)(void *)d, to_int(total));
+		_mm_storeu_si128((__m128i *)(void *)slot, sl);
+		/* In slot order, stopping at `want` as the scalar loop does. */
+		for (unsigned i = 0; i < 4 && *n < want; i++) {
+			visited++;
+			if (failed & (1u << i))
+				continue;
+			if (scalar & (1u << i)) {
+				scan_one(k, nd, slot[i], n, out_slot, out_d, general, arg);
+				continue;
+			}
+			out_slot[*n] = slot[i];
+			out_d[*n] = d[i];
+			(*n)++;
+		}
+	}
+	return visited + scan_scalar(k, nd, feasible, j, end, want, n, out_slot, out_d,
+				     general, arg);
+}
+#endif
+
+/* The plan's weights in [0, 2^20]: the scores' doubles stay exact. */
+static bool weights_fit(const struct leaf_fast_plan *k)
+{
+	const int64_t w[] = {k->w_fit, k->w_balanced, k->w_cpu, k->w_mem, k->w_sum};
+	for (size_t i = 0; i < sizeof(w) / sizeof(w[0]); i++)
+		if (w[i] < 0 || w[i] > (INT64_C(1) << 20))
+			return false;
+	return true;
+}
+
+uint32_t leaf_scan(const struct leaf_fast_plan *k, const struct leaf_nodes *nodes,
+		   const uint32_t *feasible, uint32_t from, uint32_t end,
+		   uint32_t want, uint32_t *n, uint32_t *out_slot, int64_t *out_d,
+		   leaf_general_fn general, void *arg)
+{
+#if LS_X86
+	if (simd_on() && weights_fit(k))
+		return scan_avx2(k, nodes, feasible, from, end, want, n, out_slot, out_d,
+				 general, arg);
+#else
+	(void)weights_fit;
+#endif
+	return scan_scalar(k, nodes, feasible, from, end, want, n, out_slot, out_d,
+			   general, arg);
+}
