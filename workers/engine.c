@@ -2347,6 +2347,18 @@ static uint32_t scan_fast(struct engine *e, const struct snapshot *s,
 	return n;
 }
 
+/* A scan's answer from its n plain candidates, or its diagnosis when
+ * there are none. */
+static void plain_answer(struct engine *e, const struct snapshot *s,
+			 const struct eclass *k, const struct pod_spec *pod, uint32_t n,
+			 struct pass *p, struct placement *out)
+{
+	if (n > 0)
+		select_plain(e, k, pod, n, &p->rng, out);
+	else
+		diagnose_scan(e, s, k, pod);
+}
+
 /* The sampled scan over a class's statically feasible slots, with the
  * dynamic filters and scores of `pod` (the class's own pod, or one that
  * differs only in its requests), and the inter-pod filters and scores
@@ -2369,20 +2381,12 @@ static int place_scan(struct engine *e, const struct snapshot *s,
 		 * scan's `want` reads at least): read only where it passes. */
 		if (!e->ip_on && k->indexed && !k->ix_ip && index_lag(e, k) <= p->want &&
 		    asks_at_least(pod, k)) {
-			uint32_t n = scan_pruned(e, s, k, lp, p);
-			if (n > 0)
-				select_plain(e, k, pod, n, &p->rng, out);
-			else
-				diagnose_scan(e, s, k, pod);
+			plain_answer(e, s, k, pod, scan_pruned(e, s, k, lp, p), p, out);
 			return 0;
 		}
 	}
 	if (lp->fast && !e->ip_on) {
-		uint32_t n = scan_fast(e, s, k, lp, p);
-		if (n > 0)
-			select_plain(e, k, pod, n, &p->rng, out);
-		else
-			diagnose_scan(e, s, k, pod);
+		plain_answer(e, s, k, pod, scan_fast(e, s, k, lp, p), p, out);
 		return 0;
 	}
 	/* Shards whose most free node cannot hold the pod are skipped, but
@@ -2425,11 +2429,13 @@ static int place_scan(struct engine *e, const struct snapshot *s,
 		else
 			plain_candidate(e, n++, slot, d);
 	}
-	if (n > 0 && e->ip_on && interpod_scores(e, s, pod, n) < 0)
+	if (!e->ip_on) {
+		plain_answer(e, s, k, pod, n, p, out);
+		return 0;
+	}
+	if (n > 0 && interpod_scores(e, s, pod, n) < 0)
 		return -ENOMEM;
-	if (n > 0 && !e->ip_on)
-		select_plain(e, k, pod, n, &p->rng, out);
-	else if (n > 0)
+	if (n > 0)
 		select_best(e, pod, n, &p->rng, NULL, out);
 	else
 		diagnose_scan(e, s, k, pod);

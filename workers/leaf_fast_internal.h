@@ -17,9 +17,10 @@
  * unit in the last place of q + 1 (at most 2^-47 here). The plan's
  * weights must be in [0, 2^20] (leaf_scan() goes scalar otherwise).
  *
- * Concurrency: the counters are read as relaxed loads would read them
- * (each aligned 8-byte counter whole: AVX2 gathers load each element as
- * one access on x86-64): a view, the commit decides.
+ * Concurrency: the counters are a view, read without ordering, as
+ * relaxed loads would read them; the commit decides. The AVX2 gathers are
+ * plain loads of aligned 8-byte elements, which the compiler neither
+ * splits nor merges, and which ThreadSanitizer does not see.
  */
 #ifndef SHMSCHED_WORKERS_LEAF_FAST_INTERNAL_H
 #define SHMSCHED_WORKERS_LEAF_FAST_INTERNAL_H
