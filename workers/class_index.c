@@ -702,6 +702,16 @@ uint32_t class_index_select_from(const struct class_index *x, uint32_t lo,
 		    : select_from_body(x, lo, r, counted);
 }
 
+uint32_t class_index_block_passing(const struct class_index *x, uint32_t lo,
+				   uint32_t hi, uint32_t *out)
+{
+	uint32_t b = lo / B, top = hi - b * B < B ? hi - b * B : B;
+	uint32_t m = 0;
+	for (uint64_t w = x->pass[b] & span64(lo % B, top); w != 0; w &= w - 1)
+		out[m++] = b * B + (uint32_t)__builtin_ctzll(w);
+	return m;
+}
+
 void class_index_range(const struct class_index *x, uint32_t lo, uint32_t hi,
 		       struct ci_best *out)
 {

@@ -98,6 +98,12 @@ uint32_t class_index_select(const struct class_index *x, uint32_t r);
 uint32_t class_index_select_from(const struct class_index *x, uint32_t lo,
 				 uint32_t r, uint32_t *counted);
 
+/* The passing positions in [lo, hi) of lo's block (lo < hi), in order,
+ * into out[CLASS_INDEX_BLOCK]; returns how many. The next block begins at
+ * (lo / CLASS_INDEX_BLOCK + 1) * CLASS_INDEX_BLOCK. */
+uint32_t class_index_block_passing(const struct class_index *x, uint32_t lo,
+				   uint32_t hi, uint32_t *out);
+
 /* Merges the per-group best over [lo, hi) into out[groups] (which the
  * caller initialises to {CLASS_INDEX_NONE, 0}). */
 void class_index_range(const struct class_index *x, uint32_t lo, uint32_t hi,

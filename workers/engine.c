@@ -2293,22 +2293,13 @@ static uint32_t scan_pruned(struct engine *e, const struct snapshot *s,
 	uint32_t pos_of[CLASS_INDEX_BLOCK];
 	for (int r = 0; r < 2 && n < p->want; r++) {
 		uint32_t pos = r == 0 ? start : 0, hi = r == 0 ? k->n_pos : start;
-		while (lp->fast && n < p->want && pos < hi) {
-			/* The passing positions (= slots) of pos's block in [pos, hi). */
-			uint32_t b = pos / CLASS_INDEX_BLOCK, end = (b + 1) * CLASS_INDEX_BLOCK;
-			uint64_t bits = x->pass[b] >> (pos % CLASS_INDEX_BLOCK)
-							<< (pos % CLASS_INDEX_BLOCK);
-			if (end > hi) {
-				bits &= (UINT64_C(1) << (hi % CLASS_INDEX_BLOCK)) - 1;
-				end = hi;
-			}
-			uint32_t m = 0;
-			for (; bits != 0; bits &= bits - 1)
-				pos_of[m++] = b * CLASS_INDEX_BLOCK + (uint32_t)__builtin_ctzll(bits);
+		for (; lp->fast && n < p->want && pos < hi;
+		     pos = (pos / CLASS_INDEX_BLOCK + 1) * CLASS_INDEX_BLOCK) {
+			/* Positions are slots. */
+			uint32_t m = class_index_block_passing(x, pos, hi, pos_of);
 			e->stats.nodes_checked += leaf_scan(&lp->f, &nodes, pos_of, 0, m, p->want,
 							    &n, e->slots, e->tmp,
 							    scan_general, &g);
-			pos = end;
 		}
 		while (!lp->fast && n < p->want && pos < hi) {
 			uint32_t counted;

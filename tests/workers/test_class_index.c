@@ -1,11 +1,12 @@
 /* unit.class_index: the flat class index (workers/class_index.c) against a
  * literal model, a plain array of (group, passing, d) per position, over
  * random updates and every query the engine asks: passing counts over
- * ranges, the position of a given rank, the best per group over a range,
- * and the k-th tied position in range order. Sizes go past one
- * super-block (4,096 positions), with few distinct scores (many ties) and
- * with many; each case runs with the AVX2 code and again with the scalar
- * code, which must agree with the model and so with each other. */
+ * ranges, the position of a given rank, a block's passing positions,
+ * the best per group over a range, and the k-th tied position in range
+ * order. Sizes go past one super-block (4,096 positions), with few
+ * distinct scores (many ties) and with many; each case runs with the
+ * AVX2 code and again with the scalar code, which must agree with the
+ * model and so with each other. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -168,6 +169,18 @@ static void run_case(uint64_t seed, bool simd, uint64_t *queries)
 			assert_int_equal(at, exp_at);
 			if (at == UINT32_MAX) /* lowered by the qualifying positions */
 				assert_int_equal(k, k2);
+			/* The passing positions of lo's block within [lo, hi). */
+			if (lo < hi) {
+				uint32_t got_p[CLASS_INDEX_BLOCK], end = (lo / CLASS_INDEX_BLOCK + 1) *
+									CLASS_INDEX_BLOCK;
+				uint32_t n_p = class_index_block_passing(&x, lo, hi, got_p), j = 0;
+				for (uint32_t p = lo; p < hi && p < end; p++)
+					if (m.pass[p]) {
+						assert_true(j < n_p);
+						assert_int_equal(got_p[j++], p);
+					}
+				assert_int_equal(j, n_p);
+			}
 			for (uint32_t p = lo; p < hi && p < lo + 4; p++)
 				assert_int_equal(class_index_leaf(&x, p, m.group[p]),
 						 m.pass[p] ? m.d[p] : CLASS_INDEX_NONE);
