@@ -298,6 +298,17 @@ static void give_back(struct serve_wait *wt, const struct evict_reply *r)
 static void retry(struct serve_wait *wt, unsigned w, uint32_t id, bool last,
 		  uint64_t now);
 
+/* A pod woken for node `woken_for`'s room (queue_woken_for) and placed on
+ * `node`: when that is another node, the room is still there for another
+ * pod, and is published again. */
+static void room_left(struct serve_wait *wt, uint32_t woken_for, uint32_t node)
+{
+	if (woken_for == QUEUE_NONE || node == woken_for)
+		return;
+	struct queue_event ev = queue_event_room(woken_for);
+	queue_events_publish(wt->cfg.events, &ev);
+}
+
 /* The next pod that would have preempted, attempted again (and asking
  * the evictor if it still fails), while none is in flight. */
 static void preempt_next(struct serve_wait *wt, unsigned w, uint64_t now)
@@ -478,14 +489,8 @@ static void gang_try(struct serve_wait *wt, unsigned w, uint32_t gi, uint64_t no
 	if (rc == 0) {
 		for (uint32_t i = 0; i < n; i++) {
 			uint64_t h = queue_index(ww->q, ids[i]);
-			uint32_t woken_for = queue_woken_for(ww->q, ids[i]);
-			if (woken_for != QUEUE_NONE &&
-			    (uint32_t)r[i].placement.slot != woken_for) {
-				/* As retry(): the room it was woken for is
-				 * still there for another. */
-				struct queue_event ev = queue_event_room(woken_for);
-				queue_events_publish(wt->cfg.events, &ev);
-			}
+			room_left(wt, queue_woken_for(ww->q, ids[i]),
+				  (uint32_t)r[i].placement.slot);
 			done(ww, ids[i]);
 			serve_complete(wt->serve, w, prs[i], &h, 1);
 		}
@@ -713,13 +718,8 @@ static void retry(struct serve_wait *wt, unsigned w, uint32_t id, bool last,
 	uint64_t t0 = now_ns();
 	enum serve_attempt a = serve_attempt(wt->serve, w, pr, slot, &pod, attempt,
 					     &r);
-	if (woken_for != QUEUE_NONE && a == SERVE_ANSWERED &&
-	    slot->status == SHMSCHED_PLACED && slot->node_id != woken_for) {
-		/* Woken for a node's room and placed elsewhere: that room is
-		 * still there for another. */
-		struct queue_event ev = queue_event_room(woken_for);
-		queue_events_publish(wt->cfg.events, &ev);
-	}
+	if (a == SERVE_ANSWERED && slot->status == SHMSCHED_PLACED)
+		room_left(wt, woken_for, slot->node_id);
 	/* Its producer's time, as its new pods' (daemon/serve.c). */
 	pr->deficit_ns -= (int64_t)(now_ns() - t0);
 	if (a == SERVE_ANSWERED) {
