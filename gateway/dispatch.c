@@ -2004,6 +2004,12 @@ void gw_dispatch_stop(struct gw_dispatch *d)
 	}
 	while (d->conns != NULL)
 		conn_close(d, d->conns);
+}
+
+void gw_dispatch_free(struct gw_dispatch *d)
+{
+	if (d == NULL)
+		return;
 	for (size_t k = 0; k <= d->tmpl_mask; k++)
 		if (d->tmpl[k] != NULL) {
 			json_decref(d->tmpl[k]->canon);

@@ -143,8 +143,12 @@ struct gw_dispatch;
 
 int gw_dispatch_start(const struct gateway_config *cfg, struct gw_dispatch **out,
 		      char *err, size_t err_len);
-/* Answers every job still open (cancelled lines, 503s), then stops. */
+/* Answers every job still open (cancelled lines, 503s) and stops the
+ * dispatcher's thread; jobs submitted after are refused at once (503).
+ * The stats and the observer stay readable until gw_dispatch_free(),
+ * which comes after the HTTP threads have stopped: they read both. */
 void gw_dispatch_stop(struct gw_dispatch *d);
+void gw_dispatch_free(struct gw_dispatch *d);
 /* Hands a job over (J1); the dispatcher takes its own reference. */
 void gw_dispatch_submit(struct gw_dispatch *d, struct gw_job *j);
 

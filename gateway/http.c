@@ -2,7 +2,7 @@
  * Status errors, health, nodes, and the streaming of answers.
  *
  * Servers: the main listener (and the admin listener, when asked for) run
- * libmicrohttpd with an epoll thread pool (--threads), suspend/resume for
+ * libmicrohttpd with a poll() thread pool (--threads), suspend/resume for
  * requests that wait on the daemon, keep-alive, and limits: connections at
  * once, an idle time-out, request headers within 32 KiB, a body within
  * max_body_bytes (413 at once when Content-Length says more; a chunked body
@@ -1027,8 +1027,13 @@ static struct MHD_Daemon *listen_on(struct gateway *g, const char *spec,
 	socklen_t len;
 	if (parse_listen(spec, &ss, &len, err, err_len) < 0)
 		return NULL;
-	unsigned flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME |
-			 MHD_USE_ERROR_LOG;
+	/* poll(), not epoll: with epoll, MHD_quiesce_daemon() races the
+	 * polling thread for the listen socket's removal from the epoll set,
+	 * and libmicrohttpd 0.9.75 aborts the process on the loser's ENOENT
+	 * (seen in stress.gateway's stop). Quiescing a poll daemon only
+	 * signals its threads, which needs MHD_USE_ITC. */
+	unsigned flags = MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_ITC |
+			 MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
 	if (ss.ss_family == AF_INET6)
 		flags |= MHD_USE_IPv6;
 	unsigned threads = admin ? 1 : (g->cfg.threads ? g->cfg.threads : 1);
@@ -1106,6 +1111,7 @@ fail_admin:
 	MHD_stop_daemon(g->mhd);
 fail_listen:
 	gw_dispatch_stop(g->dispatch);
+	gw_dispatch_free(g->dispatch);
 fail_dispatch:
 	gw_extender_destroy(g->extender);
 	pthread_mutex_destroy(&g->admin_lock);
@@ -1143,13 +1149,16 @@ void gateway_stop(struct gateway *g)
 		return;
 	/* No new connections; the dispatcher answers every job (waking every
 	 * suspended connection: MHD may not stop with one suspended). */
-	/* Quiescing hands the listening socket back to us to close. */
-	MHD_socket fd = MHD_quiesce_daemon(g->mhd);
+	/* Quiescing hands the listening sockets back to us. Shut at once, so
+	 * connections are refused (a proxy tries its next upstream); closed
+	 * only after MHD_stop_daemon(), as libmicrohttpd asks, since its
+	 * threads may still hold the descriptor. */
+	MHD_socket fd = MHD_quiesce_daemon(g->mhd), admin_fd = MHD_INVALID_SOCKET;
 	if (fd != MHD_INVALID_SOCKET)
-		close(fd);
-	if (g->admin_mhd != NULL && (fd = MHD_quiesce_daemon(g->admin_mhd)) !=
-	    MHD_INVALID_SOCKET)
-		close(fd);
+		shutdown(fd, SHUT_RDWR);
+	if (g->admin_mhd != NULL &&
+	    (admin_fd = MHD_quiesce_daemon(g->admin_mhd)) != MHD_INVALID_SOCKET)
+		shutdown(admin_fd, SHUT_RDWR);
 	gw_dispatch_stop(g->dispatch);
 	/* Resumed is not answered: MHD writes the answer after the handler
 	 * queues it, and MHD_stop_daemon() would reset a connection whose
@@ -1164,6 +1173,13 @@ void gateway_stop(struct gateway *g)
 	MHD_stop_daemon(g->mhd);
 	if (g->admin_mhd != NULL)
 		MHD_stop_daemon(g->admin_mhd);
+	if (fd != MHD_INVALID_SOCKET)
+		close(fd);
+	if (admin_fd != MHD_INVALID_SOCKET)
+		close(admin_fd);
+	/* Only now: until MHD stopped, its threads read the dispatcher's
+	 * stats and observer (/healthz, /metrics, /v1/nodes) and submit. */
+	gw_dispatch_free(g->dispatch);
 	if (g->admin != NULL)
 		shmsched_disconnect(g->admin);
 	gw_extender_destroy(g->extender);
