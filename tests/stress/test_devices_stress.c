@@ -293,14 +293,12 @@ static void setup_cluster(void)
 	assert_int_equal(cluster_apply(cluster, ev, NODES, err, sizeof(err)), 0);
 }
 
-static void test_devices_never_overcommitted(void **state)
+/* One round on a fresh cluster: every invariant checked; returns the
+ * conflicts it saw. */
+static uint64_t run_round(uint64_t pods)
 {
-	(void)state;
 	setup_cluster();
-	uint64_t pods = 5000;
-	const char *env = getenv("SHMSCHED_DEVICES_PODS");
-	if (env != NULL && *env != '\0')
-		pods = strtoull(env, NULL, 10);
+	__atomic_store_n(&done, 0, __ATOMIC_RELAXED);
 	struct worker w[WORKERS];
 	struct checker ck = {0};
 	pthread_t tw[WORKERS], tc;
@@ -385,16 +383,38 @@ static void test_devices_never_overcommitted(void **state)
 	assert_int_equal(sum.placed + sum.unschedulable + sum.gave_up,
 			 (uint64_t)WORKERS * pods);
 	assert_true(ck.sweeps > 0);
-	/* The run exercised what it claims to: conflicts on a full cluster,
-	 * and every kind of device. */
+	/* The run exercised what it claims to: a full cluster and every kind
+	 * of device (conflicts: see the caller). */
 	if (pods >= 1000) {
-		assert_true(sum.conflicts > 0);
 		assert_true(sum.unschedulable > 0);
 		assert_true(shared > 0 && whole > 0 && cored > 0);
 	}
 	cluster_destroy(cluster);
 	intern_destroy(strings);
 	urcu_qsbr_unregister_thread();
+	return sum.conflicts;
+}
+
+static void test_devices_never_overcommitted(void **state)
+{
+	(void)state;
+	uint64_t pods = 5000;
+	const char *env = getenv("SHMSCHED_DEVICES_PODS");
+	if (env != NULL && *env != '\0')
+		pods = strtoull(env, NULL, 10);
+	/* Conflicts on the devices, or the run proved nothing about them. A
+	 * round takes about 0.2 s: on a machine busy enough to run its
+	 * workers one after another it may see none (stress.resolver_threads
+	 * did once), so rounds until one does, 10 at most. */
+	uint64_t conflicts = 0;
+	unsigned rounds = 0;
+	while (conflicts == 0 && rounds < 10) {
+		conflicts = run_round(pods);
+		rounds++;
+	}
+	print_message("conflicts seen after %u round(s)\n", rounds);
+	if (pods >= 1000)
+		assert_true(conflicts > 0);
 }
 
 int main(void)
