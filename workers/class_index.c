@@ -674,6 +674,14 @@ void class_index_update(struct class_index *x, uint32_t p, unsigned g,
 		update_body(false, x, p, g, pass, d);
 }
 
+void class_index_prefetch(const struct class_index *x, uint32_t p, unsigned g)
+{
+	__builtin_prefetch(&val_of(x, g)[p]);
+	__builtin_prefetch(&bmax_of(x, g)[p / B]);
+	__builtin_prefetch(&bties_of(x, g)[p / B]);
+	__builtin_prefetch(&x->pass[p / B]);
+}
+
 int32_t class_index_leaf(const struct class_index *x, uint32_t p, unsigned g)
 {
 	uint32_t w = val_of(x, g)[p];

@@ -80,6 +80,10 @@ void class_index_build(struct class_index *x);
 /* Sets position p and mends the figures above it. */
 void class_index_update(struct class_index *x, uint32_t p, unsigned g,
 			bool pass, int32_t d);
+/* Prefetches what class_index_update(x, p, g, ...) reads first (the
+ * position's word, its block's maxima and pass bits), for callers that
+ * update many positions and can ask ahead. */
+void class_index_prefetch(const struct class_index *x, uint32_t p, unsigned g);
 
 /* Position p's score d in its group g, or CLASS_INDEX_NONE when it fails. */
 int32_t class_index_leaf(const struct class_index *x, uint32_t p, unsigned g);

@@ -1508,10 +1508,22 @@ static void index_sync_shape(struct engine *e, const struct snapshot *s,
 		index_rebuild(e, s, k);
 		return;
 	}
-	for (uint64_t i = k->shape_pos; i < sh->head; i++) {
-		uint32_t slot = sh->ring[i & (SHAPE_RING - 1)];
-		if (class_member(k, slot))
-			index_leaf(e, k, slot, sh->mask[slot], sh->d[slot]);
+	/* In batches, as shape_sync(): each slot's class and shape words
+	 * prefetched before the first is updated. */
+	for (uint64_t i = k->shape_pos; i < sh->head;) {
+		uint32_t batch[SHAPE_SYNC_BATCH], n = 0;
+		for (; i < sh->head && n < SHAPE_SYNC_BATCH; i++) {
+			uint32_t slot = sh->ring[i & (SHAPE_RING - 1)];
+			if (!class_member(k, slot))
+				continue;
+			batch[n++] = slot;
+			__builtin_prefetch(&k->mask[slot]);
+			__builtin_prefetch(&sh->mask[slot]);
+			__builtin_prefetch(&sh->d[slot]);
+			class_index_prefetch(&k->ix, slot, k->group[slot]);
+		}
+		for (uint32_t b = 0; b < n; b++)
+			index_leaf(e, k, batch[b], sh->mask[batch[b]], sh->d[batch[b]]);
 	}
 	k->shape_pos = sh->head;
 }
