@@ -2389,6 +2389,15 @@ static void diagnose_leaves(struct engine *e, const struct snapshot *s,
 	e->diag_no_nodes = s->n_nodes == 0;
 	e->stats.diagnosis_scans++;
 	uint32_t pods = 0, ports = 0, insufficient[RES_MAX] = {0};
+	if (lp->fast) {
+		uint32_t c[LEAF_REASONS];
+		struct leaf_nodes nodes = scan_nodes(e, s);
+		leaf_reasons(&lp->f, &nodes, k->feasible, k->n_feasible, c);
+		e->diag.by_code[REASON_TOO_MANY_PODS] += c[LEAF_REASON_PODS];
+		e->diag.insufficient[RES_CPU] += c[LEAF_REASON_CPU];
+		e->diag.insufficient[RES_MEMORY] += c[LEAF_REASON_MEMORY];
+		return;
+	}
 	for (uint32_t j = 0; j < k->n_feasible; j++) {
 		int64_t d;
 		uint32_t m = leaf_eval(e, s, lp, false, k->feasible[j], &d);

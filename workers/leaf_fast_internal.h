@@ -132,6 +132,16 @@ uint32_t leaf_scan(const struct leaf_fast_plan *k, const struct leaf_nodes *node
 		   uint32_t want, uint32_t *n, uint32_t *out_slot, int64_t *out_d,
 		   leaf_general_fn general, void *arg);
 
+/* The fast leaf's reasons over feasible[0..n), counted: into
+ * counts[LEAF_REASON_*] how many of those nodes it refuses for too many
+ * pods, for cpu and for memory (a node may count under several; a node
+ * that passes counts under none, whatever the general rules then make of
+ * it, as they refuse none the fast leaf passes). With AVX2 where the CPU
+ * has it. A diagnosis, not a choice: no scores. */
+enum { LEAF_REASON_PODS, LEAF_REASON_CPU, LEAF_REASON_MEMORY, LEAF_REASONS };
+void leaf_reasons(const struct leaf_fast_plan *k, const struct leaf_nodes *nodes,
+		  const uint32_t *feasible, uint32_t n, uint32_t counts[LEAF_REASONS]);
+
 /* Whether leaf_scan() uses AVX2 (the CPU has it), and for tests, a switch
  * to the scalar form and back: returns the previous setting. Not to be
  * called while another thread scans. */

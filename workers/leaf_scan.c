@@ -251,6 +251,84 @@ LS_TARGET static uint32_t scan_avx2(const struct leaf_fast_plan *k,
 }
 #endif
 
+/* --- reasons ------------------------------------------------------------- */
+
+static void reasons_scalar(const struct leaf_fast_plan *k, const struct leaf_nodes *nd,
+			   const uint32_t *feasible, uint32_t j, uint32_t n,
+			   uint32_t counts[LEAF_REASONS])
+{
+	for (; j < n; j++) {
+		uint32_t slot = feasible[j];
+		int64_t d;
+		bool gen = false;
+		uint32_t m = leaf_fast(k, &nd->rec[slot], nd->cpu[slot], nd->mem[slot],
+				       nd->pods[slot], &d, &gen);
+		counts[LEAF_REASON_PODS] += (m & MASK_PODS) != 0;
+		counts[LEAF_REASON_CPU] += (m & MASK_RES(RES_CPU)) != 0;
+		counts[LEAF_REASON_MEMORY] += (m & MASK_RES(RES_MEMORY)) != 0;
+	}
+}
+
+#if LS_X86
+/* The filter of scan_avx2(), its three comparisons counted apart. */
+LS_TARGET static void reasons_avx2(const struct leaf_fast_plan *k,
+				   const struct leaf_nodes *nd, const uint32_t *feasible,
+				   uint32_t n, uint32_t counts[LEAF_REASONS])
+{
+	const char *rec = (const char *)nd->rec;
+	const __m256i stride = _mm256_set1_epi64x((long long)sizeof(struct node_alloc));
+	const long long *used = (const long long *)(const void *)
+		(rec + offsetof(struct node_alloc, used));
+	const __m256i one = _mm256_set1_epi64x(1);
+	const __m256i req_cpu = _mm256_set1_epi64x(k->req_cpu);
+	const __m256i req_mem = _mm256_set1_epi64x(k->req_mem);
+	const __m256i check_cpu = _mm256_set1_epi64x(k->check_cpu ? -1 : 0);
+	const __m256i check_mem = _mm256_set1_epi64x(k->check_mem ? -1 : 0);
+	uint32_t j = 0;
+	for (; j + 4 <= n; j += 4) {
+		if (j + 4 + PREFETCH_AHEAD <= n)
+			for (unsigned i = 0; i < 4; i++)
+				_mm_prefetch(rec + (size_t)feasible[j + PREFETCH_AHEAD + i] *
+							   sizeof(struct node_alloc),
+					     _MM_HINT_T0);
+		__m128i sl = _mm_loadu_si128((const __m128i *)(const void *)(feasible + j));
+		__m256i at = _mm256_mul_epu32(_mm256_cvtepu32_epi64(sl), stride);
+		__m256i pods = _mm256_i64gather_epi64(used + RES_PODS, at, 1);
+		__m256i uc = _mm256_i64gather_epi64(used + RES_CPU, at, 1);
+		__m256i um = _mm256_i64gather_epi64(used + RES_MEMORY, at, 1);
+		__m256i ac = _mm256_i32gather_epi64((const long long *)nd->cpu, sl, 8);
+		__m256i am = _mm256_i32gather_epi64((const long long *)nd->mem, sl, 8);
+		__m256i ap = _mm256_i32gather_epi64((const long long *)nd->pods, sl, 8);
+		__m256i fp = _mm256_cmpgt_epi64(_mm256_add_epi64(pods, one), ap);
+		__m256i fc = _mm256_and_si256(check_cpu, _mm256_cmpgt_epi64(
+						      req_cpu, _mm256_sub_epi64(ac, uc)));
+		__m256i fm = _mm256_and_si256(check_mem, _mm256_cmpgt_epi64(
+						      req_mem, _mm256_sub_epi64(am, um)));
+		counts[LEAF_REASON_PODS] += (uint32_t)__builtin_popcount(
+			(unsigned)_mm256_movemask_pd(_mm256_castsi256_pd(fp)));
+		counts[LEAF_REASON_CPU] += (uint32_t)__builtin_popcount(
+			(unsigned)_mm256_movemask_pd(_mm256_castsi256_pd(fc)));
+		counts[LEAF_REASON_MEMORY] += (uint32_t)__builtin_popcount(
+			(unsigned)_mm256_movemask_pd(_mm256_castsi256_pd(fm)));
+	}
+	reasons_scalar(k, nd, feasible, j, n, counts);
+}
+#endif
+
+void leaf_reasons(const struct leaf_fast_plan *k, const struct leaf_nodes *nodes,
+		  const uint32_t *feasible, uint32_t n, uint32_t counts[LEAF_REASONS])
+{
+	for (unsigned r = 0; r < LEAF_REASONS; r++)
+		counts[r] = 0;
+#if LS_X86
+	if (simd_on()) {
+		reasons_avx2(k, nodes, feasible, n, counts);
+		return;
+	}
+#endif
+	reasons_scalar(k, nodes, feasible, 0, n, counts);
+}
+
 /* The plan's weights in [0, 2^20]: the scores' doubles stay exact. */
 static bool weights_fit(const struct leaf_fast_plan *k)
 {

@@ -1,6 +1,7 @@
 /* unit.leaf_scan: the fast leaf's scan (workers/leaf_scan.c) with AVX2
  * against its scalar form, and both against leaf_fast() one node at a
- * time: the same candidates, scores, stop at `want` and slots visited.
+ * time: the same candidates, scores, stop at `want` and slots visited;
+ * and leaf_reasons()'s counts against leaf_fast()'s masks.
  * Nodes are drawn to reach every edge the AVX2 form must hand back or
  * get exactly right: no cpu or memory allocatable (the general rules),
  * allocatables past 2^46 and counters past 2^52 (leaf_fast() per lane),
@@ -164,6 +165,35 @@ static void same(const struct result *a, const struct result *b)
 	}
 }
 
+/* leaf_reasons() over the feasible nodes from `from`, with AVX2 and
+ * scalar, against leaf_fast()'s masks counted one node at a time. */
+static void reasons_alike(const struct world *w, const struct leaf_fast_plan *k,
+			  uint32_t from, uint64_t *refused)
+{
+	const struct node_alloc *rec = ledger_nodes(w->ledger);
+	uint32_t want[LEAF_REASONS] = {0}, simd[LEAF_REASONS], scalar[LEAF_REASONS];
+	for (uint32_t j = from; j < w->n_feasible; j++) {
+		uint32_t slot = w->feasible[j];
+		int64_t d = 0;
+		bool gen = false;
+		uint32_t m = leaf_fast(k, &rec[slot], w->cpu[slot], w->mem[slot],
+				       w->pods[slot], &d, &gen);
+		want[LEAF_REASON_PODS] += (m & MASK_PODS) != 0;
+		want[LEAF_REASON_CPU] += (m & MASK_RES(RES_CPU)) != 0;
+		want[LEAF_REASON_MEMORY] += (m & MASK_RES(RES_MEMORY)) != 0;
+		*refused += m != 0;
+	}
+	struct leaf_nodes nd = {ledger_nodes(w->ledger), w->cpu, w->mem, w->pods};
+	leaf_scan_set_simd(true);
+	leaf_reasons(k, &nd, w->feasible + from, w->n_feasible - from, simd);
+	leaf_scan_set_simd(false);
+	leaf_reasons(k, &nd, w->feasible + from, w->n_feasible - from, scalar);
+	for (unsigned r = 0; r < LEAF_REASONS; r++) {
+		assert_int_equal(simd[r], want[r]);
+		assert_int_equal(scalar[r], want[r]);
+	}
+}
+
 static void test_simd_equals_scalar(void **state)
 {
 	(void)state;
@@ -173,7 +203,7 @@ static void test_simd_equals_scalar(void **state)
 	w->ledger = ledger_create(NODES);
 	assert_non_null(w->ledger);
 	bool had = leaf_scan_simd();
-	uint64_t passed = 0, lanes = 0;
+	uint64_t passed = 0, lanes = 0, refused = 0;
 	for (int c = 0; c < CASES; c++) {
 		draw_world(w);
 		struct leaf_fast_plan k;
@@ -187,15 +217,18 @@ static void test_simd_equals_scalar(void **state)
 		scan(w, &k, from, want, &scalar_r);
 		same(&simd_r, &want_r);
 		same(&scalar_r, &want_r);
+		reasons_alike(w, &k, from, &refused);
 		passed += want_r.n;
 		lanes += want_r.visited;
 	}
 	leaf_scan_set_simd(had);
 	print_message("leaf_scan: %d cases, %" PRIu64 " nodes visited, %" PRIu64
-		      " passed, alike with %s and scalar\n", CASES, lanes, passed,
-		      had ? "AVX2" : "no AVX2 on this CPU (scalar twice)");
+		      " passed, alike with %s and scalar; reasons of %" PRIu64
+		      " refused nodes alike\n", CASES, lanes, passed,
+		      had ? "AVX2" : "no AVX2 on this CPU (scalar twice)", refused);
 	/* The cases reach both sides of the filter. */
 	assert_true(passed > lanes / 20 && passed < lanes);
+	assert_true(refused > 0);
 	ledger_destroy(w->ledger);
 	free(w);
 }
