@@ -479,6 +479,13 @@ static inline void merge_word(uint32_t *bm, uint32_t *bt, uint32_t m, uint32_t t
 	}
 }
 
+/* A block's 64 words: 256 bytes, four cache lines. */
+static inline void prefetch_block(const uint32_t *v)
+{
+	for (unsigned c = 0; c < B * sizeof(*v); c += 64)
+		__builtin_prefetch((const char *)v + c);
+}
+
 INLINE void range_body(bool simd, const struct class_index *x, uint32_t lo,
 		       uint32_t hi, struct ci_best *out)
 {
@@ -487,6 +494,15 @@ INLINE void range_body(bool simd, const struct class_index *x, uint32_t lo,
 	if (lo >= hi)
 		return;
 	uint32_t bl = lo / B, bh = (hi - 1) / B;
+	/* The end blocks' words are read whole (best64): ask for every
+	 * group's at once, so their misses overlap. */
+	for (unsigned g = 0; g < x->groups; g++) {
+		const uint32_t *bm = bmax_of(x, g);
+		if (bm[bl] != 0)
+			prefetch_block(val_of(x, g) + (size_t)bl * B);
+		if (bh != bl && bm[bh] != 0)
+			prefetch_block(val_of(x, g) + (size_t)bh * B);
+	}
 	for (unsigned g = 0; g < x->groups; g++) {
 		uint32_t m = out[g].d == CLASS_INDEX_NONE ? 0 : (uint32_t)out[g].d + 1;
 		uint32_t t = m != 0 ? out[g].ties : 0, pm, pt;
