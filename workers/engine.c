@@ -90,6 +90,13 @@ struct shape {
 	struct shape *next;    /* in the engine's list */
 };
 
+/* Nodes per dynamic reason (the leaves' MASK_* bits), counted: a class's
+ * over its feasible slots as its index follows them, or one scan's. */
+struct reason_counts {
+	uint32_t pods, ports, gpu, cores, anti, existing_anti;
+	uint32_t insufficient[RES_MAX];
+};
+
 struct eclass {
 	uint64_t hash;
 	struct pod_spec spec;  /* ns_name zeroed: the key is the rest */
@@ -121,7 +128,7 @@ struct eclass {
 	uint32_t *mask;        /* [n_pos] by slot: dynamic reasons (MASK_*); 0 passes */
 	/* Nodes per dynamic reason, over the feasible slots; with static_diag
 	 * (the statically infeasible nodes' reasons) the whole diagnosis. */
-	uint32_t dyn_pods, dyn_ports, dyn_insufficient[RES_MAX];
+	struct reason_counts dyn;
 	struct diagnosis *static_diag;
 	/* [n_pos] the static reason of each present slot that is not
 	 * feasible (code 0 otherwise), so a node event takes back its old
@@ -130,12 +137,10 @@ struct eclass {
 	uint64_t log_pos;      /* the cluster's change log, read up to here */
 	uint64_t last_use;     /* the change log's head at the class's last pod */
 	uint64_t mix_epoch;    /* the fragmentation mix its leaves were scored with */
-	uint32_t dyn_gpu, dyn_cores;
 	/* Its leaves hold the inter-pod filter too (interpod_node_local), read
 	 * from the class's view as of that view's build number ix_builds. */
 	bool ix_ip;
 	uint64_t ix_builds;
-	uint32_t dyn_anti, dyn_existing_anti;
 	/* Compiling, a bounded amount at a time (class_work): the phase it
 	 * is in and how far it got; whether it is to be indexed once its
 	 * static results are in (a registered template's class, or a hot
@@ -1236,17 +1241,20 @@ static uint32_t leaf_general(struct engine *e, const struct snapshot *s,
 	return 0;
 }
 
-static void mask_count(struct eclass *k, uint32_t m, int sign)
+/* A node's reasons m (of a leaf of plan lp) counted in c, or taken back
+ * (sign -1). */
+static void reasons_add(struct reason_counts *c, const struct leaf_plan *lp,
+			uint32_t m, int sign)
 {
-	k->dyn_pods += (uint32_t)sign * ((m & MASK_PODS) != 0);
-	k->dyn_ports += (uint32_t)sign * ((m & MASK_PORTS) != 0);
-	k->dyn_gpu += (uint32_t)sign * ((m & MASK_GPU) != 0);
-	k->dyn_cores += (uint32_t)sign * ((m & MASK_CORES) != 0);
-	k->dyn_anti += (uint32_t)sign * ((m & MASK_ANTI) != 0);
-	k->dyn_existing_anti += (uint32_t)sign * ((m & MASK_EXISTING_ANTI) != 0);
-	for (unsigned i = 0; i < k->plan.n_requested; i++) {
-		unsigned r = k->plan.requested[i];
-		k->dyn_insufficient[r] += (uint32_t)sign * ((m & MASK_RES(r)) != 0);
+	c->pods += (uint32_t)sign * ((m & MASK_PODS) != 0);
+	c->ports += (uint32_t)sign * ((m & MASK_PORTS) != 0);
+	c->gpu += (uint32_t)sign * ((m & MASK_GPU) != 0);
+	c->cores += (uint32_t)sign * ((m & MASK_CORES) != 0);
+	c->anti += (uint32_t)sign * ((m & MASK_ANTI) != 0);
+	c->existing_anti += (uint32_t)sign * ((m & MASK_EXISTING_ANTI) != 0);
+	for (unsigned i = 0; i < lp->n_requested; i++) {
+		unsigned r = lp->requested[i];
+		c->insufficient[r] += (uint32_t)sign * ((m & MASK_RES(r)) != 0);
 	}
 }
 
@@ -1445,9 +1453,7 @@ static inline bool from_shape(const struct eclass *k)
 
 static void index_counts_reset(struct eclass *k)
 {
-	k->dyn_anti = k->dyn_existing_anti = 0;
-	k->dyn_pods = k->dyn_ports = k->dyn_gpu = k->dyn_cores = 0;
-	memset(k->dyn_insufficient, 0, sizeof(k->dyn_insufficient));
+	memset(&k->dyn, 0, sizeof(k->dyn));
 }
 
 /* Every leaf from the counters now (or from its shape's results, brought
@@ -1465,7 +1471,7 @@ static void index_rebuild(struct engine *e, const struct snapshot *s, struct ecl
 		for (uint32_t p = 0; p < k->n_feasible; p++) {
 			uint32_t slot = k->feasible[p], m = sh->mask[slot];
 			k->mask[slot] = m;
-			mask_count(k, m, +1);
+			reasons_add(&k->dyn, &k->plan, m, +1);
 			class_index_set_leaf(&k->ix, slot, k->group[slot], m == 0,
 					     sh->d[slot]);
 		}
@@ -1479,7 +1485,7 @@ static void index_rebuild(struct engine *e, const struct snapshot *s, struct ecl
 		uint32_t slot = k->feasible[p];
 		uint32_t m = leaf_eval(e, s, &k->plan, k->ix_ip, slot, &d);
 		k->mask[slot] = m;
-		mask_count(k, m, +1);
+		reasons_add(&k->dyn, &k->plan, m, +1);
 		class_index_set_leaf(&k->ix, slot, k->group[slot], m == 0, (int32_t)d);
 	}
 	class_index_build(&k->ix);
@@ -1490,8 +1496,8 @@ static void index_leaf(struct engine *e, struct eclass *k, uint32_t p, uint32_t 
 		       int64_t d)
 {
 	if (m != k->mask[p]) { /* most changes keep a node's reasons */
-		mask_count(k, k->mask[p], -1);
-		mask_count(k, m, +1);
+		reasons_add(&k->dyn, &k->plan, k->mask[p], -1);
+		reasons_add(&k->dyn, &k->plan, m, +1);
 		k->mask[p] = m;
 	}
 	class_index_update(&k->ix, p, k->group[p], m == 0, (int32_t)d);
@@ -1791,7 +1797,7 @@ static void work_fill(struct engine *e, const struct snapshot *s, struct eclass 
 			d = k->shape->d[slot];
 		}
 		k->mask[slot] = m;
-		mask_count(k, m, +1);
+		reasons_add(&k->dyn, &k->plan, m, +1);
 		class_index_set_leaf(&k->ix, slot, k->group[slot], m == 0, (int32_t)d);
 	}
 	if (k->cursor < k->n_feasible)
@@ -2103,22 +2109,31 @@ static uint32_t first_at_or_after(const struct eclass *k, uint32_t start)
 	return lo == k->n_feasible ? 0 : lo;
 }
 
-/* The unschedulable pod's diagnosis from its class: the static reasons
- * plus the dynamic ones the index keeps, as the reference scan would count. */
-static void diagnose_class(struct engine *e, const struct snapshot *s,
+/* An unschedulable pod's diagnosis begins with class k's static reasons
+ * (its statically infeasible nodes). */
+static void diagnose_begin(struct engine *e, const struct snapshot *s,
 			   const struct eclass *k)
 {
 	e->diag = *k->static_diag;
 	e->diag_all_nodes = s->n_nodes;
 	e->diag_no_nodes = s->n_nodes == 0;
-	e->diag.by_code[REASON_TOO_MANY_PODS] += k->dyn_pods;
-	e->diag.by_code[REASON_PORTS] += k->dyn_ports;
-	e->diag.by_code[REASON_GPU] += k->dyn_gpu;
-	e->diag.by_code[REASON_CORES] += k->dyn_cores;
-	e->diag.by_code[REASON_POD_ANTI_AFFINITY] += k->dyn_anti;
-	e->diag.by_code[REASON_EXISTING_ANTI_AFFINITY] += k->dyn_existing_anti;
+}
+
+/* The unschedulable pod's diagnosis: class k's static reasons plus the
+ * dynamic ones counted in c (the index's, k->dyn, or a scan's), as the
+ * reference scan would count them. */
+static void diagnose_counts(struct engine *e, const struct snapshot *s,
+			    const struct eclass *k, const struct reason_counts *c)
+{
+	diagnose_begin(e, s, k);
+	e->diag.by_code[REASON_TOO_MANY_PODS] += c->pods;
+	e->diag.by_code[REASON_PORTS] += c->ports;
+	e->diag.by_code[REASON_GPU] += c->gpu;
+	e->diag.by_code[REASON_CORES] += c->cores;
+	e->diag.by_code[REASON_POD_ANTI_AFFINITY] += c->anti;
+	e->diag.by_code[REASON_EXISTING_ANTI_AFFINITY] += c->existing_anti;
 	for (int r = 0; r < RES_MAX; r++)
-		e->diag.insufficient[r] += k->dyn_insufficient[r];
+		e->diag.insufficient[r] += c->insufficient[r];
 }
 
 /* The sampled scan answered from the class index: the window is the first
@@ -2134,7 +2149,7 @@ static void place_indexed(struct engine *e, const struct snapshot *s,
 	const struct class_index *x = &k->ix;
 	uint32_t total = class_index_total(x);
 	if (total == 0) {
-		diagnose_class(e, s, k);
+		diagnose_counts(e, s, k, &k->dyn);
 		return;
 	}
 	/* Positions are slots: the window starts at the start slot. */
@@ -2205,9 +2220,7 @@ static void diagnose_scan(struct engine *e, const struct snapshot *s,
 			  const struct eclass *k, const struct pod_spec *pod)
 {
 	struct reason reasons[FILTER_MAX_REASONS];
-	e->diag = *k->static_diag;
-	e->diag_all_nodes = s->n_nodes;
-	e->diag_no_nodes = s->n_nodes == 0;
+	diagnose_begin(e, s, k);
 	e->stats.diagnosis_scans++;
 	for (uint32_t j = 0; j < k->n_feasible; j++) {
 		struct node_read nd;
@@ -2374,44 +2387,32 @@ static uint32_t scan_fast(struct engine *e, const struct snapshot *s,
 	return n;
 }
 
-/* diagnose_scan() from the leaves' reasons, as diagnose_class() counts
- * them for an indexed class: for a pod without inter-pod filters (the
- * caller's) or devices, whose leaf reports what filter_ports() and
- * filter_resources() do, in the same order. Each node costs the leaf's
- * reads (the counters it requests) instead of read_node()'s of every
- * counter; on the default's full cluster diagnose_scan() took a quarter
- * of the run. */
+/* diagnose_scan() from the leaves' reasons, counted as the index counts
+ * them: for a pod without inter-pod filters (the caller's) or devices,
+ * whose leaf reports what filter_ports() and filter_resources() do, in
+ * the same order. Each node costs the leaf's reads (the counters it
+ * requests; for the fast leaf four nodes at a time) instead of
+ * read_node()'s of every counter; on the default's full cluster
+ * diagnose_scan() took a quarter of the run. */
 static void diagnose_leaves(struct engine *e, const struct snapshot *s,
 			    const struct eclass *k, const struct leaf_plan *lp)
 {
-	e->diag = *k->static_diag;
-	e->diag_all_nodes = s->n_nodes;
-	e->diag_no_nodes = s->n_nodes == 0;
+	struct reason_counts c = {0};
 	e->stats.diagnosis_scans++;
-	uint32_t pods = 0, ports = 0, insufficient[RES_MAX] = {0};
 	if (lp->fast) {
-		uint32_t c[LEAF_REASONS];
+		uint32_t fast[LEAF_REASONS];
 		struct leaf_nodes nodes = scan_nodes(e, s);
-		leaf_reasons(&lp->f, &nodes, k->feasible, k->n_feasible, c);
-		e->diag.by_code[REASON_TOO_MANY_PODS] += c[LEAF_REASON_PODS];
-		e->diag.insufficient[RES_CPU] += c[LEAF_REASON_CPU];
-		e->diag.insufficient[RES_MEMORY] += c[LEAF_REASON_MEMORY];
-		return;
+		leaf_reasons(&lp->f, &nodes, k->feasible, k->n_feasible, fast);
+		c.pods = fast[LEAF_REASON_PODS];
+		c.insufficient[RES_CPU] = fast[LEAF_REASON_CPU];
+		c.insufficient[RES_MEMORY] = fast[LEAF_REASON_MEMORY];
+	} else {
+		for (uint32_t j = 0; j < k->n_feasible; j++) {
+			int64_t d;
+			reasons_add(&c, lp, leaf_eval(e, s, lp, false, k->feasible[j], &d), +1);
+		}
 	}
-	for (uint32_t j = 0; j < k->n_feasible; j++) {
-		int64_t d;
-		uint32_t m = leaf_eval(e, s, lp, false, k->feasible[j], &d);
-		if (m == 0)
-			continue;
-		pods += (m & MASK_PODS) != 0;
-		ports += (m & MASK_PORTS) != 0;
-		for (unsigned i = 0; i < lp->n_requested; i++)
-			insufficient[lp->requested[i]] += (m & MASK_RES(lp->requested[i])) != 0;
-	}
-	e->diag.by_code[REASON_TOO_MANY_PODS] += pods;
-	e->diag.by_code[REASON_PORTS] += ports;
-	for (int r = 0; r < RES_MAX; r++)
-		e->diag.insufficient[r] += insufficient[r];
+	diagnose_counts(e, s, k, &c);
 }
 
 /* A scan's answer from its n plain candidates, or its diagnosis when
@@ -2618,7 +2619,7 @@ static int place_scan_leaves(struct engine *e, const struct snapshot *s,
 	}
 	/* Every node visited: the class's reasons, and the inter-pod ones of
 	 * the nodes that passed the rest, as the reference counts them. */
-	diagnose_class(e, s, k);
+	diagnose_counts(e, s, k, &k->dyn);
 	for (unsigned code = 0; code < 256; code++)
 		if (refused[code] > 0 && code <= REASON_INSUFFICIENT)
 			e->diag.by_code[code] += refused[code];
@@ -2825,7 +2826,7 @@ static void class_node_changed(struct engine *e, const struct snapshot *s,
 	}
 	bool member = class_member(k, slot);
 	if (member && !now) {
-		mask_count(k, k->mask[slot], -1);
+		reasons_add(&k->dyn, &k->plan, k->mask[slot], -1);
 		class_index_update(&k->ix, slot, k->group[slot], false, 0);
 		k->mask[slot] = 0;
 		k->member[slot / 64] &= ~(UINT64_C(1) << (slot % 64));
@@ -2840,7 +2841,7 @@ static void class_node_changed(struct engine *e, const struct snapshot *s,
 		return;
 	}
 	if (member) {
-		mask_count(k, k->mask[slot], -1);
+		reasons_add(&k->dyn, &k->plan, k->mask[slot], -1);
 		if ((unsigned)g != k->group[slot])
 			class_index_update(&k->ix, slot, k->group[slot], false, 0);
 	}
@@ -2863,7 +2864,7 @@ static void class_node_changed(struct engine *e, const struct snapshot *s,
 	}
 	k->group[slot] = (uint8_t)g;
 	k->mask[slot] = m;
-	mask_count(k, m, +1);
+	reasons_add(&k->dyn, &k->plan, m, +1);
 	k->member[slot / 64] |= UINT64_C(1) << (slot % 64);
 	class_index_update(&k->ix, slot, (unsigned)g, m == 0, (int32_t)d);
 }
