@@ -119,6 +119,72 @@ LS_TARGET static inline __m256d trunc_pd(__m256d x)
 	return _mm256_round_pd(x, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
 }
 
+/* What the filter compares with, broadcast once per scan. */
+struct filter_consts {
+	__m256i stride, one, req_cpu, req_mem, check_cpu, check_mem;
+};
+
+LS_TARGET static inline struct filter_consts filter_consts(const struct leaf_fast_plan *k)
+{
+	return (struct filter_consts){
+		.stride = _mm256_set1_epi64x((long long)sizeof(struct node_alloc)),
+		.one = _mm256_set1_epi64x(1),
+		.req_cpu = _mm256_set1_epi64x(k->req_cpu),
+		.req_mem = _mm256_set1_epi64x(k->req_mem),
+		.check_cpu = _mm256_set1_epi64x(k->check_cpu ? -1 : 0),
+		.check_mem = _mm256_set1_epi64x(k->check_mem ? -1 : 0),
+	};
+}
+
+/* Four nodes as leaf_fast()'s filter reads them: their pods, cpu and
+ * memory counters from the ledger records, and their allocatables. */
+struct lanes {
+	__m256i at;  /* the records' byte offsets */
+	__m256i pods, uc, um, ac, am, ap;
+};
+
+LS_TARGET static inline struct lanes gather_lanes(const struct filter_consts *c,
+						  const struct leaf_nodes *nd,
+						  const uint32_t *slots)
+{
+	const long long *used = (const long long *)(const void *)
+		((const char *)nd->rec + offsetof(struct node_alloc, used));
+	struct lanes l;
+	__m128i sl = _mm_loadu_si128((const __m128i *)(const void *)slots);
+	l.at = _mm256_mul_epu32(_mm256_cvtepu32_epi64(sl), c->stride);
+	l.pods = _mm256_i64gather_epi64(used + RES_PODS, l.at, 1);
+	l.uc = _mm256_i64gather_epi64(used + RES_CPU, l.at, 1);
+	l.um = _mm256_i64gather_epi64(used + RES_MEMORY, l.at, 1);
+	l.ac = _mm256_i32gather_epi64((const long long *)nd->cpu, sl, 8);
+	l.am = _mm256_i32gather_epi64((const long long *)nd->mem, sl, 8);
+	l.ap = _mm256_i32gather_epi64((const long long *)nd->pods, sl, 8);
+	return l;
+}
+
+/* leaf_fast()'s filter on four lanes, in 64-bit integers: each reason's
+ * lanes all ones where it refuses. */
+struct refusals {
+	__m256i pods, cpu, mem;
+};
+
+LS_TARGET static inline struct refusals refuse_lanes(const struct filter_consts *c,
+						     const struct lanes *l)
+{
+	struct refusals f;
+	f.pods = _mm256_cmpgt_epi64(_mm256_add_epi64(l->pods, c->one), l->ap);
+	f.cpu = _mm256_and_si256(c->check_cpu, _mm256_cmpgt_epi64(
+					 c->req_cpu, _mm256_sub_epi64(l->ac, l->uc)));
+	f.mem = _mm256_and_si256(c->check_mem, _mm256_cmpgt_epi64(
+					 c->req_mem, _mm256_sub_epi64(l->am, l->um)));
+	return f;
+}
+
+/* The lanes of a 4-lane mask, as 4 bits. */
+LS_TARGET static inline unsigned lane_bits(__m256i m)
+{
+	return (unsigned)_mm256_movemask_pd(_mm256_castsi256_pd(m));
+}
+
 LS_TARGET static uint32_t scan_avx2(const struct leaf_fast_plan *k,
 				    const struct leaf_nodes *nd, const uint32_t *feasible,
 				    uint32_t j, uint32_t end, uint32_t want, uint32_t *n,
@@ -126,25 +192,13 @@ LS_TARGET static uint32_t scan_avx2(const struct leaf_fast_plan *k,
 				    leaf_general_fn general, void *arg)
 {
 	const char *rec = (const char *)nd->rec;
-	const long long *cpu = (const long long *)nd->cpu;
-	const long long *mem = (const long long *)nd->mem;
-	const long long *pods_max = (const long long *)nd->pods;
-	const __m256i stride = _mm256_set1_epi64x((long long)sizeof(struct node_alloc));
-	const long long *used_pods = (const long long *)(const void *)
-		(rec + offsetof(struct node_alloc, used) + RES_PODS * sizeof(int64_t));
-	const long long *used_cpu = (const long long *)(const void *)
-		(rec + offsetof(struct node_alloc, used) + RES_CPU * sizeof(int64_t));
-	const long long *used_mem = (const long long *)(const void *)
-		(rec + offsetof(struct node_alloc, used) + RES_MEMORY * sizeof(int64_t));
 	const long long *nz_cpu = (const long long *)(const void *)
 		(rec + offsetof(struct node_alloc, used_nonzero_cpu_milli));
 	const long long *nz_mem = (const long long *)(const void *)
 		(rec + offsetof(struct node_alloc, used_nonzero_mem_bytes));
-	const __m256i one = _mm256_set1_epi64x(1), zero = _mm256_setzero_si256();
-	const __m256i req_cpu = _mm256_set1_epi64x(k->req_cpu);
-	const __m256i req_mem = _mm256_set1_epi64x(k->req_mem);
-	const __m256i check_cpu = _mm256_set1_epi64x(k->check_cpu ? -1 : 0);
-	const __m256i check_mem = _mm256_set1_epi64x(k->check_mem ? -1 : 0);
+	const struct filter_consts cst = filter_consts(k);
+	const __m256i zero = _mm256_setzero_si256();
+	const __m256i req_cpu = cst.req_cpu, req_mem = cst.req_mem;
 	const __m256i add_cpu = _mm256_set1_epi64x(k->nz_cpu);
 	const __m256i add_mem = _mm256_set1_epi64x(k->nz_mem);
 	const __m256d hundred = _mm256_set1_pd((double)MAX_NODE_SCORE);
@@ -167,21 +221,11 @@ LS_TARGET static uint32_t scan_avx2(const struct leaf_fast_plan *k,
 							  used_nonzero_cpu_milli),
 					     _MM_HINT_T0);
 			}
-		__m128i sl = _mm_loadu_si128((const __m128i *)(const void *)(feasible + j));
-		__m256i at = _mm256_mul_epu32(_mm256_cvtepu32_epi64(sl), stride);
-		__m256i pods = _mm256_i64gather_epi64(used_pods, at, 1);
-		__m256i uc = _mm256_i64gather_epi64(used_cpu, at, 1);
-		__m256i um = _mm256_i64gather_epi64(used_mem, at, 1);
-		__m256i ac = _mm256_i32gather_epi64(cpu, sl, 8);
-		__m256i am = _mm256_i32gather_epi64(mem, sl, 8);
-		__m256i ap = _mm256_i32gather_epi64(pods_max, sl, 8);
-		/* The filter, as leaf_fast(): in 64-bit integers. */
-		__m256i fail = _mm256_cmpgt_epi64(_mm256_add_epi64(pods, one), ap);
-		fail = _mm256_or_si256(fail, _mm256_and_si256(check_cpu, _mm256_cmpgt_epi64(
-				       req_cpu, _mm256_sub_epi64(ac, uc))));
-		fail = _mm256_or_si256(fail, _mm256_and_si256(check_mem, _mm256_cmpgt_epi64(
-				       req_mem, _mm256_sub_epi64(am, um))));
-		unsigned failed = (unsigned)_mm256_movemask_pd(_mm256_castsi256_pd(fail));
+		struct lanes l = gather_lanes(&cst, nd, feasible + j);
+		struct refusals f = refuse_lanes(&cst, &l);
+		__m256i at = l.at, uc = l.uc, um = l.um, ac = l.ac, am = l.am;
+		__m256i fail = _mm256_or_si256(f.pods, _mm256_or_si256(f.cpu, f.mem));
+		unsigned failed = lane_bits(fail);
 		if (failed == 0xf) {
 			/* Nothing more to read: the common case on a full
 			 * cluster. */
@@ -200,8 +244,8 @@ LS_TARGET static uint32_t scan_avx2(const struct leaf_fast_plan *k,
 		exact = _mm256_and_si256(exact, _mm256_and_si256(
 						 _mm256_cmpgt_epi64(rc, _mm256_set1_epi64x(-1)),
 						 _mm256_cmpgt_epi64(rm, _mm256_set1_epi64x(-1))));
-		unsigned scalar = (unsigned)_mm256_movemask_pd(_mm256_castsi256_pd(
-					  _mm256_andnot_si256(exact, _mm256_cmpeq_epi64(fail, zero))));
+		unsigned scalar = lane_bits(_mm256_andnot_si256(exact,
+							       _mm256_cmpeq_epi64(fail, zero)));
 		/* NodeResourcesFit's score: (ac - rc) or min(rc, ac), times 100,
 		 * over ac, truncated; then weighted. */
 		__m256i over_c = _mm256_cmpgt_epi64(rc, ac), over_m = _mm256_cmpgt_epi64(rm, am);
@@ -229,9 +273,8 @@ LS_TARGET static uint32_t scan_avx2(const struct leaf_fast_plan *k,
 		__m256d total = _mm256_mul_pd(fine, _mm256_add_pd(_mm256_mul_pd(w_fit, fit),
 								  _mm256_mul_pd(w_bal, bal)));
 		int64_t d[4];
-		uint32_t slot[4];
+		const uint32_t *slot = feasible + j;
 		_mm256_storeu_si256((__m256i *)(void *)d, to_int(total));
-		_mm_storeu_si128((__m128i *)(void *)slot, sl);
 		/* In slot order, stopping at `want` as the scalar loop does. */
 		for (unsigned i = 0; i < 4 && *n < want; i++) {
 			visited++;
@@ -270,20 +313,13 @@ static void reasons_scalar(const struct leaf_fast_plan *k, const struct leaf_nod
 }
 
 #if LS_X86
-/* The filter of scan_avx2(), its three comparisons counted apart. */
+/* scan_avx2()'s filter, its three reasons counted apart. */
 LS_TARGET static void reasons_avx2(const struct leaf_fast_plan *k,
 				   const struct leaf_nodes *nd, const uint32_t *feasible,
 				   uint32_t n, uint32_t counts[LEAF_REASONS])
 {
 	const char *rec = (const char *)nd->rec;
-	const __m256i stride = _mm256_set1_epi64x((long long)sizeof(struct node_alloc));
-	const long long *used = (const long long *)(const void *)
-		(rec + offsetof(struct node_alloc, used));
-	const __m256i one = _mm256_set1_epi64x(1);
-	const __m256i req_cpu = _mm256_set1_epi64x(k->req_cpu);
-	const __m256i req_mem = _mm256_set1_epi64x(k->req_mem);
-	const __m256i check_cpu = _mm256_set1_epi64x(k->check_cpu ? -1 : 0);
-	const __m256i check_mem = _mm256_set1_epi64x(k->check_mem ? -1 : 0);
+	const struct filter_consts cst = filter_consts(k);
 	uint32_t j = 0;
 	for (; j + 4 <= n; j += 4) {
 		if (j + 4 + PREFETCH_AHEAD <= n)
@@ -291,25 +327,11 @@ LS_TARGET static void reasons_avx2(const struct leaf_fast_plan *k,
 				_mm_prefetch(rec + (size_t)feasible[j + PREFETCH_AHEAD + i] *
 							   sizeof(struct node_alloc),
 					     _MM_HINT_T0);
-		__m128i sl = _mm_loadu_si128((const __m128i *)(const void *)(feasible + j));
-		__m256i at = _mm256_mul_epu32(_mm256_cvtepu32_epi64(sl), stride);
-		__m256i pods = _mm256_i64gather_epi64(used + RES_PODS, at, 1);
-		__m256i uc = _mm256_i64gather_epi64(used + RES_CPU, at, 1);
-		__m256i um = _mm256_i64gather_epi64(used + RES_MEMORY, at, 1);
-		__m256i ac = _mm256_i32gather_epi64((const long long *)nd->cpu, sl, 8);
-		__m256i am = _mm256_i32gather_epi64((const long long *)nd->mem, sl, 8);
-		__m256i ap = _mm256_i32gather_epi64((const long long *)nd->pods, sl, 8);
-		__m256i fp = _mm256_cmpgt_epi64(_mm256_add_epi64(pods, one), ap);
-		__m256i fc = _mm256_and_si256(check_cpu, _mm256_cmpgt_epi64(
-						      req_cpu, _mm256_sub_epi64(ac, uc)));
-		__m256i fm = _mm256_and_si256(check_mem, _mm256_cmpgt_epi64(
-						      req_mem, _mm256_sub_epi64(am, um)));
-		counts[LEAF_REASON_PODS] += (uint32_t)__builtin_popcount(
-			(unsigned)_mm256_movemask_pd(_mm256_castsi256_pd(fp)));
-		counts[LEAF_REASON_CPU] += (uint32_t)__builtin_popcount(
-			(unsigned)_mm256_movemask_pd(_mm256_castsi256_pd(fc)));
-		counts[LEAF_REASON_MEMORY] += (uint32_t)__builtin_popcount(
-			(unsigned)_mm256_movemask_pd(_mm256_castsi256_pd(fm)));
+		struct lanes l = gather_lanes(&cst, nd, feasible + j);
+		struct refusals f = refuse_lanes(&cst, &l);
+		counts[LEAF_REASON_PODS] += (uint32_t)__builtin_popcount(lane_bits(f.pods));
+		counts[LEAF_REASON_CPU] += (uint32_t)__builtin_popcount(lane_bits(f.cpu));
+		counts[LEAF_REASON_MEMORY] += (uint32_t)__builtin_popcount(lane_bits(f.mem));
 	}
 	reasons_scalar(k, nd, feasible, j, n, counts);
 }
