@@ -38,6 +38,7 @@
 #include "base/base.h"
 #include "ingest/ingest.h"
 #include "shm/shm.h"
+#include "rounds.h"
 
 #define NODES 16
 #define WORKERS 6
@@ -402,16 +403,10 @@ static void test_devices_never_overcommitted(void **state)
 	const char *env = getenv("SHMSCHED_DEVICES_PODS");
 	if (env != NULL && *env != '\0')
 		pods = strtoull(env, NULL, 10);
-	/* Conflicts on the devices, or the run proved nothing about them. A
-	 * round takes about 0.2 s: on a machine busy enough to run its
-	 * workers one after another it may see none (stress.resolver_threads
-	 * did once), so rounds until one does, 10 at most. */
-	uint64_t conflicts = 0;
-	unsigned rounds = 0;
-	while (conflicts == 0 && rounds < 10) {
-		conflicts = run_round(pods);
-		rounds++;
-	}
+	/* Conflicts happened, or the run proved nothing about them
+	 * (rounds.h). */
+	unsigned rounds;
+	uint64_t conflicts = rounds_until_conflicts(run_round, pods, &rounds);
 	print_message("conflicts seen after %u round(s)\n", rounds);
 	if (pods >= 1000)
 		assert_true(conflicts > 0);

@@ -31,6 +31,7 @@
 #include "base/base.h"
 #include "ingest/ingest.h"
 #include "shm/shm.h"
+#include "rounds.h"
 
 #define NODES 16
 #define WORKERS 4
@@ -230,16 +231,10 @@ static void test_no_overcommit_no_lost_commit(void **state)
 	const char *env = getenv("SHMSCHED_RESOLVER_PODS");
 	if (env != NULL && *env != '\0')
 		pods = strtoull(env, NULL, 10);
-	/* The test exercised conflicts, or it proved nothing about them. A
-	 * round takes tens of milliseconds: on a machine busy enough to run
-	 * its workers one after another it may see none (it did once in a
-	 * full run of the suites here), so rounds until one does, 10 at most. */
-	uint64_t conflicts = 0;
-	unsigned rounds = 0;
-	while (conflicts == 0 && rounds < 10) {
-		conflicts = run_round(pods);
-		rounds++;
-	}
+	/* Conflicts happened, or the run proved nothing about them
+	 * (rounds.h). */
+	unsigned rounds;
+	uint64_t conflicts = rounds_until_conflicts(run_round, pods, &rounds);
 	print_message("conflicts seen after %u round(s)\n", rounds);
 	assert_true(conflicts > 0);
 }
