@@ -11,6 +11,9 @@
  * The records of the slots PREFETCH_AHEAD on are prefetched: they are a
  * 1.5 KiB stride apart across 4 KiB pages, and without it the gathers
  * waited on memory (README, "Engine v2").
+ *
+ * leaf_reasons(), an empty scan's diagnosis, runs the same gathers and
+ * filter (gather_lanes(), refuse_lanes()) and counts each reason's lanes.
  */
 #include "workers/leaf_fast_internal.h"
 
