@@ -40,6 +40,7 @@
 #include "workers/frag_internal.h"
 #include "workers/interpod.h"
 #include "workers/leaf_fast_internal.h"
+#include "workers/node_columns_internal.h"
 #include "workers/pod_class.h"
 
 /* What leaf_eval() reads of a pod, fixed once per class or shape: the
@@ -286,6 +287,9 @@ struct engine {
 	/* Request shapes of indexed classes (struct shape), in a list. */
 	struct shape *shapes;
 
+	/* The used counters scans read, as columns, following the change log. */
+	struct node_columns cols;
+
 	/* Classes being compiled, in a queue, and the budget a pod gives
 	 * them (engine_set_compile_budget). */
 	struct eclass *pending, *pending_tail;
@@ -391,7 +395,7 @@ struct engine *engine_create(struct cluster *c, const struct plugin_ctx *ctx,
 	diagnosis_reset(&e->diag);
 	e->ip = interpod_create(ctx);
 	e->slots = malloc((cap ? cap : 1) * sizeof(*e->slots));
-	if (e->ip == NULL || e->slots == NULL) {
+	if (e->ip == NULL || e->slots == NULL || node_columns_init(&e->cols, cap) < 0) {
 		engine_destroy(e);
 		errno = ENOMEM;
 		return NULL;
@@ -488,6 +492,7 @@ void engine_destroy(struct engine *e)
 	free(e->memo);
 	interpod_destroy(e->ip);
 	free(e->slots);
+	node_columns_free(&e->cols);
 	free(e);
 }
 
@@ -519,6 +524,7 @@ static int64_t cpu_max_of(const struct snapshot *s)
 static int sync_flush(struct engine *e, const struct snapshot *s)
 {
 	flush_classes(e);
+	node_columns_forget(&e->cols); /* a slot may hold another node now */
 	e->n_slots = s->n_slots;
 	if (s->n_shards != e->n_shards) {
 		struct shard_free *sh = calloc(s->n_shards ? s->n_shards : 1,
@@ -2313,11 +2319,17 @@ static uint32_t scan_general(void *arg, uint32_t slot, int64_t *d)
 	return leaf_eval(g->e, g->s, g->lp, false, slot, d);
 }
 
-/* What leaf_scan() reads of the nodes. */
+/* What leaf_scan() reads of the nodes: the columns brought up to the
+ * change log first. */
 static struct leaf_nodes scan_nodes(struct engine *e, const struct snapshot *s)
 {
+	node_columns_sync(&e->cols, e->ledger, s->n_slots);
 	return (struct leaf_nodes){
-		.rec = ledger_nodes(e->ledger),
+		.used_pods = e->cols.pods,
+		.used_cpu = e->cols.cpu,
+		.used_mem = e->cols.mem,
+		.nz_cpu = e->cols.nz_cpu,
+		.nz_mem = e->cols.nz_mem,
 		.cpu = s->allocatable[RES_CPU],
 		.mem = s->allocatable[RES_MEMORY],
 		.pods = s->allocatable[RES_PODS],
@@ -2926,6 +2938,7 @@ static int sync_generation(struct engine *e, const struct snapshot *s)
 		/* Its fragmentation read again; the stamp moves on (not back
 		 * to 0), so no growth_memo entry of the old node matches. */
 		e->before[slot] = (struct frag_before){.stamp = e->before[slot].stamp};
+		node_columns_copy(&e->cols, e->ledger, slot);
 		for (struct shape *shp = e->shapes; shp != NULL; shp = shp->next)
 			shape_node_changed(e, s, shp, slot);
 		for (uint32_t t = 0; t <= e->table_mask; t++)

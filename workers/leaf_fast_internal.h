@@ -2,7 +2,7 @@
  * BalancedAllocation's score for the common pod (no host ports, no
  * devices, requests of cpu and memory only, LeastAllocated or
  * MostAllocated over cpu and memory with the stand-ins, BalancedAllocation
- * over cpu and memory: kube's defaults, any weights) on one node, from six
+ * over cpu and memory: kube's defaults, any weights) on one node, from five
  * counters and three allocatables. Two forms that give the same answers:
  * leaf_fast(), one node, inline for workers/engine.c's leaf_eval(); and
  * leaf_scan(), a sampled scan's visit of many nodes, four at a time with
@@ -50,15 +50,17 @@ struct leaf_fast_plan {
 	int64_t req_cpu, req_mem, nz_cpu, nz_mem;
 };
 
-/* What is read of the nodes: every slot's ledger record, and the
- * snapshot's allocatable columns for cpu, memory and pods. */
+/* What a scan reads of the nodes, by slot: the worker's copy of the used
+ * counters (workers/node_columns_internal.h), and the snapshot's
+ * allocatable columns for cpu, memory and pods. */
 struct leaf_nodes {
-	const struct node_alloc *rec;
+	const int64_t *used_pods, *used_cpu, *used_mem, *nz_cpu, *nz_mem;
 	const int64_t *cpu, *mem, *pods;
 };
 
-/* The fast leaf on the node with record `a` and allocatable cpu `ac`,
- * memory `am` and pods `ap`: 0 when it passes (its weighted score in *d),
+/* The fast leaf on a node whose used pods, cpu and memory are `pods`, `uc`
+ * and `um`, whose counters with stand-ins are at nz_cpu and nz_mem, with
+ * allocatable cpu `ac`, memory `am` and pods `ap`: 0 when it passes (its weighted score in *d),
  * else MASK_* reasons. Sets *general instead when the node has no cpu or
  * no memory allocatable (those scores then leave a resource out): the
  * caller's general rules decide it. The same filters and scores as
@@ -66,14 +68,11 @@ struct leaf_nodes {
  * memory with the stand-ins, then balanced_allocation.go over the actual
  * requests: the same integer and floating-point operations as
  * score_plan_fit and score_plan_balanced. */
-static inline uint32_t leaf_fast(const struct leaf_fast_plan *k,
-				 const struct node_alloc *a, int64_t ac, int64_t am,
-				 int64_t ap, int64_t *d, bool *general)
+static inline uint32_t leaf_fast_of(const struct leaf_fast_plan *k, int64_t pods,
+				    int64_t uc, int64_t um, const int64_t *nz_cpu,
+				    const int64_t *nz_mem, int64_t ac, int64_t am,
+				    int64_t ap, int64_t *d, bool *general)
 {
-	/* Relaxed loads, as ledger_load_used(): a view, the commit decides. */
-	int64_t pods = __atomic_load_n(&a->used[RES_PODS], __ATOMIC_RELAXED);
-	int64_t uc = __atomic_load_n(&a->used[RES_CPU], __ATOMIC_RELAXED);
-	int64_t um = __atomic_load_n(&a->used[RES_MEMORY], __ATOMIC_RELAXED);
 	uint32_t m = 0;
 	if (pods + 1 > ap)
 		m |= MASK_PODS;
@@ -89,10 +88,10 @@ static inline uint32_t leaf_fast(const struct leaf_fast_plan *k,
 	}
 	int64_t fit = 0, balanced = 0;
 	if (k->w_fit != 0) {
-		int64_t rc = __atomic_load_n(&a->used_nonzero_cpu_milli, __ATOMIC_RELAXED) +
-			     k->nz_cpu;
-		int64_t rm = __atomic_load_n(&a->used_nonzero_mem_bytes, __ATOMIC_RELAXED) +
-			     k->nz_mem;
+		/* Read only for a node that passes: the filter's refusals,
+		 * most nodes on a full cluster, never load them. */
+		int64_t rc = __atomic_load_n(nz_cpu, __ATOMIC_RELAXED) + k->nz_cpu;
+		int64_t rm = __atomic_load_n(nz_mem, __ATOMIC_RELAXED) + k->nz_mem;
 		int64_t sc, sm;
 		if (k->most) {
 			sc = (rc > ac ? ac : rc) * MAX_NODE_SCORE / ac;
@@ -117,6 +116,19 @@ static inline uint32_t leaf_fast(const struct leaf_fast_plan *k,
 	}
 	*d = SCORE_FINE * (k->w_fit * fit + k->w_balanced * balanced);
 	return 0;
+}
+
+/* leaf_fast_of() on a ledger record `a`. */
+static inline uint32_t leaf_fast(const struct leaf_fast_plan *k,
+				 const struct node_alloc *a, int64_t ac, int64_t am,
+				 int64_t ap, int64_t *d, bool *general)
+{
+	/* Relaxed loads, as ledger_load_used(): a view, the commit decides. */
+	return leaf_fast_of(k, __atomic_load_n(&a->used[RES_PODS], __ATOMIC_RELAXED),
+			    __atomic_load_n(&a->used[RES_CPU], __ATOMIC_RELAXED),
+			    __atomic_load_n(&a->used[RES_MEMORY], __ATOMIC_RELAXED),
+			    &a->used_nonzero_cpu_milli, &a->used_nonzero_mem_bytes,
+			    ac, am, ap, d, general);
 }
 
 /* A node the fast leaf leaves to the general rules (*general above, or a

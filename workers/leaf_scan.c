@@ -2,22 +2,21 @@
  * leaf_fast_internal.h for what it computes and why the doubles are
  * exact.
  *
- * Per four nodes: the slots, five gathers from their ledger records (pods,
- * cpu, memory, and the two counters with stand-ins) and three from the
- * allocatable columns; the filter in 64-bit integers, as leaf_fast(); the
- * scores in doubles. Lanes that fail or pass are then taken in slot order,
- * so the candidates, the stop at `want` and the slots visited are those of
- * the scalar loop; a lane outside the exact ranges goes to leaf_fast().
- * The records of the slots PREFETCH_AHEAD on are prefetched: they are a
- * 1.5 KiB stride apart across 4 KiB pages, and without it the gathers
- * waited on memory (README, "Engine v2").
+ * Per four nodes: their used counters (pods, cpu, memory, and the two
+ * counters with stand-ins) from the worker's columns
+ * (node_columns_internal.h) and their allocatables from the snapshot's,
+ * in one load per column where the four slots are adjacent (a class's
+ * feasible slots mostly are), else gathered; the filter in 64-bit
+ * integers, as leaf_fast(); the scores in doubles. Lanes that fail or
+ * pass are then taken in slot order, so the candidates, the stop at
+ * `want` and the slots visited are those of the scalar loop; a lane
+ * outside the exact ranges goes to leaf_fast_of().
  *
  * leaf_reasons(), an empty scan's diagnosis, runs the same gathers and
  * filter (gather_lanes(), refuse_lanes()) and counts each reason's lanes.
  */
 #include "workers/leaf_fast_internal.h"
 
-#include <stddef.h>
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -61,15 +60,23 @@ bool leaf_scan_set_simd(bool on)
 	return was;
 }
 
-/* One slot by leaf_fast(), and the general rules when it says so. */
+/* leaf_fast_of() on one slot's columns. */
+static inline uint32_t leaf_at(const struct leaf_fast_plan *k, const struct leaf_nodes *nd,
+			       uint32_t slot, int64_t *d, bool *general)
+{
+	return leaf_fast_of(k, nd->used_pods[slot], nd->used_cpu[slot], nd->used_mem[slot],
+			    &nd->nz_cpu[slot], &nd->nz_mem[slot], nd->cpu[slot],
+			    nd->mem[slot], nd->pods[slot], d, general);
+}
+
+/* One slot by leaf_fast_of(), and the general rules when it says so. */
 static inline void scan_one(const struct leaf_fast_plan *k, const struct leaf_nodes *nd,
 			    uint32_t slot, uint32_t *n, uint32_t *out_slot,
 			    int64_t *out_d, leaf_general_fn general, void *arg)
 {
 	int64_t d = 0;
 	bool gen = false;
-	uint32_t m = leaf_fast(k, &nd->rec[slot], nd->cpu[slot], nd->mem[slot],
-			       nd->pods[slot], &d, &gen);
+	uint32_t m = leaf_at(k, nd, slot, &d, &gen);
 	if (gen)
 		m = general(arg, slot, &d);
 	if (m == 0) {
@@ -92,7 +99,6 @@ static uint32_t scan_scalar(const struct leaf_fast_plan *k, const struct leaf_no
 
 #if LS_X86
 #define TWO52 4503599627370496.0 /* 2^52 */
-#define PREFETCH_AHEAD 16u /* slots; 48 did no better */
 #define TWO52_BITS 0x4330000000000000LL
 
 /* Integers in [0, 2^52) to doubles and back (AVX2 has no such convert):
@@ -124,13 +130,13 @@ LS_TARGET static inline __m256d trunc_pd(__m256d x)
 
 /* What the filter compares with, broadcast once per scan. */
 struct filter_consts {
-	__m256i stride, one, req_cpu, req_mem, check_cpu, check_mem;
+	__m256i lane, one, req_cpu, req_mem, check_cpu, check_mem;
 };
 
 LS_TARGET static inline struct filter_consts filter_consts(const struct leaf_fast_plan *k)
 {
 	return (struct filter_consts){
-		.stride = _mm256_set1_epi64x((long long)sizeof(struct node_alloc)),
+		.lane = _mm256_setr_epi64x(0, 1, 2, 3),
 		.one = _mm256_set1_epi64x(1),
 		.req_cpu = _mm256_set1_epi64x(k->req_cpu),
 		.req_mem = _mm256_set1_epi64x(k->req_mem),
@@ -140,27 +146,39 @@ LS_TARGET static inline struct filter_consts filter_consts(const struct leaf_fas
 }
 
 /* Four nodes as leaf_fast()'s filter reads them: their pods, cpu and
- * memory counters from the ledger records, and their allocatables. */
+ * memory counters, and their allocatables. */
 struct lanes {
-	__m256i at;  /* the records' byte offsets */
+	__m128i sl;     /* the slots */
+	bool adjacent;  /* slots sl[0] + 0..3: columns read by plain loads */
 	__m256i pods, uc, um, ac, am, ap;
 };
+
+/* Lane i of column `col` for the four slots of l. */
+LS_TARGET static inline __m256i column(const struct lanes *l, const uint32_t *slots,
+				       const int64_t *col)
+{
+	if (l->adjacent)
+		return _mm256_loadu_si256((const __m256i *)(const void *)(col + slots[0]));
+	return _mm256_i32gather_epi64((const long long *)col, l->sl, 8);
+}
 
 LS_TARGET static inline struct lanes gather_lanes(const struct filter_consts *c,
 						  const struct leaf_nodes *nd,
 						  const uint32_t *slots)
 {
-	const long long *used = (const long long *)(const void *)
-		((const char *)nd->rec + offsetof(struct node_alloc, used));
 	struct lanes l;
-	__m128i sl = _mm_loadu_si128((const __m128i *)(const void *)slots);
-	l.at = _mm256_mul_epu32(_mm256_cvtepu32_epi64(sl), c->stride);
-	l.pods = _mm256_i64gather_epi64(used + RES_PODS, l.at, 1);
-	l.uc = _mm256_i64gather_epi64(used + RES_CPU, l.at, 1);
-	l.um = _mm256_i64gather_epi64(used + RES_MEMORY, l.at, 1);
-	l.ac = _mm256_i32gather_epi64((const long long *)nd->cpu, sl, 8);
-	l.am = _mm256_i32gather_epi64((const long long *)nd->mem, sl, 8);
-	l.ap = _mm256_i32gather_epi64((const long long *)nd->pods, sl, 8);
+	l.sl = _mm_loadu_si128((const __m128i *)(const void *)slots);
+	/* Adjacent: each slot is the first plus its lane (slots ascend,
+	 * but checking every lane costs one compare). */
+	__m256i rel = _mm256_sub_epi64(_mm256_cvtepu32_epi64(l.sl),
+				       _mm256_set1_epi64x(slots[0]));
+	l.adjacent = _mm256_movemask_epi8(_mm256_cmpeq_epi64(rel, c->lane)) == -1;
+	l.pods = column(&l, slots, nd->used_pods);
+	l.uc = column(&l, slots, nd->used_cpu);
+	l.um = column(&l, slots, nd->used_mem);
+	l.ac = column(&l, slots, nd->cpu);
+	l.am = column(&l, slots, nd->mem);
+	l.ap = column(&l, slots, nd->pods);
 	return l;
 }
 
@@ -194,11 +212,6 @@ LS_TARGET static uint32_t scan_avx2(const struct leaf_fast_plan *k,
 				    uint32_t *out_slot, int64_t *out_d,
 				    leaf_general_fn general, void *arg)
 {
-	const char *rec = (const char *)nd->rec;
-	const long long *nz_cpu = (const long long *)(const void *)
-		(rec + offsetof(struct node_alloc, used_nonzero_cpu_milli));
-	const long long *nz_mem = (const long long *)(const void *)
-		(rec + offsetof(struct node_alloc, used_nonzero_mem_bytes));
 	const struct filter_consts cst = filter_consts(k);
 	const __m256i zero = _mm256_setzero_si256();
 	const __m256i req_cpu = cst.req_cpu, req_mem = cst.req_mem;
@@ -215,18 +228,9 @@ LS_TARGET static uint32_t scan_avx2(const struct leaf_fast_plan *k,
 	const __m256d sign = _mm256_set1_pd(-0.0);
 	uint32_t visited = 0;
 	for (; j + 4 <= end && *n < want; j += 4) {
-		if (j + 4 + PREFETCH_AHEAD <= end)
-			for (unsigned i = 0; i < 4; i++) {
-				const char *r = rec + (size_t)feasible[j + PREFETCH_AHEAD + i] *
-							      sizeof(struct node_alloc);
-				_mm_prefetch(r, _MM_HINT_T0);
-				_mm_prefetch(r + offsetof(struct node_alloc,
-							  used_nonzero_cpu_milli),
-					     _MM_HINT_T0);
-			}
 		struct lanes l = gather_lanes(&cst, nd, feasible + j);
 		struct refusals f = refuse_lanes(&cst, &l);
-		__m256i at = l.at, uc = l.uc, um = l.um, ac = l.ac, am = l.am;
+		__m256i uc = l.uc, um = l.um, ac = l.ac, am = l.am;
 		__m256i fail = _mm256_or_si256(f.pods, _mm256_or_si256(f.cpu, f.mem));
 		unsigned failed = lane_bits(fail);
 		if (failed == 0xf) {
@@ -235,8 +239,8 @@ LS_TARGET static uint32_t scan_avx2(const struct leaf_fast_plan *k,
 			visited += 4;
 			continue;
 		}
-		__m256i rc = _mm256_add_epi64(_mm256_i64gather_epi64(nz_cpu, at, 1), add_cpu);
-		__m256i rm = _mm256_add_epi64(_mm256_i64gather_epi64(nz_mem, at, 1), add_mem);
+		__m256i rc = _mm256_add_epi64(column(&l, feasible + j, nd->nz_cpu), add_cpu);
+		__m256i rm = _mm256_add_epi64(column(&l, feasible + j, nd->nz_mem), add_mem);
 		__m256i bc = _mm256_add_epi64(uc, req_cpu), bm = _mm256_add_epi64(um, req_mem);
 		/* Lanes whose doubles are exact (see the header). */
 		__m256i exact = _mm256_and_si256(within(ac, 1, INT64_C(1) << 46),
@@ -307,8 +311,7 @@ static void reasons_scalar(const struct leaf_fast_plan *k, const struct leaf_nod
 		uint32_t slot = feasible[j];
 		int64_t d;
 		bool gen = false;
-		uint32_t m = leaf_fast(k, &nd->rec[slot], nd->cpu[slot], nd->mem[slot],
-				       nd->pods[slot], &d, &gen);
+		uint32_t m = leaf_at(k, nd, slot, &d, &gen);
 		counts[LEAF_REASON_PODS] += (m & MASK_PODS) != 0;
 		counts[LEAF_REASON_CPU] += (m & MASK_RES(RES_CPU)) != 0;
 		counts[LEAF_REASON_MEMORY] += (m & MASK_RES(RES_MEMORY)) != 0;
@@ -321,15 +324,9 @@ LS_TARGET static void reasons_avx2(const struct leaf_fast_plan *k,
 				   const struct leaf_nodes *nd, const uint32_t *feasible,
 				   uint32_t n, uint32_t counts[LEAF_REASONS])
 {
-	const char *rec = (const char *)nd->rec;
 	const struct filter_consts cst = filter_consts(k);
 	uint32_t j = 0;
 	for (; j + 4 <= n; j += 4) {
-		if (j + 4 + PREFETCH_AHEAD <= n)
-			for (unsigned i = 0; i < 4; i++)
-				_mm_prefetch(rec + (size_t)feasible[j + PREFETCH_AHEAD + i] *
-							   sizeof(struct node_alloc),
-					     _MM_HINT_T0);
 		struct lanes l = gather_lanes(&cst, nd, feasible + j);
 		struct refusals f = refuse_lanes(&cst, &l);
 		counts[LEAF_REASON_PODS] += (uint32_t)__builtin_popcount(lane_bits(f.pods));

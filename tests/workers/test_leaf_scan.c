@@ -20,6 +20,7 @@
 
 #include "base/base.h"
 #include "workers/leaf_fast_internal.h"
+#include "workers/node_columns_internal.h"
 
 #define NODES 512
 #define CASES 3000
@@ -67,6 +68,7 @@ static int64_t pick_used(int64_t a)
 
 struct world {
 	struct ledger *ledger;
+	struct node_columns cols; /* the scans' copy of the records */
 	int64_t cpu[NODES], mem[NODES], pods[NODES];
 	uint32_t feasible[NODES];
 	uint32_t n_feasible;
@@ -89,6 +91,18 @@ static void draw_world(struct world *w)
 		if (below(5) != 0)
 			w->feasible[w->n_feasible++] = i;
 	}
+	/* Written behind the change log's back: copied whole. */
+	node_columns_forget(&w->cols);
+	node_columns_sync(&w->cols, w->ledger, NODES);
+}
+
+static struct leaf_nodes nodes_of(const struct world *w)
+{
+	return (struct leaf_nodes){
+		.used_pods = w->cols.pods, .used_cpu = w->cols.cpu, .used_mem = w->cols.mem,
+		.nz_cpu = w->cols.nz_cpu, .nz_mem = w->cols.nz_mem,
+		.cpu = w->cpu, .mem = w->mem, .pods = w->pods,
+	};
 }
 
 static void draw_plan(struct leaf_fast_plan *k)
@@ -128,7 +142,7 @@ struct result {
 static void scan(const struct world *w, const struct leaf_fast_plan *k, uint32_t from,
 		 uint32_t want, struct result *r)
 {
-	struct leaf_nodes nd = {ledger_nodes(w->ledger), w->cpu, w->mem, w->pods};
+	struct leaf_nodes nd = nodes_of(w);
 	r->n = 0;
 	r->visited = leaf_scan(k, &nd, w->feasible, from, w->n_feasible, want, &r->n,
 			       r->slot, r->d, general, NULL);
@@ -183,7 +197,7 @@ static void reasons_alike(const struct world *w, const struct leaf_fast_plan *k,
 		want[LEAF_REASON_MEMORY] += (m & MASK_RES(RES_MEMORY)) != 0;
 		*refused += m != 0;
 	}
-	struct leaf_nodes nd = {ledger_nodes(w->ledger), w->cpu, w->mem, w->pods};
+	struct leaf_nodes nd = nodes_of(w);
 	leaf_scan_set_simd(true);
 	leaf_reasons(k, &nd, w->feasible + from, w->n_feasible - from, simd);
 	leaf_scan_set_simd(false);
@@ -202,6 +216,7 @@ static void test_simd_equals_scalar(void **state)
 	assert_non_null(w);
 	w->ledger = ledger_create(NODES);
 	assert_non_null(w->ledger);
+	assert_int_equal(node_columns_init(&w->cols, NODES), 0);
 	bool had = leaf_scan_simd();
 	uint64_t passed = 0, lanes = 0, refused = 0;
 	for (int c = 0; c < CASES; c++) {
@@ -229,6 +244,7 @@ static void test_simd_equals_scalar(void **state)
 	/* The cases reach both sides of the filter. */
 	assert_true(passed > lanes / 20 && passed < lanes);
 	assert_true(refused > 0);
+	node_columns_free(&w->cols);
 	ledger_destroy(w->ledger);
 	free(w);
 }
