@@ -1,7 +1,8 @@
 /* base/: small utilities with no dependencies, the one public header for
  * the rest of the tree: logging, error text, the one random stream, string
  * to number, the clock, single-writer statistics counters, a byte hash,
- * log-linear histograms of durations, JSON text and the answer line. Each
+ * log-linear histograms of durations, JSON text and the answer line, the
+ * run-time switch between SIMD loops and their scalar twins. Each
  * part's own header says its contract. */
 #ifndef SHMSCHED_BASE_BASE_H
 #define SHMSCHED_BASE_BASE_H
@@ -13,6 +14,7 @@
 #include "base/json_out.h"
 #include "base/log.h"
 #include "base/rng.h"
+#include "base/simd.h"
 #include "base/stats.h"
 #include "base/strconv.h"
 

@@ -30,6 +30,8 @@
  */
 #include "workers/class_index_internal.h"
 
+#include "base/base.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,26 +48,12 @@
 #define INLINE static inline __attribute__((always_inline))
 #define B CLASS_INDEX_BLOCK
 
-/* -1: not decided yet; 0 scalar; 1 AVX2. Decided by the first init.
- * Atomic, relaxed (SIMD): engines on several threads may make their first
- * index at once, and each decides the same from the CPU, so any order of
- * their stores leaves the same value; nothing else is published by it.
- * class_index_set_simd (tests) runs while no other thread uses an index. */
-static int simd_state = -1;
+/* AVX2 where the CPU has it (base/simd.h). */
+static struct simd_switch avx2 = SIMD_SWITCH_INIT;
 
 static bool simd_on(void)
 {
-	int st = __atomic_load_n(&simd_state, __ATOMIC_RELAXED); /* SIMD */
-	if (st < 0) {
-#if CI_X86
-		__builtin_cpu_init();
-		st = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt");
-#else
-		st = 0;
-#endif
-		__atomic_store_n(&simd_state, st, __ATOMIC_RELAXED); /* SIMD */
-	}
-	return st == 1;
+	return simd_switch_on(&avx2);
 }
 
 bool class_index_simd(void)
@@ -75,18 +63,7 @@ bool class_index_simd(void)
 
 bool class_index_set_simd(bool on)
 {
-	bool was = simd_on();
-#if CI_X86
-	if (on) {
-		__atomic_store_n(&simd_state, -1, __ATOMIC_RELAXED); /* SIMD */
-		(void)simd_on();
-	} else {
-		__atomic_store_n(&simd_state, 0, __ATOMIC_RELAXED); /* SIMD */
-	}
-#else
-	(void)on;
-#endif
-	return was;
+	return simd_switch_set(&avx2, on);
 }
 
 /* --- 64 words at a time ---------------------------------------------------- */
@@ -661,7 +638,7 @@ CI_SIMD_TARGET static uint32_t find_avx2(const struct class_index *x, uint32_t l
 {
 	return find_body(true, x, lo, hi, want, k);
 }
-#define SIMD (__atomic_load_n(&simd_state, __ATOMIC_RELAXED) == 1) /* SIMD */
+#define SIMD simd_switch_is_on(&avx2) /* decided by class_index_init() */
 #else
 #define SIMD false
 #define build_avx2(x) build_body(false, x)

@@ -17,6 +17,8 @@
  */
 #include "workers/leaf_fast_internal.h"
 
+#include "base/base.h"
+
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -26,25 +28,12 @@
 #define LS_X86 0
 #endif
 
-/* -1: not decided yet; 0 scalar; 1 AVX2. Atomic, relaxed (SIMD): as in
- * workers/class_index.c, every engine decides the same from the CPU, and
- * nothing else is published by it; leaf_scan_set_simd (tests) runs while
- * no other thread scans. */
-static int simd_state = -1;
+/* AVX2 where the CPU has it (base/simd.h). */
+static struct simd_switch avx2 = SIMD_SWITCH_INIT;
 
 static bool simd_on(void)
 {
-	int st = __atomic_load_n(&simd_state, __ATOMIC_RELAXED); /* SIMD */
-	if (st < 0) {
-#if LS_X86
-		__builtin_cpu_init();
-		st = __builtin_cpu_supports("avx2") != 0;
-#else
-		st = 0;
-#endif
-		__atomic_store_n(&simd_state, st, __ATOMIC_RELAXED); /* SIMD */
-	}
-	return st == 1;
+	return simd_switch_on(&avx2);
 }
 
 bool leaf_scan_simd(void)
@@ -54,10 +43,7 @@ bool leaf_scan_simd(void)
 
 bool leaf_scan_set_simd(bool on)
 {
-	bool was = simd_on();
-	__atomic_store_n(&simd_state, on ? -1 : 0, __ATOMIC_RELAXED); /* SIMD */
-	(void)simd_on();
-	return was;
+	return simd_switch_set(&avx2, on);
 }
 
 /* leaf_fast_of() on one slot's columns. */
