@@ -40,7 +40,6 @@
 #include "workers/frag_internal.h"
 #include "workers/interpod.h"
 #include "workers/leaf_fast_internal.h"
-#include "workers/node_columns_internal.h"
 #include "workers/pod_class.h"
 
 /* What leaf_eval() reads of a pod, fixed once per class or shape: the
@@ -287,8 +286,9 @@ struct engine {
 	/* Request shapes of indexed classes (struct shape), in a list. */
 	struct shape *shapes;
 
-	/* The used counters scans read, as columns, following the change log. */
-	struct node_columns cols;
+	/* What scans read of each node, a row per slot, following the change
+	 * log and the snapshots. */
+	struct node_rows rows;
 
 	/* Classes being compiled, in a queue, and the budget a pod gives
 	 * them (engine_set_compile_budget). */
@@ -395,7 +395,7 @@ struct engine *engine_create(struct cluster *c, const struct plugin_ctx *ctx,
 	diagnosis_reset(&e->diag);
 	e->ip = interpod_create(ctx);
 	e->slots = malloc((cap ? cap : 1) * sizeof(*e->slots));
-	if (e->ip == NULL || e->slots == NULL || node_columns_init(&e->cols, cap) < 0) {
+	if (e->ip == NULL || e->slots == NULL || node_rows_init(&e->rows, cap) < 0) {
 		engine_destroy(e);
 		errno = ENOMEM;
 		return NULL;
@@ -492,7 +492,7 @@ void engine_destroy(struct engine *e)
 	free(e->memo);
 	interpod_destroy(e->ip);
 	free(e->slots);
-	node_columns_free(&e->cols);
+	node_rows_free(&e->rows);
 	free(e);
 }
 
@@ -524,7 +524,7 @@ static int64_t cpu_max_of(const struct snapshot *s)
 static int sync_flush(struct engine *e, const struct snapshot *s)
 {
 	flush_classes(e);
-	node_columns_forget(&e->cols); /* a slot may hold another node now */
+	node_rows_forget(&e->rows); /* a slot may hold another node now */
 	e->n_slots = s->n_slots;
 	if (s->n_shards != e->n_shards) {
 		struct shard_free *sh = calloc(s->n_shards ? s->n_shards : 1,
@@ -2319,21 +2319,23 @@ static uint32_t scan_general(void *arg, uint32_t slot, int64_t *d)
 	return leaf_eval(g->e, g->s, g->lp, false, slot, d);
 }
 
-/* What leaf_scan() reads of the nodes: the columns brought up to the
- * change log first. */
-static struct leaf_nodes scan_nodes(struct engine *e, const struct snapshot *s)
+/* The snapshot's allocatables, as the rows copy them. */
+static struct node_allocatable allocatable_of(const struct snapshot *s)
 {
-	node_columns_sync(&e->cols, e->ledger, s->n_slots);
-	return (struct leaf_nodes){
-		.used_pods = e->cols.pods,
-		.used_cpu = e->cols.cpu,
-		.used_mem = e->cols.mem,
-		.nz_cpu = e->cols.nz_cpu,
-		.nz_mem = e->cols.nz_mem,
+	return (struct node_allocatable){
 		.cpu = s->allocatable[RES_CPU],
 		.mem = s->allocatable[RES_MEMORY],
 		.pods = s->allocatable[RES_PODS],
 	};
+}
+
+/* What leaf_scan() reads of the nodes: the rows brought up to the change
+ * log first. */
+static struct leaf_nodes scan_nodes(struct engine *e, const struct snapshot *s)
+{
+	struct node_allocatable alloc = allocatable_of(s);
+	node_rows_sync(&e->rows, e->ledger, &alloc, s->n_slots);
+	return (struct leaf_nodes){.rows = e->rows.row};
 }
 
 /* place_scan() for `pod` over indexed class k when asks_at_least():
@@ -2925,6 +2927,7 @@ static int sync_generation(struct engine *e, const struct snapshot *s)
 	if (n < 0)
 		return sync_flush(e, s);
 	e->generation = s->generation;
+	struct node_allocatable alloc = allocatable_of(s);
 	for (int i = 0; i < n; i++) {
 		uint32_t slot = e->changed[i], sh = slot / SNAP_SHARD_SLOTS;
 		if (slot >= s->n_slots)
@@ -2938,7 +2941,8 @@ static int sync_generation(struct engine *e, const struct snapshot *s)
 		/* Its fragmentation read again; the stamp moves on (not back
 		 * to 0), so no growth_memo entry of the old node matches. */
 		e->before[slot] = (struct frag_before){.stamp = e->before[slot].stamp};
-		node_columns_copy(&e->cols, e->ledger, slot);
+		/* Its row: new allocatables, or an added node's reset record. */
+		node_rows_copy(&e->rows, e->ledger, &alloc, slot);
 		for (struct shape *shp = e->shapes; shp != NULL; shp = shp->next)
 			shape_node_changed(e, s, shp, slot);
 		for (uint32_t t = 0; t <= e->table_mask; t++)

@@ -29,6 +29,7 @@
 #include <stdint.h>
 
 #include "shm/shm.h"
+#include "workers/node_rows_internal.h"
 #include "workers/plugins.h"
 
 /* Dynamic filter reasons of a node, as bits (leaf_fast(), and
@@ -50,12 +51,10 @@ struct leaf_fast_plan {
 	int64_t req_cpu, req_mem, nz_cpu, nz_mem;
 };
 
-/* What a scan reads of the nodes, by slot: the worker's copy of the used
- * counters (workers/node_columns_internal.h), and the snapshot's
- * allocatable columns for cpu, memory and pods. */
+/* What a scan reads of the nodes: the worker's rows, by slot
+ * (workers/node_rows_internal.h). */
 struct leaf_nodes {
-	const int64_t *used_pods, *used_cpu, *used_mem, *nz_cpu, *nz_mem;
-	const int64_t *cpu, *mem, *pods;
+	const struct node_row *rows;
 };
 
 /* The fast leaf on a node whose used pods, cpu and memory are `pods`, `uc`

@@ -2,23 +2,24 @@
  * leaf_fast_internal.h for what it computes and why the doubles are
  * exact.
  *
- * Per four nodes: their used counters (pods, cpu, memory, and the two
- * counters with stand-ins) from the worker's columns
- * (node_columns_internal.h) and their allocatables from the snapshot's,
- * in one load per column where the four slots are adjacent (a class's
- * feasible slots mostly are), else gathered; the filter in 64-bit
- * integers, as leaf_fast(); the scores in doubles. Lanes that fail or
+ * Per four nodes: their rows (node_rows_internal.h), each field pair
+ * (used, allocatable) of two rows in one 256-bit register by two 16-byte
+ * loads, and the four lanes of a field by one unpack: eight loads and
+ * four unpacks for the filter and the stand-in counters, where gathers
+ * from columns took six to eight gathers and waited on them; the filter
+ * in 64-bit integers, as leaf_fast(); the scores in doubles. Lanes that fail or
  * pass are then taken in slot order, so the candidates, the stop at
  * `want` and the slots visited are those of the scalar loop; a lane
  * outside the exact ranges goes to leaf_fast_of().
  *
- * leaf_reasons(), an empty scan's diagnosis, runs the same gathers and
- * filter (gather_lanes(), refuse_lanes()) and counts each reason's lanes.
+ * leaf_reasons(), an empty scan's diagnosis, runs the same loads and
+ * filter (load_lanes(), refuse_lanes()) and counts each reason's lanes.
  */
 #include "workers/leaf_fast_internal.h"
 
 #include "base/base.h"
 
+#include <stddef.h>
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -46,13 +47,13 @@ bool leaf_scan_set_simd(bool on)
 	return simd_switch_set(&avx2, on);
 }
 
-/* leaf_fast_of() on one slot's columns. */
+/* leaf_fast_of() on one slot's row. */
 static inline uint32_t leaf_at(const struct leaf_fast_plan *k, const struct leaf_nodes *nd,
 			       uint32_t slot, int64_t *d, bool *general)
 {
-	return leaf_fast_of(k, nd->used_pods[slot], nd->used_cpu[slot], nd->used_mem[slot],
-			    &nd->nz_cpu[slot], &nd->nz_mem[slot], nd->cpu[slot],
-			    nd->mem[slot], nd->pods[slot], d, general);
+	const struct node_row *w = &nd->rows[slot];
+	return leaf_fast_of(k, w->pods, w->cpu, w->mem, &w->nz_cpu, &w->nz_mem,
+			    w->alloc_cpu, w->alloc_mem, w->alloc_pods, d, general);
 }
 
 /* One slot by leaf_fast_of(), and the general rules when it says so. */
@@ -85,6 +86,7 @@ static uint32_t scan_scalar(const struct leaf_fast_plan *k, const struct leaf_no
 
 #if LS_X86
 #define TWO52 4503599627370496.0 /* 2^52 */
+#define PREFETCH_AHEAD 16u /* slots */
 #define TWO52_BITS 0x4330000000000000LL
 
 /* Integers in [0, 2^52) to doubles and back (AVX2 has no such convert):
@@ -116,13 +118,12 @@ LS_TARGET static inline __m256d trunc_pd(__m256d x)
 
 /* What the filter compares with, broadcast once per scan. */
 struct filter_consts {
-	__m256i lane, one, req_cpu, req_mem, check_cpu, check_mem;
+	__m256i one, req_cpu, req_mem, check_cpu, check_mem;
 };
 
 LS_TARGET static inline struct filter_consts filter_consts(const struct leaf_fast_plan *k)
 {
 	return (struct filter_consts){
-		.lane = _mm256_setr_epi64x(0, 1, 2, 3),
 		.one = _mm256_set1_epi64x(1),
 		.req_cpu = _mm256_set1_epi64x(k->req_cpu),
 		.req_mem = _mm256_set1_epi64x(k->req_mem),
@@ -134,37 +135,47 @@ LS_TARGET static inline struct filter_consts filter_consts(const struct leaf_fas
 /* Four nodes as leaf_fast()'s filter reads them: their pods, cpu and
  * memory counters, and their allocatables. */
 struct lanes {
-	__m128i sl;     /* the slots */
-	bool adjacent;  /* slots sl[0] + 0..3: columns read by plain loads */
+	const struct node_row *w[4]; /* the rows */
 	__m256i pods, uc, um, ac, am, ap;
 };
 
-/* Lane i of column `col` for the four slots of l. */
-LS_TARGET static inline __m256i column(const struct lanes *l, const uint32_t *slots,
-				       const int64_t *col)
+/* The field pair at byte `off` of rows w[0..3]: lo gets the four rows'
+ * first fields, hi their second. Rows 0 and 2 share a register, 1 and 3
+ * another (a 16-byte load to each half); one unpack then orders each
+ * field's lanes 0, 1, 2, 3. */
+LS_TARGET static inline void field_pair(const struct node_row *const w[4], size_t off,
+					__m256i *lo, __m256i *hi)
 {
-	if (l->adjacent)
-		return _mm256_loadu_si256((const __m256i *)(const void *)(col + slots[0]));
-	return _mm256_i32gather_epi64((const long long *)col, l->sl, 8);
+#define AT(i) ((const __m128i *)(const void *)((const char *)w[i] + off))
+	__m256i a = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_load_si128(AT(0))),
+					    _mm_load_si128(AT(2)), 1);
+	__m256i b = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_load_si128(AT(1))),
+					    _mm_load_si128(AT(3)), 1);
+#undef AT
+	*lo = _mm256_unpacklo_epi64(a, b);
+	*hi = _mm256_unpackhi_epi64(a, b);
 }
 
-LS_TARGET static inline struct lanes gather_lanes(const struct filter_consts *c,
-						  const struct leaf_nodes *nd,
-						  const uint32_t *slots)
+/* The rows of the four slots PREFETCH_AHEAD after feasible[j]: a class's
+ * slots are sparse enough that the hardware's own prefetch missed them. */
+LS_TARGET static inline void prefetch_rows(const struct leaf_nodes *nd,
+					   const uint32_t *feasible, uint32_t j, uint32_t end)
+{
+	if (j + 4 + PREFETCH_AHEAD <= end)
+		for (unsigned i = 0; i < 4; i++)
+			_mm_prefetch((const char *)&nd->rows[feasible[j + PREFETCH_AHEAD + i]],
+				     _MM_HINT_T0);
+}
+
+LS_TARGET static inline struct lanes load_lanes(const struct leaf_nodes *nd,
+						const uint32_t *slots)
 {
 	struct lanes l;
-	l.sl = _mm_loadu_si128((const __m128i *)(const void *)slots);
-	/* Adjacent: each slot is the first plus its lane (slots ascend,
-	 * but checking every lane costs one compare). */
-	__m256i rel = _mm256_sub_epi64(_mm256_cvtepu32_epi64(l.sl),
-				       _mm256_set1_epi64x(slots[0]));
-	l.adjacent = _mm256_movemask_epi8(_mm256_cmpeq_epi64(rel, c->lane)) == -1;
-	l.pods = column(&l, slots, nd->used_pods);
-	l.uc = column(&l, slots, nd->used_cpu);
-	l.um = column(&l, slots, nd->used_mem);
-	l.ac = column(&l, slots, nd->cpu);
-	l.am = column(&l, slots, nd->mem);
-	l.ap = column(&l, slots, nd->pods);
+	for (unsigned i = 0; i < 4; i++)
+		l.w[i] = &nd->rows[slots[i]];
+	field_pair(l.w, offsetof(struct node_row, pods), &l.pods, &l.ap);
+	field_pair(l.w, offsetof(struct node_row, cpu), &l.uc, &l.ac);
+	field_pair(l.w, offsetof(struct node_row, mem), &l.um, &l.am);
 	return l;
 }
 
@@ -214,7 +225,8 @@ LS_TARGET static uint32_t scan_avx2(const struct leaf_fast_plan *k,
 	const __m256d sign = _mm256_set1_pd(-0.0);
 	uint32_t visited = 0;
 	for (; j + 4 <= end && *n < want; j += 4) {
-		struct lanes l = gather_lanes(&cst, nd, feasible + j);
+		prefetch_rows(nd, feasible, j, end);
+		struct lanes l = load_lanes(nd, feasible + j);
 		struct refusals f = refuse_lanes(&cst, &l);
 		__m256i uc = l.uc, um = l.um, ac = l.ac, am = l.am;
 		__m256i fail = _mm256_or_si256(f.pods, _mm256_or_si256(f.cpu, f.mem));
@@ -225,8 +237,10 @@ LS_TARGET static uint32_t scan_avx2(const struct leaf_fast_plan *k,
 			visited += 4;
 			continue;
 		}
-		__m256i rc = _mm256_add_epi64(column(&l, feasible + j, nd->nz_cpu), add_cpu);
-		__m256i rm = _mm256_add_epi64(column(&l, feasible + j, nd->nz_mem), add_mem);
+		__m256i rc, rm;
+		field_pair(l.w, offsetof(struct node_row, nz_cpu), &rc, &rm);
+		rc = _mm256_add_epi64(rc, add_cpu);
+		rm = _mm256_add_epi64(rm, add_mem);
 		__m256i bc = _mm256_add_epi64(uc, req_cpu), bm = _mm256_add_epi64(um, req_mem);
 		/* Lanes whose doubles are exact (see the header). */
 		__m256i exact = _mm256_and_si256(within(ac, 1, INT64_C(1) << 46),
@@ -313,7 +327,8 @@ LS_TARGET static void reasons_avx2(const struct leaf_fast_plan *k,
 	const struct filter_consts cst = filter_consts(k);
 	uint32_t j = 0;
 	for (; j + 4 <= n; j += 4) {
-		struct lanes l = gather_lanes(&cst, nd, feasible + j);
+		prefetch_rows(nd, feasible, j, n);
+		struct lanes l = load_lanes(nd, feasible + j);
 		struct refusals f = refuse_lanes(&cst, &l);
 		counts[LEAF_REASON_PODS] += (uint32_t)__builtin_popcount(lane_bits(f.pods));
 		counts[LEAF_REASON_CPU] += (uint32_t)__builtin_popcount(lane_bits(f.cpu));

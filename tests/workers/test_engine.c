@@ -940,7 +940,7 @@ static void test_hand_checked(void **state)
 /* A node removed with pods on it and another added in its slot: the
  * record is reset behind the change log's back (R1), so a scan of the
  * added node must not read the removed one's counters from the engine's
- * copy (node_columns). Three nodes filled by a class's pods; n0 replaced
+ * copy (node_rows). Three nodes filled by a class's pods; n0 replaced
  * by n3; the next pod, scanned, goes to n3. */
 static void test_reused_slot_starts_empty(void **state)
 {

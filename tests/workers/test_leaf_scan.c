@@ -20,7 +20,6 @@
 
 #include "base/base.h"
 #include "workers/leaf_fast_internal.h"
-#include "workers/node_columns_internal.h"
 
 #define NODES 512
 #define CASES 3000
@@ -68,7 +67,7 @@ static int64_t pick_used(int64_t a)
 
 struct world {
 	struct ledger *ledger;
-	struct node_columns cols; /* the scans' copy of the records */
+	struct node_rows rows; /* the scans' copy of the records and allocatables */
 	int64_t cpu[NODES], mem[NODES], pods[NODES];
 	uint32_t feasible[NODES];
 	uint32_t n_feasible;
@@ -92,17 +91,14 @@ static void draw_world(struct world *w)
 			w->feasible[w->n_feasible++] = i;
 	}
 	/* Written behind the change log's back: copied whole. */
-	node_columns_forget(&w->cols);
-	node_columns_sync(&w->cols, w->ledger, NODES);
+	struct node_allocatable alloc = {w->cpu, w->mem, w->pods};
+	node_rows_forget(&w->rows);
+	node_rows_sync(&w->rows, w->ledger, &alloc, NODES);
 }
 
 static struct leaf_nodes nodes_of(const struct world *w)
 {
-	return (struct leaf_nodes){
-		.used_pods = w->cols.pods, .used_cpu = w->cols.cpu, .used_mem = w->cols.mem,
-		.nz_cpu = w->cols.nz_cpu, .nz_mem = w->cols.nz_mem,
-		.cpu = w->cpu, .mem = w->mem, .pods = w->pods,
-	};
+	return (struct leaf_nodes){.rows = w->rows.row};
 }
 
 static void draw_plan(struct leaf_fast_plan *k)
@@ -216,7 +212,7 @@ static void test_simd_equals_scalar(void **state)
 	assert_non_null(w);
 	w->ledger = ledger_create(NODES);
 	assert_non_null(w->ledger);
-	assert_int_equal(node_columns_init(&w->cols, NODES), 0);
+	assert_int_equal(node_rows_init(&w->rows, NODES), 0);
 	bool had = leaf_scan_simd();
 	uint64_t passed = 0, lanes = 0, refused = 0;
 	for (int c = 0; c < CASES; c++) {
@@ -244,7 +240,7 @@ static void test_simd_equals_scalar(void **state)
 	/* The cases reach both sides of the filter. */
 	assert_true(passed > lanes / 20 && passed < lanes);
 	assert_true(refused > 0);
-	node_columns_free(&w->cols);
+	node_rows_free(&w->rows);
 	ledger_destroy(w->ledger);
 	free(w);
 }

@@ -1,9 +1,10 @@
-/* unit.node_columns: a worker's columns of the used counters
- * (workers/node_columns.c) against the ledger's records they copy: equal
- * after every sync, whatever moved the records in between (placements
- * and releases through the change log, more changes than the log keeps,
- * a node reset behind the log's back and copied by its node event, the
- * slots growing), and a sync that reads nothing when nothing moved. */
+/* unit.node_rows: a worker's rows of what the fast leaf reads
+ * (workers/node_rows.c) against the ledger's records and the allocatables
+ * they copy: equal after every sync, whatever moved them in between
+ * (placements and releases through the change log, more changes than the
+ * log keeps, a node reset behind the log's back or given new allocatables
+ * and copied by its node event, the slots growing), and a sync that reads
+ * nothing when nothing moved. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,7 +15,7 @@
 #include <cmocka.h>
 
 #include "base/base.h"
-#include "workers/node_columns_internal.h"
+#include "workers/node_rows_internal.h"
 
 #define SLOTS 300
 
@@ -31,17 +32,22 @@ static struct pod_spec pod_asking(int64_t cpu, int64_t mem)
 	return p;
 }
 
-/* Slots [0, n) of the columns equal to their records; returns how many
- * differ (0 expected). */
-static unsigned differences(const struct node_columns *c, struct ledger *l, uint32_t n)
+static int64_t alloc_cpu[SLOTS], alloc_mem[SLOTS], alloc_pods[SLOTS];
+static const struct node_allocatable alloc = {alloc_cpu, alloc_mem, alloc_pods};
+
+/* Rows [0, n) against their records and allocatables: how many differ
+ * (0 expected). */
+static unsigned differences(const struct node_rows *r, struct ledger *l, uint32_t n)
 {
 	unsigned bad = 0;
 	for (uint32_t s = 0; s < n; s++) {
 		const struct node_alloc *a = ledger_node(l, s);
-		bad += c->pods[s] != a->used[RES_PODS] || c->cpu[s] != a->used[RES_CPU] ||
-		       c->mem[s] != a->used[RES_MEMORY] ||
-		       c->nz_cpu[s] != a->used_nonzero_cpu_milli ||
-		       c->nz_mem[s] != a->used_nonzero_mem_bytes;
+		const struct node_row *w = &r->row[s];
+		bad += w->pods != a->used[RES_PODS] || w->cpu != a->used[RES_CPU] ||
+		       w->mem != a->used[RES_MEMORY] ||
+		       w->nz_cpu != a->used_nonzero_cpu_milli ||
+		       w->nz_mem != a->used_nonzero_mem_bytes || w->alloc_cpu != alloc_cpu[s] ||
+		       w->alloc_mem != alloc_mem[s] || w->alloc_pods != alloc_pods[s];
 	}
 	return bad;
 }
@@ -59,17 +65,22 @@ static void churn(struct ledger *l, uint32_t n, unsigned changes)
 	}
 }
 
-static void test_columns_follow_the_ledger(void **state)
+static void test_rows_follow_the_ledger(void **state)
 {
 	(void)state;
 	struct ledger *l = ledger_create(SLOTS);
 	assert_non_null(l);
-	struct node_columns c;
-	assert_int_equal(node_columns_init(&c, SLOTS), 0);
+	for (uint32_t s = 0; s < SLOTS; s++) {
+		alloc_cpu[s] = 1000 * (s + 1);
+		alloc_mem[s] = (int64_t)(s + 1) << 30;
+		alloc_pods[s] = 110;
+	}
+	struct node_rows c;
+	assert_int_equal(node_rows_init(&c, SLOTS), 0);
 	churn(l, 200, 500);
 
 	/* The first sync copies every slot asked for. */
-	node_columns_sync(&c, l, 200);
+	node_rows_sync(&c, l, &alloc, 200);
 	assert_int_equal(c.rebuilds, 1);
 	assert_int_equal(differences(&c, l, 200), 0);
 
@@ -78,7 +89,7 @@ static void test_columns_follow_the_ledger(void **state)
 		unsigned changes = 1 + (unsigned)(rng_next(&rs) % 40);
 		uint64_t copies = c.copies;
 		churn(l, 200, changes);
-		node_columns_sync(&c, l, 200);
+		node_rows_sync(&c, l, &alloc, 200);
 		assert_int_equal(c.copies - copies, changes);
 		assert_int_equal(differences(&c, l, 200), 0);
 	}
@@ -86,45 +97,53 @@ static void test_columns_follow_the_ledger(void **state)
 
 	/* Nothing moved: nothing read. */
 	uint64_t copies = c.copies;
-	node_columns_sync(&c, l, 200);
+	node_rows_sync(&c, l, &alloc, 200);
 	assert_int_equal(c.copies, copies);
 
 	/* More changes than the log keeps: copied whole. */
 	churn(l, 200, LEDGER_CHANGE_LOG_SLOTS + 10);
-	node_columns_sync(&c, l, 200);
+	node_rows_sync(&c, l, &alloc, 200);
 	assert_int_equal(c.rebuilds, 2);
 	assert_int_equal(differences(&c, l, 200), 0);
 
 	/* A node removed and another added in its slot: the record is reset
 	 * without a log entry; its node event copies it. */
 	ledger_reset_node(l, 17);
-	node_columns_sync(&c, l, 200);
+	node_rows_sync(&c, l, &alloc, 200);
 	assert_int_not_equal(differences(&c, l, 200), 0);
-	node_columns_copy(&c, l, 17);
+	node_rows_copy(&c, l, &alloc, 17);
+	assert_int_equal(differences(&c, l, 200), 0);
+
+	/* A node updated with other allocatables: its node event copies it. */
+	alloc_cpu[42] += 500;
+	alloc_pods[42] = 16;
+	node_rows_sync(&c, l, &alloc, 200);
+	assert_int_equal(differences(&c, l, 200), 1);
+	node_rows_copy(&c, l, &alloc, 42);
 	assert_int_equal(differences(&c, l, 200), 0);
 
 	/* More slots: copied whole; then forgotten (a flush): whole again. */
 	churn(l, SLOTS, 100);
-	node_columns_sync(&c, l, SLOTS);
+	node_rows_sync(&c, l, &alloc, SLOTS);
 	assert_int_equal(c.rebuilds, 3);
 	assert_int_equal(differences(&c, l, SLOTS), 0);
-	node_columns_forget(&c);
-	node_columns_sync(&c, l, SLOTS);
+	node_rows_forget(&c);
+	node_rows_sync(&c, l, &alloc, SLOTS);
 	assert_int_equal(c.rebuilds, 4);
 	assert_int_equal(differences(&c, l, SLOTS), 0);
 
 	/* Asked for more slots than it holds: only its capacity. */
-	node_columns_sync(&c, l, SLOTS + 50);
+	node_rows_sync(&c, l, &alloc, SLOTS + 50);
 	assert_int_equal(c.n_slots, SLOTS);
 
-	node_columns_free(&c);
+	node_rows_free(&c);
 	ledger_destroy(l);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_columns_follow_the_ledger),
+		cmocka_unit_test(test_rows_follow_the_ledger),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
