@@ -2338,12 +2338,15 @@ static struct leaf_nodes scan_nodes(struct engine *e, const struct snapshot *s)
 	return (struct leaf_nodes){.rows = e->rows.row};
 }
 
+#define PRUNED_BLOCKS 8u /* index blocks whose passing positions one leaf_scan() reads */
+
 /* place_scan() for `pod` over indexed class k when asks_at_least():
  * only the nodes k's index passes are read, cyclically from the start
  * slot as the scan goes, so the same `want` nodes are found and scored.
  * On a full cluster the plain scan reads every node to find them. A fast
- * plan reads them by leaf_scan(), a block of the index's pass bits at a
- * time. Returns the candidates found. */
+ * plan reads them by leaf_scan(), PRUNED_BLOCKS blocks of the index's
+ * pass bits at a time. Returns the candidates found. */
+
 static uint32_t scan_pruned(struct engine *e, const struct snapshot *s,
 			    struct eclass *k, const struct leaf_plan *lp,
 			    const struct pass *p)
@@ -2353,13 +2356,17 @@ static uint32_t scan_pruned(struct engine *e, const struct snapshot *s,
 	uint32_t n = 0, start = p->start < k->n_pos ? p->start : 0;
 	struct leaf_nodes nodes = scan_nodes(e, s);
 	struct scan_general g = {e, s, lp};
-	uint32_t pos_of[CLASS_INDEX_BLOCK];
+	/* Positions are slots. The passing ones of PRUNED_BLOCKS blocks at
+	 * a time, so a scan's set-up is paid once for many blocks. */
+	uint32_t pos_of[PRUNED_BLOCKS * CLASS_INDEX_BLOCK];
 	for (int r = 0; r < 2 && n < p->want; r++) {
 		uint32_t pos = r == 0 ? start : 0, hi = r == 0 ? k->n_pos : start;
-		for (; lp->fast && n < p->want && pos < hi;
-		     pos = (pos / CLASS_INDEX_BLOCK + 1) * CLASS_INDEX_BLOCK) {
-			/* Positions are slots. */
-			uint32_t m = class_index_block_passing(x, pos, hi, pos_of);
+		while (lp->fast && n < p->want && pos < hi) {
+			uint32_t m = 0;
+			for (unsigned b = 0; b < PRUNED_BLOCKS && pos < hi; b++) {
+				m += class_index_block_passing(x, pos, hi, pos_of + m);
+				pos = (pos / CLASS_INDEX_BLOCK + 1) * CLASS_INDEX_BLOCK;
+			}
 			e->stats.nodes_checked += leaf_scan(&lp->f, &nodes, pos_of, 0, m, p->want,
 							    &n, e->slots, e->tmp,
 							    scan_general, &g);

@@ -203,101 +203,136 @@ LS_TARGET static inline unsigned lane_bits(__m256i m)
 	return (unsigned)_mm256_movemask_pd(_mm256_castsi256_pd(m));
 }
 
+/* What scan_step() computes with, broadcast once per scan. */
+struct scan_consts {
+	struct filter_consts f;
+	__m256i add_cpu, add_mem;
+	__m256d hundred, one_d, half, w_cpu, w_mem, w_sum, w_fit, w_bal, fine, sign;
+};
+
+LS_TARGET static inline struct scan_consts scan_consts(const struct leaf_fast_plan *k)
+{
+	return (struct scan_consts){
+		.f = filter_consts(k),
+		.add_cpu = _mm256_set1_epi64x(k->nz_cpu),
+		.add_mem = _mm256_set1_epi64x(k->nz_mem),
+		.hundred = _mm256_set1_pd((double)MAX_NODE_SCORE),
+		.one_d = _mm256_set1_pd(1.0),
+		.half = _mm256_set1_pd(0.5),
+		.w_cpu = _mm256_set1_pd((double)k->w_cpu),
+		.w_mem = _mm256_set1_pd((double)k->w_mem),
+		.w_sum = _mm256_set1_pd((double)k->w_sum),
+		.w_fit = _mm256_set1_pd((double)k->w_fit),
+		.w_bal = _mm256_set1_pd((double)k->w_balanced),
+		.fine = _mm256_set1_pd((double)SCORE_FINE),
+		.sign = _mm256_set1_pd(-0.0),
+	};
+}
+
+/* The first `lanes` (1..4) of the four slots at `slot`, in order, while
+ * *n < want (lanes past `lanes` repeat a real slot and are not taken).
+ * Returns the slots visited. */
+LS_TARGET __attribute__((always_inline)) static inline uint32_t
+scan_step(const struct leaf_fast_plan *k, const struct scan_consts *c,
+	  const struct leaf_nodes *nd, const uint32_t *slot, unsigned lanes, uint32_t want,
+	  uint32_t *n, uint32_t *out_slot, int64_t *out_d, leaf_general_fn general, void *arg)
+{
+	struct lanes l = load_lanes(nd, slot);
+	struct refusals f = refuse_lanes(&c->f, &l);
+	__m256i uc = l.uc, um = l.um, ac = l.ac, am = l.am;
+	__m256i fail = _mm256_or_si256(f.pods, _mm256_or_si256(f.cpu, f.mem));
+	unsigned failed = lane_bits(fail), all = (1u << lanes) - 1;
+	if ((failed & all) == all)
+		return lanes; /* nothing more to read: the common case on a full cluster */
+	__m256i rc, rm;
+	field_pair(l.w, offsetof(struct node_row, nz_cpu), &rc, &rm);
+	rc = _mm256_add_epi64(rc, c->add_cpu);
+	rm = _mm256_add_epi64(rm, c->add_mem);
+	__m256i bc = _mm256_add_epi64(uc, c->f.req_cpu), bm = _mm256_add_epi64(um, c->f.req_mem);
+	/* Lanes whose doubles are exact (see the header). */
+	__m256i exact = _mm256_and_si256(within(ac, 1, INT64_C(1) << 46),
+					 within(am, 1, INT64_C(1) << 46));
+	exact = _mm256_and_si256(exact, _mm256_and_si256(within(bc, 0, INT64_C(1) << 52),
+							 within(bm, 0, INT64_C(1) << 52)));
+	exact = _mm256_and_si256(exact, _mm256_and_si256(
+					 _mm256_cmpgt_epi64(rc, _mm256_set1_epi64x(-1)),
+					 _mm256_cmpgt_epi64(rm, _mm256_set1_epi64x(-1))));
+	unsigned scalar = lane_bits(_mm256_andnot_si256(
+		exact, _mm256_cmpeq_epi64(fail, _mm256_setzero_si256())));
+	/* NodeResourcesFit's score: (ac - rc) or min(rc, ac), times 100, over
+	 * ac, truncated; then weighted. */
+	__m256i over_c = _mm256_cmpgt_epi64(rc, ac), over_m = _mm256_cmpgt_epi64(rm, am);
+	__m256i xc, xm;
+	if (k->most) {
+		xc = _mm256_blendv_epi8(rc, ac, over_c);
+		xm = _mm256_blendv_epi8(rm, am, over_m);
+	} else {
+		xc = _mm256_andnot_si256(over_c, _mm256_sub_epi64(ac, rc));
+		xm = _mm256_andnot_si256(over_m, _mm256_sub_epi64(am, rm));
+	}
+	__m256d dc = to_double(ac), dm = to_double(am);
+	__m256d sc = trunc_pd(_mm256_div_pd(_mm256_mul_pd(to_double(xc), c->hundred), dc));
+	__m256d sm = trunc_pd(_mm256_div_pd(_mm256_mul_pd(to_double(xm), c->hundred), dm));
+	__m256d fit = k->w_sum == 0
+			      ? _mm256_setzero_pd()
+			      : trunc_pd(_mm256_div_pd(_mm256_add_pd(_mm256_mul_pd(sc, c->w_cpu),
+								     _mm256_mul_pd(sm, c->w_mem)),
+						       c->w_sum));
+	/* BalancedAllocation's: the same double operations. */
+	__m256d fc = _mm256_min_pd(_mm256_div_pd(to_double(bc), dc), c->one_d);
+	__m256d fm = _mm256_min_pd(_mm256_div_pd(to_double(bm), dm), c->one_d);
+	__m256d std = _mm256_andnot_pd(c->sign, _mm256_mul_pd(_mm256_sub_pd(fc, fm), c->half));
+	__m256d bal = trunc_pd(_mm256_mul_pd(_mm256_sub_pd(c->one_d, std), c->hundred));
+	__m256d total = _mm256_mul_pd(c->fine, _mm256_add_pd(_mm256_mul_pd(c->w_fit, fit),
+							     _mm256_mul_pd(c->w_bal, bal)));
+	int64_t d[4];
+	_mm256_storeu_si256((__m256i *)(void *)d, to_int(total));
+	/* In slot order, stopping at `want` as the scalar loop does. */
+	uint32_t visited = 0;
+	for (unsigned i = 0; i < lanes && *n < want; i++) {
+		visited++;
+		if (failed & (1u << i))
+			continue;
+		if (scalar & (1u << i)) {
+			scan_one(k, nd, slot[i], n, out_slot, out_d, general, arg);
+			continue;
+		}
+		out_slot[*n] = slot[i];
+		out_d[*n] = d[i];
+		(*n)++;
+	}
+	return visited;
+}
+
+/* The 1-3 slots left at the end as four, the last repeated. */
+static inline void pad_tail(const uint32_t *slots, unsigned left, uint32_t pad[4])
+{
+	for (unsigned i = 0; i < 4; i++)
+		pad[i] = slots[i < left ? i : left - 1];
+}
+
 LS_TARGET static uint32_t scan_avx2(const struct leaf_fast_plan *k,
 				    const struct leaf_nodes *nd, const uint32_t *feasible,
 				    uint32_t j, uint32_t end, uint32_t want, uint32_t *n,
 				    uint32_t *out_slot, int64_t *out_d,
 				    leaf_general_fn general, void *arg)
 {
-	const struct filter_consts cst = filter_consts(k);
-	const __m256i zero = _mm256_setzero_si256();
-	const __m256i req_cpu = cst.req_cpu, req_mem = cst.req_mem;
-	const __m256i add_cpu = _mm256_set1_epi64x(k->nz_cpu);
-	const __m256i add_mem = _mm256_set1_epi64x(k->nz_mem);
-	const __m256d hundred = _mm256_set1_pd((double)MAX_NODE_SCORE);
-	const __m256d one_d = _mm256_set1_pd(1.0), half = _mm256_set1_pd(0.5);
-	const __m256d w_cpu = _mm256_set1_pd((double)k->w_cpu);
-	const __m256d w_mem = _mm256_set1_pd((double)k->w_mem);
-	const __m256d w_sum = _mm256_set1_pd((double)k->w_sum);
-	const __m256d w_fit = _mm256_set1_pd((double)k->w_fit);
-	const __m256d w_bal = _mm256_set1_pd((double)k->w_balanced);
-	const __m256d fine = _mm256_set1_pd((double)SCORE_FINE);
-	const __m256d sign = _mm256_set1_pd(-0.0);
+	const struct scan_consts c = scan_consts(k);
 	uint32_t visited = 0;
 	for (; j + 4 <= end && *n < want; j += 4) {
 		prefetch_rows(nd, feasible, j, end);
-		struct lanes l = load_lanes(nd, feasible + j);
-		struct refusals f = refuse_lanes(&cst, &l);
-		__m256i uc = l.uc, um = l.um, ac = l.ac, am = l.am;
-		__m256i fail = _mm256_or_si256(f.pods, _mm256_or_si256(f.cpu, f.mem));
-		unsigned failed = lane_bits(fail);
-		if (failed == 0xf) {
-			/* Nothing more to read: the common case on a full
-			 * cluster. */
-			visited += 4;
-			continue;
-		}
-		__m256i rc, rm;
-		field_pair(l.w, offsetof(struct node_row, nz_cpu), &rc, &rm);
-		rc = _mm256_add_epi64(rc, add_cpu);
-		rm = _mm256_add_epi64(rm, add_mem);
-		__m256i bc = _mm256_add_epi64(uc, req_cpu), bm = _mm256_add_epi64(um, req_mem);
-		/* Lanes whose doubles are exact (see the header). */
-		__m256i exact = _mm256_and_si256(within(ac, 1, INT64_C(1) << 46),
-						 within(am, 1, INT64_C(1) << 46));
-		exact = _mm256_and_si256(exact, _mm256_and_si256(
-						 within(bc, 0, INT64_C(1) << 52),
-						 within(bm, 0, INT64_C(1) << 52)));
-		exact = _mm256_and_si256(exact, _mm256_and_si256(
-						 _mm256_cmpgt_epi64(rc, _mm256_set1_epi64x(-1)),
-						 _mm256_cmpgt_epi64(rm, _mm256_set1_epi64x(-1))));
-		unsigned scalar = lane_bits(_mm256_andnot_si256(exact,
-							       _mm256_cmpeq_epi64(fail, zero)));
-		/* NodeResourcesFit's score: (ac - rc) or min(rc, ac), times 100,
-		 * over ac, truncated; then weighted. */
-		__m256i over_c = _mm256_cmpgt_epi64(rc, ac), over_m = _mm256_cmpgt_epi64(rm, am);
-		__m256i xc, xm;
-		if (k->most) {
-			xc = _mm256_blendv_epi8(rc, ac, over_c);
-			xm = _mm256_blendv_epi8(rm, am, over_m);
-		} else {
-			xc = _mm256_andnot_si256(over_c, _mm256_sub_epi64(ac, rc));
-			xm = _mm256_andnot_si256(over_m, _mm256_sub_epi64(am, rm));
-		}
-		__m256d dc = to_double(ac), dm = to_double(am);
-		__m256d sc = trunc_pd(_mm256_div_pd(_mm256_mul_pd(to_double(xc), hundred), dc));
-		__m256d sm = trunc_pd(_mm256_div_pd(_mm256_mul_pd(to_double(xm), hundred), dm));
-		__m256d fit = k->w_sum == 0
-				      ? _mm256_setzero_pd()
-				      : trunc_pd(_mm256_div_pd(_mm256_add_pd(_mm256_mul_pd(sc, w_cpu),
-									     _mm256_mul_pd(sm, w_mem)),
-							       w_sum));
-		/* BalancedAllocation's: the same double operations. */
-		__m256d fc = _mm256_min_pd(_mm256_div_pd(to_double(bc), dc), one_d);
-		__m256d fm = _mm256_min_pd(_mm256_div_pd(to_double(bm), dm), one_d);
-		__m256d std = _mm256_andnot_pd(sign, _mm256_mul_pd(_mm256_sub_pd(fc, fm), half));
-		__m256d bal = trunc_pd(_mm256_mul_pd(_mm256_sub_pd(one_d, std), hundred));
-		__m256d total = _mm256_mul_pd(fine, _mm256_add_pd(_mm256_mul_pd(w_fit, fit),
-								  _mm256_mul_pd(w_bal, bal)));
-		int64_t d[4];
-		const uint32_t *slot = feasible + j;
-		_mm256_storeu_si256((__m256i *)(void *)d, to_int(total));
-		/* In slot order, stopping at `want` as the scalar loop does. */
-		for (unsigned i = 0; i < 4 && *n < want; i++) {
-			visited++;
-			if (failed & (1u << i))
-				continue;
-			if (scalar & (1u << i)) {
-				scan_one(k, nd, slot[i], n, out_slot, out_d, general, arg);
-				continue;
-			}
-			out_slot[*n] = slot[i];
-			out_d[*n] = d[i];
-			(*n)++;
-		}
-	}
-	return visited + scan_scalar(k, nd, feasible, j, end, want, n, out_slot, out_d,
+		visited += scan_step(k, &c, nd, feasible + j, 4, want, n, out_slot, out_d,
 				     general, arg);
+	}
+	if (j < end && *n < want) {
+		/* The tail in one step too: a pruned scan's blocks leave one
+		 * each, and the scalar leaf took a sixth of the scan's time. */
+		uint32_t pad[4];
+		pad_tail(feasible + j, end - j, pad);
+		visited += scan_step(k, &c, nd, pad, end - j, want, n, out_slot, out_d,
+				     general, arg);
+	}
+	return visited;
 }
 #endif
 
@@ -319,6 +354,15 @@ static void reasons_scalar(const struct leaf_fast_plan *k, const struct leaf_nod
 }
 
 #if LS_X86
+/* The refusals of the lanes in `lanes` (bits), counted by reason. */
+LS_TARGET static inline void count_reasons(const struct refusals *f, unsigned lanes,
+					   uint32_t counts[LEAF_REASONS])
+{
+	counts[LEAF_REASON_PODS] += (uint32_t)__builtin_popcount(lane_bits(f->pods) & lanes);
+	counts[LEAF_REASON_CPU] += (uint32_t)__builtin_popcount(lane_bits(f->cpu) & lanes);
+	counts[LEAF_REASON_MEMORY] += (uint32_t)__builtin_popcount(lane_bits(f->mem) & lanes);
+}
+
 /* scan_avx2()'s filter, its three reasons counted apart. */
 LS_TARGET static void reasons_avx2(const struct leaf_fast_plan *k,
 				   const struct leaf_nodes *nd, const uint32_t *feasible,
@@ -330,11 +374,15 @@ LS_TARGET static void reasons_avx2(const struct leaf_fast_plan *k,
 		prefetch_rows(nd, feasible, j, n);
 		struct lanes l = load_lanes(nd, feasible + j);
 		struct refusals f = refuse_lanes(&cst, &l);
-		counts[LEAF_REASON_PODS] += (uint32_t)__builtin_popcount(lane_bits(f.pods));
-		counts[LEAF_REASON_CPU] += (uint32_t)__builtin_popcount(lane_bits(f.cpu));
-		counts[LEAF_REASON_MEMORY] += (uint32_t)__builtin_popcount(lane_bits(f.mem));
+		count_reasons(&f, 0xf, counts);
 	}
-	reasons_scalar(k, nd, feasible, j, n, counts);
+	if (j < n) {
+		uint32_t pad[4];
+		pad_tail(feasible + j, n - j, pad);
+		struct lanes l = load_lanes(nd, pad);
+		struct refusals f = refuse_lanes(&cst, &l);
+		count_reasons(&f, (1u << (n - j)) - 1, counts);
+	}
 }
 #endif
 
