@@ -194,8 +194,11 @@ enum serve_attempt serve_attempt(struct serve *s, unsigned w, struct producer *p
 		if (s->persist != NULL)
 			s->store_seq[w] = persist_placement(s->persist, id, made,
 							    pr->owner);
+		/* The record's own time (read before it is published: then
+		 * it may be freed): one clock read fewer per pod. */
+		uint64_t placed_ns = made->placed_ns;
 		placements_publish(s->placements, (uint32_t)rec, pr->owner);
-		answer_placed(slot, node, now_ns(), &r->placement.devices, id);
+		answer_placed(slot, node, placed_ns, &r->placement.devices, id);
 		stat_inc(&st->attempts[attempts_bucket(attempt)]);
 		note_priority(s, pod->spec.priority);
 		/* A waiting pod refused by pod affinity or spread may fit now
@@ -226,8 +229,9 @@ int serve_place_held(struct serve *s, unsigned w, struct producer *pr,
 		ledger_node_generation(s->ledger, node), spec, &none, cookie, &id);
 	if (s->persist != NULL)
 		s->store_seq[w] = persist_placement(s->persist, id, made, pr->owner);
+	uint64_t placed_ns = made->placed_ns; /* before it is published */
 	placements_publish(s->placements, (uint32_t)rec, pr->owner);
-	answer_placed(slot, node, now_ns(), &none, id);
+	answer_placed(slot, node, placed_ns, &none, id);
 	stat_inc(&st->attempts[attempts_bucket(attempt)]);
 	stat_inc(&st->resolver.placed);
 	note_priority(s, spec->priority);
