@@ -24,6 +24,7 @@
 #include "daemon/serve_internal.h"
 #include "daemon/wait_internal.h"
 #include "daemon/evict_internal.h"
+#include "daemon/warm_internal.h"
 
 struct daemon {
 	struct state *state;     /* the state region: everything below that
@@ -43,6 +44,7 @@ struct daemon {
 	struct serve *serve;
 	struct queue_events *events; /* what wakes waiting pods */
 	struct evictor *evictor;     /* preemption's thread */
+	struct warmer *warmer;       /* the placement table's pages, ahead of use */
 	struct priority_classes classes; /* the cluster file's and admins' */
 	struct gang_table gangs;         /* PodGroups, likewise */
 	struct pdb_table pdbs;           /* PodDisruptionBudgets, likewise */
@@ -77,6 +79,7 @@ _Static_assert(sizeof(struct serve_stats) == sizeof(struct state_worker_stats) &
 
 static void teardown(struct daemon *d)
 {
+	warm_stop(d->warmer); /* before the table it reads */
 	persist_close(d->persist); /* everything queued committed first */
 	evict_destroy(d->evictor);
 	if (d->serve != NULL)
@@ -371,6 +374,10 @@ struct daemon *daemon_start(const struct daemon_config *cfg, char *err,
 		persist_hooks(d->persist, &hooks);
 	producers_set_state(d->producers, d->meta, d->persist ? &hooks : NULL);
 	producers_set_profiles(d->producers, &d->cfg);
+	d->warmer = warm_start(d->placements);
+	if (d->warmer == NULL)
+		log_msg(LOG_LEVEL_WARN, "the placement table's warmer did not start (%s): "
+			"workers fault its pages in themselves", strerror(errno));
 	struct pool_config pc = {.workers = d->workers, .pin = cfg->pin};
 	d->pool = pool_start(&pc, serve_poll, d->serve, err, err_len);
 	if (d->pool == NULL)
@@ -475,6 +482,8 @@ void daemon_stop(struct daemon *d, unsigned drain_ms, struct daemon_stats *out)
 	 * request made after it stopped is never served, and its pod is
 	 * cancelled with the others. */
 	evict_stop(d->evictor);
+	warm_stop(d->warmer);
+	d->warmer = NULL;
 	pool_stop(d->pool);
 	d->pool = NULL;
 	rcu_online();

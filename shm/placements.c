@@ -10,6 +10,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "shm/carve.h"
 
@@ -33,6 +35,10 @@ struct placements {
 	uint32_t *next;         /* [capacity]: the free stack's links (F1, F2) */
 	_Alignas(64) uint64_t head; /* tag << 32 | top index (NIL: empty) */
 	struct shm_span owned;  /* placements_create()'s private memory */
+	/* placements_populate_ahead()'s: records [0, populated) are backed;
+	 * `populate_off` once the kernel refused. Its one thread's. */
+	uint32_t populated;
+	bool populate_off;
 };
 
 static void carve(struct shm_carve *c, uint32_t capacity, struct placements *t)
@@ -338,6 +344,30 @@ void placement_use(const struct placement_record *r, struct pod_spec *pod)
 	pod->group = r->group;
 	pod->group_terms = r->group_terms;
 	pod->priority = r->priority;
+}
+
+uint32_t placements_populate_ahead(struct placements *t, uint32_t ahead)
+{
+	if (t->populate_off)
+		return 0;
+	/* H1: relaxed, a bound. */
+	uint32_t hw = __atomic_load_n(&t->shared->high_water, __ATOMIC_RELAXED);
+	uint64_t want = (uint64_t)hw + ahead;
+	uint32_t target = want < t->capacity ? (uint32_t)want : t->capacity;
+	if (target <= t->populated)
+		return 0;
+	/* Whole pages: the first one the range touches, to the end of its
+	 * last record. */
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t from = (uintptr_t)&t->recs[t->populated] & ~(page - 1);
+	uintptr_t to = (uintptr_t)&t->recs[target];
+	if (madvise((void *)from, to - from, MADV_POPULATE_WRITE) != 0) {
+		t->populate_off = true;
+		return 0;
+	}
+	uint32_t grown = target - t->populated;
+	t->populated = target;
+	return grown;
 }
 
 uint64_t placements_live(const struct placements *t)

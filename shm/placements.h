@@ -179,6 +179,15 @@ void placement_use(const struct placement_record *r, struct pod_spec *pod);
 /* Records below this index have been used at least once (H1). */
 uint32_t placements_high_water(const struct placements *t);
 
+/* One thread's (the daemon's warmer, daemon/warm.c): makes the kernel
+ * back the pages of the records up to `ahead` past the high-water mark
+ * (MADV_POPULATE_WRITE: the pages are faulted in, their bytes untouched,
+ * so a worker filling a record there meanwhile loses nothing), so that
+ * a worker taking a new record does not fault on it. Returns the records
+ * newly backed; 0 when there were none, or when the kernel cannot (before
+ * Linux 5.14: EINVAL), after which it does nothing. */
+uint32_t placements_populate_ahead(struct placements *t, uint32_t ahead);
+
 /* Live records now (taken by workers and not freed), any thread, relaxed:
  * a figure. */
 uint64_t placements_live(const struct placements *t);

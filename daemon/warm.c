@@ -1,0 +1,49 @@
+/* The warmer: see warm_internal.h. */
+#include "daemon/warm_internal.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <time.h>
+
+struct warmer {
+	struct placements *table;
+	pthread_t thread;
+	bool stop; /* set by warm_stop(): relaxed (STOP), the join orders the rest */
+};
+
+static void *warm_main(void *arg)
+{
+	struct warmer *w = arg;
+	while (!__atomic_load_n(&w->stop, __ATOMIC_RELAXED)) { /* STOP */
+		uint32_t grown = placements_populate_ahead(w->table, WARM_AHEAD);
+		struct timespec ts = {0, grown ? 1000000 : 10000000};
+		nanosleep(&ts, NULL);
+	}
+	return NULL;
+}
+
+struct warmer *warm_start(struct placements *t)
+{
+	struct warmer *w = calloc(1, sizeof(*w));
+	if (w == NULL)
+		return NULL;
+	w->table = t;
+	int rc = pthread_create(&w->thread, NULL, warm_main, w);
+	if (rc != 0) {
+		free(w);
+		errno = rc;
+		return NULL;
+	}
+	return w;
+}
+
+void warm_stop(struct warmer *w)
+{
+	if (w == NULL)
+		return;
+	__atomic_store_n(&w->stop, true, __ATOMIC_RELAXED); /* STOP */
+	pthread_join(w->thread, NULL);
+	free(w);
+}
