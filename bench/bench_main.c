@@ -125,6 +125,10 @@ static void usage(FILE *to)
 		"  --state-dir DIR      off by default\n"
 		"  --durability MODE    none, async (the default) or sync\n"
 		"\n"
+		"the daemon: --no-warm runs it without the thread that faults the\n"
+		"placement table's next pages in ahead of the workers (shmschedd\n"
+		"--no-warm).\n"
+		"\n"
 		"reference: kube-scheduler's algorithm literally, in process, one pod\n"
 		"at a time over every node, on the same cluster and pods.\n"
 		"  --reference-seconds S  time bound (default 5)\n"
@@ -228,7 +232,7 @@ enum {
 	OPT_NO_REFERENCE, OPT_QUALITY_NODES, OPT_QUALITY_PODS,
 	OPT_QUALITY_SECONDS, OPT_NO_QUALITY, OPT_SWEEP_NODES, OPT_SWEEP_WORKERS,
 	OPT_SWEEP_REFERENCE_SECONDS, OPT_PLOT, OPT_PROGRESS, OPT_NO_PROGRESS,
-	OPT_NOISY, OPT_STATE_DIR, OPT_DURABILITY, OPT_CHURN,
+	OPT_NOISY, OPT_STATE_DIR, OPT_DURABILITY, OPT_CHURN, OPT_NO_WARM,
 };
 
 static int parse_one(int c, const char *arg, struct options *o)
@@ -390,6 +394,9 @@ static int parse_one(int c, const char *arg, struct options *o)
 	case OPT_STATE_DIR:
 		o->run.state_dir = arg;
 		break;
+	case OPT_NO_WARM:
+		o->run.no_warm = true;
+		break;
 	case OPT_DURABILITY:
 		o->run.durability = strcmp(arg, "none") == 0 ? 0
 				    : strcmp(arg, "async") == 0 ? 1
@@ -446,6 +453,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{"noisy", optional_argument, NULL, OPT_NOISY},
 		{"churn", required_argument, NULL, OPT_CHURN},
 		{"state-dir", required_argument, NULL, OPT_STATE_DIR},
+		{"no-warm", no_argument, NULL, OPT_NO_WARM},
 		{"durability", required_argument, NULL, OPT_DURABILITY},
 		{"reference-seconds", required_argument, NULL, OPT_REFERENCE_SECONDS},
 		{"no-reference", no_argument, NULL, OPT_NO_REFERENCE},

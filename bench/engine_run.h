@@ -53,6 +53,9 @@ struct engine_run_config {
 	 * when it is made durable. */
 	const char *state_dir;
 	int durability;
+	/* Set: the daemon runs without its warmer thread (shmschedd
+	 * --no-warm). */
+	bool no_warm;
 	/* > 0: node events at this rate (per second) beside the run, through
 	 * the admin socket (cordon a synthetic node, uncordon it next). */
 	double churn_rate;

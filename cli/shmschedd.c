@@ -29,7 +29,7 @@ static void usage(FILE *to)
 		"                 [--slots N] [--allow-uid UID]... [--allow-gid GID]...\n"
 		"                 [--socket-mode MODE] [--socket-group GROUP]\n"
 		"                 [--admin-socket PATH] [--admin-uid UID]... [--admin-gid GID]...\n"
-		"                 [--max-placements N] [--seed N] [--no-pin]\n"
+		"                 [--max-placements N] [--seed N] [--no-pin] [--no-warm]\n"
 		"                 [--name NAME | --ephemeral] [--fresh] [--max-nodes N]\n"
 		"                 [--region-mode MODE] [--region-group GROUP]\n"
 		"                 [--state-dir DIR [--durability none|async|sync]]\n"
@@ -87,6 +87,8 @@ static void usage(FILE *to)
 		"                       once the placement is on disk)\n"
 		"  --seed N             the synthetic cluster and tie-breaks (default 1)\n"
 		"  --no-pin             do not pin workers to cores\n"
+		"  --no-warm            no thread faulting the placement table's next\n"
+		"                       pages in ahead of the workers (they fault them)\n"
 		"  --wait               pods that fit no node wait in the scheduling queue\n"
 		"                       until one does (unless their slot says NO_WAIT);\n"
 		"                       default: only pods whose slot says WAIT wait\n"
@@ -220,6 +222,7 @@ int main(int argc, char **argv)
 		{"seed", required_argument, NULL, 'e'},
 		{"max-placements", required_argument, NULL, 'M'},
 		{"no-pin", no_argument, NULL, 'p'},
+		{"no-warm", no_argument, NULL, 'n'},
 		{"wait", no_argument, NULL, 'W'},
 		{"name", required_argument, NULL, 'N'},
 		{"ephemeral", no_argument, NULL, 'E'},
@@ -331,6 +334,9 @@ int main(int argc, char **argv)
 			break;
 		case 'p':
 			cfg.pin = false;
+			break;
+		case 'n':
+			cfg.no_warm = true;
 			break;
 		case 'N':
 			cfg.state_name = optarg;

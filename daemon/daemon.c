@@ -374,8 +374,8 @@ struct daemon *daemon_start(const struct daemon_config *cfg, char *err,
 		persist_hooks(d->persist, &hooks);
 	producers_set_state(d->producers, d->meta, d->persist ? &hooks : NULL);
 	producers_set_profiles(d->producers, &d->cfg);
-	d->warmer = warm_start(d->placements);
-	if (d->warmer == NULL)
+	d->warmer = cfg->no_warm ? NULL : warm_start(d->placements);
+	if (d->warmer == NULL && !cfg->no_warm)
 		log_msg(LOG_LEVEL_WARN, "the placement table's warmer did not start (%s): "
 			"workers fault its pages in themselves", strerror(errno));
 	struct pool_config pc = {.workers = d->workers, .pin = cfg->pin};

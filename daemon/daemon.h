@@ -59,6 +59,11 @@ struct daemon_config {
 	 * slot says SHMSCHED_SLOT_NO_WAIT (default: only pods whose slot says
 	 * SHMSCHED_SLOT_WAIT wait; the others are answered at once). */
 	bool wait_default;
+	/* No warmer thread (daemon/warm_internal.h): the workers fault the
+	 * placement table's new pages in themselves. On a machine whose every
+	 * core is busy, the warmer's faults take a core from a spinning
+	 * producer or worker. */
+	bool no_warm;
 };
 
 /* Live placements the daemon keeps by default: 1,048,576 records of 280

@@ -7,8 +7,10 @@
  * all at start: the table's memory still grows with the placements.
  *
  * It wakes every millisecond while the table grows and every 10 ms when
- * it is ahead; it touches nothing else, takes no lock and is not an RCU
- * reader.
+ * it is ahead, under SCHED_IDLE: it runs only where a core would idle,
+ * never preempting a spinning worker or producer (whose page faults it
+ * then leaves them); it touches nothing else, takes no lock and is not
+ * an RCU reader.
  */
 #ifndef SHMSCHED_DAEMON_WARM_INTERNAL_H
 #define SHMSCHED_DAEMON_WARM_INTERNAL_H

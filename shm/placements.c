@@ -16,6 +16,7 @@
 #include "shm/carve.h"
 
 #define NIL UINT32_MAX
+#define POPULATE_PAGES 16u /* per placements_populate_ahead() call */
 
 /* The table's section of the state region: what a restarted daemon and an
  * observer read. The free stack (head and links) is the daemon's private
@@ -357,10 +358,18 @@ uint32_t placements_populate_ahead(struct placements *t, uint32_t ahead)
 	if (target <= t->populated)
 		return 0;
 	/* Whole pages: the first one the range touches, to the end of its
-	 * last record. */
+	 * last record; at most POPULATE_PAGES of them, so the call stays
+	 * short (the kernel does not preempt it midway everywhere). */
 	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
 	uintptr_t from = (uintptr_t)&t->recs[t->populated] & ~(page - 1);
 	uintptr_t to = (uintptr_t)&t->recs[target];
+	if (to - from > POPULATE_PAGES * page) {
+		to = from + POPULATE_PAGES * page;
+		target = (uint32_t)((to - (uintptr_t)t->recs) / sizeof(t->recs[0]));
+		if (target <= t->populated) /* a record larger than the pages */
+			target = t->populated + 1;
+		to = (uintptr_t)&t->recs[target];
+	}
 	if (madvise((void *)from, to - from, MADV_POPULATE_WRITE) != 0) {
 		t->populate_off = true;
 		return 0;

@@ -183,7 +183,8 @@ uint32_t placements_high_water(const struct placements *t);
  * back the pages of the records up to `ahead` past the high-water mark
  * (MADV_POPULATE_WRITE: the pages are faulted in, their bytes untouched,
  * so a worker filling a record there meanwhile loses nothing), so that
- * a worker taking a new record does not fault on it. Returns the records
+ * a worker taking a new record does not fault on it; at most 16 pages a
+ * call (call again while it returns more than 0). Returns the records
  * newly backed; 0 when there were none, or when the kernel cannot (before
  * Linux 5.14: EINVAL), after which it does nothing. */
 uint32_t placements_populate_ahead(struct placements *t, uint32_t ahead);
