@@ -2,15 +2,16 @@
  * leaf_fast_internal.h for what it computes and why the doubles are
  * exact.
  *
- * Per four nodes: their rows (node_rows_internal.h), each field pair
- * (used, allocatable) of two rows in one 256-bit register by two 16-byte
- * loads, and the four lanes of a field by one unpack: eight loads and
- * four unpacks for the filter and the stand-in counters, where gathers
- * from columns took six to eight gathers and waited on them; the filter
- * in 64-bit integers, as leaf_fast(); the scores in doubles. Lanes that fail or
- * pass are then taken in slot order, so the candidates, the stop at
+ * Per four nodes: their rows (node_rows_internal.h), a field pair (used,
+ * allocatable) of the four rows by four 16-byte loads and two unpacks
+ * (field_pair()): twelve loads for the filter, four more for the
+ * stand-in counters where a lane passes (gathers from columns of each
+ * field took six to eight gathers, and waited on them); the filter in
+ * 64-bit integers, as leaf_fast(); the scores in doubles. Lanes that fail
+ * or pass are then taken in slot order, so the candidates, the stop at
  * `want` and the slots visited are those of the scalar loop; a lane
- * outside the exact ranges goes to leaf_fast_of().
+ * outside the exact ranges goes to leaf_fast_of(). A scan's last one to
+ * three slots take one more step, padded (scan_step()'s `lanes`).
  *
  * leaf_reasons(), an empty scan's diagnosis, runs the same loads and
  * filter (load_lanes(), refuse_lanes()) and counts each reason's lanes.

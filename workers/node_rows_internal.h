@@ -8,7 +8,8 @@
  * so a scan read four cache lines a node, one of them nearly a page away
  * from the last; at 100,000 nodes the records span 150 MiB and the scan
  * waited on memory (README, "Engine v2"). A row is one cache line, and a
- * scan reads four nodes in eight 16-byte loads, adjacent or not.
+ * scan reads a field pair of four rows, adjacent or not, by four 16-byte
+ * loads (workers/leaf_scan.c).
  *
  * Exactness: the rows follow the ledger's change log (L1-L4), which names
  * every slot whose counters moved after they moved, and the engine's

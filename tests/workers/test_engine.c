@@ -887,27 +887,38 @@ static void test_nodes_to_find(void **state)
 	assert_int_equal(engine_nodes_to_find(100, 100000), 100000);
 }
 
+/* An empty world for the hand-made cases. */
+static void world_by_hand(struct world *w)
+{
+	memset(w, 0, sizeof(*w));
+	w->strings = intern_create();
+	res_names_init(&w->res);
+	assert_int_equal(plugin_ctx_init(&w->ctx, w->strings, &w->res), 0);
+}
+
+/* The event adding node `name`: 4 cpus, 8 GiB, 110 pods. */
+static void add_small_node(struct world *w, struct node_event *ev, const char *name)
+{
+	memset(ev, 0, sizeof(*ev));
+	ev->kind = NODE_EVENT_ADD;
+	ev->name = ev->spec.name = sid(w, name);
+	ev->spec.allocatable.v[RES_CPU] = 4000;
+	ev->spec.allocatable.v[RES_MEMORY] = 8LL << 30;
+	ev->spec.allocatable.v[RES_PODS] = 110;
+}
+
 /* A case small enough to check by hand: LeastAllocated spreads, and a pod
  * that fits nowhere gets kube-scheduler's message. */
 static void test_hand_checked(void **state)
 {
 	(void)state;
 	struct world w;
-	memset(&w, 0, sizeof(w));
-	w.strings = intern_create();
-	res_names_init(&w.res);
-	assert_int_equal(plugin_ctx_init(&w.ctx, w.strings, &w.res), 0);
+	world_by_hand(&w);
 	struct cluster *c = cluster_create(w.strings, 3);
 	struct node_event ev[3];
 	const char *names[] = {"n0", "n1", "n2"};
-	for (int i = 0; i < 3; i++) {
-		memset(&ev[i], 0, sizeof(ev[i]));
-		ev[i].kind = NODE_EVENT_ADD;
-		ev[i].name = ev[i].spec.name = sid(&w, names[i]);
-		ev[i].spec.allocatable.v[RES_CPU] = 4000;
-		ev[i].spec.allocatable.v[RES_MEMORY] = 8LL << 30;
-		ev[i].spec.allocatable.v[RES_PODS] = 110;
-	}
+	for (int i = 0; i < 3; i++)
+		add_small_node(&w, &ev[i], names[i]);
 	ev[2].spec.unschedulable = true;
 	char err[256];
 	assert_int_equal(cluster_apply(c, ev, 3, err, sizeof(err)), 0);
@@ -946,21 +957,12 @@ static void test_reused_slot_starts_empty(void **state)
 {
 	(void)state;
 	struct world w;
-	memset(&w, 0, sizeof(w));
-	w.strings = intern_create();
-	res_names_init(&w.res);
-	assert_int_equal(plugin_ctx_init(&w.ctx, w.strings, &w.res), 0);
+	world_by_hand(&w);
 	struct cluster *c = cluster_create(w.strings, 4);
 	struct node_event ev[3];
 	const char *names[] = {"n0", "n1", "n2"};
-	for (int i = 0; i < 3; i++) {
-		memset(&ev[i], 0, sizeof(ev[i]));
-		ev[i].kind = NODE_EVENT_ADD;
-		ev[i].name = ev[i].spec.name = sid(&w, names[i]);
-		ev[i].spec.allocatable.v[RES_CPU] = 4000;
-		ev[i].spec.allocatable.v[RES_MEMORY] = 8LL << 30;
-		ev[i].spec.allocatable.v[RES_PODS] = 110;
-	}
+	for (int i = 0; i < 3; i++)
+		add_small_node(&w, &ev[i], names[i]);
 	char err[256];
 	assert_int_equal(cluster_apply(c, ev, 3, err, sizeof(err)), 0);
 	struct sched_config cfg;
@@ -989,12 +991,7 @@ static void test_reused_slot_starts_empty(void **state)
 	ev[0].name = sid(&w, "n0");
 	assert_int_equal(cluster_apply(c, ev, 1, err, sizeof(err)), 0);
 	urcu_qsbr_quiescent_state();
-	memset(&ev[0], 0, sizeof(ev[0]));
-	ev[0].kind = NODE_EVENT_ADD;
-	ev[0].name = ev[0].spec.name = sid(&w, "n3");
-	ev[0].spec.allocatable.v[RES_CPU] = 4000;
-	ev[0].spec.allocatable.v[RES_MEMORY] = 8LL << 30;
-	ev[0].spec.allocatable.v[RES_PODS] = 110;
+	add_small_node(&w, &ev[0], "n3");
 	assert_int_equal(cluster_apply(c, ev, 1, err, sizeof(err)), 0);
 	assert_int_equal(cluster_slot_of(c, sid(&w, "n3")), 0); /* n0's slot */
 	/* A first sight that differs from the class only in its requests
