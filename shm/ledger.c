@@ -300,6 +300,20 @@ int ledger_change_at(const struct ledger *l, uint64_t idx, uint32_t *slot)
 	return tag == want - 1 ? 0 : -1;
 }
 
+int ledger_changes_read(const struct ledger *l, uint64_t *pos, uint64_t head,
+			uint32_t *out, unsigned max)
+{
+	unsigned n = 0;
+	for (; *pos < head && n < max; (*pos)++, n++) {
+		int got = ledger_change_at(l, *pos, &out[n]);
+		if (got == 0)
+			break; /* its writer is between taking and storing it */
+		if (got < 0)
+			return -1;
+	}
+	return (int)n;
+}
+
 /* --- R1 ------------------------------------------------------------------ */
 
 void ledger_reset_node(struct ledger *l, uint32_t slot)

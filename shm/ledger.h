@@ -229,6 +229,15 @@ uint64_t ledger_changes_head(const struct ledger *l);
  * -1 when it has been overwritten (the reader is too far behind: rescan). */
 int ledger_change_at(const struct ledger *l, uint64_t idx, uint32_t *slot);
 
+/* Up to `max` entries from *pos (< head) by ledger_change_at(): their
+ * slots into out[], *pos moved past them. Stops early at an entry whose
+ * writer has not stored it yet (*pos stays on it: read it again later).
+ * Returns how many were read, or -1 when an entry has been overwritten
+ * (the reader is too far behind: rescan). For readers that take the log
+ * in batches, to prefetch what a batch's slots will touch. */
+int ledger_changes_read(const struct ledger *l, uint64_t *pos, uint64_t head,
+			uint32_t *out, unsigned max);
+
 /* The invariant checkers, for tests, soaks and the benchmark: counted now
  * over the nodes present in `snap`, with V1's loads, so exact only while
  * no placement or node event is in flight. */

@@ -1346,30 +1346,33 @@ static void shape_sync(struct engine *e, const struct snapshot *s, struct shape 
 	 * changes on the default; each is a random slot). */
 	const struct node_alloc *recs = ledger_nodes(e->ledger);
 	uint64_t i = sh->log_pos;
-	bool stalled = false;
-	while (i < head && !stalled) {
+	bool more = true;
+	while (more) {
+		/* SHAPE_SYNC_BATCH of the shape's slots, read on past the
+		 * others until the log ends or stalls on an entry. */
 		uint32_t batch[SHAPE_SYNC_BATCH], n = 0;
-		for (; i < head && n < SHAPE_SYNC_BATCH; i++) {
-			uint32_t slot;
-			int got = ledger_change_at(e->ledger, i, &slot);
-			if (got == 0) {
-				stalled = true; /* its writer is between taking and storing it */
-				break;
-			}
+		while (more && n < SHAPE_SYNC_BATCH) {
+			unsigned want = SHAPE_SYNC_BATCH - n;
+			int got = ledger_changes_read(e->ledger, &i, head, batch + n, want);
 			if (got < 0) {
 				shape_rebuild(e, s, sh);
 				return;
 			}
-			if (slot >= sh->n_slots ||
-			    !((sh->member[slot / 64] >> (slot % 64)) & 1))
-				continue;
-			batch[n++] = slot;
-			__builtin_prefetch(&sh->mask[slot]);
-			__builtin_prefetch(&sh->d[slot]);
-			const char *rec = (const char *)(recs + slot);
-			__builtin_prefetch(rec);
-			__builtin_prefetch(rec + offsetof(struct node_alloc,
-							  used_nonzero_cpu_milli));
+			more = (unsigned)got == want;
+			uint32_t end = n + (uint32_t)got;
+			for (uint32_t b = n; b < end; b++) {
+				uint32_t slot = batch[b];
+				if (slot >= sh->n_slots ||
+				    !((sh->member[slot / 64] >> (slot % 64)) & 1))
+					continue;
+				batch[n++] = slot;
+				__builtin_prefetch(&sh->mask[slot]);
+				__builtin_prefetch(&sh->d[slot]);
+				const char *rec = (const char *)(recs + slot);
+				__builtin_prefetch(rec);
+				__builtin_prefetch(rec + offsetof(struct node_alloc,
+								  used_nonzero_cpu_milli));
+			}
 		}
 		for (uint32_t b = 0; b < n; b++) {
 			uint32_t slot = batch[b];
@@ -2346,7 +2349,6 @@ static struct leaf_nodes scan_nodes(struct engine *e, const struct snapshot *s)
  * On a full cluster the plain scan reads every node to find them. A fast
  * plan reads them by leaf_scan(), PRUNED_BLOCKS blocks of the index's
  * pass bits at a time. Returns the candidates found. */
-
 static uint32_t scan_pruned(struct engine *e, const struct snapshot *s,
 			    struct eclass *k, const struct leaf_plan *lp,
 			    const struct pass *p)

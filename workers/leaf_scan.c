@@ -340,10 +340,9 @@ LS_TARGET static uint32_t scan_avx2(const struct leaf_fast_plan *k,
 /* --- reasons ------------------------------------------------------------- */
 
 static void reasons_scalar(const struct leaf_fast_plan *k, const struct leaf_nodes *nd,
-			   const uint32_t *feasible, uint32_t j, uint32_t n,
-			   uint32_t counts[LEAF_REASONS])
+			   const uint32_t *feasible, uint32_t n, uint32_t counts[LEAF_REASONS])
 {
-	for (; j < n; j++) {
+	for (uint32_t j = 0; j < n; j++) {
 		uint32_t slot = feasible[j];
 		int64_t d;
 		bool gen = false;
@@ -398,7 +397,7 @@ void leaf_reasons(const struct leaf_fast_plan *k, const struct leaf_nodes *nodes
 		return;
 	}
 #endif
-	reasons_scalar(k, nodes, feasible, 0, n, counts);
+	reasons_scalar(k, nodes, feasible, n, counts);
 }
 
 /* The plan's weights in [0, 2^20]: the scores' doubles stay exact. */

@@ -85,20 +85,16 @@ void node_rows_sync(struct node_rows *r, struct ledger *l,
 	 * records prefetched, so the misses overlap. */
 	const struct node_alloc *recs = ledger_nodes(l);
 	uint64_t i = r->log_pos;
-	while (i < head) {
+	int got;
+	do {
 		uint32_t batch[SYNC_BATCH], n = 0;
-		bool stalled = false;
-		for (; i < head && n < SYNC_BATCH; i++) {
-			uint32_t slot;
-			int got = ledger_change_at(l, i, &slot);
-			if (got == 0) {
-				stalled = true; /* its writer is between taking and storing it */
-				break;
-			}
-			if (got < 0) {
-				rebuild(r, l, a, n_slots);
-				return;
-			}
+		got = ledger_changes_read(l, &i, head, batch, SYNC_BATCH);
+		if (got < 0) {
+			rebuild(r, l, a, n_slots);
+			return;
+		}
+		for (int b = 0; b < got; b++) {
+			uint32_t slot = batch[b];
 			if (slot >= n_slots)
 				continue;
 			batch[n++] = slot;
@@ -110,8 +106,6 @@ void node_rows_sync(struct node_rows *r, struct ledger *l,
 		for (uint32_t b = 0; b < n; b++)
 			copy_used(&r->row[batch[b]], &recs[batch[b]]);
 		r->copies += n;
-		if (stalled)
-			break;
-	}
+	} while (got == SYNC_BATCH); /* else done, or stalled on an entry */
 	r->log_pos = i;
 }

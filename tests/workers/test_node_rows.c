@@ -4,7 +4,7 @@
  * (placements and releases through the change log, more changes than the
  * log keeps, a node reset behind the log's back or given new allocatables
  * and copied by its node event, the slots growing), and a sync that reads
- * nothing when nothing moved. */
+ * nothing when nothing moved; and the change log's batch reader they use. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -140,10 +140,42 @@ static void test_rows_follow_the_ledger(void **state)
 	ledger_destroy(l);
 }
 
+/* ledger_changes_read(), the batch reader the rows and the shapes share:
+ * the slots in log order, in batches of at most `max`, the position
+ * moved past them, and -1 once the log has overwritten an entry. */
+static void test_changes_read(void **state)
+{
+	(void)state;
+	struct ledger *l = ledger_create(SLOTS);
+	assert_non_null(l);
+	struct pod_spec p = pod_asking(100, 1 << 20);
+	uint64_t pos = ledger_changes_head(l);
+	for (uint32_t i = 0; i < 40; i++)
+		assert_int_equal(ledger_account(l, (i * 7) % SLOTS, &p, NULL, +1), 0);
+	uint64_t head = ledger_changes_head(l);
+	assert_int_equal(head - pos, 40);
+	uint32_t out[16], seen = 0;
+	int got;
+	int sizes[3] = {16, 16, 8};
+	for (int b = 0; b < 3; b++) {
+		got = ledger_changes_read(l, &pos, head, out, 16);
+		assert_int_equal(got, sizes[b]);
+		for (int j = 0; j < got; j++, seen++)
+			assert_int_equal(out[j], (seen * 7) % SLOTS);
+	}
+	assert_int_equal(pos, head);
+	assert_int_equal(ledger_changes_read(l, &pos, head, out, 16), 0);
+	/* Too far behind: the entry at pos has been overwritten. */
+	churn(l, SLOTS, LEDGER_CHANGE_LOG_SLOTS + 1);
+	assert_int_equal(ledger_changes_read(l, &pos, ledger_changes_head(l), out, 16), -1);
+	ledger_destroy(l);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_rows_follow_the_ledger),
+		cmocka_unit_test(test_changes_read),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
