@@ -8,6 +8,16 @@
 
 /* --- table --------------------------------------------------------------- */
 
+/* Mean service time: the histogram's sum (bucket middles, within 1/32)
+ * over the pods it counted. */
+static double service_mean_us(const struct engine_run_result *e)
+{
+	uint64_t n = 0;
+	for (unsigned b = 0; b < ENGINE_RUN_HIST_BUCKETS; b++)
+		n += e->service_hist[b];
+	return n ? e->service_ns / (double)n / 1e3 : 0;
+}
+
 static void rate_str(double r, char *buf, size_t len)
 {
 	if (r >= 1e6)
@@ -84,9 +94,9 @@ void report_table(FILE *to, const struct bench_report *r)
 		"%.0f us (queueing included)\n", e->p50_us, e->p99_us);
 	if (e->service_p50_us > 0)
 		fprintf(to, "              service time in the worker: p50 %.2f us, p99 "
-			"%.2f us, p99.9 %.2f us, %" PRIu64 " pods over 1 ms\n",
+			"%.2f us, p99.9 %.2f us, mean %.2f us, %" PRIu64 " pods over 1 ms\n",
 			e->service_p50_us, e->service_p99_us, e->service_p999_us,
-			e->service_over_1ms);
+			service_mean_us(e), e->service_over_1ms);
 	const struct daemon_cache_stats *cs = &e->caches;
 	if (cs->classes > 0)
 		fprintf(to, "              classes: %" PRIu64 " compiled (%" PRIu64
@@ -98,6 +108,10 @@ void report_table(FILE *to, const struct bench_report *r)
 			cs->class_evictions, cs->class_flushes, cs->classless_pods,
 			cs->nodes_checked, cs->pruned_scans, cs->index_rebuilds,
 			cs->shape_rebuilds);
+	if (cs->shapes > 0)
+		fprintf(to, "              shapes: %" PRIu64 " made, %" PRIu64 " nodes "
+			"evaluated by them; %" PRIu64 " index leaves updated one by "
+			"one\n", cs->shapes, cs->shape_evals, cs->index_updates);
 	if (r->have_latency) {
 		const struct engine_run_result *l = &r->latency;
 		fprintf(to, "  latency     open loop at %.0f pods/s (%s), achieved %.0f/s "

@@ -507,6 +507,9 @@ void daemon_stop(struct daemon *d, unsigned drain_ms, struct daemon_stats *out)
 			c->pruned_scans += st.pruned_scans;
 			c->index_rebuilds += st.index_rebuilds;
 			c->shape_rebuilds += st.shape_rebuilds;
+			c->shapes += st.shapes;
+			c->shape_evals += st.shape_evals;
+			c->index_updates += st.index_updates;
 		}
 	}
 	control_server_stop(d->server); /* frees every producer ... */

@@ -85,11 +85,13 @@ struct daemon_config {
  * whole caches flushed; pods placed without a class of their own (first
  * sights, cold siblings) and the nodes scans checked, and scans read only
  * where a sibling's index passes; whole class indexes and request shapes
- * read again. */
+ * read again; request shapes made, the nodes they evaluated, and the
+ * leaves the class indexes updated one by one. */
 struct daemon_cache_stats {
 	uint64_t classes, sibling_copies, class_evictions, class_flushes;
 	uint64_t classless_pods, nodes_checked, pruned_scans;
 	uint64_t index_rebuilds, shape_rebuilds;
+	uint64_t shapes, shape_evals, index_updates;
 };
 
 struct daemon_stats {
