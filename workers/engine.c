@@ -73,21 +73,44 @@ struct leaf_plan {
  * slots. */
 #define SHAPE_RING 4096u /* a power of two */
 
+#define SHAPES_WARM_CHANGES 256 /* a shape read by a class within this many
+				 * changes is warm */
+#define SHAPES_WARM_MAX 32      /* warm shapes synced together, at most */
+
+/* A shape's result on one slot: both in one 8-byte entry, so a change
+ * that ~15 shapes follow costs one cache line each, not three (the
+ * member bit, the reasons and the score lived in three arrays). */
+struct shape_leaf {
+	uint32_t mask; /* dynamic reasons, 0 passes; SHAPE_UNHELD: not a member */
+	int32_t d;     /* the weighted dynamic score if it passes */
+};
+#define SHAPE_UNHELD UINT32_MAX /* no MASK_* set has every bit */
+
 struct shape {
 	uint64_t hash;
 	struct pod_spec spec;  /* the fields of the key only; the rest 0 */
 	struct leaf_plan plan;
 	uint32_t refs;         /* classes using it */
 	uint32_t n_slots;      /* of the generation it was made in */
-	uint64_t *member;      /* [words]: slots evaluated (a class holds them) */
-	uint32_t *mask;        /* [n_slots] dynamic reasons; 0 passes */
-	int32_t *d;            /* [n_slots] the weighted dynamic score if it passes */
+	uint64_t *member;      /* [words]: slots evaluated (a class holds them);
+				* leaf[] says it per slot (SHAPE_UNHELD: not) */
+	struct shape_leaf *leaf; /* [n_slots] */
 	uint64_t log_pos;      /* the cluster's change log, read up to here */
+	uint64_t used_pos;     /* the log's head when a class last read it */
+	bool warm;             /* in the engine's warm[] (shapes_sync_warm) */
 	uint64_t epoch;        /* moves on each rebuild: its classes rebuild */
 	uint64_t head;         /* slots ever appended to the ring */
 	uint32_t ring[SHAPE_RING];
 	size_t bytes;
 	struct shape *next;    /* in the engine's list */
+};
+
+/* Four warm shapes whose plans are fast, evaluated together
+ * (shapes_sync_warm()). */
+struct warm_group {
+	struct shape *sh[4];
+	unsigned n;
+	struct leaf_plans plans; /* theirs, by lane */
 };
 
 /* Nodes per dynamic reason (the leaves' MASK_* bits), counted: a class's
@@ -285,6 +308,16 @@ struct engine {
 
 	/* Request shapes of indexed classes (struct shape), in a list. */
 	struct shape *shapes;
+	/* The shapes read by a class lately (shapes_sync_warm), apart from
+	 * the list: walking 64 shapes of 12 KiB each cost a miss each. */
+	struct shape *warm[SHAPES_WARM_MAX];
+	unsigned n_warm;
+	bool warm_changed;      /* warm[] moved since warm_regroup() */
+	struct warm_group groups[SHAPES_WARM_MAX / 4]; /* the fast ones, by four */
+	unsigned n_groups;
+	struct shape *warm_slow[SHAPES_WARM_MAX]; /* the others */
+	unsigned n_slow;
+	uint64_t warm_pos;      /* the log's head at the last shapes_sync_warm() */
 
 	/* What scans read of each node, a row per slot, following the change
 	 * log and the snapshots. */
@@ -405,18 +438,30 @@ struct engine *engine_create(struct cluster *c, const struct plugin_ctx *ctx,
 	return e;
 }
 
+/* Shape e->warm[w] goes cold: out of the array. */
+static void shape_cool(struct engine *e, unsigned w)
+{
+	e->warm[w]->warm = false;
+	e->warm[w] = e->warm[--e->n_warm];
+	e->warm_changed = true;
+}
+
 static void shape_release(struct engine *e, struct shape *sh)
 {
 	if (sh == NULL || --sh->refs > 0)
 		return;
+	for (unsigned w = 0; w < e->n_warm; w++)
+		if (e->warm[w] == sh) {
+			shape_cool(e, w);
+			break;
+		}
 	struct shape **at = &e->shapes;
 	while (*at != sh)
 		at = &(*at)->next;
 	*at = sh->next;
 	e->class_bytes -= sh->bytes;
 	free(sh->member);
-	free(sh->mask);
-	free(sh->d);
+	free(sh->leaf);
 	free(sh);
 }
 
@@ -1303,8 +1348,7 @@ static void shape_key(const struct pod_spec *pod, struct pod_spec *out)
  * keep it so. */
 static void shape_store(struct shape *sh, uint32_t slot, uint32_t m, int64_t d)
 {
-	sh->mask[slot] = m;
-	sh->d[slot] = m == 0 ? (int32_t)d : 0;
+	sh->leaf[slot] = (struct shape_leaf){m, m == 0 ? (int32_t)d : 0};
 }
 
 /* Evaluates every slot it holds, from the counters now; its classes
@@ -1323,6 +1367,52 @@ static void shape_rebuild(struct engine *e, const struct snapshot *s, struct sha
 		}
 	sh->epoch++;
 	e->stats.shape_rebuilds++;
+}
+
+/* Whether shape sh holds `slot`. */
+static inline bool shape_holds(const struct shape *sh, uint32_t slot)
+{
+	return slot < sh->n_slots && sh->leaf[slot].mask != SHAPE_UNHELD;
+}
+
+/* The slot's new result: stored and appended to the ring when it
+ * changed. */
+static void shape_apply(struct engine *e, struct shape *sh, uint32_t slot, uint32_t m,
+			int64_t d)
+{
+	e->stats.shape_evals++;
+	struct shape_leaf was = sh->leaf[slot];
+	if (m == was.mask && (m != 0 || (int32_t)d == was.d))
+		return;
+	shape_store(sh, slot, m, d);
+	sh->ring[sh->head++ & (SHAPE_RING - 1)] = slot;
+}
+
+/* The slot's result read again from the counters now. */
+static void shape_follow(struct engine *e, const struct snapshot *s,
+			 struct shape *sh, uint32_t slot)
+{
+	int64_t d = 0;
+	uint32_t m = leaf_eval(e, s, &sh->plan, false, slot, &d);
+	shape_apply(e, sh, slot, m, d);
+}
+
+/* The node in `slot` as the fast leaf reads it. */
+static struct leaf_node leaf_node_of(const struct engine *e, const struct snapshot *s,
+				     uint32_t slot)
+{
+	const struct node_alloc *a = ledger_node(e->ledger, slot);
+	/* Relaxed loads, as leaf_fast(): a view, the commit decides. */
+	return (struct leaf_node){
+		.pods = __atomic_load_n(&a->used[RES_PODS], __ATOMIC_RELAXED),
+		.uc = __atomic_load_n(&a->used[RES_CPU], __ATOMIC_RELAXED),
+		.um = __atomic_load_n(&a->used[RES_MEMORY], __ATOMIC_RELAXED),
+		.nz_cpu = __atomic_load_n(&a->used_nonzero_cpu_milli, __ATOMIC_RELAXED),
+		.nz_mem = __atomic_load_n(&a->used_nonzero_mem_bytes, __ATOMIC_RELAXED),
+		.ac = s->allocatable[RES_CPU][slot],
+		.am = s->allocatable[RES_MEMORY][slot],
+		.ap = s->allocatable[RES_PODS][slot],
+	};
 }
 
 #define SHAPE_SYNC_BATCH 16 /* changes read and prefetched ahead of their evaluation */
@@ -1362,30 +1452,154 @@ static void shape_sync(struct engine *e, const struct snapshot *s, struct shape 
 			uint32_t end = n + (uint32_t)got;
 			for (uint32_t b = n; b < end; b++) {
 				uint32_t slot = batch[b];
-				if (slot >= sh->n_slots ||
-				    !((sh->member[slot / 64] >> (slot % 64)) & 1))
+				if (!shape_holds(sh, slot))
 					continue;
 				batch[n++] = slot;
-				__builtin_prefetch(&sh->mask[slot]);
-				__builtin_prefetch(&sh->d[slot]);
+				__builtin_prefetch(&sh->leaf[slot]);
 				const char *rec = (const char *)(recs + slot);
 				__builtin_prefetch(rec);
 				__builtin_prefetch(rec + offsetof(struct node_alloc,
 								  used_nonzero_cpu_milli));
 			}
 		}
-		for (uint32_t b = 0; b < n; b++) {
-			uint32_t slot = batch[b];
-			int64_t d = 0;
-			uint32_t m = leaf_eval(e, s, &sh->plan, false, slot, &d);
-			e->stats.shape_evals++;
-			if (m == sh->mask[slot] && (m != 0 || d == sh->d[slot]))
-				continue;
-			shape_store(sh, slot, m, d);
-			sh->ring[sh->head++ & (SHAPE_RING - 1)] = slot;
-		}
+		for (uint32_t b = 0; b < n; b++)
+			shape_follow(e, s, sh, batch[b]);
 	}
 	sh->log_pos = i;
+}
+
+/* A class reads the shape now: it is warm (shapes_sync_warm()). */
+static void shape_used(struct engine *e, struct shape *sh)
+{
+	sh->used_pos = ledger_changes_head(e->ledger);
+	if (!sh->warm && e->n_warm < SHAPES_WARM_MAX) {
+		sh->warm = true;
+		e->warm[e->n_warm++] = sh;
+		e->warm_changed = true;
+	}
+}
+
+/* The warm shapes in groups: those whose plans are fast four to a group
+ * with their plans laid out by lane, the others apart. */
+static void warm_regroup(struct engine *e)
+{
+	e->warm_changed = false;
+	e->n_groups = 0;
+	e->n_slow = 0;
+	for (unsigned w = 0; w < e->n_warm; w++) {
+		struct shape *sh = e->warm[w];
+		if (!sh->plan.fast) {
+			e->warm_slow[e->n_slow++] = sh;
+			continue;
+		}
+		if (e->n_groups == 0 || e->groups[e->n_groups - 1].n == 4)
+			e->groups[e->n_groups++].n = 0;
+		struct warm_group *g = &e->groups[e->n_groups - 1];
+		g->sh[g->n++] = sh;
+	}
+	for (unsigned j = 0; j < e->n_groups; j++) {
+		struct warm_group *g = &e->groups[j];
+		const struct leaf_fast_plan *k[4];
+		for (unsigned i = 0; i < g->n; i++)
+			k[i] = &g->sh[i]->plan.f;
+		leaf_plans_init(&g->plans, k, g->n);
+	}
+}
+
+/* Whether the warm shape takes log entry `pos` for `slot`: it has not
+ * read the entry, and holds the slot. */
+static inline bool warm_takes(const struct shape *sh, uint64_t pos, uint32_t slot)
+{
+	return pos >= sh->log_pos && shape_holds(sh, slot);
+}
+
+/* Brings every warm shape (read by a class within SHAPES_WARM_CHANGES
+ * changes) up to the change log in one pass. On the default a shape is
+ * read about once a change, so shape_sync() alone had one change per
+ * call: each of the ~15 shapes that follow a change read the node and
+ * waited on its own result line in turn, and evaluated it alone (its
+ * divisions one at a time). Here a batch's nodes are read once for all
+ * warm shapes, their result lines prefetched before the first
+ * evaluation, and the fast plans evaluated four at a time
+ * (leaf_fast_plans(); a lane it leaves out by shape_follow()). Each shape
+ * gets what shape_sync() would give it: the entries from its own log
+ * position on, in log order. A shape goes cold when no class has read it
+ * for SHAPES_WARM_CHANGES changes (so at most that many evaluations go to
+ * a shape nobody reads again), or when it is so far behind that its own
+ * sync would read it whole again (shape_sync()'s test). */
+static void shapes_sync_warm(struct engine *e, const struct snapshot *s)
+{
+	uint64_t head = ledger_changes_head(e->ledger);
+	if (e->warm_pos == head)
+		return;
+	e->warm_pos = head;
+	uint64_t from = head;
+	for (unsigned w = 0; w < e->n_warm;) {
+		const struct shape *sh = e->warm[w];
+		if (head - sh->used_pos > SHAPES_WARM_CHANGES ||
+		    head - sh->log_pos > LEDGER_CHANGE_LOG_SLOTS ||
+		    head - sh->log_pos > (uint64_t)sh->n_slots + 64) {
+			shape_cool(e, w); /* e->warm[w] is another now */
+			continue;
+		}
+		from = sh->log_pos < from ? sh->log_pos : from;
+		w++;
+	}
+	if (e->n_warm < 2 || from == head)
+		return; /* nothing to share: its own sync */
+	if (e->warm_changed)
+		warm_regroup(e);
+	const struct node_alloc *recs = ledger_nodes(e->ledger);
+	uint64_t i = from;
+	for (bool more = true; more;) {
+		uint32_t batch[SHAPE_SYNC_BATCH];
+		uint64_t first = i; /* batch[b] is entry first + b */
+		int got = ledger_changes_read(e->ledger, &i, head, batch, SHAPE_SYNC_BATCH);
+		if (got < 0)
+			return; /* overwritten: each shape's own sync reads it whole */
+		more = got == SHAPE_SYNC_BATCH;
+		for (int b = 0; b < got; b++) {
+			const char *rec = (const char *)(recs + batch[b]);
+			__builtin_prefetch(rec);
+			__builtin_prefetch(rec + offsetof(struct node_alloc,
+							  used_nonzero_cpu_milli));
+			for (unsigned w = 0; w < e->n_warm; w++) {
+				const struct shape *sh = e->warm[w];
+				if (batch[b] < sh->n_slots)
+					__builtin_prefetch(&sh->leaf[batch[b]]);
+			}
+		}
+		for (int b = 0; b < got; b++) {
+			uint32_t slot = batch[b];
+			uint64_t pos = first + (uint64_t)b;
+			struct leaf_node v = leaf_node_of(e, s, slot);
+			for (unsigned j = 0; j < e->n_groups; j++) {
+				struct warm_group *g = &e->groups[j];
+				unsigned lanes = 0;
+				for (unsigned w = 0; w < g->n; w++)
+					lanes |= (unsigned)warm_takes(g->sh[w], pos, slot) << w;
+				if (lanes == 0)
+					continue;
+				uint32_t m[4];
+				int64_t d[4];
+				unsigned done = leaf_fast_plans(&g->plans, &v, m, d);
+				for (unsigned w = 0; w < g->n; w++) {
+					if (!((lanes >> w) & 1))
+						continue;
+					if ((done >> w) & 1)
+						shape_apply(e, g->sh[w], slot, m[w], d[w]);
+					else
+						shape_follow(e, s, g->sh[w], slot);
+				}
+			}
+			for (unsigned w = 0; w < e->n_slow; w++)
+				if (warm_takes(e->warm_slow[w], pos, slot))
+					shape_follow(e, s, e->warm_slow[w], slot);
+		}
+	}
+	for (unsigned w = 0; w < e->n_warm; w++)
+		if (i > e->warm[w]->log_pos)
+			e->warm[w]->log_pos = i;
 }
 
 /* Class k's shape, made or shared (its slots are added by
@@ -1408,18 +1622,18 @@ static int shape_attach(struct engine *e, const struct snapshot *s, struct eclas
 		leaf_plan_init(e, &sh->plan, &sh->spec);
 		sh->n_slots = s->n_slots;
 		sh->member = calloc(words, sizeof(*sh->member));
-		sh->mask = calloc(s->n_slots ? s->n_slots : 1, sizeof(*sh->mask));
-		sh->d = calloc(s->n_slots ? s->n_slots : 1, sizeof(*sh->d));
-		if (sh->member == NULL || sh->mask == NULL || sh->d == NULL) {
+		sh->leaf = malloc((s->n_slots ? s->n_slots : 1) * sizeof(*sh->leaf));
+		if (sh->member == NULL || sh->leaf == NULL) {
 			free(sh->member);
-			free(sh->mask);
-			free(sh->d);
+			free(sh->leaf);
 			free(sh);
 			return -ENOMEM;
 		}
+		for (uint32_t i = 0; i < s->n_slots; i++)
+			sh->leaf[i] = (struct shape_leaf){SHAPE_UNHELD, 0};
 		sh->log_pos = ledger_changes_head(e->ledger);
 		sh->bytes = sizeof(*sh) + words * sizeof(*sh->member) +
-			    (size_t)s->n_slots * (sizeof(*sh->mask) + sizeof(*sh->d));
+			    (size_t)s->n_slots * sizeof(*sh->leaf);
 		e->class_bytes += sh->bytes;
 		sh->next = e->shapes;
 		e->shapes = sh;
@@ -1478,11 +1692,11 @@ static void index_rebuild(struct engine *e, const struct snapshot *s, struct ecl
 		k->shape_pos = sh->head;
 		k->shape_epoch = sh->epoch;
 		for (uint32_t p = 0; p < k->n_feasible; p++) {
-			uint32_t slot = k->feasible[p], m = sh->mask[slot];
+			uint32_t slot = k->feasible[p], m = sh->leaf[slot].mask;
 			k->mask[slot] = m;
 			reasons_add(&k->dyn, &k->plan, m, +1);
 			class_index_set_leaf(&k->ix, slot, k->group[slot], m == 0,
-					     sh->d[slot]);
+					     sh->leaf[slot].d);
 		}
 		class_index_build(&k->ix);
 		return;
@@ -1518,7 +1732,9 @@ static void index_sync_shape(struct engine *e, const struct snapshot *s,
 			     struct eclass *k)
 {
 	struct shape *sh = k->shape;
+	shapes_sync_warm(e, s);
 	shape_sync(e, s, sh);
+	shape_used(e, sh); /* after its own sync: it joins the others at the head */
 	if (k->shape_epoch != sh->epoch || sh->head - k->shape_pos > SHAPE_RING) {
 		index_rebuild(e, s, k);
 		return;
@@ -1533,12 +1749,12 @@ static void index_sync_shape(struct engine *e, const struct snapshot *s,
 				continue;
 			batch[n++] = slot;
 			__builtin_prefetch(&k->mask[slot]);
-			__builtin_prefetch(&sh->mask[slot]);
-			__builtin_prefetch(&sh->d[slot]);
+			__builtin_prefetch(&sh->leaf[slot]);
 			class_index_prefetch(&k->ix, slot, k->group[slot]);
 		}
 		for (uint32_t b = 0; b < n; b++)
-			index_leaf(e, k, batch[b], sh->mask[batch[b]], sh->d[batch[b]]);
+			index_leaf(e, k, batch[b], sh->leaf[batch[b]].mask,
+				   sh->leaf[batch[b]].d);
 	}
 	k->shape_pos = sh->head;
 }
@@ -1802,8 +2018,8 @@ static void work_fill(struct engine *e, const struct snapshot *s, struct eclass 
 			m = leaf_eval(e, s, &k->plan, k->ix_ip, slot, &d);
 		} else {
 			*budget -= COST_FILL;
-			m = k->shape->mask[slot];
-			d = k->shape->d[slot];
+			m = k->shape->leaf[slot].mask;
+			d = k->shape->leaf[slot].d;
 		}
 		k->mask[slot] = m;
 		reasons_add(&k->dyn, &k->plan, m, +1);
@@ -2880,8 +3096,8 @@ static void class_node_changed(struct engine *e, const struct snapshot *s,
 			shape_store(sh, slot, sm, sd);
 			e->stats.shape_evals++;
 		}
-		m = k->shape->mask[slot];
-		d = k->shape->d[slot];
+		m = k->shape->leaf[slot].mask;
+		d = k->shape->leaf[slot].d;
 	} else {
 		m = leaf_eval(e, s, &k->plan, false, slot, &d);
 	}
@@ -2898,15 +3114,8 @@ static void class_node_changed(struct engine *e, const struct snapshot *s,
 static void shape_node_changed(struct engine *e, const struct snapshot *s,
 			       struct shape *sh, uint32_t slot)
 {
-	if (slot >= sh->n_slots || !((sh->member[slot / 64] >> (slot % 64)) & 1))
-		return;
-	int64_t d = 0;
-	uint32_t m = leaf_eval(e, s, &sh->plan, false, slot, &d);
-	e->stats.shape_evals++;
-	if (m == sh->mask[slot] && (m != 0 || (int32_t)d == sh->d[slot]))
-		return;
-	shape_store(sh, slot, m, d);
-	sh->ring[sh->head++ & (SHAPE_RING - 1)] = slot;
+	if (shape_holds(sh, slot))
+		shape_follow(e, s, sh, slot);
 }
 
 static int sync_generation(struct engine *e, const struct snapshot *s)

@@ -153,6 +153,37 @@ enum { LEAF_REASON_PODS, LEAF_REASON_CPU, LEAF_REASON_MEMORY, LEAF_REASONS };
 void leaf_reasons(const struct leaf_fast_plan *k, const struct leaf_nodes *nodes,
 		  const uint32_t *feasible, uint32_t n, uint32_t counts[LEAF_REASONS]);
 
+/* One node's figures as leaf_fast_of() reads them. */
+struct leaf_node {
+	int64_t pods, uc, um, nz_cpu, nz_mem; /* used, and with stand-ins */
+	int64_t ac, am, ap;                   /* allocatable */
+};
+
+/* Up to four fast plans laid out by lane, for leaf_fast_plans(): the
+ * request shapes that follow a changed node together (workers/engine.c).
+ * Made once per set of plans, read per node. */
+struct leaf_plans {
+	int64_t req_cpu[4];
+	int64_t req_mem[4], nz_cpu[4], nz_mem[4];
+	int64_t check_cpu[4], check_mem[4], most[4]; /* -1 true, 0 false */
+	double w_cpu[4], w_mem[4], w_sum[4], w_fit[4], w_bal[4];
+	unsigned lanes;                              /* bits: the lanes it computes */
+};
+
+/* Plans k[0..n) (n 1..4) into lanes 0..n-1; a plan whose weights are past
+ * 2^20 gets no lane bit (its shape is evaluated one by one). */
+void leaf_plans_init(struct leaf_plans *p, const struct leaf_fast_plan *const *k,
+		     unsigned n);
+
+/* leaf_fast_of() of every plan of p on one node, the four at once with
+ * AVX2. Returns the lanes it answered, as bits: for each, its reasons in
+ * m[i] and when 0 its score in d[i], as leaf_fast_of() gives them. A lane
+ * it leaves out (the general rules' case, a figure outside the exact
+ * ranges, or no AVX2: then it returns 0) is the caller's to evaluate one
+ * by one. */
+unsigned leaf_fast_plans(const struct leaf_plans *p, const struct leaf_node *v,
+			 uint32_t m[4], int64_t d[4]);
+
 /* Whether leaf_scan() uses AVX2 (the CPU has it), and for tests, a switch
  * to the scalar form and back: returns the previous setting. Not to be
  * called while another thread scans. */

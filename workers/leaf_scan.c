@@ -21,6 +21,7 @@
 #include "base/base.h"
 
 #include <stddef.h>
+#include <string.h>
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -408,6 +409,118 @@ static bool weights_fit(const struct leaf_fast_plan *k)
 		if (w[i] < 0 || w[i] > (INT64_C(1) << 20))
 			return false;
 	return true;
+}
+
+void leaf_plans_init(struct leaf_plans *p, const struct leaf_fast_plan *const *k,
+		     unsigned n)
+{
+	memset(p, 0, sizeof(*p));
+	for (unsigned i = 0; i < 4; i++) {
+		/* Lanes past n repeat plan 0 and are not taken. */
+		const struct leaf_fast_plan *q = k[i < n ? i : 0];
+		p->req_cpu[i] = q->req_cpu;
+		p->req_mem[i] = q->req_mem;
+		p->nz_cpu[i] = q->nz_cpu;
+		p->nz_mem[i] = q->nz_mem;
+		p->check_cpu[i] = q->check_cpu ? -1 : 0;
+		p->check_mem[i] = q->check_mem ? -1 : 0;
+		p->most[i] = q->most ? -1 : 0;
+		p->w_cpu[i] = (double)q->w_cpu;
+		p->w_mem[i] = (double)q->w_mem;
+		p->w_sum[i] = (double)q->w_sum;
+		p->w_fit[i] = (double)q->w_fit;
+		p->w_bal[i] = (double)q->w_balanced;
+		if (i < n && weights_fit(q))
+			p->lanes |= 1u << i;
+	}
+}
+
+#if LS_X86
+#define LOAD_I(a) _mm256_loadu_si256((const __m256i *)(const void *)(a))
+
+/* scan_step()'s filter and scores with the lanes the other way round:
+ * four plans, one node. The same operations, so the same exactness. */
+LS_TARGET static unsigned plans_avx2(const struct leaf_plans *p, const struct leaf_node *v,
+				     uint32_t m[4], int64_t d[4])
+{
+	__m256i req_cpu = LOAD_I(p->req_cpu), req_mem = LOAD_I(p->req_mem);
+	__m256i uc = _mm256_set1_epi64x(v->uc), um = _mm256_set1_epi64x(v->um);
+	__m256i ac = _mm256_set1_epi64x(v->ac), am = _mm256_set1_epi64x(v->am);
+	__m256i f_cpu = _mm256_and_si256(LOAD_I(p->check_cpu), _mm256_cmpgt_epi64(
+						 req_cpu, _mm256_set1_epi64x(v->ac - v->uc)));
+	__m256i f_mem = _mm256_and_si256(LOAD_I(p->check_mem), _mm256_cmpgt_epi64(
+						 req_mem, _mm256_set1_epi64x(v->am - v->um)));
+	uint32_t pods = v->pods + 1 > v->ap ? MASK_PODS : 0;
+	unsigned cpu_bits = lane_bits(f_cpu), mem_bits = lane_bits(f_mem);
+	__m256i rc = _mm256_add_epi64(_mm256_set1_epi64x(v->nz_cpu), LOAD_I(p->nz_cpu));
+	__m256i rm = _mm256_add_epi64(_mm256_set1_epi64x(v->nz_mem), LOAD_I(p->nz_mem));
+	__m256i bc = _mm256_add_epi64(uc, req_cpu), bm = _mm256_add_epi64(um, req_mem);
+	/* Lanes whose doubles are exact (see the header); the allocatables
+	 * are the node's, one test for all four. */
+	bool alloc_ok = v->ac >= 1 && v->ac < (INT64_C(1) << 46) && v->am >= 1 &&
+			v->am < (INT64_C(1) << 46);
+	__m256i exact = _mm256_and_si256(within(bc, 0, INT64_C(1) << 52),
+					 within(bm, 0, INT64_C(1) << 52));
+	exact = _mm256_and_si256(exact, _mm256_and_si256(
+					 _mm256_cmpgt_epi64(rc, _mm256_set1_epi64x(-1)),
+					 _mm256_cmpgt_epi64(rm, _mm256_set1_epi64x(-1))));
+	unsigned exact_bits = alloc_ok ? lane_bits(exact) : 0;
+	/* NodeResourcesFit's score, LeastAllocated or MostAllocated by lane. */
+	__m256i over_c = _mm256_cmpgt_epi64(rc, ac), over_m = _mm256_cmpgt_epi64(rm, am);
+	__m256i most = LOAD_I(p->most);
+	__m256i xc = _mm256_blendv_epi8(_mm256_andnot_si256(over_c, _mm256_sub_epi64(ac, rc)),
+					_mm256_blendv_epi8(rc, ac, over_c), most);
+	__m256i xm = _mm256_blendv_epi8(_mm256_andnot_si256(over_m, _mm256_sub_epi64(am, rm)),
+					_mm256_blendv_epi8(rm, am, over_m), most);
+	const __m256d hundred = _mm256_set1_pd((double)MAX_NODE_SCORE);
+	const __m256d one = _mm256_set1_pd(1.0);
+	__m256d dc = _mm256_set1_pd((double)v->ac), dm = _mm256_set1_pd((double)v->am);
+	__m256d sc = trunc_pd(_mm256_div_pd(_mm256_mul_pd(to_double(xc), hundred), dc));
+	__m256d sm = trunc_pd(_mm256_div_pd(_mm256_mul_pd(to_double(xm), hundred), dm));
+	__m256d w_sum = _mm256_loadu_pd(p->w_sum);
+	/* A plan with w_sum 0 scores its fit 0 (0/0 here is NaN: masked). */
+	__m256d fit = _mm256_andnot_pd(
+		_mm256_cmp_pd(w_sum, _mm256_setzero_pd(), _CMP_EQ_OQ),
+		trunc_pd(_mm256_div_pd(_mm256_add_pd(_mm256_mul_pd(sc, _mm256_loadu_pd(p->w_cpu)),
+						     _mm256_mul_pd(sm, _mm256_loadu_pd(p->w_mem))),
+				       w_sum)));
+	/* BalancedAllocation's: the same double operations. */
+	__m256d fc = _mm256_min_pd(_mm256_div_pd(to_double(bc), dc), one);
+	__m256d fm = _mm256_min_pd(_mm256_div_pd(to_double(bm), dm), one);
+	__m256d std = _mm256_andnot_pd(_mm256_set1_pd(-0.0),
+				       _mm256_mul_pd(_mm256_sub_pd(fc, fm), _mm256_set1_pd(0.5)));
+	__m256d bal = trunc_pd(_mm256_mul_pd(_mm256_sub_pd(one, std), hundred));
+	__m256d total = _mm256_mul_pd(_mm256_set1_pd((double)SCORE_FINE),
+				      _mm256_add_pd(_mm256_mul_pd(_mm256_loadu_pd(p->w_fit), fit),
+						    _mm256_mul_pd(_mm256_loadu_pd(p->w_bal), bal)));
+	int64_t t[4];
+	_mm256_storeu_si256((__m256i *)(void *)t, to_int(total));
+	unsigned done = 0;
+	for (unsigned i = 0; i < 4; i++) {
+		uint32_t r = pods | ((cpu_bits >> i) & 1 ? MASK_RES(RES_CPU) : 0) |
+			     ((mem_bits >> i) & 1 ? MASK_RES(RES_MEMORY) : 0);
+		m[i] = r;
+		d[i] = r == 0 ? t[i] : 0;
+		/* A lane that passes needs exact scores; a refusal does not. */
+		done |= (unsigned)(r != 0 || ((exact_bits >> i) & 1)) << i;
+	}
+	return done & p->lanes;
+}
+#undef LOAD_I
+#endif
+
+unsigned leaf_fast_plans(const struct leaf_plans *p, const struct leaf_node *v,
+			 uint32_t m[4], int64_t d[4])
+{
+#if LS_X86
+	if (simd_on())
+		return plans_avx2(p, v, m, d);
+#endif
+	(void)p;
+	(void)v;
+	(void)m;
+	(void)d;
+	return 0;
 }
 
 uint32_t leaf_scan(const struct leaf_fast_plan *k, const struct leaf_nodes *nodes,

@@ -1,7 +1,10 @@
 /* unit.leaf_scan: the fast leaf's scan (workers/leaf_scan.c) with AVX2
  * against its scalar form, and both against leaf_fast() one node at a
  * time: the same candidates, scores, stop at `want` and slots visited;
- * and leaf_reasons()'s counts against leaf_fast()'s masks.
+ * and leaf_reasons()'s counts against leaf_fast()'s masks; and
+ * leaf_fast_plans() (four plans on one node) against leaf_fast_of() lane
+ * by lane: every lane it answers alike, every lane it leaves out one that
+ * must be (general rules, inexact figures, weights past 2^20).
  * Nodes are drawn to reach every edge the AVX2 form must hand back or
  * get exactly right: no cpu or memory allocatable (the general rules),
  * allocatables past 2^46 and counters past 2^52 (leaf_fast() per lane),
@@ -245,10 +248,90 @@ static void test_simd_equals_scalar(void **state)
 	free(w);
 }
 
+/* Four plans (or fewer) on nodes drawn as above: each lane answered is
+ * leaf_fast_of()'s answer; a lane left out is one leaf_fast_of() sends to
+ * the general rules, or one whose figures or weights are outside the
+ * exact ranges. */
+static void test_plans_equal_one_by_one(void **state)
+{
+	(void)state;
+	uint64_t answered = 0, left = 0, passing = 0;
+	for (int c = 0; c < CASES * 10; c++) {
+		struct leaf_fast_plan plan[4];
+		const struct leaf_fast_plan *k[4];
+		unsigned n = 1 + (unsigned)below(4);
+		for (unsigned i = 0; i < n; i++) {
+			draw_plan(&plan[i]);
+			k[i] = &plan[i];
+		}
+		struct leaf_node v;
+		v.ac = pick_alloc(64000);
+		v.am = pick_alloc(INT64_C(256) << 30);
+		v.ap = below(4) == 0 ? below(3) : 110;
+		v.uc = pick_used(v.ac);
+		v.um = pick_used(v.am);
+		v.pods = below(v.ap + 2);
+		v.nz_cpu = v.uc + below(3) * 100;
+		v.nz_mem = v.um + below(3) * (200 << 20);
+		struct leaf_plans p;
+		leaf_plans_init(&p, k, n);
+		uint32_t m[4];
+		int64_t d[4];
+		unsigned done = leaf_fast_plans(&p, &v, m, d);
+		assert_int_equal(done & ~((1u << n) - 1), 0);
+		for (unsigned i = 0; i < n; i++) {
+			int64_t want_d = -1;
+			bool gen = false;
+			uint32_t want_m = leaf_fast_of(k[i], v.pods, v.uc, v.um, &v.nz_cpu,
+						       &v.nz_mem, v.ac, v.am, v.ap, &want_d, &gen);
+			if (!((done >> i) & 1)) {
+				/* Left out only where it may be. */
+				bool big = k[i]->w_fit > (INT64_C(1) << 20);
+				bool inexact = v.ac < 1 || v.ac >= (INT64_C(1) << 46) ||
+					       v.am < 1 || v.am >= (INT64_C(1) << 46) ||
+					       v.uc + k[i]->req_cpu >= (INT64_C(1) << 52) ||
+					       v.um + k[i]->req_mem >= (INT64_C(1) << 52);
+				assert_true(gen || big || inexact);
+				assert_true(want_m == 0 || big);
+				left++;
+				continue;
+			}
+			assert_false(gen);
+			assert_int_equal(m[i], want_m);
+			if (want_m == 0) {
+				assert_int_equal(d[i], want_d);
+				passing++;
+			}
+			answered++;
+		}
+	}
+	print_message("leaf_fast_plans: %" PRIu64 " lanes alike (%" PRIu64 " passing), %"
+		      PRIu64 " left to one by one\n", answered, passing, left);
+	if (leaf_scan_simd()) {
+		assert_true(passing > answered / 20);
+		assert_true(left > 0 && left < answered);
+	} else {
+		assert_int_equal(answered, 0); /* no AVX2: every lane left */
+	}
+	/* Switched off, it leaves every lane to the caller. */
+	bool had = leaf_scan_set_simd(false);
+	struct leaf_fast_plan one;
+	draw_plan(&one);
+	const struct leaf_fast_plan *k1[1] = {&one};
+	struct leaf_plans p1;
+	leaf_plans_init(&p1, k1, 1);
+	struct leaf_node v1 = {.ac = 4000, .am = INT64_C(1) << 33, .ap = 110};
+	uint32_t m1[4];
+	int64_t d1[4];
+	assert_int_equal(leaf_fast_plans(&p1, &v1, m1, d1), 0);
+	leaf_scan_set_simd(had);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_simd_equals_scalar),
+		cmocka_unit_test(test_plans_equal_one_by_one),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
