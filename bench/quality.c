@@ -174,7 +174,7 @@ static int make_pod(struct base *b, const struct workload *w, uint64_t k,
 static int commit(struct engine *e, struct base *b, uint64_t k, int64_t slot,
 		  const char *who, char *err, size_t err_len)
 {
-	int rc = commit_pod(e, &b->pod->spec, (uint32_t)slot, NULL);
+	int rc = commit_pod(e, b->pod->spec, (uint32_t)slot, NULL);
 	if (rc < 0)
 		snprintf(err, err_len, "%s: pod %" PRIu64 ": commit to node slot %"
 			 PRId64 " failed (%s): impossible with one thread", who, k,
@@ -226,7 +226,7 @@ int reference_run(const struct baseline_config *cfg, struct reference_result *ou
 		if ((rc = make_pod(&b, cfg->w, k, err, err_len)) < 0)
 			break;
 		struct placement pl;
-		if ((rc = engine_place_reference(e, &b.pod->spec, k, NULL, &pl)) < 0) {
+		if ((rc = engine_place_reference(e, b.pod->spec, k, NULL, &pl)) < 0) {
 			snprintf(err, err_len, "reference: pod %" PRIu64 ": %s", k,
 				 strerror(-rc));
 			break;
@@ -328,7 +328,7 @@ static int side_loop(const struct baseline_config *cfg, struct base *b,
 		}
 		if ((rc = make_pod(b, cfg->w, k, err, err_len)) < 0)
 			break;
-		const struct pod_spec *pod = &b->pod->spec;
+		const struct pod_spec *pod = b->pod->spec;
 		/* The reference's scores over the state the side places on. */
 		struct placement best, pl;
 		t->current = k + 1;

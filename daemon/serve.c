@@ -173,7 +173,7 @@ enum serve_attempt serve_attempt(struct serve *s, unsigned w, struct producer *p
 	}
 	struct engine *e = s->engines[w];
 	uint64_t seq = ((uint64_t)w << 48) | st->seq++; /* the worker's own */
-	if (resolver_place(e, &pod->spec, seq, r, &st->resolver) < 0) {
+	if (resolver_place(e, pod->spec, seq, r, &st->resolver) < 0) {
 		placements_untake(s->placements, (uint32_t)rec);
 		answer_slot(slot, SHMSCHED_UNSCHEDULABLE, 0, now_ns(),
 			      "the daemon ran out of memory placing this pod");
@@ -186,7 +186,7 @@ enum serve_attempt serve_attempt(struct serve *s, unsigned w, struct producer *p
 		uint64_t id;
 		const struct placement_record *made = placements_prepare(
 			s->placements, (uint32_t)rec, node,
-			ledger_node_generation(s->ledger, node), &pod->spec,
+			ledger_node_generation(s->ledger, node), pod->spec,
 			&r->placement.devices, pod->cookie, &id);
 		/* Queued before it is published: no release of it (an
 		 * admin's, a resync's, a guessed id's) can queue its delete
@@ -200,10 +200,10 @@ enum serve_attempt serve_attempt(struct serve *s, unsigned w, struct producer *p
 		placements_publish(s->placements, (uint32_t)rec, pr->owner);
 		answer_placed(slot, node, placed_ns, &r->placement.devices, id);
 		stat_inc(&st->attempts[attempts_bucket(attempt)]);
-		note_priority(s, pod->spec.priority);
+		note_priority(s, pod->spec->priority);
 		/* A waiting pod refused by pod affinity or spread may fit now
 		 * (E7 in workers/queue.c). */
-		if (pod->spec.group != 0 && s->events != NULL &&
+		if (pod->spec->group != 0 && s->events != NULL &&
 		    queue_events_want_placed(s->events)) {
 			struct queue_event ev = queue_event_placed();
 			queue_events_publish(s->events, &ev);
@@ -261,7 +261,7 @@ int serve_gang(struct serve *s, unsigned w, struct producer *const *prs,
 		rec[taken] = placements_take(s->placements);
 		if (rec[taken] < 0)
 			goto untake;
-		specs[taken] = &pods[taken]->spec;
+		specs[taken] = pods[taken]->spec;
 	}
 	uint64_t seq = ((uint64_t)w << 48) | st->seq;
 	st->seq += n;
@@ -357,7 +357,7 @@ static bool answer(struct serve *s, unsigned w, struct producer *pr,
 		answer_slot(slot, SHMSCHED_REJECTED, 0, now_ns(), why);
 		return true;
 	}
-	if (pod.spec.gang != 0) {
+	if (pod.spec->gang != 0) {
 		/* All of its gang or none: never placed alone. */
 		if (wait_gang(s->wait, w, pr, index, &pod) == WAIT_PARKED)
 			return false;

@@ -218,8 +218,8 @@ static bool wants_to_wait(const struct serve_wait *wt, const struct record_pod *
 	/* The slot's flags, then the template's annotation, then --wait. */
 	if (pod->flags & (SHMSCHED_SLOT_WAIT | SHMSCHED_SLOT_NO_WAIT))
 		return pod->flags & SHMSCHED_SLOT_WAIT;
-	if (pod->spec.priority_flags & (POD_WAIT | POD_NO_WAIT))
-		return pod->spec.priority_flags & POD_WAIT;
+	if (pod->spec->priority_flags & (POD_WAIT | POD_NO_WAIT))
+		return pod->spec->priority_flags & POD_WAIT;
 	return wt->cfg.wait_default;
 }
 
@@ -232,7 +232,7 @@ static void park(struct serve_wait *wt, unsigned w, uint32_t id,
 	const struct pod_spec *tmpl = &pr->templates[pod->template_id - 1];
 	struct queue_pod qp = {
 		.spec = tmpl,
-		.request = pod->spec.request,
+		.request = pod->spec->request,
 		.priority = tmpl->priority,
 		.deadline_ns = pod->deadline_ns,
 		.error = gave_up,
@@ -254,7 +254,7 @@ static void maybe_preempt(struct serve_wait *wt, unsigned w, uint32_t id,
 			  uint32_t codes)
 {
 	struct wait_worker *ww = &wt->w[w];
-	const struct pod_spec *sp = &pod->spec;
+	const struct pod_spec *sp = pod->spec;
 	if (wt->cfg.evictor == NULL || sp->gang != 0 ||
 	    sp->priority <= serve_lowest_priority(wt->serve) ||
 	    (sp->priority_flags & POD_PREEMPT_NEVER) || sp->n_ports > 0 ||
@@ -272,7 +272,7 @@ static void maybe_preempt(struct serve_wait *wt, unsigned w, uint32_t id,
 	}
 	ww->request = (struct preempt_request){
 		.producer = pr->id, .key = key_of(pr), .template_id = pod->template_id,
-		.cookie = pod->cookie, .spec = pod->spec,
+		.cookie = pod->cookie, .spec = *pod->spec,
 	};
 	if (!evict_request(wt->cfg.evictor, w, id, &ww->request))
 		return;
@@ -513,7 +513,7 @@ static void gang_try(struct serve_wait *wt, unsigned w, uint32_t gi, uint64_t no
 		qp.error = n >= g->min; /* lost races, or records: back off */
 	for (uint32_t i = 0; i < n; i++) {
 		qp.spec = &prs[i]->templates[pods[i].template_id - 1];
-		qp.request = pods[i].spec.request;
+		qp.request = pods[i].spec->request;
 		qp.priority = qp.spec->priority;
 		qp.deadline_ns = pods[i].deadline_ns;
 		queue_park(ww->q, ids[i], &qp, now);
@@ -532,20 +532,20 @@ enum wait_park wait_gang(struct serve_wait *wt, unsigned w, struct producer *pr,
 	uint32_t id = queue_id(ww->q, owner, index);
 	if (queue_where(ww->q, id) != QUEUE_OUT)
 		return WAIT_NOT;
-	uint32_t gi = gang_entry(ww, pod->spec.gang, true);
+	uint32_t gi = gang_entry(ww, pod->spec->gang, true);
 	if (gi == 0 || ww->gangs[gi - 1].n == GANG_MIN_MAX)
 		return WAIT_NOT;
 	struct wgang *g = &ww->gangs[gi - 1];
 	if (g->n == 0) {
-		g->min = pod->spec.gang_min ? pod->spec.gang_min : 1;
-		g->timeout_s = pod->spec.gang_timeout_s;
+		g->min = pod->spec->gang_min ? pod->spec->gang_min : 1;
+		g->timeout_s = pod->spec->gang_timeout_s;
 		g->first_ns = now;
 		g->gathered = false;
 	}
 	/* Parked without reasons: only its gang's attempt moves it, and a
 	 * node event its static filters pass. */
 	const struct pod_spec *tmpl = &pr->templates[pod->template_id - 1];
-	struct queue_pod qp = {.spec = tmpl, .request = pod->spec.request,
+	struct queue_pod qp = {.spec = tmpl, .request = pod->spec->request,
 			       .priority = tmpl->priority,
 			       .deadline_ns = pod->deadline_ns};
 	queue_park(ww->q, id, &qp, now);

@@ -25,13 +25,21 @@ struct record_templates {
 };
 
 /* A decoded pod: its template's spec with the slot's extra requests added,
- * and the slot's producer-side fields, returned as they were. */
+ * and the slot's producer-side fields, returned as they were.
+ *
+ * `spec` is the template's own spec when the slot asks no extras (most
+ * pods: no 1.7 KiB copy, and the engine reads only the parts it needs),
+ * else `with_extras`, the template's copy with the extras added. So a
+ * record_pod is used where record_decode() wrote it, never copied by
+ * value (spec may point into it), and lives no longer than the
+ * templates (the producer's, kept while it is served). */
 struct record_pod {
-	struct pod_spec spec;
+	const struct pod_spec *spec;
+	struct pod_spec with_extras; /* spec's bytes when n_extra > 0 */
 	uint64_t cookie;
 	uint64_t submit_ns;
-	uint32_t template_id; /* 1..count: spec is t->specs[template_id - 1] plus
-			       * the extras */
+	uint32_t template_id; /* 1..count: spec is t->specs[template_id - 1], or
+			       * its copy plus the extras */
 	uint16_t flags;       /* SHMSCHED_SLOT_WAIT, _NO_WAIT, or 0 */
 	uint64_t deadline_ns; /* 0: none */
 };
@@ -42,9 +50,10 @@ struct record_pod {
  * NO_WAIT, and for each used
  * extra reserved 0, resource < res->count and not RES_PODS, quantity >= 0,
  * and no request (nor the scoring stand-in for cpu or memory) past
- * INT64_MAX. Then out->spec is the template's spec with each extra added to
- * spec.request.v[resource] (for cpu and memory also to nonzero_cpu_milli /
- * nonzero_mem_bytes); equal slots give byte-equal specs.
+ * INT64_MAX. Then *out->spec is the template's spec with each extra added
+ * to request.v[resource] (for cpu and memory also to nonzero_cpu_milli /
+ * nonzero_mem_bytes); equal slots give byte-equal specs. With no extra,
+ * out->spec is the template's spec itself (&t->specs[template_id - 1]).
  *
  * Returns 0, or -EINVAL with a message for a person in `why` (naming the
  * field, its value and what was expected; `why` may be NULL when `why_len`

@@ -77,19 +77,19 @@ static void check_decode(const struct shmsched_slot *slot)
 			want_mem += e->quantity;
 	}
 	for (unsigned r = 0; r < RES_MAX; r++)
-		if (out.spec.request.v[r] < 0 || want[r] > INT64_MAX ||
-		    want[r] != out.spec.request.v[r])
+		if (out.spec->request.v[r] < 0 || want[r] > INT64_MAX ||
+		    want[r] != out.spec->request.v[r])
 			__builtin_trap();
-	if (want_cpu != out.spec.nonzero_cpu_milli ||
-	    want_mem != out.spec.nonzero_mem_bytes)
+	if (want_cpu != out.spec->nonzero_cpu_milli ||
+	    want_mem != out.spec->nonzero_mem_bytes)
 		__builtin_trap();
 	/* Everything outside the requests is the template's. */
 	const size_t from = offsetof(struct pod_spec, nonzero_mem_bytes) +
 			    sizeof(int64_t);
-	if (memcmp((const char *)&out.spec + from, (const char *)tmpl + from,
+	if (memcmp((const char *)out.spec + from, (const char *)tmpl + from,
 		   sizeof(struct pod_spec) - from) != 0 ||
-	    out.spec.ns_name != tmpl->ns_name ||
-	    out.spec.node_name != tmpl->node_name ||
+	    out.spec->ns_name != tmpl->ns_name ||
+	    out.spec->node_name != tmpl->node_name ||
 	    out.cookie != slot->cookie || out.submit_ns != slot->submit_ns)
 		__builtin_trap();
 }

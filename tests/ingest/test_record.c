@@ -102,7 +102,7 @@ static void test_no_extras_is_the_template(void **state)
 		char why[128] = "";
 		assert_int_equal(record_decode(&s, &f.t, &f.res, &out, why,
 					       sizeof(why)), 0);
-		assert_memory_equal(&out.spec, &f.specs[id - 1], sizeof(out.spec));
+		assert_memory_equal(out.spec, &f.specs[id - 1], sizeof(*out.spec));
 		assert_int_equal(out.cookie, 0xc0ffee);
 		assert_int_equal(out.submit_ns, 123456789);
 		assert_string_equal(why, ""); /* untouched on success */
@@ -131,9 +131,9 @@ static void test_extras_land_on_their_resources(void **state)
 	want.request.v[RES_EPHEMERAL] = 10 * GIB;
 	want.nonzero_cpu_milli = 750;
 	want.nonzero_mem_bytes = GIB + 512 * MIB;
-	assert_memory_equal(&out.spec, &want, sizeof(want));
-	assert_int_equal(out.spec.request.v[RES_PODS], 0);
-	assert_int_equal(out.spec.request.v[RES_HUGE_2M], 0);
+	assert_memory_equal(out.spec, &want, sizeof(want));
+	assert_int_equal(out.spec->request.v[RES_PODS], 0);
+	assert_int_equal(out.spec->request.v[RES_HUGE_2M], 0);
 }
 
 static void test_extras_on_one_resource_add_up(void **state)
@@ -150,10 +150,10 @@ static void test_extras_on_one_resource_add_up(void **state)
 	struct record_pod out;
 	char why[128];
 	assert_int_equal(record_decode(&s, &f.t, &f.res, &out, why, sizeof(why)), 0);
-	assert_int_equal(out.spec.request.v[RES_HUGE_2M], 6 * MIB);
-	assert_int_equal(out.spec.request.v[RES_CPU], 501);
-	assert_int_equal(out.spec.nonzero_cpu_milli, 501);
-	assert_int_equal(out.spec.nonzero_mem_bytes, GIB);
+	assert_int_equal(out.spec->request.v[RES_HUGE_2M], 6 * MIB);
+	assert_int_equal(out.spec->request.v[RES_CPU], 501);
+	assert_int_equal(out.spec->nonzero_cpu_milli, 501);
+	assert_int_equal(out.spec->nonzero_mem_bytes, GIB);
 }
 
 /* A template without cpu / memory requests scores with the stand-ins; an
@@ -171,11 +171,11 @@ static void test_extras_add_to_the_stand_ins(void **state)
 	struct record_pod out;
 	char why[128];
 	assert_int_equal(record_decode(&s, &f.t, &f.res, &out, why, sizeof(why)), 0);
-	assert_int_equal(out.spec.request.v[RES_CPU], 300);
-	assert_int_equal(out.spec.request.v[RES_MEMORY], 100 * MIB);
-	assert_int_equal(out.spec.nonzero_cpu_milli, 400);
-	assert_int_equal(out.spec.nonzero_mem_bytes, 300 * MIB);
-	assert_int_equal(out.spec.request.v[RES_GPU], 1);
+	assert_int_equal(out.spec->request.v[RES_CPU], 300);
+	assert_int_equal(out.spec->request.v[RES_MEMORY], 100 * MIB);
+	assert_int_equal(out.spec->nonzero_cpu_milli, 400);
+	assert_int_equal(out.spec->nonzero_mem_bytes, 300 * MIB);
+	assert_int_equal(out.spec->request.v[RES_GPU], 1);
 }
 
 static void test_bad_template_id(void **state)
@@ -213,7 +213,7 @@ static void test_too_many_extras(void **state)
 	struct record_pod out;
 	char why[128];
 	assert_int_equal(record_decode(&s, &f.t, &f.res, &out, why, sizeof(why)), 0);
-	assert_memory_equal(&out.spec, &f.specs[0], sizeof(out.spec));
+	assert_memory_equal(out.spec, &f.specs[0], sizeof(*out.spec));
 }
 
 static void test_flags_and_deadline(void **state)
@@ -316,8 +316,8 @@ static void test_overflow(void **state)
 	set_extra(&s, 0, RES_CPU, 60);
 	set_extra(&s, 1, RES_CPU, 40);
 	assert_int_equal(record_decode(&s, &f.t, &f.res, &out, why, sizeof(why)), 0);
-	assert_int_equal(out.spec.request.v[RES_CPU], INT64_MAX);
-	assert_int_equal(out.spec.nonzero_cpu_milli, INT64_MAX);
+	assert_int_equal(out.spec->request.v[RES_CPU], INT64_MAX);
+	assert_int_equal(out.spec->nonzero_cpu_milli, INT64_MAX);
 	set_extra(&s, 2, RES_CPU, 1);
 	expect_reject(&f, &s, "slot: extra[2]: cpu request overflows");
 
@@ -335,7 +335,7 @@ static void test_overflow(void **state)
 	make_slot(&s, 2);
 	set_extra(&s, 0, RES_CPU, INT64_MAX - 100);
 	assert_int_equal(record_decode(&s, &f.t, &f.res, &out, why, sizeof(why)), 0);
-	assert_int_equal(out.spec.nonzero_cpu_milli, INT64_MAX);
+	assert_int_equal(out.spec->nonzero_cpu_milli, INT64_MAX);
 	set_extra(&s, 0, RES_CPU, INT64_MAX - 99);
 	expect_reject(&f, &s, "slot: extra[0]: cpu request overflows");
 }
@@ -362,7 +362,33 @@ static void test_unused_bytes_are_ignored(void **state)
 	char why[128];
 	assert_int_equal(record_decode(&clean, &f.t, &f.res, &a, why, sizeof(why)), 0);
 	assert_int_equal(record_decode(&dirty, &f.t, &f.res, &b, why, sizeof(why)), 0);
-	assert_memory_equal(&a, &b, sizeof(a));
+	assert_memory_equal(a.spec, b.spec, sizeof(*a.spec));
+	assert_int_equal(a.cookie, b.cookie);
+	assert_int_equal(a.submit_ns, b.submit_ns);
+	assert_int_equal(a.template_id, b.template_id);
+	assert_int_equal(a.flags, b.flags);
+	assert_int_equal(a.deadline_ns, b.deadline_ns);
+}
+
+/* A pod without extras is its template's spec itself, not a copy; one
+ * with extras is a copy, and its template is left as it was. */
+static void test_spec_is_the_template_without_extras(void **state)
+{
+	(void)state;
+	struct fixture f;
+	make_fixture(&f);
+	struct pod_spec before = f.specs[0];
+	struct shmsched_slot s;
+	make_slot(&s, 1);
+	struct record_pod out;
+	char why[128];
+	assert_int_equal(record_decode(&s, &f.t, &f.res, &out, why, sizeof(why)), 0);
+	assert_ptr_equal(out.spec, &f.specs[0]);
+	set_extra(&s, 0, RES_CPU, 100);
+	assert_int_equal(record_decode(&s, &f.t, &f.res, &out, why, sizeof(why)), 0);
+	assert_ptr_equal(out.spec, &out.with_extras);
+	assert_int_equal(out.spec->request.v[RES_CPU], before.request.v[RES_CPU] + 100);
+	assert_memory_equal(&f.specs[0], &before, sizeof(before));
 }
 
 /* Equal slots give equal bytes from node_name on (the equivalence class),
@@ -390,16 +416,16 @@ static void test_equal_slots_give_equal_bytes(void **state)
 	assert_int_equal(record_decode(&s1, &f.t, &f.res, &a, why, sizeof(why)), 0);
 	assert_int_equal(record_decode(&s2, &f.t, &f.res, &b, why, sizeof(why)), 0);
 	const size_t from = offsetof(struct pod_spec, node_name);
-	assert_memory_equal((const char *)&a.spec + from, (const char *)&b.spec + from,
+	assert_memory_equal((const char *)a.spec + from, (const char *)b.spec + from,
 			    sizeof(struct pod_spec) - from);
-	assert_memory_equal(&a.spec, &b.spec, sizeof(a.spec));
+	assert_memory_equal(a.spec, b.spec, sizeof(*a.spec));
 	assert_int_not_equal(a.cookie, b.cookie);
 
 	/* A different extra is a different class. */
 	s2.extra[1].quantity = 2;
 	assert_int_equal(record_decode(&s2, &f.t, &f.res, &b, why, sizeof(why)), 0);
-	assert_memory_not_equal((const char *)&a.spec + from,
-				(const char *)&b.spec + from,
+	assert_memory_not_equal((const char *)a.spec + from,
+				(const char *)b.spec + from,
 				sizeof(struct pod_spec) - from);
 }
 
@@ -567,10 +593,10 @@ static void test_random_slots(void **state)
 		for (unsigned i = 0; i < s.n_extra; i++)
 			want[s.extra[i].resource] += s.extra[i].quantity;
 		for (unsigned r = 0; r < RES_MAX; r++) {
-			assert_true(out.spec.request.v[r] >= 0);
-			assert_true(want[r] == out.spec.request.v[r]);
+			assert_true(out.spec->request.v[r] >= 0);
+			assert_true(want[r] == out.spec->request.v[r]);
 		}
-		assert_int_equal(out.spec.request.v[RES_PODS], 0);
+		assert_int_equal(out.spec->request.v[RES_PODS], 0);
 		assert_int_equal(out.cookie, s.cookie);
 		assert_int_equal(out.flags, s.flags);
 		assert_true(s.flags != SHMSCHED_SLOT_FLAGS &&
@@ -597,6 +623,7 @@ int main(void)
 		cmocka_unit_test(test_negative_quantity),
 		cmocka_unit_test(test_overflow),
 		cmocka_unit_test(test_unused_bytes_are_ignored),
+		cmocka_unit_test(test_spec_is_the_template_without_extras),
 		cmocka_unit_test(test_equal_slots_give_equal_bytes),
 		cmocka_unit_test(test_reason_buffer_is_bounded),
 		cmocka_unit_test(test_answer_fields),
