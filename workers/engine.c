@@ -204,6 +204,16 @@ enum class_phase {
 #define SIBLING_STREAK 2u /* hot sights in a row before a sibling's class */
 #define LAST_USE_NEVER UINT64_MAX /* eclass.last_use of a class with no pod yet */
 #define STATIC_SLOTS 4096u /* a power of two */
+#define SPEC_MEMO 64u       /* a power of two */
+
+/* A spec's address and the class found for it (engine.by_address): a pod
+ * without extras is its template's spec itself (ingest/record.h), so the
+ * same address comes again and again. */
+struct spec_memo {
+	const struct pod_spec *spec;
+	struct eclass *k;
+	uint64_t epoch; /* engine.class_epoch then */
+};
 
 /* A spec's last sight (engine.seen). */
 struct seen {
@@ -274,6 +284,11 @@ struct engine {
 	 * mapped: a first-sight pod that differs from a compiled class only
 	 * in its requests scans that class's static results. */
 	struct eclass *by_static[STATIC_SLOTS];
+
+	/* Compiled classes by spec address, direct mapped (class_get); an
+	 * entry holds while no class has been freed since (class_epoch). */
+	struct spec_memo by_address[SPEC_MEMO];
+	uint64_t class_epoch;  /* classes freed, ever */
 
 	struct shard_free *shards;
 	uint32_t n_shards;
@@ -469,6 +484,7 @@ static void class_free(struct engine *e, struct eclass *k)
 {
 	if (k == NULL)
 		return;
+	e->class_epoch++; /* no memo entry may name it now */
 	shape_release(e, k->shape);
 	free(k->feasible);
 	free(k->affinity_raw);
@@ -2188,6 +2204,16 @@ static struct eclass *class_get(struct engine *e, const struct snapshot *s,
 				bool *first_sight)
 {
 	*first_sight = false;
+	/* The memo saves the hash over the key; the comparison stays, so a
+	 * spec whose address held another's (a template freed and another
+	 * made there, or a copy with extras) is never taken for it. */
+	struct spec_memo *mm = &e->by_address[((uintptr_t)pod * UINT64_C(0x9e3779b97f4a7c15)) >>
+					(64 - __builtin_ctz(SPEC_MEMO))];
+	if (mm->spec == pod && mm->epoch == e->class_epoch &&
+	    mm->k->phase != PHASE_STATIC && pod_class_equal(&mm->k->spec, pod)) {
+		e->stats.class_hits++;
+		return mm->k;
+	}
 	uint64_t h = pod_class_hash(pod);
 	struct eclass *k = class_find(e, pod, h);
 	if (k != NULL) {
@@ -2196,6 +2222,7 @@ static struct eclass *class_get(struct engine *e, const struct snapshot *s,
 			return NULL;
 		}
 		e->stats.class_hits++;
+		*mm = (struct spec_memo){pod, k, e->class_epoch};
 		return k;
 	}
 	struct seen *seen = &e->seen[h & (SEEN_SLOTS - 1)];
