@@ -905,7 +905,9 @@ struct pass {
 	bool skip_balanced;  /* BalancedAllocation's PreScore skip */
 	bool affinity;       /* NodeAffinity scores (wants_affinity_score) */
 	const struct score_config *sc; /* the pod's profile's */
-	struct score_plan plan; /* the pod's fit and balance scores */
+	struct score_plan plan; /* the pod's fit and balance scores: the literal
+				 * path's only (the fast paths score from their
+				 * leaf plans), so made there */
 };
 
 static void begin(struct engine *e, const struct snapshot *s,
@@ -919,7 +921,6 @@ static void begin(struct engine *e, const struct snapshot *s,
 				       s->n_nodes);
 	p->sc = sc_of(e, pod);
 	p->skip_balanced = score_balanced_skips(p->sc, pod);
-	score_plan_init(&p->plan, p->sc, pod);
 	p->affinity = wants_affinity_score(e, pod);
 	*out = (struct placement){.slot = -1, .all_nodes = s->n_nodes};
 	e->stats.pods++;
@@ -1000,6 +1001,7 @@ static int place_reference(struct engine *e, const struct pod_spec *pod,
 		return -ENOMEM;
 	struct pass p;
 	begin(e, s, pod, seq, &p, out);
+	score_plan_init(&p.plan, p.sc, pod);
 	struct reason reasons[FILTER_MAX_REASONS];
 	uint32_t n = 0;
 	diagnosis_reset(&e->diag);
