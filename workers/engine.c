@@ -333,6 +333,8 @@ struct engine {
 	struct shape *warm_slow[SHAPES_WARM_MAX]; /* the others */
 	unsigned n_slow;
 	uint64_t warm_pos;      /* the log's head at the last shapes_sync_warm() */
+	uint64_t warm_from;     /* no warm shape has read less of the log */
+	uint64_t warm_checked;  /* the head when cold shapes were last let go */
 
 	/* What scans read of each node, a row per slot, following the change
 	 * log and the snapshots. */
@@ -1492,6 +1494,10 @@ static void shape_used(struct engine *e, struct shape *sh)
 	sh->used_pos = ledger_changes_head(e->ledger);
 	if (!sh->warm && e->n_warm < SHAPES_WARM_MAX) {
 		sh->warm = true;
+		/* It joins after its own sync, so at or past warm_from; the
+		 * minimum keeps the invariant from resting on that. */
+		if (e->n_warm == 0 || sh->log_pos < e->warm_from)
+			e->warm_from = sh->log_pos;
 		e->warm[e->n_warm++] = sh;
 		e->warm_changed = true;
 	}
@@ -1551,19 +1557,41 @@ static void shapes_sync_warm(struct engine *e, const struct snapshot *s)
 	if (e->warm_pos == head)
 		return;
 	e->warm_pos = head;
-	uint64_t from = head;
-	for (unsigned w = 0; w < e->n_warm;) {
-		const struct shape *sh = e->warm[w];
-		if (head - sh->used_pos > SHAPES_WARM_CHANGES ||
-		    head - sh->log_pos > LEDGER_CHANGE_LOG_SLOTS ||
-		    head - sh->log_pos > (uint64_t)sh->n_slots + 64) {
-			shape_cool(e, w); /* e->warm[w] is another now */
-			continue;
+	/* Shapes no class has read lately go cold, looked for every 64
+	 * changes, not every pass: the test reads each warm shape, 23 on the
+	 * default, for every pod. */
+	if (head - e->warm_checked >= 64) {
+		e->warm_checked = head;
+		for (unsigned w = 0; w < e->n_warm;) {
+			if (head - e->warm[w]->used_pos > SHAPES_WARM_CHANGES)
+				shape_cool(e, w); /* e->warm[w] is another now */
+			else
+				w++;
 		}
-		from = sh->log_pos < from ? sh->log_pos : from;
-		w++;
 	}
-	if (e->n_warm < 2 || from == head)
+	/* Every warm shape has read the log at least to warm_from (the last
+	 * pass's end, or a shape's own position when it joined; a shape's
+	 * own sync only moves it on), so the pass starts there; a shape
+	 * further on skips what it has read (warm_takes()). */
+	uint64_t from = e->warm_from;
+	if (head - from > 64) {
+		/* Behind since the last pass (a shape alone, or a pass cut
+		 * short): from the shapes' own positions, and one so far behind
+		 * that its own sync would read it whole goes cold. */
+		from = head;
+		for (unsigned w = 0; w < e->n_warm;) {
+			const struct shape *sh = e->warm[w];
+			if (head - sh->log_pos > LEDGER_CHANGE_LOG_SLOTS ||
+			    head - sh->log_pos > (uint64_t)sh->n_slots + 64) {
+				shape_cool(e, w);
+				continue;
+			}
+			from = sh->log_pos < from ? sh->log_pos : from;
+			w++;
+		}
+		e->warm_from = from;
+	}
+	if (e->n_warm < 2 || from >= head)
 		return; /* nothing to share: its own sync */
 	if (e->warm_changed)
 		warm_regroup(e);
@@ -1618,6 +1646,7 @@ static void shapes_sync_warm(struct engine *e, const struct snapshot *s)
 	for (unsigned w = 0; w < e->n_warm; w++)
 		if (i > e->warm[w]->log_pos)
 			e->warm[w]->log_pos = i;
+	e->warm_from = i;
 }
 
 /* Class k's shape, made or shared (its slots are added by
