@@ -88,7 +88,7 @@ static uint32_t scan_scalar(const struct leaf_fast_plan *k, const struct leaf_no
 
 #if LS_X86
 #define TWO52 4503599627370496.0 /* 2^52 */
-#define PREFETCH_AHEAD 16u /* slots */
+#define PREFETCH_AHEAD 48u /* slots */
 #define TWO52_BITS 0x4330000000000000LL
 
 /* Integers in [0, 2^52) to doubles and back (AVX2 has no such convert):
