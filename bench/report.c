@@ -228,12 +228,13 @@ static void json_engine(FILE *to, const struct engine_run_result *e)
 		"\"p50_us\":%.1f,\"p90_us\":%.1f,\"p99_us\":%.1f,\"p999_us\":%.1f,"
 		"\"latency\":\"closed loop: includes queueing\","
 		"\"service_p50_us\":%.2f,\"service_p99_us\":%.2f,"
-		"\"service_p999_us\":%.2f,\"service_over_1ms\":%" PRIu64 "}",
+		"\"service_p999_us\":%.2f,\"service_mean_us\":%.2f,"
+		"\"service_over_1ms\":%" PRIu64 "}",
 		e->wall_s, e->pods,
 		e->answered, e->placed, e->unschedulable, e->rejected, e->cancelled,
 		e->conflicts, e->overcommits, e->workers, e->nodes, e->p50_us,
 		e->p90_us, e->p99_us, e->p999_us, e->service_p50_us, e->service_p99_us,
-		e->service_p999_us, e->service_over_1ms);
+		e->service_p999_us, service_mean_us(e), e->service_over_1ms);
 }
 
 static void json_reference(FILE *to, const struct reference_result *f)
