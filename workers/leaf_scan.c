@@ -450,8 +450,23 @@ LS_TARGET static unsigned plans_avx2(const struct leaf_plans *p, const struct le
 						 req_cpu, _mm256_set1_epi64x(v->ac - v->uc)));
 	__m256i f_mem = _mm256_and_si256(LOAD_I(p->check_mem), _mm256_cmpgt_epi64(
 						 req_mem, _mm256_set1_epi64x(v->am - v->um)));
-	uint32_t pods = v->pods + 1 > v->ap ? MASK_PODS : 0;
-	unsigned cpu_bits = lane_bits(f_cpu), mem_bits = lane_bits(f_mem);
+	/* The reasons by lane, then the lanes that refuse. */
+	__m256i mv = _mm256_or_si256(
+		_mm256_and_si256(f_cpu, _mm256_set1_epi64x(MASK_RES(RES_CPU))),
+		_mm256_and_si256(f_mem, _mm256_set1_epi64x(MASK_RES(RES_MEMORY))));
+	if (v->pods + 1 > v->ap)
+		mv = _mm256_or_si256(mv, _mm256_set1_epi64x(MASK_PODS));
+	__m256i pass = _mm256_cmpeq_epi64(mv, _mm256_setzero_si256());
+	unsigned refused = lane_bits(pass) ^ 0xfu;
+	/* The reasons, each lane's low half, as four 32-bit words. */
+	_mm_storeu_si128((__m128i *)(void *)m, _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(
+						       mv, _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6))));
+	if ((refused & p->lanes) == p->lanes) {
+		/* Every plan refuses the node (a full node, the common
+		 * change late in a run): no scores to compute. */
+		_mm256_storeu_si256((__m256i *)(void *)d, _mm256_setzero_si256());
+		return p->lanes;
+	}
 	__m256i rc = _mm256_add_epi64(_mm256_set1_epi64x(v->nz_cpu), LOAD_I(p->nz_cpu));
 	__m256i rm = _mm256_add_epi64(_mm256_set1_epi64x(v->nz_mem), LOAD_I(p->nz_mem));
 	__m256i bc = _mm256_add_epi64(uc, req_cpu), bm = _mm256_add_epi64(um, req_mem);
@@ -493,18 +508,10 @@ LS_TARGET static unsigned plans_avx2(const struct leaf_plans *p, const struct le
 	__m256d total = _mm256_mul_pd(_mm256_set1_pd((double)SCORE_FINE),
 				      _mm256_add_pd(_mm256_mul_pd(_mm256_loadu_pd(p->w_fit), fit),
 						    _mm256_mul_pd(_mm256_loadu_pd(p->w_bal), bal)));
-	int64_t t[4];
-	_mm256_storeu_si256((__m256i *)(void *)t, to_int(total));
-	unsigned done = 0;
-	for (unsigned i = 0; i < 4; i++) {
-		uint32_t r = pods | ((cpu_bits >> i) & 1 ? MASK_RES(RES_CPU) : 0) |
-			     ((mem_bits >> i) & 1 ? MASK_RES(RES_MEMORY) : 0);
-		m[i] = r;
-		d[i] = r == 0 ? t[i] : 0;
-		/* A lane that passes needs exact scores; a refusal does not. */
-		done |= (unsigned)(r != 0 || ((exact_bits >> i) & 1)) << i;
-	}
-	return done & p->lanes;
+	/* A passing lane's score; 0 where it refuses. */
+	_mm256_storeu_si256((__m256i *)(void *)d, _mm256_and_si256(pass, to_int(total)));
+	/* A lane that passes needs exact scores; a refusal does not. */
+	return (refused | exact_bits) & p->lanes;
 }
 #undef LOAD_I
 #endif
