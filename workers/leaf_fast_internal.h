@@ -3,12 +3,14 @@
  * devices, requests of cpu and memory only, LeastAllocated or
  * MostAllocated over cpu and memory with the stand-ins, BalancedAllocation
  * over cpu and memory: kube's defaults, any weights) on one node, from five
- * counters and three allocatables. Two forms that give the same answers:
- * leaf_fast(), one node, inline for workers/engine.c's leaf_eval(); and
- * leaf_scan(), a sampled scan's visit of many nodes, four at a time with
- * AVX2 when the CPU has it (workers/leaf_scan.c).
+ * counters and three allocatables. Three forms that give the same
+ * answers: leaf_fast(), one node, inline for workers/engine.c's
+ * leaf_eval(); leaf_scan(), a sampled scan's visit of many nodes, four at
+ * a time with AVX2 when the CPU has it; and leaf_fast_plans(), four plans
+ * on one node, for the request shapes that follow a changed node
+ * (workers/leaf_scan.c).
  *
- * Exactness of the AVX2 form: it computes in doubles what leaf_fast()
+ * Exactness of the AVX2 forms: they compute in doubles what leaf_fast()
  * computes in 64-bit integers (and the same doubles where leaf_fast() uses
  * them). A lane is left to leaf_fast() unless every figure it converts is
  * in [0, 2^52) and both allocatables are in (0, 2^46): then every product

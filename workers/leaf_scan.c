@@ -15,6 +15,10 @@
  *
  * leaf_reasons(), an empty scan's diagnosis, runs the same loads and
  * filter (load_lanes(), refuse_lanes()) and counts each reason's lanes.
+ *
+ * leaf_fast_plans() runs the same filter and scores with the lanes the
+ * other way round: four plans (request shapes, laid out by lane once in
+ * struct leaf_plans) on one node, whose figures are broadcast.
  */
 #include "workers/leaf_fast_internal.h"
 
