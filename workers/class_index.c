@@ -456,6 +456,62 @@ static inline void merge_word(uint32_t *bm, uint32_t *bt, uint32_t m, uint32_t t
 	}
 }
 
+#if CI_X86
+/* The largest of bm[lo..hi) (hi - lo >= 8) and how many of bt[] go with
+ * it: eight blocks a step. */
+CI_SIMD_TARGET static void run_avx2(const uint32_t *bm, const uint32_t *bt, uint32_t lo,
+				    uint32_t hi, uint32_t *max, uint32_t *ties)
+{
+	__m256i m = _mm256_setzero_si256();
+	uint32_t b = lo;
+	for (; b + 8 <= hi; b += 8)
+		m = _mm256_max_epu32(m, _mm256_loadu_si256((const __m256i *)(const void *)(bm + b)));
+	__m128i h = _mm_max_epu32(_mm256_castsi256_si128(m), _mm256_extracti128_si256(m, 1));
+	h = _mm_max_epu32(h, _mm_shuffle_epi32(h, 0x4e));
+	h = _mm_max_epu32(h, _mm_shuffle_epi32(h, 0xb1));
+	uint32_t best = (uint32_t)_mm_cvtsi128_si32(h);
+	for (uint32_t r = b; r < hi; r++)
+		best = bm[r] > best ? bm[r] : best;
+	uint32_t t = 0;
+	if (best != 0) {
+		__m256i want = _mm256_set1_epi32((int)best), sum = _mm256_setzero_si256();
+		for (b = lo; b + 8 <= hi; b += 8) {
+			__m256i eq = _mm256_cmpeq_epi32(
+				_mm256_loadu_si256((const __m256i *)(const void *)(bm + b)), want);
+			sum = _mm256_add_epi32(sum, _mm256_and_si256(eq, _mm256_loadu_si256(
+					       (const __m256i *)(const void *)(bt + b))));
+		}
+		__m128i s = _mm_add_epi32(_mm256_castsi256_si128(sum),
+					  _mm256_extracti128_si256(sum, 1));
+		s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4e));
+		s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xb1));
+		t = (uint32_t)_mm_cvtsi128_si32(s);
+		for (uint32_t r = b; r < hi; r++)
+			t += bm[r] == best ? bt[r] : 0;
+	}
+	*max = best;
+	*ties = t;
+}
+#endif
+
+/* Merges blocks [lo, hi) of one group (bm, bt) into the running best. The
+ * same as merge_word() block by block: a maximum and the ties at it. */
+INLINE void merge_run(bool simd, const uint32_t *bm, const uint32_t *bt, uint32_t lo,
+		      uint32_t hi, uint32_t *m, uint32_t *t)
+{
+#if CI_X86
+	if (simd && hi - lo >= 8) {
+		uint32_t rm, rt;
+		run_avx2(bm, bt, lo, hi, &rm, &rt);
+		merge_word(m, t, rm, rt);
+		return;
+	}
+#endif
+	(void)simd;
+	for (uint32_t b = lo; b < hi; b++)
+		merge_word(m, t, bm[b], bt[b]);
+}
+
 /* A block's 64 words: 256 bytes, four cache lines. */
 static inline void prefetch_block(const uint32_t *v)
 {
@@ -503,8 +559,10 @@ INLINE void range_body(bool simd, const struct class_index *x, uint32_t lo,
 						   sties_of(x, g)[b / B]);
 					b += B;
 				} else {
-					merge_word(&m, &t, bm[b], bt[b]);
-					b++;
+					/* Blocks up to the next super-block, or bh. */
+					uint32_t e = (b / B + 1) * B < bh ? (b / B + 1) * B : bh;
+					merge_run(simd, bm, bt, b, e, &m, &t);
+					b = e;
 				}
 			}
 			if (bm[bh] != 0) {
