@@ -1548,9 +1548,10 @@ static inline bool warm_takes(const struct shape *sh, uint64_t pos, uint32_t slo
  * (leaf_fast_plans(); a lane it leaves out by shape_follow()). Each shape
  * gets what shape_sync() would give it: the entries from its own log
  * position on, in log order. A shape goes cold when no class has read it
- * for SHAPES_WARM_CHANGES changes (so at most that many evaluations go to
- * a shape nobody reads again), or when it is so far behind that its own
- * sync would read it whole again (shape_sync()'s test). */
+ * for SHAPES_WARM_CHANGES changes (looked for every 64, so a shape nobody
+ * reads again costs at most SHAPES_WARM_CHANGES + 64 changes'
+ * evaluations), or when it is so far behind that its own sync would read
+ * it whole again (shape_sync()'s test). */
 static void shapes_sync_warm(struct engine *e, const struct snapshot *s)
 {
 	uint64_t head = ledger_changes_head(e->ledger);
