@@ -224,6 +224,15 @@ unsigned ledger_copy_ports(struct node_alloc *a, struct host_port *out);
 /* Entries ever appended (L3). */
 uint64_t ledger_changes_head(const struct ledger *l);
 
+/* Whether a reader at `pos`, caching results for n slots, does better to
+ * read all n again than to follow the log up to `head`: the log has
+ * overwritten entries it has not read, or more wait than it has slots
+ * (and 64 more). The test every cache over the log makes. */
+static inline bool ledger_changes_rebuild(uint64_t head, uint64_t pos, uint64_t n)
+{
+	return head - pos > LEDGER_CHANGE_LOG_SLOTS || head - pos > n + 64;
+}
+
 /* Entry `idx` (< the head) (L4): returns 1 and sets *slot; 0 when its
  * writer has taken the index but not stored it yet (read it again later);
  * -1 when it has been overwritten (the reader is too far behind: rescan). */

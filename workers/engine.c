@@ -1445,8 +1445,7 @@ static void shape_sync(struct engine *e, const struct snapshot *s, struct shape 
 	uint64_t head = ledger_changes_head(e->ledger);
 	if (head == sh->log_pos)
 		return;
-	if (head - sh->log_pos > LEDGER_CHANGE_LOG_SLOTS ||
-	    head - sh->log_pos > (uint64_t)sh->n_slots + 64) {
+	if (ledger_changes_rebuild(head, sh->log_pos, sh->n_slots)) {
 		shape_rebuild(e, s, sh);
 		return;
 	}
@@ -1582,8 +1581,7 @@ static void shapes_sync_warm(struct engine *e, const struct snapshot *s)
 		from = head;
 		for (unsigned w = 0; w < e->n_warm;) {
 			const struct shape *sh = e->warm[w];
-			if (head - sh->log_pos > LEDGER_CHANGE_LOG_SLOTS ||
-			    head - sh->log_pos > (uint64_t)sh->n_slots + 64) {
+			if (ledger_changes_rebuild(head, sh->log_pos, sh->n_slots)) {
 				shape_cool(e, w);
 				continue;
 			}
@@ -1818,8 +1816,7 @@ static void index_sync(struct engine *e, const struct snapshot *s, struct eclass
 	/* Far behind (or the log moved on, or the fragmentation mix every
 	 * leaf was scored with): a rebuild costs less. */
 	if (k->mix_epoch != e->mix.epoch ||
-	    head - k->log_pos > LEDGER_CHANGE_LOG_SLOTS ||
-	    head - k->log_pos > (uint64_t)k->n_feasible + 64) {
+	    ledger_changes_rebuild(head, k->log_pos, k->n_feasible)) {
 		index_rebuild(e, s, k);
 		return;
 	}

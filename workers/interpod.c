@@ -1399,8 +1399,7 @@ static int view_sync(struct interpod *ip, struct interpod_view *v,
 {
 	uint64_t head = ledger_changes_head(l);
 	if (v->generation != s->generation || v->group != pod->group ||
-	    v->n_slots != s->n_slots || head - v->log_pos > LEDGER_CHANGE_LOG_SLOTS ||
-	    head - v->log_pos > (uint64_t)s->n_slots + 64)
+	    v->n_slots != s->n_slots || ledger_changes_rebuild(head, v->log_pos, s->n_slots))
 		return view_build(ip, v, s, l, ctx, pod, args, require_all);
 	uint64_t i = v->log_pos;
 	int rc = 0;

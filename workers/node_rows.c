@@ -76,8 +76,7 @@ void node_rows_sync(struct node_rows *r, struct ledger *l,
 	if (n_slots > r->capacity)
 		n_slots = r->capacity;
 	uint64_t head = ledger_changes_head(l);
-	if (n_slots != r->n_slots || head - r->log_pos > LEDGER_CHANGE_LOG_SLOTS ||
-	    head - r->log_pos > (uint64_t)n_slots + 64) {
+	if (n_slots != r->n_slots || ledger_changes_rebuild(head, r->log_pos, n_slots)) {
 		rebuild(r, l, a, n_slots);
 		return;
 	}
