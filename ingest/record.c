@@ -22,8 +22,8 @@
  * Cost: one 96-byte copy in, O(n_extra) <= SHMSCHED_MAX_EXTRA checks and
  * additions, and a pod_spec copy out only for a slot with extras (a pod
  * without takes its template's spec as it is: the copy was 27 cache lines
- * read per pod, a seventh of the worker's first-level misses). No allocation, lock or system call;
- * snprintf only on the rejection path.
+ * read per pod, a seventh of the worker's first-level misses). No
+ * allocation, lock or system call; snprintf only on the rejection path.
  */
 #include "ingest/record.h"
 
