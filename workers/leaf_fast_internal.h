@@ -138,8 +138,9 @@ static inline uint32_t leaf_fast(const struct leaf_fast_plan *k,
 typedef uint32_t (*leaf_general_fn)(void *arg, uint32_t slot, int64_t *d);
 
 /* Visits the slots feasible[from..end) in order while *n < want: each
- * that passes goes to out_slot[*n] and out_d[*n], and *n grows. Returns
- * the slots visited. */
+ * that passes goes to out_slot[*n] and out_d[*n], and *n grows. The out
+ * arrays have room for `want`: entries from *n up to it may be written
+ * over (four at a time). Returns the slots visited. */
 uint32_t leaf_scan(const struct leaf_fast_plan *k, const struct leaf_nodes *nodes,
 		   const uint32_t *feasible, uint32_t from, uint32_t end,
 		   uint32_t want, uint32_t *n, uint32_t *out_slot, int64_t *out_d,

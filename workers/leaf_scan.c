@@ -235,6 +235,25 @@ LS_TARGET static inline struct scan_consts scan_consts(const struct leaf_fast_pl
 	};
 }
 
+/* scan_step()'s packing, by the 4-bit mask of passing lanes: the 32-bit
+ * words that move each passing lane to the front, in order, for the
+ * scores (two words a lane) and for the slots (one). Lanes past the
+ * passing ones are filled with lane 0 and never read. */
+static const int32_t pack_d[16][8] = {
+	{0, 1, 0, 1, 0, 1, 0, 1}, {0, 1, 0, 1, 0, 1, 0, 1}, {2, 3, 0, 1, 0, 1, 0, 1},
+	{0, 1, 2, 3, 0, 1, 0, 1}, {4, 5, 0, 1, 0, 1, 0, 1}, {0, 1, 4, 5, 0, 1, 0, 1},
+	{2, 3, 4, 5, 0, 1, 0, 1}, {0, 1, 2, 3, 4, 5, 0, 1}, {6, 7, 0, 1, 0, 1, 0, 1},
+	{0, 1, 6, 7, 0, 1, 0, 1}, {2, 3, 6, 7, 0, 1, 0, 1}, {0, 1, 2, 3, 6, 7, 0, 1},
+	{4, 5, 6, 7, 0, 1, 0, 1}, {0, 1, 4, 5, 6, 7, 0, 1}, {2, 3, 4, 5, 6, 7, 0, 1},
+	{0, 1, 2, 3, 4, 5, 6, 7},
+};
+static const int32_t pack_slot[16][8] = {
+	{0, 0, 0, 0}, {0, 0, 0, 0}, {1, 0, 0, 0}, {0, 1, 0, 0}, {2, 0, 0, 0}, {0, 2, 0, 0},
+	{1, 2, 0, 0}, {0, 1, 2, 0}, {3, 0, 0, 0}, {0, 3, 0, 0}, {1, 3, 0, 0}, {0, 1, 3, 0},
+	{2, 3, 0, 0}, {0, 2, 3, 0}, {1, 2, 3, 0}, {0, 1, 2, 3},
+};
+#define LOAD_PACK(row) _mm256_loadu_si256((const __m256i *)(const void *)(row))
+
 /* The first `lanes` (1..4) of the four slots at `slot`, in order, while
  * *n < want (lanes past `lanes` repeat a real slot and are not taken).
  * Returns the slots visited. */
@@ -291,6 +310,21 @@ scan_step(const struct leaf_fast_plan *k, const struct scan_consts *c,
 	__m256d bal = trunc_pd(_mm256_mul_pd(_mm256_sub_pd(c->one_d, std), c->hundred));
 	__m256d total = _mm256_mul_pd(c->fine, _mm256_add_pd(_mm256_mul_pd(c->w_fit, fit),
 							     _mm256_mul_pd(c->w_bal, bal)));
+	unsigned passing = ~failed & all;
+	if (lanes == 4 && scalar == 0 && *n + 4 <= want) {
+		/* All four visited, `want` not reached: the passing lanes
+		 * packed to the front in slot order, by one permute each,
+		 * rather than a branch and a store per lane. */
+		__m256i d_all = _mm256_permutevar8x32_epi32(
+			to_int(total), LOAD_PACK(pack_d[passing]));
+		__m256i s_all = _mm256_permutevar8x32_epi32(
+			_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)slot)),
+			LOAD_PACK(pack_slot[passing]));
+		_mm256_storeu_si256((__m256i *)(void *)(out_d + *n), d_all);
+		_mm_storeu_si128((__m128i *)(void *)(out_slot + *n), _mm256_castsi256_si128(s_all));
+		*n += (unsigned)(UINT64_C(0x4332322132212110) >> (4 * passing)) & 0xfu;
+		return 4;
+	}
 	int64_t d[4];
 	_mm256_storeu_si256((__m256i *)(void *)d, to_int(total));
 	/* In slot order, stopping at `want` as the scalar loop does. */
