@@ -860,11 +860,6 @@ static void select_best(struct engine *e, const struct pod_spec *pod, uint32_t n
 	pick_tie(e, total, n, best, ties, rng, out);
 }
 
-/* select_best() when the inter-pod scores are off and nobody explains,
- * over plain candidates of class k (plain_candidate: the slot in
- * e->slots[i], the dynamic score in e->tmp[i]): the same normalising of
- * k's static raw scores (score_normalize: maxima from 0, TaintToleration
- * reversed), the same totals (in place in e->tmp) and draw. */
 /* select_plain() where every raw static score is 0: each candidate's
  * static total is the same (taint normalises to the maximum, affinity to
  * 0), so the best and its ties are those of the dynamic scores. One pass
@@ -892,6 +887,84 @@ static void select_flat(struct engine *e, const struct score_config *sc, bool ta
 	out->score = best + (taint ? SCORE_FINE * sc->weight_taint * MAX_NODE_SCORE : 0);
 }
 
+/* select_plain() for a class with taint raw scores and no affinity ones
+ * (most classes: PreferNoSchedule taints on a few nodes, no preferred
+ * affinity): one pass keeps, by raw count (at most a node's taints), the
+ * best dynamic score and its ties, the count 0 (most nodes) in
+ * registers; the best total and its ties follow from those 17 pairs,
+ * and the draw's pass stops at the chosen tie. The general way read the
+ * raw array twice and totalled every candidate. Returns false, having
+ * drawn nothing, on a raw count outside [0, NODE_MAX_TAINTS]. */
+static bool select_by_taint(struct engine *e, const struct score_config *sc,
+			    const int32_t *tr, uint32_t n, uint64_t *rng,
+			    struct placement *out)
+{
+	const uint32_t *slots = e->slots;
+	const int64_t *d = e->tmp;
+	int64_t best_at[NODE_MAX_TAINTS + 1], best0 = INT64_MIN;
+	uint64_t ties_at[NODE_MAX_TAINTS + 1] = {0}, ties0 = 0;
+	int32_t max_t = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		int32_t t = tr[slots[i]];
+		int64_t x = d[i];
+		if (t == 0) {
+			if (x > best0) {
+				best0 = x;
+				ties0 = 1;
+			} else {
+				ties0 += x == best0;
+			}
+			continue;
+		}
+		if (t < 0 || t > NODE_MAX_TAINTS)
+			return false;
+		if (ties_at[t] == 0 || x > best_at[t]) {
+			best_at[t] = x;
+			ties_at[t] = 1;
+		} else {
+			ties_at[t] += x == best_at[t];
+		}
+		max_t = t > max_t ? t : max_t;
+	}
+	best_at[0] = best0;
+	ties_at[0] = ties0;
+	/* TaintToleration's normalised score by raw count, weighted. */
+	int64_t add[NODE_MAX_TAINTS + 1];
+	int64_t best = INT64_MIN;
+	uint64_t ties = 0;
+	for (int32_t t = 0; t <= max_t; t++) {
+		add[t] = SCORE_FINE * sc->weight_taint *
+			 (t == 0 || max_t == 0 ? MAX_NODE_SCORE
+					       : MAX_NODE_SCORE - MAX_NODE_SCORE * t / max_t);
+		if (ties_at[t] == 0)
+			continue;
+		int64_t total = best_at[t] + add[t];
+		if (total > best) {
+			best = total;
+			ties = ties_at[t];
+		} else if (total == best) {
+			ties += ties_at[t];
+		}
+	}
+	/* pick_tie()'s draw, the totals made as the pass goes. */
+	uint64_t k = ties > 1 ? rng_below(rng, ties) : 0;
+	uint32_t chosen = 0;
+	for (uint32_t i = 0; i < n; i++)
+		if (d[i] + add[tr[slots[i]]] == best && k-- == 0) {
+			chosen = i;
+			break;
+		}
+	out->slot = slots[chosen];
+	out->score = best;
+	out->feasible = n;
+	return true;
+}
+
+/* select_best() when the inter-pod scores are off and nobody explains,
+ * over plain candidates of class k (plain_candidate: the slot in
+ * e->slots[i], the dynamic score in e->tmp[i]): the same normalising of
+ * k's static raw scores (score_normalize: maxima from 0, TaintToleration
+ * reversed), the same totals and draw (the general way totals in place in e->tmp). */
 static void select_plain(struct engine *e, const struct eclass *k,
 			 const struct pod_spec *pod, uint32_t n, uint64_t *rng,
 			 struct placement *out)
@@ -903,6 +976,8 @@ static void select_plain(struct engine *e, const struct eclass *k,
 		return;
 	}
 	const int32_t *ar = k->affinity_raw, *tr = k->taint_raw;
+	if (ar == NULL && tr != NULL && taint && select_by_taint(e, sc, tr, n, rng, out))
+		return;
 	const uint32_t *slots = e->slots;
 	int64_t max_a = 0, max_t = 0;
 	for (uint32_t i = 0; (ar != NULL || tr != NULL) && i < n; i++) {
