@@ -92,7 +92,7 @@ static uint32_t scan_scalar(const struct leaf_fast_plan *k, const struct leaf_no
 
 #if LS_X86
 #define TWO52 4503599627370496.0 /* 2^52 */
-#define PREFETCH_AHEAD 48u /* slots */
+#define PREFETCH_AHEAD 96u /* slots */
 #define TWO52_BITS 0x4330000000000000LL
 
 /* Integers in [0, 2^52) to doubles and back (AVX2 has no such convert):
@@ -163,8 +163,11 @@ LS_TARGET static inline void field_pair(const struct node_row *const w[4], size_
 }
 
 /* The rows of the four slots PREFETCH_AHEAD after feasible[j]: a class's
- * slots are sparse enough that the hardware's own prefetch missed them. */
-LS_TARGET static inline void prefetch_rows(const struct leaf_nodes *nd,
+ * slots are sparse enough that the hardware's own prefetch missed them.
+ * Always inlined: as a function of its own GCC 12 finds it "looping
+ * pure" (a prefetch is no side effect to it) and deletes every call,
+ * which it did here until this was found in the disassembly. */
+LS_TARGET __attribute__((always_inline)) static inline void prefetch_rows(const struct leaf_nodes *nd,
 					   const uint32_t *feasible, uint32_t j, uint32_t end)
 {
 	if (j + 4 + PREFETCH_AHEAD <= end)
