@@ -512,8 +512,10 @@ INLINE void merge_run(bool simd, const uint32_t *bm, const uint32_t *bt, uint32_
 		merge_word(m, t, bm[b], bt[b]);
 }
 
-/* A block's 64 words: 256 bytes, four cache lines. */
-static inline void prefetch_block(const uint32_t *v)
+/* A block's 64 words: 256 bytes, four cache lines. Always inlined: a
+ * helper that only prefetches is "pure" to GCC, whose calls it may
+ * delete (leaf_scan.c's prefetch_rows() was). */
+INLINE void prefetch_block(const uint32_t *v)
 {
 	for (unsigned c = 0; c < B * sizeof(*v); c += 64)
 		__builtin_prefetch((const char *)v + c);
@@ -606,6 +608,66 @@ INLINE uint64_t qual_super(const struct class_index *x, uint32_t s, const uint32
 	return q;
 }
 
+#if CI_X86
+/* qual_block() of the eight blocks from b, summed: the blocks' maxima and
+ * ties per group are eight adjacent words, so one compare and one masked
+ * add a group (a block's ties are at most 64, so the sums fit). */
+CI_SIMD_TARGET static uint64_t qual8_avx2(const struct class_index *x, uint32_t b,
+					  const uint32_t *want)
+{
+	__m256i sum = _mm256_setzero_si256();
+	for (unsigned g = 0; g < x->groups; g++) {
+		if (want[g] == 0)
+			continue;
+		__m256i eq = _mm256_cmpeq_epi32(
+			_mm256_loadu_si256((const __m256i *)(const void *)(bmax_of(x, g) + b)),
+			_mm256_set1_epi32((int)want[g]));
+		sum = _mm256_add_epi32(sum, _mm256_and_si256(eq, _mm256_loadu_si256(
+				       (const __m256i *)(const void *)(bties_of(x, g) + b))));
+	}
+	__m128i h = _mm_add_epi32(_mm256_castsi256_si128(sum), _mm256_extracti128_si256(sum, 1));
+	h = _mm_add_epi32(h, _mm_shuffle_epi32(h, 0x4e));
+	h = _mm_add_epi32(h, _mm_shuffle_epi32(h, 0xb1));
+	return (uint32_t)_mm_cvtsi128_si32(h);
+}
+#endif
+
+/* The first block in [b, end) whose qualifying positions pass *k, *k
+ * lowered by those of the blocks before it; or end, *k lowered by all.
+ * With AVX2 eight blocks are summed at a time and only the eight that
+ * hold the k-th are taken one by one: at 100,000 nodes a window spans
+ * about 80 blocks, walked block by block group by group before. */
+INLINE uint32_t walk_blocks(bool simd, const struct class_index *x, uint32_t b,
+			    uint32_t end, const uint32_t *want, uint64_t *k)
+{
+	while (b < end) {
+#if CI_X86
+		if (simd && b + 8 <= end) {
+			uint64_t q8 = qual8_avx2(x, b, want);
+			if (*k >= q8) {
+				*k -= q8;
+				b += 8;
+				continue;
+			}
+			for (uint32_t last = b + 7; b < last; b++) {
+				uint64_t q = qual_block(x, b, want);
+				if (*k < q)
+					return b;
+				*k -= q;
+			}
+			return b; /* the eighth: it holds the k-th */
+		}
+#endif
+		uint64_t q = qual_block(x, b, want);
+		if (*k < q)
+			return b;
+		*k -= q;
+		b++;
+	}
+	(void)simd;
+	return end;
+}
+
 /* The k-th qualifying position among `bits` of block b, or lowers *k. */
 INLINE uint32_t pick_in(uint64_t bits, uint32_t b, uint64_t *k)
 {
@@ -642,19 +704,14 @@ INLINE uint32_t find_body(bool simd, const struct class_index *x, uint32_t lo,
 				continue;
 			}
 			/* In this super-block: by blocks. */
-			for (;; b++) {
-				q = qual_block(x, b, want);
-				if (*k < q)
-					break;
-				*k -= q;
-			}
+			b = walk_blocks(simd, x, b, b + B, want, k);
 			return pick_in(qual_bits(simd, x, b, want), b, k);
 		}
-		uint64_t q = qual_block(x, b, want);
-		if (*k < q)
+		/* Up to the next super-block's start, or the last block. */
+		uint32_t end = (b / B + 1) * B < bh ? (b / B + 1) * B : bh;
+		b = walk_blocks(simd, x, b, end, want, k);
+		if (b < end)
 			return pick_in(qual_bits(simd, x, b, want), b, k);
-		*k -= q;
-		b++;
 	}
 	return pick_in(qual_bits(simd, x, bh, want) & span64(0, hi - bh * B), bh, k);
 }
