@@ -964,7 +964,8 @@ static bool select_by_taint(struct engine *e, const struct score_config *sc,
  * over plain candidates of class k (plain_candidate: the slot in
  * e->slots[i], the dynamic score in e->tmp[i]): the same normalising of
  * k's static raw scores (score_normalize: maxima from 0, TaintToleration
- * reversed), the same totals and draw (the general way totals in place in e->tmp). */
+ * reversed), the same totals and draw (the general way totals in place
+ * in e->tmp; select_flat() and select_by_taint() leave it as it was). */
 static void select_plain(struct engine *e, const struct eclass *k,
 			 const struct pod_spec *pod, uint32_t n, uint64_t *rng,
 			 struct placement *out)

@@ -167,8 +167,8 @@ LS_TARGET static inline void field_pair(const struct node_row *const w[4], size_
  * Always inlined: as a function of its own GCC 12 finds it "looping
  * pure" (a prefetch is no side effect to it) and deletes every call,
  * which it did here until this was found in the disassembly. */
-LS_TARGET __attribute__((always_inline)) static inline void prefetch_rows(const struct leaf_nodes *nd,
-					   const uint32_t *feasible, uint32_t j, uint32_t end)
+LS_TARGET __attribute__((always_inline)) static inline void
+prefetch_rows(const struct leaf_nodes *nd, const uint32_t *feasible, uint32_t j, uint32_t end)
 {
 	if (j + 4 + PREFETCH_AHEAD <= end)
 		for (unsigned i = 0; i < 4; i++)
