@@ -860,6 +860,16 @@ static void select_best(struct engine *e, const struct pod_spec *pod, uint32_t n
 	pick_tie(e, total, n, best, ties, rng, out);
 }
 
+/* TaintToleration's normalised score of a raw count (untolerated
+ * PreferNoSchedule taints) against the largest over the candidates:
+ * score_normalize() reversed, one value at a time; a count of 0 scores
+ * the maximum without a division (most nodes). */
+static inline int64_t taint_normalized(int64_t raw, int64_t max_raw)
+{
+	return raw == 0 || max_raw == 0 ? MAX_NODE_SCORE
+					: MAX_NODE_SCORE - MAX_NODE_SCORE * raw / max_raw;
+}
+
 /* select_plain() where every raw static score is 0: each candidate's
  * static total is the same (taint normalises to the maximum, affinity to
  * 0), so the best and its ties are those of the dynamic scores. One pass
@@ -884,7 +894,7 @@ static void select_flat(struct engine *e, const struct score_config *sc, bool ta
 	for (i = 0; i < n; i++)
 		ties += d[i] == best;
 	pick_tie(e, d, n, best, ties, rng, out);
-	out->score = best + (taint ? SCORE_FINE * sc->weight_taint * MAX_NODE_SCORE : 0);
+	out->score = best + (taint ? SCORE_FINE * sc->weight_taint * taint_normalized(0, 0) : 0);
 }
 
 /* select_plain() for a class with taint raw scores and no affinity ones
@@ -933,9 +943,7 @@ static bool select_by_taint(struct engine *e, const struct score_config *sc,
 	int64_t best = INT64_MIN;
 	uint64_t ties = 0;
 	for (int32_t t = 0; t <= max_t; t++) {
-		add[t] = SCORE_FINE * sc->weight_taint *
-			 (t == 0 || max_t == 0 ? MAX_NODE_SCORE
-					       : MAX_NODE_SCORE - MAX_NODE_SCORE * t / max_t);
+		add[t] = SCORE_FINE * sc->weight_taint * taint_normalized(t, max_t);
 		if (ties_at[t] == 0)
 			continue;
 		int64_t total = best_at[t] + add[t];
@@ -995,8 +1003,7 @@ static void select_plain(struct engine *e, const struct eclass *k,
 		if (aff && a != 0 && max_a != 0)
 			a = MAX_NODE_SCORE * a / max_a;
 		if (taint)
-			t = t == 0 || max_t == 0 ? MAX_NODE_SCORE
-						 : MAX_NODE_SCORE - MAX_NODE_SCORE * t / max_t;
+			t = taint_normalized(t, max_t);
 		total[i] += SCORE_FINE * (sc->weight_taint * t + sc->weight_affinity * a);
 		if (total[i] > best) {
 			best = total[i];
@@ -2587,8 +2594,7 @@ static void place_indexed(struct engine *e, const struct snapshot *s,
 			continue;
 		int64_t t = 0, a = 0;
 		if (k->taint_raw != NULL)
-			t = max_t == 0 ? MAX_NODE_SCORE
-				       : MAX_NODE_SCORE - MAX_NODE_SCORE * k->group_taint[g] / max_t;
+			t = taint_normalized(k->group_taint[g], max_t);
 		if (k->affinity_raw != NULL)
 			a = max_a == 0 ? k->group_aff[g]
 				       : MAX_NODE_SCORE * k->group_aff[g] / max_a;
