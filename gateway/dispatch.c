@@ -1728,8 +1728,12 @@ static void watch_clients(struct gw_dispatch *d, uint64_t now)
 		if (j->gone)
 			continue;
 		bool left = __atomic_load_n(&j->abandoned, __ATOMIC_ACQUIRE);
-		if (!left && !client_hung_up(j))
-			continue;
+		if (!left) {
+			if (!client_hung_up(j))
+				continue;
+			/* J4: release, partner of completed()'s acquire load. */
+			__atomic_store_n(&j->client_left, true, __ATOMIC_RELEASE);
+		}
 		log_msg(LOG_LEVEL_DEBUG, "gateway: a client went away with %zu pods "
 			"in flight: cancelling them", j->in_flight);
 		j->gone = true;

@@ -23,6 +23,10 @@
  *       seen, the dispatcher looks at the socket itself (`http_fd`, poll
  *       for a hang-up), only under `lock` and only while `suspended` is
  *       set: then the connection is suspended and its socket open.
+ *       Seeing one, it sets `client_left` (release; the HTTP side's
+ *       acquire load when the request ends), so the client is counted
+ *       gone even where the library then ends the stream as completed
+ *       (its last write met a socket not yet reset).
  *   J5  References: the HTTP request, the streamed response and the
  *       dispatcher each hold one (`refs`, acq_rel decrements: the last one
  *       frees the job after seeing every other holder's writes).
@@ -98,6 +102,7 @@ struct gw_job {
 
 	int refs;                   /* J5 */
 	bool abandoned;             /* J4 */
+	bool client_left;           /* J4: the dispatcher saw the hang-up */
 
 	/* The dispatcher's own. */
 	struct gw_job *next;        /* in the inbox, then among accepted jobs */

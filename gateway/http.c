@@ -932,11 +932,15 @@ static void completed(void *cls, struct MHD_Connection *conn, void **req_cls,
 	struct request *r = *req_cls;
 	if (r == NULL)
 		return;
-	if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK) {
+	bool ok = toe == MHD_REQUEST_TERMINATED_COMPLETED_OK;
+	/* J4: acquire, partner of the dispatcher's release store: a client
+	 * it saw hang up is gone even where the stream ended "completed". */
+	bool left = r->job != NULL &&
+		    __atomic_load_n(&r->job->client_left, __ATOMIC_ACQUIRE);
+	if (!ok || left)
 		__atomic_fetch_add(&g->http.abandoned, 1, __ATOMIC_RELAXED);
-		if (!r->counted)
-			gw_http_count(&g->http, r->route, 0);
-	}
+	if (!ok && !r->counted)
+		gw_http_count(&g->http, r->route, 0);
 	if (r->job != NULL) {
 		/* J4: release, partner of the dispatcher's acquire load. */
 		__atomic_store_n(&r->job->abandoned, true, __ATOMIC_RELEASE);
