@@ -4,13 +4,19 @@
  * fault and the kernel zeroing the page. perf at 100,000 nodes put 11 %
  * of the worker's samples there (a fresh daemon's records are all new;
  * README, "Engine v2"). The pages are backed a little ahead of use, not
- * all at start: the table's memory still grows with the placements.
+ * all at start (the first WARM_AHEAD at warm_start(), before the
+ * workers): the table's memory still grows with the placements.
  *
- * It wakes every millisecond while the table grows and every 10 ms when
- * it is ahead, under SCHED_IDLE: it runs only where a core would idle,
- * never preempting a spinning worker or producer (whose page faults it
- * then leaves them); it touches nothing else, takes no lock and is not
- * an RCU reader.
+ * It runs under SCHED_IDLE: on a core that would idle, never preempting a
+ * spinning worker or producer on wake-up (whose page faults it then
+ * leaves them); it touches nothing else, takes no lock and is not an RCU
+ * reader. It backs 16 pages (one call) per wake and sleeps WARM_STEP_NS
+ * while the table grows, WARM_IDLE_NS when it is ahead. One call per
+ * wake, because where every core spins the scheduler still gives an idle
+ * thread its share, about 0.3 % (its weight 3 against 1,024), as a slice
+ * of about a millisecond every third of a second: a warmer that caught up
+ * on the whole third in that slice stopped a worker or producer for
+ * 1.1 ms every 363 ms (device machine, 2 of its cores by taskset).
  */
 #ifndef SHMSCHED_DAEMON_WARM_INTERNAL_H
 #define SHMSCHED_DAEMON_WARM_INTERNAL_H
@@ -18,6 +24,10 @@
 #include "shm/shm.h"
 
 #define WARM_AHEAD 16384u /* records: 5 MB, about 60 ms of pods at 280,000 a second */
+/* 16 pages per 20 us (plus the timer's slack, 50 us by default) is about
+ * 800 MB/s, over twice the table's growth at 1,000,000 pods a second. */
+#define WARM_STEP_NS 20000L
+#define WARM_IDLE_NS 10000000L
 
 struct warmer;
 
