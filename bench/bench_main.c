@@ -98,7 +98,9 @@ static void usage(FILE *to)
 		"  --workload FILE      Pods from a Kubernetes JSON file (a Pod, a List,\n"
 		"                       or one per line), cycled; default: a mix of 40\n"
 		"                       templates with Zipf popularity (bench/workload.c)\n"
-		"  --producers K        default 1\n"
+		"  --producers K        default 1; each pinned to a core of its own\n"
+		"                       past the workers' where there are enough\n"
+		"  --no-pin-producers   leave them where the kernel puts them\n"
 		"  --workers W          default: one per core less one, at least 1\n"
 		"  --seed S             cluster, workload and tie-breaks (default 1)\n"
 		"\n"
@@ -232,7 +234,7 @@ enum {
 	OPT_NO_REFERENCE, OPT_QUALITY_NODES, OPT_QUALITY_PODS,
 	OPT_QUALITY_SECONDS, OPT_NO_QUALITY, OPT_SWEEP_NODES, OPT_SWEEP_WORKERS,
 	OPT_SWEEP_REFERENCE_SECONDS, OPT_PLOT, OPT_PROGRESS, OPT_NO_PROGRESS,
-	OPT_NOISY, OPT_STATE_DIR, OPT_DURABILITY, OPT_CHURN, OPT_NO_WARM,
+	OPT_NOISY, OPT_STATE_DIR, OPT_DURABILITY, OPT_CHURN, OPT_NO_WARM, OPT_NO_PIN_PRODUCERS,
 };
 
 static int parse_one(int c, const char *arg, struct options *o)
@@ -394,6 +396,9 @@ static int parse_one(int c, const char *arg, struct options *o)
 	case OPT_STATE_DIR:
 		o->run.state_dir = arg;
 		break;
+	case OPT_NO_PIN_PRODUCERS:
+		o->run.no_pin_producers = true;
+		break;
 	case OPT_NO_WARM:
 		o->run.no_warm = true;
 		break;
@@ -454,6 +459,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{"churn", required_argument, NULL, OPT_CHURN},
 		{"state-dir", required_argument, NULL, OPT_STATE_DIR},
 		{"no-warm", no_argument, NULL, OPT_NO_WARM},
+		{"no-pin-producers", no_argument, NULL, OPT_NO_PIN_PRODUCERS},
 		{"durability", required_argument, NULL, OPT_DURABILITY},
 		{"reference-seconds", required_argument, NULL, OPT_REFERENCE_SECONDS},
 		{"no-reference", no_argument, NULL, OPT_NO_REFERENCE},

@@ -56,6 +56,9 @@ struct engine_run_config {
 	/* Set: the daemon runs without its warmer thread (shmschedd
 	 * --no-warm). */
 	bool no_warm;
+	/* Set: producers float over every allowed core, as the kernel
+	 * places them (see engine_run.c, producer_cpu). */
+	bool no_pin_producers;
 	/* > 0: node events at this rate (per second) beside the run, through
 	 * the admin socket (cordon a synthetic node, uncordon it next). */
 	double churn_rate;
@@ -74,6 +77,7 @@ struct engine_run_result {
 	 * answer. */
 	double p50_us, p90_us, p99_us, p999_us;
 	unsigned workers;
+	bool producers_pinned; /* each to a core of its own, past the workers' */
 	uint32_t nodes;
 	uint64_t noisy_answered; /* with noisy: the flood's pods answered */
 	uint64_t hist[ENGINE_RUN_HIST_BUCKETS]; /* counts per bucket */

@@ -77,9 +77,10 @@ void report_table(FILE *to, const struct bench_report *r)
 	if (r->cluster_path == NULL)
 		fprintf(to, ", %u running pods", r->running);
 	fprintf(to, "\n  workload    %" PRIu64 " pods from %s (%u templates), "
-		"producer processes %u, workers %u\n", r->pods,
+		"producer processes %u%s, workers %u\n", r->pods,
 		r->workload ? r->workload : "the default mix", r->templates,
-		r->producers, e->workers);
+		r->producers, e->producers_pinned ? " (each pinned to a core past "
+		"the workers')" : " (not pinned)", e->workers);
 	fprintf(to, "  engine      %.0f pods/s (%.3f s)", e->pods_per_sec, e->wall_s);
 	if (rl->median > 0)
 		fprintf(to, ", %.4f of ring_limit", e->pods_per_sec / rl->median);
