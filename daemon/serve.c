@@ -26,6 +26,11 @@
 #define SERVE_BURST 32u
 /* A producer's allowance of worker time per turn (see serve_producer). */
 #define SERVE_QUANTUM_NS INT64_C(1000000)
+/* A worker that has found no pod in any poll for this long makes its
+ * pods pay for compiles (engine_set_busy): it may never idle again.
+ * Not 2 ms: a pause of the VM that long made pods pay, and the queue
+ * behind them grew while they did. */
+#define SERVE_BUSY_NS UINT64_C(50000000)
 
 struct serve {
 	struct producers *producers;
@@ -49,6 +54,9 @@ struct serve {
 	 * commit, answer), each worker's own (stat_inc); process-private, so
 	 * not in the state region's worker stats. */
 	uint64_t (*service)[HIST_BUCKETS];
+	/* [workers]: when each worker's poll last found no pod, each
+	 * worker's own. */
+	uint64_t *idle_ns;
 };
 
 struct serve *serve_create(struct producers *p, struct placements *placements,
@@ -83,7 +91,8 @@ struct serve *serve_create(struct producers *p, struct placements *placements,
 	s->stats = stats;
 	s->workers = workers;
 	s->service = calloc(workers ? workers : 1, sizeof(*s->service));
-	if (s->service == NULL) {
+	s->idle_ns = calloc(workers ? workers : 1, sizeof(*s->idle_ns));
+	if (s->service == NULL || s->idle_ns == NULL) {
 		serve_destroy(s);
 		return NULL;
 	}
@@ -96,6 +105,7 @@ void serve_destroy(struct serve *s)
 		wait_destroy(s->wait);
 		free(s->store_seq);
 		free(s->service);
+		free(s->idle_ns);
 	}
 	free(s);
 }
@@ -441,6 +451,9 @@ static unsigned serve_producer(struct serve *s, unsigned w, struct producer *pr)
 			__builtin_prefetch(at + 128, 1);
 		}
 	uint64_t t0 = now_ns(), t = t0;
+	/* Pods pay for compiles only once the worker has not idled for
+	 * SERVE_BUSY_NS; until then its idle polls do them. */
+	engine_set_busy(s->engines[w], t0 - s->idle_ns[w] > SERVE_BUSY_NS);
 	unsigned k = 0;
 	for (unsigned i = 0; i < (unsigned)n; i++) {
 		if (h[i] & SHMSCHED_HANDLE_CANCEL) {
@@ -532,8 +545,11 @@ unsigned serve_poll(void *arg, unsigned worker, void *scratch)
 	}
 	/* No pod this round: compile ahead, and poll again rather than sleep
 	 * while compiles are left. */
-	if (done == 0 && engine_idle(s->engines[worker]))
-		done = 1;
+	if (done == 0) {
+		s->idle_ns[worker] = now_ns();
+		if (engine_idle(s->engines[worker]))
+			done = 1;
+	}
 	return done;
 }
 

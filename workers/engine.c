@@ -343,9 +343,11 @@ struct engine {
 	struct node_rows rows;
 
 	/* Classes being compiled, in a queue, and the budget a pod gives
-	 * them (engine_set_compile_budget). */
+	 * them (engine_set_compile_budget), while pods pay at all
+	 * (engine_set_busy). */
 	struct eclass *pending, *pending_tail;
 	uint64_t pod_budget;
+	bool pods_pay;
 
 	struct engine_stats stats;
 };
@@ -421,6 +423,7 @@ struct engine *engine_create(struct cluster *c, const struct plugin_ctx *ctx,
 	e->class_bytes_max = class_cache_bytes ? class_cache_bytes
 			   : by_slots > ((size_t)256 << 20) ? by_slots : (size_t)256 << 20;
 	e->pod_budget = ENGINE_POD_BUDGET;
+	e->pods_pay = true;
 	e->table_mask = 1023;
 	e->table = calloc(e->table_mask + 1, sizeof(*e->table));
 	uint32_t cap = cluster_capacity(c);
@@ -3375,7 +3378,7 @@ int engine_place(struct engine *e, const struct pod_spec *pod, uint64_t seq,
 		assign_devices(e, s, pod, out);
 	/* Then a bounded share of the compiles waiting (the pod's answer is
 	 * made; this only delays its delivery, by a bounded amount). */
-	if (rc == 0 && e->pending != NULL)
+	if (rc == 0 && e->pending != NULL && e->pods_pay)
 		rc = engine_work(e, s, (int64_t)e->pod_budget);
 	return rc;
 }
@@ -3480,6 +3483,11 @@ bool engine_idle(struct engine *e)
 	if (sync_generation(e, s) < 0 || engine_work(e, s, ENGINE_IDLE_BUDGET) < 0)
 		return false;
 	return e->pending != NULL;
+}
+
+void engine_set_busy(struct engine *e, bool busy)
+{
+	e->pods_pay = busy;
 }
 
 void engine_set_compile_budget(struct engine *e, uint64_t per_pod)

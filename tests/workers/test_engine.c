@@ -638,6 +638,10 @@ static void run_case(uint64_t case_no, uint64_t *placed, uint64_t *unschedulable
 		} else {
 			gen_pod(&w, &pod, 30);
 		}
+		/* Pods paying for compiles or not (a worker that idles now
+		 * and then): never another answer. */
+		if (!at_once)
+			engine_set_busy(e, !chance(30));
 		struct placement pl;
 		if (chance(20)) { /* the other engine's turn */
 			assert_int_equal(engine_place(other, &pod, i, &pl), 0);
@@ -948,6 +952,69 @@ static void test_hand_checked(void **state)
 	intern_destroy(w.strings);
 }
 
+/* Pods of a registered template on 2,000 nodes: with pods paying for
+ * compiles (busy), its class is indexed after some pods; with them not,
+ * it never is however many pods come, until idle calls compile it; then
+ * the next pod is placed by the index. Returns the pods placed before
+ * the first placed by the index (busy), or checks the rest (not). */
+static unsigned pods_until_indexed(bool busy)
+{
+	struct world w;
+	world_by_hand(&w);
+	enum { NODES = 2000, POD_LIMIT = 3000 };
+	struct cluster *c = cluster_create(w.strings, NODES);
+	static struct node_event ev[NODES];
+	char name[32], err[256];
+	for (int i = 0; i < NODES; i++) {
+		snprintf(name, sizeof(name), "n%d", i);
+		add_small_node(&w, &ev[i], name);
+	}
+	assert_int_equal(cluster_apply(c, ev, NODES, err, sizeof(err)), 0);
+	struct sched_config cfg;
+	sched_config_default(&cfg);
+	struct engine *e = engine_create(c, &w.ctx, &cfg, 1, 0);
+	assert_non_null(e);
+	engine_set_compile_budget(e, 20000);
+	engine_set_busy(e, busy);
+	struct pod_spec pod;
+	memset(&pod, 0, sizeof(pod));
+	pod.request.v[RES_CPU] = pod.nonzero_cpu_milli = 100;
+	pod.request.v[RES_MEMORY] = pod.nonzero_mem_bytes = 64LL << 20;
+	assert_int_equal(engine_prepare(e, &pod, NULL), 0);
+	unsigned n = 0;
+	struct engine_stats st;
+	for (; n < POD_LIMIT; n++) {
+		struct placement pl;
+		assert_int_equal(engine_place(e, &pod, n, &pl), 0);
+		engine_get_stats(e, &st);
+		if (st.indexed_pods > 0)
+			break;
+	}
+	if (!busy) {
+		assert_int_equal(n, POD_LIMIT); /* never by the index */
+		unsigned calls = 0;
+		while (engine_idle(e))
+			assert_true(++calls < 10000);
+		struct placement pl;
+		assert_int_equal(engine_place(e, &pod, n, &pl), 0);
+		engine_get_stats(e, &st);
+		assert_true(st.indexed_pods > 0);
+	}
+	engine_destroy(e);
+	cluster_destroy(c);
+	intern_destroy(w.strings);
+	return n;
+}
+
+static void test_busy_pods_pay_for_compiles(void **state)
+{
+	(void)state;
+	unsigned paying = pods_until_indexed(true);
+	/* The first pod scans; the budget shows over a few more. */
+	assert_true(paying >= 2 && paying < 3000);
+	(void)pods_until_indexed(false);
+}
+
 /* A node removed with pods on it and another added in its slot: the
  * record is reset behind the change log's back (R1), so a scan of the
  * added node must not read the removed one's counters from the engine's
@@ -1147,6 +1214,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_nodes_to_find),
 		cmocka_unit_test(test_hand_checked),
+		cmocka_unit_test(test_busy_pods_pay_for_compiles),
 		cmocka_unit_test(test_reused_slot_starts_empty),
 		cmocka_unit_test(test_interpod_index_follows_changes),
 		cmocka_unit_test(test_fast_path_equals_reference),
