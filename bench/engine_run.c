@@ -492,10 +492,11 @@ static int start_daemon(const struct engine_run_config *cfg, const char *sock,
 /* The core producer `id` is pinned to, or -1: the allowed cores from the
  * last down, past the workers' (the pool takes the first ones,
  * workers/pool.c), one each, as a deployment pins its producers. Left to
- * the kernel, a busy-polling producer was seen sharing the worker's core
- * for the rest of a run (device machine, 2 cores by taskset: the open
- * loop's p90 10-47 ms in some runs, with every pod submitted on time).
- * None is pinned where fewer cores are free than producers. */
+ * the kernel, some runs fell behind for the rest of the run (device
+ * machine, 2 cores by taskset: the open loop's p90 10-47 ms, every pod
+ * submitted on time), as a busy-polling producer sharing the worker's
+ * core would make them (not confirmed). None is pinned where fewer cores
+ * are free than producers. */
 static int producer_cpu(const struct engine_run_config *cfg, unsigned id)
 {
 	cpu_set_t allowed;

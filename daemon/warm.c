@@ -42,9 +42,12 @@ struct warmer *warm_start(struct placements *t)
 	/* The first WARM_AHEAD records backed now, before any worker runs,
 	 * so that a fresh daemon's first pods find their records backed
 	 * rather than fault them beside a warmer that may be given no core
-	 * (SCHED_IDLE). About 5 MB, 1-2 ms. */
-	while (placements_populate_ahead(t, WARM_AHEAD) > 0)
-		;
+	 * (SCHED_IDLE). About 5 MB, 1-2 ms; bounded by calls, so a daemon
+	 * re-attaching a large table (backed from its first record up) does
+	 * not wait for all of it here. */
+	for (size_t i = 0; i < WARM_PREFILL_CALLS; i++)
+		if (placements_populate_ahead(t, WARM_AHEAD) == 0)
+			break;
 	int rc = pthread_create(&w->thread, NULL, warm_main, w);
 	if (rc != 0) {
 		free(w);

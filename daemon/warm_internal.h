@@ -28,6 +28,11 @@
  * 800 MB/s, over twice the table's growth at 1,000,000 pods a second. */
 #define WARM_STEP_NS 20000L
 #define WARM_IDLE_NS 10000000L
+/* warm_start()'s calls at most: a call backs 16 pages (of 4 KiB at
+ * least), the first shared with the last call's, so over 8 pages' worth
+ * of new records each; twice what WARM_AHEAD records need. */
+#define WARM_PREFILL_CALLS \
+	((size_t)WARM_AHEAD * sizeof(struct placement_record) / (8u * 4096u) + 2)
 
 struct warmer;
 
