@@ -503,8 +503,7 @@ static int producer_cpu(const struct engine_run_config *cfg, unsigned id)
 	if (cfg->no_pin_producers || sched_getaffinity(0, sizeof(allowed), &allowed) < 0)
 		return -1;
 	int n = CPU_COUNT(&allowed);
-	/* The daemon's default: a worker per core less one, at least 1. */
-	int workers = cfg->workers ? (int)cfg->workers : n > 1 ? n - 1 : 1;
+	int workers = (int)(cfg->workers ? cfg->workers : daemon_default_workers());
 	if (n - workers < (int)cfg->producers)
 		return -1;
 	int skip = (int)id; /* the id-th allowed core from the last */

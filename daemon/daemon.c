@@ -270,6 +270,16 @@ static void wake_pool(void *arg)
 	pool_wake(arg);
 }
 
+unsigned daemon_default_workers(void)
+{
+	/* The CPUs this process may run on, not the machine's: the workers
+	 * pin inside them (workers/pool.c). */
+	cpu_set_t allowed;
+	long cores = sched_getaffinity(0, sizeof(allowed), &allowed) == 0
+		     ? CPU_COUNT(&allowed) : sysconf(_SC_NPROCESSORS_ONLN);
+	return cores > 1 ? (unsigned)cores - 1 : 1;
+}
+
 struct daemon *daemon_start(const struct daemon_config *cfg, char *err,
 			    size_t err_len)
 {
@@ -278,13 +288,7 @@ struct daemon *daemon_start(const struct daemon_config *cfg, char *err,
 		snprintf(err, err_len, "out of memory");
 		return NULL;
 	}
-	/* The CPUs this process may run on (taskset, a cgroup), not the
-	 * machine's: the workers pin inside them (workers/pool.c). */
-	cpu_set_t allowed;
-	long cores = sched_getaffinity(0, sizeof(allowed), &allowed) == 0
-		     ? CPU_COUNT(&allowed) : sysconf(_SC_NPROCESSORS_ONLN);
-	d->workers = cfg->workers ? cfg->workers
-				  : (cores > 1 ? (unsigned)cores - 1 : 1);
+	d->workers = cfg->workers ? cfg->workers : daemon_default_workers();
 	if (d->workers > STATE_WORKERS_MAX) {
 		snprintf(err, err_len, "%u workers: at most %u", d->workers,
 			 STATE_WORKERS_MAX);

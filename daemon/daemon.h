@@ -132,6 +132,11 @@ struct daemon;
 const char *daemon_admin_socket(const struct daemon_config *cfg, char *buf,
 				size_t len);
 
+/* The workers a daemon starts when its configuration names none: one per
+ * CPU this process may run on (taskset, a cgroup; not the machine's) less
+ * one, at least 1. */
+unsigned daemon_default_workers(void);
+
 /* Starts everything; on return the socket accepts producers. Returns NULL
  * with a message in `err` (input errors name the file and field). The
  * calling thread must not be a liburcu reader. */
