@@ -2630,8 +2630,11 @@ static int pod_default_selector(struct decoder *d, const json_t *obj)
 	if (ctl != NULL && ctl->kind != OBJ_RC) {
 		for (uint32_t k = 0; k < ctl->n && rc == 0; k++) {
 			const struct obj_req *r = &o->reqs[ctl->first + k];
-			rc = group_req_add(d, r->key, r->op, &o->values[r->first_value],
-					   r->n_values, &g->default_selector);
+			/* An Exists requirement has no values, and the pool
+			 * may be empty (NULL): no pointer into it then. */
+			const uint32_t *vals = r->n_values ? &o->values[r->first_value] : NULL;
+			rc = group_req_add(d, r->key, r->op, vals, r->n_values,
+					   &g->default_selector);
 		}
 	}
 	/* selector.Empty(): no default constraint. */
