@@ -74,13 +74,17 @@ struct engine_run_result {
 	uint64_t late_submits; /* open loop: pods submitted over 1 ms after their time */
 	uint64_t syscalls; /* with daemon_exe: the daemon's, from strace */
 	/* Closed loop: submit to answer. Open loop: scheduled submit time to
-	 * answer. */
+	 * answer. The answer's time is the daemon's (complete_ns, when it
+	 * answered the slot); seen_*: to when the producer's poll found it
+	 * (handed back through the completion ring), what a client waits. */
 	double p50_us, p90_us, p99_us, p999_us;
+	double seen_p50_us, seen_p90_us, seen_p99_us, seen_p999_us;
 	unsigned workers;
 	bool producers_pinned; /* each to a core of its own, past the workers' */
 	uint32_t nodes;
 	uint64_t noisy_answered; /* with noisy: the flood's pods answered */
 	uint64_t hist[ENGINE_RUN_HIST_BUCKETS]; /* counts per bucket */
+	uint64_t seen_hist[ENGINE_RUN_HIST_BUCKETS]; /* the same, to the poll */
 	/* Each pod's service time on its worker (decode, placement, commit,
 	 * answer; no queueing): the daemon's own histogram (daemon/serve.c);
 	 * 0 when the daemon ran as a child. */

@@ -121,6 +121,9 @@ void report_table(FILE *to, const struct bench_report *r)
 			" (%" PRIu64 " pods submitted over 1 ms late)\n", l->rate,
 			r->latency_rate_from, l->achieved_rate, l->pods, l->p50_us,
 			l->p90_us, l->p99_us, l->p999_us, l->late_submits);
+		fprintf(to, "              to the producer's poll finding it (handed "
+			"back): p50 %.1f us, p90 %.1f us, p99 %.1f us, p99.9 %.1f us\n",
+			l->seen_p50_us, l->seen_p90_us, l->seen_p99_us, l->seen_p999_us);
 		if (l->service_p50_us > 0)
 			fprintf(to, "              service time in the worker: p50 %.2f us, "
 				"p99 %.2f us, p99.9 %.2f us\n", l->service_p50_us,
@@ -343,9 +346,12 @@ void report_json(FILE *to, const struct bench_report *r)
 			",\"unschedulable\":%" PRIu64 ",\"late_submits\":%" PRIu64
 			",\"wall_s\":%.3f,\"p50_us\":%.1f,\"p90_us\":%.1f,"
 			"\"p99_us\":%.1f,\"p999_us\":%.1f,\"latency\":"
-			"\"open loop: from the scheduled submit time\"", l->pods,
+			"\"open loop: from the scheduled submit time\","
+			"\"seen_p50_us\":%.1f,\"seen_p90_us\":%.1f,"
+			"\"seen_p99_us\":%.1f,\"seen_p999_us\":%.1f", l->pods,
 			l->placed, l->unschedulable, l->late_submits, l->wall_s,
-			l->p50_us, l->p90_us, l->p99_us, l->p999_us);
+			l->p50_us, l->p90_us, l->p99_us, l->p999_us, l->seen_p50_us,
+			l->seen_p90_us, l->seen_p99_us, l->seen_p999_us);
 		if (r->have_pauses)
 			fprintf(to, ",\"machine_pauses\":{\"cores\":%u,\"seconds\":%.1f,"
 				"\"over_100us_per_s\":%.2f,\"over_1ms_per_s\":%.2f,"
