@@ -1,9 +1,9 @@
 /* Runs a fuzz target without libFuzzer: over every file named on the command
- * line or found in a folder named there (the seed corpus, so a seed added to
- * corpus/<target>/ is replayed without a list to keep), and then over a fixed number of pseudo-random
- * mutations of them, so the plain and sanitizer builds exercise the decoder
- * on bad input too. A crash or trap fails the test. Output: cmocka-style
- * closing line. */
+ * line or found in a folder named there (the seed corpus, so a seed added
+ * to corpus/<target>/ is replayed without a list to keep), and then over a
+ * fixed number of pseudo-random mutations of them, so the plain and
+ * sanitizer builds exercise the decoder on bad input too. A crash or trap
+ * fails the test. Output: cmocka-style closing line. */
 #include <dirent.h>
 #include <inttypes.h>
 #include <stdint.h>
@@ -36,8 +36,8 @@ static uint64_t next_random(void)
 static int replay_file(const char *path)
 {
 	if (n_inputs == REPLAY_MAX_SEEDS) {
-		fprintf(stderr, "replay: more than %d seeds; %s not read\n", REPLAY_MAX_SEEDS,
-			path);
+		fprintf(stderr, "replay: more than %d seeds; %s not read\n",
+			REPLAY_MAX_SEEDS, path);
 		return 1;
 	}
 	FILE *f = fopen(path, "rb");
@@ -49,7 +49,8 @@ static int replay_file(const char *path)
 	int longer = fgetc(f) != EOF;
 	fclose(f);
 	if (longer) { /* libFuzzer's own -max_len here: a seed is whole */
-		fprintf(stderr, "replay: %s is longer than %d bytes\n", path, REPLAY_MAX_INPUT);
+		fprintf(stderr, "replay: %s is longer than %d bytes\n", path,
+			REPLAY_MAX_INPUT);
 		return 1;
 	}
 	sizes[n_inputs] = size;
