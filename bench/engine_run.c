@@ -238,7 +238,7 @@ static void producer(const struct engine_run_config *cfg, struct shared *sh,
 			answered += (unsigned)got;
 			/* Relaxed: the parent only shows it; waitpid orders the rest. */
 			__atomic_store_n(&r->answered, answered, __ATOMIC_RELAXED);
-			r->last_answer_ns = now_ns();
+			r->last_answer_ns = seen;
 		} else if (!open_loop) {
 			/* Nothing back yet: give the core to the daemon's workers
 			 * (on a small machine they share it) rather than spin. */
