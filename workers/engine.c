@@ -77,9 +77,11 @@ struct leaf_plan {
 				 * changes is warm */
 #define SHAPES_WARM_MAX 32      /* warm shapes synced together, at most */
 
-/* A shape's result on one slot: both in one 8-byte entry, so a change
- * that ~15 shapes follow costs one cache line each, not three (the
- * member bit, the reasons and the score lived in three arrays). */
+/* A shape's result on one slot: both in one 8-byte entry, in the
+ * engine's shape table (a row per slot, a column per shape), so a change
+ * that ~20 warm shapes follow reads one row, a few adjacent cache lines,
+ * not a line in each shape's own array (and not three per shape: the
+ * member bit, the reasons and the score once lived apart). */
 struct shape_leaf {
 	uint32_t mask; /* dynamic reasons, 0 passes; SHAPE_UNHELD: not a member */
 	int32_t d;     /* the weighted dynamic score if it passes */
@@ -93,8 +95,8 @@ struct shape {
 	uint32_t refs;         /* classes using it */
 	uint32_t n_slots;      /* of the generation it was made in */
 	uint64_t *member;      /* [words]: slots evaluated (a class holds them);
-				* leaf[] says it per slot (SHAPE_UNHELD: not) */
-	struct shape_leaf *leaf; /* [n_slots] */
+				* its leaves say it per slot (SHAPE_UNHELD: not) */
+	uint32_t col;          /* its column of the engine's shape table */
 	uint64_t log_pos;      /* the cluster's change log, read up to here */
 	uint64_t used_pos;     /* the log's head when a class last read it */
 	bool warm;             /* in the engine's warm[] (shapes_sync_warm) */
@@ -323,8 +325,17 @@ struct engine {
 	bool ip_on;
 	uint32_t *slots; /* [capacity] the candidates' slots, for PreScore */
 
-	/* Request shapes of indexed classes (struct shape), in a list. */
+	/* Request shapes of indexed classes (struct shape), in a list, and
+	 * their results in one table: row `slot`, column sh->col (leaf_of()).
+	 * Its rows are the cluster's capacity, allocated untouched, so only
+	 * the rows of slots in use are backed; its columns grow by doubling
+	 * (shape_col_take()), a freed shape's column is taken again. */
 	struct shape *shapes;
+	struct shape_leaf *shape_leaf; /* [capacity][shape_cols] */
+	uint32_t shape_cols;
+	uint32_t shape_rows;           /* rows any shape has held (copied on growth) */
+	uint32_t *shape_free;          /* [shape_cols] free columns, a stack */
+	uint32_t n_shape_free;
 	/* The shapes read by a class lately (shapes_sync_warm), apart from
 	 * the list: walking 64 shapes of 12 KiB each cost a miss each. */
 	struct shape *warm[SHAPES_WARM_MAX];
@@ -482,8 +493,8 @@ static void shape_release(struct engine *e, struct shape *sh)
 		at = &(*at)->next;
 	*at = sh->next;
 	e->class_bytes -= sh->bytes;
+	e->shape_free[e->n_shape_free++] = sh->col;
 	free(sh->member);
-	free(sh->leaf);
 	free(sh);
 }
 
@@ -561,6 +572,8 @@ void engine_destroy(struct engine *e)
 	interpod_destroy(e->ip);
 	free(e->slots);
 	node_rows_free(&e->rows);
+	free(e->shape_leaf);
+	free(e->shape_free);
 	free(e);
 }
 
@@ -1470,6 +1483,13 @@ static uint64_t index_head(const struct engine *e, const struct eclass *k)
 
 /* --- request shapes ------------------------------------------------------ */
 
+/* Shape sh's result on `slot` (slot < sh->n_slots). */
+static inline struct shape_leaf *leaf_of(const struct engine *e, const struct shape *sh,
+					 uint32_t slot)
+{
+	return &e->shape_leaf[(size_t)slot * e->shape_cols + sh->col];
+}
+
 /* The shape key of `pod`: the fields leaf_eval() reads but the inter-pod
  * filter's, every other byte 0 (so equal shapes are equal bytes). */
 static void shape_key(const struct pod_spec *pod, struct pod_spec *out)
@@ -1485,9 +1505,10 @@ static void shape_key(const struct pod_spec *pod, struct pod_spec *out)
 
 /* d fits an int32: index_begin() takes only profiles whose weights
  * keep it so. */
-static void shape_store(struct shape *sh, uint32_t slot, uint32_t m, int64_t d)
+static void shape_store(const struct engine *e, const struct shape *sh, uint32_t slot,
+			uint32_t m, int64_t d)
 {
-	sh->leaf[slot] = (struct shape_leaf){m, m == 0 ? (int32_t)d : 0};
+	*leaf_of(e, sh, slot) = (struct shape_leaf){m, m == 0 ? (int32_t)d : 0};
 }
 
 /* Evaluates every slot it holds, from the counters now; its classes
@@ -1501,7 +1522,7 @@ static void shape_rebuild(struct engine *e, const struct snapshot *s, struct sha
 			uint32_t slot = w * 64 + (uint32_t)__builtin_ctzll(bits);
 			int64_t d = 0;
 			uint32_t m = leaf_eval(e, s, &sh->plan, false, slot, &d);
-			shape_store(sh, slot, m, d);
+			shape_store(e, sh, slot, m, d);
 			e->stats.shape_evals++;
 		}
 	sh->epoch++;
@@ -1509,9 +1530,10 @@ static void shape_rebuild(struct engine *e, const struct snapshot *s, struct sha
 }
 
 /* Whether shape sh holds `slot`. */
-static inline bool shape_holds(const struct shape *sh, uint32_t slot)
+static inline bool shape_holds(const struct engine *e, const struct shape *sh,
+			       uint32_t slot)
 {
-	return slot < sh->n_slots && sh->leaf[slot].mask != SHAPE_UNHELD;
+	return slot < sh->n_slots && leaf_of(e, sh, slot)->mask != SHAPE_UNHELD;
 }
 
 /* The slot's new result: stored and appended to the ring when it
@@ -1520,10 +1542,10 @@ static void shape_apply(struct engine *e, struct shape *sh, uint32_t slot, uint3
 			int64_t d)
 {
 	e->stats.shape_evals++;
-	struct shape_leaf was = sh->leaf[slot];
+	struct shape_leaf was = *leaf_of(e, sh, slot);
 	if (m == was.mask && (m != 0 || (int32_t)d == was.d))
 		return;
-	shape_store(sh, slot, m, d);
+	shape_store(e, sh, slot, m, d);
 	sh->ring[sh->head++ & (SHAPE_RING - 1)] = slot;
 }
 
@@ -1590,10 +1612,9 @@ static void shape_sync(struct engine *e, const struct snapshot *s, struct shape 
 			uint32_t end = n + (uint32_t)got;
 			for (uint32_t b = n; b < end; b++) {
 				uint32_t slot = batch[b];
-				if (!shape_holds(sh, slot))
+				if (!shape_holds(e, sh, slot))
 					continue;
 				batch[n++] = slot;
-				__builtin_prefetch(&sh->leaf[slot]);
 				const char *rec = (const char *)(recs + slot);
 				__builtin_prefetch(rec);
 				__builtin_prefetch(rec + offsetof(struct node_alloc,
@@ -1650,9 +1671,10 @@ static void warm_regroup(struct engine *e)
 
 /* Whether the warm shape takes log entry `pos` for `slot`: it has not
  * read the entry, and holds the slot. */
-static inline bool warm_takes(const struct shape *sh, uint64_t pos, uint32_t slot)
+static inline bool warm_takes(const struct engine *e, const struct shape *sh,
+			      uint64_t pos, uint32_t slot)
 {
-	return pos >= sh->log_pos && shape_holds(sh, slot);
+	return pos >= sh->log_pos && shape_holds(e, sh, slot);
 }
 
 /* Brings every warm shape (read by a class within SHAPES_WARM_CHANGES
@@ -1727,10 +1749,13 @@ static void shapes_sync_warm(struct engine *e, const struct snapshot *s)
 			__builtin_prefetch(rec);
 			__builtin_prefetch(rec + offsetof(struct node_alloc,
 							  used_nonzero_cpu_milli));
-			for (unsigned w = 0; w < e->n_warm; w++) {
-				const struct shape *sh = e->warm[w];
-				if (batch[b] < sh->n_slots)
-					__builtin_prefetch(&sh->leaf[batch[b]]);
+			/* The slot's row of results: every warm shape's. */
+			if (batch[b] < e->shape_rows) {
+				const char *row = (const char *)(e->shape_leaf +
+						  (size_t)batch[b] * e->shape_cols);
+				size_t len = e->shape_cols * sizeof(*e->shape_leaf);
+				for (size_t at = 0; at < len; at += 64)
+					__builtin_prefetch(row + at);
 			}
 		}
 		for (int b = 0; b < got; b++) {
@@ -1741,7 +1766,7 @@ static void shapes_sync_warm(struct engine *e, const struct snapshot *s)
 				struct warm_group *g = &e->groups[j];
 				unsigned lanes = 0;
 				for (unsigned w = 0; w < g->n; w++)
-					lanes |= (unsigned)warm_takes(g->sh[w], pos, slot) << w;
+					lanes |= (unsigned)warm_takes(e, g->sh[w], pos, slot) << w;
 				if (lanes == 0)
 					continue;
 				uint32_t m[4];
@@ -1757,7 +1782,7 @@ static void shapes_sync_warm(struct engine *e, const struct snapshot *s)
 				}
 			}
 			for (unsigned w = 0; w < e->n_slow; w++)
-				if (warm_takes(e->warm_slow[w], pos, slot))
+				if (warm_takes(e, e->warm_slow[w], pos, slot))
 					shape_follow(e, s, e->warm_slow[w], slot);
 		}
 	}
@@ -1765,6 +1790,39 @@ static void shapes_sync_warm(struct engine *e, const struct snapshot *s)
 		if (i > e->warm[w]->log_pos)
 			e->warm[w]->log_pos = i;
 	e->warm_from = i;
+}
+
+/* A free column of the shape table, the table twice as wide when none is
+ * (its rows in use copied: a pause of a few milliseconds at 100,000
+ * nodes, once per doubling). Returns it, or UINT32_MAX when out of
+ * memory (the table stays as it was). */
+static uint32_t shape_col_take(struct engine *e, uint32_t n_slots)
+{
+	if (e->n_shape_free == 0) {
+		uint32_t cols = e->shape_cols ? e->shape_cols * 2 : 16;
+		size_t rows = cluster_capacity(e->cluster);
+		/* calloc: the rows no slot reaches are never backed. */
+		struct shape_leaf *t = calloc(rows ? rows : 1, cols * sizeof(*t));
+		uint32_t *f = malloc(cols * sizeof(*f));
+		if (t == NULL || f == NULL) {
+			free(t);
+			free(f);
+			return UINT32_MAX;
+		}
+		for (uint32_t r = 0; r < e->shape_rows; r++)
+			memcpy(t + (size_t)r * cols, e->shape_leaf + (size_t)r * e->shape_cols,
+			       e->shape_cols * sizeof(*t));
+		free(e->shape_leaf);
+		free(e->shape_free);
+		e->shape_leaf = t;
+		e->shape_free = f;
+		for (uint32_t c = cols; c > e->shape_cols; c--)
+			e->shape_free[e->n_shape_free++] = c - 1;
+		e->shape_cols = cols;
+	}
+	if (n_slots > e->shape_rows)
+		e->shape_rows = n_slots;
+	return e->shape_free[--e->n_shape_free];
 }
 
 /* Class k's shape, made or shared (its slots are added by
@@ -1787,18 +1845,18 @@ static int shape_attach(struct engine *e, const struct snapshot *s, struct eclas
 		leaf_plan_init(e, &sh->plan, &sh->spec);
 		sh->n_slots = s->n_slots;
 		sh->member = calloc(words, sizeof(*sh->member));
-		sh->leaf = malloc((s->n_slots ? s->n_slots : 1) * sizeof(*sh->leaf));
-		if (sh->member == NULL || sh->leaf == NULL) {
+		sh->col = sh->member != NULL ? shape_col_take(e, s->n_slots) : UINT32_MAX;
+		if (sh->col == UINT32_MAX) {
 			free(sh->member);
-			free(sh->leaf);
 			free(sh);
 			return -ENOMEM;
 		}
 		for (uint32_t i = 0; i < s->n_slots; i++)
-			sh->leaf[i] = (struct shape_leaf){SHAPE_UNHELD, 0};
+			*leaf_of(e, sh, i) = (struct shape_leaf){SHAPE_UNHELD, 0};
 		sh->log_pos = ledger_changes_head(e->ledger);
+		/* Its column's share of the table. */
 		sh->bytes = sizeof(*sh) + words * sizeof(*sh->member) +
-			    (size_t)s->n_slots * sizeof(*sh->leaf);
+			    (size_t)s->n_slots * sizeof(struct shape_leaf);
 		e->class_bytes += sh->bytes;
 		sh->next = e->shapes;
 		e->shapes = sh;
@@ -1824,7 +1882,7 @@ static unsigned shape_add_word(struct engine *e, const struct snapshot *s,
 		uint32_t slot = (uint32_t)(w * 64) + (uint32_t)__builtin_ctzll(add);
 		int64_t d = 0;
 		uint32_t m = leaf_eval(e, s, &sh->plan, false, slot, &d);
-		shape_store(sh, slot, m, d);
+		shape_store(e, sh, slot, m, d);
 	}
 	e->stats.shape_evals += n;
 	return n;
@@ -1857,11 +1915,13 @@ static void index_rebuild(struct engine *e, const struct snapshot *s, struct ecl
 		k->shape_pos = sh->head;
 		k->shape_epoch = sh->epoch;
 		for (uint32_t p = 0; p < k->n_feasible; p++) {
-			uint32_t slot = k->feasible[p], m = sh->leaf[slot].mask;
+			uint32_t slot = k->feasible[p];
+			const struct shape_leaf *l = leaf_of(e, sh, slot);
+			uint32_t m = l->mask;
 			k->mask[slot] = m;
 			reasons_add(&k->dyn, &k->plan, m, +1);
 			class_index_set_leaf(&k->ix, slot, k->group[slot], m == 0,
-					     sh->leaf[slot].d);
+					     l->d);
 		}
 		class_index_build(&k->ix);
 		return;
@@ -1914,12 +1974,13 @@ static void index_sync_shape(struct engine *e, const struct snapshot *s,
 				continue;
 			batch[n++] = slot;
 			__builtin_prefetch(&k->mask[slot]);
-			__builtin_prefetch(&sh->leaf[slot]);
+			__builtin_prefetch(leaf_of(e, sh, slot));
 			class_index_prefetch(&k->ix, slot, k->group[slot]);
 		}
-		for (uint32_t b = 0; b < n; b++)
-			index_leaf(e, k, batch[b], sh->leaf[batch[b]].mask,
-				   sh->leaf[batch[b]].d);
+		for (uint32_t b = 0; b < n; b++) {
+			const struct shape_leaf *l = leaf_of(e, sh, batch[b]);
+			index_leaf(e, k, batch[b], l->mask, l->d);
+		}
 	}
 	k->shape_pos = sh->head;
 }
@@ -2192,8 +2253,8 @@ static void work_fill(struct engine *e, const struct snapshot *s, struct eclass 
 			m = leaf_eval(e, s, &k->plan, k->ix_ip, slot, &d);
 		} else {
 			*budget -= COST_FILL;
-			m = k->shape->leaf[slot].mask;
-			d = k->shape->leaf[slot].d;
+			m = leaf_of(e, k->shape, slot)->mask;
+			d = leaf_of(e, k->shape, slot)->d;
 		}
 		k->mask[slot] = m;
 		reasons_add(&k->dyn, &k->plan, m, +1);
@@ -3281,11 +3342,11 @@ static void class_node_changed(struct engine *e, const struct snapshot *s,
 			int64_t sd = 0;
 			sh->member[slot / 64] |= UINT64_C(1) << (slot % 64);
 			uint32_t sm = leaf_eval(e, s, &sh->plan, false, slot, &sd);
-			shape_store(sh, slot, sm, sd);
+			shape_store(e, sh, slot, sm, sd);
 			e->stats.shape_evals++;
 		}
-		m = k->shape->leaf[slot].mask;
-		d = k->shape->leaf[slot].d;
+		m = leaf_of(e, k->shape, slot)->mask;
+		d = leaf_of(e, k->shape, slot)->d;
 	} else {
 		m = leaf_eval(e, s, &k->plan, false, slot, &d);
 	}
@@ -3302,7 +3363,7 @@ static void class_node_changed(struct engine *e, const struct snapshot *s,
 static void shape_node_changed(struct engine *e, const struct snapshot *s,
 			       struct shape *sh, uint32_t slot)
 {
-	if (shape_holds(sh, slot))
+	if (shape_holds(e, sh, slot))
 		shape_follow(e, s, sh, slot);
 }
 

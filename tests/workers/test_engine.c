@@ -1015,6 +1015,77 @@ static void test_busy_pods_pay_for_compiles(void **state)
 	(void)pods_until_indexed(false);
 }
 
+/* Forty request shapes, each a hot class's: the engine's shape table (a
+ * column per shape, 16 at first) grows twice with rows in use, and
+ * every placement, through the indexes reading it, matches the
+ * reference's. Pods cycle the shapes, so each class's index follows
+ * the others' commits between its own pods. Then forty more classes,
+ * each of one of the shapes (a toleration apart): their indexes are
+ * filled from the shapes' results as the grown table holds them. */
+static void test_shape_table_grows(void **state)
+{
+	(void)state;
+	struct world w;
+	world_by_hand(&w);
+	enum { NODES = 200, SHAPES = 40, ROUNDS = 8 };
+	struct cluster *c = cluster_create(w.strings, NODES);
+	static struct node_event ev[NODES];
+	char name[32], err[256];
+	for (int i = 0; i < NODES; i++) {
+		snprintf(name, sizeof(name), "n%d", i);
+		add_small_node(&w, &ev[i], name);
+		/* Unequal nodes, so scores differ and some fill. */
+		ev[i].spec.allocatable.v[RES_CPU] = 2000 + 250 * (i % 13);
+		ev[i].spec.allocatable.v[RES_MEMORY] = (4LL + i % 7) << 30;
+	}
+	assert_int_equal(cluster_apply(c, ev, NODES, err, sizeof(err)), 0);
+	struct sched_config cfg;
+	sched_config_default(&cfg);
+	struct engine *e = engine_create(c, &w.ctx, &cfg, 1, 0);
+	assert_non_null(e);
+	engine_set_compile_budget(e, UINT64_MAX); /* indexed once hot */
+	struct pod_spec pod[SHAPES];
+	for (int k = 0; k < SHAPES; k++) {
+		memset(&pod[k], 0, sizeof(pod[k]));
+		pod[k].request.v[RES_CPU] = pod[k].nonzero_cpu_milli = 100 + 37 * k;
+		pod[k].request.v[RES_MEMORY] = pod[k].nonzero_mem_bytes =
+			(64LL + 16 * k) << 20;
+	}
+	uint64_t seq = 0;
+	unsigned placed = 0;
+	struct engine_stats st;
+	for (int phase = 0; phase < 2; phase++) {
+		for (int r = 0; r < ROUNDS; r++)
+			for (int k = 0; k < SHAPES; k++, seq++) {
+				struct placement fast;
+				check_same(e, &pod[k], seq, 0, &fast);
+				if (fast.slot >= 0) {
+					assert_int_equal(commit_pod(e, &pod[k],
+								    (uint32_t)fast.slot, NULL),
+							 0);
+					placed++;
+				}
+			}
+		engine_get_stats(e, &st);
+		assert_true(st.shapes >= 33); /* past 16 and 32 columns */
+		/* The second phase's classes: same shapes, another key. */
+		for (int k = 0; k < SHAPES; k++) {
+			pod[k].tolerations[0] = (struct toleration){
+				.key = sid(&w, "shape-test"), .op = TOL_EXISTS};
+			pod[k].n_tolerations = 1;
+		}
+	}
+	assert_true(st.shape_shares >= SHAPES);
+	assert_true(st.shapes < 2 * SHAPES);
+	/* A spec's first two pods scan (seen, then compiled), the third
+	 * makes its class hot: the last rounds go through the indexes. */
+	assert_true(st.indexed_pods >= (uint64_t)SHAPES * (ROUNDS - 4));
+	assert_true(placed > SHAPES);
+	engine_destroy(e);
+	cluster_destroy(c);
+	intern_destroy(w.strings);
+}
+
 /* A node removed with pods on it and another added in its slot: the
  * record is reset behind the change log's back (R1), so a scan of the
  * added node must not read the removed one's counters from the engine's
@@ -1215,6 +1286,7 @@ int main(void)
 		cmocka_unit_test(test_nodes_to_find),
 		cmocka_unit_test(test_hand_checked),
 		cmocka_unit_test(test_busy_pods_pay_for_compiles),
+		cmocka_unit_test(test_shape_table_grows),
 		cmocka_unit_test(test_reused_slot_starts_empty),
 		cmocka_unit_test(test_interpod_index_follows_changes),
 		cmocka_unit_test(test_fast_path_equals_reference),
