@@ -76,6 +76,7 @@ struct leaf_plan {
 #define SHAPES_WARM_CHANGES 256 /* a shape read by a class within this many
 				 * changes is warm */
 #define SHAPES_WARM_MAX 32      /* warm shapes synced together, at most */
+#define SHAPE_COLS_MIN 16       /* the shape table's columns, at least */
 
 /* A shape's result on one slot: both in one 8-byte entry, in the
  * engine's shape table (a row per slot, a column per shape), so a change
@@ -328,14 +329,17 @@ struct engine {
 	/* Request shapes of indexed classes (struct shape), in a list, and
 	 * their results in one table: row `slot`, column sh->col (leaf_of()).
 	 * Its rows are the cluster's capacity, allocated untouched, so only
-	 * the rows of slots in use are backed; its columns grow by doubling
-	 * (shape_col_take()), a freed shape's column is taken again. */
+	 * the rows of slots in use are backed. Its columns double when none
+	 * is free and halve when three quarters are (shape_table_resize());
+	 * a freed shape's column is taken again. The class cache's budget
+	 * counts the table whole, free columns too (shape_table_bytes). */
 	struct shape *shapes;
 	struct shape_leaf *shape_leaf; /* [capacity][shape_cols] */
 	uint32_t shape_cols;
-	uint32_t shape_rows;           /* rows any shape has held (copied on growth) */
+	uint32_t shape_rows;           /* rows any shape has held: copied, counted */
 	uint32_t *shape_free;          /* [shape_cols] free columns, a stack */
 	uint32_t n_shape_free;
+	size_t shape_table_bytes;      /* shape_cols * shape_rows entries */
 	/* The shapes read by a class lately (shapes_sync_warm), apart from
 	 * the list: walking 64 shapes of 12 KiB each cost a miss each. */
 	struct shape *warm[SHAPES_WARM_MAX];
@@ -479,6 +483,8 @@ static void shape_cool(struct engine *e, unsigned w)
 	e->warm_changed = true;
 }
 
+static int shape_table_resize(struct engine *e, uint32_t cols);
+
 static void shape_release(struct engine *e, struct shape *sh)
 {
 	if (sh == NULL || --sh->refs > 0)
@@ -496,6 +502,13 @@ static void shape_release(struct engine *e, struct shape *sh)
 	e->shape_free[e->n_shape_free++] = sh->col;
 	free(sh->member);
 	free(sh);
+	/* The table narrower when three quarters of it are free (kept as it
+	 * is when memory is short), gone with its last shape. */
+	uint32_t live = e->shape_cols - e->n_shape_free;
+	if (live == 0)
+		(void)shape_table_resize(e, 0);
+	else if (e->shape_cols > SHAPE_COLS_MIN && live <= e->shape_cols / 4)
+		(void)shape_table_resize(e, e->shape_cols / 2);
 }
 
 static void class_free(struct engine *e, struct eclass *k)
@@ -1792,36 +1805,75 @@ static void shapes_sync_warm(struct engine *e, const struct snapshot *s)
 	e->warm_from = i;
 }
 
-/* A free column of the shape table, the table twice as wide when none is
- * (its rows in use copied: a pause of a few milliseconds at 100,000
- * nodes, once per doubling). Returns it, or UINT32_MAX when out of
- * memory (the table stays as it was). */
-static uint32_t shape_col_take(struct engine *e, uint32_t n_slots)
+/* The class cache's count of the shape table, brought to its size now. */
+static void shape_table_count(struct engine *e)
 {
-	if (e->n_shape_free == 0) {
-		uint32_t cols = e->shape_cols ? e->shape_cols * 2 : 16;
+	size_t now = (size_t)e->shape_cols * e->shape_rows * sizeof(struct shape_leaf);
+	e->class_bytes = e->class_bytes - e->shape_table_bytes + now;
+	e->shape_table_bytes = now;
+}
+
+/* The shape table made `cols` wide (0: freed), the live shapes' columns
+ * copied to columns 0.. in list order and the rest free: the rows in use
+ * are read once (at 100,000 nodes and 32 columns, about 25 MB; once per
+ * doubling or halving). Returns 0, or -ENOMEM (the table stays as it
+ * was). */
+static int shape_table_resize(struct engine *e, uint32_t cols)
+{
+	uint32_t live = e->shape_cols - e->n_shape_free;
+	struct shape_leaf *t = NULL;
+	uint32_t *f = NULL, *was = NULL;
+	if (cols > 0) {
 		size_t rows = cluster_capacity(e->cluster);
 		/* calloc: the rows no slot reaches are never backed. */
-		struct shape_leaf *t = calloc(rows ? rows : 1, cols * sizeof(*t));
-		uint32_t *f = malloc(cols * sizeof(*f));
-		if (t == NULL || f == NULL) {
+		t = calloc(rows ? rows : 1, cols * sizeof(*t));
+		f = malloc(cols * sizeof(*f));
+		was = malloc((live ? live : 1) * sizeof(*was));
+		if (t == NULL || f == NULL || was == NULL) {
 			free(t);
 			free(f);
-			return UINT32_MAX;
+			free(was);
+			return -ENOMEM;
 		}
-		for (uint32_t r = 0; r < e->shape_rows; r++)
-			memcpy(t + (size_t)r * cols, e->shape_leaf + (size_t)r * e->shape_cols,
-			       e->shape_cols * sizeof(*t));
-		free(e->shape_leaf);
-		free(e->shape_free);
-		e->shape_leaf = t;
-		e->shape_free = f;
-		for (uint32_t c = cols; c > e->shape_cols; c--)
-			e->shape_free[e->n_shape_free++] = c - 1;
-		e->shape_cols = cols;
 	}
-	if (n_slots > e->shape_rows)
+	uint32_t c = 0;
+	for (struct shape *sh = e->shapes; sh != NULL; sh = sh->next) {
+		was[c] = sh->col;
+		sh->col = c++;
+	}
+	for (uint32_t r = 0; r < e->shape_rows && c > 0; r++) {
+		const struct shape_leaf *from = e->shape_leaf + (size_t)r * e->shape_cols;
+		struct shape_leaf *to = t + (size_t)r * cols;
+		for (uint32_t i = 0; i < c; i++)
+			to[i] = from[was[i]];
+	}
+	free(was);
+	free(e->shape_leaf);
+	free(e->shape_free);
+	e->shape_leaf = t;
+	e->shape_free = f;
+	e->shape_cols = cols;
+	e->n_shape_free = 0;
+	for (uint32_t i = cols; i > c; i--)
+		e->shape_free[e->n_shape_free++] = i - 1;
+	if (cols == 0)
+		e->shape_rows = 0;
+	shape_table_count(e);
+	return 0;
+}
+
+/* A free column of the shape table for a shape of n_slots slots, the
+ * table twice as wide when none is. Returns it, or UINT32_MAX when out
+ * of memory. */
+static uint32_t shape_col_take(struct engine *e, uint32_t n_slots)
+{
+	if (e->n_shape_free == 0 &&
+	    shape_table_resize(e, e->shape_cols ? e->shape_cols * 2 : SHAPE_COLS_MIN) < 0)
+		return UINT32_MAX;
+	if (n_slots > e->shape_rows) {
 		e->shape_rows = n_slots;
+		shape_table_count(e);
+	}
 	return e->shape_free[--e->n_shape_free];
 }
 
@@ -1854,9 +1906,8 @@ static int shape_attach(struct engine *e, const struct snapshot *s, struct eclas
 		for (uint32_t i = 0; i < s->n_slots; i++)
 			*leaf_of(e, sh, i) = (struct shape_leaf){SHAPE_UNHELD, 0};
 		sh->log_pos = ledger_changes_head(e->ledger);
-		/* Its column's share of the table. */
-		sh->bytes = sizeof(*sh) + words * sizeof(*sh->member) +
-			    (size_t)s->n_slots * sizeof(struct shape_leaf);
+		/* Its column is counted with the table (shape_table_count()). */
+		sh->bytes = sizeof(*sh) + words * sizeof(*sh->member);
 		e->class_bytes += sh->bytes;
 		sh->next = e->shapes;
 		e->shapes = sh;

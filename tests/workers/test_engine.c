@@ -1028,7 +1028,7 @@ static void test_shape_table_grows(void **state)
 	struct world w;
 	world_by_hand(&w);
 	enum { NODES = 200, SHAPES = 40, ROUNDS = 8 };
-	struct cluster *c = cluster_create(w.strings, NODES);
+	struct cluster *c = cluster_create(w.strings, NODES + 4);
 	static struct node_event ev[NODES];
 	char name[32], err[256];
 	for (int i = 0; i < NODES; i++) {
@@ -1081,6 +1081,33 @@ static void test_shape_table_grows(void **state)
 	 * makes its class hot: the last rounds go through the indexes. */
 	assert_true(st.indexed_pods >= (uint64_t)SHAPES * (ROUNDS - 4));
 	assert_true(placed > SHAPES);
+	engine_destroy(e);
+	/* Nodes added between rounds: each new snapshot has another slot
+	 * count, so the engine starts its caches over; every shape is
+	 * released (the table narrows as they go, and is freed with the
+	 * last) and the next ones widen a new table from nothing. */
+	e = engine_create(c, &w.ctx, &cfg, 2, 0);
+	assert_non_null(e);
+	engine_set_compile_budget(e, UINT64_MAX);
+	for (int r = 0; r < 4 * ROUNDS; r++) {
+		for (int k = 0; k < SHAPES; k++, seq++) {
+			pod[k].n_tolerations = (uint8_t)(r & 1); /* both classes */
+			struct placement fast;
+			check_same(e, &pod[k], seq, 0, &fast);
+			if (fast.slot >= 0)
+				assert_int_equal(commit_pod(e, &pod[k], (uint32_t)fast.slot,
+							    NULL), 0);
+		}
+		if (r % ROUNDS == ROUNDS - 1) {
+			snprintf(name, sizeof(name), "extra%d", r);
+			add_small_node(&w, &ev[0], name);
+			assert_int_equal(cluster_apply(c, ev, 1, err, sizeof(err)), 0);
+			urcu_qsbr_quiescent_state();
+		}
+	}
+	engine_get_stats(e, &st);
+	assert_true(st.class_flushes >= 4); /* the first snapshot's, and 3 added nodes' */
+	assert_true(st.shapes >= 4 * SHAPES); /* made again after each */
 	engine_destroy(e);
 	cluster_destroy(c);
 	intern_destroy(w.strings);
@@ -1249,7 +1276,7 @@ static void test_interpod_index_follows_changes(void **state)
 	 *    makes every node of that zone refuse the next web pod (n0 in zone
 	 *    a, then n3 in zone b: then no node is left). */
 	c = six_nodes(&w);
-	e = engine_create(c, &w.ctx, &cfg, 2, 0);
+	e = engine_create(c, &w.ctx, &cfg, 2, 900 << 10);
 	app_pod(&w, &web_anti_zone, "web", "db", "zone");
 	app_pod(&w, &db, "db", NULL, NULL);
 	for (int i = 0; i < 2; i++)
