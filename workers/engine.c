@@ -340,6 +340,7 @@ struct engine {
 	uint32_t *shape_free;          /* [shape_cols] free columns, a stack */
 	uint32_t n_shape_free;
 	size_t shape_table_bytes;      /* shape_cols * shape_rows entries */
+	uint32_t shape_cols_min;       /* SHAPE_COLS_MIN, or a test's */
 	/* The shapes read by a class lately (shapes_sync_warm), apart from
 	 * the list: walking 64 shapes of 12 KiB each cost a miss each. */
 	struct shape *warm[SHAPES_WARM_MAX];
@@ -439,6 +440,7 @@ struct engine *engine_create(struct cluster *c, const struct plugin_ctx *ctx,
 			   : by_slots > ((size_t)256 << 20) ? by_slots : (size_t)256 << 20;
 	e->pod_budget = ENGINE_POD_BUDGET;
 	e->pods_pay = true;
+	e->shape_cols_min = SHAPE_COLS_MIN;
 	e->table_mask = 1023;
 	e->table = calloc(e->table_mask + 1, sizeof(*e->table));
 	uint32_t cap = cluster_capacity(c);
@@ -507,7 +509,7 @@ static void shape_release(struct engine *e, struct shape *sh)
 	uint32_t live = e->shape_cols - e->n_shape_free;
 	if (live == 0)
 		(void)shape_table_resize(e, 0);
-	else if (e->shape_cols > SHAPE_COLS_MIN && live <= e->shape_cols / 4)
+	else if (e->shape_cols > e->shape_cols_min && live <= e->shape_cols / 4)
 		(void)shape_table_resize(e, e->shape_cols / 2);
 }
 
@@ -1859,6 +1861,7 @@ static int shape_table_resize(struct engine *e, uint32_t cols)
 	if (cols == 0)
 		e->shape_rows = 0;
 	shape_table_count(e);
+	e->stats.shape_resizes += c > 0;
 	return 0;
 }
 
@@ -1868,7 +1871,7 @@ static int shape_table_resize(struct engine *e, uint32_t cols)
 static uint32_t shape_col_take(struct engine *e, uint32_t n_slots)
 {
 	if (e->n_shape_free == 0 &&
-	    shape_table_resize(e, e->shape_cols ? e->shape_cols * 2 : SHAPE_COLS_MIN) < 0)
+	    shape_table_resize(e, e->shape_cols ? e->shape_cols * 2 : e->shape_cols_min) < 0)
 		return UINT32_MAX;
 	if (n_slots > e->shape_rows) {
 		e->shape_rows = n_slots;
@@ -3605,6 +3608,11 @@ void engine_set_busy(struct engine *e, bool busy)
 void engine_set_compile_budget(struct engine *e, uint64_t per_pod)
 {
 	e->pod_budget = per_pod > INT64_MAX ? INT64_MAX : per_pod;
+}
+
+void engine_set_shape_cols_min(struct engine *e, uint32_t cols)
+{
+	e->shape_cols_min = cols > 0 ? cols : 1;
 }
 
 int engine_assign_devices(struct engine *e, const struct pod_spec *pod,

@@ -92,6 +92,7 @@ struct engine_stats {
 	uint64_t shape_shares;   /* classes that joined a shape made before */
 	uint64_t shape_evals;    /* nodes evaluated by shapes */
 	uint64_t shape_rebuilds; /* whole shapes re-read */
+	uint64_t shape_resizes;  /* shape table resized with shapes in it */
 	uint64_t prepared;       /* classes queued by engine_prepare() */
 	uint64_t static_adopted; /* ... whose static results came with them */
 	uint64_t node_changes;   /* changed nodes followed one by one (no flush) */
@@ -206,6 +207,12 @@ void engine_set_compile_budget(struct engine *e, uint64_t per_pod);
  * that has not idled for a while says yes, so that compiles still get
  * done under a load that never lets up. */
 void engine_set_busy(struct engine *e, bool busy);
+
+/* The request shapes' table of results is at least `cols` columns wide
+ * (default 16, at least 1): it doubles when full and halves when three
+ * quarters are free. The tests set 1, so that it is resized often with
+ * shapes live (the property test's cases make a few shapes each). */
+void engine_set_shape_cols_min(struct engine *e, uint32_t cols);
 
 /* kube-scheduler's message for the last unschedulable placement:
  * "0/N nodes are available: ...". Returns snprintf's result. */

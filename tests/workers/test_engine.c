@@ -52,6 +52,7 @@ static struct {
 	uint64_t added;         /* under a profile's added node affinity */
 	uint64_t cold_siblings; /* seen again, scanned over a sibling class */
 	uint64_t pruned_scans;  /* ... over its index (it asks more) */
+	uint64_t shape_resizes; /* shape tables resized with shapes in them */
 } met;
 
 static uint32_t below(uint32_t n)
@@ -589,6 +590,11 @@ static void run_case(uint64_t case_no, uint64_t *placed, uint64_t *unschedulable
 	 * pods need it), else a bounded budget per pod (none at all now and
 	 * then) and idle calls between pods; and the replicas' classes
 	 * prepared up front (as a registered template's) in some. */
+	/* Odd cases with a shape table one column wide at least: it doubles
+	 * and halves with their few shapes, live ones copied. (By the case
+	 * number, not a draw: the other draws stay as they were.) */
+	if (case_no % 2)
+		engine_set_shape_cols_min(e, 1);
 	bool at_once = chance(50);
 	engine_set_compile_budget(e, at_once ? UINT64_MAX
 				  : chance(20) ? 0 : 1000 + below(60000));
@@ -712,6 +718,7 @@ static void run_case(uint64_t case_no, uint64_t *placed, uint64_t *unschedulable
 	*siblings += st.static_siblings;
 	met.cold_siblings += st.cold_siblings;
 	met.pruned_scans += st.pruned_scans;
+	met.shape_resizes += st.shape_resizes;
 	*node_changes += st.node_changes;
 	free(held);
 	engine_destroy(other);
@@ -760,9 +767,10 @@ static void test_fast_path_equals_reference(void **state)
 		      " scored by RequestedToCapacityRatio, %" PRIu64 " under a "
 		      "profile's added node affinity; %" PRIu64 " pods of specs seen"
 		      " again scanned a sibling's static results without a class; %"
-		      PRIu64 " scans pruned by a sibling's index\n",
+		      PRIu64 " scans pruned by a sibling's index; %" PRIu64
+		      " shape tables resized with shapes in them\n",
 		      met.other_profile, met.rtcr, met.added, met.cold_siblings,
-		      met.pruned_scans);
+		      met.pruned_scans, met.shape_resizes);
 	/* The generator must exercise both outcomes and the indexed path, or
 	 * the test proves little. */
 	assert_true(placed > cases);
@@ -782,6 +790,7 @@ static void test_fast_path_equals_reference(void **state)
 	assert_true(siblings > cases / 20);
 	assert_true(met.cold_siblings > cases / 400);
 	assert_true(met.pruned_scans > cases / 20);
+	assert_true(met.shape_resizes > cases / 20);
 	assert_true(node_changes > cases / 2);
 	assert_true(met.other_profile > cases / 2);
 	assert_true(met.rtcr > cases);
