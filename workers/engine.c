@@ -332,14 +332,13 @@ struct engine {
 	 * the rows of slots in use are backed. Its columns double when none
 	 * is free and halve when three quarters are (shape_table_resize());
 	 * a freed shape's column is taken again. The class cache's budget
-	 * counts the table whole, free columns too (shape_table_bytes). */
+	 * counts the table whole, free columns too (shape_table_size()). */
 	struct shape *shapes;
 	struct shape_leaf *shape_leaf; /* [capacity][shape_cols] */
 	uint32_t shape_cols;
 	uint32_t shape_rows;           /* rows any shape has held: copied, counted */
 	uint32_t *shape_free;          /* [shape_cols] free columns, a stack */
 	uint32_t n_shape_free;
-	size_t shape_table_bytes;      /* shape_cols * shape_rows entries */
 	uint32_t shape_cols_min;       /* SHAPE_COLS_MIN, or a test's */
 	/* The shapes read by a class lately (shapes_sync_warm), apart from
 	 * the list: walking 64 shapes of 12 KiB each cost a miss each. */
@@ -1807,12 +1806,11 @@ static void shapes_sync_warm(struct engine *e, const struct snapshot *s)
 	e->warm_from = i;
 }
 
-/* The class cache's count of the shape table, brought to its size now. */
-static void shape_table_count(struct engine *e)
+/* The shape table's bytes in use, as the class cache counts them: every
+ * column of the rows any shape holds. */
+static size_t shape_table_size(const struct engine *e)
 {
-	size_t now = (size_t)e->shape_cols * e->shape_rows * sizeof(struct shape_leaf);
-	e->class_bytes = e->class_bytes - e->shape_table_bytes + now;
-	e->shape_table_bytes = now;
+	return (size_t)e->shape_cols * e->shape_rows * sizeof(struct shape_leaf);
 }
 
 /* The shape table made `cols` wide (0: freed), the live shapes' columns
@@ -1838,6 +1836,7 @@ static int shape_table_resize(struct engine *e, uint32_t cols)
 			return -ENOMEM;
 		}
 	}
+	size_t size_was = shape_table_size(e);
 	uint32_t c = 0;
 	for (struct shape *sh = e->shapes; sh != NULL; sh = sh->next) {
 		was[c] = sh->col;
@@ -1860,7 +1859,7 @@ static int shape_table_resize(struct engine *e, uint32_t cols)
 		e->shape_free[e->n_shape_free++] = i - 1;
 	if (cols == 0)
 		e->shape_rows = 0;
-	shape_table_count(e);
+	e->class_bytes = e->class_bytes - size_was + shape_table_size(e);
 	e->stats.shape_resizes += c > 0;
 	return 0;
 }
@@ -1874,8 +1873,9 @@ static uint32_t shape_col_take(struct engine *e, uint32_t n_slots)
 	    shape_table_resize(e, e->shape_cols ? e->shape_cols * 2 : e->shape_cols_min) < 0)
 		return UINT32_MAX;
 	if (n_slots > e->shape_rows) {
+		size_t size_was = shape_table_size(e);
 		e->shape_rows = n_slots;
-		shape_table_count(e);
+		e->class_bytes = e->class_bytes - size_was + shape_table_size(e);
 	}
 	return e->shape_free[--e->n_shape_free];
 }
@@ -1909,7 +1909,7 @@ static int shape_attach(struct engine *e, const struct snapshot *s, struct eclas
 		for (uint32_t i = 0; i < s->n_slots; i++)
 			*leaf_of(e, sh, i) = (struct shape_leaf){SHAPE_UNHELD, 0};
 		sh->log_pos = ledger_changes_head(e->ledger);
-		/* Its column is counted with the table (shape_table_count()). */
+		/* Its column is counted with the table (shape_table_size()). */
 		sh->bytes = sizeof(*sh) + words * sizeof(*sh->member);
 		e->class_bytes += sh->bytes;
 		sh->next = e->shapes;
@@ -2307,8 +2307,9 @@ static void work_fill(struct engine *e, const struct snapshot *s, struct eclass 
 			m = leaf_eval(e, s, &k->plan, k->ix_ip, slot, &d);
 		} else {
 			*budget -= COST_FILL;
-			m = leaf_of(e, k->shape, slot)->mask;
-			d = leaf_of(e, k->shape, slot)->d;
+			const struct shape_leaf *l = leaf_of(e, k->shape, slot);
+			m = l->mask;
+			d = l->d;
 		}
 		k->mask[slot] = m;
 		reasons_add(&k->dyn, &k->plan, m, +1);
@@ -3399,8 +3400,9 @@ static void class_node_changed(struct engine *e, const struct snapshot *s,
 			shape_store(e, sh, slot, sm, sd);
 			e->stats.shape_evals++;
 		}
-		m = leaf_of(e, k->shape, slot)->mask;
-		d = leaf_of(e, k->shape, slot)->d;
+		const struct shape_leaf *l = leaf_of(e, k->shape, slot);
+		m = l->mask;
+		d = l->d;
 	} else {
 		m = leaf_eval(e, s, &k->plan, false, slot, &d);
 	}
