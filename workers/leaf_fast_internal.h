@@ -16,8 +16,10 @@
  * in [0, 2^52) and both allocatables are in (0, 2^46): then every product
  * is an exact double, and a truncated quotient q = (a * 100) / b is exact
  * too, since a / b is at most q + 1 - 1/b and 1/b is more than half a
- * unit in the last place of q + 1 (at most 2^-47 here). The plan's
- * weights must be in [0, 2^20] (leaf_scan() goes scalar otherwise).
+ * unit in the last place of q + 1 (at most 2^-47 here). leaf_scan()
+ * tests a narrower range, every figure in [0, 2^46) and neither
+ * allocatable 0, by one test of their bits together. The plan's weights
+ * must be in [0, 2^20] (leaf_scan() goes scalar otherwise).
  *
  * Concurrency: the counters are a view, read without ordering, as
  * relaxed loads would read them; the commit decides. The AVX2 gathers are
