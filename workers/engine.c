@@ -34,6 +34,7 @@
 #include <string.h>
 
 #include "base/base.h"
+#include "workers/candidates_internal.h"
 #include "workers/class_index_internal.h"
 #include "workers/device_choice.h"
 #include "workers/diagnosis_internal.h"
@@ -818,13 +819,8 @@ static inline void pick_tie(const struct engine *e, const int64_t *total, uint32
 			    struct placement *out)
 {
 	uint64_t k = ties > 1 ? rng_below(rng, ties) : 0;
-	uint32_t chosen = 0;
-	for (uint32_t i = 0; i < n; i++)
-		if (total[i] == best && k-- == 0) {
-			chosen = i;
-			break;
-		}
-	out->slot = e->slots[chosen];
+	uint32_t chosen = candidates_kth(total, n, best, k);
+	out->slot = e->slots[chosen < n ? chosen : 0];
 	out->score = best;
 	out->feasible = n;
 }
@@ -902,97 +898,55 @@ static inline int64_t taint_normalized(int64_t raw, int64_t max_raw)
 
 /* select_plain() where every raw static score is 0: each candidate's
  * static total is the same (taint normalises to the maximum, affinity to
- * 0), so the best and its ties are those of the dynamic scores. One pass
- * with four maxima, one to count the ties; the arrays of raw scores,
- * read by slot, are not touched (at 100,000 nodes they missed the cache:
- * a quarter of a classless pod's time). */
+ * 0), so the best and its ties are those of the dynamic scores
+ * (candidates_best()); the arrays of raw scores, read by slot, are not
+ * touched (at 100,000 nodes they missed the cache: a quarter of a
+ * classless pod's time). */
 static void select_flat(struct engine *e, const struct score_config *sc, bool taint,
 			uint32_t n, uint64_t *rng, struct placement *out)
 {
-	const int64_t *d = e->tmp;
-	int64_t m[4] = {INT64_MIN, INT64_MIN, INT64_MIN, INT64_MIN};
-	uint32_t i = 0;
-	for (; i + 4 <= n; i += 4)
-		for (unsigned l = 0; l < 4; l++)
-			m[l] = d[i + l] > m[l] ? d[i + l] : m[l];
-	for (; i < n; i++)
-		m[0] = d[i] > m[0] ? d[i] : m[0];
-	int64_t best = m[0];
-	for (unsigned l = 1; l < 4; l++)
-		best = m[l] > best ? m[l] : best;
-	uint64_t ties = 0;
-	for (i = 0; i < n; i++)
-		ties += d[i] == best;
-	pick_tie(e, d, n, best, ties, rng, out);
+	int64_t best;
+	uint64_t ties;
+	candidates_best(e->tmp, n, &best, &ties);
+	pick_tie(e, e->tmp, n, best, ties, rng, out);
 	out->score = best + (taint ? SCORE_FINE * sc->weight_taint * taint_normalized(0, 0) : 0);
 }
 
 /* select_plain() for a class with taint raw scores and no affinity ones
  * (most classes: PreferNoSchedule taints on a few nodes, no preferred
  * affinity): one pass keeps, by raw count (at most a node's taints), the
- * best dynamic score and its ties, the count 0 (most nodes) in
- * registers; the best total and its ties follow from those 17 pairs,
- * and the draw's pass stops at the chosen tie. The general way read the
- * raw array twice and totalled every candidate. Returns false, having
- * drawn nothing, on a raw count outside [0, NODE_MAX_TAINTS]. */
+ * best dynamic score and its ties (candidates_by_taint()); the best total
+ * and its ties follow from those 17 pairs, and the draw's pass stops at
+ * the chosen tie. The general way read the raw array twice and totalled
+ * every candidate. Returns false, having drawn nothing, on a raw count
+ * outside [0, NODE_MAX_TAINTS]. */
 static bool select_by_taint(struct engine *e, const struct score_config *sc,
 			    const int32_t *tr, uint32_t n, uint64_t *rng,
 			    struct placement *out)
 {
-	const uint32_t *slots = e->slots;
-	const int64_t *d = e->tmp;
-	int64_t best_at[NODE_MAX_TAINTS + 1], best0 = INT64_MIN;
-	uint64_t ties_at[NODE_MAX_TAINTS + 1] = {0}, ties0 = 0;
-	int32_t max_t = 0;
-	for (uint32_t i = 0; i < n; i++) {
-		int32_t t = tr[slots[i]];
-		int64_t x = d[i];
-		if (t == 0) {
-			if (x > best0) {
-				best0 = x;
-				ties0 = 1;
-			} else {
-				ties0 += x == best0;
-			}
-			continue;
-		}
-		if (t < 0 || t > NODE_MAX_TAINTS)
-			return false;
-		if (ties_at[t] == 0 || x > best_at[t]) {
-			best_at[t] = x;
-			ties_at[t] = 1;
-		} else {
-			ties_at[t] += x == best_at[t];
-		}
-		max_t = t > max_t ? t : max_t;
-	}
-	best_at[0] = best0;
-	ties_at[0] = ties0;
+	struct by_taint b;
+	if (!candidates_by_taint(e->tmp, e->slots, tr, n, &b))
+		return false;
 	/* TaintToleration's normalised score by raw count, weighted. */
 	int64_t add[NODE_MAX_TAINTS + 1];
 	int64_t best = INT64_MIN;
 	uint64_t ties = 0;
-	for (int32_t t = 0; t <= max_t; t++) {
-		add[t] = SCORE_FINE * sc->weight_taint * taint_normalized(t, max_t);
-		if (ties_at[t] == 0)
+	for (int32_t t = 0; t <= b.max_t; t++) {
+		add[t] = SCORE_FINE * sc->weight_taint * taint_normalized(t, b.max_t);
+		if (b.ties_at[t] == 0)
 			continue;
-		int64_t total = best_at[t] + add[t];
+		int64_t total = b.best_at[t] + add[t];
 		if (total > best) {
 			best = total;
-			ties = ties_at[t];
+			ties = b.ties_at[t];
 		} else if (total == best) {
-			ties += ties_at[t];
+			ties += b.ties_at[t];
 		}
 	}
 	/* pick_tie()'s draw, the totals made as the pass goes. */
 	uint64_t k = ties > 1 ? rng_below(rng, ties) : 0;
-	uint32_t chosen = 0;
-	for (uint32_t i = 0; i < n; i++)
-		if (d[i] + add[tr[slots[i]]] == best && k-- == 0) {
-			chosen = i;
-			break;
-		}
-	out->slot = slots[chosen];
+	uint32_t chosen = candidates_kth_by_taint(e->tmp, e->slots, tr, n, add, best, k);
+	out->slot = e->slots[chosen < n ? chosen : 0];
 	out->score = best;
 	out->feasible = n;
 	return true;

@@ -1,0 +1,54 @@
+/* A scan's plain candidates, chosen among: the best dynamic score and its
+ * ties, over all of them or by their nodes' TaintToleration raw count, and
+ * the k-th tie in visiting order (workers/engine.c's select_flat(),
+ * select_by_taint() and pick_tie()). Four candidates a step with AVX2
+ * where the CPU has it (base/simd.h), else the scalar loops; both give the
+ * same answers. At 100,000 nodes a unique pod's scan finds 5,000
+ * candidates, and choosing among them one at a time took a fifth of its
+ * time.
+ *
+ * Candidate i has its score in d[i] and its slot in slots[i]; tr is a
+ * class's raw taint counts, by slot.
+ */
+#ifndef SHMSCHED_WORKERS_CANDIDATES_INTERNAL_H
+#define SHMSCHED_WORKERS_CANDIDATES_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "shm/shm.h"
+
+/* The largest d[i] over i < n and how many equal it (INT64_MIN and 0
+ * when n is 0). */
+void candidates_best(const int64_t *d, uint32_t n, int64_t *best, uint64_t *ties);
+
+/* The i of the k-th (from 0) d[i] equal to best, in order; n when there
+ * are not k + 1. */
+uint32_t candidates_kth(const int64_t *d, uint32_t n, int64_t best, uint64_t k);
+
+/* The best d[i] and its ties by raw count t = tr[slots[i]]: ties_at[t] 0
+ * where no candidate has count t; max_t the largest count seen. */
+struct by_taint {
+	int64_t best_at[NODE_MAX_TAINTS + 1];
+	uint64_t ties_at[NODE_MAX_TAINTS + 1];
+	int32_t max_t;
+};
+
+/* Fills *b; false when a count is outside [0, NODE_MAX_TAINTS] (b is then
+ * not to be read). */
+bool candidates_by_taint(const int64_t *d, const uint32_t *slots, const int32_t *tr,
+			 uint32_t n, struct by_taint *b);
+
+/* The i of the k-th (from 0) candidate, in order, with
+ * d[i] + add[tr[slots[i]]] == best; n when there are not k + 1. Every
+ * count must be in [0, NODE_MAX_TAINTS] (candidates_by_taint() said so). */
+uint32_t candidates_kth_by_taint(const int64_t *d, const uint32_t *slots, const int32_t *tr,
+				 uint32_t n, const int64_t add[NODE_MAX_TAINTS + 1],
+				 int64_t best, uint64_t k);
+
+/* Whether the AVX2 forms run; tests turn them off to compare the twins.
+ * candidates_set_simd() returns whether they were on. */
+bool candidates_simd(void);
+bool candidates_set_simd(bool on);
+
+#endif
