@@ -80,6 +80,38 @@ static void by_taint_init(struct by_taint *b)
 	b->max_t = 0;
 }
 
+/* The raw scores' largest over the candidates (0 when none is
+ * larger), and whether any is negative. */
+static void raw_maxima(const uint32_t *slots, uint32_t from, uint32_t n,
+		       const struct raw_scores *r, int64_t *max_a, int64_t *max_t, bool *negative)
+{
+	for (uint32_t i = from; i < n; i++) {
+		int64_t a = r->ar != NULL ? r->ar[slots[i]] : 0;
+		int64_t t = r->tr != NULL ? r->tr[slots[i]] : 0;
+		*max_a = a > *max_a ? a : *max_a;
+		*max_t = t > *max_t ? t : *max_t;
+		*negative |= a < 0 || t < 0;
+	}
+}
+
+/* candidates_totals() one at a time from candidate `from`. */
+static void totals_scalar(int64_t *d, const uint32_t *slots, uint32_t from, uint32_t n,
+			  const struct raw_scores *r, int64_t max_a, int64_t max_t,
+			  int64_t *best, uint64_t *ties)
+{
+	for (uint32_t i = from; i < n; i++) {
+		int64_t a = r->ar != NULL ? r->ar[slots[i]] : 0;
+		int64_t t = r->tr != NULL ? r->tr[slots[i]] : 0;
+		/* 0 stays 0, without a division (most nodes). */
+		if (r->aff && a != 0 && max_a != 0)
+			a = MAX_NODE_SCORE * a / max_a;
+		if (r->taint)
+			t = taint_normalized(t, max_t);
+		d[i] += SCORE_FINE * (r->w_taint * t + r->w_aff * a);
+		best_add(d[i], best, ties);
+	}
+}
+
 #if CS_X86
 /* The lanes' bests and ties merged into *best and *ties. */
 CS_TARGET static inline void lanes_merge(__m256i mx, __m256i cnt, int64_t *best,
@@ -145,6 +177,77 @@ CS_TARGET static uint32_t by_taint_avx2(const int64_t *d, const uint32_t *slots,
 	lanes_merge(mx1, cnt1, &b->best_at[1], &b->ties_at[1]);
 	if (b->ties_at[1] > 0 && b->max_t < 1)
 		b->max_t = 1;
+	return i;
+}
+
+/* raw_maxima() four a step: returns the candidates it took. */
+CS_TARGET static uint32_t maxima_avx2(const uint32_t *slots, uint32_t n,
+				      const struct raw_scores *r, int64_t *max_a,
+				      int64_t *max_t, bool *negative)
+{
+	__m128i ma = _mm_setzero_si128(), mt = ma, lo = ma;
+	uint32_t i = 0;
+	for (; i + 4 <= n; i += 4) {
+		__m128i s = _mm_loadu_si128((const __m128i *)(const void *)(slots + i));
+		__m128i a = r->ar != NULL ? _mm_i32gather_epi32(r->ar, s, 4) : _mm_setzero_si128();
+		__m128i t = r->tr != NULL ? _mm_i32gather_epi32(r->tr, s, 4) : _mm_setzero_si128();
+		ma = _mm_max_epi32(ma, a);
+		mt = _mm_max_epi32(mt, t);
+		lo = _mm_min_epi32(lo, _mm_min_epi32(a, t));
+	}
+	int32_t va[4], vt[4], vl[4];
+	_mm_storeu_si128((__m128i *)(void *)va, ma);
+	_mm_storeu_si128((__m128i *)(void *)vt, mt);
+	_mm_storeu_si128((__m128i *)(void *)vl, lo);
+	for (unsigned l = 0; l < 4; l++) {
+		*max_a = va[l] > *max_a ? va[l] : *max_a;
+		*max_t = vt[l] > *max_t ? vt[l] : *max_t;
+		*negative |= vl[l] < 0;
+	}
+	return i;
+}
+
+/* totals_scalar() four a step, when every raw score is at least 0 and
+ * both weights times SCORE_FINE fit 32 bits: the normalised scores are
+ * then in [0, 100] (the raw ones below 2^31), so each product is one
+ * signed 32 x 32 multiply; the quotients are doubles' exact ones (see
+ * workers/leaf_fast_internal.h: 100 times a count below 2^31, over one
+ * below 2^46). Returns the candidates it took. */
+CS_TARGET static uint32_t totals_avx2(int64_t *d, const uint32_t *slots, uint32_t n,
+				      const struct raw_scores *r, int64_t max_a,
+				      int64_t max_t, int64_t *best, uint64_t *ties)
+{
+	const bool norm_a = r->aff && max_a != 0, norm_t = r->taint && max_t != 0;
+	const __m256d hundred = _mm256_set1_pd((double)MAX_NODE_SCORE);
+	const __m256d div_a = _mm256_set1_pd((double)max_a), div_t = _mm256_set1_pd((double)max_t);
+	const __m256i w_a = _mm256_set1_epi64x(SCORE_FINE * r->w_aff);
+	const __m256i w_t = _mm256_set1_epi64x(SCORE_FINE * r->w_taint);
+	__m256i mx = _mm256_set1_epi64x(INT64_MIN), cnt = _mm256_setzero_si256();
+	const __m256i all = _mm256_set1_epi64x(-1);
+	uint32_t i = 0;
+	for (; i + 4 <= n; i += 4) {
+		__m128i s = _mm_loadu_si128((const __m128i *)(const void *)(slots + i));
+		__m128i a = r->ar != NULL ? _mm_i32gather_epi32(r->ar, s, 4) : _mm_setzero_si128();
+		__m128i t = r->tr != NULL ? _mm_i32gather_epi32(r->tr, s, 4) : _mm_setzero_si128();
+		if (norm_a)
+			a = _mm256_cvttpd_epi32(_mm256_div_pd(
+				_mm256_mul_pd(_mm256_cvtepi32_pd(a), hundred), div_a));
+		if (norm_t)
+			t = _mm_sub_epi32(_mm_set1_epi32(MAX_NODE_SCORE),
+					  _mm256_cvttpd_epi32(_mm256_div_pd(
+						  _mm256_mul_pd(_mm256_cvtepi32_pd(t), hundred),
+						  div_t)));
+		else if (r->taint)
+			t = _mm_set1_epi32(MAX_NODE_SCORE); /* every count 0 */
+		__m256i *at = (__m256i *)(void *)(d + i);
+		__m256i x = _mm256_add_epi64(
+			_mm256_loadu_si256(at),
+			_mm256_add_epi64(_mm256_mul_epi32(_mm256_cvtepi32_epi64(t), w_t),
+					 _mm256_mul_epi32(_mm256_cvtepi32_epi64(a), w_a)));
+		_mm256_storeu_si256(at, x);
+		lanes_add(x, all, &mx, &cnt);
+	}
+	lanes_merge(mx, cnt, best, ties);
 	return i;
 }
 
@@ -268,4 +371,32 @@ uint32_t candidates_kth_by_taint(const int64_t *d, const uint32_t *slots, const 
 		if (d[i] + add[tr[slots[i]]] == best && k-- == 0)
 			return i;
 	return n;
+}
+
+/* A weight times SCORE_FINE in a signed 32-bit word. */
+static bool fits32(int64_t w)
+{
+	return w >= -(INT64_C(1) << 31) / SCORE_FINE && w <= ((INT64_C(1) << 31) - 1) / SCORE_FINE;
+}
+
+void candidates_totals(int64_t *d, const uint32_t *slots, uint32_t n,
+		       const struct raw_scores *r, int64_t *best, uint64_t *ties)
+{
+	int64_t max_a = 0, max_t = 0;
+	bool negative = false;
+	*best = INT64_MIN;
+	*ties = 0;
+	uint32_t i = 0;
+#if CS_X86
+	bool simd = simd_switch_on(&avx2);
+	if (simd && (r->ar != NULL || r->tr != NULL))
+		i = maxima_avx2(slots, n, r, &max_a, &max_t, &negative);
+#endif
+	raw_maxima(slots, i, n, r, &max_a, &max_t, &negative);
+	i = 0;
+#if CS_X86
+	if (simd && !negative && fits32(r->w_aff) && fits32(r->w_taint))
+		i = totals_avx2(d, slots, n, r, max_a, max_t, best, ties);
+#endif
+	totals_scalar(d, slots, i, n, r, max_a, max_t, best, ties);
 }

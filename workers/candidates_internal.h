@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "shm/shm.h"
+#include "workers/plugins.h"
 
 /* The largest d[i] over i < n and how many equal it (INT64_MIN and 0
  * when n is 0). */
@@ -45,6 +46,32 @@ bool candidates_by_taint(const int64_t *d, const uint32_t *slots, const int32_t 
 uint32_t candidates_kth_by_taint(const int64_t *d, const uint32_t *slots, const int32_t *tr,
 				 uint32_t n, const int64_t add[NODE_MAX_TAINTS + 1],
 				 int64_t best, uint64_t k);
+
+/* TaintToleration's normalised score of a raw count (untolerated
+ * PreferNoSchedule taints) against the largest over the candidates:
+ * score_normalize() reversed, one value at a time; a count of 0 scores
+ * the maximum without a division (most nodes). */
+static inline int64_t taint_normalized(int64_t raw, int64_t max_raw)
+{
+	return raw == 0 || max_raw == 0 ? MAX_NODE_SCORE
+					: MAX_NODE_SCORE - MAX_NODE_SCORE * raw / max_raw;
+}
+
+/* The raw static scores of select_plain()'s general way: NodeAffinity's
+ * (ar, or none) and TaintToleration's (tr, or none) by slot, whether each
+ * is normalised (aff, taint), and their profile weights. */
+struct raw_scores {
+	const int32_t *ar, *tr;
+	bool aff, taint;
+	int64_t w_aff, w_taint;
+};
+
+/* Each candidate's total over d[i]: d[i] plus SCORE_FINE times the
+ * weighted scores of r, normalised over the candidates as score_normalize
+ * does (affinity by its largest, taint reversed); the best total and how
+ * many equal it in *best and *ties. */
+void candidates_totals(int64_t *d, const uint32_t *slots, uint32_t n,
+		       const struct raw_scores *r, int64_t *best, uint64_t *ties);
 
 /* Whether the AVX2 forms run; tests turn them off to compare the twins.
  * candidates_set_simd() returns whether they were on. */

@@ -886,16 +886,6 @@ static void select_best(struct engine *e, const struct pod_spec *pod, uint32_t n
 	pick_tie(e, total, n, best, ties, rng, out);
 }
 
-/* TaintToleration's normalised score of a raw count (untolerated
- * PreferNoSchedule taints) against the largest over the candidates:
- * score_normalize() reversed, one value at a time; a count of 0 scores
- * the maximum without a division (most nodes). */
-static inline int64_t taint_normalized(int64_t raw, int64_t max_raw)
-{
-	return raw == 0 || max_raw == 0 ? MAX_NODE_SCORE
-					: MAX_NODE_SCORE - MAX_NODE_SCORE * raw / max_raw;
-}
-
 /* select_plain() where every raw static score is 0: each candidate's
  * static total is the same (taint normalises to the maximum, affinity to
  * 0), so the best and its ties are those of the dynamic scores
@@ -971,32 +961,11 @@ static void select_plain(struct engine *e, const struct eclass *k,
 	const int32_t *ar = k->affinity_raw, *tr = k->taint_raw;
 	if (ar == NULL && tr != NULL && taint && select_by_taint(e, sc, tr, n, rng, out))
 		return;
-	const uint32_t *slots = e->slots;
-	int64_t max_a = 0, max_t = 0;
-	for (uint32_t i = 0; (ar != NULL || tr != NULL) && i < n; i++) {
-		if (ar != NULL && ar[slots[i]] > max_a)
-			max_a = ar[slots[i]];
-		if (tr != NULL && tr[slots[i]] > max_t)
-			max_t = tr[slots[i]];
-	}
-	int64_t best = INT64_MIN, *total = e->tmp;
-	uint64_t ties = 0;
-	for (uint32_t i = 0; i < n; i++) {
-		int64_t a = ar != NULL ? ar[slots[i]] : 0, t = tr != NULL ? tr[slots[i]] : 0;
-		/* 0 stays 0, without a division (most nodes). */
-		if (aff && a != 0 && max_a != 0)
-			a = MAX_NODE_SCORE * a / max_a;
-		if (taint)
-			t = taint_normalized(t, max_t);
-		total[i] += SCORE_FINE * (sc->weight_taint * t + sc->weight_affinity * a);
-		if (total[i] > best) {
-			best = total[i];
-			ties = 1;
-		} else if (total[i] == best) {
-			ties++;
-		}
-	}
-	pick_tie(e, total, n, best, ties, rng, out);
+	const struct raw_scores r = {ar, tr, aff, taint, sc->weight_affinity, sc->weight_taint};
+	int64_t best;
+	uint64_t ties;
+	candidates_totals(e->tmp, e->slots, n, &r, &best, &ties);
+	pick_tie(e, e->tmp, n, best, ties, rng, out);
 }
 
 /* What both paths fix before visiting nodes, the same way for the same pod. */
