@@ -8,7 +8,10 @@
  * negative). Counts 0 and 1 are kept in lanes; a candidate with another
  * is taken alone, as the scalar loop takes it.
  * The draws count each step's matching lanes and stop in the step that
- * holds the k-th.
+ * holds the k-th. The general way's totals take the raw scores by
+ * gathers too, and normalise them as doubles (exact quotients), when no
+ * raw score is negative and the weights are small enough for 32-bit
+ * multiplies; otherwise one at a time.
  */
 #include "workers/candidates_internal.h"
 
@@ -386,13 +389,15 @@ void candidates_totals(int64_t *d, const uint32_t *slots, uint32_t n,
 	bool negative = false;
 	*best = INT64_MIN;
 	*ties = 0;
+	bool any = r->ar != NULL || r->tr != NULL;
 	uint32_t i = 0;
 #if CS_X86
 	bool simd = simd_switch_on(&avx2);
-	if (simd && (r->ar != NULL || r->tr != NULL))
+	if (simd && any)
 		i = maxima_avx2(slots, n, r, &max_a, &max_t, &negative);
 #endif
-	raw_maxima(slots, i, n, r, &max_a, &max_t, &negative);
+	if (any)
+		raw_maxima(slots, i, n, r, &max_a, &max_t, &negative);
 	i = 0;
 #if CS_X86
 	if (simd && !negative && fits32(r->w_aff) && fits32(r->w_taint))

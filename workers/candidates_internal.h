@@ -1,11 +1,12 @@
 /* A scan's plain candidates, chosen among: the best dynamic score and its
- * ties, over all of them or by their nodes' TaintToleration raw count, and
- * the k-th tie in visiting order (workers/engine.c's select_flat(),
- * select_by_taint() and pick_tie()). Four candidates a step with AVX2
- * where the CPU has it (base/simd.h), else the scalar loops; both give the
- * same answers. At 100,000 nodes a unique pod's scan finds 5,000
- * candidates, and choosing among them one at a time took a fifth of its
- * time.
+ * ties, over all of them or by their nodes' TaintToleration raw count, the
+ * totals of the general way (raw affinity and taint scores normalised),
+ * and the k-th tie in visiting order (workers/engine.c's select_flat(),
+ * select_by_taint(), select_plain() and pick_tie()). Four candidates a
+ * step with AVX2 where the CPU has it (base/simd.h), else the scalar
+ * loops; both give the same answers. At 100,000 nodes a unique pod's scan
+ * finds 5,000 candidates, and choosing among them one at a time took a
+ * fifth of its time.
  *
  * Candidate i has its score in d[i] and its slot in slots[i]; tr is a
  * class's raw taint counts, by slot.
