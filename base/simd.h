@@ -1,8 +1,10 @@
 /* A run-time switch between a SIMD form of a loop and its scalar twin:
- * on when the CPU has AVX2 and POPCNT (checked once per switch, the
- * first time it is asked), off on other CPUs and other architectures;
- * tests turn it off to compare the twins. workers/class_index.c and
- * workers/leaf_scan.c each keep one.
+ * on when the CPU has AVX2 and POPCNT (SIMD_SWITCH_INIT), or for an
+ * AVX-512 form AVX-512 F, DQ, VL and BW as well (SIMD512_SWITCH_INIT),
+ * checked once per switch, the first time it is asked; off on other CPUs
+ * and other architectures; tests turn it off to compare the twins.
+ * workers/class_index.c, workers/candidates.c and workers/leaf_scan.c
+ * each keep one (leaf_scan.c one of each width).
  *
  * The state is atomic, relaxed (SIMD): engines on several threads may ask
  * first at once, and each decides the same from the CPU, so any order of
@@ -15,21 +17,35 @@
 
 struct simd_switch {
 	int state; /* -1 not decided yet; 0 scalar; 1 SIMD */
+	int width; /* 256: AVX2; 512: AVX-512 */
 };
 
-#define SIMD_SWITCH_INIT {-1}
+#define SIMD_SWITCH_INIT {-1, 256}
+#define SIMD512_SWITCH_INIT {-1, 512}
+
+/* Whether the CPU has what a switch of `width` needs. */
+static inline bool simd_cpu_has(int width)
+{
+#if defined(__x86_64__)
+	__builtin_cpu_init();
+	bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt");
+	if (width == 512)
+		has = has && __builtin_cpu_supports("avx512f") &&
+		      __builtin_cpu_supports("avx512dq") &&
+		      __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw");
+	return has;
+#else
+	(void)width;
+	return false;
+#endif
+}
 
 /* Whether the SIMD form runs. */
 static inline bool simd_switch_on(struct simd_switch *s)
 {
 	int st = __atomic_load_n(&s->state, __ATOMIC_RELAXED); /* SIMD */
 	if (st < 0) {
-#if defined(__x86_64__)
-		__builtin_cpu_init();
-		st = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt");
-#else
-		st = 0;
-#endif
+		st = simd_cpu_has(s->width);
 		__atomic_store_n(&s->state, st, __ATOMIC_RELAXED); /* SIMD */
 	}
 	return st == 1;

@@ -6,9 +6,9 @@
  * counters and three allocatables. Three forms that give the same
  * answers: leaf_fast(), one node, inline for workers/engine.c's
  * leaf_eval(); leaf_scan(), a sampled scan's visit of many nodes, four at
- * a time with AVX2 when the CPU has it; and leaf_fast_plans(), four plans
- * on one node, for the request shapes that follow a changed node
- * (workers/leaf_scan.c).
+ * a time with AVX2 (eight with AVX-512) when the CPU has it; and
+ * leaf_fast_plans(), four plans on one node, for the request shapes that
+ * follow a changed node (workers/leaf_scan.c).
  *
  * Exactness of the AVX2 forms: they compute in doubles what leaf_fast()
  * computes in 64-bit integers (and the same doubles where leaf_fast() uses
@@ -142,7 +142,7 @@ typedef uint32_t (*leaf_general_fn)(void *arg, uint32_t slot, int64_t *d);
 /* Visits the slots feasible[from..end) in order while *n < want: each
  * that passes goes to out_slot[*n] and out_d[*n], and *n grows. The out
  * arrays have room for `want`: entries from *n up to it may be written
- * over (four at a time). Returns the slots visited. */
+ * over (eight at a time). Returns the slots visited. */
 uint32_t leaf_scan(const struct leaf_fast_plan *k, const struct leaf_nodes *nodes,
 		   const uint32_t *feasible, uint32_t from, uint32_t end,
 		   uint32_t want, uint32_t *n, uint32_t *out_slot, int64_t *out_d,
@@ -194,5 +194,12 @@ unsigned leaf_fast_plans(const struct leaf_plans *p, const struct leaf_node *v,
  * called while another thread scans. */
 bool leaf_scan_simd(void);
 bool leaf_scan_set_simd(bool on);
+
+/* Whether leaf_scan() takes eight nodes a step with AVX-512 (the CPU has
+ * AVX-512 F, DQ, VL and BW, and AVX2 is on), and for tests, a switch to
+ * the AVX2 form and back: returns the previous setting. Not to be called
+ * while another thread scans. */
+bool leaf_scan_simd512(void);
+bool leaf_scan_set_simd512(bool on);
 
 #endif

@@ -1,6 +1,7 @@
-/* unit.leaf_scan: the fast leaf's scan (workers/leaf_scan.c) with AVX2
- * against its scalar form, and both against leaf_fast() one node at a
- * time: the same candidates, scores, stop at `want` and slots visited;
+/* unit.leaf_scan: the fast leaf's scan (workers/leaf_scan.c) with
+ * AVX-512 (where the CPU has it) and AVX2 against its scalar form, and
+ * each against leaf_fast() one node at a time: the same candidates,
+ * scores, stop at `want` and slots visited;
  * and leaf_reasons()'s counts against leaf_fast()'s masks; and
  * leaf_fast_plans() (four plans on one node) against leaf_fast_of() lane
  * by lane: every lane it answers alike, every lane it leaves out one that
@@ -211,12 +212,12 @@ static void test_simd_equals_scalar(void **state)
 {
 	(void)state;
 	struct world *w = calloc(1, sizeof(*w));
-	static struct result want_r, simd_r, scalar_r;
+	static struct result want_r, simd512_r, simd_r, scalar_r;
 	assert_non_null(w);
 	w->ledger = ledger_create(NODES);
 	assert_non_null(w->ledger);
 	assert_int_equal(node_rows_init(&w->rows, NODES), 0);
-	bool had = leaf_scan_simd();
+	bool had = leaf_scan_simd(), had512 = leaf_scan_simd512();
 	uint64_t passed = 0, lanes = 0, refused = 0;
 	for (int c = 0; c < CASES; c++) {
 		draw_world(w);
@@ -226,9 +227,13 @@ static void test_simd_equals_scalar(void **state)
 		uint32_t want = 1 + (uint32_t)below(NODES);
 		model(w, &k, from, want, &want_r);
 		leaf_scan_set_simd(true);
+		leaf_scan_set_simd512(true);
+		scan(w, &k, from, want, &simd512_r);
+		leaf_scan_set_simd512(false);
 		scan(w, &k, from, want, &simd_r);
 		leaf_scan_set_simd(false);
 		scan(w, &k, from, want, &scalar_r);
+		same(&simd512_r, &want_r);
 		same(&simd_r, &want_r);
 		same(&scalar_r, &want_r);
 		reasons_alike(w, &k, from, &refused);
@@ -236,10 +241,12 @@ static void test_simd_equals_scalar(void **state)
 		lanes += want_r.visited;
 	}
 	leaf_scan_set_simd(had);
+	leaf_scan_set_simd512(had512);
 	print_message("leaf_scan: %d cases, %" PRIu64 " nodes visited, %" PRIu64
-		      " passed, alike with %s and scalar; reasons of %" PRIu64
+		      " passed, alike with %s, %s and scalar; reasons of %" PRIu64
 		      " refused nodes alike\n", CASES, lanes, passed,
-		      had ? "AVX2" : "no AVX2 on this CPU (scalar twice)", refused);
+		      had512 ? "AVX-512" : "no AVX-512 on this CPU (AVX2)",
+		      had ? "AVX2" : "no AVX2 on this CPU (scalar)", refused);
 	/* The cases reach both sides of the filter. */
 	assert_true(passed > lanes / 20 && passed < lanes);
 	assert_true(refused > 0);
