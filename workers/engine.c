@@ -2772,12 +2772,19 @@ static struct node_allocatable allocatable_of(const struct snapshot *s)
 }
 
 /* What leaf_scan() reads of the nodes: the rows brought up to the change
- * log first. */
-static struct leaf_nodes scan_nodes(struct engine *e, const struct snapshot *s)
+ * log first; and, for a scan of class k whose candidates select_plain()
+ * will choose among by k's raw static scores, those to prefetch. */
+static struct leaf_nodes scan_nodes(struct engine *e, const struct snapshot *s,
+				    const struct eclass *k)
 {
 	struct node_allocatable alloc = allocatable_of(s);
 	node_rows_sync(&e->rows, e->ledger, &alloc, s->n_slots);
-	return (struct leaf_nodes){.rows = e->rows.row};
+	bool raw = k != NULL && k->raw_set != 0;
+	return (struct leaf_nodes){
+		.rows = e->rows.row,
+		.raw_taint = raw ? k->taint_raw : NULL,
+		.raw_affinity = raw ? k->affinity_raw : NULL,
+	};
 }
 
 #define PRUNED_BLOCKS 8u /* index blocks whose passing positions one leaf_scan() reads */
@@ -2795,7 +2802,7 @@ static uint32_t scan_pruned(struct engine *e, const struct snapshot *s,
 	index_sync(e, s, k);
 	const struct class_index *x = &k->ix;
 	uint32_t n = 0, start = p->start < k->n_pos ? p->start : 0;
-	struct leaf_nodes nodes = scan_nodes(e, s);
+	struct leaf_nodes nodes = scan_nodes(e, s, k);
 	struct scan_general g = {e, s, lp};
 	/* Positions are slots. The passing ones of PRUNED_BLOCKS blocks at
 	 * a time, so a scan's set-up is paid once for many blocks. */
@@ -2836,7 +2843,7 @@ static uint32_t scan_fast(struct engine *e, const struct snapshot *s,
 			  const struct eclass *k, const struct leaf_plan *lp,
 			  const struct pass *p)
 {
-	struct leaf_nodes nodes = scan_nodes(e, s);
+	struct leaf_nodes nodes = scan_nodes(e, s, k);
 	struct scan_general g = {e, s, lp};
 	uint32_t n = 0, from = first_at_or_after(k, p->start);
 	e->stats.nodes_checked += leaf_scan(&lp->f, &nodes, k->feasible, from,
@@ -2863,7 +2870,7 @@ static void diagnose_leaves(struct engine *e, const struct snapshot *s,
 	e->stats.diagnosis_scans++;
 	if (lp->fast) {
 		uint32_t fast[LEAF_REASONS];
-		struct leaf_nodes nodes = scan_nodes(e, s);
+		struct leaf_nodes nodes = scan_nodes(e, s, NULL);
 		leaf_reasons(&lp->f, &nodes, k->feasible, k->n_feasible, fast);
 		c.pods = fast[LEAF_REASON_PODS];
 		c.insufficient[RES_CPU] = fast[LEAF_REASON_CPU];

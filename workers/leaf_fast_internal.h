@@ -56,9 +56,15 @@ struct leaf_fast_plan {
 };
 
 /* What a scan reads of the nodes: the worker's rows, by slot
- * (workers/node_rows_internal.h). */
+ * (workers/node_rows_internal.h); and what it only prefetches: a class's
+ * raw static scores by slot (NULL when none), which the choice among the
+ * candidates reads next by gathers (workers/candidates.c). Cold, they
+ * cost that choice more than the scan costs (one miss per 16 slots,
+ * which a gather cannot hide); the scan waits on its divisions, so their
+ * misses overlap it. */
 struct leaf_nodes {
 	const struct node_row *rows;
+	const int32_t *raw_taint, *raw_affinity;
 };
 
 /* The fast leaf on a node whose used pods, cpu and memory are `pods`, `uc`

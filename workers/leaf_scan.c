@@ -185,10 +185,13 @@ LS_TARGET static inline void field_pair(const struct node_row *const w[4], size_
 }
 
 /* The rows of the four slots PREFETCH_AHEAD after feasible[j]: a class's
- * slots are sparse enough that the hardware's own prefetch missed them.
- * Always inlined: as a function of its own GCC 12 finds it "looping
- * pure" (a prefetch is no side effect to it) and deletes every call,
- * which it did here until this was found in the disassembly. */
+ * slots are sparse enough that the hardware's own prefetch missed them;
+ * and the raw scores' line of the first of them (16 slots a line, so
+ * one in four steps is enough where the slots are dense, and each step
+ * asks where they are not). Always inlined: as a function of its own
+ * GCC 12 finds it "looping pure" (a prefetch is no side effect to it)
+ * and deletes every call, which it did here until this was found in the
+ * disassembly. */
 LS_TARGET __attribute__((always_inline)) static inline void
 prefetch_rows(const struct leaf_nodes *nd, const uint32_t *feasible, uint32_t j, uint32_t end)
 {
@@ -199,6 +202,10 @@ prefetch_rows(const struct leaf_nodes *nd, const uint32_t *feasible, uint32_t j,
 		_mm_prefetch((const char *)&nd->rows[at[1]], _MM_HINT_T0);
 		_mm_prefetch((const char *)&nd->rows[at[2]], _MM_HINT_T0);
 		_mm_prefetch((const char *)&nd->rows[at[3]], _MM_HINT_T0);
+		if (nd->raw_taint != NULL)
+			_mm_prefetch((const char *)&nd->raw_taint[at[0]], _MM_HINT_T0);
+		if (nd->raw_affinity != NULL)
+			_mm_prefetch((const char *)&nd->raw_affinity[at[0]], _MM_HINT_T0);
 	}
 }
 
