@@ -16,7 +16,8 @@
  * - quality: the engine's choices against the reference's on a small
  *   cluster filled until a pod fails (bench/quality.h);
  * - sweeps over nodes or workers repeat engine, reference and ring_limit
- *   per point; --plot draws them (bench/plot.c).
+ *   per point (the node sweep's engine R times, in rounds, with
+ *   --sweep-runs); --plot draws them (bench/plot.c).
  * Output: bench/report.c. A figure not measured prints as null / "not
  * measured", never as a number.
  */
@@ -66,6 +67,7 @@ struct options {
 	bool reference;
 	double reference_seconds;
 	double sweep_reference_seconds;
+	unsigned sweep_runs;  /* --sweep-runs R: engine runs per node point */
 	bool quality;
 	uint32_t quality_nodes;
 	uint64_t quality_pods;   /* 0: until a pod fails */
@@ -147,6 +149,10 @@ static void usage(FILE *to)
 		"                       scaled in proportion, pods at most P)\n"
 		"  --sweep-workers LIST|all  e.g. 1,2,4 or all (1..cores)\n"
 		"  --sweep-reference-seconds S  the reference's bound per point (default 2)\n"
+		"  --sweep-runs R       the node sweep's engine runs per point, in R\n"
+		"                       rounds of every point in turn; a point reports\n"
+		"                       its median run, and each round the first point's\n"
+		"                       pods/s over the last's (default 1, at most %d)\n"
 		"\n"
 		"ring_limit: handles sent to a forked echo process and back through\n"
 		"two SP/SC DPDK rings; each handle is checked on return.\n"
@@ -162,7 +168,8 @@ static void usage(FILE *to)
 		"  --plot DIR           data files, a gnuplot script and PNGs in DIR\n"
 		"  --progress, --no-progress  progress bars on stderr (default: when\n"
 		"                       stderr is a terminal)\n"
-		"  --json               one JSON object on stdout instead of the table\n");
+		"  --json               one JSON object on stdout instead of the table\n",
+		SWEEP_MAX_RUNS);
 }
 
 static int parse_u64(const char *opt, const char *s, uint64_t min, uint64_t max,
@@ -233,7 +240,7 @@ enum {
 	OPT_RATE, OPT_LATENCY_PODS, OPT_NO_LATENCY, OPT_REFERENCE_SECONDS,
 	OPT_NO_REFERENCE, OPT_QUALITY_NODES, OPT_QUALITY_PODS,
 	OPT_QUALITY_SECONDS, OPT_NO_QUALITY, OPT_SWEEP_NODES, OPT_SWEEP_WORKERS,
-	OPT_SWEEP_REFERENCE_SECONDS, OPT_PLOT, OPT_PROGRESS, OPT_NO_PROGRESS,
+	OPT_SWEEP_REFERENCE_SECONDS, OPT_SWEEP_RUNS, OPT_PLOT, OPT_PROGRESS, OPT_NO_PROGRESS,
 	OPT_NOISY, OPT_STATE_DIR, OPT_DURABILITY, OPT_CHURN, OPT_NO_WARM, OPT_NO_PIN_PRODUCERS,
 };
 
@@ -325,6 +332,11 @@ static int parse_one(int c, const char *arg, struct options *o)
 		if (parse_seconds("--sweep-reference-seconds", arg, 0.001,
 				  &o->sweep_reference_seconds))
 			return 2;
+		break;
+	case OPT_SWEEP_RUNS:
+		if (parse_u64("--sweep-runs", arg, 1, SWEEP_MAX_RUNS, &v))
+			return 2;
+		o->sweep_runs = (unsigned)v;
 		break;
 	case OPT_QUALITY_NODES:
 		if (parse_u64("--quality-nodes", arg, 1, 1u << 20, &v))
@@ -468,6 +480,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{"quality-seconds", required_argument, NULL, OPT_QUALITY_SECONDS},
 		{"no-quality", no_argument, NULL, OPT_NO_QUALITY},
 		{"sweep-nodes", required_argument, NULL, OPT_SWEEP_NODES},
+		{"sweep-runs", required_argument, NULL, OPT_SWEEP_RUNS},
 		{"sweep-workers", required_argument, NULL, OPT_SWEEP_WORKERS},
 		{"sweep-reference-seconds", required_argument, NULL,
 		 OPT_SWEEP_REFERENCE_SECONDS},
@@ -481,6 +494,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 			      .ring_slots = 1024, .engine = true, .latency = true,
 			      .rate_half = true, .reference = true,
 			      .reference_seconds = 5, .sweep_reference_seconds = 2,
+			      .sweep_runs = 1,
 			      .quality = true, .quality_nodes = 500,
 			      .quality_seconds = 60, .progress = -1,
 			      .run = {.nodes = 10000, .running = 100000,
@@ -725,13 +739,13 @@ static bool run_quality(const struct options *o, bool progress,
 #endif
 }
 
-/* One sweep point: engine, reference (bounded) and ring_limit. */
-static int sweep_point(const struct options *o, struct ring_echo_pair *rg,
-		       bool progress, const char *vary, uint32_t nodes,
-		       unsigned workers, struct sweep_point *p, bool *failed)
+/* A sweep point's engine run: the main run's configuration at `nodes`
+ * nodes (vary "nodes") or with `workers` workers. */
+static struct engine_run_config sweep_config(const struct options *o, bool progress,
+					     const char *vary, uint32_t nodes,
+					     unsigned workers, char *phase, size_t phase_len)
 {
 	struct engine_run_config run = o->run;
-	char phase[32], err[1024], note[256];
 	if (strcmp(vary, "nodes") == 0) {
 		/* Same fill as the main run: running and pods per node kept,
 		 * pods at most --pods. */
@@ -740,26 +754,123 @@ static int sweep_point(const struct options *o, struct ring_echo_pair *rg,
 			run.pods = o->run.pods * nodes / o->run.nodes;
 		run.pods = run.pods ? run.pods : 1;
 		run.nodes = nodes;
-		snprintf(phase, sizeof(phase), "nodes %u", nodes);
+		snprintf(phase, phase_len, "nodes %u", nodes);
 	} else {
 		run.workers = workers;
-		snprintf(phase, sizeof(phase), "workers %u", workers);
+		snprintf(phase, phase_len, "workers %u", workers);
 	}
 	run.progress = progress;
 	run.phase = phase;
 	run.rate = 0;
-	*p = (struct sweep_point){.vary = vary, .running = run.running, .pods = run.pods};
-	if (engine_run(&run, &p->engine, err, sizeof(err)) < 0) {
-		fprintf(stderr, "shmsched-bench: sweep %s: engine run: %s\n", phase, err);
-		return -1;
-	}
-	p->have_reference = run_reference(&run, o->sweep_reference_seconds, progress,
+	return run;
+}
+
+/* The rest of a sweep point, after its engine runs: reference (bounded)
+ * and ring_limit. */
+static int sweep_point_finish(const struct options *o, struct ring_echo_pair *rg,
+			      bool progress, const struct engine_run_config *run,
+			      struct sweep_point *p, bool *failed)
+{
+	char note[256];
+	p->have_reference = run_reference(run, o->sweep_reference_seconds, progress,
 					  &p->reference, note, sizeof(note), failed);
 	struct ring_limit_result rl;
 	if (measure_ring_limit(o, rg, progress, &rl) < 0)
 		return -1;
 	p->ring_limit = rl.median;
 	return 0;
+}
+
+/* One sweep point: one engine run, reference and ring_limit. */
+static int sweep_point(const struct options *o, struct ring_echo_pair *rg,
+		       bool progress, const char *vary, uint32_t nodes,
+		       unsigned workers, struct sweep_point *p, bool *failed)
+{
+	char phase[32], err[1024];
+	struct engine_run_config run =
+		sweep_config(o, progress, vary, nodes, workers, phase, sizeof(phase));
+	*p = (struct sweep_point){.vary = vary, .running = run.running, .pods = run.pods,
+				  .runs = 1};
+	if (engine_run(&run, &p->engine, err, sizeof(err)) < 0) {
+		fprintf(stderr, "shmsched-bench: sweep %s: engine run: %s\n", phase, err);
+		return -1;
+	}
+	p->engine_min = p->engine_max = p->engine.pods_per_sec;
+	return sweep_point_finish(o, rg, progress, &run, p, failed);
+}
+
+/* The round whose figure is the median of v[0..n) (the lower middle
+ * one for even n). */
+static unsigned median_round(const double *v, unsigned n)
+{
+	unsigned order[SWEEP_MAX_RUNS];
+	for (unsigned i = 0; i < n; i++)
+		order[i] = i;
+	for (unsigned i = 1; i < n; i++)
+		for (unsigned j = i; j > 0 && v[order[j - 1]] > v[order[j]]; j--) {
+			unsigned t = order[j];
+			order[j] = order[j - 1];
+			order[j - 1] = t;
+		}
+	return order[(n - 1) / 2];
+}
+
+/* The node sweep with R = --sweep-runs above 1: R rounds, each running
+ * every point's engine in turn, so that a drift of the machine's speed
+ * falls on all points alike. A point's row is its median run's, with
+ * its least and greatest pods/s; each round's pods/s of the first point
+ * over the last's is kept too. Then each point's reference and
+ * ring_limit, once. Fills sweep[0..n). */
+static int sweep_nodes_rounds(const struct options *o, struct ring_echo_pair *rg,
+			      bool progress, struct sweep_point *sweep, size_t n,
+			      struct bench_report *r, bool *failed)
+{
+	unsigned rounds = o->sweep_runs;
+	struct engine_run_result *res = calloc(n * rounds, sizeof(*res));
+	struct engine_run_config *run = calloc(n, sizeof(*run));
+	char (*phase)[32] = calloc(n, sizeof(*phase));
+	int rc = -1;
+	if (res == NULL || run == NULL || phase == NULL) {
+		fprintf(stderr, "shmsched-bench: sweep: out of memory\n");
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++)
+		run[i] = sweep_config(o, progress, "nodes", (uint32_t)o->sweep_nodes[i], 0,
+				      phase[i], sizeof(phase[i]));
+	char err[1024];
+	for (unsigned round = 0; round < rounds; round++) {
+		for (size_t i = 0; i < n; i++)
+			if (engine_run(&run[i], &res[i * rounds + round], err, sizeof(err)) < 0) {
+				fprintf(stderr, "shmsched-bench: sweep %s, round %u of %u: "
+					"engine run: %s\n", phase[i], round + 1, rounds, err);
+				goto out;
+			}
+		double last = res[(n - 1) * rounds + round].pods_per_sec;
+		if (n >= 2 && last > 0)
+			r->sweep_round_ratio[r->n_sweep_rounds++] =
+				res[round].pods_per_sec / last;
+	}
+	for (size_t i = 0; i < n; i++) {
+		double pps[SWEEP_MAX_RUNS];
+		struct sweep_point *p = &sweep[i];
+		*p = (struct sweep_point){.vary = "nodes", .running = run[i].running,
+					  .pods = run[i].pods, .runs = rounds,
+					  .engine_min = INFINITY, .engine_max = 0};
+		for (unsigned k = 0; k < rounds; k++) {
+			pps[k] = res[i * rounds + k].pods_per_sec;
+			p->engine_min = fmin(p->engine_min, pps[k]);
+			p->engine_max = fmax(p->engine_max, pps[k]);
+		}
+		p->engine = res[i * rounds + median_round(pps, rounds)];
+		if (sweep_point_finish(o, rg, progress, &run[i], p, failed) < 0)
+			goto out;
+	}
+	rc = 0;
+out:
+	free(phase);
+	free(run);
+	free(res);
+	return rc;
 }
 
 static int run_sweeps(const struct options *o, struct ring_echo_pair *rg,
@@ -782,7 +893,13 @@ static int run_sweeps(const struct options *o, struct ring_echo_pair *rg,
 		fprintf(stderr, "shmsched-bench: sweep: out of memory\n");
 		return -1;
 	}
-	for (size_t i = 0; i < o->n_sweep_nodes; i++, r->n_sweep++)
+	if (o->sweep_runs > 1 && o->n_sweep_nodes > 0) {
+		if (sweep_nodes_rounds(o, rg, progress, r->sweep, o->n_sweep_nodes, r,
+				       failed) < 0)
+			return -1;
+		r->n_sweep = o->n_sweep_nodes;
+	}
+	for (size_t i = 0; o->sweep_runs == 1 && i < o->n_sweep_nodes; i++, r->n_sweep++)
 		if (sweep_point(o, rg, progress, "nodes", (uint32_t)o->sweep_nodes[i],
 				0, &r->sweep[r->n_sweep], failed) < 0)
 			return -1;

@@ -37,6 +37,40 @@ static void table_quality_side(FILE *to, const char *who,
 		s->compared);
 }
 
+/* With --sweep-runs: the node points' spread and each round's ratio. */
+static void table_sweep_rounds(FILE *to, const struct bench_report *r)
+{
+	size_t first = r->n_sweep, last = 0;
+	for (size_t i = 0; i < r->n_sweep; i++)
+		if (r->sweep[i].runs > 1) {
+			const struct sweep_point *p = &r->sweep[i];
+			char lo[32], hi[32];
+			rate_str(p->engine_min, lo, sizeof(lo));
+			rate_str(p->engine_max, hi, sizeof(hi));
+			fprintf(to, "              nodes %u: engine/s the median of %u runs "
+				"(least %s, greatest %s)\n", p->engine.nodes, p->runs, lo, hi);
+			first = first < i ? first : i;
+			last = i;
+		}
+	if (r->n_sweep_rounds == 0 || first >= last)
+		return;
+	double sorted[SWEEP_MAX_RUNS];
+	unsigned n = r->n_sweep_rounds;
+	fprintf(to, "              nodes %u over nodes %u, engine/s per round:",
+		r->sweep[first].engine.nodes, r->sweep[last].engine.nodes);
+	for (unsigned k = 0; k < n; k++) {
+		fprintf(to, " %.2fx", r->sweep_round_ratio[k]);
+		sorted[k] = r->sweep_round_ratio[k];
+		for (unsigned j = k; j > 0 && sorted[j - 1] > sorted[j]; j--) {
+			double t = sorted[j];
+			sorted[j] = sorted[j - 1];
+			sorted[j - 1] = t;
+		}
+	}
+	fprintf(to, "; median %.2fx\n", n % 2 ? sorted[n / 2]
+					      : (sorted[n / 2 - 1] + sorted[n / 2]) / 2);
+}
+
 static void table_sweep(FILE *to, const struct bench_report *r)
 {
 	fprintf(to, "  sweep       %-7s %8s %9s %9s %7s %12s %12s %12s %9s %9s\n",
@@ -58,6 +92,7 @@ static void table_sweep(FILE *to, const struct bench_report *r)
 			p->pods, p->engine.workers, e, ref, ring, ratio,
 			p->ring_limit > 0 ? p->engine.pods_per_sec / p->ring_limit : 0);
 	}
+	table_sweep_rounds(to, r);
 }
 
 void report_table(FILE *to, const struct bench_report *r)
@@ -286,7 +321,17 @@ static void json_sweep(FILE *to, const struct bench_report *r)
 		       p->have_reference ? p->reference.pods_per_sec : 0);
 		fputs(",\"engine_over_ring_limit\":", to);
 		jratio(to, p->engine.pods_per_sec, p->ring_limit);
+		fprintf(to, ",\"engine_runs\":%u,\"engine_min_pods_per_sec\":", p->runs);
+		jnum(to, p->engine_min, 0);
+		fputs(",\"engine_max_pods_per_sec\":", to);
+		jnum(to, p->engine_max, 0);
 		fputc('}', to);
+	}
+	fputs("],\"sweep_round_ratios\":[", to);
+	for (unsigned k = 0; k < r->n_sweep_rounds; k++) {
+		if (k)
+			fputc(',', to);
+		jnum(to, r->sweep_round_ratio[k], 4);
 	}
 	fputc(']', to);
 }

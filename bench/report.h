@@ -24,11 +24,16 @@ struct ring_limit_result {
 };
 
 /* One point of --sweep-nodes or --sweep-workers. */
+/* The most engine runs per node point (--sweep-runs). */
+#define SWEEP_MAX_RUNS 25
+
 struct sweep_point {
 	const char *vary;          /* "nodes" or "workers" */
 	uint32_t nodes, running;
 	uint64_t pods;
-	struct engine_run_result engine;
+	struct engine_run_result engine; /* the median run's, of `runs` */
+	unsigned runs;
+	double engine_min, engine_max;   /* pods/s over the runs */
 	bool have_reference;
 	struct reference_result reference;
 	double ring_limit;         /* median handles/s */
@@ -66,6 +71,10 @@ struct bench_report {
 	double syscalls_per_pod;   /* < 0: not measured */
 	struct sweep_point *sweep;
 	size_t n_sweep;
+	/* With --sweep-runs over two node points or more: each round's
+	 * pods/s of the first node point over the last's. */
+	double sweep_round_ratio[SWEEP_MAX_RUNS];
+	unsigned n_sweep_rounds;
 
 	unsigned cores;
 	char cpu_model[256];
