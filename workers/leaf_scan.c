@@ -112,6 +112,32 @@ static uint32_t scan_scalar(const struct leaf_fast_plan *k, const struct leaf_no
 	return visited;
 }
 
+/* A SIMD step's lanes 0..lanes-1 in slot order, stopping at `want` as
+ * the scalar loop does: a lane in `failed` is visited and refused, one in
+ * `scalar` goes to scan_one(), any other passes with its score d[i].
+ * Returns the slots visited. */
+static inline uint32_t take_lanes(const struct leaf_fast_plan *k, const struct leaf_nodes *nd,
+				  const uint32_t *slot, unsigned lanes, unsigned failed,
+				  unsigned scalar, const int64_t *d, uint32_t want, uint32_t *n,
+				  uint32_t *out_slot, int64_t *out_d, leaf_general_fn general,
+				  void *arg)
+{
+	uint32_t visited = 0;
+	for (unsigned i = 0; i < lanes && *n < want; i++) {
+		visited++;
+		if (failed & (1u << i))
+			continue;
+		if (scalar & (1u << i)) {
+			scan_one(k, nd, slot[i], n, out_slot, out_d, general, arg);
+			continue;
+		}
+		out_slot[*n] = slot[i];
+		out_d[*n] = d[i];
+		(*n)++;
+	}
+	return visited;
+}
+
 #if LS_X86
 #define TWO52 4503599627370496.0 /* 2^52 */
 #define PREFETCH_AHEAD 96u /* slots */
@@ -369,21 +395,8 @@ scan_step(const struct leaf_fast_plan *k, const struct scan_consts *c,
 	}
 	int64_t d[4];
 	_mm256_storeu_si256((__m256i *)(void *)d, to_int(total));
-	/* In slot order, stopping at `want` as the scalar loop does. */
-	uint32_t visited = 0;
-	for (unsigned i = 0; i < lanes && *n < want; i++) {
-		visited++;
-		if (failed & (1u << i))
-			continue;
-		if (scalar & (1u << i)) {
-			scan_one(k, nd, slot[i], n, out_slot, out_d, general, arg);
-			continue;
-		}
-		out_slot[*n] = slot[i];
-		out_d[*n] = d[i];
-		(*n)++;
-	}
-	return visited;
+	return take_lanes(k, nd, slot, lanes, failed, scalar, d, want, n, out_slot, out_d,
+			  general, arg);
 }
 
 /* The 1-3 slots left at the end as four, the last repeated. */
@@ -579,20 +592,8 @@ scan_step512(const struct leaf_fast_plan *k, const struct scan_consts512 *c,
 	}
 	int64_t d[8];
 	_mm512_storeu_si512((void *)d, d_all);
-	uint32_t visited = 0;
-	for (unsigned i = 0; i < lanes && *n < want; i++) {
-		visited++;
-		if (failed & (1u << i))
-			continue;
-		if (scalar & (1u << i)) {
-			scan_one(k, nd, slot[i], n, out_slot, out_d, general, arg);
-			continue;
-		}
-		out_slot[*n] = slot[i];
-		out_d[*n] = d[i];
-		(*n)++;
-	}
-	return visited;
+	return take_lanes(k, nd, slot, lanes, failed, scalar, d, want, n, out_slot, out_d,
+			  general, arg);
 }
 
 LS512_TARGET static uint32_t scan_avx512(const struct leaf_fast_plan *k,
