@@ -855,7 +855,7 @@ static int sweep_nodes_rounds(const struct options *o, struct ring_echo_pair *rg
 		struct sweep_point *p = &sweep[i];
 		*p = (struct sweep_point){.vary = "nodes", .running = run[i].running,
 					  .pods = run[i].pods, .runs = rounds,
-					  .engine_min = INFINITY, .engine_max = 0};
+					  .engine_min = HUGE_VAL, .engine_max = 0};
 		for (unsigned k = 0; k < rounds; k++) {
 			pps[k] = res[i * rounds + k].pods_per_sec;
 			p->engine_min = fmin(p->engine_min, pps[k]);
