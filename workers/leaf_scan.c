@@ -399,10 +399,12 @@ scan_step(const struct leaf_fast_plan *k, const struct scan_consts *c,
 			  general, arg);
 }
 
-/* The 1-3 slots left at the end as four, the last repeated. */
-static inline void pad_tail(const uint32_t *slots, unsigned left, uint32_t pad[4])
+/* The 1..width-1 slots left at the end as `width` (4 or 8), the last
+ * repeated. */
+static inline void pad_tail(const uint32_t *slots, unsigned left, unsigned width,
+			    uint32_t *pad)
 {
-	for (unsigned i = 0; i < 4; i++)
+	for (unsigned i = 0; i < width; i++)
 		pad[i] = slots[i < left ? i : left - 1];
 }
 
@@ -428,7 +430,7 @@ LS_TARGET static uint32_t scan_avx2(const struct leaf_fast_plan *k,
 		/* The tail in one step too: a pruned scan's blocks leave one
 		 * each, and the scalar leaf took a sixth of the scan's time. */
 		uint32_t pad[4];
-		pad_tail(feasible + j, end - j, pad);
+		pad_tail(feasible + j, end - j, 4, pad);
 		visited += scan_step(k, &c, nd, pad, end - j, want, n, out_slot, out_d,
 				     general, arg);
 	}
@@ -614,8 +616,7 @@ LS512_TARGET static uint32_t scan_avx512(const struct leaf_fast_plan *k,
 	}
 	if (j < end && *n < want) {
 		uint32_t pad[8];
-		for (unsigned i = 0; i < 8; i++)
-			pad[i] = feasible[j + (i < end - j ? i : end - j - 1)];
+		pad_tail(feasible + j, end - j, 8, pad);
 		visited += scan_step512(k, &c, nd, pad, end - j, want, n, out_slot, out_d,
 					general, arg);
 	}
@@ -664,7 +665,7 @@ LS_TARGET static void reasons_avx2(const struct leaf_fast_plan *k,
 	}
 	if (j < n) {
 		uint32_t pad[4];
-		pad_tail(feasible + j, n - j, pad);
+		pad_tail(feasible + j, n - j, 4, pad);
 		struct lanes l = load_lanes(nd, pad);
 		struct refusals f = refuse_lanes(&cst, &l);
 		count_reasons(&f, (1u << (n - j)) - 1, counts);
@@ -821,12 +822,12 @@ uint32_t leaf_scan(const struct leaf_fast_plan *k, const struct leaf_nodes *node
 		   leaf_general_fn general, void *arg)
 {
 #if LS_X86
-	if (simd_on() && weights_fit(k) && simd_switch_on(&avx512))
-		return scan_avx512(k, nodes, feasible, from, end, want, n, out_slot, out_d,
-				   general, arg);
 	if (simd_on() && weights_fit(k))
-		return scan_avx2(k, nodes, feasible, from, end, want, n, out_slot, out_d,
-				 general, arg);
+		return simd_switch_on(&avx512)
+			       ? scan_avx512(k, nodes, feasible, from, end, want, n, out_slot,
+					     out_d, general, arg)
+			       : scan_avx2(k, nodes, feasible, from, end, want, n, out_slot,
+					   out_d, general, arg);
 #else
 	(void)weights_fit;
 #endif
