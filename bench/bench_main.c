@@ -628,6 +628,14 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* The median of v[0..n) (n > 0): the mean of the two middle ones for
+ * even n. Sorts v. */
+static double median_of(double *v, unsigned n)
+{
+	qsort(v, n, sizeof(v[0]), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
 /* ring_limit: the median of o->runs round-trip runs. */
 static int measure_ring_limit(const struct options *o, struct ring_echo_pair *rg,
 			      bool progress, struct ring_limit_result *out)
@@ -645,10 +653,9 @@ static int measure_ring_limit(const struct options *o, struct ring_echo_pair *rg
 		rates[i] = (double)res.received * 1e9 / (double)res.elapsed_ns;
 	}
 	progress_end(&bar);
-	qsort(rates, o->runs, sizeof(rates[0]), cmp_double);
+	double median = median_of(rates, o->runs);
 	*out = (struct ring_limit_result){
-		.median = o->runs % 2 ? rates[o->runs / 2]
-				      : (rates[o->runs / 2 - 1] + rates[o->runs / 2]) / 2,
+		.median = median,
 		.min = rates[0], .max = rates[o->runs - 1], .runs = o->runs,
 		.burst = o->burst, .ring_slots = o->ring_slots, .handles = o->handles,
 		.ring = ring_impl_name(), .page_size = shm_region_page_size(rg->region)};
@@ -800,19 +807,16 @@ static int sweep_point(const struct options *o, struct ring_echo_pair *rg,
 }
 
 /* The round whose figure is the median of v[0..n) (the lower middle
- * one for even n). */
+ * one for even n: a run's own figure). */
 static unsigned median_round(const double *v, unsigned n)
 {
-	unsigned order[SWEEP_MAX_RUNS];
-	for (unsigned i = 0; i < n; i++)
-		order[i] = i;
-	for (unsigned i = 1; i < n; i++)
-		for (unsigned j = i; j > 0 && v[order[j - 1]] > v[order[j]]; j--) {
-			unsigned t = order[j];
-			order[j] = order[j - 1];
-			order[j - 1] = t;
-		}
-	return order[(n - 1) / 2];
+	double sorted[SWEEP_MAX_RUNS];
+	memcpy(sorted, v, n * sizeof(sorted[0]));
+	qsort(sorted, n, sizeof(sorted[0]), cmp_double);
+	unsigned k = 0;
+	while (k + 1 < n && v[k] != sorted[(n - 1) / 2])
+		k++;
+	return k;
 }
 
 /* The node sweep with R = --sweep-runs above 1: R rounds, each running
@@ -849,6 +853,11 @@ static int sweep_nodes_rounds(const struct options *o, struct ring_echo_pair *rg
 		if (n >= 2 && last > 0)
 			r->sweep_round_ratio[r->n_sweep_rounds++] =
 				res[round].pods_per_sec / last;
+	}
+	if (r->n_sweep_rounds > 0) {
+		double ratios[SWEEP_MAX_RUNS];
+		memcpy(ratios, r->sweep_round_ratio, r->n_sweep_rounds * sizeof(ratios[0]));
+		r->sweep_round_median = median_of(ratios, r->n_sweep_rounds);
 	}
 	for (size_t i = 0; i < n; i++) {
 		double pps[SWEEP_MAX_RUNS];

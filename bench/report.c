@@ -54,21 +54,11 @@ static void table_sweep_rounds(FILE *to, const struct bench_report *r)
 		}
 	if (r->n_sweep_rounds == 0 || first >= last)
 		return;
-	double sorted[SWEEP_MAX_RUNS];
-	unsigned n = r->n_sweep_rounds;
 	fprintf(to, "              nodes %u over nodes %u, engine/s per round:",
 		r->sweep[first].engine.nodes, r->sweep[last].engine.nodes);
-	for (unsigned k = 0; k < n; k++) {
+	for (unsigned k = 0; k < r->n_sweep_rounds; k++)
 		fprintf(to, " %.2fx", r->sweep_round_ratio[k]);
-		sorted[k] = r->sweep_round_ratio[k];
-		for (unsigned j = k; j > 0 && sorted[j - 1] > sorted[j]; j--) {
-			double t = sorted[j];
-			sorted[j] = sorted[j - 1];
-			sorted[j - 1] = t;
-		}
-	}
-	fprintf(to, "; median %.2fx\n", n % 2 ? sorted[n / 2]
-					      : (sorted[n / 2 - 1] + sorted[n / 2]) / 2);
+	fprintf(to, "; median %.2fx\n", r->sweep_round_median);
 }
 
 static void table_sweep(FILE *to, const struct bench_report *r)

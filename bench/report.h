@@ -23,10 +23,10 @@ struct ring_limit_result {
 	char backing[256];         /* the region's memory, for a person */
 };
 
-/* One point of --sweep-nodes or --sweep-workers. */
 /* The most engine runs per node point (--sweep-runs). */
 #define SWEEP_MAX_RUNS 25
 
+/* One point of --sweep-nodes or --sweep-workers. */
 struct sweep_point {
 	const char *vary;          /* "nodes" or "workers" */
 	uint32_t nodes, running;
@@ -75,6 +75,7 @@ struct bench_report {
 	 * pods/s of the first node point over the last's. */
 	double sweep_round_ratio[SWEEP_MAX_RUNS];
 	unsigned n_sweep_rounds;
+	double sweep_round_median; /* their median, when there are any */
 
 	unsigned cores;
 	char cpu_model[256];
