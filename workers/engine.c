@@ -205,6 +205,7 @@ enum class_phase {
 #define COST_FILL 25    /* a leaf copied from a shape */
 #define ENGINE_POD_BUDGET 20000
 #define ENGINE_IDLE_BUDGET 200000
+#define ENGINE_IDLE_ROWS 2048u /* node rows an idle call copies */
 
 #define SEEN_SLOTS 65536u /* a power of two */
 #define SIBLING_STREAK 2u /* hot sights in a row before a sibling's class */
@@ -3524,10 +3525,19 @@ int engine_prepare(struct engine *e, const struct pod_spec *pod,
 
 bool engine_idle(struct engine *e)
 {
+	const struct snapshot *s = cluster_snapshot(e->cluster);
+	if (e->pending == NULL && e->rows.n_slots == s->n_slots)
+		return false;
+	if (sync_generation(e, s) < 0)
+		return false;
+	/* The scans' rows first: a fresh worker's first scan copied them
+	 * all on a pod's path (node_rows_warm). */
+	struct node_allocatable alloc = allocatable_of(s);
+	if (!node_rows_warm(&e->rows, e->ledger, &alloc, s->n_slots, ENGINE_IDLE_ROWS))
+		return true;
 	if (e->pending == NULL)
 		return false;
-	const struct snapshot *s = cluster_snapshot(e->cluster);
-	if (sync_generation(e, s) < 0 || engine_work(e, s, ENGINE_IDLE_BUDGET) < 0)
+	if (engine_work(e, s, ENGINE_IDLE_BUDGET) < 0)
 		return false;
 	return e->pending != NULL;
 }

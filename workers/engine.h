@@ -178,8 +178,10 @@ int engine_interpod_allows(struct engine *e, const struct pod_spec *pod,
  * time, so its pods find it ready; with `cs` (engine_static_compile, for
  * the engine's snapshot) its static results are taken from there. Returns 0, -EINVAL (pod->profile is not
  * the configuration's) or -ENOMEM. engine_idle() spends an idle worker's
- * budget (about 200,000 instructions) on the queue; returns whether work
- * is left. engine_set_compile_budget() sets the budget of each pod. */
+ * budget (about 200,000 instructions) on the queue, after copying up to
+ * 2,048 of the scans' node rows where a new snapshot or a fresh engine
+ * left them to copy (a pod's scan copied them all before); returns
+ * whether work is left. engine_set_compile_budget() sets the budget of each pod. */
 int engine_prepare(struct engine *e, const struct pod_spec *pod,
 		   const struct class_static *cs);
 

@@ -48,13 +48,55 @@ static inline void copy_row(struct node_row *w, const struct node_alloc *rec,
 void node_rows_copy(struct node_rows *r, struct ledger *l,
 		    const struct node_allocatable *a, uint32_t slot)
 {
-	if (slot < r->n_slots)
+	/* A part-made copy's rows too: the rest reads the new values. */
+	if (slot < r->n_slots || slot < r->built)
 		copy_row(&r->row[slot], ledger_node(l, slot), a, slot);
 }
 
 void node_rows_forget(struct node_rows *r)
 {
 	r->n_slots = 0;
+	r->built = 0;
+}
+
+/* Rows [from, to) from their records, a batch's records prefetched. */
+static void copy_range(struct node_rows *r, const struct node_alloc *recs,
+		       const struct node_allocatable *a, uint32_t from, uint32_t to)
+{
+	for (uint32_t slot = from; slot < to; slot++) {
+		if (slot + SYNC_BATCH < to) {
+			const char *rec = (const char *)&recs[slot + SYNC_BATCH];
+			__builtin_prefetch(rec);
+			__builtin_prefetch(rec + offsetof(struct node_alloc, used_nonzero_cpu_milli));
+		}
+		copy_row(&r->row[slot], &recs[slot], a, slot);
+	}
+}
+
+bool node_rows_warm(struct node_rows *r, struct ledger *l,
+		    const struct node_allocatable *a, uint32_t n_slots,
+		    uint32_t max_rows)
+{
+	if (n_slots > r->capacity)
+		n_slots = r->capacity;
+	if (n_slots == r->n_slots)
+		return true;
+	if (r->built == 0 || r->build_target != n_slots) {
+		r->build_pos = ledger_changes_head(l);
+		r->build_target = n_slots;
+		r->built = 0;
+	}
+	uint32_t end = n_slots - r->built > max_rows ? r->built + max_rows : n_slots;
+	copy_range(r, ledger_nodes(l), a, r->built, end);
+	r->built = end;
+	if (end < n_slots)
+		return false;
+	/* Whole: the log from build_pos on is the next sync's. */
+	r->n_slots = n_slots;
+	r->log_pos = r->build_pos;
+	r->built = 0;
+	r->rebuilds++;
+	return true;
 }
 
 /* Every row of [0, n_slots), the log's head read first: a change logged
@@ -63,10 +105,9 @@ static void rebuild(struct node_rows *r, struct ledger *l,
 		    const struct node_allocatable *a, uint32_t n_slots)
 {
 	r->log_pos = ledger_changes_head(l);
-	const struct node_alloc *recs = ledger_nodes(l);
-	for (uint32_t slot = 0; slot < n_slots; slot++)
-		copy_row(&r->row[slot], &recs[slot], a, slot);
+	copy_range(r, ledger_nodes(l), a, 0, n_slots);
 	r->n_slots = n_slots;
+	r->built = 0;
 	r->rebuilds++;
 }
 
@@ -76,7 +117,12 @@ void node_rows_sync(struct node_rows *r, struct ledger *l,
 	if (n_slots > r->capacity)
 		n_slots = r->capacity;
 	uint64_t head = ledger_changes_head(l);
-	if (n_slots != r->n_slots || ledger_changes_rebuild(head, r->log_pos, n_slots)) {
+	if (n_slots != r->n_slots && r->built > 0 && r->build_target == n_slots &&
+	    !ledger_changes_rebuild(head, r->build_pos, n_slots)) {
+		/* A copy node_rows_warm() began: its rest, then the log. */
+		node_rows_warm(r, l, a, n_slots, UINT32_MAX);
+	} else if (n_slots != r->n_slots ||
+		   ledger_changes_rebuild(head, r->log_pos, n_slots)) {
 		rebuild(r, l, a, n_slots);
 		return;
 	}

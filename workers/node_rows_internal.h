@@ -25,6 +25,7 @@
 #ifndef SHMSCHED_WORKERS_NODE_ROWS_INTERNAL_H
 #define SHMSCHED_WORKERS_NODE_ROWS_INTERNAL_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "shm/shm.h"
@@ -52,6 +53,11 @@ struct node_rows {
 	uint32_t n_slots;          /* rows copied: [0, n_slots) are current */
 	uint64_t log_pos;          /* the change log, applied up to here */
 	uint64_t rebuilds, copies; /* whole copies, and slots copied by the log */
+	/* A whole copy made a part at a time (node_rows_warm), while
+	 * n_slots is not yet current: rows [0, built) of build_target are
+	 * copied, each at least as new as the log's head was at build_pos. */
+	uint32_t built, build_target;
+	uint64_t build_pos;
 };
 
 /* Rows for `capacity` slots, none copied yet. Returns 0 or -ENOMEM. */
@@ -74,5 +80,14 @@ void node_rows_copy(struct node_rows *r, struct ledger *l,
 
 /* The next sync copies every row (a new snapshot whose slots moved). */
 void node_rows_forget(struct node_rows *r);
+
+/* Part of the whole copy a sync would make, at most `max_rows` rows a
+ * call, so that an idle worker makes it and a pod's scan does not (the
+ * first scan of a fresh worker took 156 page faults and 10,000 cold
+ * records at 10,000 nodes, 0.6 ms on the VM). A sync finishes a copy
+ * begun here. Returns whether rows [0, n_slots) are current. */
+bool node_rows_warm(struct node_rows *r, struct ledger *l,
+		    const struct node_allocatable *a, uint32_t n_slots,
+		    uint32_t max_rows);
 
 #endif

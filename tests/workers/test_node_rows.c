@@ -4,7 +4,8 @@
  * (placements and releases through the change log, more changes than the
  * log keeps, a node reset behind the log's back or given new allocatables
  * and copied by its node event, the slots growing), and a sync that reads
- * nothing when nothing moved; and the change log's batch reader they use. */
+ * nothing when nothing moved; the same copy made a part at a time by an
+ * idle worker; and the change log's batch reader they use. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -140,6 +141,77 @@ static void test_rows_follow_the_ledger(void **state)
 	ledger_destroy(l);
 }
 
+/* node_rows_warm(): the whole copy a part at a time, changes logged and
+ * node events between the parts; a sync then finishes it and follows the
+ * log from where the copy began (not a second whole copy); a forget or
+ * another slot count starts it over. */
+static void test_rows_warm_in_parts(void **state)
+{
+	(void)state;
+	struct ledger *l = ledger_create(SLOTS);
+	assert_non_null(l);
+	for (uint32_t s = 0; s < SLOTS; s++) {
+		alloc_cpu[s] = 1000 * (s + 1);
+		alloc_mem[s] = (int64_t)(s + 1) << 30;
+		alloc_pods[s] = 110;
+	}
+	struct node_rows c;
+	assert_int_equal(node_rows_init(&c, SLOTS), 0);
+	churn(l, 200, 300);
+
+	/* Parts of 64: not current until the fourth; changes between the
+	 * parts land on copied and uncopied rows alike. */
+	assert_false(node_rows_warm(&c, l, &alloc, 200, 64));
+	assert_int_equal(c.built, 64);
+	churn(l, 200, 30);
+	assert_false(node_rows_warm(&c, l, &alloc, 200, 64));
+	alloc_cpu[10] += 700; /* a node event on a copied row */
+	node_rows_copy(&c, l, &alloc, 10);
+	alloc_cpu[150] += 700; /* ... and on one not copied yet */
+	node_rows_copy(&c, l, &alloc, 150);
+	assert_false(node_rows_warm(&c, l, &alloc, 200, 64));
+	churn(l, 200, 30);
+	assert_true(node_rows_warm(&c, l, &alloc, 200, 64));
+	assert_int_equal(c.n_slots, 200);
+	assert_int_equal(c.rebuilds, 1);
+	/* The log since the copy began is the sync's. */
+	node_rows_sync(&c, l, &alloc, 200);
+	assert_int_equal(c.rebuilds, 1);
+	assert_int_equal(differences(&c, l, 200), 0);
+	assert_true(node_rows_warm(&c, l, &alloc, 200, 64));
+
+	/* Begun, then a sync: it finishes the copy, no whole copy again. */
+	node_rows_forget(&c);
+	assert_false(node_rows_warm(&c, l, &alloc, 200, 50));
+	churn(l, 200, 20);
+	node_rows_sync(&c, l, &alloc, 200);
+	assert_int_equal(c.rebuilds, 2);
+	assert_int_equal(c.built, 0);
+	assert_int_equal(differences(&c, l, 200), 0);
+
+	/* Begun for 200 slots, then asked for all: started over. */
+	node_rows_forget(&c);
+	assert_false(node_rows_warm(&c, l, &alloc, 200, 50));
+	assert_false(node_rows_warm(&c, l, &alloc, SLOTS, 50));
+	assert_int_equal(c.built, 50);
+	while (!node_rows_warm(&c, l, &alloc, SLOTS, 50))
+		churn(l, SLOTS, 5);
+	node_rows_sync(&c, l, &alloc, SLOTS);
+	assert_int_equal(differences(&c, l, SLOTS), 0);
+
+	/* Begun, then more changes than the log keeps: the sync copies whole. */
+	node_rows_forget(&c);
+	assert_false(node_rows_warm(&c, l, &alloc, SLOTS, 50));
+	uint64_t rebuilds = c.rebuilds;
+	churn(l, SLOTS, LEDGER_CHANGE_LOG_SLOTS + 10);
+	node_rows_sync(&c, l, &alloc, SLOTS);
+	assert_int_equal(c.rebuilds, rebuilds + 1);
+	assert_int_equal(differences(&c, l, SLOTS), 0);
+
+	node_rows_free(&c);
+	ledger_destroy(l);
+}
+
 /* ledger_changes_read(), the batch reader the rows and the shapes share:
  * the slots in log order, in batches of at most `max`, the position
  * moved past them, and -1 once the log has overwritten an entry. */
@@ -175,6 +247,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_rows_follow_the_ledger),
+		cmocka_unit_test(test_rows_warm_in_parts),
 		cmocka_unit_test(test_changes_read),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
