@@ -993,6 +993,7 @@ static int run_engine(const struct options *o, bool progress, struct bench_repor
 	 * the percentiles below (no daemon runs now). */
 	r->have_pauses = pauses_measure(500, &r->pauses) == 0;
 	run.phase = "latency";
+	run.watch_others = true;
 	if (engine_run(&run, &r->latency, err, sizeof(err)) < 0) {
 		fprintf(stderr, "shmsched-bench: latency run: %s\n", err);
 		return -1;

@@ -452,7 +452,7 @@ static int stop_child(const struct engine_run_config *cfg, pid_t child,
 /* Waits until every producer has set up (or one failed), then publishes
  * the start time. Returns 0, or -EIO when a producer failed or exited. */
 static int release_producers(const struct engine_run_config *cfg, struct shared *sh,
-			     const pid_t *pids)
+			     const pid_t *pids, struct others_window **others)
 {
 	while (__atomic_load_n(&sh->ready, __ATOMIC_ACQUIRE) < cfg->producers) { /* R */
 		for (unsigned i = 0; i < cfg->producers; i++) {
@@ -467,6 +467,9 @@ static int release_producers(const struct engine_run_config *cfg, struct shared 
 	for (unsigned i = 0; i < cfg->producers; i++)
 		if (sh->r[i].error) /* ordered by R */
 			return -EIO;
+	/* Read before the start is set: the read takes milliseconds. */
+	if (cfg->watch_others)
+		*others = others_begin();
 	/* A millisecond ahead, so every producer starts on the same clock. */
 	__atomic_store_n(&sh->start_ns, now_ns() + 1000000, __ATOMIC_RELEASE); /* S */
 	return 0;
@@ -548,6 +551,7 @@ int engine_run(const struct engine_run_config *cfg, struct engine_run_result *ou
 	int status[MAX_PRODUCERS];
 	unsigned forked = 0;
 	int rc = 0;
+	struct others_window *others = NULL;
 	out->producers_pinned = producer_cpu(cfg, 0) >= 0;
 	for (unsigned i = 0; i < cfg->producers; i++) {
 		int cpu = producer_cpu(cfg, i);
@@ -597,7 +601,7 @@ int engine_run(const struct engine_run_config *cfg, struct engine_run_result *ou
 		rc = start_daemon(cfg, sock, &d, &child, err, err_len);
 	if (rc == 0) {
 		__atomic_store_n(&sh->go, 1, __ATOMIC_RELEASE); /* G */
-		if (release_producers(cfg, sh, pids) < 0)
+		if (release_producers(cfg, sh, pids, &others) < 0)
 			rc = -EIO; /* the producer's message is taken below */
 	}
 	if (rc < 0)
@@ -630,6 +634,10 @@ int engine_run(const struct engine_run_config *cfg, struct engine_run_result *ou
 		usleep(20000);
 	}
 	progress_end(&bar);
+	if (others != NULL) {
+		others_end(others, &out->others);
+		out->have_others = rc == 0;
+	}
 	if (churn > 0) {
 		__atomic_store_n(&sh->churn_stop, 1, __ATOMIC_RELAXED);
 		int st;

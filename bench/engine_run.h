@@ -22,6 +22,7 @@ struct workload;
 /* Latency histogram: base/hist.h's, through base/base.h (64 powers of
  * two of nanoseconds, 16 linear steps each). */
 #include "base/base.h"
+#include "bench/others.h"
 #include "daemon/daemon.h"
 #define ENGINE_RUN_HIST_SUB HIST_SUB
 #define ENGINE_RUN_HIST_BUCKETS HIST_BUCKETS
@@ -62,6 +63,10 @@ struct engine_run_config {
 	/* > 0: node events at this rate (per second) beside the run, through
 	 * the admin socket (cordon a synthetic node, uncordon it next). */
 	double churn_rate;
+	/* Set: what other threads on the machine ran from just before the
+	 * start to the last producer's exit (bench/others.h), into
+	 * result.others. */
+	bool watch_others;
 };
 
 struct engine_run_result {
@@ -95,6 +100,8 @@ struct engine_run_result {
 	uint64_t churn_events, churn_failed; /* with churn_rate: node events sent */
 	/* The daemon's class caches; all 0 when the daemon ran as a child. */
 	struct daemon_cache_stats caches;
+	bool have_others; /* with watch_others, when /proc could be read */
+	struct others others;
 };
 
 /* Runs it. Returns 0, or a negative errno with a message in `err` (a pod

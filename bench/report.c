@@ -160,6 +160,17 @@ void report_table(FILE *to, const struct bench_report *r)
 				"of the time lost\n", r->pauses.cores, r->pauses.seconds,
 				r->pauses.over_100us_s, r->pauses.over_1ms_s,
 				r->pauses.longest_us, 100 * r->pauses.lost_share);
+		if (l->have_others) {
+			const struct others *o = &l->others;
+			fprintf(to, "              other threads on this machine during it "
+				"(%.2f s): %.1f ms of CPU time in %u threads",
+				o->window_s, o->total_ms, o->threads);
+			for (unsigned i = 0; i < o->n_top; i++)
+				fprintf(to, "%s %s %.2f ms in %" PRIu64 " run%s", i ? "," : ";",
+					o->top[i].comm, o->top[i].ms, o->top[i].slices,
+					o->top[i].slices == 1 ? "" : "s");
+			fputs("\n", to);
+		}
 	} else {
 		fprintf(to, "  latency     not measured (--no-latency)\n");
 	}
@@ -394,6 +405,19 @@ void report_json(FILE *to, const struct bench_report *r)
 				r->pauses.cores, r->pauses.seconds, r->pauses.over_100us_s,
 				r->pauses.over_1ms_s, r->pauses.longest_us,
 				r->pauses.lost_share);
+		if (l->have_others) {
+			const struct others *o = &l->others;
+			fprintf(to, ",\"other_threads\":{\"window_s\":%.3f,\"cpu_ms\":%.3f,"
+				"\"threads\":%u,\"top\":[", o->window_s, o->total_ms,
+				o->threads);
+			for (unsigned i = 0; i < o->n_top; i++) {
+				fprintf(to, "%s{\"comm\":", i ? "," : "");
+				jstr(to, o->top[i].comm);
+				fprintf(to, ",\"cpu_ms\":%.3f,\"runs\":%" PRIu64 "}",
+					o->top[i].ms, o->top[i].slices);
+			}
+			fputs("]}", to);
+		}
 		fputs("}", to);
 	} else {
 		fputs("null", to);
