@@ -131,7 +131,9 @@ static void usage(FILE *to)
 		"\n"
 		"the daemon: --no-warm runs it without the thread that faults the\n"
 		"placement table's next pages in ahead of the workers (shmschedd\n"
-		"--no-warm).\n"
+		"--no-warm); --no-doorbells without the doorbells by which a\n"
+		"producer wakes a sleeping worker (a pod then waits for its next\n"
+		"poll, up to 1 ms: the comparison at low rates).\n"
 		"\n"
 		"reference: kube-scheduler's algorithm literally, in process, one pod\n"
 		"at a time over every node, on the same cluster and pods.\n"
@@ -241,7 +243,8 @@ enum {
 	OPT_NO_REFERENCE, OPT_QUALITY_NODES, OPT_QUALITY_PODS,
 	OPT_QUALITY_SECONDS, OPT_NO_QUALITY, OPT_SWEEP_NODES, OPT_SWEEP_WORKERS,
 	OPT_SWEEP_REFERENCE_SECONDS, OPT_SWEEP_RUNS, OPT_PLOT, OPT_PROGRESS, OPT_NO_PROGRESS,
-	OPT_NOISY, OPT_STATE_DIR, OPT_DURABILITY, OPT_CHURN, OPT_NO_WARM, OPT_NO_PIN_PRODUCERS,
+	OPT_NOISY, OPT_STATE_DIR, OPT_DURABILITY, OPT_CHURN, OPT_NO_WARM,
+	OPT_NO_DOORBELLS, OPT_NO_PIN_PRODUCERS,
 };
 
 static int parse_one(int c, const char *arg, struct options *o)
@@ -411,6 +414,9 @@ static int parse_one(int c, const char *arg, struct options *o)
 	case OPT_NO_PIN_PRODUCERS:
 		o->run.no_pin_producers = true;
 		break;
+	case OPT_NO_DOORBELLS:
+		o->run.no_doorbells = true;
+		break;
 	case OPT_NO_WARM:
 		o->run.no_warm = true;
 		break;
@@ -471,6 +477,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{"churn", required_argument, NULL, OPT_CHURN},
 		{"state-dir", required_argument, NULL, OPT_STATE_DIR},
 		{"no-warm", no_argument, NULL, OPT_NO_WARM},
+		{"no-doorbells", no_argument, NULL, OPT_NO_DOORBELLS},
 		{"no-pin-producers", no_argument, NULL, OPT_NO_PIN_PRODUCERS},
 		{"durability", required_argument, NULL, OPT_DURABILITY},
 		{"reference-seconds", required_argument, NULL, OPT_REFERENCE_SECONDS},

@@ -492,7 +492,8 @@ static int start_daemon(const struct engine_run_config *cfg, const char *sock,
 				   .max_nodes = cfg->nodes > DAEMON_MAX_NODES ? cfg->nodes : 0,
 				   .state_dir = cfg->state_dir,
 				   .durability = cfg->durability,
-				   .no_warm = cfg->no_warm};
+				   .no_warm = cfg->no_warm,
+				   .no_doorbells = cfg->no_doorbells};
 	*d = daemon_start(&dc, err, err_len);
 	return *d == NULL ? -EINVAL : 0;
 }

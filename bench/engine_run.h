@@ -57,6 +57,9 @@ struct engine_run_config {
 	/* Set: the daemon runs without its warmer thread (shmschedd
 	 * --no-warm). */
 	bool no_warm;
+	/* Set: the daemon runs without its doorbells (daemon_config
+	 * no_doorbells; in process only). */
+	bool no_doorbells;
 	/* Set: producers float over every allowed core, as the kernel
 	 * places them (see engine_run.c, producer_cpu). */
 	bool no_pin_producers;

@@ -35,6 +35,8 @@
 
 
 #include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -43,6 +45,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -442,6 +445,25 @@ int shmsched_resource(struct shmsched_client *c, const char *name,
 	return 0;
 }
 
+/* D2 of the doorbell (include/shmsched/wire.h; D1 is the worker's, in
+ * workers/pool.c): after handles went on the submit ring, a full fence,
+ * then the mark; where a worker is marked asleep, the doorbell moved and
+ * woken. One fence and one load when the worker is awake; a shared futex
+ * (no FUTEX_PRIVATE_FLAG): the daemon's worker waits on the word in its
+ * own mapping of the region. */
+static void ring_doorbell(struct shmsched_client *c)
+{
+	struct shmsched_notices *ns = c->region.notices;
+	state_fence_full();
+	/* Relaxed: ordered by the fence; the daemon's mark is a hint. */
+	if (__atomic_load_n(&ns->asleep, __ATOMIC_RELAXED) == 0)
+		return;
+	/* Release, partner the worker's acquire read in D1: the handles
+	 * come before the word's new value. */
+	__atomic_fetch_add(&ns->doorbell, 1, __ATOMIC_RELEASE);
+	syscall(SYS_futex, &ns->doorbell, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+}
+
 int shmsched_submit(struct shmsched_client *c, const struct shmsched_pod *pods,
 		    unsigned n)
 {
@@ -484,10 +506,14 @@ int shmsched_submit(struct shmsched_client *c, const struct shmsched_pod *pods,
 				c->in_flight[h[i]] = 0;
 				c->free_slots[c->n_free++] = (uint32_t)h[i];
 			}
+			if (done + sent > 0)
+				ring_doorbell(c);
 			return (int)(done + sent);
 		}
 		done += k;
 	}
+	if (done > 0)
+		ring_doorbell(c);
 	return (int)done;
 }
 
@@ -504,8 +530,10 @@ int shmsched_cancel(struct shmsched_client *c, uint64_t cookie)
 		if (!c->in_flight[i] || c->region.slots[i].cookie != cookie)
 			continue;
 		uint64_t h = i | SHMSCHED_HANDLE_CANCEL;
-		if (ring_enqueue_burst(c->region.submit, &h, 1) == 1)
+		if (ring_enqueue_burst(c->region.submit, &h, 1) == 1) {
+			ring_doorbell(c);
 			return 0;
+		}
 		return check_dead(c) ? -ECONNRESET : -EAGAIN;
 	}
 	return -ENOENT;

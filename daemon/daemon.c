@@ -382,11 +382,14 @@ struct daemon *daemon_start(const struct daemon_config *cfg, char *err,
 	if (d->warmer == NULL && !cfg->no_warm)
 		log_msg(LOG_LEVEL_WARN, "the placement table's warmer did not start (%s): "
 			"workers fault its pages in themselves", strerror(errno));
-	struct pool_config pc = {.workers = d->workers, .pin = cfg->pin};
+	struct pool_config pc = {.workers = d->workers, .pin = cfg->pin,
+				 .sleep_max_us = cfg->idle_sleep_us,
+				 .doorbells = cfg->no_doorbells ? NULL : &serve_doorbells};
 	d->pool = pool_start(&pc, serve_poll, d->serve, err, err_len);
 	if (d->pool == NULL)
 		goto fail;
 	evict_set_waker(d->evictor, wake_pool, d->pool);
+	producers_set_waker(d->producers, wake_pool, d->pool);
 	if (daemon_admin_socket(cfg, d->admin_path, sizeof(d->admin_path)) == NULL) {
 		snprintf(err, err_len, "admin socket path: %s%s: does not fit a "
 			 "Unix socket address", cfg->admin_socket_path ?

@@ -64,6 +64,14 @@ struct daemon_config {
 	 * core is busy, the warmer's faults take a core from a spinning
 	 * producer or worker. */
 	bool no_warm;
+	/* A sleeping worker's longest sleep before it polls again, in
+	 * microseconds (0: the pool's default, 1,000). Tests make it long to
+	 * see that the doorbells, not the timeout, wake it. */
+	uint32_t idle_sleep_us;
+	/* No doorbells (include/shmsched/wire.h): a producer's pod waits for
+	 * a sleeping worker's next poll, as before they were made. For the
+	 * comparison in shmsched-bench (--no-doorbells). */
+	bool no_doorbells;
 };
 
 /* Live placements the daemon keeps by default: 1,048,576 records of 280

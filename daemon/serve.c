@@ -553,6 +553,50 @@ unsigned serve_poll(void *arg, unsigned worker, void *scratch)
 	return done;
 }
 
+/* D1 of workers/pool.c for worker w: the mark in each of its producers'
+ * regions (relaxed: the fence orders it before the doorbells' reads and
+ * the poll), then each doorbell, acquire: a producer's add that this reads
+ * comes after the handles it rang for, which the poll then finds. The
+ * regions are the producers' to scribble on: the daemon only writes the
+ * mark and hands the kernel the doorbell's address. */
+static unsigned serve_announce(void *arg, unsigned worker,
+			       struct pool_doorbell *out, unsigned max)
+{
+	struct serve *s = arg;
+	unsigned n = 0;
+	uint32_t end = producers_bound(s->producers);
+	for (uint32_t i = worker; i < end && n < max; i += s->workers) {
+		struct producer *pr = producers_get(s->producers, i);
+		if (pr == NULL || producers_faulted(pr))
+			continue;
+		struct shmsched_notices *ns = pr->region.notices;
+		__atomic_store_n(&ns->asleep, 1, __ATOMIC_RELAXED);
+		out[n++].word = &ns->doorbell;
+	}
+	state_fence_full();
+	for (unsigned k = 0; k < n; k++)
+		out[k].seen = __atomic_load_n(out[k].word, __ATOMIC_ACQUIRE);
+	return n;
+}
+
+/* The marks taken back: the producers stop ringing. Relaxed: a producer
+ * that still sees a mark only wakes a worker already awake. */
+static void serve_awake(void *arg, unsigned worker)
+{
+	struct serve *s = arg;
+	uint32_t end = producers_bound(s->producers);
+	for (uint32_t i = worker; i < end; i += s->workers) {
+		struct producer *pr = producers_get(s->producers, i);
+		if (pr != NULL)
+			__atomic_store_n(&pr->region.notices->asleep, 0, __ATOMIC_RELAXED);
+	}
+}
+
+struct pool_doorbells_ops serve_doorbells = {
+	.announce = serve_announce,
+	.awake = serve_awake,
+};
+
 unsigned serve_drain(struct serve *s)
 {
 	unsigned total = 0, n;

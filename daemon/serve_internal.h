@@ -21,6 +21,7 @@
 #include "bind/bind.h"
 #include "ingest/ingest.h"
 #include "shm/shm.h"
+#include "workers/workers.h"
 
 /* One per worker, written by that worker alone; read by others only when
  * the workers have stopped (or as approximate, relaxed figures). */
@@ -83,6 +84,12 @@ void serve_service_hist(const struct serve *s, uint64_t out[HIST_BUCKETS]);
 
 /* The pool callback: returns the number of slots answered. */
 unsigned serve_poll(void *arg, unsigned worker, void *scratch);
+
+/* The pool's doorbells (workers/pool.h): a worker about to sleep marks
+ * `asleep` in the regions of the producers it serves and sleeps on their
+ * doorbells too, so a producer's submit wakes it (include/shmsched/wire.h
+ * has the protocol). Its arg is the serve. */
+extern struct pool_doorbells_ops serve_doorbells;
 
 /* Answers every slot left in the submit rings, on the calling thread, once
  * the workers have stopped: what serve_poll would do, with the current

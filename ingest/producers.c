@@ -65,6 +65,8 @@ struct producers {
 	struct state_meta *meta;          /* resync counters; NULL: none */
 	struct producers_persist persist; /* what the store hears */
 	struct queue_events *events;      /* what waiting pods hear; may be NULL */
+	void (*wake)(void *);             /* producers_set_waker; may be NULL */
+	void *wake_arg;
 	/* Preemption's buffers, grown as needed and kept (the evictor's,
 	 * under the lock): one request must not map and fault in megabytes. */
 	uint8_t *pre_ok;
@@ -267,6 +269,18 @@ static int identity_of(struct producers *p, uid_t uid, const char *name,
 	return (int)free_at + 1;
 }
 
+void producers_set_waker(struct producers *p, void (*wake)(void *), void *arg)
+{
+	p->wake = wake;
+	p->wake_arg = arg;
+}
+
+static void wake_workers(struct producers *p)
+{
+	if (p->wake != NULL)
+		p->wake(p->wake_arg);
+}
+
 static void handle_register(struct producers *p, enum producer_role role,
 			    struct control_server *s, uint64_t conn, uint32_t rid,
 			    const void *body, uint32_t len)
@@ -357,6 +371,7 @@ static void handle_register(struct producers *p, enum producer_role role,
 	if (i + 1 > p->bound)
 		__atomic_store_n(&p->bound, i + 1, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&p->registered, 1, __ATOMIC_RELAXED);
+	wake_workers(p); /* its doorbell, before it can ring */
 	log_msg(LOG_LEVEL_INFO, "producer %u registered (%s connection %llu, uid %u, "
 		"name \"%s\", %u slots)", i, role == ROLE_ADMIN ? "admin" : "producer",
 		(unsigned long long)conn, (unsigned)peer.uid, named.name, p->slots);
@@ -438,6 +453,7 @@ static void handle_template(struct producers *p, enum producer_role role,
 					p->profiles, &pod);
 	/* Release, partner of the acquire in producers_templates(). */
 	__atomic_store_n(&pr->n_templates, n + 1, __ATOMIC_RELEASE);
+	wake_workers(p); /* compiled now, not at a sleeping worker's next poll */
 	struct op_template t = {.template_id = n + 1};
 	control_server_reply(s, conn, rid, &t, sizeof(t), -1);
 }

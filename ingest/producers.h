@@ -122,6 +122,13 @@ void producers_set_profiles(struct producers *p, const struct sched_config *cfg)
  * the caller, who destroys it after producers_destroy(). */
 void producers_set_evaluator(struct producers *p, struct engine *e);
 
+/* Called (on the control thread) once a new producer, or a producer's new
+ * template, is visible to the workers: the daemon wakes its pool, so a
+ * sleeping worker adds the producer's doorbell to those it sleeps on
+ * (include/shmsched/wire.h) and compiles the template now, not at its
+ * next timed poll. Set before the control server starts. */
+void producers_set_waker(struct producers *p, void (*wake)(void *), void *arg);
+
 struct priority_classes;
 struct gang_table;
 struct pdb_table;

@@ -336,6 +336,14 @@ static inline void state_fence_acquire(void)
 {
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);
 }
+
+/* The full fences of a producer's doorbell (include/shmsched/wire.h: D1
+ * on the daemon's worker, D2 in the client library), whose other side is
+ * likewise in another process. */
+static inline void state_fence_full(void)
+{
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+}
 #if defined(__SANITIZE_THREAD__) && defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
 #endif

@@ -51,13 +51,39 @@ struct pool_config {
 	/* Longest sleep, in microseconds, before an idle worker polls again
 	 * even without a wake-up (0: POOL_SLEEP_MAX_US_DEFAULT). */
 	uint32_t sleep_max_us;
+	/* Optional: other processes' doorbells (see pool_doorbells_fn), so
+	 * that they can wake a sleeping worker; `awake` is then required. */
+	struct pool_doorbells_ops *doorbells;
+};
+
+/* A futex word in memory shared with another process, and the value a
+ * worker read from it before the poll after which it sleeps: a FUTEX_WAKE
+ * on the word after changing it wakes the worker (futex_waitv, Linux 5.16;
+ * on older kernels only the sleep's timeout does). */
+struct pool_doorbell {
+	uint32_t *word;
+	uint32_t seen;
+};
+/* futex_waitv takes 128 words; the worker's own wake-up word is one. */
+#define POOL_DOORBELLS_MAX 127u
+
+struct pool_doorbells_ops {
+	/* Before a poll after which worker `index` sleeps if it finds
+	 * nothing: announce the sleep where the doorbells' owners look, then
+	 * (after a full fence) fill out[0..n) with each word and the value it
+	 * holds now; returns n <= max. Runs on the worker, RCU-online. */
+	unsigned (*announce)(void *arg, unsigned index, struct pool_doorbell *out,
+			     unsigned max);
+	/* A poll after an announcement found work: take the announcement back. */
+	void (*awake)(void *arg, unsigned index);
 };
 
 #define POOL_WORKERS_MAX 1024u
 #define POOL_SPIN_POLLS_DEFAULT 1000u
 /* Longer than the gaps between pods of a steady stream: at half the
- * engine's rate (~20 us apart) a worker that slept would add up to
- * sleep_max_us to the next pod, since producers never wake it. */
+ * engine's rate (~20 us apart) a worker that slept would add its wake-up
+ * to the next pod (tens of microseconds by a doorbell, up to sleep_max_us
+ * without one), where a spinning worker finds it in one poll. */
 #define POOL_SPIN_US_DEFAULT 2000u
 #define POOL_YIELD_POLLS_DEFAULT 50u
 #define POOL_SLEEP_MAX_US_DEFAULT 1000u

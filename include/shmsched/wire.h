@@ -109,10 +109,26 @@ struct shmsched_notice {
 	char message[216];      /* why, NUL-terminated */
 };
 
-/* The notices section: this header, then SHMSCHED_NOTICES records. */
+/* The notices section: this header, then SHMSCHED_NOTICES records.
+ *
+ * The doorbell: a worker with nothing to do spins 2 ms, then sleeps, and
+ * a sleeping worker polls again only every millisecond unless woken. So
+ * it sets `asleep` (nonzero) before its last look at the submit ring and
+ * clears it once it finds work again; a producer that has put handles on
+ * the ring and then (after a full fence) reads `asleep` nonzero adds 1 to
+ * `doorbell` and calls FUTEX_WAKE on it (a shared futex: the region is a
+ * memfd both map). The worker sleeps on the doorbells of the producers it
+ * serves along with its own word (futex_waitv), having read each doorbell
+ * before that last look, so a ring it missed comes with a doorbell it has
+ * not read. The client library does this in shmsched_submit() and
+ * shmsched_cancel(). A producer that never rings waits for the worker's
+ * next poll, as before; one that rings needlessly only wakes the worker
+ * that serves it. */
 struct shmsched_notices {
 	uint32_t consumed;      /* written by the producer: notices read */
-	uint32_t reserved[15];
+	uint32_t asleep;        /* written by the daemon: ring the doorbell */
+	uint32_t doorbell;      /* written by the producer: rung so often */
+	uint32_t reserved[13];
 	struct shmsched_notice notice[SHMSCHED_NOTICES];
 };
 

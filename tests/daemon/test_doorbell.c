@@ -1,0 +1,203 @@
+/* daemon.doorbell: a producer wakes the daemon's sleeping worker
+ * (include/shmsched/wire.h, workers/pool.c: D1, D2), through the real
+ * daemon in process and the client library.
+ *
+ * The worker's sleep is made 5 s long (daemon_config.idle_sleep_us), and
+ * each pod is submitted 100 ms after the last answer, when the worker has
+ * long finished its 2 ms spin and sleeps: only a wake-up answers it within
+ * the second it is given. The control: the same daemon with no_doorbells
+ * answers no such pod within that second (the sleep's timeout does, later),
+ * so the worker really slept. A cancel rings too: a waiting pod's cancel
+ * is answered within the second. */
+#include <errno.h>
+#include <inttypes.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "base/base.h"
+#include "daemon/daemon.h"
+#include "shmsched/client.h"
+
+#define SLEEP_US 5000000u /* the worker's sleep: far past any wake-up */
+#define GIVEN_MS 1000u    /* what a rung pod is given */
+
+static char dir[64], sock[128], cluster[128];
+
+static int setup(void **state)
+{
+	(void)state;
+	snprintf(dir, sizeof(dir), "/tmp/shmsched-doorbell-XXXXXX");
+	assert_non_null(mkdtemp(dir));
+	snprintf(sock, sizeof(sock), "%s/s.sock", dir);
+	snprintf(cluster, sizeof(cluster), "%s/cluster.json", dir);
+	FILE *f = fopen(cluster, "w");
+	assert_non_null(f);
+	/* One node of 1 cpu: a second 1-cpu pod must wait. */
+	fputs("{\"kind\":\"List\",\"items\":[{\"kind\":\"Node\",\"metadata\":"
+	      "{\"name\":\"n1\"},\"status\":{\"allocatable\":{\"cpu\":\"1\","
+	      "\"memory\":\"4Gi\",\"pods\":\"110\"}}}]}", f);
+	fclose(f);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	unlink(cluster);
+	unlink(sock);
+	rmdir(dir);
+	return 0;
+}
+
+/* futex_waitv, which the worker's sleep on doorbells needs (Linux 5.16):
+ * with none, a rung worker wakes only at its timeout. */
+static bool have_waitv(void)
+{
+#ifdef __NR_futex_waitv
+	return syscall(__NR_futex_waitv, NULL, 0, 0, NULL, 0) < 0 && errno != ENOSYS;
+#else
+	return false;
+#endif
+}
+
+static struct daemon *start(bool doorbells)
+{
+	struct daemon_config cfg = {.socket_path = sock, .cluster_path = cluster,
+				    .seed = 1, .workers = 1, .slots = 64,
+				    .idle_sleep_us = SLEEP_US,
+				    .no_doorbells = !doorbells};
+	char err[512];
+	struct daemon *d = daemon_start(&cfg, err, sizeof(err));
+	if (d == NULL)
+		fail_msg("daemon_start: %s", err);
+	return d;
+}
+
+static struct shmsched_client *connect_with(uint32_t *tid, const char *cpu)
+{
+	struct shmsched_client *c;
+	char err[512];
+	if (shmsched_connect(sock, &c, err, sizeof(err)) < 0)
+		fail_msg("connect: %s", err);
+	char json[400];
+	snprintf(json, sizeof(json), "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"t\"},"
+		 "\"spec\":{\"containers\":[{\"name\":\"c\",\"resources\":"
+		 "{\"requests\":{\"cpu\":\"%s\"}}}]}}", cpu);
+	if (shmsched_register_template(c, json, strlen(json), tid, err, sizeof(err)) < 0)
+		fail_msg("template: %s", err);
+	return c;
+}
+
+/* Milliseconds until the next answer, up to `ms` (then ms + 1). */
+static unsigned answer_within(struct shmsched_client *c, unsigned ms,
+			      struct shmsched_result *r)
+{
+	uint64_t t0 = now_ns(), end = t0 + (uint64_t)ms * 1000000u;
+	while (now_ns() < end) {
+		int n = shmsched_poll(c, r, 1);
+		assert_true(n >= 0);
+		if (n == 1)
+			return (unsigned)((now_ns() - t0) / 1000000u);
+		usleep(100);
+	}
+	return ms + 1;
+}
+
+static void test_submit_wakes_the_worker(void **state)
+{
+	(void)state;
+	if (!have_waitv())
+		skip();
+	struct daemon *d = start(true);
+	uint32_t tid;
+	struct shmsched_client *c = connect_with(&tid, "10m");
+	struct shmsched_result r;
+	unsigned worst = 0;
+	for (uint64_t k = 1; k <= 10; k++) {
+		usleep(100000); /* the worker spins 2 ms, then sleeps */
+		struct shmsched_pod p = {.cookie = k, .template_id = tid};
+		assert_int_equal(shmsched_submit(c, &p, 1), 1);
+		unsigned ms = answer_within(c, GIVEN_MS, &r);
+		if (ms > GIVEN_MS)
+			fail_msg("pod %" PRIu64 ": no answer within %u ms of a rung "
+				 "doorbell", k, GIVEN_MS);
+		assert_int_equal(r.cookie, k);
+		assert_int_equal(r.status, SHMSCHED_PLACED);
+		worst = ms > worst ? ms : worst;
+	}
+	print_message("doorbell: 10 pods to a sleeping worker, the slowest "
+		      "answered in %u ms (its sleep: %u ms)\n", worst,
+		      SLEEP_US / 1000);
+	shmsched_disconnect(c);
+	daemon_stop(d, 5000, NULL);
+}
+
+/* The control: without doorbells the same pod waits for the timeout. */
+static void test_without_doorbells_it_sleeps_on(void **state)
+{
+	(void)state;
+	struct daemon *d = start(false);
+	uint32_t tid;
+	struct shmsched_client *c = connect_with(&tid, "10m");
+	struct shmsched_result r;
+	usleep(100000);
+	struct shmsched_pod p = {.cookie = 1, .template_id = tid};
+	assert_int_equal(shmsched_submit(c, &p, 1), 1);
+	unsigned ms = answer_within(c, GIVEN_MS, &r);
+	if (ms <= GIVEN_MS)
+		fail_msg("answered in %u ms with no doorbell: the worker was not "
+			 "asleep, so the other case proves nothing", ms);
+	/* The timeout still answers it. */
+	assert_true(answer_within(c, SLEEP_US / 1000 + 2000, &r) <= SLEEP_US / 1000 + 2000);
+	assert_int_equal(r.cookie, 1);
+	shmsched_disconnect(c);
+	daemon_stop(d, 5000, NULL);
+}
+
+/* A cancel is a handle on the ring too: a sleeping worker answers it. */
+static void test_cancel_wakes_the_worker(void **state)
+{
+	(void)state;
+	if (!have_waitv())
+		skip();
+	struct daemon *d = start(true);
+	uint32_t tid;
+	struct shmsched_client *c = connect_with(&tid, "1");
+	struct shmsched_result r;
+	struct shmsched_pod p = {.cookie = 1, .template_id = tid};
+	assert_int_equal(shmsched_submit(c, &p, 1), 1);
+	assert_true(answer_within(c, GIVEN_MS, &r) <= GIVEN_MS);
+	/* The node is full: this one waits. */
+	p = (struct shmsched_pod){.cookie = 2, .template_id = tid,
+				  .flags = SHMSCHED_SLOT_WAIT};
+	assert_int_equal(shmsched_submit(c, &p, 1), 1);
+	usleep(100000);
+	assert_int_equal(shmsched_cancel(c, 2), 0);
+	unsigned ms = answer_within(c, GIVEN_MS, &r);
+	if (ms > GIVEN_MS)
+		fail_msg("no answer to a cancel within %u ms", GIVEN_MS);
+	assert_int_equal(r.cookie, 2);
+	assert_int_equal(r.status, SHMSCHED_CANCELLED);
+	shmsched_disconnect(c);
+	daemon_stop(d, 5000, NULL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_submit_wakes_the_worker),
+		cmocka_unit_test(test_without_doorbells_it_sleeps_on),
+		cmocka_unit_test(test_cancel_wakes_the_worker),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
