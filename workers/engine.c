@@ -77,7 +77,12 @@ struct leaf_plan {
 #define SHAPES_WARM_CHANGES 256 /* a shape read by a class within this many
 				 * changes is warm */
 #define SHAPES_WARM_MAX 32      /* warm shapes synced together, at most */
-#define SHAPE_COLS_MIN 16       /* the shape table's columns, at least */
+/* The shape table's columns, at least. 64, the default workload's
+ * shapes: each doubling copies every row, and at 100,000 nodes the one
+ * from 32 to 64 columns (51 MB, faulted in as it was copied) stopped a
+ * pod for 153 ms; the table is calloc'd, so columns no shape uses cost
+ * address space only (a row's page is backed once any shape holds it). */
+#define SHAPE_COLS_MIN 64
 
 /* A shape's result on one slot: both in one 8-byte entry, in the
  * engine's shape table (a row per slot, a column per shape), so a change
@@ -85,10 +90,21 @@ struct leaf_plan {
  * not a line in each shape's own array (and not three per shape: the
  * member bit, the reasons and the score once lived apart). */
 struct shape_leaf {
-	uint32_t mask; /* dynamic reasons, 0 passes; SHAPE_UNHELD: not a member */
+	/* The dynamic reasons' complement (leaf_mask()): an entry of zeros,
+	 * as calloc() leaves the table and a freed shape leaves its column
+	 * (shape_release), is SHAPE_UNHELD, so a new shape's column needs no
+	 * pass over every row (at 100,000 nodes that pass took a pod's
+	 * compile step 1-2 ms). */
+	uint32_t nmask;
 	int32_t d;     /* the weighted dynamic score if it passes */
 };
 #define SHAPE_UNHELD UINT32_MAX /* no MASK_* set has every bit */
+
+/* The reasons of a shape's leaf: 0 passes, SHAPE_UNHELD not a member. */
+static inline uint32_t leaf_mask(const struct shape_leaf *l)
+{
+	return ~l->nmask;
+}
 
 struct shape {
 	uint64_t hash;
@@ -204,8 +220,11 @@ enum class_phase {
 #define COST_EVAL 100   /* a leaf evaluated */
 #define COST_FILL 25    /* a leaf copied from a shape */
 #define ENGINE_POD_BUDGET 20000
-#define ENGINE_IDLE_BUDGET 200000
-#define ENGINE_IDLE_ROWS 2048u /* node rows an idle call copies */
+/* An idle call's: a pod that arrives meanwhile waits for it. At 200,000
+ * (and 2,048 rows) calls took 0.1-0.9 ms on cold memory, where the costs
+ * above count instructions. */
+#define ENGINE_IDLE_BUDGET 50000
+#define ENGINE_IDLE_ROWS 512u /* node rows an idle call copies */
 
 #define SEEN_SLOTS 65536u /* a power of two */
 #define SIBLING_STREAK 2u /* hot sights in a row before a sibling's class */
@@ -487,6 +506,8 @@ static void shape_cool(struct engine *e, unsigned w)
 }
 
 static int shape_table_resize(struct engine *e, uint32_t cols);
+static inline struct shape_leaf *leaf_of(const struct engine *e, const struct shape *sh,
+					 uint32_t slot);
 
 static void shape_release(struct engine *e, struct shape *sh)
 {
@@ -502,6 +523,14 @@ static void shape_release(struct engine *e, struct shape *sh)
 		at = &(*at)->next;
 	*at = sh->next;
 	e->class_bytes -= sh->bytes;
+	/* Its column back to zeros (SHAPE_UNHELD) where it held a slot:
+	 * the next shape to take it starts with none. */
+	for (uint32_t w = 0; w * 64 < sh->n_slots && (size_t)w * 64 < e->shape_rows; w++)
+		for (uint64_t bits = sh->member[w]; bits != 0; bits &= bits - 1) {
+			uint32_t slot = w * 64 + (uint32_t)__builtin_ctzll(bits);
+			if (slot < e->shape_rows)
+				*leaf_of(e, sh, slot) = (struct shape_leaf){0, 0};
+		}
 	e->shape_free[e->n_shape_free++] = sh->col;
 	free(sh->member);
 	free(sh);
@@ -1446,7 +1475,7 @@ static void shape_key(const struct pod_spec *pod, struct pod_spec *out)
 static void shape_store(const struct engine *e, const struct shape *sh, uint32_t slot,
 			uint32_t m, int64_t d)
 {
-	*leaf_of(e, sh, slot) = (struct shape_leaf){m, m == 0 ? (int32_t)d : 0};
+	*leaf_of(e, sh, slot) = (struct shape_leaf){~m, m == 0 ? (int32_t)d : 0};
 }
 
 /* Evaluates every slot it holds, from the counters now; its classes
@@ -1471,7 +1500,7 @@ static void shape_rebuild(struct engine *e, const struct snapshot *s, struct sha
 static inline bool shape_holds(const struct engine *e, const struct shape *sh,
 			       uint32_t slot)
 {
-	return slot < sh->n_slots && leaf_of(e, sh, slot)->mask != SHAPE_UNHELD;
+	return slot < sh->n_slots && leaf_mask(leaf_of(e, sh, slot)) != SHAPE_UNHELD;
 }
 
 /* The slot's new result: stored and appended to the ring when it
@@ -1481,7 +1510,7 @@ static void shape_apply(struct engine *e, struct shape *sh, uint32_t slot, uint3
 {
 	e->stats.shape_evals++;
 	struct shape_leaf was = *leaf_of(e, sh, slot);
-	if (m == was.mask && (m != 0 || (int32_t)d == was.d))
+	if (m == leaf_mask(&was) && (m != 0 || (int32_t)d == was.d))
 		return;
 	shape_store(e, sh, slot, m, d);
 	sh->ring[sh->head++ & (SHAPE_RING - 1)] = slot;
@@ -1830,8 +1859,6 @@ static int shape_attach(struct engine *e, const struct snapshot *s, struct eclas
 			free(sh);
 			return -ENOMEM;
 		}
-		for (uint32_t i = 0; i < s->n_slots; i++)
-			*leaf_of(e, sh, i) = (struct shape_leaf){SHAPE_UNHELD, 0};
 		sh->log_pos = ledger_changes_head(e->ledger);
 		/* Its column is counted with the table (shape_table_size()). */
 		sh->bytes = sizeof(*sh) + words * sizeof(*sh->member);
@@ -1895,7 +1922,7 @@ static void index_rebuild(struct engine *e, const struct snapshot *s, struct ecl
 		for (uint32_t p = 0; p < k->n_feasible; p++) {
 			uint32_t slot = k->feasible[p];
 			const struct shape_leaf *l = leaf_of(e, sh, slot);
-			uint32_t m = l->mask;
+			uint32_t m = leaf_mask(l);
 			k->mask[slot] = m;
 			reasons_add(&k->dyn, &k->plan, m, +1);
 			class_index_set_leaf(&k->ix, slot, k->group[slot], m == 0,
@@ -1957,7 +1984,7 @@ static void index_sync_shape(struct engine *e, const struct snapshot *s,
 		}
 		for (uint32_t b = 0; b < n; b++) {
 			const struct shape_leaf *l = leaf_of(e, sh, batch[b]);
-			index_leaf(e, k, batch[b], l->mask, l->d);
+			index_leaf(e, k, batch[b], leaf_mask(l), l->d);
 		}
 	}
 	k->shape_pos = sh->head;
@@ -2232,7 +2259,7 @@ static void work_fill(struct engine *e, const struct snapshot *s, struct eclass 
 		} else {
 			*budget -= COST_FILL;
 			const struct shape_leaf *l = leaf_of(e, k->shape, slot);
-			m = l->mask;
+			m = leaf_mask(l);
 			d = l->d;
 		}
 		k->mask[slot] = m;
@@ -3332,7 +3359,7 @@ static void class_node_changed(struct engine *e, const struct snapshot *s,
 			e->stats.shape_evals++;
 		}
 		const struct shape_leaf *l = leaf_of(e, k->shape, slot);
-		m = l->mask;
+		m = leaf_mask(l);
 		d = l->d;
 	} else {
 		m = leaf_eval(e, s, &k->plan, false, slot, &d);
@@ -3550,6 +3577,32 @@ void engine_set_busy(struct engine *e, bool busy)
 void engine_set_compile_budget(struct engine *e, uint64_t per_pod)
 {
 	e->pod_budget = per_pod > INT64_MAX ? INT64_MAX : per_pod;
+}
+
+uint64_t engine_shape_table_violations(const struct engine *e)
+{
+	if (e->shape_leaf == NULL)
+		return 0;
+	uint64_t bad = 0;
+	uint8_t *live = calloc(e->shape_cols ? e->shape_cols : 1, 1);
+	if (live == NULL)
+		return UINT64_MAX;
+	for (const struct shape *sh = e->shapes; sh != NULL; sh = sh->next) {
+		live[sh->col] = 1;
+		for (uint32_t r = 0; r < e->shape_rows; r++) {
+			const struct shape_leaf *l = leaf_of(e, sh, r);
+			bool member = r < sh->n_slots && ((sh->member[r / 64] >> (r % 64)) & 1);
+			bool zeros = l->nmask == 0 && l->d == 0;
+			bad += member ? leaf_mask(l) == SHAPE_UNHELD : !zeros;
+		}
+	}
+	for (uint32_t c = 0; c < e->shape_cols; c++)
+		for (uint32_t r = 0; r < e->shape_rows && !live[c]; r++) {
+			const struct shape_leaf *l = &e->shape_leaf[(size_t)r * e->shape_cols + c];
+			bad += l->nmask != 0 || l->d != 0;
+		}
+	free(live);
+	return bad;
 }
 
 void engine_set_shape_cols_min(struct engine *e, uint32_t cols)

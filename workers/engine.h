@@ -178,8 +178,8 @@ int engine_interpod_allows(struct engine *e, const struct pod_spec *pod,
  * time, so its pods find it ready; with `cs` (engine_static_compile, for
  * the engine's snapshot) its static results are taken from there. Returns 0, -EINVAL (pod->profile is not
  * the configuration's) or -ENOMEM. engine_idle() spends an idle worker's
- * budget (about 200,000 instructions) on the queue, after copying up to
- * 2,048 of the scans' node rows where a new snapshot or a fresh engine
+ * budget (about 50,000 instructions) on the queue, after copying up to
+ * 512 of the scans' node rows where a new snapshot or a fresh engine
  * left them to copy (a pod's scan copied them all before); returns
  * whether work is left. engine_set_compile_budget() sets the budget of each pod. */
 int engine_prepare(struct engine *e, const struct pod_spec *pod,
@@ -211,10 +211,16 @@ void engine_set_compile_budget(struct engine *e, uint64_t per_pod);
 void engine_set_busy(struct engine *e, bool busy);
 
 /* The request shapes' table of results is at least `cols` columns wide
- * (default 16, at least 1): it doubles when full and halves when three
+ * (default 64, at least 1): it doubles when full and halves when three
  * quarters are free. The tests set 1, so that it is resized often with
  * shapes live (the property test's cases make a few shapes each). */
 void engine_set_shape_cols_min(struct engine *e, uint32_t cols);
+
+/* For tests: the shape table's entries that break its invariant, 0
+ * expected. In a live shape's column a row holds a result exactly where
+ * the shape's member bit is set, and zeros elsewhere; a free column is
+ * zeros throughout (what a new shape takes as holding nothing). */
+uint64_t engine_shape_table_violations(const struct engine *e);
 
 /* kube-scheduler's message for the last unschedulable placement:
  * "0/N nodes are available: ...". Returns snprintf's result. */

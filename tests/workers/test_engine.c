@@ -703,6 +703,9 @@ static void run_case(uint64_t case_no, uint64_t *placed, uint64_t *unschedulable
 			(void)engine_idle(e);
 		urcu_qsbr_quiescent_state();
 	}
+	/* Shapes made, shared, released and their columns taken again, the
+	 * table resized with them live: its invariant holds. */
+	assert_int_equal(engine_shape_table_violations(e), 0);
 	struct engine_stats st;
 	engine_get_stats(e, &st);
 	*indexed += st.indexed_pods;
@@ -1053,6 +1056,7 @@ static void test_shape_table_grows(void **state)
 	struct engine *e = engine_create(c, &w.ctx, &cfg, 1, 0);
 	assert_non_null(e);
 	engine_set_compile_budget(e, UINT64_MAX); /* indexed once hot */
+	engine_set_shape_cols_min(e, 16); /* so that 40 shapes widen it twice */
 	struct pod_spec pod[SHAPES];
 	for (int k = 0; k < SHAPES; k++) {
 		memset(&pod[k], 0, sizeof(pod[k]));
@@ -1077,6 +1081,7 @@ static void test_shape_table_grows(void **state)
 			}
 		engine_get_stats(e, &st);
 		assert_true(st.shapes >= 33); /* past 16 and 32 columns */
+		assert_int_equal(engine_shape_table_violations(e), 0);
 		/* The second phase's classes: same shapes, another key. */
 		for (int k = 0; k < SHAPES; k++) {
 			pod[k].tolerations[0] = (struct toleration){
@@ -1098,6 +1103,7 @@ static void test_shape_table_grows(void **state)
 	e = engine_create(c, &w.ctx, &cfg, 2, 0);
 	assert_non_null(e);
 	engine_set_compile_budget(e, UINT64_MAX);
+	engine_set_shape_cols_min(e, 16);
 	for (int r = 0; r < 4 * ROUNDS; r++) {
 		for (int k = 0; k < SHAPES; k++, seq++) {
 			pod[k].n_tolerations = (uint8_t)(r & 1); /* both classes */
@@ -1115,6 +1121,7 @@ static void test_shape_table_grows(void **state)
 		}
 	}
 	engine_get_stats(e, &st);
+	assert_int_equal(engine_shape_table_violations(e), 0);
 	assert_true(st.class_flushes >= 4); /* the first snapshot's, and 3 added nodes' */
 	assert_true(st.shapes >= 4 * SHAPES); /* made again after each */
 	engine_destroy(e);
