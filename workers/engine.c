@@ -366,6 +366,8 @@ struct engine {
 	struct shape *warm[SHAPES_WARM_MAX];
 	unsigned n_warm;
 	bool warm_changed;      /* warm[] moved since warm_regroup() */
+	uint32_t warm_col_end;  /* past the last warm shape's column: the part
+				 * of a row the warm pass prefetches */
 	struct warm_group groups[SHAPES_WARM_MAX / 4]; /* the fast ones, by four */
 	unsigned n_groups;
 	struct shape *warm_slow[SHAPES_WARM_MAX]; /* the others */
@@ -1616,8 +1618,11 @@ static void warm_regroup(struct engine *e)
 	e->warm_changed = false;
 	e->n_groups = 0;
 	e->n_slow = 0;
+	e->warm_col_end = 0;
 	for (unsigned w = 0; w < e->n_warm; w++) {
 		struct shape *sh = e->warm[w];
+		if (sh->col + 1 > e->warm_col_end)
+			e->warm_col_end = sh->col + 1;
 		if (!sh->plan.fast) {
 			e->warm_slow[e->n_slow++] = sh;
 			continue;
@@ -1716,11 +1721,13 @@ static void shapes_sync_warm(struct engine *e, const struct snapshot *s)
 			__builtin_prefetch(rec);
 			__builtin_prefetch(rec + offsetof(struct node_alloc,
 							  used_nonzero_cpu_milli));
-			/* The slot's row of results: every warm shape's. */
+			/* The slot's row of results, as far as the last warm
+			 * shape's column (the table is 64 columns or more; the
+			 * free ones at the end are not read). */
 			if (batch[b] < e->shape_rows) {
 				const char *row = (const char *)(e->shape_leaf +
 						  (size_t)batch[b] * e->shape_cols);
-				size_t len = e->shape_cols * sizeof(*e->shape_leaf);
+				size_t len = e->warm_col_end * sizeof(*e->shape_leaf);
 				for (size_t at = 0; at < len; at += 64)
 					__builtin_prefetch(row + at);
 			}
@@ -1795,6 +1802,7 @@ static int shape_table_resize(struct engine *e, uint32_t cols)
 		was[c] = sh->col;
 		sh->col = c++;
 	}
+	e->warm_changed = true; /* warm_col_end, from the new columns */
 	for (uint32_t r = 0; r < e->shape_rows && c > 0; r++) {
 		const struct shape_leaf *from = e->shape_leaf + (size_t)r * e->shape_cols;
 		struct shape_leaf *to = t + (size_t)r * cols;
