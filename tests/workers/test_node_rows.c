@@ -66,9 +66,9 @@ static void churn(struct ledger *l, uint32_t n, unsigned changes)
 	}
 }
 
-static void test_rows_follow_the_ledger(void **state)
+/* A ledger of SLOTS nodes, nothing placed, and their allocatables set. */
+static struct ledger *fresh_ledger(void)
 {
-	(void)state;
 	struct ledger *l = ledger_create(SLOTS);
 	assert_non_null(l);
 	for (uint32_t s = 0; s < SLOTS; s++) {
@@ -76,6 +76,13 @@ static void test_rows_follow_the_ledger(void **state)
 		alloc_mem[s] = (int64_t)(s + 1) << 30;
 		alloc_pods[s] = 110;
 	}
+	return l;
+}
+
+static void test_rows_follow_the_ledger(void **state)
+{
+	(void)state;
+	struct ledger *l = fresh_ledger();
 	struct node_rows c;
 	assert_int_equal(node_rows_init(&c, SLOTS), 0);
 	churn(l, 200, 500);
@@ -148,13 +155,7 @@ static void test_rows_follow_the_ledger(void **state)
 static void test_rows_warm_in_parts(void **state)
 {
 	(void)state;
-	struct ledger *l = ledger_create(SLOTS);
-	assert_non_null(l);
-	for (uint32_t s = 0; s < SLOTS; s++) {
-		alloc_cpu[s] = 1000 * (s + 1);
-		alloc_mem[s] = (int64_t)(s + 1) << 30;
-		alloc_pods[s] = 110;
-	}
+	struct ledger *l = fresh_ledger();
 	struct node_rows c;
 	assert_int_equal(node_rows_init(&c, SLOTS), 0);
 	churn(l, 200, 300);
