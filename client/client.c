@@ -506,9 +506,8 @@ int shmsched_submit(struct shmsched_client *c, const struct shmsched_pod *pods,
 				c->in_flight[h[i]] = 0;
 				c->free_slots[c->n_free++] = (uint32_t)h[i];
 			}
-			if (done + sent > 0)
-				ring_doorbell(c);
-			return (int)(done + sent);
+			done += sent;
+			break;
 		}
 		done += k;
 	}

@@ -527,11 +527,10 @@ static void shape_release(struct engine *e, struct shape *sh)
 	e->class_bytes -= sh->bytes;
 	/* Its column back to zeros (SHAPE_UNHELD) where it held a slot:
 	 * the next shape to take it starts with none. */
-	for (uint32_t w = 0; w * 64 < sh->n_slots && (size_t)w * 64 < e->shape_rows; w++)
+	for (uint32_t w = 0; w * 64 < sh->n_slots; w++)
 		for (uint64_t bits = sh->member[w]; bits != 0; bits &= bits - 1) {
 			uint32_t slot = w * 64 + (uint32_t)__builtin_ctzll(bits);
-			if (slot < e->shape_rows)
-				*leaf_of(e, sh, slot) = (struct shape_leaf){0, 0};
+			*leaf_of(e, sh, slot) = (struct shape_leaf){0, 0};
 		}
 	e->shape_free[e->n_shape_free++] = sh->col;
 	free(sh->member);

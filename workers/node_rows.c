@@ -99,16 +99,14 @@ bool node_rows_warm(struct node_rows *r, struct ledger *l,
 	return true;
 }
 
-/* Every row of [0, n_slots), the log's head read first: a change logged
- * after it is read again by the next sync. */
+/* Every row of [0, n_slots), the log's head read first (a change logged
+ * after it is read again by the next sync): node_rows_warm()'s copy made
+ * whole at once, from its start. */
 static void rebuild(struct node_rows *r, struct ledger *l,
 		    const struct node_allocatable *a, uint32_t n_slots)
 {
-	r->log_pos = ledger_changes_head(l);
-	copy_range(r, ledger_nodes(l), a, 0, n_slots);
-	r->n_slots = n_slots;
-	r->built = 0;
-	r->rebuilds++;
+	node_rows_forget(r);
+	node_rows_warm(r, l, a, n_slots, UINT32_MAX);
 }
 
 void node_rows_sync(struct node_rows *r, struct ledger *l,

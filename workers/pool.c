@@ -218,14 +218,11 @@ static long futex_wait_bells(struct pool *p, uint32_t seen,
 			v[i + 1].val = b[i].seen;
 			v[i + 1].flags = FUTEX_32; /* shared: another process's */
 		}
-		struct timespec until;
-		clock_gettime(CLOCK_MONOTONIC, &until);
-		until.tv_sec += p->sleep_max.tv_sec;
-		until.tv_nsec += p->sleep_max.tv_nsec;
-		if (until.tv_nsec >= 1000000000L) {
-			until.tv_sec++;
-			until.tv_nsec -= 1000000000L;
-		}
+		/* futex_waitv's timeout is absolute. */
+		uint64_t end = now_ns() + (uint64_t)p->sleep_max.tv_sec * 1000000000u +
+			       (uint64_t)p->sleep_max.tv_nsec;
+		struct timespec until = {.tv_sec = (time_t)(end / 1000000000u),
+					 .tv_nsec = (long)(end % 1000000000u)};
 		long r = syscall(__NR_futex_waitv, v, n + 1, 0, &until, CLOCK_MONOTONIC);
 		if (r >= 0 || errno != ENOSYS)
 			return r >= 0 ? 0 : r;
