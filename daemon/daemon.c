@@ -484,6 +484,10 @@ void daemon_stop(struct daemon *d, unsigned drain_ms, struct daemon_stats *out)
 		serve_cancel_all(d->serve);
 	}
 	rcu_offline();
+	/* The control thread still serves requests until the end, and a
+	 * registration or a template woke the pool: no more, before the pool
+	 * goes (TSan saw a template's wake-up reach a freed pool). */
+	producers_set_waker(d->producers, NULL, NULL);
 	/* The evictor first: it finishes what it has (its replies are taken
 	 * by the drain below) and never wakes the pool once that is gone; a
 	 * request made after it stopped is never served, and its pod is

@@ -271,10 +271,15 @@ static int identity_of(struct producers *p, uid_t uid, const char *name,
 
 void producers_set_waker(struct producers *p, void (*wake)(void *), void *arg)
 {
+	/* Under the lock every request is handled under: once this
+	 * returns, no call of the old waker is under way. */
+	pthread_mutex_lock(&p->lock);
 	p->wake = wake;
 	p->wake_arg = arg;
+	pthread_mutex_unlock(&p->lock);
 }
 
+/* With p->lock held (a request's dispatch). */
 static void wake_workers(struct producers *p)
 {
 	if (p->wake != NULL)

@@ -126,7 +126,10 @@ void producers_set_evaluator(struct producers *p, struct engine *e);
  * template, is visible to the workers: the daemon wakes its pool, so a
  * sleeping worker adds the producer's doorbell to those it sleeps on
  * (include/shmsched/wire.h) and compiles the template now, not at its
- * next timed poll. Set before the control server starts. */
+ * next timed poll. Set before the control server starts; set to NULL
+ * before the pool stops: once that returns no call is under way (the
+ * requests' lock), so a request still served then cannot wake a freed
+ * pool. */
 void producers_set_waker(struct producers *p, void (*wake)(void *), void *arg);
 
 struct priority_classes;
