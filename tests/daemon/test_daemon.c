@@ -29,9 +29,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <limits.h>
+#include <linux/futex.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -311,6 +314,43 @@ static void scribbler(int id)
 	_exit(0);
 }
 
+/* A producer that rings its doorbell as fast as it can, with its own
+ * words scribbled on (include/shmsched/wire.h: `asleep` and `doorbell`
+ * are its to write), for 3 s, its rings left alone. `answered` whether
+ * it was disconnected (it must not be: nothing it did is a fault). */
+static void bell_ringer(int id)
+{
+	struct report *r = &sh->r[id];
+	int fd, region_fd;
+	struct producer_region p;
+	raw_register(r, &fd, &region_fd, &p);
+	uint64_t rng = 0xbe11 + (uint64_t)id, rings = 0;
+	time_t deadline = time(NULL) + 3;
+	while (time(NULL) < deadline) {
+		rng ^= rng << 13;
+		rng ^= rng >> 7;
+		rng ^= rng << 17;
+		__atomic_store_n(&p.notices->doorbell, (uint32_t)rng, __ATOMIC_RELAXED);
+		__atomic_store_n(&p.notices->asleep, (uint32_t)(rng >> 32), __ATOMIC_RELAXED);
+		syscall(SYS_futex, &p.notices->doorbell, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+		rings++;
+	}
+	r->submitted = rings;
+	char byte;
+	r->answered = recv(fd, &byte, 1, MSG_DONTWAIT) == 0; /* hung up on */
+	producer_region_close(&p);
+	close(region_fd);
+	close(fd);
+	_exit(0);
+}
+
+static void bell_ringer_entry(int id, uint64_t pods, bool release)
+{
+	(void)pods;
+	(void)release;
+	bell_ringer(id);
+}
+
 static void scribbler_entry(int id, uint64_t pods, bool release)
 {
 	(void)pods;
@@ -530,6 +570,39 @@ static void test_scribbler_cannot_hurt_others(void **state)
 	assert_true(WIFEXITED(st[0]));
 	assert_int_equal(v->answered, 1);
 	assert_int_equal(ds.producer_faults, 1);
+	check_producer(1, st[1]);
+	check_producer(2, st[2]);
+	check_producer(3, late_st);
+	assert_int_equal(over, 0);
+}
+
+/* A producer ringing its doorbell without pause, on the worker the other
+ * two share: it wakes that worker for nothing, over and over, and is
+ * not a fault; the others' pods are all answered, once each, with no
+ * overcommit, and the daemon stays up for a producer that comes after. */
+static void test_bell_ringer_cannot_hurt_others(void **state)
+{
+	(void)state;
+	pid_t pids[3];
+	int st[3];
+	pids[0] = spawn(bell_ringer_entry, 0, 0, false);
+	pids[1] = spawn(producer, 1, 5000, true);
+	pids[2] = spawn(producer, 2, 5000, false);
+	struct daemon *d = start(1);
+	uint64_t over = watch(d, pids, 3, st);
+	pid_t late = spawn(producer, 3, 1000, false);
+	int late_st;
+	over += watch(d, &late, 1, &late_st);
+	struct daemon_stats ds;
+	daemon_stop(d, 5000, &ds);
+	struct report *v = &sh->r[0];
+	print_message("bell ringer: %" PRIu64 " rings in 3 s, %s\n", v->submitted,
+		      v->answered ? "disconnected by the daemon" : "never disconnected");
+	assert_int_equal(v->error, 0);
+	assert_true(WIFEXITED(st[0]));
+	assert_true(v->submitted > 1000);
+	assert_int_equal(v->answered, 0);
+	assert_int_equal(ds.producer_faults, 0);
 	check_producer(1, st[1]);
 	check_producer(2, st[2]);
 	check_producer(3, late_st);
@@ -1063,6 +1136,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_random_bytes_are_rejected, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_scribbler_cannot_hurt_others,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bell_ringer_cannot_hurt_others,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_shutdown_answers_every_pod,
 						setup, teardown),
