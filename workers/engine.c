@@ -165,12 +165,16 @@ struct eclass {
 	unsigned n_groups;
 	int32_t group_taint[CLASS_INDEX_MAX_GROUPS]; /* static raw scores */
 	int32_t group_aff[CLASS_INDEX_MAX_GROUPS];
-	uint8_t *group;        /* [n_pos] by slot */
 	/* The index's positions are slots (n_pos, the snapshot's slots when
-	 * it was made); member has a bit per statically feasible one. */
+	 * it was made). Per slot one word (CW_*): whether the slot is a
+	 * member (statically feasible), its group, and its leaf's dynamic
+	 * reasons (MASK_*; 0 passes). One word, so that a change replayed
+	 * into the index reads one line of the class's own before the
+	 * index's: as three arrays (a member bitmap, the groups, the
+	 * reasons) they were three misses, the second waiting on the first,
+	 * at 100,000 nodes. */
 	uint32_t n_pos;
-	uint64_t *member;      /* [n_pos / 64 + 1] */
-	uint32_t *mask;        /* [n_pos] by slot: dynamic reasons (MASK_*); 0 passes */
+	uint32_t *word;        /* [n_pos] by slot */
 	/* Nodes per dynamic reason, over the feasible slots; with static_diag
 	 * (the statically infeasible nodes' reasons) the whole diagnosis. */
 	struct reason_counts dyn;
@@ -201,6 +205,24 @@ struct eclass {
 	uint8_t ip_keys;       /* 1: every feasible slot has the hard spread
 				* constraints' keys; 2: not; 0: not known */
 };
+
+/* A class's word per slot (eclass.word). */
+#define CW_REASONS 0x00ffffffu /* the leaf's MASK_* bits */
+#define CW_GROUP_SHIFT 24      /* 3 bits: its group in the index */
+#define CW_MEMBER (1u << 31)   /* statically feasible: the index holds it */
+_Static_assert((MASK_RES(RES_MAX - 1) | MASK_GPU | MASK_CORES | MASK_ANTI |
+		MASK_EXISTING_ANTI) <= CW_REASONS, "the reasons fit a class word");
+_Static_assert(CLASS_INDEX_MAX_GROUPS <= 8, "a group fits 3 bits");
+
+static inline uint32_t cw_reasons(uint32_t w)
+{
+	return w & CW_REASONS;
+}
+
+static inline unsigned cw_group(uint32_t w)
+{
+	return (w >> CW_GROUP_SHIFT) & 7u;
+}
 
 /* A class's compile, a bounded amount of work at a time (class_work). */
 enum class_phase {
@@ -554,9 +576,7 @@ static void class_free(struct engine *e, struct eclass *k)
 	free(k->affinity_raw);
 	free(k->taint_raw);
 	class_index_free(&k->ix);
-	free(k->group);
-	free(k->member);
-	free(k->mask);
+	free(k->word);
 	free(k->static_diag);
 	free(k->why);
 	interpod_view_free(k->ipv);
@@ -1433,7 +1453,7 @@ static void reasons_add(struct reason_counts *c, const struct leaf_plan *lp,
  * position of its index). */
 static inline bool class_member(const struct eclass *k, uint32_t slot)
 {
-	return slot < k->n_pos && ((k->member[slot / 64] >> (slot % 64)) & 1);
+	return slot < k->n_pos && (k->word[slot] & CW_MEMBER) != 0;
 }
 
 /* How far the index may read the change log: to its head, or for leaves
@@ -1546,6 +1566,22 @@ static struct leaf_node leaf_node_of(const struct engine *e, const struct snapsh
 
 #define SHAPE_SYNC_BATCH 16 /* changes read and prefetched ahead of their evaluation */
 
+/* Prefetches what leaf_node_of(e, s, slot) reads: the two lines of the
+ * node's record, and its allocatable, a line in each of three arrays (at
+ * 100,000 nodes the allocatable's load, not prefetched, took a tenth of
+ * index_sync's own samples; prefetched, about as many: the batch's
+ * misses are more than the core keeps in flight). */
+static inline void prefetch_node(const struct snapshot *s,
+				 const struct node_alloc *recs, uint32_t slot)
+{
+	const char *rec = (const char *)(recs + slot);
+	__builtin_prefetch(rec);
+	__builtin_prefetch(rec + offsetof(struct node_alloc, used_nonzero_cpu_milli));
+	__builtin_prefetch(&s->allocatable[RES_CPU][slot]);
+	__builtin_prefetch(&s->allocatable[RES_MEMORY][slot]);
+	__builtin_prefetch(&s->allocatable[RES_PODS][slot]);
+}
+
 /* Brings the shape's results up to the cluster's change log: each slot the
  * log names, if the shape holds it, evaluated once, and appended to the
  * ring when its result changed. */
@@ -1583,10 +1619,7 @@ static void shape_sync(struct engine *e, const struct snapshot *s, struct shape 
 				if (!shape_holds(e, sh, slot))
 					continue;
 				batch[n++] = slot;
-				const char *rec = (const char *)(recs + slot);
-				__builtin_prefetch(rec);
-				__builtin_prefetch(rec + offsetof(struct node_alloc,
-								  used_nonzero_cpu_milli));
+				prefetch_node(s, recs, slot);
 			}
 		}
 		for (uint32_t b = 0; b < n; b++)
@@ -1716,10 +1749,7 @@ static void shapes_sync_warm(struct engine *e, const struct snapshot *s)
 			return; /* overwritten: each shape's own sync reads it whole */
 		more = got == SHAPE_SYNC_BATCH;
 		for (int b = 0; b < got; b++) {
-			const char *rec = (const char *)(recs + batch[b]);
-			__builtin_prefetch(rec);
-			__builtin_prefetch(rec + offsetof(struct node_alloc,
-							  used_nonzero_cpu_milli));
+			prefetch_node(s, recs, batch[b]);
 			/* The slot's row of results, as far as the last warm
 			 * shape's column (the table is 64 columns or more; the
 			 * free ones at the end are not read). */
@@ -1880,14 +1910,14 @@ static int shape_attach(struct engine *e, const struct snapshot *s, struct eclas
 	return 0;
 }
 
-/* The shape now holds the slots of word w of `member` too, each new one
- * evaluated from the counters now (a change logged since the shape's log
- * position is read again by its next sync, so its results stay exact).
- * Returns how many it evaluated. */
+/* The shape now holds the slots of `member` (bit i: slot 64 w + i) too,
+ * each new one evaluated from the counters now (a change logged since the
+ * shape's log position is read again by its next sync, so its results
+ * stay exact). Returns how many it evaluated. */
 static unsigned shape_add_word(struct engine *e, const struct snapshot *s,
-			       struct shape *sh, const uint64_t *member, size_t w)
+			       struct shape *sh, uint64_t member, size_t w)
 {
-	uint64_t add = member[w] & ~sh->member[w];
+	uint64_t add = member & ~sh->member[w];
 	unsigned n = 0;
 	sh->member[w] |= add;
 	for (; add != 0; add &= add - 1, n++) {
@@ -1929,11 +1959,10 @@ static void index_rebuild(struct engine *e, const struct snapshot *s, struct ecl
 		for (uint32_t p = 0; p < k->n_feasible; p++) {
 			uint32_t slot = k->feasible[p];
 			const struct shape_leaf *l = leaf_of(e, sh, slot);
-			uint32_t m = leaf_mask(l);
-			k->mask[slot] = m;
+			uint32_t m = leaf_mask(l), w = k->word[slot];
+			k->word[slot] = (w & ~CW_REASONS) | m;
 			reasons_add(&k->dyn, &k->plan, m, +1);
-			class_index_set_leaf(&k->ix, slot, k->group[slot], m == 0,
-					     l->d);
+			class_index_set_leaf(&k->ix, slot, cw_group(w), m == 0, l->d);
 		}
 		class_index_build(&k->ix);
 		return;
@@ -1944,9 +1973,10 @@ static void index_rebuild(struct engine *e, const struct snapshot *s, struct ecl
 		int64_t d = 0;
 		uint32_t slot = k->feasible[p];
 		uint32_t m = leaf_eval(e, s, &k->plan, k->ix_ip, slot, &d);
-		k->mask[slot] = m;
+		uint32_t w = k->word[slot];
+		k->word[slot] = (w & ~CW_REASONS) | m;
 		reasons_add(&k->dyn, &k->plan, m, +1);
-		class_index_set_leaf(&k->ix, slot, k->group[slot], m == 0, (int32_t)d);
+		class_index_set_leaf(&k->ix, slot, cw_group(w), m == 0, (int32_t)d);
 	}
 	class_index_build(&k->ix);
 }
@@ -1955,12 +1985,13 @@ static void index_rebuild(struct engine *e, const struct snapshot *s, struct ecl
 static void index_leaf(struct engine *e, struct eclass *k, uint32_t p, uint32_t m,
 		       int64_t d)
 {
-	if (m != k->mask[p]) { /* most changes keep a node's reasons */
-		reasons_add(&k->dyn, &k->plan, k->mask[p], -1);
+	uint32_t w = k->word[p];
+	if (m != cw_reasons(w)) { /* most changes keep a node's reasons */
+		reasons_add(&k->dyn, &k->plan, cw_reasons(w), -1);
 		reasons_add(&k->dyn, &k->plan, m, +1);
-		k->mask[p] = m;
+		k->word[p] = (w & ~CW_REASONS) | m;
 	}
-	class_index_update(&k->ix, p, k->group[p], m == 0, (int32_t)d);
+	class_index_update(&k->ix, p, cw_group(w), m == 0, (int32_t)d);
 	e->stats.index_updates++;
 }
 
@@ -1976,18 +2007,28 @@ static void index_sync_shape(struct engine *e, const struct snapshot *s,
 		index_rebuild(e, s, k);
 		return;
 	}
-	/* In batches, as shape_sync(): each slot's class and shape words
-	 * prefetched before the first is updated. */
+	/* In batches of ring entries, as shape_sync(), in three passes: each
+	 * slot's class word and shape result prefetched; then, for the
+	 * members, the index's words (whose address needs the group); then
+	 * the updates. In one pass the class's own misses had come before
+	 * any prefetch was issued (a third of index_sync's own samples at
+	 * 100,000 nodes). */
 	for (uint64_t i = k->shape_pos; i < sh->head;) {
 		uint32_t batch[SHAPE_SYNC_BATCH], n = 0;
-		for (; i < sh->head && n < SHAPE_SYNC_BATCH; i++) {
+		uint64_t end = sh->head - i < SHAPE_SYNC_BATCH ? sh->head : i + SHAPE_SYNC_BATCH;
+		for (uint64_t j = i; j < end; j++) {
+			uint32_t slot = sh->ring[j & (SHAPE_RING - 1)];
+			if (slot >= k->n_pos)
+				continue;
+			__builtin_prefetch(&k->word[slot]);
+			__builtin_prefetch(leaf_of(e, sh, slot));
+		}
+		for (; i < end; i++) {
 			uint32_t slot = sh->ring[i & (SHAPE_RING - 1)];
 			if (!class_member(k, slot))
 				continue;
 			batch[n++] = slot;
-			__builtin_prefetch(&k->mask[slot]);
-			__builtin_prefetch(leaf_of(e, sh, slot));
-			class_index_prefetch(&k->ix, slot, k->group[slot]);
+			class_index_prefetch(&k->ix, slot, cw_group(k->word[slot]));
 		}
 		for (uint32_t b = 0; b < n; b++) {
 			const struct shape_leaf *l = leaf_of(e, sh, batch[b]);
@@ -2167,13 +2208,10 @@ static int index_begin(struct engine *e, struct eclass *k)
 		return 0;
 	}
 	size_t n = k->n_pos ? k->n_pos : 1;
-	size_t words = k->n_pos / 64 + 1;
-	k->group = calloc(n, 1);
-	k->mask = calloc(n, sizeof(*k->mask));
-	k->member = calloc(words, sizeof(*k->member));
-	if (k->group == NULL || k->mask == NULL || k->member == NULL)
+	k->word = calloc(n, sizeof(*k->word));
+	if (k->word == NULL)
 		return -ENOMEM;
-	class_grew(e, k, n * (1 + sizeof(*k->mask)) + words * sizeof(*k->member));
+	class_grew(e, k, n * sizeof(*k->word));
 	k->n_groups = 0;
 	k->cursor = 0;
 	k->phase = PHASE_GROUPS;
@@ -2190,7 +2228,6 @@ static int work_groups(struct engine *e, const struct snapshot *s, struct eclass
 	for (; k->cursor < k->n_feasible && *budget > 0; k->cursor++) {
 		uint32_t slot = k->feasible[k->cursor];
 		*budget -= COST_GROUP;
-		k->member[slot / 64] |= UINT64_C(1) << (slot % 64);
 		int32_t t = k->taint_raw ? k->taint_raw[slot] : 0;
 		int32_t a = k->affinity_raw ? k->affinity_raw[slot] : 0;
 		unsigned g = 0;
@@ -2205,7 +2242,7 @@ static int work_groups(struct engine *e, const struct snapshot *s, struct eclass
 			k->group_aff[g] = a;
 			k->n_groups++;
 		}
-		k->group[slot] = (uint8_t)g;
+		k->word[slot] = CW_MEMBER | (uint32_t)g << CW_GROUP_SHIFT;
 	}
 	if (k->cursor < k->n_feasible)
 		return 0;
@@ -2229,6 +2266,16 @@ static int work_groups(struct engine *e, const struct snapshot *s, struct eclass
 	return 0;
 }
 
+/* The members among slots 64 w .. 64 w + 63 of class k, a bit each. */
+static uint64_t members_of(const struct eclass *k, size_t w)
+{
+	uint64_t bits = 0;
+	uint32_t lo = (uint32_t)(w * 64), hi = k->n_pos - lo < 64 ? k->n_pos : lo + 64;
+	for (uint32_t slot = lo; slot < hi; slot++)
+		bits |= (uint64_t)((k->word[slot] & CW_MEMBER) != 0) << (slot - lo);
+	return bits;
+}
+
 /* The shape evaluates the class's slots it did not hold, 64 at a time. */
 static void work_shape(struct engine *e, const struct snapshot *s, struct eclass *k,
 		       int64_t *budget)
@@ -2236,7 +2283,8 @@ static void work_shape(struct engine *e, const struct snapshot *s, struct eclass
 	struct shape *sh = k->shape;
 	size_t words = k->n_pos / 64 + 1;
 	for (; k->cursor < words && *budget > 0; k->cursor++)
-		*budget -= COST_EVAL * shape_add_word(e, s, sh, k->member, k->cursor);
+		*budget -= COST_EVAL * shape_add_word(e, s, sh, members_of(k, k->cursor),
+						      k->cursor);
 	if (k->cursor < words)
 		return;
 	/* The leaves come from the shape's results as they are now; what
@@ -2269,9 +2317,10 @@ static void work_fill(struct engine *e, const struct snapshot *s, struct eclass 
 			m = leaf_mask(l);
 			d = l->d;
 		}
-		k->mask[slot] = m;
+		uint32_t w = k->word[slot];
+		k->word[slot] = (w & ~CW_REASONS) | m;
 		reasons_add(&k->dyn, &k->plan, m, +1);
-		class_index_set_leaf(&k->ix, slot, k->group[slot], m == 0, (int32_t)d);
+		class_index_set_leaf(&k->ix, slot, cw_group(w), m == 0, (int32_t)d);
 	}
 	if (k->cursor < k->n_feasible)
 		return;
@@ -3099,7 +3148,7 @@ static int place_scan_leaves(struct engine *e, const struct snapshot *s,
 	for (uint32_t visited = 0; visited < nf && n < p->want; visited++) {
 		uint32_t slot = k->feasible[j];
 		j = j + 1 == nf ? 0 : j + 1;
-		if (k->mask[slot] != 0)
+		if (cw_reasons(k->word[slot]) != 0)
 			continue;
 		uint8_t code = interpod_filter(e->ip, s, slot);
 		if (code != 0) {
@@ -3112,7 +3161,7 @@ static int place_scan_leaves(struct engine *e, const struct snapshot *s,
 		cd->slot = slot;
 		cd->raw[SCORE_AFFINITY] = k->affinity_raw ? k->affinity_raw[slot] : 0;
 		cd->raw[SCORE_TAINT] = k->taint_raw ? k->taint_raw[slot] : 0;
-		cd->dyn = class_index_leaf(&k->ix, slot, k->group[slot]);
+		cd->dyn = class_index_leaf(&k->ix, slot, cw_group(k->word[slot]));
 	}
 	e->stats.interpod_leaf_scans++;
 	if (n > 0) {
@@ -3217,17 +3266,11 @@ static int place_interpod(struct engine *e, const struct snapshot *s,
 static void index_drop(struct engine *e, struct eclass *k)
 {
 	size_t freed = class_index_bytes(&k->ix);
-	if (k->group != NULL) {
-		size_t n = k->n_pos ? k->n_pos : 1;
-		freed += n * (1 + sizeof(*k->mask)) + (k->n_pos / 64 + 1) * sizeof(*k->member);
-	}
+	if (k->word != NULL)
+		freed += (k->n_pos ? k->n_pos : 1) * sizeof(*k->word);
 	class_index_free(&k->ix);
-	free(k->group);
-	free(k->mask);
-	free(k->member);
-	k->group = NULL;
-	k->mask = NULL;
-	k->member = NULL;
+	free(k->word);
+	k->word = NULL;
 	shape_release(e, k->shape);
 	k->shape = NULL;
 	k->indexed = false;
@@ -3333,11 +3376,11 @@ static void class_node_changed(struct engine *e, const struct snapshot *s,
 		return;
 	}
 	bool member = class_member(k, slot);
+	uint32_t w = slot < k->n_pos ? k->word[slot] : 0;
 	if (member && !now) {
-		reasons_add(&k->dyn, &k->plan, k->mask[slot], -1);
-		class_index_update(&k->ix, slot, k->group[slot], false, 0);
-		k->mask[slot] = 0;
-		k->member[slot / 64] &= ~(UINT64_C(1) << (slot % 64));
+		reasons_add(&k->dyn, &k->plan, cw_reasons(w), -1);
+		class_index_update(&k->ix, slot, cw_group(w), false, 0);
+		k->word[slot] = 0;
 		return;
 	}
 	if (!now)
@@ -3349,9 +3392,9 @@ static void class_node_changed(struct engine *e, const struct snapshot *s,
 		return;
 	}
 	if (member) {
-		reasons_add(&k->dyn, &k->plan, k->mask[slot], -1);
-		if ((unsigned)g != k->group[slot])
-			class_index_update(&k->ix, slot, k->group[slot], false, 0);
+		reasons_add(&k->dyn, &k->plan, cw_reasons(w), -1);
+		if ((unsigned)g != cw_group(w))
+			class_index_update(&k->ix, slot, cw_group(w), false, 0);
 	}
 	uint32_t m;
 	int64_t d = 0;
@@ -3371,10 +3414,8 @@ static void class_node_changed(struct engine *e, const struct snapshot *s,
 	} else {
 		m = leaf_eval(e, s, &k->plan, false, slot, &d);
 	}
-	k->group[slot] = (uint8_t)g;
-	k->mask[slot] = m;
+	k->word[slot] = CW_MEMBER | (uint32_t)g << CW_GROUP_SHIFT | m;
 	reasons_add(&k->dyn, &k->plan, m, +1);
-	k->member[slot / 64] |= UINT64_C(1) << (slot % 64);
 	class_index_update(&k->ix, slot, (unsigned)g, m == 0, (int32_t)d);
 }
 
