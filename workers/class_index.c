@@ -1,15 +1,22 @@
 /* The class index: see class_index_internal.h.
  *
- * Layout, per group g: val[g] holds one word per position (0 fails, else
- * d + 1), in blocks of 64; bmax[g][b] and bties[g][b] are block b's
- * largest word and how many positions hold it; smax and sties the same
- * over the 64 blocks of a super-block. pass[b] has a bit per passing
- * position (of any group), spass[s] the passing positions of super-block
- * s. Positions at and past n never pass.
+ * Layout: val holds one word per position, in blocks of 64: 0 fails, else
+ * the position's group g in the top bits and d + 1 below (word_of()), so
+ * a group's words are the range [g << 28, (g + 1) << 28) and compare as
+ * their d within it. Per group g, bmax[g][b] and bties[g][b] are block
+ * b's largest word of the group and how many positions hold it; smax and
+ * sties the same over the 64 blocks of a super-block. pass[b] has a bit
+ * per passing position, spass[s] the passing positions of super-block s.
+ * Positions at and past n never pass.
+ *
+ * One array of words for all groups, not one per group: a position is in
+ * one group, so G arrays held G - 1 zeros a position, and a query read
+ * each end block's words once per group. At 100,000 nodes a class of two
+ * groups (most, on the default) held 800 KB of words; now 400 KB.
  *
  * Invariants, kept by every update:
- * - bmax[g][b] = max of val[g] over block b; bties[g][b] = how many equal
- *   it, 0 when it is 0 (no passing position); likewise smax/sties over
+ * - bmax[g][b] = max of group g's words over block b; bties[g][b] = how
+ *   many equal it, 0 when it is 0 (no passing position); likewise smax/sties over
  *   the bmax/bties of the super-block's blocks (ties added over the
  *   blocks whose bmax is the super-block's).
  * - pass and spass count exactly the positions whose word is non-zero in
@@ -97,14 +104,22 @@ INLINE uint64_t span64(unsigned lo, unsigned hi)
 	return below_hi & (~UINT64_C(0) << lo);
 }
 
-/* The largest of the 64 words at v whose bit is set in `mask`, and how
- * many hold it (0 when it is 0). */
-static void best_plain(const uint32_t *v, uint64_t mask, uint32_t *max,
-		       uint32_t *ties)
+/* A passing position's word, group g and score d (word_of()). */
+#define GROUP_SHIFT 28
+#define D_BITS ((UINT32_C(1) << GROUP_SHIFT) - 1)
+_Static_assert(CLASS_INDEX_D_MAX + 1 <= D_BITS, "d + 1 fits below the group");
+_Static_assert(CLASS_INDEX_MAX_GROUPS <= 8, "a group fits the top bits");
+
+/* The largest of the 64 words at v of group g whose bit is set in `mask`,
+ * and how many hold it (0 when it is 0). */
+static void best_plain(const uint32_t *v, uint64_t mask, unsigned g,
+		       uint32_t *max, uint32_t *ties)
 {
 	uint32_t m = 0, t = 0;
 	for (; mask != 0; mask &= mask - 1) {
 		uint32_t w = v[__builtin_ctzll(mask)];
+		if (w >> GROUP_SHIFT != g)
+			continue;
 		if (w > m) {
 			m = w;
 			t = 1;
@@ -126,16 +141,19 @@ static uint64_t eq_plain(const uint32_t *v, uint32_t w)
 }
 
 #if CI_X86
-CI_SIMD_TARGET static void best_avx2(const uint32_t *v, uint64_t mask,
+CI_SIMD_TARGET static void best_avx2(const uint32_t *v, uint64_t mask, unsigned g,
 				     uint32_t *max, uint32_t *ties)
 {
 	const __m256i bit = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
+	const __m256i group = _mm256_set1_epi32((int)g);
 	__m256i lane[8], m = _mm256_setzero_si256();
 	for (unsigned i = 0; i < 8; i++) {
 		__m256i sel = _mm256_set1_epi32((int)((mask >> (8 * i)) & 0xff));
 		sel = _mm256_cmpeq_epi32(_mm256_and_si256(sel, bit), bit);
-		lane[i] = _mm256_and_si256(
-			_mm256_loadu_si256((const __m256i *)(const void *)(v + 8 * i)), sel);
+		__m256i w = _mm256_loadu_si256((const __m256i *)(const void *)(v + 8 * i));
+		sel = _mm256_and_si256(sel, _mm256_cmpeq_epi32(
+						    _mm256_srli_epi32(w, GROUP_SHIFT), group));
+		lane[i] = _mm256_and_si256(w, sel);
 		m = _mm256_max_epu32(m, lane[i]);
 	}
 	__m128i h = _mm_max_epu32(_mm256_castsi256_si128(m),
@@ -169,17 +187,17 @@ CI_SIMD_TARGET static uint64_t eq_avx2(const uint32_t *v, uint32_t w)
 }
 #endif
 
-INLINE void best64(bool simd, const uint32_t *v, uint64_t mask, uint32_t *max,
-		   uint32_t *ties)
+INLINE void best64(bool simd, const uint32_t *v, uint64_t mask, unsigned g,
+		   uint32_t *max, uint32_t *ties)
 {
 #if CI_X86
 	if (simd) {
-		best_avx2(v, mask, max, ties);
+		best_avx2(v, mask, g, max, ties);
 		return;
 	}
 #endif
 	(void)simd;
-	best_plain(v, mask, max, ties);
+	best_plain(v, mask, g, max, ties);
 }
 
 INLINE uint64_t eq64(bool simd, const uint32_t *v, uint32_t w)
@@ -193,11 +211,6 @@ INLINE uint64_t eq64(bool simd, const uint32_t *v, uint32_t w)
 }
 
 /* --- layout ------------------------------------------------------------------ */
-
-static inline uint32_t *val_of(const struct class_index *x, unsigned g)
-{
-	return x->val + (size_t)g * x->blocks * B;
-}
 
 static inline uint32_t *bmax_of(const struct class_index *x, unsigned g)
 {
@@ -233,7 +246,7 @@ int class_index_init(struct class_index *x, uint32_t n, unsigned groups)
 	x->blocks = blocks;
 	x->supers = blocks / B;
 	x->groups = groups;
-	size_t words = (size_t)groups * blocks * B /* val */ +
+	size_t words = (size_t)blocks * B /* val */ +
 		       2 * (size_t)groups * blocks /* bmax, bties */ +
 		       2 * (size_t)groups * x->supers /* smax, sties */ +
 		       x->supers /* spass */;
@@ -248,7 +261,7 @@ int class_index_init(struct class_index *x, uint32_t n, unsigned groups)
 	memset(x->mem, 0, x->bytes);
 	x->pass = x->mem;
 	x->val = (uint32_t *)(void *)(x->pass + blocks);
-	x->bmax = x->val + (size_t)groups * blocks * B;
+	x->bmax = x->val + (size_t)blocks * B;
 	x->bties = x->bmax + (size_t)groups * blocks;
 	x->smax = x->bties + (size_t)groups * blocks;
 	x->sties = x->smax + (size_t)groups * x->supers;
@@ -269,15 +282,20 @@ size_t class_index_bytes(const struct class_index *x)
 
 /* --- updates ----------------------------------------------------------------- */
 
-static inline uint32_t word_of(bool pass, int32_t d)
+static inline uint32_t word_of(unsigned g, bool pass, int32_t d)
 {
-	return pass ? (uint32_t)d + 1 : 0;
+	return pass ? (uint32_t)g << GROUP_SHIFT | ((uint32_t)d + 1) : 0;
+}
+
+static inline int32_t d_of(uint32_t w)
+{
+	return (int32_t)(w & D_BITS) - 1;
 }
 
 void class_index_set_leaf(struct class_index *x, uint32_t p, unsigned g,
 			  bool pass, int32_t d)
 {
-	val_of(x, g)[p] = word_of(pass, d);
+	x->val[p] = word_of(g, pass, d);
 }
 
 /* Super-block s of group g from its blocks. */
@@ -286,7 +304,8 @@ INLINE void super_stat(bool simd, struct class_index *x, unsigned g, uint32_t s)
 	const uint32_t *bm = bmax_of(x, g) + (size_t)s * B;
 	const uint32_t *bt = bties_of(x, g) + (size_t)s * B;
 	uint32_t m, unused, t = 0;
-	best64(simd, bm, ~UINT64_C(0), &m, &unused);
+	/* The group's own maxima: every word here is of group g (or 0). */
+	best64(simd, bm, ~UINT64_C(0), g, &m, &unused);
 	if (m != 0)
 		for (uint64_t at = eq64(simd, bm, m); at != 0; at &= at - 1)
 			t += bt[__builtin_ctzll(at)];
@@ -296,15 +315,13 @@ INLINE void super_stat(bool simd, struct class_index *x, unsigned g, uint32_t s)
 
 INLINE void build_body(bool simd, struct class_index *x)
 {
-	memset(x->pass, 0, x->blocks * sizeof(*x->pass));
 	x->total = 0;
+	for (uint32_t b = 0; b < x->blocks; b++)
+		x->pass[b] = ~eq64(simd, x->val + (size_t)b * B, 0);
 	for (unsigned g = 0; g < x->groups; g++) {
-		const uint32_t *v = val_of(x, g);
-		for (uint32_t b = 0; b < x->blocks; b++) {
-			best64(simd, v + (size_t)b * B, ~UINT64_C(0), &bmax_of(x, g)[b],
-			       &bties_of(x, g)[b]);
-			x->pass[b] |= ~eq64(simd, v + (size_t)b * B, 0);
-		}
+		for (uint32_t b = 0; b < x->blocks; b++)
+			best64(simd, x->val + (size_t)b * B, ~UINT64_C(0), g,
+			       &bmax_of(x, g)[b], &bties_of(x, g)[b]);
 		for (uint32_t s = 0; s < x->supers; s++)
 			super_stat(simd, x, g, s);
 	}
@@ -339,8 +356,8 @@ INLINE void super_mend(bool simd, struct class_index *x, unsigned g, uint32_t b,
 INLINE void update_body(bool simd, struct class_index *x, uint32_t p, unsigned g,
 			bool pass, int32_t d)
 {
-	uint32_t *v = val_of(x, g);
-	uint32_t nv = word_of(pass, d), old = v[p];
+	uint32_t *v = x->val;
+	uint32_t nv = word_of(g, pass, d), old = v[p];
 	if (nv == old)
 		return;
 	v[p] = nv;
@@ -366,7 +383,7 @@ INLINE void update_body(bool simd, struct class_index *x, uint32_t p, unsigned g
 		if (t0 > 1)
 			t1 = t0 - 1;
 		else
-			best64(simd, v + (size_t)b * B, ~UINT64_C(0), &m1, &t1);
+			best64(simd, v + (size_t)b * B, ~UINT64_C(0), g, &m1, &t1);
 	}
 	if (m1 == m0 && t1 == t0)
 		return;
@@ -529,30 +546,27 @@ INLINE void range_body(bool simd, const struct class_index *x, uint32_t lo,
 	if (lo >= hi)
 		return;
 	uint32_t bl = lo / B, bh = (hi - 1) / B;
-	/* The end blocks' words are read whole (best64): ask for every
-	 * group's at once, so their misses overlap. */
+	/* The end blocks' words are read whole (best64), once per group:
+	 * both asked for first, so their misses overlap. */
+	const uint32_t *v = x->val;
+	if (x->pass[bl] != 0)
+		prefetch_block(v + (size_t)bl * B);
+	if (bh != bl && x->pass[bh] != 0)
+		prefetch_block(v + (size_t)bh * B);
 	for (unsigned g = 0; g < x->groups; g++) {
-		const uint32_t *bm = bmax_of(x, g);
-		if (bm[bl] != 0)
-			prefetch_block(val_of(x, g) + (size_t)bl * B);
-		if (bh != bl && bm[bh] != 0)
-			prefetch_block(val_of(x, g) + (size_t)bh * B);
-	}
-	for (unsigned g = 0; g < x->groups; g++) {
-		uint32_t m = out[g].d == CLASS_INDEX_NONE ? 0 : (uint32_t)out[g].d + 1;
+		uint32_t m = out[g].d == CLASS_INDEX_NONE ? 0 : word_of(g, true, out[g].d);
 		uint32_t t = m != 0 ? out[g].ties : 0, pm, pt;
-		const uint32_t *v = val_of(x, g);
 		const uint32_t *bm = bmax_of(x, g), *bt = bties_of(x, g);
 		/* A block where the group has nothing passing is not read. */
 		if (bl == bh) {
 			if (bm[bl] != 0) {
-				best64(simd, v + (size_t)bl * B, span64(lo % B, hi - bh * B),
+				best64(simd, v + (size_t)bl * B, span64(lo % B, hi - bh * B), g,
 				       &pm, &pt);
 				merge_word(&m, &t, pm, pt);
 			}
 		} else {
 			if (bm[bl] != 0) {
-				best64(simd, v + (size_t)bl * B, span64(lo % B, B), &pm, &pt);
+				best64(simd, v + (size_t)bl * B, span64(lo % B, B), g, &pm, &pt);
 				merge_word(&m, &t, pm, pt);
 			}
 			for (uint32_t b = bl + 1; b < bh;) {
@@ -568,24 +582,25 @@ INLINE void range_body(bool simd, const struct class_index *x, uint32_t lo,
 				}
 			}
 			if (bm[bh] != 0) {
-				best64(simd, v + (size_t)bh * B, span64(0, hi - bh * B),
+				best64(simd, v + (size_t)bh * B, span64(0, hi - bh * B), g,
 				       &pm, &pt);
 				merge_word(&m, &t, pm, pt);
 			}
 		}
-		out[g] = m != 0 ? (struct ci_best){(int32_t)(m - 1), t}
+		out[g] = m != 0 ? (struct ci_best){d_of(m), t}
 				: (struct ci_best){CLASS_INDEX_NONE, 0};
 	}
 }
 
-/* Positions of block b at their group's wanted word, as bits. */
+/* Positions of block b at their group's wanted word, as bits (a word
+ * names its group: equal to group g's wanted word, it is of group g). */
 INLINE uint64_t qual_bits(bool simd, const struct class_index *x, uint32_t b,
 			  const uint32_t *want)
 {
 	uint64_t bits = 0;
 	for (unsigned g = 0; g < x->groups; g++)
 		if (want[g] != 0 && bmax_of(x, g)[b] >= want[g])
-			bits |= eq64(simd, val_of(x, g) + (size_t)b * B, want[g]);
+			bits |= eq64(simd, x->val + (size_t)b * B, want[g]);
 	return bits;
 }
 
@@ -687,7 +702,7 @@ INLINE uint32_t find_body(bool simd, const struct class_index *x, uint32_t lo,
 		return UINT32_MAX;
 	uint32_t want[CLASS_INDEX_MAX_GROUPS];
 	for (unsigned g = 0; g < x->groups; g++)
-		want[g] = want_d[g] == CLASS_INDEX_NONE ? 0 : (uint32_t)want_d[g] + 1;
+		want[g] = want_d[g] == CLASS_INDEX_NONE ? 0 : word_of(g, true, want_d[g]);
 	uint32_t bl = lo / B, bh = (hi - 1) / B;
 	if (bl == bh)
 		return pick_in(qual_bits(simd, x, bl, want) & span64(lo % B, hi - bh * B),
@@ -784,7 +799,7 @@ void class_index_update(struct class_index *x, uint32_t p, unsigned g,
 
 void class_index_prefetch(const struct class_index *x, uint32_t p, unsigned g)
 {
-	__builtin_prefetch(&val_of(x, g)[p]);
+	__builtin_prefetch(&x->val[p]);
 	__builtin_prefetch(&bmax_of(x, g)[p / B]);
 	__builtin_prefetch(&bties_of(x, g)[p / B]);
 	__builtin_prefetch(&x->pass[p / B]);
@@ -792,8 +807,8 @@ void class_index_prefetch(const struct class_index *x, uint32_t p, unsigned g)
 
 int32_t class_index_leaf(const struct class_index *x, uint32_t p, unsigned g)
 {
-	uint32_t w = val_of(x, g)[p];
-	return w != 0 ? (int32_t)(w - 1) : CLASS_INDEX_NONE;
+	uint32_t w = x->val[p];
+	return w != 0 && w >> GROUP_SHIFT == g ? d_of(w) : CLASS_INDEX_NONE;
 }
 
 uint32_t class_index_total(const struct class_index *x)

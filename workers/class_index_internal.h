@@ -5,8 +5,8 @@
  * in one of up to CLASS_INDEX_MAX_GROUPS groups (nodes with the same
  * static raw scores).
  *
- * Flat: per group an array of one 32-bit word per position (0 fails, else
- * d + 1), read in blocks of 64 positions; per block and group the largest
+ * Flat: one 32-bit word per position (0 fails, else its group and d + 1),
+ * read in blocks of 64 positions; per block and group the largest
  * word and how many positions hold it, and a bit per passing position;
  * per super-block of 64 blocks the same again, and its passing count. An
  * update sets one word and mends its block's and super-block's maxima in
@@ -37,6 +37,9 @@
 #define CLASS_INDEX_MAX_GROUPS 8
 #define CLASS_INDEX_NONE INT32_MIN /* no passing position in the group */
 #define CLASS_INDEX_BLOCK 64u      /* positions per block, blocks per super-block */
+/* The largest score d: a word holds d + 1 in its low 28 bits, its group
+ * in the 3 above. */
+#define CLASS_INDEX_D_MAX ((1 << 28) - 2)
 
 struct ci_best {
 	int32_t d;     /* best d, or CLASS_INDEX_NONE */
@@ -49,7 +52,7 @@ struct class_index {
 	uint32_t supers;   /* blocks / 64 */
 	unsigned groups;   /* 1..CLASS_INDEX_MAX_GROUPS */
 	uint32_t total;    /* passing positions */
-	uint32_t *val;     /* [groups][blocks * 64]: 0 fails, else d + 1 */
+	uint32_t *val;     /* [blocks * 64]: 0 fails, else the group and d + 1 */
 	uint32_t *bmax;    /* [groups][blocks]: largest val of the block's positions */
 	uint32_t *bties;   /* [groups][blocks]: positions at bmax (0 when bmax is 0) */
 	uint32_t *smax;    /* [groups][supers]: the same per super-block */
@@ -69,7 +72,7 @@ void class_index_free(struct class_index *x);
 /* Bytes it holds (for the class cache's budget). */
 size_t class_index_bytes(const struct class_index *x);
 
-/* Sets position p (group g, passing or not, score d in 0..INT32_MAX - 1)
+/* Sets position p (group g, passing or not, score d in 0..CLASS_INDEX_D_MAX)
  * without its block's and super-block's figures: call class_index_build()
  * after setting positions in bulk. A position belongs to one group: set
  * it failing in its old group before giving it another. */

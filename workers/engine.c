@@ -2199,11 +2199,12 @@ static void class_grew(struct engine *e, struct eclass *k, size_t bytes)
 static int index_begin(struct engine *e, struct eclass *k)
 {
 	const struct score_config *sc = sc_of(e, &k->spec);
-	/* d must fit an int32 with room: weights are small in practice. */
+	/* d must fit the index's words (weights up to about 2,600 in all;
+	 * they are small in practice). */
 	if (sc->weight_fit < 0 || sc->weight_balanced < 0 ||
 	    sc->weight_gpu_best_fit < 0 || sc->weight_gpu_frag < 0 ||
 	    (sc->weight_fit + sc->weight_balanced + sc->weight_gpu_best_fit +
-	     sc->weight_gpu_frag) * MAX_NODE_SCORE * SCORE_FINE > INT32_MAX / 4) {
+	     sc->weight_gpu_frag) * MAX_NODE_SCORE * SCORE_FINE > CLASS_INDEX_D_MAX) {
 		k->phase = PHASE_DONE;
 		return 0;
 	}

@@ -218,14 +218,32 @@ static void test_limits(void **state)
 	assert_int_equal(class_index_total(&x), 0);
 	assert_int_equal(class_index_count(&x, 0, 0), 0);
 	class_index_free(&x);
-	/* The largest score a word holds. */
-	assert_int_equal(class_index_init(&x, 70, 1), 0);
-	class_index_update(&x, 69, 0, true, INT32_MAX - 1);
+	/* The largest score a word holds, in the first group and the last
+	 * (whose number fills the word's top bits). */
+	unsigned last = CLASS_INDEX_MAX_GROUPS - 1;
+	assert_int_equal(class_index_init(&x, 70, CLASS_INDEX_MAX_GROUPS), 0);
+	class_index_update(&x, 69, 0, true, CLASS_INDEX_D_MAX);
 	class_index_update(&x, 3, 0, true, 7);
-	struct ci_best b = {CLASS_INDEX_NONE, 0};
-	class_index_range(&x, 0, 70, &b);
-	assert_int_equal(b.d, INT32_MAX - 1);
-	assert_int_equal(b.ties, 1);
+	class_index_update(&x, 68, last, true, CLASS_INDEX_D_MAX);
+	class_index_update(&x, 4, last, true, 0);
+	struct ci_best b[CLASS_INDEX_MAX_GROUPS];
+	for (unsigned g = 0; g < CLASS_INDEX_MAX_GROUPS; g++)
+		b[g] = (struct ci_best){CLASS_INDEX_NONE, 0};
+	class_index_range(&x, 0, 70, b);
+	assert_int_equal(b[0].d, CLASS_INDEX_D_MAX);
+	assert_int_equal(b[0].ties, 1);
+	assert_int_equal(b[last].d, CLASS_INDEX_D_MAX);
+	assert_int_equal(b[last].ties, 1);
+	assert_int_equal(b[1].d, CLASS_INDEX_NONE);
+	assert_int_equal(class_index_leaf(&x, 68, last), CLASS_INDEX_D_MAX);
+	assert_int_equal(class_index_leaf(&x, 68, 0), CLASS_INDEX_NONE);
+	assert_int_equal(class_index_leaf(&x, 4, last), 0);
+	int32_t want[CLASS_INDEX_MAX_GROUPS];
+	for (unsigned g = 0; g < CLASS_INDEX_MAX_GROUPS; g++)
+		want[g] = CLASS_INDEX_NONE;
+	want[last] = CLASS_INDEX_D_MAX;
+	uint64_t k = 0;
+	assert_int_equal(class_index_find_tie(&x, 0, 70, want, &k), 68);
 	class_index_free(&x);
 }
 
