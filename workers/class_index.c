@@ -805,6 +805,21 @@ void class_index_prefetch(const struct class_index *x, uint32_t p, unsigned g)
 	__builtin_prefetch(&x->pass[p / B]);
 }
 
+void class_index_prefetch_from(const struct class_index *x, uint32_t lo)
+{
+	if (lo >= x->n)
+		return;
+	uint32_t b = lo / B, end = b + B < x->blocks ? b + B : x->blocks;
+	prefetch_block(x->val + (size_t)b * B);
+	for (uint32_t at = b; at < end; at += 8)
+		__builtin_prefetch(&x->pass[at]);
+	for (unsigned g = 0; g < x->groups; g++)
+		for (uint32_t at = b; at < end; at += 16) {
+			__builtin_prefetch(&bmax_of(x, g)[at]);
+			__builtin_prefetch(&bties_of(x, g)[at]);
+		}
+}
+
 int32_t class_index_leaf(const struct class_index *x, uint32_t p, unsigned g)
 {
 	uint32_t w = x->val[p];

@@ -87,6 +87,10 @@ void class_index_update(struct class_index *x, uint32_t p, unsigned g,
  * position's word, its block's maxima and pass bits), for callers that
  * update many positions and can ask ahead. */
 void class_index_prefetch(const struct class_index *x, uint32_t p, unsigned g);
+/* Prefetches what a query from position lo reads first: the words of
+ * lo's block, and the pass bits and every group's block maxima from
+ * there on for CLASS_INDEX_BLOCK blocks (in lines, a few a group). */
+void class_index_prefetch_from(const struct class_index *x, uint32_t lo);
 
 /* Position p's score d in its group g, or CLASS_INDEX_NONE when it fails. */
 int32_t class_index_leaf(const struct class_index *x, uint32_t p, unsigned g);

@@ -2678,6 +2678,8 @@ static void place_indexed(struct engine *e, const struct snapshot *s,
 			  struct eclass *k, struct pass *p, struct placement *out)
 {
 	const struct score_config *sc = sc_of(e, &k->spec);
+	/* The window's first lines, asked for while the index catches up. */
+	class_index_prefetch_from(&k->ix, p->start);
 	index_sync(e, s, k);
 	e->stats.indexed_pods++;
 	const struct class_index *x = &k->ix;
