@@ -16,11 +16,11 @@
  *
  * Invariants, kept by every update:
  * - bmax[g][b] = max of group g's words over block b; bties[g][b] = how
- *   many equal it, 0 when it is 0 (no passing position); likewise smax/sties over
- *   the bmax/bties of the super-block's blocks (ties added over the
- *   blocks whose bmax is the super-block's).
- * - pass and spass count exactly the positions whose word is non-zero in
- *   any group; total is their sum.
+ *   many equal it, 0 when it is 0 (no passing position); likewise
+ *   smax/sties over the bmax/bties of the super-block's blocks (ties
+ *   added over the blocks whose bmax is the super-block's).
+ * - pass and spass count exactly the positions whose word is non-zero;
+ *   total is their sum.
  *
  * A query over [lo, hi) reads the words of the two blocks at its ends
  * (masked), whole blocks between them up to a super-block boundary,

@@ -53,7 +53,7 @@ struct class_index {
 	unsigned groups;   /* 1..CLASS_INDEX_MAX_GROUPS */
 	uint32_t total;    /* passing positions */
 	uint32_t *val;     /* [blocks * 64]: 0 fails, else the group and d + 1 */
-	uint32_t *bmax;    /* [groups][blocks]: largest val of the block's positions */
+	uint32_t *bmax;    /* [groups][blocks]: the group's largest word in the block */
 	uint32_t *bties;   /* [groups][blocks]: positions at bmax (0 when bmax is 0) */
 	uint32_t *smax;    /* [groups][supers]: the same per super-block */
 	uint32_t *sties;   /* [groups][supers] */
