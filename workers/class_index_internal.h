@@ -87,6 +87,11 @@ void class_index_update(struct class_index *x, uint32_t p, unsigned g,
  * position's word, its block's maxima and pass bits), for callers that
  * update many positions and can ask ahead. */
 void class_index_prefetch(const struct class_index *x, uint32_t p, unsigned g);
+/* Prefetches position p's word alone: its address needs no group. */
+static inline void class_index_prefetch_word(const struct class_index *x, uint32_t p)
+{
+	__builtin_prefetch(&x->val[p]);
+}
 /* Prefetches what a query from position lo reads first: the words of
  * lo's block, and the pass bits and every group's block maxima from
  * there on for CLASS_INDEX_BLOCK blocks (in lines, a few a group). */

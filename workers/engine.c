@@ -1995,11 +1995,37 @@ static void index_leaf(struct engine *e, struct eclass *k, uint32_t p, uint32_t 
 	e->stats.index_updates++;
 }
 
+/* Prefetches what replaying ring entries [from, to) of class k's shape
+ * reads first: each slot's class word, the shape's result and the
+ * index's word (one array for all groups, so its address needs no
+ * group). Always inlined: GCC may delete the calls of a helper that only
+ * prefetches (class_index.c's prefetch_block()). */
+static inline __attribute__((always_inline)) void
+replay_prefetch(const struct engine *e, const struct eclass *k, const struct shape *sh,
+		uint64_t from, uint64_t to)
+{
+	for (uint64_t j = from; j < to; j++) {
+		uint32_t slot = sh->ring[j & (SHAPE_RING - 1)];
+		if (slot >= k->n_pos)
+			continue;
+		__builtin_prefetch(&k->word[slot]);
+		__builtin_prefetch(leaf_of(e, sh, slot));
+		class_index_prefetch_word(&k->ix, slot);
+	}
+}
+
 /* Replays the shape's ring into the class's index. */
 static void index_sync_shape(struct engine *e, const struct snapshot *s,
 			     struct eclass *k)
 {
 	struct shape *sh = k->shape;
+	/* The entries already in the ring (a batch's worth at most) are
+	 * asked for before the warm shapes read the log's new changes, so
+	 * that their misses overlap that pass's: a pod's catch-up is most
+	 * often a handful of entries, each waiting on memory at 100,000
+	 * nodes. */
+	if (k->shape_epoch == sh->epoch && sh->head - k->shape_pos <= SHAPE_SYNC_BATCH)
+		replay_prefetch(e, k, sh, k->shape_pos, sh->head);
 	shapes_sync_warm(e, s);
 	shape_sync(e, s, sh);
 	shape_used(e, sh); /* after its own sync: it joins the others at the head */
@@ -2008,21 +2034,15 @@ static void index_sync_shape(struct engine *e, const struct snapshot *s,
 		return;
 	}
 	/* In batches of ring entries, as shape_sync(), in three passes: each
-	 * slot's class word and shape result prefetched; then, for the
-	 * members, the index's words (whose address needs the group); then
-	 * the updates. In one pass the class's own misses had come before
-	 * any prefetch was issued (a third of index_sync's own samples at
-	 * 100,000 nodes). */
+	 * slot's class word, shape result and index word prefetched; then,
+	 * for the members, the block's maxima and pass bits (whose address
+	 * needs the group); then the updates. In one pass the class's own
+	 * misses had come before any prefetch was issued (a third of
+	 * index_sync's own samples at 100,000 nodes). */
 	for (uint64_t i = k->shape_pos; i < sh->head;) {
 		uint32_t batch[SHAPE_SYNC_BATCH], n = 0;
 		uint64_t end = sh->head - i < SHAPE_SYNC_BATCH ? sh->head : i + SHAPE_SYNC_BATCH;
-		for (uint64_t j = i; j < end; j++) {
-			uint32_t slot = sh->ring[j & (SHAPE_RING - 1)];
-			if (slot >= k->n_pos)
-				continue;
-			__builtin_prefetch(&k->word[slot]);
-			__builtin_prefetch(leaf_of(e, sh, slot));
-		}
+		replay_prefetch(e, k, sh, i, end);
 		for (; i < end; i++) {
 			uint32_t slot = sh->ring[i & (SHAPE_RING - 1)];
 			if (!class_member(k, slot))
