@@ -3,14 +3,15 @@
  * The AVX2 forms keep, per lane, the best score seen and how many equal
  * it (a lane with none holds INT64_MIN and 0), and merge the four lanes
  * at the end; a maximum and its count do not depend on the order. The
- * raw taint counts are read by a gather of four (slots are below 2^24,
- * the region's bound on node slots, so the signed indexes are never
- * negative). Counts 0 and 1 are kept in lanes; a candidate with another
- * is taken alone, as the scalar loop takes it.
+ * raw taint counts of four candidates are read by four scalar loads into
+ * a vector (raw4()): on the AMD EPYC VM an AVX2 gather of four waited
+ * longer, and by_taint_avx2() took half its samples with them at 100,000
+ * nodes. Counts 0 and 1 are kept in lanes; a candidate with another is
+ * taken alone, as the scalar loop takes it.
  * The draws count each step's matching lanes and stop in the step that
- * holds the k-th. The general way's totals take the raw scores by
- * gathers too, and normalise them as doubles (exact quotients), when no
- * raw score is negative and the weights are small enough for 32-bit
+ * holds the k-th. The general way's totals read the raw scores the same
+ * way, and normalise them as doubles (exact quotients), when no raw
+ * score is negative and the weights are small enough for 32-bit
  * multiplies; otherwise one at a time.
  */
 #include "workers/candidates_internal.h"
@@ -151,6 +152,12 @@ CS_TARGET static uint32_t best_avx2(const int64_t *d, uint32_t n, int64_t *best,
 	return i;
 }
 
+/* r[] of four candidates' slots, by scalar loads. */
+CS_TARGET static inline __m128i raw4(const int32_t *r, const uint32_t *slots)
+{
+	return _mm_setr_epi32(r[slots[0]], r[slots[1]], r[slots[2]], r[slots[3]]);
+}
+
 CS_TARGET static uint32_t by_taint_avx2(const int64_t *d, const uint32_t *slots,
 					const int32_t *tr, uint32_t n, struct by_taint *b,
 					bool *ok)
@@ -162,8 +169,7 @@ CS_TARGET static uint32_t by_taint_avx2(const int64_t *d, const uint32_t *slots,
 	uint32_t i = 0;
 	*ok = true;
 	for (; i + 4 <= n; i += 4) {
-		__m128i t = _mm_i32gather_epi32(
-			tr, _mm_loadu_si128((const __m128i *)(const void *)(slots + i)), 4);
+		__m128i t = raw4(tr, slots + i);
 		__m128i is0 = _mm_cmpeq_epi32(t, _mm_setzero_si128());
 		__m128i is1 = _mm_cmpeq_epi32(t, _mm_set1_epi32(1));
 		unsigned lane = (unsigned)_mm_movemask_ps(_mm_castsi128_ps(_mm_or_si128(is0, is1)));
@@ -191,9 +197,8 @@ CS_TARGET static uint32_t maxima_avx2(const uint32_t *slots, uint32_t n,
 	__m128i ma = _mm_setzero_si128(), mt = ma, lo = ma;
 	uint32_t i = 0;
 	for (; i + 4 <= n; i += 4) {
-		__m128i s = _mm_loadu_si128((const __m128i *)(const void *)(slots + i));
-		__m128i a = r->ar != NULL ? _mm_i32gather_epi32(r->ar, s, 4) : _mm_setzero_si128();
-		__m128i t = r->tr != NULL ? _mm_i32gather_epi32(r->tr, s, 4) : _mm_setzero_si128();
+		__m128i a = r->ar != NULL ? raw4(r->ar, slots + i) : _mm_setzero_si128();
+		__m128i t = r->tr != NULL ? raw4(r->tr, slots + i) : _mm_setzero_si128();
 		ma = _mm_max_epi32(ma, a);
 		mt = _mm_max_epi32(mt, t);
 		lo = _mm_min_epi32(lo, _mm_min_epi32(a, t));
@@ -229,9 +234,8 @@ CS_TARGET static uint32_t totals_avx2(int64_t *d, const uint32_t *slots, uint32_
 	const __m256i all = _mm256_set1_epi64x(-1);
 	uint32_t i = 0;
 	for (; i + 4 <= n; i += 4) {
-		__m128i s = _mm_loadu_si128((const __m128i *)(const void *)(slots + i));
-		__m128i a = r->ar != NULL ? _mm_i32gather_epi32(r->ar, s, 4) : _mm_setzero_si128();
-		__m128i t = r->tr != NULL ? _mm_i32gather_epi32(r->tr, s, 4) : _mm_setzero_si128();
+		__m128i a = r->ar != NULL ? raw4(r->ar, slots + i) : _mm_setzero_si128();
+		__m128i t = r->tr != NULL ? raw4(r->tr, slots + i) : _mm_setzero_si128();
 		if (norm_a)
 			a = _mm256_cvttpd_epi32(_mm256_div_pd(
 				_mm256_mul_pd(_mm256_cvtepi32_pd(a), hundred), div_a));
@@ -289,11 +293,11 @@ CS_TARGET static uint32_t kth_by_taint_avx2(const int64_t *d, const uint32_t *sl
 	const __m256i want = _mm256_set1_epi64x(best);
 	uint32_t i = 0;
 	for (; i + 4 <= n; i += 4) {
-		__m128i t = _mm_i32gather_epi32(
-			tr, _mm_loadu_si128((const __m128i *)(const void *)(slots + i)), 4);
+		const uint32_t *at = slots + i;
 		__m256i total = _mm256_add_epi64(
 			_mm256_loadu_si256((const __m256i *)(const void *)(d + i)),
-			_mm256_i32gather_epi64((const long long *)(const void *)add, t, 8));
+			_mm256_setr_epi64x(add[tr[at[0]]], add[tr[at[1]]], add[tr[at[2]]],
+					   add[tr[at[3]]]));
 		unsigned m = (unsigned)_mm256_movemask_pd(
 			_mm256_castsi256_pd(_mm256_cmpeq_epi64(total, want)));
 		unsigned c = (unsigned)__builtin_popcount(m);
