@@ -7,7 +7,9 @@
  *
  * Flat: one 32-bit word per position (0 fails, else its group and d + 1),
  * read in blocks of 64 positions; per block and group the largest
- * word and how many positions hold it, and a bit per passing position;
+ * word, how many positions hold it and which (as bits: a tie search picks
+ * in a block inside its window without reading the block's words), and a
+ * bit per passing position;
  * per super-block of 64 blocks the same again, and its passing count. An
  * update sets one word and mends its block's and super-block's maxima in
  * O(1), or re-reads the 64 words (entries) of one block (super-block)
@@ -55,6 +57,7 @@ struct class_index {
 	uint32_t *val;     /* [blocks * 64]: 0 fails, else the group and d + 1 */
 	uint32_t *bmax;    /* [groups][blocks]: the group's largest word in the block */
 	uint32_t *bties;   /* [groups][blocks]: positions at bmax (0 when bmax is 0) */
+	uint64_t *bmask;   /* [groups][blocks]: those positions, as bits */
 	uint32_t *smax;    /* [groups][supers]: the same per super-block */
 	uint32_t *sties;   /* [groups][supers] */
 	uint64_t *pass;    /* [blocks]: bit i of block b: position 64b + i passes */
@@ -127,9 +130,10 @@ void class_index_range(const struct class_index *x, uint32_t lo, uint32_t hi,
 
 /* The k-th (0-based, in position order) position in [lo, hi) that passes
  * with d == want[g] for its group g (want[g] == CLASS_INDEX_NONE: no
- * position of group g qualifies). Returns it; or UINT32_MAX after lowering
- * *k by the qualifying positions in the range when there are no more than
- * *k. */
+ * position of group g qualifies). want[g] is at least group g's best over
+ * [lo, hi) (a window's best, class_index_range()). Returns it; or
+ * UINT32_MAX after lowering *k by the qualifying positions in the range
+ * when there are no more than *k. */
 uint32_t class_index_find_tie(const struct class_index *x, uint32_t lo,
 			      uint32_t hi, const int32_t *want, uint64_t *k);
 
