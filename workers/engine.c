@@ -2039,10 +2039,16 @@ static void index_sync_shape(struct engine *e, const struct snapshot *s,
 	 * needs the group); then the updates. In one pass the class's own
 	 * misses had come before any prefetch was issued (a third of
 	 * index_sync's own samples at 100,000 nodes). */
-	for (uint64_t i = k->shape_pos; i < sh->head;) {
+	uint64_t head = sh->head;
+	uint64_t end = head - k->shape_pos < SHAPE_SYNC_BATCH ? head
+							      : k->shape_pos + SHAPE_SYNC_BATCH;
+	replay_prefetch(e, k, sh, k->shape_pos, end);
+	for (uint64_t i = k->shape_pos; i < head;) {
 		uint32_t batch[SHAPE_SYNC_BATCH], n = 0;
-		uint64_t end = sh->head - i < SHAPE_SYNC_BATCH ? sh->head : i + SHAPE_SYNC_BATCH;
-		replay_prefetch(e, k, sh, i, end);
+		end = head - i < SHAPE_SYNC_BATCH ? head : i + SHAPE_SYNC_BATCH;
+		/* The next batch's first pass, a batch ahead of its use. */
+		replay_prefetch(e, k, sh, end,
+				head - end < SHAPE_SYNC_BATCH ? head : end + SHAPE_SYNC_BATCH);
 		for (; i < end; i++) {
 			uint32_t slot = sh->ring[i & (SHAPE_RING - 1)];
 			if (!class_member(k, slot))
@@ -2055,7 +2061,7 @@ static void index_sync_shape(struct engine *e, const struct snapshot *s,
 			index_leaf(e, k, batch[b], leaf_mask(l), l->d);
 		}
 	}
-	k->shape_pos = sh->head;
+	k->shape_pos = head;
 }
 
 /* Brings the index up to the cluster's change log. */
