@@ -3525,8 +3525,11 @@ prefetch_chosen(const struct engine *e, const struct snapshot *s, uint32_t slot)
 	__builtin_prefetch(&s->allocatable[RES_MEMORY][slot]);
 	__builtin_prefetch(&s->allocatable[RES_PODS][slot]);
 	if (slot < e->shape_rows) {
+		/* As far as the last warm shape's column, and within the row
+		 * (warm_col_end is made again on the warm pass after a resize). */
+		uint32_t cols = e->warm_col_end < e->shape_cols ? e->warm_col_end : e->shape_cols;
 		const char *row = (const char *)(e->shape_leaf + (size_t)slot * e->shape_cols);
-		size_t len = e->warm_col_end * sizeof(*e->shape_leaf);
+		size_t len = cols * sizeof(*e->shape_leaf);
 		for (size_t at = 0; at < len; at += 64)
 			__builtin_prefetch(row + at);
 	}
