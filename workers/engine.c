@@ -1566,20 +1566,45 @@ static struct leaf_node leaf_node_of(const struct engine *e, const struct snapsh
 
 #define SHAPE_SYNC_BATCH 16 /* changes read and prefetched ahead of their evaluation */
 
+/* The node's allocatable: a line in each of three arrays. */
+static inline void prefetch_allocatable(const struct snapshot *s, uint32_t slot)
+{
+	__builtin_prefetch(&s->allocatable[RES_CPU][slot]);
+	__builtin_prefetch(&s->allocatable[RES_MEMORY][slot]);
+	__builtin_prefetch(&s->allocatable[RES_PODS][slot]);
+}
+
 /* Prefetches what leaf_node_of(e, s, slot) reads: the two lines of the
- * node's record, and its allocatable, a line in each of three arrays (at
- * 100,000 nodes the allocatable's load, not prefetched, took a tenth of
- * index_sync's own samples; prefetched, about as many: the batch's
- * misses are more than the core keeps in flight). */
+ * node's record, and its allocatable (at 100,000 nodes the allocatable's
+ * load, not prefetched, took a tenth of index_sync's own samples;
+ * prefetched, about as many: the batch's misses are more than the core
+ * keeps in flight). */
 static inline void prefetch_node(const struct snapshot *s,
 				 const struct node_alloc *recs, uint32_t slot)
 {
 	const char *rec = (const char *)(recs + slot);
 	__builtin_prefetch(rec);
 	__builtin_prefetch(rec + offsetof(struct node_alloc, used_nonzero_cpu_milli));
-	__builtin_prefetch(&s->allocatable[RES_CPU][slot]);
-	__builtin_prefetch(&s->allocatable[RES_MEMORY][slot]);
-	__builtin_prefetch(&s->allocatable[RES_PODS][slot]);
+	prefetch_allocatable(s, slot);
+}
+
+/* The slot's row of shape results, as far as the last warm shape's
+ * column (the table is 64 columns or more; the free ones at the end are
+ * not read) and within the row (warm_col_end is made again by the warm
+ * pass after a resize, so between the two it may name columns a halved
+ * table lacks). Always inlined: a helper that only prefetches, in a loop,
+ * GCC may find "looping pure" and delete (class_index.c's
+ * prefetch_block()). */
+static inline __attribute__((always_inline)) void
+prefetch_shape_row(const struct engine *e, uint32_t slot)
+{
+	if (slot >= e->shape_rows)
+		return;
+	uint32_t cols = e->warm_col_end < e->shape_cols ? e->warm_col_end : e->shape_cols;
+	const char *row = (const char *)(e->shape_leaf + (size_t)slot * e->shape_cols);
+	size_t len = cols * sizeof(*e->shape_leaf);
+	for (size_t at = 0; at < len; at += 64)
+		__builtin_prefetch(row + at);
 }
 
 /* Brings the shape's results up to the cluster's change log: each slot the
@@ -1750,16 +1775,7 @@ static void shapes_sync_warm(struct engine *e, const struct snapshot *s)
 		more = got == SHAPE_SYNC_BATCH;
 		for (int b = 0; b < got; b++) {
 			prefetch_node(s, recs, batch[b]);
-			/* The slot's row of results, as far as the last warm
-			 * shape's column (the table is 64 columns or more; the
-			 * free ones at the end are not read). */
-			if (batch[b] < e->shape_rows) {
-				const char *row = (const char *)(e->shape_leaf +
-						  (size_t)batch[b] * e->shape_cols);
-				size_t len = e->warm_col_end * sizeof(*e->shape_leaf);
-				for (size_t at = 0; at < len; at += 64)
-					__builtin_prefetch(row + at);
-			}
+			prefetch_shape_row(e, batch[b]);
 		}
 		for (int b = 0; b < got; b++) {
 			uint32_t slot = batch[b];
@@ -3521,18 +3537,8 @@ prefetch_chosen(const struct engine *e, const struct snapshot *s, uint32_t slot)
 {
 	if (slot >= s->n_slots)
 		return;
-	__builtin_prefetch(&s->allocatable[RES_CPU][slot]);
-	__builtin_prefetch(&s->allocatable[RES_MEMORY][slot]);
-	__builtin_prefetch(&s->allocatable[RES_PODS][slot]);
-	if (slot < e->shape_rows) {
-		/* As far as the last warm shape's column, and within the row
-		 * (warm_col_end is made again on the warm pass after a resize). */
-		uint32_t cols = e->warm_col_end < e->shape_cols ? e->warm_col_end : e->shape_cols;
-		const char *row = (const char *)(e->shape_leaf + (size_t)slot * e->shape_cols);
-		size_t len = cols * sizeof(*e->shape_leaf);
-		for (size_t at = 0; at < len; at += 64)
-			__builtin_prefetch(row + at);
-	}
+	prefetch_allocatable(s, slot);
+	prefetch_shape_row(e, slot);
 }
 
 int engine_place(struct engine *e, const struct pod_spec *pod, uint64_t seq,
