@@ -544,36 +544,50 @@ static void test_random_bytes_are_rejected(void **state)
 	assert_int_equal(over, 0);
 }
 
-static void test_scribbler_cannot_hurt_others(void **state)
+/* An attacker (`entry`, as producer 0) beside two honest producers on
+ * `workers` workers, then, the attack over, a late honest producer: the
+ * daemon must still serve. Checks the honest three (every pod answered
+ * once) and that no node was overcommitted; returns the attacker's report,
+ * with its exit status in *st0 and the daemon's figures in *ds. */
+static struct report *attack_beside_others(void (*entry)(int, uint64_t, bool),
+					   unsigned workers, int *st0,
+					   struct daemon_stats *ds)
 {
-	(void)state;
 	pid_t pids[3];
 	int st[3];
-	pids[0] = spawn(scribbler_entry, 0, 0, false);
+	pids[0] = spawn(entry, 0, 0, false);
 	pids[1] = spawn(producer, 1, 5000, true);
 	pids[2] = spawn(producer, 2, 5000, false);
-	struct daemon *d = start(2);
+	struct daemon *d = start(workers);
 	uint64_t over = watch(d, pids, 3, st);
 	/* Still serving: a new producer gets its answers after the attack. */
 	pid_t late = spawn(producer, 3, 1000, false);
 	int late_st;
 	over += watch(d, &late, 1, &late_st);
+	daemon_stop(d, 5000, ds);
+	check_producer(1, st[1]);
+	check_producer(2, st[2]);
+	check_producer(3, late_st);
+	assert_int_equal(over, 0);
+	*st0 = st[0];
+	return &sh->r[0];
+}
+
+static void test_scribbler_cannot_hurt_others(void **state)
+{
+	(void)state;
+	int st0;
 	struct daemon_stats ds;
-	daemon_stop(d, 5000, &ds);
-	struct report *v = &sh->r[0];
+	struct report *v = attack_beside_others(scribbler_entry, 2, &st0, &ds);
 	print_message("scribbler: %" PRIu64 " rounds of random bytes over its "
 		      "region, %s; daemon: %" PRIu64 " producer(s) disconnected "
 		      "for broken rings\n", v->submitted,
 		      v->answered ? "disconnected by the daemon" : "never disconnected",
 		      ds.producer_faults);
 	assert_int_equal(v->error, 0);
-	assert_true(WIFEXITED(st[0]));
+	assert_true(WIFEXITED(st0));
 	assert_int_equal(v->answered, 1);
 	assert_int_equal(ds.producer_faults, 1);
-	check_producer(1, st[1]);
-	check_producer(2, st[2]);
-	check_producer(3, late_st);
-	assert_int_equal(over, 0);
 }
 
 /* A producer ringing its doorbell without pause, on the worker the other
@@ -583,30 +597,16 @@ static void test_scribbler_cannot_hurt_others(void **state)
 static void test_bell_ringer_cannot_hurt_others(void **state)
 {
 	(void)state;
-	pid_t pids[3];
-	int st[3];
-	pids[0] = spawn(bell_ringer_entry, 0, 0, false);
-	pids[1] = spawn(producer, 1, 5000, true);
-	pids[2] = spawn(producer, 2, 5000, false);
-	struct daemon *d = start(1);
-	uint64_t over = watch(d, pids, 3, st);
-	pid_t late = spawn(producer, 3, 1000, false);
-	int late_st;
-	over += watch(d, &late, 1, &late_st);
+	int st0;
 	struct daemon_stats ds;
-	daemon_stop(d, 5000, &ds);
-	struct report *v = &sh->r[0];
+	struct report *v = attack_beside_others(bell_ringer_entry, 1, &st0, &ds);
 	print_message("bell ringer: %" PRIu64 " rings in 3 s, %s\n", v->submitted,
 		      v->answered ? "disconnected by the daemon" : "never disconnected");
 	assert_int_equal(v->error, 0);
-	assert_true(WIFEXITED(st[0]));
+	assert_true(WIFEXITED(st0));
 	assert_true(v->submitted > 1000);
 	assert_int_equal(v->answered, 0);
 	assert_int_equal(ds.producer_faults, 0);
-	check_producer(1, st[1]);
-	check_producer(2, st[2]);
-	check_producer(3, late_st);
-	assert_int_equal(over, 0);
 }
 
 static void test_shutdown_answers_every_pod(void **state)
