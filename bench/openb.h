@@ -1,6 +1,6 @@
 /* The Alibaba GPU trace "openb" (cluster-trace-gpu-v2023) and the FGD
  * paper's published results for it: CSV readers. See
- * ../shared/data/README.md for the files and the replay protocol.
+ * docs/guides/gpu-trace.md for the files and the replay protocol.
  *
  * Columns are found by header name, so the multigpu* pod lists (five
  * columns) read like the others. Every field is checked: a bad line is

@@ -71,7 +71,7 @@ static const char *const profile[REPLAY_POLICIES] = {
 	 * GpuBestFit weighs about as much as one milli of fragmentation
 	 * growth (per pod of the mix), so best fit decides between nodes of
 	 * nearly equal growth. Alone, FGD draws at random among the many
-	 * equal empty nodes and spreads shares over them (README, replay). */
+	 * equal empty nodes and spreads shares over them (docs/guides/gpu-trace.md). */
 	[REPLAY_FGD] = HEAD FGD_PLUGINS,
 	[REPLAY_FGD_ONLINE] = HEAD FGD_PLUGINS,
 	[REPLAY_FGD_CPU] = HEAD FGD_PLUGINS,

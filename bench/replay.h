@@ -1,5 +1,5 @@
 /* Replay of the openb GPU trace through the engine, with the FGD paper's
- * protocol (../shared/data/README.md): the trace's GPU nodes; the pods
+ * protocol (docs/guides/gpu-trace.md): the trace's GPU nodes; the pods
  * shuffled with the seed, then topped up by sampling with replacement (or
  * trimmed) until the arrived GPU request would pass 130 % of the cluster's
  * GPU milli; one attempt per pod (engine_place, then commit_pod), no
@@ -43,7 +43,7 @@ extern const int replay_paper_policy[REPLAY_POLICIES];
 
 /* Switches between our replay and the paper's simulator
  * (hkust-adsl/kubernetes-scheduler-simulator), one difference each, so
- * each can be measured alone (README, "The GPU trace replay");
+ * each can be measured alone (docs/guides/gpu-trace.md);
  * replay_opts_ours() gives ours. */
 struct replay_opts {
 	/* The node, for BestFit, FGD and FGD-online: the paper's plugins
@@ -65,7 +65,7 @@ struct replay_opts {
 	int32_t model_reservation;
 };
 
-/* Ours: every switch off, the FGD args as the README's table. */
+/* Ours: every switch off, the FGD args as docs/guides/gpu-trace.md's table. */
 struct replay_opts replay_opts_ours(void);
 
 struct replay_run {

@@ -81,8 +81,8 @@ static void usage(FILE *to)
 		"paper's. Defaults: --trace-dir ../shared/data/alibaba-openb,\n"
 		"--pod-list openb_pod_list_default, --seeds 10. --choice paper,\n"
 		"--top-up paper, --mix-shapes and --model-reservation 0 switch one\n"
-		"difference from the paper's simulator each (README, \"The GPU trace\n"
-		"replay\"); defaults: ours (--mix-shapes 256 --model-reservation 100).\n");
+		"difference from the paper's simulator each (docs/guides/gpu-trace.md)"
+		"; defaults: ours (--mix-shapes 256 --model-reservation 100).\n");
 }
 
 static int parse_policies(const char *list, bool on[REPLAY_POLICIES])

@@ -1,5 +1,5 @@
 /* The answer to a pod: written into the producer's slot, then handed back
- * on its completion ring. The last stage of a pod's path (DESIGN.md):
+ * on its completion ring. The last stage of a pod's path (docs/concepts.md):
  * every slot the daemon dequeued gets exactly one answer (invariant 2).
  *
  * Concurrency: the daemon side only, in the thread that owns the slot (the

@@ -26,8 +26,8 @@
  *   async  (the default) the writer commits and flushes every
  *          STORE_INTERVAL_MS (1 ms): a power loss loses the ops queued
  *          since the last completed flush: at most about one interval
- *          plus two batches' commit and flush time (measured: see the
- *          README). A full queue makes enqueuers wait (back-pressure).
+ *          plus two batches' commit and flush time (measured: see
+ *          docs/guides/operations.md). A full queue makes enqueuers wait (back-pressure).
  *   sync   a caller that must not answer before its op is durable calls
  *          store_wait(seq): it returns once that op's batch is committed
  *          and fsynced. The daemon answers PLACED only after that.

@@ -18,7 +18,7 @@ static void *warm_main(void *arg)
 {
 	struct warmer *w = arg;
 	/* Only on a core that would idle: a warmer that preempts a spinning
-	 * producer or worker cost the open loop's latency (README). Refused
+	 * producer or worker cost the open loop's latency (docs/perf/2026-11-history-engine-v2.md). Refused
 	 * (it is not, to an unprivileged thread lowering itself): it runs at
 	 * the normal priority. */
 	struct sched_param none = {0};

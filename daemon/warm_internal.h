@@ -3,7 +3,7 @@
  * worker taking a record never used before does not stop on the page
  * fault and the kernel zeroing the page. perf at 100,000 nodes put 11 %
  * of the worker's samples there (a fresh daemon's records are all new;
- * README, "Engine v2"). The pages are backed a little ahead of use, not
+ * docs/perf/2026-11-history-engine-v2.md). The pages are backed a little ahead of use, not
  * all at start (the first WARM_AHEAD at warm_start(), before the
  * workers): the table's memory still grows with the placements.
  *

@@ -24,8 +24,8 @@
  * out unless something else binds. The pod's spec comes from the filter
  * or prioritize call that saw it (a cache of `cache_pods` pods by UID).
  *
- * Preempt passes kube-scheduler's candidates back unchanged (shmsched does
- * not preempt yet), as MetaVictims (pod UIDs).
+ * Preempt passes kube-scheduler's candidates back unchanged (the daemon
+ * preempts only for its own waiting pods), as MetaVictims (pod UIDs).
  *
  * The types have no json tags: members are the Go field names, and are
  * read in any case as Go's decoder does.

@@ -7,7 +7,7 @@
  * nodes through the admin socket; it knows nothing of the engine. A bug in
  * HTTP parsing can take down this process, never the daemon.
  *
- * The API (README, "The HTTP gateway"):
+ * The API (docs/reference/http-api.md):
  *   POST   /v1/placements[?wait=SECONDS][&explain=true]
  *                                         Pods -> JSON Lines of answers
  *   GET    /v1/placements/{ns}/{name}     where a pod is

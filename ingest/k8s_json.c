@@ -26,7 +26,7 @@
  * do (volume binding, gates, claims) is decoded whole and visited with its
  * reason, for the visitor to answer on its own.
  *
- * Devices (README, "Devices") are read last, from annotations, labels and
+ * Devices (docs/reference/kubernetes-fields.md, "Devices") are read last, from annotations, labels and
  * the nvidia.com/gpu resource already decoded; a pod's exclusive cores need
  * its QoS class, tracked while its containers' requests are read (or taken
  * from spec.resources when set).
@@ -503,7 +503,7 @@ static int resource_list(struct decoder *d, const json_t *obj, const char *key,
 
 /* --- devices ------------------------------------------------------------- */
 
-/* Where devices are read from (README, "Devices"): Alibaba's GPU-sharing
+/* Where devices are read from (docs/reference/kubernetes-fields.md, "Devices"): Alibaba's GPU-sharing
  * annotations, NVIDIA's device plugin resource and GPU feature discovery
  * label, and two annotations of ours for the static CPU manager. */
 #define GPU_RESOURCE "nvidia.com/gpu"

@@ -8,7 +8,7 @@
  * Unknown fields are ignored; fields that would change placement and that
  * shmsched does not support are rejected by name. Devices (GPUs and
  * exclusive cores) come from a few annotations, labels and nvidia.com/gpu:
- * README, "Devices". Every error names the
+ * docs/reference/kubernetes-fields.md, "Devices". Every error names the
  * file, the object, the field path and the value, e.g.
  *   pods.json: pod default/web-7: spec.containers[0].resources.requests.cpu: "12x" is not a quantity
  *
@@ -37,7 +37,7 @@
  * StatefulSets read from files: opaque. */
 struct k8s_objects;
 
-/* Limits of what those objects carry (README, "Limits"). */
+/* Limits of what those objects carry (docs/reference/kubernetes-fields.md, "Limits"). */
 #define OBJECT_MAX_LABELS 64   /* a Namespace's labels; a Service's or an RC's selector */
 #define OBJECT_MAX_REQS 64     /* a ReplicaSet's or StatefulSet's selector requirements */
 #define OBJECT_MAX_VALUES 256  /* their values */

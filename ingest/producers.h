@@ -35,7 +35,7 @@ struct control_server;
 #define IDENTITIES_PER_UID 64
 
 /* Who is at the other end of a control connection, by the socket it came
- * through (DESIGN.md, "Processes and trust"). */
+ * through (docs/concepts.md, "Processes and trust"). */
 enum producer_role {
 	ROLE_PRODUCER = 1, /* templates, pods, its own releases, node names */
 	ROLE_ADMIN = 2,    /* all of that, plus node events and resource names */

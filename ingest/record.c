@@ -2,7 +2,7 @@
  * include/shmsched/wire.h's top comment.
  *
  * record_decode reads shared memory a producer may be rewriting at that very
- * moment (DESIGN.md, invariant 5). It copies the producer-written prefix of
+ * moment (docs/concepts.md, invariant 5). It copies the producer-written prefix of
  * the slot (bytes 0..95) into a local once, puts a compiler barrier after
  * the copy so that no later check or use can be compiled into a second read
  * of the shared bytes (a double fetch: checked one value, used another), and

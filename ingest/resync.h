@@ -2,7 +2,7 @@
  * of Kubernetes Pods (as `kubectl get pods -o json` prints them, any
  * scheduler's) declares the pods bound on one node or on the whole
  * cluster; afterwards the placements counted there are exactly those pods
- * (DESIGN.md: "declaring bound pods" is the admin's).
+ * (docs/concepts.md: "declaring bound pods" is the admin's).
  *
  * Matching is by "namespace/name": a live placement record on a node in
  * scope whose pod name is a declared pod on that node, with the same use,

@@ -2157,7 +2157,8 @@ static int decode_node_affinity_args(struct dec *d, json_t *args,
 	return walk;
 }
 
-/* Args of plugins shmsched does not run (preemption, volumes, claims):
+/* Args of plugins whose args shmsched does not read (DefaultPreemption:
+ * shmschedd's preemption keeps kube's defaults; volumes, claims: not run):
  * their fields checked as kube checks them, then one warning. */
 static int decode_idle_args(struct dec *d, json_t *args, const char *plugin)
 {
@@ -2191,7 +2192,8 @@ static int decode_idle_args(struct dec *d, json_t *args, const char *plugin)
 			failed(&walk, fail(d, -EINVAL, "minCandidateNodesPercentage and "
 					   "minCandidateNodesAbsolute cannot both be 0"));
 		if (walk == 0)
-			warn_at(d, "accepted, no effect: shmsched does not preempt");
+			warn_at(d, "accepted, no effect: shmschedd's preemption uses kube's "
+				"defaults (10%%, at least 100 candidate nodes)");
 	} else if (strcmp(plugin, "VolumeBinding") == 0) {
 		walk = only_known(d, args, volume);
 		json_t *x = json_object_get(args, "bindTimeoutSeconds");

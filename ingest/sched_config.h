@@ -13,7 +13,7 @@
  * MostAllocated or RequestedToCapacityRatio with its shape; resources),
  * NodeResourcesBalancedAllocation (resources), InterPodAffinity,
  * PodTopologySpread (defaultingType, defaultConstraints) and NodeAffinity
- * (addedAffinity); the rest of the v1 type (README, "Scheduler
+ * (addedAffinity); the rest of the v1 type (docs/reference/configuration.md, "Scheduler
  * configuration").
  */
 #ifndef SHMSCHED_INGEST_SCHED_CONFIG_H

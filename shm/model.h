@@ -74,7 +74,7 @@ enum node_ready {
  * split over n_numa NUMA nodes in order, n_cores / n_numa each (so core i
  * is on NUMA node i / (n_cores / n_numa)). n_cores 0: the node has not
  * opted in and every pod shares its cpu. Where these come from in
- * Kubernetes JSON: README, "Devices". */
+ * Kubernetes JSON: docs/reference/kubernetes-fields.md, "Devices". */
 #define NODE_MAX_GPUS 16
 #define NODE_MAX_CORES 256
 #define NODE_MAX_NUMA 8
@@ -93,7 +93,7 @@ struct node_spec {
 	uint16_t n_labels;
 	uint16_t n_taints;
 	bool unschedulable; /* spec.unschedulable */
-	uint8_t ready;      /* enum node_ready; stored, not filtered on (see README) */
+	uint8_t ready;      /* enum node_ready; stored, not filtered on (docs/reference/kubernetes-fields.md) */
 	struct res_vec allocatable;
 	struct node_devices devices;
 	struct label labels[NODE_MAX_LABELS]; /* sorted by key, keys unique */

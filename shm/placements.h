@@ -2,7 +2,7 @@
  * producer, with its owner, its node slot and that node's generation, and
  * exactly what it took (requests, devices, host ports), so that a release
  * names a placement by id and gives back exactly that, once, and only for
- * its owner (DESIGN.md, invariant 7).
+ * its owner (docs/concepts.md, invariant 7).
  *
  * A placement id is (generation << 32) | index: the generation of a record
  * moves on every time it is freed, so an id never names a later placement

@@ -51,7 +51,7 @@ unsigned ring_count(const struct ring *r);
 unsigned ring_capacity(const struct ring *r);
 
 /* The daemon's end of a ring whose memory a producer can write at any time
- * (DESIGN.md, invariant 5: untrusted memory).
+ * (docs/concepts.md, invariant 5: untrusted memory).
  *
  * The ring functions above read the ring's geometry (size, mask, capacity)
  * and both sides' indices from the shared memory itself: a producer that

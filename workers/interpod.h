@@ -11,8 +11,8 @@
  *
  * Sources (kubernetes/kubernetes, pkg/scheduler/framework/plugins/):
  * interpodaffinity/filtering.go, scoring.go; podtopologyspread/common.go,
- * filtering.go, scoring.go. What differs is in the README ("Inter-pod
- * affinity and topology spread").
+ * filtering.go, scoring.go. What differs is in docs/reference/kubernetes-fields.md
+ * ("Inter-pod affinity and topology spread").
  *
  * Concurrency: one struct interpod per thread (an engine's). The caller
  * is an RCU reader of the snapshot for as long as it uses the results.

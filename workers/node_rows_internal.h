@@ -7,7 +7,7 @@
  * (shm/ledger.h) and the snapshot its allocatables in three more columns,
  * so a scan read four cache lines a node, one of them nearly a page away
  * from the last; at 100,000 nodes the records span 150 MiB and the scan
- * waited on memory (README, "Engine v2"). A row is one cache line, and a
+ * waited on memory (docs/perf/2026-11-history-engine-v2.md). A row is one cache line, and a
  * scan reads a field pair of four rows, adjacent or not, by four 16-byte
  * loads (workers/leaf_scan.c).
  *

@@ -31,7 +31,7 @@
  * "Fits" is NodeResourcesFit here (every resource the preemptor requests,
  * and one more pod): a preemptor that asks for devices, host ports or
  * falls under inter-pod rules is not given to preempt_select (see the
- * README's deviations).
+ * deviations in docs/reference/kubernetes-fields.md).
  *
  * Concurrency: pure; the caller owns every array. Cost: O(sum over
  * candidate nodes of k log k + k * R) for k pods on a node, R resources.

@@ -316,7 +316,7 @@ SHMSCHED_EXPORT int shmsched_node_event(struct shmsched_client *c, int kind,
  * spec.podGroups): body[0..len) is one, or a list of them, as Kubernetes
  * JSON. Templates registered afterwards may name a gang (the label
  * scheduling.x-k8s.io/pod-group, spec.schedulingGroup or
- * spec.workloadRef: placed all or nothing, see the README). Templates registered
+ * spec.workloadRef: placed all or nothing, see docs/guides/waiting-pods.md). Templates registered
  * afterwards may name them in spec.priorityClassName (as the API server's
  * Priority admission resolves them: the class's value and
  * preemptionPolicy; a name no class has refuses the template). A class

@@ -1,6 +1,6 @@
 /* stress.crash_loop: the daemon killed (SIGKILL) and restarted again and
  * again while three producer processes place and release pods; nothing a
- * producer saw is lost and nothing is counted twice (DESIGN.md, invariant
+ * producer saw is lost and nothing is counted twice (docs/concepts.md, invariant
  * 8).
  *
  * Invariants, counted, each must read zero:

@@ -2119,7 +2119,7 @@ static void test_load_file(void **state)
 	assert_string_equal(s->err, want);
 }
 
-/* --- devices (README, "Devices") -------------------------------------------- */
+/* --- devices (docs/reference/kubernetes-fields.md, "Devices") -------------------------------------------- */
 
 /* A node with `meta` added to its metadata and `status` as its status. */
 static int load_node(struct sink *s, const char *meta, const char *status)

@@ -270,7 +270,7 @@ static void test_disable_and_reenable_with_weights(void **state)
 	assert_memory_equal(&cfg, &want, sizeof(cfg));
 }
 
-/* Our device scores (README, "Devices"): off by default, enabled and
+/* Our device scores (docs/reference/kubernetes-fields.md, "Devices"): off by default, enabled and
  * disabled by name like kube's, with the same weights (0 or none is 1). */
 static void test_gpu_score_plugins(void **state)
 {
