@@ -2,7 +2,7 @@
  * producer (through the client library) and the daemon see it. Types only.
  *
  * A producer region (shm/layout.h, kind SHM_REGION_KIND_PRODUCER) holds an
- * array of SHMSCHED_SLOTS_PER_PRODUCER slots and two rings of 8-byte
+ * array of n_slots slots (shmschedd --slots, told at registration) and two rings of 8-byte
  * handles: the submit ring (producer -> daemon) and the completion ring
  * (daemon -> producer). A handle is a slot index.
  *
