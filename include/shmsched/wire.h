@@ -2,9 +2,9 @@
  * producer (through the client library) and the daemon see it. Types only.
  *
  * A producer region (shm/layout.h, kind SHM_REGION_KIND_PRODUCER) holds an
- * array of n_slots slots (shmschedd --slots, told at registration) and two rings of 8-byte
- * handles: the submit ring (producer -> daemon) and the completion ring
- * (daemon -> producer). A handle is a slot index.
+ * array of n_slots slots (shmschedd --slots, told at registration) and two
+ * rings of 8-byte handles: the submit ring (producer -> daemon) and the
+ * completion ring (daemon -> producer). A handle is a slot index.
  *
  * Ownership and ordering: a slot belongs to the producer until it enqueues
  * the slot's index on the submit ring, then to the daemon until the daemon
