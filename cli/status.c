@@ -345,9 +345,11 @@ int status_main(int argc, char **argv)
 		} else if (strcmp(argv[i], "--name") == 0 && i + 1 < argc) {
 			name = argv[++i];
 		} else {
-			fprintf(stderr, "shmsched status: unexpected argument \"%s\"\n",
-				argv[i]);
-			usage(stderr);
+			fprintf(stderr, "shmsched status: %s \"%s\"\n"
+				"Try 'shmsched status --help' for more "
+				"information.\n", argv[i][0] == '-' ?
+				"unrecognized option, or one without its value," :
+				"unexpected argument", argv[i]);
 			return 2;
 		}
 	}
