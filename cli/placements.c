@@ -39,9 +39,9 @@ int placements_main(int argc, char **argv)
 		} else {
 			fprintf(stderr, "shmsched placements: %s \"%s\"\n"
 				"Try 'shmsched placements --help' for more "
-				"information.\n", argv[i][0] == '-' ?
-				"unrecognized option, or one without its value," :
-				"unexpected argument", argv[i]);
+				"information.\n", strcmp(argv[i], "--admin-socket") == 0 ?
+				"a value is needed after" : "unexpected argument",
+				argv[i]);
 			return 2;
 		}
 	}

@@ -347,9 +347,9 @@ int status_main(int argc, char **argv)
 		} else {
 			fprintf(stderr, "shmsched status: %s \"%s\"\n"
 				"Try 'shmsched status --help' for more "
-				"information.\n", argv[i][0] == '-' ?
-				"unrecognized option, or one without its value," :
-				"unexpected argument", argv[i]);
+				"information.\n", strcmp(argv[i], "--name") == 0 ?
+				"a value is needed after" : "unexpected argument",
+				argv[i]);
 			return 2;
 		}
 	}
