@@ -43,6 +43,9 @@
 #include "bench/workload.h"
 #include "base/base.h"
 #include "shm/shm.h"
+#include "shmsched/version.h"
+
+#define TRY "Try 'shmsched-bench --help' for more information.\n"
 
 #define MAX_SWEEP 64
 /* A synthetic node takes 110 pods: a quality cluster cannot take more. */
@@ -244,7 +247,7 @@ enum {
 	OPT_QUALITY_SECONDS, OPT_NO_QUALITY, OPT_SWEEP_NODES, OPT_SWEEP_WORKERS,
 	OPT_SWEEP_REFERENCE_SECONDS, OPT_SWEEP_RUNS, OPT_PLOT, OPT_PROGRESS, OPT_NO_PROGRESS,
 	OPT_NOISY, OPT_STATE_DIR, OPT_DURABILITY, OPT_CHURN, OPT_NO_WARM,
-	OPT_NO_DOORBELLS, OPT_NO_PIN_PRODUCERS,
+	OPT_NO_DOORBELLS, OPT_NO_PIN_PRODUCERS, OPT_VERSION,
 };
 
 static int parse_one(int c, const char *arg, struct options *o)
@@ -397,7 +400,7 @@ static int parse_one(int c, const char *arg, struct options *o)
 		o->noisy_pods = 30000;
 		if (arg != NULL && parse_u64("--noisy", arg, 1, UINT64_C(1) << 32,
 					      &o->noisy_pods) < 0)
-			return -EINVAL;
+			return 2;
 		break;
 	case OPT_CHURN:
 		if (parse_seconds("--churn", arg, 0, &o->churn_rate))
@@ -427,7 +430,7 @@ static int parse_one(int c, const char *arg, struct options *o)
 		if (o->run.durability < 0) {
 			fprintf(stderr, "shmsched-bench: --durability: \"%s\": "
 				"expected none, async or sync\n", arg);
-			return -EINVAL;
+			return 2;
 		}
 		break;
 	case OPT_NO_REFERENCE:
@@ -443,10 +446,14 @@ static int parse_one(int c, const char *arg, struct options *o)
 		o->progress = 0;
 		break;
 	case OPT_HELP:
+	case 'h':
 		usage(stdout);
 		exit(0);
-	default:
-		usage(stderr);
+	case OPT_VERSION:
+		printf("shmsched-bench %s\n", SHMSCHED_VERSION_STRING);
+		exit(0);
+	default: /* getopt_long has said what is wrong */
+		fprintf(stderr, TRY);
 		return 2;
 	}
 	return 0;
@@ -495,6 +502,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{"progress", no_argument, NULL, OPT_PROGRESS},
 		{"no-progress", no_argument, NULL, OPT_NO_PROGRESS},
 		{"help", no_argument, NULL, OPT_HELP},
+		{"version", no_argument, NULL, OPT_VERSION},
 		{NULL, 0, NULL, 0},
 	};
 	*o = (struct options){.handles = 2000000, .burst = 32, .runs = 3,
@@ -509,14 +517,14 @@ static int parse_args(int argc, char **argv, struct options *o)
 				      .pods = 1000000, .producers = 1, .seed = 1}};
 	bool rate_given = false;
 	int c;
-	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		rate_given |= c == OPT_RATE;
 		int rc = parse_one(c, optarg, o);
 		if (rc)
 			return rc;
 	}
 	if (optind < argc) {
-		fprintf(stderr, "shmsched-bench: unexpected argument \"%s\"\n",
+		fprintf(stderr, "shmsched-bench: unexpected argument \"%s\"\n" TRY,
 			argv[optind]);
 		return 2;
 	}

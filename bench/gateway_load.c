@@ -37,6 +37,7 @@
 #include "base/base.h"
 #include "bench/http_client.h"
 #include "shmsched/client.h"
+#include "shmsched/version.h"
 
 #define POD_FMT "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s-%u-%" PRIu64 "\"," \
 	"\"namespace\":\"bench\"},\"spec\":{\"containers\":[{\"name\":\"c\"," \
@@ -315,6 +316,40 @@ static int run_direct(const struct options *o)
 	return rc;
 }
 
+#define TRY "Try 'shmsched-gateway-load --help' for more information.\n"
+
+/* A whole number in lo..hi, or a message naming the option. */
+static int parse_whole(const char *opt, const char *s, unsigned long long lo,
+		       unsigned long long hi, unsigned long long *out)
+{
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno != 0 || end == s || *end != '\0' || s[0] == '-' || v < lo ||
+	    v > hi) {
+		fprintf(stderr, "shmsched-gateway-load: %s: \"%s\": expected a whole "
+			"number in %llu..%llu\n", opt, s, lo, hi);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+/* A number above 0 and at most hi, or a message naming the option. */
+static int parse_positive(const char *opt, const char *s, double hi, double *out)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (errno != 0 || end == s || *end != '\0' || !(v > 0) || !(v <= hi)) {
+		fprintf(stderr, "shmsched-gateway-load: %s: \"%s\": expected a number "
+			"above 0, at most %g\n", opt, s, hi);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
 static void usage(FILE *to)
 {
 	fprintf(to,
@@ -337,7 +372,8 @@ static void usage(FILE *to)
 		"                   producer name with --direct\n"
 		"  --pods N         --direct: pods (default 200000)\n"
 		"  --window W       --direct: at most W pods in flight (default: as many\n"
-		"                   as the region holds)\n");
+		"                   as the region holds)\n"
+		"  -h, --help, --version\n");
 }
 
 int main(int argc, char **argv)
@@ -355,12 +391,14 @@ int main(int argc, char **argv)
 		{"prefix", required_argument, NULL, 'p'},
 		{"json", no_argument, NULL, 'j'},
 		{"help", no_argument, NULL, 'h'},
+		{"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
 	};
 	struct options o = {.connections = 8, .batch_pods = 1000, .seconds = 5,
 			    .pods = 200000, .prefix = "load"};
+	unsigned long long v;
 	int c;
-	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'u':
 			o.url = optarg;
@@ -370,28 +408,39 @@ int main(int argc, char **argv)
 			break;
 		case 'm':
 			if (strcmp(optarg, "single") != 0 && strcmp(optarg, "batch") != 0) {
-				fprintf(stderr, "--mode: \"%s\": single or batch\n", optarg);
+				fprintf(stderr, "shmsched-gateway-load: --mode: \"%s\": "
+					"expected single or batch\n", optarg);
 				return 2;
 			}
 			o.batch = strcmp(optarg, "batch") == 0;
 			break;
 		case 'c':
-			o.connections = (unsigned)strtoul(optarg, NULL, 10);
+			if (parse_whole("--connections", optarg, 1, 1024, &v) < 0)
+				return 2;
+			o.connections = (unsigned)v;
 			break;
 		case 'b':
-			o.batch_pods = (unsigned)strtoul(optarg, NULL, 10);
+			if (parse_whole("--batch", optarg, 1, 1000000, &v) < 0)
+				return 2;
+			o.batch_pods = (unsigned)v;
 			break;
 		case 's':
-			o.seconds = strtod(optarg, NULL);
+			if (parse_positive("--seconds", optarg, 86400, &o.seconds) < 0)
+				return 2;
 			break;
 		case 'r':
-			o.rate = strtod(optarg, NULL);
+			if (parse_positive("--rate", optarg, 1e9, &o.rate) < 0)
+				return 2;
 			break;
 		case 'n':
-			o.pods = strtoull(optarg, NULL, 10);
+			if (parse_whole("--pods", optarg, 1, UINT64_C(1) << 40, &v) < 0)
+				return 2;
+			o.pods = v;
 			break;
 		case 'w':
-			o.window = (unsigned)strtoul(optarg, NULL, 10);
+			if (parse_whole("--window", optarg, 1, UINT32_MAX, &v) < 0)
+				return 2;
+			o.window = (unsigned)v;
 			break;
 		case 'p':
 			o.prefix = optarg;
@@ -402,18 +451,28 @@ int main(int argc, char **argv)
 		case 'h':
 			usage(stdout);
 			return 0;
-		default:
-			usage(stderr);
+		case 'V':
+			printf("shmsched-gateway-load %s\n", SHMSCHED_VERSION_STRING);
+			return 0;
+		default: /* getopt_long has said what is wrong */
+			fprintf(stderr, TRY);
 			return 2;
 		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "shmsched-gateway-load: unexpected argument \"%s\"\n"
+			TRY, argv[optind]);
+		return 2;
 	}
 	signal(SIGPIPE, SIG_IGN);
 	if (o.direct != NULL)
 		return run_direct(&o);
 	const char *colon = o.url ? strrchr(o.url, ':') : NULL;
-	if (colon == NULL || strncmp(o.url, "127.0.0.1:", 10) != 0 ||
-	    o.connections == 0 || o.batch_pods == 0 || !(o.seconds > 0)) {
-		usage(stderr);
+	if (colon == NULL || strncmp(o.url, "127.0.0.1:", 10) != 0) {
+		fprintf(stderr, "shmsched-gateway-load: %s%s%s\n" TRY,
+			o.url ? "--url: \"" : "--url HOST:PORT or --direct SOCKET is "
+			"needed", o.url ? o.url : "", o.url ? "\": expected "
+			"127.0.0.1:PORT (loopback only)" : "");
 		return 2;
 	}
 	o.port = (unsigned)strtoul(colon + 1, NULL, 10);

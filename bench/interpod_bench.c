@@ -30,6 +30,7 @@
 #include "bind/bind.h"
 #include "ingest/ingest.h"
 #include "shm/shm.h"
+#include "shmsched/version.h"
 
 enum kind { KIND_ANTI, KIND_PREFERRED, KIND_SPREAD };
 
@@ -204,12 +205,14 @@ static int run(struct world *w, bool reference, uint64_t init, uint64_t pods,
 	return rc;
 }
 
+#define TRY "Try 'shmsched-interpod-bench --help' for more information.\n"
+
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: shmsched-interpod-bench [--kind anti-affinity|preferred-affinity|"
 		"spread]\n"
 		"                                [--nodes N] [--init-pods N] [--pods N]\n"
-		"                                [--engine-only]\n"
+		"                                [--engine-only] [--version]\n"
 		"Pods per second under inter-pod rules, engine and literal reference\n"
 		"in one run (bench/interpod_bench.c says what each kind models), and\n"
 		"whether both placed every pod on the same node (exit 1 if not).\n"
@@ -245,10 +248,11 @@ int main(int argc, char **argv)
 		{"pods", required_argument, NULL, 'p'},
 		{"engine-only", no_argument, NULL, 'e'},
 		{"help", no_argument, NULL, 'h'},
+		{"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
 	};
 	int c;
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'k':
 			for (int k = 0; k < 3; k++)
@@ -279,14 +283,17 @@ int main(int argc, char **argv)
 		case 'h':
 			usage(stdout);
 			return 0;
-		default:
-			usage(stderr);
+		case 'V':
+			printf("shmsched-interpod-bench %s\n", SHMSCHED_VERSION_STRING);
+			return 0;
+		default: /* getopt_long has said what is wrong */
+			fprintf(stderr, TRY);
 			return 2;
 		}
 	}
 	if (optind < argc) {
-		fprintf(stderr, "shmsched-interpod-bench: unexpected argument \"%s\"\n",
-			argv[optind]);
+		fprintf(stderr, "shmsched-interpod-bench: unexpected argument \"%s\"\n"
+			TRY, argv[optind]);
 		return 2;
 	}
 	urcu_qsbr_register_thread();

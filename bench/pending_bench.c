@@ -46,6 +46,7 @@
 #include "ingest/ingest.h"
 #include "shm/shm.h"
 #include "shmsched/client.h"
+#include "shmsched/version.h"
 
 enum kind { KIND_CHURN, KIND_PREEMPTION, KIND_GANGS, KINDS };
 static const char *const kind_names[KINDS] = {"churn", "preemption", "gangs"};
@@ -457,10 +458,13 @@ static double reference_run(const struct opts *o, enum kind kind)
 	return (double)placed / seconds;
 }
 
+#define TRY "Try 'shmsched-pending-bench --help' for more information.\n"
+
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: shmsched-pending-bench [--kind churn|preemption|gangs]\n"
 		"          [--nodes N] [--pods M] [--workers W] [--reference-seconds S]\n"
+		"          [--help] [--version]\n"
 		"Pods per second for waiting, preempting and gang pods through the\n"
 		"daemon, and with kube-scheduler's algorithm literally, in one run\n"
 		"(bench/pending_bench.c says what each kind models). Defaults: every\n"
@@ -478,10 +482,11 @@ int main(int argc, char **argv)
 		{"workers", required_argument, NULL, 'w'},
 		{"reference-seconds", required_argument, NULL, 'r'},
 		{"help", no_argument, NULL, 'h'},
+		{"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
 	};
 	int c;
-	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		char *end = NULL;
 		unsigned long v = optarg != NULL ? strtoul(optarg, &end, 10) : 0;
 		bool bad = optarg != NULL && c != 'k' && (end == optarg || *end != '\0' ||
@@ -509,16 +514,29 @@ int main(int argc, char **argv)
 		case 'h':
 			usage(stdout);
 			return 0;
-		default:
-			usage(stderr);
+		case 'V':
+			printf("shmsched-pending-bench %s\n", SHMSCHED_VERSION_STRING);
+			return 0;
+		default: /* getopt_long has said what is wrong */
+			fprintf(stderr, TRY);
 			return 2;
 		}
 		if (bad) {
-			fprintf(stderr, "shmsched-pending-bench: \"%s\": not a value "
-				"this option takes\n", optarg);
-			usage(stderr);
+			const char *name = "";
+			for (int k = 0; longopts[k].name != NULL; k++)
+				if (longopts[k].val == c)
+					name = longopts[k].name;
+			fprintf(stderr, "shmsched-pending-bench: --%s: \"%s\": %s\n",
+				name, optarg, c == 'k' ? "expected churn, preemption or "
+				"gangs" : c == 'p' ? "expected a whole number in 4..1000000" :
+				"expected a whole number in 1..1000000");
 			return 2;
 		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "shmsched-pending-bench: unexpected argument \"%s\"\n"
+			TRY, argv[optind]);
+		return 2;
 	}
 	if (o.pods > 2 * o.nodes) {
 		fprintf(stderr, "shmsched-pending-bench: --pods %u: at most twice the "

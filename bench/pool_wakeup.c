@@ -10,6 +10,7 @@
  *
  * Usage: pool-wakeup [workers [trials]]   (defaults: 1 worker, 1000 trials)
  */
+#include <errno.h>
 #include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -21,6 +22,26 @@
 
 #include "workers/workers.h"
 #include "base/base.h"
+#include "shmsched/version.h"
+
+#define TRY "Try 'pool-wakeup --help' for more information.\n"
+
+/* A positional argument: a whole number in 1..max, or a message. */
+static int parse_count(const char *what, const char *s, unsigned long max,
+		       unsigned *out)
+{
+	char *end;
+	errno = 0;
+	unsigned long v = strtoul(s, &end, 10);
+	if (errno != 0 || end == s || *end != '\0' || s[0] == '-' || v < 1 ||
+	    v > max) {
+		fprintf(stderr, "pool-wakeup: %s: \"%s\": expected a whole number "
+			"in 1..%lu\n", what, s, max);
+		return -1;
+	}
+	*out = (unsigned)v;
+	return 0;
+}
 
 static void sleep_us(unsigned us)
 {
@@ -121,12 +142,33 @@ static void print_machine(void)
 
 int main(int argc, char **argv)
 {
-	unsigned workers = argc > 1 ? (unsigned)strtoul(argv[1], NULL, 10) : 1;
-	unsigned trials = argc > 2 ? (unsigned)strtoul(argv[2], NULL, 10) : 1000;
-	if (workers == 0 || trials == 0) {
-		fprintf(stderr, "usage: pool-wakeup [workers [trials]]\n");
+	unsigned workers = 1, trials = 1000;
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+			printf("usage: pool-wakeup [WORKERS [TRIALS]]\n"
+			       "How long from pool_wake() to the poll that sees the "
+			       "work, every\nworker asleep on the futex (defaults: 1 "
+			       "worker, 1000 trials).\n");
+			return 0;
+		}
+		if (strcmp(argv[i], "--version") == 0) {
+			printf("pool-wakeup %s\n", SHMSCHED_VERSION_STRING);
+			return 0;
+		}
+		if (argv[i][0] == '-') {
+			fprintf(stderr, "pool-wakeup: unrecognized option '%s'\n" TRY,
+				argv[i]);
+			return 2;
+		}
+	}
+	if (argc > 3) {
+		fprintf(stderr, "pool-wakeup: unexpected argument \"%s\"\n" TRY,
+			argv[3]);
 		return 2;
 	}
+	if ((argc > 1 && parse_count("WORKERS", argv[1], 256, &workers) < 0) ||
+	    (argc > 2 && parse_count("TRIALS", argv[2], 10000000, &trials) < 0))
+		return 2;
 	print_machine();
 
 	struct trial_state s = {0};

@@ -33,6 +33,7 @@
 #include "bench/plot.h"
 #include "bench/progress.h"
 #include "bench/replay.h"
+#include "shmsched/version.h"
 
 #define MAX_LISTS 64
 #define FIRST_SEED 42 /* the paper's seeds are 42..51 */
@@ -65,6 +66,8 @@ struct list_result {
 	struct paper_results paper;
 	bool have_paper;
 };
+
+#define TRY "Try 'shmsched-bench --trace openb --help' for more information.\n"
 
 static void usage(FILE *to)
 {
@@ -118,7 +121,7 @@ static int parse(int argc, char **argv, struct trace_opts *o)
 {
 	enum { O_TRACE = 256, O_DIR, O_PAPER, O_LIST, O_SEEDS, O_POLICIES, O_JSON,
 	       O_PLOT, O_PROGRESS, O_NO_PROGRESS, O_HELP, O_CHOICE, O_TOP_UP,
-	       O_MIX_SHAPES, O_RESERVATION };
+	       O_MIX_SHAPES, O_RESERVATION, O_VERSION };
 	static const struct option longopts[] = {
 		{"trace", required_argument, NULL, O_TRACE},
 		{"trace-dir", required_argument, NULL, O_DIR},
@@ -135,6 +138,7 @@ static int parse(int argc, char **argv, struct trace_opts *o)
 		{"top-up", required_argument, NULL, O_TOP_UP},
 		{"mix-shapes", required_argument, NULL, O_MIX_SHAPES},
 		{"model-reservation", required_argument, NULL, O_RESERVATION},
+		{"version", no_argument, NULL, O_VERSION},
 		{NULL, 0, NULL, 0},
 	};
 	*o = (struct trace_opts){
@@ -147,7 +151,7 @@ static int parse(int argc, char **argv, struct trace_opts *o)
 	parse_policies("all", o->policy_on);
 	int c;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		char *end;
 		unsigned long v;
 		switch (c) {
@@ -228,15 +232,19 @@ static int parse(int argc, char **argv, struct trace_opts *o)
 			o->progress = 0;
 			break;
 		case O_HELP:
+		case 'h':
 			usage(stdout);
+			return 1; /* trace_main: exit 0 */
+		case O_VERSION:
+			printf("shmsched-bench %s\n", SHMSCHED_VERSION_STRING);
 			return 1;
-		default:
-			usage(stderr);
+		default: /* getopt_long has said what is wrong */
+			fprintf(stderr, TRY);
 			return 2;
 		}
 	}
 	if (optind < argc) {
-		fprintf(stderr, "shmsched-bench: unexpected argument \"%s\"\n",
+		fprintf(stderr, "shmsched-bench: unexpected argument \"%s\"\n" TRY,
 			argv[optind]);
 		return 2;
 	}

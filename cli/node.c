@@ -14,6 +14,8 @@
 /* A Node's JSON must fit one control message; the daemon says the same. */
 #define NODE_FILE_MAX (60u << 10)
 
+#define TRY "Try 'shmsched node --help' for more information.\n"
+
 static void usage(FILE *to)
 {
 	fprintf(to,
@@ -98,18 +100,22 @@ int node_main(int argc, char **argv)
 		}
 		if (strcmp(argv[i], "--admin-socket") == 0) {
 			if (++i == argc) {
-				fprintf(stderr, "shmsched node: --admin-socket needs a path\n");
+				fprintf(stderr, "shmsched node: --admin-socket needs a "
+					"path\n" TRY);
 				return 2;
 			}
 			given = argv[i];
+		} else if (argv[i][0] == '-') {
+			fprintf(stderr, "shmsched node: unrecognized option '%s'\n"
+				TRY, argv[i]);
+			return 2;
 		} else if (verb == NULL) {
 			verb = argv[i];
 		} else if (arg == NULL) {
 			arg = argv[i];
 		} else {
-			fprintf(stderr, "shmsched node: unexpected argument \"%s\"\n",
-				argv[i]);
-			usage(stderr);
+			fprintf(stderr, "shmsched node: unexpected argument \"%s\"\n"
+				TRY, argv[i]);
 			return 2;
 		}
 	}
@@ -124,7 +130,7 @@ int node_main(int argc, char **argv)
 			fprintf(stderr, "shmsched node: %s needs a %s\n",
 				verb ? verb : "an event",
 				v >= 0 && verbs[v].takes_file ? "FILE" : "NAME");
-		usage(stderr);
+		fprintf(stderr, TRY);
 		return 2;
 	}
 	char *body = NULL;

@@ -35,6 +35,8 @@ struct options {
 	bool stats;
 };
 
+#define TRY "Try 'shmsched place --help' for more information.\n"
+
 static void usage(FILE *to)
 {
 	fprintf(to,
@@ -100,9 +102,12 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{NULL, 0, NULL, 0},
 	};
 	*o = (struct options){.percentage = -1, .seed = 1};
+	/* getopt_long names the program by argv[0] in its messages. */
+	static char prog[] = "shmsched place";
+	argv[0] = prog;
 	uint64_t v;
 	int c;
-	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
 			o->cluster_path = optarg;
@@ -136,19 +141,19 @@ static int parse_args(int argc, char **argv, struct options *o)
 		case 'h':
 			usage(stdout);
 			exit(0);
-		default:
-			usage(stderr);
+		default: /* getopt_long has said what is wrong */
+			fprintf(stderr, TRY);
 			return 2;
 		}
 	}
 	if (optind < argc) {
-		fprintf(stderr, "shmsched place: unexpected argument \"%s\"\n",
+		fprintf(stderr, "shmsched place: unexpected argument \"%s\"\n" TRY,
 			argv[optind]);
 		return 2;
 	}
 	if (o->cluster_path == NULL || o->pods_path == NULL) {
-		fprintf(stderr, "shmsched place: --cluster and --pods are required\n");
-		usage(stderr);
+		fprintf(stderr, "shmsched place: --cluster and --pods are required\n"
+			TRY);
 		return 2;
 	}
 	return 0;

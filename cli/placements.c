@@ -37,9 +37,11 @@ int placements_main(int argc, char **argv)
 		} else if (strcmp(argv[i], "--admin-socket") == 0 && i + 1 < argc) {
 			given = argv[++i];
 		} else {
-			fprintf(stderr, "shmsched placements: unexpected argument "
-				"\"%s\"\n", argv[i]);
-			usage(stderr);
+			fprintf(stderr, "shmsched placements: %s \"%s\"\n"
+				"Try 'shmsched placements --help' for more "
+				"information.\n", strcmp(argv[i], "--admin-socket") == 0 ?
+				"a value is needed after" : "unexpected argument",
+				argv[i]);
 			return 2;
 		}
 	}

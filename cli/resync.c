@@ -14,6 +14,8 @@
 
 #include "cli/node.h"
 
+#define TRY "Try 'shmsched resync --help' for more information.\n"
+
 static void usage(FILE *to)
 {
 	fprintf(to,
@@ -48,19 +50,19 @@ int resync_main(int argc, char **argv)
 				  : strcmp(a, "--node") == 0 ? &node
 				  : strcmp(a, "--admin-socket") == 0 ? &given : NULL;
 		if (to == NULL) {
-			fprintf(stderr, "shmsched resync: unexpected argument \"%s\"\n", a);
-			usage(stderr);
+			fprintf(stderr, "shmsched resync: %s \"%s\"\n" TRY,
+				a[0] == '-' ? "unrecognized option" :
+				"unexpected argument", a);
 			return 2;
 		}
 		if (++i == argc || argv[i][0] == '\0') {
-			fprintf(stderr, "shmsched resync: %s needs a value\n", a);
+			fprintf(stderr, "shmsched resync: %s needs a value\n" TRY, a);
 			return 2;
 		}
 		*to = argv[i];
 	}
 	if (pods == NULL) {
-		fprintf(stderr, "shmsched resync: --pods FILE is required\n");
-		usage(stderr);
+		fprintf(stderr, "shmsched resync: --pods FILE is required\n" TRY);
 		return 2;
 	}
 	int fd = open(pods, O_RDONLY | O_CLOEXEC);

@@ -7,6 +7,8 @@
 #include "cli/status.h"
 #include "shmsched/version.h"
 
+#define TRY "Try 'shmsched --help' for more information.\n"
+
 static void usage(FILE *to)
 {
 	fprintf(to,
@@ -25,13 +27,17 @@ static void usage(FILE *to)
 		"  status   a daemon's state region read in place: daemon, nodes,\n"
 		"           producers, workers; also a crashed one's (shmsched status --help)\n"
 		"\n"
-		"  --version  print the version\n");
+		"  -h, --help  print this help\n"
+		"  --version   print the version\n"
+		"\n"
+		"exit status: 0 done; 1 a failure (no daemon, a damaged store, ...);\n"
+		"2 bad usage or input\n");
 }
 
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
-		usage(stderr);
+		fprintf(stderr, "shmsched: a command is needed\n" TRY);
 		return 2;
 	}
 	if (strcmp(argv[1], "place") == 0)
@@ -54,7 +60,9 @@ int main(int argc, char **argv)
 		usage(stdout);
 		return 0;
 	}
-	fprintf(stderr, "shmsched: unknown command \"%s\"\n", argv[1]);
-	usage(stderr);
+	if (argv[1][0] == '-')
+		fprintf(stderr, "shmsched: unrecognized option '%s'\n" TRY, argv[1]);
+	else
+		fprintf(stderr, "shmsched: unknown command \"%s\"\n" TRY, argv[1]);
 	return 2;
 }

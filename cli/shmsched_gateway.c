@@ -228,14 +228,17 @@ int main(int argc, char **argv)
 		case 'h':
 			usage(stdout);
 			return 0;
-		default:
-			usage(stderr);
+		default: /* getopt_long has said what is wrong */
+			fprintf(stderr, "Try 'shmsched-gateway --help' for more "
+				"information.\n");
 			return 2;
 		}
 	}
 	if (optind < argc) {
 		fprintf(stderr, "shmsched-gateway: unexpected argument \"%s\"\n",
 			argv[optind]);
+		fprintf(stderr, "Try 'shmsched-gateway --help' for more "
+			"information.\n");
 		return 2;
 	}
 

@@ -248,7 +248,7 @@ int main(int argc, char **argv)
 	char socket_buf[PATH_MAX];
 	uint64_t v;
 	int c;
-	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
 			cfg.cluster_path = optarg;
@@ -269,8 +269,13 @@ int main(int argc, char **argv)
 			cfg.config_path = optarg;
 			break;
 		case 'l':
-			if (parse_u64("--slots", optarg, 1u << 20, &v) < 0 || v == 0)
+			if (parse_u64("--slots", optarg, 1u << 20, &v) < 0)
 				return 2;
+			if (v == 0) {
+				fprintf(stderr, "shmschedd: --slots: \"%s\": at least "
+					"1\n", optarg);
+				return 2;
+			}
 			cfg.slots = (uint32_t)v;
 			break;
 		case 'u':
@@ -407,13 +412,14 @@ int main(int argc, char **argv)
 		case 'v':
 			printf("shmschedd %s\n", SHMSCHED_VERSION_STRING);
 			return 0;
-		default:
-			usage(stderr);
+		default: /* getopt_long has said what is wrong */
+			fprintf(stderr, "Try 'shmschedd --help' for more information.\n");
 			return 2;
 		}
 	}
 	if (optind < argc) {
 		fprintf(stderr, "shmschedd: unexpected argument \"%s\"\n", argv[optind]);
+		fprintf(stderr, "Try 'shmschedd --help' for more information.\n");
 		return 2;
 	}
 	if (ephemeral && named) {

@@ -345,9 +345,11 @@ int status_main(int argc, char **argv)
 		} else if (strcmp(argv[i], "--name") == 0 && i + 1 < argc) {
 			name = argv[++i];
 		} else {
-			fprintf(stderr, "shmsched status: unexpected argument \"%s\"\n",
+			fprintf(stderr, "shmsched status: %s \"%s\"\n"
+				"Try 'shmsched status --help' for more "
+				"information.\n", strcmp(argv[i], "--name") == 0 ?
+				"a value is needed after" : "unexpected argument",
 				argv[i]);
-			usage(stderr);
 			return 2;
 		}
 	}

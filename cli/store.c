@@ -8,10 +8,13 @@
 #include "bind/bind.h"
 #include "cli/node.h"
 
+#define TRY "Try 'shmsched store --help' for more information.\n"
+
 static void usage(FILE *to)
 {
 	fprintf(to,
 		"usage: shmsched store check DIR\n"
+		"       shmsched store --help\n"
 		"\n"
 		"Checks the durable store in DIR (shmschedd --state-dir) without\n"
 		"changing it: that it is an LMDB environment of this format, not\n"
@@ -24,12 +27,30 @@ static void usage(FILE *to)
 
 int store_main(int argc, char **argv)
 {
-	if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
-		usage(stdout);
-		return 0;
+	/* --help anywhere, as every command takes it (`store check --help`
+	 * is not a directory called --help); any other option is refused. */
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+			usage(stdout);
+			return 0;
+		}
 	}
-	if (argc != 3 || strcmp(argv[1], "check") != 0) {
-		usage(stderr);
+	for (int i = 1; i < argc; i++) {
+		if (argv[i][0] == '-') {
+			fprintf(stderr, "shmsched store: unrecognized option '%s'\n"
+				TRY, argv[i]);
+			return 2;
+		}
+	}
+	if (argc < 2 || strcmp(argv[1], "check") != 0) {
+		fprintf(stderr, "shmsched store: %s%s%s\n" TRY,
+			argc < 2 ? "a command is needed (check)" : "unknown command \"",
+			argc < 2 ? "" : argv[1], argc < 2 ? "" : "\"; expected check");
+		return 2;
+	}
+	if (argc != 3) {
+		fprintf(stderr, "shmsched store check: %s\n" TRY,
+			argc < 3 ? "a directory is needed" : "one directory only");
 		return 2;
 	}
 	uint64_t nodes, placements, identities;
