@@ -31,6 +31,7 @@
 #include "ingest/pdb.h"
 #include "ingest/priority.h"
 #include "base/base.h"
+#include "policy/policy.h"
 #include "shm/shm.h"
 #include "workers/workers.h"
 
@@ -77,6 +78,8 @@ struct producers {
 	size_t pre_cap;
 	uint64_t pre_rng;
 	struct priority_classes *classes; /* PriorityClasses; may be NULL */
+	struct policy *policy;            /* NULL: the default (policy/policy.h) */
+	char *policy_path;                /* --policy, for OP_POLICY's reload */
 	struct gang_table *gangs;         /* PodGroups; may be NULL */
 	struct pdb_table *pdbs;           /* PodDisruptionBudgets; may be NULL;
 					   * under the lock */
@@ -152,6 +155,8 @@ void producers_destroy(struct producers *p)
 	free(p->pre_nodes);
 	free(p->pre_pods);
 	free(p->pdb_m);
+	policy_free(p->policy);
+	free(p->policy_path);
 	for (uint32_t i = 0; i < PRODUCERS_MAX; i++)
 		if (p->table[i] != NULL)
 			producer_free(p->table[i]);
@@ -408,6 +413,46 @@ static struct producer *registered(struct producers *p, enum producer_role role,
 	return pr;
 }
 
+/* The identity of `pr` as refusals name it. */
+static void identity_text(const struct producers *p, const struct producer *pr,
+			  char *buf, size_t len)
+{
+	const struct state_identity *id = &p->identities[pr->owner - 1];
+	snprintf(buf, len, "uid %u, name \"%s\"", (unsigned)id->uid, id->name);
+}
+
+/* The rule of the policy for `pr`'s identity; NULL: none (or no policy). */
+static const struct policy_rule *rule_of(const struct producers *p,
+					 const struct producer *pr)
+{
+	const struct state_identity *id = &p->identities[pr->owner - 1];
+	return policy_find_local(p->policy, id->uid, id->name);
+}
+
+/* Whether `pr` may register `pod`: its namespace and its PriorityClass
+ * (as named, before the globalDefault class is filled in) against the
+ * policy (policy_admit: with none, system- classes are for admin
+ * connections only). A gang is in the pod's own namespace, so joining one
+ * needs that namespace too. Returns 0 or -EPERM with a message. */
+static int admit_template(struct producers *p, enum producer_role role,
+			  const struct producer *pr, const struct pod_spec *pod,
+			  char *err, size_t err_len)
+{
+	static char ns[INTERN_MAX_LEN + 1]; /* the control thread's alone */
+	const char *full = pod->ns_name ? intern_str(p->strings, pod->ns_name) : "";
+	const char *slash = strchr(full, '/');
+	size_t n = slash != NULL ? (size_t)(slash - full) : strlen(full);
+	memcpy(ns, full, n);
+	ns[n] = '\0';
+	const char *cls = pod->priority_class ? intern_str(p->strings,
+							   pod->priority_class) : NULL;
+	char who[128];
+	identity_text(p, pr, who, sizeof(who));
+	int at = snprintf(err, err_len, "template: ");
+	return policy_admit(p->policy, rule_of(p, pr), role == ROLE_ADMIN, who, ns,
+			    cls, err + at, err_len - (size_t)at);
+}
+
 static void handle_template(struct producers *p, enum producer_role role,
 			    struct control_server *s, uint64_t conn, uint32_t rid,
 			    const void *body, uint32_t len)
@@ -427,6 +472,8 @@ static void handle_template(struct producers *p, enum producer_role role,
 	intern_mark(p->strings, &mark);
 	int rc = decode_one(p, role, "template", body, len, &pod, NULL, err,
 			    sizeof(err));
+	if (rc == 0) /* its namespace and class: the identity's to name? */
+		rc = admit_template(p, role, pr, &pod, err, sizeof(err));
 	if (rc == 0) {
 		/* Its priority as the API server's admission would give it;
 		 * with no table, a class name is refused and priority is 0. */
@@ -1019,6 +1066,75 @@ static void handle_evaluate(struct producers *p, enum producer_role role,
 	json_buf_free(&x.scores);
 }
 
+int producers_set_policy(struct producers *p, struct policy *pol, const char *path)
+{
+	char *copy = path != NULL ? strdup(path) : NULL;
+	if (path != NULL && copy == NULL)
+		return -ENOMEM;
+	pthread_mutex_lock(&p->lock);
+	policy_free(p->policy);
+	p->policy = pol;
+	free(p->policy_path);
+	p->policy_path = copy;
+	pthread_mutex_unlock(&p->lock);
+	return 0;
+}
+
+/* OP_POLICY (admins; under the lock): show, reload from --policy, or apply
+ * the body. A refused policy leaves the one in force; either way the
+ * answer shows the one in force. Templates registered before a change
+ * keep their admission; preemptions read the policy in force. */
+static void handle_policy(struct producers *p, struct control_server *s,
+			  uint64_t conn, uint32_t rid, uint32_t action,
+			  const void *body, uint32_t len)
+{
+	struct policy *pol = NULL;
+	char err[1024];
+	int rc = 0;
+	if (action == OP_POLICY_RELOAD) {
+		if (p->policy_path == NULL)
+			rc = errmsg_rc(-ENOENT, err, sizeof(err), "policy reload: the "
+				       "daemon was started without --policy, so there "
+				       "is no file to read again; `shmsched policy "
+				       "apply FILE` applies one");
+		else
+			rc = policy_load_file(p->policy_path, &pol, err, sizeof(err));
+	} else if (action == OP_POLICY_APPLY) {
+		struct ucred peer = {0};
+		char source[96];
+		control_server_peer(s, conn, &peer);
+		snprintf(source, sizeof(source), "(applied through the admin socket "
+			 "by uid %u)", (unsigned)peer.uid);
+		rc = policy_parse(body, len, source, &pol, err, sizeof(err));
+	} else if (action != OP_POLICY_SHOW) {
+		rc = errmsg_rc(-EINVAL, err, sizeof(err), "policy: action %u; "
+			       "expected 0 (show), 1 (reload) or 2 (apply)", action);
+	}
+	if (rc < 0) {
+		control_server_reply_error(s, conn, rid, -rc, "%s", err);
+		return;
+	}
+	if (pol != NULL) {
+		policy_free(p->policy);
+		p->policy = pol;
+		log_msg(LOG_LEVEL_INFO, "policy: %u rule(s) from %s in force",
+			policy_rules(pol), policy_source(pol));
+	}
+	static char out[sizeof(struct op_policy_shown) + POLICY_BYTES_MAX];
+	struct op_policy_shown h = {0};
+	size_t text_len = 0;
+	if (p->policy != NULL) {
+		const char *text = policy_text(p->policy, &text_len);
+		h.loaded = 1;
+		h.rules = policy_rules(p->policy);
+		snprintf(h.source, sizeof(h.source), "%s", policy_source(p->policy));
+		memcpy(out + sizeof(h), text, text_len);
+	}
+	h.text_bytes = (uint32_t)text_len;
+	memcpy(out, &h, sizeof(h));
+	control_server_reply(s, conn, rid, out, (uint32_t)(sizeof(h) + text_len), -1);
+}
+
 static void refuse_not_admin(struct producers *p, struct control_server *s,
 			     uint64_t conn, uint32_t rid, const char *what)
 {
@@ -1083,9 +1199,15 @@ static void dispatch(struct producers *p, enum producer_role role,
 		else
 			handle_priority_class(p, s, conn, request_id, body, body_len);
 		break;
+	case OP_POLICY:
+		if (role != ROLE_ADMIN)
+			refuse_not_admin(p, s, conn, request_id, "policies");
+		else
+			handle_policy(p, s, conn, request_id, op.arg, body, body_len);
+		break;
 	default:
 		control_server_reply_error(s, conn, request_id, EPROTO,
-					   "request kind %u: expected 1..10", op.kind);
+					   "request kind %u: expected 1..11", op.kind);
 		break;
 	}
 }
@@ -1204,6 +1326,20 @@ static bool preempt_visit(void *arg, struct preempt_node *nd)
 	return true;
 }
 
+/* Whether a preemptor under rule `r` may evict the pod of record `rec`:
+ * its namespace (the part of its "namespace/name" before '/') among the
+ * rule's disruptNamespaces. A pod of no known name, never. */
+static bool may_disrupt(const struct producers *p, const struct policy_rule *r,
+			const struct placement_record *rec)
+{
+	if (rec->pod_name == 0)
+		return false;
+	const char *full = intern_str(p->strings, rec->pod_name);
+	const char *slash = strchr(full, '/');
+	return policy_allows_disrupt(r, full, slash != NULL ? (size_t)(slash - full)
+							    : strlen(full));
+}
+
 static int preempt_locked(struct producers *p, const struct preempt_request *rq,
 			  producers_notice_fn notice, void *arg,
 			  struct preempt_outcome *out)
@@ -1239,6 +1375,11 @@ static int preempt_locked(struct producers *p, const struct preempt_request *rq,
 	struct pdb_matcher *pm = p->pdb_m;
 	pdb_matcher_init(pm, p->pdbs, p->strings);
 	bool counting = pdb_matcher_counts(pm);
+	/* Whose pods the preemptor may evict (policy/policy.h): the others
+	 * stay, as pods of higher priority do, before the choice. */
+	const struct policy_rule *rule = rule_of(p, me);
+	bool any_victim = p->policy == NULL || me->role == ROLE_ADMIN ||
+			  policy_disrupts_any(rule);
 	/* Only pods of lower priority can be victims (the others are in the
 	 * node's counters, which the choice reads from the ledger); grouped
 	 * by node by a counting sort (pre_ok counts per slot, then is the
@@ -1255,6 +1396,8 @@ static int preempt_locked(struct producers *p, const struct preempt_request *rq,
 		if (counting)
 			pdb_matcher_count(pm, r->group);
 		if (r->priority >= rq->spec.priority)
+			continue;
+		if (!any_victim && !may_disrupt(p, rule, r))
 			continue;
 		if (n == p->pre_cap) {
 			size_t nc = p->pre_cap ? p->pre_cap * 2 : 1024;
