@@ -429,6 +429,19 @@ static const struct policy_rule *rule_of(const struct producers *p,
 	return policy_find_local(p->policy, id->uid, id->name);
 }
 
+/* The namespace (interned; 0: unknown) of pods of group `group`, read from
+ * the group's encoding (shm/pod_group.h), which holds it: a template's own
+ * ns_name is not kept (k8s_load_one), and a placement's pod_name is its
+ * template's. Under the lock (one scratch). */
+static uint32_t group_namespace(const struct producers *p, uint32_t group)
+{
+	static struct pod_group g;
+	const char *s = group != 0 ? intern_str(p->strings, group) : NULL;
+	if (s == NULL || pod_group_decode(s, intern_len(p->strings, group), &g) < 0)
+		return 0;
+	return g.ns;
+}
+
 /* Whether `pr` may register `pod`: its namespace and its PriorityClass
  * (as named, before the globalDefault class is filled in) against the
  * policy (policy_admit: with none, system- classes are for admin
@@ -438,12 +451,8 @@ static int admit_template(struct producers *p, enum producer_role role,
 			  const struct producer *pr, const struct pod_spec *pod,
 			  char *err, size_t err_len)
 {
-	static char ns[INTERN_MAX_LEN + 1]; /* the control thread's alone */
-	const char *full = pod->ns_name ? intern_str(p->strings, pod->ns_name) : "";
-	const char *slash = strchr(full, '/');
-	size_t n = slash != NULL ? (size_t)(slash - full) : strlen(full);
-	memcpy(ns, full, n);
-	ns[n] = '\0';
+	uint32_t ns_id = group_namespace(p, pod->group);
+	const char *ns = ns_id != 0 ? intern_str(p->strings, ns_id) : "";
 	const char *cls = pod->priority_class ? intern_str(p->strings,
 							   pod->priority_class) : NULL;
 	char who[128];
@@ -1326,18 +1335,27 @@ static bool preempt_visit(void *arg, struct preempt_node *nd)
 	return true;
 }
 
-/* Whether a preemptor under rule `r` may evict the pod of record `rec`:
- * its namespace (the part of its "namespace/name" before '/') among the
- * rule's disruptNamespaces. A pod of no known name, never. */
+/* Whether a preemptor under rule `r` may evict pods of group `group`:
+ * their namespace among the rule's disruptNamespaces; a pod of no known
+ * namespace, never. Decided once per group in a preemption (`cache`,
+ * direct-mapped: a group's decoding costs more than a lookup). */
+struct disrupt_cache {
+	uint32_t group[64];
+	bool ok[64];
+};
+
 static bool may_disrupt(const struct producers *p, const struct policy_rule *r,
-			const struct placement_record *rec)
+			struct disrupt_cache *cache, uint32_t group)
 {
-	if (rec->pod_name == 0)
-		return false;
-	const char *full = intern_str(p->strings, rec->pod_name);
-	const char *slash = strchr(full, '/');
-	return policy_allows_disrupt(r, full, slash != NULL ? (size_t)(slash - full)
-							    : strlen(full));
+	unsigned at = group & 63u;
+	if (group != 0 && cache->group[at] == group)
+		return cache->ok[at];
+	uint32_t ns = group_namespace(p, group);
+	const char *s = ns != 0 ? intern_str(p->strings, ns) : NULL;
+	bool ok = s != NULL && policy_allows_disrupt(r, s, strlen(s));
+	cache->group[at] = group;
+	cache->ok[at] = ok;
+	return ok;
 }
 
 static int preempt_locked(struct producers *p, const struct preempt_request *rq,
@@ -1380,6 +1398,7 @@ static int preempt_locked(struct producers *p, const struct preempt_request *rq,
 	const struct policy_rule *rule = rule_of(p, me);
 	bool any_victim = p->policy == NULL || me->role == ROLE_ADMIN ||
 			  policy_disrupts_any(rule);
+	struct disrupt_cache dcache = {{0}};
 	/* Only pods of lower priority can be victims (the others are in the
 	 * node's counters, which the choice reads from the ledger); grouped
 	 * by node by a counting sort (pre_ok counts per slot, then is the
@@ -1397,7 +1416,7 @@ static int preempt_locked(struct producers *p, const struct preempt_request *rq,
 			pdb_matcher_count(pm, r->group);
 		if (r->priority >= rq->spec.priority)
 			continue;
-		if (!any_victim && !may_disrupt(p, rule, r))
+		if (!any_victim && !may_disrupt(p, rule, &dcache, r->group))
 			continue;
 		if (n == p->pre_cap) {
 			size_t nc = p->pre_cap ? p->pre_cap * 2 : 1024;
