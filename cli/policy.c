@@ -100,8 +100,15 @@ static int call(const char *sock, uint32_t action, const char *body, size_t len)
 	struct control_hello hello = {.abi_version = SHM_ABI_VERSION};
 	struct control_header h;
 	int rc = control_send(fd, CONTROL_MSG_HELLO, 0, &hello, sizeof(hello), -1);
-	if (rc == 0)
+	/* A daemon that refuses this connection (its credentials, its
+	 * limit) says why in an ERROR before it closes: read it, even when
+	 * the HELLO could not be sent. */
+	if (rc == 0 || rc == -EPIPE || rc == -ECONNRESET) {
+		int sent = rc;
 		rc = control_recv(fd, &h, msg, sizeof(msg), NULL, POLICY_TIMEOUT_MS);
+		if (rc < 0 && sent < 0)
+			rc = sent;
+	}
 	if (rc == 0 && h.type == CONTROL_MSG_WELCOME) {
 		struct op_request op = {.kind = OP_POLICY, .arg = action};
 		memcpy(msg, &op, sizeof(op));
