@@ -112,7 +112,8 @@ static int call(const char *sock, uint32_t action, const char *body, size_t len)
 	if (rc == 0 && h.type == CONTROL_MSG_WELCOME) {
 		struct op_request op = {.kind = OP_POLICY, .arg = action};
 		memcpy(msg, &op, sizeof(op));
-		memcpy(msg + sizeof(op), body, len);
+		if (len > 0)
+			memcpy(msg + sizeof(op), body, len);
 		rc = control_send(fd, CONTROL_MSG_REQUEST, 1, msg,
 				  (uint32_t)(sizeof(op) + len), -1);
 		if (rc == 0)

@@ -18,7 +18,7 @@ log=$dir/daemon.log
 pid=
 start() {
 	: >"$log"
-	"$daemon" --cluster "$cluster" --socket "$dir/s.sock" --workers 1 --no-pin \
+	SHMSCHED_LOG=info "$daemon" --cluster "$cluster" --socket "$dir/s.sock" --workers 1 --no-pin \
 		--ephemeral --socket-mode 0666 --allow-uid 65534 "$@" >"$log" 2>&1 &
 	pid=$!
 	for _ in $(seq 100); do
