@@ -589,3 +589,12 @@ int policy_admit(const struct policy *pol, const struct policy_rule *r,
 				 : "", pol->source, r->index);
 	return 0;
 }
+
+int policy_admit_user(const struct policy *pol, const char *user, const char *ns,
+		      const char *cls, char *why, size_t why_len)
+{
+	char who[POLICY_USER_MAX + 16];
+	snprintf(who, sizeof(who), "user \"%s\"", user != NULL ? user : "");
+	return policy_admit(pol, policy_find_user(pol, user), false, who, ns, cls,
+			    why, why_len);
+}

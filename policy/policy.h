@@ -124,4 +124,12 @@ int policy_admit(const struct policy *pol, const struct policy_rule *r,
 		 bool admin, const char *who, const char *ns, const char *cls,
 		 char *why, size_t why_len);
 
+/* The gateway's one call for a pod of an authenticated client: the rule of
+ * `user` (policy_find_user), then policy_admit as for a producer
+ * connection (never admin). With pol NULL, the default. Returns 0 or
+ * -EPERM with a message naming user "NAME", the namespace or class and the
+ * policy; the gateway answers it 403 Forbidden. */
+int policy_admit_user(const struct policy *pol, const char *user, const char *ns,
+		      const char *cls, char *why, size_t why_len);
+
 #endif

@@ -1,5 +1,5 @@
 #!/bin/sh
-# stress.policy: issue 41's identities with rights, across uids, through a
+# stress.policy_uids: issue 41's identities with rights, across uids, through a
 # real shmschedd and `shmsched policy`. As nobody (setpriv), a template
 # naming system-node-critical is refused without a policy while root's
 # through the admin socket is accepted (kube-apiserver kept these classes

@@ -130,6 +130,17 @@ static void test_admit(void **state)
 	assert_int_equal(policy_admit(p, NULL, false, "uid 7, name \"\"", "team-a",
 				      NULL, why, sizeof(why)), -EPERM);
 	assert_non_null(strstr(why, "no rule of the policy p.json"));
+	/* The gateway's call: by user name. */
+	assert_int_equal(policy_admit_user(p, "alice", "team-a-x", "low", why,
+					   sizeof(why)), 0);
+	assert_int_equal(policy_admit_user(p, "alice", "team-b", NULL, why,
+					   sizeof(why)), -EPERM);
+	assert_non_null(strstr(why, "user \"alice\""));
+	assert_int_equal(policy_admit_user(p, "mallory", "team-a", NULL, why,
+					   sizeof(why)), -EPERM);
+	assert_non_null(strstr(why, "user \"mallory\": no rule"));
+	assert_int_equal(policy_admit_user(NULL, "anyone", "x", "system-node-critical",
+					   why, sizeof(why)), -EPERM);
 	/* An admin connection is not held to it. */
 	assert_int_equal(policy_admit(p, NULL, true, "admin", "kube-system",
 				      "system-node-critical", why, sizeof(why)), 0);
