@@ -1089,6 +1089,43 @@ int producers_set_policy(struct producers *p, struct policy *pol, const char *pa
 	return 0;
 }
 
+/* After a policy change (under the lock): every producer connection
+ * holding a template the policy in force refuses is disconnected (its
+ * placements stay with its identity), so a narrower policy takes effect
+ * now rather than at its next registration. A template's class as
+ * resolved may be the globalDefault one, which it need not have named:
+ * that class is not checked again. Returns how many were disconnected. */
+static unsigned revoke_templates(struct producers *p)
+{
+	static struct pod_spec pod; /* under the lock; too big for a stack */
+	uint32_t dflt = 0;
+	for (uint32_t i = 0; p->classes != NULL && i < p->classes->n; i++)
+		if (p->classes->c[i].global_default)
+			dflt = p->classes->c[i].name;
+	unsigned gone = 0;
+	for (uint32_t i = 0; i < PRODUCERS_MAX; i++) {
+		struct producer *pr = p->table[i];
+		if (pr == NULL || pr->role == ROLE_ADMIN)
+			continue;
+		for (uint32_t t = 0; t < pr->n_templates; t++) {
+			char why[512];
+			pod = pr->templates[t];
+			if (pod.priority_class == dflt)
+				pod.priority_class = 0;
+			if (admit_template(p, (enum producer_role)pr->role, pr, &pod, why,
+					   sizeof(why)) == 0)
+				continue;
+			log_msg(LOG_LEVEL_WARN, "policy: producer %u (connection %llu): its "
+				"%s (template %u); disconnecting it", pr->id,
+				(unsigned long long)pr->conn, why, t + 1);
+			control_server_disconnect(pr->server, pr->conn);
+			gone++;
+			break;
+		}
+	}
+	return gone;
+}
+
 /* OP_POLICY (admins; under the lock): show, reload from --policy, or apply
  * the body. A refused policy leaves the one in force; either way the
  * answer shows the one in force. Templates registered before a change
@@ -1126,8 +1163,10 @@ static void handle_policy(struct producers *p, struct control_server *s,
 	if (pol != NULL) {
 		policy_free(p->policy);
 		p->policy = pol;
-		log_msg(LOG_LEVEL_INFO, "policy: %u rule(s) from %s in force",
-			policy_rules(pol), policy_source(pol));
+		unsigned gone = revoke_templates(p);
+		log_msg(LOG_LEVEL_INFO, "policy: %u rule(s) from %s in force; %u "
+			"producer connection(s) closed for templates it refuses",
+			policy_rules(pol), policy_source(pol), gone);
 	}
 	static char out[sizeof(struct op_policy_shown) + POLICY_BYTES_MAX];
 	struct op_policy_shown h = {0};

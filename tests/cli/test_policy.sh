@@ -6,7 +6,8 @@
 # to kube-system: kubernetes PR #65593); `shmsched policy apply` puts a
 # policy in force, after which nobody may place pods only in its
 # namespaces; a bad file is refused naming its path and JSON path and
-# leaves the old policy; reload without --policy is refused; a daemon
+# leaves the old policy; a narrower policy closes the connections holding
+# templates it refuses; reload without --policy is refused; a daemon
 # started with --policy FILE holds to it and `policy reload` reads FILE
 # again; OP_POLICY through the producer socket is refused.
 # usage: test_policy.sh SHMSCHEDD SHMSCHED CLUSTER_JSON POLICY_PROBE
@@ -68,6 +69,25 @@ check 0 'in force: 1 rule(s) from (applied through the admin socket by uid 0)' \
 check 1 'uid 65534, name "b".*metadata.namespace "team-a".*applied through' \
 	nobody "$probe" "$S" b team-a
 check 0 accepted nobody "$probe" "$S" b team-b-dev
+# A narrower policy closes the connections holding templates it refuses
+# (their placements stay); the others keep theirs.
+POLICY_PROBE_HOLD=20 nobody "$probe" "$S" b team-b-dev >"$dir/held-dev" 2>&1 &
+held_dev=$!
+POLICY_PROBE_HOLD=3 nobody "$probe" "$S" b team-b >"$dir/held-b" 2>&1 &
+held_b=$!
+for _ in $(seq 100); do
+	grep -q accepted "$dir/held-dev" && grep -q accepted "$dir/held-b" && break
+	sleep 0.1
+done
+sed 's/"team-b", "team-b-\*"/"team-b"/' "$dir/p.json" >"$dir/narrow.json"
+check 0 'in force: 1 rule' "$cli" policy apply "$dir/narrow.json" $A
+wait "$held_dev"
+check 0 'disconnected' cat "$dir/held-dev"
+wait "$held_b"
+check 0 'still connected' cat "$dir/held-b"
+grep -q 'policy: producer .*metadata.namespace "team-b-dev".*disconnecting it' "$log" ||
+	{ echo "FAIL: no log line for the closed connection"; cat "$log"; failed=$((failed + 1)); }
+check 0 'in force: 1 rule' "$cli" policy apply "$dir/p.json" $A
 check 1 'no rule of the policy' nobody "$probe" "$S" other team-b
 check 1 'exact name' nobody "$probe" "$S" b team-b system-node-critical
 check 0 '"team-b-\*"' "$cli" policy show $A
