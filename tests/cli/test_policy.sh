@@ -28,8 +28,15 @@ start() {
 	done
 	echo "daemon did not start:"; cat "$log"; exit 1
 }
-stop() { kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; }
-cleanup() { stop; rm -rf "$dir"; }
+stop() {
+	kill "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+	# In a sanitizer build, the daemon's own reports land in its log.
+	if grep -q -e 'Sanitizer' -e 'runtime error' "$log"; then
+		echo "FAIL: the daemon's log:"; cat "$log"; failed=$((failed + 1))
+	fi
+}
+cleanup() { kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; rm -rf "$dir"; }
 trap cleanup EXIT
 failed=0
 # check WANT_STATUS PATTERN COMMAND...: runs it, checks status and output.
