@@ -4,6 +4,7 @@
 
 #include "cli/node.h"
 #include "cli/place.h"
+#include "cli/policy.h"
 #include "cli/status.h"
 #include "shmsched/version.h"
 
@@ -23,6 +24,9 @@ static void usage(FILE *to)
 		"           admin socket (shmsched placements --help)\n"
 		"  resync   declare the pods bound on a node or every node, from a\n"
 		"           Kubernetes pod list (shmsched resync --help)\n"
+		"  policy   show, reload or apply a running daemon's policy (who may\n"
+		"           use which namespaces and PriorityClasses), through its admin\n"
+		"           socket (shmsched policy --help)\n"
 		"  store    check a durable store (shmsched store check DIR)\n"
 		"  status   a daemon's state region read in place: daemon, nodes,\n"
 		"           producers, workers; also a crashed one's (shmsched status --help)\n"
@@ -48,6 +52,8 @@ int main(int argc, char **argv)
 		return placements_main(argc - 1, argv + 1);
 	if (strcmp(argv[1], "resync") == 0)
 		return resync_main(argc - 1, argv + 1);
+	if (strcmp(argv[1], "policy") == 0)
+		return policy_main(argc - 1, argv + 1);
 	if (strcmp(argv[1], "store") == 0)
 		return store_main(argc - 1, argv + 1);
 	if (strcmp(argv[1], "status") == 0)

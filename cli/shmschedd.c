@@ -29,6 +29,7 @@ static void usage(FILE *to)
 		"                 [--slots N] [--allow-uid UID]... [--allow-gid GID]...\n"
 		"                 [--socket-mode MODE] [--socket-group GROUP]\n"
 		"                 [--admin-socket PATH] [--admin-uid UID]... [--admin-gid GID]...\n"
+		"                 [--policy FILE]\n"
 		"                 [--max-placements N] [--seed N] [--no-pin] [--no-warm]\n"
 		"                 [--name NAME | --ephemeral] [--fresh] [--max-nodes N]\n"
 		"                 [--region-mode MODE] [--region-group GROUP]\n"
@@ -62,6 +63,10 @@ static void usage(FILE *to)
 		"  --admin-uid UID      admit admins running as UID (repeatable)\n"
 		"  --admin-gid GID      admit admins in group GID (repeatable)\n"
 		"                       (default: only this daemon's own uid)\n"
+		"  --policy FILE        which namespaces and PriorityClasses each producer\n"
+		"                       (uid and name) may use, and whose pods it may\n"
+		"                       preempt (JSON; `shmsched policy --help`). Default:\n"
+		"                       any namespace; system- classes for admins only\n"
 		"  --max-placements N   live placements kept, bound pods included (default\n"
 		"                       1048576, 280 bytes each, backed as used); a pod\n"
 		"                       past it is rejected. A new state region only\n"
@@ -219,6 +224,7 @@ int main(int argc, char **argv)
 		{"admin-socket", required_argument, NULL, 'a'},
 		{"admin-uid", required_argument, NULL, 'U'},
 		{"admin-gid", required_argument, NULL, 'A'},
+		{"policy", required_argument, NULL, 'Q'},
 		{"seed", required_argument, NULL, 'e'},
 		{"max-placements", required_argument, NULL, 'M'},
 		{"no-pin", no_argument, NULL, 'p'},
@@ -342,6 +348,9 @@ int main(int argc, char **argv)
 			break;
 		case 'n':
 			cfg.no_warm = true;
+			break;
+		case 'Q':
+			cfg.policy_path = optarg;
 			break;
 		case 'N':
 			cfg.state_name = optarg;

@@ -18,6 +18,7 @@
 
 #include "ingest/ingest.h"
 #include "base/base.h"
+#include "policy/policy.h"
 #include "shm/shm.h"
 #include "workers/workers.h"
 #include "daemon/persist_internal.h"
@@ -378,6 +379,18 @@ struct daemon *daemon_start(const struct daemon_config *cfg, char *err,
 		persist_hooks(d->persist, &hooks);
 	producers_set_state(d->producers, d->meta, d->persist ? &hooks : NULL);
 	producers_set_profiles(d->producers, &d->cfg);
+	if (cfg->policy_path != NULL) {
+		struct policy *pol;
+		if (policy_load_file(cfg->policy_path, &pol, err, err_len) < 0)
+			goto fail;
+		if (producers_set_policy(d->producers, pol, cfg->policy_path) < 0) {
+			policy_free(pol);
+			snprintf(err, err_len, "out of memory");
+			goto fail;
+		}
+		log_msg(LOG_LEVEL_INFO, "policy: %u rule(s) from %s", policy_rules(pol),
+			cfg->policy_path);
+	}
 	d->warmer = cfg->no_warm ? NULL : warm_start(d->placements);
 	if (d->warmer == NULL && !cfg->no_warm)
 		log_msg(LOG_LEVEL_WARN, "the placement table's warmer did not start (%s): "

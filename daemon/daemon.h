@@ -41,6 +41,12 @@ struct daemon_config {
 	size_t n_admin_uids;
 	const gid_t *admin_gids;
 	size_t n_admin_gids;
+	/* The policy file (policy/policy.h): which namespaces and
+	 * PriorityClasses each producer identity may use, and whose pods its
+	 * preemptions may evict; read at start (a bad one stops the start)
+	 * and again by `shmsched policy reload`. NULL: the default (any
+	 * namespace; system- PriorityClasses for admin connections only). */
+	const char *policy_path;
 	/* The state region (shm/state.h): its name (NULL: an anonymous one,
 	 * gone with the process), the node slots of a new one (0:
 	 * DAEMON_MAX_NODES), its file's mode (0: 0600) and group. An existing

@@ -35,6 +35,9 @@
  *   OP_PRIORITY_CLASS 0            a PriorityClass (or a  none
  *                                  list), Kubernetes JSON:
  *                                  admins
+ *   OP_POLICY     op_policy_action APPLY: a policy's text struct op_policy_shown,
+ *                                  (policy/policy.h):     then the text of the
+ *                                  admins                 policy in force
  *
  * OP_REGISTER comes once per connection, before anything that names a
  * template; templates belong to the connection that registered them, and
@@ -59,6 +62,7 @@ enum op_kind {
 	OP_RESYNC = 8,
 	OP_EVALUATE = 9,
 	OP_PRIORITY_CLASS = 10,
+	OP_POLICY = 11,
 };
 
 struct op_request {
@@ -151,6 +155,24 @@ struct op_evaluated {
 
 struct op_resync_result {
 	uint64_t added, removed, resized, unchanged, skipped;
+};
+
+/* OP_POLICY: show the policy in force, read the daemon's --policy file
+ * again, or apply the policy that comes in the body (at most
+ * POLICY_BYTES_MAX bytes). A refused reload or apply leaves the old one in
+ * force. The answer is the policy in force after it: this header, then
+ * `text_bytes` bytes of its text exactly as read (none without one). */
+enum op_policy_action {
+	OP_POLICY_SHOW = 0,
+	OP_POLICY_RELOAD = 1,
+	OP_POLICY_APPLY = 2,
+};
+struct op_policy_shown {
+	uint32_t loaded;     /* 1: a policy is in force; 0: the default */
+	uint32_t rules;
+	uint32_t text_bytes;
+	uint32_t reserved;   /* 0 */
+	char source[256];    /* NUL-terminated: its file, or who applied it */
 };
 
 #endif

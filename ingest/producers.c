@@ -31,6 +31,7 @@
 #include "ingest/pdb.h"
 #include "ingest/priority.h"
 #include "base/base.h"
+#include "policy/policy.h"
 #include "shm/shm.h"
 #include "workers/workers.h"
 
@@ -77,6 +78,8 @@ struct producers {
 	size_t pre_cap;
 	uint64_t pre_rng;
 	struct priority_classes *classes; /* PriorityClasses; may be NULL */
+	struct policy *policy;            /* NULL: the default (policy/policy.h) */
+	char *policy_path;                /* --policy, for OP_POLICY's reload */
 	struct gang_table *gangs;         /* PodGroups; may be NULL */
 	struct pdb_table *pdbs;           /* PodDisruptionBudgets; may be NULL;
 					   * under the lock */
@@ -152,6 +155,8 @@ void producers_destroy(struct producers *p)
 	free(p->pre_nodes);
 	free(p->pre_pods);
 	free(p->pdb_m);
+	policy_free(p->policy);
+	free(p->policy_path);
 	for (uint32_t i = 0; i < PRODUCERS_MAX; i++)
 		if (p->table[i] != NULL)
 			producer_free(p->table[i]);
@@ -408,6 +413,55 @@ static struct producer *registered(struct producers *p, enum producer_role role,
 	return pr;
 }
 
+/* The identity of `pr` as refusals name it. */
+static void identity_text(const struct producers *p, const struct producer *pr,
+			  char *buf, size_t len)
+{
+	const struct state_identity *id = &p->identities[pr->owner - 1];
+	snprintf(buf, len, "uid %u, name \"%s\"", (unsigned)id->uid, id->name);
+}
+
+/* The rule of the policy for `pr`'s identity; NULL: none (or no policy). */
+static const struct policy_rule *rule_of(const struct producers *p,
+					 const struct producer *pr)
+{
+	const struct state_identity *id = &p->identities[pr->owner - 1];
+	return policy_find_local(p->policy, id->uid, id->name);
+}
+
+/* The namespace (interned; 0: unknown) of pods of group `group`, read from
+ * the group's encoding (shm/pod_group.h), which holds it: a template's own
+ * ns_name is not kept (k8s_load_one), and a placement's pod_name is its
+ * template's. Under the lock (one scratch). */
+static uint32_t group_namespace(const struct producers *p, uint32_t group)
+{
+	static struct pod_group g;
+	const char *s = group != 0 ? intern_str(p->strings, group) : NULL;
+	if (s == NULL || pod_group_decode(s, intern_len(p->strings, group), &g) < 0)
+		return 0;
+	return g.ns;
+}
+
+/* Whether `pr` may register `pod`: its namespace and its PriorityClass
+ * (as named, before the globalDefault class is filled in) against the
+ * policy (policy_admit: with none, system- classes are for admin
+ * connections only). A gang is in the pod's own namespace, so joining one
+ * needs that namespace too. Returns 0 or -EPERM with a message. */
+static int admit_template(struct producers *p, enum producer_role role,
+			  const struct producer *pr, const struct pod_spec *pod,
+			  char *err, size_t err_len)
+{
+	uint32_t ns_id = group_namespace(p, pod->group);
+	const char *ns = ns_id != 0 ? intern_str(p->strings, ns_id) : "";
+	const char *cls = pod->priority_class ? intern_str(p->strings,
+							   pod->priority_class) : NULL;
+	char who[128];
+	identity_text(p, pr, who, sizeof(who));
+	int at = snprintf(err, err_len, "template: ");
+	return policy_admit(p->policy, rule_of(p, pr), role == ROLE_ADMIN, who, ns,
+			    cls, err + at, err_len - (size_t)at);
+}
+
 static void handle_template(struct producers *p, enum producer_role role,
 			    struct control_server *s, uint64_t conn, uint32_t rid,
 			    const void *body, uint32_t len)
@@ -427,6 +481,8 @@ static void handle_template(struct producers *p, enum producer_role role,
 	intern_mark(p->strings, &mark);
 	int rc = decode_one(p, role, "template", body, len, &pod, NULL, err,
 			    sizeof(err));
+	if (rc == 0) /* its namespace and class: the identity's to name? */
+		rc = admit_template(p, role, pr, &pod, err, sizeof(err));
 	if (rc == 0) {
 		/* Its priority as the API server's admission would give it;
 		 * with no table, a class name is refused and priority is 0. */
@@ -1019,6 +1075,114 @@ static void handle_evaluate(struct producers *p, enum producer_role role,
 	json_buf_free(&x.scores);
 }
 
+int producers_set_policy(struct producers *p, struct policy *pol, const char *path)
+{
+	char *copy = path != NULL ? strdup(path) : NULL;
+	if (path != NULL && copy == NULL)
+		return -ENOMEM;
+	pthread_mutex_lock(&p->lock);
+	policy_free(p->policy);
+	p->policy = pol;
+	free(p->policy_path);
+	p->policy_path = copy;
+	pthread_mutex_unlock(&p->lock);
+	return 0;
+}
+
+/* After a policy change (under the lock): every producer connection
+ * holding a template the policy in force refuses is disconnected (its
+ * placements stay with its identity), so a narrower policy takes effect
+ * now rather than at its next registration. A template's class as
+ * resolved may be the globalDefault one, which it need not have named:
+ * that class is not checked again. Returns how many were disconnected. */
+static unsigned revoke_templates(struct producers *p)
+{
+	static struct pod_spec pod; /* under the lock; too big for a stack */
+	uint32_t dflt = 0;
+	for (uint32_t i = 0; p->classes != NULL && i < p->classes->n; i++)
+		if (p->classes->c[i].global_default)
+			dflt = p->classes->c[i].name;
+	unsigned gone = 0;
+	for (uint32_t i = 0; i < PRODUCERS_MAX; i++) {
+		struct producer *pr = p->table[i];
+		if (pr == NULL || pr->role == ROLE_ADMIN)
+			continue;
+		for (uint32_t t = 0; t < pr->n_templates; t++) {
+			char why[512];
+			pod = pr->templates[t];
+			if (pod.priority_class == dflt)
+				pod.priority_class = 0;
+			if (admit_template(p, (enum producer_role)pr->role, pr, &pod, why,
+					   sizeof(why)) == 0)
+				continue;
+			log_msg(LOG_LEVEL_WARN, "policy: producer %u (connection %llu): its "
+				"%s (template %u); disconnecting it", pr->id,
+				(unsigned long long)pr->conn, why, t + 1);
+			control_server_disconnect(pr->server, pr->conn);
+			gone++;
+			break;
+		}
+	}
+	return gone;
+}
+
+/* OP_POLICY (admins; under the lock): show, reload from --policy, or apply
+ * the body. A refused policy leaves the one in force; either way the
+ * answer shows the one in force. Templates registered before a change
+ * keep their admission; preemptions read the policy in force. */
+static void handle_policy(struct producers *p, struct control_server *s,
+			  uint64_t conn, uint32_t rid, uint32_t action,
+			  const void *body, uint32_t len)
+{
+	struct policy *pol = NULL;
+	char err[1024];
+	int rc = 0;
+	if (action == OP_POLICY_RELOAD) {
+		if (p->policy_path == NULL)
+			rc = errmsg_rc(-ENOENT, err, sizeof(err), "policy reload: the "
+				       "daemon was started without --policy, so there "
+				       "is no file to read again; `shmsched policy "
+				       "apply FILE` applies one");
+		else
+			rc = policy_load_file(p->policy_path, &pol, err, sizeof(err));
+	} else if (action == OP_POLICY_APPLY) {
+		struct ucred peer = {0};
+		char source[96];
+		control_server_peer(s, conn, &peer);
+		snprintf(source, sizeof(source), "(applied through the admin socket "
+			 "by uid %u)", (unsigned)peer.uid);
+		rc = policy_parse(body, len, source, &pol, err, sizeof(err));
+	} else if (action != OP_POLICY_SHOW) {
+		rc = errmsg_rc(-EINVAL, err, sizeof(err), "policy: action %u; "
+			       "expected 0 (show), 1 (reload) or 2 (apply)", action);
+	}
+	if (rc < 0) {
+		control_server_reply_error(s, conn, rid, -rc, "%s", err);
+		return;
+	}
+	if (pol != NULL) {
+		policy_free(p->policy);
+		p->policy = pol;
+		unsigned gone = revoke_templates(p);
+		log_msg(LOG_LEVEL_INFO, "policy: %u rule(s) from %s in force; %u "
+			"producer connection(s) closed for templates it refuses",
+			policy_rules(pol), policy_source(pol), gone);
+	}
+	static char out[sizeof(struct op_policy_shown) + POLICY_BYTES_MAX];
+	struct op_policy_shown h = {0};
+	size_t text_len = 0;
+	if (p->policy != NULL) {
+		const char *text = policy_text(p->policy, &text_len);
+		h.loaded = 1;
+		h.rules = policy_rules(p->policy);
+		snprintf(h.source, sizeof(h.source), "%s", policy_source(p->policy));
+		memcpy(out + sizeof(h), text, text_len);
+	}
+	h.text_bytes = (uint32_t)text_len;
+	memcpy(out, &h, sizeof(h));
+	control_server_reply(s, conn, rid, out, (uint32_t)(sizeof(h) + text_len), -1);
+}
+
 static void refuse_not_admin(struct producers *p, struct control_server *s,
 			     uint64_t conn, uint32_t rid, const char *what)
 {
@@ -1083,9 +1247,15 @@ static void dispatch(struct producers *p, enum producer_role role,
 		else
 			handle_priority_class(p, s, conn, request_id, body, body_len);
 		break;
+	case OP_POLICY:
+		if (role != ROLE_ADMIN)
+			refuse_not_admin(p, s, conn, request_id, "policies");
+		else
+			handle_policy(p, s, conn, request_id, op.arg, body, body_len);
+		break;
 	default:
 		control_server_reply_error(s, conn, request_id, EPROTO,
-					   "request kind %u: expected 1..10", op.kind);
+					   "request kind %u: expected 1..11", op.kind);
 		break;
 	}
 }
@@ -1204,6 +1374,29 @@ static bool preempt_visit(void *arg, struct preempt_node *nd)
 	return true;
 }
 
+/* Whether a preemptor under rule `r` may evict pods of group `group`:
+ * their namespace among the rule's disruptNamespaces; a pod of no known
+ * namespace, never. Decided once per group in a preemption (`cache`,
+ * direct-mapped: a group's decoding costs more than a lookup). */
+struct disrupt_cache {
+	uint32_t group[64];
+	bool ok[64];
+};
+
+static bool may_disrupt(const struct producers *p, const struct policy_rule *r,
+			struct disrupt_cache *cache, uint32_t group)
+{
+	unsigned at = group & 63u;
+	if (group != 0 && cache->group[at] == group)
+		return cache->ok[at];
+	uint32_t ns = group_namespace(p, group);
+	const char *s = ns != 0 ? intern_str(p->strings, ns) : NULL;
+	bool ok = s != NULL && policy_allows_disrupt(r, s, strlen(s));
+	cache->group[at] = group;
+	cache->ok[at] = ok;
+	return ok;
+}
+
 static int preempt_locked(struct producers *p, const struct preempt_request *rq,
 			  producers_notice_fn notice, void *arg,
 			  struct preempt_outcome *out)
@@ -1239,6 +1432,12 @@ static int preempt_locked(struct producers *p, const struct preempt_request *rq,
 	struct pdb_matcher *pm = p->pdb_m;
 	pdb_matcher_init(pm, p->pdbs, p->strings);
 	bool counting = pdb_matcher_counts(pm);
+	/* Whose pods the preemptor may evict (policy/policy.h): the others
+	 * stay, as pods of higher priority do, before the choice. */
+	const struct policy_rule *rule = rule_of(p, me);
+	bool any_victim = p->policy == NULL || me->role == ROLE_ADMIN ||
+			  policy_disrupts_any(rule);
+	struct disrupt_cache dcache = {{0}};
 	/* Only pods of lower priority can be victims (the others are in the
 	 * node's counters, which the choice reads from the ledger); grouped
 	 * by node by a counting sort (pre_ok counts per slot, then is the
@@ -1255,6 +1454,8 @@ static int preempt_locked(struct producers *p, const struct preempt_request *rq,
 		if (counting)
 			pdb_matcher_count(pm, r->group);
 		if (r->priority >= rq->spec.priority)
+			continue;
+		if (!any_victim && !may_disrupt(p, rule, &dcache, r->group))
 			continue;
 		if (n == p->pre_cap) {
 			size_t nc = p->pre_cap ? p->pre_cap * 2 : 1024;

@@ -146,6 +146,16 @@ void producers_set_priority_classes(struct producers *p,
 				    struct priority_classes *classes,
 				    struct gang_table *gangs, struct pdb_table *pdbs);
 
+/* The policy (policy/policy.h) templates and preemptions are held to,
+ * taken over (freed with the producers or when replaced); NULL: the
+ * default (any namespace, any victim, system- PriorityClasses for admin
+ * connections only). `path`: the file OP_POLICY's reload reads again
+ * (copied; NULL: none). Any time: under the requests' lock, so a template
+ * or a preemption sees one policy whole. Returns 0 or -ENOMEM (nothing
+ * changed; pol still the caller's). */
+struct policy;
+int producers_set_policy(struct producers *p, struct policy *pol, const char *path);
+
 /* The ring where releases, node events and resyncs are published for the
  * waiting pods (workers/queue.h), after each change is visible. Before
  * the control sockets start; NULL: none. */

@@ -1,0 +1,224 @@
+/* shmsched policy show | reload | apply FILE: OP_POLICY through the
+ * daemon's admin socket (ingest/control_ops.h), spoken here directly with
+ * the control framing (HELLO, then one REQUEST). APPLY sends the file's
+ * bytes, never its path: the daemon reads no file an admin names. Every
+ * answer is the policy then in force, printed as its source and text. */
+#include "cli/policy.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "cli/node.h"
+#include "ingest/ingest.h"
+#include "policy/policy.h"
+#include "shm/shm.h"
+
+#define POLICY_TIMEOUT_MS 10000
+
+static void usage(FILE *to)
+{
+	fprintf(to,
+		"usage: shmsched policy show         [--admin-socket PATH]\n"
+		"       shmsched policy reload       [--admin-socket PATH]\n"
+		"       shmsched policy apply FILE   [--admin-socket PATH]\n"
+		"       shmsched policy check FILE\n"
+		"\n"
+		"The daemon's policy (shmschedd --policy FILE): which namespaces and\n"
+		"PriorityClasses each producer identity may use, and whose pods its\n"
+		"preemptions may evict. show prints the policy in force; reload reads\n"
+		"the daemon's --policy file again; apply puts FILE in force (until a\n"
+		"reload or restart); check reads FILE here and says whether the daemon\n"
+		"would take it. A refused policy leaves the one in force.\n"
+		"\n"
+		"FILE is JSON:\n"
+		"  {\"apiVersion\": \"" POLICY_API_VERSION "\", \"kind\": \"Policy\", \"rules\": [\n"
+		"    {\"uids\": [1001], \"names\": [\"team-a\"], \"users\": [\"alice\"],\n"
+		"     \"namespaces\": [\"team-a\", \"team-a-*\"],\n"
+		"     \"priorityClasses\": [\"low\", \"high\"],\n"
+		"     \"disruptNamespaces\": [\"team-a\"]}]}\n"
+		"A producer gets the first rule whose uids hold its uid and whose names\n"
+		"its registered name (\"*\": any); none: it may place no pod. \"*\" in\n"
+		"priorityClasses is any class but system- ones, which only their exact\n"
+		"names grant. disruptNamespaces defaults to namespaces. At most %u\n"
+		"bytes, %u rules, %u entries a list.\n"
+		"\n"
+		"The admin socket: --admin-socket, else $SHMSCHED_ADMIN_SOCKET, else\n"
+		"the daemon's socket with \".admin\" appended, as shmschedd makes it.\n",
+		POLICY_BYTES_MAX, POLICY_RULES_MAX, POLICY_LIST_MAX);
+}
+
+static int read_file(const char *path, char **out, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	if (f == NULL) {
+		fprintf(stderr, "shmsched policy: %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	char *buf = malloc(POLICY_BYTES_MAX + 1);
+	size_t n = buf ? fread(buf, 1, POLICY_BYTES_MAX + 1, f) : 0;
+	int bad = buf == NULL || ferror(f);
+	fclose(f);
+	if (bad || n > POLICY_BYTES_MAX) {
+		if (bad)
+			fprintf(stderr, "shmsched policy: %s: cannot read it\n", path);
+		else
+			fprintf(stderr, "shmsched policy: %s: longer than %u bytes, the "
+				"most a policy has\n", path, POLICY_BYTES_MAX);
+		free(buf);
+		return -1;
+	}
+	*out = buf;
+	*len = n;
+	return 0;
+}
+
+/* One OP_POLICY request; prints the answer. Returns the exit status. */
+static int call(const char *sock, uint32_t action, const char *body, size_t len)
+{
+	static char msg[CONTROL_MAX_PAYLOAD];
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	if (strlen(sock) >= sizeof(a.sun_path)) {
+		fprintf(stderr, "shmsched policy: %s: too long for a socket path\n", sock);
+		return 1;
+	}
+	memcpy(a.sun_path, sock, strlen(sock) + 1);
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0) {
+		fprintf(stderr, "shmsched policy: the admin socket %s: %s\n", sock,
+			strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return 1;
+	}
+	struct control_hello hello = {.abi_version = SHM_ABI_VERSION};
+	struct control_header h;
+	int rc = control_send(fd, CONTROL_MSG_HELLO, 0, &hello, sizeof(hello), -1);
+	/* A daemon that refuses this connection (its credentials, its
+	 * limit) says why in an ERROR before it closes: read it, even when
+	 * the HELLO could not be sent. */
+	if (rc == 0 || rc == -EPIPE || rc == -ECONNRESET) {
+		int sent = rc;
+		rc = control_recv(fd, &h, msg, sizeof(msg), NULL, POLICY_TIMEOUT_MS);
+		if (rc < 0 && sent < 0)
+			rc = sent;
+	}
+	if (rc == 0 && h.type == CONTROL_MSG_WELCOME) {
+		struct op_request op = {.kind = OP_POLICY, .arg = action};
+		memcpy(msg, &op, sizeof(op));
+		if (len > 0)
+			memcpy(msg + sizeof(op), body, len);
+		rc = control_send(fd, CONTROL_MSG_REQUEST, 1, msg,
+				  (uint32_t)(sizeof(op) + len), -1);
+		if (rc == 0)
+			rc = control_recv(fd, &h, msg, sizeof(msg), NULL,
+					  POLICY_TIMEOUT_MS);
+	}
+	close(fd);
+	if (rc < 0) {
+		fprintf(stderr, "shmsched policy: the admin socket %s: %s\n", sock,
+			strerror(-rc));
+		return 1;
+	}
+	if (h.type == CONTROL_MSG_ERROR) {
+		int code;
+		char text[CONTROL_ERROR_TEXT_MAX + 1];
+		control_error_decode(msg, h.length, &code, text, sizeof(text));
+		fprintf(stderr, "shmsched policy: the daemon refused: %s (%s)\n", text,
+			strerror(code));
+		return 1;
+	}
+	struct op_policy_shown shown;
+	if (h.type != CONTROL_MSG_RESPONSE || h.length < sizeof(shown)) {
+		fprintf(stderr, "shmsched policy: the daemon's answer: a %s of %u bytes; "
+			"expected a RESPONSE of at least %zu\n",
+			control_msg_type_name(h.type), h.length, sizeof(shown));
+		return 1;
+	}
+	memcpy(&shown, msg, sizeof(shown));
+	shown.source[sizeof(shown.source) - 1] = '\0';
+	if (shown.text_bytes != h.length - sizeof(shown)) {
+		fprintf(stderr, "shmsched policy: the daemon's answer holds %zu bytes "
+			"of text; it says %u\n", h.length - sizeof(shown),
+			shown.text_bytes);
+		return 1;
+	}
+	if (!shown.loaded) {
+		printf("# no policy: the default (any namespace; any PriorityClass but "
+		       "system- ones, which only admin connections may name; any "
+		       "victim)\n");
+		return 0;
+	}
+	printf("# policy in force: %u rule(s) from %s\n", shown.rules, shown.source);
+	fwrite(msg + sizeof(shown), 1, shown.text_bytes, stdout);
+	if (shown.text_bytes > 0 && msg[sizeof(shown) + shown.text_bytes - 1] != '\n')
+		putchar('\n');
+	return 0;
+}
+
+int policy_main(int argc, char **argv)
+{
+	const char *given = NULL, *verb = NULL, *file = NULL;
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+			usage(stdout);
+			return 0;
+		}
+		if (strcmp(argv[i], "--admin-socket") == 0 && i + 1 < argc) {
+			given = argv[++i];
+		} else if (argv[i][0] == '-') {
+			fprintf(stderr, "shmsched policy: unknown option \"%s\"\n", argv[i]);
+			usage(stderr);
+			return 2;
+		} else if (verb == NULL) {
+			verb = argv[i];
+		} else if (file == NULL) {
+			file = argv[i];
+		} else {
+			fprintf(stderr, "shmsched policy: one FILE at most\n");
+			return 2;
+		}
+	}
+	bool with_file = verb != NULL && (strcmp(verb, "apply") == 0 ||
+					  strcmp(verb, "check") == 0);
+	if (verb == NULL || (with_file != (file != NULL)) ||
+	    (!with_file && strcmp(verb, "show") != 0 && strcmp(verb, "reload") != 0)) {
+		usage(stderr);
+		return 2;
+	}
+	char buf[PATH_MAX + 16];
+	const char *sock = cli_admin_socket(given, buf, sizeof(buf));
+	if (strcmp(verb, "show") == 0)
+		return call(sock, OP_POLICY_SHOW, NULL, 0);
+	if (strcmp(verb, "reload") == 0)
+		return call(sock, OP_POLICY_RELOAD, NULL, 0);
+	char *text;
+	size_t len;
+	if (read_file(file, &text, &len) < 0)
+		return 2;
+	/* Checked here first: the message names FILE, not the socket. */
+	struct policy *pol;
+	char err[1024];
+	if (policy_parse(text, len, file, &pol, err, sizeof(err)) < 0) {
+		fprintf(stderr, "shmsched policy: %s\n", err);
+		free(text);
+		return strcmp(verb, "check") == 0 ? 1 : 2;
+	}
+	if (strcmp(verb, "check") == 0) {
+		printf("%s: %u rule(s); the daemon would take it\n", file,
+		       policy_rules(pol));
+		policy_free(pol);
+		free(text);
+		return 0;
+	}
+	policy_free(pol);
+	int rc = call(sock, OP_POLICY_APPLY, text, len);
+	free(text);
+	return rc;
+}

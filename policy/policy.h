@@ -1,0 +1,135 @@
+/* Who may place pods where, and at what priority: the daemon's policy
+ * (shmschedd --policy FILE), and the gateway's for its authenticated
+ * clients. Kubernetes gives this by RBAC (who may create pods in which
+ * namespace) and by quota on PriorityClasses; a producer of shmsched has
+ * no API server in front of it, so the daemon asks this instead.
+ *
+ * The file is JSON, read strictly (an unknown field, a duplicate key, a
+ * value of the wrong type or past its bound is refused, naming the file,
+ * the JSON path, the value and what was expected):
+ *
+ *   {"apiVersion": "shmsched.io/v1alpha1", "kind": "Policy", "rules": [
+ *     {"uids": [1001], "names": ["team-a"],      local producers
+ *      "users": ["alice"],                        gateway clients
+ *      "namespaces": ["team-a", "team-a-*"],
+ *      "priorityClasses": ["low", "high"],
+ *      "disruptNamespaces": ["team-a"]}]}
+ *
+ * - A local producer (uid from SO_PEERCRED, the name it registered with)
+ *   matches a rule whose "uids" holds its uid and whose "names" holds its
+ *   name ("*": any name; "names" absent: any name). A gateway client
+ *   matches a rule whose "users" holds its authenticated user name ("*":
+ *   any authenticated user). The first rule that matches is the
+ *   identity's; an identity no rule matches may place no pod.
+ * - "namespaces": where its pods may be (a DNS-1123 label, a prefix
+ *   ending in '*', or "*" for any). Gangs follow: a pod's PodGroup is in
+ *   the pod's own namespace.
+ * - "priorityClasses": the classes its pods may name (exact, prefix-'*',
+ *   or "*"). A pattern never grants a class whose name starts "system-"
+ *   (system-node-critical, system-cluster-critical): such a class only
+ *   by its exact name. A pod that names no class is not checked (it gets
+ *   the cluster's globalDefault class, the administrator's choice).
+ * - "disruptNamespaces": whose pods its pods' preemptions may evict
+ *   (patterns as "namespaces"); absent: its own "namespaces"; []: none.
+ *
+ * Without a policy (policy pointer NULL): any namespace, any class but the
+ * system- ones, which only admin connections may name (as kube-apiserver's
+ * Priority admission kept them to kube-system from 1.11 to 1.16, and
+ * ResourceQuota's limitedResources does since: kubernetes PR #65593,
+ * issue #65557), any victim.
+ *
+ * Bounds: the text at most POLICY_BYTES_MAX bytes (it fits one control
+ * message, so `shmsched policy apply` takes any file the daemon reads),
+ * POLICY_RULES_MAX rules, POLICY_LIST_MAX entries in each list, names as
+ * below.
+ *
+ * Concurrency: a struct policy is immutable once made; any thread may read
+ * it while no one frees it. The daemon replaces its policy under its
+ * producers' lock.
+ */
+#ifndef SHMSCHED_POLICY_POLICY_H
+#define SHMSCHED_POLICY_POLICY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define POLICY_API_VERSION "shmsched.io/v1alpha1"
+#define POLICY_KIND "Policy"
+#define POLICY_BYTES_MAX (UINT32_C(60) << 10)
+#define POLICY_RULES_MAX 256u
+#define POLICY_LIST_MAX 64u
+#define POLICY_NAME_MAX 63u      /* a registered producer name (op_register) */
+#define POLICY_USER_MAX 255u     /* a gateway user name */
+#define POLICY_NAMESPACE_MAX 63u /* a DNS-1123 label */
+#define POLICY_CLASS_MAX 253u    /* a DNS-1123 subdomain */
+#define POLICY_SYSTEM_PREFIX "system-"
+
+struct policy;
+struct policy_rule;
+
+/* Parses `len` bytes of `text` (need not be NUL-terminated); `source`
+ * names it in messages and in policy_source() (a path, or a phrase).
+ * Returns 0 with *out, or -EINVAL (the text breaks a rule above), -E2BIG
+ * (over POLICY_BYTES_MAX), -ENOMEM, each with a message in err. */
+int policy_parse(const char *text, size_t len, const char *source,
+		 struct policy **out, char *err, size_t err_len);
+
+/* Reads and parses the file at `path` (at most POLICY_BYTES_MAX bytes).
+ * Errors as policy_parse, and the errno of open(2) or read(2). */
+int policy_load_file(const char *path, struct policy **out, char *err,
+		     size_t err_len);
+
+void policy_free(struct policy *pol);
+
+/* Where it came from, as given to policy_parse. */
+const char *policy_source(const struct policy *pol);
+/* The text it was parsed from, exactly (not NUL-terminated: *len bytes). */
+const char *policy_text(const struct policy *pol, size_t *len);
+uint32_t policy_rules(const struct policy *pol);
+
+/* The first rule for a local producer (uid, registered name), or for a
+ * gateway client (its authenticated user name); NULL: none. */
+const struct policy_rule *policy_find_local(const struct policy *pol, uid_t uid,
+					    const char *name);
+const struct policy_rule *policy_find_user(const struct policy *pol,
+					   const char *user);
+/* The rule's place in "rules" (0-based), for messages. */
+uint32_t policy_rule_index(const struct policy_rule *r);
+
+/* Whether rule `r` lets its identity place pods in namespace ns[0..len),
+ * name PriorityClass `cls`, evict pods of namespace ns[0..len). A NULL
+ * rule allows nothing. */
+bool policy_allows_namespace(const struct policy_rule *r, const char *ns,
+			     size_t len);
+bool policy_allows_priority_class(const struct policy_rule *r, const char *cls);
+bool policy_allows_disrupt(const struct policy_rule *r, const char *ns, size_t len);
+/* Whether a rule lets its identity evict pods of any namespace. */
+bool policy_disrupts_any(const struct policy_rule *r);
+
+/* Whether `cls` is a system- class (reserved to Kubernetes' own). */
+bool policy_class_is_system(const char *cls);
+
+/* The one check of a pod at admission, as the daemon makes it for a
+ * template and the gateway would for each pod of a request: may `who`
+ * place a pod in namespace `ns` (NUL-terminated) naming PriorityClass `cls`
+ * (NULL or "": none)? `r` is who's rule (policy_find_local or
+ * policy_find_user); `admin`: an admin connection (no policy applies to
+ * it). With pol NULL, the default above. `who` names the identity in the
+ * message ("uid 1001, name \"team-a\"", "user \"alice\"").
+ * Returns 0, or -EPERM with a message in why naming the identity, the
+ * namespace or class and the policy. */
+int policy_admit(const struct policy *pol, const struct policy_rule *r,
+		 bool admin, const char *who, const char *ns, const char *cls,
+		 char *why, size_t why_len);
+
+/* The gateway's one call for a pod of an authenticated client: the rule of
+ * `user` (policy_find_user), then policy_admit as for a producer
+ * connection (never admin). With pol NULL, the default. Returns 0 or
+ * -EPERM with a message naming user "NAME", the namespace or class and the
+ * policy; the gateway answers it 403 Forbidden. */
+int policy_admit_user(const struct policy *pol, const char *user, const char *ns,
+		      const char *cls, char *why, size_t why_len);
+
+#endif
