@@ -833,8 +833,9 @@ int pool_fair_turn(struct pool_fair *f, pool_fair_burst_fn burst, void *arg,
 {
 	*out_of_time = false;
 	f->deficit_ns += POOL_FAIR_QUANTUM_NS;
-	if (f->deficit_ns > POOL_FAIR_QUANTUM_NS + (int64_t)f->cost_ns)
-		f->deficit_ns = POOL_FAIR_QUANTUM_NS + (int64_t)f->cost_ns;
+	int64_t cap = POOL_FAIR_CARRY_NS + POOL_FAIR_QUANTUM_NS + (int64_t)f->cost_ns;
+	if (f->deficit_ns > cap)
+		f->deficit_ns = cap;
 	int served = 0;
 	for (unsigned b = 0; b < POOL_FAIR_BURSTS; b++) {
 		/* Served only when the allowance covers a pod at its recent
@@ -854,8 +855,12 @@ int pool_fair_turn(struct pool_fair *f, pool_fair_burst_fn burst, void *arg,
 		if (n < 0)
 			return n;
 		if (n == 0) {
-			if (f->deficit_ns > 0)
-				f->deficit_ns = 0; /* idle: no credit kept */
+			/* Idle all turn: no credit kept. Ran dry after pods
+			 * (a closed-loop producer refilling as its answers
+			 * come): it could have used the rest, which it keeps,
+			 * up to the cap above. */
+			if (served == 0 && f->deficit_ns > 0)
+				f->deficit_ns = 0;
 			break;
 		}
 		served += n;

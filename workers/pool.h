@@ -144,20 +144,25 @@ int pool_worker_stats(const struct pool *p, unsigned index,
 
 /* Fair share between the producers one worker serves: deficit round robin
  * on measured time. A producer's turn adds POOL_FAIR_QUANTUM_NS to its
- * allowance, its credit capped at a quantum beyond one pod's cost (enough
- * to save up for a pod dearer than a quantum, never enough to hoard);
- * while the allowance covers a pod at its recent cost and it has pods, it
- * is served bursts of as many as fit (1 .. POOL_FAIR_BURST; 1 while its
- * cost is not known), each charged the time it took. The turn ends when the allowance is spent (the debt
- * carries over), when the producer has no pod left (then it keeps no
- * credit), or after POOL_FAIR_BURSTS bursts. So every busy producer of a
- * worker can use about a quantum per round, however cheap or dear its
- * pods: a burst's cap on pods no longer ends the turn of a producer of
- * cheap pods (which used to spend a fraction of its quantum per round
- * beside one that spent all of its own). */
+ * allowance, its credit capped at POOL_FAIR_CARRY_NS and a quantum beyond
+ * one pod's cost (enough to save up for a pod dearer than a quantum and to
+ * keep what it could have used, never enough to hoard); while the
+ * allowance covers a pod at its recent cost and it has pods, it is served
+ * bursts of as many as fit (1 .. POOL_FAIR_BURST; 1 while its cost is not
+ * known), each charged the time it took. The turn ends when the allowance
+ * is spent (the debt carries over); when the producer has no pod left (if
+ * it had none all turn it keeps no credit; if it ran dry after some, as a
+ * closed-loop producer does between its answers and its next submit, it
+ * keeps the rest, up to the cap: what it could have used); or after
+ * POOL_FAIR_BURSTS bursts. So every busy producer of a worker can use
+ * about a quantum per round, however cheap or dear its pods: neither a
+ * burst's cap on pods nor a moment's empty ring ends a cheap producer's
+ * share (it used to get one burst a turn, a fraction of its quantum, beside
+ * a noisy producer that spent all of its own). */
 #define POOL_FAIR_QUANTUM_NS INT64_C(1000000)
 #define POOL_FAIR_BURST 32u
 #define POOL_FAIR_BURSTS 64u
+#define POOL_FAIR_CARRY_NS POOL_FAIR_QUANTUM_NS
 
 struct pool_fair {
 	int64_t deficit_ns; /* time it may still use; negative: its debt */

@@ -102,8 +102,9 @@ static void test_dear_pods_save_up(void **state)
 	assert_true(share > 0.40 && share < 0.60);
 }
 
-/* A producer that runs dry keeps no credit (its allowance is at most 0
- * after the turn), but keeps its debt. */
+/* A producer that runs dry after some pods keeps what it could have used
+ * (capped: a carry and a quantum beyond a pod); one idle all turn keeps no
+ * credit (its allowance is at most 0 after the turn), but keeps its debt. */
 static void test_idle_keeps_no_credit(void **state)
 {
 	(void)state;
@@ -111,8 +112,16 @@ static void test_idle_keeps_no_credit(void **state)
 	bool oot;
 	assert_int_equal(turn(&p, &oot), 10);
 	assert_false(oot);
-	assert_true(p.fair.deficit_ns <= 0);
-	/* Nothing again: still no credit, however many turns pass. */
+	assert_int_equal(p.fair.deficit_ns, POOL_FAIR_QUANTUM_NS - 10 * 1000);
+	/* Ran dry again after 5: the rest carries, up to the cap. */
+	p.supply = 5;
+	assert_int_equal(turn(&p, &oot), 5);
+	assert_int_equal(p.fair.deficit_ns, 2 * POOL_FAIR_QUANTUM_NS - 15 * 1000);
+	p.supply = 1;
+	assert_int_equal(turn(&p, &oot), 1);
+	assert_int_equal(p.fair.deficit_ns,
+			 POOL_FAIR_CARRY_NS + POOL_FAIR_QUANTUM_NS + 1000 - 1000);
+	/* Nothing at all this turn: no credit, however many turns pass. */
 	for (int i = 0; i < 100; i++)
 		assert_int_equal(turn(&p, &oot), 0);
 	assert_true(p.fair.deficit_ns <= 0);
