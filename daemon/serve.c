@@ -494,8 +494,10 @@ static int serve_burst(void *arg, unsigned want, uint64_t *spent_ns)
  * expensive pods therefore waits more turns for its next pod, a producer
  * of cheap ones is served more bursts per turn, and every busy producer
  * of a worker gets about the same share of its time, however costly its
- * pods. An idle producer keeps no credit (at most 0), but keeps its debt.
- * Two clock reads per burst and one per pod (vDSO, no system call). */
+ * pods. A producer idle all turn keeps no credit (at most 0), but keeps
+ * its debt; one that ran dry after some pods keeps the rest, capped (what
+ * it could have used). Two clock reads per burst and one per pod (vDSO,
+ * no system call). */
 static unsigned serve_producer(struct serve *s, unsigned w, struct producer *pr)
 {
 	if (producers_faulted(pr))
