@@ -30,6 +30,7 @@ static void usage(FILE *to)
 		"                 [--socket-mode MODE] [--socket-group GROUP]\n"
 		"                 [--admin-socket PATH] [--admin-uid UID]... [--admin-gid GID]...\n"
 		"                 [--policy FILE]\n"
+		"                 [--idle-timeout SECONDS]\n"
 		"                 [--max-placements N] [--seed N] [--no-pin] [--no-warm]\n"
 		"                 [--name NAME | --ephemeral] [--fresh] [--max-nodes N]\n"
 		"                 [--region-mode MODE] [--region-group GROUP]\n"
@@ -59,7 +60,9 @@ static void usage(FILE *to)
 		"  --socket-group GROUP the control socket's group (name or number)\n"
 		"  --admin-socket PATH  the admin socket: node events, resource names\n"
 		"                       (default: the control socket's path + \".admin\");\n"
-		"                       always mode 0600\n"
+		"                       mode 0600, 0660 and the group for one --admin-gid,\n"
+		"                       0666 for another --admin-uid (or several gids):\n"
+		"                       the uid/gid check refuses everyone else\n"
 		"  --admin-uid UID      admit admins running as UID (repeatable)\n"
 		"  --admin-gid GID      admit admins in group GID (repeatable)\n"
 		"                       (default: only this daemon's own uid)\n"
@@ -67,6 +70,10 @@ static void usage(FILE *to)
 		"                       (uid and name) may use, and whose pods it may\n"
 		"                       preempt (JSON; `shmsched policy --help`). Default:\n"
 		"                       any namespace; system- classes for admins only\n"
+		"  --idle-timeout SECONDS close a connection (either socket) that sends no\n"
+		"                       request for this long while its producer has no pod\n"
+		"                       submitted, waiting or answered (default 300; 0:\n"
+		"                       never); the producer sees ECONNRESET, reconnects\n"
 		"  --max-placements N   live placements kept, bound pods included (default\n"
 		"                       1048576, 280 bytes each, backed as used); a pod\n"
 		"                       past it is rejected. A new state region only\n"
@@ -230,6 +237,7 @@ int main(int argc, char **argv)
 		{"no-pin", no_argument, NULL, 'p'},
 		{"no-warm", no_argument, NULL, 'n'},
 		{"wait", no_argument, NULL, 'W'},
+		{"idle-timeout", required_argument, NULL, 'I'},
 		{"name", required_argument, NULL, 'N'},
 		{"ephemeral", no_argument, NULL, 'E'},
 		{"fresh", no_argument, NULL, 'F'},
@@ -318,6 +326,12 @@ int main(int argc, char **argv)
 			break;
 		case 'a':
 			cfg.admin_socket_path = optarg;
+			break;
+		case 'I':
+			if (parse_u64("--idle-timeout", optarg, 1000000, &v) < 0)
+				return 2;
+			cfg.idle_timeout_s = (unsigned)v;
+			cfg.no_idle_timeout = v == 0;
 			break;
 		case 'm':
 			if (parse_mode("--socket-mode", optarg, &cfg.socket_mode) < 0)

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -266,6 +267,53 @@ const char *daemon_admin_socket(const struct daemon_config *cfg, char *buf,
 	return n > 0 && (size_t)n < len ? buf : NULL;
 }
 
+void daemon_admin_mode(const struct daemon_config *cfg, mode_t *mode,
+		       gid_t *group, bool *has_group)
+{
+	bool other_uid = false;
+	for (size_t i = 0; i < cfg->n_admin_uids; i++)
+		other_uid |= cfg->admin_uids[i] != geteuid();
+	*group = 0;
+	*has_group = false;
+	if (other_uid || cfg->n_admin_gids > 1) {
+		*mode = 0666;
+	} else if (cfg->n_admin_gids == 1) {
+		*mode = 0660;
+		*group = cfg->admin_gids[0];
+		*has_group = true;
+	} else {
+		*mode = 0600;
+	}
+}
+
+/* A socket others may use is useless in a directory they cannot enter:
+ * said once at start, naming the directory's mode. */
+static void check_socket_dir(const char *path, mode_t mode, bool has_group,
+			     gid_t group)
+{
+	char dir[sizeof(((struct daemon *)0)->admin_path)];
+	snprintf(dir, sizeof(dir), "%s", path);
+	char *slash = strrchr(dir, '/');
+	if (slash == NULL)
+		snprintf(dir, sizeof(dir), ".");
+	else if (slash == dir)
+		slash[1] = '\0';
+	else
+		*slash = '\0';
+	struct stat st;
+	if ((mode & 0066) == 0 || stat(dir, &st) < 0)
+		return;
+	bool reach = (mode & 0006) ? (st.st_mode & 0001) != 0
+		     : (st.st_mode & 0001) != 0 ||
+		       ((st.st_mode & 0010) != 0 && has_group && st.st_gid == group);
+	if (!reach)
+		log_msg(LOG_LEVEL_WARN, "socket %s: mode %04o admits other users, "
+			"but its directory %s (mode %04o, gid %u) does not let them "
+			"in: give the directory o+x (or g+x and the group)", path,
+			(unsigned)mode, dir, (unsigned)(st.st_mode & 07777),
+			(unsigned)st.st_gid);
+}
+
 static void wake_pool(void *arg)
 {
 	pool_wake(arg);
@@ -412,21 +460,31 @@ struct daemon *daemon_start(const struct daemon_config *cfg, char *err,
 	}
 	producers_set_admin_socket(d->producers, d->admin_path);
 	/* The admin socket first: a producer that connects can be told where
-	 * node events go. Its file stays 0600. */
+	 * node events go. Its own table: producers cannot take its slots. */
+	unsigned idle_ms = cfg->no_idle_timeout ? 0
+			   : (cfg->idle_timeout_s ? cfg->idle_timeout_s
+						  : DAEMON_IDLE_TIMEOUT_S) * 1000u;
 	struct control_server_config ac = {
 		.allowed_uids = cfg->admin_uids,
 		.n_allowed_uids = cfg->n_admin_uids,
 		.allowed_gids = cfg->admin_gids,
 		.n_allowed_gids = cfg->n_admin_gids,
-		.max_connections = 16,
+		.max_connections = DAEMON_ADMIN_CONNECTIONS,
+		.idle_timeout_ms = idle_ms,
 		.arg = producers_endpoint(d->producers, ROLE_ADMIN),
 		.on_connect = producers_on_connect,
 		.on_request = producers_on_request,
 		.on_disconnect = producers_on_disconnect,
+		.is_busy = producers_is_busy,
 	};
+	bool admin_group;
+	daemon_admin_mode(cfg, &ac.socket_mode, &ac.socket_group, &admin_group);
+	ac.has_socket_group = admin_group;
 	d->admin = control_server_start(d->admin_path, &ac, err, err_len);
 	if (d->admin == NULL)
 		goto fail_server;
+	check_socket_dir(d->admin_path, ac.socket_mode, admin_group,
+			 ac.socket_group);
 	struct control_server_config sc = {
 		.allowed_uids = cfg->allowed_uids,
 		.n_allowed_uids = cfg->n_allowed_uids,
@@ -435,13 +493,18 @@ struct daemon *daemon_start(const struct daemon_config *cfg, char *err,
 		.socket_mode = cfg->socket_mode,
 		.socket_group = cfg->socket_group,
 		.has_socket_group = cfg->has_socket_group,
-		/* A quarter of the 64 slots per uid: one user's idle or slow
-		 * connections cannot lock the others out. */
-		.max_per_uid = 16,
+		/* A quarter of the 64 slots per uid, and a reserve for uids
+		 * with none: one user's (or a few users') idle or slow
+		 * connections cannot lock the others out (daemon.h). */
+		.max_connections = DAEMON_CONNECTIONS,
+		.max_per_uid = DAEMON_PER_UID,
+		.reserve_connections = DAEMON_RESERVE,
+		.idle_timeout_ms = idle_ms,
 		.arg = producers_endpoint(d->producers, ROLE_PRODUCER),
 		.on_connect = producers_on_connect,
 		.on_request = producers_on_request,
 		.on_disconnect = producers_on_disconnect,
+		.is_busy = producers_is_busy,
 	};
 	d->server = control_server_start(cfg->socket_path, &sc, err, err_len);
 	if (d->server == NULL)

@@ -34,8 +34,9 @@ struct daemon_config {
 	bool has_socket_group;
 	/* The admin socket: node events, resource names, and all a producer
 	 * may do. NULL: socket_path with ".admin" appended. Admitted: the
-	 * admin uids and gids; none given: the daemon's own uid. Its file is
-	 * always 0600. */
+	 * admin uids and gids; none given: the daemon's own uid. Its file's
+	 * mode lets exactly those reach it (daemon_admin_mode); the
+	 * credential check (SO_PEERCRED) is the real gate. */
 	const char *admin_socket_path;
 	const uid_t *admin_uids;
 	size_t n_admin_uids;
@@ -78,7 +79,31 @@ struct daemon_config {
 	 * a sleeping worker's next poll, as before they were made. For the
 	 * comparison in shmsched-bench (--no-doorbells). */
 	bool no_doorbells;
+	/* A control connection (either socket) that has made a request and
+	 * then sends none for this long, while its producer has no pod
+	 * submitted, waiting or answered meanwhile, is closed (ERROR
+	 * ETIMEDOUT): 0: DAEMON_IDLE_TIMEOUT_S, unless no_idle_timeout. */
+	unsigned idle_timeout_s;
+	bool no_idle_timeout;
 };
+
+#define DAEMON_IDLE_TIMEOUT_S 300u
+/* The producer socket's connections: at most DAEMON_PER_UID per uid, and
+ * the last DAEMON_RESERVE of DAEMON_CONNECTIONS only for uids with none
+ * open: uids holding connections share 48 slots (3 uids at the cap), and
+ * 16 more uids get one each. The admin socket has its own 16. */
+#define DAEMON_CONNECTIONS 64u
+#define DAEMON_PER_UID 16u
+#define DAEMON_RESERVE 16u
+#define DAEMON_ADMIN_CONNECTIONS 16u
+
+/* The admin socket's file mode and group for cfg's admin uids and gids:
+ * 0600 when only the daemon's own uid is admitted; 0660 and that group
+ * when one gid is (and no other uid); 0666 when another uid or several
+ * gids are (the credential check then refuses everyone else, with an
+ * ERROR naming who is admitted). */
+void daemon_admin_mode(const struct daemon_config *cfg, mode_t *mode,
+		       gid_t *group, bool *has_group);
 
 /* Live placements the daemon keeps by default: 1,048,576 records of 280
  * bytes, backed by memory only as they are used. Bound pods (a cluster

@@ -1,6 +1,7 @@
 /* The workers' per-pod loop: see serve.h.
  *
- * Per poll and producer: one burst dequeue of up to SERVE_BURST handles,
+ * Per poll and producer: a turn of bursts (the fair share, see
+ * serve_producer), each one burst dequeue of up to SERVE_BURST handles,
  * then per handle a bounds check, record_decode() (a copy and checks),
  * resolver_place() (placement and a compare-and-swap commit, bounded
  * retries) and answer_slot(); then one burst enqueue of the answered
@@ -23,9 +24,9 @@
 #include "daemon/persist_internal.h"
 #include "daemon/wait_internal.h"
 
-#define SERVE_BURST 32u
-/* A producer's allowance of worker time per turn (see serve_producer). */
-#define SERVE_QUANTUM_NS INT64_C(1000000)
+/* The fair share's (workers/pool.h, pool_fair_turn). */
+#define SERVE_BURST POOL_FAIR_BURST
+#define SERVE_QUANTUM_NS POOL_FAIR_QUANTUM_NS
 /* A worker that has found no pod in any poll for this long makes its
  * pods pay for compiles (engine_set_busy): it may never idle again.
  * Not 2 ms: a pause of the VM that long made pods pay, and the queue
@@ -392,64 +393,53 @@ static bool answer(struct serve *s, unsigned w, struct producer *pr,
 	return true;
 }
 
-/* One turn of one producer; returns the slots answered, or 1 when it has
- * pods waiting but no time left this turn (so the pool does not sleep).
- *
- * Fair share, by deficit round robin on measured time: each turn adds
- * SERVE_QUANTUM_NS to the producer's allowance; when the allowance covers
- * a pod at the producer's recent cost per pod, it is served as many pods
- * as fit (1 .. SERVE_BURST), and the time they took is taken off. A
- * producer of expensive pods therefore waits more turns for its next pod,
- * and every busy producer of a worker gets about the same share of its
- * time, however costly its pods. An idle producer keeps no credit (at most
- * 0), but keeps its debt. Two clock reads per burst (vDSO, no system
- * call).
+/* One burst of one producer's turn (pool_fair_burst_fn): up to `want`
+ * handles dequeued and answered, the time they took in *spent_ns.
  *
  * The rings are read and written only through the daemon's guards
  * (shm/ring.h): an impossible index from the producer disconnects it
  * (producers_fault). */
-static unsigned serve_producer(struct serve *s, unsigned w, struct producer *pr)
+struct serve_turn {
+	struct serve *s;
+	unsigned w;
+	struct producer *pr;
+};
+
+static int serve_burst(void *arg, unsigned want, uint64_t *spent_ns)
 {
+	struct serve_turn *turn = arg;
+	struct serve *s = turn->s;
+	unsigned w = turn->w;
+	struct producer *pr = turn->pr;
 	struct serve_stats *st = &s->stats[w];
-	if (producers_faulted(pr))
-		return 0;
-	/* Credit is capped at a quantum beyond one pod's cost: enough to save
-	 * up for a pod dearer than a quantum, never enough to hoard time (a
-	 * burst is at most SERVE_BURST pods, so cheap pods leave some over). */
-	pr->deficit_ns += SERVE_QUANTUM_NS;
-	if (pr->deficit_ns > SERVE_QUANTUM_NS + (int64_t)pr->cost_ns)
-		pr->deficit_ns = SERVE_QUANTUM_NS + (int64_t)pr->cost_ns;
-	/* Served only when the allowance covers a pod at its recent cost:
-	 * a producer of pods dearer than a quantum saves up over turns. */
-	if (pr->deficit_ns <= 0 || (uint64_t)pr->deficit_ns < pr->cost_ns)
-		return ring_guard_pending(&pr->submit) > 0 ? 1 : 0;
-	uint64_t fit = pr->cost_ns ? (uint64_t)pr->deficit_ns / pr->cost_ns : SERVE_BURST;
-	unsigned want = fit < 1 ? 1 : fit > SERVE_BURST ? SERVE_BURST : (unsigned)fit;
 	uint64_t h[SERVE_BURST];
 	char why[160];
+	*spent_ns = 0;
 	int n = ring_guard_dequeue(&pr->submit, h, want);
 	if (n < 0) {
 		snprintf(why, sizeof(why), "its submit ring's index claims more "
 			 "than the ring's %u handles", pr->submit.capacity);
 		producers_fault(s->producers, pr, why);
-		return 0;
+		return -EPROTO;
 	}
-	if (n == 0) {
-		if (pr->deficit_ns > 0)
-			pr->deficit_ns = 0; /* idle: no credit kept */
+	if (n == 0)
 		return 0;
-	}
 	/* The burst's slots were written on the producer's core: their lines
 	 * are fetched together here rather than one miss per pod (half of
 	 * record_decode()'s time was its first read of the slot). The part
 	 * the answer writes, for writing. */
+	unsigned pods = 0;
 	for (int i = 0; i < n; i++)
 		if (h[i] < pr->region.n_slots) {
 			const char *at = (const char *)&pr->region.slots[h[i]];
 			__builtin_prefetch(at);
 			__builtin_prefetch(at + 64, 1);
 			__builtin_prefetch(at + 128, 1);
+			pods++;
 		}
+	/* Release, partner of producers_is_busy()'s acquire: taken moves
+	 * before any answer of these pods does. */
+	__atomic_store_n(&pr->taken, pr->taken + pods, __ATOMIC_RELEASE);
 	uint64_t t0 = now_ns(), t = t0;
 	/* Pods pay for compiles only once the worker has not idled for
 	 * SERVE_BUSY_NS; until then its idle polls do them. */
@@ -480,11 +470,7 @@ static unsigned serve_producer(struct serve *s, unsigned w, struct producer *pr)
 		if (now)
 			h[k++] = h[i];
 	}
-	uint64_t spent = t - t0;
-	pr->deficit_ns -= (int64_t)spent;
-	/* The cost per pod, smoothed over the last few bursts. */
-	uint64_t per_pod = spent / (unsigned)n;
-	pr->cost_ns = pr->cost_ns ? (pr->cost_ns * 3 + per_pod) / 4 : per_pod;
+	*spent_ns = t - t0;
 	/* Sync durability: no answer of this burst is handed back before the
 	 * burst's placements are on disk (one wait, one group commit). The
 	 * wait is not the producer's cost: counted, it would shrink bursts to
@@ -497,12 +483,51 @@ static unsigned serve_producer(struct serve *s, unsigned w, struct producer *pr)
 	return n;
 }
 
+/* One turn of one producer; returns the slots answered, or 1 when it has
+ * pods waiting but no time left this turn (so the pool does not sleep).
+ *
+ * Fair share, by deficit round robin on measured time (pool_fair_turn,
+ * workers/pool.h): each turn adds SERVE_QUANTUM_NS to the producer's
+ * allowance; while the allowance covers a pod at the producer's recent
+ * cost per pod and it has pods, it is served bursts of as many as fit
+ * (1 .. SERVE_BURST), and the time they took is taken off. A producer of
+ * expensive pods therefore waits more turns for its next pod, a producer
+ * of cheap ones is served more bursts per turn, and every busy producer
+ * of a worker gets about the same share of its time, however costly its
+ * pods. A producer idle all turn keeps no credit (at most 0), but keeps
+ * its debt; one that ran dry after some pods keeps the rest, capped (what
+ * it could have used). Two clock reads per burst and one per pod (vDSO,
+ * no system call). */
+static unsigned serve_producer(struct serve *s, unsigned w, struct producer *pr)
+{
+	if (producers_faulted(pr))
+		return 0;
+	struct serve_turn turn = {s, w, pr};
+	struct pool_fair f = {pr->deficit_ns, pr->cost_ns};
+	bool out_of_time;
+	int n = pool_fair_turn(&f, serve_burst, &turn, &out_of_time);
+	pr->deficit_ns = f.deficit_ns;
+	pr->cost_ns = f.cost_ns;
+	if (n < 0)
+		return 0; /* faulted */
+	if (n == 0 && out_of_time)
+		return ring_guard_pending(&pr->submit) > 0 ? 1 : 0;
+	return (unsigned)n;
+}
+
 void serve_complete(struct serve *s, unsigned w, struct producer *pr,
 		    const uint64_t *h, unsigned k)
 {
 	char why[160];
 	if (k == 0)
 		return;
+	/* Answers, not notices (a notice answers no pod). Release, partner
+	 * of producers_is_busy()'s acquire. Counted whether or not the ring
+	 * took them: a dropped answer is the producer's breakage. */
+	unsigned answers = 0;
+	for (unsigned i = 0; i < k; i++)
+		answers += !(h[i] & SHMSCHED_HANDLE_NOTICE);
+	__atomic_store_n(&pr->answered, pr->answered + answers, __ATOMIC_RELEASE);
 	int sent = answer_complete(&pr->completion, h, k);
 	if (sent < 0) {
 		snprintf(why, sizeof(why), "its completion ring's index is ahead "

@@ -24,10 +24,14 @@
  * Threads: the server thread runs every callback; any thread may reply or
  * disconnect; control_server_stop joins the server thread.
  *
- * Limits: max_connections in all, max_per_uid per uid, and deadlines for
- * the HELLO and then the first request (a registration): the loop's
- * epoll_wait sleeps at most until the first deadline and closes
- * connections past it, so idle peers cannot hold slots.
+ * Limits: max_connections in all, max_per_uid per uid, the last
+ * reserve_connections free slots only for uids with none open, and
+ * deadlines for the HELLO, then the first request (a registration), then
+ * each next request (idle_timeout_ms, unless is_busy vouches for the
+ * connection): the loop's epoll_wait sleeps at most until the first
+ * deadline and closes connections past it, so idle peers cannot hold
+ * slots. With per-uid cap M and reserve R of N slots, uids that already
+ * hold a connection share N - R slots; R more uids get one each.
  *
  * Cost: one epoll_wait per batch of events, one recvmsg per message, a
  * scan of the connection table per batch for deadlines; the stale-socket
@@ -79,9 +83,10 @@ struct conn {
 	bool closing; /* asked to close by another thread; under lock */
 	struct ucred peer;
 	/* Closed at this time (now_ms) unless the awaited message comes: the
-	 * HELLO (CONN_HELLO), then the first REQUEST (a registration); none
-	 * (INT64_MAX) once a request has come. */
+	 * HELLO (CONN_HELLO), then the first REQUEST (a registration), then
+	 * the next request (idle_timeout_ms; none, INT64_MAX, when 0). */
 	int64_t deadline_ms;
+	bool spoke; /* a request has come: the deadline is the idle one */
 };
 
 struct control_server {
@@ -93,6 +98,8 @@ struct control_server {
 	unsigned max_conns;
 	unsigned hello_timeout_ms;
 	unsigned request_timeout_ms;
+	unsigned idle_timeout_ms; /* 0: none */
+	unsigned reserve;         /* slots kept for uids with none open */
 
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	dev_t sock_dev; /* identity of the socket file we made, to unlink */
@@ -284,6 +291,22 @@ static void accept_one(struct control_server *s, int fd)
 		close(fd);
 		return;
 	}
+	/* The reserve: a uid that holds a connection already may not take
+	 * one of the last free slots, which wait for uids with none. */
+	if (same_uid > 0 && open_now < s->max_conns &&
+	    s->max_conns - open_now <= s->reserve) {
+		snprintf(text, sizeof(text),
+			 "the shmsched daemon at %s has %u of its %u connections "
+			 "free, and keeps its last %u for uids with none open; "
+			 "uid %u already has %u; retry after one closes",
+			 s->path, s->max_conns - open_now, s->max_conns,
+			 s->reserve, (unsigned)peer.uid, same_uid);
+		log_msg(LOG_LEVEL_WARN, "control: refused uid %u pid %d: %s",
+			(unsigned)peer.uid, (int)peer.pid, text);
+		refuse(fd, EBUSY, text);
+		close(fd);
+		return;
+	}
 	struct conn *c = NULL;
 	for (unsigned i = 0; i < s->max_conns && open_now < s->max_conns; i++) {
 		if (s->conns[i].state == CONN_FREE) {
@@ -318,6 +341,7 @@ static void accept_one(struct control_server *s, int fd)
 	c->peer = peer;
 	c->state = CONN_HELLO;
 	c->closing = false;
+	c->spoke = false;
 	c->deadline_ms = now_ms() + (int64_t)s->hello_timeout_ms;
 	s->n_open++;
 	pthread_mutex_unlock(&s->lock);
@@ -436,7 +460,10 @@ static void handle_input(struct control_server *s, struct conn *c)
 			  control_msg_type_name(h.type), h.request_id);
 		return;
 	}
-	c->deadline_ms = INT64_MAX; /* it speaks: no deadline from now on */
+	/* It speaks: from now on the idle deadline, moved by each request. */
+	c->spoke = true;
+	c->deadline_ms = s->idle_timeout_ms == 0 ? INT64_MAX
+			 : now_ms() + (int64_t)s->idle_timeout_ms;
 	if (s->cfg.on_request != NULL)
 		s->cfg.on_request(s->cfg.arg, s, c->id, h.request_id, s->buf,
 				  h.length, got_fd);
@@ -482,12 +509,24 @@ static void expire_deadlines(struct control_server *s)
 		struct conn *c = &s->conns[i];
 		if (c->state == CONN_FREE || c->deadline_ms > now)
 			continue;
-		if (c->state == CONN_HELLO)
+		if (c->state == CONN_HELLO) {
 			fail_conn(s, c, ETIMEDOUT, "no HELLO within %u ms of "
 				  "connecting", s->hello_timeout_ms);
-		else
+		} else if (c->spoke) {
+			/* Its pods travel in shared memory: the owner of the
+			 * connection may know it is busy. */
+			if (s->cfg.is_busy != NULL && s->cfg.is_busy(s->cfg.arg, c->id)) {
+				c->deadline_ms = now + (int64_t)s->idle_timeout_ms;
+				continue;
+			}
+			fail_conn(s, c, ETIMEDOUT, "idle: no request and no pod "
+				  "submitted, waiting or answered for %u ms "
+				  "(the daemon's idle timeout); reconnect to go on",
+				  s->idle_timeout_ms);
+		} else {
 			fail_conn(s, c, ETIMEDOUT, "no request (a registration) "
 				  "within %u ms of the HELLO", s->request_timeout_ms);
+		}
 	}
 }
 
@@ -696,10 +735,17 @@ static int copy_config(struct control_server *s,
 	s->hello_timeout_ms = cfg->hello_timeout_ms ? cfg->hello_timeout_ms : 5000;
 	s->request_timeout_ms = cfg->request_timeout_ms ? cfg->request_timeout_ms
 							: 5000;
+	s->idle_timeout_ms = cfg->idle_timeout_ms;
+	s->reserve = cfg->reserve_connections;
 	if (s->max_conns > MAX_CONNECTIONS_LIMIT) {
 		errmsg(err, err_len, "control socket: max_connections %u is "
 			"above the limit %u", cfg->max_connections,
 			MAX_CONNECTIONS_LIMIT);
+		return -EINVAL;
+	}
+	if (s->reserve > s->max_conns) {
+		errmsg(err, err_len, "control socket: reserve_connections %u is "
+			"above max_connections %u", s->reserve, s->max_conns);
 		return -EINVAL;
 	}
 	if ((cfg->n_allowed_uids > 0 && cfg->allowed_uids == NULL) ||

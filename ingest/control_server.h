@@ -30,6 +30,7 @@
 #ifndef SHMSCHED_INGEST_CONTROL_SERVER_H
 #define SHMSCHED_INGEST_CONTROL_SERVER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
@@ -66,8 +67,19 @@ struct control_server_config {
 	 * accepted is sent ERROR (ETIMEDOUT) and closed; 0: 5000 ms. */
 	unsigned hello_timeout_ms;
 	/* The same for its first REQUEST (a producer registers first) after
-	 * the HELLO; once a request has come, no deadline. 0: 5000 ms. */
+	 * the HELLO. 0: 5000 ms. */
 	unsigned request_timeout_ms;
+	/* After a request: a connection that sends no request for this long,
+	 * and that is_busy (below) does not vouch for, is sent ERROR
+	 * (ETIMEDOUT) and closed, so idle connections cannot hold slots
+	 * forever. 0: no idle deadline. */
+	unsigned idle_timeout_ms;
+	/* The last `reserve_connections` free slots go only to uids that have
+	 * no connection open: uids that already hold one cannot take them, so
+	 * a few uids each at max_per_uid cannot fill the table and a uid with
+	 * none still gets in (until that many uids hold the reserve, one
+	 * each). 0: no reserve; above max_connections: refused. */
+	unsigned reserve_connections;
 
 	void *arg; /* passed to every callback */
 	int (*on_connect)(void *arg, uint64_t conn,
@@ -79,6 +91,12 @@ struct control_server_config {
 			   uint32_t request_id, const void *payload,
 			   uint32_t len, int fd);
 	void (*on_disconnect)(void *arg, uint64_t conn);
+	/* Asked when an admitted connection reaches its idle deadline: return
+	 * true to keep it (its producer has pods submitted, waiting or just
+	 * answered: work that travels in shared memory, not on the socket),
+	 * and it is asked again idle_timeout_ms later. NULL: every connection
+	 * silent that long is closed. */
+	bool (*is_busy)(void *arg, uint64_t conn);
 };
 
 /* Starts a server listening on `path`. The directory of `path` must exist

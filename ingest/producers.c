@@ -1307,6 +1307,29 @@ void producers_on_disconnect(void *arg, uint64_t conn)
 	pthread_mutex_unlock(&ep->p->lock);
 }
 
+bool producers_is_busy(void *arg, uint64_t conn)
+{
+	const struct endpoint *ep = arg;
+	pthread_mutex_lock(&ep->p->lock);
+	struct producer *pr = by_conn(ep->p, ep->role, conn);
+	bool busy = false;
+	if (pr != NULL) {
+		/* Acquire, partners of its worker's release stores in
+		 * daemon/serve.c: answered first, so taken >= answered. The
+		 * tail is the producer's own (untrusted): moving it only buys
+		 * what a request every idle timeout would. */
+		uint64_t answered = __atomic_load_n(&pr->answered, __ATOMIC_ACQUIRE);
+		uint64_t taken = __atomic_load_n(&pr->taken, __ATOMIC_ACQUIRE);
+		uint32_t tail = __atomic_load_n(pr->submit.peer, __ATOMIC_RELAXED);
+		busy = taken != answered || ring_guard_pending(&pr->submit) != 0 ||
+		       tail != pr->seen_tail || answered != pr->seen_answered;
+		pr->seen_tail = tail;
+		pr->seen_answered = answered;
+	}
+	pthread_mutex_unlock(&ep->p->lock);
+	return busy;
+}
+
 /* --- preemption ------------------------------------------------------------- */
 
 /* A pod found on a candidate node, sorted by node. */

@@ -60,6 +60,16 @@ struct producer {
 	 * still use, and what its pods have cost lately. Its worker's alone. */
 	int64_t deficit_ns;
 	uint64_t cost_ns;
+	/* Pods its worker took from the submit ring, and answers it handed
+	 * back (notices not counted): taken - answered pods are being placed
+	 * or wait. Written by its worker only (release stores), read by the
+	 * control thread (acquire loads: answered first, so taken >= answered)
+	 * for the idle timeout (producers_is_busy). */
+	uint64_t taken;
+	uint64_t answered;
+	/* The control thread's last look (producers_is_busy): its own. */
+	uint32_t seen_tail;
+	uint64_t seen_answered;
 	/* Notices written to its region (include/shmsched/wire.h); its
 	 * worker's alone. */
 	uint32_t notices_sent;
@@ -179,6 +189,11 @@ void producers_on_request(void *arg, struct control_server *s, uint64_t conn,
 			  uint32_t request_id, const void *payload, uint32_t len,
 			  int fd);
 void producers_on_disconnect(void *arg, uint64_t conn);
+/* The control server's is_busy: true while conn's producer has pods
+ * submitted and not taken, being placed or waiting, or has submitted or
+ * been answered since the last call; false for a connection that never
+ * registered. Control thread. */
+bool producers_is_busy(void *arg, uint64_t conn);
 
 /* New producers are refused from now on (shutdown). Any thread. */
 void producers_stop_accepting(struct producers *p);

@@ -824,3 +824,50 @@ int pool_worker_stats(const struct pool *p, unsigned index,
 	out->numa_node = w->numa_node;
 	return 0;
 }
+
+/* See pool.h. Turn bounds: at most the credit cap (a quantum and one pod)
+ * plus one burst's overrun of the time, and POOL_FAIR_BURSTS bursts
+ * (a producer whose pods cost nothing measurable cannot hold the worker). */
+int pool_fair_turn(struct pool_fair *f, pool_fair_burst_fn burst, void *arg,
+		   bool *out_of_time)
+{
+	*out_of_time = false;
+	f->deficit_ns += POOL_FAIR_QUANTUM_NS;
+	int64_t cap = POOL_FAIR_CARRY_NS + POOL_FAIR_QUANTUM_NS + (int64_t)f->cost_ns;
+	if (f->deficit_ns > cap)
+		f->deficit_ns = cap;
+	int served = 0;
+	for (unsigned b = 0; b < POOL_FAIR_BURSTS; b++) {
+		/* Served only when the allowance covers a pod at its recent
+		 * cost: a producer of pods dearer than a quantum saves up
+		 * over turns. */
+		if (f->deficit_ns <= 0 || (uint64_t)f->deficit_ns < f->cost_ns) {
+			*out_of_time = true;
+			break;
+		}
+		/* Cost not known yet (a new producer): one pod, to learn it
+		 * without a burst of dear pods holding the worker. */
+		uint64_t fit = f->cost_ns ? (uint64_t)f->deficit_ns / f->cost_ns : 1;
+		unsigned want = fit < 1 ? 1 : fit > POOL_FAIR_BURST
+				? POOL_FAIR_BURST : (unsigned)fit;
+		uint64_t spent = 0;
+		int n = burst(arg, want, &spent);
+		if (n < 0)
+			return n;
+		if (n == 0) {
+			/* Idle all turn: no credit kept. Ran dry after pods
+			 * (a closed-loop producer refilling as its answers
+			 * come): it could have used the rest, which it keeps,
+			 * up to the cap above. */
+			if (served == 0 && f->deficit_ns > 0)
+				f->deficit_ns = 0;
+			break;
+		}
+		served += n;
+		f->deficit_ns -= (int64_t)spent;
+		/* The cost per pod, smoothed over the last few bursts. */
+		uint64_t per_pod = spent / (unsigned)n;
+		f->cost_ns = f->cost_ns ? (f->cost_ns * 3 + per_pod) / 4 : per_pod;
+	}
+	return served;
+}

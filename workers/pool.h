@@ -142,4 +142,43 @@ struct pool_worker_stats {
 int pool_worker_stats(const struct pool *p, unsigned index,
 		      struct pool_worker_stats *out);
 
+/* Fair share between the producers one worker serves: deficit round robin
+ * on measured time. A producer's turn adds POOL_FAIR_QUANTUM_NS to its
+ * allowance, its credit capped at POOL_FAIR_CARRY_NS and a quantum beyond
+ * one pod's cost (enough to save up for a pod dearer than a quantum and to
+ * keep what it could have used, never enough to hoard); while the
+ * allowance covers a pod at its recent cost and it has pods, it is served
+ * bursts of as many as fit (1 .. POOL_FAIR_BURST; 1 while its cost is not
+ * known), each charged the time it took. The turn ends when the allowance
+ * is spent (the debt carries over); when the producer has no pod left (if
+ * it had none all turn it keeps no credit; if it ran dry after some, as a
+ * closed-loop producer does between its answers and its next submit, it
+ * keeps the rest, up to the cap: what it could have used); or after
+ * POOL_FAIR_BURSTS bursts. So every busy producer of a worker can use
+ * about a quantum per round, however cheap or dear its pods: neither a
+ * burst's cap on pods nor a moment's empty ring ends a cheap producer's
+ * share (it used to get one burst a turn, a fraction of its quantum, beside
+ * a noisy producer that spent all of its own). */
+#define POOL_FAIR_QUANTUM_NS INT64_C(1000000)
+#define POOL_FAIR_BURST 32u
+#define POOL_FAIR_BURSTS 64u
+#define POOL_FAIR_CARRY_NS POOL_FAIR_QUANTUM_NS
+
+struct pool_fair {
+	int64_t deficit_ns; /* time it may still use; negative: its debt */
+	uint64_t cost_ns;   /* its recent cost per pod, smoothed */
+};
+
+/* Serves up to `want` (1..POOL_FAIR_BURST) pods of the producer; returns
+ * how many it took (0: it had none), or a negative errno to end the turn
+ * (passed back), with the time they took in *spent_ns. */
+typedef int (*pool_fair_burst_fn)(void *arg, unsigned want, uint64_t *spent_ns);
+
+/* One turn of one producer, under the rule above. Returns the pods served
+ * (0 when its allowance does not cover a pod yet: *out_of_time is then
+ * true, and the caller knows whether it has pods waiting), or burst's
+ * negative return. Pure but for burst: tests step it with made-up costs. */
+int pool_fair_turn(struct pool_fair *f, pool_fair_burst_fn burst, void *arg,
+		   bool *out_of_time);
+
 #endif

@@ -71,7 +71,7 @@ expect 0 "done" node uncordon n1 $A
 # Placements: the example producer places 5 pods and leaves them placed;
 # the listing shows them and the cluster file's one bound pod (owner
 # "(bound)"), 6, each with its owner, as lines and as JSON.
-SHMSCHED_SOCKET=$dir/s.sock "$producer" 5 >"$dir/producer.out" 2>&1 &&
+SHMSCHED_SOCKET=$dir/s.sock "$producer" --keep 5 >"$dir/producer.out" 2>&1 &&
 	grep -q '5 placed' "$dir/producer.out" ||
 	{ echo "FAIL: example producer:"; cat "$dir/producer.out"; failed=$((failed + 1)); }
 lines=$("$cli" placements $A 2>"$dir/list.err" | grep -c 'uid ')

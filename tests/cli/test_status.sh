@@ -30,7 +30,7 @@ failed=0
 fail() { echo "FAIL: $*"; failed=$((failed + 1)); }
 ok() { echo "ok: $*"; }
 
-SHMSCHED_SOCKET=$dir/s.sock "$producer" 5 >"$dir/producer.out" 2>&1 &&
+SHMSCHED_SOCKET=$dir/s.sock "$producer" --keep 5 >"$dir/producer.out" 2>&1 &&
 	grep -q '5 placed' "$dir/producer.out" ||
 	fail "example producer: $(cat "$dir/producer.out")"
 

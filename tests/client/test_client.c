@@ -935,6 +935,53 @@ static void test_example_producer(void **state)
 	assert_int_equal(answered, 5000);
 }
 
+/* Issue 41: the example producer when the daemon dies under it: the pods
+ * in flight come back CANCELLED from the library, and the example reports
+ * them (counted, each printed by status name) and exits 1. It used to
+ * stop at the first -ECONNRESET and drop them. */
+static void test_example_producer_daemon_gone(void **state)
+{
+	struct fake *f = *state;
+	if (example_path == NULL)
+		skip();
+	fake_start(f, 256);
+	set_paused(f, true); /* takes the pods, answers none */
+	char out_path[128];
+	snprintf(out_path, sizeof(out_path), "%s/example.out", f->dir);
+	fflush(NULL);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		setenv("SHMSCHED_SOCKET", f->path, 1);
+		int out = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		if (out >= 0)
+			dup2(out, 1);
+		alarm(WAIT_S * 3);
+		execl(example_path, example_path, "1000", (char *)NULL);
+		_exit(127);
+	}
+	/* Give it time to register and fill its 256 slots (the other 744
+	 * pods wait for room), then die: its next submit fails. */
+	usleep(500 * 1000);
+	fake_stop(f);
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 1);
+	char text[65536];
+	FILE *in = fopen(out_path, "r");
+	assert_non_null(in);
+	size_t n = fread(text, 1, sizeof(text) - 1, in);
+	fclose(in);
+	unlink(out_path);
+	text[n] = '\0';
+	assert_non_null(strstr(text, "1000 pods: 256 submitted, 256 answered: "
+				     "0 placed, 0 unschedulable, 0 rejected, "
+				     "256 cancelled"));
+	assert_non_null(strstr(text, "pod 0: CANCELLED: "));
+	assert_non_null(strstr(text, "pod 255: CANCELLED: "));
+}
+
 int main(int argc, char **argv)
 {
 	signal(SIGPIPE, SIG_DFL); /* the library must not need it ignored */
@@ -957,6 +1004,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_daemon_stopped, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_daemon_stopped_submit_only,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_example_producer_daemon_gone,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_example_producer, setup,
 						teardown),

@@ -309,6 +309,51 @@ static void test_deadline_and_cancel(void **state)
 	shmsched_disconnect(c);
 }
 
+/* Issue 41: the idle timeout (1 s here) closes a producer that registered
+ * and then did nothing (it sees ECONNRESET), but not one whose pod waits
+ * in the daemon's queue with no request meanwhile: that one can still
+ * cancel its pod and is answered. Before the timeout the idle producer
+ * kept its connection forever. */
+static void test_idle_timeout(void **state)
+{
+	(void)state;
+	char n0[512];
+	node_json(n0, sizeof(n0), "n0", 1, 4, false);
+	const char *nodes[] = {n0};
+	write_nodes(nodes, 1);
+	struct daemon_config cfg = {.socket_path = sock, .cluster_path = cluster,
+				    .seed = 1, .workers = 1, .slots = 64,
+				    .idle_timeout_s = 1};
+	char err[512];
+	struct daemon *d = daemon_start(&cfg, err, sizeof(err));
+	if (d == NULL)
+		fail_msg("daemon_start: %s", err);
+	struct shmsched_client *idle = connect_to(sock);
+	struct shmsched_client *waiting = connect_to(sock);
+	(void)pod_template(idle, "1", NULL);
+	uint32_t two = pod_template(waiting, "2", NULL);
+	submit(waiting, two, 7, SHMSCHED_WAIT, 0);
+	AWAIT_STAT(d, waited, 1);
+	/* Past the timeout, the idle one is closed: its poll says so. */
+	usleep(2500 * 1000);
+	struct shmsched_result r[1];
+	int rc = 0;
+	uint64_t end = now_ns() + UINT64_C(5000000000);
+	while ((rc = shmsched_poll(idle, r, 1)) == 0 && now_ns() < end)
+		usleep(10 * 1000);
+	assert_int_equal(rc, -ECONNRESET);
+	/* The waiting one is still served: its cancel is answered. */
+	assert_int_equal(shmsched_poll(waiting, r, 1), 0);
+	assert_int_equal(shmsched_cancel(waiting, 7), 0);
+	assert_int_equal(await(waiting, r, 1, 5000), 1);
+	assert_int_equal(r[0].status, SHMSCHED_CANCELLED);
+	assert_string_equal(r[0].message,
+			    "cancelled by its producer while it waited for a node");
+	daemon_stop(d, 1000, NULL);
+	shmsched_disconnect(waiting);
+	shmsched_disconnect(idle);
+}
+
 /* Waiting pods keep their slots: a region of 64 takes 64, no more. With
  * the daemon's --wait default a pod without flags waits too. */
 static void test_back_pressure_and_default(void **state)
@@ -1170,6 +1215,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_release_wakes_exactly, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_idle_timeout, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_deadline_and_cancel, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_back_pressure_and_default, setup,

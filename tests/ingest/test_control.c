@@ -58,6 +58,8 @@ struct fixture {
 	bool held; /* a request the handler kept for the test to answer */
 	uint64_t held_conn;
 	uint32_t held_request;
+	uint64_t busy_conn; /* is_busy says yes for this one */
+	unsigned busy_asks; /* is_busy calls */
 	int free_fd_at_setup; /* the lowest free fd number: leaks move it */
 };
 
@@ -104,6 +106,16 @@ static void on_disconnect(void *arg, uint64_t conn)
 	if (!found)
 		f->unknown_disconnects++;
 	pthread_mutex_unlock(&f->lock);
+}
+
+static bool is_busy(void *arg, uint64_t conn)
+{
+	struct fixture *f = arg;
+	pthread_mutex_lock(&f->lock);
+	f->busy_asks++;
+	bool busy = conn == f->busy_conn;
+	pthread_mutex_unlock(&f->lock);
+	return busy;
 }
 
 /* Requests: the first byte picks what the handler does. */
@@ -209,6 +221,7 @@ static void start_server(struct fixture *f, struct control_server_config *cfg)
 	cfg->on_connect = on_connect;
 	cfg->on_request = on_request;
 	cfg->on_disconnect = on_disconnect;
+	cfg->is_busy = is_busy;
 	char err[512];
 	f->srv = control_server_start(f->path, cfg, err, sizeof(err));
 	if (f->srv == NULL)
@@ -1102,6 +1115,115 @@ static void test_per_uid_limit(void **state)
 	assert_int_equal(disconnect_violations(f), 0);
 }
 
+/* Issue 41: a connection that spoke, then falls silent past the idle
+ * timeout, is told why and closed, unless is_busy vouches for it (its
+ * pods travel in shared memory); one that keeps making requests stays.
+ * Before the idle timeout, a connection that had spoken kept its slot
+ * forever: `a` below was never closed. */
+static void test_idle_connections_time_out(void **state)
+{
+	struct fixture *f = *state;
+	struct control_server_config cfg = {.max_connections = 4,
+					    .idle_timeout_ms = 300};
+	start_server(f, &cfg);
+	int a = connect_ok(f);
+	int b = connect_ok(f);
+	int c = connect_ok(f);
+	echo_ok(a, "a speaks once");
+	echo_ok(b, "b speaks once, then is busy");
+	echo_ok(c, "c keeps speaking");
+	pthread_mutex_lock(&f->lock);
+	assert_int_equal(f->n_ids, 3);
+	f->busy_conn = f->ids[1];
+	pthread_mutex_unlock(&f->lock);
+	for (int i = 0; i < 8; i++) {
+		usleep(100 * 1000);
+		echo_ok(c, "c");
+	}
+	/* a: an ERROR naming the idle timeout, then the hang-up. */
+	struct control_header h;
+	char text[CONTROL_ERROR_TEXT_MAX + 16];
+	assert_int_equal(control_recv(a, &h, text, sizeof(text), NULL,
+				      WAIT_S * 1000), 0);
+	assert_int_equal(h.type, CONTROL_MSG_ERROR);
+	const char *want = "idle: no request and no pod submitted, waiting or "
+			   "answered for 300 ms";
+	assert_non_null(memmem(text, h.length, want, strlen(want)));
+	assert_int_equal(control_recv(a, &h, text, sizeof(text), NULL,
+				      WAIT_S * 1000), -ECONNRESET);
+	/* b was asked about (and kept), c never needed to be. */
+	echo_ok(b, "b still served");
+	echo_ok(c, "c still served");
+	assert_true(read_counter(f, &f->busy_asks) >= 1);
+	assert_int_equal(read_counter(f, &f->disconnects), 1);
+	close(a);
+	close(b);
+	close(c);
+	stop_server(f);
+	assert_int_equal(disconnect_violations(f), 0);
+}
+
+static int child_connects_as_nobody(struct fixture *f, int unused)
+{
+	(void)unused;
+	if (setgroups(0, NULL) < 0 || setgid(65534) < 0 || setuid(65534) < 0)
+		return 1;
+	char err[512];
+	int fd = control_client_connect(f->path, WAIT_S * 1000, err, sizeof(err));
+	if (fd < 0) {
+		fprintf(stderr, "as nobody: %s\n", err);
+		return 2;
+	}
+	char resp[64];
+	uint32_t len;
+	int rc = control_client_call(fd, "Ehi", 3, resp, sizeof(resp), &len, NULL,
+				     WAIT_S * 1000, err, sizeof(err));
+	close(fd);
+	return rc == 0 ? 0 : 3;
+}
+
+/* Issue 41: the last reserve_connections free slots go only to uids with
+ * none open. A uid holding connections (here root, no per-uid cap) cannot
+ * take them, so it cannot fill the table; a uid with none (nobody) still
+ * gets in. Before the reserve, root's third connection was admitted and
+ * its fourth filled the table. */
+static void test_reserve_for_new_uids(void **state)
+{
+	struct fixture *f = *state;
+	if (geteuid() != 0) {
+		print_message("reserve: skipped, needs root to setuid(65534)\n");
+		skip();
+	}
+	assert_int_equal(chmod(f->dir, 0711), 0);
+	uid_t uids[] = {0, 65534};
+	struct control_server_config cfg = {
+		.socket_mode = 0666, .allowed_uids = uids, .n_allowed_uids = 2,
+		.max_connections = 4, .reserve_connections = 2};
+	start_server(f, &cfg);
+	int a = connect_ok(f);
+	int b = connect_ok(f);
+	char err[512];
+	int c = control_client_connect(f->path, WAIT_S * 1000, err, sizeof(err));
+	assert_int_equal(c, -EBUSY);
+	assert_non_null(strstr(err, "keeps its last 2 for uids with none open; "
+				    "uid 0 already has 2"));
+	/* A uid with none takes a reserved slot. */
+	assert_int_equal(reap(spawn(child_connects_as_nobody, f, 0)), 0);
+	assert_int_equal(wait_counter(f, &f->disconnects, 1), 1);
+	close(a);
+	assert_int_equal(wait_counter(f, &f->disconnects, 2), 2);
+	c = connect_ok(f); /* below the reserve again */
+	echo_ok(c, "after one closed");
+	close(b);
+	close(c);
+	stop_server(f);
+	assert_int_equal(disconnect_violations(f), 0);
+	struct control_server_config bad = {.max_connections = 4,
+					    .reserve_connections = 5};
+	assert_null(control_server_start(f->path, &bad, err, sizeof(err)));
+	assert_int_equal(errno, EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1125,6 +1247,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_silent_after_hello_times_out,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_per_uid_limit, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_idle_connections_time_out,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_reserve_for_new_uids, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_max_connections, setup,
 						teardown),
 	};

@@ -1,0 +1,183 @@
+/* unit.fair: the fair share between the producers of one worker
+ * (workers/pool.h, pool_fair_turn), stepped by hand: each producer's
+ * bursts are made up (an injected cost per pod, a supply of pods), and a
+ * simulated clock adds up the worker time each producer got.
+ *
+ * The issue it guards (41): a producer of cheap pods was served one burst
+ * (at most POOL_FAIR_BURST pods) per turn, a small part of its quantum,
+ * while a noisy producer beside it spent its whole quantum each turn: the
+ * cheap one got about 14% of the worker (32 pods x 5 us against 1 ms) and
+ * ran 8x slower than alone. Now a turn goes on while the allowance covers
+ * a pod, so both get about half. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "workers/pool.h"
+
+struct sim_producer {
+	struct pool_fair fair;
+	uint64_t cost_ns;   /* injected: each pod costs this */
+	uint64_t supply;    /* pods it has (UINT64_MAX: never runs dry) */
+	uint64_t served;    /* pods served */
+	uint64_t time_ns;   /* worker time its pods took */
+	unsigned bursts;    /* bursts asked for, this turn */
+	unsigned max_want;  /* the largest burst asked for */
+	int fail;           /* nonzero: the burst returns it */
+};
+
+static int burst(void *arg, unsigned want, uint64_t *spent_ns)
+{
+	struct sim_producer *p = arg;
+	p->bursts++;
+	if (want > p->max_want)
+		p->max_want = want;
+	assert_true(want >= 1 && want <= POOL_FAIR_BURST);
+	if (p->fail)
+		return p->fail;
+	uint64_t n = want < p->supply ? want : p->supply;
+	if (p->supply != UINT64_MAX)
+		p->supply -= n;
+	*spent_ns = n * p->cost_ns;
+	p->served += n;
+	p->time_ns += *spent_ns;
+	return (int)n;
+}
+
+static int turn(struct sim_producer *p, bool *out_of_time)
+{
+	p->bursts = 0;
+	return pool_fair_turn(&p->fair, burst, p, out_of_time);
+}
+
+/* Rounds of turns over the producers; returns nothing, fills time_ns. */
+static void rounds(struct sim_producer *p, unsigned n_p, unsigned n_rounds)
+{
+	bool oot;
+	for (unsigned r = 0; r < n_rounds; r++)
+		for (unsigned i = 0; i < n_p; i++)
+			assert_true(turn(&p[i], &oot) >= 0);
+}
+
+/* A cheap producer (5 us a pod) beside a noisy one (300 us a pod), both
+ * always busy: each gets about half of the worker. The old rule (one
+ * burst a turn) gave the cheap one 160 us of each 1.16 ms round, 14%. */
+static void test_cheap_beside_noisy_get_half(void **state)
+{
+	(void)state;
+	struct sim_producer p[2] = {
+		{.cost_ns = 5000, .supply = UINT64_MAX},
+		{.cost_ns = 300000, .supply = UINT64_MAX},
+	};
+	rounds(p, 2, 2000);
+	double share = (double)p[0].time_ns / (double)(p[0].time_ns + p[1].time_ns);
+	assert_true(share > 0.45 && share < 0.55);
+	/* More than one burst a turn, each at most the burst's cap. */
+	assert_true(p[0].served > 2000u * POOL_FAIR_BURST * 4);
+	assert_int_equal(p[0].max_want, POOL_FAIR_BURST);
+}
+
+/* Pods dearer than a quantum (3 ms) are saved up for over turns, and the
+ * dear producer still gets about half beside a cheap one; it is never
+ * served while its allowance is short of a pod (out_of_time, 0 pods). */
+static void test_dear_pods_save_up(void **state)
+{
+	(void)state;
+	struct sim_producer p[2] = {
+		{.cost_ns = 5000, .supply = UINT64_MAX},
+		{.cost_ns = 3000000, .supply = UINT64_MAX},
+	};
+	bool oot;
+	/* Its first pod: cost unknown, one pod to learn it; then it owes. */
+	assert_int_equal(turn(&p[1], &oot), 1);
+	assert_true(p[1].fair.deficit_ns < 0);
+	assert_int_equal(turn(&p[1], &oot), 0);
+	assert_true(oot);
+	rounds(p, 2, 3000);
+	double share = (double)p[1].time_ns / (double)(p[0].time_ns + p[1].time_ns);
+	assert_true(share > 0.40 && share < 0.60);
+}
+
+/* A producer that runs dry after some pods keeps what it could have used
+ * (capped: a carry and a quantum beyond a pod); one idle all turn keeps no
+ * credit (its allowance is at most 0 after the turn), but keeps its debt. */
+static void test_idle_keeps_no_credit(void **state)
+{
+	(void)state;
+	struct sim_producer p = {.cost_ns = 1000, .supply = 10};
+	bool oot;
+	assert_int_equal(turn(&p, &oot), 10);
+	assert_false(oot);
+	assert_int_equal(p.fair.deficit_ns, POOL_FAIR_QUANTUM_NS - 10 * 1000);
+	/* Ran dry again after 5: the rest carries, up to the cap. */
+	p.supply = 5;
+	assert_int_equal(turn(&p, &oot), 5);
+	assert_int_equal(p.fair.deficit_ns, 2 * POOL_FAIR_QUANTUM_NS - 15 * 1000);
+	p.supply = 1;
+	assert_int_equal(turn(&p, &oot), 1);
+	assert_int_equal(p.fair.deficit_ns,
+			 POOL_FAIR_CARRY_NS + POOL_FAIR_QUANTUM_NS + 1000 - 1000);
+	/* Nothing at all this turn: no credit, however many turns pass. */
+	for (int i = 0; i < 100; i++)
+		assert_int_equal(turn(&p, &oot), 0);
+	assert_true(p.fair.deficit_ns <= 0);
+	/* Debt carries: a dear burst leaves the allowance negative. */
+	struct sim_producer d = {.cost_ns = 5000000, .supply = UINT64_MAX};
+	assert_int_equal(turn(&d, &oot), 1);
+	assert_int_equal(d.fair.deficit_ns, POOL_FAIR_QUANTUM_NS - 5000000);
+	d.supply = 0;
+	assert_int_equal(turn(&d, &oot), 0);
+	assert_int_equal(d.fair.deficit_ns, 2 * POOL_FAIR_QUANTUM_NS - 5000000);
+}
+
+/* A turn ends when the allowance is spent (about a quantum's worth of
+ * pods), or after POOL_FAIR_BURSTS bursts of pods that cost nothing. */
+static void test_turn_bounds(void **state)
+{
+	(void)state;
+	struct sim_producer p = {.cost_ns = 10000, .supply = UINT64_MAX};
+	bool oot;
+	(void)turn(&p, &oot); /* learns the cost */
+	uint64_t before = p.time_ns;
+	int n = turn(&p, &oot);
+	assert_true(oot);
+	uint64_t t = p.time_ns - before;
+	/* At most the credit cap (a quantum and a pod) plus one burst. */
+	assert_true(t <= (uint64_t)POOL_FAIR_QUANTUM_NS + 10000 + 32 * 10000);
+	assert_true(t >= (uint64_t)POOL_FAIR_QUANTUM_NS - 10000);
+	assert_true(n >= 90);
+
+	/* Pods that cost nothing measurable: the cost stays unknown, one pod
+	 * a burst, and the turn ends after POOL_FAIR_BURSTS bursts. */
+	struct sim_producer free_pods = {.cost_ns = 0, .supply = UINT64_MAX};
+	n = turn(&free_pods, &oot);
+	assert_int_equal(free_pods.bursts, POOL_FAIR_BURSTS);
+	assert_int_equal(n, (int)POOL_FAIR_BURSTS);
+}
+
+/* A burst's error ends the turn and is passed back. */
+static void test_error_passed_back(void **state)
+{
+	(void)state;
+	struct sim_producer p = {.cost_ns = 1000, .supply = UINT64_MAX,
+				 .fail = -EPROTO};
+	bool oot;
+	assert_int_equal(turn(&p, &oot), -EPROTO);
+	assert_int_equal(p.bursts, 1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_cheap_beside_noisy_get_half),
+		cmocka_unit_test(test_dear_pods_save_up),
+		cmocka_unit_test(test_idle_keeps_no_credit),
+		cmocka_unit_test(test_turn_bounds),
+		cmocka_unit_test(test_error_passed_back),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
