@@ -130,11 +130,14 @@ static int resume_cluster(struct daemon *d, const struct daemon_config *cfg,
 {
 	struct recount_stats rs;
 	char why[256];
-	int rc = ledger_recount(d->cluster, d->placements, IDENTITIES_MAX, &rs,
-				why, sizeof(why));
+	int rc = ledger_recount(d->cluster, d->placements, IDENTITIES_MAX,
+				state_section(d->state, SHM_SECTION_IDENTITIES).base,
+				&rs, why, sizeof(why));
 	if (rc < 0)
-		return errmsg_rc(rc, err, err_len, "state region %s: %s",
-				 cfg->state_name, why);
+		return errmsg_rc(rc, err, err_len, "state region %s: %s (start "
+				 "with --fresh to discard the region, after "
+				 "`shmsched store check` if a --state-dir holds "
+				 "its state)", cfg->state_name, why);
 	d->meta->recovered_placements = rs.records;
 	d->meta->rolled_back = rs.nodes_fixed;
 	log_msg(LOG_LEVEL_INFO, "state region %s resumed (%s stop): %u nodes, "
@@ -204,11 +207,8 @@ static int open_state(struct daemon *d, const struct daemon_config *cfg,
 		      bool *fresh, char *err, size_t err_len)
 {
 	char why[256];
-	if (cfg->fresh && cfg->state_name != NULL) {
-		int rc = state_remove(cfg->state_name, why, sizeof(why));
-		if (rc < 0 && rc != -ENOENT)
-			return errmsg_rc(rc, err, err_len, "--fresh: %s", why);
-	}
+	/* --fresh: state_open removes the region and creates it exclusively
+	 * (a file planted between the two is refused, never adopted). */
 	struct state_config sc = {
 		.name = cfg->state_name,
 		.max_nodes = cfg->max_nodes ? cfg->max_nodes : DAEMON_MAX_NODES,
@@ -220,6 +220,7 @@ static int open_state(struct daemon *d, const struct daemon_config *cfg,
 		.mode = cfg->region_mode,
 		.group = cfg->region_group,
 		.has_group = cfg->has_region_group,
+		.fresh = cfg->fresh,
 	};
 	int rc = state_open(&sc, &d->state, fresh, err, err_len);
 	if (rc < 0)
