@@ -183,6 +183,14 @@ static int fill_state(struct daemon *d, const struct daemon_config *cfg,
 		uint64_t nodes, placements, skipped;
 		rc = persist_restore(d->persist, &nodes, &placements, &skipped, err,
 				     err_len);
+		if (rc < 0) {
+			char why[768];
+			snprintf(why, sizeof(why), "%s", err);
+			errmsg_rc(rc, err, err_len, "%s (refused: `shmsched store "
+				  "check %s` names what is damaged; move the store "
+				  "away, or start with another --state-dir)", why,
+				  cfg->state_dir);
+		}
 		if (rc == 0)
 			log_msg(LOG_LEVEL_INFO, "state region rebuilt from the store "
 				"%s: %llu nodes, %llu placements (%llu on nodes it does "

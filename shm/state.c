@@ -247,6 +247,26 @@ static int check_ours(int fd, const char *path, const struct state_config *cfg,
 	return 0;
 }
 
+/* The identities a previous daemon left: `used` 0 or 1, and a used
+ * one's name NUL-terminated inside its field (the daemon compares names
+ * with strcmp). */
+static int check_identities(const struct state *st, char *err, size_t err_len)
+{
+	const struct state_identity *ids =
+		shm_region_section(st->region, SHM_SECTION_IDENTITIES).base;
+	for (unsigned i = 0; i < STATE_IDENTITIES; i++) {
+		if (ids[i].used > 1 ||
+		    (ids[i].used && memchr(ids[i].name, '\0', sizeof(ids[i].name))
+				    == NULL))
+			return errmsg_rc(-EBADMSG, err, err_len, "identity %u "
+					 "(owner %u) damaged: used %u, name%s "
+					 "NUL-terminated", i, i + 1, ids[i].used,
+					 memchr(ids[i].name, '\0',
+						sizeof(ids[i].name)) ? "" : " not");
+	}
+	return 0;
+}
+
 /* Attaches the file open on `fd`. */
 static int attach(struct state *st, int fd, bool readonly, const char *path,
 		  char *err, size_t err_len)
@@ -259,6 +279,8 @@ static int attach(struct state *st, int fd, bool readonly, const char *path,
 		return errmsg_rc(-errno, err, err_len, "state region %s: %s", path,
 				 why);
 	int rc = check_sections(st, why, sizeof(why));
+	if (rc == 0 && !readonly)
+		rc = check_identities(st, why, sizeof(why));
 	if (rc < 0) {
 		shm_region_close(st->region);
 		st->region = NULL;

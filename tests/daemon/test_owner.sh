@@ -207,7 +207,8 @@ with open(sys.argv[1], "r+b") as f:
         sys.exit("no strings section")
 PY
 refused "$dir/f1.log" "(f) an intern offset moved by 2^40" \
-	"string 1 is damaged" --name "$name" --socket "$dir/f.sock"
+	"string 1 is damaged: offset 1099511627" --name "$name" \
+	--socket "$dir/f.sock"
 
 echo "$failed failed"
 [ "$failed" = 0 ]

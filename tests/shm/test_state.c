@@ -17,7 +17,8 @@
  *   hanging); a mode that would let others write, asked for. --fresh over
  *   another uid's file makes a new one of ours.
  * - Damaged records refused naming field and value: an owner no identity
- *   has, a slot past the capacity, a node generation past the slot's.
+ *   has, a slot past the capacity, a node generation past the slot's; an
+ *   intern offset moved by 2^40 (offset named); an identity's `used` 7.
  */
 #define _GNU_SOURCE 1
 
@@ -360,6 +361,13 @@ static void string_damaged(int fd, struct stat *st)
 
 static void string_moved(int fd, struct stat *st);
 
+static void identity_damaged(int fd, struct stat *st)
+{
+	(void)st;
+	/* Identity 0's `used` a value no daemon writes. */
+	put_u32(fd, (off_t)section_offset(fd, SHM_SECTION_IDENTITIES), 7);
+}
+
 static void test_damaged_regions(void **state)
 {
 	(void)state;
@@ -384,6 +392,9 @@ static void test_damaged_regions(void **state)
 	assert_int_equal(open_damaged("moved", string_moved, err, sizeof(err)),
 			 -EBADMSG);
 	assert_non_null(strstr(err, "string 1 is damaged: offset 1099511"));
+	assert_int_equal(open_damaged("identity", identity_damaged, err,
+				      sizeof(err)), -EBADMSG);
+	assert_non_null(strstr(err, "identity 0 (owner 1) damaged: used 7"));
 }
 
 /* Issue 41: only a region the daemon owns is attached. */
