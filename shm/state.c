@@ -244,6 +244,14 @@ static int check_ours(int fd, const char *path, const struct state_config *cfg,
 				 : "group or others may read it, and no "
 				   "--region-group/--region-mode grants that",
 				 new_mode(cfg) & (0700u | readable));
+	/* Group access is for the group named, not whichever the file has. */
+	if ((mode & 0070u) != 0 && cfg->has_group && sb.st_gid != cfg->group)
+		return errmsg_rc(-EPERM, err, err_len, "state region %s: owner uid "
+				 "%u, mode 0%o, group gid %u, not --region-group's "
+				 "gid %u: refused; chgrp %u it, or remove it, or "
+				 "start with --name OTHER", path, (unsigned)sb.st_uid,
+				 mode, (unsigned)sb.st_gid, (unsigned)cfg->group,
+				 (unsigned)cfg->group);
 	return 0;
 }
 

@@ -424,6 +424,9 @@ static void test_not_ours(void **state)
 	assert_int_equal(state_open(&cfg, &st, &fresh, err, sizeof(err)), -EPERM);
 	assert_non_null(strstr(err, "may read"));
 	cfg.has_group = true;
+	cfg.group = getegid() + 1;
+	assert_int_equal(state_open(&cfg, &st, &fresh, err, sizeof(err)), -EPERM);
+	assert_non_null(strstr(err, "not --region-group's"));
 	cfg.group = getegid();
 	assert_int_equal(state_open(&cfg, &st, &fresh, err, sizeof(err)), 0);
 	assert_false(fresh);
