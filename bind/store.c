@@ -423,6 +423,111 @@ done:
 	return rc;
 }
 
+/* Issue 41: the store is the daemon's alone. A directory another user
+ * made, or could write, or swap (through a directory above it), would let
+ * that user hand the daemon a store to rebuild from. Checked on what was
+ * opened (O_NOFOLLOW, fstat / fstatat with AT_SYMLINK_NOFOLLOW); LMDB then
+ * opens the files by path, which nobody else can change once the
+ * directory and every one above it is safe. */
+#define STORE_FIX "remove it (it is not ours) or start with --state-dir OTHER"
+
+static int check_owned(const char *path, const struct stat *sb, bool dir,
+		       char *err, size_t err_len)
+{
+	unsigned mode = (unsigned)sb->st_mode & 07777;
+	uid_t me = geteuid();
+	if (dir ? !S_ISDIR(sb->st_mode) : !S_ISREG(sb->st_mode))
+		return errmsg_rc(-EPERM, err, err_len, "store %s: not a %s (owner "
+				 "uid %u, mode 0%o, type 0%o): refused; " STORE_FIX,
+				 path, dir ? "directory" : "regular file",
+				 (unsigned)sb->st_uid, mode,
+				 (unsigned)(sb->st_mode & S_IFMT));
+	if (sb->st_uid != me)
+		return errmsg_rc(-EPERM, err, err_len, "store %s: owned by uid %u, "
+				 "mode 0%o, not by this daemon's uid %u (its owner "
+				 "could swap the store the daemon rebuilds from): "
+				 "refused; " STORE_FIX, path, (unsigned)sb->st_uid,
+				 mode, (unsigned)me);
+	if (mode & 0022)
+		return errmsg_rc(-EPERM, err, err_len, "store %s: owner uid %u, "
+				 "mode 0%o: group or others may write it: refused; "
+				 "chmod go-w it, or " STORE_FIX, path,
+				 (unsigned)sb->st_uid, mode);
+	return 0;
+}
+
+/* The directories above `dir` (resolved): each owned by root or by us,
+ * and none that others may write unless sticky (/tmp). */
+static int check_above(const char *dir, char *err, size_t err_len)
+{
+	char *real = realpath(dir, NULL);
+	if (real == NULL)
+		return errmsg_rc(-errno, err, err_len, "store %s: %s", dir,
+				 strerror(errno));
+	int rc = 0;
+	for (char *slash = strrchr(real, '/'); slash != NULL && rc == 0;
+	     slash = strrchr(real, '/')) {
+		if (slash == real)
+			slash[1] = '\0';
+		else
+			slash[0] = '\0';
+		struct stat sb;
+		if (lstat(real, &sb) < 0) {
+			rc = errmsg_rc(-errno, err, err_len, "store %s: %s: %s", dir,
+				       real, strerror(errno));
+			break;
+		}
+		bool writable = (sb.st_mode & 0002) && !(sb.st_mode & S_ISVTX);
+		if ((sb.st_uid != 0 && sb.st_uid != geteuid()) || writable)
+			rc = errmsg_rc(-EPERM, err, err_len, "store %s: the directory "
+				       "%s above it (owner uid %u, mode 0%o) lets "
+				       "another user swap the store: refused; use "
+				       "a --state-dir whose every parent is owned "
+				       "by root or uid %u", dir, real,
+				       (unsigned)sb.st_uid,
+				       (unsigned)sb.st_mode & 07777,
+				       (unsigned)geteuid());
+		if (real[1] == '\0')
+			break;
+	}
+	free(real);
+	return rc;
+}
+
+static int check_store_dir(const char *dir, char *err, size_t err_len)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		int e = errno;
+		struct stat lb;
+		if ((e == ELOOP || e == ENOTDIR) && lstat(dir, &lb) == 0)
+			return errmsg_rc(-EPERM, err, err_len, "store %s: %s (owner "
+					 "uid %u, mode 0%o): refused (the store is "
+					 "never reached through a link); " STORE_FIX,
+					 dir, S_ISLNK(lb.st_mode) ? "a symbolic link"
+					 : "not a directory", (unsigned)lb.st_uid,
+					 (unsigned)lb.st_mode & 07777);
+		return errmsg_rc(-e, err, err_len, "store %s: %s", dir, strerror(e));
+	}
+	struct stat sb;
+	int rc = fstat(fd, &sb) < 0 ? errmsg_rc(-errno, err, err_len, "store %s: "
+						"%s", dir, strerror(errno))
+				     : check_owned(dir, &sb, true, err, err_len);
+	static const char *const files[] = {"data.mdb", "lock.mdb"};
+	for (unsigned i = 0; i < 2 && rc == 0; i++) {
+		char path[600];
+		snprintf(path, sizeof(path), "%s/%s", dir, files[i]);
+		if (fstatat(fd, files[i], &sb, AT_SYMLINK_NOFOLLOW) < 0)
+			rc = errno == ENOENT ? 0 : errmsg_rc(-errno, err, err_len,
+							    "store %s: %s", path,
+							    strerror(errno));
+		else
+			rc = check_owned(path, &sb, false, err, err_len);
+	}
+	close(fd);
+	return rc == 0 ? check_above(dir, err, err_len) : rc;
+}
+
 /* The map LMDB starts with; SHMSCHED_STORE_MAP_BYTES overrides it, so
  * tests can see it grow. */
 static uint64_t map_start(void)
@@ -528,6 +633,9 @@ int store_open(const char *dir, enum store_durability mode, struct store **out,
 	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
 		return errmsg_rc(-errno, err, err_len, "store %s: %s", dir,
 				 strerror(errno));
+	int rc = check_store_dir(dir, err, err_len);
+	if (rc < 0)
+		return rc;
 	struct store *s = calloc(1, sizeof(*s));
 	struct cell *cells = aligned_alloc(64, STORE_QUEUE_SLOTS * sizeof(*cells));
 	if (s == NULL || cells == NULL) {
@@ -554,7 +662,7 @@ int store_open(const char *dir, enum store_durability mode, struct store **out,
 	 * write order (ext4 does not promise it): lmdb.h says so. none:
 	 * MDB_NOSYNC, never flushed, and a machine crash may damage the file
 	 * (the daemon then refuses it). */
-	int rc = open_env(dir, mode == STORE_DURABILITY_NONE ? MDB_NOSYNC
+	rc = open_env(dir, mode == STORE_DURABILITY_NONE ? MDB_NOSYNC
 							     : MDB_NOMETASYNC,
 			  &s->env, dbis, err, err_len);
 	if (rc == 0) {

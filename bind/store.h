@@ -60,6 +60,9 @@ enum store_durability {
 struct store;
 
 /* Opens or creates the store in directory `dir` (made 0700 if missing;
+ * refused, -EPERM, unless it, its data.mdb and lock.mdb are ours: not
+ * links, owned by the euid, not group- or other-writable, and every
+ * directory above it owned by root or the euid and not open to others;
  * LMDB's data.mdb and lock.mdb in it) and starts its writer thread.
  * Returns 0, or a negative errno with a message naming the path:
  *   -EINVAL    bad arguments

@@ -132,11 +132,14 @@ static int resume_cluster(struct daemon *d, const struct daemon_config *cfg,
 {
 	struct recount_stats rs;
 	char why[256];
-	int rc = ledger_recount(d->cluster, d->placements, IDENTITIES_MAX, &rs,
-				why, sizeof(why));
+	int rc = ledger_recount(d->cluster, d->placements, IDENTITIES_MAX,
+				state_section(d->state, SHM_SECTION_IDENTITIES).base,
+				&rs, why, sizeof(why));
 	if (rc < 0)
-		return errmsg_rc(rc, err, err_len, "state region %s: %s",
-				 cfg->state_name, why);
+		return errmsg_rc(rc, err, err_len, "state region %s: %s (start "
+				 "with --fresh to discard the region, after "
+				 "`shmsched store check` if a --state-dir holds "
+				 "its state)", cfg->state_name, why);
 	d->meta->recovered_placements = rs.records;
 	d->meta->rolled_back = rs.nodes_fixed;
 	log_msg(LOG_LEVEL_INFO, "state region %s resumed (%s stop): %u nodes, "
@@ -182,6 +185,14 @@ static int fill_state(struct daemon *d, const struct daemon_config *cfg,
 		uint64_t nodes, placements, skipped;
 		rc = persist_restore(d->persist, &nodes, &placements, &skipped, err,
 				     err_len);
+		if (rc < 0) {
+			char why[768];
+			snprintf(why, sizeof(why), "%s", err);
+			errmsg_rc(rc, err, err_len, "%s (refused: `shmsched store "
+				  "check %s` names what is damaged; move the store "
+				  "away, or start with another --state-dir)", why,
+				  cfg->state_dir);
+		}
 		if (rc == 0)
 			log_msg(LOG_LEVEL_INFO, "state region rebuilt from the store "
 				"%s: %llu nodes, %llu placements (%llu on nodes it does "
@@ -206,11 +217,8 @@ static int open_state(struct daemon *d, const struct daemon_config *cfg,
 		      bool *fresh, char *err, size_t err_len)
 {
 	char why[256];
-	if (cfg->fresh && cfg->state_name != NULL) {
-		int rc = state_remove(cfg->state_name, why, sizeof(why));
-		if (rc < 0 && rc != -ENOENT)
-			return errmsg_rc(rc, err, err_len, "--fresh: %s", why);
-	}
+	/* --fresh: state_open removes the region and creates it exclusively
+	 * (a file planted between the two is refused, never adopted). */
 	struct state_config sc = {
 		.name = cfg->state_name,
 		.max_nodes = cfg->max_nodes ? cfg->max_nodes : DAEMON_MAX_NODES,
@@ -222,6 +230,7 @@ static int open_state(struct daemon *d, const struct daemon_config *cfg,
 		.mode = cfg->region_mode,
 		.group = cfg->region_group,
 		.has_group = cfg->has_region_group,
+		.fresh = cfg->fresh,
 	};
 	int rc = state_open(&sc, &d->state, fresh, err, err_len);
 	if (rc < 0)

@@ -239,8 +239,8 @@ int persist_restore(struct persist *p, uint64_t *nodes, uint64_t *placements,
 	char why[512];
 	placements_reindex(p->t.records);
 	struct recount_stats rs;
-	rc = ledger_recount(p->t.cluster, p->t.records, STATE_IDENTITIES, &rs, why,
-			    sizeof(why));
+	rc = ledger_recount(p->t.cluster, p->t.records, STATE_IDENTITIES,
+			    p->t.identities, &rs, why, sizeof(why));
 	if (rc < 0)
 		return errmsg_rc(rc, err, err_len, "store: %s", why);
 	*nodes = r.n;

@@ -745,8 +745,10 @@ static void handle_resource(struct producers *p, enum producer_role role,
 }
 
 /* OP_RESYNC: the file's pods become what is bound (ingest/resync.h). The
- * fd must be a regular file no larger than OP_RESYNC_FILE_MAX: mapped,
- * never read from a pipe that could hold the control thread. */
+ * fd must be a regular file no larger than OP_RESYNC_FILE_MAX: read into
+ * memory (resync_read_fd: a file truncated meanwhile is a short read, not
+ * the SIGBUS a mapping would give), never read from a pipe that could
+ * hold the control thread. */
 static void handle_resync(struct producers *p, struct control_server *s,
 			  uint64_t conn, uint32_t rid, const void *body,
 			  uint32_t len, int fd)
@@ -768,21 +770,20 @@ static void handle_resync(struct producers *p, struct control_server *s,
 					   OP_RESYNC_FILE_MAX);
 		return;
 	}
-	size_t size = (size_t)st.st_size;
-	const char *buf = size == 0 ? "" : mmap(NULL, size, PROT_READ, MAP_PRIVATE,
-						fd, 0);
-	if (buf == MAP_FAILED) {
-		control_server_reply_error(s, conn, rid, errno, "resync: cannot map "
-					   "the file: %s", strerror(errno));
+	char err[1024];
+	char *buf;
+	size_t size;
+	int rc = resync_read_fd(fd, OP_RESYNC_FILE_MAX, &buf, &size, err,
+				sizeof(err));
+	if (rc < 0) {
+		control_server_reply_error(s, conn, rid, -rc, "%s", err);
 		return;
 	}
-	char err[1024];
 	struct resync_result r;
-	int rc = resync_apply(p->cluster, p->placements, p->strings, p->res,
-			      "resync", buf, size, q.node, &p->resync_hooks, &r,
-			      err, sizeof(err));
-	if (size > 0)
-		munmap((void *)buf, size);
+	rc = resync_apply(p->cluster, p->placements, p->strings, p->res,
+			  "resync", buf, size, q.node, &p->resync_hooks, &r,
+			  err, sizeof(err));
+	free(buf);
 	if (p->meta != NULL && (rc == 0 || r.added + r.removed + r.resized > 0)) {
 		/* Relaxed: figures for observers. */
 		__atomic_store_n(&p->meta->resyncs, p->meta->resyncs + 1,

@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "base/base.h"
 #include "ingest/cluster_load.h"
@@ -221,4 +223,67 @@ int resync_apply(struct cluster *c, struct placements *records,
 	}
 	free(col.pods);
 	return rc;
+}
+
+int resync_read_fd(int fd, uint64_t max, char **buf, size_t *len, char *err,
+		   size_t err_len)
+{
+	*buf = NULL;
+	*len = 0;
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+		return errmsg_rc(-EINVAL, err, err_len, "resync: the pods must "
+				 "come as a regular file");
+	if ((uint64_t)st.st_size > max)
+		return errmsg_rc(-EFBIG, err, err_len, "resync: the file has %lld "
+				 "bytes, at most %llu are read", (long long)st.st_size,
+				 (unsigned long long)max);
+	/* Its size now, plus one byte to see it grew; never past max + 1. */
+	size_t cap = (size_t)st.st_size + 1;
+	char *b = malloc(cap + 1);
+	if (b == NULL)
+		return errmsg_rc(-ENOMEM, err, err_len, "resync: out of memory for "
+				 "%zu bytes", cap);
+	size_t n = 0;
+	for (;;) {
+		if (n == cap) {
+			if (cap > max) {
+				free(b);
+				return errmsg_rc(-EFBIG, err, err_len, "resync: the "
+						 "file grew past %llu bytes while "
+						 "it was read", (unsigned long long)max);
+			}
+			size_t next = cap * 2 > max + 1 ? (size_t)max + 1 : cap * 2;
+			char *nb = realloc(b, next + 1);
+			if (nb == NULL) {
+				free(b);
+				return errmsg_rc(-ENOMEM, err, err_len, "resync: out "
+						 "of memory for %zu bytes", next);
+			}
+			b = nb;
+			cap = next;
+		}
+		ssize_t r = pread(fd, b + n, cap - n, (off_t)n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			int e = errno;
+			free(b);
+			return errmsg_rc(-e, err, err_len, "resync: reading the "
+					 "file: %s", strerror(e));
+		}
+		if (r == 0)
+			break; /* the end, wherever a truncation put it */
+		n += (size_t)r;
+	}
+	if (n > max) {
+		free(b);
+		return errmsg_rc(-EFBIG, err, err_len, "resync: the file grew past "
+				 "%llu bytes while it was read",
+				 (unsigned long long)max);
+	}
+	b[n] = '\0';
+	*buf = b;
+	*len = n;
+	return 0;
 }

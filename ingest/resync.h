@@ -55,4 +55,13 @@ int resync_apply(struct cluster *c, struct placements *records,
 		 const struct resync_hooks *hooks, struct resync_result *out,
 		 char *err, size_t err_len);
 
+/* Reads the regular file open on `fd` into memory the caller frees
+ * (*buf, NUL-terminated, *len bytes): read(2) into a buffer, never a
+ * mapping, so a file truncated while it is read gives a short read, not
+ * SIGBUS (issue 41). Refused, -EFBIG, when the file is, or grows to, more
+ * than `max` bytes; -EINVAL when it is not a regular file. Returns 0 or a
+ * negative errno with a message in `err`. */
+int resync_read_fd(int fd, uint64_t max, char **buf, size_t *len, char *err,
+		   size_t err_len);
+
 #endif

@@ -139,8 +139,9 @@ static int index_strings(struct intern *t)
 }
 
 /* Checks what a previous daemon left: every entry below the count inside
- * the used arena, NUL-terminated, its hash right, and id 0 the empty
- * string. */
+ * the used arena (offset and length checked before a byte there is read),
+ * NUL-terminated with no NUL before its end, its hash and number right,
+ * and id 0 the empty string. */
 static int check_strings(const struct intern *t, char *err, size_t err_len)
 {
 	const struct intern_shared *sh = t->shared;
@@ -156,13 +157,26 @@ static int check_strings(const struct intern *t, char *err, size_t err_len)
 				 (unsigned long long)sh->arena_used);
 	for (uint32_t id = 0; id < sh->count; id++) {
 		const struct intern_entry *e = entry_of(t, id);
+		/* Offset and length first: nothing is read at them before. */
 		if (e->len > INTERN_MAX_LEN || e->offset > sh->arena_used ||
-		    e->len + 1 > sh->arena_used - e->offset ||
-		    t->arena[e->offset + e->len] != '\0' ||
-		    hash_bytes(str_of(t, id), e->len) != e->hash ||
-		    (id == 0 && e->len != 0))
+		    (uint64_t)e->len + 1 > sh->arena_used - e->offset)
 			return errmsg_rc(-EBADMSG, err, err_len, "intern table: "
-					 "string %u is damaged", id);
+					 "string %u is damaged: offset %llu, length "
+					 "%u lie outside the %llu bytes of the arena "
+					 "in use", id, (unsigned long long)e->offset,
+					 e->len, (unsigned long long)sh->arena_used);
+		const char *str = str_of(t, id);
+		int64_t number = 0;
+		bool is_number = strconv_parse_int64(str, e->len, &number);
+		if (str[e->len] != '\0' || memchr(str, '\0', e->len) != NULL ||
+		    hash_bytes(str, e->len) != e->hash || (id == 0 && e->len != 0) ||
+		    e->is_number != is_number || (is_number && e->number != number))
+			return errmsg_rc(-EBADMSG, err, err_len, "intern table: "
+					 "string %u is damaged: its bytes at offset "
+					 "%llu (length %u) do not match its entry "
+					 "(NUL, hash 0x%08x or number)", id,
+					 (unsigned long long)e->offset, e->len,
+					 e->hash);
 	}
 	return 0;
 }

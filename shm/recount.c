@@ -1,45 +1,115 @@
 /* The recount after a re-attach: see recount.h. Two passes over the live
  * records (below the high-water mark): check them all, then count them,
  * so a damaged region changes nothing. Cost: O(records used + nodes).
+ * Every field a later step indexes with or adds is checked (issue 41:
+ * owner a used identity, slot in range, node generation not past the
+ * slot's, requests non-negative, devices the node's), and a damaged
+ * record is named with its field and value.
  */
 #include "shm/recount.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/base.h"
 
-/* Whether record `r` is well formed for node `n`; `why` when not. */
-static const char *record_damage(const struct placement_record *r,
-				 const struct node_spec *n, uint32_t max_owner)
+/* Whether record `r` is well formed, against its node `n` (NULL: the
+ * node is gone or was replaced). False with the field and its value in
+ * `why` when not. */
+static bool record_ok(const struct placement_record *r, const struct node_spec *n,
+		      const struct ledger *l, uint32_t max_owner,
+		      const struct state_identity *ids, char *why, size_t len)
 {
-	if (r->owner != PLACEMENT_OWNER_BOUND && r->owner > max_owner)
-		return "owner out of range";
-	if (r->gen == 0)
-		return "generation 0";
-	if (r->n_ports > POD_MAX_PORTS)
-		return "too many host ports";
+	if (r->owner != PLACEMENT_OWNER_BOUND && r->owner > max_owner) {
+		snprintf(why, len, "owner out of range: %u (1..%u, or bound)",
+			 r->owner, max_owner);
+		return false;
+	}
+	if (r->owner != PLACEMENT_OWNER_BOUND && ids != NULL &&
+	    !__atomic_load_n(&ids[r->owner - 1].used, __ATOMIC_RELAXED)) {
+		/* Relaxed: start-up, no other thread. */
+		snprintf(why, len, "owner %u is no identity the daemon gave "
+			 "(owner out of range of the used identities)", r->owner);
+		return false;
+	}
+	if (r->gen == 0) {
+		snprintf(why, len, "generation 0");
+		return false;
+	}
+	if (r->slot >= ledger_capacity(l)) {
+		snprintf(why, len, "node slot %u out of range (0..%u)", r->slot,
+			 ledger_capacity(l) - 1);
+		return false;
+	}
+	/* A slot's generation only moves on: a record cannot name a later one. */
+	uint32_t slot_gen = ledger_node_generation(l, r->slot);
+	if (r->node_gen > slot_gen) {
+		snprintf(why, len, "node generation %u, newer than node slot %u's "
+			 "%u", r->node_gen, r->slot, slot_gen);
+		return false;
+	}
+	if (r->n_ports > POD_MAX_PORTS) {
+		snprintf(why, len, "%u host ports (at most %u): too many host ports",
+			 r->n_ports, POD_MAX_PORTS);
+		return false;
+	}
 	for (int k = 0; k < RES_MAX; k++)
-		if (r->request.v[k] < 0)
-			return "a negative request";
-	if (r->nonzero_cpu_milli < 0 || r->nonzero_mem_bytes < 0)
-		return "a negative request";
+		if (r->request.v[k] < 0) {
+			snprintf(why, len, "request of resource %d is %lld: a "
+				 "negative request", k, (long long)r->request.v[k]);
+			return false;
+		}
+	if (r->nonzero_cpu_milli < 0 || r->nonzero_mem_bytes < 0) {
+		snprintf(why, len, "non-zero cpu %lld / memory %lld: a negative "
+			 "request", (long long)r->nonzero_cpu_milli,
+			 (long long)r->nonzero_mem_bytes);
+		return false;
+	}
 	if (n == NULL)
-		return NULL; /* its node is gone: only the record's own fields */
+		return true; /* its node is gone: only the record's own fields */
 	const struct device_assignment *d = &r->dev;
 	if (d->gpu_mask >> n->devices.n_gpus != 0 ||
-	    d->gpu_milli > GPU_MILLI_PER_DEVICE)
-		return "GPUs the node does not have";
+	    d->gpu_milli > GPU_MILLI_PER_DEVICE) {
+		snprintf(why, len, "GPU mask 0x%llx, %u milli-GPU: GPUs the node "
+			 "does not have (it has %u)", (unsigned long long)d->gpu_mask,
+			 (unsigned)d->gpu_milli, (unsigned)n->devices.n_gpus);
+		return false;
+	}
 	for (unsigned w = 0; w < CORE_WORDS; w++) {
 		unsigned first = w * 64;
 		uint64_t allowed = n->devices.n_cores <= first ? 0
 				   : n->devices.n_cores - first >= 64 ? UINT64_MAX
 				   : (UINT64_C(1) << (n->devices.n_cores - first)) - 1;
-		if (d->cpuset[w] & ~allowed)
-			return "cores the node does not have";
+		if (d->cpuset[w] & ~allowed) {
+			snprintf(why, len, "cpuset word %u 0x%llx: cores the node "
+				 "does not have (it has %u)", w,
+				 (unsigned long long)d->cpuset[w],
+				 (unsigned)n->devices.n_cores);
+			return false;
+		}
 	}
-	return NULL;
+	return true;
+}
+
+/* A request above its node's allocatable: a node may shrink under the
+ * pods on it (an update keeps its generation), so this is told, loudly,
+ * and counted, not refused. */
+static void warn_over(uint32_t i, const struct placement_record *r,
+		      const struct node_spec *n)
+{
+	for (int k = 0; k < RES_MAX; k++)
+		if (r->request.v[k] > n->allocatable.v[k]) {
+			log_msg(LOG_LEVEL_WARN, "placement record %u (owner %u, node "
+				"slot %u): request of resource %d is %lld, above "
+				"the node's allocatable %lld (a node shrunk, or a "
+				"damaged record: `shmsched store check`, or "
+				"--fresh)", i, r->owner, r->slot, k,
+				(long long)r->request.v[k],
+				(long long)n->allocatable.v[k]);
+			return;
+		}
 }
 
 /* The same pods per group, whatever entries hold them. */
@@ -75,7 +145,8 @@ static int same_use(const struct node_alloc *a, const struct node_alloc *b)
 }
 
 int ledger_recount(struct cluster *c, struct placements *t, uint32_t max_owner,
-		   struct recount_stats *out, char *err, size_t err_len)
+		   const struct state_identity *ids, struct recount_stats *out,
+		   char *err, size_t err_len)
 {
 	memset(out, 0, sizeof(*out));
 	const struct snapshot *snap = cluster_snapshot(c);
@@ -91,11 +162,13 @@ int ledger_recount(struct cluster *c, struct placements *t, uint32_t max_owner,
 		const struct node_spec *n =
 			ledger_slot_current(l, snap, r->slot, r->node_gen)
 			? &snap->nodes[r->slot] : NULL;
-		const char *why = record_damage(r, n, max_owner);
-		if (why != NULL)
+		char why[160];
+		if (!record_ok(r, n, l, max_owner, ids, why, sizeof(why)))
 			return errmsg_rc(-EBADMSG, err, err_len, "placement record "
 					 "%u (owner %u, node slot %u): %s", i,
 					 r->owner, r->slot, why);
+		if (n != NULL)
+			warn_over(i, r, n);
 	}
 
 	struct node_alloc *before = malloc((snap->n_slots ? snap->n_slots : 1) *

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "shm/cluster.h"
+#include "shm/layout.h"
 #include "shm/placements.h"
 
 struct recount_stats {
@@ -24,12 +25,16 @@ struct recount_stats {
 				* a release cut short (given back) */
 };
 
-/* Checks every live record (owner an identity 1..max_owner or
- * PLACEMENT_OWNER_BOUND; slot, devices, ports and requests in range for
- * its node) and sets every present node's counters to the sum of the
- * records on it. Returns 0, or -EBADMSG with the first damaged record
- * named in `err` (nothing is changed then), or -ENOMEM. */
+/* Checks every live record (owner an identity 1..max_owner that `ids`
+ * (NULL: not checked) marks used, or PLACEMENT_OWNER_BOUND; slot below
+ * the ledger's capacity; node generation not past the slot's; devices,
+ * ports and requests in range for its node; a request above the node's
+ * allocatable is logged, as a node may shrink) and sets every present
+ * node's counters to the sum of the records on it. Returns 0, or -EBADMSG
+ * with the first damaged record, its field and value named in `err`
+ * (nothing is changed then), or -ENOMEM. */
 int ledger_recount(struct cluster *c, struct placements *t, uint32_t max_owner,
-		   struct recount_stats *out, char *err, size_t err_len);
+		   const struct state_identity *ids, struct recount_stats *out,
+		   char *err, size_t err_len);
 
 #endif

@@ -34,6 +34,10 @@
 
 #define SHM_DIR "/dev/shm"
 
+/* Access bits a region may never have: set-id and sticky bits, and any
+ * write for group or others. */
+#define STATE_MODE_FORBIDDEN 07022u
+
 struct state {
 	struct shm_region *region;
 	int lock_fd;            /* the daemon's: holds the flock; -1 observer */
@@ -195,6 +199,82 @@ static struct state *state_alloc(const char *name)
 	return st;
 }
 
+/* The mode a new region gets: the configured one, else 0600, or 0640
+ * with a group named (its members observe). */
+static unsigned new_mode(const struct state_config *cfg)
+{
+	return cfg->mode ? cfg->mode : cfg->has_group ? 0640 : 0600;
+}
+
+/* Whether the file open on `fd` (what was opened, by fstat: not whatever
+ * the path names now) is a region this daemon may use. */
+static int check_ours(int fd, const char *path, const struct state_config *cfg,
+		      char *err, size_t err_len)
+{
+	struct stat sb;
+	if (fstat(fd, &sb) < 0)
+		return errmsg_rc(-errno, err, err_len, "state region %s: fstat: %s",
+				 path, strerror(errno));
+	unsigned mode = (unsigned)sb.st_mode & 07777;
+	uid_t me = geteuid();
+	if (!S_ISREG(sb.st_mode))
+		return errmsg_rc(-EPERM, err, err_len, "state region %s: not a "
+				 "regular file (owner uid %u, mode 0%o, type 0%o): "
+				 "refused; remove it (it is not ours) or start "
+				 "with --name OTHER", path, (unsigned)sb.st_uid,
+				 mode, (unsigned)(sb.st_mode & S_IFMT));
+	if (sb.st_uid != me)
+		return errmsg_rc(-EPERM, err, err_len, "state region %s: owned by "
+				 "uid %u, mode 0%o, not by this daemon's uid %u "
+				 "(its owner could rewrite it while the daemon "
+				 "runs): refused; remove it (it is not ours) or "
+				 "start with --name OTHER", path,
+				 (unsigned)sb.st_uid, mode, (unsigned)me);
+	/* Read bits the configuration grants: group's with a group named,
+	 * and what an explicit --region-mode gives. */
+	unsigned readable = (cfg->has_group ? 0040u : 0u) | (cfg->mode & 0044u);
+	unsigned extra = mode & 07077u & ~readable;
+	if ((mode & STATE_MODE_FORBIDDEN) != 0 || extra != 0)
+		return errmsg_rc(-EPERM, err, err_len, "state region %s: owner uid "
+				 "%u, mode 0%o: %s; refused: remove it, or chmod "
+				 "%o it, or start with --name OTHER", path,
+				 (unsigned)sb.st_uid, mode,
+				 (mode & STATE_MODE_FORBIDDEN) != 0
+				 ? "group or others may write it (or set-id bits)"
+				 : "group or others may read it, and no "
+				   "--region-group/--region-mode grants that",
+				 new_mode(cfg) & (0700u | readable));
+	/* Group access is for the group named, not whichever the file has. */
+	if ((mode & 0070u) != 0 && cfg->has_group && sb.st_gid != cfg->group)
+		return errmsg_rc(-EPERM, err, err_len, "state region %s: owner uid "
+				 "%u, mode 0%o, group gid %u, not --region-group's "
+				 "gid %u: refused; chgrp %u it, or remove it, or "
+				 "start with --name OTHER", path, (unsigned)sb.st_uid,
+				 mode, (unsigned)sb.st_gid, (unsigned)cfg->group,
+				 (unsigned)cfg->group);
+	return 0;
+}
+
+/* The identities a previous daemon left: `used` 0 or 1, and a used
+ * one's name NUL-terminated inside its field (the daemon compares names
+ * with strcmp). */
+static int check_identities(const struct state *st, char *err, size_t err_len)
+{
+	const struct state_identity *ids =
+		shm_region_section(st->region, SHM_SECTION_IDENTITIES).base;
+	for (unsigned i = 0; i < STATE_IDENTITIES; i++) {
+		if (ids[i].used > 1 ||
+		    (ids[i].used && memchr(ids[i].name, '\0', sizeof(ids[i].name))
+				    == NULL))
+			return errmsg_rc(-EBADMSG, err, err_len, "identity %u "
+					 "(owner %u) damaged: used %u, name%s "
+					 "NUL-terminated", i, i + 1, ids[i].used,
+					 memchr(ids[i].name, '\0',
+						sizeof(ids[i].name)) ? "" : " not");
+	}
+	return 0;
+}
+
 /* Attaches the file open on `fd`. */
 static int attach(struct state *st, int fd, bool readonly, const char *path,
 		  char *err, size_t err_len)
@@ -207,6 +287,8 @@ static int attach(struct state *st, int fd, bool readonly, const char *path,
 		return errmsg_rc(-errno, err, err_len, "state region %s: %s", path,
 				 why);
 	int rc = check_sections(st, why, sizeof(why));
+	if (rc == 0 && !readonly)
+		rc = check_identities(st, why, sizeof(why));
 	if (rc < 0) {
 		shm_region_close(st->region);
 		st->region = NULL;
@@ -235,10 +317,21 @@ static int create(struct state *st, const struct state_config *cfg,
 	struct sizes z;
 	section_sizes(&m, &z);
 	char tmp[512], path[512];
-	snprintf(tmp, sizeof(tmp), "%s/.%s.%d.new", dir, cfg->name, (int)getpid());
 	snprintf(path, sizeof(path), "%s/%s", dir, cfg->name);
-	unsigned mode = cfg->mode ? cfg->mode : 0600;
-	int fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	unsigned mode = new_mode(cfg);
+	/* O_EXCL: a new file, never one (or a link) that is there; another
+	 * suffix when one is (a name someone else took). */
+	int fd = -1;
+	for (unsigned i = 0; i < 8 && fd < 0; i++) {
+		struct timespec ts;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		snprintf(tmp, sizeof(tmp), "%s/.%s.%d.%lx.new", dir, cfg->name,
+			 (int)getpid(), (unsigned long)(ts.tv_nsec + i));
+		fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+			  0600);
+		if (fd < 0 && errno != EEXIST)
+			break;
+	}
 	if (fd < 0)
 		return errmsg_rc(-errno, err, err_len, "state region %s: %s",
 				 tmp, strerror(errno));
@@ -271,7 +364,8 @@ static int create(struct state *st, const struct state_config *cfg,
 	if (link(tmp, path) < 0) {
 		rc = errmsg_rc(errno == EEXIST ? -EBUSY : -errno, err, err_len,
 			       "state region %s: %s", path, errno == EEXIST
-			       ? "another daemon created it meanwhile"
+			       ? "a file of that name appeared meanwhile "
+				 "(another daemon, or another user): refused"
 			       : strerror(errno));
 		shm_region_close(st->region);
 		st->region = NULL;
@@ -332,8 +426,33 @@ int state_open(const struct state_config *cfg, struct state **out, bool *fresh,
 		free(st);
 		return rc < 0 ? rc : errmsg_rc(-EINVAL, err, err_len, "name too long");
 	}
-	int fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+	if ((cfg->mode & STATE_MODE_FORBIDDEN) != 0) {
+		free(st);
+		return errmsg_rc(-EINVAL, err, err_len, "state region %s: mode 0%o "
+				 "would let group or others write it (or has "
+				 "set-id bits): at most 0644", path, cfg->mode);
+	}
+	if (cfg->fresh) {
+		/* Removed, then made exclusively: never re-opened by name. */
+		char why[256];
+		rc = state_remove(cfg->name, why, sizeof(why));
+		if (rc < 0 && rc != -ENOENT) {
+			free(st);
+			return errmsg_rc(rc, err, err_len, "--fresh: %s", why);
+		}
+		errno = ENOENT;
+	}
+	/* O_NOFOLLOW: a link at the name is refused (ELOOP); O_NONBLOCK: a
+	 * fifo there cannot hold the open (check_ours refuses it). */
+	int fd = cfg->fresh ? -1 : open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW |
+					O_NONBLOCK);
 	if (fd >= 0) {
+		rc = check_ours(fd, path, cfg, err, err_len);
+		if (rc < 0) {
+			close(fd);
+			free(st);
+			return rc;
+		}
 		if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
 			int e = errno;
 			close(fd);
@@ -361,6 +480,11 @@ int state_open(const struct state_config *cfg, struct state **out, bool *fresh,
 	if (errno != ENOENT) {
 		int e = errno;
 		free(st);
+		if (e == ELOOP)
+			return errmsg_rc(-EPERM, err, err_len, "state region %s: a "
+					 "symbolic link: refused (a region is never "
+					 "reached through a link); remove it (it is "
+					 "not ours) or start with --name OTHER", path);
 		return errmsg_rc(-e, err, err_len, "state region %s: %s", path,
 				 strerror(e));
 	}
@@ -406,12 +530,27 @@ static int open_by_name(const char *name, char *path, size_t path_len,
 		return rc;
 	if (state_path(name, path, path_len) == NULL)
 		return errmsg_rc(-EINVAL, err, err_len, "name too long");
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	/* O_NONBLOCK: a fifo planted at the name cannot hold the open. */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	if (fd < 0)
 		return errmsg_rc(-errno, err, err_len, "state region %s: %s%s", path,
 				 strerror(errno), errno == ENOENT
 				 ? " (no daemon of that name has run since boot, "
 				   "or its region was removed)" : "");
+	struct stat sb;
+	if (fstat(fd, &sb) < 0) {
+		int e = errno;
+		close(fd);
+		return errmsg_rc(-e, err, err_len, "state region %s: fstat: %s",
+				 path, strerror(e));
+	}
+	if (!S_ISREG(sb.st_mode)) {
+		close(fd);
+		return errmsg_rc(-EPERM, err, err_len, "state region %s: not a "
+				 "regular file (owner uid %u, mode 0%o): refused; "
+				 "remove it (it is not a region)", path,
+				 (unsigned)sb.st_uid, (unsigned)sb.st_mode & 07777);
+	}
 	return fd;
 }
 

@@ -2,10 +2,12 @@
  * file that outlives the daemon (its layout and read protocol: the "state
  * region" part of shm/layout.h).
  *
- * The daemon opens it by name: a new one is created (on hugetlbfs when a
- * pool can hold it, else POSIX shm in /dev/shm with MADV_HUGEPAGE); an
- * existing one is re-attached after its header, versions and section sizes
- * check out, and the daemon holds an exclusive flock on it while it runs.
+ * The daemon opens it by name: a new one is created exclusively (on
+ * hugetlbfs when a pool can hold it, else POSIX shm in /dev/shm with
+ * MADV_HUGEPAGE); an existing one is re-attached only when it is a regular
+ * file (not a link), owned by the daemon's euid, that group and others may
+ * not write (nor read, beyond what the configuration grants), and after
+ * its header, versions and section sizes check out, and the daemon holds an exclusive flock on it while it runs.
  * Observers open it read-only and take no lock. With no name the region is
  * an anonymous memfd: the same layout, gone with the process (tests, the
  * benchmark).
@@ -34,9 +36,13 @@ struct state_config {
 	uint32_t max_strings;
 	uint64_t arena_size;
 	uint32_t workers;        /* stats blocks used, <= STATE_WORKERS_MAX */
-	unsigned mode;           /* file mode of a new region; 0: 0600 */
-	gid_t group;             /* its group, when has_group */
+	unsigned mode;           /* file mode of a new region; 0: 0600, or
+				  * 0640 with has_group. Never group- or
+				  * other-writable (-EINVAL) */
+	gid_t group;             /* its group, when has_group: observers */
 	bool has_group;
+	bool fresh;              /* remove any region of that name, then
+				  * create one exclusively (never attach) */
 	bool no_hugetlb;         /* skip the hugetlbfs attempt */
 };
 
@@ -53,7 +59,10 @@ const char *state_path(const char *name, char *buf, size_t len);
  * creates it (*fresh true, zeroed; the caller fills the sections). Returns
  * 0, or a negative errno with a message in `err` naming the region:
  *   -EINVAL    a bad name or configuration
- *   -EBUSY     another daemon holds it (its pid named)
+ *   -EPERM     the file is not ours: a link, not a regular file, another
+ *              owner, or a mode others may write (owner, mode, fix named)
+ *   -EBUSY     another daemon holds it (its pid named), or (fresh) a file
+ *              appeared under the name while it was made
  *   -EPROTONOSUPPORT  made by another ABI version (both named)
  *   -EBADMSG, -EPROTO  damaged: what is wrong
  *   any errno of open, flock, fstat, ftruncate, mmap. */
@@ -61,7 +70,9 @@ int state_open(const struct state_config *cfg, struct state **out, bool *fresh,
 	       char *err, size_t err_len);
 
 /* Maps region `name` read-only for an observer (no lock, nothing written).
- * Same errors as state_open(), and -ENOENT when there is no such region. */
+ * Same errors as state_open(), and -ENOENT when there is no such region;
+ * -EPERM for a file that is not a regular one (a fifo) or a link. Any
+ * owner is accepted: the daemon may run as another user. */
 int state_observe(const char *name, struct state **out, char *err, size_t err_len);
 
 /* Unmaps; the daemon's lock goes with it. NULL is a no-op. */

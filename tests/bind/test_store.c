@@ -9,6 +9,10 @@
  * - Damage refused, never used: a data file of garbage, one truncated to
  *   half, a value whose bytes were flipped on disk, a format version from
  *   the future.
+ * - Not ours, refused (issue 41): a directory group or others may write,
+ *   one owned by another uid (as root), a link for the directory, a
+ *   data.mdb that is a link or owned by another uid; each message names
+ *   the path, the owner and the mode.
  */
 #define _GNU_SOURCE 1
 
@@ -340,6 +344,59 @@ static void test_future_format(void **state)
 	remove_dir(dir);
 }
 
+/* Issue 41: a store the daemon does not own is never opened. */
+static void test_not_ours(void **state)
+{
+	(void)state;
+	char *dir = make_dir();
+	struct store *st;
+	char err[512], path[128], link_to[128];
+	assert_int_equal(store_open(dir, STORE_DURABILITY_SYNC, &st, err, sizeof(err)), 0);
+	store_close(st);
+	/* Group-writable. */
+	assert_int_equal(chmod(dir, 0770), 0);
+	assert_int_equal(store_open(dir, STORE_DURABILITY_SYNC, &st, err, sizeof(err)),
+			 -EPERM);
+	assert_non_null(strstr(err, "mode 0770"));
+	assert_non_null(strstr(err, dir));
+	assert_int_equal(chmod(dir, 0700), 0);
+	/* A link for the directory. */
+	snprintf(link_to, sizeof(link_to), "%s.link", dir);
+	assert_int_equal(symlink(dir, link_to), 0);
+	assert_int_equal(store_open(link_to, STORE_DURABILITY_SYNC, &st, err,
+				    sizeof(err)), -EPERM);
+	assert_non_null(strstr(err, "symbolic link"));
+	unlink(link_to);
+	/* data.mdb a link to a file elsewhere. */
+	snprintf(path, sizeof(path), "%s/data.mdb", dir);
+	snprintf(link_to, sizeof(link_to), "%s.data", dir);
+	assert_int_equal(rename(path, link_to), 0);
+	assert_int_equal(symlink(link_to, path), 0);
+	assert_int_equal(store_open(dir, STORE_DURABILITY_SYNC, &st, err, sizeof(err)),
+			 -EPERM);
+	assert_non_null(strstr(err, "not a regular file"));
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(rename(link_to, path), 0);
+	if (geteuid() == 0) {
+		/* Another uid's data.mdb, then directory. */
+		assert_int_equal(chown(path, 65534, (gid_t)-1), 0);
+		assert_int_equal(store_open(dir, STORE_DURABILITY_SYNC, &st, err,
+					    sizeof(err)), -EPERM);
+		assert_non_null(strstr(err, "owned by uid 65534"));
+		assert_int_equal(chown(path, 0, (gid_t)-1), 0);
+		assert_int_equal(chown(dir, 65534, (gid_t)-1), 0);
+		assert_int_equal(store_open(dir, STORE_DURABILITY_SYNC, &st, err,
+					    sizeof(err)), -EPERM);
+		assert_non_null(strstr(err, "owned by uid 65534"));
+		assert_non_null(strstr(err, "remove it"));
+		assert_int_equal(chown(dir, 0, (gid_t)-1), 0);
+	}
+	/* Ours again: opens. */
+	assert_int_equal(store_open(dir, STORE_DURABILITY_SYNC, &st, err, sizeof(err)), 0);
+	store_close(st);
+	remove_dir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -348,6 +405,7 @@ int main(void)
 		cmocka_unit_test(test_threads),
 		cmocka_unit_test(test_damage_refused),
 		cmocka_unit_test(test_future_format),
+		cmocka_unit_test(test_not_ours),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

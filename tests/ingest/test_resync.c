@@ -3,14 +3,23 @@
  * placement too), resized, unchanged, skipped, scope by node, and the
  * refusals (no such node, a Node in the list, bad JSON, more pods than
  * records) that change nothing. After each resync the node's counters
- * equal the sum of the records on it. */
+ * equal the sum of the records on it.
+ * resync_read_fd (issue 41): a file truncated and regrown by another
+ * thread while it is read gives short reads, never SIGBUS (a mapping of it
+ * would fault past the new end); a file over the limit, or a pipe, is
+ * refused with a message. */
+#define _GNU_SOURCE 1
 #include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <urcu/urcu-qsbr.h>
 
 #include <cmocka.h>
@@ -191,12 +200,72 @@ static void test_refusals_change_nothing(void **state)
 	world_free(&w);
 }
 
+#define SHAKE_BYTES (1u << 20)
+
+struct shaker {
+	int fd;
+	int stop; /* relaxed: a flag, nothing ordered by it */
+};
+
+/* Truncates the file to nothing and grows it back, again and again. */
+static void *shake(void *arg)
+{
+	struct shaker *sh = arg;
+	while (!__atomic_load_n(&sh->stop, __ATOMIC_RELAXED)) {
+		assert_int_equal(ftruncate(sh->fd, 0), 0);
+		assert_int_equal(ftruncate(sh->fd, SHAKE_BYTES), 0);
+	}
+	return NULL;
+}
+
+static void test_read_fd(void **state)
+{
+	(void)state;
+	char path[] = "/tmp/shmsched-resync-XXXXXX", err[256];
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	unlink(path);
+	assert_int_equal(ftruncate(fd, SHAKE_BYTES), 0);
+	char *buf;
+	size_t len;
+	assert_int_equal(resync_read_fd(fd, SHAKE_BYTES, &buf, &len, err,
+					sizeof(err)), 0);
+	assert_int_equal(len, SHAKE_BYTES);
+	free(buf);
+	/* Over the limit. */
+	assert_int_equal(resync_read_fd(fd, SHAKE_BYTES - 1, &buf, &len, err,
+					sizeof(err)), -EFBIG);
+	assert_non_null(strstr(err, "1048576 bytes"));
+	/* Truncated while read: short reads, no fault. */
+	struct shaker sh = {.fd = fd};
+	pthread_t t;
+	assert_int_equal(pthread_create(&t, NULL, shake, &sh), 0);
+	for (int i = 0; i < 300; i++) {
+		assert_int_equal(resync_read_fd(fd, SHAKE_BYTES, &buf, &len, err,
+						sizeof(err)), 0);
+		assert_true(len <= SHAKE_BYTES);
+		free(buf);
+	}
+	__atomic_store_n(&sh.stop, 1, __ATOMIC_RELAXED);
+	pthread_join(t, NULL);
+	close(fd);
+	/* Not a regular file. */
+	int p[2];
+	assert_int_equal(pipe(p), 0);
+	assert_int_equal(resync_read_fd(p[0], SHAKE_BYTES, &buf, &len, err,
+					sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "regular file"));
+	close(p[0]);
+	close(p[1]);
+}
+
 int main(void)
 {
 	urcu_qsbr_register_thread();
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_node_scope),
 		cmocka_unit_test(test_refusals_change_nothing),
+		cmocka_unit_test(test_read_fd),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	urcu_qsbr_unregister_thread();

@@ -11,6 +11,14 @@
  * - Refusals, each with its message: a second daemon on a held region, a
  *   bad name, wrong magic, another ABI version (both named), a truncated
  *   file, a snapshot whose checksum fails, a damaged string.
+ * - Not ours (issue 41), refused with owner, mode and the fix named: a
+ *   region of another uid (as root), one group or others may write or
+ *   read (with no group named), a link, a fifo (an observer too, without
+ *   hanging); a mode that would let others write, asked for. --fresh over
+ *   another uid's file makes a new one of ours.
+ * - Damaged records refused naming field and value: an owner no identity
+ *   has, a slot past the capacity, a node generation past the slot's; an
+ *   intern offset moved by 2^40 (offset named); an identity's `used` 7.
  */
 #define _GNU_SOURCE 1
 
@@ -173,7 +181,7 @@ static void test_reattach_and_recount(void **state)
 	/* Before the recount the counters are what the crash left. */
 	assert_int_equal(used_cpu(&w, 1), 1000);
 	struct recount_stats rs;
-	assert_int_equal(ledger_recount(w.cluster, w.records, 16, &rs, err,
+	assert_int_equal(ledger_recount(w.cluster, w.records, 16, NULL, &rs, err,
 					sizeof(err)), 0);
 	assert_int_equal(rs.records, 2);
 	assert_int_equal(rs.counted, 2);
@@ -208,7 +216,7 @@ static void test_stale_and_damaged_records(void **state)
 	assert_true(intern_find(w.strings, "b", 1, &rm.name));
 	assert_int_equal(cluster_apply(w.cluster, &rm, 1, err, sizeof(err)), 0);
 	struct recount_stats rs;
-	assert_int_equal(ledger_recount(w.cluster, w.records, 16, &rs, err,
+	assert_int_equal(ledger_recount(w.cluster, w.records, 16, NULL, &rs, err,
 					sizeof(err)), 0);
 	assert_int_equal(rs.records, 2);
 	assert_int_equal(rs.stale, 1);
@@ -219,7 +227,7 @@ static void test_stale_and_damaged_records(void **state)
 		(struct placement_record *)placements_get(w.records, on_b);
 	r->owner = 5000;
 	ledger_node(cluster_ledger(w.cluster), 0)->used[RES_CPU] = 777;
-	assert_int_equal(ledger_recount(w.cluster, w.records, 16, &rs, err,
+	assert_int_equal(ledger_recount(w.cluster, w.records, 16, NULL, &rs, err,
 					sizeof(err)), -EBADMSG);
 	assert_non_null(strstr(err, "owner out of range"));
 	assert_int_equal(used_cpu(&w, 0), 777);
@@ -351,6 +359,15 @@ static void string_damaged(int fd, struct stat *st)
 	put_u32(fd, at, 1u << 20);
 }
 
+static void string_moved(int fd, struct stat *st);
+
+static void identity_damaged(int fd, struct stat *st)
+{
+	(void)st;
+	/* Identity 0's `used` a value no daemon writes. */
+	put_u32(fd, (off_t)section_offset(fd, SHM_SECTION_IDENTITIES), 7);
+}
+
 static void test_damaged_regions(void **state)
 {
 	(void)state;
@@ -372,6 +389,146 @@ static void test_damaged_regions(void **state)
 	assert_int_equal(open_damaged("string", string_damaged, err, sizeof(err)),
 			 -EBADMSG);
 	assert_non_null(strstr(err, "string 1"));
+	assert_int_equal(open_damaged("moved", string_moved, err, sizeof(err)),
+			 -EBADMSG);
+	assert_non_null(strstr(err, "string 1 is damaged: offset 1099511"));
+	assert_int_equal(open_damaged("identity", identity_damaged, err,
+				      sizeof(err)), -EBADMSG);
+	assert_non_null(strstr(err, "identity 0 (owner 1) damaged: used 7"));
+}
+
+/* Issue 41: only a region the daemon owns is attached. */
+static void test_not_ours(void **state)
+{
+	(void)state;
+	char name[64], err[512], path[256];
+	unique_name(name, sizeof(name), "ours");
+	struct world w;
+	bool fresh;
+	assert_int_equal(world_open(&w, name, &fresh, err, sizeof(err)), 0);
+	world_close(&w);
+	assert_non_null(state_path(name, path, sizeof(path)));
+	struct stat sb;
+	assert_int_equal(stat(path, &sb), 0);
+	assert_int_equal(sb.st_mode & 07777, 0600);
+	struct state_config cfg = base_cfg;
+	cfg.name = name;
+	struct state *st;
+	/* Others may write. */
+	assert_int_equal(chmod(path, 0666), 0);
+	assert_int_equal(state_open(&cfg, &st, &fresh, err, sizeof(err)), -EPERM);
+	assert_non_null(strstr(err, "mode 0666"));
+	assert_non_null(strstr(err, path));
+	/* Group may read, no group named; named: accepted. */
+	assert_int_equal(chmod(path, 0640), 0);
+	assert_int_equal(state_open(&cfg, &st, &fresh, err, sizeof(err)), -EPERM);
+	assert_non_null(strstr(err, "may read"));
+	cfg.has_group = true;
+	cfg.group = getegid() + 1;
+	assert_int_equal(state_open(&cfg, &st, &fresh, err, sizeof(err)), -EPERM);
+	assert_non_null(strstr(err, "not --region-group's"));
+	cfg.group = getegid();
+	assert_int_equal(state_open(&cfg, &st, &fresh, err, sizeof(err)), 0);
+	assert_false(fresh);
+	state_close(st);
+	cfg.has_group = false;
+	assert_int_equal(chmod(path, 0600), 0);
+	if (geteuid() == 0) {
+		/* Another uid's: refused; --fresh: a new one of ours. */
+		assert_int_equal(chown(path, 65534, (gid_t)-1), 0);
+		assert_int_equal(state_open(&cfg, &st, &fresh, err, sizeof(err)),
+				 -EPERM);
+		assert_non_null(strstr(err, "owned by uid 65534"));
+		assert_non_null(strstr(err, "remove it"));
+		cfg.fresh = true;
+		assert_int_equal(state_open(&cfg, &st, &fresh, err, sizeof(err)), 0);
+		assert_true(fresh);
+		assert_int_equal(stat(path, &sb), 0);
+		assert_int_equal(sb.st_uid, 0);
+		state_close(st);
+		cfg.fresh = false;
+	}
+	/* A mode others could write, asked for. */
+	char other[64];
+	unique_name(other, sizeof(other), "mode");
+	cfg.name = other;
+	cfg.mode = 0662;
+	assert_int_equal(state_open(&cfg, &st, &fresh, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "0662"));
+	cfg.mode = 0;
+	/* A link at the name, to a region of ours. */
+	char lpath[256];
+	assert_non_null(state_path(other, lpath, sizeof(lpath)));
+	assert_int_equal(symlink(path, lpath), 0);
+	assert_int_equal(state_open(&cfg, &st, &fresh, err, sizeof(err)), -EPERM);
+	assert_non_null(strstr(err, "symbolic link"));
+	assert_int_equal(unlink(lpath), 0);
+	/* A fifo: refused, and an observer does not hang on it. */
+	assert_int_equal(mkfifo(lpath, 0600), 0);
+	assert_int_equal(state_open(&cfg, &st, &fresh, err, sizeof(err)), -EPERM);
+	assert_non_null(strstr(err, "not a regular file"));
+	assert_int_equal(state_observe(other, &st, err, sizeof(err)), -EPERM);
+	assert_false(state_daemon_running(other));
+	assert_int_equal(unlink(lpath), 0);
+	assert_int_equal(state_remove(name, err, sizeof(err)), 0);
+}
+
+/* Issue 41: each field a damaged record could lie in, named. */
+static void test_record_fields(void **state)
+{
+	(void)state;
+	char name[64], err[256];
+	unique_name(name, sizeof(name), "fields");
+	struct world w;
+	bool fresh;
+	assert_int_equal(world_open(&w, name, &fresh, err, sizeof(err)), 0);
+	add_node(&w, "a", 4000);
+	uint64_t id = place(&w, 0, 100, 1);
+	struct state_identity ids[16];
+	memset(ids, 0, sizeof(ids));
+	ids[0].used = 1;
+	struct recount_stats rs;
+	assert_int_equal(ledger_recount(w.cluster, w.records, 16, ids, &rs, err,
+					sizeof(err)), 0);
+	struct placement_record *r =
+		(struct placement_record *)placements_get(w.records, id);
+	/* An owner in range that no identity has. */
+	r->owner = 2;
+	assert_int_equal(ledger_recount(w.cluster, w.records, 16, ids, &rs, err,
+					sizeof(err)), -EBADMSG);
+	assert_non_null(strstr(err, "owner 2"));
+	r->owner = 1;
+	/* A slot past the capacity (64). */
+	r->slot = 1u << 20;
+	assert_int_equal(ledger_recount(w.cluster, w.records, 16, ids, &rs, err,
+					sizeof(err)), -EBADMSG);
+	assert_non_null(strstr(err, "node slot 1048576 out of range"));
+	r->slot = 0;
+	/* A node generation the slot never had. */
+	r->node_gen += 5;
+	assert_int_equal(ledger_recount(w.cluster, w.records, 16, ids, &rs, err,
+					sizeof(err)), -EBADMSG);
+	assert_non_null(strstr(err, "node generation"));
+	r->node_gen -= 5;
+	assert_int_equal(ledger_recount(w.cluster, w.records, 16, ids, &rs, err,
+					sizeof(err)), 0);
+	assert_int_equal(rs.counted, 1);
+	world_close(&w);
+	assert_int_equal(state_remove(name, err, sizeof(err)), 0);
+}
+
+static void string_moved(int fd, struct stat *st)
+{
+	(void)st;
+	/* Entry 1's offset moved by 2^40: refused at attach, before any
+	 * byte there is read. */
+	off_t at = (off_t)(section_offset(fd, SHM_SECTION_STRINGS) + 64 +
+			   sizeof(struct intern_entry) +
+			   offsetof(struct intern_entry, offset));
+	uint64_t off;
+	assert_int_equal(pread(fd, &off, sizeof(off), at), sizeof(off));
+	off += UINT64_C(1) << 40;
+	assert_int_equal(pwrite(fd, &off, sizeof(off), at), sizeof(off));
 }
 
 int main(void)
@@ -382,6 +539,8 @@ int main(void)
 		cmocka_unit_test(test_stale_and_damaged_records),
 		cmocka_unit_test(test_held_region_and_names),
 		cmocka_unit_test(test_damaged_regions),
+		cmocka_unit_test(test_not_ours),
+		cmocka_unit_test(test_record_fields),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	urcu_qsbr_unregister_thread();
