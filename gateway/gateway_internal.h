@@ -284,8 +284,8 @@ struct gw_http_stats {
 	uint64_t abandoned;   /* clients gone before their answer ended */
 	uint64_t unauthorized;     /* 401s */
 	uint64_t over_budget;      /* 429s of the HTTP side */
-	uint64_t header_timeouts;  /* connections cut: headers (or a body)
-				    * not in by their deadline */
+	uint64_t header_timeouts;  /* connections cut: headers not in by
+				    * --header-timeout */
 };
 void gw_http_count(struct gw_http_stats *s, enum gw_route route, unsigned code);
 

@@ -1307,9 +1307,11 @@ static void *deadline_watch(void *arg)
 				: c->phase == CX_BODY ? body_ns : 0;
 			if (limit == 0 || now - c->since_ns <= limit)
 				continue;
+			/* Relaxed: tallies. */
+			__atomic_fetch_add(c->phase == CX_HEADERS ? &g->http.header_timeouts
+					   : &g->http.timed_out, 1, __ATOMIC_RELAXED);
 			c->phase = CX_CUT;
 			shutdown(c->fd, SHUT_RDWR);
-			__atomic_fetch_add(&g->http.header_timeouts, 1, __ATOMIC_RELAXED);
 		}
 	}
 	pthread_mutex_unlock(&g->cx_lock);
