@@ -28,6 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "gateway/auth.h"
 #include "gateway/decode.h"
 
 struct gateway_config {
