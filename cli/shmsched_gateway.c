@@ -21,7 +21,9 @@ static void usage(FILE *to)
 {
 	fprintf(to,
 		"usage: shmsched-gateway [--socket PATH] [--listen HOST:PORT]\n"
-		"                        (--token-file FILE | --allow-anonymous)\n"
+		"                        (--token-file FILE | --tls-client-ca FILE |\n"
+		"                         --allow-anonymous)\n"
+		"                        [--tls-cert FILE --tls-key FILE]\n"
 		"                        [--admin-listen HOST:PORT|unix:PATH]\n"
 		"                        [--admin-uid UID]... [--admin-group GROUP]\n"
 		"                        [--admin-socket PATH]\n"
@@ -66,6 +68,11 @@ static void usage(FILE *to)
 		"                         \"system:anonymous\": any local user may then use\n"
 		"                         every anonymous pod. Without --token-file or this,\n"
 		"                         the gateway does not start\n"
+		"  --tls-cert FILE, --tls-key FILE  PEM files: the main listener speaks\n"
+		"                         HTTPS (GnuTLS)\n"
+		"  --tls-client-ca FILE   PEM: a client certificate it signed authenticates\n"
+		"                         (user: the subject's CN, groups: its O values);\n"
+		"                         needs --tls-cert\n"
 		"  --admin-listen ADDR    the admin routes (default: none): unix:/PATH, a\n"
 		"                         Unix socket whose peers are let in by uid (the\n"
 		"                         gateway's own and --admin-uid), or HOST:PORT,\n"
@@ -144,7 +151,7 @@ int main(int argc, char **argv)
 	       O_NO_OBSERVER, O_PRODUCER, O_THREADS, O_MAX_BODY, O_MAX_PODS,
 	       O_MAX_TEMPLATES, O_IDLE, O_REQUEST, O_MAX_CONN, O_GRACE, O_MAX_WAIT, O_VERSION,
 	       O_EXPLAIN_MAX_PODS, O_TOKEN_FILE, O_ANONYMOUS, O_ADMIN_UID,
-	       O_ADMIN_GROUP, O_MAX_SLOTS, O_BODY_TOTAL, O_HEADER_TIMEOUT, O_PER_IP,
+	       O_ADMIN_GROUP, O_TLS_CERT, O_TLS_KEY, O_TLS_CA, O_MAX_SLOTS, O_BODY_TOTAL, O_HEADER_TIMEOUT, O_PER_IP,
 	       O_LOG_FORMAT, O_LOG_FILE };
 	static const struct option longopts[] = {
 		{"socket", required_argument, NULL, O_SOCKET},
@@ -160,6 +167,9 @@ int main(int argc, char **argv)
 		{"max-pods-per-request", required_argument, NULL, O_MAX_PODS},
 		{"token-file", required_argument, NULL, O_TOKEN_FILE},
 		{"allow-anonymous", no_argument, NULL, O_ANONYMOUS},
+		{"tls-cert", required_argument, NULL, O_TLS_CERT},
+		{"tls-key", required_argument, NULL, O_TLS_KEY},
+		{"tls-client-ca", required_argument, NULL, O_TLS_CA},
 		{"admin-uid", required_argument, NULL, O_ADMIN_UID},
 		{"admin-group", required_argument, NULL, O_ADMIN_GROUP},
 		{"max-slots-per-client", required_argument, NULL, O_MAX_SLOTS},
@@ -228,6 +238,15 @@ int main(int argc, char **argv)
 			break;
 		case O_ANONYMOUS:
 			cfg.allow_anonymous = true;
+			break;
+		case O_TLS_CERT:
+			cfg.tls_cert = optarg;
+			break;
+		case O_TLS_KEY:
+			cfg.tls_key = optarg;
+			break;
+		case O_TLS_CA:
+			cfg.tls_client_ca = optarg;
 			break;
 		case O_ADMIN_UID:
 			if (parse_u64("--admin-uid", optarg, 0, UINT32_MAX - 1, &v) < 0)

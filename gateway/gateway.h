@@ -47,6 +47,12 @@ struct gateway_config {
 	const char *token_file;        /* kube's static token file, or NULL */
 	bool allow_anonymous;          /* no credentials needed: every client
 					* is "system:anonymous" */
+	const char *tls_cert;          /* PEM files: the main listener speaks */
+	const char *tls_key;           /* HTTPS (both, or neither) */
+	const char *tls_client_ca;     /* PEM: client certificates signed by it
+					* authenticate (user: the subject's CN,
+					* groups: its O values, as kube reads
+					* them); needs tls_cert */
 	const char *admin_group;       /* NULL: "system:masters" */
 	unsigned admin_uids[16];       /* peers of a unix: admin listener let
 					* in beside the gateway's own uid */

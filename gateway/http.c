@@ -39,6 +39,8 @@
 #include "gateway/gateway_internal.h"
 
 #include <errno.h>
+#include <gnutls/gnutls.h>
+#include <gnutls/x509.h>
 #include <inttypes.h>
 #include <microhttpd.h>
 #include <netdb.h>
@@ -76,6 +78,7 @@ struct cx {
 struct gateway {
 	struct gateway_config cfg;
 	struct gw_tokens *tokens;     /* NULL: no tokens (anonymous only) */
+	char *tls_cert, *tls_key, *tls_ca; /* PEM text, while MHD runs */
 	const char *admin_group;
 	bool admin_unix;              /* the admin listener is a Unix socket */
 	char admin_unix_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
@@ -921,6 +924,58 @@ static void cx_set(struct gateway *g, struct MHD_Connection *conn,
 	pthread_mutex_unlock(&g->cx_lock);
 }
 
+/* The identity of the connection's TLS client certificate, verified
+ * against --tls-client-ca (libmicrohttpd hands it the trust list): the
+ * subject's CN as the user, its O values as the groups, as kube-apiserver
+ * reads a client certificate. False: none, or not verified. */
+static bool client_certificate(struct MHD_Connection *conn, struct gw_identity *who)
+{
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(
+		conn, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+	if (ci == NULL || ci->tls_session == NULL)
+		return false;
+	gnutls_session_t session = (gnutls_session_t)ci->tls_session;
+	unsigned status = 0;
+	if (gnutls_certificate_verify_peers2(session, &status) != GNUTLS_E_SUCCESS ||
+	    status != 0)
+		return false;
+	unsigned n = 0;
+	const gnutls_datum_t *chain = gnutls_certificate_get_peers(session, &n);
+	if (chain == NULL || n == 0)
+		return false;
+	gnutls_x509_crt_t crt;
+	if (gnutls_x509_crt_init(&crt) != GNUTLS_E_SUCCESS)
+		return false;
+	bool ok = false;
+	size_t len = sizeof(who->user);
+	memset(who, 0, sizeof(*who));
+	if (gnutls_x509_crt_import(crt, &chain[0], GNUTLS_X509_FMT_DER) ==
+	    GNUTLS_E_SUCCESS &&
+	    gnutls_x509_crt_get_dn_by_oid(crt, GNUTLS_OID_X520_COMMON_NAME, 0, 0,
+					  who->user, &len) == GNUTLS_E_SUCCESS &&
+	    who->user[0] != '\0') {
+		ok = true;
+		size_t used = 0;
+		for (unsigned k = 0; k < 32; k++) {
+			char o[GW_USER_MAX];
+			size_t olen = sizeof(o);
+			if (gnutls_x509_crt_get_dn_by_oid(crt, GNUTLS_OID_X520_ORGANIZATION_NAME,
+							  k, 0, o, &olen) != GNUTLS_E_SUCCESS)
+				break;
+			if (olen == 0 || used + olen + 2 > sizeof(who->groups) ||
+			    strchr(o, ',') != NULL)
+				continue;
+			if (used > 0)
+				who->groups[used++] = ',';
+			memcpy(who->groups + used, o, olen);
+			used += olen;
+			who->groups[used] = '\0';
+		}
+	}
+	gnutls_x509_crt_deinit(crt);
+	return ok;
+}
+
 /* Who the request is, into r->who and r->admin. Returns 0, or the code
  * to refuse with (401, 403) with its message in msg. */
 static unsigned authenticate(struct gateway *g, struct MHD_Connection *conn,
@@ -969,6 +1024,9 @@ static unsigned authenticate(struct gateway *g, struct MHD_Connection *conn,
 		}
 		r->who = *id;
 		r->admin = gw_groups_has(id->groups, g->admin_group);
+	} else if (g->tls_ca != NULL && !r->admin_listener &&
+		   client_certificate(conn, &r->who)) {
+		r->admin = gw_groups_has(r->who.groups, g->admin_group);
 	} else if (g->cfg.allow_anonymous && !r->admin_listener) {
 		snprintf(r->who.user, sizeof(r->who.user), "%s", GW_ANONYMOUS_USER);
 		snprintf(r->who.groups, sizeof(r->who.groups), "%s", GW_ANONYMOUS_GROUP);
@@ -981,7 +1039,9 @@ static unsigned authenticate(struct gateway *g, struct MHD_Connection *conn,
 	} else {
 		snprintf(msg, msg_len, "Unauthorized: no credentials: send "
 			 "\"Authorization: Bearer TOKEN\" with a token of the "
-			 "gateway's --token-file");
+			 "gateway's --token-file%s", g->tls_ca != NULL
+			 ? ", or a client certificate signed by its --tls-client-ca"
+			 : "");
 		return 401;
 	}
 	if (r->admin_listener && !r->admin) {
@@ -1371,6 +1431,9 @@ static struct MHD_Daemon *listen_on(struct gateway *g, const char *spec,
 			 MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
 	if (ss.ss_family == AF_INET6)
 		flags |= MHD_USE_IPv6;
+	bool tls = !admin && g->tls_cert != NULL;
+	if (tls)
+		flags |= MHD_USE_TLS;
 	unsigned threads = admin ? 1 : (g->cfg.threads ? g->cfg.threads : 1);
 	struct MHD_OptionItem ops[] = {
 		unix_sock ? (struct MHD_OptionItem){MHD_OPTION_LISTEN_SOCKET,
@@ -1388,6 +1451,14 @@ static struct MHD_Daemon *listen_on(struct gateway *g, const char *spec,
 		 NULL},
 		{MHD_OPTION_CONNECTION_TIMEOUT, (intptr_t)g->cfg.idle_timeout_s, NULL},
 		{MHD_OPTION_CONNECTION_MEMORY_LIMIT, HEADER_MEMORY, NULL},
+		{tls ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+		 tls ? 0 : HEADER_MEMORY, tls ? g->tls_cert : NULL},
+		{tls ? MHD_OPTION_HTTPS_MEM_KEY : MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+		 tls ? 0 : HEADER_MEMORY, tls ? g->tls_key : NULL},
+		{tls && g->tls_ca != NULL ? MHD_OPTION_HTTPS_MEM_TRUST
+		 : MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+		 tls && g->tls_ca != NULL ? 0 : HEADER_MEMORY,
+		 tls && g->tls_ca != NULL ? g->tls_ca : NULL},
 		{MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)completed, g},
 		{MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)mhd_log, NULL},
 		/* One thread is the polling thread itself: MHD warns of a pool
@@ -1406,6 +1477,42 @@ static struct MHD_Daemon *listen_on(struct gateway *g, const char *spec,
 	return mhd;
 }
 
+/* A PEM file's text, NUL-terminated, in *out. */
+static int read_pem(const char *path, const char *flag, char **out, char *err,
+		    size_t err_len)
+{
+	FILE *f = fopen(path, "re");
+	if (f == NULL) {
+		int e = errno;
+		snprintf(err, err_len, "%s %s: %s", flag, path, strerror(e));
+		return -e;
+	}
+	char *text = malloc(1u << 20);
+	size_t n = text != NULL ? fread(text, 1, (1u << 20) - 1, f) : 0;
+	bool big = text != NULL && n == (1u << 20) - 1 && fgetc(f) != EOF;
+	fclose(f);
+	if (text == NULL || big || n == 0) {
+		int rc = text == NULL ? -ENOMEM : -EINVAL;
+		snprintf(err, err_len, "%s %s: %s", flag, path, text == NULL
+			 ? "out of memory" : big ? "over 1 MiB" : "empty");
+		free(text);
+		return rc;
+	}
+	text[n] = '\0';
+	*out = text;
+	return 0;
+}
+
+static void free_pems(struct gateway *g)
+{
+	if (g->tls_key != NULL)
+		explicit_bzero(g->tls_key, strlen(g->tls_key));
+	free(g->tls_cert);
+	free(g->tls_key);
+	free(g->tls_ca);
+	g->tls_cert = g->tls_key = g->tls_ca = NULL;
+}
+
 int gateway_start(const struct gateway_config *cfg, struct gateway **out,
 		  char *err, size_t err_len)
 {
@@ -1421,12 +1528,32 @@ int gateway_start(const struct gateway_config *cfg, struct gateway **out,
 		? cfg->admin_group : GW_ADMIN_GROUP_DEFAULT;
 	g->admin_unix = cfg->admin_listen != NULL &&
 			strncmp(cfg->admin_listen, "unix:", 5) == 0;
+	/* TLS: the PEM files, read now (libmicrohttpd takes text). */
+	int rrc = 0;
+	if ((cfg->tls_cert != NULL) != (cfg->tls_key != NULL) ||
+	    (cfg->tls_client_ca != NULL && cfg->tls_cert == NULL)) {
+		snprintf(err, err_len, "--tls-cert and --tls-key go together, and "
+			 "--tls-client-ca needs them");
+		free(g);
+		return -EINVAL;
+	}
+	if (cfg->tls_cert != NULL &&
+	    ((rrc = read_pem(cfg->tls_cert, "--tls-cert", &g->tls_cert, err, err_len)) < 0 ||
+	     (rrc = read_pem(cfg->tls_key, "--tls-key", &g->tls_key, err, err_len)) < 0 ||
+	     (cfg->tls_client_ca != NULL &&
+	      (rrc = read_pem(cfg->tls_client_ca, "--tls-client-ca", &g->tls_ca, err,
+			      err_len)) < 0))) {
+		free_pems(g);
+		free(g);
+		return rrc;
+	}
 	/* Authentication, before anything listens. */
 	if (cfg->token_file != NULL) {
 		char warn[512];
 		int trc = gw_tokens_load(cfg->token_file, &g->tokens, warn, sizeof(warn),
 					 err, err_len);
 		if (trc < 0) {
+			free_pems(g);
 			free(g);
 			return trc;
 		}
@@ -1435,7 +1562,8 @@ int gateway_start(const struct gateway_config *cfg, struct gateway **out,
 		log_msg(LOG_LEVEL_INFO, "gateway: %zu bearer tokens from %s; admin "
 			"group \"%s\"", gw_tokens_count(g->tokens), cfg->token_file,
 			g->admin_group);
-	} else if (!cfg->allow_anonymous) {
+	} else if (!cfg->allow_anonymous && g->tls_ca == NULL) {
+		free_pems(g);
 		snprintf(err, err_len, "no authentication configured: give "
 			 "--token-file FILE (bearer tokens, kube's static token file "
 			 "format), or --allow-anonymous to let every local user place, "
@@ -1444,6 +1572,7 @@ int gateway_start(const struct gateway_config *cfg, struct gateway **out,
 		return -EINVAL;
 	}
 	if (cfg->admin_listen != NULL && !g->admin_unix && g->tokens == NULL) {
+		free_pems(g);
 		snprintf(err, err_len, "--admin-listen %s: TCP admin routes need "
 			 "--token-file (tokens of group \"%s\" are let in); or listen "
 			 "on a Unix socket: --admin-listen unix:/PATH", cfg->admin_listen,
@@ -1520,6 +1649,7 @@ fail_dispatch:
 	pthread_mutex_destroy(&g->cx_lock);
 	pthread_cond_destroy(&g->cx_cond);
 	gw_tokens_free(g->tokens);
+	free_pems(g);
 	free(g);
 	return rc;
 }
@@ -1594,6 +1724,7 @@ void gateway_stop(struct gateway *g)
 	pthread_mutex_destroy(&g->cx_lock);
 	pthread_cond_destroy(&g->cx_cond);
 	gw_tokens_free(g->tokens);
+	free_pems(g);
 	/* Only now: until MHD stopped, its threads read the dispatcher's
 	 * stats and observer (/healthz, /metrics, /v1/nodes) and submit. */
 	gw_dispatch_free(g->dispatch);

@@ -260,6 +260,42 @@ wait "$holder" 2>/dev/null
 sleep 0.3
 check "  ... and once that body is gone, the same request is placed" test "$(code -H "$ALICE" -X POST --data-binary @"$dir/fat.json" "$url/v1/placements")" = 200
 
+# --- TLS client certificates (kube: user = CN, groups = O) -------------------
+if command -v openssl >/dev/null 2>&1; then
+	cert() { # NAME SUBJECT CA-NAME
+		openssl req -newkey rsa:2048 -nodes -keyout "$dir/$1.key" -subj "$2" \
+			-out "$dir/$1.csr" 2>/dev/null &&
+		openssl x509 -req -in "$dir/$1.csr" -CA "$dir/$3.pem" -CAkey "$dir/$3.key" \
+			-CAcreateserial -days 2 -out "$dir/$1.pem" ${4:-} 2>/dev/null
+	}
+	for ca in ca other-ca; do
+		openssl req -x509 -newkey rsa:2048 -nodes -keyout "$dir/$ca.key" \
+			-subj "/CN=$ca" -days 2 -out "$dir/$ca.pem" 2>/dev/null
+	done
+	printf 'subjectAltName=IP:127.0.0.1\n' >"$dir/san.ext"
+	cert server "/CN=127.0.0.1" ca "-extfile $dir/san.ext"
+	cert carol "/O=dev/O=qa/CN=carol" ca
+	cert mallory "/CN=carol" other-ca
+	"$gateway" --socket "$dir/s.sock" --name "$name" --listen 127.0.0.1:0 \
+		--tls-cert "$dir/server.pem" --tls-key "$dir/server.key" \
+		--tls-client-ca "$dir/ca.pem" --producer-name gw-sec-tls \
+		>"$dir/gateway3.log" 2>&1 &
+	g3=$!
+	pids="$pids $g3"
+	wait_for "$dir/gateway3.log" "ready: listening on port"
+	tport=$(sed -n 's/.*listening on port \([0-9]*\).*/\1/p' "$dir/gateway3.log")
+	turl=https://127.0.0.1:$tport
+	check "TLS, no client certificate: 401" test "$(code --cacert "$dir/ca.pem" "$turl/v1/nodes")" = 401
+	check "TLS, a certificate of another CA (CN=carol): 401" test "$(code --cacert "$dir/ca.pem" --cert "$dir/mallory.pem" --key "$dir/mallory.key" "$turl/v1/nodes")" = 401
+	check "TLS, carol's certificate: places a pod" test "$(code --cacert "$dir/ca.pem" --cert "$dir/carol.pem" --key "$dir/carol.key" -X POST -d "$(pod carols)" "$turl/v1/placements")" = 200
+	check "  ... and GETs it" test "$(code --cacert "$dir/ca.pem" --cert "$dir/carol.pem" --key "$dir/carol.key" "$turl/v1/placements/sec/carols")" = 200
+	check "  ... which over-budget messages name as carol" test "$(pods c 1100 | code --cacert "$dir/ca.pem" --cert "$dir/carol.pem" --key "$dir/carol.key" -X POST --data-binary @- "$turl/v1/placements")" = 429
+	check "  ... " grep -q 'user carol: ' "$dir/body"
+	kill "$g3"
+else
+	echo "skip: TLS client certificates need openssl to make them"
+fi
+
 if [ "$failed" -ne 0 ]; then
 	echo "$failed failed; gateway log:"
 	cat "$dir/gateway.log"
