@@ -451,6 +451,11 @@ static enum MHD_Result route_placements(struct request *r, struct MHD_Connection
 				      "pods per request; nothing was placed", n,
 				      g->cfg.explain_max_pods);
 	}
+	/* Policy hook: r->who (user, groups) and r->admin are the asker;
+	 * j->batch.specs[s].canon holds each spec's metadata.namespace and
+	 * spec.priorityClassName (j->batch.pods[p].spec names a pod's spec).
+	 * A per-identity check (policy_allows_*) answers 403 here, before
+	 * anything reaches the dispatcher. */
 	j->explain = explain;
 	if (has_wait && wait_s == 0) {
 		j->pod_flags = SHMSCHED_NO_WAIT;
