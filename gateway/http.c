@@ -26,10 +26,28 @@
  * client that hangs up has its waiting pods cancelled (J4).
  *
  * Every error is a Kubernetes Status object with its HTTP code: 400 (bad
- * input: where and what), 404, 405 (with Allow), 409, 413 (also
- * ?explain=true past --explain-max-pods pods or explain_max_bytes of
- * explanations), 501 (the daemon does not evaluate), 503 (the daemon is
- * away).
+ * input: where and what), 401 (no valid credentials), 403 (the admin
+ * routes refused to this user or uid), 404, 405 (with Allow), 409, 413
+ * (also ?explain=true past --explain-max-pods pods or explain_max_bytes of
+ * explanations), 429 (a budget: naming it and the user), 501 (the daemon
+ * does not evaluate), 503 (the daemon is away).
+ *
+ * Who asks (issue 41): when a request's headers are in, authenticate()
+ * finds its user: a bearer token of the token file (gateway/auth.h), a
+ * client certificate verified against --tls-client-ca (CN, O), or, under
+ * --allow-anonymous only, "system:anonymous"; on a unix: admin listener,
+ * the peer's uid (SO_PEERCRED). Health and version need no credentials.
+ * The user travels on the job (gw_job.who) to the dispatcher, which keeps
+ * each user's pods its own and counts its slots.
+ *
+ * Budgets on the HTTP side: a body's announced length is reserved from
+ * --max-body-bytes-total when its headers arrive (a chunked one as it
+ * grows), given back when decoded or when the request ends; every
+ * connection has a record (notify_connection) whose headers must arrive
+ * within --header-timeout of its accept or its last answer, and whose
+ * body within --request-timeout, which a watcher thread enforces by
+ * shutting the socket down (libmicrohttpd's own time-out is an idle one);
+ * libmicrohttpd limits connections per address.
  *
  * POST /v1/placements?explain=true: the dispatcher evaluates each template
  * of the request (shmsched_evaluate) before submitting any of its pods,
