@@ -80,7 +80,8 @@ check "  ... saying what to give" grep -q "TCP admin routes need --token-file" "
 	--max-pods-per-request 12 --header-timeout 2 --max-connections-per-ip 8 \
 	--max-body 60000 --max-body-bytes-total 65536 \
 	>"$dir/gateway.log" 2>&1 &
-pids="$pids $!"
+gpid=$!
+pids="$pids $gpid"
 wait_for "$dir/gateway.log" "ready: listening on port"
 wait_for "$dir/gateway.log" "connected to the daemon"
 port=$(sed -n 's/.*listening on port \([0-9]*\).*/\1/p' "$dir/gateway.log")
@@ -293,10 +294,16 @@ if command -v openssl >/dev/null 2>&1; then
 	check "  ... and GETs it" test "$(code --cacert "$dir/ca.pem" --cert "$dir/carol.pem" --key "$dir/carol.key" "$turl/v1/placements/sec/carols")" = 200
 	check "  ... which over-budget messages name as carol" test "$(pods c 1100 | code --cacert "$dir/ca.pem" --cert "$dir/carol.pem" --key "$dir/carol.key" -X POST --data-binary @- "$turl/v1/placements")" = 429
 	check "  ... " grep -q 'user carol: ' "$dir/body"
-	kill "$g3"
+	kill -TERM "$g3"
+	wait "$g3"
+	check "the TLS gateway stops cleanly (exit 0; sanitizers would say otherwise)" test $? -eq 0
 else
 	echo "skip: TLS client certificates need openssl to make them"
 fi
+
+kill -TERM "$gpid"
+wait "$gpid"
+check "the gateway stops cleanly (exit 0; sanitizers would say otherwise)" test $? -eq 0
 
 if [ "$failed" -ne 0 ]; then
 	echo "$failed failed; gateway log:"
