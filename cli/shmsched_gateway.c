@@ -21,9 +21,18 @@ static void usage(FILE *to)
 {
 	fprintf(to,
 		"usage: shmsched-gateway [--socket PATH] [--listen HOST:PORT]\n"
-		"                        [--admin-listen HOST:PORT] [--admin-socket PATH]\n"
+		"                        (--token-file FILE | --tls-client-ca FILE |\n"
+		"                         --allow-anonymous)\n"
+		"                        [--tls-cert FILE --tls-key FILE]\n"
+		"                        [--admin-listen HOST:PORT|unix:PATH]\n"
+		"                        [--admin-uid UID]... [--admin-group GROUP]\n"
+		"                        [--admin-socket PATH]\n"
 		"                        [--name NAME | --no-observer] [--producer-name NAME]\n"
-		"                        [--threads N] [--max-body BYTES] [--max-pods N]\n"
+		"                        [--threads N] [--max-body BYTES]\n"
+		"                        [--max-body-bytes-total BYTES]\n"
+		"                        [--max-pods-per-request N]\n"
+		"                        [--max-slots-per-client N] [--header-timeout S]\n"
+		"                        [--max-connections-per-ip N]\n"
 		"                        [--max-templates N] [--idle-timeout S]\n"
 		"                        [--request-timeout S] [--max-connections N]\n"
 		"                        [--daemon-grace MS] [--max-wait S]\n"
@@ -50,8 +59,30 @@ static void usage(FILE *to)
 		"                         " SHMSCHED_DEFAULT_SOCKET ")\n"
 		"  --listen HOST:PORT     the HTTP address (default 127.0.0.1:8080;\n"
 		"                         port 0: any free port, printed when ready)\n"
-		"  --admin-listen HOST:PORT  the admin routes' address (default: none);\n"
-		"                         whoever reaches it may change nodes\n"
+		"  --token-file FILE      bearer tokens, kube-apiserver's static token file\n"
+		"                         format: CSV lines token,user,uid[,\"g1,g2\"]; a\n"
+		"                         request needs \"Authorization: Bearer TOKEN\" (else\n"
+		"                         401); each user sees and releases only its own\n"
+		"                         pods. Refused if others may read it (chmod 600)\n"
+		"  --allow-anonymous      serve requests without credentials as\n"
+		"                         \"system:anonymous\": any local user may then use\n"
+		"                         every anonymous pod. Without --token-file or this,\n"
+		"                         the gateway does not start\n"
+		"  --tls-cert FILE, --tls-key FILE  PEM files: the main listener speaks\n"
+		"                         HTTPS (GnuTLS)\n"
+		"  --tls-client-ca FILE   PEM: a client certificate it signed authenticates\n"
+		"                         (user: the subject's CN, groups: its O values);\n"
+		"                         needs --tls-cert\n"
+		"  --admin-listen ADDR    the admin routes (default: none): unix:/PATH, a\n"
+		"                         Unix socket whose peers are let in by uid (the\n"
+		"                         gateway's own and --admin-uid), or HOST:PORT,\n"
+		"                         for tokens of --admin-group only (needs\n"
+		"                         --token-file)\n"
+		"  --admin-uid UID        another uid let in on a unix: admin listener\n"
+		"                         (repeatable, at most 16)\n"
+		"  --admin-group GROUP    tokens of this group use the admin routes over\n"
+		"                         TCP and see every user's pods (default\n"
+		"                         system:masters)\n"
 		"  --admin-socket PATH    the daemon's admin socket (default: the socket's\n"
 		"                         path + \".admin\")\n"
 		"  --name NAME            the daemon's state region, for /v1/nodes and its\n"
@@ -61,7 +92,20 @@ static void usage(FILE *to)
 		"                         shmsched-gateway)\n"
 		"  --threads N            HTTP threads (default 2)\n"
 		"  --max-body BYTES       a request body, at most (default 33554432)\n"
-		"  --max-pods N           pods in one request (default 100000)\n"
+		"  --max-pods-per-request N  pods in one request, more: 429 (default 1024;\n"
+		"                         --max-pods is the same)\n"
+		"  --max-slots-per-client N  pods one user may have in requests not yet\n"
+		"                         answered, waiting ones too; more: 429 (default\n"
+		"                         0: half the daemon slots of the connection)\n"
+		"  --max-body-bytes-total BYTES  request bodies buffered at once, every\n"
+		"                         connection together; more: 429 (default\n"
+		"                         268435456)\n"
+		"  --header-timeout S     a request's headers must be in within S of the\n"
+		"                         connection's start or its last answer, else it\n"
+		"                         is closed (default 10)\n"
+		"  --max-connections-per-ip N  connections from one address at once\n"
+		"                         (default 256; 0: no limit; nginx's keep-alive\n"
+		"                         pool comes from one address)\n"
 		"  --max-templates N      templates per daemon connection before a new one\n"
 		"                         takes over and the old one's are evicted\n"
 		"                         (default 4096, the daemon's limit)\n"
@@ -106,7 +150,8 @@ int main(int argc, char **argv)
 	enum { O_SOCKET = 256, O_LISTEN, O_ADMIN_LISTEN, O_ADMIN_SOCKET, O_NAME,
 	       O_NO_OBSERVER, O_PRODUCER, O_THREADS, O_MAX_BODY, O_MAX_PODS,
 	       O_MAX_TEMPLATES, O_IDLE, O_REQUEST, O_MAX_CONN, O_GRACE, O_MAX_WAIT, O_VERSION,
-	       O_EXPLAIN_MAX_PODS,
+	       O_EXPLAIN_MAX_PODS, O_TOKEN_FILE, O_ANONYMOUS, O_ADMIN_UID,
+	       O_ADMIN_GROUP, O_TLS_CERT, O_TLS_KEY, O_TLS_CA, O_MAX_SLOTS, O_BODY_TOTAL, O_HEADER_TIMEOUT, O_PER_IP,
 	       O_LOG_FORMAT, O_LOG_FILE };
 	static const struct option longopts[] = {
 		{"socket", required_argument, NULL, O_SOCKET},
@@ -119,6 +164,18 @@ int main(int argc, char **argv)
 		{"threads", required_argument, NULL, O_THREADS},
 		{"max-body", required_argument, NULL, O_MAX_BODY},
 		{"max-pods", required_argument, NULL, O_MAX_PODS},
+		{"max-pods-per-request", required_argument, NULL, O_MAX_PODS},
+		{"token-file", required_argument, NULL, O_TOKEN_FILE},
+		{"allow-anonymous", no_argument, NULL, O_ANONYMOUS},
+		{"tls-cert", required_argument, NULL, O_TLS_CERT},
+		{"tls-key", required_argument, NULL, O_TLS_KEY},
+		{"tls-client-ca", required_argument, NULL, O_TLS_CA},
+		{"admin-uid", required_argument, NULL, O_ADMIN_UID},
+		{"admin-group", required_argument, NULL, O_ADMIN_GROUP},
+		{"max-slots-per-client", required_argument, NULL, O_MAX_SLOTS},
+		{"max-body-bytes-total", required_argument, NULL, O_BODY_TOTAL},
+		{"header-timeout", required_argument, NULL, O_HEADER_TIMEOUT},
+		{"max-connections-per-ip", required_argument, NULL, O_PER_IP},
 		{"max-templates", required_argument, NULL, O_MAX_TEMPLATES},
 		{"idle-timeout", required_argument, NULL, O_IDLE},
 		{"request-timeout", required_argument, NULL, O_REQUEST},
@@ -172,9 +229,59 @@ int main(int argc, char **argv)
 			cfg.max_body_bytes = (size_t)v;
 			break;
 		case O_MAX_PODS:
-			if (parse_u64("--max-pods", optarg, 1, 10000000, &v) < 0)
+			if (parse_u64("--max-pods-per-request", optarg, 1, 10000000, &v) < 0)
 				return 2;
 			cfg.max_pods = (size_t)v;
+			break;
+		case O_TOKEN_FILE:
+			cfg.token_file = optarg;
+			break;
+		case O_ANONYMOUS:
+			cfg.allow_anonymous = true;
+			break;
+		case O_TLS_CERT:
+			cfg.tls_cert = optarg;
+			break;
+		case O_TLS_KEY:
+			cfg.tls_key = optarg;
+			break;
+		case O_TLS_CA:
+			cfg.tls_client_ca = optarg;
+			break;
+		case O_ADMIN_UID:
+			if (parse_u64("--admin-uid", optarg, 0, UINT32_MAX - 1, &v) < 0)
+				return 2;
+			if (cfg.n_admin_uids == sizeof(cfg.admin_uids) /
+					       sizeof(cfg.admin_uids[0])) {
+				fprintf(stderr, "shmsched-gateway: --admin-uid: at most "
+					"16\n");
+				return 2;
+			}
+			cfg.admin_uids[cfg.n_admin_uids++] = (unsigned)v;
+			break;
+		case O_ADMIN_GROUP:
+			cfg.admin_group = optarg;
+			break;
+		case O_MAX_SLOTS:
+			if (parse_u64("--max-slots-per-client", optarg, 0, 100000000, &v) < 0)
+				return 2;
+			cfg.max_slots_per_client = (size_t)v;
+			break;
+		case O_BODY_TOTAL:
+			if (parse_u64("--max-body-bytes-total", optarg, 1024,
+				      UINT64_C(1) << 40, &v) < 0)
+				return 2;
+			cfg.max_body_bytes_total = (size_t)v;
+			break;
+		case O_HEADER_TIMEOUT:
+			if (parse_u64("--header-timeout", optarg, 1, 3600, &v) < 0)
+				return 2;
+			cfg.header_timeout_s = (unsigned)v;
+			break;
+		case O_PER_IP:
+			if (parse_u64("--max-connections-per-ip", optarg, 0, 65536, &v) < 0)
+				return 2;
+			cfg.max_connections_per_ip = (unsigned)v;
 			break;
 		case O_MAX_TEMPLATES:
 			if (parse_u64("--max-templates", optarg, 1, 4096, &v) < 0)
@@ -260,7 +367,9 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	printf("shmsched-gateway: ready: listening on port %u", gateway_port(g));
-	if (cfg.admin_listen != NULL)
+	if (cfg.admin_listen != NULL && strncmp(cfg.admin_listen, "unix:", 5) == 0)
+		printf(", admin socket %s", cfg.admin_listen + 5);
+	else if (cfg.admin_listen != NULL)
 		printf(", admin port %u", gateway_admin_port(g));
 	printf(", daemon %s, pid %d\n", gateway_ready(g) ? "connected" : "connecting",
 	       (int)getpid());

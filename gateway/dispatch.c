@@ -61,6 +61,18 @@
  * its template's explanation. So the evaluation precedes the pods'
  * placement, and another request waits for one evaluation at most.
  *
+ * Users (issue 41). Each job carries who asked (the HTTP side's
+ * authentication); the dispatcher numbers users (a table that only grows,
+ * one entry per user seen) and records on each pod's entry the user that
+ * placed it. GET and DELETE of another user's pod are answered 404, as
+ * kube hides what one may not read, unless the asker is in the admin
+ * group. A placement found only in the daemon's listing (after the
+ * gateway restarted) has no known owner: only the admin group reaches it.
+ * Each user's pods in requests not yet answered (waiting ones included)
+ * are counted, and a request that would take them past
+ * --max-slots-per-client is refused 429, so one client's ?wait request
+ * cannot hold every slot of the gateway's connection.
+ *
  * Cost per pod on the dispatcher: a table probe or two, a slot write
  * (libshmsched-client), an answer line of about 60 bytes; no system call
  * while pods flow, except the wakes of HTTP connections (one per job and
@@ -132,6 +144,8 @@ struct gw_entry {
 	struct shmsched_devices devices;
 	uint32_t node_id;
 	uint32_t pod;         /* its index in the job's batch */
+	uint32_t owner;       /* the user that placed it (users[]), 0: not
+			       * known (found in the daemon's listing) */
 	uint8_t state;
 	uint8_t seen;         /* in the daemon's listing (rebuild) */
 	uint8_t cancel_sent;  /* IN_FLIGHT: shmsched_cancel() was sent */
@@ -186,6 +200,13 @@ struct gw_dispatch {
 	uint64_t last_activity_ns;  /* the last answer or submission */
 	uint64_t next_watch_ns;     /* the next look at clients (J4) */
 	char last_error[512];
+
+	/* Users, numbered from 1 (0: nobody): the dispatcher's own. */
+	struct gw_user {
+		char name[GW_USER_MAX];
+		size_t outstanding; /* pods of accepted jobs not complete */
+	} *users;
+	uint32_t n_users, cap_users;
 
 	struct gw_dispatch_stats st;
 	struct shmsched_result results[BURST];
@@ -688,8 +709,11 @@ static int template_for(struct gw_dispatch *d, const struct gw_spec *spec,
 		daemon_lost(d, err);
 		return -ECONNRESET;
 	}
-	if (rc == -ENOSPC) {
-		/* The daemon's own cap came first: take a new connection. */
+	if (rc == -ENOSPC && conn->n_templates > 0 &&
+	    strstr(err, "the most a producer has") != NULL) {
+		/* The daemon's own cap per connection came first: take a new
+		 * connection. Any other ENOSPC (its string table full) is the
+		 * daemon's budget, told as it is (handle_place: 429). */
 		conn->n_templates = d->cfg.max_templates;
 		return template_for(d, spec, out, err, err_len);
 	}
@@ -998,6 +1022,44 @@ static const char *refusal_text(const char *err)
 	return gw_daemon_says(err);
 }
 
+/* The number of user `name`, added when new; 0 when out of memory. A
+ * linear walk: users are the token file's records (and anonymous). */
+static uint32_t user_of(struct gw_dispatch *d, const char *name)
+{
+	for (uint32_t u = 1; u <= d->n_users; u++)
+		if (strcmp(d->users[u - 1].name, name) == 0)
+			return u;
+	if (d->n_users == d->cap_users) {
+		uint32_t cap = d->cap_users ? d->cap_users * 2 : 16;
+		struct gw_user *n = realloc(d->users, cap * sizeof(*n));
+		if (n == NULL)
+			return 0;
+		d->users = n;
+		d->cap_users = cap;
+	}
+	struct gw_user *u = &d->users[d->n_users++];
+	memset(u, 0, sizeof(*u));
+	snprintf(u->name, sizeof(u->name), "%s", name);
+	return d->n_users;
+}
+
+/* A user's share of the slots: --max-slots-per-client, or half the slots
+ * of the active connection (one request more than half is refused: two
+ * clients always find room). */
+static size_t slots_share(const struct gw_dispatch *d)
+{
+	if (d->cfg.max_slots_per_client > 0)
+		return d->cfg.max_slots_per_client;
+	unsigned cap = d->active != NULL ? d->active->capacity : 0;
+	return cap >= 2 ? cap / 2 : 1;
+}
+
+/* Whether the asker may see the pod of entry e. */
+static bool may_see(const struct gw_job *j, const struct gw_entry *e)
+{
+	return j->admin || (e->owner != 0 && e->owner == j->owner);
+}
+
 static void job_list(struct gw_dispatch *d, struct gw_job *j)
 {
 	j->next = NULL;
@@ -1013,6 +1075,10 @@ static void job_list(struct gw_dispatch *d, struct gw_job *j)
  * the jobs whose pods are submitted, with the reference the caller took. */
 static void job_accept(struct gw_dispatch *d, struct gw_job *j)
 {
+	if (j->owner != 0 && j->kind == GW_JOB_PLACE) {
+		j->charged = j->batch.n_pods;
+		d->users[j->owner - 1].outstanding += j->charged;
+	}
 	pthread_mutex_lock(&j->lock);
 	j->code = 200;
 	if (j->suspended) {
@@ -1031,12 +1097,29 @@ static void handle_place(struct gw_dispatch *d, struct gw_job *j)
 							     : "connecting");
 		return;
 	}
+	if (j->owner != 0) {
+		size_t share = slots_share(d);
+		size_t had = d->users[j->owner - 1].outstanding;
+		if (had + j->batch.n_pods > share) {
+			job_refuse(j, 429, "TooManyRequests", "user %s: %zu pods in this "
+				   "request and %zu in requests not yet answered (waiting "
+				   "ones too) are over the budget --max-slots-per-client "
+				   "(%zu pods at once): wait for answers, or send fewer; "
+				   "nothing was placed", j->who.user, j->batch.n_pods, had,
+				   share);
+			return;
+		}
+	}
 	for (size_t p = 0; p < j->batch.n_pods; p++) {
 		const struct gw_entry *e = map_find(d, j->batch.pods[p].cookie);
 		if (e == NULL)
 			continue;
 		const char *name = gw_pod_name(&j->batch, &j->batch.pods[p]);
-		if (e->state == E_PLACED) {
+		if (!may_see(j, e)) {
+			/* Another user's: its node is not said. */
+			job_refuse(j, 409, "AlreadyExists", "pod %s: the name is taken "
+				   "(by another user's pod)", name);
+		} else if (e->state == E_PLACED) {
 			char node[SHMSCHED_OBSERVE_NODE_NAME_MAX];
 			node_name(d, d->active, e->node_id, node, sizeof(node));
 			job_refuse(j, 409, "AlreadyExists", "pod %s is already placed "
@@ -1062,7 +1145,17 @@ static void handle_place(struct gw_dispatch *d, struct gw_job *j)
 		return;
 	}
 	if (rc == -EAGAIN) {
-		job_refuse(j, 503, "ServiceUnavailable", "%s", err);
+		job_refuse(j, 429, "TooManyRequests", "user %s: %s (the gateway's "
+			   "budget of daemon connections); nothing was placed",
+			   j->who.user, err);
+		return;
+	}
+	if (rc == -ENOSPC || rc == -EDQUOT || rc == -EBUSY) {
+		/* A budget of the daemon's (its string table, its templates, a
+		 * per-identity quota): its own words, not "unavailable". */
+		job_refuse(j, 429, "TooManyRequests", "user %s: %s: the daemon "
+			   "refused the pod's template: %s; nothing was placed",
+			   j->who.user, j->batch.specs[bad].where, gw_daemon_says(err));
 		return;
 	}
 	if (rc < 0) {
@@ -1100,6 +1193,8 @@ static void handle_place(struct gw_dispatch *d, struct gw_job *j)
 static void handle_lookup(struct gw_dispatch *d, struct gw_job *j)
 {
 	const struct gw_entry *e = map_find(d, j->cookie);
+	if (e != NULL && !may_see(j, e))
+		e = NULL; /* another user's: as if it were not there */
 	if (e == NULL || e->state != E_PLACED) {
 		job_refuse(j, 404, "NotFound", e == NULL
 			   ? "pod %s: no placement made through this gateway"
@@ -1124,6 +1219,8 @@ static void handle_lookup(struct gw_dispatch *d, struct gw_job *j)
 static void handle_release(struct gw_dispatch *d, struct gw_job *j)
 {
 	struct gw_entry *e = map_find(d, j->cookie);
+	if (e != NULL && !may_see(j, e))
+		e = NULL; /* another user's: as if it were not there */
 	if (e == NULL) {
 		job_refuse(j, 404, "NotFound", "pod %s: no placement made through "
 			   "this gateway", j->name);
@@ -1402,6 +1499,7 @@ static void explain_round(struct gw_dispatch *d)
 static void handle_new(struct gw_dispatch *d, struct gw_job *j)
 {
 	j->received_ns = j->received_ns ? j->received_ns : now_ns();
+	j->owner = j->who.user[0] != '\0' ? user_of(d, j->who.user) : 0;
 	switch (j->kind) {
 	case GW_JOB_PLACE:
 		handle_place(d, j);
@@ -1469,6 +1567,7 @@ static int flush(struct gw_dispatch *d, struct gw_conn *conn, unsigned n)
 		}
 		e->state = E_IN_FLIGHT;
 		e->job = j;
+		e->owner = j->owner;
 		e->pod = d->pod_index[k];
 		e->conn = conn;
 		conn->in_flight++;
@@ -1674,6 +1773,10 @@ static void publish(struct gw_dispatch *d)
 			if (d->jobs_tail == j)
 				d->jobs_tail = prev;
 			j->listed = false;
+			if (j->charged > 0) {
+				d->users[j->owner - 1].outstanding -= j->charged;
+				j->charged = 0;
+			}
 			job_release_conns(j);
 			gw_job_unref(j);
 			continue;
@@ -2021,6 +2124,7 @@ void gw_dispatch_free(struct gw_dispatch *d)
 		}
 	free(d->tmpl);
 	map_free(d);
+	free(d->users);
 	shmsched_observe_close(d->obs);
 	pthread_rwlock_destroy(&d->obs_lock);
 	pthread_cond_destroy(&d->inbox_cond);

@@ -28,6 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "gateway/auth.h"
 #include "gateway/decode.h"
 
 struct gateway_config {
@@ -35,7 +36,39 @@ struct gateway_config {
 					* shmsched_connect() finds it */
 	const char *admin_socket_path; /* NULL: socket_path + ".admin" */
 	const char *listen;            /* "HOST:PORT" (port 0: any free one) */
-	const char *admin_listen;      /* NULL: no admin listener */
+	const char *admin_listen;      /* NULL: no admin listener;
+					* "unix:/PATH": a Unix socket whose
+					* peers are let in by their uid
+					* (SO_PEERCRED: the gateway's own and
+					* admin_uids); "HOST:PORT": TCP, for
+					* bearer tokens of admin_group only */
+	/* Authentication (gateway/auth.h). At least one of token_file and
+	 * allow_anonymous, or gateway_start() refuses. */
+	const char *token_file;        /* kube's static token file, or NULL */
+	bool allow_anonymous;          /* no credentials needed: every client
+					* is "system:anonymous" */
+	const char *tls_cert;          /* PEM files: the main listener speaks */
+	const char *tls_key;           /* HTTPS (both, or neither) */
+	const char *tls_client_ca;     /* PEM: client certificates signed by it
+					* authenticate (user: the subject's CN,
+					* groups: its O values, as kube reads
+					* them); needs tls_cert */
+	const char *admin_group;       /* NULL: "system:masters" */
+	unsigned admin_uids[16];       /* peers of a unix: admin listener let
+					* in beside the gateway's own uid */
+	unsigned n_admin_uids;
+	/* Budgets: each refusal is 429 naming the budget and the user. */
+	size_t max_slots_per_client;   /* pods one user may have in requests
+					* not yet answered (waiting ones too);
+					* 0: half the daemon slots of the
+					* gateway's connection */
+	size_t max_body_bytes_total;   /* request bodies buffered at once, all
+					* connections together */
+	unsigned header_timeout_s;     /* a request's headers must be complete
+					* within this of the connection's start
+					* (or of its last answer) */
+	unsigned max_connections_per_ip; /* connections from one address at
+					  * once (0: no limit) */
 	const char *region_name;       /* the daemon's --name, for the
 					* observer; NULL: "shmsched"; "":
 					* none (no /v1/nodes, no daemon
@@ -43,7 +76,8 @@ struct gateway_config {
 	const char *producer_name;     /* the identity placements belong to;
 					* NULL: "shmsched-gateway" */
 	size_t max_body_bytes;         /* a request body, at most */
-	size_t max_pods;               /* pods in one request */
+	size_t max_pods;               /* pods in one request
+					* (--max-pods-per-request; more: 429) */
 	unsigned max_templates;        /* templates on one connection before
 					* a new one takes over and the old one
 					* drains (its templates evicted) */
@@ -62,9 +96,12 @@ struct gateway_config {
 					* in one answer, at most */
 };
 
-/* The defaults: 32 MiB bodies, 100,000 pods a request, 4,096 templates a
- * connection, 2 HTTP threads, 60 s idle and request time-outs, 1,024
- * connections, 10 s of grace, 65,536 extender pods, ?wait up to 300 s
+/* The defaults: 32 MiB bodies and 256 MiB of them at once, 1,024 pods a
+ * request, half the daemon slots per user, 4,096 templates a connection,
+ * 2 HTTP threads, 60 s idle and request time-outs, 10 s for the headers,
+ * 1,024 connections and 256 from one address, no authentication (the
+ * caller sets token_file or allow_anonymous), 10 s of grace, 65,536
+ * extender pods, ?wait up to 300 s
  * (GW_WAIT_MAX_DEFAULT_S), ?explain=true for up to 64 pods
  * (GW_EXPLAIN_MAX_PODS_DEFAULT) and 32 MiB of explanations
  * (GW_EXPLAIN_MAX_BYTES_DEFAULT). */

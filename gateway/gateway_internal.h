@@ -39,6 +39,7 @@
 #include <stdint.h>
 
 #include "base/base.h"
+#include "gateway/auth.h"
 #include "gateway/gateway.h"
 #include "shmsched/client.h"
 #include "shmsched/observe.h"
@@ -68,6 +69,15 @@ struct gw_job {
 	/* The request (J1): written before gw_dispatch_submit(), then
 	 * read-only. */
 	enum gw_job_kind kind;
+	/* Who asked (the HTTP side's authentication): pods placed are
+	 * theirs; a LOOKUP or RELEASE of another user's pod is answered
+	 * 404. With the batch below, this is where a policy check of the
+	 * user against each pod's namespace and priority class
+	 * (batch.specs[s].canon: metadata.namespace, spec.priorityClassName)
+	 * belongs: in route_placements() (http.c) before start_job(). */
+	struct gw_identity who;
+	bool admin;                 /* who is in the admin group: sees and
+				     * releases every pod */
 	struct gw_batch batch;      /* PLACE */
 	char name[GW_POD_NAME_MAX]; /* LOOKUP, RELEASE: namespace/name */
 	uint64_t cookie;            /* LOOKUP, RELEASE: gw_cookie(name) */
@@ -123,6 +133,8 @@ struct gw_job {
 				     * until evaluated */
 	size_t *explained_len;
 	size_t n_explained;         /* specs evaluated */
+	uint32_t owner;             /* who, as the dispatcher numbers users */
+	size_t charged;             /* pods counted in owner's outstanding */
 };
 
 
@@ -259,7 +271,7 @@ enum gw_route {
 extern const char *const gw_route_names[GW_ROUTES];
 
 /* HTTP codes the gateway answers, for the requests counter. */
-#define GW_CODES 14
+#define GW_CODES 16
 extern const unsigned gw_codes[GW_CODES];
 
 /* Requests answered, by route and code: any thread adds (relaxed
@@ -270,6 +282,10 @@ struct gw_http_stats {
 	uint64_t too_large;   /* 413 before the body was read */
 	uint64_t timed_out;   /* bodies past --request-timeout */
 	uint64_t abandoned;   /* clients gone before their answer ended */
+	uint64_t unauthorized;     /* 401s */
+	uint64_t over_budget;      /* 429s of the HTTP side */
+	uint64_t header_timeouts;  /* connections cut: headers not in by
+				    * --header-timeout */
 };
 void gw_http_count(struct gw_http_stats *s, enum gw_route route, unsigned code);
 

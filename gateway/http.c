@@ -26,10 +26,28 @@
  * client that hangs up has its waiting pods cancelled (J4).
  *
  * Every error is a Kubernetes Status object with its HTTP code: 400 (bad
- * input: where and what), 404, 405 (with Allow), 409, 413 (also
- * ?explain=true past --explain-max-pods pods or explain_max_bytes of
- * explanations), 501 (the daemon does not evaluate), 503 (the daemon is
- * away).
+ * input: where and what), 401 (no valid credentials), 403 (the admin
+ * routes refused to this user or uid), 404, 405 (with Allow), 409, 413
+ * (also ?explain=true past --explain-max-pods pods or explain_max_bytes of
+ * explanations), 429 (a budget: naming it and the user), 501 (the daemon
+ * does not evaluate), 503 (the daemon is away).
+ *
+ * Who asks (issue 41): when a request's headers are in, authenticate()
+ * finds its user: a bearer token of the token file (gateway/auth.h), a
+ * client certificate verified against --tls-client-ca (CN, O), or, under
+ * --allow-anonymous only, "system:anonymous"; on a unix: admin listener,
+ * the peer's uid (SO_PEERCRED). Health and version need no credentials.
+ * The user travels on the job (gw_job.who) to the dispatcher, which keeps
+ * each user's pods its own and counts its slots.
+ *
+ * Budgets on the HTTP side: a body's announced length is reserved from
+ * --max-body-bytes-total when its headers arrive (a chunked one as it
+ * grows), given back when decoded or when the request ends; every
+ * connection has a record (notify_connection) whose headers must arrive
+ * within --header-timeout of its accept or its last answer, and whose
+ * body within --request-timeout, which a watcher thread enforces by
+ * shutting the socket down (libmicrohttpd's own time-out is an idle one);
+ * libmicrohttpd limits connections per address.
  *
  * POST /v1/placements?explain=true: the dispatcher evaluates each template
  * of the request (shmsched_evaluate) before submitting any of its pods,
@@ -39,14 +57,19 @@
 #include "gateway/gateway_internal.h"
 
 #include <errno.h>
+#include <gnutls/gnutls.h>
+#include <gnutls/x509.h>
 #include <inttypes.h>
 #include <microhttpd.h>
 #include <netdb.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -60,8 +83,34 @@
 #define COLLECT_PODS_MAX 64u /* a request of at most this many pods is
 			      * answered whole, not streamed */
 
+/* A connection of either listener, from accept to close: the deadline
+ * its headers (or its body) must meet (the watcher, deadline_watch). */
+enum cx_phase { CX_HEADERS, CX_BODY, CX_BUSY, CX_CUT };
+struct cx {
+	struct cx *prev, *next;
+	int fd;
+	enum cx_phase phase;
+	uint64_t since_ns;
+};
+
 struct gateway {
 	struct gateway_config cfg;
+	struct gw_tokens *tokens;     /* NULL: no tokens (anonymous only) */
+	char *tls_cert, *tls_key, *tls_ca; /* PEM text, while MHD runs */
+	const char *admin_group;
+	bool admin_unix;              /* the admin listener is a Unix socket */
+	char admin_unix_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	int admin_unix_fd;
+	size_t body_bytes;            /* bodies buffered now, all connections
+				       * (atomic: reserve and give back) */
+	size_t max_slots_per_client;
+	/* Every open connection, for the deadline watcher: under cx_lock. */
+	pthread_mutex_t cx_lock;
+	pthread_cond_t cx_cond;
+	struct cx *cx_head;
+	bool cx_stop;
+	pthread_t watcher;
+	bool watcher_started;
 	struct gw_dispatch *dispatch;
 	struct gw_extender *extender;
 	struct MHD_Daemon *mhd, *admin_mhd;
@@ -78,6 +127,11 @@ struct gateway {
 struct request {
 	struct gateway *g;
 	enum gw_route route;
+	struct gw_identity who;
+	bool admin;               /* who may use the admin routes and see every
+				   * pod */
+	bool over_budget;         /* the body passed --max-body-bytes-total */
+	size_t reserved;          /* bytes of g->body_bytes this request holds */
 	bool admin_listener;
 	bool wants_body;
 	bool too_large;
@@ -91,8 +145,8 @@ struct request {
 const char *const gw_route_names[GW_ROUTES] = {
 	"placements", "placement", "nodes", "node", "health", "version", "metrics",
 	"extender", "admin", "other"};
-const unsigned gw_codes[GW_CODES] = {200, 201, 400, 403, 404, 405, 408, 409,
-				     413, 415, 500, 501, 503, 0};
+const unsigned gw_codes[GW_CODES] = {200, 201, 400, 401, 403, 404, 405, 408,
+				     409, 413, 415, 429, 500, 501, 503, 0};
 
 void gw_http_count(struct gw_http_stats *s, enum gw_route route, unsigned code)
 {
@@ -136,6 +190,7 @@ static const char *reason_of(unsigned code)
 {
 	switch (code) {
 	case 400: return "BadRequest";
+	case 401: return "Unauthorized";
 	case 403: return "Forbidden";
 	case 404: return "NotFound";
 	case 405: return "MethodNotAllowed";
@@ -143,6 +198,7 @@ static const char *reason_of(unsigned code)
 	case 409: return "Conflict";
 	case 413: return "RequestEntityTooLarge";
 	case 415: return "UnsupportedMediaType";
+	case 429: return "TooManyRequests";
 	case 501: return "NotImplemented";
 	case 503: return "ServiceUnavailable";
 	default: return "InternalError";
@@ -174,6 +230,12 @@ static enum MHD_Result respond_status(struct request *r, struct MHD_Connection *
 	json_buf_free(&b);
 	if (resp != NULL && allow != NULL)
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, allow);
+	/* RFC 6750: a 401 names the scheme; kube's 429 says when to retry. */
+	if (resp != NULL && code == 401)
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
+					"Bearer realm=\"shmsched-gateway\"");
+	if (resp != NULL && code == 429)
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, "1");
 	return queue(r, conn, code, resp, "application/json");
 }
 
@@ -287,6 +349,8 @@ static enum MHD_Result respond_job(struct request *r, struct MHD_Connection *con
 static enum MHD_Result start_job(struct request *r, struct MHD_Connection *conn,
 				 struct gw_job *j)
 {
+	j->who = r->who;
+	j->admin = r->admin;
 	j->wake = job_wake;
 	j->http = conn;
 	j->http_owner = r->g;
@@ -308,6 +372,17 @@ static enum MHD_Result start_job(struct request *r, struct MHD_Connection *conn,
 	}
 	pthread_mutex_unlock(&j->lock);
 	return respond_job(r, conn);
+}
+
+/* The request's body and its share of --max-body-bytes-total given back. */
+static void body_release(struct request *r)
+{
+	json_buf_free(&r->body);
+	if (r->reserved > 0) {
+		/* Relaxed: a count (body_reserve). */
+		__atomic_fetch_sub(&r->g->body_bytes, r->reserved, __ATOMIC_RELAXED);
+		r->reserved = 0;
+	}
 }
 
 /* --- routes ------------------------------------------------------------- */
@@ -370,12 +445,20 @@ static enum MHD_Result route_placements(struct request *r, struct MHD_Connection
 		return respond_status(r, conn, 500, NULL, "out of memory");
 	int rc = gw_decode_pods(r->body.data ? r->body.data : "", r->body.len, &lim,
 				&j->batch, err, sizeof(err));
+	if (rc == -E2BIG && strstr(err, "pods in one request") != NULL) {
+		gw_job_unref(j);
+		__atomic_fetch_add(&g->http.over_budget, 1, __ATOMIC_RELAXED);
+		return respond_status(r, conn, 429, NULL, "user %s: %s: over the "
+				      "budget --max-pods-per-request (%zu pods in one "
+				      "request): send fewer pods per request; nothing "
+				      "was placed", r->who.user, err, g->cfg.max_pods);
+	}
 	if (rc < 0) {
 		gw_job_unref(j);
 		return respond_status(r, conn, rc == -E2BIG ? 413 : rc == -ENOMEM
 				      ? 500 : 400, NULL, "%s", err);
 	}
-	json_buf_free(&r->body); /* the batch holds what it needs */
+	body_release(r); /* the batch holds what it needs */
 	if (explain && j->batch.n_pods > g->cfg.explain_max_pods) {
 		size_t n = j->batch.n_pods;
 		gw_job_unref(j);
@@ -386,6 +469,11 @@ static enum MHD_Result route_placements(struct request *r, struct MHD_Connection
 				      "pods per request; nothing was placed", n,
 				      g->cfg.explain_max_pods);
 	}
+	/* Policy hook: r->who (user, groups) and r->admin are the asker;
+	 * j->batch.specs[s].canon holds each spec's metadata.namespace and
+	 * spec.priorityClassName (j->batch.pods[p].spec names a pod's spec).
+	 * A per-identity check (policy_allows_*) answers 403 here, before
+	 * anything reaches the dispatcher. */
 	j->explain = explain;
 	if (has_wait && wait_s == 0) {
 		j->pod_flags = SHMSCHED_NO_WAIT;
@@ -521,7 +609,7 @@ static enum MHD_Result route_extender(struct request *r, struct MHD_Connection *
 			  r->body.len, EXTENDER_MAX_NODES, &rep);
 	if (rep.job != NULL) {
 		json_buf_free(&rep.body);
-		json_buf_free(&r->body);
+		body_release(r);
 		return start_job(r, conn, rep.job);
 	}
 	enum MHD_Result rc = respond_buf(r, conn, rep.code, rep.content_type,
@@ -837,6 +925,182 @@ static size_t body_limit(const struct request *r)
 	return r->g->cfg.max_body_bytes;
 }
 
+/* The connection's deadline record (NULL: none, out of memory). */
+static struct cx *cx_of(struct MHD_Connection *conn)
+{
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(
+		conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	return ci != NULL ? ci->socket_context : NULL;
+}
+
+static void cx_set(struct gateway *g, struct MHD_Connection *conn,
+		   enum cx_phase phase)
+{
+	struct cx *c = cx_of(conn);
+	if (c == NULL)
+		return;
+	pthread_mutex_lock(&g->cx_lock);
+	if (c->phase != CX_CUT) {
+		c->phase = phase;
+		c->since_ns = now_ns();
+	}
+	pthread_mutex_unlock(&g->cx_lock);
+}
+
+/* The identity of the connection's TLS client certificate, verified
+ * against --tls-client-ca (libmicrohttpd hands it the trust list): the
+ * subject's CN as the user, its O values as the groups, as kube-apiserver
+ * reads a client certificate. False: none, or not verified. */
+static bool client_certificate(struct MHD_Connection *conn, struct gw_identity *who)
+{
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(
+		conn, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+	if (ci == NULL || ci->tls_session == NULL)
+		return false;
+	gnutls_session_t session = (gnutls_session_t)ci->tls_session;
+	unsigned status = 0;
+	if (gnutls_certificate_verify_peers2(session, &status) != GNUTLS_E_SUCCESS ||
+	    status != 0)
+		return false;
+	unsigned n = 0;
+	const gnutls_datum_t *chain = gnutls_certificate_get_peers(session, &n);
+	if (chain == NULL || n == 0)
+		return false;
+	gnutls_x509_crt_t crt;
+	if (gnutls_x509_crt_init(&crt) != GNUTLS_E_SUCCESS)
+		return false;
+	bool ok = false;
+	size_t len = sizeof(who->user);
+	memset(who, 0, sizeof(*who));
+	if (gnutls_x509_crt_import(crt, &chain[0], GNUTLS_X509_FMT_DER) ==
+	    GNUTLS_E_SUCCESS &&
+	    gnutls_x509_crt_get_dn_by_oid(crt, GNUTLS_OID_X520_COMMON_NAME, 0, 0,
+					  who->user, &len) == GNUTLS_E_SUCCESS &&
+	    who->user[0] != '\0') {
+		ok = true;
+		size_t used = 0;
+		for (unsigned k = 0; k < 32; k++) {
+			char o[GW_USER_MAX];
+			size_t olen = sizeof(o);
+			if (gnutls_x509_crt_get_dn_by_oid(crt, GNUTLS_OID_X520_ORGANIZATION_NAME,
+							  k, 0, o, &olen) != GNUTLS_E_SUCCESS)
+				break;
+			if (olen == 0 || used + olen + 2 > sizeof(who->groups) ||
+			    strchr(o, ',') != NULL)
+				continue;
+			if (used > 0)
+				who->groups[used++] = ',';
+			memcpy(who->groups + used, o, olen);
+			used += olen;
+			who->groups[used] = '\0';
+		}
+	}
+	gnutls_x509_crt_deinit(crt);
+	return ok;
+}
+
+/* Who the request is, into r->who and r->admin. Returns 0, or the code
+ * to refuse with (401, 403) with its message in msg. */
+static unsigned authenticate(struct gateway *g, struct MHD_Connection *conn,
+			     struct request *r, char *msg, size_t msg_len)
+{
+	if (r->admin_listener && g->admin_unix) {
+		/* The admin socket: the peer's uid, as the kernel says it. */
+		const union MHD_ConnectionInfo *ci = MHD_get_connection_info(
+			conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+		struct ucred cred;
+		socklen_t len = sizeof(cred);
+		if (ci == NULL || getsockopt(ci->connect_fd, SOL_SOCKET, SO_PEERCRED,
+					     &cred, &len) < 0) {
+			snprintf(msg, msg_len, "the admin socket's peer: its credentials "
+				 "cannot be read");
+			return 403;
+		}
+		bool ok = cred.uid == geteuid();
+		for (unsigned k = 0; k < g->cfg.n_admin_uids; k++)
+			ok = ok || cred.uid == g->cfg.admin_uids[k];
+		if (!ok) {
+			snprintf(msg, msg_len, "uid %u may not use the admin socket: "
+				 "only the gateway's own uid %u and --admin-uid",
+				 (unsigned)cred.uid, (unsigned)geteuid());
+			return 403;
+		}
+		snprintf(r->who.user, sizeof(r->who.user), "unix:uid=%u",
+			 (unsigned)cred.uid);
+		r->admin = true;
+		return 0;
+	}
+	const char *auth = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+						       MHD_HTTP_HEADER_AUTHORIZATION);
+	if (auth != NULL) {
+		/* Credentials offered are checked even where none are needed:
+		 * a bad token is 401 (kube: "Unauthorized"). */
+		size_t len = 0;
+		const char *tok = gw_bearer_token(auth, &len);
+		const struct gw_identity *id = tok != NULL
+			? gw_tokens_find(g->tokens, tok, len) : NULL;
+		if (id == NULL) {
+			snprintf(msg, msg_len, "Unauthorized: %s", tok == NULL
+				 ? "the Authorization header is not \"Bearer TOKEN\""
+				 : "no such token (the gateway's --token-file)");
+			return 401;
+		}
+		r->who = *id;
+		r->admin = gw_groups_has(id->groups, g->admin_group);
+	} else if (g->tls_ca != NULL && !r->admin_listener &&
+		   client_certificate(conn, &r->who)) {
+		r->admin = gw_groups_has(r->who.groups, g->admin_group);
+	} else if (g->cfg.allow_anonymous && !r->admin_listener) {
+		snprintf(r->who.user, sizeof(r->who.user), "%s", GW_ANONYMOUS_USER);
+		snprintf(r->who.groups, sizeof(r->who.groups), "%s", GW_ANONYMOUS_GROUP);
+	} else if (!r->admin_listener && (r->route == GW_ROUTE_HEALTH ||
+					  r->route == GW_ROUTE_VERSION)) {
+		/* kube's system:public-info-viewer: health and version need no
+		 * credentials (probes, load balancers). */
+		snprintf(r->who.user, sizeof(r->who.user), "%s", GW_ANONYMOUS_USER);
+		return 0;
+	} else {
+		snprintf(msg, msg_len, "Unauthorized: no credentials: send "
+			 "\"Authorization: Bearer TOKEN\" with a token of the "
+			 "gateway's --token-file%s", g->tls_ca != NULL
+			 ? ", or a client certificate signed by its --tls-client-ca"
+			 : "");
+		return 401;
+	}
+	if (r->admin_listener && !r->admin) {
+		snprintf(msg, msg_len, "user \"%s\" may not use the admin listener: "
+			 "only tokens of group \"%s\" (--admin-group)", r->who.user,
+			 g->admin_group);
+		return 403;
+	}
+	return 0;
+}
+
+/* Takes `more` bytes of the bodies' budget for r. False: over it. */
+static bool body_reserve(struct request *r, size_t more)
+{
+	struct gateway *g = r->g;
+	/* Relaxed: a count, compared with its bound; nothing is published. */
+	size_t now = __atomic_add_fetch(&g->body_bytes, more, __ATOMIC_RELAXED);
+	if (now > g->cfg.max_body_bytes_total) {
+		__atomic_fetch_sub(&g->body_bytes, more, __ATOMIC_RELAXED);
+		return false;
+	}
+	r->reserved += more;
+	return true;
+}
+
+static enum MHD_Result refuse_body_budget(struct request *r,
+					  struct MHD_Connection *conn, size_t want)
+{
+	__atomic_fetch_add(&r->g->http.over_budget, 1, __ATOMIC_RELAXED);
+	return respond_status(r, conn, 429, NULL, "user %s: a body of %zu bytes "
+			      "is over the budget --max-body-bytes-total (%zu bytes "
+			      "of request bodies at once, every client together): "
+			      "try again shortly", r->who.user, want,
+			      r->g->cfg.max_body_bytes_total);
+}
+
 static enum MHD_Result handle(void *cls, struct MHD_Connection *conn,
 			      const char *url, const char *method,
 			      const char *version, const char *upload_data,
@@ -847,7 +1111,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn,
 	struct gateway *g = cls;
 	struct request *r = *req_cls;
 	if (r == NULL) {
-		/* Headers are in: decide what the body may be. */
+		/* Headers are in: who is it, and what may the body be. */
 		r = calloc(1, sizeof(*r));
 		if (r == NULL)
 			return MHD_NO;
@@ -857,6 +1121,16 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn,
 		r->started_ns = now_ns();
 		r->wants_body = takes_body(r, method);
 		*req_cls = r;
+		cx_set(g, conn, CX_BODY);
+		char msg[512];
+		unsigned code = authenticate(g, conn, r, msg, sizeof(msg));
+		if (code != 0) {
+			if (code == 401)
+				__atomic_fetch_add(&g->http.unauthorized, 1,
+						   __ATOMIC_RELAXED);
+			r->wants_body = false;
+			return respond_status(r, conn, code, NULL, "%s", msg);
+		}
 		const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
 							     MHD_HTTP_HEADER_CONTENT_LENGTH);
 		if (cl != NULL && r->wants_body) {
@@ -873,6 +1147,12 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn,
 						      : "--max-body; send larger "
 						      "batches as several requests");
 			}
+			/* The whole body's room first: a client that never
+			 * sends it holds only what it announced. */
+			if (!body_reserve(r, (size_t)n)) {
+				r->wants_body = false;
+				return refuse_body_budget(r, conn, (size_t)n);
+			}
 		}
 		return MHD_YES;
 	}
@@ -887,22 +1167,33 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn,
 			__atomic_fetch_add(&g->http.timed_out, 1, __ATOMIC_RELAXED);
 			return MHD_NO;
 		}
-		if (!r->wants_body || r->too_large)
+		if (!r->wants_body || r->too_large || r->over_budget)
 			return r->body_seen > 2 * body_limit(r) ? MHD_NO : MHD_YES;
 		if (r->body.len + n > body_limit(r)) {
 			r->too_large = true;
-			json_buf_free(&r->body);
+			body_release(r);
 			__atomic_fetch_add(&g->http.too_large, 1, __ATOMIC_RELAXED);
+			return MHD_YES;
+		}
+		if (r->body.len + n > r->reserved &&
+		    !body_reserve(r, r->body.len + n - r->reserved)) {
+			/* A chunked body (or one longer than announced) past
+			 * the budget: the rest is read and dropped. */
+			r->over_budget = true;
+			body_release(r);
 			return MHD_YES;
 		}
 		json_buf_put(&r->body, upload_data, n);
 		return r->body.failed ? MHD_NO : MHD_YES;
 	}
+	cx_set(g, conn, CX_BUSY);
 	if (r->job != NULL) /* resumed: the verdict is in */
 		return respond_job(r, conn);
 	if (r->too_large)
 		return respond_status(r, conn, 413, NULL, "the body passed %zu bytes, "
 				      "the most taken", body_limit(r));
+	if (r->over_budget)
+		return refuse_body_budget(r, conn, r->body_seen);
 	return dispatch_route(r, conn, url, method);
 }
 
@@ -927,7 +1218,6 @@ static enum MHD_Result handle_admin(void *cls, struct MHD_Connection *conn,
 static void completed(void *cls, struct MHD_Connection *conn, void **req_cls,
 		      enum MHD_RequestTerminationCode toe)
 {
-	(void)conn;
 	struct gateway *g = cls;
 	struct request *r = *req_cls;
 	if (r == NULL)
@@ -949,9 +1239,13 @@ static void completed(void *cls, struct MHD_Connection *conn, void **req_cls,
 		 * answer is written (or its client gone). */
 		__atomic_fetch_sub(&g->open_jobs, 1, __ATOMIC_RELEASE);
 	}
-	json_buf_free(&r->body);
+	body_release(r);
 	free(r);
 	*req_cls = NULL;
+	/* Keep-alive: the next request's headers have their deadline from
+	 * now. */
+	if (conn != NULL)
+		cx_set(g, conn, CX_HEADERS);
 }
 
 /* --- start and stop ------------------------------------------------------- */
@@ -961,12 +1255,15 @@ void gateway_config_default(struct gateway_config *cfg)
 	*cfg = (struct gateway_config){
 		.listen = "127.0.0.1:8080",
 		.max_body_bytes = 32u << 20,
-		.max_pods = 100000,
+		.max_pods = 1024,
 		.max_templates = 4096,
 		.threads = 2,
 		.idle_timeout_s = 60,
 		.request_timeout_s = 60,
+		.header_timeout_s = 10,
 		.max_connections = 1024,
+		.max_connections_per_ip = 256,
+		.max_body_bytes_total = 256u << 20,
 		.daemon_grace_ms = 10000,
 		.extender_cache = 65536,
 		.max_wait_s = GW_WAIT_MAX_DEFAULT_S,
@@ -1024,12 +1321,129 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 	log_msg(LOG_LEVEL_DEBUG, "gateway: http: %s", line);
 }
 
+/* Each connection's deadline record, from accept (STARTED) to close
+ * (CLOSED: libmicrohttpd calls it before it closes the socket, so the
+ * watcher, which shuts sockets only under cx_lock and only of records
+ * still listed, never touches a descriptor reused since). */
+static void notify_connection(void *cls, struct MHD_Connection *conn,
+			      void **socket_context, enum MHD_ConnectionNotificationCode code)
+{
+	struct gateway *g = cls;
+	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+		const union MHD_ConnectionInfo *ci = MHD_get_connection_info(
+			conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+		struct cx *c = ci != NULL ? calloc(1, sizeof(*c)) : NULL;
+		*socket_context = c;
+		if (c == NULL)
+			return;
+		c->fd = ci->connect_fd;
+		c->phase = CX_HEADERS;
+		c->since_ns = now_ns();
+		pthread_mutex_lock(&g->cx_lock);
+		c->next = g->cx_head;
+		if (g->cx_head != NULL)
+			g->cx_head->prev = c;
+		g->cx_head = c;
+		pthread_mutex_unlock(&g->cx_lock);
+		return;
+	}
+	struct cx *c = *socket_context;
+	if (c == NULL)
+		return;
+	pthread_mutex_lock(&g->cx_lock);
+	if (c->prev != NULL)
+		c->prev->next = c->next;
+	else
+		g->cx_head = c->next;
+	if (c->next != NULL)
+		c->next->prev = c->prev;
+	pthread_mutex_unlock(&g->cx_lock);
+	free(c);
+	*socket_context = NULL;
+}
+
+/* The deadline watcher: four times a second, every connection whose
+ * headers (--header-timeout, from accept or from its last answer) or
+ * whose body (--request-timeout, from its headers) are not in by their
+ * deadline is shut down; libmicrohttpd then reads its end and closes it.
+ * libmicrohttpd's own time-out is an idle one, which a client sending a
+ * byte now and then never meets (slow-loris). A connection whose request
+ * is being answered (suspended, ?wait) has no deadline here. */
+static void *deadline_watch(void *arg)
+{
+	struct gateway *g = arg;
+	uint64_t header_ns = (uint64_t)g->cfg.header_timeout_s * UINT64_C(1000000000);
+	uint64_t body_ns = (uint64_t)g->cfg.request_timeout_s * UINT64_C(1000000000);
+	pthread_mutex_lock(&g->cx_lock);
+	while (!g->cx_stop) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 250000000;
+		if (ts.tv_nsec >= 1000000000) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000;
+		}
+		pthread_cond_timedwait(&g->cx_cond, &g->cx_lock, &ts);
+		uint64_t now = now_ns();
+		for (struct cx *c = g->cx_head; c != NULL; c = c->next) {
+			uint64_t limit = c->phase == CX_HEADERS ? header_ns
+				: c->phase == CX_BODY ? body_ns : 0;
+			if (limit == 0 || now - c->since_ns <= limit)
+				continue;
+			/* Relaxed: tallies. */
+			__atomic_fetch_add(c->phase == CX_HEADERS ? &g->http.header_timeouts
+					   : &g->http.timed_out, 1, __ATOMIC_RELAXED);
+			c->phase = CX_CUT;
+			shutdown(c->fd, SHUT_RDWR);
+		}
+	}
+	pthread_mutex_unlock(&g->cx_lock);
+	return NULL;
+}
+
+/* "unix:/PATH": a listening Unix socket there (a stale socket file
+ * replaced), mode 0666: who may connect is decided by the peer's uid
+ * (SO_PEERCRED, authenticate()), so --admin-uid users can reach it. */
+static int unix_listener(struct gateway *g, const char *path, char *err,
+			 size_t err_len)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	if (path[0] != '/' || strlen(path) >= sizeof(sa.sun_path)) {
+		snprintf(err, err_len, "--admin-listen unix:%s: expected an absolute "
+			 "path of at most %zu bytes", path, sizeof(sa.sun_path) - 1);
+		return -EINVAL;
+	}
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	struct stat st;
+	if (lstat(path, &st) == 0) {
+		if (!S_ISSOCK(st.st_mode)) {
+			snprintf(err, err_len, "--admin-listen unix:%s: exists and is "
+				 "not a socket", path);
+			return -EEXIST;
+		}
+		unlink(path);
+	}
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+	    chmod(path, 0666) < 0 || listen(fd, 64) < 0) {
+		int e = errno;
+		snprintf(err, err_len, "--admin-listen unix:%s: %s", path, strerror(e));
+		if (fd >= 0)
+			close(fd);
+		return -e;
+	}
+	snprintf(g->admin_unix_path, sizeof(g->admin_unix_path), "%s", path);
+	g->admin_unix_fd = fd;
+	return 0;
+}
+
 static struct MHD_Daemon *listen_on(struct gateway *g, const char *spec,
 				    bool admin, char *err, size_t err_len)
 {
-	struct sockaddr_storage ss;
+	struct sockaddr_storage ss = {0};
 	socklen_t len;
-	if (parse_listen(spec, &ss, &len, err, err_len) < 0)
+	bool unix_sock = admin && g->admin_unix;
+	if (!unix_sock && parse_listen(spec, &ss, &len, err, err_len) < 0)
 		return NULL;
 	/* poll(), not epoll: with epoll, MHD_quiesce_daemon() races the
 	 * polling thread for the listen socket's removal from the epoll set,
@@ -1040,13 +1454,34 @@ static struct MHD_Daemon *listen_on(struct gateway *g, const char *spec,
 			 MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
 	if (ss.ss_family == AF_INET6)
 		flags |= MHD_USE_IPv6;
+	bool tls = !admin && g->tls_cert != NULL;
+	if (tls)
+		flags |= MHD_USE_TLS;
 	unsigned threads = admin ? 1 : (g->cfg.threads ? g->cfg.threads : 1);
 	struct MHD_OptionItem ops[] = {
-		{MHD_OPTION_SOCK_ADDR, 0, &ss},
+		unix_sock ? (struct MHD_OptionItem){MHD_OPTION_LISTEN_SOCKET,
+						    g->admin_unix_fd, NULL}
+			  : (struct MHD_OptionItem){MHD_OPTION_SOCK_ADDR, 0, &ss},
+		{MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)notify_connection, g},
+		/* nginx's keep-alive pool comes from one address: the limit
+		 * must hold it (examples/nginx: keepalive 64). */
+		{!admin && g->cfg.max_connections_per_ip > 0
+		 ? MHD_OPTION_PER_IP_CONNECTION_LIMIT : MHD_OPTION_CONNECTION_TIMEOUT,
+		 !admin && g->cfg.max_connections_per_ip > 0
+		 ? (intptr_t)g->cfg.max_connections_per_ip
+		 : (intptr_t)g->cfg.idle_timeout_s, NULL},
 		{MHD_OPTION_CONNECTION_LIMIT, admin ? 64 : (intptr_t)g->cfg.max_connections,
 		 NULL},
 		{MHD_OPTION_CONNECTION_TIMEOUT, (intptr_t)g->cfg.idle_timeout_s, NULL},
 		{MHD_OPTION_CONNECTION_MEMORY_LIMIT, HEADER_MEMORY, NULL},
+		{tls ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+		 tls ? 0 : HEADER_MEMORY, tls ? g->tls_cert : NULL},
+		{tls ? MHD_OPTION_HTTPS_MEM_KEY : MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+		 tls ? 0 : HEADER_MEMORY, tls ? g->tls_key : NULL},
+		{tls && g->tls_ca != NULL ? MHD_OPTION_HTTPS_MEM_TRUST
+		 : MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+		 tls && g->tls_ca != NULL ? 0 : HEADER_MEMORY,
+		 tls && g->tls_ca != NULL ? g->tls_ca : NULL},
 		{MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)completed, g},
 		{MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)mhd_log, NULL},
 		/* One thread is the polling thread itself: MHD warns of a pool
@@ -1065,6 +1500,42 @@ static struct MHD_Daemon *listen_on(struct gateway *g, const char *spec,
 	return mhd;
 }
 
+/* A PEM file's text, NUL-terminated, in *out. */
+static int read_pem(const char *path, const char *flag, char **out, char *err,
+		    size_t err_len)
+{
+	FILE *f = fopen(path, "re");
+	if (f == NULL) {
+		int e = errno;
+		snprintf(err, err_len, "%s %s: %s", flag, path, strerror(e));
+		return -e;
+	}
+	char *text = malloc(1u << 20);
+	size_t n = text != NULL ? fread(text, 1, (1u << 20) - 1, f) : 0;
+	bool big = text != NULL && n == (1u << 20) - 1 && fgetc(f) != EOF;
+	fclose(f);
+	if (text == NULL || big || n == 0) {
+		int rc = text == NULL ? -ENOMEM : -EINVAL;
+		snprintf(err, err_len, "%s %s: %s", flag, path, text == NULL
+			 ? "out of memory" : big ? "over 1 MiB" : "empty");
+		free(text);
+		return rc;
+	}
+	text[n] = '\0';
+	*out = text;
+	return 0;
+}
+
+static void free_pems(struct gateway *g)
+{
+	if (g->tls_key != NULL)
+		explicit_bzero(g->tls_key, strlen(g->tls_key));
+	free(g->tls_cert);
+	free(g->tls_key);
+	free(g->tls_ca);
+	g->tls_cert = g->tls_key = g->tls_ca = NULL;
+}
+
 int gateway_start(const struct gateway_config *cfg, struct gateway **out,
 		  char *err, size_t err_len)
 {
@@ -1075,6 +1546,70 @@ int gateway_start(const struct gateway_config *cfg, struct gateway **out,
 		return -ENOMEM;
 	}
 	g->cfg = *cfg;
+	g->admin_unix_fd = -1;
+	g->admin_group = cfg->admin_group != NULL && cfg->admin_group[0] != '\0'
+		? cfg->admin_group : GW_ADMIN_GROUP_DEFAULT;
+	g->admin_unix = cfg->admin_listen != NULL &&
+			strncmp(cfg->admin_listen, "unix:", 5) == 0;
+	/* TLS: the PEM files, read now (libmicrohttpd takes text). */
+	int rrc = 0;
+	if ((cfg->tls_cert != NULL) != (cfg->tls_key != NULL) ||
+	    (cfg->tls_client_ca != NULL && cfg->tls_cert == NULL)) {
+		snprintf(err, err_len, "--tls-cert and --tls-key go together, and "
+			 "--tls-client-ca needs them");
+		free(g);
+		return -EINVAL;
+	}
+	if (cfg->tls_cert != NULL &&
+	    ((rrc = read_pem(cfg->tls_cert, "--tls-cert", &g->tls_cert, err, err_len)) < 0 ||
+	     (rrc = read_pem(cfg->tls_key, "--tls-key", &g->tls_key, err, err_len)) < 0 ||
+	     (cfg->tls_client_ca != NULL &&
+	      (rrc = read_pem(cfg->tls_client_ca, "--tls-client-ca", &g->tls_ca, err,
+			      err_len)) < 0))) {
+		free_pems(g);
+		free(g);
+		return rrc;
+	}
+	/* Authentication, before anything listens. */
+	if (cfg->token_file != NULL) {
+		char warn[512];
+		int trc = gw_tokens_load(cfg->token_file, &g->tokens, warn, sizeof(warn),
+					 err, err_len);
+		if (trc < 0) {
+			free_pems(g);
+			free(g);
+			return trc;
+		}
+		if (warn[0] != '\0')
+			log_msg(LOG_LEVEL_WARN, "gateway: %s", warn);
+		log_msg(LOG_LEVEL_INFO, "gateway: %zu bearer tokens from %s; admin "
+			"group \"%s\"", gw_tokens_count(g->tokens), cfg->token_file,
+			g->admin_group);
+	} else if (!cfg->allow_anonymous && g->tls_ca == NULL) {
+		free_pems(g);
+		snprintf(err, err_len, "no authentication configured: give "
+			 "--token-file FILE (bearer tokens, kube's static token file "
+			 "format), or --allow-anonymous to let every local user place, "
+			 "read and release pods as \"%s\"", GW_ANONYMOUS_USER);
+		free(g);
+		return -EINVAL;
+	}
+	if (cfg->admin_listen != NULL && !g->admin_unix && g->tokens == NULL) {
+		free_pems(g);
+		snprintf(err, err_len, "--admin-listen %s: TCP admin routes need "
+			 "--token-file (tokens of group \"%s\" are let in); or listen "
+			 "on a Unix socket: --admin-listen unix:/PATH", cfg->admin_listen,
+			 g->admin_group);
+		free(g);
+		return -EINVAL;
+	}
+	if (cfg->allow_anonymous)
+		log_msg(LOG_LEVEL_WARN, "gateway: --allow-anonymous: requests without "
+			"credentials are served as \"%s\": ANY LOCAL USER (any process "
+			"that reaches %s) MAY PLACE, READ AND RELEASE the pods of every "
+			"other anonymous client", GW_ANONYMOUS_USER, cfg->listen);
+	pthread_mutex_init(&g->cx_lock, NULL);
+	pthread_cond_init(&g->cx_cond, NULL);
 	pthread_mutex_init(&g->admin_lock, NULL);
 	if (cfg->admin_socket_path != NULL)
 		snprintf(g->admin_socket, sizeof(g->admin_socket), "%s",
@@ -1101,6 +1636,9 @@ int gateway_start(const struct gateway_config *cfg, struct gateway **out,
 		goto fail_listen;
 	}
 	if (cfg->admin_listen != NULL) {
+		if (g->admin_unix &&
+		    (rc = unix_listener(g, cfg->admin_listen + 5, err, err_len)) < 0)
+			goto fail_admin;
 		errno = 0;
 		g->admin_mhd = listen_on(g, cfg->admin_listen, true, err, err_len);
 		if (g->admin_mhd == NULL) {
@@ -1108,10 +1646,22 @@ int gateway_start(const struct gateway_config *cfg, struct gateway **out,
 			goto fail_admin;
 		}
 	}
+	rc = -pthread_create(&g->watcher, NULL, deadline_watch, g);
+	if (rc < 0) {
+		snprintf(err, err_len, "cannot start a thread: %s", strerror(-rc));
+		if (g->admin_mhd != NULL)
+			MHD_stop_daemon(g->admin_mhd);
+		goto fail_admin;
+	}
+	g->watcher_started = true;
 	*out = g;
 	return 0;
 
 fail_admin:
+	if (g->admin_unix_fd >= 0 && g->admin_mhd == NULL) {
+		close(g->admin_unix_fd);
+		unlink(g->admin_unix_path);
+	}
 	MHD_stop_daemon(g->mhd);
 fail_listen:
 	gw_dispatch_stop(g->dispatch);
@@ -1119,6 +1669,10 @@ fail_listen:
 fail_dispatch:
 	gw_extender_destroy(g->extender);
 	pthread_mutex_destroy(&g->admin_lock);
+	pthread_mutex_destroy(&g->cx_lock);
+	pthread_cond_destroy(&g->cx_cond);
+	gw_tokens_free(g->tokens);
+	free_pems(g);
 	free(g);
 	return rc;
 }
@@ -1181,6 +1735,19 @@ void gateway_stop(struct gateway *g)
 		close(fd);
 	if (admin_fd != MHD_INVALID_SOCKET)
 		close(admin_fd);
+	if (g->admin_unix)
+		unlink(g->admin_unix_path);
+	if (g->watcher_started) {
+		pthread_mutex_lock(&g->cx_lock);
+		g->cx_stop = true;
+		pthread_cond_signal(&g->cx_cond);
+		pthread_mutex_unlock(&g->cx_lock);
+		pthread_join(g->watcher, NULL);
+	}
+	pthread_mutex_destroy(&g->cx_lock);
+	pthread_cond_destroy(&g->cx_cond);
+	gw_tokens_free(g->tokens);
+	free_pems(g);
 	/* Only now: until MHD stopped, its threads read the dispatcher's
 	 * stats and observer (/healthz, /metrics, /v1/nodes) and submit. */
 	gw_dispatch_free(g->dispatch);

@@ -50,6 +50,28 @@ static unsigned port, admin_port;
 
 /* Starts shmschedd on a synthetic cluster of 64 nodes (about 7,000 small
  * pods' room) and waits for its ready line. */
+/* The admin listener is TCP, so the gateway takes bearer tokens: one of
+ * the admin group (issue 41); the main listener's requests here send none
+ * (--allow-anonymous). */
+#define ADMIN_TOKEN "gw-test-admin-token"
+static char token_file[300];
+
+/* One request to the admin listener, with the admin token. */
+static int admin_do(const char *method, const char *path, const char *body,
+		    struct http_answer *a)
+{
+	int fd = http_connect(admin_port);
+	if (fd < 0) {
+		*a = (struct http_answer){0};
+		return fd;
+	}
+	int rc = http_exchange(fd, method, path, "Connection: close\r\n"
+			       "Authorization: Bearer " ADMIN_TOKEN "\r\n", body,
+			       body ? strlen(body) : 0, a, 30000);
+	close(fd);
+	return rc;
+}
+
 static pid_t start_daemon(bool fresh)
 {
 	char log[400];
@@ -95,11 +117,25 @@ static int setup(void **state)
 	snprintf(sock, sizeof(sock), "%s/s.sock", dir);
 	snprintf(region, sizeof(region), "gwtest-%d", (int)getpid());
 	daemon_pid = start_daemon(true);
+	snprintf(token_file, sizeof(token_file), "%s/tokens.csv", dir);
+	FILE *tf = fopen(token_file, "w");
+	if (tf == NULL)
+		return -1;
+	fprintf(tf, ADMIN_TOKEN ",admin,0,\"system:masters\"\n");
+	fclose(tf);
+	chmod(token_file, 0600);
 	struct gateway_config cfg;
 	gateway_config_default(&cfg);
 	cfg.socket_path = sock;
 	cfg.listen = "127.0.0.1:0";
 	cfg.admin_listen = "127.0.0.1:0";
+	cfg.token_file = token_file;
+	cfg.allow_anonymous = true;
+	/* This test's large batches and many connections from one address:
+	 * the budgets are stress.gateway_security's. */
+	cfg.max_pods = 100000;
+	cfg.max_slots_per_client = 100000000;
+	cfg.max_connections_per_ip = 0;
 	cfg.region_name = region;
 	cfg.producer_name = "gw-test";
 	cfg.max_body_bytes = 1u << 20;
@@ -287,28 +323,28 @@ static void test_api(void **state)
 	assert_int_equal(http_do(port, "POST", "/v1/nodes", node, &a), 0);
 	assert_int_equal(a.status, 405);
 	http_answer_free(&a);
-	assert_int_equal(http_do(admin_port, "POST", "/v1/nodes", node, &a), 0);
+	assert_int_equal(admin_do("POST", "/v1/nodes", node, &a), 0);
 	assert_int_equal(a.status, 201);
 	http_answer_free(&a);
-	assert_int_equal(http_do(admin_port, "POST", "/v1/nodes", node, &a), 0);
+	assert_int_equal(admin_do("POST", "/v1/nodes", node, &a), 0);
 	assert_int_equal(a.status, 200); /* an update */
 	http_answer_free(&a);
-	assert_int_equal(http_do(admin_port, "POST", "/v1/nodes/extra/cordon", NULL, &a), 0);
+	assert_int_equal(admin_do("POST", "/v1/nodes/extra/cordon", NULL, &a), 0);
 	assert_int_equal(a.status, 200);
 	http_answer_free(&a);
 	assert_int_equal(http_do(port, "GET", "/v1/nodes/extra", NULL, &a), 0);
 	assert_non_null(strstr(a.body.data, "\"cordoned\":true"));
 	http_answer_free(&a);
-	assert_int_equal(http_do(admin_port, "POST", "/v1/nodes/extra/uncordon", NULL, &a), 0);
+	assert_int_equal(admin_do("POST", "/v1/nodes/extra/uncordon", NULL, &a), 0);
 	assert_int_equal(a.status, 200);
 	http_answer_free(&a);
-	assert_int_equal(http_do(admin_port, "DELETE", "/v1/nodes/extra", NULL, &a), 0);
+	assert_int_equal(admin_do("DELETE", "/v1/nodes/extra", NULL, &a), 0);
 	assert_int_equal(a.status, 200);
 	http_answer_free(&a);
-	assert_int_equal(http_do(admin_port, "DELETE", "/v1/nodes/extra", NULL, &a), 0);
+	assert_int_equal(admin_do("DELETE", "/v1/nodes/extra", NULL, &a), 0);
 	assert_int_equal(a.status, 404);
 	http_answer_free(&a);
-	assert_int_equal(http_do(admin_port, "POST", "/v1/nodes", "{\"kind\":\"Node\","
+	assert_int_equal(admin_do("POST", "/v1/nodes", "{\"kind\":\"Node\","
 				 "\"metadata\":{\"name\":\"bad\"},\"status\":{\"allocatable\":"
 				 "{\"cpu\":\"2x\"}}}", &a), 0);
 	assert_int_equal(a.status, 400);
@@ -576,6 +612,10 @@ static void another_gateway(struct gateway_config *cfg, const char *producer)
 	cfg->listen = "127.0.0.1:0";
 	cfg->region_name = region;
 	cfg->producer_name = producer;
+	cfg->allow_anonymous = true;
+	cfg->max_pods = 100000;
+	cfg->max_slots_per_client = 100000000;
+	cfg->max_connections_per_ip = 0;
 }
 
 /* Template eviction: a second gateway allowed 2 templates per daemon
@@ -747,12 +787,12 @@ static void test_extender(void **state)
 	/* Two more nodes through the admin listener: one too small for the
 	 * pod below (resolvable: preemption could free it), one cordoned
 	 * (unresolvable). */
-	assert_int_equal(http_do(admin_port, "POST", "/v1/nodes", "{\"kind\":\"Node\","
+	assert_int_equal(admin_do("POST", "/v1/nodes", "{\"kind\":\"Node\","
 				 "\"metadata\":{\"name\":\"tiny\"},\"status\":{\"allocatable\":"
 				 "{\"cpu\":\"2\",\"memory\":\"8Gi\",\"pods\":\"10\"}}}", &a), 0);
 	assert_int_equal(a.status, 201);
 	http_answer_free(&a);
-	assert_int_equal(http_do(admin_port, "POST", "/v1/nodes", "{\"kind\":\"Node\","
+	assert_int_equal(admin_do("POST", "/v1/nodes", "{\"kind\":\"Node\","
 				 "\"metadata\":{\"name\":\"closed\"},\"spec\":{\"unschedulable\":"
 				 "true},\"status\":{\"allocatable\":{\"cpu\":\"64\",\"memory\":"
 				 "\"64Gi\",\"pods\":\"10\"}}}", &a), 0);
@@ -940,9 +980,9 @@ static void test_extender(void **state)
 	json_decref(ev);
 	free(text);
 	shmsched_disconnect(c);
-	assert_int_equal(http_do(admin_port, "DELETE", "/v1/nodes/tiny", NULL, &a), 0);
+	assert_int_equal(admin_do("DELETE", "/v1/nodes/tiny", NULL, &a), 0);
 	http_answer_free(&a);
-	assert_int_equal(http_do(admin_port, "DELETE", "/v1/nodes/closed", NULL, &a), 0);
+	assert_int_equal(admin_do("DELETE", "/v1/nodes/closed", NULL, &a), 0);
 	http_answer_free(&a);
 }
 
@@ -959,12 +999,12 @@ static void test_explain(void **state)
 {
 	(void)state;
 	struct http_answer a;
-	assert_int_equal(http_do(admin_port, "POST", "/v1/nodes", "{\"kind\":\"Node\","
+	assert_int_equal(admin_do("POST", "/v1/nodes", "{\"kind\":\"Node\","
 				 "\"metadata\":{\"name\":\"ex-tiny\"},\"status\":{\"allocatable\":"
 				 "{\"cpu\":\"2\",\"memory\":\"8Gi\",\"pods\":\"10\"}}}", &a), 0);
 	assert_int_equal(a.status, 201);
 	http_answer_free(&a);
-	assert_int_equal(http_do(admin_port, "POST", "/v1/nodes", "{\"kind\":\"Node\","
+	assert_int_equal(admin_do("POST", "/v1/nodes", "{\"kind\":\"Node\","
 				 "\"metadata\":{\"name\":\"ex-closed\"},\"spec\":{\"unschedulable\":"
 				 "true},\"status\":{\"allocatable\":{\"cpu\":\"64\",\"memory\":"
 				 "\"64Gi\",\"pods\":\"10\"}}}", &a), 0);
@@ -1108,9 +1148,9 @@ static void test_explain(void **state)
 		assert_int_equal(a.status, 200);
 		http_answer_free(&a);
 	}
-	assert_int_equal(http_do(admin_port, "DELETE", "/v1/nodes/ex-tiny", NULL, &a), 0);
+	assert_int_equal(admin_do("DELETE", "/v1/nodes/ex-tiny", NULL, &a), 0);
 	http_answer_free(&a);
-	assert_int_equal(http_do(admin_port, "DELETE", "/v1/nodes/ex-closed", NULL, &a), 0);
+	assert_int_equal(admin_do("DELETE", "/v1/nodes/ex-closed", NULL, &a), 0);
 	http_answer_free(&a);
 }
 

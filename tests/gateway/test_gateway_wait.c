@@ -117,6 +117,10 @@ static int setup(void **state)
 	cfg.socket_path = sock;
 	cfg.listen = "127.0.0.1:0";
 	cfg.region_name = region;
+	cfg.allow_anonymous = true; /* the budgets: stress.gateway_security */
+	cfg.max_pods = 100000;
+	cfg.max_slots_per_client = 100000000;
+	cfg.max_connections_per_ip = 0;
 	cfg.producer_name = "gw-wait-test";
 	/* Shorter than the waits below: a waiting request must outlive it. */
 	cfg.idle_timeout_s = 2;
@@ -466,6 +470,10 @@ static void test_stop_while_waiting(void **state)
 	cfg.socket_path = sock;
 	cfg.listen = "127.0.0.1:0";
 	cfg.region_name = region;
+	cfg.allow_anonymous = true; /* the budgets: stress.gateway_security */
+	cfg.max_pods = 100000;
+	cfg.max_slots_per_client = 100000000;
+	cfg.max_connections_per_ip = 0;
 	cfg.producer_name = "gw-wait-stop";
 	char err[512];
 	struct gateway *other;

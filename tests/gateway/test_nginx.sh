@@ -5,8 +5,10 @@
 # GET and DELETE, bad input (malformed JSON with its JSON path, 404, 405,
 # 413), the daemon killed (503 through nginx) and restarted (recovery);
 # kube-scheduler's extender filter; `promtool check metrics` on /metrics; a
-# real Prometheus scraping the gateway finds its series. nginx runs from a
-# temporary prefix on loopback ports, its logs and pid inside it.
+# real Prometheus scraping the gateway finds its series. The gateway takes
+# bearer tokens (--token-file): every curl here sends one (the curl function
+# below), and nginx passes it through (a request without one is 401). nginx
+# runs from a temporary prefix on loopback ports, its logs and pid inside it.
 # usage: test_nginx.sh SHMSCHEDD SHMSCHED_GATEWAY SHMSCHED SOURCE_ROOT
 set -u
 daemon=$1 gateway=$2 cli=$3 src=$4
@@ -52,8 +54,13 @@ start_daemon() { # [--fresh]
 	wait_for "$dir/daemon.log" "ready:"
 }
 start_daemon --fresh
+token=nginx-test-token-$$
+printf '%s,tester,1000,"dev"\n' "$token" >"$dir/tokens.csv"
+chmod 600 "$dir/tokens.csv"
+# Every request of this test carries the token (nginx forwards it).
+curl() { command curl -H "Authorization: Bearer $token" "$@"; }
 "$gateway" --socket "$dir/s.sock" --name "$name" --listen 127.0.0.1:0 \
-	--daemon-grace 20000 >"$dir/gateway.log" 2>&1 &
+	--token-file "$dir/tokens.csv" --daemon-grace 20000 >"$dir/gateway.log" 2>&1 &
 pids="$pids $!"
 wait_for "$dir/gateway.log" "ready: listening on port"
 gport=$(sed -n 's/.*listening on port \([0-9]*\).*/\1/p' "$dir/gateway.log")
@@ -90,6 +97,7 @@ curl -s "$url/version" | grep -q shmsched-gateway ||
 	{ echo "FAIL: nginx on port $nport does not reach the gateway:"; cat "$dir/nginx.err" "$dir/error.log"; exit 1; }
 for _ in $(seq 100); do [ "$(curl -s "$url/readyz")" = ok ] && break; sleep 0.05; done
 check "nginx up, gateway ready through it" test "$(curl -s "$url/readyz")" = ok
+check "no token through nginx: 401" test "$(command curl -s -o /dev/null -w '%{http_code}' -X POST -d '{}' "$url/v1/placements")" = 401
 
 # The example pods through nginx: the same lines `shmsched place` prints.
 curl -s -X POST -H 'Content-Type: application/x-ndjson' \
@@ -135,6 +143,8 @@ global:
   scrape_timeout: 400ms
 scrape_configs:
   - job_name: shmsched
+    authorization:
+      credentials: $token
     static_configs:
       - targets: ['127.0.0.1:$nport']
 EOF

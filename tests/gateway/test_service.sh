@@ -58,13 +58,20 @@ dpid=$!
 pids="$pids $dpid"
 check "shmschedd: READY=1 once it serves" wait_for "$dir/notified.d" "READY=1"
 check "  ... after its ready line" grep -q "ready:" "$dir/daemon.out"
+# No authentication configured: refused at start, saying what to give.
+"$gateway" --socket "$dir/s.sock" --name "$name" --listen 127.0.0.1:0 \
+	>"$dir/noauth.out" 2>&1
+check "no --token-file nor --allow-anonymous: refused at start" test $? -ne 0
+check "  ... naming both" grep -q -- "--token-file FILE.*--allow-anonymous" "$dir/noauth.out"
 NOTIFY_SOCKET=$dir/notify.g "$gateway" --socket "$dir/s.sock" --name "$name" \
+	--allow-anonymous \
 	--listen 127.0.0.1:0 --log-format json --log-file "$dir/gateway.log" \
 	>"$dir/gateway.out" 2>&1 &
 gpid=$!
 pids="$pids $gpid"
 check "shmsched-gateway: READY=1 once it listens" wait_for "$dir/notified.g" "READY=1"
 check "  ... and it logged that it connected" wait_for "$dir/gateway.log" "connected to the daemon"
+check "--allow-anonymous: said loudly at start" grep -q '"level":"warn".*--allow-anonymous.*ANY LOCAL USER' "$dir/gateway.log"
 
 # Every line of both logs: a JSON object with time, level, program, msg.
 json_lines() { # FILE PROGRAM
