@@ -398,6 +398,8 @@ struct daemon *daemon_start(const struct daemon_config *cfg, char *err,
 		goto fail_server;
 	}
 	producers_set_admin_socket(d->producers, d->admin_path);
+	producers_set_budgets(d->producers, cfg->strings_per_identity,
+			      cfg->template_bytes_per_identity);
 	/* The admin socket first: a producer that connects can be told where
 	 * node events go. Its file stays 0600. */
 	struct control_server_config ac = {

@@ -72,6 +72,10 @@ struct daemon_config {
 	 * a sleeping worker's next poll, as before they were made. For the
 	 * comparison in shmsched-bench (--no-doorbells). */
 	bool no_doorbells;
+	/* Issue 41's budgets per producer identity (producers_set_budgets;
+	 * 0: its defaults). */
+	uint64_t strings_per_identity;
+	uint64_t template_bytes_per_identity;
 };
 
 /* Live placements the daemon keeps by default: 1,048,576 records of 280

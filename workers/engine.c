@@ -3589,6 +3589,23 @@ void engine_static_free(struct class_static *cs)
 	free(cs);
 }
 
+size_t engine_static_bytes_max(uint32_t n_slots)
+{
+	size_t n = n_slots ? n_slots : 1;
+	return sizeof(struct class_static) +
+	       n * (sizeof(uint32_t) + sizeof(int32_t) * 2 + sizeof(struct reason));
+}
+
+size_t engine_static_bytes(const struct class_static *cs)
+{
+	if (cs == NULL)
+		return 0;
+	size_t n = cs->n_slots ? cs->n_slots : 1;
+	return sizeof(*cs) + n * (sizeof(*cs->feasible) + sizeof(*cs->why) +
+				  (cs->affinity_raw != NULL ? sizeof(int32_t) : 0) +
+				  (cs->taint_raw != NULL ? sizeof(int32_t) : 0));
+}
+
 struct class_static *engine_static_compile(const struct snapshot *s,
 					   const struct plugin_ctx *ctx,
 					   const struct sched_config *cfg,

@@ -197,6 +197,12 @@ struct class_static *engine_static_compile(const struct snapshot *s,
 					   const struct sched_config *cfg,
 					   const struct pod_spec *pod);
 void engine_static_free(struct class_static *cs);
+
+/* The bytes `cs` holds (its arrays and itself; 0 for NULL), and the most
+ * that engine_static_compile() allocates for a snapshot of `n_slots`
+ * slots: what a template's compiled results are charged (issue 41). */
+size_t engine_static_bytes(const struct class_static *cs);
+size_t engine_static_bytes_max(uint32_t n_slots);
 bool engine_idle(struct engine *e);
 void engine_set_compile_budget(struct engine *e, uint64_t per_pod);
 
