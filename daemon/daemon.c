@@ -545,6 +545,8 @@ void daemon_get_stats(struct daemon *d, struct daemon_stats *out)
 	memset(out, 0, sizeof(*out));
 	out->nodes = cluster_nodes(d->cluster);
 	out->interned_strings = intern_count(d->strings);
+	producers_budget_use(d->producers, &out->strings_charged,
+			     &out->template_bytes, &out->templates_uncompiled);
 	out->placements = placements_live(d->placements);
 	out->workers = d->workers;
 	producers_counts(d->producers, &out->producers_registered,

@@ -132,6 +132,10 @@ struct daemon_stats {
 	/* Gangs: placed whole, attempts that placed none (rolled back),
 	 * gangs that did not gather minMember in time. */
 	uint64_t gangs_placed, gang_failures, gang_rollbacks, gang_timeouts;
+	/* Issue 41's budgets now (producers_budget_use): string table bytes
+	 * and compiled template bytes charged to producer identities, and
+	 * templates registered uncompiled, ever. */
+	uint64_t strings_charged, template_bytes, templates_uncompiled;
 	/* Filled by daemon_stop() only, since each worker writes its
 	 * engine's counters without atomics. */
 	struct daemon_cache_stats caches;

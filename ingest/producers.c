@@ -97,6 +97,9 @@ struct producers {
 	 * nothing is charged. */
 	struct identity_charge *charged; /* [IDENTITIES_MAX] */
 	uint64_t strings_budget, template_budget;
+	/* Their sums, and templates registered uncompiled: relaxed figures
+	 * (producers_budget_use). */
+	uint64_t use_strings, use_templates, uncompiled;
 	int accepting;
 	uint64_t registered, gone, faulted;
 };
@@ -164,6 +167,15 @@ void producers_set_budgets(struct producers *p, uint64_t strings_per_identity,
 		? template_bytes_per_identity : PRODUCERS_TEMPLATE_BYTES_DEFAULT;
 }
 
+void producers_budget_use(const struct producers *p, uint64_t *strings,
+			  uint64_t *template_bytes, uint64_t *uncompiled)
+{
+	/* Relaxed: figures. */
+	*strings = __atomic_load_n(&p->use_strings, __ATOMIC_RELAXED);
+	*template_bytes = __atomic_load_n(&p->use_templates, __ATOMIC_RELAXED);
+	*uncompiled = __atomic_load_n(&p->uncompiled, __ATOMIC_RELAXED);
+}
+
 /* What the strings added between marks `a` and `b` take of the table: their
  * bytes with NULs, and per string the arena's share of one entry, so that
  * a budget in bytes bounds the entries too. */
@@ -227,6 +239,9 @@ static void uncharge(struct producers *p, struct producer *pr)
 	struct identity_charge *c = &p->charged[pr->owner - 1];
 	c->strings -= pr->strings_charged;
 	c->templates -= pr->static_charged;
+	/* Relaxed: figures (producers_budget_use). */
+	__atomic_fetch_sub(&p->use_strings, pr->strings_charged, __ATOMIC_RELAXED);
+	__atomic_fetch_sub(&p->use_templates, pr->static_charged, __ATOMIC_RELAXED);
 	pr->strings_charged = pr->static_charged = 0;
 }
 
@@ -610,6 +625,7 @@ static void handle_template(struct producers *p, enum producer_role role,
 	struct identity_charge *charge = &p->charged[pr->owner - 1];
 	charge->strings += cost;
 	pr->strings_charged += cost;
+	__atomic_fetch_add(&p->use_strings, cost, __ATOMIC_RELAXED); /* a figure */
 	uint32_t n = pr->n_templates;
 	pr->templates[n] = pod;
 	/* The template's class is compiled now, not on its first pods' path:
@@ -629,6 +645,10 @@ static void handle_template(struct producers *p, enum producer_role role,
 	uint64_t bytes = engine_static_bytes(pr->templates_static[n]);
 	charge->templates += bytes;
 	pr->static_charged += bytes;
+	/* Relaxed: figures. */
+	__atomic_fetch_add(&p->use_templates, bytes, __ATOMIC_RELAXED);
+	if (!compile && p->profiles != NULL)
+		__atomic_fetch_add(&p->uncompiled, 1, __ATOMIC_RELAXED);
 	if (!compile && p->profiles != NULL && pr->n_templates_uncompiled++ == 0)
 		log_msg(LOG_LEVEL_WARN, "producer %u (uid %u, name \"%s\"): its "
 			"identity's compiled templates hold %llu bytes of the %llu "

@@ -115,6 +115,12 @@ struct producers *producers_create(struct cluster *c, struct intern *strings,
 void producers_set_budgets(struct producers *p, uint64_t strings_per_identity,
 			   uint64_t template_bytes_per_identity);
 
+/* What the budgets hold now, summed over identities: string table bytes
+ * charged, compiled template bytes, and templates registered uncompiled
+ * (ever). Any thread (relaxed figures). */
+void producers_budget_use(const struct producers *p, uint64_t *strings,
+			  uint64_t *template_bytes, uint64_t *uncompiled);
+
 /* What the control thread tells of the changes it makes, for the durable
  * store; each is called after the change, on the control thread, under
  * the producers' lock. Any may be NULL. */
