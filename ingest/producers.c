@@ -7,7 +7,11 @@
  *   loaded the old pointer is still using it.
  * - n_templates: release after the template is written (partner: the
  *   acquire load in producers_templates()).
- * - accepting, counts: relaxed; they are flags and tallies for people.
+ * - accepting, counts: relaxed; they are flags and tallies for people
+ *   (use_strings, use_templates, uncompiled: issue 41's budgets, too).
+ * - identities[i].used: stored last with release when an identity is made
+ *   and stored 0 with release when an idle one is freed
+ *   (identities_reclaim); partner: observers' acquire (client/observe.c).
  * Cost: every request is the slow path; node events cost a snapshot copy
  * and a grace period; an evaluation filters and scores every node once.
  */
