@@ -9,6 +9,8 @@
  * - compiled templates: past --template-bytes-per-identity a template is
  *   registered uncompiled (and its pods still placed); what was charged is
  *   given back (freed) when the producer goes;
+ * - the workers' classes compiled ahead for a gone producer's templates
+ *   are freed after 30 s unused;
  * - identities: a uid registering 70 names one after another (each gone,
  *   holding no placement) keeps being accepted (before: the 65th was
  *   refused with EBUSY for good); a name holding a placement keeps its
@@ -204,6 +206,28 @@ static void test_template_bytes(void **state)
 	daemon_stop(d, 1000, &ds);
 }
 
+/* The workers' classes compiled ahead for a gone producer's templates,
+ * which no pod used, are freed once ENGINE_PREPARED_TTL_NS (30 s) has
+ * passed (old: they stayed until the class cache budget pushed them out:
+ * no eviction at all here). */
+static void test_prepared_classes_freed(void **state)
+{
+	(void)state;
+	char err[512];
+	uint32_t tid;
+	struct daemon_stats ds;
+	struct daemon *d = start(0, 0);
+	struct shmsched_client *c = connect_as("gone");
+	for (int i = 0; i < 8; i++)
+		assert_int_equal(template_n(c, "gone", i, &tid, err, sizeof(err)), 0);
+	leave(d, c);
+	sleep(33);
+	daemon_stop(d, 1000, &ds);
+	print_message("class evictions: %llu\n",
+		      (unsigned long long)ds.caches.class_evictions);
+	assert_true(ds.caches.class_evictions >= 1);
+}
+
 static void test_identities_freed(void **state)
 {
 	(void)state;
@@ -289,6 +313,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_string_budget, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_template_bytes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_identities_freed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_prepared_classes_freed, setup,
+						teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
