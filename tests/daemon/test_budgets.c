@@ -220,6 +220,13 @@ static void test_prepared_classes_freed(void **state)
 	struct shmsched_client *c = connect_as("gone");
 	for (int i = 0; i < 8; i++)
 		assert_int_equal(template_n(c, "gone", i, &tid, err, sizeof(err)), 0);
+	/* A pod of another template, answered: its worker has looked at
+	 * the producer since, so it was given the 8 to compile ahead. */
+	assert_int_equal(shmsched_register_template(c, small_pod, strlen(small_pod),
+						    &tid, err, sizeof(err)), 0);
+	struct shmsched_result r;
+	place_one(c, tid, 1, &r);
+	assert_int_equal(r.status, SHMSCHED_PLACED);
 	leave(d, c);
 	sleep(33);
 	daemon_stop(d, 1000, &ds);
