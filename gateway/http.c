@@ -445,11 +445,14 @@ static int policy_check(const struct request *r, const struct gw_batch *b,
 			return -EINVAL;
 		}
 		const char *cls = json_string_value(cv);
-		char msg[900]; /* with where: within a caller's 1024 */
+		char msg[840]; /* with where and the hint: within 1024 */
 		int rc = policy_admit_user(r->g->policy, r->who.user, ns ? ns : "",
 					   cls, msg, sizeof(msg));
 		if (rc < 0) {
-			snprintf(why, why_len, "%s: %s", b->specs[s].where, msg);
+			/* policy/ speaks of the daemon's --policy: say ours. */
+			snprintf(why, why_len, "%s: %s%s", b->specs[s].where, msg,
+				 r->g->policy == NULL ? " (here: shmsched-gateway "
+				 "--policy, or a token of its --admin-group)" : "");
 			return rc;
 		}
 	}

@@ -134,7 +134,7 @@ check "alice releases it" test "$(code -H "$ALICE" -X DELETE "$url/v1/placements
 
 # --- the policy: without --policy, no system- class ---------------------------
 check "no --policy: alice's pod of class system-node-critical: 403" test "$(code -H "$ALICE" -X POST -d "$(podc crit sec system-node-critical)" "$url/v1/placements")" = 403
-check "  ... Forbidden, naming the user and the class" grep -q 'user \\"alice\\": spec.priorityClassName \\"system-node-critical\\": a system- PriorityClass.*nothing was placed","reason":"Forbidden","code":403' "$dir/body"
+check "  ... Forbidden, naming the user and the class" grep -q 'user \\"alice\\": spec.priorityClassName \\"system-node-critical\\": a system- PriorityClass.*(here: shmsched-gateway --policy, or a token of its --admin-group); nothing was placed","reason":"Forbidden","code":403' "$dir/body"
 check "  ... and it is not placed" test "$(code -H "$ROOT" "$url/v1/placements/sec/crit")" = 404
 code -H "$ALICE" -X POST -d "$(podc lowly sec low)" "$url/v1/placements" >/dev/null
 check "  ... another class still reaches the daemon (which has no class low)" grep -q 'no PriorityClass with name low was found' "$dir/body"
