@@ -96,9 +96,9 @@ static void table_sweep(FILE *to, const struct bench_report *r)
 
 /* When this machine, not the engine, set the figures. Thresholds (also in
  * docs/guides/benchmarking.md, "When the figures are not a baseline"): */
-#define WARN_LOST_SHARE 0.01      /* pauses took over 1 % of spinning time */
-#define WARN_OVER_1MS_S 1.0       /* over one 1 ms pause a second per core */
-#define WARN_LONGEST_US 10000.0   /* one pause over 10 ms */
+#define WARN_LOST_SHARE 0.05      /* pauses took over 5 % of spinning time */
+#define WARN_OVER_1MS_S 10.0      /* over ten 1 ms pauses a second per core */
+#define WARN_LONGEST_US 20000.0   /* one pause over 20 ms */
 #define WARN_OTHERS_SHARE 0.10    /* others used over 10 % of all cores */
 #define WARN_RATE_MISSED 0.95     /* open loop achieved under 95 % of asked */
 #define WARN_LATE_SHARE 0.01      /* over 1 % of pods submitted 1 ms late */
@@ -115,7 +115,7 @@ int report_warnings(FILE *to, const struct bench_report *r)
 			       r->pauses.longest_us > WARN_LONGEST_US)) {
 		fprintf(to, "WARNING: this machine paused the bench's own threads: "
 			"%.2f %% of the time lost, %.1f pauses over 1 ms a second per "
-			"core, the longest %s (thresholds: 1 %%, 1/s, 10 ms): %s\n",
+			"core, the longest %s (thresholds: 5 %%, 10/s, 20 ms): %s\n",
 			100 * r->pauses.lost_share, r->pauses.over_1ms_s,
 			US(r->pauses.longest_us, u), why);
 		n++;
