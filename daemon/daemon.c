@@ -28,7 +28,6 @@
 
 #include "ingest/ingest.h"
 #include "base/base.h"
-#include "base/hash.h"
 #include "policy/policy.h"
 #include "shm/shm.h"
 #include "workers/workers.h"
