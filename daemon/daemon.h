@@ -14,7 +14,9 @@
 struct daemon_config {
 	const char *socket_path;   /* required */
 	const char *cluster_path;  /* Kubernetes JSON; NULL: synthetic */
-	uint32_t synthetic_nodes;  /* when cluster_path is NULL */
+	uint32_t synthetic_nodes;  /* when cluster_path is NULL; 0 with no
+				    * cluster_path: no cluster input (only an
+				    * existing state can be started) */
 	uint32_t synthetic_running;
 	const char *config_path;   /* KubeSchedulerConfiguration; NULL: defaults */
 	uint64_t seed;             /* synthetic cluster, tie-breaks */
@@ -51,7 +53,8 @@ struct daemon_config {
 	/* The state region (shm/state.h): its name (NULL: an anonymous one,
 	 * gone with the process), the node slots of a new one (0:
 	 * DAEMON_MAX_NODES), its file's mode (0: 0600) and group. An existing
-	 * region of that name is resumed, unless `fresh`: then removed first. */
+	 * region of that name is resumed (see `resume` below), unless
+	 * `fresh`: then removed first, and the store (if any) cleared. */
 	const char *state_name;
 	/* The durable store (bind/store.h): its directory (NULL: none) and
 	 * durability mode (enum store_durability; 0 none, 1 async, 2 sync). */
