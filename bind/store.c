@@ -1005,6 +1005,84 @@ int store_check(const char *dir, uint64_t *nodes, uint64_t *placements,
 	return rc;
 }
 
+int store_put_origin(struct store *s, const char *origin, char *err,
+		     size_t err_len)
+{
+	static const char key[] = "origin";
+	size_t len = strlen(origin);
+	if (len >= STORE_ORIGIN_MAX)
+		return errmsg_rc(-E2BIG, err, err_len, "store %s: origin record "
+				 "of %zu bytes, at most %u", s->dir, len,
+				 STORE_ORIGIN_MAX - 1);
+	struct kv kv = {s->meta, key, sizeof(key) - 1, origin, len, false};
+	return write_txn(s, apply_kv, &kv, "writing its origin", err, err_len);
+}
+
+int store_peek(const char *dir, bool *has_state, char *origin,
+	       size_t origin_len, char *err, size_t err_len)
+{
+	*has_state = false;
+	if (origin_len > 0)
+		origin[0] = '\0';
+	char data[600];
+	struct stat st;
+	if (dir == NULL || strlen(dir) >= 500)
+		return errmsg_rc(-EINVAL, err, err_len, "store: a directory of 1 to "
+				 "499 bytes is needed");
+	snprintf(data, sizeof(data), "%s/data.mdb", dir);
+	if (stat(dir, &st) < 0 && errno == ENOENT)
+		return 0;
+	if (stat(data, &st) < 0 && errno == ENOENT)
+		return 0;
+	int rc = check_store_dir(dir, err, err_len);
+	if (rc < 0)
+		return rc;
+	MDB_env *env;
+	MDB_dbi dbis[4];
+	rc = open_env(dir, MDB_RDONLY, &env, dbis, err, err_len);
+	if (rc == -ENOENT)
+		return 0; /* no tables yet */
+	if (rc < 0)
+		return rc;
+	MDB_txn *txn;
+	rc = mdb_txn_begin(env, NULL, MDB_RDONLY, &txn);
+	if (rc == 0) {
+		MDB_stat ms;
+		static const char key[] = "origin";
+		MDB_val k = {sizeof(key) - 1, (void *)key}, v;
+		rc = mdb_stat(txn, dbis[1], &ms);
+		if (rc == 0)
+			*has_state = ms.ms_entries > 0;
+		int grc = rc == 0 ? mdb_get(txn, dbis[0], &k, &v) : rc;
+		if (grc == 0) {
+			uint64_t sum = 0;
+			size_t n = v.mv_size >= CHECKSUM_BYTES ? v.mv_size - CHECKSUM_BYTES
+							       : 0;
+			if (v.mv_size >= CHECKSUM_BYTES)
+				memcpy(&sum, v.mv_data, CHECKSUM_BYTES);
+			const char *text = (const char *)v.mv_data + CHECKSUM_BYTES;
+			if (v.mv_size < CHECKSUM_BYTES || n >= origin_len ||
+			    sum != checksum(key, sizeof(key) - 1, text, n) ||
+			    memchr(text, '\0', n) != NULL) {
+				mdb_txn_abort(txn);
+				mdb_env_close(env);
+				return errmsg_rc(-EBADMSG, err, err_len, "store %s: its "
+						 "origin record is damaged", dir);
+			}
+			memcpy(origin, text, n);
+			origin[n] = '\0';
+		} else if (grc != MDB_NOTFOUND) {
+			rc = grc;
+		}
+		mdb_txn_abort(txn);
+	}
+	mdb_env_close(env);
+	if (rc != 0)
+		return errmsg_rc(lmdb_errno(rc), err, err_len, "store %s: %s", dir,
+				 mdb_strerror(rc));
+	return 0;
+}
+
 void store_get_stats(const struct store *s, struct store_stats *out)
 {
 	out->ops = stat_read(&s->stats.ops);

@@ -152,6 +152,20 @@ int store_counts(struct store *s, uint64_t *nodes, uint64_t *placements,
 int store_check(const char *dir, uint64_t *nodes, uint64_t *placements,
 		uint64_t *identities, char *err, size_t err_len);
 
+/* What the store was built from (the daemon's record of its cluster input
+ * and configuration, text of at most STORE_ORIGIN_MAX - 1 bytes), in meta
+ * under "origin". store_put_origin() writes it (one transaction, durable
+ * per mode); store_peek() reads it without creating anything: with
+ * *has_state false and "" when DIR or its data.mdb does not exist, else
+ * whether the nodes table holds anything and the record ("" when the
+ * store predates it). The same ownership checks as store_open(). Return
+ * 0 or a negative errno with a message naming the path. */
+#define STORE_ORIGIN_MAX 512u
+int store_put_origin(struct store *s, const char *origin, char *err,
+		     size_t err_len);
+int store_peek(const char *dir, bool *has_state, char *origin,
+	       size_t origin_len, char *err, size_t err_len);
+
 struct store_stats {
 	uint64_t ops;         /* queued ops committed */
 	uint64_t txns;        /* writer transactions (group commits) */

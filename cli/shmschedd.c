@@ -25,6 +25,7 @@ static void usage(FILE *to)
 {
 	fprintf(to,
 		"usage: shmschedd [--cluster FILE | --synthetic NODES[:RUNNING]]\n"
+		"                 [--fresh | --resume]\n"
 		"                 [--workers N] [--socket PATH] [--config FILE]\n"
 		"                 [--slots N] [--allow-uid UID]... [--allow-gid GID]...\n"
 		"                 [--socket-mode MODE] [--socket-group GROUP]\n"
@@ -32,7 +33,7 @@ static void usage(FILE *to)
 		"                 [--policy FILE]\n"
 		"                 [--idle-timeout SECONDS]\n"
 		"                 [--max-placements N] [--seed N] [--no-pin] [--no-warm]\n"
-		"                 [--name NAME | --ephemeral] [--fresh] [--max-nodes N]\n"
+		"                 [--name NAME | --ephemeral] [--max-nodes N]\n"
 		"                 [--region-mode MODE] [--region-group GROUP]\n"
 		"                 [--state-dir DIR [--durability none|async|sync]]\n"
 		"                 [--log-format text|json] [--log-file PATH]\n"
@@ -46,7 +47,14 @@ static void usage(FILE *to)
 		"\n"
 		"  --cluster FILE       Nodes, and Pods bound to them, as Kubernetes JSON\n"
 		"  --synthetic N[:R]    a generated cluster of N nodes with R running pods\n"
-		"                       (the default: 1000:0)\n"
+		"                       One of the two is needed to create the state;\n"
+		"                       the state records it (the file's path and a\n"
+		"                       hash of its bytes) and the --config file's\n"
+		"                       hash. An existing state built from the same\n"
+		"                       inputs (or with none given) is resumed; from\n"
+		"                       other ones: refused, naming both\n"
+		"  --resume             keep the existing state whatever it was built\n"
+		"                       from; the given --cluster/--synthetic not read\n"
 		"  --workers N          worker threads (default: one per core less one,\n"
 		"                       at least 1), each pinned to its own core\n"
 		"  --socket PATH        the control socket (default:\n"
@@ -81,12 +89,14 @@ static void usage(FILE *to)
 		"                       past it is rejected. A new state region only\n"
 		"  --name NAME          the state region, /dev/shm/NAME (default shmsched):\n"
 		"                       an existing one is resumed (nodes, placements,\n"
-		"                       identities), and --cluster/--synthetic not read\n"
+		"                       identities) when its inputs match (above)\n"
 		"  --ephemeral          an anonymous state region, gone when the daemon\n"
 		"                       exits (benchmarks, tests)\n"
 		"  --fresh              remove the state region NAME first, if any, and\n"
 		"                       make a new one exclusively (never adopt a file\n"
-		"                       that appears meanwhile)\n"
+		"                       that appears meanwhile) from --cluster or\n"
+		"                       --synthetic; the --state-dir store is cleared\n"
+		"                       and rewritten from it too\n"
 		"  --max-nodes N        node slots of a new state region (default 65536)\n"
 		"  --region-mode MODE   the state region's file mode, octal (default 0600,\n"
 		"                       0640 with --region-group; at most 0644): who may\n"
@@ -97,7 +107,8 @@ static void usage(FILE *to)
 		"                       or that group/others may write, is refused\n"
 		"  --state-dir DIR      the durable store (LMDB, in DIR): nodes, placements\n"
 		"                       and identities survive a reboot; a new state region\n"
-		"                       is rebuilt from it when it holds anything\n"
+		"                       is rebuilt from it when it holds nodes (unless\n"
+		"                       --fresh), checked against the inputs as a region\n"
 		"  --log-format FORMAT  text (the default) or json: one object a line;\n"
 		"                       every line has its UTC time\n"
 		"  --log-file PATH      log there instead of stderr; SIGHUP reopens it\n"
@@ -255,6 +266,7 @@ int main(int argc, char **argv)
 		{"name", required_argument, NULL, 'N'},
 		{"ephemeral", no_argument, NULL, 'E'},
 		{"fresh", no_argument, NULL, 'F'},
+		{"resume", no_argument, NULL, 'r'},
 		{"max-nodes", required_argument, NULL, 'X'},
 		{"region-mode", required_argument, NULL, 'R'},
 		{"region-group", required_argument, NULL, 'P'},
@@ -268,7 +280,7 @@ int main(int argc, char **argv)
 		{"version", no_argument, NULL, 'v'},
 		{NULL, 0, NULL, 0},
 	};
-	struct daemon_config cfg = {.synthetic_nodes = 1000, .seed = 1, .pin = true,
+	struct daemon_config cfg = {.seed = 1, .pin = true,
 				    .state_name = "shmsched"};
 	bool ephemeral = false, named = false, durability_given = false;
 	enum log_format log_format = LOG_FORMAT_TEXT;
@@ -392,6 +404,9 @@ int main(int argc, char **argv)
 		case 'F':
 			cfg.fresh = true;
 			break;
+		case 'r':
+			cfg.resume = true;
+			break;
 		case 'W':
 			cfg.wait_default = true;
 			break;
@@ -480,6 +495,23 @@ int main(int argc, char **argv)
 	}
 	if (ephemeral)
 		cfg.state_name = NULL;
+	if (cfg.cluster_path != NULL && cfg.synthetic_nodes > 0) {
+		fprintf(stderr, "shmschedd: --cluster and --synthetic: give one\n");
+		return 2;
+	}
+	if (cfg.fresh && cfg.resume) {
+		fprintf(stderr, "shmschedd: --fresh and --resume: give one\n");
+		return 2;
+	}
+	bool input = cfg.cluster_path != NULL || cfg.synthetic_nodes > 0;
+	if (!input && (cfg.fresh || !daemon_state_exists(&cfg))) {
+		fprintf(stderr, "shmschedd: %s: give --cluster FILE or --synthetic "
+			"NODES[:RUNNING] (what the state is built from)\n",
+			cfg.fresh ? "--fresh rebuilds the state"
+			: "no state to resume (no state region of that name, no "
+			  "--state-dir store)");
+		return 2;
+	}
 	if (durability_given && cfg.state_dir == NULL) {
 		fprintf(stderr, "shmschedd: --durability needs --state-dir\n");
 		return 2;
@@ -513,10 +545,12 @@ int main(int argc, char **argv)
 	struct daemon_stats st;
 	daemon_get_stats(d, &st);
 	char admin_buf[PATH_MAX];
+	const char *origin = daemon_origin(d);
 	printf("shmschedd: ready: socket %s, admin socket %s, %u nodes, %u "
-	       "workers, pid %d\n", cfg.socket_path,
+	       "workers, pid %d; state %s, built from %s\n", cfg.socket_path,
 	       daemon_admin_socket(&cfg, admin_buf, sizeof(admin_buf)), st.nodes,
-	       st.workers, (int)getpid());
+	       st.workers, (int)getpid(), daemon_start_kind(d),
+	       origin[0] ? origin : "(not recorded)");
 	fflush(stdout);
 	cli_notify("READY=1\nSTATUS=serving");
 

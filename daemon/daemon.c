@@ -1,14 +1,23 @@
 /* The daemon, assembled: see daemon.h.
  *
- * Start: tables, configuration, cluster (file or synthetic), one engine per
- * worker, the producers table, the worker pool, then the admin socket and
- * the producers' control socket last, so nothing reaches a producer before
- * the daemon can serve it.
+ * Start: every input checked first (the configuration, the cluster file
+ * and the policy read into a scratch anonymous region, thrown away), so a
+ * start that fails on an input creates nothing: no region, no store, no
+ * socket. Then the state: an existing region, or a store that holds
+ * nodes, is compared with the given inputs by the record it keeps of
+ * what it was built from (state_meta.origin, the store's "origin"): the
+ * same inputs resume it; other ones (or none recorded) refuse the start,
+ * naming both, unless --resume (keep it) or --fresh (rebuild from the
+ * inputs, the store cleared). Then tables, configuration, cluster (file or
+ * synthetic), one engine per worker, the producers table, the worker
+ * pool, then the admin socket and the producers' control socket last, so
+ * nothing reaches a producer before the daemon can serve it.
  * Stop: the reverse, with the drain in between (see daemon_stop()).
  */
 #include "daemon/daemon.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,7 +63,11 @@ struct daemon {
 	struct control_server *server;
 	struct control_server *admin;
 	struct persist *persist;  /* the durable store; NULL: none */
+	const char *start_kind;   /* "created", "resumed", "rebuilt from the store" */
 	char admin_path[108];
+	char given[STATE_ORIGIN_MAX];  /* the inputs' record; "": none given */
+	char store_origin[STATE_ORIGIN_MAX]; /* the store's record (peeked) */
+	bool store_has_state;
 };
 
 /* The worker stats section is struct serve_stats, field for field, as
@@ -101,14 +114,14 @@ static void teardown(struct daemon *d)
 
 /* A new region: the cluster from its file, or synthetic. */
 static int load_cluster(struct daemon *d, const struct daemon_config *cfg,
-			char *err, size_t err_len)
+			bool quiet, char *err, size_t err_len)
 {
 	if (cfg->cluster_path != NULL) {
 		struct cluster_load_stats st;
 		int rc = cluster_load_file_into(cfg->cluster_path, d->strings, d->res,
 						d->cluster, d->placements, &st, err,
 						err_len);
-		if (rc == 0)
+		if (rc == 0 && !quiet)
 			log_msg(LOG_LEVEL_INFO, "cluster %s: %u nodes, %u running pods "
 				"counted, %u objects of other kinds skipped",
 				cfg->cluster_path, st.nodes, st.running_pods,
@@ -119,7 +132,7 @@ static int load_cluster(struct daemon *d, const struct daemon_config *cfg,
 	int rc = synthetic_cluster_into(cfg->synthetic_nodes, cfg->synthetic_running,
 					cfg->seed, d->strings, d->cluster,
 					d->placements, &st, err, err_len);
-	if (rc == 0)
+	if (rc == 0 && !quiet)
 		log_msg(LOG_LEVEL_INFO, "synthetic cluster: %u nodes, %u running pods",
 			st.nodes, st.running);
 	return rc;
@@ -144,14 +157,98 @@ static int resume_cluster(struct daemon *d, const struct daemon_config *cfg,
 	d->meta->rolled_back = rs.nodes_fixed;
 	log_msg(LOG_LEVEL_INFO, "state region %s resumed (%s stop): %u nodes, "
 		"%llu placements (%llu on removed nodes), %llu node(s) recounted "
-		"to their records%s", cfg->state_name,
+		"to their records", cfg->state_name,
 		d->meta->clean_stop ? "after a clean" : "after an unclean",
 		cluster_nodes(d->cluster), (unsigned long long)rs.records,
-		(unsigned long long)rs.stale, (unsigned long long)rs.nodes_fixed,
-		cfg->cluster_path || cfg->synthetic_nodes
-		? "; the cluster input was not read (start with --fresh to "
-		  "discard the region and read it)" : "");
+		(unsigned long long)rs.stale, (unsigned long long)rs.nodes_fixed);
 	return 0;
+}
+
+/* "PATH (hash H)" for an input file: its absolute path and the hash of
+ * its bytes (base/hash.h: a change of content, not an attack, is what it
+ * finds). Reading it is the first check that it is there. */
+static int file_record(const char *opt, const char *path, char *out,
+		       size_t len, char *err, size_t err_len)
+{
+	char abs[PATH_MAX];
+	if (realpath(path, abs) == NULL)
+		return errmsg_rc(-errno, err, err_len, "%s %s: %s", opt, path,
+				 strerror(errno));
+	FILE *f = fopen(abs, "rb");
+	if (f == NULL)
+		return errmsg_rc(-errno, err, err_len, "%s %s: %s", opt, path,
+				 strerror(errno));
+	uint64_t h = HASH64_SEED;
+	char buf[16384];
+	size_t n;
+	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
+		h = hash64_add(h, buf, n);
+	bool bad = ferror(f) != 0;
+	fclose(f);
+	if (bad)
+		return errmsg_rc(-EIO, err, err_len, "%s %s: a read error", opt, path);
+	int w = snprintf(out, len, "%s (hash %016llx)", abs,
+			 (unsigned long long)rng_hash(h));
+	if (w < 0 || (size_t)w >= len)
+		return errmsg_rc(-ENAMETOOLONG, err, err_len, "%s %s: its path is "
+				 "too long to record (at most about %zu bytes)", opt,
+				 path, len / 2 - 30);
+	return 0;
+}
+
+/* The record of the given inputs, d->given: "cluster PATH (hash H)" or
+ * "synthetic N:R seed S", then "; config PATH (hash H)" or "; config
+ * defaults". "" when no cluster input is given (a resume). */
+static int given_record(struct daemon *d, const struct daemon_config *cfg,
+			char *err, size_t err_len)
+{
+	char cluster[STATE_ORIGIN_MAX / 2], config[STATE_ORIGIN_MAX / 2] = "defaults";
+	int rc = 0;
+	if (cfg->config_path != NULL)
+		rc = file_record("--config", cfg->config_path, config,
+				 sizeof(config), err, err_len);
+	if (rc < 0)
+		return rc;
+	d->given[0] = '\0';
+	if (cfg->cluster_path != NULL) {
+		rc = file_record("--cluster", cfg->cluster_path, cluster,
+				 sizeof(cluster), err, err_len);
+		if (rc < 0)
+			return rc;
+		snprintf(d->given, sizeof(d->given), "cluster %s; config %s", cluster,
+			 config);
+	} else if (cfg->synthetic_nodes > 0) {
+		snprintf(d->given, sizeof(d->given), "synthetic %u:%u seed %llu; "
+			 "config %s", cfg->synthetic_nodes, cfg->synthetic_running,
+			 (unsigned long long)cfg->seed, config);
+	}
+	return 0;
+}
+
+/* Whether two records name the same cluster input (configs aside). */
+static bool same_cluster(const char *a, const char *b)
+{
+	const char *ea = strstr(a, "; config "), *eb = strstr(b, "; config ");
+	size_t la = ea ? (size_t)(ea - a) : strlen(a);
+	size_t lb = eb ? (size_t)(eb - b) : strlen(b);
+	return la == lb && memcmp(a, b, la) == 0;
+}
+
+/* An existing state (`what`: the region, or the store) built from
+ * `recorded`, started with inputs `given`: the same, none given, or
+ * --resume: on; else refused, naming both and the ways on. */
+static int check_origin(const struct daemon_config *cfg, const char *what,
+			const char *recorded, const char *given, char *err,
+			size_t err_len)
+{
+	if (given[0] == '\0' || cfg->resume || strcmp(recorded, given) == 0)
+		return 0;
+	return errmsg_rc(-EEXIST, err, err_len, "%s was built from %s; given: %s. "
+			 "Start with --resume to keep it (the given cluster input "
+			 "not read), or with --fresh to rebuild it from the given "
+			 "inputs%s", what, recorded[0] ? recorded :
+			 "an unknown input (a version that kept no record made it)",
+			 given, cfg->state_dir ? " (the store cleared too)" : "");
 }
 
 /* The store, if any, and what the state region starts from: a resumed
@@ -174,8 +271,9 @@ static int fill_state(struct daemon *d, const struct daemon_config *cfg,
 			return rc;
 		d->meta->durability = (uint8_t)cfg->durability;
 	}
+	/* --fresh: from the inputs, the store cleared (replaced below). */
 	bool from_store = false;
-	if (fresh && d->persist != NULL) {
+	if (fresh && !cfg->fresh && d->persist != NULL) {
 		int rc = persist_has_state(d->persist, &from_store, err, err_len);
 		if (rc < 0)
 			return rc;
@@ -196,16 +294,30 @@ static int fill_state(struct daemon *d, const struct daemon_config *cfg,
 		if (rc == 0)
 			log_msg(LOG_LEVEL_INFO, "state region rebuilt from the store "
 				"%s: %llu nodes, %llu placements (%llu on nodes it does "
-				"not hold, skipped); the cluster input was not read",
-				cfg->state_dir, (unsigned long long)nodes,
+				"not hold, skipped), built from %s", cfg->state_dir,
+				(unsigned long long)nodes,
 				(unsigned long long)placements,
-				(unsigned long long)skipped);
+				(unsigned long long)skipped,
+				d->store_origin[0] ? d->store_origin : "(not recorded)");
+		if (rc == 0) {
+			snprintf(d->meta->origin, sizeof(d->meta->origin), "%s",
+				 d->store_origin);
+			d->start_kind = "rebuilt from the store";
+		}
 	} else {
-		rc = fresh ? load_cluster(d, cfg, err, err_len)
+		rc = fresh ? load_cluster(d, cfg, false, err, err_len)
 			   : resume_cluster(d, cfg, err, err_len);
+		if (rc == 0 && fresh)
+			snprintf(d->meta->origin, sizeof(d->meta->origin), "%s",
+				 d->given);
+		d->start_kind = fresh ? "created" : "resumed";
 		if (rc == 0 && d->persist != NULL)
 			rc = persist_replace_all(d->persist, err, err_len);
 	}
+	/* The store keeps the region's record: what it now holds. */
+	if (rc == 0 && d->persist != NULL)
+		rc = store_put_origin(persist_store(d->persist), d->meta->origin, err,
+				      err_len);
 	if (rc == 0 && d->persist != NULL)
 		log_msg(LOG_LEVEL_INFO, "durable store %s: durability %s",
 			cfg->state_dir, store_durability_name(cfg->durability));
@@ -236,6 +348,16 @@ static int open_state(struct daemon *d, const struct daemon_config *cfg,
 	if (rc < 0)
 		return rc;
 	struct state_meta *m = d->meta = state_meta(d->state);
+	if (!*fresh) {
+		char what[STATE_NAME_MAX + 16];
+		snprintf(what, sizeof(what), "state region %s", cfg->state_name);
+		char recorded[STATE_ORIGIN_MAX];
+		snprintf(recorded, sizeof(recorded), "%.*s", (int)sizeof(m->origin) - 1,
+			 m->origin);
+		rc = check_origin(cfg, what, recorded, d->given, err, err_len);
+		if (rc < 0)
+			return rc;
+	}
 	d->res = &m->res;
 	d->strings = intern_create_in(state_section(d->state, SHM_SECTION_STRINGS),
 				      m->max_strings, m->arena_size, *fresh, why,
@@ -338,6 +460,76 @@ unsigned daemon_default_workers(void)
 	return cores > 1 ? (unsigned)cores - 1 : 1;
 }
 
+/* Every input read once into a scratch anonymous region, thrown away: a
+ * bad one stops the start before anything is made. */
+static int check_inputs(const struct daemon_config *cfg, char *err,
+			size_t err_len)
+{
+	struct daemon *s = calloc(1, sizeof(*s));
+	if (s == NULL)
+		return errmsg_rc(-ENOMEM, err, err_len, "out of memory");
+	s->workers = 1;
+	struct daemon_config sc = *cfg;
+	sc.state_name = NULL;
+	sc.fresh = false;
+	sc.resume = false;
+	sc.has_region_group = false;
+	sc.region_mode = 0;
+	bool fresh;
+	/* Its info lines (the scratch region made) would only confuse: a
+	 * warning or an error still shows. One thread runs here. */
+	enum log_level level = log_get_level();
+	if (level > LOG_LEVEL_WARN)
+		log_set_level(LOG_LEVEL_WARN);
+	int rc = open_state(s, &sc, &fresh, err, err_len);
+	sched_config_default(&s->cfg);
+	if (rc == 0 && cfg->config_path != NULL)
+		rc = sched_config_load(cfg->config_path, &s->cfg, s->res, s->strings,
+				       err, err_len);
+	if (rc == 0 && (cfg->cluster_path != NULL || cfg->synthetic_nodes > 0))
+		rc = load_cluster(s, cfg, true, err, err_len);
+	if (rc == 0 && cfg->cluster_path != NULL) {
+		rc = priority_classes_init(&s->classes, s->strings) < 0
+		     ? errmsg_rc(-ENOMEM, err, err_len, "priority classes: out of "
+				 "memory")
+		     : priority_load_file(cfg->cluster_path, &s->classes, &s->gangs,
+					  &s->pdbs, s->strings, err, err_len);
+	}
+	if (rc == 0 && cfg->policy_path != NULL) {
+		struct policy *pol;
+		rc = policy_load_file(cfg->policy_path, &pol, err, err_len);
+		if (rc == 0)
+			policy_free(pol);
+	}
+	teardown(s);
+	log_set_level(level);
+	return rc < 0 ? rc : 0;
+}
+
+bool daemon_state_exists(const struct daemon_config *cfg)
+{
+	char path[PATH_MAX];
+	if (cfg->fresh)
+		return false;
+	if (cfg->state_name != NULL &&
+	    state_path(cfg->state_name, path, sizeof(path)) != NULL &&
+	    access(path, F_OK) == 0)
+		return true;
+	return cfg->state_dir != NULL &&
+	       snprintf(path, sizeof(path), "%s/data.mdb", cfg->state_dir) > 0 &&
+	       access(path, F_OK) == 0;
+}
+
+const char *daemon_start_kind(const struct daemon *d)
+{
+	return d->start_kind ? d->start_kind : "created";
+}
+
+const char *daemon_origin(const struct daemon *d)
+{
+	return d->meta->origin;
+}
+
 struct daemon *daemon_start(const struct daemon_config *cfg, char *err,
 			    size_t err_len)
 {
@@ -350,6 +542,41 @@ struct daemon *daemon_start(const struct daemon_config *cfg, char *err,
 	if (d->workers > STATE_WORKERS_MAX) {
 		snprintf(err, err_len, "%u workers: at most %u", d->workers,
 			 STATE_WORKERS_MAX);
+		goto fail;
+	}
+	if (cfg->fresh && cfg->resume) {
+		snprintf(err, err_len, "--fresh and --resume: one or the other");
+		goto fail;
+	}
+	/* Nothing is made before every input is read and checked, and the
+	 * existing state (if any) is known to match them. */
+	if (given_record(d, cfg, err, err_len) < 0 ||
+	    check_inputs(cfg, err, err_len) < 0)
+		goto fail;
+	if (cfg->state_dir != NULL && !cfg->fresh &&
+	    store_peek(cfg->state_dir, &d->store_has_state, d->store_origin,
+		       sizeof(d->store_origin), err, err_len) < 0)
+		goto fail;
+	char region_path[PATH_MAX];
+	bool region_exists = !cfg->fresh && cfg->state_name != NULL &&
+			     state_path(cfg->state_name, region_path,
+					sizeof(region_path)) != NULL &&
+			     access(region_path, F_OK) == 0;
+	if (!region_exists && d->store_has_state) {
+		char what[600];
+		snprintf(what, sizeof(what), "the store %s", cfg->state_dir);
+		if (check_origin(cfg, what, d->store_origin, d->given, err,
+				 err_len) < 0)
+			goto fail;
+	}
+	if (!region_exists && !d->store_has_state && d->given[0] == '\0') {
+		snprintf(err, err_len, "no state to resume (%s%s%s%s%s): give "
+			 "--cluster FILE or --synthetic NODES[:RUNNING] to create it",
+			 cfg->state_name ? "no state region " : "an anonymous region",
+			 cfg->state_name ? cfg->state_name : "",
+			 cfg->state_dir ? ", and the store " : "",
+			 cfg->state_dir ? cfg->state_dir : "",
+			 cfg->state_dir ? " holds no nodes" : "");
 		goto fail;
 	}
 	bool fresh = false;
@@ -369,7 +596,7 @@ struct daemon *daemon_start(const struct daemon_config *cfg, char *err,
 		snprintf(err, err_len, "priority classes: out of memory");
 		goto fail;
 	}
-	if (cfg->cluster_path != NULL &&
+	if (cfg->cluster_path != NULL && same_cluster(d->meta->origin, d->given) &&
 	    priority_load_file(cfg->cluster_path, &d->classes, &d->gangs, &d->pdbs,
 			       d->strings, err, err_len) < 0)
 		goto fail;

@@ -14,7 +14,9 @@
 struct daemon_config {
 	const char *socket_path;   /* required */
 	const char *cluster_path;  /* Kubernetes JSON; NULL: synthetic */
-	uint32_t synthetic_nodes;  /* when cluster_path is NULL */
+	uint32_t synthetic_nodes;  /* when cluster_path is NULL; 0 with no
+				    * cluster_path: no cluster input (only an
+				    * existing state can be started) */
 	uint32_t synthetic_running;
 	const char *config_path;   /* KubeSchedulerConfiguration; NULL: defaults */
 	uint64_t seed;             /* synthetic cluster, tie-breaks */
@@ -51,7 +53,8 @@ struct daemon_config {
 	/* The state region (shm/state.h): its name (NULL: an anonymous one,
 	 * gone with the process), the node slots of a new one (0:
 	 * DAEMON_MAX_NODES), its file's mode (0: 0600) and group. An existing
-	 * region of that name is resumed, unless `fresh`: then removed first. */
+	 * region of that name is resumed (see `resume` below), unless
+	 * `fresh`: then removed first, and the store (if any) cleared. */
 	const char *state_name;
 	/* The durable store (bind/store.h): its directory (NULL: none) and
 	 * durability mode (enum store_durability; 0 none, 1 async, 2 sync). */
@@ -62,6 +65,17 @@ struct daemon_config {
 	gid_t region_group;
 	bool has_region_group;
 	bool fresh;
+	/* What a new state is built from is recorded in it (and in the
+	 * store): the cluster input (the file's absolute path and a hash of
+	 * its bytes, or "synthetic N:R seed S") and the configuration's.
+	 * An existing region, or a store that holds nodes, whose record
+	 * differs from the given inputs (or has none, made by an older
+	 * version) is refused, naming both, unless `resume` (keep it; the
+	 * cluster input not read) or `fresh` (rebuild from the inputs, the
+	 * store cleared too). With no cluster input given (cluster_path NULL
+	 * and synthetic_nodes 0) an existing state is resumed, and a new one
+	 * refused. */
+	bool resume;
 	/* Pods wait in the scheduling queue while no node fits, unless their
 	 * slot says SHMSCHED_SLOT_NO_WAIT (default: only pods whose slot says
 	 * SHMSCHED_SLOT_WAIT wait; the others are answered at once). */
@@ -173,6 +187,17 @@ struct daemon_stats {
 };
 
 struct daemon;
+
+/* How the state was obtained: "created", "resumed" or "rebuilt from the
+ * store"; and what it was built from (its record; "" unknown). */
+const char *daemon_start_kind(const struct daemon *d);
+const char *daemon_origin(const struct daemon *d);
+
+/* Whether a start with `cfg` would find state to resume: its named region
+ * exists, or its --state-dir holds a store file (that may still turn out
+ * to hold nothing). False for an anonymous region without a store, and
+ * with `fresh`. Creates nothing. */
+bool daemon_state_exists(const struct daemon_config *cfg);
 
 /* The admin socket's path for `cfg` (its own, or the default), written
  * into buf. Returns buf, or NULL when it does not fit. */

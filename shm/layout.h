@@ -122,7 +122,9 @@
                             * (include/shmsched/wire.h), the queue's
                             * figures in the worker stats, a placement
                             * record's priority and time; 7: a snapshot's
-                            * checksum sums one term per slot */
+                            * checksum sums one term per slot; 8: the
+                            * state meta records what the region was
+                            * built from (origin) */
 #define SHM_READY UINT32_C(0x59444552) /* "REDY"; any other value: not ready */
 #define SHM_HEADER_SIZE 512u
 #define SHM_SECTION_MAX 16u
@@ -184,6 +186,7 @@ _Static_assert(__builtin_offsetof(struct shm_header, ready) == 36,
 #define STATE_IDENTITIES 4096u   /* producer identities kept */
 #define STATE_WORKERS_MAX 256u   /* worker stats blocks */
 #define STATE_NAME_MAX 64u       /* NAME of /dev/shm/NAME, with its NUL */
+#define STATE_ORIGIN_MAX 512u    /* state_meta.origin, with its NUL */
 
 /* SHM_SECTION_META. */
 struct state_meta {
@@ -210,6 +213,12 @@ struct state_meta {
 	struct res_names res;      /* resource names by index */
 	char name[STATE_NAME_MAX]; /* the daemon's --name */
 	char page_info[160];       /* what backs the region, for a person */
+	/* What the nodes came from, NUL-terminated text: "cluster PATH (hash
+	 * H); config ..." or "synthetic N:R seed S; config ...", written by
+	 * the daemon that filled the region (from its inputs, or the store's
+	 * record when rebuilt from the store); "" unknown. A later start
+	 * compares its inputs with it (daemon/daemon.c). */
+	char origin[STATE_ORIGIN_MAX];
 };
 
 /* SHM_SECTION_STRINGS starts with this; then max_strings entries (64-byte

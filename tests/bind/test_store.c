@@ -344,6 +344,63 @@ static void test_future_format(void **state)
 	remove_dir(dir);
 }
 
+/* Issue 35: the store's record of what it was built from. store_peek
+ * makes nothing (an absent directory stays absent), reads "" from a store
+ * that predates the record, the record once written, and whether the
+ * nodes table holds anything; a record altered on disk is refused. */
+static void test_origin(void **state)
+{
+	(void)state;
+	char *dir = make_dir();
+	char missing[128], origin[STORE_ORIGIN_MAX], err[256];
+	bool has;
+	snprintf(missing, sizeof(missing), "%s/none", dir);
+	assert_int_equal(store_peek(missing, &has, origin, sizeof(origin), err,
+				    sizeof(err)), 0);
+	assert_false(has);
+	assert_string_equal(origin, "");
+	struct stat sb;
+	assert_int_equal(stat(missing, &sb), -1);
+
+	struct store *st;
+	assert_int_equal(store_open(dir, STORE_DURABILITY_SYNC, &st, err, sizeof(err)), 0);
+	assert_int_equal(store_put_node(st, "n1", 2, "x", 1, err, sizeof(err)), 0);
+	store_close(st);
+	assert_int_equal(store_peek(dir, &has, origin, sizeof(origin), err,
+				    sizeof(err)), 0);
+	assert_true(has);
+	assert_string_equal(origin, "");
+
+	assert_int_equal(store_open(dir, STORE_DURABILITY_SYNC, &st, err, sizeof(err)), 0);
+	assert_int_equal(store_put_origin(st, "cluster /a.json (hash 1); config defaults",
+					  err, sizeof(err)), 0);
+	store_close(st);
+	assert_int_equal(store_peek(dir, &has, origin, sizeof(origin), err,
+				    sizeof(err)), 0);
+	assert_true(has);
+	assert_string_equal(origin, "cluster /a.json (hash 1); config defaults");
+
+	/* The record's bytes changed behind the store's back: damaged. */
+	MDB_env *env;
+	MDB_txn *txn;
+	MDB_dbi dbi;
+	assert_int_equal(mdb_env_create(&env), 0);
+	mdb_env_set_maxdbs(env, 8);
+	assert_int_equal(mdb_env_open(env, dir, 0, 0600), 0);
+	assert_int_equal(mdb_txn_begin(env, NULL, 0, &txn), 0);
+	assert_int_equal(mdb_dbi_open(txn, "meta", 0, &dbi), 0);
+	uint8_t val[16] = {0};
+	memcpy(val + 8, "cluster!", 8);
+	MDB_val k = {6, (void *)"origin"}, v = {sizeof(val), val};
+	assert_int_equal(mdb_put(txn, dbi, &k, &v, 0), 0);
+	assert_int_equal(mdb_txn_commit(txn), 0);
+	mdb_env_close(env);
+	assert_int_equal(store_peek(dir, &has, origin, sizeof(origin), err,
+				    sizeof(err)), -EBADMSG);
+	assert_non_null(strstr(err, "origin"));
+	remove_dir(dir);
+}
+
 /* Issue 41: a store the daemon does not own is never opened. */
 static void test_not_ours(void **state)
 {
@@ -406,6 +463,7 @@ int main(void)
 		cmocka_unit_test(test_damage_refused),
 		cmocka_unit_test(test_future_format),
 		cmocka_unit_test(test_not_ours),
+		cmocka_unit_test(test_origin),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
