@@ -5,8 +5,14 @@
  * objects, or JSON Lines (one object per line). A pod's spec.priority,
  * priorityClassName and preemptionPolicy are read as given; resolving a
  * class name to its value is ingest/priority.h's.
- * Unknown fields are ignored; fields that would change placement and that
- * shmsched does not support are rejected by name. Devices (GPUs and
+ * A field that is not a field of the object's Kubernetes type (a typo such
+ * as spec.nodeSelectr) is refused by default, as kube-apiserver's
+ * fieldValidation=Strict does: "spec.nodeSelectr: unknown field (did you
+ * mean spec.nodeSelector?)"; k8s_ctx.field_validation chooses Warn or
+ * Ignore instead (policy/policy.h, "Kubernetes field validation"). Fields
+ * of the type that shmsched does not act on are accepted; fields that
+ * would change placement and that shmsched does not support are rejected
+ * by name. Devices (GPUs and
  * exclusive cores) come from a few annotations, labels and nvidia.com/gpu:
  * docs/reference/kubernetes-fields.md, "Devices". Every error names the
  * file, the object, the field path and the value, e.g.
@@ -78,6 +84,13 @@ struct k8s_ctx {
 	 * name no profile has is another scheduler's (meta.other_scheduler).
 	 * NULL: kube's default, one profile named default-scheduler. */
 	const struct sched_config *profiles;
+	/* Unknown fields (policy/policy.h): enum k8s_field_validation, 0 =
+	 * Strict (refused, -EINVAL naming every one, up to a bound). Under
+	 * Warn each object's unknown fields go to warn() as one line
+	 * ("<file>: <who>: <path>: unknown field ..."), when it is set. */
+	uint8_t field_validation;
+	void (*warn)(void *arg, const char *msg);
+	void *warn_arg;
 };
 
 /* Why a pod to place is not shmsched's to place (k8s_pod_meta.unsupported). */
