@@ -3712,15 +3712,28 @@ static void count_skipped(struct decoder *d, const char *kind, size_t len)
 static int decode_item(struct decoder *d, const json_t *obj, const char *item_kind,
 		       bool top);
 
-/* Field validation (k8s_ctx.field_validation): the object's member names
+/* k8s_set_field_validation()'s: written once in main(), before threads. */
+static int fv_level = K8S_FIELDS_STRICT;
+static void (*fv_warn)(void *arg, const char *line);
+static void *fv_warn_arg;
+
+void k8s_set_field_validation(int level, void (*warn)(void *arg, const char *line),
+			      void *arg)
+{
+	fv_level = level;
+	fv_warn = warn;
+	fv_warn_arg = arg;
+}
+
+/* Field validation (k8s_set_field_validation): the object's member names
  * against its Kubernetes type, by policy/policy.h's walker. Strict refuses
- * the object naming its unknown fields; Warn hands them to ctx->warn;
+ * the object naming its unknown fields; Warn hands them to fv_warn;
  * Ignore does not look. The second pass only (the first reads the same
  * objects again there). */
 static int check_fields(struct decoder *d, const json_t *obj, const char *kind,
 			size_t kind_len)
 {
-	if (d->objects_pass || d->ctx->field_validation == K8S_FIELDS_IGNORE)
+	if (d->objects_pass || fv_level == K8S_FIELDS_IGNORE)
 		return 0;
 	char k[64];
 	if (kind_len >= sizeof(k) || memchr(kind, '\0', kind_len) != NULL)
@@ -3746,11 +3759,11 @@ static int check_fields(struct decoder *d, const json_t *obj, const char *kind,
 		snprintf(who, sizeof(who), "%s", d->who);
 	char line[K8S_FIELDS_MAX_REPORT * K8S_FIELDS_MSG_MAX + 64];
 	k8s_fields_report_line(&r, line, sizeof(line));
-	if (d->ctx->field_validation == K8S_FIELDS_WARN) {
-		if (d->ctx->warn != NULL) {
+	if (fv_level == K8S_FIELDS_WARN) {
+		if (fv_warn != NULL) {
 			char msg[sizeof(line) + 512];
 			snprintf(msg, sizeof(msg), "%s: %s: %s", d->file, who, line);
-			d->ctx->warn(d->ctx->warn_arg, msg);
+			fv_warn(fv_warn_arg, msg);
 		}
 		return 0;
 	}

@@ -8,7 +8,7 @@
  * A field that is not a field of the object's Kubernetes type (a typo such
  * as spec.nodeSelectr) is refused by default, as kube-apiserver's
  * fieldValidation=Strict does: "spec.nodeSelectr: unknown field (did you
- * mean spec.nodeSelector?)"; k8s_ctx.field_validation chooses Warn or
+ * mean spec.nodeSelector?)"; k8s_set_field_validation() chooses Warn or
  * Ignore instead (policy/policy.h, "Kubernetes field validation"). Fields
  * of the type that shmsched does not act on are accepted; fields that
  * would change placement and that shmsched does not support are rejected
@@ -84,14 +84,19 @@ struct k8s_ctx {
 	 * name no profile has is another scheduler's (meta.other_scheduler).
 	 * NULL: kube's default, one profile named default-scheduler. */
 	const struct sched_config *profiles;
-	/* Unknown fields (policy/policy.h): enum k8s_field_validation, 0 =
-	 * Strict (refused, -EINVAL naming every one, up to a bound). Under
-	 * Warn each object's unknown fields go to warn() as one line
-	 * ("<file>: <who>: <path>: unknown field ..."), when it is set. */
-	uint8_t field_validation;
-	void (*warn)(void *arg, const char *msg);
-	void *warn_arg;
 };
+
+/* How every load of the process treats unknown fields (policy/policy.h):
+ * K8S_FIELDS_STRICT (the default) refuses the object (-EINVAL, naming
+ * each unknown field, up to a bound); K8S_FIELDS_WARN loads it and hands
+ * each object's unknown fields to warn(arg, line) as one line ("<file>:
+ * <who>: <path>: unknown field ...") when warn is not NULL; K8S_FIELDS_IGNORE
+ * loads it without looking. A program's flag (--field-validation) sets it
+ * once, in main(), before any load and before any thread starts (thread
+ * creation orders the write before every read; it is never written
+ * again). */
+void k8s_set_field_validation(int level, void (*warn)(void *arg, const char *line),
+			      void *arg);
 
 /* Why a pod to place is not shmsched's to place (k8s_pod_meta.unsupported). */
 enum k8s_unsupported {
