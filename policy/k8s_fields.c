@@ -30,6 +30,7 @@
 
 struct walk {
 	struct k8s_fields_report *r;
+	bool prune; /* remove the unknown members as they are found */
 	char path[PATH_MAX_LEN];
 	size_t len;
 };
@@ -227,12 +228,17 @@ static void walk_object(struct walk *w, const json_t *obj, uint16_t type)
 	const struct k8s_ftype *t = &k8s_ftypes[type];
 	const char *key;
 	json_t *v;
-	json_object_foreach((json_t *)obj, key, v) {
+	void *tmp;
+	json_object_foreach_safe((json_t *)obj, tmp, key, v) {
 		const struct k8s_ffield *f = field_of(t, key);
-		if (f == NULL)
+		if (f == NULL) {
 			report(w, t, key);
-		else
+			/* Safe: the iteration holds the next member. */
+			if (w->prune)
+				json_object_del((json_t *)obj, key);
+		} else {
 			walk_value(w, v, f);
+		}
 	}
 }
 
@@ -251,6 +257,17 @@ size_t k8s_fields_check(const json_t *obj, const char *api_version,
 		push(&w, "", prefix, "");
 	walk_object(&w, obj, root->type);
 	return r->total;
+}
+
+size_t k8s_fields_prune(json_t *obj, const char *api_version, const char *kind)
+{
+	struct k8s_fields_report r = {0};
+	const struct k8s_froot *root = root_of(api_version, kind);
+	if (root == NULL || !json_is_object(obj))
+		return 0;
+	struct walk w = {.r = &r, .prune = true};
+	walk_object(&w, obj, root->type);
+	return r.total;
 }
 
 void k8s_fields_report_line(const struct k8s_fields_report *r, char *buf,

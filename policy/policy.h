@@ -176,6 +176,12 @@ size_t k8s_fields_check(const json_t *obj, const char *api_version,
 			const char *kind, const char *prefix,
 			struct k8s_fields_report *r);
 
+/* Removes from `obj` every member k8s_fields_check() would report (what
+ * the API server does under Warn and Ignore: the field is dropped), so
+ * that a reader after it (the daemon, Strict by default) sees none.
+ * Returns how many were removed. */
+size_t k8s_fields_prune(json_t *obj, const char *api_version, const char *kind);
+
 /* Whether the table has a type for kind / apiVersion (as above). */
 bool k8s_fields_known_kind(const char *api_version, const char *kind);
 
