@@ -404,6 +404,7 @@ static int add_pod(struct decoder *d, const json_t *obj, const char *where,
 	char name[GW_NAMESPACE_MAX + 1 + GW_NAME_MAX + 1];
 	json_t *canon = NULL;
 	struct pod_parts parts;
+	size_t warned = b->n_warnings;
 	int rc = json_is_object(obj) ? check_fields(d, obj, "Pod", where, prefix) : 0;
 	if (rc < 0)
 		return rc;
@@ -496,7 +497,9 @@ static int add_pod(struct decoder *d, const json_t *obj, const char *where,
 	memcpy(b->names + b->names_len, name, name_len + 1);
 	b->pods[b->n_pods] = (struct gw_pod){.cookie = cookie,
 					     .spec = (uint32_t)spec,
-					     .name_off = (uint32_t)b->names_len};
+					     .name_off = (uint32_t)b->names_len,
+					     .first_warning = (uint8_t)warned,
+					     .n_warnings = (uint8_t)(b->n_warnings - warned)};
 	b->names_len += name_len + 1;
 	/* i still names the free bucket the search above ended on. */
 	b->pod_table[i] = (uint32_t)++b->n_pods;

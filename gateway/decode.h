@@ -70,6 +70,9 @@ struct gw_pod {
 	uint64_t cookie;   /* hash64 of its namespace/name, never 0 */
 	uint32_t spec;     /* index in the batch's specs */
 	uint32_t name_off; /* namespace/name, NUL-terminated, in names */
+	/* ?fieldValidation=Warn: its own warnings, batch.warnings[first_warning
+	 * .. + n_warnings) (those kept; its answer line's "warnings"). */
+	uint8_t first_warning, n_warnings;
 };
 
 struct gw_batch {

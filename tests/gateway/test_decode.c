@@ -474,6 +474,10 @@ static void test_field_validation(void **state)
 	assert_int_equal(b.n_warnings_total, 2);
 	assert_string_equal(b.warnings[0], "unknown field \"items[1].metadata.lables\"");
 	assert_string_equal(b.warnings[1], "unknown field \"items[1].spec.nodeSelectr\"");
+	/* Each pod knows its own (its answer line's "warnings"). */
+	assert_int_equal(b.pods[0].n_warnings, 0);
+	assert_int_equal(b.pods[1].first_warning, 0);
+	assert_int_equal(b.pods[1].n_warnings, 2);
 	/* Dropped from what the daemon gets. */
 	const json_t *spec = json_object_get(b.specs[b.pods[1].spec].canon, "spec");
 	assert_null(json_object_get(spec, "nodeSelectr"));

@@ -385,6 +385,10 @@ static void test_field_validation(void **state)
 	assert_memory_equal(w, "299 - \"unknown field \\\"spec.nodeSelectr\\\"\"\r\n",
 			    strlen("299 - \"unknown field \\\"spec.nodeSelectr\\\"\"\r\n"));
 	assert_non_null(strstr(a.body.data, "\"pod\":\"t/fv-0\""));
+	/* And in its answer line, a "warnings" member. */
+	if (strstr(a.body.data, "\"warnings\":[\"unknown field \\\"spec.nodeSelectr"
+		   "\\\"\"]}") == NULL)
+		fail_msg("Warn: no warnings member: %s", a.body.data);
 	http_answer_free(&a);
 	typo = "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"fv-1\","
 	       "\"namespace\":\"t\"},\"spec\":{\"nodeSelectr\":{\"x\":"
