@@ -21,6 +21,7 @@
 #include <urcu/urcu-qsbr.h>
 
 #include "ingest/ingest.h"
+#include "policy/policy.h"
 #include "shm/shm.h"
 #include "workers/workers.h"
 
@@ -33,6 +34,7 @@ struct options {
 	bool explain;
 	bool reference;
 	bool stats;
+	int field_validation; /* enum k8s_field_validation */
 };
 
 #define TRY "Try 'shmsched place --help' for more information.\n"
@@ -43,6 +45,7 @@ static void usage(FILE *to)
 		"usage: shmsched place --cluster FILE --pods FILE [--config FILE]\n"
 		"                      [--percentage-of-nodes-to-score N] [--seed N]\n"
 		"                      [--explain] [--reference] [--stats]\n"
+		"                      [--field-validation Strict|Warn|Ignore]\n"
 		"\n"
 		"Loads the Nodes of --cluster and its Pods bound to a node (counted as\n"
 		"that node's use), then places the Pods of --pods in order, counting each\n"
@@ -67,6 +70,12 @@ static void usage(FILE *to)
 		"  --reference      use the literal one-node-at-a-time algorithm instead of\n"
 		"                   the fast path (same answers, slower)\n"
 		"  --stats          print timing and engine counters on stderr\n"
+		"  --field-validation Strict|Warn|Ignore\n"
+		"                   a field that is not a field of the object's Kubernetes\n"
+		"                   type (\"spec.nodeSelectr\"): Strict refuses the file\n"
+		"                   naming it (exit 2), Warn names it on stderr and drops\n"
+		"                   it, Ignore drops it silently, as kube-apiserver's\n"
+		"                   fieldValidation (default Strict, as kubectl)\n"
 		"\n"
 		"Exit status: 0 every pod answered; 2 bad input (message on stderr,\n"
 		"nothing on stdout); 1 an internal failure.\n");
@@ -88,7 +97,8 @@ static int parse_uint(const char *opt, const char *s, uint64_t max, uint64_t *ou
 
 static int parse_args(int argc, char **argv, struct options *o)
 {
-	enum { OPT_PCT = 256, OPT_SEED, OPT_EXPLAIN, OPT_REFERENCE, OPT_STATS };
+	enum { OPT_PCT = 256, OPT_SEED, OPT_EXPLAIN, OPT_REFERENCE, OPT_STATS,
+	       OPT_FIELDS };
 	static const struct option longopts[] = {
 		{"cluster", required_argument, NULL, 'c'},
 		{"pods", required_argument, NULL, 'p'},
@@ -98,6 +108,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{"explain", no_argument, NULL, OPT_EXPLAIN},
 		{"reference", no_argument, NULL, OPT_REFERENCE},
 		{"stats", no_argument, NULL, OPT_STATS},
+		{"field-validation", required_argument, NULL, OPT_FIELDS},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -138,6 +149,16 @@ static int parse_args(int argc, char **argv, struct options *o)
 		case OPT_STATS:
 			o->stats = true;
 			break;
+		case OPT_FIELDS: {
+			enum k8s_field_validation fv;
+			if (k8s_field_validation_parse(optarg, &fv) < 0) {
+				fprintf(stderr, "shmsched place: --field-validation: "
+					"\"%s\": expected Strict, Warn or Ignore\n", optarg);
+				return 2;
+			}
+			o->field_validation = (int)fv;
+			break;
+		}
 		case 'h':
 			usage(stdout);
 			exit(0);
@@ -641,12 +662,20 @@ done:
 	return status;
 }
 
+/* --field-validation=Warn: each object's unknown fields, on stderr. */
+static void warn_field(void *arg, const char *line)
+{
+	(void)arg;
+	fprintf(stderr, "shmsched place: warning: %s\n", line);
+}
+
 int place_main(int argc, char **argv)
 {
 	struct options o;
 	int rc = parse_args(argc, argv, &o);
 	if (rc)
 		return rc;
+	k8s_set_field_validation(o.field_validation, warn_field, NULL);
 	urcu_qsbr_register_thread();
 	int status = run(&o);
 	urcu_qsbr_unregister_thread();

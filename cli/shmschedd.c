@@ -17,6 +17,8 @@
 #include "base/base.h"
 #include "cli/service.h"
 #include "daemon/daemon.h"
+#include "ingest/ingest.h"
+#include "policy/policy.h"
 #include "shmsched/version.h"
 
 #define MAX_ALLOWED 64
@@ -39,7 +41,7 @@ static void usage(FILE *to)
 		"                 [--log-format text|json] [--log-file PATH]\n"
 		"                 [--strings-per-identity BYTES]\n"
 		"                 [--template-bytes-per-identity BYTES]\n"
-		"                 [--wait]\n"
+		"                 [--wait] [--field-validation Strict|Warn|Ignore]\n"
 		"\n"
 		"Serves pods from producers over shared memory: producers connect to\n"
 		"the control socket, get a region of slots and rings, and submit pods\n"
@@ -129,9 +131,23 @@ static void usage(FILE *to)
 		"  --wait               pods that fit no node wait in the scheduling queue\n"
 		"                       until one does (unless their slot says NO_WAIT);\n"
 		"                       default: only pods whose slot says WAIT wait\n"
+		"  --field-validation Strict|Warn|Ignore\n"
+		"                       a field that is not a field of the object's\n"
+		"                       Kubernetes type (\"spec.nodeSelectr\") in --cluster,\n"
+		"                       a producer's template or PriorityClass, a resync\n"
+		"                       file: Strict (the default) refuses it naming the\n"
+		"                       field, Warn logs it and drops it, Ignore drops it\n"
+		"                       (kube-apiserver's fieldValidation)\n"
 		"\n"
 		"SIGINT or SIGTERM: stop accepting producers, answer every pod already\n"
 		"submitted (placing for up to 5 s, then cancelled), exit 0.\n");
+}
+
+/* --field-validation=Warn: an object's unknown fields, logged. */
+static void warn_field(void *arg, const char *line)
+{
+	(void)arg;
+	log_msg(LOG_LEVEL_WARN, "%s", line);
 }
 
 static int parse_u64(const char *opt, const char *s, uint64_t max, uint64_t *out)
@@ -276,6 +292,7 @@ int main(int argc, char **argv)
 		{"log-file", required_argument, NULL, 'O'},
 		{"strings-per-identity", required_argument, NULL, 0x4101},
 		{"template-bytes-per-identity", required_argument, NULL, 0x4102},
+		{"field-validation", required_argument, NULL, 'V'},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'v'},
 		{NULL, 0, NULL, 0},
@@ -473,6 +490,17 @@ int main(int argc, char **argv)
 			*(c == 0x4101 ? &cfg.strings_per_identity
 			  : &cfg.template_bytes_per_identity) = v;
 			break;
+		case 'V': {
+			enum k8s_field_validation fv;
+			if (k8s_field_validation_parse(optarg, &fv) < 0) {
+				fprintf(stderr, "shmschedd: --field-validation: \"%s\": "
+					"expected Strict, Warn or Ignore\n", optarg);
+				return 2;
+			}
+			/* Before any load or thread (k8s_json.h). */
+			k8s_set_field_validation((int)fv, warn_field, NULL);
+			break;
+		}
 		case 'h':
 			usage(stdout);
 			return 0;

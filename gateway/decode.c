@@ -13,6 +13,7 @@
  */
 #include "gateway/decode.h"
 #include "base/base.h"
+#include "policy/policy.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -281,6 +282,8 @@ void gw_batch_free(struct gw_batch *b)
 {
 	for (size_t i = 0; i < b->n_specs; i++)
 		json_decref(b->specs[i].canon);
+	for (size_t i = 0; i < b->n_warnings; i++)
+		free(b->warnings[i]);
 	free(b->pods);
 	free(b->specs);
 	free(b->names);
@@ -350,14 +353,62 @@ struct decoder {
 	size_t err_len;
 };
 
+/* Field validation of one Pod or List (gw_limits.field_validation), as
+ * kube-apiserver's ?fieldValidation: Strict refuses naming every unknown
+ * field (-EINVAL, answered 400); Warn keeps kube's warning text for each
+ * ("unknown field \"spec.nodeSelectr\"") and drops the field; Ignore drops
+ * it. The walker is policy/policy.h's, the one the daemon's decoder uses. */
+static int check_fields(struct decoder *d, const json_t *obj, const char *kind,
+			const char *where, const char *prefix)
+{
+	const char *api = json_string_value(json_object_get(obj, "apiVersion"));
+	struct k8s_fields_report r;
+	if (k8s_fields_check(obj, api, kind, prefix, &r) == 0)
+		return 0;
+	if (d->lim->field_validation == K8S_FIELDS_STRICT) {
+		char line[K8S_FIELDS_MAX_REPORT * K8S_FIELDS_MSG_MAX + 64];
+		k8s_fields_report_line(&r, line, sizeof(line));
+		return fail(d->err, d->err_len, -EINVAL, "%s: %s (fieldValidation="
+			    "Strict: ?fieldValidation=Warn or Ignore drops them)",
+			    where, line);
+	}
+	struct gw_batch *b = d->b;
+	for (size_t i = 0; i < r.n && d->lim->field_validation == K8S_FIELDS_WARN; i++) {
+		b->n_warnings_total++;
+		if (b->n_warnings == GW_MAX_WARNINGS)
+			continue;
+		/* "<path>: unknown field..." into kube's "unknown field \"<path>\"". */
+		const char *m = r.msg[i];
+		const char *colon = strstr(m, ": unknown field");
+		char *w = NULL;
+		if (colon != NULL &&
+		    asprintf(&w, "unknown field \"%.*s\"", (int)(colon - m), m) < 0)
+			w = NULL;
+		if (w == NULL)
+			return fail(d->err, d->err_len, -ENOMEM, "%s: out of memory",
+				    where);
+		b->warnings[b->n_warnings++] = w;
+	}
+	if (d->lim->field_validation == K8S_FIELDS_WARN)
+		b->n_warnings_total += r.total - r.n;
+	/* Dropped: the daemon (Strict by default) never sees them. */
+	k8s_fields_prune((json_t *)obj, api, kind);
+	return 0;
+}
+
 /* Adds one pod object found at `where`. */
-static int add_pod(struct decoder *d, const json_t *obj, const char *where)
+static int add_pod(struct decoder *d, const json_t *obj, const char *where,
+		   const char *prefix)
 {
 	struct gw_batch *b = d->b;
 	char name[GW_NAMESPACE_MAX + 1 + GW_NAME_MAX + 1];
 	json_t *canon = NULL;
 	struct pod_parts parts;
-	int rc = pod_parts(obj, where, &parts, name, sizeof(name), d->err,
+	size_t warned = b->n_warnings;
+	int rc = json_is_object(obj) ? check_fields(d, obj, "Pod", where, prefix) : 0;
+	if (rc < 0)
+		return rc;
+	rc = pod_parts(obj, where, &parts, name, sizeof(name), d->err,
 			   d->err_len);
 	if (rc < 0)
 		return rc;
@@ -446,7 +497,9 @@ static int add_pod(struct decoder *d, const json_t *obj, const char *where)
 	memcpy(b->names + b->names_len, name, name_len + 1);
 	b->pods[b->n_pods] = (struct gw_pod){.cookie = cookie,
 					     .spec = (uint32_t)spec,
-					     .name_off = (uint32_t)b->names_len};
+					     .name_off = (uint32_t)b->names_len,
+					     .first_warning = (uint8_t)warned,
+					     .n_warnings = (uint8_t)(b->n_warnings - warned)};
 	b->names_len += name_len + 1;
 	/* i still names the free bucket the search above ended on. */
 	b->pod_table[i] = (uint32_t)++b->n_pods;
@@ -471,8 +524,11 @@ static int add_value(struct decoder *d, const json_t *v, size_t line)
 	const char *k = json_is_string(kind) ? json_string_value(kind) : NULL;
 	if (k == NULL || strcmp(k, "List") != 0) {
 		if (k == NULL || strcmp(k, "PodList") != 0)
-			return add_pod(d, v, where);
+			return add_pod(d, v, where, "");
 	}
+	int rc = check_fields(d, v, k, where, "");
+	if (rc < 0)
+		return rc;
 	const json_t *items = json_object_get(v, "items");
 	if (items == NULL || json_is_null(items))
 		return 0; /* an empty list: no pod */
@@ -483,7 +539,9 @@ static int add_value(struct decoder *d, const json_t *v, size_t line)
 	json_t *item;
 	json_array_foreach(items, i, item) {
 		snprintf(where, sizeof(where), "line %zu: items[%zu]", line, i);
-		int rc = add_pod(d, item, where);
+		char prefix[32];
+		snprintf(prefix, sizeof(prefix), "items[%zu].", i);
+		rc = add_pod(d, item, where, prefix);
 		if (rc < 0)
 			return rc;
 	}

@@ -45,7 +45,16 @@
 struct gw_limits {
 	size_t max_pods;  /* pods in one body */
 	size_t max_specs; /* distinct spec keys in one body */
+	/* Unknown fields of a Pod or List (?fieldValidation; enum
+	 * k8s_field_validation of policy/policy.h, 0 = Strict): Strict
+	 * refuses the body naming them ("line 1: spec.nodeSelectr: unknown
+	 * field ..."); Warn drops them and names each in gw_batch.warnings;
+	 * Ignore drops them. Dropped fields never reach the daemon. */
+	int field_validation;
 };
+
+/* Warnings kept for one body (each a Warning header); past it, counted. */
+#define GW_MAX_WARNINGS 32
 
 /* A distinct spec key of the body. */
 struct gw_spec {
@@ -61,6 +70,9 @@ struct gw_pod {
 	uint64_t cookie;   /* hash64 of its namespace/name, never 0 */
 	uint32_t spec;     /* index in the batch's specs */
 	uint32_t name_off; /* namespace/name, NUL-terminated, in names */
+	/* ?fieldValidation=Warn: its own warnings, batch.warnings[first_warning
+	 * .. + n_warnings) (those kept; its answer line's "warnings"). */
+	uint8_t first_warning, n_warnings;
 };
 
 struct gw_batch {
@@ -74,6 +86,11 @@ struct gw_batch {
 	size_t spec_mask;
 	uint32_t *pod_table;  /* pod index + 1, by cookie */
 	size_t pod_mask;
+	/* fieldValidation=Warn: the unknown fields dropped, kube's text for
+	 * each ("unknown field \"spec.nodeSelectr\""), at most
+	 * GW_MAX_WARNINGS kept; n_warnings_total counts them all. */
+	char *warnings[GW_MAX_WARNINGS];
+	size_t n_warnings, n_warnings_total;
 };
 
 /* Decodes body[0..len) into *out (which it initialises; free it with

@@ -507,12 +507,27 @@ static void answer_pod(struct gw_job *j, uint32_t pod, const struct json_answer 
 	if (job_abandoned(j))
 		return;
 	uint32_t s = j->batch.pods[pod].spec;
-	if (j->explained == NULL || j->explained[s] == NULL) {
+	const struct gw_pod *p = &j->batch.pods[pod];
+	bool explained = j->explained != NULL && j->explained[s] != NULL;
+	if (!explained && p->n_warnings == 0) {
 		json_answer_line(&j->lines, a);
 		return;
 	}
 	json_answer_open(&j->lines, a);
-	json_buf_put(&j->lines, j->explained[s], j->explained_len[s]);
+	if (explained)
+		json_buf_put(&j->lines, j->explained[s], j->explained_len[s]);
+	/* ?fieldValidation=Warn: the unknown fields dropped from this pod,
+	 * as its Warning headers say them. */
+	if (p->n_warnings > 0) {
+		json_buf_puts(&j->lines, ",\"warnings\":[");
+		for (unsigned w = 0; w < p->n_warnings; w++) {
+			if (w > 0)
+				json_buf_put(&j->lines, ",", 1);
+			json_buf_string(&j->lines,
+					j->batch.warnings[p->first_warning + w]);
+		}
+		json_buf_put(&j->lines, "]", 1);
+	}
 	json_buf_put(&j->lines, "}\n", 2);
 }
 

@@ -308,6 +308,34 @@ static void stream_free(void *cls)
 }
 
 /* The job's verdict is in: queue what it says. */
+/* ?fieldValidation=Warn: one Warning header per unknown field dropped, in
+ * kube-apiserver's form (RFC 7234 warn-code 299, agent "-"):
+ *   Warning: 299 - "unknown field \"spec.nodeSelectr\""
+ * and one more saying how many were not named, past GW_MAX_WARNINGS. */
+static void add_warnings(struct MHD_Response *resp, const struct gw_job *j)
+{
+	if (resp == NULL || j->kind != GW_JOB_PLACE)
+		return;
+	const struct gw_batch *b = &j->batch;
+	char h[K8S_FIELDS_MSG_MAX * 2 + 16];
+	for (size_t i = 0; i < b->n_warnings; i++) {
+		size_t n = (size_t)snprintf(h, sizeof(h), "299 - \"");
+		for (const char *p = b->warnings[i]; *p && n + 4 < sizeof(h); p++) {
+			if (*p == '"' || *p == '\\')
+				h[n++] = '\\';
+			h[n++] = (unsigned char)*p < 0x20 ? '?' : *p;
+		}
+		h[n++] = '"';
+		h[n] = '\0';
+		MHD_add_response_header(resp, "Warning", h);
+	}
+	if (b->n_warnings_total > b->n_warnings) {
+		snprintf(h, sizeof(h), "299 - \"%zu more unknown fields\"",
+			 b->n_warnings_total - b->n_warnings);
+		MHD_add_response_header(resp, "Warning", h);
+	}
+}
+
 static enum MHD_Result respond_job(struct request *r, struct MHD_Connection *conn)
 {
 	struct gw_job *j = r->job;
@@ -341,6 +369,7 @@ static enum MHD_Result respond_job(struct request *r, struct MHD_Connection *con
 			MHD_RESPMEM_MUST_COPY);
 		bool lines = code == 200 && j->kind == GW_JOB_PLACE;
 		pthread_mutex_unlock(&j->lock);
+		add_warnings(resp, j);
 		return queue(r, conn, code, resp,
 			     lines ? "application/x-ndjson" : "application/json");
 	}
@@ -356,6 +385,7 @@ static enum MHD_Result respond_job(struct request *r, struct MHD_Connection *con
 		stream_free(s);
 		return MHD_NO;
 	}
+	add_warnings(resp, j);
 	return queue(r, conn, 200, resp, "application/x-ndjson");
 }
 
@@ -489,8 +519,28 @@ static enum MHD_Result route_placements(struct request *r, struct MHD_Connection
 	if (explain && g->cfg.explain_max_pods == 0)
 		return respond_status(r, conn, 400, NULL, "?explain=true: refused by "
 				      "this gateway (--explain-max-pods 0)");
+	/* kube-apiserver's ?fieldValidation=Strict|Warn|Ignore; absent:
+	 * Strict (kubectl's default; the API server's own is Warn). */
+	enum k8s_field_validation fv = K8S_FIELDS_STRICT;
+	const char *fv_text = NULL;
+	size_t fv_len = 0;
+	if (MHD_lookup_connection_value_n(conn, MHD_GET_ARGUMENT_KIND,
+					  "fieldValidation", 15, &fv_text,
+					  &fv_len) == MHD_YES &&
+	    (fv_text == NULL || strlen(fv_text) != fv_len ||
+	     k8s_field_validation_parse(fv_text, &fv) < 0)) {
+		char shown[64];
+		snprintf(shown, sizeof(shown), "%s", fv_text ? fv_text : "");
+		for (char *p = shown; *p; p++)
+			if ((unsigned char)*p < 0x20 || (unsigned char)*p >= 0x7f ||
+			    *p == '"')
+				*p = '?';
+		return respond_status(r, conn, 400, NULL, "?fieldValidation=%s: "
+				      "expected Strict, Warn or Ignore", shown);
+	}
 	struct gw_limits lim = {.max_pods = g->cfg.max_pods,
-				.max_specs = g->cfg.max_templates};
+				.max_specs = g->cfg.max_templates,
+				.field_validation = (int)fv};
 	struct gw_job *j = gw_job_new(GW_JOB_PLACE);
 	if (j == NULL)
 		return respond_status(r, conn, 500, NULL, "out of memory");

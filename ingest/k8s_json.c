@@ -56,6 +56,7 @@
 #include <jansson.h>
 
 #include "ingest/quantity.h"
+#include "policy/policy.h"
 #include "shm/shm.h"
 #include "workers/workers.h"
 
@@ -3805,6 +3806,67 @@ static void count_skipped(struct decoder *d, const char *kind, size_t len)
 static int decode_item(struct decoder *d, const json_t *obj, const char *item_kind,
 		       bool top);
 
+/* k8s_set_field_validation()'s: written once in main(), before threads. */
+static int fv_level = K8S_FIELDS_STRICT;
+static void (*fv_warn)(void *arg, const char *line);
+static void *fv_warn_arg;
+
+void k8s_set_field_validation(int level, void (*warn)(void *arg, const char *line),
+			      void *arg)
+{
+	fv_level = level;
+	fv_warn = warn;
+	fv_warn_arg = arg;
+}
+
+/* Field validation (k8s_set_field_validation): the object's member names
+ * against its Kubernetes type, by policy/policy.h's walker. Strict refuses
+ * the object naming its unknown fields; Warn hands them to fv_warn;
+ * Ignore does not look. The second pass only (the first reads the same
+ * objects again there). */
+static int check_fields(struct decoder *d, const json_t *obj, const char *kind,
+			size_t kind_len)
+{
+	if (d->objects_pass || fv_level == K8S_FIELDS_IGNORE)
+		return 0;
+	char k[64];
+	if (kind_len >= sizeof(k) || memchr(kind, '\0', kind_len) != NULL)
+		return 0;
+	memcpy(k, kind, kind_len);
+	k[kind_len] = '\0';
+	const char *api = json_string_value(json_object_get(obj, "apiVersion"));
+	struct k8s_fields_report r;
+	if (k8s_fields_check(obj, api, k, "", &r) == 0)
+		return 0;
+	/* Who it is, as far as its metadata says (the kind's own decoder
+	 * has not read it yet). */
+	const json_t *meta = json_object_get(obj, "metadata");
+	const char *ns = json_string_value(json_object_get(meta, "namespace"));
+	const char *name = json_string_value(json_object_get(meta, "name"));
+	char who[sizeof(d->who)];
+	if (name != NULL)
+		snprintf(who, sizeof(who), "%s %.100s%s%.200s",
+			 strcmp(k, "Pod") == 0 ? "pod" : strcmp(k, "Node") == 0 ? "node" : k,
+			 ns != NULL ? ns : strcmp(k, "Pod") == 0 ? "default" : "",
+			 ns != NULL || strcmp(k, "Pod") == 0 ? "/" : "", name);
+	else
+		snprintf(who, sizeof(who), "%s", d->who);
+	char line[K8S_FIELDS_MAX_REPORT * K8S_FIELDS_MSG_MAX + 64];
+	k8s_fields_report_line(&r, line, sizeof(line));
+	if (fv_level == K8S_FIELDS_WARN) {
+		if (fv_warn != NULL) {
+			char msg[sizeof(line) + 512];
+			snprintf(msg, sizeof(msg), "%s: %s: %s", d->file, who, line);
+			fv_warn(fv_warn_arg, msg);
+		}
+		return 0;
+	}
+	if (d->err != NULL && d->err_len > 0)
+		snprintf(d->err, d->err_len, "%s: %s: %s (fieldValidation=Strict; "
+			 "Warn or Ignore to load it anyway)", d->file, who, line);
+	return -EINVAL;
+}
+
 static int decode_list(struct decoder *d, const json_t *obj, const char *item_kind)
 {
 	json_t *items, *item;
@@ -3844,8 +3906,10 @@ static int decode_item(struct decoder *d, const json_t *obj, const char *item_ki
 		d->index++;
 		return d->objects_pass ? 0 : rc;
 	}
-	if (top && list_kind(kind, kind_len, items_kind, sizeof(items_kind)))
-		return decode_list(d, obj, items_kind);
+	if (top && list_kind(kind, kind_len, items_kind, sizeof(items_kind))) {
+		rc = check_fields(d, obj, kind, kind_len);
+		return rc < 0 ? rc : decode_list(d, obj, items_kind);
+	}
 	size_t index = d->index++;
 	if (kind_len == 0 && item_kind != NULL) {
 		kind = item_kind;
@@ -3867,11 +3931,16 @@ static int decode_item(struct decoder *d, const json_t *obj, const char *item_ki
 			return 0;
 		}
 	}
+	rc = kind_len > 0 ? check_fields(d, obj, kind, kind_len) : 0;
+	if (rc < 0)
+		return rc;
 	if (kind_len == 0) {
 		/* No kind and no list to say: only a pod has containers. */
 		json_t *spec = json_object_get(obj, "spec");
-		if (json_is_object(spec) && json_object_get(spec, "containers") != NULL)
-			return decode_pod(d, obj, index);
+		if (json_is_object(spec) && json_object_get(spec, "containers") != NULL) {
+			rc = check_fields(d, obj, "Pod", 3);
+			return rc < 0 ? rc : decode_pod(d, obj, index);
+		}
 		return fail(d, -EINVAL, "kind missing (and no spec.containers to "
 			    "tell a Pod)");
 	}

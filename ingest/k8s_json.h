@@ -5,8 +5,14 @@
  * objects, or JSON Lines (one object per line). A pod's spec.priority,
  * priorityClassName and preemptionPolicy are read as given; resolving a
  * class name to its value is ingest/priority.h's.
- * Unknown fields are ignored; fields that would change placement and that
- * shmsched does not support are rejected by name. Devices (GPUs and
+ * A field that is not a field of the object's Kubernetes type (a typo such
+ * as spec.nodeSelectr) is refused by default, as kube-apiserver's
+ * fieldValidation=Strict does: "spec.nodeSelectr: unknown field (did you
+ * mean spec.nodeSelector?)"; k8s_set_field_validation() chooses Warn or
+ * Ignore instead (policy/policy.h, "Kubernetes field validation"). Fields
+ * of the type that shmsched does not act on are accepted; fields that
+ * would change placement and that shmsched does not support are rejected
+ * by name. Devices (GPUs and
  * exclusive cores) come from a few annotations, labels and nvidia.com/gpu:
  * docs/reference/kubernetes-fields.md, "Devices". Every error names the
  * file, the object, the field path and the value, e.g.
@@ -79,6 +85,18 @@ struct k8s_ctx {
 	 * NULL: kube's default, one profile named default-scheduler. */
 	const struct sched_config *profiles;
 };
+
+/* How every load of the process treats unknown fields (policy/policy.h):
+ * K8S_FIELDS_STRICT (the default) refuses the object (-EINVAL, naming
+ * each unknown field, up to a bound); K8S_FIELDS_WARN loads it and hands
+ * each object's unknown fields to warn(arg, line) as one line ("<file>:
+ * <who>: <path>: unknown field ...") when warn is not NULL; K8S_FIELDS_IGNORE
+ * loads it without looking. A program's flag (--field-validation) sets it
+ * once, in main(), before any load and before any thread starts (thread
+ * creation orders the write before every read; it is never written
+ * again). */
+void k8s_set_field_validation(int level, void (*warn)(void *arg, const char *line),
+			      void *arg);
 
 /* Why a pod to place is not shmsched's to place (k8s_pod_meta.unsupported). */
 enum k8s_unsupported {

@@ -54,6 +54,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <jansson.h>
 
 #define POLICY_API_VERSION "shmsched.io/v1alpha1"
 #define POLICY_KIND "Policy"
@@ -131,5 +132,62 @@ int policy_admit(const struct policy *pol, const struct policy_rule *r,
  * policy; the gateway answers it 403 Forbidden. */
 int policy_admit_user(const struct policy *pol, const char *user, const char *ns,
 		      const char *cls, char *why, size_t why_len);
+
+/* --- Kubernetes field validation (policy/k8s_fields.c) ------------------
+ * Whether a Kubernetes object names only fields of its type, as the API
+ * server's server-side field validation judges it (fieldValidation=
+ * Strict|Warn|Ignore): every member name of the object, at every depth, is
+ * looked up in a table derived from Kubernetes' published OpenAPI document
+ * (policy/k8s_fields_table.c, scripts/derive-k8s-fields). A name that is
+ * not a field of the type is "unknown": "spec.nodeSelectr: unknown field
+ * (did you mean spec.nodeSelector?)". Maps (labels, annotations, resource
+ * lists, nodeSelector) take any key; opaque types (Quantity, FieldsV1,
+ * RawExtension) are not walked. A kind not in the table (a CRD such as
+ * scheduling.x-k8s.io's PodGroup, another apiVersion) is not checked. */
+enum k8s_field_validation {
+	K8S_FIELDS_STRICT = 0, /* an unknown field refuses the object (default) */
+	K8S_FIELDS_WARN = 1,   /* it is reported and dropped */
+	K8S_FIELDS_IGNORE = 2, /* it is dropped silently */
+};
+
+/* The unknown fields of one object, at most K8S_FIELDS_MAX_REPORT named. */
+#define K8S_FIELDS_MAX_REPORT 8
+#define K8S_FIELDS_MSG_MAX 256
+struct k8s_fields_report {
+	size_t total;  /* unknown fields found (all of them, past those named) */
+	size_t n;      /* those in msg */
+	char msg[K8S_FIELDS_MAX_REPORT][K8S_FIELDS_MSG_MAX];
+};
+
+/* "Strict", "Warn" or "Ignore" (as kube-apiserver spells them; any case)
+ * into *out. Returns 0 or -EINVAL. */
+int k8s_field_validation_parse(const char *s, enum k8s_field_validation *out);
+const char *k8s_field_validation_name(enum k8s_field_validation v);
+
+/* Checks object `obj` of kind `kind` and apiVersion `api_version` (NULL
+ * or "": the kind's version in the table), whose path in messages starts
+ * with `prefix` ("" or "items[3]."). A list kind's items are not followed
+ * (each is an object of its own). Fills *r (cleared first) and returns
+ * r->total: 0 when every field is known, or when the kind is not in the
+ * table. Each message reads "<path>: unknown field" and, when a field of
+ * the type is within edit distance 2 or equal but for case, " (did you
+ * mean <path of it>?)". Linear in the object's size. */
+size_t k8s_fields_check(const json_t *obj, const char *api_version,
+			const char *kind, const char *prefix,
+			struct k8s_fields_report *r);
+
+/* Removes from `obj` every member k8s_fields_check() would report (what
+ * the API server does under Warn and Ignore: the field is dropped), so
+ * that a reader after it (the daemon, Strict by default) sees none.
+ * Returns how many were removed. */
+size_t k8s_fields_prune(json_t *obj, const char *api_version, const char *kind);
+
+/* Whether the table has a type for kind / apiVersion (as above). */
+bool k8s_fields_known_kind(const char *api_version, const char *kind);
+
+/* The report as one line: its messages joined by "; ", and "; and N more
+ * unknown fields" past those named. */
+void k8s_fields_report_line(const struct k8s_fields_report *r, char *buf,
+			    size_t len);
 
 #endif

@@ -127,5 +127,49 @@ for want in 'bad.yaml:3: paralelism: unknown field "paralelism"' \
 	grep -qF "$want" "$dir/err" || fail "bad config: missing \"$want\" in: $(cat "$dir/err")"
 done
 
+# Issue 35: a misspelt Pod field is refused, not dropped (kube-apiserver's
+# fieldValidation=Strict, kubectl's default: "fail the request with a
+# BadRequest error if any unknown fields would be dropped from the object";
+# meta/v1 CreateOptions.fieldValidation). Before, "nodeSelectr" placed the
+# pod on any node and "request" placed it as if it asked for nothing.
+cat >"$dir/typo.json" <<'JSON'
+{"kind":"Pod","metadata":{"name":"big","lables":{"a":"b"}},"spec":{"nodeSelectr":{"pool":"web"},"containers":[{"name":"c","resources":{"request":{"cpu":"64"}}}]}}
+JSON
+"$cli" place --cluster "$dir/cluster.json" --pods "$dir/typo.json" >"$dir/out" 2>"$dir/err"
+rc=$?
+[ "$rc" -eq 2 ] || fail "typo: exit $rc, want 2"
+[ -s "$dir/out" ] && fail "typo: something on stdout"
+for want in 'typo.json: pod default/big: metadata.lables: unknown field (did you mean metadata.labels?)' \
+	'spec.nodeSelectr: unknown field (did you mean spec.nodeSelector?)' \
+	'spec.containers[0].resources.request: unknown field (did you mean spec.containers[0].resources.requests?)'; do
+	grep -qF "$want" "$dir/err" || fail "typo: missing \"$want\" in: $(cat "$dir/err")"
+done
+# Warn: placed (the fields dropped, as the API server drops them), each
+# named on stderr; Ignore: placed, nothing said.
+"$cli" place --cluster "$dir/cluster.json" --pods "$dir/typo.json" \
+	--field-validation=Warn >"$dir/out" 2>"$dir/err"
+rc=$?
+[ "$rc" -eq 0 ] || fail "Warn: exit $rc, want 0: $(cat "$dir/err")"
+grep -q '"pod":"default/big","node":"n' "$dir/out" || fail "Warn: not placed: $(cat "$dir/out")"
+grep -qF 'warning: ' "$dir/err" && grep -qF 'spec.nodeSelectr: unknown field' "$dir/err" ||
+	fail "Warn: no warning naming spec.nodeSelectr: $(cat "$dir/err")"
+"$cli" place --cluster "$dir/cluster.json" --pods "$dir/typo.json" \
+	--field-validation Ignore >"$dir/out" 2>"$dir/err"
+rc=$?
+[ "$rc" -eq 0 ] || fail "Ignore: exit $rc, want 0"
+grep -q '"pod":"default/big","node":"n' "$dir/out" || fail "Ignore: not placed"
+grep -qF 'unknown field' "$dir/err" && fail "Ignore: said something: $(cat "$dir/err")"
+"$cli" place --cluster "$dir/cluster.json" --pods "$dir/typo.json" \
+	--field-validation=Lenient >"$dir/out" 2>"$dir/err"
+[ "$?" -eq 2 ] || fail "bad level: not exit 2"
+grep -qF '"Lenient": expected Strict, Warn or Ignore' "$dir/err" || fail "bad level: $(cat "$dir/err")"
+# The cluster file too: a Node's misspelt field.
+sed 's/"allocatable"/"alocatable"/' "$dir/cluster.json" >"$dir/cluster-typo.json"
+"$cli" place --cluster "$dir/cluster-typo.json" --pods "$dir/pods.jsonl" \
+	--config "$dir/sched.yaml" >"$dir/out" 2>"$dir/err"
+[ "$?" -eq 2 ] || fail "cluster typo: not exit 2"
+grep -qF 'node n1: status.alocatable: unknown field (did you mean status.allocatable?)' "$dir/err" ||
+	fail "cluster typo: $(cat "$dir/err")"
+
 [ "$failed" -eq 0 ] && echo "place: all checks passed"
 exit "$failed"

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "gateway/gateway.h"
+#include "policy/policy.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static void extender_args(const uint8_t *data, size_t size);
@@ -26,7 +27,9 @@ static void explain_value(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	const struct gw_limits lim = {.max_pods = 256, .max_specs = 32};
+	/* Field validation by the input's size: Strict, Warn, Ignore. */
+	const struct gw_limits lim = {.max_pods = 256, .max_specs = 32,
+				      .field_validation = (int)(size % 3)};
 	struct gw_batch b;
 	char err[512];
 	err[0] = '\0';
@@ -42,6 +45,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (b.n_pods > lim.max_pods || b.n_specs > lim.max_specs)
 		abort();
+	/* Warnings bounded, only under Warn; what reaches the daemon holds
+	 * no unknown field at any level. */
+	if (b.n_warnings > GW_MAX_WARNINGS || b.n_warnings > b.n_warnings_total ||
+	    (lim.field_validation != K8S_FIELDS_WARN && b.n_warnings_total != 0))
+		abort();
+	for (size_t s = 0; s < b.n_specs; s++) {
+		struct k8s_fields_report r;
+		if (k8s_fields_check(b.specs[s].canon, "v1", "Pod", "", &r) != 0)
+			abort();
+	}
 	for (size_t i = 0; i < b.n_pods; i++) {
 		const struct gw_pod *p = &b.pods[i];
 		const char *name = gw_pod_name(&b, p);

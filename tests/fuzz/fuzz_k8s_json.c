@@ -174,6 +174,14 @@ static void check_refusal(int rc, const char *err, bool objects_pass)
 		__builtin_trap();
 }
 
+/* fieldValidation=Warn: a line, never empty. */
+static void on_warn(void *arg, const char *line)
+{
+	(void)arg;
+	if (line == NULL || line[0] == '\0')
+		__builtin_trap();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct target t;
@@ -192,6 +200,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int rc = k8s_objects_read_buffer("fuzz.json", (const char *)data, size, &ctx,
 					 err, sizeof(err));
 	check_refusal(rc, err, true);
+	/* The level of field validation by the input's size: each of
+	 * Strict (which refuses early), Warn and Ignore (which decode on)
+	 * is reached, and a given input always runs the same. */
+	k8s_set_field_validation((int)(size % 3), on_warn, NULL);
 	for (int pass = 0; pass < 2; pass++) {
 		t.cluster_file = ctx.cluster_file = pass == 0;
 		rc = k8s_load_buffer("fuzz.json", (const char *)data, size, &ctx, &v,

@@ -18,6 +18,7 @@
 
 #include "base/base.h"
 #include "gateway/gateway.h"
+#include "policy/policy.h"
 
 static const struct gw_limits lim = {.max_pods = 1000, .max_specs = 64};
 
@@ -434,6 +435,74 @@ static void test_explain(void **state)
 	assert_true(strlen(err) < 200);
 }
 
+/* ?fieldValidation (issue 35), as kube-apiserver's: Strict "will fail the
+ * request with a BadRequest error if any unknown fields would be dropped
+ * from the object ... The error returned from the server will contain all
+ * unknown and duplicate fields encountered"; Warn "will send a warning via
+ * the standard warning response header for each unknown field that is
+ * dropped from the object"; Ignore drops them silently (meta/v1
+ * CreateOptions.fieldValidation). Dropped fields never reach the daemon:
+ * the spec key sent has none. Before, "nodeSelectr" went through to a
+ * daemon that ignored it: the pod placed anywhere. */
+static void test_field_validation(void **state)
+{
+	(void)state;
+	const char *typo = "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"a\","
+			   "\"lables\":{\"x\":\"y\"}},\"spec\":{\"nodeSelectr\":"
+			   "{\"disk\":\"ssd\"},\"containers\":[{\"name\":\"c\"}]}}";
+	expect_error(typo, -EINVAL, "line 1: metadata.lables: unknown field (did you "
+		     "mean metadata.labels?); spec.nodeSelectr: unknown field (did you "
+		     "mean spec.nodeSelector?) (fieldValidation=Strict");
+	/* In a List's items, with the item's path. */
+	char list[512];
+	snprintf(list, sizeof(list), "{\"kind\":\"List\",\"items\":[%s,%s]}",
+		 POD("ok", "1"), typo);
+	expect_error(list, -EINVAL, "line 1: items[1]: items[1].metadata.lables: "
+		     "unknown field");
+	expect_error("{\"kind\":\"PodList\",\"itemz\":[]}", -EINVAL,
+		     "itemz: unknown field");
+
+	struct gw_limits warn = lim, ignore = lim;
+	warn.field_validation = K8S_FIELDS_WARN;
+	ignore.field_validation = K8S_FIELDS_IGNORE;
+	struct gw_batch b;
+	char err[512];
+	assert_int_equal(gw_decode_pods(list, strlen(list), &warn, &b, err,
+					sizeof(err)), 0);
+	assert_int_equal(b.n_pods, 2);
+	assert_int_equal(b.n_warnings, 2);
+	assert_int_equal(b.n_warnings_total, 2);
+	assert_string_equal(b.warnings[0], "unknown field \"items[1].metadata.lables\"");
+	assert_string_equal(b.warnings[1], "unknown field \"items[1].spec.nodeSelectr\"");
+	/* Each pod knows its own (its answer line's "warnings"). */
+	assert_int_equal(b.pods[0].n_warnings, 0);
+	assert_int_equal(b.pods[1].first_warning, 0);
+	assert_int_equal(b.pods[1].n_warnings, 2);
+	/* Dropped from what the daemon gets. */
+	const json_t *spec = json_object_get(b.specs[b.pods[1].spec].canon, "spec");
+	assert_null(json_object_get(spec, "nodeSelectr"));
+	assert_non_null(json_object_get(spec, "containers"));
+	gw_batch_free(&b);
+	assert_int_equal(gw_decode_pods(typo, strlen(typo), &ignore, &b, err,
+					sizeof(err)), 0);
+	assert_int_equal(b.n_warnings_total, 0);
+	spec = json_object_get(b.specs[0].canon, "spec");
+	assert_null(json_object_get(spec, "nodeSelectr"));
+	gw_batch_free(&b);
+	/* Warnings are bounded; the rest counted. */
+	char many[4096];
+	size_t n = (size_t)snprintf(many, sizeof(many), "{\"kind\":\"Pod\","
+				    "\"metadata\":{\"name\":\"m\"},\"spec\":{");
+	for (int i = 0; i < 40; i++)
+		n += (size_t)snprintf(many + n, sizeof(many) - n, "\"zz%d\":1,", i);
+	snprintf(many + n, sizeof(many) - n, "\"containers\":[]}}");
+	assert_int_equal(gw_decode_pods(many, strlen(many), &warn, &b, err,
+					sizeof(err)), 0);
+	assert_int_equal(b.n_warnings, K8S_FIELDS_MAX_REPORT);
+	assert_int_equal(b.n_warnings_total, 40);
+	gw_batch_free(&b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -447,6 +516,7 @@ int main(void)
 		cmocka_unit_test(test_bounded_input),
 		cmocka_unit_test(test_wait),
 		cmocka_unit_test(test_explain),
+		cmocka_unit_test(test_field_validation),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -355,6 +355,57 @@ static void test_api(void **state)
 }
 
 /* Every kind of bad request gets its Status and code. */
+/* ?fieldValidation, as kube-apiserver answers it (meta/v1
+ * CreateOptions.fieldValidation): Strict (our default, kubectl's) fails
+ * the request with 400 BadRequest naming every unknown field; Warn sends
+ * "a warning via the standard warning response header for each unknown
+ * field that is dropped from the object" (Warning: 299 - "unknown field
+ * \"spec.nodeSelectr\"", k8s.io/apiserver's warning.AddWarning format)
+ * and places; Ignore places silently; another value is 400. Before issue
+ * 35 the misspelt field was dropped at every level: placed anywhere. */
+static void test_field_validation(void **state)
+{
+	(void)state;
+	const char *typo = "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"fv-0\","
+			   "\"namespace\":\"t\"},\"spec\":{\"nodeSelectr\":{\"x\":"
+			   "\"y\"},\"containers\":[{\"name\":\"c\"}]}}";
+	struct http_answer a;
+	assert_int_equal(http_do(port, "POST", "/v1/placements", typo, &a), 0);
+	assert_int_equal(a.status, 400);
+	if (strstr(a.body.data, "spec.nodeSelectr: unknown field (did you mean "
+		   "spec.nodeSelector?)") == NULL)
+		fail_msg("Strict: %s", a.body.data);
+	assert_null(http_header(&a, "Warning"));
+	http_answer_free(&a);
+	assert_int_equal(http_do(port, "POST", "/v1/placements?fieldValidation=Warn",
+				 typo, &a), 0);
+	assert_int_equal(a.status, 200);
+	const char *w = http_header(&a, "Warning");
+	assert_non_null(w);
+	assert_memory_equal(w, "299 - \"unknown field \\\"spec.nodeSelectr\\\"\"\r\n",
+			    strlen("299 - \"unknown field \\\"spec.nodeSelectr\\\"\"\r\n"));
+	assert_non_null(strstr(a.body.data, "\"pod\":\"t/fv-0\""));
+	/* And in its answer line, a "warnings" member. */
+	if (strstr(a.body.data, "\"warnings\":[\"unknown field \\\"spec.nodeSelectr"
+		   "\\\"\"]}") == NULL)
+		fail_msg("Warn: no warnings member: %s", a.body.data);
+	http_answer_free(&a);
+	typo = "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"fv-1\","
+	       "\"namespace\":\"t\"},\"spec\":{\"nodeSelectr\":{\"x\":"
+	       "\"y\"},\"containers\":[{\"name\":\"c\"}]}}";
+	assert_int_equal(http_do(port, "POST", "/v1/placements?fieldValidation=Ignore",
+				 typo, &a), 0);
+	assert_int_equal(a.status, 200);
+	assert_null(http_header(&a, "Warning"));
+	http_answer_free(&a);
+	assert_int_equal(http_do(port, "POST", "/v1/placements?fieldValidation=Lax",
+				 typo, &a), 0);
+	assert_int_equal(a.status, 400);
+	assert_non_null(strstr(a.body.data, "?fieldValidation=Lax: expected Strict, "
+			       "Warn or Ignore"));
+	http_answer_free(&a);
+}
+
 static void test_errors(void **state)
 {
 	(void)state;
@@ -1284,6 +1335,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_stop_while_clients_connect),
 		cmocka_unit_test(test_extender),
 		cmocka_unit_test(test_explain),
+		cmocka_unit_test(test_field_validation),
 		cmocka_unit_test(test_daemon_killed_and_restarted),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
