@@ -1632,9 +1632,28 @@ static int requirement_members(struct decoder *d, const json_t *r, const char **
 	return rc;
 }
 
+static bool is_alnum(char c);
+
+/* validation.IsValidLabelValue: at most 63 characters, alphanumerics, '-',
+ * '_' and '.', alphanumeric at both ends; "" is valid. */
+static bool label_value_ok(const char *s, size_t len)
+{
+	bool ok = len <= 63 && (len == 0 || (is_alnum(s[0]) && is_alnum(s[len - 1])));
+	for (size_t i = 0; ok && i < len; i++)
+		ok = is_alnum(s[i]) || s[i] == '-' || s[i] == '_' || s[i] == '.';
+	return ok;
+}
+
 /* One NodeSelectorRequirement, validated as ValidateNodeSelectorRequirement
- * and ValidateNodeFieldSelectorRequirement do. */
-static int sel_requirement(struct decoder *d, const json_t *r, bool field)
+ * and ValidateNodeFieldSelectorRequirement do. What kube-apiserver lets
+ * through but labels.NewRequirement refuses (a value that is not a valid
+ * label value; for Gt / Lt, one that is not an int64) marks the
+ * requirement invalid: its term then matches no node (shm/model.h). In a
+ * preferred term (`preferred`) such a pod to place is refused instead:
+ * kube-scheduler's NewPreferredSchedulingTerms fails on it, and with it
+ * NodeAffinity's PreScore, so the pod is never scored onto a node. */
+static int sel_requirement(struct decoder *d, const json_t *r, bool field,
+			   bool preferred)
 {
 	struct pod_spec *p = &d->pod;
 	const char *key = "", *op = "";
@@ -1649,6 +1668,7 @@ static int sel_requirement(struct decoder *d, const json_t *r, bool field)
 		return fail(d, -ENOSPC, "more than %d node selector requirements "
 			    "in the pod (POD_MAX_EXPRS)", POD_MAX_EXPRS);
 	struct sel_expr *e = &p->exprs[p->n_exprs];
+	e->invalid = 0;
 	size_t n_values = values != NULL ? json_array_size(values) : 0;
 	if (key_len == 0)
 		return fail_at(d, "key", -EINVAL, "missing");
@@ -1700,10 +1720,25 @@ static int sel_requirement(struct decoder *d, const json_t *r, bool field)
 		size_t m = path_index(d, i);
 		uint32_t *id = &p->values[p->n_values];
 		rc = string_here(d, val, id);
+		bool bad = false;
+		if (rc == 0 && !field)
+			bad = !label_value_ok(json_string_value(val),
+					      json_string_length(val));
 		if (rc == 0 && (e->op == SEL_GT || e->op == SEL_LT) &&
 		    !intern_int(d->ctx->strings, *id, &e->number))
-			rc = fail(d, -EINVAL, "%s is not an integer",
-				  show(val, q, sizeof(q)));
+			bad = true;
+		if (bad && preferred && !d->ctx->cluster_file)
+			rc = fail(d, -EINVAL, "%s does not parse as a requirement's "
+				  "value (%s); kube-scheduler's NodeAffinity "
+				  "PreScore fails on such a preferred term",
+				  show(val, q, sizeof(q)),
+				  e->op == SEL_GT || e->op == SEL_LT ?
+				  "an integer that is a valid label value" :
+				  "a valid label value");
+		if (bad) {
+			e->invalid = 1;
+			e->number = 0;
+		}
 		path_pop(d, m);
 		if (rc < 0)
 			break;
@@ -1716,7 +1751,8 @@ static int sel_requirement(struct decoder *d, const json_t *r, bool field)
 }
 
 /* A NodeSelectorTerm: its requirements appended to the pod's pool. */
-static int sel_term(struct decoder *d, const json_t *t, struct sel_term *out)
+static int sel_term(struct decoder *d, const json_t *t, struct sel_term *out,
+		    bool preferred)
 {
 	struct pod_spec *p = &d->pod;
 	static const char *const lists[] = {"matchExpressions", "matchFields"};
@@ -1731,7 +1767,7 @@ static int sel_term(struct decoder *d, const json_t *t, struct sel_term *out)
 		size_t outer = path_field(d, lists[l]);
 		json_array_foreach(list, i, r) {
 			size_t mark = path_index(d, i);
-			rc = sel_requirement(d, r, l == 1);
+			rc = sel_requirement(d, r, l == 1, preferred);
 			path_pop(d, mark);
 			if (rc < 0)
 				break;
@@ -1765,7 +1801,7 @@ static int node_affinity(struct decoder *d, const json_t *na)
 				if (rc < 0)
 					break;
 				size_t mark = path_index(d, i);
-				rc = sel_term(d, t, &p->terms[i]);
+				rc = sel_term(d, t, &p->terms[i], false);
 				path_pop(d, mark);
 				if (rc == 0)
 					p->n_terms++;
@@ -1810,7 +1846,7 @@ static int node_affinity(struct decoder *d, const json_t *na)
 			pt->term.first_expr = p->n_exprs;
 			if (pref != NULL) {
 				size_t m = path_field(d, "preference");
-				rc = sel_term(d, pref, &pt->term);
+				rc = sel_term(d, pref, &pt->term, true);
 				path_pop(d, m);
 			}
 		}
@@ -2118,9 +2154,7 @@ static int check_label_value(struct decoder *d, const char *s, size_t len)
 {
 	if (d->ctx->cluster_file)
 		return 0;
-	bool ok = len <= 63 && (len == 0 || (is_alnum(s[0]) && is_alnum(s[len - 1])));
-	for (size_t i = 0; ok && i < len; i++)
-		ok = is_alnum(s[i]) || s[i] == '-' || s[i] == '_' || s[i] == '.';
+	bool ok = label_value_ok(s, len);
 	char q[SHOW_MAX + 16];
 	return ok ? 0 : fail(d, -EINVAL, "%s is not a valid label value (at most 63 "
 			     "characters: alphanumerics, '-', '_' or '.', starting and "
