@@ -196,6 +196,9 @@ static void gen_expr(struct world *w, struct pod_spec *p, bool field)
 	const char *key = PICK(keys);
 	e->key = sid(w, key);
 	e->op = (uint8_t)(1 + below(6));
+	/* Now and then one labels.NewRequirement refuses (the decoder marks
+	 * it): its term matches no node on either path. */
+	e->invalid = chance(4);
 	if (e->op == SEL_GT || e->op == SEL_LT) {
 		e->key = sid(w, "cores");
 		e->number = (int64_t)(4 << below(4)) + (int64_t)below(3) - 1;
