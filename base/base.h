@@ -2,8 +2,8 @@
  * the rest of the tree: logging, error text, the one random stream, string
  * to number, the clock, single-writer statistics counters, a byte hash,
  * log-linear histograms of durations, JSON text and the answer line, the
- * run-time switch between SIMD loops and their scalar twins. Each
- * part's own header says its contract. */
+ * run-time switch between SIMD loops and their scalar twins, numbers in
+ * units for people. Each part's own header says its contract. */
 #ifndef SHMSCHED_BASE_BASE_H
 #define SHMSCHED_BASE_BASE_H
 
@@ -17,5 +17,6 @@
 #include "base/simd.h"
 #include "base/stats.h"
 #include "base/strconv.h"
+#include "base/units.h"
 
 #endif

@@ -1,6 +1,12 @@
 /* shmsched-bench's output: see report.h. Ratios are printed only when both
- * sides were measured; JSON numbers that are not finite print as null. */
+ * sides were measured; JSON numbers that are not finite print as null.
+ * The table scales durations for a person (base/units.h: us, ms or s) and
+ * ends with a WARNING line for each way this machine made the run's
+ * figures unreliable (report_warnings: thresholds below, documented in
+ * docs/guides/benchmarking.md); JSON keeps raw microseconds, no warnings. */
 #include "bench/report.h"
+
+#include "base/base.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -17,6 +23,9 @@ static double service_mean_us(const struct engine_run_result *e)
 		n += e->service_hist[b];
 	return n ? e->service_ns / (double)n / 1e3 : 0;
 }
+
+/* A duration in microseconds, scaled for the table (base/units.h). */
+#define US(v, buf) units_us((v), (buf), sizeof(buf))
 
 static void rate_str(double r, char *buf, size_t len)
 {
@@ -85,6 +94,74 @@ static void table_sweep(FILE *to, const struct bench_report *r)
 	table_sweep_rounds(to, r);
 }
 
+/* When this machine, not the engine, set the figures. Thresholds (also in
+ * docs/guides/benchmarking.md, "When the figures are not a baseline"): */
+#define WARN_LOST_SHARE 0.05      /* pauses took over 5 % of spinning time */
+#define WARN_OVER_1MS_S 10.0      /* over ten 1 ms pauses a second per core */
+#define WARN_LONGEST_US 20000.0   /* one pause over 20 ms */
+#define WARN_OTHERS_SHARE 0.10    /* others used over 10 % of all cores */
+#define WARN_RATE_MISSED 0.95     /* open loop achieved under 95 % of asked */
+#define WARN_LATE_SHARE 0.01      /* over 1 % of pods submitted 1 ms late */
+#define WARN_REFERENCE_PODS 1000  /* a reference rate from fewer pods */
+
+int report_warnings(FILE *to, const struct bench_report *r)
+{
+	int n = 0;
+	char u[32];
+	const char *why = "the latencies and ratios of this run are this machine's, "
+			  "not the engine's: not a baseline (rerun on a quiet machine)";
+	if (r->have_pauses && (r->pauses.lost_share > WARN_LOST_SHARE ||
+			       r->pauses.over_1ms_s > WARN_OVER_1MS_S ||
+			       r->pauses.longest_us > WARN_LONGEST_US)) {
+		fprintf(to, "WARNING: this machine paused the bench's own threads: "
+			"%.2f %% of the time lost, %.1f pauses over 1 ms a second per "
+			"core, the longest %s (thresholds: 5 %%, 10/s, 20 ms): %s\n",
+			100 * r->pauses.lost_share, r->pauses.over_1ms_s,
+			US(r->pauses.longest_us, u), why);
+		n++;
+	}
+	if (r->have_latency && r->latency.have_others && r->cores > 0 &&
+	    r->latency.others.window_s > 0) {
+		const struct others *o = &r->latency.others;
+		double share = o->total_ms / (o->window_s * 1e3 * r->cores);
+		if (share > WARN_OTHERS_SHARE) {
+			fprintf(to, "WARNING: other threads on this machine used %.0f %% "
+				"of its %u cores during the latency run (%.0f ms in %.2f "
+				"s%s%s; threshold 10 %%): %s\n", 100 * share, r->cores,
+				o->total_ms, o->window_s, o->n_top ? ", most: " : "",
+				o->n_top ? o->top[0].comm : "", why);
+			n++;
+		}
+	}
+	if (r->have_latency) {
+		const struct engine_run_result *l = &r->latency;
+		if (l->rate > 0 && l->achieved_rate < WARN_RATE_MISSED * l->rate) {
+			fprintf(to, "WARNING: the open loop asked %.0f pods/s and achieved "
+				"%.0f/s (under 95 %%): the producer could not keep its "
+				"schedule, so the latency figures measure the backlog\n",
+				l->rate, l->achieved_rate);
+			n++;
+		} else if (l->pods > 0 &&
+			   (double)l->late_submits > WARN_LATE_SHARE * (double)l->pods) {
+			fprintf(to, "WARNING: %" PRIu64 " of %" PRIu64 " open-loop pods were "
+				"submitted over 1 ms late (over 1 %%): the producer was "
+				"held up, the latency tail is this machine's\n",
+				l->late_submits, l->pods);
+			n++;
+		}
+	}
+	if (r->have_reference && r->reference.pods < WARN_REFERENCE_PODS) {
+		fprintf(to, "WARNING: the reference placed %" PRIu64 " pods in %.2f s "
+			"(%.0f pods/s; under %d pods): a reference at %.0f pods/s is not "
+			"a baseline, and neither is the \"x reference\" ratio\n",
+			r->reference.pods, r->reference.wall_s,
+			r->reference.pods_per_sec, WARN_REFERENCE_PODS,
+			r->reference.pods_per_sec);
+		n++;
+	}
+	return n;
+}
+
 void report_table(FILE *to, const struct bench_report *r)
 {
 	const struct ring_limit_result *rl = &r->ring;
@@ -116,13 +193,15 @@ void report_table(FILE *to, const struct bench_report *r)
 		PRIu64 " rejected, %" PRIu64 " cancelled, %" PRIu64 " conflicts, %"
 		PRIu64 " overcommits\n", e->placed, e->unschedulable, e->rejected,
 		e->cancelled, e->conflicts, e->overcommits);
-	fprintf(to, "              closed loop, submit to answer: p50 %.0f us, p99 "
-		"%.0f us (queueing included)\n", e->p50_us, e->p99_us);
+	char u1[32], u2[32], u3[32], u4[32];
+	fprintf(to, "              closed loop, submit to answer: p50 %s, p99 "
+		"%s (queueing included)\n", US(e->p50_us, u1), US(e->p99_us, u2));
 	if (e->service_p50_us > 0)
-		fprintf(to, "              service time in the worker: p50 %.2f us, p99 "
-			"%.2f us, p99.9 %.2f us, mean %.2f us, %" PRIu64 " pods over 1 ms\n",
-			e->service_p50_us, e->service_p99_us, e->service_p999_us,
-			service_mean_us(e), e->service_over_1ms);
+		fprintf(to, "              service time in the worker: p50 %s, p99 "
+			"%s, p99.9 %s, mean %s, %" PRIu64 " pods over 1 ms\n",
+			US(e->service_p50_us, u1), US(e->service_p99_us, u2),
+			US(e->service_p999_us, u3), US(service_mean_us(e), u4),
+			e->service_over_1ms);
 	const struct daemon_cache_stats *cs = &e->caches;
 	if (cs->classes > 0)
 		fprintf(to, "              classes: %" PRIu64 " compiled (%" PRIu64
@@ -142,24 +221,26 @@ void report_table(FILE *to, const struct bench_report *r)
 		const struct engine_run_result *l = &r->latency;
 		fprintf(to, "  latency     open loop at %.0f pods/s (%s), achieved %.0f/s "
 			"over %" PRIu64 " pods; from the scheduled submit time:\n"
-			"              p50 %.1f us, p90 %.1f us, p99 %.1f us, p99.9 %.1f us"
+			"              p50 %s, p90 %s, p99 %s, p99.9 %s"
 			" (%" PRIu64 " pods submitted over 1 ms late)\n", l->rate,
-			r->latency_rate_from, l->achieved_rate, l->pods, l->p50_us,
-			l->p90_us, l->p99_us, l->p999_us, l->late_submits);
+			r->latency_rate_from, l->achieved_rate, l->pods,
+			US(l->p50_us, u1), US(l->p90_us, u2), US(l->p99_us, u3),
+			US(l->p999_us, u4), l->late_submits);
 		fprintf(to, "              to the producer's poll finding it (handed "
-			"back): p50 %.1f us, p90 %.1f us, p99 %.1f us, p99.9 %.1f us\n",
-			l->seen_p50_us, l->seen_p90_us, l->seen_p99_us, l->seen_p999_us);
+			"back): p50 %s, p90 %s, p99 %s, p99.9 %s\n",
+			US(l->seen_p50_us, u1), US(l->seen_p90_us, u2),
+			US(l->seen_p99_us, u3), US(l->seen_p999_us, u4));
 		if (l->service_p50_us > 0)
-			fprintf(to, "              service time in the worker: p50 %.2f us, "
-				"p99 %.2f us, p99.9 %.2f us\n", l->service_p50_us,
-				l->service_p99_us, l->service_p999_us);
+			fprintf(to, "              service time in the worker: p50 %s, "
+				"p99 %s, p99.9 %s\n", US(l->service_p50_us, u1),
+				US(l->service_p99_us, u2), US(l->service_p999_us, u3));
 		if (r->have_pauses)
 			fprintf(to, "              this machine's own pauses (a thread spinning "
 				"on each of %u cores for %.1f s, no daemon): over 100 us "
-				"%.1f/s, over 1 ms %.1f/s per core, longest %.0f us, %.2f %% "
+				"%.1f/s, over 1 ms %.1f/s per core, longest %s, %.2f %% "
 				"of the time lost\n", r->pauses.cores, r->pauses.seconds,
 				r->pauses.over_100us_s, r->pauses.over_1ms_s,
-				r->pauses.longest_us, 100 * r->pauses.lost_share);
+				US(r->pauses.longest_us, u1), 100 * r->pauses.lost_share);
 		if (l->have_others) {
 			const struct others *o = &l->others;
 			fprintf(to, "              other threads on this machine during it "
@@ -218,6 +299,7 @@ void report_table(FILE *to, const struct bench_report *r)
 			r->pods / 2, r->pods);
 	if (r->n_sweep > 0)
 		table_sweep(to, r);
+	report_warnings(to, r);
 }
 
 /* --- JSON ---------------------------------------------------------------- */

@@ -82,6 +82,10 @@ struct bench_report {
 };
 
 void report_table(FILE *to, const struct bench_report *r);
+/* The table's last lines: one "WARNING: ..." for each way this machine
+ * made the figures unreliable (its pauses, other threads, a missed open
+ * loop rate, a reference from too few pods). Returns how many. */
+int report_warnings(FILE *to, const struct bench_report *r);
 void report_json(FILE *to, const struct bench_report *r);
 
 #endif

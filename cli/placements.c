@@ -1,6 +1,10 @@
 /* shmsched placements: every live placement of a running daemon, listed
  * through its admin socket a page at a time: id, node, owner (uid and
- * name), requests and devices. Thin: the client library pages. */
+ * name), requests and devices. Thin: the client library pages. As text:
+ * a header line, then one row a placement, cpu and memory as kubectl
+ * prints them (base/units.h); --json keeps the raw numbers. The daemon's
+ * placement record holds no pod name (a producer's cookie only), so the
+ * listing names the owner, not the pod. */
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -20,7 +24,9 @@ static void usage(FILE *to)
 		"\n"
 		"Lists every live placement of the daemon: its id (what a release\n"
 		"names), node, owner (uid and producer name), cpu and memory\n"
-		"requests, GPUs and exclusive cores. --json: one JSON object a line.\n"
+		"requests (cpu in cores or millicores, memory in Ki/Mi/Gi, as\n"
+		"kubectl prints them), GPUs and exclusive cores, under a header\n"
+		"line. --json: one JSON object a line, the raw numbers.\n"
 		"The admin socket as for `shmsched node`.\n");
 }
 
@@ -56,6 +62,9 @@ int placements_main(int argc, char **argv)
 	uint32_t cursor = 0;
 	uint64_t total = 0;
 	int rc = 0;
+	if (!json)
+		printf("%-12s %-16s %-28s %8s %10s %-6s %s\n", "ID", "NODE",
+		       "OWNER", "CPU", "MEMORY", "GPUS", "CPUSET");
 	while (cursor != UINT32_MAX) {
 		rc = shmsched_placements(c, &cursor, page, PAGE, err, sizeof(err));
 		if (rc < 0)
@@ -80,10 +89,13 @@ int placements_main(int argc, char **argv)
 				       p->cpu_milli, p->mem_bytes, gpus,
 				       p->devices.gpu_milli, cores);
 			} else {
-				printf("%" PRIu64 "\t%s\tuid %u \"%s\"\tcpu %" PRId64
-				       "m\tmemory %" PRId64 "\tgpus %s\tcpuset %s\n",
-				       p->placement_id, node, p->owner_uid,
-				       p->owner_name, p->cpu_milli, p->mem_bytes,
+				char owner[96], cpu[32], mem[32];
+				snprintf(owner, sizeof(owner), "uid %u \"%s\"",
+					 p->owner_uid, p->owner_name);
+				printf("%-12" PRIu64 " %-16s %-28s %8s %10s %-6s %s\n",
+				       p->placement_id, node, owner,
+				       units_cpu(p->cpu_milli, cpu, sizeof(cpu)),
+				       units_bytes(p->mem_bytes, mem, sizeof(mem)),
 				       gpus[0] ? gpus : "-", cores[0] ? cores : "-");
 			}
 		}

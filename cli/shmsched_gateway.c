@@ -26,7 +26,7 @@ static void usage(FILE *to)
 		"                        [--tls-cert FILE --tls-key FILE]\n"
 		"                        [--admin-listen HOST:PORT|unix:PATH]\n"
 		"                        [--admin-uid UID]... [--admin-group GROUP]\n"
-		"                        [--admin-socket PATH]\n"
+		"                        [--admin-socket PATH] [--policy FILE]\n"
 		"                        [--name NAME | --no-observer] [--producer-name NAME]\n"
 		"                        [--threads N] [--max-body BYTES]\n"
 		"                        [--max-body-bytes-total BYTES]\n"
@@ -85,6 +85,12 @@ static void usage(FILE *to)
 		"                         system:masters)\n"
 		"  --admin-socket PATH    the daemon's admin socket (default: the socket's\n"
 		"                         path + \".admin\")\n"
+		"  --policy FILE          the namespaces and PriorityClasses each user may\n"
+		"                         place pods with (shmschedd's policy format, its\n"
+		"                         \"users\" rules); else 403. Default: none (any\n"
+		"                         namespace, no system- class but for\n"
+		"                         --admin-group). A bad file: the gateway does\n"
+		"                         not start\n"
 		"  --name NAME            the daemon's state region, for /v1/nodes and its\n"
 		"                         counters in /metrics (default shmsched)\n"
 		"  --no-observer          do not read the state region\n"
@@ -152,7 +158,7 @@ int main(int argc, char **argv)
 	       O_MAX_TEMPLATES, O_IDLE, O_REQUEST, O_MAX_CONN, O_GRACE, O_MAX_WAIT, O_VERSION,
 	       O_EXPLAIN_MAX_PODS, O_TOKEN_FILE, O_ANONYMOUS, O_ADMIN_UID,
 	       O_ADMIN_GROUP, O_TLS_CERT, O_TLS_KEY, O_TLS_CA, O_MAX_SLOTS, O_BODY_TOTAL, O_HEADER_TIMEOUT, O_PER_IP,
-	       O_LOG_FORMAT, O_LOG_FILE };
+	       O_LOG_FORMAT, O_LOG_FILE, O_POLICY };
 	static const struct option longopts[] = {
 		{"socket", required_argument, NULL, O_SOCKET},
 		{"listen", required_argument, NULL, O_LISTEN},
@@ -172,6 +178,7 @@ int main(int argc, char **argv)
 		{"tls-client-ca", required_argument, NULL, O_TLS_CA},
 		{"admin-uid", required_argument, NULL, O_ADMIN_UID},
 		{"admin-group", required_argument, NULL, O_ADMIN_GROUP},
+		{"policy", required_argument, NULL, O_POLICY},
 		{"max-slots-per-client", required_argument, NULL, O_MAX_SLOTS},
 		{"max-body-bytes-total", required_argument, NULL, O_BODY_TOTAL},
 		{"header-timeout", required_argument, NULL, O_HEADER_TIMEOUT},
@@ -238,6 +245,9 @@ int main(int argc, char **argv)
 			break;
 		case O_ANONYMOUS:
 			cfg.allow_anonymous = true;
+			break;
+		case O_POLICY:
+			cfg.policy_file = optarg;
 			break;
 		case O_TLS_CERT:
 			cfg.tls_cert = optarg;

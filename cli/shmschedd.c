@@ -36,6 +36,8 @@ static void usage(FILE *to)
 		"                 [--region-mode MODE] [--region-group GROUP]\n"
 		"                 [--state-dir DIR [--durability none|async|sync]]\n"
 		"                 [--log-format text|json] [--log-file PATH]\n"
+		"                 [--strings-per-identity BYTES]\n"
+		"                 [--template-bytes-per-identity BYTES]\n"
 		"                 [--wait]\n"
 		"\n"
 		"Serves pods from producers over shared memory: producers connect to\n"
@@ -99,6 +101,12 @@ static void usage(FILE *to)
 		"  --log-format FORMAT  text (the default) or json: one object a line;\n"
 		"                       every line has its UTC time\n"
 		"  --log-file PATH      log there instead of stderr; SIGHUP reopens it\n"
+		"  --strings-per-identity BYTES  string table bytes one producer identity's\n"
+		"                       templates may add (default 3/4 of the table / 64);\n"
+		"                       past it a template is refused (EDQUOT)\n"
+		"  --template-bytes-per-identity BYTES  compiled template results one\n"
+		"                       identity may hold (default 268435456); past it\n"
+		"                       its templates are compiled by their worker\n"
 		"  --durability MODE    none (written, never fsynced), async (the default:\n"
 		"                       fsynced every millisecond; a power loss loses at\n"
 		"                       most the last few milliseconds), sync (PLACED only\n"
@@ -254,6 +262,8 @@ int main(int argc, char **argv)
 		{"durability", required_argument, NULL, 'B'},
 		{"log-format", required_argument, NULL, 'L'},
 		{"log-file", required_argument, NULL, 'O'},
+		{"strings-per-identity", required_argument, NULL, 0x4101},
+		{"template-bytes-per-identity", required_argument, NULL, 0x4102},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'v'},
 		{NULL, 0, NULL, 0},
@@ -434,6 +444,19 @@ int main(int argc, char **argv)
 			break;
 		case 'O':
 			log_file = optarg;
+			break;
+		case 0x4101: /* issue 41's budgets (ingest/producers.h) */
+		case 0x4102:
+			if (parse_u64(c == 0x4101 ? "--strings-per-identity"
+				      : "--template-bytes-per-identity", optarg,
+				      UINT64_MAX - 1, &v) < 0 || v == 0) {
+				fprintf(stderr, "shmschedd: %s: at least 1 byte\n",
+					c == 0x4101 ? "--strings-per-identity"
+					: "--template-bytes-per-identity");
+				return 2;
+			}
+			*(c == 0x4101 ? &cfg.strings_per_identity
+			  : &cfg.template_bytes_per_identity) = v;
 			break;
 		case 'h':
 			usage(stdout);

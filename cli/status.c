@@ -3,7 +3,9 @@
  * running daemon's region and on one a crashed daemon left behind alike,
  * and asks the daemon nothing. Thin: the library reads and checks; this
  * file lays the answer out, as a table for a person or as one JSON
- * object. */
+ * object: the cluster's totals first, then the region and daemon, then
+ * the tables; --summary stops before the tables, --node NAME shows that
+ * one node. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdbool.h>
@@ -18,17 +20,22 @@
 static void usage(FILE *to)
 {
 	fprintf(to,
-		"usage: shmsched status [--name NAME] [--json]\n"
+		"usage: shmsched status [--name NAME] [--summary | --node NODE] [--json]\n"
 		"\n"
 		"Reads the state region of the daemon started with --name NAME\n"
 		"(default " SHMSCHED_OBSERVE_DEFAULT_NAME ", /dev/shm/NAME) read-only, without\n"
 		"asking the daemon: whether a daemon runs on it, the current\n"
-		"snapshot's nodes with what they hold, producers, workers, their\n"
-		"scheduling queues and totals. Works on a crashed daemon's region too. Reading it takes\n"
-		"read permission on the region's file (the daemon's --region-mode).\n"
-		"--json: one JSON object.\n"
+		"snapshot's totals (first), its nodes with what they hold, producers,\n"
+		"workers and their scheduling queues. Works on a crashed daemon's\n"
+		"region too. Reading it takes read permission on the region's file\n"
+		"(the daemon's --region-mode).\n"
+		"--summary: the totals, region and daemon only, no tables.\n"
+		"--node NODE: that one node only (exit 1 when the snapshot has none).\n"
+		"--json: one JSON object (with --summary: without the nodes, producers\n"
+		"and workers lists; with --node: that node's object).\n"
 		"\n"
-		"exit status: 0; 1 no such region, or it could not be read; 2 bad usage\n");
+		"exit status: 0; 1 no such region or node, or it could not be read;\n"
+		"2 bad usage\n");
 }
 
 /* Everything one status shows, read before anything is printed. */
@@ -149,10 +156,52 @@ static struct totals totals_of(const struct status *s)
 	return t;
 }
 
-static void print_text(const struct status *s)
+/* used as a share of all, for a person: "15%" (0 of 0 is 0%). */
+static int percent(int64_t used, int64_t all)
+{
+	return all > 0 ? (int)((100 * (double)used) / (double)all + 0.5) : 0;
+}
+
+static void print_totals(const struct status *s)
+{
+	struct totals t = totals_of(s);
+	char a[32], b[32], c[32], d[32];
+	printf("totals      %u nodes (%u cordoned): cpu %s of %s cores (%d%%), "
+	       "memory %s of %s (%d%%), pods %" PRId64 " of %" PRId64 "; %"
+	       PRIu64 " placements on nodes\n", s->n_nodes, t.cordoned,
+	       units_cpu(t.used_cpu, a, sizeof(a)), units_cpu(t.cpu, b, sizeof(b)),
+	       percent(t.used_cpu, t.cpu), human_bytes(t.used_mem, c, sizeof(c)),
+	       human_bytes(t.mem, d, sizeof(d)), percent(t.used_mem, t.mem),
+	       t.used_pods, t.pods, t.placements);
+}
+
+/* One node, for `--node NAME`: what it has, what is used. */
+static void print_node_text(const struct shmsched_observe_node *n)
+{
+	char a[32], b[32], c[32], d[32];
+	printf("node        %s (id %" PRIu32 ")%s\n", n->name, n->node_id,
+	       n->cordoned ? ", cordoned" : "");
+	printf("cpu         %s of %s cores (%d%%)\n",
+	       units_cpu(n->used_cpu_milli, a, sizeof(a)),
+	       units_cpu(n->cpu_milli, b, sizeof(b)),
+	       percent(n->used_cpu_milli, n->cpu_milli));
+	printf("memory      %s of %s (%d%%)\n",
+	       human_bytes(n->used_mem_bytes, c, sizeof(c)),
+	       human_bytes(n->mem_bytes, d, sizeof(d)),
+	       percent(n->used_mem_bytes, n->mem_bytes));
+	printf("pods        %" PRId64 " of %" PRId64 "; %" PRIu64 " placement%s\n",
+	       n->used_pods, n->pods, n->placements,
+	       n->placements == 1 ? "" : "s");
+	printf("devices     %" PRIu32 " GPU%s, %" PRIu32 " exclusive core%s\n",
+	       n->gpus, n->gpus == 1 ? "" : "s", n->cores, n->cores == 1 ? "" : "s");
+	printf("labels      %" PRIu32 ", taints %" PRIu32 "\n", n->labels, n->taints);
+}
+
+static void print_text(const struct status *s, bool summary)
 {
 	const struct shmsched_observe_summary *m = &s->sum;
 	char a[32], b[32];
+	print_totals(s);
 	printf("region      %s (%s, %sB)\n", m->name, m->path,
 	       human_bytes((int64_t)m->total_bytes, a, sizeof(a)));
 	printf("backing     %" PRIu64 "-byte pages: %s\n", m->page_bytes,
@@ -177,6 +226,8 @@ static void print_text(const struct status *s)
 	       ", resized %" PRIu64 ")\n", m->resyncs, m->resync_added,
 	       m->resync_removed, m->resync_resized);
 	printf("durability  %s\n", durability_name(m->durability));
+	if (summary)
+		return;
 
 	int w = 4;
 	for (unsigned i = 0; i < s->n_nodes; i++) {
@@ -237,15 +288,35 @@ static void print_text(const struct status *s)
 	if (s->n_workers == 0)
 		printf("  (none)\n");
 
-	struct totals t = totals_of(s);
-	printf("\ntotals      %u nodes (%u cordoned): cpu %" PRId64 "m of %" PRId64
-	       "m, memory %s of %s, pods %" PRId64 " of %" PRId64 "; %" PRIu64
-	       " placements on nodes\n", s->n_nodes, t.cordoned, t.used_cpu, t.cpu,
-	       human_bytes(t.used_mem, a, sizeof(a)),
-	       human_bytes(t.mem, b, sizeof(b)), t.used_pods, t.pods, t.placements);
 }
 
-static void print_json(const struct status *s)
+static void print_node_json(const struct shmsched_observe_node *n)
+{
+	printf("{\"id\":%" PRIu32 ",\"name\":", n->node_id);
+	json_out_string(stdout, n->name);
+	printf(",\"cpu_milli\":%" PRId64 ",\"used_cpu_milli\":%" PRId64
+	       ",\"mem_bytes\":%" PRId64 ",\"used_mem_bytes\":%" PRId64
+	       ",\"pods\":%" PRId64 ",\"used_pods\":%" PRId64 ",\"placements\":%"
+	       PRIu64 ",\"labels\":%" PRIu32 ",\"taints\":%" PRIu32 ",\"gpus\":%"
+	       PRIu32 ",\"cores\":%" PRIu32 ",\"cordoned\":%s}", n->cpu_milli,
+	       n->used_cpu_milli, n->mem_bytes, n->used_mem_bytes, n->pods,
+	       n->used_pods, n->placements, n->labels, n->taints, n->gpus,
+	       n->cores, n->cordoned ? "true" : "false");
+}
+
+/* ,"totals":{...}: a member of the object being written. */
+static void print_json_totals(const struct status *s)
+{
+	struct totals t = totals_of(s);
+	printf(",\"totals\":{\"nodes\":%u,\"cordoned\":%u,\"cpu_milli\":%" PRId64
+	       ",\"used_cpu_milli\":%" PRId64 ",\"mem_bytes\":%" PRId64
+	       ",\"used_mem_bytes\":%" PRId64 ",\"pods\":%" PRId64 ",\"used_pods\":%"
+	       PRId64 ",\"placements_on_nodes\":%" PRIu64 "}", s->n_nodes,
+	       t.cordoned, t.cpu, t.used_cpu, t.mem, t.used_mem, t.pods,
+	       t.used_pods, t.placements);
+}
+
+static void print_json(const struct status *s, bool summary)
 {
 	const struct shmsched_observe_summary *m = &s->sum;
 	printf("{\"region\":{\"name\":");
@@ -274,19 +345,15 @@ static void print_json(const struct status *s)
 	       PRIu64 ",\"resized\":%" PRIu64 "},\"durability\":\"%s\"", m->resyncs,
 	       m->resync_added, m->resync_removed, m->resync_resized,
 	       durability_name(m->durability));
+	if (summary) {
+		print_json_totals(s);
+		printf("}\n");
+		return;
+	}
 	printf(",\"nodes\":[");
 	for (unsigned i = 0; i < s->n_nodes; i++) {
-		const struct shmsched_observe_node *n = &s->nodes[i];
-		printf("%s{\"id\":%" PRIu32 ",\"name\":", i ? "," : "", n->node_id);
-		json_out_string(stdout, n->name);
-		printf(",\"cpu_milli\":%" PRId64 ",\"used_cpu_milli\":%" PRId64
-		       ",\"mem_bytes\":%" PRId64 ",\"used_mem_bytes\":%" PRId64
-		       ",\"pods\":%" PRId64 ",\"used_pods\":%" PRId64 ",\"placements\":%"
-		       PRIu64 ",\"labels\":%" PRIu32 ",\"taints\":%" PRIu32 ",\"gpus\":%"
-		       PRIu32 ",\"cores\":%" PRIu32 ",\"cordoned\":%s}", n->cpu_milli,
-		       n->used_cpu_milli, n->mem_bytes, n->used_mem_bytes, n->pods,
-		       n->used_pods, n->placements, n->labels, n->taints, n->gpus,
-		       n->cores, n->cordoned ? "true" : "false");
+		printf("%s", i ? "," : "");
+		print_node_json(&s->nodes[i]);
 	}
 	printf("],\"producers\":[");
 	for (unsigned i = 0; i < s->n_producers; i++) {
@@ -323,35 +390,41 @@ static void print_json(const struct status *s)
 			printf("%s%" PRIu64, a ? "," : "", k->attempts[a]);
 		printf("]}}");
 	}
-	struct totals t = totals_of(s);
-	printf("],\"totals\":{\"nodes\":%u,\"cordoned\":%u,\"cpu_milli\":%" PRId64
-	       ",\"used_cpu_milli\":%" PRId64 ",\"mem_bytes\":%" PRId64
-	       ",\"used_mem_bytes\":%" PRId64 ",\"pods\":%" PRId64 ",\"used_pods\":%"
-	       PRId64 ",\"placements_on_nodes\":%" PRIu64 "}}\n", s->n_nodes,
-	       t.cordoned, t.cpu, t.used_cpu, t.mem, t.used_mem, t.pods,
-	       t.used_pods, t.placements);
+	printf("]");
+	print_json_totals(s);
+	printf("}\n");
 }
 
 int status_main(int argc, char **argv)
 {
-	const char *name = NULL;
-	bool json = false;
+	const char *name = NULL, *node = NULL;
+	bool json = false, summary = false;
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
 			usage(stdout);
 			return 0;
 		} else if (strcmp(argv[i], "--json") == 0) {
 			json = true;
+		} else if (strcmp(argv[i], "--summary") == 0) {
+			summary = true;
 		} else if (strcmp(argv[i], "--name") == 0 && i + 1 < argc) {
 			name = argv[++i];
+		} else if (strcmp(argv[i], "--node") == 0 && i + 1 < argc) {
+			node = argv[++i];
 		} else {
+			bool valued = strcmp(argv[i], "--name") == 0 ||
+				      strcmp(argv[i], "--node") == 0;
 			fprintf(stderr, "shmsched status: %s \"%s\"\n"
 				"Try 'shmsched status --help' for more "
-				"information.\n", strcmp(argv[i], "--name") == 0 ?
-				"a value is needed after" : "unexpected argument",
-				argv[i]);
+				"information.\n", valued ? "a value is needed after" :
+				"unexpected argument", argv[i]);
 			return 2;
 		}
+	}
+	if (summary && node != NULL) {
+		fprintf(stderr, "shmsched status: --summary and --node \"%s\" do not "
+			"go together (one shows no node, the other one)\n", node);
+		return 2;
 	}
 	struct status s = {0};
 	char why[1024] = "";
@@ -363,10 +436,33 @@ int status_main(int argc, char **argv)
 		 * can have. */
 		return rc == -EINVAL ? 2 : 1;
 	}
-	if (json)
-		print_json(&s);
-	else
-		print_text(&s);
+	if (node != NULL) {
+		const struct shmsched_observe_node *n = NULL;
+		for (unsigned i = 0; i < s.n_nodes && n == NULL; i++)
+			if (strcmp(s.nodes[i].name, node) == 0)
+				n = &s.nodes[i];
+		if (n == NULL) {
+			fprintf(stderr, "shmsched status: no node \"%s\" in snapshot "
+				"generation %" PRIu64 " (%u node%s%s", node,
+				s.generation, s.n_nodes, s.n_nodes == 1 ? "" : "s",
+				s.n_nodes ? ": " : "");
+			for (unsigned i = 0; i < s.n_nodes && i < 8; i++)
+				fprintf(stderr, "%s%s", i ? ", " : "", s.nodes[i].name);
+			fprintf(stderr, "%s)\n", s.n_nodes > 8 ? ", ..." : "");
+			status_free(&s);
+			return 1;
+		}
+		if (json) {
+			print_node_json(n);
+			printf("\n");
+		} else {
+			print_node_text(n);
+		}
+	} else if (json) {
+		print_json(&s, summary);
+	} else {
+		print_text(&s, summary);
+	}
 	status_free(&s);
 	return 0;
 }

@@ -468,6 +468,8 @@ struct daemon *daemon_start(const struct daemon_config *cfg, char *err,
 		goto fail_server;
 	}
 	producers_set_admin_socket(d->producers, d->admin_path);
+	producers_set_budgets(d->producers, cfg->strings_per_identity,
+			      cfg->template_bytes_per_identity);
 	/* The admin socket first: a producer that connects can be told where
 	 * node events go. Its own table: producers cannot take its slots. */
 	unsigned idle_ms = cfg->no_idle_timeout ? 0
@@ -628,6 +630,8 @@ void daemon_get_stats(struct daemon *d, struct daemon_stats *out)
 	memset(out, 0, sizeof(*out));
 	out->nodes = cluster_nodes(d->cluster);
 	out->interned_strings = intern_count(d->strings);
+	producers_budget_use(d->producers, &out->strings_charged,
+			     &out->template_bytes, &out->templates_uncompiled);
 	out->placements = placements_live(d->placements);
 	out->workers = d->workers;
 	producers_counts(d->producers, &out->producers_registered,

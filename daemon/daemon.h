@@ -85,6 +85,10 @@ struct daemon_config {
 	 * ETIMEDOUT): 0: DAEMON_IDLE_TIMEOUT_S, unless no_idle_timeout. */
 	unsigned idle_timeout_s;
 	bool no_idle_timeout;
+	/* Issue 41's budgets per producer identity (producers_set_budgets;
+	 * 0: its defaults). */
+	uint64_t strings_per_identity;
+	uint64_t template_bytes_per_identity;
 };
 
 #define DAEMON_IDLE_TIMEOUT_S 300u
@@ -159,6 +163,10 @@ struct daemon_stats {
 	/* Gangs: placed whole, attempts that placed none (rolled back),
 	 * gangs that did not gather minMember in time. */
 	uint64_t gangs_placed, gang_failures, gang_rollbacks, gang_timeouts;
+	/* Issue 41's budgets now (producers_budget_use): string table bytes
+	 * and compiled template bytes charged to producer identities, and
+	 * templates registered uncompiled, ever. */
+	uint64_t strings_charged, template_bytes, templates_uncompiled;
 	/* Filled by daemon_stop() only, since each worker writes its
 	 * engine's counters without atomics. */
 	struct daemon_cache_stats caches;

@@ -54,6 +54,11 @@ struct gateway_config {
 					* groups: its O values, as kube reads
 					* them); needs tls_cert */
 	const char *admin_group;       /* NULL: "system:masters" */
+	const char *policy_file;       /* policy/policy.h: the namespaces and
+					* PriorityClasses each user ("users"
+					* rules) may place pods with; NULL:
+					* policy_admit_user()'s default (no
+					* system- class but for admin_group) */
 	unsigned admin_uids[16];       /* peers of a unix: admin listener let
 					* in beside the gateway's own uid */
 	unsigned n_admin_uids;

@@ -284,6 +284,7 @@ struct gw_http_stats {
 	uint64_t abandoned;   /* clients gone before their answer ended */
 	uint64_t unauthorized;     /* 401s */
 	uint64_t over_budget;      /* 429s of the HTTP side */
+	uint64_t forbidden;        /* 403s of the policy (--policy) */
 	uint64_t header_timeouts;  /* connections cut: headers not in by
 				    * --header-timeout */
 };

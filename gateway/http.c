@@ -27,7 +27,8 @@
  *
  * Every error is a Kubernetes Status object with its HTTP code: 400 (bad
  * input: where and what), 401 (no valid credentials), 403 (the admin
- * routes refused to this user or uid), 404, 405 (with Allow), 409, 413
+ * routes refused to this user or uid, or a pod its policy refuses), 404,
+ * 405 (with Allow), 409, 413
  * (also ?explain=true past --explain-max-pods pods or explain_max_bytes of
  * explanations), 429 (a budget: naming it and the user), 501 (the daemon
  * does not evaluate), 503 (the daemon is away).
@@ -39,6 +40,16 @@
  * the peer's uid (SO_PEERCRED). Health and version need no credentials.
  * The user travels on the job (gw_job.who) to the dispatcher, which keeps
  * each user's pods its own and counts its slots.
+ *
+ * Policy (issue 41, --policy FILE: policy/policy.h): after decoding, and
+ * before anything reaches the dispatcher, each distinct spec of a POST
+ * /v1/placements (and the pinned spec of /extender/bind, which places) is
+ * checked with policy_admit_user(): its metadata.namespace and its
+ * spec.priorityClassName against the user's rule, or, without a policy,
+ * no system- class. One refused spec refuses the whole request with 403
+ * (nothing placed). The admin group is not checked. The daemon sees only
+ * the gateway's own producer identity, so this is the only place a
+ * gateway user's namespaces and classes can be judged.
  *
  * Budgets on the HTTP side: a body's announced length is reserved from
  * --max-body-bytes-total when its headers arrive (a chunked one as it
@@ -73,6 +84,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "policy/policy.h"
 #include "shmsched/version.h"
 
 #define STREAM_BLOCK (64u << 10)     /* bytes per chunk of a streamed answer */
@@ -96,6 +108,8 @@ struct cx {
 struct gateway {
 	struct gateway_config cfg;
 	struct gw_tokens *tokens;     /* NULL: no tokens (anonymous only) */
+	struct policy *policy;        /* --policy; NULL: policy_admit_user()'s
+				       * default. Immutable while MHD runs. */
 	char *tls_cert, *tls_key, *tls_ca; /* PEM text, while MHD runs */
 	const char *admin_group;
 	bool admin_unix;              /* the admin listener is a Unix socket */
@@ -408,6 +422,43 @@ static bool is(const char *method, const char *m)
 	return strcmp(method, m) == 0;
 }
 
+/* Whether r's user may place every spec of b (policy/policy.h): 0, or
+ * -EPERM with why (the first spec refused, by its first pod's place in the
+ * body), or -EINVAL (a spec.priorityClassName not a string: the daemon
+ * would refuse it too, but no class may pass unchecked). The admin group
+ * is not checked. */
+static int policy_check(const struct request *r, const struct gw_batch *b,
+			char *why, size_t why_len)
+{
+	if (r->admin)
+		return 0;
+	for (size_t s = 0; s < b->n_specs; s++) {
+		const json_t *canon = b->specs[s].canon;
+		/* The decoder always sets metadata.namespace (decode.c). */
+		const char *ns = json_string_value(json_object_get(
+			json_object_get(canon, "metadata"), "namespace"));
+		const json_t *cv = json_object_get(json_object_get(canon, "spec"),
+						   "priorityClassName");
+		if (cv != NULL && !json_is_string(cv) && !json_is_null(cv)) {
+			snprintf(why, why_len, "%s: spec.priorityClassName: expected "
+				 "a string", b->specs[s].where);
+			return -EINVAL;
+		}
+		const char *cls = json_string_value(cv);
+		char msg[840]; /* with where and the hint: within 1024 */
+		int rc = policy_admit_user(r->g->policy, r->who.user, ns ? ns : "",
+					   cls, msg, sizeof(msg));
+		if (rc < 0) {
+			/* policy/ speaks of the daemon's --policy: say ours. */
+			snprintf(why, why_len, "%s: %s%s", b->specs[s].where, msg,
+				 r->g->policy == NULL ? " (here: shmsched-gateway "
+				 "--policy, or a token of its --admin-group)" : "");
+			return rc;
+		}
+	}
+	return 0;
+}
+
 static enum MHD_Result route_placements(struct request *r, struct MHD_Connection *conn,
 					const char *method)
 {
@@ -469,11 +520,14 @@ static enum MHD_Result route_placements(struct request *r, struct MHD_Connection
 				      "pods per request; nothing was placed", n,
 				      g->cfg.explain_max_pods);
 	}
-	/* Policy hook: r->who (user, groups) and r->admin are the asker;
-	 * j->batch.specs[s].canon holds each spec's metadata.namespace and
-	 * spec.priorityClassName (j->batch.pods[p].spec names a pod's spec).
-	 * A per-identity check (policy_allows_*) answers 403 here, before
-	 * anything reaches the dispatcher. */
+	/* The policy: 403 here, before anything reaches the dispatcher. */
+	if ((rc = policy_check(r, &j->batch, err, sizeof(err))) < 0) {
+		gw_job_unref(j);
+		if (rc == -EPERM)
+			__atomic_fetch_add(&g->http.forbidden, 1, __ATOMIC_RELAXED);
+		return respond_status(r, conn, rc == -EPERM ? 403 : 400, NULL,
+				      "%s; nothing was placed", err);
+	}
 	j->explain = explain;
 	if (has_wait && wait_s == 0) {
 		j->pod_flags = SHMSCHED_NO_WAIT;
@@ -610,6 +664,19 @@ static enum MHD_Result route_extender(struct request *r, struct MHD_Connection *
 	if (rep.job != NULL) {
 		json_buf_free(&rep.body);
 		body_release(r);
+		/* Bind places its pod: the policy as for POST /v1/placements
+		 * (filter and prioritize only evaluate). */
+		char why[1280];
+		int rc = rep.job->kind == GW_JOB_PLACE
+			? policy_check(r, &rep.job->batch, why, sizeof(why)) : 0;
+		if (rc < 0) {
+			gw_job_unref(rep.job);
+			if (rc == -EPERM)
+				__atomic_fetch_add(&r->g->http.forbidden, 1,
+						   __ATOMIC_RELAXED);
+			return respond_status(r, conn, rc == -EPERM ? 403 : 400, NULL,
+					      "%s; nothing was bound", why);
+		}
 		return start_job(r, conn, rep.job);
 	}
 	enum MHD_Result rc = respond_buf(r, conn, rep.code, rep.content_type,
@@ -1603,6 +1670,21 @@ int gateway_start(const struct gateway_config *cfg, struct gateway **out,
 		free(g);
 		return -EINVAL;
 	}
+	if (cfg->policy_file != NULL) {
+		char perr[1024];
+		int prc = policy_load_file(cfg->policy_file, &g->policy, perr,
+					   sizeof(perr));
+		if (prc < 0) {
+			snprintf(err, err_len, "--policy %s: %s", cfg->policy_file, perr);
+			gw_tokens_free(g->tokens);
+			free_pems(g);
+			free(g);
+			return prc;
+		}
+		log_msg(LOG_LEVEL_INFO, "gateway: policy %s: %u rules; users no rule "
+			"matches may place no pod", cfg->policy_file,
+			policy_rules(g->policy));
+	}
 	if (cfg->allow_anonymous)
 		log_msg(LOG_LEVEL_WARN, "gateway: --allow-anonymous: requests without "
 			"credentials are served as \"%s\": ANY LOCAL USER (any process "
@@ -1623,6 +1705,9 @@ int gateway_start(const struct gateway_config *cfg, struct gateway **out,
 	g->extender = gw_extender_create(cfg->extender_cache);
 	if (g->extender == NULL) {
 		snprintf(err, err_len, "out of memory");
+		policy_free(g->policy);
+		gw_tokens_free(g->tokens);
+		free_pems(g);
 		free(g);
 		return -ENOMEM;
 	}
@@ -1672,6 +1757,7 @@ fail_dispatch:
 	pthread_mutex_destroy(&g->cx_lock);
 	pthread_cond_destroy(&g->cx_cond);
 	gw_tokens_free(g->tokens);
+	policy_free(g->policy);
 	free_pems(g);
 	free(g);
 	return rc;
@@ -1747,6 +1833,7 @@ void gateway_stop(struct gateway *g)
 	pthread_mutex_destroy(&g->cx_lock);
 	pthread_cond_destroy(&g->cx_cond);
 	gw_tokens_free(g->tokens);
+	policy_free(g->policy);
 	free_pems(g);
 	/* Only now: until MHD stopped, its threads read the dispatcher's
 	 * stats and observer (/healthz, /metrics, /v1/nodes) and submit. */

@@ -257,6 +257,8 @@ void gw_metrics_render(struct gw_dispatch *d, const struct gw_http_stats *h,
 			PRIu64 "\n", __atomic_load_n(&h->unauthorized, __ATOMIC_RELAXED));
 	json_buf_printf(b, "shmsched_gateway_requests_refused_total{reason=\"over_budget\"} %"
 			PRIu64 "\n", __atomic_load_n(&h->over_budget, __ATOMIC_RELAXED));
+	json_buf_printf(b, "shmsched_gateway_requests_refused_total{reason=\"forbidden\"} %"
+			PRIu64 "\n", __atomic_load_n(&h->forbidden, __ATOMIC_RELAXED));
 	json_buf_printf(b, "shmsched_gateway_requests_refused_total{reason=\"header_timeout\"} %"
 			PRIu64 "\n", __atomic_load_n(&h->header_timeouts, __ATOMIC_RELAXED));
 	counter(b, "shmsched_gateway_clients_gone_total",

@@ -832,10 +832,106 @@ static int label_cmp(const void *a, const void *b)
 	return x->key < y->key ? -1 : x->key > y->key;
 }
 
-/* A map of strings (labels, nodeSelector) at member `key`, into `out`
- * sorted by key id. */
+/* Kubernetes' own limits on labels (issue 41: a label is a string every
+ * node or template holds for good, so its size is bounded where it comes
+ * in). As apimachinery's pkg/util/validation (IsQualifiedName for a key,
+ * IsValidLabelValue for a value) and pkg/apis/meta/v1/validation
+ * (ValidateLabels, ValidateLabelName) check them:
+ *   key   = [prefix '/'] name; prefix a DNS-1123 subdomain (at most 253
+ *           bytes: lowercase alphanumerics, '-' and '.', each dot-separated
+ *           part starting and ending with an alphanumeric); name 1..63
+ *           bytes of [A-Za-z0-9] and '-', '_', '.', starting and ending
+ *           with an alphanumeric
+ *   value = empty, or 1..63 bytes as a key's name */
+#define LABEL_NAME_MAX 63u
+#define LABEL_PREFIX_MAX 253u
+
+static bool is_alnum(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
+
+/* A qualified name's name part or a label value (non-empty here). */
+static bool qualified_part(const char *s, size_t len)
+{
+	if (len == 0 || len > LABEL_NAME_MAX || !is_alnum(s[0]) || !is_alnum(s[len - 1]))
+		return false;
+	for (size_t i = 0; i < len; i++)
+		if (!is_alnum(s[i]) && s[i] != '-' && s[i] != '_' && s[i] != '.')
+			return false;
+	return true;
+}
+
+/* IsDNS1123Subdomain. */
+static bool dns1123_subdomain(const char *s, size_t len)
+{
+	if (len == 0 || len > LABEL_PREFIX_MAX)
+		return false;
+	size_t start = 0;
+	for (size_t i = 0; i <= len; i++) {
+		if (i < len && s[i] != '.') {
+			bool ok = (s[i] >= 'a' && s[i] <= 'z') ||
+				  (s[i] >= '0' && s[i] <= '9') || s[i] == '-';
+			if (!ok)
+				return false;
+			continue;
+		}
+		/* A part [start, i): starts and ends with an alphanumeric. */
+		if (i == start || s[start] == '-' || s[i - 1] == '-')
+			return false;
+		start = i + 1;
+	}
+	return true;
+}
+
+/* A label key (or a selector requirement's key) at the current path, as
+ * IsQualifiedName checks it. */
+static int check_label_key(struct decoder *d, const char *s, size_t len)
+{
+	const char *slash = memchr(s, '/', len);
+	const char *name = slash != NULL ? slash + 1 : s;
+	size_t name_len = len - (size_t)(name - s);
+	char q[SHOW_MAX + 16];
+	if (slash != NULL && memchr(name, '/', name_len) != NULL)
+		return fail(d, -EINVAL, "label key %s (%zu bytes) is not a valid "
+			    "qualified name: at most one '/'",
+			    show_str(s, len, q, sizeof(q)), len);
+	if (slash != NULL && !dns1123_subdomain(s, (size_t)(slash - s)))
+		return fail(d, -EINVAL, "label key %s (%zu bytes): its prefix (%zu "
+			    "bytes) is not a DNS-1123 subdomain (at most %u bytes: "
+			    "lowercase alphanumerics, '-' or '.', each part starting "
+			    "and ending with an alphanumeric)",
+			    show_str(s, len, q, sizeof(q)), len,
+			    (size_t)(slash - s), LABEL_PREFIX_MAX);
+	if (!qualified_part(name, name_len))
+		return fail(d, -EINVAL, "label key %s (%zu bytes): its name (%zu "
+			    "bytes) must be 1 to %u characters: alphanumerics, '-', "
+			    "'_' or '.', starting and ending with an alphanumeric",
+			    show_str(s, len, q, sizeof(q)), len, name_len,
+			    LABEL_NAME_MAX);
+	return 0;
+}
+
+/* A label value as metadata.labels holds it (IsValidLabelValue). */
+static int check_label_value_strict(struct decoder *d, const char *s, size_t len)
+{
+	char q[SHOW_MAX + 16];
+	if (len == 0 || qualified_part(s, len))
+		return 0;
+	return fail(d, -EINVAL, "%s is not a valid label value (%zu bytes; at most "
+		    "%u characters: alphanumerics, '-', '_' or '.', starting and "
+		    "ending with an alphanumeric)", show_str(s, len, q, sizeof(q)),
+		    len, LABEL_NAME_MAX);
+}
+
+static int check_label_value(struct decoder *d, const char *s, size_t len);
+
+/* A map of strings (labels, nodeSelector, a selector's matchLabels) at
+ * member `key`, into `out` sorted by key id; every key and value checked
+ * as ValidateLabels checks them before anything is interned (a
+ * `selector`'s values as check_label_value() says). */
 static int label_map(struct decoder *d, const json_t *obj, const char *key,
-		     struct label *out, size_t max, size_t *n)
+		     struct label *out, size_t max, size_t *n, bool selector)
 {
 	json_t *map;
 	int rc = get(d, obj, key, W_OBJECT, &map);
@@ -855,6 +951,13 @@ static int label_map(struct decoder *d, const json_t *obj, const char *key,
 		size_t mark = path_key(d, k, len);
 		struct label *l = &out[*n];
 		rc = check_type(d, val, W_STRING);
+		if (rc == 0)
+			rc = check_label_key(d, k, len);
+		if (rc == 0)
+			rc = selector ? check_label_value(d, json_string_value(val),
+							  json_string_length(val))
+				      : check_label_value_strict(d, json_string_value(val),
+								 json_string_length(val));
 		if (rc == 0)
 			rc = intern_here(d, k, len, &l->key);
 		if (rc == 0)
@@ -1017,7 +1120,8 @@ static int decode_node(struct decoder *d, const json_t *obj)
 	if ((rc = get(d, obj, "metadata", W_OBJECT, &meta)) < 0)
 		return rc;
 	mark = path_field(d, "metadata");
-	rc = label_map(d, meta, "labels", n->labels, NODE_MAX_LABELS, &n_labels);
+	rc = label_map(d, meta, "labels", n->labels, NODE_MAX_LABELS, &n_labels,
+		       false);
 	path_pop(d, mark);
 	if (rc < 0)
 		return rc;
@@ -1632,16 +1736,10 @@ static int requirement_members(struct decoder *d, const json_t *r, const char **
 	return rc;
 }
 
-static bool is_alnum(char c);
-
-/* validation.IsValidLabelValue: at most 63 characters, alphanumerics, '-',
- * '_' and '.', alphanumeric at both ends; "" is valid. */
+/* validation.IsValidLabelValue: empty, or a qualified name's name part. */
 static bool label_value_ok(const char *s, size_t len)
 {
-	bool ok = len <= 63 && (len == 0 || (is_alnum(s[0]) && is_alnum(s[len - 1])));
-	for (size_t i = 0; ok && i < len; i++)
-		ok = is_alnum(s[i]) || s[i] == '-' || s[i] == '_' || s[i] == '.';
-	return ok;
+	return len == 0 || qualified_part(s, len);
 }
 
 /* One NodeSelectorRequirement, validated as ValidateNodeSelectorRequirement
@@ -1705,7 +1803,10 @@ static int sel_requirement(struct decoder *d, const json_t *r, bool field,
 		break;
 	}
 	size_t mark = path_field(d, "key");
-	rc = intern_here(d, key, key_len, &e->key);
+	/* ValidateNodeSelectorRequirement: ValidateLabelName on the key. */
+	rc = field ? 0 : check_label_key(d, key, key_len);
+	if (rc == 0)
+		rc = intern_here(d, key, key_len, &e->key);
 	path_pop(d, mark);
 	if (rc < 0)
 		return rc;
@@ -2145,21 +2246,11 @@ static int group_req_add(struct decoder *d, uint32_t key, uint8_t op,
  * pod already. A pod to place is refused here, naming the value; a cluster
  * file's pod is counted whatever it carries (kube-apiserver lets pods made
  * before the check keep such values). */
-static bool is_alnum(char c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-}
-
 static int check_label_value(struct decoder *d, const char *s, size_t len)
 {
 	if (d->ctx->cluster_file)
 		return 0;
-	bool ok = label_value_ok(s, len);
-	char q[SHOW_MAX + 16];
-	return ok ? 0 : fail(d, -EINVAL, "%s is not a valid label value (at most 63 "
-			     "characters: alphanumerics, '-', '_' or '.', starting and "
-			     "ending with an alphanumeric)",
-			     show_str(s, len, q, sizeof(q)));
+	return check_label_value_strict(d, s, len);
 }
 
 /* One LabelSelectorRequirement (In, NotIn, Exists, DoesNotExist), validated
@@ -2195,7 +2286,9 @@ static int label_requirement(struct decoder *d, const json_t *r,
 			       d->objects_pass ? "OBJECT_MAX_VALUES" : "GROUP_MAX_VALUES");
 	uint32_t key_id;
 	size_t mark = path_field(d, "key");
-	rc = intern_here(d, key, key_len, &key_id);
+	rc = check_label_key(d, key, key_len); /* ValidateLabelName */
+	if (rc == 0)
+		rc = intern_here(d, key, key_len, &key_id);
 	path_pop(d, mark);
 	size_t outer = path_field(d, "values");
 	json_array_foreach(values, i, val) {
@@ -2229,17 +2322,12 @@ static int label_selector(struct decoder *d, const json_t *obj, const char *key,
 	size_t outer = path_field(d, key);
 	struct label ml[GROUP_MAX_REQS];
 	size_t n_ml;
-	rc = label_map(d, ls, "matchLabels", ml, GROUP_MAX_REQS, &n_ml);
+	rc = label_map(d, ls, "matchLabels", ml, GROUP_MAX_REQS, &n_ml, true);
 	for (size_t k = 0; rc == 0 && k < n_ml; k++) {
-		const struct intern *t = d->ctx->strings;
 		size_t m = path_field(d, "matchLabels");
-		size_t mk = path_key(d, intern_str(t, ml[k].key), intern_len(t, ml[k].key));
-		rc = check_label_value(d, intern_str(t, ml[k].value),
-				       intern_len(t, ml[k].value));
-		path_pop(d, mk);
+		/* label_map() has checked the key and the value. */
 		path_pop(d, m);
-		if (rc == 0)
-			rc = group_req_add(d, ml[k].key, SEL_IN, &ml[k].value, 1, sel);
+		rc = group_req_add(d, ml[k].key, SEL_IN, &ml[k].value, 1, sel);
 	}
 	if (rc == 0)
 		rc = get(d, ls, "matchExpressions", W_ARRAY, &exprs);
@@ -2692,7 +2780,8 @@ static int pod_group_fields(struct decoder *d, const json_t *obj, const json_t *
 		rc = get(d, obj, "metadata", W_OBJECT, &meta);
 	if (rc == 0 && meta != NULL) {
 		size_t mark = path_field(d, "metadata");
-		rc = label_map(d, meta, "labels", g->labels, GROUP_MAX_LABELS, &n);
+		rc = label_map(d, meta, "labels", g->labels, GROUP_MAX_LABELS, &n,
+			       false);
 		g->n_labels = (uint16_t)n;
 		/* A terminating pod (kubectl shows it Terminating) still counts
 		 * toward inter-pod affinity, but not toward spreading. */
@@ -2894,7 +2983,7 @@ static int pod_spec_fields(struct decoder *d, const json_t *spec)
 	    (rc = get(d, spec, "hostNetwork", W_BOOL, &hn)) < 0 ||
 	    (rc = pod_requests(d, spec, hn != NULL && json_is_true(hn))) < 0 ||
 	    (rc = label_map(d, spec, "nodeSelector", p->selector,
-			    POD_MAX_SELECTOR, &n_sel)) < 0)
+			    POD_MAX_SELECTOR, &n_sel, true)) < 0)
 		return rc;
 	p->n_selector = (uint8_t)n_sel;
 
@@ -3502,7 +3591,7 @@ static int obj_kind_of(const char *kind, size_t len)
  * Service's or RC's selector) appended to the objects' labels, sorted by
  * key, with room for one more; *n its size. */
 static int obj_label_map(struct decoder *d, const json_t *obj, const char *key,
-			 size_t *n)
+			 size_t *n, bool selector)
 {
 	struct k8s_objects *o = d->ctx->objects;
 	json_t *map = json_object_get(obj, key);
@@ -3517,7 +3606,8 @@ static int obj_label_map(struct decoder *d, const json_t *obj, const char *key,
 	if (reserve((void **)&o->labels, &o->cap_labels, o->n_labels,
 		    OBJECT_MAX_LABELS + 1, sizeof(*o->labels)) < 0)
 		return fail(d, -ENOMEM, "out of memory");
-	return label_map(d, obj, key, &o->labels[o->n_labels], OBJECT_MAX_LABELS, n);
+	return label_map(d, obj, key, &o->labels[o->n_labels], OBJECT_MAX_LABELS, n,
+			 selector);
 }
 
 /* The object's name (and namespace) as intern ids, and d->who. */
@@ -3579,7 +3669,7 @@ static int decode_namespace(struct decoder *d, const json_t *obj)
 	if (rc < 0)
 		return rc;
 	size_t mark = path_field(d, "metadata");
-	rc = obj_label_map(d, meta, "labels", &n);
+	rc = obj_label_map(d, meta, "labels", &n, false);
 	path_pop(d, mark);
 	if (rc == 0)
 		rc = intern_here(d, "kubernetes.io/metadata.name",
@@ -3608,7 +3698,7 @@ static int decode_service(struct decoder *d, const json_t *obj)
 	if (rc < 0 || spec == NULL)
 		return rc;
 	size_t mark = path_field(d, "spec");
-	rc = obj_label_map(d, spec, "selector", &n);
+	rc = obj_label_map(d, spec, "selector", &n, true);
 	path_pop(d, mark);
 	if (rc < 0 || n == 0)
 		return rc;
@@ -3634,7 +3724,7 @@ static int decode_rc(struct decoder *d, const json_t *obj)
 		return rc;
 	if (spec != NULL) {
 		size_t mark = path_field(d, "spec");
-		rc = obj_label_map(d, spec, "selector", &n);
+		rc = obj_label_map(d, spec, "selector", &n, true);
 		if (rc == 0 && n == 0)
 			rc = get(d, spec, "template", W_OBJECT, &tmpl);
 		if (rc == 0 && tmpl != NULL) {
@@ -3642,7 +3732,7 @@ static int decode_rc(struct decoder *d, const json_t *obj)
 			rc = get(d, tmpl, "metadata", W_OBJECT, &meta);
 			if (rc == 0 && meta != NULL) {
 				size_t mm = path_field(d, "metadata");
-				rc = obj_label_map(d, meta, "labels", &n);
+				rc = obj_label_map(d, meta, "labels", &n, false);
 				path_pop(d, mm);
 			}
 			path_pop(d, m);

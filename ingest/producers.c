@@ -7,7 +7,11 @@
  *   loaded the old pointer is still using it.
  * - n_templates: release after the template is written (partner: the
  *   acquire load in producers_templates()).
- * - accepting, counts: relaxed; they are flags and tallies for people.
+ * - accepting, counts: relaxed; they are flags and tallies for people
+ *   (use_strings, use_templates, uncompiled: issue 41's budgets, too).
+ * - identities[i].used: stored last with release when an identity is made
+ *   and stored 0 with release when an idle one is freed
+ *   (identities_reclaim); partner: observers' acquire (client/observe.c).
  * Cost: every request is the slow path; node events cost a snapshot copy
  * and a grace period; an evaluation filters and scores every node once.
  */
@@ -19,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -93,8 +98,23 @@ struct producers {
 	struct producer *table[PRODUCERS_MAX];
 	uint32_t bound; /* indices in use are below it (relaxed; see handle_register) */
 	struct engine *evaluator; /* OP_EVALUATE; NULL: refused */
+	/* Issue 41: what each identity's templates are charged ([owner - 1]:
+	 * the sums of its connected producers' strings_charged and
+	 * static_charged) and the budgets (producers_set_budgets). Private
+	 * memory, under the lock: a restarted daemon has no producer yet, so
+	 * nothing is charged. */
+	struct identity_charge *charged; /* [IDENTITIES_MAX] */
+	uint64_t strings_budget, template_budget;
+	/* Their sums, and templates registered uncompiled: relaxed figures
+	 * (producers_budget_use). */
+	uint64_t use_strings, use_templates, uncompiled;
 	int accepting;
 	uint64_t registered, gone, faulted;
+};
+
+struct identity_charge {
+	uint64_t strings;   /* bytes of the string table (strings_cost) */
+	uint64_t templates; /* bytes of compiled static results */
 };
 
 struct producers *producers_create(struct cluster *c, struct intern *strings,
@@ -106,6 +126,11 @@ struct producers *producers_create(struct cluster *c, struct intern *strings,
 	struct producers *p = calloc(1, sizeof(*p));
 	if (p == NULL)
 		return NULL;
+	p->charged = calloc(IDENTITIES_MAX, sizeof(*p->charged));
+	if (p->charged == NULL) {
+		free(p);
+		return NULL;
+	}
 	p->identities = identities;
 	/* Nobody is connected yet, whatever a previous daemon left. */
 	for (unsigned i = 0; i < IDENTITIES_MAX; i++)
@@ -117,6 +142,7 @@ struct producers *producers_create(struct cluster *c, struct intern *strings,
 	p->ctx = ctx;
 	p->slots = slots;
 	p->accepting = 1;
+	producers_set_budgets(p, 0, 0);
 	pthread_mutex_init(&p->lock, NULL);
 	p->endpoints[0] = (struct endpoint){p, ROLE_PRODUCER};
 	p->endpoints[1] = (struct endpoint){p, ROLE_ADMIN};
@@ -134,6 +160,97 @@ void producers_set_admin_socket(struct producers *p, const char *admin_socket)
 		snprintf(p->admin_hint, sizeof(p->admin_hint), " (%s)", admin_socket);
 	else
 		p->admin_hint[0] = '\0';
+}
+
+void producers_set_budgets(struct producers *p, uint64_t strings_per_identity,
+			   uint64_t template_bytes_per_identity)
+{
+	uint32_t max_strings;
+	uint64_t arena;
+	intern_limits(p->strings, &max_strings, &arena);
+	p->strings_budget = strings_per_identity != 0 ? strings_per_identity
+		: arena / PRODUCERS_STRINGS_OPEN_DEN * PRODUCERS_STRINGS_OPEN_NUM /
+		  IDENTITIES_PER_UID;
+	p->template_budget = template_bytes_per_identity != 0
+		? template_bytes_per_identity : PRODUCERS_TEMPLATE_BYTES_DEFAULT;
+}
+
+void producers_budget_use(const struct producers *p, uint64_t *strings,
+			  uint64_t *template_bytes, uint64_t *uncompiled)
+{
+	/* Relaxed: figures. */
+	*strings = __atomic_load_n(&p->use_strings, __ATOMIC_RELAXED);
+	*template_bytes = __atomic_load_n(&p->use_templates, __ATOMIC_RELAXED);
+	*uncompiled = __atomic_load_n(&p->uncompiled, __ATOMIC_RELAXED);
+}
+
+/* What the strings added between marks `a` and `b` take of the table: their
+ * bytes with NULs, and per string the arena's share of one entry, so that
+ * a budget in bytes bounds the entries too. */
+static uint64_t strings_cost(const struct producers *p, const struct intern_mark *a,
+			     const struct intern_mark *b)
+{
+	uint32_t max_strings;
+	uint64_t arena;
+	intern_limits(p->strings, &max_strings, &arena);
+	uint64_t share = arena / max_strings ? arena / max_strings : 1;
+	return (b->arena_used - a->arena_used) + (uint64_t)(b->count - a->count) * share;
+}
+
+/* Issue 41: charges the strings a producer's template added since `mark`
+ * to its identity. Returns 0, or -EDQUOT with a message in err (the
+ * caller rolls the strings back): the identity's budget would be passed,
+ * or the table is past the part producers may fill. An admin's template
+ * is charged but never refused. */
+static int charge_strings(struct producers *p, const struct producer *pr,
+			  enum producer_role role, const struct intern_mark *mark,
+			  uint64_t *cost, char *err, size_t err_len)
+{
+	struct intern_mark now;
+	uint32_t max_strings;
+	uint64_t arena;
+	intern_mark(p->strings, &now);
+	intern_limits(p->strings, &max_strings, &arena);
+	*cost = strings_cost(p, mark, &now);
+	const struct state_identity *who = &p->identities[pr->owner - 1];
+	const struct identity_charge *c = &p->charged[pr->owner - 1];
+	if (role == ROLE_ADMIN || *cost == 0)
+		return 0;
+	if (c->strings + *cost > p->strings_budget) {
+		snprintf(err, err_len, "template: its new strings take %llu bytes of "
+			 "the string table; producer identity (uid %u, name \"%s\") "
+			 "holds %llu of its budget of %llu (--strings-per-identity)",
+			 (unsigned long long)*cost, (unsigned)who->uid, who->name,
+			 (unsigned long long)c->strings,
+			 (unsigned long long)p->strings_budget);
+		return -EDQUOT;
+	}
+	if (now.arena_used > arena / PRODUCERS_STRINGS_OPEN_DEN * PRODUCERS_STRINGS_OPEN_NUM ||
+	    now.count > max_strings / PRODUCERS_STRINGS_OPEN_DEN * PRODUCERS_STRINGS_OPEN_NUM) {
+		snprintf(err, err_len, "template: the string table is past the %u/%u "
+			 "of it producers may fill (%llu of %llu bytes, %u of %u "
+			 "strings; the rest is kept for the admin's nodes); producer "
+			 "identity (uid %u, name \"%s\") asked for %llu bytes",
+			 PRODUCERS_STRINGS_OPEN_NUM, PRODUCERS_STRINGS_OPEN_DEN,
+			 (unsigned long long)now.arena_used, (unsigned long long)arena,
+			 now.count, max_strings, (unsigned)who->uid, who->name,
+			 (unsigned long long)*cost);
+		return -EDQUOT;
+	}
+	return 0;
+}
+
+/* Gives back what a producer's templates were charged (it is going). The
+ * strings themselves stay in the table: ids are never reused (intern.h). */
+static void uncharge(struct producers *p, struct producer *pr)
+{
+	struct identity_charge *c = &p->charged[pr->owner - 1];
+	c->strings -= pr->strings_charged;
+	c->templates -= pr->static_charged;
+	/* Relaxed: figures (producers_budget_use). */
+	__atomic_fetch_sub(&p->use_strings, pr->strings_charged, __ATOMIC_RELAXED);
+	__atomic_fetch_sub(&p->use_templates, pr->static_charged, __ATOMIC_RELAXED);
+	pr->strings_charged = pr->static_charged = 0;
 }
 
 static void producer_free(struct producer *pr)
@@ -157,6 +274,7 @@ void producers_destroy(struct producers *p)
 	free(p->pdb_m);
 	policy_free(p->policy);
 	free(p->policy_path);
+	free(p->charged);
 	for (uint32_t i = 0; i < PRODUCERS_MAX; i++)
 		if (p->table[i] != NULL)
 			producer_free(p->table[i]);
@@ -236,28 +354,88 @@ static struct producer *by_conn(struct producers *p, enum producer_role role,
 	return NULL;
 }
 
+/* Issue 41: frees the identities of `uid` (of every uid when `all`) that
+ * no connection uses and no live placement names, so that their slots
+ * may be taken again: a uid that registered under many names one after
+ * another is not locked out. An identity with a placement keeps it (its
+ * owner id is in the record, the durable store's too). Placements are
+ * made by workers only for a connected producer, and a disconnect waits a
+ * grace period before its identity's count of connections drops (under
+ * the lock, as here), so none can appear for an identity found idle. The
+ * store keeps the freed identity until its slot is taken again
+ * (identity_added then replaces it). Cost: one walk of the placement
+ * table, only when a registration finds no room. Returns how many. */
+static unsigned identities_reclaim(struct producers *p, uid_t uid, bool all)
+{
+	uint8_t *owned = calloc(IDENTITIES_MAX, 1);
+	if (owned == NULL)
+		return 0;
+	uint32_t cursor = 0;
+	uint64_t pid;
+	while ((pid = placements_next(p->placements, &cursor)) != 0) {
+		const struct placement_record *r = placements_get(p->placements, pid);
+		if (r != NULL && r->owner >= 1 && r->owner <= IDENTITIES_MAX)
+			owned[r->owner - 1] = 1;
+	}
+	unsigned freed = 0;
+	for (unsigned i = 0; i < IDENTITIES_MAX; i++) {
+		struct state_identity *id = &p->identities[i];
+		if (!id->used || (!all && id->uid != uid) || id->connections != 0 ||
+		    owned[i])
+			continue;
+		/* Release, partner of the acquire an observer loads `used`
+		 * with (client/observe.c): it skips the slot from now on. Its
+		 * uid and name stay until the slot is taken again, which
+		 * takes a never-used slot first. */
+		__atomic_store_n(&id->used, 0, __ATOMIC_RELEASE);
+		p->charged[i] = (struct identity_charge){0};
+		freed++;
+	}
+	free(owned);
+	if (freed > 0)
+		log_msg(LOG_LEVEL_INFO, "%u producer identit%s without connection or "
+			"placement freed (%s)", freed, freed == 1 ? "y" : "ies",
+			all ? "the table was full" : "a uid had the most names");
+	return freed;
+}
+
 /* The identity (uid, name) for a registration: the one it had, or a new
  * one. Returns its owner id (index + 1), or a negative errno with `why`. */
 static int identity_of(struct producers *p, uid_t uid, const char *name,
 		       char *why, size_t why_len)
 {
-	unsigned free_at = IDENTITIES_MAX, of_uid = 0;
-	for (unsigned i = 0; i < IDENTITIES_MAX; i++) {
-		struct state_identity *id = &p->identities[i];
-		if (!id->used) {
-			if (free_at == IDENTITIES_MAX)
-				free_at = i;
-			continue;
+	unsigned free_at, of_uid;
+	for (int pass = 0;; pass++) {
+		unsigned fresh_at = IDENTITIES_MAX;
+		free_at = IDENTITIES_MAX;
+		of_uid = 0;
+		for (unsigned i = 0; i < IDENTITIES_MAX; i++) {
+			struct state_identity *id = &p->identities[i];
+			if (!id->used) {
+				if (free_at == IDENTITIES_MAX)
+					free_at = i;
+				if (fresh_at == IDENTITIES_MAX && id->uid == 0 &&
+				    id->name[0] == '\0')
+					fresh_at = i;
+				continue;
+			}
+			if (id->uid != uid)
+				continue;
+			of_uid++;
+			if (strcmp(id->name, name) == 0)
+				return (int)i + 1;
 		}
-		if (id->uid != uid)
-			continue;
-		of_uid++;
-		if (strcmp(id->name, name) == 0)
-			return (int)i + 1;
+		if (fresh_at != IDENTITIES_MAX)
+			free_at = fresh_at;
+		if ((of_uid < IDENTITIES_PER_UID && free_at != IDENTITIES_MAX) ||
+		    pass == 1 ||
+		    identities_reclaim(p, uid, free_at == IDENTITIES_MAX) == 0)
+			break;
 	}
 	if (of_uid >= IDENTITIES_PER_UID || free_at == IDENTITIES_MAX) {
 		snprintf(why, why_len, "%s: no new producer identity for uid %u "
-			 "(name \"%s\")", of_uid >= IDENTITIES_PER_UID
+			 "(name \"%s\"); an identity is freed once no connection "
+			 "uses it and no placement names it", of_uid >= IDENTITIES_PER_UID
 			 ? "that uid has the most names the daemon keeps for one uid"
 			 : "the daemon keeps as many identities as it may",
 			 (unsigned)uid, name);
@@ -495,6 +673,9 @@ static void handle_template(struct producers *p, enum producer_role role,
 			rc = gang_resolve(p->gangs, p->strings, &pod, err + n,
 					  sizeof(err) - (size_t)n);
 	}
+	uint64_t cost = 0;
+	if (rc == 0)
+		rc = charge_strings(p, pr, role, &mark, &cost, err, sizeof(err));
 	if (rc < 0) {
 		/* Nothing of a refused template stays: the strings it named
 		 * were never published. */
@@ -502,6 +683,10 @@ static void handle_template(struct producers *p, enum producer_role role,
 		control_server_reply_error(s, conn, rid, -rc, "%s", err);
 		return;
 	}
+	struct identity_charge *charge = &p->charged[pr->owner - 1];
+	charge->strings += cost;
+	pr->strings_charged += cost;
+	__atomic_fetch_add(&p->use_strings, cost, __ATOMIC_RELAXED); /* a figure */
 	uint32_t n = pr->n_templates;
 	pr->templates[n] = pod;
 	/* The template's class is compiled now, not on its first pods' path:
@@ -509,9 +694,31 @@ static void handle_template(struct producers *p, enum producer_role role,
 	 * thread: its snapshot cannot be freed under it), its index by the
 	 * worker (engine_prepare). Without them (no memory) the worker reads
 	 * them too. */
-	pr->templates_static[n] = p->profiles == NULL ? NULL
-		: engine_static_compile(cluster_snapshot(p->cluster), p->ctx,
-					p->profiles, &pod);
+	/* Within its identity's budget for them (issue 41): past it, it is
+	 * registered uncompiled, its worker reading them as above. */
+	const struct snapshot *snap = cluster_snapshot(p->cluster);
+	bool compile = p->profiles != NULL &&
+		       charge->templates + engine_static_bytes_max(snap->n_slots) <=
+		       p->template_budget;
+	pr->templates_static[n] = compile ? engine_static_compile(snap, p->ctx,
+								  p->profiles, &pod)
+					  : NULL;
+	uint64_t bytes = engine_static_bytes(pr->templates_static[n]);
+	charge->templates += bytes;
+	pr->static_charged += bytes;
+	/* Relaxed: figures. */
+	__atomic_fetch_add(&p->use_templates, bytes, __ATOMIC_RELAXED);
+	if (!compile && p->profiles != NULL)
+		__atomic_fetch_add(&p->uncompiled, 1, __ATOMIC_RELAXED);
+	if (!compile && p->profiles != NULL && pr->n_templates_uncompiled++ == 0)
+		log_msg(LOG_LEVEL_WARN, "producer %u (uid %u, name \"%s\"): its "
+			"identity's compiled templates hold %llu bytes of the %llu "
+			"it may (--template-bytes-per-identity); its templates from "
+			"template %u on are compiled by its worker", pr->id,
+			(unsigned)p->identities[pr->owner - 1].uid,
+			p->identities[pr->owner - 1].name,
+			(unsigned long long)charge->templates,
+			(unsigned long long)p->template_budget, n + 1);
 	/* Release, partner of the acquire in producers_templates(). */
 	__atomic_store_n(&pr->n_templates, n + 1, __ATOMIC_RELEASE);
 	wake_workers(p); /* compiled now, not at a sleeping worker's next poll */
@@ -1296,7 +1503,16 @@ static void disconnect_locked(struct producers *p, enum producer_role role,
 	struct state_identity *who = &p->identities[pr->owner - 1];
 	/* Relaxed: a figure for observers. */
 	__atomic_store_n(&who->connections, who->connections - 1, __ATOMIC_RELAXED);
+	uncharge(p, pr);
+	bool had_templates = pr->n_templates > 0;
 	producer_free(pr);
+	/* Its templates' compiled results were many arrays of a few tens of
+	 * KiB each, from the heap: without a trim, malloc keeps their pages
+	 * (issue 41 measured most of a producer's memory staying after it
+	 * left). Cost: one walk of the heap's free chunks, per producer
+	 * that goes. */
+	if (had_templates)
+		malloc_trim(0);
 	__atomic_fetch_add(&p->gone, 1, __ATOMIC_RELAXED);
 }
 

@@ -82,6 +82,13 @@ struct producer {
 	/* Templates its worker's engine was given to compile ahead of their
 	 * pods (daemon/serve.c, engine_prepare). Its worker's alone. */
 	uint32_t prepared;
+	/* What its templates are charged to its identity (issue 41): the
+	 * strings they added to the table, and their compiled static results
+	 * (engine_static_bytes). The control thread's alone; given back when
+	 * it goes. */
+	uint64_t strings_charged;
+	uint64_t static_charged;
+	uint32_t n_templates_uncompiled; /* past that budget */
 };
 
 struct producers;
@@ -97,6 +104,32 @@ struct producers *producers_create(struct cluster *c, struct intern *strings,
 				   const struct plugin_ctx *ctx, uint32_t slots,
 				   struct placements *placements,
 				   struct state_identity *identities);
+
+/* Budgets per producer identity (issue 41), before the control sockets
+ * start. `strings_per_identity`: what the templates of one identity's
+ * connections may add to the string table, in bytes (each string's bytes
+ * and NUL plus the arena's share of one entry, arena_size / max_strings);
+ * a template past it is refused with EDQUOT. 0: the part of the table
+ * producers may fill (PRODUCERS_STRINGS_OPEN_NUM / _DEN of it) over
+ * IDENTITIES_PER_UID, so that that many identities cannot fill it.
+ * Whatever the budgets, a producer's template is refused (EDQUOT) once
+ * the table is past that part of its arena or of its entries: the rest is
+ * the admin's (nodes). `template_bytes_per_identity`: the compiled static
+ * results (engine_static_bytes) of one identity's templates; past it a
+ * template is registered uncompiled (its worker reads its static results
+ * itself, within the worker's class cache budget). 0:
+ * PRODUCERS_TEMPLATE_BYTES_DEFAULT. UINT64_MAX: no budget. */
+#define PRODUCERS_STRINGS_OPEN_NUM 3u /* of 4: what producers may fill */
+#define PRODUCERS_STRINGS_OPEN_DEN 4u
+#define PRODUCERS_TEMPLATE_BYTES_DEFAULT (UINT64_C(256) << 20)
+void producers_set_budgets(struct producers *p, uint64_t strings_per_identity,
+			   uint64_t template_bytes_per_identity);
+
+/* What the budgets hold now, summed over identities: string table bytes
+ * charged, compiled template bytes, and templates registered uncompiled
+ * (ever). Any thread (relaxed figures). */
+void producers_budget_use(const struct producers *p, uint64_t *strings,
+			  uint64_t *template_bytes, uint64_t *uncompiled);
 
 /* What the control thread tells of the changes it makes, for the durable
  * store; each is called after the change, on the control thread, under

@@ -400,3 +400,10 @@ void intern_rollback(struct intern *t, const struct intern_mark *m)
 	__atomic_store_n(&t->shared->count, m->count, __ATOMIC_RELEASE);
 	t->shared->arena_used = m->arena_used;
 }
+
+void intern_limits(const struct intern *t, uint32_t *max_strings,
+		   uint64_t *arena_size)
+{
+	*max_strings = t->max_strings;
+	*arena_size = t->arena_size;
+}

@@ -96,6 +96,11 @@ struct intern_mark {
 /* The writer's: the table as it is now. */
 void intern_mark(const struct intern *t, struct intern_mark *m);
 
+/* The table's room: `max_strings` entries, `arena_size` bytes of strings
+ * (issue 41: what budgets of the table are made from). */
+void intern_limits(const struct intern *t, uint32_t *max_strings,
+		   uint64_t *arena_size);
+
 /* The writer's: forgets every string added since `m` (their ids are
  * reused). No reader may hold one of their ids: call it only for strings
  * of a request that was never published. Cost: O(strings forgotten). */

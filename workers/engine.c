@@ -29,6 +29,7 @@
 #include "workers/engine.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -204,6 +205,7 @@ struct eclass {
 	struct interpod_view *ipv;
 	uint8_t ip_keys;       /* 1: every feasible slot has the hard spread
 				* constraints' keys; 2: not; 0: not known */
+	uint64_t prepared_ns;  /* now_ns() of engine_prepare's last ask; 0: none */
 };
 
 /* A class's word per slot (eclass.word). */
@@ -321,6 +323,7 @@ struct engine {
 	uint32_t table_mask;
 	uint32_t n_classes;
 	size_t class_bytes, class_bytes_max;
+	uint64_t next_sweep_ns; /* sweep_prepared's next look */
 
 	/* Specs seen, by hash, with the change-log head at their last sight:
 	 * a class is compiled on its second pod, so a unique pod pays a
@@ -3592,6 +3595,23 @@ void engine_static_free(struct class_static *cs)
 	free(cs);
 }
 
+size_t engine_static_bytes_max(uint32_t n_slots)
+{
+	size_t n = n_slots ? n_slots : 1;
+	return sizeof(struct class_static) +
+	       n * (sizeof(uint32_t) + sizeof(int32_t) * 2 + sizeof(struct reason));
+}
+
+size_t engine_static_bytes(const struct class_static *cs)
+{
+	if (cs == NULL)
+		return 0;
+	size_t n = cs->n_slots ? cs->n_slots : 1;
+	return sizeof(*cs) + n * (sizeof(*cs->feasible) + sizeof(*cs->why) +
+				  (cs->affinity_raw != NULL ? sizeof(int32_t) : 0) +
+				  (cs->taint_raw != NULL ? sizeof(int32_t) : 0));
+}
+
 struct class_static *engine_static_compile(const struct snapshot *s,
 					   const struct plugin_ctx *ctx,
 					   const struct sched_config *cfg,
@@ -3653,6 +3673,7 @@ int engine_prepare(struct engine *e, const struct pod_spec *pod,
 			    cs->taint_raw, &cs->diag, cs->why);
 		e->stats.static_adopted++;
 	}
+	k->prepared_ns = now_ns();
 	if (!k->want_index) {
 		k->want_index = true;
 		e->stats.prepared++;
@@ -3662,8 +3683,70 @@ int engine_prepare(struct engine *e, const struct pod_spec *pod,
 	return 0;
 }
 
+/* Whether class k was compiled ahead for a template (engine_prepare) and
+ * no pod has used it for ENGINE_PREPARED_TTL_NS since. */
+static bool prepared_stale(const struct eclass *k, uint64_t now)
+{
+	return k->prepared_ns != 0 && k->last_use == LAST_USE_NEVER &&
+	       now - k->prepared_ns > ENGINE_PREPARED_TTL_NS;
+}
+
+/* Issue 41: frees the classes compiled ahead for templates that no pod
+ * has used for ENGINE_PREPARED_TTL_NS: a producer that registered many
+ * templates and left (or never sent their pods) no longer holds this
+ * worker's memory until the class cache budget pushes them out. A pod of
+ * such a template later compiles its class again, a budget at a time,
+ * placed by a scan meanwhile (the same answer). At most one look a
+ * second; a look walks the class table; a sweep rebuilds it as
+ * evict_cold() does. */
+static void sweep_prepared(struct engine *e)
+{
+	uint64_t now = now_ns();
+	if (now < e->next_sweep_ns)
+		return;
+	e->next_sweep_ns = now + ENGINE_SWEEP_NS;
+	uint32_t n = e->table_mask + 1, stale = 0;
+	for (uint32_t i = 0; i < n; i++)
+		if (e->table[i] != NULL && prepared_stale(e->table[i], now))
+			stale++;
+	if (stale == 0)
+		return;
+	struct eclass **keep = calloc(n, sizeof(*keep));
+	if (keep == NULL)
+		return;
+	uint32_t m = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		struct eclass *k = e->table[i];
+		e->table[i] = NULL;
+		if (k == NULL)
+			continue;
+		if (prepared_stale(k, now)) {
+			e->class_bytes -= k->bytes;
+			class_free(e, k);
+		} else {
+			keep[m++] = k;
+		}
+	}
+	memset(e->by_static, 0, sizeof(e->by_static));
+	e->n_classes = 0;
+	e->pending = e->pending_tail = NULL;
+	for (uint32_t j = 0; j < m; j++) {
+		class_insert(e, keep[j]);
+		if (keep[j]->queued) {
+			keep[j]->queued = false;
+			pending_push(e, keep[j]);
+		}
+	}
+	free(keep);
+	e->stats.class_evictions++;
+	/* Their pages back to the system, not kept by malloc (an idle
+	 * worker's time; once per sweep that freed something). */
+	malloc_trim(0);
+}
+
 bool engine_idle(struct engine *e)
 {
+	sweep_prepared(e);
 	const struct snapshot *s = cluster_snapshot(e->cluster);
 	if (e->pending == NULL && e->rows.n_slots == s->n_slots)
 		return false;

@@ -197,6 +197,18 @@ struct class_static *engine_static_compile(const struct snapshot *s,
 					   const struct sched_config *cfg,
 					   const struct pod_spec *pod);
 void engine_static_free(struct class_static *cs);
+
+/* The bytes `cs` holds (its arrays and itself; 0 for NULL), and the most
+ * that engine_static_compile() allocates for a snapshot of `n_slots`
+ * slots: what a template's compiled results are charged (issue 41). */
+size_t engine_static_bytes(const struct class_static *cs);
+
+/* A class compiled ahead for a template (engine_prepare) that no pod has
+ * used for this long is freed by engine_idle() (looking at most once per
+ * ENGINE_SWEEP_NS): issue 41, a gone producer's templates. */
+#define ENGINE_PREPARED_TTL_NS (UINT64_C(30) * 1000000000u)
+#define ENGINE_SWEEP_NS UINT64_C(1000000000)
+size_t engine_static_bytes_max(uint32_t n_slots);
 bool engine_idle(struct engine *e);
 void engine_set_compile_budget(struct engine *e, uint64_t per_pod);
 

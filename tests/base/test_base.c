@@ -174,6 +174,35 @@ static void test_log_file_json_reopen(void **state)
 	rmdir(dir);
 }
 
+/* kubectl's forms: "2" cores, "1500m"; Quantity's canonical suffixes;
+ * durations scaled so no figure reads "2617245.7 us". */
+static void test_units_for_people(void **state)
+{
+	(void)state;
+	char b[32];
+	assert_string_equal(units_cpu(2000, b, sizeof(b)), "2");
+	assert_string_equal(units_cpu(1500, b, sizeof(b)), "1500m");
+	assert_string_equal(units_cpu(100, b, sizeof(b)), "100m");
+	assert_string_equal(units_cpu(0, b, sizeof(b)), "0");
+	assert_string_equal(units_bytes(4LL << 30, b, sizeof(b)), "4Gi");
+	assert_string_equal(units_bytes(128LL << 20, b, sizeof(b)), "128Mi");
+	assert_string_equal(units_bytes(1536LL << 20, b, sizeof(b)), "1536Mi");
+	assert_string_equal(units_bytes(1000000000, b, sizeof(b)), "1G");
+	assert_string_equal(units_bytes(1500, b, sizeof(b)), "1500");
+	assert_string_equal(units_bytes(1023, b, sizeof(b)), "1023");
+	assert_string_equal(units_bytes(0, b, sizeof(b)), "0");
+	assert_string_equal(units_bytes(1LL << 60, b, sizeof(b)), "1Ei");
+	assert_string_equal(units_us(0.354, b, sizeof(b)), "0.35 us");
+	assert_string_equal(units_us(840.24, b, sizeof(b)), "840.2 us");
+	assert_string_equal(units_us(999.96, b, sizeof(b)), "1.00 ms");
+	assert_string_equal(units_us(12500, b, sizeof(b)), "12.5 ms");
+	assert_string_equal(units_us(2617245.7, b, sizeof(b)), "2.62 s");
+	assert_string_equal(units_us(999999, b, sizeof(b)), "1.00 s");
+	assert_string_equal(units_us(125e6, b, sizeof(b)), "125.0 s");
+	/* Truncated, still terminated. */
+	assert_string_equal(units_us(2617245.7, b, 3), "2.");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -185,6 +214,7 @@ int main(void)
 		cmocka_unit_test(test_json_out),
 		cmocka_unit_test(test_hash_is_stable),
 		cmocka_unit_test(test_log_file_json_reopen),
+		cmocka_unit_test(test_units_for_people),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

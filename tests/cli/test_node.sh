@@ -3,7 +3,8 @@
 # update and remove through the admin socket; each refusal (unknown node,
 # a node that already exists, a missing file, bad usage) with its exit
 # status and a message; and the producer socket refusing the same event.
-# Then `shmsched placements` lists what the example producer placed.
+# Then `shmsched placements` lists what the example producer placed, under
+# a header line, its requests in kubectl's units.
 # usage: test_node.sh SHMSCHEDD SHMSCHED CLUSTER_JSON PRODUCER_EXAMPLE
 set -u
 daemon=$1 cli=$2 cluster=$3 producer=$4
@@ -81,6 +82,16 @@ if [ "$lines" -ne 6 ] || [ "$bound" -ne 1 ] || ! grep -q '6 live' "$dir/list.err
 	failed=$((failed + 1))
 else
 	echo "ok: shmsched placements -> 6 live, 1 bound"
+fi
+# A header line, then the requests as kubectl prints them: the example
+# producer's pods ask 100m and 128Mi (examples/producer.c).
+"$cli" placements $A >"$dir/list.txt" 2>/dev/null
+if head -n 1 "$dir/list.txt" | grep -q '^ID  *NODE  *OWNER  *CPU  *MEMORY  *GPUS  *CPUSET$' &&
+	[ "$(grep -c ' 100m  *128Mi ' "$dir/list.txt")" -eq 5 ]; then
+	echo "ok: shmsched placements: header, cpu 100m, memory 128Mi"
+else
+	echo "FAIL: shmsched placements, header and units:"; cat "$dir/list.txt"
+	failed=$((failed + 1))
 fi
 json=$("$cli" placements --json $A | grep -c '"placement_id":[0-9]*,"node":"n[0-9]"')
 if [ "$json" -ne 6 ]; then

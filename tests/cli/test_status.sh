@@ -3,8 +3,10 @@
 # it runs (nodes, the 5 pods the example producer placed and the cluster
 # file's bound one, the producer that owns them), as text and as JSON; then
 # after kill -9, the region the crash left (still read, no daemon holding
-# it, no clean stop); then the refusals (no such region: exit 1 naming its
-# file; bad usage: exit 2).
+# it, no clean stop); the totals on the first line, --summary (no tables),
+# --node NAME (that node; an unknown one is exit 1 naming those there
+# are); then the refusals (no such region: exit 1 naming its file; bad
+# usage: exit 2).
 # usage: test_status.sh SHMSCHEDD SHMSCHED CLUSTER_JSON PRODUCER_EXAMPLE
 set -u
 daemon=$1 cli=$2 cluster=$3 producer=$4
@@ -95,6 +97,54 @@ else
 	fail "shmsched status --json (running): $(cat "$dir/running.json")"
 fi
 
+# Totals first; --summary (no tables); --node (one node, or exit 1).
+first=$("$cli" status --name "$name" | head -n 1)
+case $first in
+"totals      3 nodes (1 cordoned): cpu "*" of "*" cores ("*"%), memory "*"Gi of "*"Gi ("*"%), pods 6 of "*"; 6 placements on nodes")
+	ok "totals first" ;;
+*) fail "the first line is not the totals: $first" ;;
+esac
+out=$("$cli" status --name "$name" --summary 2>&1)
+if printf '%s\n' "$out" | grep -q '^totals ' && printf '%s\n' "$out" | grep -q '^daemon ' &&
+	! printf '%s\n' "$out" | grep -q '^nodes\|^workers\|^producers\|^queue'; then
+	ok "shmsched status --summary: totals, no tables"
+else
+	fail "shmsched status --summary: $out"
+fi
+if "$cli" status --name "$name" --summary --json >"$dir/summary.json" &&
+	python3 -c 'import json, sys
+s = json.load(open(sys.argv[1]))
+sys.exit(0 if s["totals"]["placements_on_nodes"] == 6 and "nodes" not in s
+	 and "workers" not in s else 1)' "$dir/summary.json"; then
+	ok "shmsched status --summary --json: totals, no lists"
+else
+	fail "shmsched status --summary --json: $(cat "$dir/summary.json")"
+fi
+out=$("$cli" status --name "$name" --node n3 2>&1)
+if printf '%s\n' "$out" | grep -q '^node        n3 (id [0-9]*), cordoned$' &&
+	printf '%s\n' "$out" | grep -q '^cpu         .* of [0-9]* cores (' &&
+	! printf '%s\n' "$out" | grep -q 'n1\|^totals'; then
+	ok "shmsched status --node n3: that node only"
+else
+	fail "shmsched status --node n3: $out"
+fi
+if "$cli" status --name "$name" --node n1 --json >"$dir/n1.json" &&
+	python3 -c 'import json, sys
+n = json.load(open(sys.argv[1]))
+sys.exit(0 if n["name"] == "n1" and not n["cordoned"] else 1)' "$dir/n1.json"; then
+	ok "shmsched status --node n1 --json: its object"
+else
+	fail "shmsched status --node n1 --json: $(cat "$dir/n1.json")"
+fi
+out=$("$cli" status --name "$name" --node nope 2>&1)
+rc=$?
+if [ $rc -eq 1 ] && printf '%s' "$out" | grep -qF 'no node "nope" in snapshot generation' &&
+	printf '%s' "$out" | grep -qF '(3 nodes: n1, n2, n3)'; then
+	ok "shmsched status --node nope -> 1, naming the nodes there are"
+else
+	fail "shmsched status --node nope: exit $rc: $out"
+fi
+
 # The crash: the region stays, no daemon holds it.
 kill -9 "$pid"
 wait "$pid" 2>/dev/null
@@ -114,7 +164,7 @@ if [ $rc -eq 1 ] && printf '%s' "$out" | grep -qF "/dev/shm/$name-none"; then
 else
 	fail "no such region: exit $rc, output: $out"
 fi
-for args in "--bogus" "--name" "--name .hidden"; do
+for args in "--bogus" "--name" "--name .hidden" "--node" "--summary --node n1"; do
 	# shellcheck disable=SC2086
 	out=$("$cli" status $args 2>&1)
 	rc=$?

@@ -5,10 +5,12 @@
 # GET and DELETE, bad input (malformed JSON with its JSON path, 404, 405,
 # 413), the daemon killed (503 through nginx) and restarted (recovery);
 # kube-scheduler's extender filter; `promtool check metrics` on /metrics; a
-# real Prometheus scraping the gateway finds its series. The gateway takes
-# bearer tokens (--token-file): every curl here sends one (the curl function
-# below), and nginx passes it through (a request without one is 401). nginx
-# runs from a temporary prefix on loopback ports, its logs and pid inside it.
+# real Prometheus scraping the gateway finds its series; nginx's own
+# refusals (413, 429, 502, 504) answered as Kubernetes Status JSON. The
+# gateway takes bearer tokens (--token-file): every curl here sends one
+# (the curl function below), and nginx passes it through (a request
+# without one is 401). nginx runs from a temporary prefix on loopback ports,
+# its logs and pid inside it.
 # usage: test_nginx.sh SHMSCHEDD SHMSCHED_GATEWAY SHMSCHED SOURCE_ROOT
 set -u
 daemon=$1 gateway=$2 cli=$3 src=$4
@@ -61,35 +63,57 @@ chmod 600 "$dir/tokens.csv"
 curl() { command curl -H "Authorization: Bearer $token" "$@"; }
 "$gateway" --socket "$dir/s.sock" --name "$name" --listen 127.0.0.1:0 \
 	--token-file "$dir/tokens.csv" --daemon-grace 20000 >"$dir/gateway.log" 2>&1 &
-pids="$pids $!"
+gwpid=$!
+pids="$pids $gwpid"
 wait_for "$dir/gateway.log" "ready: listening on port"
 gport=$(sed -n 's/.*listening on port \([0-9]*\).*/\1/p' "$dir/gateway.log")
 
 # nginx: the example file, pointed at this gateway and a free port.
-nport=$(free_port)
-sed -e "s/server 127.0.0.1:8080;/server 127.0.0.1:$gport;/" \
-	-e "s/listen 8000;/listen 127.0.0.1:$nport;/" \
-	"$src/examples/nginx/shmsched.conf" >"$dir/shmsched.conf"
 user=""
 [ "$(id -u)" -eq 0 ] && user="user root;"
-cat >"$dir/nginx.conf" <<EOF
+start_nginx() { # DIR UPSTREAM_PORT LISTEN_PORT [SED_ARG...]: the example file, edited
+	d=$1 up=$2 port=$3
+	shift 3
+	mkdir -p "$d"
+	sed -e "s/server 127.0.0.1:8080;/server 127.0.0.1:$up;/" \
+		-e "s/listen 8000;/listen 127.0.0.1:$port;/" "$@" \
+		"$src/examples/nginx/shmsched.conf" >"$d/shmsched.conf"
+	cat >"$d/nginx.conf" <<EOF
 $user
 worker_processes 1;
-pid $dir/nginx.pid;
-error_log $dir/error.log;
+pid $d/nginx.pid;
+error_log $d/error.log;
 events { worker_connections 256; }
 http {
-    access_log $dir/access.log;
-    client_body_temp_path $dir/client_body;
-    proxy_temp_path $dir/proxy;
-    fastcgi_temp_path $dir/fastcgi;
-    uwsgi_temp_path $dir/uwsgi;
-    scgi_temp_path $dir/scgi;
-    include $dir/shmsched.conf;
+    access_log $d/access.log;
+    client_body_temp_path $d/client_body;
+    proxy_temp_path $d/proxy;
+    fastcgi_temp_path $d/fastcgi;
+    uwsgi_temp_path $d/uwsgi;
+    scgi_temp_path $d/scgi;
+    include $d/shmsched.conf;
 }
 EOF
-nginx -p "$dir" -c "$dir/nginx.conf" -g 'daemon off;' 2>"$dir/nginx.err" &
-pids="$pids $!"
+	nginx -p "$d" -c "$d/nginx.conf" -g 'daemon off;' 2>"$d/nginx.err" &
+	pids="$pids $!"
+}
+nport=$(free_port)
+start_nginx "$dir" "$gport" "$nport"
+# status_of FILE CODE REASON: FILE (headers, then body) is a Kubernetes
+# Status with that code and reason, typed application/json.
+status_of() {
+	python3 - "$@" <<'PY'
+import json, sys
+f, code, reason = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+s = json.load(open(f))
+sys.exit(0 if (s["kind"] == "Status" and s["apiVersion"] == "v1"
+               and s["metadata"] == {} and s["status"] == "Failure"
+               and s["reason"] == reason and s["code"] == code
+               and s["message"]) else 1)
+PY
+}
+# code_type ARGS...: "CODE TYPE" of one request, its body in $dir/body.
+code_type() { curl -s -o "$dir/body" -w '%{http_code} %{content_type}' "$@"; }
 url=http://127.0.0.1:$nport
 for _ in $(seq 100); do curl -s "$url/version" | grep -q shmsched-gateway && break; sleep 0.05; done
 # free_port's port could have been taken meanwhile: it must be our nginx.
@@ -120,7 +144,8 @@ check "  ... items[0] and the field" grep -q 'line 1: items\[0\]: the daemon ref
 check "unknown route: 404" test "$(code "$url/v2/anything")" = 404
 check "wrong method: 405" test "$(code -X PATCH "$url/v1/placements")" = 405
 head -c 40000000 /dev/zero >"$dir/huge"
-check "a 40 MB body: 413" test "$(code -X POST --data-binary @"$dir/huge" "$url/v1/placements")" = 413
+check "a 40 MB body: 413" test "$(code_type -X POST --data-binary @"$dir/huge" "$url/v1/placements")" = "413 application/json"
+check "  ... nginx's own, a Status" status_of "$dir/body" 413 RequestEntityTooLarge
 check "JSON Lines stream through nginx (proxy_buffering off)" \
 	test "$(curl -s -X POST --data-binary @"$src/examples/pods.jsonl" "$url/v1/placements" | grep -c AlreadyExists)" = 1
 
@@ -177,9 +202,41 @@ check "  ... the placements it kept are found" test "$(code "$url/v1/placements/
 check "  ... and new pods are placed" test "$(code -X POST -d '{"metadata":{"name":"late"},"spec":{"containers":[{"name":"c","resources":{"requests":{"cpu":"10m"}}}]}}' "$url/v1/placements")" = 200
 check "  ... on a node" grep -q '"pod":"default/late","node":"n' "$dir/body"
 
-if grep -q '\[emerg\]\|\[alert\]' "$dir/error.log" 2>/dev/null; then
-	echo "nginx error log:"; cat "$dir/error.log"
-fi
+# nginx's own refusals are Status objects (error_page to named locations),
+# typed application/json. A second nginx, the same file with a limit of one
+# request a minute (no burst) and a 1 s proxy_read_timeout, in front of a
+# listener that takes connections into its backlog and never answers (it
+# exits by itself after 20 s): the first request times out (504), the
+# second is over the limit (429, not 503).
+python3 -c 'import socket, time
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(64)
+print(s.getsockname()[1], flush=True); time.sleep(20)' >"$dir/mute.port" &
+pids="$pids $!"
+wait_for "$dir/mute.port" "[0-9]"
+mport=$(cat "$dir/mute.port")
+n2port=$(free_port)
+start_nginx "$dir/n2" "$mport" "$n2port" -e 's|rate=2000r/s|rate=1r/m|' \
+	-e 's|burst=4000 nodelay|nodelay|' \
+	-e 's|proxy_read_timeout 310s|proxy_read_timeout 1s|'
+for _ in $(seq 100); do [ -s "$dir/n2/nginx.pid" ] && break; sleep 0.05; done
+sleep 0.1
+url2=http://127.0.0.1:$n2port
+check "the gateway never answers: 504" test "$(code_type -X POST -d '{}' "$url2/v1/placements?wait=10s")" = "504 application/json"
+check "  ... a Status" status_of "$dir/body" 504 Timeout
+check "over limit_req: 429" test "$(code_type -X POST -d '{}' "$url2/v1/placements")" = "429 application/json"
+check "  ... a Status" status_of "$dir/body" 429 TooManyRequests
+# The gateway stopped: nginx cannot connect, 502 (503 stays "the daemon is
+# not reachable", the gateway's own answer, tested above).
+kill "$gwpid"
+wait "$gwpid" 2>/dev/null
+check "the gateway stopped: 502" test "$(code_type "$url/v1/placements/default/web-1")" = "502 application/json"
+check "  ... a Status" status_of "$dir/body" 502 InternalError
+
+for log in "$dir/error.log" "$dir/n2/error.log" "$dir/n2/nginx.err"; do
+	if grep -q '\[emerg\]\|\[alert\]' "$log" 2>/dev/null; then
+		echo "nginx error log $log:"; cat "$log"
+	fi
+done
 if [ "$failed" -ne 0 ]; then
 	echo "$failed failed; gateway log:"
 	cat "$dir/gateway.log"

@@ -20,7 +20,14 @@
 #   - slow-loris: connections that send their headers a byte at a time are
 #     closed at --header-timeout while another client is served, and one
 #     address holds at most --max-connections-per-ip of them;
-#   - bodies held open past --max-body-bytes-total: 429, not 503.
+#   - bodies held open past --max-body-bytes-total: 429, not 503;
+#   - the policy (--policy FILE, policy/policy.h): without one, a user's pod
+#     naming a system- PriorityClass is 403 at the gateway (kube-apiserver's
+#     Priority admission kept those classes to kube-system, kubernetes PR
+#     #65593) while another class still reaches the daemon; with one, a
+#     user's pods only in its rule's namespaces (403 elsewhere, also through
+#     /extender/bind), a user no rule matches places nothing, the admin
+#     group is not checked, and a bad file stops the gateway at start.
 # usage: test_security.sh SHMSCHEDD SHMSCHED_GATEWAY SOURCE_ROOT
 set -u
 daemon=$1 gateway=$2 src=$3
@@ -93,6 +100,10 @@ code() { curl -s -o "$dir/body" -D "$dir/head" -w '%{http_code}' "$@"; }
 pod() { # NAME [CPU]
 	printf '{"kind":"Pod","metadata":{"name":"%s","namespace":"sec"},"spec":{"containers":[{"name":"c","resources":{"requests":{"cpu":"%s"}}}]}}\n' "$1" "${2:-10m}"
 }
+podc() { # NAME NAMESPACE [CLASS]: a pod in NAMESPACE, naming CLASS
+	printf '{"kind":"Pod","metadata":{"name":"%s","namespace":"%s","uid":"uid-%s"},"spec":{%s"containers":[{"name":"c","resources":{"requests":{"cpu":"10m"}}}]}}\n' \
+		"$1" "$2" "$1" "${3:+\"priorityClassName\":\"$3\",}"
+}
 pods() { # PREFIX N [CPU]
 	i=0
 	while [ "$i" -lt "$2" ]; do pod "$1-$i" "${3:-10m}"; i=$((i + 1)); done
@@ -120,6 +131,13 @@ check "bob places a pod of the same name: 409, the node not said" test "$(code -
 check "  ... " grep -q "by another user's pod" "$dir/body"
 check "system:masters sees it" test "$(code -H "$ROOT" "$url/v1/placements/sec/mine")" = 200
 check "alice releases it" test "$(code -H "$ALICE" -X DELETE "$url/v1/placements/sec/mine")" = 200
+
+# --- the policy: without --policy, no system- class ---------------------------
+check "no --policy: alice's pod of class system-node-critical: 403" test "$(code -H "$ALICE" -X POST -d "$(podc crit sec system-node-critical)" "$url/v1/placements")" = 403
+check "  ... Forbidden, naming the user and the class" grep -q 'user \\"alice\\": spec.priorityClassName \\"system-node-critical\\": a system- PriorityClass.*(here: shmsched-gateway --policy, or a token of its --admin-group); nothing was placed","reason":"Forbidden","code":403' "$dir/body"
+check "  ... and it is not placed" test "$(code -H "$ROOT" "$url/v1/placements/sec/crit")" = 404
+code -H "$ALICE" -X POST -d "$(podc lowly sec low)" "$url/v1/placements" >/dev/null
+check "  ... another class still reaches the daemon (which has no class low)" grep -q 'no PriorityClass with name low was found' "$dir/body"
 
 # --- the admin socket: peers by uid ------------------------------------------
 if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null 2>&1; then
@@ -151,6 +169,40 @@ check "  ... naming the group" grep -q 'user \\"alice\\" may not use the admin l
 check "TCP admin, system:masters: cordon" test "$(code -H "$ROOT" -X POST "http://127.0.0.1:$aport/v1/nodes/n1/cordon")" = 200
 check "  ... uncordon" test "$(code -H "$ROOT" -X POST "http://127.0.0.1:$aport/v1/nodes/n1/uncordon")" = 200
 kill "$g2"
+
+# --- the policy: namespaces per user ---------------------------------------
+printf '{"apiVersion":"shmsched.io/v1alpha1","kind":"Policy","rules":[{"users":["alice"],"namespaces":["team-a"],"priorityClasses":["*"]}]}\n' >"$dir/policy.json"
+printf '{"apiVersion":"shmsched.io/v1alpha1","kind":"Policy","rules":[{"users":["alice"],"namespaces":["team-a"],"colour":"red"}]}\n' >"$dir/bad-policy.json"
+"$gateway" --socket "$dir/s.sock" --name "$name" --listen 127.0.0.1:0 \
+	--token-file "$dir/tokens.csv" --policy "$dir/bad-policy.json" >"$dir/badpol.out" 2>&1
+check "a bad --policy file: refused at start" test $? -ne 0
+check "  ... naming the file and the field" sh -c "grep -q -- '--policy $dir/bad-policy.json: .*colour' '$dir/badpol.out'"
+"$gateway" --socket "$dir/s.sock" --name "$name" --listen 127.0.0.1:0 \
+	--token-file "$dir/tokens.csv" --policy "$dir/policy.json" \
+	--producer-name gw-sec-pol >"$dir/gateway4.log" 2>&1 &
+g4=$!
+pids="$pids $g4"
+wait_for "$dir/gateway4.log" "ready: listening on port"
+purl=http://127.0.0.1:$(sed -n 's/.*listening on port \([0-9]*\).*/\1/p' "$dir/gateway4.log")
+check "--policy: alice in team-b: 403" test "$(code -H "$ALICE" -X POST -d "$(podc pa team-a; podc pb team-b)" "$purl/v1/placements")" = 403
+check "  ... Forbidden, naming the namespace, the policy and its rule" grep -q 'user \\"alice\\": metadata.namespace \\"team-b\\": not among its namespaces (policy .*policy.json, rule 0); nothing was placed","reason":"Forbidden","code":403' "$dir/body"
+check "  ... and none of the request placed, team-a's pod neither" test "$(code -H "$ALICE" "$purl/v1/placements/team-a/pa")" = 404
+check "--policy: alice in team-a: placed" test "$(code -H "$ALICE" -X POST -d "$(podc pa team-a)" "$purl/v1/placements")" = 200
+check "  ... on a node" grep -q '"pod":"team-a/pa","node":"n' "$dir/body"
+check "--policy: bob, whom no rule matches: 403" test "$(code -H "$BOB" -X POST -d "$(podc pbob team-a)" "$purl/v1/placements")" = 403
+check "  ... saying so" grep -q 'user \\"bob\\": no rule of the policy .*policy.json matches it: it may place no pod' "$dir/body"
+check "--policy: the admin group is not checked (team-b)" test "$(code -H "$ROOT" -X POST -d "$(podc proot team-b)" "$purl/v1/placements")" = 200
+check "  ... on a node" grep -q '"pod":"team-b/proot","node":"n' "$dir/body"
+# /extender/bind places: the same check. Filter only evaluates (answered).
+printf '{"Pod":%s,"NodeNames":["n1"]}' "$(podc xb team-b)" >"$dir/xargs.json"
+check "--policy: alice's /extender/filter of a team-b pod: answered" test "$(code -H "$ALICE" -X POST --data-binary @"$dir/xargs.json" "$purl/extender/filter")" = 200
+check "  ... but its bind: 403" test "$(code -H "$ALICE" -X POST -d '{"PodName":"xb","PodNamespace":"team-b","PodUID":"uid-xb","Node":"n1"}' "$purl/extender/bind")" = 403
+check "  ... naming the namespace" grep -q 'metadata.namespace \\"team-b\\": not among its namespaces.*nothing was bound' "$dir/body"
+check "  ... and not placed" test "$(code -H "$ROOT" "$purl/v1/placements/team-b/xb")" = 404
+check "  ... counted in /metrics" sh -c "curl -s -H '$ROOT' '$purl/metrics' | grep -q '^shmsched_gateway_requests_refused_total{reason=\"forbidden\"} 3\$'"
+kill -TERM "$g4"
+wait "$g4"
+check "the --policy gateway stops cleanly (exit 0; sanitizers would say otherwise)" test $? -eq 0
 
 # --- budgets: pods per request, slots per user ------------------------------
 check "13 pods in one request (--max-pods-per-request 12): 429" test "$(pods big 13 | code -H "$ALICE" -X POST --data-binary @- "$url/v1/placements")" = 429

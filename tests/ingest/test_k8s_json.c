@@ -873,6 +873,101 @@ static void test_node_selector(void **state)
 				    "17 entries, at most 16");
 }
 
+/* Issue 41: Kubernetes' own limits on label keys and values, as
+ * k8s.io/apimachinery checks them: pkg/util/validation/validation.go
+ * (IsQualifiedName: an optional DNS-1123 subdomain prefix of at most 253
+ * bytes, '/', a name of 1..63 of [A-Za-z0-9] '-' '_' '.' starting and
+ * ending with an alphanumeric; IsValidLabelValue: empty or such a name)
+ * and pkg/apis/meta/v1/validation/validation.go (ValidateLabels on
+ * metadata.labels and nodeSelector; ValidateLabelSelectorRequirement on a
+ * selector's key and In/NotIn values). Before, a 1,000-byte label value
+ * went into the string table for good. */
+static void test_label_limits(void **state)
+{
+	struct sink *s = *state;
+	char big[1001], json[2048], name63[64], name64[65], prefix254[255];
+	memset(big, 'v', 1000);
+	big[1000] = '\0';
+	memset(name63, 'a', 63);
+	name63[63] = '\0';
+	memset(name64, 'a', 64);
+	name64[64] = '\0';
+	memset(prefix254, 'p', 254);
+	prefix254[254] = '\0';
+
+	/* Valid at the limits. */
+	snprintf(json, sizeof(json), "{'kind':'Node','metadata':{'name':'n1',"
+		 "'labels':{'%s':'%s','example.com/%s':'','A_b.c-D':'x'}}}",
+		 name63, name63, name63);
+	assert_int_equal(load(s, "nodes.json", json), 0);
+
+	/* A 1,000-byte value: refused, naming path, value (cut) and limit. */
+	snprintf(json, sizeof(json), "{'kind':'Node','metadata':{'name':'n1',"
+		 "'labels':{'zone':'%s'}}}", big);
+	assert_int_equal(load(s, "nodes.json", json), -EINVAL);
+	assert_non_null(strstr(s->err, "nodes.json: node n1: metadata.labels.zone: "
+				       "\"vvvv"));
+	assert_non_null(strstr(s->err, "...\" is not a valid label value (1000 bytes; "
+				       "at most 63 characters"));
+	assert_false(intern_find(s->ctx.strings, big, 1000, &(uint32_t){0}));
+	/* 64 bytes: one too many. */
+	snprintf(json, sizeof(json), "{'kind':'Node','metadata':{'name':'n1',"
+		 "'labels':{'zone':'%s'}}}", name64);
+	assert_int_equal(load(s, "nodes.json", json), -EINVAL);
+	/* A key's name of 64 bytes, a prefix of 254, two slashes, bad chars. */
+	snprintf(json, sizeof(json), "{'kind':'Node','metadata':{'name':'n1',"
+		 "'labels':{'%s':'x'}}}", name64);
+	assert_int_equal(load(s, "nodes.json", json), -EINVAL);
+	assert_non_null(strstr(s->err, "its name (64 bytes) must be 1 to 63 characters"));
+	snprintf(json, sizeof(json), "{'kind':'Node','metadata':{'name':'n1',"
+		 "'labels':{'%s/a':'x'}}}", prefix254);
+	assert_int_equal(load(s, "nodes.json", json), -EINVAL);
+	assert_non_null(strstr(s->err, "its prefix (254 bytes) is not a DNS-1123 "
+				       "subdomain (at most 253 bytes"));
+	assert_load_error(s, "nodes.json", "{'kind':'Node','metadata':{'name':'n1',"
+			  "'labels':{'a/b/c':'x'}}}", -EINVAL,
+			  "nodes.json: node n1: metadata.labels.a/b/c: label key "
+			  "\"a/b/c\" (5 bytes) is not a valid qualified name: at most "
+			  "one '/'");
+	assert_int_equal(load(s, "nodes.json", "{'kind':'Node','metadata':{'name':'n1',"
+			      "'labels':{'Example.com/a':'x'}}}"), -EINVAL);
+	assert_int_equal(load(s, "nodes.json", "{'kind':'Node','metadata':{'name':'n1',"
+			      "'labels':{'-a':'x'}}}"), -EINVAL);
+	assert_int_equal(load(s, "nodes.json", "{'kind':'Node','metadata':{'name':'n1',"
+			      "'labels':{'a':'x y'}}}"), -EINVAL);
+	assert_int_equal(load(s, "nodes.json", "{'kind':'Node','metadata':{'name':'n1',"
+			      "'labels':{'/a':'x'}}}"), -EINVAL);
+
+	/* A pod's labels, nodeSelector, a selector's matchLabels and its
+	 * requirements' keys and In values; a node selector requirement's
+	 * key. */
+	snprintf(json, sizeof(json), "{'kind':'Pod','metadata':{'name':'p',"
+		 "'labels':{'app':'%s'}},'spec':{}}", big);
+	assert_int_equal(load(s, "pods.json", json), -EINVAL);
+	assert_non_null(strstr(s->err, "metadata.labels.app: \"vvv"));
+	snprintf(json, sizeof(json), "'nodeSelector':{'zone':'%s'}", big);
+	assert_int_equal(load_pod(s, json), -EINVAL);
+	assert_non_null(strstr(s->err, "spec.nodeSelector.zone: \"vvv"));
+	snprintf(json, sizeof(json), "'nodeSelector':{'%s':'a'}", name64);
+	assert_int_equal(load_pod(s, json), -EINVAL);
+	snprintf(json, sizeof(json), "'affinity':{'podAffinity':{"
+		 "'requiredDuringSchedulingIgnoredDuringExecution':[{'topologyKey':'zone',"
+		 "'labelSelector':{'matchLabels':{'app':'%s'}}}]}}", big);
+	assert_int_equal(load_pod(s, json), -EINVAL);
+	assert_non_null(strstr(s->err, "labelSelector.matchLabels.app: \"vvv"));
+	snprintf(json, sizeof(json), "'affinity':{'podAffinity':{"
+		 "'requiredDuringSchedulingIgnoredDuringExecution':[{'topologyKey':'zone',"
+		 "'labelSelector':{'matchExpressions':[{'key':'%s','operator':'Exists'}]}}]}}",
+		 name64);
+	assert_int_equal(load_pod(s, json), -EINVAL);
+	assert_non_null(strstr(s->err, "matchExpressions[0].key: label key"));
+	snprintf(json, sizeof(json), "'affinity':{'nodeAffinity':{"
+		 "'requiredDuringSchedulingIgnoredDuringExecution':{'nodeSelectorTerms':[{"
+		 "'matchExpressions':[{'key':'%s','operator':'Exists'}]}]}}}", name64);
+	assert_int_equal(load_pod(s, json), -EINVAL);
+	assert_non_null(strstr(s->err, "matchExpressions[0].key: label key"));
+}
+
 /* NodeAffinity (types.go NodeSelector, NodeSelectorTerm,
  * PreferredSchedulingTerm) into the shared pools. */
 static void test_node_affinity(void **state)
@@ -2696,6 +2791,7 @@ int main(void)
 		T(test_pod_level_qos),
 		T(test_pod_level_errors),
 		T(test_node_selector),
+	T(test_label_limits),
 		T(test_node_affinity),
 		T(test_node_affinity_validation),
 		T(test_node_affinity_invalid_values),
