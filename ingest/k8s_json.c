@@ -1737,9 +1737,22 @@ static int requirement_members(struct decoder *d, const json_t *r, const char **
 	return rc;
 }
 
+/* validation.IsValidLabelValue: empty, or a qualified name's name part. */
+static bool label_value_ok(const char *s, size_t len)
+{
+	return len == 0 || qualified_part(s, len);
+}
+
 /* One NodeSelectorRequirement, validated as ValidateNodeSelectorRequirement
- * and ValidateNodeFieldSelectorRequirement do. */
-static int sel_requirement(struct decoder *d, const json_t *r, bool field)
+ * and ValidateNodeFieldSelectorRequirement do. What kube-apiserver lets
+ * through but labels.NewRequirement refuses (a value that is not a valid
+ * label value; for Gt / Lt, one that is not an int64) marks the
+ * requirement invalid: its term then matches no node (shm/model.h). In a
+ * preferred term (`preferred`) such a pod to place is refused instead:
+ * kube-scheduler's NewPreferredSchedulingTerms fails on it, and with it
+ * NodeAffinity's PreScore, so the pod is never scored onto a node. */
+static int sel_requirement(struct decoder *d, const json_t *r, bool field,
+			   bool preferred)
 {
 	struct pod_spec *p = &d->pod;
 	const char *key = "", *op = "";
@@ -1754,6 +1767,7 @@ static int sel_requirement(struct decoder *d, const json_t *r, bool field)
 		return fail(d, -ENOSPC, "more than %d node selector requirements "
 			    "in the pod (POD_MAX_EXPRS)", POD_MAX_EXPRS);
 	struct sel_expr *e = &p->exprs[p->n_exprs];
+	e->invalid = 0;
 	size_t n_values = values != NULL ? json_array_size(values) : 0;
 	if (key_len == 0)
 		return fail_at(d, "key", -EINVAL, "missing");
@@ -1808,10 +1822,25 @@ static int sel_requirement(struct decoder *d, const json_t *r, bool field)
 		size_t m = path_index(d, i);
 		uint32_t *id = &p->values[p->n_values];
 		rc = string_here(d, val, id);
+		bool bad = false;
+		if (rc == 0 && !field)
+			bad = !label_value_ok(json_string_value(val),
+					      json_string_length(val));
 		if (rc == 0 && (e->op == SEL_GT || e->op == SEL_LT) &&
 		    !intern_int(d->ctx->strings, *id, &e->number))
-			rc = fail(d, -EINVAL, "%s is not an integer",
-				  show(val, q, sizeof(q)));
+			bad = true;
+		if (bad && preferred && !d->ctx->cluster_file)
+			rc = fail(d, -EINVAL, "%s does not parse as a requirement's "
+				  "value (%s); kube-scheduler's NodeAffinity "
+				  "PreScore fails on such a preferred term",
+				  show(val, q, sizeof(q)),
+				  e->op == SEL_GT || e->op == SEL_LT ?
+				  "an integer that is a valid label value" :
+				  "a valid label value");
+		if (bad) {
+			e->invalid = 1;
+			e->number = 0;
+		}
 		path_pop(d, m);
 		if (rc < 0)
 			break;
@@ -1824,7 +1853,8 @@ static int sel_requirement(struct decoder *d, const json_t *r, bool field)
 }
 
 /* A NodeSelectorTerm: its requirements appended to the pod's pool. */
-static int sel_term(struct decoder *d, const json_t *t, struct sel_term *out)
+static int sel_term(struct decoder *d, const json_t *t, struct sel_term *out,
+		    bool preferred)
 {
 	struct pod_spec *p = &d->pod;
 	static const char *const lists[] = {"matchExpressions", "matchFields"};
@@ -1839,7 +1869,7 @@ static int sel_term(struct decoder *d, const json_t *t, struct sel_term *out)
 		size_t outer = path_field(d, lists[l]);
 		json_array_foreach(list, i, r) {
 			size_t mark = path_index(d, i);
-			rc = sel_requirement(d, r, l == 1);
+			rc = sel_requirement(d, r, l == 1, preferred);
 			path_pop(d, mark);
 			if (rc < 0)
 				break;
@@ -1873,7 +1903,7 @@ static int node_affinity(struct decoder *d, const json_t *na)
 				if (rc < 0)
 					break;
 				size_t mark = path_index(d, i);
-				rc = sel_term(d, t, &p->terms[i]);
+				rc = sel_term(d, t, &p->terms[i], false);
 				path_pop(d, mark);
 				if (rc == 0)
 					p->n_terms++;
@@ -1918,7 +1948,7 @@ static int node_affinity(struct decoder *d, const json_t *na)
 			pt->term.first_expr = p->n_exprs;
 			if (pref != NULL) {
 				size_t m = path_field(d, "preference");
-				rc = sel_term(d, pref, &pt->term);
+				rc = sel_term(d, pref, &pt->term, true);
 				path_pop(d, m);
 			}
 		}

@@ -2124,6 +2124,16 @@ static int decode_added_affinity(struct dec *d, json_t *na, struct score_config 
 			at++;
 		return fail(d, rc, "%s (read as a pod's node affinity)", at);
 	}
+	/* NewNodeSelector (component-helpers nodeaffinity.go) reports every
+	 * requirement labels.NewRequirement refuses, and the plugin's New
+	 * fails on it: the pod decoder only marks those in required terms. */
+	for (unsigned i = 0; i < got.n_exprs; i++)
+		if (got.exprs[i].invalid)
+			return fail(d, -EINVAL, "requiredDuringSchedulingIgnoredDuring"
+				    "Execution: a requirement's value is not a valid "
+				    "label value (or, for Gt / Lt, not an integer); "
+				    "kube-scheduler's NewNodeSelector refuses it "
+				    "(read as a pod's node affinity)");
 	struct pod_spec *a = &sc->added_affinity;
 	memset(a, 0, sizeof(*a));
 	a->has_required = got.has_required;

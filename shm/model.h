@@ -116,6 +116,12 @@ struct sel_expr {
 	uint8_t field;        /* 1: matchFields (metadata.name only), 0: labels */
 	uint16_t n_values;
 	uint16_t first_value; /* index into pod_spec.values */
+	/* 1: labels.NewRequirement refuses it (a value that is not a valid
+	 * label value; for Gt / Lt, one that is not an int64), which
+	 * kube-apiserver does not check: kube-scheduler's lazy-error node
+	 * selector then matches its term against no node (the pod's other
+	 * terms still count). Fits in the padding before `number`. */
+	uint8_t invalid;
 	int64_t number;       /* the operand of SEL_GT / SEL_LT */
 };
 

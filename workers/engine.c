@@ -350,6 +350,7 @@ struct engine {
 	struct diagnosis diag;
 	uint32_t diag_all_nodes;
 	bool diag_no_nodes;
+	bool diag_conflict; /* NodeAffinity PreFilter's rejection: its message */
 
 	/* Device scores: the largest node's cpu and GPU milli (GpuBestFit's
 	 * scale), per snapshot generation; the shapes seen and the mix
@@ -1182,6 +1183,7 @@ int engine_place_reference(struct engine *e, const struct pod_spec *pod,
 {
 	if (!profile_ok(e, pod))
 		return -EINVAL;
+	e->diag_conflict = affinity_terms_conflict(pod);
 	int rc = place_reference(e, pod, seq,
 				 interpod_applies(e->ip, e->ledger, pod, args_of(e, pod)),
 				 x, out);
@@ -3557,6 +3559,7 @@ int engine_place(struct engine *e, const struct pod_spec *pod, uint64_t seq,
 		return -EINVAL;
 	bool ip_on = interpod_applies(e->ip, e->ledger, pod, args_of(e, pod));
 	e->ip_on = false;
+	e->diag_conflict = affinity_terms_conflict(pod);
 	int rc = ip_on ? place_interpod(e, s, pod, seq, out)
 		       : place_fast(e, s, pod, seq, out);
 	if (rc == 0)
@@ -3839,6 +3842,13 @@ int engine_message(const struct engine *e, char *buf, size_t len)
 {
 	if (e->diag_no_nodes)
 		return snprintf(buf, len, "no nodes available to schedule pods");
+	/* A PreFilter rejection: FitError.Error() writes its message alone
+	 * ("0/N nodes are available: <PreFilterMsg>."), not the nodes'
+	 * reasons. The nodes' counts stay in e->diag for engine_failure()'s
+	 * hints (NodeAffinity, as kube records the plugin). */
+	if (e->diag_conflict)
+		return snprintf(buf, len, "0/%u nodes are available: "
+				AFFINITY_CONFLICT_MSG ".", (unsigned)e->diag_all_nodes);
 	return diagnosis_format(&e->diag, &e->ctx, e->diag_all_nodes, buf, len);
 }
 

@@ -227,6 +227,11 @@ static bool value_in(const struct pod_spec *pod, const struct sel_expr *e, uint3
 static bool expr_matches(const struct plugin_ctx *ctx, const struct pod_spec *pod,
 			 const struct sel_expr *e, const struct node_spec *node)
 {
+	/* A requirement labels.NewRequirement refuses makes its term a parse
+	 * error, and LazyErrorNodeSelector.Match skips such a term: it
+	 * matches no node (component-helpers nodeaffinity.go). */
+	if (e->invalid)
+		return false;
 	if (e->field) {
 		/* nodeSelectorRequirementsAsFieldSelector: metadata.name only,
 		 * In or NotIn with exactly one value; anything else is a parse
@@ -311,6 +316,34 @@ bool filter_affinity(const struct plugin_ctx *ctx, const struct pod_spec *pod,
 		if (term_matches(ctx, pod, &pod->terms[i], node))
 			return true;
 	return false;
+}
+
+bool affinity_terms_conflict(const struct pod_spec *pod)
+{
+	/* NodeAffinity PreFilter (nodeaffinity/node_affinity.go): each term's
+	 * `metadata.name In` requirements are intersected, the terms' sets
+	 * united; a term without one lets every node through. The decoder
+	 * gives a field requirement exactly one value, so a term's
+	 * intersection is empty exactly when two of its In values differ. */
+	if (!pod->has_required || pod->n_terms == 0)
+		return false;
+	for (unsigned i = 0; i < pod->n_terms; i++) {
+		const struct sel_term *t = &pod->terms[i];
+		bool any = false, empty = false;
+		uint32_t name = 0;
+		for (unsigned k = 0; k < t->n_exprs; k++) {
+			const struct sel_expr *e = &pod->exprs[t->first_expr + k];
+			if (!e->field || e->op != SEL_IN || e->n_values != 1)
+				continue;
+			uint32_t v = pod->values[e->first_value];
+			empty |= any && v != name;
+			name = v;
+			any = true;
+		}
+		if (!any || !empty)
+			return false;
+	}
+	return true;
 }
 
 bool filter_ports(const struct plugin_ctx *ctx, const struct pod_spec *pod,

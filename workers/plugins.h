@@ -92,6 +92,15 @@ int filter_taints(const struct pod_spec *pod, const struct node_spec *node);
 bool filter_affinity(const struct plugin_ctx *ctx, const struct pod_spec *pod,
 		     const struct node_spec *node);
 
+/* NodeAffinity PreFilter's rejection: every required term names nodes
+ * by `matchFields` metadata.name In, and no name satisfies all of any one
+ * term's. kube-scheduler then answers UnschedulableAndUnresolvable with
+ * AFFINITY_CONFLICT_MSG before any Filter runs: its FitError is
+ * "0/N nodes are available: pod affinity terms conflict." (such a pod
+ * matches no node, so filter_affinity() refuses it everywhere too). */
+#define AFFINITY_CONFLICT_MSG "pod affinity terms conflict"
+bool affinity_terms_conflict(const struct pod_spec *pod);
+
 /* nodeports/node_ports.go: no requested host port conflicts with one in use
  * (same protocol and port, and same IP or either IP the wildcard). */
 bool filter_ports(const struct plugin_ctx *ctx, const struct pod_spec *pod,

@@ -984,7 +984,7 @@ static void test_node_affinity(void **state)
 		" 'preferredDuringSchedulingIgnoredDuringExecution':["
 		"  {'weight':20,'preference':{'matchExpressions':["
 		"   {'key':'ssd','operator':'Exists'},{'key':'mem','operator':'Lt',"
-		"    'values':['-12']}]}},"
+		"    'values':['12']}]}},"
 		"  {'weight':100,'preference':{}}]}}"), 0);
 	const struct pod_spec *p = &s->pods[0];
 	assert_true(p->has_required);
@@ -1019,7 +1019,9 @@ static void test_node_affinity(void **state)
 	assert_int_equal(p->preferred[0].term.n_exprs, 2);
 	assert_int_equal(e[4].op, SEL_EXISTS);
 	assert_int_equal(e[5].op, SEL_LT);
-	assert_int_equal(e[5].number, -12);
+	assert_int_equal(e[5].number, 12);
+	for (unsigned k = 0; k < p->n_exprs; k++)
+		assert_int_equal(e[k].invalid, 0);
 	assert_int_equal(p->preferred[1].weight, 100);
 	assert_int_equal(p->preferred[1].term.n_exprs, 0);
 	assert_int_equal(p->n_exprs, 6);
@@ -1033,6 +1035,82 @@ static void test_node_affinity(void **state)
 	assert_int_equal(s->pods[0].n_terms, 0);
 	assert_int_equal(load_pod(s, "'affinity':{'nodeAffinity':{}}"), 0);
 	assert_false(s->pods[0].has_required);
+}
+
+/* What kube-apiserver accepts in a node selector requirement but
+ * labels.NewRequirement refuses (apimachinery/pkg/labels/selector.go: every
+ * value must be a valid label value, and a Gt / Lt value an int64): in a
+ * required term the requirement is read and marked invalid, its term then
+ * matching no node (component-helpers nodeaffinity.go, LazyErrorNodeSelector;
+ * workers/plugins.c); in a preferred term the pod is refused, as
+ * NewPreferredSchedulingTerms fails NodeAffinity's PreScore. Before, a Gt /
+ * Lt value that was no integer refused the pod, and an invalid In / NotIn
+ * value was compared as it stood (NotIn then matched every node). */
+static void test_node_affinity_invalid_values(void **state)
+{
+	struct sink *s = *state;
+	static const struct {
+		const char *expr;
+		int invalid;
+	} cases[] = {
+		/* nodeaffinity/node_affinity_test.go TestNodeAffinity: "Pod with
+		 * an invalid value in Affinity term won't be scheduled onto the
+		 * node" */
+		{"{'key':'foo','operator':'NotIn','values':['invalid value: ___@#$%^']}", 1},
+		{"{'key':'foo','operator':'In','values':['ok','-bad']}", 1},
+		{"{'key':'foo','operator':'In','values':['',"
+		 "'a234567890123456789012345678901234567890123456789012345678901234']}", 1},
+		{"{'key':'k','operator':'Gt','values':['1.5']}", 1},
+		{"{'key':'k','operator':'Lt','values':['99999999999999999999']}", 1},
+		/* an int64, but "-1" is not a valid label value */
+		{"{'key':'k','operator':'Gt','values':['-1']}", 1},
+		{"{'key':'k','operator':'Gt','values':['+1']}", 1},
+		{"{'key':'k','operator':'Lt','values':['7']}", 0},
+		{"{'key':'foo','operator':'In','values':['','a-b_c.d']}", 0},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char spec[1024];
+		snprintf(spec, sizeof(spec), "'affinity':{'nodeAffinity':{"
+			 "'requiredDuringSchedulingIgnoredDuringExecution':{"
+			 "'nodeSelectorTerms':[{'matchExpressions':[%s]},"
+			 "{'matchExpressions':[{'key':'zone','operator':'Exists'}]}]}}}",
+			 cases[i].expr);
+		assert_int_equal(load_pod(s, spec), 0);
+		const struct pod_spec *p = &s->pods[0];
+		assert_int_equal(p->n_terms, 2);
+		assert_int_equal(p->exprs[0].invalid, cases[i].invalid);
+		assert_int_equal(p->exprs[1].invalid, 0);
+		if (cases[i].invalid && (p->exprs[0].op == SEL_GT || p->exprs[0].op == SEL_LT))
+			assert_int_equal(p->exprs[0].number, 0);
+	}
+
+	/* A field selector's value is not a label value: fields.OneTermEqual-
+	 * Selector takes any string. */
+	assert_int_equal(load_pod(s, "'affinity':{'nodeAffinity':{"
+		"'requiredDuringSchedulingIgnoredDuringExecution':{'nodeSelectorTerms':["
+		"{'matchFields':[{'key':'metadata.name','operator':'In',"
+		"'values':['Node 1!']}]}]}}}"), 0);
+	assert_int_equal(s->pods[0].exprs[0].invalid, 0);
+
+	/* In a preferred term: refused. */
+	assert_int_equal(load_pod(s, "'affinity':{'nodeAffinity':{"
+		"'preferredDuringSchedulingIgnoredDuringExecution':[{'weight':5,"
+		"'preference':{'matchExpressions':[{'key':'mem','operator':'Lt',"
+		"'values':['-12']}]}}]}}"), -EINVAL);
+	assert_string_equal(s->err, "pods.json: pod default/p: spec.affinity."
+		"nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[0]."
+		"preference.matchExpressions[0].values[0]: \"-12\" does not parse as "
+		"a requirement's value (an integer that is a valid label value); "
+		"kube-scheduler's NodeAffinity PreScore fails on such a preferred term");
+	assert_int_equal(load_pod(s, "'affinity':{'nodeAffinity':{"
+		"'preferredDuringSchedulingIgnoredDuringExecution':[{'weight':5,"
+		"'preference':{'matchExpressions':[{'key':'a','operator':'In',"
+		"'values':['x y']}]}}]}}"), -EINVAL);
+	assert_string_equal(s->err, "pods.json: pod default/p: spec.affinity."
+		"nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[0]."
+		"preference.matchExpressions[0].values[0]: \"x y\" does not parse as "
+		"a requirement's value (a valid label value); kube-scheduler's "
+		"NodeAffinity PreScore fails on such a preferred term");
 }
 
 /* pkg/apis/core/validation/validation.go: ValidateNodeSelectorRequirement,
@@ -1056,10 +1134,6 @@ static void test_node_affinity_validation(void **state)
 		 "matchExpressions[0].values: 2 values, operator Gt takes exactly one"},
 		{"{'key':'k','operator':'Lt','values':[]}",
 		 "matchExpressions[0].values: 0 values, operator Lt takes exactly one"},
-		{"{'key':'k','operator':'Gt','values':['1.5']}",
-		 "matchExpressions[0].values[0]: \"1.5\" is not an integer"},
-		{"{'key':'k','operator':'Lt','values':['99999999999999999999']}",
-		 "matchExpressions[0].values[0]: \"99999999999999999999\" is not an integer"},
 		{"{'key':'k','operator':'Near','values':['x']}",
 		 "matchExpressions[0].operator: \"Near\" is not In, NotIn, Exists, "
 		 "DoesNotExist, Gt or Lt"},
@@ -2720,6 +2794,7 @@ int main(void)
 	T(test_label_limits),
 		T(test_node_affinity),
 		T(test_node_affinity_validation),
+		T(test_node_affinity_invalid_values),
 		T(test_node_affinity_limits),
 		T(test_tolerations),
 		T(test_host_ports),

@@ -772,6 +772,20 @@ static const struct refusal refusals[] = {
 	 "sched.yaml:11: profiles[0].pluginConfig[0].args.addedAffinity."
 	 "requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0]."
 	 "matchExpressions[0].value: unknown field \"value\""},
+	/* NewNodeSelector / NewPreferredSchedulingTerms (component-helpers
+	 * nodeaffinity.go) refuse what labels.NewRequirement refuses, and
+	 * NodeAffinity's New fails: a value that is not a valid label value. */
+	{AFFINITY "addedAffinity:\n        requiredDuringSchedulingIgnoredDuringExecution:\n"
+	 "          nodeSelectorTerms:\n          - matchExpressions:\n"
+	 "            - {key: cores, operator: Gt, values: [\"-1\"]}\n", -EINVAL,
+	 "args.addedAffinity: requiredDuringSchedulingIgnoredDuringExecution: a "
+	 "requirement's value is not a valid label value (or, for Gt / Lt, not an "
+	 "integer); kube-scheduler's NewNodeSelector refuses it"},
+	{AFFINITY "addedAffinity:\n        preferredDuringSchedulingIgnoredDuringExecution:\n"
+	 "        - weight: 1\n          preference:\n            matchExpressions:\n"
+	 "            - {key: zone, operator: In, values: [\"a b\"]}\n", -EINVAL,
+	 "matchExpressions[0].values[0]: \"a b\" does not parse as a requirement's "
+	 "value (a valid label value)"},
 	{AFFINITY "addedAffinity:\n        requiredDuringSchedulingRequiredDuringExecution: {}\n",
 	 -EINVAL, "args.addedAffinity.requiredDuringSchedulingRequiredDuringExecution: "
 	 "unknown field"},

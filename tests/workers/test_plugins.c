@@ -541,6 +541,119 @@ static void test_affinity_match_fields(void **state)
 	assert_false(filter_affinity(&f->ctx, &p, &n1));
 }
 
+/* A requirement labels.NewRequirement refuses (the decoder marks it
+ * `invalid`: ingest/k8s_json.c) makes its term a parse error. kube's
+ * LazyErrorNodeSelector.Match (component-helpers/scheduling/corev1/
+ * nodeaffinity/nodeaffinity.go) skips such a term, so it matches no node,
+ * and the pod's other terms still count; Filter ignores the error. */
+static void test_affinity_invalid_requirement(void **state)
+{
+	struct fx *f = *state;
+	struct node_spec n;
+	struct pod_spec p;
+	struct sel_term *t;
+
+	node_init(f, &n, "node1");
+	node_label(f, &n, "foo", "bar");
+
+	/* from nodeaffinity/node_affinity_test.go TestNodeAffinity: "Pod with
+	 * an invalid value in Affinity term won't be scheduled onto the node"
+	 * (NotIn "invalid value: ___@#$%^", node labelled foo=bar). */
+	pod_init(&p);
+	t = pod_term(&p);
+	pod_expr(f, &p, t, "foo", SEL_NOT_IN, "invalid value: ___@#$%^", NULL);
+	p.exprs[t->first_expr].invalid = 1;
+	assert_false(filter_affinity(&f->ctx, &p, &n));
+
+	/* The lazy error is per term: a second, valid term still places the
+	 * pod (LazyErrorNodeSelector.Match collects the error and goes on). */
+	t = pod_term(&p);
+	pod_expr(f, &p, t, "foo", SEL_EXISTS, NULL);
+	assert_true(filter_affinity(&f->ctx, &p, &n));
+
+	/* Gt with a value labels.NewRequirement refuses ("-1" parses as an
+	 * int64 but is not a valid label value): no node, even one whose
+	 * value is greater. */
+	node_label(f, &n, "cores", "8");
+	pod_init(&p);
+	t = pod_term(&p);
+	pod_expr(f, &p, t, "cores", SEL_GT, "-1", NULL);
+	assert_true(filter_affinity(&f->ctx, &p, &n));
+	p.exprs[t->first_expr].invalid = 1;
+	assert_false(filter_affinity(&f->ctx, &p, &n));
+}
+
+/* NodeAffinity PreFilter (nodeaffinity/node_affinity.go): the terms'
+ * `matchFields` metadata.name In sets, intersected within a term and
+ * united across terms; empty means "pod affinity terms conflict". */
+static void test_affinity_terms_conflict(void **state)
+{
+	struct fx *f = *state;
+	struct pod_spec p;
+	struct sel_term *t;
+
+	/* from nodeaffinity/node_affinity_test.go TestNodeAffinity: "Pod with
+	 * two conflicting mach field requirements" (In node1 AND In node2 in
+	 * one term): wantPreFilterStatus UnschedulableAndUnresolvable,
+	 * errReasonConflict. */
+	pod_init(&p);
+	t = pod_term(&p);
+	pod_field(f, &p, t, "metadata.name", SEL_IN, "node1", NULL);
+	pod_field(f, &p, t, "metadata.name", SEL_IN, "node2", NULL);
+	assert_true(affinity_terms_conflict(&p));
+
+	/* The same name twice: {node1}, no conflict. */
+	pod_init(&p);
+	t = pod_term(&p);
+	pod_field(f, &p, t, "metadata.name", SEL_IN, "node1", NULL);
+	pod_field(f, &p, t, "metadata.name", SEL_IN, "node1", NULL);
+	assert_false(affinity_terms_conflict(&p));
+
+	/* "Pod with two terms: matchFields does not match, but
+	 * matchExpressions matches": a term with no name requirement lets
+	 * every node through (PreFilter returns nil). */
+	pod_init(&p);
+	t = pod_term(&p);
+	pod_field(f, &p, t, "metadata.name", SEL_IN, "node1", NULL);
+	pod_field(f, &p, t, "metadata.name", SEL_IN, "node2", NULL);
+	t = pod_term(&p);
+	pod_expr(f, &p, t, "foo", SEL_IN, "bar", NULL);
+	assert_false(affinity_terms_conflict(&p));
+
+	/* The union: one term's set empty, the other's {node2}: no conflict
+	 * (PreFilterResult {node2}). Both terms' sets empty: conflict. */
+	pod_init(&p);
+	t = pod_term(&p);
+	pod_field(f, &p, t, "metadata.name", SEL_IN, "node1", NULL);
+	pod_field(f, &p, t, "metadata.name", SEL_IN, "node2", NULL);
+	t = pod_term(&p);
+	pod_field(f, &p, t, "metadata.name", SEL_IN, "node2", NULL);
+	assert_false(affinity_terms_conflict(&p));
+	pod_init(&p);
+	t = pod_term(&p);
+	pod_field(f, &p, t, "metadata.name", SEL_IN, "node1", NULL);
+	pod_field(f, &p, t, "metadata.name", SEL_IN, "node2", NULL);
+	t = pod_term(&p);
+	pod_field(f, &p, t, "metadata.name", SEL_IN, "node3", NULL);
+	pod_field(f, &p, t, "metadata.name", SEL_IN, "node4", NULL);
+	assert_true(affinity_terms_conflict(&p));
+
+	/* NotIn does not narrow; an empty term (no matchFields) lets all
+	 * through; no required affinity, or no terms, is no conflict. */
+	pod_init(&p);
+	t = pod_term(&p);
+	pod_field(f, &p, t, "metadata.name", SEL_NOT_IN, "node1", NULL);
+	pod_field(f, &p, t, "metadata.name", SEL_NOT_IN, "node2", NULL);
+	assert_false(affinity_terms_conflict(&p));
+	pod_init(&p);
+	pod_term(&p);
+	assert_false(affinity_terms_conflict(&p));
+	pod_init(&p);
+	assert_false(affinity_terms_conflict(&p));
+	p.has_required = true;
+	assert_false(affinity_terms_conflict(&p));
+}
+
 static void test_score_affinity(void **state)
 {
 	struct fx *f = *state;
@@ -1518,6 +1631,8 @@ int main(void)
 		cmocka_unit_test(test_affinity_operators),
 		cmocka_unit_test(test_affinity_terms),
 		cmocka_unit_test(test_affinity_match_fields),
+		cmocka_unit_test(test_affinity_invalid_requirement),
+		cmocka_unit_test(test_affinity_terms_conflict),
 		cmocka_unit_test(test_score_affinity),
 		cmocka_unit_test(test_ports),
 		cmocka_unit_test(test_fit_enough),
