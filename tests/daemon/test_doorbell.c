@@ -150,7 +150,11 @@ static void test_without_doorbells_it_sleeps_on(void **state)
 	uint32_t tid;
 	struct shmsched_client *c = connect_with(&tid, "10m");
 	struct shmsched_result r;
-	usleep(100000);
+	/* Long enough for the worker to finish its start-up and the
+	 * template's idle work and fall asleep even under TSan (100 ms was
+	 * not: it answered in 29-201 ms, still awake), so that an answer
+	 * within GIVEN_MS can only come from a wake. */
+	usleep(1000000);
 	struct shmsched_pod p = {.cookie = 1, .template_id = tid};
 	assert_int_equal(shmsched_submit(c, &p, 1), 1);
 	unsigned ms = answer_within(c, GIVEN_MS, &r);
