@@ -2,6 +2,7 @@
  * one node event through the daemon's admin socket (only the admin socket
  * takes node events; a producer's are refused). Thin: the client library
  * connects and sends; the daemon checks the Node and answers. */
+#include "cli/read_file.h"
 #include "cli/node.h"
 
 #include <errno.h>
@@ -49,34 +50,6 @@ const char *cli_admin_socket(const char *given, char *buf, size_t len)
 	else
 		snprintf(buf, len, "%s.admin", SHMSCHED_DEFAULT_SOCKET);
 	return buf;
-}
-
-/* Reads FILE whole (at most NODE_FILE_MAX bytes) into *out. */
-static int read_file(const char *path, char **out, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	if (f == NULL) {
-		fprintf(stderr, "shmsched node: %s: %s\n", path, strerror(errno));
-		return -1;
-	}
-	char *buf = malloc(NODE_FILE_MAX + 1);
-	size_t n = buf ? fread(buf, 1, NODE_FILE_MAX + 1, f) : 0;
-	int bad = buf == NULL || ferror(f);
-	fclose(f);
-	if (bad) {
-		fprintf(stderr, "shmsched node: %s: cannot read it\n", path);
-		free(buf);
-		return -1;
-	}
-	if (n > NODE_FILE_MAX) {
-		fprintf(stderr, "shmsched node: %s: longer than %u bytes; one Node "
-			"is expected\n", path, NODE_FILE_MAX);
-		free(buf);
-		return -1;
-	}
-	*out = buf;
-	*len = n;
-	return 0;
 }
 
 int node_main(int argc, char **argv)
@@ -135,7 +108,9 @@ int node_main(int argc, char **argv)
 	}
 	char *body = NULL;
 	size_t len = strlen(arg);
-	if (verbs[v].takes_file && read_file(arg, &body, &len) < 0)
+	if (verbs[v].takes_file &&
+	    cli_read_file("node", arg, NODE_FILE_MAX, "; one Node is expected",
+			  &body, &len) < 0)
 		return 1;
 
 	char path[4096], err[1024];

@@ -3,6 +3,7 @@
  * the control framing (HELLO, then one REQUEST). APPLY sends the file's
  * bytes, never its path: the daemon reads no file an admin names. Every
  * answer is the policy then in force, printed as its source and text. */
+#include "cli/read_file.h"
 #include "cli/policy.h"
 
 #include <errno.h>
@@ -52,31 +53,6 @@ static void usage(FILE *to)
 		"The admin socket: --admin-socket, else $SHMSCHED_ADMIN_SOCKET, else\n"
 		"the daemon's socket with \".admin\" appended, as shmschedd makes it.\n",
 		POLICY_BYTES_MAX, POLICY_RULES_MAX, POLICY_LIST_MAX);
-}
-
-static int read_file(const char *path, char **out, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	if (f == NULL) {
-		fprintf(stderr, "shmsched policy: %s: %s\n", path, strerror(errno));
-		return -1;
-	}
-	char *buf = malloc(POLICY_BYTES_MAX + 1);
-	size_t n = buf ? fread(buf, 1, POLICY_BYTES_MAX + 1, f) : 0;
-	int bad = buf == NULL || ferror(f);
-	fclose(f);
-	if (bad || n > POLICY_BYTES_MAX) {
-		if (bad)
-			fprintf(stderr, "shmsched policy: %s: cannot read it\n", path);
-		else
-			fprintf(stderr, "shmsched policy: %s: longer than %u bytes, the "
-				"most a policy has\n", path, POLICY_BYTES_MAX);
-		free(buf);
-		return -1;
-	}
-	*out = buf;
-	*len = n;
-	return 0;
 }
 
 /* One OP_POLICY request; prints the answer. Returns the exit status. */
@@ -200,7 +176,8 @@ int policy_main(int argc, char **argv)
 		return call(sock, OP_POLICY_RELOAD, NULL, 0);
 	char *text;
 	size_t len;
-	if (read_file(file, &text, &len) < 0)
+	if (cli_read_file("policy", file, POLICY_BYTES_MAX,
+			  ", the most a policy has", &text, &len) < 0)
 		return 2;
 	/* Checked here first: the message names FILE, not the socket. */
 	struct policy *pol;
