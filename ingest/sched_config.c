@@ -857,30 +857,6 @@ static int intern_value(struct dec *d, const json_t *v, uint32_t *id)
 	return 0;
 }
 
-static int64_t *score_weight(struct score_config *sc, int i)
-{
-	switch ((enum score_plugin)i) {
-	case SCORE_TAINT:
-		return &sc->weight_taint;
-	case SCORE_AFFINITY:
-		return &sc->weight_affinity;
-	case SCORE_FIT:
-		return &sc->weight_fit;
-	case SCORE_GPU_BEST_FIT:
-		return &sc->weight_gpu_best_fit;
-	case SCORE_GPU_FRAG:
-		return &sc->weight_gpu_frag;
-	case SCORE_SPREAD:
-		return &sc->weight_spread;
-	case SCORE_INTER_POD:
-		return &sc->weight_inter_pod;
-	case SCORE_BALANCED:
-	case SCORE_PLUGINS:
-	default:
-		return &sc->weight_balanced;
-	}
-}
-
 /* ---- plugins: kube's merge and multiPoint expansion ---------------------
  *
  * A profile's `plugins` holds one {enabled, disabled} set per extension
@@ -903,87 +879,6 @@ static int64_t *score_weight(struct score_config *sc, int i)
  * claims, preemption) may be disabled: for the pods shmsched places that
  * changes nothing. */
 
-enum ext_point {
-	EXT_MULTI_POINT = 0,
-	EXT_PRE_ENQUEUE,
-	EXT_QUEUE_SORT,
-	EXT_PRE_FILTER,
-	EXT_FILTER,
-	EXT_POST_FILTER,
-	EXT_PRE_SCORE,
-	EXT_SCORE,
-	EXT_RESERVE,
-	EXT_PERMIT,
-	EXT_PRE_BIND,
-	EXT_BIND,
-	EXT_POST_BIND,
-	EXT_POINTS,
-};
-
-static const char *const ext_names[EXT_POINTS] = {
-	"multiPoint", "preEnqueue", "queueSort", "preFilter", "filter",
-	"postFilter", "preScore", "score", "reserve", "permit", "preBind",
-	"bind", "postBind",
-};
-
-/* kube's interface names, as its messages say them. */
-static const char *const ext_types[EXT_POINTS] = {
-	"MultiPoint", "PreEnqueuePlugin", "QueueSortPlugin", "PreFilterPlugin",
-	"FilterPlugin", "PostFilterPlugin", "PreScorePlugin", "ScorePlugin",
-	"ReservePlugin", "PermitPlugin", "PreBindPlugin", "BindPlugin",
-	"PostBindPlugin",
-};
-
-#define AT(p) (1u << (p))
-#define NOT_DEFAULT (-1)
-
-struct plugin_info {
-	const char *name;
-	uint16_t points;  /* the extension points it implements */
-	uint16_t keep;    /* points shmsched always runs it at: not to disable */
-	int8_t score;     /* its score (enum score_plugin), or -1: none of ours */
-	int8_t weight;    /* its weight in kube's default multiPoint list (0:
-			   * none given), or NOT_DEFAULT */
-	bool fixed_weight; /* a score shmsched does not compute: only its
-			    * default weight (or disabling it) is accepted */
-};
-
-#define PF_F (AT(EXT_PRE_FILTER) | AT(EXT_FILTER))
-#define PS_S (AT(EXT_PRE_SCORE) | AT(EXT_SCORE))
-
-/* kube-scheduler's default profile (getDefaultPlugins, with
- * DynamicResources, on by default since v1.34), in its order, then ours.
- * The points each implements are its Go type's interfaces. */
-static const struct plugin_info plugin_table[] = {
-	{"SchedulingGates", AT(EXT_PRE_ENQUEUE), AT(EXT_PRE_ENQUEUE), -1, 0, false},
-	{"PrioritySort", AT(EXT_QUEUE_SORT), AT(EXT_QUEUE_SORT), -1, 0, false},
-	{"NodeUnschedulable", AT(EXT_FILTER), AT(EXT_FILTER), -1, 0, false},
-	{"NodeName", AT(EXT_FILTER), AT(EXT_FILTER), -1, 0, false},
-	{"TaintToleration", AT(EXT_FILTER) | PS_S, AT(EXT_FILTER), SCORE_TAINT, 3,
-	 false},
-	{"NodeAffinity", PF_F | PS_S, PF_F, SCORE_AFFINITY, 2, false},
-	{"NodePorts", PF_F, PF_F, -1, 0, false},
-	{"NodeResourcesFit", PF_F | PS_S, PF_F, SCORE_FIT, 1, false},
-	{"VolumeRestrictions", PF_F, 0, -1, 0, false},
-	{"NodeVolumeLimits", PF_F, 0, -1, 0, false},
-	{"VolumeBinding", PF_F | PS_S | AT(EXT_RESERVE) | AT(EXT_PRE_BIND), 0, -1, 0,
-	 false},
-	{"VolumeZone", PF_F, 0, -1, 0, false},
-	{"PodTopologySpread", PF_F | PS_S, PF_F, SCORE_SPREAD, 2, false},
-	{"InterPodAffinity", PF_F | PS_S, PF_F, SCORE_INTER_POD, 2, false},
-	{"DynamicResources", AT(EXT_PRE_ENQUEUE) | PF_F | AT(EXT_POST_FILTER) |
-	 AT(EXT_RESERVE) | AT(EXT_PRE_BIND), 0, -1, 0, false},
-	{"DefaultPreemption", AT(EXT_PRE_ENQUEUE) | AT(EXT_POST_FILTER), 0, -1, 0,
-	 false},
-	{"NodeResourcesBalancedAllocation", PS_S, 0, SCORE_BALANCED, 1, false},
-	{"ImageLocality", AT(EXT_SCORE), 0, -1, 1, true},
-	{"DefaultBinder", AT(EXT_BIND), AT(EXT_BIND), -1, 0, false},
-	{"GpuBestFit", AT(EXT_SCORE), 0, SCORE_GPU_BEST_FIT, NOT_DEFAULT, false},
-	{"GpuFragmentation", AT(EXT_SCORE), 0, SCORE_GPU_FRAG, NOT_DEFAULT, false},
-};
-
-#define N_PLUGINS ((int)(sizeof(plugin_table) / sizeof(plugin_table[0])))
-
 /* Removed from the v1 API (validation.go, invalidPluginsByVersion). */
 static const char *const plugins_removed[] = {
 	"AzureDiskLimits", "CinderLimits", "EBSLimits", "GCEPDLimits", NULL,
@@ -992,20 +887,19 @@ static const char *const plugins_removed[] = {
 #define PLUGIN_ALL (-2)     /* "*" in a disabled list */
 #define PLUGIN_UNKNOWN (-1)
 
-static int plugin_lookup(const char *name, size_t len)
+/* A row of plugin_table (workers/plugin_table.h), PLUGIN_ALL or
+ * PLUGIN_UNKNOWN. */
+static int plugin_entry_lookup(const char *name, size_t len)
 {
 	if (len == 1 && name[0] == '*')
 		return PLUGIN_ALL;
-	for (int i = 0; i < N_PLUGINS; i++)
-		if (strlen(plugin_table[i].name) == len &&
-		    memcmp(plugin_table[i].name, name, len) == 0)
-			return i;
-	return PLUGIN_UNKNOWN;
+	int i = plugin_lookup(name, len);
+	return i >= 0 ? i : PLUGIN_UNKNOWN;
 }
 
-static bool implements(int plugin, enum ext_point p)
+static bool implements(int plugin, enum plugin_ext p)
 {
-	return plugin >= 0 && (plugin_table[plugin].points & AT(p)) != 0;
+	return plugin >= 0 && (plugin_table[plugin].points & PLUGIN_BIT(p)) != 0;
 }
 
 /* One entry of an enabled or disabled list, as read. */
@@ -1027,7 +921,7 @@ struct plugin_set {
 
 struct plugins_in {
 	json_t *obj; /* the profile's `plugins`, or NULL */
-	struct plugin_set set[EXT_POINTS];
+	struct plugin_set set[PLUGIN_EXT_POINTS];
 };
 
 /* The path of a list entry (plugins.<point>.<list>[i].name), pushed onto
@@ -1038,12 +932,12 @@ struct entry_mark {
 };
 
 static struct entry_mark push_entry(struct dec *d, const struct plugins_in *in,
-				    enum ext_point p, bool enabled,
+				    enum plugin_ext p, bool enabled,
 				    const struct plugin_entry *e)
 {
 	struct entry_mark mk = {d->path_len, d->depth};
 	const char *list = enabled ? "enabled" : "disabled";
-	push_key(d, key_anchor(in->obj, ext_names[p]), ext_names[p]);
+	push_key(d, key_anchor(in->obj, plugin_ext_names[p]), plugin_ext_names[p]);
 	push_key(d, key_anchor(in->set[p].obj, list), list);
 	push_index(d, e->elem, e->index);
 	push_key(d, key_anchor(e->elem, "name"), "name");
@@ -1079,7 +973,7 @@ static int decode_plugin_entry(struct dec *d, json_t *e, bool enabling,
 		failed(&walk, get_int(d, w, 0, WEIGHT_MAX, &weight));
 		pop(d, m);
 	}
-	out->plugin = (int16_t)plugin_lookup(name, len);
+	out->plugin = (int16_t)plugin_entry_lookup(name, len);
 	out->weight = (int32_t)weight;
 	out->elem = e;
 	size_t m = push_key(d, key_anchor(e, "name"), "name");
@@ -1189,7 +1083,7 @@ struct merged {
 	const struct plugin_entry *from; /* NULL: kube's default */
 };
 
-#define MERGED_MAX (N_PLUGINS + SET_ENTRIES_MAX)
+#define MERGED_MAX (PLUGIN_COUNT + SET_ENTRIES_MAX)
 
 /* mergePluginSet for multiPoint: the defaults, each dropped if disabled
  * or replaced in place by a custom entry of its name (the last, as Go's
@@ -1200,8 +1094,8 @@ static unsigned merge_multi_point(const struct plugin_set *custom,
 	bool replaced[SET_ENTRIES_MAX] = {false};
 	unsigned n = 0;
 	if (!disables_all(custom)) {
-		for (int p = 0; p < N_PLUGINS; p++) {
-			if (plugin_table[p].weight == NOT_DEFAULT || disables(custom, p))
+		for (int p = 0; p < PLUGIN_COUNT; p++) {
+			if (plugin_table[p].weight == PLUGIN_NOT_DEFAULT || disables(custom, p))
 				continue;
 			struct merged m = {(int16_t)p, plugin_table[p].weight, NULL};
 			for (unsigned i = custom->n_enabled; i-- > 0;)
@@ -1224,21 +1118,21 @@ static unsigned merge_multi_point(const struct plugin_set *custom,
 
 /* What runs at each point, and each score's weight. */
 struct plugins_out {
-	bool on[EXT_POINTS][N_PLUGINS];
-	int64_t weight[N_PLUGINS]; /* score weight when on at EXT_SCORE */
-	const struct plugin_entry *weight_from[N_PLUGINS]; /* NULL: a default */
-	uint8_t weight_point[N_PLUGINS]; /* the list weight_from is in */
+	bool on[PLUGIN_EXT_POINTS][PLUGIN_COUNT];
+	int64_t weight[PLUGIN_COUNT]; /* score weight when on at PLUGIN_EXT_SCORE */
+	const struct plugin_entry *weight_from[PLUGIN_COUNT]; /* NULL: a default */
+	uint8_t weight_point[PLUGIN_COUNT]; /* the list weight_from is in */
 };
 
 static int plugin_error(struct dec *d, const struct plugins_in *in,
-			enum ext_point p, bool enabled,
+			enum plugin_ext p, bool enabled,
 			const struct plugin_entry *e, const char *fmt, ...)
 	__attribute__((format(printf, 6, 7)));
 
 /* An error at a list entry (plugins.<p>.<list>[i].name), or at `plugins`
  * itself when `e` is NULL. */
 static int plugin_error(struct dec *d, const struct plugins_in *in,
-			enum ext_point p, bool enabled,
+			enum plugin_ext p, bool enabled,
 			const struct plugin_entry *e, const char *fmt, ...)
 {
 	char msg[512];
@@ -1259,7 +1153,7 @@ static int expand_plugins(struct dec *d, const struct plugins_in *in,
 			  struct plugins_out *out)
 {
 	struct merged multi[MERGED_MAX];
-	unsigned n_multi = merge_multi_point(&in->set[EXT_MULTI_POINT], multi);
+	unsigned n_multi = merge_multi_point(&in->set[PLUGIN_EXT_MULTI_POINT], multi);
 	int walk = 0;
 	memset(out, 0, sizeof(*out));
 
@@ -1269,29 +1163,29 @@ static int expand_plugins(struct dec *d, const struct plugins_in *in,
 		for (unsigned j = 0; j < i; j++)
 			if (multi[j].plugin == multi[i].plugin && multi[i].from) {
 				failed(&walk, plugin_error(
-					d, in, EXT_MULTI_POINT, true, multi[i].from,
+					d, in, PLUGIN_EXT_MULTI_POINT, true, multi[i].from,
 					"plugin \"%s\" already registered in multiPoint",
 					plugin_table[multi[i].plugin].name));
 				break;
 			}
 
-	for (int p = EXT_MULTI_POINT + 1; p < EXT_POINTS; p++) {
+	for (int p = PLUGIN_EXT_MULTI_POINT + 1; p < PLUGIN_EXT_POINTS; p++) {
 		const struct plugin_set *s = &in->set[p];
 		/* updatePluginList: the point's own entries. */
 		for (unsigned i = 0; i < s->n_enabled; i++) {
 			const struct plugin_entry *e = &s->enabled[i];
-			if (!implements(e->plugin, (enum ext_point)p)) {
+			if (!implements(e->plugin, (enum plugin_ext)p)) {
 				failed(&walk, plugin_error(
-					d, in, (enum ext_point)p, true, e,
+					d, in, (enum plugin_ext)p, true, e,
 					"plugin \"%s\" does not extend %s",
-					plugin_table[e->plugin].name, ext_types[p]));
+					plugin_table[e->plugin].name, plugin_ext_types[p]));
 				continue;
 			}
 			if (out->on[p][e->plugin]) {
 				failed(&walk, plugin_error(
-					d, in, (enum ext_point)p, true, e,
+					d, in, (enum plugin_ext)p, true, e,
 					"plugin \"%s\" already registered as \"%s\"",
-					plugin_table[e->plugin].name, ext_types[p]));
+					plugin_table[e->plugin].name, plugin_ext_types[p]));
 				continue;
 			}
 			out->on[p][e->plugin] = true;
@@ -1301,29 +1195,29 @@ static int expand_plugins(struct dec *d, const struct plugins_in *in,
 			continue;
 		for (unsigned i = 0; i < n_multi; i++) {
 			int pl = multi[i].plugin;
-			if (implements(pl, (enum ext_point)p) && !disables(s, pl))
+			if (implements(pl, (enum plugin_ext)p) && !disables(s, pl))
 				out->on[p][pl] = true;
 		}
 	}
 
 	/* getScoreWeights: the score entry's weight, else multiPoint's. */
-	for (int pl = 0; pl < N_PLUGINS; pl++) {
-		if (!out->on[EXT_SCORE][pl])
+	for (int pl = 0; pl < PLUGIN_COUNT; pl++) {
+		if (!out->on[PLUGIN_EXT_SCORE][pl])
 			continue;
-		const struct plugin_set *s = &in->set[EXT_SCORE];
+		const struct plugin_set *s = &in->set[PLUGIN_EXT_SCORE];
 		bool found = false;
 		for (unsigned i = 0; i < s->n_enabled && !found; i++)
 			if (s->enabled[i].plugin == pl) {
 				out->weight[pl] = s->enabled[i].weight;
 				out->weight_from[pl] = &s->enabled[i];
-				out->weight_point[pl] = EXT_SCORE;
+				out->weight_point[pl] = PLUGIN_EXT_SCORE;
 				found = true;
 			}
 		for (unsigned i = 0; i < n_multi && !found; i++)
 			if (multi[i].plugin == pl) {
 				out->weight[pl] = multi[i].weight;
 				out->weight_from[pl] = multi[i].from;
-				out->weight_point[pl] = EXT_MULTI_POINT;
+				out->weight_point[pl] = PLUGIN_EXT_MULTI_POINT;
 				found = true;
 			}
 		if (out->weight[pl] == 0)
@@ -1335,14 +1229,14 @@ static int expand_plugins(struct dec *d, const struct plugins_in *in,
 /* The entry that turned `plugin` off at `p`: the point's own disabled
  * entry, else multiPoint's. */
 static const struct plugin_entry *turned_off(const struct plugins_in *in,
-					     enum ext_point p, int plugin,
-					     enum ext_point *where)
+					     enum plugin_ext p, int plugin,
+					     enum plugin_ext *where)
 {
 	const struct plugin_entry *e = disabled_by(&in->set[p], plugin);
 	*where = p;
 	if (e == NULL) {
-		e = disabled_by(&in->set[EXT_MULTI_POINT], plugin);
-		*where = EXT_MULTI_POINT;
+		e = disabled_by(&in->set[PLUGIN_EXT_MULTI_POINT], plugin);
+		*where = PLUGIN_EXT_MULTI_POINT;
 	}
 	return e;
 }
@@ -1359,41 +1253,41 @@ static int apply_plugins(struct dec *d, const struct plugins_in *in,
 		uint8_t where, point;
 		int16_t plugin;
 		bool done;
-	} off[N_PLUGINS * EXT_POINTS];
+	} off[PLUGIN_COUNT * PLUGIN_EXT_POINTS];
 	unsigned n_off = 0;
 	int walk = 0;
-	for (int pl = 0; pl < N_PLUGINS; pl++) {
+	for (int pl = 0; pl < PLUGIN_COUNT; pl++) {
 		const struct plugin_info *info = &plugin_table[pl];
 		const struct plugin_entry *reported = NULL;
-		for (int p = EXT_MULTI_POINT + 1; p < EXT_POINTS; p++) {
-			bool must = (info->keep & AT(p)) != 0;
+		for (int p = PLUGIN_EXT_MULTI_POINT + 1; p < PLUGIN_EXT_POINTS; p++) {
+			bool must = (info->keep & PLUGIN_BIT(p)) != 0;
 			/* A score runs on its PreScore's state. */
-			if (p == EXT_PRE_SCORE && info->score >= 0 &&
-			    implements(pl, EXT_PRE_SCORE) && out->on[EXT_SCORE][pl])
+			if (p == PLUGIN_EXT_PRE_SCORE && info->score >= 0 &&
+			    implements(pl, PLUGIN_EXT_PRE_SCORE) && out->on[PLUGIN_EXT_SCORE][pl])
 				must = true;
 			if (!must || out->on[p][pl])
 				continue;
-			enum ext_point where;
+			enum plugin_ext where;
 			const struct plugin_entry *e =
-				turned_off(in, (enum ext_point)p, pl, &where);
+				turned_off(in, (enum plugin_ext)p, pl, &where);
 			if (e != NULL && e == reported)
 				continue; /* once per plugin and entry */
 			reported = e;
 			off[n_off++] = (struct off){e, (uint8_t)where, (uint8_t)p,
 						    (int16_t)pl, false};
 		}
-		if (info->fixed_weight && out->on[EXT_SCORE][pl] &&
+		if (info->fixed_weight && out->on[PLUGIN_EXT_SCORE][pl] &&
 		    out->weight[pl] != info->weight) {
 			failed(&walk, plugin_error(
-				d, in, (enum ext_point)out->weight_point[pl], true,
+				d, in, (enum plugin_ext)out->weight_point[pl], true,
 				out->weight_from[pl], "%s with weight %lld: shmsched "
 				"does not compute this score (only its default weight "
 				"%d, or disabling it, is accepted)", info->name,
 				(long long)out->weight[pl], info->weight));
 		}
-		if (info->score >= 0)
-			*score_weight(sc, info->score) =
-				out->on[EXT_SCORE][pl] ? out->weight[pl] : 0;
+		int64_t *w = score_config_weight(sc, info->score);
+		if (w != NULL)
+			*w = out->on[PLUGIN_EXT_SCORE][pl] ? out->weight[pl] : 0;
 	}
 	for (unsigned i = 0; i < n_off; i++) {
 		if (off[i].done)
@@ -1410,17 +1304,17 @@ static int apply_plugins(struct dec *d, const struct plugins_in *in,
 				off[j].done = true;
 				n++;
 			}
-		if (off[i].point == EXT_PRE_SCORE)
+		if (off[i].point == PLUGIN_EXT_PRE_SCORE)
 			failed(&walk, plugin_error(
-				d, in, (enum ext_point)off[i].where, false, off[i].e,
+				d, in, (enum plugin_ext)off[i].where, false, off[i].e,
 				"disables %s at preScore while %s score runs: not "
 				"supported by shmsched", names, n > 1 ? "their" : "its"));
 		else
 			failed(&walk, plugin_error(
-				d, in, (enum ext_point)off[i].where, false, off[i].e,
+				d, in, (enum plugin_ext)off[i].where, false, off[i].e,
 				"disables %s at %s: shmsched always runs %s there "
 				"(turning %s off is not supported)", names,
-				ext_names[off[i].point], n > 1 ? "them" : "it",
+				plugin_ext_names[off[i].point], n > 1 ? "them" : "it",
 				n > 1 ? "one" : "it"));
 	}
 	return walk;
@@ -1454,10 +1348,10 @@ static int decode_plugins(struct dec *d, json_t *plugins, struct plugins_in *in)
 	int walk = 0;
 	json_object_foreach(plugins, key, val) {
 		int p = 0;
-		while (p < EXT_POINTS && strcmp(ext_names[p], key) != 0)
+		while (p < PLUGIN_EXT_POINTS && strcmp(plugin_ext_names[p], key) != 0)
 			p++;
 		size_t m = push_key(d, key, key);
-		rc = p < EXT_POINTS ? decode_plugin_set(d, val, &in->set[p])
+		rc = p < PLUGIN_EXT_POINTS ? decode_plugin_set(d, val, &in->set[p])
 				    : unknown_field(d, key);
 		pop(d, m);
 		if (failed(&walk, rc))
@@ -2283,7 +2177,7 @@ static int decode_plugin_config(struct dec *d, json_t *list,
 		}
 		json_t *args = json_object_get(e, "args");
 		size_t ma = push_key(d, key_anchor(e, "args"), "args");
-		int p = plugin_lookup(name, len);
+		int p = plugin_entry_lookup(name, len);
 		if (is_one_of(name, len, plugins_removed)) {
 			size_t mn = push_key(d, key_anchor(e, "name"), "name");
 			failed(&rc, fail(d, -EINVAL, "%s was invalid in version \"%s\"",
@@ -2334,8 +2228,11 @@ static void profile_default(struct sched_profile *p)
 		 SCHED_DEFAULT_NAME);
 	p->percentage_of_nodes_to_score = -1;
 	struct score_config *sc = &p->score;
-	for (int i = 0; i < SCORE_PLUGINS; i++)
-		*score_weight(sc, i) = score_plugin_default_weight[i];
+	for (int i = 0; i < SCORE_PLUGINS; i++) {
+		int64_t *w = score_config_weight(sc, i);
+		if (w != NULL)
+			*w = plugin_default_weight(i);
+	}
 	sc->fit_strategy = FIT_LEAST_ALLOCATED;
 	sc->hard_pod_affinity_weight = 1;
 	sc->spread_defaulting = SPREAD_DEFAULTING_SYSTEM;
@@ -2403,7 +2300,7 @@ static int decode_profile(struct dec *d, json_t *prof, bool single,
 		rc = expand_plugins(d, in, &out);
 		if (rc == 0)
 			rc = apply_plugins(d, in, &out, &p->score);
-		queue_sort_signature(&in->set[EXT_QUEUE_SORT], queue_sig,
+		queue_sort_signature(&in->set[PLUGIN_EXT_QUEUE_SORT], queue_sig,
 				     QUEUE_SORT_SIG);
 	}
 	pop(d, m);

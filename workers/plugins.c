@@ -31,28 +31,6 @@
 #include <stdio.h>
 #include <string.h>
 
-const char *const score_plugin_names[SCORE_PLUGINS] = {
-	[SCORE_TAINT] = "TaintToleration",
-	[SCORE_AFFINITY] = "NodeAffinity",
-	[SCORE_FIT] = "NodeResourcesFit",
-	[SCORE_SPREAD] = "PodTopologySpread",
-	[SCORE_INTER_POD] = "InterPodAffinity",
-	[SCORE_BALANCED] = "NodeResourcesBalancedAllocation",
-	[SCORE_GPU_BEST_FIT] = "GpuBestFit",
-	[SCORE_GPU_FRAG] = "GpuFragmentation",
-};
-
-const int64_t score_plugin_default_weight[SCORE_PLUGINS] = {
-	[SCORE_TAINT] = 3,
-	[SCORE_AFFINITY] = 2,
-	[SCORE_FIT] = 1,
-	[SCORE_SPREAD] = 2,
-	[SCORE_INTER_POD] = 2,
-	[SCORE_BALANCED] = 1,
-	[SCORE_GPU_BEST_FIT] = 0,
-	[SCORE_GPU_FRAG] = 0,
-};
-
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif

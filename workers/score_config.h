@@ -14,9 +14,8 @@
 
 /* The score plugins shmsched implements, in kube's default order
  * (default_plugins.go, getDefaultPlugins), then ours; also the order of
- * scores in explain output. The one table of their names and default
- * weights is score_plugin_names / score_plugin_default_weight
- * (workers/plugins.c). */
+ * scores in explain output. Their names and default weights are rows of
+ * the one plugin table (workers/plugin_table.h). */
 enum score_plugin {
 	SCORE_TAINT = 0,    /* TaintToleration */
 	SCORE_AFFINITY = 1, /* NodeAffinity */
@@ -29,12 +28,9 @@ enum score_plugin {
 	SCORE_PLUGINS = 8,
 };
 
-/* Names as a KubeSchedulerConfiguration spells them. */
+/* Names as a KubeSchedulerConfiguration spells them: each the name of
+ * its row in plugin_table (workers/plugin_table.c), the same pointer. */
 extern const char *const score_plugin_names[SCORE_PLUGINS];
-
-/* kube-scheduler's default weights; ours are 0: they run only when a
- * profile enables them. */
-extern const int64_t score_plugin_default_weight[SCORE_PLUGINS];
 
 /* GpuFragmentationArgs maxShapes: at most, and the default. */
 #define SCORE_GPU_FRAG_MAX_SHAPES 256
@@ -173,31 +169,41 @@ struct sched_config {
 	int32_t pod_max_backoff_seconds;      /* default 10 */
 };
 
+/* The weight field of score plugin `plugin` (enum score_plugin) in `sc`:
+ * the one map from a score to its field, which the configuration writes
+ * through and score_plugin_enabled() reads; NULL for no such score. */
+static inline int64_t *score_config_weight(struct score_config *sc, int plugin)
+{
+	switch (plugin) {
+	case SCORE_TAINT:
+		return &sc->weight_taint;
+	case SCORE_AFFINITY:
+		return &sc->weight_affinity;
+	case SCORE_FIT:
+		return &sc->weight_fit;
+	case SCORE_BALANCED:
+		return &sc->weight_balanced;
+	case SCORE_SPREAD:
+		return &sc->weight_spread;
+	case SCORE_INTER_POD:
+		return &sc->weight_inter_pod;
+	case SCORE_GPU_BEST_FIT:
+		return &sc->weight_gpu_best_fit;
+	case SCORE_GPU_FRAG:
+		return &sc->weight_gpu_frag;
+	default:
+		return NULL;
+	}
+}
+
 /* Whether score plugin `plugin` (enum score_plugin) runs in profile `sc`:
  * what explain output lists (`shmsched place --explain`, the daemon's
  * evaluation). */
 static inline bool score_plugin_enabled(const struct score_config *sc, int plugin)
 {
-	switch (plugin) {
-	case SCORE_TAINT:
-		return sc->weight_taint > 0;
-	case SCORE_AFFINITY:
-		return sc->weight_affinity > 0;
-	case SCORE_FIT:
-		return sc->weight_fit > 0;
-	case SCORE_BALANCED:
-		return sc->weight_balanced > 0;
-	case SCORE_SPREAD:
-		return sc->weight_spread > 0;
-	case SCORE_INTER_POD:
-		return sc->weight_inter_pod > 0;
-	case SCORE_GPU_BEST_FIT:
-		return sc->weight_gpu_best_fit > 0;
-	case SCORE_GPU_FRAG:
-		return sc->weight_gpu_frag > 0;
-	default:
-		return false;
-	}
+	/* Read only: the cast lets one map serve both. */
+	const int64_t *w = score_config_weight((struct score_config *)sc, plugin);
+	return w != NULL && *w > 0;
 }
 
 /* The percentageOfNodesToScore profile `p` places with. */

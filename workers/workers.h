@@ -8,6 +8,7 @@
 
 #include "workers/score_config.h"
 #include "workers/plugins.h"
+#include "workers/plugin_table.h"
 #include "workers/interpod.h"
 #include "workers/pod_class.h"
 #include "workers/device_choice.h"
