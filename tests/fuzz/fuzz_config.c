@@ -1,4 +1,4 @@
-/* Fuzz target: the scheduler configuration reader (ingest/sched_config.c)
+/* Fuzz target: the scheduler configuration reader (ingest/sched_config*.c)
  * on arbitrary bytes, YAML or JSON. What it accepts must be usable without
  * further checks; what it refuses must leave the config and the resource
  * registry (and the string table) as they were, with a message. Every

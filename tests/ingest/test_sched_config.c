@@ -1,5 +1,5 @@
 /* unit.sched_config: the KubeSchedulerConfiguration reader
- * (ingest/sched_config.c): defaults, YAML and JSON alike, the plugin merge,
+ * (ingest/sched_config*.c): defaults, YAML and JSON alike, the plugin merge,
  * scoring strategies, every refusal with its message, and bounded input
  * (truncations; tests/config/fuzz_config.c explores the rest). */
 #include <errno.h>
