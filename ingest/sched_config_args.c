@@ -2,7 +2,11 @@
  * (sched_config_internal.h; the design note is sched_config.c's). Every
  * args type is read strictly, as the rest of the file: an unknown field
  * is an error, a field shmsched cannot honour is refused, one that means
- * nothing here is accepted with one warning. */
+ * nothing here is accepted with one warning. Which plugin takes which
+ * fields, read how and kept where, is one table at the end
+ * (scfg_args_table); above it are the decoders of the structured fields
+ * (resources, shapes, the scoring strategy, spread constraints, the added
+ * affinity). */
 #include "ingest/sched_config_internal.h"
 
 #include <errno.h>
@@ -269,87 +273,6 @@ static int decode_strategy(struct dec *d, json_t *s, struct score_config *sc)
 	return walk;
 }
 
-static int decode_fit_args(struct dec *d, json_t *args, struct score_config *sc)
-{
-	static const char *const keys[] = {"apiVersion", "kind", "scoringStrategy",
-					   "ignoredResources",
-					   "ignoredResourceGroups", NULL};
-	int rc = scfg_check_args(d, args, "NodeResourcesFitArgs");
-	if (rc != 0)
-		return rc;
-	int walk = scfg_only_known(d, args, keys);
-	static const char *const lists[] = {"ignoredResources",
-					    "ignoredResourceGroups"};
-	for (int l = 0; l < 2; l++) {
-		json_t *v = json_object_get(args, lists[l]);
-		if (!scfg_present(v))
-			continue;
-		size_t m = scfg_push_key(d, scfg_key_anchor(args, lists[l]), lists[l]);
-		rc = scfg_need_array(d, v);
-		/* An empty list is the default: harmless. Any entry would
-		 * let the fit filter ignore a resource shmsched checks. */
-		if (rc == 0 && json_array_size(v) > 0)
-			rc = scfg_not_supported(d);
-		scfg_pop(d, m);
-		scfg_failed(&walk, rc);
-	}
-	json_t *s = json_object_get(args, "scoringStrategy");
-	if (scfg_present(s)) {
-		size_t m = scfg_push_key(d, scfg_key_anchor(args, "scoringStrategy"),
-				    "scoringStrategy");
-		scfg_failed(&walk, decode_strategy(d, s, sc));
-		scfg_pop(d, m);
-	}
-	return walk;
-}
-
-static int decode_balanced_args(struct dec *d, json_t *args,
-				struct score_config *sc)
-{
-	static const char *const keys[] = {"apiVersion", "kind", "resources", NULL};
-	int rc = scfg_check_args(d, args, "NodeResourcesBalancedAllocationArgs");
-	if (rc != 0)
-		return rc;
-	int walk = scfg_only_known(d, args, keys);
-	size_t m = scfg_push_key(d, scfg_key_anchor(args, "resources"), "resources");
-	scfg_failed(&walk, decode_resources(d, json_object_get(args, "resources"), true,
-				       sc->balanced_resources,
-				       &sc->n_balanced_resources));
-	scfg_pop(d, m);
-	return walk;
-}
-
-/* InterPodAffinityArgs. */
-static int decode_interpod_args(struct dec *d, json_t *args, struct score_config *sc)
-{
-	static const char *const keys[] = {"apiVersion", "kind",
-					   "hardPodAffinityWeight",
-					   "ignorePreferredTermsOfExistingPods", NULL};
-	int rc = scfg_check_args(d, args, "InterPodAffinityArgs");
-	if (rc != 0)
-		return rc;
-	int walk = scfg_only_known(d, args, keys);
-	json_t *v = json_object_get(args, "hardPodAffinityWeight");
-	if (scfg_present(v)) {
-		int64_t w;
-		size_t m = scfg_push_key(d, scfg_key_anchor(args, "hardPodAffinityWeight"),
-				    "hardPodAffinityWeight");
-		if ((rc = scfg_get_int(d, v, 0, 100, &w)) == 0)
-			sc->hard_pod_affinity_weight = (int32_t)w;
-		scfg_pop(d, m);
-		scfg_failed(&walk, rc);
-	}
-	v = json_object_get(args, "ignorePreferredTermsOfExistingPods");
-	if (scfg_present(v)) {
-		size_t m = scfg_push_key(d, scfg_key_anchor(args,
-						  "ignorePreferredTermsOfExistingPods"),
-				    "ignorePreferredTermsOfExistingPods");
-		scfg_failed(&walk, scfg_get_bool(d, v, &sc->ignore_preferred_terms_of_existing));
-		scfg_pop(d, m);
-	}
-	return walk;
-}
-
 /* One of PodTopologySpreadArgs.defaultConstraints: a
  * TopologySpreadConstraint validated as ValidatePodTopologySpreadArgs
  * does (maxSkew > 0, a topologyKey that is a label name,
@@ -453,42 +376,6 @@ static int decode_default_constraint(struct dec *d, json_t *c,
 				"whatever these keys would add");
 		scfg_pop(d, m);
 		scfg_failed(&walk, rc);
-	}
-	return walk;
-}
-
-/* GpuFragmentationArgs (ours): maxShapes, modelReservation, cpuLimited. */
-static int decode_gpu_frag_args(struct dec *d, json_t *args, struct score_config *sc)
-{
-	static const char *const keys[] = {"apiVersion", "kind", "maxShapes",
-					   "modelReservation", "cpuLimited", NULL};
-	int rc = scfg_check_args(d, args, "GpuFragmentationArgs");
-	if (rc != 0)
-		return rc;
-	int walk = scfg_only_known(d, args, keys);
-	int64_t v;
-	json_t *x = json_object_get(args, "maxShapes");
-	if (scfg_present(x)) {
-		size_t m = scfg_push_key(d, scfg_key_anchor(args, "maxShapes"), "maxShapes");
-		if ((rc = scfg_get_int(d, x, 1, SCORE_GPU_FRAG_MAX_SHAPES, &v)) == 0)
-			sc->gpu_frag_max_shapes = (int32_t)v;
-		scfg_pop(d, m);
-		scfg_failed(&walk, rc);
-	}
-	x = json_object_get(args, "modelReservation");
-	if (scfg_present(x)) {
-		size_t m = scfg_push_key(d, scfg_key_anchor(args, "modelReservation"),
-				    "modelReservation");
-		if ((rc = scfg_get_int(d, x, 0, 1000, &v)) == 0)
-			sc->gpu_frag_model_reservation = (int32_t)v;
-		scfg_pop(d, m);
-		scfg_failed(&walk, rc);
-	}
-	x = json_object_get(args, "cpuLimited");
-	if (scfg_present(x)) {
-		size_t m = scfg_push_key(d, scfg_key_anchor(args, "cpuLimited"), "cpuLimited");
-		scfg_failed(&walk, scfg_get_bool(d, x, &sc->gpu_frag_cpu_limited));
-		scfg_pop(d, m);
 	}
 	return walk;
 }
@@ -693,96 +580,238 @@ static int decode_added_affinity(struct dec *d, json_t *na, struct score_config 
 	return 0;
 }
 
-static int decode_node_affinity_args(struct dec *d, json_t *args,
-				     struct score_config *sc)
+/* ---- the args table --------------------------------------------------------
+ *
+ * Each plugin's args as data, in the manner of nginx's ngx_command_t: a
+ * field's name, the function that reads it (typed setters for the plain
+ * ones, a decoder above for a structured one), and where its value goes
+ * in the profile (an offset into struct score_config). scfg_decode_args()
+ * checks apiVersion and kind, refuses every key the table does not name,
+ * then reads the fields in the table's order (the order of their
+ * messages). PodTopologySpreadArgs keeps a decoder of its own: its two
+ * fields depend on each other. */
+
+#define ARGS_FIELDS_MAX 8
+
+static void *arg_at(struct score_config *sc, const struct arg_field *f)
 {
-	static const char *const keys[] = {"apiVersion", "kind", "addedAffinity",
-					   NULL};
-	int rc = scfg_check_args(d, args, "NodeAffinityArgs");
-	if (rc != 0)
-		return rc;
-	int walk = scfg_only_known(d, args, keys);
-	json_t *na = json_object_get(args, "addedAffinity");
-	if (scfg_present(na)) {
-		size_t m = scfg_push_key(d, scfg_key_anchor(args, "addedAffinity"), "addedAffinity");
-		scfg_failed(&walk, decode_added_affinity(d, na, sc));
-		scfg_pop(d, m);
+	return (char *)sc + f->offset;
+}
+
+/* An integer in lo..hi, kept as an int32_t (when kept). */
+static int arg_int(struct dec *d, json_t *v, const struct arg_field *f,
+		     struct score_config *sc)
+{
+	int64_t x;
+	int rc = scfg_get_int(d, v, f->lo, f->hi, &x);
+	if (rc == 0 && f->offset != ARG_NO_STORE) {
+		int32_t x32 = (int32_t)x;
+		memcpy(arg_at(sc, f), &x32, sizeof(x32));
 	}
+	return rc;
+}
+
+static int arg_bool(struct dec *d, json_t *v, const struct arg_field *f,
+		    struct score_config *sc)
+{
+	bool b;
+	int rc = scfg_get_bool(d, v, &b);
+	if (rc == 0 && f->offset != ARG_NO_STORE)
+		memcpy(arg_at(sc, f), &b, sizeof(b));
+	return rc;
+}
+
+static int arg_string(struct dec *d, json_t *v, const struct arg_field *f,
+		      struct score_config *sc)
+{
+	(void)f;
+	(void)sc;
+	return scfg_need_string(d, v);
+}
+
+/* A list that must stay empty: an empty list is the default, harmless;
+ * an entry (NodeResourcesFit's ignoredResources, ignoredResourceGroups)
+ * would let the fit filter ignore a resource shmsched checks. */
+static int arg_empty_list(struct dec *d, json_t *v, const struct arg_field *f,
+			  struct score_config *sc)
+{
+	(void)f;
+	(void)sc;
+	int rc = scfg_need_array(d, v);
+	if (rc == 0 && json_array_size(v) > 0)
+		rc = scfg_not_supported(d);
+	return rc;
+}
+
+static int arg_strategy(struct dec *d, json_t *v, const struct arg_field *f,
+			struct score_config *sc)
+{
+	(void)f;
+	return decode_strategy(d, v, sc);
+}
+
+static int arg_balanced_resources(struct dec *d, json_t *v,
+				  const struct arg_field *f,
+				  struct score_config *sc)
+{
+	(void)f;
+	return decode_resources(d, v, true, sc->balanced_resources,
+				&sc->n_balanced_resources);
+}
+
+/* VolumeBindingArgs.shape: validated as RequestedToCapacityRatio's. */
+static int arg_shape_checked(struct dec *d, json_t *v, const struct arg_field *f,
+			     struct score_config *sc)
+{
+	(void)f;
+	(void)sc;
+	struct shape_point pts[SHAPE_MAX_POINTS];
+	uint8_t n;
+	return decode_shape(d, v, pts, &n);
+}
+
+static int arg_added_affinity(struct dec *d, json_t *v, const struct arg_field *f,
+			      struct score_config *sc)
+{
+	(void)f;
+	return decode_added_affinity(d, v, sc);
+}
+
+#define SC(field) offsetof(struct score_config, field)
+
+static const struct arg_field fit_fields[] = {
+	{"ignoredResources", arg_empty_list, ARG_NO_STORE, 0, 0, false},
+	{"ignoredResourceGroups", arg_empty_list, ARG_NO_STORE, 0, 0, false},
+	{"scoringStrategy", arg_strategy, ARG_NO_STORE, 0, 0, false},
+	{NULL, NULL, 0, 0, 0, false},
+};
+
+/* Absent resources are the default, cpu and memory. */
+static const struct arg_field balanced_fields[] = {
+	{"resources", arg_balanced_resources, ARG_NO_STORE, 0, 0, true},
+	{NULL, NULL, 0, 0, 0, false},
+};
+
+static const struct arg_field interpod_fields[] = {
+	{"hardPodAffinityWeight", arg_int, SC(hard_pod_affinity_weight), 0, 100,
+	 false},
+	{"ignorePreferredTermsOfExistingPods", arg_bool,
+	 SC(ignore_preferred_terms_of_existing), 0, 0, false},
+	{NULL, NULL, 0, 0, 0, false},
+};
+
+static const struct arg_field node_affinity_fields[] = {
+	{"addedAffinity", arg_added_affinity, ARG_NO_STORE, 0, 0, false},
+	{NULL, NULL, 0, 0, 0, false},
+};
+
+/* GpuFragmentationArgs (ours): maxShapes, modelReservation, cpuLimited. */
+static const struct arg_field gpu_frag_fields[] = {
+	{"maxShapes", arg_int, SC(gpu_frag_max_shapes), 1,
+	 SCORE_GPU_FRAG_MAX_SHAPES, false},
+	{"modelReservation", arg_int, SC(gpu_frag_model_reservation), 0, 1000,
+	 false},
+	{"cpuLimited", arg_bool, SC(gpu_frag_cpu_limited), 0, 0, false},
+	{NULL, NULL, 0, 0, 0, false},
+};
+
+/* The args of plugins shmsched does not run (DefaultPreemption:
+ * shmschedd's preemption keeps kube's defaults; volumes, claims: not
+ * run): their fields checked as kube checks them, then one warning.
+ * DefaultPreemptionArgs: defaults.go 10 and 100; validation: 0..100,
+ * >= 0, not both 0. */
+static const struct arg_field preemption_fields[] = {
+	{"minCandidateNodesPercentage", arg_int, ARG_NO_STORE, 0, 100, false},
+	{"minCandidateNodesAbsolute", arg_int, ARG_NO_STORE, 0, INT32_MAX, false},
+	{NULL, NULL, 0, 0, 0, false},
+};
+
+static int preemption_post(struct dec *d, json_t *args, int walk)
+{
+	if (walk != 0)
+		return walk;
+	/* Both read (or absent: their defaults) once the fields passed. */
+	json_t *p = json_object_get(args, "minCandidateNodesPercentage");
+	json_t *a = json_object_get(args, "minCandidateNodesAbsolute");
+	int64_t pct = scfg_present(p) ? json_integer_value(p) : 10;
+	int64_t abs = scfg_present(a) ? json_integer_value(a) : 100;
+	if (pct == 0 && abs == 0)
+		scfg_failed(&walk, scfg_fail(d, -EINVAL, "minCandidateNodesPercentage "
+					     "and minCandidateNodesAbsolute cannot "
+					     "both be 0"));
 	return walk;
 }
 
-/* Args of plugins whose args shmsched does not read (DefaultPreemption:
- * shmschedd's preemption keeps kube's defaults; volumes, claims: not run):
- * their fields checked as kube checks them, then one warning. */
-static int decode_idle_args(struct dec *d, json_t *args, const char *plugin)
+static const struct arg_field volume_binding_fields[] = {
+	{"bindTimeoutSeconds", arg_int, ARG_NO_STORE, 0, INT64_MAX, false},
+	{"shape", arg_shape_checked, ARG_NO_STORE, 0, 0, false},
+	{NULL, NULL, 0, 0, 0, false},
+};
+
+static const struct arg_field dra_fields[] = {
+	{"filterTimeout", arg_string, ARG_NO_STORE, 0, 0, false},
+	{"bindingTimeout", arg_string, ARG_NO_STORE, 0, 0, false},
+	{NULL, NULL, 0, 0, 0, false},
+};
+
+/* Every plugin whose args shmsched reads; unit.plugin_table checks that
+ * each names a row of plugin_table. */
+const struct args_kind scfg_args_table[] = {
+	{"NodeResourcesFit", "NodeResourcesFitArgs", fit_fields, NULL, NULL, NULL},
+	{"NodeResourcesBalancedAllocation", "NodeResourcesBalancedAllocationArgs",
+	 balanced_fields, NULL, NULL, NULL},
+	{"InterPodAffinity", "InterPodAffinityArgs", interpod_fields, NULL, NULL,
+	 NULL},
+	{"PodTopologySpread", "PodTopologySpreadArgs", NULL, decode_spread_args,
+	 NULL, NULL},
+	{"NodeAffinity", "NodeAffinityArgs", node_affinity_fields, NULL, NULL, NULL},
+	{"GpuFragmentation", "GpuFragmentationArgs", gpu_frag_fields, NULL, NULL,
+	 NULL},
+	{"DefaultPreemption", "DefaultPreemptionArgs", preemption_fields, NULL,
+	 preemption_post, "shmschedd's preemption uses kube's defaults (10%, at "
+	 "least 100 candidate nodes)"},
+	{"VolumeBinding", "VolumeBindingArgs", volume_binding_fields, NULL, NULL,
+	 "shmsched places no pod with volumes to bind"},
+	{"DynamicResources", "DynamicResourcesArgs", dra_fields, NULL, NULL,
+	 "shmsched places no pod with resource claims"},
+	{NULL, NULL, NULL, NULL, NULL, NULL},
+};
+
+const struct args_kind *scfg_args_of(const char *name, size_t len)
 {
-	static const char *const preempt[] = {"apiVersion", "kind",
-					      "minCandidateNodesPercentage",
-					      "minCandidateNodesAbsolute", NULL};
-	static const char *const volume[] = {"apiVersion", "kind",
-					     "bindTimeoutSeconds", "shape", NULL};
-	static const char *const dra[] = {"apiVersion", "kind", "filterTimeout",
-					  "bindingTimeout", NULL};
-	char kind[64];
-	snprintf(kind, sizeof(kind), "%sArgs", plugin);
-	int rc = scfg_check_args(d, args, kind);
+	for (const struct args_kind *k = scfg_args_table; k->plugin != NULL; k++)
+		if (strlen(k->plugin) == len && memcmp(k->plugin, name, len) == 0)
+			return k;
+	return NULL;
+}
+
+int scfg_decode_args(struct dec *d, json_t *args, const struct args_kind *k,
+		     struct score_config *sc)
+{
+	if (k->decode != NULL)
+		return k->decode(d, args, sc);
+	int rc = scfg_check_args(d, args, k->kind);
 	if (rc != 0)
 		return rc;
-	int walk;
-	if (strcmp(plugin, "DefaultPreemption") == 0) {
-		walk = scfg_only_known(d, args, preempt);
-		/* defaults.go 10 and 100; validation: 0..100, >= 0, not both 0. */
-		int64_t v[2] = {10, 100};
-		for (int k = 0; k < 2; k++) {
-			const char *f = preempt[2 + k];
-			json_t *x = json_object_get(args, f);
-			if (!scfg_present(x))
-				continue;
-			size_t m = scfg_push_key(d, scfg_key_anchor(args, f), f);
-			scfg_failed(&walk, scfg_get_int(d, x, 0, k == 0 ? 100 : INT32_MAX, &v[k]));
-			scfg_pop(d, m);
-		}
-		if (walk == 0 && v[0] == 0 && v[1] == 0)
-			scfg_failed(&walk, scfg_fail(d, -EINVAL, "minCandidateNodesPercentage and "
-					   "minCandidateNodesAbsolute cannot both be 0"));
-		if (walk == 0)
-			scfg_warn_at(d, "accepted, no effect: shmschedd's preemption uses kube's "
-				"defaults (10%%, at least 100 candidate nodes)");
-	} else if (strcmp(plugin, "VolumeBinding") == 0) {
-		walk = scfg_only_known(d, args, volume);
-		json_t *x = json_object_get(args, "bindTimeoutSeconds");
-		int64_t v;
-		if (scfg_present(x)) {
-			size_t m = scfg_push_key(d, scfg_key_anchor(args, "bindTimeoutSeconds"),
-					    "bindTimeoutSeconds");
-			scfg_failed(&walk, scfg_get_int(d, x, 0, INT64_MAX, &v));
-			scfg_pop(d, m);
-		}
-		x = json_object_get(args, "shape");
-		if (scfg_present(x)) {
-			struct shape_point pts[SHAPE_MAX_POINTS];
-			uint8_t n;
-			size_t m = scfg_push_key(d, scfg_key_anchor(args, "shape"), "shape");
-			scfg_failed(&walk, decode_shape(d, x, pts, &n));
-			scfg_pop(d, m);
-		}
-		if (walk == 0)
-			scfg_warn_at(d, "accepted, no effect: shmsched places no pod with "
-				"volumes to bind");
-	} else {
-		walk = scfg_only_known(d, args, dra);
-		for (int k = 2; dra[k] != NULL; k++) {
-			json_t *x = json_object_get(args, dra[k]);
-			if (!scfg_present(x))
-				continue;
-			size_t m = scfg_push_key(d, scfg_key_anchor(args, dra[k]), dra[k]);
-			scfg_failed(&walk, scfg_need_string(d, x));
-			scfg_pop(d, m);
-		}
-		if (walk == 0)
-			scfg_warn_at(d, "accepted, no effect: shmsched places no pod with "
-				"resource claims");
+	const char *known[ARGS_FIELDS_MAX + 3] = {"apiVersion", "kind"};
+	size_t n = 2;
+	for (const struct arg_field *f = k->fields;
+	     f->name != NULL && n < ARGS_FIELDS_MAX + 2; f++)
+		known[n++] = f->name;
+	known[n] = NULL;
+	int walk = scfg_only_known(d, args, known);
+	for (const struct arg_field *f = k->fields; f->name != NULL; f++) {
+		json_t *v = json_object_get(args, f->name);
+		if (!f->always && !scfg_present(v))
+			continue;
+		size_t m = scfg_push_key(d, scfg_key_anchor(args, f->name), f->name);
+		scfg_failed(&walk, f->set(d, v, f, sc));
+		scfg_pop(d, m);
 	}
+	if (k->post != NULL)
+		walk = k->post(d, args, walk);
+	if (walk == 0 && k->no_effect != NULL)
+		scfg_warn_at(d, "accepted, no effect: %s", k->no_effect);
 	return walk;
 }
 
@@ -828,6 +857,7 @@ int scfg_decode_plugin_config(struct dec *d, json_t *list,
 		json_t *args = json_object_get(e, "args");
 		size_t ma = scfg_push_key(d, scfg_key_anchor(e, "args"), "args");
 		int p = scfg_plugin_entry_lookup(name, len);
+		const struct args_kind *kind;
 		if (scfg_is_one_of(name, len, scfg_plugins_removed)) {
 			size_t mn = scfg_push_key(d, scfg_key_anchor(e, "name"), "name");
 			scfg_failed(&rc, scfg_fail(d, -EINVAL, "%s was invalid in version \"%s\"",
@@ -835,22 +865,8 @@ int scfg_decode_plugin_config(struct dec *d, json_t *list,
 			scfg_pop(d, mn);
 		} else if (!scfg_present(args)) {
 			/* None: the plugin's defaults. */
-		} else if (p >= 0 && plugin_table[p].score == SCORE_FIT) {
-			scfg_failed(&rc, decode_fit_args(d, args, sc));
-		} else if (p >= 0 && plugin_table[p].score == SCORE_BALANCED) {
-			scfg_failed(&rc, decode_balanced_args(d, args, sc));
-		} else if (p >= 0 && plugin_table[p].score == SCORE_INTER_POD) {
-			scfg_failed(&rc, decode_interpod_args(d, args, sc));
-		} else if (p >= 0 && plugin_table[p].score == SCORE_SPREAD) {
-			scfg_failed(&rc, decode_spread_args(d, args, sc));
-		} else if (p >= 0 && plugin_table[p].score == SCORE_AFFINITY) {
-			scfg_failed(&rc, decode_node_affinity_args(d, args, sc));
-		} else if (p >= 0 && plugin_table[p].score == SCORE_GPU_FRAG) {
-			scfg_failed(&rc, decode_gpu_frag_args(d, args, sc));
-		} else if (scfg_is_one_of(name, len, (const char *const[]){
-					     "DefaultPreemption", "VolumeBinding",
-					     "DynamicResources", NULL})) {
-			scfg_failed(&rc, decode_idle_args(d, args, name));
+		} else if ((kind = scfg_args_of(name, len)) != NULL) {
+			scfg_failed(&rc, scfg_decode_args(d, args, kind, sc));
 		} else if (p >= 0) {
 			scfg_warn_at(d, "accepted, no effect: %s takes no args",
 				scfg_show(nv, vb, sizeof(vb)));

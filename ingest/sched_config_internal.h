@@ -195,6 +195,50 @@ int scfg_profile_plugins(struct dec *d, json_t *plugins, struct plugins_in *in,
 /* cpu and memory, weight 1 each: the resources' default. */
 void scfg_default_resources(struct res_weight *out, uint8_t *n);
 
+/* The args table (sched_config_args.c): one entry per plugin whose args
+ * shmsched reads, each a list of fields as nginx's ngx_command_t lists a
+ * module's directives: a field's name, its setter, and where its value
+ * goes (an offset into struct score_config). */
+
+/* arg_field.offset of a field that is validated and not kept. */
+#define ARG_NO_STORE SIZE_MAX
+
+struct arg_field;
+
+typedef int (*arg_set_fn)(struct dec *d, json_t *v, const struct arg_field *f,
+			  struct score_config *sc);
+
+struct arg_field {
+	const char *name;
+	arg_set_fn set;
+	size_t offset;  /* into struct score_config, or ARG_NO_STORE */
+	int64_t lo, hi; /* an integer's bounds */
+	bool always;    /* read when absent too (its setter gives the default) */
+};
+
+struct args_kind {
+	const char *plugin; /* plugin_table's name */
+	const char *kind;   /* the args type, as `kind` spells it */
+	const struct arg_field *fields; /* ended by a NULL name */
+	/* Or, instead of fields, a decoder of the whole args. */
+	int (*decode)(struct dec *d, json_t *args, struct score_config *sc);
+	/* After the fields, with the walk's result so far: checks across
+	 * fields; returns the walk's new result. Optional. */
+	int (*post)(struct dec *d, json_t *args, int walk);
+	/* A plugin shmsched does not run: the warning once its args pass. */
+	const char *no_effect;
+};
+
+/* Ended by a NULL plugin. */
+extern const struct args_kind scfg_args_table[];
+
+/* The entry of the plugin named by `len` bytes at `name`, or NULL. */
+const struct args_kind *scfg_args_of(const char *name, size_t len);
+
+/* One plugin's args (a present value at the decoder's path) into `sc`. */
+int scfg_decode_args(struct dec *d, json_t *args, const struct args_kind *k,
+		     struct score_config *sc);
+
 /* A profile's pluginConfig list, each plugin's args into `sc`. */
 int scfg_decode_plugin_config(struct dec *d, json_t *list,
 			      struct score_config *sc);

@@ -23,6 +23,7 @@
 #include <cmocka.h>
 
 #include "ingest/ingest.h"
+#include "ingest/sched_config_internal.h"
 #include "shm/shm.h"
 #include "workers/workers.h"
 
@@ -201,6 +202,31 @@ static void test_config_names_reach_their_fields(void **state)
 	intern_destroy(strings);
 }
 
+/* The args table (ingest/sched_config_args.c) names plugins by the one
+ * table's names: each entry a row of plugin_table, once; its kind is the
+ * plugin's name and "Args" (kube's rule for every args type); each field
+ * has a setter and every field is named once. */
+static void test_args_table_names_rows(void **state)
+{
+	(void)state;
+	unsigned n = 0;
+	for (const struct args_kind *k = scfg_args_table; k->plugin != NULL; k++, n++) {
+		assert_int_equal(rows_named(k->plugin), 1);
+		assert_ptr_equal(scfg_args_of(k->plugin, strlen(k->plugin)), k);
+		char want[96];
+		snprintf(want, sizeof(want), "%sArgs", k->plugin);
+		assert_string_equal(k->kind, want);
+		assert_true((k->fields != NULL) != (k->decode != NULL));
+		for (const struct arg_field *f = k->fields; f != NULL && f->name; f++) {
+			assert_non_null(f->set);
+			for (const struct arg_field *g = k->fields; g < f; g++)
+				assert_string_not_equal(g->name, f->name);
+		}
+	}
+	assert_int_equal(n, 9);
+	assert_null(scfg_args_of("ImageLocality", 13));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -209,6 +235,7 @@ int main(void)
 		cmocka_unit_test(test_engine_scores_read_the_table),
 		cmocka_unit_test(test_config_defaults_read_the_table),
 		cmocka_unit_test(test_config_names_reach_their_fields),
+		cmocka_unit_test(test_args_table_names_rows),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
