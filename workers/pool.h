@@ -162,15 +162,17 @@ int pool_worker_stats(const struct pool *p, unsigned index,
  *
  * The quantum is as long as it is because a switch between producers costs
  * the next one: after a turn of pods that each scan every node, the cache
- * holds the other producer's lines, and a cheap producer's pods ran 1.4-1.5x
- * their cost alone through a 1 ms turn (about 0.3 ms of refill a switch,
- * measured on 10,000 nodes; docs/perf/2026-11-28-fair-share.md), so it
- * got half of the worker but 35% of its own work done: 3x slower than
- * alone, where an equal share sets the floor at 2x. A 4 ms turn pays that
- * refill a quarter as often (1.1-1.2x). The price: under saturation, a
- * producer's pod may wait a 4 ms turn (plus a pod) of each other busy
- * producer of its worker, not 1 ms. The carried credit stays at 1 ms, so
- * a producer that ran dry is not given a turn of two quanta.
+ * holds the other producer's lines, and the cheap producer's first pods
+ * refill it on its own account (0.06-0.27 ms a switch with 1 ms turns,
+ * measured on 10,000 nodes; docs/perf/2026-11-28-fair-share.md). With
+ * 1 ms turns that was 13.7 % of a cheap producer's time (median), and on
+ * a loaded machine its pods ran 1.4-1.5x their cost alone: half of the
+ * worker, about 3x slower than alone, where an equal share sets the floor
+ * at 2x. A 4 ms turn pays the refill a quarter as often (6.2 %). The
+ * price: under saturation, a producer's pod may wait a 4 ms turn (plus a
+ * pod) of each other busy producer of its worker, not 1 ms. The carried
+ * credit stays at 1 ms, so a producer that ran dry is not given a turn of
+ * two quanta.
  *
  * The cap on bursts (POOL_FAIR_BURSTS x POOL_FAIR_BURST = 4,096 pods a
  * turn) is above a quantum's worth of pods that cost 1 us or more; pods

@@ -12,7 +12,7 @@
  *
  * Then (the same issue, item 5): half of the worker was still 3x slower
  * than alone, because each switch between producers costs the next one a
- * refill of its cache (about 0.3 ms measured beside a producer whose pods
+ * refill of its cache (0.06-0.49 ms measured beside a producer whose pods
  * scan 10,000 nodes) and 1 ms turns paid it every millisecond. A sim
  * producer's first burst after another producer's pods costs refill_ns
  * more: test_switch_refill. */
@@ -184,9 +184,9 @@ static void test_turn_bounds(void **state)
 	assert_int_equal(n, (int)POOL_FAIR_BURSTS);
 }
 
-/* Each switch between producers costs the next one a refill (0.3 ms, as
- * measured beside a flood of pods that scan 10,000 nodes), charged to it
- * as its pods' time. A cheap producer (3 us a pod) beside a noisy one
+/* Each switch between producers costs the next one a refill (0.3 ms,
+ * the order measured beside a flood of pods that scan 10,000 nodes),
+ * charged to it as its pods' time. A cheap producer (3 us a pod) beside a noisy one
  * (30 us), both always busy: each still gets about half of the worker,
  * and the cheap one's own work done in the same time (its pods at their
  * own cost) is at least 2/2.3 of half. Under the old 1 ms quantum a
