@@ -825,8 +825,8 @@ int pool_worker_stats(const struct pool *p, unsigned index,
 	return 0;
 }
 
-/* See pool.h. Turn bounds: at most the credit cap (a quantum and one pod)
- * plus one burst's overrun of the time, and POOL_FAIR_BURSTS bursts
+/* See pool.h. Turn bounds: at most the credit cap (the carry, a quantum
+ * and one pod) plus one burst's overrun of the time, and POOL_FAIR_BURSTS bursts
  * (a producer whose pods cost nothing measurable cannot hold the worker). */
 int pool_fair_turn(struct pool_fair *f, pool_fair_burst_fn burst, void *arg,
 		   bool *out_of_time)

@@ -158,11 +158,29 @@ int pool_worker_stats(const struct pool *p, unsigned index,
  * about a quantum per round, however cheap or dear its pods: neither a
  * burst's cap on pods nor a moment's empty ring ends a cheap producer's
  * share (it used to get one burst a turn, a fraction of its quantum, beside
- * a noisy producer that spent all of its own). */
-#define POOL_FAIR_QUANTUM_NS INT64_C(1000000)
+ * a noisy producer that spent all of its own).
+ *
+ * The quantum is as long as it is because a switch between producers costs
+ * the next one: after a turn of pods that each scan every node, the cache
+ * holds the other producer's lines, and the cheap producer's first pods
+ * refill it on its own account (0.06-0.27 ms a switch with 1 ms turns,
+ * measured on 10,000 nodes; docs/perf/2026-11-28-fair-share.md). With
+ * 1 ms turns that was 13.7 % of a cheap producer's time (median), and on
+ * a loaded machine its pods ran 1.4-1.5x their cost alone: half of the
+ * worker, about 3x slower than alone, where an equal share sets the floor
+ * at 2x. A 4 ms turn pays the refill a quarter as often (6.2 %). The
+ * price: under saturation, a producer's pod may wait a 4 ms turn (plus a
+ * pod) of each other busy producer of its worker, not 1 ms. The carried
+ * credit stays at 1 ms, so a producer that ran dry is not given a turn of
+ * two quanta.
+ *
+ * The cap on bursts (POOL_FAIR_BURSTS x POOL_FAIR_BURST = 4,096 pods a
+ * turn) is above a quantum's worth of pods that cost 1 us or more; pods
+ * cheaper than that end their turn early, and keep the rest (capped). */
+#define POOL_FAIR_QUANTUM_NS INT64_C(4000000)
 #define POOL_FAIR_BURST 32u
-#define POOL_FAIR_BURSTS 64u
-#define POOL_FAIR_CARRY_NS POOL_FAIR_QUANTUM_NS
+#define POOL_FAIR_BURSTS 128u
+#define POOL_FAIR_CARRY_NS INT64_C(1000000)
 
 struct pool_fair {
 	int64_t deficit_ns; /* time it may still use; negative: its debt */
