@@ -399,7 +399,7 @@ int replay_run(const struct openb_trace *t, enum replay_policy policy,
 	}
 	/* FGD scores against the mix of the whole pod list, as the paper does
 	 * (its "target workload"); FGD-online learns it from the pods as they
-	 * arrive (workers/frag.h). */
+	 * arrive (workers/frag.c). */
 	if (policy == REPLAY_FGD || policy == REPLAY_FGD_CPU)
 		engine_learn_shapes(e, w.specs, t->n_pods);
 	double total = (double)t->gpu_milli_total;

@@ -14,7 +14,7 @@
  *       Q1's acquire): the cell is free for the next lap, its old op read.
  * The op's sequence number for callers is its tail position + 1. Ops are
  * drained in tail order, so a durable mark covers every op below it.
- *   D1  After a batch is committed and synced, the writer stores durable
+ *   SD1  After a batch is committed and synced, the writer stores durable
  *       with release; store_wait and store_durable_seq load it with
  *       acquire (the commit happened before).
  *
@@ -67,7 +67,7 @@ struct store {
 	struct cell *cells;       /* [STORE_QUEUE_SLOTS] */
 	_Alignas(64) uint64_t tail;     /* Q1 */
 	_Alignas(64) uint64_t head;     /* the writer's */
-	_Alignas(64) uint64_t durable;  /* D1 */
+	_Alignas(64) uint64_t durable;  /* SD1 */
 	uint32_t waiters;               /* a store_wait is waiting: relaxed */
 	uint32_t stopping;              /* store_close: relaxed */
 	uint32_t failed;                /* relaxed; error[] written before */
@@ -227,7 +227,7 @@ static int writer_round(struct store *s)
 	}
 	if (ops > 0) {
 		stat_add(&s->stats.ops, ops);
-		/* D1: release; the commit and fsync came before. */
+		/* SD1: release; the commit and fsync came before. */
 		__atomic_store_n(&s->durable, s->head, __ATOMIC_RELEASE);
 	}
 	return 0;
@@ -329,7 +329,7 @@ uint64_t store_del_placement(struct store *s, uint64_t id)
 
 uint64_t store_durable_seq(const struct store *s)
 {
-	/* D1: acquire. */
+	/* SD1: acquire. */
 	return __atomic_load_n(&s->durable, __ATOMIC_ACQUIRE);
 }
 

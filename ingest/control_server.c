@@ -114,9 +114,9 @@ struct control_server {
 	struct conn *conns;
 	unsigned n_open;
 	uint64_t next_seq; /* server thread only */
-	/* S1: stored with release by control_server_stop before it wakes the
+	/* CS1: stored with release by control_server_stop before it wakes the
 	 * loop; loaded with acquire by the loop after the wake (pairs with
-	 * S1), so the loop sees the request whatever order the wake and the
+	 * CS1), so the loop sees the request whatever order the wake and the
 	 * other events are reported in. */
 	atomic_bool stopping;
 
@@ -576,7 +576,7 @@ static void *server_main(void *arg)
 		}
 		expire_deadlines(s);
 		if (woken) {
-			/* S1 (acquire), see struct control_server. */
+			/* CS1 (acquire), see struct control_server. */
 			if (atomic_load_explicit(&s->stopping, memory_order_acquire))
 				break;
 			close_kicked(s);
@@ -939,7 +939,7 @@ void control_server_stop(struct control_server *s)
 {
 	if (s == NULL)
 		return;
-	/* S1 (release), see struct control_server. */
+	/* CS1 (release), see struct control_server. */
 	atomic_store_explicit(&s->stopping, true, memory_order_release);
 	wake_loop(s);
 	pthread_join(s->thread, NULL);

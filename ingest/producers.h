@@ -262,7 +262,7 @@ static inline uint64_t producers_key(const struct producer *pr)
 	return (pr->conn << 1 | (pr->role == ROLE_ADMIN)) + 1;
 }
 
-/* --- preemption (daemon/preempt.c drives it) --- */
+/* --- preemption (daemon/evict.c drives it) --- */
 
 /* A pod that fits nowhere asks to preempt: its producer (table index and
  * key) and its spec as decoded (template plus extras), for a node where

@@ -10,7 +10,7 @@
  * buffer, which the next write reuses. Readers in other processes cannot
  * take part in the grace period, so they use the buffer's sequence number
  * instead (O3) and retry when it moved. Then the write clears the ledger
- * records of removed nodes (shm/ledger.c, R1).
+ * records of removed nodes (shm/ledger.c, NR1).
  *
  * Catch-up: the other buffer holds the snapshot before the current one
  * (generation g - 1 when g is current), so bringing it to g copies only the

@@ -112,7 +112,7 @@
  *       waited for (spinning) since these must not fail. Then L1, L2.
  *
  * A removed node's record, and a new node's:
- *   R1  Cleared with relaxed stores, and the slot's generation moved on,
+ *   NR1  Cleared with relaxed stores, and the slot's generation moved on,
  *       only when no reader can reach the slot: for a removed node after
  *       an RCU grace period (the caller, shm/cluster.c, knows no snapshot
  *       holding the node is still read), so no C1-C3 can be landing on it;
@@ -172,7 +172,7 @@ struct ledger {
 	uint32_t capacity;
 	struct ledger_shared *shared;
 	struct node_alloc *nodes; /* [capacity] */
-	uint32_t *node_gen;       /* [capacity]: R1 */
+	uint32_t *node_gen;       /* [capacity]: NR1 */
 	uint64_t *changes;        /* [LEDGER_CHANGE_LOG_SLOTS]: L2, L4 */
 	struct shm_span owned;    /* ledger_create()'s private memory */
 	pthread_mutex_t interpod_lock; /* T5 */
@@ -314,12 +314,12 @@ int ledger_changes_read(const struct ledger *l, uint64_t *pos, uint64_t head,
 	return (int)n;
 }
 
-/* --- R1 ------------------------------------------------------------------ */
+/* --- NR1 ------------------------------------------------------------------ */
 
 void ledger_reset_node(struct ledger *l, uint32_t slot)
 {
 	struct node_alloc *a = &l->nodes[slot];
-	/* R1: relaxed; the caller's grace period orders these. */
+	/* NR1: relaxed; the caller's grace period orders these. */
 	for (int r = 0; r < RES_MAX; r++)
 		__atomic_store_n(&a->used[r], 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&a->used_nonzero_cpu_milli, 0, __ATOMIC_RELAXED);
@@ -337,14 +337,14 @@ void ledger_reset_node(struct ledger *l, uint32_t slot)
 	uint32_t tp = __atomic_exchange_n(&a->term_pods, 0, __ATOMIC_RELAXED);
 	if (tp != 0)
 		__atomic_fetch_sub(&l->shared->term_pods, tp, __ATOMIC_SEQ_CST);
-	/* R1: relaxed; the snapshot's publication (add) or the grace period
+	/* NR1: relaxed; the snapshot's publication (add) or the grace period
 	 * (remove) orders it for readers. */
 	__atomic_store_n(&l->node_gen[slot], l->node_gen[slot] + 1, __ATOMIC_RELAXED);
 }
 
 uint32_t ledger_node_generation(const struct ledger *l, uint32_t slot)
 {
-	/* R1: relaxed, see ledger.h. */
+	/* NR1: relaxed, see ledger.h. */
 	return __atomic_load_n(&l->node_gen[slot], __ATOMIC_RELAXED);
 }
 

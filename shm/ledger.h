@@ -4,7 +4,7 @@
  * Node specs change rarely and live in immutable snapshots (shm/cluster.h);
  * use changes with every placement and lives here, one cache-line-aligned
  * record per node slot, moved only by the commit protocol specified at the
- * top of shm/ledger.c (labels V1, C1-C4, U1, X1-X4, A1, R1, L1-L4). Every counter
+ * top of shm/ledger.c (labels V1, C1-C4, U1, X1-X4, A1, NR1, L1-L4). Every counter
  * stays within the node's allocatable at every instant, under any number of
  * threads committing at once (invariant 1).
  *
@@ -92,7 +92,7 @@ struct node_alloc *ledger_node(struct ledger *l, uint32_t slot);
  * (for loops over many slots, without a call per slot). */
 struct node_alloc *ledger_nodes(struct ledger *l);
 
-/* Clears a slot's record and moves its generation on (R1): only when no
+/* Clears a slot's record and moves its generation on (NR1): only when no
  * thread can reach the slot (a node added there, or removed from it). */
 void ledger_reset_node(struct ledger *l, uint32_t slot);
 

@@ -196,7 +196,7 @@ struct pod_spec {
 	/* A gang (coscheduling's label scheduling.x-k8s.io/pod-group): the
 	 * interned "namespace/name" of its PodGroup, 0 none; how many of its
 	 * pods must be placed together, and how long the first waits for the
-	 * rest (ingest/pod_groups.h fills these from the PodGroup). */
+	 * rest (ingest/k8s_json.c fills these from the PodGroup). */
 	uint32_t gang;
 	uint32_t gang_min;
 	uint32_t gang_timeout_s;
@@ -232,7 +232,7 @@ struct pod_spec {
 	/* The pod's group for inter-pod rules (InterPodAffinity,
 	 * PodTopologySpread): the interned id of its canonical encoding of
 	 * namespace, labels, pod (anti-)affinity terms and spread constraints
-	 * (workers/pod_group.h). Pods of one group are alike to every
+	 * (shm/pod_group.h). Pods of one group are alike to every
 	 * inter-pod rule. 0: no group (matches no selector, has no terms). */
 	uint32_t group;
 	bool group_terms; /* the group has pod (anti-)affinity terms */

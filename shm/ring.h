@@ -66,7 +66,7 @@ unsigned ring_capacity(const struct ring *r);
  *
  * The producer's side keeps using the plain functions (it may hurt only
  * itself). Orderings: G1, the guard loads the peer's index with acquire
- * (partner: the peer's release store of its tail, P2/C2 in the ring
+ * (partner: the peer's release store of its tail, RP2/RC2 in the ring
  * implementation); G2, the guard stores its own tail with release (partner:
  * the peer's acquire load). Handles are loaded and stored relaxed: the
  * producer may be rewriting them; G1 and G2 order them.

@@ -4,13 +4,14 @@
  * implementation of the same contract that the ring tests run against.
  * Indices are free-running 32-bit counters; slot = index & mask.
  *
- * Orderings (labels as in DPDK's rte_ring_c11_pvt.h):
- *   P1: producer loads cons_tail, acquire — partner C2: the consumer has
+ * Orderings (those of DPDK's rte_ring_c11_pvt.h; labels RP for the
+ * producer, RC for the consumer):
+ *   RP1: producer loads cons_tail, acquire — partner RC2: the consumer has
  *       finished reading the slots it released before the producer reuses them.
- *   P2: producer stores prod_tail, release — partner C1: the handles written
+ *   RP2: producer stores prod_tail, release — partner RC1: the handles written
  *       before it are visible to the consumer that sees the new tail.
- *   C1: consumer loads prod_tail, acquire — partner P2.
- *   C2: consumer stores cons_tail, release — partner P1.
+ *   RC1: consumer loads prod_tail, acquire — partner RP2.
+ *   RC2: consumer stores cons_tail, release — partner RP1.
  * Each side's own tail is read relaxed: only that side writes it.
  */
 #include "shm/ring.h"
@@ -77,26 +78,26 @@ struct ring *ring_attach(void *mem, size_t mem_size, unsigned count)
 unsigned ring_enqueue_burst(struct ring *r, const uint64_t *handles, unsigned n)
 {
 	uint32_t head = __atomic_load_n(&r->prod_tail, __ATOMIC_RELAXED);
-	uint32_t cons = __atomic_load_n(&r->cons_tail, __ATOMIC_ACQUIRE); /* P1 */
+	uint32_t cons = __atomic_load_n(&r->cons_tail, __ATOMIC_ACQUIRE); /* RP1 */
 	uint32_t free_slots = r->mask - (head - cons);
 	if (n > free_slots)
 		n = free_slots;
 	for (unsigned i = 0; i < n; i++)
 		r->slots[(head + i) & r->mask] = handles[i];
-	__atomic_store_n(&r->prod_tail, head + n, __ATOMIC_RELEASE); /* P2 */
+	__atomic_store_n(&r->prod_tail, head + n, __ATOMIC_RELEASE); /* RP2 */
 	return n;
 }
 
 unsigned ring_dequeue_burst(struct ring *r, uint64_t *handles, unsigned n)
 {
 	uint32_t head = __atomic_load_n(&r->cons_tail, __ATOMIC_RELAXED);
-	uint32_t prod = __atomic_load_n(&r->prod_tail, __ATOMIC_ACQUIRE); /* C1 */
+	uint32_t prod = __atomic_load_n(&r->prod_tail, __ATOMIC_ACQUIRE); /* RC1 */
 	uint32_t avail = prod - head;
 	if (n > avail)
 		n = avail;
 	for (unsigned i = 0; i < n; i++)
 		handles[i] = r->slots[(head + i) & r->mask];
-	__atomic_store_n(&r->cons_tail, head + n, __ATOMIC_RELEASE); /* C2 */
+	__atomic_store_n(&r->cons_tail, head + n, __ATOMIC_RELEASE); /* RC2 */
 	return n;
 }
 

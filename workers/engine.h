@@ -16,7 +16,8 @@
  * Both visit nodes (or answer as if they did) in the same cyclic order
  * from the same start and draw the same random numbers, so for the same
  * seed and pod sequence number they choose the same node, at any
- * percentageOfNodesToScore (the property test in tests/engine checks it).
+ * percentageOfNodesToScore (the property test, tests/workers/test_engine.c,
+ * checks it).
  * A spec's first pod takes the reference scan (or scans the static results
  * of a class that differs only in requests); its class is compiled when a
  * second pod with the same spec comes, so unique pods never pay for a

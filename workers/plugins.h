@@ -333,7 +333,7 @@ int64_t score_gpu_best_fit(const struct pod_spec *pod, const struct node_view *n
 
 /* GpuFragmentation (ours; FGD's score), in thousandths: 100 *
  * sigmoid(-growth / 1000), growth being the mix-weighted fragmented GPU
- * milli per pod of the mix the placement adds (workers/frag.h); 50 for no
+ * milli per pod of the mix the placement adds (workers/frag.c); 50 for no
  * change. */
 int64_t score_gpu_frag_of_growth(int64_t growth, uint64_t mix_total);
 

@@ -94,7 +94,7 @@ struct score_config {
 	 * default: the paper's rule alone, the most frequent shapes covering
 	 * 95 % of pods). modelReservation: percent, 0..1000, default 0 (the
 	 * paper's FGD): how much a GPU pod's score counts the demand that pods
-	 * bound to the node's GPU model put on that model (workers/frag.h). */
+	 * bound to the node's GPU model put on that model (workers/frag.c). */
 	int32_t gpu_frag_max_shapes;
 	int32_t gpu_frag_model_reservation;
 	/* cpuLimited: count as usable by a sharing shape only what the node's

@@ -585,7 +585,7 @@ static void test_requests_json_numbers(void **state)
 static void test_requests_errors(void **state)
 {
 	struct sink *s = *state;
-	/* The house example message (STYLE.md, k8s_json.h). */
+	/* The house style's example message (k8s_json.h). */
 	assert_load_error(s, "pods.json",
 			  "{'kind':'Pod','metadata':{'name':'web-7'},'spec':{'containers':["
 			  "{'name':'c','resources':{'requests':{'cpu':'12x'}}}]}}",

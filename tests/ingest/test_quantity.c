@@ -1,7 +1,7 @@
 /* unit.quantity: Kubernetes quantities (ingest/quantity.c). Expected values
  * come from k8s.io/apimachinery/pkg/api/resource/quantity_test.go
  * (TestQuantityParse) and from Quantity.MilliValue / Value, which round up;
- * bounded-input tests here, tests/ingest/fuzz_quantity.c explores the rest. */
+ * bounded-input tests here, tests/fuzz/fuzz_quantity.c explores the rest. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,7 +1,7 @@
 /* unit.record: pod slots (ingest/record.c). Every check of record_decode
  * with its message, extras landing on the right resources, byte-equal specs
  * for equal slots, answer_slot's cut at the message boundary, and 100,000
- * pseudo-random slots (bounded input; tests/record/fuzz_record.c explores
+ * pseudo-random slots (bounded input; tests/fuzz/fuzz_record.c explores
  * the rest). */
 #include <errno.h>
 #include <setjmp.h>

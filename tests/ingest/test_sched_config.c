@@ -1,7 +1,7 @@
 /* unit.sched_config: the KubeSchedulerConfiguration reader
  * (ingest/sched_config*.c): defaults, YAML and JSON alike, the plugin merge,
  * scoring strategies, every refusal with its message, and bounded input
- * (truncations; tests/config/fuzz_config.c explores the rest). */
+ * (truncations; tests/fuzz/fuzz_config.c explores the rest). */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>

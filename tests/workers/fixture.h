@@ -1,5 +1,6 @@
-/* Test helpers for tests/plugins: build nodes and pods by hand, the way
- * Kubernetes' tests use st.MakeNode() / st.MakePod(). Every helper interns
+/* Test helpers for tests/workers/ (test_plugins.c and the rest): build
+ * nodes and pods by hand, the way Kubernetes' tests use st.MakeNode() /
+ * st.MakePod(). Every helper interns
  * its strings in the fixture's table and keeps the model's invariants
  * (labels and nodeSelector sorted by key id). Header-only, static: each
  * test program includes it once. */

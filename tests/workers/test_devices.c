@@ -1,5 +1,5 @@
 /* unit.devices: the device rules (shm/devices.h), their reservation
- * (ledger_reserve with an assignment), GPU fragmentation (workers/frag.h)
+ * (ledger_reserve with an assignment), GPU fragmentation (workers/frag.c)
  * and the engine's device choices, on cases small enough to check by hand.
  * Every expected number is worked out in a comment beside it. */
 #define _LGPL_SOURCE 1
