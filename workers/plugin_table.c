@@ -7,7 +7,7 @@
  * its Go type's interfaces. The engine's score names (score_plugin_names,
  * indexed by enum score_plugin) are not a second list: each entry points
  * at the name of its row (the NAME_ constants below, as names.go's), and
- * tests/workers/test_plugin_table.c checks that every score has exactly
+ * tests/ingest/test_plugin_table.c checks that every score has exactly
  * one row and that the pointers are the row's.
  *
  * Cost: lookups scan the 21 rows; they run while a configuration is read

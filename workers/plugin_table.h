@@ -9,7 +9,7 @@
  * here both are this one table (workers/plugin_table.c), which the
  * configuration (ingest/sched_config_plugins.c: merge, multiPoint
  * expansion, the default profile's weights) and the engine's explain
- * output (score_plugin_names) read. tests/workers/test_plugin_table.c
+ * output (score_plugin_names) read. tests/ingest/test_plugin_table.c
  * ties it to kube's values.
  *
  * Concurrency: constant data; read from any thread. */
