@@ -1334,6 +1334,35 @@ static unsigned revoke_templates(struct producers *p)
 	return gone;
 }
 
+/* Puts `pol` in force (under the lock), closing the connections whose
+ * templates it refuses, and logs it. */
+static void install_policy(struct producers *p, struct policy *pol)
+{
+	policy_free(p->policy);
+	p->policy = pol;
+	unsigned gone = revoke_templates(p);
+	log_msg(LOG_LEVEL_INFO, "policy: %u rule(s) from %s in force; %u "
+		"producer connection(s) closed for templates it refuses",
+		policy_rules(pol), policy_source(pol), gone);
+}
+
+int producers_reload_policy(struct producers *p, char *err, size_t err_len)
+{
+	struct policy *pol = NULL;
+	int rc;
+	pthread_mutex_lock(&p->lock);
+	if (p->policy_path == NULL)
+		rc = errmsg_rc(-ENOENT, err, err_len, "policy reload: the daemon "
+			       "was started without --policy, so there is no file "
+			       "to read again");
+	else
+		rc = policy_load_file(p->policy_path, &pol, err, err_len);
+	if (rc == 0)
+		install_policy(p, pol);
+	pthread_mutex_unlock(&p->lock);
+	return rc;
+}
+
 /* OP_POLICY (admins; under the lock): show, reload from --policy, or apply
  * the body. A refused policy leaves the one in force; either way the
  * answer shows the one in force. Templates registered before a change
@@ -1368,14 +1397,8 @@ static void handle_policy(struct producers *p, struct control_server *s,
 		control_server_reply_error(s, conn, rid, -rc, "%s", err);
 		return;
 	}
-	if (pol != NULL) {
-		policy_free(p->policy);
-		p->policy = pol;
-		unsigned gone = revoke_templates(p);
-		log_msg(LOG_LEVEL_INFO, "policy: %u rule(s) from %s in force; %u "
-			"producer connection(s) closed for templates it refuses",
-			policy_rules(pol), policy_source(pol), gone);
-	}
+	if (pol != NULL)
+		install_policy(p, pol);
 	static char out[sizeof(struct op_policy_shown) + POLICY_BYTES_MAX];
 	struct op_policy_shown h = {0};
 	size_t text_len = 0;
