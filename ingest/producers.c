@@ -12,6 +12,8 @@
  * - identities[i].used: stored last with release when an identity is made
  *   and stored 0 with release when an idle one is freed
  *   (identities_reclaim); partner: observers' acquire (client/observe.c).
+ *   identities[i].generation: the seqlock over uid and name of a slot
+ *   taken again (shm/identity.h, W1-W4).
  * Cost: every request is the slow path; node events cost a snapshot copy
  * and a grace period; an evaluation filters and scores every node once.
  */
@@ -132,9 +134,17 @@ struct producers *producers_create(struct cluster *c, struct intern *strings,
 		return NULL;
 	}
 	p->identities = identities;
-	/* Nobody is connected yet, whatever a previous daemon left. */
-	for (unsigned i = 0; i < IDENTITIES_MAX; i++)
+	/* Nobody is connected yet, whatever a previous daemon left; one
+	 * killed between W1 and W3 (shm/identity.h) left a generation odd:
+	 * made even (release, partner of observers' R1), so no observer
+	 * waits on that slot for ever. */
+	for (unsigned i = 0; i < IDENTITIES_MAX; i++) {
 		identities[i].connections = 0;
+		uint32_t g = identities[i].generation;
+		if (g & 1)
+			__atomic_store_n(&identities[i].generation, g + 1,
+					 __ATOMIC_RELEASE);
+	}
 	p->placements = placements;
 	p->cluster = c;
 	p->strings = strings;
@@ -441,12 +451,10 @@ static int identity_of(struct producers *p, uid_t uid, const char *name,
 			 (unsigned)uid, name);
 		return -EBUSY;
 	}
-	struct state_identity *id = &p->identities[free_at];
-	id->uid = uid;
-	snprintf(id->name, sizeof(id->name), "%s", name);
-	/* Release, last: an observer that loads `used` with acquire
-	 * (client/observe.c) finds the uid and name complete. */
-	__atomic_store_n(&id->used, 1, __ATOMIC_RELEASE);
+	/* The seqlock's writer (shm/identity.h): `used` stored last with
+	 * release; an observer copying a reused slot's name sees the
+	 * generation change rather than a torn name. */
+	state_identity_write(&p->identities[free_at], uid, name);
 	if (p->persist.identity_added != NULL)
 		p->persist.identity_added(p->persist.arg, free_at + 1);
 	return (int)free_at + 1;
