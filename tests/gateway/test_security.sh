@@ -39,27 +39,7 @@ done
 dir=$(mktemp -d /tmp/shmsched-gwsec-XXXXXX)
 chmod 711 "$dir" # the admin socket inside it is reached by another uid
 name=gwsec-$$
-pids=""
-cleanup() {
-	for p in $pids; do kill "$p" 2>/dev/null; done
-	for p in $pids; do wait "$p" 2>/dev/null; done
-	rm -f "/dev/shm/$name"
-	rm -rf "$dir"
-}
-trap cleanup EXIT
-failed=0
-check() { # NAME CONDITION...
-	what=$1
-	shift
-	if "$@"; then echo "ok: $what"; else echo "FAIL: $what"; failed=$((failed + 1)); fi
-}
-wait_for() { # FILE PATTERN
-	for _ in $(seq 200); do
-		grep -q "$2" "$1" 2>/dev/null && return 0
-		sleep 0.05
-	done
-	echo "FAIL: $1 never said $2:"; cat "$1"; exit 1
-}
+. "$(dirname "$0")/lib.sh"
 
 # 16 slots per producer: the gateway's default share per user is 8.
 "$daemon" --cluster "$src/examples/cluster.json" --socket "$dir/s.sock" \
