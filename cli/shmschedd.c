@@ -81,7 +81,8 @@ static void usage(FILE *to)
 		"  --policy FILE        which namespaces and PriorityClasses each producer\n"
 		"                       (uid and name) may use, and whose pods it may\n"
 		"                       preempt (JSON; `shmsched policy --help`). Default:\n"
-		"                       any namespace; system- classes for admins only\n"
+		"                       any namespace; system- classes for admins only.\n"
+		"                       Read again on SIGHUP and `shmsched policy reload`\n"
 		"  --idle-timeout SECONDS close a connection (either socket) that sends no\n"
 		"                       request for this long while its producer has no pod\n"
 		"                       submitted, waiting or answered (default 300; 0:\n"
@@ -140,7 +141,21 @@ static void usage(FILE *to)
 		"                       (kube-apiserver's fieldValidation)\n"
 		"\n"
 		"SIGINT or SIGTERM: stop accepting producers, answer every pod already\n"
-		"submitted (placing for up to 5 s, then cancelled), exit 0.\n");
+		"submitted (placing for up to 5 s, then cancelled), exit 0. SIGHUP:\n"
+		"reopen --log-file and read --policy again (a file it refuses keeps\n"
+		"the policy in force; the log says why).\n");
+}
+
+/* SIGHUP: --policy read again, as `shmsched policy reload` (the daemon
+ * logs a policy it puts in force; a refused one is logged here). */
+static void reload_policy(void *arg)
+{
+	struct daemon *d = arg;
+	char err[1024];
+	int rc = daemon_reload_policy(d, err, sizeof(err));
+	if (rc < 0)
+		log_msg(LOG_LEVEL_ERROR, "SIGHUP: policy not reloaded, the one in "
+			"force stays: %s", err);
 }
 
 /* --field-validation=Warn: an object's unknown fields, logged. */
@@ -582,7 +597,8 @@ int main(int argc, char **argv)
 	fflush(stdout);
 	cli_notify("READY=1\nSTATUS=serving");
 
-	cli_service_wait(&stop, log_file);
+	cli_service_wait_hup(&stop, log_file,
+			     cfg.policy_path != NULL ? reload_policy : NULL, d);
 	daemon_stop(d, 5000, &st);
 	log_msg(LOG_LEVEL_INFO, "stopped: %" PRIu64 " pods answered (%" PRIu64
 		" placed, %" PRIu64 " unschedulable, %" PRIu64 " rejected, %" PRIu64

@@ -29,6 +29,10 @@
  * nothing was written meanwhile, and no byte of it is trusted before
  * R5 and the bound checks.
  *
+ * Producer identities are read by the same pattern, one slot at a time,
+ * with the slot's own generation as its seq (shm/identity.h, R1-R4 there):
+ * a slot freed and taken again under the copy is copied again.
+ *
  * Cost: a whole read copies n_slots node specs (4,440 bytes each) per
  * try and hashes the stable copy once (R5: the whole checksum, which the
  * writer keeps per changed slot, shm/snapshots.c); tries are bounded
@@ -56,6 +60,10 @@
  * the first OBSERVE_SPINS, so the writer can finish. */
 #define OBSERVE_TRIES 20000u
 #define OBSERVE_SPINS 4u
+/* Tries at one identity slot (shm/identity.h): its writer rewrites 70
+ * bytes under W1-W3, and only when the slot is taken again; a generation
+ * odd for this long is a damaged region, refused rather than spun on. */
+#define IDENTITY_TRIES 256u
 
 _Static_assert(STATE_ATTEMPT_BUCKETS ==
 	       sizeof(((struct shmsched_observe_worker *)0)->attempts) / sizeof(uint64_t),
@@ -529,17 +537,37 @@ int shmsched_observe_producers(struct shmsched_observer *obs,
 	unsigned n = 0;
 	for (uint32_t i = 0; i < STATE_IDENTITIES; i++) {
 		const struct state_identity *id = &obs->identities[i];
-		/* Acquire, partner of the release that publishes an identity
-		 * (ingest/producers.c): its uid and name are complete. */
-		if (__atomic_load_n(&id->used, __ATOMIC_ACQUIRE) == 0)
+		/* The seqlock's reader (shm/identity.h, R1-R4): a slot freed
+		 * and taken again under the copy is copied again, never
+		 * returned with half of each name. */
+		uint32_t uid = 0;
+		char name[64];
+		int got = -EAGAIN;
+		for (unsigned attempt = 0; got == -EAGAIN && attempt < IDENTITY_TRIES;
+		     attempt++) {
+			if (attempt > 0) {
+				count(&obs->retries);
+				if (attempt > OBSERVE_SPINS)
+					sched_yield();
+			}
+			got = state_identity_read(id, &uid, name, NULL, NULL);
+		}
+		if (got == 0)
 			continue;
+		if (got < 0) {
+			count(&obs->refused);
+			free(owned);
+			return errmsg_rc(-EAGAIN, err, err_len, "producer identity %u "
+					 "was rewritten under every one of %u reads",
+					 i + 1, IDENTITY_TRIES);
+		}
 		if (n < max) {
 			struct shmsched_observe_producer *o = &out[n];
 			memset(o, 0, sizeof(*o));
 			o->owner = i + 1;
-			o->uid = id->uid;
-			memcpy(o->name, id->name, sizeof(o->name));
-			o->name[sizeof(o->name) - 1] = '\0';
+			o->uid = uid;
+			_Static_assert(sizeof(o->name) == sizeof(name), "name: 64 bytes");
+			memcpy(o->name, name, sizeof(o->name));
 			/* O4: relaxed, a figure. */
 			o->connections = __atomic_load_n(&id->connections,
 							 __ATOMIC_RELAXED);

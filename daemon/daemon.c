@@ -530,6 +530,11 @@ const char *daemon_origin(const struct daemon *d)
 	return d->meta->origin;
 }
 
+int daemon_reload_policy(struct daemon *d, char *err, size_t err_len)
+{
+	return producers_reload_policy(d->producers, err, err_len);
+}
+
 struct daemon *daemon_start(const struct daemon_config *cfg, char *err,
 			    size_t err_len)
 {

@@ -47,7 +47,8 @@ struct daemon_config {
 	/* The policy file (policy/policy.h): which namespaces and
 	 * PriorityClasses each producer identity may use, and whose pods its
 	 * preemptions may evict; read at start (a bad one stops the start)
-	 * and again by `shmsched policy reload`. NULL: the default (any
+	 * and again by `shmsched policy reload` and daemon_reload_policy()
+	 * (shmschedd's SIGHUP). NULL: the default (any
 	 * namespace; system- PriorityClasses for admin connections only). */
 	const char *policy_path;
 	/* The state region (shm/state.h): its name (NULL: an anonymous one,
@@ -192,6 +193,13 @@ struct daemon;
  * store"; and what it was built from (its record; "" unknown). */
 const char *daemon_start_kind(const struct daemon *d);
 const char *daemon_origin(const struct daemon *d);
+
+/* Reads the --policy file again and puts it in force, as `shmsched policy
+ * reload` does (logged; producer connections holding templates it refuses
+ * are closed). Any thread, while the daemon runs. Returns 0, -ENOENT when
+ * started without --policy, or the file's error with `err` naming the
+ * file and field; on an error the policy in force stays. */
+int daemon_reload_policy(struct daemon *d, char *err, size_t err_len);
 
 /* Whether a start with `cfg` would find state to resume: its named region
  * exists, or its --state-dir holds a store file (that may still turn out

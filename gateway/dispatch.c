@@ -67,7 +67,11 @@
  * placed it. GET and DELETE of another user's pod are answered 404, as
  * kube hides what one may not read, unless the asker is in the admin
  * group. A placement found only in the daemon's listing (after the
- * gateway restarted) has no known owner: only the admin group reaches it.
+ * gateway restarted) has no known owner: only the admin group reaches it,
+ * and a log line at the listing counts them. (Owners are not kept across
+ * a gateway restart: the daemon's placement record has no room for an
+ * HTTP user, and a file of owners beside the gateway would be one more
+ * thing for it to own and check; docs/security.md says so.)
  * Each user's pods in requests not yet answered (waiting ones included)
  * are counted, and a request that would take them past
  * --max-slots-per-client is refused 429, so one client's ?wait request
@@ -898,6 +902,7 @@ static int rebuild_from_listing(struct gw_dispatch *d, char *err, size_t err_len
 	for (MAP_EACH(d, each))
 		each->seen = 0;
 	uint32_t cursor = 0;
+	uint64_t unowned = 0;
 	int rc = 0;
 	while (cursor != UINT32_MAX) {
 		rc = shmsched_placements(d->active->c, &cursor, page, LISTING_PAGE,
@@ -916,6 +921,7 @@ static int rebuild_from_listing(struct gw_dispatch *d, char *err, size_t err_len
 					break;
 				}
 				e->state = E_PLACED;
+				unowned++; /* owner 0: see "Users" above */
 			}
 			if (e->state == E_LIMBO && e->job != NULL) {
 				/* Its answer went with the daemon: this is it. */
@@ -949,6 +955,11 @@ static int rebuild_from_listing(struct gw_dispatch *d, char *err, size_t err_len
 		map_del(d, each);
 	}
 	stat_set(&d->st.placements, d->map_n);
+	if (unowned > 0)
+		log_msg(LOG_LEVEL_WARN, "gateway: %" PRIu64 " placement(s) of this "
+			"identity were made before this gateway started: who placed "
+			"them is not known here, so only the admin group reaches "
+			"them (GET and DELETE; another user's GET is 404)", unowned);
 	return 0;
 }
 

@@ -12,6 +12,8 @@
  * - identities[i].used: stored last with release when an identity is made
  *   and stored 0 with release when an idle one is freed
  *   (identities_reclaim); partner: observers' acquire (client/observe.c).
+ *   identities[i].generation: the seqlock over uid and name of a slot
+ *   taken again (shm/identity.h, W1-W4).
  * Cost: every request is the slow path; node events cost a snapshot copy
  * and a grace period; an evaluation filters and scores every node once.
  */
@@ -132,9 +134,17 @@ struct producers *producers_create(struct cluster *c, struct intern *strings,
 		return NULL;
 	}
 	p->identities = identities;
-	/* Nobody is connected yet, whatever a previous daemon left. */
-	for (unsigned i = 0; i < IDENTITIES_MAX; i++)
+	/* Nobody is connected yet, whatever a previous daemon left; one
+	 * killed between W1 and W3 (shm/identity.h) left a generation odd:
+	 * made even (release, partner of observers' R1), so no observer
+	 * waits on that slot for ever. */
+	for (unsigned i = 0; i < IDENTITIES_MAX; i++) {
 		identities[i].connections = 0;
+		uint32_t g = identities[i].generation;
+		if (g & 1)
+			__atomic_store_n(&identities[i].generation, g + 1,
+					 __ATOMIC_RELEASE);
+	}
 	p->placements = placements;
 	p->cluster = c;
 	p->strings = strings;
@@ -441,12 +451,10 @@ static int identity_of(struct producers *p, uid_t uid, const char *name,
 			 (unsigned)uid, name);
 		return -EBUSY;
 	}
-	struct state_identity *id = &p->identities[free_at];
-	id->uid = uid;
-	snprintf(id->name, sizeof(id->name), "%s", name);
-	/* Release, last: an observer that loads `used` with acquire
-	 * (client/observe.c) finds the uid and name complete. */
-	__atomic_store_n(&id->used, 1, __ATOMIC_RELEASE);
+	/* The seqlock's writer (shm/identity.h): `used` stored last with
+	 * release; an observer copying a reused slot's name sees the
+	 * generation change rather than a torn name. */
+	state_identity_write(&p->identities[free_at], uid, name);
 	if (p->persist.identity_added != NULL)
 		p->persist.identity_added(p->persist.arg, free_at + 1);
 	return (int)free_at + 1;
@@ -1334,6 +1342,35 @@ static unsigned revoke_templates(struct producers *p)
 	return gone;
 }
 
+/* Puts `pol` in force (under the lock), closing the connections whose
+ * templates it refuses, and logs it. */
+static void install_policy(struct producers *p, struct policy *pol)
+{
+	policy_free(p->policy);
+	p->policy = pol;
+	unsigned gone = revoke_templates(p);
+	log_msg(LOG_LEVEL_INFO, "policy: %u rule(s) from %s in force; %u "
+		"producer connection(s) closed for templates it refuses",
+		policy_rules(pol), policy_source(pol), gone);
+}
+
+int producers_reload_policy(struct producers *p, char *err, size_t err_len)
+{
+	struct policy *pol = NULL;
+	int rc;
+	pthread_mutex_lock(&p->lock);
+	if (p->policy_path == NULL)
+		rc = errmsg_rc(-ENOENT, err, err_len, "policy reload: the daemon "
+			       "was started without --policy, so there is no file "
+			       "to read again");
+	else
+		rc = policy_load_file(p->policy_path, &pol, err, err_len);
+	if (rc == 0)
+		install_policy(p, pol);
+	pthread_mutex_unlock(&p->lock);
+	return rc;
+}
+
 /* OP_POLICY (admins; under the lock): show, reload from --policy, or apply
  * the body. A refused policy leaves the one in force; either way the
  * answer shows the one in force. Templates registered before a change
@@ -1368,14 +1405,8 @@ static void handle_policy(struct producers *p, struct control_server *s,
 		control_server_reply_error(s, conn, rid, -rc, "%s", err);
 		return;
 	}
-	if (pol != NULL) {
-		policy_free(p->policy);
-		p->policy = pol;
-		unsigned gone = revoke_templates(p);
-		log_msg(LOG_LEVEL_INFO, "policy: %u rule(s) from %s in force; %u "
-			"producer connection(s) closed for templates it refuses",
-			policy_rules(pol), policy_source(pol), gone);
-	}
+	if (pol != NULL)
+		install_policy(p, pol);
 	static char out[sizeof(struct op_policy_shown) + POLICY_BYTES_MAX];
 	struct op_policy_shown h = {0};
 	size_t text_len = 0;

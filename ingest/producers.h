@@ -199,6 +199,13 @@ void producers_set_priority_classes(struct producers *p,
 struct policy;
 int producers_set_policy(struct producers *p, struct policy *pol, const char *path);
 
+/* Reads the `path` of producers_set_policy() again and puts it in force
+ * as OP_POLICY's reload does (under the requests' lock; connections whose
+ * templates it refuses are closed; logged), for the daemon's SIGHUP.
+ * Returns 0, -ENOENT (no path) or the load's error, `err` saying why;
+ * on an error the policy in force stays. */
+int producers_reload_policy(struct producers *p, char *err, size_t err_len);
+
 /* The ring where releases, node events and resyncs are published for the
  * waiting pods (workers/queue.h), after each change is visible. Before
  * the control sockets start; NULL: none. */

@@ -264,7 +264,8 @@ struct state_identity {
 			       * it with acquire: uid and name complete */
 	uint32_t uid;
 	uint32_t connections; /* live connections under it now */
-	uint32_t reserved;
+	uint32_t generation;  /* a seqlock over uid and name, odd while a
+			       * reused slot is rewritten (shm/identity.h) */
 	char name[64];        /* NUL-terminated */
 };
 

@@ -26,5 +26,6 @@
 #include "shm/cluster.h"
 #include "shm/state.h"
 #include "shm/recount.h"
+#include "shm/identity.h"
 
 #endif

@@ -264,9 +264,13 @@ SHMSCHED_EXPORT int shmsched_observe_nodes(struct shmsched_observer *obs,
 
 /* Writes the producer identities in use to out[0..max), in owner order,
  * and in *n_out how many there are (possibly more than max), with the
- * live placements each owns (O4).
+ * live placements each owns (O4). A slot the daemon frees and gives to
+ * another identity while it is copied is copied again (a seqlock: never
+ * half of one name and half of another).
  * Returns 0, or:
  *   -EINVAL   NULL obs or n_out, or out NULL with max > 0
+ *   -EAGAIN   the daemon rewrote one identity under every try (not seen
+ *             in practice: a slot is rewritten only when taken again)
  *   -ENOMEM   out of memory
  * Thread-safety: any thread, concurrently on one handle. */
 SHMSCHED_EXPORT int shmsched_observe_producers(struct shmsched_observer *obs,

@@ -9,7 +9,8 @@
 # leaves the old policy; a narrower policy closes the connections holding
 # templates it refuses; reload without --policy is refused; a daemon
 # started with --policy FILE holds to it and `policy reload` reads FILE
-# again; OP_POLICY through the producer socket is refused.
+# again, and so does SIGHUP (a file it refuses keeps the policy in force,
+# logging why); OP_POLICY through the producer socket is refused.
 # usage: test_policy.sh SHMSCHEDD SHMSCHED CLUSTER_JSON POLICY_PROBE
 set -u
 daemon=$1 cli=$2 cluster=$3 probe=$4
@@ -120,6 +121,28 @@ sed -i 's/"team-b", "team-b-\*"/"team-a"/' "$dir/live.json"
 check 0 "in force: 1 rule(s) from $dir/live.json" "$cli" policy reload $A
 check 0 accepted nobody "$probe" "$S" b team-a
 check 1 'team-b' nobody "$probe" "$S" b team-b
+# SIGHUP reads FILE again, as `policy reload` does (nginx, sshd): a rule
+# changed in the file applies once the daemon has logged it.
+sighup() {
+	n=$(grep -c "$1" "$log")
+	kill -HUP "$pid"
+	for _ in $(seq 100); do
+		[ "$(grep -c "$1" "$log")" -gt "$n" ] && return 0
+		sleep 0.1
+	done
+	echo "FAIL: no log line \"$1\" after SIGHUP:"; cat "$log"; failed=$((failed + 1))
+}
+sed -i 's/"team-a"/"team-c"/' "$dir/live.json"
+sighup "policy: 1 rule(s) from $dir/live.json in force"
+check 0 accepted nobody "$probe" "$S" b team-c
+check 1 "team-a.*$dir/live.json" nobody "$probe" "$S" b team-a
+# A file it refuses keeps the policy in force, and the log says why.
+cp "$dir/bad.json" "$dir/live.json"
+sighup 'SIGHUP: policy not reloaded'
+grep -q "SIGHUP: policy not reloaded, the one in force stays: .*live.json: \$.rules\[0\].namespaces\[0\]: \"Team_A\"" "$log" ||
+	{ echo "FAIL: the refused file's log line does not say why:"; cat "$log"; failed=$((failed + 1)); }
+check 0 accepted nobody "$probe" "$S" b team-c
+kill -0 "$pid" || { echo "FAIL: the daemon died on SIGHUP"; failed=$((failed + 1)); }
 stop
 # A file the daemon cannot take stops its start, naming it.
 check 1 "bad.json: \$.rules\[0\].namespaces\[0\]" "$daemon" --cluster "$cluster" \

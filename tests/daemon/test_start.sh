@@ -23,33 +23,15 @@ cleanup() {
 	rm -rf "$dir"
 }
 trap cleanup EXIT
-failed=0
-fail() { echo "FAIL: $*"; failed=$((failed + 1)); }
-ok() { echo "ok: $*"; }
+. "$(dirname "$0")/lib.sh"
 
-# run_daemon LOG ARGS...: starts shmschedd, waits for "ready" (then stops
-# it with SIGTERM: 0) or for its exit (its status). 124: neither in 20 s.
-run_daemon() {
-	log=$1
+# start LOG ARGS...: run_daemon (lib.sh) of shmschedd on $dir/s.sock with
+# ARGS.
+start() {
+	start_log=$1
 	shift
-	"$daemon" --socket "$dir/s.sock" --workers 1 --no-pin --no-warm "$@" \
-		>"$log" 2>&1 &
-	p=$!
-	for _ in $(seq 200); do
-		if grep -q 'shmschedd: ready' "$log"; then
-			kill -TERM "$p"
-			wait "$p"
-			return 0
-		fi
-		kill -0 "$p" 2>/dev/null || break
-		sleep 0.1
-	done
-	if kill -0 "$p" 2>/dev/null; then
-		kill -9 "$p"
-		wait "$p" 2>/dev/null
-		return 124
-	fi
-	wait "$p"
+	run_daemon "$start_log" "$daemon" --socket "$dir/s.sock" --workers 1 \
+		--no-pin --no-warm "$@"
 }
 
 # A cluster file of N nodes.
@@ -93,12 +75,12 @@ nonzero() { [ "$1" != 0 ] && [ "$1" != 124 ] && echo 1 || echo "$1"; }
 
 r=$tag-a
 # (a)
-run_daemon "$dir/a1.log" --name "$r" --cluster "$dir/missing.json"
+start "$dir/a1.log" --name "$r" --cluster "$dir/missing.json"
 expect "(a) a missing --cluster file: refused" "$dir/a1.log" 1 "$(nonzero $?)" \
 	"missing.json"
 [ -e /dev/shm/"$r" ] && fail "(a) the refused start made /dev/shm/$r" ||
 	ok "(a) ... and made no /dev/shm/$r"
-run_daemon "$dir/a2.log" --name "$r" --cluster "$dir/three.json" \
+start "$dir/a2.log" --name "$r" --cluster "$dir/three.json" \
 	--config "$dir/typo.yaml"
 expect "(a) a --config that does not parse: refused" "$dir/a2.log" 1 \
 	"$(nonzero $?)" "typo.yaml"
@@ -108,64 +90,64 @@ expect "(a) a --config that does not parse: refused" "$dir/a2.log" 1 \
 	ok "(a) ... nor its socket"
 
 # (b)
-run_daemon "$dir/b.log" --name "$r" --cluster "$dir/three.json"
+start "$dir/b.log" --name "$r" --cluster "$dir/three.json"
 expect "(b) the corrected start: created with 3 nodes" "$dir/b.log" 0 $? \
 	"ready: .* 3 nodes, .*; state created, built from cluster $dir/three.json"
 
 # (c)
-run_daemon "$dir/c1.log" --name "$r" --cluster "$dir/three.json"
+start "$dir/c1.log" --name "$r" --cluster "$dir/three.json"
 expect "(c) the same --cluster again: resumed" "$dir/c1.log" 0 $? \
 	"3 nodes, .*; state resumed, built from cluster $dir/three.json"
-run_daemon "$dir/c2.log" --name "$r" --cluster "$dir/five.json"
+start "$dir/c2.log" --name "$r" --cluster "$dir/five.json"
 expect "(c) another cluster file: refused, naming both and the ways on" \
 	"$dir/c2.log" 1 "$(nonzero $?)" "built from cluster $dir/three.json" \
 	"given: cluster $dir/five.json" "--resume" "--fresh"
-run_daemon "$dir/c3.log" --name "$r" --cluster "$dir/five.json" --resume
+start "$dir/c3.log" --name "$r" --cluster "$dir/five.json" --resume
 expect "(c) --resume: resumed, the old nodes" "$dir/c3.log" 0 $? \
 	"3 nodes, .*; state resumed, built from cluster $dir/three.json"
-run_daemon "$dir/c4.log" --name "$r"
+start "$dir/c4.log" --name "$r"
 expect "(c) nothing given: resumed" "$dir/c4.log" 0 $? "3 nodes, .*; state resumed"
-run_daemon "$dir/c5.log" --name "$r" --cluster "$dir/five.json" --fresh
+start "$dir/c5.log" --name "$r" --cluster "$dir/five.json" --fresh
 expect "(c) --fresh: rebuilt from the new file" "$dir/c5.log" 0 $? \
 	"5 nodes, .*; state created, built from cluster $dir/five.json"
-run_daemon "$dir/c6.log" --name "$r" --synthetic 7
+start "$dir/c6.log" --name "$r" --synthetic 7
 expect "(c) --synthetic over a cluster file's region: refused" "$dir/c6.log" 1 \
 	"$(nonzero $?)" "built from cluster $dir/five.json" "given: synthetic 7:0"
 
 # (d)
 r=$tag-d
-run_daemon "$dir/d1.log" --name "$r" --cluster "$dir/three.json" \
+start "$dir/d1.log" --name "$r" --cluster "$dir/three.json" \
 	--state-dir "$dir/store"
 expect "(d) --state-dir: created" "$dir/d1.log" 0 $? "3 nodes, .*; state created"
 rm -f /dev/shm/"$r"
-run_daemon "$dir/d2.log" --name "$r" --state-dir "$dir/store"
+start "$dir/d2.log" --name "$r" --state-dir "$dir/store"
 expect "(d) the region removed: rebuilt from the store" "$dir/d2.log" 0 $? \
 	"3 nodes, .*; state rebuilt from the store, built from cluster $dir/three.json"
 rm -f /dev/shm/"$r"
-run_daemon "$dir/d3.log" --name "$r" --cluster "$dir/five.json" \
+start "$dir/d3.log" --name "$r" --cluster "$dir/five.json" \
 	--state-dir "$dir/store"
 expect "(d) the store with another cluster file: refused" "$dir/d3.log" 1 \
 	"$(nonzero $?)" "store $dir/store was built from cluster $dir/three.json" \
 	"given: cluster $dir/five.json"
 [ -e /dev/shm/"$r" ] && fail "(d) the refused start made /dev/shm/$r" ||
 	ok "(d) ... and made no /dev/shm/$r"
-run_daemon "$dir/d4.log" --name "$r" --cluster "$dir/five.json" \
+start "$dir/d4.log" --name "$r" --cluster "$dir/five.json" \
 	--state-dir "$dir/store" --fresh
 expect "(d) --fresh with --state-dir reads --cluster" "$dir/d4.log" 0 $? \
 	"5 nodes, .*; state created, built from cluster $dir/five.json"
 rm -f /dev/shm/"$r"
-run_daemon "$dir/d5.log" --name "$r" --state-dir "$dir/store"
+start "$dir/d5.log" --name "$r" --state-dir "$dir/store"
 expect "(d) ... and cleared the store: rebuilt with the new file's nodes" \
 	"$dir/d5.log" 0 $? "5 nodes, .*; state rebuilt from the store"
 
 # (e)
 r=$tag-e
-run_daemon "$dir/e1.log" --name "$r"
+start "$dir/e1.log" --name "$r"
 expect "(e) neither --cluster nor --synthetic on a new state: exit 2" \
 	"$dir/e1.log" 2 $? "--cluster" "--synthetic"
-run_daemon "$dir/e2.log" --ephemeral
+start "$dir/e2.log" --ephemeral
 expect "(e) ... nor with --ephemeral" "$dir/e2.log" 2 $? "--cluster" "--synthetic"
-run_daemon "$dir/e3.log" --name "$r" --cluster "$dir/three.json" --synthetic 4
+start "$dir/e3.log" --name "$r" --cluster "$dir/three.json" --synthetic 4
 expect "(e) both: exit 2" "$dir/e3.log" 2 $? "--cluster and --synthetic: give one"
 [ -e /dev/shm/"$r" ] && fail "(e) a refused start made /dev/shm/$r" ||
 	ok "(e) ... and no /dev/shm/$r made"

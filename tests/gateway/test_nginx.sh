@@ -23,29 +23,9 @@ done
 PATH=$PATH:/usr/sbin
 dir=$(mktemp -d /tmp/shmsched-nginx-XXXXXX)
 name=gwnginx-$$
-pids=""
-cleanup() {
-	for p in $pids; do kill "$p" 2>/dev/null; done
-	for p in $pids; do wait "$p" 2>/dev/null; done
-	rm -f "/dev/shm/$name"
-	rm -rf "$dir"
-}
-trap cleanup EXIT
+. "$(dirname "$0")/lib.sh"
 free_port() {
 	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-wait_for() { # FILE PATTERN
-	for _ in $(seq 200); do
-		grep -q "$2" "$1" 2>/dev/null && return 0
-		sleep 0.05
-	done
-	echo "FAIL: $1 never said $2:"; cat "$1"; exit 1
-}
-failed=0
-check() { # NAME CONDITION...
-	what=$1
-	shift
-	if "$@"; then echo "ok: $what"; else echo "FAIL: $what"; failed=$((failed + 1)); fi
 }
 
 start_daemon() { # [--fresh]

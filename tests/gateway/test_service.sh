@@ -12,27 +12,7 @@ daemon=$(readlink -f "$1") gateway=$(readlink -f "$2") src=$3 units=$4
 command -v python3 >/dev/null || { echo "SKIP: python3 is missing"; exit 77; }
 dir=$(mktemp -d /tmp/shmsched-service-XXXXXX)
 name=gwservice-$$
-pids=""
-cleanup() {
-	for p in $pids; do kill "$p" 2>/dev/null; done
-	for p in $pids; do wait "$p" 2>/dev/null; done
-	rm -f "/dev/shm/$name"
-	rm -rf "$dir"
-}
-trap cleanup EXIT
-failed=0
-check() {
-	what=$1
-	shift
-	if "$@"; then echo "ok: $what"; else echo "FAIL: $what"; failed=$((failed + 1)); fi
-}
-wait_for() { # FILE PATTERN
-	for _ in $(seq 200); do
-		grep -q "$2" "$1" 2>/dev/null && return 0
-		sleep 0.05
-	done
-	return 1
-}
+. "$(dirname "$0")/lib.sh"
 
 # What systemd would hear: each datagram a line in $dir/notified.<who>.
 listen() { # SOCKET FILE
@@ -56,7 +36,7 @@ NOTIFY_SOCKET=$dir/notify.d "$daemon" --cluster "$src/examples/cluster.json" \
 	--log-format json --log-file "$dir/daemon.log" >"$dir/daemon.out" 2>&1 &
 dpid=$!
 pids="$pids $dpid"
-check "shmschedd: READY=1 once it serves" wait_for "$dir/notified.d" "READY=1"
+check "shmschedd: READY=1 once it serves" wait_until "$dir/notified.d" "READY=1"
 check "  ... after its ready line" grep -q "ready:" "$dir/daemon.out"
 # No authentication configured: refused at start, saying what to give.
 "$gateway" --socket "$dir/s.sock" --name "$name" --listen 127.0.0.1:0 \
@@ -69,8 +49,8 @@ NOTIFY_SOCKET=$dir/notify.g "$gateway" --socket "$dir/s.sock" --name "$name" \
 	>"$dir/gateway.out" 2>&1 &
 gpid=$!
 pids="$pids $gpid"
-check "shmsched-gateway: READY=1 once it listens" wait_for "$dir/notified.g" "READY=1"
-check "  ... and it logged that it connected" wait_for "$dir/gateway.log" "connected to the daemon"
+check "shmsched-gateway: READY=1 once it listens" wait_until "$dir/notified.g" "READY=1"
+check "  ... and it logged that it connected" wait_until "$dir/gateway.log" "connected to the daemon"
 check "--allow-anonymous: said loudly at start" grep -q '"level":"warn".*--allow-anonymous.*ANY LOCAL USER' "$dir/gateway.log"
 
 # Every line of both logs: a JSON object with time, level, program, msg.
@@ -94,8 +74,8 @@ check "--log-format json: the gateway's lines" json_lines "$dir/gateway.log" shm
 mv "$dir/daemon.log" "$dir/daemon.log.1"
 mv "$dir/gateway.log" "$dir/gateway.log.1"
 kill -HUP "$dpid" "$gpid"
-check "SIGHUP: the daemon reopened its log" wait_for "$dir/daemon.log" "log reopened"
-check "SIGHUP: the gateway reopened its log" wait_for "$dir/gateway.log" "log reopened"
+check "SIGHUP: the daemon reopened its log" wait_until "$dir/daemon.log" "log reopened"
+check "SIGHUP: the gateway reopened its log" wait_until "$dir/gateway.log" "log reopened"
 check "  ... and both still run" kill -0 "$dpid" "$gpid"
 check "  ... the old files kept what they had" grep -q "ready\|registered\|listening" "$dir/daemon.log.1"
 check "  ... and told systemd RELOADING=1" grep -q "RELOADING=1" "$dir/notified.g"
