@@ -30,7 +30,7 @@
  * R5 and the bound checks.
  *
  * Producer identities are read by the same pattern, one slot at a time,
- * with the slot's own generation as its seq (shm/identity.h, R1-R4 there):
+ * with the slot's own generation as its seq (shm/identity.h, IR1-IR4 there):
  * a slot freed and taken again under the copy is copied again.
  *
  * Cost: a whole read copies n_slots node specs (4,440 bytes each) per
@@ -61,7 +61,7 @@
 #define OBSERVE_TRIES 20000u
 #define OBSERVE_SPINS 4u
 /* Tries at one identity slot (shm/identity.h): its writer rewrites 70
- * bytes under W1-W3, and only when the slot is taken again; a generation
+ * bytes under IW1-IW3, and only when the slot is taken again; a generation
  * odd for this long is a damaged region, refused rather than spun on. */
 #define IDENTITY_TRIES 256u
 

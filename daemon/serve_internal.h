@@ -5,6 +5,10 @@
  * the slot and hand it back on the completion ring. Exactly one answer per
  * slot handed over: placed, unschedulable (kube-scheduler's message),
  * rejected (what was wrong with the slot), or, at shutdown, cancelled.
+ * A pod that fits nowhere and may wait goes to the scheduling queue
+ * (daemon/wait.c). Placing and answering are daemon/attempt.c's, which
+ * both this intake and the queue's call down into; neither calls the
+ * other back.
  *
  * No system call, lock or allocation per pod: clock_gettime(CLOCK_MONOTONIC)
  * is served by the vDSO.
@@ -22,37 +26,7 @@
 #include "ingest/ingest.h"
 #include "shm/shm.h"
 #include "workers/workers.h"
-
-/* One per worker, written by that worker alone; read by others only when
- * the workers have stopped (or as approximate, relaxed figures). */
-struct serve_stats {
-	_Alignas(64) uint64_t pods;    /* slots answered */
-	uint64_t rejected;
-	uint64_t cancelled;
-	uint64_t bad_handles;          /* submitted handles that name no slot */
-	uint64_t completion_overflows; /* answers that found the completion ring
-					* full: only a producer that submitted a
-					* slot twice can cause it */
-	struct resolver_stats resolver;
-	uint64_t seq;                  /* this worker's pods so far: random streams */
-	/* The waiting pods' figures, as kube-scheduler names them (see
-	 * shm/layout.h, struct state_worker_stats): gauges stored by
-	 * daemon/wait.c after each change, counters added as they happen. */
-	uint64_t pending_active;
-	uint64_t pending_backoff;
-	uint64_t pending_unschedulable;
-	uint64_t pending_gated;
-	uint64_t preemption_attempts;
-	uint64_t preemption_victims;
-	uint64_t attempts[STATE_ATTEMPT_BUCKETS];
-	uint64_t waited;
-	uint64_t waited_placed;
-	uint64_t timed_out;
-	uint64_t waiting_cancelled;
-	uint64_t forgotten;
-	uint64_t queue_woken;
-	uint64_t reserved[4];
-};
+#include "daemon/attempt_internal.h" /* struct serve_stats */
 
 struct serve;
 struct serve_wait_config;
@@ -97,67 +71,8 @@ extern struct pool_doorbells_ops serve_doorbells;
  * pod, cancelled. Returns how many. */
 unsigned serve_drain(struct serve *s);
 
-/* --- for the waiting pods (daemon/wait.c), on worker w's thread --- */
-
-enum serve_attempt {
-	SERVE_ANSWERED,      /* the slot is answered (placed, or refused) */
-	SERVE_UNSCHEDULABLE, /* no node fits: the engine says why */
-	SERVE_GAVE_UP,       /* every commit lost a race */
-};
-
-/* One attempt at placing `pod`, decoded from `slot` of `pr`, its
- * `attempt`-th (1: its first): see serve.c. Not answered unless
- * SERVE_ANSWERED. */
-enum serve_attempt serve_attempt(struct serve *s, unsigned w, struct producer *pr,
-				 struct shmsched_slot *slot,
-				 const struct record_pod *pod, uint32_t attempt,
-				 struct resolve_result *r);
-
-/* Answers `slot` PLACED on `node` for a pod whose use of it is taken
- * already (preemption's ledger_swap): records the placement with `spec`
- * and `cookie`, counts it placed at its `attempt`-th attempt. Returns 0,
- * or -ENOSPC (no placement record free: nothing done). */
-int serve_place_held(struct serve *s, unsigned w, struct producer *pr,
-		     struct shmsched_slot *slot, const struct pod_spec *spec,
-		     uint64_t cookie, uint32_t node, uint32_t attempt);
-
-/* A gang's attempt (bind/gang.h): pods[0..n) (n <= GANG_MIN_MAX), from
- * slots[i] of prs[i], at their attempts[i]-th attempt, placed all or
- * none. Returns 0 with every slot answered PLACED; 1 with nothing placed
- * and *failed the pod that found no node (r[*failed]: gave_up, or the
- * engine's diagnosis); -ENOSPC (not enough placement records), -ENOMEM,
- * -E2BIG (too many): nothing placed. Slots are not handed back. The pods
- * committed before a failure (r[0..*failed) with 1 or -ENOMEM) are given
- * back and published as release events. */
-int serve_gang(struct serve *s, unsigned w, struct producer *const *prs,
-	       struct shmsched_slot *const *slots, const struct record_pod *const *pods,
-	       const uint32_t *attempts, unsigned n, struct resolve_result *r,
-	       unsigned *failed);
-
-struct ledger *serve_ledger(const struct serve *s);
-
-/* The lowest priority any pod was placed with (bound pods included): a
- * pod at or below it has nobody to preempt. Any thread, relaxed. */
-int32_t serve_lowest_priority(const struct serve *s);
-struct queue_events *serve_events(const struct serve *s);
-
-/* Answers `slot` UNSCHEDULABLE after the attempt `r` (worker w's engine's
- * message, or the lost races), `prefix` (may be NULL) first. */
-void serve_unschedulable(struct serve *s, unsigned w, struct shmsched_slot *slot,
-			 const struct resolve_result *r, const char *prefix);
-
-/* Hands answered slots back on pr's completion ring (a broken ring
- * disconnects the producer; a full one is counted). */
-void serve_complete(struct serve *s, unsigned w, struct producer *pr,
-		    const uint64_t *h, unsigned k);
-
 struct wait_stats;
 /* The waiting pods' figures (daemon/wait_internal.h). Any thread. */
 void serve_wait_stats(const struct serve *s, struct wait_stats *out);
-
-struct producers *serve_producers(const struct serve *s);
-struct serve_stats *serve_stats_of(struct serve *s, unsigned w);
-const struct res_names *serve_res(const struct serve *s);
-struct engine *serve_engine(const struct serve *s, unsigned w);
 
 #endif

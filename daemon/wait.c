@@ -26,7 +26,7 @@
 
 #include "base/base.h"
 #include "bind/bind.h"
-#include "daemon/serve_internal.h"
+#include "daemon/attempt_internal.h"
 
 /* Attempts from the queue per poll: as many as a burst of new pods, so
  * neither starves the other. */
@@ -74,7 +74,7 @@ struct wait_worker {
 };
 
 struct serve_wait {
-	struct serve *serve;
+	struct attempt_ctx *a;    /* placing and answering (daemon/attempt.c) */
 	struct serve_wait_config cfg;
 	unsigned workers;
 	uint32_t owners;
@@ -114,13 +114,13 @@ static void done(struct wait_worker *ww, uint32_t id)
 	queue_done(ww->q, id);
 }
 
-struct serve_wait *wait_create(struct serve *s, const struct serve_wait_config *c,
+struct serve_wait *wait_create(struct attempt_ctx *a, const struct serve_wait_config *c,
 			       unsigned workers)
 {
 	struct serve_wait *wt = calloc(1, sizeof(*wt));
 	if (wt == NULL)
 		return NULL;
-	wt->serve = s;
+	wt->a = a;
 	wt->cfg = *c;
 	wt->workers = workers;
 	wt->owners = (PRODUCERS_MAX + workers - 1) / workers;
@@ -201,7 +201,7 @@ static void publish_stats(struct serve_wait *wt, unsigned w)
 	uint64_t *to = (uint64_t *)(void *)&ww->st.queue;
 	for (size_t i = 0; i < sizeof(qs) / sizeof(uint64_t); i++)
 		store(&to[i], from[i]);
-	struct serve_stats *ss = serve_stats_of(wt->serve, w);
+	struct serve_stats *ss = &wt->a->stats[w];
 	store(&ss->pending_active, qs.active);
 	store(&ss->pending_backoff, qs.backoff);
 	store(&ss->pending_unschedulable, qs.unschedulable);
@@ -239,7 +239,7 @@ static void park(struct serve_wait *wt, unsigned w, uint32_t id,
 		.change_head = change_head,
 	};
 	if (!gave_up)
-		engine_failure(serve_engine(wt->serve, w), &qp.codes, &qp.res);
+		engine_failure(wt->a->engines[w], &qp.codes, &qp.res);
 	int rc = queue_park(ww->q, id, &qp, now);
 	(void)rc; /* the caller checked the pod was out or in its attempt */
 }
@@ -256,11 +256,11 @@ static void maybe_preempt(struct serve_wait *wt, unsigned w, uint32_t id,
 	struct wait_worker *ww = &wt->w[w];
 	const struct pod_spec *sp = pod->spec;
 	if (wt->cfg.evictor == NULL || sp->gang != 0 ||
-	    sp->priority <= serve_lowest_priority(wt->serve) ||
+	    sp->priority <= attempt_lowest_priority(wt->a) ||
 	    (sp->priority_flags & POD_PREEMPT_NEVER) || sp->n_ports > 0 ||
 	    devices_wanted(sp) ||
 	    !(codes & (QUEUE_CODE(REASON_INSUFFICIENT) | QUEUE_CODE(REASON_TOO_MANY_PODS))) ||
-	    engine_interpod_applies(serve_engine(wt->serve, w), sp))
+	    engine_interpod_applies(wt->a->engines[w], sp))
 		return;
 	if (ww->preempting) {
 		/* Its turn comes when the evictor is free (take_replies). */
@@ -280,13 +280,13 @@ static void maybe_preempt(struct serve_wait *wt, unsigned w, uint32_t id,
 	ww->preempt_id = id;
 	ww->preempt_live = true;
 	stat_inc(&ww->st.preemptions);
-	stat_inc(&serve_stats_of(wt->serve, w)->preemption_attempts);
+	stat_inc(&wt->a->stats[w].preemption_attempts);
 }
 
 /* The held use of a reply nobody can take: given back, and told. */
 static void give_back(struct serve_wait *wt, const struct evict_reply *r)
 {
-	struct ledger *l = serve_ledger(wt->serve);
+	struct ledger *l = wt->a->ledger;
 	uint32_t slot = (uint32_t)r->outcome.slot;
 	if (ledger_node_generation(l, slot) != r->outcome.node_gen)
 		return; /* the node went, and its use with it */
@@ -336,30 +336,30 @@ static unsigned take_replies(struct serve_wait *wt, unsigned w)
 		if (r->outcome.slot < 0)
 			continue; /* no node: the pod waits on */
 		stat_add(&ww->st.victims, r->outcome.victims);
-		stat_add(&serve_stats_of(wt->serve, w)->preemption_victims,
+		stat_add(&wt->a->stats[w].preemption_victims,
 			 r->outcome.victims);
-		struct producer *pr = producers_get(serve_producers(wt->serve),
+		struct producer *pr = producers_get(wt->a->producers,
 						    r->producer);
 		uint32_t id = r->queue_id;
 		bool here = live && pr != NULL && key_of(pr) == r->key &&
 			    !producers_faulted(pr) &&
 			    queue_where(ww->q, id) != QUEUE_OUT &&
 			    queue_where(ww->q, id) != QUEUE_ATTEMPT &&
-			    ledger_node_generation(serve_ledger(wt->serve),
+			    ledger_node_generation(wt->a->ledger,
 						   (uint32_t)r->outcome.slot) ==
 				    r->outcome.node_gen;
 		uint64_t h = queue_index(ww->q, id);
-		if (!here || serve_place_held(wt->serve, w, pr, &pr->region.slots[h],
-					      &r->spec, r->cookie,
-					      (uint32_t)r->outcome.slot,
-					      queue_attempts(ww->q, id)) < 0) {
+		if (!here || attempt_place_held(wt->a, w, pr, &pr->region.slots[h],
+						&r->spec, r->cookie,
+						(uint32_t)r->outcome.slot,
+						queue_attempts(ww->q, id)) < 0) {
 			give_back(wt, r);
 			continue;
 		}
 		queue_done(ww->q, id);
 		stat_inc(&ww->st.placed);
 		stat_inc(&ww->st.preempted);
-		serve_complete(wt->serve, w, pr, &h, 1);
+		attempt_complete(wt->a, w, pr, &h, 1);
 	}
 	return n;
 }
@@ -375,7 +375,7 @@ static unsigned take_notices(struct serve_wait *wt, unsigned w)
 	unsigned k = 0;
 	while (wt->cfg.evictor != NULL && evict_notice_next(wt->cfg.evictor, w, &n)) {
 		k++;
-		struct producer *pr = producers_get(serve_producers(wt->serve), n.producer);
+		struct producer *pr = producers_get(wt->a->producers, n.producer);
 		if (pr == NULL || key_of(pr) != n.key || producers_faulted(pr)) {
 			stat_inc(&ww->st.notices_dropped);
 			continue;
@@ -392,7 +392,7 @@ static unsigned take_notices(struct serve_wait *wt, unsigned w)
 		ns->notice[h] = n.notice;
 		pr->notices_sent++;
 		h |= SHMSCHED_HANDLE_NOTICE;
-		serve_complete(wt->serve, w, pr, &h, 1);
+		attempt_complete(wt->a, w, pr, &h, 1);
 		stat_inc(&ww->st.notices);
 	}
 	return k;
@@ -428,11 +428,10 @@ static void gang_answer(struct serve_wait *wt, unsigned w, uint32_t id,
 	struct wait_worker *ww = &wt->w[w];
 	uint32_t owner = queue_owner(ww->q, id);
 	uint64_t h = queue_index(ww->q, id);
-	struct producer *pr = producers_get(serve_producers(wt->serve),
+	struct producer *pr = producers_get(wt->a->producers,
 					    owner * wt->workers + w);
 	done(ww, id);
-	answer_slot(&pr->region.slots[h], status, 0, now_ns(), why);
-	serve_complete(wt->serve, w, pr, &h, 1);
+	attempt_answer_one(wt->a, w, pr, (uint32_t)h, status, why);
 }
 
 /* A gang's attempt: with at least minMember pods waiting, all of them
@@ -443,7 +442,7 @@ static void gang_try(struct serve_wait *wt, unsigned w, uint32_t gi, uint64_t no
 {
 	struct wait_worker *ww = &wt->w[w];
 	struct wgang *g = &ww->gangs[gi - 1];
-	struct producers *p = serve_producers(wt->serve);
+	struct producers *p = wt->a->producers;
 	struct record_pod *pods = ww->gang_pods;
 	struct resolve_result *r = ww->gang_res;
 	struct producer *prs[GANG_MIN_MAX];
@@ -464,9 +463,9 @@ static void gang_try(struct serve_wait *wt, unsigned w, uint32_t gi, uint64_t no
 		struct producer *pr = producers_get(p, owner * wt->workers + w);
 		struct shmsched_slot *slot = &pr->region.slots[queue_index(ww->q, id)];
 		struct record_templates t = {pr->templates, producers_templates(pr)};
-		if (record_decode(slot, &t, serve_res(wt->serve), &pods[n], why,
+		if (record_decode(slot, &t, wt->a->res, &pods[n], why,
 				  sizeof(why)) < 0) {
-			stat_inc(&serve_stats_of(wt->serve, w)->rejected);
+			stat_inc(&wt->a->stats[w].rejected);
 			gang_answer(wt, w, id, SHMSCHED_REJECTED, why); /* swaps ids */
 			g = &ww->gangs[gi - 1];
 			continue;
@@ -483,8 +482,8 @@ static void gang_try(struct serve_wait *wt, unsigned w, uint32_t gi, uint64_t no
 	unsigned failed = 0;
 	uint64_t change_head = ledger_changes_head(wt->cfg.ledger);
 	uint64_t events_before = queue_events_head(wt->cfg.events);
-	int rc = n >= g->min ? serve_gang(wt->serve, w, prs, slots, pp, attempts, n, r,
-					  &failed)
+	int rc = n >= g->min ? attempt_gang(wt->a, w, prs, slots, pp, attempts, n, r,
+					    &failed)
 			     : 1;
 	if (rc == 0) {
 		for (uint32_t i = 0; i < n; i++) {
@@ -492,7 +491,7 @@ static void gang_try(struct serve_wait *wt, unsigned w, uint32_t gi, uint64_t no
 			room_left(wt, queue_woken_for(ww->q, ids[i]),
 				  (uint32_t)r[i].placement.slot);
 			done(ww, ids[i]);
-			serve_complete(wt->serve, w, prs[i], &h, 1);
+			attempt_complete(wt->a, w, prs[i], &h, 1);
 		}
 		stat_add(&ww->st.placed, n);
 		stat_inc(&ww->st.gangs_placed);
@@ -502,13 +501,13 @@ static void gang_try(struct serve_wait *wt, unsigned w, uint32_t gi, uint64_t no
 	 * that found no node. */
 	g->gathered = g->gathered || n >= g->min;
 	struct queue_pod qp = {.change_head = change_head};
-	/* Its rollback's releases (serve_gang) give back what it took: they
+	/* Its rollback's releases (attempt_gang) give back what it took: they
 	 * must not wake it, unless another's event came between them. */
 	uint64_t events_after = queue_events_head(wt->cfg.events);
 	if (rc != 0 && failed > 0 && events_after - events_before == failed)
 		qp.events_from = events_after;
 	if (n >= g->min && rc == 1 && !r[failed].gave_up)
-		engine_failure(serve_engine(wt->serve, w), &qp.codes, &qp.res);
+		engine_failure(wt->a->engines[w], &qp.codes, &qp.res);
 	else
 		qp.error = n >= g->min; /* lost races, or records: back off */
 	for (uint32_t i = 0; i < n; i++) {
@@ -604,7 +603,7 @@ enum wait_park wait_park(struct serve_wait *wt, unsigned w, struct producer *pr,
 	stat_inc(&ww->st.waited);
 	if (!gave_up) {
 		uint32_t codes, res;
-		engine_failure(serve_engine(wt->serve, w), &codes, &res);
+		engine_failure(wt->a->engines[w], &codes, &res);
 		maybe_preempt(wt, w, id, pr, pod, codes);
 	}
 	publish_stats(wt, w);
@@ -631,10 +630,10 @@ bool wait_cancel(struct serve_wait *wt, unsigned w, struct producer *pr,
 		return false;
 	}
 	done(ww, queue_id(ww->q, pr->id / wt->workers, index));
-	answer_slot(&pr->region.slots[index], SHMSCHED_CANCELLED, 0, now_ns(),
-		    "cancelled by its producer while it waited for a node");
+	attempt_answer(&pr->region.slots[index], SHMSCHED_CANCELLED,
+		       "cancelled by its producer while it waited for a node");
 	stat_inc(&ww->st.cancelled);
-	stat_inc(&serve_stats_of(wt->serve, w)->cancelled);
+	stat_inc(&wt->a->stats[w].cancelled);
 	publish_stats(wt, w);
 	return true;
 }
@@ -643,7 +642,7 @@ bool wait_cancel(struct serve_wait *wt, unsigned w, struct producer *pr,
 static unsigned forget_gone(struct serve_wait *wt, unsigned w)
 {
 	struct wait_worker *ww = &wt->w[w];
-	struct producers *p = serve_producers(wt->serve);
+	struct producers *p = wt->a->producers;
 	unsigned n = 0;
 	for (uint32_t k = 0; k < wt->owners; k++) {
 		if (queue_owner_count(ww->q, k) == 0)
@@ -669,12 +668,12 @@ static void retry(struct serve_wait *wt, unsigned w, uint32_t id, bool last,
 		  uint64_t now)
 {
 	struct wait_worker *ww = &wt->w[w];
-	struct producers *p = serve_producers(wt->serve);
+	struct producers *p = wt->a->producers;
 	uint32_t owner = queue_owner(ww->q, id), index = queue_index(ww->q, id);
 	/* Checked by forget_gone() in this read-side section. */
 	struct producer *pr = producers_get(p, owner * wt->workers + w);
 	struct shmsched_slot *slot = &pr->region.slots[index];
-	struct serve_stats *st = serve_stats_of(wt->serve, w);
+	struct serve_stats *st = &wt->a->stats[w];
 	/* A popped pod's count includes this attempt; one past its deadline
 	 * makes one more. */
 	uint32_t attempt = queue_attempts(ww->q, id) + (last ? 1 : 0);
@@ -705,43 +704,41 @@ static void retry(struct serve_wait *wt, unsigned w, uint32_t id, bool last,
 	stat_inc(&ww->st.retries);
 	/* The producer's half again: it is the producer's own memory, which it
 	 * may have rewritten (breaking its side); checked as any slot. */
-	if (record_decode(slot, &t, serve_res(wt->serve), &pod, why, sizeof(why)) < 0) {
+	if (record_decode(slot, &t, wt->a->res, &pod, why, sizeof(why)) < 0) {
 		done(ww, id);
 		stat_inc(&st->rejected);
-		answer_slot(slot, SHMSCHED_REJECTED, 0, now_ns(), why);
-		serve_complete(wt->serve, w, pr, &h, 1);
+		attempt_answer_one(wt->a, w, pr, index, SHMSCHED_REJECTED, why);
 		return;
 	}
 	struct resolve_result r;
 	uint64_t change_head = ledger_changes_head(wt->cfg.ledger);
 	uint32_t woken_for = queue_woken_for(ww->q, id);
 	uint64_t t0 = now_ns();
-	enum serve_attempt a = serve_attempt(wt->serve, w, pr, slot, &pod, attempt,
-					     &r);
-	if (a == SERVE_ANSWERED && slot->status == SHMSCHED_PLACED)
+	enum attempt_result a = attempt_place(wt->a, w, pr, slot, &pod, attempt, &r);
+	if (a == ATTEMPT_ANSWERED && slot->status == SHMSCHED_PLACED)
 		room_left(wt, woken_for, slot->node_id);
 	/* Its producer's time, as its new pods' (daemon/serve.c). */
 	pr->deficit_ns -= (int64_t)(now_ns() - t0);
-	if (a == SERVE_ANSWERED) {
+	if (a == ATTEMPT_ANSWERED) {
 		done(ww, id);
 		if (slot->status == SHMSCHED_PLACED)
 			stat_inc(&ww->st.placed);
-		serve_complete(wt->serve, w, pr, &h, 1);
+		attempt_complete(wt->a, w, pr, &h, 1);
 		return;
 	}
 	if (last || (pod.deadline_ns != 0 && pod.deadline_ns <= now)) {
 		done(ww, id);
 		snprintf(why, sizeof(why), WAIT_DEADLINE_PREFIX, attempt,
 			 attempt == 1 ? "" : "s");
-		serve_unschedulable(wt->serve, w, slot, &r, why);
+		attempt_unschedulable(wt->a, w, slot, &r, why);
 		stat_inc(&ww->st.timed_out);
-		serve_complete(wt->serve, w, pr, &h, 1);
+		attempt_complete(wt->a, w, pr, &h, 1);
 		return;
 	}
-	park(wt, w, id, pr, &pod, a == SERVE_GAVE_UP, change_head, now);
-	if (a != SERVE_GAVE_UP) {
+	park(wt, w, id, pr, &pod, a == ATTEMPT_GAVE_UP, change_head, now);
+	if (a != ATTEMPT_GAVE_UP) {
 		uint32_t codes, res;
-		engine_failure(serve_engine(wt->serve, w), &codes, &res);
+		engine_failure(wt->a->engines[w], &codes, &res);
 		maybe_preempt(wt, w, id, pr, &pod, codes);
 	}
 }
@@ -763,7 +760,7 @@ unsigned wait_poll(struct serve_wait *wt, unsigned w)
 	if (ww->gangs_used > 0)
 		done += gang_timeouts(wt, w, now);
 	const struct snapshot *snap = cluster_snapshot(engine_cluster(
-		serve_engine(wt->serve, w)));
+		wt->a->engines[w]));
 	done += queue_absorb(q, snap, now);
 	done += queue_tick(q, now);
 	uint32_t id;
@@ -782,7 +779,7 @@ unsigned wait_poll(struct serve_wait *wt, unsigned w)
 
 unsigned wait_shutdown(struct serve_wait *wt)
 {
-	struct producers *p = serve_producers(wt->serve);
+	struct producers *p = wt->a->producers;
 	unsigned n = 0;
 	for (unsigned w = 0; w < wt->workers; w++) {
 		struct wait_worker *ww = &wt->w[w];
@@ -797,12 +794,12 @@ unsigned wait_shutdown(struct serve_wait *wt)
 				struct producer *pr = producers_get(p, k * wt->workers + w);
 				uint64_t h = queue_index(ww->q, id);
 				done(ww, id);
-				answer_slot(&pr->region.slots[h], SHMSCHED_CANCELLED, 0,
-					    now_ns(), "the daemon shut down before "
-					    "placing this pod");
+				attempt_answer(&pr->region.slots[h], SHMSCHED_CANCELLED,
+					       "the daemon shut down before placing "
+					       "this pod");
 				stat_inc(&ww->st.shutdown);
-				stat_inc(&serve_stats_of(wt->serve, w)->cancelled);
-				serve_complete(wt->serve, w, pr, &h, 1);
+				stat_inc(&wt->a->stats[w].cancelled);
+				attempt_complete(wt->a, w, pr, &h, 1);
 				n++;
 			}
 		}

@@ -34,7 +34,7 @@
 #include "workers/workers.h"
 #include "daemon/evict_internal.h"
 
-struct serve;
+struct attempt_ctx;
 struct serve_wait;
 
 struct serve_wait_config {
@@ -71,8 +71,10 @@ struct wait_stats {
 	struct queue_stats queue; /* summed, gauges included */
 };
 
-/* Returns NULL with errno (ENOMEM, EINVAL). */
-struct serve_wait *wait_create(struct serve *s, const struct serve_wait_config *c,
+/* The waiting pods of `workers` workers, attempted and answered through
+ * `a` (daemon/attempt.c), which the queue calls down into and which never
+ * calls back. Returns NULL with errno (ENOMEM, EINVAL). */
+struct serve_wait *wait_create(struct attempt_ctx *a, const struct serve_wait_config *c,
 			       unsigned workers);
 void wait_destroy(struct serve_wait *wt);
 

@@ -13,7 +13,7 @@
  *   and stored 0 with release when an idle one is freed
  *   (identities_reclaim); partner: observers' acquire (client/observe.c).
  *   identities[i].generation: the seqlock over uid and name of a slot
- *   taken again (shm/identity.h, W1-W4).
+ *   taken again (shm/identity.h, IW1-IW4).
  * Cost: every request is the slow path; node events cost a snapshot copy
  * and a grace period; an evaluation filters and scores every node once.
  */
@@ -135,8 +135,8 @@ struct producers *producers_create(struct cluster *c, struct intern *strings,
 	}
 	p->identities = identities;
 	/* Nobody is connected yet, whatever a previous daemon left; one
-	 * killed between W1 and W3 (shm/identity.h) left a generation odd:
-	 * made even (release, partner of observers' R1), so no observer
+	 * killed between IW1 and IW3 (shm/identity.h) left a generation odd:
+	 * made even (release, partner of observers' IR1), so no observer
 	 * waits on that slot for ever. */
 	for (unsigned i = 0; i < IDENTITIES_MAX; i++) {
 		identities[i].connections = 0;

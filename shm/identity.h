@@ -9,18 +9,18 @@
  * is freed and taken again would copy half of each name, and `used`, 1
  * again, would not tell it. So `generation` is a seqlock over uid and
  * name:
- *   W1  generation + 1 (odd: being written), relaxed, then a release
+ *   IW1  generation + 1 (odd: being written), relaxed, then a release
  *       fence: the rewrites below cannot be seen before it;
- *   W2  uid and name written (plain stores: the reader may race them);
- *   W3  generation + 1 (even), release; partner of R1;
- *   W4  used = 1, release; partner of R2 (as before: uid and name are
+ *   IW2  uid and name written (plain stores: the reader may race them);
+ *   IW3  generation + 1 (even), release; partner of IR1;
+ *   IW4  used = 1, release; partner of IR2 (as before: uid and name are
  *       complete for one who sees it).
- *   R1  generation, acquire; odd: being written, try again;
- *   R2  used, acquire; 0: a free slot;
- *   R3  copy uid and name;
- *   R4  an acquire fence, then generation and used again, relaxed: a copy
- *       that read any byte of a later W2 sees W1's increment here (the
- *       fence pairs with W1's), so it is thrown away; a slot freed since
+ *   IR1  generation, acquire; odd: being written, try again;
+ *   IR2  used, acquire; 0: a free slot;
+ *   IR3  copy uid and name;
+ *   IR4  an acquire fence, then generation and used again, relaxed: a copy
+ *       that read any byte of a later IW2 sees IW1's increment here (the
+ *       fence pairs with IW1's), so it is thrown away; a slot freed since
  *       (used 0) is reported free.
  * The writer is the daemon's control thread under the producers' lock;
  * the free (used = 0, release) needs no generation: uid and name stay.
@@ -35,25 +35,25 @@
 
 #include "shm/layout.h"
 
-/* W1-W4: the slot takes `uid` and `name` (truncated to the field, NUL-
+/* IW1-IW4: the slot takes `uid` and `name` (truncated to the field, NUL-
  * terminated) and is published used. The only writer of the slot. */
 static inline void state_identity_write(struct state_identity *id, uint32_t uid,
 					const char *name)
 {
 	uint32_t g = __atomic_load_n(&id->generation, __ATOMIC_RELAXED);
-	/* W1: relaxed, ordered before W2 by the release fence. */
+	/* IW1: relaxed, ordered before IW2 by the release fence. */
 	__atomic_store_n(&id->generation, g + 1, __ATOMIC_RELAXED);
 	__atomic_thread_fence(__ATOMIC_RELEASE);
-	/* W2. */
+	/* IW2. */
 	id->uid = uid;
 	snprintf(id->name, sizeof(id->name), "%s", name);
-	/* W3: release, partner of R1. */
+	/* IW3: release, partner of IR1. */
 	__atomic_store_n(&id->generation, g + 2, __ATOMIC_RELEASE);
-	/* W4: release, partner of R2. */
+	/* IW4: release, partner of IR2. */
 	__atomic_store_n(&id->used, 1, __ATOMIC_RELEASE);
 }
 
-/* R1-R4: one try at copying slot `id`. `between` (NULL in use; a test's
+/* IR1-IR4: one try at copying slot `id`. `between` (NULL in use; a test's
  * hook) runs after the copy and before the check, where a writer may
  * strike. Returns 1 with *uid and name[64] a consistent copy, 0 for a
  * free slot, -EAGAIN when the slot was being written or changed under the
@@ -62,20 +62,20 @@ static inline int state_identity_read(const struct state_identity *id,
 				      uint32_t *uid, char name[64],
 				      void (*between)(void *), void *arg)
 {
-	/* R1: acquire, partner of W3. */
+	/* IR1: acquire, partner of IW3. */
 	uint32_t g = __atomic_load_n(&id->generation, __ATOMIC_ACQUIRE);
 	if (g & 1)
 		return -EAGAIN;
-	/* R2: acquire, partner of W4 and of the free's release. */
+	/* IR2: acquire, partner of IW4 and of the free's release. */
 	if (__atomic_load_n(&id->used, __ATOMIC_ACQUIRE) == 0)
 		return 0;
-	/* R3. */
+	/* IR3. */
 	*uid = id->uid;
 	memcpy(name, id->name, 64);
 	name[63] = '\0';
 	if (between != NULL)
 		between(arg);
-	/* R4: the fence pairs with W1's release fence. */
+	/* IR4: the fence pairs with IW1's release fence. */
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);
 	if (__atomic_load_n(&id->generation, __ATOMIC_RELAXED) != g)
 		return -EAGAIN;

@@ -1,0 +1,335 @@
+/* Attempts and answers: see attempt_internal.h.
+ *
+ * Exactly one answer per slot handed over (invariant 2, bind/answer.h).
+ * A slot is the daemon's from the dequeue of its handle off the submit
+ * ring until its handle goes back on the completion ring; only the worker
+ * that serves its producer (table index i % workers) touches it. Every
+ * answer is written by one of two functions of this file:
+ * attempt_record_and_answer (PLACED: the placement recorded first, then
+ * the slot answered) and attempt_answer (any other status); the intakes
+ * hand slots back with attempt_complete. Who answers, and when:
+ *
+ *   where the pod is          what happens             answer        by
+ *   -----------------------   ----------------------   -----------   ------------------------
+ *   new slot (serve.c)        daemon cancelling        CANCELLED     answer
+ *                             slot refused by decode   REJECTED      answer
+ *                             gang, no room to wait    REJECTED      answer
+ *                             no placement record      REJECTED      attempt_place
+ *                             out of memory            UNSCHEDULABLE attempt_place
+ *                             placed                   PLACED        attempt_place
+ *                             fits nowhere, no wait    UNSCHEDULABLE answer (attempt_unschedulable)
+ *                             fits nowhere, waits      (none now)    wait_park / wait_gang
+ *   waiting (wait.c)          producer's cancel        CANCELLED     wait_cancel
+ *                             slot rewritten, refused  REJECTED      retry, gang_try
+ *                             placed on a retry        PLACED        retry (attempt_place)
+ *                             deadline passed          UNSCHEDULABLE retry, gang_answer
+ *                             gang placed whole        PLACED        gang_try (attempt_gang)
+ *                             gang not gathered        UNSCHEDULABLE gang_timeouts
+ *                             evictor held a node      PLACED        take_replies (attempt_place_held)
+ *                             daemon shut down         CANCELLED     wait_shutdown
+ *                             producer went away       (none: its slots are gone with its region)
+ *
+ * Why only once:
+ *   A1  A new slot is answered by serve.c's answer() or parked, never both:
+ *       attempt_place answers it or leaves it wholly to its caller, and the
+ *       caller parks it only when it was not answered.
+ *   A2  A parked slot is the queue's: its pod is in one of the queue's
+ *       places (queue_where != QUEUE_OUT) until done() takes it out, and
+ *       every answer site of wait.c takes it out in the same step (on the
+ *       same thread, so no other site can see it in between). A producer
+ *       that submits a parked slot again gets no second attempt
+ *       (wait_holds: the handle is counted bad and ignored).
+ *   A3  The evictor's reply places a pod only if it is still the one the
+ *       request was for and still waiting (preempt_live, cleared by done();
+ *       its producer's key; queue_where): a pod answered meanwhile has its
+ *       held room given back instead.
+ *   A4  Once answered, a handle goes back on the completion ring once:
+ *       serve.c's burst gathers the answered ones, wait.c hands back each
+ *       one where it answers it; the producer owns the slot again only
+ *       when it reads the handle.
+ *   A5  At shutdown serve_drain answers what is left in the submit rings
+ *       as the workers would, then wait_shutdown cancels every pod still
+ *       waiting: the workers have stopped, so nobody else answers.
+ */
+#include "daemon/attempt_internal.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "daemon/persist_internal.h"
+
+struct attempt_ctx *attempt_create(struct producers *p,
+				   struct placements *placements,
+				   const struct res_names *res, struct engine **engines,
+				   struct serve_stats *stats, unsigned workers,
+				   struct queue_events *events)
+{
+	struct attempt_ctx *a = calloc(1, sizeof(*a));
+	if (a == NULL)
+		return NULL;
+	a->producers = p;
+	a->placements = placements;
+	a->ledger = cluster_ledger(engine_cluster(engines[0]));
+	a->res = res;
+	a->engines = engines;
+	a->stats = stats;
+	a->workers = workers;
+	a->events = events;
+	a->lowest = INT32_MAX;
+	/* What a cluster file or a previous daemon placed (no worker runs
+	 * yet: the table is this thread's to read). */
+	uint32_t cursor = 0;
+	uint64_t id;
+	while ((id = placements_next(placements, &cursor)) != 0) {
+		const struct placement_record *r = placements_get(placements, id);
+		if (r != NULL && r->priority < a->lowest)
+			a->lowest = r->priority;
+	}
+	return a;
+}
+
+void attempt_destroy(struct attempt_ctx *a)
+{
+	if (a != NULL)
+		free(a->store_seq);
+	free(a);
+}
+
+int attempt_set_persist(struct attempt_ctx *a, struct persist *p)
+{
+	a->store_seq = calloc(a->workers, sizeof(*a->store_seq));
+	if (a->store_seq == NULL)
+		return -ENOMEM;
+	a->persist = p;
+	return 0;
+}
+
+void attempt_persist_wait(struct attempt_ctx *a, unsigned w)
+{
+	if (a->persist != NULL && a->store_seq[w] != 0 && persist_sync(a->persist)) {
+		persist_wait(a->persist, a->store_seq[w]);
+		a->store_seq[w] = 0;
+	}
+}
+
+static void note_priority(struct attempt_ctx *a, int32_t priority)
+{
+	int32_t cur = __atomic_load_n(&a->lowest, __ATOMIC_RELAXED);
+	while (priority < cur &&
+	       !__atomic_compare_exchange_n(&a->lowest, &cur, priority, true,
+					    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+}
+
+int32_t attempt_lowest_priority(const struct attempt_ctx *a)
+{
+	return __atomic_load_n(&a->lowest, __ATOMIC_RELAXED);
+}
+
+/* scheduler_pod_scheduling_attempts' bucket of a pod placed at its
+ * `attempt`-th attempt: 1, 2, 3-4, 5-8, 9-16, more. */
+static unsigned attempts_bucket(uint32_t attempt)
+{
+	unsigned b = 0;
+	for (uint32_t top = 1; b < STATE_ATTEMPT_BUCKETS - 1 && attempt > top; top *= 2)
+		b++;
+	return b;
+}
+
+/* The one PLACED answer: placement record `rec` (taken) made for `spec`
+ * on `node` with `dev` and `cookie`, queued for the durable store,
+ * published as `pr`'s, then the slot answered with the record's time and
+ * id; counted placed at its `attempt`-th attempt. */
+static void attempt_record_and_answer(struct attempt_ctx *a, unsigned w,
+				      struct producer *pr, struct shmsched_slot *slot,
+				      uint32_t rec, uint32_t node,
+				      const struct pod_spec *spec,
+				      const struct device_assignment *dev,
+				      uint64_t cookie, uint32_t attempt)
+{
+	/* Inside the placement's read-side section: its node's own generation
+	 * (shm/ledger.h). */
+	uint64_t id;
+	const struct placement_record *made = placements_prepare(
+		a->placements, rec, node, ledger_node_generation(a->ledger, node),
+		spec, dev, cookie, &id);
+	/* Queued before it is published: no release of it (an admin's, a
+	 * resync's, a guessed id's) can queue its delete ahead of this put. */
+	if (a->persist != NULL)
+		a->store_seq[w] = persist_placement(a->persist, id, made, pr->owner);
+	/* The record's own time (read before it is published: then it may be
+	 * freed): one clock read fewer per pod. */
+	uint64_t placed_ns = made->placed_ns;
+	placements_publish(a->placements, rec, pr->owner);
+	answer_placed(slot, node, placed_ns, dev, id);
+	stat_inc(&a->stats[w].attempts[attempts_bucket(attempt)]);
+	note_priority(a, spec->priority);
+}
+
+/* A waiting pod refused by pod affinity or spread may fit now that a pod
+ * of an inter-pod group is placed (E7 in workers/queue.c). */
+static void tell_placed(struct attempt_ctx *a, const struct pod_spec *spec)
+{
+	if (spec->group != 0 && a->events != NULL &&
+	    queue_events_want_placed(a->events)) {
+		struct queue_event ev = queue_event_placed();
+		queue_events_publish(a->events, &ev);
+	}
+}
+
+enum attempt_result attempt_place(struct attempt_ctx *a, unsigned w, struct producer *pr,
+				  struct shmsched_slot *slot,
+				  const struct record_pod *pod, uint32_t attempt,
+				  struct resolve_result *r)
+{
+	struct serve_stats *st = &a->stats[w];
+	char why[SHMSCHED_MESSAGE_MAX];
+	/* The placement's record first: a pod is placed only if the daemon
+	 * can remember whose it is (invariant 7). */
+	int64_t rec = placements_take(a->placements);
+	if (rec < 0) {
+		stat_inc(&st->rejected);
+		snprintf(why, sizeof(why), "the daemon holds %u placements, the most "
+			 "it keeps (--max-placements): release some first",
+			 placements_capacity(a->placements));
+		attempt_answer(slot, SHMSCHED_REJECTED, why);
+		return ATTEMPT_ANSWERED;
+	}
+	struct engine *e = a->engines[w];
+	uint64_t seq = ((uint64_t)w << 48) | st->seq++; /* the worker's own */
+	if (resolver_place(e, pod->spec, seq, r, &st->resolver) < 0) {
+		placements_untake(a->placements, (uint32_t)rec);
+		attempt_answer(slot, SHMSCHED_UNSCHEDULABLE,
+			       "the daemon ran out of memory placing this pod");
+		return ATTEMPT_ANSWERED;
+	}
+	if (r->placement.slot >= 0) {
+		attempt_record_and_answer(a, w, pr, slot, (uint32_t)rec,
+					  (uint32_t)r->placement.slot, pod->spec,
+					  &r->placement.devices, pod->cookie, attempt);
+		tell_placed(a, pod->spec);
+		return ATTEMPT_ANSWERED;
+	}
+	placements_untake(a->placements, (uint32_t)rec);
+	return r->gave_up ? ATTEMPT_GAVE_UP : ATTEMPT_UNSCHEDULABLE;
+}
+
+int attempt_place_held(struct attempt_ctx *a, unsigned w, struct producer *pr,
+		       struct shmsched_slot *slot, const struct pod_spec *spec,
+		       uint64_t cookie, uint32_t node, uint32_t attempt)
+{
+	int64_t rec = placements_take(a->placements);
+	if (rec < 0)
+		return -ENOSPC;
+	struct device_assignment none = {0};
+	attempt_record_and_answer(a, w, pr, slot, (uint32_t)rec, node, spec, &none,
+				  cookie, attempt);
+	stat_inc(&a->stats[w].resolver.placed);
+	tell_placed(a, spec);
+	return 0;
+}
+
+int attempt_gang(struct attempt_ctx *a, unsigned w, struct producer *const *prs,
+		 struct shmsched_slot *const *slots, const struct record_pod *const *pods,
+		 const uint32_t *attempts, unsigned n, struct resolve_result *r,
+		 unsigned *failed)
+{
+	struct serve_stats *st = &a->stats[w];
+	int64_t rec[GANG_MIN_MAX];
+	const struct pod_spec *specs[GANG_MIN_MAX] = {0};
+	unsigned taken = 0;
+	int rc = -ENOSPC;
+	if (n > GANG_MIN_MAX)
+		return -E2BIG;
+	/* Every placement's record first: a gang is placed only if the
+	 * daemon can remember all of it. */
+	for (; taken < n; taken++) {
+		rec[taken] = placements_take(a->placements);
+		if (rec[taken] < 0)
+			goto untake;
+		specs[taken] = pods[taken]->spec;
+	}
+	uint64_t seq = ((uint64_t)w << 48) | st->seq;
+	st->seq += n;
+	rc = gang_place(a->engines[w], specs, n, seq, r, failed, &st->resolver);
+	if (rc != 0) {
+		/* The pods committed before the failure were given back, and
+		 * other workers' attempts meanwhile may have failed for the room
+		 * they held: told as releases, or those would wait for room that
+		 * is free again. */
+		for (unsigned i = 0; a->events != NULL && i < *failed; i++) {
+			struct queue_event ev = queue_event_release(
+				(uint32_t)r[i].placement.slot, specs[i],
+				&r[i].placement.devices);
+			queue_events_publish(a->events, &ev);
+		}
+		goto untake;
+	}
+	for (unsigned i = 0; i < n; i++)
+		attempt_record_and_answer(a, w, prs[i], slots[i], (uint32_t)rec[i],
+					  (uint32_t)r[i].placement.slot, specs[i],
+					  &r[i].placement.devices, pods[i]->cookie,
+					  attempts[i]);
+	return 0;
+
+untake:
+	while (taken-- > 0)
+		placements_untake(a->placements, (uint32_t)rec[taken]);
+	return rc;
+}
+
+void attempt_answer(struct shmsched_slot *slot, uint32_t status, const char *why)
+{
+	answer_slot(slot, status, 0, now_ns(), why);
+}
+
+void attempt_unschedulable(struct attempt_ctx *a, unsigned w, struct shmsched_slot *slot,
+			   const struct resolve_result *r, const char *prefix)
+{
+	char why[SHMSCHED_MESSAGE_MAX];
+	int n = prefix != NULL ? snprintf(why, sizeof(why), "%s", prefix) : 0;
+	if (n < 0 || (size_t)n >= sizeof(why))
+		n = 0;
+	if (r->gave_up)
+		snprintf(why + n, sizeof(why) - (size_t)n, "0/%u nodes were left to "
+			 "this pod: %u placements found a node and lost it to "
+			 "concurrent ones", r->placement.all_nodes, r->attempts);
+	else
+		engine_message(a->engines[w], why + n, sizeof(why) - (size_t)n);
+	attempt_answer(slot, SHMSCHED_UNSCHEDULABLE, why);
+}
+
+void attempt_complete(struct attempt_ctx *a, unsigned w, struct producer *pr,
+		      const uint64_t *h, unsigned k)
+{
+	char why[160];
+	if (k == 0)
+		return;
+	/* Answers, not notices (a notice answers no pod). Release, partner
+	 * of producers_is_busy()'s acquire. Counted whether or not the ring
+	 * took them: a dropped answer is the producer's breakage. */
+	unsigned answers = 0;
+	for (unsigned i = 0; i < k; i++)
+		answers += !(h[i] & SHMSCHED_HANDLE_NOTICE);
+	__atomic_store_n(&pr->answered, pr->answered + answers, __ATOMIC_RELEASE);
+	int sent = answer_complete(&pr->completion, h, k);
+	if (sent < 0) {
+		snprintf(why, sizeof(why), "its completion ring's index is ahead "
+			 "of the daemon's or more than %u behind",
+			 pr->completion.capacity);
+		producers_fault(a->producers, pr, why);
+		return;
+	}
+	if (k > (unsigned)sent)
+		stat_add(&a->stats[w].completion_overflows, k - (unsigned)sent);
+}
+
+void attempt_answer_one(struct attempt_ctx *a, unsigned w, struct producer *pr,
+			uint32_t index, uint32_t status, const char *why)
+{
+	uint64_t h = index;
+	attempt_answer(&pr->region.slots[index], status, why);
+	attempt_complete(a, w, pr, &h, 1);
+}

@@ -1,0 +1,168 @@
+/* Attempts and answers: the one layer of the daemon that places a pod,
+ * records its placement and answers its slot, below both intakes that
+ * hand it pods: new slots off the submit rings (daemon/serve.c) and
+ * waiting pods out of the scheduling queue (daemon/wait.c), the
+ * evictor's replies included. Both call down into this file; it calls
+ * neither (kube-scheduler's ScheduleOne pops from the queue, and the
+ * queue never calls back: pkg/scheduler/schedule_one.go).
+ *
+ * Every answer a slot gets is written here, by attempt_record_and_answer
+ * (PLACED) or attempt_answer (any other status), and handed back by
+ * attempt_complete: attempt.c's opening has the table of who answers a
+ * slot, when, and why only once.
+ *
+ * Threads: every function but attempt_create, attempt_destroy,
+ * attempt_set_persist and attempt_lowest_priority on worker w's thread
+ * (for w), inside its read-side section (QSBR), for its own producers; or
+ * on the thread that drains once the workers have stopped.
+ */
+#ifndef SHMSCHED_DAEMON_ATTEMPT_INTERNAL_H
+#define SHMSCHED_DAEMON_ATTEMPT_INTERNAL_H
+
+#include <stdint.h>
+
+#include "base/base.h"
+#include "bind/bind.h"
+#include "ingest/ingest.h"
+#include "shm/shm.h"
+#include "workers/workers.h"
+
+/* One per worker, written by that worker alone; read by others only when
+ * the workers have stopped (or as approximate, relaxed figures). It is the
+ * state region's worker stats section, field for field (daemon/daemon.c
+ * checks). */
+struct serve_stats {
+	_Alignas(64) uint64_t pods;    /* slots answered */
+	uint64_t rejected;
+	uint64_t cancelled;
+	uint64_t bad_handles;          /* submitted handles that name no slot */
+	uint64_t completion_overflows; /* answers that found the completion ring
+					* full: only a producer that submitted a
+					* slot twice can cause it */
+	struct resolver_stats resolver;
+	uint64_t seq;                  /* this worker's pods so far: random streams */
+	/* The waiting pods' figures, as kube-scheduler names them (see
+	 * shm/layout.h, struct state_worker_stats): gauges stored by
+	 * daemon/wait.c after each change, counters added as they happen. */
+	uint64_t pending_active;
+	uint64_t pending_backoff;
+	uint64_t pending_unschedulable;
+	uint64_t pending_gated;
+	uint64_t preemption_attempts;
+	uint64_t preemption_victims;
+	uint64_t attempts[STATE_ATTEMPT_BUCKETS];
+	uint64_t waited;
+	uint64_t waited_placed;
+	uint64_t timed_out;
+	uint64_t waiting_cancelled;
+	uint64_t forgotten;
+	uint64_t queue_woken;
+	uint64_t reserved[4];
+};
+
+struct persist;
+
+/* What both intakes share. The pointers are set by attempt_create and
+ * never change: the intakes read them (worker w's engine and stats only on
+ * worker w's thread). The rest is attempt.c's. */
+struct attempt_ctx {
+	struct producers *producers;
+	struct placements *placements;
+	struct ledger *ledger;         /* the cluster's (engines[0]'s) */
+	const struct res_names *res;
+	struct engine **engines;       /* [workers]: worker w's own */
+	struct serve_stats *stats;     /* [workers]: worker w's own */
+	struct queue_events *events;   /* what wakes waiting pods; may be NULL */
+	unsigned workers;
+	/* The lowest priority ever placed (live or not): a pod at or below it
+	 * has nobody to preempt. Relaxed, moved only down by compare-and-swap:
+	 * a stale read makes one preemption request more or less, which the
+	 * evictor's own search settles. */
+	int32_t lowest;
+	struct persist *persist;       /* NULL: no durable store */
+	uint64_t *store_seq;           /* [workers]: the last store op not yet
+					* waited for */
+};
+
+/* `engines[i]` is worker i's engine (all on one cluster); `stats` has room
+ * for `workers`; every placement is recorded in `placements`; a placed pod
+ * of an inter-pod group is told on `events` (NULL: none). Returns NULL
+ * with errno. */
+struct attempt_ctx *attempt_create(struct producers *p,
+				   struct placements *placements,
+				   const struct res_names *res, struct engine **engines,
+				   struct serve_stats *stats, unsigned workers,
+				   struct queue_events *events);
+void attempt_destroy(struct attempt_ctx *a);
+
+/* Every placement's record also goes to the durable store `p` (sync
+ * durability: the intake waits with attempt_persist_wait before it hands
+ * answers back). Before the pool starts. Returns 0 or -ENOMEM. */
+int attempt_set_persist(struct attempt_ctx *a, struct persist *p);
+
+/* With sync durability, waits until worker w's placements so far are on
+ * disk (one wait, one group commit). */
+void attempt_persist_wait(struct attempt_ctx *a, unsigned w);
+
+/* The lowest priority any pod was placed with (bound pods included): a
+ * pod at or below it has nobody to preempt. Any thread, relaxed. */
+int32_t attempt_lowest_priority(const struct attempt_ctx *a);
+
+enum attempt_result {
+	ATTEMPT_ANSWERED,      /* the slot is answered (placed, or refused) */
+	ATTEMPT_UNSCHEDULABLE, /* no node fits: the engine says why */
+	ATTEMPT_GAVE_UP,       /* every commit lost a race */
+};
+
+/* One attempt at placing `pod`, decoded from `slot` of `pr`, its
+ * `attempt`-th (1: its first): its placement record taken, placed and
+ * committed; on success recorded and answered PLACED. Also answered here
+ * (REJECTED, UNSCHEDULABLE): no record left, no memory. Otherwise not
+ * answered: the caller answers or parks it. */
+enum attempt_result attempt_place(struct attempt_ctx *a, unsigned w, struct producer *pr,
+				  struct shmsched_slot *slot,
+				  const struct record_pod *pod, uint32_t attempt,
+				  struct resolve_result *r);
+
+/* Answers `slot` PLACED on `node` for a pod whose use of it is taken
+ * already (preemption's ledger_swap): records the placement with `spec`
+ * and `cookie`, counts it placed at its `attempt`-th attempt. Returns 0,
+ * or -ENOSPC (no placement record free: nothing done). */
+int attempt_place_held(struct attempt_ctx *a, unsigned w, struct producer *pr,
+		       struct shmsched_slot *slot, const struct pod_spec *spec,
+		       uint64_t cookie, uint32_t node, uint32_t attempt);
+
+/* A gang's attempt (bind/gang.h): pods[0..n) (n <= GANG_MIN_MAX), from
+ * slots[i] of prs[i], at their attempts[i]-th attempt, placed all or
+ * none. Returns 0 with every slot answered PLACED; 1 with nothing placed
+ * and *failed the pod that found no node (r[*failed]: gave_up, or the
+ * engine's diagnosis); -ENOSPC (not enough placement records), -ENOMEM,
+ * -E2BIG (too many): nothing placed. Slots are not handed back. The pods
+ * committed before a failure (r[0..*failed) with 1 or -ENOMEM) are given
+ * back and published as release events. */
+int attempt_gang(struct attempt_ctx *a, unsigned w, struct producer *const *prs,
+		 struct shmsched_slot *const *slots, const struct record_pod *const *pods,
+		 const uint32_t *attempts, unsigned n, struct resolve_result *r,
+		 unsigned *failed);
+
+/* Answers `slot` with `status` (not PLACED) and `why` (NULL: none). Not
+ * handed back. */
+void attempt_answer(struct shmsched_slot *slot, uint32_t status, const char *why);
+
+/* Answers `slot` UNSCHEDULABLE after the attempt `r` (worker w's engine's
+ * message, or the lost races), `prefix` (may be NULL) first. */
+void attempt_unschedulable(struct attempt_ctx *a, unsigned w, struct shmsched_slot *slot,
+			   const struct resolve_result *r, const char *prefix);
+
+/* Hands answered slots (and notices, SHMSCHED_HANDLE_NOTICE) back on pr's
+ * completion ring (a broken ring disconnects the producer; a full one is
+ * counted). */
+void attempt_complete(struct attempt_ctx *a, unsigned w, struct producer *pr,
+		      const uint64_t *h, unsigned k);
+
+/* attempt_answer, then attempt_complete of that one slot: slot `index`
+ * of `pr`. */
+void attempt_answer_one(struct attempt_ctx *a, unsigned w, struct producer *pr,
+			uint32_t index, uint32_t status, const char *why);
+
+#endif
