@@ -44,7 +44,7 @@
 #include "workers/leaf_fast_internal.h"
 #include "workers/pod_class.h"
 
-/* What leaf_eval() reads of a pod, fixed once per class or shape: the
+/* What leaf_eval() reads of a pod, fixed once per class or eval: the
  * resources NodeResourcesFit checks, the counters the plugins read (pods,
  * the requested resources and the scored ones: they read no other), and
  * the plugins' per-pod switches. */
@@ -64,72 +64,72 @@ struct leaf_plan {
 	struct leaf_fast_plan f;
 };
 
-/* A request shape: everything leaf_eval() reads of a pod but the
+/* A shared evaluation: everything leaf_eval() reads of a pod but the
  * inter-pod filter (its profile, requests, stand-ins and host ports).
  * The classes whose pods share one (and whose leaves read no devices and
  * hold no inter-pod filter) share its evaluation of every node they
- * contain: the shape re-reads each node the change log names once, for
+ * contain: the eval re-reads each node the change log names once, for
  * all of them, and keeps a ring of the slots whose result changed, which
  * each class replays into its index at its next pod. A class only reads
- * results; the shape evaluates the union of its classes' feasible
+ * results; the eval evaluates the union of its classes' feasible
  * slots. */
-#define SHAPE_RING 4096u /* a power of two */
+#define EVAL_RING 4096u /* a power of two */
 
-#define SHAPES_WARM_CHANGES 256 /* a shape read by a class within this many
+#define EVALS_WARM_CHANGES 256 /* an eval read by a class within this many
 				 * changes is warm */
-#define SHAPES_WARM_MAX 32      /* warm shapes synced together, at most */
-/* The shape table's columns, at least. 64, the default workload's
- * shapes: each doubling copies every row, and at 100,000 nodes the one
+#define EVALS_WARM_MAX 32      /* warm evals synced together, at most */
+/* The eval table's columns, at least. 64, the default workload's
+ * evals: each doubling copies every row, and at 100,000 nodes the one
  * from 32 to 64 columns (51 MB, faulted in as it was copied) stopped a
- * pod for 153 ms; the table is calloc'd, so columns no shape uses cost
- * address space only (a row's page is backed once any shape holds it). */
-#define SHAPE_COLS_MIN 64
+ * pod for 153 ms; the table is calloc'd, so columns no eval uses cost
+ * address space only (a row's page is backed once any eval holds it). */
+#define EVAL_COLS_MIN 64
 
-/* A shape's result on one slot: both in one 8-byte entry, in the
- * engine's shape table (a row per slot, a column per shape), so a change
- * that ~20 warm shapes follow reads one row, a few adjacent cache lines,
- * not a line in each shape's own array (and not three per shape: the
+/* An eval's result on one slot: both in one 8-byte entry, in the
+ * engine's eval table (a row per slot, a column per eval), so a change
+ * that ~20 warm evals follow reads one row, a few adjacent cache lines,
+ * not a line in each eval's own array (and not three per eval: the
  * member bit, the reasons and the score once lived apart). */
-struct shape_leaf {
+struct eval_leaf {
 	/* The dynamic reasons' complement (leaf_mask()): an entry of zeros,
-	 * as calloc() leaves the table and a freed shape leaves its column
-	 * (shape_release), is SHAPE_UNHELD, so a new shape's column needs no
+	 * as calloc() leaves the table and a freed eval leaves its column
+	 * (eval_release), is EVAL_UNHELD, so a new eval's column needs no
 	 * pass over every row (at 100,000 nodes that pass took a pod's
 	 * compile step 1-2 ms). */
 	uint32_t nmask;
 	int32_t d;     /* the weighted dynamic score if it passes */
 };
-#define SHAPE_UNHELD UINT32_MAX /* no MASK_* set has every bit */
+#define EVAL_UNHELD UINT32_MAX /* no MASK_* set has every bit */
 
-/* The reasons of a shape's leaf: 0 passes, SHAPE_UNHELD not a member. */
-static inline uint32_t leaf_mask(const struct shape_leaf *l)
+/* The reasons of an eval's leaf: 0 passes, EVAL_UNHELD not a member. */
+static inline uint32_t leaf_mask(const struct eval_leaf *l)
 {
 	return ~l->nmask;
 }
 
-struct shape {
+struct eval {
 	uint64_t hash;
 	struct pod_spec spec;  /* the fields of the key only; the rest 0 */
 	struct leaf_plan plan;
 	uint32_t refs;         /* classes using it */
 	uint32_t n_slots;      /* of the generation it was made in */
 	uint64_t *member;      /* [words]: slots evaluated (a class holds them);
-				* its leaves say it per slot (SHAPE_UNHELD: not) */
-	uint32_t col;          /* its column of the engine's shape table */
+				* its leaves say it per slot (EVAL_UNHELD: not) */
+	uint32_t col;          /* its column of the engine's eval table */
 	uint64_t log_pos;      /* the cluster's change log, read up to here */
 	uint64_t used_pos;     /* the log's head when a class last read it */
-	bool warm;             /* in the engine's warm[] (shapes_sync_warm) */
+	bool warm;             /* in the engine's warm[] (evals_sync_warm) */
 	uint64_t epoch;        /* moves on each rebuild: its classes rebuild */
 	uint64_t head;         /* slots ever appended to the ring */
-	uint32_t ring[SHAPE_RING];
+	uint32_t ring[EVAL_RING];
 	size_t bytes;
-	struct shape *next;    /* in the engine's list */
+	struct eval *next;    /* in the engine's list */
 };
 
-/* Four warm shapes whose plans are fast, evaluated together
- * (shapes_sync_warm()). */
+/* Four warm evals whose plans are fast, evaluated together
+ * (evals_sync_warm()). */
 struct warm_group {
-	struct shape *sh[4];
+	struct eval *sh[4];
 	unsigned n;
 	struct leaf_plans plans; /* theirs, by lane */
 };
@@ -152,11 +152,11 @@ struct eclass {
 				* 0 lets select_plain() skip both arrays */
 	size_t bytes;
 	struct leaf_plan plan; /* of spec */
-	/* Its shape, once indexed (NULL when its leaves read devices): while
-	 * its leaves hold no inter-pod filter they come from the shape's
-	 * results, replayed from its ring up to shape_pos. */
-	struct shape *shape;
-	uint64_t shape_pos, shape_epoch;
+	/* Its eval, once indexed (NULL when its leaves read devices): while
+	 * its leaves hold no inter-pod filter they come from the eval's
+	 * results, replayed from its ring up to eval_pos. */
+	struct eval *eval;
+	uint64_t eval_pos, eval_epoch;
 
 	/* The index (class_index.h), when the class has at most
 	 * CLASS_INDEX_MAX_GROUPS distinct pairs of static raw scores; else
@@ -231,8 +231,8 @@ enum class_phase {
 	PHASE_STATIC = 0, /* static filters and scores, slot by slot */
 	PHASE_SCAN,       /* compiled: its pods scan its static results */
 	PHASE_GROUPS,     /* its index: members and groups, feasible slot by slot */
-	PHASE_SHAPE,      /* its shape evaluates its slots, 64 at a time */
-	PHASE_FILL,       /* the leaves, from the shape's results or its own */
+	PHASE_EVAL,      /* its eval evaluates its slots, 64 at a time */
+	PHASE_FILL,       /* the leaves, from the eval's results or its own */
 	PHASE_DONE,       /* indexed, or refused an index (k->indexed false) */
 };
 
@@ -242,7 +242,7 @@ enum class_phase {
 #define COST_STATIC 200 /* a slot's static filters and scores */
 #define COST_GROUP 10   /* a feasible slot's member bit and group */
 #define COST_EVAL 100   /* a leaf evaluated */
-#define COST_FILL 25    /* a leaf copied from a shape */
+#define COST_FILL 25    /* a leaf copied from an eval */
 #define ENGINE_POD_BUDGET 20000
 /* An idle call's: a pod that arrives meanwhile waits for it. At 200,000
  * (and 2,048 rows) calls took 0.1-0.9 ms on cold memory, where the costs
@@ -353,7 +353,7 @@ struct engine {
 	bool diag_conflict; /* NodeAffinity PreFilter's rejection: its message */
 
 	/* Device scores: the largest node's cpu and GPU milli (GpuBestFit's
-	 * scale), per snapshot generation; the shapes seen and the mix
+	 * scale), per snapshot generation; the pod shapes seen and the mix
 	 * GpuFragmentation scores against. */
 	int64_t cpu_max, gpu_max;
 	struct frag_counter *frag_count;
@@ -373,34 +373,34 @@ struct engine {
 	bool ip_on;
 	uint32_t *slots; /* [capacity] the candidates' slots, for PreScore */
 
-	/* Request shapes of indexed classes (struct shape), in a list, and
+	/* Shared evaluations of indexed classes (struct eval), in a list, and
 	 * their results in one table: row `slot`, column sh->col (leaf_of()).
 	 * Its rows are the cluster's capacity, allocated untouched, so only
 	 * the rows of slots in use are backed. Its columns double when none
-	 * is free and halve when three quarters are (shape_table_resize());
-	 * a freed shape's column is taken again. The class cache's budget
-	 * counts the table whole, free columns too (shape_table_size()). */
-	struct shape *shapes;
-	struct shape_leaf *shape_leaf; /* [capacity][shape_cols] */
-	uint32_t shape_cols;
-	uint32_t shape_rows;           /* rows any shape has held: copied, counted */
-	uint32_t *shape_free;          /* [shape_cols] free columns, a stack */
-	uint32_t n_shape_free;
-	uint32_t shape_cols_min;       /* SHAPE_COLS_MIN, or a test's */
-	/* The shapes read by a class lately (shapes_sync_warm), apart from
-	 * the list: walking 64 shapes of 12 KiB each cost a miss each. */
-	struct shape *warm[SHAPES_WARM_MAX];
+	 * is free and halve when three quarters are (eval_table_resize());
+	 * a freed eval's column is taken again. The class cache's budget
+	 * counts the table whole, free columns too (eval_table_size()). */
+	struct eval *evals;
+	struct eval_leaf *eval_leaf; /* [capacity][eval_cols] */
+	uint32_t eval_cols;
+	uint32_t eval_rows;           /* rows any eval has held: copied, counted */
+	uint32_t *eval_free;          /* [eval_cols] free columns, a stack */
+	uint32_t n_eval_free;
+	uint32_t eval_cols_min;       /* EVAL_COLS_MIN, or a test's */
+	/* The evals read by a class lately (evals_sync_warm), apart from
+	 * the list: walking 64 evals of 12 KiB each cost a miss each. */
+	struct eval *warm[EVALS_WARM_MAX];
 	unsigned n_warm;
 	bool warm_changed;      /* warm[] moved since warm_regroup() */
-	uint32_t warm_col_end;  /* past the last warm shape's column: the part
+	uint32_t warm_col_end;  /* past the last warm eval's column: the part
 				 * of a row the warm pass prefetches */
-	struct warm_group groups[SHAPES_WARM_MAX / 4]; /* the fast ones, by four */
+	struct warm_group groups[EVALS_WARM_MAX / 4]; /* the fast ones, by four */
 	unsigned n_groups;
-	struct shape *warm_slow[SHAPES_WARM_MAX]; /* the others */
+	struct eval *warm_slow[EVALS_WARM_MAX]; /* the others */
 	unsigned n_slow;
-	uint64_t warm_pos;      /* the log's head at the last shapes_sync_warm() */
-	uint64_t warm_from;     /* no warm shape has read less of the log */
-	uint64_t warm_checked;  /* the head when cold shapes were last let go */
+	uint64_t warm_pos;      /* the log's head at the last evals_sync_warm() */
+	uint64_t warm_from;     /* no warm eval has read less of the log */
+	uint64_t warm_checked;  /* the head when cold evals were last let go */
 
 	/* What scans read of each node, a row per slot, following the change
 	 * log and the snapshots. */
@@ -488,7 +488,7 @@ struct engine *engine_create(struct cluster *c, const struct plugin_ctx *ctx,
 			   : by_slots > ((size_t)256 << 20) ? by_slots : (size_t)256 << 20;
 	e->pod_budget = ENGINE_POD_BUDGET;
 	e->pods_pay = true;
-	e->shape_cols_min = SHAPE_COLS_MIN;
+	e->eval_cols_min = EVAL_COLS_MIN;
 	e->table_mask = 1023;
 	e->table = calloc(e->table_mask + 1, sizeof(*e->table));
 	uint32_t cap = cluster_capacity(c);
@@ -525,49 +525,49 @@ struct engine *engine_create(struct cluster *c, const struct plugin_ctx *ctx,
 	return e;
 }
 
-/* Shape e->warm[w] goes cold: out of the array. */
-static void shape_cool(struct engine *e, unsigned w)
+/* Eval e->warm[w] goes cold: out of the array. */
+static void eval_cool(struct engine *e, unsigned w)
 {
 	e->warm[w]->warm = false;
 	e->warm[w] = e->warm[--e->n_warm];
 	e->warm_changed = true;
 }
 
-static int shape_table_resize(struct engine *e, uint32_t cols);
-static inline struct shape_leaf *leaf_of(const struct engine *e, const struct shape *sh,
+static int eval_table_resize(struct engine *e, uint32_t cols);
+static inline struct eval_leaf *leaf_of(const struct engine *e, const struct eval *sh,
 					 uint32_t slot);
 
-static void shape_release(struct engine *e, struct shape *sh)
+static void eval_release(struct engine *e, struct eval *sh)
 {
 	if (sh == NULL || --sh->refs > 0)
 		return;
 	for (unsigned w = 0; w < e->n_warm; w++)
 		if (e->warm[w] == sh) {
-			shape_cool(e, w);
+			eval_cool(e, w);
 			break;
 		}
-	struct shape **at = &e->shapes;
+	struct eval **at = &e->evals;
 	while (*at != sh)
 		at = &(*at)->next;
 	*at = sh->next;
 	e->class_bytes -= sh->bytes;
-	/* Its column back to zeros (SHAPE_UNHELD) where it held a slot:
-	 * the next shape to take it starts with none. */
+	/* Its column back to zeros (EVAL_UNHELD) where it held a slot:
+	 * the next eval to take it starts with none. */
 	for (uint32_t w = 0; w * 64 < sh->n_slots; w++)
 		for (uint64_t bits = sh->member[w]; bits != 0; bits &= bits - 1) {
 			uint32_t slot = w * 64 + (uint32_t)__builtin_ctzll(bits);
-			*leaf_of(e, sh, slot) = (struct shape_leaf){0, 0};
+			*leaf_of(e, sh, slot) = (struct eval_leaf){0, 0};
 		}
-	e->shape_free[e->n_shape_free++] = sh->col;
+	e->eval_free[e->n_eval_free++] = sh->col;
 	free(sh->member);
 	free(sh);
 	/* The table narrower when three quarters of it are free (kept as it
-	 * is when memory is short), gone with its last shape. */
-	uint32_t live = e->shape_cols - e->n_shape_free;
+	 * is when memory is short), gone with its last eval. */
+	uint32_t live = e->eval_cols - e->n_eval_free;
 	if (live == 0)
-		(void)shape_table_resize(e, 0);
-	else if (e->shape_cols > e->shape_cols_min && live <= e->shape_cols / 4)
-		(void)shape_table_resize(e, e->shape_cols / 2);
+		(void)eval_table_resize(e, 0);
+	else if (e->eval_cols > e->eval_cols_min && live <= e->eval_cols / 4)
+		(void)eval_table_resize(e, e->eval_cols / 2);
 }
 
 static void class_free(struct engine *e, struct eclass *k)
@@ -575,7 +575,7 @@ static void class_free(struct engine *e, struct eclass *k)
 	if (k == NULL)
 		return;
 	e->class_epoch++; /* no memo entry may name it now */
-	shape_release(e, k->shape);
+	eval_release(e, k->eval);
 	free(k->feasible);
 	free(k->affinity_raw);
 	free(k->taint_raw);
@@ -642,8 +642,8 @@ void engine_destroy(struct engine *e)
 	interpod_destroy(e->ip);
 	free(e->slots);
 	node_rows_free(&e->rows);
-	free(e->shape_leaf);
-	free(e->shape_free);
+	free(e->eval_leaf);
+	free(e->eval_free);
 	free(e);
 }
 
@@ -670,7 +670,7 @@ static int64_t cpu_max_of(const struct snapshot *s)
 	return m;
 }
 
-/* A new snapshot generation, every cache started over: classes, shapes,
+/* A new snapshot generation, every cache started over: classes, evals,
  * shard figures, fragmentation, the device scores' scale. */
 static int sync_flush(struct engine *e, const struct snapshot *s)
 {
@@ -1474,18 +1474,18 @@ static uint64_t index_head(const struct engine *e, const struct eclass *k)
 	return head;
 }
 
-/* --- request shapes ------------------------------------------------------ */
+/* --- shared evaluations ------------------------------------------------------ */
 
-/* Shape sh's result on `slot` (slot < sh->n_slots). */
-static inline struct shape_leaf *leaf_of(const struct engine *e, const struct shape *sh,
+/* Eval sh's result on `slot` (slot < sh->n_slots). */
+static inline struct eval_leaf *leaf_of(const struct engine *e, const struct eval *sh,
 					 uint32_t slot)
 {
-	return &e->shape_leaf[(size_t)slot * e->shape_cols + sh->col];
+	return &e->eval_leaf[(size_t)slot * e->eval_cols + sh->col];
 }
 
-/* The shape key of `pod`: the fields leaf_eval() reads but the inter-pod
- * filter's, every other byte 0 (so equal shapes are equal bytes). */
-static void shape_key(const struct pod_spec *pod, struct pod_spec *out)
+/* The eval key of `pod`: the fields leaf_eval() reads but the inter-pod
+ * filter's, every other byte 0 (so equal evals are equal bytes). */
+static void eval_key(const struct pod_spec *pod, struct pod_spec *out)
 {
 	memset(out, 0, sizeof(*out));
 	out->profile = pod->profile;
@@ -1498,15 +1498,15 @@ static void shape_key(const struct pod_spec *pod, struct pod_spec *out)
 
 /* d fits an int32: index_begin() takes only profiles whose weights
  * keep it so. */
-static void shape_store(const struct engine *e, const struct shape *sh, uint32_t slot,
+static void eval_store(const struct engine *e, const struct eval *sh, uint32_t slot,
 			uint32_t m, int64_t d)
 {
-	*leaf_of(e, sh, slot) = (struct shape_leaf){~m, m == 0 ? (int32_t)d : 0};
+	*leaf_of(e, sh, slot) = (struct eval_leaf){~m, m == 0 ? (int32_t)d : 0};
 }
 
 /* Evaluates every slot it holds, from the counters now; its classes
  * rebuild from it (the epoch moves on). */
-static void shape_rebuild(struct engine *e, const struct snapshot *s, struct shape *sh)
+static void eval_rebuild(struct engine *e, const struct snapshot *s, struct eval *sh)
 {
 	/* The head first: a change logged after it is read again later. */
 	sh->log_pos = ledger_changes_head(e->ledger);
@@ -1515,40 +1515,40 @@ static void shape_rebuild(struct engine *e, const struct snapshot *s, struct sha
 			uint32_t slot = w * 64 + (uint32_t)__builtin_ctzll(bits);
 			int64_t d = 0;
 			uint32_t m = leaf_eval(e, s, &sh->plan, false, slot, &d);
-			shape_store(e, sh, slot, m, d);
+			eval_store(e, sh, slot, m, d);
 			e->stats.shape_evals++;
 		}
 	sh->epoch++;
 	e->stats.shape_rebuilds++;
 }
 
-/* Whether shape sh holds `slot`. */
-static inline bool shape_holds(const struct engine *e, const struct shape *sh,
+/* Whether eval sh holds `slot`. */
+static inline bool eval_holds(const struct engine *e, const struct eval *sh,
 			       uint32_t slot)
 {
-	return slot < sh->n_slots && leaf_mask(leaf_of(e, sh, slot)) != SHAPE_UNHELD;
+	return slot < sh->n_slots && leaf_mask(leaf_of(e, sh, slot)) != EVAL_UNHELD;
 }
 
 /* The slot's new result: stored and appended to the ring when it
  * changed. */
-static void shape_apply(struct engine *e, struct shape *sh, uint32_t slot, uint32_t m,
+static void eval_apply(struct engine *e, struct eval *sh, uint32_t slot, uint32_t m,
 			int64_t d)
 {
 	e->stats.shape_evals++;
-	struct shape_leaf was = *leaf_of(e, sh, slot);
+	struct eval_leaf was = *leaf_of(e, sh, slot);
 	if (m == leaf_mask(&was) && (m != 0 || (int32_t)d == was.d))
 		return;
-	shape_store(e, sh, slot, m, d);
-	sh->ring[sh->head++ & (SHAPE_RING - 1)] = slot;
+	eval_store(e, sh, slot, m, d);
+	sh->ring[sh->head++ & (EVAL_RING - 1)] = slot;
 }
 
 /* The slot's result read again from the counters now. */
-static void shape_follow(struct engine *e, const struct snapshot *s,
-			 struct shape *sh, uint32_t slot)
+static void eval_follow(struct engine *e, const struct snapshot *s,
+			 struct eval *sh, uint32_t slot)
 {
 	int64_t d = 0;
 	uint32_t m = leaf_eval(e, s, &sh->plan, false, slot, &d);
-	shape_apply(e, sh, slot, m, d);
+	eval_apply(e, sh, slot, m, d);
 }
 
 /* The node in `slot` as the fast leaf reads it. */
@@ -1569,7 +1569,7 @@ static struct leaf_node leaf_node_of(const struct engine *e, const struct snapsh
 	};
 }
 
-#define SHAPE_SYNC_BATCH 16 /* changes read and prefetched ahead of their evaluation */
+#define EVAL_SYNC_BATCH 16 /* changes read and prefetched ahead of their evaluation */
 
 /* The node's allocatable: a line in each of three arrays. */
 static inline void prefetch_allocatable(const struct snapshot *s, uint32_t slot)
@@ -1593,7 +1593,7 @@ static inline void prefetch_node(const struct snapshot *s,
 	prefetch_allocatable(s, slot);
 }
 
-/* The slot's row of shape results, as far as the last warm shape's
+/* The slot's row of eval results, as far as the last warm eval's
  * column (the table is 64 columns or more; the free ones at the end are
  * not read) and within the row (warm_col_end is made again by the warm
  * pass after a resize, so between the two it may name columns a halved
@@ -1601,27 +1601,27 @@ static inline void prefetch_node(const struct snapshot *s,
  * GCC may find "looping pure" and delete (class_index.c's
  * prefetch_block()). */
 static inline __attribute__((always_inline)) void
-prefetch_shape_row(const struct engine *e, uint32_t slot)
+prefetch_eval_row(const struct engine *e, uint32_t slot)
 {
-	if (slot >= e->shape_rows)
+	if (slot >= e->eval_rows)
 		return;
-	uint32_t cols = e->warm_col_end < e->shape_cols ? e->warm_col_end : e->shape_cols;
-	const char *row = (const char *)(e->shape_leaf + (size_t)slot * e->shape_cols);
-	size_t len = cols * sizeof(*e->shape_leaf);
+	uint32_t cols = e->warm_col_end < e->eval_cols ? e->warm_col_end : e->eval_cols;
+	const char *row = (const char *)(e->eval_leaf + (size_t)slot * e->eval_cols);
+	size_t len = cols * sizeof(*e->eval_leaf);
 	for (size_t at = 0; at < len; at += 64)
 		__builtin_prefetch(row + at);
 }
 
-/* Brings the shape's results up to the cluster's change log: each slot the
- * log names, if the shape holds it, evaluated once, and appended to the
+/* Brings the eval's results up to the cluster's change log: each slot the
+ * log names, if the eval holds it, evaluated once, and appended to the
  * ring when its result changed. */
-static void shape_sync(struct engine *e, const struct snapshot *s, struct shape *sh)
+static void eval_sync(struct engine *e, const struct snapshot *s, struct eval *sh)
 {
 	uint64_t head = ledger_changes_head(e->ledger);
 	if (head == sh->log_pos)
 		return;
 	if (ledger_changes_rebuild(head, sh->log_pos, sh->n_slots)) {
-		shape_rebuild(e, s, sh);
+		eval_rebuild(e, s, sh);
 		return;
 	}
 	/* In batches: a batch's slots are read from the log first and their
@@ -1632,37 +1632,37 @@ static void shape_sync(struct engine *e, const struct snapshot *s, struct shape 
 	uint64_t i = sh->log_pos;
 	bool more = true;
 	while (more) {
-		/* SHAPE_SYNC_BATCH of the shape's slots, read on past the
+		/* EVAL_SYNC_BATCH of the eval's slots, read on past the
 		 * others until the log ends or stalls on an entry. */
-		uint32_t batch[SHAPE_SYNC_BATCH], n = 0;
-		while (more && n < SHAPE_SYNC_BATCH) {
-			unsigned want = SHAPE_SYNC_BATCH - n;
+		uint32_t batch[EVAL_SYNC_BATCH], n = 0;
+		while (more && n < EVAL_SYNC_BATCH) {
+			unsigned want = EVAL_SYNC_BATCH - n;
 			int got = ledger_changes_read(e->ledger, &i, head, batch + n, want);
 			if (got < 0) {
-				shape_rebuild(e, s, sh);
+				eval_rebuild(e, s, sh);
 				return;
 			}
 			more = (unsigned)got == want;
 			uint32_t end = n + (uint32_t)got;
 			for (uint32_t b = n; b < end; b++) {
 				uint32_t slot = batch[b];
-				if (!shape_holds(e, sh, slot))
+				if (!eval_holds(e, sh, slot))
 					continue;
 				batch[n++] = slot;
 				prefetch_node(s, recs, slot);
 			}
 		}
 		for (uint32_t b = 0; b < n; b++)
-			shape_follow(e, s, sh, batch[b]);
+			eval_follow(e, s, sh, batch[b]);
 	}
 	sh->log_pos = i;
 }
 
-/* A class reads the shape now: it is warm (shapes_sync_warm()). */
-static void shape_used(struct engine *e, struct shape *sh)
+/* A class reads the eval now: it is warm (evals_sync_warm()). */
+static void eval_used(struct engine *e, struct eval *sh)
 {
 	sh->used_pos = ledger_changes_head(e->ledger);
-	if (!sh->warm && e->n_warm < SHAPES_WARM_MAX) {
+	if (!sh->warm && e->n_warm < EVALS_WARM_MAX) {
 		sh->warm = true;
 		/* It joins after its own sync, so at or past warm_from; the
 		 * minimum keeps the invariant from resting on that. */
@@ -1673,7 +1673,7 @@ static void shape_used(struct engine *e, struct shape *sh)
 	}
 }
 
-/* The warm shapes in groups: those whose plans are fast four to a group
+/* The warm evals in groups: those whose plans are fast four to a group
  * with their plans laid out by lane, the others apart. */
 static void warm_regroup(struct engine *e)
 {
@@ -1682,7 +1682,7 @@ static void warm_regroup(struct engine *e)
 	e->n_slow = 0;
 	e->warm_col_end = 0;
 	for (unsigned w = 0; w < e->n_warm; w++) {
-		struct shape *sh = e->warm[w];
+		struct eval *sh = e->warm[w];
 		if (sh->col + 1 > e->warm_col_end)
 			e->warm_col_end = sh->col + 1;
 		if (!sh->plan.fast) {
@@ -1703,61 +1703,61 @@ static void warm_regroup(struct engine *e)
 	}
 }
 
-/* Whether the warm shape takes log entry `pos` for `slot`: it has not
+/* Whether the warm eval takes log entry `pos` for `slot`: it has not
  * read the entry, and holds the slot. */
-static inline bool warm_takes(const struct engine *e, const struct shape *sh,
+static inline bool warm_takes(const struct engine *e, const struct eval *sh,
 			      uint64_t pos, uint32_t slot)
 {
-	return pos >= sh->log_pos && shape_holds(e, sh, slot);
+	return pos >= sh->log_pos && eval_holds(e, sh, slot);
 }
 
-/* Brings every warm shape (read by a class within SHAPES_WARM_CHANGES
- * changes) up to the change log in one pass. On the default a shape is
- * read about once a change, so shape_sync() alone had one change per
- * call: each of the ~15 shapes that follow a change read the node and
+/* Brings every warm eval (read by a class within EVALS_WARM_CHANGES
+ * changes) up to the change log in one pass. On the default an eval is
+ * read about once a change, so eval_sync() alone had one change per
+ * call: each of the ~15 evals that follow a change read the node and
  * waited on its own result line in turn, and evaluated it alone (its
  * divisions one at a time). Here a batch's nodes are read once for all
- * warm shapes, their result lines prefetched before the first
+ * warm evals, their result lines prefetched before the first
  * evaluation, and the fast plans evaluated four at a time
- * (leaf_fast_plans(); a lane it leaves out by shape_follow()). Each shape
- * gets what shape_sync() would give it: the entries from its own log
- * position on, in log order. A shape goes cold when no class has read it
- * for SHAPES_WARM_CHANGES changes (looked for every 64, so a shape nobody
- * reads again costs at most SHAPES_WARM_CHANGES + 64 changes'
+ * (leaf_fast_plans(); a lane it leaves out by eval_follow()). Each eval
+ * gets what eval_sync() would give it: the entries from its own log
+ * position on, in log order. An eval goes cold when no class has read it
+ * for EVALS_WARM_CHANGES changes (looked for every 64, so an eval nobody
+ * reads again costs at most EVALS_WARM_CHANGES + 64 changes'
  * evaluations), or when it is so far behind that its own sync would read
- * it whole again (shape_sync()'s test). */
-static void shapes_sync_warm(struct engine *e, const struct snapshot *s)
+ * it whole again (eval_sync()'s test). */
+static void evals_sync_warm(struct engine *e, const struct snapshot *s)
 {
 	uint64_t head = ledger_changes_head(e->ledger);
 	if (e->warm_pos == head)
 		return;
 	e->warm_pos = head;
-	/* Shapes no class has read lately go cold, looked for every 64
-	 * changes, not every pass: the test reads each warm shape, 23 on the
+	/* Evals no class has read lately go cold, looked for every 64
+	 * changes, not every pass: the test reads each warm eval, 23 on the
 	 * default, for every pod. */
 	if (head - e->warm_checked >= 64) {
 		e->warm_checked = head;
 		for (unsigned w = 0; w < e->n_warm;) {
-			if (head - e->warm[w]->used_pos > SHAPES_WARM_CHANGES)
-				shape_cool(e, w); /* e->warm[w] is another now */
+			if (head - e->warm[w]->used_pos > EVALS_WARM_CHANGES)
+				eval_cool(e, w); /* e->warm[w] is another now */
 			else
 				w++;
 		}
 	}
-	/* Every warm shape has read the log at least to warm_from (the last
-	 * pass's end, or a shape's own position when it joined; a shape's
-	 * own sync only moves it on), so the pass starts there; a shape
+	/* Every warm eval has read the log at least to warm_from (the last
+	 * pass's end, or an eval's own position when it joined; an eval's
+	 * own sync only moves it on), so the pass starts there; an eval
 	 * further on skips what it has read (warm_takes()). */
 	uint64_t from = e->warm_from;
 	if (head - from > 64) {
-		/* Behind since the last pass (a shape alone, or a pass cut
-		 * short): from the shapes' own positions, and one so far behind
+		/* Behind since the last pass (an eval alone, or a pass cut
+		 * short): from the evals' own positions, and one so far behind
 		 * that its own sync would read it whole goes cold. */
 		from = head;
 		for (unsigned w = 0; w < e->n_warm;) {
-			const struct shape *sh = e->warm[w];
+			const struct eval *sh = e->warm[w];
 			if (ledger_changes_rebuild(head, sh->log_pos, sh->n_slots)) {
-				shape_cool(e, w);
+				eval_cool(e, w);
 				continue;
 			}
 			from = sh->log_pos < from ? sh->log_pos : from;
@@ -1772,15 +1772,15 @@ static void shapes_sync_warm(struct engine *e, const struct snapshot *s)
 	const struct node_alloc *recs = ledger_nodes(e->ledger);
 	uint64_t i = from;
 	for (bool more = true; more;) {
-		uint32_t batch[SHAPE_SYNC_BATCH];
+		uint32_t batch[EVAL_SYNC_BATCH];
 		uint64_t first = i; /* batch[b] is entry first + b */
-		int got = ledger_changes_read(e->ledger, &i, head, batch, SHAPE_SYNC_BATCH);
+		int got = ledger_changes_read(e->ledger, &i, head, batch, EVAL_SYNC_BATCH);
 		if (got < 0)
-			return; /* overwritten: each shape's own sync reads it whole */
-		more = got == SHAPE_SYNC_BATCH;
+			return; /* overwritten: each eval's own sync reads it whole */
+		more = got == EVAL_SYNC_BATCH;
 		for (int b = 0; b < got; b++) {
 			prefetch_node(s, recs, batch[b]);
-			prefetch_shape_row(e, batch[b]);
+			prefetch_eval_row(e, batch[b]);
 		}
 		for (int b = 0; b < got; b++) {
 			uint32_t slot = batch[b];
@@ -1800,14 +1800,14 @@ static void shapes_sync_warm(struct engine *e, const struct snapshot *s)
 					if (!((lanes >> w) & 1))
 						continue;
 					if ((done >> w) & 1)
-						shape_apply(e, g->sh[w], slot, m[w], d[w]);
+						eval_apply(e, g->sh[w], slot, m[w], d[w]);
 					else
-						shape_follow(e, s, g->sh[w], slot);
+						eval_follow(e, s, g->sh[w], slot);
 				}
 			}
 			for (unsigned w = 0; w < e->n_slow; w++)
 				if (warm_takes(e, e->warm_slow[w], pos, slot))
-					shape_follow(e, s, e->warm_slow[w], slot);
+					eval_follow(e, s, e->warm_slow[w], slot);
 		}
 	}
 	for (unsigned w = 0; w < e->n_warm; w++)
@@ -1816,22 +1816,22 @@ static void shapes_sync_warm(struct engine *e, const struct snapshot *s)
 	e->warm_from = i;
 }
 
-/* The shape table's bytes in use, as the class cache counts them: every
- * column of the rows any shape holds. */
-static size_t shape_table_size(const struct engine *e)
+/* The eval table's bytes in use, as the class cache counts them: every
+ * column of the rows any eval holds. */
+static size_t eval_table_size(const struct engine *e)
 {
-	return (size_t)e->shape_cols * e->shape_rows * sizeof(struct shape_leaf);
+	return (size_t)e->eval_cols * e->eval_rows * sizeof(struct eval_leaf);
 }
 
-/* The shape table made `cols` wide (0: freed), the live shapes' columns
+/* The eval table made `cols` wide (0: freed), the live evals' columns
  * copied to columns 0.. in list order and the rest free: the rows in use
  * are read once (at 100,000 nodes and 32 columns, about 25 MB; once per
  * doubling or halving). Returns 0, or -ENOMEM (the table stays as it
  * was). */
-static int shape_table_resize(struct engine *e, uint32_t cols)
+static int eval_table_resize(struct engine *e, uint32_t cols)
 {
-	uint32_t live = e->shape_cols - e->n_shape_free;
-	struct shape_leaf *t = NULL;
+	uint32_t live = e->eval_cols - e->n_eval_free;
+	struct eval_leaf *t = NULL;
 	uint32_t *f = NULL, *was = NULL;
 	if (cols > 0) {
 		size_t rows = cluster_capacity(e->cluster);
@@ -1846,59 +1846,59 @@ static int shape_table_resize(struct engine *e, uint32_t cols)
 			return -ENOMEM;
 		}
 	}
-	size_t size_was = shape_table_size(e);
+	size_t size_was = eval_table_size(e);
 	uint32_t c = 0;
-	for (struct shape *sh = e->shapes; sh != NULL; sh = sh->next) {
+	for (struct eval *sh = e->evals; sh != NULL; sh = sh->next) {
 		was[c] = sh->col;
 		sh->col = c++;
 	}
 	e->warm_changed = true; /* warm_col_end, from the new columns */
-	for (uint32_t r = 0; r < e->shape_rows && c > 0; r++) {
-		const struct shape_leaf *from = e->shape_leaf + (size_t)r * e->shape_cols;
-		struct shape_leaf *to = t + (size_t)r * cols;
+	for (uint32_t r = 0; r < e->eval_rows && c > 0; r++) {
+		const struct eval_leaf *from = e->eval_leaf + (size_t)r * e->eval_cols;
+		struct eval_leaf *to = t + (size_t)r * cols;
 		for (uint32_t i = 0; i < c; i++)
 			to[i] = from[was[i]];
 	}
 	free(was);
-	free(e->shape_leaf);
-	free(e->shape_free);
-	e->shape_leaf = t;
-	e->shape_free = f;
-	e->shape_cols = cols;
-	e->n_shape_free = 0;
+	free(e->eval_leaf);
+	free(e->eval_free);
+	e->eval_leaf = t;
+	e->eval_free = f;
+	e->eval_cols = cols;
+	e->n_eval_free = 0;
 	for (uint32_t i = cols; i > c; i--)
-		e->shape_free[e->n_shape_free++] = i - 1;
+		e->eval_free[e->n_eval_free++] = i - 1;
 	if (cols == 0)
-		e->shape_rows = 0;
-	e->class_bytes = e->class_bytes - size_was + shape_table_size(e);
+		e->eval_rows = 0;
+	e->class_bytes = e->class_bytes - size_was + eval_table_size(e);
 	e->stats.shape_resizes += c > 0;
 	return 0;
 }
 
-/* A free column of the shape table for a shape of n_slots slots, the
+/* A free column of the eval table for an eval of n_slots slots, the
  * table twice as wide when none is. Returns it, or UINT32_MAX when out
  * of memory. */
-static uint32_t shape_col_take(struct engine *e, uint32_t n_slots)
+static uint32_t eval_col_take(struct engine *e, uint32_t n_slots)
 {
-	if (e->n_shape_free == 0 &&
-	    shape_table_resize(e, e->shape_cols ? e->shape_cols * 2 : e->shape_cols_min) < 0)
+	if (e->n_eval_free == 0 &&
+	    eval_table_resize(e, e->eval_cols ? e->eval_cols * 2 : e->eval_cols_min) < 0)
 		return UINT32_MAX;
-	if (n_slots > e->shape_rows) {
-		size_t size_was = shape_table_size(e);
-		e->shape_rows = n_slots;
-		e->class_bytes = e->class_bytes - size_was + shape_table_size(e);
+	if (n_slots > e->eval_rows) {
+		size_t size_was = eval_table_size(e);
+		e->eval_rows = n_slots;
+		e->class_bytes = e->class_bytes - size_was + eval_table_size(e);
 	}
-	return e->shape_free[--e->n_shape_free];
+	return e->eval_free[--e->n_eval_free];
 }
 
-/* Class k's shape, made or shared (its slots are added by
- * shape_add_word). Returns 0 or -ENOMEM. */
-static int shape_attach(struct engine *e, const struct snapshot *s, struct eclass *k)
+/* Class k's eval, made or shared (its slots are added by
+ * eval_add_word). Returns 0 or -ENOMEM. */
+static int eval_attach(struct engine *e, const struct snapshot *s, struct eclass *k)
 {
 	struct pod_spec key;
-	shape_key(&k->spec, &key);
+	eval_key(&k->spec, &key);
 	uint64_t h = pod_class_hash(&key);
-	struct shape *sh = e->shapes;
+	struct eval *sh = e->evals;
 	while (sh != NULL && (sh->hash != h || !pod_class_equal(&sh->spec, &key)))
 		sh = sh->next;
 	size_t words = s->n_slots / 64 + 1;
@@ -1911,32 +1911,32 @@ static int shape_attach(struct engine *e, const struct snapshot *s, struct eclas
 		leaf_plan_init(e, &sh->plan, &sh->spec);
 		sh->n_slots = s->n_slots;
 		sh->member = calloc(words, sizeof(*sh->member));
-		sh->col = sh->member != NULL ? shape_col_take(e, s->n_slots) : UINT32_MAX;
+		sh->col = sh->member != NULL ? eval_col_take(e, s->n_slots) : UINT32_MAX;
 		if (sh->col == UINT32_MAX) {
 			free(sh->member);
 			free(sh);
 			return -ENOMEM;
 		}
 		sh->log_pos = ledger_changes_head(e->ledger);
-		/* Its column is counted with the table (shape_table_size()). */
+		/* Its column is counted with the table (eval_table_size()). */
 		sh->bytes = sizeof(*sh) + words * sizeof(*sh->member);
 		e->class_bytes += sh->bytes;
-		sh->next = e->shapes;
-		e->shapes = sh;
+		sh->next = e->evals;
+		e->evals = sh;
 		e->stats.shapes++;
 	}
 	e->stats.shape_shares += sh->refs > 0;
 	sh->refs++;
-	k->shape = sh;
+	k->eval = sh;
 	return 0;
 }
 
-/* The shape now holds the slots of `member` (bit i: slot 64 w + i) too,
+/* The eval now holds the slots of `member` (bit i: slot 64 w + i) too,
  * each new one evaluated from the counters now (a change logged since the
- * shape's log position is read again by its next sync, so its results
+ * eval's log position is read again by its next sync, so its results
  * stay exact). Returns how many it evaluated. */
-static unsigned shape_add_word(struct engine *e, const struct snapshot *s,
-			       struct shape *sh, uint64_t member, size_t w)
+static unsigned eval_add_word(struct engine *e, const struct snapshot *s,
+			       struct eval *sh, uint64_t member, size_t w)
 {
 	uint64_t add = member & ~sh->member[w];
 	unsigned n = 0;
@@ -1945,7 +1945,7 @@ static unsigned shape_add_word(struct engine *e, const struct snapshot *s,
 		uint32_t slot = (uint32_t)(w * 64) + (uint32_t)__builtin_ctzll(add);
 		int64_t d = 0;
 		uint32_t m = leaf_eval(e, s, &sh->plan, false, slot, &d);
-		shape_store(e, sh, slot, m, d);
+		eval_store(e, sh, slot, m, d);
 	}
 	e->stats.shape_evals += n;
 	return n;
@@ -1953,11 +1953,11 @@ static unsigned shape_add_word(struct engine *e, const struct snapshot *s,
 
 /* --- class indexes --------------------------------------------------------- */
 
-/* Whether the class's leaves come from its shape (no inter-pod filter in
+/* Whether the class's leaves come from its eval (no inter-pod filter in
  * them, and it has one). */
-static inline bool from_shape(const struct eclass *k)
+static inline bool from_eval(const struct eclass *k)
 {
-	return k->shape != NULL && !k->ix_ip;
+	return k->eval != NULL && !k->ix_ip;
 }
 
 static void index_counts_reset(struct eclass *k)
@@ -1965,21 +1965,21 @@ static void index_counts_reset(struct eclass *k)
 	memset(&k->dyn, 0, sizeof(k->dyn));
 }
 
-/* Every leaf from the counters now (or from its shape's results, brought
+/* Every leaf from the counters now (or from its eval's results, brought
  * up to the change log). */
 static void index_rebuild(struct engine *e, const struct snapshot *s, struct eclass *k)
 {
 	k->mix_epoch = e->mix.epoch;
 	index_counts_reset(k);
 	e->stats.index_rebuilds++;
-	if (from_shape(k)) {
-		struct shape *sh = k->shape;
-		shape_sync(e, s, sh);
-		k->shape_pos = sh->head;
-		k->shape_epoch = sh->epoch;
+	if (from_eval(k)) {
+		struct eval *sh = k->eval;
+		eval_sync(e, s, sh);
+		k->eval_pos = sh->head;
+		k->eval_epoch = sh->epoch;
 		for (uint32_t p = 0; p < k->n_feasible; p++) {
 			uint32_t slot = k->feasible[p];
-			const struct shape_leaf *l = leaf_of(e, sh, slot);
+			const struct eval_leaf *l = leaf_of(e, sh, slot);
 			uint32_t m = leaf_mask(l), w = k->word[slot];
 			k->word[slot] = (w & ~CW_REASONS) | m;
 			reasons_add(&k->dyn, &k->plan, m, +1);
@@ -2016,17 +2016,17 @@ static void index_leaf(struct engine *e, struct eclass *k, uint32_t p, uint32_t 
 	e->stats.index_updates++;
 }
 
-/* Prefetches what replaying ring entries [from, to) of class k's shape
- * reads first: each slot's class word, the shape's result and the
+/* Prefetches what replaying ring entries [from, to) of class k's eval
+ * reads first: each slot's class word, the eval's result and the
  * index's word (one array for all groups, so its address needs no
  * group). Always inlined: GCC may delete the calls of a helper that only
  * prefetches (class_index.c's prefetch_block()). */
 static inline __attribute__((always_inline)) void
-replay_prefetch(const struct engine *e, const struct eclass *k, const struct shape *sh,
+replay_prefetch(const struct engine *e, const struct eclass *k, const struct eval *sh,
 		uint64_t from, uint64_t to)
 {
 	for (uint64_t j = from; j < to; j++) {
-		uint32_t slot = sh->ring[j & (SHAPE_RING - 1)];
+		uint32_t slot = sh->ring[j & (EVAL_RING - 1)];
 		if (slot >= k->n_pos)
 			continue;
 		__builtin_prefetch(&k->word[slot]);
@@ -2035,61 +2035,61 @@ replay_prefetch(const struct engine *e, const struct eclass *k, const struct sha
 	}
 }
 
-/* Replays the shape's ring into the class's index. */
-static void index_sync_shape(struct engine *e, const struct snapshot *s,
+/* Replays the eval's ring into the class's index. */
+static void index_sync_eval(struct engine *e, const struct snapshot *s,
 			     struct eclass *k)
 {
-	struct shape *sh = k->shape;
+	struct eval *sh = k->eval;
 	/* The entries already in the ring (a batch's worth at most) are
-	 * asked for before the warm shapes read the log's new changes, so
+	 * asked for before the warm evals read the log's new changes, so
 	 * that their misses overlap that pass's: a pod's catch-up is most
 	 * often a handful of entries, each waiting on memory at 100,000
 	 * nodes. */
-	if (k->shape_epoch == sh->epoch && sh->head - k->shape_pos <= SHAPE_SYNC_BATCH)
-		replay_prefetch(e, k, sh, k->shape_pos, sh->head);
-	shapes_sync_warm(e, s);
-	shape_sync(e, s, sh);
-	shape_used(e, sh); /* after its own sync: it joins the others at the head */
-	if (k->shape_epoch != sh->epoch || sh->head - k->shape_pos > SHAPE_RING) {
+	if (k->eval_epoch == sh->epoch && sh->head - k->eval_pos <= EVAL_SYNC_BATCH)
+		replay_prefetch(e, k, sh, k->eval_pos, sh->head);
+	evals_sync_warm(e, s);
+	eval_sync(e, s, sh);
+	eval_used(e, sh); /* after its own sync: it joins the others at the head */
+	if (k->eval_epoch != sh->epoch || sh->head - k->eval_pos > EVAL_RING) {
 		index_rebuild(e, s, k);
 		return;
 	}
-	/* In batches of ring entries, as shape_sync(), in three passes: each
-	 * slot's class word, shape result and index word prefetched; then,
+	/* In batches of ring entries, as eval_sync(), in three passes: each
+	 * slot's class word, eval result and index word prefetched; then,
 	 * for the members, the block's maxima and pass bits (whose address
 	 * needs the group); then the updates. In one pass the class's own
 	 * misses had come before any prefetch was issued (a third of
 	 * index_sync's own samples at 100,000 nodes). */
 	uint64_t head = sh->head;
-	uint64_t end = head - k->shape_pos < SHAPE_SYNC_BATCH ? head
-							      : k->shape_pos + SHAPE_SYNC_BATCH;
-	replay_prefetch(e, k, sh, k->shape_pos, end);
-	for (uint64_t i = k->shape_pos; i < head;) {
-		uint32_t batch[SHAPE_SYNC_BATCH], n = 0;
-		end = head - i < SHAPE_SYNC_BATCH ? head : i + SHAPE_SYNC_BATCH;
+	uint64_t end = head - k->eval_pos < EVAL_SYNC_BATCH ? head
+							      : k->eval_pos + EVAL_SYNC_BATCH;
+	replay_prefetch(e, k, sh, k->eval_pos, end);
+	for (uint64_t i = k->eval_pos; i < head;) {
+		uint32_t batch[EVAL_SYNC_BATCH], n = 0;
+		end = head - i < EVAL_SYNC_BATCH ? head : i + EVAL_SYNC_BATCH;
 		/* The next batch's first pass, a batch ahead of its use. */
 		replay_prefetch(e, k, sh, end,
-				head - end < SHAPE_SYNC_BATCH ? head : end + SHAPE_SYNC_BATCH);
+				head - end < EVAL_SYNC_BATCH ? head : end + EVAL_SYNC_BATCH);
 		for (; i < end; i++) {
-			uint32_t slot = sh->ring[i & (SHAPE_RING - 1)];
+			uint32_t slot = sh->ring[i & (EVAL_RING - 1)];
 			if (!class_member(k, slot))
 				continue;
 			batch[n++] = slot;
 			class_index_prefetch(&k->ix, slot, cw_group(k->word[slot]));
 		}
 		for (uint32_t b = 0; b < n; b++) {
-			const struct shape_leaf *l = leaf_of(e, sh, batch[b]);
+			const struct eval_leaf *l = leaf_of(e, sh, batch[b]);
 			index_leaf(e, k, batch[b], leaf_mask(l), l->d);
 		}
 	}
-	k->shape_pos = head;
+	k->eval_pos = head;
 }
 
 /* Brings the index up to the cluster's change log. */
 static void index_sync(struct engine *e, const struct snapshot *s, struct eclass *k)
 {
-	if (from_shape(k)) {
-		index_sync_shape(e, s, k);
+	if (from_eval(k)) {
+		index_sync_eval(e, s, k);
 		return;
 	}
 	uint64_t head = index_head(e, k);
@@ -2269,7 +2269,7 @@ static int index_begin(struct engine *e, struct eclass *k)
 /* Members and groups (nodes with the same static raw scores) of the
  * feasible slots from k->cursor; past CLASS_INDEX_MAX_GROUPS the class is
  * refused an index and scans. Then the index and, for a class whose
- * leaves read no devices, its shape. */
+ * leaves read no devices, its eval. */
 static int work_groups(struct engine *e, const struct snapshot *s, struct eclass *k,
 		       int64_t *budget)
 {
@@ -2308,9 +2308,9 @@ static int work_groups(struct engine *e, const struct snapshot *s, struct eclass
 		index_counts_reset(k);
 		return 0;
 	}
-	if ((rc = shape_attach(e, s, k)) < 0)
+	if ((rc = eval_attach(e, s, k)) < 0)
 		return rc;
-	k->phase = PHASE_SHAPE;
+	k->phase = PHASE_EVAL;
 	return 0;
 }
 
@@ -2324,35 +2324,35 @@ static uint64_t members_of(const struct eclass *k, size_t w)
 	return bits;
 }
 
-/* The shape evaluates the class's slots it did not hold, 64 at a time. */
-static void work_shape(struct engine *e, const struct snapshot *s, struct eclass *k,
+/* The eval evaluates the class's slots it did not hold, 64 at a time. */
+static void work_eval(struct engine *e, const struct snapshot *s, struct eclass *k,
 		       int64_t *budget)
 {
-	struct shape *sh = k->shape;
+	struct eval *sh = k->eval;
 	size_t words = k->n_pos / 64 + 1;
 	for (; k->cursor < words && *budget > 0; k->cursor++)
-		*budget -= COST_EVAL * shape_add_word(e, s, sh, members_of(k, k->cursor),
+		*budget -= COST_EVAL * eval_add_word(e, s, sh, members_of(k, k->cursor),
 						      k->cursor);
 	if (k->cursor < words)
 		return;
-	/* The leaves come from the shape's results as they are now; what
+	/* The leaves come from the eval's results as they are now; what
 	 * changes while they are copied is in its ring after here. */
-	shape_sync(e, s, sh);
-	k->shape_pos = sh->head;
-	k->shape_epoch = sh->epoch;
+	eval_sync(e, s, sh);
+	k->eval_pos = sh->head;
+	k->eval_epoch = sh->epoch;
 	k->mix_epoch = e->mix.epoch;
 	index_counts_reset(k);
 	k->cursor = 0;
 	k->phase = PHASE_FILL;
 }
 
-/* The leaves of the feasible slots from k->cursor: the shape's results,
+/* The leaves of the feasible slots from k->cursor: the eval's results,
  * or the class's own (a change logged while they are read is read again
  * by the next index_sync, from k->log_pos). */
 static void work_fill(struct engine *e, const struct snapshot *s, struct eclass *k,
 		      int64_t *budget)
 {
-	bool own = !from_shape(k);
+	bool own = !from_eval(k);
 	for (; k->cursor < k->n_feasible && *budget > 0; k->cursor++) {
 		uint32_t slot = k->feasible[k->cursor], m;
 		int64_t d = 0;
@@ -2361,7 +2361,7 @@ static void work_fill(struct engine *e, const struct snapshot *s, struct eclass 
 			m = leaf_eval(e, s, &k->plan, k->ix_ip, slot, &d);
 		} else {
 			*budget -= COST_FILL;
-			const struct shape_leaf *l = leaf_of(e, k->shape, slot);
+			const struct eval_leaf *l = leaf_of(e, k->eval, slot);
 			m = leaf_mask(l);
 			d = l->d;
 		}
@@ -2395,8 +2395,8 @@ static int class_work(struct engine *e, const struct snapshot *s, struct eclass 
 		case PHASE_GROUPS:
 			rc = work_groups(e, s, k, budget);
 			break;
-		case PHASE_SHAPE:
-			work_shape(e, s, k, budget);
+		case PHASE_EVAL:
+			work_eval(e, s, k, budget);
 			break;
 		case PHASE_FILL:
 			work_fill(e, s, k, budget);
@@ -2872,14 +2872,14 @@ static inline void add_candidate(struct engine *e, const struct eclass *k,
 }
 
 /* How many changes index_sync() would read to bring k's index up (a
- * shape's log and then the class's replay of the shape's ring). */
+ * eval's log and then the class's replay of the eval's ring). */
 static uint64_t index_lag(const struct engine *e, const struct eclass *k)
 {
 	uint64_t head = ledger_changes_head(e->ledger);
-	if (!from_shape(k))
+	if (!from_eval(k))
 		return head - k->log_pos;
-	const struct shape *sh = k->shape;
-	return (head - sh->log_pos) + (sh->head - k->shape_pos);
+	const struct eval *sh = k->eval;
+	return (head - sh->log_pos) + (sh->head - k->eval_pos);
 }
 
 /* leaf_scan()'s general rules: leaf_eval(). */
@@ -3321,8 +3321,8 @@ static void index_drop(struct engine *e, struct eclass *k)
 	class_index_free(&k->ix);
 	free(k->word);
 	k->word = NULL;
-	shape_release(e, k->shape);
-	k->shape = NULL;
+	eval_release(e, k->eval);
+	k->eval = NULL;
 	k->indexed = false;
 	/* Built again a budget at a time, between other pods: without the
 	 * inter-pod filter, which only a pod of this class can read; its next
@@ -3368,7 +3368,7 @@ static int index_group(struct eclass *k, int32_t t, int32_t a)
 
 /* The node in `slot` changed (added, updated, removed, cordoned): class
  * k's static results (feasible list, raw scores, reasons) and its index
- * follow, from that node alone. The class's shape has re-read the slot
+ * follow, from that node alone. The class's eval has re-read the slot
  * already (sync_generation). */
 static void class_node_changed(struct engine *e, const struct snapshot *s,
 			       struct eclass *k, uint32_t slot)
@@ -3448,17 +3448,17 @@ static void class_node_changed(struct engine *e, const struct snapshot *s,
 	}
 	uint32_t m;
 	int64_t d = 0;
-	if (from_shape(k)) {
-		struct shape *sh = k->shape;
-		/* The shape evaluates only the slots its classes hold. */
+	if (from_eval(k)) {
+		struct eval *sh = k->eval;
+		/* The eval evaluates only the slots its classes hold. */
 		if (!((sh->member[slot / 64] >> (slot % 64)) & 1)) {
 			int64_t sd = 0;
 			sh->member[slot / 64] |= UINT64_C(1) << (slot % 64);
 			uint32_t sm = leaf_eval(e, s, &sh->plan, false, slot, &sd);
-			shape_store(e, sh, slot, sm, sd);
+			eval_store(e, sh, slot, sm, sd);
 			e->stats.shape_evals++;
 		}
-		const struct shape_leaf *l = leaf_of(e, k->shape, slot);
+		const struct eval_leaf *l = leaf_of(e, k->eval, slot);
 		m = leaf_mask(l);
 		d = l->d;
 	} else {
@@ -3469,14 +3469,14 @@ static void class_node_changed(struct engine *e, const struct snapshot *s,
 	class_index_update(&k->ix, slot, (unsigned)g, m == 0, (int32_t)d);
 }
 
-/* The node in `slot` changed: a shape that holds the slot reads it again
+/* The node in `slot` changed: an eval that holds the slot reads it again
  * (its classes replay the ring; one whose static results refuse the slot
  * now ignores it). */
-static void shape_node_changed(struct engine *e, const struct snapshot *s,
-			       struct shape *sh, uint32_t slot)
+static void eval_node_changed(struct engine *e, const struct snapshot *s,
+			       struct eval *sh, uint32_t slot)
 {
-	if (shape_holds(e, sh, slot))
-		shape_follow(e, s, sh, slot);
+	if (eval_holds(e, sh, slot))
+		eval_follow(e, s, sh, slot);
 }
 
 static int sync_generation(struct engine *e, const struct snapshot *s)
@@ -3522,8 +3522,8 @@ static int sync_generation(struct engine *e, const struct snapshot *s)
 		e->before[slot] = (struct frag_before){.stamp = e->before[slot].stamp};
 		/* Its row: new allocatables, or an added node's reset record. */
 		node_rows_copy(&e->rows, e->ledger, &alloc, slot);
-		for (struct shape *shp = e->shapes; shp != NULL; shp = shp->next)
-			shape_node_changed(e, s, shp, slot);
+		for (struct eval *shp = e->evals; shp != NULL; shp = shp->next)
+			eval_node_changed(e, s, shp, slot);
 		for (uint32_t t = 0; t <= e->table_mask; t++)
 			if (e->table[t] != NULL)
 				class_node_changed(e, s, e->table[t], slot);
@@ -3532,8 +3532,8 @@ static int sync_generation(struct engine *e, const struct snapshot *s)
 	return 0;
 }
 
-/* The chosen node's allocatables and its row of shape results, which the
- * next pod's pass of the warm shapes reads once the commit has logged the
+/* The chosen node's allocatables and its row of eval results, which the
+ * next pod's pass of the warm evals reads once the commit has logged the
  * change (its record the commit itself reads and writes): asked for now,
  * so that the miss overlaps the commit and the next pod's start. Always
  * inlined, as replay_prefetch(). */
@@ -3543,7 +3543,7 @@ prefetch_chosen(const struct engine *e, const struct snapshot *s, uint32_t slot)
 	if (slot >= s->n_slots)
 		return;
 	prefetch_allocatable(s, slot);
-	prefetch_shape_row(e, slot);
+	prefetch_eval_row(e, slot);
 }
 
 int engine_place(struct engine *e, const struct pod_spec *pod, uint64_t seq,
@@ -3776,24 +3776,24 @@ void engine_set_compile_budget(struct engine *e, uint64_t per_pod)
 
 uint64_t engine_shape_table_violations(const struct engine *e)
 {
-	if (e->shape_leaf == NULL)
+	if (e->eval_leaf == NULL)
 		return 0;
 	uint64_t bad = 0;
-	uint8_t *live = calloc(e->shape_cols ? e->shape_cols : 1, 1);
+	uint8_t *live = calloc(e->eval_cols ? e->eval_cols : 1, 1);
 	if (live == NULL)
 		return UINT64_MAX;
-	for (const struct shape *sh = e->shapes; sh != NULL; sh = sh->next) {
+	for (const struct eval *sh = e->evals; sh != NULL; sh = sh->next) {
 		live[sh->col] = 1;
-		for (uint32_t r = 0; r < e->shape_rows; r++) {
-			const struct shape_leaf *l = leaf_of(e, sh, r);
+		for (uint32_t r = 0; r < e->eval_rows; r++) {
+			const struct eval_leaf *l = leaf_of(e, sh, r);
 			bool member = r < sh->n_slots && ((sh->member[r / 64] >> (r % 64)) & 1);
 			bool zeros = l->nmask == 0 && l->d == 0;
-			bad += member ? leaf_mask(l) == SHAPE_UNHELD : !zeros;
+			bad += member ? leaf_mask(l) == EVAL_UNHELD : !zeros;
 		}
 	}
-	for (uint32_t c = 0; c < e->shape_cols; c++)
-		for (uint32_t r = 0; r < e->shape_rows && !live[c]; r++) {
-			const struct shape_leaf *l = &e->shape_leaf[(size_t)r * e->shape_cols + c];
+	for (uint32_t c = 0; c < e->eval_cols; c++)
+		for (uint32_t r = 0; r < e->eval_rows && !live[c]; r++) {
+			const struct eval_leaf *l = &e->eval_leaf[(size_t)r * e->eval_cols + c];
 			bad += l->nmask != 0 || l->d != 0;
 		}
 	free(live);
@@ -3802,7 +3802,7 @@ uint64_t engine_shape_table_violations(const struct engine *e)
 
 void engine_set_shape_cols_min(struct engine *e, uint32_t cols)
 {
-	e->shape_cols_min = cols > 0 ? cols : 1;
+	e->eval_cols_min = cols > 0 ? cols : 1;
 }
 
 int engine_assign_devices(struct engine *e, const struct pod_spec *pod,
