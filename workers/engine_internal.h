@@ -503,9 +503,30 @@ struct pass {
 /* Functions of one engine file that another calls. */
 
 /* engine.c */
+void read_node(struct ledger *l, const struct snapshot *s, uint32_t slot,
+	       const struct pod_spec *pod, bool devices, struct node_read *r);
 uint32_t leaf_general(struct engine *e, const struct snapshot *s,
 		      const struct leaf_plan *k, bool ix_ip, uint32_t slot,
 		      const struct node_alloc *a, int64_t *d);
+
+/* engine_score.c */
+void score_dynamic(struct engine *e, const struct score_config *sc,
+		   const struct score_plan *sp, const struct pod_spec *pod,
+		   const struct node_view *v, bool skip_balanced,
+		   struct candidate *cd);
+void score_static(const struct plugin_ctx *ctx, const struct score_config *sc,
+		  bool affinity, const struct pod_spec *pod,
+		  const struct node_spec *node, struct candidate *cd);
+void select_best(struct engine *e, const struct pod_spec *pod, uint32_t n,
+		 uint64_t *rng, const struct engine_explain *x,
+		 struct placement *out);
+void select_plain(struct engine *e, const struct eclass *k,
+		  const struct pod_spec *pod, uint32_t n, uint64_t *rng,
+		  struct placement *out);
+void assign_devices(struct engine *e, const struct snapshot *s,
+		    const struct pod_spec *pod, struct placement *out);
+int interpod_scores(struct engine *e, const struct snapshot *s,
+		    const struct pod_spec *pod, uint32_t n);
 
 /* Inline across the files: each was inlined into its callers when the
  * engine was one file. */
