@@ -502,13 +502,6 @@ struct pass {
 
 /* Functions of one engine file that another calls. */
 
-/* engine.c */
-void read_node(struct ledger *l, const struct snapshot *s, uint32_t slot,
-	       const struct pod_spec *pod, bool devices, struct node_read *r);
-uint32_t leaf_general(struct engine *e, const struct snapshot *s,
-		      const struct leaf_plan *k, bool ix_ip, uint32_t slot,
-		      const struct node_alloc *a, int64_t *d);
-
 /* engine_score.c */
 void score_dynamic(struct engine *e, const struct score_config *sc,
 		   const struct score_plan *sp, const struct pod_spec *pod,
@@ -527,6 +520,24 @@ void assign_devices(struct engine *e, const struct snapshot *s,
 		    const struct pod_spec *pod, struct placement *out);
 int interpod_scores(struct engine *e, const struct snapshot *s,
 		    const struct pod_spec *pod, uint32_t n);
+
+/* engine_leaf.c */
+void read_node(struct ledger *l, const struct snapshot *s, uint32_t slot,
+	       const struct pod_spec *pod, bool devices, struct node_read *r);
+bool static_feasible(const struct plugin_ctx *ctx, const struct score_config *sc,
+		     const struct snapshot *s, const struct pod_spec *pod,
+		     uint32_t i, struct reason *why);
+void static_slot(const struct plugin_ctx *ctx, const struct score_config *sc,
+		 const struct snapshot *s, const struct pod_spec *pod, uint32_t i,
+		 uint32_t *feasible, uint32_t *n_feasible, int32_t *affinity_raw,
+		 int32_t *taint_raw, struct diagnosis *diag, struct reason *whys);
+void leaf_plan_init(const struct engine *e, struct leaf_plan *lp,
+		    const struct pod_spec *pod);
+uint32_t leaf_general(struct engine *e, const struct snapshot *s,
+		      const struct leaf_plan *k, bool ix_ip, uint32_t slot,
+		      const struct node_alloc *a, int64_t *d);
+void reasons_add(struct reason_counts *c, const struct leaf_plan *lp,
+		 uint32_t m, int sign);
 
 /* Inline across the files: each was inlined into its callers when the
  * engine was one file. */
