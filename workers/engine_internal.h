@@ -539,6 +539,14 @@ uint32_t leaf_general(struct engine *e, const struct snapshot *s,
 void reasons_add(struct reason_counts *c, const struct leaf_plan *lp,
 		 uint32_t m, int sign);
 
+/* engine_evals.c */
+void eval_release(struct engine *e, struct eval *sh);
+void eval_sync(struct engine *e, const struct snapshot *s, struct eval *sh);
+void evals_sync_warm(struct engine *e, const struct snapshot *s);
+int eval_attach(struct engine *e, const struct snapshot *s, struct eclass *k);
+void eval_node_changed(struct engine *e, const struct snapshot *s,
+		       struct eval *sh, uint32_t slot);
+
 /* Inline across the files: each was inlined into its callers when the
  * engine was one file. */
 
