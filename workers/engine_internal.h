@@ -502,6 +502,9 @@ struct pass {
 
 /* Functions of one engine file that another calls. */
 
+/* engine.c */
+int sync_generation(struct engine *e, const struct snapshot *s);
+
 /* engine_score.c */
 void score_dynamic(struct engine *e, const struct score_config *sc,
 		   const struct score_plan *sp, const struct pod_spec *pod,
@@ -546,6 +549,17 @@ void evals_sync_warm(struct engine *e, const struct snapshot *s);
 int eval_attach(struct engine *e, const struct snapshot *s, struct eclass *k);
 void eval_node_changed(struct engine *e, const struct snapshot *s,
 		       struct eval *sh, uint32_t slot);
+
+/* engine_classes.c */
+void flush_classes(struct engine *e);
+int class_work(struct engine *e, const struct snapshot *s, struct eclass *k,
+	       int64_t *budget);
+int engine_work(struct engine *e, const struct snapshot *s, int64_t budget);
+struct eclass *sibling_of(struct engine *e, const struct pod_spec *pod);
+struct eclass *class_get(struct engine *e, const struct snapshot *s,
+			 const struct pod_spec *pod, uint32_t lazy_want,
+			 bool *first_sight);
+void sweep_prepared(struct engine *e);
 
 /* Inline across the files: each was inlined into its callers when the
  * engine was one file. */
