@@ -502,9 +502,6 @@ struct pass {
 
 /* Functions of one engine file that another calls. */
 
-/* engine.c */
-int sync_generation(struct engine *e, const struct snapshot *s);
-
 /* engine_score.c */
 void score_dynamic(struct engine *e, const struct score_config *sc,
 		   const struct score_plan *sp, const struct pod_spec *pod,
@@ -560,6 +557,11 @@ struct eclass *class_get(struct engine *e, const struct snapshot *s,
 			 const struct pod_spec *pod, uint32_t lazy_want,
 			 bool *first_sight);
 void sweep_prepared(struct engine *e);
+
+/* engine_sync.c */
+void index_rebuild(struct engine *e, const struct snapshot *s, struct eclass *k);
+void index_sync(struct engine *e, const struct snapshot *s, struct eclass *k);
+int sync_generation(struct engine *e, const struct snapshot *s);
 
 /* Inline across the files: each was inlined into its callers when the
  * engine was one file. */
