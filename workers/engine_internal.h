@@ -563,6 +563,16 @@ void index_rebuild(struct engine *e, const struct snapshot *s, struct eclass *k)
 void index_sync(struct engine *e, const struct snapshot *s, struct eclass *k);
 int sync_generation(struct engine *e, const struct snapshot *s);
 
+/* engine_scan.c */
+void place_indexed(struct engine *e, const struct snapshot *s,
+		   struct eclass *k, struct pass *p, struct placement *out);
+int place_scan(struct engine *e, const struct snapshot *s,
+	       struct eclass *k, const struct pod_spec *pod,
+	       struct pass *p, struct placement *out);
+int place_scan_leaves(struct engine *e, const struct snapshot *s,
+		      const struct eclass *k, const struct pod_spec *pod,
+		      struct pass *p, struct placement *out);
+
 /* Inline across the files: each was inlined into its callers when the
  * engine was one file. */
 
