@@ -1,5 +1,9 @@
 /* The placement engine: see engine.h for what the two paths do and why they
- * agree.
+ * agree. This file: the engine's life, the reference path and the choice
+ * of path per pod (engine_place); the mechanisms it chooses among are in
+ * engine_score.c, engine_leaf.c, engine_evals.c, engine_classes.c,
+ * engine_sync.c and engine_scan.c, behind engine_internal.h, which also
+ * holds the table of every cache and what invalidates it.
  *
  * Fast-path data, per engine (one per thread):
  * - the class cache: open addressing by a 64-bit hash of the pod spec's
@@ -131,6 +135,8 @@ void engine_destroy(struct engine *e)
 	free(e);
 }
 
+/* --- a pod's pass, and the reference path -------------------------------- */
+
 static void begin(struct engine *e, const struct snapshot *s,
 		  const struct pod_spec *pod, uint64_t seq, struct pass *p,
 		  struct placement *out)
@@ -229,6 +235,8 @@ int engine_place_reference(struct engine *e, const struct pod_spec *pod,
 		assign_devices(e, cluster_snapshot(e->cluster), pod, out);
 	return rc;
 }
+
+/* --- the choice of path -------------------------------------------------- */
 
 /* A pod of class k: from its index when the class is hot, else a scan.
  * `ip_index`: the index's leaves must hold the inter-pod filter (the pod

@@ -151,6 +151,9 @@ struct leaf_plan {
  * slots. */
 #define EVAL_RING 4096u /* a power of two */
 
+/* Re-measured by the engine's pods/s at 10,000 and 100,000 nodes on the
+ * default workload (40 templates, ~25 evals, ~15 following a change):
+ *   shmsched-bench --sweep-nodes 10000,100000 --sweep-runs 3 --no-reference --no-quality */
 #define EVALS_WARM_CHANGES 256 /* an eval read by a class within this many
 				 * changes is warm */
 #define EVALS_WARM_MAX 32      /* warm evals synced together, at most */
@@ -159,6 +162,9 @@ struct leaf_plan {
  * from 32 to 64 columns (51 MB, faulted in as it was copied) stopped a
  * pod for 153 ms; the table is calloc'd, so columns no eval uses cost
  * address space only (a row's page is backed once any eval holds it). */
+/* Re-measured by the worker's service time (its p99.9, "pods over 1 ms")
+ * and the statistics' shape_resizes at 100,000 nodes:
+ *   shmsched-bench --nodes 100000 --running 1000000 --no-reference --no-quality */
 #define EVAL_COLS_MIN 64
 
 /* An eval's result on one slot: both in one 8-byte entry, in the
@@ -306,7 +312,10 @@ enum class_phase {
 #define ENGINE_POD_BUDGET 20000
 /* An idle call's: a pod that arrives meanwhile waits for it. At 200,000
  * (and 2,048 rows) calls took 0.1-0.9 ms on cold memory, where the costs
- * above count instructions. */
+ * above count instructions. Both re-measured by the open-loop latency
+ * (p99, p99.9: a pod that waits for an idle call) at 100,000 nodes:
+ *   shmsched-bench --nodes 100000 --running 1000000 --no-reference --no-quality
+ * and ENGINE_POD_BUDGET by the same run's closed-loop service time. */
 #define ENGINE_IDLE_BUDGET 50000
 #define ENGINE_IDLE_ROWS 512u /* node rows an idle call copies */
 
@@ -498,7 +507,10 @@ struct pass {
 				 * leaf plans), so made there */
 };
 
-#define EVAL_SYNC_BATCH 16 /* changes read and prefetched ahead of their evaluation */
+/* Changes read and prefetched ahead of their evaluation. Re-measured by
+ * the engine's pods/s at 100,000 nodes (misses dominate there):
+ *   shmsched-bench --sweep-nodes 100000 --sweep-runs 3 --no-reference --no-quality */
+#define EVAL_SYNC_BATCH 16
 
 /* Functions of one engine file that another calls. */
 
