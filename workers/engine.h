@@ -89,11 +89,13 @@ struct engine_stats {
 	uint64_t indexed_pods;   /* placed through a class index */
 	uint64_t index_updates;  /* leaves re-read from the change log */
 	uint64_t index_rebuilds; /* whole indexes re-read */
-	uint64_t shapes;         /* request shapes made (shared leaf results) */
-	uint64_t shape_shares;   /* classes that joined a shape made before */
-	uint64_t shape_evals;    /* nodes evaluated by shapes */
-	uint64_t shape_rebuilds; /* whole shapes re-read */
-	uint64_t shape_resizes;  /* shape table resized with shapes in it */
+	/* The shared evaluations (engine_evals.c; once called "request
+	 * shapes", the name these counters and daemon/daemon.c keep): */
+	uint64_t shapes;         /* shared evaluations made */
+	uint64_t shape_shares;   /* classes that joined one made before */
+	uint64_t shape_evals;    /* nodes evaluated by them */
+	uint64_t shape_rebuilds; /* whole evaluations re-read */
+	uint64_t shape_resizes;  /* their table resized with some live */
 	uint64_t prepared;       /* classes queued by engine_prepare() */
 	uint64_t static_adopted; /* ... whose static results came with them */
 	uint64_t node_changes;   /* changed nodes followed one by one (no flush) */
@@ -223,16 +225,18 @@ void engine_set_compile_budget(struct engine *e, uint64_t per_pod);
  * done under a load that never lets up. */
 void engine_set_busy(struct engine *e, bool busy);
 
-/* The request shapes' table of results is at least `cols` columns wide
- * (default 64, at least 1): it doubles when full and halves when three
- * quarters are free. The tests set 1, so that it is resized often with
- * shapes live (the property test's cases make a few shapes each). */
+/* The shared evaluations' table of results (once "request shapes": the
+ * name stays in these two functions) is at least `cols` columns wide
+ * (default EVAL_COLS_MIN, 64; at least 1): it doubles when full and
+ * halves when three quarters are free. The tests set 1, so that it is
+ * resized often with evaluations live (the property test's cases make a
+ * few each). */
 void engine_set_shape_cols_min(struct engine *e, uint32_t cols);
 
-/* For tests: the shape table's entries that break its invariant, 0
- * expected. In a live shape's column a row holds a result exactly where
- * the shape's member bit is set, and zeros elsewhere; a free column is
- * zeros throughout (what a new shape takes as holding nothing). */
+/* For tests: the evaluations' table's entries that break its invariant,
+ * 0 expected. In a live evaluation's column a row holds a result exactly
+ * where its member bit is set, and zeros elsewhere; a free column is
+ * zeros throughout (what a new one takes as holding nothing). */
 uint64_t engine_shape_table_violations(const struct engine *e);
 
 /* kube-scheduler's message for the last unschedulable placement:
