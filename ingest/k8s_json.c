@@ -34,6 +34,10 @@
  * A visitor that leaves `node` or `pod` NULL does not expect that kind in
  * its file: meeting one is an error, not a silent skip.
  *
+ * Messages, field paths and typed access are the strict JSON core's
+ * (base/json_in.h), which the gateway's request bodies share: one error
+ * line, "<file>: <object>: <path>: <what>".
+ *
  * Cost: linear in the input (jansson's tree; twice when the first pass
  * runs), plus a sort of at most NODE_MAX_LABELS labels per node and 16
  * selector entries per pod; a pod to place with objects known also walks
@@ -42,263 +46,34 @@
  */
 #include "ingest/k8s_json_internal.h"
 
-/* --- messages ----------------------------------------------------------- */
-
-static void append(char *buf, size_t len, size_t *used, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static void append(char *buf, size_t len, size_t *used, const char *fmt, ...)
-{
-	if (buf == NULL || *used >= len)
-		return;
-	va_list ap;
-	va_start(ap, fmt);
-	int n = vsnprintf(buf + *used, len - *used, fmt, ap);
-	va_end(ap);
-	if (n > 0)
-		*used = *used + (size_t)n < len ? *used + (size_t)n : len - 1;
-}
-
-/* `s` quoted for a message: escaped, cut at SHOW_MAX bytes. */
-const char *kj_show_str(const char *s, size_t len, char *buf, size_t buf_len)
-{
-	size_t used = 0;
-	append(buf, buf_len, &used, "\"");
-	for (size_t i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)s[i];
-		if (i == SHOW_MAX) {
-			append(buf, buf_len, &used, "...");
-			break;
-		}
-		if (c == '"' || c == '\\')
-			append(buf, buf_len, &used, "\\%c", c);
-		else if (c < 0x20 || c == 0x7f)
-			append(buf, buf_len, &used, "\\x%02x", c);
-		else
-			append(buf, buf_len, &used, "%c", c);
-	}
-	append(buf, buf_len, &used, "\"");
-	return buf;
-}
-
-static const char *json_kind(const json_t *v)
-{
-	switch (json_typeof(v)) {
-	case JSON_OBJECT:
-		return "an object";
-	case JSON_ARRAY:
-		return "an array";
-	case JSON_STRING:
-		return "a string";
-	case JSON_INTEGER:
-	case JSON_REAL:
-		return "a number";
-	case JSON_TRUE:
-	case JSON_FALSE:
-		return "a boolean";
-	case JSON_NULL:
-		return "null";
-	}
-	return "a value";
-}
-
-/* A JSON value for a message. */
-const char *kj_show(const json_t *v, char *buf, size_t buf_len)
-{
-	switch (json_typeof(v)) {
-	case JSON_STRING:
-		return kj_show_str(json_string_value(v), json_string_length(v), buf,
-				buf_len);
-	case JSON_INTEGER:
-		snprintf(buf, buf_len, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
-		return buf;
-	case JSON_REAL:
-		snprintf(buf, buf_len, "%.17g", json_real_value(v));
-		return buf;
-	case JSON_OBJECT:
-	case JSON_ARRAY:
-	case JSON_TRUE:
-	case JSON_FALSE:
-	case JSON_NULL:
-		break;
-	}
-	return json_kind(v);
-}
-
-/* Writes "<file>: <who>: <path>: <what>" and returns rc. */
-int kj_fail(struct decoder *d, int rc, const char *fmt, ...)
-{
-	if (d->err == NULL || d->err_len == 0)
-		return rc;
-	size_t used = 0;
-	append(d->err, d->err_len, &used, "%s: %s: ", d->file, d->who);
-	if (d->path_len > 0)
-		append(d->err, d->err_len, &used, "%s: ", d->path);
-	if (used < d->err_len) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(d->err + used, d->err_len - used, fmt, ap);
-		va_end(ap);
-	}
-	return rc;
-}
-
-/* The same, for `field` below the current path. */
-int kj_fail_at(struct decoder *d, const char *field, int rc, const char *fmt, ...)
-{
-	char what[256];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(what, sizeof(what), fmt, ap);
-	va_end(ap);
-	size_t used = 0;
-	if (d->err == NULL || d->err_len == 0)
-		return rc;
-	append(d->err, d->err_len, &used, "%s: %s: ", d->file, d->who);
-	append(d->err, d->err_len, &used, "%s%s%s: %s", d->path,
-	       d->path_len > 0 ? "." : "", field, what);
-	return rc;
-}
-
-/* --- field paths ---------------------------------------------------------- */
-
-static size_t path_push(struct decoder *d, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-/* Appends to the path; kj_path_pop(mark) undoes it. */
-static size_t path_push(struct decoder *d, const char *fmt, ...)
-{
-	size_t mark = d->path_len;
-	va_list ap;
-	va_start(ap, fmt);
-	int n = vsnprintf(d->path + mark, sizeof(d->path) - mark, fmt, ap);
-	va_end(ap);
-	if (n > 0)
-		d->path_len = mark + (size_t)n < sizeof(d->path) ?
-				      mark + (size_t)n : sizeof(d->path) - 1;
-	return mark;
-}
-
-void kj_path_pop(struct decoder *d, size_t mark)
-{
-	d->path_len = mark;
-	d->path[mark] = '\0';
-}
-
-size_t kj_path_field(struct decoder *d, const char *name)
-{
-	return d->path_len > 0 ? path_push(d, ".%s", name) : path_push(d, "%s", name);
-}
-
-size_t kj_path_index(struct decoder *d, size_t i)
-{
-	return path_push(d, "[%zu]", i);
-}
-
-/* A map key: `.key` when that reads unambiguously enough, else `["key"]`. */
-size_t kj_path_key(struct decoder *d, const char *key, size_t len)
-{
-	bool plain = len > 0;
-	for (size_t i = 0; i < len && plain; i++) {
-		char c = key[i];
-		plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-			(c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.' ||
-			c == '/';
-	}
-	if (plain)
-		return kj_path_field(d, key);
-	char q[SHOW_MAX + 16];
-	return path_push(d, "[%s]", kj_show_str(key, len, q, sizeof(q)));
-}
-
-/* --- typed access ------------------------------------------------------- */
-
-static bool is_wanted(const json_t *v, enum want w)
-{
-	switch (w) {
-	case W_OBJECT:
-		return json_is_object(v);
-	case W_ARRAY:
-		return json_is_array(v);
-	case W_STRING:
-		return json_is_string(v);
-	case W_BOOL:
-		return json_is_boolean(v);
-	case W_INT:
-		return json_is_integer(v);
-	}
-	return false;
-}
-
-/* The value at the current path, checked. */
-int kj_check_type(struct decoder *d, const json_t *v, enum want w)
-{
-	if (is_wanted(v, w))
-		return 0;
-	return kj_fail(d, -EINVAL, "expected %s, got %s", want_text[w], json_kind(v));
-}
-
-/* Member `key` of `obj`; *out is NULL when absent or null (Go reads a null
- * field as an absent one). */
-int kj_get(struct decoder *d, const json_t *obj, const char *key,
-	       enum want w, json_t **out)
-{
-	json_t *v = json_object_get(obj, key);
-	*out = NULL;
-	if (v == NULL || json_is_null(v))
-		return 0;
-	if (!is_wanted(v, w)) {
-		size_t mark = kj_path_field(d, key);
-		int rc = kj_check_type(d, v, w);
-		kj_path_pop(d, mark);
-		return rc;
-	}
-	*out = v;
-	return 0;
-}
-
-/* A string member; "" when absent or null. */
-int kj_get_str(struct decoder *d, const json_t *obj, const char *key,
-		   const char **s, size_t *len)
-{
-	json_t *v;
-	int rc = kj_get(d, obj, key, W_STRING, &v);
-	*s = v != NULL ? json_string_value(v) : "";
-	*len = v != NULL ? json_string_length(v) : 0;
-	return rc;
-}
-
-bool kj_str_is(const char *s, size_t len, const char *lit)
-{
-	return strlen(lit) == len && memcmp(s, lit, len) == 0;
-}
+/* --- strings ------------------------------------------------------------- */
 
 /* Interns `s` found at the current path. */
 int kj_intern_here(struct decoder *d, const char *s, size_t len, uint32_t *id)
 {
 	int rc = intern_add(d->ctx->strings, s, len, id);
-	char q[SHOW_MAX + 16];
+	char q[JSON_IN_SHOW_MAX + 16];
 	switch (rc) {
 	case 0:
 		return 0;
 	case -E2BIG:
-		return kj_fail(d, -EINVAL, "%s is too long (%zu bytes, at most %u)",
-			    kj_show_str(s, len, q, sizeof(q)), len, INTERN_MAX_LEN);
+		return json_in_fail(&d->in, -EINVAL, "%s is too long (%zu bytes, at most %u)",
+			    json_in_show_str(s, len, q, sizeof(q)), len, INTERN_MAX_LEN);
 	case -EINVAL:
-		return kj_fail(d, -EINVAL, "%s holds a NUL byte",
-			    kj_show_str(s, len, q, sizeof(q)));
+		return json_in_fail(&d->in, -EINVAL, "%s holds a NUL byte",
+			    json_in_show_str(s, len, q, sizeof(q)));
 	case -ENOMEM:
-		return kj_fail(d, rc, "out of memory");
+		return json_in_fail(&d->in, rc, "out of memory");
 	default:
-		return kj_fail(d, rc, "cannot add %s to the string table (%d)",
-			    kj_show_str(s, len, q, sizeof(q)), rc);
+		return json_in_fail(&d->in, rc, "cannot add %s to the string table (%d)",
+			    json_in_show_str(s, len, q, sizeof(q)), rc);
 	}
 }
 
 /* `v`, which must be a string, interned. */
 int kj_string_here(struct decoder *d, const json_t *v, uint32_t *id)
 {
-	int rc = kj_check_type(d, v, W_STRING);
+	int rc = json_in_check(&d->in, v, JSON_IN_STRING);
 	return rc < 0 ? rc : kj_intern_here(d, json_string_value(v),
 					 json_string_length(v), id);
 }
@@ -309,12 +84,12 @@ int kj_get_id(struct decoder *d, const json_t *obj, const char *key, uint32_t *i
 	const char *s;
 	size_t len;
 	*id = 0;
-	int rc = kj_get_str(d, obj, key, &s, &len);
+	int rc = json_in_get_str(&d->in, obj, key, &s, &len);
 	if (rc < 0 || len == 0)
 		return rc;
-	size_t mark = kj_path_field(d, key);
+	size_t mark = json_in_field(&d->in, key);
 	rc = kj_intern_here(d, s, len, id);
-	kj_path_pop(d, mark);
+	json_in_pop(&d->in, mark);
 	return rc;
 }
 
@@ -325,7 +100,7 @@ int kj_get_id(struct decoder *d, const json_t *obj, const char *key, uint32_t *i
 int kj_quantity_here(struct decoder *d, const json_t *v, enum quantity_unit unit,
 			 int64_t *out)
 {
-	char num[48], q[SHOW_MAX + 16];
+	char num[48], q[JSON_IN_SHOW_MAX + 16];
 	const char *s;
 	size_t len;
 	if (json_is_string(v)) {
@@ -355,21 +130,21 @@ int kj_quantity_here(struct decoder *d, const json_t *v, enum quantity_unit unit
 		s = num;
 		len = strlen(num);
 	} else {
-		return kj_fail(d, -EINVAL, "expected a quantity (a string), got %s",
-			    json_kind(v));
+		return json_in_fail(&d->in, -EINVAL, "expected a quantity (a string), got %s",
+			    json_in_kind(v));
 	}
 	int rc = quantity_parse(s, len, unit, out);
 	switch (rc) {
 	case 0:
 		return 0;
 	case -ERANGE:
-		return kj_fail(d, -EINVAL, "%s is too large (%s must fit in 64 bits)",
-			    kj_show(v, q, sizeof(q)),
+		return json_in_fail(&d->in, -EINVAL, "%s is too large (%s must fit in 64 bits)",
+			    json_in_show(v, q, sizeof(q)),
 			    unit == QUANTITY_MILLI ? "millicores" : "the value");
 	case -EDOM:
-		return kj_fail(d, -EINVAL, "%s is negative", kj_show(v, q, sizeof(q)));
+		return json_in_fail(&d->in, -EINVAL, "%s is negative", json_in_show(v, q, sizeof(q)));
 	default:
-		return kj_fail(d, -EINVAL, "%s is not a quantity", kj_show(v, q, sizeof(q)));
+		return json_in_fail(&d->in, -EINVAL, "%s is not a quantity", json_in_show(v, q, sizeof(q)));
 	}
 }
 
@@ -381,27 +156,27 @@ int kj_resource_here(struct decoder *d, const char *name, size_t len, int *idx)
 	*idx = res_lookup(d->ctx->res, name, len);
 	if (*idx >= 0 || !res_name_is_scalar(name, len))
 		return 0;
-	char q[SHOW_MAX + 16];
+	char q[JSON_IN_SHOW_MAX + 16];
 	if (d->ctx->no_new_resources)
-		return kj_fail(d, -EPERM, "resource %s is not registered: only the "
+		return json_in_fail(&d->in, -EPERM, "resource %s is not registered: only the "
 			    "admin socket registers resource names",
-			    kj_show_str(name, len, q, sizeof(q)));
+			    json_in_show_str(name, len, q, sizeof(q)));
 	int rc = res_register(d->ctx->res, name, len);
 	if (rc >= 0) {
 		*idx = rc;
 		return 0;
 	}
 	if (rc == -ENOSPC)
-		return kj_fail(d, -ENOSPC, "resource %s: no room for another named "
+		return json_in_fail(&d->in, -ENOSPC, "resource %s: no room for another named "
 			    "resource (at most %d besides cpu, memory, "
 			    "ephemeral-storage and pods)",
-			    kj_show_str(name, len, q, sizeof(q)),
+			    json_in_show_str(name, len, q, sizeof(q)),
 			    RES_MAX - RES_FIRST_NAMED);
 	if (rc == -ENAMETOOLONG)
-		return kj_fail(d, -EINVAL, "resource name %s is longer than %d bytes",
-			    kj_show_str(name, len, q, sizeof(q)), RES_NAME_MAX - 1);
-	return kj_fail(d, rc, "resource %s cannot be registered (%d)",
-		    kj_show_str(name, len, q, sizeof(q)), rc);
+		return json_in_fail(&d->in, -EINVAL, "resource name %s is longer than %d bytes",
+			    json_in_show_str(name, len, q, sizeof(q)), RES_NAME_MAX - 1);
+	return json_in_fail(&d->in, rc, "resource %s cannot be registered (%d)",
+		    json_in_show_str(name, len, q, sizeof(q)), rc);
 }
 
 /* A ResourceList (name -> quantity) at member `key`. For each entry with an
@@ -411,24 +186,24 @@ int kj_resource_list(struct decoder *d, const json_t *obj, const char *key,
 			 int64_t v[RES_MAX], bool has[RES_MAX], bool *present)
 {
 	json_t *list;
-	int rc = kj_get(d, obj, key, W_OBJECT, &list);
+	int rc = json_in_get(&d->in, obj, key, JSON_IN_OBJECT, &list);
 	if (present != NULL)
 		*present = list != NULL;
 	if (rc < 0 || list == NULL)
 		return rc;
-	size_t outer = kj_path_field(d, key);
+	size_t outer = json_in_field(&d->in, key);
 	const char *name;
 	json_t *q;
 	json_object_foreach(list, name, q) {
 		size_t len = strlen(name);
-		size_t mark = kj_path_key(d, name, len);
+		size_t mark = json_in_key(&d->in, name, len);
 		int idx;
 		rc = kj_resource_here(d, name, len, &idx);
 		int64_t value = 0;
 		if (rc == 0)
 			rc = kj_quantity_here(d, q, idx == RES_CPU ? QUANTITY_MILLI :
 							      QUANTITY_UNITS, &value);
-		kj_path_pop(d, mark);
+		json_in_pop(&d->in, mark);
 		if (rc < 0)
 			break;
 		if (idx >= 0) {
@@ -436,7 +211,7 @@ int kj_resource_list(struct decoder *d, const json_t *obj, const char *key,
 			has[idx] = true;
 		}
 	}
-	kj_path_pop(d, outer);
+	json_in_pop(&d->in, outer);
 	return rc;
 }
 
@@ -517,27 +292,27 @@ static int check_fields(struct decoder *d, const json_t *obj, const char *kind,
 	const json_t *meta = json_object_get(obj, "metadata");
 	const char *ns = json_string_value(json_object_get(meta, "namespace"));
 	const char *name = json_string_value(json_object_get(meta, "name"));
-	char who[sizeof(d->who)];
+	char who[sizeof(d->in.subject)];
 	if (name != NULL)
 		snprintf(who, sizeof(who), "%s %.100s%s%.200s",
 			 strcmp(k, "Pod") == 0 ? "pod" : strcmp(k, "Node") == 0 ? "node" : k,
 			 ns != NULL ? ns : strcmp(k, "Pod") == 0 ? "default" : "",
 			 ns != NULL || strcmp(k, "Pod") == 0 ? "/" : "", name);
 	else
-		snprintf(who, sizeof(who), "%s", d->who);
+		snprintf(who, sizeof(who), "%s", d->in.subject);
 	char line[K8S_FIELDS_MAX_REPORT * K8S_FIELDS_MSG_MAX + 64];
 	k8s_fields_report_line(&r, line, sizeof(line));
 	if (fv_level == K8S_FIELDS_WARN) {
 		if (fv_warn != NULL) {
 			char msg[sizeof(line) + 512];
-			snprintf(msg, sizeof(msg), "%s: %s: %s", d->file, who, line);
+			snprintf(msg, sizeof(msg), "%s: %s: %s", d->in.source, who, line);
 			fv_warn(fv_warn_arg, msg);
 		}
 		return 0;
 	}
-	if (d->err != NULL && d->err_len > 0)
-		snprintf(d->err, d->err_len, "%s: %s: %s (fieldValidation=Strict; "
-			 "Warn or Ignore to load it anyway)", d->file, who, line);
+	if (d->in.err != NULL && d->in.err_len > 0)
+		snprintf(d->in.err, d->in.err_len, "%s: %s: %s (fieldValidation=Strict; "
+			 "Warn or Ignore to load it anyway)", d->in.source, who, line);
 	return -EINVAL;
 }
 
@@ -545,7 +320,7 @@ static int decode_list(struct decoder *d, const json_t *obj, const char *item_ki
 {
 	json_t *items, *item;
 	size_t i;
-	int rc = kj_get(d, obj, "items", W_ARRAY, &items);
+	int rc = json_in_get(&d->in, obj, "items", JSON_IN_ARRAY, &items);
 	if (rc < 0 || items == NULL)
 		return rc;
 	json_array_foreach(items, i, item) {
@@ -566,16 +341,16 @@ static int decode_item(struct decoder *d, const json_t *obj, const char *item_ki
 {
 	const char *kind;
 	size_t kind_len;
-	char q[SHOW_MAX + 16], items_kind[64];
-	snprintf(d->who, sizeof(d->who), "object #%zu", d->index);
-	kj_path_pop(d, 0);
+	char q[JSON_IN_SHOW_MAX + 16], items_kind[64];
+	snprintf(d->in.subject, sizeof(d->in.subject), "object #%zu", d->index);
+	json_in_pop(&d->in, 0);
 	if (!json_is_object(obj)) {
 		d->index++;
 		if (d->objects_pass)
 			return 0;
-		return kj_fail(d, -EINVAL, "expected an object, got %s", json_kind(obj));
+		return json_in_fail(&d->in, -EINVAL, "expected an object, got %s", json_in_kind(obj));
 	}
-	int rc = kj_get_str(d, obj, "kind", &kind, &kind_len);
+	int rc = json_in_get_str(&d->in, obj, "kind", &kind, &kind_len);
 	if (rc < 0) {
 		d->index++;
 		return d->objects_pass ? 0 : rc;
@@ -615,20 +390,20 @@ static int decode_item(struct decoder *d, const json_t *obj, const char *item_ki
 			rc = check_fields(d, obj, "Pod", 3);
 			return rc < 0 ? rc : kj_decode_pod(d, obj, index);
 		}
-		return kj_fail(d, -EINVAL, "kind missing (and no spec.containers to "
+		return json_in_fail(&d->in, -EINVAL, "kind missing (and no spec.containers to "
 			    "tell a Pod)");
 	}
-	if (kj_str_is(kind, kind_len, "Node"))
+	if (json_in_str_is(kind, kind_len, "Node"))
 		return kj_decode_node(d, obj);
-	if (kj_str_is(kind, kind_len, "Pod"))
+	if (json_in_str_is(kind, kind_len, "Pod"))
 		return kj_decode_pod(d, obj, index);
-	if (kj_str_is(kind, kind_len, "PriorityClass"))
+	if (json_in_str_is(kind, kind_len, "PriorityClass"))
 		return kj_decode_priority_class(d, obj);
-	if (kj_str_is(kind, kind_len, "PodGroup"))
+	if (json_in_str_is(kind, kind_len, "PodGroup"))
 		return kj_decode_pod_group(d, obj);
-	if (kj_str_is(kind, kind_len, "Workload"))
+	if (json_in_str_is(kind, kind_len, "Workload"))
 		return kj_decode_workload(d, obj);
-	if (kj_str_is(kind, kind_len, "PodDisruptionBudget"))
+	if (json_in_str_is(kind, kind_len, "PodDisruptionBudget"))
 		return kj_decode_pdb(d, obj);
 	if (okind >= 0)
 		return 0; /* read by the first pass */
@@ -636,11 +411,11 @@ static int decode_item(struct decoder *d, const json_t *obj, const char *item_ki
 		kj_count_skipped(d, kind, kind_len);
 		return 0;
 	}
-	return kj_fail_at(d, "kind", -EINVAL, "%s is not Node, Pod, PriorityClass, PodGroup, "
+	return json_in_fail_at(&d->in, "kind", -EINVAL, "%s is not Node, Pod, PriorityClass, PodGroup, "
 		       "Workload, PodDisruptionBudget, Namespace, Service, ReplicationController, ReplicaSet or "
 		       "StatefulSet%s (a cluster "
 		       "file skips other kinds; a pods file refuses them)",
-		       kj_show_str(kind, kind_len, q, sizeof(q)),
+		       json_in_show_str(kind, kind_len, q, sizeof(q)),
 		       top ? ", nor a list of them" : "");
 }
 
@@ -672,11 +447,11 @@ static int syntax_error(struct decoder *d, const char *buf, size_t off,
 			col++;
 		}
 	}
-	if (d->err != NULL && d->err_len > 0) {
+	if (d->in.err != NULL && d->in.err_len > 0) {
 		if (je->line < 1)
-			snprintf(d->err, d->err_len, "%s: %s", d->file, je->text);
+			snprintf(d->in.err, d->in.err_len, "%s: %s", d->in.source, je->text);
 		else
-			snprintf(d->err, d->err_len, "%s:%ld:%ld: %s", d->file,
+			snprintf(d->in.err, d->in.err_len, "%s:%ld:%ld: %s", d->in.source,
 				 line + je->line - 1,
 				 je->line == 1 ? col + je->column : (long)je->column,
 				 je->text);
@@ -700,11 +475,11 @@ static int load_stream(const char *name, const char *buf, size_t len,
 			snprintf(err, err_len, "%s: out of memory", name);
 		return -ENOMEM;
 	}
-	d->file = name;
+	d->in.source = name;
 	d->ctx = ctx;
 	d->v = v;
-	d->err = err;
-	d->err_len = err_len;
+	d->in.err = err;
+	d->in.err_len = err_len;
 	d->objects_pass = objects_pass;
 	if (err != NULL && err_len > 0)
 		err[0] = '\0';

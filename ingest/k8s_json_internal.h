@@ -22,6 +22,7 @@
 #include <jansson.h>
 
 #include "ingest/quantity.h"
+#include "base/base.h"
 #include "policy/policy.h"
 #include "shm/shm.h"
 #include "workers/workers.h"
@@ -32,18 +33,13 @@
 #define NONZERO_CPU_MILLI 100
 #define NONZERO_MEM_BYTES (INT64_C(200) * 1024 * 1024)
 
-#define SHOW_MAX 80 /* bytes of a value quoted in a message */
-
 struct decoder {
-	const char *file;
+	/* The error line (base/json_in.h): source the file's name, subject
+	 * "pod default/web-7", "node n1", "object #3", and the path. */
+	struct json_in in;
 	struct k8s_ctx *ctx;
 	const struct k8s_visitor *v;
-	char *err;
-	size_t err_len;
 	size_t index;  /* position of the next Node or Pod in the file */
-	char who[320]; /* "pod default/web-7", "node n1", "object #3" */
-	char path[512];
-	size_t path_len;
 	struct node_spec node;
 	struct pod_spec pod;
 	struct pod_group group; /* the pod's, before it is encoded */
@@ -57,11 +53,9 @@ struct decoder {
 	bool objects_pass;        /* k8s_objects_read_*: only the objects' kinds */
 };
 
-enum want { W_OBJECT, W_ARRAY, W_STRING, W_BOOL, W_INT };
-
 static const char *const want_text[] = {
-	[W_OBJECT] = "an object", [W_ARRAY] = "an array", [W_STRING] = "a string",
-	[W_BOOL] = "a boolean",   [W_INT] = "an integer",
+	[JSON_IN_OBJECT] = "an object", [JSON_IN_ARRAY] = "an array", [JSON_IN_STRING] = "a string",
+	[JSON_IN_BOOL] = "a boolean",   [JSON_IN_INT] = "an integer",
 };
 
 /* What default spreading and namespaceSelector read of the objects, by
@@ -123,20 +117,9 @@ struct k8s_objects {
 #define ANN_WAIT "shmsched.io/wait" /* pod annotation: "true" or "false" */
 
 /* k8s_json.c */
-const char *kj_show_str(const char *s, size_t len, char *buf, size_t buf_len);
-const char *kj_show(const json_t *v, char *buf, size_t buf_len);
-int kj_fail(struct decoder *d, int rc, const char *fmt, ...) 	__attribute__((format(printf, 3, 4)));
-int kj_fail_at(struct decoder *d, const char *field, int rc, const char *fmt, ...) 	__attribute__((format(printf, 4, 5)));
-void kj_path_pop(struct decoder *d, size_t mark);
-size_t kj_path_field(struct decoder *d, const char *name);
-size_t kj_path_index(struct decoder *d, size_t i);
-size_t kj_path_key(struct decoder *d, const char *key, size_t len);
-int kj_check_type(struct decoder *d, const json_t *v, enum want w);
-int kj_get(struct decoder *d, const json_t *obj, const char *key,
-	       enum want w, json_t **out);
-int kj_get_str(struct decoder *d, const json_t *obj, const char *key,
-		   const char **s, size_t *len);
-bool kj_str_is(const char *s, size_t len, const char *lit);
+const char *json_in_show_str(const char *s, size_t len, char *buf, size_t buf_len);
+const char *json_in_show(const json_t *v, char *buf, size_t buf_len);
+bool json_in_str_is(const char *s, size_t len, const char *lit);
 int kj_intern_here(struct decoder *d, const char *s, size_t len, uint32_t *id);
 int kj_string_here(struct decoder *d, const json_t *v, uint32_t *id);
 int kj_get_id(struct decoder *d, const json_t *obj, const char *key, uint32_t *id);

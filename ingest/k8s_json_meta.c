@@ -1,5 +1,5 @@
 /* Metadata and selectors, for every kind of object: the object's name
- * (d->who), label maps and their key and value rules, label selectors into
+ * (d->in.subject), label maps and their key and value rules, label selectors into
  * a pod group's requirement pool, and node selector terms (a pod's
  * nodeAffinity). Part of the Kubernetes decoder: see k8s_json.c's note
  * and k8s_json_internal.h. */
@@ -72,23 +72,23 @@ static int check_label_key(struct decoder *d, const char *s, size_t len)
 	const char *slash = memchr(s, '/', len);
 	const char *name = slash != NULL ? slash + 1 : s;
 	size_t name_len = len - (size_t)(name - s);
-	char q[SHOW_MAX + 16];
+	char q[JSON_IN_SHOW_MAX + 16];
 	if (slash != NULL && memchr(name, '/', name_len) != NULL)
-		return kj_fail(d, -EINVAL, "label key %s (%zu bytes) is not a valid "
+		return json_in_fail(&d->in, -EINVAL, "label key %s (%zu bytes) is not a valid "
 			    "qualified name: at most one '/'",
-			    kj_show_str(s, len, q, sizeof(q)), len);
+			    json_in_show_str(s, len, q, sizeof(q)), len);
 	if (slash != NULL && !dns1123_subdomain(s, (size_t)(slash - s)))
-		return kj_fail(d, -EINVAL, "label key %s (%zu bytes): its prefix (%zu "
+		return json_in_fail(&d->in, -EINVAL, "label key %s (%zu bytes): its prefix (%zu "
 			    "bytes) is not a DNS-1123 subdomain (at most %u bytes: "
 			    "lowercase alphanumerics, '-' or '.', each part starting "
 			    "and ending with an alphanumeric)",
-			    kj_show_str(s, len, q, sizeof(q)), len,
+			    json_in_show_str(s, len, q, sizeof(q)), len,
 			    (size_t)(slash - s), LABEL_PREFIX_MAX);
 	if (!qualified_part(name, name_len))
-		return kj_fail(d, -EINVAL, "label key %s (%zu bytes): its name (%zu "
+		return json_in_fail(&d->in, -EINVAL, "label key %s (%zu bytes): its name (%zu "
 			    "bytes) must be 1 to %u characters: alphanumerics, '-', "
 			    "'_' or '.', starting and ending with an alphanumeric",
-			    kj_show_str(s, len, q, sizeof(q)), len, name_len,
+			    json_in_show_str(s, len, q, sizeof(q)), len, name_len,
 			    LABEL_NAME_MAX);
 	return 0;
 }
@@ -96,12 +96,12 @@ static int check_label_key(struct decoder *d, const char *s, size_t len)
 /* A label value as metadata.labels holds it (IsValidLabelValue). */
 static int check_label_value_strict(struct decoder *d, const char *s, size_t len)
 {
-	char q[SHOW_MAX + 16];
+	char q[JSON_IN_SHOW_MAX + 16];
 	if (len == 0 || qualified_part(s, len))
 		return 0;
-	return kj_fail(d, -EINVAL, "%s is not a valid label value (%zu bytes; at most "
+	return json_in_fail(&d->in, -EINVAL, "%s is not a valid label value (%zu bytes; at most "
 		    "%u characters: alphanumerics, '-', '_' or '.', starting and "
-		    "ending with an alphanumeric)", kj_show_str(s, len, q, sizeof(q)),
+		    "ending with an alphanumeric)", json_in_show_str(s, len, q, sizeof(q)),
 		    len, LABEL_NAME_MAX);
 }
 
@@ -115,13 +115,13 @@ int kj_label_map(struct decoder *d, const json_t *obj, const char *key,
 		     struct label *out, size_t max, size_t *n, bool selector)
 {
 	json_t *map;
-	int rc = kj_get(d, obj, key, W_OBJECT, &map);
+	int rc = json_in_get(&d->in, obj, key, JSON_IN_OBJECT, &map);
 	*n = 0;
 	if (rc < 0 || map == NULL)
 		return rc;
-	size_t outer = kj_path_field(d, key);
+	size_t outer = json_in_field(&d->in, key);
 	if (json_object_size(map) > max) {
-		rc = kj_fail(d, -ENOSPC, "%zu entries, at most %zu",
+		rc = json_in_fail(&d->in, -ENOSPC, "%zu entries, at most %zu",
 			  json_object_size(map), max);
 		goto out;
 	}
@@ -129,9 +129,9 @@ int kj_label_map(struct decoder *d, const json_t *obj, const char *key,
 	json_t *val;
 	json_object_foreach(map, k, val) {
 		size_t len = strlen(k);
-		size_t mark = kj_path_key(d, k, len);
+		size_t mark = json_in_key(&d->in, k, len);
 		struct label *l = &out[*n];
-		rc = kj_check_type(d, val, W_STRING);
+		rc = json_in_check(&d->in, val, JSON_IN_STRING);
 		if (rc == 0)
 			rc = check_label_key(d, k, len);
 		if (rc == 0)
@@ -143,49 +143,49 @@ int kj_label_map(struct decoder *d, const json_t *obj, const char *key,
 			rc = kj_intern_here(d, k, len, &l->key);
 		if (rc == 0)
 			rc = kj_string_here(d, val, &l->value);
-		kj_path_pop(d, mark);
+		json_in_pop(&d->in, mark);
 		if (rc < 0)
 			goto out;
 		(*n)++;
 	}
 	qsort(out, *n, sizeof(*out), label_cmp);
 out:
-	kj_path_pop(d, outer);
+	json_in_pop(&d->in, outer);
 	return rc;
 }
 
-/* Sets d->who from metadata: "<kind> <name>" or "<kind> <ns>/<name>". */
+/* Sets d->in.subject from metadata: "<kind> <name>" or "<kind> <ns>/<name>". */
 int kj_object_name(struct decoder *d, const json_t *obj, const char *kind,
 		       bool namespaced, const char **ns, size_t *ns_len,
 		       const char **name, size_t *name_len)
 {
 	json_t *meta;
-	int rc = kj_get(d, obj, "metadata", W_OBJECT, &meta);
+	int rc = json_in_get(&d->in, obj, "metadata", JSON_IN_OBJECT, &meta);
 	if (rc < 0)
 		return rc;
 	*name = *ns = "";
 	*name_len = *ns_len = 0;
 	if (meta != NULL) {
-		size_t mark = kj_path_field(d, "metadata");
-		rc = kj_get_str(d, meta, "name", name, name_len);
+		size_t mark = json_in_field(&d->in, "metadata");
+		rc = json_in_get_str(&d->in, meta, "name", name, name_len);
 		if (rc == 0 && namespaced)
-			rc = kj_get_str(d, meta, "namespace", ns, ns_len);
-		kj_path_pop(d, mark);
+			rc = json_in_get_str(&d->in, meta, "namespace", ns, ns_len);
+		json_in_pop(&d->in, mark);
 		if (rc < 0)
 			return rc;
 	}
 	if (*name_len == 0)
-		return kj_fail_at(d, "metadata.name", -EINVAL, "missing");
+		return json_in_fail_at(&d->in, "metadata.name", -EINVAL, "missing");
 	if (namespaced && *ns_len == 0) {
 		*ns = "default";
 		*ns_len = strlen(*ns);
 	}
 	if (namespaced)
-		snprintf(d->who, sizeof(d->who), "%s %.*s/%.*s", kind,
+		snprintf(d->in.subject, sizeof(d->in.subject), "%s %.*s/%.*s", kind,
 			 (int)(*ns_len < 100 ? *ns_len : 100), *ns,
 			 (int)(*name_len < 200 ? *name_len : 200), *name);
 	else
-		snprintf(d->who, sizeof(d->who), "%s %.*s", kind,
+		snprintf(d->in.subject, sizeof(d->in.subject), "%s %.*s", kind,
 			 (int)(*name_len < 300 ? *name_len : 300), *name);
 	return 0;
 }
@@ -195,11 +195,11 @@ int kj_visited(struct decoder *d, int rc)
 {
 	if (rc >= 0)
 		return 0;
-	if (d->err != NULL && d->err_len > 0 && d->err[0] == '\0') {
-		d->path_len = 0;
-		d->path[0] = '\0';
+	if (d->in.err != NULL && d->in.err_len > 0 && d->in.err[0] == '\0') {
+		d->in.path_len = 0;
+		d->in.path[0] = '\0';
 		char ebuf[128];
-		kj_fail(d, rc, "refused by the loader (%s)",
+		json_in_fail(&d->in, rc, "refused by the loader (%s)",
 		     strerror_r(-rc, ebuf, sizeof(ebuf)));
 	}
 	return rc;
@@ -218,7 +218,7 @@ static int sel_operator(const char *s, size_t len, uint8_t *op)
 		{"Gt", SEL_GT},         {"Lt", SEL_LT},
 	};
 	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
-		if (kj_str_is(s, len, ops[i].name)) {
+		if (json_in_str_is(s, len, ops[i].name)) {
 			*op = (uint8_t)ops[i].op;
 			return 0;
 		}
@@ -232,13 +232,13 @@ static int requirement_members(struct decoder *d, const json_t *r, const char **
 			       size_t *key_len, const char **op, size_t *op_len,
 			       json_t **values)
 {
-	int rc = kj_check_type(d, r, W_OBJECT);
+	int rc = json_in_check(&d->in, r, JSON_IN_OBJECT);
 	if (rc == 0)
-		rc = kj_get_str(d, r, "key", key, key_len);
+		rc = json_in_get_str(&d->in, r, "key", key, key_len);
 	if (rc == 0)
-		rc = kj_get_str(d, r, "operator", op, op_len);
+		rc = json_in_get_str(&d->in, r, "operator", op, op_len);
 	if (rc == 0)
-		rc = kj_get(d, r, "values", W_ARRAY, values);
+		rc = json_in_get(&d->in, r, "values", JSON_IN_ARRAY, values);
 	return rc;
 }
 
@@ -264,67 +264,67 @@ static int sel_requirement(struct decoder *d, const json_t *r, bool field,
 	size_t key_len = 0, op_len = 0;
 	json_t *values = NULL, *val;
 	size_t i;
-	char q[SHOW_MAX + 16];
+	char q[JSON_IN_SHOW_MAX + 16];
 	int rc = requirement_members(d, r, &key, &key_len, &op, &op_len, &values);
 	if (rc < 0)
 		return rc;
 	if (p->n_exprs >= POD_MAX_EXPRS)
-		return kj_fail(d, -ENOSPC, "more than %d node selector requirements "
+		return json_in_fail(&d->in, -ENOSPC, "more than %d node selector requirements "
 			    "in the pod (POD_MAX_EXPRS)", POD_MAX_EXPRS);
 	struct sel_expr *e = &p->exprs[p->n_exprs];
 	e->invalid = 0;
 	size_t n_values = values != NULL ? json_array_size(values) : 0;
 	if (key_len == 0)
-		return kj_fail_at(d, "key", -EINVAL, "missing");
-	if (field && !kj_str_is(key, key_len, "metadata.name"))
-		return kj_fail_at(d, "key", -EINVAL, "%s is not a supported field "
-			       "(only metadata.name)", kj_show_str(key, key_len, q, sizeof(q)));
+		return json_in_fail_at(&d->in, "key", -EINVAL, "missing");
+	if (field && !json_in_str_is(key, key_len, "metadata.name"))
+		return json_in_fail_at(&d->in, "key", -EINVAL, "%s is not a supported field "
+			       "(only metadata.name)", json_in_show_str(key, key_len, q, sizeof(q)));
 	if (sel_operator(op, op_len, &e->op) < 0 ||
 	    (field && e->op != SEL_IN && e->op != SEL_NOT_IN))
-		return kj_fail_at(d, "operator", -EINVAL, "%s is not %s",
-			       kj_show_str(op, op_len, q, sizeof(q)),
+		return json_in_fail_at(&d->in, "operator", -EINVAL, "%s is not %s",
+			       json_in_show_str(op, op_len, q, sizeof(q)),
 			       field ? "In or NotIn" :
 			       "In, NotIn, Exists, DoesNotExist, Gt or Lt");
 	switch ((enum sel_op)e->op) {
 	case SEL_IN:
 	case SEL_NOT_IN:
 		if (field && n_values != 1)
-			return kj_fail_at(d, "values", -EINVAL, "%zu values, a field "
+			return json_in_fail_at(&d->in, "values", -EINVAL, "%zu values, a field "
 				       "selector takes exactly one", n_values);
 		if (n_values == 0)
-			return kj_fail_at(d, "values", -EINVAL, "must not be empty for "
+			return json_in_fail_at(&d->in, "values", -EINVAL, "must not be empty for "
 				       "operator %.*s", (int)op_len, op);
 		break;
 	case SEL_EXISTS:
 	case SEL_DOES_NOT_EXIST:
 		if (n_values != 0)
-			return kj_fail_at(d, "values", -EINVAL, "must be empty for "
+			return json_in_fail_at(&d->in, "values", -EINVAL, "must be empty for "
 				       "operator %.*s", (int)op_len, op);
 		break;
 	case SEL_GT:
 	case SEL_LT:
 		if (n_values != 1)
-			return kj_fail_at(d, "values", -EINVAL, "%zu values, operator "
+			return json_in_fail_at(&d->in, "values", -EINVAL, "%zu values, operator "
 				       "%.*s takes exactly one", n_values, (int)op_len, op);
 		break;
 	}
-	size_t mark = kj_path_field(d, "key");
+	size_t mark = json_in_field(&d->in, "key");
 	/* ValidateNodeSelectorRequirement: ValidateLabelName on the key. */
 	rc = field ? 0 : check_label_key(d, key, key_len);
 	if (rc == 0)
 		rc = kj_intern_here(d, key, key_len, &e->key);
-	kj_path_pop(d, mark);
+	json_in_pop(&d->in, mark);
 	if (rc < 0)
 		return rc;
 	e->field = field ? 1 : 0;
 	e->first_value = p->n_values;
 	e->n_values = (uint16_t)n_values;
 	if (n_values > (size_t)(POD_MAX_VALUES - p->n_values))
-		return kj_fail_at(d, "values", -ENOSPC, "more than %d node selector values "
+		return json_in_fail_at(&d->in, "values", -ENOSPC, "more than %d node selector values "
 			       "in the pod (POD_MAX_VALUES)", POD_MAX_VALUES);
-	size_t outer = kj_path_field(d, "values");
+	size_t outer = json_in_field(&d->in, "values");
 	json_array_foreach(values, i, val) {
-		size_t m = kj_path_index(d, i);
+		size_t m = json_in_index(&d->in, i);
 		uint32_t *id = &p->values[p->n_values];
 		rc = kj_string_here(d, val, id);
 		bool bad = false;
@@ -335,10 +335,10 @@ static int sel_requirement(struct decoder *d, const json_t *r, bool field,
 		    !intern_int(d->ctx->strings, *id, &e->number))
 			bad = true;
 		if (bad && preferred && !d->ctx->cluster_file)
-			rc = kj_fail(d, -EINVAL, "%s does not parse as a requirement's "
+			rc = json_in_fail(&d->in, -EINVAL, "%s does not parse as a requirement's "
 				  "value (%s); kube-scheduler's NodeAffinity "
 				  "PreScore fails on such a preferred term",
-				  kj_show(val, q, sizeof(q)),
+				  json_in_show(val, q, sizeof(q)),
 				  e->op == SEL_GT || e->op == SEL_LT ?
 				  "an integer that is a valid label value" :
 				  "a valid label value");
@@ -346,12 +346,12 @@ static int sel_requirement(struct decoder *d, const json_t *r, bool field,
 			e->invalid = 1;
 			e->number = 0;
 		}
-		kj_path_pop(d, m);
+		json_in_pop(&d->in, m);
 		if (rc < 0)
 			break;
 		p->n_values++;
 	}
-	kj_path_pop(d, outer);
+	json_in_pop(&d->in, outer);
 	if (rc == 0)
 		p->n_exprs++;
 	return rc;
@@ -363,23 +363,23 @@ static int sel_term(struct decoder *d, const json_t *t, struct sel_term *out,
 {
 	struct pod_spec *p = &d->pod;
 	static const char *const lists[] = {"matchExpressions", "matchFields"};
-	int rc = kj_check_type(d, t, W_OBJECT);
+	int rc = json_in_check(&d->in, t, JSON_IN_OBJECT);
 	out->first_expr = p->n_exprs;
 	for (int l = 0; l < 2 && rc == 0; l++) {
 		json_t *list, *r;
 		size_t i;
-		rc = kj_get(d, t, lists[l], W_ARRAY, &list);
+		rc = json_in_get(&d->in, t, lists[l], JSON_IN_ARRAY, &list);
 		if (rc < 0 || list == NULL)
 			continue;
-		size_t outer = kj_path_field(d, lists[l]);
+		size_t outer = json_in_field(&d->in, lists[l]);
 		json_array_foreach(list, i, r) {
-			size_t mark = kj_path_index(d, i);
+			size_t mark = json_in_index(&d->in, i);
 			rc = sel_requirement(d, r, l == 1, preferred);
-			kj_path_pop(d, mark);
+			json_in_pop(&d->in, mark);
 			if (rc < 0)
 				break;
 		}
-		kj_path_pop(d, outer);
+		json_in_pop(&d->in, outer);
 	}
 	out->n_exprs = (uint16_t)(p->n_exprs - out->first_expr);
 	return rc;
@@ -390,78 +390,78 @@ int kj_node_affinity(struct decoder *d, const json_t *na)
 	struct pod_spec *p = &d->pod;
 	json_t *req, *terms, *prefs, *t;
 	size_t i;
-	int rc = kj_get(d, na, "requiredDuringSchedulingIgnoredDuringExecution",
-		     W_OBJECT, &req);
+	int rc = json_in_get(&d->in, na, "requiredDuringSchedulingIgnoredDuringExecution",
+		     JSON_IN_OBJECT, &req);
 	if (rc < 0)
 		return rc;
 	if (req != NULL) {
-		size_t outer = kj_path_field(d, "requiredDuringSchedulingIgnoredDuringExecution");
+		size_t outer = json_in_field(&d->in, "requiredDuringSchedulingIgnoredDuringExecution");
 		p->has_required = true;
-		rc = kj_get(d, req, "nodeSelectorTerms", W_ARRAY, &terms);
+		rc = json_in_get(&d->in, req, "nodeSelectorTerms", JSON_IN_ARRAY, &terms);
 		if (rc == 0 && terms != NULL) {
-			size_t m = kj_path_field(d, "nodeSelectorTerms");
+			size_t m = json_in_field(&d->in, "nodeSelectorTerms");
 			if (json_array_size(terms) > POD_MAX_TERMS)
-				rc = kj_fail(d, -ENOSPC, "%zu terms, at most %d "
+				rc = json_in_fail(&d->in, -ENOSPC, "%zu terms, at most %d "
 					  "(POD_MAX_TERMS)", json_array_size(terms),
 					  POD_MAX_TERMS);
 			json_array_foreach(terms, i, t) {
 				if (rc < 0)
 					break;
-				size_t mark = kj_path_index(d, i);
+				size_t mark = json_in_index(&d->in, i);
 				rc = sel_term(d, t, &p->terms[i], false);
-				kj_path_pop(d, mark);
+				json_in_pop(&d->in, mark);
 				if (rc == 0)
 					p->n_terms++;
 			}
-			kj_path_pop(d, m);
+			json_in_pop(&d->in, m);
 		}
-		kj_path_pop(d, outer);
+		json_in_pop(&d->in, outer);
 		if (rc < 0)
 			return rc;
 	}
-	rc = kj_get(d, na, "preferredDuringSchedulingIgnoredDuringExecution", W_ARRAY,
+	rc = json_in_get(&d->in, na, "preferredDuringSchedulingIgnoredDuringExecution", JSON_IN_ARRAY,
 		 &prefs);
 	if (rc < 0 || prefs == NULL)
 		return rc;
-	size_t outer = kj_path_field(d, "preferredDuringSchedulingIgnoredDuringExecution");
+	size_t outer = json_in_field(&d->in, "preferredDuringSchedulingIgnoredDuringExecution");
 	if (json_array_size(prefs) > POD_MAX_PREFERRED)
-		rc = kj_fail(d, -ENOSPC, "%zu terms, at most %d (POD_MAX_PREFERRED)",
+		rc = json_in_fail(&d->in, -ENOSPC, "%zu terms, at most %d (POD_MAX_PREFERRED)",
 			  json_array_size(prefs), POD_MAX_PREFERRED);
 	json_array_foreach(prefs, i, t) {
 		if (rc < 0)
 			break;
-		size_t mark = kj_path_index(d, i);
+		size_t mark = json_in_index(&d->in, i);
 		json_t *w, *pref;
 		struct pref_term *pt = &p->preferred[i];
-		rc = kj_check_type(d, t, W_OBJECT);
+		rc = json_in_check(&d->in, t, JSON_IN_OBJECT);
 		if (rc == 0)
-			rc = kj_get(d, t, "weight", W_INT, &w);
+			rc = json_in_get(&d->in, t, "weight", JSON_IN_INT, &w);
 		if (rc == 0 && (w == NULL || json_integer_value(w) < 1 ||
 				json_integer_value(w) > 100)) {
-			size_t m = kj_path_field(d, "weight");
+			size_t m = json_in_field(&d->in, "weight");
 			if (w == NULL)
-				rc = kj_fail(d, -EINVAL, "missing (1..100)");
+				rc = json_in_fail(&d->in, -EINVAL, "missing (1..100)");
 			else
-				rc = kj_fail(d, -EINVAL, "%" JSON_INTEGER_FORMAT
+				rc = json_in_fail(&d->in, -EINVAL, "%" JSON_INTEGER_FORMAT
 					  " is not in 1..100", json_integer_value(w));
-			kj_path_pop(d, m);
+			json_in_pop(&d->in, m);
 		}
 		if (rc == 0)
-			rc = kj_get(d, t, "preference", W_OBJECT, &pref);
+			rc = json_in_get(&d->in, t, "preference", JSON_IN_OBJECT, &pref);
 		if (rc == 0) {
 			pt->weight = (int32_t)json_integer_value(w);
 			pt->term.first_expr = p->n_exprs;
 			if (pref != NULL) {
-				size_t m = kj_path_field(d, "preference");
+				size_t m = json_in_field(&d->in, "preference");
 				rc = sel_term(d, pref, &pt->term, true);
-				kj_path_pop(d, m);
+				json_in_pop(&d->in, m);
 			}
 		}
-		kj_path_pop(d, mark);
+		json_in_pop(&d->in, mark);
 		if (rc == 0)
 			p->n_preferred++;
 	}
-	kj_path_pop(d, outer);
+	json_in_pop(&d->in, outer);
 	return rc;
 }
 
@@ -475,17 +475,17 @@ int kj_group_req_add(struct decoder *d, uint32_t key, uint8_t op,
 	/* The objects pass parses a controller's selector into the same pool
 	 * (then copies it out), under the objects' own limits. */
 	if (d->objects_pass && g->n_reqs >= OBJECT_MAX_REQS)
-		return kj_fail(d, -ENOSPC, "more than %d label selector requirements "
+		return json_in_fail(&d->in, -ENOSPC, "more than %d label selector requirements "
 			    "(OBJECT_MAX_REQS)", OBJECT_MAX_REQS);
 	if (d->objects_pass && n_values > (size_t)(OBJECT_MAX_VALUES - g->n_values))
-		return kj_fail(d, -ENOSPC, "more than %d label selector values "
+		return json_in_fail(&d->in, -ENOSPC, "more than %d label selector values "
 			    "(OBJECT_MAX_VALUES)", OBJECT_MAX_VALUES);
 	if (g->n_reqs >= GROUP_MAX_REQS)
-		return kj_fail(d, -ENOSPC, "more than %d label selector requirements in "
+		return json_in_fail(&d->in, -ENOSPC, "more than %d label selector requirements in "
 			    "the pod's terms and constraints (GROUP_MAX_REQS)",
 			    GROUP_MAX_REQS);
 	if (n_values > (size_t)(GROUP_MAX_VALUES - g->n_values))
-		return kj_fail(d, -ENOSPC, "more than %d label selector values in the "
+		return json_in_fail(&d->in, -ENOSPC, "more than %d label selector values in the "
 			    "pod's terms and constraints (GROUP_MAX_VALUES)",
 			    GROUP_MAX_VALUES);
 	g->reqs[g->n_reqs++] = (struct group_req){
@@ -523,45 +523,45 @@ static int label_requirement(struct decoder *d, const json_t *r,
 	json_t *values = NULL, *val;
 	uint8_t code;
 	uint32_t ids[GROUP_MAX_VALUES];
-	char q[SHOW_MAX + 16];
+	char q[JSON_IN_SHOW_MAX + 16];
 	int rc = requirement_members(d, r, &key, &key_len, &op, &op_len, &values);
 	if (rc < 0)
 		return rc;
 	size_t n_values = values != NULL ? json_array_size(values) : 0;
 	if (key_len == 0)
-		return kj_fail_at(d, "key", -EINVAL, "missing");
+		return json_in_fail_at(&d->in, "key", -EINVAL, "missing");
 	if (sel_operator(op, op_len, &code) < 0 || code == SEL_GT || code == SEL_LT)
-		return kj_fail_at(d, "operator", -EINVAL, "%s is not In, NotIn, Exists "
-			       "or DoesNotExist", kj_show_str(op, op_len, q, sizeof(q)));
+		return json_in_fail_at(&d->in, "operator", -EINVAL, "%s is not In, NotIn, Exists "
+			       "or DoesNotExist", json_in_show_str(op, op_len, q, sizeof(q)));
 	bool with_values = code == SEL_IN || code == SEL_NOT_IN;
 	if (with_values && n_values == 0)
-		return kj_fail_at(d, "values", -EINVAL, "must not be empty for operator "
+		return json_in_fail_at(&d->in, "values", -EINVAL, "must not be empty for operator "
 			       "%.*s", (int)op_len, op);
 	if (!with_values && n_values != 0)
-		return kj_fail_at(d, "values", -EINVAL, "must be empty for operator "
+		return json_in_fail_at(&d->in, "values", -EINVAL, "must be empty for operator "
 			       "%.*s", (int)op_len, op);
 	if (n_values > GROUP_MAX_VALUES || (d->objects_pass && n_values > OBJECT_MAX_VALUES))
-		return kj_fail_at(d, "values", -ENOSPC, "%zu values, at most %d (%s)",
+		return json_in_fail_at(&d->in, "values", -ENOSPC, "%zu values, at most %d (%s)",
 			       n_values, d->objects_pass ? OBJECT_MAX_VALUES : GROUP_MAX_VALUES,
 			       d->objects_pass ? "OBJECT_MAX_VALUES" : "GROUP_MAX_VALUES");
 	uint32_t key_id;
-	size_t mark = kj_path_field(d, "key");
+	size_t mark = json_in_field(&d->in, "key");
 	rc = check_label_key(d, key, key_len); /* ValidateLabelName */
 	if (rc == 0)
 		rc = kj_intern_here(d, key, key_len, &key_id);
-	kj_path_pop(d, mark);
-	size_t outer = kj_path_field(d, "values");
+	json_in_pop(&d->in, mark);
+	size_t outer = json_in_field(&d->in, "values");
 	json_array_foreach(values, i, val) {
 		if (rc < 0)
 			break;
-		size_t m = kj_path_index(d, i);
+		size_t m = json_in_index(&d->in, i);
 		rc = kj_string_here(d, val, &ids[i]);
 		if (rc == 0)
 			rc = check_label_value(d, json_string_value(val),
 					       json_string_length(val));
-		kj_path_pop(d, m);
+		json_in_pop(&d->in, m);
 	}
-	kj_path_pop(d, outer);
+	json_in_pop(&d->in, outer);
 	return rc < 0 ? rc : kj_group_req_add(d, key_id, code, ids, n_values, sel);
 }
 
@@ -573,36 +573,36 @@ int kj_label_selector(struct decoder *d, const json_t *obj, const char *key,
 	json_t *ls, *exprs, *e;
 	size_t i;
 	*sel = (struct group_selector){.first_req = d->group.n_reqs};
-	int rc = kj_get(d, obj, key, W_OBJECT, &ls);
+	int rc = json_in_get(&d->in, obj, key, JSON_IN_OBJECT, &ls);
 	if (rc < 0 || ls == NULL) {
 		sel->first_req = 0;
 		return rc;
 	}
 	sel->present = true;
-	size_t outer = kj_path_field(d, key);
+	size_t outer = json_in_field(&d->in, key);
 	struct label ml[GROUP_MAX_REQS];
 	size_t n_ml;
 	rc = kj_label_map(d, ls, "matchLabels", ml, GROUP_MAX_REQS, &n_ml, true);
 	for (size_t k = 0; rc == 0 && k < n_ml; k++) {
-		size_t m = kj_path_field(d, "matchLabels");
+		size_t m = json_in_field(&d->in, "matchLabels");
 		/* kj_label_map() has checked the key and the value. */
-		kj_path_pop(d, m);
+		json_in_pop(&d->in, m);
 		rc = kj_group_req_add(d, ml[k].key, SEL_IN, &ml[k].value, 1, sel);
 	}
 	if (rc == 0)
-		rc = kj_get(d, ls, "matchExpressions", W_ARRAY, &exprs);
+		rc = json_in_get(&d->in, ls, "matchExpressions", JSON_IN_ARRAY, &exprs);
 	if (rc == 0 && exprs != NULL) {
-		size_t mark = kj_path_field(d, "matchExpressions");
+		size_t mark = json_in_field(&d->in, "matchExpressions");
 		json_array_foreach(exprs, i, e) {
-			size_t m = kj_path_index(d, i);
+			size_t m = json_in_index(&d->in, i);
 			rc = label_requirement(d, e, sel);
-			kj_path_pop(d, m);
+			json_in_pop(&d->in, m);
 			if (rc < 0)
 				break;
 		}
-		kj_path_pop(d, mark);
+		json_in_pop(&d->in, mark);
 	}
-	kj_path_pop(d, outer);
+	json_in_pop(&d->in, outer);
 	return rc;
 }
 
@@ -614,27 +614,27 @@ int kj_merge_label_keys(struct decoder *d, const json_t *obj, const char *key,
 {
 	json_t *keys, *k;
 	size_t i;
-	int rc = kj_get(d, obj, key, W_ARRAY, &keys);
+	int rc = json_in_get(&d->in, obj, key, JSON_IN_ARRAY, &keys);
 	if (rc < 0 || keys == NULL || json_array_size(keys) == 0)
 		return rc;
-	size_t outer = kj_path_field(d, key);
+	size_t outer = json_in_field(&d->in, key);
 	if (!sel->present)
-		rc = kj_fail(d, -EINVAL, "needs a labelSelector");
+		rc = json_in_fail(&d->in, -EINVAL, "needs a labelSelector");
 	json_array_foreach(keys, i, k) {
 		if (rc < 0)
 			break;
-		size_t m = kj_path_index(d, i);
+		size_t m = json_in_index(&d->in, i);
 		uint32_t id, value;
-		rc = kj_check_type(d, k, W_STRING);
+		rc = json_in_check(&d->in, k, JSON_IN_STRING);
 		if (rc == 0 && json_string_length(k) == 0)
-			rc = kj_fail(d, -EINVAL, "an empty key");
+			rc = json_in_fail(&d->in, -EINVAL, "an empty key");
 		if (rc == 0)
 			rc = kj_intern_here(d, json_string_value(k), json_string_length(k),
 					 &id);
 		if (rc == 0 && labels_get(d->group.labels, d->group.n_labels, id, &value))
 			rc = kj_group_req_add(d, id, op, &value, 1, sel);
-		kj_path_pop(d, m);
+		json_in_pop(&d->in, m);
 	}
-	kj_path_pop(d, outer);
+	json_in_pop(&d->in, outer);
 	return rc;
 }

@@ -10,12 +10,12 @@ int kj_get_annotations(struct decoder *d, const json_t *obj, json_t **ann)
 {
 	json_t *meta;
 	*ann = NULL;
-	int rc = kj_get(d, obj, "metadata", W_OBJECT, &meta);
+	int rc = json_in_get(&d->in, obj, "metadata", JSON_IN_OBJECT, &meta);
 	if (rc < 0 || meta == NULL)
 		return rc;
-	size_t mark = kj_path_field(d, "metadata");
-	rc = kj_get(d, meta, "annotations", W_OBJECT, ann);
-	kj_path_pop(d, mark);
+	size_t mark = json_in_field(&d->in, "metadata");
+	rc = json_in_get(&d->in, meta, "annotations", JSON_IN_OBJECT, ann);
+	json_in_pop(&d->in, mark);
 	return rc;
 }
 
@@ -26,14 +26,14 @@ int kj_annotation_int(struct decoder *d, const json_t *ann, const char *key,
 			  long min, long max, int over_rc, const char *limit,
 			  long *out, bool *present)
 {
-	char q[SHOW_MAX + 16];
+	char q[JSON_IN_SHOW_MAX + 16];
 	*out = 0;
 	*present = false;
 	json_t *v = ann != NULL ? json_object_get(ann, key) : NULL;
 	if (v == NULL || json_is_null(v))
 		return 0;
-	size_t mark = kj_path_key(d, key, strlen(key));
-	int rc = kj_check_type(d, v, W_STRING);
+	size_t mark = json_in_key(&d->in, key, strlen(key));
+	int rc = json_in_check(&d->in, v, JSON_IN_STRING);
 	const char *s = rc == 0 ? json_string_value(v) : "";
 	size_t len = rc == 0 ? json_string_length(v) : 0;
 	long n = 0;
@@ -46,18 +46,18 @@ int kj_annotation_int(struct decoder *d, const json_t *ann, const char *key,
 	if (rc < 0)
 		;
 	else if (!digits)
-		rc = kj_fail(d, -EINVAL, "%s is not an integer (%ld..%ld)",
-			  kj_show_str(s, len, q, sizeof(q)), min, max);
+		rc = json_in_fail(&d->in, -EINVAL, "%s is not an integer (%ld..%ld)",
+			  json_in_show_str(s, len, q, sizeof(q)), min, max);
 	else if (n < min)
-		rc = kj_fail(d, -EINVAL, "%s is not in %ld..%ld",
-			  kj_show_str(s, len, q, sizeof(q)), min, max);
+		rc = json_in_fail(&d->in, -EINVAL, "%s is not in %ld..%ld",
+			  json_in_show_str(s, len, q, sizeof(q)), min, max);
 	else if (n > max)
-		rc = kj_fail(d, over_rc, "%s is not in %ld..%ld (%s)",
-			  kj_show_str(s, len, q, sizeof(q)), min, max, limit);
+		rc = json_in_fail(&d->in, over_rc, "%s is not in %ld..%ld (%s)",
+			  json_in_show_str(s, len, q, sizeof(q)), min, max, limit);
 	else
 		*out = n;
 	*present = rc == 0;
-	kj_path_pop(d, mark);
+	json_in_pop(&d->in, mark);
 	return rc;
 }
 
@@ -65,7 +65,7 @@ int kj_annotation_int(struct decoder *d, const json_t *ann, const char *key,
  * as the rest of the node): a whole number of devices. */
 static int node_gpu_resource(struct decoder *d, const json_t *status, long *n)
 {
-	char q[SHOW_MAX + 16];
+	char q[JSON_IN_SHOW_MAX + 16];
 	*n = 0;
 	if (status == NULL)
 		return 0;
@@ -78,23 +78,23 @@ static int node_gpu_resource(struct decoder *d, const json_t *status, long *n)
 	json_t *v = json_is_object(list) ? json_object_get(list, GPU_RESOURCE) : NULL;
 	if (v == NULL)
 		return 0;
-	size_t outer = kj_path_field(d, "status");
-	kj_path_field(d, list_key);
-	kj_path_key(d, GPU_RESOURCE, strlen(GPU_RESOURCE));
+	size_t outer = json_in_field(&d->in, "status");
+	json_in_field(&d->in, list_key);
+	json_in_key(&d->in, GPU_RESOURCE, strlen(GPU_RESOURCE));
 	int64_t units = 0, milli = 0;
 	/* kj_resource_list() has read it as a quantity already. */
 	int rc = kj_quantity_here(d, v, QUANTITY_UNITS, &units);
 	if (rc == 0 && units > NODE_MAX_GPUS)
-		rc = kj_fail(d, -ENOSPC, "%" PRId64 " devices, at most %d "
+		rc = json_in_fail(&d->in, -ENOSPC, "%" PRId64 " devices, at most %d "
 			  "(NODE_MAX_GPUS)", units, NODE_MAX_GPUS);
 	if (rc == 0)
 		rc = kj_quantity_here(d, v, QUANTITY_MILLI, &milli);
 	if (rc == 0 && milli % 1000 != 0)
-		rc = kj_fail(d, -EINVAL, "%s is not a whole number of devices",
-			  kj_show(v, q, sizeof(q)));
+		rc = json_in_fail(&d->in, -EINVAL, "%s is not a whole number of devices",
+			  json_in_show(v, q, sizeof(q)));
 	if (rc == 0)
 		*n = (long)units;
-	kj_path_pop(d, outer);
+	json_in_pop(&d->in, outer);
 	return rc;
 }
 
@@ -107,20 +107,20 @@ static int node_cores(struct decoder *d, const json_t *ann)
 	size_t len = 0;
 	long numa;
 	bool has_numa;
-	char q[SHOW_MAX + 16];
+	char q[JSON_IN_SHOW_MAX + 16];
 	int rc = kj_annotation_int(d, ann, ANN_NUMA_NODES, 1, NODE_MAX_NUMA, -ENOSPC,
 				"NODE_MAX_NUMA", &numa, &has_numa);
 	if (rc == 0 && ann != NULL)
-		rc = kj_get_str(d, ann, ANN_CPU_POLICY, &s, &len);
+		rc = json_in_get_str(&d->in, ann, ANN_CPU_POLICY, &s, &len);
 	if (rc < 0 || ann == NULL)
 		return rc;
 	/* "" is the kubelet's default, none. */
-	if (len == 0 || kj_str_is(s, len, "none"))
+	if (len == 0 || json_in_str_is(s, len, "none"))
 		return 0;
-	size_t mark = kj_path_key(d, ANN_CPU_POLICY, strlen(ANN_CPU_POLICY));
-	if (!kj_str_is(s, len, "static")) {
-		rc = kj_fail(d, -EINVAL, "%s is not static or none",
-			  kj_show_str(s, len, q, sizeof(q)));
+	size_t mark = json_in_key(&d->in, ANN_CPU_POLICY, strlen(ANN_CPU_POLICY));
+	if (!json_in_str_is(s, len, "static")) {
+		rc = json_in_fail(&d->in, -EINVAL, "%s is not static or none",
+			  json_in_show_str(s, len, q, sizeof(q)));
 		goto out;
 	}
 	if (!has_numa)
@@ -130,7 +130,7 @@ static int node_cores(struct decoder *d, const json_t *ann)
 		cores = NODE_MAX_CORES; /* the pool is the first NODE_MAX_CORES */
 	cores -= cores % numa;
 	if (cores == 0) {
-		rc = kj_fail(d, -EINVAL, "static needs a whole core per NUMA node: "
+		rc = json_in_fail(&d->in, -EINVAL, "static needs a whole core per NUMA node: "
 			  "allocatable cpu %" PRId64 "m over %ld NUMA node%s",
 			  d->node.allocatable.v[RES_CPU], numa, numa == 1 ? "" : "s");
 		goto out;
@@ -138,7 +138,7 @@ static int node_cores(struct decoder *d, const json_t *ann)
 	dev->n_cores = (uint16_t)cores;
 	dev->n_numa = (uint8_t)numa;
 out:
-	kj_path_pop(d, mark);
+	json_in_pop(&d->in, mark);
 	return rc;
 }
 
@@ -155,11 +155,11 @@ static int node_gpu_model(struct decoder *d, const json_t *obj)
 		json_t *v = json_object_get(labels, keys[i]);
 		if (!json_is_string(v) || json_string_length(v) == 0)
 			continue;
-		size_t mark = kj_path_field(d, "metadata.labels");
-		kj_path_key(d, keys[i], strlen(keys[i]));
+		size_t mark = json_in_field(&d->in, "metadata.labels");
+		json_in_key(&d->in, keys[i], strlen(keys[i]));
 		int rc = kj_intern_here(d, json_string_value(v), json_string_length(v),
 				     &d->node.devices.gpu_model);
-		kj_path_pop(d, mark);
+		json_in_pop(&d->in, mark);
 		return rc;
 	}
 	return 0;
@@ -176,12 +176,12 @@ static int node_devices(struct decoder *d, const json_t *obj, const json_t *stat
 	int rc = kj_get_annotations(d, obj, &ann);
 	if (rc < 0)
 		return rc;
-	size_t mark = kj_path_field(d, "metadata.annotations");
+	size_t mark = json_in_field(&d->in, "metadata.annotations");
 	rc = kj_annotation_int(d, ann, ANN_GPU_COUNT, 0, NODE_MAX_GPUS, -ENOSPC,
 			    "NODE_MAX_GPUS", &gpus, &has_count);
 	if (rc == 0)
 		rc = node_cores(d, ann);
-	kj_path_pop(d, mark);
+	json_in_pop(&d->in, mark);
 	if (rc == 0 && !has_count)
 		rc = node_gpu_resource(d, status, &gpus);
 	if (rc == 0)
@@ -194,11 +194,11 @@ int kj_taint_effect(const char *s, size_t len, bool allow_all, uint8_t *out)
 {
 	if (allow_all && len == 0)
 		*out = TAINT_EFFECT_ALL;
-	else if (kj_str_is(s, len, "NoSchedule"))
+	else if (json_in_str_is(s, len, "NoSchedule"))
 		*out = TAINT_NO_SCHEDULE;
-	else if (kj_str_is(s, len, "PreferNoSchedule"))
+	else if (json_in_str_is(s, len, "PreferNoSchedule"))
 		*out = TAINT_PREFER_NO_SCHEDULE;
-	else if (kj_str_is(s, len, "NoExecute"))
+	else if (json_in_str_is(s, len, "NoExecute"))
 		*out = TAINT_NO_EXECUTE;
 	else
 		return -EINVAL;
@@ -209,22 +209,22 @@ static int node_taint(struct decoder *d, const json_t *t, struct taint *out)
 {
 	const char *s = "";
 	size_t len = 0;
-	char q[SHOW_MAX + 16];
-	int rc = kj_check_type(d, t, W_OBJECT);
+	char q[JSON_IN_SHOW_MAX + 16];
+	int rc = json_in_check(&d->in, t, JSON_IN_OBJECT);
 	if (rc == 0)
-		rc = kj_get_str(d, t, "key", &s, &len);
+		rc = json_in_get_str(&d->in, t, "key", &s, &len);
 	if (rc < 0)
 		return rc;
 	if (len == 0)
-		return kj_fail_at(d, "key", -EINVAL, "missing");
+		return json_in_fail_at(&d->in, "key", -EINVAL, "missing");
 	if ((rc = kj_get_id(d, t, "key", &out->key)) < 0 ||
 	    (rc = kj_get_id(d, t, "value", &out->value)) < 0 ||
-	    (rc = kj_get_str(d, t, "effect", &s, &len)) < 0)
+	    (rc = json_in_get_str(&d->in, t, "effect", &s, &len)) < 0)
 		return rc;
 	if (kj_taint_effect(s, len, false, &out->effect) < 0)
-		return kj_fail_at(d, "effect", -EINVAL, "%s is not NoSchedule, "
+		return json_in_fail_at(&d->in, "effect", -EINVAL, "%s is not NoSchedule, "
 			       "PreferNoSchedule or NoExecute",
-			       kj_show_str(s, len, q, sizeof(q)));
+			       json_in_show_str(s, len, q, sizeof(q)));
 	return 0;
 }
 
@@ -232,37 +232,37 @@ static int node_conditions(struct decoder *d, const json_t *status)
 {
 	json_t *conds, *c;
 	size_t i;
-	int rc = kj_get(d, status, "conditions", W_ARRAY, &conds);
+	int rc = json_in_get(&d->in, status, "conditions", JSON_IN_ARRAY, &conds);
 	if (rc < 0 || conds == NULL)
 		return rc;
-	size_t outer = kj_path_field(d, "conditions");
+	size_t outer = json_in_field(&d->in, "conditions");
 	json_array_foreach(conds, i, c) {
-		size_t mark = kj_path_index(d, i);
+		size_t mark = json_in_index(&d->in, i);
 		const char *type, *s;
 		size_t type_len, len;
-		char q[SHOW_MAX + 16];
-		rc = kj_check_type(d, c, W_OBJECT);
+		char q[JSON_IN_SHOW_MAX + 16];
+		rc = json_in_check(&d->in, c, JSON_IN_OBJECT);
 		if (rc == 0)
-			rc = kj_get_str(d, c, "type", &type, &type_len);
-		if (rc == 0 && kj_str_is(type, type_len, "Ready")) {
-			rc = kj_get_str(d, c, "status", &s, &len);
+			rc = json_in_get_str(&d->in, c, "type", &type, &type_len);
+		if (rc == 0 && json_in_str_is(type, type_len, "Ready")) {
+			rc = json_in_get_str(&d->in, c, "status", &s, &len);
 			if (rc < 0)
 				;
-			else if (kj_str_is(s, len, "True"))
+			else if (json_in_str_is(s, len, "True"))
 				d->node.ready = NODE_READY_TRUE;
-			else if (kj_str_is(s, len, "False"))
+			else if (json_in_str_is(s, len, "False"))
 				d->node.ready = NODE_READY_FALSE;
-			else if (kj_str_is(s, len, "Unknown"))
+			else if (json_in_str_is(s, len, "Unknown"))
 				d->node.ready = NODE_READY_UNKNOWN;
 			else
-				rc = kj_fail_at(d, "status", -EINVAL, "%s is not True, False "
-					     "or Unknown", kj_show_str(s, len, q, sizeof(q)));
+				rc = json_in_fail_at(&d->in, "status", -EINVAL, "%s is not True, False "
+					     "or Unknown", json_in_show_str(s, len, q, sizeof(q)));
 		}
-		kj_path_pop(d, mark);
+		json_in_pop(&d->in, mark);
 		if (rc < 0)
 			break;
 	}
-	kj_path_pop(d, outer);
+	json_in_pop(&d->in, outer);
 	return rc;
 }
 
@@ -278,64 +278,64 @@ int kj_decode_node(struct decoder *d, const json_t *obj)
 	int rc = kj_object_name(d, obj, "node", false, &ns, &ns_len, &name, &name_len);
 	if (rc < 0)
 		return rc;
-	size_t mark = kj_path_field(d, "metadata.name");
+	size_t mark = json_in_field(&d->in, "metadata.name");
 	rc = kj_intern_here(d, name, name_len, &n->name);
-	kj_path_pop(d, mark);
+	json_in_pop(&d->in, mark);
 	if (rc < 0)
 		return rc;
-	if ((rc = kj_get(d, obj, "metadata", W_OBJECT, &meta)) < 0)
+	if ((rc = json_in_get(&d->in, obj, "metadata", JSON_IN_OBJECT, &meta)) < 0)
 		return rc;
-	mark = kj_path_field(d, "metadata");
+	mark = json_in_field(&d->in, "metadata");
 	rc = kj_label_map(d, meta, "labels", n->labels, NODE_MAX_LABELS, &n_labels,
 		       false);
-	kj_path_pop(d, mark);
+	json_in_pop(&d->in, mark);
 	if (rc < 0)
 		return rc;
 	n->n_labels = (uint16_t)n_labels;
 
-	if ((rc = kj_get(d, obj, "spec", W_OBJECT, &spec)) < 0)
+	if ((rc = json_in_get(&d->in, obj, "spec", JSON_IN_OBJECT, &spec)) < 0)
 		return rc;
 	if (spec != NULL) {
 		json_t *unsched;
-		mark = kj_path_field(d, "spec");
-		rc = kj_get(d, spec, "unschedulable", W_BOOL, &unsched);
+		mark = json_in_field(&d->in, "spec");
+		rc = json_in_get(&d->in, spec, "unschedulable", JSON_IN_BOOL, &unsched);
 		if (rc == 0 && unsched != NULL)
 			n->unschedulable = json_is_true(unsched);
 		if (rc == 0)
-			rc = kj_get(d, spec, "taints", W_ARRAY, &taints);
+			rc = json_in_get(&d->in, spec, "taints", JSON_IN_ARRAY, &taints);
 		if (rc == 0 && taints != NULL) {
-			size_t outer = kj_path_field(d, "taints");
+			size_t outer = json_in_field(&d->in, "taints");
 			if (json_array_size(taints) > NODE_MAX_TAINTS)
-				rc = kj_fail(d, -ENOSPC, "%zu taints, at most %d",
+				rc = json_in_fail(&d->in, -ENOSPC, "%zu taints, at most %d",
 					  json_array_size(taints), NODE_MAX_TAINTS);
 			json_array_foreach(taints, i, t) {
 				if (rc < 0)
 					break;
-				size_t m = kj_path_index(d, i);
+				size_t m = json_in_index(&d->in, i);
 				rc = node_taint(d, t, &n->taints[i]);
-				kj_path_pop(d, m);
+				json_in_pop(&d->in, m);
 			}
 			n->n_taints = (uint16_t)json_array_size(taints);
-			kj_path_pop(d, outer);
+			json_in_pop(&d->in, outer);
 		}
-		kj_path_pop(d, mark);
+		json_in_pop(&d->in, mark);
 		if (rc < 0)
 			return rc;
 	}
 
-	if ((rc = kj_get(d, obj, "status", W_OBJECT, &status)) < 0)
+	if ((rc = json_in_get(&d->in, obj, "status", JSON_IN_OBJECT, &status)) < 0)
 		return rc;
 	if (status != NULL) {
 		int64_t v[RES_MAX] = {0};
 		bool has[RES_MAX] = {false}, present;
-		mark = kj_path_field(d, "status");
+		mark = json_in_field(&d->in, "status");
 		rc = node_conditions(d, status);
 		/* SetDefaults_NodeStatus: no allocatable means all of capacity. */
 		if (rc == 0)
 			rc = kj_resource_list(d, status, "allocatable", v, has, &present);
 		if (rc == 0 && !present)
 			rc = kj_resource_list(d, status, "capacity", v, has, NULL);
-		kj_path_pop(d, mark);
+		json_in_pop(&d->in, mark);
 		if (rc < 0)
 			return rc;
 		for (int r = 0; r < RES_MAX; r++)
@@ -345,8 +345,8 @@ int kj_decode_node(struct decoder *d, const json_t *obj)
 		return rc;
 
 	if (d->v->node == NULL)
-		return kj_fail(d, -EINVAL, "a Node in a file read for pods only");
-	if (d->err != NULL && d->err_len > 0)
-		d->err[0] = '\0';
-	return kj_visited(d, d->v->node(d->v->arg, n, d->err, d->err_len));
+		return json_in_fail(&d->in, -EINVAL, "a Node in a file read for pods only");
+	if (d->in.err != NULL && d->in.err_len > 0)
+		d->in.err[0] = '\0';
+	return kj_visited(d, d->v->node(d->v->arg, n, d->in.err, d->in.err_len));
 }

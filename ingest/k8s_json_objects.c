@@ -169,7 +169,7 @@ bool kj_labels_subset(const struct label *sel, size_t n_sel,
 int kj_obj_kind_of(const char *kind, size_t len)
 {
 	for (int k = 0; k < OBJ_KINDS; k++)
-		if (kj_str_is(kind, len, obj_kind_name[k]))
+		if (json_in_str_is(kind, len, obj_kind_name[k]))
 			return k;
 	return -1;
 }
@@ -184,20 +184,20 @@ static int obj_label_map(struct decoder *d, const json_t *obj, const char *key,
 	json_t *map = json_object_get(obj, key);
 	*n = 0;
 	if (json_is_object(map) && json_object_size(map) > OBJECT_MAX_LABELS) {
-		size_t mark = kj_path_field(d, key);
-		int rc = kj_fail(d, -ENOSPC, "%zu entries, at most %d (OBJECT_MAX_LABELS)",
+		size_t mark = json_in_field(&d->in, key);
+		int rc = json_in_fail(&d->in, -ENOSPC, "%zu entries, at most %d (OBJECT_MAX_LABELS)",
 			      json_object_size(map), OBJECT_MAX_LABELS);
-		kj_path_pop(d, mark);
+		json_in_pop(&d->in, mark);
 		return rc;
 	}
 	if (reserve((void **)&o->labels, &o->cap_labels, o->n_labels,
 		    OBJECT_MAX_LABELS + 1, sizeof(*o->labels)) < 0)
-		return kj_fail(d, -ENOMEM, "out of memory");
+		return json_in_fail(&d->in, -ENOMEM, "out of memory");
 	return kj_label_map(d, obj, key, &o->labels[o->n_labels], OBJECT_MAX_LABELS, n,
 			 selector);
 }
 
-/* The object's name (and namespace) as intern ids, and d->who. */
+/* The object's name (and namespace) as intern ids, and d->in.subject. */
 static int obj_identity(struct decoder *d, const json_t *obj, int kind, struct obj *x)
 {
 	static const char *const who[OBJ_KINDS] = {
@@ -213,13 +213,13 @@ static int obj_identity(struct decoder *d, const json_t *obj, int kind, struct o
 			     &name_len);
 	if (rc < 0)
 		return rc;
-	size_t mark = kj_path_field(d, "metadata.name");
+	size_t mark = json_in_field(&d->in, "metadata.name");
 	rc = kj_intern_here(d, name, name_len, &x->name);
-	kj_path_pop(d, mark);
+	json_in_pop(&d->in, mark);
 	if (rc == 0 && namespaced) {
-		mark = kj_path_field(d, "metadata.namespace");
+		mark = json_in_field(&d->in, "metadata.namespace");
 		rc = kj_intern_here(d, ns, ns_len, &x->ns);
-		kj_path_pop(d, mark);
+		json_in_pop(&d->in, mark);
 	}
 	return rc;
 }
@@ -232,10 +232,10 @@ static int obj_added(struct decoder *d, struct obj *x, bool labels)
 		x->first = (uint32_t)o->n_labels;
 	int rc = obj_add(o, x);
 	if (rc == -EEXIST)
-		return kj_fail(d, -EEXIST, "a second %s of this name",
+		return json_in_fail(&d->in, -EEXIST, "a second %s of this name",
 			    obj_kind_name[x->kind]);
 	if (rc < 0)
-		return kj_fail(d, rc, "out of memory");
+		return json_in_fail(&d->in, rc, "out of memory");
 	if (labels)
 		o->n_labels += x->n;
 	return 0;
@@ -252,12 +252,12 @@ int kj_decode_namespace(struct decoder *d, const json_t *obj)
 	size_t n = 0;
 	int rc = obj_identity(d, obj, OBJ_NAMESPACE, &x);
 	if (rc == 0)
-		rc = kj_get(d, obj, "metadata", W_OBJECT, &meta);
+		rc = json_in_get(&d->in, obj, "metadata", JSON_IN_OBJECT, &meta);
 	if (rc < 0)
 		return rc;
-	size_t mark = kj_path_field(d, "metadata");
+	size_t mark = json_in_field(&d->in, "metadata");
 	rc = obj_label_map(d, meta, "labels", &n, false);
-	kj_path_pop(d, mark);
+	json_in_pop(&d->in, mark);
 	if (rc == 0)
 		rc = kj_intern_here(d, "kubernetes.io/metadata.name",
 				 strlen("kubernetes.io/metadata.name"), &key);
@@ -281,12 +281,12 @@ int kj_decode_service(struct decoder *d, const json_t *obj)
 	size_t n = 0;
 	int rc = obj_identity(d, obj, OBJ_SERVICE, &x);
 	if (rc == 0)
-		rc = kj_get(d, obj, "spec", W_OBJECT, &spec);
+		rc = json_in_get(&d->in, obj, "spec", JSON_IN_OBJECT, &spec);
 	if (rc < 0 || spec == NULL)
 		return rc;
-	size_t mark = kj_path_field(d, "spec");
+	size_t mark = json_in_field(&d->in, "spec");
 	rc = obj_label_map(d, spec, "selector", &n, true);
-	kj_path_pop(d, mark);
+	json_in_pop(&d->in, mark);
 	if (rc < 0 || n == 0)
 		return rc;
 	x.n = (uint32_t)n;
@@ -306,25 +306,25 @@ int kj_decode_rc(struct decoder *d, const json_t *obj)
 	size_t n = 0;
 	int rc = obj_identity(d, obj, OBJ_RC, &x);
 	if (rc == 0)
-		rc = kj_get(d, obj, "spec", W_OBJECT, &spec);
+		rc = json_in_get(&d->in, obj, "spec", JSON_IN_OBJECT, &spec);
 	if (rc < 0)
 		return rc;
 	if (spec != NULL) {
-		size_t mark = kj_path_field(d, "spec");
+		size_t mark = json_in_field(&d->in, "spec");
 		rc = obj_label_map(d, spec, "selector", &n, true);
 		if (rc == 0 && n == 0)
-			rc = kj_get(d, spec, "template", W_OBJECT, &tmpl);
+			rc = json_in_get(&d->in, spec, "template", JSON_IN_OBJECT, &tmpl);
 		if (rc == 0 && tmpl != NULL) {
-			size_t m = kj_path_field(d, "template");
-			rc = kj_get(d, tmpl, "metadata", W_OBJECT, &meta);
+			size_t m = json_in_field(&d->in, "template");
+			rc = json_in_get(&d->in, tmpl, "metadata", JSON_IN_OBJECT, &meta);
 			if (rc == 0 && meta != NULL) {
-				size_t mm = kj_path_field(d, "metadata");
+				size_t mm = json_in_field(&d->in, "metadata");
 				rc = obj_label_map(d, meta, "labels", &n, false);
-				kj_path_pop(d, mm);
+				json_in_pop(&d->in, mm);
 			}
-			kj_path_pop(d, m);
+			json_in_pop(&d->in, m);
 		}
-		kj_path_pop(d, mark);
+		json_in_pop(&d->in, mark);
 	}
 	if (rc < 0)
 		return rc;
@@ -347,20 +347,20 @@ int kj_decode_controller(struct decoder *d, const json_t *obj, int kind)
 	json_t *spec;
 	int rc = obj_identity(d, obj, kind, &x);
 	if (rc == 0)
-		rc = kj_get(d, obj, "spec", W_OBJECT, &spec);
+		rc = json_in_get(&d->in, obj, "spec", JSON_IN_OBJECT, &spec);
 	if (rc < 0)
 		return rc;
 	memset(g, 0, sizeof(*g));
 	if (spec != NULL) {
-		size_t mark = kj_path_field(d, "spec");
+		size_t mark = json_in_field(&d->in, "spec");
 		rc = kj_label_selector(d, spec, "selector", &sel);
-		kj_path_pop(d, mark);
+		json_in_pop(&d->in, mark);
 	}
 	if (rc == 0 && (reserve((void **)&o->reqs, &o->cap_reqs, o->n_reqs, sel.n_reqs,
 				sizeof(*o->reqs)) < 0 ||
 			reserve((void **)&o->values, &o->cap_values, o->n_values,
 				g->n_values, sizeof(*o->values)) < 0))
-		rc = kj_fail(d, -ENOMEM, "out of memory");
+		rc = json_in_fail(&d->in, -ENOMEM, "out of memory");
 	if (rc < 0)
 		return rc;
 	x.first = (uint32_t)o->n_reqs;

@@ -43,7 +43,7 @@ static int pod_gpu_models(struct decoder *d, const char *s, size_t len)
 		if (seen)
 			continue;
 		if (p->n_gpu_models == POD_MAX_GPU_MODELS)
-			return kj_fail(d, -ENOSPC, "more than %d GPU models "
+			return json_in_fail(&d->in, -ENOSPC, "more than %d GPU models "
 				    "(POD_MAX_GPU_MODELS)", POD_MAX_GPU_MODELS);
 		p->gpu_models[p->n_gpu_models++] = id;
 	}
@@ -65,14 +65,14 @@ static int pod_devices(struct decoder *d, const json_t *obj)
 	int rc = kj_get_annotations(d, obj, &ann);
 	if (rc < 0)
 		return rc;
-	size_t mark = kj_path_field(d, "metadata.annotations");
+	size_t mark = json_in_field(&d->in, "metadata.annotations");
 	rc = kj_annotation_int(d, ann, ANN_GPU_COUNT, 1, NODE_MAX_GPUS, -ENOSPC,
 			    "NODE_MAX_GPUS", &count, &has_count);
 	if (rc == 0)
 		rc = kj_annotation_int(d, ann, ANN_GPU_MILLI, 1, GPU_MILLI_PER_DEVICE,
 				    -EINVAL, "GPU_MILLI_PER_DEVICE", &milli, &has_milli);
 	if (rc == 0 && ann != NULL)
-		rc = kj_get_str(d, ann, GPU_MODEL_KEY, &models, &models_len);
+		rc = json_in_get_str(&d->in, ann, GPU_MODEL_KEY, &models, &models_len);
 	if (rc < 0)
 		goto out;
 	if (has_count || has_milli) {
@@ -81,19 +81,19 @@ static int pod_devices(struct decoder *d, const json_t *obj)
 		if (!has_milli)
 			milli = GPU_MILLI_PER_DEVICE;
 		if (count > 1 && milli < GPU_MILLI_PER_DEVICE) {
-			size_t m = kj_path_key(d, ANN_GPU_MILLI, strlen(ANN_GPU_MILLI));
-			rc = kj_fail(d, -EINVAL, "a multi-GPU pod takes whole devices: "
+			size_t m = json_in_key(&d->in, ANN_GPU_MILLI, strlen(ANN_GPU_MILLI));
+			rc = json_in_fail(&d->in, -EINVAL, "a multi-GPU pod takes whole devices: "
 				  "%s %ld needs %ld, not %ld", ANN_GPU_COUNT, count,
 				  (long)GPU_MILLI_PER_DEVICE, milli);
-			kj_path_pop(d, m);
+			json_in_pop(&d->in, m);
 			goto out;
 		}
 	} else {
 		int idx = res_lookup(d->ctx->res, GPU_RESOURCE, strlen(GPU_RESOURCE));
 		int64_t n = idx >= 0 ? p->request.v[idx] : 0;
 		if (n > NODE_MAX_GPUS) {
-			kj_path_pop(d, mark);
-			rc = kj_fail(d, -ENOSPC, "requests %" PRId64 " %s, at most %d "
+			json_in_pop(&d->in, mark);
+			rc = json_in_fail(&d->in, -ENOSPC, "requests %" PRId64 " %s, at most %d "
 				  "(NODE_MAX_GPUS)", n, GPU_RESOURCE, NODE_MAX_GPUS);
 			goto out;
 		}
@@ -104,9 +104,9 @@ static int pod_devices(struct decoder *d, const json_t *obj)
 	p->gpu_milli = (uint16_t)milli;
 	/* A model set without a GPU decides nothing: ignored. */
 	if (p->num_gpu > 0 && models_len > 0) {
-		size_t m = kj_path_key(d, GPU_MODEL_KEY, strlen(GPU_MODEL_KEY));
+		size_t m = json_in_key(&d->in, GPU_MODEL_KEY, strlen(GPU_MODEL_KEY));
 		rc = pod_gpu_models(d, models, models_len);
-		kj_path_pop(d, m);
+		json_in_pop(&d->in, m);
 		if (rc < 0)
 			goto out;
 	}
@@ -115,8 +115,8 @@ static int pod_devices(struct decoder *d, const json_t *obj)
 	int64_t cpu = p->request.v[RES_CPU];
 	if (d->guaranteed && cpu > 0 && cpu % 1000 == 0) {
 		if (cpu / 1000 > NODE_MAX_CORES) {
-			kj_path_pop(d, mark);
-			rc = kj_fail(d, -ENOSPC, "a Guaranteed pod requesting %" PRId64
+			json_in_pop(&d->in, mark);
+			rc = json_in_fail(&d->in, -ENOSPC, "a Guaranteed pod requesting %" PRId64
 				  " whole cores takes them exclusively: at most %d "
 				  "(NODE_MAX_CORES)", cpu / 1000, NODE_MAX_CORES);
 			goto out;
@@ -124,7 +124,7 @@ static int pod_devices(struct decoder *d, const json_t *obj)
 		p->exclusive_cores = (uint16_t)(cpu / 1000);
 	}
 out:
-	kj_path_pop(d, mark);
+	json_in_pop(&d->in, mark);
 	return rc;
 }
 
@@ -134,35 +134,35 @@ static int toleration(struct decoder *d, const json_t *t, struct toleration *out
 {
 	const char *key = "", *op = "", *value = "", *effect = "";
 	size_t key_len = 0, op_len = 0, value_len = 0, effect_len = 0;
-	char q[SHOW_MAX + 16];
-	int rc = kj_check_type(d, t, W_OBJECT);
+	char q[JSON_IN_SHOW_MAX + 16];
+	int rc = json_in_check(&d->in, t, JSON_IN_OBJECT);
 	if (rc == 0)
-		rc = kj_get_str(d, t, "key", &key, &key_len);
+		rc = json_in_get_str(&d->in, t, "key", &key, &key_len);
 	if (rc == 0)
-		rc = kj_get_str(d, t, "operator", &op, &op_len);
+		rc = json_in_get_str(&d->in, t, "operator", &op, &op_len);
 	if (rc == 0)
-		rc = kj_get_str(d, t, "value", &value, &value_len);
+		rc = json_in_get_str(&d->in, t, "value", &value, &value_len);
 	if (rc == 0)
-		rc = kj_get_str(d, t, "effect", &effect, &effect_len);
+		rc = json_in_get_str(&d->in, t, "effect", &effect, &effect_len);
 	if (rc < 0)
 		return rc;
-	if (op_len == 0 || kj_str_is(op, op_len, "Equal"))
+	if (op_len == 0 || json_in_str_is(op, op_len, "Equal"))
 		out->op = TOL_EQUAL;
-	else if (kj_str_is(op, op_len, "Exists"))
+	else if (json_in_str_is(op, op_len, "Exists"))
 		out->op = TOL_EXISTS;
 	else
-		return kj_fail_at(d, "operator", -EINVAL, "%s is not Equal or Exists",
-			       kj_show_str(op, op_len, q, sizeof(q)));
+		return json_in_fail_at(&d->in, "operator", -EINVAL, "%s is not Equal or Exists",
+			       json_in_show_str(op, op_len, q, sizeof(q)));
 	if (out->op == TOL_EXISTS && value_len > 0)
-		return kj_fail_at(d, "value", -EINVAL, "%s must be empty when operator "
-			       "is Exists", kj_show_str(value, value_len, q, sizeof(q)));
+		return json_in_fail_at(&d->in, "value", -EINVAL, "%s must be empty when operator "
+			       "is Exists", json_in_show_str(value, value_len, q, sizeof(q)));
 	if (key_len == 0 && out->op != TOL_EXISTS)
-		return kj_fail_at(d, "operator", -EINVAL, "an empty key needs operator "
+		return json_in_fail_at(&d->in, "operator", -EINVAL, "an empty key needs operator "
 			       "Exists");
 	if (kj_taint_effect(effect, effect_len, true, &out->effect) < 0)
-		return kj_fail_at(d, "effect", -EINVAL, "%s is not NoSchedule, "
+		return json_in_fail_at(&d->in, "effect", -EINVAL, "%s is not NoSchedule, "
 			       "PreferNoSchedule or NoExecute",
-			       kj_show_str(effect, effect_len, q, sizeof(q)));
+			       json_in_show_str(effect, effect_len, q, sizeof(q)));
 	if ((rc = kj_get_id(d, t, "key", &out->key)) < 0)
 		return rc;
 	return kj_get_id(d, t, "value", &out->value);
@@ -201,7 +201,7 @@ static int namespace_selector(struct decoder *d, const json_t *t,
 		return 0;
 	}
 	if (o == NULL && !d->ctx->cluster_file)
-		return kj_fail_at(d, "namespaceSelector", -EINVAL, "a selector with "
+		return json_in_fail_at(&d->in, "namespaceSelector", -EINVAL, "a selector with "
 			       "requirements needs the Namespace objects of a cluster "
 			       "file (shmsched place reads them; a template cannot use "
 			       "one)");
@@ -212,7 +212,7 @@ static int namespace_selector(struct decoder *d, const json_t *t,
 		    term_has_ns(g, term, x->name))
 			continue;
 		if (g->n_namespaces >= GROUP_MAX_NAMESPACES)
-			return kj_fail_at(d, "namespaceSelector", -ENOSPC, "selects more "
+			return json_in_fail_at(&d->in, "namespaceSelector", -ENOSPC, "selects more "
 				       "than %d namespaces with the pod's other terms "
 				       "(GROUP_MAX_NAMESPACES)", GROUP_MAX_NAMESPACES);
 		g->namespaces[g->n_namespaces++] = x->name;
@@ -227,24 +227,24 @@ static int pod_affinity_term(struct decoder *d, const json_t *t, uint8_t kind,
 	struct pod_group *g = &d->group;
 	json_t *nss = NULL, *nsel = NULL, *ns;
 	size_t i;
-	int rc = kj_check_type(d, t, W_OBJECT);
+	int rc = json_in_check(&d->in, t, JSON_IN_OBJECT);
 	if (rc < 0)
 		return rc;
 	if (g->n_terms >= GROUP_MAX_TERMS)
-		return kj_fail(d, -ENOSPC, "more than %d pod affinity terms "
+		return json_in_fail(&d->in, -ENOSPC, "more than %d pod affinity terms "
 			    "(GROUP_MAX_TERMS)", GROUP_MAX_TERMS);
 	struct group_term term = {.kind = kind, .weight = weight,
 				  .first_ns = g->n_namespaces};
 	const char *tk = "";
 	size_t tk_len = 0;
-	if ((rc = kj_get_str(d, t, "topologyKey", &tk, &tk_len)) < 0)
+	if ((rc = json_in_get_str(&d->in, t, "topologyKey", &tk, &tk_len)) < 0)
 		return rc;
 	if (tk_len == 0)
-		return kj_fail_at(d, "topologyKey", -EINVAL, "missing (it must not be "
+		return json_in_fail_at(&d->in, "topologyKey", -EINVAL, "missing (it must not be "
 			       "empty)");
-	size_t mark = kj_path_field(d, "topologyKey");
+	size_t mark = json_in_field(&d->in, "topologyKey");
 	rc = kj_intern_here(d, tk, tk_len, &term.topology_key);
-	kj_path_pop(d, mark);
+	json_in_pop(&d->in, mark);
 	if (rc == 0)
 		rc = kj_label_selector(d, t, "labelSelector", &term.selector);
 	if (rc == 0)
@@ -253,29 +253,29 @@ static int pod_affinity_term(struct decoder *d, const json_t *t, uint8_t kind,
 		rc = kj_merge_label_keys(d, t, "mismatchLabelKeys", SEL_NOT_IN,
 				      &term.selector);
 	if (rc == 0)
-		rc = kj_get(d, t, "namespaces", W_ARRAY, &nss);
+		rc = json_in_get(&d->in, t, "namespaces", JSON_IN_ARRAY, &nss);
 	if (rc == 0)
-		rc = kj_get(d, t, "namespaceSelector", W_OBJECT, &nsel);
+		rc = json_in_get(&d->in, t, "namespaceSelector", JSON_IN_OBJECT, &nsel);
 	if (rc < 0)
 		return rc;
-	size_t outer = kj_path_field(d, "namespaces");
+	size_t outer = json_in_field(&d->in, "namespaces");
 	json_array_foreach(nss, i, ns) {
-		size_t m = kj_path_index(d, i);
+		size_t m = json_in_index(&d->in, i);
 		uint32_t id;
-		rc = kj_check_type(d, ns, W_STRING);
+		rc = json_in_check(&d->in, ns, JSON_IN_STRING);
 		if (rc == 0 && g->n_namespaces >= GROUP_MAX_NAMESPACES)
-			rc = kj_fail(d, -ENOSPC, "more than %d namespaces in the pod's "
+			rc = json_in_fail(&d->in, -ENOSPC, "more than %d namespaces in the pod's "
 				  "terms (GROUP_MAX_NAMESPACES)", GROUP_MAX_NAMESPACES);
 		if (rc == 0)
 			rc = kj_intern_here(d, json_string_value(ns), json_string_length(ns),
 					 &id);
 		if (rc == 0)
 			g->namespaces[g->n_namespaces++] = id;
-		kj_path_pop(d, m);
+		json_in_pop(&d->in, m);
 		if (rc < 0)
 			break;
 	}
-	kj_path_pop(d, outer);
+	json_in_pop(&d->in, outer);
 	if (rc == 0 && nsel != NULL)
 		rc = namespace_selector(d, t, &term);
 	if (rc < 0)
@@ -285,7 +285,7 @@ static int pod_affinity_term(struct decoder *d, const json_t *t, uint8_t kind,
 	if (g->n_namespaces == term.first_ns && !term.all_namespaces && nsel == NULL) {
 		/* No namespaces, no selector: the pod's own. */
 		if (g->n_namespaces >= GROUP_MAX_NAMESPACES)
-			return kj_fail(d, -ENOSPC, "more than %d namespaces in the pod's "
+			return json_in_fail(&d->in, -ENOSPC, "more than %d namespaces in the pod's "
 				    "terms (GROUP_MAX_NAMESPACES)", GROUP_MAX_NAMESPACES);
 		g->namespaces[g->n_namespaces++] = g->ns;
 	}
@@ -302,45 +302,45 @@ static int pod_affinity_list(struct decoder *d, const json_t *aff, const char *k
 {
 	json_t *pa, *list, *t;
 	size_t i;
-	int rc = kj_get(d, aff, key, W_OBJECT, &pa);
+	int rc = json_in_get(&d->in, aff, key, JSON_IN_OBJECT, &pa);
 	if (rc < 0 || pa == NULL)
 		return rc;
-	size_t outer = kj_path_field(d, key);
+	size_t outer = json_in_field(&d->in, key);
 	const char *lkey = preferred ? "preferredDuringSchedulingIgnoredDuringExecution"
 				     : "requiredDuringSchedulingIgnoredDuringExecution";
-	rc = kj_get(d, pa, lkey, W_ARRAY, &list);
+	rc = json_in_get(&d->in, pa, lkey, JSON_IN_ARRAY, &list);
 	if (rc == 0 && list != NULL) {
-		size_t mark = kj_path_field(d, lkey);
+		size_t mark = json_in_field(&d->in, lkey);
 		json_array_foreach(list, i, t) {
-			size_t m = kj_path_index(d, i);
+			size_t m = json_in_index(&d->in, i);
 			if (!preferred) {
 				rc = pod_affinity_term(d, t, kind, 0);
 			} else {
 				json_t *w = NULL, *term = NULL;
-				rc = kj_check_type(d, t, W_OBJECT);
+				rc = json_in_check(&d->in, t, JSON_IN_OBJECT);
 				if (rc == 0)
-					rc = kj_get(d, t, "weight", W_INT, &w);
+					rc = json_in_get(&d->in, t, "weight", JSON_IN_INT, &w);
 				if (rc == 0)
-					rc = kj_get(d, t, "podAffinityTerm", W_OBJECT, &term);
+					rc = json_in_get(&d->in, t, "podAffinityTerm", JSON_IN_OBJECT, &term);
 				json_int_t weight = w != NULL ? json_integer_value(w) : 0;
 				if (rc == 0 && (weight < 1 || weight > 100))
-					rc = kj_fail_at(d, "weight", -EINVAL, "%" JSON_INTEGER_FORMAT
+					rc = json_in_fail_at(&d->in, "weight", -EINVAL, "%" JSON_INTEGER_FORMAT
 						     " is not 1..100", weight);
 				if (rc == 0 && term == NULL)
-					rc = kj_fail_at(d, "podAffinityTerm", -EINVAL, "missing");
+					rc = json_in_fail_at(&d->in, "podAffinityTerm", -EINVAL, "missing");
 				if (rc == 0) {
-					size_t pm = kj_path_field(d, "podAffinityTerm");
+					size_t pm = json_in_field(&d->in, "podAffinityTerm");
 					rc = pod_affinity_term(d, term, kind, (int32_t)weight);
-					kj_path_pop(d, pm);
+					json_in_pop(&d->in, pm);
 				}
 			}
-			kj_path_pop(d, m);
+			json_in_pop(&d->in, m);
 			if (rc < 0)
 				break;
 		}
-		kj_path_pop(d, mark);
+		json_in_pop(&d->in, mark);
 	}
-	kj_path_pop(d, outer);
+	json_in_pop(&d->in, outer);
 	return rc;
 }
 
@@ -352,49 +352,49 @@ static int spread_constraint(struct decoder *d, const json_t *c)
 	json_t *skew = NULL, *mind = NULL;
 	const char *tk = "", *when = "", *nap = "", *ntp = "";
 	size_t tk_len = 0, when_len = 0, nap_len = 0, ntp_len = 0;
-	char q[SHOW_MAX + 16];
-	int rc = kj_check_type(d, c, W_OBJECT);
+	char q[JSON_IN_SHOW_MAX + 16];
+	int rc = json_in_check(&d->in, c, JSON_IN_OBJECT);
 	if (rc == 0)
-		rc = kj_get(d, c, "maxSkew", W_INT, &skew);
+		rc = json_in_get(&d->in, c, "maxSkew", JSON_IN_INT, &skew);
 	if (rc == 0)
-		rc = kj_get(d, c, "minDomains", W_INT, &mind);
+		rc = json_in_get(&d->in, c, "minDomains", JSON_IN_INT, &mind);
 	if (rc == 0)
-		rc = kj_get_str(d, c, "topologyKey", &tk, &tk_len);
+		rc = json_in_get_str(&d->in, c, "topologyKey", &tk, &tk_len);
 	if (rc == 0)
-		rc = kj_get_str(d, c, "whenUnsatisfiable", &when, &when_len);
+		rc = json_in_get_str(&d->in, c, "whenUnsatisfiable", &when, &when_len);
 	if (rc == 0)
-		rc = kj_get_str(d, c, "nodeAffinityPolicy", &nap, &nap_len);
+		rc = json_in_get_str(&d->in, c, "nodeAffinityPolicy", &nap, &nap_len);
 	if (rc == 0)
-		rc = kj_get_str(d, c, "nodeTaintsPolicy", &ntp, &ntp_len);
+		rc = json_in_get_str(&d->in, c, "nodeTaintsPolicy", &ntp, &ntp_len);
 	if (rc < 0)
 		return rc;
 	if (g->n_spread >= GROUP_MAX_SPREAD)
-		return kj_fail(d, -ENOSPC, "more than %d topologySpreadConstraints "
+		return json_in_fail(&d->in, -ENOSPC, "more than %d topologySpreadConstraints "
 			    "(GROUP_MAX_SPREAD)", GROUP_MAX_SPREAD);
 	struct group_spread sc = {.min_domains = 1,
 				  .node_affinity_policy = SPREAD_POLICY_HONOR,
 				  .node_taints_policy = SPREAD_POLICY_IGNORE};
 	json_int_t max_skew = skew != NULL ? json_integer_value(skew) : 0;
 	if (max_skew < 1 || max_skew > INT32_MAX)
-		return kj_fail_at(d, "maxSkew", -EINVAL, "%" JSON_INTEGER_FORMAT " is not "
+		return json_in_fail_at(&d->in, "maxSkew", -EINVAL, "%" JSON_INTEGER_FORMAT " is not "
 			       "greater than zero", max_skew);
 	sc.max_skew = (int32_t)max_skew;
 	if (tk_len == 0)
-		return kj_fail_at(d, "topologyKey", -EINVAL, "missing (it must not be "
+		return json_in_fail_at(&d->in, "topologyKey", -EINVAL, "missing (it must not be "
 			       "empty)");
-	if (kj_str_is(when, when_len, "DoNotSchedule"))
+	if (json_in_str_is(when, when_len, "DoNotSchedule"))
 		sc.hard = true;
-	else if (!kj_str_is(when, when_len, "ScheduleAnyway"))
-		return kj_fail_at(d, "whenUnsatisfiable", -EINVAL, "%s is not "
+	else if (!json_in_str_is(when, when_len, "ScheduleAnyway"))
+		return json_in_fail_at(&d->in, "whenUnsatisfiable", -EINVAL, "%s is not "
 			       "DoNotSchedule or ScheduleAnyway",
-			       kj_show_str(when, when_len, q, sizeof(q)));
+			       json_in_show_str(when, when_len, q, sizeof(q)));
 	if (mind != NULL) {
 		json_int_t m = json_integer_value(mind);
 		if (m < 1 || m > INT32_MAX)
-			return kj_fail_at(d, "minDomains", -EINVAL, "%" JSON_INTEGER_FORMAT
+			return json_in_fail_at(&d->in, "minDomains", -EINVAL, "%" JSON_INTEGER_FORMAT
 				       " is not greater than zero", m);
 		if (!sc.hard)
-			return kj_fail_at(d, "minDomains", -EINVAL, "only with "
+			return json_in_fail_at(&d->in, "minDomains", -EINVAL, "only with "
 				       "whenUnsatisfiable DoNotSchedule");
 		sc.min_domains = (int32_t)m;
 	}
@@ -406,17 +406,17 @@ static int spread_constraint(struct decoder *d, const json_t *c)
 	for (int k = 0; k < 2; k++) {
 		if (pl[k] == 0)
 			continue;
-		if (kj_str_is(ps[k], pl[k], "Honor"))
+		if (json_in_str_is(ps[k], pl[k], "Honor"))
 			*pv[k] = SPREAD_POLICY_HONOR;
-		else if (kj_str_is(ps[k], pl[k], "Ignore"))
+		else if (json_in_str_is(ps[k], pl[k], "Ignore"))
 			*pv[k] = SPREAD_POLICY_IGNORE;
 		else
-			return kj_fail_at(d, policy_field[k], -EINVAL, "%s is not Honor or "
-				       "Ignore", kj_show_str(ps[k], pl[k], q, sizeof(q)));
+			return json_in_fail_at(&d->in, policy_field[k], -EINVAL, "%s is not Honor or "
+				       "Ignore", json_in_show_str(ps[k], pl[k], q, sizeof(q)));
 	}
-	size_t mark = kj_path_field(d, "topologyKey");
+	size_t mark = json_in_field(&d->in, "topologyKey");
 	rc = kj_intern_here(d, tk, tk_len, &sc.topology_key);
-	kj_path_pop(d, mark);
+	json_in_pop(&d->in, mark);
 	if (rc == 0)
 		rc = kj_label_selector(d, c, "labelSelector", &sc.selector);
 	if (rc == 0)
@@ -436,53 +436,53 @@ static int pod_controller(struct decoder *d, const json_t *obj, uint8_t *kind,
 	size_t i;
 	*kind = OBJ_KINDS;
 	*name = 0;
-	int rc = kj_get(d, obj, "metadata", W_OBJECT, &meta);
+	int rc = json_in_get(&d->in, obj, "metadata", JSON_IN_OBJECT, &meta);
 	if (rc < 0 || meta == NULL)
 		return rc;
-	size_t outer = kj_path_field(d, "metadata");
-	rc = kj_get(d, meta, "ownerReferences", W_ARRAY, &refs);
-	size_t mark = kj_path_field(d, "ownerReferences");
+	size_t outer = json_in_field(&d->in, "metadata");
+	rc = json_in_get(&d->in, meta, "ownerReferences", JSON_IN_ARRAY, &refs);
+	size_t mark = json_in_field(&d->in, "ownerReferences");
 	json_array_foreach(refs, i, ref) {
 		json_t *ctl = NULL;
 		const char *api = "", *k = "";
 		size_t api_len = 0, k_len = 0;
 		if (rc < 0)
 			break;
-		size_t m = kj_path_index(d, i);
-		rc = kj_check_type(d, ref, W_OBJECT);
+		size_t m = json_in_index(&d->in, i);
+		rc = json_in_check(&d->in, ref, JSON_IN_OBJECT);
 		if (rc == 0)
-			rc = kj_get(d, ref, "controller", W_BOOL, &ctl);
+			rc = json_in_get(&d->in, ref, "controller", JSON_IN_BOOL, &ctl);
 		if (rc == 0)
-			rc = kj_get_str(d, ref, "apiVersion", &api, &api_len);
+			rc = json_in_get_str(&d->in, ref, "apiVersion", &api, &api_len);
 		if (rc == 0)
-			rc = kj_get_str(d, ref, "kind", &k, &k_len);
+			rc = json_in_get_str(&d->in, ref, "kind", &k, &k_len);
 		if (rc == 0 && ctl != NULL && json_is_true(ctl)) {
 			/* helper.DefaultSelector's rcKind, rsKind, ssKind: the
 			 * group and version must be these. */
-			if (kj_str_is(api, api_len, "v1") && kj_str_is(k, k_len,
+			if (json_in_str_is(api, api_len, "v1") && json_in_str_is(k, k_len,
 								 "ReplicationController"))
 				*kind = OBJ_RC;
-			else if (kj_str_is(api, api_len, "apps/v1") &&
-				 kj_str_is(k, k_len, "ReplicaSet"))
+			else if (json_in_str_is(api, api_len, "apps/v1") &&
+				 json_in_str_is(k, k_len, "ReplicaSet"))
 				*kind = OBJ_RS;
-			else if (kj_str_is(api, api_len, "apps/v1") &&
-				 kj_str_is(k, k_len, "StatefulSet"))
+			else if (json_in_str_is(api, api_len, "apps/v1") &&
+				 json_in_str_is(k, k_len, "StatefulSet"))
 				*kind = OBJ_SS;
 			if (*kind != OBJ_KINDS) {
 				const char *n;
 				size_t n_len;
-				rc = kj_get_str(d, ref, "name", &n, &n_len);
+				rc = json_in_get_str(&d->in, ref, "name", &n, &n_len);
 				/* A name never interned names no object read. */
 				if (rc == 0 && !intern_find(d->ctx->strings, n, n_len, name))
 					*kind = OBJ_KINDS;
 			}
-			kj_path_pop(d, m);
+			json_in_pop(&d->in, m);
 			break; /* only the first controller counts */
 		}
-		kj_path_pop(d, m);
+		json_in_pop(&d->in, m);
 	}
-	kj_path_pop(d, mark);
-	kj_path_pop(d, outer);
+	json_in_pop(&d->in, mark);
+	json_in_pop(&d->in, outer);
 	return rc;
 }
 
@@ -566,9 +566,9 @@ static int pod_group_fields(struct decoder *d, const json_t *obj, const json_t *
 	memset(g, 0, sizeof(*g));
 	int rc = kj_intern_here(d, ns, ns_len, &g->ns);
 	if (rc == 0)
-		rc = kj_get(d, obj, "metadata", W_OBJECT, &meta);
+		rc = json_in_get(&d->in, obj, "metadata", JSON_IN_OBJECT, &meta);
 	if (rc == 0 && meta != NULL) {
-		size_t mark = kj_path_field(d, "metadata");
+		size_t mark = json_in_field(&d->in, "metadata");
 		rc = kj_label_map(d, meta, "labels", g->labels, GROUP_MAX_LABELS, &n,
 			       false);
 		g->n_labels = (uint16_t)n;
@@ -576,17 +576,17 @@ static int pod_group_fields(struct decoder *d, const json_t *obj, const json_t *
 		 * toward inter-pod affinity, but not toward spreading. */
 		json_t *deleted = NULL;
 		if (rc == 0)
-			rc = kj_get(d, meta, "deletionTimestamp", W_STRING, &deleted);
+			rc = json_in_get(&d->in, meta, "deletionTimestamp", JSON_IN_STRING, &deleted);
 		g->terminating = deleted != NULL;
-		kj_path_pop(d, mark);
+		json_in_pop(&d->in, mark);
 	}
 	if (rc < 0)
 		return rc;
 	if (spec != NULL) {
-		size_t mark = kj_path_field(d, "spec");
-		rc = kj_get(d, spec, "affinity", W_OBJECT, &aff);
+		size_t mark = json_in_field(&d->in, "spec");
+		rc = json_in_get(&d->in, spec, "affinity", JSON_IN_OBJECT, &aff);
 		if (rc == 0 && aff != NULL) {
-			size_t am = kj_path_field(d, "affinity");
+			size_t am = json_in_field(&d->in, "affinity");
 			rc = pod_affinity_list(d, aff, "podAffinity", false,
 					       TERM_REQUIRED_AFFINITY);
 			if (rc == 0)
@@ -598,22 +598,22 @@ static int pod_group_fields(struct decoder *d, const json_t *obj, const json_t *
 			if (rc == 0)
 				rc = pod_affinity_list(d, aff, "podAntiAffinity", true,
 						       TERM_PREFERRED_ANTI_AFFINITY);
-			kj_path_pop(d, am);
+			json_in_pop(&d->in, am);
 		}
 		if (rc == 0)
-			rc = kj_get(d, spec, "topologySpreadConstraints", W_ARRAY, &tsc);
+			rc = json_in_get(&d->in, spec, "topologySpreadConstraints", JSON_IN_ARRAY, &tsc);
 		if (rc == 0 && tsc != NULL) {
-			size_t tm = kj_path_field(d, "topologySpreadConstraints");
+			size_t tm = json_in_field(&d->in, "topologySpreadConstraints");
 			json_array_foreach(tsc, i, c) {
-				size_t m = kj_path_index(d, i);
+				size_t m = json_in_index(&d->in, i);
 				rc = spread_constraint(d, c);
-				kj_path_pop(d, m);
+				json_in_pop(&d->in, m);
 				if (rc < 0)
 					break;
 			}
-			kj_path_pop(d, tm);
+			json_in_pop(&d->in, tm);
 		}
-		kj_path_pop(d, mark);
+		json_in_pop(&d->in, mark);
 		if (rc < 0)
 			return rc;
 	}
@@ -626,7 +626,7 @@ static int pod_group_fields(struct decoder *d, const json_t *obj, const json_t *
 	char enc[GROUP_ENCODED_MAX + 1];
 	int len = pod_group_encode(g, enc, sizeof(enc));
 	if (len < 0)
-		return kj_fail(d, len == -E2BIG ? -ENOSPC : -EINVAL, "its labels, pod "
+		return json_in_fail(&d->in, len == -E2BIG ? -ENOSPC : -EINVAL, "its labels, pod "
 			    "affinity terms and spread constraints take more than %u "
 			    "bytes encoded (GROUP_ENCODED_MAX)", GROUP_ENCODED_MAX);
 	rc = kj_intern_here(d, enc, (size_t)len, &d->pod.group);
@@ -646,18 +646,18 @@ static void mark_unsupported(struct decoder *d, uint8_t kind, const char *field,
 	if (d->unsupported_kind != K8S_UNSUPPORTED_NONE)
 		return;
 	d->unsupported_kind = kind;
-	snprintf(d->unsupported, sizeof(d->unsupported), "%s%s%s: %s", d->path,
-		 d->path_len > 0 ? "." : "", field, why);
+	snprintf(d->unsupported, sizeof(d->unsupported), "%s%s%s: %s", d->in.path,
+		 d->in.path_len > 0 ? "." : "", field, why);
 }
 
-/* Member `key`, an array (`w` W_ARRAY) or object: whether it holds
+/* Member `key`, an array (`w` JSON_IN_ARRAY) or object: whether it holds
  * anything. Absent, null, [] and {} hold nothing. */
 static int get_nonempty(struct decoder *d, const json_t *obj, const char *key,
-			enum want w, bool *nonempty)
+			enum json_in_want w, bool *nonempty)
 {
 	json_t *v;
-	int rc = kj_get(d, obj, key, w, &v);
-	*nonempty = v != NULL && (w == W_ARRAY ? json_array_size(v) > 0 :
+	int rc = json_in_get(&d->in, obj, key, w, &v);
+	*nonempty = v != NULL && (w == JSON_IN_ARRAY ? json_array_size(v) > 0 :
 						  json_object_size(v) > 0);
 	return rc;
 }
@@ -670,8 +670,8 @@ static int pod_unsupported(struct decoder *d, const json_t *spec)
 	json_t *vols, *vol;
 	const char *s;
 	size_t len, i;
-	char q[SHOW_MAX + 16];
-	int rc = kj_get_str(d, spec, "schedulerName", &s, &len);
+	char q[JSON_IN_SHOW_MAX + 16];
+	int rc = json_in_get_str(&d->in, spec, "schedulerName", &s, &len);
 	if (rc < 0)
 		return rc;
 	int profile = sched_profile_of(d->ctx->profiles, s, len);
@@ -685,8 +685,8 @@ static int pod_unsupported(struct decoder *d, const json_t *spec)
 	}
 	d->pod.profile = (uint8_t)profile;
 	bool gates, claims;
-	if ((rc = get_nonempty(d, spec, "schedulingGates", W_ARRAY, &gates)) < 0 ||
-	    (rc = get_nonempty(d, spec, "resourceClaims", W_ARRAY, &claims)) < 0)
+	if ((rc = get_nonempty(d, spec, "schedulingGates", JSON_IN_ARRAY, &gates)) < 0 ||
+	    (rc = get_nonempty(d, spec, "resourceClaims", JSON_IN_ARRAY, &claims)) < 0)
 		return rc;
 	/* kube-scheduler's SchedulingGates PreEnqueue keeps a gated pod out
 	 * of the queue until its gates are removed. */
@@ -697,17 +697,17 @@ static int pod_unsupported(struct decoder *d, const json_t *spec)
 	if (claims)
 		mark_unsupported(d, K8S_UNSUPPORTED_RESOURCE_CLAIMS, "resourceClaims",
 				 "dynamic resource allocation is not supported");
-	if ((rc = kj_get(d, spec, "volumes", W_ARRAY, &vols)) < 0 || vols == NULL)
+	if ((rc = json_in_get(&d->in, spec, "volumes", JSON_IN_ARRAY, &vols)) < 0 || vols == NULL)
 		return rc;
-	size_t outer = kj_path_field(d, "volumes");
+	size_t outer = json_in_field(&d->in, "volumes");
 	json_array_foreach(vols, i, vol) {
-		size_t mark = kj_path_index(d, i);
+		size_t mark = json_in_index(&d->in, i);
 		bool pvc = false, eph = false;
-		rc = kj_check_type(d, vol, W_OBJECT);
+		rc = json_in_check(&d->in, vol, JSON_IN_OBJECT);
 		if (rc == 0)
-			rc = get_nonempty(d, vol, "persistentVolumeClaim", W_OBJECT, &pvc);
+			rc = get_nonempty(d, vol, "persistentVolumeClaim", JSON_IN_OBJECT, &pvc);
 		if (rc == 0)
-			rc = get_nonempty(d, vol, "ephemeral", W_OBJECT, &eph);
+			rc = get_nonempty(d, vol, "ephemeral", JSON_IN_OBJECT, &eph);
 		/* VolumeBinding, VolumeZone, VolumeRestrictions and
 		 * NodeVolumeLimits act on claims. */
 		if (pvc)
@@ -718,11 +718,11 @@ static int pod_unsupported(struct decoder *d, const json_t *spec)
 			mark_unsupported(d, K8S_UNSUPPORTED_VOLUME_BINDING, "ephemeral",
 					 "a generic ephemeral volume is a claim, and volume "
 					 "binding is not supported");
-		kj_path_pop(d, mark);
+		json_in_pop(&d->in, mark);
 		if (rc < 0)
 			break;
 	}
-	kj_path_pop(d, outer);
+	json_in_pop(&d->in, outer);
 	return rc;
 }
 
@@ -736,25 +736,25 @@ static int pod_phase(struct decoder *d, const json_t *obj, uint8_t *phase)
 	json_t *status;
 	const char *s = "";
 	size_t len = 0;
-	char q[SHOW_MAX + 16];
+	char q[JSON_IN_SHOW_MAX + 16];
 	*phase = POD_PHASE_PENDING;
-	int rc = kj_get(d, obj, "status", W_OBJECT, &status);
+	int rc = json_in_get(&d->in, obj, "status", JSON_IN_OBJECT, &status);
 	if (rc < 0 || status == NULL)
 		return rc;
-	size_t mark = kj_path_field(d, "status");
-	rc = kj_get_str(d, status, "phase", &s, &len);
+	size_t mark = json_in_field(&d->in, "status");
+	rc = json_in_get_str(&d->in, status, "phase", &s, &len);
 	if (rc == 0 && len > 0) {
 		size_t i = 0;
-		while (i < sizeof(names) / sizeof(names[0]) && !kj_str_is(s, len, names[i]))
+		while (i < sizeof(names) / sizeof(names[0]) && !json_in_str_is(s, len, names[i]))
 			i++;
 		if (i < sizeof(names) / sizeof(names[0]))
 			*phase = (uint8_t)i;
 		else
-			rc = kj_fail_at(d, "phase", -EINVAL, "%s is not Pending, Running, "
+			rc = json_in_fail_at(&d->in, "phase", -EINVAL, "%s is not Pending, Running, "
 				     "Succeeded, Failed or Unknown",
-				     kj_show_str(s, len, q, sizeof(q)));
+				     json_in_show_str(s, len, q, sizeof(q)));
 	}
-	kj_path_pop(d, mark);
+	json_in_pop(&d->in, mark);
 	return rc;
 }
 
@@ -769,45 +769,45 @@ static int pod_spec_fields(struct decoder *d, const json_t *spec)
 	 * place is refused for what shmsched cannot do for it. */
 	if ((rc = kj_get_id(d, spec, "nodeName", &p->node_name)) < 0 ||
 	    (!d->ctx->cluster_file && (rc = pod_unsupported(d, spec)) < 0) ||
-	    (rc = kj_get(d, spec, "hostNetwork", W_BOOL, &hn)) < 0 ||
+	    (rc = json_in_get(&d->in, spec, "hostNetwork", JSON_IN_BOOL, &hn)) < 0 ||
 	    (rc = kj_pod_requests(d, spec, hn != NULL && json_is_true(hn))) < 0 ||
 	    (rc = kj_label_map(d, spec, "nodeSelector", p->selector,
 			    POD_MAX_SELECTOR, &n_sel, true)) < 0)
 		return rc;
 	p->n_selector = (uint8_t)n_sel;
 
-	if ((rc = kj_get(d, spec, "affinity", W_OBJECT, &aff)) < 0)
+	if ((rc = json_in_get(&d->in, spec, "affinity", JSON_IN_OBJECT, &aff)) < 0)
 		return rc;
 	if (aff != NULL) {
-		size_t mark = kj_path_field(d, "affinity");
-		rc = kj_get(d, aff, "nodeAffinity", W_OBJECT, &na);
+		size_t mark = json_in_field(&d->in, "affinity");
+		rc = json_in_get(&d->in, aff, "nodeAffinity", JSON_IN_OBJECT, &na);
 		if (rc == 0 && na != NULL) {
-			size_t m = kj_path_field(d, "nodeAffinity");
+			size_t m = json_in_field(&d->in, "nodeAffinity");
 			rc = kj_node_affinity(d, na);
-			kj_path_pop(d, m);
+			json_in_pop(&d->in, m);
 		}
-		kj_path_pop(d, mark);
+		json_in_pop(&d->in, mark);
 		if (rc < 0)
 			return rc;
 	}
 
-	if ((rc = kj_get(d, spec, "tolerations", W_ARRAY, &tols)) < 0 || tols == NULL)
+	if ((rc = json_in_get(&d->in, spec, "tolerations", JSON_IN_ARRAY, &tols)) < 0 || tols == NULL)
 		return rc;
-	size_t outer = kj_path_field(d, "tolerations");
+	size_t outer = json_in_field(&d->in, "tolerations");
 	if (json_array_size(tols) > POD_MAX_TOLERATIONS)
-		rc = kj_fail(d, -ENOSPC, "%zu tolerations, at most %d "
+		rc = json_in_fail(&d->in, -ENOSPC, "%zu tolerations, at most %d "
 			  "(POD_MAX_TOLERATIONS)", json_array_size(tols),
 			  POD_MAX_TOLERATIONS);
 	json_array_foreach(tols, i, t) {
 		if (rc < 0)
 			break;
-		size_t mark = kj_path_index(d, i);
+		size_t mark = json_in_index(&d->in, i);
 		rc = toleration(d, t, &p->tolerations[i]);
-		kj_path_pop(d, mark);
+		json_in_pop(&d->in, mark);
 		if (rc == 0)
 			p->n_tolerations++;
 	}
-	kj_path_pop(d, outer);
+	json_in_pop(&d->in, outer);
 	return rc;
 }
 
@@ -830,17 +830,17 @@ int kj_decode_pod(struct decoder *d, const json_t *obj, size_t index)
 	if (rc == 0)
 		rc = pod_phase(d, obj, &meta.phase);
 	if (rc == 0)
-		rc = kj_get(d, obj, "spec", W_OBJECT, &spec);
+		rc = json_in_get(&d->in, obj, "spec", JSON_IN_OBJECT, &spec);
 	d->guaranteed = false;
 	d->other_scheduler = false;
 	d->unsupported_kind = K8S_UNSUPPORTED_NONE;
 	d->unsupported[0] = '\0';
 	if (rc == 0 && spec != NULL) {
-		size_t mark = kj_path_field(d, "spec");
+		size_t mark = json_in_field(&d->in, "spec");
 		rc = pod_spec_fields(d, spec);
 		if (rc == 0)
 			rc = kj_pod_priority(d, spec);
-		kj_path_pop(d, mark);
+		json_in_pop(&d->in, mark);
 	}
 	if (rc == 0)
 		rc = kj_pod_wait(d, obj);
@@ -859,8 +859,8 @@ int kj_decode_pod(struct decoder *d, const json_t *obj, size_t index)
 		meta.unsupported = d->unsupported;
 	}
 	if (d->v->pod == NULL)
-		return kj_fail(d, -EINVAL, "a Pod in a file read for nodes only");
-	if (d->err != NULL && d->err_len > 0)
-		d->err[0] = '\0';
-	return kj_visited(d, d->v->pod(d->v->arg, p, &meta, d->err, d->err_len));
+		return json_in_fail(&d->in, -EINVAL, "a Pod in a file read for nodes only");
+	if (d->in.err != NULL && d->in.err_len > 0)
+		d->in.err[0] = '\0';
+	return kj_visited(d, d->v->pod(d->v->arg, p, &meta, d->in.err, d->in.err_len));
 }

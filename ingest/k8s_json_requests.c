@@ -76,7 +76,7 @@ static int acc_add(struct decoder *d, struct req_acc *acc, enum container_kind k
 		if (!ok && saturate) {
 			acc->sum[r] = acc->sidecars[r] = need = INT64_MAX;
 		} else if (!ok) {
-			return kj_fail_at(d, "resources.requests", -EINVAL, "the pod's total "
+			return json_in_fail_at(&d->in, "resources.requests", -EINVAL, "the pod's total "
 				       "%s does not fit in 64 bits",
 				       d->ctx->res->name[r]);
 		}
@@ -109,11 +109,11 @@ static int container_requests(struct decoder *d, const json_t *c,
 	const struct pod_level *pl = &acc->level;
 	char a[32], b[32];
 	json_t *res;
-	int rc = kj_get(d, c, "resources", W_OBJECT, &res);
+	int rc = json_in_get(&d->in, c, "resources", JSON_IN_OBJECT, &res);
 	if (rc < 0)
 		return rc;
 	if (res != NULL) {
-		size_t mark = kj_path_field(d, "resources");
+		size_t mark = json_in_field(&d->in, "resources");
 		rc = kj_resource_list(d, res, "requests", req, has_req, NULL);
 		if (rc == 0)
 			rc = kj_resource_list(d, res, "limits", lim, has_lim, NULL);
@@ -121,15 +121,15 @@ static int container_requests(struct decoder *d, const json_t *c,
 			if (!has_lim[r] || !pl->has_lim[r] || lim[r] <= pl->lim[r])
 				continue;
 			const char *name = d->ctx->res->name[r];
-			size_t m = kj_path_field(d, "limits");
-			kj_path_key(d, name, strlen(name));
-			rc = kj_fail(d, -EINVAL, "%s must be less than or equal to the pod's "
+			size_t m = json_in_field(&d->in, "limits");
+			json_in_key(&d->in, name, strlen(name));
+			rc = json_in_fail(&d->in, -EINVAL, "%s must be less than or equal to the pod's "
 				  "limit of %s (spec.resources.limits)",
 				  show_amount(r, lim[r], a, sizeof(a)),
 				  show_amount(r, pl->lim[r], b, sizeof(b)));
-			kj_path_pop(d, m);
+			json_in_pop(&d->in, m);
 		}
-		kj_path_pop(d, mark);
+		json_in_pop(&d->in, mark);
 		if (rc < 0)
 			return rc;
 	}
@@ -174,13 +174,13 @@ static int hugepage_multiple(struct decoder *d, const char *name, const json_t *
 {
 	const char *size = name + strlen("hugepages-");
 	int64_t page = 0, page_milli = 0;
-	char q[SHOW_MAX + 16];
+	char q[JSON_IN_SHOW_MAX + 16];
 	int rc = quantity_parse(size, strlen(size), QUANTITY_UNITS, &page);
 	if (rc == 0)
 		rc = quantity_parse(size, strlen(size), QUANTITY_MILLI, &page_milli);
 	if (rc < 0 || page <= 0 || page_milli % 1000 != 0 || v % page != 0)
-		return kj_fail(d, -EINVAL, "%s is not a whole multiple of the page size "
-			    "of %s", kj_show(raw, q, sizeof(q)), name);
+		return json_in_fail(&d->in, -EINVAL, "%s is not a whole multiple of the page size "
+			    "of %s", json_in_show(raw, q, sizeof(q)), name);
 	return 0;
 }
 
@@ -192,21 +192,21 @@ static int pod_level_list(struct decoder *d, const json_t *res, const char *key,
 {
 	json_t *list, *q;
 	const char *name;
-	char s[SHOW_MAX + 16];
-	int rc = kj_get(d, res, key, W_OBJECT, &list);
+	char s[JSON_IN_SHOW_MAX + 16];
+	int rc = json_in_get(&d->in, res, key, JSON_IN_OBJECT, &list);
 	if (rc < 0 || list == NULL)
 		return rc;
-	size_t outer = kj_path_field(d, key);
+	size_t outer = json_in_field(&d->in, key);
 	json_object_foreach(list, name, q) {
 		size_t len = strlen(name);
-		size_t mark = kj_path_key(d, name, len);
+		size_t mark = json_in_key(&d->in, name, len);
 		int idx = -1;
 		int64_t value = 0;
-		if (!kj_str_is(name, len, "cpu") && !kj_str_is(name, len, "memory") &&
+		if (!json_in_str_is(name, len, "cpu") && !json_in_str_is(name, len, "memory") &&
 		    !is_hugepages(name))
-			rc = kj_fail(d, -EINVAL, "%s is not a pod-level resource (cpu, "
+			rc = json_in_fail(&d->in, -EINVAL, "%s is not a pod-level resource (cpu, "
 				  "memory and hugepages-<size> are)",
-				  kj_show_str(name, len, s, sizeof(s)));
+				  json_in_show_str(name, len, s, sizeof(s)));
 		else
 			rc = kj_resource_here(d, name, len, &idx);
 		if (rc == 0)
@@ -214,13 +214,13 @@ static int pod_level_list(struct decoder *d, const json_t *res, const char *key,
 							      QUANTITY_UNITS, &value);
 		if (rc == 0 && is_hugepages(name))
 			rc = hugepage_multiple(d, name, q, value);
-		kj_path_pop(d, mark);
+		json_in_pop(&d->in, mark);
 		if (rc < 0)
 			break;
 		v[idx] = value;
 		has[idx] = true;
 	}
-	kj_path_pop(d, outer);
+	json_in_pop(&d->in, outer);
 	return rc;
 }
 
@@ -231,21 +231,21 @@ static int pod_level_read(struct decoder *d, const json_t *spec, struct pod_leve
 	const char *os_name = "";
 	size_t os_len = 0;
 	memset(pl, 0, sizeof(*pl));
-	int rc = kj_get(d, spec, "resources", W_OBJECT, &res);
+	int rc = json_in_get(&d->in, spec, "resources", JSON_IN_OBJECT, &res);
 	if (rc < 0 || res == NULL)
 		return rc;
 	pl->present = true;
-	size_t mark = kj_path_field(d, "resources");
+	size_t mark = json_in_field(&d->in, "resources");
 	rc = pod_level_list(d, res, "requests", pl->req, pl->has_req);
 	if (rc == 0)
 		rc = pod_level_list(d, res, "limits", pl->lim, pl->has_lim);
-	kj_path_pop(d, mark);
+	json_in_pop(&d->in, mark);
 	if (rc == 0)
-		rc = kj_get(d, spec, "os", W_OBJECT, &os);
+		rc = json_in_get(&d->in, spec, "os", JSON_IN_OBJECT, &os);
 	if (rc == 0 && os != NULL) {
-		mark = kj_path_field(d, "os");
-		rc = kj_get_str(d, os, "name", &os_name, &os_len);
-		kj_path_pop(d, mark);
+		mark = json_in_field(&d->in, "os");
+		rc = json_in_get_str(&d->in, os, "name", &os_name, &os_len);
+		json_in_pop(&d->in, mark);
 	}
 	if (rc < 0)
 		return rc;
@@ -256,13 +256,13 @@ static int pod_level_read(struct decoder *d, const json_t *spec, struct pod_leve
 		cpu_mem |= set && (r == RES_CPU || r == RES_MEMORY);
 		huge |= set && r >= RES_FIRST_NAMED;
 	}
-	mark = kj_path_field(d, "resources");
-	if (any && kj_str_is(os_name, os_len, "windows"))
-		rc = kj_fail(d, -EINVAL, "may not be set for a windows pod (spec.os.name)");
+	mark = json_in_field(&d->in, "resources");
+	if (any && json_in_str_is(os_name, os_len, "windows"))
+		rc = json_in_fail(&d->in, -EINVAL, "may not be set for a windows pod (spec.os.name)");
 	else if (huge && !cpu_mem)
-		rc = kj_fail(d, -EINVAL, "hugepages need a cpu or memory request or limit "
+		rc = json_in_fail(&d->in, -EINVAL, "hugepages need a cpu or memory request or limit "
 			  "beside them");
-	kj_path_pop(d, mark);
+	json_in_pop(&d->in, mark);
 	return rc;
 }
 
@@ -307,45 +307,45 @@ static int pod_level_apply(struct decoder *d, struct pod_acc *acc)
 			pl->has_req[r] = true;
 		}
 	}
-	size_t outer = kj_path_field(d, "resources");
+	size_t outer = json_in_field(&d->in, "resources");
 	for (int r = 0; r < RES_MAX && rc == 0; r++) {
 		bool huge = r >= RES_FIRST_NAMED;
 		const char *name = names->name[r];
 		int64_t agg = acc_total(&acc->actual, r);
-		size_t mark = kj_path_field(d, "requests");
-		kj_path_key(d, name, strlen(name));
+		size_t mark = json_in_field(&d->in, "requests");
+		json_in_key(&d->in, name, strlen(name));
 		if (pl->has_req[r] && huge && !pl->has_lim[r])
-			rc = kj_fail(d, -EINVAL, "a hugepages request needs a limit "
+			rc = json_in_fail(&d->in, -EINVAL, "a hugepages request needs a limit "
 				  "(spec.resources.limits): hugepages are not "
 				  "overcommitted");
 		else if (pl->has_req[r] && pl->has_lim[r] && huge &&
 			 pl->req[r] != pl->lim[r])
-			rc = kj_fail(d, -EINVAL, "%s must equal its limit of %s: hugepages "
+			rc = json_in_fail(&d->in, -EINVAL, "%s must equal its limit of %s: hugepages "
 				  "are not overcommitted",
 				  show_amount(r, pl->req[r], a, sizeof(a)),
 				  show_amount(r, pl->lim[r], b, sizeof(b)));
 		else if (pl->has_req[r] && pl->has_lim[r] && pl->req[r] > pl->lim[r])
-			rc = kj_fail(d, -EINVAL, "%s must be less than or equal to the %s "
+			rc = json_in_fail(&d->in, -EINVAL, "%s must be less than or equal to the %s "
 				  "limit of %s", show_amount(r, pl->req[r], a, sizeof(a)),
 				  name, show_amount(r, pl->lim[r], b, sizeof(b)));
 		else if (pl->has_req[r] && agg > pl->req[r])
-			rc = kj_fail(d, -EINVAL, "%s must be greater than or equal to the "
+			rc = json_in_fail(&d->in, -EINVAL, "%s must be greater than or equal to the "
 				  "aggregate container requests of %s",
 				  show_amount(r, pl->req[r], a, sizeof(a)),
 				  show_amount(r, agg, b, sizeof(b)));
-		kj_path_pop(d, mark);
+		json_in_pop(&d->in, mark);
 		if (rc == 0 && huge && pl->has_lim[r] &&
 		    acc_total(&acc->limits, r) > pl->lim[r]) {
-			mark = kj_path_field(d, "limits");
-			kj_path_key(d, name, strlen(name));
-			rc = kj_fail(d, -EINVAL, "%s must be greater than or equal to the "
+			mark = json_in_field(&d->in, "limits");
+			json_in_key(&d->in, name, strlen(name));
+			rc = json_in_fail(&d->in, -EINVAL, "%s must be greater than or equal to the "
 				  "aggregate container limits of %s",
 				  show_amount(r, pl->lim[r], a, sizeof(a)),
 				  show_amount(r, acc_total(&acc->limits, r), b, sizeof(b)));
-			kj_path_pop(d, mark);
+			json_in_pop(&d->in, mark);
 		}
 	}
-	kj_path_pop(d, outer);
+	json_in_pop(&d->in, outer);
 	if (rc < 0)
 		return rc;
 	/* Guaranteed: positive cpu and memory limits, and every positive cpu
@@ -370,22 +370,22 @@ static int container_ports(struct decoder *d, const json_t *c, bool host_network
 	struct pod_spec *p = &d->pod;
 	json_t *ports, *port;
 	size_t i;
-	int rc = kj_get(d, c, "ports", W_ARRAY, &ports);
+	int rc = json_in_get(&d->in, c, "ports", JSON_IN_ARRAY, &ports);
 	if (rc < 0 || ports == NULL)
 		return rc;
-	size_t outer = kj_path_field(d, "ports");
+	size_t outer = json_in_field(&d->in, "ports");
 	json_array_foreach(ports, i, port) {
-		size_t mark = kj_path_index(d, i);
+		size_t mark = json_in_index(&d->in, i);
 		json_t *hp, *cp;
 		json_int_t host = 0;
 		const char *s;
 		size_t len;
-		char q[SHOW_MAX + 16];
-		rc = kj_check_type(d, port, W_OBJECT);
+		char q[JSON_IN_SHOW_MAX + 16];
+		rc = json_in_check(&d->in, port, JSON_IN_OBJECT);
 		if (rc == 0)
-			rc = kj_get(d, port, "hostPort", W_INT, &hp);
+			rc = json_in_get(&d->in, port, "hostPort", JSON_IN_INT, &hp);
 		if (rc == 0)
-			rc = kj_get(d, port, "containerPort", W_INT, &cp);
+			rc = json_in_get(&d->in, port, "containerPort", JSON_IN_INT, &cp);
 		if (rc < 0)
 			goto next;
 		host = hp != NULL ? json_integer_value(hp) : 0;
@@ -396,39 +396,39 @@ static int container_ports(struct decoder *d, const json_t *c, bool host_network
 		if (host == 0)
 			goto next;
 		if (host < 0 || host > 65535) {
-			rc = kj_fail_at(d, "hostPort", -EINVAL, "%" JSON_INTEGER_FORMAT
+			rc = json_in_fail_at(&d->in, "hostPort", -EINVAL, "%" JSON_INTEGER_FORMAT
 				     " is not a port (1..65535)", host);
 			goto next;
 		}
 		if (p->n_ports >= POD_MAX_PORTS) {
-			rc = kj_fail(d, -ENOSPC, "more than %d host ports in the pod",
+			rc = json_in_fail(&d->in, -ENOSPC, "more than %d host ports in the pod",
 				  POD_MAX_PORTS);
 			goto next;
 		}
 		struct host_port *h = &p->ports[p->n_ports];
 		h->port = (uint16_t)host;
-		if ((rc = kj_get_str(d, port, "protocol", &s, &len)) < 0)
+		if ((rc = json_in_get_str(&d->in, port, "protocol", &s, &len)) < 0)
 			goto next;
-		if (len == 0 || kj_str_is(s, len, "TCP")) {
+		if (len == 0 || json_in_str_is(s, len, "TCP")) {
 			h->protocol = PROTO_TCP;
-		} else if (kj_str_is(s, len, "UDP")) {
+		} else if (json_in_str_is(s, len, "UDP")) {
 			h->protocol = PROTO_UDP;
-		} else if (kj_str_is(s, len, "SCTP")) {
+		} else if (json_in_str_is(s, len, "SCTP")) {
 			h->protocol = PROTO_SCTP;
 		} else {
-			rc = kj_fail_at(d, "protocol", -EINVAL, "%s is not TCP, UDP or SCTP",
-				     kj_show_str(s, len, q, sizeof(q)));
+			rc = json_in_fail_at(&d->in, "protocol", -EINVAL, "%s is not TCP, UDP or SCTP",
+				     json_in_show_str(s, len, q, sizeof(q)));
 			goto next;
 		}
 		if ((rc = kj_get_id(d, port, "hostIP", &h->ip)) < 0)
 			goto next;
 		p->n_ports++;
 next:
-		kj_path_pop(d, mark);
+		json_in_pop(&d->in, mark);
 		if (rc < 0)
 			break;
 	}
-	kj_path_pop(d, outer);
+	json_in_pop(&d->in, outer);
 	return rc;
 }
 
@@ -438,20 +438,20 @@ static int containers(struct decoder *d, const json_t *spec, const char *key,
 {
 	json_t *list, *c;
 	size_t i;
-	int rc = kj_get(d, spec, key, W_ARRAY, &list);
+	int rc = json_in_get(&d->in, spec, key, JSON_IN_ARRAY, &list);
 	if (rc < 0 || list == NULL)
 		return rc;
 	bool init = strcmp(key, "initContainers") == 0;
-	size_t outer = kj_path_field(d, key);
+	size_t outer = json_in_field(&d->in, key);
 	json_array_foreach(list, i, c) {
-		size_t mark = kj_path_index(d, i);
+		size_t mark = json_in_index(&d->in, i);
 		enum container_kind kind = init ? INIT_CONTAINER : CONTAINER;
 		const char *policy;
 		size_t policy_len;
-		rc = kj_check_type(d, c, W_OBJECT);
+		rc = json_in_check(&d->in, c, JSON_IN_OBJECT);
 		if (rc == 0 && init) {
-			rc = kj_get_str(d, c, "restartPolicy", &policy, &policy_len);
-			if (kj_str_is(policy, policy_len, "Always"))
+			rc = json_in_get_str(&d->in, c, "restartPolicy", &policy, &policy_len);
+			if (json_in_str_is(policy, policy_len, "Always"))
 				kind = SIDECAR;
 		}
 		if (rc == 0)
@@ -461,11 +461,11 @@ static int containers(struct decoder *d, const json_t *spec, const char *key,
 		 * has exited before the containers start: its ports hold nothing. */
 		if (rc == 0 && kind != INIT_CONTAINER)
 			rc = container_ports(d, c, host_network);
-		kj_path_pop(d, mark);
+		json_in_pop(&d->in, mark);
 		if (rc < 0)
 			break;
 	}
-	kj_path_pop(d, outer);
+	json_in_pop(&d->in, outer);
 	return rc;
 }
 
@@ -497,14 +497,14 @@ int kj_pod_requests(struct decoder *d, const json_t *spec, bool host_network)
 	if (rc < 0)
 		return rc;
 	overhead[RES_PODS] = 0;
-	size_t mark = kj_path_field(d, "overhead");
+	size_t mark = json_in_field(&d->in, "overhead");
 	for (int r = 0; r < RES_MAX; r++) {
 		int64_t a = acc_total(&acc.actual, r);
 		int64_t z = acc_total(&acc.nonzero, r);
 		if (acc.level.has_req[r])
 			a = z = acc.level.req[r];
 		if (!add_ok(&a, overhead[r]) || !add_ok(&z, overhead[r])) {
-			rc = kj_fail(d, -EINVAL, "the pod's total %s does not fit in "
+			rc = json_in_fail(&d->in, -EINVAL, "the pod's total %s does not fit in "
 				  "64 bits", d->ctx->res->name[r]);
 			break;
 		}
@@ -514,6 +514,6 @@ int kj_pod_requests(struct decoder *d, const json_t *spec, bool host_network)
 		if (r == RES_MEMORY)
 			p->nonzero_mem_bytes = z;
 	}
-	kj_path_pop(d, mark);
+	json_in_pop(&d->in, mark);
 	return rc;
 }

@@ -12,30 +12,30 @@ int kj_pod_priority(struct decoder *d, const json_t *spec)
 	json_t *v;
 	const char *s;
 	size_t len;
-	char q[SHOW_MAX + 16];
-	int rc = kj_get(d, spec, "priority", W_INT, &v);
+	char q[JSON_IN_SHOW_MAX + 16];
+	int rc = json_in_get(&d->in, spec, "priority", JSON_IN_INT, &v);
 	if (rc < 0)
 		return rc;
 	if (v != NULL) {
 		json_int_t n = json_integer_value(v);
 		if (n < INT32_MIN || n > INT32_MAX)
-			return kj_fail_at(d, "priority", -EINVAL, "%" JSON_INTEGER_FORMAT
+			return json_in_fail_at(&d->in, "priority", -EINVAL, "%" JSON_INTEGER_FORMAT
 				       " is not a 32-bit integer", n);
 		p->priority = (int32_t)n;
 		p->priority_flags |= POD_PRIORITY_GIVEN;
 	}
 	if ((rc = kj_get_id(d, spec, "priorityClassName", &p->priority_class)) < 0 ||
-	    (rc = kj_get_str(d, spec, "preemptionPolicy", &s, &len)) < 0)
+	    (rc = json_in_get_str(&d->in, spec, "preemptionPolicy", &s, &len)) < 0)
 		return rc;
 	if (len == 0)
 		return 0;
 	p->priority_flags |= POD_PREEMPTION_GIVEN;
-	if (kj_str_is(s, len, "Never"))
+	if (json_in_str_is(s, len, "Never"))
 		p->priority_flags |= POD_PREEMPT_NEVER;
-	else if (!kj_str_is(s, len, "PreemptLowerPriority"))
-		return kj_fail_at(d, "preemptionPolicy", -EINVAL, "%s: expected "
+	else if (!json_in_str_is(s, len, "PreemptLowerPriority"))
+		return json_in_fail_at(&d->in, "preemptionPolicy", -EINVAL, "%s: expected "
 			       "PreemptLowerPriority or Never",
-			       kj_show_str(s, len, q, sizeof(q)));
+			       json_in_show_str(s, len, q, sizeof(q)));
 	return 0;
 }
 
@@ -46,24 +46,24 @@ int kj_pod_wait(struct decoder *d, const json_t *obj)
 	json_t *ann;
 	const char *s;
 	size_t len;
-	char q[SHOW_MAX + 16];
+	char q[JSON_IN_SHOW_MAX + 16];
 	int rc = kj_get_annotations(d, obj, &ann);
 	if (rc < 0 || ann == NULL)
 		return rc;
-	size_t mark = kj_path_field(d, "metadata.annotations");
+	size_t mark = json_in_field(&d->in, "metadata.annotations");
 	json_t *v = json_object_get(ann, ANN_WAIT);
-	rc = v != NULL && !json_is_null(v) ? kj_get_str(d, ann, ANN_WAIT, &s, &len) : 0;
+	rc = v != NULL && !json_is_null(v) ? json_in_get_str(&d->in, ann, ANN_WAIT, &s, &len) : 0;
 	if (rc == 0 && v != NULL && !json_is_null(v)) {
-		kj_path_key(d, ANN_WAIT, strlen(ANN_WAIT));
-		if (kj_str_is(s, len, "true"))
+		json_in_key(&d->in, ANN_WAIT, strlen(ANN_WAIT));
+		if (json_in_str_is(s, len, "true"))
 			d->pod.priority_flags |= POD_WAIT;
-		else if (kj_str_is(s, len, "false"))
+		else if (json_in_str_is(s, len, "false"))
 			d->pod.priority_flags |= POD_NO_WAIT;
 		else
-			rc = kj_fail(d, -EINVAL, "%s: expected \"true\" or \"false\"",
-				  kj_show_str(s, len, q, sizeof(q)));
+			rc = json_in_fail(&d->in, -EINVAL, "%s: expected \"true\" or \"false\"",
+				  json_in_show_str(s, len, q, sizeof(q)));
 	}
-	kj_path_pop(d, mark);
+	json_in_pop(&d->in, mark);
 	return rc;
 }
 
@@ -86,17 +86,17 @@ static int gang_part(struct decoder *d, const json_t *ref, const char *field,
 {
 	const char *s;
 	size_t len;
-	char q[SHOW_MAX + 16];
-	int rc = kj_get_str(d, ref, field, &s, &len);
+	char q[JSON_IN_SHOW_MAX + 16];
+	int rc = json_in_get_str(&d->in, ref, field, &s, &len);
 	if (rc < 0)
 		return rc;
 	if (len == 0)
-		return optional ? 0 : kj_fail_at(d, field, -EINVAL, "missing");
+		return optional ? 0 : json_in_fail_at(&d->in, field, -EINVAL, "missing");
 	if (memchr(s, '/', len) != NULL)
-		return kj_fail_at(d, field, -EINVAL, "%s: a name has no '/'",
-			       kj_show_str(s, len, q, sizeof(q)));
+		return json_in_fail_at(&d->in, field, -EINVAL, "%s: a name has no '/'",
+			       json_in_show_str(s, len, q, sizeof(q)));
 	if (*at + 1 + len > INTERN_MAX_LEN)
-		return kj_fail_at(d, field, -EINVAL, "too long: the gang's name is at "
+		return json_in_fail_at(&d->in, field, -EINVAL, "too long: the gang's name is at "
 			       "most %u bytes", INTERN_MAX_LEN);
 	buf[(*at)++] = '/';
 	memcpy(buf + *at, s, len);
@@ -114,16 +114,16 @@ int kj_pod_gang(struct decoder *d, const json_t *obj, const json_t *spec,
 	json_t *wref = NULL, *sgroup = NULL;
 	int rc = 0;
 	if (spec != NULL) {
-		size_t mark = kj_path_field(d, "spec");
-		rc = kj_get(d, spec, "workloadRef", W_OBJECT, &wref);
+		size_t mark = json_in_field(&d->in, "spec");
+		rc = json_in_get(&d->in, spec, "workloadRef", JSON_IN_OBJECT, &wref);
 		if (rc == 0)
-			rc = kj_get(d, spec, "schedulingGroup", W_OBJECT, &sgroup);
-		kj_path_pop(d, mark);
+			rc = json_in_get(&d->in, spec, "schedulingGroup", JSON_IN_OBJECT, &sgroup);
+		json_in_pop(&d->in, mark);
 		if (rc < 0)
 			return rc;
 	}
 	if (label + (wref != NULL) + (sgroup != NULL) > 1)
-		return kj_fail_at(d, wref != NULL ? "spec.workloadRef" : "spec.schedulingGroup",
+		return json_in_fail_at(&d->in, wref != NULL ? "spec.workloadRef" : "spec.schedulingGroup",
 			       -EINVAL, "a pod names one gang at most (the label "
 			       GANG_LABEL ", spec.workloadRef or spec.schedulingGroup)");
 	char full[INTERN_MAX_LEN + 1];
@@ -135,32 +135,32 @@ int kj_pod_gang(struct decoder *d, const json_t *obj, const json_t *spec,
 		where = "metadata.labels";
 		size_t len = json_string_length(v);
 		if (ns_len + 1 + len > INTERN_MAX_LEN)
-			return kj_fail_at(d, where, -EINVAL, GANG_LABEL ": too long");
+			return json_in_fail_at(&d->in, where, -EINVAL, GANG_LABEL ": too long");
 		full[at++] = '/';
 		memcpy(full + at, json_string_value(v), len);
 		at += len;
 	} else if (wref != NULL) {
 		where = "spec.workloadRef";
-		size_t mark = kj_path_field(d, where);
+		size_t mark = json_in_field(&d->in, where);
 		rc = gang_part(d, wref, "name", false, full, &at);
 		if (rc == 0)
 			rc = gang_part(d, wref, "podGroup", false, full, &at);
 		if (rc == 0)
 			rc = gang_part(d, wref, "podGroupReplicaKey", true, full, &at);
-		kj_path_pop(d, mark);
+		json_in_pop(&d->in, mark);
 	} else if (sgroup != NULL) {
 		where = "spec.schedulingGroup";
-		size_t mark = kj_path_field(d, where);
+		size_t mark = json_in_field(&d->in, where);
 		rc = gang_part(d, sgroup, "podGroupName", false, full, &at);
-		kj_path_pop(d, mark);
+		json_in_pop(&d->in, mark);
 	} else {
 		return 0;
 	}
 	if (rc < 0)
 		return rc;
-	size_t mark = kj_path_field(d, where);
+	size_t mark = json_in_field(&d->in, where);
 	rc = kj_intern_here(d, full, at, &d->pod.gang);
-	kj_path_pop(d, mark);
+	json_in_pop(&d->in, mark);
 	return rc;
 }
 
@@ -172,30 +172,30 @@ static int gang_policy(struct decoder *d, const json_t *parent, const char *key,
 		       uint32_t *min_member)
 {
 	json_t *pol, *basic, *gang, *v;
-	int rc = kj_get(d, parent, key, W_OBJECT, &pol);
+	int rc = json_in_get(&d->in, parent, key, JSON_IN_OBJECT, &pol);
 	if (rc < 0)
 		return rc;
 	if (pol == NULL)
-		return kj_fail_at(d, key, -EINVAL, "missing: basic or gang");
-	size_t mark = kj_path_field(d, key);
-	rc = kj_get(d, pol, "basic", W_OBJECT, &basic);
+		return json_in_fail_at(&d->in, key, -EINVAL, "missing: basic or gang");
+	size_t mark = json_in_field(&d->in, key);
+	rc = json_in_get(&d->in, pol, "basic", JSON_IN_OBJECT, &basic);
 	if (rc == 0)
-		rc = kj_get(d, pol, "gang", W_OBJECT, &gang);
+		rc = json_in_get(&d->in, pol, "gang", JSON_IN_OBJECT, &gang);
 	if (rc == 0 && (basic != NULL) == (gang != NULL))
-		rc = kj_fail(d, -EINVAL, "exactly one of basic and gang");
+		rc = json_in_fail(&d->in, -EINVAL, "exactly one of basic and gang");
 	if (rc == 0 && gang != NULL) {
-		kj_path_field(d, "gang");
-		rc = kj_get(d, gang, "minCount", W_INT, &v);
+		json_in_field(&d->in, "gang");
+		rc = json_in_get(&d->in, gang, "minCount", JSON_IN_INT, &v);
 		if (rc == 0 && (v == NULL || json_integer_value(v) < 1 ||
 				json_integer_value(v) > 100000))
-			rc = kj_fail_at(d, "minCount", -EINVAL, "%s: expected 1..100000",
+			rc = json_in_fail_at(&d->in, "minCount", -EINVAL, "%s: expected 1..100000",
 				     v == NULL ? "missing" : "out of range");
 		if (rc == 0)
 			*min_member = (uint32_t)json_integer_value(v);
 	} else if (rc == 0) {
 		*min_member = 0;
 	}
-	kj_path_pop(d, mark);
+	json_in_pop(&d->in, mark);
 	return rc;
 }
 
@@ -213,15 +213,15 @@ int kj_intern_ns_name(struct decoder *d, const char *ns, size_t ns_len,
 			  const char *name, size_t name_len, uint32_t *id)
 {
 	if (ns_len + 1 + name_len > INTERN_MAX_LEN)
-		return kj_fail_at(d, "metadata.name", -EINVAL, "namespace and name are "
+		return json_in_fail_at(&d->in, "metadata.name", -EINVAL, "namespace and name are "
 			       "longer than %u bytes", INTERN_MAX_LEN);
 	char full[INTERN_MAX_LEN + 1];
 	memcpy(full, ns, ns_len);
 	full[ns_len] = '/';
 	memcpy(full + ns_len + 1, name, name_len);
-	size_t mark = kj_path_field(d, "metadata.name");
+	size_t mark = json_in_field(&d->in, "metadata.name");
 	int rc = kj_intern_here(d, full, ns_len + 1 + name_len, id);
-	kj_path_pop(d, mark);
+	json_in_pop(&d->in, mark);
 	return rc;
 }
 
@@ -230,15 +230,15 @@ int kj_decode_workload(struct decoder *d, const json_t *obj)
 	const char *ns, *name, *api = "";
 	size_t ns_len, name_len, api_len = 0;
 	json_t *spec, *groups, *g;
-	char q[SHOW_MAX + 16];
+	char q[JSON_IN_SHOW_MAX + 16];
 	int rc = kj_object_name(d, obj, "workload", true, &ns, &ns_len, &name, &name_len);
 	if (rc == 0)
-		rc = kj_get_str(d, obj, "apiVersion", &api, &api_len);
+		rc = json_in_get_str(&d->in, obj, "apiVersion", &api, &api_len);
 	if (rc < 0)
 		return rc;
-	if (kj_str_is(api, api_len, "scheduling.k8s.io/v1alpha2"))
+	if (json_in_str_is(api, api_len, "scheduling.k8s.io/v1alpha2"))
 		return 0;
-	if (api_len > 0 && !kj_str_is(api, api_len, "scheduling.k8s.io/v1alpha1")) {
+	if (api_len > 0 && !json_in_str_is(api, api_len, "scheduling.k8s.io/v1alpha1")) {
 		/* Another group's Workload (Kueue's kueue.x-k8s.io, say), or a
 		 * version this reader does not know: a cluster file skips and
 		 * counts it like any other kind. */
@@ -246,30 +246,30 @@ int kj_decode_workload(struct decoder *d, const json_t *obj)
 			kj_count_skipped(d, "Workload", 8);
 			return 0;
 		}
-		return kj_fail_at(d, "apiVersion", -EINVAL, "%s: expected "
+		return json_in_fail_at(&d->in, "apiVersion", -EINVAL, "%s: expected "
 			       "scheduling.k8s.io/v1alpha1 or v1alpha2",
-			       kj_show_str(api, api_len, q, sizeof(q)));
+			       json_in_show_str(api, api_len, q, sizeof(q)));
 	}
-	rc = kj_get(d, obj, "spec", W_OBJECT, &spec);
+	rc = json_in_get(&d->in, obj, "spec", JSON_IN_OBJECT, &spec);
 	if (rc < 0)
 		return rc;
 	if (spec == NULL)
-		return kj_fail_at(d, "spec", -EINVAL, "missing");
-	size_t mark = kj_path_field(d, "spec");
-	rc = kj_get(d, spec, "podGroups", W_ARRAY, &groups);
+		return json_in_fail_at(&d->in, "spec", -EINVAL, "missing");
+	size_t mark = json_in_field(&d->in, "spec");
+	rc = json_in_get(&d->in, spec, "podGroups", JSON_IN_ARRAY, &groups);
 	if (rc == 0 && (groups == NULL || json_array_size(groups) == 0))
-		rc = kj_fail_at(d, "podGroups", -EINVAL, "missing: at least one pod group");
-	size_t i, list = kj_path_field(d, "podGroups");
+		rc = json_in_fail_at(&d->in, "podGroups", -EINVAL, "missing: at least one pod group");
+	size_t i, list = json_in_field(&d->in, "podGroups");
 	json_array_foreach(rc == 0 ? groups : NULL, i, g) {
-		size_t item = kj_path_index(d, i);
+		size_t item = json_in_index(&d->in, i);
 		struct k8s_pod_group pg = {.timeout_s = KUBE_GANG_TIMEOUT_S};
 		char full[INTERN_MAX_LEN + 1];
 		size_t at = ns_len;
 		memcpy(full, ns, ns_len);
 		if (!json_is_object(g))
-			rc = kj_fail(d, -EINVAL, "not an object");
+			rc = json_in_fail(&d->in, -EINVAL, "not an object");
 		if (rc == 0 && name_len + 1 + ns_len > INTERN_MAX_LEN)
-			rc = kj_fail(d, -EINVAL, "the workload's name is too long");
+			rc = json_in_fail(&d->in, -EINVAL, "the workload's name is too long");
 		if (rc == 0) {
 			full[at++] = '/';
 			memcpy(full + at, name, name_len);
@@ -280,18 +280,18 @@ int kj_decode_workload(struct decoder *d, const json_t *obj)
 			rc = gang_policy(d, g, "policy", &pg.min_member);
 		if (rc == 0)
 			rc = kj_intern_here(d, full, at, &pg.name);
-		kj_path_pop(d, item);
+		json_in_pop(&d->in, item);
 		if (rc == 0 && d->v->pod_group != NULL) {
-			if (d->err != NULL && d->err_len > 0)
-				d->err[0] = '\0';
-			rc = kj_visited(d, d->v->pod_group(d->v->arg, &pg, d->err,
-							d->err_len));
+			if (d->in.err != NULL && d->in.err_len > 0)
+				d->in.err[0] = '\0';
+			rc = kj_visited(d, d->v->pod_group(d->v->arg, &pg, d->in.err,
+							d->in.err_len));
 		}
 		if (rc < 0)
 			break;
 	}
-	kj_path_pop(d, list);
-	kj_path_pop(d, mark);
+	json_in_pop(&d->in, list);
+	json_in_pop(&d->in, mark);
 	return rc;
 }
 
@@ -309,45 +309,45 @@ int kj_decode_pod_group(struct decoder *d, const json_t *obj)
 	if (rc < 0)
 		return rc;
 	if (rc == 0)
-		rc = kj_get(d, obj, "spec", W_OBJECT, &spec);
+		rc = json_in_get(&d->in, obj, "spec", JSON_IN_OBJECT, &spec);
 	if (rc < 0)
 		return rc;
 	if (spec == NULL)
-		return kj_fail_at(d, "spec", -EINVAL, "missing");
-	size_t mark = kj_path_field(d, "spec");
+		return json_in_fail_at(&d->in, "spec", -EINVAL, "missing");
+	size_t mark = json_in_field(&d->in, "spec");
 	const char *api;
 	size_t api_len;
-	rc = kj_get_str(d, obj, "apiVersion", &api, &api_len);
+	rc = json_in_get_str(&d->in, obj, "apiVersion", &api, &api_len);
 	if (rc == 0 && api_len > 18 && memcmp(api, "scheduling.k8s.io/", 18) == 0) {
 		/* Kubernetes' own (v1alpha2, 1.36): spec.schedulingPolicy. */
 		pg.timeout_s = KUBE_GANG_TIMEOUT_S;
 		rc = gang_policy(d, spec, "schedulingPolicy", &pg.min_member);
-		kj_path_pop(d, mark);
+		json_in_pop(&d->in, mark);
 		goto visit;
 	}
 	if (rc == 0)
-		rc = kj_get(d, spec, "minMember", W_INT, &v);
+		rc = json_in_get(&d->in, spec, "minMember", JSON_IN_INT, &v);
 	if (rc == 0 && (v == NULL || json_integer_value(v) < 1 ||
 			json_integer_value(v) > 100000))
-		rc = kj_fail_at(d, "minMember", -EINVAL, "%s: expected 1..100000",
+		rc = json_in_fail_at(&d->in, "minMember", -EINVAL, "%s: expected 1..100000",
 			     v == NULL ? "missing" : "out of range");
 	if (rc == 0)
 		pg.min_member = (uint32_t)json_integer_value(v);
 	if (rc == 0)
-		rc = kj_get(d, spec, "scheduleTimeoutSeconds", W_INT, &v);
+		rc = json_in_get(&d->in, spec, "scheduleTimeoutSeconds", JSON_IN_INT, &v);
 	if (rc == 0 && v != NULL && (json_integer_value(v) < 1 ||
 				     json_integer_value(v) > 86400))
-		rc = kj_fail_at(d, "scheduleTimeoutSeconds", -EINVAL, "%" JSON_INTEGER_FORMAT
+		rc = json_in_fail_at(&d->in, "scheduleTimeoutSeconds", -EINVAL, "%" JSON_INTEGER_FORMAT
 			     ": expected 1..86400", json_integer_value(v));
 	if (rc == 0 && v != NULL)
 		pg.timeout_s = (uint32_t)json_integer_value(v);
-	kj_path_pop(d, mark);
+	json_in_pop(&d->in, mark);
 visit:
 	if (rc < 0 || d->v->pod_group == NULL)
 		return rc;
-	if (d->err != NULL && d->err_len > 0)
-		d->err[0] = '\0';
-	return kj_visited(d, d->v->pod_group(d->v->arg, &pg, d->err, d->err_len));
+	if (d->in.err != NULL && d->in.err_len > 0)
+		d->in.err[0] = '\0';
+	return kj_visited(d, d->v->pod_group(d->v->arg, &pg, d->in.err, d->in.err_len));
 }
 
 /* spec.KEY of a PodDisruptionBudget, an IntOrString: an integer
@@ -356,7 +356,7 @@ visit:
 static int pdb_count(struct decoder *d, const json_t *spec, const char *key,
 		     int32_t *out, bool *present, bool *percent)
 {
-	char q[SHOW_MAX + 16];
+	char q[JSON_IN_SHOW_MAX + 16];
 	json_t *v = json_object_get(spec, key);
 	*present = *percent = false;
 	if (v == NULL || json_is_null(v))
@@ -371,16 +371,16 @@ static int pdb_count(struct decoder *d, const json_t *spec, const char *key,
 			n = n * 10 + (s[i] - '0');
 		}
 		if (!ok || n > 100)
-			return kj_fail_at(d, key, -EINVAL, "%s: expected an integer or a "
-				       "percentage 0%%..100%%", kj_show(v, q, sizeof(q)));
+			return json_in_fail_at(&d->in, key, -EINVAL, "%s: expected an integer or a "
+				       "percentage 0%%..100%%", json_in_show(v, q, sizeof(q)));
 		*out = (int32_t)n;
 		*present = *percent = true;
 		return 0;
 	}
 	if (!json_is_integer(v) || json_integer_value(v) < 0 ||
 	    json_integer_value(v) > INT32_MAX)
-		return kj_fail_at(d, key, -EINVAL, "%s: expected an integer 0..%d",
-			       kj_show(v, q, sizeof(q)), INT32_MAX);
+		return json_in_fail_at(&d->in, key, -EINVAL, "%s: expected an integer 0..%d",
+			       json_in_show(v, q, sizeof(q)), INT32_MAX);
 	*out = (int32_t)json_integer_value(v);
 	*present = true;
 	return 0;
@@ -407,14 +407,14 @@ int kj_decode_pdb(struct decoder *d, const json_t *obj)
 		rc = kj_intern_here(d, ns, ns_len, &b.ns);
 	g->ns = b.ns;
 	if (rc == 0)
-		rc = kj_get(d, obj, "spec", W_OBJECT, &spec);
+		rc = json_in_get(&d->in, obj, "spec", JSON_IN_OBJECT, &spec);
 	if (rc == 0)
-		rc = kj_get(d, obj, "status", W_OBJECT, &status);
+		rc = json_in_get(&d->in, obj, "status", JSON_IN_OBJECT, &status);
 	if (rc < 0)
 		return rc;
 	if (spec == NULL)
-		return kj_fail_at(d, "spec", -EINVAL, "missing");
-	size_t mark = kj_path_field(d, "spec");
+		return json_in_fail_at(&d->in, "spec", -EINVAL, "missing");
+	size_t mark = json_in_field(&d->in, "spec");
 	int32_t min = 0, max = 0;
 	bool has_min = false, has_max = false, min_pct = false, max_pct = false;
 	rc = kj_label_selector(d, spec, "selector", &g->default_selector);
@@ -423,9 +423,9 @@ int kj_decode_pdb(struct decoder *d, const json_t *obj)
 	if (rc == 0)
 		rc = pdb_count(d, spec, "maxUnavailable", &max, &has_max, &max_pct);
 	if (rc == 0 && has_min && has_max)
-		rc = kj_fail(d, -EINVAL, "minAvailable and maxUnavailable cannot both "
+		rc = json_in_fail(&d->in, -EINVAL, "minAvailable and maxUnavailable cannot both "
 			  "be set");
-	kj_path_pop(d, mark);
+	json_in_pop(&d->in, mark);
 	if (rc < 0)
 		return rc;
 	b.selector = g->default_selector.present ? g : NULL;
@@ -433,12 +433,12 @@ int kj_decode_pdb(struct decoder *d, const json_t *obj)
 	if (v != NULL && !json_is_null(v)) {
 		if (!json_is_integer(v) || json_integer_value(v) < 0 ||
 		    json_integer_value(v) > INT32_MAX)
-			return kj_fail_at(d, "status.disruptionsAllowed", -EINVAL,
+			return json_in_fail_at(&d->in, "status.disruptionsAllowed", -EINVAL,
 				       "expected an integer 0..%d", INT32_MAX);
 		b.mode = K8S_PDB_ALLOWED;
 		b.value = (int32_t)json_integer_value(v);
 	} else if (min_pct || max_pct) {
-		return kj_fail_at(d, min_pct ? "spec.minAvailable" : "spec.maxUnavailable",
+		return json_in_fail_at(&d->in, min_pct ? "spec.minAvailable" : "spec.maxUnavailable",
 			       -EINVAL, "a percentage needs the pods the controller "
 			       "expects: give status.disruptionsAllowed (kubectl get "
 			       "-o json carries it) or an integer");
@@ -449,14 +449,14 @@ int kj_decode_pdb(struct decoder *d, const json_t *obj)
 		b.mode = K8S_PDB_MIN_AVAILABLE;
 		b.value = min;
 	} else {
-		return kj_fail_at(d, "spec", -EINVAL, "minAvailable or maxUnavailable "
+		return json_in_fail_at(&d->in, "spec", -EINVAL, "minAvailable or maxUnavailable "
 			       "(or status.disruptionsAllowed) is needed");
 	}
 	if (d->v->pdb == NULL)
 		return 0;
-	if (d->err != NULL && d->err_len > 0)
-		d->err[0] = '\0';
-	return kj_visited(d, d->v->pdb(d->v->arg, &b, d->err, d->err_len));
+	if (d->in.err != NULL && d->in.err_len > 0)
+		d->in.err[0] = '\0';
+	return kj_visited(d, d->v->pdb(d->v->arg, &b, d->in.err, d->in.err_len));
 }
 
 /* A PriorityClass: to the visitor, or skipped when it takes none. */
@@ -466,39 +466,39 @@ int kj_decode_priority_class(struct decoder *d, const json_t *obj)
 	const char *ns, *name, *s;
 	size_t ns_len, name_len, len;
 	json_t *v;
-	char q[SHOW_MAX + 16];
+	char q[JSON_IN_SHOW_MAX + 16];
 	int rc = kj_object_name(d, obj, "priorityclass", false, &ns, &ns_len, &name,
 			     &name_len);
 	if (rc < 0)
 		return rc;
-	size_t mark = kj_path_field(d, "metadata.name");
+	size_t mark = json_in_field(&d->in, "metadata.name");
 	rc = kj_intern_here(d, name, name_len, &pc.name);
-	kj_path_pop(d, mark);
+	json_in_pop(&d->in, mark);
 	if (rc == 0)
-		rc = kj_get(d, obj, "value", W_INT, &v);
+		rc = json_in_get(&d->in, obj, "value", JSON_IN_INT, &v);
 	if (rc < 0)
 		return rc;
 	if (v == NULL)
-		return kj_fail_at(d, "value", -EINVAL, "missing");
+		return json_in_fail_at(&d->in, "value", -EINVAL, "missing");
 	json_int_t n = json_integer_value(v);
 	if (n < INT32_MIN || n > INT32_MAX)
-		return kj_fail_at(d, "value", -EINVAL, "%" JSON_INTEGER_FORMAT
+		return json_in_fail_at(&d->in, "value", -EINVAL, "%" JSON_INTEGER_FORMAT
 			       " is not a 32-bit integer", n);
 	pc.value = (int32_t)n;
-	if ((rc = kj_get(d, obj, "globalDefault", W_BOOL, &v)) < 0)
+	if ((rc = json_in_get(&d->in, obj, "globalDefault", JSON_IN_BOOL, &v)) < 0)
 		return rc;
 	pc.global_default = v != NULL && json_is_true(v);
-	if ((rc = kj_get_str(d, obj, "preemptionPolicy", &s, &len)) < 0)
+	if ((rc = json_in_get_str(&d->in, obj, "preemptionPolicy", &s, &len)) < 0)
 		return rc;
-	if (kj_str_is(s, len, "Never"))
+	if (json_in_str_is(s, len, "Never"))
 		pc.preempt_never = true;
-	else if (len > 0 && !kj_str_is(s, len, "PreemptLowerPriority"))
-		return kj_fail_at(d, "preemptionPolicy", -EINVAL, "%s: expected "
+	else if (len > 0 && !json_in_str_is(s, len, "PreemptLowerPriority"))
+		return json_in_fail_at(&d->in, "preemptionPolicy", -EINVAL, "%s: expected "
 			       "PreemptLowerPriority or Never",
-			       kj_show_str(s, len, q, sizeof(q)));
+			       json_in_show_str(s, len, q, sizeof(q)));
 	if (d->v->priority_class == NULL)
 		return 0;
-	if (d->err != NULL && d->err_len > 0)
-		d->err[0] = '\0';
-	return kj_visited(d, d->v->priority_class(d->v->arg, &pc, d->err, d->err_len));
+	if (d->in.err != NULL && d->in.err_len > 0)
+		d->in.err[0] = '\0';
+	return kj_visited(d, d->v->priority_class(d->v->arg, &pc, d->in.err, d->in.err_len));
 }
