@@ -105,23 +105,47 @@ bool json_in_str_is(const char *s, size_t len, const char *lit)
 
 /* --- the error line ------------------------------------------------------- */
 
-/* "<source>: <subject>: " into err; returns the bytes written. */
-static size_t prefix(const struct json_in *in)
+/* Where the next line goes in err, its "<source>: <subject>: " written;
+ * returns the position after them, or err_len when no line is written. */
+static size_t prefix(struct json_in *in)
 {
+	in->n_errors++;
+	if (in->err == NULL || in->err_len == 0)
+		return in->err_len;
 	size_t used = 0;
-	if (in->source != NULL && in->source[0] != '\0')
-		append(in->err, in->err_len, &used, "%s: ", in->source);
+	if (in->max_lines > 0) {
+		if (in->n_errors - in->n_dropped > in->max_lines) {
+			in->n_dropped++;
+			return in->err_len;
+		}
+		used = in->err_pos;
+		if (used > 0)
+			append(in->err, in->err_len, &used, "\n");
+	}
+	if (in->source != NULL && in->source[0] != '\0') {
+		if (in->line > 0)
+			append(in->err, in->err_len, &used, "%s:%u: ", in->source,
+			       in->line);
+		else
+			append(in->err, in->err_len, &used, "%s: ", in->source);
+	}
 	if (in->subject[0] != '\0')
 		append(in->err, in->err_len, &used, "%s: ", in->subject);
 	return used;
 }
 
+/* The line's end: err_pos after it, for the next appended line. */
+static void ended(struct json_in *in, size_t used)
+{
+	size_t n = strlen(in->err + (used < in->err_len ? used : in->err_len - 1));
+	in->err_pos = (used < in->err_len ? used : in->err_len - 1) + n;
+}
+
 int json_in_fail(struct json_in *in, int rc, const char *fmt, ...)
 {
-	in->n_errors++;
-	if (in->err == NULL || in->err_len == 0)
-		return rc;
 	size_t used = prefix(in);
+	if (used >= in->err_len)
+		return rc;
 	if (in->path_len > 0)
 		append(in->err, in->err_len, &used, "%s: ", in->path);
 	if (used < in->err_len) {
@@ -130,23 +154,25 @@ int json_in_fail(struct json_in *in, int rc, const char *fmt, ...)
 		vsnprintf(in->err + used, in->err_len - used, fmt, ap);
 		va_end(ap);
 	}
+	ended(in, used);
 	return rc;
 }
 
 int json_in_fail_at(struct json_in *in, const char *field, int rc,
 		    const char *fmt, ...)
 {
-	in->n_errors++;
-	if (in->err == NULL || in->err_len == 0)
+	size_t used = prefix(in);
+	if (used >= in->err_len)
 		return rc;
 	char what[256];
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(what, sizeof(what), fmt, ap);
 	va_end(ap);
-	size_t used = prefix(in);
+	size_t start = used;
 	append(in->err, in->err_len, &used, "%s%s%s: %s", in->path,
 	       in->path_len > 0 ? "." : "", field, what);
+	ended(in, start);
 	return rc;
 }
 

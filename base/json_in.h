@@ -10,10 +10,16 @@
  * object, got an array". Values are quoted escaped and cut at
  * JSON_IN_SHOW_MAX bytes, so an error line is bounded whatever the input.
  *
- * Errors collected: each json_in_fail() writes its line into err (the
- * last one stands: callers return on the first, and a caller may replace a
- * callee's line with a better one) and counts it in n_errors, so a caller
- * that reads on after an error knows how many there were.
+ * Errors collected: every json_in_fail() counts in n_errors. With
+ * max_lines 0 (the Kubernetes decoder, the gateway: they return on the
+ * first error) its line replaces err's, so a caller may replace a callee's
+ * line with a better one. With max_lines > 0 (a decoder that reads on
+ * after an error, the field's next sibling, to report a file's errors
+ * together) each line is appended, one per line, up to max_lines; those
+ * past it are counted in n_dropped for the caller to say so.
+ *
+ * A decoder that knows the input line (YAML) sets `line` before failing:
+ * the source reads "<source>:<line>".
  *
  * Go reads a null member as an absent one: json_in_get() gives NULL for
  * both. The header declares jansson's json_t without including jansson.h,
@@ -36,9 +42,13 @@ struct json_in {
 	char subject[JSON_IN_SUBJECT_MAX]; /* "": left out */
 	char path[JSON_IN_PATH_MAX];
 	size_t path_len;
-	char *err; /* the error line; NULL or err_len 0: none written */
+	unsigned line; /* 0: none; else "<source>:<line>" */
+	char *err; /* the error line(s); NULL or err_len 0: none written */
 	size_t err_len;
-	unsigned n_errors;
+	unsigned max_lines; /* 0: one line, replaced; else appended up to this */
+	unsigned n_errors;  /* every error */
+	unsigned n_dropped; /* errors past max_lines, not written */
+	size_t err_pos;     /* where the next appended line goes */
 };
 
 enum json_in_want {

@@ -41,6 +41,33 @@ static void test_error_line_parts(void **state)
 	assert_int_equal(quiet.n_errors, 1);
 }
 
+/* A decoder that reads on after an error (max_lines > 0) gets each line
+ * appended, those past max_lines counted, and a source line when set. */
+static void test_errors_collected(void **state)
+{
+	(void)state;
+	char err[256];
+	struct json_in in = {.source = "s.yaml", .err = err, .err_len = sizeof(err),
+			     .max_lines = 2};
+	in.line = 4;
+	json_in_field(&in, "profiles");
+	json_in_fail(&in, -EINVAL, "one");
+	in.line = 0;
+	json_in_fail_at(&in, "x", -EINVAL, "two");
+	json_in_fail(&in, -EINVAL, "three");
+	assert_string_equal(err, "s.yaml:4: profiles: one\ns.yaml: profiles.x: two");
+	assert_int_equal(in.n_errors, 3);
+	assert_int_equal(in.n_dropped, 1);
+	/* A small buffer: cut, never overrun, still terminated. */
+	char small[20];
+	struct json_in cut = {.source = "s", .err = small, .err_len = sizeof(small),
+			      .max_lines = 8};
+	for (int i = 0; i < 5; i++)
+		json_in_fail(&cut, -EINVAL, "a long message %d", i);
+	assert_int_equal(strlen(small), sizeof(small) - 1);
+	assert_int_equal(cut.n_errors, 5);
+}
+
 static void test_typed_access(void **state)
 {
 	(void)state;
@@ -95,6 +122,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_error_line_parts),
+		cmocka_unit_test(test_errors_collected),
 		cmocka_unit_test(test_typed_access),
 		cmocka_unit_test(test_bounds),
 	};
