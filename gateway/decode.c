@@ -120,28 +120,29 @@ uint64_t gw_cookie(const char *ns_name, size_t len)
 static int check_name(struct json_in *in, const json_t *v, const char *field,
 		      size_t max)
 {
-	size_t mark = json_in_field(in, field);
-	int rc = json_in_check(in, v, JSON_IN_STRING);
-	if (rc < 0)
-		goto out;
 	const char *s = json_string_value(v);
 	size_t len = json_string_length(v);
-	if (len == 0) {
+	const char *bad = NULL;
+	if (s == NULL)
+		bad = "type";
+	else if (len == 0 || len > max)
+		bad = "length";
+	for (size_t i = 0; bad == NULL && i < len; i++)
+		if (s[i] == '/' || (unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+			bad = "byte";
+	if (bad == NULL)
+		return 0; /* the path is written only for an error */
+	size_t mark = json_in_field(in, field);
+	int rc;
+	if (s == NULL)
+		rc = json_in_check(in, v, JSON_IN_STRING);
+	else if (len == 0)
 		rc = json_in_fail(in, -EINVAL, "empty");
-		goto out;
-	}
-	if (len > max) {
+	else if (len > max)
 		rc = json_in_fail(in, -EINVAL, "%zu bytes, at most %zu", len, max);
-		goto out;
-	}
-	for (size_t i = 0; i < len; i++) {
-		if (s[i] == '/' || (unsigned char)s[i] < 0x20 || s[i] == 0x7f) {
-			rc = json_in_fail(in, -EINVAL, "\"%.*s\": a '/' or a control "
-					  "character", (int)(len < 64 ? len : 64), s);
-			goto out;
-		}
-	}
-out:
+	else
+		rc = json_in_fail(in, -EINVAL, "\"%.*s\": a '/' or a control "
+				  "character", (int)(len < 64 ? len : 64), s);
 	json_in_pop(in, mark);
 	return rc;
 }
@@ -171,14 +172,19 @@ static int pod_parts(struct json_in *in, const json_t *pod, struct pod_parts *ou
 	const json_t *meta = json_object_get(pod, "metadata");
 	if (meta == NULL || json_is_null(meta))
 		return json_in_fail_at(in, "metadata.name", -EINVAL, "required");
-	size_t mark = json_in_field(in, "metadata");
-	int rc = json_in_check(in, meta, JSON_IN_OBJECT);
-	json_t *labels = NULL;
-	if (rc == 0)
-		rc = json_in_get(in, meta, "labels", JSON_IN_OBJECT, &labels);
-	json_in_pop(in, mark);
-	if (rc < 0)
+	/* The path is written only for an error: this runs for every pod. */
+	json_t *labels = json_is_object(meta) ? json_object_get(meta, "labels") : NULL;
+	if (labels != NULL && json_is_null(labels))
+		labels = NULL;
+	if (!json_is_object(meta) || (labels != NULL && !json_is_object(labels))) {
+		size_t mark = json_in_field(in, "metadata");
+		int rc = json_in_check(in, meta, JSON_IN_OBJECT);
+		if (rc == 0)
+			rc = json_in_get(in, meta, "labels", JSON_IN_OBJECT, &labels);
+		json_in_pop(in, mark);
 		return rc;
+	}
+	int rc;
 	const json_t *name = json_object_get(meta, "name");
 	if (name == NULL || json_is_null(name))
 		return json_in_fail_at(in, "metadata.name", -EINVAL, "required");
@@ -197,11 +203,12 @@ static int pod_parts(struct json_in *in, const json_t *pod, struct pod_parts *ou
 	out->spec = json_object_get(pod, "spec");
 	if (out->spec == NULL || json_is_null(out->spec))
 		return json_in_fail_at(in, "spec", -EINVAL, "required");
-	mark = json_in_field(in, "spec");
-	rc = json_in_check(in, out->spec, JSON_IN_OBJECT);
-	json_in_pop(in, mark);
-	if (rc < 0)
+	if (!json_is_object(out->spec)) {
+		size_t mark = json_in_field(in, "spec");
+		rc = json_in_check(in, out->spec, JSON_IN_OBJECT);
+		json_in_pop(in, mark);
 		return rc;
+	}
 	int n = snprintf(ns_name, ns_name_len, "%s/%s", out->ns,
 			 json_string_value(name));
 	if (n < 0 || (size_t)n >= ns_name_len)
