@@ -10,6 +10,11 @@
  * cookie, then the name itself). Every count is checked against the
  * limits before it grows anything, so a body can make the decoder
  * allocate only in proportion to its own size.
+ *
+ * Messages, paths and type checks are the strict JSON core's
+ * (base/json_in.h), the Kubernetes decoder's too: one error line,
+ * "<where in the body>: <path>: <what>", a type error "expected an
+ * object, got an array".
  */
 #include "gateway/decode.h"
 #include "base/base.h"
@@ -35,29 +40,6 @@ static int fail(char *err, size_t err_len, int rc, const char *fmt, ...)
 		va_end(ap);
 	}
 	return rc;
-}
-
-static const char *type_name(const json_t *v)
-{
-	if (v == NULL)
-		return "nothing";
-	switch (json_typeof(v)) {
-	case JSON_OBJECT:
-		return "an object";
-	case JSON_ARRAY:
-		return "an array";
-	case JSON_STRING:
-		return "a string";
-	case JSON_INTEGER:
-	case JSON_REAL:
-		return "a number";
-	case JSON_TRUE:
-	case JSON_FALSE:
-		return "a boolean";
-	case JSON_NULL:
-		return "null";
-	}
-	return "a value";
 }
 
 /* --- the spec key's hash ------------------------------------------------- */
@@ -135,25 +117,34 @@ uint64_t gw_cookie(const char *ns_name, size_t len)
  * namespace and name here), no control characters. The API server is
  * stricter (DNS names); the daemon takes any string, so this is the least
  * the gateway's own paths (/v1/placements/{ns}/{name}) need. */
-static int check_name(const json_t *v, const char *where, const char *field,
-		      size_t max, char *err, size_t err_len)
+static int check_name(struct json_in *in, const json_t *v, const char *field,
+		      size_t max)
 {
-	if (!json_is_string(v))
-		return fail(err, err_len, -EINVAL, "%s: %s: expected a string, "
-			    "found %s", where, field, type_name(v));
 	const char *s = json_string_value(v);
 	size_t len = json_string_length(v);
-	if (len == 0)
-		return fail(err, err_len, -EINVAL, "%s: %s: empty", where, field);
-	if (len > max)
-		return fail(err, err_len, -EINVAL, "%s: %s: %zu bytes, at most %zu",
-			    where, field, len, max);
-	for (size_t i = 0; i < len; i++)
+	const char *bad = NULL;
+	if (s == NULL)
+		bad = "type";
+	else if (len == 0 || len > max)
+		bad = "length";
+	for (size_t i = 0; bad == NULL && i < len; i++)
 		if (s[i] == '/' || (unsigned char)s[i] < 0x20 || s[i] == 0x7f)
-			return fail(err, err_len, -EINVAL, "%s: %s: \"%.*s\": a '/' "
-				    "or a control character", where, field,
-				    (int)(len < 64 ? len : 64), s);
-	return 0;
+			bad = "byte";
+	if (bad == NULL)
+		return 0; /* the path is written only for an error */
+	size_t mark = json_in_field(in, field);
+	int rc;
+	if (s == NULL)
+		rc = json_in_check(in, v, JSON_IN_STRING);
+	else if (len == 0)
+		rc = json_in_fail(in, -EINVAL, "empty");
+	else if (len > max)
+		rc = json_in_fail(in, -EINVAL, "%zu bytes, at most %zu", len, max);
+	else
+		rc = json_in_fail(in, -EINVAL, "\"%.*s\": a '/' or a control "
+				  "character", (int)(len < 64 ? len : 64), s);
+	json_in_pop(in, mark);
+	return rc;
 }
 
 /* What a pod's key is made of, checked, pointing into the pod. */
@@ -163,61 +154,66 @@ struct pod_parts {
 	const json_t *spec;
 };
 
-static int pod_parts(const json_t *pod, const char *where, struct pod_parts *out,
-		     char *ns_name, size_t ns_name_len, char *err, size_t err_len)
+/* The parts of `pod`, errors at `in`'s place. */
+static int pod_parts(struct json_in *in, const json_t *pod, struct pod_parts *out,
+		     char *ns_name, size_t ns_name_len)
 {
 	if (!json_is_object(pod))
-		return fail(err, err_len, -EINVAL, "%s: expected a Pod object, "
-			    "found %s", where, type_name(pod));
+		return json_in_fail(in, -EINVAL, "expected a Pod object, got %s",
+				    json_in_kind(pod));
 	const json_t *kind = json_object_get(pod, "kind");
 	if (kind != NULL && !(json_is_string(kind) &&
 			      strcmp(json_string_value(kind), "Pod") == 0))
-		return fail(err, err_len, -EINVAL, "%s: kind: %s%s%s: expected "
-			    "\"Pod\"", where, json_is_string(kind) ? "\"" : "",
-			    json_is_string(kind) ? json_string_value(kind)
-						 : type_name(kind),
-			    json_is_string(kind) ? "\"" : "");
+		return json_in_fail_at(in, "kind", -EINVAL, "%s%s%s: expected "
+				       "\"Pod\"", json_is_string(kind) ? "\"" : "",
+				       json_is_string(kind) ? json_string_value(kind)
+							    : json_in_kind(kind),
+				       json_is_string(kind) ? "\"" : "");
 	const json_t *meta = json_object_get(pod, "metadata");
 	if (meta == NULL || json_is_null(meta))
-		return fail(err, err_len, -EINVAL, "%s: metadata.name: required",
-			    where);
-	if (!json_is_object(meta))
-		return fail(err, err_len, -EINVAL, "%s: metadata: expected an "
-			    "object, found %s", where, type_name(meta));
+		return json_in_fail_at(in, "metadata.name", -EINVAL, "required");
+	/* The path is written only for an error: this runs for every pod. */
+	json_t *labels = json_is_object(meta) ? json_object_get(meta, "labels") : NULL;
+	if (labels != NULL && json_is_null(labels))
+		labels = NULL;
+	if (!json_is_object(meta) || (labels != NULL && !json_is_object(labels))) {
+		size_t mark = json_in_field(in, "metadata");
+		int rc = json_in_check(in, meta, JSON_IN_OBJECT);
+		if (rc == 0)
+			rc = json_in_get(in, meta, "labels", JSON_IN_OBJECT, &labels);
+		json_in_pop(in, mark);
+		return rc;
+	}
+	int rc;
 	const json_t *name = json_object_get(meta, "name");
 	if (name == NULL || json_is_null(name))
-		return fail(err, err_len, -EINVAL, "%s: metadata.name: required",
-			    where);
-	int rc = check_name(name, where, "metadata.name", GW_NAME_MAX, err,
-			    err_len);
+		return json_in_fail_at(in, "metadata.name", -EINVAL, "required");
+	rc = check_name(in, name, "metadata.name", GW_NAME_MAX);
 	if (rc < 0)
 		return rc;
 	const json_t *ns = json_object_get(meta, "namespace");
 	out->ns = "default";
 	if (ns != NULL && !json_is_null(ns)) {
-		rc = check_name(ns, where, "metadata.namespace", GW_NAMESPACE_MAX,
-				err, err_len);
+		rc = check_name(in, ns, "metadata.namespace", GW_NAMESPACE_MAX);
 		if (rc < 0)
 			return rc;
 		out->ns = json_string_value(ns);
 	}
-	out->labels = json_object_get(meta, "labels");
-	if (out->labels != NULL && json_is_null(out->labels))
-		out->labels = NULL;
-	if (out->labels != NULL && !json_is_object(out->labels))
-		return fail(err, err_len, -EINVAL, "%s: metadata.labels: expected "
-			    "an object, found %s", where, type_name(out->labels));
+	out->labels = labels;
 	out->spec = json_object_get(pod, "spec");
 	if (out->spec == NULL || json_is_null(out->spec))
-		return fail(err, err_len, -EINVAL, "%s: spec: required", where);
-	if (!json_is_object(out->spec))
-		return fail(err, err_len, -EINVAL, "%s: spec: expected an object, "
-			    "found %s", where, type_name(out->spec));
+		return json_in_fail_at(in, "spec", -EINVAL, "required");
+	if (!json_is_object(out->spec)) {
+		size_t mark = json_in_field(in, "spec");
+		rc = json_in_check(in, out->spec, JSON_IN_OBJECT);
+		json_in_pop(in, mark);
+		return rc;
+	}
 	int n = snprintf(ns_name, ns_name_len, "%s/%s", out->ns,
 			 json_string_value(name));
 	if (n < 0 || (size_t)n >= ns_name_len)
-		return fail(err, err_len, -EINVAL, "%s: metadata: namespace/name "
-			    "too long", where);
+		return json_in_fail_at(in, "metadata", -EINVAL, "namespace/name "
+				       "too long");
 	return 0;
 }
 
@@ -267,12 +263,13 @@ int gw_pod_key(const json_t *pod, const char *where, json_t **canon,
 {
 	*canon = NULL;
 	struct pod_parts parts;
-	int rc = pod_parts(pod, where, &parts, ns_name, ns_name_len, err, err_len);
+	struct json_in in = {.source = where, .err = err, .err_len = err_len};
+	int rc = pod_parts(&in, pod, &parts, ns_name, ns_name_len);
 	if (rc < 0)
 		return rc;
 	*canon = pod_key(&parts);
 	if (*canon == NULL)
-		return fail(err, err_len, -ENOMEM, "%s: out of memory", where);
+		return json_in_fail(&in, -ENOMEM, "out of memory");
 	return 0;
 }
 
@@ -349,8 +346,7 @@ static uint64_t cookie_key(const struct gw_batch *b, size_t k)
 struct decoder {
 	struct gw_batch *b;
 	const struct gw_limits *lim;
-	char *err;
-	size_t err_len;
+	struct json_in in; /* source: where the value or pod is in the body */
 };
 
 /* Field validation of one Pod or List (gw_limits.field_validation), as
@@ -359,7 +355,7 @@ struct decoder {
  * ("unknown field \"spec.nodeSelectr\"") and drops the field; Ignore drops
  * it. The walker is policy/policy.h's, the one the daemon's decoder uses. */
 static int check_fields(struct decoder *d, const json_t *obj, const char *kind,
-			const char *where, const char *prefix)
+			const char *prefix)
 {
 	const char *api = json_string_value(json_object_get(obj, "apiVersion"));
 	struct k8s_fields_report r;
@@ -368,9 +364,8 @@ static int check_fields(struct decoder *d, const json_t *obj, const char *kind,
 	if (d->lim->field_validation == K8S_FIELDS_STRICT) {
 		char line[K8S_FIELDS_MAX_REPORT * K8S_FIELDS_MSG_MAX + 64];
 		k8s_fields_report_line(&r, line, sizeof(line));
-		return fail(d->err, d->err_len, -EINVAL, "%s: %s (fieldValidation="
-			    "Strict: ?fieldValidation=Warn or Ignore drops them)",
-			    where, line);
+		return json_in_fail(&d->in, -EINVAL, "%s (fieldValidation=Strict: "
+				    "?fieldValidation=Warn or Ignore drops them)", line);
 	}
 	struct gw_batch *b = d->b;
 	for (size_t i = 0; i < r.n && d->lim->field_validation == K8S_FIELDS_WARN; i++) {
@@ -385,8 +380,7 @@ static int check_fields(struct decoder *d, const json_t *obj, const char *kind,
 		    asprintf(&w, "unknown field \"%.*s\"", (int)(colon - m), m) < 0)
 			w = NULL;
 		if (w == NULL)
-			return fail(d->err, d->err_len, -ENOMEM, "%s: out of memory",
-				    where);
+			return json_in_fail(&d->in, -ENOMEM, "out of memory");
 		b->warnings[b->n_warnings++] = w;
 	}
 	if (d->lim->field_validation == K8S_FIELDS_WARN)
@@ -405,16 +399,16 @@ static int add_pod(struct decoder *d, const json_t *obj, const char *where,
 	json_t *canon = NULL;
 	struct pod_parts parts;
 	size_t warned = b->n_warnings;
-	int rc = json_is_object(obj) ? check_fields(d, obj, "Pod", where, prefix) : 0;
+	d->in.source = where;
+	int rc = json_is_object(obj) ? check_fields(d, obj, "Pod", prefix) : 0;
 	if (rc < 0)
 		return rc;
-	rc = pod_parts(obj, where, &parts, name, sizeof(name), d->err,
-			   d->err_len);
+	rc = pod_parts(&d->in, obj, &parts, name, sizeof(name));
 	if (rc < 0)
 		return rc;
 	if (b->n_pods == d->lim->max_pods) {
-		return fail(d->err, d->err_len, -E2BIG, "%s: more than %zu pods "
-			    "in one request", where, d->lim->max_pods);
+		return json_in_fail(&d->in, -E2BIG, "more than %zu pods in one "
+				    "request", d->lim->max_pods);
 	}
 	size_t name_len = strlen(name);
 	uint64_t cookie = gw_cookie(name, name_len);
@@ -427,12 +421,12 @@ static int add_pod(struct decoder *d, const json_t *obj, const char *where,
 		if (o->cookie != cookie)
 			continue;
 		if (strcmp(gw_pod_name(b, o), name) == 0)
-			return fail(d->err, d->err_len, -EINVAL, "%s: pod %s: "
-				    "appears twice in the request (first at %s)",
-				    where, name, b->specs[o->spec].where);
-		return fail(d->err, d->err_len, -EINVAL, "%s: pod %s: its 64-bit "
-			    "key equals pod %s's (a hash collision): rename one",
-			    where, name, gw_pod_name(b, o));
+			return json_in_fail(&d->in, -EINVAL, "pod %s: appears twice "
+					    "in the request (first at %s)", name,
+					    b->specs[o->spec].where);
+		return json_in_fail(&d->in, -EINVAL, "pod %s: its 64-bit key equals "
+				    "pod %s's (a hash collision): rename one", name,
+				    gw_pod_name(b, o));
 	}
 
 	/* Its spec key: an equal one of this body, or a new one. */
@@ -448,10 +442,10 @@ static int add_pod(struct decoder *d, const json_t *obj, const char *where,
 	}
 	if (spec < 0) {
 		if (b->n_specs == d->lim->max_specs) {
-			return fail(d->err, d->err_len, -E2BIG, "%s: more than %zu "
-				    "distinct pod specs in one request (the templates "
-				    "one daemon connection holds: --max-templates)",
-				    where, d->lim->max_specs);
+			return json_in_fail(&d->in, -E2BIG, "more than %zu distinct "
+					    "pod specs in one request (the templates "
+					    "one daemon connection holds: "
+					    "--max-templates)", d->lim->max_specs);
 		}
 		if (b->n_specs == b->cap_specs) {
 			size_t cap = b->cap_specs ? b->cap_specs * 2 : 8;
@@ -509,7 +503,7 @@ static int add_pod(struct decoder *d, const json_t *obj, const char *where,
 	return 0;
 oom:
 	json_decref(canon);
-	return fail(d->err, d->err_len, -ENOMEM, "%s: out of memory", where);
+	return json_in_fail(&d->in, -ENOMEM, "out of memory");
 }
 
 /* One top-level value starting on `line`: a Pod, or a List of them. */
@@ -517,24 +511,23 @@ static int add_value(struct decoder *d, const json_t *v, size_t line)
 {
 	char where[GW_WHERE_MAX];
 	snprintf(where, sizeof(where), "line %zu", line);
+	d->in.source = where;
 	if (!json_is_object(v))
-		return fail(d->err, d->err_len, -EINVAL, "%s: expected a Pod or a "
-			    "List of Pods, found %s", where, type_name(v));
+		return json_in_fail(&d->in, -EINVAL, "expected a Pod or a List of "
+				    "Pods, got %s", json_in_kind(v));
 	const json_t *kind = json_object_get(v, "kind");
 	const char *k = json_is_string(kind) ? json_string_value(kind) : NULL;
 	if (k == NULL || strcmp(k, "List") != 0) {
 		if (k == NULL || strcmp(k, "PodList") != 0)
 			return add_pod(d, v, where, "");
 	}
-	int rc = check_fields(d, v, k, where, "");
+	int rc = check_fields(d, v, k, "");
 	if (rc < 0)
 		return rc;
-	const json_t *items = json_object_get(v, "items");
-	if (items == NULL || json_is_null(items))
-		return 0; /* an empty list: no pod */
-	if (!json_is_array(items))
-		return fail(d->err, d->err_len, -EINVAL, "%s: items: expected an "
-			    "array, found %s", where, type_name(items));
+	json_t *items;
+	rc = json_in_get(&d->in, v, "items", JSON_IN_ARRAY, &items);
+	if (rc < 0 || items == NULL)
+		return rc; /* absent or null: an empty list, no pod */
 	size_t i;
 	json_t *item;
 	json_array_foreach(items, i, item) {
@@ -556,9 +549,9 @@ int gw_decode_pods(const char *body, size_t len, const struct gw_limits *lim,
 	out->pod_mask = 15;
 	out->spec_table = calloc(out->spec_mask + 1, sizeof(uint32_t));
 	out->pod_table = calloc(out->pod_mask + 1, sizeof(uint32_t));
+	struct decoder d = {.b = out, .lim = lim, .in = {.err = err, .err_len = err_len}};
 	if (out->spec_table == NULL || out->pod_table == NULL)
-		return fail(err, err_len, -ENOMEM, "out of memory");
-	struct decoder d = {.b = out, .lim = lim, .err = err, .err_len = err_len};
+		return json_in_fail(&d.in, -ENOMEM, "out of memory");
 	size_t off = 0, line = 1, values = 0;
 	for (;;) {
 		/* Skip whitespace between values, counting lines. */
@@ -576,9 +569,10 @@ int gw_decode_pods(const char *body, size_t len, const struct gw_limits *lim,
 				       &je);
 		if (v == NULL) {
 			/* jansson counts lines from 1 at the value's start. */
-			return fail(err, err_len, -EINVAL, "line %zu, column %d: JSON: "
-				    "%s", line + (size_t)(je.line > 0 ? je.line - 1 : 0),
-				    je.column, je.text);
+			d.in.source = NULL;
+			return json_in_fail(&d.in, -EINVAL, "line %zu, column %d: JSON: "
+					    "%s", line + (size_t)(je.line > 0 ? je.line - 1 : 0),
+					    je.column, je.text);
 		}
 		size_t used = (size_t)je.position;
 		int rc = add_value(&d, v, line);
@@ -589,14 +583,16 @@ int gw_decode_pods(const char *body, size_t len, const struct gw_limits *lim,
 		for (size_t k = off; k < off + used && k < len; k++)
 			if (body[k] == '\n')
 				line++;
-		if (used == 0)
-			return fail(err, err_len, -EINVAL, "line %zu: JSON: no progress",
-				    line);
+		if (used == 0) {
+			d.in.source = NULL;
+			return json_in_fail(&d.in, -EINVAL, "line %zu: JSON: no progress",
+					    line);
+		}
 		off += used;
 	}
 	if (values == 0)
-		return fail(err, err_len, -EINVAL, "the body holds no Pod: expected "
-			    "a Pod, a List of Pods, or JSON Lines of Pods");
+		return json_in_fail(&d.in, -EINVAL, "the body holds no Pod: expected "
+				    "a Pod, a List of Pods, or JSON Lines of Pods");
 	return 0;
 }
 
@@ -629,17 +625,18 @@ int gw_decode_extender_args(const char *body, size_t len, size_t max_nodes,
 			    struct gw_extender_args *out, char *err, size_t err_len)
 {
 	*out = (struct gw_extender_args){0};
+	struct json_in in = {.err = err, .err_len = err_len};
 	json_error_t je;
 	out->root = json_loadb(body, len, JSON_REJECT_DUPLICATES, &je);
 	if (out->root == NULL)
-		return fail(err, err_len, -EINVAL, "line %d, column %d: JSON: %s",
-			    je.line, je.column, je.text);
+		return json_in_fail(&in, -EINVAL, "line %d, column %d: JSON: %s",
+				    je.line, je.column, je.text);
 	if (!json_is_object(out->root))
-		return fail(err, err_len, -EINVAL, "ExtenderArgs: expected an object, "
-			    "found %s", type_name(out->root));
+		return json_in_fail_at(&in, "ExtenderArgs", -EINVAL, "expected an "
+				       "object, got %s", json_in_kind(out->root));
 	const json_t *pod = gw_member_ci(out->root, "Pod");
 	if (pod == NULL || json_is_null(pod))
-		return fail(err, err_len, -EINVAL, "Pod: required");
+		return json_in_fail_at(&in, "Pod", -EINVAL, "required");
 	int rc = gw_pod_key(pod, "Pod", &out->pod_key, out->pod_name,
 			    sizeof(out->pod_name), err, err_len);
 	if (rc < 0)
@@ -647,8 +644,9 @@ int gw_decode_extender_args(const char *body, size_t len, size_t max_nodes,
 	const json_t *uid = json_object_get(json_object_get(pod, "metadata"), "uid");
 	if (uid != NULL && !json_is_null(uid)) {
 		if (!json_is_string(uid) || json_string_length(uid) >= sizeof(out->pod_uid))
-			return fail(err, err_len, -EINVAL, "Pod.metadata.uid: expected a "
-				    "string of at most %zu bytes", sizeof(out->pod_uid) - 1);
+			return json_in_fail_at(&in, "Pod.metadata.uid", -EINVAL,
+					       "expected a string of at most %zu "
+					       "bytes", sizeof(out->pod_uid) - 1);
 		snprintf(out->pod_uid, sizeof(out->pod_uid), "%s", json_string_value(uid));
 	}
 	const json_t *nodes = gw_member_ci(out->root, "Nodes");
@@ -658,53 +656,59 @@ int gw_decode_extender_args(const char *body, size_t len, size_t max_nodes,
 	if (names != NULL && json_is_null(names))
 		names = NULL;
 	if (nodes == NULL && names == NULL)
-		return fail(err, err_len, -EINVAL, "Nodes or NodeNames: one is required "
-			    "(NodeNames when the extender is nodeCacheCapable)");
+		return json_in_fail(&in, -EINVAL, "Nodes or NodeNames: one is required "
+				    "(NodeNames when the extender is nodeCacheCapable)");
 	if (nodes != NULL && names != NULL)
-		return fail(err, err_len, -EINVAL, "Nodes and NodeNames: only one may "
-			    "be given");
+		return json_in_fail(&in, -EINVAL, "Nodes and NodeNames: only one may "
+				    "be given");
 	const json_t *list = names;
 	if (nodes != NULL) {
 		if (!json_is_object(nodes))
-			return fail(err, err_len, -EINVAL, "Nodes: expected a NodeList "
-				    "object, found %s", type_name(nodes));
-		list = json_object_get(nodes, "items");
-		if (list == NULL || json_is_null(list))
-			list = NULL;
-		else if (!json_is_array(list))
-			return fail(err, err_len, -EINVAL, "Nodes.items: expected an "
-				    "array, found %s", type_name(list));
+			return json_in_fail_at(&in, "Nodes", -EINVAL, "expected a "
+					       "NodeList object, got %s",
+					       json_in_kind(nodes));
+		json_in_field(&in, "Nodes");
+		json_t *items;
+		rc = json_in_get(&in, nodes, "items", JSON_IN_ARRAY, &items);
+		if (rc < 0)
+			return rc;
+		list = items;
 		out->nodes = list;
 	} else {
 		out->node_names = true;
 		if (!json_is_array(names))
-			return fail(err, err_len, -EINVAL, "NodeNames: expected an array "
-				    "of strings, found %s", type_name(names));
+			return json_in_fail_at(&in, "NodeNames", -EINVAL, "expected an "
+					       "array of strings, got %s",
+					       json_in_kind(names));
 	}
+	/* The path: Nodes.items or NodeNames, each entry below it. */
+	json_in_pop(&in, 0);
+	json_in_field(&in, nodes != NULL ? "Nodes.items" : "NodeNames");
 	size_t n = list ? json_array_size(list) : 0;
 	if (n > max_nodes)
-		return fail(err, err_len, -E2BIG, "%s: %zu nodes; at most %zu",
-			    nodes ? "Nodes.items" : "NodeNames", n, max_nodes);
+		return json_in_fail(&in, -E2BIG, "%zu nodes; at most %zu", n,
+				    max_nodes);
 	out->names = calloc(n ? n : 1, sizeof(*out->names));
-	if (out->names == NULL)
-		return fail(err, err_len, -ENOMEM, "out of memory");
+	if (out->names == NULL) {
+		json_in_pop(&in, 0);
+		return json_in_fail(&in, -ENOMEM, "out of memory");
+	}
 	for (size_t i = 0; i < n; i++) {
 		const json_t *e = json_array_get(list, i);
 		const json_t *name = e;
+		size_t mark = json_in_index(&in, i);
 		if (nodes != NULL) {
 			if (!json_is_object(e))
-				return fail(err, err_len, -EINVAL, "Nodes.items[%zu]: "
-					    "expected a Node object, found %s", i,
-					    type_name(e));
+				return json_in_fail(&in, -EINVAL, "expected a Node "
+						    "object, got %s", json_in_kind(e));
 			name = json_object_get(json_object_get(e, "metadata"), "name");
+			json_in_field(&in, "metadata.name");
 		}
 		if (!json_is_string(name) || json_string_length(name) == 0 ||
 		    json_string_length(name) > GW_NAME_MAX)
-			return fail(err, err_len, -EINVAL, nodes != NULL
-				    ? "Nodes.items[%zu].metadata.name: expected a "
-				      "name of 1 to 253 bytes"
-				    : "NodeNames[%zu]: expected a name of 1 to 253 bytes",
-				    i);
+			return json_in_fail(&in, -EINVAL, "expected a name of 1 to "
+					    "253 bytes");
+		json_in_pop(&in, mark);
 		out->names[i] = json_string_value(name);
 	}
 	out->n_names = n;

@@ -21,7 +21,7 @@
  * from the daemon's listing, which carries the cookie.
  *
  * Errors say where and what, with the JSON path inside the body:
- *   line 3: items[2].metadata.name: required
+ *   line 3: items[2]: metadata.name: required
  *   line 7, column 12: JSON: '}' expected near ','
  * Cost: one jansson parse of the body, one walk of each pod's key, O(1)
  * table work per pod.

@@ -139,7 +139,7 @@ static void test_refusals(void **state)
 	expect_error(POD("a", "1") "\n\n{\"kind\":\"Pod\" \"x\"}", -EINVAL,
 		     "line 3, column");
 	expect_error("[1,2]", -EINVAL, "line 1: expected a Pod or a List of Pods, "
-		     "found an array");
+		     "got an array");
 	expect_error("{\"kind\":\"Node\",\"metadata\":{\"name\":\"n\"}}", -EINVAL,
 		     "line 1: kind: \"Node\": expected \"Pod\"");
 	expect_error("{\"kind\":7,\"metadata\":{\"name\":\"n\"}}", -EINVAL,
@@ -147,9 +147,9 @@ static void test_refusals(void **state)
 	expect_error("{\"kind\":\"Pod\",\"spec\":{}}", -EINVAL,
 		     "line 1: metadata.name: required");
 	expect_error("{\"kind\":\"Pod\",\"metadata\":[],\"spec\":{}}", -EINVAL,
-		     "metadata: expected an object, found an array");
+		     "metadata: expected an object, got an array");
 	expect_error("{\"kind\":\"Pod\",\"metadata\":{\"name\":3},\"spec\":{}}",
-		     -EINVAL, "metadata.name: expected a string, found a number");
+		     -EINVAL, "metadata.name: expected a string, got a number");
 	expect_error("{\"kind\":\"Pod\",\"metadata\":{\"name\":\"\"},\"spec\":{}}",
 		     -EINVAL, "metadata.name: empty");
 	expect_error("{\"kind\":\"Pod\",\"metadata\":{\"name\":\"a/b\"},\"spec\":{}}",
@@ -162,9 +162,9 @@ static void test_refusals(void **state)
 	expect_error("{\"kind\":\"Pod\",\"metadata\":{\"name\":\"a\"}}", -EINVAL,
 		     "line 1: spec: required");
 	expect_error("{\"kind\":\"Pod\",\"metadata\":{\"name\":\"a\"},\"spec\":7}",
-		     -EINVAL, "spec: expected an object, found a number");
+		     -EINVAL, "spec: expected an object, got a number");
 	expect_error("{\"kind\":\"List\",\"items\":{}}", -EINVAL,
-		     "line 1: items: expected an array, found an object");
+		     "line 1: items: expected an array, got an object");
 	expect_error("{\"kind\":\"List\",\"items\":[" POD("a", "1") ",{\"kind\":\"Pod\","
 		     "\"metadata\":{},\"spec\":{}}]}", -EINVAL,
 		     "line 1: items[1]: metadata.name: required");
