@@ -383,6 +383,18 @@ static bool take_free(struct intern *t, size_t need, uint32_t *id)
 	return false;
 }
 
+/* The figures intern_use() reads from any thread: stored relaxed by the
+ * writer alone (partner: intern_use's relaxed loads; figures). */
+static void add_live(struct intern *t, int64_t bytes, int32_t free_entries)
+{
+	__atomic_store_n(&t->live_bytes, t->live_bytes + (uint64_t)bytes,
+			 __ATOMIC_RELAXED);
+	if (free_entries != 0)
+		__atomic_store_n(&t->shared->n_free,
+				 t->shared->n_free + (uint32_t)free_entries,
+				 __ATOMIC_RELAXED);
+}
+
 /* Writes string `s` into entry `id` (new or reused) at its offset. */
 static void fill_entry(struct intern *t, uint32_t id, const char *s, size_t len,
 		       uint32_t h)
@@ -397,7 +409,7 @@ static void fill_entry(struct intern *t, uint32_t id, const char *s, size_t len,
 	e->is_number = strconv_parse_int64(s, len, &number);
 	e->number = number;
 	e->tag = INTERN_TAG_PINNED; /* intern_tag_since() charges it */
-	t->live_bytes += len + 1;
+	add_live(t, (int64_t)len + 1, 0);
 }
 
 int intern_add(struct intern *t, const char *s, size_t len, uint32_t *id)
@@ -418,7 +430,7 @@ int intern_add(struct intern *t, const char *s, size_t len, uint32_t *id)
 		/* A freed id: no thread of this daemon holds it (it was freed
 		 * at start), and observers check the epoch (I2). */
 		fill_entry(t, reused, s, len, h);
-		sh->n_free--;
+		add_live(t, 0, -1);
 		t->slots[slot] = reused + 1;
 		*id = reused;
 		return 0;
@@ -529,14 +541,13 @@ static void unindex(struct intern *t, uint32_t id)
 static void free_entry(struct intern *t, uint32_t id)
 {
 	struct intern_entry *e = entry_of(t, id);
-	t->live_bytes -= e->len + 1u;
+	add_live(t, -((int64_t)e->len + 1), 1);
 	t->arena[e->offset] = '\0';
 	e->len = 0;
 	e->hash = hash_bytes("", 0);
 	e->number = 0;
 	e->is_number = 0;
 	e->tag = INTERN_TAG_FREE;
-	t->shared->n_free++;
 }
 
 void intern_rollback(struct intern *t, const struct intern_mark *m)
@@ -553,7 +564,7 @@ void intern_rollback(struct intern *t, const struct intern_mark *m)
 	}
 	for (uint32_t id = t->shared->count; id-- > m->count;) {
 		unindex(t, id);
-		t->live_bytes -= entry_of(t, id)->len + 1u;
+		add_live(t, -((int64_t)entry_of(t, id)->len + 1), 0);
 	}
 	/* I1: release as in intern_add, for one rule for the count; no reader
 	 * holds these ids. The count goes back before the arena is reused. */
@@ -616,8 +627,10 @@ void intern_tagged(const struct intern *t,
 
 void intern_use(const struct intern *t, uint32_t *strings, uint64_t *bytes)
 {
-	*strings = t->shared->count - t->shared->n_free;
-	*bytes = t->live_bytes;
+	/* Relaxed: figures (add_live, I1). */
+	*strings = __atomic_load_n(&t->shared->count, __ATOMIC_RELAXED) -
+		   __atomic_load_n(&t->shared->n_free, __ATOMIC_RELAXED);
+	*bytes = __atomic_load_n(&t->live_bytes, __ATOMIC_RELAXED);
 }
 
 int intern_observe_epoch(struct shm_span span, uint32_t max_strings,
