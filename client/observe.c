@@ -263,6 +263,18 @@ static uint32_t owner_of(const struct placement_record *r)
 	return __atomic_load_n(&r->owner, __ATOMIC_ACQUIRE);
 }
 
+/* The strings' epoch (I2 in shm/layout.h): a string id copied from a
+ * record is read with the epoch loaded before the copy; moved after the
+ * string's copy, the id may name another string (a restarted daemon freed
+ * and reused it): the read is made again. UINT32_MAX: no such section. */
+static uint32_t strings_epoch(const struct shmsched_observer *obs)
+{
+	uint32_t epoch;
+	return intern_observe_epoch(obs->strings, obs->caps.max_strings,
+				    obs->caps.arena_size, &epoch) == 0
+	       ? epoch : UINT32_MAX;
+}
+
 /* Copies string `id` into buf (O2). */
 static int string_copy(const struct shmsched_observer *obs, uint32_t id,
 		       char *buf, size_t len, bool cut)
@@ -444,6 +456,7 @@ int shmsched_observe_nodes(struct shmsched_observer *obs,
 		return errmsg_rc(-EINVAL, err, err_len, "NULL argument");
 	*n_out = 0;
 	struct snap_copy snap = {0};
+	uint32_t epoch = strings_epoch(obs);
 	int rc = snap_read(obs, true, &snap, err, err_len);
 	if (rc < 0)
 		goto done;
@@ -506,6 +519,10 @@ int shmsched_observe_nodes(struct shmsched_observer *obs,
 		n++;
 	}
 	free(on_slot);
+	if (rc == 0 && strings_epoch(obs) != epoch)
+		rc = errmsg_rc(-EAGAIN, err, err_len, "state region %s: a restarted "
+			       "daemon freed strings while the nodes were read; "
+			       "read them again", obs->path);
 	if (rc == 0) {
 		*n_out = n;
 		if (generation != NULL)
@@ -651,6 +668,7 @@ int shmsched_observe_node_name(struct shmsched_observer *obs, uint32_t node_id,
 				sched_yield();
 		}
 		stuck = false;
+		uint32_t epoch = strings_epoch(obs); /* I2: before the copy */
 		/* R1, R2: acquire, partners of S3, S2. */
 		uint32_t index = __atomic_load_n(&obs->meta->current_snapshot,
 						 __ATOMIC_ACQUIRE);
@@ -679,6 +697,8 @@ int shmsched_observe_node_name(struct shmsched_observer *obs, uint32_t node_id,
 		if (!present)
 			return -ENOENT;
 		int rc = string_copy(obs, name, buf, len, false);
+		if (strings_epoch(obs) != epoch)
+			continue; /* I2: the id may have been reused: again */
 		return rc == -ENOENT ? -EBADMSG : rc;
 	}
 	count(&obs->refused);

@@ -153,14 +153,20 @@ static int resume_cluster(struct daemon *d, const struct daemon_config *cfg,
 				 "with --fresh to discard the region, after "
 				 "`shmsched store check` if a --state-dir holds "
 				 "its state)", cfg->state_name, why);
+	/* Issue 41: the strings producers' templates added that no record
+	 * holds are freed (shm/recount.h). */
+	struct intern_reclaim_stats ir;
+	if (strings_reclaim(d->strings, d->cluster, d->placements, &ir) < 0)
+		return errmsg_rc(-ENOMEM, err, err_len, "out of memory");
 	d->meta->recovered_placements = rs.records;
 	d->meta->rolled_back = rs.nodes_fixed;
 	log_msg(LOG_LEVEL_INFO, "state region %s resumed (%s stop): %u nodes, "
 		"%llu placements (%llu on removed nodes), %llu node(s) recounted "
-		"to their records", cfg->state_name,
+		"to their records; %u unheld string(s) freed", cfg->state_name,
 		d->meta->clean_stop ? "after a clean" : "after an unclean",
 		cluster_nodes(d->cluster), (unsigned long long)rs.records,
-		(unsigned long long)rs.stale, (unsigned long long)rs.nodes_fixed);
+		(unsigned long long)rs.stale, (unsigned long long)rs.nodes_fixed,
+		ir.freed);
 	return 0;
 }
 
@@ -861,7 +867,8 @@ void daemon_get_stats(struct daemon *d, struct daemon_stats *out)
 {
 	memset(out, 0, sizeof(*out));
 	out->nodes = cluster_nodes(d->cluster);
-	out->interned_strings = intern_count(d->strings);
+	uint64_t string_bytes;
+	intern_use(d->strings, &out->interned_strings, &string_bytes);
 	producers_budget_use(d->producers, &out->strings_charged,
 			     &out->template_bytes, &out->templates_uncompiled);
 	out->placements = placements_live(d->placements);

@@ -157,7 +157,7 @@ struct daemon_stats {
 	unsigned workers;
 	uint64_t producers_registered, producers_gone;
 	uint64_t producer_faults;  /* disconnected for breaking their region's rings */
-	uint32_t interned_strings; /* the intern table's size (it never shrinks) */
+	uint32_t interned_strings; /* strings the intern table holds (freed ones not counted) */
 	uint64_t placements;       /* live: placed and not released */
 	uint64_t pods, placed, unschedulable, rejected, cancelled;
 	uint64_t conflicts, gave_up, bad_handles, completion_overflows;

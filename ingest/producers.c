@@ -107,6 +107,13 @@ struct producers {
 	 * nothing is charged. */
 	struct identity_charge *charged; /* [IDENTITIES_MAX] */
 	uint64_t strings_budget, template_budget;
+	/* Issue 41: the strings each uid's templates added that the table
+	 * still holds (strings_cost), never given back while the daemon runs:
+	 * rebuilt at start from the table's tags (intern_tagged). Private
+	 * memory, under the lock; few uids (the admitted ones), so a list. */
+	struct uid_charge *uid_charged;
+	uint32_t n_uid_charged, uid_charged_cap;
+	uint64_t uid_strings_budget;
 	/* Their sums, and templates registered uncompiled: relaxed figures
 	 * (producers_budget_use). */
 	uint64_t use_strings, use_templates, uncompiled;
@@ -118,6 +125,56 @@ struct identity_charge {
 	uint64_t strings;   /* bytes of the string table (strings_cost) */
 	uint64_t templates; /* bytes of compiled static results */
 };
+
+struct uid_charge {
+	uint32_t tag;     /* intern_uid_tag(uid) */
+	uint64_t strings; /* bytes of the string table (strings_cost) */
+};
+
+/* The arena's share of one entry, charged per string (strings_cost). */
+static uint64_t entry_share(const struct intern *strings)
+{
+	uint32_t max_strings;
+	uint64_t arena;
+	intern_limits(strings, &max_strings, &arena);
+	return arena / max_strings ? arena / max_strings : 1;
+}
+
+/* The charge of the uid whose strings carry `tag`, made if new; NULL: no
+ * memory (the caller refuses). */
+static struct uid_charge *uid_charge_of(struct producers *p, uint32_t tag)
+{
+	for (uint32_t i = 0; i < p->n_uid_charged; i++)
+		if (p->uid_charged[i].tag == tag)
+			return &p->uid_charged[i];
+	if (p->n_uid_charged == p->uid_charged_cap) {
+		uint32_t cap = p->uid_charged_cap ? p->uid_charged_cap * 2 : 16;
+		struct uid_charge *n = realloc(p->uid_charged, cap * sizeof(*n));
+		if (n == NULL)
+			return NULL;
+		p->uid_charged = n;
+		p->uid_charged_cap = cap;
+	}
+	p->uid_charged[p->n_uid_charged] = (struct uid_charge){tag, 0};
+	return &p->uid_charged[p->n_uid_charged++];
+}
+
+struct uid_rebuild {
+	struct producers *p;
+	uint64_t share;
+	int rc;
+};
+
+static void uid_rebuild_one(void *arg, uint32_t tag, uint32_t len)
+{
+	struct uid_rebuild *r = arg;
+	struct uid_charge *c = r->rc == 0 ? uid_charge_of(r->p, tag) : NULL;
+	if (c == NULL) {
+		r->rc = -ENOMEM;
+		return;
+	}
+	c->strings += len + 1u + r->share;
+}
 
 struct producers *producers_create(struct cluster *c, struct intern *strings,
 				   struct res_names *res,
@@ -152,6 +209,16 @@ struct producers *producers_create(struct cluster *c, struct intern *strings,
 	p->ctx = ctx;
 	p->slots = slots;
 	p->accepting = 1;
+	/* What each uid holds of the table, from its tags (a restart keeps
+	 * the charge of every string the reclaim kept). */
+	struct uid_rebuild r = {p, entry_share(strings), 0};
+	intern_tagged(strings, uid_rebuild_one, &r);
+	if (r.rc < 0) {
+		free(p->uid_charged);
+		free(p->charged);
+		free(p);
+		return NULL;
+	}
 	producers_set_budgets(p, 0, 0);
 	pthread_mutex_init(&p->lock, NULL);
 	p->endpoints[0] = (struct endpoint){p, ROLE_PRODUCER};
@@ -183,6 +250,9 @@ void producers_set_budgets(struct producers *p, uint64_t strings_per_identity,
 		  IDENTITIES_PER_UID;
 	p->template_budget = template_bytes_per_identity != 0
 		? template_bytes_per_identity : PRODUCERS_TEMPLATE_BYTES_DEFAULT;
+	p->uid_strings_budget = p->strings_budget > UINT64_MAX /
+					PRODUCERS_STRINGS_UID_IDENTITIES
+		? UINT64_MAX : p->strings_budget * PRODUCERS_STRINGS_UID_IDENTITIES;
 }
 
 void producers_budget_use(const struct producers *p, uint64_t *strings,
@@ -194,17 +264,16 @@ void producers_budget_use(const struct producers *p, uint64_t *strings,
 	*uncompiled = __atomic_load_n(&p->uncompiled, __ATOMIC_RELAXED);
 }
 
-/* What the strings added between marks `a` and `b` take of the table: their
- * bytes with NULs, and per string the arena's share of one entry, so that
- * a budget in bytes bounds the entries too. */
-static uint64_t strings_cost(const struct producers *p, const struct intern_mark *a,
-			     const struct intern_mark *b)
+/* What the strings added since mark `a` take of the table: their bytes
+ * with NULs, and per string the arena's share of one entry, so that a
+ * budget in bytes bounds the entries too. Freed entries reused count as
+ * new ones. */
+static uint64_t strings_cost(const struct producers *p, const struct intern_mark *a)
 {
-	uint32_t max_strings;
-	uint64_t arena;
-	intern_limits(p->strings, &max_strings, &arena);
-	uint64_t share = arena / max_strings ? arena / max_strings : 1;
-	return (b->arena_used - a->arena_used) + (uint64_t)(b->count - a->count) * share;
+	uint32_t strings;
+	uint64_t bytes;
+	intern_added_since(p->strings, a, &strings, &bytes);
+	return bytes + (uint64_t)strings * entry_share(p->strings);
 }
 
 /* Issue 41: charges the strings a producer's template added since `mark`
@@ -216,16 +285,33 @@ static int charge_strings(struct producers *p, const struct producer *pr,
 			  enum producer_role role, const struct intern_mark *mark,
 			  uint64_t *cost, char *err, size_t err_len)
 {
-	struct intern_mark now;
-	uint32_t max_strings;
-	uint64_t arena;
-	intern_mark(p->strings, &now);
+	uint32_t max_strings, live;
+	uint64_t arena, live_bytes;
+	intern_use(p->strings, &live, &live_bytes);
 	intern_limits(p->strings, &max_strings, &arena);
-	*cost = strings_cost(p, mark, &now);
+	*cost = strings_cost(p, mark);
 	const struct state_identity *who = &p->identities[pr->owner - 1];
 	const struct identity_charge *c = &p->charged[pr->owner - 1];
 	if (role == ROLE_ADMIN || *cost == 0)
 		return 0;
+	struct uid_charge *u = uid_charge_of(p, intern_uid_tag(who->uid));
+	if (u == NULL) {
+		snprintf(err, err_len, "template: out of memory");
+		return -ENOMEM;
+	}
+	if (u->strings + *cost > p->uid_strings_budget) {
+		snprintf(err, err_len, "template: its new strings take %llu bytes of "
+			 "the string table; uid %u (producer identity \"%s\" and "
+			 "every other name of it) holds %llu of the uid's budget of "
+			 "%llu (%u x --strings-per-identity), kept while the strings "
+			 "are in the table: a restart frees those no node or "
+			 "placement holds", (unsigned long long)*cost,
+			 (unsigned)who->uid, who->name,
+			 (unsigned long long)u->strings,
+			 (unsigned long long)p->uid_strings_budget,
+			 PRODUCERS_STRINGS_UID_IDENTITIES);
+		return -EDQUOT;
+	}
 	if (c->strings + *cost > p->strings_budget) {
 		snprintf(err, err_len, "template: its new strings take %llu bytes of "
 			 "the string table; producer identity (uid %u, name \"%s\") "
@@ -235,23 +321,24 @@ static int charge_strings(struct producers *p, const struct producer *pr,
 			 (unsigned long long)p->strings_budget);
 		return -EDQUOT;
 	}
-	if (now.arena_used > arena / PRODUCERS_STRINGS_OPEN_DEN * PRODUCERS_STRINGS_OPEN_NUM ||
-	    now.count > max_strings / PRODUCERS_STRINGS_OPEN_DEN * PRODUCERS_STRINGS_OPEN_NUM) {
+	if (live_bytes > arena / PRODUCERS_STRINGS_OPEN_DEN * PRODUCERS_STRINGS_OPEN_NUM ||
+	    live > max_strings / PRODUCERS_STRINGS_OPEN_DEN * PRODUCERS_STRINGS_OPEN_NUM) {
 		snprintf(err, err_len, "template: the string table is past the %u/%u "
 			 "of it producers may fill (%llu of %llu bytes, %u of %u "
 			 "strings; the rest is kept for the admin's nodes); producer "
 			 "identity (uid %u, name \"%s\") asked for %llu bytes",
 			 PRODUCERS_STRINGS_OPEN_NUM, PRODUCERS_STRINGS_OPEN_DEN,
-			 (unsigned long long)now.arena_used, (unsigned long long)arena,
-			 now.count, max_strings, (unsigned)who->uid, who->name,
+			 (unsigned long long)live_bytes, (unsigned long long)arena,
+			 live, max_strings, (unsigned)who->uid, who->name,
 			 (unsigned long long)*cost);
 		return -EDQUOT;
 	}
 	return 0;
 }
 
-/* Gives back what a producer's templates were charged (it is going). The
- * strings themselves stay in the table: ids are never reused (intern.h). */
+/* Gives back what a producer's templates were charged to its identity (it
+ * is going). The strings stay in the table, charged to its uid, until a
+ * restart frees those no record holds (shm/intern.h). */
 static void uncharge(struct producers *p, struct producer *pr)
 {
 	struct identity_charge *c = &p->charged[pr->owner - 1];
@@ -285,6 +372,7 @@ void producers_destroy(struct producers *p)
 	policy_free(p->policy);
 	free(p->policy_path);
 	free(p->charged);
+	free(p->uid_charged);
 	for (uint32_t i = 0; i < PRODUCERS_MAX; i++)
 		if (p->table[i] != NULL)
 			producer_free(p->table[i]);
@@ -692,6 +780,14 @@ static void handle_template(struct producers *p, enum producer_role role,
 		return;
 	}
 	struct identity_charge *charge = &p->charged[pr->owner - 1];
+	if (role != ROLE_ADMIN && cost > 0) {
+		/* Its new strings are its uid's (charge_strings made the
+		 * entry): tagged, so a restart charges them again, or frees
+		 * them when nothing holds them. */
+		uint32_t tag = intern_uid_tag(p->identities[pr->owner - 1].uid);
+		intern_tag_since(p->strings, &mark, tag);
+		uid_charge_of(p, tag)->strings += cost;
+	}
 	charge->strings += cost;
 	pr->strings_charged += cost;
 	__atomic_fetch_add(&p->use_strings, cost, __ATOMIC_RELAXED); /* a figure */

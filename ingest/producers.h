@@ -118,7 +118,14 @@ struct producers *producers_create(struct cluster *c, struct intern *strings,
  * results (engine_static_bytes) of one identity's templates; past it a
  * template is registered uncompiled (its worker reads its static results
  * itself, within the worker's class cache budget). 0:
- * PRODUCERS_TEMPLATE_BYTES_DEFAULT. UINT64_MAX: no budget. */
+ * PRODUCERS_TEMPLATE_BYTES_DEFAULT. UINT64_MAX: no budget.
+ * Per uid (issue 41): the strings a uid's templates added, under any of
+ * its names, are charged to the uid for as long as they are in the table
+ * (a reconnect or a new name gives nothing back; a restart rebuilds the
+ * charge from the table's tags and first frees the strings no record
+ * holds: shm/intern.h); a uid may hold PRODUCERS_STRINGS_UID_IDENTITIES
+ * times strings_per_identity, past it EDQUOT naming the uid. */
+#define PRODUCERS_STRINGS_UID_IDENTITIES 4u
 #define PRODUCERS_STRINGS_OPEN_NUM 3u /* of 4: what producers may fill */
 #define PRODUCERS_STRINGS_OPEN_DEN 4u
 #define PRODUCERS_TEMPLATE_BYTES_DEFAULT (UINT64_C(256) << 20)

@@ -8,6 +8,38 @@
  * An open-addressing hash table (linear probing, power-of-two size, at
  * most half full), used by the writer alone, maps a string to its id.
  * Lookup cost: one hash of the string plus, on average, under two probes.
+ *
+ * Reclaim (issue 41), route (b) of the two considered:
+ * (a) a reference count per entry, taken and dropped by every holder
+ *     (templates, nodes, placement records, priority classes, gangs,
+ *     PDBs, plugin constants, the workers' compiled classes, observers'
+ *     copies), freed after an RCU grace period and the workers' caches.
+ *     About thirty places store ids, several in files other changes are
+ *     rewriting now; one forgotten take is a use after free that reads
+ *     another string, silently. Not safe to do in one step.
+ * (b) chosen: a string a producer's template adds is tagged with that
+ *     producer's uid (the entry's `tag`), and the uid is charged for it
+ *     for as long as the string is in the table (ingest/producers.c): a
+ *     new name or a reconnect does not give the charge back, a restart
+ *     rebuilds it from the tags. At a start (a quiet point: no worker, no
+ *     producer, no private holder but the start-up's own, which the
+ *     pinning covers) intern_reclaim() frees every tagged string that no
+ *     record of the region holds (shm/recount.c: the current snapshot's
+ *     nodes, the placement records, the ledger's term groups). A freed
+ *     entry keeps its id and its bytes: intern_add takes the most recently
+ *     freed entry of the smallest size class that fits (LIFO free lists,
+ *     class floor(log2(room))) before it appends. Strings are never freed
+ *     while a daemon runs, so no grace period is needed in it; observers
+ *     in other processes read the epoch (I2) around a read and retry when
+ *     a reclaim moved it.
+ * Marks: a mark records the count, the arena's use and each free list's
+ * length. Between a mark and its rollback entries are only taken from the
+ * free lists (they grow only at a reclaim), so the ids taken since the
+ * mark are still stored above each list's length, and a rollback frees
+ * them again.
+ * Cost: intern_add of a new string checks the free lists first (one test
+ * per class while the lists are empty); a hit or a lookup is unchanged.
+ * The free lists take 8 bytes per free entry of private memory.
  */
 #include "shm/intern.h"
 
@@ -20,6 +52,11 @@
 
 #include "base/base.h"
 
+struct free_item {
+	uint32_t id;
+	uint32_t room; /* bytes at the entry's offset it may use, NUL included */
+};
+
 struct intern {
 	struct intern_shared *shared; /* count and arena_used (see intern.h) */
 	struct intern_entry *entries; /* [max_strings] */
@@ -29,6 +66,13 @@ struct intern {
 	uint32_t *slots;        /* id + 1; 0 = empty; the writer's alone */
 	uint32_t slot_mask;
 	struct shm_span owned;  /* intern_create()'s private memory */
+	/* The writer's: free entries by size class (see the note above);
+	 * items at and above len[k] are the ones taken since the last
+	 * reclaim, kept for rollbacks. */
+	struct free_item *free_items[INTERN_CLASSES];
+	uint32_t free_len[INTERN_CLASSES];
+	uint64_t live_bytes;    /* intern_use(): lengths + 1 of live strings */
+	bool pin_on_find;       /* a resumed table before its reclaim */
 };
 
 static struct intern_entry *entry_of(const struct intern *t, uint32_t id)
@@ -80,6 +124,8 @@ static int grow_slots(struct intern *t)
 	if (slots == NULL)
 		return -ENOMEM;
 	for (uint32_t id = 0; id < t->shared->count; id++) {
+		if (entry_of(t, id)->tag == INTERN_TAG_FREE)
+			continue;
 		uint32_t i = entry_of(t, id)->hash & (n - 1);
 		while (slots[i] != 0)
 			i = (i + 1) & (n - 1);
@@ -129,7 +175,11 @@ static int index_strings(struct intern *t)
 	if (t->slots == NULL)
 		return -ENOMEM;
 	t->slot_mask = n - 1;
+	t->live_bytes = 0;
 	for (uint32_t id = 0; id < t->shared->count; id++) {
+		if (entry_of(t, id)->tag == INTERN_TAG_FREE)
+			continue;
+		t->live_bytes += entry_of(t, id)->len + 1u;
 		uint32_t i = entry_of(t, id)->hash & t->slot_mask;
 		while (t->slots[i] != 0)
 			i = (i + 1) & t->slot_mask;
@@ -141,10 +191,12 @@ static int index_strings(struct intern *t)
 /* Checks what a previous daemon left: every entry below the count inside
  * the used arena (offset and length checked before a byte there is read),
  * NUL-terminated with no NUL before its end, its hash and number right,
- * and id 0 the empty string. */
+ * and id 0 the empty string; a free entry an empty string (then n_free is
+ * set to the free entries counted). */
 static int check_strings(const struct intern *t, char *err, size_t err_len)
 {
-	const struct intern_shared *sh = t->shared;
+	struct intern_shared *sh = t->shared;
+	uint32_t n_free = 0;
 	if (sh->max_strings != t->max_strings || sh->arena_size != t->arena_size)
 		return errmsg_rc(-EPROTO, err, err_len, "intern table: made for %u "
 				 "strings and %llu bytes, expected %u and %llu",
@@ -165,6 +217,15 @@ static int check_strings(const struct intern *t, char *err, size_t err_len)
 					 "%u lie outside the %llu bytes of the arena "
 					 "in use", id, (unsigned long long)e->offset,
 					 e->len, (unsigned long long)sh->arena_used);
+		if (e->tag == INTERN_TAG_FREE) {
+			if (id == 0 || e->len != 0)
+				return errmsg_rc(-EBADMSG, err, err_len, "intern "
+						 "table: string %u is damaged: free, "
+						 "with length %u (expected a string "
+						 "other than 0, of length 0)", id,
+						 e->len);
+			n_free++;
+		}
 		const char *str = str_of(t, id);
 		int64_t number = 0;
 		bool is_number = strconv_parse_int64(str, e->len, &number);
@@ -178,6 +239,7 @@ static int check_strings(const struct intern *t, char *err, size_t err_len)
 					 (unsigned long long)e->offset, e->len,
 					 e->hash);
 	}
+	sh->n_free = n_free;
 	return 0;
 }
 
@@ -202,6 +264,8 @@ int intern_observe_str(struct shm_span span, uint32_t max_strings,
 	uint32_t n = __atomic_load_n(&t.entries[id].len, __ATOMIC_RELAXED);
 	if (n > INTERN_MAX_LEN || off > arena_size || n > arena_size - off)
 		return -EBADMSG;
+	if (__atomic_load_n(&t.entries[id].tag, __ATOMIC_RELAXED) == INTERN_TAG_FREE)
+		return -ENOENT; /* freed by a reclaim: names no string */
 	*str = t.arena + off;
 	*len = n;
 	return 0;
@@ -229,6 +293,8 @@ struct intern *intern_create_in(struct shm_span span, uint32_t max_strings,
 		t->shared->arena_size = arena_size;
 		t->shared->count = 0;
 		t->shared->arena_used = 0;
+		t->shared->epoch = 0;
+		t->shared->n_free = 0;
 		uint32_t id;
 		rc = index_strings(t);
 		if (rc == 0)
@@ -237,6 +303,7 @@ struct intern *intern_create_in(struct shm_span span, uint32_t max_strings,
 		rc = check_strings(t, err, err_len);
 		if (rc == 0)
 			rc = index_strings(t);
+		t->pin_on_find = true; /* until intern_reclaim() */
 	}
 	if (rc < 0) {
 		if (rc == -ENOMEM)
@@ -277,7 +344,72 @@ void intern_destroy(struct intern *t)
 		return;
 	shm_span_release(t->owned);
 	free(t->slots);
+	for (int k = 0; k < INTERN_CLASSES; k++)
+		free(t->free_items[k]);
 	free(t);
+}
+
+/* The size class of an entry with `room` bytes. */
+static int class_of(uint64_t room)
+{
+	int k = 0;
+	while (k < INTERN_CLASSES - 1 && (UINT64_C(2) << k) <= room)
+		k++;
+	return k;
+}
+
+/* Takes a free entry with room for `need` bytes (a string and its NUL):
+ * the last freed of the smallest class sure to fit, else of the class
+ * below if its last item fits. False when none. */
+static bool take_free(struct intern *t, size_t need, uint32_t *id)
+{
+	if (t->shared->n_free == 0)
+		return false;
+	int k = class_of(need);
+	if ((UINT64_C(1) << k) < need && k < INTERN_CLASSES - 1)
+		k++; /* class k holds rooms of at least 2^k */
+	int below = class_of(need);
+	if (below != k && t->free_len[below] > 0 &&
+	    t->free_items[below][t->free_len[below] - 1].room >= need)
+		k = below;
+	for (; k < INTERN_CLASSES; k++) {
+		uint32_t n = t->free_len[k];
+		if (n > 0 && t->free_items[k][n - 1].room >= need) {
+			t->free_len[k] = n - 1;
+			*id = t->free_items[k][n - 1].id;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* The figures intern_use() reads from any thread: stored relaxed by the
+ * writer alone (partner: intern_use's relaxed loads; figures). */
+static void add_live(struct intern *t, int64_t bytes, int32_t free_entries)
+{
+	__atomic_store_n(&t->live_bytes, t->live_bytes + (uint64_t)bytes,
+			 __ATOMIC_RELAXED);
+	if (free_entries != 0)
+		__atomic_store_n(&t->shared->n_free,
+				 t->shared->n_free + (uint32_t)free_entries,
+				 __ATOMIC_RELAXED);
+}
+
+/* Writes string `s` into entry `id` (new or reused) at its offset. */
+static void fill_entry(struct intern *t, uint32_t id, const char *s, size_t len,
+		       uint32_t h)
+{
+	struct intern_entry *e = entry_of(t, id);
+	char *dst = t->arena + e->offset;
+	memcpy(dst, s, len);
+	dst[len] = '\0';
+	e->len = (uint32_t)len;
+	e->hash = h;
+	int64_t number = 0;
+	e->is_number = strconv_parse_int64(s, len, &number);
+	e->number = number;
+	e->tag = INTERN_TAG_PINNED; /* intern_tag_since() charges it */
+	add_live(t, (int64_t)len + 1, 0);
 }
 
 int intern_add(struct intern *t, const char *s, size_t len, uint32_t *id)
@@ -287,25 +419,30 @@ int intern_add(struct intern *t, const char *s, size_t len, uint32_t *id)
 	if (len > 0 && memchr(s, '\0', len) != NULL)
 		return -EINVAL;
 	uint32_t h = hash_bytes(s, len), slot;
-	if (lookup(t, s, len, h, &slot, id))
+	if (lookup(t, s, len, h, &slot, id)) {
+		if (t->pin_on_find)
+			entry_of(t, *id)->tag = INTERN_TAG_PINNED;
 		return 0;
+	}
+	struct intern_shared *sh = t->shared;
+	uint32_t reused;
+	if (take_free(t, len + 1, &reused)) {
+		/* A freed id: no thread of this daemon holds it (it was freed
+		 * at start), and observers check the epoch (I2). */
+		fill_entry(t, reused, s, len, h);
+		add_live(t, 0, -1);
+		t->slots[slot] = reused + 1;
+		*id = reused;
+		return 0;
+	}
 	uint32_t old_mask = t->slot_mask;
 	int rc = reserve(t, len);
 	if (rc < 0)
 		return rc;
 	if (t->slot_mask != old_mask)
 		lookup(t, s, len, h, &slot, id); /* the table grew: find the new slot */
-	struct intern_shared *sh = t->shared;
-	char *dst = t->arena + sh->arena_used;
-	memcpy(dst, s, len);
-	dst[len] = '\0';
-	struct intern_entry *e = entry_of(t, sh->count);
-	e->offset = sh->arena_used;
-	e->len = (uint32_t)len;
-	e->hash = h;
-	int64_t number = 0;
-	e->is_number = strconv_parse_int64(s, len, &number);
-	e->number = number;
+	entry_of(t, sh->count)->offset = sh->arena_used;
+	fill_entry(t, sh->count, s, len, h);
 	sh->arena_used += len + 1;
 	t->slots[slot] = sh->count + 1;
 	*id = sh->count;
@@ -325,9 +462,11 @@ int intern_add_str(struct intern *t, const char *s, uint32_t *id)
 bool intern_find(const struct intern *t, const char *s, size_t len, uint32_t *id)
 {
 	uint32_t slot;
-	if (len > INTERN_MAX_LEN)
+	if (len > INTERN_MAX_LEN || !lookup(t, s, len, hash_bytes(s, len), &slot, id))
 		return false;
-	return lookup(t, s, len, hash_bytes(s, len), &slot, id);
+	if (t->pin_on_find) /* entries are the region's, not the table's */
+		entry_of(t, *id)->tag = INTERN_TAG_PINNED;
+	return true;
 }
 
 /* Readers: an id a reader holds reached it through something the writer
@@ -364,7 +503,9 @@ uint32_t intern_count(const struct intern *t)
 
 void intern_mark(const struct intern *t, struct intern_mark *m)
 {
-	*m = (struct intern_mark){t->shared->count, t->shared->arena_used};
+	*m = (struct intern_mark){t->shared->count, t->shared->arena_used, {0}};
+	for (int k = 0; k < INTERN_CLASSES; k++)
+		m->reused[k] = t->free_len[k];
 }
 
 /* Empties slot i of the hash table and moves later members of its probe
@@ -387,18 +528,197 @@ static void slot_delete(struct intern *t, uint32_t i)
 	}
 }
 
+/* Removes id's slot from the hash table. */
+static void unindex(struct intern *t, uint32_t id)
+{
+	uint32_t i = entry_of(t, id)->hash & t->slot_mask;
+	while (t->slots[i] != id + 1)
+		i = (i + 1) & t->slot_mask;
+	slot_delete(t, i);
+}
+
+/* Makes entry `id` free: the empty string, its bytes reusable. */
+static void free_entry(struct intern *t, uint32_t id)
+{
+	struct intern_entry *e = entry_of(t, id);
+	add_live(t, -((int64_t)e->len + 1), 1);
+	t->arena[e->offset] = '\0';
+	e->len = 0;
+	e->hash = hash_bytes("", 0);
+	e->number = 0;
+	e->is_number = 0;
+	e->tag = INTERN_TAG_FREE;
+}
+
 void intern_rollback(struct intern *t, const struct intern_mark *m)
 {
+	/* Freed entries taken since the mark: free again. */
+	for (int k = 0; k < INTERN_CLASSES; k++) {
+		for (uint32_t j = t->free_len[k]; j < m->reused[k]; j++) {
+			uint32_t id = t->free_items[k][j].id;
+			unindex(t, id);
+			free_entry(t, id);
+		}
+		if (m->reused[k] > t->free_len[k])
+			t->free_len[k] = m->reused[k];
+	}
 	for (uint32_t id = t->shared->count; id-- > m->count;) {
-		uint32_t i = entry_of(t, id)->hash & t->slot_mask;
-		while (t->slots[i] != id + 1)
-			i = (i + 1) & t->slot_mask;
-		slot_delete(t, i);
+		unindex(t, id);
+		add_live(t, -((int64_t)entry_of(t, id)->len + 1), 0);
 	}
 	/* I1: release as in intern_add, for one rule for the count; no reader
 	 * holds these ids. The count goes back before the arena is reused. */
 	__atomic_store_n(&t->shared->count, m->count, __ATOMIC_RELEASE);
 	t->shared->arena_used = m->arena_used;
+}
+
+/* Calls fn(t, id, arg) for each id added since `m`. */
+static void each_added(const struct intern *t, const struct intern_mark *m,
+		       void (*fn)(const struct intern *, uint32_t, void *), void *arg)
+{
+	for (int k = 0; k < INTERN_CLASSES; k++)
+		for (uint32_t j = t->free_len[k]; j < m->reused[k]; j++)
+			fn(t, t->free_items[k][j].id, arg);
+	for (uint32_t id = m->count; id < t->shared->count; id++)
+		fn(t, id, arg);
+}
+
+struct added_sum {
+	uint32_t strings;
+	uint64_t bytes;
+};
+
+static void add_up(const struct intern *t, uint32_t id, void *arg)
+{
+	struct added_sum *a = arg;
+	a->strings++;
+	a->bytes += entry_of(t, id)->len + 1u;
+}
+
+void intern_added_since(const struct intern *t, const struct intern_mark *m,
+			uint32_t *strings, uint64_t *bytes)
+{
+	struct added_sum a = {0, 0};
+	each_added(t, m, add_up, &a);
+	*strings = a.strings;
+	*bytes = a.bytes;
+}
+
+static void set_tag(const struct intern *t, uint32_t id, void *arg)
+{
+	entry_of(t, id)->tag = *(const uint32_t *)arg;
+}
+
+void intern_tag_since(struct intern *t, const struct intern_mark *m,
+		      uint32_t tag)
+{
+	each_added(t, m, set_tag, &tag);
+}
+
+void intern_tagged(const struct intern *t,
+		   void (*fn)(void *arg, uint32_t tag, uint32_t len), void *arg)
+{
+	for (uint32_t id = 1; id < t->shared->count; id++) {
+		const struct intern_entry *e = entry_of(t, id);
+		if (e->tag != INTERN_TAG_PINNED && e->tag != INTERN_TAG_FREE)
+			fn(arg, e->tag, e->len);
+	}
+}
+
+void intern_use(const struct intern *t, uint32_t *strings, uint64_t *bytes)
+{
+	/* Relaxed: figures (add_live, I1). */
+	*strings = __atomic_load_n(&t->shared->count, __ATOMIC_RELAXED) -
+		   __atomic_load_n(&t->shared->n_free, __ATOMIC_RELAXED);
+	*bytes = __atomic_load_n(&t->live_bytes, __ATOMIC_RELAXED);
+}
+
+int intern_observe_epoch(struct shm_span span, uint32_t max_strings,
+			 uint64_t arena_size, uint32_t *epoch)
+{
+	struct intern t;
+	struct shm_carve c = {.span = span};
+	carve(&c, max_strings, arena_size, &t);
+	if (span.base == NULL || c.overflow)
+		return -EINVAL;
+	/* O2/I2: acquire, partner of the release in intern_reclaim(). */
+	*epoch = __atomic_load_n(&t.shared->epoch, __ATOMIC_ACQUIRE);
+	return 0;
+}
+
+int intern_reclaim(struct intern *t, const uint64_t *held,
+		   struct intern_reclaim_stats *out)
+{
+	struct intern_shared *sh = t->shared;
+	*out = (struct intern_reclaim_stats){0, 0, 0};
+	uint64_t words = (sh->arena_used + 63) / 64 + 1;
+	uint64_t *starts = calloc(words, sizeof(*starts));
+	uint32_t per_class[INTERN_CLASSES] = {0};
+	struct free_item *items[INTERN_CLASSES] = {0};
+	if (starts == NULL)
+		return -ENOMEM;
+	for (uint32_t id = 0; id < sh->count; id++) {
+		uint64_t off = entry_of(t, id)->offset;
+		starts[off / 64] |= UINT64_C(1) << (off % 64);
+	}
+	/* The ids to free, counted by their class first (nothing changes
+	 * until every list is allocated). */
+	for (uint32_t id = 1; id < sh->count; id++) {
+		const struct intern_entry *e = entry_of(t, id);
+		bool freeing = e->tag != INTERN_TAG_PINNED && e->tag != INTERN_TAG_FREE &&
+			       !(held[id / 64] >> (id % 64) & 1);
+		if (e->tag != INTERN_TAG_FREE && !freeing)
+			continue;
+		/* Its room: up to the next string's first byte. */
+		uint64_t end = e->offset + 1;
+		while (end < sh->arena_used && !(starts[end / 64] >> (end % 64) & 1))
+			end++;
+		per_class[class_of(end - e->offset)]++;
+	}
+	int rc = 0;
+	for (int k = 0; k < INTERN_CLASSES && rc == 0; k++)
+		if (per_class[k] > 0 &&
+		    (items[k] = calloc(per_class[k], sizeof(*items[k]))) == NULL)
+			rc = -ENOMEM;
+	if (rc < 0) {
+		for (int k = 0; k < INTERN_CLASSES; k++)
+			free(items[k]);
+		free(starts);
+		return rc;
+	}
+	uint32_t fill[INTERN_CLASSES] = {0};
+	for (uint32_t id = 1; id < sh->count; id++) {
+		struct intern_entry *e = entry_of(t, id);
+		bool freeing = e->tag != INTERN_TAG_PINNED && e->tag != INTERN_TAG_FREE &&
+			       !(held[id / 64] >> (id % 64) & 1);
+		if (e->tag != INTERN_TAG_FREE && !freeing)
+			continue;
+		uint64_t end = e->offset + 1;
+		while (end < sh->arena_used && !(starts[end / 64] >> (end % 64) & 1))
+			end++;
+		if (freeing) {
+			out->freed++;
+			out->freed_bytes += e->len + 1u;
+			unindex(t, id);
+			free_entry(t, id);
+		}
+		int k = class_of(end - e->offset);
+		items[k][fill[k]++] = (struct free_item){id, (uint32_t)(end - e->offset)};
+	}
+	free(starts);
+	for (int k = 0; k < INTERN_CLASSES; k++) {
+		free(t->free_items[k]);
+		t->free_items[k] = items[k];
+		t->free_len[k] = fill[k];
+	}
+	out->free = sh->n_free;
+	t->pin_on_find = false;
+	/* I2: release, partner of an observer's acquire loads of the epoch
+	 * around its read: the entries freed are written before it, and no
+	 * freed id is reused before this store (reuse begins after return). */
+	if (out->freed > 0)
+		__atomic_store_n(&sh->epoch, sh->epoch + 1, __ATOMIC_RELEASE);
+	return 0;
 }
 
 void intern_limits(const struct intern *t, uint32_t *max_strings,

@@ -2,15 +2,22 @@
  * and resource name becomes a 32-bit id, so the engine compares integers.
  *
  * Id 0 is always the empty string (which the model also reads as "not
- * set"). Ids are dense, stable and never reused; the table only grows.
+ * set"). Ids are dense and stable while a daemon runs: a string is never
+ * moved or freed under a running daemon. Issue 41: a string a producer's
+ * template added carries a tag (that producer's uid, charged for it:
+ * intern_tag_since); at a start, before any thread but the writer runs,
+ * intern_reclaim() frees every tagged string no record of the state
+ * region holds, and later adds reuse the freed ids and arena bytes.
  *
  * Concurrency: one writer thread at a time adds (intern_add*, intern_find
  * too, which uses the writer's hash table); any thread may read
  * (intern_str, intern_len, intern_int) an id that reached it through
- * something published after the id was added: stored strings never move.
- * The strings live in a section of the state region (shm/layout.h: struct
- * intern_shared), so observers read them and a restarted daemon keeps
- * every id; the hash table is the writer's private memory.
+ * something published after the id was added: stored strings never move,
+ * and an id is reused only after a restart freed it, when no thread of
+ * this daemon can hold it. The strings live in a section of the state
+ * region (shm/layout.h: struct intern_shared), so observers read them and
+ * a restarted daemon keeps every id a record holds; the hash table and
+ * the free lists are the writer's private memory.
  */
 #ifndef SHMSCHED_SHM_INTERN_H
 #define SHMSCHED_SHM_INTERN_H
@@ -25,6 +32,19 @@
 /* intern_create()'s room: virtual, backed only as strings arrive. */
 #define INTERN_DEFAULT_STRINGS (UINT32_C(1) << 22)
 #define INTERN_DEFAULT_ARENA (UINT64_C(1) << 28)
+/* An entry's tag (struct intern_entry.tag): */
+#define INTERN_TAG_PINNED 0u          /* the daemon's: never freed */
+#define INTERN_TAG_FREE UINT32_MAX    /* free: reusable */
+/* Size classes of the free lists: a freed entry of c bytes (its string,
+ * its NUL and any slack after it) is in class floor(log2(c)), the last
+ * class holding every c >= 2^(INTERN_CLASSES - 1). */
+#define INTERN_CLASSES 14
+
+/* The tag of strings charged to producer uid `uid`. */
+static inline uint32_t intern_uid_tag(uint32_t uid)
+{
+	return uid < UINT32_MAX - 1 ? uid + 1 : UINT32_MAX - 1;
+}
 
 struct intern;
 
@@ -69,6 +89,12 @@ int intern_observe_str(struct shm_span span, uint32_t max_strings,
  * -ENOMEM, or -ENOSPC (the table's strings or arena are full). */
 int intern_add(struct intern *t, const char *s, size_t len, uint32_t *id);
 
+/* On a resumed table, until intern_reclaim() runs, a string that
+ * intern_add or intern_find finds is pinned (its tag set to
+ * INTERN_TAG_PINNED): what the start-up reads before the reclaim (the
+ * scheduler configuration, the plugins' constants) holds its ids in
+ * private memory, which the reclaim does not see. */
+
 /* Same for a NUL-terminated string. */
 int intern_add_str(struct intern *t, const char *s, uint32_t *id);
 
@@ -84,13 +110,26 @@ size_t intern_len(const struct intern *t, uint32_t id);
  * compare. Returns false when it is not one. Parsed once per string. */
 bool intern_int(const struct intern *t, uint32_t id, int64_t *out);
 
+/* Ids in use are below it (free ones included): the high-water mark. */
 uint32_t intern_count(const struct intern *t);
+
+/* The strings the table holds now, free entries not counted, and their
+ * bytes (each string's length + 1). */
+void intern_use(const struct intern *t, uint32_t *strings, uint64_t *bytes);
+
+/* The epoch (I2 in shm/layout.h): moved by each intern_reclaim() that
+ * freed a string. An observer's copy of a record is read with the strings
+ * of one epoch: the same before and after. Returns 0 or -EINVAL (the
+ * span holds no such section). Any thread, any process. */
+int intern_observe_epoch(struct shm_span span, uint32_t max_strings,
+			 uint64_t arena_size, uint32_t *epoch);
 
 /* A point to roll back to: strings interned for a request that is then
  * refused are forgotten, so refused requests cannot grow the table. */
 struct intern_mark {
 	uint32_t count;
 	uint64_t arena_used;
+	uint32_t reused[INTERN_CLASSES]; /* the free lists' lengths */
 };
 
 /* The writer's: the table as it is now. */
@@ -103,7 +142,42 @@ void intern_limits(const struct intern *t, uint32_t *max_strings,
 
 /* The writer's: forgets every string added since `m` (their ids are
  * reused). No reader may hold one of their ids: call it only for strings
- * of a request that was never published. Cost: O(strings forgotten). */
+ * of a request that was never published. Marks do not nest across a
+ * reclaim (it runs only at start). Cost: O(strings forgotten). */
 void intern_rollback(struct intern *t, const struct intern_mark *m);
+
+/* The writer's: the strings added since `m` (new ids, and freed ids
+ * reused), and their bytes (each string's length + 1). */
+void intern_added_since(const struct intern *t, const struct intern_mark *m,
+			uint32_t *strings, uint64_t *bytes);
+
+/* The writer's: sets the tag of every string added since `m` (issue 41:
+ * intern_uid_tag() of the producer whose template added them). */
+void intern_tag_since(struct intern *t, const struct intern_mark *m,
+		      uint32_t tag);
+
+/* Calls fn(arg, tag, len) for every string below the count whose tag is
+ * a producer uid's (neither pinned nor free): what each uid is charged,
+ * rebuilt at a start. */
+void intern_tagged(const struct intern *t,
+		   void (*fn)(void *arg, uint32_t tag, uint32_t len), void *arg);
+
+struct intern_reclaim_stats {
+	uint32_t freed;       /* strings freed now */
+	uint64_t freed_bytes; /* their lengths + 1 */
+	uint32_t free;        /* free entries after it, reusable */
+};
+
+/* The start-time reclaim (issue 41), the writer's, with no reader of the
+ * table running in this process: frees every string whose tag is a
+ * producer uid's and whose id's bit in `held` (max_strings bits, id i at
+ * held[i / 64] bit i % 64) is clear, moves the epoch (I2) if any was,
+ * and puts every free entry on the free lists that intern_add takes from
+ * (an entry's room: the bytes up to the next string's). Ends the pinning
+ * of a resumed table (see intern_add). Returns 0 or -ENOMEM (nothing
+ * freed). Cost: O(count + arena used / 64) and arena used / 8 bytes for
+ * the while. */
+int intern_reclaim(struct intern *t, const uint64_t *held,
+		   struct intern_reclaim_stats *out);
 
 #endif

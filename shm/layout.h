@@ -75,6 +75,10 @@
  *   O2  Strings: load intern_shared.count with acquire (partner I1 in
  *       shm/intern.c); entries below it are complete. Bound-check each
  *       entry against the arena anyway (a crash can leave anything).
+ *       A free entry (tag INTERN_TAG_FREE) names no string. An id copied
+ *       from a record may be reused once a later daemon's start freed it:
+ *       load intern_shared.epoch with acquire before copying the records
+ *       and again after copying their strings; moved: read again (I2).
  *   O3  Snapshots: load meta.current_snapshot with acquire (partner S3),
  *       then that buffer's seq with acquire; odd: being rewritten, retry.
  *       Copy what is needed, then an acquire fence and load seq again:
@@ -114,7 +118,7 @@
 #include "shm/model.h"
 
 #define SHM_MAGIC UINT64_C(0x44454843534d4853) /* "SHMSCHED" in memory order */
-#define SHM_ABI_VERSION 7u /* 2: a placed slot names its devices; 3: and its
+#define SHM_ABI_VERSION 9u /* 2: a placed slot names its devices; 3: and its
                             * placement id, which a release names; 4: the
                             * state region; 5: pod groups in the ledger
                             * and in placement records; 6: a slot's wait
@@ -124,7 +128,10 @@
                             * record's priority and time; 7: a snapshot's
                             * checksum sums one term per slot; 8: the
                             * state meta records what the region was
-                            * built from (origin) */
+                            * built from (origin); 9: an intern
+                            * entry's tag (the uid charged, or free)
+                            * and the strings' epoch, an identity
+                            * slot's seqlock generation (issue 41) */
 #define SHM_READY UINT32_C(0x59444552) /* "REDY"; any other value: not ready */
 #define SHM_HEADER_SIZE 512u
 #define SHM_SECTION_MAX 16u
@@ -228,6 +235,11 @@ struct intern_shared {
 	uint32_t count;       /* I1: release by the writer, O2: acquire */
 	uint64_t arena_size;
 	uint64_t arena_used;  /* the writer's */
+	uint32_t epoch;       /* I2: moved (release) by a start-time reclaim
+			       * before any freed id is reused; O2 loads it
+			       * (acquire) before and after a read (ABI 9) */
+	uint32_t n_free;      /* entries below count whose tag is
+			       * INTERN_TAG_FREE (shm/intern.h) */
 };
 
 struct intern_entry {
@@ -236,7 +248,11 @@ struct intern_entry {
 	uint32_t hash;        /* shm/intern.c's hash of the bytes */
 	int64_t number;       /* the string as a base-10 int64, if is_number */
 	uint32_t is_number;
-	uint32_t reserved;
+	uint32_t tag;         /* 0: the daemon's (kept); INTERN_TAG_FREE:
+			       * free (len 0, its bytes "" and reusable);
+			       * else the producer uid + 1 whose template
+			       * added it, charged to that uid and freed at
+			       * a start when no record holds it (ABI 9) */
 };
 
 /* SHM_SECTION_SNAPSHOTS: two buffers, each cluster_snapshots_section_size

@@ -5,6 +5,10 @@
  * owner a used identity, slot in range, node generation not past the
  * slot's, requests non-negative, devices the node's), and a damaged
  * record is named with its field and value.
+ * strings_reclaim (issue 41): the ids the region's records hold, marked
+ * in a bitmap (max_strings / 8 bytes for the while), then
+ * intern_reclaim() frees the producers' strings left unmarked. Cost:
+ * O(slots x (labels + taints) + records + the table).
  */
 #include "shm/recount.h"
 
@@ -213,4 +217,68 @@ int ledger_recount(struct cluster *c, struct placements *t, uint32_t max_owner,
 			out->nodes_fixed++;
 	free(before);
 	return 0;
+}
+
+static void mark(uint64_t *held, uint32_t count, uint32_t id, uint32_t *bad)
+{
+	if (id >= count) {
+		(*bad)++;
+		return;
+	}
+	held[id / 64] |= UINT64_C(1) << (id % 64);
+}
+
+uint32_t strings_held(const struct intern *strings, struct cluster *c,
+		      struct placements *t, uint64_t *held)
+{
+	uint32_t count = intern_count(strings), bad = 0;
+	const struct snapshot *snap = cluster_snapshot(c);
+	/* Every slot, present or not: a slot's stale spec costs nothing
+	 * kept, and a slot is not trusted to be empty. */
+	for (uint32_t s = 0; s < snap->n_slots; s++) {
+		const struct node_spec *n = &snap->nodes[s];
+		mark(held, count, n->name, &bad);
+		mark(held, count, n->devices.gpu_model, &bad);
+		for (uint32_t i = 0; i < n->n_labels && i < NODE_MAX_LABELS; i++) {
+			mark(held, count, n->labels[i].key, &bad);
+			mark(held, count, n->labels[i].value, &bad);
+		}
+		for (uint32_t i = 0; i < n->n_taints && i < NODE_MAX_TAINTS; i++) {
+			mark(held, count, n->taints[i].key, &bad);
+			mark(held, count, n->taints[i].value, &bad);
+		}
+	}
+	uint32_t hw = placements_high_water(t);
+	for (uint32_t i = 0; i < hw; i++) {
+		uint64_t id;
+		const struct placement_record *r = placements_at(t, i, &id);
+		if (r == NULL)
+			continue;
+		mark(held, count, r->pod_name, &bad);
+		mark(held, count, r->group, &bad);
+		for (uint32_t k = 0; k < r->n_ports && k < POD_MAX_PORTS; k++)
+			mark(held, count, r->ports[k].ip, &bad);
+	}
+	struct ledger *l = cluster_ledger(c);
+	uint32_t groups = ledger_term_groups(l);
+	if (groups == UINT32_MAX) /* overflowed: the list is full */
+		groups = LEDGER_TERM_GROUPS;
+	for (uint32_t i = 0; i < groups; i++)
+		mark(held, count, ledger_term_group_at(l, i), &bad);
+	return bad;
+}
+
+int strings_reclaim(struct intern *strings, struct cluster *c,
+		    struct placements *t, struct intern_reclaim_stats *out)
+{
+	uint32_t max_strings;
+	uint64_t arena;
+	intern_limits(strings, &max_strings, &arena);
+	uint64_t *held = calloc((size_t)max_strings / 64 + 1, sizeof(*held));
+	if (held == NULL)
+		return -ENOMEM;
+	(void)strings_held(strings, c, t, held);
+	int rc = intern_reclaim(strings, held, out);
+	free(held);
+	return rc;
 }

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "shm/cluster.h"
+#include "shm/intern.h"
 #include "shm/layout.h"
 #include "shm/placements.h"
 
@@ -36,5 +37,24 @@ struct recount_stats {
 int ledger_recount(struct cluster *c, struct placements *t, uint32_t max_owner,
 		   const struct state_identity *ids, struct recount_stats *out,
 		   char *err, size_t err_len);
+
+/* Issue 41's start-time reclaim, after ledger_recount() of a resumed
+ * region and before the workers and the control sockets (and after the
+ * start-up's other readers of the table, which pin what they find:
+ * shm/intern.h): marks every string id a record of the region holds (the
+ * current snapshot's node names, labels, taints and GPU models, every
+ * slot's; the live placement records' pod names, groups and host-port
+ * addresses; the ledger's term groups) and frees every string a
+ * producer's template added that none holds (intern_reclaim). Returns 0
+ * or -ENOMEM (nothing freed). */
+int strings_reclaim(struct intern *strings, struct cluster *c,
+		    struct placements *t, struct intern_reclaim_stats *out);
+
+/* The same marks, for the checker of a test: sets bit id of held
+ * (intern_count() bits, zeroed by the caller) for every id a record
+ * holds; an id at or above intern_count() is not marked and is counted
+ * in the return (a damaged holder). */
+uint32_t strings_held(const struct intern *strings, struct cluster *c,
+		      struct placements *t, uint64_t *held);
 
 #endif

@@ -1,0 +1,226 @@
+/* unit.strings_reclaim: issue 41, "the intern table filled for good", the
+ * attack that remained after the budgets per identity: one uid that
+ * reconnects again and again under new names, each time registering
+ * templates with fresh unique label values, against the real daemon in
+ * process, on a named state region that it then resumes:
+ * - the uid is refused (EDQUOT naming the uid and its budget) after a few
+ *   names, on a fresh name's first template (old: every new name had a
+ *   fresh budget, 30 names of 30 templates were taken);
+ * - afterwards a producer of another uid (nobody, run as a child process)
+ *   still registers a template of new strings;
+ * - a restart on the same region frees the attacker's strings (the table
+ *   holds about what it held before the attack: old, it kept every one),
+ *   and the uid's charge with them: it registers new strings again.
+ * Must run as root (the child becomes nobody). */
+#include <errno.h>
+#include <grp.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "daemon/daemon.h"
+#include "shm/shm.h"
+#include "shmsched/client.h"
+
+#define NOBODY 65534
+
+static char dir[64], sock[128], region[64], self[4096];
+static const uid_t admitted[] = {0, NOBODY};
+
+static struct daemon *start(void)
+{
+	struct daemon_config cfg = {.socket_path = sock, .synthetic_nodes = 16,
+				    .seed = 1, .workers = 1, .slots = 64,
+				    .state_name = region,
+				    .allowed_uids = admitted, .n_allowed_uids = 2,
+				    .socket_mode = 0666,
+				    .strings_per_identity = 4096};
+	char err[512];
+	struct daemon *d = daemon_start(&cfg, err, sizeof(err));
+	if (d == NULL)
+		fail_msg("daemon_start: %s", err);
+	return d;
+}
+
+static struct shmsched_client *connect_as(const char *name)
+{
+	struct shmsched_client *c;
+	char err[512];
+	if (shmsched_connect_named(sock, name, &c, err, sizeof(err)) < 0)
+		fail_msg("connect as \"%s\": %s", name, err);
+	return c;
+}
+
+static void leave(struct daemon *d, struct shmsched_client *c)
+{
+	struct daemon_stats ds;
+	daemon_get_stats(d, &ds);
+	uint64_t gone = ds.producers_gone;
+	shmsched_disconnect(c);
+	time_t deadline = time(NULL) + 10;
+	do {
+		usleep(1000);
+		daemon_get_stats(d, &ds);
+	} while (ds.producers_gone == gone && time(NULL) <= deadline);
+	assert_true(ds.producers_gone > gone);
+}
+
+/* A template whose label value (60 bytes) is unique to (`tag`, `i`). */
+static int template_n(struct shmsched_client *c, const char *tag, int i,
+		      char *err, size_t err_len)
+{
+	char json[512], value[61];
+	uint32_t tid;
+	snprintf(value, sizeof(value), "%s-%d-%0*d", tag, i, 40, i);
+	value[60] = '\0';
+	snprintf(json, sizeof(json), "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"t\","
+		 "\"labels\":{\"app\":\"%sz\"}},\"spec\":{\"containers\":[{\"name\":"
+		 "\"c\",\"resources\":{\"requests\":{\"cpu\":\"10m\"}}}]}}", value);
+	return shmsched_register_template(c, json, strlen(json), &tid, err, err_len);
+}
+
+/* The child, as nobody: one template of new strings; exit 0 if taken. */
+static int victim(const char *path)
+{
+	struct shmsched_client *c;
+	char err[512];
+	if (shmsched_connect_named(path, "victim", &c, err, sizeof(err)) < 0) {
+		fprintf(stderr, "victim: connect: %s\n", err);
+		return 2;
+	}
+	int rc = template_n(c, "victim", 0, err, sizeof(err));
+	if (rc < 0)
+		fprintf(stderr, "victim: template refused: %s\n", err);
+	shmsched_disconnect(c);
+	return rc == 0 ? 0 : 1;
+}
+
+/* Runs victim() as nobody in a new process; its exit status. */
+static int run_victim(void)
+{
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		gid_t g = NOBODY;
+		if (setgroups(0, NULL) < 0 || setresgid(g, g, g) < 0 ||
+		    setresuid(NOBODY, NOBODY, NOBODY) < 0)
+			_exit(3);
+		execl(self, self, "victim", sock, (char *)NULL);
+		_exit(4);
+	}
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+}
+
+static void test_reconnecting_uid(void **state)
+{
+	(void)state;
+	if (geteuid() != 0)
+		skip();
+	struct daemon *d = start();
+	struct daemon_stats ds;
+	daemon_get_stats(d, &ds);
+	uint32_t baseline = ds.interned_strings;
+	char err[512], name[32], want[64];
+	int names = 0, taken = 0, rc = 0;
+	/* New names until a fresh name's first template is refused. */
+	for (; names < 30; names++) {
+		snprintf(name, sizeof(name), "hog-%d", names);
+		struct shmsched_client *c = connect_as(name);
+		int i = 0;
+		while (i < 30 && (rc = template_n(c, name, i, err, sizeof(err))) == 0)
+			i++;
+		taken += i;
+		leave(d, c);
+		if (i == 0)
+			break;
+	}
+	print_message("%d names, %d templates; refused: %s\n", names, taken, err);
+	/* old: 30 names of 30 templates each, never refused. */
+	assert_int_equal(rc, -EDQUOT);
+	assert_true(names < 10);
+	snprintf(want, sizeof(want), "uid %u (producer identity", (unsigned)getuid());
+	assert_non_null(strstr(err, want));
+	assert_non_null(strstr(err, "x --strings-per-identity"));
+	daemon_get_stats(d, &ds);
+	uint32_t attacked = ds.interned_strings;
+	assert_true(attacked >= baseline + (uint32_t)taken);
+
+	/* Another uid's new strings are still taken. */
+	assert_int_equal(run_victim(), 0);
+
+	/* A restart frees what no record holds: the table is back to about
+	 * its baseline (the victim's strings are freed too: it is gone). */
+	daemon_stop(d, 1000, &ds);
+	d = start();
+	daemon_get_stats(d, &ds);
+	print_message("strings: %u before, %u after the attack, %u after a "
+		      "restart\n", baseline, attacked, ds.interned_strings);
+	/* old: every string stayed (attacked). */
+	assert_true(ds.interned_strings <= baseline + 2);
+	/* The uid's charge went with its strings. */
+	struct shmsched_client *c = connect_as("hog-again");
+	for (int i = 0; i < 10; i++)
+		if (template_n(c, "again", i, err, sizeof(err)) < 0)
+			fail_msg("after the restart, template %d: %s", i, err);
+	daemon_get_stats(d, &ds);
+	print_message("strings: %u after 10 templates more\n", ds.interned_strings);
+	assert_true(ds.interned_strings <= baseline + 2 + 30);
+	leave(d, c);
+	/* Its strings are charged again after another restart (kept by the
+	 * tags, freed: nothing holds them). */
+	daemon_stop(d, 1000, &ds);
+	d = start();
+	daemon_get_stats(d, &ds);
+	assert_true(ds.interned_strings <= baseline + 2);
+	daemon_stop(d, 1000, &ds);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	snprintf(dir, sizeof(dir), "/tmp/shmsched-reclaim-XXXXXX");
+	assert_non_null(mkdtemp(dir));
+	assert_int_equal(chmod(dir, 0755), 0); /* nobody reaches the socket */
+	snprintf(sock, sizeof(sock), "%s/s.sock", dir);
+	snprintf(region, sizeof(region), "shmsched-reclaim-%d", (int)getpid());
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	char admin[160], err[256];
+	snprintf(admin, sizeof(admin), "%s.admin", sock);
+	unlink(admin);
+	unlink(sock);
+	rmdir(dir);
+	state_remove(region, err, sizeof(err));
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 3 && strcmp(argv[1], "victim") == 0)
+		return victim(argv[2]);
+	if (readlink("/proc/self/exe", self, sizeof(self) - 1) < 0)
+		return 1;
+	setenv("SHMSCHED_LOG", "warn", 0);
+	signal(SIGPIPE, SIG_IGN);
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_reconnecting_uid, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
