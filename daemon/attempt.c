@@ -307,6 +307,11 @@ void attempt_complete(struct attempt_ctx *a, unsigned w, struct producer *pr,
 	char why[160];
 	if (k == 0)
 		return;
+	/* With --durability sync a producer reads PLACED only once it is
+	 * durable (persist_internal.h): the queue's answers (a retry, a gang,
+	 * the evictor's reply) reach here without serve.c's wait at the end
+	 * of a burst, so wait here; after that wait it is one branch. */
+	attempt_persist_wait(a, w);
 	/* Answers, not notices (a notice answers no pod). Release, partner
 	 * of producers_is_busy()'s acquire. Counted whether or not the ring
 	 * took them: a dropped answer is the producer's breakage. */

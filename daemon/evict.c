@@ -9,12 +9,12 @@
  *       record is complete), copies record head % N out, then stores
  *       head + 1 with release (partner of M1's load).
  * The evictor thread sleeps on a futex word when it finds no request:
- *   K1  A worker, after M1, adds 1 to `kick` (sequentially consistent)
+ *   EK1  A worker, after M1, adds 1 to `kick` (sequentially consistent)
  *       and calls FUTEX_WAKE on it.
- *   K2  The evictor loads `kick` (sequentially consistent) before it
+ *   EK2  The evictor loads `kick` (sequentially consistent) before it
  *       scans the rings, and sleeps only with FUTEX_WAIT on that value
  *       (at most EVICT_IDLE_NS): a request whose M1 its scan missed came
- *       with a K1 after its load, so the kernel's compare sees the word
+ *       with an EK1 after its load, so the kernel's compare sees the word
  *       moved. evict_stop() kicks it too, after setting `stop`.
  * Replies and notices wake the workers through the pool (evict_set_waker:
  * pool_wake, one load when no worker sleeps).
@@ -35,7 +35,7 @@
 #include "base/base.h"
 
 #define REQS 4u      /* a worker has one request in flight (daemon/wait.c) */
-/* The idle evictor's sleep, at most: K1 and evict_stop() wake it, so this
+/* The idle evictor's sleep, at most: EK1 and evict_stop() wake it, so this
  * only bounds a wake the protocol cannot miss. It once was 1 ms: a
  * thousand wakes a second, each taking a core from a spinning worker or
  * producer on a machine with no idle core (the bench's 2 cores). */
@@ -62,7 +62,7 @@ struct evictor {
 	pthread_t thread;
 	bool running;
 	int stop;               /* __atomic, relaxed: a flag polled each turn */
-	uint32_t kick;          /* K1, K2 */
+	uint32_t kick;          /* EK1, EK2 */
 	void (*waker)(void *);  /* wakes the workers; may be NULL */
 	void *waker_arg;
 	struct req_rec cur;     /* the request being served: the thread's */
@@ -92,7 +92,7 @@ bool evict_request(struct evictor *ev, unsigned w, uint32_t queue_id,
 	r->rq = *rq;
 	/* M1: release. */
 	__atomic_store_n(&b->req_tail, b->req_tail + 1, __ATOMIC_RELEASE);
-	/* K1: seq_cst, partner of K2. One system call a preemption. */
+	/* EK1: seq_cst, partner of EK2. One system call a preemption. */
 	__atomic_fetch_add(&ev->kick, 1, __ATOMIC_SEQ_CST);
 	syscall(SYS_futex, &ev->kick, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 	return true;
@@ -178,7 +178,7 @@ static void *evictor_main(void *arg)
 	struct evictor *ev = arg;
 	struct req_rec *r = &ev->cur;
 	for (;;) {
-		/* K2: seq_cst, partner of K1. Loaded before `stop`: a kick
+		/* EK2: seq_cst, partner of EK1. Loaded before `stop`: a kick
 		 * from evict_stop() that it reads orders `stop` before it. */
 		uint32_t seen = __atomic_load_n(&ev->kick, __ATOMIC_SEQ_CST);
 		if (__atomic_load_n(&ev->stop, __ATOMIC_RELAXED))
@@ -233,7 +233,7 @@ void evict_stop(struct evictor *ev)
 	if (ev == NULL || !ev->running)
 		return;
 	__atomic_store_n(&ev->stop, 1, __ATOMIC_RELAXED);
-	/* K1's wake, so a sleeping evictor sees `stop` now. */
+	/* EK1's wake, so a sleeping evictor sees `stop` now. */
 	__atomic_fetch_add(&ev->kick, 1, __ATOMIC_SEQ_CST);
 	syscall(SYS_futex, &ev->kick, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 	pthread_join(ev->thread, NULL);

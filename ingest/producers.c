@@ -1659,7 +1659,8 @@ bool producers_is_busy(void *arg, uint64_t conn)
 	bool busy = false;
 	if (pr != NULL) {
 		/* Acquire, partners of its worker's release stores in
-		 * daemon/serve.c: answered first, so taken >= answered. The
+		 * daemon/serve.c (taken) and daemon/attempt.c (answered):
+		 * answered first, so taken >= answered. The
 		 * tail is the producer's own (untrusted): moving it only buys
 		 * what a request every idle timeout would. */
 		uint64_t answered = __atomic_load_n(&pr->answered, __ATOMIC_ACQUIRE);

@@ -50,20 +50,20 @@
  *   sleep timeout. The protocol, with labels used at each atomic:
  *     worker: W1 seen = load(wake_seq)          acquire, before each poll
  *             poll() finds nothing
- *             S1 sleepers += 1                   seq_cst
- *             S2 if load(wake_seq) == seen       seq_cst
+ *             PS1 sleepers += 1                   seq_cst
+ *             PS2 if load(wake_seq) == seen       seq_cst
  *                   FUTEX_WAIT(wake_seq, seen)   the kernel re-checks
- *             S3 sleepers -= 1                   relaxed
+ *             PS3 sleepers -= 1                   relaxed
  *     waker:  (publishes work, by its own means)
  *             K1 wake_seq += 1                   seq_cst (release for W1)
  *             K2 if load(sleepers) != 0          seq_cst
  *                   FUTEX_WAKE(wake_seq, all)
  *   If W1 reads K1's value (or a later one), K1 releases the work to the
- *   poll that follows. If not, S1/S2 against K1/K2 is the store-buffering
- *   pattern, all seq_cst: either S2 sees K1 (seen is stale, no sleep) or K2
- *   sees S1 and calls FUTEX_WAKE, which the kernel orders against the
+ *   poll that follows. If not, PS1/PS2 against K1/K2 is the store-buffering
+ *   pattern, all seq_cst: either PS2 sees K1 (seen is stale, no sleep) or K2
+ *   sees PS1 and calls FUTEX_WAKE, which the kernel orders against the
  *   waiter's own compare of wake_seq with seen. The word is 32 bits; only
- *   exactly 2^32 wake-ups between W1 and S2 could fool the compare, and
+ *   exactly 2^32 wake-ups between W1 and PS2 could fool the compare, and
  *   then the timeout still bounds the sleep.
  * - A sleeping or yielding worker is RCU-offline, so a writer's
  *   rcu_synchronize() (shm/rcu.h) never waits for it; a polling worker
@@ -243,23 +243,23 @@ static void worker_sleep(struct pool_worker *w, uint32_t seen, unsigned n_bells)
 {
 	struct pool *p = w->pool;
 
-	/* S1, seq_cst — partner K2: a waker that reads sleepers after this
+	/* PS1, seq_cst — partner K2: a waker that reads sleepers after this
 	 * will call FUTEX_WAKE. */
 	__atomic_fetch_add(&p->sleepers, 1, __ATOMIC_SEQ_CST);
-	/* S2, seq_cst — partner K1: with S1 before it, either this sees a
-	 * wake-up issued since W1 or that wake-up's K2 sees S1. */
+	/* PS2, seq_cst — partner K1: with PS1 before it, either this sees a
+	 * wake-up issued since W1 or that wake-up's K2 sees PS1. */
 	if (__atomic_load_n(&p->wake_seq, __ATOMIC_SEQ_CST) == seen) {
 		stat_inc(&w->sleeps);
 		long r = n_bells > 0 ? futex_wait_bells(p, seen, w->bells, n_bells)
 				     : futex_wait(&p->wake_seq, seen, &p->sleep_max);
 		/* 0: FUTEX_WAKE (or spurious); EAGAIN: the word moved between
-		 * S2 (D1 for a doorbell) and the kernel's compare; EFAULT: a
+		 * PS2 (D1 for a doorbell) and the kernel's compare; EFAULT: a
 		 * doorbell's region went away. Wake-ups all; ETIMEDOUT and
 		 * EINTR are not. */
 		if (r == 0 || errno == EAGAIN || errno == EFAULT)
 			stat_inc(&w->wakeups);
 	}
-	/* S3, relaxed — partner K2: a waker that still sees this worker
+	/* PS3, relaxed — partner K2: a waker that still sees this worker
 	 * only makes a FUTEX_WAKE nobody needs; it can never see 0 while the
 	 * worker waits, since this runs after the wait. */
 	__atomic_fetch_sub(&p->sleepers, 1, __ATOMIC_RELAXED);
@@ -769,11 +769,11 @@ fail_topology:
 void pool_wake(struct pool *p)
 {
 	/* K1, seq_cst — partners W1 (as a release: the caller's work is
-	 * visible to a poll that reads this value) and S2 (store-buffering
-	 * pair with K2 against S1). */
+	 * visible to a poll that reads this value) and PS2 (store-buffering
+	 * pair with K2 against PS1). */
 	__atomic_fetch_add(&p->wake_seq, 1, __ATOMIC_SEQ_CST);
-	/* K2, seq_cst — partner S1: a worker that announced itself before
-	 * this either saw K1 at S2 or is woken here. */
+	/* K2, seq_cst — partner PS1: a worker that announced itself before
+	 * this either saw K1 at PS2 or is woken here. */
 	if (__atomic_load_n(&p->sleepers, __ATOMIC_SEQ_CST) != 0)
 		futex_wake_all(&p->wake_seq);
 }
@@ -800,7 +800,7 @@ unsigned pool_size(const struct pool *p)
 
 unsigned pool_sleeping(const struct pool *p)
 {
-	/* Acquire — partner S1 (a seq_cst read-modify-write, so a release):
+	/* Acquire — partner PS1 (a seq_cst read-modify-write, so a release):
 	 * a caller that sees a worker asleep also sees the counters it wrote
 	 * before going to sleep. It orders nothing else. */
 	return __atomic_load_n(&p->sleepers, __ATOMIC_ACQUIRE);
