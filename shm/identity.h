@@ -43,7 +43,7 @@ static inline void state_identity_write(struct state_identity *id, uint32_t uid,
 	uint32_t g = __atomic_load_n(&id->generation, __ATOMIC_RELAXED);
 	/* IW1: relaxed, ordered before IW2 by the release fence. */
 	__atomic_store_n(&id->generation, g + 1, __ATOMIC_RELAXED);
-	__atomic_thread_fence(__ATOMIC_RELEASE);
+	state_fence_release(); /* shm/layout.h: silenced under TSan */
 	/* IW2. */
 	id->uid = uid;
 	snprintf(id->name, sizeof(id->name), "%s", name);
@@ -76,7 +76,7 @@ static inline int state_identity_read(const struct state_identity *id,
 	if (between != NULL)
 		between(arg);
 	/* IR4: the fence pairs with IW1's release fence. */
-	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	state_fence_acquire();
 	if (__atomic_load_n(&id->generation, __ATOMIC_RELAXED) != g)
 		return -EAGAIN;
 	if (__atomic_load_n(&id->used, __ATOMIC_RELAXED) == 0)
