@@ -406,6 +406,50 @@ static void test_charge_all_or_nothing(void **state)
 	quota_tree_free(t);
 }
 
+static void test_large_quantities(void **state)
+{
+	(void)state;
+	/* Every quantity at QUOTA_QUANTITY_MAX; sums saturate at
+	 * QUOTA_SUM_MAX (Kueue's saturate at MaxInt64, resource_node.go's
+	 * accumulateFromChild) and no counter overflows. */
+	struct quota_tree *t = new_tree();
+	int f = quota_flavor_add(t, "default", err, sizeof(err));
+	int mem = quota_resource_add(t, "memory", err, sizeof(err));
+	int first = -1;
+	char name[32];
+	for (int i = 0; i < 64; i++) {
+		snprintf(name, sizeof(name), "q%d", i);
+		int q = quota_cluster_queue_add(t, name, "big", W1, NULL, err, sizeof(err));
+		assert_int_equal(quota_set(t, q, f, mem, QUOTA_QUANTITY_MAX,
+					   i == 0 ? QUOTA_QUANTITY_MAX : NO, NO, err,
+					   sizeof(err)), 0);
+		first = first < 0 ? q : first;
+	}
+	assert_int_equal(quota_seal(t, err, sizeof(err)), 0);
+	int big = quota_cohort_find(t, "big");
+	/* 64 x 2^56 = 2^62, held at 2^60. */
+	assert_int_equal(quota_subtree_quota(t, big, f, mem), QUOTA_SUM_MAX);
+	int64_t r = QUOTA_QUANTITY_MAX;
+	/* q0: nominal + borrowingLimit = 2^57, then no more. */
+	assert_int_equal(quota_try_charge(t, first, f, &r), 0);
+	assert_int_equal(quota_try_charge(t, first, f, &r), 0);
+	assert_int_equal(quota_try_charge(t, first, f, &r), -ENOSPC);
+	/* q1 (no borrowingLimit) takes the rest of the saturated cohort:
+	 * 2^60 - 2^57 = 14 x 2^56. */
+	int admitted = 0;
+	while (quota_try_charge(t, first + 1, f, &r) == 0)
+		admitted++;
+	assert_int_equal(admitted, 14);
+	assert_int_equal(quota_usage(t, big, f, mem), QUOTA_SUM_MAX);
+	r = QUOTA_QUANTITY_MAX + 1;
+	assert_int_equal(quota_try_charge(t, first + 2, f, &r), -EINVAL);
+	struct quota_share sh;
+	assert_int_equal(quota_share(t, first + 1, -1, NULL, &sh), 0);
+	assert_true(sh.borrowing);
+	assert_true(sh.ratio > 0 && sh.ratio <= 1000);
+	quota_tree_free(t);
+}
+
 /* --- the share: Kueue's TestDominantResourceShare ---------------------------- */
 
 struct share_case {
@@ -664,6 +708,7 @@ int main(void)
 		cmocka_unit_test(test_local_queues),
 		cmocka_unit_test(test_borrow_and_lend),
 		cmocka_unit_test(test_charge_all_or_nothing),
+		cmocka_unit_test(test_large_quantities),
 		cmocka_unit_test(test_share_kueue_cases),
 		cmocka_unit_test(test_share_kueue_hierarchy),
 		cmocka_unit_test(test_share_order),
