@@ -348,7 +348,7 @@ static int node_add(struct quota_tree *t, bool cohort, const char *name,
 		    char *err, size_t err_len)
 {
 	const char *kind = cohort ? "Cohort" : "ClusterQueue";
-	char what[64];
+	char what[QUOTA_NAME_MAX + 64];
 	if (t->sealed && !implicit)
 		return errmsg_rc(-EBUSY, err, err_len,
 				 "%s: the quota tree is sealed", kind);

@@ -132,7 +132,8 @@ int quota_local_queue_add(struct quota_tree *t, const char *ns,
  * QUOTA_MAX_DEPTH, a borrowingLimit or lendingLimit on a node without a
  * parent, a LocalQueue naming no ClusterQueue; computes each node's
  * subtree quota. -EINVAL, -ELOOP, -E2BIG, -ENOENT, -ENOMEM with a
- * message. Idempotent once it succeeded. */
+ * message. Idempotent once it succeeded; after a failure the tree is only
+ * fit for quota_tree_free(). */
 int quota_seal(struct quota_tree *t, char *err, size_t err_len);
 
 /* Lookups by name: a node id or index, or -ENOENT. */

@@ -63,6 +63,13 @@ static void test_names_bounded(void **state)
 	assert_int_equal(quota_cluster_queue_add(t, "q", longname, W1, NULL, err,
 						 sizeof(err)), -ENAMETOOLONG);
 	assert_err_has("ClusterQueue \"q\": .spec.cohortName");
+	/* A long name of its own does not cut the field from the message. */
+	char name253[QUOTA_NAME_MAX + 1];
+	memset(name253, 'q', QUOTA_NAME_MAX);
+	name253[QUOTA_NAME_MAX] = '\0';
+	assert_int_equal(quota_cluster_queue_add(t, name253, longname, W1, NULL, err,
+						 sizeof(err)), -ENAMETOOLONG);
+	assert_err_has("qqq\": .spec.cohortName");
 	assert_int_equal(quota_flavor_add(t, "", err, sizeof(err)), -EINVAL);
 	assert_err_has("ResourceFlavor .metadata.name: empty");
 	/* 253 bytes is allowed. */
