@@ -1153,7 +1153,7 @@ double quota_share_weighted(const struct quota_share *s)
 	if (s->ratio == 0)
 		return 0.0;
 	if (s->weight_milli == 0)
-		return INFINITY;
+		return HUGE_VAL; /* +infinity, a double (INFINITY is a float) */
 	return s->ratio / ((double)s->weight_milli / 1000.0);
 }
 
