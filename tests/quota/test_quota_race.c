@@ -44,6 +44,7 @@
 #define NO QUOTA_NO_LIMIT
 #define W1 QUOTA_WEIGHT_DEFAULT_MILLI
 #define OPS_MIN 60000
+#define SECONDS_MIN 1.0
 #define SECONDS_MAX 20
 #define LIVE 8
 
@@ -160,8 +161,8 @@ static void race(int threads)
 		assert_int_equal(pthread_create(&tid[i], NULL, worker_main, &w[i]), 0);
 	}
 	assert_int_equal(pthread_create(&checker, NULL, checker_main, &r), 0);
-	/* At least OPS_MIN operations per worker, and at least one lost CAS,
-	 * within SECONDS_MAX. */
+	/* At least OPS_MIN operations per worker, SECONDS_MIN of racing and
+	 * one lost CAS, within SECONDS_MAX. */
 	double start = now_s();
 	for (;;) {
 		struct timespec ms = { 0, 20 * 1000 * 1000 };
@@ -171,8 +172,9 @@ static void race(int threads)
 			uint64_t ops = __atomic_load_n(&w[i].ops, __ATOMIC_RELAXED);
 			least = ops < least ? ops : least;
 		}
-		if ((least >= OPS_MIN && quota_conflicts(r.t) > 0) ||
-		    now_s() - start > SECONDS_MAX)
+		double elapsed = now_s() - start;
+		if ((least >= OPS_MIN && elapsed >= SECONDS_MIN &&
+		     quota_conflicts(r.t) > 0) || elapsed > SECONDS_MAX)
 			break;
 	}
 	__atomic_store_n(&r.stop, 1, __ATOMIC_RELAXED);
