@@ -115,7 +115,9 @@ int quota_cluster_queue_add(struct quota_tree *t, const char *name,
  * negative or too large value, a second entry for the same (flavor,
  * resource) (-EEXIST), and (Kueue's webhook) a lendingLimit over a
  * ClusterQueue's nominalQuota. Limits on a node without a parent are
- * refused at quota_seal(), when parents are known. */
+ * refused at quota_seal(), when parents are known. The grouping itself
+ * (coveredResources; each flavor and each resource in one group only) is
+ * the decoder's to check: the tree holds the entries. */
 int quota_set(struct quota_tree *t, int node, int flavor, int resource,
 	      int64_t nominal, int64_t borrowing_limit, int64_t lending_limit,
 	      char *err, size_t err_len);
@@ -159,7 +161,7 @@ int64_t quota_node_weight_milli(const struct quota_tree *t, int node);
 const struct quota_preemption *quota_node_preemption(
 	const struct quota_tree *t, int node);
 
-/* Admits and charges `request[0 .. quota_n_resources())` of `flavor` to
+/* Admits and charges `request[0 .. quota_n_resources())` of one `flavor` to
  * ClusterQueue `cq` iff Kueue's ClusterQueueSnapshot.Fits would: for each
  * resource with a non-zero request, request <= Available(flavor, resource)
  * (resource_node.go, available()). All or nothing. Returns 0 (charged),
