@@ -1,0 +1,231 @@
+/* The quota tree: Kueue's ResourceFlavors, Cohorts, ClusterQueues and
+ * LocalQueues (kueue.x-k8s.io/v1beta2), built by calls, then sealed; after
+ * the seal, quota_try_charge() admits a request iff Kueue would (it fits
+ * the ClusterQueue's nominal quota, or borrows from its cohort tree within
+ * every borrowingLimit and without touching what lenders keep back by
+ * lendingLimit) and charges it along the queue's path up the tree without
+ * a lock; quota_release() gives it back. quota_share() is Kueue's dominant
+ * resource share (fair sharing).
+ *
+ * Not yet used by the daemon: nothing outside tests/quota/ calls it yet.
+ *
+ * Threads: building (the _add and _set calls, quota_seal) is one thread's,
+ * before any charge. After a successful quota_seal(), quota_try_charge(),
+ * quota_release() and the read-outs may be called from any number of
+ * threads at once; the tree's shape and quotas do not change any more.
+ *
+ * Quantities are int64, in the units the rest of the tree uses for a
+ * resource (cpu in millicores, memory and every other resource in units:
+ * ingest/quantity.h), each in [0, QUOTA_QUANTITY_MAX].
+ *
+ * Every building call that can fail takes (char *err, size_t err_len) and
+ * writes a message naming the object, the field, the value and what was
+ * expected.
+ */
+#ifndef SHMSCHED_QUOTA_QUOTA_H
+#define SHMSCHED_QUOTA_QUOTA_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Bounds. Names: Kueue's ClusterQueueReference, CohortReference and
+ * ResourceFlavorReference are at most 253 bytes; a namespace is a DNS label
+ * (63). The counts bound memory: a sealed tree holds one counter per
+ * (queue or cohort, flavor, resource). */
+#define QUOTA_NAME_MAX 253
+#define QUOTA_NAMESPACE_MAX 63
+#define QUOTA_MAX_FLAVORS 16
+#define QUOTA_MAX_RESOURCES 16
+#define QUOTA_MAX_CLUSTER_QUEUES 4096
+#define QUOTA_MAX_COHORTS 4096
+#define QUOTA_MAX_LOCAL_QUEUES 65536
+/* Cohort levels above a ClusterQueue, the root included. */
+#define QUOTA_MAX_DEPTH 8
+/* Any nominalQuota, limit or request. 2^56: 72 PB of memory in bytes;
+ * sums of up to QUOTA_MAX_CLUSTER_QUEUES + QUOTA_MAX_COHORTS of them
+ * saturate at QUOTA_SUM_MAX, so no counter arithmetic overflows. */
+#define QUOTA_QUANTITY_MAX (INT64_C(1) << 56)
+#define QUOTA_SUM_MAX (INT64_C(1) << 60)
+
+/* borrowingLimit or lendingLimit absent (Kueue's nil): no limit. */
+#define QUOTA_NO_LIMIT INT64_C(-1)
+/* fairSharing.weight absent: 1 (fair_sharing.go, defaultWeight), in
+ * thousandths. */
+#define QUOTA_WEIGHT_DEFAULT_MILLI INT64_C(1000)
+#define QUOTA_WEIGHT_MAX_MILLI (INT64_C(1) << 40)
+
+/* ClusterQueue .spec.preemption (kept as data; not yet acted on). The
+ * defaults are Kueue's: every policy Never. */
+enum quota_preempt_policy {
+	QUOTA_PREEMPT_NEVER = 0,
+	QUOTA_PREEMPT_LOWER_PRIORITY,
+	QUOTA_PREEMPT_ANY,                         /* reclaimWithinCohort only */
+	QUOTA_PREEMPT_LOWER_OR_NEWER_EQUAL_PRIORITY, /* withinClusterQueue only */
+};
+
+struct quota_preemption {
+	enum quota_preempt_policy reclaim_within_cohort;
+	enum quota_preempt_policy borrow_within_cohort; /* .policy */
+	bool has_max_priority_threshold;
+	int32_t max_priority_threshold; /* borrowWithinCohort.maxPriorityThreshold */
+	enum quota_preempt_policy within_cluster_queue;
+};
+
+struct quota_tree;
+
+/* An empty tree: -ENOMEM, else 0 and *out. */
+int quota_tree_new(struct quota_tree **out);
+void quota_tree_free(struct quota_tree *t);
+
+/* A ResourceFlavor (.metadata.name). Returns its index (>= 0, in the order
+ * added), or -EEXIST, -ENAMETOOLONG, -EINVAL (empty), -ENOSPC (over
+ * QUOTA_MAX_FLAVORS), -EBUSY (sealed). */
+int quota_flavor_add(struct quota_tree *t, const char *name, char *err,
+		     size_t err_len);
+
+/* A resource name ("cpu", "memory", "nvidia.com/gpu"): its index, added
+ * on first use (>= 0), or -ENAMETOOLONG, -EINVAL, -ENOSPC, -EBUSY. */
+int quota_resource_add(struct quota_tree *t, const char *name, char *err,
+		       size_t err_len);
+
+/* A Cohort: .metadata.name, .spec.parentName (NULL or "": a root; a name
+ * no Cohort has when sealed: an implicit root with no quota, as Kueue
+ * does), .spec.fairSharing.weight in thousandths (QUOTA_WEIGHT_DEFAULT_MILLI
+ * when absent). A Cohort that a ClusterQueue or parentName names but that
+ * is never added exists implicitly, with no quota. Returns a node id
+ * (>= 0) or -EEXIST, -ENAMETOOLONG, -EINVAL, -ENOSPC, -EBUSY. */
+int quota_cohort_add(struct quota_tree *t, const char *name,
+		     const char *parent, int64_t weight_milli, char *err,
+		     size_t err_len);
+
+/* A ClusterQueue: .metadata.name, .spec.cohortName (NULL or "": none),
+ * .spec.fairSharing.weight in thousandths, .spec.preemption (NULL: all
+ * Never). Refuses reclaimWithinCohort Never with borrowWithinCohort not
+ * Never (Kueue's validation rule), and a policy value the field does not
+ * take. Returns a node id (>= 0) or -errno as quota_cohort_add(). */
+int quota_cluster_queue_add(struct quota_tree *t, const char *name,
+			    const char *cohort, int64_t weight_milli,
+			    const struct quota_preemption *preemption,
+			    char *err, size_t err_len);
+
+/* One entry of a node's .spec.resourceGroups[].flavors[].resources[]:
+ * nominalQuota, borrowingLimit and lendingLimit (QUOTA_NO_LIMIT: absent)
+ * of (flavor, resource) for the ClusterQueue or Cohort `node`. Refuses a
+ * negative or too large value, a second entry for the same (flavor,
+ * resource) (-EEXIST), and (Kueue's webhook) a lendingLimit over a
+ * ClusterQueue's nominalQuota. Limits on a node without a parent are
+ * refused at quota_seal(), when parents are known. The grouping itself
+ * (coveredResources; each flavor and each resource in one group only) is
+ * the decoder's to check: the tree holds the entries. */
+int quota_set(struct quota_tree *t, int node, int flavor, int resource,
+	      int64_t nominal, int64_t borrowing_limit, int64_t lending_limit,
+	      char *err, size_t err_len);
+
+/* A LocalQueue: .metadata.namespace, .metadata.name, .spec.clusterQueue
+ * (the name of a ClusterQueue, checked at quota_seal()). Returns its index
+ * or -EEXIST, -ENAMETOOLONG, -EINVAL, -ENOSPC, -EBUSY. */
+int quota_local_queue_add(struct quota_tree *t, const char *ns,
+			  const char *name, const char *cluster_queue,
+			  char *err, size_t err_len);
+
+/* Ends building: resolves cohort names (adding implicit cohorts), refuses
+ * a cycle of parentName (naming a Cohort on it), a path deeper than
+ * QUOTA_MAX_DEPTH, a borrowingLimit or lendingLimit on a node without a
+ * parent, a LocalQueue naming no ClusterQueue; computes each node's
+ * subtree quota. -EINVAL, -ELOOP, -E2BIG, -ENOENT, -ENOMEM with a
+ * message. Idempotent once it succeeded; after a failure the tree is only
+ * fit for quota_tree_free(). */
+int quota_seal(struct quota_tree *t, char *err, size_t err_len);
+
+/* Lookups by name: a node id or index, or -ENOENT. */
+int quota_flavor_find(const struct quota_tree *t, const char *name);
+int quota_resource_find(const struct quota_tree *t, const char *name);
+int quota_cluster_queue_find(const struct quota_tree *t, const char *name);
+int quota_cohort_find(const struct quota_tree *t, const char *name);
+/* The ClusterQueue node a LocalQueue names (after the seal), or -ENOENT. */
+int quota_local_queue_find(const struct quota_tree *t, const char *ns,
+			   const char *name);
+
+/* Shape, for the read-outs and tests. */
+int quota_n_nodes(const struct quota_tree *t);
+int quota_n_flavors(const struct quota_tree *t);
+int quota_n_resources(const struct quota_tree *t);
+bool quota_node_is_cohort(const struct quota_tree *t, int node);
+/* Parent node id, or -1 for a root or a ClusterQueue without a cohort.
+ * After the seal. */
+int quota_node_parent(const struct quota_tree *t, int node);
+const char *quota_node_name(const struct quota_tree *t, int node);
+const char *quota_resource_name(const struct quota_tree *t, int resource);
+int64_t quota_node_weight_milli(const struct quota_tree *t, int node);
+const struct quota_preemption *quota_node_preemption(
+	const struct quota_tree *t, int node);
+
+/* Admits and charges `request[0 .. quota_n_resources())` of one `flavor` to
+ * ClusterQueue `cq` iff Kueue's ClusterQueueSnapshot.Fits would: for each
+ * resource with a non-zero request, request <= Available(flavor, resource)
+ * (resource_node.go, available()). All or nothing. Returns 0 (charged),
+ * -ENOSPC (does not fit now), -ENOENT (a requested resource the queue does
+ * not cover in this flavor), -EINVAL (not sealed, not a ClusterQueue, a
+ * request out of range). Lock-free: O(depth x resources) compare-and-swaps
+ * when nothing races. */
+int quota_try_charge(struct quota_tree *t, int cq, int flavor,
+		     const int64_t *request);
+
+/* Gives back what a successful quota_try_charge() of the same arguments
+ * took (Kueue's removeUsage). Lock-free. */
+void quota_release(struct quota_tree *t, int cq, int flavor,
+		   const int64_t *request);
+
+/* Read-outs after the seal, any thread (relaxed reads: a view). Usage of a
+ * ClusterQueue is the sum of its live charges; of a Cohort, the sum over
+ * its children of what each uses past what it keeps (Kueue's Usage). */
+int64_t quota_usage(const struct quota_tree *t, int node, int flavor,
+		    int resource);
+/* Kueue's SubtreeQuota: a ClusterQueue's nominalQuota; a Cohort's own
+ * plus each child's subtree quota less what the child keeps. */
+int64_t quota_subtree_quota(const struct quota_tree *t, int node, int flavor,
+			    int resource);
+/* What the node keeps from its parent (Kueue's localQuota): subtree quota
+ * less lendingLimit, 0 without one. */
+int64_t quota_kept(const struct quota_tree *t, int node, int flavor,
+		   int resource);
+/* The entry quota_set() gave (zeros and QUOTA_NO_LIMIT when none);
+ * returns whether there was one. */
+bool quota_entry(const struct quota_tree *t, int node, int flavor,
+		 int resource, int64_t *nominal, int64_t *borrowing_limit,
+		 int64_t *lending_limit);
+/* Compare-and-swaps that lost a race, since the seal. */
+uint64_t quota_conflicts(const struct quota_tree *t);
+
+/* Kueue's dominant resource share of a node (fair_sharing.go,
+ * dominantResourceShare): per resource, borrowed = usage + request -
+ * subtree quota summed over the flavors where it is positive; ratio =
+ * borrowed x 1000 / lendable (what the parent could give this node, over
+ * all flavors), for a lendable > 0; the dominant resource has the largest
+ * ratio, ties to the smaller name. A root, or a node borrowing nothing,
+ * has ratio 0. */
+struct quota_share {
+	double ratio;           /* unweighted: borrowed x 1000 / lendable */
+	int64_t weight_milli;   /* the node's fairSharing.weight */
+	int dominant;           /* resource index, -1 when none */
+	bool borrowing;         /* usage + request past subtree quota somewhere */
+};
+
+/* The share of `node` with `request` of `flavor` added (flavor < 0 or
+ * request NULL: none). 0, or -EINVAL. */
+int quota_share(const struct quota_tree *t, int node, int flavor,
+		const int64_t *request, struct quota_share *out);
+/* ratio / weight (Kueue's PreciseWeightedShare): 0 when ratio is 0;
+ * +infinity for weight 0. */
+double quota_share_weighted(const struct quota_share *s);
+/* Kueue's roundedWeightedShare: ceil(weighted), INT64_MAX for a weight 0
+ * that borrows. */
+int64_t quota_share_rounded(const struct quota_share *s);
+/* Kueue's CompareDRS: < 0 when a goes first for scheduling (and last for
+ * preemption). A zero weight that borrows sorts after every other; two of
+ * them by unweighted ratio. */
+int quota_share_compare(const struct quota_share *a,
+			const struct quota_share *b);
+
+#endif
