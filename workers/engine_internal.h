@@ -532,10 +532,10 @@ void assign_devices(struct engine *e, const struct snapshot *s,
 		    const struct pod_spec *pod, struct placement *out);
 int interpod_scores(struct engine *e, const struct snapshot *s,
 		    const struct pod_spec *pod, uint32_t n);
-
-/* engine_leaf.c */
 void read_node(struct ledger *l, const struct snapshot *s, uint32_t slot,
 	       const struct pod_spec *pod, bool devices, struct node_read *r);
+
+/* engine_leaf.c */
 bool static_feasible(const struct plugin_ctx *ctx, const struct score_config *sc,
 		     const struct snapshot *s, const struct pod_spec *pod,
 		     uint32_t i, struct reason *why);
