@@ -457,6 +457,17 @@ void engine_set_compile_budget(struct engine *e, uint64_t per_pod)
 	e->pod_budget = per_pod > INT64_MAX ? INT64_MAX : per_pod;
 }
 
+int engine_prepare(struct engine *e, const struct pod_spec *pod,
+		   const struct class_static *cs)
+{
+	if (!profile_ok(e, pod))
+		return -EINVAL;
+	const struct snapshot *s = cluster_snapshot(e->cluster);
+	if (sync_generation(e, s) < 0)
+		return -ENOMEM;
+	return class_prepare(e, s, pod, cs);
+}
+
 int engine_assign_devices(struct engine *e, const struct pod_spec *pod,
 			  uint32_t slot, struct placement *out)
 {

@@ -571,14 +571,11 @@ struct class_static *engine_static_compile(const struct snapshot *s,
 	return cs;
 }
 
-int engine_prepare(struct engine *e, const struct pod_spec *pod,
-		   const struct class_static *cs)
+/* engine_prepare()'s class, its snapshot's generation followed already
+ * (engine.c). */
+int class_prepare(struct engine *e, const struct snapshot *s,
+		  const struct pod_spec *pod, const struct class_static *cs)
 {
-	if (!profile_ok(e, pod))
-		return -EINVAL;
-	const struct snapshot *s = cluster_snapshot(e->cluster);
-	if (sync_generation(e, s) < 0)
-		return -ENOMEM;
 	uint64_t h = pod_class_hash(pod);
 	struct eclass *k = class_find(e, pod, h);
 	if (k == NULL) {
