@@ -1,8 +1,10 @@
 /* The placement engine: see engine.h for what the two paths do and why they
  * agree. This file: the engine's life, the reference path and the choice
  * of path per pod (engine_place); the mechanisms it chooses among are in
- * engine_score.c, engine_leaf.c, engine_evals.c, engine_classes.c,
- * engine_sync.c and engine_scan.c, behind engine_internal.h, which also
+ * the files below it. Calls run down: engine.c -> engine_scan.c ->
+ * engine_sync.c -> engine_classes.c -> engine_evals.c -> engine_leaf.c ->
+ * engine_score.c, each file's functions declared in its own header
+ * (engine_scan_internal.h, ...), over engine_types_internal.h, which also
  * holds the table of every cache and what invalidates it.
  *
  * Fast-path data, per engine (one per thread):
@@ -31,7 +33,11 @@
  * numFeasibleNodesToFind are found; then O(found) scoring.
  */
 #include "workers/engine.h"
-#include "workers/engine_internal.h"
+#include "workers/engine_types_internal.h"
+#include "workers/engine_scan_internal.h"
+#include "workers/engine_sync_internal.h"
+#include "workers/engine_classes_internal.h"
+#include "workers/engine_score_internal.h"
 
 uint32_t engine_nodes_to_find(int32_t percentage, uint32_t all_nodes)
 {

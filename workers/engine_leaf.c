@@ -1,11 +1,14 @@
-/* One node judged for one pod (see engine_internal.h for the files): the
- * static filters and scores of a class's compile (static_slot), a leaf's
- * plan (what leaf_eval() reads of a pod, fixed once per class or shared
- * evaluation) and the general rules of leaf_eval(), whose fast rules are inline in
- * engine_internal.h (leaf_fast(), workers/leaf_fast_internal.h). A leaf
- * gives the same answer as filter_node() and score_dynamic() on the same
- * counters. */
-#include "workers/engine_internal.h"
+/* One node judged for one pod (see engine_types_internal.h for the
+ * files): the static filters and scores of a class's compile
+ * (static_slot), a leaf's plan (what leaf_eval() reads of a pod, fixed
+ * once per class or shared evaluation) and the general rules of
+ * leaf_eval(), whose fast rules are inline in engine_leaf_internal.h
+ * (leaf_fast(), workers/leaf_fast_internal.h). A leaf gives the same
+ * answer as filter_node() and score_dynamic() on the same counters.
+ * Calls run down: called by engine_scan.c, engine_sync.c,
+ * engine_classes.c and engine_evals.c; calls engine_score.c alone. */
+#include "workers/engine_leaf_internal.h"
+#include "workers/engine_score_internal.h"
 
 /* A node's static filters for the class, in filter_node()'s order; false
  * with the reason when one fails. A shard with no cordoned node or no hard

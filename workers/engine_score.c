@@ -1,5 +1,5 @@
 /* The engine's scoring and selection, shared by both paths (see
- * engine_internal.h for the files): a node read as the plugins see it
+ * engine_types_internal.h for the files): a node read as the plugins see it
  * (read_node: the reference's visit, a scan's diagnosis, a placed pod's
  * devices); a candidate's dynamic raw scores (NodeResourcesFit,
  * BalancedAllocation, the GPU scores, GpuFragmentation through the
@@ -9,8 +9,9 @@
  * plain candidates); the inter-pod scores of a candidate list; and a
  * placed pod's devices. Each way of selecting gives the general way's
  * answer: the property test (tests/workers/test_engine.c) compares them
- * with the reference pod by pod. */
-#include "workers/engine_internal.h"
+ * with the reference pod by pod. Calls run down, and this file is the
+ * floor: it calls no other engine file. */
+#include "workers/engine_score_internal.h"
 
 /* A node as the plugins see it (struct node_read), read for one pod.
  * `devices`: the plugins will read the node's devices (the pod wants
