@@ -1,7 +1,7 @@
 /* The placement engine's shared types: what its files share, as
  * SQLite's whereInt.h is where.c's, wherecode.c's and whereexpr.c's.
- * Included by workers/engine*.c (through their own headers) and by
- * nothing else.
+ * Included by workers/engine*.c (directly or through the files' own
+ * headers) and by nothing else.
  *
  * Calls run down: engine.c -> engine_scan.c -> engine_sync.c ->
  * engine_classes.c -> engine_evals.c -> engine_leaf.c -> engine_score.c;
