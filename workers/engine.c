@@ -1,8 +1,10 @@
 /* The placement engine: see engine.h for what the two paths do and why they
  * agree. This file: the engine's life, the reference path and the choice
  * of path per pod (engine_place); the mechanisms it chooses among are in
- * engine_score.c, engine_leaf.c, engine_evals.c, engine_classes.c,
- * engine_sync.c and engine_scan.c, behind engine_internal.h, which also
+ * the files below it. Calls run down: engine.c -> engine_scan.c ->
+ * engine_sync.c -> engine_classes.c -> engine_evals.c -> engine_leaf.c ->
+ * engine_score.c, each file's functions declared in its own header
+ * (engine_scan_internal.h, ...), over engine_types_internal.h, which also
  * holds the table of every cache and what invalidates it.
  *
  * Fast-path data, per engine (one per thread):
@@ -31,7 +33,11 @@
  * numFeasibleNodesToFind are found; then O(found) scoring.
  */
 #include "workers/engine.h"
-#include "workers/engine_internal.h"
+#include "workers/engine_types_internal.h"
+#include "workers/engine_scan_internal.h"
+#include "workers/engine_sync_internal.h"
+#include "workers/engine_classes_internal.h"
+#include "workers/engine_score_internal.h"
 
 uint32_t engine_nodes_to_find(int32_t percentage, uint32_t all_nodes)
 {
@@ -455,6 +461,17 @@ void engine_set_busy(struct engine *e, bool busy)
 void engine_set_compile_budget(struct engine *e, uint64_t per_pod)
 {
 	e->pod_budget = per_pod > INT64_MAX ? INT64_MAX : per_pod;
+}
+
+int engine_prepare(struct engine *e, const struct pod_spec *pod,
+		   const struct class_static *cs)
+{
+	if (!profile_ok(e, pod))
+		return -EINVAL;
+	const struct snapshot *s = cluster_snapshot(e->cluster);
+	if (sync_generation(e, s) < 0)
+		return -ENOMEM;
+	return class_prepare(e, s, pod, cs);
 }
 
 int engine_assign_devices(struct engine *e, const struct pod_spec *pod,

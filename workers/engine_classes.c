@@ -1,12 +1,16 @@
-/* The class cache (see engine_internal.h for the files and the cache
- * table): a pod's class found by spec address, hash or static sibling
+/* The class cache (see engine_types_internal.h for the files and the
+ * cache table): a pod's class found by spec address, hash or static sibling
  * (class_get); a class compiled a bounded amount at a time (class_work:
  * static filters and scores, then its index's members and groups, its
  * eval's slots, its leaves), paid for by pods (ENGINE_POD_BUDGET) and
  * idle calls (ENGINE_IDLE_BUDGET); the cache's byte budget (evict_cold,
  * a flush past it); and the classes compiled ahead for a template
- * (engine_prepare), let go when unused (sweep_prepared). */
-#include "workers/engine_internal.h"
+ * (class_prepare, engine_prepare's once engine.c has followed the
+ * generation), let go when unused (sweep_prepared). Calls run down: called
+ * by engine_sync.c and engine.c; calls engine_evals.c and engine_leaf.c. */
+#include "workers/engine_classes_internal.h"
+#include "workers/engine_evals_internal.h"
+#include "workers/engine_leaf_internal.h"
 
 static void class_free(struct engine *e, struct eclass *k)
 {
@@ -571,14 +575,11 @@ struct class_static *engine_static_compile(const struct snapshot *s,
 	return cs;
 }
 
-int engine_prepare(struct engine *e, const struct pod_spec *pod,
-		   const struct class_static *cs)
+/* engine_prepare()'s class, its snapshot's generation followed already
+ * (engine.c). */
+int class_prepare(struct engine *e, const struct snapshot *s,
+		  const struct pod_spec *pod, const struct class_static *cs)
 {
-	if (!profile_ok(e, pod))
-		return -EINVAL;
-	const struct snapshot *s = cluster_snapshot(e->cluster);
-	if (sync_generation(e, s) < 0)
-		return -ENOMEM;
 	uint64_t h = pod_class_hash(pod);
 	struct eclass *k = class_find(e, pod, h);
 	if (k == NULL) {

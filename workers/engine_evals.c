@@ -7,8 +7,11 @@
  * (evals_sync_warm: four fast plans to an AVX2 vector) and the table of
  * results, a row per slot and a column per eval (eval_table_resize).
  * The classes replay an eval's ring into their indexes in
- * engine_sync.c. See engine_internal.h for the invalidation rules. */
-#include "workers/engine_internal.h"
+ * engine_sync.c. See engine_types_internal.h for the invalidation rules.
+ * Calls run down: called by engine_sync.c and engine_classes.c; calls
+ * engine_leaf.c alone. */
+#include "workers/engine_evals_internal.h"
+#include "workers/engine_leaf_internal.h"
 
 static int eval_table_resize(struct engine *e, uint32_t cols);
 

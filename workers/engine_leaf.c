@@ -1,32 +1,14 @@
-/* One node judged for one pod (see engine_internal.h for the files): a
- * node read as the plugins see it (read_node), the static filters and
- * scores of a class's compile (static_slot), a leaf's plan (what
- * leaf_eval() reads of a pod, fixed once per class or shared evaluation)
- * and the general rules of leaf_eval(), whose fast rules are inline in
- * engine_internal.h (leaf_fast(), workers/leaf_fast_internal.h). A leaf
- * gives the same answer as filter_node() and score_dynamic() on the same
- * counters. */
-#include "workers/engine_internal.h"
-
-/* `devices`: the plugins will read the node's devices (the pod wants
- * some, or a device score is on); else r->v.dev is NULL. */
-void read_node(struct ledger *l, const struct snapshot *s, uint32_t slot,
-	       const struct pod_spec *pod, bool devices, struct node_read *r)
-{
-	struct node_alloc *a = ledger_node(l, slot);
-	r->v = (struct node_view){.spec = &s->nodes[slot], .used = &r->used};
-	ledger_load_used(a, &r->used, &r->v.used_nonzero_cpu_milli,
-			  &r->v.used_nonzero_mem_bytes);
-	/* Only NodePorts reads the ports, and only for a pod that has some. */
-	if (pod->n_ports > 0) {
-		r->v.n_ports = ledger_copy_ports(a, r->ports);
-		r->v.ports = r->ports;
-	}
-	if (devices) {
-		ledger_load_devices(a, &s->nodes[slot].devices, &r->dev);
-		r->v.dev = &r->dev;
-	}
-}
+/* One node judged for one pod (see engine_types_internal.h for the
+ * files): the static filters and scores of a class's compile
+ * (static_slot), a leaf's plan (what leaf_eval() reads of a pod, fixed
+ * once per class or shared evaluation) and the general rules of
+ * leaf_eval(), whose fast rules are inline in engine_leaf_internal.h
+ * (leaf_fast(), workers/leaf_fast_internal.h). A leaf gives the same
+ * answer as filter_node() and score_dynamic() on the same counters.
+ * Calls run down: called by engine_scan.c, engine_sync.c,
+ * engine_classes.c and engine_evals.c; calls engine_score.c alone. */
+#include "workers/engine_leaf_internal.h"
+#include "workers/engine_score_internal.h"
 
 /* A node's static filters for the class, in filter_node()'s order; false
  * with the reason when one fails. A shard with no cordoned node or no hard

@@ -1,12 +1,16 @@
-/* The visits of the fast path (see engine_internal.h for the files):
+/* The visits of the fast path (see engine_types_internal.h for the files):
  * an indexed class's pick (place_indexed: O(log n) from its index); a
  * class's scan of its static results (place_scan), pruned by its index
  * (scan_pruned), by shard where no node can fit (shard_cannot_fit), or
  * leaf_scan()'s AVX2/AVX-512 pass over the node rows (scan_fast); the
  * scan of an indexed class's leaves under inter-pod rules
  * (place_scan_leaves); and the diagnosis of a pod that fits nowhere, the
- * reference's message from the class's counts. */
-#include "workers/engine_internal.h"
+ * reference's message from the class's counts. Calls run down: called by
+ * engine.c alone; calls engine_sync.c, engine_leaf.c and engine_score.c. */
+#include "workers/engine_scan_internal.h"
+#include "workers/engine_sync_internal.h"
+#include "workers/engine_leaf_internal.h"
+#include "workers/engine_score_internal.h"
 
 static void shard_refresh(struct engine *e, const struct snapshot *s, uint32_t sh)
 {

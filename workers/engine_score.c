@@ -1,14 +1,38 @@
 /* The engine's scoring and selection, shared by both paths (see
- * engine_internal.h for the files): a candidate's dynamic raw scores
- * (NodeResourcesFit, BalancedAllocation, the GPU scores, GpuFragmentation
- * through the per-slot fragmentation memo) and static ones (NodeAffinity,
+ * engine_types_internal.h for the files): a node read as the plugins see it
+ * (read_node: the reference's visit, a scan's diagnosis, a placed pod's
+ * devices); a candidate's dynamic raw scores (NodeResourcesFit,
+ * BalancedAllocation, the GPU scores, GpuFragmentation through the
+ * per-slot fragmentation memo) and static ones (NodeAffinity,
  * TaintToleration); the normalising, the totals and the one random draw
  * among the ties (select_best, and select_plain's ways for a class's
  * plain candidates); the inter-pod scores of a candidate list; and a
  * placed pod's devices. Each way of selecting gives the general way's
  * answer: the property test (tests/workers/test_engine.c) compares them
- * with the reference pod by pod. */
-#include "workers/engine_internal.h"
+ * with the reference pod by pod. Calls run down, and this file is the
+ * floor: it calls no other engine file. */
+#include "workers/engine_score_internal.h"
+
+/* A node as the plugins see it (struct node_read), read for one pod.
+ * `devices`: the plugins will read the node's devices (the pod wants
+ * some, or a device score is on); else r->v.dev is NULL. */
+void read_node(struct ledger *l, const struct snapshot *s, uint32_t slot,
+	       const struct pod_spec *pod, bool devices, struct node_read *r)
+{
+	struct node_alloc *a = ledger_node(l, slot);
+	r->v = (struct node_view){.spec = &s->nodes[slot], .used = &r->used};
+	ledger_load_used(a, &r->used, &r->v.used_nonzero_cpu_milli,
+			  &r->v.used_nonzero_mem_bytes);
+	/* Only NodePorts reads the ports, and only for a pod that has some. */
+	if (pod->n_ports > 0) {
+		r->v.n_ports = ledger_copy_ports(a, r->ports);
+		r->v.ports = r->ports;
+	}
+	if (devices) {
+		ledger_load_devices(a, &s->nodes[slot].devices, &r->dev);
+		r->v.dev = &r->dev;
+	}
+}
 
 /* The fragmentation of a node as it is now, from the per-slot cache when
  * its state has not changed since. */

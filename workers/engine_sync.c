@@ -1,11 +1,18 @@
-/* Following the cluster (see engine_internal.h for the cache table): a
- * new snapshot generation either flushes every cache (sync_flush) or,
- * when the cluster can name the slots that changed, is followed node by
- * node (class_node_changed: a class's static results, index and
- * diagnosis for that node alone); and the change log is replayed into
- * each class's index (index_sync: its own leaves, or its eval's ring,
- * index_sync_eval), or the index is built again (index_rebuild). */
-#include "workers/engine_internal.h"
+/* Following the cluster (see engine_types_internal.h for the cache
+ * table): a new snapshot generation either flushes every cache
+ * (sync_flush) or, when the cluster can name the slots that changed, is
+ * followed node by node (class_node_changed: a class's static results,
+ * index and diagnosis for that node alone); and the change log is
+ * replayed into each class's index (index_sync: its own leaves, or its
+ * eval's ring, index_sync_eval), or the index is built again
+ * (index_rebuild). Calls
+ * run down: called by engine_scan.c and engine.c; calls engine_classes.c
+ * (a flush), engine_evals.c, engine_leaf.c and engine_score.c. */
+#include "workers/engine_sync_internal.h"
+#include "workers/engine_classes_internal.h"
+#include "workers/engine_evals_internal.h"
+#include "workers/engine_leaf_internal.h"
+#include "workers/engine_score_internal.h"
 
 /* What slot i's node counts towards the GPU models' capacities and
  * gpu_max (frag_models_add ignores a node without a model or GPUs): its

@@ -1,35 +1,47 @@
-/* The placement engine's private header: what its files share, as
+/* The placement engine's shared types: what its files share, as
  * SQLite's whereInt.h is where.c's, wherecode.c's and whereexpr.c's.
- * Included by workers/engine*.c and by nothing else.
+ * Included by workers/engine*.c (directly or through the files' own
+ * headers) and by nothing else.
  *
- * The files, one mechanism each:
- * - engine.c: the engine's life (create, destroy), the pass both paths
- *   fix per pod (begin), the reference path (kube-scheduler's scan,
- *   literally), the choice of path per pod (engine_place: reference,
- *   sibling scan, class scan, index; under inter-pod rules or not), and
- *   what a caller reads back (messages, statistics).
- * - engine_score.c: scoring and selection, shared by both paths: the
- *   dynamic and static raw scores, the fragmentation memo, the
- *   normalising and the tie draw, and a placed pod's devices.
- * - engine_leaf.c: one node judged for one pod: the static filters of a
- *   class's compile, a leaf's plan (struct leaf_plan) and the general
- *   rules of leaf_eval() (the fast rules are inline, below).
- * - engine_evals.c: the shared evaluations (struct eval), their table of
- *   results and the warm ones' pass over the change log.
- * - engine_classes.c: the class cache: finding, compiling a budget at a
- *   time, evicting, and the prepared classes of engine_prepare().
- * - engine_sync.c: following the cluster: a snapshot generation (a flush,
- *   or node events followed node by node) and the change log into each
- *   class's index.
+ * Calls run down: engine.c -> engine_scan.c -> engine_sync.c ->
+ * engine_classes.c -> engine_evals.c -> engine_leaf.c -> engine_score.c;
+ * no file calls one above it, so the files read bottom-up. Each file
+ * but engine.c declares what the files above it call in a header of its
+ * own (engine_scan_internal.h, ...), which they include; this header,
+ * the types, constants and inline helpers that call no engine file, is
+ * under them all. The files, one mechanism each, top down:
+ * - engine.c: the engine's life (create, destroy), its entries (each
+ *   follows the snapshot's generation first: engine_place, engine_idle,
+ *   engine_prepare, engine_assign_devices), the pass both paths fix per
+ *   pod (begin), the reference path (kube-scheduler's scan, literally),
+ *   the choice of path per pod (engine_place: reference, sibling scan,
+ *   class scan, index; under inter-pod rules or not), and what a caller
+ *   reads back (messages, statistics).
  * - engine_scan.c: the visits of the fast path: the indexed pick, the
  *   scans of a class's static results (pruned by the index, by shard, or
  *   AVX2/AVX-512 over the node rows) and their diagnoses.
+ * - engine_sync.c: following the cluster: a snapshot generation (a flush,
+ *   or node events followed node by node) and the change log into each
+ *   class's index.
+ * - engine_classes.c: the class cache: finding, compiling a budget at a
+ *   time, evicting, and the prepared classes of engine_prepare().
+ * - engine_evals.c: the shared evaluations (struct eval), their table of
+ *   results and the warm ones' pass over the change log.
+ * - engine_leaf.c: one node judged for one pod: the static filters of a
+ *   class's compile, a leaf's plan (struct leaf_plan) and the general
+ *   rules of leaf_eval() (the fast rules are inline, in
+ *   engine_leaf_internal.h).
+ * - engine_score.c: a node read as the plugins see it (read_node), and
+ *   scoring and selection, shared by both paths: the dynamic and static
+ *   raw scores, the fragmentation memo, the normalising and the tie draw,
+ *   and a placed pod's devices.
  *
  * The hot path's inlining is the one file's: a function inlined into
- * another of a different file before the split is static inline here
- * (leaf_eval(), the class word's accessors, eval_store(), ...); the
- * per-node loops (a scan, an eval's sync, a class's replay) each stay in
- * one file with their callees.
+ * another of a different file before the split is static inline here or
+ * in its file's header (leaf_eval(), the class word's accessors,
+ * eval_store(), eval_add_word(), ...); the per-node loops (a scan, an
+ * eval's sync, a class's replay) each stay in one file with their
+ * callees.
  *
  * Every cache, what it holds, how it follows the cluster and what throws
  * it away. "The log" is the ledger's change log of slots whose counters
@@ -99,8 +111,8 @@
  *
  * None is shared between threads: one engine per worker.
  */
-#ifndef SHMSCHED_WORKERS_ENGINE_INTERNAL_H
-#define SHMSCHED_WORKERS_ENGINE_INTERNAL_H
+#ifndef SHMSCHED_WORKERS_ENGINE_TYPES_INTERNAL_H
+#define SHMSCHED_WORKERS_ENGINE_TYPES_INTERNAL_H
 
 #include "workers/engine.h"
 
@@ -512,81 +524,9 @@ struct pass {
  *   shmsched-bench --sweep-nodes 100000 --sweep-runs 3 --no-reference --no-quality */
 #define EVAL_SYNC_BATCH 16
 
-/* Functions of one engine file that another calls. */
-
-/* engine_score.c */
-void score_dynamic(struct engine *e, const struct score_config *sc,
-		   const struct score_plan *sp, const struct pod_spec *pod,
-		   const struct node_view *v, bool skip_balanced,
-		   struct candidate *cd);
-void score_static(const struct plugin_ctx *ctx, const struct score_config *sc,
-		  bool affinity, const struct pod_spec *pod,
-		  const struct node_spec *node, struct candidate *cd);
-void select_best(struct engine *e, const struct pod_spec *pod, uint32_t n,
-		 uint64_t *rng, const struct engine_explain *x,
-		 struct placement *out);
-void select_plain(struct engine *e, const struct eclass *k,
-		  const struct pod_spec *pod, uint32_t n, uint64_t *rng,
-		  struct placement *out);
-void assign_devices(struct engine *e, const struct snapshot *s,
-		    const struct pod_spec *pod, struct placement *out);
-int interpod_scores(struct engine *e, const struct snapshot *s,
-		    const struct pod_spec *pod, uint32_t n);
-
-/* engine_leaf.c */
-void read_node(struct ledger *l, const struct snapshot *s, uint32_t slot,
-	       const struct pod_spec *pod, bool devices, struct node_read *r);
-bool static_feasible(const struct plugin_ctx *ctx, const struct score_config *sc,
-		     const struct snapshot *s, const struct pod_spec *pod,
-		     uint32_t i, struct reason *why);
-void static_slot(const struct plugin_ctx *ctx, const struct score_config *sc,
-		 const struct snapshot *s, const struct pod_spec *pod, uint32_t i,
-		 uint32_t *feasible, uint32_t *n_feasible, int32_t *affinity_raw,
-		 int32_t *taint_raw, struct diagnosis *diag, struct reason *whys);
-void leaf_plan_init(const struct engine *e, struct leaf_plan *lp,
-		    const struct pod_spec *pod);
-uint32_t leaf_general(struct engine *e, const struct snapshot *s,
-		      const struct leaf_plan *k, bool ix_ip, uint32_t slot,
-		      const struct node_alloc *a, int64_t *d);
-void reasons_add(struct reason_counts *c, const struct leaf_plan *lp,
-		 uint32_t m, int sign);
-
-/* engine_evals.c */
-void eval_release(struct engine *e, struct eval *sh);
-void eval_sync(struct engine *e, const struct snapshot *s, struct eval *sh);
-void evals_sync_warm(struct engine *e, const struct snapshot *s);
-int eval_attach(struct engine *e, const struct snapshot *s, struct eclass *k);
-void eval_node_changed(struct engine *e, const struct snapshot *s,
-		       struct eval *sh, uint32_t slot);
-
-/* engine_classes.c */
-void flush_classes(struct engine *e);
-int class_work(struct engine *e, const struct snapshot *s, struct eclass *k,
-	       int64_t *budget);
-int engine_work(struct engine *e, const struct snapshot *s, int64_t budget);
-struct eclass *sibling_of(struct engine *e, const struct pod_spec *pod);
-struct eclass *class_get(struct engine *e, const struct snapshot *s,
-			 const struct pod_spec *pod, uint32_t lazy_want,
-			 bool *first_sight);
-void sweep_prepared(struct engine *e);
-
-/* engine_sync.c */
-void index_rebuild(struct engine *e, const struct snapshot *s, struct eclass *k);
-void index_sync(struct engine *e, const struct snapshot *s, struct eclass *k);
-int sync_generation(struct engine *e, const struct snapshot *s);
-
-/* engine_scan.c */
-void place_indexed(struct engine *e, const struct snapshot *s,
-		   struct eclass *k, struct pass *p, struct placement *out);
-int place_scan(struct engine *e, const struct snapshot *s,
-	       struct eclass *k, const struct pod_spec *pod,
-	       struct pass *p, struct placement *out);
-int place_scan_leaves(struct engine *e, const struct snapshot *s,
-		      const struct eclass *k, const struct pod_spec *pod,
-		      struct pass *p, struct placement *out);
-
 /* Inline across the files: each was inlined into its callers when the
- * engine was one file. */
+ * engine was one file. None calls a function of an engine file (those
+ * that do are in that file's header: leaf_eval(), eval_add_word()). */
 
 /* The reasons of an eval's leaf: 0 passes, EVAL_UNHELD not a member. */
 static inline uint32_t leaf_mask(const struct eval_leaf *l)
@@ -655,24 +595,6 @@ static inline uint8_t requested_of(const struct pod_spec *pod, uint8_t out[RES_M
 		if (r != RES_PODS && pod->request.v[r] > 0)
 			out[n++] = (uint8_t)r;
 	return n;
-}
-
-/* Inline for the fast plan; the general rules (and their large frame) in
- * a call of their own. */
-static inline uint32_t leaf_eval(struct engine *e, const struct snapshot *s,
-				 const struct leaf_plan *k, bool ix_ip, uint32_t slot,
-				 int64_t *d)
-{
-	const struct node_alloc *a = ledger_node(e->ledger, slot);
-	if (k->fast && !ix_ip) {
-		bool general = false;
-		uint32_t m = leaf_fast(&k->f, a, s->allocatable[RES_CPU][slot],
-				       s->allocatable[RES_MEMORY][slot],
-				       s->allocatable[RES_PODS][slot], d, &general);
-		if (!general)
-			return m;
-	}
-	return leaf_general(e, s, k, ix_ip, slot, a, d);
 }
 
 /* Whether the slot is one of the class's statically feasible ones (a
@@ -757,26 +679,6 @@ static inline void eval_used(struct engine *e, struct eval *sh)
 		e->warm[e->n_warm++] = sh;
 		e->warm_changed = true;
 	}
-}
-
-/* The eval now holds the slots of `member` (bit i: slot 64 w + i) too,
- * each new one evaluated from the counters now (a change logged since the
- * eval's log position is read again by its next sync, so its results
- * stay exact). Returns how many it evaluated. */
-static inline unsigned eval_add_word(struct engine *e, const struct snapshot *s,
-				     struct eval *sh, uint64_t member, size_t w)
-{
-	uint64_t add = member & ~sh->member[w];
-	unsigned n = 0;
-	sh->member[w] |= add;
-	for (; add != 0; add &= add - 1, n++) {
-		uint32_t slot = (uint32_t)(w * 64) + (uint32_t)__builtin_ctzll(add);
-		int64_t d = 0;
-		uint32_t m = leaf_eval(e, s, &sh->plan, false, slot, &d);
-		eval_store(e, sh, slot, m, d);
-	}
-	e->stats.shape_evals += n;
-	return n;
 }
 
 /* Whether the class's leaves come from its eval (no inter-pod filter in
