@@ -43,6 +43,7 @@
 
 #include "daemon/daemon.h"
 #include "client/control_client.h"
+#include "fixture.h"
 #include "ingest/ingest.h"
 #include "shm/shm.h"
 #include "shmsched/client.h"
@@ -677,24 +678,6 @@ static int setup_gpu(void **state)
 	return 0;
 }
 
-/* Submits one pod of template `tid` and waits for its answer. */
-static void place_one(struct shmsched_client *c, uint32_t tid, uint64_t cookie,
-		      struct shmsched_result *out)
-{
-	struct shmsched_pod pod = {.cookie = cookie, .template_id = tid};
-	assert_int_equal(shmsched_submit(c, &pod, 1), 1);
-	time_t deadline = time(NULL) + 10;
-	int got = 0;
-	while (got == 0 && time(NULL) <= deadline) {
-		got = shmsched_poll(c, out, 1);
-		assert_true(got >= 0);
-		if (got == 0)
-			usleep(100);
-	}
-	assert_int_equal(got, 1);
-	assert_int_equal(out->cookie, cookie);
-}
-
 static uint32_t template_of(struct shmsched_client *c, const char *json)
 {
 	uint32_t tid;
@@ -851,7 +834,7 @@ static void test_ownership(void **state)
 	uint32_t tid = template_of(a, pod_json);
 	struct shmsched_result r[4];
 	for (int i = 0; i < 4; i++) {
-		place_one(a, tid, (uint64_t)i + 1, &r[i]);
+		fixture_place_one(a, tid, (uint64_t)i + 1, &r[i]);
 		assert_int_equal(r[i].status, SHMSCHED_PLACED);
 	}
 	assert_int_equal(daemon_pods_on_nodes(d), 4);
@@ -904,7 +887,7 @@ static void test_ownership(void **state)
 	struct shmsched_client *b2 = b;
 	uint32_t tid_b = template_of(b2, pod_json);
 	struct shmsched_result rb;
-	place_one(b2, tid_b, 99, &rb);
+	fixture_place_one(b2, tid_b, 99, &rb);
 	assert_int_equal(rb.status, SHMSCHED_PLACED);
 	struct shmsched_placement page[8];
 	uint32_t cursor = 0;
@@ -953,7 +936,7 @@ static void test_devices_named_and_released(void **state)
 
 	/* A share of one GPU, named with its milli; no cores. */
 	struct shmsched_result a, b;
-	place_one(c, share, 1, &a);
+	fixture_place_one(c, share, 1, &a);
 	assert_int_equal(a.status, SHMSCHED_PLACED);
 	assert_int_equal(__builtin_popcount(a.devices.gpu_mask), 1);
 	assert_true(a.devices.gpu_mask < 4); /* GPU 0 or 1 */
@@ -966,7 +949,7 @@ static void test_devices_named_and_released(void **state)
 	in_use(d, 500, 0);
 
 	/* 300 more by best fit: the same GPU; two cores on one NUMA node. */
-	place_one(c, pinned, 2, &b);
+	fixture_place_one(c, pinned, 2, &b);
 	assert_int_equal(b.status, SHMSCHED_PLACED);
 	assert_int_equal(b.devices.gpu_mask, a.devices.gpu_mask);
 	assert_int_equal(b.devices.gpu_milli, 300);
@@ -1011,7 +994,7 @@ static void test_devices_named_and_released(void **state)
 	shmsched_disconnect(other);
 
 	/* Whole GPUs: both devices, 1000 each; then given back. */
-	place_one(c, whole, 3, &a);
+	fixture_place_one(c, whole, 3, &a);
 	assert_int_equal(a.status, SHMSCHED_PLACED);
 	assert_int_equal(a.devices.gpu_mask, 3);
 	assert_int_equal(a.devices.gpu_milli, 1000);
@@ -1019,7 +1002,7 @@ static void test_devices_named_and_released(void **state)
 	assert_string_equal(text, "0,1");
 	in_use(d, 2000, 0);
 	/* No device left for a share: unschedulable, with no devices. */
-	place_one(c, share, 4, &b);
+	fixture_place_one(c, share, 4, &b);
 	assert_int_equal(b.status, SHMSCHED_UNSCHEDULABLE);
 	assert_int_equal(b.devices.gpu_mask, 0);
 	assert_true(strlen(b.message) > 0);
@@ -1106,12 +1089,12 @@ static void test_profiles(void **state)
 	char name[64];
 	for (uint64_t i = 0; i < 6; i++) {
 		struct shmsched_result r;
-		place_one(c, batch, 10 + i, &r);
+		fixture_place_one(c, batch, 10 + i, &r);
 		assert_int_equal(r.status, SHMSCHED_PLACED);
 		assert_int_equal(shmsched_node_name(c, r.node_id, name, sizeof(name),
 						    err, sizeof(err)), 0);
 		assert_string_equal(name, "b");
-		place_one(c, plain, 100 + i, &r);
+		fixture_place_one(c, plain, 100 + i, &r);
 		assert_int_equal(r.status, SHMSCHED_PLACED);
 		assert_int_equal(shmsched_node_name(c, r.node_id, name, sizeof(name),
 						    err, sizeof(err)), 0);

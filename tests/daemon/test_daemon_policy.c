@@ -36,6 +36,7 @@
 
 #include "base/base.h"
 #include "daemon/daemon.h"
+#include "fixture.h"
 #include "shmsched/client.h"
 
 static char dir[64], sock[128], admin[140], cluster[128], policy[128];
@@ -96,15 +97,6 @@ static struct daemon *start(const char *policy_path)
 	return d;
 }
 
-static struct shmsched_client *connect_as(const char *path, const char *name)
-{
-	struct shmsched_client *c;
-	char err[512];
-	if (shmsched_connect_named(path, name, &c, err, sizeof(err)) < 0)
-		fail_msg("connect %s as %s: %s", path, name, err);
-	return c;
-}
-
 /* A 2-cpu pod in namespace `ns`, of PriorityClass `cls` (NULL: none), in
  * gang `gang` (NULL: none). Returns the rc; the template id in *tid. */
 static int tmpl(struct shmsched_client *c, const char *ns, const char *cls,
@@ -127,7 +119,8 @@ static void test_no_policy_system_classes(void **state)
 {
 	(void)state;
 	struct daemon *d = start(NULL);
-	struct shmsched_client *c = connect_as(sock, "team-b"), *a = connect_as(admin, "ops");
+	struct shmsched_client *c = fixture_connect_as(sock, "team-b");
+	struct shmsched_client *a = fixture_connect_as(admin, "ops");
 	char err[512];
 	uint32_t tid;
 	const char *system[] = {"system-node-critical", "system-cluster-critical"};
@@ -173,8 +166,9 @@ static void test_namespaces_and_gangs(void **state)
 	(void)state;
 	write_policy();
 	struct daemon *d = start(policy);
-	struct shmsched_client *a = connect_as(sock, "team-a"), *b = connect_as(sock, "team-b");
-	struct shmsched_client *x = connect_as(sock, "stranger");
+	struct shmsched_client *a = fixture_connect_as(sock, "team-a");
+	struct shmsched_client *b = fixture_connect_as(sock, "team-b");
+	struct shmsched_client *x = fixture_connect_as(sock, "stranger");
 	char err[512];
 	uint32_t tid;
 	if (tmpl(a, "team-a", "low", NULL, &tid, err, sizeof(err)) != 0)
@@ -241,8 +235,9 @@ static void test_preemption_within_disrupt(void **state)
 	(void)state;
 	write_policy();
 	struct daemon *d = start(policy);
-	struct shmsched_client *a = connect_as(sock, "team-a"), *b = connect_as(sock, "team-b");
-	struct shmsched_client *c = connect_as(sock, "team-c");
+	struct shmsched_client *a = fixture_connect_as(sock, "team-a");
+	struct shmsched_client *b = fixture_connect_as(sock, "team-b");
+	struct shmsched_client *c = fixture_connect_as(sock, "team-c");
 	char err[512];
 	uint32_t ta, tb, tc;
 	assert_int_equal(tmpl(a, "team-a", "low", NULL, &ta, err, sizeof(err)), 0);
