@@ -14,6 +14,8 @@
 
 #include <cmocka.h>
 
+#include "base/base.h"
+
 void fixture_dir_make(struct fixture_dir *f, const char *tag, int open_to_all)
 {
 	snprintf(f->dir, sizeof(f->dir), "/tmp/shmsched-%s-XXXXXX", tag);
@@ -101,4 +103,19 @@ void fixture_place_one(struct shmsched_client *c, uint32_t tid, uint64_t cookie,
 	}
 	assert_int_equal(got, 1);
 	assert_int_equal(out->cookie, cookie);
+}
+
+unsigned fixture_await(struct shmsched_client *c, struct shmsched_result *out,
+		       unsigned want, unsigned ms)
+{
+	unsigned got = 0;
+	uint64_t end = now_ns() + (uint64_t)ms * 1000000u;
+	while (got < want && now_ns() < end) {
+		int n = shmsched_poll(c, out + got, want - got);
+		assert_true(n >= 0);
+		got += (unsigned)n;
+		if (n == 0)
+			usleep(200);
+	}
+	return got;
 }

@@ -1,10 +1,11 @@
 /* Test helpers for tests/daemon/ (the real daemon in process, producers
  * connecting from the test): a scratch directory for the daemon's sockets,
  * a producer connected under a name, one leaving (and the daemon seeing it
- * go), a template of strings unique to a tag, one pod placed. Each takes
- * what it needs (the socket's path, the daemon) as a parameter; a failure
- * fails the running cmocka test with a message naming what was asked.
- * Linked as the library daemon_fixture (tests/daemon/meson.build). */
+ * go), a template of strings unique to a tag, one pod placed, answers
+ * awaited. Each takes what it needs (the socket's path, the daemon) as a
+ * parameter; a failure fails the running cmocka test with a message naming
+ * what was asked. Linked as the library daemon_fixture
+ * (tests/daemon/meson.build). */
 #ifndef SHMSCHED_TESTS_DAEMON_FIXTURE_H
 #define SHMSCHED_TESTS_DAEMON_FIXTURE_H
 
@@ -48,5 +49,10 @@ int fixture_template_n(struct shmsched_client *c, const char *tag, int i,
  * for its answer, in *out. */
 void fixture_place_one(struct shmsched_client *c, uint32_t tid, uint64_t cookie,
 		       struct shmsched_result *out);
+
+/* Polls `c` until `want` answers arrived (appended to out) or `ms`
+ * milliseconds passed. Returns how many arrived. */
+unsigned fixture_await(struct shmsched_client *c, struct shmsched_result *out,
+		       unsigned want, unsigned ms);
 
 #endif

@@ -65,7 +65,8 @@ struct shared {
 };
 
 static struct shared *sh;
-static char dir[64], sock[128], cluster[128];
+static struct fixture_dir fx;
+static char cluster[128];
 
 static const char tight_cluster[] =
 	"{\"kind\":\"List\",\"items\":["
@@ -114,7 +115,7 @@ static void producer(int id, uint64_t pods, bool release)
 	char err[512];
 	wait_go();
 	struct shmsched_client *c;
-	if (shmsched_connect(sock, &c, err, sizeof(err)) < 0) {
+	if (shmsched_connect(fx.sock, &c, err, sizeof(err)) < 0) {
 		fail_report(r, "connect", err);
 		_exit(1);
 	}
@@ -206,7 +207,7 @@ static void raw_register(struct report *r, int *fd, int *region_fd,
 {
 	char err[512];
 	wait_go();
-	*fd = control_client_connect(sock, 5000, err, sizeof(err));
+	*fd = control_client_connect(fx.sock, 5000, err, sizeof(err));
 	if (*fd < 0) {
 		fail_report(r, "connect", err);
 		_exit(1);
@@ -381,7 +382,7 @@ static void vandal_entry(int id, uint64_t pods, bool release)
 
 static struct daemon *start(unsigned workers)
 {
-	struct daemon_config cfg = {.socket_path = sock, .cluster_path = cluster,
+	struct daemon_config cfg = {.socket_path = fx.sock, .cluster_path = cluster,
 				    .seed = 1, .workers = workers, .slots = 512};
 	char err[512];
 	struct daemon *d = daemon_start(&cfg, err, sizeof(err));
@@ -437,10 +438,8 @@ static int setup(void **state)
 		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	assert_true(sh != MAP_FAILED);
 	memset(sh, 0, sizeof(*sh));
-	snprintf(dir, sizeof(dir), "/tmp/shmsched-daemon-XXXXXX");
-	assert_non_null(mkdtemp(dir));
-	snprintf(sock, sizeof(sock), "%s/s.sock", dir);
-	snprintf(cluster, sizeof(cluster), "%s/cluster.json", dir);
+	fixture_dir_make(&fx, "daemon", 0);
+	snprintf(cluster, sizeof(cluster), "%s/cluster.json", fx.dir);
 	write_cluster();
 	return 0;
 }
@@ -448,9 +447,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	(void)state;
-	unlink(cluster);
-	unlink(sock);
-	rmdir(dir);
+	fixture_dir_remove(&fx);
 	munmap(sh, sizeof(*sh));
 	return 0;
 }
@@ -719,10 +716,9 @@ static void test_roles(void **state)
 {
 	(void)state;
 	struct daemon *d = start(1);
-	char err[512], admin_sock[160];
-	snprintf(admin_sock, sizeof(admin_sock), "%s.admin", sock);
+	char err[512];
 	struct shmsched_client *c, *a;
-	if (shmsched_connect(sock, &c, err, sizeof(err)) < 0)
+	if (shmsched_connect(fx.sock, &c, err, sizeof(err)) < 0)
 		fail_msg("connect: %s", err);
 
 	/* A producer's node events: refused, naming the admin socket. */
@@ -732,7 +728,7 @@ static void test_roles(void **state)
 	assert_int_equal(shmsched_node_event(c, SHMSCHED_NODE_ADD, big_node,
 					     strlen(big_node), err, sizeof(err)), -EPERM);
 	assert_non_null(strstr(err, "admin socket"));
-	assert_non_null(strstr(err, admin_sock));
+	assert_non_null(strstr(err, fx.admin));
 	assert_int_equal(shmsched_node_event(c, SHMSCHED_NODE_CORDON, "n1", 2, err,
 					     sizeof(err)), -EPERM);
 	assert_int_equal(shmsched_node_event(c, SHMSCHED_NODE_REMOVE, "n1", 2, err,
@@ -758,7 +754,7 @@ static void test_roles(void **state)
 	assert_non_null(strstr(err, "not registered"));
 
 	/* The admin socket: the same requests are taken. */
-	if (shmsched_connect(admin_sock, &a, err, sizeof(err)) < 0)
+	if (shmsched_connect(fx.admin, &a, err, sizeof(err)) < 0)
 		fail_msg("connect admin: %s", err);
 	assert_int_equal(shmsched_node_event(a, SHMSCHED_NODE_CORDON, "n1", 2, err,
 					     sizeof(err)), 0);
@@ -826,10 +822,9 @@ static void test_ownership(void **state)
 {
 	(void)state;
 	struct daemon *d = start(1);
-	char err[512], admin_sock[160];
-	snprintf(admin_sock, sizeof(admin_sock), "%s.admin", sock);
+	char err[512];
 	struct shmsched_client *a, *b, *admin;
-	if (shmsched_connect_named(sock, "job-a", &a, err, sizeof(err)) < 0)
+	if (shmsched_connect_named(fx.sock, "job-a", &a, err, sizeof(err)) < 0)
 		fail_msg("connect: %s", err);
 	uint32_t tid = template_of(a, pod_json);
 	struct shmsched_result r[4];
@@ -847,17 +842,17 @@ static void test_ownership(void **state)
 	assert_int_equal(daemon_pods_on_nodes(d), 4);
 
 	/* Another name of the same uid is another identity. */
-	if (shmsched_connect_named(sock, "job-b", &b, err, sizeof(err)) < 0)
+	if (shmsched_connect_named(fx.sock, "job-b", &b, err, sizeof(err)) < 0)
 		fail_msg("connect: %s", err);
 	refused(b, d, r[0].placement_id, -EPERM, "belongs to another producer");
 	/* The same name again: its placements are its own. */
-	if (shmsched_connect_named(sock, "job-a", &a, err, sizeof(err)) < 0)
+	if (shmsched_connect_named(fx.sock, "job-a", &a, err, sizeof(err)) < 0)
 		fail_msg("connect: %s", err);
 	assert_int_equal(shmsched_release(a, r[0].placement_id, err, sizeof(err)), 0);
 	assert_int_equal(daemon_pods_on_nodes(d), 3);
 
 	/* An admin may release any placement. */
-	if (shmsched_connect(admin_sock, &admin, err, sizeof(err)) < 0)
+	if (shmsched_connect(fx.admin, &admin, err, sizeof(err)) < 0)
 		fail_msg("connect admin: %s", err);
 	assert_int_equal(shmsched_release(admin, r[1].placement_id, err,
 					  sizeof(err)), 0);
@@ -928,7 +923,7 @@ static void test_devices_named_and_released(void **state)
 	struct daemon *d = start(1);
 	char err[512], text[64];
 	struct shmsched_client *c;
-	if (shmsched_connect(sock, &c, err, sizeof(err)) < 0)
+	if (shmsched_connect(fx.sock, &c, err, sizeof(err)) < 0)
 		fail_msg("connect: %s", err);
 	uint32_t share = template_of(c, share_json);
 	uint32_t pinned = template_of(c, pinned_json);
@@ -979,7 +974,7 @@ static void test_devices_named_and_released(void **state)
 
 	/* Another producer cannot release them, whatever it sends. */
 	struct shmsched_client *other;
-	if (shmsched_connect_named(sock, "other", &other, err, sizeof(err)) < 0)
+	if (shmsched_connect_named(fx.sock, "other", &other, err, sizeof(err)) < 0)
 		fail_msg("connect other: %s", err);
 	refused(other, d, a.placement_id, -EPERM, "belongs to another producer");
 	refused(other, d, b.placement_id, -EPERM, "belongs to another producer");
@@ -1047,7 +1042,7 @@ static void test_profiles(void **state)
 {
 	(void)state;
 	char config[160], err[512];
-	snprintf(config, sizeof(config), "%s/sched.yaml", dir);
+	snprintf(config, sizeof(config), "%s/sched.yaml", fx.dir);
 	FILE *f = fopen(config, "w");
 	assert_non_null(f);
 	fputs(two_profiles, f);
@@ -1056,14 +1051,14 @@ static void test_profiles(void **state)
 	assert_non_null(f);
 	fputs(two_nodes, f);
 	fclose(f);
-	struct daemon_config cfg = {.socket_path = sock, .cluster_path = cluster,
+	struct daemon_config cfg = {.socket_path = fx.sock, .cluster_path = cluster,
 				    .config_path = config, .seed = 1, .workers = 1,
 				    .slots = 64};
 	struct daemon *d = daemon_start(&cfg, err, sizeof(err));
 	if (d == NULL)
 		fail_msg("daemon_start: %s", err);
 	struct shmsched_client *c;
-	if (shmsched_connect(sock, &c, err, sizeof(err)) < 0)
+	if (shmsched_connect(fx.sock, &c, err, sizeof(err)) < 0)
 		fail_msg("connect: %s", err);
 	static const char batch_json[] =
 		"{\"kind\":\"Pod\",\"metadata\":{\"name\":\"job\"},\"spec\":{"

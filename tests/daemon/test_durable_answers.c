@@ -155,23 +155,6 @@ static void submit(struct shmsched_client *c, uint32_t tid, uint64_t cookie,
 	assert_int_equal(shmsched_submit(c, &p, 1), 1);
 }
 
-/* The next `want` answers of `c` (at most 10 s), in out. */
-static void await(struct shmsched_client *c, struct shmsched_result *out,
-		  unsigned want)
-{
-	unsigned got = 0;
-	time_t deadline = time(NULL) + 10;
-	while (got < want && time(NULL) <= deadline) {
-		int n = shmsched_poll(c, out + got, want - got);
-		assert_true(n >= 0);
-		got += (unsigned)n;
-		if (n == 0)
-			usleep(200);
-	}
-	if (got != want)
-		fail_msg("%u answers of %u within 10 s", got, want);
-}
-
 /* Waits (at most 10 s) until `n` pods wait in the queue. */
 static void await_waiting(struct daemon *d, uint64_t n)
 {
@@ -213,7 +196,7 @@ static void test_retry(void **state)
 	submit(c, two, 2, SHMSCHED_WAIT);
 	await_waiting(d, 1);
 	assert_int_equal(shmsched_release(c, first.placement_id, err, sizeof(err)), 0);
-	await(c, &r, 1);
+	assert_int_equal(fixture_await(c, &r, 1, 10000), 1);
 	assert_int_equal(r.cookie, 2);
 	assert_int_equal(r.status, SHMSCHED_PLACED);
 	assert_durable_first("retry", 2);
@@ -237,7 +220,7 @@ static void test_gang(void **state)
 	struct shmsched_result r[2];
 	submit(c, member, 1, 0);
 	submit(c, member, 2, 0);
-	await(c, r, 2);
+	assert_int_equal(fixture_await(c, r, 2, 10000), 2);
 	for (int i = 0; i < 2; i++)
 		assert_int_equal(r[i].status, SHMSCHED_PLACED);
 	struct daemon_stats ds;
@@ -265,10 +248,10 @@ static void test_evictor_reply(void **state)
 	fixture_place_one(low, plain, 1, &r);
 	assert_int_equal(r.status, SHMSCHED_PLACED);
 	submit(hi, high, 2, SHMSCHED_WAIT);
-	await(hi, &r, 1);
+	assert_int_equal(fixture_await(hi, &r, 1, 10000), 1);
 	assert_int_equal(r.cookie, 2);
 	assert_int_equal(r.status, SHMSCHED_PLACED);
-	await(low, &r, 1);
+	assert_int_equal(fixture_await(low, &r, 1, 10000), 1);
 	assert_int_equal(r.status, SHMSCHED_EVICTED);
 	struct daemon_stats ds;
 	daemon_get_stats(d, &ds);
