@@ -32,10 +32,10 @@ int a_fn(int);
 extern int b_table[4];
 int c_fn(int x) { return a_fn(x) + b_table[1]; }
 C
-for f in a b b_oneway c; do
-	"$@" -c -o "$dir/$f.o" "$dir/$f.c"
-done
 cd "$dir"
+# One compiler run for the four (ccache would only add its own).
+[ "$1" = ccache ] && shift
+"$@" -c a.c b.c b_oneway.c c.c
 
 # The loop a <-> b, with the symbol on each edge; c only calls in.
 if "$check" a.o b.o c.o >out 2>&1; then
