@@ -156,21 +156,6 @@ struct request {
 	struct gw_job *job;
 };
 
-const char *const gw_route_names[GW_ROUTES] = {
-	"placements", "placement", "nodes", "node", "health", "version", "metrics",
-	"extender", "admin", "other"};
-const unsigned gw_codes[GW_CODES] = {200, 201, 400, 401, 403, 404, 405, 408,
-				     409, 413, 415, 429, 500, 501, 503, 0};
-
-void gw_http_count(struct gw_http_stats *s, enum gw_route route, unsigned code)
-{
-	unsigned k = 0;
-	while (k < GW_CODES - 1 && gw_codes[k] != code)
-		k++;
-	/* Relaxed: a tally, read as a figure of the moment. */
-	__atomic_fetch_add(&s->requests[route][k], 1, __ATOMIC_RELAXED);
-}
-
 /* --- responses ---------------------------------------------------------- */
 
 static enum MHD_Result queue(struct request *r, struct MHD_Connection *conn,

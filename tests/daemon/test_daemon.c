@@ -43,6 +43,7 @@
 
 #include "daemon/daemon.h"
 #include "client/control_client.h"
+#include "fixture.h"
 #include "ingest/ingest.h"
 #include "shm/shm.h"
 #include "shmsched/client.h"
@@ -64,7 +65,8 @@ struct shared {
 };
 
 static struct shared *sh;
-static char dir[64], sock[128], cluster[128];
+static struct fixture_dir fx;
+static char cluster[128];
 
 static const char tight_cluster[] =
 	"{\"kind\":\"List\",\"items\":["
@@ -113,7 +115,7 @@ static void producer(int id, uint64_t pods, bool release)
 	char err[512];
 	wait_go();
 	struct shmsched_client *c;
-	if (shmsched_connect(sock, &c, err, sizeof(err)) < 0) {
+	if (shmsched_connect(fx.sock, &c, err, sizeof(err)) < 0) {
 		fail_report(r, "connect", err);
 		_exit(1);
 	}
@@ -205,7 +207,7 @@ static void raw_register(struct report *r, int *fd, int *region_fd,
 {
 	char err[512];
 	wait_go();
-	*fd = control_client_connect(sock, 5000, err, sizeof(err));
+	*fd = control_client_connect(fx.sock, 5000, err, sizeof(err));
 	if (*fd < 0) {
 		fail_report(r, "connect", err);
 		_exit(1);
@@ -380,7 +382,7 @@ static void vandal_entry(int id, uint64_t pods, bool release)
 
 static struct daemon *start(unsigned workers)
 {
-	struct daemon_config cfg = {.socket_path = sock, .cluster_path = cluster,
+	struct daemon_config cfg = {.socket_path = fx.sock, .cluster_path = cluster,
 				    .seed = 1, .workers = workers, .slots = 512};
 	char err[512];
 	struct daemon *d = daemon_start(&cfg, err, sizeof(err));
@@ -436,10 +438,8 @@ static int setup(void **state)
 		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	assert_true(sh != MAP_FAILED);
 	memset(sh, 0, sizeof(*sh));
-	snprintf(dir, sizeof(dir), "/tmp/shmsched-daemon-XXXXXX");
-	assert_non_null(mkdtemp(dir));
-	snprintf(sock, sizeof(sock), "%s/s.sock", dir);
-	snprintf(cluster, sizeof(cluster), "%s/cluster.json", dir);
+	fixture_dir_make(&fx, "daemon", 0);
+	snprintf(cluster, sizeof(cluster), "%s/cluster.json", fx.dir);
 	write_cluster();
 	return 0;
 }
@@ -447,9 +447,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	(void)state;
-	unlink(cluster);
-	unlink(sock);
-	rmdir(dir);
+	fixture_dir_remove(&fx);
 	munmap(sh, sizeof(*sh));
 	return 0;
 }
@@ -677,24 +675,6 @@ static int setup_gpu(void **state)
 	return 0;
 }
 
-/* Submits one pod of template `tid` and waits for its answer. */
-static void place_one(struct shmsched_client *c, uint32_t tid, uint64_t cookie,
-		      struct shmsched_result *out)
-{
-	struct shmsched_pod pod = {.cookie = cookie, .template_id = tid};
-	assert_int_equal(shmsched_submit(c, &pod, 1), 1);
-	time_t deadline = time(NULL) + 10;
-	int got = 0;
-	while (got == 0 && time(NULL) <= deadline) {
-		got = shmsched_poll(c, out, 1);
-		assert_true(got >= 0);
-		if (got == 0)
-			usleep(100);
-	}
-	assert_int_equal(got, 1);
-	assert_int_equal(out->cookie, cookie);
-}
-
 static uint32_t template_of(struct shmsched_client *c, const char *json)
 {
 	uint32_t tid;
@@ -736,10 +716,9 @@ static void test_roles(void **state)
 {
 	(void)state;
 	struct daemon *d = start(1);
-	char err[512], admin_sock[160];
-	snprintf(admin_sock, sizeof(admin_sock), "%s.admin", sock);
+	char err[512];
 	struct shmsched_client *c, *a;
-	if (shmsched_connect(sock, &c, err, sizeof(err)) < 0)
+	if (shmsched_connect(fx.sock, &c, err, sizeof(err)) < 0)
 		fail_msg("connect: %s", err);
 
 	/* A producer's node events: refused, naming the admin socket. */
@@ -749,7 +728,7 @@ static void test_roles(void **state)
 	assert_int_equal(shmsched_node_event(c, SHMSCHED_NODE_ADD, big_node,
 					     strlen(big_node), err, sizeof(err)), -EPERM);
 	assert_non_null(strstr(err, "admin socket"));
-	assert_non_null(strstr(err, admin_sock));
+	assert_non_null(strstr(err, fx.admin));
 	assert_int_equal(shmsched_node_event(c, SHMSCHED_NODE_CORDON, "n1", 2, err,
 					     sizeof(err)), -EPERM);
 	assert_int_equal(shmsched_node_event(c, SHMSCHED_NODE_REMOVE, "n1", 2, err,
@@ -775,7 +754,7 @@ static void test_roles(void **state)
 	assert_non_null(strstr(err, "not registered"));
 
 	/* The admin socket: the same requests are taken. */
-	if (shmsched_connect(admin_sock, &a, err, sizeof(err)) < 0)
+	if (shmsched_connect(fx.admin, &a, err, sizeof(err)) < 0)
 		fail_msg("connect admin: %s", err);
 	assert_int_equal(shmsched_node_event(a, SHMSCHED_NODE_CORDON, "n1", 2, err,
 					     sizeof(err)), 0);
@@ -843,15 +822,14 @@ static void test_ownership(void **state)
 {
 	(void)state;
 	struct daemon *d = start(1);
-	char err[512], admin_sock[160];
-	snprintf(admin_sock, sizeof(admin_sock), "%s.admin", sock);
+	char err[512];
 	struct shmsched_client *a, *b, *admin;
-	if (shmsched_connect_named(sock, "job-a", &a, err, sizeof(err)) < 0)
+	if (shmsched_connect_named(fx.sock, "job-a", &a, err, sizeof(err)) < 0)
 		fail_msg("connect: %s", err);
 	uint32_t tid = template_of(a, pod_json);
 	struct shmsched_result r[4];
 	for (int i = 0; i < 4; i++) {
-		place_one(a, tid, (uint64_t)i + 1, &r[i]);
+		fixture_place_one(a, tid, (uint64_t)i + 1, &r[i]);
 		assert_int_equal(r[i].status, SHMSCHED_PLACED);
 	}
 	assert_int_equal(daemon_pods_on_nodes(d), 4);
@@ -864,17 +842,17 @@ static void test_ownership(void **state)
 	assert_int_equal(daemon_pods_on_nodes(d), 4);
 
 	/* Another name of the same uid is another identity. */
-	if (shmsched_connect_named(sock, "job-b", &b, err, sizeof(err)) < 0)
+	if (shmsched_connect_named(fx.sock, "job-b", &b, err, sizeof(err)) < 0)
 		fail_msg("connect: %s", err);
 	refused(b, d, r[0].placement_id, -EPERM, "belongs to another producer");
 	/* The same name again: its placements are its own. */
-	if (shmsched_connect_named(sock, "job-a", &a, err, sizeof(err)) < 0)
+	if (shmsched_connect_named(fx.sock, "job-a", &a, err, sizeof(err)) < 0)
 		fail_msg("connect: %s", err);
 	assert_int_equal(shmsched_release(a, r[0].placement_id, err, sizeof(err)), 0);
 	assert_int_equal(daemon_pods_on_nodes(d), 3);
 
 	/* An admin may release any placement. */
-	if (shmsched_connect(admin_sock, &admin, err, sizeof(err)) < 0)
+	if (shmsched_connect(fx.admin, &admin, err, sizeof(err)) < 0)
 		fail_msg("connect admin: %s", err);
 	assert_int_equal(shmsched_release(admin, r[1].placement_id, err,
 					  sizeof(err)), 0);
@@ -904,7 +882,7 @@ static void test_ownership(void **state)
 	struct shmsched_client *b2 = b;
 	uint32_t tid_b = template_of(b2, pod_json);
 	struct shmsched_result rb;
-	place_one(b2, tid_b, 99, &rb);
+	fixture_place_one(b2, tid_b, 99, &rb);
 	assert_int_equal(rb.status, SHMSCHED_PLACED);
 	struct shmsched_placement page[8];
 	uint32_t cursor = 0;
@@ -945,7 +923,7 @@ static void test_devices_named_and_released(void **state)
 	struct daemon *d = start(1);
 	char err[512], text[64];
 	struct shmsched_client *c;
-	if (shmsched_connect(sock, &c, err, sizeof(err)) < 0)
+	if (shmsched_connect(fx.sock, &c, err, sizeof(err)) < 0)
 		fail_msg("connect: %s", err);
 	uint32_t share = template_of(c, share_json);
 	uint32_t pinned = template_of(c, pinned_json);
@@ -953,7 +931,7 @@ static void test_devices_named_and_released(void **state)
 
 	/* A share of one GPU, named with its milli; no cores. */
 	struct shmsched_result a, b;
-	place_one(c, share, 1, &a);
+	fixture_place_one(c, share, 1, &a);
 	assert_int_equal(a.status, SHMSCHED_PLACED);
 	assert_int_equal(__builtin_popcount(a.devices.gpu_mask), 1);
 	assert_true(a.devices.gpu_mask < 4); /* GPU 0 or 1 */
@@ -966,7 +944,7 @@ static void test_devices_named_and_released(void **state)
 	in_use(d, 500, 0);
 
 	/* 300 more by best fit: the same GPU; two cores on one NUMA node. */
-	place_one(c, pinned, 2, &b);
+	fixture_place_one(c, pinned, 2, &b);
 	assert_int_equal(b.status, SHMSCHED_PLACED);
 	assert_int_equal(b.devices.gpu_mask, a.devices.gpu_mask);
 	assert_int_equal(b.devices.gpu_milli, 300);
@@ -996,7 +974,7 @@ static void test_devices_named_and_released(void **state)
 
 	/* Another producer cannot release them, whatever it sends. */
 	struct shmsched_client *other;
-	if (shmsched_connect_named(sock, "other", &other, err, sizeof(err)) < 0)
+	if (shmsched_connect_named(fx.sock, "other", &other, err, sizeof(err)) < 0)
 		fail_msg("connect other: %s", err);
 	refused(other, d, a.placement_id, -EPERM, "belongs to another producer");
 	refused(other, d, b.placement_id, -EPERM, "belongs to another producer");
@@ -1011,7 +989,7 @@ static void test_devices_named_and_released(void **state)
 	shmsched_disconnect(other);
 
 	/* Whole GPUs: both devices, 1000 each; then given back. */
-	place_one(c, whole, 3, &a);
+	fixture_place_one(c, whole, 3, &a);
 	assert_int_equal(a.status, SHMSCHED_PLACED);
 	assert_int_equal(a.devices.gpu_mask, 3);
 	assert_int_equal(a.devices.gpu_milli, 1000);
@@ -1019,7 +997,7 @@ static void test_devices_named_and_released(void **state)
 	assert_string_equal(text, "0,1");
 	in_use(d, 2000, 0);
 	/* No device left for a share: unschedulable, with no devices. */
-	place_one(c, share, 4, &b);
+	fixture_place_one(c, share, 4, &b);
 	assert_int_equal(b.status, SHMSCHED_UNSCHEDULABLE);
 	assert_int_equal(b.devices.gpu_mask, 0);
 	assert_true(strlen(b.message) > 0);
@@ -1064,7 +1042,7 @@ static void test_profiles(void **state)
 {
 	(void)state;
 	char config[160], err[512];
-	snprintf(config, sizeof(config), "%s/sched.yaml", dir);
+	snprintf(config, sizeof(config), "%s/sched.yaml", fx.dir);
 	FILE *f = fopen(config, "w");
 	assert_non_null(f);
 	fputs(two_profiles, f);
@@ -1073,14 +1051,14 @@ static void test_profiles(void **state)
 	assert_non_null(f);
 	fputs(two_nodes, f);
 	fclose(f);
-	struct daemon_config cfg = {.socket_path = sock, .cluster_path = cluster,
+	struct daemon_config cfg = {.socket_path = fx.sock, .cluster_path = cluster,
 				    .config_path = config, .seed = 1, .workers = 1,
 				    .slots = 64};
 	struct daemon *d = daemon_start(&cfg, err, sizeof(err));
 	if (d == NULL)
 		fail_msg("daemon_start: %s", err);
 	struct shmsched_client *c;
-	if (shmsched_connect(sock, &c, err, sizeof(err)) < 0)
+	if (shmsched_connect(fx.sock, &c, err, sizeof(err)) < 0)
 		fail_msg("connect: %s", err);
 	static const char batch_json[] =
 		"{\"kind\":\"Pod\",\"metadata\":{\"name\":\"job\"},\"spec\":{"
@@ -1106,12 +1084,12 @@ static void test_profiles(void **state)
 	char name[64];
 	for (uint64_t i = 0; i < 6; i++) {
 		struct shmsched_result r;
-		place_one(c, batch, 10 + i, &r);
+		fixture_place_one(c, batch, 10 + i, &r);
 		assert_int_equal(r.status, SHMSCHED_PLACED);
 		assert_int_equal(shmsched_node_name(c, r.node_id, name, sizeof(name),
 						    err, sizeof(err)), 0);
 		assert_string_equal(name, "b");
-		place_one(c, plain, 100 + i, &r);
+		fixture_place_one(c, plain, 100 + i, &r);
 		assert_int_equal(r.status, SHMSCHED_PLACED);
 		assert_int_equal(shmsched_node_name(c, r.node_id, name, sizeof(name),
 						    err, sizeof(err)), 0);

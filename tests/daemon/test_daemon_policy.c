@@ -36,30 +36,25 @@
 
 #include "base/base.h"
 #include "daemon/daemon.h"
+#include "fixture.h"
 #include "shmsched/client.h"
 
-static char dir[64], sock[128], admin[140], cluster[128], policy[128];
+static struct fixture_dir fx;
+static char cluster[128], policy[128];
 
 static int setup(void **state)
 {
 	(void)state;
-	snprintf(dir, sizeof(dir), "/tmp/shmsched-policy-XXXXXX");
-	assert_non_null(mkdtemp(dir));
-	snprintf(sock, sizeof(sock), "%s/s.sock", dir);
-	snprintf(admin, sizeof(admin), "%s.admin", sock);
-	snprintf(cluster, sizeof(cluster), "%s/cluster.json", dir);
-	snprintf(policy, sizeof(policy), "%s/policy.json", dir);
+	fixture_dir_make(&fx, "policy", 0);
+	snprintf(cluster, sizeof(cluster), "%s/cluster.json", fx.dir);
+	snprintf(policy, sizeof(policy), "%s/policy.json", fx.dir);
 	return 0;
 }
 
 static int teardown(void **state)
 {
 	(void)state;
-	unlink(cluster);
-	unlink(policy);
-	unlink(sock);
-	unlink(admin);
-	rmdir(dir);
+	fixture_dir_remove(&fx);
 	return 0;
 }
 
@@ -86,7 +81,7 @@ static const char cluster_json[] =
 static struct daemon *start(const char *policy_path)
 {
 	write_text(cluster, cluster_json);
-	struct daemon_config cfg = {.socket_path = sock, .cluster_path = cluster,
+	struct daemon_config cfg = {.socket_path = fx.sock, .cluster_path = cluster,
 				    .seed = 1, .workers = 1, .slots = 64,
 				    .policy_path = policy_path};
 	char err[1024];
@@ -94,15 +89,6 @@ static struct daemon *start(const char *policy_path)
 	if (d == NULL)
 		fail_msg("daemon_start: %s", err);
 	return d;
-}
-
-static struct shmsched_client *connect_as(const char *path, const char *name)
-{
-	struct shmsched_client *c;
-	char err[512];
-	if (shmsched_connect_named(path, name, &c, err, sizeof(err)) < 0)
-		fail_msg("connect %s as %s: %s", path, name, err);
-	return c;
 }
 
 /* A 2-cpu pod in namespace `ns`, of PriorityClass `cls` (NULL: none), in
@@ -127,7 +113,8 @@ static void test_no_policy_system_classes(void **state)
 {
 	(void)state;
 	struct daemon *d = start(NULL);
-	struct shmsched_client *c = connect_as(sock, "team-b"), *a = connect_as(admin, "ops");
+	struct shmsched_client *c = fixture_connect_as(fx.sock, "team-b");
+	struct shmsched_client *a = fixture_connect_as(fx.admin, "ops");
 	char err[512];
 	uint32_t tid;
 	const char *system[] = {"system-node-critical", "system-cluster-critical"};
@@ -173,8 +160,9 @@ static void test_namespaces_and_gangs(void **state)
 	(void)state;
 	write_policy();
 	struct daemon *d = start(policy);
-	struct shmsched_client *a = connect_as(sock, "team-a"), *b = connect_as(sock, "team-b");
-	struct shmsched_client *x = connect_as(sock, "stranger");
+	struct shmsched_client *a = fixture_connect_as(fx.sock, "team-a");
+	struct shmsched_client *b = fixture_connect_as(fx.sock, "team-b");
+	struct shmsched_client *x = fixture_connect_as(fx.sock, "stranger");
 	char err[512];
 	uint32_t tid;
 	if (tmpl(a, "team-a", "low", NULL, &tid, err, sizeof(err)) != 0)
@@ -207,21 +195,6 @@ static void test_namespaces_and_gangs(void **state)
 	daemon_stop(d, 1000, &ds);
 }
 
-static unsigned await(struct shmsched_client *c, struct shmsched_result *out,
-		      unsigned want, unsigned ms)
-{
-	unsigned got = 0;
-	uint64_t end = now_ns() + (uint64_t)ms * 1000000u;
-	while (got < want && now_ns() < end) {
-		int n = shmsched_poll(c, out + got, want - got);
-		assert_true(n >= 0);
-		got += (unsigned)n;
-		if (n == 0)
-			usleep(200);
-	}
-	return got;
-}
-
 static void await_pending(struct daemon *d, uint64_t want)
 {
 	struct daemon_stats s;
@@ -241,8 +214,9 @@ static void test_preemption_within_disrupt(void **state)
 	(void)state;
 	write_policy();
 	struct daemon *d = start(policy);
-	struct shmsched_client *a = connect_as(sock, "team-a"), *b = connect_as(sock, "team-b");
-	struct shmsched_client *c = connect_as(sock, "team-c");
+	struct shmsched_client *a = fixture_connect_as(fx.sock, "team-a");
+	struct shmsched_client *b = fixture_connect_as(fx.sock, "team-b");
+	struct shmsched_client *c = fixture_connect_as(fx.sock, "team-c");
 	char err[512];
 	uint32_t ta, tb, tc;
 	assert_int_equal(tmpl(a, "team-a", "low", NULL, &ta, err, sizeof(err)), 0);
@@ -251,7 +225,7 @@ static void test_preemption_within_disrupt(void **state)
 	struct shmsched_result r[2];
 	struct shmsched_pod pa = {.cookie = 1, .template_id = ta};
 	assert_int_equal(shmsched_submit(a, &pa, 1), 1);
-	assert_int_equal(await(a, r, 1, 5000), 1);
+	assert_int_equal(fixture_await(a, r, 1, 5000), 1);
 	assert_int_equal(r[0].status, SHMSCHED_PLACED);
 	uint64_t victim = r[0].placement_id;
 	/* team-b may not disrupt team-a: its pod waits, nothing evicted. */
@@ -265,13 +239,13 @@ static void test_preemption_within_disrupt(void **state)
 		      " victim(s)\n", ds.preemptions, ds.victims);
 	assert_int_equal(ds.victims, 0);
 	assert_int_equal(ds.placements, 1);
-	assert_int_equal(await(a, r, 1, 50), 0); /* no EVICTED notice */
+	assert_int_equal(fixture_await(a, r, 1, 50), 0); /* no EVICTED notice */
 	/* team-c may: its pod evicts team-a's. */
 	struct shmsched_pod pc = {.cookie = 3, .template_id = tc, .flags = SHMSCHED_WAIT};
 	assert_int_equal(shmsched_submit(c, &pc, 1), 1);
-	assert_int_equal(await(c, r, 1, 5000), 1);
+	assert_int_equal(fixture_await(c, r, 1, 5000), 1);
 	assert_int_equal(r[0].status, SHMSCHED_PLACED);
-	assert_int_equal(await(a, r, 1, 5000), 1);
+	assert_int_equal(fixture_await(a, r, 1, 5000), 1);
 	assert_int_equal(r[0].status, SHMSCHED_EVICTED);
 	assert_int_equal(r[0].placement_id, victim);
 	daemon_get_stats(d, &ds);
@@ -289,7 +263,7 @@ static void test_bad_policy_stops_start(void **state)
 	write_text(cluster, cluster_json);
 	write_text(policy, "{\"apiVersion\":\"shmsched.io/v1alpha1\",\"kind\":"
 		   "\"Policy\",\"rules\":[{\"uids\":[0],\"namespace\":[\"a\"]}]}");
-	struct daemon_config cfg = {.socket_path = sock, .cluster_path = cluster,
+	struct daemon_config cfg = {.socket_path = fx.sock, .cluster_path = cluster,
 				    .seed = 1, .workers = 1, .slots = 64,
 				    .policy_path = policy};
 	char err[1024];

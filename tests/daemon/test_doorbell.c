@@ -26,20 +26,20 @@
 
 #include "base/base.h"
 #include "daemon/daemon.h"
+#include "fixture.h"
 #include "shmsched/client.h"
 
 #define SLEEP_US 5000000u /* the worker's sleep: far past any wake-up */
 #define GIVEN_MS 1000u    /* what a rung pod is given */
 
-static char dir[64], sock[128], cluster[128];
+static struct fixture_dir fx;
+static char cluster[128];
 
 static int setup(void **state)
 {
 	(void)state;
-	snprintf(dir, sizeof(dir), "/tmp/shmsched-doorbell-XXXXXX");
-	assert_non_null(mkdtemp(dir));
-	snprintf(sock, sizeof(sock), "%s/s.sock", dir);
-	snprintf(cluster, sizeof(cluster), "%s/cluster.json", dir);
+	fixture_dir_make(&fx, "doorbell", 0);
+	snprintf(cluster, sizeof(cluster), "%s/cluster.json", fx.dir);
 	FILE *f = fopen(cluster, "w");
 	assert_non_null(f);
 	/* One node of 1 cpu: a second 1-cpu pod must wait. */
@@ -53,9 +53,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	(void)state;
-	unlink(cluster);
-	unlink(sock);
-	rmdir(dir);
+	fixture_dir_remove(&fx);
 	return 0;
 }
 
@@ -72,7 +70,7 @@ static bool have_waitv(void)
 
 static struct daemon *start(bool doorbells)
 {
-	struct daemon_config cfg = {.socket_path = sock, .cluster_path = cluster,
+	struct daemon_config cfg = {.socket_path = fx.sock, .cluster_path = cluster,
 				    .seed = 1, .workers = 1, .slots = 64,
 				    .idle_sleep_us = SLEEP_US,
 				    .no_doorbells = !doorbells};
@@ -87,7 +85,7 @@ static struct shmsched_client *connect_with(uint32_t *tid, const char *cpu)
 {
 	struct shmsched_client *c;
 	char err[512];
-	if (shmsched_connect(sock, &c, err, sizeof(err)) < 0)
+	if (shmsched_connect(fx.sock, &c, err, sizeof(err)) < 0)
 		fail_msg("connect: %s", err);
 	char json[400];
 	snprintf(json, sizeof(json), "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"t\"},"

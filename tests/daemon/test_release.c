@@ -22,12 +22,14 @@
 #include <cmocka.h>
 
 #include "daemon/daemon.h"
+#include "fixture.h"
 #include "client/control_client.h"
 #include "ingest/ingest.h"
 
 #define TIMEOUT_MS 5000
 
-static char dir[64], sock[128], cluster[128];
+static struct fixture_dir fx;
+static char cluster[128];
 
 static const char node_json[] =
 	"{\"kind\":\"List\",\"items\":[{\"kind\":\"Node\",\"metadata\":{\"name\":"
@@ -41,10 +43,8 @@ static const char pod_json[] =
 static int setup(void **state)
 {
 	(void)state;
-	snprintf(dir, sizeof(dir), "/tmp/shmsched-release-XXXXXX");
-	assert_non_null(mkdtemp(dir));
-	snprintf(sock, sizeof(sock), "%s/s.sock", dir);
-	snprintf(cluster, sizeof(cluster), "%s/cluster.json", dir);
+	fixture_dir_make(&fx, "release", 0);
+	snprintf(cluster, sizeof(cluster), "%s/cluster.json", fx.dir);
 	FILE *f = fopen(cluster, "w");
 	assert_non_null(f);
 	fputs(node_json, f);
@@ -55,9 +55,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	(void)state;
-	unlink(cluster);
-	unlink(sock);
-	rmdir(dir);
+	fixture_dir_remove(&fx);
 	return 0;
 }
 
@@ -80,13 +78,13 @@ static int request(int fd, uint32_t kind, const void *body, uint32_t len,
 static void test_release_body_size(void **state)
 {
 	(void)state;
-	struct daemon_config cfg = {.socket_path = sock, .cluster_path = cluster,
+	struct daemon_config cfg = {.socket_path = fx.sock, .cluster_path = cluster,
 				    .seed = 1, .workers = 1, .slots = 64};
 	char err[512];
 	struct daemon *d = daemon_start(&cfg, err, sizeof(err));
 	if (d == NULL)
 		fail_msg("daemon_start: %s", err);
-	int fd = control_client_connect(sock, TIMEOUT_MS, err, sizeof(err));
+	int fd = control_client_connect(fx.sock, TIMEOUT_MS, err, sizeof(err));
 	assert_true(fd >= 0);
 	struct op_registered reg;
 	int region_fd = -1;
@@ -122,7 +120,7 @@ static void test_release_body_size(void **state)
 	 * connection, a name must be 64 bytes and NUL-terminated. */
 	assert_int_equal(request(fd, OP_REGISTER, NULL, 0, &reg, sizeof(reg),
 				 &region_fd, err, sizeof(err)), -EALREADY);
-	int fd2 = control_client_connect(sock, TIMEOUT_MS, err, sizeof(err));
+	int fd2 = control_client_connect(fx.sock, TIMEOUT_MS, err, sizeof(err));
 	assert_true(fd2 >= 0);
 	memset(body, 'x', sizeof(body));
 	assert_int_equal(request(fd2, OP_REGISTER, body, 10, &reg, sizeof(reg),

@@ -22,7 +22,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -30,17 +29,19 @@
 #include <cmocka.h>
 
 #include "daemon/daemon.h"
+#include "fixture.h"
 #include "shm/shm.h"
 #include "shmsched/client.h"
 
 #define NOBODY 65534
 
-static char dir[64], sock[128], region[64], self[4096];
+static struct fixture_dir fx;
+static char region[64], self[4096];
 static const uid_t admitted[] = {0, NOBODY};
 
 static struct daemon *start(void)
 {
-	struct daemon_config cfg = {.socket_path = sock, .synthetic_nodes = 16,
+	struct daemon_config cfg = {.socket_path = fx.sock, .synthetic_nodes = 16,
 				    .seed = 1, .workers = 1, .slots = 64,
 				    .state_name = region,
 				    .allowed_uids = admitted, .n_allowed_uids = 2,
@@ -53,43 +54,6 @@ static struct daemon *start(void)
 	return d;
 }
 
-static struct shmsched_client *connect_as(const char *name)
-{
-	struct shmsched_client *c;
-	char err[512];
-	if (shmsched_connect_named(sock, name, &c, err, sizeof(err)) < 0)
-		fail_msg("connect as \"%s\": %s", name, err);
-	return c;
-}
-
-static void leave(struct daemon *d, struct shmsched_client *c)
-{
-	struct daemon_stats ds;
-	daemon_get_stats(d, &ds);
-	uint64_t gone = ds.producers_gone;
-	shmsched_disconnect(c);
-	time_t deadline = time(NULL) + 10;
-	do {
-		usleep(1000);
-		daemon_get_stats(d, &ds);
-	} while (ds.producers_gone == gone && time(NULL) <= deadline);
-	assert_true(ds.producers_gone > gone);
-}
-
-/* A template whose label value (60 bytes) is unique to (`tag`, `i`). */
-static int template_n(struct shmsched_client *c, const char *tag, int i,
-		      char *err, size_t err_len)
-{
-	char json[512], value[61];
-	uint32_t tid;
-	snprintf(value, sizeof(value), "%s-%d-%0*d", tag, i, 40, i);
-	value[60] = '\0';
-	snprintf(json, sizeof(json), "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"t\","
-		 "\"labels\":{\"app\":\"%sz\"}},\"spec\":{\"containers\":[{\"name\":"
-		 "\"c\",\"resources\":{\"requests\":{\"cpu\":\"10m\"}}}]}}", value);
-	return shmsched_register_template(c, json, strlen(json), &tid, err, err_len);
-}
-
 /* The child, as nobody: one template of new strings; exit 0 if taken. */
 static int victim(const char *path)
 {
@@ -99,7 +63,7 @@ static int victim(const char *path)
 		fprintf(stderr, "victim: connect: %s\n", err);
 		return 2;
 	}
-	int rc = template_n(c, "victim", 0, err, sizeof(err));
+	int rc = fixture_template_n(c, "victim", 0, NULL, err, sizeof(err));
 	if (rc < 0)
 		fprintf(stderr, "victim: template refused: %s\n", err);
 	shmsched_disconnect(c);
@@ -116,7 +80,7 @@ static int run_victim(void)
 		if (setgroups(0, NULL) < 0 || setresgid(g, g, g) < 0 ||
 		    setresuid(NOBODY, NOBODY, NOBODY) < 0)
 			_exit(3);
-		execl(self, self, "victim", sock, (char *)NULL);
+		execl(self, self, "victim", fx.sock, (char *)NULL);
 		_exit(4);
 	}
 	int status;
@@ -138,12 +102,13 @@ static void test_reconnecting_uid(void **state)
 	/* New names until a fresh name's first template is refused. */
 	for (; names < 30; names++) {
 		snprintf(name, sizeof(name), "hog-%d", names);
-		struct shmsched_client *c = connect_as(name);
+		struct shmsched_client *c = fixture_connect_as(fx.sock, name);
 		int i = 0;
-		while (i < 30 && (rc = template_n(c, name, i, err, sizeof(err))) == 0)
+		while (i < 30 && (rc = fixture_template_n(c, name, i, NULL, err,
+							  sizeof(err))) == 0)
 			i++;
 		taken += i;
-		leave(d, c);
+		fixture_leave(d, c);
 		if (i == 0)
 			break;
 	}
@@ -171,14 +136,14 @@ static void test_reconnecting_uid(void **state)
 	/* old: every string stayed (attacked). */
 	assert_true(ds.interned_strings <= baseline + 2);
 	/* The uid's charge went with its strings. */
-	struct shmsched_client *c = connect_as("hog-again");
+	struct shmsched_client *c = fixture_connect_as(fx.sock, "hog-again");
 	for (int i = 0; i < 10; i++)
-		if (template_n(c, "again", i, err, sizeof(err)) < 0)
+		if (fixture_template_n(c, "again", i, NULL, err, sizeof(err)) < 0)
 			fail_msg("after the restart, template %d: %s", i, err);
 	daemon_get_stats(d, &ds);
 	print_message("strings: %u after 10 templates more\n", ds.interned_strings);
 	assert_true(ds.interned_strings <= baseline + 2 + 30);
-	leave(d, c);
+	fixture_leave(d, c);
 	/* Its strings are charged again after another restart (kept by the
 	 * tags, freed: nothing holds them). */
 	daemon_stop(d, 1000, &ds);
@@ -191,10 +156,7 @@ static void test_reconnecting_uid(void **state)
 static int setup(void **state)
 {
 	(void)state;
-	snprintf(dir, sizeof(dir), "/tmp/shmsched-reclaim-XXXXXX");
-	assert_non_null(mkdtemp(dir));
-	assert_int_equal(chmod(dir, 0755), 0); /* nobody reaches the socket */
-	snprintf(sock, sizeof(sock), "%s/s.sock", dir);
+	fixture_dir_make(&fx, "reclaim", 1); /* nobody reaches the socket */
 	snprintf(region, sizeof(region), "shmsched-reclaim-%d", (int)getpid());
 	return 0;
 }
@@ -202,11 +164,8 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	(void)state;
-	char admin[160], err[256];
-	snprintf(admin, sizeof(admin), "%s.admin", sock);
-	unlink(admin);
-	unlink(sock);
-	rmdir(dir);
+	char err[256];
+	fixture_dir_remove(&fx);
 	state_remove(region, err, sizeof(err));
 	return 0;
 }

@@ -37,29 +37,25 @@
 
 #include "base/base.h"
 #include "daemon/daemon.h"
+#include "fixture.h"
 #include "shmsched/client.h"
 #include "shmsched/observe.h"
 
-static char dir[64], sock[128], admin[140], cluster[128];
+static struct fixture_dir fx;
+static char cluster[128];
 
 static int setup(void **state)
 {
 	(void)state;
-	snprintf(dir, sizeof(dir), "/tmp/shmsched-wait-XXXXXX");
-	assert_non_null(mkdtemp(dir));
-	snprintf(sock, sizeof(sock), "%s/s.sock", dir);
-	snprintf(admin, sizeof(admin), "%s.admin", sock);
-	snprintf(cluster, sizeof(cluster), "%s/cluster.json", dir);
+	fixture_dir_make(&fx, "wait", 0);
+	snprintf(cluster, sizeof(cluster), "%s/cluster.json", fx.dir);
 	return 0;
 }
 
 static int teardown(void **state)
 {
 	(void)state;
-	unlink(cluster);
-	unlink(sock);
-	unlink(admin);
-	rmdir(dir);
+	fixture_dir_remove(&fx);
 	return 0;
 }
 
@@ -88,7 +84,7 @@ static void write_nodes(const char *const *nodes, unsigned n)
 static struct daemon *start_named(unsigned workers, uint32_t slots,
 				  bool wait_default, const char *name)
 {
-	struct daemon_config cfg = {.socket_path = sock, .cluster_path = cluster,
+	struct daemon_config cfg = {.socket_path = fx.sock, .cluster_path = cluster,
 				    .seed = 1, .workers = workers, .slots = slots,
 				    .wait_default = wait_default, .state_name = name,
 				    .fresh = name != NULL};
@@ -140,23 +136,6 @@ static void submit(struct shmsched_client *c, uint32_t tid, uint64_t cookie,
 	assert_int_equal(shmsched_submit(c, &p, 1), 1);
 }
 
-/* Polls until `want` answers arrived (appended to out) or `ms` passed.
- * Returns how many arrived. */
-static unsigned await(struct shmsched_client *c, struct shmsched_result *out,
-		      unsigned want, unsigned ms)
-{
-	unsigned got = 0;
-	uint64_t end = now_ns() + (uint64_t)ms * 1000000u;
-	while (got < want && now_ns() < end) {
-		int n = shmsched_poll(c, out + got, want - got);
-		assert_true(n >= 0);
-		got += (unsigned)n;
-		if (n == 0)
-			usleep(200);
-	}
-	return got;
-}
-
 /* Waits until the daemon's figure picked by `field` reads `want`. */
 #define AWAIT_STAT(d, field, want)                                              \
 	do {                                                                    \
@@ -184,13 +163,13 @@ static void test_release_wakes_exactly(void **state)
 	char region[64];
 	snprintf(region, sizeof(region), "shmsched-wait-%d", (int)getpid());
 	struct daemon *d = start_named(1, 64, false, region);
-	struct shmsched_client *c = connect_to(sock);
+	struct shmsched_client *c = connect_to(fx.sock);
 	uint32_t big = pod_template(c, "2", NULL);
 	uint32_t cpu1 = pod_template(c, "1", NULL);
 	uint32_t mem = pod_template(c, NULL, "8Gi");
 	struct shmsched_result r[8];
 	submit(c, big, 1, 0, 0);
-	assert_int_equal(await(c, r, 1, 5000), 1);
+	assert_int_equal(fixture_await(c, r, 1, 5000), 1);
 	assert_int_equal(r[0].status, SHMSCHED_PLACED);
 	uint64_t big_id = r[0].placement_id;
 	for (uint64_t k = 0; k < 3; k++)
@@ -199,11 +178,11 @@ static void test_release_wakes_exactly(void **state)
 		submit(c, mem, 20 + k, SHMSCHED_WAIT, 0);
 	AWAIT_STAT(d, pending_unschedulable, 5);
 	AWAIT_STAT(d, waited, 5);
-	assert_int_equal(await(c, r, 1, 100), 0); /* nothing answered */
+	assert_int_equal(fixture_await(c, r, 1, 100), 0); /* nothing answered */
 	/* The big pod asked for cpu only: its release frees cpu on n0. */
 	char err[256];
 	assert_int_equal(shmsched_release(c, big_id, err, sizeof(err)), 0);
-	assert_int_equal(await(c, r, 2, 5000), 2);
+	assert_int_equal(fixture_await(c, r, 2, 5000), 2);
 	for (int i = 0; i < 2; i++) {
 		assert_int_equal(r[i].status, SHMSCHED_PLACED);
 		assert_true(r[i].cookie >= 10 && r[i].cookie < 13);
@@ -219,7 +198,7 @@ static void test_release_wakes_exactly(void **state)
 	assert_int_equal(ds.queue_hints_skipped, 3);
 	assert_int_equal(ds.queue_retries, 2);
 	assert_int_equal(ds.waited_placed, 2);
-	assert_int_equal(await(c, r, 1, 200), 0);
+	assert_int_equal(fixture_await(c, r, 1, 200), 0);
 	/* An observer reads the same in the state region, by kube's names. */
 	struct shmsched_observer *obs;
 	assert_int_equal(shmsched_observe_open(region, &obs, err, sizeof(err)), 0);
@@ -242,7 +221,7 @@ static void test_release_wakes_exactly(void **state)
 	shmsched_observe_close(obs);
 	daemon_stop(d, 1000, &ds);
 	/* The three still waiting are cancelled at shutdown. */
-	assert_int_equal(await(c, r, 3, 5000), 3);
+	assert_int_equal(fixture_await(c, r, 3, 5000), 3);
 	for (int i = 0; i < 3; i++) {
 		assert_int_equal(r[i].status, SHMSCHED_CANCELLED);
 		assert_string_equal(r[i].message,
@@ -265,7 +244,7 @@ static void test_deadline_and_cancel(void **state)
 	const char *nodes[] = {n0};
 	write_nodes(nodes, 1);
 	struct daemon *d = start(1, 64, false);
-	struct shmsched_client *c = connect_to(sock);
+	struct shmsched_client *c = connect_to(fx.sock);
 	uint32_t two = pod_template(c, "2", NULL);
 	struct shmsched_result r[4];
 	uint64_t deadline = now_ns() + 300 * UINT64_C(1000000);
@@ -278,7 +257,7 @@ static void test_deadline_and_cancel(void **state)
 	 * refusal, the immediate one, and the deadline's. */
 	struct shmsched_result got[3];
 	assert_int_equal(shmsched_cancel(c, 99), -ENOENT);
-	assert_int_equal(await(c, r, 3, 5000), 3);
+	assert_int_equal(fixture_await(c, r, 3, 5000), 3);
 	for (int i = 0; i < 3; i++) {
 		assert_true(r[i].cookie == 1 || r[i].cookie == 3 || r[i].cookie == 4);
 		got[r[i].cookie == 1 ? 0 : r[i].cookie == 3 ? 1 : 2] = r[i];
@@ -294,7 +273,7 @@ static void test_deadline_and_cancel(void **state)
 	assert_non_null(strstr(got[0].message, "0/1 nodes are available: 1 "
 				"Insufficient cpu."));
 	assert_int_equal(shmsched_cancel(c, 2), 0);
-	assert_int_equal(await(c, r, 1, 5000), 1);
+	assert_int_equal(fixture_await(c, r, 1, 5000), 1);
 	assert_int_equal(r[0].cookie, 2);
 	assert_int_equal(r[0].status, SHMSCHED_CANCELLED);
 	assert_string_equal(r[0].message,
@@ -321,15 +300,15 @@ static void test_idle_timeout(void **state)
 	node_json(n0, sizeof(n0), "n0", 1, 4, false);
 	const char *nodes[] = {n0};
 	write_nodes(nodes, 1);
-	struct daemon_config cfg = {.socket_path = sock, .cluster_path = cluster,
+	struct daemon_config cfg = {.socket_path = fx.sock, .cluster_path = cluster,
 				    .seed = 1, .workers = 1, .slots = 64,
 				    .idle_timeout_s = 1};
 	char err[512];
 	struct daemon *d = daemon_start(&cfg, err, sizeof(err));
 	if (d == NULL)
 		fail_msg("daemon_start: %s", err);
-	struct shmsched_client *idle = connect_to(sock);
-	struct shmsched_client *waiting = connect_to(sock);
+	struct shmsched_client *idle = connect_to(fx.sock);
+	struct shmsched_client *waiting = connect_to(fx.sock);
 	(void)pod_template(idle, "1", NULL);
 	uint32_t two = pod_template(waiting, "2", NULL);
 	submit(waiting, two, 7, SHMSCHED_WAIT, 0);
@@ -345,7 +324,7 @@ static void test_idle_timeout(void **state)
 	/* The waiting one is still served: its cancel is answered. */
 	assert_int_equal(shmsched_poll(waiting, r, 1), 0);
 	assert_int_equal(shmsched_cancel(waiting, 7), 0);
-	assert_int_equal(await(waiting, r, 1, 5000), 1);
+	assert_int_equal(fixture_await(waiting, r, 1, 5000), 1);
 	assert_int_equal(r[0].status, SHMSCHED_CANCELLED);
 	assert_string_equal(r[0].message,
 			    "cancelled by its producer while it waited for a node");
@@ -364,7 +343,7 @@ static void test_back_pressure_and_default(void **state)
 	const char *nodes[] = {n0};
 	write_nodes(nodes, 1);
 	struct daemon *d = start(1, 64, true);
-	struct shmsched_client *c = connect_to(sock);
+	struct shmsched_client *c = connect_to(fx.sock);
 	uint32_t two = pod_template(c, "2", NULL);
 	struct shmsched_pod pods[100];
 	for (unsigned i = 0; i < 100; i++)
@@ -376,7 +355,7 @@ static void test_back_pressure_and_default(void **state)
 	for (uint64_t k = 0; k < 10; k++)
 		assert_int_equal(shmsched_cancel(c, k), 0);
 	struct shmsched_result r[16];
-	assert_int_equal(await(c, r, 10, 5000), 10);
+	assert_int_equal(fixture_await(c, r, 10, 5000), 10);
 	assert_int_equal(shmsched_submit(c, pods + 64, 36), 10);
 	AWAIT_STAT(d, pending_unschedulable, 64);
 	struct daemon_stats ds;
@@ -412,7 +391,7 @@ static void test_template_default(void **state)
 	write_nodes(nodes, 1);
 	for (int daemon_default = 0; daemon_default < 2; daemon_default++) {
 		struct daemon *d = start(1, 64, daemon_default);
-		struct shmsched_client *c = connect_to(sock);
+		struct shmsched_client *c = connect_to(fx.sock);
 		uint32_t waits = wait_template(c, "true");
 		uint32_t no = wait_template(c, "false");
 		struct shmsched_result r[4];
@@ -421,13 +400,13 @@ static void test_template_default(void **state)
 		submit(c, no, 2, 0, 0);                  /* answered: the template */
 		submit(c, waits, 3, SHMSCHED_NO_WAIT, 0); /* answered: the slot */
 		submit(c, no, 4, SHMSCHED_WAIT, 0);      /* waits: the slot */
-		assert_int_equal(await(c, r, 2, 5000), 2);
+		assert_int_equal(fixture_await(c, r, 2, 5000), 2);
 		uint64_t answered = r[0].cookie | r[1].cookie;
 		assert_int_equal(answered, 2 | 3);
 		for (unsigned k = 0; k < 2; k++)
 			assert_int_equal(r[k].status, SHMSCHED_UNSCHEDULABLE);
 		AWAIT_STAT(d, pending_unschedulable, 2);
-		assert_int_equal(await(c, r, 1, 200), 0);
+		assert_int_equal(fixture_await(c, r, 1, 200), 0);
 		struct daemon_stats ds;
 		daemon_stop(d, 1000, &ds);
 		assert_int_equal(ds.waited, 2);
@@ -458,7 +437,7 @@ static void test_kill9_with_waiting(void **state)
 			usleep(1000);
 		struct shmsched_client *c;
 		char err[256];
-		if (shmsched_connect(sock, &c, err, sizeof(err)) < 0)
+		if (shmsched_connect(fx.sock, &c, err, sizeof(err)) < 0)
 			_exit(1);
 		const char json[] = "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"t\"},"
 			"\"spec\":{\"containers\":[{\"name\":\"c\",\"resources\":"
@@ -517,8 +496,8 @@ static void test_priority_order(void **state)
 		"\"value\":5000}"};
 	write_nodes(nodes, 3);
 	struct daemon *d = start(1, 64, false);
-	struct shmsched_client *c = connect_to(sock);
-	struct shmsched_client *a = connect_to(admin);
+	struct shmsched_client *c = connect_to(fx.sock);
+	struct shmsched_client *a = connect_to(fx.admin);
 	char err[512];
 	const char high_class[] = "{\"kind\":\"PriorityClass\",\"metadata\":"
 				  "{\"name\":\"high\"},\"value\":1000}";
@@ -551,7 +530,7 @@ static void test_priority_order(void **state)
 						    sizeof(err)), 0);
 	struct shmsched_result r[4];
 	submit(c, plain, 1, 0, 0);
-	assert_int_equal(await(c, r, 1, 5000), 1);
+	assert_int_equal(fixture_await(c, r, 1, 5000), 1);
 	assert_int_equal(r[0].status, SHMSCHED_PLACED);
 	submit(c, tid[0], 2, SHMSCHED_WAIT, 0); /* batch, first */
 	AWAIT_STAT(d, pending_unschedulable, 1);
@@ -560,13 +539,13 @@ static void test_priority_order(void **state)
 	/* Both woken past their backoff, so both are in activeQ together. */
 	usleep(1100 * 1000);
 	assert_int_equal(shmsched_release(c, r[0].placement_id, err, sizeof(err)), 0);
-	assert_int_equal(await(c, r, 1, 5000), 1);
+	assert_int_equal(fixture_await(c, r, 1, 5000), 1);
 	assert_int_equal(r[0].cookie, 3);
 	assert_int_equal(r[0].status, SHMSCHED_PLACED);
 	AWAIT_STAT(d, pending_unschedulable, 1);
 	struct daemon_stats ds;
 	daemon_stop(d, 1000, &ds);
-	assert_int_equal(await(c, r, 1, 5000), 1);
+	assert_int_equal(fixture_await(c, r, 1, 5000), 1);
 	assert_int_equal(r[0].cookie, 2);
 	assert_int_equal(r[0].status, SHMSCHED_CANCELLED);
 	shmsched_disconnect(c);
@@ -590,7 +569,7 @@ static void test_preemption(void **state)
 		"\"value\":1000,\"preemptionPolicy\":\"Never\"}"};
 	write_nodes(nodes, 3);
 	struct daemon *d = start(1, 64, false);
-	struct shmsched_client *low = connect_to(sock), *hi = connect_to(sock);
+	struct shmsched_client *low = connect_to(fx.sock), *hi = connect_to(fx.sock);
 	char err[512], json[512];
 	uint32_t plain = pod_template(low, "2", NULL);
 	uint32_t tid[3];
@@ -608,7 +587,7 @@ static void test_preemption(void **state)
 	}
 	struct shmsched_result r[4];
 	submit(low, plain, 77, 0, 0);
-	assert_int_equal(await(low, r, 1, 5000), 1);
+	assert_int_equal(fixture_await(low, r, 1, 5000), 1);
 	assert_int_equal(r[0].status, SHMSCHED_PLACED);
 	uint64_t victim_id = r[0].placement_id;
 	/* Never, and equal priority: they wait, and nothing is evicted. */
@@ -622,11 +601,11 @@ static void test_preemption(void **state)
 	assert_int_equal(ds.placements, 1);
 	/* The high one evicts the low one's pod and takes its place. */
 	submit(hi, tid[0], 3, SHMSCHED_WAIT, 0);
-	assert_int_equal(await(hi, r, 1, 5000), 1);
+	assert_int_equal(fixture_await(hi, r, 1, 5000), 1);
 	assert_int_equal(r[0].cookie, 3);
 	assert_int_equal(r[0].status, SHMSCHED_PLACED);
 	uint64_t high_id = r[0].placement_id;
-	assert_int_equal(await(low, r, 1, 5000), 1);
+	assert_int_equal(fixture_await(low, r, 1, 5000), 1);
 	assert_int_equal(r[0].status, SHMSCHED_EVICTED);
 	assert_int_equal(r[0].placement_id, victim_id);
 	assert_int_equal(r[0].cookie, 77);
@@ -643,10 +622,10 @@ static void test_preemption(void **state)
 	assert_int_equal(daemon_overcommits(d), 0);
 	/* Its release frees the node: the two waiting pods get it in turn. */
 	assert_int_equal(shmsched_release(hi, high_id, err, sizeof(err)), 0);
-	assert_int_equal(await(hi, r, 1, 5000), 1);
+	assert_int_equal(fixture_await(hi, r, 1, 5000), 1);
 	assert_int_equal(r[0].status, SHMSCHED_PLACED);
 	daemon_stop(d, 1000, &ds);
-	assert_int_equal(await(hi, r, 1, 5000), 1);
+	assert_int_equal(fixture_await(hi, r, 1, 5000), 1);
 	assert_int_equal(r[0].status, SHMSCHED_CANCELLED);
 	print_message("preemption: %" PRIu64 " requests, %" PRIu64 " placed by "
 		      "preemption, %" PRIu64 " victims\n", ds.preemptions,
@@ -695,26 +674,26 @@ static void test_preemption_pdb(void **state)
 		"{\"disruptionsAllowed\":0}}"};
 	write_nodes(nodes, 6);
 	struct daemon *d = start(1, 64, false);
-	struct shmsched_client *low = connect_to(sock), *hi = connect_to(sock);
-	struct shmsched_client *a = connect_to(admin);
+	struct shmsched_client *low = connect_to(fx.sock), *hi = connect_to(fx.sock);
+	struct shmsched_client *a = connect_to(fx.admin);
 	uint32_t db = app_template(low, "db", "p1"), web = app_template(low, "web", "p5");
 	uint32_t top = app_template(hi, "top", "high");
 	struct shmsched_result r[4];
 	submit(low, db, 1, 0, 0);
 	submit(low, web, 2, 0, 0);
-	assert_int_equal(await(low, r, 2, 5000), 2);
+	assert_int_equal(fixture_await(low, r, 2, 5000), 2);
 	for (int i = 0; i < 2; i++)
 		assert_int_equal(r[i].status, SHMSCHED_PLACED);
 	submit(hi, top, 10, SHMSCHED_WAIT, 0);
-	assert_int_equal(await(hi, r, 1, 5000), 1);
+	assert_int_equal(fixture_await(hi, r, 1, 5000), 1);
 	assert_int_equal(r[0].status, SHMSCHED_PLACED);
-	assert_int_equal(await(low, r, 1, 5000), 1);
+	assert_int_equal(fixture_await(low, r, 1, 5000), 1);
 	assert_int_equal(r[0].status, SHMSCHED_EVICTED);
 	assert_int_equal(r[0].cookie, 2); /* web: the budget kept db */
 	submit(hi, top, 11, SHMSCHED_WAIT, 0);
-	assert_int_equal(await(hi, r, 1, 5000), 1);
+	assert_int_equal(fixture_await(hi, r, 1, 5000), 1);
 	assert_int_equal(r[0].status, SHMSCHED_PLACED);
-	assert_int_equal(await(low, r, 1, 5000), 1);
+	assert_int_equal(fixture_await(low, r, 1, 5000), 1);
 	assert_int_equal(r[0].status, SHMSCHED_EVICTED);
 	assert_int_equal(r[0].cookie, 1); /* db: no other way */
 	struct daemon_stats ds;
@@ -728,9 +707,9 @@ static void test_preemption_pdb(void **state)
 
 	/* maxUnavailable 1, declared by an admin: one disruption, then none. */
 	d = start(1, 64, false);
-	low = connect_to(sock);
-	hi = connect_to(sock);
-	a = connect_to(admin);
+	low = connect_to(fx.sock);
+	hi = connect_to(fx.sock);
+	a = connect_to(fx.admin);
 	char err[512];
 	const char *pdb = "{\"apiVersion\":\"policy/v1\",\"kind\":"
 		"\"PodDisruptionBudget\",\"metadata\":{\"name\":\"cache\"},\"spec\":"
@@ -742,33 +721,33 @@ static void test_preemption_pdb(void **state)
 	top = app_template(hi, "top", "high");
 	submit(low, cache, 1, 0, 0);
 	submit(low, web5, 2, 0, 0);
-	assert_int_equal(await(low, r, 2, 5000), 2);
+	assert_int_equal(fixture_await(low, r, 2, 5000), 2);
 	/* One disruption allowed: the cache pod (lowest priority) goes. */
 	submit(hi, top, 10, SHMSCHED_WAIT, 0);
-	assert_int_equal(await(hi, r, 1, 5000), 1);
+	assert_int_equal(fixture_await(hi, r, 1, 5000), 1);
 	assert_int_equal(r[0].status, SHMSCHED_PLACED);
 	uint64_t top_id = r[0].placement_id;
-	assert_int_equal(await(low, r, 1, 5000), 1);
+	assert_int_equal(fixture_await(low, r, 1, 5000), 1);
 	assert_int_equal(r[0].status, SHMSCHED_EVICTED);
 	assert_int_equal(r[0].cookie, 1);
 	/* A new cache pod where it was; none allowed now, so the web pod
 	 * goes, though the cache pod's priority is lower. */
 	assert_int_equal(shmsched_release(hi, top_id, err, sizeof(err)), 0);
 	submit(low, cache, 3, 0, 0);
-	assert_int_equal(await(low, r, 1, 5000), 1);
+	assert_int_equal(fixture_await(low, r, 1, 5000), 1);
 	assert_int_equal(r[0].status, SHMSCHED_PLACED);
 	submit(hi, top, 11, SHMSCHED_WAIT, 0);
-	assert_int_equal(await(hi, r, 1, 5000), 1);
+	assert_int_equal(fixture_await(hi, r, 1, 5000), 1);
 	assert_int_equal(r[0].status, SHMSCHED_PLACED);
-	assert_int_equal(await(low, r, 1, 5000), 1);
+	assert_int_equal(fixture_await(low, r, 1, 5000), 1);
 	assert_int_equal(r[0].status, SHMSCHED_EVICTED);
 	assert_int_equal(r[0].cookie, 2);
 	/* Declared again: the count starts over, the cache pod goes. */
 	assert_int_equal(shmsched_priority_class(a, pdb, strlen(pdb), err, sizeof(err)), 0);
 	submit(hi, top, 12, SHMSCHED_WAIT, 0);
-	assert_int_equal(await(hi, r, 1, 5000), 1);
+	assert_int_equal(fixture_await(hi, r, 1, 5000), 1);
 	assert_int_equal(r[0].status, SHMSCHED_PLACED);
-	assert_int_equal(await(low, r, 1, 5000), 1);
+	assert_int_equal(fixture_await(low, r, 1, 5000), 1);
 	assert_int_equal(r[0].status, SHMSCHED_EVICTED);
 	assert_int_equal(r[0].cookie, 3);
 	assert_int_equal(daemon_overcommits(d), 0);
@@ -811,7 +790,7 @@ static void test_gang_by_hand(void **state)
 		"\"spec\":{\"minMember\":3,\"scheduleTimeoutSeconds\":1}}"};
 	write_nodes(nodes, 4);
 	struct daemon *d = start(1, 64, false);
-	struct shmsched_client *c = connect_to(sock), *a = connect_to(admin);
+	struct shmsched_client *c = connect_to(fx.sock), *a = connect_to(fx.admin);
 	char err[512], json[512];
 	uint32_t trio = gang_template(c, "trio", "3");
 	uint32_t slow = gang_template(c, "slow", "100m");
@@ -834,7 +813,7 @@ static void test_gang_by_hand(void **state)
 	 * without waking the gang for them: that would repeat its attempt
 	 * for ever. */
 	AWAIT_STAT(d, queue_events, 2);
-	assert_int_equal(await(c, r, 1, 200), 0);
+	assert_int_equal(fixture_await(c, r, 1, 200), 0);
 	struct daemon_stats ds;
 	daemon_get_stats(d, &ds);
 	assert_int_equal(ds.queue_woken, 0);
@@ -843,13 +822,13 @@ static void test_gang_by_hand(void **state)
 	node_json(n2, sizeof(n2), "n2", 4, 8, false);
 	assert_int_equal(shmsched_node_event(a, SHMSCHED_NODE_ADD, n2, strlen(n2), err,
 					     sizeof(err)), 0);
-	assert_int_equal(await(c, r, 3, 5000), 3);
+	assert_int_equal(fixture_await(c, r, 3, 5000), 3);
 	for (int i = 0; i < 3; i++)
 		assert_int_equal(r[i].status, SHMSCHED_PLACED);
 	assert_int_equal(daemon_pods_on_nodes(d), 3);
 	submit(c, slow, 10, 0, 0);
 	submit(c, slow, 11, 0, 0);
-	assert_int_equal(await(c, r, 2, 5000), 2);
+	assert_int_equal(fixture_await(c, r, 2, 5000), 2);
 	for (int i = 0; i < 2; i++) {
 		assert_int_equal(r[i].status, SHMSCHED_UNSCHEDULABLE);
 		assert_non_null(strstr(r[i].message, "pod group default/slow: 2 of its "
@@ -892,7 +871,7 @@ static void test_kube_gangs(void **state)
 		"{\"gang\":{\"minCount\":3}}}}"};
 	write_nodes(nodes, 2);
 	struct daemon *d = start(1, 64, false);
-	struct shmsched_client *c = connect_to(sock), *a = connect_to(admin);
+	struct shmsched_client *c = connect_to(fx.sock), *a = connect_to(fx.admin);
 	char err[512];
 	const char *wl = "{\"kind\":\"Workload\",\"apiVersion\":\"scheduling.k8s.io/"
 		"v1alpha1\",\"metadata\":{\"name\":\"train\"},\"spec\":{\"podGroups\":"
@@ -909,28 +888,28 @@ static void test_kube_gangs(void **state)
 	struct shmsched_result r[4];
 	/* The driver (basic) is answered at once, alone. */
 	submit(c, drv, 100, 0, 0);
-	assert_int_equal(await(c, r, 1, 5000), 1);
+	assert_int_equal(fixture_await(c, r, 1, 5000), 1);
 	assert_int_equal(r[0].status, SHMSCHED_PLACED);
 	/* One pod of each replica: neither gang has gathered 2. */
 	submit(c, r0, 0, 0, 0);
 	submit(c, r1, 10, 0, 0);
-	assert_int_equal(await(c, r, 1, 300), 0);
+	assert_int_equal(fixture_await(c, r, 1, 300), 0);
 	/* Replica 0's second pod: replica 0 is placed whole; 1 still waits. */
 	submit(c, r0, 1, 0, 0);
-	assert_int_equal(await(c, r, 2, 5000), 2);
+	assert_int_equal(fixture_await(c, r, 2, 5000), 2);
 	for (int i = 0; i < 2; i++) {
 		assert_int_equal(r[i].status, SHMSCHED_PLACED);
 		assert_true(r[i].cookie < 10);
 	}
-	assert_int_equal(await(c, r, 1, 300), 0);
+	assert_int_equal(fixture_await(c, r, 1, 300), 0);
 	submit(c, r1, 11, 0, 0);
-	assert_int_equal(await(c, r, 2, 5000), 2);
+	assert_int_equal(fixture_await(c, r, 2, 5000), 2);
 	for (int i = 0; i < 2; i++)
 		assert_true(r[i].status == SHMSCHED_PLACED && r[i].cookie >= 10);
 	/* The 1.36 PodGroup of the cluster file: 3 together. */
 	for (uint64_t k = 0; k < 3; k++)
 		submit(c, pg, 20 + k, 0, 0);
-	assert_int_equal(await(c, r, 3, 5000), 3);
+	assert_int_equal(fixture_await(c, r, 3, 5000), 3);
 	for (int i = 0; i < 3; i++)
 		assert_int_equal(r[i].status, SHMSCHED_PLACED);
 	assert_int_equal(daemon_pods_on_nodes(d), 8);
@@ -978,7 +957,7 @@ static void test_gangs_all_or_nothing(void **state)
 	memset(other, 0, sizeof(other));
 	memset(whole_at, 0, sizeof(whole_at));
 	for (int p = 0; p < PRODUCERS; p++) {
-		c[p] = connect_to(sock);
+		c[p] = connect_to(fx.sock);
 		for (int g = 0; g < GANGS; g++) {
 			char name[16];
 			int gid = p * GANGS + g;
@@ -1077,16 +1056,16 @@ static void test_churn_every_release_places(void **state)
 	}
 	write_nodes(items, NODES);
 	struct daemon *d = start(1, 256, false);
-	struct shmsched_client *f = connect_to(sock), *p = connect_to(sock);
+	struct shmsched_client *f = connect_to(fx.sock), *p = connect_to(fx.sock);
 	uint32_t fill = pod_template(f, "2", "1Gi"), want = pod_template(p, "2", "1Gi");
 	static uint64_t ids[FILL];
 	struct shmsched_result r[64];
 	for (uint64_t k = 0; k < FILL; k++)
 		submit(f, fill, k, 0, 0);
-	assert_int_equal(await(f, r, 64, 5000), 64);
+	assert_int_equal(fixture_await(f, r, 64, 5000), 64);
 	for (int k = 0; k < 64; k++)
 		ids[r[k].cookie] = r[k].placement_id;
-	assert_int_equal(await(f, r, FILL - 64, 5000), FILL - 64);
+	assert_int_equal(fixture_await(f, r, FILL - 64, 5000), FILL - 64);
 	for (int k = 0; k < FILL - 64; k++)
 		ids[r[k].cookie] = r[k].placement_id;
 	for (uint64_t k = 0; k < WAITING; k++)
@@ -1101,7 +1080,7 @@ static void test_churn_every_release_places(void **state)
 		assert_true(n >= 0);
 		placed += (unsigned)n;
 	}
-	placed += await(p, r, WAITING - placed, 10000);
+	placed += fixture_await(p, r, WAITING - placed, 10000);
 	double s = (double)(now_ns() - t0) / 1e9;
 	struct daemon_stats ds;
 	daemon_get_stats(d, &ds);
@@ -1135,7 +1114,7 @@ static void test_no_pod_waits_forever(void **state)
 	static uint64_t ids[PODS];
 	const char *cpus[] = {"2", "3", "1500m", "4"};
 	for (unsigned p = 0; p < PRODUCERS; p++) {
-		c[p] = connect_to(sock);
+		c[p] = connect_to(fx.sock);
 		uint32_t tids[4];
 		for (unsigned t = 0; t < 4; t++)
 			tids[t] = pod_template(c[p], cpus[t], "1Gi");
@@ -1147,7 +1126,7 @@ static void test_no_pod_waits_forever(void **state)
 		assert_int_equal(shmsched_submit(c[p], pods, PER), PER);
 	}
 	AWAIT_STAT(d, pending_unschedulable, PODS);
-	struct shmsched_client *a = connect_to(admin);
+	struct shmsched_client *a = connect_to(fx.admin);
 	uint64_t over = 0, placed = 0, released = 0, overs = 0;
 	unsigned added = 0;
 	uint64_t end = now_ns() + UINT64_C(60) * 1000000000u;
