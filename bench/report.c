@@ -14,6 +14,30 @@
 
 /* --- table --------------------------------------------------------------- */
 
+/* The fair share's figures of a --noisy pair (engine_run_result's
+ * worker-time fields): the part of the run alone its worker spent on the
+ * producer's pods; beside the flood, its part of the worker time spent on
+ * pods; and its time over an equal share (half of that). False when a
+ * run lacks them. */
+struct fair_figures {
+	double alone_busy, share, to_equal;
+};
+
+static bool fair_figures(const struct engine_run_result *alone,
+			 const struct engine_run_result *beside,
+			 struct fair_figures *f)
+{
+	double c = (double)beside->counted_worker_ns;
+	double sum = c + (double)beside->noisy_worker_ns;
+	if (!alone->have_worker_ns || !beside->have_worker_ns || !(sum > 0) ||
+	    !(alone->wall_s > 0))
+		return false;
+	f->alone_busy = (double)alone->counted_worker_ns / (alone->wall_s * 1e9);
+	f->share = c / sum;
+	f->to_equal = c / (sum / 2);
+	return true;
+}
+
 /* Mean service time: the histogram's sum (bucket middles, within 1/32)
  * over the pods it counted. */
 static double service_mean_us(const struct engine_run_result *e)
@@ -262,6 +286,37 @@ void report_table(FILE *to, const struct bench_report *r)
 			"unschedulable pods (%" PRIu64 " of them answered meanwhile): "
 			"%.2f x\n", a->pods, a->wall_s, b->wall_s, b->noisy_answered,
 			a->wall_s > 0 ? b->wall_s / a->wall_s : 0);
+		struct fair_figures f;
+		if (fair_figures(a, b, &f))
+			fprintf(to, "              its worker's time: alone, %.1f %% of "
+				"the run on its pods (an equal share's floor: %.2f x); "
+				"beside, of the time on pods, %.1f %% its, %.1f %% the "
+				"flood's: its time %.3f x an equal share\n",
+				100 * f.alone_busy, 2 * f.alone_busy, 100 * f.share,
+				100 * (1 - f.share), f.to_equal);
+		else
+			fprintf(to, "              its worker's time: not measured "
+				"(the daemon ran as a child, or a run failed)\n");
+	}
+	if (r->have_noisy_rate) {
+		const struct engine_run_result *a = &r->noisy_rate_alone,
+			*b = &r->noisy_rate_beside;
+		struct fair_figures f;
+		bool have = fair_figures(a, b, &f);
+		fprintf(to, "  noisy rate  the same producer at %.0f pods/s%s "
+			"(%.0f/s delivered alone, %.0f/s beside): latency p50 %.1f "
+			"us, p99 %.1f us alone; p50 %.1f us, p99 %.1f us beside the "
+			"flood (%.2f x, %.2f x)",
+			r->noisy_rate, r->noisy_rate_half ? " (half of alone's)" : "",
+			a->achieved_rate, b->achieved_rate, a->p50_us, a->p99_us,
+			b->p50_us, b->p99_us, a->p50_us > 0 ? b->p50_us / a->p50_us : 0,
+			a->p99_us > 0 ? b->p99_us / a->p99_us : 0);
+		if (have)
+			fprintf(to, "; its worker's time: alone %.1f %% of the run, "
+				"beside %.1f %% of the time on pods\n",
+				100 * f.alone_busy, 100 * f.share);
+		else
+			fputs("\n", to);
 	}
 	if (r->have_churn) {
 		const struct engine_run_result *c = &r->churn;
@@ -442,6 +497,47 @@ void report_json(FILE *to, const struct bench_report *r)
 			"\"flood_answered\":%" PRIu64 ",\"ratio\":", a->pods, a->wall_s,
 			b->wall_s, b->noisy_answered);
 		jnum(to, a->wall_s > 0 ? b->wall_s / a->wall_s : 0, 3);
+		struct fair_figures f;
+		bool have = fair_figures(a, b, &f);
+		fprintf(to, ",\"worker_ns\":");
+		if (have)
+			fprintf(to, "{\"alone\":%" PRIu64 ",\"beside\":%" PRIu64
+				",\"flood\":%" PRIu64 "}", a->counted_worker_ns,
+				b->counted_worker_ns, b->noisy_worker_ns);
+		else
+			fputs("null", to);
+		fputs(",\"alone_busy\":", to);
+		jnum(to, have ? f.alone_busy : (double)NAN, 4);
+		fputs(",\"share\":", to);
+		jnum(to, have ? f.share : (double)NAN, 4);
+		fputs(",\"to_equal_share\":", to);
+		jnum(to, have ? f.to_equal : (double)NAN, 4);
+		fputs(",\"at_rate\":", to);
+		if (r->have_noisy_rate) {
+			const struct engine_run_result *ra = &r->noisy_rate_alone,
+				*rb = &r->noisy_rate_beside;
+			have = fair_figures(ra, rb, &f);
+			fprintf(to, "{\"rate\":%.1f,\"half\":%s,\"alone\":{\"p50_us\":",
+				r->noisy_rate, r->noisy_rate_half ? "true" : "false");
+			jnum(to, ra->p50_us, 1);
+			fputs(",\"p99_us\":", to);
+			jnum(to, ra->p99_us, 1);
+			fputs(",\"achieved_rate\":", to);
+			jnum(to, ra->achieved_rate, 1);
+			fputs(",\"busy\":", to);
+			jnum(to, have ? f.alone_busy : (double)NAN, 4);
+			fputs("},\"beside\":{\"p50_us\":", to);
+			jnum(to, rb->p50_us, 1);
+			fputs(",\"p99_us\":", to);
+			jnum(to, rb->p99_us, 1);
+			fputs(",\"achieved_rate\":", to);
+			jnum(to, rb->achieved_rate, 1);
+			fputs(",\"share\":", to);
+			jnum(to, have ? f.share : (double)NAN, 4);
+			fputs("}}", to);
+		} else {
+			fputs("null", to);
+		}
 		fputs("}", to);
 	} else {
 		fputs("null", to);
