@@ -253,7 +253,11 @@ static void producer(const struct engine_run_config *cfg, struct shared *sh,
 /* The noisy producer: one template, and every pod made unique and
  * unschedulable by an extra cpu request no node can hold (a million cores
  * and then some), so each costs the daemon a scan over every node. It
- * keeps its region full from the common start until told to stop. */
+ * keeps its region full from its set-up until told to stop: the parent
+ * starts the counted producers once the flood has answers (its first
+ * pods, which teach the daemon their cost, are then no part of the run),
+ * so the counted producers meet it in full flow whatever the scheduler
+ * ran first. */
 static void noisy_producer(struct shared *sh, const char *sock)
 {
 	static const char pod[] =
@@ -275,11 +279,6 @@ static void noisy_producer(struct shared *sh, const char *sock)
 	    shmsched_resource(c, "cpu", &cpu, err, sizeof(err)) < 0) {
 		fail(r, "noisy producer: %s", err);
 		_exit(1);
-	}
-	while (__atomic_load_n(&sh->start_ns, __ATOMIC_ACQUIRE) == 0) { /* S */
-		if (__atomic_load_n(&sh->quit, __ATOMIC_RELAXED))
-			_exit(1);
-		usleep(100);
 	}
 	static struct shmsched_result res[BATCH];
 	struct shmsched_pod batch[BATCH];
@@ -449,10 +448,29 @@ static int stop_child(const struct engine_run_config *cfg, pid_t child,
 	return 0;
 }
 
-/* Waits until every producer has set up (or one failed), then publishes
- * the start time. Returns 0, or -EIO when a producer failed or exited. */
+/* The fair share's figure (daemon_identity_times): worker time spent on
+ * the pods of the noisy producer's identity (named "noisy") into *noisy,
+ * and on every other identity's (the counted producers') into *counted. */
+static void identity_times(struct daemon *d, uint64_t *counted, uint64_t *noisy)
+{
+	struct daemon_identity_time t[MAX_PRODUCERS + 8];
+	unsigned n = daemon_identity_times(d, t, MAX_PRODUCERS + 8);
+	*counted = *noisy = 0;
+	for (unsigned i = 0; i < n && i < MAX_PRODUCERS + 8; i++) {
+		if (strcmp(t[i].name, "noisy") == 0)
+			*noisy += t[i].worker_ns;
+		else
+			*counted += t[i].worker_ns;
+	}
+}
+
+/* Waits until every producer has set up (or one failed) and, with the
+ * flood, until it has answers (reading its figure then into
+ * *noisy_ns_at_start), then publishes the start time. Returns 0, or -EIO
+ * when a producer failed or exited. */
 static int release_producers(const struct engine_run_config *cfg, struct shared *sh,
-			     const pid_t *pids, struct others_window **others)
+			     const pid_t *pids, pid_t noisy, struct daemon *d,
+			     uint64_t *noisy_ns_at_start, struct others_window **others)
 {
 	while (__atomic_load_n(&sh->ready, __ATOMIC_ACQUIRE) < cfg->producers) { /* R */
 		for (unsigned i = 0; i < cfg->producers; i++) {
@@ -467,6 +485,21 @@ static int release_producers(const struct engine_run_config *cfg, struct shared 
 	for (unsigned i = 0; i < cfg->producers; i++)
 		if (sh->r[i].error) /* ordered by R */
 			return -EIO;
+	/* The flood in full flow first (see noisy_producer): answers back,
+	 * for up to 60 s (a big cluster's first scans); else its message. */
+	for (unsigned ms = 0; noisy > 0 &&
+	     __atomic_load_n(&sh->noisy.answered, __ATOMIC_RELAXED) == 0; ms++) {
+		siginfo_t info = {0};
+		if (ms >= 60000 || (waitid(P_PID, (id_t)noisy, &info,
+					   WEXITED | WNOHANG | WNOWAIT) == 0 &&
+				    info.si_pid != 0))
+			return -EIO;
+		usleep(1000);
+	}
+	if (noisy > 0 && d != NULL) {
+		uint64_t counted;
+		identity_times(d, &counted, noisy_ns_at_start);
+	}
 	/* Read before the start is set: the read takes milliseconds. */
 	if (cfg->watch_others)
 		*others = others_begin();
@@ -496,22 +529,6 @@ static int start_daemon(const struct engine_run_config *cfg, const char *sock,
 				   .no_doorbells = cfg->no_doorbells};
 	*d = daemon_start(&dc, err, err_len);
 	return *d == NULL ? -EINVAL : 0;
-}
-
-/* The fair share's figure (daemon_identity_times): worker time spent on
- * the pods of the noisy producer's identity (named "noisy") into *noisy,
- * and on every other identity's (the counted producers') into *counted. */
-static void identity_times(struct daemon *d, uint64_t *counted, uint64_t *noisy)
-{
-	struct daemon_identity_time t[MAX_PRODUCERS + 8];
-	unsigned n = daemon_identity_times(d, t, MAX_PRODUCERS + 8);
-	*counted = *noisy = 0;
-	for (unsigned i = 0; i < n && i < MAX_PRODUCERS + 8; i++) {
-		if (strcmp(t[i].name, "noisy") == 0)
-			*noisy += t[i].worker_ns;
-		else
-			*counted += t[i].worker_ns;
-	}
 }
 
 /* The core producer `id` is pinned to, or -1: the allowed cores from the
@@ -614,11 +631,13 @@ int engine_run(const struct engine_run_config *cfg, struct engine_run_result *ou
 	}
 	struct daemon *d = NULL;
 	pid_t child = -1;
+	uint64_t noisy_at_start = 0, sampled_ns = 0;
 	if (rc == 0)
 		rc = start_daemon(cfg, sock, &d, &child, err, err_len);
 	if (rc == 0) {
 		__atomic_store_n(&sh->go, 1, __ATOMIC_RELEASE); /* G */
-		if (release_producers(cfg, sh, pids, &others) < 0)
+		if (release_producers(cfg, sh, pids, noisy, d, &noisy_at_start,
+				      &others) < 0)
 			rc = -EIO; /* the producer's message is taken below */
 	}
 	if (rc < 0)
@@ -653,8 +672,10 @@ int engine_run(const struct engine_run_config *cfg, struct engine_run_result *ou
 			answered += __atomic_load_n(&sh->r[i].answered, __ATOMIC_RELAXED);
 		progress_update(&bar, answered);
 		if (!sampled && answered >= cfg->pods) {
-			uint64_t counted;
-			identity_times(d, &counted, &out->noisy_worker_ns);
+			uint64_t counted, noisy_ns;
+			identity_times(d, &counted, &noisy_ns);
+			sampled_ns = now_ns();
+			out->noisy_worker_ns = noisy_ns - noisy_at_start;
 			sampled = true;
 		}
 		usleep(sampled ? 20000 : 1000);
@@ -750,6 +771,7 @@ int engine_run(const struct engine_run_config *cfg, struct engine_run_result *ou
 	out->templates = cfg->w->n_templates;
 	out->rate = cfg->rate;
 	out->wall_s = start != 0 && last > start ? (double)(last - start) / 1e9 : 0;
+	out->worker_ns_lag_ns = sampled_ns > last ? sampled_ns - last : 0;
 	out->pods_per_sec = out->wall_s > 0 ? (double)out->answered / out->wall_s : 0;
 	out->achieved_rate = cfg->rate > 0 ? out->pods_per_sec : 0;
 	out->p50_us = engine_run_percentile_us(out->hist, 0.50);

@@ -93,11 +93,16 @@ struct engine_run_result {
 	uint64_t noisy_answered; /* with noisy: the flood's pods answered */
 	/* The fair share's figure (daemon_identity_times): worker time
 	 * spent on the counted producers' pods over the run, and with noisy
-	 * on the flood's, read when the counted producers had every answer
-	 * (the parent looks every millisecond then). have_worker_ns: false
+	 * on the flood's from the start (the flood runs before it) until the
+	 * counted producers had every answer (the parent looks every
+	 * millisecond then). have_worker_ns: false
 	 * when the daemon ran as a child. */
 	bool have_worker_ns;
 	uint64_t counted_worker_ns, noisy_worker_ns;
+	/* How long after the counted producers' last answer the flood's
+	 * figure was read (the parent's poll; more when it waited for a
+	 * core): the flood's time after that answer is in its figure. */
+	uint64_t worker_ns_lag_ns;
 	uint64_t hist[ENGINE_RUN_HIST_BUCKETS]; /* counts per bucket */
 	uint64_t seen_hist[ENGINE_RUN_HIST_BUCKETS]; /* the same, to the poll */
 	/* Each pod's service time on its worker (decode, placement, commit,

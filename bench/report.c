@@ -291,9 +291,11 @@ void report_table(FILE *to, const struct bench_report *r)
 			fprintf(to, "              its worker's time: alone, %.1f %% of "
 				"the run on its pods (an equal share's floor: %.2f x); "
 				"beside, of the time on pods, %.1f %% its, %.1f %% the "
-				"flood's: its time %.3f x an equal share\n",
+				"flood's: its time %.3f x an equal share (the flood's "
+				"read %.1f ms after its last answer)\n",
 				100 * f.alone_busy, 2 * f.alone_busy, 100 * f.share,
-				100 * (1 - f.share), f.to_equal);
+				100 * (1 - f.share), f.to_equal,
+				(double)b->worker_ns_lag_ns / 1e6);
 		else
 			fprintf(to, "              its worker's time: not measured "
 				"(the daemon ran as a child, or a run failed)\n");
@@ -306,15 +308,19 @@ void report_table(FILE *to, const struct bench_report *r)
 		fprintf(to, "  noisy rate  the same producer at %.0f pods/s%s "
 			"(%.0f/s delivered alone, %.0f/s beside): latency p50 %.1f "
 			"us, p99 %.1f us alone; p50 %.1f us, p99 %.1f us beside the "
-			"flood (%.2f x, %.2f x)",
+			"flood (%" PRIu64 " of its pods answered meanwhile) (%.2f x, "
+			"%.2f x)",
 			r->noisy_rate, r->noisy_rate_half ? " (half of alone's)" : "",
 			a->achieved_rate, b->achieved_rate, a->p50_us, a->p99_us,
-			b->p50_us, b->p99_us, a->p50_us > 0 ? b->p50_us / a->p50_us : 0,
+			b->p50_us, b->p99_us, b->noisy_answered,
+			a->p50_us > 0 ? b->p50_us / a->p50_us : 0,
 			a->p99_us > 0 ? b->p99_us / a->p99_us : 0);
 		if (have)
 			fprintf(to, "; its worker's time: alone %.1f %% of the run, "
-				"beside %.1f %% of the time on pods\n",
-				100 * f.alone_busy, 100 * f.share);
+				"beside %.1f %% of the time on pods (the flood's read "
+				"%.1f ms after its last answer)\n",
+				100 * f.alone_busy, 100 * f.share,
+				(double)b->worker_ns_lag_ns / 1e6);
 		else
 			fputs("\n", to);
 	}
@@ -502,8 +508,9 @@ void report_json(FILE *to, const struct bench_report *r)
 		fprintf(to, ",\"worker_ns\":");
 		if (have)
 			fprintf(to, "{\"alone\":%" PRIu64 ",\"beside\":%" PRIu64
-				",\"flood\":%" PRIu64 "}", a->counted_worker_ns,
-				b->counted_worker_ns, b->noisy_worker_ns);
+				",\"flood\":%" PRIu64 ",\"flood_lag\":%" PRIu64 "}",
+				a->counted_worker_ns, b->counted_worker_ns,
+				b->noisy_worker_ns, b->worker_ns_lag_ns);
 		else
 			fputs("null", to);
 		fputs(",\"alone_busy\":", to);
@@ -532,6 +539,7 @@ void report_json(FILE *to, const struct bench_report *r)
 			jnum(to, rb->p99_us, 1);
 			fputs(",\"achieved_rate\":", to);
 			jnum(to, rb->achieved_rate, 1);
+			fprintf(to, ",\"flood_answered\":%" PRIu64, rb->noisy_answered);
 			fputs(",\"share\":", to);
 			jnum(to, have ? f.share : (double)NAN, 4);
 			fputs("}}", to);
