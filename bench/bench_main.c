@@ -50,6 +50,11 @@
 #define MAX_SWEEP 64
 /* A synthetic node takes 110 pods: a quality cluster cannot take more. */
 #define PODS_PER_NODE 110
+/* --noisy's regions: 32768 slots (20 MiB each), so the flood queued
+ * before the start (engine_run.h, slots) outlasts a run of 30,000 pods
+ * at half of what its producer did alone (its pods cost ~20 us: 0.6 s of
+ * the worker's time), should the flood's process get no core meanwhile. */
+#define NOISY_SLOTS 32768u
 
 struct options {
 	uint64_t handles;
@@ -966,6 +971,10 @@ static int run_noisy(const struct options *o, bool progress, struct bench_report
 	run.producers = 1;
 	run.workers = 1;
 	run.rate = 0;
+	/* Each run of a pair starts alike: classes compiled, the flood (in
+	 * the second) in full flow (engine_run.h). */
+	run.settle = true;
+	run.slots = NOISY_SLOTS;
 	run.progress = progress;
 	run.phase = "noisy: alone";
 	if (engine_run(&run, &r->noisy_alone, err, sizeof(err)) < 0) {

@@ -63,12 +63,16 @@ struct producer_report {
  *    its error report, if any), pairs with the parent's acquire load.
  * S: the parent's release store of start_ns pairs with the producers'
  *    acquire loads before the first submit.
+ * F: with settle, the parent's release store of flood_go pairs with the
+ *    noisy producer's acquire load before its first submit.
  * The reports are read by the parent only after waitpid(), which orders
  * them. */
 struct shared {
 	int go;
 	int quit; /* relaxed both sides: a plain stop request, no data with it */
 	int noisy_stop; /* relaxed, as quit: the flood ends */
+	int flood_go; /* F: with settle, the flood begins */
+	uint64_t noisy_submitted; /* relaxed, the flood's: pods it submitted */
 	int churn_stop; /* relaxed, as quit: node events end */
 	uint64_t churn_events; /* written by the churn process; read after waitpid */
 	uint64_t churn_failed;
@@ -253,11 +257,13 @@ static void producer(const struct engine_run_config *cfg, struct shared *sh,
 /* The noisy producer: one template, and every pod made unique and
  * unschedulable by an extra cpu request no node can hold (a million cores
  * and then some), so each costs the daemon a scan over every node. It
- * keeps its region full from its set-up until told to stop: the parent
- * starts the counted producers once the flood has answers (its first
- * pods, which teach the daemon their cost, are then no part of the run),
- * so the counted producers meet it in full flow whatever the scheduler
- * ran first. */
+ * keeps its region full from flood_go (with settle; else from the
+ * common start) until told to stop. With settle the parent starts the
+ * counted producers once the flood has answers (its first pods, which
+ * teach the daemon their cost, are then no part of the run), so that
+ * they meet it in full flow whatever the scheduler ran first (under
+ * chrt -f a spinning worker and a busy-polling producer may leave it no
+ * core at the start). */
 static void noisy_producer(struct shared *sh, const char *sock)
 {
 	static const char pod[] =
@@ -280,6 +286,12 @@ static void noisy_producer(struct shared *sh, const char *sock)
 		fail(r, "noisy producer: %s", err);
 		_exit(1);
 	}
+	while (!__atomic_load_n(&sh->flood_go, __ATOMIC_ACQUIRE) && /* F */
+	       __atomic_load_n(&sh->start_ns, __ATOMIC_ACQUIRE) == 0) { /* S */
+		if (__atomic_load_n(&sh->quit, __ATOMIC_RELAXED))
+			_exit(1);
+		usleep(100);
+	}
 	static struct shmsched_result res[BATCH];
 	struct shmsched_pod batch[BATCH];
 	uint64_t k = 0;
@@ -291,8 +303,11 @@ static void noisy_producer(struct shared *sh, const char *sock)
 				.extra = {{.resource = cpu,
 					   .quantity = INT64_C(1000000000) + (int64_t)(k + i)}}};
 		int acc = shmsched_submit(c, batch, BATCH);
-		if (acc > 0)
+		if (acc > 0) {
 			k += (unsigned)acc;
+			/* Relaxed: the parent waits on it for the region to fill. */
+			__atomic_store_n(&sh->noisy_submitted, k, __ATOMIC_RELAXED);
+		}
 		int got = shmsched_poll(c, res, BATCH);
 		if (got > 0)
 			__atomic_store_n(&r->answered, r->answered + (unsigned)got,
@@ -485,10 +500,25 @@ static int release_producers(const struct engine_run_config *cfg, struct shared 
 	for (unsigned i = 0; i < cfg->producers; i++)
 		if (sh->r[i].error) /* ordered by R */
 			return -EIO;
-	/* The flood in full flow first (see noisy_producer): answers back,
-	 * for up to 60 s (a big cluster's first scans); else its message. */
-	for (unsigned ms = 0; noisy > 0 &&
-	     __atomic_load_n(&sh->noisy.answered, __ATOMIC_RELAXED) == 0; ms++) {
+	/* Settled: the workers asleep, every class compiled ahead (up to
+	 * 60 s; then it starts anyway). Then the flood in full flow (see
+	 * noisy_producer): answers back (for up to 60 s: a big cluster's
+	 * first scans; else its message), and its region full (up to 10 s;
+	 * then it starts anyway). */
+	for (unsigned ms = 0; cfg->settle && d != NULL && ms < 60000 &&
+	     !daemon_workers_asleep(d); ms++)
+		usleep(1000);
+	if (noisy > 0 && cfg->settle)
+		__atomic_store_n(&sh->flood_go, 1, __ATOMIC_RELEASE); /* F */
+	uint32_t slots = cfg->slots ? cfg->slots : 4096;
+	for (unsigned ms = 0; noisy > 0 && cfg->settle; ms++) {
+		uint64_t answered = __atomic_load_n(&sh->noisy.answered,
+						    __ATOMIC_RELAXED);
+		uint64_t submitted = __atomic_load_n(&sh->noisy_submitted,
+						     __ATOMIC_RELAXED);
+		if (answered > 0 && (submitted - answered + BATCH >= slots ||
+				     ms >= 10000))
+			break; /* its region full, or as full as it gets */
 		siginfo_t info = {0};
 		if (ms >= 60000 || (waitid(P_PID, (id_t)noisy, &info,
 					   WEXITED | WNOHANG | WNOWAIT) == 0 &&
@@ -496,7 +526,7 @@ static int release_producers(const struct engine_run_config *cfg, struct shared 
 			return -EIO;
 		usleep(1000);
 	}
-	if (noisy > 0 && d != NULL) {
+	if (noisy > 0 && cfg->settle && d != NULL) {
 		uint64_t counted;
 		identity_times(d, &counted, noisy_ns_at_start);
 	}
@@ -518,7 +548,7 @@ static int start_daemon(const struct engine_run_config *cfg, const char *sock,
 				   .synthetic_nodes = cfg->nodes,
 				   .synthetic_running = cfg->running,
 				   .seed = cfg->seed, .workers = cfg->workers,
-				   .pin = true, .slots = 4096,
+				   .pin = true, .slots = cfg->slots ? cfg->slots : 4096,
 				   .max_placements = max_placements(cfg),
 				   /* Room for a synthetic cluster past the default
 				    * (the 100,000-node sweep point). */

@@ -49,6 +49,18 @@ struct engine_run_config {
 	 * the daemon with unique, unschedulable pods from the start until
 	 * the counted producers have their answers: the fair-share check. */
 	bool noisy;
+	/* Set: the start waits until the daemon's workers are asleep (the
+	 * producers' classes compiled ahead on idle polls, as a producer
+	 * registered a while before its pods finds them); then, with noisy,
+	 * the flood begins and the start waits for its first answers, so
+	 * that the counted producers meet it in full flow and both runs of
+	 * a pair start alike. The daemon in process only. */
+	bool settle;
+	/* Slots of each producer's region (0: 4096). With settle the flood
+	 * fills its region before the start: a flood that a loaded machine
+	 * (or chrt -f beside a spinning worker and a busy-polling producer)
+	 * leaves no core still has that many pods queued. */
+	uint32_t slots;
 	/* Set: the daemon keeps a durable store in this directory, with
 	 * `durability` (0 none, 1 async, 2 sync): what a placement costs
 	 * when it is made durable. */

@@ -17,10 +17,11 @@
 /* The fair share's figures of a --noisy pair (engine_run_result's
  * worker-time fields): the part of the run alone its worker spent on the
  * producer's pods; beside the flood, its part of the worker time spent on
- * pods; and its time over an equal share (half of that). False when a
- * run lacks them. */
+ * pods; and its time over an equal share (half of that); and the part of
+ * the run beside the worker spent on the two producers' pods (near 1: the
+ * flood was there all along). False when a run lacks them. */
 struct fair_figures {
-	double alone_busy, share, to_equal;
+	double alone_busy, share, to_equal, beside_busy;
 };
 
 static bool fair_figures(const struct engine_run_result *alone,
@@ -30,8 +31,9 @@ static bool fair_figures(const struct engine_run_result *alone,
 	double c = (double)beside->counted_worker_ns;
 	double sum = c + (double)beside->noisy_worker_ns;
 	if (!alone->have_worker_ns || !beside->have_worker_ns || !(sum > 0) ||
-	    !(alone->wall_s > 0))
+	    !(alone->wall_s > 0) || !(beside->wall_s > 0))
 		return false;
+	f->beside_busy = sum / (beside->wall_s * 1e9);
 	f->alone_busy = (double)alone->counted_worker_ns / (alone->wall_s * 1e9);
 	f->share = c / sum;
 	f->to_equal = c / (sum / 2);
@@ -292,10 +294,11 @@ void report_table(FILE *to, const struct bench_report *r)
 				"the run on its pods (an equal share's floor: %.2f x); "
 				"beside, of the time on pods, %.1f %% its, %.1f %% the "
 				"flood's: its time %.3f x an equal share (the flood's "
-				"read %.1f ms after its last answer)\n",
+				"read %.1f ms after its last answer; the two took "
+				"%.1f %% of the run)\n",
 				100 * f.alone_busy, 2 * f.alone_busy, 100 * f.share,
 				100 * (1 - f.share), f.to_equal,
-				(double)b->worker_ns_lag_ns / 1e6);
+				(double)b->worker_ns_lag_ns / 1e6, 100 * f.beside_busy);
 		else
 			fprintf(to, "              its worker's time: not measured "
 				"(the daemon ran as a child, or a run failed)\n");
@@ -318,9 +321,10 @@ void report_table(FILE *to, const struct bench_report *r)
 		if (have)
 			fprintf(to, "; its worker's time: alone %.1f %% of the run, "
 				"beside %.1f %% of the time on pods (the flood's read "
-				"%.1f ms after its last answer)\n",
+				"%.1f ms after its last answer; the two took %.1f %% "
+				"of the run)\n",
 				100 * f.alone_busy, 100 * f.share,
-				(double)b->worker_ns_lag_ns / 1e6);
+				(double)b->worker_ns_lag_ns / 1e6, 100 * f.beside_busy);
 		else
 			fputs("\n", to);
 	}
@@ -519,6 +523,8 @@ void report_json(FILE *to, const struct bench_report *r)
 		jnum(to, have ? f.share : (double)NAN, 4);
 		fputs(",\"to_equal_share\":", to);
 		jnum(to, have ? f.to_equal : (double)NAN, 4);
+		fputs(",\"beside_busy\":", to);
+		jnum(to, have ? f.beside_busy : (double)NAN, 4);
 		fputs(",\"at_rate\":", to);
 		if (r->have_noisy_rate) {
 			const struct engine_run_result *ra = &r->noisy_rate_alone,
@@ -540,8 +546,18 @@ void report_json(FILE *to, const struct bench_report *r)
 			fputs(",\"achieved_rate\":", to);
 			jnum(to, rb->achieved_rate, 1);
 			fprintf(to, ",\"flood_answered\":%" PRIu64, rb->noisy_answered);
+			if (have)
+				fprintf(to, ",\"worker_ns\":{\"alone\":%" PRIu64
+					",\"beside\":%" PRIu64 ",\"flood\":%" PRIu64
+					",\"flood_lag\":%" PRIu64 "}",
+					ra->counted_worker_ns, rb->counted_worker_ns,
+					rb->noisy_worker_ns, rb->worker_ns_lag_ns);
+			else
+				fputs(",\"worker_ns\":null", to);
 			fputs(",\"share\":", to);
 			jnum(to, have ? f.share : (double)NAN, 4);
+			fputs(",\"busy\":", to);
+			jnum(to, have ? f.beside_busy : (double)NAN, 4);
 			fputs("}}", to);
 		} else {
 			fputs("null", to);

@@ -890,6 +890,11 @@ unsigned daemon_identity_times(struct daemon *d, struct daemon_identity_time *ou
 	return n;
 }
 
+bool daemon_workers_asleep(struct daemon *d)
+{
+	return d->pool != NULL && pool_sleeping(d->pool) == pool_size(d->pool);
+}
+
 void daemon_get_stats(struct daemon *d, struct daemon_stats *out)
 {
 	memset(out, 0, sizeof(*out));

@@ -254,6 +254,11 @@ struct daemon_identity_time {
 unsigned daemon_identity_times(struct daemon *d, struct daemon_identity_time *out,
 			       unsigned max);
 
+/* Whether every worker is asleep now (pool_sleeping): no pod to serve
+ * and no class left to compile ahead. A snapshot, for benchmarks that
+ * start from a settled daemon. Any thread. */
+bool daemon_workers_asleep(struct daemon *d);
+
 /* The invariant check: node counters (every resource) above allocatable,
  * counted now. Zero unless something is broken, or a cluster file's bound
  * pods already exceeded a node when it was loaded. */
