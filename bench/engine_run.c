@@ -481,11 +481,12 @@ static void identity_times(struct daemon *d, uint64_t *counted, uint64_t *noisy)
 
 /* Waits until every producer has set up (or one failed) and, with the
  * flood, until it has answers (reading its figure then into
- * *noisy_ns_at_start), then publishes the start time. Returns 0, or -EIO
- * when a producer failed or exited. */
+ * *noisy_ns_at_start, at *read_ns), then publishes the start time.
+ * Returns 0, or -EIO when a producer failed or exited. */
 static int release_producers(const struct engine_run_config *cfg, struct shared *sh,
 			     const pid_t *pids, pid_t noisy, struct daemon *d,
-			     uint64_t *noisy_ns_at_start, struct others_window **others)
+			     uint64_t *noisy_ns_at_start, uint64_t *read_ns,
+			     struct others_window **others)
 {
 	while (__atomic_load_n(&sh->ready, __ATOMIC_ACQUIRE) < cfg->producers) { /* R */
 		for (unsigned i = 0; i < cfg->producers; i++) {
@@ -529,6 +530,7 @@ static int release_producers(const struct engine_run_config *cfg, struct shared 
 	if (noisy > 0 && cfg->settle && d != NULL) {
 		uint64_t counted;
 		identity_times(d, &counted, noisy_ns_at_start);
+		*read_ns = now_ns();
 	}
 	/* Read before the start is set: the read takes milliseconds. */
 	if (cfg->watch_others)
@@ -661,13 +663,13 @@ int engine_run(const struct engine_run_config *cfg, struct engine_run_result *ou
 	}
 	struct daemon *d = NULL;
 	pid_t child = -1;
-	uint64_t noisy_at_start = 0, sampled_ns = 0;
+	uint64_t noisy_at_start = 0, read_at_start = 0, sampled_ns = 0;
 	if (rc == 0)
 		rc = start_daemon(cfg, sock, &d, &child, err, err_len);
 	if (rc == 0) {
 		__atomic_store_n(&sh->go, 1, __ATOMIC_RELEASE); /* G */
 		if (release_producers(cfg, sh, pids, noisy, d, &noisy_at_start,
-				      &others) < 0)
+				      &read_at_start, &others) < 0)
 			rc = -EIO; /* the producer's message is taken below */
 	}
 	if (rc < 0)
@@ -801,7 +803,12 @@ int engine_run(const struct engine_run_config *cfg, struct engine_run_result *ou
 	out->templates = cfg->w->n_templates;
 	out->rate = cfg->rate;
 	out->wall_s = start != 0 && last > start ? (double)(last - start) / 1e9 : 0;
-	out->worker_ns_lag_ns = sampled_ns > last ? sampled_ns - last : 0;
+	/* The flood's figure spans from its read before the start to its
+	 * read after the last answer: the worker served the flood alone
+	 * outside the run, at most this long. */
+	out->worker_ns_lag_ns = (sampled_ns > last ? sampled_ns - last : 0) +
+				(start > read_at_start && read_at_start != 0
+				 ? start - read_at_start : 0);
 	out->pods_per_sec = out->wall_s > 0 ? (double)out->answered / out->wall_s : 0;
 	out->achieved_rate = cfg->rate > 0 ? out->pods_per_sec : 0;
 	out->p50_us = engine_run_percentile_us(out->hist, 0.50);

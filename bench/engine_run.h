@@ -111,9 +111,12 @@ struct engine_run_result {
 	 * when the daemon ran as a child. */
 	bool have_worker_ns;
 	uint64_t counted_worker_ns, noisy_worker_ns;
-	/* How long after the counted producers' last answer the flood's
-	 * figure was read (the parent's poll; more when it waited for a
-	 * core): the flood's time after that answer is in its figure. */
+	/* How much longer than the run the flood's figure spans: from its
+	 * read before the start (about a millisecond ahead) to its read
+	 * after the counted producers' last answer (the parent's poll; more
+	 * when it waited for a core). The worker served the flood alone
+	 * then, so the flood's time in the run is between noisy_worker_ns
+	 * less this and noisy_worker_ns. */
 	uint64_t worker_ns_lag_ns;
 	uint64_t hist[ENGINE_RUN_HIST_BUCKETS]; /* counts per bucket */
 	uint64_t seen_hist[ENGINE_RUN_HIST_BUCKETS]; /* the same, to the poll */

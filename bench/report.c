@@ -17,11 +17,14 @@
 /* The fair share's figures of a --noisy pair (engine_run_result's
  * worker-time fields): the part of the run alone its worker spent on the
  * producer's pods; beside the flood, its part of the worker time spent on
- * pods; and its time over an equal share (half of that); and the part of
- * the run beside the worker spent on the two producers' pods (near 1: the
- * flood was there all along). False when a run lacks them. */
+ * pods, and its time over an equal share (half of that), each from the
+ * flood's figure as read and (_upper) less the time that figure spans
+ * beyond the run (worker_ns_lag_ns); and the part of the run beside the
+ * worker spent on the two producers' pods (near 1 plus the lag: the flood
+ * was there all along). False when a run lacks them. */
 struct fair_figures {
-	double alone_busy, share, to_equal, beside_busy;
+	double alone_busy, share, to_equal, share_upper, to_equal_upper;
+	double beside_busy;
 };
 
 static bool fair_figures(const struct engine_run_result *alone,
@@ -37,6 +40,11 @@ static bool fair_figures(const struct engine_run_result *alone,
 	f->alone_busy = (double)alone->counted_worker_ns / (alone->wall_s * 1e9);
 	f->share = c / sum;
 	f->to_equal = c / (sum / 2);
+	double lag = (double)beside->worker_ns_lag_ns;
+	double in_run = sum - (lag < (double)beside->noisy_worker_ns ? lag
+			       : (double)beside->noisy_worker_ns);
+	f->share_upper = c / in_run;
+	f->to_equal_upper = c / (in_run / 2);
 	return true;
 }
 
@@ -292,12 +300,12 @@ void report_table(FILE *to, const struct bench_report *r)
 		if (fair_figures(a, b, &f))
 			fprintf(to, "              its worker's time: alone, %.1f %% of "
 				"the run on its pods (an equal share's floor: %.2f x); "
-				"beside, of the time on pods, %.1f %% its, %.1f %% the "
-				"flood's: its time %.3f x an equal share (the flood's "
-				"read %.1f ms after its last answer; the two took "
-				"%.1f %% of the run)\n",
+				"beside, of the time on pods, %.1f-%.1f %% its: its "
+				"time %.3f-%.3f x an equal share (the flood's figure "
+				"spans %.1f ms beyond the run; the two took %.1f %% "
+				"of the run)\n",
 				100 * f.alone_busy, 2 * f.alone_busy, 100 * f.share,
-				100 * (1 - f.share), f.to_equal,
+				100 * f.share_upper, f.to_equal, f.to_equal_upper,
 				(double)b->worker_ns_lag_ns / 1e6, 100 * f.beside_busy);
 		else
 			fprintf(to, "              its worker's time: not measured "
@@ -320,10 +328,10 @@ void report_table(FILE *to, const struct bench_report *r)
 			a->p99_us > 0 ? b->p99_us / a->p99_us : 0);
 		if (have)
 			fprintf(to, "; its worker's time: alone %.1f %% of the run, "
-				"beside %.1f %% of the time on pods (the flood's read "
-				"%.1f ms after its last answer; the two took %.1f %% "
-				"of the run)\n",
-				100 * f.alone_busy, 100 * f.share,
+				"beside %.1f-%.1f %% of the time on pods (the flood's "
+				"figure spans %.1f ms beyond the run; the two took "
+				"%.1f %% of the run)\n",
+				100 * f.alone_busy, 100 * f.share, 100 * f.share_upper,
 				(double)b->worker_ns_lag_ns / 1e6, 100 * f.beside_busy);
 		else
 			fputs("\n", to);
@@ -523,6 +531,10 @@ void report_json(FILE *to, const struct bench_report *r)
 		jnum(to, have ? f.share : (double)NAN, 4);
 		fputs(",\"to_equal_share\":", to);
 		jnum(to, have ? f.to_equal : (double)NAN, 4);
+		fputs(",\"share_upper\":", to);
+		jnum(to, have ? f.share_upper : (double)NAN, 4);
+		fputs(",\"to_equal_share_upper\":", to);
+		jnum(to, have ? f.to_equal_upper : (double)NAN, 4);
 		fputs(",\"beside_busy\":", to);
 		jnum(to, have ? f.beside_busy : (double)NAN, 4);
 		fputs(",\"at_rate\":", to);
@@ -556,6 +568,8 @@ void report_json(FILE *to, const struct bench_report *r)
 				fputs(",\"worker_ns\":null", to);
 			fputs(",\"share\":", to);
 			jnum(to, have ? f.share : (double)NAN, 4);
+			fputs(",\"share_upper\":", to);
+			jnum(to, have ? f.share_upper : (double)NAN, 4);
 			fputs(",\"busy\":", to);
 			jnum(to, have ? f.beside_busy : (double)NAN, 4);
 			fputs("}}", to);
