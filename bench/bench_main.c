@@ -50,6 +50,11 @@
 #define MAX_SWEEP 64
 /* A synthetic node takes 110 pods: a quality cluster cannot take more. */
 #define PODS_PER_NODE 110
+/* --noisy's regions: 32768 slots (20 MiB each), so the flood queued
+ * before the start (engine_run.h, slots) outlasts a run of 30,000 pods
+ * at half of what its producer did alone (its pods cost ~20 us: 0.6 s of
+ * the worker's time), should the flood's process get no core meanwhile. */
+#define NOISY_SLOTS 32768u
 
 struct options {
 	uint64_t handles;
@@ -63,6 +68,8 @@ struct options {
 	const char *workload_path;
 	bool latency;
 	uint64_t noisy_pods;   /* --noisy [N]: the fair-share check; 0: off */
+	double noisy_rate;     /* --noisy-rate [R]: pods/s; -1: half of what the
+				* producer did alone; 0: off */
 	double churn_rate;     /* --churn RATE: node events/s; 0: off */
 	bool rate_half;       /* --rate half (the default) */
 	double rate;          /* --rate R */
@@ -120,6 +127,10 @@ static void usage(FILE *to)
 		"alone and then beside a second producer that floods the daemon\n"
 		"with unique, unschedulable pods; reports both times and the ratio.\n"
 		"  --noisy[=N]          run it (off by default)\n"
+		"  --noisy-rate[=R]     and again with the producer submitting at R\n"
+		"                       pods/s (default: half of what it did alone),\n"
+		"                       not saturating its worker: its latency alone\n"
+		"                       and beside the flood (implies --noisy)\n"
 		"\n"
 		"churn: the engine run again with node events beside it, sent\n"
 		"through the admin socket as an operator's tools would: cordon\n"
@@ -246,7 +257,7 @@ enum {
 	OPT_NO_REFERENCE, OPT_QUALITY_NODES, OPT_QUALITY_PODS,
 	OPT_QUALITY_SECONDS, OPT_NO_QUALITY, OPT_SWEEP_NODES, OPT_SWEEP_WORKERS,
 	OPT_SWEEP_REFERENCE_SECONDS, OPT_SWEEP_RUNS, OPT_PLOT, OPT_PROGRESS, OPT_NO_PROGRESS,
-	OPT_NOISY, OPT_STATE_DIR, OPT_DURABILITY, OPT_CHURN, OPT_NO_WARM,
+	OPT_NOISY, OPT_NOISY_RATE, OPT_STATE_DIR, OPT_DURABILITY, OPT_CHURN, OPT_NO_WARM,
 	OPT_NO_DOORBELLS, OPT_NO_PIN_PRODUCERS, OPT_VERSION,
 };
 
@@ -402,6 +413,20 @@ static int parse_one(int c, const char *arg, struct options *o)
 					      &o->noisy_pods) < 0)
 			return 2;
 		break;
+	case OPT_NOISY_RATE:
+		if (o->noisy_pods == 0)
+			o->noisy_pods = 30000;
+		o->noisy_rate = -1;
+		if (arg != NULL && strcmp(arg, "half") != 0) {
+			if (parse_seconds("--noisy-rate", arg, 0, &o->noisy_rate))
+				return 2;
+			if (!(o->noisy_rate > 0)) {
+				fprintf(stderr, "shmsched-bench: --noisy-rate: \"%s\": "
+					"expected pods per second above 0, or half\n", arg);
+				return 2;
+			}
+		}
+		break;
 	case OPT_CHURN:
 		if (parse_seconds("--churn", arg, 0, &o->churn_rate))
 			return 2;
@@ -481,6 +506,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{"latency-pods", required_argument, NULL, OPT_LATENCY_PODS},
 		{"no-latency", no_argument, NULL, OPT_NO_LATENCY},
 		{"noisy", optional_argument, NULL, OPT_NOISY},
+		{"noisy-rate", optional_argument, NULL, OPT_NOISY_RATE},
 		{"churn", required_argument, NULL, OPT_CHURN},
 		{"state-dir", required_argument, NULL, OPT_STATE_DIR},
 		{"no-warm", no_argument, NULL, OPT_NO_WARM},
@@ -945,6 +971,10 @@ static int run_noisy(const struct options *o, bool progress, struct bench_report
 	run.producers = 1;
 	run.workers = 1;
 	run.rate = 0;
+	/* Each run of a pair starts alike: classes compiled, the flood (in
+	 * the second) in full flow (engine_run.h). */
+	run.settle = true;
+	run.slots = NOISY_SLOTS;
 	run.progress = progress;
 	run.phase = "noisy: alone";
 	if (engine_run(&run, &r->noisy_alone, err, sizeof(err)) < 0) {
@@ -958,6 +988,34 @@ static int run_noisy(const struct options *o, bool progress, struct bench_report
 		return -1;
 	}
 	r->have_noisy = true;
+	if (o->noisy_rate == 0)
+		return 0;
+	/* Again at a fixed rate the producer keeps up with alone (half of
+	 * what it did closed-loop, by default): fair share should keep its
+	 * latency close to alone's, its worker not being its bottleneck. */
+	run.rate = o->noisy_rate > 0 ? o->noisy_rate
+		   : r->noisy_alone.pods_per_sec / 2;
+	if (!(run.rate > 0)) {
+		fprintf(stderr, "shmsched-bench: noisy at a rate: the run alone "
+			"measured no rate to halve\n");
+		return -1;
+	}
+	r->noisy_rate = run.rate;
+	r->noisy_rate_half = o->noisy_rate < 0;
+	run.noisy = false;
+	run.phase = "noisy: at a rate, alone";
+	if (engine_run(&run, &r->noisy_rate_alone, err, sizeof(err)) < 0) {
+		fprintf(stderr, "shmsched-bench: noisy at a rate, alone: %s\n", err);
+		return -1;
+	}
+	run.noisy = true;
+	run.phase = "noisy: at a rate, beside the flood";
+	if (engine_run(&run, &r->noisy_rate_beside, err, sizeof(err)) < 0) {
+		fprintf(stderr, "shmsched-bench: noisy at a rate, beside the flood: "
+			"%s\n", err);
+		return -1;
+	}
+	r->have_noisy_rate = true;
 	return 0;
 }
 

@@ -63,12 +63,16 @@ struct producer_report {
  *    its error report, if any), pairs with the parent's acquire load.
  * S: the parent's release store of start_ns pairs with the producers'
  *    acquire loads before the first submit.
+ * F: with settle, the parent's release store of flood_go pairs with the
+ *    noisy producer's acquire load before its first submit.
  * The reports are read by the parent only after waitpid(), which orders
  * them. */
 struct shared {
 	int go;
 	int quit; /* relaxed both sides: a plain stop request, no data with it */
 	int noisy_stop; /* relaxed, as quit: the flood ends */
+	int flood_go; /* F: with settle, the flood begins */
+	uint64_t noisy_submitted; /* relaxed, the flood's: pods it submitted */
 	int churn_stop; /* relaxed, as quit: node events end */
 	uint64_t churn_events; /* written by the churn process; read after waitpid */
 	uint64_t churn_failed;
@@ -253,7 +257,13 @@ static void producer(const struct engine_run_config *cfg, struct shared *sh,
 /* The noisy producer: one template, and every pod made unique and
  * unschedulable by an extra cpu request no node can hold (a million cores
  * and then some), so each costs the daemon a scan over every node. It
- * keeps its region full from the common start until told to stop. */
+ * keeps its region full from flood_go (with settle; else from the
+ * common start) until told to stop. With settle the parent starts the
+ * counted producers once the flood has answers (its first pods, which
+ * teach the daemon their cost, are then no part of the run), so that
+ * they meet it in full flow whatever the scheduler ran first (under
+ * chrt -f a spinning worker and a busy-polling producer may leave it no
+ * core at the start). */
 static void noisy_producer(struct shared *sh, const char *sock)
 {
 	static const char pod[] =
@@ -276,7 +286,8 @@ static void noisy_producer(struct shared *sh, const char *sock)
 		fail(r, "noisy producer: %s", err);
 		_exit(1);
 	}
-	while (__atomic_load_n(&sh->start_ns, __ATOMIC_ACQUIRE) == 0) { /* S */
+	while (!__atomic_load_n(&sh->flood_go, __ATOMIC_ACQUIRE) && /* F */
+	       __atomic_load_n(&sh->start_ns, __ATOMIC_ACQUIRE) == 0) { /* S */
 		if (__atomic_load_n(&sh->quit, __ATOMIC_RELAXED))
 			_exit(1);
 		usleep(100);
@@ -292,8 +303,11 @@ static void noisy_producer(struct shared *sh, const char *sock)
 				.extra = {{.resource = cpu,
 					   .quantity = INT64_C(1000000000) + (int64_t)(k + i)}}};
 		int acc = shmsched_submit(c, batch, BATCH);
-		if (acc > 0)
+		if (acc > 0) {
 			k += (unsigned)acc;
+			/* Relaxed: the parent waits on it for the region to fill. */
+			__atomic_store_n(&sh->noisy_submitted, k, __ATOMIC_RELAXED);
+		}
 		int got = shmsched_poll(c, res, BATCH);
 		if (got > 0)
 			__atomic_store_n(&r->answered, r->answered + (unsigned)got,
@@ -449,10 +463,30 @@ static int stop_child(const struct engine_run_config *cfg, pid_t child,
 	return 0;
 }
 
-/* Waits until every producer has set up (or one failed), then publishes
- * the start time. Returns 0, or -EIO when a producer failed or exited. */
+/* The fair share's figure (daemon_identity_times): worker time spent on
+ * the pods of the noisy producer's identity (named "noisy") into *noisy,
+ * and on every other identity's (the counted producers') into *counted. */
+static void identity_times(struct daemon *d, uint64_t *counted, uint64_t *noisy)
+{
+	struct daemon_identity_time t[MAX_PRODUCERS + 8];
+	unsigned n = daemon_identity_times(d, t, MAX_PRODUCERS + 8);
+	*counted = *noisy = 0;
+	for (unsigned i = 0; i < n && i < MAX_PRODUCERS + 8; i++) {
+		if (strcmp(t[i].name, "noisy") == 0)
+			*noisy += t[i].worker_ns;
+		else
+			*counted += t[i].worker_ns;
+	}
+}
+
+/* Waits until every producer has set up (or one failed) and, with the
+ * flood, until it has answers (reading its figure then into
+ * *noisy_ns_at_start, at *read_ns), then publishes the start time.
+ * Returns 0, or -EIO when a producer failed or exited. */
 static int release_producers(const struct engine_run_config *cfg, struct shared *sh,
-			     const pid_t *pids, struct others_window **others)
+			     const pid_t *pids, pid_t noisy, struct daemon *d,
+			     uint64_t *noisy_ns_at_start, uint64_t *read_ns,
+			     struct others_window **others)
 {
 	while (__atomic_load_n(&sh->ready, __ATOMIC_ACQUIRE) < cfg->producers) { /* R */
 		for (unsigned i = 0; i < cfg->producers; i++) {
@@ -467,6 +501,37 @@ static int release_producers(const struct engine_run_config *cfg, struct shared 
 	for (unsigned i = 0; i < cfg->producers; i++)
 		if (sh->r[i].error) /* ordered by R */
 			return -EIO;
+	/* Settled: the workers asleep, every class compiled ahead (up to
+	 * 60 s; then it starts anyway). Then the flood in full flow (see
+	 * noisy_producer): answers back (for up to 60 s: a big cluster's
+	 * first scans; else its message), and its region full (up to 10 s;
+	 * then it starts anyway). */
+	for (unsigned ms = 0; cfg->settle && d != NULL && ms < 60000 &&
+	     !daemon_workers_asleep(d); ms++)
+		usleep(1000);
+	if (noisy > 0 && cfg->settle)
+		__atomic_store_n(&sh->flood_go, 1, __ATOMIC_RELEASE); /* F */
+	uint32_t slots = cfg->slots ? cfg->slots : 4096;
+	for (unsigned ms = 0; noisy > 0 && cfg->settle; ms++) {
+		uint64_t answered = __atomic_load_n(&sh->noisy.answered,
+						    __ATOMIC_RELAXED);
+		uint64_t submitted = __atomic_load_n(&sh->noisy_submitted,
+						     __ATOMIC_RELAXED);
+		if (answered > 0 && (submitted - answered + BATCH >= slots ||
+				     ms >= 10000))
+			break; /* its region full, or as full as it gets */
+		siginfo_t info = {0};
+		if (ms >= 60000 || (waitid(P_PID, (id_t)noisy, &info,
+					   WEXITED | WNOHANG | WNOWAIT) == 0 &&
+				    info.si_pid != 0))
+			return -EIO;
+		usleep(1000);
+	}
+	if (noisy > 0 && cfg->settle && d != NULL) {
+		uint64_t counted;
+		identity_times(d, &counted, noisy_ns_at_start);
+		*read_ns = now_ns();
+	}
 	/* Read before the start is set: the read takes milliseconds. */
 	if (cfg->watch_others)
 		*others = others_begin();
@@ -485,7 +550,7 @@ static int start_daemon(const struct engine_run_config *cfg, const char *sock,
 				   .synthetic_nodes = cfg->nodes,
 				   .synthetic_running = cfg->running,
 				   .seed = cfg->seed, .workers = cfg->workers,
-				   .pin = true, .slots = 4096,
+				   .pin = true, .slots = cfg->slots ? cfg->slots : 4096,
 				   .max_placements = max_placements(cfg),
 				   /* Room for a synthetic cluster past the default
 				    * (the 100,000-node sweep point). */
@@ -598,11 +663,13 @@ int engine_run(const struct engine_run_config *cfg, struct engine_run_result *ou
 	}
 	struct daemon *d = NULL;
 	pid_t child = -1;
+	uint64_t noisy_at_start = 0, read_at_start = 0, sampled_ns = 0;
 	if (rc == 0)
 		rc = start_daemon(cfg, sock, &d, &child, err, err_len);
 	if (rc == 0) {
 		__atomic_store_n(&sh->go, 1, __ATOMIC_RELEASE); /* G */
-		if (release_producers(cfg, sh, pids, &others) < 0)
+		if (release_producers(cfg, sh, pids, noisy, d, &noisy_at_start,
+				      &read_at_start, &others) < 0)
 			rc = -EIO; /* the producer's message is taken below */
 	}
 	if (rc < 0)
@@ -614,6 +681,10 @@ int engine_run(const struct engine_run_config *cfg, struct engine_run_result *ou
 	unsigned left = forked;
 	for (unsigned i = 0; i < forked; i++)
 		status[i] = 0;
+	/* Beside the flood, the flood's figure is read as the counted
+	 * producers get their last answer (within a millisecond): its time
+	 * after that is no part of the run. */
+	bool sampled = !cfg->noisy || d == NULL;
 	while (left > 0) {
 		for (unsigned i = 0; i < forked; i++) {
 			if (pids[i] <= 0)
@@ -632,7 +703,14 @@ int engine_run(const struct engine_run_config *cfg, struct engine_run_result *ou
 		for (unsigned i = 0; i < forked; i++)
 			answered += __atomic_load_n(&sh->r[i].answered, __ATOMIC_RELAXED);
 		progress_update(&bar, answered);
-		usleep(20000);
+		if (!sampled && answered >= cfg->pods) {
+			uint64_t counted, noisy_ns;
+			identity_times(d, &counted, &noisy_ns);
+			sampled_ns = now_ns();
+			out->noisy_worker_ns = noisy_ns - noisy_at_start;
+			sampled = true;
+		}
+		usleep(sampled ? 20000 : 1000);
 	}
 	progress_end(&bar);
 	if (others != NULL) {
@@ -665,6 +743,14 @@ int engine_run(const struct engine_run_config *cfg, struct engine_run_result *ou
 		}
 	}
 	if (d != NULL) {
+		/* The counted producers' figure now that they have gone (it
+		 * outlives them: it is their identity's); the flood's as read
+		 * above. */
+		uint64_t noisy_now;
+		identity_times(d, &out->counted_worker_ns, &noisy_now);
+		if (!cfg->noisy)
+			out->noisy_worker_ns = noisy_now;
+		out->have_worker_ns = sampled;
 		out->overcommits = daemon_overcommits(d);
 		daemon_service_hist(d, out->service_hist);
 		out->service_p50_us = engine_run_percentile_us(out->service_hist, 0.5);
@@ -717,6 +803,12 @@ int engine_run(const struct engine_run_config *cfg, struct engine_run_result *ou
 	out->templates = cfg->w->n_templates;
 	out->rate = cfg->rate;
 	out->wall_s = start != 0 && last > start ? (double)(last - start) / 1e9 : 0;
+	/* The flood's figure spans from its read before the start to its
+	 * read after the last answer: the worker served the flood alone
+	 * outside the run, at most this long. */
+	out->worker_ns_lag_ns = (sampled_ns > last ? sampled_ns - last : 0) +
+				(start > read_at_start && read_at_start != 0
+				 ? start - read_at_start : 0);
 	out->pods_per_sec = out->wall_s > 0 ? (double)out->answered / out->wall_s : 0;
 	out->achieved_rate = cfg->rate > 0 ? out->pods_per_sec : 0;
 	out->p50_us = engine_run_percentile_us(out->hist, 0.50);

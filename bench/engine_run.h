@@ -49,6 +49,18 @@ struct engine_run_config {
 	 * the daemon with unique, unschedulable pods from the start until
 	 * the counted producers have their answers: the fair-share check. */
 	bool noisy;
+	/* Set: the start waits until the daemon's workers are asleep (the
+	 * producers' classes compiled ahead on idle polls, as a producer
+	 * registered a while before its pods finds them); then, with noisy,
+	 * the flood begins and the start waits for its first answers, so
+	 * that the counted producers meet it in full flow and both runs of
+	 * a pair start alike. The daemon in process only. */
+	bool settle;
+	/* Slots of each producer's region (0: 4096). With settle the flood
+	 * fills its region before the start: a flood that a loaded machine
+	 * (or chrt -f beside a spinning worker and a busy-polling producer)
+	 * leaves no core still has that many pods queued. */
+	uint32_t slots;
 	/* Set: the daemon keeps a durable store in this directory, with
 	 * `durability` (0 none, 1 async, 2 sync): what a placement costs
 	 * when it is made durable. */
@@ -91,6 +103,21 @@ struct engine_run_result {
 	bool producers_pinned; /* each to a core of its own, past the workers' */
 	uint32_t nodes;
 	uint64_t noisy_answered; /* with noisy: the flood's pods answered */
+	/* The fair share's figure (daemon_identity_times): worker time
+	 * spent on the counted producers' pods over the run, and with noisy
+	 * on the flood's from the start (the flood runs before it) until the
+	 * counted producers had every answer (the parent looks every
+	 * millisecond then). have_worker_ns: false
+	 * when the daemon ran as a child. */
+	bool have_worker_ns;
+	uint64_t counted_worker_ns, noisy_worker_ns;
+	/* How much longer than the run the flood's figure spans: from its
+	 * read before the start (about a millisecond ahead) to its read
+	 * after the counted producers' last answer (the parent's poll; more
+	 * when it waited for a core). The worker served the flood alone
+	 * then, so the flood's time in the run is between noisy_worker_ns
+	 * less this and noisy_worker_ns. */
+	uint64_t worker_ns_lag_ns;
 	uint64_t hist[ENGINE_RUN_HIST_BUCKETS]; /* counts per bucket */
 	uint64_t seen_hist[ENGINE_RUN_HIST_BUCKETS]; /* the same, to the poll */
 	/* Each pod's service time on its worker (decode, placement, commit,

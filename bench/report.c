@@ -14,6 +14,40 @@
 
 /* --- table --------------------------------------------------------------- */
 
+/* The fair share's figures of a --noisy pair (engine_run_result's
+ * worker-time fields): the part of the run alone its worker spent on the
+ * producer's pods; beside the flood, its part of the worker time spent on
+ * pods, and its time over an equal share (half of that), each from the
+ * flood's figure as read and (_upper) less the time that figure spans
+ * beyond the run (worker_ns_lag_ns); and the part of the run beside the
+ * worker spent on the two producers' pods (near 1 plus the lag: the flood
+ * was there all along). False when a run lacks them. */
+struct fair_figures {
+	double alone_busy, share, to_equal, share_upper, to_equal_upper;
+	double beside_busy;
+};
+
+static bool fair_figures(const struct engine_run_result *alone,
+			 const struct engine_run_result *beside,
+			 struct fair_figures *f)
+{
+	double c = (double)beside->counted_worker_ns;
+	double sum = c + (double)beside->noisy_worker_ns;
+	if (!alone->have_worker_ns || !beside->have_worker_ns || !(sum > 0) ||
+	    !(alone->wall_s > 0) || !(beside->wall_s > 0))
+		return false;
+	f->beside_busy = sum / (beside->wall_s * 1e9);
+	f->alone_busy = (double)alone->counted_worker_ns / (alone->wall_s * 1e9);
+	f->share = c / sum;
+	f->to_equal = c / (sum / 2);
+	double lag = (double)beside->worker_ns_lag_ns;
+	double in_run = sum - (lag < (double)beside->noisy_worker_ns ? lag
+			       : (double)beside->noisy_worker_ns);
+	f->share_upper = c / in_run;
+	f->to_equal_upper = c / (in_run / 2);
+	return true;
+}
+
 /* Mean service time: the histogram's sum (bucket middles, within 1/32)
  * over the pods it counted. */
 static double service_mean_us(const struct engine_run_result *e)
@@ -262,6 +296,45 @@ void report_table(FILE *to, const struct bench_report *r)
 			"unschedulable pods (%" PRIu64 " of them answered meanwhile): "
 			"%.2f x\n", a->pods, a->wall_s, b->wall_s, b->noisy_answered,
 			a->wall_s > 0 ? b->wall_s / a->wall_s : 0);
+		struct fair_figures f;
+		if (fair_figures(a, b, &f))
+			fprintf(to, "              its worker's time: alone, %.1f %% of "
+				"the run on its pods (an equal share's floor: %.2f x); "
+				"beside, of the time on pods, %.1f-%.1f %% its: its "
+				"time %.3f-%.3f x an equal share (the flood's figure "
+				"spans %.1f ms beyond the run; the two took %.1f %% "
+				"of the run)\n",
+				100 * f.alone_busy, 2 * f.alone_busy, 100 * f.share,
+				100 * f.share_upper, f.to_equal, f.to_equal_upper,
+				(double)b->worker_ns_lag_ns / 1e6, 100 * f.beside_busy);
+		else
+			fprintf(to, "              its worker's time: not measured "
+				"(the daemon ran as a child, or a run failed)\n");
+	}
+	if (r->have_noisy_rate) {
+		const struct engine_run_result *a = &r->noisy_rate_alone,
+			*b = &r->noisy_rate_beside;
+		struct fair_figures f;
+		bool have = fair_figures(a, b, &f);
+		fprintf(to, "  noisy rate  the same producer at %.0f pods/s%s "
+			"(%.0f/s delivered alone, %.0f/s beside): latency p50 %.1f "
+			"us, p99 %.1f us alone; p50 %.1f us, p99 %.1f us beside the "
+			"flood (%" PRIu64 " of its pods answered meanwhile) (%.2f x, "
+			"%.2f x)",
+			r->noisy_rate, r->noisy_rate_half ? " (half of alone's)" : "",
+			a->achieved_rate, b->achieved_rate, a->p50_us, a->p99_us,
+			b->p50_us, b->p99_us, b->noisy_answered,
+			a->p50_us > 0 ? b->p50_us / a->p50_us : 0,
+			a->p99_us > 0 ? b->p99_us / a->p99_us : 0);
+		if (have)
+			fprintf(to, "; its worker's time: alone %.1f %% of the run, "
+				"beside %.1f-%.1f %% of the time on pods (the flood's "
+				"figure spans %.1f ms beyond the run; the two took "
+				"%.1f %% of the run)\n",
+				100 * f.alone_busy, 100 * f.share, 100 * f.share_upper,
+				(double)b->worker_ns_lag_ns / 1e6, 100 * f.beside_busy);
+		else
+			fputs("\n", to);
 	}
 	if (r->have_churn) {
 		const struct engine_run_result *c = &r->churn;
@@ -442,6 +515,67 @@ void report_json(FILE *to, const struct bench_report *r)
 			"\"flood_answered\":%" PRIu64 ",\"ratio\":", a->pods, a->wall_s,
 			b->wall_s, b->noisy_answered);
 		jnum(to, a->wall_s > 0 ? b->wall_s / a->wall_s : 0, 3);
+		struct fair_figures f;
+		bool have = fair_figures(a, b, &f);
+		fprintf(to, ",\"worker_ns\":");
+		if (have)
+			fprintf(to, "{\"alone\":%" PRIu64 ",\"beside\":%" PRIu64
+				",\"flood\":%" PRIu64 ",\"flood_lag\":%" PRIu64 "}",
+				a->counted_worker_ns, b->counted_worker_ns,
+				b->noisy_worker_ns, b->worker_ns_lag_ns);
+		else
+			fputs("null", to);
+		fputs(",\"alone_busy\":", to);
+		jnum(to, have ? f.alone_busy : (double)NAN, 4);
+		fputs(",\"share\":", to);
+		jnum(to, have ? f.share : (double)NAN, 4);
+		fputs(",\"to_equal_share\":", to);
+		jnum(to, have ? f.to_equal : (double)NAN, 4);
+		fputs(",\"share_upper\":", to);
+		jnum(to, have ? f.share_upper : (double)NAN, 4);
+		fputs(",\"to_equal_share_upper\":", to);
+		jnum(to, have ? f.to_equal_upper : (double)NAN, 4);
+		fputs(",\"beside_busy\":", to);
+		jnum(to, have ? f.beside_busy : (double)NAN, 4);
+		fputs(",\"at_rate\":", to);
+		if (r->have_noisy_rate) {
+			const struct engine_run_result *ra = &r->noisy_rate_alone,
+				*rb = &r->noisy_rate_beside;
+			have = fair_figures(ra, rb, &f);
+			fprintf(to, "{\"rate\":%.1f,\"half\":%s,\"alone\":{\"p50_us\":",
+				r->noisy_rate, r->noisy_rate_half ? "true" : "false");
+			jnum(to, ra->p50_us, 1);
+			fputs(",\"p99_us\":", to);
+			jnum(to, ra->p99_us, 1);
+			fputs(",\"achieved_rate\":", to);
+			jnum(to, ra->achieved_rate, 1);
+			fputs(",\"busy\":", to);
+			jnum(to, have ? f.alone_busy : (double)NAN, 4);
+			fputs("},\"beside\":{\"p50_us\":", to);
+			jnum(to, rb->p50_us, 1);
+			fputs(",\"p99_us\":", to);
+			jnum(to, rb->p99_us, 1);
+			fputs(",\"achieved_rate\":", to);
+			jnum(to, rb->achieved_rate, 1);
+			fprintf(to, ",\"flood_answered\":%" PRIu64, rb->noisy_answered);
+			if (have)
+				fprintf(to, ",\"worker_ns\":{\"alone\":%" PRIu64
+					",\"beside\":%" PRIu64 ",\"flood\":%" PRIu64
+					",\"flood_lag\":%" PRIu64 "}",
+					ra->counted_worker_ns, rb->counted_worker_ns,
+					rb->noisy_worker_ns, rb->worker_ns_lag_ns);
+			else
+				fputs(",\"worker_ns\":null", to);
+			fputs(",\"share\":", to);
+			jnum(to, have ? f.share : (double)NAN, 4);
+			fputs(",\"share_upper\":", to);
+			jnum(to, have ? f.share_upper : (double)NAN, 4);
+			fputs(",\"busy\":", to);
+			jnum(to, have ? f.beside_busy : (double)NAN, 4);
+			fputs("}}", to);
+		} else {
+			fputs("null", to);
+		}
 		fputs("}", to);
 	} else {
 		fputs("null", to);

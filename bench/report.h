@@ -55,6 +55,10 @@ struct bench_report {
 	const char *latency_rate_from; /* "half of the engine's" or "--rate" */
 	bool have_noisy;               /* --noisy: the fair-share check */
 	struct engine_run_result noisy_alone, noisy_beside;
+	bool have_noisy_rate;          /* --noisy-rate: the same at a rate */
+	double noisy_rate;             /* pods/s it ran at */
+	bool noisy_rate_half;          /* half of noisy_alone's pods/s */
+	struct engine_run_result noisy_rate_alone, noisy_rate_beside;
 	bool have_churn;               /* --churn: engine again, node events beside */
 	double churn_rate;             /* node events/s asked for */
 	struct engine_run_result churn;

@@ -863,6 +863,38 @@ void daemon_service_hist(struct daemon *d, uint64_t *out)
 	serve_service_hist(d->serve, out);
 }
 
+unsigned daemon_identity_times(struct daemon *d, struct daemon_identity_time *out,
+			       unsigned max)
+{
+	const struct state_identity *ids =
+		state_section(d->state, SHM_SECTION_IDENTITIES).base;
+	unsigned n = 0;
+	for (uint32_t i = 0; i < STATE_IDENTITIES; i++) {
+		uint32_t uid = 0;
+		char name[64];
+		/* The seqlock's reader (shm/identity.h): a slot being
+		 * rewritten is tried again, a few times. */
+		int got = -EAGAIN;
+		for (unsigned t = 0; got == -EAGAIN && t < 64; t++)
+			got = state_identity_read(&ids[i], &uid, name, NULL, NULL);
+		if (got != 1)
+			continue;
+		if (n < max) {
+			out[n] = (struct daemon_identity_time){
+				.owner = i + 1, .uid = uid,
+				.worker_ns = producers_identity_time(d->producers, i + 1)};
+			memcpy(out[n].name, name, sizeof(out[n].name));
+		}
+		n++;
+	}
+	return n;
+}
+
+bool daemon_workers_asleep(struct daemon *d)
+{
+	return d->pool != NULL && pool_sleeping(d->pool) == pool_size(d->pool);
+}
+
 void daemon_get_stats(struct daemon *d, struct daemon_stats *out)
 {
 	memset(out, 0, sizeof(*out));

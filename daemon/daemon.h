@@ -237,6 +237,28 @@ void daemon_get_stats(struct daemon *d, struct daemon_stats *out);
  * answer), as a base/hist.h histogram of HIST_BUCKETS counts. */
 void daemon_service_hist(struct daemon *d, uint64_t *out);
 
+/* The fair share's figure per producer identity (issue 41): the worker
+ * time spent on its pods (what the fair share charged to its
+ * connections, on whichever worker), since the identity was made; it
+ * outlives the connections. */
+struct daemon_identity_time {
+	uint32_t owner; /* the identity's id, 1.. */
+	uint32_t uid;
+	char name[64]; /* the name it registered with, NUL-terminated */
+	uint64_t worker_ns;
+};
+
+/* Writes the identities in use to out[0..max) in owner order; returns
+ * how many there are (possibly more than max). An identity rewritten
+ * under every try of its copy is left out. Any thread (relaxed figures). */
+unsigned daemon_identity_times(struct daemon *d, struct daemon_identity_time *out,
+			       unsigned max);
+
+/* Whether every worker is asleep now (pool_sleeping): no pod to serve
+ * and no class left to compile ahead. A snapshot, for benchmarks that
+ * start from a settled daemon. Any thread. */
+bool daemon_workers_asleep(struct daemon *d);
+
 /* The invariant check: node counters (every resource) above allocatable,
  * counted now. Zero unless something is broken, or a cluster file's bound
  * pods already exceeded a node when it was loaded. */

@@ -271,17 +271,20 @@ static int serve_burst(void *arg, unsigned want, uint64_t *spent_ns)
  * pods. A producer idle all turn keeps no credit (at most 0), but keeps
  * its debt; one that ran dry after some pods keeps the rest, capped (what
  * it could have used). Two clock reads per burst and one per pod (vDSO,
- * no system call). */
+ * no system call), and one relaxed add per turn for the figure of the
+ * time its identity's pods took (producers_charge_time). */
 static unsigned serve_producer(struct serve *s, unsigned w, struct producer *pr)
 {
 	if (producers_faulted(pr))
 		return 0;
 	struct serve_turn turn = {s, w, pr};
-	struct pool_fair f = {pr->deficit_ns, pr->cost_ns};
+	struct pool_fair f = {pr->deficit_ns, pr->cost_ns, 0};
 	bool out_of_time;
 	int n = pool_fair_turn(&f, serve_burst, &turn, &out_of_time);
 	pr->deficit_ns = f.deficit_ns;
 	pr->cost_ns = f.cost_ns;
+	/* The turn's time, to its identity's figure (issue 41). */
+	producers_charge_time(s->producers, pr, f.used_ns);
 	if (n < 0)
 		return 0; /* faulted */
 	if (n == 0 && out_of_time)

@@ -717,8 +717,11 @@ static void retry(struct serve_wait *wt, unsigned w, uint32_t id, bool last,
 	enum attempt_result a = attempt_place(wt->a, w, pr, slot, &pod, attempt, &r);
 	if (a == ATTEMPT_ANSWERED && slot->status == SHMSCHED_PLACED)
 		room_left(wt, woken_for, slot->node_id);
-	/* Its producer's time, as its new pods' (daemon/serve.c). */
-	pr->deficit_ns -= (int64_t)(now_ns() - t0);
+	/* Its producer's time, as its new pods' (daemon/serve.c), and in
+	 * its identity's figure. */
+	uint64_t spent = now_ns() - t0;
+	pr->deficit_ns -= (int64_t)spent;
+	producers_charge_time(wt->a->producers, pr, spent);
 	if (a == ATTEMPT_ANSWERED) {
 		done(ww, id);
 		if (slot->status == SHMSCHED_PLACED)

@@ -106,6 +106,13 @@ struct producers {
 	 * memory, under the lock: a restarted daemon has no producer yet, so
 	 * nothing is charged. */
 	struct identity_charge *charged; /* [IDENTITIES_MAX] */
+	/* Issue 41: the worker time spent on each identity's pods ([owner -
+	 * 1], ns, the fair share's figure: pool_fair's used_ns), summed over
+	 * its connections, since the identity was made. Added by the workers
+	 * (relaxed fetch_add: a figure; an identity's connections may be on
+	 * several workers), read by any thread (relaxed), zeroed (relaxed)
+	 * when the identity is freed. */
+	uint64_t *worker_ns; /* [IDENTITIES_MAX] */
 	uint64_t strings_budget, template_budget;
 	/* Issue 41: the strings each uid's templates added that the table
 	 * still holds (strings_cost), never given back while the daemon runs:
@@ -186,7 +193,10 @@ struct producers *producers_create(struct cluster *c, struct intern *strings,
 	if (p == NULL)
 		return NULL;
 	p->charged = calloc(IDENTITIES_MAX, sizeof(*p->charged));
-	if (p->charged == NULL) {
+	p->worker_ns = calloc(IDENTITIES_MAX, sizeof(*p->worker_ns));
+	if (p->charged == NULL || p->worker_ns == NULL) {
+		free(p->charged);
+		free(p->worker_ns);
 		free(p);
 		return NULL;
 	}
@@ -216,6 +226,7 @@ struct producers *producers_create(struct cluster *c, struct intern *strings,
 	if (r.rc < 0) {
 		free(p->uid_charged);
 		free(p->charged);
+		free(p->worker_ns);
 		free(p);
 		return NULL;
 	}
@@ -372,6 +383,7 @@ void producers_destroy(struct producers *p)
 	policy_free(p->policy);
 	free(p->policy_path);
 	free(p->charged);
+	free(p->worker_ns);
 	free(p->uid_charged);
 	for (uint32_t i = 0; i < PRODUCERS_MAX; i++)
 		if (p->table[i] != NULL)
@@ -396,6 +408,23 @@ struct producer *producers_get(struct producers *p, uint32_t i)
 {
 	/* Acquire, partner of the release in handle_register(). */
 	return __atomic_load_n(&p->table[i], __ATOMIC_ACQUIRE);
+}
+
+void producers_charge_time(struct producers *p, const struct producer *pr,
+			   uint64_t ns)
+{
+	/* Relaxed, partner of producers_identity_time()'s load: a figure. */
+	if (ns != 0 && pr->owner >= 1 && pr->owner <= IDENTITIES_MAX)
+		__atomic_fetch_add(&p->worker_ns[pr->owner - 1], ns,
+				   __ATOMIC_RELAXED);
+}
+
+uint64_t producers_identity_time(const struct producers *p, uint32_t owner)
+{
+	if (owner < 1 || owner > IDENTITIES_MAX)
+		return 0;
+	/* Relaxed, partner of producers_charge_time()'s add: a figure. */
+	return __atomic_load_n(&p->worker_ns[owner - 1], __ATOMIC_RELAXED);
 }
 
 uint32_t producers_templates(const struct producer *pr)
@@ -487,6 +516,9 @@ static unsigned identities_reclaim(struct producers *p, uid_t uid, bool all)
 		 * takes a never-used slot first. */
 		__atomic_store_n(&id->used, 0, __ATOMIC_RELEASE);
 		p->charged[i] = (struct identity_charge){0};
+		/* Relaxed, partner of producers_identity_time()'s load: no
+		 * connection, so no worker adds to it now. */
+		__atomic_store_n(&p->worker_ns[i], 0, __ATOMIC_RELAXED);
 		freed++;
 	}
 	free(owned);

@@ -254,6 +254,19 @@ uint32_t producers_bound(const struct producers *p);
  * Valid until the caller's next quiescent state. */
 struct producer *producers_get(struct producers *p, uint32_t i);
 
+/* Worker side: `ns` more of the worker's time spent on `pr`'s pods (the
+ * fair share's figure, pool_fair's used_ns; issue 41), added to its
+ * identity's (producers_identity_time). */
+void producers_charge_time(struct producers *p, const struct producer *pr,
+			   uint64_t ns);
+
+/* The worker time (ns) spent on the pods of identity `owner` (1 ..
+ * IDENTITIES_MAX; others: 0), over all its connections and workers,
+ * since the identity was made: it outlives the connections, so a figure
+ * read after a producer went is still its. Any thread (a relaxed
+ * figure). */
+uint64_t producers_identity_time(const struct producers *p, uint32_t owner);
+
 /* Worker side: templates of `pr` that are fully written. */
 uint32_t producers_templates(const struct producer *pr);
 

@@ -865,6 +865,7 @@ int pool_fair_turn(struct pool_fair *f, pool_fair_burst_fn burst, void *arg,
 		}
 		served += n;
 		f->deficit_ns -= (int64_t)spent;
+		f->used_ns += spent;
 		/* The cost per pod, smoothed over the last few bursts. */
 		uint64_t per_pod = spent / (unsigned)n;
 		f->cost_ns = f->cost_ns ? (f->cost_ns * 3 + per_pod) / 4 : per_pod;

@@ -185,6 +185,12 @@ int pool_worker_stats(const struct pool *p, unsigned index,
 struct pool_fair {
 	int64_t deficit_ns; /* time it may still use; negative: its debt */
 	uint64_t cost_ns;   /* its recent cost per pod, smoothed */
+	/* The figure the rule is kept on: worker time charged to this
+	 * producer (its bursts' spent_ns, summed; pool_fair_turn adds, the
+	 * caller may reset it). Over the producers of one worker these add
+	 * up to the time its turns served pods, so each one's share of the
+	 * worker is its used_ns over their sum. */
+	uint64_t used_ns;
 };
 
 /* Serves up to `want` (1..POOL_FAIR_BURST) pods of the producer; returns
@@ -195,7 +201,9 @@ typedef int (*pool_fair_burst_fn)(void *arg, unsigned want, uint64_t *spent_ns);
 /* One turn of one producer, under the rule above. Returns the pods served
  * (0 when its allowance does not cover a pod yet: *out_of_time is then
  * true, and the caller knows whether it has pods waiting), or burst's
- * negative return. Pure but for burst: tests step it with made-up costs. */
+ * negative return; either way f->used_ns has grown by the time of the
+ * bursts that served pods. Pure but for burst: tests step it with
+ * made-up costs. */
 int pool_fair_turn(struct pool_fair *f, pool_fair_burst_fn burst, void *arg,
 		   bool *out_of_time);
 

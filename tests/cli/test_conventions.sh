@@ -173,6 +173,8 @@ refused frob "$shmsched" node frob x
 refused --burst "$bench" --burst 0
 refused --ring-slots "$bench" --ring-slots 3
 refused --noisy "$bench" --noisy=0
+refused --noisy-rate "$bench" --noisy-rate=0
+refused --noisy-rate "$bench" --noisy-rate=fast
 refused --durability "$bench" --durability maybe
 refused --rate "$bench" --rate 0
 refused --seeds "$bench" --trace openb --seeds 0
