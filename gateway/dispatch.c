@@ -228,7 +228,7 @@ struct gw_dispatch {
 		char name[GW_USER_MAX];
 		size_t outstanding; /* pods of accepted jobs not complete */
 		size_t strings;     /* bytes of strings its new specs
-				     * brought first (strings_cost) */
+				     * brought first (strings_charge) */
 	} *users;
 	uint32_t n_users, cap_users;
 	/* Issue 41: every string a registered spec carried, by hash (| 1;
@@ -825,6 +825,8 @@ static void charge_one(struct gw_dispatch *d, const char *s, size_t len,
 static void strings_charge(struct gw_dispatch *d, uint32_t owner,
 			   const struct gw_spec *spec)
 {
+	if (d->cfg.max_string_bytes_per_client == 0)
+		return; /* no budget: no set to keep */
 	struct str_cost c = {0, 0};
 	each_string(d, spec->canon, charge_one, &c);
 	if (owner != 0)
