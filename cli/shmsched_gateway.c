@@ -32,6 +32,7 @@ static void usage(FILE *to)
 		"                        [--max-body-bytes-total BYTES]\n"
 		"                        [--max-pods-per-request N]\n"
 		"                        [--max-slots-per-client N] [--header-timeout S]\n"
+		"                        [--max-string-bytes-per-client BYTES]\n"
 		"                        [--max-connections-per-ip N]\n"
 		"                        [--max-templates N] [--idle-timeout S]\n"
 		"                        [--request-timeout S] [--max-connections N]\n"
@@ -103,6 +104,10 @@ static void usage(FILE *to)
 		"  --max-slots-per-client N  pods one user may have in requests not yet\n"
 		"                         answered, waiting ones too; more: 429 (default\n"
 		"                         0: half the daemon slots of the connection)\n"
+		"  --max-string-bytes-per-client BYTES  strings (label keys and values,\n"
+		"                         names) one user's new pod specs may add to the\n"
+		"                         daemon's string table, kept until the daemon\n"
+		"                         restarts; more: 429 (default 1048576; 0: no cap)\n"
 		"  --max-body-bytes-total BYTES  request bodies buffered at once, every\n"
 		"                         connection together; more: 429 (default\n"
 		"                         268435456)\n"
@@ -157,7 +162,7 @@ int main(int argc, char **argv)
 	       O_NO_OBSERVER, O_PRODUCER, O_THREADS, O_MAX_BODY, O_MAX_PODS,
 	       O_MAX_TEMPLATES, O_IDLE, O_REQUEST, O_MAX_CONN, O_GRACE, O_MAX_WAIT, O_VERSION,
 	       O_EXPLAIN_MAX_PODS, O_TOKEN_FILE, O_ANONYMOUS, O_ADMIN_UID,
-	       O_ADMIN_GROUP, O_TLS_CERT, O_TLS_KEY, O_TLS_CA, O_MAX_SLOTS, O_BODY_TOTAL, O_HEADER_TIMEOUT, O_PER_IP,
+	       O_ADMIN_GROUP, O_TLS_CERT, O_TLS_KEY, O_TLS_CA, O_MAX_SLOTS, O_MAX_STRINGS, O_BODY_TOTAL, O_HEADER_TIMEOUT, O_PER_IP,
 	       O_LOG_FORMAT, O_LOG_FILE, O_POLICY };
 	static const struct option longopts[] = {
 		{"socket", required_argument, NULL, O_SOCKET},
@@ -180,6 +185,7 @@ int main(int argc, char **argv)
 		{"admin-group", required_argument, NULL, O_ADMIN_GROUP},
 		{"policy", required_argument, NULL, O_POLICY},
 		{"max-slots-per-client", required_argument, NULL, O_MAX_SLOTS},
+		{"max-string-bytes-per-client", required_argument, NULL, O_MAX_STRINGS},
 		{"max-body-bytes-total", required_argument, NULL, O_BODY_TOTAL},
 		{"header-timeout", required_argument, NULL, O_HEADER_TIMEOUT},
 		{"max-connections-per-ip", required_argument, NULL, O_PER_IP},
@@ -276,6 +282,12 @@ int main(int argc, char **argv)
 			if (parse_u64("--max-slots-per-client", optarg, 0, 100000000, &v) < 0)
 				return 2;
 			cfg.max_slots_per_client = (size_t)v;
+			break;
+		case O_MAX_STRINGS:
+			if (parse_u64("--max-string-bytes-per-client", optarg, 0,
+				      UINT64_C(1) << 40, &v) < 0)
+				return 2;
+			cfg.max_string_bytes_per_client = (size_t)v;
 			break;
 		case O_BODY_TOTAL:
 			if (parse_u64("--max-body-bytes-total", optarg, 1024,

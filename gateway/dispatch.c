@@ -77,6 +77,24 @@
  * --max-slots-per-client is refused 429, so one client's ?wait request
  * cannot hold every slot of the gateway's connection.
  *
+ * Strings (issue 41): the daemon keeps every string a template added
+ * (label keys and values, names, selectors) until it restarts, charged to
+ * the gateway's identity (--strings-per-identity, while the connections
+ * that added them live) and uid (4 x that, until the restart), budgets
+ * all users share; it does not free them at run time (no thread may hold
+ * a freed id there: shm/intern.h). So one user sending specs with
+ * ever-new strings would have every user's new specs refused. The
+ * dispatcher keeps the set of strings (hashes) the registered specs
+ * carried, each charged to the user whose spec brought it first (bytes +
+ * 1 + 64, the daemon's cost with its default table; a new spec also pays
+ * for the two strings the daemon makes of it, its name and its group's
+ * encoding), and refuses (429) a new spec whose cost would take its user
+ * past --max-string-bytes-per-client: one user exhausts only its own
+ * share. A string another user brought first costs nothing, as the
+ * daemon charges it once. Set and charges are dropped when the daemon is
+ * back after a loss (a restart frees the strings no placement holds).
+ * Cost: one walk of a new spec's key.
+ *
  * Cost per pod on the dispatcher: a table probe or two, a slot write
  * (libshmsched-client), an answer line of about 60 bytes; no system call
  * while pods flow, except the wakes of HTTP connections (one per job and
@@ -209,8 +227,14 @@ struct gw_dispatch {
 	struct gw_user {
 		char name[GW_USER_MAX];
 		size_t outstanding; /* pods of accepted jobs not complete */
+		size_t strings;     /* bytes of strings its new specs
+				     * brought first (strings_charge) */
 	} *users;
 	uint32_t n_users, cap_users;
+	/* Issue 41: every string a registered spec carried, by hash (| 1;
+	 * 0: empty), charged to the user whose spec brought it first. */
+	uint64_t *str_set;
+	size_t str_mask, n_str;
 
 	struct gw_dispatch_stats st;
 	struct shmsched_result results[BURST];
@@ -668,13 +692,183 @@ static void conns_retire(struct gw_dispatch *d)
 
 static void daemon_lost(struct gw_dispatch *d, const char *why);
 
+/* --- strings users bring (issue 41: see "Strings" above) ------------------ */
+
+/* The daemon's cost of a string beyond its bytes: its NUL and the entry's
+ * share of the arena (shm/intern.h's default table: 256 MiB / 4 Mi). */
+#define GW_STRING_ENTRY_COST 65u
+/* A user past its string budget: the gateway's refusal, not the daemon's
+ * (EDQUOT). */
+#define GW_E_STRINGS EXFULL
+
+static uint64_t str_key(const char *s, size_t len)
+{
+	return hash64(s, len) | 1;
+}
+
+static bool str_known(const struct gw_dispatch *d, uint64_t k)
+{
+	if (d->str_set == NULL)
+		return false;
+	for (size_t i = k & d->str_mask; d->str_set[i] != 0; i = (i + 1) & d->str_mask)
+		if (d->str_set[i] == k)
+			return true;
+	return false;
+}
+
+/* Adds k (not present); false when out of memory (then it is charged
+ * again next time: an over-count, never an under-count). */
+static bool str_add(struct gw_dispatch *d, uint64_t k)
+{
+	if (d->str_set == NULL || (d->n_str + 1) * 2 > d->str_mask + 1) {
+		size_t n = d->str_set == NULL ? 1024 : (d->str_mask + 1) * 2;
+		uint64_t *t = calloc(n, sizeof(*t));
+		if (t == NULL)
+			return false;
+		for (size_t j = 0; d->str_set != NULL && j <= d->str_mask; j++) {
+			uint64_t v = d->str_set[j];
+			if (v == 0)
+				continue;
+			size_t i = v & (n - 1);
+			while (t[i] != 0)
+				i = (i + 1) & (n - 1);
+			t[i] = v;
+		}
+		free(d->str_set);
+		d->str_set = t;
+		d->str_mask = n - 1;
+	}
+	size_t i = k & d->str_mask;
+	while (d->str_set[i] != 0)
+		i = (i + 1) & d->str_mask;
+	d->str_set[i] = k;
+	d->n_str++;
+	return true;
+}
+
+/* The daemon lost and back: it freed what no placement holds. */
+static void strings_reset(struct gw_dispatch *d)
+{
+	free(d->str_set);
+	d->str_set = NULL;
+	d->str_mask = 0;
+	d->n_str = 0;
+	for (uint32_t u = 0; u < d->n_users; u++)
+		d->users[u].strings = 0;
+}
+
+/* Calls fn on every member name and string value of v. Depth: jansson's
+ * parse limit (as gw_spec_hash). */
+static void each_string(struct gw_dispatch *d, const json_t *v,
+			void (*fn)(struct gw_dispatch *, const char *, size_t,
+				   void *), void *arg)
+{
+	if (json_is_string(v)) {
+		fn(d, json_string_value(v), json_string_length(v), arg);
+	} else if (json_is_object(v)) {
+		const char *key;
+		json_t *m;
+		json_object_foreach((json_t *)v, key, m) {
+			fn(d, key, strlen(key), arg);
+			each_string(d, m, fn, arg);
+		}
+	} else if (json_is_array(v)) {
+		size_t i;
+		json_t *m;
+		json_array_foreach(v, i, m)
+			each_string(d, m, fn, arg);
+	}
+}
+
+/* Strings a new template adds whatever its key: its name ("gw-" and 16
+ * hex digits) and its group's encoding (shm/pod_group.h: about 8 bytes
+ * per id, here per string of the key, an over-count). */
+#define GW_TEMPLATE_NAME_COST (19u + GW_STRING_ENTRY_COST)
+#define GW_GROUP_COST_PER_STRING 8u
+
+static size_t template_cost(size_t strings)
+{
+	return GW_TEMPLATE_NAME_COST + GW_STRING_ENTRY_COST +
+	       strings * GW_GROUP_COST_PER_STRING;
+}
+
+struct str_cost {
+	size_t bytes;   /* strings not yet brought: bytes + entry cost */
+	size_t strings; /* every string of the key */
+};
+
+/* What a spec's strings not yet brought would cost (a string repeated in
+ * the spec counts each time: an over-count, so a refusal may come a
+ * little early, never late). */
+static void cost_one(struct gw_dispatch *d, const char *s, size_t len, void *arg)
+{
+	struct str_cost *c = arg;
+	c->strings++;
+	if (!str_known(d, str_key(s, len)))
+		c->bytes += len + GW_STRING_ENTRY_COST;
+}
+
+/* Charges a registered spec's new strings to its user (`arg`, struct
+ * str_cost). */
+static void charge_one(struct gw_dispatch *d, const char *s, size_t len,
+		       void *arg)
+{
+	struct str_cost *c = arg;
+	c->strings++;
+	uint64_t k = str_key(s, len);
+	if (!str_known(d, k) && str_add(d, k))
+		c->bytes += len + GW_STRING_ENTRY_COST;
+}
+
+/* After a new template of `spec` was registered for user `owner` (0:
+ * nobody): its strings are known, their cost the user's. */
+static void strings_charge(struct gw_dispatch *d, uint32_t owner,
+			   const struct gw_spec *spec)
+{
+	if (d->cfg.max_string_bytes_per_client == 0)
+		return; /* no budget: no set to keep */
+	struct str_cost c = {0, 0};
+	each_string(d, spec->canon, charge_one, &c);
+	if (owner != 0)
+		d->users[owner - 1].strings += c.bytes + template_cost(c.strings);
+}
+
+/* Whether user `owner` (0: nobody, not checked) may register `spec` as a
+ * new template: 0, or GW_E_STRINGS (negative) with the budget, what it
+ * holds and what the spec asks in err. */
+static int strings_check(struct gw_dispatch *d, uint32_t owner,
+			 const struct gw_spec *spec, char *err, size_t err_len)
+{
+	size_t cap = d->cfg.max_string_bytes_per_client;
+	if (owner == 0 || cap == 0)
+		return 0;
+	struct str_cost c = {0, 0};
+	each_string(d, spec->canon, cost_one, &c);
+	size_t cost = c.bytes + template_cost(c.strings);
+	const struct gw_user *u = &d->users[owner - 1];
+	if (u->strings + cost > cap) {
+		snprintf(err, err_len, "its new strings (label keys and values, "
+			 "names, selectors) would take %zu bytes of the daemon's "
+			 "string table, and the user's specs already brought %zu "
+			 "of the %zu bytes --max-string-bytes-per-client allows "
+			 "(each string costs its bytes + %u, a new spec %zu more "
+			 "for its name and group; the daemon keeps them until it "
+			 "restarts): send specs already sent, or ask the operator",
+			 cost, u->strings, cap, GW_STRING_ENTRY_COST,
+			 template_cost(c.strings));
+		return -GW_E_STRINGS;
+	}
+	return 0;
+}
+
 /* The template for a spec key: one registered on a live, non-draining
  * connection, or a new registration on the active one. Returns 0 with
  * *out, or -ECONNRESET (the daemon is gone: daemon_lost was called),
  * -EAGAIN (every connection is busy draining), or the daemon's refusal
  * with its text in err. */
-static int template_for(struct gw_dispatch *d, const struct gw_spec *spec,
-			struct gw_tref *out, char *err, size_t err_len)
+static int template_for(struct gw_dispatch *d, uint32_t owner,
+			const struct gw_spec *spec, struct gw_tref *out,
+			char *err, size_t err_len)
 {
 	size_t i = spec->hash & d->tmpl_mask;
 	struct gw_template *found = NULL;
@@ -687,6 +881,12 @@ static int template_for(struct gw_dispatch *d, const struct gw_spec *spec,
 	if (found != NULL && found->conn != NULL && !found->conn->draining) {
 		*out = (struct gw_tref){found->conn, found->id};
 		return 0;
+	}
+	if (found == NULL) {
+		/* A spec new to the gateway: its new strings are its user's. */
+		int rc = strings_check(d, owner, spec, err, err_len);
+		if (rc < 0)
+			return rc;
 	}
 	if (d->active == NULL || d->active->n_templates >= d->cfg.max_templates) {
 		if (d->n_conns >= GW_MAX_CONNS) {
@@ -734,7 +934,7 @@ static int template_for(struct gw_dispatch *d, const struct gw_spec *spec,
 		 * connection. Any other ENOSPC (its string table full) is the
 		 * daemon's budget, told as it is (handle_place: 429). */
 		conn->n_templates = d->cfg.max_templates;
-		return template_for(d, spec, out, err, err_len);
+		return template_for(d, owner, spec, out, err, err_len);
 	}
 	if (rc < 0) {
 		stat_inc(&d->st.templates_refused);
@@ -760,6 +960,7 @@ static int template_for(struct gw_dispatch *d, const struct gw_spec *spec,
 			return -ENOMEM;
 		}
 		*t = (struct gw_template){spec->hash, canon, conn, id};
+		strings_charge(d, owner, spec);
 		d->tmpl[i] = t;
 		d->n_tmpl++;
 		if (d->n_tmpl * 2 > d->tmpl_mask + 1)
@@ -788,8 +989,8 @@ static int job_resolve(struct gw_dispatch *d, struct gw_job *j, size_t *bad,
 {
 	job_release_conns(j);
 	for (size_t s = 0; s < j->batch.n_specs; s++) {
-		int rc = template_for(d, &j->batch.specs[s], &j->tmpl[s], err,
-				      err_len);
+		int rc = template_for(d, j->owner, &j->batch.specs[s],
+				      &j->tmpl[s], err, err_len);
 		if (rc < 0) {
 			*bad = s;
 			if (rc != -ECONNRESET)
@@ -978,6 +1179,7 @@ static void try_connect(struct gw_dispatch *d, uint64_t now)
 		return;
 	}
 	d->up = true;
+	strings_reset(d);
 	observer_reopen(d);
 	rc = rebuild_from_listing(d, err, sizeof(err));
 	if (rc < 0) {
@@ -1176,6 +1378,11 @@ static void handle_place(struct gw_dispatch *d, struct gw_job *j)
 			   j->who.user, err);
 		return;
 	}
+	if (rc == -GW_E_STRINGS) {
+		job_refuse(j, 429, "TooManyRequests", "user %s: %s: %s; nothing "
+			   "was placed", j->who.user, j->batch.specs[bad].where, err);
+		return;
+	}
 	if (rc == -ENOSPC || rc == -EDQUOT || rc == -EBUSY) {
 		/* A budget of the daemon's (its string table, its templates, a
 		 * per-identity quota): its own words, not "unavailable". */
@@ -1335,6 +1542,9 @@ static void handle_evaluate(struct gw_dispatch *d, struct gw_job *j)
 			   gw_daemon_says(err));
 	else if (rc == -ENOTSUP)
 		job_refuse(j, 501, "NotImplemented", "%s", gw_daemon_says(err));
+	else if (rc == -GW_E_STRINGS)
+		job_refuse(j, 429, "TooManyRequests", "user %s: Pod: %s",
+			   j->who.user, err);
 	else if (rc == -EINVAL || rc == -EMSGSIZE)
 		job_refuse(j, 400, "BadRequest", "Pod: the daemon refused the pod: %s",
 			   refusal_text(err));
@@ -2151,6 +2361,7 @@ void gw_dispatch_free(struct gw_dispatch *d)
 	free(d->tmpl);
 	map_free(d);
 	free(d->users);
+	free(d->str_set);
 	shmsched_observe_close(d->obs);
 	pthread_rwlock_destroy(&d->obs_lock);
 	pthread_cond_destroy(&d->inbox_cond);

@@ -67,6 +67,12 @@ struct gateway_config {
 					* not yet answered (waiting ones too);
 					* 0: half the daemon slots of the
 					* gateway's connection */
+	size_t max_string_bytes_per_client; /* distinct strings the specs a
+					* user brings first may add to the
+					* daemon's string table, each costed
+					* bytes + 1 + 64, for as long as the
+					* daemon may hold them (until it is
+					* lost and back); 0: no cap (issue 41) */
 	size_t max_body_bytes_total;   /* request bodies buffered at once, all
 					* connections together */
 	unsigned header_timeout_s;     /* a request's headers must be complete
@@ -102,7 +108,8 @@ struct gateway_config {
 };
 
 /* The defaults: 32 MiB bodies and 256 MiB of them at once, 1,024 pods a
- * request, half the daemon slots per user, 4,096 templates a connection,
+ * request, half the daemon slots per user, 1 MiB of new strings per user
+ * (GW_STRING_BYTES_DEFAULT), 4,096 templates a connection,
  * 2 HTTP threads, 60 s idle and request time-outs, 10 s for the headers,
  * 1,024 connections and 256 from one address, no authentication (the
  * caller sets token_file or allow_anonymous), 10 s of grace, 65,536
@@ -111,6 +118,11 @@ struct gateway_config {
  * (GW_EXPLAIN_MAX_PODS_DEFAULT) and 32 MiB of explanations
  * (GW_EXPLAIN_MAX_BYTES_DEFAULT). */
 void gateway_config_default(struct gateway_config *cfg);
+
+/* max_string_bytes_per_client's default: a twelfth of the daemon's
+ * default budget of strings per uid (12 MiB), so a dozen users fill it
+ * only together (issue 41). */
+#define GW_STRING_BYTES_DEFAULT ((size_t)1 << 20)
 
 struct gateway;
 

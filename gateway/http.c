@@ -1359,6 +1359,7 @@ void gateway_config_default(struct gateway_config *cfg)
 		.max_body_bytes = 32u << 20,
 		.max_pods = 1024,
 		.max_templates = 4096,
+		.max_string_bytes_per_client = GW_STRING_BYTES_DEFAULT,
 		.threads = 2,
 		.idle_timeout_s = 60,
 		.request_timeout_s = 60,

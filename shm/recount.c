@@ -7,8 +7,13 @@
  * record is named with its field and value.
  * strings_reclaim (issue 41): the ids the region's records hold, marked
  * in a bitmap (max_strings / 8 bytes for the while), then
- * intern_reclaim() frees the producers' strings left unmarked. Cost:
- * O(slots x (labels + taints) + records + the table).
+ * intern_reclaim() frees the producers' strings left unmarked. A group
+ * (shm/pod_group.h) is a string of ids: a pod's labels, namespace and
+ * selectors are held only inside it, so each held group is decoded once
+ * (a second bitmap) and its ids marked too; freeing them would let a
+ * later string take a placed pod's label id, and a new pod's selector
+ * would match pods it does not select. Cost: O(slots x (labels +
+ * taints) + records + distinct groups x their size + the table).
  */
 #include "shm/recount.h"
 
@@ -16,6 +21,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "shm/pod_group.h"
 
 #include "base/base.h"
 
@@ -228,11 +235,61 @@ static void mark(uint64_t *held, uint32_t count, uint32_t id, uint32_t *bad)
 	held[id / 64] |= UINT64_C(1) << (id % 64);
 }
 
+struct group_marks {
+	uint64_t *held;
+	uint32_t count;
+	uint32_t *bad;
+};
+
+static int mark_group_id(void *arg, uint32_t *id)
+{
+	struct group_marks *m = arg;
+	mark(m->held, m->count, *id, m->bad);
+	return 0;
+}
+
+/* Marks group `id` and every id its encoding holds (shm/pod_group.h: the
+ * namespace, label keys and values, topology keys, requirement keys and
+ * values, term namespaces): a pod's labels are in its group alone, so a
+ * label value no node has is held by nothing else. `decoded` (count bits;
+ * NULL: none) skips a group already decoded. A group that does not
+ * decode is counted in *bad (its own id is still marked). */
+static void mark_group(const struct intern *strings, uint64_t *held,
+		       uint64_t *decoded, uint32_t count, uint32_t id,
+		       struct pod_group *g, uint32_t *bad)
+{
+	mark(held, count, id, bad);
+	if (id == 0 || id >= count)
+		return;
+	if (decoded != NULL) {
+		if (decoded[id / 64] >> (id % 64) & 1)
+			return;
+		decoded[id / 64] |= UINT64_C(1) << (id % 64);
+	}
+	if (pod_group_decode(intern_str(strings, id), intern_len(strings, id),
+			     g) < 0) {
+		(*bad)++;
+		return;
+	}
+	struct group_marks m = {held, count, bad};
+	(void)pod_group_map_ids(g, mark_group_id, &m);
+}
+
 uint32_t strings_held(const struct intern *strings, struct cluster *c,
 		      struct placements *t, uint64_t *held)
 {
 	uint32_t count = intern_count(strings), bad = 0;
 	const struct snapshot *snap = cluster_snapshot(c);
+	/* Each group decoded once (without the memory: once per holder). */
+	uint64_t *decoded = calloc((size_t)count / 64 + 1, sizeof(*decoded));
+	struct pod_group *g = malloc(sizeof(*g));
+	if (g == NULL) {
+		/* Nothing can be decoded: every string stays (bad > 0 says the
+		 * marks are not to be trusted; strings_reclaim frees none). */
+		free(decoded);
+		memset(held, 0xff, ((size_t)count + 63) / 64 * sizeof(*held));
+		return 1;
+	}
 	/* Every slot, present or not: a slot's stale spec costs nothing
 	 * kept, and a slot is not trusted to be empty. */
 	for (uint32_t s = 0; s < snap->n_slots; s++) {
@@ -255,7 +312,7 @@ uint32_t strings_held(const struct intern *strings, struct cluster *c,
 		if (r == NULL)
 			continue;
 		mark(held, count, r->pod_name, &bad);
-		mark(held, count, r->group, &bad);
+		mark_group(strings, held, decoded, count, r->group, g, &bad);
 		for (uint32_t k = 0; k < r->n_ports && k < POD_MAX_PORTS; k++)
 			mark(held, count, r->ports[k].ip, &bad);
 	}
@@ -264,7 +321,10 @@ uint32_t strings_held(const struct intern *strings, struct cluster *c,
 	if (groups == UINT32_MAX) /* overflowed: the list is full */
 		groups = LEDGER_TERM_GROUPS;
 	for (uint32_t i = 0; i < groups; i++)
-		mark(held, count, ledger_term_group_at(l, i), &bad);
+		mark_group(strings, held, decoded, count,
+			   ledger_term_group_at(l, i), g, &bad);
+	free(decoded);
+	free(g);
 	return bad;
 }
 

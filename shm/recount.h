@@ -44,7 +44,9 @@ int ledger_recount(struct cluster *c, struct placements *t, uint32_t max_owner,
  * shm/intern.h): marks every string id a record of the region holds (the
  * current snapshot's node names, labels, taints and GPU models, every
  * slot's; the live placement records' pod names, groups and host-port
- * addresses; the ledger's term groups) and frees every string a
+ * addresses; the ledger's term groups; and every id a held group's
+ * encoding names: its namespace, labels, topology keys, selectors) and
+ * frees every string a
  * producer's template added that none holds (intern_reclaim). Returns 0
  * or -ENOMEM (nothing freed). */
 int strings_reclaim(struct intern *strings, struct cluster *c,
@@ -53,7 +55,9 @@ int strings_reclaim(struct intern *strings, struct cluster *c,
 /* The same marks, for the checker of a test: sets bit id of held
  * (intern_count() bits, zeroed by the caller) for every id a record
  * holds; an id at or above intern_count() is not marked and is counted
- * in the return (a damaged holder). */
+ * in the return (a damaged holder), as is a held group that does not
+ * decode. Without memory to decode groups it marks every id (nothing is
+ * freed) and returns 1. */
 uint32_t strings_held(const struct intern *strings, struct cluster *c,
 		      struct placements *t, uint64_t *held);
 

@@ -10,7 +10,9 @@
  *   still registers a template of new strings;
  * - a restart on the same region frees the attacker's strings (the table
  *   holds about what it held before the attack: old, it kept every one),
- *   and the uid's charge with them: it registers new strings again.
+ *   and the uid's charge with them: it registers new strings again;
+ * - a placed pod's labels (held only inside its group's encoding) survive
+ *   that restart: a pod with required affinity to them joins it.
  * Must run as root (the child becomes nobody). */
 #include <errno.h>
 #include <grp.h>
@@ -153,6 +155,84 @@ static void test_reconnecting_uid(void **state)
 	daemon_stop(d, 1000, &ds);
 }
 
+/* Registers `json` on c and submits one pod of it (not waiting); its
+ * answer. */
+static void place_json(struct shmsched_client *c, const char *json,
+		       struct shmsched_result *out)
+{
+	char err[512];
+	uint32_t tid;
+	if (shmsched_register_template(c, json, strlen(json), &tid, err,
+				       sizeof(err)) < 0)
+		fail_msg("template refused: %s", err);
+	struct shmsched_pod pod = {.cookie = 7, .template_id = tid,
+				   .flags = SHMSCHED_NO_WAIT};
+	assert_int_equal(shmsched_submit(c, &pod, 1), 1);
+	time_t deadline = time(NULL) + 10;
+	int got = 0;
+	while (got == 0 && time(NULL) <= deadline) {
+		got = shmsched_poll(c, out, 1);
+		assert_true(got >= 0);
+		if (got == 0)
+			usleep(100);
+	}
+	assert_int_equal(got, 1);
+}
+
+/* A placed pod's labels are held only inside its group's encoding (a
+ * string of intern ids, shm/pod_group.h), which its placement record
+ * names. The start-time reclaim must keep them: old, it marked the
+ * group's id alone, freed the label value, and a later template's string
+ * took its id, so a pod with required pod affinity to the placed pod's
+ * label (kube's InterPodAffinity: a required term needs a pod its
+ * selector matches in the topology domain) found no such pod. */
+static void test_placed_labels_survive(void **state)
+{
+	(void)state;
+	if (geteuid() != 0)
+		skip();
+	static const char value[] = "kept-0123456789012345678901234567890123456789012345";
+	char json[1024];
+	struct shmsched_result res;
+	struct daemon_stats ds;
+	struct daemon *d = start();
+	struct shmsched_client *c = connect_as("placed");
+	snprintf(json, sizeof(json), "{\"kind\":\"Pod\",\"metadata\":{\"name\":"
+		 "\"a\",\"labels\":{\"app\":\"%s\"}},\"spec\":{\"containers\":"
+		 "[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":"
+		 "\"10m\"}}}]}}", value);
+	place_json(c, json, &res);
+	assert_int_equal(res.status, SHMSCHED_PLACED);
+	uint32_t node = res.node_id;
+	leave(d, c); /* its placement stays */
+	daemon_stop(d, 1000, &ds);
+
+	d = start();
+	/* New strings of the label value's size take the freed entries. */
+	c = connect_as("filler");
+	char err[512];
+	for (int i = 0; i < 8; i++)
+		if (template_n(c, "fill", i, err, sizeof(err)) < 0)
+			fail_msg("filler template %d: %s", i, err);
+	leave(d, c);
+	c = connect_as("follower");
+	snprintf(json, sizeof(json), "{\"kind\":\"Pod\",\"metadata\":{\"name\":"
+		 "\"b\"},\"spec\":{\"affinity\":{\"podAffinity\":{"
+		 "\"requiredDuringSchedulingIgnoredDuringExecution\":[{"
+		 "\"labelSelector\":{\"matchLabels\":{\"app\":\"%s\"}},"
+		 "\"topologyKey\":\"kubernetes.io/hostname\"}]}},"
+		 "\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":"
+		 "{\"cpu\":\"10m\"}}}]}}", value);
+	place_json(c, json, &res);
+	print_message("follower: status %u node %u (the placed pod's: %u) %s\n",
+		      res.status, res.node_id, node, res.message);
+	/* old: UNSCHEDULABLE, no pod matched the selector. */
+	assert_int_equal(res.status, SHMSCHED_PLACED);
+	assert_int_equal(res.node_id, node);
+	leave(d, c);
+	daemon_stop(d, 1000, &ds);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -180,6 +260,8 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_reconnecting_uid, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_placed_labels_survive, setup,
+						teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

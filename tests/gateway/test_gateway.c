@@ -735,6 +735,119 @@ static void test_eviction(void **state)
 	gateway_stop(g2);
 }
 
+/* POST /v1/placements of `body` to port p as the user of `token`. */
+static int post_as(unsigned p, const char *token, const char *body,
+		   struct http_answer *a)
+{
+	int fd = http_connect(p);
+	if (fd < 0) {
+		*a = (struct http_answer){0};
+		return fd;
+	}
+	char extra[160];
+	snprintf(extra, sizeof(extra), "Connection: close\r\nAuthorization: "
+		 "Bearer %s\r\n", token);
+	int rc = http_exchange(fd, "POST", "/v1/placements", extra, body,
+			       strlen(body), a, 30000);
+	close(fd);
+	return rc;
+}
+
+/* A pod whose label value (60 bytes) is unique to (who, i). */
+static void unique_pod(struct json_buf *b, const char *who, unsigned i)
+{
+	json_buf_printf(b, "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s-%u\","
+			"\"namespace\":\"u\",\"labels\":{\"app\":\"%s-%054u\"}},"
+			"\"spec\":{\"containers\":[{\"name\":\"c\",\"resources\":"
+			"{\"requests\":{\"cpu\":\"1m\"}}}]}}\n", who, i, who, i);
+}
+
+/* Issue 41, strings: every user of a gateway shares the gateway's uid's
+ * budget of strings in the daemon (--strings-per-identity: 16 KiB here,
+ * while the connections that added them live; 4 x that per uid, until
+ * the daemon restarts). User alice
+ * sends pods whose labels are ever new: she is refused 429 naming
+ * --max-string-bytes-per-client (4 KiB each) once her specs brought that
+ * much, and bob, of the same gateway, still places pods of new labels.
+ * Old (no such budget): alice went on until the daemon's uid budget was
+ * full, and then bob's new specs were refused too. */
+static void test_string_budget(void **state)
+{
+	(void)state;
+	char sock2[320], region2[80], log[400], tokens[320], err[512];
+	snprintf(sock2, sizeof(sock2), "%s/strings.sock", dir);
+	snprintf(region2, sizeof(region2), "%s-strings", region);
+	snprintf(log, sizeof(log), "%s/daemon-strings.log", dir);
+	const char *argv[] = {daemon_exe, "--socket", sock2, "--workers", "1",
+			      "--no-pin", "--name", region2, "--synthetic", "8:0",
+			      "--fresh", "--strings-per-identity", "16384", NULL};
+	pid_t pid = daemon_child_start(argv, log, 6000);
+	snprintf(tokens, sizeof(tokens), "%s/strings-tokens.csv", dir);
+	FILE *tf = fopen(tokens, "w");
+	assert_non_null(tf);
+	fprintf(tf, "alice-token,alice,1001,\"dev\"\nbob-token,bob,1002,\"dev\"\n");
+	fclose(tf);
+	chmod(tokens, 0600);
+	struct gateway_config cfg;
+	another_gateway(&cfg, "gw-strings");
+	cfg.socket_path = sock2;
+	cfg.region_name = region2;
+	cfg.allow_anonymous = false;
+	cfg.token_file = tokens;
+	cfg.max_string_bytes_per_client = 4096;
+	struct gateway *g2;
+	if (gateway_start(&cfg, &g2, err, sizeof(err)) < 0)
+		fail_msg("gateway_start: %s", err);
+	unsigned p2 = gateway_port(g2);
+	assert_true(wait_ready(p2, 5000));
+	struct http_answer a;
+	unsigned i = 0, refused_at = 0;
+	for (; i < 200 && refused_at == 0; i++) {
+		struct json_buf body = {0};
+		unique_pod(&body, "alice", i);
+		assert_int_equal(post_as(p2, "alice-token", body.data, &a), 0);
+		json_buf_free(&body);
+		if (a.status == 429)
+			refused_at = i + 1;
+		else if (a.status != 200 || strstr(a.body.data, "\"node\":\"") == NULL)
+			fail_msg("alice's request %u: %d %s", i, a.status, a.body.data);
+		if (refused_at == 0)
+			http_answer_free(&a);
+	}
+	print_message("alice refused at request %u: %s\n", refused_at,
+		      refused_at ? a.body.data : "never");
+	/* old: refused by the daemon (its uid budget), not by the gateway. */
+	assert_true(refused_at > 1);
+	assert_non_null(strstr(a.body.data, "user alice"));
+	assert_non_null(strstr(a.body.data, "--max-string-bytes-per-client"));
+	http_answer_free(&a);
+	/* Bob's new strings are still taken, a few times over. */
+	for (unsigned k = 0; k < 4; k++) {
+		struct json_buf body = {0};
+		unique_pod(&body, "bob", k);
+		assert_int_equal(post_as(p2, "bob-token", body.data, &a), 0);
+		json_buf_free(&body);
+		if (a.status != 200 || strstr(a.body.data, "\"node\":\"") == NULL)
+			fail_msg("bob's request %u: %d %s", k, a.status, a.body.data);
+		http_answer_free(&a);
+	}
+	/* A spec alice sent before costs nothing new: still placed. */
+	struct json_buf body = {0};
+	json_buf_printf(&body, "{\"kind\":\"Pod\",\"metadata\":{\"name\":"
+			"\"alice-again\",\"namespace\":\"u\",\"labels\":{\"app\":"
+			"\"alice-%054u\"}},\"spec\":{\"containers\":[{\"name\":\"c\","
+			"\"resources\":{\"requests\":{\"cpu\":\"1m\"}}}]}}\n", 0u);
+	assert_int_equal(post_as(p2, "alice-token", body.data, &a), 0);
+	json_buf_free(&body);
+	if (a.status != 200)
+		fail_msg("alice's old spec: %d %s", a.status, a.body.data);
+	http_answer_free(&a);
+	gateway_stop(g2);
+	kill(pid, SIGTERM);
+	waitpid(pid, NULL, 0);
+	shm_unlink(region2);
+}
+
 /* Gateways stopped while a client keeps connecting and asking: each stop
  * returns and the process lives. Two faults were found this way: with
  * libmicrohttpd's epoll mode the stop's MHD_quiesce_daemon() raced the
@@ -1332,6 +1445,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_slow_clients),
 		cmocka_unit_test(test_disconnect_mid_stream),
 		cmocka_unit_test(test_eviction),
+		cmocka_unit_test(test_string_budget),
 		cmocka_unit_test(test_stop_while_clients_connect),
 		cmocka_unit_test(test_extender),
 		cmocka_unit_test(test_explain),
