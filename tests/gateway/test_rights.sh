@@ -53,7 +53,8 @@ EOF2
 "$gateway" --socket "$dir/s.sock" --name "$name" --listen 127.0.0.1:0 \
 	--producer-name gw-rights --token-file "$dir/tokens.csv" \
 	--policy "$dir/policy.json" >"$dir/gateway.log" 2>&1 &
-pids="$pids $!"
+gpid=$!
+pids="$pids $gpid"
 wait_for "$dir/gateway.log" "ready: listening on port"
 wait_for "$dir/gateway.log" "connected to the daemon"
 port=$(sed -n 's/.*listening on port \([0-9]*\).*/\1/p' "$dir/gateway.log")
@@ -79,6 +80,9 @@ check "carol (high, disruptNamespaces [team-a]): placed" test "$(code -H "$CAROL
 cp "$dir/body" "$dir/carol.body"
 check "  ... on n0" grep -q '"pod":"team-c/c1","node":"n0"' "$dir/carol.body"
 check "  ... alice's pod was evicted" test "$(code -H "$ROOT" "$url/v1/placements/team-a/a1")" = 404
+kill -TERM "$gpid"
+wait "$gpid"
+check "the gateway stops cleanly (exit 0; sanitizers would say otherwise)" test $? -eq 0
 if [ "$failed" -ne 0 ]; then
 	for f in bob.body carol.body gateway.log daemon.log; do echo "--- $f"; cat "$dir/$f"; done
 fi
