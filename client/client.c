@@ -398,6 +398,15 @@ int shmsched_register_template(struct shmsched_client *c, const char *pod_json,
 			       size_t len, uint32_t *template_id, char *err,
 			       size_t err_len)
 {
+	return shmsched_register_template_scoped(c, pod_json, len, NULL,
+						 template_id, err, err_len);
+}
+
+int shmsched_register_template_scoped(struct shmsched_client *c,
+				      const char *pod_json, size_t len,
+				      const char *disrupt, uint32_t *template_id,
+				      char *err, size_t err_len)
+{
 	errmsg(err, err_len, "no error");
 	if (c == NULL || pod_json == NULL || template_id == NULL) {
 		errmsg(err, err_len, "shmsched_register_template: NULL argument");
@@ -405,8 +414,26 @@ int shmsched_register_template(struct shmsched_client *c, const char *pod_json,
 	}
 	struct op_template t;
 	uint32_t got;
-	int rc = call(c, OP_TEMPLATE, 0, pod_json, len, &t, sizeof(t), &got,
-		      NULL, err, err_len);
+	void *scoped = NULL;
+	uint32_t scoped_len = 0;
+	if (disrupt != NULL) {
+		int jrc = control_template_join(disrupt, strlen(disrupt), pod_json,
+						len, &scoped, &scoped_len);
+		if (jrc < 0) {
+			errmsg(err, err_len, "shmsched_register_template_scoped: %s",
+			       jrc == -ENOMEM ? "out of memory"
+					      : "the scope (at most "
+						"4160 bytes) and the pod are "
+						"more than one request carries");
+			return jrc;
+		}
+	}
+	int rc = scoped != NULL
+		? call(c, OP_TEMPLATE, OP_TEMPLATE_SCOPED, scoped, scoped_len, &t,
+		       sizeof(t), &got, NULL, err, err_len)
+		: call(c, OP_TEMPLATE, OP_TEMPLATE_PLAIN, pod_json, len, &t,
+		       sizeof(t), &got, NULL, err, err_len);
+	free(scoped);
 	if (rc < 0)
 		return rc;
 	if (got != sizeof(t) || t.template_id == 0) {

@@ -149,11 +149,34 @@ struct gw_conn {
 };
 
 struct gw_template {
-	uint64_t hash;
+	uint64_t hash;        /* the spec's, and its disrupt scope's */
 	json_t *canon;        /* a reference */
 	struct gw_conn *conn;
 	uint32_t id;
+	char *disrupt;        /* the job's disrupt scope (owned); NULL: none */
 };
+
+/* A template's key: its spec and the disrupt scope its user's rule gives
+ * (gw_job.disrupt): two users of one spec but other disruptNamespaces get
+ * templates of their own, as the daemon holds a template's pods to its
+ * scope. */
+static uint64_t tmpl_hash(const struct gw_spec *spec, const char *disrupt)
+{
+	return disrupt == NULL ? spec->hash
+			       : spec->hash ^ hash64(disrupt, strlen(disrupt) + 1);
+}
+
+static bool tmpl_same_scope(const char *a, const char *b)
+{
+	return a == NULL ? b == NULL : b != NULL && strcmp(a, b) == 0;
+}
+
+static void tmpl_free(struct gw_template *t)
+{
+	json_decref(t->canon);
+	free(t->disrupt);
+	free(t);
+}
 
 enum entry_state { E_FREE = 0, E_IN_FLIGHT, E_PLACED, E_LIMBO };
 
@@ -279,6 +302,7 @@ void gw_job_unref(struct gw_job *j)
 	free(j->explained);
 	free(j->explained_len);
 	gw_batch_free(&j->batch);
+	free(j->disrupt);
 	json_buf_free(&j->out);
 	json_buf_free(&j->lines);
 	free(j->tmpl);
@@ -616,8 +640,7 @@ static void tmpl_table_rebuild(struct gw_dispatch *d, size_t cap)
 		if (e == NULL)
 			continue;
 		if (e->conn == NULL) { /* its connection was closed: evicted */
-			json_decref(e->canon);
-			free(e);
+			tmpl_free(e);
 			continue;
 		}
 		size_t i = e->hash & (cap - 1);
@@ -861,19 +884,23 @@ static int strings_check(struct gw_dispatch *d, uint32_t owner,
 	return 0;
 }
 
-/* The template for a spec key: one registered on a live, non-draining
- * connection, or a new registration on the active one. Returns 0 with
- * *out, or -ECONNRESET (the daemon is gone: daemon_lost was called),
- * -EAGAIN (every connection is busy draining), or the daemon's refusal
- * with its text in err. */
+/* The template for a spec key and a disrupt scope (gw_job.disrupt): one
+ * registered on a live, non-draining connection, or a new registration on
+ * the active one, whose new strings are charged to user `owner` (0:
+ * nobody). Returns 0 with *out, or -ECONNRESET (the daemon is gone:
+ * daemon_lost was called), -EAGAIN (every connection is busy draining),
+ * -GW_E_STRINGS (the user's string budget), or the daemon's refusal with
+ * its text in err. */
 static int template_for(struct gw_dispatch *d, uint32_t owner,
-			const struct gw_spec *spec, struct gw_tref *out,
-			char *err, size_t err_len)
+			const struct gw_spec *spec, const char *disrupt,
+			struct gw_tref *out, char *err, size_t err_len)
 {
-	size_t i = spec->hash & d->tmpl_mask;
+	uint64_t hash = tmpl_hash(spec, disrupt);
+	size_t i = hash & d->tmpl_mask;
 	struct gw_template *found = NULL;
 	for (; d->tmpl[i] != NULL; i = (i + 1) & d->tmpl_mask)
-		if (d->tmpl[i]->hash == spec->hash &&
+		if (d->tmpl[i]->hash == hash &&
+		    tmpl_same_scope(d->tmpl[i]->disrupt, disrupt) &&
 		    json_equal(d->tmpl[i]->canon, spec->canon)) {
 			found = d->tmpl[i];
 			break;
@@ -921,8 +948,10 @@ static int template_for(struct gw_dispatch *d, uint32_t owner,
 	}
 	uint32_t id;
 	struct gw_conn *conn = d->active;
-	int rc = shmsched_register_template(conn->c, text, strlen(text), &id, err,
-					    err_len);
+	/* With the user's disruptNamespaces, which the daemon intersects with
+	 * this identity's rule: its pods preempt only there. */
+	int rc = shmsched_register_template_scoped(conn->c, text, strlen(text),
+						   disrupt, &id, err, err_len);
 	free(text);
 	if (rc == -ECONNRESET || rc == -ETIMEDOUT || rc == -EPROTO) {
 		daemon_lost(d, err);
@@ -934,7 +963,7 @@ static int template_for(struct gw_dispatch *d, uint32_t owner,
 		 * connection. Any other ENOSPC (its string table full) is the
 		 * daemon's budget, told as it is (handle_place: 429). */
 		conn->n_templates = d->cfg.max_templates;
-		return template_for(d, owner, spec, out, err, err_len);
+		return template_for(d, owner, spec, disrupt, out, err, err_len);
 	}
 	if (rc < 0) {
 		stat_inc(&d->st.templates_refused);
@@ -953,13 +982,15 @@ static int template_for(struct gw_dispatch *d, uint32_t owner,
 		 * lets the job go. */
 		struct gw_template *t = malloc(sizeof(*t));
 		json_t *canon = json_deep_copy(spec->canon);
-		if (t == NULL || canon == NULL) {
+		char *scope = disrupt != NULL ? strdup(disrupt) : NULL;
+		if (t == NULL || canon == NULL || (disrupt != NULL && scope == NULL)) {
 			free(t);
+			free(scope);
 			json_decref(canon);
 			snprintf(err, err_len, "out of memory");
 			return -ENOMEM;
 		}
-		*t = (struct gw_template){spec->hash, canon, conn, id};
+		*t = (struct gw_template){hash, canon, conn, id, scope};
 		strings_charge(d, owner, spec);
 		d->tmpl[i] = t;
 		d->n_tmpl++;
@@ -989,7 +1020,7 @@ static int job_resolve(struct gw_dispatch *d, struct gw_job *j, size_t *bad,
 {
 	job_release_conns(j);
 	for (size_t s = 0; s < j->batch.n_specs; s++) {
-		int rc = template_for(d, j->owner, &j->batch.specs[s],
+		int rc = template_for(d, j->owner, &j->batch.specs[s], j->disrupt,
 				      &j->tmpl[s], err, err_len);
 		if (rc < 0) {
 			*bad = s;
@@ -2354,10 +2385,8 @@ void gw_dispatch_free(struct gw_dispatch *d)
 	if (d == NULL)
 		return;
 	for (size_t k = 0; k <= d->tmpl_mask; k++)
-		if (d->tmpl[k] != NULL) {
-			json_decref(d->tmpl[k]->canon);
-			free(d->tmpl[k]);
-		}
+		if (d->tmpl[k] != NULL)
+			tmpl_free(d->tmpl[k]);
 	free(d->tmpl);
 	map_free(d);
 	free(d->users);

@@ -79,6 +79,12 @@ struct gw_job {
 	bool admin;                 /* who is in the admin group: sees and
 				     * releases every pod */
 	struct gw_batch batch;      /* PLACE */
+	char *disrupt;              /* PLACE: whose pods its pods may preempt,
+				     * the user's rule's disruptNamespaces as
+				     * policy_rule_disrupt_text() writes them
+				     * (owned), sent with each template
+				     * (OP_TEMPLATE_SCOPED); NULL: not
+				     * narrowed (no --policy, or admin) */
 	char name[GW_POD_NAME_MAX]; /* LOOKUP, RELEASE: namespace/name */
 	uint64_t cookie;            /* LOOKUP, RELEASE: gw_cookie(name) */
 	uint64_t received_ns;       /* when the request was complete */

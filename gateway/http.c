@@ -437,14 +437,19 @@ static bool is(const char *method, const char *m)
 	return strcmp(method, m) == 0;
 }
 
-/* Whether r's user may place every spec of b (policy/policy.h): 0, or
- * -EPERM with why (the first spec refused, by its first pod's place in the
- * body), or -EINVAL (a spec.priorityClassName not a string: the daemon
- * would refuse it too, but no class may pass unchecked). The admin group
- * is not checked. */
-static int policy_check(const struct request *r, const struct gw_batch *b,
-			char *why, size_t why_len)
+/* Whether r's user may place every spec of j's batch (policy/policy.h):
+ * 0, or -EPERM with why (the first spec refused, by its first pod's place
+ * in the body), or -EINVAL (a spec.priorityClassName not a string: the
+ * daemon would refuse it too, but no class may pass unchecked), or
+ * -ENOMEM. The admin group is not checked. Under --policy, j->disrupt gets
+ * the user's disruptNamespaces (absent: its namespaces), which the
+ * templates carry to the daemon: the daemon knows only the gateway's
+ * identity, so without them a user's pods could preempt any pod that
+ * identity's rule lets it disrupt, another user's included. */
+static int policy_check(const struct request *r, struct gw_job *j, char *why,
+			size_t why_len)
 {
+	const struct gw_batch *b = &j->batch;
 	if (r->admin)
 		return 0;
 	for (size_t s = 0; s < b->n_specs; s++) {
@@ -469,6 +474,18 @@ static int policy_check(const struct request *r, const struct gw_batch *b,
 				 r->g->policy == NULL ? " (here: shmsched-gateway "
 				 "--policy, or a token of its --admin-group)" : "");
 			return rc;
+		}
+	}
+	if (r->g->policy != NULL) {
+		char scope[POLICY_SCOPE_BYTES_MAX + 1];
+		const struct policy_rule *rule = policy_find_user(r->g->policy,
+								  r->who.user);
+		free(j->disrupt);
+		j->disrupt = NULL;
+		if (policy_rule_disrupt_text(rule, scope, sizeof(scope)) < 0 ||
+		    (j->disrupt = strdup(scope)) == NULL) {
+			snprintf(why, why_len, "out of memory");
+			return -ENOMEM;
 		}
 	}
 	return 0;
@@ -556,11 +573,12 @@ static enum MHD_Result route_placements(struct request *r, struct MHD_Connection
 				      g->cfg.explain_max_pods);
 	}
 	/* The policy: 403 here, before anything reaches the dispatcher. */
-	if ((rc = policy_check(r, &j->batch, err, sizeof(err))) < 0) {
+	if ((rc = policy_check(r, j, err, sizeof(err))) < 0) {
 		gw_job_unref(j);
 		if (rc == -EPERM)
 			__atomic_fetch_add(&g->http.forbidden, 1, __ATOMIC_RELAXED);
-		return respond_status(r, conn, rc == -EPERM ? 403 : 400, NULL,
+		return respond_status(r, conn, rc == -EPERM ? 403 : rc == -ENOMEM
+				      ? 500 : 400, NULL,
 				      "%s; nothing was placed", err);
 	}
 	j->explain = explain;
@@ -703,13 +721,14 @@ static enum MHD_Result route_extender(struct request *r, struct MHD_Connection *
 		 * (filter and prioritize only evaluate). */
 		char why[1280];
 		int rc = rep.job->kind == GW_JOB_PLACE
-			? policy_check(r, &rep.job->batch, why, sizeof(why)) : 0;
+			? policy_check(r, rep.job, why, sizeof(why)) : 0;
 		if (rc < 0) {
 			gw_job_unref(rep.job);
 			if (rc == -EPERM)
 				__atomic_fetch_add(&r->g->http.forbidden, 1,
 						   __ATOMIC_RELAXED);
-			return respond_status(r, conn, rc == -EPERM ? 403 : 400, NULL,
+			return respond_status(r, conn, rc == -EPERM ? 403 : rc ==
+					      -ENOMEM ? 500 : 400, NULL,
 					      "%s; nothing was bound", why);
 		}
 		return start_job(r, conn, rep.job);

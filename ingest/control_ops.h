@@ -14,6 +14,9 @@
  *   OP_REGISTER   0                none, or struct        struct op_registered, and
  *                                  op_register (a name)   the region's memfd (SCM_RIGHTS)
  *   OP_TEMPLATE   0                a Pod, Kubernetes JSON struct op_template
+ *                 OP_TEMPLATE_     struct op_template_   struct op_template
+ *                 SCOPED           scope, the scope, then
+ *                                  a Pod, Kubernetes JSON
  *   OP_NODE_EVENT node_event_kind  ADD/UPDATE: a Node as  none (an empty payload)
  *                 (shm/cluster.h)  Kubernetes JSON;
  *                                  REMOVE/CORDON/UNCORDON:
@@ -79,6 +82,24 @@ struct op_template {
 	uint32_t template_id; /* 1.. within this connection */
 	uint32_t reserved;
 };
+
+/* OP_TEMPLATE's arg. OP_TEMPLATE_SCOPED (issue 41): the template's pods
+ * may disrupt (preempt) only pods whose namespace both the connection's
+ * policy rule and this scope allow: a producer narrows its own rights,
+ * never widens them (the gateway sends each HTTP user's disruptNamespaces
+ * so). The body is struct op_template_scope, scope_len bytes of scope text
+ * (policy/policy.h's policy_scope_parse: namespace patterns separated by
+ * ','; 0 bytes: none), then the Pod. Any other arg is refused (EPROTO). */
+enum op_template_arg {
+	OP_TEMPLATE_PLAIN = 0,
+	OP_TEMPLATE_SCOPED = 1,
+};
+#define OP_TEMPLATE_SCOPE_MAX 4160u /* == POLICY_SCOPE_BYTES_MAX */
+struct op_template_scope {
+	uint32_t scope_len; /* <= OP_TEMPLATE_SCOPE_MAX */
+	uint32_t reserved;  /* 0 */
+};
+_Static_assert(sizeof(struct op_template_scope) == 8, "op_template_scope is 8 bytes");
 
 /* Gives back what a placement took: the placement's id, from its answer.
  * The daemon gives back exactly what it recorded for that placement, once,

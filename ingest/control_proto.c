@@ -12,6 +12,7 @@
  * Threads: no state; see the header.
  */
 #include "ingest/control_proto.h"
+#include "ingest/control_ops.h"
 #include "base/base.h"
 
 #include <errno.h>
@@ -19,6 +20,7 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -266,4 +268,65 @@ int control_recv(int fd, struct control_header *h, void *payload,
 fail:
 	close_fds(fds, n_fds);
 	return rc;
+}
+
+int control_template_split(uint32_t arg, const void *body, uint32_t len,
+			   struct control_template *out, char *err, size_t err_len)
+{
+	*out = (struct control_template){0};
+	if (body == NULL && len > 0)
+		return errmsg_rc(-EPROTO, err, err_len, "template: NULL body");
+	if (arg == OP_TEMPLATE_PLAIN) {
+		out->pod = body;
+		out->pod_len = len;
+		return 0;
+	}
+	if (arg != OP_TEMPLATE_SCOPED)
+		return errmsg_rc(-EPROTO, err, err_len, "template request: arg %u; "
+				 "expected %u (plain) or %u (scoped)", arg,
+				 OP_TEMPLATE_PLAIN, OP_TEMPLATE_SCOPED);
+	struct op_template_scope h;
+	if (len < sizeof(h))
+		return errmsg_rc(-EPROTO, err, err_len, "scoped template of %u bytes: "
+				 "shorter than its %zu-byte header", len, sizeof(h));
+	memcpy(&h, body, sizeof(h));
+	if (h.reserved != 0)
+		return errmsg_rc(-EPROTO, err, err_len, "scoped template: reserved "
+				 "field %u; expected 0", h.reserved);
+	if (h.scope_len > OP_TEMPLATE_SCOPE_MAX || h.scope_len > len - sizeof(h))
+		return errmsg_rc(-EPROTO, err, err_len, "scoped template: scope_len "
+				 "%u; expected at most %u and at most the %zu bytes "
+				 "after the header", h.scope_len, OP_TEMPLATE_SCOPE_MAX,
+				 len - sizeof(h));
+	const char *b = body;
+	out->scoped = true;
+	out->scope = b + sizeof(h);
+	out->scope_len = h.scope_len;
+	out->pod = out->scope + h.scope_len;
+	out->pod_len = len - (uint32_t)sizeof(h) - h.scope_len;
+	return 0;
+}
+
+int control_template_join(const char *scope, size_t scope_len, const char *pod,
+			  size_t pod_len, void **out, uint32_t *out_len)
+{
+	*out = NULL;
+	*out_len = 0;
+	struct op_template_scope h = {.scope_len = (uint32_t)scope_len};
+	if (scope_len > OP_TEMPLATE_SCOPE_MAX ||
+	    pod_len > CONTROL_MAX_PAYLOAD - sizeof(struct op_request) - sizeof(h) -
+		      scope_len)
+		return -EMSGSIZE;
+	size_t n = sizeof(h) + scope_len + pod_len;
+	char *b = malloc(n ? n : 1);
+	if (b == NULL)
+		return -ENOMEM;
+	memcpy(b, &h, sizeof(h));
+	if (scope_len > 0)
+		memcpy(b + sizeof(h), scope, scope_len);
+	if (pod_len > 0)
+		memcpy(b + sizeof(h) + scope_len, pod, pod_len);
+	*out = b;
+	*out_len = (uint32_t)n;
+	return 0;
 }

@@ -33,6 +33,7 @@
 #ifndef SHMSCHED_INGEST_CONTROL_PROTO_H
 #define SHMSCHED_INGEST_CONTROL_PROTO_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -129,6 +130,32 @@ int control_recv(int fd, struct control_header *h, void *payload,
  * short for a code gives EPROTO and a text that says so. */
 void control_error_decode(const void *payload, uint32_t len, int *code,
 			  char *text, size_t text_len);
+
+/* An OP_TEMPLATE request's body (ingest/control_ops.h), split: with arg
+ * OP_TEMPLATE_SCOPED, the scope text and the Pod; with OP_TEMPLATE_PLAIN,
+ * the Pod alone (scoped false). Pointers into the body. */
+struct control_template {
+	bool scoped;
+	const char *scope; /* scope_len bytes, not NUL-terminated */
+	uint32_t scope_len;
+	const char *pod;   /* pod_len bytes of Kubernetes JSON */
+	uint32_t pod_len;
+};
+
+/* Splits body[0..len) of an OP_TEMPLATE request whose arg is `arg`.
+ * Trusts nothing: returns 0 with *out, or -EPROTO with a message in err
+ * (an arg not in enum op_template_arg, a body shorter than its header, a
+ * reserved field not 0, a scope_len over OP_TEMPLATE_SCOPE_MAX or past
+ * the body). The scope's patterns are the policy's to check. */
+int control_template_split(uint32_t arg, const void *body, uint32_t len,
+			   struct control_template *out, char *err, size_t err_len);
+
+/* The body of a scoped OP_TEMPLATE: header, scope, pod, in a buffer
+ * malloc'd into *out (*out_len bytes). Returns 0, -EMSGSIZE (scope_len over
+ * OP_TEMPLATE_SCOPE_MAX, or the whole over what a request carries) or
+ * -ENOMEM. */
+int control_template_join(const char *scope, size_t scope_len, const char *pod,
+			  size_t pod_len, void **out, uint32_t *out_len);
 
 /* A short name for a message type ("HELLO"), or "unknown". */
 const char *control_msg_type_name(uint16_t type);

@@ -367,6 +367,9 @@ static void producer_free(struct producer *pr)
 	for (uint32_t i = 0; pr->templates_static != NULL && i < pr->n_templates; i++)
 		engine_static_free(pr->templates_static[i]);
 	free(pr->templates_static);
+	for (uint32_t i = 0; pr->templates_scope != NULL && i < pr->n_templates; i++)
+		policy_scope_free(pr->templates_scope[i]);
+	free(pr->templates_scope);
 	free(pr->templates);
 	free(pr);
 }
@@ -768,9 +771,33 @@ static int admit_template(struct producers *p, enum producer_role role,
 			    cls, err + at, err_len - (size_t)at);
 }
 
+_Static_assert(OP_TEMPLATE_SCOPE_MAX == POLICY_SCOPE_BYTES_MAX,
+	       "a scope the wire carries is one the policy reads");
+
+/* A scoped template's scope (OP_TEMPLATE_SCOPED), parsed into *out (NULL:
+ * a plain template); the table for scopes made on the first. Returns 0,
+ * or an error with its message in err. */
+static int template_scope(struct producer *pr, const struct control_template *t,
+			  struct policy_scope **out, char *err, size_t err_len)
+{
+	*out = NULL;
+	if (!t->scoped)
+		return 0;
+	if (pr->templates_scope == NULL) {
+		pr->templates_scope = calloc(PRODUCER_TEMPLATES_MAX,
+					     sizeof(*pr->templates_scope));
+		if (pr->templates_scope == NULL)
+			return errmsg_rc(-ENOMEM, err, err_len, "template: out of memory");
+	}
+	int at = snprintf(err, err_len, "template: ");
+	int rc = policy_scope_parse(t->scope, t->scope_len, out, err + at,
+				    err_len - (size_t)at);
+	return rc == -E2BIG ? -EINVAL : rc;
+}
+
 static void handle_template(struct producers *p, enum producer_role role,
 			    struct control_server *s, uint64_t conn, uint32_t rid,
-			    const void *body, uint32_t len)
+			    uint32_t arg, const void *body, uint32_t len)
 {
 	struct producer *pr = registered(p, role, s, conn, rid, "sending templates");
 	if (pr == NULL)
@@ -783,10 +810,19 @@ static void handle_template(struct producers *p, enum producer_role role,
 	}
 	static struct pod_spec pod; /* the control thread's alone; too big for a stack */
 	char err[1024];
+	struct control_template t;
+	struct policy_scope *scope = NULL;
+	int rc = control_template_split(arg, body, len, &t, err, sizeof(err));
+	if (rc == 0)
+		rc = template_scope(pr, &t, &scope, err, sizeof(err));
+	if (rc < 0) {
+		control_server_reply_error(s, conn, rid, -rc, "%s", err);
+		return;
+	}
 	struct intern_mark mark;
 	intern_mark(p->strings, &mark);
-	int rc = decode_one(p, role, "template", body, len, &pod, NULL, err,
-			    sizeof(err));
+	rc = decode_one(p, role, "template", t.pod, t.pod_len, &pod, NULL, err,
+			sizeof(err));
 	if (rc == 0) /* its namespace and class: the identity's to name? */
 		rc = admit_template(p, role, pr, &pod, err, sizeof(err));
 	if (rc == 0) {
@@ -808,6 +844,7 @@ static void handle_template(struct producers *p, enum producer_role role,
 		/* Nothing of a refused template stays: the strings it named
 		 * were never published. */
 		intern_rollback(p->strings, &mark);
+		policy_scope_free(scope);
 		control_server_reply_error(s, conn, rid, -rc, "%s", err);
 		return;
 	}
@@ -825,6 +862,8 @@ static void handle_template(struct producers *p, enum producer_role role,
 	__atomic_fetch_add(&p->use_strings, cost, __ATOMIC_RELAXED); /* a figure */
 	uint32_t n = pr->n_templates;
 	pr->templates[n] = pod;
+	if (pr->templates_scope != NULL)
+		pr->templates_scope[n] = scope; /* NULL: its rule's alone */
 	/* The template's class is compiled now, not on its first pods' path:
 	 * its static filters and scores over every node here (the writer's
 	 * thread: its snapshot cannot be freed under it), its index by the
@@ -858,8 +897,8 @@ static void handle_template(struct producers *p, enum producer_role role,
 	/* Release, partner of the acquire in producers_templates(). */
 	__atomic_store_n(&pr->n_templates, n + 1, __ATOMIC_RELEASE);
 	wake_workers(p); /* compiled now, not at a sleeping worker's next poll */
-	struct op_template t = {.template_id = n + 1};
-	control_server_reply(s, conn, rid, &t, sizeof(t), -1);
+	struct op_template reply = {.template_id = n + 1};
+	control_server_reply(s, conn, rid, &reply, sizeof(reply), -1);
 }
 
 /* Tells waiting pods of a change, once it is visible (workers/queue.h). */
@@ -1578,7 +1617,8 @@ static void dispatch(struct producers *p, enum producer_role role,
 		handle_register(p, role, s, conn, request_id, body, body_len);
 		break;
 	case OP_TEMPLATE:
-		handle_template(p, role, s, conn, request_id, body, body_len);
+		handle_template(p, role, s, conn, request_id, op.arg, body,
+				body_len);
 		break;
 	case OP_NODE_EVENT:
 		if (role != ROLE_ADMIN)
@@ -1774,16 +1814,19 @@ static bool preempt_visit(void *arg, struct preempt_node *nd)
 	return true;
 }
 
-/* Whether a preemptor under rule `r` may evict pods of group `group`:
- * their namespace among the rule's disruptNamespaces; a pod of no known
- * namespace, never. Decided once per group in a preemption (`cache`,
- * direct-mapped: a group's decoding costs more than a lookup). */
+/* Whether a preemptor under rule `r` (any_ns: it may evict any namespace)
+ * whose template narrowed its rights to `scope` (NULL: not narrowed) may
+ * evict pods of group `group`: their namespace among the rule's
+ * disruptNamespaces and in the scope; a pod of no known namespace, never.
+ * Decided once per group in a preemption (`cache`, direct-mapped: a
+ * group's decoding costs more than a lookup). */
 struct disrupt_cache {
 	uint32_t group[64];
 	bool ok[64];
 };
 
 static bool may_disrupt(const struct producers *p, const struct policy_rule *r,
+			bool any_ns, const struct policy_scope *scope,
 			struct disrupt_cache *cache, uint32_t group)
 {
 	unsigned at = group & 63u;
@@ -1791,7 +1834,8 @@ static bool may_disrupt(const struct producers *p, const struct policy_rule *r,
 		return cache->ok[at];
 	uint32_t ns = group_namespace(p, group);
 	const char *s = ns != 0 ? intern_str(p->strings, ns) : NULL;
-	bool ok = s != NULL && policy_allows_disrupt(r, s, strlen(s));
+	bool ok = s != NULL && (any_ns || policy_allows_disrupt(r, s, strlen(s))) &&
+		  (scope == NULL || policy_scope_allows(scope, s, strlen(s)));
 	cache->group[at] = group;
 	cache->ok[at] = ok;
 	return ok;
@@ -1835,8 +1879,12 @@ static int preempt_locked(struct producers *p, const struct preempt_request *rq,
 	/* Whose pods the preemptor may evict (policy/policy.h): the others
 	 * stay, as pods of higher priority do, before the choice. */
 	const struct policy_rule *rule = rule_of(p, me);
-	bool any_victim = p->policy == NULL || me->role == ROLE_ADMIN ||
-			  policy_disrupts_any(rule);
+	bool any_ns = p->policy == NULL || me->role == ROLE_ADMIN ||
+		      policy_disrupts_any(rule);
+	/* A scoped template narrows that (OP_TEMPLATE_SCOPED), never widens. */
+	const struct policy_scope *scope = me->templates_scope != NULL
+		? me->templates_scope[rq->template_id - 1] : NULL;
+	bool any_victim = any_ns && scope == NULL;
 	struct disrupt_cache dcache = {{0}};
 	/* Only pods of lower priority can be victims (the others are in the
 	 * node's counters, which the choice reads from the ledger); grouped
@@ -1855,7 +1903,8 @@ static int preempt_locked(struct producers *p, const struct preempt_request *rq,
 			pdb_matcher_count(pm, r->group);
 		if (r->priority >= rq->spec.priority)
 			continue;
-		if (!any_victim && !may_disrupt(p, rule, &dcache, r->group))
+		if (!any_victim && !may_disrupt(p, rule, any_ns, scope, &dcache,
+						r->group))
 			continue;
 		if (n == p->pre_cap) {
 			size_t nc = p->pre_cap ? p->pre_cap * 2 : 1024;

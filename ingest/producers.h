@@ -78,6 +78,10 @@ struct producer {
 	 * (engine_static_compile; NULL when they could not be), published
 	 * with it. */
 	struct class_static **templates_static; /* [PRODUCER_TEMPLATES_MAX] */
+	/* Each template's narrowing disrupt scope (OP_TEMPLATE_SCOPED,
+	 * policy/policy.h; NULL: its rule's alone); NULL until the first
+	 * scoped template. Under the producers' lock. */
+	struct policy_scope **templates_scope; /* [PRODUCER_TEMPLATES_MAX] */
 	uint32_t n_templates;       /* release store by the writer; see producers_templates() */
 	/* Templates its worker's engine was given to compile ahead of their
 	 * pods (daemon/serve.c, engine_prepare). Its worker's alone. */

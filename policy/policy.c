@@ -559,6 +559,108 @@ bool policy_disrupts_any(const struct policy_rule *r)
 	return r != NULL && r->disrupt_any;
 }
 
+/* --- narrowing scopes ------------------------------------------------------- */
+
+struct policy_scope {
+	struct plist list;
+	char *text; /* the patterns joined by ',', NUL-terminated */
+};
+
+void policy_scope_free(struct policy_scope *s)
+{
+	if (s == NULL)
+		return;
+	plist_free(&s->list);
+	free(s->text);
+	free(s);
+}
+
+int policy_scope_parse(const char *text, size_t len, struct policy_scope **out,
+		       char *err, size_t err_len)
+{
+	*out = NULL;
+	if (text == NULL && len > 0)
+		return errmsg_rc(-EINVAL, err, err_len, "disrupt scope: NULL text");
+	if (len > POLICY_SCOPE_BYTES_MAX)
+		return errmsg_rc(-E2BIG, err, err_len, "disrupt scope of %zu bytes: "
+				 "expected at most %u", len, POLICY_SCOPE_BYTES_MAX);
+	struct policy_scope *s = calloc(1, sizeof(*s));
+	int rc = -ENOMEM;
+	if (s == NULL || (s->text = malloc(len + 1)) == NULL ||
+	    (s->list.v = calloc(POLICY_LIST_MAX, sizeof(*s->list.v))) == NULL)
+		goto fail_nomem;
+	if (len > 0)
+		memcpy(s->text, text, len);
+	s->text[len] = '\0';
+	for (size_t at = 0; len > 0 && at <= len;) {
+		const char *p = s->text + at;
+		const char *comma = memchr(p, ',', len - at);
+		size_t n = comma != NULL ? (size_t)(comma - p) : len - at;
+		if (s->list.n == POLICY_LIST_MAX) {
+			rc = errmsg_rc(-E2BIG, err, err_len, "disrupt scope: more than "
+				       "%u patterns", POLICY_LIST_MAX);
+			goto fail;
+		}
+		if (!pattern_ok(p, n, POLICY_NAMESPACE_MAX, false)) {
+			char shown[80];
+			size_t k = n < 64 ? n : 64;
+			for (size_t i = 0; i < k; i++)
+				shown[i] = p[i] >= 0x20 && p[i] < 0x7f ? p[i] : '?';
+			shown[k] = '\0';
+			rc = errmsg_rc(-EINVAL, err, err_len, "disrupt scope: pattern %u "
+				       "\"%s%s\": expected %s", s->list.n, shown,
+				       n > k ? "..." : "", list_expected[L_NAMESPACES]);
+			goto fail;
+		}
+		if ((s->list.v[s->list.n] = strndup(p, n)) == NULL)
+			goto fail_nomem;
+		s->list.n++;
+		at += n + 1;
+	}
+	*out = s;
+	return 0;
+
+fail_nomem:
+	rc = errmsg_rc(-ENOMEM, err, err_len, "disrupt scope: out of memory");
+fail:
+	policy_scope_free(s);
+	return rc;
+}
+
+bool policy_scope_allows(const struct policy_scope *s, const char *ns, size_t len)
+{
+	return s != NULL && list_match(&s->list, ns, len);
+}
+
+const char *policy_scope_text(const struct policy_scope *s)
+{
+	return s != NULL ? s->text : "";
+}
+
+int policy_rule_disrupt_text(const struct policy_rule *r, char *buf, size_t len)
+{
+	if (len == 0)
+		return -ENOSPC;
+	buf[0] = '\0';
+	if (r == NULL)
+		return 0;
+	const struct plist *l = r->has_disrupt ? &r->disrupt : &r->namespaces;
+	size_t at = 0;
+	for (uint32_t i = 0; i < l->n; i++) {
+		size_t n = strlen(l->v[i]);
+		if (at + (i > 0) + n + 1 > len) {
+			buf[0] = '\0';
+			return -ENOSPC;
+		}
+		if (i > 0)
+			buf[at++] = ',';
+		memcpy(buf + at, l->v[i], n);
+		at += n;
+		buf[at] = '\0';
+	}
+	return (int)at;
+}
+
 int policy_admit(const struct policy *pol, const struct policy_rule *r,
 		 bool admin, const char *who, const char *ns, const char *cls,
 		 char *why, size_t why_len)

@@ -109,6 +109,36 @@ bool policy_allows_disrupt(const struct policy_rule *r, const char *ns, size_t l
 /* Whether a rule lets its identity evict pods of any namespace. */
 bool policy_disrupts_any(const struct policy_rule *r);
 
+/* --- narrowing scopes (issue 41) -------------------------------------------
+ * A producer may narrow, never widen, whose pods one of its templates may
+ * disrupt: with the template it sends a scope, a list of namespace
+ * patterns as "disruptNamespaces" holds them, as text: the patterns
+ * separated by ',' ("team-b,team-c-*"; "": none; "*": whatever its rule
+ * allows). A victim must then be allowed by the identity's rule AND by the
+ * scope. The gateway sends each user's own disruptNamespaces this way, as
+ * the daemon knows the gateway's identity only. The text is at most
+ * POLICY_SCOPE_BYTES_MAX bytes, POLICY_LIST_MAX patterns, each as
+ * "namespaces" takes it; anything else is refused, naming the pattern. */
+#define POLICY_SCOPE_BYTES_MAX (POLICY_LIST_MAX * (POLICY_NAMESPACE_MAX + 2u))
+
+struct policy_scope;
+
+/* Parses text[0..len) (need not be NUL-terminated). Returns 0 with *out,
+ * or -EINVAL (a pattern as above names it), -E2BIG (over the bounds),
+ * -ENOMEM, each with a message in err. */
+int policy_scope_parse(const char *text, size_t len, struct policy_scope **out,
+		       char *err, size_t err_len);
+void policy_scope_free(struct policy_scope *s);
+/* Whether scope `s` holds namespace ns[0..len). */
+bool policy_scope_allows(const struct policy_scope *s, const char *ns, size_t len);
+/* The patterns of `s` as scope text, NUL-terminated, for messages. */
+const char *policy_scope_text(const struct policy_scope *s);
+
+/* Rule r's disruptNamespaces (absent: its namespaces) as scope text into
+ * buf (NUL-terminated); a NULL rule: "" (none). Returns its length, or
+ * -ENOSPC when buf is too short (POLICY_SCOPE_BYTES_MAX + 1 always does). */
+int policy_rule_disrupt_text(const struct policy_rule *r, char *buf, size_t len);
+
 /* Whether `cls` is a system- class (reserved to Kubernetes' own). */
 bool policy_class_is_system(const char *cls);
 

@@ -201,6 +201,22 @@ SHMSCHED_EXPORT int shmsched_register_template(struct shmsched_client *c,
 					       uint32_t *template_id,
 					       char *err, size_t err_len);
 
+/* As shmsched_register_template, and narrows whose pods the template's
+ * pods may preempt: only pods in a namespace that both this connection's
+ * rule of the daemon's policy (its disruptNamespaces) and `disrupt`
+ * allow. `disrupt` is NUL-terminated namespace patterns, as a policy's
+ * disruptNamespaces holds them, separated by ',' ("team-b,team-c-*"; "":
+ * none; "*": whatever the rule allows; NULL: not narrowed, as
+ * shmsched_register_template). It can only narrow: a namespace the rule
+ * does not grant stays out. At most 64 patterns, 4160 bytes. Returns as
+ * shmsched_register_template, and -EINVAL for a bad pattern (err names
+ * it). Thread-safety: one thread at a time per handle. */
+SHMSCHED_EXPORT int shmsched_register_template_scoped(struct shmsched_client *c,
+						      const char *pod_json, size_t len,
+						      const char *disrupt,
+						      uint32_t *template_id,
+						      char *err, size_t err_len);
+
 /* Stores in *index the daemon's index for the resource called `name`
  * (a NUL-terminated Kubernetes resource name such as "cpu" or
  * "example.com/gpu"), for struct shmsched_extra.

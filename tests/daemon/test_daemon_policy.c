@@ -256,6 +256,86 @@ static void test_preemption_within_disrupt(void **state)
 	daemon_stop(d, 1000, &ds);
 }
 
+/* A 2-cpu pod's template in namespace `ns` of class "high", its
+ * preemptions narrowed to `scope` (OP_TEMPLATE_SCOPED). */
+static int scoped(struct shmsched_client *c, const char *ns, const char *scope,
+		  uint32_t *tid, char *err, size_t err_len)
+{
+	char json[512];
+	snprintf(json, sizeof(json), "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"t\","
+		 "\"namespace\":\"%s\"},\"spec\":{\"priorityClassName\":\"high\","
+		 "\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":"
+		 "{\"cpu\":\"2\"}}}]}}", ns);
+	err[0] = '\0';
+	return shmsched_register_template_scoped(c, json, strlen(json), scope, tid,
+						 err, err_len);
+}
+
+/* Issue 41: a template's disrupt scope narrows its identity's rule, never
+ * widens it (the gateway sends each HTTP user's disruptNamespaces so).
+ * team-b's rule disrupts only team-b*: its template naming "*" or
+ * "team-a" still evicts nothing of team-a. team-c's rule disrupts team-a:
+ * its template scoped to "team-b" evicts nothing (on the old code, which
+ * held a pod to its identity's rule alone, it evicted team-a's pod); its
+ * template scoped to "team-a" evicts it. A bad pattern is refused. */
+static void test_scoped_templates(void **state)
+{
+	(void)state;
+	write_policy();
+	struct daemon *d = start(policy);
+	struct shmsched_client *a = connect_as(sock, "team-a"), *b = connect_as(sock, "team-b");
+	struct shmsched_client *c = connect_as(sock, "team-c");
+	char err[512];
+	uint32_t ta, tb_any, tb_a, tc_b, tc_a, bad;
+	assert_int_equal(tmpl(a, "team-a", "low", NULL, &ta, err, sizeof(err)), 0);
+	assert_int_equal(scoped(b, "team-b", "*", &tb_any, err, sizeof(err)), 0);
+	assert_int_equal(scoped(b, "team-b", "team-a", &tb_a, err, sizeof(err)), 0);
+	assert_int_equal(scoped(c, "team-c", "team-b", &tc_b, err, sizeof(err)), 0);
+	assert_int_equal(scoped(c, "team-c", "team-x,team-a", &tc_a, err, sizeof(err)), 0);
+	assert_int_equal(scoped(c, "team-c", "team-a,Team-B", &bad, err, sizeof(err)),
+			 -EINVAL);
+	print_message("refused: %s\n", err);
+	assert_non_null(strstr(err, "Team-B"));
+	struct shmsched_result r[2];
+	struct shmsched_pod pa = {.cookie = 1, .template_id = ta};
+	assert_int_equal(shmsched_submit(a, &pa, 1), 1);
+	assert_int_equal(await(a, r, 1, 5000), 1);
+	assert_int_equal(r[0].status, SHMSCHED_PLACED);
+	uint64_t victim = r[0].placement_id;
+	/* Wider than the rule, and outside it: the rule holds. */
+	struct shmsched_pod pb[2] = {
+		{.cookie = 2, .template_id = tb_any, .flags = SHMSCHED_WAIT},
+		{.cookie = 3, .template_id = tb_a, .flags = SHMSCHED_WAIT}};
+	assert_int_equal(shmsched_submit(b, pb, 2), 2);
+	await_pending(d, 2);
+	/* Narrower than the rule: the scope holds. */
+	struct shmsched_pod pc = {.cookie = 4, .template_id = tc_b, .flags = SHMSCHED_WAIT};
+	assert_int_equal(shmsched_submit(c, &pc, 1), 1);
+	await_pending(d, 3);
+	usleep(100000); /* time for a preemption, if one were coming */
+	struct daemon_stats ds;
+	daemon_get_stats(d, &ds);
+	print_message("widened and narrowed: %" PRIu64 " preemption request(s), %"
+		      PRIu64 " victim(s)\n", ds.preemptions, ds.victims);
+	assert_int_equal(ds.victims, 0);
+	assert_int_equal(await(a, r, 1, 50), 0); /* no EVICTED notice */
+	/* Within both: evicted. */
+	pc = (struct shmsched_pod){.cookie = 5, .template_id = tc_a, .flags = SHMSCHED_WAIT};
+	assert_int_equal(shmsched_submit(c, &pc, 1), 1);
+	assert_int_equal(await(a, r, 1, 5000), 1);
+	assert_int_equal(r[0].status, SHMSCHED_EVICTED);
+	assert_int_equal(r[0].placement_id, victim);
+	assert_int_equal(await(c, r, 1, 5000), 1);
+	assert_int_equal(r[0].status, SHMSCHED_PLACED);
+	assert_int_equal(r[0].cookie, 5);
+	daemon_get_stats(d, &ds);
+	assert_int_equal(ds.victims, 1);
+	shmsched_disconnect(a);
+	shmsched_disconnect(b);
+	shmsched_disconnect(c);
+	daemon_stop(d, 1000, &ds);
+}
+
 /* A policy the daemon cannot read stops its start, naming the file. */
 static void test_bad_policy_stops_start(void **state)
 {
@@ -279,6 +359,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_no_policy_system_classes, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_namespaces_and_gangs, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_scoped_templates, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_preemption_within_disrupt, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_bad_policy_stops_start, setup,

@@ -280,6 +280,86 @@ static void test_file(void **state)
 	assert_non_null(strstr(err, path));
 }
 
+/* Issue 41: a producer's narrowing disrupt scope (OP_TEMPLATE_SCOPED), as
+ * the gateway sends a user's disruptNamespaces: parsed strictly and
+ * bounded; and a rule's disruptNamespaces (absent: its namespaces) written
+ * as scope text that parses back to the same matches. */
+static void test_scope(void **state)
+{
+	(void)state;
+	struct policy_scope *s;
+	static const char text[] = "team-b,team-c-*";
+	assert_int_equal(policy_scope_parse(text, strlen(text), &s, err, sizeof(err)), 0);
+	assert_true(policy_scope_allows(s, "team-b", 6));
+	assert_true(policy_scope_allows(s, "team-c-x", 8));
+	assert_false(policy_scope_allows(s, "team-a", 6));
+	assert_false(policy_scope_allows(s, "team-bb", 7));
+	assert_string_equal(policy_scope_text(s), text);
+	policy_scope_free(s);
+	/* "": none; "*": any (the rule still bounds it). Not NUL-terminated:
+	 * only len bytes are read. */
+	assert_int_equal(policy_scope_parse("", 0, &s, err, sizeof(err)), 0);
+	assert_false(policy_scope_allows(s, "team-a", 6));
+	policy_scope_free(s);
+	assert_int_equal(policy_scope_parse("*,garbage", 1, &s, err, sizeof(err)), 0);
+	assert_true(policy_scope_allows(s, "anything", 8));
+	policy_scope_free(s);
+	assert_false(policy_scope_allows(NULL, "team-a", 6));
+	/* Refused, naming the pattern: empty entries, bad characters, a
+	 * name too long, a NUL inside. */
+	static const char *const bad[] = {",", "a,", ",a", "a,,b", "Team-A", "a b",
+					  "-a", "a-", "**", "a*b"};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		s = (struct policy_scope *)1;
+		err[0] = '\0';
+		assert_int_equal(policy_scope_parse(bad[i], strlen(bad[i]), &s, err,
+						    sizeof(err)), -EINVAL);
+		assert_null(s);
+		assert_non_null(strstr(err, "disrupt scope: pattern"));
+	}
+	assert_int_equal(policy_scope_parse("a\0b", 3, &s, err, sizeof(err)), -EINVAL);
+	char big[POLICY_SCOPE_BYTES_MAX + 2];
+	memset(big, 'a', sizeof(big));
+	assert_int_equal(policy_scope_parse(big, 64, &s, err, sizeof(err)), -EINVAL);
+	assert_int_equal(policy_scope_parse(big, 63, &s, err, sizeof(err)), 0);
+	policy_scope_free(s);
+	assert_int_equal(policy_scope_parse(big, sizeof(big) - 1, &s, err, sizeof(err)),
+			 -E2BIG);
+	assert_non_null(strstr(err, "4160"));
+	/* 65 patterns: one too many; 64 fit. */
+	for (size_t i = 0; i < 65; i++) {
+		big[2 * i] = 'a';
+		big[2 * i + 1] = ',';
+	}
+	assert_int_equal(policy_scope_parse(big, 2 * 65 - 1, &s, err, sizeof(err)), -E2BIG);
+	assert_non_null(strstr(err, "more than 64 patterns"));
+	assert_int_equal(policy_scope_parse(big, 2 * 64 - 1, &s, err, sizeof(err)), 0);
+	policy_scope_free(s);
+
+	struct policy *p;
+	assert_int_equal(parse(two_teams, &p), 0);
+	char buf[POLICY_SCOPE_BYTES_MAX + 1];
+	/* alice: no disruptNamespaces, so its namespaces. */
+	const struct policy_rule *a = policy_find_user(p, "alice");
+	assert_int_equal(policy_rule_disrupt_text(a, buf, sizeof(buf)), 15);
+	assert_string_equal(buf, "team-a,team-a-*");
+	assert_int_equal(policy_rule_disrupt_text(a, buf, 15), -ENOSPC);
+	assert_string_equal(buf, "");
+	assert_int_equal(policy_scope_parse(buf, 0, &s, err, sizeof(err)), 0);
+	policy_scope_free(s);
+	assert_int_equal(policy_rule_disrupt_text(a, buf, sizeof(buf)), 15);
+	assert_int_equal(policy_scope_parse(buf, strlen(buf), &s, err, sizeof(err)), 0);
+	assert_true(policy_scope_allows(s, "team-a-1", 8));
+	assert_false(policy_scope_allows(s, "team-b", 6));
+	policy_scope_free(s);
+	/* bob: disruptNamespaces [] is none; no rule is none. */
+	assert_int_equal(policy_rule_disrupt_text(policy_find_user(p, "bob"), buf,
+						  sizeof(buf)), 0);
+	assert_string_equal(buf, "");
+	assert_int_equal(policy_rule_disrupt_text(NULL, buf, sizeof(buf)), 0);
+	policy_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -288,6 +368,7 @@ int main(void)
 		cmocka_unit_test(test_strict),
 		cmocka_unit_test(test_bounds),
 		cmocka_unit_test(test_file),
+		cmocka_unit_test(test_scope),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
