@@ -283,8 +283,8 @@ static void test_scoped_templates(void **state)
 	(void)state;
 	write_policy();
 	struct daemon *d = start(policy);
-	struct shmsched_client *a = connect_as(sock, "team-a"), *b = connect_as(sock, "team-b");
-	struct shmsched_client *c = connect_as(sock, "team-c");
+	struct shmsched_client *a = fixture_connect_as(fx.sock, "team-a"), *b = fixture_connect_as(fx.sock, "team-b");
+	struct shmsched_client *c = fixture_connect_as(fx.sock, "team-c");
 	char err[512];
 	uint32_t ta, tb_any, tb_a, tc_b, tc_a, bad;
 	assert_int_equal(tmpl(a, "team-a", "low", NULL, &ta, err, sizeof(err)), 0);
@@ -299,7 +299,7 @@ static void test_scoped_templates(void **state)
 	struct shmsched_result r[2];
 	struct shmsched_pod pa = {.cookie = 1, .template_id = ta};
 	assert_int_equal(shmsched_submit(a, &pa, 1), 1);
-	assert_int_equal(await(a, r, 1, 5000), 1);
+	assert_int_equal(fixture_await(a, r, 1, 5000), 1);
 	assert_int_equal(r[0].status, SHMSCHED_PLACED);
 	uint64_t victim = r[0].placement_id;
 	/* Wider than the rule, and outside it: the rule holds. */
@@ -318,14 +318,14 @@ static void test_scoped_templates(void **state)
 	print_message("widened and narrowed: %" PRIu64 " preemption request(s), %"
 		      PRIu64 " victim(s)\n", ds.preemptions, ds.victims);
 	assert_int_equal(ds.victims, 0);
-	assert_int_equal(await(a, r, 1, 50), 0); /* no EVICTED notice */
+	assert_int_equal(fixture_await(a, r, 1, 50), 0); /* no EVICTED notice */
 	/* Within both: evicted. */
 	pc = (struct shmsched_pod){.cookie = 5, .template_id = tc_a, .flags = SHMSCHED_WAIT};
 	assert_int_equal(shmsched_submit(c, &pc, 1), 1);
-	assert_int_equal(await(a, r, 1, 5000), 1);
+	assert_int_equal(fixture_await(a, r, 1, 5000), 1);
 	assert_int_equal(r[0].status, SHMSCHED_EVICTED);
 	assert_int_equal(r[0].placement_id, victim);
-	assert_int_equal(await(c, r, 1, 5000), 1);
+	assert_int_equal(fixture_await(c, r, 1, 5000), 1);
 	assert_int_equal(r[0].status, SHMSCHED_PLACED);
 	assert_int_equal(r[0].cookie, 5);
 	daemon_get_stats(d, &ds);

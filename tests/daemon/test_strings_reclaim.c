@@ -196,7 +196,7 @@ static void test_placed_labels_survive(void **state)
 	struct shmsched_result res;
 	struct daemon_stats ds;
 	struct daemon *d = start();
-	struct shmsched_client *c = connect_as("placed");
+	struct shmsched_client *c = fixture_connect_as(fx.sock, "placed");
 	snprintf(json, sizeof(json), "{\"kind\":\"Pod\",\"metadata\":{\"name\":"
 		 "\"a\",\"labels\":{\"app\":\"%s\"}},\"spec\":{\"containers\":"
 		 "[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":"
@@ -204,18 +204,18 @@ static void test_placed_labels_survive(void **state)
 	place_json(c, json, &res);
 	assert_int_equal(res.status, SHMSCHED_PLACED);
 	uint32_t node = res.node_id;
-	leave(d, c); /* its placement stays */
+	fixture_leave(d, c); /* its placement stays */
 	daemon_stop(d, 1000, &ds);
 
 	d = start();
 	/* New strings of the label value's size take the freed entries. */
-	c = connect_as("filler");
+	c = fixture_connect_as(fx.sock, "filler");
 	char err[512];
 	for (int i = 0; i < 8; i++)
-		if (template_n(c, "fill", i, err, sizeof(err)) < 0)
+		if (fixture_template_n(c, "fill", i, NULL, err, sizeof(err)) < 0)
 			fail_msg("filler template %d: %s", i, err);
-	leave(d, c);
-	c = connect_as("follower");
+	fixture_leave(d, c);
+	c = fixture_connect_as(fx.sock, "follower");
 	snprintf(json, sizeof(json), "{\"kind\":\"Pod\",\"metadata\":{\"name\":"
 		 "\"b\"},\"spec\":{\"affinity\":{\"podAffinity\":{"
 		 "\"requiredDuringSchedulingIgnoredDuringExecution\":[{"
@@ -229,7 +229,7 @@ static void test_placed_labels_survive(void **state)
 	/* old: UNSCHEDULABLE, no pod matched the selector. */
 	assert_int_equal(res.status, SHMSCHED_PLACED);
 	assert_int_equal(res.node_id, node);
-	leave(d, c);
+	fixture_leave(d, c);
 	daemon_stop(d, 1000, &ds);
 }
 
