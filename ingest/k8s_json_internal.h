@@ -1,5 +1,5 @@
 /* The Kubernetes decoder's private header: the decoder's state and the
- * functions its files share (k8s_json.c: messages, field paths, typed
+ * functions its files share (k8s_json_load.c: messages, field paths, typed
  * access, quantities, the stream; k8s_json_meta.c, k8s_json_node.c,
  * k8s_json_objects.c, k8s_json_sched.c, k8s_json_requests.c,
  * k8s_json_pod.c: one kind of object each). Only ingest/ includes it. */
@@ -116,7 +116,7 @@ struct k8s_objects {
 #define ANN_NUMA_NODES "shmsched.io/numa-nodes"
 #define ANN_WAIT "shmsched.io/wait" /* pod annotation: "true" or "false" */
 
-/* k8s_json.c */
+/* k8s_json_load.c */
 const char *json_in_show_str(const char *s, size_t len, char *buf, size_t buf_len);
 const char *json_in_show(const json_t *v, char *buf, size_t buf_len);
 bool json_in_str_is(const char *s, size_t len, const char *lit);

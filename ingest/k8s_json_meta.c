@@ -1,7 +1,7 @@
 /* Metadata and selectors, for every kind of object: the object's name
  * (d->in.subject), label maps and their key and value rules, label selectors into
  * a pod group's requirement pool, and node selector terms (a pod's
- * nodeAffinity). Part of the Kubernetes decoder: see k8s_json.c's note
+ * nodeAffinity). Part of the Kubernetes decoder: see k8s_json_load.c's note
  * and k8s_json_internal.h. */
 #include "ingest/k8s_json_internal.h"
 

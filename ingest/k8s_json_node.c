@@ -1,6 +1,6 @@
 /* Nodes: devices (GPUs, cores, NUMA) from status, labels and
  * annotations, taints, conditions, and decode_node() itself. Part of the
- * Kubernetes decoder: see k8s_json.c's note and k8s_json_internal.h. */
+ * Kubernetes decoder: see k8s_json_load.c's note and k8s_json_internal.h. */
 #include "ingest/k8s_json_internal.h"
 
 /* --- devices ------------------------------------------------------------- */

@@ -1,7 +1,7 @@
 /* Pods: devices asked for, tolerations, inter-pod affinity and spread
  * terms into the pod's group, default spreading from the objects, the
  * fields shmsched refuses, and decode_pod() itself. Part of the Kubernetes
- * decoder: see k8s_json.c's note and k8s_json_internal.h. */
+ * decoder: see k8s_json_load.c's note and k8s_json_internal.h. */
 #include "ingest/k8s_json_internal.h"
 
 static int u32_cmp(const void *a, const void *b)

@@ -2,7 +2,7 @@
  * (ingest/sched_config.h is the public one): the decoder's state and the
  * helpers its files share. Four files, one stage or mechanism each:
  *
- *   sched_config.c          messages, typed access to the tree's values,
+ *   sched_config_load.c     messages, typed access to the tree's values,
  *                           profiles, the rest of the v1 type, the entry
  *                           points (the design note is at its head);
  *   sched_config_yaml.c     the bytes to one jansson tree (YAML or JSON),
@@ -38,7 +38,7 @@
 #define SHOW_LEN 96
 #define WEIGHT_MAX 100
 
-/* ---- messages (sched_config.c) ------------------------------------------ */
+/* ---- messages (sched_config_load.c) ------------------------------------- */
 
 /* The line of each YAML node, keyed by address (sched_config_yaml.c
  * records, scfg_fail() looks up). */
@@ -108,7 +108,7 @@ size_t scfg_push_key(struct dec *d, const void *anchor, const char *key);
 size_t scfg_push_index(struct dec *d, const json_t *elem, size_t i);
 void scfg_pop(struct dec *d, size_t old);
 
-/* ---- values (sched_config.c) -------------------------------------------- */
+/* ---- values (sched_config_load.c) --------------------------------------- */
 
 bool scfg_present(const json_t *v);                 /* given and not null */
 bool scfg_str_is(const json_t *v, const char *lit); /* the string `lit` */

@@ -1,5 +1,5 @@
 /* KubeSchedulerConfiguration reader: a profile's `plugins`
- * (sched_config_internal.h; the design note is sched_config.c's), over
+ * (sched_config_internal.h; the design note is sched_config_load.c's), over
  * the one plugin table (workers/plugin_table.h): names, extension points,
  * kept points, scores and kube's default weights are its rows, nothing
  * here.

@@ -1,5 +1,5 @@
 /* KubeSchedulerConfiguration reader, stage 1: the bytes to one jansson
- * tree (sched_config_internal.h; the design note is sched_config.c's).
+ * tree (sched_config_internal.h; the design note is sched_config_load.c's).
  *
  * JSON through json_loadb when the text starts with '{' (falling back to
  * YAML, since a YAML flow mapping starts so too), YAML through libyaml's

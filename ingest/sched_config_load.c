@@ -16,7 +16,7 @@
  * (sched_config_plugins.c, over the one plugin table of
  * workers/plugin_table.h); each plugin's args are read in
  * sched_config_args.c; NodeAffinity's addedAffinity is read by the pod
- * decoder (ingest/k8s_json.c) so both mean the same.
+ * decoder (ingest/k8s_json.h) so both mean the same.
  *
  * Files (sched_config_internal.h names what each shares): this one holds
  * the messages, typed access to values, profiles, the rest of the v1 type
