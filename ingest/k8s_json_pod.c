@@ -486,22 +486,6 @@ static int pod_controller(struct decoder *d, const json_t *obj, uint8_t *kind,
 	return rc;
 }
 
-/* Adds `l` to `set` (sorted by key, at most `max`): a key already there
- * takes the new value (labels.Merge). */
-void kj_label_set_merge(struct label *set, size_t *n, const struct label *l)
-{
-	size_t i = 0;
-	while (i < *n && set[i].key < l->key)
-		i++;
-	if (i < *n && set[i].key == l->key) {
-		set[i].value = l->value;
-		return;
-	}
-	memmove(&set[i + 1], &set[i], (*n - i) * sizeof(*set));
-	set[i] = *l;
-	(*n)++;
-}
-
 /* kube-scheduler's helper.DefaultSelector (framework/plugins/helper/
  * spread.go) for a pod to place: the selectors of the Services of its
  * namespace that select it, merged, then its controller's (a
