@@ -1,16 +1,19 @@
 /* The KubeSchedulerConfiguration reader's private header
  * (ingest/sched_config.h is the public one): the decoder's state and the
- * helpers its files share. Four files, one stage or mechanism each:
+ * helpers its files share. Five files, one stage or mechanism each; they
+ * call one way, each only the files listed below it here (a reader reads
+ * them bottom-up):
  *
- *   sched_config_load.c     messages, typed access to the tree's values,
- *                           profiles, the rest of the v1 type, the entry
+ *   sched_config_load.c     profiles, the rest of the v1 type, the entry
  *                           points (the design note is at its head);
- *   sched_config_yaml.c     the bytes to one jansson tree (YAML or JSON),
- *                           with the line of each node for messages;
+ *   sched_config_args.c     `pluginConfig`: each plugin's args;
  *   sched_config_plugins.c  a profile's `plugins`: kube's merge with the
  *                           default profile and the multiPoint expansion,
  *                           over the one plugin table (workers/plugin_table.h);
- *   sched_config_args.c     `pluginConfig`: each plugin's args.
+ *   sched_config_yaml.c     the bytes to one jansson tree (YAML or JSON),
+ *                           with the line of each node for messages;
+ *   sched_config_dec.c      the decoder: messages, typed access to the
+ *                           tree's values.
  *
  * Every function here takes the decoder (struct dec) and reports through
  * scfg_fail() at the decoder's current path: push a key or index, decode,
@@ -38,7 +41,7 @@
 #define SHOW_LEN 96
 #define WEIGHT_MAX 100
 
-/* ---- messages (sched_config_load.c) ------------------------------------- */
+/* ---- messages (sched_config_dec.c) -------------------------------------- */
 
 /* The line of each YAML node, keyed by address (sched_config_yaml.c
  * records, scfg_fail() looks up). */
@@ -108,7 +111,7 @@ size_t scfg_push_key(struct dec *d, const void *anchor, const char *key);
 size_t scfg_push_index(struct dec *d, const json_t *elem, size_t i);
 void scfg_pop(struct dec *d, size_t old);
 
-/* ---- values (sched_config_load.c) --------------------------------------- */
+/* ---- values (sched_config_dec.c) ---------------------------------------- */
 
 bool scfg_present(const json_t *v);                 /* given and not null */
 bool scfg_str_is(const json_t *v, const char *lit); /* the string `lit` */
@@ -139,10 +142,10 @@ bool scfg_is_qualified_name(const char *s, size_t n);
 /* A string interned into the load's table. */
 int scfg_intern_value(struct dec *d, const json_t *v, uint32_t *id);
 
-/* ---- the tree (sched_config_yaml.c) ------------------------------------- */
-
 /* Whether `n` bytes at `s` are one of `words` (NULL-terminated). */
 bool scfg_is_one_of(const char *s, size_t n, const char *const *words);
+
+/* ---- the tree (sched_config_yaml.c) ------------------------------------- */
 
 /* The bytes as one tree: JSON when they start with '{' (YAML if JSON
  * fails and YAML reads them), YAML otherwise; *root NULL for an empty

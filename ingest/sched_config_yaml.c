@@ -98,14 +98,6 @@ static bool is_yaml_float(const char *s, size_t n)
 	return i == n && (dot || exp);
 }
 
-bool scfg_is_one_of(const char *s, size_t n, const char *const *words)
-{
-	for (; *words != NULL; words++)
-		if (strlen(*words) == n && memcmp(*words, s, n) == 0)
-			return true;
-	return false;
-}
-
 /* A plain scalar's value by the (reduced) core schema. `s` is
  * NUL-terminated by libyaml and holds no NUL (the reader refuses them). */
 static json_t *yaml_plain(const char *s, size_t n)
