@@ -2,8 +2,10 @@
  * stage reports through, the floor of the reader (it calls no other file
  * of it; sched_config_internal.h; the design note is sched_config_load.c's):
  * messages at the decoder's path with the line of the innermost node
- * recorded, up to SCHED_CONFIG_ERRORS_MAX of them, and typed access to the
- * tree's values, each refusal naming the path and the value. */
+ * recorded, up to SCHED_CONFIG_ERRORS_MAX of them (the path and the error
+ * lines are the strict JSON core's, base/json_in.h, as the Kubernetes
+ * decoder's), and typed access to the tree's values, each refusal naming
+ * the path and the value. */
 #include "ingest/sched_config.h"
 #include "ingest/sched_config_internal.h"
 
@@ -22,6 +24,11 @@
 #include "shm/shm.h"
 
 /* ---- messages ---------------------------------------------------------- */
+
+/* One message, before json_in puts the name, line and path in front of
+ * it: longer than any the reader writes (values are shown cut at
+ * SHOW_LEN bytes, lists and reasons are built in 512-byte buffers). */
+#define FAIL_MSG_MAX 1024
 
 /* Best effort: a failed allocation only loses a line number. */
 void scfg_lines_add(struct line_table *t, const void *at, unsigned line)
@@ -50,54 +57,20 @@ static unsigned lines_find(const struct line_table *t, const void *at)
 }
 
 
-static void vappendf(char *buf, size_t len, size_t *pos, const char *fmt,
-		     va_list ap) __attribute__((format(printf, 4, 0)));
-
-static void vappendf(char *buf, size_t len, size_t *pos, const char *fmt,
-		     va_list ap)
+__attribute__((format(printf, 4, 5)))
+void scfg_appendf(char *buf, size_t len, size_t *pos, const char *fmt, ...)
 {
 	if (len == 0 || *pos >= len - 1)
 		return;
+	va_list ap;
+	va_start(ap, fmt);
 	int n = vsnprintf(buf + *pos, len - *pos, fmt, ap);
+	va_end(ap);
 	if (n < 0)
 		return;
 	*pos += (size_t)n;
 	if (*pos > len - 1)
 		*pos = len - 1; /* truncated */
-}
-
-__attribute__((format(printf, 4, 5)))
-void scfg_appendf(char *buf, size_t len, size_t *pos, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vappendf(buf, len, pos, fmt, ap);
-	va_end(ap);
-}
-
-__attribute__((format(printf, 4, 0)))
-static int vfail_line(struct dec *d, unsigned line, int rc, const char *fmt,
-		      va_list ap)
-{
-	if (d->n_errors >= SCHED_CONFIG_ERRORS_MAX) {
-		d->n_dropped++;
-		return rc;
-	}
-	d->n_errors++;
-	if (d->err == NULL || d->err_len == 0)
-		return rc;
-	size_t pos = d->err_pos;
-	if (pos > 0)
-		scfg_appendf(d->err, d->err_len, &pos, "\n");
-	if (line > 0)
-		scfg_appendf(d->err, d->err_len, &pos, "%s:%u: ", d->name, line);
-	else
-		scfg_appendf(d->err, d->err_len, &pos, "%s: ", d->name);
-	if (d->path_len > 0)
-		scfg_appendf(d->err, d->err_len, &pos, "%s: ", d->path);
-	vappendf(d->err, d->err_len, &pos, fmt, ap);
-	d->err_pos = pos;
-	return rc;
 }
 
 /* Folds one step's result into a walk's: the walk's result is its first
@@ -110,29 +83,44 @@ bool scfg_failed(int *walk_rc, int rc)
 	return rc == -ENOMEM;
 }
 
-/* An error at a known input line (parsing). */
+/* An error at a known input line (parsing): json_in's error line, the
+ * source read "<name>:<line>" (line 0: none known). */
 __attribute__((format(printf, 4, 5)))
 int scfg_fail_line(struct dec *d, unsigned line, int rc, const char *fmt, ...)
 {
+	char msg[FAIL_MSG_MAX];
 	va_list ap;
 	va_start(ap, fmt);
-	rc = vfail_line(d, line, rc, fmt, ap);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	d->in.line = line;
+	rc = json_in_fail(&d->in, rc, "%s", msg);
+	d->in.line = 0;
 	return rc;
+}
+
+/* The line of the innermost step of the path that has one recorded. */
+static unsigned path_line(const struct dec *d)
+{
+	unsigned line = 0;
+	unsigned top = d->depth < FIELD_DEPTH_MAX ? d->depth : FIELD_DEPTH_MAX;
+	while (top > 0 && line == 0)
+		line = lines_find(d->lines, d->anchor[--top]);
+	return line;
 }
 
 /* An error at the decoder's current path. */
 __attribute__((format(printf, 3, 4)))
 int scfg_fail(struct dec *d, int rc, const char *fmt, ...)
 {
-	unsigned line = 0;
-	unsigned top = d->depth < FIELD_DEPTH_MAX ? d->depth : FIELD_DEPTH_MAX;
-	while (top > 0 && line == 0)
-		line = lines_find(d->lines, d->anchor[--top]);
+	char msg[FAIL_MSG_MAX];
 	va_list ap;
 	va_start(ap, fmt);
-	rc = vfail_line(d, line, rc, fmt, ap);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	d->in.line = path_line(d);
+	rc = json_in_fail(&d->in, rc, "%s", msg);
+	d->in.line = 0;
 	return rc;
 }
 
@@ -146,14 +134,11 @@ void scfg_warn_at(struct dec *d, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	unsigned line = 0;
-	unsigned top = d->depth < FIELD_DEPTH_MAX ? d->depth : FIELD_DEPTH_MAX;
-	while (top > 0 && line == 0)
-		line = lines_find(d->lines, d->anchor[--top]);
+	unsigned line = path_line(d);
 	if (line > 0)
-		log_msg(LOG_LEVEL_WARN, "%s:%u: %s: %s", d->name, line, d->path, msg);
+		log_msg(LOG_LEVEL_WARN, "%s:%u: %s: %s", d->in.source, line, d->in.path, msg);
 	else
-		log_msg(LOG_LEVEL_WARN, "%s: %s: %s", d->name, d->path, msg);
+		log_msg(LOG_LEVEL_WARN, "%s: %s: %s", d->in.source, d->in.path, msg);
 }
 
 /* A key the v1 type does not have, named as kube-scheduler names it. */
@@ -180,8 +165,7 @@ const char *scfg_show(const json_t *v, char *buf, size_t len)
 
 size_t scfg_push_key(struct dec *d, const void *anchor, const char *key)
 {
-	size_t old = d->path_len;
-	scfg_appendf(d->path, sizeof(d->path), &d->path_len, old ? ".%s" : "%s", key);
+	size_t old = json_in_field(&d->in, key);
 	if (d->depth < FIELD_DEPTH_MAX)
 		d->anchor[d->depth] = anchor;
 	d->depth++;
@@ -190,8 +174,7 @@ size_t scfg_push_key(struct dec *d, const void *anchor, const char *key)
 
 size_t scfg_push_index(struct dec *d, const json_t *elem, size_t i)
 {
-	size_t old = d->path_len;
-	scfg_appendf(d->path, sizeof(d->path), &d->path_len, "[%zu]", i);
+	size_t old = json_in_index(&d->in, i);
 	if (d->depth < FIELD_DEPTH_MAX)
 		d->anchor[d->depth] = elem;
 	d->depth++;
@@ -200,8 +183,7 @@ size_t scfg_push_index(struct dec *d, const json_t *elem, size_t i)
 
 void scfg_pop(struct dec *d, size_t old)
 {
-	d->path_len = old;
-	d->path[old] = '\0';
+	json_in_pop(&d->in, old);
 	d->depth--;
 }
 /* ---- the decoder: values ----------------------------------------------- */

@@ -28,6 +28,7 @@
 
 #include <jansson.h>
 
+#include "base/base.h"
 #include "ingest/sched_config.h"
 #include "shm/shm.h"
 #include "workers/workers.h"
@@ -36,7 +37,6 @@
 #define CONFIG_KIND "KubeSchedulerConfiguration"
 #define SCHED_CONFIG_FILE_MAX (1u << 20)
 #define YAML_DEPTH_MAX 64
-#define FIELD_PATH_LEN 256
 #define FIELD_DEPTH_MAX 16
 #define SHOW_LEN 96
 #define WEIGHT_MAX 100
@@ -57,21 +57,16 @@ struct line_table {
 
 /* The decoder's state: where it is in the tree, for messages. */
 struct dec {
-	const char *name;
-	char *err;
-	size_t err_len;
+	/* The path and the error lines (base/json_in.h): source the file's
+	 * name, max_lines SCHED_CONFIG_ERRORS_MAX (the rest counted in
+	 * in.n_dropped), line set from the anchors below when one is known. */
+	struct json_in in;
 	const struct line_table *lines;
 	struct res_names *res;
 	struct intern *strings; /* where args' strings go (may be NULL) */
-	char path[FIELD_PATH_LEN];
-	size_t path_len;
+	/* What each step of the path was read from, to find its line. */
 	const void *anchor[FIELD_DEPTH_MAX];
 	unsigned depth;
-	/* Errors written to err (at most SCHED_CONFIG_ERRORS_MAX), where the
-	 * next one goes, and how many more were found. */
-	unsigned n_errors;
-	size_t err_pos;
-	unsigned n_dropped;
 };
 
 /* Best effort: a failed allocation only loses a line number. */

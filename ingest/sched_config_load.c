@@ -438,9 +438,8 @@ int sched_config_load_buffer(const char *name, const char *buf, size_t len,
 {
 	struct line_table lines = {0};
 	struct dec d = {
-		.name = name ? name : "(config)",
-		.err = err,
-		.err_len = err_len,
+		.in = {.source = name ? name : "(config)", .err = err, .err_len = err_len,
+		       .max_lines = SCHED_CONFIG_ERRORS_MAX},
 		.lines = &lines,
 		.res = res,
 		.strings = strings,
@@ -472,9 +471,9 @@ int sched_config_load_buffer(const char *name, const char *buf, size_t len,
 		intern_mark(strings, &mark);
 	rc = decode_root(&d, root, next);
 	if (rc != 0) {
-		if (d.n_dropped > 0 && err != NULL && err_len > 0)
-			scfg_appendf(err, err_len, &d.err_pos, "\n(and %u more error%s)",
-				d.n_dropped, d.n_dropped == 1 ? "" : "s");
+		if (d.in.n_dropped > 0 && err != NULL && err_len > 0)
+			scfg_appendf(err, err_len, &d.in.err_pos, "\n(and %u more error%s)",
+				d.in.n_dropped, d.in.n_dropped == 1 ? "" : "s");
 		goto fail_decode;
 	}
 	memcpy(cfg, next, sizeof(*next));
@@ -500,8 +499,8 @@ int sched_config_load(const char *path, struct sched_config *cfg,
 		      struct res_names *res, struct intern *strings, char *err,
 		      size_t err_len)
 {
-	struct dec d = {.name = path ? path : "(config)", .err = err,
-			.err_len = err_len};
+	struct dec d = {.in = {.source = path ? path : "(config)", .err = err,
+			       .err_len = err_len, .max_lines = SCHED_CONFIG_ERRORS_MAX}};
 	size_t len = 0;
 	int rc;
 	if (path == NULL)

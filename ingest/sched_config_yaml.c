@@ -388,8 +388,9 @@ int scfg_parse_tree(struct dec *d, struct line_table *lines, const char *buf,
 		/* Perhaps a YAML flow mapping; if not, the JSON error is the
 		 * one the author wants to see. */
 		char discard[8];
-		struct dec quiet = {.name = d->name, .err = discard,
-				    .err_len = sizeof(discard)};
+		struct dec quiet = {.in = {.source = d->in.source, .err = discard,
+					   .err_len = sizeof(discard),
+					   .max_lines = SCHED_CONFIG_ERRORS_MAX}};
 		if (yaml_load(&quiet, lines, buf, len, root) == 0)
 			return 0;
 		lines->n = 0;
