@@ -1,6 +1,6 @@
 /* The strict JSON decoders' one core: a path stack, typed access to
  * jansson values, and one error line, shared by the Kubernetes decoder
- * (ingest/k8s_json.c) and the gateway's request bodies (gateway/decode.c).
+ * (ingest/k8s_json.h) and the gateway's request bodies (gateway/decode.c).
  *
  * The error line is "<source>: <subject>: <path>: <what>", each of the
  * first three left out when empty: source names the input ("cluster.json",

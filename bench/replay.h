@@ -6,7 +6,7 @@
  * deletions, no retries.
  *
  * Every policy is a KubeSchedulerConfiguration profile (replay.c), loaded
- * by ingest/sched_config.c as a user's file would be: the engine scores
+ * by ingest/sched_config.h as a user's file would be: the engine scores
  * with it exactly as the daemon would, percentageOfNodesToScore 100.
  *
  * Metric, as the paper's analysis: after each pod, the arrived GPU milli

@@ -1,8 +1,22 @@
 /* The Kubernetes decoder's private header: the decoder's state and the
- * functions its files share (k8s_json.c: messages, field paths, typed
- * access, quantities, the stream; k8s_json_meta.c, k8s_json_node.c,
- * k8s_json_objects.c, k8s_json_sched.c, k8s_json_requests.c,
- * k8s_json_pod.c: one kind of object each). Only ingest/ includes it. */
+ * functions its files share. Only ingest/ includes it. Its files call one
+ * way, each only the files listed below it here (a reader reads them
+ * bottom-up):
+ *
+ *   k8s_json_load.c      the loads: the stream, lists, the kinds' dispatch,
+ *                        the entry points (the design note is at its head);
+ *   k8s_json_pod.c       Pods (their scheduling fields in _sched.c, their
+ *                        requests in _requests.c, default spreading from
+ *                        _objects.c, tolerations by _node.c's taint effects);
+ *   k8s_json_sched.c     priority, PriorityClasses, gangs, Workloads,
+ *                        PodGroups, PodDisruptionBudgets;
+ *   k8s_json_requests.c  a pod's requests and host ports;
+ *   k8s_json_objects.c   Namespaces, Services and controllers, their store;
+ *   k8s_json_node.c      Nodes;
+ *   k8s_json_meta.c      what every kind shares: names, labels, annotations,
+ *                        selectors, node affinity, the visit;
+ *   k8s_json_values.c    strings, quantities and resources at the path.
+ */
 #ifndef SHMSCHED_INGEST_K8S_JSON_INTERNAL_H
 #define SHMSCHED_INGEST_K8S_JSON_INTERNAL_H
 
@@ -116,10 +130,7 @@ struct k8s_objects {
 #define ANN_NUMA_NODES "shmsched.io/numa-nodes"
 #define ANN_WAIT "shmsched.io/wait" /* pod annotation: "true" or "false" */
 
-/* k8s_json.c */
-const char *json_in_show_str(const char *s, size_t len, char *buf, size_t buf_len);
-const char *json_in_show(const json_t *v, char *buf, size_t buf_len);
-bool json_in_str_is(const char *s, size_t len, const char *lit);
+/* k8s_json_values.c */
 int kj_intern_here(struct decoder *d, const char *s, size_t len, uint32_t *id);
 int kj_string_here(struct decoder *d, const json_t *v, uint32_t *id);
 int kj_get_id(struct decoder *d, const json_t *obj, const char *key, uint32_t *id);
@@ -128,15 +139,20 @@ int kj_quantity_here(struct decoder *d, const json_t *v, enum quantity_unit unit
 int kj_resource_here(struct decoder *d, const char *name, size_t len, int *idx);
 int kj_resource_list(struct decoder *d, const json_t *obj, const char *key,
 			 int64_t v[RES_MAX], bool has[RES_MAX], bool *present);
-void kj_count_skipped(struct decoder *d, const char *kind, size_t len);
 
 /* k8s_json_meta.c */
 int kj_label_map(struct decoder *d, const json_t *obj, const char *key,
 		     struct label *out, size_t max, size_t *n, bool selector);
+void kj_label_set_merge(struct label *set, size_t *n, const struct label *l);
 int kj_object_name(struct decoder *d, const json_t *obj, const char *kind,
 		       bool namespaced, const char **ns, size_t *ns_len,
 		       const char **name, size_t *name_len);
 int kj_visited(struct decoder *d, int rc);
+void kj_count_skipped(struct decoder *d, const char *kind, size_t len);
+int kj_get_annotations(struct decoder *d, const json_t *obj, json_t **ann);
+int kj_annotation_int(struct decoder *d, const json_t *ann, const char *key,
+			  long min, long max, int over_rc, const char *limit,
+			  long *out, bool *present);
 int kj_node_affinity(struct decoder *d, const json_t *na);
 int kj_group_req_add(struct decoder *d, uint32_t key, uint8_t op,
 			 const uint32_t *values, size_t n_values,
@@ -147,10 +163,6 @@ int kj_merge_label_keys(struct decoder *d, const json_t *obj, const char *key,
 			    uint8_t op, struct group_selector *sel);
 
 /* k8s_json_node.c */
-int kj_get_annotations(struct decoder *d, const json_t *obj, json_t **ann);
-int kj_annotation_int(struct decoder *d, const json_t *ann, const char *key,
-			  long min, long max, int over_rc, const char *limit,
-			  long *out, bool *present);
 int kj_taint_effect(const char *s, size_t len, bool allow_all, uint8_t *out);
 int kj_decode_node(struct decoder *d, const json_t *obj);
 
@@ -166,6 +178,9 @@ int kj_decode_service(struct decoder *d, const json_t *obj);
 int kj_decode_rc(struct decoder *d, const json_t *obj);
 int kj_decode_controller(struct decoder *d, const json_t *obj, int kind);
 
+/* k8s_json_requests.c */
+int kj_pod_requests(struct decoder *d, const json_t *spec, bool host_network);
+
 /* k8s_json_sched.c */
 int kj_pod_priority(struct decoder *d, const json_t *spec);
 int kj_pod_wait(struct decoder *d, const json_t *obj);
@@ -178,11 +193,7 @@ int kj_decode_pod_group(struct decoder *d, const json_t *obj);
 int kj_decode_pdb(struct decoder *d, const json_t *obj);
 int kj_decode_priority_class(struct decoder *d, const json_t *obj);
 
-/* k8s_json_requests.c */
-int kj_pod_requests(struct decoder *d, const json_t *spec, bool host_network);
-
 /* k8s_json_pod.c */
-void kj_label_set_merge(struct label *set, size_t *n, const struct label *l);
 int kj_decode_pod(struct decoder *d, const json_t *obj, size_t index);
 
 #endif

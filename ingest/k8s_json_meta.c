@@ -1,8 +1,10 @@
 /* Metadata and selectors, for every kind of object: the object's name
- * (d->in.subject), label maps and their key and value rules, label selectors into
- * a pod group's requirement pool, and node selector terms (a pod's
- * nodeAffinity). Part of the Kubernetes decoder: see k8s_json.c's note
- * and k8s_json_internal.h. */
+ * (d->in.subject), label maps and their key and value rules, annotations,
+ * label selectors into a pod group's requirement pool, node selector terms
+ * (a pod's nodeAffinity), and what a visit leaves (a refusal's message, a
+ * skipped kind's count). Part of the Kubernetes decoder: see
+ * k8s_json_load.c's note and k8s_json_internal.h; it calls only
+ * k8s_json_values.c. */
 #include "ingest/k8s_json_internal.h"
 
 /* --- nodes --------------------------------------------------------------- */
@@ -154,6 +156,22 @@ out:
 	return rc;
 }
 
+/* Adds `l` to `set` (sorted by key, at most `max`): a key already there
+ * takes the new value (labels.Merge). */
+void kj_label_set_merge(struct label *set, size_t *n, const struct label *l)
+{
+	size_t i = 0;
+	while (i < *n && set[i].key < l->key)
+		i++;
+	if (i < *n && set[i].key == l->key) {
+		set[i].value = l->value;
+		return;
+	}
+	memmove(&set[i + 1], &set[i], (*n - i) * sizeof(*set));
+	set[i] = *l;
+	(*n)++;
+}
+
 /* Sets d->in.subject from metadata: "<kind> <name>" or "<kind> <ns>/<name>". */
 int kj_object_name(struct decoder *d, const json_t *obj, const char *kind,
 		       bool namespaced, const char **ns, size_t *ns_len,
@@ -202,6 +220,87 @@ int kj_visited(struct decoder *d, int rc)
 		json_in_fail(&d->in, rc, "refused by the loader (%s)",
 		     strerror_r(-rc, ebuf, sizeof(ebuf)));
 	}
+	return rc;
+}
+
+/* Counts an object of a kind shmsched does not read (k8s_ctx.skipped). */
+void kj_count_skipped(struct decoder *d, const char *kind, size_t len)
+{
+	struct k8s_skipped *sk = d->ctx->skipped;
+	if (sk == NULL)
+		return;
+	sk->total++;
+	size_t cut = len < sizeof(sk->kinds[0].kind) - 1 ? len :
+							 sizeof(sk->kinds[0].kind) - 1;
+	for (unsigned i = 0; i < sk->n_kinds; i++) {
+		if (strlen(sk->kinds[i].kind) == cut &&
+		    memcmp(sk->kinds[i].kind, kind, cut) == 0) {
+			sk->kinds[i].count++;
+			return;
+		}
+	}
+	if (sk->n_kinds == K8S_SKIPPED_KINDS)
+		return;
+	memcpy(sk->kinds[sk->n_kinds].kind, kind, cut);
+	sk->kinds[sk->n_kinds].kind[cut] = '\0';
+	sk->kinds[sk->n_kinds++].count = 1;
+}
+
+/* --- annotations ------------------------------------------------------- */
+
+/* metadata.annotations of `obj`: *ann NULL when absent. */
+int kj_get_annotations(struct decoder *d, const json_t *obj, json_t **ann)
+{
+	json_t *meta;
+	*ann = NULL;
+	int rc = json_in_get(&d->in, obj, "metadata", JSON_IN_OBJECT, &meta);
+	if (rc < 0 || meta == NULL)
+		return rc;
+	size_t mark = json_in_field(&d->in, "metadata");
+	rc = json_in_get(&d->in, meta, "annotations", JSON_IN_OBJECT, ann);
+	json_in_pop(&d->in, mark);
+	return rc;
+}
+
+/* Annotation `key` as a decimal integer in min..max; *present false when
+ * absent. Above max fails with `over_rc` and names `limit`, the model's
+ * bound. Call with the path at metadata.annotations. */
+int kj_annotation_int(struct decoder *d, const json_t *ann, const char *key,
+			  long min, long max, int over_rc, const char *limit,
+			  long *out, bool *present)
+{
+	char q[JSON_IN_SHOW_MAX + 16];
+	*out = 0;
+	*present = false;
+	json_t *v = ann != NULL ? json_object_get(ann, key) : NULL;
+	if (v == NULL || json_is_null(v))
+		return 0;
+	size_t mark = json_in_key(&d->in, key, strlen(key));
+	int rc = json_in_check(&d->in, v, JSON_IN_STRING);
+	const char *s = rc == 0 ? json_string_value(v) : "";
+	size_t len = rc == 0 ? json_string_length(v) : 0;
+	long n = 0;
+	bool digits = len > 0;
+	for (size_t i = 0; i < len && digits; i++) {
+		digits = s[i] >= '0' && s[i] <= '9';
+		/* Saturates past max: any length reads without overflow. */
+		n = n > max ? n : n * 10 + (s[i] - '0');
+	}
+	if (rc < 0)
+		;
+	else if (!digits)
+		rc = json_in_fail(&d->in, -EINVAL, "%s is not an integer (%ld..%ld)",
+			  json_in_show_str(s, len, q, sizeof(q)), min, max);
+	else if (n < min)
+		rc = json_in_fail(&d->in, -EINVAL, "%s is not in %ld..%ld",
+			  json_in_show_str(s, len, q, sizeof(q)), min, max);
+	else if (n > max)
+		rc = json_in_fail(&d->in, over_rc, "%s is not in %ld..%ld (%s)",
+			  json_in_show_str(s, len, q, sizeof(q)), min, max, limit);
+	else
+		*out = n;
+	*present = rc == 0;
+	json_in_pop(&d->in, mark);
 	return rc;
 }
 

@@ -1,65 +1,9 @@
 /* Nodes: devices (GPUs, cores, NUMA) from status, labels and
  * annotations, taints, conditions, and decode_node() itself. Part of the
- * Kubernetes decoder: see k8s_json.c's note and k8s_json_internal.h. */
+ * Kubernetes decoder: see k8s_json_load.c's note and k8s_json_internal.h. */
 #include "ingest/k8s_json_internal.h"
 
 /* --- devices ------------------------------------------------------------- */
-
-/* metadata.annotations of `obj`: *ann NULL when absent. */
-int kj_get_annotations(struct decoder *d, const json_t *obj, json_t **ann)
-{
-	json_t *meta;
-	*ann = NULL;
-	int rc = json_in_get(&d->in, obj, "metadata", JSON_IN_OBJECT, &meta);
-	if (rc < 0 || meta == NULL)
-		return rc;
-	size_t mark = json_in_field(&d->in, "metadata");
-	rc = json_in_get(&d->in, meta, "annotations", JSON_IN_OBJECT, ann);
-	json_in_pop(&d->in, mark);
-	return rc;
-}
-
-/* Annotation `key` as a decimal integer in min..max; *present false when
- * absent. Above max fails with `over_rc` and names `limit`, the model's
- * bound. Call with the path at metadata.annotations. */
-int kj_annotation_int(struct decoder *d, const json_t *ann, const char *key,
-			  long min, long max, int over_rc, const char *limit,
-			  long *out, bool *present)
-{
-	char q[JSON_IN_SHOW_MAX + 16];
-	*out = 0;
-	*present = false;
-	json_t *v = ann != NULL ? json_object_get(ann, key) : NULL;
-	if (v == NULL || json_is_null(v))
-		return 0;
-	size_t mark = json_in_key(&d->in, key, strlen(key));
-	int rc = json_in_check(&d->in, v, JSON_IN_STRING);
-	const char *s = rc == 0 ? json_string_value(v) : "";
-	size_t len = rc == 0 ? json_string_length(v) : 0;
-	long n = 0;
-	bool digits = len > 0;
-	for (size_t i = 0; i < len && digits; i++) {
-		digits = s[i] >= '0' && s[i] <= '9';
-		/* Saturates past max: any length reads without overflow. */
-		n = n > max ? n : n * 10 + (s[i] - '0');
-	}
-	if (rc < 0)
-		;
-	else if (!digits)
-		rc = json_in_fail(&d->in, -EINVAL, "%s is not an integer (%ld..%ld)",
-			  json_in_show_str(s, len, q, sizeof(q)), min, max);
-	else if (n < min)
-		rc = json_in_fail(&d->in, -EINVAL, "%s is not in %ld..%ld",
-			  json_in_show_str(s, len, q, sizeof(q)), min, max);
-	else if (n > max)
-		rc = json_in_fail(&d->in, over_rc, "%s is not in %ld..%ld (%s)",
-			  json_in_show_str(s, len, q, sizeof(q)), min, max, limit);
-	else
-		*out = n;
-	*present = rc == 0;
-	json_in_pop(&d->in, mark);
-	return rc;
-}
 
 /* The node's GPU count from its resource list (allocatable, else capacity,
  * as the rest of the node): a whole number of devices. */

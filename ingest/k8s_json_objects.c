@@ -1,7 +1,7 @@
 /* The first pass's objects: Namespaces, Services and controllers
  * (ReplicationControllers, ReplicaSets, StatefulSets) kept in a
  * k8s_objects, their store and index, and their decoders. Part of the
- * Kubernetes decoder: see k8s_json.c's note and k8s_json_internal.h. */
+ * Kubernetes decoder: see k8s_json_load.c's note and k8s_json_internal.h. */
 #include "ingest/k8s_json_internal.h"
 
 static const char *const obj_kind_name[OBJ_KINDS] = {

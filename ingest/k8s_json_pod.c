@@ -1,7 +1,7 @@
 /* Pods: devices asked for, tolerations, inter-pod affinity and spread
  * terms into the pod's group, default spreading from the objects, the
  * fields shmsched refuses, and decode_pod() itself. Part of the Kubernetes
- * decoder: see k8s_json.c's note and k8s_json_internal.h. */
+ * decoder: see k8s_json_load.c's note and k8s_json_internal.h. */
 #include "ingest/k8s_json_internal.h"
 
 static int u32_cmp(const void *a, const void *b)
@@ -484,22 +484,6 @@ static int pod_controller(struct decoder *d, const json_t *obj, uint8_t *kind,
 	json_in_pop(&d->in, mark);
 	json_in_pop(&d->in, outer);
 	return rc;
-}
-
-/* Adds `l` to `set` (sorted by key, at most `max`): a key already there
- * takes the new value (labels.Merge). */
-void kj_label_set_merge(struct label *set, size_t *n, const struct label *l)
-{
-	size_t i = 0;
-	while (i < *n && set[i].key < l->key)
-		i++;
-	if (i < *n && set[i].key == l->key) {
-		set[i].value = l->value;
-		return;
-	}
-	memmove(&set[i + 1], &set[i], (*n - i) * sizeof(*set));
-	set[i] = *l;
-	(*n)++;
 }
 
 /* kube-scheduler's helper.DefaultSelector (framework/plugins/helper/

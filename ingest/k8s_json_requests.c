@@ -1,7 +1,7 @@
 /* A pod's resource requests and host ports: the one walk over its
  * containers (init, sidecar, regular), limits defaulting requests,
  * pod-level resources, the QoS class. Part of the Kubernetes decoder: see
- * k8s_json.c's note and k8s_json_internal.h. */
+ * k8s_json_load.c's note and k8s_json_internal.h. */
 #include "ingest/k8s_json_internal.h"
 
 /* --- pods: requests -------------------------------------------------------- */

@@ -1,7 +1,7 @@
 /* Scheduling objects and a pod's scheduling fields: priority and
  * PriorityClasses, the wait annotation, gangs (a pod's pod-group label,
  * Workloads, PodGroups) and PodDisruptionBudgets. Part of the Kubernetes
- * decoder: see k8s_json.c's note and k8s_json_internal.h. */
+ * decoder: see k8s_json_load.c's note and k8s_json_internal.h. */
 #include "ingest/k8s_json_internal.h"
 
 /* spec.priority, priorityClassName and preemptionPolicy, as given (the

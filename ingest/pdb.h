@@ -14,7 +14,7 @@
  *   - without a status, the selected pods placed now less
  *     spec.minAvailable (an integer), counted at each choice.
  * Percentages need the controller's expected pods and are refused without
- * a status (ingest/k8s_json.c).
+ * a status (ingest/k8s_json_sched.c).
  *
  * Concurrency: the table is written by the control thread and read by the
  * evictor, both under the producers' lock (ingest/producers.c); a matcher

@@ -1,5 +1,5 @@
 /* KubeSchedulerConfiguration reader: `pluginConfig`, each plugin's args
- * (sched_config_internal.h; the design note is sched_config.c's). Every
+ * (sched_config_internal.h; the design note is sched_config_load.c's). Every
  * args type is read strictly, as the rest of the file: an unknown field
  * is an error, a field shmsched cannot honour is refused, one that means
  * nothing here is accepted with one warning. Which plugin takes which
@@ -451,7 +451,7 @@ static int decode_spread_args(struct dec *d, json_t *args, struct score_config *
 
 /* NodeAffinityArgs.addedAffinity: the keys of a core/v1 NodeAffinity,
  * checked strictly here (the pod decoder ignores unknown fields), then
- * read by the pod decoder (ingest/k8s_json.c) as a pod's node affinity, so
+ * read by the pod decoder (ingest/k8s_json.h) as a pod's node affinity, so
  * both mean the same. */
 static int check_node_affinity_keys(struct dec *d, json_t *na)
 {

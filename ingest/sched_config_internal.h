@@ -1,16 +1,19 @@
 /* The KubeSchedulerConfiguration reader's private header
  * (ingest/sched_config.h is the public one): the decoder's state and the
- * helpers its files share. Four files, one stage or mechanism each:
+ * helpers its files share. Five files, one stage or mechanism each; they
+ * call one way, each only the files listed below it here (a reader reads
+ * them bottom-up):
  *
- *   sched_config.c          messages, typed access to the tree's values,
- *                           profiles, the rest of the v1 type, the entry
+ *   sched_config_load.c     profiles, the rest of the v1 type, the entry
  *                           points (the design note is at its head);
- *   sched_config_yaml.c     the bytes to one jansson tree (YAML or JSON),
- *                           with the line of each node for messages;
+ *   sched_config_args.c     `pluginConfig`: each plugin's args;
  *   sched_config_plugins.c  a profile's `plugins`: kube's merge with the
  *                           default profile and the multiPoint expansion,
  *                           over the one plugin table (workers/plugin_table.h);
- *   sched_config_args.c     `pluginConfig`: each plugin's args.
+ *   sched_config_yaml.c     the bytes to one jansson tree (YAML or JSON),
+ *                           with the line of each node for messages;
+ *   sched_config_dec.c      the decoder: messages, typed access to the
+ *                           tree's values.
  *
  * Every function here takes the decoder (struct dec) and reports through
  * scfg_fail() at the decoder's current path: push a key or index, decode,
@@ -25,6 +28,7 @@
 
 #include <jansson.h>
 
+#include "base/base.h"
 #include "ingest/sched_config.h"
 #include "shm/shm.h"
 #include "workers/workers.h"
@@ -33,12 +37,11 @@
 #define CONFIG_KIND "KubeSchedulerConfiguration"
 #define SCHED_CONFIG_FILE_MAX (1u << 20)
 #define YAML_DEPTH_MAX 64
-#define FIELD_PATH_LEN 256
 #define FIELD_DEPTH_MAX 16
 #define SHOW_LEN 96
 #define WEIGHT_MAX 100
 
-/* ---- messages (sched_config.c) ------------------------------------------ */
+/* ---- messages (sched_config_dec.c) -------------------------------------- */
 
 /* The line of each YAML node, keyed by address (sched_config_yaml.c
  * records, scfg_fail() looks up). */
@@ -54,21 +57,16 @@ struct line_table {
 
 /* The decoder's state: where it is in the tree, for messages. */
 struct dec {
-	const char *name;
-	char *err;
-	size_t err_len;
+	/* The path and the error lines (base/json_in.h): source the file's
+	 * name, max_lines SCHED_CONFIG_ERRORS_MAX (the rest counted in
+	 * in.n_dropped), line set from the anchors below when one is known. */
+	struct json_in in;
 	const struct line_table *lines;
 	struct res_names *res;
 	struct intern *strings; /* where args' strings go (may be NULL) */
-	char path[FIELD_PATH_LEN];
-	size_t path_len;
+	/* What each step of the path was read from, to find its line. */
 	const void *anchor[FIELD_DEPTH_MAX];
 	unsigned depth;
-	/* Errors written to err (at most SCHED_CONFIG_ERRORS_MAX), where the
-	 * next one goes, and how many more were found. */
-	unsigned n_errors;
-	size_t err_pos;
-	unsigned n_dropped;
 };
 
 /* Best effort: a failed allocation only loses a line number. */
@@ -108,7 +106,7 @@ size_t scfg_push_key(struct dec *d, const void *anchor, const char *key);
 size_t scfg_push_index(struct dec *d, const json_t *elem, size_t i);
 void scfg_pop(struct dec *d, size_t old);
 
-/* ---- values (sched_config.c) -------------------------------------------- */
+/* ---- values (sched_config_dec.c) ---------------------------------------- */
 
 bool scfg_present(const json_t *v);                 /* given and not null */
 bool scfg_str_is(const json_t *v, const char *lit); /* the string `lit` */
@@ -139,10 +137,10 @@ bool scfg_is_qualified_name(const char *s, size_t n);
 /* A string interned into the load's table. */
 int scfg_intern_value(struct dec *d, const json_t *v, uint32_t *id);
 
-/* ---- the tree (sched_config_yaml.c) ------------------------------------- */
-
 /* Whether `n` bytes at `s` are one of `words` (NULL-terminated). */
 bool scfg_is_one_of(const char *s, size_t n, const char *const *words);
+
+/* ---- the tree (sched_config_yaml.c) ------------------------------------- */
 
 /* The bytes as one tree: JSON when they start with '{' (YAML if JSON
  * fails and YAML reads them), YAML otherwise; *root NULL for an empty

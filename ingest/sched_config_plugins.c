@@ -1,5 +1,5 @@
 /* KubeSchedulerConfiguration reader: a profile's `plugins`
- * (sched_config_internal.h; the design note is sched_config.c's), over
+ * (sched_config_internal.h; the design note is sched_config_load.c's), over
  * the one plugin table (workers/plugin_table.h): names, extension points,
  * kept points, scores and kube's default weights are its rows, nothing
  * here.
@@ -66,7 +66,7 @@ static struct entry_mark push_entry(struct dec *d, const struct plugins_in *in,
 				    enum plugin_ext p, bool enabled,
 				    const struct plugin_entry *e)
 {
-	struct entry_mark mk = {d->path_len, d->depth};
+	struct entry_mark mk = {d->in.path_len, d->depth};
 	const char *list = enabled ? "enabled" : "disabled";
 	scfg_push_key(d, scfg_key_anchor(in->obj, plugin_ext_names[p]), plugin_ext_names[p]);
 	scfg_push_key(d, scfg_key_anchor(in->set[p].obj, list), list);
@@ -77,8 +77,7 @@ static struct entry_mark push_entry(struct dec *d, const struct plugins_in *in,
 
 static void pop_entry(struct dec *d, struct entry_mark mk)
 {
-	d->path_len = mk.path_len;
-	d->path[mk.path_len] = '\0';
+	json_in_pop(&d->in, mk.path_len);
 	d->depth = mk.depth;
 }
 

@@ -1,5 +1,5 @@
 /* KubeSchedulerConfiguration reader, stage 1: the bytes to one jansson
- * tree (sched_config_internal.h; the design note is sched_config.c's).
+ * tree (sched_config_internal.h; the design note is sched_config_load.c's).
  *
  * JSON through json_loadb when the text starts with '{' (falling back to
  * YAML, since a YAML flow mapping starts so too), YAML through libyaml's
@@ -96,14 +96,6 @@ static bool is_yaml_float(const char *s, size_t n)
 		i = n;
 	}
 	return i == n && (dot || exp);
-}
-
-bool scfg_is_one_of(const char *s, size_t n, const char *const *words)
-{
-	for (; *words != NULL; words++)
-		if (strlen(*words) == n && memcmp(*words, s, n) == 0)
-			return true;
-	return false;
 }
 
 /* A plain scalar's value by the (reduced) core schema. `s` is
@@ -396,8 +388,9 @@ int scfg_parse_tree(struct dec *d, struct line_table *lines, const char *buf,
 		/* Perhaps a YAML flow mapping; if not, the JSON error is the
 		 * one the author wants to see. */
 		char discard[8];
-		struct dec quiet = {.name = d->name, .err = discard,
-				    .err_len = sizeof(discard)};
+		struct dec quiet = {.in = {.source = d->in.source, .err = discard,
+					   .err_len = sizeof(discard),
+					   .max_lines = SCHED_CONFIG_ERRORS_MAX}};
 		if (yaml_load(&quiet, lines, buf, len, root) == 0)
 			return 0;
 		lines->n = 0;

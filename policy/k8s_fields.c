@@ -1,6 +1,6 @@
 /* Kubernetes field validation: see policy.h, "Kubernetes field validation".
  *
- * One walker for every decoder of Kubernetes objects (ingest/k8s_json.c
+ * One walker for every decoder of Kubernetes objects (ingest/k8s_json.h
  * for files, templates and `shmsched place`; gateway/decode.c for request
  * bodies). It follows the object and its type in the derived table
  * together: a member whose name the type lacks is unknown; a member that
@@ -72,7 +72,7 @@ static const struct k8s_froot *root_of(const char *api_version, const char *kind
 		if (strcmp(r->kind, kind) != 0)
 			continue;
 		/* A PodGroup with no apiVersion is scheduler-plugins' CRD
-		 * (scheduling.x-k8s.io) to ingest/k8s_json.c, not the table's
+		 * (scheduling.x-k8s.io) to ingest/k8s_json.h, not the table's
 		 * scheduling.k8s.io one. */
 		if ((api_version == NULL || api_version[0] == '\0') &&
 		    strcmp(kind, "PodGroup") == 0)

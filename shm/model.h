@@ -196,7 +196,7 @@ struct pod_spec {
 	/* A gang (coscheduling's label scheduling.x-k8s.io/pod-group): the
 	 * interned "namespace/name" of its PodGroup, 0 none; how many of its
 	 * pods must be placed together, and how long the first waits for the
-	 * rest (ingest/k8s_json.c fills these from the PodGroup). */
+	 * rest (ingest/k8s_json_sched.c fills these from the PodGroup). */
 	uint32_t gang;
 	uint32_t gang_min;
 	uint32_t gang_timeout_s;

@@ -1,5 +1,5 @@
 /* The inter-pod plugins' arguments, from a profile's pluginConfig
- * (ingest/sched_config.c; defaults as kube's v1 defaults.go). */
+ * (ingest/sched_config.h; defaults as kube's v1 defaults.go). */
 #include "workers/interpod.h"
 
 #include <string.h>

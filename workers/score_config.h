@@ -1,6 +1,6 @@
 /* Which scores run, with which weights and arguments: the part of each
  * KubeSchedulerConfiguration profile the engine uses, filled by
- * ingest/sched_config.c (defaults or a file); the profiles, chosen by a
+ * ingest/sched_config.h (defaults or a file); the profiles, chosen by a
  * pod's schedulerName; and the table of score plugins. */
 #ifndef SHMSCHED_WORKERS_SCORE_CONFIG_H
 #define SHMSCHED_WORKERS_SCORE_CONFIG_H
@@ -73,7 +73,7 @@ struct spread_default {
 };
 
 /* What one profile's plugins do: the part of a KubeSchedulerConfiguration
- * profile the engine uses, filled by ingest/sched_config.c (defaults or a
+ * profile the engine uses, filled by ingest/sched_config.h (defaults or a
  * file). */
 struct score_config {
 	/* Plugin weights; 0 = plugin not enabled. Defaults: TaintToleration 3,

@@ -1,4 +1,4 @@
-/* Fuzz target: the Node/Pod JSON decoder (ingest/k8s_json.c) on arbitrary
+/* Fuzz target: the Node/Pod JSON decoder (ingest/k8s_json.h) on arbitrary
  * bytes, as shmsched place reads them: the objects pass (Namespaces,
  * Services, controllers) first, then the bytes as a cluster file and as a
  * pods file against those objects. Every refusal must say why, and what is

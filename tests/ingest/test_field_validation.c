@@ -1,5 +1,5 @@
 /* unit.field_validation: unknown Kubernetes fields through the decoder
- * every reader uses (ingest/k8s_json.c): files, templates (k8s_load_one),
+ * every reader uses (ingest/k8s_json.h): files, templates (k8s_load_one),
  * `shmsched place`. kube-apiserver's levels (meta/v1 CreateOptions
  * .fieldValidation): Strict "will fail the request with a BadRequest error
  * if any unknown fields would be dropped from the object"; Warn "will send

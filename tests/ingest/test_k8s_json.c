@@ -1,4 +1,4 @@
-/* unit.k8s_json: Node and Pod JSON into the model (ingest/k8s_json.c).
+/* unit.k8s_json: Node and Pod JSON into the model (ingest/k8s_json.h).
  * Each test names the Kubernetes source it checks against. JSON in this
  * file is written with ' for " (load() swaps them) to stay readable. */
 #include <errno.h>

@@ -1,4 +1,4 @@
-/* unit.pdb: PodDisruptionBudget objects as decoded (ingest/k8s_json.c) and
+/* unit.pdb: PodDisruptionBudget objects as decoded (ingest/k8s_json.h) and
  * the budgets' table and matcher (ingest/pdb.c): which pods a budget
  * selects (namespace, selector; empty selects all, absent none), the
  * disruptions each allows in its three modes, the count-down on eviction,

@@ -1,5 +1,5 @@
 /* unit.priority: spec.priority, priorityClassName and preemptionPolicy as
- * decoded (ingest/k8s_json.c), PriorityClass objects, and the Priority
+ * decoded (ingest/k8s_json.h), PriorityClass objects, and the Priority
  * admission rules (ingest/priority.c), in cases modelled on (not ported
  * from) kube-apiserver's plugin/pkg/admission/priority/admission_test.go
  * and PriorityClass validation (pkg/apis/scheduling/validation). JSON is

@@ -1,6 +1,6 @@
 /* unit.interpod_kube: kube-scheduler's own plugin tests for InterPodAffinity
  * and PodTopologySpread, ported case by case as Node and Pod JSON, run
- * through the real decoder (ingest/k8s_json.c) and the plugins as the
+ * through the real decoder (ingest/k8s_json.h) and the plugins as the
  * engine calls them (workers/interpod.h).
  *
  * The cases live in tests/workers/kube_cases/, one file per upstream test

@@ -542,7 +542,7 @@ static void test_affinity_match_fields(void **state)
 }
 
 /* A requirement labels.NewRequirement refuses (the decoder marks it
- * `invalid`: ingest/k8s_json.c) makes its term a parse error. kube's
+ * `invalid`: ingest/k8s_json_meta.c) makes its term a parse error. kube's
  * LazyErrorNodeSelector.Match (component-helpers/scheduling/corev1/
  * nodeaffinity/nodeaffinity.go) skips such a term, so it matches no node,
  * and the pod's other terms still count; Filter ignores the error. */
