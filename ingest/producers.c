@@ -6,8 +6,9 @@
  *   it (partner: the acquire load in producers_get()); it stores NULL, then
  *   waits rcu_synchronize() before unmapping, so no worker that
  *   loaded the old pointer is still using it.
- * - n_templates: release after the template is written (partner: the
- *   acquire load in producers_templates()).
+ * - n_templates: release after the template is written (handle_template,
+ *   ingest/producers_requests.c; partner: the acquire load in
+ *   producers_templates()).
  * - accepting, counts: relaxed; they are flags and tallies for people
  *   (use_strings, use_templates, uncompiled: issue 41's budgets, too).
  * - identities[i].used: stored last with release when an identity is made
@@ -56,7 +57,7 @@ static uint64_t entry_share(const struct intern *strings)
 
 /* The charge of the uid whose strings carry `tag`, made if new; NULL: no
  * memory (the caller refuses). */
-static struct uid_charge *uid_charge_of(struct producers *p, uint32_t tag)
+struct uid_charge *prod_uid_charge_of(struct producers *p, uint32_t tag)
 {
 	for (uint32_t i = 0; i < p->n_uid_charged; i++)
 		if (p->uid_charged[i].tag == tag)
@@ -82,7 +83,7 @@ struct uid_rebuild {
 static void uid_rebuild_one(void *arg, uint32_t tag, uint32_t len)
 {
 	struct uid_rebuild *r = arg;
-	struct uid_charge *c = r->rc == 0 ? uid_charge_of(r->p, tag) : NULL;
+	struct uid_charge *c = r->rc == 0 ? prod_uid_charge_of(r->p, tag) : NULL;
 	if (c == NULL) {
 		r->rc = -ENOMEM;
 		return;
@@ -195,9 +196,9 @@ static uint64_t strings_cost(const struct producers *p, const struct intern_mark
  * caller rolls the strings back): the identity's budget would be passed,
  * or the table is past the part producers may fill. An admin's template
  * is charged but never refused. */
-static int charge_strings(struct producers *p, const struct producer *pr,
-			  enum producer_role role, const struct intern_mark *mark,
-			  uint64_t *cost, char *err, size_t err_len)
+int prod_charge_strings(struct producers *p, const struct producer *pr,
+			enum producer_role role, const struct intern_mark *mark,
+			uint64_t *cost, char *err, size_t err_len)
 {
 	uint32_t max_strings, live;
 	uint64_t arena, live_bytes;
@@ -208,7 +209,7 @@ static int charge_strings(struct producers *p, const struct producer *pr,
 	const struct identity_charge *c = &p->charged[pr->owner - 1];
 	if (role == ROLE_ADMIN || *cost == 0)
 		return 0;
-	struct uid_charge *u = uid_charge_of(p, intern_uid_tag(who->uid));
+	struct uid_charge *u = prod_uid_charge_of(p, intern_uid_tag(who->uid));
 	if (u == NULL) {
 		snprintf(err, err_len, "template: out of memory");
 		return -ENOMEM;
@@ -302,13 +303,13 @@ void producers_stop_accepting(struct producers *p)
 
 uint32_t producers_bound(const struct producers *p)
 {
-	/* Relaxed: see handle_register(). */
+	/* Relaxed: see prod_handle_register(). */
 	return __atomic_load_n(&p->bound, __ATOMIC_RELAXED);
 }
 
 struct producer *producers_get(struct producers *p, uint32_t i)
 {
-	/* Acquire, partner of the release in handle_register(). */
+	/* Acquire, partner of the release in prod_handle_register(). */
 	return __atomic_load_n(&p->table[i], __ATOMIC_ACQUIRE);
 }
 
@@ -473,15 +474,15 @@ void producers_set_waker(struct producers *p, void (*wake)(void *), void *arg)
 }
 
 /* With p->lock held (a request's dispatch). */
-static void wake_workers(struct producers *p)
+void prod_wake_workers(struct producers *p)
 {
 	if (p->wake != NULL)
 		p->wake(p->wake_arg);
 }
 
-static void handle_register(struct producers *p, enum producer_role role,
-			    struct control_server *s, uint64_t conn, uint32_t rid,
-			    const void *body, uint32_t len)
+void prod_handle_register(struct producers *p, enum producer_role role,
+			  struct control_server *s, uint64_t conn, uint32_t rid,
+			  const void *body, uint32_t len)
 {
 	if (by_conn(p, role, conn) != NULL) {
 		control_server_reply_error(s, conn, rid, EALREADY,
@@ -569,7 +570,7 @@ static void handle_register(struct producers *p, enum producer_role role,
 	if (i + 1 > p->bound)
 		__atomic_store_n(&p->bound, i + 1, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&p->registered, 1, __ATOMIC_RELAXED);
-	wake_workers(p); /* its doorbell, before it can ring */
+	prod_wake_workers(p); /* its doorbell, before it can ring */
 	log_msg(LOG_LEVEL_INFO, "producer %u registered (%s connection %llu, uid %u, "
 		"name \"%s\", %u slots)", i, role == ROLE_ADMIN ? "admin" : "producer",
 		(unsigned long long)conn, (unsigned)peer.uid, named.name, p->slots);
@@ -577,22 +578,11 @@ static void handle_register(struct producers *p, enum producer_role role,
 			     shm_region_fd(pr->region.region));
 }
 
-static int decode_one(struct producers *p, enum producer_role role,
-		      const char *what, const void *body, uint32_t len,
-		      struct pod_spec *pod, struct node_spec *node, char *err,
-		      size_t err_len)
-{
-	struct k8s_ctx kc = {.strings = p->strings, .res = p->res,
-			     .no_new_resources = role != ROLE_ADMIN,
-			     .profiles = p->profiles};
-	return k8s_load_one(what, body, len, &kc, pod, node, err, err_len);
-}
-
 /* The connection's producer, or NULL after refusing the request: a
  * connection registers before anything that needs a producer. */
-static struct producer *registered(struct producers *p, enum producer_role role,
-				   struct control_server *s, uint64_t conn,
-				   uint32_t rid, const char *before)
+struct producer *prod_registered(struct producers *p, enum producer_role role,
+				 struct control_server *s, uint64_t conn,
+				 uint32_t rid, const char *before)
 {
 	struct producer *pr = by_conn(p, role, conn);
 	if (pr == NULL)
@@ -635,9 +625,9 @@ static uint32_t group_namespace(const struct producers *p, uint32_t group)
  * policy (policy_admit: with none, system- classes are for admin
  * connections only). A gang is in the pod's own namespace, so joining one
  * needs that namespace too. Returns 0 or -EPERM with a message. */
-static int admit_template(struct producers *p, enum producer_role role,
-			  const struct producer *pr, const struct pod_spec *pod,
-			  char *err, size_t err_len)
+int prod_admit_template(struct producers *p, enum producer_role role,
+			const struct producer *pr, const struct pod_spec *pod,
+			char *err, size_t err_len)
 {
 	uint32_t ns_id = group_namespace(p, pod->group);
 	const char *ns = ns_id != 0 ? intern_str(p->strings, ns_id) : "";
@@ -650,400 +640,21 @@ static int admit_template(struct producers *p, enum producer_role role,
 			    cls, err + at, err_len - (size_t)at);
 }
 
-static void handle_template(struct producers *p, enum producer_role role,
-			    struct control_server *s, uint64_t conn, uint32_t rid,
-			    const void *body, uint32_t len)
-{
-	struct producer *pr = registered(p, role, s, conn, rid, "sending templates");
-	if (pr == NULL)
-		return;
-	if (pr->n_templates == PRODUCER_TEMPLATES_MAX) {
-		control_server_reply_error(s, conn, rid, ENOSPC,
-					   "%u templates: the most a producer has",
-					   PRODUCER_TEMPLATES_MAX);
-		return;
-	}
-	static struct pod_spec pod; /* the control thread's alone; too big for a stack */
-	char err[1024];
-	struct intern_mark mark;
-	intern_mark(p->strings, &mark);
-	int rc = decode_one(p, role, "template", body, len, &pod, NULL, err,
-			    sizeof(err));
-	if (rc == 0) /* its namespace and class: the identity's to name? */
-		rc = admit_template(p, role, pr, &pod, err, sizeof(err));
-	if (rc == 0) {
-		/* Its priority as the API server's admission would give it;
-		 * with no table, a class name is refused and priority is 0. */
-		static const struct priority_classes none;
-		int n = snprintf(err, sizeof(err), "template: ");
-		rc = priority_resolve(p->classes != NULL ? p->classes : &none,
-				      p->strings, &pod, false, err + n,
-				      sizeof(err) - (size_t)n);
-		if (rc == 0)
-			rc = gang_resolve(p->gangs, p->strings, &pod, err + n,
-					  sizeof(err) - (size_t)n);
-	}
-	uint64_t cost = 0;
-	if (rc == 0)
-		rc = charge_strings(p, pr, role, &mark, &cost, err, sizeof(err));
-	if (rc < 0) {
-		/* Nothing of a refused template stays: the strings it named
-		 * were never published. */
-		intern_rollback(p->strings, &mark);
-		control_server_reply_error(s, conn, rid, -rc, "%s", err);
-		return;
-	}
-	struct identity_charge *charge = &p->charged[pr->owner - 1];
-	if (role != ROLE_ADMIN && cost > 0) {
-		/* Its new strings are its uid's (charge_strings made the
-		 * entry): tagged, so a restart charges them again, or frees
-		 * them when nothing holds them. */
-		uint32_t tag = intern_uid_tag(p->identities[pr->owner - 1].uid);
-		intern_tag_since(p->strings, &mark, tag);
-		uid_charge_of(p, tag)->strings += cost;
-	}
-	charge->strings += cost;
-	pr->strings_charged += cost;
-	__atomic_fetch_add(&p->use_strings, cost, __ATOMIC_RELAXED); /* a figure */
-	uint32_t n = pr->n_templates;
-	pr->templates[n] = pod;
-	/* The template's class is compiled now, not on its first pods' path:
-	 * its static filters and scores over every node here (the writer's
-	 * thread: its snapshot cannot be freed under it), its index by the
-	 * worker (engine_prepare). Without them (no memory) the worker reads
-	 * them too. */
-	/* Within its identity's budget for them (issue 41): past it, it is
-	 * registered uncompiled, its worker reading them as above. */
-	const struct snapshot *snap = cluster_snapshot(p->cluster);
-	bool compile = p->profiles != NULL &&
-		       charge->templates + engine_static_bytes_max(snap->n_slots) <=
-		       p->template_budget;
-	pr->templates_static[n] = compile ? engine_static_compile(snap, p->ctx,
-								  p->profiles, &pod)
-					  : NULL;
-	uint64_t bytes = engine_static_bytes(pr->templates_static[n]);
-	charge->templates += bytes;
-	pr->static_charged += bytes;
-	/* Relaxed: figures. */
-	__atomic_fetch_add(&p->use_templates, bytes, __ATOMIC_RELAXED);
-	if (!compile && p->profiles != NULL)
-		__atomic_fetch_add(&p->uncompiled, 1, __ATOMIC_RELAXED);
-	if (!compile && p->profiles != NULL && pr->n_templates_uncompiled++ == 0)
-		log_msg(LOG_LEVEL_WARN, "producer %u (uid %u, name \"%s\"): its "
-			"identity's compiled templates hold %llu bytes of the %llu "
-			"it may (--template-bytes-per-identity); its templates from "
-			"template %u on are compiled by its worker", pr->id,
-			(unsigned)p->identities[pr->owner - 1].uid,
-			p->identities[pr->owner - 1].name,
-			(unsigned long long)charge->templates,
-			(unsigned long long)p->template_budget, n + 1);
-	/* Release, partner of the acquire in producers_templates(). */
-	__atomic_store_n(&pr->n_templates, n + 1, __ATOMIC_RELEASE);
-	wake_workers(p); /* compiled now, not at a sleeping worker's next poll */
-	struct op_template t = {.template_id = n + 1};
-	control_server_reply(s, conn, rid, &t, sizeof(t), -1);
-}
-
 /* Tells waiting pods of a change, once it is visible (workers/queue.h). */
-static void publish(struct producers *p, struct queue_event ev)
+void prod_publish(struct producers *p, struct queue_event ev)
 {
 	if (p->events != NULL)
 		queue_events_publish(p->events, &ev);
 }
 
-static void handle_node_event(struct producers *p, struct control_server *s,
-			      uint64_t conn, uint32_t rid, uint32_t kind,
-			      const void *body, uint32_t len)
-{
-	static struct node_event ev; /* the control thread's alone */
-	char err[1024];
-	memset(&ev, 0, sizeof(ev));
-	ev.kind = (uint8_t)kind;
-	int rc = 0;
-	struct intern_mark mark;
-	intern_mark(p->strings, &mark);
-	if (kind == NODE_EVENT_ADD || kind == NODE_EVENT_UPDATE) {
-		rc = decode_one(p, ROLE_ADMIN, "node event", body, len, NULL,
-				&ev.spec, err, sizeof(err));
-		ev.name = ev.spec.name;
-	} else if (kind == NODE_EVENT_REMOVE || kind == NODE_EVENT_CORDON ||
-		   kind == NODE_EVENT_UNCORDON) {
-		/* A lookup, never an add: a name the table does not hold
-		 * names no node, and a refused request must not grow the
-		 * table. */
-		if (!intern_find(p->strings, body, len, &ev.name)) {
-			rc = -ENOENT;
-			snprintf(err, sizeof(err), "node %.*s: no such node",
-				 (int)(len > 253 ? 253 : len), (const char *)body);
-		}
-	} else {
-		rc = -EINVAL;
-		snprintf(err, sizeof(err), "node event: kind %u: expected 1..5", kind);
-	}
-	if (rc == 0)
-		rc = cluster_apply(p->cluster, &ev, 1, err, sizeof(err));
-	if (rc < 0) {
-		/* Refused: no snapshot shows the strings it interned. */
-		intern_rollback(p->strings, &mark);
-		control_server_reply_error(s, conn, rid, -rc, "%s", err);
-	} else {
-		if (p->persist.node_changed != NULL)
-			p->persist.node_changed(p->persist.arg, &ev);
-		/* A new node, new labels, taints or allocatable, an uncordon:
-		 * pods that may use it now may fit (a cordon or a removal helps
-		 * none). */
-		int64_t slot = cluster_slot_of(p->cluster, ev.name);
-		if (slot >= 0 && (ev.kind == NODE_EVENT_ADD || ev.kind == NODE_EVENT_UPDATE ||
-				  ev.kind == NODE_EVENT_UNCORDON))
-			publish(p, queue_event_node((uint32_t)slot));
-		control_server_reply(s, conn, rid, NULL, 0, -1);
-	}
-}
-
 /* Frees placement `id`'s record, telling the store first (struct
  * producers_persist: its delete must be queued before a worker can reuse
  * the record). */
-static void forget(struct producers *p, uint64_t id)
+void prod_forget(struct producers *p, uint64_t id)
 {
 	if (p->persist.placement_freed != NULL)
 		p->persist.placement_freed(p->persist.arg, id);
 	placements_free(p->placements, id);
-}
-
-/* Gives back exactly what placement `id` recorded, once, for its owner
- * (or an admin): the release can name nothing else, so it cannot forge a
- * use, pass another producer's, or drive a counter below zero. */
-static void handle_release(struct producers *p, enum producer_role role,
-			   struct control_server *s, uint64_t conn, uint32_t rid,
-			   const void *body, uint32_t len)
-{
-	struct producer *pr = registered(p, role, s, conn, rid, "releasing");
-	if (pr == NULL)
-		return;
-	struct op_release r;
-	if (len != sizeof(r)) {
-		control_server_reply_error(s, conn, rid, EINVAL,
-					   "release: a body of %u bytes; expected %zu "
-					   "(a placement id)", len, sizeof(r));
-		return;
-	}
-	memcpy(&r, body, sizeof(r));
-	const struct placement_record *rec = placements_get(p->placements,
-							    r.placement_id);
-	if (rec == NULL) {
-		control_server_reply_error(s, conn, rid, ENOENT,
-					   "placement %llu: no such placement (never "
-					   "made, or released already)",
-					   (unsigned long long)r.placement_id);
-		return;
-	}
-	if (rec->owner != pr->owner && role != ROLE_ADMIN) {
-		control_server_reply_error(s, conn, rid, EPERM,
-					   "placement %llu belongs to another "
-					   "producer", (unsigned long long)r.placement_id);
-		return;
-	}
-	struct ledger *l = cluster_ledger(p->cluster);
-	if (ledger_node_generation(l, rec->slot) != rec->node_gen) {
-		/* The node was removed (its use went with it): nothing to give
-		 * back, and nothing to remember. */
-		forget(p, r.placement_id);
-		control_server_reply_error(s, conn, rid, ESTALE,
-					   "placement %llu: its node was removed; "
-					   "nothing was left to give back",
-					   (unsigned long long)r.placement_id);
-		return;
-	}
-	static struct pod_spec pod; /* the control thread's alone */
-	placement_use(rec, &pod);
-	uint32_t slot = rec->slot;
-	struct device_assignment dev = rec->dev;
-	ledger_account(l, slot, &pod, &dev, -1);
-	forget(p, r.placement_id);
-	/* After the counters moved (A1): a waiting pod that reads this sees
-	 * them. */
-	publish(p, queue_event_release(slot, &pod, &dev));
-	control_server_reply(s, conn, rid, NULL, 0, -1);
-}
-
-/* Records looked at per OP_PLACEMENTS page at most: a page with few of
- * the caller's placements ends early, so one request never holds the
- * control thread for a scan of the whole table. */
-#define LIST_SCAN_MAX (UINT32_C(1) << 16)
-
-/* A page of live placements: the caller's own, or an admin's: all. */
-static void handle_placements(struct producers *p, enum producer_role role,
-			      struct control_server *s, uint64_t conn, uint32_t rid,
-			      const void *body, uint32_t len)
-{
-	struct producer *pr = registered(p, role, s, conn, rid, "listing");
-	struct op_list q;
-	if (pr == NULL)
-		return;
-	if (len != sizeof(q)) {
-		control_server_reply_error(s, conn, rid, EINVAL, "placements: a body "
-					   "of %u bytes; expected %zu", len, sizeof(q));
-		return;
-	}
-	memcpy(&q, body, sizeof(q));
-	static uint8_t page[CONTROL_MAX_PAYLOAD]; /* the control thread's alone */
-	struct op_placements *out = (struct op_placements *)(void *)page;
-	const uint32_t room = (uint32_t)((sizeof(page) - sizeof(*out)) /
-					 sizeof(out->entries[0]));
-	uint32_t cursor = q.cursor, n = 0, stop = q.cursor + LIST_SCAN_MAX;
-	if (stop < q.cursor)
-		stop = UINT32_MAX;
-	uint64_t id;
-	while (n < room && cursor < stop &&
-	       (id = placements_next(p->placements, &cursor)) != 0) {
-		const struct placement_record *r = placements_get(p->placements, id);
-		if (r == NULL || (role != ROLE_ADMIN && r->owner != pr->owner))
-			continue;
-		struct op_placement *e = &out->entries[n++];
-		memset(e, 0, sizeof(*e));
-		e->placement_id = id;
-		/* A removed node's placement shows the id it had. */
-		e->node_id = r->slot;
-		if (r->owner == PLACEMENT_OWNER_BOUND) {
-			snprintf(e->owner_name, sizeof(e->owner_name), "(bound)");
-		} else {
-			const struct state_identity *who = &p->identities[r->owner - 1];
-			e->owner_uid = who->uid;
-			memcpy(e->owner_name, who->name, sizeof(e->owner_name));
-		}
-		e->cookie = r->cookie;
-		e->cpu_milli = r->request.v[RES_CPU];
-		e->mem_bytes = r->request.v[RES_MEMORY];
-		e->devices.gpu_mask = r->dev.gpu_mask;
-		e->devices.gpu_milli = r->dev.gpu_milli;
-		e->devices.n_cores = r->dev.n_cores;
-		memcpy(e->devices.cpuset, r->dev.cpuset, sizeof(e->devices.cpuset));
-	}
-	bool done = cursor >= placements_capacity(p->placements);
-	out->cursor = done ? UINT32_MAX : cursor;
-	out->n = n;
-	control_server_reply(s, conn, rid, out,
-			     (uint32_t)(sizeof(*out) + n * sizeof(out->entries[0])), -1);
-}
-
-static void handle_node_name(struct producers *p, struct control_server *s,
-			     uint64_t conn, uint32_t rid, uint32_t node_id)
-{
-	/* The writer's thread: its own snapshot cannot be freed under it. */
-	const struct snapshot *snap = cluster_snapshot(p->cluster);
-	if (node_id >= snap->n_slots || !snap->present[node_id]) {
-		control_server_reply_error(s, conn, rid, ENOENT,
-					   "node %u: no such node", node_id);
-		return;
-	}
-	const char *name = intern_str(p->strings, snap->nodes[node_id].name);
-	control_server_reply(s, conn, rid, name, (uint32_t)strlen(name), -1);
-}
-
-/* A producer looks a resource name up; only an admin registers a new one. */
-static void handle_resource(struct producers *p, enum producer_role role,
-			    struct control_server *s, uint64_t conn, uint32_t rid,
-			    const void *body, uint32_t len)
-{
-	int r = res_lookup(p->res, body, len);
-	if (r < 0 && role != ROLE_ADMIN) {
-		control_server_reply_error(s, conn, rid, EPERM,
-					   "resource \"%.*s\" is not registered, and "
-					   "only the admin socket%s registers "
-					   "resource names", (int)(len > 64 ? 64 : len),
-					   (const char *)body, p->admin_hint);
-		return;
-	}
-	if (r < 0)
-		r = res_register(p->res, body, len);
-	if (r < 0 || r == RES_PODS) {
-		control_server_reply_error(s, conn, rid, r < 0 ? -r : EINVAL,
-					   "resource \"%.*s\": %s", (int)(len > 64 ? 64 : len),
-					   (const char *)body,
-					   r == RES_PODS ? "not requestable"
-					   : r == -ENOSPC ? "no room for another resource name"
-							  : "not a resource name");
-		return;
-	}
-	struct op_resource out = {.resource = (uint32_t)r};
-	control_server_reply(s, conn, rid, &out, sizeof(out), -1);
-}
-
-/* OP_RESYNC: the file's pods become what is bound (ingest/resync.h). The
- * fd must be a regular file no larger than OP_RESYNC_FILE_MAX: read into
- * memory (resync_read_fd: a file truncated meanwhile is a short read, not
- * the SIGBUS a mapping would give), never read from a pipe that could
- * hold the control thread. */
-static void handle_resync(struct producers *p, struct control_server *s,
-			  uint64_t conn, uint32_t rid, const void *body,
-			  uint32_t len, int fd)
-{
-	struct op_resync q;
-	struct stat st;
-	if (len != sizeof(q)) {
-		control_server_reply_error(s, conn, rid, EINVAL, "resync: a body "
-					   "of %u bytes; expected %zu", len, sizeof(q));
-		return;
-	}
-	memcpy(&q, body, sizeof(q));
-	q.node[sizeof(q.node) - 1] = '\0';
-	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
-	    (uint64_t)st.st_size > OP_RESYNC_FILE_MAX) {
-		control_server_reply_error(s, conn, rid, EINVAL, "resync: the pods "
-					   "must come as a regular file of at most "
-					   "%llu bytes", (unsigned long long)
-					   OP_RESYNC_FILE_MAX);
-		return;
-	}
-	char err[1024];
-	char *buf;
-	size_t size;
-	int rc = resync_read_fd(fd, OP_RESYNC_FILE_MAX, &buf, &size, err,
-				sizeof(err));
-	if (rc < 0) {
-		control_server_reply_error(s, conn, rid, -rc, "%s", err);
-		return;
-	}
-	struct resync_result r;
-	rc = resync_apply(p->cluster, p->placements, p->strings, p->res,
-			  "resync", buf, size, q.node, &p->resync_hooks, &r,
-			  err, sizeof(err));
-	free(buf);
-	if (p->meta != NULL && (rc == 0 || r.added + r.removed + r.resized > 0)) {
-		/* Relaxed: figures for observers. */
-		__atomic_store_n(&p->meta->resyncs, p->meta->resyncs + 1,
-				 __ATOMIC_RELAXED);
-		__atomic_store_n(&p->meta->resync_added,
-				 p->meta->resync_added + r.added, __ATOMIC_RELAXED);
-		__atomic_store_n(&p->meta->resync_removed,
-				 p->meta->resync_removed + r.removed, __ATOMIC_RELAXED);
-		__atomic_store_n(&p->meta->resync_resized,
-				 p->meta->resync_resized + r.resized, __ATOMIC_RELAXED);
-	}
-	if (r.removed + r.resized > 0) {
-		/* Placements given back on any node: every waiting pod short
-		 * of anything may fit now. */
-		struct pod_spec all;
-		memset(&all, 0, sizeof(all));
-		for (unsigned k = 0; k < RES_MAX; k++)
-			all.request.v[k] = k == RES_PODS ? 0 : 1;
-		all.n_ports = 1;
-		all.group = 1;
-		struct device_assignment dev = {.gpu_mask = 1, .n_cores = 1};
-		publish(p, queue_event_release(QUEUE_ANY_NODE, &all, &dev));
-	}
-	if (rc < 0) {
-		control_server_reply_error(s, conn, rid, -rc, "%s", err);
-		return;
-	}
-	log_msg(LOG_LEVEL_INFO, "resync of %s: %llu added, %llu removed, %llu "
-		"resized, %llu unchanged, %llu skipped", q.node[0] ? q.node
-		: "every node", (unsigned long long)r.added,
-		(unsigned long long)r.removed, (unsigned long long)r.resized,
-		(unsigned long long)r.unchanged, (unsigned long long)r.skipped);
-	struct op_resync_result out = {r.added, r.removed, r.resized, r.unchanged,
-				       r.skipped};
-	control_server_reply(s, conn, rid, &out, sizeof(out), -1);
 }
 
 void producers_set_profiles(struct producers *p, const struct sched_config *cfg)
@@ -1058,68 +669,6 @@ void producers_set_priority_classes(struct producers *p,
 	p->classes = classes;
 	p->gangs = gangs;
 	p->pdbs = pdbs;
-}
-
-/* OP_PRIORITY_CLASS: PriorityClasses declared by an admin. */
-struct class_count {
-	struct priority_loader l;
-	unsigned seen;
-};
-
-static int count_class(void *arg, const struct k8s_priority_class *pc, char *err,
-		       size_t err_len)
-{
-	struct class_count *c = arg;
-	c->seen++;
-	return priority_loader_visit(&c->l, pc, err, err_len);
-}
-
-static int count_group(void *arg, const struct k8s_pod_group *pg, char *err,
-		       size_t err_len)
-{
-	struct class_count *c = arg;
-	c->seen++;
-	return priority_loader_visit_group(&c->l, pg, err, err_len);
-}
-
-static int count_pdb(void *arg, const struct k8s_pdb *b, char *err, size_t err_len)
-{
-	struct class_count *c = arg;
-	c->seen++;
-	return priority_loader_visit_pdb(&c->l, b, err, err_len);
-}
-
-static void handle_priority_class(struct producers *p, struct control_server *s,
-				  uint64_t conn, uint32_t rid, const void *body,
-				  uint32_t len)
-{
-	char err[1024];
-	if (p->classes == NULL) {
-		control_server_reply_error(s, conn, rid, ENOTSUP, "priority classes: "
-					   "this daemon keeps none");
-		return;
-	}
-	struct intern_mark mark;
-	intern_mark(p->strings, &mark);
-	struct class_count c = {{p->classes, p->strings, p->gangs, p->pdbs}, 0};
-	struct k8s_ctx kc = {.strings = p->strings, .res = p->res,
-			     .no_new_resources = true};
-	struct k8s_visitor v = {.arg = &c, .priority_class = count_class,
-				.pod_group = count_group, .pdb = count_pdb};
-	/* Under the lock (dispatch's): the evictor reads the budgets. */
-	int rc = k8s_load_buffer("priority class", body, len, &kc, &v, err,
-				 sizeof(err));
-	if (rc == 0 && c.seen == 0) {
-		rc = -EINVAL;
-		snprintf(err, sizeof(err), "priority class: no PriorityClass, "
-			 "PodGroup, Workload or PodDisruptionBudget in the request");
-	}
-	if (rc < 0) {
-		intern_rollback(p->strings, &mark);
-		control_server_reply_error(s, conn, rid, -rc, "%s", err);
-		return;
-	}
-	control_server_reply(s, conn, rid, NULL, 0, -1);
 }
 
 void producers_set_events(struct producers *p, struct queue_events *events)
@@ -1146,7 +695,6 @@ void producers_set_evaluator(struct producers *p, struct engine *e)
 	pthread_mutex_unlock(&p->lock);
 }
 
-/* Refuses a request only the admin socket takes, naming that socket. */
 /* --- OP_EVALUATE ---------------------------------------------------------- */
 
 struct evaluation {
@@ -1223,11 +771,11 @@ static void evaluated_scored(void *arg, uint32_t slot,
 /* One template against every node, nothing placed: the extender verbs of
  * the HTTP gateway. The answer is too large for a control message on a
  * big cluster, so it travels in a sealed memfd. */
-static void handle_evaluate(struct producers *p, enum producer_role role,
-			    struct control_server *s, uint64_t conn, uint32_t rid,
-			    const void *body, uint32_t len)
+void prod_handle_evaluate(struct producers *p, enum producer_role role,
+			  struct control_server *s, uint64_t conn, uint32_t rid,
+			  const void *body, uint32_t len)
 {
-	struct producer *pr = registered(p, role, s, conn, rid, "evaluating");
+	struct producer *pr = prod_registered(p, role, s, conn, rid, "evaluating");
 	if (pr == NULL)
 		return;
 	struct op_evaluate ev;
@@ -1338,7 +886,7 @@ static unsigned revoke_templates(struct producers *p)
 			pod = pr->templates[t];
 			if (pod.priority_class == dflt)
 				pod.priority_class = 0;
-			if (admit_template(p, (enum producer_role)pr->role, pr, &pod, why,
+			if (prod_admit_template(p, (enum producer_role)pr->role, pr, &pod, why,
 					   sizeof(why)) == 0)
 				continue;
 			log_msg(LOG_LEVEL_WARN, "policy: producer %u (connection %llu): its "
@@ -1385,9 +933,9 @@ int producers_reload_policy(struct producers *p, char *err, size_t err_len)
  * the body. A refused policy leaves the one in force; either way the
  * answer shows the one in force. Templates registered before a change
  * keep their admission; preemptions read the policy in force. */
-static void handle_policy(struct producers *p, struct control_server *s,
-			  uint64_t conn, uint32_t rid, uint32_t action,
-			  const void *body, uint32_t len)
+void prod_handle_policy(struct producers *p, struct control_server *s,
+			uint64_t conn, uint32_t rid, uint32_t action,
+			const void *body, uint32_t len)
 {
 	struct policy *pol = NULL;
 	char err[1024];
@@ -1430,93 +978,6 @@ static void handle_policy(struct producers *p, struct control_server *s,
 	h.text_bytes = (uint32_t)text_len;
 	memcpy(out, &h, sizeof(h));
 	control_server_reply(s, conn, rid, out, (uint32_t)(sizeof(h) + text_len), -1);
-}
-
-static void refuse_not_admin(struct producers *p, struct control_server *s,
-			     uint64_t conn, uint32_t rid, const char *what)
-{
-	control_server_reply_error(s, conn, rid, EPERM,
-				   "%s need the admin socket%s: producers may "
-				   "not change the cluster", what, p->admin_hint);
-}
-
-static void dispatch(struct producers *p, enum producer_role role,
-		     struct control_server *s, uint64_t conn, uint32_t request_id,
-		     const void *payload, uint32_t len, int fd)
-{
-	/* Only OP_RESYNC carries an fd; the server closes it after this. */
-	struct op_request op;
-	if (len < sizeof(op)) {
-		control_server_reply_error(s, conn, request_id, EPROTO,
-					   "request of %u bytes: shorter than its "
-					   "%zu-byte header", len, sizeof(op));
-		return;
-	}
-	memcpy(&op, payload, sizeof(op));
-	const char *body = (const char *)payload + sizeof(op);
-	uint32_t body_len = len - (uint32_t)sizeof(op);
-	switch (op.kind) {
-	case OP_REGISTER:
-		handle_register(p, role, s, conn, request_id, body, body_len);
-		break;
-	case OP_TEMPLATE:
-		handle_template(p, role, s, conn, request_id, body, body_len);
-		break;
-	case OP_NODE_EVENT:
-		if (role != ROLE_ADMIN)
-			refuse_not_admin(p, s, conn, request_id, "node events");
-		else
-			handle_node_event(p, s, conn, request_id, op.arg, body,
-					  body_len);
-		break;
-	case OP_RELEASE:
-		handle_release(p, role, s, conn, request_id, body, body_len);
-		break;
-	case OP_NODE_NAME:
-		handle_node_name(p, s, conn, request_id, op.arg);
-		break;
-	case OP_RESOURCE:
-		handle_resource(p, role, s, conn, request_id, body, body_len);
-		break;
-	case OP_PLACEMENTS:
-		handle_placements(p, role, s, conn, request_id, body, body_len);
-		break;
-	case OP_RESYNC:
-		if (role != ROLE_ADMIN)
-			refuse_not_admin(p, s, conn, request_id, "resyncs");
-		else
-			handle_resync(p, s, conn, request_id, body, body_len, fd);
-		break;
-	case OP_EVALUATE:
-		handle_evaluate(p, role, s, conn, request_id, body, body_len);
-		break;
-	case OP_PRIORITY_CLASS:
-		if (role != ROLE_ADMIN)
-			refuse_not_admin(p, s, conn, request_id, "priority classes");
-		else
-			handle_priority_class(p, s, conn, request_id, body, body_len);
-		break;
-	case OP_POLICY:
-		if (role != ROLE_ADMIN)
-			refuse_not_admin(p, s, conn, request_id, "policies");
-		else
-			handle_policy(p, s, conn, request_id, op.arg, body, body_len);
-		break;
-	default:
-		control_server_reply_error(s, conn, request_id, EPROTO,
-					   "request kind %u: expected 1..11", op.kind);
-		break;
-	}
-}
-
-void producers_on_request(void *arg, struct control_server *s, uint64_t conn,
-			  uint32_t request_id, const void *payload, uint32_t len,
-			  int fd)
-{
-	const struct endpoint *ep = arg;
-	pthread_mutex_lock(&ep->p->lock);
-	dispatch(ep->p, ep->role, s, conn, request_id, payload, len, fd);
-	pthread_mutex_unlock(&ep->p->lock);
 }
 
 static void disconnect_locked(struct producers *p, enum producer_role role,
@@ -1827,14 +1288,14 @@ static int preempt_locked(struct producers *p, const struct preempt_request *rq,
 		const struct placement_record *vr = placements_get(p->placements, vid);
 		pdb_table_evicted(p->pdbs, p->strings, &pm->scratch, vr->group);
 		tell_owner(p, vr, vid, rq->spec.priority, notice, arg);
-		forget(p, vid);
+		prod_forget(p, vid);
 	}
 	out->slot = chosen->slot;
 	out->node_gen = ledger_node_generation(l, chosen->slot);
 	out->victims = res->n_victims;
 	/* What the victims held beyond the preemptor's is free now. */
 	for (uint32_t k = 0; k < res->n_victims; k++)
-		publish(p, queue_event_release(chosen->slot, &vspec[k], &vdev[k]));
+		prod_publish(p, queue_event_release(chosen->slot, &vspec[k], &vdev[k]));
 
 done:
 	preempt_scratch_free(&scratch);

@@ -4,9 +4,15 @@
  *
  * The files, one mechanism each; calls run one way, from a file to those
  * below it in this list, never back up:
- * - producers.c: everything else: the table and its life, identities,
- *   budgets, the control requests and their dispatch, OP_EVALUATE, the
- *   policy and preemption's execution.
+ * - producers_requests.c: the control requests' dispatch
+ *   (producers_on_request) and their handlers: templates, node events,
+ *   releases, listings, node and resource names, resyncs, PriorityClasses.
+ *   Calls every file below.
+ * - producers.c: the table and its life: create, settings, destroy,
+ *   registration and disconnection, identities, the budgets per identity
+ *   and per uid, the workers' accessors, and what the store and waiting
+ *   pods are told of a change (prod_forget, prod_publish);
+ *   for now also OP_EVALUATE, the policy, preemption's execution.
  * All of it runs under struct producers' lock, on a control server's
  * thread (the requests, the reload) or on the evictor's
  * (producers_preempt), but for the workers' accessors of producers.c.
@@ -78,7 +84,7 @@ struct producers {
 	const struct plugin_ctx *ctx;
 	uint32_t slots;
 	struct producer *table[PRODUCERS_MAX];
-	uint32_t bound; /* indices in use are below it (relaxed; see handle_register) */
+	uint32_t bound; /* indices in use are below it (relaxed; see prod_handle_register) */
 	struct engine *evaluator; /* OP_EVALUATE; NULL: refused */
 	/* Issue 41: what each identity's templates are charged ([owner - 1]:
 	 * the sums of its connected producers' strings_charged and
@@ -113,5 +119,36 @@ struct uid_charge {
 	uint32_t tag;     /* intern_uid_tag(uid) */
 	uint64_t strings; /* bytes of the string table (strings_cost) */
 };
+
+struct control_server;
+struct intern_mark;
+struct policy_rule;
+
+/* producers.c: registration (OP_REGISTER), the connection's producer or a
+ * refusal, the workers' waker, issue 41's string charges, and what
+ * waiting pods (prod_publish) and the store (prod_forget) are told.
+ * For now also OP_EVALUATE, a template's admission and OP_POLICY. */
+void prod_handle_register(struct producers *p, enum producer_role role,
+			  struct control_server *s, uint64_t conn, uint32_t rid,
+			  const void *body, uint32_t len);
+struct producer *prod_registered(struct producers *p, enum producer_role role,
+				 struct control_server *s, uint64_t conn,
+				 uint32_t rid, const char *before);
+void prod_wake_workers(struct producers *p);
+struct uid_charge *prod_uid_charge_of(struct producers *p, uint32_t tag);
+int prod_charge_strings(struct producers *p, const struct producer *pr,
+			enum producer_role role, const struct intern_mark *mark,
+			uint64_t *cost, char *err, size_t err_len);
+void prod_publish(struct producers *p, struct queue_event ev);
+void prod_forget(struct producers *p, uint64_t id);
+void prod_handle_evaluate(struct producers *p, enum producer_role role,
+			  struct control_server *s, uint64_t conn, uint32_t rid,
+			  const void *body, uint32_t len);
+int prod_admit_template(struct producers *p, enum producer_role role,
+			const struct producer *pr, const struct pod_spec *pod,
+			char *err, size_t err_len);
+void prod_handle_policy(struct producers *p, struct control_server *s,
+			uint64_t conn, uint32_t rid, uint32_t action,
+			const void *body, uint32_t len);
 
 #endif
