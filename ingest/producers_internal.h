@@ -8,11 +8,13 @@
  *   (producers_on_request) and their handlers: templates, node events,
  *   releases, listings, node and resource names, resyncs, PriorityClasses.
  *   Calls every file below.
+ * - producers_evaluate.c: OP_EVALUATE, one template against every node on
+ *   the control thread's own engine. Calls producers.c.
  * - producers.c: the table and its life: create, settings, destroy,
  *   registration and disconnection, identities, the budgets per identity
  *   and per uid, the workers' accessors, and what the store and waiting
  *   pods are told of a change (prod_forget, prod_publish);
- *   for now also OP_EVALUATE, the policy, preemption's execution.
+ *   for now also the policy, preemption's execution.
  * All of it runs under struct producers' lock, on a control server's
  * thread (the requests, the reload) or on the evictor's
  * (producers_preempt), but for the workers' accessors of producers.c.
@@ -141,14 +143,16 @@ int prod_charge_strings(struct producers *p, const struct producer *pr,
 			uint64_t *cost, char *err, size_t err_len);
 void prod_publish(struct producers *p, struct queue_event ev);
 void prod_forget(struct producers *p, uint64_t id);
-void prod_handle_evaluate(struct producers *p, enum producer_role role,
-			  struct control_server *s, uint64_t conn, uint32_t rid,
-			  const void *body, uint32_t len);
 int prod_admit_template(struct producers *p, enum producer_role role,
 			const struct producer *pr, const struct pod_spec *pod,
 			char *err, size_t err_len);
 void prod_handle_policy(struct producers *p, struct control_server *s,
 			uint64_t conn, uint32_t rid, uint32_t action,
 			const void *body, uint32_t len);
+
+/* producers_evaluate.c: OP_EVALUATE. */
+void prod_handle_evaluate(struct producers *p, enum producer_role role,
+			  struct control_server *s, uint64_t conn, uint32_t rid,
+			  const void *body, uint32_t len);
 
 #endif
