@@ -10,11 +10,14 @@
  *   Calls every file below.
  * - producers_evaluate.c: OP_EVALUATE, one template against every node on
  *   the control thread's own engine. Calls producers.c.
+ * - producers_policy.c: the policy in force (policy/policy.h): an
+ *   identity's rule, a template's admission, OP_POLICY and the reload.
+ *   Calls none of these.
  * - producers.c: the table and its life: create, settings, destroy,
  *   registration and disconnection, identities, the budgets per identity
  *   and per uid, the workers' accessors, and what the store and waiting
  *   pods are told of a change (prod_forget, prod_publish);
- *   for now also the policy, preemption's execution.
+ *   for now also preemption's execution.
  * All of it runs under struct producers' lock, on a control server's
  * thread (the requests, the reload) or on the evictor's
  * (producers_preempt), but for the workers' accessors of producers.c.
@@ -128,8 +131,7 @@ struct policy_rule;
 
 /* producers.c: registration (OP_REGISTER), the connection's producer or a
  * refusal, the workers' waker, issue 41's string charges, and what
- * waiting pods (prod_publish) and the store (prod_forget) are told.
- * For now also OP_EVALUATE, a template's admission and OP_POLICY. */
+ * waiting pods (prod_publish) and the store (prod_forget) are told. */
 void prod_handle_register(struct producers *p, enum producer_role role,
 			  struct control_server *s, uint64_t conn, uint32_t rid,
 			  const void *body, uint32_t len);
@@ -143,16 +145,22 @@ int prod_charge_strings(struct producers *p, const struct producer *pr,
 			uint64_t *cost, char *err, size_t err_len);
 void prod_publish(struct producers *p, struct queue_event ev);
 void prod_forget(struct producers *p, uint64_t id);
+
+/* producers_evaluate.c: OP_EVALUATE. */
+void prod_handle_evaluate(struct producers *p, enum producer_role role,
+			  struct control_server *s, uint64_t conn, uint32_t rid,
+			  const void *body, uint32_t len);
+
+/* producers_policy.c: an identity's rule, the namespace of a pod group,
+ * a template's admission, OP_POLICY. */
+const struct policy_rule *prod_rule_of(const struct producers *p,
+				       const struct producer *pr);
+uint32_t prod_group_namespace(const struct producers *p, uint32_t group);
 int prod_admit_template(struct producers *p, enum producer_role role,
 			const struct producer *pr, const struct pod_spec *pod,
 			char *err, size_t err_len);
 void prod_handle_policy(struct producers *p, struct control_server *s,
 			uint64_t conn, uint32_t rid, uint32_t action,
 			const void *body, uint32_t len);
-
-/* producers_evaluate.c: OP_EVALUATE. */
-void prod_handle_evaluate(struct producers *p, enum producer_role role,
-			  struct control_server *s, uint64_t conn, uint32_t rid,
-			  const void *body, uint32_t len);
 
 #endif
