@@ -10,14 +10,17 @@
  *   Calls every file below.
  * - producers_evaluate.c: OP_EVALUATE, one template against every node on
  *   the control thread's own engine. Calls producers.c.
+ * - producers_preempt.c: preemption's execution (producers_preempt), for
+ *   the evictor thread (daemon/evict.c): the candidates, the choice
+ *   (workers/preempt.h), the swap and the victims' notices. Calls
+ *   producers_policy.c and producers.c.
  * - producers_policy.c: the policy in force (policy/policy.h): an
  *   identity's rule, a template's admission, OP_POLICY and the reload.
  *   Calls none of these.
  * - producers.c: the table and its life: create, settings, destroy,
  *   registration and disconnection, identities, the budgets per identity
  *   and per uid, the workers' accessors, and what the store and waiting
- *   pods are told of a change (prod_forget, prod_publish);
- *   for now also preemption's execution.
+ *   pods are told of a change (prod_forget, prod_publish). Calls none of these.
  * All of it runs under struct producers' lock, on a control server's
  * thread (the requests, the reload) or on the evictor's
  * (producers_preempt), but for the workers' accessors of producers.c.
