@@ -1,12 +1,21 @@
-/* The daemon's producers and their control requests: see producers.h.
+/* The daemon's producers: the table and its life (ingest/producers.h; the
+ * module's other files, and the structs they share, are listed in
+ * ingest/producers_internal.h). Here: create, settings and destroy;
+ * registration, where a producer joins the table, and its disconnection,
+ * where it leaves; producer identities (uid, name) and their reclaim;
+ * issue 41's budgets per identity and per uid; the workers' accessors;
+ * and what the store (prod_forget) and waiting pods (prod_publish) are
+ * told of a change, for the request handlers and preemption. Calls no
+ * other file of the module: they call in.
  *
  * Publication (the only atomics here):
  * - table[i]: the writer stores a new producer with release after filling
  *   it (partner: the acquire load in producers_get()); it stores NULL, then
  *   waits rcu_synchronize() before unmapping, so no worker that
  *   loaded the old pointer is still using it.
- * - n_templates: release after the template is written (partner: the
- *   acquire load in producers_templates()).
+ * - n_templates: release after the template is written (handle_template,
+ *   ingest/producers_requests.c; partner: the acquire load in
+ *   producers_templates()).
  * - accepting, counts: relaxed; they are flags and tallies for people
  *   (use_strings, use_templates, uncompiled: issue 41's budgets, too).
  * - identities[i].used: stored last with release when an identity is made
@@ -14,129 +23,23 @@
  *   (identities_reclaim); partner: observers' acquire (client/observe.c).
  *   identities[i].generation: the seqlock over uid and name of a slot
  *   taken again (shm/identity.h, IW1-IW4).
- * Cost: every request is the slow path; node events cost a snapshot copy
- * and a grace period; an evaluation filters and scores every node once.
+ * Cost: a registration maps a region; a disconnection waits a grace
+ * period; a registration that finds no identity free walks the placement
+ * table once (identities_reclaim).
  */
-#include "ingest/producers.h"
+#include "ingest/producers_internal.h"
 
 #include <errno.h>
-#include <pthread.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <fcntl.h>
-#include <malloc.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "ingest/control_ops.h"
-#include "ingest/control_proto.h"
 #include "ingest/control_server.h"
-#include "ingest/k8s_json.h"
-#include "ingest/resync.h"
-#include "ingest/pdb.h"
-#include "ingest/priority.h"
 #include "base/base.h"
 #include "policy/policy.h"
 #include "shm/shm.h"
-#include "workers/workers.h"
-
-_Static_assert(PDB_CHOICE_MAX <= PREEMPT_MAX_PDBS, "a choice's budgets fit its masks");
-
-struct producers;
-
-struct endpoint {
-	struct producers *p;
-	enum producer_role role;
-};
-
-struct producers {
-	/* Serialises the control callbacks: the producer socket and the admin
-	 * socket each run a server thread, and everything below (the table,
-	 * identities, the intern table, resource names, the cluster's
-	 * snapshots, freeing placements) has one writer at a time. Workers
-	 * never take it. */
-	pthread_mutex_t lock;
-	struct endpoint endpoints[2]; /* [role - 1] */
-	struct placements *placements;
-	/* Producer identities: an admitted uid and the name it registered
-	 * with. Placements belong to one (their owner is its index + 1), so
-	 * they outlive the connection that made them, and every connection of
-	 * that uid under that name (a process's several connections, a
-	 * reconnect, a reconnect to a restarted daemon) may release them. In
-	 * the state region (struct state_identity), written here alone. */
-	struct state_identity *identities; /* [IDENTITIES_MAX] */
-	char admin_hint[112];         /* " (PATH)" of the admin socket, for
-				       * refusals; "" when unknown */
-	struct cluster *cluster;
-	struct state_meta *meta;          /* resync counters; NULL: none */
-	struct producers_persist persist; /* what the store hears */
-	struct queue_events *events;      /* what waiting pods hear; may be NULL */
-	void (*wake)(void *);             /* producers_set_waker; may be NULL */
-	void *wake_arg;
-	/* Preemption's buffers, grown as needed and kept (the evictor's,
-	 * under the lock): one request must not map and fault in megabytes. */
-	uint8_t *pre_ok;
-	size_t pre_ok_cap;
-	struct found *pre_found;
-	struct preempt_node *pre_nodes;
-	struct preempt_pod *pre_pods;
-	size_t pre_cap;
-	uint64_t pre_rng;
-	struct priority_classes *classes; /* PriorityClasses; may be NULL */
-	struct policy *policy;            /* NULL: the default (policy/policy.h) */
-	char *policy_path;                /* --policy, for OP_POLICY's reload */
-	struct gang_table *gangs;         /* PodGroups; may be NULL */
-	struct pdb_table *pdbs;           /* PodDisruptionBudgets; may be NULL;
-					   * under the lock */
-	struct pdb_matcher *pdb_m;        /* the evictor's, under the lock */
-	struct resync_hooks resync_hooks; /* the same, as a resync takes it */
-	struct intern *strings; /* written here, read by workers */
-	struct res_names *res;  /* likewise */
-	const struct sched_config *profiles; /* templates' schedulerNames */
-	const struct plugin_ctx *ctx;
-	uint32_t slots;
-	struct producer *table[PRODUCERS_MAX];
-	uint32_t bound; /* indices in use are below it (relaxed; see handle_register) */
-	struct engine *evaluator; /* OP_EVALUATE; NULL: refused */
-	/* Issue 41: what each identity's templates are charged ([owner - 1]:
-	 * the sums of its connected producers' strings_charged and
-	 * static_charged) and the budgets (producers_set_budgets). Private
-	 * memory, under the lock: a restarted daemon has no producer yet, so
-	 * nothing is charged. */
-	struct identity_charge *charged; /* [IDENTITIES_MAX] */
-	/* Issue 41: the worker time spent on each identity's pods ([owner -
-	 * 1], ns, the fair share's figure: pool_fair's used_ns), summed over
-	 * its connections, since the identity was made. Added by the workers
-	 * (relaxed fetch_add: a figure; an identity's connections may be on
-	 * several workers), read by any thread (relaxed), zeroed (relaxed)
-	 * when the identity is freed. */
-	uint64_t *worker_ns; /* [IDENTITIES_MAX] */
-	uint64_t strings_budget, template_budget;
-	/* Issue 41: the strings each uid's templates added that the table
-	 * still holds (strings_cost), never given back while the daemon runs:
-	 * rebuilt at start from the table's tags (intern_tagged). Private
-	 * memory, under the lock; few uids (the admitted ones), so a list. */
-	struct uid_charge *uid_charged;
-	uint32_t n_uid_charged, uid_charged_cap;
-	uint64_t uid_strings_budget;
-	/* Their sums, and templates registered uncompiled: relaxed figures
-	 * (producers_budget_use). */
-	uint64_t use_strings, use_templates, uncompiled;
-	int accepting;
-	uint64_t registered, gone, faulted;
-};
-
-struct identity_charge {
-	uint64_t strings;   /* bytes of the string table (strings_cost) */
-	uint64_t templates; /* bytes of compiled static results */
-};
-
-struct uid_charge {
-	uint32_t tag;     /* intern_uid_tag(uid) */
-	uint64_t strings; /* bytes of the string table (strings_cost) */
-};
 
 /* The arena's share of one entry, charged per string (strings_cost). */
 static uint64_t entry_share(const struct intern *strings)
@@ -149,7 +52,7 @@ static uint64_t entry_share(const struct intern *strings)
 
 /* The charge of the uid whose strings carry `tag`, made if new; NULL: no
  * memory (the caller refuses). */
-static struct uid_charge *uid_charge_of(struct producers *p, uint32_t tag)
+struct uid_charge *prod_uid_charge_of(struct producers *p, uint32_t tag)
 {
 	for (uint32_t i = 0; i < p->n_uid_charged; i++)
 		if (p->uid_charged[i].tag == tag)
@@ -175,7 +78,7 @@ struct uid_rebuild {
 static void uid_rebuild_one(void *arg, uint32_t tag, uint32_t len)
 {
 	struct uid_rebuild *r = arg;
-	struct uid_charge *c = r->rc == 0 ? uid_charge_of(r->p, tag) : NULL;
+	struct uid_charge *c = r->rc == 0 ? prod_uid_charge_of(r->p, tag) : NULL;
 	if (c == NULL) {
 		r->rc = -ENOMEM;
 		return;
@@ -292,9 +195,9 @@ static uint64_t strings_cost(const struct producers *p, const struct intern_mark
  * caller rolls the strings back): the identity's budget would be passed,
  * or the table is past the part producers may fill. An admin's template
  * is charged but never refused. */
-static int charge_strings(struct producers *p, const struct producer *pr,
-			  enum producer_role role, const struct intern_mark *mark,
-			  uint64_t *cost, char *err, size_t err_len)
+int prod_charge_strings(struct producers *p, const struct producer *pr,
+			enum producer_role role, const struct intern_mark *mark,
+			uint64_t *cost, char *err, size_t err_len)
 {
 	uint32_t max_strings, live;
 	uint64_t arena, live_bytes;
@@ -305,7 +208,7 @@ static int charge_strings(struct producers *p, const struct producer *pr,
 	const struct identity_charge *c = &p->charged[pr->owner - 1];
 	if (role == ROLE_ADMIN || *cost == 0)
 		return 0;
-	struct uid_charge *u = uid_charge_of(p, intern_uid_tag(who->uid));
+	struct uid_charge *u = prod_uid_charge_of(p, intern_uid_tag(who->uid));
 	if (u == NULL) {
 		snprintf(err, err_len, "template: out of memory");
 		return -ENOMEM;
@@ -403,13 +306,13 @@ void producers_stop_accepting(struct producers *p)
 
 uint32_t producers_bound(const struct producers *p)
 {
-	/* Relaxed: see handle_register(). */
+	/* Relaxed: see prod_handle_register(). */
 	return __atomic_load_n(&p->bound, __ATOMIC_RELAXED);
 }
 
 struct producer *producers_get(struct producers *p, uint32_t i)
 {
-	/* Acquire, partner of the release in handle_register(). */
+	/* Acquire, partner of the release in prod_handle_register(). */
 	return __atomic_load_n(&p->table[i], __ATOMIC_ACQUIRE);
 }
 
@@ -594,15 +497,15 @@ void producers_set_waker(struct producers *p, void (*wake)(void *), void *arg)
 }
 
 /* With p->lock held (a request's dispatch). */
-static void wake_workers(struct producers *p)
+void prod_wake_workers(struct producers *p)
 {
 	if (p->wake != NULL)
 		p->wake(p->wake_arg);
 }
 
-static void handle_register(struct producers *p, enum producer_role role,
-			    struct control_server *s, uint64_t conn, uint32_t rid,
-			    const void *body, uint32_t len)
+void prod_handle_register(struct producers *p, enum producer_role role,
+			  struct control_server *s, uint64_t conn, uint32_t rid,
+			  const void *body, uint32_t len)
 {
 	if (by_conn(p, role, conn) != NULL) {
 		control_server_reply_error(s, conn, rid, EALREADY,
@@ -690,7 +593,7 @@ static void handle_register(struct producers *p, enum producer_role role,
 	if (i + 1 > p->bound)
 		__atomic_store_n(&p->bound, i + 1, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&p->registered, 1, __ATOMIC_RELAXED);
-	wake_workers(p); /* its doorbell, before it can ring */
+	prod_wake_workers(p); /* its doorbell, before it can ring */
 	log_msg(LOG_LEVEL_INFO, "producer %u registered (%s connection %llu, uid %u, "
 		"name \"%s\", %u slots)", i, role == ROLE_ADMIN ? "admin" : "producer",
 		(unsigned long long)conn, (unsigned)peer.uid, named.name, p->slots);
@@ -698,22 +601,11 @@ static void handle_register(struct producers *p, enum producer_role role,
 			     shm_region_fd(pr->region.region));
 }
 
-static int decode_one(struct producers *p, enum producer_role role,
-		      const char *what, const void *body, uint32_t len,
-		      struct pod_spec *pod, struct node_spec *node, char *err,
-		      size_t err_len)
-{
-	struct k8s_ctx kc = {.strings = p->strings, .res = p->res,
-			     .no_new_resources = role != ROLE_ADMIN,
-			     .profiles = p->profiles};
-	return k8s_load_one(what, body, len, &kc, pod, node, err, err_len);
-}
-
 /* The connection's producer, or NULL after refusing the request: a
  * connection registers before anything that needs a producer. */
-static struct producer *registered(struct producers *p, enum producer_role role,
-				   struct control_server *s, uint64_t conn,
-				   uint32_t rid, const char *before)
+struct producer *prod_registered(struct producers *p, enum producer_role role,
+				 struct control_server *s, uint64_t conn,
+				 uint32_t rid, const char *before)
 {
 	struct producer *pr = by_conn(p, role, conn);
 	if (pr == NULL)
@@ -722,485 +614,21 @@ static struct producer *registered(struct producers *p, enum producer_role role,
 	return pr;
 }
 
-/* The identity of `pr` as refusals name it. */
-static void identity_text(const struct producers *p, const struct producer *pr,
-			  char *buf, size_t len)
-{
-	const struct state_identity *id = &p->identities[pr->owner - 1];
-	snprintf(buf, len, "uid %u, name \"%s\"", (unsigned)id->uid, id->name);
-}
-
-/* The rule of the policy for `pr`'s identity; NULL: none (or no policy). */
-static const struct policy_rule *rule_of(const struct producers *p,
-					 const struct producer *pr)
-{
-	const struct state_identity *id = &p->identities[pr->owner - 1];
-	return policy_find_local(p->policy, id->uid, id->name);
-}
-
-/* The namespace (interned; 0: unknown) of pods of group `group`, read from
- * the group's encoding (shm/pod_group.h), which holds it: a template's own
- * ns_name is not kept (k8s_load_one), and a placement's pod_name is its
- * template's. Under the lock (one scratch). */
-static uint32_t group_namespace(const struct producers *p, uint32_t group)
-{
-	static struct pod_group g;
-	const char *s = group != 0 ? intern_str(p->strings, group) : NULL;
-	if (s == NULL || pod_group_decode(s, intern_len(p->strings, group), &g) < 0)
-		return 0;
-	return g.ns;
-}
-
-/* Whether `pr` may register `pod`: its namespace and its PriorityClass
- * (as named, before the globalDefault class is filled in) against the
- * policy (policy_admit: with none, system- classes are for admin
- * connections only). A gang is in the pod's own namespace, so joining one
- * needs that namespace too. Returns 0 or -EPERM with a message. */
-static int admit_template(struct producers *p, enum producer_role role,
-			  const struct producer *pr, const struct pod_spec *pod,
-			  char *err, size_t err_len)
-{
-	uint32_t ns_id = group_namespace(p, pod->group);
-	const char *ns = ns_id != 0 ? intern_str(p->strings, ns_id) : "";
-	const char *cls = pod->priority_class ? intern_str(p->strings,
-							   pod->priority_class) : NULL;
-	char who[128];
-	identity_text(p, pr, who, sizeof(who));
-	int at = snprintf(err, err_len, "template: ");
-	return policy_admit(p->policy, rule_of(p, pr), role == ROLE_ADMIN, who, ns,
-			    cls, err + at, err_len - (size_t)at);
-}
-
-_Static_assert(OP_TEMPLATE_SCOPE_MAX == POLICY_SCOPE_BYTES_MAX,
-	       "a scope the wire carries is one the policy reads");
-
-/* A scoped template's scope (OP_TEMPLATE_SCOPED), parsed into *out (NULL:
- * a plain template); the table for scopes made on the first. Returns 0,
- * or an error with its message in err. */
-static int template_scope(struct producer *pr, const struct control_template *t,
-			  struct policy_scope **out, char *err, size_t err_len)
-{
-	*out = NULL;
-	if (!t->scoped)
-		return 0;
-	if (pr->templates_scope == NULL) {
-		pr->templates_scope = calloc(PRODUCER_TEMPLATES_MAX,
-					     sizeof(*pr->templates_scope));
-		if (pr->templates_scope == NULL)
-			return errmsg_rc(-ENOMEM, err, err_len, "template: out of memory");
-	}
-	int at = snprintf(err, err_len, "template: ");
-	int rc = policy_scope_parse(t->scope, t->scope_len, out, err + at,
-				    err_len - (size_t)at);
-	return rc == -E2BIG ? -EINVAL : rc;
-}
-
-static void handle_template(struct producers *p, enum producer_role role,
-			    struct control_server *s, uint64_t conn, uint32_t rid,
-			    uint32_t arg, const void *body, uint32_t len)
-{
-	struct producer *pr = registered(p, role, s, conn, rid, "sending templates");
-	if (pr == NULL)
-		return;
-	if (pr->n_templates == PRODUCER_TEMPLATES_MAX) {
-		control_server_reply_error(s, conn, rid, ENOSPC,
-					   "%u templates: the most a producer has",
-					   PRODUCER_TEMPLATES_MAX);
-		return;
-	}
-	static struct pod_spec pod; /* the control thread's alone; too big for a stack */
-	char err[1024];
-	struct control_template t;
-	struct policy_scope *scope = NULL;
-	int rc = control_template_split(arg, body, len, &t, err, sizeof(err));
-	if (rc == 0)
-		rc = template_scope(pr, &t, &scope, err, sizeof(err));
-	if (rc < 0) {
-		control_server_reply_error(s, conn, rid, -rc, "%s", err);
-		return;
-	}
-	struct intern_mark mark;
-	intern_mark(p->strings, &mark);
-	rc = decode_one(p, role, "template", t.pod, t.pod_len, &pod, NULL, err,
-			sizeof(err));
-	if (rc == 0) /* its namespace and class: the identity's to name? */
-		rc = admit_template(p, role, pr, &pod, err, sizeof(err));
-	if (rc == 0) {
-		/* Its priority as the API server's admission would give it;
-		 * with no table, a class name is refused and priority is 0. */
-		static const struct priority_classes none;
-		int n = snprintf(err, sizeof(err), "template: ");
-		rc = priority_resolve(p->classes != NULL ? p->classes : &none,
-				      p->strings, &pod, false, err + n,
-				      sizeof(err) - (size_t)n);
-		if (rc == 0)
-			rc = gang_resolve(p->gangs, p->strings, &pod, err + n,
-					  sizeof(err) - (size_t)n);
-	}
-	uint64_t cost = 0;
-	if (rc == 0)
-		rc = charge_strings(p, pr, role, &mark, &cost, err, sizeof(err));
-	if (rc < 0) {
-		/* Nothing of a refused template stays: the strings it named
-		 * were never published. */
-		intern_rollback(p->strings, &mark);
-		policy_scope_free(scope);
-		control_server_reply_error(s, conn, rid, -rc, "%s", err);
-		return;
-	}
-	struct identity_charge *charge = &p->charged[pr->owner - 1];
-	if (role != ROLE_ADMIN && cost > 0) {
-		/* Its new strings are its uid's (charge_strings made the
-		 * entry): tagged, so a restart charges them again, or frees
-		 * them when nothing holds them. */
-		uint32_t tag = intern_uid_tag(p->identities[pr->owner - 1].uid);
-		intern_tag_since(p->strings, &mark, tag);
-		uid_charge_of(p, tag)->strings += cost;
-	}
-	charge->strings += cost;
-	pr->strings_charged += cost;
-	__atomic_fetch_add(&p->use_strings, cost, __ATOMIC_RELAXED); /* a figure */
-	uint32_t n = pr->n_templates;
-	pr->templates[n] = pod;
-	if (pr->templates_scope != NULL)
-		pr->templates_scope[n] = scope; /* NULL: its rule's alone */
-	/* The template's class is compiled now, not on its first pods' path:
-	 * its static filters and scores over every node here (the writer's
-	 * thread: its snapshot cannot be freed under it), its index by the
-	 * worker (engine_prepare). Without them (no memory) the worker reads
-	 * them too. */
-	/* Within its identity's budget for them (issue 41): past it, it is
-	 * registered uncompiled, its worker reading them as above. */
-	const struct snapshot *snap = cluster_snapshot(p->cluster);
-	bool compile = p->profiles != NULL &&
-		       charge->templates + engine_static_bytes_max(snap->n_slots) <=
-		       p->template_budget;
-	pr->templates_static[n] = compile ? engine_static_compile(snap, p->ctx,
-								  p->profiles, &pod)
-					  : NULL;
-	uint64_t bytes = engine_static_bytes(pr->templates_static[n]);
-	charge->templates += bytes;
-	pr->static_charged += bytes;
-	/* Relaxed: figures. */
-	__atomic_fetch_add(&p->use_templates, bytes, __ATOMIC_RELAXED);
-	if (!compile && p->profiles != NULL)
-		__atomic_fetch_add(&p->uncompiled, 1, __ATOMIC_RELAXED);
-	if (!compile && p->profiles != NULL && pr->n_templates_uncompiled++ == 0)
-		log_msg(LOG_LEVEL_WARN, "producer %u (uid %u, name \"%s\"): its "
-			"identity's compiled templates hold %llu bytes of the %llu "
-			"it may (--template-bytes-per-identity); its templates from "
-			"template %u on are compiled by its worker", pr->id,
-			(unsigned)p->identities[pr->owner - 1].uid,
-			p->identities[pr->owner - 1].name,
-			(unsigned long long)charge->templates,
-			(unsigned long long)p->template_budget, n + 1);
-	/* Release, partner of the acquire in producers_templates(). */
-	__atomic_store_n(&pr->n_templates, n + 1, __ATOMIC_RELEASE);
-	wake_workers(p); /* compiled now, not at a sleeping worker's next poll */
-	struct op_template reply = {.template_id = n + 1};
-	control_server_reply(s, conn, rid, &reply, sizeof(reply), -1);
-}
-
 /* Tells waiting pods of a change, once it is visible (workers/queue.h). */
-static void publish(struct producers *p, struct queue_event ev)
+void prod_publish(struct producers *p, struct queue_event ev)
 {
 	if (p->events != NULL)
 		queue_events_publish(p->events, &ev);
 }
 
-static void handle_node_event(struct producers *p, struct control_server *s,
-			      uint64_t conn, uint32_t rid, uint32_t kind,
-			      const void *body, uint32_t len)
-{
-	static struct node_event ev; /* the control thread's alone */
-	char err[1024];
-	memset(&ev, 0, sizeof(ev));
-	ev.kind = (uint8_t)kind;
-	int rc = 0;
-	struct intern_mark mark;
-	intern_mark(p->strings, &mark);
-	if (kind == NODE_EVENT_ADD || kind == NODE_EVENT_UPDATE) {
-		rc = decode_one(p, ROLE_ADMIN, "node event", body, len, NULL,
-				&ev.spec, err, sizeof(err));
-		ev.name = ev.spec.name;
-	} else if (kind == NODE_EVENT_REMOVE || kind == NODE_EVENT_CORDON ||
-		   kind == NODE_EVENT_UNCORDON) {
-		/* A lookup, never an add: a name the table does not hold
-		 * names no node, and a refused request must not grow the
-		 * table. */
-		if (!intern_find(p->strings, body, len, &ev.name)) {
-			rc = -ENOENT;
-			snprintf(err, sizeof(err), "node %.*s: no such node",
-				 (int)(len > 253 ? 253 : len), (const char *)body);
-		}
-	} else {
-		rc = -EINVAL;
-		snprintf(err, sizeof(err), "node event: kind %u: expected 1..5", kind);
-	}
-	if (rc == 0)
-		rc = cluster_apply(p->cluster, &ev, 1, err, sizeof(err));
-	if (rc < 0) {
-		/* Refused: no snapshot shows the strings it interned. */
-		intern_rollback(p->strings, &mark);
-		control_server_reply_error(s, conn, rid, -rc, "%s", err);
-	} else {
-		if (p->persist.node_changed != NULL)
-			p->persist.node_changed(p->persist.arg, &ev);
-		/* A new node, new labels, taints or allocatable, an uncordon:
-		 * pods that may use it now may fit (a cordon or a removal helps
-		 * none). */
-		int64_t slot = cluster_slot_of(p->cluster, ev.name);
-		if (slot >= 0 && (ev.kind == NODE_EVENT_ADD || ev.kind == NODE_EVENT_UPDATE ||
-				  ev.kind == NODE_EVENT_UNCORDON))
-			publish(p, queue_event_node((uint32_t)slot));
-		control_server_reply(s, conn, rid, NULL, 0, -1);
-	}
-}
-
 /* Frees placement `id`'s record, telling the store first (struct
  * producers_persist: its delete must be queued before a worker can reuse
  * the record). */
-static void forget(struct producers *p, uint64_t id)
+void prod_forget(struct producers *p, uint64_t id)
 {
 	if (p->persist.placement_freed != NULL)
 		p->persist.placement_freed(p->persist.arg, id);
 	placements_free(p->placements, id);
-}
-
-/* Gives back exactly what placement `id` recorded, once, for its owner
- * (or an admin): the release can name nothing else, so it cannot forge a
- * use, pass another producer's, or drive a counter below zero. */
-static void handle_release(struct producers *p, enum producer_role role,
-			   struct control_server *s, uint64_t conn, uint32_t rid,
-			   const void *body, uint32_t len)
-{
-	struct producer *pr = registered(p, role, s, conn, rid, "releasing");
-	if (pr == NULL)
-		return;
-	struct op_release r;
-	if (len != sizeof(r)) {
-		control_server_reply_error(s, conn, rid, EINVAL,
-					   "release: a body of %u bytes; expected %zu "
-					   "(a placement id)", len, sizeof(r));
-		return;
-	}
-	memcpy(&r, body, sizeof(r));
-	const struct placement_record *rec = placements_get(p->placements,
-							    r.placement_id);
-	if (rec == NULL) {
-		control_server_reply_error(s, conn, rid, ENOENT,
-					   "placement %llu: no such placement (never "
-					   "made, or released already)",
-					   (unsigned long long)r.placement_id);
-		return;
-	}
-	if (rec->owner != pr->owner && role != ROLE_ADMIN) {
-		control_server_reply_error(s, conn, rid, EPERM,
-					   "placement %llu belongs to another "
-					   "producer", (unsigned long long)r.placement_id);
-		return;
-	}
-	struct ledger *l = cluster_ledger(p->cluster);
-	if (ledger_node_generation(l, rec->slot) != rec->node_gen) {
-		/* The node was removed (its use went with it): nothing to give
-		 * back, and nothing to remember. */
-		forget(p, r.placement_id);
-		control_server_reply_error(s, conn, rid, ESTALE,
-					   "placement %llu: its node was removed; "
-					   "nothing was left to give back",
-					   (unsigned long long)r.placement_id);
-		return;
-	}
-	static struct pod_spec pod; /* the control thread's alone */
-	placement_use(rec, &pod);
-	uint32_t slot = rec->slot;
-	struct device_assignment dev = rec->dev;
-	ledger_account(l, slot, &pod, &dev, -1);
-	forget(p, r.placement_id);
-	/* After the counters moved (A1): a waiting pod that reads this sees
-	 * them. */
-	publish(p, queue_event_release(slot, &pod, &dev));
-	control_server_reply(s, conn, rid, NULL, 0, -1);
-}
-
-/* Records looked at per OP_PLACEMENTS page at most: a page with few of
- * the caller's placements ends early, so one request never holds the
- * control thread for a scan of the whole table. */
-#define LIST_SCAN_MAX (UINT32_C(1) << 16)
-
-/* A page of live placements: the caller's own, or an admin's: all. */
-static void handle_placements(struct producers *p, enum producer_role role,
-			      struct control_server *s, uint64_t conn, uint32_t rid,
-			      const void *body, uint32_t len)
-{
-	struct producer *pr = registered(p, role, s, conn, rid, "listing");
-	struct op_list q;
-	if (pr == NULL)
-		return;
-	if (len != sizeof(q)) {
-		control_server_reply_error(s, conn, rid, EINVAL, "placements: a body "
-					   "of %u bytes; expected %zu", len, sizeof(q));
-		return;
-	}
-	memcpy(&q, body, sizeof(q));
-	static uint8_t page[CONTROL_MAX_PAYLOAD]; /* the control thread's alone */
-	struct op_placements *out = (struct op_placements *)(void *)page;
-	const uint32_t room = (uint32_t)((sizeof(page) - sizeof(*out)) /
-					 sizeof(out->entries[0]));
-	uint32_t cursor = q.cursor, n = 0, stop = q.cursor + LIST_SCAN_MAX;
-	if (stop < q.cursor)
-		stop = UINT32_MAX;
-	uint64_t id;
-	while (n < room && cursor < stop &&
-	       (id = placements_next(p->placements, &cursor)) != 0) {
-		const struct placement_record *r = placements_get(p->placements, id);
-		if (r == NULL || (role != ROLE_ADMIN && r->owner != pr->owner))
-			continue;
-		struct op_placement *e = &out->entries[n++];
-		memset(e, 0, sizeof(*e));
-		e->placement_id = id;
-		/* A removed node's placement shows the id it had. */
-		e->node_id = r->slot;
-		if (r->owner == PLACEMENT_OWNER_BOUND) {
-			snprintf(e->owner_name, sizeof(e->owner_name), "(bound)");
-		} else {
-			const struct state_identity *who = &p->identities[r->owner - 1];
-			e->owner_uid = who->uid;
-			memcpy(e->owner_name, who->name, sizeof(e->owner_name));
-		}
-		e->cookie = r->cookie;
-		e->cpu_milli = r->request.v[RES_CPU];
-		e->mem_bytes = r->request.v[RES_MEMORY];
-		e->devices.gpu_mask = r->dev.gpu_mask;
-		e->devices.gpu_milli = r->dev.gpu_milli;
-		e->devices.n_cores = r->dev.n_cores;
-		memcpy(e->devices.cpuset, r->dev.cpuset, sizeof(e->devices.cpuset));
-	}
-	bool done = cursor >= placements_capacity(p->placements);
-	out->cursor = done ? UINT32_MAX : cursor;
-	out->n = n;
-	control_server_reply(s, conn, rid, out,
-			     (uint32_t)(sizeof(*out) + n * sizeof(out->entries[0])), -1);
-}
-
-static void handle_node_name(struct producers *p, struct control_server *s,
-			     uint64_t conn, uint32_t rid, uint32_t node_id)
-{
-	/* The writer's thread: its own snapshot cannot be freed under it. */
-	const struct snapshot *snap = cluster_snapshot(p->cluster);
-	if (node_id >= snap->n_slots || !snap->present[node_id]) {
-		control_server_reply_error(s, conn, rid, ENOENT,
-					   "node %u: no such node", node_id);
-		return;
-	}
-	const char *name = intern_str(p->strings, snap->nodes[node_id].name);
-	control_server_reply(s, conn, rid, name, (uint32_t)strlen(name), -1);
-}
-
-/* A producer looks a resource name up; only an admin registers a new one. */
-static void handle_resource(struct producers *p, enum producer_role role,
-			    struct control_server *s, uint64_t conn, uint32_t rid,
-			    const void *body, uint32_t len)
-{
-	int r = res_lookup(p->res, body, len);
-	if (r < 0 && role != ROLE_ADMIN) {
-		control_server_reply_error(s, conn, rid, EPERM,
-					   "resource \"%.*s\" is not registered, and "
-					   "only the admin socket%s registers "
-					   "resource names", (int)(len > 64 ? 64 : len),
-					   (const char *)body, p->admin_hint);
-		return;
-	}
-	if (r < 0)
-		r = res_register(p->res, body, len);
-	if (r < 0 || r == RES_PODS) {
-		control_server_reply_error(s, conn, rid, r < 0 ? -r : EINVAL,
-					   "resource \"%.*s\": %s", (int)(len > 64 ? 64 : len),
-					   (const char *)body,
-					   r == RES_PODS ? "not requestable"
-					   : r == -ENOSPC ? "no room for another resource name"
-							  : "not a resource name");
-		return;
-	}
-	struct op_resource out = {.resource = (uint32_t)r};
-	control_server_reply(s, conn, rid, &out, sizeof(out), -1);
-}
-
-/* OP_RESYNC: the file's pods become what is bound (ingest/resync.h). The
- * fd must be a regular file no larger than OP_RESYNC_FILE_MAX: read into
- * memory (resync_read_fd: a file truncated meanwhile is a short read, not
- * the SIGBUS a mapping would give), never read from a pipe that could
- * hold the control thread. */
-static void handle_resync(struct producers *p, struct control_server *s,
-			  uint64_t conn, uint32_t rid, const void *body,
-			  uint32_t len, int fd)
-{
-	struct op_resync q;
-	struct stat st;
-	if (len != sizeof(q)) {
-		control_server_reply_error(s, conn, rid, EINVAL, "resync: a body "
-					   "of %u bytes; expected %zu", len, sizeof(q));
-		return;
-	}
-	memcpy(&q, body, sizeof(q));
-	q.node[sizeof(q.node) - 1] = '\0';
-	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
-	    (uint64_t)st.st_size > OP_RESYNC_FILE_MAX) {
-		control_server_reply_error(s, conn, rid, EINVAL, "resync: the pods "
-					   "must come as a regular file of at most "
-					   "%llu bytes", (unsigned long long)
-					   OP_RESYNC_FILE_MAX);
-		return;
-	}
-	char err[1024];
-	char *buf;
-	size_t size;
-	int rc = resync_read_fd(fd, OP_RESYNC_FILE_MAX, &buf, &size, err,
-				sizeof(err));
-	if (rc < 0) {
-		control_server_reply_error(s, conn, rid, -rc, "%s", err);
-		return;
-	}
-	struct resync_result r;
-	rc = resync_apply(p->cluster, p->placements, p->strings, p->res,
-			  "resync", buf, size, q.node, &p->resync_hooks, &r,
-			  err, sizeof(err));
-	free(buf);
-	if (p->meta != NULL && (rc == 0 || r.added + r.removed + r.resized > 0)) {
-		/* Relaxed: figures for observers. */
-		__atomic_store_n(&p->meta->resyncs, p->meta->resyncs + 1,
-				 __ATOMIC_RELAXED);
-		__atomic_store_n(&p->meta->resync_added,
-				 p->meta->resync_added + r.added, __ATOMIC_RELAXED);
-		__atomic_store_n(&p->meta->resync_removed,
-				 p->meta->resync_removed + r.removed, __ATOMIC_RELAXED);
-		__atomic_store_n(&p->meta->resync_resized,
-				 p->meta->resync_resized + r.resized, __ATOMIC_RELAXED);
-	}
-	if (r.removed + r.resized > 0) {
-		/* Placements given back on any node: every waiting pod short
-		 * of anything may fit now. */
-		struct pod_spec all;
-		memset(&all, 0, sizeof(all));
-		for (unsigned k = 0; k < RES_MAX; k++)
-			all.request.v[k] = k == RES_PODS ? 0 : 1;
-		all.n_ports = 1;
-		all.group = 1;
-		struct device_assignment dev = {.gpu_mask = 1, .n_cores = 1};
-		publish(p, queue_event_release(QUEUE_ANY_NODE, &all, &dev));
-	}
-	if (rc < 0) {
-		control_server_reply_error(s, conn, rid, -rc, "%s", err);
-		return;
-	}
-	log_msg(LOG_LEVEL_INFO, "resync of %s: %llu added, %llu removed, %llu "
-		"resized, %llu unchanged, %llu skipped", q.node[0] ? q.node
-		: "every node", (unsigned long long)r.added,
-		(unsigned long long)r.removed, (unsigned long long)r.resized,
-		(unsigned long long)r.unchanged, (unsigned long long)r.skipped);
-	struct op_resync_result out = {r.added, r.removed, r.resized, r.unchanged,
-				       r.skipped};
-	control_server_reply(s, conn, rid, &out, sizeof(out), -1);
 }
 
 void producers_set_profiles(struct producers *p, const struct sched_config *cfg)
@@ -1215,68 +643,6 @@ void producers_set_priority_classes(struct producers *p,
 	p->classes = classes;
 	p->gangs = gangs;
 	p->pdbs = pdbs;
-}
-
-/* OP_PRIORITY_CLASS: PriorityClasses declared by an admin. */
-struct class_count {
-	struct priority_loader l;
-	unsigned seen;
-};
-
-static int count_class(void *arg, const struct k8s_priority_class *pc, char *err,
-		       size_t err_len)
-{
-	struct class_count *c = arg;
-	c->seen++;
-	return priority_loader_visit(&c->l, pc, err, err_len);
-}
-
-static int count_group(void *arg, const struct k8s_pod_group *pg, char *err,
-		       size_t err_len)
-{
-	struct class_count *c = arg;
-	c->seen++;
-	return priority_loader_visit_group(&c->l, pg, err, err_len);
-}
-
-static int count_pdb(void *arg, const struct k8s_pdb *b, char *err, size_t err_len)
-{
-	struct class_count *c = arg;
-	c->seen++;
-	return priority_loader_visit_pdb(&c->l, b, err, err_len);
-}
-
-static void handle_priority_class(struct producers *p, struct control_server *s,
-				  uint64_t conn, uint32_t rid, const void *body,
-				  uint32_t len)
-{
-	char err[1024];
-	if (p->classes == NULL) {
-		control_server_reply_error(s, conn, rid, ENOTSUP, "priority classes: "
-					   "this daemon keeps none");
-		return;
-	}
-	struct intern_mark mark;
-	intern_mark(p->strings, &mark);
-	struct class_count c = {{p->classes, p->strings, p->gangs, p->pdbs}, 0};
-	struct k8s_ctx kc = {.strings = p->strings, .res = p->res,
-			     .no_new_resources = true};
-	struct k8s_visitor v = {.arg = &c, .priority_class = count_class,
-				.pod_group = count_group, .pdb = count_pdb};
-	/* Under the lock (dispatch's): the evictor reads the budgets. */
-	int rc = k8s_load_buffer("priority class", body, len, &kc, &v, err,
-				 sizeof(err));
-	if (rc == 0 && c.seen == 0) {
-		rc = -EINVAL;
-		snprintf(err, sizeof(err), "priority class: no PriorityClass, "
-			 "PodGroup, Workload or PodDisruptionBudget in the request");
-	}
-	if (rc < 0) {
-		intern_rollback(p->strings, &mark);
-		control_server_reply_error(s, conn, rid, -rc, "%s", err);
-		return;
-	}
-	control_server_reply(s, conn, rid, NULL, 0, -1);
 }
 
 void producers_set_events(struct producers *p, struct queue_events *events)
@@ -1294,387 +660,6 @@ void producers_set_state(struct producers *p, struct state_meta *meta,
 							persist->placement_added,
 							persist->arg};
 	}
-}
-
-void producers_set_evaluator(struct producers *p, struct engine *e)
-{
-	pthread_mutex_lock(&p->lock);
-	p->evaluator = e;
-	pthread_mutex_unlock(&p->lock);
-}
-
-/* Refuses a request only the admin socket takes, naming that socket. */
-/* --- OP_EVALUATE ---------------------------------------------------------- */
-
-struct evaluation {
-	const struct snapshot *snap;
-	const struct plugin_ctx *ctx;
-	const struct score_config *score; /* the template's profile's; NULL:
-					   * no per-plugin scores */
-	struct json_buf feasible, filtered, scores;
-};
-
-static const char *slot_name(const struct evaluation *x, uint32_t slot)
-{
-	return intern_str(x->ctx->strings, x->snap->nodes[slot].name);
-}
-
-static void evaluated_filtered(void *arg, uint32_t slot,
-			       const struct reason *reasons, unsigned n)
-{
-	struct evaluation *x = arg;
-	bool unresolvable = false;
-	json_buf_puts(&x->filtered, x->filtered.len ? "," : "{");
-	json_buf_string(&x->filtered, slot_name(x, slot));
-	json_buf_puts(&x->filtered, ":{\"reasons\":[");
-	for (unsigned i = 0; i < n; i++) {
-		char text[512];
-		reason_format(x->ctx, &reasons[i], text, sizeof(text));
-		if (i > 0)
-			json_buf_puts(&x->filtered, ",");
-		json_buf_string(&x->filtered, text);
-		unresolvable |= reason_unresolvable(reasons[i].code);
-	}
-	json_buf_printf(&x->filtered, "],\"unresolvable\":%s}",
-			unresolvable ? "true" : "false");
-}
-
-/* A score in thousandths of a point (SCORE_FINE) as a JSON number. */
-static void fine_number(struct json_buf *b, int64_t v)
-{
-	int64_t a = v < 0 ? -v : v;
-	json_buf_printf(b, "%s%lld.%03lld", v < 0 ? "-" : "", (long long)(a / SCORE_FINE),
-			(long long)(a % SCORE_FINE));
-}
-
-static void evaluated_scored(void *arg, uint32_t slot,
-			     const int64_t scores[SCORE_PLUGINS], int64_t total)
-{
-	struct evaluation *x = arg;
-	json_buf_puts(&x->feasible, x->feasible.len ? "," : "{");
-	json_buf_string(&x->feasible, slot_name(x, slot));
-	json_buf_printf(&x->feasible, ":%lld", (long long)total);
-	if (x->score == NULL)
-		return;
-	/* Each enabled plugin's score and the total, as `shmsched place
-	 * --explain` prints them: whole points, the device scores and the
-	 * total with their thousandths. */
-	json_buf_puts(&x->scores, x->scores.len ? "," : "{");
-	json_buf_string(&x->scores, slot_name(x, slot));
-	json_buf_puts(&x->scores, ":{");
-	for (int p = 0; p < SCORE_PLUGINS; p++) {
-		if (!score_plugin_enabled(x->score, p))
-			continue;
-		json_buf_printf(&x->scores, "\"%s\":", score_plugin_names[p]);
-		if (p == SCORE_GPU_BEST_FIT || p == SCORE_GPU_FRAG)
-			fine_number(&x->scores, scores[p]);
-		else
-			json_buf_printf(&x->scores, "%lld", (long long)scores[p]);
-		json_buf_puts(&x->scores, ",");
-	}
-	json_buf_puts(&x->scores, "\"total\":");
-	fine_number(&x->scores, total);
-	json_buf_puts(&x->scores, "}");
-}
-
-/* One template against every node, nothing placed: the extender verbs of
- * the HTTP gateway. The answer is too large for a control message on a
- * big cluster, so it travels in a sealed memfd. */
-static void handle_evaluate(struct producers *p, enum producer_role role,
-			    struct control_server *s, uint64_t conn, uint32_t rid,
-			    const void *body, uint32_t len)
-{
-	struct producer *pr = registered(p, role, s, conn, rid, "evaluating");
-	if (pr == NULL)
-		return;
-	struct op_evaluate ev;
-	if (len != sizeof(ev)) {
-		control_server_reply_error(s, conn, rid, EINVAL, "evaluate: a body "
-					   "of %u bytes; expected %zu", len, sizeof(ev));
-		return;
-	}
-	memcpy(&ev, body, sizeof(ev));
-	if (ev.template_id == 0 || ev.template_id > pr->n_templates) {
-		control_server_reply_error(s, conn, rid, ENOENT, "evaluate: template "
-					   "%u: no such template (1..%u registered)",
-					   ev.template_id, pr->n_templates);
-		return;
-	}
-	if (p->evaluator == NULL) {
-		control_server_reply_error(s, conn, rid, ENOTSUP, "evaluate: this "
-					   "daemon does not evaluate pods");
-		return;
-	}
-	const struct pod_spec *tmpl = &pr->templates[ev.template_id - 1];
-	const struct sched_profile *prof =
-		p->profiles != NULL && tmpl->profile < p->profiles->n_profiles
-		? &p->profiles->profiles[tmpl->profile] : NULL;
-	struct evaluation x = {.snap = cluster_snapshot(p->cluster), .ctx = p->ctx,
-			       .score = prof ? &prof->score : NULL};
-	struct engine_explain hooks = {.arg = &x, .filtered = evaluated_filtered,
-				       .scored = evaluated_scored};
-	struct placement pl = {0};
-	int rc = engine_place_reference(p->evaluator, tmpl, 0, &hooks, &pl);
-	struct json_buf out = {0};
-	json_buf_printf(&out, "{\"nodes\":%u,\"feasible\":%s%s,\"filtered\":%s%s",
-			pl.all_nodes, x.feasible.len ? x.feasible.data : "{",
-			"}", x.filtered.len ? x.filtered.data : "{", "}");
-	if (prof != NULL) {
-		json_buf_puts(&out, ",\"profile\":");
-		json_buf_string(&out, prof->scheduler_name);
-		json_buf_printf(&out, ",\"scores\":%s}",
-				x.scores.len ? x.scores.data : "{");
-	}
-	json_buf_puts(&out, "}\n");
-	int fd = -1;
-	if (rc == 0 && !out.failed && !x.feasible.failed && !x.filtered.failed &&
-	    !x.scores.failed)
-		fd = memfd_create("shmsched-evaluation", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-	bool written = false;
-	if (fd >= 0) {
-		size_t off = 0;
-		while (off < out.len) {
-			ssize_t w = write(fd, out.data + off, out.len - off);
-			if (w <= 0)
-				break;
-			off += (size_t)w;
-		}
-		written = off == out.len &&
-			  fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW |
-				F_SEAL_WRITE | F_SEAL_SEAL) == 0;
-	}
-	if (written) {
-		struct op_evaluated done = {.bytes = out.len};
-		control_server_reply(s, conn, rid, &done, sizeof(done), fd);
-	} else {
-		control_server_reply_error(s, conn, rid, ENOMEM, "evaluate: out of "
-					   "memory for the answer");
-	}
-	if (fd >= 0)
-		close(fd);
-	json_buf_free(&out);
-	json_buf_free(&x.feasible);
-	json_buf_free(&x.filtered);
-	json_buf_free(&x.scores);
-}
-
-int producers_set_policy(struct producers *p, struct policy *pol, const char *path)
-{
-	char *copy = path != NULL ? strdup(path) : NULL;
-	if (path != NULL && copy == NULL)
-		return -ENOMEM;
-	pthread_mutex_lock(&p->lock);
-	policy_free(p->policy);
-	p->policy = pol;
-	free(p->policy_path);
-	p->policy_path = copy;
-	pthread_mutex_unlock(&p->lock);
-	return 0;
-}
-
-/* After a policy change (under the lock): every producer connection
- * holding a template the policy in force refuses is disconnected (its
- * placements stay with its identity), so a narrower policy takes effect
- * now rather than at its next registration. A template's class as
- * resolved may be the globalDefault one, which it need not have named:
- * that class is not checked again. Returns how many were disconnected. */
-static unsigned revoke_templates(struct producers *p)
-{
-	static struct pod_spec pod; /* under the lock; too big for a stack */
-	uint32_t dflt = 0;
-	for (uint32_t i = 0; p->classes != NULL && i < p->classes->n; i++)
-		if (p->classes->c[i].global_default)
-			dflt = p->classes->c[i].name;
-	unsigned gone = 0;
-	for (uint32_t i = 0; i < PRODUCERS_MAX; i++) {
-		struct producer *pr = p->table[i];
-		if (pr == NULL || pr->role == ROLE_ADMIN)
-			continue;
-		for (uint32_t t = 0; t < pr->n_templates; t++) {
-			char why[512];
-			pod = pr->templates[t];
-			if (pod.priority_class == dflt)
-				pod.priority_class = 0;
-			if (admit_template(p, (enum producer_role)pr->role, pr, &pod, why,
-					   sizeof(why)) == 0)
-				continue;
-			log_msg(LOG_LEVEL_WARN, "policy: producer %u (connection %llu): its "
-				"%s (template %u); disconnecting it", pr->id,
-				(unsigned long long)pr->conn, why, t + 1);
-			control_server_disconnect(pr->server, pr->conn);
-			gone++;
-			break;
-		}
-	}
-	return gone;
-}
-
-/* Puts `pol` in force (under the lock), closing the connections whose
- * templates it refuses, and logs it. */
-static void install_policy(struct producers *p, struct policy *pol)
-{
-	policy_free(p->policy);
-	p->policy = pol;
-	unsigned gone = revoke_templates(p);
-	log_msg(LOG_LEVEL_INFO, "policy: %u rule(s) from %s in force; %u "
-		"producer connection(s) closed for templates it refuses",
-		policy_rules(pol), policy_source(pol), gone);
-}
-
-int producers_reload_policy(struct producers *p, char *err, size_t err_len)
-{
-	struct policy *pol = NULL;
-	int rc;
-	pthread_mutex_lock(&p->lock);
-	if (p->policy_path == NULL)
-		rc = errmsg_rc(-ENOENT, err, err_len, "policy reload: the daemon "
-			       "was started without --policy, so there is no file "
-			       "to read again");
-	else
-		rc = policy_load_file(p->policy_path, &pol, err, err_len);
-	if (rc == 0)
-		install_policy(p, pol);
-	pthread_mutex_unlock(&p->lock);
-	return rc;
-}
-
-/* OP_POLICY (admins; under the lock): show, reload from --policy, or apply
- * the body. A refused policy leaves the one in force; either way the
- * answer shows the one in force. Templates registered before a change
- * keep their admission; preemptions read the policy in force. */
-static void handle_policy(struct producers *p, struct control_server *s,
-			  uint64_t conn, uint32_t rid, uint32_t action,
-			  const void *body, uint32_t len)
-{
-	struct policy *pol = NULL;
-	char err[1024];
-	int rc = 0;
-	if (action == OP_POLICY_RELOAD) {
-		if (p->policy_path == NULL)
-			rc = errmsg_rc(-ENOENT, err, sizeof(err), "policy reload: the "
-				       "daemon was started without --policy, so there "
-				       "is no file to read again; `shmsched policy "
-				       "apply FILE` applies one");
-		else
-			rc = policy_load_file(p->policy_path, &pol, err, sizeof(err));
-	} else if (action == OP_POLICY_APPLY) {
-		struct ucred peer = {0};
-		char source[96];
-		control_server_peer(s, conn, &peer);
-		snprintf(source, sizeof(source), "(applied through the admin socket "
-			 "by uid %u)", (unsigned)peer.uid);
-		rc = policy_parse(body, len, source, &pol, err, sizeof(err));
-	} else if (action != OP_POLICY_SHOW) {
-		rc = errmsg_rc(-EINVAL, err, sizeof(err), "policy: action %u; "
-			       "expected 0 (show), 1 (reload) or 2 (apply)", action);
-	}
-	if (rc < 0) {
-		control_server_reply_error(s, conn, rid, -rc, "%s", err);
-		return;
-	}
-	if (pol != NULL)
-		install_policy(p, pol);
-	static char out[sizeof(struct op_policy_shown) + POLICY_BYTES_MAX];
-	struct op_policy_shown h = {0};
-	size_t text_len = 0;
-	if (p->policy != NULL) {
-		const char *text = policy_text(p->policy, &text_len);
-		h.loaded = 1;
-		h.rules = policy_rules(p->policy);
-		snprintf(h.source, sizeof(h.source), "%s", policy_source(p->policy));
-		memcpy(out + sizeof(h), text, text_len);
-	}
-	h.text_bytes = (uint32_t)text_len;
-	memcpy(out, &h, sizeof(h));
-	control_server_reply(s, conn, rid, out, (uint32_t)(sizeof(h) + text_len), -1);
-}
-
-static void refuse_not_admin(struct producers *p, struct control_server *s,
-			     uint64_t conn, uint32_t rid, const char *what)
-{
-	control_server_reply_error(s, conn, rid, EPERM,
-				   "%s need the admin socket%s: producers may "
-				   "not change the cluster", what, p->admin_hint);
-}
-
-static void dispatch(struct producers *p, enum producer_role role,
-		     struct control_server *s, uint64_t conn, uint32_t request_id,
-		     const void *payload, uint32_t len, int fd)
-{
-	/* Only OP_RESYNC carries an fd; the server closes it after this. */
-	struct op_request op;
-	if (len < sizeof(op)) {
-		control_server_reply_error(s, conn, request_id, EPROTO,
-					   "request of %u bytes: shorter than its "
-					   "%zu-byte header", len, sizeof(op));
-		return;
-	}
-	memcpy(&op, payload, sizeof(op));
-	const char *body = (const char *)payload + sizeof(op);
-	uint32_t body_len = len - (uint32_t)sizeof(op);
-	switch (op.kind) {
-	case OP_REGISTER:
-		handle_register(p, role, s, conn, request_id, body, body_len);
-		break;
-	case OP_TEMPLATE:
-		handle_template(p, role, s, conn, request_id, op.arg, body,
-				body_len);
-		break;
-	case OP_NODE_EVENT:
-		if (role != ROLE_ADMIN)
-			refuse_not_admin(p, s, conn, request_id, "node events");
-		else
-			handle_node_event(p, s, conn, request_id, op.arg, body,
-					  body_len);
-		break;
-	case OP_RELEASE:
-		handle_release(p, role, s, conn, request_id, body, body_len);
-		break;
-	case OP_NODE_NAME:
-		handle_node_name(p, s, conn, request_id, op.arg);
-		break;
-	case OP_RESOURCE:
-		handle_resource(p, role, s, conn, request_id, body, body_len);
-		break;
-	case OP_PLACEMENTS:
-		handle_placements(p, role, s, conn, request_id, body, body_len);
-		break;
-	case OP_RESYNC:
-		if (role != ROLE_ADMIN)
-			refuse_not_admin(p, s, conn, request_id, "resyncs");
-		else
-			handle_resync(p, s, conn, request_id, body, body_len, fd);
-		break;
-	case OP_EVALUATE:
-		handle_evaluate(p, role, s, conn, request_id, body, body_len);
-		break;
-	case OP_PRIORITY_CLASS:
-		if (role != ROLE_ADMIN)
-			refuse_not_admin(p, s, conn, request_id, "priority classes");
-		else
-			handle_priority_class(p, s, conn, request_id, body, body_len);
-		break;
-	case OP_POLICY:
-		if (role != ROLE_ADMIN)
-			refuse_not_admin(p, s, conn, request_id, "policies");
-		else
-			handle_policy(p, s, conn, request_id, op.arg, body, body_len);
-		break;
-	default:
-		control_server_reply_error(s, conn, request_id, EPROTO,
-					   "request kind %u: expected 1..11", op.kind);
-		break;
-	}
-}
-
-void producers_on_request(void *arg, struct control_server *s, uint64_t conn,
-			  uint32_t request_id, const void *payload, uint32_t len,
-			  int fd)
-{
-	const struct endpoint *ep = arg;
-	pthread_mutex_lock(&ep->p->lock);
-	dispatch(ep->p, ep->role, s, conn, request_id, payload, len, fd);
-	pthread_mutex_unlock(&ep->p->lock);
 }
 
 static void disconnect_locked(struct producers *p, enum producer_role role,
@@ -1745,280 +730,4 @@ bool producers_is_busy(void *arg, uint64_t conn)
 	}
 	pthread_mutex_unlock(&ep->p->lock);
 	return busy;
-}
-
-/* --- preemption ------------------------------------------------------------- */
-
-/* A pod found on a candidate node, sorted by node. */
-struct found {
-	uint32_t slot;
-	struct preempt_pod pod;
-};
-
-
-/* The preemptor's static filters on a node: only there can evicting pods
- * help (nodesWherePreemptionMightHelp). */
-static bool preempt_static_pass(const struct plugin_ctx *ctx, const struct pod_spec *pod,
-				const struct node_spec *node)
-{
-	return filter_unschedulable(ctx, pod, node) && filter_node_name(pod, node) &&
-	       filter_taints(pod, node) < 0 && filter_affinity(ctx, pod, node) &&
-	       filter_device_model(pod, node);
-}
-
-/* Tells the owner of the victim `rec` (id) that it was evicted, through
- * one of its identity's connected producers, if any. */
-static void tell_owner(struct producers *p, const struct placement_record *rec,
-		       uint64_t id, int32_t by_priority, producers_notice_fn notice,
-		       void *arg)
-{
-	if (notice == NULL || rec->owner == PLACEMENT_OWNER_BOUND)
-		return;
-	for (uint32_t i = 0; i < PRODUCERS_MAX; i++) {
-		struct producer *pr = p->table[i];
-		if (pr == NULL || pr->owner != rec->owner)
-			continue;
-		struct evict_notice n = {.producer = i, .key = producers_key(pr)};
-		n.notice = (struct shmsched_notice){
-			.kind = SHMSCHED_NOTICE_EVICTED,
-			.version = SHMSCHED_NOTICE_VERSION,
-			.placement_id = id,
-			.cookie = rec->cookie,
-			.node_id = rec->slot,
-			.complete_ns = now_ns(),
-		};
-		snprintf(n.notice.message, sizeof(n.notice.message), "preempted by a "
-			 "pod of priority %d (its own: %d): what it held is given back",
-			 by_priority, rec->priority);
-		notice(arg, &n);
-		return;
-	}
-}
-
-/* The choice's visit of a node: its counters now, and whether the
- * preemptor's static filters let it in. */
-struct preempt_visit_ctx {
-	const struct plugin_ctx *ctx;
-	const struct pod_spec *pod;
-	const struct snapshot *snap;
-	struct ledger *l;
-};
-
-static bool preempt_visit(void *arg, struct preempt_node *nd)
-{
-	struct preempt_visit_ctx *v = arg;
-	if (!preempt_static_pass(v->ctx, v->pod, &v->snap->nodes[nd->slot]))
-		return false;
-	int64_t nz_cpu, nz_mem;
-	ledger_load_used(ledger_node(v->l, nd->slot), &nd->used, &nz_cpu, &nz_mem);
-	return true;
-}
-
-/* Whether a preemptor under rule `r` (any_ns: it may evict any namespace)
- * whose template narrowed its rights to `scope` (NULL: not narrowed) may
- * evict pods of group `group`: their namespace among the rule's
- * disruptNamespaces and in the scope; a pod of no known namespace, never.
- * Decided once per group in a preemption (`cache`, direct-mapped: a
- * group's decoding costs more than a lookup). */
-struct disrupt_cache {
-	uint32_t group[64];
-	bool ok[64];
-};
-
-static bool may_disrupt(const struct producers *p, const struct policy_rule *r,
-			bool any_ns, const struct policy_scope *scope,
-			struct disrupt_cache *cache, uint32_t group)
-{
-	unsigned at = group & 63u;
-	if (group != 0 && cache->group[at] == group)
-		return cache->ok[at];
-	uint32_t ns = group_namespace(p, group);
-	const char *s = ns != 0 ? intern_str(p->strings, ns) : NULL;
-	bool ok = s != NULL && (any_ns || policy_allows_disrupt(r, s, strlen(s))) &&
-		  (scope == NULL || policy_scope_allows(scope, s, strlen(s)));
-	cache->group[at] = group;
-	cache->ok[at] = ok;
-	return ok;
-}
-
-static int preempt_locked(struct producers *p, const struct preempt_request *rq,
-			  producers_notice_fn notice, void *arg,
-			  struct preempt_outcome *out)
-{
-	struct producer *me = rq->producer < PRODUCERS_MAX ? p->table[rq->producer] : NULL;
-	if (me == NULL || producers_key(me) != rq->key || rq->template_id == 0 ||
-	    rq->template_id > me->n_templates)
-		return 0; /* gone meanwhile: nothing to do for it */
-	const struct pod_spec *tmpl = &me->templates[rq->template_id - 1];
-	/* Under the lock no node event runs: this snapshot stays current. */
-	const struct snapshot *snap = cluster_snapshot(p->cluster);
-	struct ledger *l = cluster_ledger(p->cluster);
-	int rc = -ENOMEM;
-	struct pod_spec *vspec = NULL;
-	struct device_assignment *vdev = NULL;
-	struct preempt_scratch scratch = {0};
-	struct preempt_result *res = malloc(sizeof(*res));
-	size_t slots = (snap->n_slots ? snap->n_slots : 1) * sizeof(uint32_t);
-	if (slots > p->pre_ok_cap) {
-		uint8_t *g = realloc(p->pre_ok, slots);
-		if (g == NULL)
-			goto done;
-		p->pre_ok = g;
-		p->pre_ok_cap = slots;
-	}
-	uint8_t *ok = p->pre_ok;
-	memset(ok, 0, slots);
-	if (p->pdb_m == NULL)
-		p->pdb_m = malloc(sizeof(*p->pdb_m));
-	if (res == NULL || p->pdb_m == NULL)
-		goto done;
-	/* The budgets each victim's removal would break (ingest/pdb.h). */
-	struct pdb_matcher *pm = p->pdb_m;
-	pdb_matcher_init(pm, p->pdbs, p->strings);
-	bool counting = pdb_matcher_counts(pm);
-	/* Whose pods the preemptor may evict (policy/policy.h): the others
-	 * stay, as pods of higher priority do, before the choice. */
-	const struct policy_rule *rule = rule_of(p, me);
-	bool any_ns = p->policy == NULL || me->role == ROLE_ADMIN ||
-		      policy_disrupts_any(rule);
-	/* A scoped template narrows that (OP_TEMPLATE_SCOPED), never widens. */
-	const struct policy_scope *scope = me->templates_scope != NULL
-		? me->templates_scope[rq->template_id - 1] : NULL;
-	bool any_victim = any_ns && scope == NULL;
-	struct disrupt_cache dcache = {{0}};
-	/* Only pods of lower priority can be victims (the others are in the
-	 * node's counters, which the choice reads from the ledger); grouped
-	 * by node by a counting sort (pre_ok counts per slot, then is the
-	 * next place of each). Nodes are looked at only as the choice visits
-	 * them (preempt_visit): their counters and static filters. */
-	size_t n = 0;
-	uint32_t cursor = 0;
-	uint64_t id;
-	uint32_t *count = (uint32_t *)(void *)ok; /* [n_slots] */
-	while ((id = placements_next(p->placements, &cursor)) != 0) {
-		const struct placement_record *r = placements_get(p->placements, id);
-		if (r == NULL || !ledger_slot_current(l, snap, r->slot, r->node_gen))
-			continue;
-		if (counting)
-			pdb_matcher_count(pm, r->group);
-		if (r->priority >= rq->spec.priority)
-			continue;
-		if (!any_victim && !may_disrupt(p, rule, any_ns, scope, &dcache,
-						r->group))
-			continue;
-		if (n == p->pre_cap) {
-			size_t nc = p->pre_cap ? p->pre_cap * 2 : 1024;
-			struct found *g = realloc(p->pre_found, nc * sizeof(*g));
-			if (g != NULL)
-				p->pre_found = g;
-			struct preempt_node *gn = realloc(p->pre_nodes, nc * sizeof(*gn));
-			if (gn != NULL)
-				p->pre_nodes = gn;
-			struct preempt_pod *gp = realloc(p->pre_pods, nc * sizeof(*gp));
-			if (gp != NULL)
-				p->pre_pods = gp;
-			if (g == NULL || gn == NULL || gp == NULL)
-				goto done;
-			p->pre_cap = nc;
-		}
-		p->pre_found[n].slot = r->slot;
-		p->pre_found[n].pod = (struct preempt_pod){
-			.id = id, .priority = r->priority, .start_ns = r->placed_ns,
-			.request = r->request, .pdbs = pdb_matcher_mask(pm, r->group)};
-		count[r->slot]++;
-		n++;
-	}
-	struct found *f = p->pre_found;
-	struct preempt_node *nodes = p->pre_nodes;
-	struct preempt_pod *pods = p->pre_pods;
-	if (n == 0) {
-		rc = 0;
-		goto done;
-	}
-	uint32_t n_nodes = 0, most = 1, at = 0;
-	for (uint32_t slot = 0; slot < snap->n_slots; slot++) {
-		if (count[slot] == 0)
-			continue;
-		struct preempt_node *nd = &nodes[n_nodes++];
-		nd->slot = slot;
-		nd->allocatable = snap->nodes[slot].allocatable;
-		nd->first = at;
-		nd->n = 0;
-		most = count[slot] > most ? count[slot] : most;
-		at += count[slot];
-		count[slot] = nd->first; /* now: where its next pod goes */
-	}
-	for (size_t i = 0; i < n; i++)
-		pods[count[f[i].slot]++] = f[i].pod;
-	for (uint32_t j = 0; j < n_nodes; j++)
-		nodes[j].n = count[nodes[j].slot] - nodes[j].first;
-	if (preempt_scratch_init(&scratch, most) < 0)
-		goto done;
-	struct preempt_visit_ctx vc = {.ctx = p->ctx, .pod = tmpl, .snap = snap, .l = l};
-	/* DryRunPreemption's random offset (one stream, the evictor's). */
-	p->pre_rng = p->pre_rng * UINT64_C(6364136223846793005) + 1442695040888963407u;
-	uint32_t n_pdbs;
-	const int32_t *pdb_allowed = pdb_matcher_finish(pm, &n_pdbs);
-	struct preempt_input in = {.request = &rq->spec.request,
-				   .pdb_allowed = pdb_allowed, .n_pdbs = n_pdbs,
-				   .priority = rq->spec.priority, .nodes = nodes,
-				   .n_nodes = n_nodes, .pods = pods,
-				   .start = (uint32_t)((p->pre_rng >> 33) % n_nodes),
-				   .want = preempt_candidates_wanted(snap->n_nodes),
-				   .visit = preempt_visit, .visit_arg = &vc};
-	rc = preempt_select(&in, &scratch, res);
-	if (rc < 0 || res->node < 0) {
-		out->candidates = res->candidates;
-		rc = rc == -E2BIG ? 0 : rc;
-		goto done;
-	}
-	out->candidates = res->candidates;
-	const struct preempt_node *chosen = &nodes[res->node];
-	vspec = malloc((res->n_victims ? res->n_victims : 1) * sizeof(*vspec));
-	vdev = malloc((res->n_victims ? res->n_victims : 1) * sizeof(*vdev));
-	if (vspec == NULL || vdev == NULL) {
-		rc = -ENOMEM;
-		goto done;
-	}
-	for (uint32_t k = 0; k < res->n_victims; k++) {
-		const struct placement_record *r = placements_get(p->placements,
-								  pods[res->victims[k]].id);
-		placement_use(r, &vspec[k]);
-		vdev[k] = r->dev;
-	}
-	if (ledger_swap(l, chosen->slot, &chosen->allocatable, &rq->spec, vspec, vdev,
-			res->n_victims) < 0)
-		goto done; /* the room went to another placement: none this time */
-	for (uint32_t k = 0; k < res->n_victims; k++) {
-		uint64_t vid = pods[res->victims[k]].id;
-		/* Read above for vspec under the same lock: still there. */
-		const struct placement_record *vr = placements_get(p->placements, vid);
-		pdb_table_evicted(p->pdbs, p->strings, &pm->scratch, vr->group);
-		tell_owner(p, vr, vid, rq->spec.priority, notice, arg);
-		forget(p, vid);
-	}
-	out->slot = chosen->slot;
-	out->node_gen = ledger_node_generation(l, chosen->slot);
-	out->victims = res->n_victims;
-	/* What the victims held beyond the preemptor's is free now. */
-	for (uint32_t k = 0; k < res->n_victims; k++)
-		publish(p, queue_event_release(chosen->slot, &vspec[k], &vdev[k]));
-
-done:
-	preempt_scratch_free(&scratch);
-	free(vdev);
-	free(vspec);
-	free(res);
-	return rc;
-}
-
-int producers_preempt(struct producers *p, const struct preempt_request *rq,
-		      producers_notice_fn notice, void *arg,
-		      struct preempt_outcome *out)
-{
-	*out = (struct preempt_outcome){.slot = -1};
-	pthread_mutex_lock(&p->lock);
-	int rc = preempt_locked(p, rq, notice, arg, out);
-	pthread_mutex_unlock(&p->lock);
-	return rc;
 }

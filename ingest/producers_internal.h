@@ -1,0 +1,176 @@
+/* The daemon's producers, private: what ingest/producers*.c share, as
+ * workers/engine_types_internal.h is the engine's. Included by those files and
+ * by nothing else; the rest of the tree has ingest/producers.h.
+ *
+ * The files, one mechanism each; calls run one way, from a file to those
+ * below it in this list, never back up:
+ * - producers_requests.c: the control requests' dispatch
+ *   (producers_on_request) and their handlers: templates, node events,
+ *   releases, listings, node and resource names, resyncs, PriorityClasses.
+ *   Calls every file below.
+ * - producers_evaluate.c: OP_EVALUATE, one template against every node on
+ *   the control thread's own engine. Calls producers.c.
+ * - producers_preempt.c: preemption's execution (producers_preempt), for
+ *   the evictor thread (daemon/evict.c): the candidates, the choice
+ *   (workers/preempt.h), the swap and the victims' notices. Calls
+ *   producers_policy.c and producers.c.
+ * - producers_policy.c: the policy in force (policy/policy.h): an
+ *   identity's rule, a template's admission, OP_POLICY and the reload.
+ *   Calls none of these.
+ * - producers.c: the table and its life: create, settings, destroy,
+ *   registration and disconnection, identities, the budgets per identity
+ *   and per uid, the workers' accessors, and what the store and waiting
+ *   pods are told of a change (prod_forget, prod_publish). Calls none of these.
+ * All of it runs under struct producers' lock, on a control server's
+ * thread (the requests, the reload) or on the evictor's
+ * (producers_preempt), but for the workers' accessors of producers.c.
+ */
+#ifndef SHMSCHED_INGEST_PRODUCERS_INTERNAL_H
+#define SHMSCHED_INGEST_PRODUCERS_INTERNAL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ingest/producers.h"
+#include "ingest/resync.h"
+#include "workers/workers.h"
+
+/* The control servers' callback argument, one per role (producers_endpoint). */
+struct endpoint {
+	struct producers *p;
+	enum producer_role role;
+};
+
+/* The daemon's producers: the table and all that the control thread keeps
+ * beside it, shared by every file of the module. */
+struct producers {
+	/* Serialises the control callbacks: the producer socket and the admin
+	 * socket each run a server thread, and everything below (the table,
+	 * identities, the intern table, resource names, the cluster's
+	 * snapshots, freeing placements) has one writer at a time. Workers
+	 * never take it. */
+	pthread_mutex_t lock;
+	struct endpoint endpoints[2]; /* [role - 1] */
+	struct placements *placements;
+	/* Producer identities: an admitted uid and the name it registered
+	 * with. Placements belong to one (their owner is its index + 1), so
+	 * they outlive the connection that made them, and every connection of
+	 * that uid under that name (a process's several connections, a
+	 * reconnect, a reconnect to a restarted daemon) may release them. In
+	 * the state region (struct state_identity), written here alone. */
+	struct state_identity *identities; /* [IDENTITIES_MAX] */
+	char admin_hint[112];         /* " (PATH)" of the admin socket, for
+				       * refusals; "" when unknown */
+	struct cluster *cluster;
+	struct state_meta *meta;          /* resync counters; NULL: none */
+	struct producers_persist persist; /* what the store hears */
+	struct queue_events *events;      /* what waiting pods hear; may be NULL */
+	void (*wake)(void *);             /* producers_set_waker; may be NULL */
+	void *wake_arg;
+	/* Preemption's buffers, grown as needed and kept (the evictor's,
+	 * under the lock): one request must not map and fault in megabytes. */
+	uint8_t *pre_ok;
+	size_t pre_ok_cap;
+	struct found *pre_found;
+	struct preempt_node *pre_nodes;
+	struct preempt_pod *pre_pods;
+	size_t pre_cap;
+	uint64_t pre_rng;
+	struct priority_classes *classes; /* PriorityClasses; may be NULL */
+	struct policy *policy;            /* NULL: the default (policy/policy.h) */
+	char *policy_path;                /* --policy, for OP_POLICY's reload */
+	struct gang_table *gangs;         /* PodGroups; may be NULL */
+	struct pdb_table *pdbs;           /* PodDisruptionBudgets; may be NULL;
+					   * under the lock */
+	struct pdb_matcher *pdb_m;        /* the evictor's, under the lock */
+	struct resync_hooks resync_hooks; /* the same, as a resync takes it */
+	struct intern *strings; /* written here, read by workers */
+	struct res_names *res;  /* likewise */
+	const struct sched_config *profiles; /* templates' schedulerNames */
+	const struct plugin_ctx *ctx;
+	uint32_t slots;
+	struct producer *table[PRODUCERS_MAX];
+	uint32_t bound; /* indices in use are below it (relaxed; see prod_handle_register) */
+	struct engine *evaluator; /* OP_EVALUATE; NULL: refused */
+	/* Issue 41: what each identity's templates are charged ([owner - 1]:
+	 * the sums of its connected producers' strings_charged and
+	 * static_charged) and the budgets (producers_set_budgets). Private
+	 * memory, under the lock: a restarted daemon has no producer yet, so
+	 * nothing is charged. */
+	struct identity_charge *charged; /* [IDENTITIES_MAX] */
+	/* Issue 41: the worker time spent on each identity's pods ([owner -
+	 * 1], ns, the fair share's figure: pool_fair's used_ns), summed over
+	 * its connections, since the identity was made. Added by the workers
+	 * (relaxed fetch_add: a figure; an identity's connections may be on
+	 * several workers), read by any thread (relaxed), zeroed (relaxed)
+	 * when the identity is freed. */
+	uint64_t *worker_ns; /* [IDENTITIES_MAX] */
+	uint64_t strings_budget, template_budget;
+	/* Issue 41: the strings each uid's templates added that the table
+	 * still holds (strings_cost), never given back while the daemon runs:
+	 * rebuilt at start from the table's tags (intern_tagged). Private
+	 * memory, under the lock; few uids (the admitted ones), so a list. */
+	struct uid_charge *uid_charged;
+	uint32_t n_uid_charged, uid_charged_cap;
+	uint64_t uid_strings_budget;
+	/* Their sums, and templates registered uncompiled: relaxed figures
+	 * (producers_budget_use). */
+	uint64_t use_strings, use_templates, uncompiled;
+	int accepting;
+	uint64_t registered, gone, faulted;
+};
+
+/* What one identity's templates are charged (issue 41; `charged`). */
+struct identity_charge {
+	uint64_t strings;   /* bytes of the string table (strings_cost) */
+	uint64_t templates; /* bytes of compiled static results */
+};
+
+/* What one uid's templates added to the string table that it still holds
+ * (issue 41; `uid_charged`). */
+struct uid_charge {
+	uint32_t tag;     /* intern_uid_tag(uid) */
+	uint64_t strings; /* bytes of the string table (strings_cost) */
+};
+
+struct control_server;
+struct intern_mark;
+struct policy_rule;
+
+/* producers.c: registration (OP_REGISTER), the connection's producer or a
+ * refusal, the workers' waker, issue 41's string charges, and what
+ * waiting pods (prod_publish) and the store (prod_forget) are told. */
+void prod_handle_register(struct producers *p, enum producer_role role,
+			  struct control_server *s, uint64_t conn, uint32_t rid,
+			  const void *body, uint32_t len);
+struct producer *prod_registered(struct producers *p, enum producer_role role,
+				 struct control_server *s, uint64_t conn,
+				 uint32_t rid, const char *before);
+void prod_wake_workers(struct producers *p);
+struct uid_charge *prod_uid_charge_of(struct producers *p, uint32_t tag);
+int prod_charge_strings(struct producers *p, const struct producer *pr,
+			enum producer_role role, const struct intern_mark *mark,
+			uint64_t *cost, char *err, size_t err_len);
+void prod_publish(struct producers *p, struct queue_event ev);
+void prod_forget(struct producers *p, uint64_t id);
+
+/* producers_evaluate.c: OP_EVALUATE. */
+void prod_handle_evaluate(struct producers *p, enum producer_role role,
+			  struct control_server *s, uint64_t conn, uint32_t rid,
+			  const void *body, uint32_t len);
+
+/* producers_policy.c: an identity's rule, the namespace of a pod group,
+ * a template's admission, OP_POLICY. */
+const struct policy_rule *prod_rule_of(const struct producers *p,
+				       const struct producer *pr);
+uint32_t prod_group_namespace(const struct producers *p, uint32_t group);
+int prod_admit_template(struct producers *p, enum producer_role role,
+			const struct producer *pr, const struct pod_spec *pod,
+			char *err, size_t err_len);
+void prod_handle_policy(struct producers *p, struct control_server *s,
+			uint64_t conn, uint32_t rid, uint32_t action,
+			const void *body, uint32_t len);
+
+#endif
