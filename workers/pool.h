@@ -143,7 +143,8 @@ int pool_worker_stats(const struct pool *p, unsigned index,
 		      struct pool_worker_stats *out);
 
 /* Fair share between the producers one worker serves: deficit round robin
- * on measured time. A producer's turn adds POOL_FAIR_QUANTUM_NS to its
+ * on measured time. A producer's first turn in each round of its worker
+ * (see "Light producers go first" below) adds POOL_FAIR_QUANTUM_NS to its
  * allowance, its credit capped at POOL_FAIR_CARRY_NS and a quantum beyond
  * one pod's cost (enough to save up for a pod dearer than a quantum and to
  * keep what it could have used, never enough to hoard); while the
