@@ -50,6 +50,10 @@ struct serve {
 	/* [workers]: when each worker's poll last found no pod, each
 	 * worker's own. */
 	uint64_t *idle_ns;
+	/* [workers]: each worker's round of the fair share (pool_fair_turn),
+	 * its own; from 1, one more after each poll in which no turn was cut
+	 * for a light producer. */
+	uint64_t *round;
 };
 
 struct serve *serve_create(struct producers *p, struct placements *placements,
@@ -79,10 +83,13 @@ struct serve *serve_create(struct producers *p, struct placements *placements,
 	s->workers = workers;
 	s->service = calloc(workers ? workers : 1, sizeof(*s->service));
 	s->idle_ns = calloc(workers ? workers : 1, sizeof(*s->idle_ns));
-	if (s->service == NULL || s->idle_ns == NULL) {
+	s->round = calloc(workers ? workers : 1, sizeof(*s->round));
+	if (s->service == NULL || s->idle_ns == NULL || s->round == NULL) {
 		serve_destroy(s);
 		return NULL;
 	}
+	for (unsigned w = 0; w < (workers ? workers : 1); w++)
+		s->round[w] = 1;
 	return s;
 }
 
@@ -93,6 +100,7 @@ void serve_destroy(struct serve *s)
 		attempt_destroy(s->attempt);
 		free(s->service);
 		free(s->idle_ns);
+		free(s->round);
 	}
 	free(s);
 }
@@ -180,7 +188,10 @@ struct serve_turn {
 	struct serve *s;
 	unsigned w;
 	struct producer *pr;
+	uint64_t round;
 };
+
+static bool serve_cut(void *arg);
 
 static int serve_burst(void *arg, unsigned want, uint64_t *spent_ns)
 {
@@ -257,32 +268,74 @@ static int serve_burst(void *arg, unsigned want, uint64_t *spent_ns)
 	return n;
 }
 
+/* The fair share's state of a producer, as pool_fair_turn keeps it. */
+static struct pool_fair serve_fair(const struct producer *pr)
+{
+	return (struct pool_fair){.deficit_ns = pr->deficit_ns,
+				  .cost_ns = pr->cost_ns,
+				  .round = pr->fair_round,
+				  .heavy = pr->fair_heavy};
+}
+
+/* pool_fair_cut_fn, asked between the bursts of a heavy producer's turn:
+ * whether another producer of this worker is light (pool_fair_light: its
+ * last turn ran dry or was idle, and its allowance this round covers a
+ * pod) and has pods waiting. One pass over the worker's producers per
+ * burst; the submit ring is read (relaxed, as ring_guard_pending does)
+ * only for the light ones. A faulted producer is skipped. */
+static bool serve_cut(void *arg)
+{
+	struct serve_turn *turn = arg;
+	struct serve *s = turn->s;
+	uint32_t end = producers_bound(s->producers);
+	for (uint32_t i = turn->w; i < end; i += s->workers) {
+		struct producer *o = producers_get(s->producers, i);
+		if (o == NULL || o == turn->pr || producers_faulted(o))
+			continue;
+		struct pool_fair f = serve_fair(o);
+		if (pool_fair_light(&f, turn->round) &&
+		    ring_guard_pending(&o->submit) > 0)
+			return true;
+	}
+	return false;
+}
+
 /* One turn of one producer; returns the slots answered, or 1 when it has
  * pods waiting but no time left this turn (so the pool does not sleep).
+ * *cut is set when the turn was cut short for a light producer.
  *
  * Fair share, by deficit round robin on measured time (pool_fair_turn,
- * workers/pool.h): each turn adds SERVE_QUANTUM_NS to the producer's
- * allowance; while the allowance covers a pod at the producer's recent
- * cost per pod and it has pods, it is served bursts of as many as fit
- * (1 .. SERVE_BURST), and the time they took is taken off. A producer of
- * expensive pods therefore waits more turns for its next pod, a producer
- * of cheap ones is served more bursts per turn, and every busy producer
- * of a worker gets about the same share of its time, however costly its
- * pods. A producer idle all turn keeps no credit (at most 0), but keeps
- * its debt; one that ran dry after some pods keeps the rest, capped (what
- * it could have used). Two clock reads per burst and one per pod (vDSO,
- * no system call), and one relaxed add per turn for the figure of the
- * time its identity's pods took (producers_charge_time). */
-static unsigned serve_producer(struct serve *s, unsigned w, struct producer *pr)
+ * workers/pool.h): each round of the worker adds SERVE_QUANTUM_NS to the
+ * producer's allowance; while the allowance covers a pod at the
+ * producer's recent cost per pod and it has pods, it is served bursts of
+ * as many as fit (1 .. SERVE_BURST), and the time they took is taken off.
+ * A producer of expensive pods therefore waits more turns for its next
+ * pod, a producer of cheap ones is served more bursts per turn, and every
+ * busy producer of a worker gets about the same share of its time,
+ * however costly its pods. A producer idle all turn keeps no credit (at
+ * most 0), but keeps its debt; one that ran dry after some pods keeps the
+ * rest, capped (what it could have used). Light producers go first: a
+ * heavy producer's turn ends between bursts when serve_cut finds a light
+ * one with pods waiting (see serve_poll). Two clock reads per burst and
+ * one per pod (vDSO, no system call), one look at the worker's producers
+ * per burst of a heavy turn, and one relaxed add per turn for the figure
+ * of the time its identity's pods took (producers_charge_time). */
+static unsigned serve_producer(struct serve *s, unsigned w, struct producer *pr,
+			       bool *cut)
 {
 	if (producers_faulted(pr))
 		return 0;
-	struct serve_turn turn = {s, w, pr};
-	struct pool_fair f = {pr->deficit_ns, pr->cost_ns, 0};
-	bool out_of_time;
-	int n = pool_fair_turn(&f, serve_burst, &turn, &out_of_time);
+	struct serve_turn turn = {s, w, pr, s->round[w]};
+	struct pool_fair f = serve_fair(pr);
+	bool out_of_time, cut_short;
+	int n = pool_fair_turn(&f, turn.round, serve_burst, serve_cut, &turn,
+			       &out_of_time, &cut_short);
 	pr->deficit_ns = f.deficit_ns;
 	pr->cost_ns = f.cost_ns;
+	pr->fair_round = f.round;
+	pr->fair_heavy = f.heavy;
+	if (cut_short)
+		*cut = true;
 	/* The turn's time, to its identity's figure (issue 41). */
 	producers_charge_time(s->producers, pr, f.used_ns);
 	if (n < 0)
@@ -303,6 +356,19 @@ static void serve_prepare(struct serve *s, unsigned w, struct producer *pr)
 				     pr->templates_static[pr->prepared]);
 }
 
+/* One pass over the worker's producers, each a turn (serve_producer).
+ *
+ * Light producers first (workers/pool.h, above POOL_FAIR_QUANTUM_NS;
+ * DRR++, and the sparse flows of FQ-CoDel, RFC 8290 section 4.2): a
+ * producer whose last turn ran dry or was idle, with pods waiting and
+ * allowance left this round, ends a heavy producer's turn after its
+ * current burst, and is served in this pass (or first in the next, if it
+ * comes before). The worker's round ends with a pass in which no turn was
+ * cut, and each producer has one quantum a round, so the bound is: a
+ * light producer's pod waits at most one burst of a heavy turn (and the
+ * light turns before it), and no producer, light or heavy by turns, gets
+ * more than its share of the worker's time; a light one is only served
+ * sooner. */
 unsigned serve_poll(void *arg, unsigned worker, void *scratch)
 {
 	struct serve *s = arg;
@@ -313,13 +379,16 @@ unsigned serve_poll(void *arg, unsigned worker, void *scratch)
 	/* Only the indices that may hold a producer: no idle look at every
 	 * slot of the table per poll. */
 	uint32_t end = producers_bound(s->producers);
+	bool cut = false;
 	for (uint32_t i = worker; i < end; i += s->workers) {
 		struct producer *pr = producers_get(s->producers, i);
 		if (pr != NULL) {
 			serve_prepare(s, worker, pr);
-			done += serve_producer(s, worker, pr);
+			done += serve_producer(s, worker, pr, &cut);
 		}
 	}
+	if (!cut)
+		s->round[worker]++;
 	/* No pod this round: compile ahead, and poll again rather than sleep
 	 * while compiles are left. */
 	if (done == 0) {
@@ -377,14 +446,18 @@ struct pool_doorbells_ops serve_doorbells = {
 unsigned serve_drain(struct serve *s)
 {
 	unsigned total = 0, n;
+	bool cut = false;
 	/* Worker 0's engine and stats: the workers have stopped. */
 	do {
 		n = 0;
 		for (uint32_t i = 0; i < PRODUCERS_MAX; i++) {
 			struct producer *pr = producers_get(s->producers, i);
 			if (pr != NULL)
-				n += serve_producer(s, 0, pr);
+				n += serve_producer(s, 0, pr, &cut);
 		}
+		/* A new round each pass, cut or not: each pass gives every
+		 * producer with pods its quantum. */
+		s->round[0]++;
 		total += n;
 	} while (n > 0);
 	/* Then the waiting pods: cancelled, as shutdown goes. */

@@ -60,6 +60,8 @@ struct producer {
 	 * still use, and what its pods have cost lately. Its worker's alone. */
 	int64_t deficit_ns;
 	uint64_t cost_ns;
+	uint64_t fair_round; /* the worker's round it last had its quantum in */
+	bool fair_heavy;     /* its last turn ended with pods left */
 	/* Pods its worker took from the submit ring, and answers it handed
 	 * back (notices not counted): taken - answered pods are being placed
 	 * or wait. Written by its worker only (release stores), read by the

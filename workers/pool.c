@@ -825,25 +825,60 @@ int pool_worker_stats(const struct pool *p, unsigned index,
 	return 0;
 }
 
+/* The allowance a producer has for a turn in round `round`: its credit,
+ * plus the quantum if it has not had this round's, capped at the carry, a
+ * quantum and one pod. */
+static int64_t fair_allowance(const struct pool_fair *f, uint64_t round)
+{
+	if (f->round == round)
+		return f->deficit_ns;
+	int64_t d = f->deficit_ns + POOL_FAIR_QUANTUM_NS;
+	int64_t cap = POOL_FAIR_CARRY_NS + POOL_FAIR_QUANTUM_NS + (int64_t)f->cost_ns;
+	return d > cap ? cap : d;
+}
+
+/* Covers a pod at its recent cost (any positive allowance while the cost
+ * is not known). */
+static bool fair_covers(const struct pool_fair *f, int64_t allowance)
+{
+	return allowance > 0 && (uint64_t)allowance >= f->cost_ns;
+}
+
+bool pool_fair_light(const struct pool_fair *f, uint64_t round)
+{
+	return !f->heavy && fair_covers(f, fair_allowance(f, round));
+}
+
 /* See pool.h. Turn bounds: at most the credit cap (the carry, a quantum
  * and one pod) plus one burst's overrun of the time, and POOL_FAIR_BURSTS bursts
- * (a producer whose pods cost nothing measurable cannot hold the worker). */
-int pool_fair_turn(struct pool_fair *f, pool_fair_burst_fn burst, void *arg,
-		   bool *out_of_time)
+ * (a producer whose pods cost nothing measurable cannot hold the worker).
+ * A round's bound: the quantum is added once per round, so however many
+ * turns a cut splits a round into, a producer's time in it is at most the
+ * same cap and a burst's overrun. */
+int pool_fair_turn(struct pool_fair *f, uint64_t round, pool_fair_burst_fn burst,
+		   pool_fair_cut_fn cut, void *arg, bool *out_of_time,
+		   bool *cut_short)
 {
 	*out_of_time = false;
-	f->deficit_ns += POOL_FAIR_QUANTUM_NS;
-	int64_t cap = POOL_FAIR_CARRY_NS + POOL_FAIR_QUANTUM_NS + (int64_t)f->cost_ns;
-	if (f->deficit_ns > cap)
-		f->deficit_ns = cap;
+	*cut_short = false;
+	bool fresh = f->round != round;
+	int64_t before = f->deficit_ns;
+	f->deficit_ns = fair_allowance(f, round);
 	int served = 0;
 	for (unsigned b = 0; b < POOL_FAIR_BURSTS; b++) {
 		/* Served only when the allowance covers a pod at its recent
 		 * cost: a producer of pods dearer than a quantum saves up
 		 * over turns. */
-		if (f->deficit_ns <= 0 || (uint64_t)f->deficit_ns < f->cost_ns) {
+		if (!fair_covers(f, f->deficit_ns)) {
 			*out_of_time = true;
 			break;
+		}
+		/* A light producer waits: a heavy turn ends between bursts,
+		 * keeping the rest of its allowance for this round. */
+		if (served > 0 && f->heavy && cut != NULL && cut(arg)) {
+			*cut_short = true;
+			f->round = round;
+			return served;
 		}
 		/* Cost not known yet (a new producer): one pod, to learn it
 		 * without a burst of dear pods holding the worker. */
@@ -852,16 +887,31 @@ int pool_fair_turn(struct pool_fair *f, pool_fair_burst_fn burst, void *arg,
 				? POOL_FAIR_BURST : (unsigned)fit;
 		uint64_t spent = 0;
 		int n = burst(arg, want, &spent);
-		if (n < 0)
+		if (n < 0) {
+			f->round = round;
 			return n;
+		}
 		if (n == 0) {
-			/* Idle all turn: no credit kept. Ran dry after pods
-			 * (a closed-loop producer refilling as its answers
-			 * come): it could have used the rest, which it keeps,
-			 * up to the cap above. */
-			if (served == 0 && f->deficit_ns > 0)
-				f->deficit_ns = 0;
-			break;
+			/* Idle all of its first turn of a round: no credit
+			 * kept, and the round's quantum not taken, so a pod
+			 * that comes later this round may still cut a heavy
+			 * turn (unless the quantum paid a debt: then taken).
+			 * Idle in a later turn of the round: it keeps what it
+			 * has of this round's. Ran dry after pods (a
+			 * closed-loop producer refilling as its answers come):
+			 * it could have used the rest, which it keeps, up to
+			 * the cap above. Either way it is light. */
+			f->heavy = false;
+			if (served == 0 && fresh) {
+				if (before >= 0) {
+					f->deficit_ns = 0;
+					return 0;
+				}
+				if (f->deficit_ns > 0)
+					f->deficit_ns = 0;
+			}
+			f->round = round;
+			return served;
 		}
 		served += n;
 		f->deficit_ns -= (int64_t)spent;
@@ -870,5 +920,8 @@ int pool_fair_turn(struct pool_fair *f, pool_fair_burst_fn burst, void *arg,
 		uint64_t per_pod = spent / (unsigned)n;
 		f->cost_ns = f->cost_ns ? (f->cost_ns * 3 + per_pod) / 4 : per_pod;
 	}
+	/* Its allowance spent, or POOL_FAIR_BURSTS bursts, with pods left. */
+	f->heavy = true;
+	f->round = round;
 	return served;
 }

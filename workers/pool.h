@@ -143,7 +143,8 @@ int pool_worker_stats(const struct pool *p, unsigned index,
 		      struct pool_worker_stats *out);
 
 /* Fair share between the producers one worker serves: deficit round robin
- * on measured time. A producer's turn adds POOL_FAIR_QUANTUM_NS to its
+ * on measured time. A producer's first turn in each round of its worker
+ * (see "Light producers go first" below) adds POOL_FAIR_QUANTUM_NS to its
  * allowance, its credit capped at POOL_FAIR_CARRY_NS and a quantum beyond
  * one pod's cost (enough to save up for a pod dearer than a quantum and to
  * keep what it could have used, never enough to hoard); while the
@@ -176,7 +177,34 @@ int pool_worker_stats(const struct pool *p, unsigned index,
  *
  * The cap on bursts (POOL_FAIR_BURSTS x POOL_FAIR_BURST = 4,096 pods a
  * turn) is above a quantum's worth of pods that cost 1 us or more; pods
- * cheaper than that end their turn early, and keep the rest (capped). */
+ * cheaper than that end their turn early, and keep the rest (capped).
+ *
+ * Light producers go first (DRR++, MacGregor and Shi; the sparse flows of
+ * FQ-CoDel, RFC 8290 section 4.2). A 4 ms turn made a producer that needs
+ * little of its worker wait for each pod up to a whole turn of a busy one
+ * (p50 2 ms, p99 4 ms beside a flood, 2 us and 58 us alone). Now:
+ *  - A producer is heavy when its last turn ended with pods left (its
+ *    allowance spent, or POOL_FAIR_BURSTS bursts); light when its last
+ *    turn ran dry or was idle (it did not use all it had).
+ *  - The quantum is given once per round, not per turn: pool_fair_turn
+ *    takes the worker's round, and a producer's turn adds the quantum only
+ *    in a round it has not had it in (an idle turn does not take it).
+ *  - Between two bursts of a heavy producer's turn, the caller's cut()
+ *    looks at the worker's other producers (one look per burst, not per
+ *    pod); if one is light, has pods waiting and its allowance in this
+ *    round covers a pod (pool_fair_light), the heavy turn ends there. The
+ *    heavy producer keeps its remaining credit for the rest of the round,
+ *    the light one is served next, and the worker's round does not end
+ *    until a pass over its producers has no cut turn.
+ * The bound: a light producer's pod that comes during a heavy turn waits
+ * at most one burst of it (POOL_FAIR_BURST pods, or fewer if its allowance
+ * is short) and the light turns before it, not the turn. It cannot be
+ * gamed for time: in a round each producer has one quantum (plus what it
+ * carried, capped as above), however many turns it is served in, so a
+ * producer light every turn (one pod at a time) or light and heavy by
+ * turns gets no more than its share; it is only served sooner. Its price
+ * is more switches while a light producer has pods, each charged to the
+ * producer served after it. */
 #define POOL_FAIR_QUANTUM_NS INT64_C(4000000)
 #define POOL_FAIR_BURST 32u
 #define POOL_FAIR_BURSTS 128u
@@ -191,6 +219,10 @@ struct pool_fair {
 	 * up to the time its turns served pods, so each one's share of the
 	 * worker is its used_ns over their sum. */
 	uint64_t used_ns;
+	/* The worker's round in which it last had its quantum (0: never). */
+	uint64_t round;
+	/* Its last turn ended with pods left: it is cut for light ones. */
+	bool heavy;
 };
 
 /* Serves up to `want` (1..POOL_FAIR_BURST) pods of the producer; returns
@@ -198,13 +230,29 @@ struct pool_fair {
  * (passed back), with the time they took in *spent_ns. */
 typedef int (*pool_fair_burst_fn)(void *arg, unsigned want, uint64_t *spent_ns);
 
-/* One turn of one producer, under the rule above. Returns the pods served
- * (0 when its allowance does not cover a pod yet: *out_of_time is then
- * true, and the caller knows whether it has pods waiting), or burst's
- * negative return; either way f->used_ns has grown by the time of the
- * bursts that served pods. Pure but for burst: tests step it with
- * made-up costs. */
-int pool_fair_turn(struct pool_fair *f, pool_fair_burst_fn burst, void *arg,
-		   bool *out_of_time);
+/* Whether the turn of a heavy producer ends here for a light one, asked
+ * between its bursts (the caller looks at the worker's other producers:
+ * pods waiting and pool_fair_light). */
+typedef bool (*pool_fair_cut_fn)(void *arg);
+
+/* One turn of one producer, under the rule above, in the worker's round
+ * `round` (the caller starts it at 1 and adds one after each pass over the
+ * worker's producers in which no turn was cut). `cut` may be NULL (never
+ * cut); it is asked only in a heavy producer's turn, after a burst that
+ * served pods. Returns the pods served (0 when its allowance does not
+ * cover a pod yet: *out_of_time is then true, and the caller knows whether
+ * it has pods waiting), or burst's negative return; either way f->used_ns
+ * has grown by the time of the bursts that served pods. *cut_short is
+ * true when cut() ended it. Pure but for burst and cut: tests step it
+ * with made-up costs. */
+int pool_fair_turn(struct pool_fair *f, uint64_t round, pool_fair_burst_fn burst,
+		   pool_fair_cut_fn cut, void *arg, bool *out_of_time,
+		   bool *cut_short);
+
+/* Whether a producer with pods waiting may cut a heavy turn in round
+ * `round`: it is light, and its allowance this round (the quantum added,
+ * capped, if it has not had this round's) covers a pod at its recent
+ * cost. Pure. */
+bool pool_fair_light(const struct pool_fair *f, uint64_t round);
 
 #endif
