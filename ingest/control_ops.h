@@ -1,6 +1,6 @@
 /* The requests a producer makes of the daemon over the control socket (the
  * payloads of CONTROL_MSG_REQUEST / _RESPONSE, ingest/control_proto.h).
- * Types only; shared by the daemon (ingest/producers.c) and the client
+ * Types only; shared by the daemon (ingest/producers_requests.c) and the client
  * library (client/client.c). Slow path: registration, templates, node
  * events, releases, names. Pods themselves never travel here: they go
  * through the producer's region.

@@ -17,7 +17,7 @@
  * a status (ingest/k8s_json_sched.c).
  *
  * Concurrency: the table is written by the control thread and read by the
- * evictor, both under the producers' lock (ingest/producers.c); a matcher
+ * evictor, both under the producers' lock (ingest/producers_preempt.c); a matcher
  * is one thread's. */
 #ifndef SHMSCHED_INGEST_PDB_H
 #define SHMSCHED_INGEST_PDB_H

@@ -177,7 +177,7 @@ int engine_interpod_allows(struct engine *e, const struct pod_spec *pod,
  * its class is compiled a pod is placed by a scan, with the same answer.
  *
  * engine_prepare() queues the class of `pod` (a registered template's:
- * ingest/producers.c) to be compiled and indexed as soon as there is
+ * ingest/producers_requests.c) to be compiled and indexed as soon as there is
  * time, so its pods find it ready; with `cs` (engine_static_compile, for
  * the engine's snapshot) its static results are taken from there. Returns 0, -EINVAL (pod->profile is not
  * the configuration's) or -ENOMEM. engine_idle() spends an idle worker's
@@ -191,7 +191,7 @@ int engine_prepare(struct engine *e, const struct pod_spec *pod,
 /* A class's static results (its static filters and scores over every node
  * of `s`, and the reasons of the nodes they refuse), read by any thread
  * that may read `s` (the control thread, when a template is registered:
- * ingest/producers.c), so that engine_prepare() of the same pod, while
+ * ingest/producers_requests.c), so that engine_prepare() of the same pod, while
  * `s` is the engine's snapshot, takes them instead of reading them on the
  * worker. NULL with errno EINVAL (pod->profile is not one of cfg's) or
  * ENOMEM. Immutable once made: any thread may read it. */
