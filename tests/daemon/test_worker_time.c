@@ -27,6 +27,8 @@
 #include "daemon/daemon.h"
 #include "shmsched/client.h"
 
+#include "fixture.h"
+
 static char dir[64], sock[128];
 
 static struct shmsched_client *connect_as(const char *name)
@@ -75,21 +77,6 @@ static void place(struct shmsched_client *c, uint32_t tid, unsigned n)
 	assert_int_equal(got, n);
 }
 
-/* Disconnects `c` and waits until the daemon has seen it go. */
-static void leave(struct daemon *d, struct shmsched_client *c)
-{
-	struct daemon_stats ds;
-	daemon_get_stats(d, &ds);
-	uint64_t gone = ds.producers_gone;
-	shmsched_disconnect(c);
-	time_t deadline = time(NULL) + 10;
-	do {
-		usleep(1000);
-		daemon_get_stats(d, &ds);
-	} while (ds.producers_gone == gone && time(NULL) <= deadline);
-	assert_true(ds.producers_gone > gone);
-}
-
 static void test_charged_to_its_identity(void **state)
 {
 	(void)state;
@@ -121,7 +108,7 @@ static void test_charged_to_its_identity(void **state)
 	assert_int_equal(worker_ns(d, "idle-b"), 0); /* not charged to b */
 
 	/* It outlives the connection. */
-	leave(d, a);
+	fixture_leave(d, a);
 	assert_int_equal(worker_ns(d, "cheap-a"), fa);
 
 	/* b's pods are b's; a's figure stays. */
