@@ -18,6 +18,9 @@
  *   producers_templates()).
  * - accepting, counts: relaxed; they are flags and tallies for people
  *   (use_strings, use_templates, uncompiled: issue 41's budgets, too).
+ * - worker_ns[i]: each identity's worker time, added by the workers
+ *   (relaxed fetch_add, producers_charge_time) and read by anyone
+ *   (relaxed): a figure for the fair share's report, publishing nothing.
  * - identities[i].used: stored last with release when an identity is made
  *   and stored 0 with release when an idle one is freed
  *   (identities_reclaim); partner: observers' acquire (client/observe.c).
