@@ -48,6 +48,21 @@ static bool fair_figures(const struct engine_run_result *alone,
 	return true;
 }
 
+/* The worker time of a --noisy pair as JSON (the value only): the counted
+ * producer's alone and beside the flood, the flood's, and the span its
+ * figure overruns the run; null when the figures were not read. */
+static void worker_ns_json(FILE *to, const struct engine_run_result *alone,
+			   const struct engine_run_result *beside, bool have)
+{
+	if (have)
+		fprintf(to, "{\"alone\":%" PRIu64 ",\"beside\":%" PRIu64
+			",\"flood\":%" PRIu64 ",\"flood_lag\":%" PRIu64 "}",
+			alone->counted_worker_ns, beside->counted_worker_ns,
+			beside->noisy_worker_ns, beside->worker_ns_lag_ns);
+	else
+		fputs("null", to);
+}
+
 /* Mean service time: the histogram's sum (bucket middles, within 1/32)
  * over the pods it counted. */
 static double service_mean_us(const struct engine_run_result *e)
@@ -517,14 +532,8 @@ void report_json(FILE *to, const struct bench_report *r)
 		jnum(to, a->wall_s > 0 ? b->wall_s / a->wall_s : 0, 3);
 		struct fair_figures f;
 		bool have = fair_figures(a, b, &f);
-		fprintf(to, ",\"worker_ns\":");
-		if (have)
-			fprintf(to, "{\"alone\":%" PRIu64 ",\"beside\":%" PRIu64
-				",\"flood\":%" PRIu64 ",\"flood_lag\":%" PRIu64 "}",
-				a->counted_worker_ns, b->counted_worker_ns,
-				b->noisy_worker_ns, b->worker_ns_lag_ns);
-		else
-			fputs("null", to);
+		fputs(",\"worker_ns\":", to);
+		worker_ns_json(to, a, b, have);
 		fputs(",\"alone_busy\":", to);
 		jnum(to, have ? f.alone_busy : (double)NAN, 4);
 		fputs(",\"share\":", to);
@@ -558,14 +567,8 @@ void report_json(FILE *to, const struct bench_report *r)
 			fputs(",\"achieved_rate\":", to);
 			jnum(to, rb->achieved_rate, 1);
 			fprintf(to, ",\"flood_answered\":%" PRIu64, rb->noisy_answered);
-			if (have)
-				fprintf(to, ",\"worker_ns\":{\"alone\":%" PRIu64
-					",\"beside\":%" PRIu64 ",\"flood\":%" PRIu64
-					",\"flood_lag\":%" PRIu64 "}",
-					ra->counted_worker_ns, rb->counted_worker_ns,
-					rb->noisy_worker_ns, rb->worker_ns_lag_ns);
-			else
-				fputs(",\"worker_ns\":null", to);
+			fputs(",\"worker_ns\":", to);
+			worker_ns_json(to, ra, rb, have);
 			fputs(",\"share\":", to);
 			jnum(to, have ? f.share : (double)NAN, 4);
 			fputs(",\"share_upper\":", to);
