@@ -88,11 +88,8 @@ int fixture_template_n(struct shmsched_client *c, const char *tag, int i,
 					  tid != NULL ? tid : &ignored, err, err_len);
 }
 
-void fixture_place_one(struct shmsched_client *c, uint32_t tid, uint64_t cookie,
-		       struct shmsched_result *out)
+void fixture_poll_one(struct shmsched_client *c, struct shmsched_result *out)
 {
-	struct shmsched_pod pod = {.cookie = cookie, .template_id = tid};
-	assert_int_equal(shmsched_submit(c, &pod, 1), 1);
 	time_t deadline = time(NULL) + 10;
 	int got = 0;
 	while (got == 0 && time(NULL) <= deadline) {
@@ -102,6 +99,14 @@ void fixture_place_one(struct shmsched_client *c, uint32_t tid, uint64_t cookie,
 			usleep(100);
 	}
 	assert_int_equal(got, 1);
+}
+
+void fixture_place_one(struct shmsched_client *c, uint32_t tid, uint64_t cookie,
+		       struct shmsched_result *out)
+{
+	struct shmsched_pod pod = {.cookie = cookie, .template_id = tid};
+	assert_int_equal(shmsched_submit(c, &pod, 1), 1);
+	fixture_poll_one(c, out);
 	assert_int_equal(out->cookie, cookie);
 }
 

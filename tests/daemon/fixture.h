@@ -45,6 +45,9 @@ void fixture_leave(struct daemon *d, struct shmsched_client *c);
 int fixture_template_n(struct shmsched_client *c, const char *tag, int i,
 		       uint32_t *tid, char *err, size_t err_len);
 
+/* Polls `c` (at most 10 s) until one answer arrives, in *out. */
+void fixture_poll_one(struct shmsched_client *c, struct shmsched_result *out);
+
 /* Submits one pod of template `tid` with `cookie` and waits (at most 10 s)
  * for its answer, in *out. */
 void fixture_place_one(struct shmsched_client *c, uint32_t tid, uint64_t cookie,

@@ -168,15 +168,7 @@ static void place_json(struct shmsched_client *c, const char *json,
 	struct shmsched_pod pod = {.cookie = 7, .template_id = tid,
 				   .flags = SHMSCHED_NO_WAIT};
 	assert_int_equal(shmsched_submit(c, &pod, 1), 1);
-	time_t deadline = time(NULL) + 10;
-	int got = 0;
-	while (got == 0 && time(NULL) <= deadline) {
-		got = shmsched_poll(c, out, 1);
-		assert_true(got >= 0);
-		if (got == 0)
-			usleep(100);
-	}
-	assert_int_equal(got, 1);
+	fixture_poll_one(c, out);
 }
 
 /* A placed pod's labels are held only inside its group's encoding (a
