@@ -1,4 +1,4 @@
-# tests/gateway/lib.sh: what the gateway's shell tests (test_security.sh,
+# tests/gateway/lib.sh: what the gateway's shell tests (test_security.sh, test_rights.sh,
 # test_service.sh, test_nginx.sh) share, sourced after they set
 #   dir   their temporary directory (removed on exit),
 #   name  the daemon's state region (/dev/shm/$name removed on exit).
@@ -8,7 +8,10 @@
 #                           one more in $failed;
 #   wait_until FILE PATTERN whether FILE says PATTERN within 10 s;
 #   wait_for FILE PATTERN   the same, or the test stops (exit 1) showing
-#                           FILE.
+#                           FILE;
+#   gateway_up LOG          waits until the gateway logging to LOG listens
+#                           and has reached the daemon, and sets port and
+#                           url to its main listener's.
 pids=""
 cleanup() {
 	for p in $pids; do kill "$p" 2>/dev/null; done
@@ -33,4 +36,10 @@ wait_until() { # FILE PATTERN
 wait_for() { # FILE PATTERN
 	wait_until "$1" "$2" && return 0
 	echo "FAIL: $1 never said $2:"; cat "$1"; exit 1
+}
+gateway_up() { # LOG
+	wait_for "$1" "ready: listening on port"
+	wait_for "$1" "connected to the daemon"
+	port=$(sed -n 's/.*listening on port \([0-9]*\).*/\1/p' "$1")
+	url=http://127.0.0.1:$port
 }

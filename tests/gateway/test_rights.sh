@@ -55,10 +55,7 @@ EOF2
 	--policy "$dir/policy.json" >"$dir/gateway.log" 2>&1 &
 gpid=$!
 pids="$pids $gpid"
-wait_for "$dir/gateway.log" "ready: listening on port"
-wait_for "$dir/gateway.log" "connected to the daemon"
-port=$(sed -n 's/.*listening on port \([0-9]*\).*/\1/p' "$dir/gateway.log")
-url=http://127.0.0.1:$port
+gateway_up "$dir/gateway.log"
 ALICE="Authorization: Bearer alice-token-0123456789"
 BOB="Authorization: Bearer bob-token-9876543210"
 CAROL="Authorization: Bearer carol-token-5555555555"

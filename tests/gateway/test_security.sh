@@ -71,10 +71,7 @@ check "  ... saying what to give" grep -q "TCP admin routes need --token-file" "
 	>"$dir/gateway.log" 2>&1 &
 gpid=$!
 pids="$pids $gpid"
-wait_for "$dir/gateway.log" "ready: listening on port"
-wait_for "$dir/gateway.log" "connected to the daemon"
-port=$(sed -n 's/.*listening on port \([0-9]*\).*/\1/p' "$dir/gateway.log")
-url=http://127.0.0.1:$port
+gateway_up "$dir/gateway.log"
 ALICE="Authorization: Bearer alice-token-0123456789"
 BOB="Authorization: Bearer bob-token-9876543210"
 ROOT="Authorization: Bearer root-token-abcdef"
@@ -348,9 +345,7 @@ check "the gateway stops cleanly (exit 0; sanitizers would say otherwise)" test 
 	--token-file "$dir/tokens.csv" >"$dir/restarted.log" 2>&1 &
 gpid=$!
 pids="$pids $gpid"
-wait_for "$dir/restarted.log" "connected to the daemon"
-port=$(sed -n 's/.*listening on port \([0-9]*\).*/\1/p' "$dir/restarted.log")
-url=http://127.0.0.1:$port
+gateway_up "$dir/restarted.log"
 check "restarted: the log counts the pods of no known owner" \
 	grep -q 'placement(s) of this identity were made before this gateway started: who placed them is not known here, so only the admin group reaches them' "$dir/restarted.log"
 check "restarted: alice's old pod is 404 to alice" test "$(code -H "$ALICE" "$url/v1/placements/sec/kept")" = 404
