@@ -89,6 +89,17 @@ struct quota_node {
 	int depth;         /* cohort levels above and including this cohort */
 	int64_t weight_milli;
 	struct quota_preemption preemption;
+	/* The flavors its resourceGroups name, in the order given (Kueue
+	 * tries them in that order: flavorassigner.go). */
+	int n_flavor_order;
+	int flavor_order[QUOTA_MAX_FLAVORS];
+};
+
+/* A ResourceFlavor's .spec.nodeLabels. */
+struct quota_flavor_labels {
+	int n;
+	char *key[QUOTA_MAX_FLAVOR_LABELS];
+	char *value[QUOTA_MAX_FLAVOR_LABELS];
 };
 
 /* One entry of quota_set(), kept until the seal lays out the slots. */
@@ -132,6 +143,7 @@ struct quota_tree {
 	bool sealed;
 	int n_flavors;
 	char *flavors[QUOTA_MAX_FLAVORS];
+	struct quota_flavor_labels flavor_labels[QUOTA_MAX_FLAVORS];
 	int n_resources;
 	char *resources[QUOTA_MAX_RESOURCES];
 
@@ -271,8 +283,13 @@ void quota_tree_free(struct quota_tree *t)
 {
 	if (!t)
 		return;
-	for (int i = 0; i < t->n_flavors; i++)
+	for (int i = 0; i < t->n_flavors; i++) {
 		free(t->flavors[i]);
+		for (int j = 0; j < t->flavor_labels[i].n; j++) {
+			free(t->flavor_labels[i].key[j]);
+			free(t->flavor_labels[i].value[j]);
+		}
+	}
 	for (int i = 0; i < t->n_resources; i++)
 		free(t->resources[i]);
 	for (int i = 0; i < t->n_nodes; i++) {
@@ -326,6 +343,70 @@ int quota_flavor_add(struct quota_tree *t, const char *name, char *err,
 				 "ResourceFlavor: the quota tree is sealed");
 	return name_list_add(t->flavors, &t->n_flavors, QUOTA_MAX_FLAVORS, name,
 			     "ResourceFlavor .metadata.name", false, err, err_len);
+}
+
+int quota_flavor_label_add(struct quota_tree *t, int flavor, const char *key,
+			   const char *value, char *err, size_t err_len)
+{
+	if (t->sealed)
+		return errmsg_rc(-EBUSY, err, err_len,
+				 "ResourceFlavor: the quota tree is sealed");
+	if (flavor < 0 || flavor >= t->n_flavors)
+		return errmsg_rc(-EINVAL, err, err_len,
+				 "ResourceFlavor %d: expected one this tree has",
+				 flavor);
+	struct quota_flavor_labels *l = &t->flavor_labels[flavor];
+	const char *fname = t->flavors[flavor];
+	if (key == NULL || key[0] == '\0' || strlen(key) > QUOTA_LABEL_KEY_MAX)
+		return errmsg_rc(-EINVAL, err, err_len,
+				 "ResourceFlavor \"%s\": .spec.nodeLabels: a key of "
+				 "%zu bytes: expected 1 to %d", fname,
+				 key ? strlen(key) : 0, QUOTA_LABEL_KEY_MAX);
+	if (value == NULL || strlen(value) > QUOTA_LABEL_VALUE_MAX)
+		return errmsg_rc(-EINVAL, err, err_len,
+				 "ResourceFlavor \"%s\": .spec.nodeLabels \"%s\": a "
+				 "value of %zu bytes: expected at most %d", fname,
+				 key, value ? strlen(value) : 0,
+				 QUOTA_LABEL_VALUE_MAX);
+	for (int i = 0; i < l->n; i++)
+		if (strcmp(l->key[i], key) == 0)
+			return errmsg_rc(-EEXIST, err, err_len,
+					 "ResourceFlavor \"%s\": .spec.nodeLabels "
+					 "\"%s\": given twice", fname, key);
+	if (l->n >= QUOTA_MAX_FLAVOR_LABELS)
+		return errmsg_rc(-ENOSPC, err, err_len,
+				 "ResourceFlavor \"%s\": .spec.nodeLabels: more "
+				 "than %d; expected at most %d (Kueue's "
+				 "MaxProperties)", fname, QUOTA_MAX_FLAVOR_LABELS,
+				 QUOTA_MAX_FLAVOR_LABELS);
+	char *k = strdup(key), *v = strdup(value);
+	if (k == NULL || v == NULL) {
+		free(k);
+		free(v);
+		return -ENOMEM;
+	}
+	l->key[l->n] = k;
+	l->value[l->n] = v;
+	l->n++;
+	return 0;
+}
+
+int quota_flavor_n_labels(const struct quota_tree *t, int flavor)
+{
+	return flavor >= 0 && flavor < t->n_flavors ? t->flavor_labels[flavor].n : 0;
+}
+
+void quota_flavor_label(const struct quota_tree *t, int flavor, int i,
+			const char **key, const char **value)
+{
+	const struct quota_flavor_labels *l = &t->flavor_labels[flavor];
+	*key = l->key[i];
+	*value = l->value[i];
+}
+
+const char *quota_flavor_name(const struct quota_tree *t, int flavor)
+{
+	return flavor >= 0 && flavor < t->n_flavors ? t->flavors[flavor] : NULL;
 }
 
 int quota_resource_add(struct quota_tree *t, const char *name, char *err,
@@ -561,6 +642,12 @@ int quota_set(struct quota_tree *t, int node, int flavor, int resource,
 		.nominal = nominal, .borrowing_limit = borrowing_limit,
 		.lending_limit = lending_limit,
 	};
+	struct quota_node *m = &t->nodes[node];
+	int f = 0;
+	while (f < m->n_flavor_order && m->flavor_order[f] != flavor)
+		f++;
+	if (f == m->n_flavor_order) /* at most n_flavors <= QUOTA_MAX_FLAVORS */
+		m->flavor_order[m->n_flavor_order++] = flavor;
 	return 0;
 }
 
@@ -894,6 +981,16 @@ const char *quota_node_name(const struct quota_tree *t, int node)
 const char *quota_resource_name(const struct quota_tree *t, int resource)
 {
 	return resource >= 0 && resource < t->n_resources ? t->resources[resource] : NULL;
+}
+
+int quota_node_flavors(const struct quota_tree *t, int node, const int **order)
+{
+	if (!node_ok(t, node)) {
+		*order = NULL;
+		return 0;
+	}
+	*order = t->nodes[node].flavor_order;
+	return t->nodes[node].n_flavor_order;
 }
 
 int64_t quota_node_weight_milli(const struct quota_tree *t, int node)

@@ -36,6 +36,13 @@
 #define QUOTA_NAME_MAX 253
 #define QUOTA_NAMESPACE_MAX 63
 #define QUOTA_MAX_FLAVORS 16
+/* ResourceFlavorSpec.NodeLabels: +kubebuilder:validation:MaxProperties=8
+ * (kueue apis/kueue/v1beta1/resourceflavor_types.go). A label key is an
+ * optional DNS subdomain prefix (253) and '/' and a name (63); a value
+ * at most 63 (k8s.io/apimachinery validation). */
+#define QUOTA_MAX_FLAVOR_LABELS 8
+#define QUOTA_LABEL_KEY_MAX (253 + 1 + 63)
+#define QUOTA_LABEL_VALUE_MAX 63
 #define QUOTA_MAX_RESOURCES 16
 #define QUOTA_MAX_CLUSTER_QUEUES 4096
 #define QUOTA_MAX_COHORTS 4096
@@ -83,6 +90,19 @@ void quota_tree_free(struct quota_tree *t);
  * QUOTA_MAX_FLAVORS), -EBUSY (sealed). */
 int quota_flavor_add(struct quota_tree *t, const char *name, char *err,
 		     size_t err_len);
+
+/* One of a ResourceFlavor's .spec.nodeLabels (the syntax of keys and
+ * values is the decoder's to check; here: lengths, no key twice, at most
+ * QUOTA_MAX_FLAVOR_LABELS). A pod given this flavor may only land on nodes
+ * with every label (Kueue adds them to the pod's nodeSelector). 0, or
+ * -EINVAL, -EEXIST, -ENOSPC, -ENOMEM, -EBUSY. */
+int quota_flavor_label_add(struct quota_tree *t, int flavor, const char *key,
+			   const char *value, char *err, size_t err_len);
+int quota_flavor_n_labels(const struct quota_tree *t, int flavor);
+/* Label i < quota_flavor_n_labels(): pointers into the tree. */
+void quota_flavor_label(const struct quota_tree *t, int flavor, int i,
+			const char **key, const char **value);
+const char *quota_flavor_name(const struct quota_tree *t, int flavor);
 
 /* A resource name ("cpu", "memory", "nvidia.com/gpu"): its index, added
  * on first use (>= 0), or -ENAMETOOLONG, -EINVAL, -ENOSPC, -EBUSY. */
@@ -158,6 +178,9 @@ int quota_node_parent(const struct quota_tree *t, int node);
 const char *quota_node_name(const struct quota_tree *t, int node);
 const char *quota_resource_name(const struct quota_tree *t, int resource);
 int64_t quota_node_weight_milli(const struct quota_tree *t, int node);
+/* The flavors `node`'s resourceGroups name, in the order first given to
+ * quota_set() (the order Kueue tries them in). Returns their number. */
+int quota_node_flavors(const struct quota_tree *t, int node, const int **order);
 const struct quota_preemption *quota_node_preemption(
 	const struct quota_tree *t, int node);
 

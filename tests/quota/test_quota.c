@@ -5,6 +5,7 @@
  *   deep, limits without a parent, a lendingLimit over nominalQuota, a
  *   second entry, the caps, Kueue's preemption rule, a LocalQueue naming
  *   no ClusterQueue); implicit cohorts; LocalQueue lookup.
+ * - A flavor's nodeLabels (bounded) and a queue's flavors in order.
  * - Borrowing and lending on a two-team cohort, each figure worked out by
  *   hand from Kueue's pkg/cache/scheduler/resource_node.go (available(),
  *   addUsage(), removeUsage()).
@@ -289,6 +290,62 @@ static void test_local_queues(void **state)
 	assert_int_equal(quota_seal(t, err, sizeof(err)), -ENOENT);
 	assert_err_has("LocalQueue \"ns/lq\": .spec.clusterQueue \"missing\": "
 		       "no such ClusterQueue");
+	quota_tree_free(t);
+}
+
+/* A flavor's nodeLabels (at most 8: Kueue's MaxProperties on
+ * ResourceFlavorSpec.NodeLabels) and a queue's flavors in the order its
+ * resourceGroups give them (the order Kueue's flavorassigner tries). */
+static void test_flavor_labels_and_order(void **state)
+{
+	(void)state;
+	struct quota_tree *t = new_tree();
+	int spot = quota_flavor_add(t, "spot", err, sizeof(err));
+	int ondemand = quota_flavor_add(t, "on-demand", err, sizeof(err));
+	int cpu = quota_resource_add(t, "cpu", err, sizeof(err));
+	assert_int_equal(quota_flavor_label_add(t, spot, "cloud.example.com/spot",
+						"true", err, sizeof(err)), 0);
+	assert_int_equal(quota_flavor_label_add(t, spot, "cloud.example.com/spot",
+						"false", err, sizeof(err)), -EEXIST);
+	assert_err_has("ResourceFlavor \"spot\": .spec.nodeLabels \"cloud.example.com/spot\": given twice");
+	assert_int_equal(quota_flavor_label_add(t, spot, "", "x", err, sizeof(err)),
+			 -EINVAL);
+	char longv[QUOTA_LABEL_VALUE_MAX + 2];
+	memset(longv, 'v', sizeof(longv) - 1);
+	longv[sizeof(longv) - 1] = '\0';
+	assert_int_equal(quota_flavor_label_add(t, spot, "k", longv, err, sizeof(err)),
+			 -EINVAL);
+	assert_err_has("a value of 64 bytes: expected at most 63");
+	char key[16];
+	for (int i = 1; i < QUOTA_MAX_FLAVOR_LABELS; i++) {
+		snprintf(key, sizeof(key), "k%d", i);
+		assert_int_equal(quota_flavor_label_add(t, spot, key, "v", err,
+							sizeof(err)), 0);
+	}
+	assert_int_equal(quota_flavor_label_add(t, spot, "one-more", "v", err,
+						sizeof(err)), -ENOSPC);
+	assert_err_has("expected at most 8");
+	assert_int_equal(quota_flavor_n_labels(t, spot), QUOTA_MAX_FLAVOR_LABELS);
+	assert_int_equal(quota_flavor_n_labels(t, ondemand), 0);
+	const char *k, *v;
+	quota_flavor_label(t, spot, 0, &k, &v);
+	assert_string_equal(k, "cloud.example.com/spot");
+	assert_string_equal(v, "true");
+	assert_string_equal(quota_flavor_name(t, ondemand), "on-demand");
+
+	/* Given on-demand first, then spot: tried in that order. */
+	int cq = quota_cluster_queue_add(t, "team-a", NULL, W1, NULL, err, sizeof(err));
+	assert_int_equal(quota_set(t, cq, ondemand, cpu, 1000, NO, NO, err,
+				   sizeof(err)), 0);
+	assert_int_equal(quota_set(t, cq, spot, cpu, 4000, NO, NO, err, sizeof(err)),
+			 0);
+	assert_int_equal(quota_seal(t, err, sizeof(err)), 0);
+	const int *order;
+	assert_int_equal(quota_node_flavors(t, cq, &order), 2);
+	assert_int_equal(order[0], ondemand);
+	assert_int_equal(order[1], spot);
+	assert_int_equal(quota_flavor_label_add(t, ondemand, "a", "b", err,
+						sizeof(err)), -EBUSY);
 	quota_tree_free(t);
 }
 
@@ -713,6 +770,7 @@ int main(void)
 		cmocka_unit_test(test_limits_need_parent),
 		cmocka_unit_test(test_preemption_rule),
 		cmocka_unit_test(test_local_queues),
+		cmocka_unit_test(test_flavor_labels_and_order),
 		cmocka_unit_test(test_borrow_and_lend),
 		cmocka_unit_test(test_charge_all_or_nothing),
 		cmocka_unit_test(test_large_quantities),
