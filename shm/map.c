@@ -33,7 +33,17 @@ static uint64_t round_up(uint64_t v, uint64_t align)
 
 /* Maps `fd` (size bytes) at an address aligned to SHM_REGION_ALIGN: reserve
  * an oversized PROT_NONE range, map the file over its aligned part, return
- * the slop. */
+ * the slop.
+ *
+ * When the MAP_FIXED mmap fails, only the slop is returned, never the
+ * aligned part: a file mapping whose mmap hook fails after the old range
+ * was cleared (hugetlbfs with an empty pool, ENOMEM) leaves a hole there
+ * (Linux 6.12 and later: vms_abort_munmap_vmas), another thread's mmap
+ * may take the hole at once, and munmap() of the whole reservation then
+ * unmapped that thread's memory (unit.budgets under TSan: the allocator's
+ * calloc of a worker's eval table lost 2 MiB and faulted). What stays of
+ * the aligned part when the kernel kept it is PROT_NONE address space,
+ * never backed. */
 static void *map_aligned(int fd, uint64_t size, int prot)
 {
 	size_t span = (size_t)(size + SHM_REGION_ALIGN);
@@ -45,17 +55,31 @@ static void *map_aligned(int fd, uint64_t size, int prot)
 	uintptr_t aligned = (uintptr_t)round_up(start, SHM_REGION_ALIGN);
 	void *p = mmap((void *)aligned, (size_t)size, prot, MAP_SHARED | MAP_FIXED,
 		       fd, 0);
-	if (p == MAP_FAILED) {
-		int saved = errno;
-		munmap(reserve, span);
-		errno = saved;
-		return NULL;
-	}
+	int saved = errno;
 	if (aligned > start)
 		munmap(reserve, aligned - start);
 	uintptr_t end = aligned + (uintptr_t)size;
 	if (start + span > end)
 		munmap((void *)end, start + span - end);
+	errno = saved;
+	return p == MAP_FAILED ? NULL : p;
+}
+
+/* A hugetlb memfd mapped where the kernel puts it: it aligns hugetlb
+ * mappings to their page size (2 MiB = SHM_REGION_ALIGN), so no MAP_FIXED
+ * is needed, and an empty pool fails this mmap without touching any other
+ * range (see map_aligned). */
+static void *map_hugetlb(int fd, uint64_t size)
+{
+	void *p = mmap(NULL, (size_t)size, PROT_READ | PROT_WRITE, MAP_SHARED,
+		       fd, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	if ((uintptr_t)p % SHM_REGION_ALIGN != 0) {
+		munmap(p, (size_t)size); /* ours: just mapped */
+		errno = EINVAL;
+		return NULL;
+	}
 	return p;
 }
 
@@ -78,7 +102,8 @@ static int memfd_map(const char *name, unsigned mfd_flags, uint64_t size,
 		rc = -errno;
 		goto fail_truncate;
 	}
-	void *p = map_aligned(fd, size, PROT_READ | PROT_WRITE);
+	void *p = (mfd_flags & MFD_HUGETLB) ? map_hugetlb(fd, size)
+					    : map_aligned(fd, size, PROT_READ | PROT_WRITE);
 	if (p == NULL) {
 		rc = -errno;
 		goto fail_map;
