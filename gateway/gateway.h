@@ -86,6 +86,11 @@ struct gateway_config {
 					* counters in /metrics) */
 	const char *producer_name;     /* the identity placements belong to;
 					* NULL: "shmsched-gateway" */
+	const char *owners_file;       /* the owners log (gateway/owners_log.h):
+					* who placed each pod, kept across a
+					* gateway restart; NULL: in memory only
+					* (after a restart, only admin_group
+					* reaches the pods found placed) */
 	size_t max_body_bytes;         /* a request body, at most */
 	size_t max_pods;               /* pods in one request
 					* (--max-pods-per-request; more: 429) */
