@@ -30,6 +30,7 @@
 
 #include "gateway/auth.h"
 #include "gateway/decode.h"
+#include "gateway/owners_log.h"
 
 struct gateway_config {
 	const char *socket_path;       /* the daemon's socket; NULL: as
