@@ -399,8 +399,9 @@ int gw_owners_open(const char *path, const struct gw_owners_limits *lim,
 		FAIL(-e, "%s: %s", path, strerror(e));
 	}
 	struct stat st;
-	if (fstat(fd, &st) < 0)
-		FAIL(-errno, "%s: %s", path, strerror(errno));
+	int e = fstat(fd, &st) < 0 ? errno : 0;
+	if (e != 0)
+		FAIL(-e, "%s: %s", path, strerror(e));
 	if (!S_ISREG(st.st_mode))
 		FAIL(-EPERM, "%s: not a regular file (mode %06o); expected a regular "
 		     "file", path, (unsigned)st.st_mode);
@@ -412,8 +413,12 @@ int gw_owners_open(const char *path, const struct gw_owners_limits *lim,
 		FAIL(-EPERM, "%s: mode %04o; expected 0600 (group and others may not "
 		     "read or write the owners of pods): chmod 600 %s", path,
 		     (unsigned)(st.st_mode & 07777), path);
-	if (fcntl(fd, F_SETFL, O_RDWR | O_APPEND) < 0)
-		FAIL(-errno, "%s: %s", path, strerror(errno));
+	if ((size_t)st.st_size > lim->max_bytes)
+		FAIL(-EFBIG, "%s: %zu bytes, over the %zu an owners file may hold",
+		     path, (size_t)st.st_size, lim->max_bytes);
+	e = fcntl(fd, F_SETFL, O_RDWR | O_APPEND) < 0 ? errno : 0;
+	if (e != 0)
+		FAIL(-e, "%s: %s", path, strerror(e));
 	rc = read_all(fd, lim->max_bytes, &text, &len);
 	if (rc < 0)
 		FAIL(rc, "%s: %s", path, strerror(-rc));
@@ -422,9 +427,11 @@ int gw_owners_open(const char *path, const struct gw_owners_limits *lim,
 	if (rc < 0)
 		goto fail;
 	if (cut > 0) {
-		if (ftruncate(fd, (off_t)(len - cut)) < 0 || fdatasync(fd) < 0)
-			FAIL(-errno, "%s: cutting an unfinished last line: %s", path,
-			     strerror(errno));
+		e = ftruncate(fd, (off_t)(len - cut)) < 0 || fdatasync(fd) < 0
+			? errno : 0;
+		if (e != 0)
+			FAIL(-e, "%s: cutting an unfinished last line: %s", path,
+			     strerror(e));
 		snprintf(warn, warn_len, "%s: its last line (%zu bytes) had no end: a "
 			 "write the gateway did not finish, cut off (its pods were "
 			 "not submitted)", path, cut);
