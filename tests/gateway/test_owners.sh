@@ -15,7 +15,9 @@
 #   - a tampered file is refused at start naming PATH:LINE (a bad line, a
 #     NUL byte), or PATH and what was expected (mode 0644, a symlink, a
 #     directory, another uid's when run as root); an unfinished last line
-#     (a crash mid-write) is cut off with a warning.
+#     (a crash mid-write) is cut off with a warning;
+#   - dead lines (pods answered unschedulable) are compacted away at run
+#     time once they outnumber the live entries.
 # On the code before --owners-file the option is unknown (the first start
 # fails), and without the file a restarted gateway answers alice 404 for
 # her own pod (stress.gateway_security checks that behaviour).
@@ -157,6 +159,17 @@ gw_start "$dir/gw4.log"
 check "an unfinished last line: cut off, with a warning" grep -q 'had no end: a write the gateway did not finish, cut off' "$dir/gw4.log"
 check "  ... and alice still reaches own/a3" test "$(code -H "$ALICE" "$url/v1/placements/own/a3")" = 200
 check "  ... the file ends in a whole line" test "$(tail -c 1 "$owners" | od -An -c | tr -d ' ')" = '\n'
+# Run-time compaction: 1,500 pods answered unschedulable leave 1,500 dead
+# lines; once they outnumber the live ones (and pass 1,024) the file is
+# rewritten with the live ones alone.
+for batch in 1 2 3; do
+	i=0
+	while [ "$i" -lt 500 ]; do pod "dead-$batch-$i" 1000; i=$((i + 1)); done >"$dir/dead.jsonl"
+	code -H "$ALICE" -X POST --data-binary "@$dir/dead.jsonl" "$url/v1/placements" >/dev/null
+done
+check "1,500 unschedulable pods: answered" test "$(grep -c '"node":null' "$dir/body")" = 500
+check "  ... their dead lines compacted away at run time" test "$(wc -l <"$owners")" -lt 600
+check "  ... alice still reaches own/a3" test "$(code -H "$ALICE" "$url/v1/placements/own/a3")" = 200
 kill -TERM "$gpid"
 wait "$gpid"
 check "the fourth gateway stops cleanly" test $? -eq 0
