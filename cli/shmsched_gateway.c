@@ -27,6 +27,7 @@ static void usage(FILE *to)
 		"                        [--admin-listen HOST:PORT|unix:PATH]\n"
 		"                        [--admin-uid UID]... [--admin-group GROUP]\n"
 		"                        [--admin-socket PATH] [--policy FILE]\n"
+		"                        [--owners-file PATH]\n"
 		"                        [--name NAME | --no-observer] [--producer-name NAME]\n"
 		"                        [--threads N] [--max-body BYTES]\n"
 		"                        [--max-body-bytes-total BYTES]\n"
@@ -92,6 +93,14 @@ static void usage(FILE *to)
 		"                         namespace, no system- class but for\n"
 		"                         --admin-group). A bad file: the gateway does\n"
 		"                         not start\n"
+		"  --owners-file PATH     keep which user placed each pod in PATH (created\n"
+		"                         0600; appended and synced before each pod is\n"
+		"                         submitted), so after a restart each user\n"
+		"                         reaches its own pods again. Refused: a symlink,\n"
+		"                         not a regular file, another uid's, or a mode\n"
+		"                         other than 0600, or a bad line (PATH:LINE).\n"
+		"                         Default: none (owners in memory only: after a\n"
+		"                         restart only --admin-group reaches older pods)\n"
 		"  --name NAME            the daemon's state region, for /v1/nodes and its\n"
 		"                         counters in /metrics (default shmsched)\n"
 		"  --no-observer          do not read the state region\n"
@@ -163,7 +172,7 @@ int main(int argc, char **argv)
 	       O_MAX_TEMPLATES, O_IDLE, O_REQUEST, O_MAX_CONN, O_GRACE, O_MAX_WAIT, O_VERSION,
 	       O_EXPLAIN_MAX_PODS, O_TOKEN_FILE, O_ANONYMOUS, O_ADMIN_UID,
 	       O_ADMIN_GROUP, O_TLS_CERT, O_TLS_KEY, O_TLS_CA, O_MAX_SLOTS, O_MAX_STRINGS, O_BODY_TOTAL, O_HEADER_TIMEOUT, O_PER_IP,
-	       O_LOG_FORMAT, O_LOG_FILE, O_POLICY };
+	       O_LOG_FORMAT, O_LOG_FILE, O_POLICY, O_OWNERS_FILE };
 	static const struct option longopts[] = {
 		{"socket", required_argument, NULL, O_SOCKET},
 		{"listen", required_argument, NULL, O_LISTEN},
@@ -184,6 +193,7 @@ int main(int argc, char **argv)
 		{"admin-uid", required_argument, NULL, O_ADMIN_UID},
 		{"admin-group", required_argument, NULL, O_ADMIN_GROUP},
 		{"policy", required_argument, NULL, O_POLICY},
+		{"owners-file", required_argument, NULL, O_OWNERS_FILE},
 		{"max-slots-per-client", required_argument, NULL, O_MAX_SLOTS},
 		{"max-string-bytes-per-client", required_argument, NULL, O_MAX_STRINGS},
 		{"max-body-bytes-total", required_argument, NULL, O_BODY_TOTAL},
@@ -254,6 +264,9 @@ int main(int argc, char **argv)
 			break;
 		case O_POLICY:
 			cfg.policy_file = optarg;
+			break;
+		case O_OWNERS_FILE:
+			cfg.owners_file = optarg;
 			break;
 		case O_TLS_CERT:
 			cfg.tls_cert = optarg;

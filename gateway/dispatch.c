@@ -66,12 +66,18 @@
  * one entry per user seen) and records on each pod's entry the user that
  * placed it. GET and DELETE of another user's pod are answered 404, as
  * kube hides what one may not read, unless the asker is in the admin
- * group. A placement found only in the daemon's listing (after the
- * gateway restarted) has no known owner: only the admin group reaches it,
- * and a log line at the listing counts them. (Owners are not kept across
- * a gateway restart: the daemon's placement record has no room for an
- * HTTP user, and a file of owners beside the gateway would be one more
- * thing for it to own and check; docs/security.md says so.)
+ * group. The daemon's placement record has no room for an HTTP user, so
+ * with --owners-file the gateway keeps them in a log of its own
+ * (gateway/owners_log.h): each burst of pods is appended and synced
+ * before it is submitted, a release leaves a tombstone, and a pod not
+ * placed (unschedulable, refused, cancelled, evicted) is forgotten. Each
+ * listing (at the start, and when the daemon is back) takes the owner of
+ * each placement found only there from the log, then keeps in the log
+ * only what the listing holds and compacts it: a crash between append and
+ * placement, or between release and tombstone, leaves no stale owner.
+ * Without the log, or for a placement the log does not name, the owner is
+ * not known: only the admin group reaches it, and a log line at the
+ * listing counts them.
  * Each user's pods in requests not yet answered (waiting ones included)
  * are counted, and a request that would take them past
  * --max-slots-per-client is refused 429, so one client's ?wait request
@@ -101,6 +107,7 @@
  * turn, not per pod).
  */
 #include "gateway/gateway_internal.h"
+#include "gateway/owners_log.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -258,6 +265,9 @@ struct gw_dispatch {
 	 * 0: empty), charged to the user whose spec brought it first. */
 	uint64_t *str_set;
 	size_t str_mask, n_str;
+	/* --owners-file: the owners log; NULL without one. */
+	struct gw_owners *owners;
+	struct gw_owner_rec owner_recs[BURST];
 
 	struct gw_dispatch_stats st;
 	struct shmsched_result results[BURST];
@@ -489,6 +499,31 @@ static void map_free(struct gw_dispatch *d)
 	free(d->index);
 }
 
+/* --- the owners log (--owners-file) --------------------------------- */
+
+/* A pod submitted was not placed, or its placement is gone: no owner. */
+static void owners_forget(struct gw_dispatch *d, uint64_t cookie)
+{
+	if (d->owners != NULL)
+		gw_owners_forget(d->owners, cookie);
+}
+
+/* gw_owners_retain()'s test: a placement the table holds. */
+static bool owners_keep(void *arg, uint64_t cookie)
+{
+	const struct gw_entry *e = map_find(arg, cookie);
+	return e != NULL && e->state == E_PLACED;
+}
+
+/* Compacts the log when its dead lines outnumber the live ones. */
+static void owners_tidy(struct gw_dispatch *d)
+{
+	char err[512];
+	if (d->owners != NULL && gw_owners_tidy(d->owners, err, sizeof(err)) < 0)
+		log_msg(LOG_LEVEL_WARN, "gateway: --owners-file: %s (the file keeps "
+			"its dead lines until the next compaction)", err);
+}
+
 /* --- the observer ----------------------------------------------------- */
 
 struct shmsched_observer *gw_observer_get(struct gw_dispatch *d)
@@ -622,6 +657,7 @@ static void on_evicted(struct gw_dispatch *d, struct gw_conn *conn,
 		PRIx64 ") on node %s evicted: %s%s", r->placement_id, r->cookie,
 		node, r->message, ours ? "" : " (no record of it here)");
 	if (ours) {
+		owners_forget(d, e->cookie);
 		map_del(d, e);
 		stat_set(&d->st.placements, d->map_n);
 	}
@@ -714,6 +750,7 @@ static void conns_retire(struct gw_dispatch *d)
 }
 
 static void daemon_lost(struct gw_dispatch *d, const char *why);
+static uint32_t user_of(struct gw_dispatch *d, const char *name);
 
 /* --- strings users bring (issue 41: see "Strings" above) ------------------ */
 
@@ -1153,7 +1190,14 @@ static int rebuild_from_listing(struct gw_dispatch *d, char *err, size_t err_len
 					break;
 				}
 				e->state = E_PLACED;
-				unowned++; /* owner 0: see "Users" above */
+				/* Its owner, if the owners log names one; else
+				 * 0: see "Users" above. */
+				const char *user = d->owners != NULL
+					? gw_owners_find(d->owners, p->cookie, NULL)
+					: NULL;
+				e->owner = user != NULL ? user_of(d, user) : 0;
+				if (e->owner == 0)
+					unowned++;
 			}
 			if (e->state == E_LIMBO && e->job != NULL) {
 				/* Its answer went with the daemon: this is it. */
@@ -1189,9 +1233,24 @@ static int rebuild_from_listing(struct gw_dispatch *d, char *err, size_t err_len
 	stat_set(&d->st.placements, d->map_n);
 	if (unowned > 0)
 		log_msg(LOG_LEVEL_WARN, "gateway: %" PRIu64 " placement(s) of this "
-			"identity were made before this gateway started: who placed "
+			"identity were made before this gateway started%s: who placed "
 			"them is not known here, so only the admin group reaches "
-			"them (GET and DELETE; another user's GET is 404)", unowned);
+			"them (GET and DELETE; another user's GET is 404)", unowned,
+			d->owners != NULL ? " and have no entry in --owners-file" : "");
+	if (d->owners != NULL) {
+		/* The daemon is the truth: an entry it does not hold (a crash
+		 * between append and placement, or between release and
+		 * tombstone) goes, and the file is rewritten. */
+		size_t had = gw_owners_count(d->owners);
+		if (gw_owners_retain(d->owners, owners_keep, d, err, err_len) < 0)
+			log_msg(LOG_LEVEL_WARN, "gateway: --owners-file: %s (the "
+				"entries are kept in memory; the file is compacted "
+				"later)", err);
+		log_msg(LOG_LEVEL_INFO, "gateway: --owners-file: %zu owner(s) of "
+			"placements the daemon holds, %zu entry(ies) it does not hold "
+			"dropped", gw_owners_count(d->owners),
+			had - gw_owners_count(d->owners));
+	}
 	return 0;
 }
 
@@ -1508,8 +1567,15 @@ static void handle_release(struct gw_dispatch *d, struct gw_job *j)
 			   "away: %s", err);
 		return;
 	}
-	if (rc == 0 || rc == -ENOENT || rc == -ESTALE)
+	if (rc == 0 || rc == -ENOENT || rc == -ESTALE) {
+		char oerr[512];
+		if (d->owners != NULL &&
+		    gw_owners_release(d->owners, e->cookie, oerr, sizeof(oerr)) < 0)
+			log_msg(LOG_LEVEL_WARN, "gateway: --owners-file: %s (harmless: "
+				"the next start drops owners of pods the daemon does "
+				"not hold)", oerr);
 		map_del(d, e);
+	}
 	stat_set(&d->st.placements, d->map_n);
 	if (rc == -ENOENT) {
 		job_refuse(j, 404, "NotFound", "pod %s: the daemon holds no such "
@@ -1804,10 +1870,43 @@ static void job_unnext(struct gw_job *j, uint32_t pod)
 		job_retry_push(j, pod);
 }
 
+/* Before staged pods[0..n) are submitted: their owners appended to the
+ * owners log and synced ("Users" above). Returns whether they may go; if
+ * not, each was answered as not placed (nothing was submitted, so no pod
+ * is placed whose owner the file might lose). Pods with no user (0) are
+ * not recorded: nobody but the admin group reaches them anyway. */
+static bool owners_record(struct gw_dispatch *d, unsigned n)
+{
+	size_t m = 0;
+	for (unsigned k = 0; k < n; k++) {
+		const struct gw_job *j = d->pod_job[k];
+		if (j->owner == 0)
+			continue;
+		d->owner_recs[m++] = (struct gw_owner_rec){
+			.user = d->users[j->owner - 1].name,
+			.name = gw_pod_name(&j->batch, &j->batch.pods[d->pod_index[k]])};
+	}
+	char err[512];
+	int rc = m > 0 ? gw_owners_append(d->owners, d->owner_recs, m, err,
+					  sizeof(err)) : 0;
+	if (rc == 0)
+		return true;
+	log_msg(LOG_LEVEL_WARN, "gateway: --owners-file: %s: %u pod(s) answered "
+		"not placed", err, n);
+	char msg[700];
+	snprintf(msg, sizeof(msg), "shmsched-gateway: not placed: its owner could "
+		 "not be recorded (--owners-file: %s)", err);
+	for (unsigned k = 0; k < n; k++)
+		answer_not_placed(d->pod_job[k], d->pod_index[k], msg);
+	return false;
+}
+
 /* Submits staged pods[0..n) on conn; those not taken go back. */
 static int flush(struct gw_dispatch *d, struct gw_conn *conn, unsigned n)
 {
 	if (n == 0)
+		return 0;
+	if (d->owners != NULL && !owners_record(d, n))
 		return 0;
 	int taken = shmsched_submit(conn->c, d->pods, n);
 	if (taken < 0) {
@@ -1821,6 +1920,10 @@ static int flush(struct gw_dispatch *d, struct gw_conn *conn, unsigned n)
 	for (unsigned k = 0; k < n; k++) {
 		struct gw_job *j = d->pod_job[k];
 		if (k >= (unsigned)taken) {
+			/* Not submitted: no owner until it is (its line in the
+			 * file is dead; the start drops it if nothing of that
+			 * name is placed). */
+			owners_forget(d, d->pods[k].cookie);
 			job_unnext(j, d->pod_index[k]);
 			continue;
 		}
@@ -1830,6 +1933,7 @@ static int flush(struct gw_dispatch *d, struct gw_conn *conn, unsigned n)
 			 * its answer will be dropped as stray. */
 			answer_not_placed(j, d->pod_index[k], "shmsched-gateway: "
 					  "out of memory for the pod's record");
+			owners_forget(d, d->pods[k].cookie);
 			continue;
 		}
 		e->state = E_IN_FLIGHT;
@@ -1938,6 +2042,7 @@ static unsigned poll_round(struct gw_dispatch *d)
 				answer_not_placed(j, e->pod, "shmsched-gateway: cancelled "
 						  "while it waited for a node: the "
 						  "gateway is stopping");
+				owners_forget(d, e->cookie);
 				map_del(d, e);
 				stat_inc(&d->st.cancelled);
 				continue;
@@ -1968,11 +2073,13 @@ static unsigned poll_round(struct gw_dispatch *d)
 				break;
 			case SHMSCHED_UNSCHEDULABLE:
 				answer_not_placed(j, e->pod, r->message);
+				owners_forget(d, e->cookie);
 				map_del(d, e);
 				res = GW_RESULT_UNSCHEDULABLE;
 				break;
 			default: /* REJECTED, or a status this gateway does not know */
 				answer_not_placed(j, e->pod, r->message);
+				owners_forget(d, e->cookie);
 				map_del(d, e);
 				res = GW_RESULT_ERROR;
 				break;
@@ -2277,6 +2384,7 @@ static void *loop(void *arg)
 		}
 		publish(d);
 		conns_retire(d);
+		owners_tidy(d);
 		idle(d, answered);
 	}
 	pthread_mutex_lock(&d->inbox_lock);
@@ -2345,11 +2453,30 @@ int gw_dispatch_start(const struct gateway_config *cfg, struct gw_dispatch **out
 		free(d);
 		return -ENOMEM;
 	}
+	if (cfg->owners_file != NULL) {
+		char warn[512], oerr[768];
+		int orc = gw_owners_open(cfg->owners_file, NULL, &d->owners, warn,
+					 sizeof(warn), oerr, sizeof(oerr));
+		if (orc < 0) {
+			snprintf(err, err_len, "--owners-file %s", oerr);
+			free(d->tmpl);
+			map_free(d);
+			free(d);
+			return orc;
+		}
+		if (warn[0] != '\0')
+			log_msg(LOG_LEVEL_WARN, "gateway: --owners-file %s", warn);
+		log_msg(LOG_LEVEL_INFO, "gateway: --owners-file %s: %zu owner(s) read; "
+			"those of placements the daemon does not hold are dropped at "
+			"the first listing", cfg->owners_file,
+			gw_owners_count(d->owners));
+	}
 	snprintf(d->last_error, sizeof(d->last_error), "not connected yet");
 	d->down_since_ns = now_ns();
 	int rc = pthread_create(&d->thread, NULL, loop, d);
 	if (rc != 0) {
 		snprintf(err, err_len, "cannot start the dispatcher: %s", strerror(rc));
+		gw_owners_close(d->owners);
 		free(d->tmpl);
 		map_free(d);
 		free(d);
@@ -2391,6 +2518,7 @@ void gw_dispatch_free(struct gw_dispatch *d)
 	map_free(d);
 	free(d->users);
 	free(d->str_set);
+	gw_owners_close(d->owners);
 	shmsched_observe_close(d->obs);
 	pthread_rwlock_destroy(&d->obs_lock);
 	pthread_cond_destroy(&d->inbox_cond);

@@ -30,6 +30,7 @@
 
 #include "gateway/auth.h"
 #include "gateway/decode.h"
+#include "gateway/owners_log.h"
 
 struct gateway_config {
 	const char *socket_path;       /* the daemon's socket; NULL: as
@@ -86,6 +87,11 @@ struct gateway_config {
 					* counters in /metrics) */
 	const char *producer_name;     /* the identity placements belong to;
 					* NULL: "shmsched-gateway" */
+	const char *owners_file;       /* the owners log (gateway/owners_log.h):
+					* who placed each pod, kept across a
+					* gateway restart; NULL: in memory only
+					* (after a restart, only admin_group
+					* reaches the pods found placed) */
 	size_t max_body_bytes;         /* a request body, at most */
 	size_t max_pods;               /* pods in one request
 					* (--max-pods-per-request; more: 429) */
