@@ -212,6 +212,7 @@ struct qentry {
 	uint32_t prev, next;    /* unschedulable list */
 	uint32_t dpos;          /* in the deadline heap, or QUEUE_NONE */
 	uint32_t woken_for;     /* the node whose room woke it (+1), 0: none */
+	uint16_t asks;          /* bit r: request.v[r] > 0, r not RES_PODS */
 	uint8_t where;          /* enum queue_where */
 	bool interpod;          /* counted in interpod_waiting (E6) */
 };
@@ -551,6 +552,10 @@ int queue_park(struct sched_queue *q, uint32_t id, const struct queue_pod *p,
 	x->priority = p->priority;
 	x->codes = p->codes;
 	x->request = p->request;
+	x->asks = 0;
+	for (unsigned r = 0; r < RES_MAX; r++)
+		if (r != RES_PODS && p->request.v[r] > 0)
+			x->asks |= (uint16_t)(1u << r);
 	x->res = p->res;
 	x->queued_ns = now;
 	x->seq = q->seq++;
@@ -624,14 +629,17 @@ static void room_of(const struct sched_queue *q, const struct snapshot *snap,
 		      QUEUE_CODE(REASON_TAINT) | QUEUE_CODE(REASON_AFFINITY) | \
 		      QUEUE_CODE(REASON_GPU_MODEL) | QUEUE_CODE(REASON_SPREAD_LABEL))
 
-/* NodeResourcesFit against what is left. */
-static bool room_fits(const struct room *r, const struct res_vec *req)
+/* NodeResourcesFit against what is left: a pod slot, and each resource
+ * it asks (x->asks: a pass over a few bits, not all RES_MAX). */
+static bool room_fits(const struct room *r, const struct qentry *x)
 {
 	if (r->free.v[RES_PODS] < 1)
 		return false;
-	for (unsigned k = 0; k < RES_MAX; k++)
-		if (k != RES_PODS && req->v[k] > 0 && req->v[k] > r->free.v[k])
+	for (uint32_t m = x->asks; m != 0; m &= m - 1) {
+		unsigned k = (unsigned)__builtin_ctz(m);
+		if (x->request.v[k] > r->free.v[k])
 			return false;
+	}
 	return true;
 }
 
@@ -692,7 +700,7 @@ static unsigned give_room(struct sched_queue *q, struct room *room, uint32_t n_r
 		uint32_t keep = 0, best = QUEUE_NONE, best_k = 0;
 		for (uint32_t k = 0; k < n_room; k++) {
 			uint32_t c = q->scratch[k];
-			if (!room_fits(room, &q->e[c].request))
+			if (!room_fits(room, &q->e[c]))
 				continue;
 			if (best == QUEUE_NONE || before(q, &q->active, c, best)) {
 				best = c;
