@@ -683,6 +683,25 @@ static enum hint_says hint(const struct sched_queue *q, const struct qentry *x,
 	return (both & INTERPOD_CODES) != 0 ? HINT_QUEUE : HINT_SKIP;
 }
 
+static int by_active_order(const void *a, const void *b, void *arg)
+{
+	const struct sched_queue *q = arg;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return before(q, &q->active, x, y) ? -1 : before(q, &q->active, y, x) ? 1 : 0;
+}
+
+/* Passes of selection before give_room sorts what is left instead. */
+#define ROOM_SELECTIONS 8u
+
+static void give_one(struct sched_queue *q, struct room *room, uint32_t id,
+		     uint32_t slot, uint64_t now)
+{
+	room_take(room, &q->e[id].request);
+	q->e[id].woken_for = slot + 1;
+	wake(q, id, now);
+	q->st.woken++;
+}
+
 /* The room of one event goes to the pods activeQ would take first: the
  * first in PrioritySort's order that fits what is left, then again while
  * one does. The same pods as a sort and one pass in that order (the room
@@ -690,13 +709,28 @@ static enum hint_says hint(const struct sched_queue *q, const struct qentry *x,
  * pod woken instead of O(n log n) per event: a release leaves room for a
  * pod or two, and hundreds may be parked short of it (churn: the sort
  * was two thirds of queue_absorb's instructions). Candidates that no
- * longer fit leave the scratch as a pass meets them. Returns the number
- * woken; the scratch is consumed. */
+ * longer fit leave the scratch as a pass meets them. A room that holds
+ * more (a node added: up to its pod slots) gets ROOM_SELECTIONS passes,
+ * then the sort and one pass over what is left, so an event costs at most
+ * O(n log n) more than before. Returns the number woken; the scratch is
+ * consumed. */
 static unsigned give_room(struct sched_queue *q, struct room *room, uint32_t n_room,
 			  uint32_t slot, uint64_t now)
 {
 	unsigned woken = 0;
 	for (;;) {
+		if (woken == ROOM_SELECTIONS) {
+			qsort_r(q->scratch, n_room, sizeof(uint32_t), by_active_order, q);
+			for (uint32_t k = 0; k < n_room; k++) {
+				if (room_fits(room, &q->e[q->scratch[k]])) {
+					give_one(q, room, q->scratch[k], slot, now);
+					woken++;
+				} else {
+					q->st.hints_skipped++;
+				}
+			}
+			return woken;
+		}
 		uint32_t keep = 0, best = QUEUE_NONE, best_k = 0;
 		for (uint32_t k = 0; k < n_room; k++) {
 			uint32_t c = q->scratch[k];
@@ -713,10 +747,7 @@ static unsigned give_room(struct sched_queue *q, struct room *room, uint32_t n_r
 			return woken;
 		q->scratch[best_k] = q->scratch[--keep];
 		n_room = keep;
-		room_take(room, &q->e[best].request);
-		q->e[best].woken_for = slot + 1;
-		wake(q, best, now);
-		q->st.woken++;
+		give_one(q, room, best, slot, now);
 		woken++;
 	}
 }

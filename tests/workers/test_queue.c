@@ -552,6 +552,56 @@ static void test_room_order_among_many(void **state)
 		assert_true(queue_done(q, i));
 }
 
+/* A room that holds more than ROOM_SELECTIONS (8) pods: node n0, empty
+ * (4000m), announced by a node event; 15 pods short of cpu, of 250m or
+ * 1000m, priorities 0-4, parked in turn. The pods woken are those a
+ * literal pass gives: PrioritySort's order (priority, then the time
+ * queued), each taken while it fits what is left. */
+static void test_room_for_many(void **state)
+{
+	struct qfx *x = *state;
+	struct sched_queue *q = x->q;
+	enum { N = 15 };
+	int64_t cpu[N];
+	int32_t prio[N];
+	for (uint32_t i = 0; i < N; i++) {
+		cpu[i] = i % 3 == 0 ? 1000 : 250;
+		prio[i] = (int32_t)((i * 7) % 5);
+		struct queue_pod p = pod_of(&x->plain, prio[i], C(REASON_INSUFFICIENT),
+					    R(RES_CPU));
+		p.request.v[RES_CPU] = cpu[i];
+		assert_int_equal(queue_park(q, i, &p, (10 + i) * S), 0);
+	}
+	/* The literal pass. */
+	uint32_t order[N];
+	for (uint32_t i = 0; i < N; i++)
+		order[i] = i;
+	for (uint32_t i = 1; i < N; i++)
+		for (uint32_t j = i; j > 0 && prio[order[j]] > prio[order[j - 1]]; j--) {
+			uint32_t t = order[j];
+			order[j] = order[j - 1];
+			order[j - 1] = t;
+		}
+	bool want[N] = {0};
+	int64_t left = 4000;
+	unsigned n_want = 0;
+	for (uint32_t k = 0; k < N; k++)
+		if (cpu[order[k]] <= left) {
+			left -= cpu[order[k]];
+			want[order[k]] = true;
+			n_want++;
+		}
+	assert_true(n_want > 8); /* past the selections, into the sort */
+	publish(x, queue_event_node(0));
+	assert_int_equal(queue_absorb(q, &x->snap, 100 * S), n_want);
+	for (uint32_t i = 0; i < N; i++)
+		assert_int_equal(queue_where(q, i),
+				 want[i] ? QUEUE_ACTIVE : QUEUE_UNSCHEDULABLE);
+	check(x);
+	for (uint32_t i = 0; i < N; i++)
+		assert_true(queue_done(q, i));
+}
+
 /* A queue that falls a whole ring behind wakes everyone. */
 static void test_lost_events_wake_all(void **state)
 {
@@ -655,6 +705,7 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_room_order_among_many, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_room_for_many, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lost_events_wake_all, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_random_walk, setup, teardown),
