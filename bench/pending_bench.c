@@ -18,9 +18,11 @@
  *               each) on the empty nodes. Timed: submission to the last
  *               placement.
  * The reference does the same in process: engine_place_reference (every
- * node filtered and scored) and the commit; for churn, after each release
- * every waiting pod short of cpu is attempted (kube's hint for a pod
- * delete is Queue); for preemption, DefaultPreemption over every node
+ * node filtered and scored) and the commit; for churn, through kube's
+ * scheduling queue done literally (see "churn, literally" below: parked
+ * pods moved back by NodeResourcesFit's QueueingHint for a pod delete,
+ * backoff, one pod per scheduling cycle, never a rescan of every waiting
+ * pod per release); for preemption, DefaultPreemption over every node
  * (workers/preempt.c, which unit.preempt checks against a literal
  * reference) and the ledger move; for gangs, each gang's pods in turn,
  * rolled back when one fails. Each reference run is bounded in time and
@@ -401,31 +403,309 @@ static bool ref_preempt(struct ref *r, const struct pod_spec *pod, const struct 
 	return ok;
 }
 
+/* --- churn, literally: kube-scheduler's scheduling queue ----------------
+ *
+ * After kubernetes/kubernetes pkg/scheduler/backend/queue/
+ * scheduling_queue.go and backoff_queue.go, with the gates
+ * SchedulerQueueingHints and SchedulerPopFromBackoffQ on (their defaults
+ * since 1.32 and 1.33), and NodeResourcesFit's isSchedulableAfterPodEvent
+ * (pkg/scheduler/framework/plugins/noderesources/fit.go):
+ *   - one scheduling cycle pops one pod (Attempts + 1): from activeQ
+ *     (PrioritySort: priority, then the time it was queued), or, when
+ *     activeQ is empty, the head of backoffQ even while it backs off
+ *     (PopFromBackoffQ);
+ *   - a pod that does not fit comes back with its timestamp refreshed
+ *     (AddUnschedulableIfNotPresent): to unschedulablePods, unless an event
+ *     came while it was in flight that its rejector's hint answers Queue
+ *     (then backoffQ, or activeQ when its backoff is over);
+ *   - a delete of a pod calls NodeResourcesFit's hint for every pod in
+ *     unschedulablePods that NodeResourcesFit rejected (here every one:
+ *     each refusal is Insufficient cpu). The hint answers Queue whenever
+ *     the deleted pod had a node and QueueSkip when it had none; it looks
+ *     at nothing else, neither that node's free room nor the waiting
+ *     pod's request. A queued pod goes to backoffQ while it backs off,
+ *     else to activeQ (requeuePodViaQueueingHint);
+ *   - backoff: 1 s after the first attempt, doubled per attempt, at most
+ *     10 s (podInitialBackoffDuration, podMaxBackoffDuration), from the
+ *     pod's timestamp, the expiry truncated to a whole second (the
+ *     ordering window of PopFromBackoffQ); a pod backs off while its
+ *     expiry is not before now truncated to the second; backoffQ is
+ *     flushed into activeQ once a second (flushBackoffQCompleted).
+ * All on the bench's clock (now_ns). Before the timed part each waiting
+ * pod is added and attempted once (it fails and is parked), as the
+ * engine's are before its releases. Timed: the releases arrive as one
+ * burst, as the engine's bench sends them back to back, each a Pod/Delete
+ * event for the queue; then one cycle per pod. Kube's event handlers and
+ * its scheduling loop run at once; here the burst is handled first, which
+ * is kinder to the reference: no cycle runs before a node is free. */
+
+#define CQ_SECOND UINT64_C(1000000000)
+#define CQ_INITIAL_BACKOFF CQ_SECOND
+#define CQ_MAX_BACKOFF (10 * CQ_SECOND)
+
+enum cq_where { CQ_ACTIVE, CQ_BACKOFF, CQ_UNSCHEDULABLE, CQ_PLACED };
+
+struct cq_pod {
+	uint64_t timestamp;     /* QueuedPodInfo.Timestamp */
+	uint64_t expiry;        /* BackoffExpiration, when expiry_set */
+	uint64_t popped_events; /* events before its pop: later ones came in flight */
+	uint32_t attempts;
+	uint8_t expiry_set, where;
+};
+
+struct cq {
+	struct cq_pod *pod;
+	uint32_t *active, *backoff, *unsched, *unsched_at;
+	uint32_t n_active, n_backoff, n_unsched, n;
+	uint64_t events, hints, next_flush;
+	uint64_t cycles, failed, from_backoff;
+};
+
+typedef bool (*cq_less_fn)(const struct cq *q, uint32_t a, uint32_t b);
+
+static uint64_t cq_window(uint64_t t)
+{
+	return t - t % CQ_SECOND;
+}
+
+/* getBackoffTime, with calculateBackoffDuration: none before an attempt. */
+static uint64_t cq_expiry(struct cq *q, uint32_t id)
+{
+	struct cq_pod *p = &q->pod[id];
+	if (!p->expiry_set) {
+		uint64_t d = CQ_INITIAL_BACKOFF;
+		for (uint32_t i = 1; i < p->attempts; i++) {
+			if (d > CQ_MAX_BACKOFF - d) {
+				d = CQ_MAX_BACKOFF;
+				break;
+			}
+			d += d;
+		}
+		p->expiry = cq_window(p->timestamp + d);
+		p->expiry_set = 1;
+	}
+	return p->expiry;
+}
+
+static bool cq_backing_off(struct cq *q, uint32_t id, uint64_t now)
+{
+	return q->pod[id].attempts > 0 && !(cq_expiry(q, id) < cq_window(now));
+}
+
+static bool cq_active_less(const struct cq *q, uint32_t a, uint32_t b)
+{
+	/* PrioritySort: every pod here has the same priority */
+	if (q->pod[a].timestamp != q->pod[b].timestamp)
+		return q->pod[a].timestamp < q->pod[b].timestamp;
+	return a < b;
+}
+
+static bool cq_backoff_less(const struct cq *q, uint32_t a, uint32_t b)
+{
+	/* expiries are set before a pod enters backoffQ (cq_backing_off) */
+	if (q->pod[a].expiry != q->pod[b].expiry)
+		return q->pod[a].expiry < q->pod[b].expiry;
+	return cq_active_less(q, a, b);
+}
+
+static void cq_push(struct cq *q, uint32_t *h, uint32_t *n, uint32_t id, cq_less_fn less)
+{
+	uint32_t i = (*n)++;
+	h[i] = id;
+	while (i > 0 && less(q, h[i], h[(i - 1) / 2])) {
+		uint32_t up = (i - 1) / 2, t = h[i];
+		h[i] = h[up];
+		h[up] = t;
+		i = up;
+	}
+}
+
+static uint32_t cq_pop_heap(struct cq *q, uint32_t *h, uint32_t *n, cq_less_fn less)
+{
+	uint32_t top = h[0], i = 0;
+	h[0] = h[--*n];
+	for (;;) {
+		uint32_t l = 2 * i + 1, r = l + 1, m = i;
+		if (l < *n && less(q, h[l], h[m]))
+			m = l;
+		if (r < *n && less(q, h[r], h[m]))
+			m = r;
+		if (m == i)
+			break;
+		uint32_t t = h[i];
+		h[i] = h[m];
+		h[m] = t;
+		i = m;
+	}
+	return top;
+}
+
+static void cq_to_active(struct cq *q, uint32_t id)
+{
+	q->pod[id].where = CQ_ACTIVE;
+	cq_push(q, q->active, &q->n_active, id, cq_active_less);
+}
+
+static void cq_to_unschedulable(struct cq *q, uint32_t id)
+{
+	q->pod[id].where = CQ_UNSCHEDULABLE;
+	q->unsched_at[id] = q->n_unsched;
+	q->unsched[q->n_unsched++] = id;
+}
+
+static void cq_leave_unschedulable(struct cq *q, uint32_t id)
+{
+	uint32_t at = q->unsched_at[id], last = q->unsched[--q->n_unsched];
+	q->unsched[at] = last;
+	q->unsched_at[last] = at;
+}
+
+/* requeuePodViaQueueingHint for queueAfterBackoff. */
+static void cq_requeue(struct cq *q, uint32_t id, uint64_t now)
+{
+	if (cq_backing_off(q, id, now)) {
+		q->pod[id].where = CQ_BACKOFF;
+		cq_push(q, q->backoff, &q->n_backoff, id, cq_backoff_less);
+	} else {
+		cq_to_active(q, id);
+	}
+}
+
+static int cq_init(struct cq *q, uint32_t n)
+{
+	memset(q, 0, sizeof(*q));
+	q->n = n;
+	q->pod = calloc(n, sizeof(*q->pod));
+	q->active = calloc(n, sizeof(uint32_t));
+	q->backoff = calloc(n, sizeof(uint32_t));
+	q->unsched = calloc(n, sizeof(uint32_t));
+	q->unsched_at = calloc(n, sizeof(uint32_t));
+	return q->pod && q->active && q->backoff && q->unsched && q->unsched_at ? 0 : -ENOMEM;
+}
+
+static void cq_free(struct cq *q)
+{
+	free(q->pod);
+	free(q->active);
+	free(q->backoff);
+	free(q->unsched);
+	free(q->unsched_at);
+}
+
+/* Add: a new pod to activeQ, stamped now. */
+static void cq_add(struct cq *q, uint32_t id, uint64_t now)
+{
+	q->pod[id] = (struct cq_pod){.timestamp = now};
+	cq_to_active(q, id);
+}
+
+/* A delete of a pod (assigned: it had a node): moveAllToActiveOrBackoffQueue
+ * with NodeResourcesFit's isSchedulableAfterPodEvent for each parked pod. */
+static void cq_pod_deleted(struct cq *q, bool assigned, uint64_t now)
+{
+	for (uint32_t k = q->n_unsched; k-- > 0;) {
+		uint32_t id = q->unsched[k];
+		q->hints++;
+		if (!assigned) /* QueueSkip: an unscheduled pod frees nothing */
+			continue;
+		cq_leave_unschedulable(q, id);
+		cq_requeue(q, id, now);
+	}
+	q->events++; /* seen by pods in flight (addEventIfAnyInFlight) */
+}
+
+/* flushBackoffQCompleted, once a second. */
+static void cq_flush(struct cq *q, uint64_t now)
+{
+	if (now < q->next_flush)
+		return;
+	while (q->n_backoff > 0 && !cq_backing_off(q, q->backoff[0], now))
+		cq_to_active(q, cq_pop_heap(q, q->backoff, &q->n_backoff, cq_backoff_less));
+	q->next_flush = cq_window(now) + CQ_SECOND;
+}
+
+/* Pop: activeQ's head, else backoffQ's (PopFromBackoffQ); UINT32_MAX when
+ * both are empty (kube's Pop would block). */
+static uint32_t cq_pop(struct cq *q, uint64_t now)
+{
+	cq_flush(q, now);
+	uint32_t id;
+	if (q->n_active > 0) {
+		id = cq_pop_heap(q, q->active, &q->n_active, cq_active_less);
+	} else if (q->n_backoff > 0) {
+		id = cq_pop_heap(q, q->backoff, &q->n_backoff, cq_backoff_less);
+		q->from_backoff++;
+	} else {
+		return UINT32_MAX;
+	}
+	struct cq_pod *p = &q->pod[id];
+	p->attempts++;
+	p->expiry_set = 0; /* the cache is cleared at a pop */
+	p->popped_events = q->events;
+	q->cycles++;
+	return id;
+}
+
+/* AddUnschedulableIfNotPresent after a failed cycle. Every event here is a
+ * delete of an assigned pod, for which the hint answers Queue. */
+static void cq_unschedulable(struct cq *q, uint32_t id, uint64_t now)
+{
+	struct cq_pod *p = &q->pod[id];
+	p->timestamp = now;
+	p->expiry_set = 0;
+	q->failed++;
+	if (q->events > p->popped_events)
+		cq_requeue(q, id, now);
+	else
+		cq_to_unschedulable(q, id);
+}
+
+/* One cycle for the pod the queue gives: every node filtered and scored,
+ * then the commit; true when placed, false when none is queued. */
+static bool cq_cycle(struct cq *q, struct ref *r, uint64_t *seq, uint64_t *placed)
+{
+	uint32_t id = cq_pop(q, now_ns());
+	if (id == UINT32_MAX)
+		return false;
+	if (ref_place(r, &r->wait, (*seq)++) >= 0) {
+		q->pod[id].where = CQ_PLACED;
+		(*placed)++;
+	} else {
+		cq_unschedulable(q, id, now_ns());
+	}
+	return true;
+}
+
 static double reference_run(const struct opts *o, enum kind kind)
 {
 	struct ref r;
 	ref_build(&r, o);
 	uint32_t fill = 2 * o->nodes, m = o->pods;
-	uint64_t seq = 0, placed = 0;
+	uint64_t seq = 0, placed = 0, early = 0;
 	for (uint32_t i = 0; kind != KIND_GANGS && i < fill; i++)
 		ref_place(&r, &r.fill, seq++);
+	struct cq q = {0};
+	if (kind == KIND_CHURN) {
+		/* Untimed, as the engine's pods are parked before its clock
+		 * starts: each waiting pod added and attempted once. */
+		if (cq_init(&q, m) < 0)
+			die("reference queue", strerror(ENOMEM));
+		for (uint32_t i = 0; i < m; i++)
+			cq_add(&q, i, now_ns());
+		while (cq_cycle(&q, &r, &seq, &early))
+			urcu_qsbr_quiescent_state();
+		q.cycles = q.failed = q.from_backoff = q.hints = 0;
+	}
 	uint64_t t0 = now_ns(), bound = t0 + (uint64_t)(o->reference_s * 1e9);
 	if (kind == KIND_CHURN) {
-		/* Every waiting pod is short of cpu, and kube's hint for a
-		 * pod's deletion is Queue: each release wakes them all, and
-		 * each is attempted. */
-		uint64_t waiting = m;
 		struct ledger *l = cluster_ledger(r.cluster);
-		for (uint64_t i = 0; i < m && waiting > 0 && now_ns() < bound; i++) {
+		for (uint64_t i = 0; i < m; i++) {
 			ledger_account(l, r.slot[i], &r.fill, NULL, -1);
 			r.slot[i] = UINT32_MAX;
-			for (uint64_t w = 0; w < waiting && now_ns() < bound; w++)
-				if (ref_place(&r, &r.wait, seq++) >= 0) {
-					waiting--;
-					placed++;
-				}
-			urcu_qsbr_quiescent_state();
+			cq_pod_deleted(&q, true, now_ns());
 		}
+		while (placed < m && now_ns() < bound && cq_cycle(&q, &r, &seq, &placed))
+			urcu_qsbr_quiescent_state();
 	} else if (kind == KIND_PREEMPTION) {
 		for (uint32_t i = 0; i < m && now_ns() < bound; i++) {
 			if (ref_place(&r, &r.high, seq++) >= 0 ||
@@ -452,9 +732,17 @@ static double reference_run(const struct opts *o, enum kind kind)
 	}
 	double seconds = (double)(now_ns() - t0) / 1e9;
 	ref_destroy(&r);
-	printf("  %-10s reference  %9.0f pods/s (%" PRIu64 " placed in %.3f s%s)\n",
+	printf("  %-10s reference  %9.0f pods/s (%" PRIu64 " placed in %.3f s%s",
 	       kind_names[kind], (double)placed / seconds, placed, seconds,
 	       seconds >= o->reference_s ? ", the time bound" : "");
+	if (kind == KIND_CHURN) {
+		printf("; %" PRIu64 " cycles, %" PRIu64 " failed, %" PRIu64 " popped from "
+		       "backoffQ, %" PRIu64 " hint calls; %" PRIu64 " of %u placed before "
+		       "the releases", q.cycles, q.failed, q.from_backoff, q.hints,
+		       early, m);
+		cq_free(&q);
+	}
+	printf(")\n");
 	return (double)placed / seconds;
 }
 

@@ -212,6 +212,7 @@ struct qentry {
 	uint32_t prev, next;    /* unschedulable list */
 	uint32_t dpos;          /* in the deadline heap, or QUEUE_NONE */
 	uint32_t woken_for;     /* the node whose room woke it (+1), 0: none */
+	uint16_t asks;          /* bit r: request.v[r] > 0, r not RES_PODS */
 	uint8_t where;          /* enum queue_where */
 	bool interpod;          /* counted in interpod_waiting (E6) */
 };
@@ -551,6 +552,10 @@ int queue_park(struct sched_queue *q, uint32_t id, const struct queue_pod *p,
 	x->priority = p->priority;
 	x->codes = p->codes;
 	x->request = p->request;
+	x->asks = 0;
+	for (unsigned r = 0; r < RES_MAX; r++)
+		if (r != RES_PODS && p->request.v[r] > 0)
+			x->asks |= (uint16_t)(1u << r);
 	x->res = p->res;
 	x->queued_ns = now;
 	x->seq = q->seq++;
@@ -624,17 +629,24 @@ static void room_of(const struct sched_queue *q, const struct snapshot *snap,
 		      QUEUE_CODE(REASON_TAINT) | QUEUE_CODE(REASON_AFFINITY) | \
 		      QUEUE_CODE(REASON_GPU_MODEL) | QUEUE_CODE(REASON_SPREAD_LABEL))
 
-/* NodeResourcesFit against what is left: takes it when it fits. */
-static bool take_room(struct room *r, const struct res_vec *req)
+/* NodeResourcesFit against what is left: a pod slot, and each resource
+ * it asks (x->asks: a pass over a few bits, not all RES_MAX). */
+static bool room_fits(const struct room *r, const struct qentry *x)
 {
 	if (r->free.v[RES_PODS] < 1)
 		return false;
-	for (unsigned k = 0; k < RES_MAX; k++)
-		if (k != RES_PODS && req->v[k] > 0 && req->v[k] > r->free.v[k])
+	for (uint32_t m = x->asks; m != 0; m &= m - 1) {
+		unsigned k = (unsigned)__builtin_ctz(m);
+		if (x->request.v[k] > r->free.v[k])
 			return false;
+	}
+	return true;
+}
+
+static void room_take(struct room *r, const struct res_vec *req)
+{
 	for (unsigned k = 0; k < RES_MAX; k++)
 		r->free.v[k] -= k == RES_PODS ? 1 : req->v[k];
-	return true;
 }
 
 enum hint_says {
@@ -676,6 +688,68 @@ static int by_active_order(const void *a, const void *b, void *arg)
 	const struct sched_queue *q = arg;
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
 	return before(q, &q->active, x, y) ? -1 : before(q, &q->active, y, x) ? 1 : 0;
+}
+
+/* Passes of selection before give_room sorts what is left instead. */
+#define ROOM_SELECTIONS 8u
+
+static void give_one(struct sched_queue *q, struct room *room, uint32_t id,
+		     uint32_t slot, uint64_t now)
+{
+	room_take(room, &q->e[id].request);
+	q->e[id].woken_for = slot + 1;
+	wake(q, id, now);
+	q->st.woken++;
+}
+
+/* The room of one event goes to the pods activeQ would take first: the
+ * first in PrioritySort's order that fits what is left, then again while
+ * one does. The same pods as a sort and one pass in that order (the room
+ * only shrinks, so a pod that did not fit never fits later), at O(n) per
+ * pod woken instead of O(n log n) per event: a release leaves room for a
+ * pod or two, and hundreds may be parked short of it (churn: the sort
+ * was two thirds of queue_absorb's instructions). Candidates that no
+ * longer fit leave the scratch as a pass meets them. A room that holds
+ * more (a node added: up to its pod slots) gets ROOM_SELECTIONS passes,
+ * then the sort and one pass over what is left, so an event costs at most
+ * O(n log n) more than before. Returns the number woken; the scratch is
+ * consumed. */
+static unsigned give_room(struct sched_queue *q, struct room *room, uint32_t n_room,
+			  uint32_t slot, uint64_t now)
+{
+	unsigned woken = 0;
+	for (;;) {
+		if (woken == ROOM_SELECTIONS) {
+			qsort_r(q->scratch, n_room, sizeof(uint32_t), by_active_order, q);
+			for (uint32_t k = 0; k < n_room; k++) {
+				if (room_fits(room, &q->e[q->scratch[k]])) {
+					give_one(q, room, q->scratch[k], slot, now);
+					woken++;
+				} else {
+					q->st.hints_skipped++;
+				}
+			}
+			return woken;
+		}
+		uint32_t keep = 0, best = QUEUE_NONE, best_k = 0;
+		for (uint32_t k = 0; k < n_room; k++) {
+			uint32_t c = q->scratch[k];
+			if (!room_fits(room, &q->e[c]))
+				continue;
+			if (best == QUEUE_NONE || before(q, &q->active, c, best)) {
+				best = c;
+				best_k = keep;
+			}
+			q->scratch[keep++] = c;
+		}
+		q->st.hints_skipped += n_room - keep;
+		if (best == QUEUE_NONE)
+			return woken;
+		q->scratch[best_k] = q->scratch[--keep];
+		n_room = keep;
+		give_one(q, room, best, slot, now);
+		woken++;
+	}
 }
 
 static unsigned wake_all(struct sched_queue *q, uint64_t now)
@@ -724,11 +798,24 @@ unsigned queue_absorb(struct sched_queue *q, const struct snapshot *snap,
 		if (ev.slot != QUEUE_ANY_NODE)
 			room_of(q, snap, ev.slot, &room);
 		uint32_t id = q->unsched_head, n_room = 0;
+		/* The hint reads of a pod only its spec, codes and res: pods
+		 * of one template share the spec, so one call answers a run
+		 * of them (churn: every parked pod is of one template). */
+		const struct qentry *memo = NULL;
+		enum hint_says memo_says = HINT_SKIP;
 		while (id != QUEUE_NONE) {
 			uint32_t next = q->e[id].next;
-			enum hint_says says = i < q->e[id].events_from
-						      ? HINT_SKIP
-						      : hint(q, &q->e[id], &ev, snap, &room);
+			const struct qentry *x = &q->e[id];
+			enum hint_says says;
+			if (i < x->events_from) {
+				says = HINT_SKIP;
+			} else if (memo != NULL && x->spec == memo->spec &&
+				   x->codes == memo->codes && x->res == memo->res) {
+				says = memo_says;
+			} else {
+				says = memo_says = hint(q, x, &ev, snap, &room);
+				memo = x;
+			}
 			switch (says) {
 			case HINT_QUEUE:
 				wake(q, id, now);
@@ -744,18 +831,7 @@ unsigned queue_absorb(struct sched_queue *q, const struct snapshot *snap,
 			}
 			id = next;
 		}
-		/* The room goes to the pods activeQ would take first. */
-		qsort_r(q->scratch, n_room, sizeof(uint32_t), by_active_order, q);
-		for (uint32_t k = 0; k < n_room; k++) {
-			if (take_room(&room, &q->e[q->scratch[k]].request)) {
-				q->e[q->scratch[k]].woken_for = ev.slot + 1;
-				wake(q, q->scratch[k], now);
-				q->st.woken++;
-				moved++;
-			} else {
-				q->st.hints_skipped++;
-			}
-		}
+		moved += give_room(q, &room, n_room, ev.slot, now);
 	}
 	return moved;
 }

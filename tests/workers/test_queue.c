@@ -499,6 +499,109 @@ static void test_release_wakes_what_fits(void **state)
 		assert_true(queue_done(q, i));
 }
 
+/* A release's room in PrioritySort's order among many candidates, and the
+ * hint asked once per run of pods alike (same spec, codes and resources)
+ * but not across a change of any. n0 has 2 cpu free after the release.
+ * Parked, in this order: 0 (plain, refused for a taint: the release
+ * cannot help), 1 (2 cpu), 2 (1 cpu), 3 (3 cpu, priority 5), 4 (1 cpu,
+ * priority 5), 5 (1 cpu), 6 (zone=b selector, 1 cpu, priority 10: n0 has
+ * no zone, so never), all but 0 short of cpu. PrioritySort: 6, 3, 4, 1,
+ * 2, 5; 6 cannot, 3 does not fit, 4 takes 1 cpu, 1 no longer fits, 2
+ * takes the last. Woken: 4 and 2. */
+static void test_room_order_among_many(void **state)
+{
+	struct qfx *x = *state;
+	struct sched_queue *q = x->q;
+	struct pod_spec filler;
+	pod_init(&filler);
+	filler.request.v[RES_CPU] = 2000;
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(ledger_account(x->ledger, 0, &filler, NULL, +1), 0);
+	struct queue_pod taint = pod_of(&x->plain, 0, C(REASON_TAINT), 0);
+	assert_int_equal(queue_park(q, 0, &taint, 10 * S), 0);
+	static const struct {
+		int64_t cpu;
+		int32_t prio;
+		bool zone_b;
+	} pods[] = {{2000, 0, false}, {1000, 0, false}, {3000, 5, false},
+		    {1000, 5, false}, {1000, 0, false}, {1000, 10, true}};
+	for (uint32_t i = 0; i < 6; i++) {
+		struct queue_pod p = pod_of(pods[i].zone_b ? &x->zone_b : &x->plain,
+					    pods[i].prio, C(REASON_INSUFFICIENT), R(RES_CPU));
+		p.request.v[RES_CPU] = pods[i].cpu;
+		assert_int_equal(queue_park(q, i + 1, &p, (11 + i) * S), 0);
+	}
+	check(x);
+	assert_int_equal(ledger_account(x->ledger, 0, &filler, NULL, -1), 0);
+	publish(x, queue_event_release(0, &filler, NULL));
+	assert_int_equal(queue_absorb(q, &x->snap, 100 * S), 2);
+	static const uint8_t want[7] = {QUEUE_UNSCHEDULABLE, QUEUE_UNSCHEDULABLE,
+					QUEUE_ACTIVE, QUEUE_UNSCHEDULABLE, QUEUE_ACTIVE,
+					QUEUE_UNSCHEDULABLE, QUEUE_UNSCHEDULABLE};
+	for (uint32_t i = 0; i < 7; i++)
+		assert_int_equal(queue_where(q, i), want[i]);
+	struct queue_stats st;
+	queue_get_stats(q, &st);
+	assert_int_equal(st.woken, 2);
+	assert_int_equal(st.hints_skipped, 5); /* 0 and 6 by the hint, 1, 3, 5 by the room */
+	/* activeQ: 4 (priority 5) before 2. */
+	assert_int_equal(queue_pop(q, 100 * S), 4);
+	assert_int_equal(queue_pop(q, 100 * S), 2);
+	check(x);
+	for (uint32_t i = 0; i < 7; i++)
+		assert_true(queue_done(q, i));
+}
+
+/* A room that holds more than ROOM_SELECTIONS (8) pods: node n0, empty
+ * (4000m), announced by a node event; 15 pods short of cpu, of 250m or
+ * 1000m, priorities 0-4, parked in turn. The pods woken are those a
+ * literal pass gives: PrioritySort's order (priority, then the time
+ * queued), each taken while it fits what is left. */
+static void test_room_for_many(void **state)
+{
+	struct qfx *x = *state;
+	struct sched_queue *q = x->q;
+	enum { N = 15 };
+	int64_t cpu[N];
+	int32_t prio[N];
+	for (uint32_t i = 0; i < N; i++) {
+		cpu[i] = i % 3 == 0 ? 1000 : 250;
+		prio[i] = (int32_t)((i * 7) % 5);
+		struct queue_pod p = pod_of(&x->plain, prio[i], C(REASON_INSUFFICIENT),
+					    R(RES_CPU));
+		p.request.v[RES_CPU] = cpu[i];
+		assert_int_equal(queue_park(q, i, &p, (10 + i) * S), 0);
+	}
+	/* The literal pass. */
+	uint32_t order[N];
+	for (uint32_t i = 0; i < N; i++)
+		order[i] = i;
+	for (uint32_t i = 1; i < N; i++)
+		for (uint32_t j = i; j > 0 && prio[order[j]] > prio[order[j - 1]]; j--) {
+			uint32_t t = order[j];
+			order[j] = order[j - 1];
+			order[j - 1] = t;
+		}
+	bool want[N] = {0};
+	int64_t left = 4000;
+	unsigned n_want = 0;
+	for (uint32_t k = 0; k < N; k++)
+		if (cpu[order[k]] <= left) {
+			left -= cpu[order[k]];
+			want[order[k]] = true;
+			n_want++;
+		}
+	assert_true(n_want > 8); /* past the selections, into the sort */
+	publish(x, queue_event_node(0));
+	assert_int_equal(queue_absorb(q, &x->snap, 100 * S), n_want);
+	for (uint32_t i = 0; i < N; i++)
+		assert_int_equal(queue_where(q, i),
+				 want[i] ? QUEUE_ACTIVE : QUEUE_UNSCHEDULABLE);
+	check(x);
+	for (uint32_t i = 0; i < N; i++)
+		assert_true(queue_done(q, i));
+}
+
 /* A queue that falls a whole ring behind wakes everyone. */
 static void test_lost_events_wake_all(void **state)
 {
@@ -600,6 +703,9 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_release_wakes_what_fits, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_room_order_among_many, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_room_for_many, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lost_events_wake_all, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_random_walk, setup, teardown),
