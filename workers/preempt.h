@@ -77,8 +77,10 @@ struct preempt_input {
 	uint32_t start;
 	uint32_t want;
 	/* Called on a node before it is looked at (NULL: nodes are complete):
-	 * fills its `used`, and returns false when the preemptor's static
-	 * filters refuse it (no candidate then). */
+	 * fills its `used` and may fill pods[first .. first + n) (the
+	 * caller's array: only visited nodes' pods are read), and returns
+	 * false when the preemptor's static filters refuse it (no candidate
+	 * then). */
 	bool (*visit)(void *arg, struct preempt_node *node);
 	void *visit_arg;
 	const struct preempt_pod *pods;
