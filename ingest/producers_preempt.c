@@ -99,6 +99,7 @@ static bool preempt_visit(void *arg, struct preempt_node *nd)
 	struct preempt_visit_ctx *v = arg;
 	if (!preempt_static_pass(v->ctx, v->pod, &v->snap->nodes[nd->slot]))
 		return false;
+	nd->allocatable = v->snap->nodes[nd->slot].allocatable;
 	int64_t nz_cpu, nz_mem;
 	ledger_load_used(ledger_node(v->l, nd->slot), &nd->used, &nz_cpu, &nz_mem);
 	for (uint32_t i = nd->first; i < nd->first + nd->n; i++) {
@@ -189,11 +190,12 @@ static int preempt_locked(struct producers *p, const struct preempt_request *rq,
 	 * next place of each). Nodes are looked at only as the choice visits
 	 * them (preempt_visit): their counters and static filters. */
 	size_t n = 0;
-	uint32_t cursor = 0;
-	uint64_t id;
 	uint32_t *count = (uint32_t *)(void *)ok; /* [n_slots] */
-	while ((id = placements_next(p->placements, &cursor)) != 0) {
-		const struct placement_record *r = placements_get(p->placements, id);
+	bool masking = p->pdbs != NULL && p->pdbs->n > 0; /* else every mask 0 */
+	uint32_t high = placements_high_water(p->placements);
+	for (uint32_t at_rec = 0; at_rec < high; at_rec++) {
+		uint64_t id;
+		const struct placement_record *r = placements_at(p->placements, at_rec, &id);
 		if (r == NULL || !ledger_slot_current(l, snap, r->slot, r->node_gen))
 			continue;
 		if (counting)
@@ -219,8 +221,9 @@ static int preempt_locked(struct producers *p, const struct preempt_request *rq,
 				goto done;
 			p->pre_cap = nc;
 		}
-		p->pre_found[n] = (struct found){.slot = r->slot, .id = id, .rec = r,
-						 .pdbs = pdb_matcher_mask(pm, r->group)};
+		p->pre_found[n] = (struct found){
+			.slot = r->slot, .id = id, .rec = r,
+			.pdbs = masking ? pdb_matcher_mask(pm, r->group) : 0};
 		count[r->slot]++;
 		n++;
 	}
@@ -236,8 +239,7 @@ static int preempt_locked(struct producers *p, const struct preempt_request *rq,
 		if (count[slot] == 0)
 			continue;
 		struct preempt_node *nd = &nodes[n_nodes++];
-		nd->slot = slot;
-		nd->allocatable = snap->nodes[slot].allocatable;
+		nd->slot = slot; /* its allocatable: at the visit */
 		nd->first = at;
 		nd->n = 0;
 		most = count[slot] > most ? count[slot] : most;
