@@ -34,7 +34,8 @@
  * deviations in docs/reference/kubernetes-fields.md).
  *
  * Concurrency: pure; the caller owns every array. Cost: O(sum over
- * candidate nodes of k log k + k * R) for k pods on a node, R resources.
+ * candidate nodes of k log k + k * R) for k pods on a node, R the
+ * resources the preemptor asks for.
  */
 #ifndef SHMSCHED_WORKERS_PREEMPT_H
 #define SHMSCHED_WORKERS_PREEMPT_H
