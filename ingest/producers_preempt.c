@@ -11,9 +11,11 @@
  * records under the producers' lock, which daemon/ reaches only through
  * ingest/producers.h. Calls producers_policy.c (prod_rule_of,
  * prod_group_namespace) and producers.c (prod_forget, prod_publish).
- * Cost: one walk of the placement table per request, a counting sort by
- * node, and the choice's visits; the buffers are kept between requests
- * (struct producers' pre_*).
+ * Cost: one walk of the placement table per request (each possible victim
+ * kept as its record's address), a counting sort by node, and the
+ * choice's visits, which read the records of the visited nodes' pods
+ * only (a tenth of the nodes, kube's numCandidates); the buffers are kept
+ * between requests (struct producers' pre_*).
  */
 #include "ingest/producers_internal.h"
 
@@ -30,10 +32,15 @@
 
 _Static_assert(PDB_CHOICE_MAX <= PREEMPT_MAX_PDBS, "a choice's budgets fit its masks");
 
-/* A pod found on a candidate node, sorted by node. */
+/* A pod that may be a victim, as the walk finds it: its record, read
+ * into a struct preempt_pod only when the choice visits its node
+ * (preempt_visit). */
 struct found {
 	uint32_t slot;
-	struct preempt_pod pod;
+	uint32_t pdbs; /* pdb_matcher_mask's, taken during the walk: the
+			* matcher hands out its bits before pdb_matcher_finish */
+	uint64_t id;
+	const struct placement_record *rec;
 };
 
 /* The preemptor's static filters on a node: only there can evicting pods
@@ -76,12 +83,15 @@ static void tell_owner(struct producers *p, const struct placement_record *rec,
 }
 
 /* The choice's visit of a node: its counters now, and whether the
- * preemptor's static filters let it in. */
+ * preemptor's static filters let it in; if so, its pods, from their
+ * records (unchanged under the lock). */
 struct preempt_visit_ctx {
 	const struct plugin_ctx *ctx;
 	const struct pod_spec *pod;
 	const struct snapshot *snap;
 	struct ledger *l;
+	const struct found *sorted; /* [n]: by node, as pods[] is */
+	struct preempt_pod *pods;
 };
 
 static bool preempt_visit(void *arg, struct preempt_node *nd)
@@ -89,8 +99,16 @@ static bool preempt_visit(void *arg, struct preempt_node *nd)
 	struct preempt_visit_ctx *v = arg;
 	if (!preempt_static_pass(v->ctx, v->pod, &v->snap->nodes[nd->slot]))
 		return false;
+	nd->allocatable = v->snap->nodes[nd->slot].allocatable;
 	int64_t nz_cpu, nz_mem;
 	ledger_load_used(ledger_node(v->l, nd->slot), &nd->used, &nz_cpu, &nz_mem);
+	for (uint32_t i = nd->first; i < nd->first + nd->n; i++) {
+		const struct found *f = &v->sorted[i];
+		v->pods[i] = (struct preempt_pod){
+			.id = f->id, .priority = f->rec->priority,
+			.start_ns = f->rec->placed_ns, .request = f->rec->request,
+			.pdbs = f->pdbs};
+	}
 	return true;
 }
 
@@ -172,11 +190,12 @@ static int preempt_locked(struct producers *p, const struct preempt_request *rq,
 	 * next place of each). Nodes are looked at only as the choice visits
 	 * them (preempt_visit): their counters and static filters. */
 	size_t n = 0;
-	uint32_t cursor = 0;
-	uint64_t id;
 	uint32_t *count = (uint32_t *)(void *)ok; /* [n_slots] */
-	while ((id = placements_next(p->placements, &cursor)) != 0) {
-		const struct placement_record *r = placements_get(p->placements, id);
+	bool masking = p->pdbs != NULL && p->pdbs->n > 0; /* else every mask 0 */
+	uint32_t high = placements_high_water(p->placements);
+	for (uint32_t at_rec = 0; at_rec < high; at_rec++) {
+		uint64_t id;
+		const struct placement_record *r = placements_at(p->placements, at_rec, &id);
 		if (r == NULL || !ledger_slot_current(l, snap, r->slot, r->node_gen))
 			continue;
 		if (counting)
@@ -187,8 +206,9 @@ static int preempt_locked(struct producers *p, const struct preempt_request *rq,
 						r->group))
 			continue;
 		if (n == p->pre_cap) {
+			/* pre_found: [0, pre_cap) as found, then sorted. */
 			size_t nc = p->pre_cap ? p->pre_cap * 2 : 1024;
-			struct found *g = realloc(p->pre_found, nc * sizeof(*g));
+			struct found *g = realloc(p->pre_found, 2 * nc * sizeof(*g));
 			if (g != NULL)
 				p->pre_found = g;
 			struct preempt_node *gn = realloc(p->pre_nodes, nc * sizeof(*gn));
@@ -201,14 +221,13 @@ static int preempt_locked(struct producers *p, const struct preempt_request *rq,
 				goto done;
 			p->pre_cap = nc;
 		}
-		p->pre_found[n].slot = r->slot;
-		p->pre_found[n].pod = (struct preempt_pod){
-			.id = id, .priority = r->priority, .start_ns = r->placed_ns,
-			.request = r->request, .pdbs = pdb_matcher_mask(pm, r->group)};
+		p->pre_found[n] = (struct found){
+			.slot = r->slot, .id = id, .rec = r,
+			.pdbs = masking ? pdb_matcher_mask(pm, r->group) : 0};
 		count[r->slot]++;
 		n++;
 	}
-	struct found *f = p->pre_found;
+	struct found *f = p->pre_found, *sorted = p->pre_found + p->pre_cap;
 	struct preempt_node *nodes = p->pre_nodes;
 	struct preempt_pod *pods = p->pre_pods;
 	if (n == 0) {
@@ -220,8 +239,7 @@ static int preempt_locked(struct producers *p, const struct preempt_request *rq,
 		if (count[slot] == 0)
 			continue;
 		struct preempt_node *nd = &nodes[n_nodes++];
-		nd->slot = slot;
-		nd->allocatable = snap->nodes[slot].allocatable;
+		nd->slot = slot; /* its allocatable: at the visit */
 		nd->first = at;
 		nd->n = 0;
 		most = count[slot] > most ? count[slot] : most;
@@ -229,12 +247,13 @@ static int preempt_locked(struct producers *p, const struct preempt_request *rq,
 		count[slot] = nd->first; /* now: where its next pod goes */
 	}
 	for (size_t i = 0; i < n; i++)
-		pods[count[f[i].slot]++] = f[i].pod;
+		sorted[count[f[i].slot]++] = f[i];
 	for (uint32_t j = 0; j < n_nodes; j++)
 		nodes[j].n = count[nodes[j].slot] - nodes[j].first;
 	if (preempt_scratch_init(&scratch, most) < 0)
 		goto done;
-	struct preempt_visit_ctx vc = {.ctx = p->ctx, .pod = tmpl, .snap = snap, .l = l};
+	struct preempt_visit_ctx vc = {.ctx = p->ctx, .pod = tmpl, .snap = snap, .l = l,
+				       .sorted = sorted, .pods = pods};
 	/* DryRunPreemption's random offset (one stream, the evictor's). */
 	p->pre_rng = p->pre_rng * UINT64_C(6364136223846793005) + 1442695040888963407u;
 	uint32_t n_pdbs;

@@ -49,24 +49,43 @@ static bool before(const struct preempt_input *in, uint32_t a, uint32_t b)
 	return !more_important(y, x) && a < b;
 }
 
-/* NodeResourcesFit's fitsRequest for the preemptor against `used`. */
-static bool fits(const struct res_vec *req, const struct res_vec *alloc,
-		 const struct res_vec *used)
+/* The resources the preemptor asks for (more than 0, pods aside): the only
+ * ones fits() reads, so the only ones take() keeps up to date. */
+struct wanted {
+	unsigned n;
+	uint8_t r[RES_MAX];
+};
+
+static void wanted_of(const struct res_vec *req, struct wanted *w)
+{
+	w->n = 0;
+	for (unsigned r = 0; r < RES_MAX; r++)
+		if (r != RES_PODS && req->v[r] > 0)
+			w->r[w->n++] = (uint8_t)r;
+}
+
+/* NodeResourcesFit's fitsRequest for the preemptor against `used`: one
+ * more pod, and every resource it asks for. */
+static bool fits(const struct wanted *w, const struct res_vec *req,
+		 const struct res_vec *alloc, const struct res_vec *used)
 {
 	if (used->v[RES_PODS] + 1 > alloc->v[RES_PODS])
 		return false;
-	for (unsigned r = 0; r < RES_MAX; r++)
-		if (r != RES_PODS && req->v[r] > 0 &&
-		    req->v[r] > alloc->v[r] - used->v[r])
+	for (unsigned i = 0; i < w->n; i++) {
+		unsigned r = w->r[i];
+		if (req->v[r] > alloc->v[r] - used->v[r])
 			return false;
+	}
 	return true;
 }
 
-static void take(struct res_vec *used, const struct preempt_pod *p, int sign)
+/* `used` with p's use taken out (sign -1) or put back (+1), for the
+ * resources fits() reads. */
+static void take(const struct wanted *w, struct res_vec *used,
+		 const struct preempt_pod *p, int sign)
 {
-	for (unsigned r = 0; r < RES_MAX; r++)
-		if (r != RES_PODS)
-			used->v[r] += sign * p->request.v[r];
+	for (unsigned i = 0; i < w->n; i++)
+		used->v[w->r[i]] += sign * p->request.v[w->r[i]];
 	used->v[RES_PODS] += sign;
 }
 
@@ -77,8 +96,9 @@ struct node_choice {
 
 /* SelectVictimsOnNode. Returns 1 with the victims in s->victims (most
  * important first), 0 when the node is no candidate, -E2BIG. */
-static int victims_on_node(const struct preempt_input *in, const struct preempt_node *nd,
-			   struct preempt_scratch *s, struct node_choice *out)
+static int victims_on_node(const struct preempt_input *in, const struct wanted *w,
+			   const struct preempt_node *nd, struct preempt_scratch *s,
+			   struct node_choice *out)
 {
 	if (nd->n > s->cap)
 		return -E2BIG;
@@ -88,10 +108,10 @@ static int victims_on_node(const struct preempt_input *in, const struct preempt_
 		const struct preempt_pod *p = &in->pods[nd->first + i];
 		if (p->priority < in->priority) {
 			s->order[k++] = nd->first + i;
-			take(&used, p, -1);
+			take(w, &used, p, -1);
 		}
 	}
-	if (k == 0 || !fits(in->request, &nd->allocatable, &used))
+	if (k == 0 || !fits(w, in->request, &nd->allocatable, &used))
 		return 0;
 	/* Most important first. */
 	for (uint32_t i = 1; i < k; i++) {
@@ -123,10 +143,10 @@ static int victims_on_node(const struct preempt_input *in, const struct preempt_
 			if (violating[i] != (uint32_t)(pass == 1))
 				continue;
 			const struct preempt_pod *p = &in->pods[s->order[i]];
-			take(&used, p, +1);
-			if (fits(in->request, &nd->allocatable, &used))
+			take(w, &used, p, +1);
+			if (fits(w, in->request, &nd->allocatable, &used))
 				continue; /* reprieved */
-			take(&used, p, -1);
+			take(w, &used, p, -1);
 			s->victims[n_victims++] = s->order[i];
 			violations += pass == 1;
 		}
@@ -205,6 +225,8 @@ int preempt_select(const struct preempt_input *in, struct preempt_scratch *s,
 	out->candidates = 0;
 	int64_t best_score[SCORES];
 	uint32_t clean = 0; /* candidates without a violation */
+	struct wanted w;
+	wanted_of(in->request, &w);
 	for (uint32_t step = 0; step < in->n_nodes; step++) {
 		if (in->want != 0 && clean > 0 && out->candidates >= in->want)
 			break;
@@ -212,7 +234,7 @@ int preempt_select(const struct preempt_input *in, struct preempt_scratch *s,
 		if (in->visit != NULL && !in->visit(in->visit_arg, &in->nodes[j]))
 			continue;
 		struct node_choice c;
-		int rc = victims_on_node(in, &in->nodes[j], s, &c);
+		int rc = victims_on_node(in, &w, &in->nodes[j], s, &c);
 		if (rc < 0)
 			return rc;
 		/* DryRunPreemption: a node where every potential victim

@@ -34,7 +34,8 @@
  * deviations in docs/reference/kubernetes-fields.md).
  *
  * Concurrency: pure; the caller owns every array. Cost: O(sum over
- * candidate nodes of k log k + k * R) for k pods on a node, R resources.
+ * candidate nodes of k log k + k * R) for k pods on a node, R the
+ * resources the preemptor asks for.
  */
 #ifndef SHMSCHED_WORKERS_PREEMPT_H
 #define SHMSCHED_WORKERS_PREEMPT_H
@@ -77,8 +78,10 @@ struct preempt_input {
 	uint32_t start;
 	uint32_t want;
 	/* Called on a node before it is looked at (NULL: nodes are complete):
-	 * fills its `used`, and returns false when the preemptor's static
-	 * filters refuse it (no candidate then). */
+	 * fills its `used` and may fill pods[first .. first + n) (the
+	 * caller's array: only visited nodes' pods are read), and returns
+	 * false when the preemptor's static filters refuse it (no candidate
+	 * then). */
 	bool (*visit)(void *arg, struct preempt_node *node);
 	void *visit_arg;
 	const struct preempt_pod *pods;
