@@ -344,6 +344,26 @@ static int kq_fail_at(struct kueue_reader *r, const char *field, int rc,
 	return rc;
 }
 
+/* kq_fail() at the object's metadata.name, wherever the decoder is (a
+ * name the tree refuses: twice, too many). */
+static int kq_fail_name(struct kueue_reader *r, int rc, const char *msg)
+{
+	struct json_in saved = r->in;
+	struct kq_comp comps[KQ_COMPS_MAX];
+	unsigned n = r->n_comps;
+	memcpy(comps, r->comps, sizeof(comps));
+	json_in_pop(&r->in, 0);
+	r->n_comps = 0;
+	struct kq_mark m = kq_field(r, "metadata");
+	kq_fail_at(r, "name", rc, "%s", msg);
+	kq_pop(r, m);
+	memcpy(r->in.path, saved.path, sizeof(saved.path));
+	r->in.path_len = saved.path_len;
+	memcpy(r->comps, comps, sizeof(comps));
+	r->n_comps = n;
+	return rc;
+}
+
 static const char *show(const json_t *v, char *buf, size_t len)
 {
 	return json_in_show(v, buf, len);
@@ -590,6 +610,8 @@ static int kq_metadata(struct kueue_reader *r, const json_t *obj,
 				  "metadata.name", kind);
 	struct kq_mark m = kq_field(r, "metadata");
 	rc = kq_name(r, meta, "name", QUOTA_NAME_MAX, true, name);
+	if (rc == 0)
+		snprintf(r->in.subject, sizeof(r->in.subject), "%s %s", kind, *name);
 	if (rc == 0 && namespaced) {
 		rc = kq_name(r, meta, "namespace", QUOTA_NAMESPACE_MAX, false, ns);
 		if (rc == 0 && (*ns)[0] == '\0')
@@ -605,13 +627,9 @@ static int kq_metadata(struct kueue_reader *r, const json_t *obj,
 	if (rc == 0)
 		rc = kq_known(r, meta, known, "ObjectMeta (of what shmsched reads)");
 	kq_pop(r, m);
-	if (rc == 0) {
-		if (namespaced)
-			snprintf(r->in.subject, sizeof(r->in.subject), "%s %s/%s", kind,
-				 *ns, *name);
-		else
-			snprintf(r->in.subject, sizeof(r->in.subject), "%s %s", kind, *name);
-	}
+	if (rc == 0 && namespaced)
+		snprintf(r->in.subject, sizeof(r->in.subject), "%s %s/%s", kind, *ns,
+			 *name);
 	return rc;
 }
 
@@ -1124,7 +1142,7 @@ static int kq_cluster_queue(struct kueue_reader *r, const json_t *spec,
 	int node = quota_cluster_queue_add(r->t, name, cohort, weight, &p, r->qerr,
 					   sizeof(r->qerr));
 	if (node < 0)
-		return kq_fail(r, node, "%s", r->qerr);
+		return kq_fail_name(r, node, r->qerr);
 	return kq_resource_groups(r, spec, node, cohort[0] != '\0', false);
 }
 
@@ -1146,7 +1164,7 @@ static int kq_cohort(struct kueue_reader *r, const json_t *spec, const char *nam
 	int node = quota_cohort_add(r->t, name, parent, weight, r->qerr,
 				    sizeof(r->qerr));
 	if (node < 0)
-		return kq_fail(r, node, "%s", r->qerr);
+		return kq_fail_name(r, node, r->qerr);
 	return kq_resource_groups(r, spec, node, parent[0] != '\0', true);
 }
 
@@ -1176,7 +1194,7 @@ static int kq_local_queue(struct kueue_reader *r, const json_t *spec,
 				  "that name in the file",
 				  json_in_show_str(cq, strlen(cq), q, sizeof(q)));
 	rc = quota_local_queue_add(r->t, ns, name, cq, r->qerr, sizeof(r->qerr));
-	return rc < 0 ? kq_fail(r, rc, "%s", r->qerr) : 0;
+	return rc < 0 ? kq_fail_name(r, rc, r->qerr) : 0;
 }
 
 /* One object, its kind's pass. */
@@ -1209,7 +1227,7 @@ static int kq_decode(struct kueue_reader *r, const struct kq_obj *o)
 	case KQ_FLAVOR:
 		rc = quota_flavor_add(r->t, name, r->qerr, sizeof(r->qerr));
 		if (rc < 0)
-			rc = kq_fail(r, rc, "%s", r->qerr);
+			rc = kq_fail_name(r, rc, r->qerr);
 		else
 			rc = kq_flavor(r, spec, rc);
 		break;
