@@ -187,8 +187,9 @@ static int collect_file(const char *path, struct intern *strings,
 			      .objects = objects, .skipped = &c->stats->skipped};
 	struct k8s_visitor v = {.arg = c, .node = on_node, .pod = on_pod};
 	int rc = k8s_load_file(path, &ctx, &v, err, err_len);
-	/* The Kueue objects, which the pass above leaves to this decoder. */
-	if (rc == 0)
+	/* The Kueue objects the pass above left to their decoder (the file
+	 * is parsed again only when it has some). */
+	if (rc == 0 && c->stats->skipped.kueue > 0)
 		rc = kueue_load_file_mixed(path, &c->stats->quota, err, err_len);
 	return rc;
 }

@@ -218,8 +218,12 @@ static int decode_item(struct decoder *d, const json_t *obj, const char *item_ki
 		return 0; /* read by the first pass */
 	if (d->ctx->cluster_file &&
 	    kueue_is_object(json_string_value(json_object_get(obj, "apiVersion")),
-			    kind, kind_len))
-		return 0; /* Kueue's: read by ingest/kueue_json.h (cluster_load.c) */
+			    kind, kind_len)) {
+		/* Kueue's: read by ingest/kueue_json.h (cluster_load.c). */
+		if (d->ctx->skipped != NULL)
+			d->ctx->skipped->kueue++;
+		return 0;
+	}
 	if (d->ctx->cluster_file) {
 		kj_count_skipped(d, kind, kind_len);
 		return 0;

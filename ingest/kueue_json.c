@@ -39,6 +39,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -1472,11 +1473,11 @@ int kueue_load_buffer(const char *name, const char *buf, size_t len,
 	*out = NULL;
 	if (err != NULL && err_len > 0)
 		err[0] = '\0';
-	if (len > KUEUE_FILE_MAX) {
+	if (len > (mixed ? (size_t)INT_MAX : (size_t)KUEUE_FILE_MAX)) {
 		if (err != NULL && err_len > 0)
-			snprintf(err, err_len, "%s: %zu bytes, more than the %u a file "
+			snprintf(err, err_len, "%s: %zu bytes, more than the %zu a file "
 				 "of Kueue objects may have", name, len,
-				 KUEUE_FILE_MAX);
+				 mixed ? (size_t)INT_MAX : (size_t)KUEUE_FILE_MAX);
 		return -EFBIG;
 	}
 	if (kueue_reader_new(name, &r) < 0) {
@@ -1492,9 +1493,11 @@ int kueue_load_buffer(const char *name, const char *buf, size_t len,
 	size_t off = sc_ws(buf, len, 0);
 	while (off < len && rc == 0) {
 		json_error_t je;
+		/* Duplicate keys: refused in a file of Kueue objects; in a
+		 * cluster file, the rule of the decoder that read it first. */
 		json_t *root = json_loadb(buf + off, len - off,
-					  JSON_DISABLE_EOF_CHECK | JSON_REJECT_DUPLICATES,
-					  &je);
+					  JSON_DISABLE_EOF_CHECK |
+					  (mixed ? 0 : JSON_REJECT_DUPLICATES), &je);
 		if (root == NULL) {
 			rc = kq_syntax(r, buf, off, &je);
 			break;
@@ -1525,8 +1528,8 @@ int kueue_load_buffer(const char *name, const char *buf, size_t len,
 }
 
 /* The whole file, refused past KUEUE_FILE_MAX bytes. */
-static int kq_read(const char *path, char **out, size_t *out_len, char *err,
-		   size_t err_len)
+static int kq_read(const char *path, size_t max, char **out, size_t *out_len,
+		   char *err, size_t err_len)
 {
 	char *buf = NULL;
 	size_t len = 0, cap = 0;
@@ -1538,7 +1541,7 @@ static int kq_read(const char *path, char **out, size_t *out_len, char *err,
 	}
 	for (;;) {
 		if (len == cap) {
-			if (cap > KUEUE_FILE_MAX) {
+			if (cap > max) {
 				rc = -EFBIG;
 				goto fail;
 			}
@@ -1572,8 +1575,8 @@ fail:
 	free(buf);
 	if (err != NULL && err_len > 0) {
 		if (rc == -EFBIG)
-			snprintf(err, err_len, "%s: more than the %u bytes a file of "
-				 "Kueue objects may have", path, KUEUE_FILE_MAX);
+			snprintf(err, err_len, "%s: more than the %zu bytes a file of "
+				 "Kueue objects may have", path, max);
 		else
 			snprintf(err, err_len, "%s: cannot read: %s", path, strerror(-rc));
 	}
@@ -1586,14 +1589,12 @@ static int kq_load_file(const char *path, bool mixed, struct quota_tree **out,
 	char *buf = NULL;
 	size_t len = 0;
 	*out = NULL;
-	int rc = kq_read(path, &buf, &len, err, err_len);
+	/* A cluster file is bounded by the decoder that read it first. */
+	int rc = kq_read(path, mixed ? (size_t)INT_MAX : KUEUE_FILE_MAX, &buf,
+			 &len, err, err_len);
 	if (rc < 0)
 		return rc;
-	/* A cluster file without the group's name (or an escape that could
-	 * spell it) has no Kueue object: not parsed again. */
-	if (!mixed || memmem(buf, len, KUEUE_GROUP, strlen(KUEUE_GROUP)) != NULL ||
-	    memmem(buf, len, "\\u", 2) != NULL)
-		rc = kueue_load_buffer(path, buf, len, mixed, out, err, err_len);
+	rc = kueue_load_buffer(path, buf, len, mixed, out, err, err_len);
 	free(buf);
 	return rc;
 }

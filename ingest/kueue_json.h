@@ -31,9 +31,11 @@ typedef struct json_t json_t; /* jansson's; C11 allows the repeat */
 
 /* The API group of every kind read here ("kueue.x-k8s.io/<version>"). */
 #define KUEUE_GROUP "kueue.x-k8s.io"
-/* Bytes of one file or buffer: larger ones are refused (-EFBIG) before
- * they are parsed. A cluster of QUOTA_MAX_CLUSTER_QUEUES queues with 16
- * flavors each is well under it. */
+/* Bytes of a file or buffer of Kueue objects only: larger ones are refused
+ * (-EFBIG) before they are parsed. A cluster of QUOTA_MAX_CLUSTER_QUEUES
+ * queues with 16 flavors each is well under it. A cluster file (`mixed`)
+ * is bounded as the Kubernetes decoder bounds it (INT_MAX), having been
+ * read whole by it first. */
 #define KUEUE_FILE_MAX (64u << 20)
 /* Objects one reader keeps until kueue_reader_seal(): the quota tree's own
  * bounds summed (quota.h). */
@@ -88,7 +90,9 @@ int kueue_reader_seal(struct kueue_reader *r, struct quota_tree **out,
  * does), each an object, a List (`kind: List` or `<Kind>List`, with
  * `items`) or an array of those. With `mixed` false every object must be
  * a Kueue kind read here; with `mixed` true (a cluster file) other kinds
- * are passed over, and *out is NULL when there was no Kueue object. */
+ * are passed over, and *out is NULL when there was no Kueue object.
+ * Duplicate keys in an object are refused unless `mixed` (then the
+ * cluster file's decoder's rule holds: the last one counts). */
 int kueue_load_buffer(const char *name, const char *buf, size_t len,
 		      bool mixed, struct quota_tree **out, char *err,
 		      size_t err_len);

@@ -499,6 +499,7 @@ static void test_cluster_load(void **state)
 		fail_msg("%s", err);
 	assert_int_equal(st.nodes, 1);
 	assert_int_equal(st.skipped.total, 0); /* the Kueue objects are read */
+	assert_int_equal(st.skipped.kueue, 7);
 	assert_non_null(st.quota);
 	check_two_teams(st.quota);
 	quota_tree_free(st.quota);
