@@ -1289,7 +1289,8 @@ static int kq_add(struct kueue_reader *r, const json_t *obj, size_t base,
 	char q[JSON_IN_SHOW_MAX + 16];
 	const char *kind = "", *api = "";
 	size_t kind_len = 0, api_len = 0;
-	memcpy(o.prefix, prefix, n_prefix * sizeof(*prefix));
+	if (n_prefix > 0)
+		memcpy(o.prefix, prefix, n_prefix * sizeof(*prefix));
 	r->cur = &o;
 	r->n_comps = 0;
 	json_in_pop(&r->in, 0);
@@ -1423,7 +1424,8 @@ static int kq_item(struct kq_load *l, const json_t *obj, struct kq_comp *prefix,
 		if (l->mixed || items == NULL || json_is_null(items))
 			return 0;
 		struct kq_obj o = {.base = l->base, .n_prefix = n_prefix};
-		memcpy(o.prefix, prefix, n_prefix * sizeof(*prefix));
+		if (n_prefix > 0)
+			memcpy(o.prefix, prefix, n_prefix * sizeof(*prefix));
 		l->r->cur = &o;
 		l->r->n_comps = 0;
 		json_in_pop(&l->r->in, 0);
