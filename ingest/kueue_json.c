@@ -12,7 +12,8 @@
  * (v1beta1 only) and .spec.concurrentAdmissionPolicy (v1beta2 only); and
  * flavorFungibility's deprecated aliases Borrow and Preempt (v1beta1
  * only). A Cohort's parent is .spec.parentName in both (v1alpha1's
- * .spec.parent is not read: that version is refused).
+ * .spec.parent, renamed by kubernetes-sigs/kueue#5595, is refused with a
+ * hint, as is that version).
  *
  * Order: objects are kept (a reference to each jansson tree) as they are
  * added and decoded at the seal in three passes, ResourceFlavors, then
@@ -1155,6 +1156,12 @@ static int kq_cohort(struct kueue_reader *r, const json_t *spec, const char *nam
 					    "fairSharing", NULL};
 	const char *parent = "";
 	int64_t weight = QUOTA_WEIGHT_DEFAULT_MILLI;
+	/* v1alpha1's name for it, renamed when the API became v1beta1
+	 * (kubernetes-sigs/kueue#5595). */
+	if (json_object_get(spec, "parent") != NULL)
+		return kq_fail_at(r, "parent", -EINVAL, "unknown field: "
+				  KUEUE_GROUP "/v1beta%d spells it spec.parentName "
+				  "(spec.parent was v1alpha1's)", r->cur->version);
 	int rc = kq_known(r, spec, known, "CohortSpec");
 	if (rc == 0)
 		rc = kq_name(r, spec, "parentName", QUOTA_NAME_MAX, false, &parent);

@@ -398,7 +398,8 @@ static const struct refusal obj_refusals[] = {
 	{"{'apiVersion':'kueue.x-k8s.io/v1alpha1','kind':'Cohort',\n'metadata':{'name':'c'}}", NULL,
 	 "1: object #0: apiVersion: \"kueue.x-k8s.io/v1alpha1\": not supported"},
 	{"{'apiVersion':'kueue.x-k8s.io/v1beta2','kind':'Cohort','metadata':{'name':'c'},\n"
-	 "'spec':{'parent':'root'}}", NULL, "2: Cohort c: spec.parent: unknown field"},
+	 "'spec':{'parent':'root'}}", NULL, "2: Cohort c: spec.parent: unknown field: "
+	 "kueue.x-k8s.io/v1beta2 spells it spec.parentName (spec.parent was v1alpha1's)"},
 	{"{'apiVersion':'kueue.x-k8s.io/v1beta2','kind':'ResourceFlavor','metadata':{'name':'f'}}\n"
 	 "{'apiVersion':'kueue.x-k8s.io/v1beta2','kind':'Cohort','metadata':{'name':'c'},\n"
 	 "'spec':{'resourceGroups':[{'coveredResources':['cpu'],'flavors':[{'name':'f',\n"
