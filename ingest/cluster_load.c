@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "ingest/k8s_json.h"
+#include "ingest/kueue_json.h"
 #include "workers/workers.h"
 
 /* What a bound pod contributes to its node. */
@@ -185,7 +186,22 @@ static int collect_file(const char *path, struct intern *strings,
 	struct k8s_ctx ctx = {.strings = strings, .res = res, .cluster_file = true,
 			      .objects = objects, .skipped = &c->stats->skipped};
 	struct k8s_visitor v = {.arg = c, .node = on_node, .pod = on_pod};
-	return k8s_load_file(path, &ctx, &v, err, err_len);
+	int rc = k8s_load_file(path, &ctx, &v, err, err_len);
+	/* The Kueue objects the pass above left to their decoder (the file
+	 * is parsed again only when it has some). */
+	if (rc == 0 && c->stats->skipped.kueue > 0)
+		rc = kueue_load_file_mixed(path, &c->stats->quota, err, err_len);
+	return rc;
+}
+
+/* A failed load returns no tree. */
+static int drop_quota(struct cluster_load_stats *stats, int rc)
+{
+	if (rc < 0) {
+		quota_tree_free(stats->quota);
+		stats->quota = NULL;
+	}
+	return rc;
 }
 
 int cluster_load_file_into(const char *path, struct intern *strings,
@@ -205,7 +221,7 @@ int cluster_load_file_into(const char *path, struct intern *strings,
 	k8s_objects_destroy(objects);
 	free(c.nodes);
 	free(c.pods);
-	return rc;
+	return drop_quota(stats, rc);
 }
 
 int cluster_load_file_objects(const char *path, struct intern *strings,
@@ -247,7 +263,7 @@ done:
 		cl = NULL;
 	}
 	*out = cl;
-	return rc;
+	return drop_quota(stats, rc);
 }
 
 int cluster_load_file(const char *path, struct intern *strings,

@@ -2,8 +2,10 @@
  * snapshot, and its Pods that are bound to a node (spec.nodeName) and not
  * finished (phase Succeeded or Failed) are counted as that node's use, as
  * kube-scheduler's cache counts assigned pods. Its Namespaces resolve the
- * bound pods' namespaceSelectors (ingest/k8s_json.h, k8s_objects); objects
- * of kinds shmsched does not read are skipped and counted.
+ * bound pods' namespaceSelectors (ingest/k8s_json.h, k8s_objects); its
+ * Kueue ResourceFlavors, Cohorts, ClusterQueues and LocalQueues become a
+ * sealed quota tree (ingest/kueue_json.h; stats.quota); objects of kinds
+ * shmsched does not read are skipped and counted.
  *
  * The calling thread must be allowed to call cluster_apply() (shm/cluster.h).
  */
@@ -16,6 +18,8 @@
 #include "ingest/k8s_json.h"
 #include "shm/shm.h"
 
+struct quota_tree; /* quota/quota.h */
+
 struct cluster_load_stats {
 	uint32_t nodes;
 	uint32_t running_pods;     /* counted on their node */
@@ -24,6 +28,11 @@ struct cluster_load_stats {
 	uint32_t finished_pods;    /* Succeeded or Failed: skipped */
 	uint32_t pending_pods;     /* no spec.nodeName: not the cluster's use; skipped */
 	struct k8s_skipped skipped; /* objects of other kinds (ConfigMap, Event, ...) */
+	/* The file's Kueue objects (kueue.x-k8s.io ResourceFlavor, Cohort,
+	 * ClusterQueue, LocalQueue), sealed; NULL when it has none. Set by a
+	 * load that succeeds (NULL after one that fails); the caller's to
+	 * free with quota_tree_free(). */
+	struct quota_tree *quota;
 };
 
 /* Loads `path` into a new cluster with room for its nodes plus

@@ -9,6 +9,7 @@
 
 #include "ingest/quantity.h"
 #include "ingest/k8s_json.h"
+#include "ingest/kueue_json.h"
 #include "ingest/priority.h"
 #include "ingest/pdb.h"
 #include "ingest/cluster_load.h"

@@ -52,6 +52,10 @@ struct k8s_objects;
 #define K8S_SKIPPED_KINDS 16
 struct k8s_skipped {
 	uint32_t total;
+	/* Kueue's ResourceFlavors, Cohorts, ClusterQueues and LocalQueues:
+	 * not skipped (not in total) but left to ingest/kueue_json.h, which
+	 * the cluster loader runs when this is not 0. */
+	uint32_t kueue;
 	unsigned n_kinds; /* kinds named below; past K8S_SKIPPED_KINDS, in total only */
 	struct {
 		char kind[64]; /* cut at 63 bytes */

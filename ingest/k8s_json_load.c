@@ -45,6 +45,7 @@
  * namespaceSelector, the Namespaces.
  */
 #include "ingest/k8s_json_internal.h"
+#include "ingest/kueue_json.h"
 
 /* --- objects, lists, the stream ----------------------------------------- */
 
@@ -215,6 +216,14 @@ static int decode_item(struct decoder *d, const json_t *obj, const char *item_ki
 		return kj_decode_pdb(d, obj);
 	if (okind >= 0)
 		return 0; /* read by the first pass */
+	if (d->ctx->cluster_file &&
+	    kueue_is_object(json_string_value(json_object_get(obj, "apiVersion")),
+			    kind, kind_len)) {
+		/* Kueue's: read by ingest/kueue_json.h (cluster_load.c). */
+		if (d->ctx->skipped != NULL)
+			d->ctx->skipped->kueue++;
+		return 0;
+	}
 	if (d->ctx->cluster_file) {
 		kj_count_skipped(d, kind, kind_len);
 		return 0;
