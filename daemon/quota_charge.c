@@ -297,8 +297,9 @@ void qc_full_message(const struct quota_charge *q, int cq, int flavor,
 		left = 0;
 	if (left == 0)
 		snprintf(buf + k, len - (size_t)k, "; cohort \"%s\": nothing left "
-			 "to borrow (%" PRId64 "%s of %" PRId64 "%s lent)",
-			 quota_node_name(t, parent), sub, u, sub, u);
+			 "to borrow (%" PRId64 "%s/%" PRId64 "%s in use)",
+			 quota_node_name(t, parent), quota_usage(t, parent, flavor, r),
+			 u, sub, u);
 	else
 		snprintf(buf + k, len - (size_t)k, "; cohort \"%s\": %" PRId64
 			 "%s of %" PRId64 "%s left to borrow",
