@@ -1,5 +1,5 @@
-/* unit.daemon_quota and stress.daemon_quota_race: Kueue's quotas in the daemon's
- * placements, the real daemon in process with a quota tree built by the
+/* unit.daemon_quota and stress.daemon_quota_race: Kueue's quotas in the
+ * daemon's placements, the real daemon in process with a quota tree built by the
  * quota.h calls (two ClusterQueues in a cohort, LocalQueues in namespace
  * "default"), producers through the client library.
  *
@@ -20,8 +20,8 @@
  *   preemptor placed on the held node is charged;
  * - a restarted daemon (the same named region) charges its live
  *   placements to a new tree again.
- * Racing (stress.daemon_quota_race; argument "race"): four workers, four producer
- * threads placing and releasing labelled and unlabelled pods; after
+ * Racing (stress.daemon_quota_race; argument "race"): four workers, four
+ * producer threads placing and releasing labelled and unlabelled pods; after
  * quiescence each queue's usage equals the sum of its live placements'
  * requests (0 violations), then 0 once all are released; the race is
  * shown by conflicts (the quota's or the ledger's) > 0.
