@@ -198,6 +198,7 @@ static void tell_placed(struct attempt_ctx *a, const struct pod_spec *spec)
  * node's commit until the placement's record is freed (qc_on_free), or
  * given back here: the queue's usage is at every instant at least the sum
  * of its live placements' requests, and equal once nothing is in flight. */
+__attribute__((noinline)) /* off the path of pods without quota */
 static enum attempt_result place_under_quota(struct attempt_ctx *a, unsigned w,
 					     struct producer *pr,
 					     struct shmsched_slot *slot,
