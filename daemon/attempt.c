@@ -14,6 +14,8 @@
  *   new slot (serve.c)        daemon cancelling        CANCELLED     answer
  *                             slot refused by decode   REJECTED      answer
  *                             gang, no room to wait    REJECTED      answer
+ *                             gang under quota         REJECTED      answer
+ *                             quota refuses it         UNSCHEDULABLE attempt_place
  *                             no placement record      REJECTED      attempt_place
  *                             out of memory            UNSCHEDULABLE attempt_place
  *                             placed                   PLACED        attempt_place
