@@ -14,6 +14,8 @@
  *   new slot (serve.c)        daemon cancelling        CANCELLED     answer
  *                             slot refused by decode   REJECTED      answer
  *                             gang, no room to wait    REJECTED      answer
+ *                             gang under quota         REJECTED      answer
+ *                             quota refuses it         UNSCHEDULABLE attempt_place
  *                             no placement record      REJECTED      attempt_place
  *                             out of memory            UNSCHEDULABLE attempt_place
  *                             placed                   PLACED        attempt_place
@@ -59,6 +61,7 @@
 #include <stdlib.h>
 
 #include "daemon/persist_internal.h"
+#include "daemon/quota_charge_internal.h"
 
 struct attempt_ctx *attempt_create(struct producers *p,
 				   struct placements *placements,
@@ -106,6 +109,11 @@ int attempt_set_persist(struct attempt_ctx *a, struct persist *p)
 	return 0;
 }
 
+void attempt_set_quota(struct attempt_ctx *a, struct quota_charge *q)
+{
+	a->quota = q;
+}
+
 void attempt_persist_wait(struct attempt_ctx *a, unsigned w)
 {
 	if (a->persist != NULL && a->store_seq[w] != 0 && persist_sync(a->persist)) {
@@ -139,15 +147,16 @@ static unsigned attempts_bucket(uint32_t attempt)
 }
 
 /* The one PLACED answer: placement record `rec` (taken) made for `spec`
- * on `node` with `dev` and `cookie`, queued for the durable store,
- * published as `pr`'s, then the slot answered with the record's time and
- * id; counted placed at its `attempt`-th attempt. */
+ * on `node` with `dev` and `cookie` and the quota charge `quota` (0:
+ * none), queued for the durable store, published as `pr`'s, then the slot
+ * answered with the record's time and id; counted placed at its
+ * `attempt`-th attempt. */
 static void attempt_record_and_answer(struct attempt_ctx *a, unsigned w,
 				      struct producer *pr, struct shmsched_slot *slot,
 				      uint32_t rec, uint32_t node,
 				      const struct pod_spec *spec,
 				      const struct device_assignment *dev,
-				      uint64_t cookie, uint32_t attempt)
+				      uint64_t cookie, uint32_t attempt, uint32_t quota)
 {
 	/* Inside the placement's read-side section: its node's own generation
 	 * (shm/ledger.h). */
@@ -155,6 +164,9 @@ static void attempt_record_and_answer(struct attempt_ctx *a, unsigned w,
 	const struct placement_record *made = placements_prepare(
 		a->placements, rec, node, ledger_node_generation(a->ledger, node),
 		spec, dev, cookie, &id);
+	/* QA2 (daemon/quota_charge.c): before the record is published. */
+	if (quota != 0)
+		placements_set_quota(a->placements, rec, quota);
 	/* Queued before it is published: no release of it (an admin's, a
 	 * resync's, a guessed id's) can queue its delete ahead of this put. */
 	if (a->persist != NULL)
@@ -179,6 +191,110 @@ static void tell_placed(struct attempt_ctx *a, const struct pod_spec *spec)
 	}
 }
 
+/* attempt_place for a pod under ClusterQueue `cq`, its record `rec`
+ * taken: each of the queue's flavors in order, charged
+ * (quota_try_charge), then placed with the flavor's nodeLabels added to
+ * its nodeSelector and committed (bind/resolver.h); a flavor where no node
+ * fits, or whose commits all lost their races, gives its charge back
+ * before the next is tried. The charge is thus held from before the
+ * node's commit until the placement's record is freed (qc_on_free), or
+ * given back here: the queue's usage is at every instant at least the sum
+ * of its live placements' requests, and equal once nothing is in flight. */
+__attribute__((noinline)) /* off the path of pods without quota */
+static enum attempt_result place_under_quota(struct attempt_ctx *a, unsigned w,
+					     struct producer *pr,
+					     struct shmsched_slot *slot,
+					     const struct record_pod *pod,
+					     uint32_t attempt, int cq, uint32_t rec,
+					     struct resolve_result *r)
+{
+	struct serve_stats *st = &a->stats[w];
+	struct quota_charge *q = a->quota;
+	struct quota_tree *t = qc_tree(q);
+	struct engine *e = a->engines[w];
+	char why[SHMSCHED_MESSAGE_MAX];
+	int64_t charge[QUOTA_MAX_RESOURCES];
+	unsigned missing;
+	if (qc_request(q, w, &pod->spec->request, charge, &missing) < 0) {
+		snprintf(why, sizeof(why), "ClusterQueue \"%s\" covers no "
+			 "resource \"%s\", which the pod requests (no ClusterQueue "
+			 "names it)", quota_node_name(t, cq), a->res->name[missing]);
+		goto refuse;
+	}
+	const int *order;
+	int n = quota_node_flavors(t, cq, &order);
+	int full = -1;           /* the first flavor without room */
+	bool placed_any = false; /* a flavor reached the engine */
+	struct pod_spec with_labels;
+	for (int k = 0; k < n; k++) {
+		int f = order[k];
+		int rc = quota_try_charge(t, cq, f, charge);
+		if (rc == -ENOSPC && full < 0)
+			full = f;
+		if (rc < 0)
+			continue;
+		const struct pod_spec *sp = pod->spec;
+		if (qc_flavor_n_labels(q, f) > 0) {
+			if (!qc_flavor_spec(q, f, pod->spec, &with_labels)) {
+				quota_release(t, cq, f, charge);
+				continue;
+			}
+			sp = &with_labels;
+		}
+		uint64_t seq = ((uint64_t)w << 48) | st->seq++;
+		if (resolver_place(e, sp, seq, r, &st->resolver) < 0) {
+			quota_release(t, cq, f, charge);
+			placements_untake(a->placements, rec);
+			attempt_answer(slot, SHMSCHED_UNSCHEDULABLE,
+				       "the daemon ran out of memory placing this pod");
+			return ATTEMPT_ANSWERED;
+		}
+		placed_any = true;
+		if (r->placement.slot >= 0) {
+			attempt_record_and_answer(a, w, pr, slot, rec,
+						  (uint32_t)r->placement.slot, pod->spec,
+						  &r->placement.devices, pod->cookie,
+						  attempt, qc_tag(cq, f));
+			tell_placed(a, pod->spec);
+			return ATTEMPT_ANSWERED;
+		}
+		quota_release(t, cq, f, charge);
+	}
+	if (placed_any) {
+		/* Some flavor had room but no node: the engine's reason (of the
+		 * last flavor tried); the pod may wait for a node. */
+		placements_untake(a->placements, rec);
+		return r->gave_up ? ATTEMPT_GAVE_UP : ATTEMPT_UNSCHEDULABLE;
+	}
+	if (full >= 0) {
+		qc_full_message(q, cq, full, charge, why, sizeof(why));
+	} else {
+		int bad = -1;
+		int64_t nom, bl, ll;
+		for (int i = 0; i < quota_n_resources(t) && bad < 0; i++) {
+			bool covered = false;
+			for (int k = 0; k < n && !covered && charge[i] > 0; k++)
+				covered = quota_entry(t, cq, order[k], i, &nom, &bl, &ll);
+			if (charge[i] > 0 && !covered)
+				bad = i;
+		}
+		if (bad >= 0)
+			snprintf(why, sizeof(why), "ClusterQueue \"%s\" covers "
+				 "\"%s\" in none of its flavors, and the pod "
+				 "requests it", quota_node_name(t, cq),
+				 quota_resource_name(t, bad));
+		else
+			snprintf(why, sizeof(why), "ClusterQueue \"%s\": no flavor "
+				 "of it can take the pod (its nodeLabels conflict "
+				 "with the pod's nodeSelector)", quota_node_name(t, cq));
+	}
+refuse:
+	placements_untake(a->placements, rec);
+	stat_inc(&st->resolver.unschedulable);
+	attempt_answer(slot, SHMSCHED_UNSCHEDULABLE, why);
+	return ATTEMPT_ANSWERED;
+}
+
 enum attempt_result attempt_place(struct attempt_ctx *a, unsigned w, struct producer *pr,
 				  struct shmsched_slot *slot,
 				  const struct record_pod *pod, uint32_t attempt,
@@ -197,6 +313,18 @@ enum attempt_result attempt_place(struct attempt_ctx *a, unsigned w, struct prod
 		attempt_answer(slot, SHMSCHED_REJECTED, why);
 		return ATTEMPT_ANSWERED;
 	}
+	if (a->quota != NULL) {
+		int cq = qc_worker_queue(a->quota, w, pod->spec, why, sizeof(why));
+		if (cq == QC_REFUSED) {
+			placements_untake(a->placements, (uint32_t)rec);
+			stat_inc(&st->resolver.unschedulable);
+			attempt_answer(slot, SHMSCHED_UNSCHEDULABLE, why);
+			return ATTEMPT_ANSWERED;
+		}
+		if (cq >= 0)
+			return place_under_quota(a, w, pr, slot, pod, attempt, cq,
+						 (uint32_t)rec, r);
+	}
 	struct engine *e = a->engines[w];
 	uint64_t seq = ((uint64_t)w << 48) | st->seq++; /* the worker's own */
 	if (resolver_place(e, pod->spec, seq, r, &st->resolver) < 0) {
@@ -208,7 +336,7 @@ enum attempt_result attempt_place(struct attempt_ctx *a, unsigned w, struct prod
 	if (r->placement.slot >= 0) {
 		attempt_record_and_answer(a, w, pr, slot, (uint32_t)rec,
 					  (uint32_t)r->placement.slot, pod->spec,
-					  &r->placement.devices, pod->cookie, attempt);
+					  &r->placement.devices, pod->cookie, attempt, 0);
 		tell_placed(a, pod->spec);
 		return ATTEMPT_ANSWERED;
 	}
@@ -216,16 +344,70 @@ enum attempt_result attempt_place(struct attempt_ctx *a, unsigned w, struct prod
 	return r->gave_up ? ATTEMPT_GAVE_UP : ATTEMPT_UNSCHEDULABLE;
 }
 
+/* Gives back charge `quota` of a pod requesting spec's requests. */
+static void uncharge(struct attempt_ctx *a, unsigned w, const struct pod_spec *spec,
+		     uint32_t quota)
+{
+	int cq, f;
+	int64_t charge[QUOTA_MAX_RESOURCES];
+	unsigned missing;
+	qc_untag(quota, &cq, &f);
+	if (qc_request(a->quota, w, &spec->request, charge, &missing) == 0)
+		quota_release(qc_tree(a->quota), cq, f, charge);
+}
+
+/* The evictor held room on `node` for a waiting pod: under quota, it is
+ * charged to the first of its queue's flavors that has room and whose
+ * nodeLabels the node carries (*quota its tag; 0: not under quota).
+ * -ENOSPC when none can take it (nothing charged): the room is given
+ * back, the pod waits on. */
+static int charge_held(struct attempt_ctx *a, unsigned w, const struct pod_spec *spec,
+		       uint32_t node, uint32_t *quota)
+{
+	char why[SHMSCHED_MESSAGE_MAX];
+	int cq = qc_worker_queue(a->quota, w, spec, why, sizeof(why));
+	if (cq == QC_NONE)
+		return 0;
+	int64_t charge[QUOTA_MAX_RESOURCES];
+	unsigned missing;
+	if (cq < 0 || qc_request(a->quota, w, &spec->request, charge, &missing) < 0)
+		return -ENOSPC;
+	struct quota_tree *t = qc_tree(a->quota);
+	/* Inside the worker's read-side section: the node is the snapshot's. */
+	const struct node_spec *ns =
+		&cluster_snapshot(engine_cluster(a->engines[w]))->nodes[node];
+	const int *order;
+	int n = quota_node_flavors(t, cq, &order);
+	for (int k = 0; k < n; k++) {
+		int f = order[k];
+		if (!qc_node_has_flavor(a->quota, f, ns->labels, ns->n_labels) ||
+		    quota_try_charge(t, cq, f, charge) < 0)
+			continue;
+		*quota = qc_tag(cq, f);
+		return 0;
+	}
+	return -ENOSPC;
+}
+
 int attempt_place_held(struct attempt_ctx *a, unsigned w, struct producer *pr,
 		       struct shmsched_slot *slot, const struct pod_spec *spec,
 		       uint64_t cookie, uint32_t node, uint32_t attempt)
 {
+	uint32_t quota = 0;
+	if (a->quota != NULL) {
+		int rc = charge_held(a, w, spec, node, &quota);
+		if (rc < 0)
+			return rc;
+	}
 	int64_t rec = placements_take(a->placements);
-	if (rec < 0)
+	if (rec < 0) {
+		if (quota != 0)
+			uncharge(a, w, spec, quota);
 		return -ENOSPC;
+	}
 	struct device_assignment none = {0};
 	attempt_record_and_answer(a, w, pr, slot, (uint32_t)rec, node, spec, &none,
-				  cookie, attempt);
+				  cookie, attempt, quota);
 	stat_inc(&a->stats[w].resolver.placed);
 	tell_placed(a, spec);
 	return 0;
@@ -271,7 +453,7 @@ int attempt_gang(struct attempt_ctx *a, unsigned w, struct producer *const *prs,
 		attempt_record_and_answer(a, w, prs[i], slots[i], (uint32_t)rec[i],
 					  (uint32_t)r[i].placement.slot, specs[i],
 					  &r[i].placement.devices, pods[i]->cookie,
-					  attempts[i]);
+					  attempts[i], 0);
 	return 0;
 
 untake:

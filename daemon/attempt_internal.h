@@ -61,6 +61,7 @@ struct serve_stats {
 };
 
 struct persist;
+struct quota_charge;
 
 /* What both intakes share. The pointers are set by attempt_create and
  * never change: the intakes read them (worker w's engine and stats only on
@@ -80,6 +81,7 @@ struct attempt_ctx {
 	 * evictor's own search settles. */
 	int32_t lowest;
 	struct persist *persist;       /* NULL: no durable store */
+	struct quota_charge *quota;    /* NULL: no quotas (attempt_set_quota) */
 	uint64_t *store_seq;           /* [workers]: the last store op not yet
 					* waited for */
 };
@@ -100,6 +102,10 @@ void attempt_destroy(struct attempt_ctx *a);
  * answers back). Before the pool starts. Returns 0 or -ENOMEM. */
 int attempt_set_persist(struct attempt_ctx *a, struct persist *p);
 
+/* Pods labelled with a LocalQueue of `q`'s tree are placed under its
+ * quota (daemon/quota_charge_internal.h). Before the pool starts. */
+void attempt_set_quota(struct attempt_ctx *a, struct quota_charge *q);
+
 /* With sync durability, waits until worker w's placements so far are on
  * disk (one wait, one group commit). */
 void attempt_persist_wait(struct attempt_ctx *a, unsigned w);
@@ -117,8 +123,14 @@ enum attempt_result {
 /* One attempt at placing `pod`, decoded from `slot` of `pr`, its
  * `attempt`-th (1: its first): its placement record taken, placed and
  * committed; on success recorded and answered PLACED. Also answered here
- * (REJECTED, UNSCHEDULABLE): no record left, no memory. Otherwise not
- * answered: the caller answers or parks it. */
+ * (REJECTED, UNSCHEDULABLE): no record left, no memory, and for a pod
+ * under quota (attempt_set_quota): a LocalQueue that does not exist, a
+ * resource its ClusterQueue covers in no flavor, no flavor with quota
+ * left (the message names the queue, the resource and the cohort).
+ * Otherwise not answered: the caller answers or parks it. A pod under
+ * quota is charged to the first of its queue's flavors that has room and
+ * where a node fits (the flavor's nodeLabels added to its nodeSelector),
+ * and the charge is recorded with its placement (released with it). */
 enum attempt_result attempt_place(struct attempt_ctx *a, unsigned w, struct producer *pr,
 				  struct shmsched_slot *slot,
 				  const struct record_pod *pod, uint32_t attempt,

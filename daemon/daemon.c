@@ -36,6 +36,7 @@
 #include "daemon/wait_internal.h"
 #include "daemon/evict_internal.h"
 #include "daemon/warm_internal.h"
+#include "daemon/quota_charge_internal.h"
 
 struct daemon {
 	struct state *state;     /* the state region: everything below that
@@ -63,6 +64,7 @@ struct daemon {
 	struct control_server *server;
 	struct control_server *admin;
 	struct persist *persist;  /* the durable store; NULL: none */
+	struct quota_charge *quota; /* cfg->quota's charges; NULL: none */
 	const char *start_kind;   /* "created", "resumed", "rebuilt from the store" */
 	char admin_path[108];
 	char given[STATE_ORIGIN_MAX];  /* the inputs' record; "": none given */
@@ -102,6 +104,7 @@ static void teardown(struct daemon *d)
 	queue_events_destroy(d->events);
 	producers_destroy(d->producers);
 	placements_destroy(d->placements);
+	qc_destroy(d->quota); /* after the table whose free hook it is */
 	for (unsigned i = 0; d->engines != NULL && i < d->workers; i++)
 		engine_destroy(d->engines[i]);
 	free(d->engines);
@@ -167,6 +170,29 @@ static int resume_cluster(struct daemon *d, const struct daemon_config *cfg,
 		cluster_nodes(d->cluster), (unsigned long long)rs.records,
 		(unsigned long long)rs.stale, (unsigned long long)rs.nodes_fixed,
 		ir.freed);
+	return 0;
+}
+
+/* Kueue's quotas (daemon/quota_charge_internal.h): the live placements'
+ * charges counted again from their records (a resumed region's), every
+ * record's free hook set, the workers told. Before the pool starts. */
+static int start_quota(struct daemon *d, const struct daemon_config *cfg,
+		       char *err, size_t err_len)
+{
+	d->quota = qc_create(cfg->quota, d->strings, d->res, d->workers);
+	if (d->quota == NULL)
+		return errmsg_rc(-errno, err, err_len, "quota: %s (the flavors' "
+				 "nodeLabels, interned)", strerror(errno));
+	uint64_t charged, dropped;
+	qc_recount(d->quota, d->placements, &charged, &dropped);
+	if (charged > 0 || dropped > 0)
+		log_msg(dropped > 0 ? LOG_LEVEL_WARN : LOG_LEVEL_INFO,
+			"quota: %llu placement(s) charged again to their "
+			"ClusterQueues; %llu no longer fit the quotas given "
+			"and are counted in none", (unsigned long long)charged,
+			(unsigned long long)dropped);
+	placements_set_free_hook(d->placements, qc_on_free, d->quota);
+	serve_set_quota(d->serve, d->quota);
 	return 0;
 }
 
@@ -658,6 +684,8 @@ struct daemon *daemon_start(const struct daemon_config *cfg, char *err,
 		snprintf(err, err_len, "out of memory");
 		goto fail;
 	}
+	if (cfg->quota != NULL && start_quota(d, cfg, err, err_len) < 0)
+		goto fail;
 	/* OP_EVALUATE (the gateway's extender verbs) reports every node: the
 	 * same profile, every node filtered and scored. */
 	struct sched_config every = d->cfg;

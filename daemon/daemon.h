@@ -11,6 +11,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+struct quota_tree;
+
 struct daemon_config {
 	const char *socket_path;   /* required */
 	const char *cluster_path;  /* Kubernetes JSON; NULL: synthetic */
@@ -104,6 +106,13 @@ struct daemon_config {
 	 * 0: its defaults). */
 	uint64_t strings_per_identity;
 	uint64_t template_bytes_per_identity;
+	/* Kueue's quotas (quota/quota.h), sealed by the caller and not owned:
+	 * it must outlive daemon_stop(). A pod whose metadata.labels has
+	 * kueue.x-k8s.io/queue-name is placed under the quota of the
+	 * ClusterQueue its LocalQueue (its namespace, that name) names, or
+	 * answered UNSCHEDULABLE naming the queue; pods without the label are
+	 * under none. NULL: no quotas. Gangs under quota are refused. */
+	struct quota_tree *quota;
 };
 
 #define DAEMON_IDLE_TIMEOUT_S 300u

@@ -23,6 +23,7 @@
 #include "bind/bind.h"
 #include "ingest/ingest.h"
 #include "daemon/attempt_internal.h"
+#include "daemon/quota_charge_internal.h"
 #include "daemon/wait_internal.h"
 
 /* The fair share's (workers/pool.h, pool_fair_turn). */
@@ -119,6 +120,11 @@ int serve_set_persist(struct serve *s, struct persist *p)
 	return attempt_set_persist(s->attempt, p);
 }
 
+void serve_set_quota(struct serve *s, struct quota_charge *q)
+{
+	attempt_set_quota(s->attempt, q);
+}
+
 void serve_cancel_all(struct serve *s)
 {
 	__atomic_store_n(&s->cancel, 1, __ATOMIC_RELAXED);
@@ -150,6 +156,16 @@ static bool answer(struct serve *s, unsigned w, struct producer *pr,
 	if (record_decode(slot, &t, s->res, &pod, why, sizeof(why)) < 0) {
 		stat_inc(&st->rejected);
 		attempt_answer(slot, SHMSCHED_REJECTED, why);
+		return true;
+	}
+	if (pod.spec->gang != 0 && s->attempt->quota != NULL &&
+	    qc_worker_queue(s->attempt->quota, w, pod.spec, why, sizeof(why)) != QC_NONE) {
+		/* Not yet: a gang's pods are committed together (bind/gang.h),
+		 * without the charge each placement under quota takes. */
+		stat_inc(&st->rejected);
+		attempt_answer(slot, SHMSCHED_REJECTED, "its pod group is under "
+			       "quota (label " QC_QUEUE_LABEL "): gangs under "
+			       "quota are not placed yet");
 		return true;
 	}
 	if (pod.spec->gang != 0) {

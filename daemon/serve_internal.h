@@ -47,6 +47,11 @@ struct persist;
  * -ENOMEM. */
 int serve_set_persist(struct serve *s, struct persist *p);
 
+/* Pods are placed under the quotas of `q` (attempt_set_quota). Before the
+ * pool starts. */
+struct quota_charge;
+void serve_set_quota(struct serve *s, struct quota_charge *q);
+
 /* From now on, answer every submitted pod SHMSCHED_CANCELLED instead of
  * placing it (shutdown after the drain deadline). Any thread. */
 void serve_cancel_all(struct serve *s);

@@ -7,7 +7,8 @@
  * a lock; quota_release() gives it back. quota_share() is Kueue's dominant
  * resource share (fair sharing).
  *
- * Not yet used by the daemon: nothing outside tests/quota/ calls it yet.
+ * The daemon charges its placements to it when given one
+ * (daemon/quota_charge_internal.h).
  *
  * Threads: building (the _add and _set calls, quota_seal) is one thread's,
  * before any charge. After a successful quota_seal(), quota_try_charge(),

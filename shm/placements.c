@@ -40,6 +40,10 @@ struct placements {
 	 * `populate_off` once the kernel refused. Its one thread's. */
 	uint32_t populated;
 	bool populate_off;
+	/* placements_set_free_hook()'s: set before other threads use the
+	 * table, then only read. */
+	placements_free_fn free_hook;
+	void *free_arg;
 };
 
 static void carve(struct shm_carve *c, uint32_t capacity, struct placements *t)
@@ -253,8 +257,22 @@ const struct placement_record *placements_prepare(struct placements *t,
 		memset(&r->dev, 0, sizeof(r->dev));
 	r->n_ports = pod->n_ports;
 	memcpy(r->ports, pod->ports, pod->n_ports * sizeof(r->ports[0]));
+	r->quota = 0;
 	*id = (uint64_t)gen << 32 | index;
 	return r;
+}
+
+void placements_set_quota(struct placements *t, uint32_t index, uint32_t quota)
+{
+	/* The worker's alone until P1 publishes it. */
+	t->recs[index].quota = quota;
+}
+
+void placements_set_free_hook(struct placements *t, placements_free_fn fn,
+			      void *arg)
+{
+	t->free_hook = fn;
+	t->free_arg = arg;
 }
 
 void placements_publish(struct placements *t, uint32_t index, uint32_t owner)
@@ -292,6 +310,9 @@ const struct placement_record *placements_get(const struct placements *t, uint64
 void placements_free(struct placements *t, uint64_t id)
 {
 	struct placement_record *r = &t->recs[(uint32_t)id];
+	/* The record is still live here (the caller's placements_get()). */
+	if (r->quota != 0 && t->free_hook != NULL)
+		t->free_hook(t->free_arg, r);
 	/* P2: relaxed; F2's release orders it for the next popper. */
 	__atomic_store_n(&r->owner, 0, __ATOMIC_RELAXED);
 	r->gen = r->gen + 1 == 0 ? 1 : r->gen + 1;

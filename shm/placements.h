@@ -72,7 +72,9 @@ struct placement_record {
 	uint8_t group_terms;     /* 1: the group has pod affinity terms */
 	uint8_t reserved[3];     /* 0 */
 	int32_t priority;        /* the pod's priority: who may preempt it */
-	uint32_t reserved2;      /* 0 */
+	uint32_t quota;          /* the quota charge the placement holds
+				  * (daemon/quota_charge_internal.h): 0 none
+				  * (a record of an older daemon reads 0) */
 	uint64_t placed_ns;      /* CLOCK_MONOTONIC when placed (0: bound, or
 				  * from before a restart): preemption's
 				  * "start time" */
@@ -145,6 +147,22 @@ const struct placement_record *placements_prepare(struct placements *t,
  * (non-zero) (P1). From then on the releasing thread may free it at any
  * moment: the worker does not read it again. */
 void placements_publish(struct placements *t, uint32_t index, uint32_t owner);
+
+/* Worker side, between placements_prepare() and placements_publish():
+ * the quota charge (non-zero) the placement holds, which
+ * placements_free() hands to the hook of placements_set_free_hook(). */
+void placements_set_quota(struct placements *t, uint32_t index, uint32_t quota);
+
+/* Called by placements_free() with each record whose quota is not 0,
+ * before it is freed, on the freeing thread: every way a placement ends
+ * frees its record exactly once (P2), so the hook gives back its quota
+ * exactly once. */
+typedef void (*placements_free_fn)(void *arg, const struct placement_record *r);
+
+/* Sets the hook (NULL: none), before any thread but the caller's uses the
+ * table. */
+void placements_set_free_hook(struct placements *t, placements_free_fn fn,
+			      void *arg);
 
 /* placements_prepare() then placements_publish(). Returns the id. */
 uint64_t placements_fill(struct placements *t, uint32_t index, uint32_t owner,

@@ -1,0 +1,351 @@
+/* Kueue's quota in the daemon's placements: see quota_charge_internal.h.
+ *
+ * What each part costs a pod under quota: the queue lookup is one probe of
+ * the worker's cache by group id (a miss decodes the group once:
+ * pod_group_decode, then a LocalQueue lookup); the charge map is built
+ * once per worker and again only when resource names are added; the
+ * charge itself is quota_try_charge's. A pod without the label pays the
+ * cache probe only, and a daemon without a tree pays nothing (attempt.c
+ * tests for the tree first).
+ *
+ * Invariants:
+ *   QA1 A charge is computed by qc_request from requests alone, and a
+ *       placement record keeps the requests the commit took
+ *       (placements_prepare), so a release gives back what was charged.
+ *   QA2 A record's `quota` is set before the record is published (its
+ *       owner stored) and read by qc_on_free while the record is still
+ *       live, before placements_free() frees it: the hook runs once per
+ *       placement, as a record is freed once.
+ *   QA3 The per-worker caches are each worker's own: no atomics. A group
+ *       id names one namespace and one label set while the daemon runs
+ *       (shm/intern.h: an id is reused only after a restart), so a cached
+ *       answer never goes stale; the tree's queues do not change after
+ *       the seal.
+ */
+#include "daemon/quota_charge_internal.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define QC_CACHE 256 /* groups remembered per worker, direct-mapped */
+
+struct qc_flavor {
+	unsigned n;
+	struct label labels[QUOTA_MAX_FLAVOR_LABELS]; /* sorted by key */
+};
+
+struct qc_worker {
+	_Alignas(64) uint32_t group[QC_CACHE]; /* 0: empty */
+	int32_t cq[QC_CACHE];                  /* >= 0, or QC_NONE */
+	unsigned res_count;                    /* res->count the map is for */
+	int8_t q_of_res[RES_MAX];              /* tree's index, -1 none */
+	struct pod_group scratch;              /* a decoded group */
+};
+
+struct quota_charge {
+	struct quota_tree *t;
+	const struct intern *strings;
+	const struct res_names *res;
+	unsigned workers;
+	uint32_t queue_key; /* the interned QC_QUEUE_LABEL */
+	struct qc_flavor flavors[QUOTA_MAX_FLAVORS];
+	struct qc_worker *w; /* [workers] */
+};
+
+static int cmp_label(const void *a, const void *b)
+{
+	const struct label *x = a, *y = b;
+	return x->key < y->key ? -1 : x->key > y->key;
+}
+
+struct quota_charge *qc_create(struct quota_tree *t, struct intern *strings,
+			       const struct res_names *res, unsigned workers)
+{
+	struct quota_charge *q = calloc(1, sizeof(*q));
+	if (q == NULL)
+		return NULL;
+	q->t = t;
+	q->strings = strings;
+	q->res = res;
+	q->workers = workers;
+	q->w = aligned_alloc(64, (size_t)workers * sizeof(*q->w));
+	if (q->w == NULL)
+		goto fail;
+	for (unsigned i = 0; i < workers; i++) {
+		memset(q->w[i].group, 0, sizeof(q->w[i].group));
+		q->w[i].res_count = 0;
+	}
+	int rc = intern_add_str(strings, QC_QUEUE_LABEL, &q->queue_key);
+	for (int f = 0; rc == 0 && f < quota_n_flavors(t); f++) {
+		struct qc_flavor *fl = &q->flavors[f];
+		int n = quota_flavor_n_labels(t, f);
+		for (int i = 0; rc == 0 && i < n; i++) {
+			const char *key, *value;
+			quota_flavor_label(t, f, i, &key, &value);
+			rc = intern_add_str(strings, key, &fl->labels[i].key);
+			if (rc == 0)
+				rc = intern_add_str(strings, value, &fl->labels[i].value);
+		}
+		fl->n = (unsigned)n;
+		qsort(fl->labels, fl->n, sizeof(fl->labels[0]), cmp_label);
+	}
+	if (rc < 0) {
+		errno = -rc;
+		goto fail;
+	}
+	return q;
+fail:
+	qc_destroy(q);
+	return NULL;
+}
+
+void qc_destroy(struct quota_charge *q)
+{
+	if (q != NULL)
+		free(q->w);
+	free(q);
+}
+
+struct quota_tree *qc_tree(const struct quota_charge *q)
+{
+	return q->t;
+}
+
+/* The pod's queue, uncached: group `g` decoded into `scratch`. */
+static int lookup(struct quota_charge *q, uint32_t g, struct pod_group *scratch,
+		  char *why, size_t why_len)
+{
+	const char *enc = intern_str(q->strings, g);
+	if (pod_group_decode(enc, intern_len(q->strings, g), scratch) < 0)
+		return QC_NONE; /* the daemon's own encoding: cannot happen */
+	uint32_t value;
+	if (!labels_get(scratch->labels, scratch->n_labels, q->queue_key, &value))
+		return QC_NONE;
+	const char *ns = intern_str(q->strings, scratch->ns);
+	const char *name = intern_str(q->strings, value);
+	int cq = quota_local_queue_find(q->t, ns, name);
+	if (cq >= 0)
+		return cq;
+	/* Kueue keeps such a workload pending: "LocalQueue ns/name doesn't
+	 * exist" (pkg/controller/core/workload_controller.go). */
+	snprintf(why, why_len, "metadata.labels[\"" QC_QUEUE_LABEL "\"]: "
+		 "LocalQueue %s/%s doesn't exist (expected a LocalQueue of the "
+		 "pod's namespace)", ns, name);
+	return QC_REFUSED;
+}
+
+int qc_worker_queue(struct quota_charge *q, unsigned w,
+		    const struct pod_spec *pod, char *why, size_t why_len)
+{
+	uint32_t g = pod->group;
+	if (g == 0)
+		return QC_NONE; /* no labels, no namespace: nothing to name a queue */
+	struct qc_worker *qw = &q->w[w];
+	unsigned i = (g * 2654435761u) >> 24; /* 0..255: QC_CACHE */
+	if (qw->group[i] == g)
+		return qw->cq[i];
+	int cq = lookup(q, g, &qw->scratch, why, why_len);
+	if (cq != QC_REFUSED) {
+		qw->group[i] = g;
+		qw->cq[i] = cq;
+	}
+	return cq;
+}
+
+static void build_map(const struct quota_charge *q, unsigned count, int8_t *map)
+{
+	for (unsigned i = 0; i < RES_MAX; i++) {
+		int r = i < count ? quota_resource_find(q->t, q->res->name[i]) : -ENOENT;
+		map[i] = (int8_t)(r < 0 ? -1 : r);
+	}
+}
+
+int qc_request(struct quota_charge *q, unsigned w, const struct res_vec *request,
+	       int64_t *out, unsigned *missing)
+{
+	int8_t local[RES_MAX];
+	const int8_t *map = local;
+	/* Relaxed: a name is written before the count that covers it is
+	 * published by the control thread, and a pod requests a named
+	 * resource only after it was named (its template was checked then). */
+	unsigned count = __atomic_load_n(&q->res->count, __ATOMIC_RELAXED);
+	if (w < q->workers) {
+		struct qc_worker *qw = &q->w[w];
+		if (qw->res_count != count) {
+			build_map(q, count, qw->q_of_res);
+			qw->res_count = count;
+		}
+		map = qw->q_of_res;
+	} else {
+		build_map(q, count, local);
+	}
+	memset(out, 0, (size_t)quota_n_resources(q->t) * sizeof(*out));
+	for (unsigned i = 0; i < RES_MAX; i++) {
+		if (i == RES_PODS || request->v[i] == 0)
+			continue;
+		if (map[i] < 0) {
+			*missing = i;
+			return -ENOENT;
+		}
+		out[map[i]] = request->v[i];
+	}
+	if (map[RES_PODS] >= 0)
+		out[map[RES_PODS]] = 1;
+	return 0;
+}
+
+unsigned qc_flavor_n_labels(const struct quota_charge *q, int flavor)
+{
+	return q->flavors[flavor].n;
+}
+
+bool qc_node_has_flavor(const struct quota_charge *q, int flavor,
+			const struct label *labels, unsigned n)
+{
+	const struct qc_flavor *fl = &q->flavors[flavor];
+	for (unsigned i = 0; i < fl->n; i++) {
+		uint32_t v;
+		if (!labels_get(labels, n, fl->labels[i].key, &v) ||
+		    v != fl->labels[i].value)
+			return false;
+	}
+	return true;
+}
+
+bool qc_flavor_spec(const struct quota_charge *q, int flavor,
+		    const struct pod_spec *pod, struct pod_spec *out)
+{
+	const struct qc_flavor *fl = &q->flavors[flavor];
+	struct label merged[POD_MAX_SELECTOR + QUOTA_MAX_FLAVOR_LABELS];
+	unsigned n = 0, i = 0, j = 0;
+	/* Both sorted by key: a merge; a key in both must agree. */
+	while (i < pod->n_selector || j < fl->n) {
+		if (j == fl->n || (i < pod->n_selector &&
+				   pod->selector[i].key < fl->labels[j].key)) {
+			merged[n++] = pod->selector[i++];
+		} else if (i == pod->n_selector ||
+			   fl->labels[j].key < pod->selector[i].key) {
+			merged[n++] = fl->labels[j++];
+		} else {
+			if (pod->selector[i].value != fl->labels[j].value)
+				return false;
+			merged[n++] = pod->selector[i++];
+			j++;
+		}
+	}
+	if (n > POD_MAX_SELECTOR)
+		return false;
+	*out = *pod;
+	memset(out->selector, 0, sizeof(out->selector));
+	memcpy(out->selector, merged, n * sizeof(merged[0]));
+	out->n_selector = (uint8_t)n;
+	return true;
+}
+
+/* "12000m" for cpu, "12" for others (memory in bytes). */
+static const char *unit_of(const struct quota_charge *q, int resource)
+{
+	return strcmp(quota_resource_name(q->t, resource), "cpu") == 0 ? "m" : "";
+}
+
+void qc_full_message(const struct quota_charge *q, int cq, int flavor,
+		     const int64_t *charge, char *buf, size_t len)
+{
+	const struct quota_tree *t = q->t;
+	int n_res = quota_n_resources(t);
+	int r = -1;
+	/* The first resource past what the queue has of its own; else the
+	 * first requested (the cohort's limits refused it). */
+	for (int i = 0; i < n_res && r < 0; i++)
+		if (charge[i] > 0 && quota_usage(t, cq, flavor, i) + charge[i] >
+					     quota_subtree_quota(t, cq, flavor, i))
+			r = i;
+	for (int i = 0; i < n_res && r < 0; i++)
+		if (charge[i] > 0)
+			r = i;
+	if (r < 0) {
+		snprintf(buf, len, "ClusterQueue \"%s\": no room in flavor \"%s\"",
+			 quota_node_name(t, cq), quota_flavor_name(t, flavor));
+		return;
+	}
+	const char *u = unit_of(q, r);
+	int64_t nominal, borrowing, lending;
+	quota_entry(t, cq, flavor, r, &nominal, &borrowing, &lending);
+	int64_t used = quota_usage(t, cq, flavor, r);
+	int k = snprintf(buf, len, "ClusterQueue \"%s\": %s %" PRId64 "%s/%" PRId64
+			 "%s of its nominal quota in flavor \"%s\" (asks %" PRId64 "%s)",
+			 quota_node_name(t, cq), quota_resource_name(t, r), used, u,
+			 nominal, u, quota_flavor_name(t, flavor), charge[r], u);
+	if (k < 0 || (size_t)k >= len)
+		return;
+	int parent = quota_node_parent(t, cq);
+	if (parent < 0) {
+		snprintf(buf + k, len - (size_t)k, "; in no cohort: nothing to borrow");
+		return;
+	}
+	if (borrowing != QUOTA_NO_LIMIT && used + charge[r] > nominal + borrowing) {
+		snprintf(buf + k, len - (size_t)k, "; its borrowingLimit %" PRId64
+			 "%s is reached", borrowing, u);
+		return;
+	}
+	int64_t sub = quota_subtree_quota(t, parent, flavor, r);
+	int64_t left = sub - quota_usage(t, parent, flavor, r);
+	if (left < 0)
+		left = 0;
+	if (left == 0)
+		snprintf(buf + k, len - (size_t)k, "; cohort \"%s\": nothing left "
+			 "to borrow (%" PRId64 "%s/%" PRId64 "%s in use)",
+			 quota_node_name(t, parent), quota_usage(t, parent, flavor, r),
+			 u, sub, u);
+	else
+		snprintf(buf + k, len - (size_t)k, "; cohort \"%s\": %" PRId64
+			 "%s of %" PRId64 "%s left to borrow",
+			 quota_node_name(t, parent), left, u, sub, u);
+}
+
+static bool tag_valid(const struct quota_tree *t, int cq, int flavor)
+{
+	return cq >= 0 && cq < quota_n_nodes(t) && !quota_node_is_cohort(t, cq) &&
+	       flavor < quota_n_flavors(t);
+}
+
+void qc_on_free(void *arg, const struct placement_record *r)
+{
+	struct quota_charge *q = arg;
+	int cq, flavor;
+	int64_t charge[QUOTA_MAX_RESOURCES];
+	unsigned missing;
+	qc_untag(r->quota, &cq, &flavor);
+	if (!tag_valid(q->t, cq, flavor) ||
+	    qc_request(q, q->workers, &r->request, charge, &missing) < 0)
+		return; /* qc_recount drops such tags: cannot happen */
+	quota_release(q->t, cq, flavor, charge);
+}
+
+void qc_recount(struct quota_charge *q, struct placements *t, uint64_t *charged,
+		uint64_t *dropped)
+{
+	uint32_t end = placements_high_water(t);
+	*charged = *dropped = 0;
+	for (uint32_t i = 0; i < end; i++) {
+		uint64_t id;
+		const struct placement_record *r = placements_at(t, i, &id);
+		if (r == NULL || r->quota == 0)
+			continue;
+		int cq, flavor;
+		int64_t charge[QUOTA_MAX_RESOURCES];
+		unsigned missing;
+		qc_untag(r->quota, &cq, &flavor);
+		if (tag_valid(q->t, cq, flavor) &&
+		    qc_request(q, q->workers, &r->request, charge, &missing) == 0 &&
+		    quota_try_charge(q->t, cq, flavor, charge) == 0) {
+			(*charged)++;
+			continue;
+		}
+		placements_set_quota(t, i, 0);
+		(*dropped)++;
+	}
+}

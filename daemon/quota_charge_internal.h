@@ -1,0 +1,111 @@
+/* Kueue's quota in the daemon's placements: which pods are under quota,
+ * what each charges, and the one hook that gives a charge back.
+ *
+ * A pod is under quota iff its metadata.labels has
+ * kueue.x-k8s.io/queue-name (Kueue's constants.QueueLabel); its LocalQueue
+ * is (the pod's namespace, that value), which names a ClusterQueue of the
+ * sealed tree (quota/quota.h). Without the label a pod is not under quota
+ * (Kueue's default, manageJobsWithoutQueueName false). daemon/attempt.c
+ * charges a placement's requests to one of its ClusterQueue's flavors
+ * before the node's commit, in the flavors' order, and records (queue,
+ * flavor) in the placement record (shm/placements.h, `quota`); every way a
+ * placement ends frees its record once, and placements_free() hands
+ * it to qc_on_free(), which gives the charge back.
+ *
+ * A charge: the pod's requests for each resource the tree names (cpu in
+ * millicores, memory in bytes, as the ledger counts them), and 1 for
+ * "pods" when the tree names it (Kueue counts a pod as 1 "pods" where a
+ * queue covers it). The same function computes it from the pod's spec at
+ * the charge and from its placement record at the release, so the two
+ * are equal.
+ *
+ * Threads: qc_create and qc_recount on the starting thread, before the
+ * workers run (they add strings to the intern table, the writer's); the
+ * qc_worker_* calls on worker w's thread only (each worker has its own
+ * cache); qc_on_free on whichever thread frees a placement; the rest from
+ * any thread.
+ */
+#ifndef SHMSCHED_DAEMON_QUOTA_CHARGE_INTERNAL_H
+#define SHMSCHED_DAEMON_QUOTA_CHARGE_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "quota/quota.h"
+#include "shm/shm.h"
+
+/* Kueue's label naming a pod's LocalQueue (constants.QueueLabel). */
+#define QC_QUEUE_LABEL "kueue.x-k8s.io/queue-name"
+
+/* qc_worker_queue's answers besides a ClusterQueue node (>= 0). */
+#define QC_NONE (-1)    /* no queue label: not under quota */
+#define QC_REFUSED (-2) /* a label naming no LocalQueue: `why` says so */
+
+struct quota_charge;
+
+/* For the sealed tree `t` (not owned), the daemon's `strings` (flavor
+ * labels and the queue label's key are added to it) and `res`, with
+ * `workers` workers. NULL with errno (ENOMEM, or ENOSPC: the intern table
+ * is full). */
+struct quota_charge *qc_create(struct quota_tree *t, struct intern *strings,
+			       const struct res_names *res, unsigned workers);
+void qc_destroy(struct quota_charge *q);
+struct quota_tree *qc_tree(const struct quota_charge *q);
+
+/* The record's `quota` for (cq, flavor), and back. */
+static inline uint32_t qc_tag(int cq, int flavor)
+{
+	return ((uint32_t)(cq + 1) << 8) | (uint32_t)flavor;
+}
+static inline void qc_untag(uint32_t tag, int *cq, int *flavor)
+{
+	*cq = (int)(tag >> 8) - 1;
+	*flavor = (int)(tag & 0xffu);
+}
+
+/* Worker w: the ClusterQueue of `pod` (>= 0), QC_NONE, or QC_REFUSED with
+ * a message for a person in why. Cached per pod group (a group id names
+ * the same namespace and labels while the daemon runs). */
+int qc_worker_queue(struct quota_charge *q, unsigned w,
+		    const struct pod_spec *pod, char *why, size_t why_len);
+
+/* The charge of a pod requesting `request` (v[RES_PODS] ignored) into
+ * out[0 .. quota_n_resources()). Returns 0, or -ENOENT with *missing the
+ * index (in `res`) of a requested resource the tree names nowhere.
+ * Worker w's (its cached name map); w == the `workers` given: anyone's,
+ * uncached. */
+int qc_request(struct quota_charge *q, unsigned w, const struct res_vec *request,
+	       int64_t *out, unsigned *missing);
+
+/* Flavor f's nodeLabels: how many, and whether node labels `labels[0..n)`
+ * (sorted by key) carry all of them. */
+unsigned qc_flavor_n_labels(const struct quota_charge *q, int flavor);
+bool qc_node_has_flavor(const struct quota_charge *q, int flavor,
+			const struct label *labels, unsigned n);
+
+/* `pod` with flavor f's nodeLabels added to its nodeSelector, into *out:
+ * false when the pod's own nodeSelector asks another value for one of
+ * the keys, or the selector would pass POD_MAX_SELECTOR (no node can
+ * take the pod in that flavor then). */
+bool qc_flavor_spec(const struct quota_charge *q, int flavor,
+		    const struct pod_spec *pod, struct pod_spec *out);
+
+/* Why `charge` does not fit ClusterQueue cq's flavor f now, for a person:
+ * `ClusterQueue "a": cpu 12000m/12000m of its nominal quota in flavor
+ * "default" (asks 1000m); cohort "ml": 0m of 24000m left to lend`. */
+void qc_full_message(const struct quota_charge *q, int cq, int flavor,
+		     const int64_t *charge, char *buf, size_t len);
+
+/* placements_free()'s hook (shm/placements.h): gives back the charge of
+ * record `r` (its `quota` non-zero). */
+void qc_on_free(void *arg, const struct placement_record *r);
+
+/* A resumed table: charges every live record's `quota` again, as the
+ * ledger recounts nodes from them (shm/recount.h). A record whose charge
+ * no longer fits, or names a queue or flavor the tree has not, has its
+ * `quota` cleared and is counted in *dropped. Before the workers run. */
+void qc_recount(struct quota_charge *q, struct placements *t, uint64_t *charged,
+		uint64_t *dropped);
+
+#endif
