@@ -78,7 +78,18 @@ static const char *str_or(const struct producers *p, uint32_t id, const char *df
 	return s != NULL ? s : dflt;
 }
 
-/* "uid/name" of a placement's owner, or "bound" for a bound pod. */
+/* The pod's "namespace/name", else its producer's cookie. */
+static void pod_of(const struct producers *p, const struct placement_record *r,
+		   char *out, size_t len)
+{
+	const char *name = r->pod_name != 0 ? intern_str(p->strings, r->pod_name) : NULL;
+	if (name != NULL)
+		snprintf(out, len, "pod %.250s", name);
+	else
+		snprintf(out, len, "cookie %llu", (unsigned long long)r->cookie);
+}
+
+/* "uid U, producer \"NAME\"" of a placement's owner, or "bound" for a bound pod. */
 static void owner_of(const struct producers *p, const struct placement_record *r,
 		     char *out, size_t len)
 {
@@ -88,7 +99,7 @@ static void owner_of(const struct producers *p, const struct placement_record *r
 		return;
 	}
 	const struct state_identity *id = &p->identities[r->owner - 1];
-	snprintf(out, len, "%u/%s", (unsigned)id->uid, id->name);
+	snprintf(out, len, "uid %u, producer \"%.64s\"", (unsigned)id->uid, id->name);
 }
 
 /* Tells the owner of `rec` (id) through one of its identity's connected
@@ -234,9 +245,11 @@ void prod_handle_drain(struct producers *p, struct control_server *s,
 		(void)pdb_matcher_mask(pm, r->group);
 		if (r->owner == PLACEMENT_OWNER_BOUND && !force) {
 			ans->unmanaged++;
-			text_add(&t, "refused placement %llu (pod %s, node %s): a bound "
+			char pod[280];
+			pod_of(p, r, pod, sizeof(pod));
+			text_add(&t, "refused placement %llu (%s, node %s): a bound "
 				 "pod that no producer manages; --force evicts it",
-				 (unsigned long long)id, str_or(p, r->pod_name, "?"),
+				 (unsigned long long)id, pod,
 				 str_or(p, snap->nodes[r->slot].name, "?"));
 		}
 	}
@@ -255,7 +268,8 @@ void prod_handle_drain(struct producers *p, struct control_server *s,
 		    !drained_slot(slots, q.n_nodes, r->slot))
 			continue;
 		const char *node = str_or(p, snap->nodes[r->slot].name, "?");
-		const char *pod = str_or(p, r->pod_name, "?");
+		char pod[280];
+		pod_of(p, r, pod, sizeof(pod));
 		char owner[96];
 		owner_of(p, r, owner, sizeof(owner));
 		uint32_t mask = pdb_matcher_mask(pm, r->group);
@@ -271,7 +285,7 @@ void prod_handle_drain(struct producers *p, struct control_server *s,
 				w += k > 0 ? (size_t)k : 0;
 			}
 			ans->errors++;
-			text_add(&t, "error placement %llu (pod %s, node %s, owner %s): "
+			text_add(&t, "error placement %llu (%s, node %s, owner %s): "
 				 "selected by %d PodDisruptionBudgets (%s); the Eviction "
 				 "API refuses a pod with more than one (500)",
 				 (unsigned long long)id, pod, node, owner,
@@ -284,7 +298,7 @@ void prod_handle_drain(struct producers *p, struct control_server *s,
 				const struct pdb_entry *e = pm->overflow && b == n_bits - 1
 					? NULL : &p->pdbs->e[pm->entry_of[b]];
 				ans->blocked++;
-				text_add(&t, "blocked placement %llu (pod %s, node %s, owner "
+				text_add(&t, "blocked placement %llu (%s, node %s, owner "
 					 "%s): PodDisruptionBudget %s allows no more "
 					 "disruptions now (declared %d, evicted %d since; "
 					 "declare it again, or place its pods elsewhere)",
@@ -296,7 +310,7 @@ void prod_handle_drain(struct producers *p, struct control_server *s,
 			allowed[b]--;
 		}
 		ans->evicted++;
-		text_add(&t, "%s placement %llu (pod %s, node %s, owner %s)",
+		text_add(&t, "%s placement %llu (%s, node %s, owner %s)",
 			 dry ? "would evict" : "evicted", (unsigned long long)id, pod,
 			 node, owner);
 		if (!dry)
