@@ -280,11 +280,177 @@ static void test_refusals(void **state)
 	shmsched_disconnect(admin);
 }
 
+/* --- the oracle: kubectl's loop, literally, on random small cases ------ */
+
+/* A small random stream (the test's own: a failure names its case). */
+static uint64_t rng_state;
+static unsigned rnd(unsigned n)
+{
+	rng_state = rng_state * UINT64_C(6364136223846793005) + 1442695040888963407u;
+	return (unsigned)((rng_state >> 33) % n);
+}
+
+struct model_pod {
+	uint64_t id;
+	uint64_t cookie;
+	unsigned node;  /* 0..2; 2 is not drained */
+	bool x, t;      /* labels app=x (budget A), tier=t (budget B) */
+	bool gone;
+};
+
+/* One case: up to 8 pods on n0..n2, budget A (app=x) and budget B (tier=t)
+ * of maxUnavailable 0..2. Waves of the drain of n0 and n1, each compared
+ * with kubectl's loop (drain.go's evictPods: for each pod of the nodes, in
+ * order, the Eviction API: 500 for two budgets, 429 when its budget
+ * allows none, else evicted and the budget counted down); between waves a
+ * budget may be declared again (allowed back to its maxUnavailable). */
+/* What the cases exercised, summed: evicted, blocked, errors (waves). */
+static unsigned seen_ev, seen_bl, seen_err;
+
+static void oracle_case(struct shmsched_client *admin, struct shmsched_client *prod,
+			int k, unsigned *violations)
+{
+	char json[640], err[512], a_name[32], b_name[32];
+	snprintf(a_name, sizeof(a_name), "c%d-a", k);
+	snprintf(b_name, sizeof(b_name), "c%d-b", k);
+	int max_a = (int)rnd(3), max_b = (int)rnd(3);
+#define PDB_FMT "{\"apiVersion\":\"policy/v1\",\"kind\":\"PodDisruptionBudget\"," \
+	"\"metadata\":{\"name\":\"%s\",\"namespace\":\"default\"},\"spec\":" \
+	"{\"maxUnavailable\":%d,\"selector\":{\"matchLabels\":{\"%s\":\"c%d\"}}}}"
+	char pdb_a[400], pdb_b[400];
+	snprintf(pdb_a, sizeof(pdb_a), PDB_FMT, a_name, max_a, "app", k);
+	snprintf(pdb_b, sizeof(pdb_b), PDB_FMT, b_name, max_b, "tier", k);
+	declare(admin, pdb_a);
+	declare(admin, pdb_b);
+	struct model_pod pods[8];
+	unsigned n = 1 + rnd(8);
+	for (unsigned i = 0; i < n; i++) {
+		struct model_pod *m = &pods[i];
+		*m = (struct model_pod){.node = rnd(3), .x = rnd(2), .t = rnd(2)};
+		char app[16] = "no", tier[16] = "no";
+		if (m->x)
+			snprintf(app, sizeof(app), "c%d", k);
+		if (m->t)
+			snprintf(tier, sizeof(tier), "c%d", k);
+		snprintf(json, sizeof(json), "{\"kind\":\"Pod\",\"metadata\":{\"name\":"
+			 "\"o\",\"labels\":{\"app\":\"%s\",\"tier\":\"%s\"}},\"spec\":"
+			 "{\"nodeName\":\"n%u\",\"containers\":[{\"name\":\"c\","
+			 "\"resources\":{\"requests\":{\"cpu\":\"100m\"}}}]}}",
+			 app, tier, m->node);
+		uint32_t tid;
+		if (shmsched_register_template(prod, json, strlen(json), &tid, err,
+					       sizeof(err)) < 0)
+			fail_msg("case %d: template: %s", k, err);
+		m->cookie = 100 + i;
+		m->id = place(prod, tid, m->cookie);
+	}
+	/* The walk's order: the placement table's index order. */
+	for (unsigned i = 1; i < n; i++)
+		for (unsigned j = i; j > 0 && (uint32_t)pods[j - 1].id > (uint32_t)pods[j].id; j--) {
+			struct model_pod tmp = pods[j];
+			pods[j] = pods[j - 1];
+			pods[j - 1] = tmp;
+		}
+	int allowed_a = max_a, allowed_b = max_b;
+	for (int wave = 0; wave < 6; wave++) {
+		unsigned want_ev = 0, want_bl = 0, want_err = 0;
+		bool evict[8] = {false};
+		for (unsigned i = 0; i < n; i++) {
+			struct model_pod *m = &pods[i];
+			if (m->gone || m->node == 2)
+				continue;
+			if (m->x && m->t) {
+				want_err++; /* 500 */
+			} else if ((m->x && allowed_a <= 0) || (m->t && allowed_b <= 0)) {
+				want_bl++; /* 429 */
+			} else {
+				allowed_a -= m->x;
+				allowed_b -= m->t;
+				evict[i] = true;
+				want_ev++;
+			}
+		}
+		static const char *const nodes[] = {"n0", "n1"};
+		struct shmsched_drain_result r;
+		char *text;
+		if (shmsched_drain(admin, nodes, 2, 0, &r, &text, err, sizeof(err)) < 0)
+			fail_msg("case %d wave %d: %s", k, wave, err);
+		if (r.evicted != want_ev || r.blocked != want_bl || r.errors != want_err)
+			fail_msg("case %d wave %d (A max %d, B max %d): daemon evicted %u "
+				 "blocked %u errors %u; kubectl's loop %u %u %u\n%s", k, wave,
+				 max_a, max_b, r.evicted, r.blocked, r.errors, want_ev,
+				 want_bl, want_err, text);
+		free(text);
+		seen_ev += want_ev;
+		seen_bl += want_bl;
+		seen_err += want_err;
+		struct shmsched_result got[8];
+		if (fixture_await(prod, got, want_ev, 5000) != want_ev)
+			fail_msg("case %d wave %d: fewer than %u notices", k, wave, want_ev);
+		for (unsigned g = 0; g < want_ev; g++) {
+			unsigned i = 0;
+			while (i < n && pods[i].cookie != got[g].cookie)
+				i++;
+			assert_true(i < n);
+			if (!evict[i] || pods[i].gone)
+				fail_msg("case %d wave %d: notice for cookie %u, which "
+					 "kubectl's loop keeps (or told twice)", k, wave,
+					 (unsigned)got[g].cookie);
+			pods[i].gone = true;
+		}
+		/* The checker: never more gone under a budget than it allowed. */
+		*violations += allowed_a < 0 || allowed_b < 0;
+		if (want_bl == 0)
+			break;
+		/* Declared again, sometimes: its disruptions start over. */
+		if (rnd(2)) {
+			declare(admin, pdb_a);
+			allowed_a = max_a;
+		}
+		if (rnd(2)) {
+			declare(admin, pdb_b);
+			allowed_b = max_b;
+		}
+	}
+	/* Nothing more heard; what is left is given back for the next case. */
+	struct shmsched_result extra;
+	assert_int_equal(fixture_await(prod, &extra, 1, 50), 0);
+	for (unsigned i = 0; i < n; i++)
+		if (!pods[i].gone)
+			assert_int_equal(shmsched_release(prod, pods[i].id, err,
+							  sizeof(err)), 0);
+}
+
+static void test_oracle(void **state)
+{
+	(void)state;
+	write_cluster(NULL);
+	struct daemon *d = start();
+	struct shmsched_client *admin = connect_to(fx.admin);
+	struct shmsched_client *prod = fixture_connect_as(fx.sock, "oracle");
+	rng_state = 38;
+	unsigned violations = 0;
+	for (int k = 0; k < 30; k++)
+		oracle_case(admin, prod, k, &violations);
+	assert_int_equal(violations, 0);
+	print_message("oracle: 30 cases, %u evicted, %u blocked, %u errors\n",
+		      seen_ev, seen_bl, seen_err);
+	/* The cases reach every answer of the loop. */
+	assert_true(seen_ev > 0 && seen_bl > 0 && seen_err > 0);
+	assert_int_equal(daemon_pods_on_nodes(d), 0);
+	assert_int_equal(daemon_overcommits(d), 0);
+	struct daemon_stats ds;
+	daemon_stop(d, 1000, &ds);
+	shmsched_disconnect(prod);
+	shmsched_disconnect(admin);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_waves),
 		cmocka_unit_test(test_refusals),
+		cmocka_unit_test(test_oracle),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
