@@ -164,7 +164,7 @@ void prod_handle_drain(struct producers *p, struct control_server *s,
 		       uint64_t conn, uint32_t rid, uint32_t flags,
 		       const void *body, uint32_t len)
 {
-	struct op_drain q;
+	struct control_drain q;
 	int64_t slots[OP_DRAIN_NODES_MAX];
 	struct pdb_matcher *pm = NULL;
 	struct op_drained *ans = NULL;
@@ -174,48 +174,21 @@ void prod_handle_drain(struct producers *p, struct control_server *s,
 					   flags);
 		return;
 	}
-	if (len < sizeof(q)) {
-		control_server_reply_error(s, conn, rid, EINVAL, "drain: a body of "
-					   "%u bytes; expected at least %zu", len,
-					   sizeof(q));
+	char err[512];
+	if (control_drain_split(body, len, &q, err, sizeof(err)) < 0) {
+		control_server_reply_error(s, conn, rid, EINVAL, "%s", err);
 		return;
 	}
-	memcpy(&q, body, sizeof(q));
-	if (q.n_nodes == 0 || q.n_nodes > OP_DRAIN_NODES_MAX || q.reserved != 0) {
-		control_server_reply_error(s, conn, rid, EINVAL, "drain: %u nodes "
-					   "(reserved %u): expected 1..%u nodes, "
-					   "reserved 0", q.n_nodes, q.reserved,
-					   OP_DRAIN_NODES_MAX);
-		return;
-	}
-	/* The names: n_nodes NUL-ended strings filling the rest exactly. */
-	const char *at = (const char *)body + sizeof(q);
-	const char *end = (const char *)body + len;
-	for (uint32_t i = 0; i < q.n_nodes; i++) {
-		const char *nul = at < end ? memchr(at, '\0', (size_t)(end - at)) : NULL;
-		if (nul == NULL || nul == at) {
-			control_server_reply_error(s, conn, rid, EINVAL, "drain: node "
-						   "name %u of %u: %s", i + 1, q.n_nodes,
-						   nul == NULL ? "not NUL-ended within "
-						   "the body" : "empty");
-			return;
-		}
+	for (uint32_t i = 0; i < q.n; i++) {
 		uint32_t name;
-		size_t nlen = (size_t)(nul - at);
-		if (!intern_find(p->strings, at, nlen, &name) ||
+		if (!intern_find(p->strings, q.name[i], q.len[i], &name) ||
 		    (slots[i] = cluster_slot_of(p->cluster, name)) < 0) {
 			control_server_reply_error(s, conn, rid, ENOENT, "drain: node "
 						   "%.*s: no such node",
-						   (int)(nlen > 253 ? 253 : nlen), at);
+						   (int)(q.len[i] > 253 ? 253 : q.len[i]),
+						   q.name[i]);
 			return;
 		}
-		at = nul + 1;
-	}
-	if (at != end) {
-		control_server_reply_error(s, conn, rid, EINVAL, "drain: %zu bytes "
-					   "after the %u node names: expected none",
-					   (size_t)(end - at), q.n_nodes);
-		return;
 	}
 	pm = malloc(sizeof(*pm));
 	ans = malloc(sizeof(*ans) + DRAIN_TEXT_MAX);
@@ -240,7 +213,7 @@ void prod_handle_drain(struct producers *p, struct control_server *s,
 			continue;
 		if (counting)
 			pdb_matcher_count(pm, r->group);
-		if (!drained_slot(slots, q.n_nodes, r->slot))
+		if (!drained_slot(slots, q.n, r->slot))
 			continue;
 		(void)pdb_matcher_mask(pm, r->group);
 		if (r->owner == PLACEMENT_OWNER_BOUND && !force) {
@@ -265,7 +238,7 @@ void prod_handle_drain(struct producers *p, struct control_server *s,
 	while ((id = placements_next(p->placements, &cursor)) != 0) {
 		const struct placement_record *r = placements_get(p->placements, id);
 		if (r == NULL || !ledger_slot_current(l, snap, r->slot, r->node_gen) ||
-		    !drained_slot(slots, q.n_nodes, r->slot))
+		    !drained_slot(slots, q.n, r->slot))
 			continue;
 		const char *node = str_or(p, snap->nodes[r->slot].name, "?");
 		char pod[280];
