@@ -31,7 +31,7 @@ static void usage(FILE *to)
 		"       shmsched node cordon NAME   [--admin-socket PATH]\n"
 		"       shmsched node uncordon NAME [--admin-socket PATH]\n"
 		"       shmsched node drain NAME... [--timeout DUR] [--dry-run]\n"
-		"                   [--force] [--admin-socket PATH]\n"
+		"                   [--force] [--pod-selector SEL] [--admin-socket PATH]\n"
 		"\n"
 		"Sends one node event to the daemon through its admin socket. FILE is\n"
 		"one Node as Kubernetes JSON (as `kubectl get node NAME -o json`\n"
@@ -46,7 +46,9 @@ static void usage(FILE *to)
 		"90s, 5m, 1h30m; 0, the default: forever): stop then, list what is\n"
 		"left, exit 1. --dry-run: print the first wave's plan, cordon and\n"
 		"evict nothing. --force: evict bound pods too (no producer manages\n"
-		"them; without it a drain with one evicts nothing and exits 1).\n");
+		"them; without it a drain with one evicts nothing and exits 1).\n"
+		"--pod-selector SEL: only the pods whose labels SEL selects (key=value,\n"
+		"key!=value, key, !key, joined by ','); the others stay.\n");
 }
 
 const char *cli_admin_socket(const char *given, char *buf, size_t len)
@@ -124,18 +126,21 @@ static int drain_main(int argc, char **argv)
 	const char *given = NULL, *names[64];
 	unsigned n = 0, flags = 0;
 	uint64_t timeout_ns = 0;
-	const char *timeout_text = "0";
+	const char *timeout_text = "0", *selector = NULL;
 	for (int i = 2; i < argc; i++) {
 		if (strcmp(argv[i], "--admin-socket") == 0 ||
-		    strcmp(argv[i], "--timeout") == 0) {
+		    strcmp(argv[i], "--timeout") == 0 ||
+		    strcmp(argv[i], "--pod-selector") == 0) {
 			if (i + 1 == argc) {
 				fprintf(stderr, "shmsched node drain: %s needs a %s\n"
 					TRY, argv[i], argv[i][2] == 'a' ? "path" :
-					"duration");
+					argv[i][2] == 'p' ? "selector" : "duration");
 				return 2;
 			}
 			if (argv[i][2] == 'a') {
 				given = argv[++i];
+			} else if (argv[i][2] == 'p') {
+				selector = argv[++i];
 			} else if (parse_duration(argv[++i], &timeout_ns) < 0) {
 				fprintf(stderr, "shmsched node drain: --timeout \"%s\": "
 					"expected a duration such as 0, 90s, 5m or "
@@ -189,7 +194,8 @@ static int drain_main(int argc, char **argv)
 		struct shmsched_drain_result r;
 		free(text);
 		text = NULL;
-		if (shmsched_drain(c, names, n, flags, &r, &text, err, sizeof(err)) < 0) {
+		if (shmsched_drain(c, names, n, selector, flags, &r, &text, err,
+				   sizeof(err)) < 0) {
 			fprintf(stderr, "shmsched node drain: %s\n", err);
 			goto done;
 		}

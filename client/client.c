@@ -793,8 +793,9 @@ int shmsched_node_event(struct shmsched_client *c, int kind, const char *body,
 }
 
 int shmsched_drain(struct shmsched_client *c, const char *const *nodes, unsigned n,
-		   unsigned flags, struct shmsched_drain_result *out, char **text,
-		   char *err, size_t err_len)
+		   const char *selector, unsigned flags,
+		   struct shmsched_drain_result *out, char **text, char *err,
+		   size_t err_len)
 {
 	errmsg(err, err_len, "no error");
 	if (text != NULL)
@@ -805,7 +806,13 @@ int shmsched_drain(struct shmsched_client *c, const char *const *nodes, unsigned
 			"(expected 1..%u)", n, OP_DRAIN_NODES_MAX);
 		return -EINVAL;
 	}
-	size_t len = sizeof(struct op_drain);
+	size_t sel_len = selector != NULL ? strlen(selector) : 0;
+	if (sel_len > OP_DRAIN_SELECTOR_MAX) {
+		errmsg(err, err_len, "shmsched_drain: a selector of %zu bytes; at "
+			"most %u", sel_len, OP_DRAIN_SELECTOR_MAX);
+		return -EINVAL;
+	}
+	size_t len = sizeof(struct op_drain) + sel_len;
 	for (unsigned i = 0; i < n; i++) {
 		if (nodes[i] == NULL || nodes[i][0] == '\0') {
 			errmsg(err, err_len, "shmsched_drain: node name %u is %s", i + 1,
@@ -825,9 +832,11 @@ int shmsched_drain(struct shmsched_client *c, const char *const *nodes, unsigned
 		errmsg(err, err_len, "shmsched_drain: out of memory");
 		return -ENOMEM;
 	}
-	struct op_drain q = {.n_nodes = n};
+	struct op_drain q = {.n_nodes = n, .selector_len = (uint32_t)sel_len};
 	memcpy(buf, &q, sizeof(q));
-	size_t at = sizeof(q);
+	if (sel_len > 0)
+		memcpy(buf + sizeof(q), selector, sel_len);
+	size_t at = sizeof(q) + sel_len;
 	for (unsigned i = 0; i < n; i++) {
 		size_t k = strlen(nodes[i]) + 1;
 		memcpy(buf + at, nodes[i], k);

@@ -41,9 +41,10 @@
  *   OP_POLICY     op_policy_action APPLY: a policy's text struct op_policy_shown,
  *                                  (policy/policy.h):     then the text of the
  *                                  admins                 policy in force
- *   OP_DRAIN      op_drain_flags   struct op_drain, then  struct op_drained, then
- *                                  n_nodes names, each    its report's text
- *                                  NUL-ended: admins      (lines, no NUL)
+ *   OP_DRAIN      op_drain_flags   struct op_drain, a pod struct op_drained, then
+ *                                  selector, n_nodes      its report's text
+ *                                  names, each NUL-ended: (lines, no NUL)
+ *                                  admins
  *
  * OP_REGISTER comes once per connection, before anything that names a
  * template; templates belong to the connection that registered them, and
@@ -214,9 +215,13 @@ enum op_drain_flags {
 	OP_DRAIN_FORCE = 2u,
 };
 #define OP_DRAIN_NODES_MAX 64u
+#define OP_DRAIN_SELECTOR_MAX 1024u
 struct op_drain {
-	uint32_t n_nodes;  /* 1..OP_DRAIN_NODES_MAX names follow */
-	uint32_t reserved; /* 0 */
+	uint32_t n_nodes;      /* 1..OP_DRAIN_NODES_MAX names follow */
+	uint32_t selector_len; /* <= OP_DRAIN_SELECTOR_MAX bytes of a label
+				* selector (kubectl drain's --pod-selector:
+				* key=value, key==value, key!=value, joined
+				* by ','), before the names; 0: every pod */
 };
 /* The answer's header; `text_bytes` bytes of lines follow, one per pod
  * evicted, blocked, in error or refused (cut short, with a last line

@@ -281,13 +281,18 @@ int control_drain_split(const void *body, uint32_t len, struct control_drain *ou
 		return -EINVAL;
 	}
 	memcpy(&q, body, sizeof(q));
-	if (q.n_nodes == 0 || q.n_nodes > OP_DRAIN_NODES_MAX || q.reserved != 0) {
-		snprintf(err, err_len, "drain: %u nodes (reserved %u): expected "
-			 "1..%u nodes, reserved 0", q.n_nodes, q.reserved,
-			 OP_DRAIN_NODES_MAX);
+	if (q.n_nodes == 0 || q.n_nodes > OP_DRAIN_NODES_MAX ||
+	    q.selector_len > OP_DRAIN_SELECTOR_MAX ||
+	    q.selector_len > len - sizeof(q)) {
+		snprintf(err, err_len, "drain: %u nodes, a selector of %u bytes in a "
+			 "body of %u: expected 1..%u nodes, a selector of at most %u "
+			 "bytes within the body", q.n_nodes, q.selector_len, len,
+			 OP_DRAIN_NODES_MAX, OP_DRAIN_SELECTOR_MAX);
 		return -EINVAL;
 	}
-	const char *at = (const char *)body + sizeof(q);
+	out->selector = (const char *)body + sizeof(q);
+	out->selector_len = q.selector_len;
+	const char *at = out->selector + q.selector_len;
 	const char *end = (const char *)body + len;
 	for (uint32_t i = 0; i < q.n_nodes; i++) {
 		const char *nul = at < end ? memchr(at, '\0', (size_t)(end - at)) : NULL;

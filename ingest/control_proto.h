@@ -163,6 +163,8 @@ int control_template_join(const char *scope, size_t scope_len, const char *pod,
  * name[i][0..len[i]) (not NUL-terminated here; the body holds the NUL
  * after each). */
 struct control_drain {
+	const char *selector; /* selector_len bytes, not NUL-terminated */
+	uint32_t selector_len;
 	uint32_t n;
 	const char *name[OP_DRAIN_NODES_MAX];
 	uint32_t len[OP_DRAIN_NODES_MAX];
@@ -170,7 +172,7 @@ struct control_drain {
 
 /* Splits body[0..len) of an OP_DRAIN request. Trusts nothing: returns 0
  * with *out, or -EINVAL with a message in err (a body shorter than its
- * header, reserved not 0, n_nodes not 1..OP_DRAIN_NODES_MAX, a name empty
+ * header, a selector over OP_DRAIN_SELECTOR_MAX or past the body, n_nodes not 1..OP_DRAIN_NODES_MAX, a name empty
  * or not NUL-ended within the body, bytes after the last name). */
 int control_drain_split(const void *body, uint32_t len, struct control_drain *out,
 			char *err, size_t err_len);

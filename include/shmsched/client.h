@@ -447,14 +447,18 @@ struct shmsched_drain_result {
 };
 
 /* Evicts, in one wave, what the PodDisruptionBudgets allow of the live
- * placements on the `n` nodes named (1..64), as kubectl drain does; each
+ * placements on the `n` nodes named (1..64) whose pods `selector` selects
+ * (NULL or "": all; else kubectl drain's --pod-selector, equality-based:
+ * key=value, key==value, key!=value, key, !key, joined by ','; at most
+ * 1024 bytes, 16 terms), as kubectl drain does; each
  * evicted placement's owner gets an EVICTED notice. Cordon the nodes
  * first (shmsched_node_event) and repeat until blocked, errors and
  * unmanaged are all 0, or your timeout. Stores the report (one line per
  * pod evicted, blocked, in error or refused, naming the budget that
  * blocks it) as a malloc'd NUL-terminated text in *text (free it; may be
  * NULL). Admin socket only. Returns 0, or:
- *   -EINVAL    NULL arguments, n out of range, an empty name
+ *   -EINVAL    NULL arguments, n out of range, an empty name, a bad
+ *              selector
  *   -ENOENT    no such node
  *   -EPERM     not the admin socket
  *   -EPROTO    an answer that does not hold what it says
@@ -463,7 +467,8 @@ struct shmsched_drain_result {
  * Thread-safety: one thread at a time per handle. */
 SHMSCHED_EXPORT int shmsched_drain(struct shmsched_client *c,
 				   const char *const *nodes, unsigned n,
-				   unsigned flags, struct shmsched_drain_result *out,
+				   const char *selector, unsigned flags,
+				   struct shmsched_drain_result *out,
 				   char **text, char *err, size_t err_len);
 
 /* Evaluates template `template_id` against every node of the daemon's

@@ -11,6 +11,7 @@
 #   the node is cordoned (a pod pinned there is not placed);
 # - the budget blocks n2's pod: --timeout 1s stops, names the budget and
 #   what is left, exit 1; the pod is still placed;
+# - --pod-selector leaves the pods it does not select (n2 drains at once);
 # - an empty node drains at once; an unknown one is refused (exit 1);
 #   bad usage (no NAME, a bad duration, an unknown option) exits 2.
 # usage: test_drain.sh SHMSCHEDD SHMSCHED
@@ -106,6 +107,11 @@ else
 	echo "FAIL: node drain n2 n3 --timeout 1s: exit $got, output: $out"
 	failed=$((failed + 1))
 fi
+# --pod-selector: db-0 is not selected, so nothing blocks n2's drain; a
+# selector the daemon cannot read is refused.
+expect 0 "node/n2 drained" node drain n2 --pod-selector 'app!=db' --timeout 5s $A
+[ "$(live ' n2 ')" -eq 1 ] || { echo "FAIL: --pod-selector evicted db-0"; failed=$((failed + 1)); }
+expect 1 "pod selector" node drain n2 --pod-selector 'app=a=b' $A
 expect 0 "node/n3 drained" node drain n3 $A
 expect 1 "no such node" node drain nx $A
 expect 1 "admin socket" node drain n3 --admin-socket "$dir/s.sock"

@@ -18,6 +18,7 @@
  *   what the budget allowed since its declaration: 0. Every evicted
  *   placement's producer hears an EVICTED notice for it exactly once; the
  *   undrained pod stays;
+ * - --pod-selector: only the pods it selects go; a bad one is refused;
  * - a pod two budgets select is an error naming both, never evicted; a
  *   producer's socket is refused; an unknown node is ENOENT.
  */
@@ -125,17 +126,24 @@ static void declare(struct shmsched_client *admin, const char *json)
 		fail_msg("declare: %s", err);
 }
 
-static int drain(struct shmsched_client *admin, unsigned flags,
-		 struct shmsched_drain_result *r, char **text)
+static int drain_sel(struct shmsched_client *admin, const char *selector,
+		     unsigned flags, struct shmsched_drain_result *r, char **text)
 {
 	static const char *const nodes[] = {"n0", "n1"};
 	char err[512];
-	int rc = shmsched_drain(admin, nodes, 2, flags, r, text, err, sizeof(err));
+	int rc = shmsched_drain(admin, nodes, 2, selector, flags, r, text, err,
+				sizeof(err));
 	if (rc < 0)
 		fail_msg("drain: %s", err);
 	print_message("wave: evicted %u blocked %u errors %u\n%s", r->evicted,
 		      r->blocked, r->errors, *text);
 	return rc;
+}
+
+static int drain(struct shmsched_client *admin, unsigned flags,
+		 struct shmsched_drain_result *r, char **text)
+{
+	return drain_sel(admin, NULL, flags, r, text);
 }
 
 /* The EVICTED notices `c` has now (waits `ms` for `want`), each id
@@ -269,11 +277,58 @@ static void test_refusals(void **state)
 	/* A producer may not drain; nor may anyone drain a node not there. */
 	static const char *const n0[] = {"n0"}, *const nx[] = {"nx"};
 	char err[512];
-	assert_int_equal(shmsched_drain(prod, n0, 1, 0, &r, &text, err, sizeof(err)),
+	assert_int_equal(shmsched_drain(prod, n0, 1, NULL, 0, &r, &text, err, sizeof(err)),
 			 -EPERM);
-	assert_int_equal(shmsched_drain(admin, nx, 1, 0, &r, &text, err, sizeof(err)),
+	assert_int_equal(shmsched_drain(admin, nx, 1, NULL, 0, &r, &text, err, sizeof(err)),
 			 -ENOENT);
 	assert_non_null(strstr(err, "nx"));
+	struct daemon_stats ds;
+	daemon_stop(d, 1000, &ds);
+	shmsched_disconnect(prod);
+	shmsched_disconnect(admin);
+}
+
+/* --pod-selector (kubectl drain's): only the pods it selects go; a
+ * selector that cannot be read is refused, naming the term. */
+static void test_selector(void **state)
+{
+	(void)state;
+	write_cluster(NULL);
+	struct daemon *d = start();
+	struct shmsched_client *admin = connect_to(fx.admin);
+	struct shmsched_client *prod = fixture_connect_as(fx.sock, "app");
+	place(prod, app_on(prod, "web", "n0"), 1);
+	place(prod, app_on(prod, "batch", "n1"), 2);
+	place(prod, app_on(prod, "cron", "n1"), 3);
+	struct shmsched_drain_result r;
+	char *text;
+	unsigned seen[16] = {0};
+	drain_sel(admin, "app=nothing", 0, &r, &text); /* a value no pod has */
+	free(text);
+	assert_int_equal(r.evicted, 0);
+	drain_sel(admin, " app == web ", 0, &r, &text);
+	free(text);
+	assert_int_equal(r.evicted, 1);
+	assert_int_equal(take_notices(prod, 1, 5000, seen), 1);
+	assert_int_equal(seen[1], 1);
+	drain_sel(admin, "app!=cron,app", 0, &r, &text);
+	free(text);
+	assert_int_equal(r.evicted, 1);
+	assert_int_equal(take_notices(prod, 1, 5000, seen), 1);
+	assert_int_equal(seen[2], 1);
+	drain_sel(admin, "!app", 0, &r, &text); /* every pod has one */
+	free(text);
+	assert_int_equal(r.evicted, 0);
+	assert_int_equal(daemon_pods_on_nodes(d), 1);
+	static const char *const n1[] = {"n1"};
+	char err[512];
+	assert_int_equal(shmsched_drain(admin, n1, 1, "app=a=b", 0, &r, &text, err,
+					sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "term 1 \"app=a=b\""));
+	assert_int_equal(shmsched_drain(admin, n1, 1, "app=x,", 0, &r, &text, err,
+					sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "term 2"));
+	assert_int_equal(daemon_pods_on_nodes(d), 1);
 	struct daemon_stats ds;
 	daemon_stop(d, 1000, &ds);
 	shmsched_disconnect(prod);
@@ -373,7 +428,7 @@ static void oracle_case(struct shmsched_client *admin, struct shmsched_client *p
 		static const char *const nodes[] = {"n0", "n1"};
 		struct shmsched_drain_result r;
 		char *text;
-		if (shmsched_drain(admin, nodes, 2, 0, &r, &text, err, sizeof(err)) < 0)
+		if (shmsched_drain(admin, nodes, 2, NULL, 0, &r, &text, err, sizeof(err)) < 0)
 			fail_msg("case %d wave %d: %s", k, wave, err);
 		if (r.evicted != want_ev || r.blocked != want_bl || r.errors != want_err)
 			fail_msg("case %d wave %d (A max %d, B max %d): daemon evicted %u "
@@ -450,6 +505,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_waves),
 		cmocka_unit_test(test_refusals),
+		cmocka_unit_test(test_selector),
 		cmocka_unit_test(test_oracle),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -1,6 +1,7 @@
 /* Fuzz target: an OP_DRAIN request's body as the daemon reads it
  * (control_drain_split, ingest/control_proto.c) on arbitrary bytes.
- * Checks: what is accepted has 1..OP_DRAIN_NODES_MAX names, each
+ * Checks: what is accepted has a selector of at most OP_DRAIN_SELECTOR_MAX
+ * bytes right after the header, then 1..OP_DRAIN_NODES_MAX names, each
  * non-empty, within the body, NUL-ended there and free of NULs, one after
  * the other from the header to the body's last byte; a refusal is -EINVAL
  * with a message. */
@@ -30,7 +31,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (d.n == 0 || d.n > OP_DRAIN_NODES_MAX)
 		abort();
-	const char *at = body + sizeof(struct op_drain);
+	if (d.selector != body + sizeof(struct op_drain) ||
+	    d.selector_len > OP_DRAIN_SELECTOR_MAX)
+		abort();
+	const char *at = d.selector + d.selector_len;
 	for (uint32_t i = 0; i < d.n; i++) {
 		if (d.name[i] != at || d.len[i] == 0 ||
 		    memchr(d.name[i], '\0', d.len[i]) != NULL ||
