@@ -1,14 +1,19 @@
 /* shmsched node add|update FILE, shmsched node remove|cordon|uncordon NAME:
  * one node event through the daemon's admin socket (only the admin socket
  * takes node events; a producer's are refused). Thin: the client library
- * connects and sends; the daemon checks the Node and answers. */
+ * connects and sends; the daemon checks the Node and answers.
+ * shmsched node drain NAME...: cordons them, then asks for OP_DRAIN's
+ * waves until nothing is left (drain_main). */
 #include "cli/read_file.h"
 #include "cli/node.h"
 
 #include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "shmsched/client.h"
 
@@ -25,13 +30,25 @@ static void usage(FILE *to)
 		"       shmsched node remove NAME   [--admin-socket PATH]\n"
 		"       shmsched node cordon NAME   [--admin-socket PATH]\n"
 		"       shmsched node uncordon NAME [--admin-socket PATH]\n"
+		"       shmsched node drain NAME... [--timeout DUR] [--dry-run]\n"
+		"                   [--force] [--pod-selector SEL] [--admin-socket PATH]\n"
 		"\n"
 		"Sends one node event to the daemon through its admin socket. FILE is\n"
 		"one Node as Kubernetes JSON (as `kubectl get node NAME -o json`\n"
 		"prints it). The admin socket: --admin-socket, else\n"
 		"$SHMSCHED_ADMIN_SOCKET, else the daemon's socket ($SHMSCHED_SOCKET,\n"
 		"$XDG_RUNTIME_DIR/shmsched.sock, or " SHMSCHED_DEFAULT_SOCKET ")\n"
-		"with \".admin\" appended, as shmschedd makes it.\n");
+		"with \".admin\" appended, as shmschedd makes it.\n"
+		"\n"
+		"drain cordons each NAME, then evicts the placements on them in waves\n"
+		"as their PodDisruptionBudgets allow (kubectl drain), each owner told\n"
+		"once, and says which budget blocks which pod. --timeout DUR (e.g.\n"
+		"90s, 5m, 1h30m; 0, the default: forever): stop then, list what is\n"
+		"left, exit 1. --dry-run: print the first wave's plan, cordon and\n"
+		"evict nothing. --force: evict bound pods too (no producer manages\n"
+		"them; without it a drain with one evicts nothing and exits 1).\n"
+		"--pod-selector SEL: only the pods whose labels SEL selects (key=value,\n"
+		"key!=value, key, !key, joined by ','); the others stay.\n");
 }
 
 const char *cli_admin_socket(const char *given, char *buf, size_t len)
@@ -52,8 +69,199 @@ const char *cli_admin_socket(const char *given, char *buf, size_t len)
 	return buf;
 }
 
+/* A duration: digits and a unit (ms, s, m, h), repeated ("1m30s"); bare
+ * digits are seconds. Returns 0 with *ns, or -EINVAL. */
+static int parse_duration(const char *s, uint64_t *ns)
+{
+	uint64_t total = 0;
+	if (*s == '\0')
+		return -EINVAL;
+	while (*s != '\0') {
+		if (*s < '0' || *s > '9')
+			return -EINVAL;
+		uint64_t v = 0;
+		while (*s >= '0' && *s <= '9') {
+			if (v > UINT64_C(1000000000))
+				return -EINVAL;
+			v = v * 10 + (uint64_t)(*s++ - '0');
+		}
+		uint64_t unit;
+		if (strncmp(s, "ms", 2) == 0) {
+			unit = UINT64_C(1000000);
+			s += 2;
+		} else if (*s == 's' || *s == '\0') {
+			unit = UINT64_C(1000000000);
+			s += *s == 's';
+		} else if (*s == 'm') {
+			unit = UINT64_C(60000000000);
+			s++;
+		} else if (*s == 'h') {
+			unit = UINT64_C(3600000000000);
+			s++;
+		} else {
+			return -EINVAL;
+		}
+		total += v * unit;
+	}
+	*ns = total;
+	return 0;
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * UINT64_C(1000000000) + (uint64_t)ts.tv_nsec;
+}
+
+/* How long a blocked drain waits before it asks again, at most (kubectl
+ * waits 5 s after a 429). */
+#define DRAIN_RETRY_NS UINT64_C(1000000000)
+
+/* shmsched node drain NAME... (issue 38): cordon, then waves of OP_DRAIN
+ * until nothing is left (kubectl drain's loop: evictPods asks again while
+ * a budget refuses, until its global timeout). */
+static int drain_main(int argc, char **argv)
+{
+	const char *given = NULL, *names[64];
+	unsigned n = 0, flags = 0;
+	uint64_t timeout_ns = 0;
+	const char *timeout_text = "0", *selector = NULL;
+	for (int i = 2; i < argc; i++) {
+		if (strcmp(argv[i], "--admin-socket") == 0 ||
+		    strcmp(argv[i], "--timeout") == 0 ||
+		    strcmp(argv[i], "--pod-selector") == 0) {
+			if (i + 1 == argc) {
+				fprintf(stderr, "shmsched node drain: %s needs a %s\n"
+					TRY, argv[i], argv[i][2] == 'a' ? "path" :
+					argv[i][2] == 'p' ? "selector" : "duration");
+				return 2;
+			}
+			if (argv[i][2] == 'a') {
+				given = argv[++i];
+			} else if (argv[i][2] == 'p') {
+				selector = argv[++i];
+			} else if (parse_duration(argv[++i], &timeout_ns) < 0) {
+				fprintf(stderr, "shmsched node drain: --timeout \"%s\": "
+					"expected a duration such as 0, 90s, 5m or "
+					"1h30m\n" TRY, argv[i]);
+				return 2;
+			} else {
+				timeout_text = argv[i];
+			}
+		} else if (strcmp(argv[i], "--dry-run") == 0) {
+			flags |= SHMSCHED_DRAIN_DRY_RUN;
+		} else if (strcmp(argv[i], "--force") == 0) {
+			flags |= SHMSCHED_DRAIN_FORCE;
+		} else if (argv[i][0] == '-') {
+			fprintf(stderr, "shmsched node drain: unrecognized option "
+				"'%s'\n" TRY, argv[i]);
+			return 2;
+		} else if (n == sizeof(names) / sizeof(names[0])) {
+			fprintf(stderr, "shmsched node drain: more than %zu nodes\n"
+				TRY, sizeof(names) / sizeof(names[0]));
+			return 2;
+		} else {
+			names[n++] = argv[i];
+		}
+	}
+	if (n == 0) {
+		fprintf(stderr, "shmsched node drain: needs a NAME\n" TRY);
+		return 2;
+	}
+	bool dry = flags & SHMSCHED_DRAIN_DRY_RUN;
+	char path[4096], err[1024];
+	const char *sock = cli_admin_socket(given, path, sizeof(path));
+	struct shmsched_client *c;
+	if (shmsched_connect(sock, &c, err, sizeof(err)) < 0) {
+		fprintf(stderr, "shmsched node drain: %s\n", err);
+		return 1;
+	}
+	int status = 1;
+	char *text = NULL, *last_blocked = NULL;
+	/* Cordon every node first: nothing new lands there meanwhile. */
+	for (unsigned i = 0; i < n; i++) {
+		if (!dry && shmsched_node_event(c, SHMSCHED_NODE_CORDON, names[i],
+						strlen(names[i]), err, sizeof(err)) < 0) {
+			fprintf(stderr, "shmsched node drain: cordon %s: %s\n",
+				names[i], err);
+			goto done;
+		}
+		printf("node/%s cordoned%s\n", names[i], dry ? " (dry run)" : "");
+	}
+	uint64_t start = mono_ns(), evicted = 0;
+	for (;;) {
+		struct shmsched_drain_result r;
+		free(text);
+		text = NULL;
+		if (shmsched_drain(c, names, n, selector, flags, &r, &text, err,
+				   sizeof(err)) < 0) {
+			fprintf(stderr, "shmsched node drain: %s\n", err);
+			goto done;
+		}
+		evicted += r.evicted;
+		unsigned left = r.blocked + r.errors + r.unmanaged;
+		/* Each wave's evictions; what blocks, when it changed. */
+		bool changed = last_blocked == NULL || strcmp(last_blocked, text) != 0;
+		if (r.evicted > 0 || changed)
+			fputs(text, stdout);
+		free(last_blocked);
+		last_blocked = r.evicted > 0 ? NULL : strdup(text);
+		if (dry) {
+			printf("drain (dry run): %u would be evicted now, %u left\n",
+			       r.evicted, left);
+			status = r.errors + r.unmanaged > 0 ? 1 : 0;
+			goto done;
+		}
+		printf("drain: evicted %llu of %llu\n", (unsigned long long)evicted,
+		       (unsigned long long)(evicted + left));
+		fflush(stdout);
+		if (r.unmanaged > 0) {
+			fprintf(stderr, "shmsched node drain: %u bound pods no producer "
+				"manages; nothing evicted (--force evicts them)\n",
+				r.unmanaged);
+			goto done;
+		}
+		if (r.blocked == 0) {
+			if (r.errors > 0) {
+				fprintf(stderr, "shmsched node drain: %u pods cannot be "
+					"evicted (see above)\n", r.errors);
+				goto done;
+			}
+			break;
+		}
+		if (r.evicted > 0)
+			continue; /* a wave moved: ask again now */
+		uint64_t now = mono_ns(), wait = DRAIN_RETRY_NS;
+		if (timeout_ns > 0) {
+			if (now - start >= timeout_ns) {
+				fprintf(stderr, "shmsched node drain: timed out after %s: "
+					"%llu of %llu evicted, %u left (listed above)\n",
+					timeout_text, (unsigned long long)evicted,
+					(unsigned long long)(evicted + left), left);
+				goto done;
+			}
+			if (timeout_ns - (now - start) < wait)
+				wait = timeout_ns - (now - start);
+		}
+		struct timespec ts = {(time_t)(wait / 1000000000u),
+				      (long)(wait % 1000000000u)};
+		nanosleep(&ts, NULL);
+	}
+	for (unsigned i = 0; i < n; i++)
+		printf("node/%s drained\n", names[i]);
+	status = 0;
+done:
+	free(text);
+	free(last_blocked);
+	shmsched_disconnect(c);
+	return status;
+}
+
 int node_main(int argc, char **argv)
 {
+	if (argc > 1 && strcmp(argv[1], "drain") == 0)
+		return drain_main(argc, argv);
 	static const struct {
 		const char *verb;
 		int kind;

@@ -792,6 +792,91 @@ int shmsched_node_event(struct shmsched_client *c, int kind, const char *body,
 		    NULL, err, err_len);
 }
 
+int shmsched_drain(struct shmsched_client *c, const char *const *nodes, unsigned n,
+		   const char *selector, unsigned flags,
+		   struct shmsched_drain_result *out, char **text, char *err,
+		   size_t err_len)
+{
+	errmsg(err, err_len, "no error");
+	if (text != NULL)
+		*text = NULL;
+	if (c == NULL || nodes == NULL || out == NULL || n == 0 ||
+	    n > OP_DRAIN_NODES_MAX) {
+		errmsg(err, err_len, "shmsched_drain: NULL argument, or %u nodes "
+			"(expected 1..%u)", n, OP_DRAIN_NODES_MAX);
+		return -EINVAL;
+	}
+	size_t sel_len = selector != NULL ? strlen(selector) : 0;
+	if (sel_len > OP_DRAIN_SELECTOR_MAX) {
+		errmsg(err, err_len, "shmsched_drain: a selector of %zu bytes; at "
+			"most %u", sel_len, OP_DRAIN_SELECTOR_MAX);
+		return -EINVAL;
+	}
+	size_t len = sizeof(struct op_drain) + sel_len;
+	for (unsigned i = 0; i < n; i++) {
+		if (nodes[i] == NULL || nodes[i][0] == '\0') {
+			errmsg(err, err_len, "shmsched_drain: node name %u is %s", i + 1,
+				nodes[i] == NULL ? "NULL" : "empty");
+			return -EINVAL;
+		}
+		len += strlen(nodes[i]) + 1;
+		if (len > BODY_MAX) {
+			errmsg(err, err_len, "shmsched_drain: the node names take more "
+				"than the %zu bytes of a control message",
+				(size_t)BODY_MAX);
+			return -EMSGSIZE;
+		}
+	}
+	uint8_t *buf = malloc(len > CONTROL_MAX_PAYLOAD ? len : CONTROL_MAX_PAYLOAD);
+	if (buf == NULL) {
+		errmsg(err, err_len, "shmsched_drain: out of memory");
+		return -ENOMEM;
+	}
+	struct op_drain q = {.n_nodes = n, .selector_len = (uint32_t)sel_len};
+	memcpy(buf, &q, sizeof(q));
+	if (sel_len > 0)
+		memcpy(buf + sizeof(q), selector, sel_len);
+	size_t at = sizeof(q) + sel_len;
+	for (unsigned i = 0; i < n; i++) {
+		size_t k = strlen(nodes[i]) + 1;
+		memcpy(buf + at, nodes[i], k);
+		at += k;
+	}
+	uint32_t got;
+	int rc = call(c, OP_DRAIN, flags, buf, len, buf, CONTROL_MAX_PAYLOAD, &got,
+		      NULL, err, err_len);
+	if (rc < 0)
+		goto done;
+	struct op_drained a;
+	if (got < sizeof(a)) {
+		rc = -EPROTO;
+	} else {
+		memcpy(&a, buf, sizeof(a));
+		if (a.text_bytes != got - sizeof(a))
+			rc = -EPROTO;
+	}
+	if (rc < 0) {
+		errmsg(err, err_len, "shmsched daemon at %s: a drain answer of %u "
+			"bytes that does not hold what it says", c->path, got);
+		goto done;
+	}
+	*out = (struct shmsched_drain_result){.evicted = a.evicted,
+		.blocked = a.blocked, .errors = a.errors, .unmanaged = a.unmanaged};
+	if (text != NULL) {
+		*text = malloc((size_t)a.text_bytes + 1);
+		if (*text == NULL) {
+			errmsg(err, err_len, "shmsched_drain: out of memory");
+			rc = -ENOMEM;
+			goto done;
+		}
+		memcpy(*text, buf + sizeof(a), a.text_bytes);
+		(*text)[a.text_bytes] = '\0';
+	}
+done:
+	free(buf);
+	return rc;
+}
+
 int shmsched_priority_class(struct shmsched_client *c, const char *body,
 			    size_t len, char *err, size_t err_len)
 {

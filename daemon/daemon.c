@@ -726,6 +726,7 @@ struct daemon *daemon_start(const struct daemon_config *cfg, char *err,
 		goto fail;
 	evict_set_waker(d->evictor, wake_pool, d->pool);
 	producers_set_waker(d->producers, wake_pool, d->pool);
+	producers_set_notifier(d->producers, evict_notify, d->evictor); /* OP_DRAIN */
 	if (daemon_admin_socket(cfg, d->admin_path, sizeof(d->admin_path)) == NULL) {
 		snprintf(err, err_len, "admin socket path: %s%s: does not fit a "
 			 "Unix socket address", cfg->admin_socket_path ?
@@ -841,6 +842,7 @@ void daemon_stop(struct daemon *d, unsigned drain_ms, struct daemon_stats *out)
 	 * registration or a template woke the pool: no more, before the pool
 	 * goes (TSan saw a template's wake-up reach a freed pool). */
 	producers_set_waker(d->producers, NULL, NULL);
+	producers_set_notifier(d->producers, NULL, NULL); /* its wakes too */
 	/* The evictor first: it finishes what it has (its replies are taken
 	 * by the drain below) and never wakes the pool once that is gone; a
 	 * request made after it stopped is never served, and its pod is

@@ -135,9 +135,11 @@ bool evict_notice_next(struct evictor *ev, unsigned w, struct evict_notice *out)
 	return true;
 }
 
-/* producers_preempt's notice callback, on the evictor thread: to the
- * worker of the victim owner's producer. */
-static void on_notice(void *arg, const struct evict_notice *n)
+/* producers_preempt's notice callback, on the evictor thread, and
+ * OP_DRAIN's, on the admin socket's control thread: to the worker of the
+ * victim owner's producer. Both call it under the producers' lock, so the
+ * rings' producer ends have one writer at a time (the mutex orders them). */
+void evict_notify(void *arg, const struct evict_notice *n)
 {
 	struct evictor *ev = arg;
 	struct worker_box *b = &ev->box[n->producer % ev->workers];
@@ -157,7 +159,7 @@ static void serve_one(struct evictor *ev, unsigned w, const struct req_rec *r)
 	struct evict_reply rep = {.queue_id = r->queue_id, .producer = r->rq.producer,
 				  .key = r->rq.key, .spec = r->rq.spec,
 				  .cookie = r->rq.cookie};
-	if (producers_preempt(ev->producers, &r->rq, on_notice, ev, &rep.outcome) < 0)
+	if (producers_preempt(ev->producers, &r->rq, evict_notify, ev, &rep.outcome) < 0)
 		rep.outcome.slot = -1;
 	stat_inc(&ev->requests);
 	if (rep.outcome.slot >= 0) {

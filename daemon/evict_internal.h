@@ -54,6 +54,12 @@ bool evict_request(struct evictor *ev, unsigned w, uint32_t queue_id,
  * takes it at once (the daemon gives pool_wake). Any thread. */
 void evict_set_waker(struct evictor *ev, void (*waker)(void *), void *arg);
 
+/* Hands notice `n` to the worker serving its producer (a full ring drops
+ * it, counted). Only under the producers' lock: the evictor thread's
+ * preemptions and OP_DRAIN (producers_set_notifier) both write the rings
+ * so. `arg`: the evictor. */
+void evict_notify(void *arg, const struct evict_notice *n);
+
 /* Worker w's next reply / notice, if any. */
 bool evict_reply(struct evictor *ev, unsigned w, struct evict_reply *out);
 bool evict_notice_next(struct evictor *ev, unsigned w, struct evict_notice *out);

@@ -41,6 +41,10 @@
  *   OP_POLICY     op_policy_action APPLY: a policy's text struct op_policy_shown,
  *                                  (policy/policy.h):     then the text of the
  *                                  admins                 policy in force
+ *   OP_DRAIN      op_drain_flags   struct op_drain, a pod struct op_drained, then
+ *                                  selector, n_nodes      its report's text
+ *                                  names, each NUL-ended: (lines, no NUL)
+ *                                  admins
  *
  * OP_REGISTER comes once per connection, before anything that names a
  * template; templates belong to the connection that registered them, and
@@ -66,6 +70,7 @@ enum op_kind {
 	OP_EVALUATE = 9,
 	OP_PRIORITY_CLASS = 10,
 	OP_POLICY = 11,
+	OP_DRAIN = 12,
 };
 
 struct op_request {
@@ -195,5 +200,40 @@ struct op_policy_shown {
 	uint32_t reserved;   /* 0 */
 	char source[256];    /* NUL-terminated: its file, or who applied it */
 };
+
+/* OP_DRAIN (issue 38): one wave of a drain of the named nodes, planned
+ * across all of them (ingest/producers_drain.c): every live placement on
+ * them is evicted now unless a PodDisruptionBudget allows no more
+ * disruptions (blocked, naming the budget), more than one budget selects
+ * it (an error, as the Eviction API's 500), or it is a bound pod no
+ * producer manages and OP_DRAIN_FORCE is not set (refused, as kubectl's
+ * unmanaged pods). The caller cordons the nodes first and repeats the
+ * request until nothing remains (kubectl drain's loop); its timeout is
+ * the caller's. OP_DRAIN_DRY_RUN plans the wave and evicts nothing. */
+enum op_drain_flags {
+	OP_DRAIN_DRY_RUN = 1u,
+	OP_DRAIN_FORCE = 2u,
+};
+#define OP_DRAIN_NODES_MAX 64u
+#define OP_DRAIN_SELECTOR_MAX 1024u
+struct op_drain {
+	uint32_t n_nodes;      /* 1..OP_DRAIN_NODES_MAX names follow */
+	uint32_t selector_len; /* <= OP_DRAIN_SELECTOR_MAX bytes of a label
+				* selector (kubectl drain's --pod-selector:
+				* key=value, key==value, key!=value, joined
+				* by ','), before the names; 0: every pod */
+};
+/* The answer's header; `text_bytes` bytes of lines follow, one per pod
+ * evicted, blocked, in error or refused (cut short, with a last line
+ * saying how many more, to fit one control message). */
+struct op_drained {
+	uint32_t evicted;   /* this wave (dry run: would be) */
+	uint32_t blocked;   /* by a budget that allows no disruption now */
+	uint32_t errors;    /* selected by more than one budget */
+	uint32_t unmanaged; /* bound pods, refused without OP_DRAIN_FORCE */
+	uint32_t text_bytes;
+	uint32_t reserved;  /* 0 */
+};
+_Static_assert(sizeof(struct op_drained) == 24, "op_drained is 24 bytes");
 
 #endif

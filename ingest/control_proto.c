@@ -270,6 +270,51 @@ fail:
 	return rc;
 }
 
+int control_drain_split(const void *body, uint32_t len, struct control_drain *out,
+			char *err, size_t err_len)
+{
+	struct op_drain q;
+	out->n = 0;
+	if (len < sizeof(q)) {
+		snprintf(err, err_len, "drain: a body of %u bytes; expected at least "
+			 "%zu", len, sizeof(q));
+		return -EINVAL;
+	}
+	memcpy(&q, body, sizeof(q));
+	if (q.n_nodes == 0 || q.n_nodes > OP_DRAIN_NODES_MAX ||
+	    q.selector_len > OP_DRAIN_SELECTOR_MAX ||
+	    q.selector_len > len - sizeof(q)) {
+		snprintf(err, err_len, "drain: %u nodes, a selector of %u bytes in a "
+			 "body of %u: expected 1..%u nodes, a selector of at most %u "
+			 "bytes within the body", q.n_nodes, q.selector_len, len,
+			 OP_DRAIN_NODES_MAX, OP_DRAIN_SELECTOR_MAX);
+		return -EINVAL;
+	}
+	out->selector = (const char *)body + sizeof(q);
+	out->selector_len = q.selector_len;
+	const char *at = out->selector + q.selector_len;
+	const char *end = (const char *)body + len;
+	for (uint32_t i = 0; i < q.n_nodes; i++) {
+		const char *nul = at < end ? memchr(at, '\0', (size_t)(end - at)) : NULL;
+		if (nul == NULL || nul == at) {
+			snprintf(err, err_len, "drain: node name %u of %u: %s", i + 1,
+				 q.n_nodes, nul == NULL ? "not NUL-ended within the "
+				 "body" : "empty");
+			return -EINVAL;
+		}
+		out->name[i] = at;
+		out->len[i] = (uint32_t)(nul - at);
+		at = nul + 1;
+	}
+	if (at != end) {
+		snprintf(err, err_len, "drain: %zu bytes after the %u node names: "
+			 "expected none", (size_t)(end - at), q.n_nodes);
+		return -EINVAL;
+	}
+	out->n = q.n_nodes;
+	return 0;
+}
+
 int control_template_split(uint32_t arg, const void *body, uint32_t len,
 			   struct control_template *out, char *err, size_t err_len)
 {

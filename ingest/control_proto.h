@@ -37,6 +37,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ingest/control_ops.h"
+
 #define CONTROL_MAGIC UINT32_C(0x4c43534d) /* "MSCL" in memory order */
 #define CONTROL_VERSION 1u
 #define CONTROL_HEADER_SIZE 16u
@@ -156,6 +158,24 @@ int control_template_split(uint32_t arg, const void *body, uint32_t len,
  * -ENOMEM. */
 int control_template_join(const char *scope, size_t scope_len, const char *pod,
 			  size_t pod_len, void **out, uint32_t *out_len);
+
+/* OP_DRAIN's body (ingest/control_ops.h) split: its node names, each
+ * name[i][0..len[i]) (not NUL-terminated here; the body holds the NUL
+ * after each). */
+struct control_drain {
+	const char *selector; /* selector_len bytes, not NUL-terminated */
+	uint32_t selector_len;
+	uint32_t n;
+	const char *name[OP_DRAIN_NODES_MAX];
+	uint32_t len[OP_DRAIN_NODES_MAX];
+};
+
+/* Splits body[0..len) of an OP_DRAIN request. Trusts nothing: returns 0
+ * with *out, or -EINVAL with a message in err (a body shorter than its
+ * header, a selector over OP_DRAIN_SELECTOR_MAX or past the body, n_nodes not 1..OP_DRAIN_NODES_MAX, a name empty
+ * or not NUL-ended within the body, bytes after the last name). */
+int control_drain_split(const void *body, uint32_t len, struct control_drain *out,
+			char *err, size_t err_len);
 
 /* A short name for a message type ("HELLO"), or "unknown". */
 const char *control_msg_type_name(uint16_t type);

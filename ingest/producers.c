@@ -489,6 +489,15 @@ static int identity_of(struct producers *p, uid_t uid, const char *name,
 	return (int)free_at + 1;
 }
 
+void producers_set_notifier(struct producers *p, producers_notice_fn notice,
+			    void *arg)
+{
+	pthread_mutex_lock(&p->lock);
+	p->notice = notice;
+	p->notice_arg = arg;
+	pthread_mutex_unlock(&p->lock);
+}
+
 void producers_set_waker(struct producers *p, void (*wake)(void *), void *arg)
 {
 	/* Under the lock every request is handled under: once this

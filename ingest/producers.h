@@ -340,6 +340,13 @@ int producers_preempt(struct producers *p, const struct preempt_request *rq,
 		      producers_notice_fn notice, void *arg,
 		      struct preempt_outcome *out);
 
+/* Where OP_DRAIN's evictions tell their owners (the evictor's notice
+ * rings: daemon/evict_internal.h's evict_notify, which takes notices
+ * under the producers' lock from either thread). NULL: nobody is told.
+ * Before the control sockets start. */
+void producers_set_notifier(struct producers *p, producers_notice_fn notice,
+			    void *arg);
+
 /* Worker side: whether producers_fault() ran for `pr` (relaxed). */
 static inline bool producers_faulted(const struct producer *pr)
 {

@@ -69,6 +69,8 @@ struct producers {
 	struct queue_events *events;      /* what waiting pods hear; may be NULL */
 	void (*wake)(void *);             /* producers_set_waker; may be NULL */
 	void *wake_arg;
+	producers_notice_fn notice;       /* producers_set_notifier; may be NULL */
+	void *notice_arg;
 	/* Preemption's buffers, grown as needed and kept (the evictor's,
 	 * under the lock): one request must not map and fault in megabytes. */
 	uint8_t *pre_ok;
@@ -169,6 +171,11 @@ uint32_t prod_group_namespace(const struct producers *p, uint32_t group);
 int prod_admit_template(struct producers *p, enum producer_role role,
 			const struct producer *pr, const struct pod_spec *pod,
 			char *err, size_t err_len);
+/* producers_drain.c: OP_DRAIN (admins). */
+void prod_handle_drain(struct producers *p, struct control_server *s,
+		       uint64_t conn, uint32_t rid, uint32_t flags,
+		       const void *body, uint32_t len);
+
 void prod_handle_policy(struct producers *p, struct control_server *s,
 			uint64_t conn, uint32_t rid, uint32_t action,
 			const void *body, uint32_t len);

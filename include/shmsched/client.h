@@ -432,6 +432,45 @@ SHMSCHED_EXPORT int shmsched_resync(struct shmsched_client *c, int pods_fd,
 				    struct shmsched_resync_result *out, char *err,
 				    size_t err_len);
 
+/* One wave of a drain (shmsched_drain). */
+enum shmsched_drain_flags {
+	SHMSCHED_DRAIN_DRY_RUN = 1, /* plan the wave, evict nothing */
+	SHMSCHED_DRAIN_FORCE = 2,   /* evict bound pods too (no producer
+				     * manages them: kubectl's unmanaged pods) */
+};
+struct shmsched_drain_result {
+	unsigned evicted;   /* this wave (dry run: would be) */
+	unsigned blocked;   /* a PodDisruptionBudget allows no disruption now */
+	unsigned errors;    /* selected by more than one budget */
+	unsigned unmanaged; /* bound pods refused without SHMSCHED_DRAIN_FORCE:
+			     * nothing was evicted then */
+};
+
+/* Evicts, in one wave, what the PodDisruptionBudgets allow of the live
+ * placements on the `n` nodes named (1..64) whose pods `selector` selects
+ * (NULL or "": all; else kubectl drain's --pod-selector, equality-based:
+ * key=value, key==value, key!=value, key, !key, joined by ','; at most
+ * 1024 bytes, 16 terms), as kubectl drain does; each
+ * evicted placement's owner gets an EVICTED notice. Cordon the nodes
+ * first (shmsched_node_event) and repeat until blocked, errors and
+ * unmanaged are all 0, or your timeout. Stores the report (one line per
+ * pod evicted, blocked, in error or refused, naming the budget that
+ * blocks it) as a malloc'd NUL-terminated text in *text (free it; may be
+ * NULL). Admin socket only. Returns 0, or:
+ *   -EINVAL    NULL arguments, n out of range, an empty name, a bad
+ *              selector
+ *   -ENOENT    no such node
+ *   -EPERM     not the admin socket
+ *   -EPROTO    an answer that does not hold what it says
+ *   -EMSGSIZE  the names do not fit a control message
+ *   the connection's errors (above)
+ * Thread-safety: one thread at a time per handle. */
+SHMSCHED_EXPORT int shmsched_drain(struct shmsched_client *c,
+				   const char *const *nodes, unsigned n,
+				   const char *selector, unsigned flags,
+				   struct shmsched_drain_result *out,
+				   char **text, char *err, size_t err_len);
+
 /* Evaluates template `template_id` against every node of the daemon's
  * current snapshot without placing anything: each node's filter result
  * and, for the nodes that pass, their weighted score, as the daemon's

@@ -1,0 +1,417 @@
+/* OP_DRAIN (issue 38): one wave of a drain, kubectl drain's semantics
+ * (kubernetes/kubectl pkg/drain/drain.go: GetPodsForDeletion, then
+ * evictPods' loop over the Eviction API). On the admin socket's control
+ * thread, under the producers' lock, so no release, preemption or node
+ * event runs meanwhile.
+ *
+ * The plan covers every named node at once: the live placements on them
+ * (current node generation) whose labels the pod selector (if any)
+ * selects, in the placement table's order. Before any
+ * eviction the whole wave is checked for pods kubectl refuses to delete:
+ * a bound pod (no producer manages it: kubectl's unmanaged pod, "use
+ * --force") stops the wave unless OP_DRAIN_FORCE. Then each pod in turn:
+ *   - selected by no PodDisruptionBudget: evicted;
+ *   - by one: evicted while the budget allows a disruption (counted down
+ *     here as ingest/pdb.h's table counts it, so one wave never takes
+ *     more than the budget allows), else blocked, the budget named (the
+ *     Eviction API's 429, on which kubectl waits and asks again);
+ *   - by more than one: an error (the Eviction API's 500, "This pod has
+ *     more than one PodDisruptionBudget").
+ * An eviction is what a preemption does to a victim
+ * (producers_preempt.c): the budgets counted down, the owner told by an
+ * EVICTED notice through `notice` (the evictor's rings, which take it
+ * under this same lock), the record freed (the store told) and its room
+ * given back to the node's counters and published to waiting pods. The
+ * record is gone after that, so a later wave cannot find it: each
+ * producer hears of its placement once.
+ * The caller (the CLI) cordons the nodes first and repeats the request
+ * until nothing is left, or its timeout.
+ */
+#include "ingest/producers_internal.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ingest/control_ops.h"
+#include "ingest/control_proto.h"
+#include "ingest/control_server.h"
+#include "ingest/pdb.h"
+#include "base/base.h"
+#include "shm/shm.h"
+
+/* The answer's text, at most: one control message less the header. */
+#define DRAIN_TEXT_MAX (CONTROL_MAX_PAYLOAD - sizeof(struct op_drained) - 64u)
+
+struct drain_text {
+	char *buf;
+	size_t len, cap;
+	uint32_t cut; /* lines left out */
+};
+
+static void text_add(struct drain_text *t, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void text_add(struct drain_text *t, const char *fmt, ...)
+{
+	char line[768];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	size_t len = (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1;
+	/* Room kept for the last line, which counts what was left out. */
+	if (t->cut > 0 || t->len + len + 1 + 64 > t->cap) {
+		t->cut++;
+		return;
+	}
+	memcpy(t->buf + t->len, line, len);
+	t->len += len;
+	t->buf[t->len++] = '\n';
+}
+
+static const char *str_or(const struct producers *p, uint32_t id, const char *dflt)
+{
+	const char *s = id != 0 ? intern_str(p->strings, id) : NULL;
+	return s != NULL ? s : dflt;
+}
+
+/* The pod's "namespace/name", else its producer's cookie. */
+static void pod_of(const struct producers *p, const struct placement_record *r,
+		   char *out, size_t len)
+{
+	const char *name = r->pod_name != 0 ? intern_str(p->strings, r->pod_name) : NULL;
+	if (name != NULL)
+		snprintf(out, len, "pod %.250s", name);
+	else
+		snprintf(out, len, "cookie %llu", (unsigned long long)r->cookie);
+}
+
+/* "uid U, producer \"NAME\"" of a placement's owner, or "bound" for a bound pod. */
+static void owner_of(const struct producers *p, const struct placement_record *r,
+		     char *out, size_t len)
+{
+	if (r->owner == PLACEMENT_OWNER_BOUND || r->owner == 0 ||
+	    r->owner > IDENTITIES_MAX) {
+		snprintf(out, len, "bound");
+		return;
+	}
+	const struct state_identity *id = &p->identities[r->owner - 1];
+	snprintf(out, len, "uid %u, producer \"%.64s\"", (unsigned)id->uid, id->name);
+}
+
+/* Tells the owner of `rec` (id) through one of its identity's connected
+ * producers, if any (as producers_preempt.c tells a victim's). */
+static void tell_drained(struct producers *p, const struct placement_record *rec,
+			 uint64_t id, const char *node)
+{
+	if (p->notice == NULL || rec->owner == PLACEMENT_OWNER_BOUND)
+		return;
+	for (uint32_t i = 0; i < PRODUCERS_MAX; i++) {
+		struct producer *pr = p->table[i];
+		if (pr == NULL || pr->owner != rec->owner)
+			continue;
+		struct evict_notice n = {.producer = i, .key = producers_key(pr)};
+		n.notice = (struct shmsched_notice){
+			.kind = SHMSCHED_NOTICE_EVICTED,
+			.version = SHMSCHED_NOTICE_VERSION,
+			.placement_id = id,
+			.cookie = rec->cookie,
+			.node_id = rec->slot,
+			.complete_ns = now_ns(),
+		};
+		snprintf(n.notice.message, sizeof(n.notice.message), "evicted by a "
+			 "drain of node %.150s: what it held is given back", node);
+		p->notice(p->notice_arg, &n);
+		return;
+	}
+}
+
+/* Evicts placement `id` (record `r`, live on its node). */
+static void evict_one(struct producers *p, struct pdb_matcher *pm, uint64_t id,
+		      const struct placement_record *r, const char *node)
+{
+	static struct pod_spec pod; /* the control thread's alone */
+	struct ledger *l = cluster_ledger(p->cluster);
+	placement_use(r, &pod);
+	uint32_t slot = r->slot;
+	struct device_assignment dev = r->dev;
+	if (p->pdbs != NULL)
+		pdb_table_evicted(p->pdbs, p->strings, &pm->scratch, r->group);
+	tell_drained(p, r, id, node);
+	ledger_account(l, slot, &pod, &dev, -1);
+	prod_forget(p, id);
+	prod_publish(p, queue_event_release(slot, &pod, &dev));
+}
+
+static int popcount32(uint32_t v)
+{
+	return __builtin_popcount(v);
+}
+
+/* --pod-selector (kubectl drain's): equality-based terms joined by ',':
+ * key=value, key==value, key!=value (also true without the key), key,
+ * !key; all must hold. Names the table does not hold select nothing (an
+ * equality) or everything (an inequality): no pod has them. */
+#define SEL_TERMS_MAX 16u
+enum drain_sel_op { DSEL_EQ, DSEL_NE, DSEL_EXISTS, DSEL_ABSENT };
+struct drain_term {
+	uint8_t op;           /* enum drain_sel_op */
+	bool key_known, value_known;
+	uint32_t key, value;
+};
+struct drain_selector {
+	unsigned n;
+	struct drain_term t[SEL_TERMS_MAX];
+};
+
+static void trim(const char **s, size_t *len)
+{
+	while (*len > 0 && (**s == ' ' || **s == '\t')) {
+		(*s)++;
+		(*len)--;
+	}
+	while (*len > 0 && ((*s)[*len - 1] == ' ' || (*s)[*len - 1] == '\t'))
+		(*len)--;
+}
+
+static int selector_parse(const struct producers *p, const char *s, size_t len,
+			  struct drain_selector *out, char *err, size_t err_len)
+{
+	out->n = 0;
+	if (len == 0)
+		return 0;
+	const char *end = s + len;
+	for (const char *at = s; at <= end;) {
+		const char *comma = memchr(at, ',', (size_t)(end - at));
+		const char *stop = comma ? comma : end;
+		const char *term = at, *key = at, *val = NULL;
+		size_t tlen = (size_t)(stop - at), klen = tlen, vlen = 0;
+		struct drain_term t = {.op = DSEL_EXISTS};
+		const char *eq = memchr(term, '=', tlen);
+		if (eq != NULL) {
+			klen = (size_t)(eq - term);
+			val = eq + 1;
+			t.op = DSEL_EQ;
+			if (klen > 0 && term[klen - 1] == '!') {
+				klen--;
+				t.op = DSEL_NE;
+			} else if (val < stop && *val == '=') {
+				val++;
+			}
+			vlen = (size_t)(stop - val);
+			trim(&val, &vlen);
+		}
+		trim(&key, &klen);
+		if (t.op == DSEL_EXISTS && klen > 0 && *key == '!') {
+			key++;
+			klen--;
+			t.op = DSEL_ABSENT;
+			trim(&key, &klen);
+		}
+		if (klen == 0 || out->n == SEL_TERMS_MAX ||
+		    memchr(key, '!', klen) != NULL ||
+		    (val != NULL && memchr(val, '=', vlen) != NULL)) {
+			snprintf(err, err_len, "drain: pod selector \"%.*s\": term %u "
+				 "\"%.*s\": %s", (int)(len > 200 ? 200 : len), s,
+				 out->n + 1, (int)(tlen > 100 ? 100 : tlen), term,
+				 out->n == SEL_TERMS_MAX ? "more terms than 16" :
+				 "expected key=value, key==value, key!=value, key or !key");
+			return -EINVAL;
+		}
+		t.key_known = intern_find(p->strings, key, klen, &t.key);
+		if (val != NULL)
+			t.value_known = intern_find(p->strings, val, vlen, &t.value);
+		out->t[out->n++] = t;
+		if (comma == NULL)
+			break;
+		at = comma + 1;
+	}
+	return 0;
+}
+
+/* Whether a pod of group `group` is selected (no terms: every pod). */
+static bool selector_matches(const struct producers *p, const struct drain_selector *sel,
+			     uint32_t group)
+{
+	if (sel->n == 0)
+		return true;
+	static struct pod_group g; /* the control thread's alone */
+	const char *s = group != 0 ? intern_str(p->strings, group) : NULL;
+	unsigned n_labels = 0;
+	if (s != NULL && pod_group_decode(s, intern_len(p->strings, group), &g) == 0)
+		n_labels = g.n_labels;
+	for (unsigned i = 0; i < sel->n; i++) {
+		const struct drain_term *t = &sel->t[i];
+		uint32_t v = 0;
+		bool has = t->key_known && labels_get(g.labels, n_labels, t->key, &v);
+		bool same = has && t->value_known && v == t->value;
+		bool ok = t->op == DSEL_EQ ? same : t->op == DSEL_NE ? !same :
+			  t->op == DSEL_EXISTS ? has : !has;
+		if (!ok)
+			return false;
+	}
+	return true;
+}
+
+/* Whether `slot` is one of the wave's nodes. */
+static bool drained_slot(const int64_t *slots, uint32_t n, uint32_t slot)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (slots[i] == (int64_t)slot)
+			return true;
+	return false;
+}
+
+void prod_handle_drain(struct producers *p, struct control_server *s,
+		       uint64_t conn, uint32_t rid, uint32_t flags,
+		       const void *body, uint32_t len)
+{
+	struct control_drain q;
+	int64_t slots[OP_DRAIN_NODES_MAX];
+	struct pdb_matcher *pm = NULL;
+	struct op_drained *ans = NULL;
+	if (flags & ~(uint32_t)(OP_DRAIN_DRY_RUN | OP_DRAIN_FORCE)) {
+		control_server_reply_error(s, conn, rid, EINVAL, "drain: flags %#x: "
+					   "expected DRY_RUN (1) and FORCE (2) only",
+					   flags);
+		return;
+	}
+	char err[512];
+	if (control_drain_split(body, len, &q, err, sizeof(err)) < 0) {
+		control_server_reply_error(s, conn, rid, EINVAL, "%s", err);
+		return;
+	}
+	for (uint32_t i = 0; i < q.n; i++) {
+		uint32_t name;
+		if (!intern_find(p->strings, q.name[i], q.len[i], &name) ||
+		    (slots[i] = cluster_slot_of(p->cluster, name)) < 0) {
+			control_server_reply_error(s, conn, rid, ENOENT, "drain: node "
+						   "%.*s: no such node",
+						   (int)(q.len[i] > 253 ? 253 : q.len[i]),
+						   q.name[i]);
+			return;
+		}
+	}
+	struct drain_selector sel;
+	if (selector_parse(p, q.selector, q.selector_len, &sel, err, sizeof(err)) < 0) {
+		control_server_reply_error(s, conn, rid, EINVAL, "%s", err);
+		return;
+	}
+	pm = malloc(sizeof(*pm));
+	ans = malloc(sizeof(*ans) + DRAIN_TEXT_MAX);
+	if (pm == NULL || ans == NULL) {
+		control_server_reply_error(s, conn, rid, ENOMEM, "drain: out of memory");
+		goto cleanup;
+	}
+	*ans = (struct op_drained){0};
+	struct drain_text t = {.buf = (char *)(ans + 1), .cap = DRAIN_TEXT_MAX};
+	bool dry = flags & OP_DRAIN_DRY_RUN, force = flags & OP_DRAIN_FORCE;
+	const struct snapshot *snap = cluster_snapshot(p->cluster);
+	struct ledger *l = cluster_ledger(p->cluster);
+	pdb_matcher_init(pm, p->pdbs, p->strings);
+	bool counting = pdb_matcher_counts(pm);
+	/* First walk: the budgets' view (minAvailable counts every live pod
+	 * it selects, on any node) and the wave's unmanaged pods. */
+	uint32_t cursor = 0;
+	uint64_t id;
+	while ((id = placements_next(p->placements, &cursor)) != 0) {
+		const struct placement_record *r = placements_get(p->placements, id);
+		if (r == NULL || !ledger_slot_current(l, snap, r->slot, r->node_gen))
+			continue;
+		if (counting)
+			pdb_matcher_count(pm, r->group);
+		if (!drained_slot(slots, q.n, r->slot) ||
+		    !selector_matches(p, &sel, r->group))
+			continue;
+		(void)pdb_matcher_mask(pm, r->group);
+		if (r->owner == PLACEMENT_OWNER_BOUND && !force) {
+			ans->unmanaged++;
+			char pod[280];
+			pod_of(p, r, pod, sizeof(pod));
+			text_add(&t, "refused placement %llu (%s, node %s): a bound "
+				 "pod that no producer manages; --force evicts it",
+				 (unsigned long long)id, pod,
+				 str_or(p, snap->nodes[r->slot].name, "?"));
+		}
+	}
+	uint32_t n_bits;
+	const int32_t *allowed0 = pdb_matcher_finish(pm, &n_bits);
+	int32_t allowed[PDB_CHOICE_MAX];
+	memcpy(allowed, allowed0, n_bits * sizeof(*allowed));
+	if (ans->unmanaged > 0)
+		goto answer; /* kubectl deletes nothing then */
+	/* Second walk: the wave, in order. Records freed by it are behind the
+	 * cursor. */
+	cursor = 0;
+	while ((id = placements_next(p->placements, &cursor)) != 0) {
+		const struct placement_record *r = placements_get(p->placements, id);
+		if (r == NULL || !ledger_slot_current(l, snap, r->slot, r->node_gen) ||
+		    !drained_slot(slots, q.n, r->slot) ||
+		    !selector_matches(p, &sel, r->group))
+			continue;
+		const char *node = str_or(p, snap->nodes[r->slot].name, "?");
+		char pod[280];
+		pod_of(p, r, pod, sizeof(pod));
+		char owner[96];
+		owner_of(p, r, owner, sizeof(owner));
+		uint32_t mask = pdb_matcher_mask(pm, r->group);
+		if (popcount32(mask) > 1) {
+			char which[512] = "";
+			size_t w = 0;
+			for (uint32_t b = 0; b < n_bits && w < sizeof(which) - 1; b++) {
+				if (!(mask & (1u << b)))
+					continue;
+				const struct pdb_entry *e = &p->pdbs->e[pm->entry_of[b]];
+				int k = snprintf(which + w, sizeof(which) - w, "%s%s",
+						 w ? ", " : "", str_or(p, e->name, "?"));
+				w += k > 0 ? (size_t)k : 0;
+			}
+			ans->errors++;
+			text_add(&t, "error placement %llu (%s, node %s, owner %s): "
+				 "selected by %d PodDisruptionBudgets (%s); the Eviction "
+				 "API refuses a pod with more than one (500)",
+				 (unsigned long long)id, pod, node, owner,
+				 popcount32(mask), which);
+			continue;
+		}
+		if (mask != 0) {
+			uint32_t b = (uint32_t)__builtin_ctz(mask);
+			if (allowed[b] <= 0) {
+				const struct pdb_entry *e = pm->overflow && b == n_bits - 1
+					? NULL : &p->pdbs->e[pm->entry_of[b]];
+				ans->blocked++;
+				text_add(&t, "blocked placement %llu (%s, node %s, owner "
+					 "%s): PodDisruptionBudget %s allows no more "
+					 "disruptions now (declared %d, evicted %d since; "
+					 "declare it again, or place its pods elsewhere)",
+					 (unsigned long long)id, pod, node, owner,
+					 e ? str_or(p, e->name, "?") : "(one of many)",
+					 e ? e->value : 0, e ? e->evicted : 0);
+				continue;
+			}
+			allowed[b]--;
+		}
+		ans->evicted++;
+		text_add(&t, "%s placement %llu (%s, node %s, owner %s)",
+			 dry ? "would evict" : "evicted", (unsigned long long)id, pod,
+			 node, owner);
+		if (!dry)
+			evict_one(p, pm, id, r, node);
+	}
+answer:
+	if (t.cut > 0) {
+		char more[64];
+		int n = snprintf(more, sizeof(more), "... and %u more\n", t.cut);
+		memcpy(t.buf + t.len, more, (size_t)n);
+		t.len += (size_t)n;
+	}
+	ans->text_bytes = (uint32_t)t.len;
+	control_server_reply(s, conn, rid, ans, (uint32_t)(sizeof(*ans) + t.len), -1);
+cleanup:
+	free(ans);
+	free(pm);
+}
