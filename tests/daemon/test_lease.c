@@ -35,14 +35,16 @@
 
 #include "daemon/daemon.h"
 #include "daemon/lease_internal.h"
+#include "shm/shm.h"
 #include "shmsched/client.h"
+#include "shmsched/observe.h"
 
 #include "fixture.h"
 
 #define S UINT64_C(1000000000)
 
 static struct fixture_dir fx;
-static char cluster_path[192];
+static char cluster_path[192], region[64];
 static uint64_t clock_now = 1000 * S; /* the test's clock */
 
 static uint64_t test_clock(void *arg)
@@ -119,6 +121,26 @@ static void step_to(struct daemon *d, uint64_t t)
 	assert_true(daemon_lease_tick(d) >= 0);
 }
 
+/* What `shmsched status` reads (the observer of the state region): node
+ * `name`'s unreachable flag. */
+static int shown_unreachable(const char *name)
+{
+	struct shmsched_observer *obs;
+	struct shmsched_observe_node nodes[8];
+	unsigned n = 0;
+	char err[512];
+	if (shmsched_observe_open(region, &obs, err, sizeof(err)) < 0)
+		fail_msg("observe %s: %s", region, err);
+	if (shmsched_observe_nodes(obs, nodes, 8, &n, NULL, err, sizeof(err)) < 0)
+		fail_msg("observe nodes: %s", err);
+	shmsched_observe_close(obs);
+	for (unsigned i = 0; i < n; i++)
+		if (strcmp(nodes[i].name, name) == 0)
+			return nodes[i].unreachable;
+	fail_msg("observe: no node %s", name);
+	return -1;
+}
+
 static uint32_t unknown_now(struct daemon *d)
 {
 	uint32_t leased, unknown;
@@ -132,6 +154,7 @@ static void test_lease_grace_taint(void **state)
 	write_cluster();
 	struct daemon_config cfg = {.socket_path = fx.sock, .cluster_path = cluster_path,
 				    .seed = 1, .workers = 1, .slots = 64,
+				    .state_name = region, .fresh = true,
 				    .lease_clock_ns = test_clock};
 	char err[512];
 	struct daemon *d = daemon_start(&cfg, err, sizeof(err));
@@ -159,6 +182,8 @@ static void test_lease_grace_taint(void **state)
 	/* The grace period is 50 s by default: b is Unknown just after. */
 	step_to(d, t0 + 50 * S + 1);
 	assert_int_equal(unknown_now(d), 1);
+	assert_int_equal(shown_unreachable("b"), 1); /* status shows it */
+	assert_int_equal(shown_unreachable("a"), 0);
 	assert_int_equal(place(p, to_b), SHMSCHED_UNSCHEDULABLE); /* tainted */
 	assert_int_equal(place(p, tol_b), SHMSCHED_PLACED);       /* tolerates */
 	assert_int_equal(place(p, to_a), SHMSCHED_PLACED);        /* renewed */
@@ -187,6 +212,7 @@ static void test_lease_grace_taint(void **state)
 	/* b renews: Ready, its taint lifted at once (no tick needed). */
 	must_lease(admin, "b");
 	assert_int_equal(unknown_now(d), 0);
+	assert_int_equal(shown_unreachable("b"), 0);
 	assert_int_equal(place(p, to_b), SHMSCHED_PLACED);
 	step_to(d, clock_now + 50 * S);
 	assert_int_equal(place(p, to_b), SHMSCHED_PLACED);
@@ -233,12 +259,15 @@ static int setup(void **state)
 {
 	(void)state;
 	fixture_dir_make(&fx, "lease", 0);
+	snprintf(region, sizeof(region), "shmsched-lease-%d", (int)getpid());
 	return 0;
 }
 
 static int teardown(void **state)
 {
 	(void)state;
+	char err[256];
+	state_remove(region, err, sizeof(err));
 	fixture_dir_remove(&fx);
 	return 0;
 }
