@@ -1,4 +1,4 @@
-/* shmsched node add|update FILE, shmsched node remove|cordon|uncordon NAME:
+/* shmsched node add|update FILE, shmsched node remove|cordon|uncordon|lease NAME:
  * one node event through the daemon's admin socket (only the admin socket
  * takes node events; a producer's are refused). Thin: the client library
  * connects and sends; the daemon checks the Node and answers.
@@ -32,6 +32,7 @@ static void usage(FILE *to)
 		"       shmsched node uncordon NAME [--admin-socket PATH]\n"
 		"       shmsched node drain NAME... [--timeout DUR] [--dry-run]\n"
 		"                   [--force] [--pod-selector SEL] [--admin-socket PATH]\n"
+		"       shmsched node lease NAME    [--admin-socket PATH]\n"
 		"\n"
 		"Sends one node event to the daemon through its admin socket. FILE is\n"
 		"one Node as Kubernetes JSON (as `kubectl get node NAME -o json`\n"
@@ -48,7 +49,11 @@ static void usage(FILE *to)
 		"evict nothing. --force: evict bound pods too (no producer manages\n"
 		"them; without it a drain with one evicts nothing and exits 1).\n"
 		"--pod-selector SEL: only the pods whose labels SEL selects (key=value,\n"
-		"key!=value, key, !key, joined by ','); the others stay.\n");
+		"key!=value, key, !key, joined by ','); the others stay.\n"
+		"lease renews the node's lease, as a kubelet renews its Lease: a node\n"
+		"that renewed once and then not for shmschedd's\n"
+		"--node-monitor-grace-period (default 50s) is Unknown, tainted\n"
+		"node.kubernetes.io/unreachable:NoExecute, until it renews again.\n");
 }
 
 const char *cli_admin_socket(const char *given, char *buf, size_t len)
@@ -272,6 +277,7 @@ int node_main(int argc, char **argv)
 		{"remove", SHMSCHED_NODE_REMOVE, 0},
 		{"cordon", SHMSCHED_NODE_CORDON, 0},
 		{"uncordon", SHMSCHED_NODE_UNCORDON, 0},
+		{"lease", SHMSCHED_NODE_LEASE, 0},
 	};
 	const char *given = NULL, *verb = NULL, *arg = NULL;
 	for (int i = 1; i < argc; i++) {

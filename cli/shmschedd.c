@@ -42,6 +42,7 @@ static void usage(FILE *to)
 		"                 [--strings-per-identity BYTES]\n"
 		"                 [--template-bytes-per-identity BYTES]\n"
 		"                 [--wait] [--field-validation Strict|Warn|Ignore]\n"
+		"                 [--node-monitor-grace-period DURATION]\n"
 		"\n"
 		"Serves pods from producers over shared memory: producers connect to\n"
 		"the control socket, get a region of slots and rings, and submit pods\n"
@@ -139,6 +140,13 @@ static void usage(FILE *to)
 		"                       file: Strict (the default) refuses it naming the\n"
 		"                       field, Warn logs it and drops it, Ignore drops it\n"
 		"                       (kube-apiserver's fieldValidation)\n"
+		"  --node-monitor-grace-period DURATION\n"
+		"                       a node that renews its lease (`shmsched node\n"
+		"                       lease NAME`) and then sends none for longer than\n"
+		"                       this is Unknown: tainted\n"
+		"                       node.kubernetes.io/unreachable:NoExecute until\n"
+		"                       its next renewal (default 50s; like 40s, 1m30s,\n"
+		"                       500ms; nodes never leased are not affected)\n"
 		"\n"
 		"SIGINT or SIGTERM: stop accepting producers, answer every pod already\n"
 		"submitted (placing for up to 5 s, then cancelled), exit 0. SIGHUP:\n"
@@ -176,6 +184,46 @@ static int parse_u64(const char *opt, const char *s, uint64_t max, uint64_t *out
 		return -EINVAL;
 	}
 	*out = v;
+	return 0;
+}
+
+/* A duration as Go writes one ("50s", "1m30s", "500ms"; units h, m, s,
+ * ms), or bare seconds, in nanoseconds: more than 0, at most a day. */
+static int parse_duration(const char *opt, const char *s, uint64_t *out_ns)
+{
+	static const struct {
+		const char *unit;
+		uint64_t ns;
+	} units[] = {{"ms", 1000000u}, {"h", 3600000000000u}, {"m", 60000000000u},
+		     {"s", 1000000000u}};
+	const uint64_t max = 86400u * UINT64_C(1000000000);
+	uint64_t sum = 0;
+	const char *p = s;
+	bool ok = *p != '\0';
+	while (ok && *p != '\0') {
+		char *end;
+		errno = 0;
+		unsigned long long v = strtoull(p, &end, 10);
+		ok = errno == 0 && end != p && *p != '-' && *p != '+' && v <= max / 1000000u;
+		uint64_t ns = 0;
+		for (size_t i = 0; ok && ns == 0 && i < sizeof(units) / sizeof(units[0]); i++)
+			if (strncmp(end, units[i].unit, strlen(units[i].unit)) == 0) {
+				ns = units[i].ns;
+				end += strlen(units[i].unit);
+			}
+		if (ok && ns == 0 && *end == '\0' && p == s)
+			ns = 1000000000u; /* bare seconds */
+		ok = ok && ns != 0 && v <= max / ns && sum + v * ns <= max;
+		if (ok)
+			sum += v * ns;
+		p = end;
+	}
+	if (!ok || sum == 0) {
+		fprintf(stderr, "shmschedd: %s: \"%s\" is not a duration from 1ms to "
+			"24h (like 50s, 1m30s, 500ms)\n", opt, s);
+		return -EINVAL;
+	}
+	*out_ns = sum;
 	return 0;
 }
 
@@ -308,6 +356,7 @@ int main(int argc, char **argv)
 		{"strings-per-identity", required_argument, NULL, 0x4101},
 		{"template-bytes-per-identity", required_argument, NULL, 0x4102},
 		{"field-validation", required_argument, NULL, 'V'},
+		{"node-monitor-grace-period", required_argument, NULL, 0x4103},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'v'},
 		{NULL, 0, NULL, 0},
@@ -504,6 +553,11 @@ int main(int argc, char **argv)
 			}
 			*(c == 0x4101 ? &cfg.strings_per_identity
 			  : &cfg.template_bytes_per_identity) = v;
+			break;
+		case 0x4103:
+			if (parse_duration("--node-monitor-grace-period", optarg,
+					   &cfg.node_monitor_grace_ns) < 0)
+				return 2;
 			break;
 		case 'V': {
 			enum k8s_field_validation fv;

@@ -137,6 +137,7 @@ struct totals {
 	int64_t cpu, used_cpu, mem, used_mem, pods, used_pods;
 	uint64_t placements;
 	unsigned cordoned;
+	unsigned unreachable;
 };
 
 static struct totals totals_of(const struct status *s)
@@ -152,6 +153,7 @@ static struct totals totals_of(const struct status *s)
 		t.used_pods += n->used_pods;
 		t.placements += n->placements;
 		t.cordoned += n->cordoned != 0;
+		t.unreachable += n->unreachable != 0;
 	}
 	return t;
 }
@@ -166,9 +168,12 @@ static void print_totals(const struct status *s)
 {
 	struct totals t = totals_of(s);
 	char a[32], b[32], c[32], d[32];
-	printf("totals      %u nodes (%u cordoned): cpu %s of %s cores (%d%%), "
+	char unknown[48] = "";
+	if (t.unreachable > 0)
+		snprintf(unknown, sizeof(unknown), ", %u Unknown", t.unreachable);
+	printf("totals      %u nodes (%u cordoned%s): cpu %s of %s cores (%d%%), "
 	       "memory %s of %s (%d%%), pods %" PRId64 " of %" PRId64 "; %"
-	       PRIu64 " placements on nodes\n", s->n_nodes, t.cordoned,
+	       PRIu64 " placements on nodes\n", s->n_nodes, t.cordoned, unknown,
 	       units_cpu(t.used_cpu, a, sizeof(a)), units_cpu(t.cpu, b, sizeof(b)),
 	       percent(t.used_cpu, t.cpu), human_bytes(t.used_mem, c, sizeof(c)),
 	       human_bytes(t.mem, d, sizeof(d)), percent(t.used_mem, t.mem),
@@ -179,8 +184,10 @@ static void print_totals(const struct status *s)
 static void print_node_text(const struct shmsched_observe_node *n)
 {
 	char a[32], b[32], c[32], d[32];
-	printf("node        %s (id %" PRIu32 ")%s\n", n->name, n->node_id,
-	       n->cordoned ? ", cordoned" : "");
+	printf("node        %s (id %" PRIu32 ")%s%s\n", n->name, n->node_id,
+	       n->cordoned ? ", cordoned" : "",
+	       n->unreachable ? ", Unknown (lease expired: tainted "
+				"node.kubernetes.io/unreachable:NoExecute)" : "");
 	printf("cpu         %s of %s cores (%d%%)\n",
 	       units_cpu(n->used_cpu_milli, a, sizeof(a)),
 	       units_cpu(n->cpu_milli, b, sizeof(b)),
@@ -241,10 +248,11 @@ static void print_text(const struct status *s, bool summary)
 	for (unsigned i = 0; i < s->n_nodes; i++) {
 		const struct shmsched_observe_node *n = &s->nodes[i];
 		printf("  %-*s %7" PRId64 "m %7" PRId64 "m %10s %10s %6" PRId64
-		       " %6" PRId64 " %10" PRIu64 " %s\n", w, n->name, n->cpu_milli,
+		       " %6" PRId64 " %10" PRIu64 " %s%s\n", w, n->name, n->cpu_milli,
 		       n->used_cpu_milli, human_bytes(n->mem_bytes, a, sizeof(a)),
 		       human_bytes(n->used_mem_bytes, b, sizeof(b)), n->pods,
-		       n->used_pods, n->placements, n->cordoned ? "yes" : "no");
+		       n->used_pods, n->placements, n->cordoned ? "yes" : "no",
+		       n->unreachable ? " (Unknown)" : "");
 	}
 	if (s->n_nodes == 0)
 		printf("  (none)\n");
@@ -298,21 +306,23 @@ static void print_node_json(const struct shmsched_observe_node *n)
 	       ",\"mem_bytes\":%" PRId64 ",\"used_mem_bytes\":%" PRId64
 	       ",\"pods\":%" PRId64 ",\"used_pods\":%" PRId64 ",\"placements\":%"
 	       PRIu64 ",\"labels\":%" PRIu32 ",\"taints\":%" PRIu32 ",\"gpus\":%"
-	       PRIu32 ",\"cores\":%" PRIu32 ",\"cordoned\":%s}", n->cpu_milli,
-	       n->used_cpu_milli, n->mem_bytes, n->used_mem_bytes, n->pods,
-	       n->used_pods, n->placements, n->labels, n->taints, n->gpus,
-	       n->cores, n->cordoned ? "true" : "false");
+	       PRIu32 ",\"cores\":%" PRIu32 ",\"cordoned\":%s,\"unreachable\":%s}",
+	       n->cpu_milli, n->used_cpu_milli, n->mem_bytes, n->used_mem_bytes,
+	       n->pods, n->used_pods, n->placements, n->labels, n->taints, n->gpus,
+	       n->cores, n->cordoned ? "true" : "false",
+	       n->unreachable ? "true" : "false");
 }
 
 /* ,"totals":{...}: a member of the object being written. */
 static void print_json_totals(const struct status *s)
 {
 	struct totals t = totals_of(s);
-	printf(",\"totals\":{\"nodes\":%u,\"cordoned\":%u,\"cpu_milli\":%" PRId64
+	printf(",\"totals\":{\"nodes\":%u,\"cordoned\":%u,\"unreachable\":%u,"
+	       "\"cpu_milli\":%" PRId64
 	       ",\"used_cpu_milli\":%" PRId64 ",\"mem_bytes\":%" PRId64
 	       ",\"used_mem_bytes\":%" PRId64 ",\"pods\":%" PRId64 ",\"used_pods\":%"
 	       PRId64 ",\"placements_on_nodes\":%" PRIu64 "}", s->n_nodes,
-	       t.cordoned, t.cpu, t.used_cpu, t.mem, t.used_mem, t.pods,
+	       t.cordoned, t.unreachable, t.cpu, t.used_cpu, t.mem, t.used_mem, t.pods,
 	       t.used_pods, t.placements);
 }
 

@@ -778,10 +778,10 @@ int shmsched_node_event(struct shmsched_client *c, int kind, const char *body,
 			c == NULL || body == NULL ? "NULL argument" : "empty body");
 		return -EINVAL;
 	}
-	if (kind < SHMSCHED_NODE_ADD || kind > SHMSCHED_NODE_UNCORDON) {
+	if (kind < SHMSCHED_NODE_ADD || kind > SHMSCHED_NODE_LEASE) {
 		errmsg(err, err_len, "shmsched_node_event: kind %d; expected %d "
-			"(ADD) .. %d (UNCORDON)", kind, SHMSCHED_NODE_ADD,
-			SHMSCHED_NODE_UNCORDON);
+			"(ADD) .. %d (LEASE)", kind, SHMSCHED_NODE_ADD,
+			SHMSCHED_NODE_LEASE);
 		return -EINVAL;
 	}
 	/* An id freed by REMOVE may come back with an ADD under another

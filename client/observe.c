@@ -277,6 +277,25 @@ static uint32_t strings_epoch(const struct shmsched_observer *obs)
 
 /* Copies string `id` into buf (O2). */
 static int string_copy(const struct shmsched_observer *obs, uint32_t id,
+		       char *buf, size_t len, bool cut);
+
+/* Whether the node carries node.kubernetes.io/unreachable:NoExecute, the
+ * taint the daemon gives a node whose lease expired. */
+static int unreachable(const struct shmsched_observer *obs,
+		       const struct node_spec *spec)
+{
+	static const char key[] = "node.kubernetes.io/unreachable";
+	for (unsigned i = 0; i < spec->n_taints && i < NODE_MAX_TAINTS; i++) {
+		char buf[sizeof(key)];
+		if (spec->taints[i].effect == TAINT_NO_EXECUTE &&
+		    string_copy(obs, spec->taints[i].key, buf, sizeof(buf), false) == 0 &&
+		    strcmp(buf, key) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+static int string_copy(const struct shmsched_observer *obs, uint32_t id,
 		       char *buf, size_t len, bool cut)
 {
 	const char *s;
@@ -515,6 +534,7 @@ int shmsched_observe_nodes(struct shmsched_observer *obs,
 			o->gpus = spec->devices.n_gpus;
 			o->cores = spec->devices.n_cores;
 			o->cordoned = spec->unschedulable != 0;
+			o->unreachable = unreachable(obs, spec);
 		}
 		n++;
 	}

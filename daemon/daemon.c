@@ -37,6 +37,7 @@
 #include "daemon/evict_internal.h"
 #include "daemon/warm_internal.h"
 #include "daemon/quota_charge_internal.h"
+#include "daemon/lease_internal.h"
 
 struct daemon {
 	struct state *state;     /* the state region: everything below that
@@ -57,6 +58,8 @@ struct daemon {
 	struct queue_events *events; /* what wakes waiting pods */
 	struct evictor *evictor;     /* preemption's thread */
 	struct warmer *warmer;       /* the placement table's pages, ahead of use */
+	struct lease_table *leases;  /* node leases (issue 38) */
+	struct lease_ticker *lease_ticker; /* NULL: a test's clock, ticked by hand */
 	struct priority_classes classes; /* the cluster file's and admins' */
 	struct gang_table gangs;         /* PodGroups, likewise */
 	struct pdb_table pdbs;           /* PodDisruptionBudgets, likewise */
@@ -96,6 +99,7 @@ _Static_assert(sizeof(struct serve_stats) == sizeof(struct state_worker_stats) &
 
 static void teardown(struct daemon *d)
 {
+	lease_ticker_stop(d->lease_ticker); /* before the producers it syncs */
 	warm_stop(d->warmer); /* before the table it reads */
 	persist_close(d->persist); /* everything queued committed first */
 	evict_destroy(d->evictor);
@@ -103,6 +107,7 @@ static void teardown(struct daemon *d)
 		serve_destroy(d->serve);
 	queue_events_destroy(d->events);
 	producers_destroy(d->producers);
+	lease_destroy(d->leases);
 	placements_destroy(d->placements);
 	qc_destroy(d->quota); /* after the table whose free hook it is */
 	for (unsigned i = 0; d->engines != NULL && i < d->workers; i++)
@@ -567,6 +572,56 @@ int daemon_reload_policy(struct daemon *d, char *err, size_t err_len)
 	return producers_reload_policy(d->producers, err, err_len);
 }
 
+static uint64_t lease_clock(void *arg)
+{
+	(void)arg;
+	return now_ns();
+}
+
+static void lease_tick_cb(void *arg)
+{
+	int rc = daemon_lease_tick(arg);
+	if (rc < 0)
+		log_msg(LOG_LEVEL_WARN, "node leases: %s", strerror(-rc));
+}
+
+/* The lease table, its hooks in the producers, and the ticker when the
+ * clock is the daemon's. Before the control sockets start. */
+static int start_leases(struct daemon *d, const struct daemon_config *cfg,
+			char *err, size_t err_len)
+{
+	bool own = cfg->lease_clock_ns == NULL;
+	d->leases = lease_create(cfg->node_monitor_grace_ns ? cfg->node_monitor_grace_ns
+							    : LEASE_GRACE_NS_DEFAULT,
+				 own ? lease_clock : cfg->lease_clock_ns,
+				 own ? NULL : cfg->lease_clock_arg);
+	if (d->leases == NULL)
+		return errmsg_rc(-ENOMEM, err, err_len, "node leases: out of memory");
+	producers_set_leases(d->producers, lease_renew_cb,
+			     lease_state_cb, d->leases);
+	if (!own)
+		return 0;
+	d->lease_ticker = lease_ticker_start(lease_tick_cb, d, DAEMON_LEASE_TICK_NS);
+	if (d->lease_ticker == NULL)
+		return errmsg_rc(-errno, err, err_len, "node leases: cannot start "
+				 "their thread: %s", strerror(errno));
+	return 0;
+}
+
+int daemon_lease_tick(struct daemon *d)
+{
+	lease_expire(d->leases);
+	uint32_t leased, unknown;
+	lease_counts(d->leases, &leased, &unknown);
+	/* Nothing leased, nothing to keep. */
+	return leased == 0 ? 0 : producers_sync_unreachable(d->producers);
+}
+
+void daemon_lease_counts(struct daemon *d, uint32_t *leased, uint32_t *unknown)
+{
+	lease_counts(d->leases, leased, unknown);
+}
+
 struct daemon *daemon_start(const struct daemon_config *cfg, char *err,
 			    size_t err_len)
 {
@@ -735,6 +790,8 @@ struct daemon *daemon_start(const struct daemon_config *cfg, char *err,
 		goto fail_server;
 	}
 	producers_set_admin_socket(d->producers, d->admin_path);
+	if (start_leases(d, cfg, err, err_len) < 0)
+		goto fail_server;
 	producers_set_budgets(d->producers, cfg->strings_per_identity,
 			      cfg->template_bytes_per_identity);
 	/* The admin socket first: a producer that connects can be told where
@@ -823,6 +880,9 @@ static void sleep_ms(unsigned ms)
 
 void daemon_stop(struct daemon *d, unsigned drain_ms, struct daemon_stats *out)
 {
+	/* No node update from the leases while the rest stops. */
+	lease_ticker_stop(d->lease_ticker);
+	d->lease_ticker = NULL;
 	producers_stop_accepting(d->producers);
 	/* The drain: this thread reads the producers table as a reader; it is
 	 * offline while it sleeps, so a producer may leave meanwhile. */

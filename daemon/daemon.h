@@ -113,7 +113,19 @@ struct daemon_config {
 	 * answered UNSCHEDULABLE naming the queue; pods without the label are
 	 * under none. NULL: no quotas. Gangs under quota are refused. */
 	struct quota_tree *quota;
+	/* Node leases (issue 38; daemon/lease_internal.h): a node that
+	 * renewed its lease and then renews none for longer than this is
+	 * Unknown, tainted node.kubernetes.io/unreachable:NoExecute (0:
+	 * 50 s, Kubernetes' node-monitor-grace-period). The leases' clock,
+	 * monotonic ns: NULL: the daemon's (base/clock.h), and a thread
+	 * checks the leases every DAEMON_LEASE_TICK_NS; given (a test's,
+	 * stepped by hand): no thread, the caller calls daemon_lease_tick(). */
+	uint64_t node_monitor_grace_ns;
+	uint64_t (*lease_clock_ns)(void *arg);
+	void *lease_clock_arg;
 };
+
+#define DAEMON_LEASE_TICK_NS UINT64_C(1000000000)
 
 #define DAEMON_IDLE_TIMEOUT_S 300u
 /* The producer socket's connections: at most DAEMON_PER_UID per uid, and
@@ -262,6 +274,16 @@ struct daemon_identity_time {
  * under every try of its copy is left out. Any thread (relaxed figures). */
 unsigned daemon_identity_times(struct daemon *d, struct daemon_identity_time *out,
 			       unsigned max);
+
+/* The leases checked as of their clock's now: nodes whose lease expired
+ * become Unknown and tainted, renewed ones are untainted (an admin's
+ * update that changed the taint corrected). Returns the nodes whose taint
+ * changed, or a negative errno. Any thread but a control callback; the
+ * daemon's own thread calls it when no lease clock was given. */
+int daemon_lease_tick(struct daemon *d);
+
+/* Nodes that ever renewed a lease, and of them Unknown now. */
+void daemon_lease_counts(struct daemon *d, uint32_t *leased, uint32_t *unknown);
 
 /* Whether every worker is asleep now (pool_sleeping): no pod to serve
  * and no class left to compile ahead. A snapshot, for benchmarks that

@@ -19,8 +19,8 @@
  *                                  a Pod, Kubernetes JSON
  *   OP_NODE_EVENT node_event_kind  ADD/UPDATE: a Node as  none (an empty payload)
  *                 (shm/cluster.h)  Kubernetes JSON;
- *                                  REMOVE/CORDON/UNCORDON:
- *                                  the node's name
+ *                                  REMOVE/CORDON/UNCORDON/
+ *                                  LEASE: the node's name
  *   OP_RELEASE    0                struct op_release      none
  *                                  (a placement id)
  *   OP_NODE_NAME  node id          none                   the name (no NUL)

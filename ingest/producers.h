@@ -224,6 +224,28 @@ int producers_reload_policy(struct producers *p, char *err, size_t err_len);
  * the control sockets start; NULL: none. */
 void producers_set_events(struct producers *p, struct queue_events *events);
 
+/* Node leases (issue 38; daemon/lease_internal.h). renew(arg, name): an
+ * admin's NODE_EVENT_LEASE for node `name` (an interned name of a present
+ * node); returns 0 or a negative errno. state(arg, name): the node's
+ * lease state now (-1 never leased, 0 Ready, 1 Unknown), as
+ * producers_sync_unreachable reads it. Both called
+ * under the producers' lock. Before the control sockets start; not set:
+ * NODE_EVENT_LEASE is refused (ENOTSUP). */
+void producers_set_leases(struct producers *p, int (*renew)(void *, uint32_t),
+			  int (*state)(void *, uint32_t), void *arg);
+
+/* The taint node.kubernetes.io/unreachable:NoExecute as the leases say:
+ * given to every present node whose state is Unknown (1), taken from
+ * every Ready one (0), nodes never leased (-1) left alone; each change a
+ * node update (the store told, waiting pods told of an untaint). Under
+ * the producers' lock; from any thread but a control server's callback.
+ * Returns how many nodes changed, or a negative errno (a node with
+ * NODE_MAX_TAINTS taints already is logged and left as it is). O(nodes). */
+int producers_sync_unreachable(struct producers *p);
+
+/* The taint's key, "node.kubernetes.io/unreachable". */
+#define PRODUCERS_UNREACHABLE_TAINT "node.kubernetes.io/unreachable"
+
 /* Frees what is left. No worker may be running; the control server must
  * have stopped (its on_disconnect calls freed the producers). */
 void producers_destroy(struct producers *p);

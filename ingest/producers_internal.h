@@ -8,6 +8,9 @@
  *   (producers_on_request) and their handlers: templates, node events,
  *   releases, listings, node and resource names, resyncs, PriorityClasses.
  *   Calls every file below.
+ * - producers_lease.c: node leases' renewals (NODE_EVENT_LEASE) and the
+ *   unreachable taint they keep (producers_sync_unreachable). Calls
+ *   producers.c.
  * - producers_evaluate.c: OP_EVALUATE, one template against every node on
  *   the control thread's own engine. Calls producers.c.
  * - producers_preempt.c: preemption's execution (producers_preempt), for
@@ -122,6 +125,11 @@ struct producers {
 	uint64_t use_strings, use_templates, uncompiled;
 	int accepting;
 	uint64_t registered, gone, faulted;
+	/* Node leases (producers_set_leases; producers_lease.c): NULL: none.
+	 * Called under the lock. */
+	int (*lease_renew)(void *arg, uint32_t name);
+	int (*lease_state)(void *arg, uint32_t name);
+	void *lease_arg;
 };
 
 /* What one identity's templates are charged (issue 41; `charged`). */
@@ -157,6 +165,11 @@ int prod_charge_strings(struct producers *p, const struct producer *pr,
 			uint64_t *cost, char *err, size_t err_len);
 void prod_publish(struct producers *p, struct queue_event ev);
 void prod_forget(struct producers *p, uint64_t id);
+
+/* producers_lease.c: NODE_EVENT_LEASE, a node's lease renewed (its
+ * unreachable taint lifted when it had one). */
+void prod_handle_lease(struct producers *p, struct control_server *s,
+		       uint64_t conn, uint32_t rid, const void *body, uint32_t len);
 
 /* producers_evaluate.c: OP_EVALUATE. */
 void prod_handle_evaluate(struct producers *p, enum producer_role role,

@@ -185,6 +185,10 @@ static void handle_node_event(struct producers *p, struct control_server *s,
 {
 	static struct node_event ev; /* the control thread's alone */
 	char err[1024];
+	if (kind == NODE_EVENT_LEASE) {
+		prod_handle_lease(p, s, conn, rid, body, len);
+		return;
+	}
 	memset(&ev, 0, sizeof(ev));
 	ev.kind = (uint8_t)kind;
 	int rc = 0;
@@ -206,7 +210,7 @@ static void handle_node_event(struct producers *p, struct control_server *s,
 		}
 	} else {
 		rc = -EINVAL;
-		snprintf(err, sizeof(err), "node event: kind %u: expected 1..5", kind);
+		snprintf(err, sizeof(err), "node event: kind %u: expected 1..6", kind);
 	}
 	if (rc == 0)
 		rc = cluster_apply(p->cluster, &ev, 1, err, sizeof(err));

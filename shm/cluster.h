@@ -67,6 +67,9 @@ enum node_event_kind {
 	NODE_EVENT_REMOVE = 3,  /* remove the node of that name and its use */
 	NODE_EVENT_CORDON = 4,  /* spec.unschedulable = true */
 	NODE_EVENT_UNCORDON = 5,/* spec.unschedulable = false */
+	/* The node's lease renewed (the admin socket's, daemon/lease_internal.h);
+	 * never applied to a cluster (cluster_apply refuses it). */
+	NODE_EVENT_LEASE = 6,
 };
 
 struct node_event {

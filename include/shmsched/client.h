@@ -85,6 +85,8 @@ enum shmsched_node_event {
 	SHMSCHED_NODE_REMOVE = 3,    /* body: the node's name */
 	SHMSCHED_NODE_CORDON = 4,    /* body: the node's name */
 	SHMSCHED_NODE_UNCORDON = 5,  /* body: the node's name */
+	SHMSCHED_NODE_LEASE = 6,     /* body: the node's name; renews its lease
+				      * (shmschedd --node-monitor-grace-period) */
 };
 
 /* A connection to the daemon and the region it gave this producer. Opaque. */
@@ -318,7 +320,8 @@ SHMSCHED_EXPORT int shmsched_node_name(struct shmsched_client *c, uint32_t node_
  *              shmsched_node_event value
  *   -EMSGSIZE  len exceeds what one control message carries
  *   the daemon's refusal, its text in err (e.g. -EINVAL: a bad Node;
- *   -ENOENT: UPDATE, REMOVE or (UN)CORDON of an unknown name), and the
+ *   -ENOENT: UPDATE, REMOVE, (UN)CORDON or LEASE of an unknown name;
+ *   -ENOTSUP: LEASE to a daemon that keeps no leases), and the
  *   connection's errors (above)
  * Thread-safety: one thread at a time per handle. */
 SHMSCHED_EXPORT int shmsched_node_event(struct shmsched_client *c, int kind,

@@ -142,6 +142,9 @@ struct shmsched_observe_node {
 	uint32_t gpus;           /* GPU devices */
 	uint32_t cores;          /* cores for exclusive use (0: not opted in) */
 	int cordoned;            /* 1: spec.unschedulable */
+	int unreachable;         /* 1: tainted node.kubernetes.io/unreachable
+				  * NoExecute: Unknown (its lease expired,
+				  * shmschedd --node-monitor-grace-period) */
 };
 
 /* A producer identity (a uid and the name it connects under), which owns
