@@ -104,6 +104,11 @@ struct daemon_config {
 	 * 0: its defaults). */
 	uint64_t strings_per_identity;
 	uint64_t template_bytes_per_identity;
+	/* Tests only: the workers' engines' clock for the TTL of the classes
+	 * compiled ahead for templates (engine_set_clock; NULL: now_ns), so a
+	 * test steps past ENGINE_PREPARED_TTL_NS instead of waiting it out.
+	 * Called from the worker threads. */
+	uint64_t (*engine_clock_ns)(void);
 };
 
 #define DAEMON_IDLE_TIMEOUT_S 300u
