@@ -707,6 +707,7 @@ struct daemon *daemon_start(const struct daemon_config *cfg, char *err,
 				 strerror(errno));
 			goto fail;
 		}
+		engine_set_clock(d->engines[i], cfg->engine_clock_ns);
 	}
 	d->producers = producers_create(d->cluster, d->strings, d->res, &d->ctx,
 					cfg->slots ? cfg->slots : 4096, d->placements,

@@ -123,6 +123,11 @@ struct daemon_config {
 	uint64_t node_monitor_grace_ns;
 	uint64_t (*lease_clock_ns)(void *arg);
 	void *lease_clock_arg;
+	/* Tests only: the workers' engines' clock for the TTL of the classes
+	 * compiled ahead for templates (engine_set_clock; NULL: now_ns), so a
+	 * test steps past ENGINE_PREPARED_TTL_NS instead of waiting it out.
+	 * Called from the worker threads. */
+	uint64_t (*engine_clock_ns)(void);
 };
 
 #define DAEMON_LEASE_TICK_NS UINT64_C(1000000000)

@@ -80,6 +80,7 @@ struct engine *engine_create(struct cluster *c, const struct plugin_ctx *ctx,
 			   : by_slots > ((size_t)256 << 20) ? by_slots : (size_t)256 << 20;
 	e->pod_budget = ENGINE_POD_BUDGET;
 	e->pods_pay = true;
+	e->clock_ns = now_ns;
 	e->eval_cols_min = EVAL_COLS_MIN;
 	e->table_mask = 1023;
 	e->table = calloc(e->table_mask + 1, sizeof(*e->table));
@@ -456,6 +457,11 @@ bool engine_idle(struct engine *e)
 void engine_set_busy(struct engine *e, bool busy)
 {
 	e->pods_pay = busy;
+}
+
+void engine_set_clock(struct engine *e, uint64_t (*clock_ns)(void))
+{
+	e->clock_ns = clock_ns != NULL ? clock_ns : now_ns;
 }
 
 void engine_set_compile_budget(struct engine *e, uint64_t per_pod)

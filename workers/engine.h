@@ -213,6 +213,14 @@ size_t engine_static_bytes(const struct class_static *cs);
 #define ENGINE_SWEEP_NS UINT64_C(1000000000)
 size_t engine_static_bytes_max(uint32_t n_slots);
 bool engine_idle(struct engine *e);
+
+/* The clock of the prepared classes' TTL above (engine_prepare's stamp,
+ * engine_idle's sweep), in nanoseconds, never going back; NULL: now_ns
+ * (base/clock.h), the default. Tests step one past the TTL instead of
+ * waiting 30 s (tests/daemon/test_budgets.c). Set before the engine's
+ * first use; read by the engine's own thread, once per prepare and per
+ * idle call (no pod's path). */
+void engine_set_clock(struct engine *e, uint64_t (*clock_ns)(void));
 void engine_set_compile_budget(struct engine *e, uint64_t per_pod);
 
 /* Whether pods pay for the compiles waiting (their budget each, as

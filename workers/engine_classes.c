@@ -597,7 +597,7 @@ int class_prepare(struct engine *e, const struct snapshot *s,
 			    cs->taint_raw, &cs->diag, cs->why);
 		e->stats.static_adopted++;
 	}
-	k->prepared_ns = now_ns();
+	k->prepared_ns = e->clock_ns();
 	if (!k->want_index) {
 		k->want_index = true;
 		e->stats.prepared++;
@@ -625,7 +625,7 @@ static bool prepared_stale(const struct eclass *k, uint64_t now)
  * evict_cold() does. */
 void sweep_prepared(struct engine *e)
 {
-	uint64_t now = now_ns();
+	uint64_t now = e->clock_ns();
 	if (now < e->next_sweep_ns)
 		return;
 	e->next_sweep_ns = now + ENGINE_SWEEP_NS;

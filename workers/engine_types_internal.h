@@ -95,7 +95,7 @@
  *                          | warming)                   | a flush: node_rows_forget()
  * per-class positions:     | eclass.last_use (the log's | a class is hot while its pods come
  *   last_use, prepared_ns  | head at its last pod);     | within numFeasibleNodesToFind
- *                          | prepared_ns (now_ns())     | changes; prepared and unused for
+ *                          | prepared_ns (e->clock_ns)  | changes; prepared and unused for
  *                          |                            | ENGINE_PREPARED_TTL_NS: freed
  *                          |                            | (sweep_prepared)
  * fragmentation memo       | frag_before.epoch against  | a new mix (mix.epoch moves at the
@@ -293,7 +293,7 @@ struct eclass {
 	struct interpod_view *ipv;
 	uint8_t ip_keys;       /* 1: every feasible slot has the hard spread
 				* constraints' keys; 2: not; 0: not known */
-	uint64_t prepared_ns;  /* now_ns() of engine_prepare's last ask; 0: none */
+	uint64_t prepared_ns;  /* e->clock_ns() at engine_prepare's last ask; 0: none */
 };
 
 /* A class's word per slot (eclass.word). */
@@ -405,6 +405,7 @@ struct engine {
 	uint32_t n_classes;
 	size_t class_bytes, class_bytes_max;
 	uint64_t next_sweep_ns; /* sweep_prepared's next look */
+	uint64_t (*clock_ns)(void); /* prepared_ns and the sweep's (engine_set_clock) */
 
 	/* Specs seen, by hash, with the change-log head at their last sight:
 	 * a class is compiled on its second pod, so a unique pod pays a

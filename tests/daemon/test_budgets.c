@@ -10,7 +10,8 @@
  *   registered uncompiled (and its pods still placed); what was charged is
  *   given back (freed) when the producer goes;
  * - the workers' classes compiled ahead for a gone producer's templates
- *   are freed after 30 s unused;
+ *   are freed after 30 s unused (30 s of the engines' clock, which the
+ *   test steps: daemon_config.engine_clock_ns);
  * - identities: a uid registering 70 names one after another (each gone,
  *   holding no placement) keeps being accepted (before: the 65th was
  *   refused with EBUSY for good); a name holding a placement keeps its
@@ -30,18 +31,36 @@
 
 #include <cmocka.h>
 
+#include "base/base.h"
 #include "daemon/daemon.h"
 #include "fixture.h"
 #include "shmsched/client.h"
+#include "workers/workers.h"
 
 static struct fixture_dir fx;
+
+/* The workers' engines' clock: the real one plus a step the test makes
+ * (0 until then), and how many reads have seen the step. */
+static uint64_t clock_step_ns;
+static uint64_t clock_stepped_reads;
+
+static uint64_t stepped_clock(void)
+{
+	/* acquire: pairs with the test's release store of the step. */
+	uint64_t step = __atomic_load_n(&clock_step_ns, __ATOMIC_ACQUIRE);
+	/* release: pairs with the test's acquire load of the count. */
+	if (step != 0)
+		__atomic_fetch_add(&clock_stepped_reads, 1, __ATOMIC_RELEASE);
+	return now_ns() + step;
+}
 
 static struct daemon *start(uint64_t strings, uint64_t template_bytes)
 {
 	struct daemon_config cfg = {.socket_path = fx.sock, .synthetic_nodes = 64,
 				    .seed = 1, .workers = 1, .slots = 64,
 				    .strings_per_identity = strings,
-				    .template_bytes_per_identity = template_bytes};
+				    .template_bytes_per_identity = template_bytes,
+				    .engine_clock_ns = stepped_clock};
 	char err[512];
 	struct daemon *d = daemon_start(&cfg, err, sizeof(err));
 	if (d == NULL)
@@ -176,8 +195,23 @@ static void test_prepared_classes_freed(void **state)
 	fixture_place_one(c, tid, 1, &r);
 	assert_int_equal(r.status, SHMSCHED_PLACED);
 	fixture_leave(d, c);
-	sleep(33);
+	/* Past the TTL on the engine's clock (it was a sleep(33) on the
+	 * wall clock). The first read that sees the step is an idle call's
+	 * sweep_prepared (nothing else reads it while no template comes),
+	 * which then sweeps: the second read is a later idle call's, so the
+	 * sweep has finished. */
+	__atomic_store_n(&clock_stepped_reads, 0, __ATOMIC_RELAXED);
+	/* release: pairs with stepped_clock's acquire load. */
+	__atomic_store_n(&clock_step_ns, ENGINE_PREPARED_TTL_NS + ENGINE_SWEEP_NS,
+			 __ATOMIC_RELEASE);
+	time_t deadline = time(NULL) + 20;
+	/* acquire: pairs with stepped_clock's release add. */
+	while (__atomic_load_n(&clock_stepped_reads, __ATOMIC_ACQUIRE) < 2 &&
+	       time(NULL) <= deadline)
+		usleep(1000);
+	assert_true(__atomic_load_n(&clock_stepped_reads, __ATOMIC_ACQUIRE) >= 2);
 	daemon_stop(d, 1000, &ds);
+	__atomic_store_n(&clock_step_ns, 0, __ATOMIC_RELAXED);
 	print_message("class evictions: %llu\n",
 		      (unsigned long long)ds.caches.class_evictions);
 	assert_true(ds.caches.class_evictions >= 1);
