@@ -300,6 +300,7 @@ static void ref_build(struct ref *r, const struct opts *o)
 	    cluster_load_file(cluster_path, r->strings, &r->res, 0, &r->cluster, &st,
 			      err, sizeof(err)) < 0)
 		die("reference cluster", err);
+	quota_tree_free(st.quota); /* the bench's own file: none */
 	sched_config_default(&r->cfg);
 	r->e = engine_create(r->cluster, &r->ctx, &r->cfg, 1, 0);
 	if (r->e == NULL)

@@ -118,6 +118,12 @@ static int base_init(struct base *b, const struct baseline_config *cfg,
 		struct cluster_load_stats st;
 		rc = cluster_load_file(cluster_path, b->strings, &b->res, EXTRA_SLOTS,
 				       &b->cluster, &st, err, err_len);
+		if (rc == 0 && st.quota != NULL)
+			fprintf(stderr, "warning: %s: its Kueue objects are not "
+				"applied by this benchmark: pods are placed "
+				"without quotas\n", cluster_path);
+		if (rc == 0)
+			quota_tree_free(st.quota);
 	} else if (rc == 0) {
 		struct synthetic_stats st;
 		rc = synthetic_cluster(nodes, running, cfg->seed, EXTRA_SLOTS,

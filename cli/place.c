@@ -482,6 +482,16 @@ static int run(const struct options *o)
 	if (cluster_load_file_objects(o->cluster_path, strings, &res, objects, 0,
 				      &cluster, &cstats, err, sizeof(err)) < 0)
 		goto fail_input;
+	if (cstats.quota != NULL) {
+		/* Read and checked, but not yet applied here: said, not
+		 * ignored (the daemon applies them). */
+		fprintf(stderr, "shmsched place: warning: %s: its Kueue objects "
+			"(ClusterQueues, LocalQueues, ...) are not applied by "
+			"shmsched place yet: pods are placed without quotas; "
+			"shmschedd --cluster applies them\n", o->cluster_path);
+		quota_tree_free(cstats.quota);
+		cstats.quota = NULL;
+	}
 	if (load_pods(o->pods_path, strings, &res, objects, &cfg, &pods, err,
 		      sizeof(err)) < 0)
 		goto fail_input;

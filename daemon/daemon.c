@@ -67,7 +67,11 @@ struct daemon {
 	struct control_server *server;
 	struct control_server *admin;
 	struct persist *persist;  /* the durable store; NULL: none */
-	struct quota_charge *quota; /* cfg->quota's charges; NULL: none */
+	struct quota_charge *quota; /* the quotas' charges; NULL: none */
+	/* Kueue's objects of the cluster file (ingest/kueue_json.h), owned;
+	 * NULL: none (or cfg->quota, the caller's, is used). */
+	struct quota_tree *file_quota;
+	bool file_quota_read;
 	const char *start_kind;   /* "created", "resumed", "rebuilt from the store" */
 	char admin_path[108];
 	char given[STATE_ORIGIN_MAX];  /* the inputs' record; "": none given */
@@ -110,6 +114,7 @@ static void teardown(struct daemon *d)
 	lease_destroy(d->leases);
 	placements_destroy(d->placements);
 	qc_destroy(d->quota); /* after the table whose free hook it is */
+	quota_tree_free(d->file_quota); /* after the charges made against it */
 	for (unsigned i = 0; d->engines != NULL && i < d->workers; i++)
 		engine_destroy(d->engines[i]);
 	free(d->engines);
@@ -134,6 +139,11 @@ static int load_cluster(struct daemon *d, const struct daemon_config *cfg,
 				"counted, %u objects of other kinds skipped",
 				cfg->cluster_path, st.nodes, st.running_pods,
 				st.skipped.total);
+		if (rc == 0) {
+			/* Its Kueue objects, read with it: kept for start_quota. */
+			d->file_quota = st.quota;
+			d->file_quota_read = true;
+		}
 		return rc;
 	}
 	struct synthetic_stats st;
@@ -181,10 +191,10 @@ static int resume_cluster(struct daemon *d, const struct daemon_config *cfg,
 /* Kueue's quotas (daemon/quota_charge_internal.h): the live placements'
  * charges counted again from their records (a resumed region's), every
  * record's free hook set, the workers told. Before the pool starts. */
-static int start_quota(struct daemon *d, const struct daemon_config *cfg,
+static int start_quota(struct daemon *d, struct quota_tree *tree,
 		       char *err, size_t err_len)
 {
-	d->quota = qc_create(cfg->quota, d->strings, d->res, d->workers);
+	d->quota = qc_create(tree, d->strings, d->res, d->workers);
 	if (d->quota == NULL)
 		return errmsg_rc(-errno, err, err_len, "quota: %s (the flavors' "
 				 "nodeLabels, interned)", strerror(errno));
@@ -740,8 +750,29 @@ struct daemon *daemon_start(const struct daemon_config *cfg, char *err,
 		snprintf(err, err_len, "out of memory");
 		goto fail;
 	}
-	if (cfg->quota != NULL && start_quota(d, cfg, err, err_len) < 0)
+	/* Kueue's objects in the cluster file are configuration, as the
+	 * PriorityClasses are: read at every start, a resumed region's too
+	 * (load_cluster read them already for a new one). */
+	if (cfg->cluster_path != NULL && !d->file_quota_read &&
+	    same_cluster(d->meta->origin, d->given) &&
+	    kueue_load_file_mixed(cfg->cluster_path, &d->file_quota, err,
+				  err_len) < 0)
 		goto fail;
+	if (d->file_quota != NULL && cfg->quota != NULL) {
+		snprintf(err, err_len, "%s: Kueue objects (ResourceFlavor, "
+			 "ClusterQueue, ...), and daemon_config.quota given too: "
+			 "expected one source of quotas", cfg->cluster_path);
+		goto fail;
+	}
+	struct quota_tree *quota = cfg->quota ? cfg->quota : d->file_quota;
+	if (quota != NULL && start_quota(d, quota, err, err_len) < 0)
+		goto fail;
+	if (d->file_quota != NULL)
+		log_msg(LOG_LEVEL_INFO, "cluster %s: %d ClusterQueue(s) and "
+			"Cohort(s), %d flavor(s): pods labelled "
+			"kueue.x-k8s.io/queue-name are placed under their quotas",
+			cfg->cluster_path, quota_n_nodes(d->file_quota),
+			quota_n_flavors(d->file_quota));
 	/* OP_EVALUATE (the gateway's extender verbs) reports every node: the
 	 * same profile, every node filtered and scored. */
 	struct sched_config every = d->cfg;

@@ -19,7 +19,9 @@
  * - eviction (DefaultPreemption) gives the victim's charge back, and the
  *   preemptor placed on the held node is charged;
  * - a restarted daemon (the same named region) charges its live
- *   placements to a new tree again.
+ *   placements to a new tree again;
+ * - the cluster file's own Kueue objects are the quotas when none is
+ *   given (shmschedd --cluster), and both given is refused.
  * Racing (stress.daemon_quota_race; argument "race"): four workers, four
  * producer threads placing and releasing labelled and unlabelled pods; after
  * quiescence each queue's usage equals the sum of its live placements'
@@ -545,6 +547,56 @@ static void test_race(void **state)
 	quota_tree_free(tr.t);
 }
 
+/* The cluster file's own Kueue objects (kueue.x-k8s.io/v1beta2, as
+ * `kubectl get -o json` prints them) are the daemon's quotas when the
+ * caller gives none (shmschedd --cluster); given both, it refuses to
+ * start. Old: the objects were read and checked, then dropped: every
+ * labelled pod was placed. */
+static void test_cluster_file_quotas(void **state)
+{
+	(void)state;
+	const char *names[] = {"n0"};
+	const int cpus[] = {32};
+	const char *pools[] = {NULL};
+	write_cluster(names, cpus, pools, 1,
+		"{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"ResourceFlavor\","
+		"\"metadata\":{\"name\":\"default-flavor\"}},"
+		"{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"ClusterQueue\","
+		"\"metadata\":{\"name\":\"team-a\"},\"spec\":{\"resourceGroups\":"
+		"[{\"coveredResources\":[\"cpu\"],\"flavors\":[{\"name\":"
+		"\"default-flavor\",\"resources\":[{\"name\":\"cpu\","
+		"\"nominalQuota\":\"2\"}]}]}]}},"
+		"{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"LocalQueue\","
+		"\"metadata\":{\"name\":\"qa\",\"namespace\":\"default\"},"
+		"\"spec\":{\"clusterQueue\":\"team-a\"}}");
+	struct daemon *d = start(NULL, 1, NULL);
+	struct shmsched_client *c = connect_to();
+	uint32_t qa = tmpl(c, "qa", "\"cpu\":\"1\"", NULL);
+	struct shmsched_result r;
+	for (int i = 0; i < 2; i++) {
+		place(c, qa, (uint64_t)i + 1, &r);
+		assert_int_equal(r.status, SHMSCHED_PLACED);
+	}
+	/* old: placed (31 cpus free on n0). */
+	place(c, qa, 3, &r);
+	assert_int_equal(r.status, SHMSCHED_UNSCHEDULABLE);
+	print_message("cluster file quota: %s\n", r.message);
+	assert_non_null(strstr(r.message, "ClusterQueue \"team-a\""));
+	shmsched_disconnect(c);
+	struct daemon_stats ds;
+	daemon_stop(d, 1000, &ds);
+
+	/* Both the file's quotas and the caller's: refused. */
+	struct tree tr = make_tree(2000, 2000, 0, false, false);
+	struct daemon_config cfg = {.socket_path = fx.sock, .cluster_path = cluster,
+				    .seed = 1, .workers = 1, .slots = 64,
+				    .quota = tr.t};
+	char err[512];
+	assert_null(daemon_start(&cfg, err, sizeof(err)));
+	assert_non_null(strstr(err, "expected one source of quotas"));
+	quota_tree_free(tr.t);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1 && strcmp(argv[1], "race") == 0) {
@@ -558,6 +610,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_flavors),
 		cmocka_unit_test(test_eviction),
 		cmocka_unit_test(test_restart_recount),
+		cmocka_unit_test(test_cluster_file_quotas),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
