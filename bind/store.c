@@ -367,16 +367,29 @@ const char *store_error(const struct store *s)
 
 /* LMDB maps the data file and would fault (SIGBUS) reading pages past its
  * end, so a truncated file is found here first: both meta pages read with
- * read(2), the newer one's last page must lie inside the file. The meta
- * layout is LMDB 0.9's (lmdb.h's MDB_meta, format version 1): magic at
- * byte 16 of the page, the page size in the free DB's md_pad at byte 40,
- * mm_last_pg at byte 136, mm_txnid at 144. */
+ * read(2). The meta layout is LMDB 0.9's (lmdb.h's MDB_meta, format
+ * version 1): magic at byte 16 of the page, the page size in the free
+ * DB's md_pad at byte 40, the free and main DBs' md_root at 80 and 128,
+ * mm_last_pg at byte 136, mm_txnid at 144.
+ *
+ * The newer meta's roots must lie inside the file. Its last page need
+ * not: LMDB counts pages it allocated and then freed in the same
+ * transaction (loose pages) in mm_last_pg but never writes them
+ * (mdb_page_flush: "Don't flush this page yet"), so a file that ends
+ * before its last page is what any transaction may leave (stress.reboot_none
+ * met one after a SIGKILL, and this check refused the store). Opened for
+ * writing (`may_extend`), such a file is extended with zeros to its last
+ * page: the pages past the old end are unreachable, or, if the file was
+ * cut, LMDB finds a zero page where the tree needs one (MDB_CORRUPTED)
+ * and the start's check of every record refuses the store. Opened to be
+ * read only, it is refused, saying so. */
 #define LMDB_MAGIC 0xBEEFC0DEu
+#define LMDB_P_INVALID UINT64_MAX
 _Static_assert(sizeof(void *) == 8 && sizeof(size_t) == 8,
 	       "the meta-page offsets below are a 64-bit build's");
-static int precheck(const char *path, char *err, size_t err_len)
+static int precheck(const char *path, bool may_extend, char *err, size_t err_len)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open(path, (may_extend ? O_RDWR : O_RDONLY) | O_CLOEXEC);
 	if (fd < 0)
 		return errno == ENOENT ? 0 : errmsg_rc(-errno, err, err_len,
 						      "store %s: %s", path,
@@ -402,22 +415,58 @@ static int precheck(const char *path, char *err, size_t err_len)
 			       "file (its meta pages are missing or damaged)", path);
 		goto done;
 	}
-	uint64_t last0, last1, txn0, txn1;
+	uint64_t last0, last1, txn0, txn1, roots[2];
 	memcpy(&last0, page0 + 136, 8);
 	memcpy(&txn0, page0 + 144, 8);
 	memcpy(&last1, page1 + 136, 8);
 	memcpy(&txn1, page1 + 144, 8);
+	const uint8_t *meta = txn1 > txn0 ? page1 : page0;
 	uint64_t last = txn1 > txn0 ? last1 : last0;
-	if ((uint64_t)st.st_size % psize != 0 || (uint64_t)st.st_size < 2 * psize)
+	memcpy(&roots[0], meta + 80, 8);
+	memcpy(&roots[1], meta + 128, 8);
+	uint64_t pages = (uint64_t)st.st_size / psize;
+	if ((uint64_t)st.st_size % psize != 0 || (uint64_t)st.st_size < 2 * psize) {
 		rc = errmsg_rc(-EBADMSG, err, err_len, "store %s: truncated: %lld "
 			       "bytes is not a whole number (>= 2) of %u-byte pages",
 			       path, (long long)st.st_size, psize);
-	else if (last > UINT64_MAX / psize - 1 ||
-	    (last + 1) * psize > (uint64_t)st.st_size)
-		rc = errmsg_rc(-EBADMSG, err, err_len, "store %s: truncated: its "
-			       "meta page names page %" PRIu64 " of %u bytes, the "
-			       "file holds %lld bytes", path, last, psize,
-			       (long long)st.st_size);
+		goto done;
+	}
+	for (int i = 0; i < 2; i++)
+		if (roots[i] != LMDB_P_INVALID && roots[i] >= pages) {
+			rc = errmsg_rc(-EBADMSG, err, err_len, "store %s: truncated: "
+				       "its meta page's %s root is page %" PRIu64
+				       " of %u bytes, the file holds %lld bytes",
+				       path, i ? "main" : "free", roots[i], psize,
+				       (long long)st.st_size);
+			goto done;
+		}
+	if (last > UINT64_MAX / psize - 1) {
+		rc = errmsg_rc(-EBADMSG, err, err_len, "store %s: its meta page "
+			       "names page %" PRIu64 ": expected a page number a "
+			       "file can hold", path, last);
+		goto done;
+	}
+	if (last < pages)
+		goto done;
+	if (!may_extend) {
+		rc = errmsg_rc(-EBADMSG, err, err_len, "store %s: its meta page "
+			       "names page %" PRIu64 " of %u bytes, the file holds "
+			       "%lld bytes: pages LMDB allocated and never wrote "
+			       "(a crash leaves these), or a cut file; the "
+			       "daemon's next start extends it and checks every "
+			       "record", path, last, psize, (long long)st.st_size);
+		goto done;
+	}
+	if (ftruncate(fd, (off_t)((last + 1) * psize)) < 0) {
+		rc = errmsg_rc(-errno, err, err_len, "store %s: extending it to "
+			       "its last page %" PRIu64 ": %s", path, last,
+			       strerror(errno));
+		goto done;
+	}
+	log_msg(LOG_LEVEL_WARN, "store %s: its last page %" PRIu64 " lay past "
+		"its end (%lld bytes): extended with zeros (pages LMDB "
+		"allocated and never wrote, as a crash leaves them; every "
+		"record is checked next)", path, last, (long long)st.st_size);
 done:
 	close(fd);
 	return rc;
@@ -542,7 +591,7 @@ static int open_env(const char *dir, unsigned flags, MDB_env **env,
 {
 	char data[600];
 	snprintf(data, sizeof(data), "%s/data.mdb", dir);
-	int rc = precheck(data, err, err_len);
+	int rc = precheck(data, !(flags & MDB_RDONLY), err, err_len);
 	if (rc < 0)
 		return rc;
 	if ((rc = mdb_env_create(env)) != 0 ||
