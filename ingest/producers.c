@@ -643,6 +643,34 @@ void prod_forget(struct producers *p, uint64_t id)
 	placements_free(p->placements, id);
 }
 
+/* Tells the owner of the evicted placement `rec` (id), with `message`,
+ * through one of its identity's connected producers, if any: a
+ * preemption's victims and a drain's evictions alike. */
+void prod_tell_evicted(struct producers *p, const struct placement_record *rec,
+		       uint64_t id, producers_notice_fn notice, void *arg,
+		       const char *message)
+{
+	if (notice == NULL || rec->owner == PLACEMENT_OWNER_BOUND)
+		return;
+	for (uint32_t i = 0; i < PRODUCERS_MAX; i++) {
+		struct producer *pr = p->table[i];
+		if (pr == NULL || pr->owner != rec->owner)
+			continue;
+		struct evict_notice n = {.producer = i, .key = producers_key(pr)};
+		n.notice = (struct shmsched_notice){
+			.kind = SHMSCHED_NOTICE_EVICTED,
+			.version = SHMSCHED_NOTICE_VERSION,
+			.placement_id = id,
+			.cookie = rec->cookie,
+			.node_id = rec->slot,
+			.complete_ns = now_ns(),
+		};
+		snprintf(n.notice.message, sizeof(n.notice.message), "%s", message);
+		notice(arg, &n);
+		return;
+	}
+}
+
 void producers_set_profiles(struct producers *p, const struct sched_config *cfg)
 {
 	p->profiles = cfg;

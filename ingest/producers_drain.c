@@ -103,33 +103,6 @@ static void owner_of(const struct producers *p, const struct placement_record *r
 	snprintf(out, len, "uid %u, producer \"%.64s\"", (unsigned)id->uid, id->name);
 }
 
-/* Tells the owner of `rec` (id) through one of its identity's connected
- * producers, if any (as producers_preempt.c tells a victim's). */
-static void tell_drained(struct producers *p, const struct placement_record *rec,
-			 uint64_t id, const char *node)
-{
-	if (p->notice == NULL || rec->owner == PLACEMENT_OWNER_BOUND)
-		return;
-	for (uint32_t i = 0; i < PRODUCERS_MAX; i++) {
-		struct producer *pr = p->table[i];
-		if (pr == NULL || pr->owner != rec->owner)
-			continue;
-		struct evict_notice n = {.producer = i, .key = producers_key(pr)};
-		n.notice = (struct shmsched_notice){
-			.kind = SHMSCHED_NOTICE_EVICTED,
-			.version = SHMSCHED_NOTICE_VERSION,
-			.placement_id = id,
-			.cookie = rec->cookie,
-			.node_id = rec->slot,
-			.complete_ns = now_ns(),
-		};
-		snprintf(n.notice.message, sizeof(n.notice.message), "evicted by a "
-			 "drain of node %.150s: what it held is given back", node);
-		p->notice(p->notice_arg, &n);
-		return;
-	}
-}
-
 /* Evicts placement `id` (record `r`, live on its node). */
 static void evict_one(struct producers *p, struct pdb_matcher *pm, uint64_t id,
 		      const struct placement_record *r, const char *node)
@@ -141,7 +114,10 @@ static void evict_one(struct producers *p, struct pdb_matcher *pm, uint64_t id,
 	struct device_assignment dev = r->dev;
 	if (p->pdbs != NULL)
 		pdb_table_evicted(p->pdbs, p->strings, &pm->scratch, r->group);
-	tell_drained(p, r, id, node);
+	char why[SHMSCHED_MESSAGE_MAX];
+	snprintf(why, sizeof(why), "evicted by a drain of node %.150s: what it "
+		 "held is given back", node);
+	prod_tell_evicted(p, r, id, p->notice, p->notice_arg, why);
 	ledger_account(l, slot, &pod, &dev, -1);
 	prod_forget(p, id);
 	prod_publish(p, queue_event_release(slot, &pod, &dev));

@@ -151,7 +151,8 @@ struct policy_rule;
 
 /* producers.c: registration (OP_REGISTER), the connection's producer or a
  * refusal, the workers' waker, issue 41's string charges, and what
- * waiting pods (prod_publish) and the store (prod_forget) are told. */
+ * waiting pods (prod_publish), the store (prod_forget) and an evicted
+ * placement's owner (prod_tell_evicted) are told. */
 void prod_handle_register(struct producers *p, enum producer_role role,
 			  struct control_server *s, uint64_t conn, uint32_t rid,
 			  const void *body, uint32_t len);
@@ -165,6 +166,9 @@ int prod_charge_strings(struct producers *p, const struct producer *pr,
 			uint64_t *cost, char *err, size_t err_len);
 void prod_publish(struct producers *p, struct queue_event ev);
 void prod_forget(struct producers *p, uint64_t id);
+void prod_tell_evicted(struct producers *p, const struct placement_record *rec,
+		       uint64_t id, producers_notice_fn notice, void *arg,
+		       const char *message);
 
 /* producers_lease.c: NODE_EVENT_LEASE, a node's lease renewed (its
  * unreachable taint lifted when it had one). */

@@ -53,35 +53,6 @@ static bool preempt_static_pass(const struct plugin_ctx *ctx, const struct pod_s
 	       filter_device_model(pod, node);
 }
 
-/* Tells the owner of the victim `rec` (id) that it was evicted, through
- * one of its identity's connected producers, if any. */
-static void tell_owner(struct producers *p, const struct placement_record *rec,
-		       uint64_t id, int32_t by_priority, producers_notice_fn notice,
-		       void *arg)
-{
-	if (notice == NULL || rec->owner == PLACEMENT_OWNER_BOUND)
-		return;
-	for (uint32_t i = 0; i < PRODUCERS_MAX; i++) {
-		struct producer *pr = p->table[i];
-		if (pr == NULL || pr->owner != rec->owner)
-			continue;
-		struct evict_notice n = {.producer = i, .key = producers_key(pr)};
-		n.notice = (struct shmsched_notice){
-			.kind = SHMSCHED_NOTICE_EVICTED,
-			.version = SHMSCHED_NOTICE_VERSION,
-			.placement_id = id,
-			.cookie = rec->cookie,
-			.node_id = rec->slot,
-			.complete_ns = now_ns(),
-		};
-		snprintf(n.notice.message, sizeof(n.notice.message), "preempted by a "
-			 "pod of priority %d (its own: %d): what it held is given back",
-			 by_priority, rec->priority);
-		notice(arg, &n);
-		return;
-	}
-}
-
 /* The choice's visit of a node: its counters now, and whether the
  * preemptor's static filters let it in; if so, its pods, from their
  * records (unchanged under the lock). */
@@ -293,7 +264,11 @@ static int preempt_locked(struct producers *p, const struct preempt_request *rq,
 		/* Read above for vspec under the same lock: still there. */
 		const struct placement_record *vr = placements_get(p->placements, vid);
 		pdb_table_evicted(p->pdbs, p->strings, &pm->scratch, vr->group);
-		tell_owner(p, vr, vid, rq->spec.priority, notice, arg);
+		char why[SHMSCHED_MESSAGE_MAX];
+		snprintf(why, sizeof(why), "preempted by a pod of priority %d "
+			 "(its own: %d): what it held is given back",
+			 rq->spec.priority, vr->priority);
+		prod_tell_evicted(p, vr, vid, notice, arg, why);
 		prod_forget(p, vid);
 	}
 	out->slot = chosen->slot;
