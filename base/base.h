@@ -10,6 +10,7 @@
 
 #include "base/clock.h"
 #include "base/errmsg.h"
+#include "base/file_read.h"
 #include "base/hash.h"
 #include "base/hist.h"
 #include "base/json_in.h"

@@ -380,48 +380,10 @@ static int read_whole(const char *path, char **out, size_t *out_len, char *err,
 		      size_t err_len)
 {
 	char ebuf[128];
-	char *buf = NULL;
-	size_t len = 0, cap = 0;
-	int rc = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		rc = -errno;
-		goto fail_open;
-	}
-	for (;;) {
-		if (len == cap) {
-			size_t new_cap = cap == 0 ? 65536 : cap * 2;
-			char *nb = realloc(buf, new_cap);
-			if (nb == NULL) {
-				rc = -ENOMEM;
-				goto fail_read;
-			}
-			buf = nb;
-			cap = new_cap;
-		}
-		ssize_t n = read(fd, buf + len, cap - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			rc = -errno;
-			goto fail_read;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
-	close(fd);
-	*out = buf;
-	*out_len = len;
-	return 0;
-
-fail_read:
-	free(buf);
-	close(fd);
-fail_open:
-	if (err != NULL && err_len > 0)
-		snprintf(err, err_len, "%s: cannot read: %s", path,
-			 strerror_r(-rc, ebuf, sizeof(ebuf)));
+	int rc = file_read_all(path, 0, out, out_len);
+	if (rc < 0)
+		errmsg(err, err_len, "%s: cannot read: %s", path,
+		       strerror_r(-rc, ebuf, sizeof(ebuf)));
 	return rc;
 }
 

@@ -38,7 +38,6 @@
 #include "ingest/kueue_json.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <jansson.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -46,7 +45,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "base/base.h"
 #include "ingest/quantity.h"
@@ -1536,59 +1534,16 @@ int kueue_load_buffer(const char *name, const char *buf, size_t len,
 	return rc;
 }
 
-/* The whole file, refused past KUEUE_FILE_MAX bytes. */
+/* The whole file, refused past `max` bytes. */
 static int kq_read(const char *path, size_t max, char **out, size_t *out_len,
 		   char *err, size_t err_len)
 {
-	char *buf = NULL;
-	size_t len = 0, cap = 0;
-	int rc = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		rc = -errno;
-		goto fail;
-	}
-	for (;;) {
-		if (len == cap) {
-			if (cap > max) {
-				rc = -EFBIG;
-				goto fail;
-			}
-			size_t c = cap ? cap * 2 : 65536;
-			char *nb = realloc(buf, c);
-			if (nb == NULL) {
-				rc = -ENOMEM;
-				goto fail;
-			}
-			buf = nb;
-			cap = c;
-		}
-		ssize_t n = read(fd, buf + len, cap - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			rc = -errno;
-			goto fail;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
-	close(fd);
-	*out = buf;
-	*out_len = len;
-	return 0;
-fail:
-	if (fd >= 0)
-		close(fd);
-	free(buf);
-	if (err != NULL && err_len > 0) {
-		if (rc == -EFBIG)
-			snprintf(err, err_len, "%s: more than the %zu bytes a file of "
-				 "Kueue objects may have", path, max);
-		else
-			snprintf(err, err_len, "%s: cannot read: %s", path, strerror(-rc));
-	}
+	int rc = file_read_all(path, max, out, out_len);
+	if (rc == -EFBIG)
+		errmsg(err, err_len, "%s: more than the %zu bytes a file of Kueue "
+		       "objects may have", path, max);
+	else if (rc < 0)
+		errmsg(err, err_len, "%s: cannot read: %s", path, strerror(-rc));
 	return rc;
 }
 

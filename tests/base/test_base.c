@@ -203,6 +203,36 @@ static void test_units_for_people(void **state)
 	assert_string_equal(units_us(2617245.7, b, 3), "2.");
 }
 
+/* file_read_all: the whole file (past the first 64 KiB buffer, so it
+ * grows), exactly `max` bytes allowed and one more refused (EFBIG), a
+ * missing file's errno. */
+static void test_file_read_all(void **state)
+{
+	(void)state;
+	char path[] = "/tmp/shmsched-file-read-XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	size_t n = 200000;
+	char *data = malloc(n);
+	for (size_t i = 0; i < n; i++)
+		data[i] = (char)('a' + i % 26);
+	assert_int_equal(write(fd, data, n), (ssize_t)n);
+	close(fd);
+	char *buf = NULL;
+	size_t len = 0;
+	assert_int_equal(file_read_all(path, 0, &buf, &len), 0);
+	assert_int_equal(len, n);
+	assert_memory_equal(buf, data, n);
+	free(buf);
+	assert_int_equal(file_read_all(path, n, &buf, &len), 0);
+	assert_int_equal(len, n);
+	free(buf);
+	assert_int_equal(file_read_all(path, n - 1, &buf, &len), -EFBIG);
+	unlink(path);
+	assert_int_equal(file_read_all(path, 0, &buf, &len), -ENOENT);
+	free(data);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -215,6 +245,7 @@ int main(void)
 		cmocka_unit_test(test_hash_is_stable),
 		cmocka_unit_test(test_log_file_json_reopen),
 		cmocka_unit_test(test_units_for_people),
+		cmocka_unit_test(test_file_read_all),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
