@@ -792,6 +792,11 @@ int shmsched_node_event(struct shmsched_client *c, int kind, const char *body,
 		    NULL, err, err_len);
 }
 
+_Static_assert((unsigned)SHMSCHED_DRAIN_DRY_RUN == (unsigned)OP_DRAIN_DRY_RUN &&
+	       (unsigned)SHMSCHED_DRAIN_FORCE == (unsigned)OP_DRAIN_FORCE &&
+	       (unsigned)SHMSCHED_DRAIN_PLACEMENT == (unsigned)OP_DRAIN_PLACEMENT,
+	       "shmsched_drain passes its flags to OP_DRAIN as they are");
+
 int shmsched_drain(struct shmsched_client *c, const char *const *nodes, unsigned n,
 		   const char *selector, unsigned flags,
 		   struct shmsched_drain_result *out, char **text, char *err,

@@ -213,6 +213,9 @@ struct op_policy_shown {
 enum op_drain_flags {
 	OP_DRAIN_DRY_RUN = 1u,
 	OP_DRAIN_FORCE = 2u,
+	OP_DRAIN_PLACEMENT = 4u, /* the selector is one placement's id
+				  * (decimal): only it, if on a named node
+				  * (the Eviction API of one pod) */
 };
 #define OP_DRAIN_NODES_MAX 64u
 #define OP_DRAIN_SELECTOR_MAX 1024u

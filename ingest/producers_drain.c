@@ -26,6 +26,11 @@
  * producer hears of its placement once.
  * The caller (the CLI) cordons the nodes first and repeats the request
  * until nothing is left, or its timeout.
+ *
+ * OP_DRAIN_PLACEMENT narrows the wave to one placement, its id in place
+ * of the selector: the Eviction API of one pod (the gateway's POST
+ * .../pods/{name}/eviction), with the same budget checks, so evicted,
+ * blocked or an error of that one pod is the API's 200, 429 or 500.
  */
 #include "ingest/producers_internal.h"
 
@@ -105,7 +110,7 @@ static void owner_of(const struct producers *p, const struct placement_record *r
 
 /* Evicts placement `id` (record `r`, live on its node). */
 static void evict_one(struct producers *p, struct pdb_matcher *pm, uint64_t id,
-		      const struct placement_record *r, const char *node)
+		      const struct placement_record *r, const char *node, bool one)
 {
 	static struct pod_spec pod; /* the control thread's alone */
 	struct ledger *l = cluster_ledger(p->cluster);
@@ -115,8 +120,8 @@ static void evict_one(struct producers *p, struct pdb_matcher *pm, uint64_t id,
 	if (p->pdbs != NULL)
 		pdb_table_evicted(p->pdbs, p->strings, &pm->scratch, r->group);
 	char why[SHMSCHED_MESSAGE_MAX];
-	snprintf(why, sizeof(why), "evicted by a drain of node %.150s: what it "
-		 "held is given back", node);
+	snprintf(why, sizeof(why), "evicted by %s node %.150s: what it held is "
+		 "given back", one ? "the Eviction API, from" : "a drain of", node);
 	prod_tell_evicted(p, r, id, p->notice, p->notice_arg, why);
 	ledger_account(l, slot, &pod, &dev, -1);
 	prod_forget(p, id);
@@ -233,6 +238,27 @@ static bool selector_matches(const struct producers *p, const struct drain_selec
 	return true;
 }
 
+/* OP_DRAIN_PLACEMENT's selector: a placement id, decimal, from 1, with
+ * nothing else. 0 or -EINVAL. */
+static int placement_id_parse(const char *s, size_t len, uint64_t *out)
+{
+	uint64_t v = 0;
+	if (len == 0 || len > 20)
+		return -EINVAL;
+	for (size_t i = 0; i < len; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return -EINVAL;
+		uint64_t d = (uint64_t)(s[i] - '0');
+		if (v > (UINT64_MAX - d) / 10)
+			return -EINVAL;
+		v = v * 10 + d;
+	}
+	if (v == 0)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
 /* Whether `slot` is one of the wave's nodes. */
 static bool drained_slot(const int64_t *slots, uint32_t n, uint32_t slot)
 {
@@ -250,10 +276,11 @@ void prod_handle_drain(struct producers *p, struct control_server *s,
 	int64_t slots[OP_DRAIN_NODES_MAX];
 	struct pdb_matcher *pm = NULL;
 	struct op_drained *ans = NULL;
-	if (flags & ~(uint32_t)(OP_DRAIN_DRY_RUN | OP_DRAIN_FORCE)) {
+	if (flags & ~(uint32_t)(OP_DRAIN_DRY_RUN | OP_DRAIN_FORCE |
+				OP_DRAIN_PLACEMENT)) {
 		control_server_reply_error(s, conn, rid, EINVAL, "drain: flags %#x: "
-					   "expected DRY_RUN (1) and FORCE (2) only",
-					   flags);
+					   "expected DRY_RUN (1), FORCE (2) and "
+					   "PLACEMENT (4) only", flags);
 		return;
 	}
 	char err[512];
@@ -272,8 +299,19 @@ void prod_handle_drain(struct producers *p, struct control_server *s,
 			return;
 		}
 	}
-	struct drain_selector sel;
-	if (selector_parse(p, q.selector, q.selector_len, &sel, err, sizeof(err)) < 0) {
+	struct drain_selector sel = {0};
+	uint64_t only = 0; /* OP_DRAIN_PLACEMENT: the one placement */
+	if ((flags & OP_DRAIN_PLACEMENT) &&
+	    placement_id_parse(q.selector, q.selector_len, &only) < 0) {
+		control_server_reply_error(s, conn, rid, EINVAL, "drain: placement "
+					   "\"%.*s\": expected a placement id (a "
+					   "decimal number from 1)",
+					   (int)(q.selector_len > 64 ? 64 : q.selector_len),
+					   q.selector);
+		return;
+	}
+	if (!(flags & OP_DRAIN_PLACEMENT) &&
+	    selector_parse(p, q.selector, q.selector_len, &sel, err, sizeof(err)) < 0) {
 		control_server_reply_error(s, conn, rid, EINVAL, "%s", err);
 		return;
 	}
@@ -300,7 +338,7 @@ void prod_handle_drain(struct producers *p, struct control_server *s,
 			continue;
 		if (counting)
 			pdb_matcher_count(pm, r->group);
-		if (!drained_slot(slots, q.n, r->slot) ||
+		if (!drained_slot(slots, q.n, r->slot) || (only != 0 && id != only) ||
 		    !selector_matches(p, &sel, r->group))
 			continue;
 		(void)pdb_matcher_mask(pm, r->group);
@@ -326,7 +364,7 @@ void prod_handle_drain(struct producers *p, struct control_server *s,
 	while ((id = placements_next(p->placements, &cursor)) != 0) {
 		const struct placement_record *r = placements_get(p->placements, id);
 		if (r == NULL || !ledger_slot_current(l, snap, r->slot, r->node_gen) ||
-		    !drained_slot(slots, q.n, r->slot) ||
+		    !drained_slot(slots, q.n, r->slot) || (only != 0 && id != only) ||
 		    !selector_matches(p, &sel, r->group))
 			continue;
 		const char *node = str_or(p, snap->nodes[r->slot].name, "?");
@@ -376,7 +414,7 @@ void prod_handle_drain(struct producers *p, struct control_server *s,
 			 dry ? "would evict" : "evicted", (unsigned long long)id, pod,
 			 node, owner);
 		if (!dry)
-			evict_one(p, pm, id, r, node);
+			evict_one(p, pm, id, r, node, only != 0);
 	}
 answer:
 	if (t.cut > 0) {

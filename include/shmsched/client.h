@@ -440,6 +440,9 @@ enum shmsched_drain_flags {
 	SHMSCHED_DRAIN_DRY_RUN = 1, /* plan the wave, evict nothing */
 	SHMSCHED_DRAIN_FORCE = 2,   /* evict bound pods too (no producer
 				     * manages them: kubectl's unmanaged pods) */
+	SHMSCHED_DRAIN_PLACEMENT = 4, /* `selector` is one placement's id in
+				       * decimal: only it is considered (the
+				       * Eviction API of one pod) */
 };
 struct shmsched_drain_result {
 	unsigned evicted;   /* this wave (dry run: would be) */
