@@ -1539,6 +1539,33 @@ static void handle_lookup(struct gw_dispatch *d, struct gw_job *j)
 	json_buf_free(&b);
 }
 
+/* POST .../pods/{name}/eviction: the placement and who may evict it. The
+ * admin group evicts any pod; a user only its own (another user's: 403,
+ * as an RBAC refusal; the HTTP side has checked its policy's
+ * disruptNamespaces). The eviction itself is the HTTP side's
+ * (gw_evict_run, on the admin socket): this thread only judges, so a
+ * slow eviction never holds up placements. */
+static void handle_evict(struct gw_dispatch *d, struct gw_job *j)
+{
+	const struct gw_entry *e = map_find(d, j->cookie);
+	const char *slash = strchr(j->name, '/');
+	const char *name = slash != NULL ? slash + 1 : j->name;
+	if (e == NULL || e->state != E_PLACED) {
+		/* kube: the pod's Get fails, pods "NAME" not found. */
+		job_refuse(j, 404, "NotFound", "pods \"%s\" not found", name);
+		return;
+	}
+	if (!may_see(j, e)) {
+		job_refuse(j, 403, "Forbidden", "pods \"%s\" is forbidden: user "
+			   "\"%s\" may evict only the pods it placed through "
+			   "this gateway", name, j->who.user);
+		return;
+	}
+	j->evict_id = e->placement_id;
+	node_name(d, d->active, e->node_id, j->evict_node, sizeof(j->evict_node));
+	job_finish(j, 200, NULL);
+}
+
 static void handle_release(struct gw_dispatch *d, struct gw_job *j)
 {
 	struct gw_entry *e = map_find(d, j->cookie);
@@ -1845,6 +1872,9 @@ static void handle_new(struct gw_dispatch *d, struct gw_job *j)
 		break;
 	case GW_JOB_EVALUATE:
 		handle_evaluate(d, j);
+		break;
+	case GW_JOB_EVICT:
+		handle_evict(d, j);
 		break;
 	}
 	gw_job_unref(j); /* the inbox's reference */

@@ -50,6 +50,10 @@ enum gw_job_kind {
 	GW_JOB_RELEASE, /* DELETE /v1/placements/{ns}/{name} */
 	GW_JOB_EVALUATE, /* the extender's filter and prioritize: batch of one
 			  * pod, answered with shmsched_evaluate()'s JSON */
+	GW_JOB_EVICT,   /* POST .../pods/{name}/eviction: name, cookie; the
+			 * dispatcher finds the placement and judges who may
+			 * evict it (200: evict_id and evict_node set), the
+			 * HTTP side then evicts it (gw_evict_run) */
 };
 
 struct gw_job;
@@ -86,7 +90,10 @@ struct gw_job {
 				     * (OP_TEMPLATE_SCOPED); NULL: not
 				     * narrowed (no --policy, or admin) */
 	char name[GW_POD_NAME_MAX]; /* LOOKUP, RELEASE: namespace/name */
-	uint64_t cookie;            /* LOOKUP, RELEASE: gw_cookie(name) */
+	uint64_t cookie;            /* LOOKUP, RELEASE, EVICT: gw_cookie(name) */
+	bool evict_dry;             /* EVICT: deleteOptions.dryRun ["All"] */
+	uint64_t evict_id;          /* EVICT, the verdict 200: its placement */
+	char evict_node[SHMSCHED_OBSERVE_NODE_NAME_MAX]; /* and its node */
 	uint64_t received_ns;       /* when the request was complete */
 	uint16_t pod_flags;         /* PLACE: each pod's shmsched_pod.flags
 				     * (?wait: SHMSCHED_WAIT or _NO_WAIT;
@@ -267,17 +274,40 @@ void gw_extender_start(struct gw_extender *x, const char *verb,
 void gw_extender_finish(struct gw_extender *x, struct gw_job *j,
 			struct gw_http_reply *reply);
 
+/* --- drains and evictions (drain_routes.c) ------------------------------ */
+
+/* The drains the admin listener started, and the Eviction API's daemon
+ * connection, both through the daemon's admin socket. */
+struct gw_drains;
+int gw_drains_create(const char *admin_socket, struct gw_drains **out);
+/* Stops every drain (Cancelled) and joins its thread; later starts are
+ * refused (503). */
+void gw_drains_stop(struct gw_drains *m);
+void gw_drains_free(struct gw_drains *m);
+/* POST /v1/nodes/{node}/drain: 202 with the drain's record, or a Status
+ * (400, 409 one runs, 429 too many run, 503 stopping). */
+void gw_drain_start(struct gw_drains *m, const char *node, const char *body,
+		    size_t len, struct gw_http_reply *reply);
+/* GET /v1/nodes/{node}/drain: 200 with the newest drain's record, or 404. */
+void gw_drain_get(struct gw_drains *m, const char *node,
+		  struct gw_http_reply *reply);
+/* Evicts placement `placement_id` of pod "ns/name" on `node`, as the
+ * Eviction API answers: 201, 429 (a budget), 500 (more than one), 404
+ * (gone meanwhile), 503 (the daemon away). */
+void gw_evict_run(struct gw_drains *m, const char *pod, uint64_t placement_id,
+		  const char *node, bool dry_run, struct gw_http_reply *reply);
+
 /* --- /metrics (metrics.c) ------------------------------------------------ */
 
 enum gw_route {
 	GW_ROUTE_PLACEMENTS, GW_ROUTE_PLACEMENT, GW_ROUTE_NODES, GW_ROUTE_NODE,
 	GW_ROUTE_HEALTH, GW_ROUTE_VERSION, GW_ROUTE_METRICS, GW_ROUTE_EXTENDER,
-	GW_ROUTE_ADMIN, GW_ROUTE_OTHER, GW_ROUTES
+	GW_ROUTE_ADMIN, GW_ROUTE_OTHER, GW_ROUTE_EVICTION, GW_ROUTES
 };
 extern const char *const gw_route_names[GW_ROUTES];
 
 /* HTTP codes the gateway answers, for the requests counter. */
-#define GW_CODES 16
+#define GW_CODES 17
 extern const unsigned gw_codes[GW_CODES];
 
 /* Requests answered, by route and code: any thread adds (relaxed

@@ -84,6 +84,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "gateway/evict_decode.h"
 #include "policy/policy.h"
 #include "shmsched/version.h"
 
@@ -127,6 +128,8 @@ struct gateway {
 	bool watcher_started;
 	struct gw_dispatch *dispatch;
 	struct gw_extender *extender;
+	struct gw_drains *drains;     /* the drains and the Eviction API's
+				       * daemon connection (drain_routes.c) */
 	struct MHD_Daemon *mhd, *admin_mhd;
 	struct gw_http_stats http;
 	int suspended;                /* connections suspended now (atomic) */
@@ -148,6 +151,8 @@ struct request {
 	size_t reserved;          /* bytes of g->body_bytes this request holds */
 	bool admin_listener;
 	bool wants_body;
+	bool small_body;          /* an Eviction or a drain's flags:
+				   * GW_EVICT_BODY_MAX */
 	bool too_large;
 	bool counted;
 	struct json_buf body;
@@ -236,6 +241,18 @@ static enum MHD_Result respond_status(struct request *r, struct MHD_Connection *
 	if (resp != NULL && code == 429)
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, "1");
 	return queue(r, conn, code, resp, "application/json");
+}
+
+/* A reply made by another module (drain_routes.c); frees its body. */
+static enum MHD_Result gw_reply(struct request *r, struct MHD_Connection *conn,
+				struct gw_http_reply *rep)
+{
+	enum MHD_Result rc = rep->body.failed
+		? respond_status(r, conn, 500, NULL, "out of memory")
+		: respond_buf(r, conn, rep->code, rep->content_type,
+			      rep->body.data ? rep->body.data : "", rep->body.len);
+	json_buf_free(&rep->body);
+	return rc;
 }
 
 /* --- jobs: suspend, wake, stream ----------------------------------------- */
@@ -331,6 +348,16 @@ static enum MHD_Result respond_job(struct request *r, struct MHD_Connection *con
 		suspend_locked(r->g, j);
 		pthread_mutex_unlock(&j->lock);
 		return MHD_YES;
+	}
+	if (j->kind == GW_JOB_EVICT && code == 200) {
+		/* The dispatcher found it and the asker may evict it: now the
+		 * daemon's budgets decide (drain_routes.c). */
+		pthread_mutex_unlock(&j->lock);
+		struct gw_http_reply rep;
+		gw_evict_run(r->g->drains, j->name, j->evict_id, j->evict_node,
+			     j->evict_dry, &rep);
+		enum MHD_Result rc = gw_reply(r, conn, &rep);
+		return rc;
 	}
 	if (j->ext != NULL) {
 		/* Done: the dispatcher writes nothing more to out. */
@@ -951,6 +978,22 @@ static enum MHD_Result route_nodes(struct request *r, struct MHD_Connection *con
 				      rest);
 	memcpy(name, rest, len);
 	name[len] = '\0';
+	if (slash != NULL && strcmp(slash, "/drain") == 0) {
+		/* /v1/nodes/{name}/drain: POST starts, GET reads (issue 38). */
+		if (!r->admin_listener || !(get || is(method, MHD_HTTP_METHOD_POST)))
+			return respond_status(r, conn, 405, r->admin_listener
+					      ? "GET, HEAD, POST" : "", "%s /v1/nodes/"
+					      "{name}/drain: POST starts a drain, GET "
+					      "reads it, on the admin listener only",
+					      method);
+		struct gw_http_reply rep;
+		if (get)
+			gw_drain_get(r->g->drains, name, &rep);
+		else
+			gw_drain_start(r->g->drains, name, r->body.data ? r->body.data
+				       : "", r->body.len, &rep);
+		return gw_reply(r, conn, &rep);
+	}
 	if (slash != NULL) { /* /v1/nodes/{name}/cordon|uncordon */
 		bool cordon = strcmp(slash, "/cordon") == 0;
 		if (!cordon && strcmp(slash, "/uncordon") != 0)
@@ -974,6 +1017,63 @@ static enum MHD_Result route_nodes(struct request *r, struct MHD_Connection *con
 			      : "GET only here; nodes change on the admin listener");
 }
 
+/* POST /api/v1/namespaces/{ns}/pods/{name}/eviction (issue 38), the
+ * Eviction API as kube-apiserver serves it (kubernetes/kubernetes
+ * pkg/registry/core/pod/storage/eviction.go): the body decoded
+ * (gateway/evict_decode.h: 400), the user's policy asked whether it may
+ * disrupt the namespace (403, before the pod is looked for, as RBAC
+ * comes first), then the dispatcher finds the pod and judges ownership
+ * (404, 403: handle_evict) and the daemon's budgets decide (201, 429,
+ * 500: gw_evict_run). */
+static enum MHD_Result route_eviction(struct request *r, struct MHD_Connection *conn,
+				      const char *method, const char *url)
+{
+	static const char prefix[] = "/api/v1/namespaces/";
+	const char *at = url + sizeof(prefix) - 1;
+	const char *pods = strstr(at, "/pods/");
+	const char *tail = pods != NULL ? strchr(pods + 6, '/') : NULL;
+	size_t ns_len = pods != NULL ? (size_t)(pods - at) : 0;
+	size_t name_len = tail != NULL ? (size_t)(tail - pods - 6) : 0;
+	if (tail == NULL || strcmp(tail, "/eviction") != 0 || ns_len == 0 ||
+	    memchr(at, '/', ns_len) != NULL || ns_len > GW_NAMESPACE_MAX ||
+	    name_len == 0 || name_len > GW_NAME_MAX)
+		return respond_status(r, conn, 404, NULL, "%s: no such route (the "
+				      "gateway serves /api/v1/namespaces/{ns}/pods/"
+				      "{name}/eviction only)", url);
+	if (!is(method, MHD_HTTP_METHOD_POST))
+		return respond_status(r, conn, 405, "POST", "%s %s: only POST (a "
+				      "policy/v1 Eviction)", method, url);
+	char ns[GW_NAMESPACE_MAX + 1], name[GW_NAME_MAX + 1];
+	memcpy(ns, at, ns_len);
+	ns[ns_len] = '\0';
+	memcpy(name, pods + 6, name_len);
+	name[name_len] = '\0';
+	for (const char *p = url; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			return respond_status(r, conn, 400, NULL, "the URL holds a "
+					      "control character");
+	struct gw_eviction ev;
+	char err[512];
+	if (gw_eviction_decode(r->body.data ? r->body.data : "", r->body.len, ns,
+			       name, &ev, err, sizeof(err)) < 0)
+		return respond_status(r, conn, 400, NULL, "%s", err);
+	body_release(r);
+	if (!r->admin && r->g->policy != NULL &&
+	    !policy_allows_disrupt(policy_find_user(r->g->policy, r->who.user), ns,
+				   ns_len))
+		return respond_status(r, conn, 403, NULL, "pods \"%s\" is forbidden: "
+				      "user \"%s\" may not evict pods in namespace "
+				      "\"%s\" (its disruptNamespaces, shmsched-gateway "
+				      "--policy)", name, r->who.user, ns);
+	struct gw_job *j = gw_job_new(GW_JOB_EVICT);
+	if (j == NULL)
+		return respond_status(r, conn, 500, NULL, "out of memory");
+	snprintf(j->name, sizeof(j->name), "%s/%s", ns, name);
+	j->cookie = gw_cookie(j->name, strlen(j->name));
+	j->evict_dry = ev.dry_run;
+	return start_job(r, conn, j);
+}
+
 /* --- the access handler -------------------------------------------------- */
 
 static enum gw_route route_of(const char *url)
@@ -995,6 +1095,8 @@ static enum gw_route route_of(const char *url)
 		return GW_ROUTE_METRICS;
 	if (strncmp(url, "/extender/", 10) == 0)
 		return GW_ROUTE_EXTENDER;
+	if (strncmp(url, "/api/v1/namespaces/", 19) == 0)
+		return GW_ROUTE_EVICTION;
 	return GW_ROUTE_OTHER;
 }
 
@@ -1022,6 +1124,8 @@ static enum MHD_Result dispatch_route(struct request *r, struct MHD_Connection *
 			: route_metrics(r, conn);
 	case GW_ROUTE_EXTENDER:
 		return route_extender(r, conn, method, url + 10);
+	case GW_ROUTE_EVICTION:
+		return route_eviction(r, conn, method, url);
 	case GW_ROUTE_ADMIN:
 	case GW_ROUTE_OTHER:
 	case GW_ROUTES:
@@ -1031,16 +1135,27 @@ static enum MHD_Result dispatch_route(struct request *r, struct MHD_Connection *
 			      "shmsched-gateway --help for the API)", url);
 }
 
-static bool takes_body(const struct request *r, const char *method)
+/* Whether url is /v1/nodes/{name}/drain. */
+static bool is_drain(const char *url)
+{
+	size_t n = strlen(url);
+	return strncmp(url, "/v1/nodes/", 10) == 0 && n > 16 &&
+	       strcmp(url + n - 6, "/drain") == 0;
+}
+
+static bool takes_body(const struct request *r, const char *method, const char *url)
 {
 	if (!is(method, MHD_HTTP_METHOD_POST) && !is(method, MHD_HTTP_METHOD_PUT))
 		return false;
 	return r->route == GW_ROUTE_PLACEMENTS || r->route == GW_ROUTE_EXTENDER ||
-	       (r->admin_listener && r->route == GW_ROUTE_NODES);
+	       r->route == GW_ROUTE_EVICTION ||
+	       (r->admin_listener && (r->route == GW_ROUTE_NODES || is_drain(url)));
 }
 
 static size_t body_limit(const struct request *r)
 {
+	if (r->small_body)
+		return GW_EVICT_BODY_MAX;
 	if (r->route == GW_ROUTE_NODES)
 		return ADMIN_BODY_MAX;
 	return r->g->cfg.max_body_bytes;
@@ -1240,7 +1355,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn,
 		r->admin_listener = admin_listener;
 		r->route = route_of(url);
 		r->started_ns = now_ns();
-		r->wants_body = takes_body(r, method);
+		r->wants_body = takes_body(r, method, url);
+		r->small_body = r->route == GW_ROUTE_EVICTION || is_drain(url);
 		*req_cls = r;
 		cx_set(g, conn, CX_BODY);
 		char msg[512];
@@ -1758,6 +1874,10 @@ int gateway_start(const struct gateway_config *cfg, struct gateway **out,
 		snprintf(g->admin_socket, sizeof(g->admin_socket), "%s.admin",
 			 SHMSCHED_DEFAULT_SOCKET);
 	g->extender = gw_extender_create(cfg->extender_cache);
+	if (g->extender != NULL && gw_drains_create(g->admin_socket, &g->drains) < 0) {
+		gw_extender_destroy(g->extender);
+		g->extender = NULL;
+	}
 	if (g->extender == NULL) {
 		snprintf(err, err_len, "out of memory");
 		policy_free(g->policy);
@@ -1807,6 +1927,7 @@ fail_listen:
 	gw_dispatch_stop(g->dispatch);
 	gw_dispatch_free(g->dispatch);
 fail_dispatch:
+	gw_drains_free(g->drains);
 	gw_extender_destroy(g->extender);
 	pthread_mutex_destroy(&g->admin_lock);
 	pthread_mutex_destroy(&g->cx_lock);
@@ -1859,6 +1980,7 @@ void gateway_stop(struct gateway *g)
 	    (admin_fd = MHD_quiesce_daemon(g->admin_mhd)) != MHD_INVALID_SOCKET)
 		shutdown(admin_fd, SHUT_RDWR);
 	gw_dispatch_stop(g->dispatch);
+	gw_drains_stop(g->drains); /* each drain Cancelled, its thread joined */
 	/* Resumed is not answered: MHD writes the answer after the handler
 	 * queues it, and MHD_stop_daemon() would reset a connection whose
 	 * answer is still unwritten (a client waiting with ?wait saw a reset
@@ -1896,6 +2018,7 @@ void gateway_stop(struct gateway *g)
 	if (g->admin != NULL)
 		shmsched_disconnect(g->admin);
 	gw_extender_destroy(g->extender);
+	gw_drains_free(g->drains);
 	pthread_mutex_destroy(&g->admin_lock);
 	free(g);
 }

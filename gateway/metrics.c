@@ -29,8 +29,8 @@
  * by the HTTP side (gw_http_count), rendered here. */
 const char *const gw_route_names[GW_ROUTES] = {
 	"placements", "placement", "nodes", "node", "health", "version", "metrics",
-	"extender", "admin", "other"};
-const unsigned gw_codes[GW_CODES] = {200, 201, 400, 401, 403, 404, 405, 408,
+	"extender", "admin", "other", "eviction"};
+const unsigned gw_codes[GW_CODES] = {200, 201, 202, 400, 401, 403, 404, 405, 408,
 				     409, 413, 415, 429, 500, 501, 503, 0};
 
 void gw_http_count(struct gw_http_stats *s, enum gw_route route, unsigned code)
