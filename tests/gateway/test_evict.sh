@@ -94,6 +94,7 @@ for _ in $(seq 100); do
 	sleep 0.05
 done
 check "  ... and free-0 is gone (its EVICTED notice reached the gateway)" test "$gone" -eq 0
+check "  ... free-1, on the same node under no budget, stays (one pod, not a drain)" test "$(code -H "$ALICE" "$url/v1/placements/team-a/free-1")" = 200
 check "evict db-0 (its budget allows no disruption): 429" test "$(evict "$ALICE" db-0 "$(eviction db-0)")" = 429
 cp "$dir/body" "$dir/429.body"
 check "  ... TooManyRequests, kube's message" grep -q "\"message\":\"Cannot evict pod as it would violate the pod's disruption budget.\",\"reason\":\"TooManyRequests\"" "$dir/429.body"
