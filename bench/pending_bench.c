@@ -71,11 +71,12 @@ struct opts {
 	uint32_t nodes, pods, workers;
 	uint32_t cohorts, queues; /* quota: Cohorts, ClusterQueues in each */
 	bool no_quota;            /* quota: the same pods, no Kueue objects */
+	bool metrics;             /* quota: print Kueue's metrics after the run */
 	double reference_s;
 	int only;
 };
 
-static char dir[64], cluster_path[128], sock[128];
+static char dir[64], cluster_path[128], kueue_path[128], sock[128];
 
 #define POD_JSON(extra_meta, extra_spec, cpu) \
 	"{\"kind\":\"Pod\",\"metadata\":{\"name\":\"b\"" extra_meta "},\"spec\":{" \
@@ -119,10 +120,16 @@ static uint32_t quota_cq_of(const struct opts *o, const struct quota_shape *q,
 	return c * o->queues + (i < 3 * busy ? i / 3 : busy + (i - 3 * busy));
 }
 
-static void write_kueue(FILE *f, const struct opts *o)
+/* The quota kind's Kueue objects, in a file of their own (kueue_path),
+ * which the bench reads and hands the daemon as daemon_config.quota, so
+ * that it can print the tree's metrics after the run (--metrics). */
+static int write_kueue(const struct opts *o)
 {
+	FILE *f = fopen(kueue_path, "w");
+	if (f == NULL)
+		return -errno;
 	struct quota_shape q = quota_shape(o);
-	fputs(",{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"ResourceFlavor\","
+	fputs("{\"kind\":\"List\",\"items\":[{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"ResourceFlavor\","
 	      "\"metadata\":{\"name\":\"default\"},\"spec\":{}}\n", f);
 	for (uint32_t c = 0; c < o->cohorts; c++)
 		fprintf(f, ",{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"Cohort\","
@@ -141,6 +148,8 @@ static void write_kueue(FILE *f, const struct opts *o)
 			"\"LocalQueue\",\"metadata\":{\"name\":\"lq\",\"namespace\":"
 			"\"q%u\"},\"spec\":{\"clusterQueue\":\"q%u\"}}\n", i, i);
 	}
+	fputs("]}\n", f);
+	return fclose(f) == 0 ? 0 : -errno;
 }
 
 static int write_cluster(const struct opts *o, uint32_t gangs, bool quota)
@@ -158,10 +167,10 @@ static int write_cluster(const struct opts *o, uint32_t gangs, bool quota)
 	for (uint32_t g = 0; g < gangs; g++)
 		fprintf(f, ",{\"kind\":\"PodGroup\",\"metadata\":{\"name\":\"g%u\"},"
 			"\"spec\":{\"minMember\":4}}\n", g);
-	if (quota && !o->no_quota)
-		write_kueue(f, o);
 	fputs("]}\n", f);
-	return fclose(f) == 0 ? 0 : -errno;
+	if (fclose(f) != 0)
+		return -errno;
+	return quota && !o->no_quota ? write_kueue(o) : 0;
 }
 
 static void die(const char *what, const char *err)
@@ -293,6 +302,11 @@ static double engine_run(const struct opts *o, enum kind kind, uint64_t *placed)
 				    .seed = 1, .workers = o->workers,
 				    .slots = (fill > m ? fill : m) + 16};
 	char err[512];
+	struct quota_tree *quota = NULL;
+	if (kind == KIND_QUOTA && !o->no_quota &&
+	    kueue_load_file(kueue_path, &quota, err, sizeof(err)) < 0)
+		die("quotas", err);
+	cfg.quota = quota;
 	struct daemon *d = daemon_start(&cfg, err, sizeof(err));
 	if (d == NULL)
 		die("daemon", err);
@@ -373,7 +387,18 @@ static double engine_run(const struct opts *o, enum kind kind, uint64_t *placed)
 	}
 	struct daemon_stats ds;
 	uint64_t over = daemon_overcommits(d);
+	if (quota != NULL && o->metrics) {
+		/* The placements are live: their charges are the usage. */
+		size_t need = quota_metrics_text(quota, QUOTA_MAX_CLUSTER_QUEUES, NULL, 0);
+		char *text = malloc(need + 1);
+		if (text == NULL)
+			die("metrics", strerror(ENOMEM));
+		quota_metrics_text(quota, QUOTA_MAX_CLUSTER_QUEUES, text, need + 1);
+		fputs(text, stdout);
+		free(text);
+	}
 	daemon_stop(d, 1000, &ds);
+	quota_tree_free(quota); /* after the daemon that charged it */
 	shmsched_disconnect(f);
 	shmsched_disconnect(p);
 	free(ft.ids);
@@ -431,9 +456,7 @@ static void ref_build(struct ref *r, const struct opts *o)
 	    cluster_load_file(cluster_path, r->strings, &r->res, 0, &r->cluster, &st,
 			      err, sizeof(err)) < 0)
 		die("reference cluster", err);
-	/* The quota kind's Kueue objects: its reference keeps its own tree
-	 * (kq_build), from the same shape. */
-	quota_tree_free(st.quota);
+	quota_tree_free(st.quota); /* none: the Kueue objects are apart */
 	sched_config_default(&r->cfg);
 	r->e = engine_create(r->cluster, &r->ctx, &r->cfg, 1, 0);
 	if (r->e == NULL)
@@ -1123,13 +1146,16 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: shmsched-pending-bench [--kind churn|preemption|gangs|quota]\n"
 		"          [--nodes N] [--pods M] [--workers W] [--reference-seconds S]\n"
-		"          [--cohorts C] [--queues Q] [--no-quota] [--help] [--version]\n"
+		"          [--cohorts C] [--queues Q] [--no-quota] [--metrics]\n"
+		"          [--help] [--version]\n"
 		"Pods per second for waiting, preempting and gang pods and pods under\n"
 		"Kueue's quotas through the daemon, and with kube-scheduler's (and\n"
 		"Kueue's) algorithm literally, in one run (bench/pending_bench.c says\n"
 		"what each kind models). --cohorts, --queues: the quota kind's Cohorts\n"
 		"and ClusterQueues per Cohort; --no-quota: the quota kind's pods without\n"
-		"the Kueue objects (placed on capacity alone: what quotas cost).\n"
+		"the Kueue objects (placed on capacity alone: what quotas cost);\n"
+		"--metrics: Kueue's quota metrics of the daemon's queues after the\n"
+		"quota run, its placements live (Prometheus text).\n"
 		"Defaults: every kind, 5000 nodes, 2000 pods, 1 worker, 10 s, 10\n"
 		"cohorts of 10 queues.\n");
 }
@@ -1147,6 +1173,7 @@ int main(int argc, char **argv)
 		{"cohorts", required_argument, NULL, 'c'},
 		{"queues", required_argument, NULL, 'q'},
 		{"no-quota", no_argument, NULL, 'N'},
+		{"metrics", no_argument, NULL, 'M'},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
@@ -1185,6 +1212,9 @@ int main(int argc, char **argv)
 			break;
 		case 'N':
 			o.no_quota = true;
+			break;
+		case 'M':
+			o.metrics = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -1230,6 +1260,7 @@ int main(int argc, char **argv)
 	if (mkdtemp(dir) == NULL)
 		die("temporary directory", strerror(errno));
 	snprintf(cluster_path, sizeof(cluster_path), "%s/cluster.json", dir);
+	snprintf(kueue_path, sizeof(kueue_path), "%s/kueue.json", dir);
 	snprintf(sock, sizeof(sock), "%s/s.sock", dir);
 	printf("%u nodes (4 cpu, 16 GiB, 110 pods), %u pods timed, %u worker(s); "
 	       "targets: 100 x kube-scheduler's CI thresholds (%.0f and %.0f pods/s "
@@ -1263,6 +1294,7 @@ int main(int argc, char **argv)
 		       eng / (100 * thresholds[1]));
 	}
 	unlink(cluster_path);
+	unlink(kueue_path);
 	unlink(sock);
 	rmdir(dir);
 	return 0;

@@ -8,7 +8,9 @@
 # min(asked, nominal + borrowingLimit)); the daemon must place exactly as
 # many pods as the reference admits and places, refuse the rest by quota,
 # and overcommit nothing. Contention must really happen (refusals > 0).
-# --no-quota: the same pods, no Kueue objects: every pod placed.
+# --metrics: Kueue's metrics of the daemon's queues after the run agree
+# with the pods placed. --no-quota: the same pods, no Kueue objects:
+# every pod placed.
 # usage: test_pending_quota.sh SHMSCHED_PENDING_BENCH
 set -eu
 bench=$1
@@ -17,7 +19,7 @@ trap 'rm -f "$out"' EXIT
 fail() { echo "FAIL: $*"; cat "$out"; exit 1; }
 
 "$bench" --kind quota --nodes 200 --pods 400 --cohorts 4 --queues 5 \
-	--reference-seconds 60 >"$out" 2>/dev/null || fail "the run failed"
+	--reference-seconds 60 --metrics >"$out" 2>/dev/null || fail "the run failed"
 engine=$(grep 'quota      engine  ' "$out") || fail "no engine line"
 ref=$(grep 'quota      reference  ' "$out") || fail "no reference line"
 e_placed=$(echo "$engine" | sed -n 's/.*: \([0-9]*\) placed, \([0-9]*\) refused by quota; \([0-9]*\) overcommits.*/\1/p')
@@ -34,6 +36,25 @@ r_unplaced=$(echo "$ref" | sed -n 's/.*; \([0-9]*\) placed, \([0-9]*\) refused b
 [ "$e_placed" = "$r_placed" ] || fail "engine placed $e_placed, Kueue literally admitted $r_placed"
 [ "$e_refused" = "$r_refused" ] || fail "engine refused $e_refused, Kueue literally $r_refused"
 echo "pending_quota: engine and Kueue's literal admission agree: $e_placed placed, $e_refused refused"
+
+# --metrics: Kueue's metrics of the daemon's queues, its placements live
+# (quota_metrics_text): 20 queues x (cpu, memory) series per family; the
+# usage sums to the pods placed (1 cpu, 1Gi each); every nominal quota is
+# the bench's (4/5 of 400 pods over 20 queues: 16 cpu).
+usage_cpu=$(awk '/^kueue_cluster_queue_resource_usage\{.*resource="cpu"\}/ { s += $2; n++ }
+	END { print n ":" s }' "$out")
+usage_mem=$(awk '/^kueue_cluster_queue_resource_usage\{.*resource="memory"\}/ { s += $2 / 1073741824 }
+	END { print s }' "$out")
+nominal=$(awk '/^kueue_cluster_queue_nominal_quota\{.*resource="cpu"\}/ { print $2 }' "$out" | sort -u)
+[ "$usage_cpu" = "20:$e_placed" ] || fail "usage series:sum $usage_cpu, expected 20:$e_placed"
+[ "$usage_mem" = "$e_placed" ] || fail "memory usage $usage_mem Gi, expected $e_placed"
+[ "$nominal" = 16 ] || fail "nominal quotas \"$nominal\", expected 16"
+grep -q '^kueue_cluster_queue_borrowing_limit{cohort="c0",cluster_queue="q0",flavor="default",resource="cpu"} 8$' "$out" ||
+	fail "no borrowing limit of 8 for q0"
+if command -v promtool >/dev/null 2>&1; then
+	grep -E '^(# |kueue_)' "$out" | promtool check metrics || fail "promtool check metrics"
+fi
+echo "pending_quota: metrics: usage $usage_cpu (series:cpus), $usage_mem Gi"
 
 "$bench" --kind quota --no-quota --nodes 200 --pods 400 --cohorts 4 --queues 5 \
 	--reference-seconds 60 >"$out" 2>/dev/null || fail "the --no-quota run failed"
