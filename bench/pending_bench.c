@@ -17,6 +17,15 @@
  *   gangs       G gangs of 4 pods of 1 cpu (a PodGroup of minMember 4
  *               each) on the empty nodes. Timed: submission to the last
  *               placement.
+ *   quota       C Cohorts of Q ClusterQueues each (Kueue's objects in the
+ *               cluster file: one flavor, cpu and memory), a LocalQueue
+ *               per ClusterQueue, M pods of 1 cpu spread over the
+ *               LocalQueues, the first half of each cohort's queues asked
+ *               three times as often; quota tight (see quota_shape):
+ *               about 80% of the pods fit, the busy queues borrow up to
+ *               their borrowingLimit and then run the cohort dry, the
+ *               rest are refused. Timed: submission to the M-th answer
+ *               (placed or refused by quota); pods/s counts both.
  * The reference does the same in process: engine_place_reference (every
  * node filtered and scored) and the commit; for churn, through kube's
  * scheduling queue done literally (see "churn, literally" below: parked
@@ -25,7 +34,10 @@
  * pod per release); for preemption, DefaultPreemption over every node
  * (workers/preempt.c, which unit.preempt checks against a literal
  * reference) and the ledger move; for gangs, each gang's pods in turn,
- * rolled back when one fails. Each reference run is bounded in time and
+ * rolled back when one fails; for quota, Kueue's admission literally
+ * (see "quota, literally" below: one head per ClusterQueue per cycle)
+ * and then kube-scheduler's placement of each admitted pod. Each
+ * reference run is bounded in time and
  * reports its pods/s over the pods it got through.
  *
  * kube-scheduler's CI thresholds for its 5,000-node cases, as the issue
@@ -50,17 +62,21 @@
 #include "shmsched/client.h"
 #include "shmsched/version.h"
 
-enum kind { KIND_CHURN, KIND_PREEMPTION, KIND_GANGS, KINDS };
-static const char *const kind_names[KINDS] = {"churn", "preemption", "gangs"};
+enum kind { KIND_CHURN, KIND_PREEMPTION, KIND_GANGS, KIND_QUOTA, KINDS };
+static const char *const kind_names[KINDS] = {"churn", "preemption", "gangs",
+					      "quota"};
 static const double thresholds[2] = {590, 570};
 
 struct opts {
 	uint32_t nodes, pods, workers;
+	uint32_t cohorts, queues; /* quota: Cohorts, ClusterQueues in each */
+	bool no_quota;            /* quota: the same pods, no Kueue objects */
+	bool metrics;             /* quota: print Kueue's metrics after the run */
 	double reference_s;
 	int only;
 };
 
-static char dir[64], cluster_path[128], sock[128];
+static char dir[64], cluster_path[128], kueue_path[128], sock[128];
 
 #define POD_JSON(extra_meta, extra_spec, cpu) \
 	"{\"kind\":\"Pod\",\"metadata\":{\"name\":\"b\"" extra_meta "},\"spec\":{" \
@@ -71,7 +87,72 @@ static const char fill_json[] = POD_JSON("", "", "2");
 static const char wait_json[] = POD_JSON("", "", "2");
 static const char high_json[] = POD_JSON("", "\"priorityClassName\":\"high\",", "2");
 
-static int write_cluster(const struct opts *o, uint32_t gangs)
+/* The quota kind's shape: ClusterQueue i is in cohort i / queues; a
+ * "busy" one (the first half of its cohort's) is asked three times as
+ * often as the others. Each has a nominal quota of `nominal` cpus (4/5
+ * of what an even share of the pods asks) and a borrowingLimit of half
+ * that: the busy ones want 1.875 times their nominal quota, may take 1.5
+ * and find the cohort dry first, at 1.375; about 80% of the pods fit. */
+struct quota_shape {
+	uint32_t n_cq;     /* cohorts x queues */
+	uint32_t weights;  /* the pods' round: 3 per busy queue, 1 per other */
+	int64_t nominal;   /* cpus */
+};
+
+static struct quota_shape quota_shape(const struct opts *o)
+{
+	struct quota_shape q = {.n_cq = o->cohorts * o->queues};
+	uint32_t busy = (o->queues + 1) / 2;
+	q.weights = o->cohorts * (3 * busy + (o->queues - busy));
+	q.nominal = (int64_t)o->pods * 4 / (5 * (int64_t)q.n_cq);
+	if (q.nominal < 2)
+		q.nominal = 2;
+	return q;
+}
+
+/* The ClusterQueue of pod k: the rounds of the weighted list. */
+static uint32_t quota_cq_of(const struct opts *o, const struct quota_shape *q,
+			    uint64_t k)
+{
+	uint32_t at = (uint32_t)(k % q->weights), busy = (o->queues + 1) / 2;
+	uint32_t per_cohort = 3 * busy + (o->queues - busy);
+	uint32_t c = at / per_cohort, i = at % per_cohort;
+	return c * o->queues + (i < 3 * busy ? i / 3 : busy + (i - 3 * busy));
+}
+
+/* The quota kind's Kueue objects, in a file of their own (kueue_path),
+ * which the bench reads and hands the daemon as daemon_config.quota, so
+ * that it can print the tree's metrics after the run (--metrics). */
+static int write_kueue(const struct opts *o)
+{
+	FILE *f = fopen(kueue_path, "w");
+	if (f == NULL)
+		return -errno;
+	struct quota_shape q = quota_shape(o);
+	fputs("{\"kind\":\"List\",\"items\":[{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"ResourceFlavor\","
+	      "\"metadata\":{\"name\":\"default\"},\"spec\":{}}\n", f);
+	for (uint32_t c = 0; c < o->cohorts; c++)
+		fprintf(f, ",{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"Cohort\","
+			"\"metadata\":{\"name\":\"c%u\"},\"spec\":{}}\n", c);
+	for (uint32_t i = 0; i < q.n_cq; i++) {
+		fprintf(f, ",{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":"
+			"\"ClusterQueue\",\"metadata\":{\"name\":\"q%u\"},\"spec\":{"
+			"\"cohortName\":\"c%u\",\"namespaceSelector\":{},"
+			"\"resourceGroups\":[{\"coveredResources\":[\"cpu\",\"memory\"],"
+			"\"flavors\":[{\"name\":\"default\",\"resources\":["
+			"{\"name\":\"cpu\",\"nominalQuota\":\"%" PRId64 "\","
+			"\"borrowingLimit\":\"%" PRId64 "\"},{\"name\":\"memory\","
+			"\"nominalQuota\":\"%" PRId64 "Gi\"}]}]}]}}\n", i, i / o->queues,
+			q.nominal, q.nominal / 2, 4 * q.nominal);
+		fprintf(f, ",{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":"
+			"\"LocalQueue\",\"metadata\":{\"name\":\"lq\",\"namespace\":"
+			"\"q%u\"},\"spec\":{\"clusterQueue\":\"q%u\"}}\n", i, i);
+	}
+	fputs("]}\n", f);
+	return fclose(f) == 0 ? 0 : -errno;
+}
+
+static int write_cluster(const struct opts *o, uint32_t gangs, bool quota)
 {
 	FILE *f = fopen(cluster_path, "w");
 	if (f == NULL)
@@ -87,7 +168,9 @@ static int write_cluster(const struct opts *o, uint32_t gangs)
 		fprintf(f, ",{\"kind\":\"PodGroup\",\"metadata\":{\"name\":\"g%u\"},"
 			"\"spec\":{\"minMember\":4}}\n", g);
 	fputs("]}\n", f);
-	return fclose(f) == 0 ? 0 : -errno;
+	if (fclose(f) != 0)
+		return -errno;
+	return quota && !o->no_quota ? write_kueue(o) : 0;
 }
 
 static void die(const char *what, const char *err)
@@ -177,6 +260,24 @@ static void await_placed(struct shmsched_client *c, struct tally *t, uint64_t wa
 	}
 }
 
+/* Until `want` pods are answered, placed or not. */
+static void await_answered(struct shmsched_client *c, struct tally *t, uint64_t want)
+{
+	uint64_t end = now_ns() + UINT64_C(300) * 1000000000u;
+	while (t->placed + t->other < want && now_ns() < end) {
+		uint64_t before = t->placed + t->other;
+		take_answers(c, t);
+		if (t->placed + t->other == before)
+			usleep(20);
+	}
+	if (t->placed + t->other < want) {
+		char why[96];
+		snprintf(why, sizeof(why), "%" PRIu64 " of %" PRIu64 " answered in 300 s",
+			 t->placed + t->other, want);
+		die("waiting for answers", why);
+	}
+}
+
 static void await_pending(struct daemon *d, uint64_t want)
 {
 	struct daemon_stats s;
@@ -195,12 +296,17 @@ static void await_pending(struct daemon *d, uint64_t want)
 static double engine_run(const struct opts *o, enum kind kind, uint64_t *placed)
 {
 	uint32_t fill = 2 * o->nodes, m = o->pods, gangs = o->pods / 4;
-	if (write_cluster(o, kind == KIND_GANGS ? gangs : 0) < 0)
+	if (write_cluster(o, kind == KIND_GANGS ? gangs : 0, kind == KIND_QUOTA) < 0)
 		die("cluster file", strerror(errno));
 	struct daemon_config cfg = {.socket_path = sock, .cluster_path = cluster_path,
 				    .seed = 1, .workers = o->workers,
 				    .slots = (fill > m ? fill : m) + 16};
 	char err[512];
+	struct quota_tree *quota = NULL;
+	if (kind == KIND_QUOTA && !o->no_quota &&
+	    kueue_load_file(kueue_path, &quota, err, sizeof(err)) < 0)
+		die("quotas", err);
+	cfg.quota = quota;
 	struct daemon *d = daemon_start(&cfg, err, sizeof(err));
 	if (d == NULL)
 		die("daemon", err);
@@ -231,6 +337,37 @@ static double engine_run(const struct opts *o, enum kind kind, uint64_t *placed)
 		await_placed(p, &pt, m);
 		seconds = (double)(now_ns() - t0) / 1e9;
 		take_answers(f, &ft); /* the EVICTED notices */
+	} else if (kind == KIND_QUOTA) {
+		struct quota_shape q = quota_shape(o);
+		uint32_t *tid = malloc(q.n_cq * sizeof(uint32_t));
+		for (uint32_t i = 0; tid != NULL && i < q.n_cq; i++) {
+			char json[512];
+			snprintf(json, sizeof(json), "{\"kind\":\"Pod\",\"metadata\":{\"name\":"
+				 "\"b\",\"namespace\":\"q%u\",\"labels\":{\"kueue.x-k8s.io/"
+				 "queue-name\":\"lq\"}},\"spec\":{\"containers\":[{\"name\":"
+				 "\"c\",\"resources\":{\"requests\":{\"cpu\":\"1\",\"memory\":"
+				 "\"1Gi\"}}}]}}", i);
+			tid[i] = template_or_die(p, json);
+		}
+		if (tid == NULL)
+			die("templates", strerror(ENOMEM));
+		uint64_t t0 = now_ns();
+		struct shmsched_pod batch[256];
+		for (uint64_t done = 0; done < m;) {
+			unsigned k = m - done < 256 ? (unsigned)(m - done) : 256;
+			for (unsigned i = 0; i < k; i++)
+				batch[i] = (struct shmsched_pod){
+					.cookie = done + i,
+					.template_id = tid[quota_cq_of(o, &q, done + i)]};
+			int acc = shmsched_submit(p, batch, k);
+			if (acc < 0)
+				die("submit", strerror(-acc));
+			done += (unsigned)acc;
+			take_answers(p, &pt);
+		}
+		await_answered(p, &pt, m);
+		seconds = (double)(now_ns() - t0) / 1e9;
+		free(tid);
 	} else {
 		uint32_t *tid = malloc(gangs * sizeof(uint32_t));
 		for (uint32_t g = 0; g < gangs; g++) {
@@ -250,11 +387,30 @@ static double engine_run(const struct opts *o, enum kind kind, uint64_t *placed)
 	}
 	struct daemon_stats ds;
 	uint64_t over = daemon_overcommits(d);
+	if (quota != NULL && o->metrics) {
+		/* The placements are live: their charges are the usage. */
+		size_t need = quota_metrics_text(quota, QUOTA_MAX_CLUSTER_QUEUES, NULL, 0);
+		char *text = malloc(need + 1);
+		if (text == NULL)
+			die("metrics", strerror(ENOMEM));
+		quota_metrics_text(quota, QUOTA_MAX_CLUSTER_QUEUES, text, need + 1);
+		fputs(text, stdout);
+		free(text);
+	}
 	daemon_stop(d, 1000, &ds);
+	quota_tree_free(quota); /* after the daemon that charged it */
 	shmsched_disconnect(f);
 	shmsched_disconnect(p);
 	free(ft.ids);
 	*placed = pt.placed;
+	if (kind == KIND_QUOTA) {
+		printf("  %-10s engine     %9.0f pods/s (%" PRIu64 " answered in %.3f s: %"
+		       PRIu64 " placed, %" PRIu64 " refused by quota; %" PRIu64
+		       " overcommits)\n", kind_names[kind],
+		       (double)(pt.placed + pt.other) / seconds, pt.placed + pt.other,
+		       seconds, pt.placed, pt.other, over);
+		return (double)(pt.placed + pt.other) / seconds;
+	}
 	printf("  %-10s engine     %9.0f pods/s (%" PRIu64 " placed in %.3f s; %"
 	       PRIu64 " attempts from the queue, %" PRIu64 " preemptions asked (%"
 	       PRIu64 " held a node), %" PRIu64 " victims, %" PRIu64 " gangs; %" PRIu64
@@ -300,7 +456,7 @@ static void ref_build(struct ref *r, const struct opts *o)
 	    cluster_load_file(cluster_path, r->strings, &r->res, 0, &r->cluster, &st,
 			      err, sizeof(err)) < 0)
 		die("reference cluster", err);
-	quota_tree_free(st.quota); /* the bench's own file: none */
+	quota_tree_free(st.quota); /* none: the Kueue objects are apart */
 	sched_config_default(&r->cfg);
 	r->e = engine_create(r->cluster, &r->ctx, &r->cfg, 1, 0);
 	if (r->e == NULL)
@@ -677,15 +833,223 @@ static bool cq_cycle(struct cq *q, struct ref *r, uint64_t *seq, uint64_t *place
 	return true;
 }
 
+/* --- quota, literally: Kueue's admission, then kube-scheduler's ---------
+ *
+ * After kubernetes-sigs/kueue pkg/scheduler/scheduler.go (schedule:
+ * steps 1-6 there) and pkg/cache/scheduler/resource_node.go (available,
+ * addUsage, localQuota), with Kueue's defaults (no fair sharing,
+ * BestEffortFIFO, preemption Never):
+ *   1. heads: the head of every ClusterQueue's queue that has one, popped:
+ *      one workload per ClusterQueue per cycle;
+ *   2. snapshot: every ClusterQueue's and Cohort's usage cloned;
+ *   3. nominate: each head's flavor assignment against the snapshot: Fit
+ *      when every request is within available() (one flavor here), and
+ *      whether it borrows (its usage past its nominal quota); else NoFit;
+ *   4. the classical iterator: entries that do not borrow first, then
+ *      FIFO (creation order);
+ *   5. processEntry: a NoFit entry is skipped; one that no longer fits
+ *      the snapshot after this cycle's earlier admissions is skipped ("no
+ *      longer fits after processing another workload"); else its usage is
+ *      added to the snapshot (cq.AddUsage) and it is admitted (the cache
+ *      assumes it: addUsage up the tree);
+ *   6. requeue: NoFit to the inadmissible workloads, parked until quota
+ *      is freed (in this bench never: refused); a skipped one back to its
+ *      queue's head.
+ * Each admitted workload's pod is then placed as kube-scheduler places it
+ * (engine_place_reference: every node filtered and scored) and committed.
+ * Kueue clones Go maps and sorts interface values; here flat arrays and
+ * qsort: kinder to the reference. */
+
+#define KQ_RES 2 /* cpu (millicores), memory (bytes), of the one flavor */
+
+struct kq_node { /* Kueue's resourceNode: a Cohort or a ClusterQueue */
+	int32_t parent;                  /* -1: a root */
+	int64_t subtree[KQ_RES];         /* SubtreeQuota */
+	int64_t borrowing_limit[KQ_RES]; /* -1: nil */
+	int64_t lending_limit[KQ_RES];   /* -1: nil */
+};
+
+struct kq_entry {
+	uint32_t pod, cq;
+	bool fit, borrows;
+};
+
+struct kq {
+	struct kq_node *node; /* Cohorts [0, cohorts), then ClusterQueues */
+	uint32_t n_nodes, first_cq;
+	int64_t *usage, *snap; /* the cache's and the cycle's: [node][KQ_RES] */
+	uint32_t *queue;       /* each ClusterQueue's pods, FIFO, one run each */
+	uint32_t *head, *end;  /* [cq]: its run in queue */
+	struct kq_entry *entries;
+	uint64_t cycles, skipped;
+};
+
+static const int64_t kq_request[KQ_RES] = {1000, INT64_C(1) << 30};
+
+static int64_t kq_local_quota(const struct kq *k, uint32_t n, int r)
+{
+	const struct kq_node *x = &k->node[n];
+	if (x->lending_limit[r] < 0)
+		return 0;
+	int64_t lq = x->subtree[r] - x->lending_limit[r];
+	return lq > 0 ? lq : 0;
+}
+
+static int64_t kq_available(const struct kq *k, const int64_t *usage, uint32_t n, int r)
+{
+	const struct kq_node *x = &k->node[n];
+	int64_t used = usage[n * KQ_RES + r];
+	if (x->parent < 0)
+		return x->subtree[r] - used;
+	int64_t parent = kq_available(k, usage, (uint32_t)x->parent, r);
+	int64_t lq = kq_local_quota(k, n, r);
+	if (x->borrowing_limit[r] >= 0) {
+		int64_t stored = x->subtree[r] - lq;
+		int64_t in_parent = used - lq > 0 ? used - lq : 0;
+		int64_t most = stored - in_parent + x->borrowing_limit[r];
+		parent = most < parent ? most : parent;
+	}
+	return (lq - used > 0 ? lq - used : 0) + parent;
+}
+
+static void kq_add_usage(const struct kq *k, int64_t *usage, uint32_t n, int r,
+			 int64_t v)
+{
+	int64_t lq = kq_local_quota(k, n, r), *used = &usage[n * KQ_RES + r];
+	int64_t local = lq - *used > 0 ? lq - *used : 0;
+	*used += v;
+	if (k->node[n].parent >= 0 && v > local)
+		kq_add_usage(k, usage, (uint32_t)k->node[n].parent, r, v - local);
+}
+
+static bool kq_fits(const struct kq *k, const int64_t *usage, uint32_t cq)
+{
+	for (int r = 0; r < KQ_RES; r++)
+		if (kq_request[r] > kq_available(k, usage, cq, r))
+			return false;
+	return true;
+}
+
+static int kq_entry_cmp(const void *pa, const void *pb)
+{
+	const struct kq_entry *a = pa, *b = pb;
+	if (a->borrows != b->borrows)
+		return a->borrows ? 1 : -1;
+	return a->pod < b->pod ? -1 : a->pod > b->pod;
+}
+
+static void kq_build(struct kq *k, const struct opts *o)
+{
+	struct quota_shape q = quota_shape(o);
+	memset(k, 0, sizeof(*k));
+	k->first_cq = o->cohorts;
+	k->n_nodes = o->cohorts + q.n_cq;
+	k->node = calloc(k->n_nodes, sizeof(*k->node));
+	k->usage = calloc((size_t)k->n_nodes * KQ_RES, sizeof(int64_t));
+	k->snap = calloc((size_t)k->n_nodes * KQ_RES, sizeof(int64_t));
+	k->queue = malloc((size_t)o->pods * sizeof(uint32_t));
+	k->head = calloc(q.n_cq + 1, sizeof(uint32_t));
+	k->end = calloc(q.n_cq + 1, sizeof(uint32_t));
+	k->entries = malloc(q.n_cq * sizeof(*k->entries));
+	if (!k->node || !k->usage || !k->snap || !k->queue || !k->head || !k->end ||
+	    !k->entries)
+		die("reference quota", strerror(ENOMEM));
+	for (uint32_t c = 0; c < o->cohorts; c++)
+		k->node[c] = (struct kq_node){.parent = -1, .borrowing_limit = {-1, -1},
+					      .lending_limit = {-1, -1}};
+	for (uint32_t i = 0; i < q.n_cq; i++) {
+		struct kq_node *x = &k->node[k->first_cq + i];
+		*x = (struct kq_node){
+			.parent = (int32_t)(i / o->queues),
+			.subtree = {q.nominal * 1000, 4 * q.nominal << 30},
+			.borrowing_limit = {q.nominal / 2 * 1000, -1},
+			.lending_limit = {-1, -1}};
+		/* A Cohort's SubtreeQuota: its children's less what each
+		 * keeps (updateCohortResourceNode). */
+		for (int r = 0; r < KQ_RES; r++)
+			k->node[x->parent].subtree[r] += x->subtree[r] -
+				kq_local_quota(k, k->first_cq + i, r);
+	}
+	/* Each ClusterQueue's pods in creation order: counted, then laid out. */
+	for (uint64_t p = 0; p < o->pods; p++)
+		k->end[quota_cq_of(o, &q, p) + 1]++;
+	for (uint32_t i = 0; i < q.n_cq; i++)
+		k->end[i + 1] += k->end[i];
+	memcpy(k->head, k->end, (q.n_cq + 1) * sizeof(uint32_t));
+	for (uint64_t p = 0; p < o->pods; p++)
+		k->queue[k->end[quota_cq_of(o, &q, p)]++] = (uint32_t)p;
+}
+
+static void kq_free(struct kq *k)
+{
+	free(k->node);
+	free(k->usage);
+	free(k->snap);
+	free(k->queue);
+	free(k->head);
+	free(k->end);
+	free(k->entries);
+}
+
+/* One scheduling cycle: false when every queue is empty. Admitted pods
+ * are placed at once; *placed, *refused (NoFit: inadmissible) counted. */
+static bool kq_cycle(struct kq *k, struct ref *r, uint64_t *seq, uint64_t *placed,
+		     uint64_t *refused, uint64_t *unplaced)
+{
+	uint32_t n_cq = k->n_nodes - k->first_cq, n = 0;
+	for (uint32_t i = 0; i < n_cq; i++) /* 1. heads */
+		if (k->head[i] < k->end[i])
+			k->entries[n++] = (struct kq_entry){.pod = k->queue[k->head[i]++],
+							    .cq = i};
+	if (n == 0)
+		return false;
+	k->cycles++;
+	memcpy(k->snap, k->usage, (size_t)k->n_nodes * KQ_RES * sizeof(int64_t)); /* 2. */
+	for (uint32_t e = 0; e < n; e++) { /* 3. nominate */
+		struct kq_entry *x = &k->entries[e];
+		uint32_t node = k->first_cq + x->cq;
+		x->fit = kq_fits(k, k->snap, node);
+		for (int res = 0; res < KQ_RES; res++)
+			x->borrows = x->borrows ||
+				k->snap[node * KQ_RES + res] + kq_request[res] >
+					k->node[node].subtree[res];
+	}
+	qsort(k->entries, n, sizeof(k->entries[0]), kq_entry_cmp); /* 4. */
+	for (uint32_t e = 0; e < n; e++) { /* 5, 6 */
+		struct kq_entry *x = &k->entries[e];
+		uint32_t node = k->first_cq + x->cq;
+		if (!x->fit) {
+			(*refused)++;
+			continue;
+		}
+		if (!kq_fits(k, k->snap, node)) {
+			k->head[x->cq]--; /* back to its queue's head */
+			k->skipped++;
+			continue;
+		}
+		for (int res = 0; res < KQ_RES; res++) {
+			kq_add_usage(k, k->snap, node, res, kq_request[res]);
+			kq_add_usage(k, k->usage, node, res, kq_request[res]);
+		}
+		if (ref_place(r, &r->gang, (*seq)++) >= 0)
+			(*placed)++;
+		else
+			(*unplaced)++;
+	}
+	return true;
+}
+
 static double reference_run(const struct opts *o, enum kind kind)
 {
 	struct ref r;
 	ref_build(&r, o);
 	uint32_t fill = 2 * o->nodes, m = o->pods;
-	uint64_t seq = 0, placed = 0, early = 0;
-	for (uint32_t i = 0; kind != KIND_GANGS && i < fill; i++)
+	uint64_t seq = 0, placed = 0, early = 0, answered = 0;
+	char extra[256] = "";
+	for (uint32_t i = 0; (kind == KIND_CHURN || kind == KIND_PREEMPTION) && i < fill; i++)
 		ref_place(&r, &r.fill, seq++);
 	struct cq q = {0};
+	struct kq kq;
 	if (kind == KIND_CHURN) {
 		/* Untimed, as the engine's pods are parked before its clock
 		 * starts: each waiting pod added and attempted once. */
@@ -714,6 +1078,29 @@ static double reference_run(const struct opts *o, enum kind kind)
 				placed++;
 			urcu_qsbr_quiescent_state();
 		}
+	} else if (kind == KIND_QUOTA) {
+		uint64_t refused = 0, unplaced = 0;
+		kq_build(&kq, o);
+		t0 = now_ns();
+		bound = t0 + (uint64_t)(o->reference_s * 1e9);
+		while (!o->no_quota && now_ns() < bound &&
+		       kq_cycle(&kq, &r, &seq, &placed, &refused, &unplaced))
+			urcu_qsbr_quiescent_state();
+		/* --no-quota: kube-scheduler's placement alone, in creation
+		 * order. */
+		for (uint32_t i = 0; o->no_quota && i < m && now_ns() < bound; i++) {
+			if (ref_place(&r, &r.gang, seq++) >= 0)
+				placed++;
+			else
+				unplaced++;
+			urcu_qsbr_quiescent_state();
+		}
+		answered = placed + refused + unplaced;
+		snprintf(extra, sizeof(extra), "; %" PRIu64 " placed, %" PRIu64
+			 " refused by quota, %" PRIu64 " admitted and not placed; %"
+			 PRIu64 " cycles, %" PRIu64 " heads skipped and requeued",
+			 placed, refused, unplaced, kq.cycles, kq.skipped);
+		kq_free(&kq);
 	} else {
 		struct ledger *l = cluster_ledger(r.cluster);
 		for (uint32_t g = 0; g < m / 4 && now_ns() < bound; g++) {
@@ -733,6 +1120,12 @@ static double reference_run(const struct opts *o, enum kind kind)
 	}
 	double seconds = (double)(now_ns() - t0) / 1e9;
 	ref_destroy(&r);
+	if (kind == KIND_QUOTA) {
+		printf("  %-10s reference  %9.0f pods/s (%" PRIu64 " answered in %.3f s%s%s)\n",
+		       kind_names[kind], (double)answered / seconds, answered, seconds,
+		       seconds >= o->reference_s ? ", the time bound" : "", extra);
+		return (double)answered / seconds;
+	}
 	printf("  %-10s reference  %9.0f pods/s (%" PRIu64 " placed in %.3f s%s",
 	       kind_names[kind], (double)placed / seconds, placed, seconds,
 	       seconds >= o->reference_s ? ", the time bound" : "");
@@ -751,25 +1144,36 @@ static double reference_run(const struct opts *o, enum kind kind)
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: shmsched-pending-bench [--kind churn|preemption|gangs]\n"
+	fprintf(f, "usage: shmsched-pending-bench [--kind churn|preemption|gangs|quota]\n"
 		"          [--nodes N] [--pods M] [--workers W] [--reference-seconds S]\n"
+		"          [--cohorts C] [--queues Q] [--no-quota] [--metrics]\n"
 		"          [--help] [--version]\n"
-		"Pods per second for waiting, preempting and gang pods through the\n"
-		"daemon, and with kube-scheduler's algorithm literally, in one run\n"
-		"(bench/pending_bench.c says what each kind models). Defaults: every\n"
-		"kind, 5000 nodes, 2000 pods, 1 worker, 10 s.\n");
+		"Pods per second for waiting, preempting and gang pods and pods under\n"
+		"Kueue's quotas through the daemon, and with kube-scheduler's (and\n"
+		"Kueue's) algorithm literally, in one run (bench/pending_bench.c says\n"
+		"what each kind models). --cohorts, --queues: the quota kind's Cohorts\n"
+		"and ClusterQueues per Cohort; --no-quota: the quota kind's pods without\n"
+		"the Kueue objects (placed on capacity alone: what quotas cost);\n"
+		"--metrics: Kueue's quota metrics of the daemon's queues after the\n"
+		"quota run, its placements live (Prometheus text).\n"
+		"Defaults: every kind, 5000 nodes, 2000 pods, 1 worker, 10 s, 10\n"
+		"cohorts of 10 queues.\n");
 }
 
 int main(int argc, char **argv)
 {
 	struct opts o = {.nodes = 5000, .pods = 2000, .workers = 1, .reference_s = 10,
-			 .only = -1};
+			 .cohorts = 10, .queues = 10, .only = -1};
 	static const struct option longopts[] = {
 		{"kind", required_argument, NULL, 'k'},
 		{"nodes", required_argument, NULL, 'n'},
 		{"pods", required_argument, NULL, 'p'},
 		{"workers", required_argument, NULL, 'w'},
 		{"reference-seconds", required_argument, NULL, 'r'},
+		{"cohorts", required_argument, NULL, 'c'},
+		{"queues", required_argument, NULL, 'q'},
+		{"no-quota", no_argument, NULL, 'N'},
+		{"metrics", no_argument, NULL, 'M'},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
@@ -800,6 +1204,18 @@ int main(int argc, char **argv)
 		case 'r':
 			o.reference_s = (double)v;
 			break;
+		case 'c':
+			o.cohorts = (uint32_t)v;
+			break;
+		case 'q':
+			o.queues = (uint32_t)v;
+			break;
+		case 'N':
+			o.no_quota = true;
+			break;
+		case 'M':
+			o.metrics = true;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -816,8 +1232,8 @@ int main(int argc, char **argv)
 				if (longopts[k].val == c)
 					name = longopts[k].name;
 			fprintf(stderr, "shmsched-pending-bench: --%s: \"%s\": %s\n",
-				name, optarg, c == 'k' ? "expected churn, preemption or "
-				"gangs" : c == 'p' ? "expected a whole number in 4..1000000" :
+				name, optarg, c == 'k' ? "expected churn, preemption, "
+				"gangs or quota" : c == 'p' ? "expected a whole number in 4..1000000" :
 				"expected a whole number in 1..1000000");
 			return 2;
 		}
@@ -832,10 +1248,19 @@ int main(int argc, char **argv)
 			"nodes (each released or preempted pod frees one)\n", o.pods);
 		return 2;
 	}
+	if ((uint64_t)o.cohorts * o.queues > QUOTA_MAX_CLUSTER_QUEUES ||
+	    o.cohorts > QUOTA_MAX_COHORTS) {
+		fprintf(stderr, "shmsched-pending-bench: --cohorts %u --queues %u: at "
+			"most %d ClusterQueues and %d Cohorts in all (the quota "
+			"tree's bounds)\n", o.cohorts, o.queues,
+			QUOTA_MAX_CLUSTER_QUEUES, QUOTA_MAX_COHORTS);
+		return 2;
+	}
 	snprintf(dir, sizeof(dir), "/tmp/shmsched-pending-XXXXXX");
 	if (mkdtemp(dir) == NULL)
 		die("temporary directory", strerror(errno));
 	snprintf(cluster_path, sizeof(cluster_path), "%s/cluster.json", dir);
+	snprintf(kueue_path, sizeof(kueue_path), "%s/kueue.json", dir);
 	snprintf(sock, sizeof(sock), "%s/s.sock", dir);
 	printf("%u nodes (4 cpu, 16 GiB, 110 pods), %u pods timed, %u worker(s); "
 	       "targets: 100 x kube-scheduler's CI thresholds (%.0f and %.0f pods/s "
@@ -845,6 +1270,18 @@ int main(int argc, char **argv)
 		if (o.only >= 0 && k != o.only)
 			continue;
 		uint64_t placed;
+		if (k == KIND_QUOTA) {
+			struct quota_shape q = quota_shape(&o);
+			if (o.no_quota)
+				printf("  quota: --no-quota: the pods of %u x %u "
+				       "LocalQueues' namespaces, no Kueue objects: "
+				       "placed on capacity alone\n", o.cohorts, o.queues);
+			else
+				printf("  quota: %u cohorts x %u ClusterQueues, each a "
+				       "nominal quota of %" PRId64 " cpu and a "
+				       "borrowingLimit of %" PRId64 "; pods of 1 cpu\n",
+				       o.cohorts, o.queues, q.nominal, q.nominal / 2);
+		}
 		/* The daemon is started by a thread that is no RCU reader; the
 		 * reference reads snapshots as one. */
 		double eng = engine_run(&o, (enum kind)k, &placed);
@@ -857,6 +1294,7 @@ int main(int argc, char **argv)
 		       eng / (100 * thresholds[1]));
 	}
 	unlink(cluster_path);
+	unlink(kueue_path);
 	unlink(sock);
 	rmdir(dir);
 	return 0;

@@ -252,4 +252,19 @@ int64_t quota_share_rounded(const struct quota_share *s);
 int quota_share_compare(const struct quota_share *a,
 			const struct quota_share *b);
 
+/* Kueue's quota metrics of the sealed tree, in the Prometheus text format
+ * (quota/quota_metrics.c; Kueue's pkg/metrics/metrics.go): the gauges
+ * kueue_cluster_queue_nominal_quota, _borrowing_limit, _lending_limit,
+ * _resource_usage and _resource_reservation with the labels cohort,
+ * cluster_queue, flavor, resource (one series per entry quota_set gave),
+ * kueue_cluster_queue_weighted_share{cluster_queue, cohort} and
+ * kueue_cohort_weighted_share{cohort}; cpu in cores, the rest in units,
+ * an absent limit +Inf. At most `max_queues` ClusterQueues (and as many
+ * Cohorts) per family; a comment line says how many more were left out.
+ * Writes into buf as snprintf does (cut to len, NUL-terminated when len >
+ * 0) and returns the length of the whole text. Any thread (relaxed reads:
+ * a figure of the moment). */
+size_t quota_metrics_text(const struct quota_tree *t, unsigned max_queues,
+			  char *buf, size_t len);
+
 #endif
