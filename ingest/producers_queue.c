@@ -278,7 +278,9 @@ static unsigned list_queues(const struct quota_tree *t, struct report *r)
 					continue;
 				int64_t used = quota_usage(t, node, order[k], res);
 				int64_t sub = quota_subtree_quota(t, node, order[k], res);
-				int64_t borrowed = used > sub ? used - sub : 0;
+				/* Without a cohort nothing is borrowed: a
+				 * usage past the quota is a cut's. */
+				int64_t borrowed = parent >= 0 && used > sub ? used - sub : 0;
 				const char *u = unit_of(t, res);
 				char limit[64] = "none";
 				if (bl != QUOTA_NO_LIMIT)
@@ -288,7 +290,10 @@ static unsigned list_queues(const struct quota_tree *t, struct report *r)
 				    quota_flavor_name(t, order[k]),
 				    quota_resource_name(t, res), used, u, nom, u,
 				    borrowed, u, limit,
-				    used > nom + (bl == QUOTA_NO_LIMIT ? used : bl) ?
+				    /* Past what it may hold at all: only after
+				     * a cut. */
+				    (parent < 0 ? used > nom :
+				     bl != QUOTA_NO_LIMIT && used > nom + bl) ?
 				    "; over its quota (cut while in use): new pods "
 				    "wait" : "");
 			}
