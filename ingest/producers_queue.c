@@ -18,7 +18,8 @@
  * Kueue's rules kept (docs/guides/quotas.md):
  * - a quota cut below what is in use is accepted and usage stays above
  *   it; new admissions wait until it is below again (Kueue keeps
- *   admitted workloads: they are not preempted by a quota change);
+ *   admitted workloads: kubernetes-sigs/kueue issue #5176, "the already
+ *   admitted job/pod will stay admitted" after a quota cut);
  * - a ClusterQueue still named by a LocalQueue cannot be deleted: the
  *   decoder refuses a LocalQueue naming no ClusterQueue, so the refusal
  *   names it (Kueue instead keeps the LocalQueue, inactive; shmsched's
@@ -26,7 +27,8 @@
  * - a deleted ClusterQueue's placements stay placed and are charged to
  *   nothing; the answer counts them (Kueue's finalizer
  *   kueue.x-k8s.io/resource-in-use holds the deletion until its admitted
- *   workloads finish; here it takes effect at once).
+ *   workloads finish: Kueue's "Troubleshooting delete ClusterQueue" task
+ *   page; here it takes effect at once).
  *
  * Under the producers' lock (the control thread), as every request.
  */
@@ -83,6 +85,7 @@ void prod_queues_free(struct prod_queues *q)
 struct kq_list {
 	struct kq_kept *v;
 	size_t n, cap;
+	unsigned others; /* values not a Kueue object, or not parsed */
 };
 
 static int list_push(struct kq_list *l, const struct kq_kept *k)
@@ -146,8 +149,10 @@ static int walk(const json_t *v, bool with_text, struct kq_list *out, unsigned d
 	    strcmp(kind + strlen(kind) - 4, "List") == 0)
 		return walk(items, with_text, out, depth + 1);
 	struct kq_kept k;
-	if (!json_is_object(v) || !object_key(v, &k))
+	if (!json_is_object(v) || !object_key(v, &k)) {
+		out->others++;
 		return 0;
+	}
 	if (with_text) {
 		k.text = json_dumps(v, JSON_COMPACT | JSON_PRESERVE_ORDER);
 		if (k.text == NULL)
@@ -173,8 +178,10 @@ static int walk_buffer(const char *buf, size_t len, bool with_text, struct kq_li
 			break;
 		json_error_t je;
 		json_t *root = json_loadb(buf + off, len - off, JSON_DISABLE_EOF_CHECK, &je);
-		if (root == NULL)
+		if (root == NULL) {
+			out->others++;
 			return 0;
+		}
 		int rc = walk(root, with_text, out, 0);
 		json_decref(root);
 		if (rc < 0)
@@ -333,58 +340,122 @@ static void rename_kept_line(char *err, size_t err_len, const char *source,
 	replace_head(err, err_len, (size_t)(end - err), pre);
 }
 
-/* The set `keep` (q->objs less those `skip` marks) after `applied`
- * (may be NULL) decoded into a new tree. */
-static int build(const struct prod_queues *q, const bool *skip, const char *source,
-		 const char *applied, size_t applied_len, struct quota_tree **out,
-		 char *err, size_t err_len)
+/* The new set, in a stable order: each kept object in its place (or the
+ * added object that replaces it there: repl[i] >= 0), those deleted
+ * (repl[i] == REPL_GONE) left out, then the added objects that replace
+ * none. The order is what numbers the ClusterQueues (the decoder adds
+ * them in object order), so an object replaced keeps its number, as the
+ * cluster file's numbering does after a restart (qc_recount). Returns
+ * the count in *n; NULL without memory. The texts are borrowed. */
+#define REPL_KEEP (-1)
+#define REPL_GONE (-2)
+static const struct kq_kept **new_set(const struct prod_queues *q, const int *repl,
+				      const struct kq_list *added, size_t *n)
 {
-	size_t total = applied_len + 2;
-	for (size_t i = 0; i < q->n; i++)
-		total += q->objs[i].len + 1;
-	char *buf = malloc(total);
-	if (buf == NULL)
-		return errmsg_rc(-ENOMEM, err, err_len, "queue: out of memory");
-	size_t at = 0;
-	unsigned lines = 0;
-	if (applied_len > 0) {
-		memcpy(buf, applied, applied_len);
-		at = applied_len;
-		for (size_t i = 0; i < applied_len; i++)
-			lines += applied[i] == '\n';
-		if (applied[applied_len - 1] != '\n') {
-			buf[at++] = '\n';
-			lines++;
+	const struct kq_kept **v = malloc((q->n + added->n + 1) * sizeof(*v));
+	bool *used = calloc(added->n + 1, sizeof(*used));
+	if (v == NULL || used == NULL) {
+		free(v);
+		free(used);
+		return NULL;
+	}
+	size_t k = 0;
+	for (size_t i = 0; i < q->n; i++) {
+		if (repl[i] == REPL_GONE)
+			continue;
+		if (repl[i] >= 0) {
+			v[k++] = &added->v[repl[i]];
+			used[repl[i]] = true;
+		} else {
+			v[k++] = &q->objs[i];
 		}
 	}
-	for (size_t i = 0; i < q->n; i++) {
-		if (skip[i])
-			continue;
-		memcpy(buf + at, q->objs[i].text, q->objs[i].len);
-		at += q->objs[i].len;
-		buf[at++] = '\n';
-	}
-	int rc = kueue_load_buffer(source, buf, at, false, out, err, err_len);
-	free(buf);
-	if (rc < 0)
-		rename_kept_line(err, err_len, source, lines);
-	else if (*out == NULL)
+	for (size_t j = 0; j < added->n; j++)
+		if (!used[j])
+			v[k++] = &added->v[j];
+	free(used);
+	*n = k;
+	return v;
+}
+
+/* The line's "<source>:<line>" of a decoder's message. */
+static int decode(const char *source, const char *buf, size_t len,
+		  struct quota_tree **out, char *err, size_t err_len)
+{
+	int rc = kueue_load_buffer(source, buf, len, false, out, err, err_len);
+	if (rc == 0 && *out == NULL)
 		rc = errmsg_rc(-EINVAL, err, err_len, "%s: no Kueue object left: "
 			       "expected at least one (the daemon's quotas cannot "
 			       "all be removed while it runs)", source);
 	return rc;
 }
 
-/* The tree `t` in force through the daemon; then the set is q->objs less
- * `skip`, plus `added` (taken). */
-static int install(struct prod_queues *q, struct quota_tree *t, const bool *skip,
+/* The set v[0..n) decoded into a new tree. On a refusal, the message is
+ * the decoder's for `applied` (NULL: none) first, then the kept objects
+ * (those of v not in `added`), one a line, so that it names the applied
+ * text's own lines. */
+static int build(const struct kq_kept *const *v, size_t n,
+		 const struct kq_list *added, const char *source,
+		 const char *applied, size_t applied_len, struct quota_tree **out,
+		 char *err, size_t err_len)
+{
+	size_t total = applied_len + 2;
+	for (size_t i = 0; i < n; i++)
+		total += v[i]->len + 1;
+	char *buf = malloc(total);
+	if (buf == NULL)
+		return errmsg_rc(-ENOMEM, err, err_len, "queue: out of memory");
+	size_t at = 0;
+	for (size_t i = 0; i < n; i++) {
+		memcpy(buf + at, v[i]->text, v[i]->len);
+		at += v[i]->len;
+		buf[at++] = '\n';
+	}
+	/* A value of the applied text that is no Kueue object (or no JSON)
+	 * is the decoder's to refuse, with its line: straight to that. */
+	int rc = added->others > 0 ? -EINVAL : decode(source, buf, at, out, err,
+						      err_len);
+	if (rc == 0 || applied == NULL) {
+		free(buf);
+		return rc;
+	}
+	/* Again for the message: the applied text as sent, then the rest. */
+	memcpy(buf, applied, applied_len);
+	at = applied_len;
+	unsigned lines = 0;
+	for (size_t i = 0; i < applied_len; i++)
+		lines += applied[i] == '\n';
+	if (applied_len > 0 && applied[applied_len - 1] != '\n') {
+		buf[at++] = '\n';
+		lines++;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (v[i] >= added->v && v[i] < added->v + added->n)
+			continue;
+		memcpy(buf + at, v[i]->text, v[i]->len);
+		at += v[i]->len;
+		buf[at++] = '\n';
+	}
+	struct quota_tree *t = NULL;
+	int rc2 = decode(source, buf, at, &t, err, err_len);
+	quota_tree_free(t);
+	free(buf);
+	if (rc2 < 0)
+		rename_kept_line(err, err_len, source, lines);
+	else if (added->others > 0)
+		errmsg_rc(rc, err, err_len, "%s: a value that is not a Kueue object "
+			  "(ResourceFlavor, Cohort, ClusterQueue, LocalQueue)", source);
+	return rc2 < 0 ? rc2 : rc;
+}
+
+/* The tree `t` in force through the daemon; then the set is v[0..n)
+ * (texts taken: from q->objs those kept, from `added` all). */
+static int install(struct prod_queues *q, struct quota_tree *t,
+		   const struct kq_kept *const *v, size_t n, const int *repl,
 		   struct kq_list *added, struct producers_queue_carried *c,
 		   char *err, size_t err_len)
 {
-	size_t n = 0;
-	for (size_t i = 0; i < q->n; i++)
-		n += !skip[i];
-	struct kq_kept *objs = malloc((n + added->n + 1) * sizeof(*objs));
+	struct kq_kept *objs = malloc((n + 1) * sizeof(*objs));
 	if (objs == NULL) {
 		quota_tree_free(t);
 		return errmsg_rc(-ENOMEM, err, err_len, "queue: out of memory");
@@ -397,20 +468,33 @@ static int install(struct prod_queues *q, struct quota_tree *t, const bool *skip
 				 "be put in force: %s (nothing changed)", strerror(-rc));
 	}
 	q->tree = t;
-	size_t k = 0;
-	for (size_t i = 0; i < q->n; i++) {
-		if (skip[i])
+	for (size_t i = 0; i < n; i++)
+		objs[i] = *v[i];
+	for (size_t i = 0; i < q->n; i++)
+		if (repl[i] != REPL_KEEP)
 			free(q->objs[i].text);
-		else
-			objs[k++] = q->objs[i];
-	}
-	for (size_t i = 0; i < added->n; i++)
-		objs[k++] = added->v[i];
-	added->n = 0;
+	added->n = 0; /* taken */
 	free(q->objs);
 	q->objs = objs;
-	q->n = q->cap = k;
+	q->n = q->cap = n;
 	return 0;
+}
+
+/* Builds the set (q->objs changed by repl and added) and puts it in force. */
+static int change(struct prod_queues *q, const int *repl, struct kq_list *added,
+		  const char *source, const char *applied, size_t applied_len,
+		  struct producers_queue_carried *c, char *err, size_t err_len)
+{
+	size_t n;
+	const struct kq_kept **v = new_set(q, repl, added, &n);
+	if (v == NULL)
+		return errmsg_rc(-ENOMEM, err, err_len, "queue: out of memory");
+	struct quota_tree *t = NULL;
+	int rc = build(v, n, added, source, applied, applied_len, &t, err, err_len);
+	if (rc == 0)
+		rc = install(q, t, v, n, repl, added, c, err, err_len);
+	free(v);
+	return rc;
 }
 
 static int do_apply(struct prod_queues *q, const void *body, uint32_t len,
@@ -438,9 +522,8 @@ static int do_apply(struct prod_queues *q, const void *body, uint32_t len,
 	const char *text = p + h.source_len;
 	size_t text_len = len - sizeof(h) - h.source_len;
 	struct kq_list added = {0};
-	bool *skip = calloc(q->n + 1, sizeof(*skip));
-	struct quota_tree *t = NULL;
-	int rc = skip == NULL ? errmsg_rc(-ENOMEM, err, err_len, "queue: out of memory") : 0;
+	int *repl = malloc((q->n + 1) * sizeof(*repl));
+	int rc = repl == NULL ? errmsg_rc(-ENOMEM, err, err_len, "queue: out of memory") : 0;
 	if (rc == 0 && text_len == 0)
 		rc = errmsg_rc(-EINVAL, err, err_len, "%s: empty: expected Kueue "
 			       "objects (JSON, as kubectl get -o json prints them)",
@@ -449,16 +532,17 @@ static int do_apply(struct prod_queues *q, const void *body, uint32_t len,
 		rc = walk_buffer(text, text_len, true, &added);
 	if (rc < 0 && err[0] == '\0')
 		errmsg_rc(rc, err, err_len, "%s: %s", source, strerror(-rc));
-	for (size_t i = 0; rc == 0 && i < q->n; i++)
-		for (size_t j = 0; j < added.n && !skip[i]; j++)
-			skip[i] = same_key(&q->objs[i], &added.v[j]);
+	for (size_t i = 0; rc == 0 && i < q->n; i++) {
+		repl[i] = REPL_KEEP;
+		for (size_t j = 0; j < added.n && repl[i] == REPL_KEEP; j++)
+			if (same_key(&q->objs[i], &added.v[j]))
+				repl[i] = (int)j;
+	}
 	if (rc == 0)
-		rc = build(q, skip, source, text, text_len, &t, err, err_len);
-	if (rc == 0)
-		rc = install(q, t, skip, &added, c, err, err_len);
+		rc = change(q, repl, &added, source, text, text_len, c, err, err_len);
 	kept_clear(added.v, added.n);
 	free(added.v);
-	free(skip);
+	free(repl);
 	return rc;
 }
 
@@ -483,16 +567,19 @@ static int do_delete(struct prod_queues *q, const void *body, uint32_t len,
 		return errmsg_rc(-EINVAL, err, err_len, "queue delete: kind \"%.32s\": "
 				 "expected ResourceFlavor, Cohort, ClusterQueue or "
 				 "LocalQueue", d.kind);
-	bool *skip = calloc(q->n + 1, sizeof(*skip));
-	if (skip == NULL)
+	int *repl = malloc((q->n + 1) * sizeof(*repl));
+	if (repl == NULL)
 		return errmsg_rc(-ENOMEM, err, err_len, "queue: out of memory");
 	bool found = false;
-	for (size_t i = 0; i < q->n; i++)
+	for (size_t i = 0; i < q->n; i++) {
+		repl[i] = REPL_KEEP;
 		if (strcmp(q->objs[i].kind, d.kind) == 0 &&
-		    strcmp(q->objs[i].key, d.name) == 0)
-			found = skip[i] = true;
+		    strcmp(q->objs[i].key, d.name) == 0) {
+			repl[i] = REPL_GONE;
+			found = true;
+		}
+	}
 	int rc = 0;
-	struct quota_tree *t = NULL;
 	struct kq_list none = {0};
 	if (!found)
 		rc = errmsg_rc(-ENOENT, err, err_len, "queue delete: %s \"%s\": the "
@@ -500,8 +587,8 @@ static int do_delete(struct prod_queues *q, const void *body, uint32_t len,
 			       strcmp(d.kind, "LocalQueue") == 0 ?
 			       " (a LocalQueue is named namespace/name)" : "");
 	if (rc == 0)
-		rc = build(q, skip, "the daemon's objects kept (one a line)", NULL, 0,
-			   &t, err, err_len);
+		rc = change(q, repl, &none, "the daemon's objects kept (one a line)",
+			    NULL, 0, c, err, err_len);
 	if (rc < 0 && found) {
 		/* Say what the delete was refused for. */
 		char pre[sizeof(d.kind) + sizeof(d.name) + 48];
@@ -509,9 +596,7 @@ static int do_delete(struct prod_queues *q, const void *body, uint32_t len,
 			 d.kind, d.name);
 		replace_head(err, err_len, 0, pre);
 	}
-	if (rc == 0)
-		rc = install(q, t, skip, &none, c, err, err_len);
-	free(skip);
+	free(repl);
 	return rc;
 }
 

@@ -8,13 +8,15 @@
  * Kueue's behaviour the cases follow:
  * - a quota raised admits more at once; a quota cut below usage is
  *   accepted, admitted workloads stay and new ones wait until usage is
- *   under it (Kueue's ClusterQueue controller only recomputes; nothing is
- *   preempted by a quota change: pkg/cache ... updateClusterQueue keeps
- *   the workloads' usage; admission checks Fits against the new quota);
+ *   under it (kubernetes-sigs/kueue issue #5176: "When cluster queue
+ *   quota is adjusted down, the already admitted job/pod will stay
+ *   admitted", usage past the quota);
  * - a ClusterQueue a LocalQueue names is not deleted here (shmsched's
- *   choice; Kueue marks such a LocalQueue inactive, ClusterQueue
- *   "doesn't exist"), and a deleted one's placements stay placed (Kueue's
- *   finalizer kueue.x-k8s.io/resource-in-use keeps admitted workloads).
+ *   choice: its tree has no inactive LocalQueue), and a deleted one's
+ *   placements stay placed, charged to nothing (Kueue keeps admitted
+ *   workloads: its finalizer kueue.x-k8s.io/resource-in-use holds the
+ *   deletion while they run, kueue site/content/en/docs/tasks/
+ *   troubleshooting/troubleshooting_delete_clusterqueue.md).
  *
  * Deterministic (unit): raise, cut, add a queue, the refusals (a delete
  * still named, a bad object with its file:line, unknown object), a delete
