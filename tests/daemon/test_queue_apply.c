@@ -335,7 +335,6 @@ struct racer {
 	struct shmsched_client *c;
 	uint32_t tid[2]; /* qa (500m), qb (1) */
 	uint64_t seed;
-	volatile int *stop;
 	uint64_t id[RACE_LIVE];
 	int which[RACE_LIVE];
 	unsigned n;
@@ -391,7 +390,7 @@ static void *race(void *arg)
 }
 
 struct applier {
-	volatile int stop;
+	int stop; /* relaxed atomics: a flag */
 	unsigned applies;
 	const char *failed;
 };
@@ -403,7 +402,7 @@ static void *applier(void *arg)
 	struct applier *ap = arg;
 	static char out[CONTROL_MAX_PAYLOAD];
 	char cq[512], list[1536];
-	while (!ap->stop) {
+	while (!__atomic_load_n(&ap->stop, __ATOMIC_RELAXED)) {
 		cq_json(cq, sizeof(cq), "team-b", ap->applies % 2 ? "3" : "6");
 		snprintf(list, sizeof(list), "%s\n%s\n", cq, LQ("qb", "team-b"));
 		if (apply("race.json", list, out, sizeof(out)) < 0) {
@@ -445,7 +444,7 @@ static void test_race(void **state)
 			if (rc[i].failed != NULL)
 				fail_msg("producer %d: %s", i, rc[i].failed);
 		}
-		ap.stop = 1;
+		__atomic_store_n(&ap.stop, 1, __ATOMIC_RELAXED);
 		pthread_join(at, NULL);
 		if (ap.failed != NULL)
 			fail_msg("applier: %s", ap.failed);
