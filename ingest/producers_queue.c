@@ -425,11 +425,15 @@ static int build(const struct kq_kept *const *v, size_t n,
 	unsigned lines = 0;
 	for (size_t i = 0; i < applied_len; i++)
 		lines += applied[i] == '\n';
-	if (applied_len > 0 && applied[applied_len - 1] != '\n') {
+	if (applied_len > 0 && applied[applied_len - 1] != '\n' &&
+	    added->others == 0) {
 		buf[at++] = '\n';
 		lines++;
 	}
-	for (size_t i = 0; i < n; i++) {
+	/* A syntax error or another kind is the applied text's alone (the
+	 * decoder reads every value before it seals): decoded alone, no kept
+	 * object after it can continue an unfinished value. */
+	for (size_t i = 0; i < n && added->others == 0; i++) {
 		if (v[i] >= added->v && v[i] < added->v + added->n)
 			continue;
 		memcpy(buf + at, v[i]->text, v[i]->len);
@@ -440,9 +444,9 @@ static int build(const struct kq_kept *const *v, size_t n,
 	int rc2 = decode(source, buf, at, &t, err, err_len);
 	quota_tree_free(t);
 	free(buf);
-	if (rc2 < 0)
+	if (rc2 < 0 && added->others == 0)
 		rename_kept_line(err, err_len, source, lines);
-	else if (added->others > 0)
+	else if (rc2 == 0 && added->others > 0) /* not expected: the decoder refuses them */
 		errmsg_rc(rc, err, err_len, "%s: a value that is not a Kueue object "
 			  "(ResourceFlavor, Cohort, ClusterQueue, LocalQueue)", source);
 	return rc2 < 0 ? rc2 : rc;

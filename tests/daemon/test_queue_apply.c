@@ -85,17 +85,20 @@ static int teardown(void **state)
 	return 0;
 }
 
-/* One node of 64 cpus; RF, ClusterQueue team-a (`a_cpu`), LocalQueue qa. */
+/* One node of 64 cpus; RF, ClusterQueue team-a (`a_cpu`), LocalQueue qa
+ * (a_cpu NULL: no Kueue object). */
 static void write_cluster(const char *a_cpu)
 {
-	char cq[512];
-	cq_json(cq, sizeof(cq), "team-a", a_cpu);
+	char cq[512], kueue[1536] = "";
+	if (a_cpu != NULL) {
+		cq_json(cq, sizeof(cq), "team-a", a_cpu);
+		snprintf(kueue, sizeof(kueue), ",%s,%s,%s", RF, cq, LQ("qa", "team-a"));
+	}
 	FILE *f = fopen(cluster, "w");
 	assert_non_null(f);
 	fprintf(f, "{\"kind\":\"List\",\"items\":[{\"kind\":\"Node\",\"metadata\":"
 		"{\"name\":\"n0\"},\"status\":{\"allocatable\":{\"cpu\":\"64\","
-		"\"memory\":\"64Gi\",\"pods\":\"250\"}}},%s,%s,%s]}", RF, cq,
-		LQ("qa", "team-a"));
+		"\"memory\":\"64Gi\",\"pods\":\"250\"}}}%s]}", kueue);
 	fclose(f);
 }
 
@@ -326,6 +329,68 @@ static void test_apply_delete(void **state)
 	daemon_stop(d, 1000, &ds);
 }
 
+/* Bounded input: every malformed OP_QUEUE body is refused by name, the
+ * producer socket may not change queues, and a daemon without Kueue
+ * objects has none to change. */
+static void test_malformed(void **state)
+{
+	(void)state;
+	static char out[CONTROL_MAX_PAYLOAD];
+	write_cluster("2");
+	struct daemon *d = start(1);
+	char body[64] = {0};
+	struct op_queue_apply h = {.source_len = OP_QUEUE_SOURCE_MAX + 1};
+	assert_int_equal(queue_op(OP_QUEUE_APPLY, body, 4, out, sizeof(out)), -EPROTO);
+	memcpy(body, &h, sizeof(h));
+	assert_int_equal(queue_op(OP_QUEUE_APPLY, body, sizeof(body), out,
+				  sizeof(out)), -EPROTO);
+	assert_non_null(strstr(out, "source_len"));
+	h = (struct op_queue_apply){.source_len = 60}; /* past the body */
+	memcpy(body, &h, sizeof(h));
+	assert_int_equal(queue_op(OP_QUEUE_APPLY, body, sizeof(body), out,
+				  sizeof(out)), -EPROTO);
+	h = (struct op_queue_apply){.reserved = 1};
+	memcpy(body, &h, sizeof(h));
+	assert_int_equal(queue_op(OP_QUEUE_APPLY, body, sizeof(body), out,
+				  sizeof(out)), -EPROTO);
+	h = (struct op_queue_apply){0};
+	memcpy(body, &h, sizeof(h));
+	assert_int_equal(queue_op(OP_QUEUE_APPLY, body, sizeof(h), out,
+				  sizeof(out)), -EINVAL); /* no objects */
+	assert_non_null(strstr(out, "empty"));
+	assert_int_equal(apply("junk.json", "{\"kind\":", out, sizeof(out)), -EINVAL);
+	print_message("junk: %s\n", out);
+	assert_non_null(strstr(out, "junk.json:1"));
+	struct op_queue_delete del_body;
+	memset(&del_body, 'x', sizeof(del_body)); /* no NUL */
+	assert_int_equal(queue_op(OP_QUEUE_DELETE, &del_body, sizeof(del_body), out,
+				  sizeof(out)), -EPROTO);
+	assert_int_equal(queue_op(OP_QUEUE_DELETE, &del_body, 8, out, sizeof(out)),
+			 -EPROTO);
+	assert_int_equal(del("Node", "n0", out, sizeof(out)), -EINVAL);
+	assert_non_null(strstr(out, "expected ResourceFlavor"));
+	assert_int_equal(queue_op(7, NULL, 0, out, sizeof(out)), -EINVAL);
+	assert_int_equal(queue_op(OP_QUEUE_LIST, body, 8, out, sizeof(out)), -EPROTO);
+	/* The producer socket: admins only. */
+	char err[512];
+	int fd = control_client_connect(fx.sock, 5000, err, sizeof(err));
+	assert_true(fd >= 0);
+	struct op_request op = {.kind = OP_QUEUE, .arg = OP_QUEUE_LIST};
+	uint32_t got;
+	assert_int_equal(control_client_call(fd, &op, sizeof(op), out, sizeof(out),
+					     &got, NULL, 5000, err, sizeof(err)),
+			 -EPERM);
+	close(fd);
+	struct daemon_stats ds;
+	daemon_stop(d, 1000, &ds);
+	/* No Kueue objects at the start: nothing to change. */
+	write_cluster(NULL);
+	d = start(1);
+	assert_int_equal(queue_op(OP_QUEUE_LIST, NULL, 0, out, sizeof(out)), -ENOTSUP);
+	assert_non_null(strstr(out, "without Kueue objects"));
+	daemon_stop(d, 1000, &ds);
+}
+
 /* --- racing ------------------------------------------------------------ */
 
 #define RACE_PRODUCERS 3
@@ -493,6 +558,7 @@ int main(int argc, char **argv)
 	}
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_apply_delete),
+		cmocka_unit_test(test_malformed),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
