@@ -5,12 +5,16 @@
  * cluster file's, read again by producers_set_queues) as text, one
  * compact JSON object each, keyed by kind and name (a LocalQueue's by
  * namespace and name). An APPLY's objects replace those of the same key
- * and add the others; a DELETE removes one. Either way the whole set is
- * decoded again by the one strict decoder (ingest/kueue_json.h) into a new
- * sealed tree: the applied text first, as sent, so that its messages name
- * the applied file's own lines, then the kept objects, one a line (a
- * message past the applied text's lines names "the daemon's objects" and
- * the line among them). A tree that decodes is handed to the daemon
+ * in their place and add the others after them; a DELETE removes one.
+ * Either way the whole set, one object a line in that stable order (it
+ * numbers the ClusterQueues: a replaced one keeps its number, as a
+ * restart's file does, see qc_recount), is decoded again by the one
+ * strict decoder (ingest/kueue_json.h) into a new sealed tree. A refusal
+ * is decoded once more for its message: the applied text first, as sent,
+ * so that the message names the applied file's own lines, then the kept
+ * objects (a line past the applied text's names "the daemon's objects
+ * kept" and the line among them); a syntax error or a value of another
+ * kind, the applied text alone. A tree that decodes is handed to the daemon
  * (producers_queue_ops.replace: daemon/quota_charge.c's qc_replace, which
  * carries the live placements' charges over by name); only then is the
  * set changed. A refusal changes nothing.
