@@ -125,7 +125,8 @@ static int queue_op(uint32_t action, const void *body, size_t len, char *out,
 		fail_msg("admin socket %s: %s", fx.admin, err);
 	struct op_request op = {.kind = OP_QUEUE, .arg = action};
 	memcpy(req, &op, sizeof(op));
-	memcpy(req + sizeof(op), body, len);
+	if (len > 0)
+		memcpy(req + sizeof(op), body, len);
 	uint32_t got = 0;
 	int rc = control_client_call(fd, req, (uint32_t)(sizeof(op) + len), resp,
 				     sizeof(resp), &got, NULL, 20000, err, sizeof(err));
