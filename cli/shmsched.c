@@ -5,6 +5,7 @@
 #include "cli/node.h"
 #include "cli/place.h"
 #include "cli/policy.h"
+#include "cli/queue.h"
 #include "cli/status.h"
 #include "shmsched/version.h"
 
@@ -27,6 +28,9 @@ static void usage(FILE *to)
 		"  policy   show, reload or apply a running daemon's policy (who may\n"
 		"           use which namespaces and PriorityClasses), through its admin\n"
 		"           socket (shmsched policy --help)\n"
+		"  queue    apply, delete or list a running daemon's Kueue queues\n"
+		"           (ClusterQueue, LocalQueue, ...) through its admin socket\n"
+		"           (shmsched queue --help)\n"
 		"  store    check a durable store (shmsched store check DIR)\n"
 		"  status   a daemon's state region read in place: daemon, nodes,\n"
 		"           producers, workers; also a crashed one's (shmsched status --help)\n"
@@ -54,6 +58,8 @@ int main(int argc, char **argv)
 		return resync_main(argc - 1, argv + 1);
 	if (strcmp(argv[1], "policy") == 0)
 		return policy_main(argc - 1, argv + 1);
+	if (strcmp(argv[1], "queue") == 0)
+		return queue_main(argc - 1, argv + 1);
 	if (strcmp(argv[1], "store") == 0)
 		return store_main(argc - 1, argv + 1);
 	if (strcmp(argv[1], "status") == 0)

@@ -314,16 +314,24 @@ enum attempt_result attempt_place(struct attempt_ctx *a, unsigned w, struct prod
 		return ATTEMPT_ANSWERED;
 	}
 	if (a->quota != NULL) {
+		/* QA4 (daemon/quota_charge.c): the tree stays the same from the
+		 * lookup to the record's publish or the charge given back. */
+		qc_enter(a->quota, w);
 		int cq = qc_worker_queue(a->quota, w, pod->spec, why, sizeof(why));
 		if (cq == QC_REFUSED) {
+			qc_leave(a->quota, w);
 			placements_untake(a->placements, (uint32_t)rec);
 			stat_inc(&st->resolver.unschedulable);
 			attempt_answer(slot, SHMSCHED_UNSCHEDULABLE, why);
 			return ATTEMPT_ANSWERED;
 		}
-		if (cq >= 0)
-			return place_under_quota(a, w, pr, slot, pod, attempt, cq,
-						 (uint32_t)rec, r);
+		if (cq >= 0) {
+			enum attempt_result res = place_under_quota(
+				a, w, pr, slot, pod, attempt, cq, (uint32_t)rec, r);
+			qc_leave(a->quota, w);
+			return res;
+		}
+		qc_leave(a->quota, w);
 	}
 	struct engine *e = a->engines[w];
 	uint64_t seq = ((uint64_t)w << 48) | st->seq++; /* the worker's own */

@@ -211,6 +211,27 @@ static int start_quota(struct daemon *d, struct quota_tree *tree,
 	return 0;
 }
 
+/* OP_QUEUE's (ingest/producers_queue.c), on the control thread under the
+ * producers' lock: the new tree in force (QA4 in daemon/quota_charge.c),
+ * the old one freed: no thread reaches it once qc_replace returns. */
+static int queue_replace(void *arg, struct quota_tree *t,
+			 struct producers_queue_carried *out)
+{
+	struct daemon *d = arg;
+	struct quota_tree *old;
+	struct qc_carried c;
+	int rc = qc_replace(d->quota, t, d->placements, &old, &c);
+	if (rc < 0)
+		return rc;
+	out->carried = c.carried;
+	out->dropped = c.dropped;
+	memcpy(out->first_dropped, c.first_dropped, sizeof(out->first_dropped));
+	if (old == d->file_quota)
+		d->file_quota = t;
+	quota_tree_free(old);
+	return 0;
+}
+
 /* "PATH (hash H)" for an input file: its absolute path and the hash of
  * its bytes (base/hash.h: a change of content, not an attack, is what it
  * finds). Reading it is the first check that it is there. */
@@ -767,6 +788,13 @@ struct daemon *daemon_start(const struct daemon_config *cfg, char *err,
 	struct quota_tree *quota = cfg->quota ? cfg->quota : d->file_quota;
 	if (quota != NULL && start_quota(d, quota, err, err_len) < 0)
 		goto fail;
+	if (d->file_quota != NULL && cfg->quota == NULL) {
+		/* `shmsched queue apply|delete`: the file's objects changed. */
+		struct producers_queue_ops qops = {queue_replace, d};
+		if (producers_set_queues(d->producers, &qops, d->file_quota,
+					 cfg->cluster_path, err, err_len) < 0)
+			goto fail;
+	}
 	if (d->file_quota != NULL)
 		log_msg(LOG_LEVEL_INFO, "cluster %s: %d ClusterQueue(s) and "
 			"Cohort(s), %d flavor(s): pods labelled "

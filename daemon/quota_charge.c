@@ -19,13 +19,37 @@
  *   QA3 The per-worker caches are each worker's own: no atomics. A group
  *       id names one namespace and one label set while the daemon runs
  *       (shm/intern.h: an id is reused only after a restart), so a cached
- *       answer never goes stale; the tree's queues do not change after
- *       the seal.
+ *       answer goes stale only when the tree is replaced, and qc_replace
+ *       empties every cache then, holding every gate (QA4).
+ *   QA4 Replacing the tree (qc_replace, `shmsched queue apply|delete`)
+ *       happens with every gate held: one mutex per worker, taken by the
+ *       worker around all it does with the tree for one pod (qc_enter:
+ *       the queue lookup, the charge, the commit and the publish of the
+ *       record or the charge given back), and one more taken by
+ *       qc_on_free around reading a record's `quota` and giving it back
+ *       (placements_free calls the hook while the record is still live).
+ *       So while qc_replace holds them no charge or release is in
+ *       flight, and every charge held is exactly one live record's
+ *       `quota`: qc_replace charges each live record again in the new
+ *       tree, by its ClusterQueue's and flavor's NAMES (indices change),
+ *       with quota_force_charge (a cut quota leaves usage above it: Kueue
+ *       keeps admitted workloads), rewrites the record's `quota` to the
+ *       new indices, or to 0 when its queue or flavor is gone or no
+ *       longer covers a resource it holds (it stays placed, charged to
+ *       nothing), then swaps the tree in. A release waiting on the gate
+ *       then reads the new `quota` and gives back to the new tree; the
+ *       old tree is no longer reachable once the gates are let go.
+ *       Lock order: a worker's gate, then the free hook's (a worker may
+ *       free a victim inside its attempt); qc_replace takes them in that
+ *       order; nothing holding the hook's gate takes a worker's. The
+ *       caller must not hold anything a worker waits for inside its gate
+ *       (the producers' lock is not: workers never take it).
  */
 #include "daemon/quota_charge_internal.h"
 
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,20 +69,48 @@ struct qc_worker {
 	struct pod_group scratch;              /* a decoded group */
 };
 
+/* QA4: one per worker, then the free hook's. */
+struct qc_gate {
+	_Alignas(64) pthread_mutex_t m;
+};
+
 struct quota_charge {
-	struct quota_tree *t;
-	const struct intern *strings;
+	struct quota_tree *t; /* under the gates (QA4) */
+	struct intern *strings; /* adds: the writer's thread only */
 	const struct res_names *res;
 	unsigned workers;
 	uint32_t queue_key; /* the interned QC_QUEUE_LABEL */
 	struct qc_flavor flavors[QUOTA_MAX_FLAVORS];
 	struct qc_worker *w; /* [workers] */
+	struct qc_gate *gate; /* [workers + 1]: QA4 */
+	unsigned gates_made;
 };
 
 static int cmp_label(const void *a, const void *b)
 {
 	const struct label *x = a, *y = b;
 	return x->key < y->key ? -1 : x->key > y->key;
+}
+
+/* The flavors' nodeLabels of `t`, interned, into fl[]. 0 or -errno. */
+static int intern_flavors(struct intern *strings, const struct quota_tree *t,
+			  struct qc_flavor *flavors)
+{
+	int rc = 0;
+	for (int f = 0; rc == 0 && f < quota_n_flavors(t); f++) {
+		struct qc_flavor *fl = &flavors[f];
+		int n = quota_flavor_n_labels(t, f);
+		for (int i = 0; rc == 0 && i < n; i++) {
+			const char *key, *value;
+			quota_flavor_label(t, f, i, &key, &value);
+			rc = intern_add_str(strings, key, &fl->labels[i].key);
+			if (rc == 0)
+				rc = intern_add_str(strings, value, &fl->labels[i].value);
+		}
+		fl->n = (unsigned)n;
+		qsort(fl->labels, fl->n, sizeof(fl->labels[0]), cmp_label);
+	}
+	return rc;
 }
 
 struct quota_charge *qc_create(struct quota_tree *t, struct intern *strings,
@@ -78,20 +130,17 @@ struct quota_charge *qc_create(struct quota_tree *t, struct intern *strings,
 		memset(q->w[i].group, 0, sizeof(q->w[i].group));
 		q->w[i].res_count = 0;
 	}
-	int rc = intern_add_str(strings, QC_QUEUE_LABEL, &q->queue_key);
-	for (int f = 0; rc == 0 && f < quota_n_flavors(t); f++) {
-		struct qc_flavor *fl = &q->flavors[f];
-		int n = quota_flavor_n_labels(t, f);
-		for (int i = 0; rc == 0 && i < n; i++) {
-			const char *key, *value;
-			quota_flavor_label(t, f, i, &key, &value);
-			rc = intern_add_str(strings, key, &fl->labels[i].key);
-			if (rc == 0)
-				rc = intern_add_str(strings, value, &fl->labels[i].value);
+	q->gate = aligned_alloc(64, (size_t)(workers + 1) * sizeof(*q->gate));
+	if (q->gate == NULL)
+		goto fail;
+	for (; q->gates_made <= workers; q->gates_made++)
+		if (pthread_mutex_init(&q->gate[q->gates_made].m, NULL) != 0) {
+			errno = ENOMEM;
+			goto fail;
 		}
-		fl->n = (unsigned)n;
-		qsort(fl->labels, fl->n, sizeof(fl->labels[0]), cmp_label);
-	}
+	int rc = intern_add_str(strings, QC_QUEUE_LABEL, &q->queue_key);
+	if (rc == 0)
+		rc = intern_flavors(strings, t, q->flavors);
 	if (rc < 0) {
 		errno = -rc;
 		goto fail;
@@ -104,14 +153,28 @@ fail:
 
 void qc_destroy(struct quota_charge *q)
 {
-	if (q != NULL)
-		free(q->w);
+	if (q == NULL)
+		return;
+	for (unsigned i = 0; i < q->gates_made; i++)
+		pthread_mutex_destroy(&q->gate[i].m);
+	free(q->gate);
+	free(q->w);
 	free(q);
 }
 
 struct quota_tree *qc_tree(const struct quota_charge *q)
 {
 	return q->t;
+}
+
+void qc_enter(struct quota_charge *q, unsigned w)
+{
+	pthread_mutex_lock(&q->gate[w < q->workers ? w : q->workers].m);
+}
+
+void qc_leave(struct quota_charge *q, unsigned w)
+{
+	pthread_mutex_unlock(&q->gate[w < q->workers ? w : q->workers].m);
 }
 
 /* The pod's queue, uncached: group `g` decoded into `scratch`. */
@@ -318,11 +381,15 @@ void qc_on_free(void *arg, const struct placement_record *r)
 	int cq, flavor;
 	int64_t charge[QUOTA_MAX_RESOURCES];
 	unsigned missing;
-	qc_untag(r->quota, &cq, &flavor);
-	if (!tag_valid(q->t, cq, flavor) ||
-	    qc_request(q, q->workers, &r->request, charge, &missing) < 0)
-		return; /* qc_recount drops such tags: cannot happen */
-	quota_release(q->t, cq, flavor, charge);
+	qc_enter(q, q->workers); /* QA4: the hook's gate */
+	/* QA4: relaxed; the gate orders it after qc_replace's rewrite. */
+	uint32_t tag = __atomic_load_n(&r->quota, __ATOMIC_RELAXED);
+	qc_untag(tag, &cq, &flavor);
+	/* A tag 0 (qc_replace: charged to nothing) untags to cq -1. */
+	if (tag_valid(q->t, cq, flavor) &&
+	    qc_request(q, q->workers, &r->request, charge, &missing) == 0)
+		quota_release(q->t, cq, flavor, charge);
+	qc_leave(q, q->workers);
 }
 
 void qc_recount(struct quota_charge *q, struct placements *t, uint64_t *charged,
@@ -348,4 +415,73 @@ void qc_recount(struct quota_charge *q, struct placements *t, uint64_t *charged,
 		placements_set_quota(t, i, 0);
 		(*dropped)++;
 	}
+}
+
+/* Tag `tag` of the old tree `old` as the new tree's (q->t) tag, charging
+ * `r`'s requests there: 0 when the queue, the flavor or a resource the
+ * record holds is not in the new tree. */
+static uint32_t carry(struct quota_charge *q, const struct quota_tree *old,
+		      uint32_t tag, const struct placement_record *r)
+{
+	int cq, flavor;
+	int64_t charge[QUOTA_MAX_RESOURCES];
+	unsigned missing;
+	qc_untag(tag, &cq, &flavor);
+	if (!tag_valid(old, cq, flavor))
+		return 0;
+	int ncq = quota_cluster_queue_find(q->t, quota_node_name(old, cq));
+	int nf = quota_flavor_find(q->t, quota_flavor_name(old, flavor));
+	if (ncq < 0 || nf < 0 ||
+	    qc_request(q, q->workers, &r->request, charge, &missing) < 0 ||
+	    quota_force_charge(q->t, ncq, nf, charge) < 0)
+		return 0;
+	return qc_tag(ncq, nf);
+}
+
+int qc_replace(struct quota_charge *q, struct quota_tree *t, struct placements *pl,
+	       struct quota_tree **old, struct qc_carried *out)
+{
+	static struct qc_flavor flavors[QUOTA_MAX_FLAVORS]; /* the writer's */
+	memset(flavors, 0, sizeof(flavors));
+	int rc = intern_flavors(q->strings, t, flavors);
+	if (rc < 0)
+		return rc;
+	*out = (struct qc_carried){0};
+	/* QA4: every worker's gate, then the hook's. */
+	for (unsigned i = 0; i <= q->workers; i++)
+		pthread_mutex_lock(&q->gate[i].m);
+	*old = q->t;
+	q->t = t;
+	memcpy(q->flavors, flavors, sizeof(flavors));
+	for (unsigned i = 0; i < q->workers; i++) {
+		memset(q->w[i].group, 0, sizeof(q->w[i].group));
+		q->w[i].res_count = 0;
+	}
+	uint32_t end = placements_high_water(pl);
+	for (uint32_t i = 0; i < end; i++) {
+		uint64_t id;
+		const struct placement_record *r = placements_at(pl, i, &id);
+		if (r == NULL)
+			continue;
+		/* QA4: relaxed; the gates hold off every other writer. */
+		uint32_t tag = __atomic_load_n(&r->quota, __ATOMIC_RELAXED);
+		if (tag == 0)
+			continue;
+		uint32_t now = carry(q, *old, tag, r);
+		if (now != tag)
+			placements_set_quota(pl, i, now);
+		if (now != 0) {
+			out->carried++;
+		} else {
+			out->dropped++;
+			int cq, flavor;
+			qc_untag(tag, &cq, &flavor);
+			if (out->dropped == 1)
+				snprintf(out->first_dropped, sizeof(out->first_dropped),
+					 "%s", quota_node_name(*old, cq));
+		}
+	}
+	for (unsigned i = q->workers + 1; i-- > 0;)
+		pthread_mutex_unlock(&q->gate[i].m);
+	return 0;
 }

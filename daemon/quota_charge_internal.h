@@ -22,8 +22,12 @@
  * Threads: qc_create and qc_recount on the starting thread, before the
  * workers run (they add strings to the intern table, the writer's); the
  * qc_worker_* calls on worker w's thread only (each worker has its own
- * cache); qc_on_free on whichever thread frees a placement; the rest from
- * any thread.
+ * cache), between qc_enter(w) and qc_leave(w), as everything a worker does
+ * with the tree (qc_tree, qc_request, the charge, the record's `quota`);
+ * qc_on_free on whichever thread frees a placement; qc_replace on the
+ * intern table's writer (the producers' lock), which may change the tree
+ * at any time between two gates (QA4 in daemon/quota_charge.c); the rest
+ * from any thread.
  */
 #ifndef SHMSCHED_DAEMON_QUOTA_CHARGE_INTERNAL_H
 #define SHMSCHED_DAEMON_QUOTA_CHARGE_INTERNAL_H
@@ -52,6 +56,32 @@ struct quota_charge *qc_create(struct quota_tree *t, struct intern *strings,
 			       const struct res_names *res, unsigned workers);
 void qc_destroy(struct quota_charge *q);
 struct quota_tree *qc_tree(const struct quota_charge *q);
+
+/* Worker w's gate (QA4): held around all worker w does with the tree for
+ * one pod; qc_tree() stays the same until qc_leave(). w >= the `workers`
+ * given: the gate of every other thread (qc_on_free's), which a worker
+ * may take inside its own but never the other way round. */
+void qc_enter(struct quota_charge *q, unsigned w);
+void qc_leave(struct quota_charge *q, unsigned w);
+
+/* What qc_replace carried: live placements charged again in the new tree
+ * (by their ClusterQueue's and flavor's names), and those left charged to
+ * nothing (their queue or flavor is gone, or covers no longer a resource
+ * they hold: they stay placed), the first of them by queue name. */
+struct qc_carried {
+	uint64_t carried;
+	uint64_t dropped;
+	char first_dropped[QUOTA_NAME_MAX + 1];
+};
+
+/* Puts the sealed tree `t` (not owned; it must outlive its use, as the
+ * first) in force in place of the current one, given back in *old (no
+ * thread reaches it any more on return: the caller may free it): every
+ * live placement's charge carried over (QA4), usage over a cut quota
+ * kept. The intern table's writer only. 0, or -ENOMEM/-ENOSPC (the
+ * flavors' labels could not be interned; nothing changed). */
+int qc_replace(struct quota_charge *q, struct quota_tree *t, struct placements *pl,
+	       struct quota_tree **old, struct qc_carried *out);
 
 /* The record's `quota` for (cq, flavor), and back. */
 static inline uint32_t qc_tag(int cq, int flavor)

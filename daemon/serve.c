@@ -158,8 +158,15 @@ static bool answer(struct serve *s, unsigned w, struct producer *pr,
 		attempt_answer(slot, SHMSCHED_REJECTED, why);
 		return true;
 	}
-	if (pod.spec->gang != 0 && s->attempt->quota != NULL &&
-	    qc_worker_queue(s->attempt->quota, w, pod.spec, why, sizeof(why)) != QC_NONE) {
+	bool gang_under_quota = false;
+	if (pod.spec->gang != 0 && s->attempt->quota != NULL) {
+		/* QA4 (daemon/quota_charge.c): the lookup inside the gate. */
+		qc_enter(s->attempt->quota, w);
+		gang_under_quota = qc_worker_queue(s->attempt->quota, w, pod.spec, why,
+						   sizeof(why)) != QC_NONE;
+		qc_leave(s->attempt->quota, w);
+	}
+	if (gang_under_quota) {
 		/* Not yet: a gang's pods are committed together (bind/gang.h),
 		 * without the charge each placement under quota takes. */
 		stat_inc(&st->rejected);

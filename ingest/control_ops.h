@@ -45,6 +45,13 @@
  *                                  selector, n_nodes      its report's text
  *                                  names, each NUL-ended: (lines, no NUL)
  *                                  admins
+ *   OP_QUEUE      op_queue_action  APPLY: struct          struct op_queue_shown,
+ *                                  op_queue_apply, the    then its report's text
+ *                                  source's name, then    (lines, no NUL)
+ *                                  Kueue objects (JSON);
+ *                                  DELETE: struct
+ *                                  op_queue_delete;
+ *                                  LIST: none. admins
  *
  * OP_REGISTER comes once per connection, before anything that names a
  * template; templates belong to the connection that registered them, and
@@ -71,6 +78,7 @@ enum op_kind {
 	OP_PRIORITY_CLASS = 10,
 	OP_POLICY = 11,
 	OP_DRAIN = 12,
+	OP_QUEUE = 13,
 };
 
 struct op_request {
@@ -238,5 +246,44 @@ struct op_drained {
 	uint32_t reserved;  /* 0 */
 };
 _Static_assert(sizeof(struct op_drained) == 24, "op_drained is 24 bytes");
+
+/* OP_QUEUE (issue 37): Kueue's objects (ResourceFlavor, Cohort,
+ * ClusterQueue, LocalQueue) changed while the daemon runs
+ * (ingest/producers_queue.c). APPLY adds the objects of the body or
+ * replaces those of the same kind and name; DELETE removes one; either
+ * builds a new quota tree from the daemon's objects as changed and puts
+ * it in force, live placements' charges carried over by name; a refused
+ * change leaves everything as it was. LIST changes nothing. The answer:
+ * struct op_queue_shown, then `text_bytes` bytes of lines (each
+ * ClusterQueue's quota, usage and borrowing; what an apply carried). */
+enum op_queue_action {
+	OP_QUEUE_LIST = 0,
+	OP_QUEUE_APPLY = 1,
+	OP_QUEUE_DELETE = 2,
+};
+#define OP_QUEUE_SOURCE_MAX 256u
+/* APPLY's body: this, `source_len` bytes naming the objects' source for
+ * messages (a file's name; not read by the daemon), then the objects. */
+struct op_queue_apply {
+	uint32_t source_len; /* <= OP_QUEUE_SOURCE_MAX */
+	uint32_t reserved;   /* 0 */
+};
+_Static_assert(sizeof(struct op_queue_apply) == 8, "op_queue_apply is 8 bytes");
+/* DELETE's body: the kind ("ClusterQueue", ...) and the name (a
+ * LocalQueue's as "namespace/name"), each NUL-terminated. */
+struct op_queue_delete {
+	char kind[32];
+	char name[320];
+};
+_Static_assert(sizeof(struct op_queue_delete) == 352, "op_queue_delete is 352 bytes");
+struct op_queue_shown {
+	uint32_t objects;        /* Kueue objects in force */
+	uint32_t cluster_queues;
+	uint64_t carried;        /* APPLY/DELETE: placements charged again */
+	uint64_t dropped;        /* ... left charged to nothing */
+	uint32_t text_bytes;
+	uint32_t reserved;       /* 0 */
+};
+_Static_assert(sizeof(struct op_queue_shown) == 32, "op_queue_shown is 32 bytes");
 
 #endif

@@ -289,6 +289,7 @@ void producers_destroy(struct producers *p)
 	free(p->pre_nodes);
 	free(p->pre_pods);
 	free(p->pdb_m);
+	prod_queues_free(p->queues);
 	policy_free(p->policy);
 	free(p->policy_path);
 	free(p->charged);

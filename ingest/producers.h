@@ -24,6 +24,7 @@
 
 #include "shm/shm.h"
 #include "ingest/resync.h"
+#include "quota/quota.h"
 #include "workers/workers.h"
 
 struct control_server;
@@ -361,6 +362,28 @@ typedef void (*producers_notice_fn)(void *arg, const struct evict_notice *n);
 int producers_preempt(struct producers *p, const struct preempt_request *rq,
 		      producers_notice_fn notice, void *arg,
 		      struct preempt_outcome *out);
+
+/* OP_QUEUE (ingest/producers_queue.c): how a new quota tree is put in
+ * force. `replace` is given a sealed tree; 0: it is the callee's and in
+ * force (what was carried in *out); -errno: still the caller's, nothing
+ * changed. */
+struct producers_queue_carried {
+	uint64_t carried, dropped;
+	char first_dropped[QUOTA_NAME_MAX + 1]; /* a ClusterQueue's name */
+};
+struct producers_queue_ops {
+	int (*replace)(void *arg, struct quota_tree *t,
+		       struct producers_queue_carried *out);
+	void *arg;
+};
+
+/* Lets OP_QUEUE change the quotas: `tree` is the one in force (not
+ * owned), built from the Kueue objects of the cluster file `path`, which
+ * is read again here for them (kept as text: the set a change starts
+ * from). Before the control sockets start. 0, or -errno with a message. */
+int producers_set_queues(struct producers *p, const struct producers_queue_ops *ops,
+			 struct quota_tree *tree, const char *path, char *err,
+			 size_t err_len);
 
 /* Where OP_DRAIN's evictions tell their owners (the evictor's notice
  * rings: daemon/evict_internal.h's evict_notify, which takes notices

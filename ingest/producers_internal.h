@@ -91,6 +91,7 @@ struct producers {
 					   * under the lock */
 	struct pdb_matcher *pdb_m;        /* the evictor's, under the lock */
 	struct resync_hooks resync_hooks; /* the same, as a resync takes it */
+	struct prod_queues *queues;       /* OP_QUEUE's; NULL: not changeable */
 	struct intern *strings; /* written here, read by workers */
 	struct res_names *res;  /* likewise */
 	const struct sched_config *profiles; /* templates' schedulerNames */
@@ -192,6 +193,13 @@ int prod_admit_template(struct producers *p, enum producer_role role,
 void prod_handle_drain(struct producers *p, struct control_server *s,
 		       uint64_t conn, uint32_t rid, uint32_t flags,
 		       const void *body, uint32_t len);
+
+/* producers_queue.c: OP_QUEUE (admins). */
+struct prod_queues;
+void prod_handle_queue(struct producers *p, struct control_server *s,
+		       uint64_t conn, uint32_t rid, uint32_t action,
+		       const void *body, uint32_t len);
+void prod_queues_free(struct prod_queues *q);
 
 void prod_handle_policy(struct producers *p, struct control_server *s,
 			uint64_t conn, uint32_t rid, uint32_t action,

@@ -608,9 +608,15 @@ static void dispatch(struct producers *p, enum producer_role role,
 		else
 			prod_handle_drain(p, s, conn, request_id, op.arg, body, body_len);
 		break;
+	case OP_QUEUE:
+		if (role != ROLE_ADMIN)
+			refuse_not_admin(p, s, conn, request_id, "Kueue queues");
+		else
+			prod_handle_queue(p, s, conn, request_id, op.arg, body, body_len);
+		break;
 	default:
 		control_server_reply_error(s, conn, request_id, EPROTO,
-					   "request kind %u: expected 1..12", op.kind);
+					   "request kind %u: expected 1..13", op.kind);
 		break;
 	}
 }

@@ -1040,7 +1040,9 @@ static void release_at(struct quota_tree *t, int node, size_t fr, int64_t amount
 	}
 }
 
-static int charge_at(struct quota_tree *t, int node, size_t fr, int64_t amount)
+/* `force`: no bound checked (quota_force_charge). */
+static int charge_at(struct quota_tree *t, int node, size_t fr, int64_t amount,
+		     bool force)
 {
 	int64_t *usage = &t->usage[(size_t)node * t->per_node + fr];
 	const struct quota_slot *s = &t->slots[(size_t)node * t->per_node + fr];
@@ -1048,11 +1050,11 @@ static int charge_at(struct quota_tree *t, int node, size_t fr, int64_t amount)
 	/* QC1: relaxed; the CAS below re-checks u. */
 	int64_t u = __atomic_load_n(usage, __ATOMIC_RELAXED);
 	for (;;) {
-		if (amount > s->bound - u)
+		if (!force && amount > s->bound - u)
 			return -ENOSPC;
 		int64_t up = parent < 0 ? 0 : excess(s, u + amount) - excess(s, u);
 		if (up > 0) {
-			int rc = charge_at(t, parent, fr, up);
+			int rc = charge_at(t, parent, fr, up, force);
 			if (rc < 0)
 				return rc;
 		}
@@ -1083,8 +1085,8 @@ static int check_request(const struct quota_tree *t, int cq, int flavor,
 	return 0;
 }
 
-int quota_try_charge(struct quota_tree *t, int cq, int flavor,
-		     const int64_t *request)
+static int charge(struct quota_tree *t, int cq, int flavor,
+		  const int64_t *request, bool force)
 {
 	int rc = check_request(t, cq, flavor, request);
 	if (rc < 0)
@@ -1093,7 +1095,7 @@ int quota_try_charge(struct quota_tree *t, int cq, int flavor,
 	for (int r = 0; r < t->n_resources; r++) {
 		if (request[r] == 0)
 			continue;
-		rc = charge_at(t, cq, base + (size_t)r, request[r]);
+		rc = charge_at(t, cq, base + (size_t)r, request[r], force);
 		if (rc == 0)
 			continue;
 		while (r-- > 0)
@@ -1102,6 +1104,18 @@ int quota_try_charge(struct quota_tree *t, int cq, int flavor,
 		return rc;
 	}
 	return 0;
+}
+
+int quota_try_charge(struct quota_tree *t, int cq, int flavor,
+		     const int64_t *request)
+{
+	return charge(t, cq, flavor, request, false);
+}
+
+int quota_force_charge(struct quota_tree *t, int cq, int flavor,
+		       const int64_t *request)
+{
+	return charge(t, cq, flavor, request, true);
 }
 
 void quota_release(struct quota_tree *t, int cq, int flavor,

@@ -14,6 +14,9 @@
  * before any charge. After a successful quota_seal(), quota_try_charge(),
  * quota_release() and the read-outs may be called from any number of
  * threads at once; the tree's shape and quotas do not change any more.
+ * To change quotas while charges are held, a caller builds a new tree and
+ * carries the charges over with quota_force_charge() (the daemon:
+ * daemon/quota_charge.c, qc_replace).
  *
  * Quantities are int64, in the units the rest of the tree uses for a
  * resource (cpu in millicores, memory and every other resource in units:
@@ -196,8 +199,16 @@ const struct quota_preemption *quota_node_preemption(
 int quota_try_charge(struct quota_tree *t, int cq, int flavor,
 		     const int64_t *request);
 
-/* Gives back what a successful quota_try_charge() of the same arguments
- * took (Kueue's removeUsage). Lock-free. */
+/* Charges as quota_try_charge() does but past any quota or limit (the
+ * counters may then stand above them; quota_try_charge() refuses until
+ * they are below again): for usage carried into a new tree whose quotas
+ * were cut, as Kueue keeps admitted workloads when a quota shrinks.
+ * 0, -ENOENT (a requested resource not covered in this flavor), -EINVAL. */
+int quota_force_charge(struct quota_tree *t, int cq, int flavor,
+		       const int64_t *request);
+
+/* Gives back what a successful quota_try_charge() (or quota_force_charge())
+ * of the same arguments took (Kueue's removeUsage). Lock-free. */
 void quota_release(struct quota_tree *t, int cq, int flavor,
 		   const int64_t *request);
 

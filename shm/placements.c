@@ -264,8 +264,10 @@ const struct placement_record *placements_prepare(struct placements *t,
 
 void placements_set_quota(struct placements *t, uint32_t index, uint32_t quota)
 {
-	/* The worker's alone until P1 publishes it. */
-	t->recs[index].quota = quota;
+	/* The worker's alone until P1 publishes it; after, only the quota's
+	 * replacement rewrites it (QA4, daemon/quota_charge.c): relaxed, the
+	 * quota's own gates order it for the hook. */
+	__atomic_store_n(&t->recs[index].quota, quota, __ATOMIC_RELAXED);
 }
 
 void placements_set_free_hook(struct placements *t, placements_free_fn fn,
@@ -311,7 +313,9 @@ void placements_free(struct placements *t, uint64_t id)
 {
 	struct placement_record *r = &t->recs[(uint32_t)id];
 	/* The record is still live here (the caller's placements_get()). */
-	if (r->quota != 0 && t->free_hook != NULL)
+	/* QA4: relaxed; a rewrite to another non-zero value or to 0 may race
+	 * this test: the hook reads it again under the quota's gate. */
+	if (__atomic_load_n(&r->quota, __ATOMIC_RELAXED) != 0 && t->free_hook != NULL)
 		t->free_hook(t->free_arg, r);
 	/* P2: relaxed; F2's release orders it for the next popper. */
 	__atomic_store_n(&r->owner, 0, __ATOMIC_RELAXED);

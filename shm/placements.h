@@ -150,7 +150,9 @@ void placements_publish(struct placements *t, uint32_t index, uint32_t owner);
 
 /* Worker side, between placements_prepare() and placements_publish():
  * the quota charge (non-zero) the placement holds, which
- * placements_free() hands to the hook of placements_set_free_hook(). */
+ * placements_free() hands to the hook of placements_set_free_hook(). Also
+ * the quota's replacement (daemon/quota_charge.c), on a live record, with
+ * every charge and release held off. */
 void placements_set_quota(struct placements *t, uint32_t index, uint32_t quota);
 
 /* Called by placements_free() with each record whose quota is not 0,

@@ -1,0 +1,565 @@
+/* unit.daemon_queue_apply and stress.daemon_queue_apply_race: Kueue's
+ * objects changed while the daemon runs (OP_QUEUE through the admin
+ * socket, as `shmsched queue` sends it; ingest/producers_queue.c,
+ * daemon/quota_charge.c's qc_replace). The daemon starts with its cluster
+ * file's Kueue objects (one flavor, ClusterQueue team-a, LocalQueue
+ * default/qa); usage is read from the answer's list.
+ *
+ * Kueue's behaviour the cases follow:
+ * - a quota raised admits more at once; a quota cut below usage is
+ *   accepted, admitted workloads stay and new ones wait until usage is
+ *   under it (kubernetes-sigs/kueue issue #5176: "When cluster queue
+ *   quota is adjusted down, the already admitted job/pod will stay
+ *   admitted", usage past the quota);
+ * - a ClusterQueue a LocalQueue names is not deleted here (shmsched's
+ *   choice: its tree has no inactive LocalQueue), and a deleted one's
+ *   placements stay placed, charged to nothing (Kueue keeps admitted
+ *   workloads: its finalizer kueue.x-k8s.io/resource-in-use holds the
+ *   deletion while they run, kueue site/content/en/docs/tasks/
+ *   troubleshooting/troubleshooting_delete_clusterqueue.md).
+ *
+ * Deterministic (unit): raise, cut, add a queue, the refusals (a delete
+ * still named, a bad object with its file:line, unknown object), a delete
+ * with placements charged to nothing, nothing changed by a refusal. Old
+ * code: OP_QUEUE did not exist ("request kind 13: expected 1..12").
+ * Racing (stress, argument "race"; run it under TSan too): producers place
+ * and release under team-a (fixed quota) and team-b (quota switched
+ * between 3 and 6 cpu by a thread applying in a loop); at each quiescent
+ * point every queue's usage equals its live placements' sum and team-a's
+ * never passes its quota; after all releases every counter is 0.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "base/base.h"
+#include "client/control_client.h"
+#include "daemon/daemon.h"
+#include "fixture.h"
+#include "ingest/ingest.h"
+#include "shmsched/client.h"
+
+static struct fixture_dir fx;
+static char cluster[128];
+
+#define RF "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"ResourceFlavor\"," \
+	   "\"metadata\":{\"name\":\"default-flavor\"}}"
+#define LQ(name, cq)                                                            \
+	"{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"LocalQueue\","    \
+	"\"metadata\":{\"name\":\"" name "\",\"namespace\":\"default\"},"        \
+	"\"spec\":{\"clusterQueue\":\"" cq "\"}}"
+
+/* A ClusterQueue `name` with `cpu` of default-flavor. */
+static void cq_json(char *buf, size_t len, const char *name, const char *cpu)
+{
+	snprintf(buf, len, "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":"
+		 "\"ClusterQueue\",\"metadata\":{\"name\":\"%s\"},\"spec\":"
+		 "{\"resourceGroups\":[{\"coveredResources\":[\"cpu\"],\"flavors\":"
+		 "[{\"name\":\"default-flavor\",\"resources\":[{\"name\":\"cpu\","
+		 "\"nominalQuota\":\"%s\"}]}]}]}}", name, cpu);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	fixture_dir_make(&fx, "queue", 0);
+	snprintf(cluster, sizeof(cluster), "%s/cluster.json", fx.dir);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	fixture_dir_remove(&fx);
+	return 0;
+}
+
+/* One node of 64 cpus; RF, ClusterQueue team-a (`a_cpu`), LocalQueue qa
+ * (a_cpu NULL: no Kueue object). */
+static void write_cluster(const char *a_cpu)
+{
+	char cq[512], kueue[1536] = "";
+	if (a_cpu != NULL) {
+		cq_json(cq, sizeof(cq), "team-a", a_cpu);
+		snprintf(kueue, sizeof(kueue), ",%s,%s,%s", RF, cq, LQ("qa", "team-a"));
+	}
+	FILE *f = fopen(cluster, "w");
+	assert_non_null(f);
+	fprintf(f, "{\"kind\":\"List\",\"items\":[{\"kind\":\"Node\",\"metadata\":"
+		"{\"name\":\"n0\"},\"status\":{\"allocatable\":{\"cpu\":\"64\","
+		"\"memory\":\"64Gi\",\"pods\":\"250\"}}}%s]}", kueue);
+	fclose(f);
+}
+
+static struct daemon *start(unsigned workers)
+{
+	struct daemon_config cfg = {.socket_path = fx.sock, .cluster_path = cluster,
+				    .seed = 1, .workers = workers, .slots = 256};
+	char err[512];
+	struct daemon *d = daemon_start(&cfg, err, sizeof(err));
+	if (d == NULL)
+		fail_msg("daemon_start: %s", err);
+	return d;
+}
+
+/* One OP_QUEUE on the admin socket: 0 and the answer's text in out, or
+ * the daemon's -errno and its message in out. */
+static int queue_op(uint32_t action, const void *body, size_t len, char *out,
+		    size_t out_len)
+{
+	static char req[CONTROL_MAX_PAYLOAD], resp[CONTROL_MAX_PAYLOAD];
+	char err[600];
+	int fd = control_client_connect(fx.admin, 5000, err, sizeof(err));
+	if (fd < 0)
+		fail_msg("admin socket %s: %s", fx.admin, err);
+	struct op_request op = {.kind = OP_QUEUE, .arg = action};
+	memcpy(req, &op, sizeof(op));
+	if (len > 0)
+		memcpy(req + sizeof(op), body, len);
+	uint32_t got = 0;
+	int rc = control_client_call(fd, req, (uint32_t)(sizeof(op) + len), resp,
+				     sizeof(resp), &got, NULL, 20000, err, sizeof(err));
+	close(fd);
+	if (rc < 0) {
+		snprintf(out, out_len, "%s", err);
+		return rc;
+	}
+	struct op_queue_shown h;
+	assert_true(got >= sizeof(h));
+	memcpy(&h, resp, sizeof(h));
+	assert_int_equal(h.text_bytes, got - sizeof(h));
+	snprintf(out, out_len, "%.*s", (int)h.text_bytes, resp + sizeof(h));
+	return 0;
+}
+
+static int apply(const char *source, const char *objects, char *out, size_t out_len)
+{
+	static char body[CONTROL_MAX_PAYLOAD];
+	struct op_queue_apply h = {.source_len = (uint32_t)strlen(source)};
+	memcpy(body, &h, sizeof(h));
+	memcpy(body + sizeof(h), source, strlen(source));
+	memcpy(body + sizeof(h) + strlen(source), objects, strlen(objects));
+	return queue_op(OP_QUEUE_APPLY, body, sizeof(h) + strlen(source) +
+			strlen(objects), out, out_len);
+}
+
+static int del(const char *kind, const char *name, char *out, size_t out_len)
+{
+	struct op_queue_delete d = {0};
+	snprintf(d.kind, sizeof(d.kind), "%s", kind);
+	snprintf(d.name, sizeof(d.name), "%s", name);
+	return queue_op(OP_QUEUE_DELETE, &d, sizeof(d), out, out_len);
+}
+
+/* ClusterQueue `cq`'s cpu usage and nominal quota in millicores, read
+ * from a list; -1 when the list has no such queue. */
+static int64_t usage_in(const char *text, const char *cq, int64_t *nominal)
+{
+	char head[128];
+	snprintf(head, sizeof(head), "ClusterQueue %s\n", cq);
+	const char *at = strstr(text, head);
+	if (at == NULL) {
+		snprintf(head, sizeof(head), "ClusterQueue %s ", cq);
+		at = strstr(text, head);
+	}
+	if (at == NULL)
+		return -1;
+	at = strstr(at, "usage ");
+	assert_non_null(at);
+	int64_t u = strtoll(at + 6, NULL, 10);
+	at = strstr(at, "nominal ");
+	assert_non_null(at);
+	if (nominal != NULL)
+		*nominal = strtoll(at + 8, NULL, 10);
+	return u;
+}
+
+static int64_t usage_of(const char *cq, int64_t *nominal)
+{
+	static char text[CONTROL_MAX_PAYLOAD];
+	assert_int_equal(queue_op(OP_QUEUE_LIST, NULL, 0, text, sizeof(text)), 0);
+	return usage_in(text, cq, nominal);
+}
+
+static struct shmsched_client *connect_to(void)
+{
+	struct shmsched_client *c;
+	char err[512];
+	if (shmsched_connect(fx.sock, &c, err, sizeof(err)) < 0)
+		fail_msg("connect %s: %s", fx.sock, err);
+	return c;
+}
+
+static uint32_t tmpl(struct shmsched_client *c, const char *queue, const char *cpu)
+{
+	char json[1024], err[512];
+	snprintf(json, sizeof(json), "{\"kind\":\"Pod\",\"metadata\":{\"name\":"
+		 "\"t\",\"namespace\":\"default\",\"labels\":{\"kueue.x-k8s.io/"
+		 "queue-name\":\"%s\"}},\"spec\":{\"containers\":[{\"name\":\"c\","
+		 "\"resources\":{\"requests\":{\"cpu\":\"%s\"}}}]}}", queue, cpu);
+	uint32_t tid;
+	if (shmsched_register_template(c, json, strlen(json), &tid, err,
+				       sizeof(err)) < 0)
+		fail_msg("template %s: %s", json, err);
+	return tid;
+}
+
+static uint64_t place(struct shmsched_client *c, uint32_t tid, uint64_t cookie,
+		      enum shmsched_status want)
+{
+	struct shmsched_result r;
+	fixture_place_one(c, tid, cookie, &r);
+	if (r.status != want)
+		fail_msg("pod %" PRIu64 ": status %d, expected %d (%s)", cookie,
+			 (int)r.status, (int)want, r.message);
+	return r.placement_id;
+}
+
+static void release(struct shmsched_client *c, uint64_t id)
+{
+	char err[256];
+	if (shmsched_release(c, id, err, sizeof(err)) < 0)
+		fail_msg("release: %s", err);
+}
+
+static void test_apply_delete(void **state)
+{
+	(void)state;
+	static char out[CONTROL_MAX_PAYLOAD], before[CONTROL_MAX_PAYLOAD];
+	char cq[512];
+	write_cluster("2");
+	struct daemon *d = start(2);
+	struct shmsched_client *c = connect_to();
+	uint32_t qa = tmpl(c, "qa", "1");
+	uint64_t id[8];
+	id[0] = place(c, qa, 1, SHMSCHED_PLACED);
+	id[1] = place(c, qa, 2, SHMSCHED_PLACED);
+	place(c, qa, 3, SHMSCHED_UNSCHEDULABLE);
+	int64_t nominal;
+	assert_int_equal(usage_of("team-a", &nominal), 2000);
+	assert_int_equal(nominal, 2000);
+
+	/* Raised: the two live placements carried, two more admitted. */
+	cq_json(cq, sizeof(cq), "team-a", "4");
+	int rc = apply("raise.json", cq, out, sizeof(out));
+	if (rc < 0)
+		fail_msg("apply: %s", out);
+	print_message("raise: %s", out);
+	assert_non_null(strstr(out, "2 live placement(s) charged again"));
+	assert_int_equal(usage_of("team-a", &nominal), 2000);
+	assert_int_equal(nominal, 4000);
+	id[2] = place(c, qa, 4, SHMSCHED_PLACED);
+	id[3] = place(c, qa, 5, SHMSCHED_PLACED);
+	place(c, qa, 6, SHMSCHED_UNSCHEDULABLE);
+
+	/* Cut below usage: accepted, usage kept above it, new pods wait. */
+	cq_json(cq, sizeof(cq), "team-a", "1");
+	assert_int_equal(apply("cut.json", cq, out, sizeof(out)), 0);
+	print_message("cut: %s", out);
+	assert_non_null(strstr(out, "over its quota"));
+	assert_int_equal(usage_of("team-a", &nominal), 4000);
+	assert_int_equal(nominal, 1000);
+	place(c, qa, 7, SHMSCHED_UNSCHEDULABLE);
+	release(c, id[0]);
+	release(c, id[1]);
+	release(c, id[2]);
+	assert_int_equal(usage_of("team-a", NULL), 1000);
+	place(c, qa, 8, SHMSCHED_UNSCHEDULABLE); /* 1000 + 1000 > 1000 */
+	release(c, id[3]);
+	assert_int_equal(usage_of("team-a", NULL), 0);
+	id[0] = place(c, qa, 9, SHMSCHED_PLACED);
+
+	/* A new ClusterQueue and its LocalQueue, applied as a List. */
+	char list[1536];
+	cq_json(cq, sizeof(cq), "team-b", "3");
+	snprintf(list, sizeof(list), "{\"kind\":\"List\",\"items\":[%s,\n%s]}\n", cq,
+		 LQ("qb", "team-b"));
+	assert_int_equal(apply("add.json", list, out, sizeof(out)), 0);
+	uint32_t qb = tmpl(c, "qb", "1");
+	id[1] = place(c, qb, 10, SHMSCHED_PLACED);
+	assert_int_equal(usage_of("team-b", NULL), 1000);
+	assert_int_equal(usage_of("team-a", NULL), 1000);
+
+	/* Refusals change nothing. */
+	assert_int_equal(queue_op(OP_QUEUE_LIST, NULL, 0, before, sizeof(before)), 0);
+	rc = del("ClusterQueue", "team-b", out, sizeof(out));
+	print_message("delete named (%d): %s\n", rc, out);
+	assert_true(rc < 0);
+	assert_non_null(strstr(out, "LocalQueue default/qb"));
+	cq_json(cq, sizeof(cq), "team-b", "-3");
+	snprintf(list, sizeof(list), "\n\n%s\n", cq);
+	rc = apply("bad.json", list, out, sizeof(out));
+	print_message("bad: %s\n", out);
+	assert_true(rc < 0);
+	assert_non_null(strstr(out, "bad.json:3:"));
+	rc = del("ClusterQueue", "team-z", out, sizeof(out));
+	assert_int_equal(rc, -ENOENT);
+	assert_non_null(strstr(out, "no such object"));
+	rc = apply("pod.json", "{\"apiVersion\":\"v1\",\"kind\":\"Pod\"}", out,
+		   sizeof(out));
+	assert_true(rc < 0);
+	assert_int_equal(queue_op(OP_QUEUE_LIST, NULL, 0, out, sizeof(out)), 0);
+	assert_string_equal(out, before);
+
+	/* Deleted with a live placement: it stays, charged to nothing. */
+	assert_int_equal(del("LocalQueue", "default/qb", out, sizeof(out)), 0);
+	assert_int_equal(del("ClusterQueue", "team-b", out, sizeof(out)), 0);
+	print_message("delete: %s", out);
+	assert_non_null(strstr(out, "1 stay placed charged to nothing"));
+	assert_int_equal(usage_of("team-b", NULL), -1);
+	assert_int_equal(usage_of("team-a", NULL), 1000);
+	release(c, id[1]); /* gives back to nothing, and nothing breaks */
+	release(c, id[0]);
+	assert_int_equal(usage_of("team-a", NULL), 0);
+	/* A pod of the deleted LocalQueue: refused by name. */
+	place(c, qb, 11, SHMSCHED_UNSCHEDULABLE);
+	assert_int_equal(daemon_overcommits(d), 0);
+	shmsched_disconnect(c);
+	struct daemon_stats ds;
+	daemon_stop(d, 1000, &ds);
+}
+
+/* Bounded input: every malformed OP_QUEUE body is refused by name, the
+ * producer socket may not change queues, and a daemon without Kueue
+ * objects has none to change. */
+static void test_malformed(void **state)
+{
+	(void)state;
+	static char out[CONTROL_MAX_PAYLOAD];
+	write_cluster("2");
+	struct daemon *d = start(1);
+	char body[64] = {0};
+	struct op_queue_apply h = {.source_len = OP_QUEUE_SOURCE_MAX + 1};
+	assert_int_equal(queue_op(OP_QUEUE_APPLY, body, 4, out, sizeof(out)), -EPROTO);
+	memcpy(body, &h, sizeof(h));
+	assert_int_equal(queue_op(OP_QUEUE_APPLY, body, sizeof(body), out,
+				  sizeof(out)), -EPROTO);
+	assert_non_null(strstr(out, "source_len"));
+	h = (struct op_queue_apply){.source_len = 60}; /* past the body */
+	memcpy(body, &h, sizeof(h));
+	assert_int_equal(queue_op(OP_QUEUE_APPLY, body, sizeof(body), out,
+				  sizeof(out)), -EPROTO);
+	h = (struct op_queue_apply){.reserved = 1};
+	memcpy(body, &h, sizeof(h));
+	assert_int_equal(queue_op(OP_QUEUE_APPLY, body, sizeof(body), out,
+				  sizeof(out)), -EPROTO);
+	h = (struct op_queue_apply){0};
+	memcpy(body, &h, sizeof(h));
+	assert_int_equal(queue_op(OP_QUEUE_APPLY, body, sizeof(h), out,
+				  sizeof(out)), -EINVAL); /* no objects */
+	assert_non_null(strstr(out, "empty"));
+	assert_int_equal(apply("junk.json", "{\"kind\":", out, sizeof(out)), -EINVAL);
+	print_message("junk: %s\n", out);
+	assert_non_null(strstr(out, "junk.json:1"));
+	struct op_queue_delete del_body;
+	memset(&del_body, 'x', sizeof(del_body)); /* no NUL */
+	assert_int_equal(queue_op(OP_QUEUE_DELETE, &del_body, sizeof(del_body), out,
+				  sizeof(out)), -EPROTO);
+	assert_int_equal(queue_op(OP_QUEUE_DELETE, &del_body, 8, out, sizeof(out)),
+			 -EPROTO);
+	assert_int_equal(del("Node", "n0", out, sizeof(out)), -EINVAL);
+	assert_non_null(strstr(out, "expected ResourceFlavor"));
+	assert_int_equal(queue_op(7, NULL, 0, out, sizeof(out)), -EINVAL);
+	assert_int_equal(queue_op(OP_QUEUE_LIST, body, 8, out, sizeof(out)), -EPROTO);
+	/* The producer socket: admins only. */
+	char err[512];
+	int fd = control_client_connect(fx.sock, 5000, err, sizeof(err));
+	assert_true(fd >= 0);
+	struct op_request op = {.kind = OP_QUEUE, .arg = OP_QUEUE_LIST};
+	uint32_t got;
+	assert_int_equal(control_client_call(fd, &op, sizeof(op), out, sizeof(out),
+					     &got, NULL, 5000, err, sizeof(err)),
+			 -EPERM);
+	close(fd);
+	struct daemon_stats ds;
+	daemon_stop(d, 1000, &ds);
+	/* No Kueue objects at the start: nothing to change. */
+	write_cluster(NULL);
+	d = start(1);
+	assert_int_equal(queue_op(OP_QUEUE_LIST, NULL, 0, out, sizeof(out)), -ENOTSUP);
+	assert_non_null(strstr(out, "without Kueue objects"));
+	daemon_stop(d, 1000, &ds);
+}
+
+/* --- racing ------------------------------------------------------------ */
+
+#define RACE_PRODUCERS 3
+#define RACE_LIVE 16
+
+struct racer {
+	struct shmsched_client *c;
+	uint32_t tid[2]; /* qa (500m), qb (1) */
+	uint64_t seed;
+	uint64_t id[RACE_LIVE];
+	int which[RACE_LIVE];
+	unsigned n;
+	uint64_t placed, refused;
+	const char *failed;
+};
+
+static uint64_t next_rand(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+static void *race(void *arg)
+{
+	struct racer *rc = arg;
+	char err[256];
+	uint64_t cookie = 1;
+	for (unsigned it = 0; it < 400 && rc->failed == NULL; it++) {
+		if (rc->n == RACE_LIVE || (rc->n > 0 && next_rand(&rc->seed) % 3 == 0)) {
+			unsigned k = (unsigned)(next_rand(&rc->seed) % rc->n);
+			if (shmsched_release(rc->c, rc->id[k], err, sizeof(err)) < 0) {
+				rc->failed = "release";
+				break;
+			}
+			rc->id[k] = rc->id[rc->n - 1];
+			rc->which[k] = rc->which[rc->n - 1];
+			rc->n--;
+			continue;
+		}
+		int w = (int)(next_rand(&rc->seed) % 2);
+		struct shmsched_pod p = {.cookie = cookie++, .template_id = rc->tid[w]};
+		if (shmsched_submit(rc->c, &p, 1) != 1) {
+			rc->failed = "submit";
+			break;
+		}
+		struct shmsched_result r;
+		if (fixture_await(rc->c, &r, 1, 10000) != 1) {
+			rc->failed = "no answer";
+			break;
+		}
+		if (r.status == SHMSCHED_PLACED) {
+			rc->id[rc->n] = r.placement_id;
+			rc->which[rc->n++] = w;
+			rc->placed++;
+		} else {
+			rc->refused++;
+		}
+	}
+	return NULL;
+}
+
+struct applier {
+	int stop; /* relaxed atomics: a flag */
+	unsigned applies;
+	const char *failed;
+};
+
+/* Applies team-b at 3 and 6 cpu by turns (with its LocalQueue) until
+ * told to stop. */
+static void *applier(void *arg)
+{
+	struct applier *ap = arg;
+	static char out[CONTROL_MAX_PAYLOAD];
+	char cq[512], list[1536];
+	while (!__atomic_load_n(&ap->stop, __ATOMIC_RELAXED)) {
+		cq_json(cq, sizeof(cq), "team-b", ap->applies % 2 ? "3" : "6");
+		snprintf(list, sizeof(list), "%s\n%s\n", cq, LQ("qb", "team-b"));
+		if (apply("race.json", list, out, sizeof(out)) < 0) {
+			ap->failed = "apply";
+			break;
+		}
+		ap->applies++;
+	}
+	return NULL;
+}
+
+static void test_race(void **state)
+{
+	(void)state;
+	static char out[CONTROL_MAX_PAYLOAD];
+	char cq[512], list[1536];
+	write_cluster("5");
+	struct daemon *d = start(4);
+	cq_json(cq, sizeof(cq), "team-b", "6");
+	snprintf(list, sizeof(list), "%s\n%s\n", cq, LQ("qb", "team-b"));
+	assert_int_equal(apply("start.json", list, out, sizeof(out)), 0);
+	struct racer rc[RACE_PRODUCERS];
+	pthread_t th[RACE_PRODUCERS], at;
+	memset(rc, 0, sizeof(rc));
+	for (int i = 0; i < RACE_PRODUCERS; i++) {
+		rc[i].c = connect_to();
+		rc[i].tid[0] = tmpl(rc[i].c, "qa", "500m");
+		rc[i].tid[1] = tmpl(rc[i].c, "qb", "1");
+		rc[i].seed = 0x9e3779b97f4a7c15u * (uint64_t)(i + 1);
+	}
+	uint64_t violations = 0, applies = 0;
+	for (int round = 0; round < 3; round++) {
+		struct applier ap = {0};
+		assert_int_equal(pthread_create(&at, NULL, applier, &ap), 0);
+		for (int i = 0; i < RACE_PRODUCERS; i++)
+			assert_int_equal(pthread_create(&th[i], NULL, race, &rc[i]), 0);
+		for (int i = 0; i < RACE_PRODUCERS; i++) {
+			pthread_join(th[i], NULL);
+			if (rc[i].failed != NULL)
+				fail_msg("producer %d: %s", i, rc[i].failed);
+		}
+		__atomic_store_n(&ap.stop, 1, __ATOMIC_RELAXED);
+		pthread_join(at, NULL);
+		if (ap.failed != NULL)
+			fail_msg("applier: %s", ap.failed);
+		applies += ap.applies;
+		/* Quiescent: usage is the live placements' sum; team-a's
+		 * quota (5 cpu) was never changed, so never passed. */
+		int64_t want[2] = {0, 0};
+		for (int i = 0; i < RACE_PRODUCERS; i++)
+			for (unsigned k = 0; k < rc[i].n; k++)
+				want[rc[i].which[k]] += rc[i].which[k] == 0 ? 500 : 1000;
+		int64_t ua = usage_of("team-a", NULL), ub = usage_of("team-b", NULL);
+		violations += (ua != want[0]) + (ub != want[1]) + (want[0] > 5000);
+		if (ua != want[0] || ub != want[1] || want[0] > 5000)
+			print_message("round %d: team-a %" PRId64 " (live %" PRId64
+				      "), team-b %" PRId64 " (live %" PRId64 ")\n",
+				      round, ua, want[0], ub, want[1]);
+	}
+	uint64_t placed = 0, refused = 0;
+	for (int i = 0; i < RACE_PRODUCERS; i++) {
+		placed += rc[i].placed;
+		refused += rc[i].refused;
+		for (unsigned k = 0; k < rc[i].n; k++)
+			release(rc[i].c, rc[i].id[k]);
+		shmsched_disconnect(rc[i].c);
+	}
+	print_message("queue apply race: %" PRIu64 " applies, %" PRIu64 " placed, %"
+		      PRIu64 " refused, violations %" PRIu64 "\n", applies, placed,
+		      refused, violations);
+	assert_int_equal(violations, 0);
+	assert_int_equal(usage_of("team-a", NULL), 0);
+	assert_int_equal(usage_of("team-b", NULL), 0);
+	assert_true(applies > 0);
+	assert_true(refused > 0); /* the queues did fill */
+	assert_int_equal(daemon_overcommits(d), 0);
+	struct daemon_stats ds;
+	daemon_stop(d, 1000, &ds);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 1 && strcmp(argv[1], "race") == 0) {
+		const struct CMUnitTest race_tests[] = {
+			cmocka_unit_test(test_race),
+		};
+		return cmocka_run_group_tests(race_tests, setup, teardown);
+	}
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_apply_delete),
+		cmocka_unit_test(test_malformed),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
