@@ -244,22 +244,26 @@ static enum attempt_result place_under_quota(struct attempt_ctx *a, unsigned w,
 	int n = quota_node_flavors(t, cq, &order);
 	int full = -1;           /* the first flavor without room */
 	bool placed_any = false; /* a flavor reached the engine */
+	int tried_rc[QUOTA_MAX_FLAVORS]; /* why order[k] refused the pod */
 	struct pod_spec with_labels;
 	for (int k = 0; k < n; k++) {
 		int f = order[k];
-		int rc = quota_try_charge(t, cq, f, charge);
-		if (rc == -ENOSPC && full < 0)
-			full = f;
-		if (rc < 0)
-			continue;
+		/* The nodeLabels first: a charge given back would move the
+		 * tree's generation, and wake this pod by its own attempt. */
 		const struct pod_spec *sp = pod->spec;
 		if (qc_flavor_n_labels(q, f) > 0) {
 			if (!qc_flavor_spec(q, f, pod->spec, &with_labels)) {
-				quota_release(t, cq, f, charge);
+				tried_rc[k] = -EXDEV;
 				continue;
 			}
 			sp = &with_labels;
 		}
+		int rc = quota_try_charge(t, cq, f, charge);
+		tried_rc[k] = rc;
+		if (rc == -ENOSPC && full < 0)
+			full = f;
+		if (rc < 0)
+			continue;
 		uint64_t seq = ((uint64_t)w << 48) | st->seq++;
 		if (resolver_place(e, sp, seq, r, &st->resolver) < 0) {
 			quota_release(t, cq, f, charge);
@@ -289,7 +293,8 @@ static enum attempt_result place_under_quota(struct attempt_ctx *a, unsigned w,
 		/* Quota may come back: the caller answers it, or it waits for
 		 * its tree's quota (daemon/wait.c). */
 		struct attempt_quota_refusal *qr = &a->refusal[w];
-		qc_full_message(q, cq, full, charge, qr->why, sizeof(qr->why));
+		qc_full_message(q, cq, order, tried_rc, n, charge, qr->why,
+				sizeof(qr->why));
 		qr->refused = true;
 		qr->cq = cq;
 		qr->gen = gen;
