@@ -54,6 +54,7 @@ struct quota_charge {
 	uint32_t queue_key; /* the interned QC_QUEUE_LABEL */
 	struct qc_flavor flavors[QUOTA_MAX_FLAVORS];
 	struct qc_worker *w; /* [workers] */
+	struct pod_group explain_scratch; /* qc_explain's: the control thread's */
 };
 
 static int cmp_label(const void *a, const void *b)
@@ -390,6 +391,33 @@ void qc_full_message(const struct quota_charge *q, int cq, const int *flavors,
 			written++;
 		}
 	}
+}
+
+bool qc_explain(void *arg, const struct pod_spec *spec, char *buf, size_t len)
+{
+	struct quota_charge *q = arg;
+	if (spec->group == 0)
+		return false;
+	int cq = lookup(q, spec->group, &q->explain_scratch, buf, len);
+	if (cq == QC_NONE)
+		return false;
+	if (cq == QC_REFUSED)
+		return true; /* lookup() said why */
+	int64_t charge[QUOTA_MAX_RESOURCES];
+	unsigned missing;
+	if (qc_request(q, q->workers, &spec->request, charge, &missing) < 0) {
+		snprintf(buf, len, "ClusterQueue \"%s\" covers no resource \"%s\", "
+			 "which the pod requests", quota_node_name(q->t, cq),
+			 q->res->name[missing]);
+		return true;
+	}
+	const int *order;
+	int n = quota_node_flavors(q->t, cq, &order);
+	int rcs[QUOTA_MAX_FLAVORS];
+	for (int i = 0; i < n; i++)
+		rcs[i] = -ENOSPC; /* each flavor told as a refusal would be */
+	qc_full_message(q, cq, order, rcs, n, charge, buf, len);
+	return true;
 }
 
 static bool tag_valid(const struct quota_tree *t, int cq, int flavor)

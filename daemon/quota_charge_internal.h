@@ -105,6 +105,13 @@ void qc_full_message(const struct quota_charge *q, int cq, const int *flavors,
 		     const int *rcs, int n, const int64_t *charge, char *buf,
 		     size_t len);
 
+/* producers_set_quota_explainer()'s function (arg: the quota_charge),
+ * on the control thread: for a pod under quota, its ClusterQueue and,
+ * for each of its flavors, what it has used of its nominal quota and
+ * what its cohort has left (qc_full_message's words), or why it is under
+ * none that exists; false when it is under no quota. */
+bool qc_explain(void *arg, const struct pod_spec *spec, char *buf, size_t len);
+
 /* placements_free()'s hook (shm/placements.h): gives back the charge of
  * record `r` (its `quota` non-zero). */
 void qc_on_free(void *arg, const struct placement_record *r);
