@@ -236,9 +236,10 @@ static enum attempt_result place_under_quota(struct attempt_ctx *a, unsigned w,
 			 "names it)", quota_node_name(t, cq), a->res->name[missing]);
 		goto refuse;
 	}
-	/* Before the first charge (QC5 in quota/quota.c): a release after
-	 * this read moves it, so a pod refused below and waiting for quota
-	 * is woken by every give-back its charges may have missed. */
+	/* Before the first charge (quota_generation, quota/quota.h): a
+	 * release after this read moves it, so a pod refused below and
+	 * waiting for quota is woken by every give-back its charges may have
+	 * missed. */
 	uint64_t gen = quota_generation(t, cq);
 	const int *order;
 	int n = quota_node_flavors(t, cq, &order);

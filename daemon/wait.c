@@ -27,7 +27,7 @@
  *       room cannot help it. It joins its worker's list for its
  *       ClusterQueue's cohort tree (by the tree's root), in parking order,
  *       with the generation of that tree read before its attempt's first
- *       charge (attempt_quota_refused; QC5 in quota/quota.c).
+ *       charge (attempt_quota_refused; quota_generation in quota/quota.h).
  *   QW2 Each poll loads the generation of each tree with pods in its
  *       list: one that moved (a quota_release into any ClusterQueue of
  *       the tree: a placement released, evicted or preempted, a charge
