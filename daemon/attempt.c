@@ -15,8 +15,8 @@
  *                             slot refused by decode   REJECTED      answer
  *                             gang, no room to wait    REJECTED      answer
  *                             gang under quota         REJECTED      answer
- *                             quota refuses it, no wait UNSCHEDULABLE answer (attempt_unschedulable)
- *                             quota refuses it, waits  (none now)    wait_park (for quota)
+ *                             no quota, no wait        UNSCHEDULABLE answer (attempt_unschedulable)
+ *                             no quota, waits          (none now)    wait_park (for quota)
  *                             LocalQueue, resource     UNSCHEDULABLE attempt_place
  *                             no placement record      REJECTED      attempt_place
  *                             out of memory            UNSCHEDULABLE attempt_place
