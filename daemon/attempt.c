@@ -15,7 +15,9 @@
  *                             slot refused by decode   REJECTED      answer
  *                             gang, no room to wait    REJECTED      answer
  *                             gang under quota         REJECTED      answer
- *                             quota refuses it         UNSCHEDULABLE attempt_place
+ *                             no quota, no wait        UNSCHEDULABLE answer (attempt_unschedulable)
+ *                             no quota, waits          (none now)    wait_park (for quota)
+ *                             LocalQueue, resource     UNSCHEDULABLE attempt_place
  *                             no placement record      REJECTED      attempt_place
  *                             out of memory            UNSCHEDULABLE attempt_place
  *                             placed                   PLACED        attempt_place
@@ -81,6 +83,11 @@ struct attempt_ctx *attempt_create(struct producers *p,
 	a->workers = workers;
 	a->events = events;
 	a->lowest = INT32_MAX;
+	a->refusal = calloc(workers, sizeof(*a->refusal));
+	if (a->refusal == NULL) {
+		free(a);
+		return NULL;
+	}
 	/* What a cluster file or a previous daemon placed (no worker runs
 	 * yet: the table is this thread's to read). */
 	uint32_t cursor = 0;
@@ -95,8 +102,10 @@ struct attempt_ctx *attempt_create(struct producers *p,
 
 void attempt_destroy(struct attempt_ctx *a)
 {
-	if (a != NULL)
+	if (a != NULL) {
 		free(a->store_seq);
+		free(a->refusal);
+	}
 	free(a);
 }
 
@@ -112,6 +121,12 @@ int attempt_set_persist(struct attempt_ctx *a, struct persist *p)
 void attempt_set_quota(struct attempt_ctx *a, struct quota_charge *q)
 {
 	a->quota = q;
+}
+
+const struct attempt_quota_refusal *attempt_quota_refused(const struct attempt_ctx *a,
+							  unsigned w)
+{
+	return a->refusal[w].refused ? &a->refusal[w] : NULL;
 }
 
 void attempt_persist_wait(struct attempt_ctx *a, unsigned w)
@@ -221,26 +236,35 @@ static enum attempt_result place_under_quota(struct attempt_ctx *a, unsigned w,
 			 "names it)", quota_node_name(t, cq), a->res->name[missing]);
 		goto refuse;
 	}
+	/* Before the first charge (quota_generation, quota/quota.h): a
+	 * release after this read moves it, so a pod refused below and
+	 * waiting for quota is woken by every give-back its charges may have
+	 * missed. */
+	uint64_t gen = quota_generation(t, cq);
 	const int *order;
 	int n = quota_node_flavors(t, cq, &order);
 	int full = -1;           /* the first flavor without room */
 	bool placed_any = false; /* a flavor reached the engine */
+	int tried_rc[QUOTA_MAX_FLAVORS]; /* why order[k] refused the pod */
 	struct pod_spec with_labels;
 	for (int k = 0; k < n; k++) {
 		int f = order[k];
-		int rc = quota_try_charge(t, cq, f, charge);
-		if (rc == -ENOSPC && full < 0)
-			full = f;
-		if (rc < 0)
-			continue;
+		/* The nodeLabels first: a charge given back would move the
+		 * tree's generation, and wake this pod by its own attempt. */
 		const struct pod_spec *sp = pod->spec;
 		if (qc_flavor_n_labels(q, f) > 0) {
 			if (!qc_flavor_spec(q, f, pod->spec, &with_labels)) {
-				quota_release(t, cq, f, charge);
+				tried_rc[k] = -EXDEV;
 				continue;
 			}
 			sp = &with_labels;
 		}
+		int rc = quota_try_charge(t, cq, f, charge);
+		tried_rc[k] = rc;
+		if (rc == -ENOSPC && full < 0)
+			full = f;
+		if (rc < 0)
+			continue;
 		uint64_t seq = ((uint64_t)w << 48) | st->seq++;
 		if (resolver_place(e, sp, seq, r, &st->resolver) < 0) {
 			quota_release(t, cq, f, charge);
@@ -267,27 +291,36 @@ static enum attempt_result place_under_quota(struct attempt_ctx *a, unsigned w,
 		return r->gave_up ? ATTEMPT_GAVE_UP : ATTEMPT_UNSCHEDULABLE;
 	}
 	if (full >= 0) {
-		qc_full_message(q, cq, full, charge, why, sizeof(why));
-	} else {
-		int bad = -1;
-		int64_t nom, bl, ll;
-		for (int i = 0; i < quota_n_resources(t) && bad < 0; i++) {
-			bool covered = false;
-			for (int k = 0; k < n && !covered && charge[i] > 0; k++)
-				covered = quota_entry(t, cq, order[k], i, &nom, &bl, &ll);
-			if (charge[i] > 0 && !covered)
-				bad = i;
-		}
-		if (bad >= 0)
-			snprintf(why, sizeof(why), "ClusterQueue \"%s\" covers "
-				 "\"%s\" in none of its flavors, and the pod "
-				 "requests it", quota_node_name(t, cq),
-				 quota_resource_name(t, bad));
-		else
-			snprintf(why, sizeof(why), "ClusterQueue \"%s\": no flavor "
-				 "of it can take the pod (its nodeLabels conflict "
-				 "with the pod's nodeSelector)", quota_node_name(t, cq));
+		/* Quota may come back: the caller answers it, or it waits for
+		 * its tree's quota (daemon/wait.c). */
+		struct attempt_quota_refusal *qr = &a->refusal[w];
+		qc_full_message(q, cq, order, tried_rc, n, charge, qr->why,
+				sizeof(qr->why));
+		qr->refused = true;
+		qr->cq = cq;
+		qr->gen = gen;
+		placements_untake(a->placements, rec);
+		stat_inc(&st->resolver.unschedulable);
+		return ATTEMPT_QUOTA;
 	}
+	int bad = -1;
+	int64_t nom, bl, ll;
+	for (int i = 0; i < quota_n_resources(t) && bad < 0; i++) {
+		bool covered = false;
+		for (int k = 0; k < n && !covered && charge[i] > 0; k++)
+			covered = quota_entry(t, cq, order[k], i, &nom, &bl, &ll);
+		if (charge[i] > 0 && !covered)
+			bad = i;
+	}
+	if (bad >= 0)
+		snprintf(why, sizeof(why), "ClusterQueue \"%s\" covers "
+			 "\"%s\" in none of its flavors, and the pod "
+			 "requests it", quota_node_name(t, cq),
+			 quota_resource_name(t, bad));
+	else
+		snprintf(why, sizeof(why), "ClusterQueue \"%s\": no flavor "
+			 "of it can take the pod (its nodeLabels conflict "
+			 "with the pod's nodeSelector)", quota_node_name(t, cq));
 refuse:
 	placements_untake(a->placements, rec);
 	stat_inc(&st->resolver.unschedulable);
@@ -302,6 +335,7 @@ enum attempt_result attempt_place(struct attempt_ctx *a, unsigned w, struct prod
 {
 	struct serve_stats *st = &a->stats[w];
 	char why[SHMSCHED_MESSAGE_MAX];
+	a->refusal[w].refused = false;
 	/* The placement's record first: a pod is placed only if the daemon
 	 * can remember whose it is (invariant 7). */
 	int64_t rec = placements_take(a->placements);
@@ -482,7 +516,9 @@ void attempt_unschedulable(struct attempt_ctx *a, unsigned w, struct shmsched_sl
 	int n = prefix != NULL ? snprintf(why, sizeof(why), "%s", prefix) : 0;
 	if (n < 0 || (size_t)n >= sizeof(why))
 		n = 0;
-	if (r->gave_up)
+	if (a->refusal[w].refused)
+		snprintf(why + n, sizeof(why) - (size_t)n, "%s", a->refusal[w].why);
+	else if (r->gave_up)
 		snprintf(why + n, sizeof(why) - (size_t)n, "0/%u nodes were left to "
 			 "this pod: %u placements found a node and lost it to "
 			 "concurrent ones", r->placement.all_nodes, r->attempts);

@@ -19,6 +19,7 @@
 #ifndef SHMSCHED_DAEMON_ATTEMPT_INTERNAL_H
 #define SHMSCHED_DAEMON_ATTEMPT_INTERNAL_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "base/base.h"
@@ -63,6 +64,16 @@ struct serve_stats {
 struct persist;
 struct quota_charge;
 
+/* Worker w's last attempt_place when quota refused it (ATTEMPT_QUOTA):
+ * what a pod that waits for quota waits on, and what it is told. */
+struct attempt_quota_refusal {
+	bool refused;     /* the last attempt_place returned ATTEMPT_QUOTA */
+	int cq;           /* the pod's ClusterQueue (quota/quota.h node) */
+	uint64_t gen;     /* quota_generation() of its tree, read before its
+			   * first charge: quota given back since moves it */
+	char why[SHMSCHED_MESSAGE_MAX];
+};
+
 /* What both intakes share. The pointers are set by attempt_create and
  * never change: the intakes read them (worker w's engine and stats only on
  * worker w's thread). The rest is attempt.c's. */
@@ -82,6 +93,7 @@ struct attempt_ctx {
 	int32_t lowest;
 	struct persist *persist;       /* NULL: no durable store */
 	struct quota_charge *quota;    /* NULL: no quotas (attempt_set_quota) */
+	struct attempt_quota_refusal *refusal; /* [workers]: worker w's own */
 	uint64_t *store_seq;           /* [workers]: the last store op not yet
 					* waited for */
 };
@@ -118,16 +130,26 @@ enum attempt_result {
 	ATTEMPT_ANSWERED,      /* the slot is answered (placed, or refused) */
 	ATTEMPT_UNSCHEDULABLE, /* no node fits: the engine says why */
 	ATTEMPT_GAVE_UP,       /* every commit lost a race */
+	ATTEMPT_QUOTA,         /* no flavor of its ClusterQueue had quota left:
+				* attempt_quota_refused() says why */
 };
+
+/* After worker w's attempt_place returned ATTEMPT_QUOTA: why, its
+ * ClusterQueue and its tree's generation before the charge (a pod that
+ * waits is woken once that moves); NULL after any other result. */
+const struct attempt_quota_refusal *attempt_quota_refused(const struct attempt_ctx *a,
+							  unsigned w);
 
 /* One attempt at placing `pod`, decoded from `slot` of `pr`, its
  * `attempt`-th (1: its first): its placement record taken, placed and
  * committed; on success recorded and answered PLACED. Also answered here
  * (REJECTED, UNSCHEDULABLE): no record left, no memory, and for a pod
  * under quota (attempt_set_quota): a LocalQueue that does not exist, a
- * resource its ClusterQueue covers in no flavor, no flavor with quota
- * left (the message names the queue, the resource and the cohort).
- * Otherwise not answered: the caller answers or parks it. A pod under
+ * resource its ClusterQueue covers in no flavor. Otherwise not answered:
+ * the caller answers or parks it; ATTEMPT_QUOTA when no flavor had quota
+ * left (attempt_quota_refused: the message names the queue, each flavor
+ * tried, the resource and the cohort; attempt_unschedulable answers with
+ * it). A pod under
  * quota is charged to the first of its queue's flavors that has room and
  * where a node fits (the flavor's nodeLabels added to its nodeSelector),
  * and the charge is recorded with its placement (released with it). */
@@ -162,7 +184,8 @@ int attempt_gang(struct attempt_ctx *a, unsigned w, struct producer *const *prs,
 void attempt_answer(struct shmsched_slot *slot, uint32_t status, const char *why);
 
 /* Answers `slot` UNSCHEDULABLE after the attempt `r` (worker w's engine's
- * message, or the lost races), `prefix` (may be NULL) first. */
+ * message, the lost races, or the quota's refusal after ATTEMPT_QUOTA),
+ * `prefix` (may be NULL) first. */
 void attempt_unschedulable(struct attempt_ctx *a, unsigned w, struct shmsched_slot *slot,
 			   const struct resolve_result *r, const char *prefix);
 

@@ -812,6 +812,8 @@ struct daemon *daemon_start(const struct daemon_config *cfg, char *err,
 		goto fail;
 	}
 	producers_set_evaluator(d->producers, d->evaluator);
+	if (d->quota != NULL)
+		producers_set_quota_explainer(d->producers, qc_explain, d->quota);
 	struct producers_persist hooks;
 	if (d->persist != NULL)
 		persist_hooks(d->persist, &hooks);

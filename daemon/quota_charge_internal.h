@@ -57,6 +57,11 @@ struct quota_charge *qc_create(struct quota_tree *t, struct intern *strings,
 void qc_destroy(struct quota_charge *q);
 struct quota_tree *qc_tree(const struct quota_charge *q);
 
+/* How many trees qc_replace has swapped in: a worker reads it inside its
+ * gate, and a change since its last read means every tree root and
+ * generation it kept is of an older tree (daemon/wait.c, QW5). */
+uint64_t qc_serial(const struct quota_charge *q);
+
 /* Worker w's gate (QA4): held around all worker w does with the tree for
  * one pod; qc_tree() stays the same until qc_leave(). w >= the `workers`
  * given: the gate of every other thread (qc_on_free's), which a worker
@@ -121,11 +126,26 @@ bool qc_node_has_flavor(const struct quota_charge *q, int flavor,
 bool qc_flavor_spec(const struct quota_charge *q, int flavor,
 		    const struct pod_spec *pod, struct pod_spec *out);
 
-/* Why `charge` does not fit ClusterQueue cq's flavor f now, for a person:
- * `ClusterQueue "a": cpu 12000m/12000m of its nominal quota in flavor
- * "default" (asks 1000m); cohort "ml": 0m of 24000m left to lend`. */
-void qc_full_message(const struct quota_charge *q, int cq, int flavor,
-		     const int64_t *charge, char *buf, size_t len);
+/* Why `charge` fits none of ClusterQueue cq's flavors now, for a person:
+ * flavors[0..n) as tried, rcs[i] what each refused with (-ENOSPC: no
+ * quota left; -ENOENT: no quota for a resource asked; -EXDEV: its
+ * nodeLabels conflict with the pod's nodeSelector). Each flavor with its
+ * reason, those without quota left first: `ClusterQueue "a": cpu
+ * 6000m/4000m of its nominal quota in flavor "on-demand" (asks 1000m);
+ * its borrowingLimit 2000m from cohort "org" is reached. Flavor "spot":
+ * cpu 2000m/2000m of its nominal quota (asks 1000m); cohort "org":
+ * nothing left to borrow (2000m/2000m in use)`. At most len bytes: the
+ * flavors that do not fit are counted ("N more flavor(s) refused"). */
+void qc_full_message(const struct quota_charge *q, int cq, const int *flavors,
+		     const int *rcs, int n, const int64_t *charge, char *buf,
+		     size_t len);
+
+/* producers_set_quota_explainer()'s function (arg: the quota_charge),
+ * on the control thread: for a pod under quota, its ClusterQueue and,
+ * for each of its flavors, what it has used of its nominal quota and
+ * what its cohort has left (qc_full_message's words), or why it is under
+ * none that exists; false when it is under no quota. */
+bool qc_explain(void *arg, const struct pod_spec *spec, char *buf, size_t len);
 
 /* placements_free()'s hook (shm/placements.h): gives back the charge of
  * record `r` (its `quota` non-zero). */

@@ -13,8 +13,40 @@
  *
  * Cost per poll: with no pod waiting, one load of the events head and a
  * few compares. Otherwise the producers with waiting pods checked, the
- * events since the last poll (queue_absorb), and at most WAIT_BURST
+ * events since the last poll (queue_absorb), one generation load per
+ * cohort tree that pods wait on for quota, and at most WAIT_BURST
  * attempts.
+ *
+ * Waiting for quota (issue 37; Kueue's BestEffortFIFO: a workload its
+ * ClusterQueue cannot admit stays pending, and is tried again when quota
+ * under its cohort frees, without blocking the workloads behind it):
+ *   QW1 A pod that asked to wait and that quota refused
+ *       (ATTEMPT_QUOTA: no flavor of its ClusterQueue had room) is parked
+ *       unschedulable with no reason a cluster event can resolve
+ *       (events_from past every event): a node's change or a release of
+ *       room cannot help it. It joins its worker's list for its
+ *       ClusterQueue's cohort tree (by the tree's root), in parking order,
+ *       with the generation of that tree read before its attempt's first
+ *       charge (attempt_quota_refused; quota_generation in quota/quota.h).
+ *   QW2 Each poll loads the generation of each tree with pods in its
+ *       list: one that moved (a quota_release into any ClusterQueue of
+ *       the tree: a placement released, evicted or preempted, a charge
+ *       given back) wakes every pod of that tree's list, in the order they
+ *       parked, and empties it. A tree keeps the oldest generation of its
+ *       pods, so a release during any one's attempt wakes it at once.
+ *       Nothing else wakes them but the queue's own flush
+ *       (podMaxInUnschedulablePodsDuration) and a lost-events wake-up.
+ *   QW3 A woken pod is attempted as any (activeQ's order: priority, then
+ *       the time it parked); refused again, it joins the list again. A
+ *       pod that does not fit does not hold back the others (BestEffortFIFO;
+ *       StrictFIFO is refused when the ClusterQueue is read).
+ *   QW4 A pod leaves its list when it is answered, forgotten or
+ *       attempted (done(), retry()); the lists are the worker's own.
+ *   QW5 `shmsched queue apply` swaps the tree (qc_replace, QA4 in
+ *       daemon/quota_charge.c): roots and generations are read only
+ *       inside the worker's gate, and a swap since the worker's last
+ *       look (qc_serial) wakes every pod of its lists, since what they
+ *       kept is of the old tree.
  */
 #include "daemon/wait_internal.h"
 
@@ -27,6 +59,7 @@
 #include "base/base.h"
 #include "bind/bind.h"
 #include "daemon/attempt_internal.h"
+#include "daemon/quota_charge_internal.h"
 
 /* Attempts from the queue per poll: as many as a burst of new pods, so
  * neither starves the other. */
@@ -48,6 +81,17 @@ struct wgang {
 	uint32_t ids[GANG_MIN_MAX]; /* its pods in the queue */
 };
 
+/* Cohort trees by their root's node id: at most every node of a tree. */
+#define WAIT_QUOTA_TREES (QUOTA_MAX_CLUSTER_QUEUES + QUOTA_MAX_COHORTS)
+
+/* One cohort tree's pods waiting for quota on one worker (QW1). */
+struct qtree {
+	uint32_t head, tail; /* parking order, QUEUE_NONE when empty */
+	uint32_t n;
+	uint32_t at;         /* its place in tree_list while n > 0 */
+	uint64_t gen;        /* the oldest generation its pods read */
+};
+
 struct wait_worker {
 	struct sched_queue *q;
 	uint64_t *key; /* [owners]: whose pods owner k's are; 0: none parked */
@@ -62,6 +106,14 @@ struct wait_worker {
 	uint32_t *pre_fifo;     /* [queue capacity], a ring */
 	uint8_t *pre_marked;    /* [queue capacity]: 1 while in pre_fifo */
 	uint32_t pre_head, pre_tail;
+	/* Pods waiting for quota (QW1-QW4): per pod its tree's root + 1 (0:
+	 * none) and its links in that tree's list; per root the list; the
+	 * roots with pods. In the lazy mapping with gang_of. */
+	uint32_t *quota_root, *quota_next, *quota_prev; /* [queue capacity] */
+	struct qtree *trees;    /* [WAIT_QUOTA_TREES], mapped lazily */
+	uint32_t *tree_list;    /* [WAIT_QUOTA_TREES] */
+	uint32_t n_trees;
+	uint64_t quota_serial;  /* qc_serial at its last quota_wake (QW5) */
 	struct record_pod *gang_pods;     /* [GANG_MIN_MAX] scratch */
 	struct resolve_result *gang_res;  /* [GANG_MIN_MAX] scratch */
 	bool preempting;             /* a request is with the evictor ... */
@@ -103,14 +155,65 @@ static void gang_leave(struct wait_worker *ww, uint32_t id)
 		memset(g, 0, sizeof(*g));
 }
 
+/* Takes pod `id` out of its tree's list of pods waiting for quota (QW4),
+ * if it is in one. */
+static void quota_leave(struct wait_worker *ww, uint32_t id)
+{
+	uint32_t r1 = ww->quota_root[id];
+	if (r1 == 0)
+		return;
+	struct qtree *tr = &ww->trees[r1 - 1];
+	uint32_t prev = ww->quota_prev[id], next = ww->quota_next[id];
+	if (prev != QUEUE_NONE)
+		ww->quota_next[prev] = next;
+	else
+		tr->head = next;
+	if (next != QUEUE_NONE)
+		ww->quota_prev[next] = prev;
+	else
+		tr->tail = prev;
+	ww->quota_root[id] = 0;
+	if (--tr->n == 0) {
+		uint32_t last = ww->tree_list[--ww->n_trees];
+		ww->tree_list[tr->at] = last;
+		ww->trees[last].at = tr->at;
+	}
+}
+
+/* Pod `id`, parked for quota, joins the list of tree `root` with the
+ * generation `gen` it read (QW1). */
+static void quota_join(struct wait_worker *ww, uint32_t id, uint32_t root,
+		       uint64_t gen)
+{
+	struct qtree *tr = &ww->trees[root];
+	if (tr->n == 0) {
+		tr->head = tr->tail = QUEUE_NONE;
+		tr->gen = gen;
+		tr->at = ww->n_trees;
+		ww->tree_list[ww->n_trees++] = root;
+	} else if (gen < tr->gen) {
+		tr->gen = gen; /* generations only grow: the oldest is kept */
+	}
+	ww->quota_prev[id] = tr->tail;
+	ww->quota_next[id] = QUEUE_NONE;
+	if (tr->tail != QUEUE_NONE)
+		ww->quota_next[tr->tail] = id;
+	else
+		tr->head = id;
+	tr->tail = id;
+	tr->n++;
+	ww->quota_root[id] = root + 1;
+}
+
 /* queue_done(), noting that a pod whose preemption is in flight has its
  * answer already (the reply then gives its node's room back), and taking
- * it out of its gang. */
+ * it out of its gang and its quota list. */
 static void done(struct wait_worker *ww, uint32_t id)
 {
 	if (ww->preempting && ww->preempt_id == id)
 		ww->preempt_live = false;
 	gang_leave(ww, id);
+	quota_leave(ww, id);
 	queue_done(ww->q, id);
 }
 
@@ -145,16 +248,29 @@ struct serve_wait *wait_create(struct attempt_ctx *a, const struct serve_wait_co
 		ww->gang_pods = malloc(GANG_MIN_MAX * sizeof(*ww->gang_pods));
 		ww->gang_res = malloc(GANG_MIN_MAX * sizeof(*ww->gang_res));
 		ww->gang_of_bytes = (size_t)wt->owners * c->slots * sizeof(uint32_t);
-		void *m = mmap(NULL, 3 * ww->gang_of_bytes, PROT_READ | PROT_WRITE,
+		void *m = mmap(NULL, 6 * ww->gang_of_bytes, PROT_READ | PROT_WRITE,
 			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 		ww->gang_of = m == MAP_FAILED ? NULL : m;
 		if (ww->gang_of != NULL) {
-			/* gang_of_bytes is a multiple of 4: the fifo is aligned. */
-			ww->pre_fifo = ww->gang_of + (size_t)wt->owners * c->slots;
+			/* gang_of_bytes is a multiple of 4: the arrays are aligned. */
+			size_t per = (size_t)wt->owners * c->slots;
+			ww->pre_fifo = ww->gang_of + per;
 			ww->pre_marked = (uint8_t *)((char *)m + 2 * ww->gang_of_bytes);
+			ww->quota_root = ww->gang_of + 3 * per;
+			ww->quota_next = ww->gang_of + 4 * per;
+			ww->quota_prev = ww->gang_of + 5 * per;
+		}
+		void *tm = mmap(NULL, WAIT_QUOTA_TREES * (sizeof(struct qtree) +
+							  sizeof(uint32_t)),
+				PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (tm != MAP_FAILED) {
+			ww->trees = tm;
+			ww->tree_list = (uint32_t *)(void *)(ww->trees + WAIT_QUOTA_TREES);
 		}
 		if (ww->q == NULL || ww->key == NULL || ww->gangs == NULL ||
-		    ww->gang_of == NULL || ww->gang_pods == NULL || ww->gang_res == NULL)
+		    ww->gang_of == NULL || ww->trees == NULL ||
+		    ww->gang_pods == NULL || ww->gang_res == NULL)
 			goto fail;
 	}
 	return wt;
@@ -176,7 +292,10 @@ void wait_destroy(struct serve_wait *wt)
 		free(wt->w[i].gang_pods);
 		free(wt->w[i].gang_res);
 		if (wt->w[i].gang_of != NULL)
-			munmap(wt->w[i].gang_of, 3 * wt->w[i].gang_of_bytes);
+			munmap(wt->w[i].gang_of, 6 * wt->w[i].gang_of_bytes);
+		if (wt->w[i].trees != NULL)
+			munmap(wt->w[i].trees, WAIT_QUOTA_TREES * (sizeof(struct qtree) +
+								   sizeof(uint32_t)));
 	}
 	free(wt->w);
 	free(wt);
@@ -223,12 +342,22 @@ static bool wants_to_wait(const struct serve_wait *wt, const struct record_pod *
 	return wt->cfg.wait_default;
 }
 
-/* Parks (or parks again) `id` after a failed attempt of worker w. */
+/* Parks (or parks again) `id` after a failed attempt of worker w: for
+ * quota when `qr` (attempt_quota_refused) says quota refused it (QW1). */
 static void park(struct serve_wait *wt, unsigned w, uint32_t id,
 		 const struct producer *pr, const struct record_pod *pod,
-		 bool gave_up, uint64_t change_head, uint64_t now)
+		 bool gave_up, uint64_t change_head, uint64_t now,
+		 const struct attempt_quota_refusal *qr)
 {
 	struct wait_worker *ww = &wt->w[w];
+	int root = -1;
+	if (qr != NULL) {
+		/* QW5: inside the gate; a tree swapped in since the attempt
+		 * gives a wrong root or none, and its serial wakes the pod. */
+		qc_enter(wt->a->quota, w);
+		root = quota_node_root(qc_tree(wt->a->quota), qr->cq);
+		qc_leave(wt->a->quota, w);
+	}
 	const struct pod_spec *tmpl = &pr->templates[pod->template_id - 1];
 	struct queue_pod qp = {
 		.spec = tmpl,
@@ -238,10 +367,53 @@ static void park(struct serve_wait *wt, unsigned w, uint32_t id,
 		.error = gave_up,
 		.change_head = change_head,
 	};
-	if (!gave_up)
+	if (qr != NULL)
+		qp.events_from = UINT64_MAX; /* no cluster event helps it (QW1) */
+	else if (!gave_up)
 		engine_failure(wt->a->engines[w], &qp.codes, &qp.res);
+	quota_leave(ww, id);
 	int rc = queue_park(ww->q, id, &qp, now);
 	(void)rc; /* the caller checked the pod was out or in its attempt */
+	if (root >= 0 && root < (int)WAIT_QUOTA_TREES) {
+		quota_join(ww, id, (uint32_t)root, qr->gen);
+		stat_inc(&ww->st.quota_parked);
+	}
+}
+
+/* QW2: the pods of each tree whose generation moved since they parked,
+ * woken in the order they parked. Returns how many. */
+static unsigned quota_wake(struct serve_wait *wt, unsigned w, uint64_t now)
+{
+	struct wait_worker *ww = &wt->w[w];
+	if (ww->n_trees == 0)
+		return 0;
+	/* QW5: the tree read inside the gate (qc_replace may swap it); a
+	 * swap since the last look wakes every tree's pods, whose roots and
+	 * generations were of the old tree. */
+	qc_enter(wt->a->quota, w);
+	const struct quota_tree *t = qc_tree(wt->a->quota);
+	uint64_t serial = qc_serial(wt->a->quota);
+	bool swapped = serial != ww->quota_serial;
+	ww->quota_serial = serial;
+	unsigned n = 0;
+	for (uint32_t k = 0; k < ww->n_trees;) {
+		uint32_t root = ww->tree_list[k];
+		struct qtree *tr = &ww->trees[root];
+		if (!swapped && quota_generation(t, (int)root) == tr->gen) {
+			k++;
+			continue;
+		}
+		stat_inc(&ww->st.quota_wakeups);
+		/* Its last quota_leave puts another tree at k. */
+		while (tr->n > 0) {
+			uint32_t id = tr->head;
+			quota_leave(ww, id);
+			n += queue_wake(ww->q, id, now);
+		}
+	}
+	qc_leave(wt->a->quota, w);
+	stat_add(&ww->st.quota_woken, n);
+	return n;
 }
 
 /* Whether pod `pod`, parked as `id` after an attempt that failed for
@@ -356,6 +528,7 @@ static unsigned take_replies(struct serve_wait *wt, unsigned w)
 			give_back(wt, r);
 			continue;
 		}
+		quota_leave(ww, id);
 		queue_done(ww->q, id);
 		stat_inc(&ww->st.placed);
 		stat_inc(&ww->st.preempted);
@@ -598,10 +771,11 @@ enum wait_park wait_park(struct serve_wait *wt, unsigned w, struct producer *pr,
 	uint32_t id = queue_id(ww->q, owner, index);
 	if (queue_where(ww->q, id) != QUEUE_OUT)
 		return WAIT_NOT; /* cannot be: wait_holds() refused it before */
-	park(wt, w, id, pr, pod, gave_up, change_head, now);
+	const struct attempt_quota_refusal *qr = attempt_quota_refused(wt->a, w);
+	park(wt, w, id, pr, pod, gave_up, change_head, now, qr);
 	ww->key[owner] = key_of(pr);
 	stat_inc(&ww->st.waited);
-	if (!gave_up) {
+	if (!gave_up && qr == NULL) {
 		uint32_t codes, res;
 		engine_failure(wt->a->engines[w], &codes, &res);
 		maybe_preempt(wt, w, id, pr, pod, codes);
@@ -702,6 +876,7 @@ static void retry(struct serve_wait *wt, unsigned w, uint32_t id, bool last,
 		return;
 	}
 	stat_inc(&ww->st.retries);
+	quota_leave(ww, id); /* QW4: woken, or moved by the queue itself */
 	/* The producer's half again: it is the producer's own memory, which it
 	 * may have rewritten (breaking its side); checked as any slot. */
 	if (record_decode(slot, &t, wt->a->res, &pod, why, sizeof(why)) < 0) {
@@ -729,17 +904,20 @@ static void retry(struct serve_wait *wt, unsigned w, uint32_t id, bool last,
 		attempt_complete(wt->a, w, pr, &h, 1);
 		return;
 	}
+	const struct attempt_quota_refusal *qr =
+		a == ATTEMPT_QUOTA ? attempt_quota_refused(wt->a, w) : NULL;
 	if (last || (pod.deadline_ns != 0 && pod.deadline_ns <= now)) {
 		done(ww, id);
-		snprintf(why, sizeof(why), WAIT_DEADLINE_PREFIX, attempt,
-			 attempt == 1 ? "" : "s");
+		snprintf(why, sizeof(why), WAIT_DEADLINE_PREFIX "%s", attempt,
+			 attempt == 1 ? "" : "s",
+			 qr != NULL ? "waiting for quota: " : "");
 		attempt_unschedulable(wt->a, w, slot, &r, why);
 		stat_inc(&ww->st.timed_out);
 		attempt_complete(wt->a, w, pr, &h, 1);
 		return;
 	}
-	park(wt, w, id, pr, &pod, a == ATTEMPT_GAVE_UP, change_head, now);
-	if (a != ATTEMPT_GAVE_UP) {
+	park(wt, w, id, pr, &pod, a == ATTEMPT_GAVE_UP, change_head, now, qr);
+	if (a != ATTEMPT_GAVE_UP && qr == NULL) {
 		uint32_t codes, res;
 		engine_failure(wt->a->engines[w], &codes, &res);
 		maybe_preempt(wt, w, id, pr, &pod, codes);
@@ -765,6 +943,7 @@ unsigned wait_poll(struct serve_wait *wt, unsigned w)
 	const struct snapshot *snap = cluster_snapshot(engine_cluster(
 		wt->a->engines[w]));
 	done += queue_absorb(q, snap, now);
+	done += quota_wake(wt, w, now);
 	done += queue_tick(q, now);
 	uint32_t id;
 	unsigned n = 0;

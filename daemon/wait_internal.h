@@ -8,7 +8,9 @@
  * whose backoff ended, answers pods whose deadline passed (after one last
  * attempt), and attempts the pods activeQ hands out. The pod gets exactly
  * one answer: PLACED, UNSCHEDULABLE (its deadline passed), CANCELLED (its
- * producer's SHMSCHED_HANDLE_CANCEL, or the daemon's shutdown).
+ * producer's SHMSCHED_HANDLE_CANCEL, or the daemon's shutdown). A pod
+ * that quota refused (attempt.c's ATTEMPT_QUOTA) waits too, for quota
+ * given back in its ClusterQueue's cohort tree (wait.c, QW1-QW4).
  *
  * A producer's pods are served by one worker (table index i % workers),
  * which alone writes its completion ring: so a worker's queue holds its
@@ -68,6 +70,10 @@ struct wait_stats {
 	uint64_t gang_failures; /* gang attempts that placed none ... */
 	uint64_t gang_rollbacks; /* ... after committing some of it */
 	uint64_t gang_timeouts; /* gangs that did not gather minMember in time */
+	uint64_t quota_parked;  /* times a pod parked refused by quota */
+	uint64_t quota_wakeups; /* times a cohort tree's quota came back and
+				 * woke the pods waiting on it */
+	uint64_t quota_woken;   /* ... pods so woken */
 	struct queue_stats queue; /* summed, gauges included */
 };
 

@@ -1691,7 +1691,8 @@ static void handle_evaluate(struct gw_dispatch *d, struct gw_job *j)
  * evaluation, in the shape `shmsched place --explain` prints: "profile",
  * "filtered" (each node that failed a filter: its reasons) and "scores"
  * (each feasible node: its plugins' scores and the weighted total, in
- * points). Returns 0, -ENOMEM, or -EPROTO (an answer not as documented). */
+ * points), and "quota" when the daemon has quotas and the pod is under
+ * one. Returns 0, -ENOMEM, or -EPROTO (an answer not as documented). */
 static int explanation(const char *text, size_t len, struct json_buf *b)
 {
 	json_t *root = json_loadb(text, len, 0, NULL);
@@ -1699,6 +1700,7 @@ static int explanation(const char *text, size_t len, struct json_buf *b)
 	const json_t *filtered = json_object_get(root, "filtered");
 	const json_t *scores = json_object_get(root, "scores");
 	const json_t *profile = json_object_get(root, "profile");
+	const json_t *quota = json_object_get(root, "quota");
 	if (!json_is_object(feasible) || !json_is_object(filtered)) {
 		json_decref(root);
 		return -EPROTO;
@@ -1757,6 +1759,11 @@ static int explanation(const char *text, size_t len, struct json_buf *b)
 		json_buf_puts(b, "}");
 	}
 	json_buf_puts(b, "}");
+	if (json_is_string(quota)) {
+		/* Issue 37: the pod's ClusterQueue and what it has left. */
+		json_buf_puts(b, ",\"quota\":");
+		json_buf_string(b, json_string_value(quota));
+	}
 	json_decref(root);
 	return b->failed ? -ENOMEM : 0;
 }

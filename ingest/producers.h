@@ -179,6 +179,16 @@ void producers_set_profiles(struct producers *p, const struct sched_config *cfg)
  * the caller, who destroys it after producers_destroy(). */
 void producers_set_evaluator(struct producers *p, struct engine *e);
 
+/* OP_EVALUATE's "quota" member (issue 37): fn(arg, spec, buf, len) writes
+ * for a person what the template's pod would be charged to and what that
+ * has left, and returns true; false when the pod is under no quota (no
+ * member then). Called on the control thread, under the producers' lock.
+ * NULL: none. Before the control sockets start. */
+typedef bool (*producers_quota_explain_fn)(void *arg, const struct pod_spec *spec,
+					   char *buf, size_t len);
+void producers_set_quota_explainer(struct producers *p,
+				   producers_quota_explain_fn fn, void *arg);
+
 /* Called (on the control thread) once a new producer, or a producer's new
  * template, is visible to the workers: the daemon wakes its pool, so a
  * sleeping worker adds the producer's doorbell to those it sleeps on

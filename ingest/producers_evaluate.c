@@ -5,7 +5,8 @@
  * on the control thread under the producers' lock: that thread is the
  * snapshots' writer, so the snapshot it reads cannot be reclaimed under
  * it. The answer (JSON: the feasible nodes with their scores, the filtered
- * ones with their reasons) goes back in a sealed memfd: on a big cluster it
+ * ones with their reasons, and with quotas what the pod's ClusterQueue
+ * has left: producers_set_quota_explainer) goes back in a sealed memfd: on a big cluster it
  * outgrows a control message. Calls producers.c (prod_registered).
  * Cost: every node filtered and scored once, and an answer linear in the
  * nodes.
@@ -102,6 +103,15 @@ static void evaluated_scored(void *arg, uint32_t slot,
 	json_buf_puts(&x->scores, "}");
 }
 
+void producers_set_quota_explainer(struct producers *p,
+				   producers_quota_explain_fn fn, void *arg)
+{
+	pthread_mutex_lock(&p->lock);
+	p->quota_explain = fn;
+	p->quota_explain_arg = arg;
+	pthread_mutex_unlock(&p->lock);
+}
+
 /* One template against every node, nothing placed: the extender verbs of
  * the HTTP gateway. The answer is too large for a control message on a
  * big cluster, so it travels in a sealed memfd. */
@@ -149,6 +159,12 @@ void prod_handle_evaluate(struct producers *p, enum producer_role role,
 		json_buf_string(&out, prof->scheduler_name);
 		json_buf_printf(&out, ",\"scores\":%s}",
 				x.scores.len ? x.scores.data : "{");
+	}
+	char quota[SHMSCHED_MESSAGE_MAX];
+	if (p->quota_explain != NULL &&
+	    p->quota_explain(p->quota_explain_arg, tmpl, quota, sizeof(quota))) {
+		json_buf_puts(&out, ",\"quota\":");
+		json_buf_string(&out, quota);
 	}
 	json_buf_puts(&out, "}\n");
 	int fd = -1;

@@ -100,6 +100,8 @@ struct producers {
 	struct producer *table[PRODUCERS_MAX];
 	uint32_t bound; /* indices in use are below it (relaxed; see prod_handle_register) */
 	struct engine *evaluator; /* OP_EVALUATE; NULL: refused */
+	producers_quota_explain_fn quota_explain; /* its "quota"; NULL: none */
+	void *quota_explain_arg;
 	/* Issue 41: what each identity's templates are charged ([owner - 1]:
 	 * the sums of its connected producers' strings_charged and
 	 * static_charged) and the budgets (producers_set_budgets). Private

@@ -41,6 +41,17 @@
  *       there), then releases the fall of its excess at the parent.
  *   QC4 The conflict count: a relaxed fetch-add per lost CAS (a
  *       statistic; nothing is ordered by it).
+ *   QC5 The generation of a tree (its root's gen): quota_release() adds 1
+ *       with release after its counters fell; quota_generation() loads it
+ *       with acquire. A caller that read generation g before a charge
+ *       that was refused and reads g again later knows no quota_release()
+ *       of the tree raced that charge: one whose fetch-add came before
+ *       the read of g is seen by the charge (acquire), and one after it
+ *       moves the counter, which the later reads see in time. The
+ *       give-backs inside a charge (a lost CAS, an all-or-nothing
+ *       rollback) do not count: they return what that same charge took
+ *       an instant before, and counting them would wake a refused pod by
+ *       its own attempt.
  *
  * Invariants (tests/quota/test_quota_race.c counts violations of them):
  *   I-bound  every counter is always within its node's bound: each rise
@@ -86,6 +97,7 @@ struct quota_node {
 	bool is_cohort;
 	bool implicit;     /* a Cohort only named, never added */
 	int parent;        /* node id, -1 when none (after the seal) */
+	int root;          /* its tree's root: itself without a parent (seal) */
 	int depth;         /* cohort levels above and including this cohort */
 	int64_t weight_milli;
 	struct quota_preemption preemption;
@@ -164,6 +176,8 @@ struct quota_tree {
 	struct quota_slot *slots;
 	int64_t *usage;
 	uint64_t conflicts;
+	/* [node]: releases into the tree this root heads (QC5); 0 elsewhere. */
+	uint64_t *gen;
 };
 
 /* --- names ------------------------------------------------------------- */
@@ -306,6 +320,7 @@ void quota_tree_free(struct quota_tree *t)
 	free(t->lqs);
 	free(t->slots);
 	free(t->usage);
+	free(t->gen);
 	names_free(&t->cq_names);
 	names_free(&t->cohort_names);
 	names_free(&t->lq_names);
@@ -844,8 +859,9 @@ int quota_seal(struct quota_tree *t, char *err, size_t err_len)
 	size_t n_slots = t->per_node * (size_t)t->n_nodes;
 	t->slots = calloc(n_slots ? n_slots : 1, sizeof(*t->slots));
 	t->usage = calloc(n_slots ? n_slots : 1, sizeof(*t->usage));
+	t->gen = calloc((size_t)t->n_nodes + 1, sizeof(*t->gen));
 	order = malloc(((size_t)t->n_nodes + 1) * sizeof(*order));
-	if (!t->slots || !t->usage || !order) {
+	if (!t->slots || !t->usage || !t->gen || !order) {
 		rc = -ENOMEM;
 		goto cleanup;
 	}
@@ -891,6 +907,12 @@ int quota_seal(struct quota_tree *t, char *err, size_t err_len)
 			ps->present |= x->present;
 		}
 	}
+	for (int i = 0; i < t->n_nodes; i++) {
+		int r = i;
+		while (t->nodes[r].parent >= 0)
+			r = t->nodes[r].parent;
+		t->nodes[i].root = r;
+	}
 	t->sealed = true;
 	rc = 0;
 cleanup:
@@ -898,8 +920,10 @@ cleanup:
 	if (rc < 0) {
 		free(t->slots);
 		free(t->usage);
+		free(t->gen);
 		t->slots = NULL;
 		t->usage = NULL;
+		t->gen = NULL;
 	}
 	return rc;
 }
@@ -1127,6 +1151,22 @@ void quota_release(struct quota_tree *t, int cq, int flavor,
 	for (int r = 0; r < t->n_resources; r++)
 		if (request[r] > 0)
 			release_at(t, cq, base + (size_t)r, request[r]);
+	/* QC5: release, after the counters fell; partner of the acquire in
+	 * quota_generation(). */
+	__atomic_fetch_add(&t->gen[t->nodes[cq].root], 1, __ATOMIC_RELEASE);
+}
+
+int quota_node_root(const struct quota_tree *t, int node)
+{
+	return t->sealed && node_ok(t, node) ? t->nodes[node].root : -1;
+}
+
+uint64_t quota_generation(const struct quota_tree *t, int node)
+{
+	if (!t->sealed || !node_ok(t, node))
+		return 0;
+	/* QC5: acquire, partner of quota_release()'s release. */
+	return __atomic_load_n(&t->gen[t->nodes[node].root], __ATOMIC_ACQUIRE);
 }
 
 /* --- read-outs ------------------------------------------------------------ */

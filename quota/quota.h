@@ -212,6 +212,17 @@ int quota_force_charge(struct quota_tree *t, int cq, int flavor,
 void quota_release(struct quota_tree *t, int cq, int flavor,
 		   const int64_t *request);
 
+/* The root of `node`'s cohort tree (the node itself without a parent),
+ * or -1 before the seal or for a node that does not exist. */
+int quota_node_root(const struct quota_tree *t, int node);
+
+/* The generation of `node`'s cohort tree: the count of quota_release()
+ * calls into any ClusterQueue of that tree (acquire: what those releases
+ * gave back is seen by a charge made after this read). A pod refused by
+ * quota can wait until it moves: nothing was given back in its tree
+ * before then. 0 before the seal or for a node that does not exist. */
+uint64_t quota_generation(const struct quota_tree *t, int node);
+
 /* Read-outs after the seal, any thread (relaxed reads: a view). Usage of a
  * ClusterQueue is the sum of its live charges; of a Cohort, the sum over
  * its children of what each uses past what it keeps (Kueue's Usage). */

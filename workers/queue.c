@@ -855,6 +855,15 @@ unsigned queue_tick(struct sched_queue *q, uint64_t now)
 	return moved;
 }
 
+bool queue_wake(struct sched_queue *q, uint32_t id, uint64_t now)
+{
+	if (id >= q->capacity || q->e[id].where != QUEUE_UNSCHEDULABLE)
+		return false;
+	wake(q, id, now);
+	q->st.woken++;
+	return true;
+}
+
 uint32_t queue_pop(struct sched_queue *q, uint64_t now)
 {
 	(void)now;

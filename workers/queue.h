@@ -235,6 +235,12 @@ unsigned queue_absorb(struct sched_queue *q, const struct snapshot *snap,
  * pods moved. */
 unsigned queue_tick(struct sched_queue *q, uint64_t now);
 
+/* Moves unschedulable pod `id` as an event that may help it would (to
+ * backoffQ while its backoff runs, else to activeQ), counted woken: for a
+ * caller that knows what helps it where no event says so (a pod refused
+ * by quota, daemon/wait.c). Returns true when it was unschedulable. */
+bool queue_wake(struct sched_queue *q, uint32_t id, uint64_t now);
+
 /* The next pod to attempt: activeQ's first, else (pop_from_backoff) the
  * backoffQ pod whose backoff ends first. It is QUEUE_ATTEMPT until
  * queue_park() or queue_done(). QUEUE_NONE when there is none. */

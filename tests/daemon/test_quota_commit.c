@@ -21,7 +21,14 @@
  * - a restarted daemon (the same named region) charges its live
  *   placements to a new tree again;
  * - the cluster file's own Kueue objects are the quotas when none is
- *   given (shmschedd --cluster), and both given is refused.
+ *   given (shmschedd --cluster), and both given is refused;
+ * - waiting for quota (issue 37; Kueue's BestEffortFIFO keeps a workload
+ *   its ClusterQueue cannot admit pending and admits it when quota under
+ *   its cohort frees: pkg/queue/cluster_queue.go, QueueInadmissibleWorkloads
+ *   on a workload's deletion from the cohort): a pod that asked to wait
+ *   parks, is not attempted again for a release in another cohort tree,
+ *   and is placed once its own queue's quota is given back; one whose
+ *   deadline passes is answered naming the quota.
  * Racing (stress.daemon_quota_race; argument "race"): four workers, four
  * producer threads placing and releasing labelled and unlabelled pods; after
  * quiescence each queue's usage equals the sum of its live placements'
@@ -399,6 +406,78 @@ static void test_restart_recount(void **state)
 	assert_int_equal(state_remove(region, err, sizeof(err)), 0);
 }
 
+/* Issue 37: quota refuses a pod that asked to wait: it parks, a release in
+ * team-b (another tree: no cohort) does not wake it (no retry counted),
+ * a release in team-a places it. A second waiting pod with a deadline is
+ * answered at its deadline, naming the quota. Old: both answered
+ * UNSCHEDULABLE at once. */
+static void test_quota_wait(void **state)
+{
+	(void)state;
+	const char *names[] = {"n0"};
+	const int cpus[] = {32};
+	const char *pools[] = {NULL};
+	write_cluster(names, cpus, pools, 1, NULL);
+	struct tree tr = make_tree(2000, 2000, 0, false, false);
+	struct daemon *d = start(tr.t, 1, NULL);
+	struct shmsched_client *c = connect_to(), *other = connect_to();
+	uint32_t qa = tmpl(c, "qa", "\"cpu\":\"1\"", NULL);
+	uint32_t qb = tmpl(other, "qb", "\"cpu\":\"1\"", NULL);
+	struct shmsched_result r;
+	uint64_t ids[2];
+	char err[256];
+	for (int i = 0; i < 2; i++) {
+		place(c, qa, (uint64_t)i + 1, &r);
+		assert_int_equal(r.status, SHMSCHED_PLACED);
+		ids[i] = r.placement_id;
+	}
+	/* The third: team-a is at its nominal 2 cpu; it waits (up to 20 s). */
+	struct shmsched_pod p = {.cookie = 3, .template_id = qa,
+				 .flags = SHMSCHED_WAIT,
+				 .deadline_ns = now_ns() + UINT64_C(20000000000)};
+	assert_int_equal(shmsched_submit(c, &p, 1), 1);
+	/* old: answered UNSCHEDULABLE here. */
+	assert_int_equal(fixture_await(c, &r, 1, 300), 0);
+	struct daemon_stats ds;
+	daemon_get_stats(d, &ds);
+	assert_int_equal(ds.waited, 1);
+	assert_int_equal(ds.pending_unschedulable, 1);
+	uint64_t retries = ds.queue_retries;
+	/* team-b's quota, placed and given back: another tree, no attempt. */
+	place(other, qb, 10, &r);
+	assert_int_equal(r.status, SHMSCHED_PLACED);
+	assert_int_equal(shmsched_release(other, r.placement_id, err, sizeof(err)), 0);
+	assert_int_equal(fixture_await(c, &r, 1, 300), 0);
+	daemon_get_stats(d, &ds);
+	assert_int_equal(ds.queue_retries, retries);
+	assert_int_equal(ds.pending_unschedulable, 1);
+	/* team-a's quota given back: placed within the deadline. */
+	assert_int_equal(shmsched_release(c, ids[1], err, sizeof(err)), 0);
+	assert_int_equal(fixture_await(c, &r, 1, 5000), 1);
+	assert_int_equal(r.status, SHMSCHED_PLACED);
+	assert_int_equal(r.cookie, 3);
+	assert_int_equal(usage(&tr, tr.a, tr.fa), 2000);
+	daemon_get_stats(d, &ds);
+	assert_int_equal(ds.waited_placed, 1);
+	assert_int_equal(ds.queue_retries, retries + 1);
+	/* A deadline passes while it waits for quota: answered so, naming
+	 * the ClusterQueue. */
+	p.cookie = 4;
+	p.deadline_ns = now_ns() + UINT64_C(300000000);
+	assert_int_equal(shmsched_submit(c, &p, 1), 1);
+	assert_int_equal(fixture_await(c, &r, 1, 5000), 1);
+	assert_int_equal(r.status, SHMSCHED_UNSCHEDULABLE);
+	print_message("quota wait deadline: %s\n", r.message);
+	assert_non_null(strstr(r.message, "its deadline passed after 2 attempts: "
+				"waiting for quota: ClusterQueue \"team-a\": cpu "
+				"2000m/2000m"));
+	daemon_stop(d, 1000, &ds);
+	assert_int_equal(ds.timed_out, 1);
+	shmsched_disconnect(c);
+	shmsched_disconnect(other);
+	quota_tree_free(tr.t);
+}
+
 /* --- racing ------------------------------------------------------------ */
 
 #define RACE_PRODUCERS 4
@@ -611,6 +690,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_eviction),
 		cmocka_unit_test(test_restart_recount),
 		cmocka_unit_test(test_cluster_file_quotas),
+		cmocka_unit_test(test_quota_wait),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

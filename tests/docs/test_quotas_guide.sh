@@ -17,7 +17,7 @@ dir=$(mktemp -d /tmp/shmsched-quotas-guide-XXXXXX)
 cleanup() {
 	rm -rf "$dir"
 	rm -f /dev/shm/qg-teams /dev/shm/qg-taints /tmp/qg-teams.* \
-		/tmp/qg-gw.* /tmp/qg-taints.*
+		/tmp/qg-gw.* /tmp/qg-taints.* /tmp/qg-a6.json
 }
 trap cleanup EXIT
 ln -s "$build" "$dir/build"
