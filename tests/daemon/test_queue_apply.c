@@ -39,6 +39,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -333,6 +334,54 @@ static void test_apply_delete(void **state)
 /* Bounded input: every malformed OP_QUEUE body is refused by name, the
  * producer socket may not change queues, and a daemon without Kueue
  * objects has none to change. */
+/* A pod waiting for quota (daemon/wait.c, QW1) when an apply raises its
+ * ClusterQueue's quota: the new tree is another tree, whose generations
+ * no release of the old one moves, so only the swap can wake it (QW5:
+ * Kueue requeues pending workloads when a ClusterQueue changes,
+ * pkg/controller/core/clusterqueue_controller.go's Update handler).
+ * Without QW5 it waits until its deadline (20 s) and the test's 5 s
+ * await fails. */
+static void test_apply_wakes_waiting(void **state)
+{
+	(void)state;
+	static char out[CONTROL_MAX_PAYLOAD];
+	char cq[512];
+	write_cluster("2");
+	struct daemon *d = start(1);
+	struct shmsched_client *c = connect_to();
+	uint32_t qa = tmpl(c, "qa", "1");
+	uint64_t id[3];
+	id[0] = place(c, qa, 1, SHMSCHED_PLACED);
+	id[1] = place(c, qa, 2, SHMSCHED_PLACED);
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	uint64_t now = (uint64_t)ts.tv_sec * UINT64_C(1000000000) + (uint64_t)ts.tv_nsec;
+	struct shmsched_pod p = {.cookie = 3, .template_id = qa, .flags = SHMSCHED_WAIT,
+				 .deadline_ns = now + UINT64_C(20000000000)};
+	assert_int_equal(shmsched_submit(c, &p, 1), 1);
+	struct shmsched_result r;
+	assert_int_equal(fixture_await(c, &r, 1, 300), 0); /* it waits */
+	struct daemon_stats ds;
+	daemon_get_stats(d, &ds);
+	assert_int_equal(ds.pending_unschedulable, 1);
+
+	cq_json(cq, sizeof(cq), "team-a", "3");
+	if (apply("raise.json", cq, out, sizeof(out)) < 0)
+		fail_msg("apply: %s", out);
+	assert_int_equal(fixture_await(c, &r, 1, 5000), 1);
+	assert_int_equal(r.status, SHMSCHED_PLACED);
+	assert_int_equal(r.cookie, 3);
+	id[2] = r.placement_id;
+	int64_t nominal;
+	assert_int_equal(usage_of("team-a", &nominal), 3000);
+	assert_int_equal(nominal, 3000);
+	for (int i = 0; i < 3; i++)
+		release(c, id[i]);
+	assert_int_equal(daemon_overcommits(d), 0);
+	shmsched_disconnect(c);
+	daemon_stop(d, 1000, &ds);
+}
+
 static void test_malformed(void **state)
 {
 	(void)state;
@@ -560,6 +609,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_apply_delete),
 		cmocka_unit_test(test_malformed),
+		cmocka_unit_test(test_apply_wakes_waiting),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
