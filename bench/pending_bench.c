@@ -22,9 +22,10 @@
  * scheduling queue done literally (see "churn, literally" below: parked
  * pods moved back by NodeResourcesFit's QueueingHint for a pod delete,
  * backoff, one pod per scheduling cycle, never a rescan of every waiting
- * pod per release); for preemption, DefaultPreemption over every node
- * (workers/preempt.c, which unit.preempt checks against a literal
- * reference) and the ledger move; for gangs, each gang's pods in turn,
+ * pod per release); for preemption, DefaultPreemption's dry run from a
+ * random node until kube's numCandidates are found (workers/preempt.c,
+ * which unit.preempt checks against a literal reference; see ref_preempt)
+ * and the ledger move; for gangs, each gang's pods in turn,
  * rolled back when one fails. Each reference run is bounded in time and
  * reports its pods/s over the pods it got through.
  *
@@ -279,6 +280,7 @@ struct ref {
 	int32_t *prio;
 	uint64_t *start;
 	uint64_t n, cap;
+	uint64_t rng; /* DryRunPreemption's random offset */
 };
 
 static void ref_pod(struct ref *r, const char *json, struct pod_spec *out)
@@ -316,6 +318,7 @@ static void ref_build(struct ref *r, const struct opts *o)
 	r->slot = malloc(r->cap * sizeof(uint32_t));
 	r->prio = malloc(r->cap * sizeof(int32_t));
 	r->start = malloc(r->cap * sizeof(uint64_t));
+	r->rng = 1;
 }
 
 static void ref_destroy(struct ref *r)
@@ -345,7 +348,17 @@ static int64_t ref_place(struct ref *r, const struct pod_spec *pod, uint64_t seq
 	return pl.slot;
 }
 
-/* DefaultPreemption over every node for `pod`, then the ledger move. */
+/* DefaultPreemption for `pod`, then the ledger move. As kube-scheduler's
+ * PostFilter does (kubernetes/kubernetes pkg/scheduler/framework/plugins/
+ * defaultpreemption/default_preemption.go, GetOffsetAndNumCandidates and
+ * calculateNumCandidates; pkg/scheduler/framework/preemption/preemption.go,
+ * DryRunPreemption): the dry run visits the nodes from a random offset
+ * (rand.Int31n(numNodes)), cyclically, and stops once numCandidates
+ * (10 % of the nodes, at least 100, at most all) are found, one of them
+ * without a budget violation; the node is then picked among those by
+ * the candidate ordering (preempt_select). Every node here failed the
+ * cycle's filters for Insufficient cpu (Unschedulable, not Unresolvable),
+ * so every node is one where preemption might help. */
 static bool ref_preempt(struct ref *r, const struct pod_spec *pod, const struct pod_spec *victim_spec)
 {
 	const struct snapshot *snap = cluster_snapshot(r->cluster);
@@ -378,8 +391,11 @@ static bool ref_preempt(struct ref *r, const struct pod_spec *pod, const struct 
 		which[j] = i;
 		nodes[s].n++;
 	}
+	r->rng = r->rng * UINT64_C(6364136223846793005) + UINT64_C(1442695040888963407);
 	struct preempt_input in = {.request = &pod->request, .priority = pod->priority,
-				   .nodes = nodes, .n_nodes = nn, .pods = pods};
+				   .nodes = nodes, .n_nodes = nn, .pods = pods,
+				   .start = nn ? (uint32_t)((r->rng >> 33) % nn) : 0,
+				   .want = preempt_candidates_wanted(nn)};
 	struct preempt_scratch sc;
 	static struct preempt_result res;
 	bool ok = preempt_scratch_init(&sc, most) == 0 &&
