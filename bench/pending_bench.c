@@ -348,6 +348,23 @@ static int64_t ref_place(struct ref *r, const struct pod_spec *pod, uint64_t seq
 	return pl.slot;
 }
 
+/* A node the dry run visits: its allocatable and its use now, read only
+ * for the nodes visited, as kube's dry run copies only their NodeInfo
+ * (nodeInfo.Snapshot()). Every node passes the static filters here. */
+struct ref_visit_ctx {
+	const struct snapshot *snap;
+	struct ledger *l;
+};
+
+static bool ref_visit(void *arg, struct preempt_node *node)
+{
+	struct ref_visit_ctx *vc = arg;
+	int64_t a, b;
+	node->allocatable = vc->snap->nodes[node->slot].allocatable;
+	ledger_load_used(ledger_node(vc->l, node->slot), &node->used, &a, &b);
+	return true;
+}
+
 /* DefaultPreemption for `pod`, then the ledger move. As kube-scheduler's
  * PostFilter does (kubernetes/kubernetes pkg/scheduler/framework/plugins/
  * defaultpreemption/default_preemption.go, GetOffsetAndNumCandidates and
@@ -373,10 +390,7 @@ static bool ref_preempt(struct ref *r, const struct pod_spec *pod, const struct 
 			count[r->slot[i]]++;
 	uint32_t k = 0, most = 1;
 	for (uint32_t s = 0; s < nn; s++) {
-		nodes[s].slot = s;
-		nodes[s].allocatable = snap->nodes[s].allocatable;
-		int64_t a, b;
-		ledger_load_used(ledger_node(l, s), &nodes[s].used, &a, &b);
+		nodes[s].slot = s; /* its allocatable and use: at the visit */
 		nodes[s].first = at[s] = k;
 		k += count[s];
 		most = count[s] > most ? count[s] : most;
@@ -392,10 +406,12 @@ static bool ref_preempt(struct ref *r, const struct pod_spec *pod, const struct 
 		nodes[s].n++;
 	}
 	r->rng = r->rng * UINT64_C(6364136223846793005) + UINT64_C(1442695040888963407);
+	struct ref_visit_ctx vc = {.snap = snap, .l = l};
 	struct preempt_input in = {.request = &pod->request, .priority = pod->priority,
 				   .nodes = nodes, .n_nodes = nn, .pods = pods,
 				   .start = nn ? (uint32_t)((r->rng >> 33) % nn) : 0,
-				   .want = preempt_candidates_wanted(nn)};
+				   .want = preempt_candidates_wanted(nn),
+				   .visit = ref_visit, .visit_arg = &vc};
 	struct preempt_scratch sc;
 	static struct preempt_result res;
 	bool ok = preempt_scratch_init(&sc, most) == 0 &&
