@@ -31,6 +31,7 @@
  * scheduling queue done literally (see "churn, literally" below: parked
  * pods moved back by NodeResourcesFit's QueueingHint for a pod delete,
  * backoff, one pod per scheduling cycle, never a rescan of every waiting
+<<<<<<< HEAD
  * pod per release); for preemption, DefaultPreemption over every node
  * (workers/preempt.c, which unit.preempt checks against a literal
  * reference) and the ledger move; for gangs, each gang's pods in turn,
@@ -38,6 +39,13 @@
  * (see "quota, literally" below: one head per ClusterQueue per cycle)
  * and then kube-scheduler's placement of each admitted pod. Each
  * reference run is bounded in time and
+=======
+ * pod per release); for preemption, DefaultPreemption's dry run from a
+ * random node until kube's numCandidates are found (workers/preempt.c,
+ * which unit.preempt checks against a literal reference; see ref_preempt)
+ * and the ledger move; for gangs, each gang's pods in turn,
+ * rolled back when one fails. Each reference run is bounded in time and
+>>>>>>> perf-bisect
  * reports its pods/s over the pods it got through.
  *
  * kube-scheduler's CI thresholds for its 5,000-node cases, as the issue
@@ -435,6 +443,7 @@ struct ref {
 	int32_t *prio;
 	uint64_t *start;
 	uint64_t n, cap;
+	uint64_t rng; /* DryRunPreemption's random offset */
 };
 
 static void ref_pod(struct ref *r, const char *json, struct pod_spec *out)
@@ -472,6 +481,7 @@ static void ref_build(struct ref *r, const struct opts *o)
 	r->slot = malloc(r->cap * sizeof(uint32_t));
 	r->prio = malloc(r->cap * sizeof(int32_t));
 	r->start = malloc(r->cap * sizeof(uint64_t));
+	r->rng = 1;
 }
 
 static void ref_destroy(struct ref *r)
@@ -501,7 +511,34 @@ static int64_t ref_place(struct ref *r, const struct pod_spec *pod, uint64_t seq
 	return pl.slot;
 }
 
-/* DefaultPreemption over every node for `pod`, then the ledger move. */
+/* A node the dry run visits: its allocatable and its use now, read only
+ * for the nodes visited, as kube's dry run copies only their NodeInfo
+ * (nodeInfo.Snapshot()). Every node passes the static filters here. */
+struct ref_visit_ctx {
+	const struct snapshot *snap;
+	struct ledger *l;
+};
+
+static bool ref_visit(void *arg, struct preempt_node *node)
+{
+	struct ref_visit_ctx *vc = arg;
+	int64_t a, b;
+	node->allocatable = vc->snap->nodes[node->slot].allocatable;
+	ledger_load_used(ledger_node(vc->l, node->slot), &node->used, &a, &b);
+	return true;
+}
+
+/* DefaultPreemption for `pod`, then the ledger move. As kube-scheduler's
+ * PostFilter does (kubernetes/kubernetes pkg/scheduler/framework/plugins/
+ * defaultpreemption/default_preemption.go, GetOffsetAndNumCandidates and
+ * calculateNumCandidates; pkg/scheduler/framework/preemption/preemption.go,
+ * DryRunPreemption): the dry run visits the nodes from a random offset
+ * (rand.Int31n(numNodes)), cyclically, and stops once numCandidates
+ * (10 % of the nodes, at least 100, at most all) are found, one of them
+ * without a budget violation; the node is then picked among those by
+ * the candidate ordering (preempt_select). Every node here failed the
+ * cycle's filters for Insufficient cpu (Unschedulable, not Unresolvable),
+ * so every node is one where preemption might help. */
 static bool ref_preempt(struct ref *r, const struct pod_spec *pod, const struct pod_spec *victim_spec)
 {
 	const struct snapshot *snap = cluster_snapshot(r->cluster);
@@ -516,10 +553,7 @@ static bool ref_preempt(struct ref *r, const struct pod_spec *pod, const struct 
 			count[r->slot[i]]++;
 	uint32_t k = 0, most = 1;
 	for (uint32_t s = 0; s < nn; s++) {
-		nodes[s].slot = s;
-		nodes[s].allocatable = snap->nodes[s].allocatable;
-		int64_t a, b;
-		ledger_load_used(ledger_node(l, s), &nodes[s].used, &a, &b);
+		nodes[s].slot = s; /* its allocatable and use: at the visit */
 		nodes[s].first = at[s] = k;
 		k += count[s];
 		most = count[s] > most ? count[s] : most;
@@ -534,8 +568,13 @@ static bool ref_preempt(struct ref *r, const struct pod_spec *pod, const struct 
 		which[j] = i;
 		nodes[s].n++;
 	}
+	r->rng = r->rng * UINT64_C(6364136223846793005) + UINT64_C(1442695040888963407);
+	struct ref_visit_ctx vc = {.snap = snap, .l = l};
 	struct preempt_input in = {.request = &pod->request, .priority = pod->priority,
-				   .nodes = nodes, .n_nodes = nn, .pods = pods};
+				   .nodes = nodes, .n_nodes = nn, .pods = pods,
+				   .start = nn ? (uint32_t)((r->rng >> 33) % nn) : 0,
+				   .want = preempt_candidates_wanted(nn),
+				   .visit = ref_visit, .visit_arg = &vc};
 	struct preempt_scratch sc;
 	static struct preempt_result res;
 	bool ok = preempt_scratch_init(&sc, most) == 0 &&
