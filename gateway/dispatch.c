@@ -87,8 +87,8 @@
  * (label keys and values, names, selectors) until it restarts, charged to
  * the gateway's identity (--strings-per-identity, while the connections
  * that added them live) and uid (4 x that, until the restart), budgets
- * all users share; it does not free them at run time (no thread may hold
- * a freed id there: shm/intern.h). So one user sending specs with
+ * all users share; it frees them only once nothing holds them (the
+ * gateway's connection gone: shm/intern.h). So one user sending specs with
  * ever-new strings would have every user's new specs refused. The
  * dispatcher keeps the set of strings (hashes) the registered specs
  * carried, each charged to the user whose spec brought it first (bytes +
