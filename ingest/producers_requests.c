@@ -134,7 +134,6 @@ static void handle_template(struct producers *p, enum producer_role role,
 			break;
 	}
 	if (rc < 0) {
-
 		/* Nothing of a refused template stays: the strings it named
 		 * were never published. */
 		intern_rollback(p->strings, &mark);

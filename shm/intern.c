@@ -44,7 +44,6 @@
  *     pod in flight is of a live producer (a gone one's pods were dropped
  *     by the grace period its disconnection waited). Only then are the
  *     unmarked tagged strings freed, and the epoch moved again.
-
  * Marks: a mark records the count, the arena's use and each free list's
  * length. Between a mark and its rollback entries are only taken from the
  * free lists (they grow only at a reclaim), so the ids taken since the

@@ -412,7 +412,6 @@ int sync_generation(struct engine *e, const struct snapshot *s)
 	}
 	if (s->generation == e->generation)
 		return 0;
-
 	int n = -1;
 	if (e->generation != 0 && s->n_slots == e->n_slots && s->n_shards == e->n_shards)
 		n = cluster_changed_slots(e->cluster, e->generation, s->generation,
