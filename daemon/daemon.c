@@ -1053,6 +1053,9 @@ void daemon_get_stats(struct daemon *d, struct daemon_stats *out)
 	out->nodes = cluster_nodes(d->cluster);
 	uint64_t string_bytes;
 	intern_use(d->strings, &out->interned_strings, &string_bytes);
+	producers_strings_reclaimed(d->producers, &out->strings_reclaims,
+				    &out->strings_reclaimed);
+
 	producers_budget_use(d->producers, &out->strings_charged,
 			     &out->template_bytes, &out->templates_uncompiled);
 	out->placements = placements_live(d->placements);

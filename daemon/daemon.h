@@ -184,6 +184,10 @@ struct daemon_stats {
 	uint64_t producers_registered, producers_gone;
 	uint64_t producer_faults;  /* disconnected for breaking their region's rings */
 	uint32_t interned_strings; /* strings the intern table holds (freed ones not counted) */
+	/* Issue 41: the table's reclaims while the daemon ran (after
+	 * producers left), and the strings they freed. */
+	uint64_t strings_reclaims, strings_reclaimed;
+
 	uint64_t placements;       /* live: placed and not released */
 	uint64_t pods, placed, unschedulable, rejected, cancelled;
 	uint64_t conflicts, gave_up, bad_handles, completion_overflows;

@@ -84,11 +84,11 @@
  * cannot hold every slot of the gateway's connection.
  *
  * Strings (issue 41): the daemon keeps every string a template added
- * (label keys and values, names, selectors) until it restarts, charged to
+ * (label keys and values, names, selectors) while held, charged to
  * the gateway's identity (--strings-per-identity, while the connections
- * that added them live) and uid (4 x that, until the restart), budgets
- * all users share; it does not free them at run time (no thread may hold
- * a freed id there: shm/intern.h). So one user sending specs with
+ * that added them live) and uid (4 x that, while they stay), budgets
+ * all users share; it frees them once nothing holds them (after the
+ * connections go: shm/intern.h). So one user sending specs with
  * ever-new strings would have every user's new specs refused. The
  * dispatcher keeps the set of strings (hashes) the registered specs
  * carried, each charged to the user whose spec brought it first (bytes +

@@ -40,6 +40,7 @@
 
 #include "ingest/control_ops.h"
 #include "ingest/control_server.h"
+#include "ingest/priority.h"
 #include "base/base.h"
 #include "policy/policy.h"
 #include "shm/shm.h"
@@ -221,8 +222,8 @@ int prod_charge_strings(struct producers *p, const struct producer *pr,
 			 "the string table; uid %u (producer identity \"%s\" and "
 			 "every other name of it) holds %llu of the uid's budget of "
 			 "%llu (%u x --strings-per-identity), kept while the strings "
-			 "are in the table: a restart frees those no node or "
-			 "placement holds", (unsigned long long)*cost,
+			 "are in the table: those nothing holds are freed after "
+			 "their producers leave, or at a restart", (unsigned long long)*cost,
 			 (unsigned)who->uid, who->name,
 			 (unsigned long long)u->strings,
 			 (unsigned long long)p->uid_strings_budget,
@@ -703,6 +704,191 @@ void producers_set_state(struct producers *p, struct state_meta *meta,
 	}
 }
 
+/* --- Issue 41: the string table's reclaim while the daemon runs ----------
+ *
+ * A string a producer's template added is tagged with its uid and charged
+ * to it (prod_charge_strings); at a start the strings nothing holds are
+ * freed (shm/recount.h). While the daemon runs the same is done here,
+ * batched: once the strings charged to producers gone since the last
+ * reclaim reach a threshold (disconnect_locked), or before a template is
+ * refused EDQUOT while any such producer went since (handle_template, one
+ * retry). Never per pod, and at most once per gone producer with strings.
+ *
+ * The writer holds the lock: no other thread interns a string, declares
+ * a class, a PodGroup or a PDB, moves a node or preempts. Held, then, is
+ * what the start marks (every slot's node, the placement records and
+ * their groups, the ledger's term groups), plus what only a running
+ * daemon has: the connected producers' templates (every id a pod_spec
+ * holds, and its group's), the nodes' groups in the ledger (a use the
+ * evictor reserved has no record yet), the PriorityClasses, PodGroups and
+ * PDBs declared. A string found by a later lookup of another kind (a
+ * node's label equal to a template's) is held by that holder, so marked.
+ * The workers' private caches cannot be walked: intern_announce() moves
+ * the epoch, the grace period waits until each worker passed a quiescent
+ * point, and each engine drops its caches at its next call, before it
+ * reads one (workers/engine_sync.c). A pod in flight is a connected
+ * producer's (its template is marked): a gone producer's pods were let go
+ * by the grace period its disconnection waited, and its waiting pods and
+ * preemption requests are dropped unread (the producer's key). Then the
+ * unmarked tagged strings are freed (intern_reclaim) and every uid's
+ * charge is rebuilt from the tags, as at a start.
+ * Cost: O(strings + records + nodes x (labels + groups) + templates x
+ * their ids + distinct groups x their size), max_strings / 4 bytes for
+ * the while, one grace period; counted and logged. */
+
+struct rmarks {
+	const struct intern *strings;
+	uint64_t *held, *decoded;
+	struct pod_group *g;
+	uint32_t count, bad;
+};
+
+static void rm_id(struct rmarks *m, uint32_t id)
+{
+	if (id >= m->count) {
+		m->bad++;
+		return;
+	}
+	m->held[id / 64] |= UINT64_C(1) << (id % 64);
+}
+
+static int rm_id_fn(void *arg, uint32_t *id)
+{
+	rm_id(arg, *id);
+	return 0;
+}
+
+static void rm_group(struct rmarks *m, uint32_t id)
+{
+	m->bad += strings_held_group(m->strings, m->held, m->decoded, id, m->g);
+}
+
+/* Every id a template holds (shm/model.h's struct pod_spec). */
+static void rm_spec(struct rmarks *m, const struct pod_spec *sp)
+{
+	rm_id(m, sp->ns_name);
+	rm_id(m, sp->priority_class);
+	rm_id(m, sp->gang);
+	rm_id(m, sp->node_name);
+	for (unsigned i = 0; i < sp->n_gpu_models && i < POD_MAX_GPU_MODELS; i++)
+		rm_id(m, sp->gpu_models[i]);
+	rm_group(m, sp->group);
+	for (unsigned i = 0; i < sp->n_selector && i < POD_MAX_SELECTOR; i++) {
+		rm_id(m, sp->selector[i].key);
+		rm_id(m, sp->selector[i].value);
+	}
+	for (unsigned i = 0; i < sp->n_exprs && i < POD_MAX_EXPRS; i++)
+		rm_id(m, sp->exprs[i].key);
+	for (unsigned i = 0; i < sp->n_values && i < POD_MAX_VALUES; i++)
+		rm_id(m, sp->values[i]);
+	for (unsigned i = 0; i < sp->n_tolerations && i < POD_MAX_TOLERATIONS; i++) {
+		rm_id(m, sp->tolerations[i].key);
+		rm_id(m, sp->tolerations[i].value);
+	}
+	for (unsigned i = 0; i < sp->n_ports && i < POD_MAX_PORTS; i++)
+		rm_id(m, sp->ports[i].ip);
+}
+
+/* The holders only a running daemon has (the note above). */
+static void rm_running(struct producers *p, struct rmarks *m)
+{
+	const struct snapshot *snap = cluster_snapshot(p->cluster);
+	struct ledger *l = cluster_ledger(p->cluster);
+	struct group_count gc[NODE_MAX_GROUPS];
+	for (uint32_t s = 0; s < snap->n_slots; s++) {
+		if (!snap->present[s])
+			continue;
+		unsigned n = ledger_load_groups(ledger_node(l, s), gc);
+		for (unsigned i = 0; i < n; i++)
+			rm_group(m, gc[i].group);
+	}
+	for (uint32_t i = 0; i < PRODUCERS_MAX; i++) {
+		const struct producer *pr = p->table[i];
+		for (uint32_t t = 0; pr != NULL && t < pr->n_templates; t++)
+			rm_spec(m, &pr->templates[t]);
+	}
+	for (uint32_t i = 0; p->classes != NULL && i < p->classes->n &&
+			     i < PRIORITY_CLASSES_MAX; i++)
+		rm_id(m, p->classes->c[i].name);
+	for (uint32_t i = 0; p->gangs != NULL && i < p->gangs->n &&
+			     i < GANG_TABLE_MAX; i++)
+		rm_id(m, p->gangs->g[i].name);
+	for (uint32_t i = 0; p->pdbs != NULL && i < p->pdbs->n &&
+			     i < PDB_TABLE_MAX; i++) {
+		struct pdb_entry *e = &p->pdbs->e[i];
+		rm_id(m, e->name);
+		rm_id(m, e->ns);
+		(void)pod_group_map_ids(&e->sel, rm_id_fn, m);
+	}
+}
+
+/* Every uid's charge, from the tags (as producers_create does). */
+static void uid_recharge(struct producers *p)
+{
+	for (uint32_t i = 0; i < p->n_uid_charged; i++)
+		p->uid_charged[i].strings = 0;
+	struct uid_rebuild r = {p, entry_share(p->strings), 0};
+	intern_tagged(p->strings, uid_rebuild_one, &r);
+	/* Every tag is a uid's that is in the list: nothing is allocated. */
+}
+
+/* Under the lock, on the control thread, holding no intern mark and not
+ * an online RCU reader. Returns 0 or -ENOMEM (nothing freed). */
+int prod_strings_reclaim(struct producers *p, const char *why)
+{
+	uint64_t t0 = now_ns();
+	uint32_t max_strings;
+	uint64_t arena;
+	intern_limits(p->strings, &max_strings, &arena);
+	uint32_t count = intern_count(p->strings);
+	struct rmarks m = {
+		.strings = p->strings,
+		.held = calloc((size_t)max_strings / 64 + 1, sizeof(uint64_t)),
+		.decoded = calloc((size_t)count / 64 + 1, sizeof(uint64_t)),
+		.g = malloc(sizeof(struct pod_group)),
+		.count = count,
+	};
+	int rc = -ENOMEM;
+	if (m.held == NULL || m.decoded == NULL || m.g == NULL)
+		goto done;
+	m.bad = strings_held(p->strings, p->cluster, p->placements, m.held);
+	rm_running(p, &m);
+	/* Then no thread may keep an unmarked id past its next quiescent
+	 * point: the engines drop their caches when they see the epoch. */
+	intern_announce(p->strings);
+	rcu_synchronize();
+	struct intern_reclaim_stats st;
+	rc = intern_reclaim(p->strings, m.held, &st);
+	if (rc < 0)
+		goto done;
+	uid_recharge(p);
+	p->reclaim_pending = 0;
+	/* Relaxed: figures (producers_strings_reclaimed). */
+	__atomic_fetch_add(&p->reclaims, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&p->reclaimed, st.freed, __ATOMIC_RELAXED);
+	log_msg(LOG_LEVEL_INFO, "string table reclaimed (%s): %u string(s), "
+		"%llu bytes freed of %u; %u free entries to reuse; %u damaged "
+		"holder(s) skipped; %.3f ms", why, st.freed,
+		(unsigned long long)st.freed_bytes, count, st.free, m.bad,
+		(double)(now_ns() - t0) / 1e6);
+done:
+	if (rc < 0)
+		log_msg(LOG_LEVEL_WARN, "string table reclaim (%s): out of memory: "
+			"nothing freed", why);
+	free(m.held);
+	free(m.decoded);
+	free(m.g);
+	return rc;
+}
+
+void producers_strings_reclaimed(const struct producers *p, uint64_t *runs,
+				 uint64_t *strings)
+{
+	/* Relaxed: figures. */
+	*runs = __atomic_load_n(&p->reclaims, __ATOMIC_RELAXED);
+	*strings = __atomic_load_n(&p->reclaimed, __ATOMIC_RELAXED);
+}
+
 static void disconnect_locked(struct producers *p, enum producer_role role,
 			      uint64_t conn)
 {
@@ -728,9 +914,16 @@ static void disconnect_locked(struct producers *p, enum producer_role role,
 	struct state_identity *who = &p->identities[pr->owner - 1];
 	/* Relaxed: a figure for observers. */
 	__atomic_store_n(&who->connections, who->connections - 1, __ATOMIC_RELAXED);
+	/* Issue 41: what its templates added is its uid's until a reclaim
+	 * frees what nothing holds (prod_strings_reclaim). */
+	p->reclaim_pending += pr->strings_charged;
 	uncharge(p, pr);
 	bool had_templates = pr->n_templates > 0;
 	producer_free(pr);
+	uint64_t after = p->strings_budget < PRODUCERS_RECLAIM_AFTER
+			 ? p->strings_budget : PRODUCERS_RECLAIM_AFTER;
+	if (p->reclaim_pending > 0 && p->reclaim_pending >= after)
+		(void)prod_strings_reclaim(p, "producers gone");
 	/* Its templates' compiled results were many arrays of a few tens of
 	 * KiB each, from the heap: without a trim, malloc keeps their pages
 	 * (issue 41 measured most of a producer's memory staying after it

@@ -128,10 +128,16 @@ struct producers *producers_create(struct cluster *c, struct intern *strings,
  * PRODUCERS_TEMPLATE_BYTES_DEFAULT. UINT64_MAX: no budget.
  * Per uid (issue 41): the strings a uid's templates added, under any of
  * its names, are charged to the uid for as long as they are in the table
- * (a reconnect or a new name gives nothing back; a restart rebuilds the
- * charge from the table's tags and first frees the strings no record
- * holds: shm/intern.h); a uid may hold PRODUCERS_STRINGS_UID_IDENTITIES
- * times strings_per_identity, past it EDQUOT naming the uid. */
+ * (a reconnect or a new name gives nothing back by itself); a uid may hold
+ * PRODUCERS_STRINGS_UID_IDENTITIES times strings_per_identity, past it
+ * EDQUOT naming the uid. The strings nothing holds any more are freed,
+ * and every uid's charge rebuilt from the table's tags, at a start and
+ * while the daemon runs (producers_strings_reclaimed): once the strings
+ * charged to producers gone since the last reclaim reach
+ * PRODUCERS_RECLAIM_AFTER (or strings_per_identity, if less), and before
+ * a template would be refused EDQUOT when any producer with strings went
+ * since. */
+#define PRODUCERS_RECLAIM_AFTER (UINT64_C(1) << 20)
 #define PRODUCERS_STRINGS_UID_IDENTITIES 4u
 #define PRODUCERS_STRINGS_OPEN_NUM 3u /* of 4: what producers may fill */
 #define PRODUCERS_STRINGS_OPEN_DEN 4u
@@ -144,6 +150,12 @@ void producers_set_budgets(struct producers *p, uint64_t strings_per_identity,
  * (ever). Any thread (relaxed figures). */
 void producers_budget_use(const struct producers *p, uint64_t *strings,
 			  uint64_t *template_bytes, uint64_t *uncompiled);
+
+/* Issue 41's run-time reclaims of the string table so far, and the
+ * strings they freed. Any thread (relaxed figures). */
+void producers_strings_reclaimed(const struct producers *p, uint64_t *runs,
+				 uint64_t *strings);
+
 
 /* What the control thread tells of the changes it makes, for the durable
  * store; each is called after the change, on the control thread, under

@@ -123,6 +123,12 @@ struct producers {
 	struct uid_charge *uid_charged;
 	uint32_t n_uid_charged, uid_charged_cap;
 	uint64_t uid_strings_budget;
+	/* Issue 41, the run-time reclaim (prod_strings_reclaim): the strings
+	 * charged to producers gone since the last one (under the lock), and
+	 * the reclaims run and strings freed (relaxed figures). */
+	uint64_t reclaim_pending;
+	uint64_t reclaims, reclaimed;
+
 	/* Their sums, and templates registered uncompiled: relaxed figures
 	 * (producers_budget_use). */
 	uint64_t use_strings, use_templates, uncompiled;
@@ -167,6 +173,8 @@ struct uid_charge *prod_uid_charge_of(struct producers *p, uint32_t tag);
 int prod_charge_strings(struct producers *p, const struct producer *pr,
 			enum producer_role role, const struct intern_mark *mark,
 			uint64_t *cost, char *err, size_t err_len);
+int prod_strings_reclaim(struct producers *p, const char *why);
+
 void prod_publish(struct producers *p, struct queue_event ev);
 void prod_forget(struct producers *p, uint64_t id);
 void prod_tell_evicted(struct producers *p, const struct placement_record *rec,

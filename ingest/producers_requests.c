@@ -98,26 +98,41 @@ static void handle_template(struct producers *p, enum producer_role role,
 		return;
 	}
 	struct intern_mark mark;
-	intern_mark(p->strings, &mark);
-	rc = decode_one(p, role, "template", t.pod, t.pod_len, &pod, NULL, err,
-			sizeof(err));
-	if (rc == 0) /* its namespace and class: the identity's to name? */
-		rc = prod_admit_template(p, role, pr, &pod, err, sizeof(err));
-	if (rc == 0) {
-		/* Its priority as the API server's admission would give it;
-		 * with no table, a class name is refused and priority is 0. */
-		static const struct priority_classes none;
-		int n = snprintf(err, sizeof(err), "template: ");
-		rc = priority_resolve(p->classes != NULL ? p->classes : &none,
-				      p->strings, &pod, false, err + n,
-				      sizeof(err) - (size_t)n);
-		if (rc == 0)
-			rc = gang_resolve(p->gangs, p->strings, &pod, err + n,
-					  sizeof(err) - (size_t)n);
-	}
 	uint64_t cost = 0;
-	if (rc == 0)
-		rc = prod_charge_strings(p, pr, role, &mark, &cost, err, sizeof(err));
+	for (bool first = true;; first = false) {
+		intern_mark(p->strings, &mark);
+		rc = decode_one(p, role, "template", t.pod, t.pod_len, &pod, NULL,
+				err, sizeof(err));
+		if (rc == 0) /* its namespace and class: the identity's to name? */
+			rc = prod_admit_template(p, role, pr, &pod, err, sizeof(err));
+		if (rc == 0) {
+			/* Its priority as the API server's admission would
+			 * give it; with no table, a class name is refused and
+			 * priority is 0. */
+			static const struct priority_classes none;
+			int n = snprintf(err, sizeof(err), "template: ");
+			rc = priority_resolve(p->classes != NULL ? p->classes : &none,
+					      p->strings, &pod, false, err + n,
+					      sizeof(err) - (size_t)n);
+			if (rc == 0)
+				rc = gang_resolve(p->gangs, p->strings, &pod, err + n,
+						  sizeof(err) - (size_t)n);
+		}
+		cost = 0;
+		if (rc == 0)
+			rc = prod_charge_strings(p, pr, role, &mark, &cost, err,
+						 sizeof(err));
+		/* Issue 41: over a budget while producers with strings went
+		 * since the last reclaim: what nothing holds now is freed
+		 * and every uid's charge rebuilt (prod_strings_reclaim),
+		 * then the template is read once more. Once per gone
+		 * producer at most, so not a cost a producer can repeat. */
+		if (rc != -EDQUOT || !first || p->reclaim_pending == 0)
+			break;
+		intern_rollback(p->strings, &mark); /* no mark across a reclaim */
+		if (prod_strings_reclaim(p, "a template over a budget") < 0)
+			break;
+	}
 	if (rc < 0) {
 		/* Nothing of a refused template stays: the strings it named
 		 * were never published. */

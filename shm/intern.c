@@ -28,10 +28,22 @@
  *     nodes, the placement records, the ledger's term groups). A freed
  *     entry keeps its id and its bytes: intern_add takes the most recently
  *     freed entry of the smallest size class that fits (LIFO free lists,
- *     class floor(log2(room))) before it appends. Strings are never freed
- *     while a daemon runs, so no grace period is needed in it; observers
- *     in other processes read the epoch (I2) around a read and retry when
- *     a reclaim moved it.
+ *     class floor(log2(room))) before it appends. Observers in other
+ *     processes read the epoch (I2) around a read and retry when a
+ *     reclaim moved it.
+ *     While a daemon runs (issue 41's last item) the same reclaim runs
+ *     after producers left (ingest/producers.c, prod_strings_reclaim):
+ *     the writer, holding the producers' lock (so no other thread
+ *     interns, declares or preempts), marks every holder it can see (the
+ *     start's, plus the live producers' templates, the nodes' groups in
+ *     the ledger, PriorityClasses, PodGroups and PDBs), moves the epoch
+ *     (intern_announce) and waits a grace period (shm/rcu.h): the
+ *     workers' engines, whose caches (classes keyed by specs of ids,
+ *     evaluations, inter-pod views) the writer cannot walk, drop them all
+ *     at their next call once they see the epoch moved, and a worker's
+ *     pod in flight is of a live producer (a gone one's pods were dropped
+ *     by the grace period its disconnection waited). Only then are the
+ *     unmarked tagged strings freed, and the epoch moved again.
  * Marks: a mark records the count, the arena's use and each free list's
  * length. Between a mark and its rollback entries are only taken from the
  * free lists (they grow only at a reclaim), so the ids taken since the
@@ -644,6 +656,22 @@ int intern_observe_epoch(struct shm_span span, uint32_t max_strings,
 	/* O2/I2: acquire, partner of the release in intern_reclaim(). */
 	*epoch = __atomic_load_n(&t.shared->epoch, __ATOMIC_ACQUIRE);
 	return 0;
+}
+
+uint32_t intern_epoch(const struct intern *t)
+{
+	/* I2: acquire, partner of the releases in intern_announce() and
+	 * intern_reclaim(). */
+	return __atomic_load_n(&t->shared->epoch, __ATOMIC_ACQUIRE);
+}
+
+void intern_announce(struct intern *t)
+{
+	/* I2: release (the writer alone stores it), partner of
+	 * intern_epoch()'s acquire in the workers (read after their
+	 * quiescent point, which the caller's grace period waits for) and of
+	 * observers' acquire. */
+	__atomic_store_n(&t->shared->epoch, t->shared->epoch + 1, __ATOMIC_RELEASE);
 }
 
 int intern_reclaim(struct intern *t, const uint64_t *held,

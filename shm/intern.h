@@ -2,22 +2,30 @@
  * and resource name becomes a 32-bit id, so the engine compares integers.
  *
  * Id 0 is always the empty string (which the model also reads as "not
- * set"). Ids are dense and stable while a daemon runs: a string is never
- * moved or freed under a running daemon. Issue 41: a string a producer's
- * template added carries a tag (that producer's uid, charged for it:
- * intern_tag_since); at a start, before any thread but the writer runs,
- * intern_reclaim() frees every tagged string no record of the state
- * region holds, and later adds reuse the freed ids and arena bytes.
+ * set"). Ids are dense; a string is never moved. Issue 41: a string a
+ * producer's template added carries a tag (that producer's uid, charged
+ * for it: intern_tag_since); intern_reclaim() frees every tagged string
+ * its caller found no holder of, and later adds reuse the freed ids and
+ * arena bytes. It runs at a start, before any thread but the writer
+ * runs, and while the daemon runs, after producers' connections ended
+ * (ingest/producers.c: the writer marks every holder, moves the epoch,
+ * waits a grace period in which every worker's engine drops its caches,
+ * then frees).
  *
  * Concurrency: one writer thread at a time adds (intern_add*, intern_find
  * too, which uses the writer's hash table); any thread may read
  * (intern_str, intern_len, intern_int) an id that reached it through
- * something published after the id was added: stored strings never move,
- * and an id is reused only after a restart freed it, when no thread of
- * this daemon can hold it. The strings live in a section of the state
- * region (shm/layout.h: struct intern_shared), so observers read them and
- * a restarted daemon keeps every id a record holds; the hash table and
- * the free lists are the writer's private memory.
+ * something published after the id was added and that it holds: stored
+ * strings never move, and an id is freed only when no holder has it (at
+ * a start no other thread runs; at run time the caller's marks and grace
+ * period see to it). The strings live in a section of the state region
+ * (shm/layout.h: struct intern_shared), so observers read them and a
+ * restarted daemon keeps every id a record holds; the hash table and the
+ * free lists are the writer's private memory. An observer (another
+ * process) holds nothing the writer can see: it re-reads an id's string
+ * and may find it freed (-ENOENT) or, once reused, another string; the
+ * epoch (I2) moves around every run-time reclaim, so a read bracketed by
+ * two equal epochs read strings of one table.
  */
 #ifndef SHMSCHED_SHM_INTERN_H
 #define SHMSCHED_SHM_INTERN_H
@@ -118,11 +126,25 @@ uint32_t intern_count(const struct intern *t);
 void intern_use(const struct intern *t, uint32_t *strings, uint64_t *bytes);
 
 /* The epoch (I2 in shm/layout.h): moved by each intern_reclaim() that
- * freed a string. An observer's copy of a record is read with the strings
- * of one epoch: the same before and after. Returns 0 or -EINVAL (the
- * span holds no such section). Any thread, any process. */
+ * freed a string, and by intern_announce(). An observer's copy of a
+ * record is read with the strings of one epoch: the same before and
+ * after. Returns 0 or -EINVAL (the span holds no such section). Any
+ * thread, any process. */
 int intern_observe_epoch(struct shm_span span, uint32_t max_strings,
 			 uint64_t arena_size, uint32_t *epoch);
+
+/* The same epoch for the daemon's threads (acquire, partner of the
+ * release in intern_announce() and intern_reclaim()). A worker's engine
+ * that finds it moved drops every cache that holds ids before it reads
+ * one (workers/engine_sync.c). Any thread. */
+uint32_t intern_epoch(const struct intern *t);
+
+/* The writer's, before a run-time reclaim's grace period: moves the epoch
+ * (release), so that every thread that passes a quiescent point after it
+ * (shm/rcu.h) sees it moved and drops its caches of ids; after the grace
+ * period no thread holds an id its caller marked nothing for, and
+ * intern_reclaim() may free them. */
+void intern_announce(struct intern *t);
 
 /* A point to roll back to: strings interned for a request that is then
  * refused are forgotten, so refused requests cannot grow the table. */
@@ -143,7 +165,8 @@ void intern_limits(const struct intern *t, uint32_t *max_strings,
 /* The writer's: forgets every string added since `m` (their ids are
  * reused). No reader may hold one of their ids: call it only for strings
  * of a request that was never published. Marks do not nest across a
- * reclaim (it runs only at start). Cost: O(strings forgotten). */
+ * reclaim (the writer runs one only where it holds no mark). Cost:
+ * O(strings forgotten). */
 void intern_rollback(struct intern *t, const struct intern_mark *m);
 
 /* The writer's: the strings added since `m` (new ids, and freed ids
@@ -168,8 +191,11 @@ struct intern_reclaim_stats {
 	uint32_t free;        /* free entries after it, reusable */
 };
 
-/* The start-time reclaim (issue 41), the writer's, with no reader of the
- * table running in this process: frees every string whose tag is a
+/* The reclaim (issue 41), the writer's, with no thread of this process
+ * holding an id it frees (at a start: no other thread runs; at run time:
+ * after intern_announce() and a grace period, ingest/producers.c): frees
+ * every string whose tag is a
+
  * producer uid's and whose id's bit in `held` (max_strings bits, id i at
  * held[i / 64] bit i % 64) is clear, moves the epoch (I2) if any was,
  * and puts every free entry on the free lists that intern_add takes from

@@ -76,7 +76,8 @@
  *       shm/intern.c); entries below it are complete. Bound-check each
  *       entry against the arena anyway (a crash can leave anything).
  *       A free entry (tag INTERN_TAG_FREE) names no string. An id copied
- *       from a record may be reused once a later daemon's start freed it:
+ *       from a record may be reused once a reclaim freed it (at a start,
+ *       or while the daemon runs, after producers left: shm/intern.h):
  *       load intern_shared.epoch with acquire before copying the records
  *       and again after copying their strings; moved: read again (I2).
  *   O3  Snapshots: load meta.current_snapshot with acquire (partner S3),
@@ -238,8 +239,10 @@ struct intern_shared {
 	uint32_t count;       /* I1: release by the writer, O2: acquire */
 	uint64_t arena_size;
 	uint64_t arena_used;  /* the writer's */
-	uint32_t epoch;       /* I2: moved (release) by a start-time reclaim
+	uint32_t epoch;       /* I2: moved (release) by a reclaim (before its
+			       * grace period at run time, and after freeing)
 			       * before any freed id is reused; O2 loads it
+
 			       * (acquire) before and after a read (ABI 9) */
 	uint32_t n_free;      /* entries below count whose tag is
 			       * INTERN_TAG_FREE (shm/intern.h) */

@@ -328,7 +328,18 @@ uint32_t strings_held(const struct intern *strings, struct cluster *c,
 	return bad;
 }
 
+uint32_t strings_held_group(const struct intern *strings, uint64_t *held,
+			    uint64_t *decoded, uint32_t id,
+			    struct pod_group *scratch)
+{
+	uint32_t bad = 0;
+	mark_group(strings, held, decoded, intern_count(strings), id, scratch,
+		   &bad);
+	return bad;
+}
+
 int strings_reclaim(struct intern *strings, struct cluster *c,
+
 		    struct placements *t, struct intern_reclaim_stats *out)
 {
 	uint32_t max_strings;

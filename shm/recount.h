@@ -61,4 +61,15 @@ int strings_reclaim(struct intern *strings, struct cluster *c,
 uint32_t strings_held(const struct intern *strings, struct cluster *c,
 		      struct placements *t, uint64_t *held);
 
+/* The marks of one group (shm/pod_group.h) for a caller that has other
+ * holders (the run-time reclaim, ingest/producers.c): sets the bit of
+ * group `id` and of every id its encoding names; `decoded` (count bits;
+ * NULL: none) skips a group already decoded; `scratch` is the caller's.
+ * Returns the ids out of range and groups that did not decode. */
+struct pod_group;
+uint32_t strings_held_group(const struct intern *strings, uint64_t *held,
+			    uint64_t *decoded, uint32_t id,
+			    struct pod_group *scratch);
+
+
 #endif

@@ -396,6 +396,20 @@ static void class_node_changed(struct engine *e, const struct snapshot *s,
 
 int sync_generation(struct engine *e, const struct snapshot *s)
 {
+	/* Issue 41: a run-time reclaim of the intern table moved its epoch
+	 * and waits a grace period before it frees ids no holder it sees
+	 * has: this engine's caches (classes keyed by specs of ids, their
+	 * evaluations and views, the inter-pod groups decoded by id) are not
+	 * seen, so every one is dropped here, before a cache is read in this
+	 * call (shm/intern.h). One load a call. */
+	uint32_t epoch = intern_epoch(e->ctx.strings);
+	if (epoch != e->strings_epoch) {
+		int rc = sync_flush(e, s); /* the classes first: their views */
+		if (e->ip != NULL)
+			interpod_forget_groups(e->ip);
+		e->strings_epoch = epoch;
+		return rc;
+	}
 	if (s->generation == e->generation)
 		return 0;
 	int n = -1;

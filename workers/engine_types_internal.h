@@ -398,6 +398,10 @@ struct engine {
 	uint64_t seed;
 
 	uint64_t generation;   /* of the snapshot the caches were built for */
+	uint32_t strings_epoch; /* the intern table's epoch they were built at:
+				 * moved by a run-time reclaim, which may free
+				 * and reuse ids they hold (sync_generation) */
+
 	uint32_t n_slots;      /* its slots (classes' positions) */
 	uint32_t *changed;     /* [CLUSTER_SPEC_LOG] scratch: slots a node event changed */
 	struct eclass **table; /* open addressing, NULL = empty */

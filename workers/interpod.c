@@ -401,7 +401,19 @@ void interpod_destroy(struct interpod *ip)
 	free(ip);
 }
 
+void interpod_forget_groups(struct interpod *ip)
+{
+	for (uint32_t i = 0; i <= ip->groups_mask; i++) {
+		free(ip->groups[i].g);
+		ip->groups[i] = (struct gslot){0};
+	}
+	ip->n_groups = 0;
+	for (unsigned i = 0; i < TOPO_COLS; i++)
+		ip->cols[i].generation = 0; /* built again when next read */
+}
+
 static inline uint32_t id_hash(uint32_t id, uint32_t mask)
+
 {
 	return (uint32_t)(((uint64_t)id * UINT64_C(0x9e3779b97f4a7c15)) >> 32) & mask;
 }

@@ -64,6 +64,13 @@ struct interpod;
 struct interpod *interpod_create(const struct plugin_ctx *ctx);
 void interpod_destroy(struct interpod *ip);
 
+/* Forgets every group decoded by id and every topology column (issue 41:
+ * a run-time reclaim of the intern table may give their ids to other
+ * strings; workers/engine_sync.c calls it when the table's epoch moved,
+ * after the classes, whose views point into the groups, were dropped). */
+void interpod_forget_groups(struct interpod *ip);
+
+
 /* The decoded group of id `group` (remembered), or NULL when it is 0 or
  * does not decode (a damaged string: the pod is then seen as in no
  * group). */

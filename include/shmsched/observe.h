@@ -310,10 +310,10 @@ SHMSCHED_EXPORT int shmsched_observe_node_name(struct shmsched_observer *obs,
 /* Writes interned string `id` (e.g. a node's name_id) to buf,
  * NUL-terminated (O2). Returns 0, or:
  *   -EINVAL   NULL obs, or buf NULL with len > 0
- *   -ENOENT   no string has that id (a daemon's start frees the strings
- *             producers' templates added that no node or placement
- *             holds: an id kept from before a restart may be free, or
- *             name another string once reused)
+ *   -ENOENT   no string has that id (the daemon frees the strings
+ *             producers' templates added that nothing holds, at a start
+ *             and after producers leave: an id copied earlier may be
+ *             free, or name another string once reused)
  *   -ENOBUFS  it and its NUL do not fit len bytes (buf holds "")
  *   -EBADMSG  its entry lies outside the string arena (damaged)
  * Thread-safety: any thread, concurrently on one handle. */
