@@ -17,10 +17,11 @@
  *       live, before placements_free() frees it: the hook runs once per
  *       placement, as a record is freed once.
  *   QA3 The per-worker caches are each worker's own: no atomics. A group
- *       id names one namespace and one label set while the daemon runs
- *       (shm/intern.h: an id is reused only after a restart), so a cached
- *       answer goes stale only when the tree is replaced, and qc_replace
- *       empties every cache then, holding every gate (QA4).
+ *       id names one namespace and one label set until a reclaim of the
+ *       intern table frees it (shm/intern.h: it moves the epoch, then
+ *       frees after a grace period); a worker empties its cache when it
+ *       finds the epoch moved, before its lookup, and qc_replace empties
+ *       every cache when it replaces the tree, holding every gate (QA4).
  *   QA4 Replacing the tree (qc_replace, `shmsched queue apply|delete`)
  *       happens with every gate held: one mutex per worker, taken by the
  *       worker around all it does with the tree for one pod (qc_enter:
@@ -66,6 +67,7 @@ struct qc_worker {
 	_Alignas(64) uint32_t group[QC_CACHE]; /* 0: empty */
 	int32_t cq[QC_CACHE];                  /* >= 0, or QC_NONE */
 	unsigned res_count;                    /* res->count the map is for */
+	uint32_t strings_epoch;                /* intern_epoch the groups are of */
 	int8_t q_of_res[RES_MAX];              /* tree's index, -1 none */
 	struct pod_group scratch;              /* a decoded group */
 };
@@ -215,6 +217,15 @@ int qc_worker_queue(struct quota_charge *q, unsigned w,
 	if (g == 0)
 		return QC_NONE; /* no labels, no namespace: nothing to name a queue */
 	struct qc_worker *qw = &q->w[w];
+	/* QA3: a run-time reclaim of the intern table may free a group id
+	 * and give it to another label set; it moves the epoch first and
+	 * frees only after this worker's next quiescent point, so a cache
+	 * emptied when the epoch moved never maps a reused id. */
+	uint32_t epoch = intern_epoch(q->strings);
+	if (epoch != qw->strings_epoch) {
+		memset(qw->group, 0, sizeof(qw->group));
+		qw->strings_epoch = epoch;
+	}
 	unsigned i = (g * 2654435761u) >> 24; /* 0..255: QC_CACHE */
 	if (qw->group[i] == g)
 		return qw->cq[i];
