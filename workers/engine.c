@@ -313,13 +313,30 @@ static int place_class(struct engine *e, const struct snapshot *s,
 	return place_scan(e, s, k, pod, p, out);
 }
 
+/* The class key of a pod that no inter-pod rule applies to (the fast
+ * path): its spec with its inter-pod group cleared. The fast path reads
+ * nothing of the group (engine_place), so pods that differ only in it
+ * place alike: a gang's pods carry their PodGroup's label
+ * (scheduling.x-k8s.io/pod-group), which makes a group per gang, and were
+ * a class per gang, each compiled and indexed for its few pods (issue
+ * 39). Returns `pod` when its group is 0 already, else e->key_spec. */
+static const struct pod_spec *fast_key(struct engine *e, const struct pod_spec *pod)
+{
+	if (pod->group == 0 && !pod->group_terms)
+		return pod;
+	memcpy(&e->key_spec, pod, sizeof(*pod)); /* every byte: keys compare by memcmp */
+	e->key_spec.group = 0;
+	e->key_spec.group_terms = false;
+	return &e->key_spec;
+}
+
 static int place_fast(struct engine *e, const struct snapshot *s,
 		      const struct pod_spec *pod, uint64_t seq, struct placement *out)
 {
 	bool first_sight;
 	uint32_t want = engine_nodes_to_find(sched_profile_percentage(&e->cfg, pod->profile),
 					     s->n_nodes);
-	struct eclass *k = class_get(e, s, pod, want ? want : 1, &first_sight);
+	struct eclass *k = class_get(e, s, fast_key(e, pod), want ? want : 1, &first_sight);
 	if (first_sight) {
 		e->stats.first_sights++;
 		struct eclass *base = sibling_of(e, pod);
@@ -477,6 +494,10 @@ int engine_prepare(struct engine *e, const struct pod_spec *pod,
 	const struct snapshot *s = cluster_snapshot(e->cluster);
 	if (sync_generation(e, s) < 0)
 		return -ENOMEM;
+	/* The class its pods will look for: the fast path's key when no
+	 * inter-pod rule applies to them now (place_fast). */
+	if (!interpod_applies(e->ip, e->ledger, pod, args_of(e, pod)))
+		pod = fast_key(e, pod);
 	return class_prepare(e, s, pod, cs);
 }
 

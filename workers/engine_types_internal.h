@@ -427,6 +427,10 @@ struct engine {
 	struct spec_memo by_address[SPEC_MEMO];
 	uint64_t class_epoch;  /* classes freed, ever */
 
+	/* Scratch: the class key of a pod on the fast path whose inter-pod
+	 * group is not 0 (fast_key(), engine.c). */
+	struct pod_spec key_spec;
+
 	struct shard_free *shards;
 	uint32_t n_shards;
 	uint64_t shard_log_pos; /* the change log, applied to shards up to here */

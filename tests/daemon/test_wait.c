@@ -841,6 +841,71 @@ static void test_gang_by_hand(void **state)
 	shmsched_disconnect(a);
 }
 
+/* Gangs of one spec (issue 39): six PodGroups whose pods differ only in
+ * their gang's label are one class for the worker (a class per gang
+ * before: six compiled and indexed), and all or nothing holds over the
+ * shared class: on 4 nodes of 4 cpu, five gangs of 3 pods of 1 cpu are
+ * placed (15 cpu); the sixth finds room for one pod, which is given back,
+ * and none of it is placed until a node is added. */
+static void test_gangs_share_a_class(void **state)
+{
+	(void)state;
+	enum { GANGS = 6, NODES = 4 };
+	char node[NODES + 1][512], group[GANGS][256], name[16];
+	const char *items[NODES + GANGS];
+	for (int i = 0; i <= NODES; i++) {
+		snprintf(name, sizeof(name), "n%d", i);
+		node_json(node[i], sizeof(node[i]), name, 4, 8, false);
+		if (i < NODES)
+			items[i] = node[i];
+	}
+	for (int g = 0; g < GANGS; g++) {
+		snprintf(group[g], sizeof(group[g]), "{\"kind\":\"PodGroup\",\"metadata\":"
+			 "{\"name\":\"g%d\"},\"spec\":{\"minMember\":3}}", g);
+		items[NODES + g] = group[g];
+	}
+	write_nodes(items, NODES + GANGS);
+	struct daemon *d = start(1, 64, false);
+	struct shmsched_client *c = connect_to(fx.sock), *a = connect_to(fx.admin);
+	uint32_t tid[GANGS];
+	for (int g = 0; g < GANGS; g++) {
+		snprintf(name, sizeof(name), "g%d", g);
+		tid[g] = gang_template(c, name, "1");
+	}
+	struct shmsched_result r[3 * GANGS];
+	for (int g = 0; g < GANGS - 1; g++)
+		for (int k = 0; k < 3; k++)
+			submit(c, tid[g], (uint64_t)(3 * g + k), 0, 0);
+	assert_int_equal(fixture_await(c, r, 3 * (GANGS - 1), 5000), 3 * (GANGS - 1));
+	for (int i = 0; i < 3 * (GANGS - 1); i++)
+		assert_int_equal(r[i].status, SHMSCHED_PLACED);
+	for (int k = 0; k < 3; k++)
+		submit(c, tid[GANGS - 1], (uint64_t)(3 * (GANGS - 1) + k), 0, 0);
+	AWAIT_STAT(d, gang_rollbacks, 1); /* one committed, then given back */
+	assert_int_equal(daemon_pods_on_nodes(d), 3 * (GANGS - 1));
+	assert_int_equal(fixture_await(c, r, 1, 200), 0);
+	char err[512];
+	assert_int_equal(shmsched_node_event(a, SHMSCHED_NODE_ADD, node[NODES],
+					     strlen(node[NODES]), err, sizeof(err)), 0);
+	assert_int_equal(fixture_await(c, r, 3, 5000), 3);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(r[i].status, SHMSCHED_PLACED);
+	assert_int_equal(daemon_pods_on_nodes(d), 3 * GANGS);
+	assert_int_equal(daemon_overcommits(d), 0);
+	struct daemon_stats ds;
+	daemon_stop(d, 1000, &ds);
+	print_message("%d gangs of one spec: %" PRIu64 " class(es) made, %" PRIu64
+		      " flush(es), %" PRIu64 " gangs placed, %" PRIu64 " rollback(s)\n",
+		      GANGS, ds.caches.classes, ds.caches.class_flushes,
+		      ds.gangs_placed, ds.gang_rollbacks);
+	assert_int_equal(ds.gangs_placed, GANGS);
+	/* One class, made again after the node event flushed the cache (a
+	 * class per gang before: 6 and more). */
+	assert_true(ds.caches.classes <= ds.caches.class_flushes);
+	shmsched_disconnect(c);
+	shmsched_disconnect(a);
+}
+
 /* A template whose spec carries `ref` (a workloadRef or schedulingGroup),
  * of `cpu` cores. */
 static uint32_t ref_template(struct shmsched_client *c, const char *ref, const char *cpu)
@@ -1208,6 +1273,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_churn_every_release_places, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_gang_by_hand, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_gangs_share_a_class, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_kube_gangs, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_gangs_all_or_nothing, setup,
 						teardown),

@@ -1423,6 +1423,60 @@ static void test_interpod_index_follows_changes(void **state)
 	intern_destroy(w.strings);
 }
 
+/* Issue 39: pods that differ only in their inter-pod group, where no
+ * inter-pod rule applies to them, are one class on the fast path. A
+ * gang's pods carry their PodGroup's label (coscheduling's
+ * scheduling.x-k8s.io/pod-group), so each gang has a group of its own;
+ * its pods were a class per gang, each compiled and indexed for its few
+ * pods (8 classes here). Each pod is still placed where the reference
+ * places it (place_same). Then a pod whose anti-affinity selects gang
+ * g0's label makes g0's pods leave the shared class for the inter-pod
+ * path (still the reference's answers), while g1's stay on it. */
+static void test_gang_pods_share_a_class(void **state)
+{
+	(void)state;
+	struct world w;
+	struct sched_config cfg;
+	sched_config_default(&cfg);
+	cfg.percentage_of_nodes_to_score = 100;
+	struct cluster *c = six_nodes(&w);
+	struct engine *e = engine_create(c, &w.ctx, &cfg, 4, 0);
+	assert_non_null(e);
+	engine_set_compile_budget(e, UINT64_MAX); /* indexed once hot */
+	struct pod_spec gang[8], anti;
+	char name[8];
+	uint64_t seq = 0;
+	for (int g = 0; g < 8; g++) {
+		snprintf(name, sizeof(name), "g%d", g);
+		app_pod(&w, &gang[g], name, NULL, NULL);
+		for (int k = 0; k < 3; k++)
+			place_same(e, &gang[g], seq++);
+	}
+	struct engine_stats st;
+	engine_get_stats(e, &st);
+	print_message("8 gangs of 3: %" PRIu64 " classes made, %" PRIu64
+		      " pods through an index, %" PRIu64 " first sights\n",
+		      st.class_misses, st.indexed_pods, st.first_sights);
+	assert_int_equal(st.class_misses, 1);
+	assert_true(st.indexed_pods >= 8 * 3 - 4);
+	assert_int_equal(st.interpod_pods, 0);
+
+	/* Anti-affinity to app=g0 per node: g0's pods are under a rule now. */
+	app_pod(&w, &anti, "db", "g0", "kubernetes.io/hostname");
+	place_same(e, &anti, seq++);
+	for (int k = 0; k < 3; k++) {
+		place_same(e, &gang[0], seq++);
+		place_same(e, &gang[1], seq++);
+	}
+	struct engine_stats after;
+	engine_get_stats(e, &after);
+	assert_true(after.interpod_pods >= st.interpod_pods + 1 + 2);
+	assert_true(after.indexed_pods >= st.indexed_pods + 3); /* g1's */
+	engine_destroy(e);
+	cluster_destroy(c);
+	intern_destroy(w.strings);
+}
+
 int main(void)
 {
 	urcu_qsbr_register_thread();
@@ -1434,6 +1488,7 @@ int main(void)
 		cmocka_unit_test(test_shape_table_grows),
 		cmocka_unit_test(test_reused_slot_starts_empty),
 		cmocka_unit_test(test_interpod_index_follows_changes),
+		cmocka_unit_test(test_gang_pods_share_a_class),
 		cmocka_unit_test(test_fast_path_equals_reference),
 		cmocka_unit_test(test_node_events_match_a_fresh_engine),
 	};
