@@ -38,6 +38,7 @@
 #include "daemon/warm_internal.h"
 #include "daemon/quota_charge_internal.h"
 #include "daemon/lease_internal.h"
+#include "daemon/taint_evict_internal.h"
 
 struct daemon {
 	struct state *state;     /* the state region: everything below that
@@ -60,6 +61,7 @@ struct daemon {
 	struct warmer *warmer;       /* the placement table's pages, ahead of use */
 	struct lease_table *leases;  /* node leases (issue 38) */
 	struct lease_ticker *lease_ticker; /* NULL: a test's clock, ticked by hand */
+	struct taint_evict *lifecycle; /* the zone tainter (issue 38) */
 	struct priority_classes classes; /* the cluster file's and admins' */
 	struct gang_table gangs;         /* PodGroups, likewise */
 	struct pdb_table pdbs;           /* PodDisruptionBudgets, likewise */
@@ -111,6 +113,7 @@ static void teardown(struct daemon *d)
 		serve_destroy(d->serve);
 	queue_events_destroy(d->events);
 	producers_destroy(d->producers);
+	taint_evict_destroy(d->lifecycle);
 	lease_destroy(d->leases);
 	placements_destroy(d->placements);
 	qc_destroy(d->quota); /* after the table whose free hook it is */
@@ -607,6 +610,27 @@ static int start_leases(struct daemon *d, const struct daemon_config *cfg,
 				 own ? NULL : cfg->lease_clock_arg);
 	if (d->leases == NULL)
 		return errmsg_rc(-ENOMEM, err, err_len, "node leases: out of memory");
+	struct taint_evict_config tc = {
+		.rate = cfg->node_eviction_rate > 0 ? cfg->node_eviction_rate
+		      : cfg->node_eviction_rate < 0 ? 0 : TAINT_EVICT_RATE_DEFAULT,
+		.secondary_rate = cfg->secondary_node_eviction_rate > 0
+			? cfg->secondary_node_eviction_rate
+			: cfg->secondary_node_eviction_rate < 0 ? 0
+			: TAINT_EVICT_SECONDARY_RATE_DEFAULT,
+		.unhealthy = cfg->unhealthy_zone_threshold != 0
+			? cfg->unhealthy_zone_threshold : TAINT_EVICT_UNHEALTHY_DEFAULT,
+		.large = cfg->large_cluster_size_threshold > UINT32_MAX ? UINT32_MAX
+		       : cfg->large_cluster_size_threshold > 0
+			? (uint32_t)cfg->large_cluster_size_threshold
+		       : cfg->large_cluster_size_threshold < 0 ? 0
+		       : TAINT_EVICT_LARGE_DEFAULT,
+	};
+	d->lifecycle = taint_evict_create(&tc, d->leases);
+	if (d->lifecycle == NULL)
+		return errmsg_rc(-errno, err, err_len, "node lifecycle: "
+				 "--unhealthy-zone-threshold %g: expected a fraction "
+				 "in (0, 1], and rates >= 0 (%s)", tc.unhealthy,
+				 strerror(errno));
 	producers_set_leases(d->producers, lease_renew_cb,
 			     lease_state_cb, d->leases);
 	if (!own)
@@ -624,7 +648,23 @@ int daemon_lease_tick(struct daemon *d)
 	uint32_t leased, unknown;
 	lease_counts(d->leases, &leased, &unknown);
 	/* Nothing leased, nothing to keep. */
-	return leased == 0 ? 0 : producers_sync_unreachable(d->producers);
+	if (leased == 0)
+		return 0;
+	int rc = taint_evict_tick(d->lifecycle, d->producers);
+	if (rc < 0)
+		return rc;
+	return producers_sync_unreachable(d->producers);
+}
+
+void daemon_lifecycle_counts(struct daemon *d, struct daemon_lifecycle *out)
+{
+	struct taint_evict_counts c;
+	taint_evict_counts(d->lifecycle, &c);
+	*out = (struct daemon_lifecycle){
+		.zones = c.zones, .zones_normal = c.zones_normal,
+		.zones_partial = c.zones_partial, .zones_full = c.zones_full,
+		.taints_queued = c.queued, .taints_total = c.tainted,
+		.tainted = lease_tainted_count(d->leases)};
 }
 
 void daemon_lease_counts(struct daemon *d, uint32_t *leased, uint32_t *unknown)

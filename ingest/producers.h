@@ -243,6 +243,17 @@ void producers_set_leases(struct producers *p, int (*renew)(void *, uint32_t),
  * NODE_MAX_TAINTS taints already is logged and left as it is). O(nodes). */
 int producers_sync_unreachable(struct producers *p);
 
+/* Calls fn(arg, name, region, zone) for each present node, under the
+ * producers' lock: its interned name, and the intern ids of its region
+ * and zone as Kubernetes' GetZoneKey reads them (the beta
+ * failure-domain labels before the topology.kubernetes.io ones; 0: none
+ * or empty). fn must not call back into the producers. Returns the nodes
+ * seen. ingest/producers_taint.c. */
+int producers_node_zones(struct producers *p,
+			 void (*fn)(void *arg, uint32_t name, uint32_t region,
+				    uint32_t zone),
+			 void *arg);
+
 /* The taint's key, "node.kubernetes.io/unreachable". */
 #define PRODUCERS_UNREACHABLE_TAINT "node.kubernetes.io/unreachable"
 

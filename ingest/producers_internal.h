@@ -11,6 +11,8 @@
  * - producers_lease.c: node leases' renewals (NODE_EVENT_LEASE) and the
  *   unreachable taint they keep (producers_sync_unreachable). Calls
  *   producers.c.
+ * - producers_taint.c: what the daemon's node lifecycle reads of the
+ *   nodes (producers_node_zones). Calls none of these.
  * - producers_evaluate.c: OP_EVALUATE, one template against every node on
  *   the control thread's own engine. Calls producers.c.
  * - producers_preempt.c: preemption's execution (producers_preempt), for

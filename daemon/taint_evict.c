@@ -1,0 +1,378 @@
+/* The zone tainter: see taint_evict_internal.h.
+ *
+ * Per tick, O(nodes log nodes): the nodes' zones are read into `nodes`
+ * and sorted by zone, so each zone is one run of it; `zones` keeps each
+ * zone's state and limiter between ticks, sorted by key, found by binary
+ * search and rebuilt (zones gone dropped) each tick.
+ *
+ * The limiter is Kubernetes' token bucket of burst 1
+ * (flowcontrol.NewTokenBucketRateLimiter(qps, 1)): full at first; a taint
+ * takes its token; the next is whole 1/qps later. With burst 1 that is
+ * one number, `full_at`: the clock from which the bucket holds a token
+ * again. SwapLimiter (rate_limited_queue.go): the same rate keeps the
+ * limiter; a rate of 0 never lets one through (NewFakeNeverRateLimiter);
+ * another rate starts full, unless the old one was empty ("If we're
+ * currently waiting on limiter, we drain the new one").
+ */
+#include "daemon/taint_evict_internal.h"
+
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/base.h"
+#include "daemon/lease_internal.h"
+#include "ingest/ingest.h"
+
+struct te_node {
+	uint32_t name, region, zone;
+	int state;          /* enum lease_state */
+	bool tainted;
+	uint64_t unknown_ns;
+};
+
+struct te_zone {
+	uint32_t region, zone;
+	int state;        /* enum zone_state */
+	double qps;       /* the limiter's rate; 0: never */
+	uint64_t full_at; /* the bucket holds a token from this clock on */
+};
+
+struct taint_evict {
+	struct taint_evict_config cfg;
+	struct lease_table *leases;
+	struct te_node *nodes;
+	uint32_t n_nodes, cap_nodes;
+	struct te_zone *zones, *zones_next;
+	uint32_t n_zones, cap_zones;
+	pthread_mutex_t mu; /* counts */
+	struct taint_evict_counts counts;
+};
+
+struct taint_evict *taint_evict_create(const struct taint_evict_config *cfg,
+				       struct lease_table *leases)
+{
+	if (cfg == NULL || leases == NULL || !(cfg->rate >= 0) ||
+	    !(cfg->secondary_rate >= 0) || !(cfg->unhealthy > 0) ||
+	    !(cfg->unhealthy <= 1)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	struct taint_evict *te = calloc(1, sizeof(*te));
+	if (te == NULL)
+		return NULL;
+	te->cfg = *cfg;
+	te->leases = leases;
+	pthread_mutex_init(&te->mu, NULL);
+	return te;
+}
+
+void taint_evict_destroy(struct taint_evict *te)
+{
+	if (te == NULL)
+		return;
+	pthread_mutex_destroy(&te->mu);
+	free(te->nodes);
+	free(te->zones);
+	free(te->zones_next);
+	free(te);
+}
+
+const char *taint_evict_zone_state_name(int state)
+{
+	switch (state) {
+	case ZONE_NORMAL: return "Normal";
+	case ZONE_PARTIAL: return "PartialDisruption";
+	case ZONE_FULL: return "FullDisruption";
+	default: return "Initial";
+	}
+}
+
+static void add_node(void *arg, uint32_t name, uint32_t region, uint32_t zone)
+{
+	struct taint_evict *te = arg;
+	if (te->n_nodes == te->cap_nodes)
+		return; /* counted by the caller: more nodes than room */
+	te->nodes[te->n_nodes++] = (struct te_node){.name = name, .region = region,
+						    .zone = zone};
+}
+
+static int zone_cmp(uint32_t ra, uint32_t za, uint32_t rb, uint32_t zb)
+{
+	if (ra != rb)
+		return ra < rb ? -1 : 1;
+	return za < zb ? -1 : za > zb;
+}
+
+/* By zone, then oldest Unknown first (the tainter queue's order), then name. */
+static int node_cmp(const void *a, const void *b)
+{
+	const struct te_node *x = a, *y = b;
+	int c = zone_cmp(x->region, x->zone, y->region, y->zone);
+	if (c != 0)
+		return c;
+	if (x->unknown_ns != y->unknown_ns)
+		return x->unknown_ns < y->unknown_ns ? -1 : 1;
+	return x->name < y->name ? -1 : x->name > y->name;
+}
+
+static struct te_zone *zone_find(struct te_zone *z, uint32_t n, uint32_t region,
+				 uint32_t zone)
+{
+	uint32_t lo = 0, hi = n;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		int c = zone_cmp(z[mid].region, z[mid].zone, region, zone);
+		if (c == 0)
+			return &z[mid];
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+/* Reads every present node and its lease into `nodes`, sorted. */
+static int read_nodes(struct taint_evict *te, struct producers *p)
+{
+	for (;;) {
+		te->n_nodes = 0;
+		int k = producers_node_zones(p, add_node, te);
+		if (k < 0)
+			return k;
+		if ((uint32_t)k <= te->cap_nodes)
+			break;
+		/* More nodes than room: grow and read again. */
+		uint32_t cap = (uint32_t)k + (uint32_t)k / 2 + 16;
+		struct te_node *n = realloc(te->nodes, cap * sizeof(*n));
+		if (n == NULL)
+			return -ENOMEM;
+		te->nodes = n;
+		te->cap_nodes = cap;
+	}
+	for (uint32_t i = 0; i < te->n_nodes; i++) {
+		struct te_node *n = &te->nodes[i];
+		n->state = lease_node(te->leases, n->name, &n->tainted, &n->unknown_ns);
+		if (n->state != LEASE_UNKNOWN)
+			n->unknown_ns = 0;
+	}
+	qsort(te->nodes, te->n_nodes, sizeof(*te->nodes), node_cmp);
+	return 0;
+}
+
+/* ComputeZoneState over nodes [a, b). */
+static int zone_state(const struct taint_evict *te, uint32_t a, uint32_t b)
+{
+	uint32_t ready = 0, not_ready = 0;
+	for (uint32_t i = a; i < b; i++) {
+		if (te->nodes[i].state == LEASE_UNKNOWN)
+			not_ready++;
+		else
+			ready++;
+	}
+	if (ready == 0 && not_ready > 0)
+		return ZONE_FULL;
+	if (not_ready > 2 &&
+	    (float)not_ready / (float)(not_ready + ready) >= (float)te->cfg.unhealthy)
+		return ZONE_PARTIAL;
+	return ZONE_NORMAL;
+}
+
+static uint64_t period_ns(double qps)
+{
+	double ns = 1e9 / qps;
+	return ns >= 1.8e19 ? UINT64_MAX : (uint64_t)llround(ns);
+}
+
+/* SwapLimiter(qps). */
+static void swap_limiter(struct te_zone *z, double qps, uint64_t now)
+{
+	if (z->qps == qps)
+		return;
+	bool old_empty = z->qps <= 0 || now < z->full_at;
+	z->qps = qps;
+	if (qps <= 0)
+		return;
+	z->full_at = old_empty ? now + period_ns(qps) : 0;
+}
+
+/* setLimiterInZone: normal and full disruption at the healthy rate,
+ * partial at ReducedQPSFunc's (the secondary rate in a zone of more than
+ * `large` nodes, else 0). */
+static void set_limiter(const struct taint_evict *te, struct te_zone *z,
+			uint32_t size, int state, uint64_t now)
+{
+	double qps = te->cfg.rate;
+	if (state == ZONE_PARTIAL)
+		qps = size > te->cfg.large ? te->cfg.secondary_rate : 0;
+	swap_limiter(z, qps, now);
+}
+
+/* TryAccept. */
+static bool take_token(struct te_zone *z, uint64_t now)
+{
+	if (z->qps <= 0 || now < z->full_at)
+		return false;
+	uint64_t per = period_ns(z->qps);
+	z->full_at = now > UINT64_MAX - per ? UINT64_MAX : now + per;
+	return true;
+}
+
+int taint_evict_tick(struct taint_evict *te, struct producers *p)
+{
+	int rc = read_nodes(te, p);
+	if (rc < 0)
+		return rc;
+	uint64_t now = lease_now(te->leases);
+	/* The zones of this pass, in order; each keeps its old state and
+	 * limiter, a new one starts Initial with the healthy rate, full
+	 * (addPodEvictorForNewZone). */
+	uint32_t n_zones = 0;
+	for (uint32_t i = 0; i < te->n_nodes; i++)
+		if (i == 0 || zone_cmp(te->nodes[i - 1].region, te->nodes[i - 1].zone,
+				       te->nodes[i].region, te->nodes[i].zone) != 0)
+			n_zones++;
+	if (n_zones > te->cap_zones) {
+		struct te_zone *a = realloc(te->zones_next, n_zones * sizeof(*a));
+		if (a == NULL)
+			return -ENOMEM;
+		te->zones_next = a;
+		struct te_zone *b = realloc(te->zones, n_zones * sizeof(*b));
+		if (b == NULL)
+			return -ENOMEM;
+		te->zones = b;
+		te->cap_zones = n_zones;
+	}
+	bool all_are_full = true, all_were_full = true;
+	uint32_t z = 0;
+	for (uint32_t i = 0; i < te->n_nodes; z++) {
+		uint32_t j = i + 1;
+		while (j < te->n_nodes &&
+		       zone_cmp(te->nodes[i].region, te->nodes[i].zone,
+				te->nodes[j].region, te->nodes[j].zone) == 0)
+			j++;
+		struct te_zone *old = zone_find(te->zones, te->n_zones,
+						te->nodes[i].region, te->nodes[i].zone);
+		struct te_zone *nz = &te->zones_next[z];
+		if (old != NULL)
+			*nz = *old;
+		else
+			*nz = (struct te_zone){.region = te->nodes[i].region,
+					       .zone = te->nodes[i].zone,
+					       .state = ZONE_INITIAL,
+					       .qps = te->cfg.rate, .full_at = 0};
+		if (nz->state != ZONE_FULL)
+			all_were_full = false;
+		i = j;
+	}
+	/* Each zone's new state, by its run of nodes (the same order). */
+	int *states = NULL;
+	uint32_t *sizes = NULL;
+	if (n_zones > 0) {
+		states = malloc(n_zones * sizeof(*states));
+		sizes = malloc(n_zones * sizeof(*sizes));
+		if (states == NULL || sizes == NULL) {
+			free(states);
+			free(sizes);
+			return -ENOMEM;
+		}
+	}
+	uint32_t *first = NULL;
+	if (n_zones > 0 && (first = malloc((n_zones + 1) * sizeof(*first))) == NULL) {
+		free(states);
+		free(sizes);
+		return -ENOMEM;
+	}
+	z = 0;
+	for (uint32_t i = 0; i < te->n_nodes; z++) {
+		uint32_t j = i + 1;
+		while (j < te->n_nodes &&
+		       zone_cmp(te->nodes[i].region, te->nodes[i].zone,
+				te->nodes[j].region, te->nodes[j].zone) == 0)
+			j++;
+		first[z] = i;
+		sizes[z] = j - i;
+		states[z] = zone_state(te, i, j);
+		if (states[z] != ZONE_FULL)
+			all_are_full = false;
+		i = j;
+	}
+	if (first != NULL)
+		first[n_zones] = te->n_nodes;
+	int changed = 0;
+	if (!all_are_full || !all_were_full) {
+		if (all_are_full) {
+			/* Every zone down: stop every eviction, take back
+			 * every taint. */
+			changed += (int)lease_untaint_all(te->leases);
+			for (z = 0; z < n_zones; z++) {
+				swap_limiter(&te->zones_next[z], 0, now);
+				te->zones_next[z].state = ZONE_FULL;
+			}
+			log_msg(LOG_LEVEL_WARN, "node lifecycle: every zone is fully "
+				"disrupted (no node Ready): no node is tainted "
+				"unreachable and no pod evicted until one is Ready");
+		} else if (all_were_full && n_zones > 0) {
+			lease_touch_all(te->leases);
+			for (z = 0; z < n_zones; z++) {
+				set_limiter(te, &te->zones_next[z], sizes[z], states[z], now);
+				te->zones_next[z].state = states[z];
+			}
+			log_msg(LOG_LEVEL_INFO, "node lifecycle: a node is Ready "
+				"again: zones left full disruption");
+		} else {
+			for (z = 0; z < n_zones; z++) {
+				struct te_zone *nz = &te->zones_next[z];
+				if (nz->state == states[z])
+					continue;
+				set_limiter(te, nz, sizes[z], states[z], now);
+				nz->state = states[z];
+			}
+		}
+	}
+	/* doNoExecuteTaintingPass: each zone's Unknown nodes, oldest first,
+	 * one per token. */
+	struct taint_evict_counts c = {.zones = n_zones};
+	for (z = 0; z < n_zones; z++) {
+		struct te_zone *nz = &te->zones_next[z];
+		c.zones_normal += nz->state == ZONE_NORMAL;
+		c.zones_partial += nz->state == ZONE_PARTIAL;
+		c.zones_full += nz->state == ZONE_FULL;
+		for (uint32_t i = first[z]; i < first[z + 1]; i++) {
+			struct te_node *n = &te->nodes[i];
+			if (n->state != LEASE_UNKNOWN || n->tainted)
+				continue;
+			if (!take_token(nz, now)) {
+				c.queued++;
+				continue;
+			}
+			if (lease_set_tainted(te->leases, n->name, true) == 0) {
+				changed++;
+				c.tainted++;
+			}
+		}
+	}
+	free(states);
+	free(sizes);
+	free(first);
+	struct te_zone *t = te->zones;
+	te->zones = te->zones_next;
+	te->zones_next = t;
+	te->n_zones = n_zones;
+	pthread_mutex_lock(&te->mu);
+	c.tainted += te->counts.tainted;
+	te->counts = c;
+	pthread_mutex_unlock(&te->mu);
+	return changed;
+}
+
+void taint_evict_counts(struct taint_evict *te, struct taint_evict_counts *out)
+{
+	pthread_mutex_lock(&te->mu);
+	*out = te->counts;
+	pthread_mutex_unlock(&te->mu);
+}
