@@ -1,0 +1,304 @@
+/* unit.node_taint_evict: the node lifecycle's zone rates (issue 38,
+ * daemon/taint_evict_internal.h) through the real daemon in process, its
+ * lease clock the test's own (stepped by hand, daemon_lease_tick() after
+ * each step: no sleep, no thread).
+ *
+ * The oracle is Kubernetes' node lifecycle controller
+ * (pkg/controller/nodelifecycle/node_lifecycle_controller.go):
+ * - ComputeZoneState: a zone with no Ready node is fullDisruption; one
+ *   with more than 2 not-Ready nodes and at least --unhealthy-zone-
+ *   threshold (0.55) of them partialDisruption; else normal;
+ * - setLimiterInZone: normal and full disruption taint at
+ *   --node-eviction-rate (0.1 nodes/s); partial at ReducedQPSFunc's rate,
+ *   --secondary-node-eviction-rate (0.01/s) in a zone of more than
+ *   --large-cluster-size-threshold (50) nodes, else 0;
+ * - handleDisruption: every zone fully disrupted: every node
+ *   markNodeAsReachable (its unreachable taint removed) and every zone's
+ *   limiter 0;
+ * - doNoExecuteTaintingPass: the zone's queue, one taint per token of a
+ *   token bucket of burst 1 (scheduler.EvictionRateLimiterBurst,
+ *   pkg/controller/nodelifecycle/scheduler/rate_limited_queue.go).
+ * The zone: GetZoneKey, topology.kubernetes.io/zone (and region).
+ *
+ * Each check fails on the code before the zone rates, which tainted every
+ * Unknown node at the tick it went Unknown and never took a taint back
+ * but on a renewal: there the second node of test_rate is tainted with
+ * the first, the partial zone's three at once, and the all-down cluster
+ * keeps its taints. */
+#include <errno.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "daemon/daemon.h"
+#include "shm/shm.h"
+#include "shmsched/client.h"
+#include "shmsched/observe.h"
+
+#include "fixture.h"
+
+#define S UINT64_C(1000000000)
+
+static struct fixture_dir fx;
+static char cluster_path[192], region[64];
+static uint64_t clock_now = 1000 * S; /* the test's clock */
+
+static uint64_t test_clock(void *arg)
+{
+	(void)arg;
+	return clock_now;
+}
+
+/* Nodes n[i] in zones z[i] (topology.kubernetes.io/zone), each labelled
+ * name=itself. */
+static void write_cluster(const char *const *names, const char *const *zones,
+			  int n)
+{
+	snprintf(cluster_path, sizeof(cluster_path), "%s/cluster.json", fx.dir);
+	FILE *f = fopen(cluster_path, "w");
+	assert_non_null(f);
+	fputs("{\"apiVersion\":\"v1\",\"kind\":\"List\",\"items\":[", f);
+	for (int i = 0; i < n; i++)
+		fprintf(f, "%s{\"kind\":\"Node\",\"metadata\":{\"name\":\"%s\","
+			"\"labels\":{\"name\":\"%s\",\"topology.kubernetes.io/zone\":"
+			"\"%s\"}},\"status\":{\"allocatable\":{\"cpu\":\"4\","
+			"\"memory\":\"8Gi\",\"pods\":\"110\"}}}",
+			i ? "," : "", names[i], names[i], zones[i]);
+	fputs("]}", f);
+	assert_int_equal(fclose(f), 0);
+}
+
+static struct daemon *start(int64_t large)
+{
+	struct daemon_config cfg = {.socket_path = fx.sock, .cluster_path = cluster_path,
+				    .seed = 1, .workers = 1, .slots = 64,
+				    .state_name = region, .fresh = true,
+				    .lease_clock_ns = test_clock,
+				    .large_cluster_size_threshold = large};
+	char err[512];
+	struct daemon *d = daemon_start(&cfg, err, sizeof(err));
+	if (d == NULL)
+		fail_msg("daemon_start: %s", err);
+	return d;
+}
+
+static void must_lease(struct shmsched_client *admin, const char *node)
+{
+	char err[512];
+	int rc = shmsched_node_event(admin, SHMSCHED_NODE_LEASE, node, strlen(node),
+				     err, sizeof(err));
+	if (rc != 0)
+		fail_msg("lease %s: %d %s", node, rc, err);
+}
+
+static void step_to(struct daemon *d, uint64_t t)
+{
+	clock_now = t;
+	assert_true(daemon_lease_tick(d) >= 0);
+}
+
+/* Nodes that `shmsched status` shows unreachable (the observer reads the
+ * state region: the taint as the cluster has it). */
+static int shown_unreachable(void)
+{
+	struct shmsched_observer *obs;
+	struct shmsched_observe_node nodes[16];
+	unsigned n = 0;
+	char err[512];
+	if (shmsched_observe_open(region, &obs, err, sizeof(err)) < 0)
+		fail_msg("observe %s: %s", region, err);
+	if (shmsched_observe_nodes(obs, nodes, 16, &n, NULL, err, sizeof(err)) < 0)
+		fail_msg("observe nodes: %s", err);
+	shmsched_observe_close(obs);
+	int k = 0;
+	for (unsigned i = 0; i < n && i < 16; i++)
+		k += nodes[i].unreachable != 0;
+	return k;
+}
+
+static struct daemon_lifecycle life(struct daemon *d)
+{
+	struct daemon_lifecycle l;
+	daemon_lifecycle_counts(d, &l);
+	return l;
+}
+
+/* Leases every node in names[0..n) at the clock's now. */
+static void lease_all(struct shmsched_client *admin, const char *const *names, int n)
+{
+	for (int i = 0; i < n; i++)
+		must_lease(admin, names[i]);
+}
+
+/* Zone z1 of 3 nodes, 2 go down: normal (2 is not more than 2), so the
+ * taints come at 0.1/s: the first at once, the second 10 s later, not 9. */
+static void test_rate(void **state)
+{
+	(void)state;
+	static const char *const names[] = {"a", "b", "c", "x"};
+	static const char *const zones[] = {"z1", "z1", "z1", "z2"};
+	write_cluster(names, zones, 4);
+	struct daemon *d = start(0);
+	struct shmsched_client *admin = fixture_connect_as(fx.admin, "kubelets");
+	uint64_t t0 = clock_now;
+	lease_all(admin, names, 4);
+	for (uint64_t t = 10; t <= 50; t += 10) {
+		step_to(d, t0 + t * S);
+		must_lease(admin, "c");
+		must_lease(admin, "x");
+	}
+	uint64_t t1 = t0 + 50 * S + 1; /* a and b: Unknown now */
+	step_to(d, t1);
+	assert_int_equal(shown_unreachable(), 1);
+	assert_int_equal(life(d).taints_queued, 1);
+	assert_int_equal(life(d).zones_normal, 2);
+	for (uint64_t t = 1; t <= 9; t++) {
+		step_to(d, t1 + t * S);
+		assert_int_equal(shown_unreachable(), 1);
+	}
+	step_to(d, t1 + 10 * S);
+	assert_int_equal(shown_unreachable(), 2);
+	assert_int_equal(life(d).taints_queued, 0);
+	assert_int_equal(life(d).taints_total, 2);
+	shmsched_disconnect(admin);
+	daemon_stop(d, 1000, NULL);
+}
+
+/* Zone z1 of 4 nodes, 3 go down (75 % >= 55 %, more than 2): partial
+ * disruption; 4 nodes is not more than 50, so the zone stops tainting.
+ * With --large-cluster-size-threshold 3 the zone is large: 0.01/s, a
+ * taint every 100 s. */
+static void partial(bool large)
+{
+	static const char *const names[] = {"a", "b", "c", "d", "x"};
+	static const char *const zones[] = {"z1", "z1", "z1", "z1", "z2"};
+	write_cluster(names, zones, 5);
+	struct daemon *d = start(large ? 3 : 0);
+	struct shmsched_client *admin = fixture_connect_as(fx.admin, "kubelets");
+	uint64_t t0 = clock_now;
+	lease_all(admin, names, 5);
+	for (uint64_t t = 10; t <= 50; t += 10) {
+		step_to(d, t0 + t * S);
+		must_lease(admin, "d");
+		must_lease(admin, "x");
+	}
+	uint64_t t1 = t0 + 50 * S + 1;
+	step_to(d, t1);
+	assert_int_equal(life(d).zones_partial, 1);
+	assert_int_equal(shown_unreachable(), large ? 1 : 0);
+	for (uint64_t t = 10; t <= 90; t += 10) {
+		step_to(d, t1 + t * S);
+		must_lease(admin, "d");
+		must_lease(admin, "x");
+	}
+	step_to(d, t1 + 99 * S);
+	assert_int_equal(shown_unreachable(), large ? 1 : 0);
+	step_to(d, t1 + 100 * S);
+	assert_int_equal(shown_unreachable(), large ? 2 : 0);
+	assert_int_equal(life(d).taints_queued, large ? 1 : 3);
+	shmsched_disconnect(admin);
+	daemon_stop(d, 1000, NULL);
+}
+
+static void test_partial_small_stops(void **state)
+{
+	(void)state;
+	partial(false);
+}
+
+static void test_partial_large_slow(void **state)
+{
+	(void)state;
+	partial(true);
+}
+
+/* Two zones. z1's two nodes go down (full disruption, but z2 is up):
+ * tainted at the normal rate. Then z2's node goes down too: every zone
+ * fully disrupted, so every taint is taken back and none given, however
+ * long. z2's node back: z1's nodes are tainted again, at the rate. */
+static void test_all_down(void **state)
+{
+	(void)state;
+	static const char *const names[] = {"a", "b", "x"};
+	static const char *const zones[] = {"z1", "z1", "z2"};
+	write_cluster(names, zones, 3);
+	struct daemon *d = start(0);
+	struct shmsched_client *admin = fixture_connect_as(fx.admin, "kubelets");
+	uint64_t t0 = clock_now;
+	lease_all(admin, names, 3);
+	for (uint64_t t = 10; t <= 50; t += 10) {
+		step_to(d, t0 + t * S);
+		must_lease(admin, "x");
+	}
+	uint64_t t1 = t0 + 50 * S + 1;
+	step_to(d, t1);
+	step_to(d, t1 + 10 * S);
+	assert_int_equal(shown_unreachable(), 2);
+	assert_int_equal(life(d).zones_full, 1);
+	/* x renewed last at t0 + 50 s: Unknown after t0 + 100 s. */
+	step_to(d, t0 + 100 * S + 1);
+	assert_int_equal(life(d).zones_full, 2);
+	assert_int_equal(shown_unreachable(), 0);
+	assert_int_equal(life(d).tainted, 0);
+	for (uint64_t t = 1; t <= 30; t++) {
+		step_to(d, t0 + 100 * S + 1 + t * 10 * S);
+		assert_int_equal(shown_unreachable(), 0);
+	}
+	/* Leaving it, each zone's limiter is swapped from the one that never
+	 * lets a taint through, so the new one starts drained (SwapLimiter:
+	 * "If we're currently waiting on limiter, we drain the new one"):
+	 * the first taint 10 s later, the second 10 s after that. */
+	must_lease(admin, "x");
+	uint64_t t2 = clock_now + S;
+	step_to(d, t2);
+	assert_int_equal(life(d).zones_full, 1);
+	assert_int_equal(shown_unreachable(), 0);
+	step_to(d, t2 + 9 * S);
+	assert_int_equal(shown_unreachable(), 0);
+	step_to(d, t2 + 10 * S);
+	assert_int_equal(shown_unreachable(), 1);
+	step_to(d, t2 + 20 * S);
+	assert_int_equal(shown_unreachable(), 2);
+	shmsched_disconnect(admin);
+	daemon_stop(d, 1000, NULL);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	fixture_dir_make(&fx, "taintev", 0);
+	snprintf(region, sizeof(region), "shmsched-taintev-%d", (int)getpid());
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	char err[256];
+	state_remove(region, err, sizeof(err));
+	fixture_dir_remove(&fx);
+	return 0;
+}
+
+int main(void)
+{
+	setenv("SHMSCHED_LOG", "error", 0);
+	signal(SIGPIPE, SIG_IGN);
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_rate, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_partial_small_stops, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_partial_large_slow, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_all_down, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
