@@ -631,6 +631,7 @@ static int start_leases(struct daemon *d, const struct daemon_config *cfg,
 				 "--unhealthy-zone-threshold %g: expected a fraction "
 				 "in (0, 1], and rates >= 0 (%s)", tc.unhealthy,
 				 strerror(errno));
+	serve_set_lifecycle(d->serve, d->lifecycle);
 	producers_set_leases(d->producers, lease_renew_cb,
 			     lease_state_cb, d->leases);
 	if (!own)
@@ -647,13 +648,16 @@ int daemon_lease_tick(struct daemon *d)
 	lease_expire(d->leases);
 	uint32_t leased, unknown;
 	lease_counts(d->leases, &leased, &unknown);
-	/* Nothing leased, nothing to keep. */
-	if (leased == 0)
-		return 0;
-	int rc = taint_evict_tick(d->lifecycle, d->producers);
-	if (rc < 0)
-		return rc;
-	return producers_sync_unreachable(d->producers);
+	/* Nothing leased, no taint to keep; the taint manager still reads
+	 * the NoExecute taints admins gave. */
+	int rc = 0;
+	if (leased > 0) {
+		rc = taint_evict_tick(d->lifecycle, d->producers);
+		if (rc >= 0)
+			rc = producers_sync_unreachable(d->producers);
+	}
+	int ev = taint_evict_pods(d->lifecycle, d->producers);
+	return rc < 0 ? rc : ev < 0 ? ev : rc;
 }
 
 void daemon_lifecycle_counts(struct daemon *d, struct daemon_lifecycle *out)
@@ -664,6 +668,7 @@ void daemon_lifecycle_counts(struct daemon *d, struct daemon_lifecycle *out)
 		.zones = c.zones, .zones_normal = c.zones_normal,
 		.zones_partial = c.zones_partial, .zones_full = c.zones_full,
 		.taints_queued = c.queued, .taints_total = c.tainted,
+		.evictions_pending = c.pending, .evicted = c.evicted,
 		.tainted = lease_tainted_count(d->leases)};
 }
 

@@ -291,7 +291,8 @@ unsigned daemon_identity_times(struct daemon *d, struct daemon_identity_time *ou
 
 /* The leases checked as of their clock's now: nodes whose lease expired
  * become Unknown and tainted at their zone's rate
- * (daemon/taint_evict_internal.h), renewed ones are untainted (an admin's
+ * (daemon/taint_evict_internal.h), and pods not tolerating a node's
+ * NoExecute taints evicted when their time is up; renewed ones are untainted (an admin's
  * update that changed the taint corrected). Returns the nodes whose taint
  * changed, or a negative errno. Any thread but a control callback; the
  * daemon's own thread calls it when no lease clock was given. */
@@ -302,11 +303,14 @@ void daemon_lease_counts(struct daemon *d, uint32_t *leased, uint32_t *unknown);
 
 /* The node lifecycle now (daemon/taint_evict_internal.h): zones by state,
  * Unknown nodes waiting for their zone's rate, nodes tainted unreachable
- * now, and taints let through ever. Any thread. */
+ * now, and taints let through ever; the taint manager's scheduled
+ * evictions, and its evictions ever. Any thread. */
 struct daemon_lifecycle {
 	uint32_t zones, zones_normal, zones_partial, zones_full;
 	uint32_t taints_queued, tainted;
 	uint64_t taints_total;
+	uint32_t evictions_pending;
+	uint64_t evicted;
 };
 void daemon_lifecycle_counts(struct daemon *d, struct daemon_lifecycle *out);
 

@@ -13,6 +13,14 @@
  * limiter; a rate of 0 never lets one through (NewFakeNeverRateLimiter);
  * another rate starts full, unless the old one was empty ("If we're
  * currently waiting on limiter, we drain the new one").
+ *
+ * The taint manager's scheduled evictions: an open-addressing table of
+ * (placement id, CreatedAt), linear probing, at most half full. Each pass
+ * builds the next table from the placements it is handed, carrying each
+ * one's CreatedAt over from the last table, and drops the last: what was
+ * not handed is cancelled with no separate removal. O(placements handed)
+ * a pass, after producers_taint_evict's O(placements) walk, which it
+ * makes only while some node has a NoExecute taint.
  */
 #include "daemon/taint_evict_internal.h"
 
@@ -26,6 +34,7 @@
 #include "base/base.h"
 #include "daemon/lease_internal.h"
 #include "ingest/ingest.h"
+#include "shm/model.h"
 
 struct te_node {
 	uint32_t name, region, zone;
@@ -41,8 +50,38 @@ struct te_zone {
 	uint64_t full_at; /* the bucket holds a token from this clock on */
 };
 
+struct te_work {
+	uint64_t id;      /* 0: empty */
+	uint64_t created; /* the lease clock when first scheduled */
+};
+
+struct te_works {
+	struct te_work *w;
+	uint32_t cap, n; /* cap a power of two, or 0 */
+};
+
+/* A placement's tolerations that a NoExecute taint can match (effect
+ * NoExecute or every effect), kept as its worker placed it. */
+struct te_tol {
+	uint64_t id; /* 0: empty */
+	uint32_t n;
+	struct toleration t[POD_MAX_TOLERATIONS];
+};
+
+struct te_tols {
+	struct te_tol *e;
+	uint32_t cap, n; /* cap a power of two (or 0), at most half full */
+	uint32_t swept;  /* n after the last sweep */
+};
+
 struct taint_evict {
 	struct taint_evict_config cfg;
+	pthread_mutex_t tol_mu; /* tols: the workers' and the tick's */
+	struct te_tols tols;
+	uint64_t tols_dropped;  /* not kept: out of memory (under tol_mu) */
+	struct te_works works, works_next;
+	uint64_t now;  /* the pass's clock */
+	bool oom;      /* the pass could not schedule one */
 	struct lease_table *leases;
 	struct te_node *nodes;
 	uint32_t n_nodes, cap_nodes;
@@ -67,6 +106,7 @@ struct taint_evict *taint_evict_create(const struct taint_evict_config *cfg,
 	te->cfg = *cfg;
 	te->leases = leases;
 	pthread_mutex_init(&te->mu, NULL);
+	pthread_mutex_init(&te->tol_mu, NULL);
 	return te;
 }
 
@@ -75,6 +115,10 @@ void taint_evict_destroy(struct taint_evict *te)
 	if (te == NULL)
 		return;
 	pthread_mutex_destroy(&te->mu);
+	pthread_mutex_destroy(&te->tol_mu);
+	free(te->tols.e);
+	free(te->works.w);
+	free(te->works_next.w);
 	free(te->nodes);
 	free(te->zones);
 	free(te->zones_next);
@@ -365,9 +409,206 @@ int taint_evict_tick(struct taint_evict *te, struct producers *p)
 	te->n_zones = n_zones;
 	pthread_mutex_lock(&te->mu);
 	c.tainted += te->counts.tainted;
+	c.pending = te->counts.pending;
+	c.evicted = te->counts.evicted;
 	te->counts = c;
 	pthread_mutex_unlock(&te->mu);
 	return changed;
+}
+
+static struct te_work *work_find(const struct te_works *t, uint64_t id)
+{
+	uint32_t i = (uint32_t)rng_hash(id) & (t->cap - 1);
+	while (t->w[i].id != 0 && t->w[i].id != id)
+		i = (i + 1) & (t->cap - 1);
+	return &t->w[i];
+}
+
+static int work_grow(struct te_works *t)
+{
+	uint32_t cap = t->cap ? t->cap * 2 : 64;
+	if (cap == 0 || cap > UINT32_MAX / 2)
+		return -ENOMEM;
+	struct te_work *w = calloc(cap, sizeof(*w));
+	if (w == NULL)
+		return -ENOMEM;
+	struct te_works n = {.w = w, .cap = cap, .n = t->n};
+	for (uint32_t i = 0; i < t->cap; i++)
+		if (t->w[i].id != 0)
+			*work_find(&n, t->w[i].id) = t->w[i];
+	free(t->w);
+	*t = n;
+	return 0;
+}
+
+static int u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return (x > y) - (x < y);
+}
+
+static struct te_tol *tol_find(const struct te_tols *t, uint64_t id)
+{
+	uint32_t i = (uint32_t)rng_hash(id) & (t->cap - 1);
+	while (t->e[i].id != 0 && t->e[i].id != id)
+		i = (i + 1) & (t->cap - 1);
+	return &t->e[i];
+}
+
+/* A table of capacity `cap` with t's entries but those `gone` (sorted
+ * ids, n_gone of them) says. */
+static int tol_rebuild(struct te_tols *t, uint32_t cap, const uint64_t *gone,
+		       uint32_t n_gone)
+{
+	struct te_tols n = {.e = calloc(cap, sizeof(struct te_tol)), .cap = cap};
+	if (n.e == NULL)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < t->cap; i++) {
+		const struct te_tol *x = &t->e[i];
+		if (x->id == 0)
+			continue;
+		if (n_gone > 0 && bsearch(&x->id, gone, n_gone, sizeof(*gone),
+					  u64_cmp) != NULL)
+			continue;
+		*tol_find(&n, x->id) = *x;
+		n.n++;
+	}
+	free(t->e);
+	n.swept = t->swept;
+	*t = n;
+	return 0;
+}
+
+void taint_evict_placed(struct taint_evict *te, uint64_t id, const struct pod_spec *pod)
+{
+	struct te_tol x = {.id = id};
+	for (unsigned i = 0; i < pod->n_tolerations; i++) {
+		const struct toleration *t = &pod->tolerations[i];
+		if (t->effect == TAINT_NO_EXECUTE || t->effect == TAINT_EFFECT_ALL)
+			x.t[x.n++] = *t;
+	}
+	if (x.n == 0)
+		return;
+	pthread_mutex_lock(&te->tol_mu);
+	struct te_tols *t = &te->tols;
+	if ((t->n + 1) * 2 > t->cap &&
+	    (t->cap > UINT32_MAX / 4 ||
+	     tol_rebuild(t, t->cap ? t->cap * 2 : 64, NULL, 0) < 0)) {
+		te->tols_dropped++;
+		pthread_mutex_unlock(&te->tol_mu);
+		return;
+	}
+	struct te_tol *e = tol_find(t, id);
+	if (e->id == 0)
+		t->n++;
+	*e = x;
+	pthread_mutex_unlock(&te->tol_mu);
+}
+
+/* producers_taint_evict's tols(). */
+static unsigned tols_of(void *arg, uint64_t id, struct toleration *out)
+{
+	struct taint_evict *te = arg;
+	unsigned n = 0;
+	pthread_mutex_lock(&te->tol_mu);
+	if (te->tols.cap > 0) {
+		const struct te_tol *e = tol_find(&te->tols, id);
+		if (e->id == id) {
+			n = e->n;
+			memcpy(out, e->t, n * sizeof(*out));
+		}
+	}
+	pthread_mutex_unlock(&te->tol_mu);
+	return n;
+}
+
+/* Drops the kept tolerations of placements gone, once the table has
+ * doubled since the last sweep: amortised O(1) a placement kept. The
+ * producers are asked without tol_mu held (workers keep placing). */
+static int tols_sweep(struct taint_evict *te, struct producers *p)
+{
+	pthread_mutex_lock(&te->tol_mu);
+	uint32_t n = te->tols.n;
+	bool due = n >= 2 * te->tols.swept + 64;
+	uint64_t *ids = due ? malloc(n * sizeof(*ids)) : NULL;
+	uint32_t k = 0;
+	for (uint32_t i = 0; ids != NULL && i < te->tols.cap; i++)
+		if (te->tols.e[i].id != 0)
+			ids[k++] = te->tols.e[i].id;
+	pthread_mutex_unlock(&te->tol_mu);
+	if (!due)
+		return 0;
+	if (ids == NULL)
+		return -ENOMEM;
+	uint64_t *gone = malloc(((size_t)k + 1) * sizeof(*gone));
+	if (gone == NULL) {
+		free(ids);
+		return -ENOMEM;
+	}
+	memcpy(gone, ids, (size_t)k * sizeof(*gone));
+	producers_placements_gone(p, ids, k);
+	/* The ones it zeroed are gone. */
+	uint32_t g = 0;
+	for (uint32_t i = 0; i < k; i++)
+		if (ids[i] == 0)
+			gone[g++] = gone[i];
+	free(ids);
+	qsort(gone, g, sizeof(*gone), u64_cmp);
+	pthread_mutex_lock(&te->tol_mu);
+	/* Same room: entries kept meanwhile stay (their ids were not asked). */
+	int rc = g > 0 ? tol_rebuild(&te->tols, te->tols.cap, gone, g) : 0;
+	if (rc == 0)
+		te->tols.swept = te->tols.n;
+	pthread_mutex_unlock(&te->tol_mu);
+	free(gone);
+	return rc;
+}
+
+/* producers_taint_evict's due(): processPodOnNode's schedule. */
+static bool work_due(void *arg, uint64_t id, int64_t ns)
+{
+	struct taint_evict *te = arg;
+	uint64_t created = te->now;
+	if (te->works.cap > 0) {
+		const struct te_work *old = work_find(&te->works, id);
+		if (old->id == id)
+			created = old->created;
+	}
+	if (te->now - created >= (uint64_t)ns)
+		return true;
+	struct te_works *nx = &te->works_next;
+	if ((nx->n + 1) * 2 > nx->cap && work_grow(nx) < 0) {
+		te->oom = true; /* not scheduled: its CreatedAt starts anew */
+		return false;
+	}
+	struct te_work *w = work_find(nx, id);
+	if (w->id == 0) {
+		*w = (struct te_work){.id = id, .created = created};
+		nx->n++;
+	}
+	return false;
+}
+
+int taint_evict_pods(struct taint_evict *te, struct producers *p)
+{
+	te->now = lease_now(te->leases);
+	te->oom = false;
+	if (te->works_next.cap > 0)
+		memset(te->works_next.w, 0, te->works_next.cap * sizeof(*te->works_next.w));
+	te->works_next.n = 0;
+	uint32_t evicted = 0;
+	int swept = tols_sweep(te, p);
+	int rc = producers_taint_evict(p, tols_of, work_due, te, &evicted);
+	struct te_works t = te->works;
+	te->works = te->works_next;
+	te->works_next = t;
+	pthread_mutex_lock(&te->mu);
+	te->counts.pending = te->works.n;
+	te->counts.evicted += evicted;
+	pthread_mutex_unlock(&te->mu);
+	if (rc < 0)
+		return rc;
+	return te->oom || swept < 0 ? -ENOMEM : (int)evicted;
 }
 
 void taint_evict_counts(struct taint_evict *te, struct taint_evict_counts *out)

@@ -26,6 +26,18 @@
  * The caller then applies the taints (producers_sync_unreachable), which
  * reads lease_state_cb: Unknown and let through.
  *
+ * The taint manager (taint_evict_pods, each tick after that): Kubernetes'
+ * pkg/controller/tainteviction/taint_eviction.go. Every placement on a node
+ * with a NoExecute taint (the unreachable one, or any an admin's node
+ * update gave) is handed by producers_taint_evict with how long its pod
+ * tolerates the node's NoExecute taints; its eviction is scheduled at the
+ * first pass that hands it (the work's CreatedAt) and done at the first
+ * pass at or after CreatedAt + that time (0: this pass). A placement no
+ * longer handed (the taint lifted by a renewal, the pod gone, or now
+ * tolerated forever) has its scheduled eviction cancelled. Evictions go
+ * through the producers' path a preemption's victims take: the owner's
+ * EVICTED notice (the evictor's rings), the room given back.
+ *
  * Time is the lease table's clock (stepped by hand in tests). Threads:
  * taint_evict_tick on one thread at a time (the daemon's lease ticker,
  * or the test's); taint_evict_counts from any thread (under `mu`).
@@ -63,6 +75,8 @@ struct taint_evict_counts {
 	uint32_t zones_normal, zones_partial, zones_full;
 	uint32_t queued;  /* Unknown nodes waiting for their zone's rate */
 	uint64_t tainted; /* taints let through, ever */
+	uint32_t pending; /* placements whose eviction is scheduled */
+	uint64_t evicted; /* placements evicted by the taint manager, ever */
 };
 
 struct taint_evict;
@@ -76,6 +90,19 @@ void taint_evict_destroy(struct taint_evict *te); /* NULL: no-op */
 /* One pass, as of the lease clock's now: steps 1-4 above. Returns the
  * taints let through (or taken back) this pass, or -ENOMEM. */
 int taint_evict_tick(struct taint_evict *te, struct producers *p);
+
+/* A placement made, by the worker that made it: its pod's tolerations
+ * that a NoExecute taint can match are kept for the taint manager (none:
+ * nothing kept). Dropped once the placement is gone (swept by
+ * taint_evict_pods). Any thread; takes a mutex only for a pod with such
+ * a toleration. */
+struct pod_spec;
+void taint_evict_placed(struct taint_evict *te, uint64_t id,
+			const struct pod_spec *pod);
+
+/* The taint manager's pass, as of the lease clock's now. Returns the
+ * placements evicted, or -ENOMEM. */
+int taint_evict_pods(struct taint_evict *te, struct producers *p);
 
 void taint_evict_counts(struct taint_evict *te, struct taint_evict_counts *out);
 

@@ -254,6 +254,28 @@ int producers_node_zones(struct producers *p,
 				    uint32_t zone),
 			 void *arg);
 
+/* The NoExecute taint manager's pass (Kubernetes' taint_eviction.go),
+ * under the producers' lock: for each live placement on a node with a
+ * NoExecute taint, how long its pod tolerates the node's NoExecute
+ * taints, its tolerations being tols(arg, id, out) (at most
+ * POD_MAX_TOLERATIONS written; returns how many) (the least
+ * tolerationSeconds of the tolerations that match
+ * them, DefaultTolerationSeconds' 300 s for not-ready and unreachable
+ * added as kube-apiserver's admission adds them; 0: a taint none
+ * tolerates) is handed to due(arg, id, ns); true: the placement is
+ * evicted now (its owner told by an EVICTED notice, its room given back
+ * and published). Pods tolerating every NoExecute taint forever are not
+ * handed. Returns how many were handed, and in *evicted how many went.
+ * ingest/producers_taint.c. */
+int producers_taint_evict(struct producers *p,
+			  unsigned (*tols)(void *arg, uint64_t id, struct toleration *out),
+			  bool (*due)(void *arg, uint64_t id, int64_t tolerate_ns),
+			  void *arg, uint32_t *evicted);
+
+/* Zeroes each of ids[0..n) that names no live placement now (under the
+ * producers' lock). */
+void producers_placements_gone(struct producers *p, uint64_t *ids, uint32_t n);
+
 /* The taint's key, "node.kubernetes.io/unreachable". */
 #define PRODUCERS_UNREACHABLE_TAINT "node.kubernetes.io/unreachable"
 

@@ -12,7 +12,8 @@
  *   unreachable taint they keep (producers_sync_unreachable). Calls
  *   producers.c.
  * - producers_taint.c: what the daemon's node lifecycle reads of the
- *   nodes (producers_node_zones). Calls none of these.
+ *   nodes (producers_node_zones) and the NoExecute taint manager's
+ *   evictions (producers_taint_evict). Calls producers.c.
  * - producers_evaluate.c: OP_EVALUATE, one template against every node on
  *   the control thread's own engine. Calls producers.c.
  * - producers_preempt.c: preemption's execution (producers_preempt), for
