@@ -20,11 +20,20 @@
  *   pkg/controller/nodelifecycle/scheduler/rate_limited_queue.go).
  * The zone: GetZoneKey, topology.kubernetes.io/zone (and region).
  *
+ * The taint manager (test_evict) against Kubernetes'
+ * pkg/controller/tainteviction/taint_eviction.go: processPodOnNode (a
+ * NoExecute taint no toleration tolerates: deleted at once; else at
+ * CreatedAt + getMinTolerationTime; no tolerationSeconds: never, a
+ * scheduled deletion cancelled when the taint goes), and
+ * plugin/pkg/admission/defaulttolerationseconds (300 s for unreachable to
+ * a pod with no toleration of it).
+ *
  * Each check fails on the code before the zone rates, which tainted every
  * Unknown node at the tick it went Unknown and never took a taint back
  * but on a renewal: there the second node of test_rate is tainted with
  * the first, the partial zone's three at once, and the all-down cluster
- * keeps its taints. */
+ * keeps its taints. test_evict fails on the code before the taint manager,
+ * which evicted nothing: its evictions and notices never come. */
 #include <errno.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -271,6 +280,128 @@ static void test_all_down(void **state)
 	daemon_stop(d, 1000, NULL);
 }
 
+/* A template for node `node` with tolerations `tols` (a JSON array's
+ * inside, "" none). */
+static uint32_t template_tol(struct shmsched_client *c, const char *node,
+			     const char *tag, const char *tols)
+{
+	char json[1024], err[512];
+	snprintf(json, sizeof(json),
+		 "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"p-%s-%s\"},\"spec\":"
+		 "{\"nodeSelector\":{\"name\":\"%s\"},\"tolerations\":[%s],"
+		 "\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":"
+		 "{\"cpu\":\"10m\"}}}]}}", node, tag, node, tols);
+	uint32_t tid;
+	if (shmsched_register_template(c, json, strlen(json), &tid, err,
+				       sizeof(err)) != 0)
+		fail_msg("template %s for %s: %s", tag, node, err);
+	return tid;
+}
+
+static void must_place(struct shmsched_client *c, uint32_t tid, uint64_t cookie)
+{
+	struct shmsched_result r;
+	fixture_place_one(c, tid, cookie, &r);
+	if (r.status != SHMSCHED_PLACED)
+		fail_msg("pod %llu: status %u, expected PLACED",
+			 (unsigned long long)cookie, r.status);
+}
+
+/* The next EVICTED notice's cookie (waits at most 5 s). */
+static uint64_t evicted_cookie(struct shmsched_client *c)
+{
+	struct shmsched_result r;
+	if (fixture_await(c, &r, 1, 5000) != 1)
+		fail_msg("no EVICTED notice came");
+	assert_int_equal(r.status, SHMSCHED_EVICTED);
+	return r.cookie;
+}
+
+#define UNREACHABLE_TOL "{\"key\":\"node.kubernetes.io/unreachable\"," \
+	"\"operator\":\"Exists\",\"effect\":\"NoExecute\""
+
+/* Zone z1 {a, c}, z2 {b, x}; a and b go down at T (each alone in its
+ * zone: both tainted at once). On a: pod 1 with no toleration (the
+ * default 300 s), pod 2 tolerating unreachable 30 s, pod 3 tolerating it
+ * forever. On b: pod 5 tolerating 30 s, but b renews at T + 20 s. On c:
+ * pod 4 with no toleration, and an admin's taint maint:NoExecute at
+ * T + 31 s. */
+static void test_evict(void **state)
+{
+	(void)state;
+	static const char *const names[] = {"a", "b", "c", "x"};
+	static const char *const zones[] = {"z1", "z2", "z1", "z2"};
+	write_cluster(names, zones, 4);
+	struct daemon *d = start(0);
+	struct shmsched_client *admin = fixture_connect_as(fx.admin, "kubelets");
+	struct shmsched_client *p = fixture_connect_as(fx.sock, "prod");
+	must_place(p, template_tol(p, "a", "none", ""), 1);
+	must_place(p, template_tol(p, "a", "30", UNREACHABLE_TOL
+				   ",\"tolerationSeconds\":30}"), 2);
+	must_place(p, template_tol(p, "a", "ever", UNREACHABLE_TOL "}"), 3);
+	must_place(p, template_tol(p, "c", "none", ""), 4);
+	must_place(p, template_tol(p, "b", "30", UNREACHABLE_TOL
+				   ",\"tolerationSeconds\":30}"), 5);
+	uint64_t t0 = clock_now;
+	lease_all(admin, names, 4);
+	for (uint64_t t = 10; t <= 50; t += 10) {
+		step_to(d, t0 + t * S);
+		must_lease(admin, "c");
+		must_lease(admin, "x");
+	}
+	uint64_t T = t0 + 50 * S + 1;
+	step_to(d, T);
+	assert_int_equal(shown_unreachable(), 2);
+	assert_int_equal(life(d).evictions_pending, 3); /* 1, 2 and 5 */
+	step_to(d, T + 20 * S);
+	must_lease(admin, "b"); /* the taint lifted at once */
+	must_lease(admin, "c");
+	must_lease(admin, "x");
+	step_to(d, T + 29 * S);
+	assert_int_equal(life(d).evicted, 0);
+	assert_int_equal(life(d).evictions_pending, 2); /* 5 cancelled */
+	step_to(d, T + 30 * S);
+	assert_int_equal(life(d).evicted, 1);
+	assert_int_equal(evicted_cookie(p), 2);
+
+	/* An admin's NoExecute taint on c: pod 4 tolerates nothing of it. */
+	static const char c_json[] = "{\"kind\":\"Node\",\"metadata\":{\"name\":"
+		"\"c\",\"labels\":{\"name\":\"c\",\"topology.kubernetes.io/zone\":"
+		"\"z1\"}},\"spec\":{\"taints\":[{\"key\":\"maint\",\"effect\":"
+		"\"NoExecute\"}]},\"status\":{\"allocatable\":{\"cpu\":\"4\","
+		"\"memory\":\"8Gi\",\"pods\":\"110\"}}}";
+	char err[512];
+	assert_int_equal(shmsched_node_event(admin, SHMSCHED_NODE_UPDATE, c_json,
+					     sizeof(c_json) - 1, err, sizeof(err)), 0);
+	step_to(d, T + 31 * S);
+	assert_int_equal(life(d).evicted, 2);
+	assert_int_equal(evicted_cookie(p), 4);
+
+	/* Pod 1: DefaultTolerationSeconds' 300 s, not 299; pod 3 stays. */
+	for (uint64_t t = 40; t <= 290; t += 10) {
+		step_to(d, T + t * S);
+		must_lease(admin, "b");
+		must_lease(admin, "c");
+		must_lease(admin, "x");
+	}
+	step_to(d, T + 299 * S);
+	assert_int_equal(life(d).evicted, 2);
+	step_to(d, T + 300 * S);
+	assert_int_equal(life(d).evicted, 3);
+	assert_int_equal(evicted_cookie(p), 1);
+	for (uint64_t t = 310; t <= 600; t += 10) {
+		step_to(d, T + t * S);
+		must_lease(admin, "b");
+		must_lease(admin, "c");
+		must_lease(admin, "x");
+	}
+	assert_int_equal(life(d).evicted, 3);
+	assert_int_equal(life(d).evictions_pending, 0);
+	shmsched_disconnect(p);
+	shmsched_disconnect(admin);
+	daemon_stop(d, 1000, NULL);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -299,6 +430,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_partial_large_slow, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_all_down, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_evict, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
