@@ -34,7 +34,7 @@
 #include "base/base.h"
 #include "daemon/lease_internal.h"
 #include "ingest/ingest.h"
-#include "shm/model.h"
+#include "shm/shm.h"
 
 struct te_node {
 	uint32_t name, region, zone;
