@@ -669,6 +669,7 @@ void daemon_lifecycle_counts(struct daemon *d, struct daemon_lifecycle *out)
 		.zones_partial = c.zones_partial, .zones_full = c.zones_full,
 		.taints_queued = c.queued, .taints_total = c.tainted,
 		.evictions_pending = c.pending, .evicted = c.evicted,
+		.tolerations_kept = c.kept,
 		.tainted = lease_tainted_count(d->leases)};
 }
 

@@ -311,6 +311,7 @@ struct daemon_lifecycle {
 	uint64_t taints_total;
 	uint32_t evictions_pending;
 	uint64_t evicted;
+	uint32_t tolerations_kept; /* placements whose tolerations are kept */
 };
 void daemon_lifecycle_counts(struct daemon *d, struct daemon_lifecycle *out);
 

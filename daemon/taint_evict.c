@@ -15,12 +15,17 @@
  * currently waiting on limiter, we drain the new one").
  *
  * The taint manager's scheduled evictions: an open-addressing table of
- * (placement id, CreatedAt), linear probing, at most half full. Each pass
+ * (placement id, due time), linear probing, at most half full. Each pass
  * builds the next table from the placements it is handed, carrying each
- * one's CreatedAt over from the last table, and drops the last: what was
+ * one's due time over from the last table, and drops the last: what was
  * not handed is cancelled with no separate removal. O(placements handed)
  * a pass, after producers_taint_evict's O(placements) walk, which it
  * makes only while some node has a NoExecute taint.
+ *
+ * What a placement tolerates: its worker hands it (taint_evict_placed), kept
+ * by placement id as the index of a set of tolerations kept once each
+ * (hash-consed), under tol_mu; the placements gone are swept when the
+ * table has doubled since the last sweep.
  */
 #include "daemon/taint_evict_internal.h"
 
@@ -52,7 +57,7 @@ struct te_zone {
 
 struct te_work {
 	uint64_t id;      /* 0: empty */
-	uint64_t created; /* the lease clock when first scheduled */
+	uint64_t trigger; /* the lease clock it is due at */
 };
 
 struct te_works {
@@ -61,11 +66,17 @@ struct te_works {
 };
 
 /* A placement's tolerations that a NoExecute taint can match (effect
- * NoExecute or every effect), kept as its worker placed it. */
-struct te_tol {
-	uint64_t id; /* 0: empty */
+ * NoExecute or every effect), kept as its worker placed it: the id of a
+ * set of tolerations, each set kept once (pods of one template share
+ * it), so a placement costs 16 bytes (32 with the table's slack). */
+struct te_set {
 	uint32_t n;
 	struct toleration t[POD_MAX_TOLERATIONS];
+};
+
+struct te_tol {
+	uint64_t id;  /* 0: empty */
+	uint32_t set; /* index into sets */
 };
 
 struct te_tols {
@@ -76,8 +87,12 @@ struct te_tols {
 
 struct taint_evict {
 	struct taint_evict_config cfg;
-	pthread_mutex_t tol_mu; /* tols: the workers' and the tick's */
+	pthread_mutex_t tol_mu; /* tols and sets: the workers' and the tick's */
 	struct te_tols tols;
+	struct te_set *sets;    /* [n_sets], never freed: few (a template's each) */
+	uint32_t n_sets, cap_sets;
+	uint32_t *set_idx;      /* [cap_idx]: set + 1 by hash, 0 empty; half full */
+	uint32_t cap_idx;
 	uint64_t tols_dropped;  /* not kept: out of memory (under tol_mu) */
 	struct te_works works, works_next;
 	uint64_t now;  /* the pass's clock */
@@ -117,6 +132,8 @@ void taint_evict_destroy(struct taint_evict *te)
 	pthread_mutex_destroy(&te->mu);
 	pthread_mutex_destroy(&te->tol_mu);
 	free(te->tols.e);
+	free(te->sets);
+	free(te->set_idx);
 	free(te->works.w);
 	free(te->works_next.w);
 	free(te->nodes);
@@ -411,6 +428,7 @@ int taint_evict_tick(struct taint_evict *te, struct producers *p)
 	c.tainted += te->counts.tainted;
 	c.pending = te->counts.pending;
 	c.evicted = te->counts.evicted;
+	c.kept = te->counts.kept;
 	te->counts = c;
 	pthread_mutex_unlock(&te->mu);
 	return changed;
@@ -479,9 +497,65 @@ static int tol_rebuild(struct te_tols *t, uint32_t cap, const uint64_t *gone,
 	return 0;
 }
 
+static uint32_t set_hash(const struct te_set *x)
+{
+	uint64_t h = 1469598103934665603u; /* FNV-1a */
+	const unsigned char *b = (const unsigned char *)x->t;
+	for (size_t i = 0; i < x->n * sizeof(x->t[0]); i++)
+		h = (h ^ b[i]) * 1099511628211u;
+	return (uint32_t)(h ^ (h >> 32)) ^ x->n;
+}
+
+static bool set_same(const struct te_set *a, const struct te_set *b)
+{
+	return a->n == b->n && memcmp(a->t, b->t, a->n * sizeof(a->t[0])) == 0;
+}
+
+static uint32_t *set_slot(uint32_t *idx, uint32_t cap, const struct te_set *sets,
+			  const struct te_set *x)
+{
+	uint32_t i = set_hash(x) & (cap - 1);
+	while (idx[i] != 0 && !set_same(&sets[idx[i] - 1], x))
+		i = (i + 1) & (cap - 1);
+	return &idx[i];
+}
+
+/* x's set index (kept once), or -ENOMEM. Under tol_mu. */
+static int64_t set_intern(struct taint_evict *te, const struct te_set *x)
+{
+	if ((te->n_sets + 1) * 2 > te->cap_idx) {
+		uint32_t cap = te->cap_idx ? te->cap_idx * 2 : 16;
+		if (cap == 0 || cap > UINT32_MAX / 4)
+			return -ENOMEM;
+		uint32_t *idx = calloc(cap, sizeof(*idx));
+		if (idx == NULL)
+			return -ENOMEM;
+		for (uint32_t i = 0; i < te->n_sets; i++)
+			*set_slot(idx, cap, te->sets, &te->sets[i]) = i + 1;
+		free(te->set_idx);
+		te->set_idx = idx;
+		te->cap_idx = cap;
+	}
+	uint32_t *slot = set_slot(te->set_idx, te->cap_idx, te->sets, x);
+	if (*slot != 0)
+		return *slot - 1;
+	if (te->n_sets == te->cap_sets) {
+		uint32_t cap = te->cap_sets ? te->cap_sets * 2 : 8;
+		struct te_set *a = realloc(te->sets, (size_t)cap * sizeof(*a));
+		if (a == NULL)
+			return -ENOMEM;
+		te->sets = a;
+		te->cap_sets = cap;
+	}
+	te->sets[te->n_sets] = *x;
+	*slot = ++te->n_sets;
+	return te->n_sets - 1;
+}
+
 void taint_evict_placed(struct taint_evict *te, uint64_t id, const struct pod_spec *pod)
 {
-	struct te_tol x = {.id = id};
+	struct te_set x;
+	x.n = 0;
 	for (unsigned i = 0; i < pod->n_tolerations; i++) {
 		const struct toleration *t = &pod->tolerations[i];
 		if (t->effect == TAINT_NO_EXECUTE || t->effect == TAINT_EFFECT_ALL)
@@ -491,9 +565,10 @@ void taint_evict_placed(struct taint_evict *te, uint64_t id, const struct pod_sp
 		return;
 	pthread_mutex_lock(&te->tol_mu);
 	struct te_tols *t = &te->tols;
-	if ((t->n + 1) * 2 > t->cap &&
-	    (t->cap > UINT32_MAX / 4 ||
-	     tol_rebuild(t, t->cap ? t->cap * 2 : 64, NULL, 0) < 0)) {
+	int64_t set = set_intern(te, &x);
+	if (set < 0 || ((t->n + 1) * 2 > t->cap &&
+			(t->cap > UINT32_MAX / 4 ||
+			 tol_rebuild(t, t->cap ? t->cap * 2 : 64, NULL, 0) < 0))) {
 		te->tols_dropped++;
 		pthread_mutex_unlock(&te->tol_mu);
 		return;
@@ -501,7 +576,7 @@ void taint_evict_placed(struct taint_evict *te, uint64_t id, const struct pod_sp
 	struct te_tol *e = tol_find(t, id);
 	if (e->id == 0)
 		t->n++;
-	*e = x;
+	*e = (struct te_tol){.id = id, .set = (uint32_t)set};
 	pthread_mutex_unlock(&te->tol_mu);
 }
 
@@ -514,8 +589,9 @@ static unsigned tols_of(void *arg, uint64_t id, struct toleration *out)
 	if (te->tols.cap > 0) {
 		const struct te_tol *e = tol_find(&te->tols, id);
 		if (e->id == id) {
-			n = e->n;
-			memcpy(out, e->t, n * sizeof(*out));
+			const struct te_set *x = &te->sets[e->set];
+			n = x->n;
+			memcpy(out, x->t, n * sizeof(*out));
 		}
 	}
 	pthread_mutex_unlock(&te->tol_mu);
@@ -568,22 +644,26 @@ static int tols_sweep(struct taint_evict *te, struct producers *p)
 static bool work_due(void *arg, uint64_t id, int64_t ns)
 {
 	struct taint_evict *te = arg;
-	uint64_t created = te->now;
+	/* A new work is due at now + ns; one scheduled already keeps its
+	 * time (processPodOnNode returns when CreatedAt + the new minimum is
+	 * before now + it, which holds for any work created before now). */
+	uint64_t trigger = te->now > UINT64_MAX - (uint64_t)ns ? UINT64_MAX
+			 : te->now + (uint64_t)ns;
 	if (te->works.cap > 0) {
 		const struct te_work *old = work_find(&te->works, id);
 		if (old->id == id)
-			created = old->created;
+			trigger = old->trigger;
 	}
-	if (te->now - created >= (uint64_t)ns)
+	if (ns == 0 || te->now >= trigger)
 		return true;
 	struct te_works *nx = &te->works_next;
 	if ((nx->n + 1) * 2 > nx->cap && work_grow(nx) < 0) {
-		te->oom = true; /* not scheduled: its CreatedAt starts anew */
+		te->oom = true; /* not scheduled: its time starts anew */
 		return false;
 	}
 	struct te_work *w = work_find(nx, id);
 	if (w->id == 0) {
-		*w = (struct te_work){.id = id, .created = created};
+		*w = (struct te_work){.id = id, .trigger = trigger};
 		nx->n++;
 	}
 	return false;
@@ -602,7 +682,11 @@ int taint_evict_pods(struct taint_evict *te, struct producers *p)
 	struct te_works t = te->works;
 	te->works = te->works_next;
 	te->works_next = t;
+	pthread_mutex_lock(&te->tol_mu);
+	uint32_t kept = te->tols.n;
+	pthread_mutex_unlock(&te->tol_mu);
 	pthread_mutex_lock(&te->mu);
+	te->counts.kept = kept;
 	te->counts.pending = te->works.n;
 	te->counts.evicted += evicted;
 	pthread_mutex_unlock(&te->mu);

@@ -30,9 +30,11 @@
  * pkg/controller/tainteviction/taint_eviction.go. Every placement on a node
  * with a NoExecute taint (the unreachable one, or any an admin's node
  * update gave) is handed by producers_taint_evict with how long its pod
- * tolerates the node's NoExecute taints; its eviction is scheduled at the
- * first pass that hands it (the work's CreatedAt) and done at the first
- * pass at or after CreatedAt + that time (0: this pass). A placement no
+ * tolerates the node's NoExecute taints; its eviction is scheduled by
+ * the first pass that hands it, due at that pass's clock + that time, and
+ * done at the first pass at or after it; a later pass keeps the time
+ * (processPodOnNode keeps a scheduled work), but a taint the pod does not
+ * tolerate at all evicts it at once. A placement no
  * longer handed (the taint lifted by a renewal, the pod gone, or now
  * tolerated forever) has its scheduled eviction cancelled. Evictions go
  * through the producers' path a preemption's victims take: the owner's
@@ -76,6 +78,7 @@ struct taint_evict_counts {
 	uint32_t queued;  /* Unknown nodes waiting for their zone's rate */
 	uint64_t tainted; /* taints let through, ever */
 	uint32_t pending; /* placements whose eviction is scheduled */
+	uint32_t kept;    /* placements whose tolerations are kept */
 	uint64_t evicted; /* placements evicted by the taint manager, ever */
 };
 

@@ -227,7 +227,9 @@ void producers_set_events(struct producers *p, struct queue_events *events);
 /* Node leases (issue 38; daemon/lease_internal.h). renew(arg, name): an
  * admin's NODE_EVENT_LEASE for node `name` (an interned name of a present
  * node); returns 0 or a negative errno. state(arg, name): the node's
- * lease state now (-1 never leased, 0 Ready, 1 Unknown), as
+ * lease state now as the taint should follow it (-1 never leased, 0
+ * Ready or Unknown still waiting for its zone's rate, 1 Unknown and to be
+ * tainted; daemon/taint_evict_internal.h), as
  * producers_sync_unreachable reads it. Both called
  * under the producers' lock. Before the control sockets start; not set:
  * NODE_EVENT_LEASE is refused (ENOTSUP). */

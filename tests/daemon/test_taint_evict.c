@@ -402,6 +402,51 @@ static void test_evict(void **state)
 	daemon_stop(d, 1000, NULL);
 }
 
+/* What the daemon keeps of placements' tolerations is swept once they
+ * are gone: 70 kept (and 20 pods without a NoExecute toleration, which
+ * cost nothing), released and 70 more placed, twice: 70 kept once the
+ * table has grown past twice its size at the last sweep plus 64. Fails if
+ * the sweep drops a live one or keeps a gone one. */
+static void test_sweep(void **state)
+{
+	(void)state;
+	static const char *const names[] = {"a", "x"};
+	static const char *const zones[] = {"z1", "z1"};
+	write_cluster(names, zones, 2);
+	struct daemon *d = start(0);
+	struct shmsched_client *p = fixture_connect_as(fx.sock, "prod");
+	uint32_t tol = template_tol(p, "a", "ever", UNREACHABLE_TOL "}");
+	uint32_t none = template_tol(p, "a", "none", "");
+	uint64_t ids[70];
+	char err[512];
+	for (int i = 0; i < 70; i++) {
+		struct shmsched_result r;
+		fixture_place_one(p, tol, 100 + (uint64_t)i, &r);
+		assert_int_equal(r.status, SHMSCHED_PLACED);
+		ids[i] = r.placement_id;
+		if (i < 20) /* a node holds 110 pods */
+			must_place(p, none, 200 + (uint64_t)i);
+	}
+	step_to(d, clock_now + S); /* swept at 70 */
+	assert_int_equal(life(d).tolerations_kept, 70);
+	/* Twice: release the 70, place 70 more. The table holds 140, then
+	 * 210, past twice 70 and 64: swept to the 70 live. */
+	for (int round = 0; round < 2; round++) {
+		for (int i = 0; i < 70; i++)
+			assert_int_equal(shmsched_release(p, ids[i], err, sizeof(err)), 0);
+		for (int i = 0; i < 70; i++) {
+			struct shmsched_result r;
+			fixture_place_one(p, tol, 300 + (uint64_t)(round * 100 + i), &r);
+			assert_int_equal(r.status, SHMSCHED_PLACED);
+			ids[i] = r.placement_id;
+		}
+		step_to(d, clock_now + S);
+		assert_int_equal(life(d).tolerations_kept, round == 0 ? 140 : 70);
+	}
+	shmsched_disconnect(p);
+	daemon_stop(d, 1000, NULL);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -431,6 +476,7 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_all_down, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_evict, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sweep, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
