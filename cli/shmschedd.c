@@ -43,6 +43,10 @@ static void usage(FILE *to)
 		"                 [--template-bytes-per-identity BYTES]\n"
 		"                 [--wait] [--field-validation Strict|Warn|Ignore]\n"
 		"                 [--node-monitor-grace-period DURATION]\n"
+		"                 [--node-eviction-rate RATE]\n"
+		"                 [--secondary-node-eviction-rate RATE]\n"
+		"                 [--unhealthy-zone-threshold FRACTION]\n"
+		"                 [--large-cluster-size-threshold NODES]\n"
 		"\n"
 		"Serves pods from producers over shared memory: producers connect to\n"
 		"the control socket, get a region of slots and rings, and submit pods\n"
@@ -147,6 +151,25 @@ static void usage(FILE *to)
 		"                       node.kubernetes.io/unreachable:NoExecute until\n"
 		"                       its next renewal (default 50s; like 40s, 1m30s,\n"
 		"                       500ms; nodes never leased are not affected)\n"
+		"  --node-eviction-rate RATE\n"
+		"                       Unknown nodes tainted unreachable per second in\n"
+		"                       each zone (topology.kubernetes.io/zone), as\n"
+		"                       Kubernetes' node lifecycle controller (default\n"
+		"                       0.1; 0: never); pods not tolerating the taint are\n"
+		"                       evicted at once, others after their\n"
+		"                       tolerationSeconds (300 by default)\n"
+		"  --secondary-node-eviction-rate RATE\n"
+		"                       the rate in a partially disrupted zone larger than\n"
+		"                       --large-cluster-size-threshold (default 0.01)\n"
+		"  --unhealthy-zone-threshold FRACTION\n"
+		"                       a zone with more than 2 Unknown nodes and at least\n"
+		"                       this fraction of its nodes Unknown is partially\n"
+		"                       disrupted (default 0.55; in (0, 1]); every zone\n"
+		"                       fully down: no node tainted, no pod evicted\n"
+		"  --large-cluster-size-threshold NODES\n"
+		"                       a partially disrupted zone of more nodes than this\n"
+		"                       taints at the secondary rate, a smaller one not at\n"
+		"                       all (default 50)\n"
 		"\n"
 		"SIGINT or SIGTERM: stop accepting producers, answer every pod already\n"
 		"submitted (placing for up to 5 s, then cancelled), exit 0. SIGHUP:\n"
@@ -357,6 +380,10 @@ int main(int argc, char **argv)
 		{"template-bytes-per-identity", required_argument, NULL, 0x4102},
 		{"field-validation", required_argument, NULL, 'V'},
 		{"node-monitor-grace-period", required_argument, NULL, 0x4103},
+		{"node-eviction-rate", required_argument, NULL, 0x4104},
+		{"secondary-node-eviction-rate", required_argument, NULL, 0x4105},
+		{"unhealthy-zone-threshold", required_argument, NULL, 0x4106},
+		{"large-cluster-size-threshold", required_argument, NULL, 0x4107},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'v'},
 		{NULL, 0, NULL, 0},
@@ -559,6 +586,46 @@ int main(int argc, char **argv)
 					   &cfg.node_monitor_grace_ns) < 0)
 				return 2;
 			break;
+		case 0x4104:
+		case 0x4105:
+		case 0x4106: {
+			const char *flag = c == 0x4104 ? "--node-eviction-rate"
+					 : c == 0x4105 ? "--secondary-node-eviction-rate"
+					 : "--unhealthy-zone-threshold";
+			char *end;
+			errno = 0;
+			double rate = strtod(optarg, &end);
+			bool frac = c == 0x4106;
+			if (errno != 0 || end == optarg || *end != '\0' || !(rate >= 0) ||
+			    rate > 1e9 || (frac && (rate <= 0 || rate > 1))) {
+				fprintf(stderr, "shmschedd: %s: \"%s\": expected %s\n",
+					flag, optarg, frac ? "a fraction in (0, 1], "
+					"like 0.55" : "nodes per second >= 0, like 0.1");
+				return 2;
+			}
+			/* daemon_config: 0 is the default, negative 0/s. */
+			if (c == 0x4104)
+				cfg.node_eviction_rate = rate > 0 ? rate : -1;
+			else if (c == 0x4105)
+				cfg.secondary_node_eviction_rate = rate > 0 ? rate : -1;
+			else
+				cfg.unhealthy_zone_threshold = rate;
+			break;
+		}
+		case 0x4107: {
+			char *end;
+			errno = 0;
+			unsigned long long nodes = strtoull(optarg, &end, 10);
+			if (errno != 0 || end == optarg || *end != '\0' ||
+			    optarg[0] == '-' || nodes > UINT32_MAX) {
+				fprintf(stderr, "shmschedd: --large-cluster-size-threshold: "
+					"\"%s\": expected a number of nodes, 0 to %u\n",
+					optarg, UINT32_MAX);
+				return 2;
+			}
+			cfg.large_cluster_size_threshold = nodes > 0 ? (int64_t)nodes : -1;
+			break;
+		}
 		case 'V': {
 			enum k8s_field_validation fv;
 			if (k8s_field_validation_parse(optarg, &fv) < 0) {

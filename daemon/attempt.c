@@ -64,6 +64,7 @@
 
 #include "daemon/persist_internal.h"
 #include "daemon/quota_charge_internal.h"
+#include "daemon/taint_evict_internal.h"
 
 struct attempt_ctx *attempt_create(struct producers *p,
 				   struct placements *placements,
@@ -116,6 +117,12 @@ int attempt_set_persist(struct attempt_ctx *a, struct persist *p)
 		return -ENOMEM;
 	a->persist = p;
 	return 0;
+}
+
+void attempt_set_lifecycle(struct attempt_ctx *a, struct taint_evict *te)
+{
+	/* Release, partner of the acquire per placement. */
+	__atomic_store_n(&a->lifecycle, te, __ATOMIC_RELEASE);
 }
 
 void attempt_set_quota(struct attempt_ctx *a, struct quota_charge *q)
@@ -182,6 +189,10 @@ static void attempt_record_and_answer(struct attempt_ctx *a, unsigned w,
 	/* QA2 (daemon/quota_charge.c): before the record is published. */
 	if (quota != 0)
 		placements_set_quota(a->placements, rec, quota);
+	/* Acquire, partner of attempt_set_lifecycle's release. */
+	struct taint_evict *te = __atomic_load_n(&a->lifecycle, __ATOMIC_ACQUIRE);
+	if (te != NULL)
+		taint_evict_placed(te, id, spec);
 	/* Queued before it is published: no release of it (an admin's, a
 	 * resync's, a guessed id's) can queue its delete ahead of this put. */
 	if (a->persist != NULL)

@@ -63,6 +63,7 @@ struct serve_stats {
 
 struct persist;
 struct quota_charge;
+struct taint_evict;
 
 /* Worker w's last attempt_place when quota refused it (ATTEMPT_QUOTA):
  * what a pod that waits for quota waits on, and what it is told. */
@@ -96,6 +97,11 @@ struct attempt_ctx {
 	struct attempt_quota_refusal *refusal; /* [workers]: worker w's own */
 	uint64_t *store_seq;           /* [workers]: the last store op not yet
 					* waited for */
+	/* The taint manager's (daemon/taint_evict_internal.h): told of each
+	 * placement. __atomic: stored once with release by
+	 * attempt_set_lifecycle, loaded with acquire per placement (its
+	 * partner); NULL: none yet. */
+	struct taint_evict *lifecycle;
 };
 
 /* `engines[i]` is worker i's engine (all on one cluster); `stats` has room
@@ -117,6 +123,10 @@ int attempt_set_persist(struct attempt_ctx *a, struct persist *p);
 /* Pods labelled with a LocalQueue of `q`'s tree are placed under its
  * quota (daemon/quota_charge_internal.h). Before the pool starts. */
 void attempt_set_quota(struct attempt_ctx *a, struct quota_charge *q);
+
+/* Each placement from now on is told to `te` (taint_evict_placed). Any
+ * thread, once. */
+void attempt_set_lifecycle(struct attempt_ctx *a, struct taint_evict *te);
 
 /* With sync durability, waits until worker w's placements so far are on
  * disk (one wait, one group commit). */

@@ -38,6 +38,7 @@
 #include "daemon/warm_internal.h"
 #include "daemon/quota_charge_internal.h"
 #include "daemon/lease_internal.h"
+#include "daemon/taint_evict_internal.h"
 
 struct daemon {
 	struct state *state;     /* the state region: everything below that
@@ -60,6 +61,7 @@ struct daemon {
 	struct warmer *warmer;       /* the placement table's pages, ahead of use */
 	struct lease_table *leases;  /* node leases (issue 38) */
 	struct lease_ticker *lease_ticker; /* NULL: a test's clock, ticked by hand */
+	struct taint_evict *lifecycle; /* the zone tainter (issue 38) */
 	struct priority_classes classes; /* the cluster file's and admins' */
 	struct gang_table gangs;         /* PodGroups, likewise */
 	struct pdb_table pdbs;           /* PodDisruptionBudgets, likewise */
@@ -111,6 +113,7 @@ static void teardown(struct daemon *d)
 		serve_destroy(d->serve);
 	queue_events_destroy(d->events);
 	producers_destroy(d->producers);
+	taint_evict_destroy(d->lifecycle);
 	lease_destroy(d->leases);
 	placements_destroy(d->placements);
 	qc_destroy(d->quota); /* after the table whose free hook it is */
@@ -628,6 +631,30 @@ static int start_leases(struct daemon *d, const struct daemon_config *cfg,
 				 own ? NULL : cfg->lease_clock_arg);
 	if (d->leases == NULL)
 		return errmsg_rc(-ENOMEM, err, err_len, "node leases: out of memory");
+	struct taint_evict_config tc = {
+		.rate = cfg->node_eviction_rate > 0 ? cfg->node_eviction_rate
+		      : cfg->node_eviction_rate < 0 ? 0 : TAINT_EVICT_RATE_DEFAULT,
+		.secondary_rate = cfg->secondary_node_eviction_rate > 0
+			? cfg->secondary_node_eviction_rate
+			: cfg->secondary_node_eviction_rate < 0 ? 0
+			: TAINT_EVICT_SECONDARY_RATE_DEFAULT,
+		.unhealthy = cfg->unhealthy_zone_threshold != 0
+			? cfg->unhealthy_zone_threshold : TAINT_EVICT_UNHEALTHY_DEFAULT,
+		.large = cfg->large_cluster_size_threshold > UINT32_MAX ? UINT32_MAX
+		       : cfg->large_cluster_size_threshold > 0
+			? (uint32_t)cfg->large_cluster_size_threshold
+		       : cfg->large_cluster_size_threshold < 0 ? 0
+		       : TAINT_EVICT_LARGE_DEFAULT,
+	};
+	d->lifecycle = taint_evict_create(&tc, d->leases);
+	if (d->lifecycle == NULL)
+		return errmsg_rc(-errno, err, err_len, "node lifecycle: "
+				 "--unhealthy-zone-threshold %g: expected a fraction "
+				 "in (0, 1], and rates >= 0 (%s)", tc.unhealthy,
+				 strerror(errno));
+	serve_set_lifecycle(d->serve, d->lifecycle);
+	producers_set_string_holder(d->producers, taint_evict_mark_strings,
+				    d->lifecycle);
 	producers_set_leases(d->producers, lease_renew_cb,
 			     lease_state_cb, d->leases);
 	if (!own)
@@ -644,8 +671,29 @@ int daemon_lease_tick(struct daemon *d)
 	lease_expire(d->leases);
 	uint32_t leased, unknown;
 	lease_counts(d->leases, &leased, &unknown);
-	/* Nothing leased, nothing to keep. */
-	return leased == 0 ? 0 : producers_sync_unreachable(d->producers);
+	/* Nothing leased, no taint to keep; the taint manager still reads
+	 * the NoExecute taints admins gave. */
+	int rc = 0;
+	if (leased > 0) {
+		rc = taint_evict_tick(d->lifecycle, d->producers);
+		if (rc >= 0)
+			rc = producers_sync_unreachable(d->producers);
+	}
+	int ev = taint_evict_pods(d->lifecycle, d->producers);
+	return rc < 0 ? rc : ev < 0 ? ev : rc;
+}
+
+void daemon_lifecycle_counts(struct daemon *d, struct daemon_lifecycle *out)
+{
+	struct taint_evict_counts c;
+	taint_evict_counts(d->lifecycle, &c);
+	*out = (struct daemon_lifecycle){
+		.zones = c.zones, .zones_normal = c.zones_normal,
+		.zones_partial = c.zones_partial, .zones_full = c.zones_full,
+		.taints_queued = c.queued, .taints_total = c.tainted,
+		.evictions_pending = c.pending, .evicted = c.evicted,
+		.tolerations_kept = c.kept,
+		.tainted = lease_tainted_count(d->leases)};
 }
 
 void daemon_lease_counts(struct daemon *d, uint32_t *leased, uint32_t *unknown)

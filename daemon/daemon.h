@@ -123,6 +123,15 @@ struct daemon_config {
 	uint64_t node_monitor_grace_ns;
 	uint64_t (*lease_clock_ns)(void *arg);
 	void *lease_clock_arg;
+	/* The unreachable taint's rate per zone (daemon/taint_evict_internal.h;
+	 * Kubernetes' kube-controller-manager flags), in nodes/s: 0: the
+	 * default (0.1 and 0.01); negative: 0/s (never). The unhealthy zone
+	 * threshold, (0, 1]: 0: 0.55. The large zone size: 0: 50; negative:
+	 * 0 (every zone large). */
+	double node_eviction_rate;
+	double secondary_node_eviction_rate;
+	double unhealthy_zone_threshold;
+	int64_t large_cluster_size_threshold;
 	/* Tests only: the workers' engines' clock for the TTL of the classes
 	 * compiled ahead for templates (engine_set_clock; NULL: now_ns), so a
 	 * test steps past ENGINE_PREPARED_TTL_NS instead of waiting it out.
@@ -285,7 +294,9 @@ unsigned daemon_identity_times(struct daemon *d, struct daemon_identity_time *ou
 			       unsigned max);
 
 /* The leases checked as of their clock's now: nodes whose lease expired
- * become Unknown and tainted, renewed ones are untainted (an admin's
+ * become Unknown and tainted at their zone's rate
+ * (daemon/taint_evict_internal.h), and pods not tolerating a node's
+ * NoExecute taints evicted when their time is up; renewed ones are untainted (an admin's
  * update that changed the taint corrected). Returns the nodes whose taint
  * changed, or a negative errno. Any thread but a control callback; the
  * daemon's own thread calls it when no lease clock was given. */
@@ -293,6 +304,20 @@ int daemon_lease_tick(struct daemon *d);
 
 /* Nodes that ever renewed a lease, and of them Unknown now. */
 void daemon_lease_counts(struct daemon *d, uint32_t *leased, uint32_t *unknown);
+
+/* The node lifecycle now (daemon/taint_evict_internal.h): zones by state,
+ * Unknown nodes waiting for their zone's rate, nodes tainted unreachable
+ * now, and taints let through ever; the taint manager's scheduled
+ * evictions, and its evictions ever. Any thread. */
+struct daemon_lifecycle {
+	uint32_t zones, zones_normal, zones_partial, zones_full;
+	uint32_t taints_queued, tainted;
+	uint64_t taints_total;
+	uint32_t evictions_pending;
+	uint64_t evicted;
+	uint32_t tolerations_kept; /* placements whose tolerations are kept */
+};
+void daemon_lifecycle_counts(struct daemon *d, struct daemon_lifecycle *out);
 
 /* Whether every worker is asleep now (pool_sleeping): no pod to serve
  * and no class left to compile ahead. A snapshot, for benchmarks that

@@ -28,6 +28,8 @@ struct lease_entry {
 	uint32_t name;       /* 0: empty */
 	int32_t state;       /* LEASE_READY or LEASE_UNKNOWN */
 	uint64_t renewed_ns; /* the clock at the last renewal */
+	uint64_t unknown_ns; /* the clock when it went Unknown */
+	bool tainted;        /* Unknown, and its zone let the taint through */
 };
 
 struct lease_table {
@@ -36,7 +38,7 @@ struct lease_table {
 	uint64_t (*clock_ns)(void *);
 	void *clock_arg;
 	struct lease_entry *e; /* [cap] */
-	uint32_t cap, n, unknown;
+	uint32_t cap, n, unknown, tainted;
 };
 
 #define LEASE_CAP0 64u
@@ -127,8 +129,11 @@ int lease_renew(struct lease_table *t, uint32_t name)
 		was = x->state;
 		if (was == LEASE_UNKNOWN)
 			t->unknown--;
+		if (x->tainted)
+			t->tainted--;
 	}
 	x->state = LEASE_READY;
+	x->tainted = false;
 	x->renewed_ns = now;
 	rc = was;
 unlock:
@@ -148,6 +153,7 @@ unsigned lease_expire(struct lease_table *t)
 		if (x->name != 0 && x->state == LEASE_READY && now > x->renewed_ns &&
 		    now - x->renewed_ns > t->grace_ns) {
 			x->state = LEASE_UNKNOWN;
+			x->unknown_ns = now;
 			t->unknown++;
 			k++;
 		}
@@ -173,9 +179,17 @@ int lease_renew_cb(void *t, uint32_t name)
 	return rc < LEASE_UNMANAGED ? rc : 0; /* -EINVAL, -ENOMEM: below -1 */
 }
 
-int lease_state_cb(void *t, uint32_t name)
+int lease_state_cb(void *arg, uint32_t name)
 {
-	return lease_state(t, name);
+	struct lease_table *t = arg;
+	if (name == 0)
+		return LEASE_UNMANAGED;
+	pthread_mutex_lock(&t->mu);
+	const struct lease_entry *x = find(t->e, t->cap, name);
+	int s = x->name == 0 ? LEASE_UNMANAGED
+	      : x->tainted ? LEASE_UNKNOWN : LEASE_READY;
+	pthread_mutex_unlock(&t->mu);
+	return s;
 }
 
 void lease_counts(struct lease_table *t, uint32_t *leased, uint32_t *unknown)
@@ -183,6 +197,77 @@ void lease_counts(struct lease_table *t, uint32_t *leased, uint32_t *unknown)
 	pthread_mutex_lock(&t->mu);
 	*leased = t->n;
 	*unknown = t->unknown;
+	pthread_mutex_unlock(&t->mu);
+}
+
+uint32_t lease_tainted_count(struct lease_table *t)
+{
+	pthread_mutex_lock(&t->mu);
+	uint32_t k = t->tainted;
+	pthread_mutex_unlock(&t->mu);
+	return k;
+}
+
+uint64_t lease_now(struct lease_table *t)
+{
+	return t->clock_ns(t->clock_arg);
+}
+
+int lease_node(struct lease_table *t, uint32_t name, bool *tainted,
+	       uint64_t *unknown_ns)
+{
+	if (name == 0)
+		return LEASE_UNMANAGED;
+	pthread_mutex_lock(&t->mu);
+	const struct lease_entry *x = find(t->e, t->cap, name);
+	int s = LEASE_UNMANAGED;
+	if (x->name != 0) {
+		s = x->state;
+		*tainted = x->tainted;
+		*unknown_ns = x->unknown_ns;
+	}
+	pthread_mutex_unlock(&t->mu);
+	return s;
+}
+
+int lease_set_tainted(struct lease_table *t, uint32_t name, bool tainted)
+{
+	if (name == 0)
+		return -ENOENT;
+	pthread_mutex_lock(&t->mu);
+	struct lease_entry *x = find(t->e, t->cap, name);
+	int rc = -ENOENT;
+	if (x->name != 0 && x->state == LEASE_UNKNOWN) {
+		if (x->tainted != tainted)
+			t->tainted += tainted ? 1u : (uint32_t)-1;
+		x->tainted = tainted;
+		rc = 0;
+	}
+	pthread_mutex_unlock(&t->mu);
+	return rc;
+}
+
+unsigned lease_untaint_all(struct lease_table *t)
+{
+	pthread_mutex_lock(&t->mu);
+	unsigned k = 0;
+	for (uint32_t i = 0; i < t->cap; i++)
+		if (t->e[i].name != 0 && t->e[i].tainted) {
+			t->e[i].tainted = false;
+			k++;
+		}
+	t->tainted = 0;
+	pthread_mutex_unlock(&t->mu);
+	return k;
+}
+
+void lease_touch_all(struct lease_table *t)
+{
+	pthread_mutex_lock(&t->mu);
+	uint64_t now = t->clock_ns(t->clock_arg);
+	for (uint32_t i = 0; i < t->cap; i++)
+		if (t->e[i].name != 0)
+			t->e[i].renewed_ns = now;
 	pthread_mutex_unlock(&t->mu);
 }
 

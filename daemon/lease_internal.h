@@ -51,13 +51,43 @@ unsigned lease_expire(struct lease_table *t);
 /* Node `name`'s state (enum lease_state). */
 int lease_state(struct lease_table *t, uint32_t name);
 
-/* lease_renew (returning 0 or its negative errno) and lease_state with
- * the signatures producers_set_leases() takes (t: the table). */
+/* lease_renew (returning 0 or its negative errno) and a node's taint as
+ * the signatures producers_set_leases() take them (t: the table). The
+ * taint's view (lease_state_cb): LEASE_UNKNOWN only for an Unknown node
+ * whose taint its zone's rate let through (lease_set_tainted, the zone
+ * tainter of daemon/taint_evict_internal.h); an Unknown node still in its
+ * zone's queue reads LEASE_READY (no taint yet), as Kubernetes' node
+ * lifecycle controller taints Unknown nodes only as its
+ * zoneNoExecuteTainter queue lets them through. */
 int lease_renew_cb(void *t, uint32_t name);
 int lease_state_cb(void *t, uint32_t name);
 
-/* Nodes leased, and of them Unknown now. */
+/* Nodes leased, of them Unknown now, and of those tainted. */
 void lease_counts(struct lease_table *t, uint32_t *leased, uint32_t *unknown);
+uint32_t lease_tainted_count(struct lease_table *t);
+
+/* The table's clock, now. */
+uint64_t lease_now(struct lease_table *t);
+
+/* Node `name`'s entry: its state (enum lease_state; LEASE_UNMANAGED when
+ * never leased, the rest then untouched), whether its taint was let
+ * through, and when it went Unknown (its clock). */
+int lease_node(struct lease_table *t, uint32_t name, bool *tainted,
+	       uint64_t *unknown_ns);
+
+/* Node `name`'s taint let through (true) or taken back (false). Only an
+ * Unknown node keeps it: a renewal clears it. Returns 0, or -ENOENT when
+ * the node is not Unknown (renewed meanwhile) or never leased. */
+int lease_set_tainted(struct lease_table *t, uint32_t name, bool tainted);
+
+/* Every taint taken back (Kubernetes' markNodeAsReachable on every node
+ * when all zones are fully disrupted). Returns how many were set. */
+unsigned lease_untaint_all(struct lease_table *t);
+
+/* Every lease's last renewal moved to now, states unchanged: Kubernetes
+ * sets every node's probeTimestamp to now when the cluster leaves full
+ * disruption, so Ready nodes get a whole grace period again. */
+void lease_touch_all(struct lease_table *t);
 
 /* A thread calling fn(arg) every period_ns (the daemon's lease tick, when
  * it reads the real clock). Returns NULL with errno. Stop: at once, a

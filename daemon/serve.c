@@ -125,6 +125,11 @@ void serve_set_quota(struct serve *s, struct quota_charge *q)
 	attempt_set_quota(s->attempt, q);
 }
 
+void serve_set_lifecycle(struct serve *s, struct taint_evict *te)
+{
+	attempt_set_lifecycle(s->attempt, te);
+}
+
 void serve_cancel_all(struct serve *s)
 {
 	__atomic_store_n(&s->cancel, 1, __ATOMIC_RELAXED);

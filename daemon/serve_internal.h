@@ -51,6 +51,9 @@ int serve_set_persist(struct serve *s, struct persist *p);
  * pool starts. */
 struct quota_charge;
 void serve_set_quota(struct serve *s, struct quota_charge *q);
+/* attempt_set_lifecycle. */
+struct taint_evict;
+void serve_set_lifecycle(struct serve *s, struct taint_evict *te);
 
 /* From now on, answer every submitted pod SHMSCHED_CANCELLED instead of
  * placing it (shutdown after the drain deadline). Any thread. */

@@ -163,6 +163,22 @@ static int toleration(struct decoder *d, const json_t *t, struct toleration *out
 		return json_in_fail_at(&d->in, "effect", -EINVAL, "%s is not NoSchedule, "
 			       "PreferNoSchedule or NoExecute",
 			       json_in_show_str(effect, effect_len, q, sizeof(q)));
+	/* ValidateTolerations: "effect must be 'NoExecute' when
+	 * `tolerationSeconds` is set". */
+	json_t *secs;
+	if ((rc = json_in_get(&d->in, t, "tolerationSeconds", JSON_IN_INT, &secs)) < 0)
+		return rc;
+	if (secs != NULL) {
+		if (out->effect != TAINT_NO_EXECUTE)
+			return json_in_fail_at(&d->in, "effect", -EINVAL, "%s: effect "
+				       "must be NoExecute when tolerationSeconds is set",
+				       effect_len ? json_in_show_str(effect, effect_len, q,
+								     sizeof(q)) : "\"\"");
+		json_int_t n = json_integer_value(secs);
+		out->has_seconds = 1;
+		out->seconds = n > INT32_MAX ? INT32_MAX : n < INT32_MIN ? INT32_MIN
+			     : (int32_t)n;
+	}
 	if ((rc = kj_get_id(d, t, "key", &out->key)) < 0)
 		return rc;
 	return kj_get_id(d, t, "value", &out->value);

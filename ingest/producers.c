@@ -752,6 +752,19 @@ static void rm_id(struct rmarks *m, uint32_t id)
 	m->held[id / 64] |= UINT64_C(1) << (id % 64);
 }
 
+static void rm_id_void(void *arg, uint32_t id)
+{
+	rm_id(arg, id);
+}
+
+void producers_set_string_holder(struct producers *p, producers_holder_fn fn, void *arg)
+{
+	pthread_mutex_lock(&p->lock);
+	p->string_holder = fn;
+	p->string_holder_arg = arg;
+	pthread_mutex_unlock(&p->lock);
+}
+
 static int rm_id_fn(void *arg, uint32_t *id)
 {
 	rm_id(arg, *id);
@@ -820,6 +833,8 @@ static void rm_running(struct producers *p, struct rmarks *m)
 		rm_id(m, e->ns);
 		(void)pod_group_map_ids(&e->sel, rm_id_fn, m);
 	}
+	if (p->string_holder != NULL)
+		p->string_holder(p->string_holder_arg, rm_id_void, m);
 }
 
 /* Every uid's charge, from the tags (as producers_create does). */

@@ -201,6 +201,16 @@ typedef bool (*producers_quota_explain_fn)(void *arg, const struct pod_spec *spe
 void producers_set_quota_explainer(struct producers *p,
 				   producers_quota_explain_fn fn, void *arg);
 
+/* Another holder of intern ids that a reclaim of the string table must
+ * mark (the daemon's: the tolerations the taint manager keeps per
+ * placement, daemon/taint_evict.c): `fn` calls mark(mark_arg, id) for
+ * every id it holds. Called by the reclaim, on the control thread under
+ * the producers' lock, before the grace period. NULL: none. Before the
+ * control sockets start. */
+typedef void (*producers_mark_fn)(void *mark_arg, uint32_t id);
+typedef void (*producers_holder_fn)(void *arg, producers_mark_fn mark, void *mark_arg);
+void producers_set_string_holder(struct producers *p, producers_holder_fn fn, void *arg);
+
 /* Called (on the control thread) once a new producer, or a producer's new
  * template, is visible to the workers: the daemon wakes its pool, so a
  * sleeping worker adds the producer's doorbell to those it sleeps on
@@ -250,7 +260,9 @@ void producers_set_events(struct producers *p, struct queue_events *events);
 /* Node leases (issue 38; daemon/lease_internal.h). renew(arg, name): an
  * admin's NODE_EVENT_LEASE for node `name` (an interned name of a present
  * node); returns 0 or a negative errno. state(arg, name): the node's
- * lease state now (-1 never leased, 0 Ready, 1 Unknown), as
+ * lease state now as the taint should follow it (-1 never leased, 0
+ * Ready or Unknown still waiting for its zone's rate, 1 Unknown and to be
+ * tainted; daemon/taint_evict_internal.h), as
  * producers_sync_unreachable reads it. Both called
  * under the producers' lock. Before the control sockets start; not set:
  * NODE_EVENT_LEASE is refused (ENOTSUP). */
@@ -265,6 +277,39 @@ void producers_set_leases(struct producers *p, int (*renew)(void *, uint32_t),
  * Returns how many nodes changed, or a negative errno (a node with
  * NODE_MAX_TAINTS taints already is logged and left as it is). O(nodes). */
 int producers_sync_unreachable(struct producers *p);
+
+/* Calls fn(arg, name, region, zone) for each present node, under the
+ * producers' lock: its interned name, and the intern ids of its region
+ * and zone as Kubernetes' GetZoneKey reads them (the beta
+ * failure-domain labels before the topology.kubernetes.io ones; 0: none
+ * or empty). fn must not call back into the producers. Returns the nodes
+ * seen. ingest/producers_taint.c. */
+int producers_node_zones(struct producers *p,
+			 void (*fn)(void *arg, uint32_t name, uint32_t region,
+				    uint32_t zone),
+			 void *arg);
+
+/* The NoExecute taint manager's pass (Kubernetes' taint_eviction.go),
+ * under the producers' lock: for each live placement on a node with a
+ * NoExecute taint, how long its pod tolerates the node's NoExecute
+ * taints, its tolerations being tols(arg, id, out) (at most
+ * POD_MAX_TOLERATIONS written; returns how many) (the least
+ * tolerationSeconds of the tolerations that match
+ * them, DefaultTolerationSeconds' 300 s for not-ready and unreachable
+ * added as kube-apiserver's admission adds them; 0: a taint none
+ * tolerates) is handed to due(arg, id, ns); true: the placement is
+ * evicted now (its owner told by an EVICTED notice, its room given back
+ * and published). Pods tolerating every NoExecute taint forever are not
+ * handed. Returns how many were handed, and in *evicted how many went.
+ * ingest/producers_taint.c. */
+int producers_taint_evict(struct producers *p,
+			  unsigned (*tols)(void *arg, uint64_t id, struct toleration *out),
+			  bool (*due)(void *arg, uint64_t id, int64_t tolerate_ns),
+			  void *arg, uint32_t *evicted);
+
+/* Zeroes each of ids[0..n) that names no live placement now (under the
+ * producers' lock). */
+void producers_placements_gone(struct producers *p, uint64_t *ids, uint32_t n);
 
 /* The taint's key, "node.kubernetes.io/unreachable". */
 #define PRODUCERS_UNREACHABLE_TAINT "node.kubernetes.io/unreachable"

@@ -11,6 +11,9 @@
  * - producers_lease.c: node leases' renewals (NODE_EVENT_LEASE) and the
  *   unreachable taint they keep (producers_sync_unreachable). Calls
  *   producers.c.
+ * - producers_taint.c: what the daemon's node lifecycle reads of the
+ *   nodes (producers_node_zones) and the NoExecute taint manager's
+ *   evictions (producers_taint_evict). Calls producers.c.
  * - producers_evaluate.c: OP_EVALUATE, one template against every node on
  *   the control thread's own engine. Calls producers.c.
  * - producers_preempt.c: preemption's execution (producers_preempt), for
@@ -102,6 +105,8 @@ struct producers {
 	struct engine *evaluator; /* OP_EVALUATE; NULL: refused */
 	producers_quota_explain_fn quota_explain; /* its "quota"; NULL: none */
 	void *quota_explain_arg;
+	producers_holder_fn string_holder; /* ids a reclaim marks; NULL: none */
+	void *string_holder_arg;
 	/* Issue 41: what each identity's templates are charged ([owner - 1]:
 	 * the sums of its connected producers' strings_charged and
 	 * static_charged) and the budgets (producers_set_budgets). Private

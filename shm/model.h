@@ -147,6 +147,13 @@ struct toleration {
 	uint32_t value;
 	uint8_t op;     /* enum tol_op */
 	uint8_t effect; /* enum taint_effect; TAINT_EFFECT_ALL matches all */
+	/* tolerationSeconds given (effect NoExecute only): a NoExecute taint
+	 * it tolerates evicts the pod after `seconds` (<= 0: at once); not
+	 * given: never (the taint manager, daemon/taint_evict_internal.h).
+	 * Kubernetes' int64 clamped to int32 (68 years). */
+	uint8_t has_seconds;
+	uint8_t reserved; /* 0 */
+	int32_t seconds;
 };
 
 enum port_protocol {

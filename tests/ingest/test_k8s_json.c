@@ -1280,6 +1280,10 @@ static void test_tolerations(void **state)
 	assert_int_equal(p->tolerations[2].op, TOL_EXISTS);
 	assert_int_equal(p->tolerations[2].effect, TAINT_EFFECT_ALL);
 	assert_int_equal(p->tolerations[3].effect, TAINT_NO_EXECUTE);
+	/* tolerationSeconds, for the taint manager (taint_eviction.go). */
+	assert_int_equal(p->tolerations[3].has_seconds, 1);
+	assert_int_equal(p->tolerations[3].seconds, 300);
+	assert_int_equal(p->tolerations[0].has_seconds, 0);
 	assert_int_equal(p->tolerations[4].op, TOL_EQUAL);
 	assert_int_equal(p->tolerations[4].value, 0);
 
@@ -1294,6 +1298,18 @@ static void test_tolerations(void **state)
 		{"{'key':'k','effect':'NoRun'}",
 		 ".effect: \"NoRun\" is not NoSchedule, PreferNoSchedule or NoExecute"},
 		{"'k'", ": expected an object, got a string"},
+		/* ValidateTolerations: "effect must be 'NoExecute' when
+		 * `tolerationSeconds` is set". */
+		{"{'key':'k','operator':'Exists','effect':'NoSchedule',"
+		 "'tolerationSeconds':5}",
+		 ".effect: \"NoSchedule\": effect must be NoExecute when "
+		 "tolerationSeconds is set"},
+		{"{'key':'k','operator':'Exists','tolerationSeconds':5}",
+		 ".effect: \"\": effect must be NoExecute when tolerationSeconds "
+		 "is set"},
+		{"{'key':'k','operator':'Exists','effect':'NoExecute',"
+		 "'tolerationSeconds':'5'}",
+		 ".tolerationSeconds: expected an integer, got a string"},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		char spec[512], want[512];
