@@ -336,7 +336,8 @@ static int place_fast(struct engine *e, const struct snapshot *s,
 	bool first_sight;
 	uint32_t want = engine_nodes_to_find(sched_profile_percentage(&e->cfg, pod->profile),
 					     s->n_nodes);
-	struct eclass *k = class_get(e, s, fast_key(e, pod), want ? want : 1, &first_sight);
+	struct eclass *k = class_get(e, s, fast_key(e, pod), pod, want ? want : 1,
+				    &first_sight);
 	if (first_sight) {
 		e->stats.first_sights++;
 		struct eclass *base = sibling_of(e, pod);
@@ -365,7 +366,7 @@ static int place_interpod(struct engine *e, const struct snapshot *s,
 {
 	bool first_sight;
 	/* Not lazy: a first sight here pays the literal path. */
-	struct eclass *k = class_get(e, s, pod, 0, &first_sight);
+	struct eclass *k = class_get(e, s, pod, pod, 0, &first_sight);
 	if (first_sight)
 		return place_reference(e, pod, seq, true, NULL, out);
 	if (k == NULL)

@@ -440,16 +440,19 @@ struct eclass *sibling_of(struct engine *e, const struct pod_spec *pod)
  * first sight too, and scans the sibling. NULL without *first_sight: out
  * of memory. */
 struct eclass *class_get(struct engine *e, const struct snapshot *s,
-			 const struct pod_spec *pod, uint32_t lazy_want,
-			 bool *first_sight)
+			 const struct pod_spec *pod, const struct pod_spec *memo_as,
+			 uint32_t lazy_want, bool *first_sight)
 {
 	*first_sight = false;
 	/* The memo saves the hash over the key; the comparison stays, so a
 	 * spec whose address held another's (a template freed and another
-	 * made there, or a copy with extras) is never taken for it. */
-	struct spec_memo *mm = &e->by_address[((uintptr_t)pod * UINT64_C(0x9e3779b97f4a7c15)) >>
+	 * made there, or a copy with extras) is never taken for it. It is
+	 * found by `memo_as`, the template's own address: the fast path's
+	 * key (place_fast's fast_key) is one scratch copy for every
+	 * template, whose address would share one memo entry among them. */
+	struct spec_memo *mm = &e->by_address[((uintptr_t)memo_as * UINT64_C(0x9e3779b97f4a7c15)) >>
 					(64 - __builtin_ctz(SPEC_MEMO))];
-	if (mm->spec == pod && mm->epoch == e->class_epoch &&
+	if (mm->spec == memo_as && mm->epoch == e->class_epoch &&
 	    mm->k->phase != PHASE_STATIC && pod_class_equal(&mm->k->spec, pod)) {
 		e->stats.class_hits++;
 		return mm->k;
@@ -462,7 +465,7 @@ struct eclass *class_get(struct engine *e, const struct snapshot *s,
 			return NULL;
 		}
 		e->stats.class_hits++;
-		*mm = (struct spec_memo){pod, k, e->class_epoch};
+		*mm = (struct spec_memo){memo_as, k, e->class_epoch};
 		return k;
 	}
 	struct seen *seen = &e->seen[h & (SEEN_SLOTS - 1)];

@@ -14,8 +14,8 @@ int class_work(struct engine *e, const struct snapshot *s, struct eclass *k,
 int engine_work(struct engine *e, const struct snapshot *s, int64_t budget);
 struct eclass *sibling_of(struct engine *e, const struct pod_spec *pod);
 struct eclass *class_get(struct engine *e, const struct snapshot *s,
-			 const struct pod_spec *pod, uint32_t lazy_want,
-			 bool *first_sight);
+			 const struct pod_spec *pod, const struct pod_spec *memo_as,
+			 uint32_t lazy_want, bool *first_sight);
 int class_prepare(struct engine *e, const struct snapshot *s,
 		  const struct pod_spec *pod, const struct class_static *cs);
 void sweep_prepared(struct engine *e);
