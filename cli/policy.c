@@ -1,25 +1,21 @@
 /* shmsched policy show | reload | apply FILE: OP_POLICY through the
- * daemon's admin socket (ingest/control_ops.h), spoken here directly with
- * the control framing (HELLO, then one REQUEST). APPLY sends the file's
+ * daemon's admin socket (ingest/control_ops.h), one request through
+ * cli/admin_call.c. APPLY sends the file's
  * bytes, never its path: the daemon reads no file an admin names. Every
  * answer is the policy then in force, printed as its source and text. */
+#include "cli/admin_call.h"
 #include "cli/read_file.h"
 #include "cli/policy.h"
 
-#include <errno.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/un.h>
-#include <unistd.h>
 
 #include "cli/node.h"
 #include "ingest/ingest.h"
 #include "policy/policy.h"
-#include "shm/shm.h"
 
 #define POLICY_TIMEOUT_MS 10000
 
@@ -59,69 +55,16 @@ static void usage(FILE *to)
 static int call(const char *sock, uint32_t action, const char *body, size_t len)
 {
 	static char msg[CONTROL_MAX_PAYLOAD];
-	struct sockaddr_un a = {.sun_family = AF_UNIX};
-	if (strlen(sock) >= sizeof(a.sun_path)) {
-		fprintf(stderr, "shmsched policy: %s: too long for a socket path\n", sock);
-		return 1;
-	}
-	memcpy(a.sun_path, sock, strlen(sock) + 1);
-	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0) {
-		fprintf(stderr, "shmsched policy: the admin socket %s: %s\n", sock,
-			strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		return 1;
-	}
-	struct control_hello hello = {.abi_version = SHM_ABI_VERSION};
-	struct control_header h;
-	int rc = control_send(fd, CONTROL_MSG_HELLO, 0, &hello, sizeof(hello), -1);
-	/* A daemon that refuses this connection (its credentials, its
-	 * limit) says why in an ERROR before it closes: read it, even when
-	 * the HELLO could not be sent. */
-	if (rc == 0 || rc == -EPIPE || rc == -ECONNRESET) {
-		int sent = rc;
-		rc = control_recv(fd, &h, msg, sizeof(msg), NULL, POLICY_TIMEOUT_MS);
-		if (rc < 0 && sent < 0)
-			rc = sent;
-	}
-	if (rc == 0 && h.type == CONTROL_MSG_WELCOME) {
-		struct op_request op = {.kind = OP_POLICY, .arg = action};
-		memcpy(msg, &op, sizeof(op));
-		if (len > 0)
-			memcpy(msg + sizeof(op), body, len);
-		rc = control_send(fd, CONTROL_MSG_REQUEST, 1, msg,
-				  (uint32_t)(sizeof(op) + len), -1);
-		if (rc == 0)
-			rc = control_recv(fd, &h, msg, sizeof(msg), NULL,
-					  POLICY_TIMEOUT_MS);
-	}
-	close(fd);
-	if (rc < 0) {
-		fprintf(stderr, "shmsched policy: the admin socket %s: %s\n", sock,
-			strerror(-rc));
-		return 1;
-	}
-	if (h.type == CONTROL_MSG_ERROR) {
-		int code;
-		char text[CONTROL_ERROR_TEXT_MAX + 1];
-		control_error_decode(msg, h.length, &code, text, sizeof(text));
-		fprintf(stderr, "shmsched policy: the daemon refused: %s (%s)\n", text,
-			strerror(code));
-		return 1;
-	}
 	struct op_policy_shown shown;
-	if (h.type != CONTROL_MSG_RESPONSE || h.length < sizeof(shown)) {
-		fprintf(stderr, "shmsched policy: the daemon's answer: a %s of %u bytes; "
-			"expected a RESPONSE of at least %zu\n",
-			control_msg_type_name(h.type), h.length, sizeof(shown));
+	uint32_t got;
+	if (cli_admin_call("policy", sock, OP_POLICY, action, body, len, POLICY_TIMEOUT_MS,
+			   sizeof(shown), msg, sizeof(msg), &got) < 0)
 		return 1;
-	}
 	memcpy(&shown, msg, sizeof(shown));
 	shown.source[sizeof(shown.source) - 1] = '\0';
-	if (shown.text_bytes != h.length - sizeof(shown)) {
+	if (shown.text_bytes != got - sizeof(shown)) {
 		fprintf(stderr, "shmsched policy: the daemon's answer holds %zu bytes "
-			"of text; it says %u\n", h.length - sizeof(shown),
+			"of text; it says %u\n", got - sizeof(shown),
 			shown.text_bytes);
 		return 1;
 	}
