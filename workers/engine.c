@@ -333,11 +333,14 @@ static const struct pod_spec *fast_key(struct engine *e, const struct pod_spec *
 static int place_fast(struct engine *e, const struct snapshot *s,
 		      const struct pod_spec *pod, uint64_t seq, struct placement *out)
 {
-	bool first_sight;
+	bool first_sight = false;
 	uint32_t want = engine_nodes_to_find(sched_profile_percentage(&e->cfg, pod->profile),
 					     s->n_nodes);
-	struct eclass *k = class_get(e, s, fast_key(e, pod), pod, want ? want : 1,
-				    &first_sight);
+	/* A memo hit needs no key copy (fast_key); the pod's class as the
+	 * memo holds it otherwise. */
+	struct eclass *k = class_memo_ungrouped(e, pod);
+	if (k == NULL)
+		k = class_get(e, s, fast_key(e, pod), pod, want ? want : 1, &first_sight);
 	if (first_sight) {
 		e->stats.first_sights++;
 		struct eclass *base = sibling_of(e, pod);

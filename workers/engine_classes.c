@@ -439,6 +439,18 @@ struct eclass *sibling_of(struct engine *e, const struct pod_spec *pod)
  * indexed, scan them as the sibling's pods do; so until then it is a
  * first sight too, and scans the sibling. NULL without *first_sight: out
  * of memory. */
+struct eclass *class_memo_ungrouped(struct engine *e, const struct pod_spec *pod)
+{
+	struct spec_memo *mm = &e->by_address[((uintptr_t)pod * UINT64_C(0x9e3779b97f4a7c15)) >>
+					(64 - __builtin_ctz(SPEC_MEMO))];
+	if (mm->spec == pod && mm->epoch == e->class_epoch &&
+	    mm->k->phase != PHASE_STATIC && pod_class_equal_ungrouped(&mm->k->spec, pod)) {
+		e->stats.class_hits++;
+		return mm->k;
+	}
+	return NULL;
+}
+
 struct eclass *class_get(struct engine *e, const struct snapshot *s,
 			 const struct pod_spec *pod, const struct pod_spec *memo_as,
 			 uint32_t lazy_want, bool *first_sight)

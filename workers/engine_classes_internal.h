@@ -13,6 +13,10 @@ int class_work(struct engine *e, const struct snapshot *s, struct eclass *k,
 	       int64_t *budget);
 int engine_work(struct engine *e, const struct snapshot *s, int64_t budget);
 struct eclass *sibling_of(struct engine *e, const struct pod_spec *pod);
+/* The class the memo holds for template `pod` on the fast path (its key
+ * without the inter-pod group, pod_class_equal_ungrouped), without
+ * building the key; NULL: none, ask class_get. */
+struct eclass *class_memo_ungrouped(struct engine *e, const struct pod_spec *pod);
 struct eclass *class_get(struct engine *e, const struct snapshot *s,
 			 const struct pod_spec *pod, const struct pod_spec *memo_as,
 			 uint32_t lazy_want, bool *first_sight);

@@ -100,6 +100,31 @@ static inline bool pod_class_equal(const struct pod_spec *a, const struct pod_sp
 	       pod_arrays_equal(a, b);
 }
 
+/* pod_class_equal(a, b) where b's group and group_terms read as 0: what
+ * class `a` (a fast-path key: engine.c's fast_key) is for a pod `b` whose
+ * inter-pod group the fast path does not read, without copying b. */
+static inline bool pod_class_equal_ungrouped(const struct pod_spec *a,
+					     const struct pod_spec *b)
+{
+	_Static_assert(offsetof(struct pod_spec, group) >= POD_CLASS_KEY_OFFSET &&
+		       offsetof(struct pod_spec, group_terms) + sizeof(b->group_terms) <=
+		       POD_CLASS_FIXED_END &&
+		       offsetof(struct pod_spec, group_terms) > offsetof(struct pod_spec, group),
+		       "group and group_terms inside the key, in this order");
+	const size_t g = offsetof(struct pod_spec, group);
+	const size_t after = offsetof(struct pod_spec, group_terms) + sizeof(b->group_terms);
+	return a->group == 0 && !a->group_terms &&
+	       memcmp((const unsigned char *)a + POD_CLASS_KEY_OFFSET,
+		      (const unsigned char *)b + POD_CLASS_KEY_OFFSET,
+		      g - POD_CLASS_KEY_OFFSET) == 0 &&
+	       memcmp((const unsigned char *)a + g + sizeof(b->group),
+		      (const unsigned char *)b + g + sizeof(b->group),
+		      offsetof(struct pod_spec, group_terms) - g - sizeof(b->group)) == 0 &&
+	       memcmp((const unsigned char *)a + after, (const unsigned char *)b + after,
+		      POD_CLASS_FIXED_END - after) == 0 &&
+	       pod_arrays_equal(a, b);
+}
+
 /* The static key also holds the GPU model set a GPU pod accepts: it sits
  * among the requests in struct pod_spec but is a static filter
  * (DeviceModel), so two GPU pods that accept different models must not
