@@ -247,7 +247,9 @@ static void test_deadline_and_cancel(void **state)
 	struct shmsched_client *c = connect_to(fx.sock);
 	uint32_t two = pod_template(c, "2", NULL);
 	struct shmsched_result r[4];
-	uint64_t deadline = now_ns() + 300 * UINT64_C(1000000);
+	/* 1 s: pod 1 must park before its deadline passes for ds.waited to
+	 * count it; 300 ms was too little for an ASan build at load 18. */
+	uint64_t deadline = now_ns() + 1000 * UINT64_C(1000000);
 	submit(c, two, 1, SHMSCHED_WAIT, deadline);
 	submit(c, two, 2, SHMSCHED_WAIT, 0);
 	/* A deadline with NO_WAIT is refused; NO_WAIT is answered at once. */
