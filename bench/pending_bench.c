@@ -61,7 +61,7 @@
 #include "bind/bind.h"
 #include "daemon/daemon.h"
 #include "ingest/ingest.h"
-#include "quota/reclaim.h"
+#include "quota/quota.h"
 #include "shm/shm.h"
 #include "shmsched/client.h"
 #include "shmsched/version.h"

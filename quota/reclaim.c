@@ -1,4 +1,4 @@
-/* Reclaim and preemption by quota (quota/reclaim.h): Kueue's classical
+/* Reclaim and preemption by quota (quota/quota.h, its last part): Kueue's classical
  * preemption over a private copy of one flavor of the tree.
  *
  * The view. For the preemptor's flavor and every node of its cohort tree,
@@ -66,7 +66,7 @@
  * back or checked; the order is a heap taken as far as the choice goes
  * (O(n + k log n) for k candidates looked at).
  */
-#include "quota/reclaim.h"
+#include "quota/quota.h"
 
 #include <errno.h>
 #include <stdio.h>

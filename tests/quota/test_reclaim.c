@@ -8,12 +8,15 @@
  *   - preemption.go, classicalPreemptions and fillBackWorkloads (276-354);
  *   - classical/candidate_generator.go, candidateIsValid (133-157): a pod
  *     of a queue no longer borrowing is no victim.
- * Then the rules of our own (the design note's NCY1, NCY2; the budgets) and a
+ * Then the rules of our own (the design note's NCY1, NCY2; the budgets):
+ * the cycle Kueue's rules alone allow, which NCY1 rules out
+ * (test_no_cycle_where_kueue_has_one fails with NCY1 taken out); and a
  * seeded random run of 100,000 events (submit, release, retry of an
- * evicted pod) on a two-level cohort tree with a checker: no pod evicted
- * in a cycle, no usage past nominal + borrowingLimit, every preemption
- * within the budgets, and the tree's charge always taking a preemptor the
- * view said fits.
+ * evicted pod) on a two-level cohort tree, with the budgets and without,
+ * with a checker: no pod evicted in a cycle (per admission: see
+ * pair_key), no usage past nominal + borrowingLimit, every preemption
+ * within the budgets, and the tree's charge always taking a preemptor
+ * the view said fits.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -27,7 +30,7 @@
 
 #include <cmocka.h>
 
-#include "quota/reclaim.h"
+#include "quota/quota.h"
 
 static char err[512];
 
@@ -175,6 +178,49 @@ static void test_only_borrowed_pods(void **state)
 					&k, &why), -ENOSPC);
 	assert_int_equal(k, 0);
 	assert_int_equal(why, RECLAIM_WHY_NONE);
+	two_free(&s);
+}
+
+/* The cycle Kueue's rules alone allow, which NCY1 rules out: b's pod b7
+ * (borrowed) is evicted to admit a's pod A within a's nominal quota; then
+ * a borrows for a higher-priority pod C, b's pods end, and b7 comes back
+ * within b's nominal quota. Kueue (ordering.go 67-72: lower priority
+ * first; candidate_generator.go 143-146: a is borrowing, so each of its
+ * pods is valid) evicts A, the pod b7 was evicted for: a cycle. Here A,
+ * admitted within nominal, is no victim; C, which borrowed, is. */
+static void test_no_cycle_where_kueue_has_one(void **state)
+{
+	(void)state;
+	struct two s = two_teams(&reclaim_any, &reclaim_any, NO);
+	struct reclaim_pod c[10];
+	for (int i = 0; i < 8; i++)
+		c[i] = admit(&s, s.b, 100 + (uint64_t)i, 0, 1, 10 + (uint64_t)i);
+	struct reclaim_pod a = asking(&s, s.a, 1, 0, 2, 50);
+	uint32_t v[10];
+	size_t k;
+	assert_int_equal(reclaim_choose(s.w, s.t, &a, c, 8, NULL, NULL, NULL, v,
+					&k, NULL), 0);
+	assert_int_equal(k, 2);
+	assert_int_equal(c[v[0]].uid, 107);
+	assert_int_equal(c[v[1]].uid, 106);
+	struct reclaim_pod b7 = c[7];
+	quota_release(s.t, s.b, s.f, c[7].request);
+	quota_release(s.t, s.b, s.f, c[6].request);
+	a = admit(&s, s.a, 1, 0, 2, 60);
+	assert_false(a.borrowed);
+	/* b0-b3 end; a borrows for C. */
+	for (int i = 0; i < 4; i++)
+		quota_release(s.t, s.b, s.f, c[i].request);
+	struct reclaim_pod cc = admit(&s, s.a, 2, 10, 4, 70);
+	assert_true(cc.borrowed);
+	/* Admitted now: b4, b5, A, C; b7 asks again. */
+	struct reclaim_pod now[4] = {c[4], c[5], a, cc};
+	b7.admitted_ns = 0;
+	assert_int_equal(quota_try_charge(s.t, s.b, s.f, b7.request), -ENOSPC);
+	assert_int_equal(reclaim_choose(s.w, s.t, &b7, now, 4, NULL, NULL, NULL, v,
+					&k, NULL), 0);
+	assert_int_equal(k, 1);
+	assert_int_equal(now[v[0]].uid, 2); /* C, not A */
 	two_free(&s);
 }
 
@@ -413,6 +459,7 @@ enum { GONE = 0, PENDING, ADMITTED };
 struct rpod {
 	struct reclaim_pod p;
 	int state;
+	uint32_t admission; /* its current admission's serial */
 };
 
 static uint64_t rng;
@@ -425,12 +472,16 @@ static uint32_t rnd(uint32_t n)
 	return (uint32_t)(rng % n);
 }
 
-/* Pairs (victim, preemptor) seen, an open-addressing set. */
+/* Pairs (victim's uid, the admission its eviction bought) seen, an
+ * open-addressing set. A cycle: pod X evicted to admit pod Y (that
+ * admission of Y), and Y evicted, while still so admitted, to readmit X.
+ * A pod that ran to its end and came back is admitted anew (Kueue: a new
+ * workload): what bought its earlier admission does not count. */
 static uint64_t *pairs;
 
-static uint64_t pair_key(uint64_t victim, uint64_t pre)
+static uint64_t pair_key(uint64_t victim, uint64_t admission)
 {
-	return (victim << 32 | pre) + 1; /* 0: empty */
+	return (victim << 32 | admission) + 1; /* 0: empty */
 }
 
 static bool pair_has(uint64_t key)
@@ -455,9 +506,10 @@ static void pair_put(uint64_t key)
 	}
 }
 
-static void test_random_no_cycle(void **state)
+/* `budgets`: the minimum run time and the cap on (they are not what
+ * keeps cycles out: the run without them must find none either). */
+static void random_run(bool budgets)
 {
-	(void)state;
 	static const enum quota_preempt_policy rwc[] = {
 		QUOTA_PREEMPT_NEVER, QUOTA_PREEMPT_LOWER_PRIORITY, QUOTA_PREEMPT_ANY};
 	static const enum quota_preempt_policy wcq[] = {
@@ -500,10 +552,13 @@ static void test_random_no_cycle(void **state)
 	uint32_t *cand_of = calloc(R_PODS, sizeof(*cand_of));
 	uint32_t *victims = calloc(R_PODS, sizeof(*victims));
 	assert_true(pairs && pods && cand && cand_of && victims);
-	struct reclaim_budget b = {.min_run_ns = 40,
-				   .evict_cap_milli = RECLAIM_EVICT_CAP_DEFAULT_MILLI};
+	struct reclaim_budget b = {0};
+	if (budgets) {
+		b.min_run_ns = 40;
+		b.evict_cap_milli = RECLAIM_EVICT_CAP_DEFAULT_MILLI;
+	}
 	uint32_t n_pods = 0;
-	uint64_t uids = 0;
+	uint64_t uids = 0, admissions = 0;
 	uint64_t cycles = 0, over_limit = 0, over_cap = 0, young = 0,
 		 charge_failed = 0, borrowed_preemptor = 0, reclaims = 0,
 		 cross = 0, within = 0, evicted_cpu = 0, asked_cpu = 0;
@@ -554,9 +609,9 @@ static void test_random_no_cycle(void **state)
 					int64_t freed = 0;
 					for (size_t i = 0; i < k; i++) {
 						struct rpod *v = &pods[cand_of[victims[i]]];
-						if (pair_has(pair_key(x->p.uid, v->p.uid)))
+						if (pair_has(pair_key(x->p.uid, v->admission)))
 							cycles++;
-						pair_put(pair_key(v->p.uid, x->p.uid));
+						pair_put(pair_key(v->p.uid, admissions + 1));
 						if (ev - v->p.admitted_ns < b.min_run_ns)
 							young++;
 						any_cross |= v->p.cq != x->p.cq;
@@ -580,6 +635,7 @@ static void test_random_no_cycle(void **state)
 				}
 			}
 			if (rc == 0) {
+				x->admission = (uint32_t)++admissions;
 				x->state = ADMITTED;
 				x->p.admitted_ns = ev;
 				x->p.borrowed = reclaim_borrowed(t, x->p.cq, f, x->p.request);
@@ -598,14 +654,15 @@ static void test_random_no_cycle(void **state)
 	 * is needed in most, so the sum over all stays under the cap too
 	 * (a preemption needing only memory may evict more cpu: allow it by
 	 * counting it over the cap only if the whole run is). */
-	if (evicted_cpu * 1000 > (uint64_t)RECLAIM_EVICT_CAP_DEFAULT_MILLI * asked_cpu)
+	if (budgets &&
+	    evicted_cpu * 1000 > (uint64_t)RECLAIM_EVICT_CAP_DEFAULT_MILLI * asked_cpu)
 		over_cap++;
-	print_message("random: %" PRIu64 " preemptions (%" PRIu64 " victims of "
+	print_message("random (budgets %s): %" PRIu64 " preemptions (%" PRIu64 " victims of "
 		      "other queues, %" PRIu64 " of their own), %" PRIu64
 		      " cpu evicted for %" PRIu64 " asked; cycles %" PRIu64
 		      ", past limits %" PRIu64 ", young %" PRIu64 ", over cap %"
 		      PRIu64 ", charge failed %" PRIu64 ", borrowing preemptors %"
-		      PRIu64 "\n", reclaims, cross, within, evicted_cpu, asked_cpu,
+		      PRIu64 "\n", budgets ? "on" : "off", reclaims, cross, within, evicted_cpu, asked_cpu,
 		      cycles, over_limit, young, over_cap, charge_failed,
 		      borrowed_preemptor);
 	assert_int_equal(cycles, 0);
@@ -626,12 +683,25 @@ static void test_random_no_cycle(void **state)
 	quota_tree_free(t);
 }
 
+static void test_random_no_cycle(void **state)
+{
+	(void)state;
+	random_run(true);
+}
+
+static void test_random_no_cycle_no_budgets(void **state)
+{
+	(void)state;
+	random_run(false);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_lender_reclaims_most_recent),
 		cmocka_unit_test(test_order_priority_then_uid),
 		cmocka_unit_test(test_only_borrowed_pods),
+		cmocka_unit_test(test_no_cycle_where_kueue_has_one),
 		cmocka_unit_test(test_policy_never),
 		cmocka_unit_test(test_reclaim_lower_priority),
 		cmocka_unit_test(test_within_cluster_queue),
@@ -641,6 +711,7 @@ int main(void)
 		cmocka_unit_test(test_node_ok),
 		cmocka_unit_test(test_bad_input),
 		cmocka_unit_test(test_random_no_cycle),
+		cmocka_unit_test(test_random_no_cycle_no_budgets),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
