@@ -45,9 +45,11 @@
  *      its own queue's nominal quota (RCL3: the advantage taken at the
  *      ClusterQueue's level; borrowWithinCohort not acted on), so it is
  *      admitted with borrowed = false.
- * Then no pod X is evicted to admit Y while Y is later evicted to readmit
- * X: across queues, X.borrowed and !Y.borrowed (NCY1, NCY2), and the second
- * eviction would need Y.borrowed (NCY1; a pod's flag is its admission's);
+ * Then no pod X is evicted to admit Y while Y, still so admitted, is
+ * later evicted to readmit X: across queues, X.borrowed and !Y.borrowed
+ * (NCY1, NCY2), and the second eviction would need Y.borrowed (NCY1; a
+ * pod's flag is its admission's; Kueue's rules alone allow this cycle:
+ * test_no_cycle_where_kueue_has_one);
  * within one queue, Y > X and X > Y in the fixed order (priority, then
  * creation) that both policies require. Termination of reclaim without
  * new pods: give each admitted pod the key (borrowed ? 0 : 1, priority,
