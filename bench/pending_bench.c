@@ -61,6 +61,7 @@
 #include "bind/bind.h"
 #include "daemon/daemon.h"
 #include "ingest/ingest.h"
+#include "quota/quota.h"
 #include "shm/shm.h"
 #include "shmsched/client.h"
 #include "shmsched/version.h"
@@ -75,6 +76,7 @@ struct opts {
 	uint32_t cohorts, queues; /* quota: Cohorts, ClusterQueues in each */
 	bool no_quota;            /* quota: the same pods, no Kueue objects */
 	bool metrics;             /* quota: print Kueue's metrics after the run */
+	bool reclaim;             /* quota: the reclaim run (reclaim_run) */
 	double reference_s;
 	int only;
 };
@@ -1193,13 +1195,126 @@ static double reference_run(const struct opts *o, enum kind kind)
 	return (double)placed / seconds;
 }
 
+/* --- quota, reclaim: in process ------------------------------------------
+ *
+ * --kind quota --reclaim: C cohorts of Q ClusterQueues, each a nominal
+ * quota of n cpu, n = M / (C x lenders): the first half of each cohort's
+ * queues lend (reclaimWithinCohort Any), the others borrow without a
+ * borrowingLimit. The borrowers fill every cohort with pods of 1 cpu (half
+ * of them borrowed); then M pods of 1 cpu come to the lenders, each
+ * refused by quota, and each reclaims: quota/reclaim.c's choice over its
+ * cohort's admitted pods, the victims' quota given back, the pod charged.
+ * Timed: the M reclaims. In process, one thread: the choice and the
+ * tree's charges, not the daemon's evictions (the daemon does not act on
+ * reclaim yet: docs/reference/kubernetes-fields.md). */
+static void reclaim_run(const struct opts *o)
+{
+	char err[256];
+	uint32_t lenders = (o->queues + 1) / 2, n_cq = o->cohorts * o->queues;
+	int64_t nominal = (int64_t)o->pods / ((int64_t)o->cohorts * lenders);
+	if (nominal < 1)
+		nominal = 1;
+	struct quota_tree *t = NULL;
+	struct quota_preemption lend = {.reclaim_within_cohort = QUOTA_PREEMPT_ANY};
+	if (quota_tree_new(&t) < 0)
+		die("reclaim", strerror(ENOMEM));
+	int f = quota_flavor_add(t, "default", err, sizeof(err));
+	int cpu = quota_resource_add(t, "cpu", err, sizeof(err));
+	int *cq = calloc(n_cq, sizeof(*cq));
+	if (cq == NULL)
+		die("reclaim", strerror(ENOMEM));
+	for (uint32_t i = 0; i < n_cq; i++) {
+		char name[32], cohort[32];
+		snprintf(name, sizeof(name), "cq-%u", i);
+		snprintf(cohort, sizeof(cohort), "cohort-%u", i / o->queues);
+		bool lender = i % o->queues < lenders;
+		cq[i] = quota_cluster_queue_add(t, name, cohort, QUOTA_WEIGHT_DEFAULT_MILLI,
+						lender ? &lend : NULL, err, sizeof(err));
+		if (cq[i] < 0 || quota_set(t, cq[i], f, cpu, nominal, QUOTA_NO_LIMIT,
+					   QUOTA_NO_LIMIT, err, sizeof(err)) < 0)
+			die("reclaim", err);
+	}
+	if (quota_seal(t, err, sizeof(err)) < 0)
+		die("reclaim", err);
+	struct reclaim_work *w = reclaim_work_new(t);
+	/* Per cohort: its admitted pods (a victim's slot gets the last). */
+	uint32_t per = (uint32_t)nominal * o->queues;
+	struct reclaim_pod *adm = calloc((size_t)o->cohorts * per, sizeof(*adm));
+	uint32_t *n_adm = calloc(o->cohorts, sizeof(*n_adm));
+	uint32_t *victims = calloc(per, sizeof(*victims));
+	if (w == NULL || adm == NULL || n_adm == NULL || victims == NULL)
+		die("reclaim", strerror(ENOMEM));
+	uint64_t uid = 0, clock_ns = 0;
+	for (uint32_t c = 0; c < o->cohorts; c++)
+		for (uint32_t k = 0; k < per; k++) {
+			uint32_t b = c * o->queues + lenders + k % (o->queues - lenders);
+			struct reclaim_pod p = {.uid = ++uid, .cq = cq[b], .flavor = f,
+						.created_ns = ++clock_ns,
+						.admitted_ns = clock_ns};
+			p.request[cpu] = 1;
+			if (quota_try_charge(t, p.cq, f, p.request) < 0)
+				die("reclaim", "a borrower's pod was refused");
+			p.borrowed = reclaim_borrowed(t, p.cq, f, p.request);
+			adm[(size_t)c * per + n_adm[c]++] = p;
+		}
+	uint64_t reclaimed = 0, evicted = 0, refused = 0;
+	uint64_t t0 = now_ns();
+	for (uint32_t i = 0; i < o->pods; i++) {
+		uint32_t c = i % o->cohorts;
+		uint32_t l = c * o->queues + (i / o->cohorts) % lenders;
+		struct reclaim_pod p = {.uid = ++uid, .cq = cq[l], .flavor = f,
+					.created_ns = ++clock_ns};
+		p.request[cpu] = 1;
+		struct reclaim_pod *a = &adm[(size_t)c * per];
+		size_t k = 0;
+		if (quota_try_charge(t, p.cq, f, p.request) == 0 ||
+		    (reclaim_choose(w, t, &p, a, n_adm[c], NULL, NULL, NULL, victims,
+				    &k, NULL) == 0 && k > 0)) {
+			/* Highest index first: a victim's slot gets the last. */
+			for (size_t v = 0; v < k; v++)
+				for (size_t u = v + 1; u < k; u++)
+					if (victims[u] > victims[v]) {
+						uint32_t x = victims[u];
+						victims[u] = victims[v];
+						victims[v] = x;
+					}
+			for (size_t v = 0; v < k; v++) {
+				quota_release(t, a[victims[v]].cq, f, a[victims[v]].request);
+				a[victims[v]] = a[--n_adm[c]];
+			}
+			if (k > 0 && quota_try_charge(t, p.cq, f, p.request) < 0)
+				die("reclaim", "a reclaimer was refused after its victims went");
+			p.admitted_ns = ++clock_ns;
+			p.borrowed = reclaim_borrowed(t, p.cq, f, p.request);
+			a[n_adm[c]++] = p;
+			reclaimed += k > 0;
+			evicted += k;
+		} else {
+			refused++;
+		}
+	}
+	double seconds = (double)(now_ns() - t0) / 1e9;
+	printf("  quota      reclaim    %9.0f pods/s (%" PRIu64 " pods placed by "
+	       "reclaiming %" PRIu64 " borrowed pods in %.3f s, %" PRIu64 " refused; "
+	       "%u cohorts x %u ClusterQueues of %" PRId64 " cpu, %u lending; in "
+	       "process: the choice and the quota, not the daemon's evictions)\n",
+	       (double)reclaimed / seconds, reclaimed, evicted, seconds, refused,
+	       o->cohorts, o->queues, nominal, lenders);
+	free(victims);
+	free(n_adm);
+	free(adm);
+	free(cq);
+	reclaim_work_free(w);
+	quota_tree_free(t);
+}
+
 #define TRY "Try 'shmsched-pending-bench --help' for more information.\n"
 
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: shmsched-pending-bench [--kind churn|preemption|gangs|quota]\n"
 		"          [--nodes N] [--pods M] [--workers W] [--reference-seconds S]\n"
-		"          [--cohorts C] [--queues Q] [--no-quota] [--metrics]\n"
+		"          [--cohorts C] [--queues Q] [--no-quota] [--metrics] [--reclaim]\n"
 		"          [--help] [--version]\n"
 		"Pods per second for waiting, preempting and gang pods and pods under\n"
 		"Kueue's quotas through the daemon, and with kube-scheduler's (and\n"
@@ -1208,7 +1323,10 @@ static void usage(FILE *f)
 		"and ClusterQueues per Cohort; --no-quota: the quota kind's pods without\n"
 		"the Kueue objects (placed on capacity alone: what quotas cost);\n"
 		"--metrics: Kueue's quota metrics of the daemon's queues after the\n"
-		"quota run, its placements live (Prometheus text).\n"
+		"quota run, its placements live (Prometheus text); --reclaim: with\n"
+		"--kind quota, the reclaim run only: borrowers fill each cohort, then\n"
+		"the lenders' pods reclaim, in process (quota/reclaim.c's choice and\n"
+		"the quota tree, not the daemon's evictions).\n"
 		"Defaults: every kind, 5000 nodes, 2000 pods, 1 worker, 10 s, 10\n"
 		"cohorts of 10 queues.\n");
 }
@@ -1227,6 +1345,7 @@ int main(int argc, char **argv)
 		{"queues", required_argument, NULL, 'q'},
 		{"no-quota", no_argument, NULL, 'N'},
 		{"metrics", no_argument, NULL, 'M'},
+		{"reclaim", no_argument, NULL, 'R'},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
@@ -1269,6 +1388,9 @@ int main(int argc, char **argv)
 		case 'M':
 			o.metrics = true;
 			break;
+		case 'R':
+			o.reclaim = true;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -1308,6 +1430,16 @@ int main(int argc, char **argv)
 			"tree's bounds)\n", o.cohorts, o.queues,
 			QUOTA_MAX_CLUSTER_QUEUES, QUOTA_MAX_COHORTS);
 		return 2;
+	}
+	if (o.reclaim) {
+		if (o.only != KIND_QUOTA || o.queues < 2) {
+			fprintf(stderr, "shmsched-pending-bench: --reclaim: expected "
+				"--kind quota and --queues of 2 or more (lenders "
+				"and borrowers)\n" TRY);
+			return 2;
+		}
+		reclaim_run(&o);
+		return 0;
 	}
 	snprintf(dir, sizeof(dir), "/tmp/shmsched-pending-XXXXXX");
 	if (mkdtemp(dir) == NULL)

@@ -69,3 +69,16 @@ for bad in "--cohorts 0" "--queues 0" "--cohorts 100 --queues 100"; do
 	grep -q -e '--cohorts' -e '--queues' "$out" || fail "$bad: no message naming it"
 done
 echo "pending_quota: bad shapes refused"
+
+# --reclaim: every lender's pod is placed by reclaiming exactly one
+# borrowed pod of 1 cpu (the fewest: Kueue's fillBackWorkloads), none
+# refused; and --reclaim is refused without --kind quota.
+"$bench" --kind quota --reclaim --pods 400 --cohorts 4 --queues 4 >"$out" 2>&1 ||
+	fail "the --reclaim run failed"
+grep -q 'quota      reclaim .*(400 pods placed by reclaiming 400 borrowed pods in .*, 0 refused' "$out" ||
+	fail "--reclaim: not every lender's pod placed by one victim"
+if "$bench" --reclaim >"$out" 2>&1; then
+	fail "--reclaim without --kind quota accepted"
+fi
+grep -q -e '--reclaim: expected --kind quota' "$out" || fail "--reclaim: no message naming it"
+echo "pending_quota: reclaim: 400 reclaimed, one victim each"
