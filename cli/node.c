@@ -128,7 +128,7 @@ static uint64_t mono_ns(void)
  * a budget refuses, until its global timeout). */
 static int drain_main(int argc, char **argv)
 {
-	const char *given = NULL, *names[64];
+	const char *given = NULL, *names[1024]; /* OP_DRAIN_NODES_MAX */
 	unsigned n = 0, flags = 0;
 	uint64_t timeout_ns = 0;
 	const char *timeout_text = "0", *selector = NULL;
