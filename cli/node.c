@@ -128,7 +128,7 @@ static uint64_t mono_ns(void)
  * a budget refuses, until its global timeout). */
 static int drain_main(int argc, char **argv)
 {
-	const char *given = NULL, *names[64];
+	const char *given = NULL, *names[1024]; /* OP_DRAIN_NODES_MAX */
 	unsigned n = 0, flags = 0;
 	uint64_t timeout_ns = 0;
 	const char *timeout_text = "0", *selector = NULL;
@@ -194,7 +194,8 @@ static int drain_main(int argc, char **argv)
 		}
 		printf("node/%s cordoned%s\n", names[i], dry ? " (dry run)" : "");
 	}
-	uint64_t start = mono_ns(), evicted = 0;
+	uint64_t start = mono_ns(), evicted = 0, waves = 0;
+	unsigned last_left = 0;
 	for (;;) {
 		struct shmsched_drain_result r;
 		free(text);
@@ -202,10 +203,23 @@ static int drain_main(int argc, char **argv)
 		if (shmsched_drain(c, names, n, selector, flags, &r, &text, err,
 				   sizeof(err)) < 0) {
 			fprintf(stderr, "shmsched node drain: %s\n", err);
+			/* The daemon went away (stopped, killed) or refused a
+			 * later wave: what this run did, and how to go on. An
+			 * eviction is final in the daemon's state, which a
+			 * restart resumes: a second run evicts the rest only. */
+			if (waves > 0)
+				fprintf(stderr, "shmsched node drain: stopped after "
+					"%llu evicted (listed above), %u left at the "
+					"last wave; the nodes stay cordoned and what was "
+					"evicted stays evicted: run the same drain again "
+					"to go on\n", (unsigned long long)evicted,
+					last_left);
 			goto done;
 		}
+		waves++;
 		evicted += r.evicted;
 		unsigned left = r.blocked + r.errors + r.unmanaged;
+		last_left = left;
 		/* Each wave's evictions; what blocks, when it changed. */
 		bool changed = last_blocked == NULL || strcmp(last_blocked, text) != 0;
 		if (r.evicted > 0 || changed)

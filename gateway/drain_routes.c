@@ -12,6 +12,12 @@
  * 429 likewise). The HTTP side answers POST at once (202, the drain's
  * record) and GET with the record as it stands: its phase, counts and
  * report (each wave's lines when it evicted or what blocks changed).
+ * DELETE cancels a running drain: the thread ends at its next look (at
+ * once when it waits on a budget, else after its wave), Cancelled, the
+ * node left cordoned as kubectl leaves it when interrupted; DELETE waits
+ * up to CANCEL_WAIT_NS for that and answers 200 with the record. A POST
+ * for a node the daemon does not know is 404 at once (one dry wave of a
+ * placement id no daemon hands out, which checks the name).
  *
  * Bounds: one drain per node at a time (a second POST: 409), at most
  * DRAINS_RUNNING running at once (429), DRAINS_KEPT records (a finished
@@ -64,6 +70,7 @@ struct drain {
 	struct gw_drain_req req;
 	/* Progress, under m->lock. */
 	enum drain_phase phase;
+	bool cancel;              /* DELETE asked it to stop */
 	uint64_t waves, evicted;
 	struct shmsched_drain_result last;
 	uint64_t started_ns, finished_ns;
@@ -162,12 +169,15 @@ static void finish(struct drain *d, enum drain_phase ph, const char *fmt, ...)
 	d->phase = ph;
 	d->finished_ns = now_ns();
 	m->running--;
+	pthread_cond_broadcast(&m->cond); /* a DELETE waits for the end */
 	pthread_mutex_unlock(&m->lock);
 }
 
-/* Sleeps `ns` or until the gateway stops; whether it stops. */
-static bool nap(struct gw_drains *m, uint64_t ns)
+/* Sleeps `ns` or until the gateway stops or a DELETE cancels the drain;
+ * whether either did. */
+static bool nap(struct drain *d, uint64_t ns)
 {
+	struct gw_drains *m = d->m;
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	uint64_t at = (uint64_t)ts.tv_sec * UINT64_C(1000000000) +
@@ -175,10 +185,10 @@ static bool nap(struct gw_drains *m, uint64_t ns)
 	ts.tv_sec = (time_t)(at / UINT64_C(1000000000));
 	ts.tv_nsec = (long)(at % UINT64_C(1000000000));
 	pthread_mutex_lock(&m->lock);
-	while (!m->stopping &&
+	while (!m->stopping && !d->cancel &&
 	       pthread_cond_timedwait(&m->cond, &m->lock, &ts) != ETIMEDOUT)
 		;
-	bool stop = m->stopping;
+	bool stop = m->stopping || d->cancel;
 	pthread_mutex_unlock(&m->lock);
 	return stop;
 }
@@ -222,9 +232,16 @@ static void *drain_thread(void *arg)
 		d->last = r;
 		if (r.evicted > 0 || changed)
 			report_add(d, text, strlen(text));
+		bool cancel = d->cancel;
 		pthread_mutex_unlock(&m->lock);
 		free(last);
 		last = r.evicted > 0 ? NULL : strdup(text);
+		if (cancel && left > 0) {
+			finish(d, PH_CANCELLED, "cancelled (DELETE): %" PRIu64
+			       " evicted, %u left; the node stays cordoned",
+			       d->evicted, left);
+			goto cleanup;
+		}
 		if (d->req.dry_run) {
 			finish(d, r.errors + r.unmanaged > 0 ? PH_FAILED : PH_SUCCEEDED,
 			       "dry run: %u would be evicted now, %u left", r.evicted,
@@ -258,9 +275,14 @@ static void *drain_thread(void *arg)
 			if (deadline - now < wait)
 				wait = deadline - now;
 		}
-		if (nap(m, wait)) {
-			finish(d, PH_CANCELLED, "the gateway stopped: %" PRIu64
-			       " evicted, %u left", d->evicted, left);
+		if (nap(d, wait)) {
+			pthread_mutex_lock(&m->lock);
+			bool by_delete = d->cancel && !m->stopping;
+			pthread_mutex_unlock(&m->lock);
+			finish(d, PH_CANCELLED, "%s: %" PRIu64 " evicted, %u left%s",
+			       by_delete ? "cancelled (DELETE)" : "the gateway stopped",
+			       d->evicted, left, d->req.dry_run ? "" :
+			       "; the node stays cordoned");
 			goto cleanup;
 		}
 	}
@@ -333,6 +355,12 @@ void gw_drain_start(struct gw_drains *m, const char *node, const char *body,
 	char err[512];
 	if (gw_drain_decode(body, len, &req, err, sizeof(err)) < 0) {
 		reply_status(rep, 400, "BadRequest", "%s", err);
+		return;
+	}
+	/* An unknown node: 404 now, as kube-apiserver answers for it, not a
+	 * drain that fails in its thread. */
+	if (gw_drain_node_known(m, node) == -ENOENT) {
+		reply_status(rep, 404, "NotFound", "nodes \"%s\" not found", node);
 		return;
 	}
 	pthread_mutex_lock(&m->lock);
@@ -412,6 +440,76 @@ void gw_drain_get(struct gw_drains *m, const char *node, struct gw_http_reply *r
 		drain_json(d, &rep->body);
 	}
 	pthread_mutex_unlock(&m->lock);
+}
+
+/* How long a DELETE waits for the drain's thread to end its wave. */
+#define CANCEL_WAIT_NS UINT64_C(5000000000)
+
+void gw_drain_cancel(struct gw_drains *m, const char *node, struct gw_http_reply *rep)
+{
+	*rep = (struct gw_http_reply){0};
+	pthread_mutex_lock(&m->lock);
+	struct drain *d = find_node(m, node);
+	if (d == NULL) {
+		reply_status(rep, 404, "NotFound", "node %s: no drain through this "
+			     "gateway to cancel", node);
+		goto unlock;
+	}
+	if (d->phase != PH_RUNNING) {
+		reply_status(rep, 409, "Conflict", "node %s: drain %" PRIu64 " is "
+			     "%s already; nothing to cancel", node, d->id,
+			     phase_names[d->phase]);
+		goto unlock;
+	}
+	d->cancel = true;
+	pthread_cond_broadcast(&m->cond);
+	/* The thread ends at its next look: now, if it naps; after its
+	 * wave, if one is in flight. finish() broadcasts. */
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	uint64_t at = (uint64_t)ts.tv_sec * UINT64_C(1000000000) +
+		      (uint64_t)ts.tv_nsec + CANCEL_WAIT_NS;
+	ts.tv_sec = (time_t)(at / UINT64_C(1000000000));
+	ts.tv_nsec = (long)(at % UINT64_C(1000000000));
+	while (d->phase == PH_RUNNING &&
+	       pthread_cond_timedwait(&m->cond, &m->lock, &ts) != ETIMEDOUT)
+		;
+	/* 200 with the record: Cancelled (or how it ended meanwhile), else
+	 * still Running with cancel asked, when its wave outlasts the wait. */
+	rep->code = 200;
+	rep->content_type = "application/json";
+	drain_json(d, &rep->body);
+unlock:
+	pthread_mutex_unlock(&m->lock);
+}
+
+int gw_drain_node_known(struct gw_drains *m, const char *node)
+{
+	/* A wave of one placement no daemon hands out (ids start at 1 and
+	 * count up), dry: the daemon checks the node's name first. */
+	const char *nodes[1] = {node};
+	struct shmsched_drain_result r;
+	char err[1024], *text = NULL;
+	int rc = 0;
+	pthread_mutex_lock(&m->evict_lock);
+	for (int attempt = 0; attempt < 2; attempt++) {
+		if (m->evict_c == NULL &&
+		    (rc = shmsched_connect_named(m->admin_socket,
+						 "shmsched-gateway-evict", &m->evict_c,
+						 err, sizeof(err))) < 0)
+			break;
+		rc = shmsched_drain(m->evict_c, nodes, 1, "18446744073709551615",
+				    SHMSCHED_DRAIN_PLACEMENT | SHMSCHED_DRAIN_DRY_RUN |
+				    SHMSCHED_DRAIN_FORCE, &r, &text, err, sizeof(err));
+		free(text);
+		text = NULL;
+		if (rc != -ECONNRESET)
+			break;
+		shmsched_disconnect(m->evict_c);
+		m->evict_c = NULL;
+	}
+	pthread_mutex_unlock(&m->evict_lock);
+	return rc == -ENOENT ? -ENOENT : 0;
 }
 
 void gw_evict_run(struct gw_drains *m, const char *pod, uint64_t placement_id,

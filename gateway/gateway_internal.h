@@ -288,6 +288,13 @@ void gw_drains_free(struct gw_drains *m);
  * (400, 409 one runs, 429 too many run, 503 stopping). */
 void gw_drain_start(struct gw_drains *m, const char *node, const char *body,
 		    size_t len, struct gw_http_reply *reply);
+/* DELETE /v1/nodes/{node}/drain: cancels its running drain; 200 with the
+ * record (Cancelled), 404 without a drain, 409 when it has ended. */
+void gw_drain_cancel(struct gw_drains *m, const char *node,
+		     struct gw_http_reply *rep);
+/* -ENOENT when the daemon knows no node `node`, else 0 (also when it
+ * cannot say: the drain's thread reports that). */
+int gw_drain_node_known(struct gw_drains *m, const char *node);
 /* GET /v1/nodes/{node}/drain: 200 with the newest drain's record, or 404. */
 void gw_drain_get(struct gw_drains *m, const char *node,
 		  struct gw_http_reply *reply);

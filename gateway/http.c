@@ -979,16 +979,21 @@ static enum MHD_Result route_nodes(struct request *r, struct MHD_Connection *con
 	memcpy(name, rest, len);
 	name[len] = '\0';
 	if (slash != NULL && strcmp(slash, "/drain") == 0) {
-		/* /v1/nodes/{name}/drain: POST starts, GET reads (issue 38). */
-		if (!r->admin_listener || !(get || is(method, MHD_HTTP_METHOD_POST)))
+		/* /v1/nodes/{name}/drain: POST starts, GET reads, DELETE
+		 * cancels (issue 38). */
+		bool del = is(method, MHD_HTTP_METHOD_DELETE);
+		if (!r->admin_listener ||
+		    !(get || del || is(method, MHD_HTTP_METHOD_POST)))
 			return respond_status(r, conn, 405, r->admin_listener
-					      ? "GET, HEAD, POST" : "", "%s /v1/nodes/"
-					      "{name}/drain: POST starts a drain, GET "
-					      "reads it, on the admin listener only",
-					      method);
+					      ? "GET, HEAD, POST, DELETE" : "", "%s "
+					      "/v1/nodes/{name}/drain: POST starts a "
+					      "drain, GET reads it, DELETE cancels it, "
+					      "on the admin listener only", method);
 		struct gw_http_reply rep;
 		if (get)
 			gw_drain_get(r->g->drains, name, &rep);
+		else if (del)
+			gw_drain_cancel(r->g->drains, name, &rep);
 		else
 			gw_drain_start(r->g->drains, name, r->body.data ? r->body.data
 				       : "", r->body.len, &rep);

@@ -225,7 +225,7 @@ enum op_drain_flags {
 				  * (decimal): only it, if on a named node
 				  * (the Eviction API of one pod) */
 };
-#define OP_DRAIN_NODES_MAX 64u
+#define OP_DRAIN_NODES_MAX 1024u /* a whole plan in one wave (issue 38) */
 #define OP_DRAIN_SELECTOR_MAX 1024u
 struct op_drain {
 	uint32_t n_nodes;      /* 1..OP_DRAIN_NODES_MAX names follow */

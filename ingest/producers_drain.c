@@ -17,6 +17,12 @@
  *     Eviction API's 429, on which kubectl waits and asks again);
  *   - by more than one: an error (the Eviction API's 500, "This pod has
  *     more than one PodDisruptionBudget").
+ * The budgets of a pod are a set of table entries (all PDB_TABLE_MAX told
+ * apart, unlike the preemption matcher's 32 bits), found once per group
+ * per wave; the wave's nodes are a table by slot, and a line of the
+ * report is formatted only while the report has room: a plan of 1,000
+ * nodes of 100 pods is two walks of the placement table
+ * (bench/drain_bench.c measures it).
  * An eviction is what a preemption does to a victim
  * (producers_preempt.c): the budgets counted down, the owner told by an
  * EVICTED notice through `notice` (the evictor's rings, which take it
@@ -108,17 +114,76 @@ static void owner_of(const struct producers *p, const struct placement_record *r
 	snprintf(out, len, "uid %u, producer \"%.64s\"", (unsigned)id->uid, id->name);
 }
 
-/* Evicts placement `id` (record `r`, live on its node). */
-static void evict_one(struct producers *p, struct pdb_matcher *pm, uint64_t id,
-		      const struct placement_record *r, const char *node, bool one)
+/* The budgets (table entries) selecting one group, as a set, remembered
+ * for the wave in a direct-mapped cache: a drain looks at many pods of a
+ * few groups (a Deployment's replicas share one), and the table holds up
+ * to PDB_TABLE_MAX budgets, every one of which a plan must tell apart
+ * (the preemption matcher's PDB_CHOICE_MAX bits would block the pods of
+ * the 32nd budget on as "one of many"). */
+#define DRAIN_GROUP_CACHE 1024u
+#define DRAIN_WORDS (PDB_TABLE_MAX / 64u)
+struct drain_budgets {
+	uint32_t group;
+	bool known;
+	uint32_t n;                /* budgets in the set */
+	uint64_t e[DRAIN_WORDS];
+};
+struct drain_plan {
+	struct pdb_matcher pm;     /* live counts of MIN mode budgets */
+	int32_t allowed[PDB_TABLE_MAX];
+	struct drain_budgets cache[DRAIN_GROUP_CACHE];
+	struct pod_group scratch;
+};
+
+static const struct drain_budgets *budgets_of(const struct producers *p,
+					       struct drain_plan *pl, uint32_t group)
+{
+	struct drain_budgets *c = &pl->cache[(group * 2654435761u) >> 22];
+	if (c->known && c->group == group)
+		return c;
+	memset(c, 0, sizeof(*c));
+	c->group = group;
+	c->known = true;
+	const char *s = group != 0 ? intern_str(p->strings, group) : NULL;
+	if (p->pdbs == NULL || p->pdbs->n == 0 || s == NULL ||
+	    pod_group_decode(s, intern_len(p->strings, group), &pl->scratch) < 0)
+		return c;
+	for (uint32_t i = 0; i < p->pdbs->n; i++)
+		if (pdb_selects(&p->pdbs->e[i], &pl->scratch)) {
+			c->e[i / 64] |= UINT64_C(1) << (i % 64);
+			c->n++;
+		}
+	return c;
+}
+
+/* The first budget of a set (one with n 1: its only one). */
+static uint32_t budgets_first(const struct drain_budgets *b)
+{
+	for (uint32_t w = 0; w < DRAIN_WORDS; w++)
+		if (b->e[w] != 0)
+			return w * 64 + (uint32_t)__builtin_ctzll(b->e[w]);
+	return 0;
+}
+
+/* Evicts placement `id` (record `r`, live on its node, selected by the
+ * budgets `b`). The budgets that count down (ALLOWED and MAX_UNAVAILABLE)
+ * allow one disruption fewer, as pdb_table_evicted counts them. */
+static void evict_one(struct producers *p, const struct drain_budgets *b,
+		      uint64_t id, const struct placement_record *r, const char *node,
+		      bool one)
 {
 	static struct pod_spec pod; /* the control thread's alone */
 	struct ledger *l = cluster_ledger(p->cluster);
 	placement_use(r, &pod);
 	uint32_t slot = r->slot;
 	struct device_assignment dev = r->dev;
-	if (p->pdbs != NULL)
-		pdb_table_evicted(p->pdbs, p->strings, &pm->scratch, r->group);
+	for (uint32_t w = 0; b->n > 0 && w < DRAIN_WORDS; w++)
+		for (uint64_t bits = b->e[w]; bits; bits &= bits - 1) {
+			struct pdb_entry *e = &p->pdbs->e[w * 64 +
+						(uint32_t)__builtin_ctzll(bits)];
+			if (e->mode != K8S_PDB_MIN_AVAILABLE && e->evicted < INT32_MAX)
+				e->evicted++;
+		}
 	char why[SHMSCHED_MESSAGE_MAX];
 	snprintf(why, sizeof(why), "evicted by %s node %.150s: what it held is "
 		 "given back", one ? "the Eviction API, from" : "a drain of", node);
@@ -128,9 +193,14 @@ static void evict_one(struct producers *p, struct pdb_matcher *pm, uint64_t id,
 	prod_publish(p, queue_event_release(slot, &pod, &dev));
 }
 
-static int popcount32(uint32_t v)
+/* Whether the report has room for one more line; counts it as left out
+ * when not, so a wave of 100,000 pods formats only the lines it keeps. */
+static bool text_room(struct drain_text *t)
 {
-	return __builtin_popcount(v);
+	if (t->cut == 0 && t->len + 1 + 64 < t->cap)
+		return true;
+	t->cut++;
+	return false;
 }
 
 /* --pod-selector (kubectl drain's): equality-based terms joined by ',':
@@ -259,23 +329,15 @@ static int placement_id_parse(const char *s, size_t len, uint64_t *out)
 	return 0;
 }
 
-/* Whether `slot` is one of the wave's nodes. */
-static bool drained_slot(const int64_t *slots, uint32_t n, uint32_t slot)
-{
-	for (uint32_t i = 0; i < n; i++)
-		if (slots[i] == (int64_t)slot)
-			return true;
-	return false;
-}
-
 void prod_handle_drain(struct producers *p, struct control_server *s,
 		       uint64_t conn, uint32_t rid, uint32_t flags,
 		       const void *body, uint32_t len)
 {
 	struct control_drain q;
 	int64_t slots[OP_DRAIN_NODES_MAX];
-	struct pdb_matcher *pm = NULL;
+	struct drain_plan *pl = NULL;
 	struct op_drained *ans = NULL;
+	uint8_t *in_wave = NULL; /* [snapshot slots]: 1 for the wave's nodes */
 	if (flags & ~(uint32_t)(OP_DRAIN_DRY_RUN | OP_DRAIN_FORCE |
 				OP_DRAIN_PLACEMENT)) {
 		control_server_reply_error(s, conn, rid, EINVAL, "drain: flags %#x: "
@@ -315,35 +377,42 @@ void prod_handle_drain(struct producers *p, struct control_server *s,
 		control_server_reply_error(s, conn, rid, EINVAL, "%s", err);
 		return;
 	}
-	pm = malloc(sizeof(*pm));
+	pl = calloc(1, sizeof(*pl));
 	ans = malloc(sizeof(*ans) + DRAIN_TEXT_MAX);
-	if (pm == NULL || ans == NULL) {
+	const struct snapshot *snap = cluster_snapshot(p->cluster);
+	in_wave = pl != NULL ? calloc(snap->n_slots + 1u, 1) : NULL;
+	if (pl == NULL || ans == NULL || in_wave == NULL) {
 		control_server_reply_error(s, conn, rid, ENOMEM, "drain: out of memory");
 		goto cleanup;
 	}
+	for (uint32_t i = 0; i < q.n; i++)
+		if ((uint64_t)slots[i] < snap->n_slots)
+			in_wave[slots[i]] = 1;
 	*ans = (struct op_drained){0};
 	struct drain_text t = {.buf = (char *)(ans + 1), .cap = DRAIN_TEXT_MAX};
 	bool dry = flags & OP_DRAIN_DRY_RUN, force = flags & OP_DRAIN_FORCE;
-	const struct snapshot *snap = cluster_snapshot(p->cluster);
 	struct ledger *l = cluster_ledger(p->cluster);
+	struct pdb_matcher *pm = &pl->pm;
 	pdb_matcher_init(pm, p->pdbs, p->strings);
 	bool counting = pdb_matcher_counts(pm);
 	/* First walk: the budgets' view (minAvailable counts every live pod
-	 * it selects, on any node) and the wave's unmanaged pods. */
+	 * it selects, on any node) and the wave's unmanaged pods. Skipped
+	 * when neither can matter: no MIN mode budget, and FORCE. */
 	uint32_t cursor = 0;
 	uint64_t id;
-	while ((id = placements_next(p->placements, &cursor)) != 0) {
+	while ((counting || !force) &&
+	       (id = placements_next(p->placements, &cursor)) != 0) {
 		const struct placement_record *r = placements_get(p->placements, id);
 		if (r == NULL || !ledger_slot_current(l, snap, r->slot, r->node_gen))
 			continue;
 		if (counting)
 			pdb_matcher_count(pm, r->group);
-		if (!drained_slot(slots, q.n, r->slot) || (only != 0 && id != only) ||
-		    !selector_matches(p, &sel, r->group))
+		if (r->owner != PLACEMENT_OWNER_BOUND || force ||
+		    r->slot >= snap->n_slots || !in_wave[r->slot] ||
+		    (only != 0 && id != only) || !selector_matches(p, &sel, r->group))
 			continue;
-		(void)pdb_matcher_mask(pm, r->group);
-		if (r->owner == PLACEMENT_OWNER_BOUND && !force) {
-			ans->unmanaged++;
+		ans->unmanaged++;
+		if (text_room(&t)) {
 			char pod[280];
 			pod_of(p, r, pod, sizeof(pod));
 			text_add(&t, "refused placement %llu (%s, node %s): a bound "
@@ -352,69 +421,79 @@ void prod_handle_drain(struct producers *p, struct control_server *s,
 				 str_or(p, snap->nodes[r->slot].name, "?"));
 		}
 	}
-	uint32_t n_bits;
-	const int32_t *allowed0 = pdb_matcher_finish(pm, &n_bits);
-	int32_t allowed[PDB_CHOICE_MAX];
-	memcpy(allowed, allowed0, n_bits * sizeof(*allowed));
 	if (ans->unmanaged > 0)
 		goto answer; /* kubectl deletes nothing then */
+	/* Each budget's disruptions allowed now (pdb.h). */
+	for (uint32_t i = 0; p->pdbs != NULL && i < p->pdbs->n; i++) {
+		const struct pdb_entry *e = &p->pdbs->e[i];
+		int32_t a = e->mode == K8S_PDB_MIN_AVAILABLE ? pm->live[i] - e->value
+			: e->value - e->evicted;
+		pl->allowed[i] = a > 0 ? a : 0;
+	}
 	/* Second walk: the wave, in order. Records freed by it are behind the
 	 * cursor. */
 	cursor = 0;
 	while ((id = placements_next(p->placements, &cursor)) != 0) {
 		const struct placement_record *r = placements_get(p->placements, id);
-		if (r == NULL || !ledger_slot_current(l, snap, r->slot, r->node_gen) ||
-		    !drained_slot(slots, q.n, r->slot) || (only != 0 && id != only) ||
+		if (r == NULL || r->slot >= snap->n_slots || !in_wave[r->slot] ||
+		    (only != 0 && id != only) ||
+		    !ledger_slot_current(l, snap, r->slot, r->node_gen) ||
 		    !selector_matches(p, &sel, r->group))
 			continue;
 		const char *node = str_or(p, snap->nodes[r->slot].name, "?");
-		char pod[280];
-		pod_of(p, r, pod, sizeof(pod));
-		char owner[96];
-		owner_of(p, r, owner, sizeof(owner));
-		uint32_t mask = pdb_matcher_mask(pm, r->group);
-		if (popcount32(mask) > 1) {
+		char pod[280], owner[96];
+		const struct drain_budgets *b = budgets_of(p, pl, r->group);
+		if (b->n > 1) {
+			ans->errors++;
+			if (!text_room(&t))
+				continue;
 			char which[512] = "";
 			size_t w = 0;
-			for (uint32_t b = 0; b < n_bits && w < sizeof(which) - 1; b++) {
-				if (!(mask & (1u << b)))
+			for (uint32_t i = 0; i < p->pdbs->n && w < sizeof(which) - 1; i++) {
+				if (!(b->e[i / 64] & (UINT64_C(1) << (i % 64))))
 					continue;
-				const struct pdb_entry *e = &p->pdbs->e[pm->entry_of[b]];
 				int k = snprintf(which + w, sizeof(which) - w, "%s%s",
-						 w ? ", " : "", str_or(p, e->name, "?"));
+						 w ? ", " : "",
+						 str_or(p, p->pdbs->e[i].name, "?"));
 				w += k > 0 ? (size_t)k : 0;
 			}
-			ans->errors++;
+			pod_of(p, r, pod, sizeof(pod));
+			owner_of(p, r, owner, sizeof(owner));
 			text_add(&t, "error placement %llu (%s, node %s, owner %s): "
-				 "selected by %d PodDisruptionBudgets (%s); the Eviction "
+				 "selected by %u PodDisruptionBudgets (%s); the Eviction "
 				 "API refuses a pod with more than one (500)",
-				 (unsigned long long)id, pod, node, owner,
-				 popcount32(mask), which);
+				 (unsigned long long)id, pod, node, owner, b->n, which);
 			continue;
 		}
-		if (mask != 0) {
-			uint32_t b = (uint32_t)__builtin_ctz(mask);
-			if (allowed[b] <= 0) {
-				const struct pdb_entry *e = pm->overflow && b == n_bits - 1
-					? NULL : &p->pdbs->e[pm->entry_of[b]];
+		if (b->n == 1) {
+			uint32_t i = budgets_first(b);
+			if (pl->allowed[i] <= 0) {
+				const struct pdb_entry *e = &p->pdbs->e[i];
 				ans->blocked++;
+				if (!text_room(&t))
+					continue;
+				pod_of(p, r, pod, sizeof(pod));
+				owner_of(p, r, owner, sizeof(owner));
 				text_add(&t, "blocked placement %llu (%s, node %s, owner "
 					 "%s): PodDisruptionBudget %s allows no more "
 					 "disruptions now (declared %d, evicted %d since; "
 					 "declare it again, or place its pods elsewhere)",
 					 (unsigned long long)id, pod, node, owner,
-					 e ? str_or(p, e->name, "?") : "(one of many)",
-					 e ? e->value : 0, e ? e->evicted : 0);
+					 str_or(p, e->name, "?"), e->value, e->evicted);
 				continue;
 			}
-			allowed[b]--;
+			pl->allowed[i]--;
 		}
 		ans->evicted++;
-		text_add(&t, "%s placement %llu (%s, node %s, owner %s)",
-			 dry ? "would evict" : "evicted", (unsigned long long)id, pod,
-			 node, owner);
+		if (text_room(&t)) {
+			pod_of(p, r, pod, sizeof(pod));
+			owner_of(p, r, owner, sizeof(owner));
+			text_add(&t, "%s placement %llu (%s, node %s, owner %s)",
+				 dry ? "would evict" : "evicted",
+				 (unsigned long long)id, pod, node, owner);
+		}
 		if (!dry)
-			evict_one(p, pm, id, r, node, only != 0);
+			evict_one(p, b, id, r, node, only != 0);
 	}
 answer:
 	if (t.cut > 0) {
@@ -426,6 +505,7 @@ answer:
 	ans->text_bytes = (uint32_t)t.len;
 	control_server_reply(s, conn, rid, ans, (uint32_t)(sizeof(*ans) + t.len), -1);
 cleanup:
+	free(in_wave);
 	free(ans);
-	free(pm);
+	free(pl);
 }

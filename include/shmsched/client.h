@@ -453,7 +453,7 @@ struct shmsched_drain_result {
 };
 
 /* Evicts, in one wave, what the PodDisruptionBudgets allow of the live
- * placements on the `n` nodes named (1..64) whose pods `selector` selects
+ * placements on the `n` nodes named (1..1024) whose pods `selector` selects
  * (NULL or "": all; else kubectl drain's --pod-selector, equality-based:
  * key=value, key==value, key!=value, key, !key, joined by ','; at most
  * 1024 bytes, 16 terms), as kubectl drain does; each

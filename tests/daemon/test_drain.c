@@ -20,7 +20,8 @@
  *   undrained pod stays;
  * - --pod-selector: only the pods it selects go; a bad one is refused;
  * - a pod two budgets select is an error naming both, never evicted; a
- *   producer's socket is refused; an unknown node is ENOENT.
+ *   producer's socket is refused; an unknown node is ENOENT;
+ * - many budgets: 40 in view of one wave are told apart (test_many_budgets).
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -500,6 +501,56 @@ static void test_oracle(void **state)
 	shmsched_disconnect(admin);
 }
 
+/* 40 budgets, each selecting one app of one pod on n0, each allowing one
+ * disruption: one wave evicts all 40. The preemption matcher tells 31
+ * budgets apart and lumps the rest as "one of many" allowing none, so the
+ * old planner blocked the pods of budgets 32 to 40 (9 blocked). */
+static void test_many_budgets(void **state)
+{
+	(void)state;
+	write_cluster(NULL);
+	struct daemon *d = start();
+	struct shmsched_client *admin = connect_to(fx.admin);
+	struct shmsched_client *prod = fixture_connect_as(fx.sock, "many");
+	for (unsigned k = 0; k < 40; k++) {
+		char json[512], app[16];
+		snprintf(app, sizeof(app), "a%u", k);
+		snprintf(json, sizeof(json), "{\"apiVersion\":\"policy/v1\",\"kind\":"
+			 "\"PodDisruptionBudget\",\"metadata\":{\"name\":\"b%u\","
+			 "\"namespace\":\"default\"},\"spec\":{\"maxUnavailable\":1,"
+			 "\"selector\":{\"matchLabels\":{\"app\":\"%s\"}}}}", k, app);
+		declare(admin, json);
+		char pod[32];
+		snprintf(pod, sizeof(pod), "a%u", k);
+		struct shmsched_result r;
+		/* 100m each: 40 fit n0's 8 cpu. */
+		char tjson[512], err[512];
+		snprintf(tjson, sizeof(tjson), "{\"kind\":\"Pod\",\"metadata\":{\"name\":"
+			 "\"%s\",\"labels\":{\"app\":\"%s\"}},\"spec\":{\"nodeName\":"
+			 "\"n0\",\"containers\":[{\"name\":\"c\",\"resources\":"
+			 "{\"requests\":{\"cpu\":\"100m\"}}}]}}", pod, app);
+		uint32_t tid;
+		if (shmsched_register_template(prod, tjson, strlen(tjson), &tid, err,
+					       sizeof(err)) < 0)
+			fail_msg("template %s: %s", pod, err);
+		fixture_place_one(prod, tid, k, &r);
+		assert_int_equal(r.status, SHMSCHED_PLACED);
+	}
+	static const char *const n0[] = {"n0"};
+	struct shmsched_drain_result r;
+	char *text = NULL, err[512];
+	assert_int_equal(shmsched_drain(admin, n0, 1, NULL, 0, &r, &text, err,
+					sizeof(err)), 0);
+	assert_int_equal(r.blocked, 0);
+	assert_int_equal(r.evicted, 40);
+	free(text);
+	assert_int_equal(daemon_pods_on_nodes(d), 0);
+	struct daemon_stats ds;
+	daemon_stop(d, 1000, &ds);
+	shmsched_disconnect(prod);
+	shmsched_disconnect(admin);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -507,6 +558,7 @@ int main(void)
 		cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_selector),
 		cmocka_unit_test(test_oracle),
+		cmocka_unit_test(test_many_budgets),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

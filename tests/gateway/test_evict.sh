@@ -20,7 +20,10 @@
 # pkg/drain): POST /v1/nodes/n2/drain answers 202 at once, GET follows it
 # to Succeeded with both pods evicted and n2 cordoned; a drain blocked by
 # a budget runs until its timeoutSeconds (TimedOut), a second POST
-# meanwhile is 409; a bad body is 400, a node never drained 404.
+# meanwhile is 409; a bad body is 400, a node never drained 404. DELETE
+# cancels a running drain (200, Cancelled, the node left cordoned as
+# kubectl leaves it), 404 without one, 409 once it ended; a POST for a
+# node the daemon does not know is 404 at once (it was 202, then Failed).
 # On the old code every route here was 404 (no such route).
 # usage: test_evict.sh SHMSCHEDD SHMSCHED_GATEWAY
 set -u
@@ -150,11 +153,30 @@ cp "$dir/body" "$dir/drain1.body"
 check "  ... TimedOut after its 2 s" test "$timed" -eq 0
 check "  ... blocked 1, the budget named" sh -c "grep -q '\"blocked\":1,' '$dir/drain1.body' && grep -q 'PodDisruptionBudget team-a/db allows no more' '$dir/drain1.body'"
 check "  ... db-0 stays" test "$(code -H "$ALICE" "$url/v1/placements/team-a/db-0")" = 200
+# Cancel (DELETE), and a node the daemon does not know.
+check "POST the drain of an unknown node n9: 404 at once" test "$(admin -X POST http://x/v1/nodes/n9/drain)" = 404
+check "  ... nodes \"n9\" not found" grep -q 'nodes \\"n9\\" not found' "$dir/body"
+check "DELETE the drain of a node never drained: 404" test "$(admin -X DELETE http://x/v1/nodes/n9/drain)" = 404
+check "drain n1 (db-0 blocked), no timeout: 202" test "$(admin -X POST -d '{"podSelector":"app=db"}' http://x/v1/nodes/n1/drain)" = 202
+running=1
+for _ in $(seq 100); do
+	admin http://x/v1/nodes/n1/drain >/dev/null
+	grep -q '"phase":"Running".*"blocked":1,' "$dir/body" && { running=0; break; }
+	sleep 0.05
+done
+check "  ... Running, blocked by db" test "$running" -eq 0
+check "  ... DELETE cancels it: 200" test "$(admin -X DELETE http://x/v1/nodes/n1/drain)" = 200
+cp "$dir/body" "$dir/cancel.body"
+check "  ... its record Cancelled, the node left cordoned" grep -q '"phase":"Cancelled".*"message":"cancelled (DELETE): 0 evicted, 1 left; the node stays cordoned"' "$dir/cancel.body"
+check "  ... GET says Cancelled" sh -c "test \"\$(curl -s --unix-socket '$dir/admin.sock' http://x/v1/nodes/n1/drain | grep -o '\"phase\":\"[A-Za-z]*\"')\" = '\"phase\":\"Cancelled\"'"
+check "  ... n1 is still cordoned" sh -c "curl -s '$url/v1/nodes/n1' -H '$ALICE' | grep -q '\"cordoned\":true'"
+check "  ... db-0 stays" test "$(code -H "$ALICE" "$url/v1/placements/team-a/db-0")" = 200
+check "  ... a second DELETE: 409 (nothing running)" test "$(admin -X DELETE http://x/v1/nodes/n1/drain)" = 409
 kill -TERM "$gpid"
 wait "$gpid"
 check "the gateway stops cleanly (exit 0; sanitizers would say otherwise)" test $? -eq 0
 if [ "$failed" -ne 0 ]; then
-	for f in 429.body drain2.body drain1.body gateway.log daemon.log; do echo "--- $f"; cat "$dir/$f" 2>/dev/null; done
+	for f in 429.body drain2.body drain1.body cancel.body gateway.log daemon.log; do echo "--- $f"; cat "$dir/$f" 2>/dev/null; done
 fi
 echo "$failed failed"
 exit $((failed > 0))
