@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -106,15 +107,25 @@ static uint32_t tmpl(struct shmsched_client *c, const char *queue,
 	return tid;
 }
 
-/* A pod of `tid` that waits (up to 20 s): it must park, unanswered. */
-static void park_one(struct shmsched_client *c, uint32_t tid, uint64_t cookie)
+/* A pod of `tid` that waits (up to 20 s): it must park, unanswered, as
+ * the `n`-th pod waiting (polled for up to 10 s: a loaded machine). */
+static void park_one(struct daemon *d, struct shmsched_client *c, uint32_t tid,
+		     uint64_t cookie, uint64_t n)
 {
 	struct shmsched_pod p = {.cookie = cookie, .template_id = tid,
 				 .flags = SHMSCHED_WAIT,
 				 .deadline_ns = now_ns() + UINT64_C(20000000000)};
 	assert_int_equal(shmsched_submit(c, &p, 1), 1);
+	struct daemon_stats ds;
+	for (int i = 0; i < 1000; i++) {
+		daemon_get_stats(d, &ds);
+		if (ds.pending_unschedulable >= n)
+			break;
+		usleep(10000);
+	}
+	assert_int_equal(ds.pending_unschedulable, n);
 	struct shmsched_result r;
-	assert_int_equal(fixture_await(c, &r, 1, 300), 0);
+	assert_int_equal(fixture_await(c, &r, 1, 100), 0);
 }
 
 /* team-a uses `a_used` 1-cpu pods and team-b `b_used`; then team-b's
@@ -148,11 +159,9 @@ static uint64_t contest(struct quota_tree *t, int a_used, int b_used,
 		assert_int_equal(r.status, SHMSCHED_PLACED);
 		b_ids[i] = r.placement_id;
 	}
-	park_one(c, qb, 2);      /* team-b's, first */
-	park_one(c, qa_wait, 1); /* team-a's, second */
+	park_one(d, c, qb, 2, 1);      /* team-b's, first */
+	park_one(d, c, qa_wait, 1, 2); /* team-a's, second */
 	struct daemon_stats ds;
-	daemon_get_stats(d, &ds);
-	assert_int_equal(ds.pending_unschedulable, 2);
 	assert_int_equal(shmsched_release(c, b_ids[0], err, sizeof(err)), 0);
 	assert_int_equal(fixture_await(c, &r, 1, 5000), 1);
 	assert_int_equal(r.status, SHMSCHED_PLACED);
