@@ -37,11 +37,11 @@
  *       pods, so a release during any one's attempt wakes it at once.
  *       Nothing else wakes them but the queue's own flush
  *       (podMaxInUnschedulablePodsDuration) and a lost-events wake-up.
- *   QW3 A woken pod is attempted in fair-sharing order (QW6), within the
- *       poll's WAIT_BURST; refused again, it parks in the tree's list
- *       again. A pod that does not fit does not hold back the others
- *       (BestEffortFIFO; StrictFIFO is refused when the ClusterQueue is
- *       read).
+ *   QW3 A woken pod is attempted in fair-sharing order (QW6), within
+ *       half the poll's WAIT_BURST at most; refused again, it parks in the
+ *       tree's list again. A pod that does not fit does not hold back the
+ *       others (BestEffortFIFO; StrictFIFO is refused when the
+ *       ClusterQueue is read).
  *   QW4 A pod leaves its list (parked or awake) when it is answered,
  *       forgotten or attempted (done(), retry()); the lists are the
  *       worker's own.
@@ -1143,7 +1143,9 @@ unsigned wait_poll(struct serve_wait *wt, unsigned w)
 		retry(wt, w, id, true, now); /* answered, whatever it finds */
 		n++;
 	}
-	n += quota_fair(wt, w, now, WAIT_BURST - n);
+	/* Awake pods (QW6) take at most half the burst: neither they nor
+	 * the queue's starve the other. */
+	n += quota_fair(wt, w, now, (WAIT_BURST - n) / 2);
 	while (n < WAIT_BURST && (id = queue_pop(q, now)) != QUEUE_NONE) {
 		retry(wt, w, id, false, now);
 		n++;
