@@ -212,11 +212,60 @@ static void test_weight(void **state)
 	quota_tree_free(t);
 }
 
+/* More pods awake than a poll attempts (half of WAIT_BURST, 32): 20 of
+ * team-a's 100m pods wait while the cohort's 4 cpu are in use; two of
+ * team-b's given back make room for all 20: all are placed (the awake
+ * ones left by one poll are attempted by the next), none twice. */
+static void test_many_awake(void **state)
+{
+	(void)state;
+	struct quota_tree *t = make_tree(QUOTA_WEIGHT_DEFAULT_MILLI, 0);
+	struct daemon_config cfg = {.socket_path = fx.sock, .cluster_path = cluster,
+				    .seed = 1, .workers = 1, .slots = 64,
+				    .quota = t};
+	char err[512];
+	struct daemon *d = daemon_start(&cfg, err, sizeof(err));
+	if (d == NULL)
+		fail_msg("daemon_start: %s", err);
+	struct shmsched_client *c;
+	if (shmsched_connect(fx.sock, &c, err, sizeof(err)) < 0)
+		fail_msg("connect: %s", err);
+	uint32_t qa = tmpl(c, "qa", "1"), qb = tmpl(c, "qb", "1");
+	uint32_t small = tmpl(c, "qa", "100m");
+	struct shmsched_result r[20];
+	uint64_t b_ids[2];
+	for (int i = 0; i < 2; i++) {
+		fixture_place_one(c, qa, 100 + (uint64_t)i, &r[0]);
+		assert_int_equal(r[0].status, SHMSCHED_PLACED);
+		fixture_place_one(c, qb, 200 + (uint64_t)i, &r[0]);
+		assert_int_equal(r[0].status, SHMSCHED_PLACED);
+		b_ids[i] = r[0].placement_id;
+	}
+	for (uint64_t i = 0; i < 20; i++)
+		park_one(d, c, small, 1 + i, i + 1);
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(shmsched_release(c, b_ids[i], err, sizeof(err)), 0);
+	assert_int_equal(fixture_await(c, r, 20, 10000), 20);
+	for (int i = 0; i < 20; i++)
+		assert_int_equal(r[i].status, SHMSCHED_PLACED);
+	int f = quota_flavor_find(t, "fa"), cpu = quota_resource_find(t, "cpu");
+	assert_int_equal(quota_usage(t, quota_cluster_queue_find(t, "team-a"), f,
+				     cpu), 4000);
+	struct daemon_stats ds;
+	daemon_get_stats(d, &ds);
+	assert_int_equal(ds.waited_placed, 20);
+	assert_int_equal(ds.pending_unschedulable, 0);
+	shmsched_disconnect(c);
+	daemon_stop(d, 1000, &ds);
+	quota_tree_free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_lower_share_first),
 		cmocka_unit_test(test_weight),
+		cmocka_unit_test(test_many_awake),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
