@@ -15,7 +15,8 @@
  * few compares. Otherwise the producers with waiting pods checked, the
  * events since the last poll (queue_absorb), one generation load per
  * cohort tree that pods wait on for quota, and at most WAIT_BURST
- * attempts.
+ * attempts; before each attempt of a pod woken for quota, one
+ * fair-sharing key per ClusterQueue of its tree with awake pods (QW6).
  *
  * Waiting for quota (issue 37; Kueue's BestEffortFIFO: a workload its
  * ClusterQueue cannot admit stays pending, and is tried again when quota
