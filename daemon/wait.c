@@ -15,7 +15,8 @@
  * few compares. Otherwise the producers with waiting pods checked, the
  * events since the last poll (queue_absorb), one generation load per
  * cohort tree that pods wait on for quota, and at most WAIT_BURST
- * attempts.
+ * attempts; before each attempt of a pod woken for quota, one
+ * fair-sharing key per ClusterQueue of its tree with awake pods (QW6).
  *
  * Waiting for quota (issue 37; Kueue's BestEffortFIFO: a workload its
  * ClusterQueue cannot admit stays pending, and is tried again when quota
@@ -31,22 +32,38 @@
  *   QW2 Each poll loads the generation of each tree with pods in its
  *       list: one that moved (a quota_release into any ClusterQueue of
  *       the tree: a placement released, evicted or preempted, a charge
- *       given back) wakes every pod of that tree's list, in the order they
- *       parked, and empties it. A tree keeps the oldest generation of its
+ *       given back) wakes every pod of that tree's list and empties it:
+ *       each goes, in the order they parked, to its ClusterQueue's awake
+ *       list (QW6). A tree keeps the oldest generation of its parked
  *       pods, so a release during any one's attempt wakes it at once.
  *       Nothing else wakes them but the queue's own flush
  *       (podMaxInUnschedulablePodsDuration) and a lost-events wake-up.
- *   QW3 A woken pod is attempted as any (activeQ's order: priority, then
- *       the time it parked); refused again, it joins the list again. A
- *       pod that does not fit does not hold back the others (BestEffortFIFO;
- *       StrictFIFO is refused when the ClusterQueue is read).
- *   QW4 A pod leaves its list when it is answered, forgotten or
- *       attempted (done(), retry()); the lists are the worker's own.
+ *   QW3 A woken pod is attempted in fair-sharing order (QW6), within
+ *       half the poll's WAIT_BURST at most; refused again, it parks in the
+ *       tree's list again. A pod that does not fit does not hold back the
+ *       others (BestEffortFIFO; StrictFIFO is refused when the
+ *       ClusterQueue is read).
+ *   QW4 A pod leaves its list (parked or awake) when it is answered,
+ *       forgotten or attempted (done(), retry()); the lists are the
+ *       worker's own.
  *   QW5 `shmsched queue apply` swaps the tree (qc_replace, QA4 in
- *       daemon/quota_charge.c): roots and generations are read only
- *       inside the worker's gate, and a swap since the worker's last
- *       look (qc_serial) wakes every pod of its lists, since what they
- *       kept is of the old tree.
+ *       daemon/quota_charge.c): roots, ClusterQueues and generations are
+ *       read only inside the worker's gate, and a swap since the worker's
+ *       last look (qc_serial) wakes every pod of its lists, parked or
+ *       awake, into activeQ (priority, then the time it parked), since
+ *       what they kept is of the old tree.
+ *   QW6 Fair sharing (Kueue's scheduling cycle with its fair-sharing
+ *       iterator, pkg/scheduler/fair_sharing_iterator.go): the awake pods
+ *       of a tree are in per-ClusterQueue lists in parking order, whose
+ *       first is the queue's head. In a cycle each ClusterQueue with
+ *       awake pods nominates its head once; the next attempted is the
+ *       head whose ClusterQueue would have the lowest dominant resource
+ *       share after admitting it (quota/fair_share.h: the share, weights
+ *       dividing, then priority, then arrival, then the name), computed
+ *       again before each attempt from the live usage, so an admission
+ *       counts for the next. When every ClusterQueue nominated, the next
+ *       cycle begins. A pick costs one key per ClusterQueue with awake
+ *       pods and no memory.
  */
 #include "daemon/wait_internal.h"
 
@@ -86,11 +103,26 @@ struct wgang {
 
 /* One cohort tree's pods waiting for quota on one worker (QW1). */
 struct qtree {
-	uint32_t head, tail; /* parking order, QUEUE_NONE when empty */
-	uint32_t n;
-	uint32_t at;         /* its place in tree_list while n > 0 */
-	uint64_t gen;        /* the oldest generation its pods read */
+	uint32_t head, tail; /* parked, in parking order, QUEUE_NONE when empty */
+	uint32_t n;          /* parked */
+	uint32_t at;         /* its place in tree_list while n + n_awake > 0 */
+	uint64_t gen;        /* the oldest generation its parked pods read */
+	uint32_t awake_cqs;  /* ClusterQueues with awake pods (QW6), a list
+			      * by qcq.next; QUEUE_NONE when none */
+	uint32_t n_awake;    /* awake pods */
+	uint32_t cycle;      /* the fair-sharing cycle (QW6) */
 };
+
+/* One ClusterQueue's awake pods on one worker (QW6), by its node id. */
+struct qcq {
+	uint32_t head, tail; /* parking order */
+	uint32_t n;
+	uint32_t next, prev; /* in its tree's awake_cqs */
+	uint32_t cycle;      /* the tree's cycle in which it last nominated */
+};
+
+/* quota_cq[id]: the pod is in its ClusterQueue's awake list (QW6). */
+#define QCQ_AWAKE UINT32_C(0x80000000)
 
 struct wait_worker {
 	struct sched_queue *q;
@@ -106,11 +138,16 @@ struct wait_worker {
 	uint32_t *pre_fifo;     /* [queue capacity], a ring */
 	uint8_t *pre_marked;    /* [queue capacity]: 1 while in pre_fifo */
 	uint32_t pre_head, pre_tail;
-	/* Pods waiting for quota (QW1-QW4): per pod its tree's root + 1 (0:
-	 * none) and its links in that tree's list; per root the list; the
-	 * roots with pods. In the lazy mapping with gang_of. */
+	/* Pods waiting for quota (QW1-QW6): per pod its tree's root + 1 (0:
+	 * none), its ClusterQueue + 1 (with QCQ_AWAKE), its arrival (0: not
+	 * yet) and its links in its tree's parked list or its ClusterQueue's
+	 * awake list; per root the parked list; per ClusterQueue the awake
+	 * list; the roots with pods. In the lazy mapping with gang_of. */
 	uint32_t *quota_root, *quota_next, *quota_prev; /* [queue capacity] */
+	uint32_t *quota_cq, *quota_arrival;             /* [queue capacity] */
+	uint32_t arrivals;      /* the last arrival given */
 	struct qtree *trees;    /* [WAIT_QUOTA_TREES], mapped lazily */
+	struct qcq *cqs;        /* [WAIT_QUOTA_TREES] */
 	uint32_t *tree_list;    /* [WAIT_QUOTA_TREES] */
 	uint32_t n_trees;
 	uint64_t quota_serial;  /* qc_serial at its last quota_wake (QW5) */
@@ -155,54 +192,119 @@ static void gang_leave(struct wait_worker *ww, uint32_t id)
 		memset(g, 0, sizeof(*g));
 }
 
-/* Takes pod `id` out of its tree's list of pods waiting for quota (QW4),
- * if it is in one. */
+/* Unlinks `id` from the list whose ends are *head and *tail. */
+static void quota_unlink(struct wait_worker *ww, uint32_t id, uint32_t *head,
+			 uint32_t *tail)
+{
+	uint32_t prev = ww->quota_prev[id], next = ww->quota_next[id];
+	if (prev != QUEUE_NONE)
+		ww->quota_next[prev] = next;
+	else
+		*head = next;
+	if (next != QUEUE_NONE)
+		ww->quota_prev[next] = prev;
+	else
+		*tail = prev;
+}
+
+/* Appends `id` to the list whose ends are *head and *tail. */
+static void quota_append(struct wait_worker *ww, uint32_t id, uint32_t *head,
+			 uint32_t *tail)
+{
+	ww->quota_prev[id] = *tail;
+	ww->quota_next[id] = QUEUE_NONE;
+	if (*tail != QUEUE_NONE)
+		ww->quota_next[*tail] = id;
+	else
+		*head = id;
+	*tail = id;
+}
+
+/* Takes pod `id` out of its tree's parked list or its ClusterQueue's
+ * awake list (QW4), if it is in one. */
 static void quota_leave(struct wait_worker *ww, uint32_t id)
 {
 	uint32_t r1 = ww->quota_root[id];
 	if (r1 == 0)
 		return;
 	struct qtree *tr = &ww->trees[r1 - 1];
-	uint32_t prev = ww->quota_prev[id], next = ww->quota_next[id];
-	if (prev != QUEUE_NONE)
-		ww->quota_next[prev] = next;
-	else
-		tr->head = next;
-	if (next != QUEUE_NONE)
-		ww->quota_prev[next] = prev;
-	else
-		tr->tail = prev;
+	uint32_t c = ww->quota_cq[id];
+	if (c & QCQ_AWAKE) {
+		uint32_t cq = (c & ~QCQ_AWAKE) - 1;
+		struct qcq *qc = &ww->cqs[cq];
+		quota_unlink(ww, id, &qc->head, &qc->tail);
+		tr->n_awake--;
+		if (--qc->n == 0) {
+			if (qc->prev != QUEUE_NONE)
+				ww->cqs[qc->prev].next = qc->next;
+			else
+				tr->awake_cqs = qc->next;
+			if (qc->next != QUEUE_NONE)
+				ww->cqs[qc->next].prev = qc->prev;
+		}
+	} else {
+		quota_unlink(ww, id, &tr->head, &tr->tail);
+		tr->n--;
+	}
 	ww->quota_root[id] = 0;
-	if (--tr->n == 0) {
+	ww->quota_cq[id] = 0;
+	if (tr->n + tr->n_awake == 0) {
 		uint32_t last = ww->tree_list[--ww->n_trees];
 		ww->tree_list[tr->at] = last;
 		ww->trees[last].at = tr->at;
 	}
 }
 
-/* Pod `id`, parked for quota, joins the list of tree `root` with the
- * generation `gen` it read (QW1). */
+/* Pod `id`, parked for quota by ClusterQueue `cq`, joins the list of tree
+ * `root` with the generation `gen` it read (QW1). */
 static void quota_join(struct wait_worker *ww, uint32_t id, uint32_t root,
-		       uint64_t gen)
+		       uint32_t cq, uint64_t gen)
 {
 	struct qtree *tr = &ww->trees[root];
+	if (tr->n + tr->n_awake == 0) {
+		tr->awake_cqs = QUEUE_NONE;
+		tr->at = ww->n_trees;
+		ww->tree_list[ww->n_trees++] = root;
+	}
 	if (tr->n == 0) {
 		tr->head = tr->tail = QUEUE_NONE;
 		tr->gen = gen;
-		tr->at = ww->n_trees;
-		ww->tree_list[ww->n_trees++] = root;
 	} else if (gen < tr->gen) {
 		tr->gen = gen; /* generations only grow: the oldest is kept */
 	}
-	ww->quota_prev[id] = tr->tail;
-	ww->quota_next[id] = QUEUE_NONE;
-	if (tr->tail != QUEUE_NONE)
-		ww->quota_next[tr->tail] = id;
-	else
-		tr->head = id;
-	tr->tail = id;
+	quota_append(ww, id, &tr->head, &tr->tail);
 	tr->n++;
 	ww->quota_root[id] = root + 1;
+	ww->quota_cq[id] = cq + 1;
+	if (ww->quota_arrival[id] == 0) {
+		/* Its arrival for fair sharing's FIFO tie (QW6): kept while
+		 * it waits, until done(). */
+		if (++ww->arrivals == 0)
+			ww->arrivals = 1;
+		ww->quota_arrival[id] = ww->arrivals;
+	}
+}
+
+/* Parked pod `id` of tree `tr` goes to its ClusterQueue's awake list
+ * (QW2). */
+static void quota_awaken(struct wait_worker *ww, struct qtree *tr, uint32_t id)
+{
+	quota_unlink(ww, id, &tr->head, &tr->tail);
+	tr->n--;
+	uint32_t cq = ww->quota_cq[id] - 1;
+	struct qcq *qc = &ww->cqs[cq];
+	if (qc->n++ == 0) {
+		qc->head = qc->tail = QUEUE_NONE;
+		qc->cycle = tr->cycle - 1; /* may nominate in this cycle */
+		qc->prev = QUEUE_NONE;
+		qc->next = tr->awake_cqs;
+		if (tr->awake_cqs != QUEUE_NONE)
+			ww->cqs[tr->awake_cqs].prev = cq;
+		tr->awake_cqs = cq;
+	}
+	quota_append(ww, id, &qc->head, &qc->tail);
+	ww->quota_cq[id] = (cq + 1) | QCQ_AWAKE;
+	tr->n_awake++;
 }
 
 /* queue_done(), noting that a pod whose preemption is in flight has its
@@ -214,6 +316,7 @@ static void done(struct wait_worker *ww, uint32_t id)
 		ww->preempt_live = false;
 	gang_leave(ww, id);
 	quota_leave(ww, id);
+	ww->quota_arrival[id] = 0;
 	queue_done(ww->q, id);
 }
 
@@ -248,7 +351,7 @@ struct serve_wait *wait_create(struct attempt_ctx *a, const struct serve_wait_co
 		ww->gang_pods = malloc(GANG_MIN_MAX * sizeof(*ww->gang_pods));
 		ww->gang_res = malloc(GANG_MIN_MAX * sizeof(*ww->gang_res));
 		ww->gang_of_bytes = (size_t)wt->owners * c->slots * sizeof(uint32_t);
-		void *m = mmap(NULL, 6 * ww->gang_of_bytes, PROT_READ | PROT_WRITE,
+		void *m = mmap(NULL, 8 * ww->gang_of_bytes, PROT_READ | PROT_WRITE,
 			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 		ww->gang_of = m == MAP_FAILED ? NULL : m;
 		if (ww->gang_of != NULL) {
@@ -259,14 +362,18 @@ struct serve_wait *wait_create(struct attempt_ctx *a, const struct serve_wait_co
 			ww->quota_root = ww->gang_of + 3 * per;
 			ww->quota_next = ww->gang_of + 4 * per;
 			ww->quota_prev = ww->gang_of + 5 * per;
+			ww->quota_cq = ww->gang_of + 6 * per;
+			ww->quota_arrival = ww->gang_of + 7 * per;
 		}
 		void *tm = mmap(NULL, WAIT_QUOTA_TREES * (sizeof(struct qtree) +
+							  sizeof(struct qcq) +
 							  sizeof(uint32_t)),
 				PROT_READ | PROT_WRITE,
 				MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 		if (tm != MAP_FAILED) {
 			ww->trees = tm;
-			ww->tree_list = (uint32_t *)(void *)(ww->trees + WAIT_QUOTA_TREES);
+			ww->cqs = (struct qcq *)(void *)(ww->trees + WAIT_QUOTA_TREES);
+			ww->tree_list = (uint32_t *)(void *)(ww->cqs + WAIT_QUOTA_TREES);
 		}
 		if (ww->q == NULL || ww->key == NULL || ww->gangs == NULL ||
 		    ww->gang_of == NULL || ww->trees == NULL ||
@@ -292,9 +399,10 @@ void wait_destroy(struct serve_wait *wt)
 		free(wt->w[i].gang_pods);
 		free(wt->w[i].gang_res);
 		if (wt->w[i].gang_of != NULL)
-			munmap(wt->w[i].gang_of, 6 * wt->w[i].gang_of_bytes);
+			munmap(wt->w[i].gang_of, 8 * wt->w[i].gang_of_bytes);
 		if (wt->w[i].trees != NULL)
 			munmap(wt->w[i].trees, WAIT_QUOTA_TREES * (sizeof(struct qtree) +
+								   sizeof(struct qcq) +
 								   sizeof(uint32_t)));
 	}
 	free(wt->w);
@@ -375,13 +483,18 @@ static void park(struct serve_wait *wt, unsigned w, uint32_t id,
 	int rc = queue_park(ww->q, id, &qp, now);
 	(void)rc; /* the caller checked the pod was out or in its attempt */
 	if (root >= 0 && root < (int)WAIT_QUOTA_TREES) {
-		quota_join(ww, id, (uint32_t)root, qr->gen);
+		quota_join(ww, id, (uint32_t)root, (uint32_t)qr->cq, qr->gen);
 		stat_inc(&ww->st.quota_parked);
 	}
 }
 
+static void retry(struct serve_wait *wt, unsigned w, uint32_t id, bool last,
+		  uint64_t now);
+
 /* QW2: the pods of each tree whose generation moved since they parked,
- * woken in the order they parked. Returns how many. */
+ * moved to their ClusterQueues' awake lists (QW6) in the order they
+ * parked; after a swap (QW5) every pod, parked or awake, woken into
+ * activeQ. Returns how many. */
 static unsigned quota_wake(struct serve_wait *wt, unsigned w, uint64_t now)
 {
 	struct wait_worker *ww = &wt->w[w];
@@ -399,20 +512,102 @@ static unsigned quota_wake(struct serve_wait *wt, unsigned w, uint64_t now)
 	for (uint32_t k = 0; k < ww->n_trees;) {
 		uint32_t root = ww->tree_list[k];
 		struct qtree *tr = &ww->trees[root];
-		if (!swapped && quota_generation(t, (int)root) == tr->gen) {
-			k++;
+		if (swapped) {
+			stat_inc(&ww->st.quota_wakeups);
+			/* Its last quota_leave puts another tree at k. */
+			while (tr->n + tr->n_awake > 0) {
+				uint32_t id = tr->n > 0 ? tr->head
+							: ww->cqs[tr->awake_cqs].head;
+				quota_leave(ww, id);
+				n += queue_wake(ww->q, id, now);
+			}
 			continue;
 		}
-		stat_inc(&ww->st.quota_wakeups);
-		/* Its last quota_leave puts another tree at k. */
-		while (tr->n > 0) {
-			uint32_t id = tr->head;
-			quota_leave(ww, id);
-			n += queue_wake(ww->q, id, now);
+		if (tr->n > 0 && quota_generation(t, (int)root) != tr->gen) {
+			stat_inc(&ww->st.quota_wakeups);
+			while (tr->n > 0) {
+				quota_awaken(ww, tr, tr->head);
+				n++;
+			}
 		}
+		k++;
 	}
 	qc_leave(wt->a->quota, w);
 	stat_add(&ww->st.quota_woken, n);
+	return n;
+}
+
+/* QW6: the next head of tree `tr` in fair-sharing order, taken out of its
+ * list; QUEUE_NONE when it has no awake pod. Inside worker w's gate. */
+static uint32_t quota_fair_pick(struct serve_wait *wt, unsigned w,
+				const struct quota_tree *t, struct qtree *tr)
+{
+	struct wait_worker *ww = &wt->w[w];
+	if (tr->n_awake == 0)
+		return QUEUE_NONE;
+	for (int pass = 0; pass < 2; pass++) {
+		uint32_t best = QUEUE_NONE;
+		struct fair_key bk = {0}, k;
+		for (uint32_t cq = tr->awake_cqs; cq != QUEUE_NONE;
+		     cq = ww->cqs[cq].next) {
+			struct qcq *qc = &ww->cqs[cq];
+			if (qc->cycle == tr->cycle)
+				continue; /* nominated in this cycle */
+			uint32_t id = qc->head;
+			int64_t charge[QUOTA_MAX_RESOURCES];
+			unsigned missing;
+			const struct pod_spec *sp = queue_spec(ww->q, id);
+			int32_t prio = sp != NULL ? sp->priority : 0;
+			if (qc_request(wt->a->quota, w, queue_request(ww->q, id),
+				       charge, &missing) < 0 ||
+			    fair_share_key(t, (int)cq, charge, prio,
+					   ww->quota_arrival[id], &k) < 0) {
+				/* Its attempt answers it: at once. */
+				k = (struct fair_key){ .drs = INT64_MIN,
+						       .priority = prio,
+						       .arrival = ww->quota_arrival[id],
+						       .cq = (int)cq };
+			}
+			if (best == QUEUE_NONE || fair_share_compare(t, &k, &bk) < 0) {
+				best = cq;
+				bk = k;
+			}
+		}
+		if (best != QUEUE_NONE) {
+			ww->cqs[best].cycle = tr->cycle;
+			uint32_t id = ww->cqs[best].head;
+			quota_leave(ww, id);
+			return id;
+		}
+		tr->cycle++; /* every ClusterQueue nominated: the next cycle */
+	}
+	return QUEUE_NONE;
+}
+
+/* QW6: up to `budget` awake pods attempted in fair-sharing order. Returns
+ * how many. */
+static unsigned quota_fair(struct serve_wait *wt, unsigned w, uint64_t now,
+			   unsigned budget)
+{
+	struct wait_worker *ww = &wt->w[w];
+	unsigned n = 0;
+	while (n < budget && ww->n_trees > 0) {
+		uint32_t id = QUEUE_NONE;
+		qc_enter(wt->a->quota, w);
+		/* QW5: after a swap, quota_wake wakes them all first. */
+		if (qc_serial(wt->a->quota) == ww->quota_serial) {
+			const struct quota_tree *t = qc_tree(wt->a->quota);
+			for (uint32_t k = 0; k < ww->n_trees && id == QUEUE_NONE; k++)
+				id = quota_fair_pick(wt, w, t,
+						     &ww->trees[ww->tree_list[k]]);
+		}
+		qc_leave(wt->a->quota, w);
+		if (id == QUEUE_NONE)
+			break;
+		if (queue_take(ww->q, id) == 0)
+			retry(wt, w, id, false, now);
+		n++;
+	}
 	return n;
 }
 
@@ -466,9 +661,6 @@ static void give_back(struct serve_wait *wt, const struct evict_reply *r)
 	struct queue_event ev = queue_event_release(slot, &r->spec, NULL);
 	queue_events_publish(wt->cfg.events, &ev);
 }
-
-static void retry(struct serve_wait *wt, unsigned w, uint32_t id, bool last,
-		  uint64_t now);
 
 /* A pod woken for node `woken_for`'s room (queue_woken_for) and placed on
  * `node`: when that is another node, the room is still there for another
@@ -529,6 +721,7 @@ static unsigned take_replies(struct serve_wait *wt, unsigned w)
 			continue;
 		}
 		quota_leave(ww, id);
+		ww->quota_arrival[id] = 0;
 		queue_done(ww->q, id);
 		stat_inc(&ww->st.placed);
 		stat_inc(&ww->st.preempted);
@@ -951,6 +1144,9 @@ unsigned wait_poll(struct serve_wait *wt, unsigned w)
 		retry(wt, w, id, true, now); /* answered, whatever it finds */
 		n++;
 	}
+	/* Awake pods (QW6) take at most half the burst: neither they nor
+	 * the queue's starve the other. */
+	n += quota_fair(wt, w, now, (WAIT_BURST - n) / 2);
 	while (n < WAIT_BURST && (id = queue_pop(q, now)) != QUEUE_NONE) {
 		retry(wt, w, id, false, now);
 		n++;

@@ -33,6 +33,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Kueue's fair-sharing order of waiting heads (quota/fair_share.c). */
+#include "quota/fair_share.h"
+
 /* Bounds. Names: Kueue's ClusterQueueReference, CohortReference and
  * ResourceFlavorReference are at most 253 bytes; a namespace is a DNS label
  * (63). The counts bound memory: a sealed tree holds one counter per

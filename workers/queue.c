@@ -530,6 +530,11 @@ const struct pod_spec *queue_spec(const struct sched_queue *q, uint32_t id)
 	return id < q->capacity ? q->e[id].spec : NULL;
 }
 
+const struct res_vec *queue_request(const struct sched_queue *q, uint32_t id)
+{
+	return id < q->capacity ? &q->e[id].request : NULL;
+}
+
 int queue_park(struct sched_queue *q, uint32_t id, const struct queue_pod *p,
 	       uint64_t now)
 {

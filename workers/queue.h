@@ -216,6 +216,9 @@ struct queue_event queue_event_room(uint32_t slot);
  * spec and deadline as parked. */
 uint32_t queue_attempts(const struct sched_queue *q, uint32_t id);
 const struct pod_spec *queue_spec(const struct sched_queue *q, uint32_t id);
+/* What it asks as parked (queue_pod.request, the slot's extras
+ * included), or NULL for an id out of range. */
+const struct res_vec *queue_request(const struct sched_queue *q, uint32_t id);
 
 /* Pod `id` failed an attempt at `now`: a new pod (QUEUE_OUT) or the one
  * popped (QUEUE_ATTEMPT). It goes to unschedulable (backoffQ on error),
