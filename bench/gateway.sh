@@ -13,12 +13,16 @@
 #   2. single    one Pod per request through nginx, closed loop: the most
 #                requests per second
 #   3. single    the same open loop at half that rate: latency per request
-#                from its due time
+#                from its due time, over OPEN_CONNECTIONS connections that
+#                share the schedule (the load generator counts and warns
+#                about requests that found all of them busy: queued)
 #   4. single    closed loop straight to the gateway, without nginx
 #   5. batch     JSON Lines of BATCH pods per request through nginx
 #   6. batch     the same straight to the gateway, without nginx
 # Environment: NODES (20000), SECS (5 per phase), CONNECTIONS (4),
-# BATCH (1000), BATCH_CONNECTIONS (2), DIRECT_PODS (300000), WORKERS (1).
+# BATCH (1000), BATCH_CONNECTIONS (2), DIRECT_PODS (300000), WORKERS (1),
+# OPEN_CONNECTIONS (16). Each HTTP phase first measures the machine's own
+# pauses and warns when they make its latencies unreliable.
 set -u
 build=${1:-build}
 src=$(cd "$(dirname "$0")/.." && pwd)
@@ -26,6 +30,7 @@ build=$(cd "$build" && pwd)
 NODES=${NODES:-20000} SECS=${SECS:-5} CONNECTIONS=${CONNECTIONS:-4}
 BATCH=${BATCH:-1000} BATCH_CONNECTIONS=${BATCH_CONNECTIONS:-2}
 DIRECT_PODS=${DIRECT_PODS:-300000} WORKERS=${WORKERS:-1}
+OPEN_CONNECTIONS=${OPEN_CONNECTIONS:-16}
 PATH=$PATH:/usr/sbin
 for tool in nginx python3; do
 	command -v "$tool" >/dev/null || { echo "bench/gateway.sh: $tool is missing (scripts/setup installs it)" >&2; exit 1; }
@@ -102,7 +107,7 @@ single=$("$load" --url "127.0.0.1:$nport" --mode single --connections "$CONNECTI
 	--seconds "$SECS" --prefix single --json)
 echo "$single" | python3 -c 'import json,sys; o=json.load(sys.stdin); print("single nginx: %d connections, closed loop: %.0f pods/s (one per request); per request p50 %.0f us, p90 %.0f us, p99 %.0f us, p99.9 %.0f us; %d errors, %d reconnects" % (o["connections"], o["pods_per_sec"], o["p50_us"], o["p90_us"], o["p99_us"], o["p999_us"], o["errors"], o["reconnects"]))'
 half=$(echo "$single" | python3 -c 'import json,sys; print(int(json.load(sys.stdin)["requests_per_sec"] / 2))')
-"$load" --url "127.0.0.1:$nport" --mode single --connections "$CONNECTIONS" \
+"$load" --url "127.0.0.1:$nport" --mode single --connections "$OPEN_CONNECTIONS" \
 	--seconds "$SECS" --rate "$half" --prefix half
 "$load" --url "127.0.0.1:$gport" --mode single --connections "$CONNECTIONS" \
 	--seconds "$SECS" --prefix bare-single

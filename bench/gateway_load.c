@@ -10,9 +10,14 @@
  * HTTP: C threads, each with one keep-alive connection. Closed loop (no
  * --rate): each sends its next request when the last is answered, for S
  * seconds: the most the path takes. Open loop (--rate R, requests per
- * second over all connections): request k of a connection is due at
- * start + k*C/R (connections staggered); latency runs from the due time,
- * so a server that falls behind shows as latency, not as a slower client.
+ * second over all connections): request k is due at start + k/R, and
+ * the connections share that one schedule: each, when free, takes the
+ * next request and waits for its due time. Latency runs from the due
+ * time, so a server that falls behind shows as latency, not as a slower
+ * client. A request taken after its due time found all C connections
+ * busy: it queued behind the load generator's own connections. Those are
+ * counted ("queued"), and past 1 % of requests a warning says the
+ * latency is partly ours: use more --connections.
  * single: one Pod per request; batch: B pods as JSON Lines per request.
  * Every pod has its own name ("P-<thread>-<n>": the gateway refuses a name
  * placed already); every answer line is counted (placed or not).
@@ -20,6 +25,10 @@
  * Direct: one producer through libshmsched-client, the same pod spec
  * registered once, N pods submitted and polled in bursts (as the example
  * producer): the shared-memory path the gateway itself sits on.
+ *
+ * Before an HTTP run, PAUSES_MS of the machine's own pauses
+ * (bench/pauses.h): past the thresholds bench/report.c uses, a warning
+ * says the run's latencies are the machine's, not the gateway's.
  *
  * Prints one line, and with --json one JSON object.
  */
@@ -36,12 +45,21 @@
 
 #include "base/base.h"
 #include "bench/http_client.h"
+#include "bench/pauses.h"
 #include "shmsched/client.h"
 #include "shmsched/version.h"
 
 #define POD_FMT "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s-%u-%" PRIu64 "\"," \
 	"\"namespace\":\"bench\"},\"spec\":{\"containers\":[{\"name\":\"c\"," \
 	"\"resources\":{\"requests\":{\"cpu\":\"10m\",\"memory\":\"16Mi\"}}}]}}\n"
+/* The machine's pauses, measured before an HTTP run, and when they make it
+ * unreliable (the thresholds of bench/report.c's report_warnings). */
+#define PAUSES_MS 300u
+#define WARN_LOST_SHARE 0.05
+#define WARN_OVER_1MS_S 10.0
+#define WARN_LONGEST_US 20000.0
+/* Open loop: warn when more than this share of requests queued. */
+#define WARN_QUEUED_SHARE 0.01
 #define TEMPLATE "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"direct\"," \
 	"\"namespace\":\"bench\"},\"spec\":{\"containers\":[{\"name\":\"c\"," \
 	"\"resources\":{\"requests\":{\"cpu\":\"10m\",\"memory\":\"16Mi\"}}}]}}"
@@ -59,15 +77,19 @@ struct options {
 	unsigned window;
 	const char *prefix;
 	bool json;
+	uint64_t start_ns, end_ns;  /* HTTP: the run's window */
+	uint64_t next_due;          /* open loop: the next request to take
+				     * (atomic, relaxed: a counter, the
+				     * connections' only shared state) */
 };
 
 struct worker {
-	const struct options *o;
+	struct options *o;
 	unsigned index;
 	pthread_t thread;
 	uint64_t *lat_ns;
 	size_t n_lat, cap_lat;
-	uint64_t requests, pods, placed, errors, late, reconnects;
+	uint64_t requests, pods, placed, errors, late, reconnects, queued;
 	char first_error[256];
 };
 
@@ -94,7 +116,7 @@ static void sleep_until(uint64_t t_ns)
 static void *http_worker(void *arg)
 {
 	struct worker *w = arg;
-	const struct options *o = w->o;
+	struct options *o = w->o;
 	int fd = http_connect(o->port);
 	if (fd < 0) {
 		snprintf(w->first_error, sizeof(w->first_error), "connect: %s",
@@ -104,14 +126,18 @@ static void *http_worker(void *arg)
 	}
 	unsigned per = o->batch ? o->batch_pods : 1;
 	struct json_buf body = {0};
-	uint64_t seq = 0, used = 0, start = now_ns();
-	uint64_t end = start + (uint64_t)(o->seconds * 1e9);
-	/* Open loop: this connection's share of the rate, staggered. */
-	double gap_ns = o->rate > 0 ? 1e9 * o->connections / o->rate : 0;
-	uint64_t first_due = start + (uint64_t)(gap_ns * w->index / o->connections);
-	for (uint64_t k = 0;; k++) {
-		uint64_t due = o->rate > 0 ? first_due + (uint64_t)(gap_ns * (double)k)
-					   : now_ns();
+	uint64_t seq = 0, used = 0, start = o->start_ns, end = o->end_ns;
+	/* Open loop: one schedule for all connections, k/R after the start. */
+	double gap_ns = o->rate > 0 ? 1e9 / o->rate : 0;
+	for (;;) {
+		uint64_t due = now_ns();
+		if (o->rate > 0) {
+			uint64_t k = __atomic_fetch_add(&o->next_due, 1, __ATOMIC_RELAXED);
+			uint64_t at = start + (uint64_t)(gap_ns * (double)k);
+			if (at < end && at < due)
+				w->queued++; /* no connection was free at its time */
+			due = at;
+		}
 		if (due >= end)
 			break;
 		if (o->rate > 0)
@@ -184,12 +210,18 @@ static double pct(const uint64_t *v, size_t n, double q)
 	return (double)v[i] / 1e3; /* microseconds */
 }
 
-static int run_http(const struct options *o)
+static int run_http(struct options *o)
 {
 	struct worker *w = calloc(o->connections, sizeof(*w));
 	if (w == NULL)
 		return 1;
+	/* The machine's own pauses first, while nothing else of ours runs. */
+	struct pauses pz;
+	bool have_pauses = pauses_measure(PAUSES_MS, &pz) == 0;
 	uint64_t t0 = now_ns();
+	o->start_ns = t0;
+	o->end_ns = t0 + (uint64_t)(o->seconds * 1e9);
+	o->next_due = 0;
 	for (unsigned i = 0; i < o->connections; i++) {
 		w[i] = (struct worker){.o = o, .index = i};
 		pthread_create(&w[i].thread, NULL, http_worker, &w[i]);
@@ -212,6 +244,7 @@ static int run_http(const struct options *o)
 		sum.errors += w[i].errors;
 		sum.late += w[i].late;
 		sum.reconnects += w[i].reconnects;
+		sum.queued += w[i].queued;
 		if (sum.first_error[0] == '\0' && w[i].first_error[0] != '\0')
 			memcpy(sum.first_error, w[i].first_error, sizeof(sum.first_error));
 		free(w[i].lat_ns);
@@ -225,10 +258,14 @@ static int run_http(const struct options *o)
 		       ",\"pods\":%" PRIu64 ",\"placed\":%" PRIu64 ",\"errors\":%" PRIu64
 		       ",\"requests_per_sec\":%.1f,\"pods_per_sec\":%.1f,\"p50_us\":%.1f,"
 		       "\"p90_us\":%.1f,\"p99_us\":%.1f,\"p999_us\":%.1f,\"late\":%" PRIu64
-		       ",\"reconnects\":%" PRIu64 "}\n", mode, o->url, o->connections, o->batch ? o->batch_pods : 1,
+		       ",\"reconnects\":%" PRIu64 ",\"queued\":%" PRIu64 ",\"pauses\":"
+		       "{\"measured\":%s,\"over_1ms_s\":%.2f,\"longest_us\":%.0f,"
+		       "\"lost_share\":%.4f}}\n", mode, o->url, o->connections, o->batch ? o->batch_pods : 1,
 		       o->rate, wall, sum.requests, sum.pods, sum.placed, sum.errors, rps,
 		       pps, pct(all, n, 0.5), pct(all, n, 0.9), pct(all, n, 0.99),
-		       pct(all, n, 0.999), sum.late, sum.reconnects);
+		       pct(all, n, 0.999), sum.late, sum.reconnects, sum.queued,
+		       have_pauses ? "true" : "false", have_pauses ? pz.over_1ms_s : 0,
+		       have_pauses ? pz.longest_us : 0, have_pauses ? pz.lost_share : 0);
 	else
 		printf("%-6s %s: %u connections, %.1f s: %" PRIu64 " requests "
 		       "(%.0f/s), %" PRIu64 " pods (%.0f pods/s, %" PRIu64 " placed), "
@@ -244,7 +281,24 @@ static int run_http(const struct options *o)
 		printf("       (batches of %u pods)\n", o->batch_pods);
 	if (o->rate > 0 && !o->json)
 		printf("       open loop at %.0f requests/s: %" PRIu64 " answered over "
-		       "1 ms after their due time\n", o->rate, sum.late);
+		       "1 ms after their due time, %" PRIu64 " queued for a free "
+		       "connection\n", o->rate, sum.late, sum.queued);
+	uint64_t tried = sum.requests + sum.errors;
+	if (o->rate > 0 && tried > 0 &&
+	    (double)sum.queued > WARN_QUEUED_SHARE * (double)tried)
+		fprintf(stderr, "WARNING: %" PRIu64 " of %" PRIu64 " requests (%.1f %%) "
+			"queued: every one of the %u connections was busy at their due "
+			"time, so their latency is partly the load generator's (threshold "
+			"1 %%): use more --connections\n", sum.queued, tried,
+			100.0 * (double)sum.queued / (double)tried, o->connections);
+	if (have_pauses && (pz.lost_share > WARN_LOST_SHARE ||
+			    pz.over_1ms_s > WARN_OVER_1MS_S || pz.longest_us > WARN_LONGEST_US))
+		fprintf(stderr, "WARNING: this machine paused a spinning thread before "
+			"the run (%u ms, %u cores): %.2f %% of the time lost, %.1f pauses "
+			"over 1 ms a second per core, the longest %.0f us (thresholds: "
+			"5 %%, 10/s, 20000 us): the latencies of this run are the "
+			"machine's, not the gateway's (rerun on a quiet machine)\n",
+			PAUSES_MS, pz.cores, 100 * pz.lost_share, pz.over_1ms_s, pz.longest_us);
 	if (sum.errors > 0)
 		fprintf(stderr, "shmsched-gateway-load: %" PRIu64 " errors; the first: "
 			"%s\n", sum.errors, sum.first_error);
@@ -367,7 +421,9 @@ static void usage(FILE *to)
 		"  --batch B        pods per batch request (default 1000)\n"
 		"  --seconds S      how long (default 5)\n"
 		"  --rate R         requests/s over all connections, open loop\n"
-		"                   (default: closed loop, as fast as answered)\n"
+		"                   (default: closed loop, as fast as answered); a\n"
+		"                   request that found every connection busy at its\n"
+		"                   due time is counted as queued (warned past 1 %%)\n"
 		"  --prefix P       pod names P-<thread>-<n> (default load); also the\n"
 		"                   producer name with --direct\n"
 		"  --pods N         --direct: pods (default 200000)\n"

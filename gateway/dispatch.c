@@ -327,6 +327,17 @@ static bool job_abandoned(const struct gw_job *j)
 	return j->gone || __atomic_load_n(&j->abandoned, __ATOMIC_ACQUIRE);
 }
 
+/* J2, under the lock: whether a wake now would only have the HTTP side
+ * suspend again (respond_job() in http.c): an accepted job that is
+ * answered whole (`collect`: a small request, the extender's bind) waits
+ * for every line. Not waking it saves the HTTP side a resume, a turn of
+ * its thread and a suspend per request (a single pod's request was woken
+ * twice: at its verdict and at its answer). */
+static bool job_would_wait(const struct gw_job *j)
+{
+	return j->collect && j->code == 200 && !j->done;
+}
+
 /* J2: the verdict and a whole body, under the lock; then the wake. */
 static void job_finish(struct gw_job *j, unsigned code, const struct json_buf *body)
 {
@@ -1399,7 +1410,7 @@ static void job_accept(struct gw_dispatch *d, struct gw_job *j)
 	}
 	pthread_mutex_lock(&j->lock);
 	j->code = 200;
-	if (j->suspended) {
+	if (j->suspended && !job_would_wait(j)) {
 		j->suspended = false;
 		j->wake(j);
 	}
@@ -2172,7 +2183,7 @@ static void publish(struct gw_dispatch *d)
 			}
 			if (complete)
 				j->done = true;
-			if (j->suspended) {
+			if (j->suspended && !job_would_wait(j)) {
 				j->suspended = false;
 				j->wake(j);
 			}

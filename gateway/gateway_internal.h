@@ -9,7 +9,9 @@
  *       Status object in `out`), then appends answer lines to `out`, then
  *       sets `done`; each under `lock`, and after each, if `suspended` is
  *       set, clears it and calls `wake` (still under `lock`), which resumes
- *       the HTTP connection.
+ *       the HTTP connection; except while the HTTP side would only
+ *       suspend again: a `collect` job with the verdict 200 is woken
+ *       once, when `done`.
  *   J3  The HTTP thread reads `code` and `out` under `lock`; finding
  *       nothing new, it sets `suspended` and suspends its connection before
  *       releasing `lock`. So a wake never precedes its suspend (the lock
@@ -330,6 +332,9 @@ struct gw_http_stats {
 	uint64_t forbidden;        /* 403s of the policy (--policy) */
 	uint64_t header_timeouts;  /* connections cut: headers not in by
 				    * --header-timeout */
+	uint64_t resumes;          /* connections the dispatcher resumed
+				    * (J2's wakes: each a turn of an HTTP
+				    * thread) */
 };
 void gw_http_count(struct gw_http_stats *s, enum gw_route route, unsigned code);
 

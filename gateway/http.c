@@ -260,6 +260,8 @@ static enum MHD_Result gw_reply(struct request *r, struct MHD_Connection *conn,
 static void job_wake(struct gw_job *j)
 {
 	struct gateway *g = j->http_owner;
+	/* Relaxed: a count, read by /metrics. */
+	__atomic_fetch_add(&g->http.resumes, 1, __ATOMIC_RELAXED);
 	__atomic_fetch_sub(&g->suspended, 1, __ATOMIC_RELEASE);
 	MHD_resume_connection(j->http);
 }

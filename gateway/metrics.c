@@ -278,6 +278,10 @@ void gw_metrics_render(struct gw_dispatch *d, const struct gw_http_stats *h,
 			PRIu64 "\n", __atomic_load_n(&h->forbidden, __ATOMIC_RELAXED));
 	json_buf_printf(b, "shmsched_gateway_requests_refused_total{reason=\"header_timeout\"} %"
 			PRIu64 "\n", __atomic_load_n(&h->header_timeouts, __ATOMIC_RELAXED));
+	counter(b, "shmsched_gateway_http_resumes_total",
+		"HTTP connections resumed by the dispatcher (each a turn of an "
+		"HTTP thread; a request of a few pods takes one).",
+		__atomic_load_n(&h->resumes, __ATOMIC_RELAXED));
 	counter(b, "shmsched_gateway_clients_gone_total",
 		"Requests whose client went away before the answer ended.",
 		__atomic_load_n(&h->abandoned, __ATOMIC_RELAXED));

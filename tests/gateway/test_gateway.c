@@ -520,6 +520,43 @@ static void test_keep_alive(void **state)
 	close(fd);
 }
 
+/* A request answered whole (at most 64 pods) resumes its connection once,
+ * with every line: not also at its verdict, which had the HTTP thread take
+ * a turn only to suspend again (the gateway's profile, issue 39: two
+ * resumes, eventfd writes and HTTP thread turns per single-pod request).
+ * The old code reads about 2 per single pod, more for a few pods whose
+ * answers come in separate polls. */
+static void test_one_resume_per_small_request(void **state)
+{
+	(void)state;
+	const unsigned requests = 40;
+	int fd = http_connect(port);
+	assert_true(fd >= 0);
+	double before = metric(port, "shmsched_gateway_http_resumes_total");
+	assert_true(before >= 0);
+	for (unsigned k = 0; k < requests; k++) {
+		struct json_buf body = {0};
+		char name[32];
+		unsigned pods = k % 2 ? 8 : 1;
+		for (unsigned p = 0; p < pods; p++) {
+			snprintf(name, sizeof(name), "wake-%u-%u", k, p);
+			pod_json(&body, "t", name, 1);
+		}
+		struct http_answer a;
+		assert_int_equal(http_exchange(fd, "POST", "/v1/placements", NULL,
+					       body.data, body.len, &a, 10000), 0);
+		assert_int_equal(a.status, 200);
+		assert_int_equal(http_count_lines(&a), pods);
+		http_answer_free(&a);
+		json_buf_free(&body);
+	}
+	close(fd);
+	double resumes = metric(port, "shmsched_gateway_http_resumes_total") - before;
+	print_message("%u requests: %.0f resumes\n", requests, resumes);
+	assert_true(resumes >= 1);
+	assert_true(resumes <= requests);
+}
+
 /* Slow clients hold sockets, not threads: while 16 clients sit on half a
  * request, others are served at once; the silent ones are closed after
  * the idle time-out, and one that trickles its body is cut at the
@@ -1442,6 +1479,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_api),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_keep_alive),
+		cmocka_unit_test(test_one_resume_per_small_request),
 		cmocka_unit_test(test_slow_clients),
 		cmocka_unit_test(test_disconnect_mid_stream),
 		cmocka_unit_test(test_eviction),
