@@ -47,6 +47,12 @@
  *       inside the worker's gate, and a swap since the worker's last
  *       look (qc_serial) wakes every pod of its lists, since what they
  *       kept is of the old tree.
+ *   QW6 Kueue's kueue_pending_workloads (QA5 in daemon/quota_charge.c):
+ *       a pod counts "inadmissible" under its ClusterQueue from
+ *       quota_join, "active" from its wake-up until its next attempt,
+ *       and nothing once it leaves (quota_leave, which every way out of
+ *       the queue passes); quota_cq keeps, per pod, what it counts
+ *       under, so each count is given back where it was taken.
  */
 #include "daemon/wait_internal.h"
 
@@ -110,6 +116,8 @@ struct wait_worker {
 	 * none) and its links in that tree's list; per root the list; the
 	 * roots with pods. In the lazy mapping with gang_of. */
 	uint32_t *quota_root, *quota_next, *quota_prev; /* [queue capacity] */
+	uint32_t *quota_cq; /* [queue capacity]: QW6, cq + 1 | QW_ACTIVE; 0 none */
+	struct quota_charge *qc; /* QW6's counts; NULL: no quota */
 	struct qtree *trees;    /* [WAIT_QUOTA_TREES], mapped lazily */
 	uint32_t *tree_list;    /* [WAIT_QUOTA_TREES] */
 	uint32_t n_trees;
@@ -155,10 +163,27 @@ static void gang_leave(struct wait_worker *ww, uint32_t id)
 		memset(g, 0, sizeof(*g));
 }
 
+#define QW_ACTIVE (UINT32_C(1) << 31)
+
+/* QW6: pod `id` counts under ClusterQueue `cq` as `kind` from now. */
+static void pending_count(struct wait_worker *ww, uint32_t id, int cq,
+			  enum qc_pending kind)
+{
+	ww->quota_cq[id] = (uint32_t)(cq + 1) |
+			   (kind == QC_PENDING_ACTIVE ? QW_ACTIVE : 0);
+	qc_pending_add(ww->qc, cq, kind, 1);
+}
+
 /* Takes pod `id` out of its tree's list of pods waiting for quota (QW4),
- * if it is in one. */
+ * if it is in one, and out of Kueue's pending count (QW6). */
 static void quota_leave(struct wait_worker *ww, uint32_t id)
 {
+	uint32_t pc = ww->quota_cq[id];
+	if (pc != 0) {
+		ww->quota_cq[id] = 0;
+		qc_pending_add(ww->qc, (int)(pc & ~QW_ACTIVE) - 1, (pc & QW_ACTIVE)
+			       ? QC_PENDING_ACTIVE : QC_PENDING_INADMISSIBLE, -1);
+	}
 	uint32_t r1 = ww->quota_root[id];
 	if (r1 == 0)
 		return;
@@ -248,7 +273,7 @@ struct serve_wait *wait_create(struct attempt_ctx *a, const struct serve_wait_co
 		ww->gang_pods = malloc(GANG_MIN_MAX * sizeof(*ww->gang_pods));
 		ww->gang_res = malloc(GANG_MIN_MAX * sizeof(*ww->gang_res));
 		ww->gang_of_bytes = (size_t)wt->owners * c->slots * sizeof(uint32_t);
-		void *m = mmap(NULL, 6 * ww->gang_of_bytes, PROT_READ | PROT_WRITE,
+		void *m = mmap(NULL, 7 * ww->gang_of_bytes, PROT_READ | PROT_WRITE,
 			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 		ww->gang_of = m == MAP_FAILED ? NULL : m;
 		if (ww->gang_of != NULL) {
@@ -259,6 +284,7 @@ struct serve_wait *wait_create(struct attempt_ctx *a, const struct serve_wait_co
 			ww->quota_root = ww->gang_of + 3 * per;
 			ww->quota_next = ww->gang_of + 4 * per;
 			ww->quota_prev = ww->gang_of + 5 * per;
+			ww->quota_cq = ww->gang_of + 6 * per;
 		}
 		void *tm = mmap(NULL, WAIT_QUOTA_TREES * (sizeof(struct qtree) +
 							  sizeof(uint32_t)),
@@ -292,7 +318,7 @@ void wait_destroy(struct serve_wait *wt)
 		free(wt->w[i].gang_pods);
 		free(wt->w[i].gang_res);
 		if (wt->w[i].gang_of != NULL)
-			munmap(wt->w[i].gang_of, 6 * wt->w[i].gang_of_bytes);
+			munmap(wt->w[i].gang_of, 7 * wt->w[i].gang_of_bytes);
 		if (wt->w[i].trees != NULL)
 			munmap(wt->w[i].trees, WAIT_QUOTA_TREES * (sizeof(struct qtree) +
 								   sizeof(uint32_t)));
@@ -376,6 +402,8 @@ static void park(struct serve_wait *wt, unsigned w, uint32_t id,
 	(void)rc; /* the caller checked the pod was out or in its attempt */
 	if (root >= 0 && root < (int)WAIT_QUOTA_TREES) {
 		quota_join(ww, id, (uint32_t)root, qr->gen);
+		ww->qc = wt->a->quota;
+		pending_count(ww, id, qr->cq, QC_PENDING_INADMISSIBLE);
 		stat_inc(&ww->st.quota_parked);
 	}
 }
@@ -407,8 +435,12 @@ static unsigned quota_wake(struct serve_wait *wt, unsigned w, uint64_t now)
 		/* Its last quota_leave puts another tree at k. */
 		while (tr->n > 0) {
 			uint32_t id = tr->head;
+			int cq = (int)(ww->quota_cq[id] & ~QW_ACTIVE) - 1;
 			quota_leave(ww, id);
-			n += queue_wake(ww->q, id, now);
+			unsigned woken = queue_wake(ww->q, id, now);
+			n += woken;
+			if (woken > 0 && cq >= 0)
+				pending_count(ww, id, cq, QC_PENDING_ACTIVE); /* QW6 */
 		}
 	}
 	qc_leave(wt->a->quota, w);
