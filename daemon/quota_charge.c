@@ -51,7 +51,7 @@
  *       pod's pending count is taken and given back under the same index
  *       by its worker (daemon/wait.c keeps it per pod), so it balances
  *       across a qc_replace; until such pods are woken (a swap wakes them
- *       all, QW5) an index renumbered by the swap names another queue.
+ *       all: daemon/wait.c) an index renumbered by the swap names another queue.
  *       The admitted totals are carried to the new tree by the queue's
  *       name in qc_replace (under every gate: no increment runs); a queue
  *       deleted loses its total, as Kueue's series goes with its queue.
