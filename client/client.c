@@ -936,7 +936,8 @@ int shmsched_queue(struct shmsched_client *c, int action, const char *name,
 	}
 	uint32_t got;
 	/* A change decodes every object again: the CLI's 30 s. */
-	rc = call_with_fd(c, OP_QUEUE, (uint32_t)action, buf, at, -1, 30000, buf,
+	rc = call_with_fd(c, OP_QUEUE, (uint32_t)action, buf, at, -1,
+			  change ? 30000 : CONTROL_TIMEOUT_MS, buf,
 			  CONTROL_MAX_PAYLOAD, &got, NULL, err, err_len);
 	if (rc < 0)
 		goto done;
