@@ -112,24 +112,20 @@ static const char *find(const struct sample *v, size_t n, const char *name,
 	return "-";
 }
 
-/* Prints the rows of `text`; returns how many were left out. */
+/* Prints each ClusterQueue's line (by its weighted share's sample: one
+ * per queue, in the daemon's order), then its flavors' and resources'
+ * rows; at most STATUS_QUEUE_LINES lines. Returns how many were left out. */
 static unsigned print_rows(const struct sample *v, size_t n)
 {
 	unsigned shown = 0, left = 0;
 	bool any = false;
 	printf("ClusterQueues (the daemon's admin socket; cpu in cores):\n");
 	for (size_t i = 0; i < n; i++) {
-		bool share = is(&v[i], "kueue_cluster_queue_weighted_share");
-		bool usage = is(&v[i], "kueue_cluster_queue_resource_usage");
-		if (!share && !usage)
+		if (!is(&v[i], "kueue_cluster_queue_weighted_share"))
 			continue;
 		any = true;
-		if (shown == STATUS_QUEUE_LINES) {
-			left++;
-			continue;
-		}
-		shown++;
-		if (share)
+		if (shown < STATUS_QUEUE_LINES) {
+			shown++;
 			printf("  %s: weighted share %s; pending %s active, %s "
 			       "inadmissible; admitted %s\n", v[i].cq, v[i].value,
 			       find(v, n, "kueue_pending_workloads", v[i].cq, NULL,
@@ -138,14 +134,26 @@ static unsigned print_rows(const struct sample *v, size_t n)
 				    NULL, "inadmissible"),
 			       find(v, n, "kueue_admitted_workloads_total", v[i].cq,
 				    NULL, NULL, NULL));
-		else
-			printf("  %s %s %s: usage %s of nominal %s, borrowing "
-			       "limit %s\n", v[i].cq, v[i].flavor, v[i].resource,
-			       v[i].value,
-			       find(v, n, "kueue_cluster_queue_nominal_quota", v[i].cq,
-				    v[i].flavor, v[i].resource, NULL),
-			       find(v, n, "kueue_cluster_queue_borrowing_limit",
-				    v[i].cq, v[i].flavor, v[i].resource, NULL));
+		} else {
+			left++;
+		}
+		for (size_t k = 0; k < n; k++) {
+			const struct sample *u = &v[k];
+			if (!is(u, "kueue_cluster_queue_resource_usage") ||
+			    strcmp(u->cq, v[i].cq) != 0)
+				continue;
+			if (shown == STATUS_QUEUE_LINES) {
+				left++;
+				continue;
+			}
+			shown++;
+			printf("    %s %s: usage %s of nominal %s, borrowing limit "
+			       "%s\n", u->flavor, u->resource, u->value,
+			       find(v, n, "kueue_cluster_queue_nominal_quota", u->cq,
+				    u->flavor, u->resource, NULL),
+			       find(v, n, "kueue_cluster_queue_borrowing_limit", u->cq,
+				    u->flavor, u->resource, NULL));
+		}
 	}
 	if (!any)
 		printf("  none (the daemon has no Kueue quotas)\n");
