@@ -72,6 +72,9 @@ check "/metrics: TYPE of kueue_pending_workloads is gauge" has '# TYPE kueue_pen
 check "/metrics: shmsched_node_tainted 0" has 'shmsched_node_tainted 0'
 check "/metrics: shmsched_node_zones" grep -q '^shmsched_node_zones{state="Normal"} ' "$dir/metrics"
 check "/metrics: the gateway's own series still there" grep -q '^scheduler_schedule_attempts_total' "$dir/metrics"
+if command -v promtool >/dev/null 2>&1; then
+	check "promtool check metrics" promtool check metrics <"$dir/metrics"
+fi
 
 check "GET /v1/queues (admin): 200" test "$(admin http://localhost/v1/queues)" = 200
 check "  ... lists team-a with its usage" grep -q 'ClusterQueue team-a' "$dir/body"
