@@ -112,8 +112,9 @@ static const char *find(const struct sample *v, size_t n, const char *name,
 	return "-";
 }
 
-/* Prints each ClusterQueue's line (by its weighted share's sample: one
- * per queue, in the daemon's order), then its flavors' and resources'
+/* Prints each ClusterQueue's line (by its admitted total's sample: one
+ * per queue, in the daemon's order, written before the gauges that an
+ * answer cut for its size loses first), then its flavors' and resources'
  * rows; at most STATUS_QUEUE_LINES lines. Returns how many were left out. */
 static unsigned print_rows(const struct sample *v, size_t n)
 {
@@ -121,19 +122,20 @@ static unsigned print_rows(const struct sample *v, size_t n)
 	bool any = false;
 	printf("ClusterQueues (the daemon's admin socket; cpu in cores):\n");
 	for (size_t i = 0; i < n; i++) {
-		if (!is(&v[i], "kueue_cluster_queue_weighted_share"))
+		if (!is(&v[i], "kueue_admitted_workloads_total"))
 			continue;
 		any = true;
 		if (shown < STATUS_QUEUE_LINES) {
 			shown++;
 			printf("  %s: weighted share %s; pending %s active, %s "
-			       "inadmissible; admitted %s\n", v[i].cq, v[i].value,
+			       "inadmissible; admitted %s\n", v[i].cq,
+			       find(v, n, "kueue_cluster_queue_weighted_share",
+				    v[i].cq, NULL, NULL, NULL),
 			       find(v, n, "kueue_pending_workloads", v[i].cq, NULL,
 				    NULL, "active"),
 			       find(v, n, "kueue_pending_workloads", v[i].cq, NULL,
 				    NULL, "inadmissible"),
-			       find(v, n, "kueue_admitted_workloads_total", v[i].cq,
-				    NULL, NULL, NULL));
+			       v[i].value);
 		} else {
 			left++;
 		}

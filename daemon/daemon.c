@@ -244,49 +244,55 @@ static int queue_replace(void *arg, struct quota_tree *t,
 static size_t daemon_metrics_text(void *arg, char *buf, size_t len)
 {
 	struct daemon *d = arg;
-	size_t used = d->quota != NULL
-		? qc_metrics_text(d->quota, DAEMON_METRICS_QUEUES, buf, len) : 0;
-	if (d->lifecycle == NULL)
-		return used;
-	struct daemon_lifecycle c;
-	daemon_lifecycle_counts(d, &c);
+	size_t used = 0;
+	if (len > 0)
+		buf[0] = '\0';
+	if (d->lifecycle != NULL) {
+		struct daemon_lifecycle c;
+		daemon_lifecycle_counts(d, &c);
+		int n = snprintf(buf, len,
+			"# HELP shmsched_node_zones Zones of the node lifecycle "
+			"controller by state (Kubernetes' ZoneState).\n"
+			"# TYPE shmsched_node_zones gauge\n"
+			"shmsched_node_zones{state=\"Initial\"} %u\n"
+			"shmsched_node_zones{state=\"Normal\"} %u\n"
+			"shmsched_node_zones{state=\"PartialDisruption\"} %u\n"
+			"shmsched_node_zones{state=\"FullDisruption\"} %u\n"
+			"# HELP shmsched_node_tainted Nodes tainted unreachable now.\n"
+			"# TYPE shmsched_node_tainted gauge\nshmsched_node_tainted %u\n"
+			"# HELP shmsched_node_taints_queued Unknown nodes waiting for "
+			"their zone's eviction rate to taint them.\n"
+			"# TYPE shmsched_node_taints_queued gauge\n"
+			"shmsched_node_taints_queued %u\n"
+			"# HELP shmsched_node_taints_total Unreachable taints let through "
+			"by the zones' rates.\n"
+			"# TYPE shmsched_node_taints_total counter\n"
+			"shmsched_node_taints_total %llu\n"
+			"# HELP shmsched_node_evictions_pending Placements whose taint "
+			"eviction is scheduled (tolerationSeconds running).\n"
+			"# TYPE shmsched_node_evictions_pending gauge\n"
+			"shmsched_node_evictions_pending %u\n"
+			"# HELP shmsched_node_evictions_total Placements the taint manager "
+			"evicted.\n"
+			"# TYPE shmsched_node_evictions_total counter\n"
+			"shmsched_node_evictions_total %llu\n"
+			"# HELP shmsched_node_tolerations_kept Placements whose "
+			"tolerations the taint manager keeps.\n"
+			"# TYPE shmsched_node_tolerations_kept gauge\n"
+			"shmsched_node_tolerations_kept %u\n",
+			c.zones - c.zones_normal - c.zones_partial - c.zones_full,
+			c.zones_normal, c.zones_partial, c.zones_full, c.tainted,
+			c.taints_queued, (unsigned long long)c.taints_total,
+			c.evictions_pending, (unsigned long long)c.evicted,
+			c.tolerations_kept);
+		used = n > 0 ? (size_t)n : 0;
+	}
+	/* The quota's last: its gauges are what a cut answer loses. */
 	size_t room = used < len ? len - used : 0;
-	int n = snprintf(room ? buf + used : NULL, room,
-		"# HELP shmsched_node_zones Zones of the node lifecycle "
-		"controller by state (Kubernetes' ZoneState).\n"
-		"# TYPE shmsched_node_zones gauge\n"
-		"shmsched_node_zones{state=\"Initial\"} %u\n"
-		"shmsched_node_zones{state=\"Normal\"} %u\n"
-		"shmsched_node_zones{state=\"PartialDisruption\"} %u\n"
-		"shmsched_node_zones{state=\"FullDisruption\"} %u\n"
-		"# HELP shmsched_node_tainted Nodes tainted unreachable now.\n"
-		"# TYPE shmsched_node_tainted gauge\nshmsched_node_tainted %u\n"
-		"# HELP shmsched_node_taints_queued Unknown nodes waiting for "
-		"their zone's eviction rate to taint them.\n"
-		"# TYPE shmsched_node_taints_queued gauge\n"
-		"shmsched_node_taints_queued %u\n"
-		"# HELP shmsched_node_taints_total Unreachable taints let through "
-		"by the zones' rates.\n"
-		"# TYPE shmsched_node_taints_total counter\n"
-		"shmsched_node_taints_total %llu\n"
-		"# HELP shmsched_node_evictions_pending Placements whose taint "
-		"eviction is scheduled (tolerationSeconds running).\n"
-		"# TYPE shmsched_node_evictions_pending gauge\n"
-		"shmsched_node_evictions_pending %u\n"
-		"# HELP shmsched_node_evictions_total Placements the taint manager "
-		"evicted.\n"
-		"# TYPE shmsched_node_evictions_total counter\n"
-		"shmsched_node_evictions_total %llu\n"
-		"# HELP shmsched_node_tolerations_kept Placements whose "
-		"tolerations the taint manager keeps.\n"
-		"# TYPE shmsched_node_tolerations_kept gauge\n"
-		"shmsched_node_tolerations_kept %u\n",
-		c.zones - c.zones_normal - c.zones_partial - c.zones_full,
-		c.zones_normal, c.zones_partial, c.zones_full, c.tainted,
-		c.taints_queued, (unsigned long long)c.taints_total,
-		c.evictions_pending, (unsigned long long)c.evicted,
-		c.tolerations_kept);
-	return used + (n > 0 ? (size_t)n : 0);
+	if (d->quota != NULL)
+		used += qc_metrics_text(d->quota, DAEMON_METRICS_QUEUES,
+					room ? buf + used : NULL, room);
+	return used;
 }
 
 /* "PATH (hash H)" for an input file: its absolute path and the hash of

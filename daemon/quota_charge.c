@@ -242,8 +242,7 @@ size_t qc_metrics_text(const struct quota_charge *q, unsigned max_queues,
 		       char *buf, size_t len)
 {
 	const struct quota_tree *t = q->t;
-	size_t used = quota_metrics_text(t, max_queues, buf, len);
-	struct qc_out o = {.buf = buf, .len = len, .used = used};
+	struct qc_out o = {.buf = buf, .len = len};
 	static const char *const status[QC_PENDING_KINDS] = {"active",
 							     "inadmissible"};
 	/* Kueue's pkg/metrics/metrics.go: PendingWorkloads (a gauge by
@@ -287,7 +286,11 @@ size_t qc_metrics_text(const struct quota_charge *q, unsigned max_queues,
 			out_put(&o, "# %s: %u more ClusterQueue%s not shown (at most "
 				"%u)\n", name, left, left == 1 ? "" : "s", max_queues);
 	}
-	return o.used;
+	/* The gauges last: the longest part, and the one a cut answer loses
+	 * first (ingest/producers_queue.c cuts at a line). */
+	size_t room = o.used < len ? len - o.used : 0;
+	return o.used + quota_metrics_text(t, max_queues, room ? buf + o.used : NULL,
+					   room);
 }
 
 uint64_t qc_serial(const struct quota_charge *q)

@@ -99,8 +99,8 @@ void qc_count_admitted(struct quota_charge *q, int cq);
 void qc_pending_add(struct quota_charge *q, int cq, enum qc_pending kind,
 		    int64_t delta);
 
-/* The Prometheus text (version 0.0.4) of the tree in force and the counts
- * above, at most `max_queues` ClusterQueues a family (quota_metrics_text),
+/* The Prometheus text (version 0.0.4) of the counts above, then the
+ * tree in force's gauges (quota_metrics_text), at most `max_queues` ClusterQueues a family (quota_metrics_text),
  * into buf[0..len); returns the bytes the whole text needs (as snprintf).
  * On the intern table's writer (the producers' lock), so that qc_replace
  * cannot swap the tree meanwhile. */
