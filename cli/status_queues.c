@@ -231,6 +231,17 @@ int status_queues(const char *admin_socket)
 			p++;
 	}
 	print_rows(v, n);
+	/* What the daemon left out (its comment lines: queues past its
+	 * bound, an answer cut at its size), said so. */
+	for (const char *p = text; *p;) {
+		size_t l = strcspn(p, "\n");
+		if (p[0] == '#' && p[1] == ' ' && l < 512 &&
+		    strstr(p, "not shown") != NULL && strstr(p, "not shown") < p + l)
+			printf("  (the daemon: %.*s)\n", (int)(l - 2), p + 2);
+		p += l;
+		if (*p == '\n')
+			p++;
+	}
 	print_lifecycle(v, n);
 	free(v);
 	return 0;
