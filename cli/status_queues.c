@@ -235,8 +235,10 @@ int status_queues(const char *admin_socket)
 	 * bound, an answer cut at its size), said so. */
 	for (const char *p = text; *p;) {
 		size_t l = strcspn(p, "\n");
-		if (p[0] == '#' && p[1] == ' ' && l < 512 &&
-		    strstr(p, "not shown") != NULL && strstr(p, "not shown") < p + l)
+		bool said = false;
+		for (size_t k = 0; p[0] == '#' && l < 512 && k + 9 <= l && !said; k++)
+			said = memcmp(p + k, "not shown", 9) == 0;
+		if (said && p[1] == ' ')
 			printf("  (the daemon: %.*s)\n", (int)(l - 2), p + 2);
 		p += l;
 		if (*p == '\n')
