@@ -21,6 +21,7 @@ static void usage(FILE *to)
 {
 	fprintf(to,
 		"usage: shmsched status [--name NAME] [--summary | --node NODE] [--json]\n"
+		"                       [--queues [--admin-socket PATH]]\n"
 		"\n"
 		"Reads the state region of the daemon started with --name NAME\n"
 		"(default " SHMSCHED_OBSERVE_DEFAULT_NAME ", /dev/shm/NAME) read-only, without\n"
@@ -33,6 +34,13 @@ static void usage(FILE *to)
 		"--node NODE: that one node only (exit 1 when the snapshot has none).\n"
 		"--json: one JSON object (with --summary: without the nodes, producers\n"
 		"and workers lists; with --node: that node's object).\n"
+		"--queues: then asks the daemon's admin socket (it must run) for what\n"
+		"the region does not hold: each ClusterQueue's usage, nominal quota,\n"
+		"borrowing limit and weighted share per flavor and resource, its\n"
+		"pending and admitted workloads (at most 40 lines, then \"... and K\n"
+		"more\"), and the node lifecycle's counts. Not with --json or --node.\n"
+		"--admin-socket PATH: for --queues: else $SHMSCHED_ADMIN_SOCKET, else\n"
+		"the daemon's socket with \".admin\" appended.\n"
 		"\n"
 		"exit status: 0; 1 no such region or node, or it could not be read;\n"
 		"2 bad usage\n");
@@ -407,8 +415,8 @@ static void print_json(const struct status *s, bool summary)
 
 int status_main(int argc, char **argv)
 {
-	const char *name = NULL, *node = NULL;
-	bool json = false, summary = false;
+	const char *name = NULL, *node = NULL, *admin = NULL;
+	bool json = false, summary = false, queues = false;
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
 			usage(stdout);
@@ -417,13 +425,18 @@ int status_main(int argc, char **argv)
 			json = true;
 		} else if (strcmp(argv[i], "--summary") == 0) {
 			summary = true;
+		} else if (strcmp(argv[i], "--queues") == 0) {
+			queues = true;
+		} else if (strcmp(argv[i], "--admin-socket") == 0 && i + 1 < argc) {
+			admin = argv[++i];
 		} else if (strcmp(argv[i], "--name") == 0 && i + 1 < argc) {
 			name = argv[++i];
 		} else if (strcmp(argv[i], "--node") == 0 && i + 1 < argc) {
 			node = argv[++i];
 		} else {
 			bool valued = strcmp(argv[i], "--name") == 0 ||
-				      strcmp(argv[i], "--node") == 0;
+				      strcmp(argv[i], "--node") == 0 ||
+				      strcmp(argv[i], "--admin-socket") == 0;
 			fprintf(stderr, "shmsched status: %s \"%s\"\n"
 				"Try 'shmsched status --help' for more "
 				"information.\n", valued ? "a value is needed after" :
@@ -434,6 +447,11 @@ int status_main(int argc, char **argv)
 	if (summary && node != NULL) {
 		fprintf(stderr, "shmsched status: --summary and --node \"%s\" do not "
 			"go together (one shows no node, the other one)\n", node);
+		return 2;
+	}
+	if (queues && (json || node != NULL)) {
+		fprintf(stderr, "shmsched status: --queues goes with the text of the "
+			"whole status or --summary, not with --json or --node\n");
 		return 2;
 	}
 	struct status s = {0};
@@ -474,5 +492,5 @@ int status_main(int argc, char **argv)
 		print_text(&s, summary);
 	}
 	status_free(&s);
-	return 0;
+	return queues ? status_queues(admin) : 0;
 }

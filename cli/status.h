@@ -8,4 +8,9 @@
  * usage). */
 int status_main(int argc, char **argv);
 
+/* --queues (cli/status_queues.c): the daemon's quotas and node lifecycle
+ * counts, asked of its admin socket (`admin_socket` NULL: the default as
+ * cli_admin_socket finds it), printed. Returns 0 or 1 (printed why). */
+int status_queues(const char *admin_socket);
+
 #endif

@@ -882,6 +882,86 @@ done:
 	return rc;
 }
 
+int shmsched_queue(struct shmsched_client *c, int action, const char *name,
+		   const char *body, size_t len, char **text, char *err,
+		   size_t err_len)
+{
+	errmsg(err, err_len, "no error");
+	if (text != NULL)
+		*text = NULL;
+	bool change = action == SHMSCHED_QUEUE_APPLY || action == SHMSCHED_QUEUE_DELETE;
+	if (c == NULL || text == NULL || action < SHMSCHED_QUEUE_LIST ||
+	    action > SHMSCHED_QUEUE_METRICS || (change && (name == NULL || body == NULL))) {
+		errmsg(err, err_len, "shmsched_queue: NULL argument, or action %d "
+			"(expected 0..3; apply and delete take a name and a body)",
+			action);
+		return -EINVAL;
+	}
+	uint8_t *buf = malloc(CONTROL_MAX_PAYLOAD);
+	if (buf == NULL) {
+		errmsg(err, err_len, "shmsched_queue: out of memory");
+		return -ENOMEM;
+	}
+	size_t at = 0;
+	int rc = 0;
+	if (action == SHMSCHED_QUEUE_APPLY) {
+		size_t nl = strlen(name);
+		if (nl > OP_QUEUE_SOURCE_MAX)
+			nl = OP_QUEUE_SOURCE_MAX;
+		struct op_queue_apply h = {.source_len = (uint32_t)nl};
+		if (sizeof(h) + nl + len > BODY_MAX) {
+			errmsg(err, err_len, "shmsched_queue: %zu bytes of objects; at "
+				"most %zu fit one request", len,
+				(size_t)BODY_MAX - sizeof(h) - nl);
+			rc = -EMSGSIZE;
+			goto done;
+		}
+		memcpy(buf, &h, sizeof(h));
+		memcpy(buf + sizeof(h), name, nl);
+		memcpy(buf + sizeof(h) + nl, body, len);
+		at = sizeof(h) + nl + len;
+	} else if (action == SHMSCHED_QUEUE_DELETE) {
+		struct op_queue_delete d = {0};
+		if (strlen(name) >= sizeof(d.kind) || strlen(body) >= sizeof(d.name)) {
+			errmsg(err, err_len, "shmsched_queue: a kind of at most %zu "
+				"bytes and a name of at most %zu", sizeof(d.kind) - 1,
+				sizeof(d.name) - 1);
+			rc = -EINVAL;
+			goto done;
+		}
+		memcpy(d.kind, name, strlen(name));
+		memcpy(d.name, body, strlen(body));
+		memcpy(buf, &d, sizeof(d));
+		at = sizeof(d);
+	}
+	uint32_t got;
+	/* A change decodes every object again: the CLI's 30 s. */
+	rc = call_with_fd(c, OP_QUEUE, (uint32_t)action, buf, at, -1,
+			  change ? 30000 : CONTROL_TIMEOUT_MS, buf,
+			  CONTROL_MAX_PAYLOAD, &got, NULL, err, err_len);
+	if (rc < 0)
+		goto done;
+	struct op_queue_shown a;
+	if (got < sizeof(a) || (memcpy(&a, buf, sizeof(a)),
+				a.text_bytes != got - sizeof(a))) {
+		errmsg(err, err_len, "shmsched daemon at %s: a queue answer of %u "
+			"bytes that does not hold what it says", c->path, got);
+		rc = -EPROTO;
+		goto done;
+	}
+	*text = malloc((size_t)a.text_bytes + 1);
+	if (*text == NULL) {
+		errmsg(err, err_len, "shmsched_queue: out of memory");
+		rc = -ENOMEM;
+		goto done;
+	}
+	memcpy(*text, buf + sizeof(a), a.text_bytes);
+	(*text)[a.text_bytes] = '\0';
+done:
+	free(buf);
+	return rc;
+}
+
 int shmsched_priority_class(struct shmsched_client *c, const char *body,
 			    size_t len, char *err, size_t err_len)
 {

@@ -290,6 +290,7 @@ static enum attempt_result place_under_quota(struct attempt_ctx *a, unsigned w,
 						  (uint32_t)r->placement.slot, pod->spec,
 						  &r->placement.devices, pod->cookie,
 						  attempt, qc_tag(cq, f));
+			qc_count_admitted(q, cq);
 			tell_placed(a, pod->spec);
 			return ATTEMPT_ANSWERED;
 		}

@@ -235,6 +235,66 @@ static int queue_replace(void *arg, struct quota_tree *t,
 	return 0;
 }
 
+/* OP_QUEUE_METRICS's text (ingest/producers.h), on the control thread
+ * under the producers' lock: Kueue's quota gauges and workload counts
+ * (qc_metrics_text; at most DAEMON_METRICS_QUEUES ClusterQueues a family),
+ * then the node lifecycle's counts (daemon_lifecycle_counts, as
+ * shmsched_node_*: issue 38). */
+#define DAEMON_METRICS_QUEUES 256u
+static size_t daemon_metrics_text(void *arg, char *buf, size_t len)
+{
+	struct daemon *d = arg;
+	size_t used = 0;
+	if (len > 0)
+		buf[0] = '\0';
+	if (d->lifecycle != NULL) {
+		struct daemon_lifecycle c;
+		daemon_lifecycle_counts(d, &c);
+		int n = snprintf(buf, len,
+			"# HELP shmsched_node_zones Zones of the node lifecycle "
+			"controller by state (Kubernetes' ZoneState).\n"
+			"# TYPE shmsched_node_zones gauge\n"
+			"shmsched_node_zones{state=\"Initial\"} %u\n"
+			"shmsched_node_zones{state=\"Normal\"} %u\n"
+			"shmsched_node_zones{state=\"PartialDisruption\"} %u\n"
+			"shmsched_node_zones{state=\"FullDisruption\"} %u\n"
+			"# HELP shmsched_node_tainted Nodes tainted unreachable now.\n"
+			"# TYPE shmsched_node_tainted gauge\nshmsched_node_tainted %u\n"
+			"# HELP shmsched_node_taints_queued Unknown nodes waiting for "
+			"their zone's eviction rate to taint them.\n"
+			"# TYPE shmsched_node_taints_queued gauge\n"
+			"shmsched_node_taints_queued %u\n"
+			"# HELP shmsched_node_taints_total Unreachable taints let through "
+			"by the zones' rates.\n"
+			"# TYPE shmsched_node_taints_total counter\n"
+			"shmsched_node_taints_total %llu\n"
+			"# HELP shmsched_node_evictions_pending Placements whose taint "
+			"eviction is scheduled (tolerationSeconds running).\n"
+			"# TYPE shmsched_node_evictions_pending gauge\n"
+			"shmsched_node_evictions_pending %u\n"
+			"# HELP shmsched_node_evictions_total Placements the taint manager "
+			"evicted.\n"
+			"# TYPE shmsched_node_evictions_total counter\n"
+			"shmsched_node_evictions_total %llu\n"
+			"# HELP shmsched_node_tolerations_kept Placements whose "
+			"tolerations the taint manager keeps.\n"
+			"# TYPE shmsched_node_tolerations_kept gauge\n"
+			"shmsched_node_tolerations_kept %u\n",
+			c.zones - c.zones_normal - c.zones_partial - c.zones_full,
+			c.zones_normal, c.zones_partial, c.zones_full, c.tainted,
+			c.taints_queued, (unsigned long long)c.taints_total,
+			c.evictions_pending, (unsigned long long)c.evicted,
+			c.tolerations_kept);
+		used = n > 0 ? (size_t)n : 0;
+	}
+	/* The quota's last: its gauges are what a cut answer loses. */
+	size_t room = used < len ? len - used : 0;
+	if (d->quota != NULL)
+		used += qc_metrics_text(d->quota, DAEMON_METRICS_QUEUES,
+					room ? buf + used : NULL, room);
+	return used;
+}
+
 /* "PATH (hash H)" for an input file: its absolute path and the hash of
  * its bytes (base/hash.h: a change of content, not an attack, is what it
  * finds). Reading it is the first check that it is there. */
@@ -892,6 +952,7 @@ struct daemon *daemon_start(const struct daemon_config *cfg, char *err,
 	evict_set_waker(d->evictor, wake_pool, d->pool);
 	producers_set_waker(d->producers, wake_pool, d->pool);
 	producers_set_notifier(d->producers, evict_notify, d->evictor); /* OP_DRAIN */
+	producers_set_metrics(d->producers, daemon_metrics_text, d); /* OP_QUEUE */
 	if (daemon_admin_socket(cfg, d->admin_path, sizeof(d->admin_path)) == NULL) {
 		snprintf(err, err_len, "admin socket path: %s%s: does not fit a "
 			 "Unix socket address", cfg->admin_socket_path ?
@@ -1013,6 +1074,7 @@ void daemon_stop(struct daemon *d, unsigned drain_ms, struct daemon_stats *out)
 	 * goes (TSan saw a template's wake-up reach a freed pool). */
 	producers_set_waker(d->producers, NULL, NULL);
 	producers_set_notifier(d->producers, NULL, NULL); /* its wakes too */
+	producers_set_metrics(d->producers, NULL, NULL);
 	/* The evictor first: it finishes what it has (its replies are taken
 	 * by the drain below) and never wakes the pool once that is gone; a
 	 * request made after it stopped is never served, and its pod is

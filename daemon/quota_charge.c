@@ -45,6 +45,16 @@
  *       order; nothing holding the hook's gate takes a worker's. The
  *       caller must not hold anything a worker waits for inside its gate
  *       (the producers' lock is not: workers never take it).
+ *   QA5 Kueue's workload counts (qc_count_admitted, qc_pending_add) are
+ *       per tree node index, relaxed atomics: each a tally read by
+ *       qc_metrics_text as a figure of the moment, ordering nothing. A
+ *       pod's pending count is taken and given back under the same index
+ *       by its worker (daemon/wait.c keeps it per pod), so it balances
+ *       across a qc_replace; until such pods are woken (a swap wakes them
+ *       all: daemon/wait.c) an index renumbered by the swap names another queue.
+ *       The admitted totals are carried to the new tree by the queue's
+ *       name in qc_replace (under every gate: no increment runs); a queue
+ *       deleted loses its total, as Kueue's series goes with its queue.
  */
 #include "daemon/quota_charge_internal.h"
 
@@ -57,6 +67,7 @@
 #include <string.h>
 
 #define QC_CACHE 256 /* groups remembered per worker, direct-mapped */
+#define QC_NODES (QUOTA_MAX_CLUSTER_QUEUES + QUOTA_MAX_COHORTS)
 
 struct qc_flavor {
 	unsigned n;
@@ -88,6 +99,9 @@ struct quota_charge {
 	struct qc_gate *gate; /* [workers + 1]: QA4 */
 	unsigned gates_made;
 	uint64_t serial; /* trees swapped in by qc_replace; under every gate */
+	/* QA5: by node index, QC_NODES each. */
+	uint64_t *admitted;
+	int64_t *pending[QC_PENDING_KINDS];
 	struct pod_group explain_scratch; /* qc_explain's: the control thread's */
 };
 
@@ -136,8 +150,14 @@ struct quota_charge *qc_create(struct quota_tree *t, struct intern *strings,
 		q->w[i].res_count = 0;
 	}
 	q->gate = aligned_alloc(64, (size_t)(workers + 1) * sizeof(*q->gate));
-	if (q->gate == NULL)
+	q->admitted = calloc(QC_NODES, sizeof(*q->admitted));
+	for (int k = 0; k < QC_PENDING_KINDS; k++)
+		q->pending[k] = calloc(QC_NODES, sizeof(*q->pending[k]));
+	if (q->gate == NULL || q->admitted == NULL || q->pending[0] == NULL ||
+	    q->pending[1] == NULL) {
+		errno = ENOMEM;
 		goto fail;
+	}
 	for (; q->gates_made <= workers; q->gates_made++)
 		if (pthread_mutex_init(&q->gate[q->gates_made].m, NULL) != 0) {
 			errno = ENOMEM;
@@ -164,7 +184,113 @@ void qc_destroy(struct quota_charge *q)
 		pthread_mutex_destroy(&q->gate[i].m);
 	free(q->gate);
 	free(q->w);
+	free(q->admitted);
+	for (int k = 0; k < QC_PENDING_KINDS; k++)
+		free(q->pending[k]);
 	free(q);
+}
+
+void qc_count_admitted(struct quota_charge *q, int cq)
+{
+	/* QA5: relaxed, a tally; partner: qc_metrics_text's load. */
+	if (cq >= 0 && cq < QC_NODES)
+		__atomic_fetch_add(&q->admitted[cq], 1, __ATOMIC_RELAXED);
+}
+
+void qc_pending_add(struct quota_charge *q, int cq, enum qc_pending kind,
+		    int64_t delta)
+{
+	/* QA5: relaxed, a tally; partner: qc_metrics_text's load. */
+	if (q != NULL && cq >= 0 && cq < QC_NODES && kind < QC_PENDING_KINDS)
+		__atomic_fetch_add(&q->pending[kind][cq], delta, __ATOMIC_RELAXED);
+}
+
+struct qc_out {
+	char *buf;
+	size_t len, used;
+};
+
+__attribute__((format(printf, 2, 3)))
+static void out_put(struct qc_out *o, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	size_t room = o->used < o->len ? o->len - o->used : 0;
+	int n = vsnprintf(room ? o->buf + o->used : NULL, room, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		o->used += (size_t)n;
+}
+
+/* A label value, escaped as the text format wants (names come from a
+ * file: \, " and newline). */
+static void out_label(struct qc_out *o, const char *v)
+{
+	out_put(o, "cluster_queue=\"");
+	for (; *v; v++) {
+		if (*v == '\\' || *v == '"')
+			out_put(o, "\\%c", *v);
+		else if (*v == '\n')
+			out_put(o, "\\n");
+		else
+			out_put(o, "%c", *v);
+	}
+	out_put(o, "\"");
+}
+
+size_t qc_metrics_text(const struct quota_charge *q, unsigned max_queues,
+		       char *buf, size_t len)
+{
+	const struct quota_tree *t = q->t;
+	struct qc_out o = {.buf = buf, .len = len};
+	static const char *const status[QC_PENDING_KINDS] = {"active",
+							     "inadmissible"};
+	/* Kueue's pkg/metrics/metrics.go: PendingWorkloads (a gauge by
+	 * cluster_queue and status) and AdmittedWorkloadsTotal (a counter by
+	 * cluster_queue). */
+	for (int fam = 0; fam < 2; fam++) {
+		const char *name = fam == 0 ? "kueue_pending_workloads"
+					    : "kueue_admitted_workloads_total";
+		out_put(&o, "# HELP %s %s\n# TYPE %s %s\n", name, fam == 0
+			? "The number of pending workloads, per 'cluster_queue' and "
+			  "'status' ('active': woken by freed quota, to be tried "
+			  "again; 'inadmissible': refused by quota, waiting)"
+			: "The total number of admitted workloads per "
+			  "'cluster_queue' (pods placed under its quota)",
+			name, fam == 0 ? "gauge" : "counter");
+		unsigned shown = 0, left = 0;
+		for (int n = 0; n < quota_n_nodes(t) && n < QC_NODES; n++) {
+			if (quota_node_is_cohort(t, n))
+				continue;
+			if (shown == max_queues) {
+				left++;
+				continue;
+			}
+			shown++;
+			for (int k = 0; k < (fam == 0 ? QC_PENDING_KINDS : 1); k++) {
+				out_put(&o, "%s{", name);
+				out_label(&o, quota_node_name(t, n));
+				if (fam == 0) {
+					int64_t v = __atomic_load_n(&q->pending[k][n],
+								    __ATOMIC_RELAXED);
+					out_put(&o, ",status=\"%s\"} %" PRId64 "\n",
+						status[k], v > 0 ? v : 0);
+				} else {
+					out_put(&o, "} %" PRIu64 "\n",
+						__atomic_load_n(&q->admitted[n],
+								__ATOMIC_RELAXED));
+				}
+			}
+		}
+		if (left > 0)
+			out_put(&o, "# %s: %u more ClusterQueue%s not shown (at most "
+				"%u)\n", name, left, left == 1 ? "" : "s", max_queues);
+	}
+	/* The gauges last: the longest part, and the one a cut answer loses
+	 * first (ingest/producers_queue.c cuts at a line). */
+	size_t room = o.used < len ? len - o.used : 0;
+	return o.used + quota_metrics_text(t, max_queues, room ? buf + o.used : NULL,
+					   room);
 }
 
 uint64_t qc_serial(const struct quota_charge *q)
@@ -613,6 +739,18 @@ int qc_replace(struct quota_charge *q, struct quota_tree *t, struct placements *
 					 "%s", quota_node_name(*old, cq));
 		}
 	}
+	/* QA5: the admitted totals by name; the pending counts stay by
+	 * index (their pods give them back there). */
+	static uint64_t totals[QC_NODES]; /* the writer's */
+	memset(totals, 0, sizeof(totals));
+	for (int n = 0; n < quota_n_nodes(t) && n < QC_NODES; n++) {
+		int was = quota_node_is_cohort(t, n) ? -1
+			: quota_cluster_queue_find(*old, quota_node_name(t, n));
+		if (was >= 0 && was < QC_NODES)
+			totals[n] = q->admitted[was];
+	}
+	for (int n = 0; n < QC_NODES; n++)
+		__atomic_store_n(&q->admitted[n], totals[n], __ATOMIC_RELAXED);
 	for (unsigned i = q->workers + 1; i-- > 0;)
 		pthread_mutex_unlock(&q->gate[i].m);
 	return 0;

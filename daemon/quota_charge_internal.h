@@ -88,6 +88,25 @@ struct qc_carried {
 int qc_replace(struct quota_charge *q, struct quota_tree *t, struct placements *pl,
 	       struct quota_tree **old, struct qc_carried *out);
 
+/* Kueue's workload counts per ClusterQueue (QA5 in daemon/quota_charge.c):
+ * kueue_admitted_workloads_total and kueue_pending_workloads{status}.
+ * `cq` is a node of the tree in force when the count was taken; anything
+ * out of range is not counted. qc_count_admitted: inside worker w's gate,
+ * once a pod is placed under quota. qc_pending_add: by daemon/wait.c as a
+ * pod parks for quota (inadmissible), is woken (active) and leaves. */
+enum qc_pending { QC_PENDING_ACTIVE, QC_PENDING_INADMISSIBLE, QC_PENDING_KINDS };
+void qc_count_admitted(struct quota_charge *q, int cq);
+void qc_pending_add(struct quota_charge *q, int cq, enum qc_pending kind,
+		    int64_t delta);
+
+/* The Prometheus text (version 0.0.4) of the counts above, then the
+ * tree in force's gauges (quota_metrics_text), at most `max_queues` ClusterQueues a family (quota_metrics_text),
+ * into buf[0..len); returns the bytes the whole text needs (as snprintf).
+ * On the intern table's writer (the producers' lock), so that qc_replace
+ * cannot swap the tree meanwhile. */
+size_t qc_metrics_text(const struct quota_charge *q, unsigned max_queues,
+		       char *buf, size_t len);
+
 /* The record's `quota` for (cq, flavor), and back. */
 static inline uint32_t qc_tag(int cq, int flavor)
 {

@@ -64,6 +64,13 @@
  *       counts for the next. When every ClusterQueue nominated, the next
  *       cycle begins. A pick costs one key per ClusterQueue with awake
  *       pods and no memory.
+ *   QW7 Kueue's kueue_pending_workloads (QA5 in daemon/quota_charge.c):
+ *       a pod counts "inadmissible" under its ClusterQueue from
+ *       quota_join, "active" from quota_awaken, and nothing once it leaves
+ *       its list (quota_leave, which every way out of the queue passes);
+ *       quota_cq keeps, per pod, the ClusterQueue and whether it is awake,
+ *       so each count is given back as it was taken. A pod that a tree's
+ *       swap wakes into activeQ (QW5) counts nothing until it parks again.
  */
 #include "daemon/wait_internal.h"
 
@@ -146,6 +153,7 @@ struct wait_worker {
 	uint32_t *quota_root, *quota_next, *quota_prev; /* [queue capacity] */
 	uint32_t *quota_cq, *quota_arrival;             /* [queue capacity] */
 	uint32_t arrivals;      /* the last arrival given */
+	struct quota_charge *qc; /* QW7's counts; NULL: no quota */
 	struct qtree *trees;    /* [WAIT_QUOTA_TREES], mapped lazily */
 	struct qcq *cqs;        /* [WAIT_QUOTA_TREES] */
 	uint32_t *tree_list;    /* [WAIT_QUOTA_TREES] */
@@ -229,6 +237,8 @@ static void quota_leave(struct wait_worker *ww, uint32_t id)
 		return;
 	struct qtree *tr = &ww->trees[r1 - 1];
 	uint32_t c = ww->quota_cq[id];
+	qc_pending_add(ww->qc, (int)(c & ~QCQ_AWAKE) - 1, (c & QCQ_AWAKE) ?
+		       QC_PENDING_ACTIVE : QC_PENDING_INADMISSIBLE, -1); /* QW7 */
 	if (c & QCQ_AWAKE) {
 		uint32_t cq = (c & ~QCQ_AWAKE) - 1;
 		struct qcq *qc = &ww->cqs[cq];
@@ -276,6 +286,7 @@ static void quota_join(struct wait_worker *ww, uint32_t id, uint32_t root,
 	tr->n++;
 	ww->quota_root[id] = root + 1;
 	ww->quota_cq[id] = cq + 1;
+	qc_pending_add(ww->qc, (int)cq, QC_PENDING_INADMISSIBLE, 1); /* QW7 */
 	if (ww->quota_arrival[id] == 0) {
 		/* Its arrival for fair sharing's FIFO tie (QW6): kept while
 		 * it waits, until done(). */
@@ -305,6 +316,8 @@ static void quota_awaken(struct wait_worker *ww, struct qtree *tr, uint32_t id)
 	quota_append(ww, id, &qc->head, &qc->tail);
 	ww->quota_cq[id] = (cq + 1) | QCQ_AWAKE;
 	tr->n_awake++;
+	qc_pending_add(ww->qc, (int)cq, QC_PENDING_INADMISSIBLE, -1); /* QW7 */
+	qc_pending_add(ww->qc, (int)cq, QC_PENDING_ACTIVE, 1);
 }
 
 /* queue_done(), noting that a pod whose preemption is in flight has its
@@ -483,6 +496,7 @@ static void park(struct serve_wait *wt, unsigned w, uint32_t id,
 	int rc = queue_park(ww->q, id, &qp, now);
 	(void)rc; /* the caller checked the pod was out or in its attempt */
 	if (root >= 0 && root < (int)WAIT_QUOTA_TREES) {
+		ww->qc = wt->a->quota;
 		quota_join(ww, id, (uint32_t)root, (uint32_t)qr->cq, qr->gen);
 		stat_inc(&ww->st.quota_parked);
 	}

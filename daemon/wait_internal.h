@@ -11,7 +11,7 @@
  * producer's SHMSCHED_HANDLE_CANCEL, or the daemon's shutdown). A pod
  * that quota refused (attempt.c's ATTEMPT_QUOTA) waits too, for quota
  * given back in its ClusterQueue's cohort tree, and is then tried in
- * Kueue's fair-sharing order between ClusterQueues (wait.c, QW1-QW6).
+ * Kueue's fair-sharing order between ClusterQueues (wait.c, QW1-QW7).
  *
  * A producer's pods are served by one worker (table index i % workers),
  * which alone writes its completion ring: so a worker's queue holds its

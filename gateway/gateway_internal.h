@@ -276,6 +276,19 @@ void gw_extender_start(struct gw_extender *x, const char *verb,
 void gw_extender_finish(struct gw_extender *x, struct gw_job *j,
 			struct gw_http_reply *reply);
 
+/* --- Kueue's queues (queue_routes.c) ----------------------------------- */
+
+/* The admin listener's /v1/queues routes and the daemon's quota and node
+ * lifecycle metrics, through the daemon's admin socket. */
+struct gw_queues;
+int gw_queues_create(const char *admin_socket, struct gw_queues **out);
+void gw_queues_free(struct gw_queues *m);
+/* Appends the daemon's metrics text (asked at most once a second). */
+void gw_queues_metrics(struct gw_queues *m, struct json_buf *b);
+/* `rest`: the path after /v1/queues ("" or "/{kind}/{name}"). */
+void gw_queues_route(struct gw_queues *m, const char *method, const char *rest,
+		     const char *body, size_t len, struct gw_http_reply *rep);
+
 /* --- drains and evictions (drain_routes.c) ------------------------------ */
 
 /* The drains the admin listener started, and the Eviction API's daemon

@@ -130,6 +130,7 @@ struct gateway {
 	struct gw_extender *extender;
 	struct gw_drains *drains;     /* the drains and the Eviction API's
 				       * daemon connection (drain_routes.c) */
+	struct gw_queues *queues;     /* /v1/queues, the daemon's metrics */
 	struct MHD_Daemon *mhd, *admin_mhd;
 	struct gw_http_stats http;
 	int suspended;                /* connections suspended now (atomic) */
@@ -726,6 +727,7 @@ static enum MHD_Result route_metrics(struct request *r, struct MHD_Connection *c
 {
 	struct json_buf b = {0};
 	gw_metrics_render(r->g->dispatch, &r->g->http, &b);
+	gw_queues_metrics(r->g->queues, &b);
 	enum MHD_Result rc = b.failed
 		? respond_status(r, conn, 500, NULL, "out of memory")
 		: respond_buf(r, conn, 200, "text/plain; version=0.0.4; charset=utf-8",
@@ -1104,6 +1106,8 @@ static enum gw_route route_of(const char *url)
 		return GW_ROUTE_EXTENDER;
 	if (strncmp(url, "/api/v1/namespaces/", 19) == 0)
 		return GW_ROUTE_EVICTION;
+	if (strcmp(url, "/v1/queues") == 0 || strncmp(url, "/v1/queues/", 11) == 0)
+		return GW_ROUTE_ADMIN; /* the admin listener's only */
 	return GW_ROUTE_OTHER;
 }
 
@@ -1134,6 +1138,13 @@ static enum MHD_Result dispatch_route(struct request *r, struct MHD_Connection *
 	case GW_ROUTE_EVICTION:
 		return route_eviction(r, conn, method, url);
 	case GW_ROUTE_ADMIN:
+		if (r->admin_listener) {
+			struct gw_http_reply rep;
+			gw_queues_route(r->g->queues, method, url + 10, r->body.data,
+					r->body.len, &rep);
+			return gw_reply(r, conn, &rep);
+		}
+		break;
 	case GW_ROUTE_OTHER:
 	case GW_ROUTES:
 		break;
@@ -1156,14 +1167,15 @@ static bool takes_body(const struct request *r, const char *method, const char *
 		return false;
 	return r->route == GW_ROUTE_PLACEMENTS || r->route == GW_ROUTE_EXTENDER ||
 	       r->route == GW_ROUTE_EVICTION ||
-	       (r->admin_listener && (r->route == GW_ROUTE_NODES || is_drain(url)));
+	       (r->admin_listener && (r->route == GW_ROUTE_NODES ||
+				      r->route == GW_ROUTE_ADMIN || is_drain(url)));
 }
 
 static size_t body_limit(const struct request *r)
 {
 	if (r->small_body)
 		return GW_EVICT_BODY_MAX;
-	if (r->route == GW_ROUTE_NODES)
+	if (r->route == GW_ROUTE_NODES || r->route == GW_ROUTE_ADMIN)
 		return ADMIN_BODY_MAX;
 	return r->g->cfg.max_body_bytes;
 }
@@ -1881,9 +1893,12 @@ int gateway_start(const struct gateway_config *cfg, struct gateway **out,
 		snprintf(g->admin_socket, sizeof(g->admin_socket), "%s.admin",
 			 SHMSCHED_DEFAULT_SOCKET);
 	g->extender = gw_extender_create(cfg->extender_cache);
-	if (g->extender != NULL && gw_drains_create(g->admin_socket, &g->drains) < 0) {
+	if (g->extender != NULL && (gw_drains_create(g->admin_socket, &g->drains) < 0 ||
+				    gw_queues_create(g->admin_socket, &g->queues) < 0)) {
 		gw_extender_destroy(g->extender);
+		gw_drains_free(g->drains);
 		g->extender = NULL;
+		g->drains = NULL;
 	}
 	if (g->extender == NULL) {
 		snprintf(err, err_len, "out of memory");
@@ -1935,6 +1950,7 @@ fail_listen:
 	gw_dispatch_free(g->dispatch);
 fail_dispatch:
 	gw_drains_free(g->drains);
+	gw_queues_free(g->queues);
 	gw_extender_destroy(g->extender);
 	pthread_mutex_destroy(&g->admin_lock);
 	pthread_mutex_destroy(&g->cx_lock);
@@ -2026,6 +2042,7 @@ void gateway_stop(struct gateway *g)
 		shmsched_disconnect(g->admin);
 	gw_extender_destroy(g->extender);
 	gw_drains_free(g->drains);
+	gw_queues_free(g->queues);
 	pthread_mutex_destroy(&g->admin_lock);
 	free(g);
 }

@@ -51,7 +51,8 @@
  *                                  Kueue objects (JSON);
  *                                  DELETE: struct
  *                                  op_queue_delete;
- *                                  LIST: none. admins
+ *                                  LIST, METRICS: none.
+ *                                  admins
  *
  * OP_REGISTER comes once per connection, before anything that names a
  * template; templates belong to the connection that registered them, and
@@ -260,6 +261,12 @@ enum op_queue_action {
 	OP_QUEUE_LIST = 0,
 	OP_QUEUE_APPLY = 1,
 	OP_QUEUE_DELETE = 2,
+	/* The daemon's own figures in the Prometheus text format (version
+	 * 0.0.4), which no reader of the state region sees: Kueue's quota
+	 * gauges and workload counts (when the daemon has quotas) and the
+	 * node lifecycle's shmsched_node_* counts. Answered with or without
+	 * Kueue objects; op_queue_shown's counts are 0 without them. */
+	OP_QUEUE_METRICS = 3,
 };
 #define OP_QUEUE_SOURCE_MAX 256u
 /* APPLY's body: this, `source_len` bytes naming the objects' source for

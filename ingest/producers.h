@@ -452,6 +452,15 @@ int producers_set_queues(struct producers *p, const struct producers_queue_ops *
 			 struct quota_tree *tree, const char *path, char *err,
 			 size_t err_len);
 
+/* OP_QUEUE_METRICS (ingest/control_ops.h): the daemon's figures that no
+ * reader of the state region sees, written by `fn` into buf[0..len) as
+ * Prometheus text; it returns the bytes the whole text needs (more than
+ * len: cut, as snprintf). Called on the control thread under the
+ * producers' lock (so OP_QUEUE's tree cannot change meanwhile). Before
+ * the control sockets start. */
+typedef size_t (*producers_metrics_fn)(void *arg, char *buf, size_t len);
+void producers_set_metrics(struct producers *p, producers_metrics_fn fn, void *arg);
+
 /* Where OP_DRAIN's evictions tell their owners (the evictor's notice
  * rings: daemon/evict_internal.h's evict_notify, which takes notices
  * under the producers' lock from either thread). NULL: nobody is told.

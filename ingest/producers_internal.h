@@ -95,6 +95,8 @@ struct producers {
 	struct pdb_matcher *pdb_m;        /* the evictor's, under the lock */
 	struct resync_hooks resync_hooks; /* the same, as a resync takes it */
 	struct prod_queues *queues;       /* OP_QUEUE's; NULL: not changeable */
+	producers_metrics_fn metrics;     /* OP_QUEUE_METRICS's; NULL: none */
+	void *metrics_arg;
 	struct intern *strings; /* written here, read by workers */
 	struct res_names *res;  /* likewise */
 	const struct sched_config *profiles; /* templates' schedulerNames */

@@ -608,6 +608,49 @@ static int do_delete(struct prod_queues *q, const void *body, uint32_t len,
 	return rc;
 }
 
+void producers_set_metrics(struct producers *p, producers_metrics_fn fn, void *arg)
+{
+	pthread_mutex_lock(&p->lock);
+	p->metrics = fn;
+	p->metrics_arg = arg;
+	pthread_mutex_unlock(&p->lock);
+}
+
+/* OP_QUEUE_METRICS: the daemon's text, cut at a line's end when it does
+ * not fit one answer (the cut counted in a comment line). */
+static void queue_metrics(struct producers *p, struct control_server *s,
+			  uint64_t conn, uint32_t rid, uint32_t len)
+{
+	static char out[CONTROL_MAX_PAYLOAD];
+	if (len != 0) {
+		control_server_reply_error(s, conn, rid, EPROTO, "queue metrics: a "
+					   "body of %u bytes; expected none", len);
+		return;
+	}
+	struct op_queue_shown h = {0};
+	if (p->queues != NULL) {
+		h.objects = (uint32_t)p->queues->n;
+		for (int n = 0; n < quota_n_nodes(p->queues->tree); n++)
+			h.cluster_queues += !quota_node_is_cohort(p->queues->tree, n);
+	}
+	char *text = out + sizeof(h);
+	size_t room = sizeof(out) - sizeof(h) - 96, used = 0;
+	if (p->metrics != NULL)
+		used = p->metrics(p->metrics_arg, text, room);
+	if (used >= room) {
+		/* Cut after the last whole line that fits. */
+		size_t keep = room - 1;
+		while (keep > 0 && text[keep - 1] != '\n')
+			keep--;
+		used = keep + (size_t)snprintf(text + keep, 96, "# %zu more bytes "
+					       "not shown (one answer's room)\n",
+					       used - keep);
+	}
+	h.text_bytes = (uint32_t)used;
+	memcpy(out, &h, sizeof(h));
+	control_server_reply(s, conn, rid, out, (uint32_t)(sizeof(h) + used), -1);
+}
+
 void prod_handle_queue(struct producers *p, struct control_server *s,
 		       uint64_t conn, uint32_t rid, uint32_t action,
 		       const void *body, uint32_t len)
@@ -617,6 +660,10 @@ void prod_handle_queue(struct producers *p, struct control_server *s,
 	struct producers_queue_carried c = {0};
 	int rc = 0;
 	err[0] = '\0';
+	if (action == OP_QUEUE_METRICS) {
+		queue_metrics(p, s, conn, rid, len);
+		return;
+	}
 	if (q == NULL) {
 		control_server_reply_error(s, conn, rid, ENOTSUP, "queue: the daemon "
 					   "was started without Kueue objects in its "
@@ -632,7 +679,8 @@ void prod_handle_queue(struct producers *p, struct control_server *s,
 		rc = do_delete(q, body, len, &c, err, sizeof(err));
 	else if (action != OP_QUEUE_LIST)
 		rc = errmsg_rc(-EINVAL, err, sizeof(err), "queue: action %u; expected "
-			       "0 (list), 1 (apply) or 2 (delete)", action);
+			       "0 (list), 1 (apply), 2 (delete) or 3 (metrics)",
+			       action);
 	else if (len != 0)
 		rc = errmsg_rc(-EPROTO, err, sizeof(err), "queue list: a body of %u "
 			       "bytes; expected none", len);

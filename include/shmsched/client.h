@@ -477,6 +477,42 @@ SHMSCHED_EXPORT int shmsched_drain(struct shmsched_client *c,
 				   struct shmsched_drain_result *out,
 				   char **text, char *err, size_t err_len);
 
+/* Kueue's objects of a running daemon (ResourceFlavor, Cohort,
+ * ClusterQueue, LocalQueue), as `shmsched queue` changes them, and the
+ * daemon's own figures (shmsched_queue). */
+enum shmsched_queue_action {
+	SHMSCHED_QUEUE_LIST = 0,    /* each ClusterQueue's quota and usage */
+	SHMSCHED_QUEUE_APPLY = 1,   /* `name` names the objects' source (for
+				     * messages), `body`: Kueue JSON */
+	SHMSCHED_QUEUE_DELETE = 2,  /* `name`: the kind, `body`: the object's
+				     * name (a LocalQueue's namespace/name) */
+	SHMSCHED_QUEUE_METRICS = 3, /* the daemon's figures no reader of its
+				     * state region sees, as Prometheus text
+				     * (version 0.0.4): Kueue's quota gauges
+				     * and workload counts, and the node
+				     * lifecycle's shmsched_node_* counts */
+};
+
+/* One OP_QUEUE request: `action` with `name` and body[0..len) as above
+ * (NULL and 0 for LIST and METRICS). A change is decoded with the
+ * daemon's other objects into new quotas put in force at once, or refused
+ * whole (the message names the applied text's line). Stores the daemon's
+ * answer (after a change, what changed, then the ClusterQueues in force)
+ * as a malloc'd NUL-terminated text in *text (free it). Admin socket only.
+ * Returns 0, or:
+ *   -EINVAL    NULL arguments, an unknown action, or the objects refused
+ *   -ENOENT    DELETE: no such object
+ *   -ENOTSUP   the daemon has no Kueue objects to change (not METRICS)
+ *   -EPERM     not the admin socket
+ *   -EPROTO    an answer that does not hold what it says
+ *   -EMSGSIZE  the body does not fit a control message
+ *   the connection's errors (above)
+ * Thread-safety: one thread at a time per handle. */
+SHMSCHED_EXPORT int shmsched_queue(struct shmsched_client *c, int action,
+				   const char *name, const char *body,
+				   size_t len, char **text, char *err,
+				   size_t err_len);
+
 /* Evaluates template `template_id` against every node of the daemon's
  * current snapshot without placing anything: each node's filter result
  * and, for the nodes that pass, their weighted score, as the daemon's

@@ -145,6 +145,64 @@ else
 	fail "shmsched status --node nope: exit $rc: $out"
 fi
 
+# --queues: what the region does not hold, asked of the admin socket
+# (OP_QUEUE_METRICS). This daemon has no Kueue objects: it says so, and
+# the node lifecycle's counts follow. Old code: --queues was refused (2).
+out=$("$cli" status --name "$name" --summary --queues --admin-socket "$dir/s.sock.admin" 2>&1)
+rc=$?
+if [ $rc -eq 0 ] && printf '%s\n' "$out" | grep -q '^totals ' &&
+	printf '%s\n' "$out" | grep -qF '  none (the daemon has no Kueue quotas)' &&
+	printf '%s\n' "$out" | grep -q '^Node lifecycle: zones [0-9]* initial, [0-9]* normal, .*; 0 node(s) tainted unreachable'; then
+	ok "shmsched status --summary --queues: no quotas, the lifecycle's counts"
+else
+	fail "shmsched status --summary --queues: exit $rc: $out"
+fi
+out=$("$cli" status --name "$name" --summary --queues --admin-socket "$dir/none.admin" 2>&1)
+rc=$?
+if [ $rc -eq 1 ] && printf '%s' "$out" | grep -qF "$dir/none.admin"; then
+	ok "shmsched status --queues without a daemon's admin socket -> 1, naming it"
+else
+	fail "shmsched status --queues (no admin socket): exit $rc: $out"
+fi
+# 45 ClusterQueues (a second daemon): at most 40 rows, then "... and K
+# more"; each queue's usage of its nominal quota (cpu in cores, Kueue's
+# kueue_cluster_queue_* values).
+python3 - "$dir/kueue.json" <<'PY'
+import json, sys
+items = [{"kind": "Node", "metadata": {"name": "k1"}, "status": {"allocatable":
+         {"cpu": "64", "memory": "64Gi", "pods": "110"}}},
+         {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor",
+          "metadata": {"name": "default-flavor"}}]
+for i in range(45):
+    items.append({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue",
+                  "metadata": {"name": "cq-%02d" % i}, "spec": {"resourceGroups": [
+                      {"coveredResources": ["cpu"], "flavors": [{"name": "default-flavor",
+                       "resources": [{"name": "cpu", "nominalQuota": "2500m"}]}]}]}})
+json.dump({"kind": "List", "items": items}, open(sys.argv[1], "w"))
+PY
+"$daemon" --name "$name-q" --fresh --cluster "$dir/kueue.json" --socket "$dir/q.sock" \
+	--workers 1 --no-pin >"$dir/q.log" 2>&1 &
+qpid=$!
+for _ in $(seq 100); do
+	grep -q 'ready' "$dir/q.log" && break
+	sleep 0.1
+done
+out=$("$cli" status --name "$name-q" --summary --queues --admin-socket "$dir/q.sock.admin" 2>&1)
+rc=$?
+kill "$qpid"
+wait "$qpid" 2>/dev/null
+rm -f "/dev/shm/$name-q"
+rows=$(printf '%s\n' "$out" | grep -c '^  cq-\|^    default-flavor')
+if [ $rc -eq 0 ] && [ "$rows" -eq 40 ] &&
+	printf '%s\n' "$out" | grep -qxF '  cq-00: weighted share 0; pending 0 active, 0 inadmissible; admitted 0' &&
+	printf '%s\n' "$out" | grep -qxF '    default-flavor cpu: usage 0 of nominal 2.500, borrowing limit +Inf' &&
+	printf '%s\n' "$out" | grep -qxF '  cq-19: weighted share 0; pending 0 active, 0 inadmissible; admitted 0' &&
+	printf '%s\n' "$out" | grep -qxF '  ... and 50 more'; then
+	ok "shmsched status --queues: 40 lines of 45 ClusterQueues (2 each), then ... and 50 more"
+else
+	fail "shmsched status --queues (45 queues): exit $rc, $rows rows: $out"
+fi
+
 # The crash: the region stays, no daemon holds it.
 kill -9 "$pid"
 wait "$pid" 2>/dev/null
@@ -164,7 +222,8 @@ if [ $rc -eq 1 ] && printf '%s' "$out" | grep -qF "/dev/shm/$name-none"; then
 else
 	fail "no such region: exit $rc, output: $out"
 fi
-for args in "--bogus" "--name" "--name .hidden" "--node" "--summary --node n1"; do
+for args in "--bogus" "--name" "--name .hidden" "--node" "--summary --node n1" \
+	"--queues --json" "--queues --node n1" "--admin-socket"; do
 	# shellcheck disable=SC2086
 	out=$("$cli" status $args 2>&1)
 	rc=$?

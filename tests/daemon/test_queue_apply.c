@@ -598,6 +598,91 @@ static void test_race(void **state)
 	daemon_stop(d, 1000, &ds);
 }
 
+/* The value of the sample line that starts with `series` in the
+ * OP_QUEUE_METRICS text, or -1 when there is none. */
+static double sample(const char *text, const char *series)
+{
+	for (const char *p = text; p != NULL && *p; p = strchr(p, '\n')) {
+		if (*p == '\n')
+			p++;
+		if (strncmp(p, series, strlen(series)) == 0 &&
+		    p[strlen(series)] == ' ')
+			return strtod(p + strlen(series) + 1, NULL);
+	}
+	return -1;
+}
+
+static double metric_of(const char *series)
+{
+	static char text[CONTROL_MAX_PAYLOAD];
+	assert_int_equal(queue_op(OP_QUEUE_METRICS, NULL, 0, text, sizeof(text)), 0);
+	return sample(text, series);
+}
+
+/* Kueue's metrics of the quota (issue 37 item 5), as OP_QUEUE_METRICS
+ * answers them for the gateway's /metrics and `shmsched status --queues`.
+ * Names and labels are Kueue's (kubernetes-sigs/kueue pkg/metrics/
+ * metrics.go: PendingWorkloads {cluster_queue, status "active" |
+ * "inadmissible"}, AdmittedWorkloadsTotal {cluster_queue},
+ * ClusterQueueResourceUsage and ClusterQueueNominalQuota {cohort,
+ * cluster_queue, flavor, resource}, cpu in cores). Two pods admitted,
+ * one waiting for quota counts inadmissible until a release wakes it and
+ * it is admitted; a raise keeps the admitted total (carried by name).
+ * Old code: action 3 was refused ("expected 0 (list), 1 (apply) or 2
+ * (delete)"), and nothing counted the workloads. */
+static void test_metrics(void **state)
+{
+	(void)state;
+	static char out[CONTROL_MAX_PAYLOAD];
+	write_cluster("2");
+	struct daemon *d = start(1);
+	struct shmsched_client *c = connect_to();
+	uint32_t qa = tmpl(c, "qa", "1");
+	const char *adm = "kueue_admitted_workloads_total{cluster_queue=\"team-a\"}";
+	const char *inad = "kueue_pending_workloads{cluster_queue=\"team-a\","
+			   "status=\"inadmissible\"}";
+	const char *act = "kueue_pending_workloads{cluster_queue=\"team-a\","
+			  "status=\"active\"}";
+	const char *use = "kueue_cluster_queue_resource_usage{cohort=\"\","
+			  "cluster_queue=\"team-a\",flavor=\"default-flavor\","
+			  "resource=\"cpu\"}";
+	assert_true(metric_of(adm) == 0);
+	uint64_t id0 = place(c, qa, 1, SHMSCHED_PLACED);
+	place(c, qa, 2, SHMSCHED_PLACED);
+	assert_true(metric_of(adm) == 2);
+	assert_true(metric_of(use) == 2);
+	assert_true(metric_of("kueue_cluster_queue_nominal_quota{cohort=\"\","
+			      "cluster_queue=\"team-a\",flavor=\"default-flavor\","
+			      "resource=\"cpu\"}") == 2);
+	assert_true(metric_of(inad) == 0);
+	/* Full: a pod that waits is parked for quota. */
+	struct shmsched_pod p = {.cookie = 3, .template_id = qa,
+				 .flags = SHMSCHED_SLOT_WAIT};
+	assert_int_equal(shmsched_submit(c, &p, 1), 1);
+	for (int i = 0; i < 200 && metric_of(inad) != 1; i++)
+		usleep(10000);
+	assert_true(metric_of(inad) == 1);
+	assert_true(metric_of(act) == 0);
+	/* A release wakes it; placed, it counts no more. */
+	release(c, id0);
+	struct shmsched_result r;
+	assert_int_equal(fixture_await(c, &r, 1, 5000), 1);
+	assert_int_equal(r.status, SHMSCHED_PLACED);
+	assert_true(metric_of(inad) == 0);
+	assert_true(metric_of(act) == 0);
+	assert_true(metric_of(adm) == 3);
+	/* A change keeps the total (carried by name). */
+	char cq[512];
+	cq_json(cq, sizeof(cq), "team-a", "4");
+	assert_int_equal(apply("raise.json", cq, out, sizeof(out)), 0);
+	assert_true(metric_of(adm) == 3);
+	/* The node lifecycle's counts come with it. */
+	assert_true(metric_of("shmsched_node_tainted") == 0);
+	assert_true(metric_of("shmsched_node_evictions_total") == 0);
+	shmsched_disconnect(c);
+	daemon_stop(d, 5000, NULL);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1 && strcmp(argv[1], "race") == 0) {
@@ -610,6 +695,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_apply_delete),
 		cmocka_unit_test(test_malformed),
 		cmocka_unit_test(test_apply_wakes_waiting),
+		cmocka_unit_test(test_metrics),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
