@@ -16,7 +16,7 @@
 #include "ingest/control_ops.h"
 #include "ingest/control_proto.h"
 
-#define APPROVAL_REGS_MAX 16u  /* registrations at once; one more is refused */
+#define APPROVAL_REGS_MAX 8u   /* registrations at once; one more is refused */
 #define APPROVAL_ASKS_MAX 512u /* asks outstanding at once */
 /* An ask no drain has looked at for this long is forgotten (its pod gone,
  * its drain given up): 10 minutes. */
