@@ -447,9 +447,11 @@ static void test_bounds(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_grant_deny),
-		cmocka_unit_test(test_deadline),
-		cmocka_unit_test(test_bounds),
+		/* Each its own folder: a failed test's daemon cannot hold the
+		 * next one's sockets. */
+		cmocka_unit_test_setup_teardown(test_grant_deny, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_deadline, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bounds, setup, teardown),
 	};
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, NULL, NULL);
 }
