@@ -209,7 +209,7 @@ enum approval_outcome approval_decide(struct approval *a, uint32_t i,
 				 "outstanding): fail-open", g->name, APPROVAL_ASKS_MAX);
 			return APPROVAL_EVICT;
 		}
-		a->st.timed_out_closed++;
+		/* Not counted: the next wave would count it again. */
 		snprintf(why, why_len, "waiting on manager %s for %s: not asked (%u "
 			 "asks outstanding), fail-closed: kept", g->name, pod,
 			 APPROVAL_ASKS_MAX);
