@@ -84,7 +84,9 @@ static int request(int fd, uint32_t *rid, uint32_t action, const void *body,
 	if (rc == 0)
 		rc = control_recv(fd, &h, msg, cap, NULL, APPROVE_TIMEOUT_MS);
 	if (rc < 0) {
-		fprintf(stderr, "shmsched approve: the admin socket: %s\n", strerror(-rc));
+		if (!(rc == -EINTR && stop))
+			fprintf(stderr, "shmsched approve: the admin socket: %s\n",
+				strerror(-rc));
 		return -1;
 	}
 	if (h.type == CONTROL_MSG_ERROR) {
@@ -311,6 +313,9 @@ int approve_main(int argc, char **argv)
 	}
 	status = 0;
 cleanup:
+	/* A signal that cut a request short (EINTR) is a clean end too. */
+	if (stop)
+		status = 0;
 	close(fd);
 	return status;
 }
