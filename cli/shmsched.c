@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cli/approve.h"
 #include "cli/node.h"
 #include "cli/place.h"
 #include "cli/policy.h"
@@ -31,6 +32,8 @@ static void usage(FILE *to)
 		"  queue    apply, delete or list a running daemon's Kueue queues\n"
 		"           (ClusterQueue, LocalQueue, ...) through its admin socket\n"
 		"           (shmsched queue --help)\n"
+		"  approve  a manager that approves (or not) a drain's evictions of\n"
+		"           the pods a selector picks (shmsched approve --help)\n"
 		"  store    check a durable store (shmsched store check DIR)\n"
 		"  status   a daemon's state region read in place: daemon, nodes,\n"
 		"           producers, workers; also a crashed one's (shmsched status --help)\n"
@@ -60,6 +63,8 @@ int main(int argc, char **argv)
 		return policy_main(argc - 1, argv + 1);
 	if (strcmp(argv[1], "queue") == 0)
 		return queue_main(argc - 1, argv + 1);
+	if (strcmp(argv[1], "approve") == 0)
+		return approve_main(argc - 1, argv + 1);
 	if (strcmp(argv[1], "store") == 0)
 		return store_main(argc - 1, argv + 1);
 	if (strcmp(argv[1], "status") == 0)

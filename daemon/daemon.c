@@ -953,6 +953,8 @@ struct daemon *daemon_start(const struct daemon_config *cfg, char *err,
 	producers_set_waker(d->producers, wake_pool, d->pool);
 	producers_set_notifier(d->producers, evict_notify, d->evictor); /* OP_DRAIN */
 	producers_set_metrics(d->producers, daemon_metrics_text, d); /* OP_QUEUE */
+	producers_set_approval_clock(d->producers, cfg->approval_clock,
+				     cfg->approval_clock_arg);
 	if (daemon_admin_socket(cfg, d->admin_path, sizeof(d->admin_path)) == NULL) {
 		snprintf(err, err_len, "admin socket path: %s%s: does not fit a "
 			 "Unix socket address", cfg->admin_socket_path ?
@@ -1168,6 +1170,15 @@ void daemon_get_stats(struct daemon *d, struct daemon_stats *out)
 
 	producers_budget_use(d->producers, &out->strings_charged,
 			     &out->template_bytes, &out->templates_uncompiled);
+	struct approval_stats as;
+	producers_approval_stats(d->producers, &as);
+	out->approval_registrations = as.registrations;
+	out->approvals_asked = as.asked;
+	out->approvals_granted = as.granted;
+	out->approvals_denied = as.denied;
+	out->approvals_not_before = as.not_before;
+	out->approvals_timed_out_open = as.timed_out_open;
+	out->approvals_timed_out_closed = as.timed_out_closed;
 	out->placements = placements_live(d->placements);
 	out->workers = d->workers;
 	producers_counts(d->producers, &out->producers_registered,

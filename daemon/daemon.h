@@ -137,6 +137,11 @@ struct daemon_config {
 	 * test steps past ENGINE_PREPARED_TTL_NS instead of waiting it out.
 	 * Called from the worker threads. */
 	uint64_t (*engine_clock_ns)(void);
+	/* Tests only: the clock (ns) of managers' deadlines and not-before
+	 * times (issue 38 item 3; producers_set_approval_clock; NULL:
+	 * now_ns). Called on the admin socket's thread. */
+	uint64_t (*approval_clock)(void *arg);
+	void *approval_clock_arg;
 };
 
 #define DAEMON_LEASE_TICK_NS UINT64_C(1000000000)
@@ -221,6 +226,13 @@ struct daemon_stats {
 	 * and compiled template bytes charged to producer identities, and
 	 * templates registered uncompiled, ever. */
 	uint64_t strings_charged, template_bytes, templates_uncompiled;
+	/* Issue 38 item 3: the managers' registrations now and their
+	 * decisions (ingest/approval.h): asks posted, answers, and deadlines
+	 * passed with no answer (fail-open: disrupted; fail-closed: kept). */
+	uint32_t approval_registrations;
+	uint64_t approvals_asked, approvals_granted, approvals_denied;
+	uint64_t approvals_not_before, approvals_timed_out_open;
+	uint64_t approvals_timed_out_closed;
 	/* Filled by daemon_stop() only, since each worker writes its
 	 * engine's counters without atomics. */
 	struct daemon_cache_stats caches;

@@ -53,6 +53,12 @@
  *                                  op_queue_delete;
  *                                  LIST, METRICS: none.
  *                                  admins
+ *   OP_APPROVAL   op_approval_     REGISTER: struct       REGISTER: struct
+ *                 action           op_approval_register,  op_approval_registered;
+ *                                  then the selector;     PENDING: struct
+ *                                  PENDING: none;         op_approval_pending and
+ *                                  ANSWER: struct         its asks; ANSWER: none.
+ *                                  op_approval_answer.    admins
  *
  * OP_REGISTER comes once per connection, before anything that names a
  * template; templates belong to the connection that registered them, and
@@ -80,6 +86,7 @@ enum op_kind {
 	OP_POLICY = 11,
 	OP_DRAIN = 12,
 	OP_QUEUE = 13,
+	OP_APPROVAL = 14,
 };
 
 struct op_request {
@@ -292,5 +299,73 @@ struct op_queue_shown {
 	uint32_t reserved;       /* 0 */
 };
 _Static_assert(sizeof(struct op_queue_shown) == 32, "op_queue_shown is 32 bytes");
+
+/* OP_APPROVAL (issue 38 item 3; KEP-4563's interceptors, kubernetes/
+ * enhancements keps/sig-apps/4563-eviction-request-api): a manager
+ * approves the voluntary disruption of the pods a label selector picks
+ * (ingest/producers_approval.c). REGISTER puts the connection's one
+ * registration in the table (the connection closed: it is gone); a drain
+ * that would evict a pod it selects posts an ask instead and keeps the
+ * pod; the manager fetches its asks (PENDING: every ask not yet answered,
+ * each time) and answers each (ANSWER). The daemon never waits on a
+ * manager: the drain's next wave reads the answer. */
+enum op_approval_action {
+	OP_APPROVAL_REGISTER = 0,
+	OP_APPROVAL_PENDING = 1,
+	OP_APPROVAL_ANSWER = 2,
+};
+#define OP_APPROVAL_NAME_MAX 64u        /* bytes of a registration's name, NUL-padded */
+#define OP_APPROVAL_SELECTOR_MAX 1024u  /* == OP_DRAIN_SELECTOR_MAX */
+#define OP_APPROVAL_DEADLINE_MAX_MS (UINT32_C(24) * 3600 * 1000) /* a day */
+#define OP_APPROVAL_NOT_BEFORE_MAX_MS OP_APPROVAL_DEADLINE_MAX_MS
+enum op_approval_flags {
+	OP_APPROVAL_FAIL_OPEN = 1u, /* no answer by the deadline: evict (else keep) */
+};
+/* REGISTER's body: this, then `selector_len` bytes of a label selector
+ * (the drain's --pod-selector syntax; 0 bytes: every pod). */
+struct op_approval_register {
+	char name[OP_APPROVAL_NAME_MAX]; /* NUL-padded, not empty, printable */
+	uint32_t deadline_ms;  /* 1..OP_APPROVAL_DEADLINE_MAX_MS: an ask's time to an answer */
+	uint32_t flags;        /* enum op_approval_flags */
+	uint32_t selector_len; /* <= OP_APPROVAL_SELECTOR_MAX */
+	uint32_t reserved;     /* 0 */
+};
+_Static_assert(sizeof(struct op_approval_register) == 80, "op_approval_register is 80 bytes");
+struct op_approval_registered {
+	uint32_t registration; /* 1.., for logs */
+	uint32_t reserved;
+};
+/* Why a pod would be disrupted. */
+enum op_approval_reason {
+	OP_APPROVAL_DRAIN = 1,
+	OP_APPROVAL_RECLAIM = 2,
+	OP_APPROVAL_PREEMPT = 3,
+};
+struct op_approval_ask {
+	uint64_t ask_id;   /* for ANSWER */
+	uint64_t placement_id;
+	uint32_t reason;   /* enum op_approval_reason */
+	uint32_t reserved;
+	char pod[256];     /* "namespace/name", or "cookie N"; NUL-terminated */
+	char node[256];    /* NUL-terminated */
+};
+_Static_assert(sizeof(struct op_approval_ask) == 536, "op_approval_ask is 536 bytes");
+#define OP_APPROVAL_PAGE 64u /* asks in one PENDING answer, at most */
+struct op_approval_pending {
+	uint32_t n;        /* asks that follow */
+	uint32_t more;     /* unanswered asks left out (the next PENDING has them) */
+	struct op_approval_ask asks[];
+};
+enum op_approval_verdict {
+	OP_APPROVAL_GRANT = 1,
+	OP_APPROVAL_DENY = 2,
+	OP_APPROVAL_NOT_BEFORE = 3, /* evict no sooner than not_before_ms from now */
+};
+struct op_approval_answer {
+	uint64_t ask_id;
+	uint32_t verdict;       /* enum op_approval_verdict */
+	uint32_t not_before_ms; /* NOT_BEFORE: 1..OP_APPROVAL_NOT_BEFORE_MAX_MS; else 0 */
+};
+_Static_assert(sizeof(struct op_approval_answer) == 16, "op_approval_answer is 16 bytes");
 
 #endif

@@ -315,6 +315,79 @@ int control_drain_split(const void *body, uint32_t len, struct control_drain *ou
 	return 0;
 }
 
+int control_approval_register_split(const void *body, uint32_t len,
+				    struct control_approval_register *out,
+				    char *err, size_t err_len)
+{
+	struct op_approval_register q;
+	*out = (struct control_approval_register){0};
+	if (body == NULL || len < sizeof(q))
+		return errmsg_rc(-EINVAL, err, err_len, "approval registration: a "
+				 "body of %u bytes; expected at least %zu", len,
+				 sizeof(q));
+	memcpy(&q, body, sizeof(q));
+	size_t name_len = strnlen(q.name, sizeof(q.name));
+	if (name_len == 0 || name_len == sizeof(q.name))
+		return errmsg_rc(-EINVAL, err, err_len, "approval registration: "
+				 "name: %s", name_len == 0 ? "empty; expected a name" :
+				 "not NUL-ended within its 64 bytes");
+	for (size_t i = 0; i < sizeof(q.name); i++) {
+		unsigned char c = (unsigned char)q.name[i];
+		if (i < name_len ? (c < 0x21 || c > 0x7e) : c != 0)
+			return errmsg_rc(-EINVAL, err, err_len, "approval registration: "
+					 "name: byte %zu is %#x; expected printable "
+					 "ASCII without spaces, then NULs", i, c);
+	}
+	if (q.deadline_ms == 0 || q.deadline_ms > OP_APPROVAL_DEADLINE_MAX_MS ||
+	    (q.flags & ~(uint32_t)OP_APPROVAL_FAIL_OPEN) || q.reserved != 0)
+		return errmsg_rc(-EINVAL, err, err_len, "approval registration %s: "
+				 "deadline %u ms, flags %#x, reserved %u: expected a "
+				 "deadline of 1..%u ms, flags FAIL_OPEN (1) only, "
+				 "reserved 0", q.name, q.deadline_ms, q.flags,
+				 q.reserved, OP_APPROVAL_DEADLINE_MAX_MS);
+	if (q.selector_len > OP_APPROVAL_SELECTOR_MAX ||
+	    q.selector_len != len - sizeof(q))
+		return errmsg_rc(-EINVAL, err, err_len, "approval registration %s: a "
+				 "selector of %u bytes in a body of %u: expected at "
+				 "most %u bytes, the rest of the body", q.name,
+				 q.selector_len, len, OP_APPROVAL_SELECTOR_MAX);
+	const char *sel = (const char *)body + sizeof(q);
+	if (memchr(sel, '\0', q.selector_len) != NULL)
+		return errmsg_rc(-EINVAL, err, err_len, "approval registration %s: "
+				 "the selector holds a NUL", q.name);
+	memcpy(out->name, q.name, name_len);
+	out->deadline_ms = q.deadline_ms;
+	out->fail_open = q.flags & OP_APPROVAL_FAIL_OPEN;
+	out->selector = sel;
+	out->selector_len = q.selector_len;
+	return 0;
+}
+
+int control_approval_answer_check(const void *body, uint32_t len,
+				  struct op_approval_answer *out,
+				  char *err, size_t err_len)
+{
+	*out = (struct op_approval_answer){0};
+	if (body == NULL || len != sizeof(*out))
+		return errmsg_rc(-EINVAL, err, err_len, "approval answer: a body of "
+				 "%u bytes; expected %zu", len, sizeof(*out));
+	struct op_approval_answer a;
+	memcpy(&a, body, sizeof(a));
+	bool nb = a.verdict == OP_APPROVAL_NOT_BEFORE;
+	if (a.ask_id == 0 || a.verdict < OP_APPROVAL_GRANT ||
+	    a.verdict > OP_APPROVAL_NOT_BEFORE ||
+	    (nb ? a.not_before_ms == 0 || a.not_before_ms > OP_APPROVAL_NOT_BEFORE_MAX_MS
+		: a.not_before_ms != 0))
+		return errmsg_rc(-EINVAL, err, err_len, "approval answer: ask %llu, "
+				 "verdict %u, not_before %u ms: expected an ask id "
+				 "from 1, GRANT (1), DENY (2) or NOT_BEFORE (3), and "
+				 "1..%u ms with NOT_BEFORE only",
+				 (unsigned long long)a.ask_id, a.verdict,
+				 a.not_before_ms, OP_APPROVAL_NOT_BEFORE_MAX_MS);
+	*out = a;
+	return 0;
+}
+
 int control_template_split(uint32_t arg, const void *body, uint32_t len,
 			   struct control_template *out, char *err, size_t err_len)
 {

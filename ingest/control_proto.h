@@ -177,6 +177,35 @@ struct control_drain {
 int control_drain_split(const void *body, uint32_t len, struct control_drain *out,
 			char *err, size_t err_len);
 
+/* OP_APPROVAL REGISTER's body (ingest/control_ops.h), checked: its name
+ * (NUL-terminated copy), deadline, flags and selector (a pointer into the
+ * body). */
+struct control_approval_register {
+	char name[OP_APPROVAL_NAME_MAX + 1];
+	uint32_t deadline_ms;
+	bool fail_open;
+	const char *selector; /* selector_len bytes, not NUL-terminated */
+	uint32_t selector_len;
+};
+
+/* Checks body[0..len) of an OP_APPROVAL REGISTER. Trusts nothing: returns
+ * 0 with *out, or -EINVAL with a message in err (a body shorter than its
+ * header; a name empty, not NUL-padded or not printable ASCII; a deadline
+ * not 1..OP_APPROVAL_DEADLINE_MAX_MS; an unknown flag; reserved not 0; a
+ * selector over OP_APPROVAL_SELECTOR_MAX, holding a NUL, or other than
+ * the rest of the body). The selector's terms are the daemon's to read. */
+int control_approval_register_split(const void *body, uint32_t len,
+				    struct control_approval_register *out,
+				    char *err, size_t err_len);
+
+/* Checks body[0..len) of an OP_APPROVAL ANSWER into *out: 0, or -EINVAL
+ * with a message (not exactly sizeof(struct op_approval_answer) bytes, an
+ * ask id 0, a verdict not in enum op_approval_verdict, not_before_ms not
+ * 1..OP_APPROVAL_NOT_BEFORE_MAX_MS for NOT_BEFORE or not 0 otherwise). */
+int control_approval_answer_check(const void *body, uint32_t len,
+				  struct op_approval_answer *out,
+				  char *err, size_t err_len);
+
 /* A short name for a message type ("HELLO"), or "unknown". */
 const char *control_msg_type_name(uint16_t type);
 

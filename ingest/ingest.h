@@ -21,5 +21,6 @@
 #include "ingest/control_ops.h"
 #include "ingest/control_server.h"
 #include "ingest/producers.h"
+#include "ingest/approval.h"
 
 #endif

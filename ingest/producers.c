@@ -38,6 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ingest/approval.h"
 #include "ingest/control_ops.h"
 #include "ingest/control_server.h"
 #include "ingest/priority.h"
@@ -290,6 +291,7 @@ void producers_destroy(struct producers *p)
 	free(p->pre_nodes);
 	free(p->pre_pods);
 	free(p->pdb_m);
+	approval_free(p->approval);
 	prod_queues_free(p->queues);
 	policy_free(p->policy);
 	free(p->policy_path);
@@ -953,6 +955,8 @@ void producers_on_disconnect(void *arg, uint64_t conn)
 {
 	const struct endpoint *ep = arg;
 	pthread_mutex_lock(&ep->p->lock);
+	if (ep->role == ROLE_ADMIN) /* its manager's registration, if any */
+		prod_approval_gone(ep->p, conn);
 	disconnect_locked(ep->p, ep->role, conn);
 	pthread_mutex_unlock(&ep->p->lock);
 }

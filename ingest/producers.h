@@ -468,6 +468,16 @@ void producers_set_metrics(struct producers *p, producers_metrics_fn fn, void *a
 void producers_set_notifier(struct producers *p, producers_notice_fn notice,
 			    void *arg);
 
+/* Issue 38 item 3: the clock (ns, monotonic) that managers' deadlines and
+ * not-before times run on; NULL: now_ns (base/clock.h). Tests inject
+ * theirs. Before the control sockets start. */
+void producers_set_approval_clock(struct producers *p, uint64_t (*clock)(void *arg),
+				  void *arg);
+/* The managers' decisions counted since start (ingest/approval.h), under
+ * the lock. */
+struct approval_stats;
+void producers_approval_stats(struct producers *p, struct approval_stats *out);
+
 /* Worker side: whether producers_fault() ran for `pr` (relaxed). */
 static inline bool producers_faulted(const struct producer *pr)
 {

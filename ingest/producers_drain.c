@@ -33,6 +33,11 @@
  * The caller (the CLI) cordons the nodes first and repeats the request
  * until nothing is left, or its timeout.
  *
+ * A pod that PDBs allow to go is then put to the managers that approve
+ * their pods' disruption (issue 38 item 3, one call:
+ * prod_approval_keeps): one that keeps it makes it blocked too, its line
+ * saying on whom it waits ("waiting on manager M for pod P: denied").
+ *
  * OP_DRAIN_PLACEMENT narrows the wave to one placement, its id in place
  * of the selector: the Eviction API of one pod (the gateway's POST
  * .../pods/{name}/eviction), with the same budget checks, so evicted,
@@ -203,111 +208,6 @@ static bool text_room(struct drain_text *t)
 	return false;
 }
 
-/* --pod-selector (kubectl drain's): equality-based terms joined by ',':
- * key=value, key==value, key!=value (also true without the key), key,
- * !key; all must hold. Names the table does not hold select nothing (an
- * equality) or everything (an inequality): no pod has them. */
-#define SEL_TERMS_MAX 16u
-enum drain_sel_op { DSEL_EQ, DSEL_NE, DSEL_EXISTS, DSEL_ABSENT };
-struct drain_term {
-	uint8_t op;           /* enum drain_sel_op */
-	bool key_known, value_known;
-	uint32_t key, value;
-};
-struct drain_selector {
-	unsigned n;
-	struct drain_term t[SEL_TERMS_MAX];
-};
-
-static void trim(const char **s, size_t *len)
-{
-	while (*len > 0 && (**s == ' ' || **s == '\t')) {
-		(*s)++;
-		(*len)--;
-	}
-	while (*len > 0 && ((*s)[*len - 1] == ' ' || (*s)[*len - 1] == '\t'))
-		(*len)--;
-}
-
-static int selector_parse(const struct producers *p, const char *s, size_t len,
-			  struct drain_selector *out, char *err, size_t err_len)
-{
-	out->n = 0;
-	if (len == 0)
-		return 0;
-	const char *end = s + len;
-	for (const char *at = s; at <= end;) {
-		const char *comma = memchr(at, ',', (size_t)(end - at));
-		const char *stop = comma ? comma : end;
-		const char *term = at, *key = at, *val = NULL;
-		size_t tlen = (size_t)(stop - at), klen = tlen, vlen = 0;
-		struct drain_term t = {.op = DSEL_EXISTS};
-		const char *eq = memchr(term, '=', tlen);
-		if (eq != NULL) {
-			klen = (size_t)(eq - term);
-			val = eq + 1;
-			t.op = DSEL_EQ;
-			if (klen > 0 && term[klen - 1] == '!') {
-				klen--;
-				t.op = DSEL_NE;
-			} else if (val < stop && *val == '=') {
-				val++;
-			}
-			vlen = (size_t)(stop - val);
-			trim(&val, &vlen);
-		}
-		trim(&key, &klen);
-		if (t.op == DSEL_EXISTS && klen > 0 && *key == '!') {
-			key++;
-			klen--;
-			t.op = DSEL_ABSENT;
-			trim(&key, &klen);
-		}
-		if (klen == 0 || out->n == SEL_TERMS_MAX ||
-		    memchr(key, '!', klen) != NULL ||
-		    (val != NULL && memchr(val, '=', vlen) != NULL)) {
-			snprintf(err, err_len, "drain: pod selector \"%.*s\": term %u "
-				 "\"%.*s\": %s", (int)(len > 200 ? 200 : len), s,
-				 out->n + 1, (int)(tlen > 100 ? 100 : tlen), term,
-				 out->n == SEL_TERMS_MAX ? "more terms than 16" :
-				 "expected key=value, key==value, key!=value, key or !key");
-			return -EINVAL;
-		}
-		t.key_known = intern_find(p->strings, key, klen, &t.key);
-		if (val != NULL)
-			t.value_known = intern_find(p->strings, val, vlen, &t.value);
-		out->t[out->n++] = t;
-		if (comma == NULL)
-			break;
-		at = comma + 1;
-	}
-	return 0;
-}
-
-/* Whether a pod of group `group` is selected (no terms: every pod). */
-static bool selector_matches(const struct producers *p, const struct drain_selector *sel,
-			     uint32_t group)
-{
-	if (sel->n == 0)
-		return true;
-	static struct pod_group g; /* the control thread's alone */
-	const char *s = group != 0 ? intern_str(p->strings, group) : NULL;
-	unsigned n_labels = 0;
-	if (s != NULL && pod_group_decode(s, intern_len(p->strings, group), &g) == 0)
-		n_labels = g.n_labels;
-	for (unsigned i = 0; i < sel->n; i++) {
-		const struct drain_term *t = &sel->t[i];
-		uint32_t v = 0;
-		bool has = t->key_known && labels_get(g.labels, n_labels, t->key, &v);
-		bool same = has && t->value_known && v == t->value;
-		bool ok = t->op == DSEL_EQ ? same : t->op == DSEL_NE ? !same :
-			  t->op == DSEL_EXISTS ? has : !has;
-		if (!ok)
-			return false;
-	}
-	return true;
-}
-
 /* OP_DRAIN_PLACEMENT's selector: a placement id, decimal, from 1, with
  * nothing else. 0 or -EINVAL. */
 static int placement_id_parse(const char *s, size_t len, uint64_t *out)
@@ -361,7 +261,7 @@ void prod_handle_drain(struct producers *p, struct control_server *s,
 			return;
 		}
 	}
-	struct drain_selector sel = {0};
+	struct prod_selector sel = {0};
 	uint64_t only = 0; /* OP_DRAIN_PLACEMENT: the one placement */
 	if ((flags & OP_DRAIN_PLACEMENT) &&
 	    placement_id_parse(q.selector, q.selector_len, &only) < 0) {
@@ -373,7 +273,8 @@ void prod_handle_drain(struct producers *p, struct control_server *s,
 		return;
 	}
 	if (!(flags & OP_DRAIN_PLACEMENT) &&
-	    selector_parse(p, q.selector, q.selector_len, &sel, err, sizeof(err)) < 0) {
+	    prod_selector_parse(p, "drain: pod selector", q.selector,
+				q.selector_len, &sel, err, sizeof(err)) < 0) {
 		control_server_reply_error(s, conn, rid, EINVAL, "%s", err);
 		return;
 	}
@@ -409,7 +310,7 @@ void prod_handle_drain(struct producers *p, struct control_server *s,
 			pdb_matcher_count(pm, r->group);
 		if (r->owner != PLACEMENT_OWNER_BOUND || force ||
 		    r->slot >= snap->n_slots || !in_wave[r->slot] ||
-		    (only != 0 && id != only) || !selector_matches(p, &sel, r->group))
+		    (only != 0 && id != only) || !prod_selector_matches(p, &sel, r->group))
 			continue;
 		ans->unmanaged++;
 		if (text_room(&t)) {
@@ -438,7 +339,7 @@ void prod_handle_drain(struct producers *p, struct control_server *s,
 		if (r == NULL || r->slot >= snap->n_slots || !in_wave[r->slot] ||
 		    (only != 0 && id != only) ||
 		    !ledger_slot_current(l, snap, r->slot, r->node_gen) ||
-		    !selector_matches(p, &sel, r->group))
+		    !prod_selector_matches(p, &sel, r->group))
 			continue;
 		const char *node = str_or(p, snap->nodes[r->slot].name, "?");
 		char pod[280], owner[96];
@@ -463,6 +364,21 @@ void prod_handle_drain(struct producers *p, struct control_server *s,
 				 "selected by %u PodDisruptionBudgets (%s); the Eviction "
 				 "API refuses a pod with more than one (500)",
 				 (unsigned long long)id, pod, node, owner, b->n, which);
+			continue;
+		}
+		/* KEP-4563's interceptors: the managers that registered for the
+		 * pod decide first (ingest/producers_approval.c). */
+		char wait[640];
+		if (!dry && (b->n == 0 || pl->allowed[budgets_first(b)] > 0) &&
+		    prod_approval_keeps(p, id, r, node, OP_APPROVAL_DRAIN, wait,
+					sizeof(wait))) {
+			ans->blocked++;
+			if (!text_room(&t))
+				continue;
+			pod_of(p, r, pod, sizeof(pod));
+			owner_of(p, r, owner, sizeof(owner));
+			text_add(&t, "waiting placement %llu (%s, node %s, owner %s): "
+				 "%s", (unsigned long long)id, pod, node, owner, wait);
 			continue;
 		}
 		if (b->n == 1) {

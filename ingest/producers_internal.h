@@ -20,6 +20,11 @@
  *   the evictor thread (daemon/evict.c): the candidates, the choice
  *   (workers/preempt.h), the swap and the victims' notices. Calls
  *   producers_policy.c and producers.c.
+ * - producers_approval.c: OP_APPROVAL, the managers that approve their
+ *   pods' disruption (ingest/approval.h's table), and the drain's ask
+ *   (prod_approval_keeps). Calls producers_selector.c.
+ * - producers_selector.c: label selectors over the placements' pod
+ *   groups (the drain's --pod-selector, a manager's). Calls none of these.
  * - producers_policy.c: the policy in force (policy/policy.h): an
  *   identity's rule, a template's admission, OP_POLICY and the reload.
  *   Calls none of these.
@@ -146,6 +151,13 @@ struct producers {
 	int (*lease_renew)(void *arg, uint32_t name);
 	int (*lease_state)(void *arg, uint32_t name);
 	void *lease_arg;
+	/* Issue 38 item 3: the managers' registrations and asks
+	 * (producers_approval.c); NULL until the first registration. Under
+	 * the lock. The clock its deadlines run on (producers_set_approval_
+	 * clock; NULL: now_ns). */
+	struct approval *approval;
+	uint64_t (*approval_clock)(void *arg);
+	void *approval_clock_arg;
 };
 
 /* What one identity's templates are charged (issue 41; `charged`). */
@@ -210,6 +222,39 @@ int prod_admit_template(struct producers *p, enum producer_role role,
 void prod_handle_drain(struct producers *p, struct control_server *s,
 		       uint64_t conn, uint32_t rid, uint32_t flags,
 		       const void *body, uint32_t len);
+
+/* producers_selector.c: a label selector (kubectl drain's
+ * --pod-selector: key=value, key==value, key!=value, key, !key, joined by
+ * ','). A parse refused is -EINVAL with a message opening with `what`. */
+#define PROD_SELECTOR_TERMS_MAX 16u
+struct prod_selector_term {
+	uint8_t op; /* producers_selector.c's enum prod_sel_op */
+	bool key_known, value_known;
+	uint32_t key, value;
+};
+struct prod_selector {
+	unsigned n; /* 0: every pod */
+	struct prod_selector_term t[PROD_SELECTOR_TERMS_MAX];
+};
+int prod_selector_parse(const struct producers *p, const char *what,
+			const char *s, size_t len, struct prod_selector *out,
+			char *err, size_t err_len);
+/* Whether a pod of group `group` is selected (no terms: every pod). */
+bool prod_selector_matches(const struct producers *p, const struct prod_selector *sel,
+			   uint32_t group);
+
+/* producers_approval.c: OP_APPROVAL (admins), a connection gone, and the
+ * drain's one question: whether a manager keeps placement `id` (record
+ * `r`, on `node`) from disruption now. On true, `why` holds the progress
+ * line(s) ("waiting on manager M for pod P: denied"); on false, its asks
+ * are done (the caller disrupts it). */
+void prod_handle_approval(struct producers *p, struct control_server *s,
+			  uint64_t conn, uint32_t rid, uint32_t action,
+			  const void *body, uint32_t len);
+void prod_approval_gone(struct producers *p, uint64_t conn);
+bool prod_approval_keeps(struct producers *p, uint64_t id,
+			 const struct placement_record *r, const char *node,
+			 uint32_t reason, char *why, size_t why_len);
 
 /* producers_queue.c: OP_QUEUE (admins). */
 struct prod_queues;

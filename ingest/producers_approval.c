@@ -1,0 +1,205 @@
+/* OP_APPROVAL (issue 38 item 3): managers that approve the voluntary
+ * disruption of their pods, KEP-4563's interceptors (kubernetes/
+ * enhancements keps/sig-apps/4563-eviction-request-api). The table and
+ * its rules are ingest/approval.c's; here: the op's handler on the admin
+ * socket, a connection's end, and the drain's one question.
+ *
+ * Why a poll model and not the daemon asking: a drain's wave runs on the
+ * admin socket's one server thread under the producers' lock
+ * (ingest/producers_drain.c), and the control server answers requests; it
+ * never sends a request of its own nor waits on a peer (every other
+ * connection would wait with it). So the daemon never waits on a manager:
+ * a wave that meets a pod a registration selects posts an ask and keeps
+ * the pod (counted as blocked, the line saying on whom it waits); the
+ * manager, which keeps its connection, asks for its unanswered asks
+ * (PENDING) and answers each (ANSWER); the drain's next wave (the CLI
+ * repeats waves until nothing is left) reads the answer. A manager's
+ * polling doubles as its heartbeat: its connection is never idle. The
+ * connection closed, its registration and asks are dropped
+ * (prod_approval_gone, from producers_on_disconnect).
+ *
+ * Every registration whose selector picks the pod is asked; the pod goes
+ * only when each allows it. Selectors are parsed at each question, so a
+ * label interned after the registration still matches.
+ */
+#include "ingest/producers_internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ingest/approval.h"
+#include "ingest/control_ops.h"
+#include "ingest/control_proto.h"
+#include "ingest/control_server.h"
+#include "base/base.h"
+#include "shm/shm.h"
+
+static uint64_t clock_now(const struct producers *p)
+{
+	return p->approval_clock != NULL ? p->approval_clock(p->approval_clock_arg)
+					 : now_ns();
+}
+
+void producers_set_approval_clock(struct producers *p, uint64_t (*clock)(void *arg),
+				  void *arg)
+{
+	pthread_mutex_lock(&p->lock);
+	p->approval_clock = clock;
+	p->approval_clock_arg = arg;
+	pthread_mutex_unlock(&p->lock);
+}
+
+void producers_approval_stats(struct producers *p, struct approval_stats *out)
+{
+	pthread_mutex_lock(&p->lock);
+	approval_stats(p->approval, out);
+	pthread_mutex_unlock(&p->lock);
+}
+
+void prod_approval_gone(struct producers *p, uint64_t conn)
+{
+	(void)approval_drop(p->approval, conn);
+}
+
+static void handle_register(struct producers *p, struct control_server *s,
+			    uint64_t conn, uint32_t rid, const void *body, uint32_t len)
+{
+	struct control_approval_register r;
+	char err[512];
+	if (control_approval_register_split(body, len, &r, err, sizeof(err)) < 0) {
+		control_server_reply_error(s, conn, rid, EINVAL, "%s", err);
+		return;
+	}
+	struct prod_selector sel;
+	char what[128];
+	snprintf(what, sizeof(what), "approval registration %s: selector", r.name);
+	if (prod_selector_parse(p, what, r.selector, r.selector_len, &sel, err,
+				sizeof(err)) < 0) {
+		control_server_reply_error(s, conn, rid, EINVAL, "%s", err);
+		return;
+	}
+	if (p->approval == NULL && (p->approval = approval_create()) == NULL) {
+		control_server_reply_error(s, conn, rid, ENOMEM, "approval: out of memory");
+		return;
+	}
+	struct op_approval_registered ans = {0};
+	int rc = approval_register(p->approval, conn, &r, &ans.registration, err,
+				   sizeof(err));
+	if (rc < 0) {
+		control_server_reply_error(s, conn, rid, -rc, "%s", err);
+		return;
+	}
+	control_server_reply(s, conn, rid, &ans, sizeof(ans), -1);
+}
+
+static void handle_pending(struct producers *p, struct control_server *s,
+			   uint64_t conn, uint32_t rid, uint32_t len)
+{
+	if (len != 0) {
+		control_server_reply_error(s, conn, rid, EINVAL, "approval pending: a "
+					   "body of %u bytes; expected none", len);
+		return;
+	}
+	size_t size = sizeof(struct op_approval_pending) +
+		      OP_APPROVAL_PAGE * sizeof(struct op_approval_ask);
+	_Static_assert(sizeof(struct op_approval_pending) +
+		       OP_APPROVAL_PAGE * sizeof(struct op_approval_ask) <=
+		       CONTROL_MAX_PAYLOAD, "a page of asks fits one message");
+	struct op_approval_pending *ans = calloc(1, size);
+	if (ans == NULL) {
+		control_server_reply_error(s, conn, rid, ENOMEM, "approval: out of memory");
+		return;
+	}
+	if (p->approval != NULL)
+		ans->n = approval_pending(p->approval, conn, ans->asks,
+					  OP_APPROVAL_PAGE, &ans->more);
+	control_server_reply(s, conn, rid, ans, (uint32_t)(sizeof(*ans) +
+			     ans->n * sizeof(struct op_approval_ask)), -1);
+	free(ans);
+}
+
+static void handle_answer(struct producers *p, struct control_server *s,
+			  uint64_t conn, uint32_t rid, const void *body, uint32_t len)
+{
+	struct op_approval_answer a;
+	char err[512];
+	int rc = control_approval_answer_check(body, len, &a, err, sizeof(err));
+	if (rc == 0 && p->approval == NULL)
+		rc = errmsg_rc(-ENOENT, err, sizeof(err), "approval answer: no ask %llu "
+			       "(no manager has registered)",
+			       (unsigned long long)a.ask_id);
+	if (rc == 0)
+		rc = approval_answer(p->approval, conn, &a, clock_now(p), err,
+				     sizeof(err));
+	if (rc < 0) {
+		control_server_reply_error(s, conn, rid, -rc, "%s", err);
+		return;
+	}
+	control_server_reply(s, conn, rid, NULL, 0, -1);
+}
+
+void prod_handle_approval(struct producers *p, struct control_server *s,
+			  uint64_t conn, uint32_t rid, uint32_t action,
+			  const void *body, uint32_t len)
+{
+	switch (action) {
+	case OP_APPROVAL_REGISTER:
+		handle_register(p, s, conn, rid, body, len);
+		break;
+	case OP_APPROVAL_PENDING:
+		handle_pending(p, s, conn, rid, len);
+		break;
+	case OP_APPROVAL_ANSWER:
+		handle_answer(p, s, conn, rid, body, len);
+		break;
+	default:
+		control_server_reply_error(s, conn, rid, EINVAL, "approval: action %u: "
+					   "expected REGISTER (0), PENDING (1) or "
+					   "ANSWER (2)", action);
+		break;
+	}
+}
+
+bool prod_approval_keeps(struct producers *p, uint64_t id,
+			 const struct placement_record *r, const char *node,
+			 uint32_t reason, char *why, size_t why_len)
+{
+	why[0] = '\0';
+	if (p->approval == NULL)
+		return false;
+	char pod[280];
+	const char *name = r->pod_name != 0 ? intern_str(p->strings, r->pod_name) : NULL;
+	if (name != NULL)
+		snprintf(pod, sizeof(pod), "pod %.250s", name);
+	else
+		snprintf(pod, sizeof(pod), "cookie %llu", (unsigned long long)r->cookie);
+	uint64_t now = clock_now(p);
+	bool keep = false;
+	size_t w = 0;
+	for (uint32_t i = 0; i < APPROVAL_REGS_MAX; i++) {
+		const struct approval_reg *g = approval_reg_at(p->approval, i);
+		struct prod_selector sel;
+		char err[8];
+		if (g->conn == 0 ||
+		    prod_selector_parse(p, "", g->selector, g->selector_len, &sel,
+					err, sizeof(err)) < 0 ||
+		    !prod_selector_matches(p, &sel, r->group))
+			continue;
+		char line[600];
+		if (approval_decide(p->approval, i, id, reason, pod, node, now, line,
+				    sizeof(line)) != APPROVAL_KEEP)
+			continue;
+		keep = true;
+		if (w + 2 < why_len) {
+			int k = snprintf(why + w, why_len - w, "%s%s", w ? "; " : "", line);
+			w += k > 0 ? (size_t)k : 0;
+			if (w >= why_len)
+				w = why_len - 1;
+		}
+	}
+	if (!keep)
+		approval_disrupted(p->approval, id);
+	return keep;
+}

@@ -1,0 +1,123 @@
+#!/bin/sh
+# unit.cli_approve: `shmsched approve` (issue 38 item 3, KEP-4563's
+# interceptors) against a real shmschedd, with `shmsched node drain`.
+# The cluster: n1 holds two bound pods, web-0 and db-0 (app=db).
+# - a manager that denies app=db: the drain evicts web-0, keeps db-0 and
+#   says "waiting on manager keeper for pod default/db-0: denied" until
+#   its --timeout (exit 1); db-0 still placed;
+# - the manager gone (SIGTERM), one that grants: the drain ends, exit 0,
+#   and the manager printed its answer and exited after --count 1;
+# - bad usage (no --name, no verdict, a bad --deadline) exits 2; a
+#   registration on the producer socket is refused (exit 1).
+# usage: test_approve.sh SHMSCHEDD SHMSCHED
+set -u
+daemon=$1 cli=$2
+dir=$(mktemp -d /tmp/shmsched-approve-XXXXXX)
+log=$dir/daemon.log
+cat >"$dir/cluster.json" <<'JSON'
+{"apiVersion": "v1", "kind": "List", "items": [
+ {"kind": "Node", "metadata": {"name": "n1"},
+  "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}}},
+ {"kind": "Pod", "metadata": {"name": "web-0", "namespace": "default"},
+  "spec": {"nodeName": "n1", "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]},
+  "status": {"phase": "Running"}},
+ {"kind": "Pod", "metadata": {"name": "db-0", "namespace": "default", "labels": {"app": "db"}},
+  "spec": {"nodeName": "n1", "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]},
+  "status": {"phase": "Running"}}
+]}
+JSON
+name=shmsched-approve-test-$$
+"$daemon" --name "$name" --fresh --cluster "$dir/cluster.json" --socket "$dir/s.sock" \
+	--workers 1 --no-pin >"$log" 2>&1 &
+pid=$!
+mgr=
+cleanup() {
+	[ -n "$mgr" ] && kill "$mgr" 2>/dev/null && wait "$mgr" 2>/dev/null
+	kill "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+	rm -f "/dev/shm/$name"
+	rm -rf "$dir"
+}
+trap cleanup EXIT
+for _ in $(seq 100); do
+	grep -q 'ready' "$log" && break
+	sleep 0.1
+done
+grep -q "ready: socket $dir/s.sock" "$log" || { echo "daemon did not start:"; cat "$log"; exit 1; }
+failed=0
+fail() { echo "FAIL: $*"; failed=$((failed + 1)); }
+A="--admin-socket $dir/s.sock.admin"
+live() { "$cli" placements $A 2>/dev/null | grep -c -- "$1"; }
+# registered WHO: waits until the daemon logged the manager's registration.
+registered() {
+	for _ in $(seq 100); do
+		grep -q "approval: manager $1 registered" "$log" && return 0
+		sleep 0.05
+	done
+	fail "manager $1 never registered: $(cat "$dir/$1.err" 2>/dev/null)"
+}
+
+"$cli" approve --name keeper --selector app=db --deny --interval 50 $A \
+	>"$dir/keeper.out" 2>"$dir/keeper.err" &
+mgr=$!
+registered keeper
+out=$("$cli" node drain n1 --force --timeout 2s $A 2>&1)
+got=$?
+if [ "$got" -eq 1 ] &&
+	printf '%s' "$out" | grep -q '^evicted placement .*default/web-0' &&
+	printf '%s' "$out" | grep -q 'waiting on manager keeper for pod default/db-0: denied' &&
+	[ "$(live ' n1 ')" -eq 1 ]; then
+	echo "ok: a denying manager keeps db-0 (exit 1, its line says so)"
+else
+	fail "node drain n1 under a denying manager: exit $got, output: $out"
+fi
+grep -q 'pod default/db-0 on node n1: denied' "$dir/keeper.out" ||
+	fail "the manager's answer line: $(cat "$dir/keeper.out")"
+kill "$mgr"
+wait "$mgr"
+rc=$?
+mgr=
+[ "$rc" -eq 0 ] || fail "the manager ended with $rc on SIGTERM"
+# Its registration is gone with its connection; a granting one lets go.
+for _ in $(seq 100); do
+	grep -q "approval: manager keeper gone" "$log" && break
+	sleep 0.05
+done
+grep -q "approval: manager keeper gone" "$log" || fail "keeper's registration stayed"
+"$cli" approve --name letgo --selector app=db --grant --count 1 --interval 50 $A \
+	>"$dir/letgo.out" 2>"$dir/letgo.err" &
+mgr=$!
+registered letgo
+out=$("$cli" node drain n1 --force --timeout 10s $A 2>&1)
+got=$?
+if [ "$got" -eq 0 ] && printf '%s' "$out" | grep -q '^node/n1 drained$' &&
+	[ "$(live ' n1 ')" -eq 0 ]; then
+	echo "ok: a granting manager lets db-0 go (exit 0, drained)"
+else
+	fail "node drain n1 under a granting manager: exit $got, output: $out"
+fi
+wait "$mgr"
+rc=$?
+mgr=
+[ "$rc" -eq 0 ] && grep -q 'default/db-0 on node n1: granted' "$dir/letgo.out" ||
+	fail "the granting manager: exit $rc, $(cat "$dir/letgo.out" "$dir/letgo.err")"
+
+expect_usage() {
+	out=$("$cli" approve "$@" 2>&1)
+	got=$?
+	[ "$got" -eq 2 ] && echo "ok: approve $* -> 2" || fail "approve $*: exit $got: $out"
+}
+expect_usage --grant $A
+expect_usage --name x $A
+expect_usage --name x --grant --deny $A
+expect_usage --name x --grant --deadline 0 $A
+out=$("$cli" approve --name x --grant --admin-socket "$dir/s.sock" 2>&1)
+got=$?
+[ "$got" -eq 1 ] && printf '%s' "$out" | grep -q 'admin socket' &&
+	echo "ok: the producer socket refuses a manager" ||
+	fail "approve on the producer socket: exit $got: $out"
+if [ "$failed" -ne 0 ]; then
+	echo "$failed failed"
+	exit 1
+fi
+echo "all passed"
