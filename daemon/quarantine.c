@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "base/base.h"
+#include "shm/shm.h"
 
 struct q_node {
 	uint32_t slot;
@@ -300,6 +301,12 @@ out:
 	return v;
 }
 
+bool quarantine_active(const struct quarantine *q)
+{
+	/* Relaxed: the header's note. */
+	return __atomic_load_n(&q->live, __ATOMIC_RELAXED) != 0;
+}
+
 void quarantine_placed(struct quarantine *q, uint64_t now, const struct quarantine_key *k)
 {
 	if (__atomic_load_n(&q->live, __ATOMIC_RELAXED) == 0)
@@ -323,6 +330,74 @@ bool quarantine_blocks(struct quarantine *q, uint64_t now,
 		*info = e->trip;
 	pthread_mutex_unlock(&q->mu);
 	return blocked;
+}
+
+uint32_t quarantine_pools(struct quarantine *q, uint64_t now, uint32_t owner,
+			  uint32_t template, uint32_t *pools, uint32_t cap,
+			  struct quarantine_info *first)
+{
+	if (__atomic_load_n(&q->live, __ATOMIC_RELAXED) == 0)
+		return 0; /* relaxed: the header's note */
+	uint32_t n = 0;
+	pthread_mutex_lock(&q->mu);
+	for (uint32_t i = 0; i < q->cfg.entries; i++) {
+		struct q_entry *e = &q->e[i];
+		if (!e->used || !e->quarantined || e->key.owner != owner ||
+		    e->key.template != template || lift_if_due(q, e, now))
+			continue;
+		if (n == 0 && first != NULL)
+			*first = e->trip;
+		/* Insertion in ascending order. */
+		uint32_t k = n < cap ? n : cap;
+		while (k > 0 && pools[k - 1] > e->key.pool) {
+			if (k < cap)
+				pools[k] = pools[k - 1];
+			k--;
+		}
+		if (k < cap)
+			pools[k] = e->key.pool;
+		n++;
+	}
+	pthread_mutex_unlock(&q->mu);
+	return n;
+}
+
+bool quarantine_exclude(const struct pod_spec *pod, uint32_t key,
+			const uint32_t *pools, uint32_t n, struct pod_spec *out)
+{
+	if (n == 0 || (pod->has_required && pod->n_terms == 0))
+		return false;
+	unsigned terms = pod->has_required ? pod->n_terms : 1;
+	unsigned exprs = pod->n_exprs + terms; /* the originals stay */
+	for (unsigned t = 0; pod->has_required && t < pod->n_terms; t++)
+		exprs += pod->terms[t].n_exprs;
+	if (exprs > POD_MAX_EXPRS || pod->n_values + n > POD_MAX_VALUES)
+		return false;
+	*out = *pod;
+	struct sel_expr ex = {.key = key, .op = SEL_NOT_IN, .n_values = (uint16_t)n,
+			      .first_value = out->n_values};
+	memcpy(&out->values[out->n_values], pools, n * sizeof(*pools));
+	out->n_values = (uint8_t)(out->n_values + n);
+	/* The originals keep their places (the preferred terms name them);
+	 * each required term's copy, then the requirement, follow. */
+	unsigned at = out->n_exprs;
+	if (!pod->has_required) {
+		out->has_required = true;
+		out->n_terms = 1;
+		out->terms[0] = (struct sel_term){.first_expr = (uint16_t)at, .n_exprs = 1};
+		out->exprs[at++] = ex;
+	}
+	for (unsigned t = 0; pod->has_required && t < pod->n_terms; t++) {
+		const struct sel_term *in = &pod->terms[t];
+		out->terms[t].first_expr = (uint16_t)at;
+		out->terms[t].n_exprs = (uint16_t)(in->n_exprs + 1);
+		memcpy(&out->exprs[at], &pod->exprs[in->first_expr],
+		       in->n_exprs * sizeof(pod->exprs[0]));
+		at += in->n_exprs;
+		out->exprs[at++] = ex;
+	}
+	out->n_exprs = (uint8_t)at;
+	return true;
 }
 
 unsigned quarantine_tick(struct quarantine *q, uint64_t now)

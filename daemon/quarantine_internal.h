@@ -123,6 +123,9 @@ enum quarantine_verdict quarantine_failure(struct quarantine *q, uint64_t now,
 					   uint32_t node, uint32_t pool_nodes,
 					   uint32_t total_nodes);
 
+/* Whether some pair is tracked (relaxed load: the header's note). */
+bool quarantine_active(const struct quarantine *q);
+
 /* A placement of template (owner, template) on pool `pool`: counted only
  * where that pair is tracked. */
 void quarantine_placed(struct quarantine *q, uint64_t now,
@@ -133,6 +136,24 @@ void quarantine_placed(struct quarantine *q, uint64_t now,
  * NULL). */
 bool quarantine_blocks(struct quarantine *q, uint64_t now,
 		       const struct quarantine_key *k, struct quarantine_info *info);
+
+/* The pools quarantined for template (owner, template) as of `now`, in
+ * ascending order, up to `cap` into pools; *first (may be NULL) the first
+ * one's entry. Returns how many there are (may exceed cap). 0 at once
+ * while no entry is in use (the workers' fast path: one relaxed load). */
+uint32_t quarantine_pools(struct quarantine *q, uint64_t now, uint32_t owner,
+			  uint32_t template, uint32_t *pools, uint32_t cap,
+			  struct quarantine_info *first);
+
+/* `pod` with one more requirement in each required node selector term
+ * (one term made when it has none): the label `key` NotIn pools[0..n),
+ * into *out: its nodes in those pools no longer fit. false (out unset)
+ * when the requirements do not fit the spec's arrays (POD_MAX_EXPRS,
+ * POD_MAX_VALUES), or the pod's required terms are present but empty
+ * (they match no node anyway). */
+struct pod_spec;
+bool quarantine_exclude(const struct pod_spec *pod, uint32_t key,
+			const uint32_t *pools, uint32_t n, struct pod_spec *out);
 
 /* Lifts the quarantines due as of `now`. Returns how many lifted. */
 unsigned quarantine_tick(struct quarantine *q, uint64_t now);
