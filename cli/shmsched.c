@@ -31,6 +31,8 @@ static void usage(FILE *to)
 		"  queue    apply, delete or list a running daemon's Kueue queues\n"
 		"           (ClusterQueue, LocalQueue, ...) through its admin socket\n"
 		"           (shmsched queue --help)\n"
+		"  pool     list or release the pools a running daemon quarantined for\n"
+		"           a template whose pods fail there (shmsched pool --help)\n"
 		"  store    check a durable store (shmsched store check DIR)\n"
 		"  status   a daemon's state region read in place: daemon, nodes,\n"
 		"           producers, workers; also a crashed one's (shmsched status --help)\n"
@@ -60,6 +62,8 @@ int main(int argc, char **argv)
 		return policy_main(argc - 1, argv + 1);
 	if (strcmp(argv[1], "queue") == 0)
 		return queue_main(argc - 1, argv + 1);
+	if (strcmp(argv[1], "pool") == 0)
+		return pool_main(argc - 1, argv + 1);
 	if (strcmp(argv[1], "store") == 0)
 		return store_main(argc - 1, argv + 1);
 	if (strcmp(argv[1], "status") == 0)
