@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "daemon/quarantine_internal.h"
+#include "shm/shm.h"
 
 #define S (UINT64_C(1000000000))
 
@@ -225,6 +226,65 @@ static void test_table_full(void **state)
 	quarantine_destroy(q);
 }
 
+/* The spec a quarantine places with: each required term gains the NotIn
+ * requirement after a copy of its own; the originals (which preferred
+ * terms name) stay where they were; a pod without required terms gets
+ * one; arrays that cannot take it leave the pod as it is. */
+static void test_exclude(void **state)
+{
+	(void)state;
+	static struct pod_spec pod, out;
+	memset(&pod, 0, sizeof(pod));
+	const uint32_t pools[2] = {5, 9};
+	/* No required terms: one made. */
+	assert_true(quarantine_exclude(&pod, 77, pools, 2, &out));
+	assert_true(out.has_required);
+	assert_int_equal(out.n_terms, 1);
+	assert_int_equal(out.terms[0].n_exprs, 1);
+	const struct sel_expr *x = &out.exprs[out.terms[0].first_expr];
+	assert_int_equal(x->key, 77);
+	assert_int_equal(x->op, SEL_NOT_IN);
+	assert_int_equal(x->n_values, 2);
+	assert_int_equal(out.values[x->first_value], 5);
+	assert_int_equal(out.values[x->first_value + 1], 9);
+	/* Two terms (exprs 0-1 and 2), a preferred term on expr 2. */
+	pod.has_required = true;
+	pod.n_terms = 2;
+	pod.terms[0] = (struct sel_term){.first_expr = 0, .n_exprs = 2};
+	pod.terms[1] = (struct sel_term){.first_expr = 2, .n_exprs = 1};
+	pod.n_exprs = 3;
+	for (int i = 0; i < 3; i++)
+		pod.exprs[i] = (struct sel_expr){.key = (uint32_t)(10 + i), .op = SEL_EXISTS};
+	pod.n_preferred = 1;
+	pod.preferred[0] = (struct pref_term){.weight = 1,
+					      .term = {.first_expr = 2, .n_exprs = 1}};
+	pod.n_values = 1;
+	pod.values[0] = 1234;
+	assert_true(quarantine_exclude(&pod, 77, pools, 2, &out));
+	assert_int_equal(out.n_terms, 2);
+	assert_int_equal(out.n_exprs, 3 + 3 + 2);
+	assert_int_equal(out.values[0], 1234);
+	assert_int_equal(memcmp(out.exprs, pod.exprs, 3 * sizeof(pod.exprs[0])), 0);
+	assert_int_equal(out.preferred[0].term.first_expr, 2);
+	for (int t = 0; t < 2; t++) {
+		const struct sel_term *in = &pod.terms[t], *o = &out.terms[t];
+		assert_int_equal(o->n_exprs, in->n_exprs + 1);
+		assert_int_equal(memcmp(&out.exprs[o->first_expr], &pod.exprs[in->first_expr],
+					in->n_exprs * sizeof(pod.exprs[0])), 0);
+		x = &out.exprs[o->first_expr + in->n_exprs];
+		assert_int_equal(x->op, SEL_NOT_IN);
+		assert_int_equal(x->key, 77);
+		assert_int_equal(out.values[x->first_value], 5);
+	}
+	/* Values full: left as it is. */
+	pod.n_values = POD_MAX_VALUES - 1;
+	assert_false(quarantine_exclude(&pod, 77, pools, 2, &out));
+	/* Required terms present but empty: they match nothing anyway. */
+	pod.n_values = 0;
+	pod.n_terms = 0;
+	assert_false(quarantine_exclude(&pod, 77, pools, 2, &out));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -234,6 +294,7 @@ int main(void)
 		cmocka_unit_test(test_release),
 		cmocka_unit_test(test_cap),
 		cmocka_unit_test(test_table_full),
+		cmocka_unit_test(test_exclude),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
