@@ -671,24 +671,35 @@ static int start_leases(struct daemon *d, const struct daemon_config *cfg,
 	return 0;
 }
 
+/* Under the producers' lock: the strings are not changing. */
 static int quarantine_report_cb(void *arg, const struct producers_failure *f)
 {
+	struct daemon *d = arg;
 	struct quarantine_key k = {.pool = f->pool, .owner = f->owner,
 				   .template = f->template};
-	return (int)quarantine_failure(arg, now_ns(), &k, f->node, f->pool_nodes,
-				       f->total_nodes);
+	enum quarantine_verdict v = quarantine_failure(d->quarantine, now_ns(), &k,
+						       f->node, f->pool_nodes,
+						       f->total_nodes);
+	if (v == QUARANTINE_TRIPPED || v == QUARANTINE_CAPPED)
+		log_msg(LOG_LEVEL_WARN, "quarantine: pool %s=%s %s for template %s "
+			"(identity %u)", d->pool_label, intern_str(d->strings, f->pool),
+			v == QUARANTINE_TRIPPED ? "quarantined" : "not quarantined "
+			"(over the 20 % cap)", f->template != 0
+			? intern_str(d->strings, f->template) : "(unknown)", f->owner);
+	return (int)v;
 }
 
 static unsigned quarantine_release_cb(void *arg, uint32_t pool, uint32_t template)
 {
-	return quarantine_release(arg, pool, template);
+	struct daemon *d = arg;
+	return quarantine_release(d->quarantine, pool, template);
 }
 
 /* One line per pair: quarantined ones first. */
 static uint32_t quarantine_list_cb(void *arg, const struct intern *strings,
 				   char *buf, size_t len)
 {
-	struct quarantine *q = arg;
+	struct quarantine *q = ((struct daemon *)arg)->quarantine;
 	struct quarantine_info info[64];
 	uint32_t n = quarantine_list(q, info, 64), held = 0;
 	size_t at = 0;
@@ -745,7 +756,7 @@ static int start_quarantine(struct daemon *d, const struct daemon_config *cfg,
 	struct producers_quarantine pq = {
 		.pool_label = d->pool_label, .report = quarantine_report_cb,
 		.release = quarantine_release_cb, .list = quarantine_list_cb,
-		.arg = d->quarantine,
+		.arg = d,
 	};
 	producers_set_quarantine(d->producers, &pq);
 	return 0;
