@@ -13,6 +13,10 @@ int node_main(int argc, char **argv);
  * lines with --json). Exit status as node_main. */
 int placements_main(int argc, char **argv);
 
+/* argv[0] is "pool": `pool list`, `pool release POOL [TEMPLATE]` (cli/pool.c).
+ * Exit status as node_main. */
+int pool_main(int argc, char **argv);
+
 /* argv[0] is "resync": the pods of a file become what is bound. Exit
  * status as node_main. */
 int resync_main(int argc, char **argv);

@@ -34,6 +34,8 @@ static void usage(FILE *to)
 		"           (shmsched queue --help)\n"
 		"  approve  a manager that approves (or not) a drain's evictions of\n"
 		"           the pods a selector picks (shmsched approve --help)\n"
+		"  pool     list or release the pools a running daemon quarantined for\n"
+		"           a template whose pods fail there (shmsched pool --help)\n"
 		"  store    check a durable store (shmsched store check DIR)\n"
 		"  status   a daemon's state region read in place: daemon, nodes,\n"
 		"           producers, workers; also a crashed one's (shmsched status --help)\n"
@@ -65,6 +67,8 @@ int main(int argc, char **argv)
 		return queue_main(argc - 1, argv + 1);
 	if (strcmp(argv[1], "approve") == 0)
 		return approve_main(argc - 1, argv + 1);
+	if (strcmp(argv[1], "pool") == 0)
+		return pool_main(argc - 1, argv + 1);
 	if (strcmp(argv[1], "store") == 0)
 		return store_main(argc - 1, argv + 1);
 	if (strcmp(argv[1], "status") == 0)

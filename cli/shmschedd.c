@@ -47,6 +47,9 @@ static void usage(FILE *to)
 		"                 [--secondary-node-eviction-rate RATE]\n"
 		"                 [--unhealthy-zone-threshold FRACTION]\n"
 		"                 [--large-cluster-size-threshold NODES]\n"
+		"                 [--pool-label KEY] [--quarantine-threshold RATE]\n"
+		"                 [--quarantine-min-nodes NODES]\n"
+		"                 [--quarantine-window DURATION]\n"
 		"\n"
 		"Serves pods from producers over shared memory: producers connect to\n"
 		"the control socket, get a region of slots and rings, and submit pods\n"
@@ -170,6 +173,23 @@ static void usage(FILE *to)
 		"                       a partially disrupted zone of more nodes than this\n"
 		"                       taints at the secondary rate, a smaller one not at\n"
 		"                       all (default 50)\n"
+		"  --pool-label KEY     the node label whose value is a node's pool\n"
+		"                       (default node.kubernetes.io/instance-type): a\n"
+		"                       pool whose pods of one template fail together\n"
+		"                       (reported: shmsched_report_failure(3)) is\n"
+		"                       quarantined for that template: none of its new\n"
+		"                       pods placed there, none evicted; never over 20 %%\n"
+		"                       of nodes; `shmsched pool release` lifts it\n"
+		"  --quarantine-threshold RATE\n"
+		"                       the window's failures per placement that trip a\n"
+		"                       quarantine (default 0.5; in (0, 1]); it lifts once\n"
+		"                       a window since the trip the rate is below half\n"
+		"  --quarantine-min-nodes NODES\n"
+		"                       distinct nodes of the pool that must have failed\n"
+		"                       in the window (default 3; 1 to 16)\n"
+		"  --quarantine-window DURATION\n"
+		"                       the window failures are counted over (default\n"
+		"                       60s)\n"
 		"\n"
 		"SIGINT or SIGTERM: stop accepting producers, answer every pod already\n"
 		"submitted (placing for up to 5 s, then cancelled), exit 0. SIGHUP:\n"
@@ -384,6 +404,10 @@ int main(int argc, char **argv)
 		{"secondary-node-eviction-rate", required_argument, NULL, 0x4105},
 		{"unhealthy-zone-threshold", required_argument, NULL, 0x4106},
 		{"large-cluster-size-threshold", required_argument, NULL, 0x4107},
+		{"pool-label", required_argument, NULL, 0x4180},
+		{"quarantine-threshold", required_argument, NULL, 0x4181},
+		{"quarantine-min-nodes", required_argument, NULL, 0x4182},
+		{"quarantine-window", required_argument, NULL, 0x4183},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'v'},
 		{NULL, 0, NULL, 0},
@@ -626,6 +650,52 @@ int main(int argc, char **argv)
 			cfg.large_cluster_size_threshold = nodes > 0 ? (int64_t)nodes : -1;
 			break;
 		}
+		case 0x4180:
+			if (optarg[0] == '\0') {
+				fprintf(stderr, "shmschedd: --pool-label: \"\": expected a "
+					"node label's key, like "
+					"node.kubernetes.io/instance-type\n");
+				return 2;
+			}
+			cfg.pool_label = optarg;
+			break;
+		case 0x4181: {
+			char *end;
+			errno = 0;
+			double rate = strtod(optarg, &end);
+			if (errno != 0 || end == optarg || *end != '\0' || !(rate > 0) ||
+			    rate > 1) {
+				fprintf(stderr, "shmschedd: --quarantine-threshold: \"%s\": "
+					"expected failures per placement in (0, 1], like "
+					"0.5\n", optarg);
+				return 2;
+			}
+			cfg.quarantine_threshold = rate;
+			break;
+		}
+		case 0x4182: {
+			char *end;
+			errno = 0;
+			unsigned long nodes = strtoul(optarg, &end, 10);
+			if (errno != 0 || end == optarg || *end != '\0' ||
+			    optarg[0] == '-' || nodes < 1 || nodes > 16) {
+				fprintf(stderr, "shmschedd: --quarantine-min-nodes: \"%s\": "
+					"expected a number of nodes, 1 to 16\n", optarg);
+				return 2;
+			}
+			cfg.quarantine_min_nodes = (uint32_t)nodes;
+			break;
+		}
+		case 0x4183:
+			if (parse_duration("--quarantine-window", optarg,
+					   &cfg.quarantine_window_ns) < 0)
+				return 2;
+			if (cfg.quarantine_window_ns < UINT64_C(1000000000)) {
+				fprintf(stderr, "shmschedd: --quarantine-window: \"%s\": "
+					"expected at least 1s\n", optarg);
+				return 2;
+			}
+			break;
 		case 'V': {
 			enum k8s_field_validation fv;
 			if (k8s_field_validation_parse(optarg, &fv) < 0) {

@@ -988,6 +988,105 @@ int shmsched_release(struct shmsched_client *c, uint64_t placement_id,
 		    err_len);
 }
 
+_Static_assert((unsigned)SHMSCHED_FAILURE_UNPOOLED == OP_FAILURE_UNPOOLED,
+	       "a failure's verdict is the wire's");
+
+int shmsched_report_failure(struct shmsched_client *c, uint64_t placement_id,
+			    const char *reason, char *err, size_t err_len)
+{
+	errmsg(err, err_len, "no error");
+	size_t rlen = reason != NULL ? strlen(reason) : 0;
+	if (c == NULL || placement_id == 0 || rlen > OP_FAILURE_REASON_MAX) {
+		errmsg(err, err_len, "shmsched_report_failure: NULL handle, "
+			"placement id 0, or a reason of %zu bytes (at most %u)",
+			rlen, OP_FAILURE_REASON_MAX);
+		return -EINVAL;
+	}
+	uint8_t buf[sizeof(struct op_failure) + OP_FAILURE_REASON_MAX];
+	struct op_failure f = {.placement_id = placement_id,
+			       .reason_len = (uint32_t)rlen};
+	memcpy(buf, &f, sizeof(f));
+	if (rlen > 0)
+		memcpy(buf + sizeof(f), reason, rlen);
+	struct op_failure_result r;
+	uint32_t got = 0;
+	int rc = call(c, OP_FAILURE, OP_FAILURE_REPORT, buf, sizeof(f) + rlen, &r,
+		      sizeof(r), &got, NULL, err, err_len);
+	if (rc < 0)
+		return rc;
+	if (got != sizeof(r) || r.verdict > OP_FAILURE_UNPOOLED) {
+		errmsg(err, err_len, "shmsched daemon at %s: a failure report's "
+			"answer of %u bytes that does not hold what it says",
+			c->path, got);
+		return -EPROTO;
+	}
+	return (int)r.verdict;
+}
+
+int shmsched_pools(struct shmsched_client *c, const char *pool,
+		   const char *template, unsigned *quarantined, unsigned *released,
+		   char **text, char *err, size_t err_len)
+{
+	errmsg(err, err_len, "no error");
+	if (text != NULL)
+		*text = NULL;
+	size_t pl = pool != NULL ? strlen(pool) : 0;
+	size_t tl = pool != NULL && template != NULL ? strlen(template) : 0;
+	if (c == NULL || (pool != NULL && pl == 0) || pl > OP_POOL_NAME_MAX ||
+	    tl > OP_POOL_NAME_MAX) {
+		errmsg(err, err_len, "shmsched_pools: NULL handle, or a pool of %zu "
+			"bytes and a template of %zu (expected 1..%u and 0..%u)",
+			pl, tl, OP_POOL_NAME_MAX, OP_POOL_NAME_MAX);
+		return -EINVAL;
+	}
+	uint8_t *buf = malloc(CONTROL_MAX_PAYLOAD);
+	if (buf == NULL) {
+		errmsg(err, err_len, "shmsched_pools: out of memory");
+		return -ENOMEM;
+	}
+	size_t len = 0;
+	if (pool != NULL) {
+		struct op_pool_release r = {(uint32_t)pl, (uint32_t)tl};
+		memcpy(buf, &r, sizeof(r));
+		memcpy(buf + sizeof(r), pool, pl);
+		if (tl > 0)
+			memcpy(buf + sizeof(r) + pl, template, tl);
+		len = sizeof(r) + pl + tl;
+	}
+	uint32_t got = 0;
+	int rc = call(c, OP_FAILURE, pool != NULL ? OP_FAILURE_POOL_RELEASE
+		      : OP_FAILURE_POOL_LIST, buf, len, buf, CONTROL_MAX_PAYLOAD,
+		      &got, NULL, err, err_len);
+	if (rc < 0)
+		goto done;
+	struct op_pools_shown a;
+	if (got < sizeof(a) || memchr(buf + sizeof(a), '\0', got - sizeof(a)) != NULL) {
+		errmsg(err, err_len, "shmsched daemon at %s: a pools answer of %u "
+			"bytes that does not hold what it says", c->path, got);
+		rc = -EPROTO;
+		goto done;
+	}
+	memcpy(&a, buf, sizeof(a));
+	if (quarantined != NULL)
+		*quarantined = a.quarantined;
+	if (released != NULL)
+		*released = a.released;
+	if (text != NULL) {
+		size_t n = got - sizeof(a);
+		*text = malloc(n + 1);
+		if (*text == NULL) {
+			errmsg(err, err_len, "shmsched_pools: out of memory");
+			rc = -ENOMEM;
+			goto done;
+		}
+		memcpy(*text, buf + sizeof(a), n);
+		(*text)[n] = '\0';
+	}
+done:
+	free(buf);
+	return rc;
+}
+
 /* A resync reads and applies a whole file of pods: minutes for a large
  * cluster on a slow machine, never a hang (the daemon maps a regular file
  * only). */

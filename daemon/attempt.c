@@ -63,6 +63,7 @@
 #include <stdlib.h>
 
 #include "daemon/persist_internal.h"
+#include "daemon/quarantine_internal.h"
 #include "daemon/quota_charge_internal.h"
 #include "daemon/taint_evict_internal.h"
 
@@ -104,6 +105,7 @@ struct attempt_ctx *attempt_create(struct producers *p,
 void attempt_destroy(struct attempt_ctx *a)
 {
 	if (a != NULL) {
+		free(a->quarantine_why);
 		free(a->store_seq);
 		free(a->refusal);
 	}
@@ -123,6 +125,19 @@ void attempt_set_lifecycle(struct attempt_ctx *a, struct taint_evict *te)
 {
 	/* Release, partner of the acquire per placement. */
 	__atomic_store_n(&a->lifecycle, te, __ATOMIC_RELEASE);
+}
+
+int attempt_set_quarantine(struct attempt_ctx *a, struct quarantine *q,
+			   uint32_t pool_key, const struct intern *strings)
+{
+	a->quarantine_why = calloc(a->workers, sizeof(*a->quarantine_why));
+	if (a->quarantine_why == NULL)
+		return -ENOMEM;
+	a->pool_key = pool_key;
+	a->strings = strings;
+	/* Release, partner of the acquire per attempt (place_quarantined). */
+	__atomic_store_n(&a->quarantine, q, __ATOMIC_RELEASE);
+	return 0;
 }
 
 void attempt_set_quota(struct attempt_ctx *a, struct quota_charge *q)
@@ -340,6 +355,63 @@ refuse:
 	return ATTEMPT_ANSWERED;
 }
 
+/* Pools quarantined for one template that one placement excludes, at
+ * most (the rest are not excluded: a template failing in more than 16
+ * pools at once is past what a quarantine of pools helps). */
+#define QUARANTINE_EXCLUDED_MAX 16u
+
+/* attempt_place while the quarantine tracks some (pool, template) pair:
+ * the pod placed with its template's quarantined pools excluded
+ * (quarantine_exclude), the placement counted for its pool; an
+ * unschedulable pod's message names the quarantine (attempt_unschedulable).
+ * The quota path (place_under_quota) and gangs are not checked. */
+__attribute__((noinline)) /* off the path while nothing is tracked */
+static int place_quarantined(struct attempt_ctx *a, unsigned w, struct quarantine *q,
+			     struct producer *pr, struct shmsched_slot *slot,
+			     const struct record_pod *pod, uint32_t attempt,
+			     uint32_t rec, struct resolve_result *r)
+{
+	uint64_t now = now_ns();
+	uint32_t pools[QUARANTINE_EXCLUDED_MAX];
+	struct quarantine_info first;
+	uint32_t n = quarantine_pools(q, now, pr->owner, pod->spec->ns_name, pools,
+				      QUARANTINE_EXCLUDED_MAX, &first);
+	struct pod_spec ex;
+	const struct pod_spec *sp = pod->spec;
+	if (n > QUARANTINE_EXCLUDED_MAX)
+		n = QUARANTINE_EXCLUDED_MAX;
+	if (n > 0 && quarantine_exclude(pod->spec, a->pool_key, pools, n, &ex)) {
+		sp = &ex;
+		quarantine_message(q, &first, intern_str(a->strings, first.key.pool),
+				   intern_str(a->strings, pod->spec->ns_name),
+				   a->quarantine_why[w], sizeof(a->quarantine_why[w]));
+	}
+	struct serve_stats *st = &a->stats[w];
+	struct engine *e = a->engines[w];
+	uint64_t seq = ((uint64_t)w << 48) | st->seq++;
+	if (resolver_place(e, sp, seq, r, &st->resolver) < 0) {
+		placements_untake(a->placements, rec);
+		attempt_answer(slot, SHMSCHED_UNSCHEDULABLE,
+			       "the daemon ran out of memory placing this pod");
+		return ATTEMPT_ANSWERED;
+	}
+	if (r->placement.slot < 0) {
+		placements_untake(a->placements, rec);
+		return r->gave_up ? ATTEMPT_GAVE_UP : ATTEMPT_UNSCHEDULABLE;
+	}
+	uint32_t node = (uint32_t)r->placement.slot;
+	/* Inside the worker's read-side section: the node is the snapshot's. */
+	const struct node_spec *ns = &cluster_snapshot(engine_cluster(e))->nodes[node];
+	struct quarantine_key k = {.owner = pr->owner, .template = pod->spec->ns_name};
+	if (a->pool_key != 0 && labels_get(ns->labels, ns->n_labels, a->pool_key, &k.pool))
+		quarantine_placed(q, now, &k);
+	a->quarantine_why[w][0] = '\0';
+	attempt_record_and_answer(a, w, pr, slot, rec, node, pod->spec,
+				  &r->placement.devices, pod->cookie, attempt, 0);
+	tell_placed(a, pod->spec);
+	return ATTEMPT_ANSWERED;
+}
+
 enum attempt_result attempt_place(struct attempt_ctx *a, unsigned w, struct producer *pr,
 				  struct shmsched_slot *slot,
 				  const struct record_pod *pod, uint32_t attempt,
@@ -378,6 +450,14 @@ enum attempt_result attempt_place(struct attempt_ctx *a, unsigned w, struct prod
 			return res;
 		}
 		qc_leave(a->quota, w);
+	}
+	/* Acquire, partner of attempt_set_quarantine's release. */
+	struct quarantine *qr = __atomic_load_n(&a->quarantine, __ATOMIC_ACQUIRE);
+	if (qr != NULL) {
+		a->quarantine_why[w][0] = '\0';
+		if (quarantine_active(qr))
+			return (enum attempt_result)place_quarantined(
+				a, w, qr, pr, slot, pod, attempt, (uint32_t)rec, r);
 	}
 	struct engine *e = a->engines[w];
 	uint64_t seq = ((uint64_t)w << 48) | st->seq++; /* the worker's own */
@@ -528,6 +608,12 @@ void attempt_unschedulable(struct attempt_ctx *a, unsigned w, struct shmsched_sl
 	int n = prefix != NULL ? snprintf(why, sizeof(why), "%s", prefix) : 0;
 	if (n < 0 || (size_t)n >= sizeof(why))
 		n = 0;
+	if (a->quarantine_why != NULL && a->quarantine_why[w][0] != '\0') {
+		int k = snprintf(why + n, sizeof(why) - (size_t)n, "%s; ",
+				 a->quarantine_why[w]);
+		if (k > 0 && (size_t)(n + k) < sizeof(why))
+			n += k;
+	}
 	if (a->refusal[w].refused)
 		snprintf(why + n, sizeof(why) - (size_t)n, "%s", a->refusal[w].why);
 	else if (r->gave_up)

@@ -102,7 +102,24 @@ struct attempt_ctx {
 	 * attempt_set_lifecycle, loaded with acquire per placement (its
 	 * partner); NULL: none yet. */
 	struct taint_evict *lifecycle;
+	/* Pools quarantined per template (daemon/quarantine_internal.h):
+	 * stored with release by attempt_set_quarantine before the workers
+	 * start, loaded with acquire per attempt (its partner); NULL: none.
+	 * The pool label's key, the strings for the message, and each
+	 * worker's quarantine message of its last attempt ("": none). */
+	struct quarantine *quarantine;
+	uint32_t pool_key;
+	const struct intern *strings;
+	char (*quarantine_why)[SHMSCHED_MESSAGE_MAX]; /* [workers] */
 };
+
+/* Placements skip the nodes of pools quarantined for their template
+ * (`q`; pools are the values of label `pool_key`, named from `strings`),
+ * and are counted for it. Before the workers start. Returns 0 or
+ * -ENOMEM. */
+struct quarantine;
+int attempt_set_quarantine(struct attempt_ctx *a, struct quarantine *q,
+			   uint32_t pool_key, const struct intern *strings);
 
 /* `engines[i]` is worker i's engine (all on one cluster); `stats` has room
  * for `workers`; every placement is recorded in `placements`; a placed pod

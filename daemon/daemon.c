@@ -38,6 +38,7 @@
 #include "daemon/warm_internal.h"
 #include "daemon/quota_charge_internal.h"
 #include "daemon/lease_internal.h"
+#include "daemon/quarantine_internal.h"
 #include "daemon/taint_evict_internal.h"
 
 struct daemon {
@@ -62,6 +63,8 @@ struct daemon {
 	struct lease_table *leases;  /* node leases (issue 38) */
 	struct lease_ticker *lease_ticker; /* NULL: a test's clock, ticked by hand */
 	struct taint_evict *lifecycle; /* the zone tainter (issue 38) */
+	struct quarantine *quarantine; /* pools failing together (issue 38) */
+	char *pool_label;
 	struct priority_classes classes; /* the cluster file's and admins' */
 	struct gang_table gangs;         /* PodGroups, likewise */
 	struct pdb_table pdbs;           /* PodDisruptionBudgets, likewise */
@@ -114,6 +117,8 @@ static void teardown(struct daemon *d)
 	queue_events_destroy(d->events);
 	producers_destroy(d->producers);
 	taint_evict_destroy(d->lifecycle);
+	quarantine_destroy(d->quarantine); /* after the producers that report */
+	free(d->pool_label);
 	lease_destroy(d->leases);
 	placements_destroy(d->placements);
 	qc_destroy(d->quota); /* after the table whose free hook it is */
@@ -726,8 +731,109 @@ static int start_leases(struct daemon *d, const struct daemon_config *cfg,
 	return 0;
 }
 
+/* Under the producers' lock: the strings are not changing. */
+static int quarantine_report_cb(void *arg, const struct producers_failure *f)
+{
+	struct daemon *d = arg;
+	struct quarantine_key k = {.pool = f->pool, .owner = f->owner,
+				   .template = f->template};
+	enum quarantine_verdict v = quarantine_failure(d->quarantine, now_ns(), &k,
+						       f->node, f->pool_nodes,
+						       f->total_nodes);
+	if (v == QUARANTINE_TRIPPED || v == QUARANTINE_CAPPED)
+		log_msg(LOG_LEVEL_WARN, "quarantine: pool %s=%s %s for template %s "
+			"(identity %u)", d->pool_label, intern_str(d->strings, f->pool),
+			v == QUARANTINE_TRIPPED ? "quarantined" : "not quarantined "
+			"(over the 20 % cap)", f->template != 0
+			? intern_str(d->strings, f->template) : "(unknown)", f->owner);
+	return (int)v;
+}
+
+static unsigned quarantine_release_cb(void *arg, uint32_t pool, uint32_t template)
+{
+	struct daemon *d = arg;
+	return quarantine_release(d->quarantine, pool, template);
+}
+
+/* One line per pair: quarantined ones first. */
+static uint32_t quarantine_list_cb(void *arg, const struct intern *strings,
+				   char *buf, size_t len)
+{
+	struct quarantine *q = ((struct daemon *)arg)->quarantine;
+	struct quarantine_info info[64];
+	uint32_t n = quarantine_list(q, info, 64), held = 0;
+	size_t at = 0;
+	for (uint32_t i = 0; i < n && i < 64; i++) {
+		held += info[i].quarantined;
+		int k = snprintf(buf + at, len - at, "%s pool %s template %s "
+				 "identity %u: %u failures of %u placements on %u "
+				 "nodes (pool of %u nodes)\n",
+				 info[i].quarantined ? "quarantined" : "open",
+				 intern_str(strings, info[i].key.pool),
+				 info[i].key.template != 0
+				 ? intern_str(strings, info[i].key.template) : "(unknown)",
+				 info[i].key.owner, info[i].failures,
+				 info[i].placements, info[i].nodes,
+				 info[i].pool_nodes);
+		if (k < 0 || (size_t)k >= len - at)
+			break;
+		at += (size_t)k;
+	}
+	if (n > 64)
+		snprintf(buf + at, len - at, "... and %u more\n", n - 64);
+	return held;
+}
+
+/* The quarantine of pools that fail together, its hooks in the producers
+ * and in the workers' attempts. Before the control sockets start. */
+static int start_quarantine(struct daemon *d, const struct daemon_config *cfg,
+			    char *err, size_t err_len)
+{
+	struct quarantine_config qc = {
+		.threshold = cfg->quarantine_threshold != 0 ? cfg->quarantine_threshold
+			     : QUARANTINE_THRESHOLD_DEFAULT,
+		.min_nodes = cfg->quarantine_min_nodes != 0 ? cfg->quarantine_min_nodes
+			     : QUARANTINE_MIN_NODES_DEFAULT,
+		.window_ns = cfg->quarantine_window_ns != 0 ? cfg->quarantine_window_ns
+			     : QUARANTINE_WINDOW_DEFAULT_NS,
+		.entries = QUARANTINE_ENTRIES_DEFAULT,
+	};
+	d->quarantine = quarantine_create(&qc);
+	if (d->quarantine == NULL)
+		return errmsg_rc(-errno, err, err_len, "--quarantine-threshold %g, "
+				 "--quarantine-min-nodes %u, --quarantine-window "
+				 "%.3f s: expected a rate in (0, 1], 1..%u nodes and "
+				 "a window of at least 1 s (%s)", qc.threshold,
+				 qc.min_nodes, (double)qc.window_ns * 1e-9,
+				 QUARANTINE_NODES, strerror(errno));
+	d->pool_label = strdup(cfg->pool_label != NULL ? cfg->pool_label
+			       : QUARANTINE_LABEL_DEFAULT);
+	uint32_t key;
+	if (d->pool_label == NULL || intern_add_str(d->strings, d->pool_label, &key) < 0)
+		return errmsg_rc(-ENOMEM, err, err_len, "--pool-label: out of memory");
+	if (serve_set_quarantine(d->serve, d->quarantine, key, d->strings) < 0)
+		return errmsg_rc(-ENOMEM, err, err_len, "quarantine: out of memory");
+	struct producers_quarantine pq = {
+		.pool_label = d->pool_label, .report = quarantine_report_cb,
+		.release = quarantine_release_cb, .list = quarantine_list_cb,
+		.arg = d,
+	};
+	producers_set_quarantine(d->producers, &pq);
+	return 0;
+}
+
+void daemon_quarantine_counts(struct daemon *d, struct daemon_quarantine *out)
+{
+	struct quarantine_counts c;
+	quarantine_counts(d->quarantine, &c);
+	*out = (struct daemon_quarantine){.quarantined = c.quarantined,
+		.trips = c.trips, .lifts = c.lifts, .released = c.released,
+		.capped = c.capped, .failures = c.failures};
+}
+
 int daemon_lease_tick(struct daemon *d)
 {
+	quarantine_tick(d->quarantine, now_ns());
 	lease_expire(d->leases);
 	uint32_t leased, unknown;
 	lease_counts(d->leases, &leased, &unknown);
@@ -963,7 +1069,8 @@ struct daemon *daemon_start(const struct daemon_config *cfg, char *err,
 		goto fail_server;
 	}
 	producers_set_admin_socket(d->producers, d->admin_path);
-	if (start_leases(d, cfg, err, err_len) < 0)
+	if (start_leases(d, cfg, err, err_len) < 0 ||
+	    start_quarantine(d, cfg, err, err_len) < 0)
 		goto fail_server;
 	producers_set_budgets(d->producers, cfg->strings_per_identity,
 			      cfg->template_bytes_per_identity);

@@ -132,6 +132,15 @@ struct daemon_config {
 	double secondary_node_eviction_rate;
 	double unhealthy_zone_threshold;
 	int64_t large_cluster_size_threshold;
+	/* Pools that fail together (daemon/quarantine_internal.h): the node
+	 * label whose value is a node's pool (NULL: the default,
+	 * node.kubernetes.io/instance-type), the failure rate that trips a
+	 * quarantine ((0, 1]; 0: 0.5), the distinct nodes that must have
+	 * failed (0: 3), the window (0: 60 s). */
+	const char *pool_label;
+	double quarantine_threshold;
+	uint32_t quarantine_min_nodes;
+	uint64_t quarantine_window_ns;
 	/* Tests only: the workers' engines' clock for the TTL of the classes
 	 * compiled ahead for templates (engine_set_clock; NULL: now_ns), so a
 	 * test steps past ENGINE_PREPARED_TTL_NS instead of waiting it out.
@@ -316,6 +325,15 @@ int daemon_lease_tick(struct daemon *d);
 
 /* Nodes that ever renewed a lease, and of them Unknown now. */
 void daemon_lease_counts(struct daemon *d, uint32_t *leased, uint32_t *unknown);
+
+/* Pools quarantined for a template (daemon/quarantine_internal.h): pairs
+ * quarantined now, trips, lifts (time), releases, trips refused by the
+ * 20 % cap, failures reported. Any thread. */
+struct daemon_quarantine {
+	uint32_t quarantined;
+	uint64_t trips, lifts, released, capped, failures;
+};
+void daemon_quarantine_counts(struct daemon *d, struct daemon_quarantine *out);
 
 /* The node lifecycle now (daemon/taint_evict_internal.h): zones by state,
  * Unknown nodes waiting for their zone's rate, nodes tainted unreachable

@@ -130,6 +130,12 @@ void serve_set_lifecycle(struct serve *s, struct taint_evict *te)
 	attempt_set_lifecycle(s->attempt, te);
 }
 
+int serve_set_quarantine(struct serve *s, struct quarantine *q, uint32_t pool_key,
+			 const struct intern *strings)
+{
+	return attempt_set_quarantine(s->attempt, q, pool_key, strings);
+}
+
 void serve_cancel_all(struct serve *s)
 {
 	__atomic_store_n(&s->cancel, 1, __ATOMIC_RELAXED);

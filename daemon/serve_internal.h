@@ -55,6 +55,11 @@ void serve_set_quota(struct serve *s, struct quota_charge *q);
 struct taint_evict;
 void serve_set_lifecycle(struct serve *s, struct taint_evict *te);
 
+/* attempt_set_quarantine (daemon/attempt_internal.h). */
+struct quarantine;
+int serve_set_quarantine(struct serve *s, struct quarantine *q, uint32_t pool_key,
+			 const struct intern *strings);
+
 /* From now on, answer every submitted pod SHMSCHED_CANCELLED instead of
  * placing it (shutdown after the drain deadline). Any thread. */
 void serve_cancel_all(struct serve *s);

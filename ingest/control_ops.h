@@ -59,6 +59,15 @@
  *                                  PENDING: none;         op_approval_pending and
  *                                  ANSWER: struct         its asks; ANSWER: none.
  *                                  op_approval_answer.    admins
+ *   OP_FAILURE    op_failure_action REPORT: struct        REPORT: struct
+ *                                  op_failure, then its   op_failure_result;
+ *                                  reason (no NUL);       LIST: struct
+ *                                  RELEASE: struct        op_pools_shown, then
+ *                                  op_pool_release, the   its text (lines, no
+ *                                  pool, the template's   NUL); RELEASE: struct
+ *                                  "namespace/name" or    op_pools_shown
+ *                                  none: admins; LIST:
+ *                                  admins
  *
  * OP_REGISTER comes once per connection, before anything that names a
  * template; templates belong to the connection that registered them, and
@@ -87,6 +96,7 @@ enum op_kind {
 	OP_DRAIN = 12,
 	OP_QUEUE = 13,
 	OP_APPROVAL = 14,
+	OP_FAILURE = 15,
 };
 
 struct op_request {
@@ -367,5 +377,41 @@ struct op_approval_answer {
 	uint32_t not_before_ms; /* NOT_BEFORE: 1..OP_APPROVAL_NOT_BEFORE_MAX_MS; else 0 */
 };
 _Static_assert(sizeof(struct op_approval_answer) == 16, "op_approval_answer is 16 bytes");
+/* OP_FAILURE (issue 38 item 5): a placed pod failed (REPORT, by its
+ * owner: another producer's placement is refused, EPERM; an admin may
+ * report any), and the pools quarantined for a template because their
+ * pods fail together (daemon/quarantine_internal.h): LIST shows them,
+ * RELEASE lifts a pool's (every template's, or one template's). */
+enum op_failure_action {
+	OP_FAILURE_REPORT = 0,
+	OP_FAILURE_POOL_LIST = 1,
+	OP_FAILURE_POOL_RELEASE = 2,
+};
+#define OP_FAILURE_REASON_MAX 256u
+#define OP_POOL_NAME_MAX 256u /* a label value: 63 bytes in Kubernetes */
+struct op_failure {
+	uint64_t placement_id;
+	uint32_t reason_len; /* <= OP_FAILURE_REASON_MAX bytes follow */
+	uint32_t reserved;   /* 0 */
+};
+_Static_assert(sizeof(struct op_failure) == 16, "op_failure is 16 bytes");
+/* What the report did (enum quarantine_verdict's numbers, and one more:
+ * OP_FAILURE_UNPOOLED, the node has no pool label). */
+#define OP_FAILURE_UNPOOLED 5u
+struct op_failure_result {
+	uint32_t verdict;
+	uint32_t reserved;
+};
+_Static_assert(sizeof(struct op_failure_result) == 8, "op_failure_result is 8 bytes");
+struct op_pool_release {
+	uint32_t pool_len;     /* 1..OP_POOL_NAME_MAX bytes of the pool */
+	uint32_t template_len; /* 0..OP_POOL_NAME_MAX bytes: "namespace/name" */
+};
+_Static_assert(sizeof(struct op_pool_release) == 8, "op_pool_release is 8 bytes");
+struct op_pools_shown {
+	uint32_t quarantined; /* pairs quarantined now */
+	uint32_t released;    /* RELEASE: pairs lifted by it */
+};
+_Static_assert(sizeof(struct op_pools_shown) == 8, "op_pools_shown is 8 bytes");
 
 #endif

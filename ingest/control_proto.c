@@ -388,6 +388,64 @@ int control_approval_answer_check(const void *body, uint32_t len,
 	return 0;
 }
 
+int control_failure_split(const void *body, uint32_t len,
+			  struct control_failure *out, char *err, size_t err_len)
+{
+	struct op_failure f;
+	*out = (struct control_failure){0};
+	if (len < sizeof(f))
+		return errmsg_rc(-EINVAL, err, err_len, "failure report: a body of "
+				 "%u bytes; expected at least %zu", len, sizeof(f));
+	memcpy(&f, body, sizeof(f));
+	if (f.reserved != 0 || f.reason_len > OP_FAILURE_REASON_MAX ||
+	    f.reason_len != len - sizeof(f))
+		return errmsg_rc(-EINVAL, err, err_len, "failure report: reserved %u, "
+				 "a reason of %u bytes in a body of %u: expected 0, "
+				 "and a reason of at most %u bytes ending the body",
+				 f.reserved, f.reason_len, len, OP_FAILURE_REASON_MAX);
+	const char *reason = (const char *)body + sizeof(f);
+	if (f.reason_len > 0 && memchr(reason, '\0', f.reason_len) != NULL)
+		return errmsg_rc(-EINVAL, err, err_len, "failure report: a NUL in "
+				 "its reason: expected text");
+	if (f.placement_id == 0)
+		return errmsg_rc(-EINVAL, err, err_len, "failure report: placement id "
+				 "0: expected an id from a PLACED answer");
+	out->placement_id = f.placement_id;
+	out->reason = reason;
+	out->reason_len = f.reason_len;
+	return 0;
+}
+
+int control_pool_release_split(const void *body, uint32_t len,
+			       struct control_pool_release *out, char *err,
+			       size_t err_len)
+{
+	struct op_pool_release r;
+	*out = (struct control_pool_release){0};
+	if (len < sizeof(r))
+		return errmsg_rc(-EINVAL, err, err_len, "pool release: a body of %u "
+				 "bytes; expected at least %zu", len, sizeof(r));
+	memcpy(&r, body, sizeof(r));
+	if (r.pool_len == 0 || r.pool_len > OP_POOL_NAME_MAX ||
+	    r.template_len > OP_POOL_NAME_MAX ||
+	    (uint64_t)r.pool_len + r.template_len != len - sizeof(r))
+		return errmsg_rc(-EINVAL, err, err_len, "pool release: a pool of %u "
+				 "bytes and a template of %u in a body of %u: expected "
+				 "1..%u and 0..%u bytes ending the body", r.pool_len,
+				 r.template_len, len, OP_POOL_NAME_MAX, OP_POOL_NAME_MAX);
+	const char *pool = (const char *)body + sizeof(r);
+	const char *tpl = pool + r.pool_len;
+	if (memchr(pool, '\0', r.pool_len) != NULL ||
+	    (r.template_len > 0 && memchr(tpl, '\0', r.template_len) != NULL))
+		return errmsg_rc(-EINVAL, err, err_len, "pool release: a NUL in the "
+				 "pool or the template: expected text");
+	out->pool = pool;
+	out->pool_len = r.pool_len;
+	out->template = r.template_len > 0 ? tpl : NULL;
+	out->template_len = r.template_len;
+	return 0;
+}
+
 int control_template_split(uint32_t arg, const void *body, uint32_t len,
 			   struct control_template *out, char *err, size_t err_len)
 {

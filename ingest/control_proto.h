@@ -206,6 +206,34 @@ int control_approval_answer_check(const void *body, uint32_t len,
 				  struct op_approval_answer *out,
 				  char *err, size_t err_len);
 
+/* OP_FAILURE's bodies (ingest/control_ops.h) split. Not NUL-terminated
+ * here: each string is its bytes and length. */
+struct control_failure {
+	uint64_t placement_id;
+	const char *reason; /* reason_len bytes */
+	uint32_t reason_len;
+};
+struct control_pool_release {
+	const char *pool; /* pool_len bytes, 1.. */
+	uint32_t pool_len;
+	const char *template; /* template_len bytes, 0: every template */
+	uint32_t template_len;
+};
+
+/* Splits body[0..len) of an OP_FAILURE REPORT. Trusts nothing: returns 0
+ * with *out, or -EINVAL with a message in err (a body shorter than its
+ * header, a reserved field not 0, a reason over OP_FAILURE_REASON_MAX or
+ * not exactly the rest of the body, a NUL in it, placement id 0). */
+int control_failure_split(const void *body, uint32_t len,
+			  struct control_failure *out, char *err, size_t err_len);
+
+/* Splits body[0..len) of an OP_FAILURE RELEASE: the same rules (a pool
+ * of 1..OP_POOL_NAME_MAX bytes, a template of 0..OP_POOL_NAME_MAX, both
+ * exactly the rest of the body, no NUL in either). */
+int control_pool_release_split(const void *body, uint32_t len,
+			       struct control_pool_release *out, char *err,
+			       size_t err_len);
+
 /* A short name for a message type ("HELLO"), or "unknown". */
 const char *control_msg_type_name(uint16_t type);
 

@@ -243,8 +243,9 @@ int k8s_objects_read_file(const char *path, struct k8s_ctx *ctx, char *err,
 			  size_t err_len);
 
 /* Loads a buffer that must hold exactly one object: a Pod into *pod (pod
- * non-NULL, node NULL; its ns_name cleared, as a template's identity is no
- * part of its scheduling spec), or a Node into *node (the other way round).
+ * non-NULL, node NULL; its ns_name kept: a template's identity, outside
+ * its class key, which its placements' records carry and the quarantine
+ * of pools counts failures by, daemon/quarantine_internal.h), or a Node into *node (the other way round).
  * Returns k8s_load_buffer()'s result, or -EINVAL with "expected exactly one
  * Pod" (or Node) when the buffer holds none, more, or the other kind. */
 int k8s_load_one(const char *name, const char *buf, size_t len,

@@ -441,7 +441,6 @@ static int one_pod(void *arg, const struct pod_spec *pod,
 		return -EINVAL;
 	}
 	*o->pod = *pod;
-	o->pod->ns_name = 0;
 	return 0;
 }
 

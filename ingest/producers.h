@@ -269,6 +269,38 @@ void producers_set_events(struct producers *p, struct queue_events *events);
 void producers_set_leases(struct producers *p, int (*renew)(void *, uint32_t),
 			  int (*state)(void *, uint32_t), void *arg);
 
+/* Pools that fail together (issue 38 item 5; OP_FAILURE,
+ * ingest/producers_failure.c): a failure a producer reported of one of its
+ * placements, resolved to numbers for the daemon's quarantine
+ * (daemon/quarantine_internal.h). */
+struct producers_failure {
+	uint64_t placement_id;
+	uint32_t owner;    /* the placement's owner (an identity's id) */
+	uint32_t template; /* its pod's interned "namespace/name"; 0 unknown */
+	uint32_t node;     /* the node's slot */
+	uint32_t pool;     /* the pool label's value on the node (an intern id);
+			    * 0: the node has none (not counted) */
+	uint32_t pool_nodes, total_nodes; /* present nodes in the pool, in all */
+	const char *reason;  /* reason_len bytes, not NUL-terminated */
+	uint32_t reason_len;
+};
+struct producers_quarantine {
+	const char *pool_label; /* the node label whose value is the pool */
+	/* A failure: returns its verdict (enum quarantine_verdict). */
+	int (*report)(void *arg, const struct producers_failure *f);
+	/* Lifts pool `pool`'s quarantines (template 0: every template's);
+	 * returns how many. */
+	unsigned (*release)(void *arg, uint32_t pool, uint32_t template);
+	/* The pairs tracked as text into buf[0..len) (snprintf's rules), names
+	 * from `strings`; returns how many are quarantined. */
+	uint32_t (*list)(void *arg, const struct intern *strings, char *buf,
+			 size_t len);
+	void *arg;
+};
+/* Before the control sockets start; not set: OP_FAILURE is refused
+ * (ENOTSUP). The callbacks run under the producers' lock. */
+void producers_set_quarantine(struct producers *p, const struct producers_quarantine *q);
+
 /* The taint node.kubernetes.io/unreachable:NoExecute as the leases say:
  * given to every present node whose state is Unknown (1), taken from
  * every Ready one (0), nodes never leased (-1) left alone; each change a

@@ -14,6 +14,9 @@
  * - producers_taint.c: what the daemon's node lifecycle reads of the
  *   nodes (producers_node_zones) and the NoExecute taint manager's
  *   evictions (producers_taint_evict). Calls producers.c.
+ * - producers_failure.c: OP_FAILURE, a placed pod's failure reported by
+ *   its owner and the pools quarantined for it (the daemon's quarantine,
+ *   through producers_set_quarantine). Calls producers.c.
  * - producers_evaluate.c: OP_EVALUATE, one template against every node on
  *   the control thread's own engine. Calls producers.c.
  * - producers_preempt.c: preemption's execution (producers_preempt), for
@@ -158,6 +161,9 @@ struct producers {
 	struct approval *approval;
 	uint64_t (*approval_clock)(void *arg);
 	void *approval_clock_arg;
+	/* OP_FAILURE's quarantine (producers_set_quarantine); report NULL:
+	 * none. */
+	struct producers_quarantine quarantine;
 };
 
 /* What one identity's templates are charged (issue 41; `charged`). */
@@ -255,6 +261,11 @@ void prod_approval_gone(struct producers *p, uint64_t conn);
 bool prod_approval_keeps(struct producers *p, uint64_t id,
 			 const struct placement_record *r, const char *node,
 			 uint32_t reason, char *why, size_t why_len);
+
+/* producers_failure.c: OP_FAILURE (reports: owners; pools: admins). */
+void prod_handle_failure(struct producers *p, enum producer_role role,
+			 struct control_server *s, uint64_t conn, uint32_t rid,
+			 uint32_t action, const void *body, uint32_t len);
 
 /* producers_queue.c: OP_QUEUE (admins). */
 struct prod_queues;

@@ -40,9 +40,8 @@ const struct policy_rule *prod_rule_of(const struct producers *p,
 }
 
 /* The namespace (interned; 0: unknown) of pods of group `group`, read from
- * the group's encoding (shm/pod_group.h), which holds it: a template's own
- * ns_name is not kept (k8s_load_one), and a placement's pod_name is its
- * template's. Under the lock (one scratch). */
+ * the group's encoding (shm/pod_group.h), which holds it. Under the lock
+ * (one scratch). */
 uint32_t prod_group_namespace(const struct producers *p, uint32_t group)
 {
 	static struct pod_group g;

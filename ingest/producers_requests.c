@@ -636,9 +636,13 @@ static void dispatch(struct producers *p, enum producer_role role,
 			prod_handle_approval(p, s, conn, request_id, op.arg, body,
 					     body_len);
 		break;
+	case OP_FAILURE:
+		prod_handle_failure(p, role, s, conn, request_id, op.arg, body,
+				    body_len);
+		break;
 	default:
 		control_server_reply_error(s, conn, request_id, EPROTO,
-					   "request kind %u: expected 1..13", op.kind);
+					   "request kind %u: expected 1..15", op.kind);
 		break;
 	}
 }

@@ -513,6 +513,59 @@ SHMSCHED_EXPORT int shmsched_queue(struct shmsched_client *c, int action,
 				   size_t len, char **text, char *err,
 				   size_t err_len);
 
+/* What a failure report did (shmsched_report_failure's return). */
+enum shmsched_failure_verdict {
+	SHMSCHED_FAILURE_COUNTED = 0,   /* counted; nothing changed */
+	SHMSCHED_FAILURE_TRIPPED = 1,   /* it quarantined the pod's pool for its
+					 * template */
+	SHMSCHED_FAILURE_HELD = 2,      /* counted; the pool was quarantined */
+	SHMSCHED_FAILURE_CAPPED = 3,    /* would have quarantined the pool, but
+					 * over 20 % of nodes would be */
+	SHMSCHED_FAILURE_UNTRACKED = 4, /* the daemon's table of pools is full
+					 * of quarantined ones: not counted */
+	SHMSCHED_FAILURE_UNPOOLED = 5,  /* the node has no pool label: not
+					 * counted */
+};
+
+/* Reports that the pod of placement `placement_id` (from its PLACED
+ * answer) failed, for `reason` (NULL or text of at most 256 bytes, for
+ * the daemon's log). The daemon counts failures per pool (the value of
+ * its --pool-label on the pod's node) and template, and quarantines a
+ * pool for a template whose pods fail there together: no new pod of that
+ * template is placed there until it lifts (shmschedd(8)). The placement
+ * stays: release it as always. Only the placement's owner may report it
+ * (the same identity, as for shmsched_release), or an admin.
+ * Returns a verdict (enum shmsched_failure_verdict, >= 0), or:
+ *   -EINVAL    NULL c, placement id 0, a reason over 256 bytes
+ *   -ENOENT    no such placement: never made, or released already
+ *   -EPERM     the placement belongs to another producer identity
+ *   -ESTALE    its node was removed meanwhile
+ *   -ENOTSUP   the daemon keeps no quarantine
+ *   the connection's errors (above)
+ * Thread-safety: one thread at a time per handle. */
+SHMSCHED_EXPORT int shmsched_report_failure(struct shmsched_client *c,
+					    uint64_t placement_id,
+					    const char *reason, char *err,
+					    size_t err_len);
+
+/* The pools quarantined for templates whose pods failed there together:
+ * with `pool` NULL, lists them; else first lifts pool `pool`'s
+ * quarantines (`template`: one template's, "namespace/name"; NULL:
+ * every template's) and stores how many in *released (may be NULL).
+ * *quarantined (may be NULL): the pairs quarantined now. *text (may be
+ * NULL): a listing, one line per pair tracked, malloc'd and
+ * NUL-terminated (free it). Admin socket only. Returns 0, or:
+ *   -EINVAL    NULL c, an empty pool, a pool or template over 256 bytes
+ *   -EPERM     not the admin socket
+ *   -ENOTSUP   the daemon keeps no quarantine
+ *   -EPROTO    an answer that does not hold what it says
+ *   the connection's errors (above)
+ * Thread-safety: one thread at a time per handle. */
+SHMSCHED_EXPORT int shmsched_pools(struct shmsched_client *c, const char *pool,
+				   const char *template, unsigned *quarantined,
+				   unsigned *released, char **text, char *err,
+				   size_t err_len);
+
 /* Evaluates template `template_id` against every node of the daemon's
  * current snapshot without placing anything: each node's filter result
  * and, for the nodes that pass, their weighted score, as the daemon's

@@ -251,7 +251,7 @@ static void test_grant_deny(void **state)
 	wave(admin, &r, &text);
 	assert_int_equal(r.evicted, 1);
 	assert_int_equal(r.blocked, 2);
-	assert_non_null(strstr(text, "waiting on manager web-manager for cookie "));
+	assert_non_null(strstr(text, "waiting on manager web-manager for pod default/web: "));
 	assert_non_null(strstr(text, "no answer yet"));
 	free(text);
 	struct op_approval_ask asks[8];
@@ -261,7 +261,7 @@ static void test_grant_deny(void **state)
 	assert_true(first_n0 || strcmp(asks[1].node, "n0") == 0);
 	const struct op_approval_ask *on_n0 = first_n0 ? &asks[0] : &asks[1];
 	const struct op_approval_ask *on_n1 = first_n0 ? &asks[1] : &asks[0];
-	assert_string_equal(on_n0->pod, "cookie 1"); /* no pod name: a template's */
+	assert_string_equal(on_n0->pod, "pod default/web"); /* its template's name */
 
 	/* The one on n0 granted, n1's denied. */
 	assert_int_equal(mgr_answer(&m, on_n0->ask_id, OP_APPROVAL_GRANT, 0), 0);
@@ -270,7 +270,7 @@ static void test_grant_deny(void **state)
 	wave(admin, &r, &text);
 	assert_int_equal(r.evicted, 1);
 	assert_int_equal(r.blocked, 1);
-	assert_non_null(strstr(text, "waiting on manager web-manager for cookie 2: "
+	assert_non_null(strstr(text, "waiting on manager web-manager for pod default/web: "
 			       "denied"));
 	free(text);
 	/* A deny holds: the next wave keeps it again, asking nothing. */
@@ -337,7 +337,7 @@ static void test_deadline(void **state)
 	assert_int_equal(r.evicted, 1);
 	assert_int_equal(r.blocked, 1);
 	assert_non_null(strstr(text, "evicted placement"));
-	assert_non_null(strstr(text, "waiting on manager strict for cookie 2: no "
+	assert_non_null(strstr(text, "waiting on manager strict for pod default/db: no "
 			       "answer by its deadline (1000 ms), fail-closed: kept"));
 	free(text);
 	advance_ms(60000);
@@ -360,7 +360,7 @@ static void test_deadline(void **state)
 	wave(admin, &r, &text);
 	assert_int_equal(r.evicted, 0);
 	assert_int_equal(r.blocked, 1);
-	assert_non_null(strstr(text, "waiting on manager strict for cookie 2: until "
+	assert_non_null(strstr(text, "waiting on manager strict for pod default/db: until "
 			       "1 s from now"));
 	free(text);
 	advance_ms(1000);
