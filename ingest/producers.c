@@ -289,6 +289,8 @@ void producers_destroy(struct producers *p)
 	free(p->pre_found);
 	free(p->pre_nodes);
 	free(p->pre_pods);
+	free(p->pre_inodes);
+	free(p->pre_ipods);
 	free(p->pdb_m);
 	prod_queues_free(p->queues);
 	policy_free(p->policy);

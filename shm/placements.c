@@ -1,5 +1,5 @@
 /* The placement table: see placements.h for the protocol (F1, F2, P1, P2,
- * N1, N2).
+ * PN1, PN2).
  * Cost: take and untake are one compare-and-swap loop each (retried only
  * when another thread moved the head); fill is one record copy, one
  * release store and the node chain's compare-and-swap; get is O(1); free
@@ -37,7 +37,7 @@ struct placements {
 	struct placements_shared *shared;
 	struct placement_record *recs; /* [capacity] */
 	uint32_t *next;         /* [capacity]: the free stack's links (F1, F2) */
-	uint32_t *node_head;    /* [capacity]: each node slot's chain (N1, N2) */
+	uint32_t *node_head;    /* [capacity]: each node slot's chain (PN1, PN2) */
 	uint32_t *node_next;    /* [capacity]: the chains' links */
 	_Alignas(64) uint64_t head; /* tag << 32 | top index (NIL: empty) */
 	struct shm_span owned;  /* placements_create()'s private memory */
@@ -129,7 +129,7 @@ void placements_reindex(struct placements *t)
 	uint32_t hw = t->shared->high_water;
 	if (hw > t->capacity)
 		hw = t->capacity; /* damaged: the owners tell (the caller checks) */
-	/* The node chains again (N1), each in index order: no other thread
+	/* The node chains again (PN1), each in index order: no other thread
 	 * runs, plain stores. */
 	for (uint32_t i = 0; i < t->capacity; i++)
 		t->node_head[i] = NIL;
@@ -307,7 +307,7 @@ void placements_publish(struct placements *t, uint32_t index, uint32_t owner)
 	uint32_t slot = t->recs[index].slot;
 	if (slot >= t->capacity)
 		return; /* on no chain (placements_node_indexed) */
-	/* N1: the link relaxed, then the head with release (partner of N2's
+	/* PN1: the link relaxed, then the head with release (partner of PN2's
 	 * acquire); retried only when another publisher on the same node,
 	 * or the freeing thread, moved the head meanwhile. */
 	uint32_t *head = &t->node_head[slot];
@@ -318,20 +318,20 @@ void placements_publish(struct placements *t, uint32_t index, uint32_t owner)
 					    __ATOMIC_RELAXED));
 }
 
-/* N1's unlink, on the freeing thread: `index` off its node's chain. */
+/* PN1's unlink, on the freeing thread: `index` off its node's chain. */
 static void node_unlink(struct placements *t, uint32_t slot, uint32_t index)
 {
 	if (slot >= t->capacity)
 		return;
 	uint32_t *head = &t->node_head[slot];
-	/* N1: relaxed; the freeing thread wrote or read every link it
+	/* PN1: relaxed; the freeing thread wrote or read every link it
 	 * follows here but the publishers' heads, acquired below. */
 	uint32_t after = __atomic_load_n(&t->node_next[index], __ATOMIC_RELAXED);
 	for (;;) {
-		/* N2: acquire, partner of N1's release (a publisher's link). */
+		/* PN2: acquire, partner of PN1's release (a publisher's link). */
 		uint32_t h = __atomic_load_n(head, __ATOMIC_ACQUIRE);
 		if (h == index) {
-			/* N1: a publisher may push meanwhile: then again, and
+			/* PN1: a publisher may push meanwhile: then again, and
 			 * the record is below the head now. Relaxed: the
 			 * records the head leads to were published before. */
 			if (__atomic_compare_exchange_n(head, &h, after, false,
@@ -340,10 +340,10 @@ static void node_unlink(struct placements *t, uint32_t slot, uint32_t index)
 			continue;
 		}
 		for (uint32_t at = h; at != NIL;) {
-			/* N2: acquire. */
+			/* PN2: acquire. */
 			uint32_t nx = __atomic_load_n(&t->node_next[at], __ATOMIC_ACQUIRE);
 			if (nx == index) {
-				/* N1: release, partner of N2's acquire. */
+				/* PN1: release, partner of PN2's acquire. */
 				__atomic_store_n(&t->node_next[at], after, __ATOMIC_RELEASE);
 				return;
 			}
@@ -362,13 +362,13 @@ uint32_t placements_node_first(const struct placements *t, uint32_t slot)
 {
 	if (slot >= t->capacity)
 		return NIL;
-	/* N2: acquire, partner of N1's release. */
+	/* PN2: acquire, partner of PN1's release. */
 	return __atomic_load_n(&t->node_head[slot], __ATOMIC_ACQUIRE);
 }
 
 uint32_t placements_node_next(const struct placements *t, uint32_t index)
 {
-	/* N2: acquire, partner of N1's release. */
+	/* PN2: acquire, partner of PN1's release. */
 	return __atomic_load_n(&t->node_next[index], __ATOMIC_ACQUIRE);
 }
 

@@ -29,7 +29,7 @@
  *       checks the generation, and when it frees the record stores owner 0
  *       (relaxed) and a new generation before pushing it (F2, which orders
  *       them for the next popper).
- *   N1  Each node slot below the capacity has a chain of the live records
+ *   PN1  Each node slot below the capacity has a chain of the live records
  *       on it (private memory, like the free stack's links), for
  *       preemption, which reads one node's pods without a walk of the
  *       table. A publisher (P1 first) links its record at the chain's
@@ -39,8 +39,8 @@
  *       have pushed meanwhile: then it looks again), any other link with
  *       a plain store (release), which no publisher writes: they write
  *       only the head and their own record's link.
- *   N2  A reader of a chain loads the head and each link with acquire
- *       (partners of N1's release): it sees each record it reaches
+ *   PN2  A reader of a chain loads the head and each link with acquire
+ *       (partners of PN1's release): it sees each record it reaches
  *       filled (P1 came before). It must hold off frees (run on the
  *       freeing thread, or under the lock frees are made under: the
  *       producers'), so no record it reaches is unlinked and reused
@@ -52,7 +52,7 @@
  * Concurrency: placements_take, _untake and _fill by any worker;
  * placements_get, _free and _next by the one releasing thread (the
  * daemon's control thread); placements_live by anyone; the node chains
- * (placements_node_first, _node_next) as N2 says.
+ * (placements_node_first, _node_next) as PN2 says.
  *
  * Cost: a publish links its record at its node's chain (one
  * compare-and-swap more); a free unlinks it, O(the node's pods).
@@ -229,7 +229,7 @@ uint32_t placements_high_water(const struct placements *t);
  * Linux 5.14: EINVAL), after which it does nothing. */
 uint32_t placements_populate_ahead(struct placements *t, uint32_t ahead);
 
-/* The node chains (N1, N2): records whose slot is below the capacity
+/* The node chains (PN1, PN2): records whose slot is below the capacity
  * are linked on their node's chain; others (a table smaller than the
  * cluster's node slots) are on none. */
 #define PLACEMENTS_NIL UINT32_MAX

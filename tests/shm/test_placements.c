@@ -4,7 +4,7 @@
  * freed, and a listing sees exactly the live records; the warmer's
  * populate backs the pages of the records just past the high-water mark,
  * no others, and keeps a record filled meanwhile as it was; each node's
- * chain (N1, N2) holds exactly the live records on that node through
+ * chain (PN1, PN2) holds exactly the live records on that node through
  * fills, frees of its head, middle and tail, reuse of a record on another
  * node, and a re-attach. */
 #include <errno.h>
