@@ -290,6 +290,8 @@ void producers_destroy(struct producers *p)
 	free(p->pre_found);
 	free(p->pre_nodes);
 	free(p->pre_pods);
+	free(p->pre_inodes);
+	free(p->pre_ipods);
 	free(p->pdb_m);
 	approval_free(p->approval);
 	prod_queues_free(p->queues);

@@ -462,6 +462,14 @@ int producers_preempt(struct producers *p, const struct preempt_request *rq,
 		      producers_notice_fn notice, void *arg,
 		      struct preempt_outcome *out);
 
+/* For tests, process-wide: every preemption that reads the node chains
+ * (no PodDisruptionBudgets) also makes the choice from the walk of every
+ * placement, and counts whether both chose the same node and victims:
+ * producers_preempt_checked() says how many were checked, and how many
+ * differed. Slow (the walk it replaces); off by default. */
+void producers_preempt_check(bool on);
+void producers_preempt_checked(uint64_t *checked, uint64_t *mismatches);
+
 /* OP_QUEUE (ingest/producers_queue.c): how a new quota tree is put in
  * force. `replace` is given a sealed tree; 0: it is the callee's and in
  * force (what was carried in *out); -errno: still the caller's, nothing

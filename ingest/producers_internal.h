@@ -94,6 +94,12 @@ struct producers {
 	struct preempt_pod *pre_pods;
 	size_t pre_cap;
 	uint64_t pre_rng;
+	/* The node chains' path (shm/placements.h, N2): its own nodes and
+	 * pods, so that a check can run the walk beside it. */
+	struct preempt_node *pre_inodes;
+	size_t pre_inodes_cap;
+	struct preempt_pod *pre_ipods;
+	size_t pre_ipods_cap;
 	struct priority_classes *classes; /* PriorityClasses; may be NULL */
 	struct policy *policy;            /* NULL: the default (policy/policy.h) */
 	char *policy_path;                /* --policy, for OP_POLICY's reload */

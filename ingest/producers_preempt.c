@@ -11,11 +11,20 @@
  * records under the producers' lock, which daemon/ reaches only through
  * ingest/producers.h. Calls producers_policy.c (prod_rule_of,
  * prod_group_namespace) and producers.c (prod_forget, prod_publish).
- * Cost: one walk of the placement table per request (each possible victim
- * kept as its record's address), a counting sort by node, and the
- * choice's visits, which read the records of the visited nodes' pods
- * only (a tenth of the nodes, kube's numCandidates); the buffers are kept
- * between requests (struct producers' pre_*).
+ * Cost, without PodDisruptionBudgets: the node chains (shm/placements.h,
+ * PN1, PN2): every node slot is handed to the choice, from a random one
+ * on (kube's offset among every node where preemption might help), and
+ * its visit reads its chain: a node without a possible victim is no
+ * candidate, one with them has their records read (in index order, the
+ * walk's). So a request reads the nodes the choice visits (kube's
+ * numCandidates, a tenth of them: fewer when most are candidates) and
+ * their pods only, not the table. With budgets: one walk of the placement
+ * table (each budget counts and masks every placement; each possible
+ * victim kept as its record's address), a counting sort by node, the
+ * walk's list started at its first node at or after the random slot: the
+ * choice the chains make, which producers_preempt_check() compares
+ * (stress.preempt_chains). The buffers are kept between requests (struct
+ * producers' pre_*).
  */
 #include "ingest/producers_internal.h"
 
@@ -110,6 +119,324 @@ static bool may_disrupt(const struct producers *p, const struct policy_rule *r,
 	return ok;
 }
 
+/* Whose pods a preemptor may evict: lower priority, on a node as it is
+ * now, and of a namespace its rights reach. */
+struct victim_filter {
+	struct producers *p;
+	const struct snapshot *snap;
+	struct ledger *l;
+	int32_t priority;
+	const struct policy_rule *rule;
+	bool any_ns, any_victim;
+	const struct policy_scope *scope;
+	struct disrupt_cache dcache;
+};
+
+static bool victim_ok(struct victim_filter *vf, const struct placement_record *r)
+{
+	return r->priority < vf->priority &&
+	       ledger_slot_current(vf->l, vf->snap, r->slot, r->node_gen) &&
+	       (vf->any_victim || may_disrupt(vf->p, vf->rule, vf->any_ns, vf->scope,
+					      &vf->dcache, r->group));
+}
+
+/* What the choice is given: nodes in slot order, and where their pods
+ * go (filled at the visits), and where the visits begin. */
+struct collected {
+	struct preempt_node *nodes;
+	struct preempt_pod *pods;
+	uint32_t n_nodes;
+	uint32_t start;     /* nodes[start]: the first at or after the
+			     * random slot (cyclically) */
+	uint32_t most;      /* the scratch's first size */
+	bool (*visit)(void *arg, struct preempt_node *node);
+	void *visit_arg;
+};
+
+/* The walk: every placement read once (PDBs need it: their counts and
+ * masks), possible victims grouped by node by a counting sort. Returns 0
+ * or -ENOMEM; c->n_nodes 0 when there is none. */
+static int collect_walk(struct victim_filter *vf, struct pdb_matcher *pm,
+			bool counting, bool masking, uint32_t start_slot,
+			struct preempt_visit_ctx *vc, struct collected *c)
+{
+	struct producers *p = vf->p;
+	const struct snapshot *snap = vf->snap;
+	size_t slots = (snap->n_slots ? snap->n_slots : 1) * sizeof(uint32_t);
+	if (slots > p->pre_ok_cap) {
+		uint8_t *g = realloc(p->pre_ok, slots);
+		if (g == NULL)
+			return -ENOMEM;
+		p->pre_ok = g;
+		p->pre_ok_cap = slots;
+	}
+	/* pre_ok counts per slot, then is the next place of each. */
+	uint32_t *count = (uint32_t *)(void *)p->pre_ok; /* [n_slots] */
+	memset(count, 0, slots);
+	size_t n = 0;
+	uint32_t high = placements_high_water(p->placements);
+	for (uint32_t at_rec = 0; at_rec < high; at_rec++) {
+		uint64_t id;
+		const struct placement_record *r = placements_at(p->placements, at_rec, &id);
+		if (r == NULL || !ledger_slot_current(vf->l, snap, r->slot, r->node_gen))
+			continue;
+		if (counting)
+			pdb_matcher_count(pm, r->group);
+		if (!victim_ok(vf, r))
+			continue;
+		if (n == p->pre_cap) {
+			/* pre_found: [0, pre_cap) as found, then sorted. */
+			size_t nc = p->pre_cap ? p->pre_cap * 2 : 1024;
+			struct found *g = realloc(p->pre_found, 2 * nc * sizeof(*g));
+			if (g != NULL)
+				p->pre_found = g;
+			struct preempt_node *gn = realloc(p->pre_nodes, nc * sizeof(*gn));
+			if (gn != NULL)
+				p->pre_nodes = gn;
+			struct preempt_pod *gp = realloc(p->pre_pods, nc * sizeof(*gp));
+			if (gp != NULL)
+				p->pre_pods = gp;
+			if (g == NULL || gn == NULL || gp == NULL)
+				return -ENOMEM;
+			p->pre_cap = nc;
+		}
+		p->pre_found[n] = (struct found){
+			.slot = r->slot, .id = id, .rec = r,
+			.pdbs = masking ? pdb_matcher_mask(pm, r->group) : 0};
+		count[r->slot]++;
+		n++;
+	}
+	c->nodes = p->pre_nodes;
+	c->pods = p->pre_pods;
+	c->n_nodes = 0;
+	c->start = 0;
+	c->most = 1;
+	c->visit = preempt_visit;
+	c->visit_arg = vc;
+	if (n == 0)
+		return 0;
+	struct found *f = p->pre_found, *sorted = p->pre_found + p->pre_cap;
+	uint32_t at = 0;
+	for (uint32_t slot = 0; slot < snap->n_slots; slot++) {
+		if (count[slot] == 0)
+			continue;
+		if (slot < start_slot)
+			c->start = c->n_nodes + 1; /* past it; n_nodes: wraps to 0 */
+		struct preempt_node *nd = &c->nodes[c->n_nodes++];
+		nd->slot = slot; /* its allocatable: at the visit */
+		nd->first = at;
+		nd->n = 0;
+		c->most = count[slot] > c->most ? count[slot] : c->most;
+		at += count[slot];
+		count[slot] = nd->first; /* now: where its next pod goes */
+	}
+	if (c->start == c->n_nodes)
+		c->start = 0;
+	for (size_t i = 0; i < n; i++)
+		sorted[count[f[i].slot]++] = f[i];
+	for (uint32_t j = 0; j < c->n_nodes; j++)
+		c->nodes[j].n = count[c->nodes[j].slot] - c->nodes[j].first;
+	vc->sorted = sorted;
+	vc->pods = c->pods;
+	return 0;
+}
+
+/* The node chains' visit: the static filters, then the node's possible
+ * victims from its chain (shm/placements.h, PN2), appended to pods[] and
+ * put in index order, the walk's order (ties between pods as important
+ * as each other go by it). */
+struct chain_visit_ctx {
+	const struct plugin_ctx *ctx;
+	const struct pod_spec *pod;
+	struct victim_filter *vf;
+	const struct preempt_node *nodes; /* [n_slots]: nodes[slot] */
+	struct preempt_pod *pods;
+	size_t used, cap;  /* pods[] */
+	struct preempt_scratch *scratch;
+	uint32_t *idx;     /* [idx_cap]: a node's victims' record indices */
+	size_t idx_cap;
+	int error;         /* -ENOMEM: the scratch could not grow */
+};
+
+static bool chain_visit(void *arg, struct preempt_node *nd)
+{
+	struct chain_visit_ctx *v = arg;
+	const struct snapshot *snap = v->vf->snap;
+	const struct placements *t = v->vf->p->placements;
+	nd->slot = (uint32_t)(nd - v->nodes);
+	nd->first = (uint32_t)v->used;
+	/* The possible victims' indices, put in order (insertion: a node
+	 * holds tens of pods), then their pods. */
+	uint32_t k = 0;
+	for (uint32_t i = placements_node_first(t, nd->slot); i != PLACEMENTS_NIL;
+	     i = placements_node_next(t, i)) {
+		uint64_t id;
+		const struct placement_record *r = placements_at(t, i, &id);
+		if (r == NULL || !victim_ok(v->vf, r))
+			continue;
+		if (v->used + k == v->cap)
+			return false; /* more than were placed when the request
+				       * began: published meanwhile, not seen */
+		if (k == v->idx_cap) {
+			size_t nc = v->idx_cap ? 2 * v->idx_cap : 256;
+			uint32_t *g = realloc(v->idx, nc * sizeof(*g));
+			if (g == NULL) {
+				v->error = -ENOMEM;
+				return false;
+			}
+			v->idx = g;
+			v->idx_cap = nc;
+		}
+		uint32_t j = k++;
+		while (j > 0 && v->idx[j - 1] > i) {
+			v->idx[j] = v->idx[j - 1];
+			j--;
+		}
+		v->idx[j] = i;
+	}
+	for (uint32_t j = 0; j < k; j++) {
+		uint64_t id;
+		const struct placement_record *r = placements_at(t, v->idx[j], &id);
+		v->pods[v->used++] = (struct preempt_pod){
+			.id = id, .priority = r->priority, .start_ns = r->placed_ns,
+			.request = r->request};
+	}
+	nd->n = k;
+	/* No possible victim (the walk leaves such a node out), or the
+	 * static filters refuse it. */
+	if (nd->n == 0 || !preempt_static_pass(v->ctx, v->pod, &snap->nodes[nd->slot])) {
+		v->used = nd->first;
+		return false;
+	}
+	if (preempt_scratch_reserve(v->scratch, nd->n) < 0) {
+		v->error = -ENOMEM;
+		return false;
+	}
+	nd->allocatable = snap->nodes[nd->slot].allocatable;
+	int64_t nz_cpu, nz_mem;
+	ledger_load_used(ledger_node(v->vf->l, nd->slot), &nd->used, &nz_cpu, &nz_mem);
+	return true;
+}
+
+/* The node chains: every node slot is given to the choice, from the
+ * random one on, and its visit reads its chain: a node without a possible
+ * victim is no candidate, as in the walk's list it is not there; so only
+ * the nodes visited are read, and the walk's choice is made (the same
+ * start: its list's first node at or after the random slot). Without
+ * PodDisruptionBudgets (the walk reads those). */
+static int collect_chains(struct victim_filter *vf, uint32_t start_slot,
+			  struct chain_visit_ctx *cv, struct collected *c)
+{
+	struct producers *p = vf->p;
+	const struct snapshot *snap = vf->snap;
+	const struct placements *t = p->placements;
+	if (snap->n_slots > p->pre_inodes_cap) {
+		struct preempt_node *g = realloc(p->pre_inodes, snap->n_slots * sizeof(*g));
+		if (g == NULL)
+			return -ENOMEM;
+		p->pre_inodes = g;
+		p->pre_inodes_cap = snap->n_slots;
+	}
+	/* Every record on a chain is below the high-water mark; those
+	 * published meanwhile beyond it are not seen (chain_visit). */
+	size_t want = (size_t)placements_high_water(t) + 1;
+	if (want > p->pre_ipods_cap) {
+		struct preempt_pod *g = realloc(p->pre_ipods, want * sizeof(*g));
+		if (g == NULL)
+			return -ENOMEM;
+		p->pre_ipods = g;
+		p->pre_ipods_cap = want;
+	}
+	c->nodes = p->pre_inodes;
+	c->pods = p->pre_ipods;
+	c->n_nodes = snap->n_slots;
+	c->start = start_slot;
+	c->most = 16;
+	c->visit = chain_visit;
+	c->visit_arg = cv;
+	cv->nodes = c->nodes;
+	cv->pods = c->pods;
+	cv->used = 0;
+	cv->cap = p->pre_ipods_cap;
+	/* pre_ok: the walk's counts, a node's indices here. */
+	cv->idx = (uint32_t *)(void *)p->pre_ok;
+	cv->idx_cap = p->pre_ok_cap / sizeof(uint32_t);
+	return 0;
+}
+
+/* Tests' check (producers_preempt_check): the choice both ways. */
+static int check_on; /* __atomic, relaxed: a flag */
+static uint64_t checks, check_mismatches; /* relaxed (stat_inc): figures */
+
+void producers_preempt_check(bool on)
+{
+	/* Relaxed: a flag, set before the requests it is for. */
+	__atomic_store_n(&check_on, on, __ATOMIC_RELAXED);
+}
+
+void producers_preempt_checked(uint64_t *n, uint64_t *mismatches)
+{
+	*n = stat_read(&checks);
+	*mismatches = stat_read(&check_mismatches);
+}
+
+/* The choice from `c`: 0 or -errno; res->node -1: none. */
+static int choose(const struct preempt_request *rq, const struct collected *c,
+		  uint32_t want, const int32_t *pdb_allowed,
+		  uint32_t n_pdbs, struct preempt_scratch *scratch,
+		  struct preempt_result *res)
+{
+	struct preempt_input in = {.request = &rq->spec.request,
+				   .pdb_allowed = pdb_allowed, .n_pdbs = n_pdbs,
+				   .priority = rq->spec.priority, .nodes = c->nodes,
+				   .n_nodes = c->n_nodes, .pods = c->pods,
+				   .start = c->start, .want = want,
+				   .visit = c->visit, .visit_arg = c->visit_arg};
+	return preempt_select(&in, scratch, res);
+}
+
+/* Both ways for the check: the walk's choice against the chains' (`got`,
+ * from `c`): the same node and the same victims, or a mismatch counted. */
+static void check_against_walk(struct victim_filter *vf, struct pdb_matcher *pm,
+			       const struct preempt_request *rq,
+			       const struct pod_spec *tmpl, uint32_t start_slot,
+			       uint32_t want, const struct collected *c, int got_rc,
+			       const struct preempt_result *got)
+{
+	struct producers *p = vf->p;
+	struct preempt_visit_ctx vc = {.ctx = p->ctx, .pod = tmpl, .snap = vf->snap,
+				       .l = vf->l};
+	struct collected w;
+	struct preempt_scratch scratch = {0};
+	struct preempt_result *res = malloc(sizeof(*res));
+	bool same = false;
+	if (res != NULL && collect_walk(vf, pm, false, false, start_slot, &vc, &w) == 0) {
+		int rc = 0;
+		res->node = -1;
+		res->candidates = 0;
+		if (w.n_nodes > 0) {
+			rc = -ENOMEM;
+			if (preempt_scratch_init(&scratch, w.most) == 0)
+				rc = choose(rq, &w, want, NULL, 0, &scratch, res);
+		}
+		same = rc == got_rc && res->candidates == got->candidates &&
+		       (res->node < 0) == (got->node < 0) &&
+		       (res->node < 0 || w.nodes[res->node].slot ==
+					 c->nodes[got->node].slot);
+		if (same && res->node >= 0) {
+			same = res->n_victims == got->n_victims;
+			for (uint32_t k = 0; same && k < res->n_victims; k++)
+				same = w.pods[res->victims[k]].id ==
+				       c->pods[got->victims[k]].id;
+		}
+	}
+	stat_inc(&checks);
+	if (!same)
+		stat_inc(&check_mismatches);
+	preempt_scratch_free(&scratch);
+	free(res);
+}
+
 static int preempt_locked(struct producers *p, const struct preempt_request *rq,
 			  producers_notice_fn notice, void *arg,
 			  struct preempt_outcome *out)
@@ -127,16 +454,6 @@ static int preempt_locked(struct producers *p, const struct preempt_request *rq,
 	struct device_assignment *vdev = NULL;
 	struct preempt_scratch scratch = {0};
 	struct preempt_result *res = malloc(sizeof(*res));
-	size_t slots = (snap->n_slots ? snap->n_slots : 1) * sizeof(uint32_t);
-	if (slots > p->pre_ok_cap) {
-		uint8_t *g = realloc(p->pre_ok, slots);
-		if (g == NULL)
-			goto done;
-		p->pre_ok = g;
-		p->pre_ok_cap = slots;
-	}
-	uint8_t *ok = p->pre_ok;
-	memset(ok, 0, slots);
 	if (p->pdb_m == NULL)
 		p->pdb_m = malloc(sizeof(*p->pdb_m));
 	if (res == NULL || p->pdb_m == NULL)
@@ -153,97 +470,55 @@ static int preempt_locked(struct producers *p, const struct preempt_request *rq,
 	/* A scoped template narrows that (OP_TEMPLATE_SCOPED), never widens. */
 	const struct policy_scope *scope = me->templates_scope != NULL
 		? me->templates_scope[rq->template_id - 1] : NULL;
-	bool any_victim = any_ns && scope == NULL;
-	struct disrupt_cache dcache = {{0}};
+	struct victim_filter vf = {.p = p, .snap = snap, .l = l,
+				   .priority = rq->spec.priority, .rule = rule,
+				   .any_ns = any_ns, .any_victim = any_ns && scope == NULL,
+				   .scope = scope};
 	/* Only pods of lower priority can be victims (the others are in the
-	 * node's counters, which the choice reads from the ledger); grouped
-	 * by node by a counting sort (pre_ok counts per slot, then is the
-	 * next place of each). Nodes are looked at only as the choice visits
-	 * them (preempt_visit): their counters and static filters. */
-	size_t n = 0;
-	uint32_t *count = (uint32_t *)(void *)ok; /* [n_slots] */
+	 * node's counters, which the choice reads from the ledger). Nodes are
+	 * looked at only as the choice visits them: their counters and
+	 * static filters. Without budgets, from the node chains; with them,
+	 * by the walk, which counts and masks every placement for them. */
 	bool masking = p->pdbs != NULL && p->pdbs->n > 0; /* else every mask 0 */
-	uint32_t high = placements_high_water(p->placements);
-	for (uint32_t at_rec = 0; at_rec < high; at_rec++) {
-		uint64_t id;
-		const struct placement_record *r = placements_at(p->placements, at_rec, &id);
-		if (r == NULL || !ledger_slot_current(l, snap, r->slot, r->node_gen))
-			continue;
-		if (counting)
-			pdb_matcher_count(pm, r->group);
-		if (r->priority >= rq->spec.priority)
-			continue;
-		if (!any_victim && !may_disrupt(p, rule, any_ns, scope, &dcache,
-						r->group))
-			continue;
-		if (n == p->pre_cap) {
-			/* pre_found: [0, pre_cap) as found, then sorted. */
-			size_t nc = p->pre_cap ? p->pre_cap * 2 : 1024;
-			struct found *g = realloc(p->pre_found, 2 * nc * sizeof(*g));
-			if (g != NULL)
-				p->pre_found = g;
-			struct preempt_node *gn = realloc(p->pre_nodes, nc * sizeof(*gn));
-			if (gn != NULL)
-				p->pre_nodes = gn;
-			struct preempt_pod *gp = realloc(p->pre_pods, nc * sizeof(*gp));
-			if (gp != NULL)
-				p->pre_pods = gp;
-			if (g == NULL || gn == NULL || gp == NULL)
-				goto done;
-			p->pre_cap = nc;
-		}
-		p->pre_found[n] = (struct found){
-			.slot = r->slot, .id = id, .rec = r,
-			.pdbs = masking ? pdb_matcher_mask(pm, r->group) : 0};
-		count[r->slot]++;
-		n++;
-	}
-	struct found *f = p->pre_found, *sorted = p->pre_found + p->pre_cap;
-	struct preempt_node *nodes = p->pre_nodes;
-	struct preempt_pod *pods = p->pre_pods;
-	if (n == 0) {
-		rc = 0;
-		goto done;
-	}
-	uint32_t n_nodes = 0, most = 1, at = 0;
-	for (uint32_t slot = 0; slot < snap->n_slots; slot++) {
-		if (count[slot] == 0)
-			continue;
-		struct preempt_node *nd = &nodes[n_nodes++];
-		nd->slot = slot; /* its allocatable: at the visit */
-		nd->first = at;
-		nd->n = 0;
-		most = count[slot] > most ? count[slot] : most;
-		at += count[slot];
-		count[slot] = nd->first; /* now: where its next pod goes */
-	}
-	for (size_t i = 0; i < n; i++)
-		sorted[count[f[i].slot]++] = f[i];
-	for (uint32_t j = 0; j < n_nodes; j++)
-		nodes[j].n = count[nodes[j].slot] - nodes[j].first;
-	if (preempt_scratch_init(&scratch, most) < 0)
-		goto done;
-	struct preempt_visit_ctx vc = {.ctx = p->ctx, .pod = tmpl, .snap = snap, .l = l,
-				       .sorted = sorted, .pods = pods};
-	/* DryRunPreemption's random offset (one stream, the evictor's). */
+	bool chains = !masking && placements_node_indexed(p->placements, snap->n_slots);
+	struct preempt_visit_ctx vc = {.ctx = p->ctx, .pod = tmpl, .snap = snap, .l = l};
+	struct chain_visit_ctx cv = {.ctx = p->ctx, .pod = tmpl, .vf = &vf,
+				     .scratch = &scratch};
+	/* DryRunPreemption's random offset (one stream, the evictor's): a
+	 * node slot, as kube's is an index among every node where preemption
+	 * might help, with victims or not. */
 	p->pre_rng = p->pre_rng * UINT64_C(6364136223846793005) + 1442695040888963407u;
+	uint32_t start_slot = snap->n_slots > 0
+		? (uint32_t)((p->pre_rng >> 33) % snap->n_slots) : 0;
+	struct collected c;
+	rc = chains ? collect_chains(&vf, start_slot, &cv, &c)
+		    : collect_walk(&vf, pm, counting, masking, start_slot, &vc, &c);
+	if (rc < 0 || c.n_nodes == 0)
+		goto done;
+	rc = -ENOMEM;
+	if (preempt_scratch_init(&scratch, c.most) < 0)
+		goto done;
+	uint32_t want = preempt_candidates_wanted(snap->n_nodes);
 	uint32_t n_pdbs;
 	const int32_t *pdb_allowed = pdb_matcher_finish(pm, &n_pdbs);
-	struct preempt_input in = {.request = &rq->spec.request,
-				   .pdb_allowed = pdb_allowed, .n_pdbs = n_pdbs,
-				   .priority = rq->spec.priority, .nodes = nodes,
-				   .n_nodes = n_nodes, .pods = pods,
-				   .start = (uint32_t)((p->pre_rng >> 33) % n_nodes),
-				   .want = preempt_candidates_wanted(snap->n_nodes),
-				   .visit = preempt_visit, .visit_arg = &vc};
-	rc = preempt_select(&in, &scratch, res);
+	rc = choose(rq, &c, want, pdb_allowed, n_pdbs, &scratch, res);
+	if (chains && (uint8_t *)(void *)cv.idx != p->pre_ok) {
+		p->pre_ok = (uint8_t *)(void *)cv.idx; /* grown */
+		p->pre_ok_cap = cv.idx_cap * sizeof(uint32_t);
+	}
+	if (rc == 0 && cv.error < 0)
+		rc = cv.error;
+	/* Relaxed: a flag. */
+	if (chains && __atomic_load_n(&check_on, __ATOMIC_RELAXED))
+		check_against_walk(&vf, pm, rq, tmpl, start_slot, want, &c, rc, res);
 	if (rc < 0 || res->node < 0) {
 		out->candidates = res->candidates;
 		rc = rc == -E2BIG ? 0 : rc;
 		goto done;
 	}
 	out->candidates = res->candidates;
-	const struct preempt_node *chosen = &nodes[res->node];
+	const struct preempt_node *chosen = &c.nodes[res->node];
+	const struct preempt_pod *pods = c.pods;
 	vspec = malloc((res->n_victims ? res->n_victims : 1) * sizeof(*vspec));
 	vdev = malloc((res->n_victims ? res->n_victims : 1) * sizeof(*vdev));
 	if (vspec == NULL || vdev == NULL) {

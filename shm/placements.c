@@ -1,7 +1,10 @@
-/* The placement table: see placements.h for the protocol (F1, F2, P1, P2).
+/* The placement table: see placements.h for the protocol (F1, F2, P1, P2,
+ * PN1, PN2).
  * Cost: take and untake are one compare-and-swap loop each (retried only
- * when another thread moved the head); fill is one record copy and one
- * release store; get and free are O(1); next is O(records skipped).
+ * when another thread moved the head); fill is one record copy, one
+ * release store and the node chain's compare-and-swap; get is O(1); free
+ * is O(1) and the node chain's walk to the record (O(the node's pods));
+ * next is O(records skipped).
  */
 #include "shm/placements.h"
 
@@ -34,6 +37,8 @@ struct placements {
 	struct placements_shared *shared;
 	struct placement_record *recs; /* [capacity] */
 	uint32_t *next;         /* [capacity]: the free stack's links (F1, F2) */
+	uint32_t *node_head;    /* [capacity]: each node slot's chain (PN1, PN2) */
+	uint32_t *node_next;    /* [capacity]: the chains' links */
 	_Alignas(64) uint64_t head; /* tag << 32 | top index (NIL: empty) */
 	struct shm_span owned;  /* placements_create()'s private memory */
 	/* placements_populate_ahead()'s: records [0, populated) are backed;
@@ -89,9 +94,14 @@ struct placements *placements_create_in(struct shm_span span, uint32_t capacity,
 	struct shm_carve c = {.span = span};
 	carve(&c, capacity, t);
 	t->next = c.overflow ? NULL : malloc((size_t)capacity * sizeof(*t->next));
-	if (t->next == NULL || (!fresh && t->shared->capacity != capacity)) {
-		errno = c.overflow ? EINVAL : t->next == NULL ? ENOMEM : EPROTO;
+	t->node_head = c.overflow ? NULL : malloc((size_t)capacity * sizeof(uint32_t));
+	t->node_next = c.overflow ? NULL : malloc((size_t)capacity * sizeof(uint32_t));
+	bool got = t->next != NULL && t->node_head != NULL && t->node_next != NULL;
+	if (!got || (!fresh && t->shared->capacity != capacity)) {
+		errno = c.overflow ? EINVAL : !got ? ENOMEM : EPROTO;
 		free(t->next);
+		free(t->node_head);
+		free(t->node_next);
 		free(t);
 		return NULL;
 	}
@@ -119,9 +129,18 @@ void placements_reindex(struct placements *t)
 	uint32_t hw = t->shared->high_water;
 	if (hw > t->capacity)
 		hw = t->capacity; /* damaged: the owners tell (the caller checks) */
+	/* The node chains again (PN1), each in index order: no other thread
+	 * runs, plain stores. */
+	for (uint32_t i = 0; i < t->capacity; i++)
+		t->node_head[i] = NIL;
 	for (uint32_t i = t->capacity; i-- > 0;) {
 		if (i < hw && t->recs[i].owner != 0) {
 			live++;
+			uint32_t slot = t->recs[i].slot;
+			if (slot < t->capacity) {
+				t->node_next[i] = t->node_head[slot];
+				t->node_head[slot] = i;
+			}
 			continue;
 		}
 		t->next[i] = top;
@@ -175,6 +194,8 @@ void placements_destroy(struct placements *t)
 		return;
 	shm_span_release(t->owned);
 	free(t->next);
+	free(t->node_head);
+	free(t->node_next);
 	free(t);
 }
 
@@ -283,6 +304,72 @@ void placements_publish(struct placements *t, uint32_t index, uint32_t owner)
 	__atomic_fetch_add(&t->shared->live, 1, __ATOMIC_RELAXED);
 	/* P1: release, partner of P2's acquire. */
 	__atomic_store_n(&t->recs[index].owner, owner, __ATOMIC_RELEASE);
+	uint32_t slot = t->recs[index].slot;
+	if (slot >= t->capacity)
+		return; /* on no chain (placements_node_indexed) */
+	/* PN1: the link relaxed, then the head with release (partner of PN2's
+	 * acquire); retried only when another publisher on the same node,
+	 * or the freeing thread, moved the head meanwhile. */
+	uint32_t *head = &t->node_head[slot];
+	uint32_t h = __atomic_load_n(head, __ATOMIC_RELAXED);
+	do
+		__atomic_store_n(&t->node_next[index], h, __ATOMIC_RELAXED);
+	while (!__atomic_compare_exchange_n(head, &h, index, true, __ATOMIC_RELEASE,
+					    __ATOMIC_RELAXED));
+}
+
+/* PN1's unlink, on the freeing thread: `index` off its node's chain. */
+static void node_unlink(struct placements *t, uint32_t slot, uint32_t index)
+{
+	if (slot >= t->capacity)
+		return;
+	uint32_t *head = &t->node_head[slot];
+	/* PN1: relaxed; the freeing thread wrote or read every link it
+	 * follows here but the publishers' heads, acquired below. */
+	uint32_t after = __atomic_load_n(&t->node_next[index], __ATOMIC_RELAXED);
+	for (;;) {
+		/* PN2: acquire, partner of PN1's release (a publisher's link). */
+		uint32_t h = __atomic_load_n(head, __ATOMIC_ACQUIRE);
+		if (h == index) {
+			/* PN1: a publisher may push meanwhile: then again, and
+			 * the record is below the head now. Relaxed: the
+			 * records the head leads to were published before. */
+			if (__atomic_compare_exchange_n(head, &h, after, false,
+							__ATOMIC_RELAXED, __ATOMIC_RELAXED))
+				return;
+			continue;
+		}
+		for (uint32_t at = h; at != NIL;) {
+			/* PN2: acquire. */
+			uint32_t nx = __atomic_load_n(&t->node_next[at], __ATOMIC_ACQUIRE);
+			if (nx == index) {
+				/* PN1: release, partner of PN2's acquire. */
+				__atomic_store_n(&t->node_next[at], after, __ATOMIC_RELEASE);
+				return;
+			}
+			at = nx;
+		}
+		return; /* on no chain: restored past a damaged mark */
+	}
+}
+
+bool placements_node_indexed(const struct placements *t, uint32_t n_slots)
+{
+	return n_slots <= t->capacity;
+}
+
+uint32_t placements_node_first(const struct placements *t, uint32_t slot)
+{
+	if (slot >= t->capacity)
+		return NIL;
+	/* PN2: acquire, partner of PN1's release. */
+	return __atomic_load_n(&t->node_head[slot], __ATOMIC_ACQUIRE);
+}
+
+uint32_t placements_node_next(const struct placements *t, uint32_t index)
+{
+	/* PN2: acquire, partner of PN1's release. */
+	return __atomic_load_n(&t->node_next[index], __ATOMIC_ACQUIRE);
 }
 
 uint64_t placements_fill(struct placements *t, uint32_t index, uint32_t owner,
@@ -313,6 +400,7 @@ void placements_free(struct placements *t, uint64_t id)
 {
 	struct placement_record *r = &t->recs[(uint32_t)id];
 	/* The record is still live here (the caller's placements_get()). */
+	node_unlink(t, r->slot, (uint32_t)id);
 	/* QA4: relaxed; a rewrite to another non-zero value or to 0 may race
 	 * this test: the hook reads it again under the quota's gate. */
 	if (__atomic_load_n(&r->quota, __ATOMIC_RELAXED) != 0 && t->free_hook != NULL)

@@ -29,13 +29,33 @@
  *       checks the generation, and when it frees the record stores owner 0
  *       (relaxed) and a new generation before pushing it (F2, which orders
  *       them for the next popper).
+ *   PN1  Each node slot below the capacity has a chain of the live records
+ *       on it (private memory, like the free stack's links), for
+ *       preemption, which reads one node's pods without a walk of the
+ *       table. A publisher (P1 first) links its record at the chain's
+ *       head: stores the record's link (relaxed), then swings the head
+ *       with a release compare-and-swap. Only the freeing thread unlinks
+ *       (before P2): the head with a compare-and-swap (a publisher may
+ *       have pushed meanwhile: then it looks again), any other link with
+ *       a plain store (release), which no publisher writes: they write
+ *       only the head and their own record's link.
+ *   PN2  A reader of a chain loads the head and each link with acquire
+ *       (partners of PN1's release): it sees each record it reaches
+ *       filled (P1 came before). It must hold off frees (run on the
+ *       freeing thread, or under the lock frees are made under: the
+ *       producers'), so no record it reaches is unlinked and reused
+ *       meanwhile; records published meanwhile may or may not be seen.
  * Pops and pushes are lock-free: a compare-and-swap fails only when
  * another thread moved the head meanwhile. The tag makes a head value
  * unique for 2^32 operations, which no pop spans.
  *
  * Concurrency: placements_take, _untake and _fill by any worker;
  * placements_get, _free and _next by the one releasing thread (the
- * daemon's control thread); placements_live by anyone.
+ * daemon's control thread); placements_live by anyone; the node chains
+ * (placements_node_first, _node_next) as PN2 says.
+ *
+ * Cost: a publish links its record at its node's chain (one
+ * compare-and-swap more); a free unlinks it, O(the node's pods).
  */
 #ifndef SHMSCHED_SHM_PLACEMENTS_H
 #define SHMSCHED_SHM_PLACEMENTS_H
@@ -208,6 +228,20 @@ uint32_t placements_high_water(const struct placements *t);
  * newly backed; 0 when there were none, or when the kernel cannot (before
  * Linux 5.14: EINVAL), after which it does nothing. */
 uint32_t placements_populate_ahead(struct placements *t, uint32_t ahead);
+
+/* The node chains (PN1, PN2): records whose slot is below the capacity
+ * are linked on their node's chain; others (a table smaller than the
+ * cluster's node slots) are on none. */
+#define PLACEMENTS_NIL UINT32_MAX
+
+/* Whether every record of a node slot below `n_slots` is on a chain. */
+bool placements_node_indexed(const struct placements *t, uint32_t n_slots);
+
+/* The index of the first record on node slot `slot`'s chain, then of the
+ * next after `index`; PLACEMENTS_NIL at the end. In no particular order
+ * (the latest linked first); read each with placements_at(). */
+uint32_t placements_node_first(const struct placements *t, uint32_t slot);
+uint32_t placements_node_next(const struct placements *t, uint32_t index);
 
 /* Live records now (taken by workers and not freed), any thread, relaxed:
  * a figure. */

@@ -23,6 +23,18 @@ int preempt_scratch_init(struct preempt_scratch *s, uint32_t max_pods_per_node)
 	return 0;
 }
 
+int preempt_scratch_reserve(struct preempt_scratch *s, uint32_t pods)
+{
+	if (pods <= s->cap)
+		return 0;
+	struct preempt_scratch grown;
+	if (preempt_scratch_init(&grown, pods > 2 * s->cap ? pods : 2 * s->cap) < 0)
+		return -ENOMEM;
+	preempt_scratch_free(s);
+	*s = grown;
+	return 0;
+}
+
 void preempt_scratch_free(struct preempt_scratch *s)
 {
 	free(s->order);

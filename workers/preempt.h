@@ -109,6 +109,12 @@ struct preempt_scratch {
 
 /* Returns 0, or -ENOMEM. */
 int preempt_scratch_init(struct preempt_scratch *s, uint32_t max_pods_per_node);
+
+/* Makes room for a node of `pods` pods, keeping the scratch as it is when
+ * it has room already (a visit may call it for the node it fills: the
+ * scratch is not in use then). Returns 0, or -ENOMEM (the scratch as it
+ * was). */
+int preempt_scratch_reserve(struct preempt_scratch *s, uint32_t pods);
 void preempt_scratch_free(struct preempt_scratch *s);
 
 /* Chooses as above. Returns 0 (out->node -1 when no node fits even with

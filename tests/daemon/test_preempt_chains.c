@@ -1,0 +1,179 @@
+/* stress.preempt_chains: preemption from the node chains (shm/placements.h,
+ * PN1, PN2) chooses what the walk of every placement chooses.
+ *
+ * The real daemon, in process, on random clusters (seeded: the same ones
+ * each run): nodes of 2 to 8 cpu, filled with pods of random size (500m,
+ * 1 or 2 cpu) and priority (0, 100, 500 or 2000, the last above every
+ * preemptor: never a victim), placed, released at random so records are
+ * reused on other nodes; then pods of priority 1000 of 1, 2 or 3 cpu that
+ * fit nowhere wait and preempt, one at a time. With
+ * producers_preempt_check() on, each preemption also makes the walk's
+ * choice (ingest/producers_preempt.c) and counts a difference of node,
+ * candidates or victims: none may differ, and every preemption must have
+ * been checked. DefaultPreemption's choice itself is unit.preempt's (kube
+ * pkg/scheduler/framework/plugins/defaultpreemption/default_preemption.go,
+ * SelectVictimsOnNode, and pkg/scheduler/framework/preemption/preemption.go,
+ * DryRunPreemption's offset over every potential node: a random node,
+ * whether it holds victims or not). */
+#include <errno.h>
+#include <inttypes.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "base/base.h"
+#include "daemon/daemon.h"
+#include "fixture.h"
+#include "ingest/ingest.h"
+#include "shmsched/client.h"
+
+static struct fixture_dir fx;
+static char cluster[128];
+
+static int setup(void **state)
+{
+	(void)state;
+	fixture_dir_make(&fx, "pchain", 0);
+	snprintf(cluster, sizeof(cluster), "%s/cluster.json", fx.dir);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	fixture_dir_remove(&fx);
+	return 0;
+}
+
+static uint32_t next_rand(uint64_t *seed)
+{
+	*seed = *seed * UINT64_C(6364136223846793005) + 1442695040888963407u;
+	return (uint32_t)(*seed >> 33);
+}
+
+static const char *const classes[] = {"p0", "p100", "p500", "p2000", "high"};
+static const int class_values[] = {0, 100, 500, 2000, 1000};
+
+/* The cluster file: `n` nodes of random cpu, and the PriorityClasses. */
+static void write_cluster(unsigned n, uint64_t *seed)
+{
+	FILE *f = fopen(cluster, "w");
+	assert_non_null(f);
+	fputs("{\"kind\":\"List\",\"items\":[", f);
+	for (unsigned i = 0; i < n; i++)
+		fprintf(f, "%s{\"kind\":\"Node\",\"metadata\":{\"name\":\"n%u\"},"
+			"\"status\":{\"allocatable\":{\"cpu\":\"%u\",\"memory\":"
+			"\"64Gi\",\"pods\":\"110\"}}}", i ? "," : "", i,
+			2 + next_rand(seed) % 7);
+	for (unsigned c = 0; c < 5; c++)
+		fprintf(f, ",{\"kind\":\"PriorityClass\",\"metadata\":{\"name\":"
+			"\"%s\"},\"value\":%d}", classes[c], class_values[c]);
+	fputs("]}", f);
+	fclose(f);
+}
+
+static uint32_t template_of(struct shmsched_client *c, const char *cls,
+			    const char *cpu)
+{
+	char json[512], err[512];
+	snprintf(json, sizeof(json), "{\"kind\":\"Pod\",\"metadata\":{\"name\":"
+		 "\"t\"},\"spec\":{\"priorityClassName\":\"%s\",\"containers\":"
+		 "[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"%s\"}}}]}}",
+		 cls, cpu);
+	uint32_t tid;
+	if (shmsched_register_template(c, json, strlen(json), &tid, err, sizeof(err)) < 0)
+		fail_msg("template %s %s: %s", cls, cpu, err);
+	return tid;
+}
+
+/* One cluster: returns the preemptions made. */
+static uint64_t one_cluster(uint64_t seed)
+{
+	enum { NODES = 60, FILL = 400, PREEMPTORS = 25 };
+	write_cluster(NODES, &seed);
+	struct daemon_config cfg = {.socket_path = fx.sock, .cluster_path = cluster,
+				    .seed = 1, .workers = 1, .slots = 1024};
+	char err[512];
+	struct daemon *d = daemon_start(&cfg, err, sizeof(err));
+	if (d == NULL)
+		fail_msg("daemon_start: %s", err);
+	struct shmsched_client *low, *hi;
+	assert_int_equal(shmsched_connect(fx.sock, &low, err, sizeof(err)), 0);
+	assert_int_equal(shmsched_connect(fx.sock, &hi, err, sizeof(err)), 0);
+	static const char *const sizes[] = {"500m", "1", "2"};
+	uint32_t fill_t[4][3];
+	for (unsigned c = 0; c < 4; c++)
+		for (unsigned z = 0; z < 3; z++)
+			fill_t[c][z] = template_of(low, classes[c], sizes[z]);
+	static const char *const big[] = {"1", "2", "3"};
+	uint32_t high_t[3];
+	for (unsigned z = 0; z < 3; z++)
+		high_t[z] = template_of(hi, "high", big[z]);
+	/* Fill, releasing now and then: records reused on other nodes. */
+	uint64_t placed[FILL];
+	unsigned n_placed = 0;
+	struct shmsched_result r;
+	for (unsigned i = 0; i < FILL; i++) {
+		uint32_t x = next_rand(&seed);
+		struct shmsched_pod p = {.cookie = i + 1,
+					 .template_id = fill_t[x % 4][x / 4 % 3]};
+		assert_int_equal(shmsched_submit(low, &p, 1), 1);
+		assert_int_equal(fixture_await(low, &r, 1, 5000), 1);
+		if (r.status == SHMSCHED_PLACED)
+			placed[n_placed++] = r.placement_id;
+		if (n_placed > 0 && x % 5 == 0) {
+			unsigned k = x / 20 % n_placed;
+			assert_int_equal(shmsched_release(low, placed[k], err, sizeof(err)), 0);
+			placed[k] = placed[--n_placed];
+		}
+	}
+	/* Preemptors, one at a time, each until it is placed (most by
+	 * preemption; a few fit a hole), or a while when nothing can make
+	 * room (then it waits on, and the next one comes). */
+	struct daemon_stats ds;
+	for (unsigned i = 0; i < PREEMPTORS; i++) {
+		struct shmsched_pod p = {.cookie = 100000 + i, .flags = SHMSCHED_WAIT,
+					 .template_id = high_t[next_rand(&seed) % 3]};
+		assert_int_equal(shmsched_submit(hi, &p, 1), 1);
+		(void)fixture_await(hi, &r, 1, 1000);
+	}
+	daemon_stop(d, 1000, &ds);
+	shmsched_disconnect(low);
+	shmsched_disconnect(hi);
+	return ds.preemptions;
+}
+
+static void test_chains_choose_as_the_walk(void **state)
+{
+	(void)state;
+	producers_preempt_check(true);
+	uint64_t asked = 0;
+	for (uint64_t seed = 1; seed <= 3; seed++)
+		asked += one_cluster(seed * 7919);
+	producers_preempt_check(false);
+	uint64_t checked, mismatches;
+	producers_preempt_checked(&checked, &mismatches);
+	print_message("preempt_chains: %" PRIu64 " preemptions asked, %" PRIu64
+		      " checked against the walk, %" PRIu64 " differed\n",
+		      asked, checked, mismatches);
+	assert_true(asked >= 40);
+	assert_int_equal(checked, asked);
+	assert_int_equal(mismatches, 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_chains_choose_as_the_walk, setup,
+						teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
