@@ -711,6 +711,14 @@ unsigned shmsched_in_flight(const struct shmsched_client *c)
 	return c->region.n_slots - c->n_free;
 }
 
+uint32_t shmsched_notices_lost(const struct shmsched_client *c)
+{
+	/* Acquire, partner of the daemon's release add
+	 * (ingest/producers.h producers_notice_lost): a grown count is
+	 * seen after the notices delivered before it. */
+	return __atomic_load_n(&c->region.notices->lost, __ATOMIC_ACQUIRE);
+}
+
 unsigned shmsched_capacity(const struct shmsched_client *c)
 {
 	return c->region.n_slots;

@@ -145,6 +145,11 @@ void evict_notify(void *arg, const struct evict_notice *n)
 	struct worker_box *b = &ev->box[n->producer % ev->workers];
 	if (!has_room(&b->note_head, b->note_tail, NOTICES)) {
 		stat_inc(&ev->dropped);
+		/* Under the producers' lock: the table cannot change. The
+		 * owner counts what it lost (wire.h's `lost`). */
+		struct producer *pr = producers_get(ev->producers, n->producer);
+		if (pr != NULL && producers_key(pr) == n->key && !producers_faulted(pr))
+			producers_notice_lost(pr);
 		return;
 	}
 	b->note[b->note_tail % NOTICES] = *n;

@@ -747,7 +747,8 @@ static unsigned take_replies(struct serve_wait *wt, unsigned w)
 /* EVICTED notices for this worker's producers: into the producer's
  * notices section, its handle on the completion ring (include/shmsched/
  * wire.h). A producer whose section is full (it has not read 64) loses
- * the notice; its placement is gone either way. */
+ * the notice, counted in its header's `lost` so that it can list its
+ * placements; its placement is gone either way. */
 static unsigned take_notices(struct serve_wait *wt, unsigned w)
 {
 	struct wait_worker *ww = &wt->w[w];
@@ -766,6 +767,7 @@ static unsigned take_notices(struct serve_wait *wt, unsigned w)
 		uint32_t consumed = __atomic_load_n(&ns->consumed, __ATOMIC_ACQUIRE);
 		if (pr->notices_sent - consumed >= SHMSCHED_NOTICES) {
 			stat_inc(&ww->st.notices_dropped);
+			producers_notice_lost(pr);
 			continue;
 		}
 		uint64_t h = pr->notices_sent % SHMSCHED_NOTICES;

@@ -518,6 +518,18 @@ void producers_set_approval_clock(struct producers *p, uint64_t (*clock)(void *a
 struct approval_stats;
 void producers_approval_stats(struct producers *p, struct approval_stats *out);
 
+/* A notice for `pr` that found no room (its section full, or the evictor's
+ * box): its notices header's `lost` (include/shmsched/wire.h) counts it,
+ * so the producer knows to list its placements. Release, partner of the
+ * client's acquire in shmsched_notices_lost(); an atomic add, as a worker
+ * and the evictor's or admin socket's thread may both count. By whoever
+ * may read `pr`: a worker between quiescent states, or under the
+ * producers' lock. */
+static inline void producers_notice_lost(struct producer *pr)
+{
+	__atomic_fetch_add(&pr->region.notices->lost, 1, __ATOMIC_RELEASE);
+}
+
 /* Worker side: whether producers_fault() ran for `pr` (relaxed). */
 static inline bool producers_faulted(const struct producer *pr)
 {

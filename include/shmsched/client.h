@@ -273,7 +273,8 @@ SHMSCHED_EXPORT int shmsched_cancel(struct shmsched_client *c, uint64_t cookie);
  * node_id) was preempted by a pod of higher priority: what it held is
  * given back already, and its pod must stop; the placement id names
  * nothing afterwards (a release of it is -ENOENT). A notice frees no slot
- * and is not counted in shmsched_in_flight().
+ * and is not counted in shmsched_in_flight(); one that found no room is
+ * counted by shmsched_notices_lost() instead.
  * The rest as follows: 0..max; never waits. When there is no answer, checks without
  * blocking (at most once a millisecond, so a caller that spins on an empty
  * poll makes few system calls) whether the daemon has gone. Once it has:
@@ -289,6 +290,16 @@ SHMSCHED_EXPORT int shmsched_poll(struct shmsched_client *c,
 /* Pods submitted and not yet returned by shmsched_poll(). Never fails.
  * Thread-safety: one thread at a time per handle. */
 SHMSCHED_EXPORT unsigned shmsched_in_flight(const struct shmsched_client *c);
+
+/* Notices the daemon could not deliver to this producer, counted since it
+ * registered (it wraps at 2^32): one with no room, because this producer
+ * had 64 notices unread (poll more often) or the daemon's own box was
+ * full (a drain of many nodes at once). The placements they were about
+ * are gone all the same. When the count grows, list the placements
+ * (shmsched_placements()) to learn which of yours are gone. 0 from a
+ * daemon older than the count. Never fails.
+ * Thread-safety: any thread. */
+SHMSCHED_EXPORT uint32_t shmsched_notices_lost(const struct shmsched_client *c);
 
 /* Pods that can be in flight at once: the slots of this handle's region.
  * Never fails. Thread-safety: any thread (constant for the handle's life). */

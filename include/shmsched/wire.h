@@ -39,6 +39,11 @@
  * enqueues (s % SHMSCHED_NOTICES) | SHMSCHED_HANDLE_NOTICE on the
  * completion ring. Kinds: SHMSCHED_NOTICE_EVICTED (the placement was
  * preempted: its pod must stop; what it held is given back already).
+ * A notice that finds no room (the producer has 64 unread, or the
+ * daemon's own box per worker is full in a large drain) is not written:
+ * the daemon adds 1 to the header's `lost` instead (release), so the
+ * producer knows to list its placements (OP_PLACEMENTS) and learn which
+ * are gone; the placement is gone either way.
  *
  * Byte layout of struct shmsched_slot (little-endian, 640 bytes):
  *   offset  size  field
@@ -128,7 +133,11 @@ struct shmsched_notices {
 	uint32_t consumed;      /* written by the producer: notices read */
 	uint32_t asleep;        /* written by the daemon: ring the doorbell */
 	uint32_t doorbell;      /* written by the producer: rung so often */
-	uint32_t reserved[13];
+	uint32_t lost;          /* written by the daemon: notices for this
+				 * producer it could not deliver (this
+				 * section full, or its own box); 0 from a
+				 * daemon older than this field */
+	uint32_t reserved[12];
 	struct shmsched_notice notice[SHMSCHED_NOTICES];
 };
 
