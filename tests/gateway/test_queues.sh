@@ -89,7 +89,11 @@ printf '\n\n%s' "$(cq -3)" >"$dir/bad.json"
 check "POST a negative quota: 400" test "$(admin -X POST --data-binary "@$dir/bad.json" http://localhost/v1/queues)" = 400
 check "  ... with the decoder's request body:LINE: message" grep -q '"message":"request body:[0-9]*:' "$dir/body"
 head -c 70000 /dev/zero | tr '\0' ' ' >"$dir/big.json"
-check "POST past the admin body bound: 413" test "$(admin -X POST --data-binary "@$dir/big.json" http://localhost/v1/queues)" = 413
+# Expect: 100-continue, so that curl sends no byte of the body before the
+# gateway's answer: the gateway answers 413 from Content-Length at once
+# and closes, and a body still being written then met a reset (curl's
+# 000) in 1 run of 5.
+check "POST past the admin body bound: 413" test "$(admin -X POST -H 'Expect: 100-continue' --data-binary "@$dir/big.json" http://localhost/v1/queues)" = 413
 check "DELETE an unknown ClusterQueue: 404" test "$(admin -X DELETE http://localhost/v1/queues/ClusterQueue/team-z)" = 404
 check "DELETE /v1/queues/LocalQueue/team-a/qa: 200" test "$(admin -X DELETE http://localhost/v1/queues/LocalQueue/team-a/qa)" = 200
 code -H "$ALICE" -X POST -d "$(echo "$pod" | sed 's/"p0"/"p1"/')" "$url/v1/placements" >/dev/null
