@@ -1069,8 +1069,11 @@ struct daemon *daemon_start(const struct daemon_config *cfg, char *err,
 		goto fail_server;
 	}
 	producers_set_admin_socket(d->producers, d->admin_path);
-	if (start_leases(d, cfg, err, err_len) < 0 ||
-	    start_quarantine(d, cfg, err, err_len) < 0)
+	/* The quarantine before the leases: the lease ticker's thread reads
+	 * d->quarantine each tick (daemon_lease_tick), so it must be set
+	 * before that thread starts (TSan saw the tick read it unset). */
+	if (start_quarantine(d, cfg, err, err_len) < 0 ||
+	    start_leases(d, cfg, err, err_len) < 0)
 		goto fail_server;
 	producers_set_budgets(d->producers, cfg->strings_per_identity,
 			      cfg->template_bytes_per_identity);
