@@ -1248,8 +1248,9 @@ static void reclaim_run(const struct opts *o)
 	for (uint32_t c = 0; c < o->cohorts; c++)
 		for (uint32_t k = 0; k < per; k++) {
 			uint32_t b = c * o->queues + lenders + k % (o->queues - lenders);
+			clock_ns++; /* not inside the initializer: unsequenced */
 			struct reclaim_pod p = {.uid = ++uid, .cq = cq[b], .flavor = f,
-						.created_ns = ++clock_ns,
+						.created_ns = clock_ns,
 						.admitted_ns = clock_ns};
 			p.request[cpu] = 1;
 			if (quota_try_charge(t, p.cq, f, p.request) < 0)
