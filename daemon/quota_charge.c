@@ -205,44 +205,11 @@ void qc_pending_add(struct quota_charge *q, int cq, enum qc_pending kind,
 		__atomic_fetch_add(&q->pending[kind][cq], delta, __ATOMIC_RELAXED);
 }
 
-struct qc_out {
-	char *buf;
-	size_t len, used;
-};
-
-__attribute__((format(printf, 2, 3)))
-static void out_put(struct qc_out *o, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	size_t room = o->used < o->len ? o->len - o->used : 0;
-	int n = vsnprintf(room ? o->buf + o->used : NULL, room, fmt, ap);
-	va_end(ap);
-	if (n > 0)
-		o->used += (size_t)n;
-}
-
-/* A label value, escaped as the text format wants (names come from a
- * file: \, " and newline). */
-static void out_label(struct qc_out *o, const char *v)
-{
-	out_put(o, "cluster_queue=\"");
-	for (; *v; v++) {
-		if (*v == '\\' || *v == '"')
-			out_put(o, "\\%c", *v);
-		else if (*v == '\n')
-			out_put(o, "\\n");
-		else
-			out_put(o, "%c", *v);
-	}
-	out_put(o, "\"");
-}
-
 size_t qc_metrics_text(const struct quota_charge *q, unsigned max_queues,
 		       char *buf, size_t len)
 {
 	const struct quota_tree *t = q->t;
-	struct qc_out o = {.buf = buf, .len = len};
+	struct quota_text o = {.buf = buf, .len = len};
 	static const char *const status[QC_PENDING_KINDS] = {"active",
 							     "inadmissible"};
 	/* Kueue's pkg/metrics/metrics.go: PendingWorkloads (a gauge by
@@ -251,7 +218,7 @@ size_t qc_metrics_text(const struct quota_charge *q, unsigned max_queues,
 	for (int fam = 0; fam < 2; fam++) {
 		const char *name = fam == 0 ? "kueue_pending_workloads"
 					    : "kueue_admitted_workloads_total";
-		out_put(&o, "# HELP %s %s\n# TYPE %s %s\n", name, fam == 0
+		quota_text_put(&o, "# HELP %s %s\n# TYPE %s %s\n", name, fam == 0
 			? "The number of pending workloads, per 'cluster_queue' and "
 			  "'status' ('active': woken by freed quota, to be tried "
 			  "again; 'inadmissible': refused by quota, waiting)"
@@ -268,22 +235,23 @@ size_t qc_metrics_text(const struct quota_charge *q, unsigned max_queues,
 			}
 			shown++;
 			for (int k = 0; k < (fam == 0 ? QC_PENDING_KINDS : 1); k++) {
-				out_put(&o, "%s{", name);
-				out_label(&o, quota_node_name(t, n));
+				quota_text_put(&o, "%s{", name);
+				quota_text_label(&o, "cluster_queue",
+						 quota_node_name(t, n), false);
 				if (fam == 0) {
 					int64_t v = __atomic_load_n(&q->pending[k][n],
 								    __ATOMIC_RELAXED);
-					out_put(&o, ",status=\"%s\"} %" PRId64 "\n",
+					quota_text_put(&o, ",status=\"%s\"} %" PRId64 "\n",
 						status[k], v > 0 ? v : 0);
 				} else {
-					out_put(&o, "} %" PRIu64 "\n",
+					quota_text_put(&o, "} %" PRIu64 "\n",
 						__atomic_load_n(&q->admitted[n],
 								__ATOMIC_RELAXED));
 				}
 			}
 		}
 		if (left > 0)
-			out_put(&o, "# %s: %u more ClusterQueue%s not shown (at most "
+			quota_text_put(&o, "# %s: %u more ClusterQueue%s not shown (at most "
 				"%u)\n", name, left, left == 1 ? "" : "s", max_queues);
 	}
 	/* The gauges last: the longest part, and the one a cut answer loses

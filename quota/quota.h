@@ -293,6 +293,21 @@ int quota_share_compare(const struct quota_share *a,
 size_t quota_metrics_text(const struct quota_tree *t, unsigned max_queues,
 			  char *buf, size_t len);
 
+/* The Prometheus text writer quota_metrics_text uses, for the daemon's own
+ * quota series (daemon/quota_charge.c): appends as snprintf does into
+ * buf[0..len) (cut, NUL-terminated while there is room) and counts in
+ * `used` what the whole text needs. quota_text_label writes key="v" (a
+ * comma first when `comma`), with \, " and newline escaped: names come
+ * from a file. */
+struct quota_text {
+	char *buf;
+	size_t len, used;
+};
+__attribute__((format(printf, 2, 3)))
+void quota_text_put(struct quota_text *o, const char *fmt, ...);
+void quota_text_label(struct quota_text *o, const char *key, const char *v,
+		      bool comma);
+
 /* --- reclaim and preemption by quota (quota/reclaim.c) ---
  *
  * Which admitted pods a pod refused by its ClusterQueue's quota may

@@ -25,13 +25,7 @@
 #include <stdio.h>
 #include <string.h>
 
-struct out {
-	char *buf;
-	size_t len, used; /* used: what the whole text needs so far */
-};
-
-__attribute__((format(printf, 2, 3)))
-static void put(struct out *o, const char *fmt, ...)
+void quota_text_put(struct quota_text *o, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -42,33 +36,33 @@ static void put(struct out *o, const char *fmt, ...)
 		o->used += (size_t)n;
 }
 
-/* A label value: \, " and newline escaped (names come from a file). */
-static void put_label(struct out *o, const char *key, const char *v, bool comma)
+void quota_text_label(struct quota_text *o, const char *key, const char *v,
+		      bool comma)
 {
-	put(o, "%s%s=\"", comma ? "," : "", key);
+	quota_text_put(o, "%s%s=\"", comma ? "," : "", key);
 	for (; *v; v++) {
 		if (*v == '\\' || *v == '"')
-			put(o, "\\%c", *v);
+			quota_text_put(o, "\\%c", *v);
 		else if (*v == '\n')
-			put(o, "\\n");
+			quota_text_put(o, "\\n");
 		else
-			put(o, "%c", *v);
+			quota_text_put(o, "%c", *v);
 	}
-	put(o, "\"");
+	quota_text_put(o, "\"");
 }
 
 /* A quantity as Kueue writes it: cpu in cores, the rest in units. */
-static void put_quantity(struct out *o, const struct quota_tree *t, int r, int64_t v)
+static void put_quantity(struct quota_text *o, const struct quota_tree *t, int r, int64_t v)
 {
 	if (strcmp(quota_resource_name(t, r), "cpu") != 0) {
-		put(o, "%" PRId64, v);
+		quota_text_put(o, "%" PRId64, v);
 		return;
 	}
 	int64_t a = v < 0 ? -v : v;
 	if (a % 1000 == 0)
-		put(o, "%s%" PRId64, v < 0 ? "-" : "", a / 1000);
+		quota_text_put(o, "%s%" PRId64, v < 0 ? "-" : "", a / 1000);
 	else
-		put(o, "%s%" PRId64 ".%03" PRId64, v < 0 ? "-" : "", a / 1000, a % 1000);
+		quota_text_put(o, "%s%" PRId64 ".%03" PRId64, v < 0 ? "-" : "", a / 1000, a % 1000);
 }
 
 enum family { F_NOMINAL, F_BORROWING, F_LENDING, F_USAGE, F_RESERVATION, F_FAMILIES };
@@ -102,10 +96,10 @@ static const char *cohort_of(const struct quota_tree *t, int node)
 	return p >= 0 ? quota_node_name(t, p) : "";
 }
 
-static void put_family(struct out *o, const struct quota_tree *t, enum family f,
+static void put_family(struct quota_text *o, const struct quota_tree *t, enum family f,
 		       unsigned max_queues)
 {
-	put(o, "# HELP %s %s\n# TYPE %s gauge\n", families[f].name, families[f].help,
+	quota_text_put(o, "# HELP %s %s\n# TYPE %s gauge\n", families[f].name, families[f].help,
 	    families[f].name);
 	unsigned queues = 0, left = 0;
 	for (int n = 0; n < quota_n_nodes(t); n++) {
@@ -124,37 +118,37 @@ static void put_family(struct out *o, const struct quota_tree *t, enum family f,
 				if (!quota_entry(t, n, order[k], r, &nominal, &borrowing,
 						 &lending))
 					continue;
-				put(o, "%s{", families[f].name);
-				put_label(o, "cohort", cohort_of(t, n), false);
-				put_label(o, "cluster_queue", quota_node_name(t, n), true);
-				put_label(o, "flavor", quota_flavor_name(t, order[k]), true);
-				put_label(o, "resource", quota_resource_name(t, r), true);
-				put(o, "} ");
+				quota_text_put(o, "%s{", families[f].name);
+				quota_text_label(o, "cohort", cohort_of(t, n), false);
+				quota_text_label(o, "cluster_queue", quota_node_name(t, n), true);
+				quota_text_label(o, "flavor", quota_flavor_name(t, order[k]), true);
+				quota_text_label(o, "resource", quota_resource_name(t, r), true);
+				quota_text_put(o, "} ");
 				int64_t v = f == F_NOMINAL     ? nominal
 					    : f == F_BORROWING ? borrowing
 					    : f == F_LENDING   ? lending
 							       : quota_usage(t, n, order[k], r);
 				if (v == QUOTA_NO_LIMIT && (f == F_BORROWING || f == F_LENDING))
-					put(o, "+Inf");
+					quota_text_put(o, "+Inf");
 				else
 					put_quantity(o, t, r, v);
-				put(o, "\n");
+				quota_text_put(o, "\n");
 			}
 	}
 	if (left > 0)
-		put(o, "# %s: %u more ClusterQueue%s not shown (at most %u)\n",
+		quota_text_put(o, "# %s: %u more ClusterQueue%s not shown (at most %u)\n",
 		    families[f].name, left, left == 1 ? "" : "s", max_queues);
 }
 
 /* kueue_cluster_queue_weighted_share{cluster_queue, cohort} and
  * kueue_cohort_weighted_share{cohort}: the dominant resource share less
  * nothing requested, over the weight (PreciseWeightedShare). */
-static void put_shares(struct out *o, const struct quota_tree *t, bool cohorts,
+static void put_shares(struct quota_text *o, const struct quota_tree *t, bool cohorts,
 		       unsigned max_nodes)
 {
 	const char *name = cohorts ? "kueue_cohort_weighted_share"
 				   : "kueue_cluster_queue_weighted_share";
-	put(o, "# HELP %s Reports a value that representing the maximum of the "
+	quota_text_put(o, "# HELP %s Reports a value that representing the maximum of the "
 	    "ratios of usage above nominal quota to the lendable resources in the "
 	    "%s, among all the resources provided by the %s, and divided by the "
 	    "weight.\n# TYPE %s gauge\n", name, cohorts ? "Cohort" : "cohort",
@@ -172,20 +166,20 @@ static void put_shares(struct out *o, const struct quota_tree *t, bool cohorts,
 		if (quota_share(t, n, -1, NULL, &s) < 0)
 			continue;
 		double w = quota_share_weighted(&s);
-		put(o, "%s{", name);
+		quota_text_put(o, "%s{", name);
 		if (cohorts) {
-			put_label(o, "cohort", quota_node_name(t, n), false);
+			quota_text_label(o, "cohort", quota_node_name(t, n), false);
 		} else {
-			put_label(o, "cluster_queue", quota_node_name(t, n), false);
-			put_label(o, "cohort", cohort_of(t, n), true);
+			quota_text_label(o, "cluster_queue", quota_node_name(t, n), false);
+			quota_text_label(o, "cohort", cohort_of(t, n), true);
 		}
 		if (isinf(w))
-			put(o, "} NaN\n");
+			quota_text_put(o, "} NaN\n");
 		else
-			put(o, "} %.17g\n", w);
+			quota_text_put(o, "} %.17g\n", w);
 	}
 	if (left > 0)
-		put(o, "# %s: %u more %s not shown (at most %u)\n", name, left,
+		quota_text_put(o, "# %s: %u more %s not shown (at most %u)\n", name, left,
 		    cohorts ? (left == 1 ? "Cohort" : "Cohorts")
 			    : (left == 1 ? "ClusterQueue" : "ClusterQueues"), max_nodes);
 }
@@ -193,7 +187,7 @@ static void put_shares(struct out *o, const struct quota_tree *t, bool cohorts,
 size_t quota_metrics_text(const struct quota_tree *t, unsigned max_queues,
 			  char *buf, size_t len)
 {
-	struct out o = {.buf = buf, .len = len};
+	struct quota_text o = {.buf = buf, .len = len};
 	if (len > 0)
 		buf[0] = '\0';
 	for (int f = 0; f < F_FAMILIES; f++)
