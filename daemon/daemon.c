@@ -517,7 +517,7 @@ static int open_state(struct daemon *d, const struct daemon_config *cfg,
 	if (d->placements == NULL)
 		return errmsg_rc(-errno, err, err_len, "state region %s: placement "
 				 "records: %s", cfg->state_name, strerror(errno));
-	/* A cache of free records per worker (shm/placements.h, C1): no head
+	/* A cache of free records per worker (shm/placements.h): no head
 	 * every placement moves. */
 	if (d->workers > 0 && placements_set_workers(d->placements, d->workers) < 0)
 		return errmsg_rc(-ENOMEM, err, err_len, "placement records: "

@@ -1,7 +1,9 @@
-/* The placement table: see placements.h for the protocol (F1, F2, P1, P2,
- * PN1, PN2).
+/* The placement table: see placements.h for the protocol (F1, F2, PC1,
+ * PC2, PL1, P1, P2, H1, PN1, PN2).
  * Cost: take and untake are one compare-and-swap loop each (retried only
- * when another thread moved the head); fill is one record copy, one
+ * when another thread moved the head); a worker's (_w) take, untake and
+ * publish take its cache's lock, its own cache line, and a take pops the
+ * stack once in 32 (walking up to 32 links); fill is one record copy, one
  * release store and the node chain's compare-and-swap; get is O(1); free
  * is O(1) and the node chain's walk to the record (O(the node's pods));
  * next is O(records skipped).
@@ -23,13 +25,13 @@
 #define CACHE_BATCH 32u    /* records a worker's cache takes from the stack */
 #define CACHE_MAX 64u      /* records a worker's cache holds at most */
 
-/* A worker's cache of free records (C1, C2, L1): its own cache line(s),
+/* A worker's cache of free records (PC1, PC2, PL1): its own cache line(s),
  * so that a placement writes no line every worker writes. */
 struct placements_cache {
-	_Alignas(64) uint32_t lock; /* C1: 1 held */
+	_Alignas(64) uint32_t lock; /* PC1: 1 held */
 	uint32_t n;                 /* idx[0, n) are free records, taken
 				     * off the stack (F1) */
-	uint64_t published;         /* L1: the worker's publishes, a figure */
+	uint64_t published;         /* PL1: the worker's publishes, a figure */
 	uint32_t idx[CACHE_MAX];
 };
 
@@ -62,7 +64,7 @@ struct placements {
 	placements_free_fn free_hook;
 	void *free_arg;
 	/* placements_set_workers()'s: set before other threads use the
-	 * table, then only read (the caches' contents: C1). */
+	 * table, then only read (the caches' contents: PC1). */
 	struct placements_cache *caches; /* [n_caches] */
 	unsigned n_caches;
 };
@@ -289,7 +291,7 @@ int64_t placements_take(struct placements *t)
 	return top;
 }
 
-/* C1: worker w's cache, held: acquire, partner of cache_unlock's release
+/* PC1: worker w's cache, held: acquire, partner of cache_unlock's release
  * (the records and figure the last holder left). Uncontended but for a
  * stealer (cache_steal) or a second thread given the same w. */
 static struct placements_cache *cache_lock(struct placements *t, unsigned w)
@@ -303,20 +305,19 @@ static struct placements_cache *cache_lock(struct placements *t, unsigned w)
 
 static void cache_unlock(struct placements_cache *c)
 {
-	/* C1: release, partner of cache_lock's acquire. */
+	/* PC1: release, partner of cache_lock's acquire. */
 	__atomic_store_n(&c->lock, 0, __ATOMIC_RELEASE);
 }
 
-/* C2: a record out of another worker's cache, when the stack is empty:
- * so a take fails only when every record is live or taken. */
+/* PC2: a record out of another worker's cache, when the stack is empty:
+ * so a take fails only when every record is live or taken. Each cache
+ * under its lock, none skipped on a look without it: one being refilled
+ * holds its lock from the pop on, so its batch is not missed. Only when
+ * the stack ran dry, so rare. */
 static int64_t cache_steal(struct placements *t, unsigned w)
 {
 	for (unsigned k = 1; k < t->n_caches; k++) {
-		unsigned v = (w + k) % t->n_caches;
-		/* Relaxed: a hint; read again under the lock. */
-		if (__atomic_load_n(&t->caches[v].n, __ATOMIC_RELAXED) == 0)
-			continue;
-		struct placements_cache *c = cache_lock(t, v);
+		struct placements_cache *c = cache_lock(t, (w + k) % t->n_caches);
 		int64_t got = c->n > 0 ? (int64_t)c->idx[--c->n] : -ENOSPC;
 		cache_unlock(c);
 		if (got >= 0)
@@ -338,15 +339,11 @@ int64_t placements_take_w(struct placements *t, unsigned w)
 			c->idx[n - 1 - i] = got[i];
 			top = got[i] > top ? got[i] : top;
 		}
-		__atomic_store_n(&c->n, n, __ATOMIC_RELAXED); /* C2: a hint */
+		c->n = n;
 		if (n > 0)
 			raise_high_water(t, top); /* H1: once a batch */
 	}
-	int64_t got = -ENOSPC;
-	if (c->n > 0) {
-		got = c->idx[c->n - 1];
-		__atomic_store_n(&c->n, c->n - 1, __ATOMIC_RELAXED); /* C2 */
-	}
+	int64_t got = c->n > 0 ? (int64_t)c->idx[--c->n] : -ENOSPC;
 	cache_unlock(c);
 	return got >= 0 ? got : cache_steal(t, w);
 }
@@ -376,8 +373,7 @@ void placements_untake_w(struct placements *t, unsigned w, uint32_t index)
 		struct placements_cache *c = cache_lock(t, w);
 		bool kept = c->n < CACHE_MAX;
 		if (kept) {
-			c->idx[c->n] = index;
-			__atomic_store_n(&c->n, c->n + 1, __ATOMIC_RELAXED); /* C2 */
+			c->idx[c->n++] = index;
 		}
 		cache_unlock(c);
 		if (kept)
@@ -438,7 +434,7 @@ static void publish(struct placements *t, uint32_t index, uint32_t owner);
 
 void placements_publish(struct placements *t, uint32_t index, uint32_t owner)
 {
-	/* L1: relaxed, a figure. */
+	/* PL1: relaxed, a figure. */
 	__atomic_fetch_add(&t->shared->live, 1, __ATOMIC_RELAXED);
 	publish(t, index, owner);
 }
@@ -450,8 +446,8 @@ void placements_publish_w(struct placements *t, unsigned w, uint32_t index,
 		placements_publish(t, index, owner);
 		return;
 	}
-	/* L1: the worker's own figure, no read-modify-write: relaxed, and
-	 * only its holders write it (C1). */
+	/* PL1: the worker's own figure, no read-modify-write: relaxed, and
+	 * only its holders write it (PC1). */
 	struct placements_cache *c = cache_lock(t, w);
 	__atomic_store_n(&c->published, c->published + 1, __ATOMIC_RELAXED);
 	cache_unlock(c);
@@ -566,7 +562,7 @@ void placements_free(struct placements *t, uint64_t id)
 	/* P2: relaxed; F2's release orders it for the next popper. */
 	__atomic_store_n(&r->owner, 0, __ATOMIC_RELAXED);
 	r->gen = r->gen + 1 == 0 ? 1 : r->gen + 1;
-	/* L1: relaxed, a figure (it may wrap below 0 while the workers'
+	/* PL1: relaxed, a figure (it may wrap below 0 while the workers'
 	 * figures hold the publishes: placements_live sums them). */
 	__atomic_fetch_sub(&t->shared->live, 1, __ATOMIC_RELAXED);
 	push(t, (uint32_t)id);
@@ -654,7 +650,7 @@ uint32_t placements_populate_ahead(struct placements *t, uint32_t ahead)
 
 uint64_t placements_live(const struct placements *t)
 {
-	/* L1: relaxed, a figure: the shared count and every worker's,
+	/* PL1: relaxed, a figure: the shared count and every worker's,
 	 * modulo 2^64. */
 	uint64_t live = __atomic_load_n(&t->shared->live, __ATOMIC_RELAXED);
 	for (unsigned w = 0; w < t->n_caches; w++)

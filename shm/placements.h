@@ -10,7 +10,7 @@
  *
  * Free records form a lock-free stack (a Treiber stack whose head carries
  * a tag against ABA): a worker takes one (from its own cache of records
- * popped in batches, C1) before it places a pod and fills it after the
+ * popped in batches, PC1) before it places a pod and fills it after the
  * commit, without a system call; the releasing thread pushes it back.
  *
  * Protocol (labels cited by the atomics in placements.c):
@@ -23,18 +23,18 @@
  *       A pop may take a batch: the links from the head it loaded, the
  *       head swung past the last of them in the one compare-and-swap
  *       (while the tag stays, no record walked was popped or pushed).
- *   C1  Each worker has a cache of free records taken off the stack in
+ *   PC1  Each worker has a cache of free records taken off the stack in
  *       batches (placements_set_workers), so a placement moves no head
  *       every worker moves: takes and untakes go to the cache first, which
  *       a small lock guards (exchange with acquire, store 0 with release),
- *       held by its worker but for a steal (C2), so a w shared by two
+ *       held by its worker but for a steal (PC2), so a w shared by two
  *       threads stays safe. Frees (the releasing thread's) push to the
  *       stack (F2), whence caches refill.
- *   C2  A take whose cache and the stack are empty steals one record from
+ *   PC2  A take whose cache and the stack are empty steals one record from
  *       another worker's cache (under that one's lock): a take fails only
- *       when every record is live or taken. The caches' counts are read
- *       relaxed as hints, then again under the lock.
- *   L1  The live figure is the shared count (placements_publish adds,
+ *       when every record is live or taken (a cache is refilled under
+ *       its lock, so a batch in flight is waited for, not missed).
+ *   PL1  The live figure is the shared count (placements_publish adds,
  *       placements_free subtracts: relaxed read-modify-writes) plus each
  *       worker's publishes (a relaxed store under its cache's lock),
  *       summed modulo 2^64 by placements_live: a figure, not exact while
@@ -169,13 +169,13 @@ void placements_reindex(struct placements *t);
 int64_t placements_take(struct placements *t);
 
 /* Gives the table a cache of free records for each of `workers` workers
- * (C1, C2, L1), before any other thread uses it. Returns 0, -EINVAL (0
+ * (PC1, PC2, PL1), before any other thread uses it. Returns 0, -EINVAL (0
  * workers, or set already) or -ENOMEM. */
 int placements_set_workers(struct placements *t, unsigned workers);
 
 /* placements_take, _untake and _publish for worker `w`: through its cache
  * (the plain calls when `w` has none). A take fails with -ENOSPC only
- * when the stack and every cache are empty (C2). */
+ * when the stack and every cache are empty (PC2). */
 int64_t placements_take_w(struct placements *t, unsigned w);
 void placements_untake_w(struct placements *t, unsigned w, uint32_t index);
 void placements_publish_w(struct placements *t, unsigned w, uint32_t index,

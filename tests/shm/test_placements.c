@@ -6,7 +6,7 @@
  * no others, and keeps a record filled meanwhile as it was; each node's
  * chain (PN1, PN2) holds exactly the live records on that node through
  * fills, frees of its head, middle and tail, reuse of a record on another
- * node, and a re-attach; workers' caches of free records (C1, C2, L1). */
+ * node, and a re-attach; workers' caches of free records (PC1, PC2, PL1). */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -245,7 +245,7 @@ static void test_node_chains(void **state)
 	shm_span_release(mem);
 }
 
-/* Worker caches (C1, C2, L1): a worker's first take pops a batch and
+/* Worker caches (PC1, PC2, PL1): a worker's first take pops a batch and
  * moves the high-water mark past it once; an untaken record comes back
  * to its cache; a take that finds its cache and the stack empty steals
  * from another worker's cache, so every record can be taken; the live

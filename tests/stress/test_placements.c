@@ -11,7 +11,7 @@
  *   wrote.
  * And the race happened: takers found the table full (ENOSPC) at times.
  * Run twice: the plain take and fill, then through the takers' caches
- * (placements_set_workers: C1, C2, L1), which hoard and steal records of
+ * (placements_set_workers: PC1, PC2, PL1), which hoard and steal records of
  * a table this small, and whose live figures must sum to 0 at the end.
  * ThreadSanitizer builds run it too. */
 #include <errno.h>
@@ -41,7 +41,7 @@ static uint64_t owned_twice, wrong_record, full; /* __atomic, relaxed */
 static uint64_t ring[TAKERS][RING];
 static uint32_t ring_head[TAKERS], ring_tail[TAKERS];
 static int takers_done; /* __atomic */
-/* The second run's: the takers through their caches (C1, C2, L1), each
+/* The second run's: the takers through their caches (PC1, PC2, PL1), each
  * giving back every 7th record it takes untouched. */
 static bool cached;
 
@@ -134,9 +134,9 @@ static void take_fill_free_race(void)
 		pthread_join(th[i], NULL);
 	pthread_join(rel, NULL);
 	/* Everything came back: the whole capacity can be taken again. */
-	assert_int_equal(placements_live(table), 0); /* L1: the figures sum */
+	assert_int_equal(placements_live(table), 0); /* PL1: the figures sum */
 	uint64_t lost = 0;
-	for (uint32_t i = 0; i < CAPACITY; i++) /* C2: worker 0 steals */
+	for (uint32_t i = 0; i < CAPACITY; i++) /* PC2: worker 0 steals */
 		lost += (cached ? placements_take_w(table, 0) : placements_take(table)) < 0;
 	print_message("placements%s: %u taken and freed by %d takers, %llu times "
 		      "full; owned twice %llu, wrong %llu, lost %llu\n",
