@@ -282,11 +282,15 @@ static uint32_t pop_batch(struct placements *t, uint32_t *out, uint32_t want)
 	}
 }
 
+static int64_t cache_steal(struct placements *t, unsigned w);
+
 int64_t placements_take(struct placements *t)
 {
 	uint32_t top;
 	if (pop_batch(t, &top, 1) == 0)
-		return -ENOSPC;
+		/* PC2: from the workers' caches (a resync's or a cluster
+		 * file's bound pods, while workers run). */
+		return t->n_caches > 0 ? cache_steal(t, t->n_caches) : -ENOSPC;
 	raise_high_water(t, top);
 	return top;
 }
@@ -316,7 +320,8 @@ static void cache_unlock(struct placements_cache *c)
  * the stack ran dry, so rare. */
 static int64_t cache_steal(struct placements *t, unsigned w)
 {
-	for (unsigned k = 1; k < t->n_caches; k++) {
+	/* Every cache but w's (w == n_caches: every cache). */
+	for (unsigned k = w < t->n_caches ? 1 : 0; k < t->n_caches; k++) {
 		struct placements_cache *c = cache_lock(t, (w + k) % t->n_caches);
 		int64_t got = c->n > 0 ? (int64_t)c->idx[--c->n] : -ENOSPC;
 		cache_unlock(c);

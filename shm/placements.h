@@ -31,7 +31,8 @@
  *       threads stays safe. Frees (the releasing thread's) push to the
  *       stack (F2), whence caches refill.
  *   PC2  A take whose cache and the stack are empty steals one record from
- *       another worker's cache (under that one's lock): a take fails only
+ *       another worker's cache (under that one's lock; a plain take, from
+ *       any worker's): a take fails only
  *       when every record is live or taken (a cache is refilled under
  *       its lock, so a batch in flight is waited for, not missed).
  *   PL1  The live figure is the shared count (placements_publish adds,

@@ -268,6 +268,10 @@ static void test_worker_caches(void **state)
 	int64_t b = placements_take_w(t, 1);
 	assert_int_equal(b, 32); /* what the stack has left: 32 .. 39 */
 	assert_int_equal(placements_high_water(t), 40);
+	/* The stack is empty: a plain take (not a worker's) steals too. */
+	int64_t plain = placements_take(t);
+	assert_true(plain >= 0);
+	placements_untake(t, (uint32_t)plain);
 	uint64_t id, ids[40];
 	placements_prepare(t, (uint32_t)a, 1, 1, &pod, NULL, 5, &id);
 	placements_publish_w(t, 0, (uint32_t)a, 3);
