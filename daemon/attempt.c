@@ -215,7 +215,7 @@ static void attempt_record_and_answer(struct attempt_ctx *a, unsigned w,
 	/* The record's own time (read before it is published: then it may be
 	 * freed): one clock read fewer per pod. */
 	uint64_t placed_ns = made->placed_ns;
-	placements_publish(a->placements, rec, pr->owner);
+	placements_publish_w(a->placements, w, rec, pr->owner);
 	answer_placed(slot, node, placed_ns, dev, id);
 	stat_inc(&a->stats[w].attempts[attempts_bucket(attempt)]);
 	note_priority(a, spec->priority);
@@ -294,7 +294,7 @@ static enum attempt_result place_under_quota(struct attempt_ctx *a, unsigned w,
 		uint64_t seq = ((uint64_t)w << 48) | st->seq++;
 		if (resolver_place(e, sp, seq, r, &st->resolver) < 0) {
 			quota_release(t, cq, f, charge);
-			placements_untake(a->placements, rec);
+			placements_untake_w(a->placements, w, rec);
 			attempt_answer(slot, SHMSCHED_UNSCHEDULABLE,
 				       "the daemon ran out of memory placing this pod");
 			return ATTEMPT_ANSWERED;
@@ -314,7 +314,7 @@ static enum attempt_result place_under_quota(struct attempt_ctx *a, unsigned w,
 	if (placed_any) {
 		/* Some flavor had room but no node: the engine's reason (of the
 		 * last flavor tried); the pod may wait for a node. */
-		placements_untake(a->placements, rec);
+		placements_untake_w(a->placements, w, rec);
 		return r->gave_up ? ATTEMPT_GAVE_UP : ATTEMPT_UNSCHEDULABLE;
 	}
 	if (full >= 0) {
@@ -326,7 +326,7 @@ static enum attempt_result place_under_quota(struct attempt_ctx *a, unsigned w,
 		qr->refused = true;
 		qr->cq = cq;
 		qr->gen = gen;
-		placements_untake(a->placements, rec);
+		placements_untake_w(a->placements, w, rec);
 		stat_inc(&st->resolver.unschedulable);
 		return ATTEMPT_QUOTA;
 	}
@@ -349,7 +349,7 @@ static enum attempt_result place_under_quota(struct attempt_ctx *a, unsigned w,
 			 "of it can take the pod (its nodeLabels conflict "
 			 "with the pod's nodeSelector)", quota_node_name(t, cq));
 refuse:
-	placements_untake(a->placements, rec);
+	placements_untake_w(a->placements, w, rec);
 	stat_inc(&st->resolver.unschedulable);
 	attempt_answer(slot, SHMSCHED_UNSCHEDULABLE, why);
 	return ATTEMPT_ANSWERED;
@@ -390,13 +390,13 @@ static int place_quarantined(struct attempt_ctx *a, unsigned w, struct quarantin
 	struct engine *e = a->engines[w];
 	uint64_t seq = ((uint64_t)w << 48) | st->seq++;
 	if (resolver_place(e, sp, seq, r, &st->resolver) < 0) {
-		placements_untake(a->placements, rec);
+		placements_untake_w(a->placements, w, rec);
 		attempt_answer(slot, SHMSCHED_UNSCHEDULABLE,
 			       "the daemon ran out of memory placing this pod");
 		return ATTEMPT_ANSWERED;
 	}
 	if (r->placement.slot < 0) {
-		placements_untake(a->placements, rec);
+		placements_untake_w(a->placements, w, rec);
 		return r->gave_up ? ATTEMPT_GAVE_UP : ATTEMPT_UNSCHEDULABLE;
 	}
 	uint32_t node = (uint32_t)r->placement.slot;
@@ -422,7 +422,7 @@ enum attempt_result attempt_place(struct attempt_ctx *a, unsigned w, struct prod
 	a->refusal[w].refused = false;
 	/* The placement's record first: a pod is placed only if the daemon
 	 * can remember whose it is (invariant 7). */
-	int64_t rec = placements_take(a->placements);
+	int64_t rec = placements_take_w(a->placements, w);
 	if (rec < 0) {
 		stat_inc(&st->rejected);
 		snprintf(why, sizeof(why), "the daemon holds %u placements, the most "
@@ -438,7 +438,7 @@ enum attempt_result attempt_place(struct attempt_ctx *a, unsigned w, struct prod
 		int cq = qc_worker_queue(a->quota, w, pod->spec, why, sizeof(why));
 		if (cq == QC_REFUSED) {
 			qc_leave(a->quota, w);
-			placements_untake(a->placements, (uint32_t)rec);
+			placements_untake_w(a->placements, w, (uint32_t)rec);
 			stat_inc(&st->resolver.unschedulable);
 			attempt_answer(slot, SHMSCHED_UNSCHEDULABLE, why);
 			return ATTEMPT_ANSWERED;
@@ -462,7 +462,7 @@ enum attempt_result attempt_place(struct attempt_ctx *a, unsigned w, struct prod
 	struct engine *e = a->engines[w];
 	uint64_t seq = ((uint64_t)w << 48) | st->seq++; /* the worker's own */
 	if (resolver_place(e, pod->spec, seq, r, &st->resolver) < 0) {
-		placements_untake(a->placements, (uint32_t)rec);
+		placements_untake_w(a->placements, w, (uint32_t)rec);
 		attempt_answer(slot, SHMSCHED_UNSCHEDULABLE,
 			       "the daemon ran out of memory placing this pod");
 		return ATTEMPT_ANSWERED;
@@ -474,7 +474,7 @@ enum attempt_result attempt_place(struct attempt_ctx *a, unsigned w, struct prod
 		tell_placed(a, pod->spec);
 		return ATTEMPT_ANSWERED;
 	}
-	placements_untake(a->placements, (uint32_t)rec);
+	placements_untake_w(a->placements, w, (uint32_t)rec);
 	return r->gave_up ? ATTEMPT_GAVE_UP : ATTEMPT_UNSCHEDULABLE;
 }
 
@@ -533,7 +533,7 @@ int attempt_place_held(struct attempt_ctx *a, unsigned w, struct producer *pr,
 		if (rc < 0)
 			return rc;
 	}
-	int64_t rec = placements_take(a->placements);
+	int64_t rec = placements_take_w(a->placements, w);
 	if (rec < 0) {
 		if (quota != 0)
 			uncharge(a, w, spec, quota);
@@ -562,7 +562,7 @@ int attempt_gang(struct attempt_ctx *a, unsigned w, struct producer *const *prs,
 	/* Every placement's record first: a gang is placed only if the
 	 * daemon can remember all of it. */
 	for (; taken < n; taken++) {
-		rec[taken] = placements_take(a->placements);
+		rec[taken] = placements_take_w(a->placements, w);
 		if (rec[taken] < 0)
 			goto untake;
 		specs[taken] = pods[taken]->spec;
@@ -592,7 +592,7 @@ int attempt_gang(struct attempt_ctx *a, unsigned w, struct producer *const *prs,
 
 untake:
 	while (taken-- > 0)
-		placements_untake(a->placements, (uint32_t)rec[taken]);
+		placements_untake_w(a->placements, w, (uint32_t)rec[taken]);
 	return rc;
 }
 

@@ -517,6 +517,11 @@ static int open_state(struct daemon *d, const struct daemon_config *cfg,
 	if (d->placements == NULL)
 		return errmsg_rc(-errno, err, err_len, "state region %s: placement "
 				 "records: %s", cfg->state_name, strerror(errno));
+	/* A cache of free records per worker (shm/placements.h): no head
+	 * every placement moves. */
+	if (d->workers > 0 && placements_set_workers(d->placements, d->workers) < 0)
+		return errmsg_rc(-ENOMEM, err, err_len, "placement records: "
+				 "caches for %u workers: out of memory", d->workers);
 	d->stats = state_section(d->state, SHM_SECTION_WORKER_STATS).base;
 	m->workers = d->workers;
 	m->daemon_pid = (int32_t)getpid();

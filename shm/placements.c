@@ -1,7 +1,9 @@
-/* The placement table: see placements.h for the protocol (F1, F2, P1, P2,
- * PN1, PN2).
+/* The placement table: see placements.h for the protocol (F1, F2, PC1,
+ * PC2, PL1, P1, P2, H1, PN1, PN2).
  * Cost: take and untake are one compare-and-swap loop each (retried only
- * when another thread moved the head); fill is one record copy, one
+ * when another thread moved the head); a worker's (_w) take, untake and
+ * publish take its cache's lock, its own cache line, and a take pops the
+ * stack once in 32 (walking up to 32 links); fill is one record copy, one
  * release store and the node chain's compare-and-swap; get is O(1); free
  * is O(1) and the node chain's walk to the record (O(the node's pods));
  * next is O(records skipped).
@@ -20,6 +22,18 @@
 
 #define NIL UINT32_MAX
 #define POPULATE_PAGES 16u /* per placements_populate_ahead() call */
+#define CACHE_BATCH 32u    /* records a worker's cache takes from the stack */
+#define CACHE_MAX 64u      /* records a worker's cache holds at most */
+
+/* A worker's cache of free records (PC1, PC2, PL1): its own cache line(s),
+ * so that a placement writes no line every worker writes. */
+struct placements_cache {
+	_Alignas(64) uint32_t lock; /* PC1: 1 held */
+	uint32_t n;                 /* idx[0, n) are free records, taken
+				     * off the stack (F1) */
+	uint64_t published;         /* PL1: the worker's publishes, a figure */
+	uint32_t idx[CACHE_MAX];
+};
 
 /* The table's section of the state region: what a restarted daemon and an
  * observer read. The free stack (head and links) is the daemon's private
@@ -49,6 +63,10 @@ struct placements {
 	 * table, then only read. */
 	placements_free_fn free_hook;
 	void *free_arg;
+	/* placements_set_workers()'s: set before other threads use the
+	 * table, then only read (the caches' contents: PC1). */
+	struct placements_cache *caches; /* [n_caches] */
+	unsigned n_caches;
 };
 
 static void carve(struct shm_carve *c, uint32_t capacity, struct placements *t)
@@ -88,9 +106,12 @@ struct placements *placements_create_in(struct shm_span span, uint32_t capacity,
 		errno = EINVAL;
 		return NULL;
 	}
-	struct placements *t = calloc(1, sizeof(*t));
+	/* Aligned: `head` has a cache line of its own (calloc would give
+	 * 16 bytes, sharing it with the pointers every worker reads). */
+	struct placements *t = aligned_alloc(64, sizeof(*t));
 	if (t == NULL)
 		return NULL;
+	memset(t, 0, sizeof(*t));
 	struct shm_carve c = {.span = span};
 	carve(&c, capacity, t);
 	t->next = c.overflow ? NULL : malloc((size_t)capacity * sizeof(*t->next));
@@ -133,6 +154,12 @@ void placements_reindex(struct placements *t)
 	 * runs, plain stores. */
 	for (uint32_t i = 0; i < t->capacity; i++)
 		t->node_head[i] = NIL;
+	/* The caches' records are free again below, their figures counted
+	 * from the owners. */
+	for (unsigned w = 0; w < t->n_caches; w++) {
+		t->caches[w].n = 0;
+		t->caches[w].published = 0;
+	}
 	for (uint32_t i = t->capacity; i-- > 0;) {
 		if (i < hw && t->recs[i].owner != 0) {
 			live++;
@@ -196,7 +223,20 @@ void placements_destroy(struct placements *t)
 	free(t->next);
 	free(t->node_head);
 	free(t->node_next);
+	free(t->caches);
 	free(t);
+}
+
+int placements_set_workers(struct placements *t, unsigned workers)
+{
+	if (t->caches != NULL || workers == 0)
+		return -EINVAL;
+	t->caches = aligned_alloc(64, workers * sizeof(*t->caches));
+	if (t->caches == NULL)
+		return -ENOMEM;
+	memset(t->caches, 0, workers * sizeof(*t->caches));
+	t->n_caches = workers;
+	return 0;
 }
 
 uint32_t placements_capacity(const struct placements *t)
@@ -204,23 +244,113 @@ uint32_t placements_capacity(const struct placements *t)
 	return t->capacity;
 }
 
-int64_t placements_take(struct placements *t)
+/* H1: moves the mark past `index` (a record just taken). Relaxed; the
+ * mark only bounds scans, which read each record's owner with acquire
+ * anyway. Moved only upwards, rarely (records are reused lowest first;
+ * a cache's batch moves it once). */
+static void raise_high_water(struct placements *t, uint32_t index)
+{
+	uint32_t hw = __atomic_load_n(&t->shared->high_water, __ATOMIC_RELAXED);
+	while (index >= hw &&
+	       !__atomic_compare_exchange_n(&t->shared->high_water, &hw, index + 1,
+					    true, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+}
+
+/* F1: up to `want` records off the stack into `out`, in one
+ * compare-and-swap. Returns how many (0: the stack is empty). */
+static uint32_t pop_batch(struct placements *t, uint32_t *out, uint32_t want)
 {
 	/* F1: acquire, partner of F2's release. */
 	uint64_t head = __atomic_load_n(&t->head, __ATOMIC_ACQUIRE);
 	for (;;) {
-		uint32_t top = (uint32_t)head;
-		if (top == NIL)
-			return -ENOSPC;
+		uint32_t n = 0, at = (uint32_t)head;
 		/* Relaxed: a stale link fails the compare-and-swap below, whose
-		 * tag has moved on since the link was written. */
-		uint32_t below = __atomic_load_n(&t->next[top], __ATOMIC_RELAXED);
-		uint64_t want = ((head >> 32) + 1) << 32 | below;
+		 * tag has moved on since the link was written (any pop or push
+		 * moves it: while it stays, the records walked stay stacked). */
+		while (n < want && at != NIL && at < t->capacity) {
+			out[n++] = at;
+			at = __atomic_load_n(&t->next[at], __ATOMIC_RELAXED);
+		}
+		if (n == 0)
+			return 0;
+		uint64_t next = ((head >> 32) + 1) << 32 | at;
 		/* F1: acquire on success. */
-		if (__atomic_compare_exchange_n(&t->head, &head, want, true,
+		if (__atomic_compare_exchange_n(&t->head, &head, next, true,
 						__ATOMIC_ACQUIRE, __ATOMIC_ACQUIRE))
-			return top;
+			return n;
 	}
+}
+
+static int64_t cache_steal(struct placements *t, unsigned w);
+
+int64_t placements_take(struct placements *t)
+{
+	uint32_t top;
+	if (pop_batch(t, &top, 1) == 0)
+		/* PC2: from the workers' caches (a resync's or a cluster
+		 * file's bound pods, while workers run). */
+		return t->n_caches > 0 ? cache_steal(t, t->n_caches) : -ENOSPC;
+	raise_high_water(t, top);
+	return top;
+}
+
+/* PC1: worker w's cache, held: acquire, partner of cache_unlock's release
+ * (the records and figure the last holder left). Uncontended but for a
+ * stealer (cache_steal) or a second thread given the same w. */
+static struct placements_cache *cache_lock(struct placements *t, unsigned w)
+{
+	struct placements_cache *c = &t->caches[w];
+	while (__atomic_exchange_n(&c->lock, 1, __ATOMIC_ACQUIRE) != 0)
+		while (__atomic_load_n(&c->lock, __ATOMIC_RELAXED) != 0)
+			__builtin_ia32_pause();
+	return c;
+}
+
+static void cache_unlock(struct placements_cache *c)
+{
+	/* PC1: release, partner of cache_lock's acquire. */
+	__atomic_store_n(&c->lock, 0, __ATOMIC_RELEASE);
+}
+
+/* PC2: a record out of another worker's cache, when the stack is empty:
+ * so a take fails only when every record is live or taken. Each cache
+ * under its lock, none skipped on a look without it: one being refilled
+ * holds its lock from the pop on, so its batch is not missed. Only when
+ * the stack ran dry, so rare. */
+static int64_t cache_steal(struct placements *t, unsigned w)
+{
+	/* Every cache but w's (w == n_caches: every cache). */
+	for (unsigned k = w < t->n_caches ? 1 : 0; k < t->n_caches; k++) {
+		struct placements_cache *c = cache_lock(t, (w + k) % t->n_caches);
+		int64_t got = c->n > 0 ? (int64_t)c->idx[--c->n] : -ENOSPC;
+		cache_unlock(c);
+		if (got >= 0)
+			return got;
+	}
+	return -ENOSPC;
+}
+
+int64_t placements_take_w(struct placements *t, unsigned w)
+{
+	if (w >= t->n_caches)
+		return placements_take(t);
+	struct placements_cache *c = cache_lock(t, w);
+	if (c->n == 0) {
+		/* The batch in reverse, so the lowest index is taken first. */
+		uint32_t got[CACHE_BATCH], top = 0;
+		uint32_t n = pop_batch(t, got, CACHE_BATCH);
+		for (uint32_t i = 0; i < n; i++) {
+			c->idx[n - 1 - i] = got[i];
+			top = got[i] > top ? got[i] : top;
+		}
+		c->n = n;
+		if (n > 0)
+			raise_high_water(t, top); /* H1: once a batch */
+	}
+	int64_t got = c->n > 0 ? (int64_t)c->idx[--c->n] : -ENOSPC;
+	cache_unlock(c);
+	return got >= 0 ? got : cache_steal(t, w);
 }
 
 static void push(struct placements *t, uint32_t index)
@@ -242,6 +372,21 @@ void placements_untake(struct placements *t, uint32_t index)
 	push(t, index);
 }
 
+void placements_untake_w(struct placements *t, unsigned w, uint32_t index)
+{
+	if (w < t->n_caches) {
+		struct placements_cache *c = cache_lock(t, w);
+		bool kept = c->n < CACHE_MAX;
+		if (kept) {
+			c->idx[c->n++] = index;
+		}
+		cache_unlock(c);
+		if (kept)
+			return;
+	}
+	push(t, index);
+}
+
 const struct placement_record *placements_prepare(struct placements *t,
 						  uint32_t index, uint32_t slot,
 						  uint32_t node_gen,
@@ -250,14 +395,6 @@ const struct placement_record *placements_prepare(struct placements *t,
 						  uint64_t cookie, uint64_t *id)
 {
 	struct placement_record *r = &t->recs[index];
-	/* H1: relaxed; the mark only bounds scans, which read each record's
-	 * owner with acquire anyway. Moved only upwards, rarely (records are
-	 * reused lowest first). */
-	uint32_t hw = __atomic_load_n(&t->shared->high_water, __ATOMIC_RELAXED);
-	while (index >= hw &&
-	       !__atomic_compare_exchange_n(&t->shared->high_water, &hw, index + 1,
-					    true, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-		;
 	r->pod_name = pod->ns_name;
 	r->cookie = cookie;
 	r->group = pod->group;
@@ -298,10 +435,32 @@ void placements_set_free_hook(struct placements *t, placements_free_fn fn,
 	t->free_arg = arg;
 }
 
+static void publish(struct placements *t, uint32_t index, uint32_t owner);
+
 void placements_publish(struct placements *t, uint32_t index, uint32_t owner)
 {
-	/* Relaxed: a figure. */
+	/* PL1: relaxed, a figure. */
 	__atomic_fetch_add(&t->shared->live, 1, __ATOMIC_RELAXED);
+	publish(t, index, owner);
+}
+
+void placements_publish_w(struct placements *t, unsigned w, uint32_t index,
+			  uint32_t owner)
+{
+	if (w >= t->n_caches) {
+		placements_publish(t, index, owner);
+		return;
+	}
+	/* PL1: the worker's own figure, no read-modify-write: relaxed, and
+	 * only its holders write it (PC1). */
+	struct placements_cache *c = cache_lock(t, w);
+	__atomic_store_n(&c->published, c->published + 1, __ATOMIC_RELAXED);
+	cache_unlock(c);
+	publish(t, index, owner);
+}
+
+static void publish(struct placements *t, uint32_t index, uint32_t owner)
+{
 	/* P1: release, partner of P2's acquire. */
 	__atomic_store_n(&t->recs[index].owner, owner, __ATOMIC_RELEASE);
 	uint32_t slot = t->recs[index].slot;
@@ -408,6 +567,8 @@ void placements_free(struct placements *t, uint64_t id)
 	/* P2: relaxed; F2's release orders it for the next popper. */
 	__atomic_store_n(&r->owner, 0, __ATOMIC_RELAXED);
 	r->gen = r->gen + 1 == 0 ? 1 : r->gen + 1;
+	/* PL1: relaxed, a figure (it may wrap below 0 while the workers'
+	 * figures hold the publishes: placements_live sums them). */
 	__atomic_fetch_sub(&t->shared->live, 1, __ATOMIC_RELAXED);
 	push(t, (uint32_t)id);
 }
@@ -494,5 +655,10 @@ uint32_t placements_populate_ahead(struct placements *t, uint32_t ahead)
 
 uint64_t placements_live(const struct placements *t)
 {
-	return __atomic_load_n(&t->shared->live, __ATOMIC_RELAXED);
+	/* PL1: relaxed, a figure: the shared count and every worker's,
+	 * modulo 2^64. */
+	uint64_t live = __atomic_load_n(&t->shared->live, __ATOMIC_RELAXED);
+	for (unsigned w = 0; w < t->n_caches; w++)
+		live += __atomic_load_n(&t->caches[w].published, __ATOMIC_RELAXED);
+	return live;
 }

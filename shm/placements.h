@@ -9,9 +9,9 @@
  * that reused the record.
  *
  * Free records form a lock-free stack (a Treiber stack whose head carries
- * a tag against ABA): a worker pops one before it places a pod and fills
- * it after the commit, without a lock or a system call; the releasing
- * thread pushes it back.
+ * a tag against ABA): a worker takes one (from its own cache of records
+ * popped in batches, PC1) before it places a pod and fills it after the
+ * commit, without a system call; the releasing thread pushes it back.
  *
  * Protocol (labels cited by the atomics in placements.c):
  *   F1  Pop: load the head with acquire (partner F2), read the top
@@ -20,11 +20,33 @@
  *       are then visible to the popper.
  *   F2  Push: store the record's next (relaxed), then swing the head to
  *       (tag + 1, index) with a release compare-and-swap.
+ *       A pop may take a batch: the links from the head it loaded, the
+ *       head swung past the last of them in the one compare-and-swap
+ *       (while the tag stays, no record walked was popped or pushed).
+ *   PC1  Each worker has a cache of free records taken off the stack in
+ *       batches (placements_set_workers), so a placement moves no head
+ *       every worker moves: takes and untakes go to the cache first, which
+ *       a small lock guards (exchange with acquire, store 0 with release),
+ *       held by its worker but for a steal (PC2), so a w shared by two
+ *       threads stays safe. Frees (the releasing thread's) push to the
+ *       stack (F2), whence caches refill.
+ *   PC2  A take whose cache and the stack are empty steals one record from
+ *       another worker's cache (under that one's lock; a plain take, from
+ *       any worker's): a take fails only
+ *       when every record is live or taken (a cache is refilled under
+ *       its lock, so a batch in flight is waited for, not missed).
+ *   PL1  The live figure is the shared count (placements_publish adds,
+ *       placements_free subtracts: relaxed read-modify-writes) plus each
+ *       worker's publishes (a relaxed store under its cache's lock),
+ *       summed modulo 2^64 by placements_live: a figure, not exact while
+ *       threads place and free.
  *   P1  A worker fills a record, then stores its owner with release: a
  *       thread that loads a non-zero owner with acquire sees the record.
- *   H1  A fill at or past the high-water mark moves it past the record
- *       (relaxed compare-and-swap): records at or past it have never been
- *       used, so scans (listings, the recount) stop there.
+ *   H1  A take at or past the high-water mark moves it past the record
+ *       (relaxed compare-and-swap; a cache's batch, once, past its highest
+ *       record): records at or past it have never been used, so scans
+ *       (listings, the recount) stop there; records below it may be free
+ *       (owner 0), which scans skip.
  *   P2  The releasing thread loads the owner with acquire (partner P1),
  *       checks the generation, and when it frees the record stores owner 0
  *       (relaxed) and a new generation before pushing it (F2, which orders
@@ -49,7 +71,8 @@
  * another thread moved the head meanwhile. The tag makes a head value
  * unique for 2^32 operations, which no pop spans.
  *
- * Concurrency: placements_take, _untake and _fill by any worker;
+ * Concurrency: placements_take, _untake and _fill (and their _w forms) by
+ * any worker;
  * placements_get, _free and _next by the one releasing thread (the
  * daemon's control thread); placements_live by anyone; the node chains
  * (placements_node_first, _node_next) as PN2 says.
@@ -145,6 +168,19 @@ void placements_reindex(struct placements *t);
 /* Worker side: takes a free record for a placement about to be made (F1).
  * Returns its index, or -ENOSPC when every record is live. */
 int64_t placements_take(struct placements *t);
+
+/* Gives the table a cache of free records for each of `workers` workers
+ * (PC1, PC2, PL1), before any other thread uses it. Returns 0, -EINVAL (0
+ * workers, or set already) or -ENOMEM. */
+int placements_set_workers(struct placements *t, unsigned workers);
+
+/* placements_take, _untake and _publish for worker `w`: through its cache
+ * (the plain calls when `w` has none). A take fails with -ENOSPC only
+ * when the stack and every cache are empty (PC2). */
+int64_t placements_take_w(struct placements *t, unsigned w);
+void placements_untake_w(struct placements *t, unsigned w, uint32_t index);
+void placements_publish_w(struct placements *t, unsigned w, uint32_t index,
+			  uint32_t owner);
 
 /* Worker side: gives back a taken record that was not used (the pod was
  * not placed) (F2). */

@@ -6,7 +6,7 @@
  * no others, and keeps a record filled meanwhile as it was; each node's
  * chain (PN1, PN2) holds exactly the live records on that node through
  * fills, frees of its head, middle and tail, reuse of a record on another
- * node, and a re-attach. */
+ * node, and a re-attach; workers' caches of free records (PC1, PC2, PL1). */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -245,6 +245,69 @@ static void test_node_chains(void **state)
 	shm_span_release(mem);
 }
 
+/* Worker caches (PC1, PC2, PL1): a worker's first take pops a batch and
+ * moves the high-water mark past it once; an untaken record comes back
+ * to its cache; a take that finds its cache and the stack empty steals
+ * from another worker's cache, so every record can be taken; the live
+ * figure sums the workers' publishes and the frees; listings skip the
+ * cached (free) records. */
+static void test_worker_caches(void **state)
+{
+	(void)state;
+	struct placements *t = placements_create(40);
+	assert_non_null(t);
+	assert_int_equal(placements_set_workers(t, 0), -EINVAL);
+	assert_int_equal(placements_set_workers(t, 2), 0);
+	assert_int_equal(placements_set_workers(t, 2), -EINVAL);
+	struct pod_spec pod = pod_of(100, 0);
+	int64_t a = placements_take_w(t, 0);
+	assert_int_equal(a, 0); /* lowest first */
+	assert_int_equal(placements_high_water(t), 32); /* the batch, once */
+	placements_untake_w(t, 0, (uint32_t)a);
+	assert_int_equal(placements_take_w(t, 0), a); /* back from its cache */
+	int64_t b = placements_take_w(t, 1);
+	assert_int_equal(b, 32); /* what the stack has left: 32 .. 39 */
+	assert_int_equal(placements_high_water(t), 40);
+	/* The stack is empty: a plain take (not a worker's) steals too. */
+	int64_t plain = placements_take(t);
+	assert_true(plain >= 0);
+	placements_untake(t, (uint32_t)plain);
+	uint64_t id, ids[40];
+	placements_prepare(t, (uint32_t)a, 1, 1, &pod, NULL, 5, &id);
+	placements_publish_w(t, 0, (uint32_t)a, 3);
+	ids[0] = id;
+	placements_prepare(t, (uint32_t)b, 2, 1, &pod, NULL, 6, &id);
+	placements_publish_w(t, 1, (uint32_t)b, 3);
+	ids[1] = id;
+	assert_int_equal(placements_live(t), 2);
+	/* The listing: the two published, not the 38 cached. */
+	uint32_t cursor = 0;
+	int listed = 0;
+	while (placements_next(t, &cursor) != 0)
+		listed++;
+	assert_int_equal(listed, 2);
+	/* Worker 1 takes the other 38: 7 from its cache, 31 stolen from
+	 * worker 0's. */
+	for (int i = 2; i < 40; i++) {
+		int64_t ix = placements_take_w(t, 1);
+		assert_true(ix >= 0);
+		placements_prepare(t, (uint32_t)ix, 0, 1, &pod, NULL, 0, &ids[i]);
+		placements_publish_w(t, 1, (uint32_t)ix, 3);
+	}
+	assert_int_equal(placements_take_w(t, 1), -ENOSPC);
+	assert_int_equal(placements_take_w(t, 0), -ENOSPC);
+	assert_int_equal(placements_live(t), 40);
+	/* Frees (the releasing thread's) go to the stack; a cache refills
+	 * from it. */
+	placements_free(t, ids[0]);
+	placements_free(t, ids[39]);
+	assert_int_equal(placements_live(t), 38);
+	assert_true(placements_take_w(t, 0) >= 0);
+	assert_true(placements_take_w(t, 0) >= 0);
+	assert_int_equal(placements_take_w(t, 0), -ENOSPC);
+	placements_destroy(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -252,6 +315,7 @@ int main(void)
 		cmocka_unit_test(test_capacity_and_listing),
 		cmocka_unit_test(test_populate_ahead),
 		cmocka_unit_test(test_node_chains),
+		cmocka_unit_test(test_worker_caches),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -10,6 +10,9 @@
  * - wrong record: a live id whose record does not hold what its filler
  *   wrote.
  * And the race happened: takers found the table full (ENOSPC) at times.
+ * Run twice: the plain take and fill, then through the takers' caches
+ * (placements_set_workers: PC1, PC2, PL1), which hoard and steal records of
+ * a table this small, and whose live figures must sum to 0 at the end.
  * ThreadSanitizer builds run it too. */
 #include <errno.h>
 #include <pthread.h>
@@ -38,6 +41,9 @@ static uint64_t owned_twice, wrong_record, full; /* __atomic, relaxed */
 static uint64_t ring[TAKERS][RING];
 static uint32_t ring_head[TAKERS], ring_tail[TAKERS];
 static int takers_done; /* __atomic */
+/* The second run's: the takers through their caches (PC1, PC2, PL1), each
+ * giving back every 7th record it takes untouched. */
+static bool cached;
 
 static void *taker(void *arg)
 {
@@ -45,7 +51,11 @@ static void *taker(void *arg)
 	struct pod_spec pod;
 	memset(&pod, 0, sizeof(pod));
 	for (uint32_t n = 0; n < PER_TAKER;) {
-		int64_t ix = placements_take(table);
+		int64_t ix = cached ? placements_take_w(table, me) : placements_take(table);
+		if (ix >= 0 && cached && n % 7 == 3) {
+			placements_untake_w(table, me, (uint32_t)ix);
+			ix = placements_take_w(table, me);
+		}
 		if (ix < 0) {
 			__atomic_fetch_add(&full, 1, __ATOMIC_RELAXED);
 			continue;
@@ -55,8 +65,15 @@ static void *taker(void *arg)
 						 __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
 			__atomic_fetch_add(&owned_twice, 1, __ATOMIC_RELAXED);
 		pod.request.v[RES_CPU] = (int64_t)(me * PER_TAKER + n);
-		uint64_t id = placements_fill(table, (uint32_t)ix, me + 1,
-					      (uint32_t)ix, me, &pod, NULL, 0);
+		uint64_t id;
+		if (cached) {
+			placements_prepare(table, (uint32_t)ix, (uint32_t)ix, me, &pod,
+					   NULL, 0, &id);
+			placements_publish_w(table, me, (uint32_t)ix, me + 1);
+		} else {
+			id = placements_fill(table, (uint32_t)ix, me + 1, (uint32_t)ix,
+					     me, &pod, NULL, 0);
+		}
 		/* Hand the id to the releaser; wait while its ring is full. */
 		uint32_t t = __atomic_load_n(&ring_tail[me], __ATOMIC_RELAXED);
 		while (t - __atomic_load_n(&ring_head[me], __ATOMIC_ACQUIRE) >= RING)
@@ -97,11 +114,17 @@ static void *releaser(void *arg)
 	}
 }
 
-static void test_take_fill_free_race(void **state)
+static void take_fill_free_race(void)
 {
-	(void)state;
 	table = placements_create(CAPACITY);
 	assert_non_null(table);
+	if (cached)
+		assert_int_equal(placements_set_workers(table, TAKERS), 0);
+	full = owned_twice = wrong_record = 0;
+	takers_done = 0;
+	memset(holder, 0, sizeof(holder));
+	memset(ring_head, 0, sizeof(ring_head));
+	memset(ring_tail, 0, sizeof(ring_tail));
 	pthread_t th[TAKERS], rel;
 	assert_int_equal(pthread_create(&rel, NULL, releaser, NULL), 0);
 	for (unsigned i = 0; i < TAKERS; i++)
@@ -111,26 +134,43 @@ static void test_take_fill_free_race(void **state)
 		pthread_join(th[i], NULL);
 	pthread_join(rel, NULL);
 	/* Everything came back: the whole capacity can be taken again. */
+	assert_int_equal(placements_live(table), 0); /* PL1: the figures sum */
 	uint64_t lost = 0;
-	for (uint32_t i = 0; i < CAPACITY; i++)
-		lost += placements_take(table) < 0;
-	print_message("placements: %u taken and freed by %d takers, %llu times "
+	for (uint32_t i = 0; i < CAPACITY; i++) /* PC2: worker 0 steals */
+		lost += (cached ? placements_take_w(table, 0) : placements_take(table)) < 0;
+	print_message("placements%s: %u taken and freed by %d takers, %llu times "
 		      "full; owned twice %llu, wrong %llu, lost %llu\n",
-		      TAKERS * PER_TAKER, TAKERS,
+		      cached ? " (worker caches)" : "", TAKERS * PER_TAKER, TAKERS,
 		      (unsigned long long)full, (unsigned long long)owned_twice,
 		      (unsigned long long)wrong_record, (unsigned long long)lost);
 	assert_int_equal(owned_twice, 0);
 	assert_int_equal(wrong_record, 0);
 	assert_int_equal(lost, 0);
-	assert_int_equal(placements_take(table), -ENOSPC);
+	assert_int_equal(cached ? placements_take_w(table, 1) : placements_take(table),
+			 -ENOSPC);
 	assert_true(full > 0); /* the table really ran dry */
 	placements_destroy(table);
+}
+
+static void test_take_fill_free_race(void **state)
+{
+	(void)state;
+	cached = false;
+	take_fill_free_race();
+}
+
+static void test_take_fill_free_race_cached(void **state)
+{
+	(void)state;
+	cached = true;
+	take_fill_free_race();
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_take_fill_free_race),
+		cmocka_unit_test(test_take_fill_free_race_cached),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
