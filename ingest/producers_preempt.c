@@ -15,10 +15,14 @@
  * PN1, PN2): every node slot is handed to the choice, from a random one
  * on (kube's offset among every node where preemption might help), and
  * its visit reads its chain: a node without a possible victim is no
- * candidate, one with them has their records read (in index order, the
- * walk's). So a request reads the nodes the choice visits (kube's
- * numCandidates, a tenth of them: fewer when most are candidates) and
- * their pods only, not the table. With budgets: one walk of the placement
+ * candidate, one with them has their records summed up (chain_probe:
+ * how many, the lowest priority, the latest start, their requests), and
+ * only a node that might beat the best so far is read record by record
+ * (chain_visit, in index order, the walk's) and worked out pod by pod
+ * (preempt_select's shortcut, workers/preempt.h). So a request reads the
+ * nodes the choice visits (kube's numCandidates, a tenth of them: fewer
+ * when most are candidates) and their pods' records once, not the table,
+ * and copies out the pods of a few of them. With budgets: one walk of the placement
  * table (each budget counts and masks every placement; each possible
  * victim kept as its record's address), a counting sort by node, the
  * walk's list started at its first node at or after the random slot: the
@@ -151,6 +155,10 @@ struct collected {
 	uint32_t most;      /* the scratch's first size */
 	bool (*visit)(void *arg, struct preempt_node *node);
 	void *visit_arg;
+	/* The chains' shortcut (preempt_input.probe, with visit_arg); NULL:
+	 * none (the walk's list holds only nodes with possible victims). */
+	bool (*probe)(void *arg, struct preempt_node *node,
+		      struct preempt_summary *out);
 };
 
 /* The walk: every placement read once (PDBs need it: their counts and
@@ -213,6 +221,7 @@ static int collect_walk(struct victim_filter *vf, struct pdb_matcher *pm,
 	c->most = 1;
 	c->visit = preempt_visit;
 	c->visit_arg = vc;
+	c->probe = NULL;
 	if (n == 0)
 		return 0;
 	struct found *f = p->pre_found, *sorted = p->pre_found + p->pre_cap;
@@ -318,6 +327,46 @@ static bool chain_visit(void *arg, struct preempt_node *nd)
 	return true;
 }
 
+/* The shortcut's probe (preempt_input.probe): the static filters, then
+ * the node's chain summed up (how many possible victims, the lowest
+ * priority and latest start among them, their requests), nothing copied;
+ * chain_visit reads the chain again for the few nodes the choice works
+ * out pod by pod. */
+static bool chain_probe(void *arg, struct preempt_node *nd, struct preempt_summary *out)
+{
+	struct chain_visit_ctx *v = arg;
+	const struct snapshot *snap = v->vf->snap;
+	const struct placements *t = v->vf->p->placements;
+	nd->slot = (uint32_t)(nd - v->nodes);
+	uint32_t slot = nd->slot;
+	uint32_t i = placements_node_first(t, slot);
+	if (i == PLACEMENTS_NIL)
+		return false; /* nothing on it: no possible victim */
+	out->n = 0;
+	out->low_priority = INT32_MAX;
+	out->late_start = 0;
+	memset(&out->freed, 0, sizeof(out->freed));
+	for (; i != PLACEMENTS_NIL; i = placements_node_next(t, i)) {
+		uint64_t id;
+		const struct placement_record *r = placements_at(t, i, &id);
+		if (r == NULL || !victim_ok(v->vf, r))
+			continue;
+		out->n++;
+		if (r->priority < out->low_priority)
+			out->low_priority = r->priority;
+		if (r->placed_ns > out->late_start)
+			out->late_start = r->placed_ns;
+		for (unsigned k = 0; k < RES_MAX; k++)
+			out->freed.v[k] += r->request.v[k];
+	}
+	if (out->n == 0 || !preempt_static_pass(v->ctx, v->pod, &snap->nodes[slot]))
+		return false;
+	nd->allocatable = snap->nodes[slot].allocatable;
+	int64_t nz_cpu, nz_mem;
+	ledger_load_used(ledger_node(v->vf->l, slot), &nd->used, &nz_cpu, &nz_mem);
+	return true;
+}
+
 /* The node chains: every node slot is given to the choice, from the
  * random one on, and its visit reads its chain: a node without a possible
  * victim is no candidate, as in the walk's list it is not there; so only
@@ -354,6 +403,7 @@ static int collect_chains(struct victim_filter *vf, uint32_t start_slot,
 	c->most = 16;
 	c->visit = chain_visit;
 	c->visit_arg = cv;
+	c->probe = chain_probe;
 	cv->nodes = c->nodes;
 	cv->pods = c->pods;
 	cv->used = 0;
@@ -391,7 +441,8 @@ static int choose(const struct preempt_request *rq, const struct collected *c,
 				   .priority = rq->spec.priority, .nodes = c->nodes,
 				   .n_nodes = c->n_nodes, .pods = c->pods,
 				   .start = c->start, .want = want,
-				   .visit = c->visit, .visit_arg = c->visit_arg};
+				   .visit = c->visit, .visit_arg = c->visit_arg,
+				   .probe = c->probe, .probe_arg = c->visit_arg};
 	return preempt_select(&in, scratch, res);
 }
 

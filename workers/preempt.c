@@ -218,6 +218,47 @@ static int64_t score(const struct preempt_input *in, const uint32_t *victims,
 
 #define SCORES 5
 
+enum { PROBE_NONE, PROBE_PASSED, PROBE_EXACT };
+
+/* The shortcut (see preempt.h): the node's summary from the probe.
+ * Returns PROBE_NONE when it is no candidate, PROBE_PASSED when it is one
+ * whose scores cannot rise above `best` (NULL: no candidate yet), and
+ * PROBE_EXACT when it must be worked out pod by pod (it might win, or it
+ * might hold more victims than PREEMPT_MAX_VICTIMS: -E2BIG then). */
+static int probe_node(const struct preempt_input *in, const struct wanted *w,
+		      struct preempt_node *nd, const int64_t *best)
+{
+	struct preempt_summary sm;
+	if (!in->probe(in->probe_arg, nd, &sm) || sm.n == 0)
+		return PROBE_NONE;
+	/* victims_on_node's fit with every possible victim gone (the same
+	 * sums, taken at once). */
+	struct res_vec gone = nd->used;
+	for (unsigned i = 0; i < w->n; i++)
+		gone.v[w->r[i]] -= sm.freed.v[w->r[i]];
+	gone.v[RES_PODS] -= sm.n;
+	if (!fits(w, in->request, &nd->allocatable, &gone))
+		return PROBE_NONE;
+	/* Fits with every pod there: each is reprieved (requests are not
+	 * negative, so every state on the way fits too), no victim. */
+	if (fits(w, in->request, &nd->allocatable, &nd->used))
+		return PROBE_NONE;
+	if (best == NULL || sm.n > PREEMPT_MAX_VICTIMS)
+		return PROBE_EXACT;
+	/* Each score's upper bound, in score()'s order. */
+	int64_t top[SCORES] = {
+		0,
+		-(int64_t)sm.low_priority,
+		-((int64_t)sm.low_priority + INT64_C(2147483648)),
+		-1,
+		sm.late_start > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)sm.late_start,
+	};
+	for (unsigned f = 0; f < SCORES; f++)
+		if (top[f] != best[f])
+			return top[f] > best[f] ? PROBE_EXACT : PROBE_PASSED;
+	return PROBE_PASSED; /* a tie at best: the first visited keeps it */
+}
+
 uint32_t preempt_candidates_wanted(uint32_t nodes)
 {
 	/* calculateNumCandidates: minCandidateNodesPercentage 10,
@@ -239,10 +280,22 @@ int preempt_select(const struct preempt_input *in, struct preempt_scratch *s,
 	uint32_t clean = 0; /* candidates without a violation */
 	struct wanted w;
 	wanted_of(in->request, &w);
+	bool probing = in->probe != NULL && in->n_pdbs == 0;
 	for (uint32_t step = 0; step < in->n_nodes; step++) {
 		if (in->want != 0 && clean > 0 && out->candidates >= in->want)
 			break;
 		uint32_t j = (in->start + step) % in->n_nodes;
+		if (probing) {
+			int p = probe_node(in, &w, &in->nodes[j], out->node >= 0
+					   ? best_score : NULL);
+			if (p == PROBE_NONE)
+				continue;
+			if (p == PROBE_PASSED) {
+				out->candidates++;
+				clean++; /* no budgets: no violation */
+				continue;
+			}
+		}
 		if (in->visit != NULL && !in->visit(in->visit_arg, &in->nodes[j]))
 			continue;
 		struct node_choice c;

@@ -54,6 +54,15 @@ struct preempt_pod {
 	uint32_t pdbs;        /* bit i: PodDisruptionBudget i selects it */
 };
 
+/* A node's possible victims (its pods of lower priority than the
+ * preemptor's), summed up (preempt_input.probe). */
+struct preempt_summary {
+	uint32_t n;           /* how many */
+	int32_t low_priority; /* the lowest priority among them */
+	uint64_t late_start;  /* the latest start_ns among them */
+	struct res_vec freed; /* their requests summed; v[RES_PODS] ignored */
+};
+
 /* A candidate node: its allocatable, its use now, and pods[first ..
  * first + n) of the caller's array are the pods on it (all of them, any
  * priority). */
@@ -87,6 +96,15 @@ struct preempt_input {
 	const struct preempt_pod *pods;
 	const int32_t *pdb_allowed; /* [n_pdbs]: disruptionsAllowed */
 	uint32_t n_pdbs;
+	/* The shortcut (NULL: none; used only without budgets, n_pdbs 0):
+	 * called on a node before `visit`, it fills the node's allocatable
+	 * and `used` and sums up its possible victims (its pods of lower
+	 * priority than the preemptor's) without filling pods[]; it returns
+	 * false where `visit` would (the static filters refuse it, or it has
+	 * no possible victim). See preempt_select for what it saves. */
+	bool (*probe)(void *arg, struct preempt_node *node,
+		      struct preempt_summary *out);
+	void *probe_arg;
 };
 
 /* kube's defaults for `want` (DefaultPreemptionArgs): 10 % of the nodes,
@@ -117,7 +135,20 @@ int preempt_scratch_init(struct preempt_scratch *s, uint32_t max_pods_per_node);
 int preempt_scratch_reserve(struct preempt_scratch *s, uint32_t pods);
 void preempt_scratch_free(struct preempt_scratch *s);
 
-/* Chooses as above. Returns 0 (out->node -1 when no node fits even with
+/* Chooses as above. With a probe (and no budgets), a node is worked out
+ * pod by pod (`visit`, then SelectVictimsOnNode) only where its summary
+ * says it could beat the best candidate so far; elsewhere the summary
+ * alone says whether it is a candidate (it fits once every possible
+ * victim is gone and does not fit now: then at least one pod is a
+ * victim), and the node is counted and passed over. What it passes over
+ * could not have been chosen: its scores are bounded by the summary (no
+ * violation; the highest victim priority at least low_priority, their
+ * offset sum at least low_priority + 2^31, at least one victim, the
+ * earliest start of the highest-priority victims at most late_start),
+ * and a node wins only with scores above the best's (ties go to the
+ * first visited). So the choice, victims and candidate count are the
+ * ones without the probe (unit.preempt compares both on random cases).
+ * Returns 0 (out->node -1 when no node fits even with
  * every lower-priority pod gone), or -E2BIG when a node holds more pods
  * than the scratch has room for, or more victims than
  * PREEMPT_MAX_VICTIMS. */
