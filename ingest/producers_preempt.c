@@ -265,6 +265,8 @@ struct chain_visit_ctx {
 	uint32_t *idx;     /* [idx_cap]: a node's victims' record indices */
 	size_t idx_cap;
 	int error;         /* -ENOMEM: the scratch could not grow */
+	unsigned n_want;   /* chain_probe sums these resources: those the */
+	uint8_t want[RES_MAX]; /* preemptor requests, pods aside */
 };
 
 static bool chain_visit(void *arg, struct preempt_node *nd)
@@ -327,9 +329,10 @@ static bool chain_visit(void *arg, struct preempt_node *nd)
 	return true;
 }
 
-/* The shortcut's probe (preempt_input.probe): the static filters, then
- * the node's chain summed up (how many possible victims, the lowest
- * priority and latest start among them, their requests), nothing copied;
+/* The shortcut's probe (preempt_input.probe): the node's chain summed
+ * up (how many possible victims, the lowest priority and latest start
+ * among them, their requests of the resources the preemptor asks for),
+ * nothing copied, then the static filters;
  * chain_visit reads the chain again for the few nodes the choice works
  * out pod by pod. */
 static bool chain_probe(void *arg, struct preempt_node *nd, struct preempt_summary *out)
@@ -345,7 +348,8 @@ static bool chain_probe(void *arg, struct preempt_node *nd, struct preempt_summa
 	out->n = 0;
 	out->low_priority = INT32_MAX;
 	out->late_start = 0;
-	memset(&out->freed, 0, sizeof(out->freed));
+	for (unsigned k = 0; k < v->n_want; k++)
+		out->freed.v[v->want[k]] = 0;
 	for (; i != PLACEMENTS_NIL; i = placements_node_next(t, i)) {
 		uint64_t id;
 		const struct placement_record *r = placements_at(t, i, &id);
@@ -356,8 +360,8 @@ static bool chain_probe(void *arg, struct preempt_node *nd, struct preempt_summa
 			out->low_priority = r->priority;
 		if (r->placed_ns > out->late_start)
 			out->late_start = r->placed_ns;
-		for (unsigned k = 0; k < RES_MAX; k++)
-			out->freed.v[k] += r->request.v[k];
+		for (unsigned k = 0; k < v->n_want; k++)
+			out->freed.v[v->want[k]] += r->request.v[v->want[k]];
 	}
 	if (out->n == 0 || !preempt_static_pass(v->ctx, v->pod, &snap->nodes[slot]))
 		return false;
@@ -535,6 +539,9 @@ static int preempt_locked(struct producers *p, const struct preempt_request *rq,
 	struct preempt_visit_ctx vc = {.ctx = p->ctx, .pod = tmpl, .snap = snap, .l = l};
 	struct chain_visit_ctx cv = {.ctx = p->ctx, .pod = tmpl, .vf = &vf,
 				     .scratch = &scratch};
+	for (unsigned r = 0; r < RES_MAX; r++)
+		if (r != RES_PODS && rq->spec.request.v[r] > 0)
+			cv.want[cv.n_want++] = (uint8_t)r;
 	/* DryRunPreemption's random offset (one stream, the evictor's): a
 	 * node slot, as kube's is an index among every node where preemption
 	 * might help, with victims or not. */

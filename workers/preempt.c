@@ -232,16 +232,22 @@ static int probe_node(const struct preempt_input *in, const struct wanted *w,
 	if (!in->probe(in->probe_arg, nd, &sm) || sm.n == 0)
 		return PROBE_NONE;
 	/* victims_on_node's fit with every possible victim gone (the same
-	 * sums, taken at once). */
-	struct res_vec gone = nd->used;
-	for (unsigned i = 0; i < w->n; i++)
-		gone.v[w->r[i]] -= sm.freed.v[w->r[i]];
-	gone.v[RES_PODS] -= sm.n;
-	if (!fits(w, in->request, &nd->allocatable, &gone))
+	 * sums, taken at once), and whether it fits with every pod there:
+	 * then each is reprieved (requests are not negative, so every state
+	 * on the way fits too), no victim. */
+	const struct res_vec *alloc = &nd->allocatable, *used = &nd->used;
+	const struct res_vec *req = in->request;
+	bool fits_now = used->v[RES_PODS] + 1 <= alloc->v[RES_PODS];
+	if (used->v[RES_PODS] - (int64_t)sm.n + 1 > alloc->v[RES_PODS])
 		return PROBE_NONE;
-	/* Fits with every pod there: each is reprieved (requests are not
-	 * negative, so every state on the way fits too), no victim. */
-	if (fits(w, in->request, &nd->allocatable, &nd->used))
+	for (unsigned i = 0; i < w->n; i++) {
+		unsigned r = w->r[i];
+		int64_t room = alloc->v[r] - used->v[r];
+		if (req->v[r] > room + sm.freed.v[r])
+			return PROBE_NONE;
+		fits_now = fits_now && req->v[r] <= room;
+	}
+	if (fits_now)
 		return PROBE_NONE;
 	if (best == NULL || sm.n > PREEMPT_MAX_VICTIMS)
 		return PROBE_EXACT;

@@ -60,7 +60,9 @@ struct preempt_summary {
 	uint32_t n;           /* how many */
 	int32_t low_priority; /* the lowest priority among them */
 	uint64_t late_start;  /* the latest start_ns among them */
-	struct res_vec freed; /* their requests summed; v[RES_PODS] ignored */
+	struct res_vec freed; /* their requests summed: at least each resource
+			       * the preemptor requests (the only ones read;
+			       * v[RES_PODS] is not one) */
 };
 
 /* A candidate node: its allocatable, its use now, and pods[first ..
