@@ -287,10 +287,13 @@ int preempt_select(const struct preempt_input *in, struct preempt_scratch *s,
 	struct wanted w;
 	wanted_of(in->request, &w);
 	bool probing = in->probe != NULL && in->n_pdbs == 0;
-	for (uint32_t step = 0; step < in->n_nodes; step++) {
+	/* The node visited: start, start + 1, ... cyclically (no division
+	 * a node: the shortcut leaves little else per node). */
+	uint32_t j = in->n_nodes ? in->start % in->n_nodes : 0;
+	for (uint32_t step = 0; step < in->n_nodes;
+	     step++, j = j + 1 == in->n_nodes ? 0 : j + 1) {
 		if (in->want != 0 && clean > 0 && out->candidates >= in->want)
 			break;
-		uint32_t j = (in->start + step) % in->n_nodes;
 		if (probing) {
 			int p = probe_node(in, &w, &in->nodes[j], out->node >= 0
 					   ? best_score : NULL);
