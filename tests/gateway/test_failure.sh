@@ -1,6 +1,7 @@
 #!/bin/sh
 # stress.gateway_failure: POST /v1/placements/{id}/failure (issue 38), with
-# curl against a real shmschedd.
+# curl against a real shmschedd, and the quarantine's and approvals'
+# counters on /metrics.
 # The admin listener reports a placed pod's failure as
 # shmsched_report_failure does (OP_FAILURE): 202 with the daemon's verdict
 # (Counted; the third failure of one template on 3 nodes of pool "bad",
@@ -12,7 +13,13 @@
 # control character in its reason (400), a body past 16 KiB (413, from
 # Content-Length). The main listener answers 404 (not 405), as for
 # /v1/queues; GET of the same path stays a pod lookup.
-# On the old code the failure route was 405 (only GET and DELETE).
+# /metrics then carries the quarantine's counters (shmsched_pool_quarantined
+# 1 on 5 nodes, shmsched_pool_failures_total 4, one trip, web-3's attempt
+# in shmsched_pool_refused_total) and the approvals' (none:
+# shmsched_approval_decisions_total{decision=...} 0), which promtool
+# accepts.
+# On the old code the failure route was 405 (only GET and DELETE) and
+# /metrics had no shmsched_pool_* or shmsched_approval_* series.
 # usage: test_failure.sh SHMSCHEDD SHMSCHED_GATEWAY
 set -u
 daemon=$1 gateway=$2
@@ -82,6 +89,24 @@ check "  ... the daemon logged the quarantine" wait_until "$dir/daemon.log" "qua
 check "web-3 (the same template) is not placed" test "$(code -H "$ALICE" -X POST -d "$(pod web-3)" "$url/v1/placements")" = 200
 check "  ... unschedulable, naming the quarantine" says 'pool bad quarantined for template'
 check "report web-0 again: 202 Held" test "$(report "$id0" '{}')" = 202 -a -n "$(grep '"verdict":"Held"' "$dir/body")"
+
+# The counters, on /metrics (the daemon's OP_QUEUE_METRICS text).
+curl -s -H "$ALICE" "$url/metrics" >"$dir/metrics"
+has() { grep -qxF "$1" "$dir/metrics" || { echo "  /metrics has no line: $1"; grep -F "${1%%[ {]*}" "$dir/metrics" | head -8; false; }; }
+check "/metrics: shmsched_pool_quarantined 1" has 'shmsched_pool_quarantined 1'
+check "/metrics: shmsched_pool_quarantined_nodes 5" has 'shmsched_pool_quarantined_nodes 5'
+check "/metrics: shmsched_pool_failures_total 4" has 'shmsched_pool_failures_total 4'
+check "/metrics: one trip" has 'shmsched_pool_quarantine_events_total{event="trip"} 1'
+check "/metrics: no release yet" has 'shmsched_pool_quarantine_events_total{event="release"} 0'
+check "/metrics: web-3's attempt refused by the quarantine" grep -q '^shmsched_pool_refused_total [1-9]' "$dir/metrics"
+check "/metrics: TYPE of shmsched_pool_failures_total is counter" has '# TYPE shmsched_pool_failures_total counter'
+check "/metrics: no manager registered" has 'shmsched_approval_registrations 0'
+check "/metrics: shmsched_approval_decisions_total{decision=\"grant\"} 0" has 'shmsched_approval_decisions_total{decision="grant"} 0'
+check "/metrics: ... and deadline_closed" has 'shmsched_approval_decisions_total{decision="deadline_closed"} 0'
+check "/metrics: the node lifecycle's still there" has 'shmsched_node_tainted 0'
+if command -v promtool >/dev/null 2>&1; then
+	check "promtool check metrics" promtool check metrics <"$dir/metrics"
+fi
 
 check "an id no placement has: 404" test "$(report 999999 '{}')" = 404
 check "  ... placements \"999999\" not found" says 'placements \\"999999\\" not found'
