@@ -5,9 +5,8 @@
  * for it: its next pod, which only that pool can take, is unschedulable
  * with a message naming the quarantine (counted refused, the pool's 5
  * nodes counted held: on the old code neither count existed), while
- * another template still
- * places there; an admin's release (shmsched_pools) lifts it, and a
- * producer may not release. */
+ * another template still places there; an admin's release
+ * (shmsched_pools) lifts it, and a producer may not release. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
