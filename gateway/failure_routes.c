@@ -86,10 +86,11 @@ static const char *const verdict_says[] = {
 	"counted; nothing changed",
 	"counted; this report quarantined the pod's pool for its template",
 	"counted; the pod's pool was quarantined for its template already",
-	"counted; it would have quarantined the pod's pool, but over 20 % of "
-	"nodes would be",
+	("counted; it would have quarantined the pod's pool, but over 20 % of "
+	 "nodes would be"),
 	"not counted: the daemon's table of pools is full of quarantined ones",
-	"not counted: the pod's node has no pool label (shmschedd --pool-label)"};
+	("not counted: the pod's node has no pool label (shmschedd "
+	 "--pool-label)")};
 
 void gw_failure_route(struct gw_failures *m, const char *id_text, size_t id_len,
 		      const char *body, size_t len, struct gw_http_reply *rep)
