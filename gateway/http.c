@@ -1426,7 +1426,9 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn,
 						      "bytes; at most %zu are taken (%s)",
 						      cl, body_limit(r),
 						      r->route == GW_ROUTE_NODES
-						      ? "one Node"
+						      ? "one Node" : r->small_body
+						      ? "an Eviction, a drain's flags "
+						      "or a failure report"
 						      : "--max-body; send larger "
 						      "batches as several requests");
 			}
