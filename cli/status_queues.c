@@ -3,7 +3,8 @@
  * ingest/control_ops.h) and laid out for a person: each ClusterQueue's
  * usage, nominal quota and borrowing limit per flavor and resource, its
  * weighted share and its workloads (pending, admitted), then the node
- * lifecycle's counts. The answer is Prometheus text (Kueue's names); it
+ * lifecycle's counts, the pool quarantine's and the approving managers'.
+ * The answer is Prometheus text (Kueue's names, shmsched_*); it
  * is read here line by line, each sample's labels and value taken as
  * they come and anything else passed over, so an unexpected line costs
  * nothing but its row. At most STATUS_QUEUE_LINES rows, then "... and K
@@ -25,7 +26,7 @@
 struct sample {
 	char name[64];
 	char cq[LABEL_MAX], flavor[LABEL_MAX], resource[LABEL_MAX];
-	char status[32], state[32];
+	char status[32], state[32], event[32], decision[32];
 	char value[40];
 };
 
@@ -73,6 +74,8 @@ static bool parse(const char *line, struct sample *s)
 			KEY("resource", resource);
 			KEY("status", status);
 			KEY("state", state);
+			KEY("event", event);
+			KEY("decision", decision);
 			else
 				(to = skip, to_len = sizeof(skip));
 #undef KEY
@@ -196,6 +199,51 @@ static void print_lifecycle(const struct sample *v, size_t n)
 	       val[4], val[5]);
 }
 
+/* The value of sample `name` whose label `key` (event or decision) is
+ * `v` (NULL: any), or "-". */
+static const char *value_of(const struct sample *v, size_t n, const char *name,
+			    const char *event, const char *decision)
+{
+	for (size_t i = 0; i < n; i++)
+		if (is(&v[i], name) &&
+		    (event == NULL || strcmp(v[i].event, event) == 0) &&
+		    (decision == NULL || strcmp(v[i].decision, decision) == 0))
+			return v[i].value;
+	return "-";
+}
+
+/* The pool quarantine's and the approving managers' counts (issue 38):
+ * one line each, when the daemon sent them. */
+static void print_quarantine_approval(const struct sample *v, size_t n)
+{
+	const char *q = "shmsched_pool_quarantine_events_total";
+	if (strcmp(value_of(v, n, "shmsched_pool_quarantined", NULL, NULL), "-") != 0)
+		printf("Pool quarantine: %s (pool, template) pair(s) quarantined on %s "
+		       "node(s); %s failure(s) reported; %s tripped, %s lifted, %s "
+		       "released, %s capped, %s untracked; %s placement attempt(s) "
+		       "refused by it\n",
+		       value_of(v, n, "shmsched_pool_quarantined", NULL, NULL),
+		       value_of(v, n, "shmsched_pool_quarantined_nodes", NULL, NULL),
+		       value_of(v, n, "shmsched_pool_failures_total", NULL, NULL),
+		       value_of(v, n, q, "trip", NULL), value_of(v, n, q, "lift", NULL),
+		       value_of(v, n, q, "release", NULL),
+		       value_of(v, n, q, "capped", NULL),
+		       value_of(v, n, q, "untracked", NULL),
+		       value_of(v, n, "shmsched_pool_refused_total", NULL, NULL));
+	const char *d = "shmsched_approval_decisions_total";
+	if (strcmp(value_of(v, n, "shmsched_approval_registrations", NULL, NULL),
+		   "-") != 0)
+		printf("Approving managers: %s registered; %s ask(s); %s granted, %s "
+		       "denied, %s not before a time; deadlines passed unanswered: %s "
+		       "evicted (fail-open), %s kept (fail-closed)\n",
+		       value_of(v, n, "shmsched_approval_registrations", NULL, NULL),
+		       value_of(v, n, "shmsched_approval_asks_total", NULL, NULL),
+		       value_of(v, n, d, NULL, "grant"), value_of(v, n, d, NULL, "deny"),
+		       value_of(v, n, d, NULL, "not_before"),
+		       value_of(v, n, d, NULL, "deadline_open"),
+		       value_of(v, n, d, NULL, "deadline_closed"));
+}
+
 int status_queues(const char *admin_socket)
 {
 	static char msg[CONTROL_MAX_PAYLOAD + 1];
@@ -245,6 +293,7 @@ int status_queues(const char *admin_socket)
 			p++;
 	}
 	print_lifecycle(v, n);
+	print_quarantine_approval(v, n);
 	free(v);
 	return 0;
 }

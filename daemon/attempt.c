@@ -397,6 +397,8 @@ static int place_quarantined(struct attempt_ctx *a, unsigned w, struct quarantin
 	}
 	if (r->placement.slot < 0) {
 		placements_untake_w(a->placements, w, rec);
+		if (sp == &ex && !r->gave_up)
+			quarantine_refused(q); /* shmsched_pool_refused_total */
 		return r->gave_up ? ATTEMPT_GAVE_UP : ATTEMPT_UNSCHEDULABLE;
 	}
 	uint32_t node = (uint32_t)r->placement.slot;

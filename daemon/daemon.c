@@ -17,6 +17,7 @@
 #include "daemon/daemon.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <sched.h>
 #include <stdio.h>
@@ -240,11 +241,50 @@ static int queue_replace(void *arg, struct quota_tree *t,
 	return 0;
 }
 
+/* The pool quarantine's counts (quarantine_counts), as shmsched_pool_*
+ * (issue 38), through the shared Prometheus writer. */
+static void quarantine_metrics_text(struct daemon *d, struct quota_text *o)
+{
+	struct daemon_quarantine c;
+	daemon_quarantine_counts(d, &c);
+	quota_text_put(o, "# HELP shmsched_pool_quarantined (pool, template) pairs "
+		       "quarantined now: the template's pods are not placed in the "
+		       "pool.\n# TYPE shmsched_pool_quarantined gauge\n"
+		       "shmsched_pool_quarantined %" PRIu32 "\n", c.quarantined);
+	quota_text_put(o, "# HELP shmsched_pool_quarantined_nodes Nodes of the "
+		       "pools quarantined now (at most 20 %% of the nodes).\n"
+		       "# TYPE shmsched_pool_quarantined_nodes gauge\n"
+		       "shmsched_pool_quarantined_nodes %" PRIu32 "\n",
+		       c.nodes_quarantined);
+	quota_text_put(o, "# HELP shmsched_pool_failures_total Pod failures "
+		       "reported (OP_FAILURE), counted or not.\n"
+		       "# TYPE shmsched_pool_failures_total counter\n"
+		       "shmsched_pool_failures_total %" PRIu64 "\n", c.failures);
+	quota_text_put(o, "# HELP shmsched_pool_quarantine_events_total Quarantines "
+		       "tripped, lifted (a window without failures), released (an "
+		       "admin's shmsched pool release), capped (not tripped: over "
+		       "20 %% of the nodes), and failures untracked (the table "
+		       "full).\n# TYPE shmsched_pool_quarantine_events_total "
+		       "counter\n");
+	const char *const ev[] = {"trip", "lift", "release", "capped", "untracked"};
+	const uint64_t v[] = {c.trips, c.lifts, c.released, c.capped, c.untracked};
+	for (unsigned i = 0; i < 5; i++) {
+		quota_text_put(o, "shmsched_pool_quarantine_events_total{");
+		quota_text_label(o, "event", ev[i], false);
+		quota_text_put(o, "} %" PRIu64 "\n", v[i]);
+	}
+	quota_text_put(o, "# HELP shmsched_pool_refused_total Placement attempts "
+		       "left unschedulable with their template's quarantined pools "
+		       "excluded.\n# TYPE shmsched_pool_refused_total counter\n"
+		       "shmsched_pool_refused_total %" PRIu64 "\n", c.refused);
+}
+
 /* OP_QUEUE_METRICS's text (ingest/producers.h), on the control thread
- * under the producers' lock: Kueue's quota gauges and workload counts
- * (qc_metrics_text; at most DAEMON_METRICS_QUEUES ClusterQueues a family),
- * then the node lifecycle's counts (daemon_lifecycle_counts, as
- * shmsched_node_*: issue 38). */
+ * under the producers' lock: the node lifecycle's counts
+ * (daemon_lifecycle_counts, as shmsched_node_*: issue 38), the pool
+ * quarantine's (shmsched_pool_*), then Kueue's quota gauges and workload
+ * counts (qc_metrics_text; at most DAEMON_METRICS_QUEUES ClusterQueues a
+ * family). */
 #define DAEMON_METRICS_QUEUES 256u
 static size_t daemon_metrics_text(void *arg, char *buf, size_t len)
 {
@@ -291,6 +331,12 @@ static size_t daemon_metrics_text(void *arg, char *buf, size_t len)
 			c.evictions_pending, (unsigned long long)c.evicted,
 			c.tolerations_kept);
 		used = n > 0 ? (size_t)n : 0;
+	}
+	if (d->quarantine != NULL) {
+		size_t left = used < len ? len - used : 0;
+		struct quota_text o = {.buf = left ? buf + used : NULL, .len = left};
+		quarantine_metrics_text(d, &o);
+		used += o.used;
 	}
 	/* The quota's last: its gauges are what a cut answer loses. */
 	size_t room = used < len ? len - used : 0;
@@ -832,8 +878,10 @@ void daemon_quarantine_counts(struct daemon *d, struct daemon_quarantine *out)
 	struct quarantine_counts c;
 	quarantine_counts(d->quarantine, &c);
 	*out = (struct daemon_quarantine){.quarantined = c.quarantined,
-		.trips = c.trips, .lifts = c.lifts, .released = c.released,
-		.capped = c.capped, .failures = c.failures};
+		.nodes_quarantined = c.nodes_quarantined, .trips = c.trips,
+		.lifts = c.lifts, .released = c.released, .capped = c.capped,
+		.failures = c.failures, .untracked = c.untracked,
+		.refused = c.refused};
 }
 
 int daemon_lease_tick(struct daemon *d)

@@ -330,8 +330,11 @@ void daemon_lease_counts(struct daemon *d, uint32_t *leased, uint32_t *unknown);
  * quarantined now, trips, lifts (time), releases, trips refused by the
  * 20 % cap, failures reported. Any thread. */
 struct daemon_quarantine {
-	uint32_t quarantined;
+	uint32_t quarantined;       /* (pool, template) pairs, now */
+	uint32_t nodes_quarantined; /* nodes of the pools quarantined now */
 	uint64_t trips, lifts, released, capped, failures;
+	uint64_t untracked;         /* failures not counted: table full */
+	uint64_t refused;           /* attempts left unschedulable by it */
 };
 void daemon_quarantine_counts(struct daemon *d, struct daemon_quarantine *out);
 

@@ -471,6 +471,13 @@ void quarantine_counts(struct quarantine *q, struct quarantine_counts *out)
 	pthread_mutex_unlock(&q->mu);
 }
 
+void quarantine_refused(struct quarantine *q)
+{
+	pthread_mutex_lock(&q->mu);
+	q->c.refused++;
+	pthread_mutex_unlock(&q->mu);
+}
+
 void quarantine_message(const struct quarantine *q, const struct quarantine_info *info,
 			const char *pool, const char *template, char *buf, size_t len)
 {

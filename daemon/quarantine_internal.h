@@ -107,6 +107,9 @@ struct quarantine_counts {
 	uint64_t capped;      /* trips refused by the cap */
 	uint64_t evicted;     /* open entries taken for a new pair */
 	uint64_t untracked;   /* failures not tracked: table full */
+	uint64_t refused;     /* placement attempts left unschedulable with
+			       * their template's quarantined pools
+			       * excluded (quarantine_refused) */
 };
 
 struct quarantine;
@@ -169,6 +172,10 @@ uint32_t quarantine_list(struct quarantine *q, struct quarantine_info *out,
 			 uint32_t n);
 
 void quarantine_counts(struct quarantine *q, struct quarantine_counts *out);
+
+/* A placement attempt that found no node once its template's quarantined
+ * pools were excluded: counted in `refused`. */
+void quarantine_refused(struct quarantine *q);
 
 /* "pool P quarantined for template T: F failures on N nodes in W s"
  * into buf (snprintf's rules). */

@@ -319,6 +319,18 @@ void gw_drain_get(struct gw_drains *m, const char *node,
 void gw_evict_run(struct gw_drains *m, const char *pod, uint64_t placement_id,
 		  const char *node, bool dry_run, struct gw_http_reply *reply);
 
+/* --- failure reports (failure_routes.c) -------------------------------- */
+
+/* POST /v1/placements/{id}/failure on the admin listener: the daemon's
+ * OP_FAILURE through its admin socket, on a connection of its own. */
+struct gw_failures;
+int gw_failures_create(const char *admin_socket, struct gw_failures **out);
+void gw_failures_free(struct gw_failures *m);
+/* `id_text`: the URL's {id} (id_len bytes); 202 with the daemon's verdict,
+ * or a Status (400, 404, 409, 501, 503). */
+void gw_failure_route(struct gw_failures *m, const char *id_text, size_t id_len,
+		      const char *body, size_t len, struct gw_http_reply *rep);
+
 /* --- /metrics (metrics.c) ------------------------------------------------ */
 
 enum gw_route {

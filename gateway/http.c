@@ -131,6 +131,7 @@ struct gateway {
 	struct gw_drains *drains;     /* the drains and the Eviction API's
 				       * daemon connection (drain_routes.c) */
 	struct gw_queues *queues;     /* /v1/queues, the daemon's metrics */
+	struct gw_failures *failures; /* POST /v1/placements/{id}/failure */
 	struct MHD_Daemon *mhd, *admin_mhd;
 	struct gw_http_stats http;
 	int suspended;                /* connections suspended now (atomic) */
@@ -1111,6 +1112,18 @@ static enum gw_route route_of(const char *url)
 	return GW_ROUTE_OTHER;
 }
 
+/* Whether url is /v1/placements/{id}/failure ({id}: one segment; its
+ * digits are failure_routes.c's to check). Only a POST is the failure
+ * route: GET and DELETE of that path stay the pod {id}/failure's. */
+static bool is_failure(const char *url)
+{
+	static const char pre[] = "/v1/placements/", post[] = "/failure";
+	size_t n = strlen(url), a = sizeof(pre) - 1, b = sizeof(post) - 1;
+	return n > a + b && strncmp(url, pre, a) == 0 &&
+	       strcmp(url + n - b, post) == 0 &&
+	       memchr(url + a, '/', n - a - b) == NULL;
+}
+
 static enum MHD_Result dispatch_route(struct request *r, struct MHD_Connection *conn,
 				      const char *url, const char *method)
 {
@@ -1138,6 +1151,15 @@ static enum MHD_Result dispatch_route(struct request *r, struct MHD_Connection *
 	case GW_ROUTE_EVICTION:
 		return route_eviction(r, conn, method, url);
 	case GW_ROUTE_ADMIN:
+		if (r->admin_listener && is_failure(url)) {
+			/* POST /v1/placements/{id}/failure (issue 38). */
+			struct gw_http_reply rep;
+			size_t a = strlen("/v1/placements/");
+			gw_failure_route(r->g->failures, url + a, strlen(url) - a -
+					 strlen("/failure"), r->body.data ? r->body.data
+					 : "", r->body.len, &rep);
+			return gw_reply(r, conn, &rep);
+		}
 		if (r->admin_listener) {
 			struct gw_http_reply rep;
 			gw_queues_route(r->g->queues, method, url + 10, r->body.data,
@@ -1373,9 +1395,14 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn,
 		r->g = g;
 		r->admin_listener = admin_listener;
 		r->route = route_of(url);
+		/* A failure report: the admin listener's (the main one's 404,
+		 * as for /v1/queues). */
+		if (is(method, MHD_HTTP_METHOD_POST) && is_failure(url))
+			r->route = GW_ROUTE_ADMIN;
 		r->started_ns = now_ns();
 		r->wants_body = takes_body(r, method, url);
-		r->small_body = r->route == GW_ROUTE_EVICTION || is_drain(url);
+		r->small_body = r->route == GW_ROUTE_EVICTION || is_drain(url) ||
+				(r->route == GW_ROUTE_ADMIN && is_failure(url));
 		*req_cls = r;
 		cx_set(g, conn, CX_BODY);
 		char msg[512];
@@ -1399,7 +1426,9 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn,
 						      "bytes; at most %zu are taken (%s)",
 						      cl, body_limit(r),
 						      r->route == GW_ROUTE_NODES
-						      ? "one Node"
+						      ? "one Node" : r->small_body
+						      ? "an Eviction, a drain's flags "
+						      "or a failure report"
 						      : "--max-body; send larger "
 						      "batches as several requests");
 			}
@@ -1894,11 +1923,14 @@ int gateway_start(const struct gateway_config *cfg, struct gateway **out,
 			 SHMSCHED_DEFAULT_SOCKET);
 	g->extender = gw_extender_create(cfg->extender_cache);
 	if (g->extender != NULL && (gw_drains_create(g->admin_socket, &g->drains) < 0 ||
-				    gw_queues_create(g->admin_socket, &g->queues) < 0)) {
+				    gw_queues_create(g->admin_socket, &g->queues) < 0 ||
+				    gw_failures_create(g->admin_socket, &g->failures) < 0)) {
 		gw_extender_destroy(g->extender);
 		gw_drains_free(g->drains);
+		gw_queues_free(g->queues);
 		g->extender = NULL;
 		g->drains = NULL;
+		g->queues = NULL;
 	}
 	if (g->extender == NULL) {
 		snprintf(err, err_len, "out of memory");
@@ -1951,6 +1983,7 @@ fail_listen:
 fail_dispatch:
 	gw_drains_free(g->drains);
 	gw_queues_free(g->queues);
+	gw_failures_free(g->failures);
 	gw_extender_destroy(g->extender);
 	pthread_mutex_destroy(&g->admin_lock);
 	pthread_mutex_destroy(&g->cx_lock);
@@ -2043,6 +2076,7 @@ void gateway_stop(struct gateway *g)
 	gw_extender_destroy(g->extender);
 	gw_drains_free(g->drains);
 	gw_queues_free(g->queues);
+	gw_failures_free(g->failures);
 	pthread_mutex_destroy(&g->admin_lock);
 	free(g);
 }

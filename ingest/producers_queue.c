@@ -52,6 +52,7 @@
 #include "ingest/control_ops.h"
 #include "ingest/control_proto.h"
 #include "ingest/control_server.h"
+#include "ingest/approval.h"
 #include "ingest/kueue_json.h"
 #include "quota/quota.h"
 
@@ -616,8 +617,45 @@ void producers_set_metrics(struct producers *p, producers_metrics_fn fn, void *a
 	pthread_mutex_unlock(&p->lock);
 }
 
-/* OP_QUEUE_METRICS: the daemon's text, cut at a line's end when it does
- * not fit one answer (the cut counted in a comment line). */
+/* The approving managers' counts (ingest/approval.h's approval_stats,
+ * under the producers' lock), as shmsched_approval_* (issue 38): asks
+ * posted, and each decision: a manager's grant, deny or not-before, or a
+ * deadline passed unanswered (fail-open: evicted; fail-closed: kept). */
+static size_t approval_metrics_text(const struct producers *p, char *buf,
+				    size_t len)
+{
+	struct approval_stats st;
+	approval_stats(p->approval, &st);
+	struct quota_text o = {.buf = buf, .len = len};
+	quota_text_put(&o, "# HELP shmsched_approval_registrations Managers "
+		       "registered to approve disruptions (OP_APPROVAL) now.\n"
+		       "# TYPE shmsched_approval_registrations gauge\n"
+		       "shmsched_approval_registrations %" PRIu32 "\n",
+		       st.registrations);
+	quota_text_put(&o, "# HELP shmsched_approval_asks_total Asks posted to "
+		       "approving managers (a denied pod asked again counts "
+		       "again).\n# TYPE shmsched_approval_asks_total counter\n"
+		       "shmsched_approval_asks_total %" PRIu64 "\n", st.asked);
+	quota_text_put(&o, "# HELP shmsched_approval_decisions_total Approving "
+		       "managers' answers (grant, deny, not_before), and deadlines "
+		       "passed unanswered (deadline_open: evicted, fail-open; "
+		       "deadline_closed: kept, fail-closed).\n"
+		       "# TYPE shmsched_approval_decisions_total counter\n");
+	const char *const dec[] = {"grant", "deny", "not_before", "deadline_open",
+				   "deadline_closed"};
+	const uint64_t v[] = {st.granted, st.denied, st.not_before,
+			      st.timed_out_open, st.timed_out_closed};
+	for (unsigned i = 0; i < 5; i++) {
+		quota_text_put(&o, "shmsched_approval_decisions_total{");
+		quota_text_label(&o, "decision", dec[i], false);
+		quota_text_put(&o, "} %" PRIu64 "\n", v[i]);
+	}
+	return o.used;
+}
+
+/* OP_QUEUE_METRICS: the approvals' counts, then the daemon's text, cut at
+ * a line's end when it does not fit one answer (the cut counted in a
+ * comment line). */
 static void queue_metrics(struct producers *p, struct control_server *s,
 			  uint64_t conn, uint32_t rid, uint32_t len)
 {
@@ -634,9 +672,10 @@ static void queue_metrics(struct producers *p, struct control_server *s,
 			h.cluster_queues += !quota_node_is_cohort(p->queues->tree, n);
 	}
 	char *text = out + sizeof(h);
-	size_t room = sizeof(out) - sizeof(h) - 96, used = 0;
-	if (p->metrics != NULL)
-		used = p->metrics(p->metrics_arg, text, room);
+	size_t room = sizeof(out) - sizeof(h) - 96;
+	size_t used = approval_metrics_text(p, text, room);
+	if (p->metrics != NULL && used < room)
+		used += p->metrics(p->metrics_arg, text + used, room - used);
 	if (used >= room) {
 		/* Cut after the last whole line that fits. */
 		size_t keep = room - 1;

@@ -7,6 +7,8 @@
 #   its --timeout (exit 1); db-0 still placed;
 # - the manager gone (SIGTERM), one that grants: the drain ends, exit 0,
 #   and the manager printed its answer and exited after --count 1;
+# - `shmsched status --queues` then counts the grant and the denials
+#   (shmsched_approval_decisions_total; absent before);
 # - bad usage (no --name, no verdict, a bad --deadline) exits 2; a
 #   registration on the producer socket is refused (exit 1).
 # usage: test_approve.sh SHMSCHEDD SHMSCHED
@@ -101,6 +103,13 @@ rc=$?
 mgr=
 [ "$rc" -eq 0 ] && grep -q 'default/db-0 on node n1: granted' "$dir/letgo.out" ||
 	fail "the granting manager: exit $rc, $(cat "$dir/letgo.out" "$dir/letgo.err")"
+# The decisions counted (OP_QUEUE_METRICS' shmsched_approval_*), as
+# `shmsched status --queues` prints them: keeper's denials, letgo's one
+# grant, no deadline passed, no manager left.
+out=$("$cli" status --name "$name" --queues $A 2>&1)
+printf '%s\n' "$out" | grep -Eq '^Approving managers: 0 registered; [0-9]+ ask\(s\); 1 granted, [1-9][0-9]* denied, 0 not before a time; deadlines passed unanswered: 0 evicted \(fail-open\), 0 kept \(fail-closed\)$' &&
+	echo "ok: status --queues counts 1 grant and the denials" ||
+	fail "status --queues: $out"
 
 expect_usage() {
 	out=$("$cli" approve "$@" 2>&1)

@@ -3,9 +3,10 @@
  * (EPERM, as OP_RELEASE refuses); failures of one template on 3 nodes of
  * one pool (node.kubernetes.io/instance-type=bad) quarantine that pool
  * for it: its next pod, which only that pool can take, is unschedulable
- * with a message naming the quarantine, while another template still
- * places there; an admin's release (shmsched_pools) lifts it, and a
- * producer may not release. */
+ * with a message naming the quarantine (counted refused, the pool's 5
+ * nodes counted held: on the old code neither count existed), while
+ * another template still places there; an admin's release
+ * (shmsched_pools) lifts it, and a producer may not release. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -116,6 +117,11 @@ static void test_report_quarantine_release(void **state)
 	if (strstr(r.message, "pool bad quarantined for template default/web: 3 "
 		   "failures on 3 nodes in 60 s") == NULL)
 		fail_msg("message: %s", r.message);
+	/* Counted as refused by the quarantine (shmsched_pool_refused_total),
+	 * the pool's 5 nodes held (shmsched_pool_quarantined_nodes). */
+	daemon_quarantine_counts(d, &dq);
+	assert_int_equal(dq.refused, 1);
+	assert_int_equal(dq.nodes_quarantined, 5);
 	/* Another template is not held off the pool. */
 	fixture_place_one(b, other, 11, &r);
 	assert_int_equal(r.status, SHMSCHED_PLACED);

@@ -1,0 +1,58 @@
+#!/bin/sh
+# stress.maintenance_guide (issue 38): docs/guides/maintenance.md's `sh`
+# blocks, extracted as written and run in order (one bash -e script), in
+# a temporary directory where build/ is this build. Then the guide's
+# answers are checked against that run: every line of its plain ```
+# blocks (the output shown) that is not trimmed with "..." must be a line
+# of the run's output, so an answer that changes (a drain's line, a
+# lease's taint, a failure report's verdict, a pool's listing, a metric)
+# fails here. Its daemon uses a fixed name (mg-guide), /tmp/mg-guide and
+# port 18082: the test is not run in parallel.
+# usage: test_maintenance_guide.sh SRCDIR BUILDDIR
+set -u
+src=$(readlink -f "$1") build=$(readlink -f "$2")
+guide="$src/docs/guides/maintenance.md"
+command -v curl >/dev/null 2>&1 || { echo "SKIP: curl is missing"; exit 77; }
+dir=$(mktemp -d /tmp/shmsched-maintenance-guide-XXXXXX)
+cleanup() {
+	rm -rf "$dir" /tmp/mg-guide
+	rm -f /dev/shm/mg-guide
+}
+trap cleanup EXIT
+ln -s "$build" "$dir/build"
+{
+	# A failed step leaves no daemon behind.
+	echo 'trap '\''kill $(jobs -p) 2>/dev/null || true'\'' EXIT'
+	awk '/^```sh$/ { on = 1; next } /^```/ { on = 0 } on' "$guide"
+} >"$dir/steps.sh"
+cd "$dir" || exit 1
+PATH="$build/cli:$PATH" timeout 120 bash -e steps.sh >"$dir/out" 2>&1
+rc=$?
+if [ "$rc" != 0 ]; then
+	cat "$dir/out"
+	for f in /tmp/mg-guide/daemon.log /tmp/mg-guide/gw.log; do
+		[ -f "$f" ] && { echo "== $f"; tail -20 "$f"; }
+	done
+	echo "FAIL: docs/guides/maintenance.md's commands: exit $rc"
+	exit 1
+fi
+
+# The output blocks: plain ``` fences (an opening fence with no language).
+awk '/^```/ { if (inb) { inb = 0; plain = 0 } else { inb = 1; plain = ($0 == "```") }; next }
+	inb && plain' "$guide" | grep -v -F '...' >"$dir/expected"
+checked=0 missing=0
+while IFS= read -r line; do
+	[ -n "$line" ] || continue
+	checked=$((checked + 1))
+	if ! grep -Fxq -e "$line" "$dir/out"; then
+		echo "not in the run's output: $line"
+		missing=$((missing + 1))
+	fi
+done <"$dir/expected"
+if [ "$missing" != 0 ] || [ "$checked" -lt 30 ]; then
+	echo "== the run's output"
+	cat "$dir/out"
+	echo "FAIL: docs/guides/maintenance.md: $missing of $checked answer lines differ from the run"
+	exit 1
+fi
+echo "ok: docs/guides/maintenance.md: its sh blocks ran, $checked answer lines match"
