@@ -38,8 +38,9 @@
  * field, an escape, any error) declines before the batch is touched, and
  * the value takes the full path, which alone writes messages: the fast
  * path accepts only what the full path accepts, with the same batch.
- * The cache is direct-mapped (GW_SPEC_CACHE_SLOTS, a new entry replaces
- * its slot's), an entry at most GW_SPEC_CACHE_ENTRY_MAX bytes of key.
+ * The cache is two-way (GW_SPEC_CACHE_SLOTS; a key has two slots, a new
+ * entry takes a free one or the one used least recently), an entry at
+ * most GW_SPEC_CACHE_ENTRY_MAX bytes of key.
  */
 #include "gateway/decode.h"
 #include "gateway/json_scan.h"
@@ -611,10 +612,12 @@ struct cache_entry {
 	size_t spec_len;
 	json_t *spec;      /* the tree, this thread's alone */
 	uint64_t spec_hash; /* gw_spec_hash(spec) */
+	uint64_t used;     /* spec_cache.tick when last found or made */
 };
 
 struct spec_cache {
 	struct cache_entry e[GW_SPEC_CACHE_SLOTS];
+	uint64_t tick;
 	struct gw_spec_cache_stats st;
 };
 
@@ -809,17 +812,27 @@ static void fast_scan(const char *text, size_t avail, struct fast_key *k)
 	k->ok = true;
 }
 
+/* A key's two slots (two-way: two hot specs rarely evict each other). */
+static struct cache_entry *cache_slot(struct spec_cache *c, uint64_t key, int way)
+{
+	return &c->e[(way == 0 ? key : key >> 32) & (GW_SPEC_CACHE_SLOTS - 1)];
+}
+
 static struct cache_entry *cache_find(struct spec_cache *c, const struct fast_key *k)
 {
-	struct cache_entry *e = &c->e[k->key & (GW_SPEC_CACHE_SLOTS - 1)];
 	size_t api_len = k->api != NULL ? k->api_len : SIZE_MAX;
 	size_t api_bytes = k->api != NULL ? k->api_len : 0;
-	if (e->bytes == NULL || e->key != k->key || e->api_len != api_len ||
-	    e->spec_len != k->spec_len ||
-	    memcmp(e->bytes, k->api != NULL ? k->api : "", api_bytes) != 0 ||
-	    memcmp(e->bytes + api_bytes, k->spec, k->spec_len) != 0)
-		return NULL;
-	return e;
+	for (int way = 0; way < 2; way++) {
+		struct cache_entry *e = cache_slot(c, k->key, way);
+		if (e->bytes != NULL && e->key == k->key && e->api_len == api_len &&
+		    e->spec_len == k->spec_len &&
+		    memcmp(e->bytes, k->api != NULL ? k->api : "", api_bytes) == 0 &&
+		    memcmp(e->bytes + api_bytes, k->spec, k->spec_len) == 0) {
+			e->used = ++c->tick;
+			return e;
+		}
+	}
+	return NULL;
 }
 
 /* (2)'s entry: after the full path accepted the top-level Pod `pod` whose
@@ -841,12 +854,16 @@ static void cache_put(struct spec_cache *c, const struct fast_key *k,
 	if (k->api != NULL)
 		memcpy(bytes, k->api, api_bytes);
 	memcpy(bytes + api_bytes, k->spec, k->spec_len);
-	struct cache_entry *e = &c->e[k->key & (GW_SPEC_CACHE_SLOTS - 1)];
+	/* A free slot of the two, else the one used least recently. */
+	struct cache_entry *e = cache_slot(c, k->key, 0);
+	struct cache_entry *e1 = cache_slot(c, k->key, 1);
+	if (e->bytes != NULL && (e1->bytes == NULL || e1->used < e->used))
+		e = e1;
 	cache_entry_free(c, e);
 	*e = (struct cache_entry){.key = k->key, .bytes = bytes,
 				  .api_len = k->api != NULL ? k->api_len : SIZE_MAX,
 				  .spec_len = k->spec_len, .spec = copy,
-				  .spec_hash = gw_spec_hash(copy)};
+				  .spec_hash = gw_spec_hash(copy), .used = ++c->tick};
 	c->st.entries++;
 	c->st.bytes += api_bytes + k->spec_len;
 	c->st.inserts++;

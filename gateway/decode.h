@@ -59,7 +59,7 @@ struct gw_limits {
 	bool no_spec_cache;
 };
 
-/* The spec cache (decode.c's design note): per thread, direct-mapped,
+/* The spec cache (decode.c's design note): per thread, two-way,
  * keyed by the exact bytes of a top-level Pod's apiVersion and spec. At
  * most GW_SPEC_CACHE_SLOTS entries of at most GW_SPEC_CACHE_ENTRY_MAX
  * bytes (a longer spec is never cached). */
