@@ -31,6 +31,7 @@
 #include "gateway/auth.h"
 #include "gateway/decode.h"
 #include "gateway/evict_decode.h"
+#include "gateway/json_scan.h"
 #include "gateway/owners_log.h"
 
 struct gateway_config {
