@@ -30,8 +30,12 @@
  *      bytes, found no unknown field in it, and ended the value where the
  *      scanner did: the same bytes parse to the same tree (jansson is
  *      deterministic), so the spec needs no parse and no field check;
- *   (3) its metadata, parsed by jansson, has no unknown field (the field
- *      walk of {"metadata": ...} as a Pod) and passes pod_parts.
+ *   (3) its metadata has no unknown field (its members are name,
+ *      namespace, labels and annotations, fields the walk never enters;
+ *      else the field walk of {"metadata": ...} as a Pod finds none) and
+ *      passes pod_parts. It is built directly when it holds only plain
+ *      strings and objects of them, one key at most once (simple_object:
+ *      the tree jansson would make), else parsed by jansson.
  * Then the pod goes through add_parts, the full path's own code, with a
  * copy of the entry's tree (a batch leaves the thread; the cache's trees
  * never do) and the entry's spec hash. Anything else (a miss, an unknown
