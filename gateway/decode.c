@@ -27,7 +27,8 @@
  *      absent or exactly "Pod", apiVersion absent or a plain string;
  *   (2) its apiVersion and spec bytes equal an entry's, and an entry is
  *      made only after the full path accepted a top-level Pod with those
- *      bytes, found no unknown field in it, and ended the value where the
+ *      bytes (the second time it did: a spec seen once costs no copy),
+ *      found no unknown field in it, and ended the value where the
  *      scanner did: the same bytes parse to the same tree (jansson is
  *      deterministic), so the spec needs no parse and no field check;
  *   (3) its metadata has no unknown field (its members are name,
@@ -609,6 +610,9 @@ static int add_value(struct decoder *d, const json_t *v, size_t line)
 /* apiVersion bytes the fast path takes ("v1", "scheduling.k8s.io/v1"). */
 #define FAST_API_MAX 64u
 
+/* Keys remembered after one miss (8 bytes each). */
+#define SEEN_SLOTS (4u * GW_SPEC_CACHE_SLOTS)
+
 struct cache_entry {
 	uint64_t key;      /* cache_key() of its bytes */
 	char *bytes;       /* apiVersion's then spec's; NULL: a free slot */
@@ -621,6 +625,10 @@ struct cache_entry {
 
 struct spec_cache {
 	struct cache_entry e[GW_SPEC_CACHE_SLOTS];
+	/* Keys missed once, two-way as the entries: a key is cached when it
+	 * is missed a second time, so that specs seen once (each request its
+	 * own) pay no copy into the cache. */
+	uint64_t seen[SEEN_SLOTS];
 	uint64_t tick;
 	struct gw_spec_cache_stats st;
 };
@@ -683,6 +691,7 @@ void gw_spec_cache_clear(void)
 		return;
 	for (size_t i = 0; i < GW_SPEC_CACHE_SLOTS; i++)
 		cache_entry_free(c, &c->e[i]);
+	memset(c->seen, 0, sizeof(c->seen));
 	c->st = (struct gw_spec_cache_stats){0};
 }
 
@@ -845,8 +854,16 @@ static void cache_put(struct spec_cache *c, const struct fast_key *k,
 		      const json_t *pod)
 {
 	const json_t *spec = json_object_get(pod, "spec");
+	uint64_t *s0 = &c->seen[k->key & (SEEN_SLOTS - 1)];
+	uint64_t *s1 = &c->seen[(k->key >> 32) & (SEEN_SLOTS - 1)];
 	if (!json_is_object(spec))
 		return;
+	if (*s0 != k->key && *s1 != k->key) {
+		/* The first miss: remembered (in a free way, else either), not
+		 * cached. */
+		*(*s0 == 0 ? s0 : *s1 == 0 ? s1 : (++c->tick & 1) ? s0 : s1) = k->key;
+		return;
+	}
 	size_t api_bytes = k->api != NULL ? k->api_len : 0;
 	char *bytes = malloc(api_bytes + k->spec_len);
 	json_t *copy = spec_copy(spec);

@@ -60,7 +60,8 @@ struct gw_limits {
 };
 
 /* The spec cache (decode.c's design note): per thread, two-way,
- * keyed by the exact bytes of a top-level Pod's apiVersion and spec. At
+ * keyed by the exact bytes of a top-level Pod's apiVersion and spec,
+ * filled when the same bytes are decoded the second time. At
  * most GW_SPEC_CACHE_SLOTS entries of at most GW_SPEC_CACHE_ENTRY_MAX
  * bytes (a longer spec is never cached). */
 #define GW_SPEC_CACHE_SLOTS 64u

@@ -243,11 +243,14 @@ static void test_hits(void **state)
 	char err[512];
 	struct gw_batch b;
 	struct gw_spec_cache_stats st;
-	assert_int_equal(gw_decode_pods(same_spec[0], strlen(same_spec[0]), &lim, &b,
-					err, sizeof(err)), 0);
-	gw_batch_free(&b);
-	gw_spec_cache_stats(&st);
-	assert_int_equal(st.entries, 1);
+	/* A spec is cached the second time it is missed. */
+	for (int round = 0; round < 2; round++) {
+		assert_int_equal(gw_decode_pods(same_spec[0], strlen(same_spec[0]), &lim,
+						&b, err, sizeof(err)), 0);
+		gw_batch_free(&b);
+		gw_spec_cache_stats(&st);
+		assert_int_equal(st.entries, (size_t)round);
+	}
 	assert_int_equal(st.hits, 0);
 	for (size_t i = 0; i < 8; i++) {
 		const char *body = same_spec[i];
@@ -257,10 +260,10 @@ static void test_hits(void **state)
 	}
 	gw_spec_cache_stats(&st);
 	/* same_spec[4] holds two pods; same_spec[2]'s apiVersion makes a key
-	 * of its own (a miss, then an entry). */
+	 * of its own (a miss, remembered), as the first two decodes were. */
 	assert_int_equal(st.hits, 8);
-	assert_int_equal(st.misses, 2);
-	assert_int_equal(st.entries, 2);
+	assert_int_equal(st.misses, 3);
+	assert_int_equal(st.entries, 1);
 	/* The oracle leaves the cache alone. */
 	const struct gw_limits full = {.max_pods = 100, .max_specs = 8,
 				       .no_spec_cache = true};
@@ -283,7 +286,7 @@ static void test_differences(void **state)
 	struct gw_batch b;
 	const char *a = "{\"metadata\":{\"name\":\"a\"},\"spec\":{\"nodeName\":\"n1\"}}";
 	const char *c = "{\"metadata\":{\"name\":\"a\"},\"spec\":{\"nodeName\":\"n2\"}}";
-	for (int round = 0; round < 2; round++) {
+	for (int round = 0; round < 3; round++) {
 		assert_int_equal(gw_decode_pods(a, strlen(a), &lim, &b, err, sizeof(err)), 0);
 		assert_string_equal(json_string_value(json_object_get(json_object_get(
 			b.specs[0].canon, "spec"), "nodeName")), "n1");
@@ -302,7 +305,7 @@ static void test_differences(void **state)
 	const char *v1 = "{\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"a\"},"
 		"\"spec\":{\"nodeSelectr\":{}}}";
 	const char *none = "{\"metadata\":{\"name\":\"a\"},\"spec\":{\"nodeSelectr\":{}}}";
-	for (int round = 0; round < 2; round++) {
+	for (int round = 0; round < 3; round++) {
 		assert_int_equal(gw_decode_pods(v2, strlen(v2), &lim, &b, err, sizeof(err)), 0);
 		gw_batch_free(&b);
 		assert_int_equal(gw_decode_pods(v1, strlen(v1), &lim, &b, err, sizeof(err)),
@@ -315,7 +318,7 @@ static void test_differences(void **state)
 	}
 	struct gw_spec_cache_stats st;
 	gw_spec_cache_stats(&st);
-	assert_true(st.hits >= 3); /* a, c and v2 the second time */
+	assert_true(st.hits >= 3); /* a, c and v2 the third time */
 }
 
 /* Bounds: at most GW_SPEC_CACHE_SLOTS entries, none over
@@ -332,9 +335,11 @@ static void test_bounds(void **state)
 	for (unsigned i = 0; i < 4 * GW_SPEC_CACHE_SLOTS; i++) {
 		int n = snprintf(body, sizeof(body), "{\"metadata\":{\"name\":\"p\"},"
 				 "\"spec\":{\"nodeName\":\"n%u\"}}", i);
-		assert_int_equal(gw_decode_pods(body, (size_t)n, &lim, &b, err,
-						sizeof(err)), 0);
-		gw_batch_free(&b);
+		for (int round = 0; round < 2; round++) {
+			assert_int_equal(gw_decode_pods(body, (size_t)n, &lim, &b, err,
+							sizeof(err)), 0);
+			gw_batch_free(&b);
+		}
 	}
 	struct gw_spec_cache_stats st;
 	gw_spec_cache_stats(&st);
@@ -362,10 +367,10 @@ static void test_bounds(void **state)
 	gw_spec_cache_stats(&st);
 	assert_int_equal(st.entries, 0);
 	assert_int_equal(st.inserts, 0);
-	/* One byte less: cached. */
+	/* One byte less: cached (the second time), then found. */
 	memmove(big + n - 4, big + n - 3, 3);
 	n--;
-	for (int round = 0; round < 2; round++) {
+	for (int round = 0; round < 3; round++) {
 		assert_int_equal(gw_decode_pods(big, n, &lim, &b, err, sizeof(err)), 0);
 		gw_batch_free(&b);
 	}
@@ -407,7 +412,7 @@ static void *in_thread(void *arg)
 		gw_batch_free(&b);
 	}
 	gw_spec_cache_stats(&st);
-	return st.entries == 1 && st.hits == 2 ? NULL : (void *)3;
+	return st.entries == 1 && st.hits == 1 ? NULL : (void *)3;
 }
 
 /* Each thread its own cache, freed when it ends (ASan's leak check). */
@@ -418,9 +423,11 @@ static void test_threads(void **state)
 	const struct gw_limits lim = {.max_pods = 100, .max_specs = 8};
 	char err[512];
 	struct gw_batch b;
-	assert_int_equal(gw_decode_pods(same_spec[0], strlen(same_spec[0]), &lim, &b,
-					err, sizeof(err)), 0);
-	gw_batch_free(&b);
+	for (int round = 0; round < 2; round++) {
+		assert_int_equal(gw_decode_pods(same_spec[0], strlen(same_spec[0]), &lim,
+						&b, err, sizeof(err)), 0);
+		gw_batch_free(&b);
+	}
 	for (int t = 0; t < 4; t++) {
 		pthread_t th;
 		void *res = (void *)9;
