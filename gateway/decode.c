@@ -15,12 +15,45 @@
  * (base/json_in.h), the Kubernetes decoder's too: one error line,
  * "<where in the body>: <path>: <what>", a type error "expected an
  * object, got an array".
+ *
+ * The spec cache (the fast path). Most of a one-pod request's cost was
+ * jansson building the tree of a spec the gateway had seen before (the
+ * same Deployment's replicas, one request each). Each thread keeps the
+ * specs it decoded, keyed by the exact bytes of a top-level Pod's
+ * apiVersion and spec values; a value takes the fast path only when:
+ *   (1) json_scan (gateway/json_scan.h) finds it one whole JSON object,
+ *      nested at most FAST_DEPTH, whose members are apiVersion, kind,
+ *      metadata and spec, each at most once, with plain keys, kind
+ *      absent or exactly "Pod", apiVersion absent or a plain string;
+ *   (2) its apiVersion and spec bytes equal an entry's, and an entry is
+ *      made only after the full path accepted a top-level Pod with those
+ *      bytes (the second time it did: a spec seen once costs no copy),
+ *      found no unknown field in it, and ended the value where the
+ *      scanner did: the same bytes parse to the same tree (jansson is
+ *      deterministic), so the spec needs no parse and no field check;
+ *   (3) its metadata has no unknown field (its members are name,
+ *      namespace, labels and annotations, fields the walk never enters;
+ *      else the field walk of {"metadata": ...} as a Pod finds none) and
+ *      passes pod_parts. It is built directly when it holds only plain
+ *      strings and objects of them, one key at most once (simple_object:
+ *      the tree jansson would make), else parsed by jansson.
+ * Then the pod goes through add_parts, the full path's own code, with a
+ * copy of the entry's tree (a batch leaves the thread; the cache's trees
+ * never do) and the entry's spec hash. Anything else (a miss, an unknown
+ * field, an escape, any error) declines before the batch is touched, and
+ * the value takes the full path, which alone writes messages: the fast
+ * path accepts only what the full path accepts, with the same batch.
+ * The cache is two-way (GW_SPEC_CACHE_SLOTS; a key has two slots, a new
+ * entry takes a free one or the one used least recently), an entry at
+ * most GW_SPEC_CACHE_ENTRY_MAX bytes of key.
  */
 #include "gateway/decode.h"
+#include "gateway/json_scan.h"
 #include "base/base.h"
 #include "policy/policy.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -219,7 +252,7 @@ static int pod_parts(struct json_in *in, const json_t *pod, struct pod_parts *ou
 
 /* gw_spec_hash() of the key pod_key() would build from `p`, without
  * building it: a pod whose key equals one seen allocates nothing. */
-static uint64_t pod_parts_hash(const struct pod_parts *p)
+static uint64_t pod_parts_hash(const struct pod_parts *p, uint64_t spec_hash)
 {
 	uint64_t meta = member_hash("namespace", string_hash(p->ns, strlen(p->ns)));
 	if (p->labels != NULL)
@@ -227,7 +260,7 @@ static uint64_t pod_parts_hash(const struct pod_parts *p)
 	uint64_t sum = member_hash("apiVersion", string_hash("v1", 2)) +
 		       member_hash("kind", string_hash("Pod", 3)) +
 		       member_hash("metadata", object_hash(meta, p->labels ? 2 : 1)) +
-		       member_hash("spec", gw_spec_hash(p->spec));
+		       member_hash("spec", spec_hash);
 	return object_hash(sum, 4);
 }
 
@@ -243,19 +276,31 @@ static bool pod_parts_equal(const json_t *canon, const struct pod_parts *p)
 	       json_equal(json_object_get(canon, "spec"), p->spec);
 }
 
-/* The key: only what placement reads. json_pack copies nothing deep: the
- * key holds references to the body's own subtrees. */
+/* The key: only what placement reads. It copies nothing deep: the key
+ * holds references to the body's own subtrees. Members in this order
+ * (the template's text, json_dumps, keeps it). */
 static json_t *pod_key(const struct pod_parts *p)
 {
-	json_t *m = json_pack("{s:s}", "namespace", p->ns);
-	if (m != NULL && p->labels != NULL &&
-	    json_object_set(m, "labels", (json_t *)p->labels) < 0) {
-		json_decref(m);
-		m = NULL;
-	}
-	return m == NULL ? NULL
-		: json_pack("{s:s,s:s,s:o,s:O}", "apiVersion", "v1", "kind", "Pod",
-			    "metadata", m, "spec", p->spec);
+	json_t *m = json_object();
+	json_t *k = json_object();
+	if (m == NULL || k == NULL)
+		goto fail;
+	/* p->ns is jansson's (valid UTF-8) or "default": no check needed. */
+	if (json_object_set_new_nocheck(m, "namespace", json_string_nocheck(p->ns)) < 0 ||
+	    (p->labels != NULL &&
+	     json_object_set_nocheck(m, "labels", (json_t *)p->labels) < 0) ||
+	    json_object_set_new_nocheck(k, "apiVersion", json_string_nocheck("v1")) < 0 ||
+	    json_object_set_new_nocheck(k, "kind", json_string_nocheck("Pod")) < 0)
+		goto fail;
+	int rc = json_object_set_new_nocheck(k, "metadata", m);
+	m = NULL; /* k's now, or freed */
+	if (rc < 0 || json_object_set_nocheck(k, "spec", (json_t *)p->spec) < 0)
+		goto fail;
+	return k;
+fail:
+	json_decref(m);
+	json_decref(k);
+	return NULL;
 }
 
 int gw_pod_key(const json_t *pod, const char *where, json_t **canon,
@@ -347,6 +392,7 @@ struct decoder {
 	struct gw_batch *b;
 	const struct gw_limits *lim;
 	struct json_in in; /* source: where the value or pod is in the body */
+	size_t unknown;    /* unknown fields the last check_fields found */
 };
 
 /* Field validation of one Pod or List (gw_limits.field_validation), as
@@ -359,7 +405,8 @@ static int check_fields(struct decoder *d, const json_t *obj, const char *kind,
 {
 	const char *api = json_string_value(json_object_get(obj, "apiVersion"));
 	struct k8s_fields_report r;
-	if (k8s_fields_check(obj, api, kind, prefix, &r) == 0)
+	d->unknown = k8s_fields_check(obj, api, kind, prefix, &r);
+	if (d->unknown == 0)
 		return 0;
 	if (d->lim->field_validation == K8S_FIELDS_STRICT) {
 		char line[K8S_FIELDS_MAX_REPORT * K8S_FIELDS_MSG_MAX + 64];
@@ -390,22 +437,17 @@ static int check_fields(struct decoder *d, const json_t *obj, const char *kind,
 	return 0;
 }
 
-/* Adds one pod object found at `where`. */
-static int add_pod(struct decoder *d, const json_t *obj, const char *where,
-		   const char *prefix)
+/* Adds a pod of checked parts called `name` found at `where` (the
+ * batch's warnings from `warned` on are its own), whose spec hashes to
+ * spec_hash (gw_spec_hash(parts->spec)). */
+static int add_parts(struct decoder *d, const struct pod_parts *pp,
+		     const char *name, const char *where, size_t warned,
+		     uint64_t spec_hash)
 {
 	struct gw_batch *b = d->b;
-	char name[GW_NAMESPACE_MAX + 1 + GW_NAME_MAX + 1];
+	const struct pod_parts parts = *pp;
 	json_t *canon = NULL;
-	struct pod_parts parts;
-	size_t warned = b->n_warnings;
 	d->in.source = where;
-	int rc = json_is_object(obj) ? check_fields(d, obj, "Pod", prefix) : 0;
-	if (rc < 0)
-		return rc;
-	rc = pod_parts(&d->in, obj, &parts, name, sizeof(name));
-	if (rc < 0)
-		return rc;
 	if (b->n_pods == d->lim->max_pods) {
 		return json_in_fail(&d->in, -E2BIG, "more than %zu pods in one "
 				    "request", d->lim->max_pods);
@@ -430,7 +472,7 @@ static int add_pod(struct decoder *d, const json_t *obj, const char *where,
 	}
 
 	/* Its spec key: an equal one of this body, or a new one. */
-	uint64_t h = pod_parts_hash(&parts);
+	uint64_t h = pod_parts_hash(&parts, spec_hash);
 	size_t s = h & b->spec_mask;
 	int64_t spec = -1;
 	for (; b->spec_table[s] != 0; s = (s + 1) & b->spec_mask) {
@@ -506,6 +548,24 @@ oom:
 	return json_in_fail(&d->in, -ENOMEM, "out of memory");
 }
 
+/* Adds one pod object found at `where`. */
+static int add_pod(struct decoder *d, const json_t *obj, const char *where,
+		   const char *prefix)
+{
+	char name[GW_NAMESPACE_MAX + 1 + GW_NAME_MAX + 1];
+	struct pod_parts parts;
+	size_t warned = d->b->n_warnings;
+	d->in.source = where;
+	d->unknown = 0;
+	int rc = json_is_object(obj) ? check_fields(d, obj, "Pod", prefix) : 0;
+	if (rc < 0)
+		return rc;
+	rc = pod_parts(&d->in, obj, &parts, name, sizeof(name));
+	if (rc < 0)
+		return rc;
+	return add_parts(d, &parts, name, where, warned, gw_spec_hash(parts.spec));
+}
+
 /* One top-level value starting on `line`: a Pod, or a List of them. */
 static int add_value(struct decoder *d, const json_t *v, size_t line)
 {
@@ -541,6 +601,385 @@ static int add_value(struct decoder *d, const json_t *v, size_t line)
 	return 0;
 }
 
+/* --- the spec cache and the fast path (the design note's (1)-(3)) ---------- */
+
+/* The deepest nesting the fast path scans (a pod's spec is a few levels
+ * deep); deeper values take the full path. It bounds spec_copy()'s
+ * recursion too. */
+#define FAST_DEPTH 64u
+/* apiVersion bytes the fast path takes ("v1", "scheduling.k8s.io/v1"). */
+#define FAST_API_MAX 64u
+
+/* Keys remembered after one miss (8 bytes each). */
+#define SEEN_SLOTS (4u * GW_SPEC_CACHE_SLOTS)
+
+struct cache_entry {
+	uint64_t key;      /* cache_key() of its bytes */
+	char *bytes;       /* apiVersion's then spec's; NULL: a free slot */
+	size_t api_len;    /* SIZE_MAX: no apiVersion */
+	size_t spec_len;
+	json_t *spec;      /* the tree, this thread's alone */
+	uint64_t spec_hash; /* gw_spec_hash(spec) */
+	uint64_t used;     /* spec_cache.tick when last found or made */
+};
+
+struct spec_cache {
+	struct cache_entry e[GW_SPEC_CACHE_SLOTS];
+	/* Keys missed once, two-way as the entries: a key is cached when it
+	 * is missed a second time, so that specs seen once (each request its
+	 * own) pay no copy into the cache. */
+	uint64_t seen[SEEN_SLOTS];
+	uint64_t tick;
+	struct gw_spec_cache_stats st;
+};
+
+static pthread_key_t cache_tls;
+static pthread_once_t cache_once = PTHREAD_ONCE_INIT;
+static bool cache_ok; /* written once under cache_once, read after it */
+
+static void cache_entry_free(struct spec_cache *c, struct cache_entry *e)
+{
+	if (e->bytes == NULL)
+		return;
+	c->st.entries--;
+	c->st.bytes -= (e->api_len == SIZE_MAX ? 0 : e->api_len) + e->spec_len;
+	free(e->bytes);
+	json_decref(e->spec);
+	*e = (struct cache_entry){0};
+}
+
+static void cache_destroy(void *arg)
+{
+	struct spec_cache *c = arg;
+	for (size_t i = 0; i < GW_SPEC_CACHE_SLOTS; i++)
+		cache_entry_free(c, &c->e[i]);
+	free(c);
+}
+
+static void cache_init_once(void)
+{
+	cache_ok = pthread_key_create(&cache_tls, cache_destroy) == 0;
+}
+
+/* The calling thread's cache, made on first use; NULL: none (no memory). */
+static struct spec_cache *cache_get(bool create)
+{
+	pthread_once(&cache_once, cache_init_once);
+	if (!cache_ok)
+		return NULL;
+	struct spec_cache *c = pthread_getspecific(cache_tls);
+	if (c == NULL && create) {
+		c = calloc(1, sizeof(*c));
+		if (c != NULL && pthread_setspecific(cache_tls, c) != 0) {
+			free(c);
+			c = NULL;
+		}
+	}
+	return c;
+}
+
+void gw_spec_cache_stats(struct gw_spec_cache_stats *out)
+{
+	struct spec_cache *c = cache_get(false);
+	*out = c != NULL ? c->st : (struct gw_spec_cache_stats){0};
+}
+
+void gw_spec_cache_clear(void)
+{
+	struct spec_cache *c = cache_get(false);
+	if (c == NULL)
+		return;
+	for (size_t i = 0; i < GW_SPEC_CACHE_SLOTS; i++)
+		cache_entry_free(c, &c->e[i]);
+	memset(c->seen, 0, sizeof(c->seen));
+	c->st = (struct gw_spec_cache_stats){0};
+}
+
+/* A copy of `v` sharing nothing with it, members in the same order; NULL
+ * when out of memory. Recursion: v's depth, below FAST_DEPTH ((1)). */
+static json_t *spec_copy(const json_t *v)
+{
+	switch (json_typeof(v)) {
+	case JSON_OBJECT: {
+		json_t *o = json_object();
+		const char *key;
+		size_t key_len;
+		json_t *m;
+		if (o == NULL)
+			return NULL;
+		json_object_keylen_foreach((json_t *)v, key, key_len, m) {
+			if (json_object_setn_new_nocheck(o, key, key_len,
+							 spec_copy(m)) < 0) {
+				json_decref(o);
+				return NULL;
+			}
+		}
+		return o;
+	}
+	case JSON_ARRAY: {
+		json_t *a = json_array();
+		size_t i;
+		json_t *e;
+		if (a == NULL)
+			return NULL;
+		json_array_foreach(v, i, e) {
+			if (json_array_append_new(a, spec_copy(e)) < 0) {
+				json_decref(a);
+				return NULL;
+			}
+		}
+		return a;
+	}
+	case JSON_STRING:
+		return json_stringn_nocheck(json_string_value(v), json_string_length(v));
+	case JSON_INTEGER:
+		return json_integer(json_integer_value(v));
+	case JSON_REAL:
+		return json_real(json_real_value(v));
+	case JSON_TRUE:
+		return json_true();
+	case JSON_FALSE:
+		return json_false();
+	case JSON_NULL:
+		return json_null();
+	}
+	return NULL;
+}
+
+/* What (1) found in one value: its spec and apiVersion bytes. */
+struct fast_key {
+	bool ok;            /* (1) held: the value may be cached */
+	uint64_t key;
+	const char *api;    /* NULL: absent */
+	size_t api_len;
+	const char *spec;
+	size_t spec_len;
+	const char *meta;
+	size_t meta_len;
+	size_t end;         /* the value's length */
+};
+
+static uint64_t cache_key(const struct fast_key *k)
+{
+	uint64_t h = HASH64_SEED;
+	if (k->api != NULL) {
+		h = hash64_add(h, "A", 1);
+		h = hash64_add(h, k->api, k->api_len);
+	}
+	h = hash64_add(h, "S", 1);
+	return rng_hash(hash64_add(h, k->spec, k->spec_len));
+}
+
+static bool key_is(const char *text, const struct json_scan_member *m,
+		   const char *name)
+{
+	size_t n = strlen(name);
+	return m->key_len == n && memcmp(text + m->key_off, name, n) == 0;
+}
+
+/* (1) on the value at text[0..avail): fills *k (k->ok false: it does not
+ * hold, the value takes the full path uncached). */
+static void fast_scan(const char *text, size_t avail, struct fast_key *k)
+{
+	struct json_scan sc;
+	size_t bad;
+	*k = (struct fast_key){0};
+	if (json_scan_value(text, avail, FAST_DEPTH, &sc, &bad) < 0 ||
+	    !sc.is_object || sc.n_members > 4)
+		return;
+	bool kind = false;
+	for (size_t i = 0; i < sc.n_members; i++) {
+		const struct json_scan_member *m = &sc.m[i];
+		const char *v = text + m->value_off;
+		if (m->key_escaped)
+			return;
+		if (key_is(text, m, "kind")) {
+			if (kind || m->value_len != 5 || memcmp(v, "\"Pod\"", 5) != 0)
+				return;
+			kind = true;
+		} else if (key_is(text, m, "apiVersion")) {
+			if (k->api != NULL || v[0] != '"' || m->value_escaped ||
+			    m->value_len - 2 > FAST_API_MAX)
+				return;
+			k->api = v + 1;
+			k->api_len = m->value_len - 2;
+		} else if (key_is(text, m, "metadata")) {
+			if (k->meta != NULL || v[0] != '{')
+				return;
+			k->meta = v;
+			k->meta_len = m->value_len;
+		} else if (key_is(text, m, "spec")) {
+			if (k->spec != NULL || v[0] != '{' ||
+			    m->value_len > GW_SPEC_CACHE_ENTRY_MAX)
+				return;
+			k->spec = v;
+			k->spec_len = m->value_len;
+		} else {
+			return;
+		}
+	}
+	if (k->meta == NULL || k->spec == NULL)
+		return;
+	k->end = sc.end;
+	k->key = cache_key(k);
+	k->ok = true;
+}
+
+/* A key's two slots (two-way: two hot specs rarely evict each other). */
+static struct cache_entry *cache_slot(struct spec_cache *c, uint64_t key, int way)
+{
+	return &c->e[(way == 0 ? key : key >> 32) & (GW_SPEC_CACHE_SLOTS - 1)];
+}
+
+static struct cache_entry *cache_find(struct spec_cache *c, const struct fast_key *k)
+{
+	size_t api_len = k->api != NULL ? k->api_len : SIZE_MAX;
+	size_t api_bytes = k->api != NULL ? k->api_len : 0;
+	for (int way = 0; way < 2; way++) {
+		struct cache_entry *e = cache_slot(c, k->key, way);
+		if (e->bytes != NULL && e->key == k->key && e->api_len == api_len &&
+		    e->spec_len == k->spec_len &&
+		    memcmp(e->bytes, k->api != NULL ? k->api : "", api_bytes) == 0 &&
+		    memcmp(e->bytes + api_bytes, k->spec, k->spec_len) == 0) {
+			e->used = ++c->tick;
+			return e;
+		}
+	}
+	return NULL;
+}
+
+/* (2)'s entry: after the full path accepted the top-level Pod `pod` whose
+ * bytes gave *k, with no unknown field. Out of memory: no entry. */
+static void cache_put(struct spec_cache *c, const struct fast_key *k,
+		      const json_t *pod)
+{
+	const json_t *spec = json_object_get(pod, "spec");
+	uint64_t *s0 = &c->seen[k->key & (SEEN_SLOTS - 1)];
+	uint64_t *s1 = &c->seen[(k->key >> 32) & (SEEN_SLOTS - 1)];
+	if (!json_is_object(spec))
+		return;
+	if (*s0 != k->key && *s1 != k->key) {
+		/* The first miss: remembered (in a free way, else either), not
+		 * cached. */
+		*(*s0 == 0 ? s0 : *s1 == 0 ? s1 : (++c->tick & 1) ? s0 : s1) = k->key;
+		return;
+	}
+	size_t api_bytes = k->api != NULL ? k->api_len : 0;
+	char *bytes = malloc(api_bytes + k->spec_len);
+	json_t *copy = spec_copy(spec);
+	if (bytes == NULL || copy == NULL) {
+		free(bytes);
+		json_decref(copy);
+		return;
+	}
+	if (k->api != NULL)
+		memcpy(bytes, k->api, api_bytes);
+	memcpy(bytes + api_bytes, k->spec, k->spec_len);
+	/* A free slot of the two, else the one used least recently. */
+	struct cache_entry *e = cache_slot(c, k->key, 0);
+	struct cache_entry *e1 = cache_slot(c, k->key, 1);
+	if (e->bytes != NULL && (e1->bytes == NULL || e1->used < e->used))
+		e = e1;
+	cache_entry_free(c, e);
+	*e = (struct cache_entry){.key = k->key, .bytes = bytes,
+				  .api_len = k->api != NULL ? k->api_len : SIZE_MAX,
+				  .spec_len = k->spec_len, .spec = copy,
+				  .spec_hash = gw_spec_hash(copy), .used = ++c->tick};
+	c->st.entries++;
+	c->st.bytes += api_bytes + k->spec_len;
+	c->st.inserts++;
+}
+
+/* The tree jansson would make of text[0..len), when it is an object of
+ * at most JSON_SCAN_MAX_MEMBERS members with plain keys whose values are
+ * plain strings or (depth > 1) such objects: a metadata with its labels.
+ * NULL: not that simple, a key twice (jansson's JSON_REJECT_DUPLICATES
+ * refuses it), or out of memory; jansson then parses it. */
+static json_t *simple_object(const char *text, size_t len, unsigned depth)
+{
+	struct json_scan sc;
+	size_t bad;
+	if (json_scan_value(text, len, depth, &sc, &bad) < 0 || !sc.is_object ||
+	    sc.end != len || sc.n_members > JSON_SCAN_MAX_MEMBERS)
+		return NULL;
+	json_t *o = json_object();
+	if (o == NULL)
+		return NULL;
+	for (size_t i = 0; i < sc.n_members; i++) {
+		const struct json_scan_member *m = &sc.m[i];
+		const char *key = text + m->key_off;
+		const char *v = text + m->value_off;
+		json_t *c = NULL;
+		if (m->key_escaped || json_object_getn(o, key, m->key_len) != NULL)
+			goto no;
+		if (v[0] == '"' && !m->value_escaped)
+			c = json_stringn_nocheck(v + 1, m->value_len - 2);
+		else if (v[0] == '{' && depth > 1)
+			c = simple_object(v, m->value_len, depth - 1);
+		if (c == NULL || json_object_setn_new_nocheck(o, key, m->key_len, c) < 0)
+			goto no;
+	}
+	return o;
+no:
+	json_decref(o);
+	return NULL;
+}
+
+/* Whether k8s_fields_check() would find no unknown field in a Pod whose
+ * only member is `meta`: every member one of these ObjectMeta fields,
+ * none of which it walks into (policy/k8s_fields_table.c: scalars). Else
+ * the walk itself decides. */
+static bool meta_fields_known(const json_t *meta)
+{
+	const char *key;
+	json_t *v;
+	json_object_foreach((json_t *)meta, key, v)
+		if (strcmp(key, "name") != 0 && strcmp(key, "namespace") != 0 &&
+		    strcmp(key, "labels") != 0 && strcmp(key, "annotations") != 0)
+			return false;
+	return true;
+}
+
+/* (3) and the pod's addition for a value whose spec is entry `e`'s.
+ * Returns 1 (declined: the batch untouched, the value takes the full
+ * path), or add_parts()' result. */
+static int fast_add(struct decoder *d, const struct fast_key *k,
+		    const struct cache_entry *e, const char *where)
+{
+	char api[FAST_API_MAX + 1];
+	if (k->api != NULL) {
+		memcpy(api, k->api, k->api_len);
+		api[k->api_len] = '\0';
+	}
+	json_error_t je;
+	json_t *meta = simple_object(k->meta, k->meta_len, 2);
+	if (meta == NULL)
+		meta = json_loadb(k->meta, k->meta_len, JSON_REJECT_DUPLICATES, &je);
+	json_t *pod = json_object();
+	if (meta == NULL || pod == NULL ||
+	    json_object_set_new_nocheck(pod, "metadata", meta) < 0) {
+		json_decref(pod);
+		return 1; /* meta is the pod's, or NULL */
+	}
+	int rc = 1;
+	struct k8s_fields_report r;
+	if (!(json_is_object(meta) && meta_fields_known(meta)) &&
+	    k8s_fields_check(pod, k->api != NULL ? api : NULL, "Pod", "", &r) != 0)
+		goto out;
+	json_t *spec = spec_copy(e->spec);
+	if (json_object_set_new_nocheck(pod, "spec", spec) < 0)
+		goto out;
+	char name[GW_NAMESPACE_MAX + 1 + GW_NAME_MAX + 1];
+	struct pod_parts parts;
+	struct json_in quiet = {.source = where}; /* no message: declined */
+	if (pod_parts(&quiet, pod, &parts, name, sizeof(name)) < 0)
+		goto out;
+	rc = add_parts(d, &parts, name, where, d->b->n_warnings, e->spec_hash);
+out:
+	json_decref(pod);
+	return rc;
+}
+
 int gw_decode_pods(const char *body, size_t len, const struct gw_limits *lim,
 		   struct gw_batch *out, char *err, size_t err_len)
 {
@@ -563,6 +1002,29 @@ int gw_decode_pods(const char *body, size_t len, const struct gw_limits *lim,
 		}
 		if (off == len)
 			break;
+		struct fast_key fk = {0};
+		struct spec_cache *cache = lim->no_spec_cache ? NULL : cache_get(true);
+		if (cache != NULL)
+			fast_scan(body + off, len - off, &fk);
+		const struct cache_entry *hit = fk.ok ? cache_find(cache, &fk) : NULL;
+		if (hit != NULL) {
+			char where[GW_WHERE_MAX];
+			snprintf(where, sizeof(where), "line %zu", line);
+			int rc = fast_add(&d, &fk, hit, where);
+			if (rc <= 0) {
+				if (rc < 0)
+					return rc;
+				cache->st.hits++;
+				values++;
+				for (size_t k = off; k < off + fk.end; k++)
+					if (body[k] == '\n')
+						line++;
+				off += fk.end;
+				continue;
+			}
+		}
+		if (fk.ok)
+			cache->st.misses++;
 		json_error_t je;
 		json_t *v = json_loadb(body + off, len - off,
 				       JSON_DISABLE_EOF_CHECK | JSON_REJECT_DUPLICATES,
@@ -575,7 +1037,12 @@ int gw_decode_pods(const char *body, size_t len, const struct gw_limits *lim,
 					    je.column, je.text);
 		}
 		size_t used = (size_t)je.position;
+		d.unknown = 0;
 		int rc = add_value(&d, v, line);
+		/* (2): an entry only for what the full path took whole. */
+		if (rc == 0 && fk.ok && hit == NULL && d.unknown == 0 &&
+		    used == fk.end)
+			cache_put(cache, &fk, v);
 		json_decref(v);
 		if (rc < 0)
 			return rc;

@@ -24,9 +24,12 @@
  *   line 3: items[2]: metadata.name: required
  *   line 7, column 12: JSON: '}' expected near ','
  * Cost: one jansson parse of the body, one walk of each pod's key, O(1)
- * table work per pod.
+ * table work per pod; a top-level Pod whose spec bytes the calling thread
+ * decoded before: one scan of its bytes and a parse of its metadata only.
  *
  * Threads: a batch belongs to one thread at a time; nothing is shared.
+ * Each thread keeps its own spec cache (its trees never leave it: the
+ * batch gets a copy), freed when the thread ends.
  */
 #ifndef SHMSCHED_GATEWAY_DECODE_H
 #define SHMSCHED_GATEWAY_DECODE_H
@@ -51,7 +54,28 @@ struct gw_limits {
 	 * field ..."); Warn drops them and names each in gw_batch.warnings;
 	 * Ignore drops them. Dropped fields never reach the daemon. */
 	int field_validation;
+	/* true: every value through jansson, no spec cache (the oracle the
+	 * tests compare the fast path with). */
+	bool no_spec_cache;
 };
+
+/* The spec cache (decode.c's design note): per thread, two-way,
+ * keyed by the exact bytes of a top-level Pod's apiVersion and spec,
+ * filled when the same bytes are decoded the second time. At
+ * most GW_SPEC_CACHE_SLOTS entries of at most GW_SPEC_CACHE_ENTRY_MAX
+ * bytes (a longer spec is never cached). */
+#define GW_SPEC_CACHE_SLOTS 64u
+#define GW_SPEC_CACHE_ENTRY_MAX (8u << 10)
+
+struct gw_spec_cache_stats {
+	size_t entries; /* held now */
+	size_t bytes;   /* their key bytes (apiVersion + spec text) */
+	uint64_t hits, misses, inserts;
+};
+
+/* The calling thread's cache: its counts, or emptied. */
+void gw_spec_cache_stats(struct gw_spec_cache_stats *out);
+void gw_spec_cache_clear(void);
 
 /* Warnings kept for one body (each a Warning header); past it, counted. */
 #define GW_MAX_WARNINGS 32

@@ -32,6 +32,7 @@
 #include "gateway/decode.h"
 #include "gateway/evict_decode.h"
 #include "gateway/failure_decode.h"
+#include "gateway/json_scan.h"
 #include "gateway/owners_log.h"
 
 struct gateway_config {

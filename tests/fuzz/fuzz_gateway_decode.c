@@ -9,7 +9,10 @@
  * (gw_parse_wait): accepted exactly when they are 1 to 10 decimal digits
  * of a value within the range, which is what it returns. The same bytes
  * as ?explain=VALUE (gw_parse_explain): accepted exactly when they are
- * "true" or "false", refused naming ?explain= within a bounded message. */
+ * "true" or "false", refused naming ?explain= within a bounded message.
+ * And the fast path (decode.c's spec cache, filled by earlier inputs and
+ * by the first of two decodes here) against the full jansson path
+ * (gw_limits.no_spec_cache): the same result, message and batch. */
 #include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -24,6 +27,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static void extender_args(const uint8_t *data, size_t size);
 static void wait_value(const uint8_t *data, size_t size);
 static void explain_value(const uint8_t *data, size_t size);
+static void same_as_full_path(const uint8_t *data, size_t size,
+			      const struct gw_limits *lim);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -36,6 +41,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	extender_args(data, size);
 	wait_value(data, size);
 	explain_value(data, size);
+	same_as_full_path(data, size, &lim);
 	int rc = gw_decode_pods((const char *)data, size, &lim, &b, err, sizeof(err));
 	if (rc < 0) {
 		if (err[0] == '\0' || (rc != -EINVAL && rc != -E2BIG && rc != -ENOMEM))
@@ -134,4 +140,46 @@ static void wait_value(const uint8_t *data, size_t size)
 	if (want != (rc == 0) || (rc == 0 && s != v) || (rc < 0 && (rc != -EINVAL ||
 	    s != 12345 || strstr(err, "?wait=") == NULL || strlen(err) > 200)))
 		abort();
+}
+
+/* Twice through the cache (a miss may fill it, then a hit), each against
+ * the full path. */
+static void same_as_full_path(const uint8_t *data, size_t size,
+			      const struct gw_limits *lim)
+{
+	struct gw_limits full = *lim;
+	full.no_spec_cache = true;
+	for (int round = 0; round < 2; round++) {
+		struct gw_batch a, b;
+		char ea[512] = "", eb[512] = "";
+		int ra = gw_decode_pods((const char *)data, size, &full, &a, ea, sizeof(ea));
+		int rb = gw_decode_pods((const char *)data, size, lim, &b, eb, sizeof(eb));
+		if (ra != rb || (ra < 0 && strcmp(ea, eb) != 0))
+			abort();
+		if (ra == 0 && (a.n_pods != b.n_pods || a.n_specs != b.n_specs ||
+				a.n_warnings != b.n_warnings ||
+				a.n_warnings_total != b.n_warnings_total))
+			abort();
+		for (size_t i = 0; ra == 0 && i < a.n_pods; i++)
+			if (a.pods[i].cookie != b.pods[i].cookie ||
+			    a.pods[i].spec != b.pods[i].spec ||
+			    strcmp(gw_pod_name(&a, &a.pods[i]), gw_pod_name(&b, &b.pods[i])) != 0)
+				abort();
+		for (size_t i = 0; ra == 0 && i < a.n_warnings; i++)
+			if (strcmp(a.warnings[i], b.warnings[i]) != 0)
+				abort();
+		for (size_t i = 0; ra == 0 && i < a.n_specs; i++) {
+			char *ta = json_dumps(a.specs[i].canon, JSON_COMPACT);
+			char *tb = json_dumps(b.specs[i].canon, JSON_COMPACT);
+			bool same = ta != NULL && tb != NULL && strcmp(ta, tb) == 0 &&
+				    a.specs[i].hash == b.specs[i].hash &&
+				    strcmp(a.specs[i].where, b.specs[i].where) == 0;
+			free(ta);
+			free(tb);
+			if (!same)
+				abort();
+		}
+		gw_batch_free(&a);
+		gw_batch_free(&b);
+	}
 }

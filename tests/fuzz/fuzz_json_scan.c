@@ -1,0 +1,77 @@
+/* Fuzz target: gateway/json_scan.c, the strict JSON scanner of the
+ * gateway's fast path, against jansson on the same bytes. The scanner
+ * takes a whole value (only whitespace after it) exactly when jansson
+ * (JSON_DECODE_ANY) does, but for jansson's own bounds, which the scanner
+ * leaves to it (json_scan.h): "\u0000", integers past int64, reals past
+ * double; nesting past the scanner's bound is refused with E2BIG. What it
+ * takes holds together: its end within the bytes, each recorded member's
+ * key and value inside the value, each value scanned alone ending where
+ * the member said, and as many members as jansson's object (when jansson
+ * saw no key twice). What it refuses names a byte within the input. */
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "gateway/gateway.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* jansson's refusals the scanner does not make (its load.c's texts). */
+static bool jansson_only(const char *text)
+{
+	return strstr(text, "\\u0000") != NULL || strstr(text, "too big") != NULL ||
+	       strstr(text, "overflow") != NULL || strstr(text, "depth") != NULL ||
+	       strstr(text, "NUL") != NULL;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	const char *s = (const char *)data;
+	struct json_scan sc;
+	size_t bad = SIZE_MAX;
+	int rc = json_scan_value(s, size, JSON_SCAN_MAX_DEPTH, &sc, &bad);
+	if (rc != 0 && (bad > size || (rc != -EINVAL && rc != -E2BIG)))
+		abort();
+	if (rc == -E2BIG)
+		return 0; /* past the scanner's bound: jansson's own (2048) differs */
+	bool whole = false;
+	if (rc == 0) {
+		if (sc.end == 0 || sc.end > size)
+			abort();
+		whole = true;
+		for (size_t i = sc.end; i < size; i++)
+			if (s[i] != ' ' && s[i] != '\t' && s[i] != '\n' && s[i] != '\r')
+				whole = false;
+		size_t n = sc.n_members < JSON_SCAN_MAX_MEMBERS ? sc.n_members
+							      : JSON_SCAN_MAX_MEMBERS;
+		if (!sc.is_object && sc.n_members != 0)
+			abort();
+		for (size_t i = 0; i < n; i++) {
+			const struct json_scan_member *m = &sc.m[i];
+			struct json_scan one;
+			size_t b2;
+			if (m->key_off == 0 || m->key_off + m->key_len >= sc.end ||
+			    m->value_off + m->value_len > sc.end || m->value_len == 0 ||
+			    json_scan_value(s + m->value_off, m->value_len,
+					    JSON_SCAN_MAX_DEPTH, &one, &b2) != 0 ||
+			    one.end != m->value_len)
+				abort();
+		}
+	}
+	json_error_t je;
+	json_t *v = json_loadb(s, size, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &je);
+	bool dup = v == NULL && strstr(je.text, "duplicate") != NULL;
+	if (v != NULL && !whole)
+		abort(); /* jansson took what the scanner refused */
+	if (v == NULL && whole && !dup && !jansson_only(je.text))
+		abort(); /* the scanner took what jansson refused */
+	if (v != NULL && json_is_object(v) && json_object_size(v) != sc.n_members)
+		abort();
+	json_decref(v);
+	return 0;
+}
