@@ -306,6 +306,7 @@ static enum attempt_result place_under_quota(struct attempt_ctx *a, unsigned w,
 						  &r->placement.devices, pod->cookie,
 						  attempt, qc_tag(cq, f));
 			qc_count_admitted(q, cq);
+			qc_admitted(q, w, pod->spec, charge); /* admission fair sharing */
 			tell_placed(a, pod->spec);
 			return ATTEMPT_ANSWERED;
 		}
@@ -518,6 +519,7 @@ static int charge_held(struct attempt_ctx *a, unsigned w, const struct pod_spec 
 		    quota_try_charge(t, cq, f, charge) < 0)
 			continue;
 		*quota = qc_tag(cq, f);
+		qc_admitted(a->quota, w, spec, charge); /* admission fair sharing */
 		return 0;
 	}
 	return -ENOSPC;

@@ -69,6 +69,10 @@
 #define QUOTA_WEIGHT_DEFAULT_MILLI INT64_C(1000)
 #define QUOTA_WEIGHT_MAX_MILLI (INT64_C(1) << 40)
 
+/* Kueue's admission fair sharing: a LocalQueue's decayed usage
+ * (quota/admission_usage.c; it needs the bounds above). */
+#include "quota/admission_usage.h"
+
 /* ClusterQueue .spec.preemption: the daemon does not act on it yet;
  * reclaim_choose (below) chooses victims by it. The defaults are Kueue's:
  * every policy Never. */

@@ -23,7 +23,6 @@
 
 #include <cmocka.h>
 
-#include "quota/admission_usage.h"
 #include "quota/quota.h"
 
 #define HOUR_NS (UINT64_C(3600) * 1000000000u)

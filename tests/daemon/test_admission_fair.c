@@ -1,0 +1,246 @@
+/* unit.daemon_admission_fair: Kueue's admission fair sharing (KEP-4136)
+ * in the real daemon, in process: within a ClusterQueue whose
+ * admissionScope.admissionMode is UsageBasedAdmissionFairSharing, the
+ * waiting pod of the LocalQueue with the lower decayed usage / weight is
+ * admitted first (daemon/wait.c QW8; quota/admission_usage.h), the
+ * daemon's clock for the usage stepped by hand.
+ *
+ * The oracle is Kueue: pkg/cache/queue/cluster_queue.go orders a
+ * ClusterQueue's pending workloads by "cmp.Compare(usageA, usageB)" of
+ * their LocalQueues before "baseCmp(a, b)"; the usage is
+ * pkg/util/admissionfairsharing CalculateUsage of the consumed resources,
+ * decayed by CalculateDecayedConsumed with alpha
+ * "1.0 - math.Pow(0.5, sampling/halfLifeTime)". LocalQueue qa ran 2 cpu
+ * for one half-life (consumed about 1 cpu), qb nothing: qb's pod goes
+ * first although qa's waited first. Old (and with the ClusterQueue's mode
+ * off): the head of the ClusterQueue, qa's.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "base/base.h"
+#include "daemon/daemon.h"
+#include "fixture.h"
+#include "quota/quota.h"
+#include "shm/shm.h"
+#include "shmsched/client.h"
+
+#define HOUR_NS (UINT64_C(3600) * 1000000000u)
+
+static struct fixture_dir fx;
+static char cluster[128];
+static uint64_t clk; /* the usage's clock; __atomic: the workers read it */
+
+static uint64_t afs_clock(void *arg)
+{
+	(void)arg;
+	/* Relaxed: a test's clock, stepped between the test's own steps. */
+	return __atomic_load_n(&clk, __ATOMIC_RELAXED);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	fixture_dir_make(&fx, "admfair", 0);
+	snprintf(cluster, sizeof(cluster), "%s/cluster.json", fx.dir);
+	FILE *f = fopen(cluster, "w");
+	assert_non_null(f);
+	fputs("{\"kind\":\"List\",\"items\":[{\"kind\":\"Node\",\"metadata\":"
+	      "{\"name\":\"n0\"},\"status\":{\"allocatable\":{\"cpu\":\"32\","
+	      "\"memory\":\"64Gi\",\"pods\":\"110\"}}}]}", f);
+	fclose(f);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	fixture_dir_remove(&fx);
+	return 0;
+}
+
+static uint32_t tmpl(struct shmsched_client *c, const char *queue,
+		     const char *cpu)
+{
+	char json[512], err[512];
+	snprintf(json, sizeof(json), "{\"kind\":\"Pod\",\"metadata\":{\"name\":"
+		 "\"t\",\"namespace\":\"default\",\"labels\":{\"kueue.x-k8s.io/"
+		 "queue-name\":\"%s\"}},\"spec\":{\"containers\":[{\"name\":\"c\","
+		 "\"resources\":{\"requests\":{\"cpu\":\"%s\"}}}]}}", queue, cpu);
+	uint32_t tid;
+	if (shmsched_register_template(c, json, strlen(json), &tid, err,
+				       sizeof(err)) < 0)
+		fail_msg("template %s: %s", json, err);
+	return tid;
+}
+
+/* A pod of `tid` that waits (up to 20 s): it must park, unanswered, as
+ * the `n`-th pod waiting (polled for up to 10 s: a loaded machine). */
+static void park_one(struct daemon *d, struct shmsched_client *c, uint32_t tid,
+		     uint64_t cookie, uint64_t n)
+{
+	struct shmsched_pod p = {.cookie = cookie, .template_id = tid,
+				 .flags = SHMSCHED_WAIT,
+				 .deadline_ns = now_ns() + UINT64_C(20000000000)};
+	assert_int_equal(shmsched_submit(c, &p, 1), 1);
+	struct daemon_stats ds;
+	for (int i = 0; i < 1000; i++) {
+		daemon_get_stats(d, &ds);
+		if (ds.pending_unschedulable >= n)
+			break;
+		usleep(10000);
+	}
+	assert_int_equal(ds.pending_unschedulable, n);
+	struct shmsched_result r;
+	assert_int_equal(fixture_await(c, &r, 1, 100), 0);
+}
+
+/* ClusterQueue "team" (2 cpu nominal, admission fair sharing `afs`),
+ * LocalQueues default/qa (weight 1) and default/qb (weight `wb`
+ * thousandths). */
+static struct quota_tree *make_tree(bool afs, int64_t wb)
+{
+	struct quota_tree *t;
+	char err[256];
+	assert_int_equal(quota_tree_new(&t), 0);
+	int f = quota_flavor_add(t, "fa", err, sizeof(err));
+	int cpu = quota_resource_add(t, "cpu", err, sizeof(err));
+	int cq = quota_cluster_queue_add(t, "team", NULL,
+					 QUOTA_WEIGHT_DEFAULT_MILLI, NULL, err,
+					 sizeof(err));
+	assert_true(f >= 0 && cpu >= 0 && cq >= 0);
+	assert_int_equal(quota_set(t, cq, f, cpu, 2000, QUOTA_NO_LIMIT,
+				   QUOTA_NO_LIMIT, err, sizeof(err)), 0);
+	assert_int_equal(quota_cluster_queue_set_admission_fair_sharing(t, cq, afs), 0);
+	assert_true(quota_local_queue_add(t, "default", "qa", "team", err,
+					  sizeof(err)) >= 0);
+	int lb = quota_local_queue_add(t, "default", "qb", "team", err, sizeof(err));
+	assert_true(lb >= 0);
+	assert_int_equal(quota_local_queue_set_weight(t, lb, wb, err, sizeof(err)), 0);
+	if (quota_seal(t, err, sizeof(err)) < 0)
+		fail_msg("quota_seal: %s", err);
+	return t;
+}
+
+/* qa runs `a_used` 1-cpu pods and qb `b_used` (together the queue's 2
+ * cpu); one half-life passes on the usage's clock; qa's waiting pod
+ * parks first, qb's second; one of qa's placements is given back (room
+ * for one). Returns the cookie placed: 1 (qa's) or 2 (qb's). */
+static uint64_t contest(struct quota_tree *t, const struct afs_settings *s,
+			int a_used, int b_used)
+{
+	__atomic_store_n(&clk, UINT64_C(1000000000), __ATOMIC_RELAXED);
+	struct daemon_config cfg = {.socket_path = fx.sock, .cluster_path = cluster,
+				    .seed = 1, .workers = 1, .slots = 64,
+				    .quota = t, .admission_fair_sharing = s,
+				    .afs_clock_ns = afs_clock};
+	char err[512];
+	struct daemon *d = daemon_start(&cfg, err, sizeof(err));
+	if (d == NULL)
+		fail_msg("daemon_start: %s", err);
+	struct shmsched_client *c;
+	if (shmsched_connect(fx.sock, &c, err, sizeof(err)) < 0)
+		fail_msg("connect: %s", err);
+	uint32_t qa = tmpl(c, "qa", "1"), qb = tmpl(c, "qb", "1");
+	struct shmsched_result r;
+	uint64_t a_ids[4];
+	for (int i = 0; i < a_used; i++) {
+		fixture_place_one(c, qa, 100 + (uint64_t)i, &r);
+		assert_int_equal(r.status, SHMSCHED_PLACED);
+		a_ids[i] = r.placement_id;
+	}
+	for (int i = 0; i < b_used; i++) {
+		fixture_place_one(c, qb, 200 + (uint64_t)i, &r);
+		assert_int_equal(r.status, SHMSCHED_PLACED);
+	}
+	/* One half-life on: the next poll samples (consumed = live x 0.5). */
+	__atomic_fetch_add(&clk, HOUR_NS, __ATOMIC_RELAXED);
+	park_one(d, c, qa, 1, 1); /* qa's, first */
+	park_one(d, c, qb, 2, 2); /* qb's, second */
+	assert_int_equal(shmsched_release(c, a_ids[0], err, sizeof(err)), 0);
+	assert_int_equal(fixture_await(c, &r, 1, 5000), 1);
+	assert_int_equal(r.status, SHMSCHED_PLACED);
+	uint64_t placed = r.cookie;
+	/* The other was attempted and waits again: room for one only. */
+	assert_int_equal(fixture_await(c, &r, 1, 500), 0);
+	struct daemon_stats ds;
+	daemon_get_stats(d, &ds);
+	assert_int_equal(ds.pending_unschedulable, 1);
+	shmsched_disconnect(c);
+	daemon_stop(d, 1000, &ds);
+	return placed;
+}
+
+/* qa ran 2 cpu for the half-life, qb nothing: qb's pod first. */
+static void test_lower_usage_first(void **state)
+{
+	(void)state;
+	struct afs_settings s = {.half_life_ns = HOUR_NS,
+				 .sampling_ns = UINT64_C(60000000000)};
+	struct quota_tree *t = make_tree(true, QUOTA_WEIGHT_DEFAULT_MILLI);
+	assert_int_equal(contest(t, &s, 2, 0), 2);
+	quota_tree_free(t);
+	/* The ClusterQueue's mode off (NoAdmissionFairSharing): the head,
+	 * qa's, as without admission fair sharing. */
+	t = make_tree(false, QUOTA_WEIGHT_DEFAULT_MILLI);
+	assert_int_equal(contest(t, &s, 2, 0), 1);
+	quota_tree_free(t);
+	/* No settings (Kueue's Configuration without admissionFairSharing):
+	 * the same. */
+	t = make_tree(true, QUOTA_WEIGHT_DEFAULT_MILLI);
+	assert_int_equal(contest(t, NULL, 2, 0), 1);
+	quota_tree_free(t);
+}
+
+/* The LocalQueue's weight divides (Kueue's LQWeightAsFloat64): each ran 1
+ * cpu, so both consumed the same; qb's weight 2 halves its usage: qb's
+ * pod first. With weight 1, equal usage: the base order, qa's (parked
+ * first). */
+static void test_weight(void **state)
+{
+	(void)state;
+	struct afs_settings s = {.half_life_ns = HOUR_NS,
+				 .sampling_ns = UINT64_C(60000000000)};
+	struct quota_tree *t = make_tree(true, 2 * QUOTA_WEIGHT_DEFAULT_MILLI);
+	assert_int_equal(contest(t, &s, 1, 1), 2);
+	quota_tree_free(t);
+	t = make_tree(true, QUOTA_WEIGHT_DEFAULT_MILLI);
+	assert_int_equal(contest(t, &s, 1, 1), 1);
+	quota_tree_free(t);
+}
+
+/* Settings Kueue's validation refuses stop the start, naming the field. */
+static void test_settings_refused(void **state)
+{
+	(void)state;
+	struct afs_settings s = {.half_life_ns = HOUR_NS, .sampling_ns = 0};
+	struct quota_tree *t = make_tree(true, QUOTA_WEIGHT_DEFAULT_MILLI);
+	struct daemon_config cfg = {.socket_path = fx.sock, .cluster_path = cluster,
+				    .seed = 1, .workers = 1, .slots = 64,
+				    .quota = t, .admission_fair_sharing = &s};
+	char err[512];
+	struct daemon *d = daemon_start(&cfg, err, sizeof(err));
+	assert_null(d);
+	assert_non_null(strstr(err, "usageSamplingInterval"));
+	quota_tree_free(t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_lower_usage_first),
+		cmocka_unit_test(test_weight),
+		cmocka_unit_test(test_settings_refused),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
