@@ -29,6 +29,7 @@
 #include <cmocka.h>
 
 #include "base/base.h"
+#include "daemon/admission_fair_internal.h"
 #include "daemon/daemon.h"
 #include "fixture.h"
 #include "quota/quota.h"
@@ -235,12 +236,100 @@ static void test_settings_refused(void **state)
 	quota_tree_free(t);
 }
 
+/* A tree of resources `res` (in that order) and LocalQueues ns/`lqs`
+ * (in that order) of one ClusterQueue; LocalQueue "b" weighs `wb`. */
+static struct quota_tree *ledger_tree(const char *const *res, int n_res,
+				      const char *const *lqs, int n_lqs,
+				      int64_t wb)
+{
+	struct quota_tree *t;
+	char err[256];
+	assert_int_equal(quota_tree_new(&t), 0);
+	int f = quota_flavor_add(t, "fa", err, sizeof(err));
+	int cq = quota_cluster_queue_add(t, "team", NULL,
+					 QUOTA_WEIGHT_DEFAULT_MILLI, NULL, err,
+					 sizeof(err));
+	for (int r = 0; r < n_res; r++) {
+		int ri = quota_resource_add(t, res[r], err, sizeof(err));
+		assert_int_equal(quota_set(t, cq, f, ri, 1000000, QUOTA_NO_LIMIT,
+					   QUOTA_NO_LIMIT, err, sizeof(err)), 0);
+	}
+	for (int i = 0; i < n_lqs; i++) {
+		int lq = quota_local_queue_add(t, "ns", lqs[i], "team", err,
+					       sizeof(err));
+		assert_true(lq >= 0);
+		if (strcmp(lqs[i], "b") == 0)
+			assert_int_equal(quota_local_queue_set_weight(t, lq, wb, err,
+								      sizeof(err)), 0);
+	}
+	if (quota_seal(t, err, sizeof(err)) < 0)
+		fail_msg("quota_seal: %s", err);
+	return t;
+}
+
+/* The ledger alone, on a clock stepped by hand: admissions (with the
+ * entry penalty), releases, one sample a sampling interval, and a swap
+ * of the tree (`shmsched queue apply`) that renumbers LocalQueues and
+ * resources: each LocalQueue keeps its usage by its name, a new one
+ * starts from nothing, a deleted one's is gone. */
+static void test_ledger_rebind(void **state)
+{
+	(void)state;
+	static const char *const res1[] = {"cpu", "memory"};
+	static const char *const res2[] = {"memory", "nvidia.com/gpu", "cpu"};
+	static const char *const lqs1[] = {"a", "b", "gone"};
+	static const char *const lqs2[] = {"new", "b", "a"};
+	struct quota_tree *t1 = ledger_tree(res1, 2, lqs1, 3, 2000);
+	struct quota_tree *t2 = ledger_tree(res2, 3, lqs2, 3, 1000);
+	/* Half-life 1h, sampling 1h: the penalty's alpha is 0.5. */
+	struct afs_settings s = {.half_life_ns = HOUR_NS, .sampling_ns = HOUR_NS};
+	__atomic_store_n(&clk, UINT64_C(1000000000), __ATOMIC_RELAXED);
+	struct afs_ledger *l = afsl_create(&s, t1, afs_clock, NULL);
+	assert_non_null(l);
+	afsl_tick(l); /* stamps */
+	int a1 = quota_local_queue_index(t1, "ns", "a");
+	int b1 = quota_local_queue_index(t1, "ns", "b");
+	int64_t two_cpu[QUOTA_MAX_RESOURCES] = {2000, 0};
+	afsl_admit(l, a1, two_cpu); /* live 2 cpu; penalty 2000m x 0.5 */
+	assert_true(afsl_usage(l, a1) == 1.0);
+	afsl_live(l, b1, two_cpu); /* a resumed placement: no penalty */
+	assert_true(afsl_usage(l, b1) == 0.0);
+	afsl_tick(l); /* not due */
+	assert_true(afsl_usage(l, a1) == 1.0);
+	__atomic_fetch_add(&clk, HOUR_NS, __ATOMIC_RELAXED);
+	afsl_tick(l);
+	/* a: 1000 x 0.5 + 2000 x 0.5 = 1500m; b: 1000m over weight 2. */
+	assert_true(afsl_usage(l, a1) == 1.5);
+	assert_true(afsl_usage(l, b1) == 0.5);
+	assert_true(afsl_usage(l, 7) == 0.0); /* out of range: nothing */
+
+	assert_int_equal(afsl_rebind(l, t2), 0);
+	int a2 = quota_local_queue_index(t2, "ns", "a");
+	int b2 = quota_local_queue_index(t2, "ns", "b");
+	int n2 = quota_local_queue_index(t2, "ns", "new");
+	assert_true(a2 != a1 && b2 == b1); /* renumbered */
+	assert_true(afsl_usage(l, a2) == 1.5);
+	assert_true(afsl_usage(l, b2) == 1.0); /* b's weight is 1 now */
+	assert_true(afsl_usage(l, n2) == 0.0);
+	/* a's live 2 cpu carried to cpu's new index: released there, it
+	 * decays toward nothing. */
+	int64_t two_cpu2[QUOTA_MAX_RESOURCES] = {0, 0, 2000};
+	afsl_release(l, a2, two_cpu2);
+	__atomic_fetch_add(&clk, HOUR_NS, __ATOMIC_RELAXED);
+	afsl_tick(l);
+	assert_true(afsl_usage(l, a2) == 0.75);
+	afsl_destroy(l);
+	quota_tree_free(t1);
+	quota_tree_free(t2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_lower_usage_first),
 		cmocka_unit_test(test_weight),
 		cmocka_unit_test(test_settings_refused),
+		cmocka_unit_test(test_ledger_rebind),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
