@@ -62,6 +62,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "daemon/admission_fair_internal.h"
 #include "daemon/persist_internal.h"
 #include "daemon/quarantine_internal.h"
 #include "daemon/quota_charge_internal.h"
@@ -487,8 +488,15 @@ static void uncharge(struct attempt_ctx *a, unsigned w, const struct pod_spec *s
 	int64_t charge[QUOTA_MAX_RESOURCES];
 	unsigned missing;
 	qc_untag(quota, &cq, &f);
-	if (qc_request(a->quota, w, &spec->request, charge, &missing) == 0)
+	if (qc_request(a->quota, w, &spec->request, charge, &missing) == 0) {
 		quota_release(qc_tree(a->quota), cq, f, charge);
+		/* charge_held told admission fair sharing (its penalty stays,
+		 * as Kueue's pushed penalty stays until settled). */
+		struct afs_ledger *afs = qc_admission_fair(a->quota);
+		if (afs != NULL)
+			afsl_release(afs, qc_worker_local_queue(a->quota, w, spec),
+				     charge);
+	}
 }
 
 /* The evictor held room on `node` for a waiting pod: under quota, it is
