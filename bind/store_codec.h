@@ -81,7 +81,7 @@ int store_decode_identity(const uint8_t *buf, size_t len,
 struct store_afs {
 	char ns[STORE_AFS_NAMESPACE_MAX + 1];
 	char name[STORE_AFS_NAME_MAX + 1];
-	uint64_t last_ns;   /* the last sample, on the daemon's clock */
+	uint64_t last_ns;   /* when saved: wall-clock (CLOCK_REALTIME) ns */
 	uint16_t n;         /* resources below, each named once */
 	char resource[STORE_AFS_RESOURCES][STORE_AFS_NAME_MAX + 1];
 	double consumed[STORE_AFS_RESOURCES]; /* finite, >= 0 */

@@ -13,8 +13,10 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "base/base.h"
+#include "bind/bind.h"
 
 struct afs_ledger {
 	pthread_mutex_t m;
@@ -181,5 +183,127 @@ int afsl_rebind(struct afs_ledger *l, const struct quota_tree *t)
 	l->t = t;
 	afs_config_resolve(&l->c, &l->s, t);
 	pthread_mutex_unlock(&l->m);
+	return rc;
+}
+
+/* The wall clock, ns: what a record keeps across a reboot (the monotonic
+ * clock starts again). */
+static uint64_t wall_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+int afsl_save(struct afs_ledger *l, struct store *st, char *err, size_t err_len)
+{
+	int rc = 0;
+	pthread_mutex_lock(&l->m);
+	size_t n = l->n > 0 ? (size_t)l->n : 1;
+	struct store_blob *b = calloc(n, sizeof(*b));
+	/* A record is at most 12 + 2 x (2 + 253) + 16 x (2 + 253 + 8). */
+	enum { REC_MAX = 12 + 2 * 255 + STORE_AFS_RESOURCES * 263,
+	       KEY_MAX = STORE_AFS_NAMESPACE_MAX + 1 + STORE_AFS_NAME_MAX };
+	uint8_t *buf = malloc(n * REC_MAX);
+	char *keys = malloc(n * KEY_MAX);
+	struct store_afs *a = malloc(sizeof(*a));
+	if (b == NULL || buf == NULL || keys == NULL || a == NULL) {
+		rc = errmsg_rc(-ENOMEM, err, err_len, "admission usage: out of memory");
+		goto out;
+	}
+	uint64_t now = wall_ns();
+	for (int i = 0; i < l->n; i++) {
+		const char *ns, *name;
+		quota_local_queue_name(l->t, i, &ns, &name);
+		memset(a, 0, sizeof(*a));
+		snprintf(a->ns, sizeof(a->ns), "%s", ns);
+		snprintf(a->name, sizeof(a->name), "%s", name);
+		a->last_ns = now;
+		for (int r = 0; r < l->c.n_resources && r < STORE_AFS_RESOURCES; r++) {
+			snprintf(a->resource[a->n], sizeof(a->resource[a->n]), "%s",
+				 quota_resource_name(l->t, r));
+			a->consumed[a->n++] = l->lq[i].consumed[r];
+		}
+		int len = store_encode_afs(a, buf + (size_t)i * REC_MAX, REC_MAX);
+		int klen = snprintf(keys + (size_t)i * KEY_MAX, KEY_MAX, "%s/%s", ns, name);
+		if (len < 0 || klen <= 0 || klen >= KEY_MAX) {
+			rc = errmsg_rc(-E2BIG, err, err_len, "admission usage of "
+				       "LocalQueue %s/%s: does not fit", ns, name);
+			goto out;
+		}
+		b[i] = (struct store_blob){keys + (size_t)i * KEY_MAX, (size_t)klen,
+					   buf + (size_t)i * REC_MAX, (size_t)len};
+	}
+	pthread_mutex_unlock(&l->m);
+	rc = store_replace_afs(st, b, (size_t)l->n, err, err_len);
+	pthread_mutex_lock(&l->m);
+out:
+	pthread_mutex_unlock(&l->m);
+	free(a);
+	free(keys);
+	free(buf);
+	free(b);
+	return rc;
+}
+
+struct afs_load {
+	struct afs_ledger *l;
+	struct store_afs a;
+	uint64_t now;
+	uint64_t loaded, skipped;
+	char *err;
+	size_t err_len;
+};
+
+static int load_one(void *arg, const void *blob, size_t len)
+{
+	struct afs_load *ld = arg;
+	struct afs_ledger *l = ld->l;
+	int rc = store_decode_afs(blob, len, &ld->a, ld->err, ld->err_len);
+	if (rc < 0)
+		return rc;
+	int lq = quota_local_queue_index(l->t, ld->a.ns, ld->a.name);
+	if (lq < 0 || lq >= l->n) {
+		ld->skipped++; /* a LocalQueue no longer in the file */
+		return 0;
+	}
+	struct afs_lq *q = &l->lq[lq];
+	for (unsigned k = 0; k < ld->a.n; k++) {
+		int r = quota_resource_find(l->t, ld->a.resource[k]);
+		if (r >= 0 && r < l->c.n_resources)
+			q->consumed[r] = ld->a.consumed[k];
+	}
+	/* The time the daemon was down decays it toward what its resumed
+	 * placements hold, as Kueue's first reconcile decays by the time
+	 * since its status' lastUpdate. */
+	uint64_t down = ld->now > ld->a.last_ns ? ld->now - ld->a.last_ns : 0;
+	if (l->c.half_life_ns == 0) {
+		memset(q->consumed, 0, sizeof(q->consumed));
+	} else {
+		double alpha = afs_alpha(down, l->c.half_life_ns);
+		for (int r = 0; r < l->c.n_resources; r++)
+			q->consumed[r] = q->consumed[r] * (1.0 - alpha) +
+					 (double)q->live[r] * alpha;
+	}
+	ld->loaded++;
+	return 0;
+}
+
+int afsl_load(struct afs_ledger *l, struct store *st, uint64_t *loaded,
+	      uint64_t *skipped, char *err, size_t err_len)
+{
+	struct afs_load *ld = calloc(1, sizeof(*ld));
+	if (ld == NULL)
+		return errmsg_rc(-ENOMEM, err, err_len, "admission usage: out of memory");
+	ld->l = l;
+	ld->now = wall_ns();
+	ld->err = err;
+	ld->err_len = err_len;
+	pthread_mutex_lock(&l->m);
+	int rc = store_load_afs(st, load_one, ld, err, err_len);
+	pthread_mutex_unlock(&l->m);
+	*loaded = ld->loaded;
+	*skipped = ld->skipped;
+	free(ld);
 	return rc;
 }

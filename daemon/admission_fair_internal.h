@@ -63,4 +63,18 @@ double afsl_usage(struct afs_ledger *l, int lq);
  * gate (qc_replace). On -ENOMEM the records start again from nothing. */
 int afsl_rebind(struct afs_ledger *l, const struct quota_tree *t);
 
+/* The durable store (bind/store.h, table afs): afsl_save writes every
+ * LocalQueue's consumed usage by names, stamped with the wall clock
+ * (a slow-path write: the daemon's stop calls it); afsl_load, after the
+ * resumed placements were counted (qc_recount), reads them back into the
+ * LocalQueues of the tree in force, each decayed for the time since it
+ * was saved toward what it holds now (Kueue's first reconcile after a
+ * restart decays by the time since lastUpdate), and counts in *skipped
+ * those of LocalQueues no longer there. 0, or -errno with a message (a
+ * damaged record: -EBADMSG). */
+struct store;
+int afsl_save(struct afs_ledger *l, struct store *st, char *err, size_t err_len);
+int afsl_load(struct afs_ledger *l, struct store *st, uint64_t *loaded,
+	      uint64_t *skipped, char *err, size_t err_len);
+
 #endif

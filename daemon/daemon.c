@@ -228,6 +228,20 @@ static int start_quota(struct daemon *d, const struct daemon_config *cfg,
 			"ClusterQueues; %llu no longer fit the quotas given "
 			"and are counted in none", (unsigned long long)charged,
 			(unsigned long long)dropped);
+	if (d->afs != NULL && d->persist != NULL) {
+		/* After the recount: what the resumed placements hold. */
+		uint64_t loaded, skipped;
+		int rc = afsl_load(d->afs, persist_store(d->persist), &loaded,
+				   &skipped, err, err_len);
+		if (rc < 0)
+			return rc;
+		if (loaded > 0 || skipped > 0)
+			log_msg(LOG_LEVEL_INFO, "admission fair sharing: the usage "
+				"of %llu LocalQueue(s) read back from the store; "
+				"%llu of LocalQueues no longer given dropped",
+				(unsigned long long)loaded,
+				(unsigned long long)skipped);
+	}
 	placements_set_free_hook(d->placements, qc_on_free, d->quota);
 	serve_set_quota(d->serve, d->quota);
 	return 0;
@@ -1245,6 +1259,15 @@ void daemon_stop(struct daemon *d, unsigned drain_ms, struct daemon_stats *out)
 	d->server = NULL;
 	control_server_stop(d->admin);  /* ... and every admin connection's */
 	d->admin = NULL;
+	if (d->afs != NULL && d->persist != NULL) {
+		/* Admission fair sharing's usage, for the next start. */
+		char err[512];
+		if (afsl_save(d->afs, persist_store(d->persist), err,
+			      sizeof(err)) < 0)
+			log_msg(LOG_LEVEL_WARN, "admission fair sharing: its usage "
+				"not saved (the next start begins it from the "
+				"placements): %s", err);
+	}
 	/* Everything answered and nothing in flight: a restart finds the
 	 * counters exactly as the records say. */
 	d->meta->clean_stop = 1;

@@ -29,6 +29,7 @@
 #include <cmocka.h>
 
 #include "base/base.h"
+#include "bind/bind.h"
 #include "daemon/admission_fair_internal.h"
 #include "daemon/daemon.h"
 #include "fixture.h"
@@ -107,8 +108,8 @@ static void park_one(struct daemon *d, struct shmsched_client *c, uint32_t tid,
 }
 
 /* ClusterQueue "team" (2 cpu nominal, admission fair sharing `afs`),
- * LocalQueues default/qa (weight 1) and default/qb (weight `wb`
- * thousandths). */
+ * LocalQueues default/qa (weight 1), default/qb (weight `wb`
+ * thousandths) and default/qc (weight 1). */
 static struct quota_tree *make_tree(bool afs, int64_t wb)
 {
 	struct quota_tree *t;
@@ -127,6 +128,8 @@ static struct quota_tree *make_tree(bool afs, int64_t wb)
 					  sizeof(err)) >= 0);
 	int lb = quota_local_queue_add(t, "default", "qb", "team", err, sizeof(err));
 	assert_true(lb >= 0);
+	assert_true(quota_local_queue_add(t, "default", "qc", "team", err,
+					  sizeof(err)) >= 0);
 	assert_int_equal(quota_local_queue_set_weight(t, lb, wb, err, sizeof(err)), 0);
 	if (quota_seal(t, err, sizeof(err)) < 0)
 		fail_msg("quota_seal: %s", err);
@@ -323,6 +326,74 @@ static void test_ledger_rebind(void **state)
 	quota_tree_free(t2);
 }
 
+/* Durable (issue 37 item 3: "kept in the durable store so a restart
+ * does not reset fairness"): qa's usage is saved at the stop and read
+ * back at the next start from the store (--state-dir), so after the
+ * restart qb's pod still goes first. Without the store's record both
+ * LocalQueues start from nothing, and qa's pod, parked first, would go
+ * first. */
+static void test_restart_keeps_usage(void **state)
+{
+	(void)state;
+	char store[160];
+	snprintf(store, sizeof(store), "%s/store", fx.dir);
+	struct afs_settings s = {.half_life_ns = HOUR_NS,
+				 .sampling_ns = UINT64_C(60000000000)};
+	__atomic_store_n(&clk, UINT64_C(1000000000), __ATOMIC_RELAXED);
+	struct quota_tree *t = make_tree(true, QUOTA_WEIGHT_DEFAULT_MILLI);
+	struct daemon_config cfg = {.socket_path = fx.sock, .cluster_path = cluster,
+				    .seed = 1, .workers = 1, .slots = 64,
+				    .quota = t, .admission_fair_sharing = &s,
+				    .afs_clock_ns = afs_clock, .state_dir = store,
+				    .durability = STORE_DURABILITY_SYNC};
+	char err[512];
+	struct daemon *d = daemon_start(&cfg, err, sizeof(err));
+	if (d == NULL)
+		fail_msg("daemon_start: %s", err);
+	struct shmsched_client *c;
+	if (shmsched_connect(fx.sock, &c, err, sizeof(err)) < 0)
+		fail_msg("connect: %s", err);
+	uint32_t qa = tmpl(c, "qa", "1");
+	struct shmsched_result r;
+	for (int i = 0; i < 2; i++) {
+		fixture_place_one(c, qa, 100 + (uint64_t)i, &r);
+		assert_int_equal(r.status, SHMSCHED_PLACED);
+	}
+	__atomic_fetch_add(&clk, HOUR_NS, __ATOMIC_RELAXED);
+	shmsched_disconnect(c);
+	struct daemon_stats ds;
+	daemon_stop(d, 1000, &ds);
+	quota_tree_free(t);
+
+	/* The restart: a new tree (the file read again), the same store. */
+	t = make_tree(true, QUOTA_WEIGHT_DEFAULT_MILLI);
+	cfg.quota = t;
+	d = daemon_start(&cfg, err, sizeof(err));
+	if (d == NULL)
+		fail_msg("daemon_start again: %s", err);
+	if (shmsched_connect(fx.sock, &c, err, sizeof(err)) < 0)
+		fail_msg("connect: %s", err);
+	/* A store's placements come back charged to no quota (its record
+	 * keeps none): qc fills the queue now, the same for both. */
+	qa = tmpl(c, "qa", "1");
+	uint32_t qb = tmpl(c, "qb", "1"), qc = tmpl(c, "qc", "1");
+	uint64_t c_ids[2];
+	for (int i = 0; i < 2; i++) {
+		fixture_place_one(c, qc, 300 + (uint64_t)i, &r);
+		assert_int_equal(r.status, SHMSCHED_PLACED);
+		c_ids[i] = r.placement_id;
+	}
+	park_one(d, c, qa, 1, 1); /* qa's, first */
+	park_one(d, c, qb, 2, 2); /* qb's, second */
+	assert_int_equal(shmsched_release(c, c_ids[0], err, sizeof(err)), 0);
+	assert_int_equal(fixture_await(c, &r, 1, 5000), 1);
+	assert_int_equal(r.status, SHMSCHED_PLACED);
+	assert_int_equal(r.cookie, 2);
+	shmsched_disconnect(c);
+	daemon_stop(d, 1000, &ds);
+	quota_tree_free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -330,6 +401,7 @@ int main(void)
 		cmocka_unit_test(test_weight),
 		cmocka_unit_test(test_settings_refused),
 		cmocka_unit_test(test_ledger_rebind),
+		cmocka_unit_test(test_restart_keeps_usage),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
