@@ -55,10 +55,17 @@
  *       The admitted totals are carried to the new tree by the queue's
  *       name in qc_replace (under every gate: no increment runs); a queue
  *       deleted loses its total, as Kueue's series goes with its queue.
+ *
+ * Admission fair sharing (daemon/admission_fair_internal.h), when a ledger
+ * is set: the worker cache keeps each group's LocalQueue index beside its
+ * ClusterQueue (both from one lookup, both emptied with the cache); an
+ * admission (qc_admitted), a release (qc_on_free, which decodes the
+ * record's group again under the hook's gate) and a recount feed the
+ * ledger under the same gates as the charge, so its LocalQueue indices
+ * are always the tree in force's; qc_replace rebinds it by names while it
+ * holds every gate.
  */
 #include "daemon/quota_charge_internal.h"
-
-#include "daemon/admission_fair_internal.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -67,6 +74,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "daemon/admission_fair_internal.h"
 
 #define QC_CACHE 256 /* groups remembered per worker, direct-mapped */
 #define QC_NODES (QUOTA_MAX_CLUSTER_QUEUES + QUOTA_MAX_COHORTS)
