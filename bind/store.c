@@ -726,7 +726,10 @@ int store_open(const char *dir, enum store_durability mode, struct store **out,
 		int lrc = mdb_txn_begin(s->env, NULL, 0, &txn);
 		if (lrc == 0) {
 			lrc = mdb_dbi_open(txn, "afs", MDB_CREATE, &s->afs);
-			lrc = lrc == 0 ? mdb_txn_commit(txn) : (mdb_txn_abort(txn), lrc);
+			if (lrc == 0)
+				lrc = mdb_txn_commit(txn);
+			else
+				mdb_txn_abort(txn);
 		}
 		/* An existing store may have grown past the start size. */
 		MDB_envinfo info;

@@ -128,7 +128,7 @@ double afs_usage(const struct afs_config *c, const struct afs_lq *lq,
 {
 	/* CalculateUsage: "Avoid dividing by a non-positive weight". */
 	if (weight_milli <= 0)
-		return INFINITY;
+		return (double)INFINITY;
 	double u = 0.0;
 	for (int r = 0; r < c->n_resources; r++)
 		u += c->scale[r] * lq->consumed[r];

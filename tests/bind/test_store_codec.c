@@ -215,7 +215,7 @@ static void test_afs(void **state)
 	assert_int_equal(store_decode_afs(c, (size_t)len, &b, err, sizeof(err)),
 			 -EBADMSG);
 
-	double bad_values[] = {-1.0, NAN, INFINITY};
+	double bad_values[] = {-1.0, (double)NAN, (double)INFINITY};
 	for (size_t k = 0; k < sizeof(bad_values) / sizeof(bad_values[0]); k++) {
 		struct store_afs d = a;
 		d.consumed[1] = bad_values[k];

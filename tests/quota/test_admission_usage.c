@@ -210,9 +210,9 @@ static void test_settings_refused(void **state)
 	s.weight[0] = -1.0;
 	assert_int_equal(afs_settings_check(&s, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "resourceWeights[\"cpu\"]: -1"));
-	s.weight[0] = NAN;
+	s.weight[0] = (double)NAN;
 	assert_int_equal(afs_settings_check(&s, err, sizeof(err)), -EINVAL);
-	s.weight[0] = INFINITY;
+	s.weight[0] = (double)INFINITY;
 	assert_int_equal(afs_settings_check(&s, err, sizeof(err)), -EINVAL);
 	s.weight[0] = 0.0;
 	assert_int_equal(afs_settings_check(&s, err, sizeof(err)), 0);
