@@ -60,6 +60,7 @@ struct cell {
 struct store {
 	MDB_env *env;
 	MDB_dbi meta, nodes, placements, identities;
+	MDB_dbi afs; /* admission fair sharing's records (made at open) */
 	enum store_durability mode;
 	char dir[512];
 	uint64_t map_size;
@@ -719,11 +720,25 @@ int store_open(const char *dir, enum store_durability mode, struct store **out,
 		s->nodes = dbis[1];
 		s->placements = dbis[2];
 		s->identities = dbis[3];
+		/* The afs table, made here: a store of an older daemon has
+		 * none, and read-only opens (check, peek) do not need it. */
+		MDB_txn *txn;
+		int lrc = mdb_txn_begin(s->env, NULL, 0, &txn);
+		if (lrc == 0) {
+			lrc = mdb_dbi_open(txn, "afs", MDB_CREATE, &s->afs);
+			if (lrc == 0)
+				lrc = mdb_txn_commit(txn);
+			else
+				mdb_txn_abort(txn);
+		}
 		/* An existing store may have grown past the start size. */
 		MDB_envinfo info;
 		if (mdb_env_info(s->env, &info) == 0 && info.me_mapsize > s->map_size)
 			s->map_size = info.me_mapsize;
 		rc = check_format(s, err, err_len);
+		if (rc == 0 && lrc != 0)
+			rc = errmsg_rc(lmdb_errno(lrc), err, err_len, "store %s: "
+				       "table afs: %s", dir, mdb_strerror(lrc));
 	}
 	if (rc == 0 && (rc = -pthread_create(&s->writer, NULL, writer_main, s)) < 0)
 		errmsg_rc(rc, err, err_len, "store %s: writer thread: %s", dir,
@@ -911,6 +926,28 @@ int store_replace_identity(struct store_replace *w, uint32_t owner,
 	return put_value(w->txn, w->s->identities, &owner, sizeof(owner), blob, len);
 }
 
+struct afs_put {
+	const struct store_blob *b;
+	size_t n;
+};
+
+static int apply_afs(struct store *s, MDB_txn *txn, void *arg)
+{
+	const struct afs_put *a = arg;
+	int rc = mdb_drop(txn, s->afs, 0);
+	for (size_t i = 0; rc == 0 && i < a->n; i++)
+		rc = put_value(txn, s->afs, a->b[i].key, a->b[i].klen, a->b[i].val,
+			       a->b[i].len);
+	return rc;
+}
+
+int store_replace_afs(struct store *s, const struct store_blob *b, size_t n,
+		      char *err, size_t err_len)
+{
+	struct afs_put a = {b, n};
+	return write_txn(s, apply_afs, &a, "writing admission usage", err, err_len);
+}
+
 /* --- reading back -------------------------------------------------------- */
 
 /* Walks one table, checking every value; `visit` gets each (NULL: count). */
@@ -980,6 +1017,33 @@ static int visit_placement(void *ctx, const MDB_val *k, const void *val, size_t 
 	uint64_t id;
 	memcpy(&id, k->mv_data, sizeof(id));
 	return v->placement(v->arg, id, val, (uint32_t)len);
+}
+
+struct afs_visit {
+	int (*visit)(void *arg, const void *blob, size_t len);
+	void *arg;
+};
+
+static int visit_afs(void *ctx, const MDB_val *k, const void *val, size_t len)
+{
+	(void)k;
+	const struct afs_visit *a = ctx;
+	return a->visit(a->arg, val, len);
+}
+
+int store_load_afs(struct store *s, int (*visit)(void *arg, const void *blob,
+						 size_t len),
+		   void *arg, char *err, size_t err_len)
+{
+	MDB_txn *txn;
+	int rc = mdb_txn_begin(s->env, NULL, MDB_RDONLY, &txn);
+	if (rc != 0)
+		return errmsg_rc(lmdb_errno(rc), err, err_len, "store: %s",
+				 mdb_strerror(rc));
+	struct afs_visit a = {visit, arg};
+	rc = walk(txn, s->afs, "afs", 0, visit_afs, &a, NULL, err, err_len);
+	mdb_txn_abort(txn);
+	return rc;
 }
 
 static int load_all(MDB_env *env, MDB_dbi nodes, MDB_dbi identities,

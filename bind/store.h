@@ -6,7 +6,8 @@
  * Values are opaque bytes (bind/store_codec.h encodes them); each is kept
  * with a 64-bit checksum of its key and bytes, checked when read back.
  * Tables: nodes (key: the node's name), placements (key: the placement id),
- * identities (key: the owner id), meta (the store's format version).
+ * identities (key: the owner id), meta (the store's format version), afs
+ * (key: a LocalQueue's namespace/name: admission fair sharing's usage).
  *
  * Placements arrive on the hot path: store_put_placement() and
  * store_del_placement() put an op on a bounded lock-free queue (no lock, no
@@ -139,6 +140,24 @@ struct store_visitor {
 };
 int store_load(struct store *s, const struct store_visitor *v, char *err,
 	       size_t err_len);
+
+/* Admission fair sharing's records (bind/store_codec.h,
+ * store_encode_afs), in table "afs", keyed by the LocalQueue's
+ * "namespace/name": store_replace_afs makes the table exactly b[0..n) in
+ * one write transaction (a slow-path call); store_load_afs visits each
+ * value, checksums checked (a non-zero return from `visit` stops the walk
+ * and is returned). 0, or an LMDB error or -EBADMSG with a message. */
+struct store_blob {
+	const void *key;
+	size_t klen;
+	const void *val;
+	size_t len;
+};
+int store_replace_afs(struct store *s, const struct store_blob *b, size_t n,
+		      char *err, size_t err_len);
+int store_load_afs(struct store *s, int (*visit)(void *arg, const void *blob,
+						 size_t len),
+		   void *arg, char *err, size_t err_len);
 
 /* How many entries each table holds, from LMDB's own counts (nothing is
  * read or checked). Returns 0 or an LMDB error with a message. */

@@ -4,6 +4,7 @@
 #include "bind/store_codec.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -387,5 +388,93 @@ int store_decode_identity(const uint8_t *buf, size_t len,
 	if (i.bad || i.at != len || memchr(out->name, '\0', n) != NULL)
 		return bad(err, err_len, "identity", "truncated or damaged");
 	out->used = 1;
+	return 0;
+}
+
+int store_encode_afs(const struct store_afs *a, uint8_t *buf, size_t cap)
+{
+	struct out o = {.p = buf, .cap = cap};
+	unsigned n = a->n < STORE_AFS_RESOURCES ? a->n : STORE_AFS_RESOURCES;
+	put_u8(&o, STORE_CODEC_VERSION);
+	put_u8(&o, 0);
+	put_u16(&o, (uint16_t)n);
+	put_u64(&o, a->last_ns);
+	size_t k = strnlen(a->ns, sizeof(a->ns) - 1);
+	put_u16(&o, (uint16_t)k);
+	put(&o, a->ns, k);
+	k = strnlen(a->name, sizeof(a->name) - 1);
+	put_u16(&o, (uint16_t)k);
+	put(&o, a->name, k);
+	for (unsigned r = 0; r < n; r++) {
+		k = strnlen(a->resource[r], sizeof(a->resource[r]) - 1);
+		put_u16(&o, (uint16_t)k);
+		put(&o, a->resource[r], k);
+		uint64_t bits;
+		memcpy(&bits, &a->consumed[r], sizeof(bits));
+		put_u64(&o, bits);
+	}
+	return finish(&o);
+}
+
+/* A name of 1 to `max` bytes, no NUL, into to[0..max] NUL-terminated.
+ * false when it is not one. */
+static bool get_name(struct in *i, char *to, size_t max)
+{
+	uint16_t n = get_u16(i);
+	if (i->bad || n == 0 || n > max || n > i->len - i->at) {
+		i->bad = true;
+		return false;
+	}
+	get(i, to, n);
+	to[n] = '\0';
+	return memchr(to, '\0', n) == NULL;
+}
+
+int store_decode_afs(const uint8_t *buf, size_t len, struct store_afs *out,
+		     char *err, size_t err_len)
+{
+	struct in i = {.p = buf, .len = len};
+	memset(out, 0, sizeof(*out));
+	uint8_t version = get_u8(&i);
+	(void)get_u8(&i);
+	uint16_t n = get_u16(&i);
+	out->last_ns = get_u64(&i);
+	if (i.bad)
+		return bad(err, err_len, "admission usage", "truncated");
+	if (version != STORE_CODEC_VERSION)
+		return errmsg_rc(-EBADMSG, err, err_len, "admission usage record: "
+				 "format version %u, this daemon reads %u",
+				 version, STORE_CODEC_VERSION);
+	if (n > STORE_AFS_RESOURCES)
+		return errmsg_rc(-EBADMSG, err, err_len, "admission usage record: "
+				 "%u resources, expected at most %u", n,
+				 STORE_AFS_RESOURCES);
+	if (!get_name(&i, out->ns, STORE_AFS_NAMESPACE_MAX) ||
+	    !get_name(&i, out->name, STORE_AFS_NAME_MAX))
+		return bad(err, err_len, "admission usage", "its LocalQueue's "
+			   "namespace or name truncated, empty, too long or with "
+			   "a NUL");
+	out->n = n;
+	for (unsigned r = 0; r < n; r++) {
+		if (!get_name(&i, out->resource[r], STORE_AFS_NAME_MAX))
+			return bad(err, err_len, "admission usage", "a resource "
+				   "name truncated, empty, too long or with a NUL");
+		uint64_t bits = get_u64(&i);
+		memcpy(&out->consumed[r], &bits, sizeof(bits));
+		if (i.bad)
+			return bad(err, err_len, "admission usage", "truncated");
+		if (!isfinite(out->consumed[r]) || !(out->consumed[r] >= 0.0))
+			return errmsg_rc(-EBADMSG, err, err_len, "admission usage "
+					 "record: resource \"%s\": consumed %g, "
+					 "expected a finite number >= 0",
+					 out->resource[r], out->consumed[r]);
+		for (unsigned q = 0; q < r; q++)
+			if (strcmp(out->resource[q], out->resource[r]) == 0)
+				return errmsg_rc(-EBADMSG, err, err_len,
+						 "admission usage record: resource "
+						 "\"%s\" twice", out->resource[r]);
+	}
+	if (i.at != len)
+		return bad(err, err_len, "admission usage", "bytes after its end");
 	return 0;
 }

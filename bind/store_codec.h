@@ -26,6 +26,10 @@
  *              encoding (shm/pod_group.h: its ids only hold places), then
  *              one str per id in pod_group_map_ids() order, interned anew
  *   identity   u8 version, u8 reserved[3], u32 uid, str name
+ *   afs        u8 version, u8 reserved, u16 n, u64 last_ns, str namespace,
+ *              str name, n x (str resource, f64 consumed)
+ *              (one LocalQueue's admission fair sharing usage,
+ *              quota/admission_usage.h; f64 as its IEEE 754 bits)
  */
 #ifndef SHMSCHED_BIND_STORE_CODEC_H
 #define SHMSCHED_BIND_STORE_CODEC_H
@@ -64,5 +68,34 @@ int store_encode_identity(const struct state_identity *id, uint8_t *buf,
 			  size_t cap);
 int store_decode_identity(const uint8_t *buf, size_t len,
 			  struct state_identity *out, char *err, size_t err_len);
+
+/* One LocalQueue's decayed usage (admission fair sharing: Kueue's
+ * status.fairSharing.admissionFairSharingStatus, consumedResources and
+ * lastUpdate), by names: the tree's indices do not outlive it. Bounds as
+ * quota/quota.h's (a namespace is a DNS label, a name at most 253 bytes,
+ * at most 16 resources). */
+#define STORE_AFS_NAMESPACE_MAX 63
+#define STORE_AFS_NAME_MAX 253
+#define STORE_AFS_RESOURCES 16
+
+struct store_afs {
+	char ns[STORE_AFS_NAMESPACE_MAX + 1];
+	char name[STORE_AFS_NAME_MAX + 1];
+	uint64_t last_ns;   /* when saved: wall-clock (CLOCK_REALTIME) ns */
+	uint16_t n;         /* resources below, each named once */
+	char resource[STORE_AFS_RESOURCES][STORE_AFS_NAME_MAX + 1];
+	double consumed[STORE_AFS_RESOURCES]; /* finite, >= 0 */
+};
+
+/* Writes `a` (its first min(n, STORE_AFS_RESOURCES) resources). Returns
+ * the length, or -E2BIG when it does not fit `cap`. */
+int store_encode_afs(const struct store_afs *a, uint8_t *buf, size_t cap);
+
+/* Reads one: 0, or -EBADMSG with what is wrong in `err` (another
+ * version, a length past the end or the bound, an empty name, a NUL
+ * inside one, a resource twice, a consumed value negative or not finite,
+ * bytes after the end). *out is zeroed first, names NUL-padded. */
+int store_decode_afs(const uint8_t *buf, size_t len, struct store_afs *out,
+		     char *err, size_t err_len);
 
 #endif

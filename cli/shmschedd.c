@@ -19,6 +19,7 @@
 #include "daemon/daemon.h"
 #include "ingest/ingest.h"
 #include "policy/policy.h"
+#include "quota/quota.h"
 #include "shmsched/version.h"
 
 #define MAX_ALLOWED 64
@@ -50,6 +51,9 @@ static void usage(FILE *to)
 		"                 [--pool-label KEY] [--quarantine-threshold RATE]\n"
 		"                 [--quarantine-min-nodes NODES]\n"
 		"                 [--quarantine-window DURATION]\n"
+		"                 [--admission-fair-sharing-half-life DURATION\n"
+		"                  [--admission-fair-sharing-sampling DURATION]\n"
+		"                  [--admission-fair-sharing-weight RESOURCE=WEIGHT]...]\n"
 		"\n"
 		"Serves pods from producers over shared memory: producers connect to\n"
 		"the control socket, get a region of slots and rings, and submit pods\n"
@@ -154,6 +158,18 @@ static void usage(FILE *to)
 		"                       node.kubernetes.io/unreachable:NoExecute until\n"
 		"                       its next renewal (default 50s; like 40s, 1m30s,\n"
 		"                       500ms; nodes never leased are not affected)\n"
+		"  --admission-fair-sharing-half-life DURATION\n"
+		"                       Kueue's admission fair sharing on (its\n"
+		"                       admissionFairSharing.usageHalfLifeTime): in a\n"
+		"                       ClusterQueue whose admissionScope.admissionMode\n"
+		"                       is UsageBasedAdmissionFairSharing, waiting pods\n"
+		"                       of the LocalQueue that used less (decayed with\n"
+		"                       this half-life; 0: no memory) go first\n"
+		"  --admission-fair-sharing-sampling DURATION\n"
+		"                       usageSamplingInterval (default 5m)\n"
+		"  --admission-fair-sharing-weight RESOURCE=WEIGHT\n"
+		"                       resourceWeights: a resource's weight in the\n"
+		"                       usage (default 1; repeat per resource)\n"
 		"  --node-eviction-rate RATE\n"
 		"                       Unknown nodes tainted unreachable per second in\n"
 		"                       each zone (topology.kubernetes.io/zone), as\n"
@@ -231,15 +247,16 @@ static int parse_u64(const char *opt, const char *s, uint64_t max, uint64_t *out
 }
 
 /* A duration as Go writes one ("50s", "1m30s", "500ms"; units h, m, s,
- * ms), or bare seconds, in nanoseconds: more than 0, at most a day. */
-static int parse_duration(const char *opt, const char *s, uint64_t *out_ns)
+ * ms), or bare seconds, in nanoseconds: more than 0, at most `max` (a
+ * whole number of hours). */
+static int parse_duration_max(const char *opt, const char *s, uint64_t max,
+			      uint64_t *out_ns)
 {
 	static const struct {
 		const char *unit;
 		uint64_t ns;
 	} units[] = {{"ms", 1000000u}, {"h", 3600000000000u}, {"m", 60000000000u},
 		     {"s", 1000000000u}};
-	const uint64_t max = 86400u * UINT64_C(1000000000);
 	uint64_t sum = 0;
 	const char *p = s;
 	bool ok = *p != '\0';
@@ -263,10 +280,52 @@ static int parse_duration(const char *opt, const char *s, uint64_t *out_ns)
 	}
 	if (!ok || sum == 0) {
 		fprintf(stderr, "shmschedd: %s: \"%s\" is not a duration from 1ms to "
-			"24h (like 50s, 1m30s, 500ms)\n", opt, s);
+			"%" PRIu64 "h (like 50s, 1m30s, 500ms)\n", opt, s,
+			max / UINT64_C(3600000000000));
 		return -EINVAL;
 	}
 	*out_ns = sum;
+	return 0;
+}
+
+/* At most a day. */
+static int parse_duration(const char *opt, const char *s, uint64_t *out_ns)
+{
+	return parse_duration_max(opt, s, 86400u * UINT64_C(1000000000), out_ns);
+}
+
+/* Admission fair sharing's durations: up to a year (Kueue's examples
+ * give usageHalfLifeTime 168h). */
+#define AFS_DURATION_MAX_NS (UINT64_C(8760) * 3600u * 1000000000u)
+
+/* --admission-fair-sharing-weight RESOURCE=WEIGHT into s (checked with
+ * the rest by afs_settings_check). */
+static int parse_afs_weight(const char *arg, struct afs_settings *s)
+{
+	const char *eq = strchr(arg, '=');
+	char *end;
+	double w = 0;
+	size_t n = eq != NULL ? (size_t)(eq - arg) : 0;
+	bool ok = n > 0 && n <= QUOTA_NAME_MAX;
+	if (ok) {
+		errno = 0;
+		w = strtod(eq + 1, &end);
+		ok = errno == 0 && end != eq + 1 && *end == '\0';
+	}
+	if (!ok) {
+		fprintf(stderr, "shmschedd: --admission-fair-sharing-weight: \"%s\": "
+			"expected RESOURCE=WEIGHT (like cpu=2, memory=0.5)\n", arg);
+		return -EINVAL;
+	}
+	if (s->n_weights >= AFS_MAX_WEIGHTS) {
+		fprintf(stderr, "shmschedd: --admission-fair-sharing-weight: more "
+			"than %d; expected at most one per resource\n",
+			AFS_MAX_WEIGHTS);
+		return -EINVAL;
+	}
+	memcpy(s->weight_name[s->n_weights], arg, n);
+	s->weight_name[s->n_weights][n] = '\0';
+	s->weight[s->n_weights++] = w;
 	return 0;
 }
 
@@ -408,6 +467,9 @@ int main(int argc, char **argv)
 		{"quarantine-threshold", required_argument, NULL, 0x4181},
 		{"quarantine-min-nodes", required_argument, NULL, 0x4182},
 		{"quarantine-window", required_argument, NULL, 0x4183},
+		{"admission-fair-sharing-half-life", required_argument, NULL, 0x4190},
+		{"admission-fair-sharing-sampling", required_argument, NULL, 0x4191},
+		{"admission-fair-sharing-weight", required_argument, NULL, 0x4192},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'v'},
 		{NULL, 0, NULL, 0},
@@ -415,6 +477,9 @@ int main(int argc, char **argv)
 	struct daemon_config cfg = {.seed = 1, .pin = true,
 				    .state_name = "shmsched"};
 	bool ephemeral = false, named = false, durability_given = false;
+	/* Admission fair sharing: its settings, Kueue's default sampling. */
+	static struct afs_settings afs = {.sampling_ns = AFS_SAMPLING_DEFAULT_NS};
+	bool afs_on = false, afs_given = false;
 	enum log_format log_format = LOG_FORMAT_TEXT;
 	const char *log_file = NULL;
 	static uid_t uids[MAX_ALLOWED], admin_uids[MAX_ALLOWED];
@@ -686,6 +751,30 @@ int main(int argc, char **argv)
 			cfg.quarantine_min_nodes = (uint32_t)nodes;
 			break;
 		}
+		case 0x4190:
+		case 0x4191: {
+			uint64_t ns = 0;
+			/* usageHalfLifeTime 0: "usage will be reset to 0". */
+			if (!(c == 0x4190 && strcmp(optarg, "0") == 0) &&
+			    parse_duration_max(c == 0x4190 ?
+					       "--admission-fair-sharing-half-life" :
+					       "--admission-fair-sharing-sampling",
+					       optarg, AFS_DURATION_MAX_NS, &ns) < 0)
+				return 2;
+			if (c == 0x4190) {
+				afs.half_life_ns = ns;
+				afs_on = true;
+			} else {
+				afs.sampling_ns = ns;
+			}
+			afs_given = true;
+			break;
+		}
+		case 0x4192:
+			if (parse_afs_weight(optarg, &afs) < 0)
+				return 2;
+			afs_given = true;
+			break;
 		case 0x4183:
 			if (parse_duration("--quarantine-window", optarg,
 					   &cfg.quarantine_window_ns) < 0)
@@ -722,6 +811,20 @@ int main(int argc, char **argv)
 		fprintf(stderr, "shmschedd: unexpected argument \"%s\"\n", argv[optind]);
 		fprintf(stderr, "Try 'shmschedd --help' for more information.\n");
 		return 2;
+	}
+	if (afs_given && !afs_on) {
+		fprintf(stderr, "shmschedd: --admission-fair-sharing-sampling and "
+			"--admission-fair-sharing-weight need "
+			"--admission-fair-sharing-half-life (what turns it on)\n");
+		return 2;
+	}
+	if (afs_on) {
+		char afs_err[512];
+		if (afs_settings_check(&afs, afs_err, sizeof(afs_err)) < 0) {
+			fprintf(stderr, "shmschedd: %s\n", afs_err);
+			return 2;
+		}
+		cfg.admission_fair_sharing = &afs;
 	}
 	if (ephemeral && named) {
 		fprintf(stderr, "shmschedd: --name and --ephemeral: one or the other\n");

@@ -62,6 +62,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "daemon/admission_fair_internal.h"
 #include "daemon/persist_internal.h"
 #include "daemon/quarantine_internal.h"
 #include "daemon/quota_charge_internal.h"
@@ -306,6 +307,7 @@ static enum attempt_result place_under_quota(struct attempt_ctx *a, unsigned w,
 						  &r->placement.devices, pod->cookie,
 						  attempt, qc_tag(cq, f));
 			qc_count_admitted(q, cq);
+			qc_admitted(q, w, pod->spec, charge); /* admission fair sharing */
 			tell_placed(a, pod->spec);
 			return ATTEMPT_ANSWERED;
 		}
@@ -488,8 +490,15 @@ static void uncharge(struct attempt_ctx *a, unsigned w, const struct pod_spec *s
 	int64_t charge[QUOTA_MAX_RESOURCES];
 	unsigned missing;
 	qc_untag(quota, &cq, &f);
-	if (qc_request(a->quota, w, &spec->request, charge, &missing) == 0)
+	if (qc_request(a->quota, w, &spec->request, charge, &missing) == 0) {
 		quota_release(qc_tree(a->quota), cq, f, charge);
+		/* charge_held told admission fair sharing (its penalty stays,
+		 * as Kueue's pushed penalty stays until settled). */
+		struct afs_ledger *afs = qc_admission_fair(a->quota);
+		if (afs != NULL)
+			afsl_release(afs, qc_worker_local_queue(a->quota, w, spec),
+				     charge);
+	}
 }
 
 /* The evictor held room on `node` for a waiting pod: under quota, it is
@@ -520,6 +529,7 @@ static int charge_held(struct attempt_ctx *a, unsigned w, const struct pod_spec 
 		    quota_try_charge(t, cq, f, charge) < 0)
 			continue;
 		*quota = qc_tag(cq, f);
+		qc_admitted(a->quota, w, spec, charge); /* admission fair sharing */
 		return 0;
 	}
 	return -ENOSPC;

@@ -38,6 +38,7 @@
 #include "daemon/evict_internal.h"
 #include "daemon/warm_internal.h"
 #include "daemon/quota_charge_internal.h"
+#include "daemon/admission_fair_internal.h"
 #include "daemon/lease_internal.h"
 #include "daemon/quarantine_internal.h"
 #include "daemon/taint_evict_internal.h"
@@ -74,6 +75,7 @@ struct daemon {
 	struct control_server *admin;
 	struct persist *persist;  /* the durable store; NULL: none */
 	struct quota_charge *quota; /* the quotas' charges; NULL: none */
+	struct afs_ledger *afs;     /* admission fair sharing; NULL: off */
 	/* Kueue's objects of the cluster file (ingest/kueue_json.h), owned;
 	 * NULL: none (or cfg->quota, the caller's, is used). */
 	struct quota_tree *file_quota;
@@ -123,6 +125,7 @@ static void teardown(struct daemon *d)
 	lease_destroy(d->leases);
 	placements_destroy(d->placements);
 	qc_destroy(d->quota); /* after the table whose free hook it is */
+	afsl_destroy(d->afs);  /* after the hook and workers that feed it */
 	quota_tree_free(d->file_quota); /* after the charges made against it */
 	for (unsigned i = 0; d->engines != NULL && i < d->workers; i++)
 		engine_destroy(d->engines[i]);
@@ -200,13 +203,24 @@ static int resume_cluster(struct daemon *d, const struct daemon_config *cfg,
 /* Kueue's quotas (daemon/quota_charge_internal.h): the live placements'
  * charges counted again from their records (a resumed region's), every
  * record's free hook set, the workers told. Before the pool starts. */
-static int start_quota(struct daemon *d, struct quota_tree *tree,
-		       char *err, size_t err_len)
+static int start_quota(struct daemon *d, const struct daemon_config *cfg,
+		       struct quota_tree *tree, char *err, size_t err_len)
 {
 	d->quota = qc_create(tree, d->strings, d->res, d->workers);
 	if (d->quota == NULL)
 		return errmsg_rc(-errno, err, err_len, "quota: %s (the flavors' "
 				 "nodeLabels, interned)", strerror(errno));
+	if (cfg->admission_fair_sharing != NULL) {
+		int rc = afs_settings_check(cfg->admission_fair_sharing, err, err_len);
+		if (rc < 0)
+			return rc;
+		d->afs = afsl_create(cfg->admission_fair_sharing, tree,
+				     cfg->afs_clock_ns, cfg->afs_clock_arg);
+		if (d->afs == NULL)
+			return errmsg_rc(-ENOMEM, err, err_len, "admission fair "
+					 "sharing: out of memory");
+		qc_set_admission_fair(d->quota, d->afs); /* before the recount */
+	}
 	uint64_t charged, dropped;
 	qc_recount(d->quota, d->placements, &charged, &dropped);
 	if (charged > 0 || dropped > 0)
@@ -215,6 +229,20 @@ static int start_quota(struct daemon *d, struct quota_tree *tree,
 			"ClusterQueues; %llu no longer fit the quotas given "
 			"and are counted in none", (unsigned long long)charged,
 			(unsigned long long)dropped);
+	if (d->afs != NULL && d->persist != NULL) {
+		/* After the recount: what the resumed placements hold. */
+		uint64_t loaded, skipped;
+		int rc = afsl_load(d->afs, persist_store(d->persist), &loaded,
+				   &skipped, err, err_len);
+		if (rc < 0)
+			return rc;
+		if (loaded > 0 || skipped > 0)
+			log_msg(LOG_LEVEL_INFO, "admission fair sharing: the usage "
+				"of %llu LocalQueue(s) read back from the store; "
+				"%llu of LocalQueues no longer given dropped",
+				(unsigned long long)loaded,
+				(unsigned long long)skipped);
+	}
 	placements_set_free_hook(d->placements, qc_on_free, d->quota);
 	serve_set_quota(d->serve, d->quota);
 	return 0;
@@ -1053,7 +1081,7 @@ struct daemon *daemon_start(const struct daemon_config *cfg, char *err,
 		goto fail;
 	}
 	struct quota_tree *quota = cfg->quota ? cfg->quota : d->file_quota;
-	if (quota != NULL && start_quota(d, quota, err, err_len) < 0)
+	if (quota != NULL && start_quota(d, cfg, quota, err, err_len) < 0)
 		goto fail;
 	if (d->file_quota != NULL && cfg->quota == NULL) {
 		/* `shmsched queue apply|delete`: the file's objects changed. */
@@ -1279,6 +1307,15 @@ void daemon_stop(struct daemon *d, unsigned drain_ms, struct daemon_stats *out)
 	d->server = NULL;
 	control_server_stop(d->admin);  /* ... and every admin connection's */
 	d->admin = NULL;
+	if (d->afs != NULL && d->persist != NULL) {
+		/* Admission fair sharing's usage, for the next start. */
+		char err[512];
+		if (afsl_save(d->afs, persist_store(d->persist), err,
+			      sizeof(err)) < 0)
+			log_msg(LOG_LEVEL_WARN, "admission fair sharing: its usage "
+				"not saved (the next start begins it from the "
+				"placements): %s", err);
+	}
 	/* Everything answered and nothing in flight: a restart finds the
 	 * counters exactly as the records say. */
 	d->meta->clean_stop = 1;

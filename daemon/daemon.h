@@ -12,6 +12,7 @@
 #include <sys/types.h>
 
 struct quota_tree;
+struct afs_settings;
 
 struct daemon_config {
 	const char *socket_path;   /* required */
@@ -113,6 +114,15 @@ struct daemon_config {
 	 * answered UNSCHEDULABLE naming the queue; pods without the label are
 	 * under none. NULL: no quotas. Gangs under quota are refused. */
 	struct quota_tree *quota;
+	/* Kueue's admission fair sharing (Configuration .admissionFairSharing;
+	 * daemon/admission_fair_internal.h), for ClusterQueues whose
+	 * admissionScope.admissionMode is UsageBasedAdmissionFairSharing:
+	 * NULL: off. Copied at the start. Its clock, monotonic ns: NULL: the
+	 * daemon's (base/clock.h); a test's steps it by hand (each worker's
+	 * poll samples when the interval passed on it). */
+	const struct afs_settings *admission_fair_sharing;
+	uint64_t (*afs_clock_ns)(void *arg);
+	void *afs_clock_arg;
 	/* Node leases (issue 38; daemon/lease_internal.h): a node that
 	 * renewed its lease and then renews none for longer than this is
 	 * Unknown, tainted node.kubernetes.io/unreachable:NoExecute (0:

@@ -55,6 +55,15 @@
  *       The admitted totals are carried to the new tree by the queue's
  *       name in qc_replace (under every gate: no increment runs); a queue
  *       deleted loses its total, as Kueue's series goes with its queue.
+ *
+ * Admission fair sharing (daemon/admission_fair_internal.h), when a ledger
+ * is set: the worker cache keeps each group's LocalQueue index beside its
+ * ClusterQueue (both from one lookup, both emptied with the cache); an
+ * admission (qc_admitted), a release (qc_on_free, which decodes the
+ * record's group again under the hook's gate) and a recount feed the
+ * ledger under the same gates as the charge, so its LocalQueue indices
+ * are always the tree in force's; qc_replace rebinds it by names while it
+ * holds every gate.
  */
 #include "daemon/quota_charge_internal.h"
 
@@ -65,6 +74,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "daemon/admission_fair_internal.h"
 
 #define QC_CACHE 256 /* groups remembered per worker, direct-mapped */
 #define QC_NODES (QUOTA_MAX_CLUSTER_QUEUES + QUOTA_MAX_COHORTS)
@@ -77,6 +88,7 @@ struct qc_flavor {
 struct qc_worker {
 	_Alignas(64) uint32_t group[QC_CACHE]; /* 0: empty */
 	int32_t cq[QC_CACHE];                  /* >= 0, or QC_NONE */
+	int32_t lq[QC_CACHE];                  /* its LocalQueue's index, -1 none */
 	unsigned res_count;                    /* res->count the map is for */
 	uint32_t strings_epoch;                /* intern_epoch the groups are of */
 	int8_t q_of_res[RES_MAX];              /* tree's index, -1 none */
@@ -103,6 +115,10 @@ struct quota_charge {
 	uint64_t *admitted;
 	int64_t *pending[QC_PENDING_KINDS];
 	struct pod_group explain_scratch; /* qc_explain's: the control thread's */
+	/* Admission fair sharing (daemon/admission_fair_internal.h); NULL:
+	 * off. Set before the workers run. */
+	struct afs_ledger *afs;
+	struct pod_group hook_scratch; /* qc_on_free's: under the hook's gate */
 };
 
 static int cmp_label(const void *a, const void *b)
@@ -283,8 +299,9 @@ void qc_leave(struct quota_charge *q, unsigned w)
 
 /* The pod's queue, uncached: group `g` decoded into `scratch`. */
 static int lookup(struct quota_charge *q, uint32_t g, struct pod_group *scratch,
-		  char *why, size_t why_len)
+		  char *why, size_t why_len, int *lq)
 {
+	*lq = -1;
 	const char *enc = intern_str(q->strings, g);
 	if (pod_group_decode(enc, intern_len(q->strings, g), scratch) < 0)
 		return QC_NONE; /* the daemon's own encoding: cannot happen */
@@ -294,8 +311,10 @@ static int lookup(struct quota_charge *q, uint32_t g, struct pod_group *scratch,
 	const char *ns = intern_str(q->strings, scratch->ns);
 	const char *name = intern_str(q->strings, value);
 	int cq = quota_local_queue_find(q->t, ns, name);
-	if (cq >= 0)
+	if (cq >= 0) {
+		*lq = quota_local_queue_index(q->t, ns, name);
 		return cq;
+	}
 	/* Kueue keeps such a workload pending: "LocalQueue ns/name doesn't
 	 * exist" (pkg/controller/core/workload_controller.go). */
 	snprintf(why, why_len, "metadata.labels[\"" QC_QUEUE_LABEL "\"]: "
@@ -323,12 +342,42 @@ int qc_worker_queue(struct quota_charge *q, unsigned w,
 	unsigned i = (g * 2654435761u) >> 24; /* 0..255: QC_CACHE */
 	if (qw->group[i] == g)
 		return qw->cq[i];
-	int cq = lookup(q, g, &qw->scratch, why, why_len);
+	int lq;
+	int cq = lookup(q, g, &qw->scratch, why, why_len, &lq);
 	if (cq != QC_REFUSED) {
 		qw->group[i] = g;
 		qw->cq[i] = cq;
+		qw->lq[i] = lq;
 	}
 	return cq;
+}
+
+int qc_worker_local_queue(struct quota_charge *q, unsigned w,
+			  const struct pod_spec *pod)
+{
+	char why[SHMSCHED_MESSAGE_MAX];
+	if (qc_worker_queue(q, w, pod, why, sizeof(why)) < 0)
+		return -1;
+	/* qc_worker_queue left it in the cache. */
+	struct qc_worker *qw = &q->w[w];
+	return qw->lq[(pod->group * 2654435761u) >> 24];
+}
+
+void qc_set_admission_fair(struct quota_charge *q, struct afs_ledger *l)
+{
+	q->afs = l;
+}
+
+struct afs_ledger *qc_admission_fair(const struct quota_charge *q)
+{
+	return q != NULL ? q->afs : NULL;
+}
+
+void qc_admitted(struct quota_charge *q, unsigned w, const struct pod_spec *pod,
+		 const int64_t *charge)
+{
+	if (q->afs != NULL)
+		afsl_admit(q->afs, qc_worker_local_queue(q, w, pod), charge);
 }
 
 static void build_map(const struct quota_charge *q, unsigned count, int8_t *map)
@@ -572,7 +621,8 @@ bool qc_explain(void *arg, const struct pod_spec *spec, char *buf, size_t len)
 	struct quota_charge *q = arg;
 	if (spec->group == 0)
 		return false;
-	int cq = lookup(q, spec->group, &q->explain_scratch, buf, len);
+	int lq;
+	int cq = lookup(q, spec->group, &q->explain_scratch, buf, len, &lq);
 	if (cq == QC_NONE)
 		return false;
 	if (cq == QC_REFUSED)
@@ -612,8 +662,15 @@ void qc_on_free(void *arg, const struct placement_record *r)
 	qc_untag(tag, &cq, &flavor);
 	/* A tag 0 (qc_replace: charged to nothing) untags to cq -1. */
 	if (tag_valid(q->t, cq, flavor) &&
-	    qc_request(q, q->workers, &r->request, charge, &missing) == 0)
+	    qc_request(q, q->workers, &r->request, charge, &missing) == 0) {
 		quota_release(q->t, cq, flavor, charge);
+		if (q->afs != NULL && r->group != 0) {
+			char why[SHMSCHED_MESSAGE_MAX];
+			int lq;
+			(void)lookup(q, r->group, &q->hook_scratch, why, sizeof(why), &lq);
+			afsl_release(q->afs, lq, charge);
+		}
+	}
 	qc_leave(q, q->workers);
 }
 
@@ -635,6 +692,13 @@ void qc_recount(struct quota_charge *q, struct placements *t, uint64_t *charged,
 		    qc_request(q, q->workers, &r->request, charge, &missing) == 0 &&
 		    quota_try_charge(q->t, cq, flavor, charge) == 0) {
 			(*charged)++;
+			if (q->afs != NULL && r->group != 0) {
+				char why[SHMSCHED_MESSAGE_MAX];
+				int lq;
+				(void)lookup(q, r->group, &q->hook_scratch, why,
+					     sizeof(why), &lq);
+				afsl_live(q->afs, lq, charge);
+			}
 			continue;
 		}
 		placements_set_quota(t, i, 0);
@@ -678,6 +742,8 @@ int qc_replace(struct quota_charge *q, struct quota_tree *t, struct placements *
 	*old = q->t;
 	q->t = t;
 	q->serial++;
+	if (q->afs != NULL)
+		(void)afsl_rebind(q->afs, t); /* -ENOMEM: usage from nothing */
 	memcpy(q->flavors, flavors, sizeof(flavors));
 	for (unsigned i = 0; i < q->workers; i++) {
 		memset(q->w[i].group, 0, sizeof(q->w[i].group));

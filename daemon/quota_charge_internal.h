@@ -124,6 +124,20 @@ static inline void qc_untag(uint32_t tag, int *cq, int *flavor)
 int qc_worker_queue(struct quota_charge *q, unsigned w,
 		    const struct pod_spec *pod, char *why, size_t why_len);
 
+/* Admission fair sharing (daemon/admission_fair_internal.h): the ledger
+ * the charges and releases feed (NULL: off; set before the workers run
+ * and before qc_recount, not owned), and the ledger. qc_admitted: worker
+ * w, inside its gate, once `pod` is placed under quota with `charge`.
+ * qc_worker_local_queue: worker w, inside its gate: the index of `pod`'s
+ * LocalQueue in the tree in force, -1 for none. */
+struct afs_ledger;
+void qc_set_admission_fair(struct quota_charge *q, struct afs_ledger *l);
+struct afs_ledger *qc_admission_fair(const struct quota_charge *q);
+void qc_admitted(struct quota_charge *q, unsigned w, const struct pod_spec *pod,
+		 const int64_t *charge);
+int qc_worker_local_queue(struct quota_charge *q, unsigned w,
+			  const struct pod_spec *pod);
+
 /* The charge of a pod requesting `request` (v[RES_PODS] ignored) into
  * out[0 .. quota_n_resources()). Returns 0, or -ENOENT with *missing the
  * index (in `res`) of a requested resource the tree names nowhere.

@@ -71,6 +71,15 @@
  *       quota_cq keeps, per pod, the ClusterQueue and whether it is awake,
  *       so each count is given back as it was taken. A pod that a tree's
  *       swap wakes into activeQ (QW5) counts nothing until it parks again.
+ *   QW8 Admission fair sharing (Kueue's KEP-4136;
+ *       daemon/admission_fair_internal.h): in a ClusterQueue whose
+ *       admissionScope is UsageBasedAdmissionFairSharing, the pod it
+ *       nominates (QW6) is not its head but its awake pod whose
+ *       LocalQueue has the lowest decayed usage / weight, the earliest
+ *       parked of equals (kueue pkg/cache/queue/cluster_queue.go: the
+ *       LocalQueues' usage compared first, then the base order). Each
+ *       poll first samples the usage when the sampling interval passed.
+ *       A nomination costs a walk of that ClusterQueue's awake pods.
  */
 #include "daemon/wait_internal.h"
 
@@ -82,6 +91,7 @@
 
 #include "base/base.h"
 #include "bind/bind.h"
+#include "daemon/admission_fair_internal.h"
 #include "daemon/attempt_internal.h"
 #include "daemon/quota_charge_internal.h"
 
@@ -551,6 +561,32 @@ static unsigned quota_wake(struct serve_wait *wt, unsigned w, uint64_t now)
 	return n;
 }
 
+/* QW8: ClusterQueue `cq`'s awake pod that admission fair sharing puts
+ * first: the one whose LocalQueue has the lowest usage (afsl_usage), the
+ * earliest parked of those. Inside worker w's gate. */
+static uint32_t afs_first(struct serve_wait *wt, unsigned w, struct qcq *qc,
+			  struct afs_ledger *afs)
+{
+	struct wait_worker *ww = &wt->w[w];
+	uint32_t best = qc->head;
+	double bu = 0.0;
+	int last_lq = -2;
+	double last_u = 0.0;
+	for (uint32_t id = qc->head; id != QUEUE_NONE; id = ww->quota_next[id]) {
+		const struct pod_spec *sp = queue_spec(ww->q, id);
+		int lq = sp != NULL ? qc_worker_local_queue(wt->a->quota, w, sp) : -1;
+		/* Pods of one LocalQueue come in runs: one lookup a run. */
+		double u = lq == last_lq ? last_u : afsl_usage(afs, lq);
+		last_lq = lq;
+		last_u = u;
+		if (id == qc->head || afs_compare(u, bu) < 0) {
+			best = id;
+			bu = u;
+		}
+	}
+	return best;
+}
+
 /* QW6: the next head of tree `tr` in fair-sharing order, taken out of its
  * list; QUEUE_NONE when it has no awake pod. Inside worker w's gate. */
 static uint32_t quota_fair_pick(struct serve_wait *wt, unsigned w,
@@ -559,8 +595,9 @@ static uint32_t quota_fair_pick(struct serve_wait *wt, unsigned w,
 	struct wait_worker *ww = &wt->w[w];
 	if (tr->n_awake == 0)
 		return QUEUE_NONE;
+	struct afs_ledger *afs = qc_admission_fair(wt->a->quota);
 	for (int pass = 0; pass < 2; pass++) {
-		uint32_t best = QUEUE_NONE;
+		uint32_t best = QUEUE_NONE, best_id = QUEUE_NONE;
 		struct fair_key bk = {0}, k;
 		for (uint32_t cq = tr->awake_cqs; cq != QUEUE_NONE;
 		     cq = ww->cqs[cq].next) {
@@ -568,6 +605,8 @@ static uint32_t quota_fair_pick(struct serve_wait *wt, unsigned w,
 			if (qc->cycle == tr->cycle)
 				continue; /* nominated in this cycle */
 			uint32_t id = qc->head;
+			if (afs != NULL && quota_node_admission_fair_sharing(t, (int)cq))
+				id = afs_first(wt, w, qc, afs); /* QW8 */
 			int64_t charge[QUOTA_MAX_RESOURCES];
 			unsigned missing;
 			const struct pod_spec *sp = queue_spec(ww->q, id);
@@ -584,14 +623,14 @@ static uint32_t quota_fair_pick(struct serve_wait *wt, unsigned w,
 			}
 			if (best == QUEUE_NONE || fair_share_compare(t, &k, &bk) < 0) {
 				best = cq;
+				best_id = id;
 				bk = k;
 			}
 		}
 		if (best != QUEUE_NONE) {
 			ww->cqs[best].cycle = tr->cycle;
-			uint32_t id = ww->cqs[best].head;
-			quota_leave(ww, id);
-			return id;
+			quota_leave(ww, best_id);
+			return best_id;
 		}
 		tr->cycle++; /* every ClusterQueue nominated: the next cycle */
 	}
@@ -1138,6 +1177,10 @@ unsigned wait_poll(struct serve_wait *wt, unsigned w)
 	struct wait_worker *ww = &wt->w[w];
 	struct sched_queue *q = ww->q;
 	unsigned done = take_notices(wt, w);
+	/* QW8: admission fair sharing's sampling, when due. */
+	struct afs_ledger *afs = qc_admission_fair(wt->a->quota);
+	if (afs != NULL)
+		afsl_tick(afs);
 	if (queue_len(q) == 0 && !ww->preempting) {
 		/* Nothing waits: only keep up with the events. */
 		queue_absorb(q, NULL, 0);

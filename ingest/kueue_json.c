@@ -949,6 +949,35 @@ static int kq_stop_policy(struct kueue_reader *r, const json_t *spec)
 	return rc;
 }
 
+/* .admissionScope (ClusterQueue): admissionMode, one of Kueue's
+ * (kueue apis/kueue/v1beta2/fairsharing_types.go, AdmissionScope:
+ * "+kubebuilder:validation:Enum=UsageBasedAdmissionFairSharing;
+ * NoAdmissionFairSharing", "+required"). *on: UsageBased. */
+static int kq_admission_scope(struct kueue_reader *r, const json_t *spec,
+			      bool *on)
+{
+	static const char *const known[] = {"admissionMode", NULL};
+	static const char *const modes[] = {"NoAdmissionFairSharing",
+					    "UsageBasedAdmissionFairSharing", NULL};
+	json_t *as;
+	*on = false;
+	int rc = kq_get(r, spec, "admissionScope", JSON_IN_OBJECT, &as);
+	if (rc < 0 || as == NULL)
+		return rc;
+	struct kq_mark m = kq_field(r, "admissionScope");
+	rc = kq_known(r, as, known, "AdmissionScope");
+	if (rc == 0 && json_object_get(as, "admissionMode") == NULL)
+		rc = kq_fail(r, -EINVAL, "admissionMode: missing (expected "
+			     "UsageBasedAdmissionFairSharing or "
+			     "NoAdmissionFairSharing)");
+	int v = 0;
+	if (rc == 0)
+		rc = kq_enum(r, as, "admissionMode", modes, &v);
+	*on = rc == 0 && v == 1;
+	kq_pop(r, m);
+	return rc;
+}
+
 static int kq_preemption(struct kueue_reader *r, const json_t *spec,
 			 struct quota_preemption *p)
 {
@@ -1121,10 +1150,9 @@ static int kq_cluster_queue(struct kueue_reader *r, const json_t *spec,
 	if (rc == 0)
 		rc = kq_unsupported(r, spec, "admissionChecksStrategy",
 				    "admission checks");
-	if (rc == 0 && json_object_get(spec, "admissionScope") != NULL &&
-	    !json_is_null(json_object_get(spec, "admissionScope")))
-		rc = kq_fail_at(r, "admissionScope", -EINVAL, "not supported yet: "
-				"admission fair sharing");
+	bool afs = false;
+	if (rc == 0)
+		rc = kq_admission_scope(r, spec, &afs);
 	if (rc == 0 && !v1 && json_object_get(spec, "concurrentAdmissionPolicy") != NULL &&
 	    !json_is_null(json_object_get(spec, "concurrentAdmissionPolicy")))
 		rc = kq_fail_at(r, "concurrentAdmissionPolicy", -EINVAL,
@@ -1143,6 +1171,8 @@ static int kq_cluster_queue(struct kueue_reader *r, const json_t *spec,
 					   sizeof(r->qerr));
 	if (node < 0)
 		return kq_fail_name(r, node, r->qerr);
+	if (afs)
+		(void)quota_cluster_queue_set_admission_fair_sharing(r->t, node, true);
 	return kq_resource_groups(r, spec, node, cohort[0] != '\0', false);
 }
 
@@ -1188,18 +1218,17 @@ static int kq_local_queue(struct kueue_reader *r, const json_t *spec,
 	if (rc == 0)
 		rc = kq_stop_policy(r, spec);
 	if (rc == 0)
-		rc = kq_fair_sharing(r, spec, &weight);
-	if (rc == 0 && weight != QUOTA_WEIGHT_DEFAULT_MILLI)
-		rc = kq_fail_at(r, "fairSharing", -EINVAL, "a LocalQueue's weight: not "
-				"supported yet (admission fair sharing; only the "
-				"default, 1)");
+		rc = kq_fair_sharing(r, spec, &weight); /* admission fair sharing's */
 	if (rc < 0)
 		return rc;
 	if (quota_cluster_queue_find(r->t, cq) < 0)
 		return kq_fail_at(r, "clusterQueue", -EINVAL, "%s: no ClusterQueue of "
 				  "that name in the file",
 				  json_in_show_str(cq, strlen(cq), q, sizeof(q)));
-	rc = quota_local_queue_add(r->t, ns, name, cq, r->qerr, sizeof(r->qerr));
+	int lq = quota_local_queue_add(r->t, ns, name, cq, r->qerr, sizeof(r->qerr));
+	if (lq < 0)
+		return kq_fail_name(r, lq, r->qerr);
+	rc = quota_local_queue_set_weight(r->t, lq, weight, r->qerr, sizeof(r->qerr));
 	return rc < 0 ? kq_fail_name(r, rc, r->qerr) : 0;
 }
 

@@ -100,6 +100,9 @@ struct quota_node {
 	int root;          /* its tree's root: itself without a parent (seal) */
 	int depth;         /* cohort levels above and including this cohort */
 	int64_t weight_milli;
+	/* A ClusterQueue's .spec.admissionScope.admissionMode is
+	 * UsageBasedAdmissionFairSharing (quota/admission_usage.h). */
+	bool admission_fair_sharing;
 	struct quota_preemption preemption;
 	/* The flavors its resourceGroups name, in the order given (Kueue
 	 * tries them in that order: flavorassigner.go). */
@@ -141,6 +144,7 @@ struct quota_local_queue {
 	char *name;
 	char *cq_name;
 	int cq;
+	int64_t weight_milli; /* .spec.fairSharing.weight (admission fair sharing) */
 };
 
 /* Open addressing, linear probing: the index + 1 of an item, 0 empty. */
@@ -709,6 +713,7 @@ int quota_local_queue_add(struct quota_tree *t, const char *ns,
 	l->name = strdup(name);
 	l->cq_name = strdup(cluster_queue);
 	l->cq = -1;
+	l->weight_milli = QUOTA_WEIGHT_DEFAULT_MILLI;
 	if (!l->ns || !l->name || !l->cq_name)
 		goto nomem;
 	rc = names_put(&t->lq_names, h, (uint32_t)t->n_lqs);
@@ -720,6 +725,35 @@ nomem:
 	free(l->name);
 	free(l->cq_name);
 	return -ENOMEM;
+}
+
+int quota_local_queue_set_weight(struct quota_tree *t, int lq,
+				 int64_t weight_milli, char *err, size_t err_len)
+{
+	if (t->sealed)
+		return errmsg_rc(-EBUSY, err, err_len,
+				 "LocalQueue: the quota tree is sealed");
+	if (lq < 0 || lq >= t->n_lqs)
+		return errmsg_rc(-EINVAL, err, err_len,
+				 "LocalQueue %d: no such LocalQueue (expected 0 to %d)",
+				 lq, t->n_lqs - 1);
+	char what[QUOTA_NAME_MAX + QUOTA_NAMESPACE_MAX + 2];
+	snprintf(what, sizeof(what), "%s/%s", t->lqs[lq].ns, t->lqs[lq].name);
+	int rc = check_weight("LocalQueue", what, weight_milli, err, err_len);
+	if (rc == 0)
+		t->lqs[lq].weight_milli = weight_milli;
+	return rc;
+}
+
+int quota_cluster_queue_set_admission_fair_sharing(struct quota_tree *t,
+						   int node, bool on)
+{
+	if (t->sealed)
+		return -EBUSY;
+	if (!node_ok(t, node) || t->nodes[node].is_cohort)
+		return -EINVAL;
+	t->nodes[node].admission_fair_sharing = on;
+	return 0;
 }
 
 /* --- the seal --------------------------------------------------------------- */
@@ -970,6 +1004,42 @@ int quota_local_queue_find(const struct quota_tree *t, const char *ns,
 		return -ENOENT;
 	int i = names_find(t, &t->lq_names, lq_hash(ns, name), ns, name);
 	return i < 0 ? i : t->lqs[i].cq;
+}
+
+int quota_local_queue_index(const struct quota_tree *t, const char *ns,
+			    const char *name)
+{
+	if (!t->sealed || !ns || !name)
+		return -ENOENT;
+	return names_find(t, &t->lq_names, lq_hash(ns, name), ns, name);
+}
+
+int quota_n_local_queues(const struct quota_tree *t)
+{
+	return t->n_lqs;
+}
+
+int quota_local_queue_cq(const struct quota_tree *t, int lq)
+{
+	return t->sealed && lq >= 0 && lq < t->n_lqs ? t->lqs[lq].cq : -ENOENT;
+}
+
+void quota_local_queue_name(const struct quota_tree *t, int lq,
+			    const char **ns, const char **name)
+{
+	bool ok = lq >= 0 && lq < t->n_lqs;
+	*ns = ok ? t->lqs[lq].ns : NULL;
+	*name = ok ? t->lqs[lq].name : NULL;
+}
+
+int64_t quota_local_queue_weight_milli(const struct quota_tree *t, int lq)
+{
+	return lq >= 0 && lq < t->n_lqs ? t->lqs[lq].weight_milli : 0;
+}
+
+bool quota_node_admission_fair_sharing(const struct quota_tree *t, int node)
+{
+	return node_ok(t, node) && t->nodes[node].admission_fair_sharing;
 }
 
 int quota_n_nodes(const struct quota_tree *t)

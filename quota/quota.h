@@ -69,6 +69,10 @@
 #define QUOTA_WEIGHT_DEFAULT_MILLI INT64_C(1000)
 #define QUOTA_WEIGHT_MAX_MILLI (INT64_C(1) << 40)
 
+/* Kueue's admission fair sharing: a LocalQueue's decayed usage
+ * (quota/admission_usage.c; it needs the bounds above). */
+#include "quota/admission_usage.h"
+
 /* ClusterQueue .spec.preemption: the daemon does not act on it yet;
  * reclaim_choose (below) chooses victims by it. The defaults are Kueue's:
  * every policy Never. */
@@ -157,6 +161,21 @@ int quota_local_queue_add(struct quota_tree *t, const char *ns,
 			  const char *name, const char *cluster_queue,
 			  char *err, size_t err_len);
 
+/* A LocalQueue's .spec.fairSharing.weight in thousandths
+ * (QUOTA_WEIGHT_DEFAULT_MILLI until set): admission fair sharing divides
+ * its usage by it (quota/admission_usage.h). `lq` is what
+ * quota_local_queue_add returned. 0, or -EINVAL (no such LocalQueue, a
+ * weight out of [0, QUOTA_WEIGHT_MAX_MILLI]), -EBUSY (sealed), with a
+ * message. */
+int quota_local_queue_set_weight(struct quota_tree *t, int lq,
+				 int64_t weight_milli, char *err, size_t err_len);
+
+/* ClusterQueue `node`'s .spec.admissionScope.admissionMode:
+ * UsageBasedAdmissionFairSharing (true) or NoAdmissionFairSharing (false,
+ * the default). 0, -EINVAL (not a ClusterQueue), -EBUSY (sealed). */
+int quota_cluster_queue_set_admission_fair_sharing(struct quota_tree *t,
+						   int node, bool on);
+
 /* Ends building: resolves cohort names (adding implicit cohorts), refuses
  * a cycle of parentName (naming a Cohort on it), a path deeper than
  * QUOTA_MAX_DEPTH, a borrowingLimit or lendingLimit on a node without a
@@ -174,6 +193,21 @@ int quota_cohort_find(const struct quota_tree *t, const char *name);
 /* The ClusterQueue node a LocalQueue names (after the seal), or -ENOENT. */
 int quota_local_queue_find(const struct quota_tree *t, const char *ns,
 			   const char *name);
+
+/* LocalQueues by index (what quota_local_queue_add returned): the index
+ * of (ns, name) after the seal or -ENOENT; how many; the ClusterQueue
+ * node it names (after the seal; -ENOENT for no such index); its names
+ * (NULLs for no such index); its weight (0 for no such index). */
+int quota_local_queue_index(const struct quota_tree *t, const char *ns,
+			    const char *name);
+int quota_n_local_queues(const struct quota_tree *t);
+int quota_local_queue_cq(const struct quota_tree *t, int lq);
+void quota_local_queue_name(const struct quota_tree *t, int lq,
+			    const char **ns, const char **name);
+int64_t quota_local_queue_weight_milli(const struct quota_tree *t, int lq);
+/* Whether ClusterQueue `node` orders its waiting workloads by admission
+ * fair sharing (quota_cluster_queue_set_admission_fair_sharing). */
+bool quota_node_admission_fair_sharing(const struct quota_tree *t, int node);
 
 /* Shape, for the read-outs and tests. */
 int quota_n_nodes(const struct quota_tree *t);

@@ -156,6 +156,39 @@ static void test_round_trip(void **state)
 	remove_dir(dir);
 }
 
+static int on_afs(void *arg, const void *blob, size_t len)
+{
+	char *seen = arg;
+	strncat(seen, blob, len);
+	strcat(seen, ";");
+	return 0;
+}
+
+/* The afs table (admission fair sharing's records): a replace makes it
+ * exactly what is given, it survives a reopen, and a visitor's non-zero
+ * return stops the walk and is returned. */
+static void test_afs_table(void **state)
+{
+	(void)state;
+	char *dir = make_dir();
+	struct store *st;
+	char err[256], seen[64] = "";
+	assert_int_equal(store_open(dir, STORE_DURABILITY_SYNC, &st, err, sizeof(err)), 0);
+	struct store_blob two[2] = {{"ns/a", 4, "aa", 2}, {"ns/b", 4, "bb", 2}};
+	assert_int_equal(store_replace_afs(st, two, 2, err, sizeof(err)), 0);
+	assert_int_equal(store_replace_afs(st, two + 1, 1, err, sizeof(err)), 0);
+	store_close(st);
+	assert_int_equal(store_open(dir, STORE_DURABILITY_SYNC, &st, err, sizeof(err)), 0);
+	assert_int_equal(store_load_afs(st, on_afs, seen, err, sizeof(err)), 0);
+	assert_string_equal(seen, "bb;");
+	assert_int_equal(store_replace_afs(st, two, 2, err, sizeof(err)), 0);
+	seen[0] = '\0';
+	assert_int_equal(store_load_afs(st, on_afs, seen, err, sizeof(err)), 0);
+	assert_string_equal(seen, "aa;bb;");
+	store_close(st);
+	remove_dir(dir);
+}
+
 static void test_map_grows(void **state)
 {
 	(void)state;
@@ -505,6 +538,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_round_trip),
+		cmocka_unit_test(test_afs_table),
 		cmocka_unit_test(test_map_grows),
 		cmocka_unit_test(test_threads),
 		cmocka_unit_test(test_damage_refused),

@@ -5,6 +5,7 @@
  * of range refused with -EBADMSG and a message; an encode that does not
  * fit refused with -E2BIG. */
 #include <errno.h>
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -154,11 +155,106 @@ static void test_placement_and_identity(void **state)
 	intern_destroy(b);
 }
 
+/* An admission usage record (a LocalQueue's decayed usage): read back
+ * bit for bit; every truncation, a byte past the end, another version,
+ * more than 16 resources, an empty name, a NUL in one, a resource twice
+ * and a consumed value negative, NaN or infinite refused with -EBADMSG
+ * and a message; -E2BIG when it does not fit. */
+static void test_afs(void **state)
+{
+	(void)state;
+	struct store_afs a = {.last_ns = UINT64_C(1234567890123), .n = 2}, b;
+	strcpy(a.ns, "team");
+	strcpy(a.name, "lq-a");
+	strcpy(a.resource[0], "cpu");
+	a.consumed[0] = 1000.0 * 0.29289321881345254;
+	strcpy(a.resource[1], "memory");
+	a.consumed[1] = 0.0;
+	uint8_t buf[8192]; /* 16 resources of 253 bytes: 4220 */
+	char err[256];
+	int len = store_encode_afs(&a, buf, sizeof(buf));
+	/* 1+1+2+8, 2+4, 2+4, (2+3+8), (2+6+8) */
+	assert_int_equal(len, 12 + 6 + 6 + 13 + 16);
+	assert_int_equal(store_decode_afs(buf, (size_t)len, &b, err, sizeof(err)), 0);
+	assert_string_equal(b.ns, "team");
+	assert_string_equal(b.name, "lq-a");
+	assert_int_equal(b.n, 2);
+	assert_true(b.last_ns == a.last_ns);
+	assert_memory_equal(&b.consumed[0], &a.consumed[0], sizeof(double));
+	assert_string_equal(b.resource[1], "memory");
+	for (int cut = 0; cut < len; cut++) {
+		err[0] = '\0';
+		assert_int_equal(store_decode_afs(buf, (size_t)cut, &b, err,
+						  sizeof(err)), -EBADMSG);
+		assert_true(err[0] != '\0');
+	}
+	buf[len] = 0;
+	assert_int_equal(store_decode_afs(buf, (size_t)len + 1, &b, err,
+					  sizeof(err)), -EBADMSG);
+	assert_non_null(strstr(err, "bytes after its end"));
+	assert_int_equal(store_encode_afs(&a, buf, (size_t)len - 1), -E2BIG);
+
+	uint8_t c[8192];
+	memcpy(c, buf, (size_t)len);
+	c[0] = 2; /* another version */
+	assert_int_equal(store_decode_afs(c, (size_t)len, &b, err, sizeof(err)),
+			 -EBADMSG);
+	assert_non_null(strstr(err, "format version 2"));
+	memcpy(c, buf, (size_t)len);
+	c[2] = 17; /* n */
+	assert_int_equal(store_decode_afs(c, (size_t)len, &b, err, sizeof(err)),
+			 -EBADMSG);
+	assert_non_null(strstr(err, "17 resources, expected at most 16"));
+	memcpy(c, buf, (size_t)len);
+	c[12 + 2 + 1] = '\0'; /* a NUL inside the namespace */
+	assert_int_equal(store_decode_afs(c, (size_t)len, &b, err, sizeof(err)),
+			 -EBADMSG);
+	memcpy(c, buf, (size_t)len);
+	c[12] = 0; /* an empty namespace (and what follows misread) */
+	c[13] = 0;
+	assert_int_equal(store_decode_afs(c, (size_t)len, &b, err, sizeof(err)),
+			 -EBADMSG);
+
+	double bad_values[] = {-1.0, (double)NAN, (double)INFINITY};
+	for (size_t k = 0; k < sizeof(bad_values) / sizeof(bad_values[0]); k++) {
+		struct store_afs d = a;
+		d.consumed[1] = bad_values[k];
+		len = store_encode_afs(&d, buf, sizeof(buf));
+		assert_true(len > 0);
+		assert_int_equal(store_decode_afs(buf, (size_t)len, &b, err,
+						  sizeof(err)), -EBADMSG);
+		assert_non_null(strstr(err, "resource \"memory\": consumed"));
+	}
+	struct store_afs d = a;
+	strcpy(d.resource[1], "cpu");
+	len = store_encode_afs(&d, buf, sizeof(buf));
+	assert_int_equal(store_decode_afs(buf, (size_t)len, &b, err, sizeof(err)),
+			 -EBADMSG);
+	assert_non_null(strstr(err, "resource \"cpu\" twice"));
+	/* The bounds: 16 resources of 253 bytes decode. */
+	d = a;
+	d.n = STORE_AFS_RESOURCES;
+	for (int r = 0; r < STORE_AFS_RESOURCES; r++) {
+		memset(d.resource[r], 'a' + r, STORE_AFS_NAME_MAX);
+		d.resource[r][STORE_AFS_NAME_MAX] = '\0';
+		d.consumed[r] = r;
+	}
+	len = store_encode_afs(&d, buf, sizeof(buf));
+	assert_true(len > 0);
+	assert_int_equal(store_decode_afs(buf, (size_t)len, &b, err, sizeof(err)), 0);
+	assert_int_equal(b.n, STORE_AFS_RESOURCES);
+	for (int r = 0; r < STORE_AFS_RESOURCES; r++) {
+		assert_string_equal(b.resource[r], d.resource[r]);
+		assert_true(b.consumed[r] == (double)r);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_node_round_trip),
 		cmocka_unit_test(test_placement_and_identity),
+		cmocka_unit_test(test_afs),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,7 +1,8 @@
 /* Fuzz target: the durable store's record decoders (bind/store_codec.c) on
  * arbitrary bytes, as a damaged or hostile store file would give them. The
- * first byte picks the record kind (node, placement, identity); the rest
- * is the record. What decodes must encode again and decode to the same. */
+ * first byte picks the record kind (node, placement, identity, admission
+ * usage); the rest is the record. What decodes must encode again and
+ * decode to the same. */
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -23,7 +24,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t len = size - 1;
 	char err[256];
 	static uint8_t again[1 << 20];
-	switch (data[0] % 3) {
+	switch (data[0] % 4) {
 	case 0: {
 		static struct node_spec n, m;
 		if (store_decode_node(rec, len, t, &n, err, sizeof(err)) == 0) {
@@ -50,11 +51,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		break;
 	}
-	default: {
+	case 2: {
 		struct state_identity id;
 		if (store_decode_identity(rec, len, &id, err, sizeof(err)) == 0 &&
 		    (id.used != 1 || memchr(id.name, '\0', sizeof(id.name)) == NULL))
 			__builtin_trap();
+		break;
+	}
+	default: {
+		static struct store_afs a, b;
+		if (store_decode_afs(rec, len, &a, err, sizeof(err)) == 0) {
+			int k = store_encode_afs(&a, again, sizeof(again));
+			if (k < 0 || (size_t)k != len ||
+			    store_decode_afs(again, (size_t)k, &b, err,
+					     sizeof(err)) != 0 ||
+			    memcmp(&a, &b, sizeof(a)) != 0)
+				__builtin_trap();
+		} else if (err[0] == '\0') {
+			__builtin_trap();
+		}
 		break;
 	}
 	}

@@ -254,8 +254,18 @@ static const struct refusal cq_refusals[] = {
 	 "4: ClusterQueue q: spec.admissionChecks: not supported yet"},
 	{"v1beta2", "'admissionChecksStrategy':{'admissionChecks':[{'name':'prov'}]}",
 	 "4: ClusterQueue q: spec.admissionChecksStrategy: not supported yet"},
-	{"v1beta2", "'admissionScope':{'admissionMode':'UsageBasedAdmissionFairSharing'}",
-	 "4: ClusterQueue q: spec.admissionScope: not supported yet"},
+	/* kueue fairsharing_types.go, AdmissionScope: "+kubebuilder:validation:
+	 * Enum=UsageBasedAdmissionFairSharing;NoAdmissionFairSharing",
+	 * "+required". */
+	{"v1beta2", "'admissionScope':{'admissionMode':'UsageBased'}",
+	 "4: ClusterQueue q: spec.admissionScope.admissionMode: \"UsageBased\" is not one "
+	 "of NoAdmissionFairSharing, UsageBasedAdmissionFairSharing"},
+	{"v1beta2", "'admissionScope':{}",
+	 "4: ClusterQueue q: spec.admissionScope: admissionMode: missing"},
+	{"v1beta2", "'admissionScope':{'admissionMode':'NoAdmissionFairSharing','mode':1}",
+	 "4: ClusterQueue q: spec.admissionScope.mode: unknown field"},
+	{"v1beta2", "'admissionScope':'UsageBasedAdmissionFairSharing'",
+	 "4: ClusterQueue q: spec.admissionScope: "},
 	{"v1beta2", "'concurrentAdmissionPolicy':{'migration':{'mode':'TryPreferredFlavors'}}",
 	 "4: ClusterQueue q: spec.concurrentAdmissionPolicy: not supported yet"},
 	{"v1beta1", "'concurrentAdmissionPolicy':{}",
@@ -413,8 +423,12 @@ static const struct refusal obj_refusals[] = {
 	 "'spec':{}}", NULL, "2: LocalQueue default/l: spec.clusterQueue: missing"},
 	{"{'apiVersion':'kueue.x-k8s.io/v1beta2','kind':'ClusterQueue','metadata':{'name':'q'}}\n"
 	 "{'apiVersion':'kueue.x-k8s.io/v1beta2','kind':'LocalQueue','metadata':{'name':'l',\n"
-	 "'namespace':'ns'},'spec':{'clusterQueue':'q','fairSharing':{'weight':'2'}}}", NULL,
-	 "3: LocalQueue ns/l: spec.fairSharing: a LocalQueue's weight: not supported yet"},
+	 "'namespace':'ns'},'spec':{'clusterQueue':'q','fairSharing':{'weight':'-2'}}}", NULL,
+	 "3: LocalQueue ns/l: spec.fairSharing.weight: "},
+	{"{'apiVersion':'kueue.x-k8s.io/v1beta2','kind':'ClusterQueue','metadata':{'name':'q'}}\n"
+	 "{'apiVersion':'kueue.x-k8s.io/v1beta2','kind':'LocalQueue','metadata':{'name':'l',\n"
+	 "'namespace':'ns'},'spec':{'clusterQueue':'q','fairSharing':{'weight':'2','x':1}}}", NULL,
+	 "3: LocalQueue ns/l: spec.fairSharing.x: unknown field"},
 	{"{'apiVersion':'kueue.x-k8s.io/v1beta2','kind':'ClusterQueue','metadata':{'name':'q'}}\n"
 	 "{'apiVersion':'kueue.x-k8s.io/v1beta2','kind':'LocalQueue','metadata':{'name':'l'},\n"
 	 "'spec':{'clusterQueue':'q','stopPolicy':'Hold'}}", NULL,
@@ -646,6 +660,36 @@ static void test_reader(void **state)
 	kueue_reader_free(r);
 }
 
+/* Admission fair sharing read: a ClusterQueue's admissionScope and a
+ * LocalQueue's fairSharing.weight (1 when absent: kueue
+ * LQWeightAsFloat64) kept in the tree. */
+static void test_admission_fair_sharing(void **state)
+{
+	(void)state;
+	const char *json =
+		"{'apiVersion':'v1','kind':'List','items':[\n"
+		"{'apiVersion':'kueue.x-k8s.io/v1beta2','kind':'ClusterQueue','metadata':{'name':'afs'},\n"
+		"'spec':{'admissionScope':{'admissionMode':'UsageBasedAdmissionFairSharing'}}},\n"
+		"{'apiVersion':'kueue.x-k8s.io/v1beta2','kind':'ClusterQueue','metadata':{'name':'off'},\n"
+		"'spec':{'admissionScope':{'admissionMode':'NoAdmissionFairSharing'}}},\n"
+		"{'apiVersion':'kueue.x-k8s.io/v1beta1','kind':'ClusterQueue','metadata':{'name':'none'}},\n"
+		"{'apiVersion':'kueue.x-k8s.io/v1beta2','kind':'LocalQueue','metadata':{'name':'a',\n"
+		"'namespace':'ns'},'spec':{'clusterQueue':'afs','fairSharing':{'weight':'2500m'}}},\n"
+		"{'apiVersion':'kueue.x-k8s.io/v1beta2','kind':'LocalQueue','metadata':{'name':'b',\n"
+		"'namespace':'ns'},'spec':{'clusterQueue':'afs'}}]}\n";
+	struct quota_tree *t = NULL;
+	if (load(json, false, &t) != 0)
+		fail_msg("%s", err);
+	assert_true(quota_node_admission_fair_sharing(t, quota_cluster_queue_find(t, "afs")));
+	assert_false(quota_node_admission_fair_sharing(t, quota_cluster_queue_find(t, "off")));
+	assert_false(quota_node_admission_fair_sharing(t, quota_cluster_queue_find(t, "none")));
+	assert_int_equal(quota_local_queue_weight_milli(t, quota_local_queue_index(t, "ns", "a")),
+			 2500);
+	assert_int_equal(quota_local_queue_weight_milli(t, quota_local_queue_index(t, "ns", "b")),
+			 QUOTA_WEIGHT_DEFAULT_MILLI);
+	quota_tree_free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -657,6 +701,7 @@ int main(void)
 		cmocka_unit_test(test_cluster_load),
 		cmocka_unit_test(test_bounds),
 		cmocka_unit_test(test_reader),
+		cmocka_unit_test(test_admission_fair_sharing),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
