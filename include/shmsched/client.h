@@ -454,6 +454,10 @@ enum shmsched_drain_flags {
 	SHMSCHED_DRAIN_PLACEMENT = 4, /* `selector` is one placement's id in
 				       * decimal: only it is considered (the
 				       * Eviction API of one pod) */
+	SHMSCHED_DRAIN_SURGE = 8,     /* place each pod's replacement first,
+				       * on a node not drained, then evict it;
+				       * a pod whose replacement has no room
+				       * is left (counted blocked) */
 };
 struct shmsched_drain_result {
 	unsigned evicted;   /* this wave (dry run: would be) */
