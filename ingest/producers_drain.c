@@ -59,7 +59,7 @@
  *   - is placed here, on the control thread, by the evaluator's engine
  *     (producers_set_evaluator: this thread's alone, under the lock) and
  *     committed by ledger_reserve, as a worker's commit_pod does
- *     (bind/commit.c: the same C1-C4 compare-and-swaps, so no overcommit
+ *     (bind/commit.c: the ledger's same compare-and-swaps, so no overcommit
  *     beside the workers' commits), under the inter-pod lock held the
  *     whole time (T5 in shm/ledger.c: a pod under inter-pod rules is
  *     placed alone, as the resolver's guarded path does), a few attempts
