@@ -611,16 +611,19 @@ void prod_handle_drain(struct producers *p, struct control_server *s,
 		uint64_t made = 0;
 		uint32_t where = 0;
 		char why[SHMSCHED_MESSAGE_MAX];
-		if (surge && !dry &&
-		    surge_place(p, r, in_wave, snap, &made, &where, why, sizeof(why)) < 0) {
+		int src = surge && !dry ? surge_place(p, r, in_wave, snap, &made,
+						      &where, why, sizeof(why)) : 0;
+		if (src < 0) {
 			ans->blocked++;
 			if (!text_room(&t))
 				continue;
 			pod_of(p, r, pod, sizeof(pod));
 			owner_of(p, r, owner, sizeof(owner));
-			text_add(&t, "left placement %llu (%s, node %s, owner %s): no "
-				 "room for the replacement of %s: %s",
-				 (unsigned long long)id, pod, node, owner, pod, why);
+			text_add(&t, "left placement %llu (%s, node %s, owner %s): %s "
+				 "%s: %s", (unsigned long long)id, pod, node, owner,
+				 src == -ENOSPC || src == -EXDEV ? "no room for the "
+				 "replacement of" : "no replacement (--surge) for",
+				 pod, why);
 			continue;
 		}
 		if (b->n == 1)
