@@ -16,6 +16,11 @@
  *            how many EVICTED notices the producer (reading in a thread
  *            of its own) heard: the daemon drops what does not fit its
  *            rings (daemon/wait.c take_notices), by design.
+ * --surge (issue 38 item 1): the cluster has N more nodes, empty
+ * (cordoned while the pods are placed), the N nodes holding the pods are
+ * cordoned and drained, and the drain runs twice on that shape, without
+ * OP_DRAIN_SURGE and with it (each pod's replacement placed on a spare
+ * node before the pod is evicted): the two evictions/s side by side.
  * The reference, kubectl drain done literally in process (one thread, no
  * network, no JSON: kinder to it): for each node in turn, list its pods
  * (kubernetes/kubectl pkg/drain/drain.go GetPodsForDeletion: a List with
@@ -47,6 +52,7 @@
 
 struct opts {
 	uint32_t nodes, per_node, apps, pdbs, workers;
+	bool surge; /* --surge: N spare nodes, both drains */
 };
 
 static char dir[64], cluster_path[128], sock[128];
@@ -63,7 +69,8 @@ static int write_cluster(const struct opts *o)
 	if (f == NULL)
 		return -errno;
 	fputs("{\"kind\":\"List\",\"items\":[", f);
-	for (uint32_t i = 0; i < o->nodes; i++)
+	uint32_t all = o->surge ? 2 * o->nodes : o->nodes;
+	for (uint32_t i = 0; i < all; i++)
 		fprintf(f, "%s{\"kind\":\"Node\",\"metadata\":{\"name\":\"node-%u\"},"
 			"\"status\":{\"allocatable\":{\"cpu\":\"200\",\"memory\":"
 			"\"1000Gi\",\"pods\":\"110\"}}}\n", i ? "," : "", i);
@@ -91,6 +98,8 @@ static uint64_t take_answers(struct shmsched_client *c, uint64_t *evicted)
 				placed++;
 			else if (r[k].status == SHMSCHED_EVICTED)
 				(*evicted)++;
+			else if (r[k].status == SHMSCHED_REPLACED)
+				continue; /* --surge's, before each EVICTED */
 			else
 				die("placing", "a pod was not placed");
 		}
@@ -154,7 +163,23 @@ static void wave(struct shmsched_client *admin, const struct opts *o,
 	}
 }
 
-static void engine_run(const struct opts *o, double *plan_ms, double *evict_rate)
+/* Cordons (or uncordons) nodes [first, first + n). */
+static void cordon(struct shmsched_client *admin, uint32_t first, uint32_t n,
+		   bool on)
+{
+	char err[512], name[24];
+	for (uint32_t i = first; i < first + n; i++) {
+		snprintf(name, sizeof(name), "node-%u", i);
+		if (shmsched_node_event(admin, on ? SHMSCHED_NODE_CORDON :
+					SHMSCHED_NODE_UNCORDON, name, strlen(name),
+					err, sizeof(err)) < 0)
+			die("cordon", err);
+	}
+}
+
+/* `surge`: OP_DRAIN_SURGE's drain (o->surge's shape either way). */
+static void engine_run(const struct opts *o, bool surge, double *plan_ms,
+		       double *evict_rate)
 {
 	uint64_t total = (uint64_t)o->nodes * o->per_node;
 	if (write_cluster(o) < 0)
@@ -170,6 +195,8 @@ static void engine_run(const struct opts *o, double *plan_ms, double *evict_rate
 	snprintf(admin_path, sizeof(admin_path), "%s.admin", sock);
 	struct shmsched_client *p = connect_or_die(sock);
 	struct shmsched_client *admin = connect_or_die(admin_path);
+	if (o->surge)
+		cordon(admin, o->nodes, o->nodes, true); /* the spares, for now */
 	uint32_t *tid = malloc(o->apps * sizeof(*tid));
 	if (tid == NULL)
 		die("templates", strerror(ENOMEM));
@@ -216,6 +243,10 @@ static void engine_run(const struct opts *o, double *plan_ms, double *evict_rate
 		die("placing", "not every pod placed in 300 s");
 	printf("  placed %" PRIu64 " pods in %.3f s\n", placed,
 	       (double)(now_ns() - t0) / 1e9);
+	if (o->surge) {
+		cordon(admin, o->nodes, o->nodes, false);
+		cordon(admin, 0, o->nodes, true); /* as node drain does */
+	}
 
 	struct shmsched_drain_result r;
 	double best = 0;
@@ -243,7 +274,7 @@ static void engine_run(const struct opts *o, double *plan_ms, double *evict_rate
 		die("poller", "no thread");
 	t0 = now_ns();
 	do {
-		wave(admin, o, 0, &r);
+		wave(admin, o, surge ? SHMSCHED_DRAIN_SURGE : 0, &r);
 		evicted += r.evicted;
 		waves++;
 	} while (r.evicted > 0 && r.blocked + r.errors + r.unmanaged > 0);
@@ -258,16 +289,19 @@ static void engine_run(const struct opts *o, double *plan_ms, double *evict_rate
 	/* A notice is lost at the evictor's box (daemon/evict.c NOTICES a
 	 * worker, uncounted here) or at the producer's section (64 unread:
 	 * the workers' notices_dropped). */
-	printf("  engine     drain %8.0f evictions/s (%" PRIu64 " in %.3f s, %"
+	printf("  engine     drain%s %8.0f evictions/s (%" PRIu64 " in %.3f s, %"
 	       PRIu64 " waves); EVICTED notices heard %" PRIu64 " of %" PRIu64
 	       " (%" PRIu64 " lost at the producer's section, %" PRIu64
-	       " before it)\n", *evict_rate, evicted, s, waves, notices, evicted,
+	       " before it)\n", surge ? " --surge" : "", *evict_rate, evicted, s,
+	       waves, notices, evicted,
 	       ds.notices_dropped,
 	       evicted - (notices < evicted ? notices : evicted) -
 	       (ds.notices_dropped < evicted - notices ? ds.notices_dropped
 	        : evicted - notices));
 	if (evicted != total)
 		die("drain", "not every pod evicted");
+	if (surge && daemon_pods_on_nodes(d) != total)
+		die("drain --surge", "the replacements are not all placed");
 	daemon_stop(d, 1000, &ds);
 	shmsched_disconnect(admin);
 	shmsched_disconnect(p);
@@ -365,13 +399,16 @@ static void reference_run(const struct opts *o, double *plan_ms, double *evict_r
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: shmsched-drain-bench [--nodes N] [--pods-per-node P]\n"
-		"          [--apps A] [--pdbs B] [--workers W] [--help] [--version]\n"
+		"          [--apps A] [--pdbs B] [--workers W] [--surge] [--help]\n"
+		"          [--version]\n"
 		"A drain of every node of a cluster of N nodes holding P pods each\n"
 		"(A apps, B PodDisruptionBudgets that never block) through the daemon,\n"
 		"and kubectl drain's loop literally, in one run: the time to plan the\n"
 		"first wave across every node and the evictions per second\n"
 		"(bench/drain_bench.c says what each models). Defaults: 1000 nodes,\n"
-		"100 pods a node, 100 apps, 50 budgets, 1 worker.\n");
+		"100 pods a node, 100 apps, 50 budgets, 1 worker. --surge: N more\n"
+		"nodes, empty, and the drain of the N run twice, without and with\n"
+		"--surge (each pod's replacement placed on a spare node first).\n");
 }
 
 int main(int argc, char **argv)
@@ -384,6 +421,7 @@ int main(int argc, char **argv)
 		{"apps", required_argument, NULL, 'a'},
 		{"pdbs", required_argument, NULL, 'b'},
 		{"workers", required_argument, NULL, 'w'},
+		{"surge", no_argument, NULL, 's'},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
@@ -412,6 +450,9 @@ int main(int argc, char **argv)
 		case 'w':
 			o.workers = (uint32_t)v;
 			bad = bad || v > 64;
+			break;
+		case 's':
+			o.surge = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -450,7 +491,13 @@ int main(int argc, char **argv)
 	       "target: plan under 100 ms\n", o.nodes, o.per_node, o.apps, o.pdbs,
 	       o.workers);
 	double eplan, erate, rplan, rrate;
-	engine_run(&o, &eplan, &erate);
+	engine_run(&o, false, &eplan, &erate);
+	if (o.surge) {
+		double splan, srate;
+		engine_run(&o, true, &splan, &srate);
+		printf("  evictions/s: --surge / without %.2fx\n",
+		       erate > 0 ? srate / erate : 0);
+	}
 	reference_run(&o, &rplan, &rrate);
 	printf("  plan: engine / reference %.2fx the time; evictions/s: engine / "
 	       "reference %.2fx\n", rplan > 0 ? eplan / rplan : 0,

@@ -31,7 +31,8 @@ static void usage(FILE *to)
 		"       shmsched node cordon NAME   [--admin-socket PATH]\n"
 		"       shmsched node uncordon NAME [--admin-socket PATH]\n"
 		"       shmsched node drain NAME... [--timeout DUR] [--dry-run]\n"
-		"                   [--force] [--pod-selector SEL] [--admin-socket PATH]\n"
+		"                   [--force] [--surge] [--pod-selector SEL]\n"
+		"                   [--admin-socket PATH]\n"
 		"       shmsched node lease NAME    [--admin-socket PATH]\n"
 		"\n"
 		"Sends one node event to the daemon through its admin socket. FILE is\n"
@@ -48,6 +49,9 @@ static void usage(FILE *to)
 		"left, exit 1. --dry-run: print the first wave's plan, cordon and\n"
 		"evict nothing. --force: evict bound pods too (no producer manages\n"
 		"them; without it a drain with one evicts nothing and exits 1).\n"
+		"--surge: place each pod's replacement on a node not drained first,\n"
+		"its owner told (REPLACED), then evict the pod; a pod whose\n"
+		"replacement has no room stays, and its line says why.\n"
 		"--pod-selector SEL: only the pods whose labels SEL selects (key=value,\n"
 		"key!=value, key, !key, joined by ','); the others stay.\n"
 		"lease renews the node's lease, as a kubelet renews its Lease: a node\n"
@@ -158,6 +162,8 @@ static int drain_main(int argc, char **argv)
 			flags |= SHMSCHED_DRAIN_DRY_RUN;
 		} else if (strcmp(argv[i], "--force") == 0) {
 			flags |= SHMSCHED_DRAIN_FORCE;
+		} else if (strcmp(argv[i], "--surge") == 0) {
+			flags |= SHMSCHED_DRAIN_SURGE;
 		} else if (argv[i][0] == '-') {
 			fprintf(stderr, "shmsched node drain: unrecognized option "
 				"'%s'\n" TRY, argv[i]);

@@ -590,9 +590,12 @@ static void copy_result(const struct shmsched_slot *s, struct shmsched_result *r
 }
 
 /* A notice (include/shmsched/wire.h) as an answer: EVICTED, its
- * placement, cookie and node, why. Then counts it read, so the daemon may
- * write its record again. Returns 0, or -EPROTO for a record index out of
- * range or a kind or version this library does not know (skipped). */
+ * placement, cookie and node, why; REPLACED, the replacement's placement
+ * and node, the old pod's cookie, and a message opening with "replaces
+ * placement OLD" (the result has no field for the old id). Then counts it
+ * read, so the daemon may write its record again. Returns 0, or -EPROTO
+ * for a record index out of range or a kind or version this library does
+ * not know (skipped). */
 static int copy_notice(struct shmsched_client *c, uint64_t k,
 		       struct shmsched_result *r)
 {
@@ -601,16 +604,26 @@ static int copy_notice(struct shmsched_client *c, uint64_t k,
 		return -EPROTO;
 	const struct shmsched_notice *n = &ns->notice[k];
 	int rc = 0;
-	if (n->kind == SHMSCHED_NOTICE_EVICTED && n->version == SHMSCHED_NOTICE_VERSION) {
+	if ((n->kind == SHMSCHED_NOTICE_EVICTED || n->kind == SHMSCHED_NOTICE_REPLACED) &&
+	    n->version == SHMSCHED_NOTICE_VERSION) {
 		memset(r, 0, sizeof(*r));
-		r->status = SHMSCHED_EVICTED;
+		r->status = n->kind == SHMSCHED_NOTICE_EVICTED ? SHMSCHED_EVICTED
+			: SHMSCHED_REPLACED;
 		r->cookie = n->cookie;
 		r->placement_id = n->placement_id;
 		r->node_id = n->node_id;
 		r->complete_ns = n->complete_ns;
+		/* Bounded: the daemon's NUL may be missing. */
 		size_t len = strnlen(n->message, sizeof(n->message) - 1);
-		memcpy(r->message, n->message, len);
-		r->message[len] = '\0';
+		int pre = 0;
+		if (n->kind == SHMSCHED_NOTICE_REPLACED)
+			pre = snprintf(r->message, sizeof(r->message),
+				       "replaces placement %llu: ",
+				       (unsigned long long)n->replaced_id);
+		if (pre < 0)
+			pre = 0;
+		memcpy(r->message + pre, n->message, len);
+		r->message[(size_t)pre + len] = '\0';
 	} else {
 		rc = -EPROTO;
 	}
@@ -802,7 +815,8 @@ int shmsched_node_event(struct shmsched_client *c, int kind, const char *body,
 
 _Static_assert((unsigned)SHMSCHED_DRAIN_DRY_RUN == (unsigned)OP_DRAIN_DRY_RUN &&
 	       (unsigned)SHMSCHED_DRAIN_FORCE == (unsigned)OP_DRAIN_FORCE &&
-	       (unsigned)SHMSCHED_DRAIN_PLACEMENT == (unsigned)OP_DRAIN_PLACEMENT,
+	       (unsigned)SHMSCHED_DRAIN_PLACEMENT == (unsigned)OP_DRAIN_PLACEMENT &&
+	       (unsigned)SHMSCHED_DRAIN_SURGE == (unsigned)OP_DRAIN_SURGE,
 	       "shmsched_drain passes its flags to OP_DRAIN as they are");
 
 int shmsched_drain(struct shmsched_client *c, const char *const *nodes, unsigned n,

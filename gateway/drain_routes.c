@@ -201,7 +201,8 @@ static void *drain_thread(void *arg)
 	char err[1024], *text = NULL, *last = NULL;
 	const char *nodes[1] = {d->node};
 	unsigned flags = (d->req.dry_run ? SHMSCHED_DRAIN_DRY_RUN : 0) |
-			 (d->req.force ? SHMSCHED_DRAIN_FORCE : 0);
+			 (d->req.force ? SHMSCHED_DRAIN_FORCE : 0) |
+			 (d->req.surge ? SHMSCHED_DRAIN_SURGE : 0);
 	if (shmsched_connect_named(m->admin_socket, "shmsched-gateway-drain", &c,
 				   err, sizeof(err)) < 0) {
 		finish(d, PH_FAILED, "the daemon's admin socket: %s", err);
@@ -301,9 +302,11 @@ static void drain_json(const struct drain *d, struct json_buf *b)
 		      "\"node\":");
 	json_buf_string(b, d->node);
 	json_buf_printf(b, ",\"id\":%" PRIu64 ",\"phase\":\"%s\",\"dryRun\":%s,"
-			"\"force\":%s,\"timeoutSeconds\":%" PRIu32 ",\"podSelector\":",
+			"\"force\":%s,\"surge\":%s,\"timeoutSeconds\":%" PRIu32
+			",\"podSelector\":",
 			d->id, phase_names[d->phase], d->req.dry_run ? "true" : "false",
-			d->req.force ? "true" : "false", d->req.timeout_s);
+			d->req.force ? "true" : "false", d->req.surge ? "true" : "false",
+			d->req.timeout_s);
 	json_buf_string(b, d->req.selector);
 	json_buf_printf(b, ",\"waves\":%" PRIu64 ",\"evicted\":%" PRIu64
 			",\"blocked\":%u,\"errors\":%u,\"unmanaged\":%u,"

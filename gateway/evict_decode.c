@@ -175,6 +175,9 @@ int gw_drain_decode(const char *body, size_t len, struct gw_drain_req *out,
 		} else if (strcmp(key, "force") == 0) {
 			if (opt_bool(v, key, &out->force, err, err_len) < 0)
 				goto cleanup;
+		} else if (strcmp(key, "surge") == 0) {
+			if (opt_bool(v, key, &out->surge, err, err_len) < 0)
+				goto cleanup;
 		} else if (strcmp(key, "podSelector") == 0) {
 			if (json_is_null(v))
 				continue;
@@ -191,7 +194,8 @@ int gw_drain_decode(const char *body, size_t len, struct gw_drain_req *out,
 			       json_string_length(v) + 1);
 		} else {
 			snprintf(err, err_len, "drain: unknown field \"%.64s\": expected "
-				 "timeoutSeconds, dryRun, force or podSelector", key);
+				 "timeoutSeconds, dryRun, force, surge or podSelector",
+				 key);
 			goto cleanup;
 		}
 	}

@@ -53,6 +53,7 @@ struct gw_drain_req {
 	uint32_t timeout_s;   /* 0: until done */
 	bool dry_run;
 	bool force;
+	bool surge;           /* each pod's replacement placed first */
 	char selector[GW_DRAIN_SELECTOR_MAX + 1]; /* "": every pod */
 };
 

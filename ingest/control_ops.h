@@ -242,6 +242,11 @@ enum op_drain_flags {
 	OP_DRAIN_PLACEMENT = 4u, /* the selector is one placement's id
 				  * (decimal): only it, if on a named node
 				  * (the Eviction API of one pod) */
+	OP_DRAIN_SURGE = 8u,     /* each pod's replacement placed first, on a
+				  * node not drained, its owner told
+				  * (SHMSCHED_NOTICE_REPLACED); a pod whose
+				  * replacement has no room is left
+				  * (ingest/producers_drain.c) */
 };
 #define OP_DRAIN_NODES_MAX 1024u /* a whole plan in one wave (issue 38) */
 #define OP_DRAIN_SELECTOR_MAX 1024u

@@ -42,6 +42,50 @@
  * of the selector: the Eviction API of one pod (the gateway's POST
  * .../pods/{name}/eviction), with the same budget checks, so evicted,
  * blocked or an error of that one pod is the API's 200, 429 or 500.
+ *
+ * OP_DRAIN_SURGE (issue 38 item 1; no anchor does this: kubectl drain
+ * evicts first and leaves the replacement to the pod's controller): a pod
+ * that would be evicted is first given a replacement, and is evicted only
+ * once the replacement is committed; otherwise it is left, counted
+ * blocked (so the caller's loop asks again, and times out if room never
+ * comes), its line saying why ("left placement ...: no room for the
+ * replacement of pod ns/name: 0/3 nodes are available: ..."). The
+ * replacement (surge_place):
+ *   - is made from the pod's template: a template of the same
+ *     "namespace/name" and pod group held by a connected producer of the
+ *     placement's owner (a record keeps no template id; the templates of
+ *     a producer gone are gone), with the record's requests (the slot's
+ *     extras included), so it takes what the pod took;
+ *   - is placed here, on the control thread, by the evaluator's engine
+ *     (producers_set_evaluator: this thread's alone, under the lock) and
+ *     committed by ledger_reserve, as a worker's commit_pod does
+ *     (bind/commit.c: the ledger's same compare-and-swaps, so no overcommit
+ *     beside the workers' commits), under the inter-pod lock held the
+ *     whole time (T5 in shm/ledger.c: a pod under inter-pod rules is
+ *     placed alone, as the resolver's guarded path does), a few attempts
+ *     when a worker's commit took the room first;
+ *   - never goes to a node of the wave: the caller cordons them first, so
+ *     the NodeUnschedulable filter keeps the replacement off them; a pod
+ *     that tolerates the cordon and would land on one is left ("the node
+ *     it would go to is being drained");
+ *   - is recorded for the same owner with the old pod's cookie
+ *     (placements_fill), the store told (persist.placement_added, as a
+ *     resync's), and its owner hears SHMSCHED_NOTICE_REPLACED (its id and
+ *     node, the old id in replaced_id) before the EVICTED of the old: both
+ *     go through `notice` in that order, to the same worker's box.
+ * Not replaced (left, the line says which): bound pods (no template), a
+ * pod holding a ClusterQueue charge (the replacement would have to be
+ * charged on another node's flavor: not done here), a template with
+ * NoExecute tolerations (the taint manager learns a placement's
+ * tolerations from its worker, daemon/taint_evict.c, which this path does
+ * not reach), and no evaluator engine.
+ * PodDisruptionBudgets: counted as without --surge. Kubernetes counts a
+ * pod toward a budget only once it is Ready, and the daemon has no
+ * readiness signal: a replacement placed a moment ago runs nothing yet.
+ * So a surge guarantees capacity (the pod's room exists elsewhere before
+ * it goes), not availability, and a budget that allows no disruption
+ * still blocks a surge drain. A dry run with OP_DRAIN_SURGE places
+ * nothing and says "would evict (replacement first)".
  */
 #include "ingest/producers_internal.h"
 
@@ -57,6 +101,7 @@
 #include "ingest/pdb.h"
 #include "base/base.h"
 #include "shm/shm.h"
+#include "workers/workers.h"
 
 /* The answer's text, at most: one control message less the header. */
 #define DRAIN_TEXT_MAX (CONTROL_MAX_PAYLOAD - sizeof(struct op_drained) - 64u)
@@ -198,6 +243,167 @@ static void evict_one(struct producers *p, const struct drain_budgets *b,
 	prod_publish(p, queue_event_release(slot, &pod, &dev));
 }
 
+/* --- OP_DRAIN_SURGE: the replacement placed first (see the top) --- */
+
+/* Commits refused because a worker took the room first, before the pod
+ * is left for this wave (the resolver's RESOLVER_MAX_ATTEMPTS). */
+#define SURGE_ATTEMPTS 8u
+
+/* The ledger's port rule (C3), as bind/commit.c's ports_free. */
+static bool surge_ports_free(const void *arg, const struct pod_spec *pod,
+			     const struct host_port *in_use, unsigned n)
+{
+	struct node_view v = {.ports = in_use, .n_ports = n};
+	return filter_ports(arg, pod, &v);
+}
+
+/* The template of placement record `r`'s pod: one of the same name and
+ * group held by a connected producer of its owner; NULL: none. */
+static const struct pod_spec *template_of(struct producers *p,
+					  const struct placement_record *r)
+{
+	for (uint32_t i = 0; i < PRODUCERS_MAX; i++) {
+		const struct producer *pr = p->table[i];
+		if (pr == NULL || pr->owner != r->owner || producers_faulted(pr))
+			continue;
+		/* Acquire, partner of the template writer's release store
+		 * (producers_templates); that writer holds this same lock. */
+		uint32_t n = __atomic_load_n(&pr->n_templates, __ATOMIC_ACQUIRE);
+		for (uint32_t k = 0; k < n; k++)
+			if (pr->templates[k].ns_name == r->pod_name &&
+			    pr->templates[k].group == r->group)
+				return &pr->templates[k];
+	}
+	return NULL;
+}
+
+/* Places and commits a replacement of the live placement `r` on a node
+ * not in the wave (in_wave[slot] 0), recorded for its owner with its
+ * cookie. Returns 0 with its id in *made and its node in *where, or a
+ * negative errno with why (for a person) in why[]: -ENOENT (no template),
+ * -ENOTSUP (a pod a surge does not replace), -ENOSPC (no room, or no
+ * placement record), -EXDEV (only a node of the wave), -ENOMEM. */
+static int surge_place(struct producers *p, const struct placement_record *r,
+		       const uint8_t *in_wave, const struct snapshot *snap,
+		       uint64_t *made, uint32_t *where, char *why, size_t why_len)
+{
+	static struct pod_spec pod; /* the control thread's, under the lock */
+	static uint64_t seq;        /* likewise: the engine's random streams */
+	if (r->owner == PLACEMENT_OWNER_BOUND)
+		return errmsg_rc(-ENOENT, why, why_len, "a bound pod has no "
+				 "template to place a replacement from");
+	if (r->quota != 0)
+		return errmsg_rc(-ENOTSUP, why, why_len, "it holds a ClusterQueue "
+				 "charge, which a surge does not place again");
+	if (p->evaluator == NULL)
+		return errmsg_rc(-ENOTSUP, why, why_len, "this daemon has no engine "
+				 "on its control thread to place replacements");
+	const struct pod_spec *tmpl = template_of(p, r);
+	if (tmpl == NULL)
+		return errmsg_rc(-ENOENT, why, why_len, "no connected producer of "
+				 "its owner holds its template");
+	for (unsigned i = 0; i < tmpl->n_tolerations; i++)
+		if (tmpl->tolerations[i].effect == TAINT_NO_EXECUTE ||
+		    tmpl->tolerations[i].effect == TAINT_EFFECT_ALL)
+			return errmsg_rc(-ENOTSUP, why, why_len, "its template "
+					 "tolerates NoExecute taints, which a "
+					 "surge's replacement would not be "
+					 "timed by");
+	pod = *tmpl;
+	pod.request = r->request;
+	pod.nonzero_cpu_milli = r->nonzero_cpu_milli;
+	pod.nonzero_mem_bytes = r->nonzero_mem_bytes;
+	struct ledger *l = cluster_ledger(p->cluster);
+	int64_t ix = placements_take(p->placements);
+	if (ix < 0)
+		return errmsg_rc(-ENOSPC, why, why_len, "the daemon holds %u "
+				 "placements, the most it keeps (--max-placements)",
+				 placements_capacity(p->placements));
+	struct placement pl = {0};
+	int rc = -ENOSPC;
+	/* T5 (shm/ledger.c): placed alone among pods under inter-pod rules,
+	 * one with terms announced while it reads others' groups. */
+	ledger_interpod_lock(l);
+	if (pod.group_terms)
+		ledger_interpod_announce(l, +1);
+	for (uint32_t a = 0; a < SURGE_ATTEMPTS; a++) {
+		rc = engine_place(p->evaluator, &pod, seq++, &pl);
+		if (rc < 0)
+			break;
+		if (pl.slot < 0 || (uint64_t)pl.slot >= snap->n_slots) {
+			rc = -ENOSPC;
+			break;
+		}
+		if (in_wave[pl.slot]) {
+			rc = -EXDEV;
+			break;
+		}
+		rc = pl.devices.gpu_milli == DEVICES_STALE ? -EAGAIN
+			: ledger_reserve(l, (uint32_t)pl.slot,
+					 &snap->nodes[pl.slot].allocatable, &pod,
+					 &pl.devices, surge_ports_free, p->ctx);
+		if (rc == 0)
+			break;
+	}
+	if (pod.group_terms)
+		ledger_interpod_announce(l, -1);
+	ledger_interpod_unlock(l);
+	if (rc != 0) {
+		placements_untake(p->placements, (uint32_t)ix);
+		if (rc == -EXDEV)
+			return errmsg_rc(rc, why, why_len, "the node it would go to, "
+					 "%s, is being drained (cordon the wave's "
+					 "nodes first)",
+					 str_or(p, snap->nodes[pl.slot].name, "?"));
+		if (rc == -ENOMEM)
+			return errmsg_rc(rc, why, why_len, "out of memory");
+		char msg[SHMSCHED_MESSAGE_MAX] = "";
+		if (pl.slot < 0)
+			engine_message(p->evaluator, msg, sizeof(msg));
+		return errmsg_rc(-ENOSPC, why, why_len, "%s",
+				 msg[0] ? msg : "other placements took the room "
+				 "first, every attempt");
+	}
+	*where = (uint32_t)pl.slot;
+	*made = placements_fill(p->placements, (uint32_t)ix, r->owner, *where,
+				ledger_node_generation(l, *where), &pod,
+				&pl.devices, r->cookie);
+	/* Under the lock: no release of it can run before the store hears it. */
+	if (p->persist.placement_added != NULL)
+		p->persist.placement_added(p->persist.arg, *made);
+	return 0;
+}
+
+/* Tells the owner of `old` (id old_id) that placement `made` on node
+ * `where` replaces it: before its EVICTED, through the same `notice`. */
+static void tell_replaced(struct producers *p, const struct placement_record *old,
+			  uint64_t old_id, uint64_t made, uint32_t where,
+			  const char *node, const char *to)
+{
+	if (p->notice == NULL)
+		return;
+	for (uint32_t i = 0; i < PRODUCERS_MAX; i++) {
+		const struct producer *pr = p->table[i];
+		if (pr == NULL || pr->owner != old->owner)
+			continue;
+		struct evict_notice n = {.producer = i, .key = producers_key(pr)};
+		n.notice = (struct shmsched_notice){
+			.kind = SHMSCHED_NOTICE_REPLACED,
+			.version = SHMSCHED_NOTICE_VERSION,
+			.placement_id = made,
+			.cookie = old->cookie,
+			.node_id = where,
+			.complete_ns = now_ns(),
+			.replaced_id = old_id,
+		};
+		snprintf(n.notice.message, sizeof(n.notice.message), "placed on "
+			 "node %.80s to replace its pod on node %.80s, which a "
+			 "drain evicts next", to, node);
+		p->notice(p->notice_arg, &n);
+		return;
+	}
+}
+
 /* Whether the report has room for one more line; counts it as left out
  * when not, so a wave of 100,000 pods formats only the lines it keeps. */
 static bool text_room(struct drain_text *t)
@@ -239,10 +445,10 @@ void prod_handle_drain(struct producers *p, struct control_server *s,
 	struct op_drained *ans = NULL;
 	uint8_t *in_wave = NULL; /* [snapshot slots]: 1 for the wave's nodes */
 	if (flags & ~(uint32_t)(OP_DRAIN_DRY_RUN | OP_DRAIN_FORCE |
-				OP_DRAIN_PLACEMENT)) {
+				OP_DRAIN_PLACEMENT | OP_DRAIN_SURGE)) {
 		control_server_reply_error(s, conn, rid, EINVAL, "drain: flags %#x: "
-					   "expected DRY_RUN (1), FORCE (2) and "
-					   "PLACEMENT (4) only", flags);
+					   "expected DRY_RUN (1), FORCE (2), "
+					   "PLACEMENT (4) and SURGE (8) only", flags);
 		return;
 	}
 	char err[512];
@@ -292,6 +498,7 @@ void prod_handle_drain(struct producers *p, struct control_server *s,
 	*ans = (struct op_drained){0};
 	struct drain_text t = {.buf = (char *)(ans + 1), .cap = DRAIN_TEXT_MAX};
 	bool dry = flags & OP_DRAIN_DRY_RUN, force = flags & OP_DRAIN_FORCE;
+	bool surge = flags & OP_DRAIN_SURGE;
 	struct ledger *l = cluster_ledger(p->cluster);
 	struct pdb_matcher *pm = &pl->pm;
 	pdb_matcher_init(pm, p->pdbs, p->strings);
@@ -381,8 +588,9 @@ void prod_handle_drain(struct producers *p, struct control_server *s,
 				 "%s", (unsigned long long)id, pod, node, owner, wait);
 			continue;
 		}
+		uint32_t bi = b->n == 1 ? budgets_first(b) : 0;
 		if (b->n == 1) {
-			uint32_t i = budgets_first(b);
+			uint32_t i = bi;
 			if (pl->allowed[i] <= 0) {
 				const struct pdb_entry *e = &p->pdbs->e[i];
 				ans->blocked++;
@@ -398,16 +606,44 @@ void prod_handle_drain(struct producers *p, struct control_server *s,
 					 str_or(p, e->name, "?"), e->value, e->evicted);
 				continue;
 			}
-			pl->allowed[i]--;
 		}
+		/* --surge: the replacement first; none, and the pod stays. */
+		uint64_t made = 0;
+		uint32_t where = 0;
+		char why[SHMSCHED_MESSAGE_MAX];
+		int src = surge && !dry ? surge_place(p, r, in_wave, snap, &made,
+						      &where, why, sizeof(why)) : 0;
+		if (src < 0) {
+			ans->blocked++;
+			if (!text_room(&t))
+				continue;
+			pod_of(p, r, pod, sizeof(pod));
+			owner_of(p, r, owner, sizeof(owner));
+			text_add(&t, "left placement %llu (%s, node %s, owner %s): %s "
+				 "%s: %s", (unsigned long long)id, pod, node, owner,
+				 src == -ENOSPC || src == -EXDEV ? "no room for the "
+				 "replacement of" : "no replacement (--surge) for",
+				 pod, why);
+			continue;
+		}
+		if (b->n == 1)
+			pl->allowed[bi]--;
 		ans->evicted++;
+		const char *to = made != 0 ? str_or(p, snap->nodes[where].name, "?") : "";
 		if (text_room(&t)) {
 			pod_of(p, r, pod, sizeof(pod));
 			owner_of(p, r, owner, sizeof(owner));
-			text_add(&t, "%s placement %llu (%s, node %s, owner %s)",
-				 dry ? "would evict" : "evicted",
-				 (unsigned long long)id, pod, node, owner);
+			char rep[320] = "";
+			if (made != 0)
+				snprintf(rep, sizeof(rep), ", replaced by placement "
+					 "%llu on node %.250s", (unsigned long long)made, to);
+			text_add(&t, "%s placement %llu (%s, node %s, owner %s)%s",
+				 dry ? (surge ? "would evict (replacement first)"
+					: "would evict") : "evicted",
+				 (unsigned long long)id, pod, node, owner, rep);
 		}
+		if (made != 0)
+			tell_replaced(p, r, id, made, where, node, to);
 		if (!dry)
 			evict_one(p, b, id, r, node, only != 0);
 	}

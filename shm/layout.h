@@ -119,7 +119,7 @@
 #include "shm/model.h"
 
 #define SHM_MAGIC UINT64_C(0x44454843534d4853) /* "SHMSCHED" in memory order */
-#define SHM_ABI_VERSION 11u /* 2: a placed slot names its devices; 3: and its
+#define SHM_ABI_VERSION 12u /* 2: a placed slot names its devices; 3: and its
                             * placement id, which a release names; 4: the
                             * state region; 5: pod groups in the ledger
                             * and in placement records; 6: a slot's wait
@@ -137,7 +137,9 @@
                             * narrowing disrupt scope
                             * (ingest/control_ops.h, issue 41); 11:
                             * the notices header's `lost` count
-                            * (include/shmsched/wire.h) */
+                            * (include/shmsched/wire.h); 12: a
+                            * notice's replaced_id and the REPLACED
+                            * kind (SHMSCHED_NOTICE_VERSION 2) */
 #define SHM_READY UINT32_C(0x59444552) /* "REDY"; any other value: not ready */
 #define SHM_HEADER_SIZE 512u
 #define SHM_SECTION_MAX 16u

@@ -272,7 +272,11 @@ SHMSCHED_EXPORT int shmsched_cancel(struct shmsched_client *c, uint64_t cookie);
  * that the placement placement_id (of the pod with that cookie, on node
  * node_id) was preempted by a pod of higher priority: what it held is
  * given back already, and its pod must stop; the placement id names
- * nothing afterwards (a release of it is -ENOENT). A notice frees no slot
+ * nothing afterwards (a release of it is -ENOENT); status SHMSCHED_REPLACED
+ * (a drain with SHMSCHED_DRAIN_SURGE) says that the placement placement_id
+ * on node node_id was made for the pod with that cookie, to replace the
+ * placement its message names ("replaces placement OLD: ..."), whose
+ * EVICTED notice comes after it. A notice frees no slot
  * and is not counted in shmsched_in_flight(); one that found no room is
  * counted by shmsched_notices_lost() instead.
  * The rest as follows: 0..max; never waits. When there is no answer, checks without
@@ -454,6 +458,10 @@ enum shmsched_drain_flags {
 	SHMSCHED_DRAIN_PLACEMENT = 4, /* `selector` is one placement's id in
 				       * decimal: only it is considered (the
 				       * Eviction API of one pod) */
+	SHMSCHED_DRAIN_SURGE = 8,     /* place each pod's replacement first,
+				       * on a node not drained, then evict it;
+				       * a pod whose replacement has no room
+				       * is left (counted blocked) */
 };
 struct shmsched_drain_result {
 	unsigned evicted;   /* this wave (dry run: would be) */

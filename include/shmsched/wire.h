@@ -38,7 +38,11 @@
  * s % SHMSCHED_NOTICES only while s - consumed < SHMSCHED_NOTICES, then
  * enqueues (s % SHMSCHED_NOTICES) | SHMSCHED_HANDLE_NOTICE on the
  * completion ring. Kinds: SHMSCHED_NOTICE_EVICTED (the placement was
- * preempted: its pod must stop; what it held is given back already).
+ * preempted: its pod must stop; what it held is given back already) and
+ * SHMSCHED_NOTICE_REPLACED (a surge drain, OP_DRAIN_SURGE, placed a
+ * replacement of the placement replaced_id: placement_id and node_id are
+ * the replacement's, cookie the old pod's; start its pod there. The
+ * EVICTED notice of replaced_id comes after it).
  * A notice that finds no room (the producer has 64 unread, or the
  * daemon's own box per worker is full in a large drain) is not written:
  * the daemon adds 1 to the header's `lost` instead (release), so the
@@ -98,9 +102,12 @@
 #define SHMSCHED_NOTICES 64u
 
 enum shmsched_notice_kind {
-	SHMSCHED_NOTICE_EVICTED = 1, /* placement_id was preempted */
+	SHMSCHED_NOTICE_EVICTED = 1,  /* placement_id was preempted */
+	SHMSCHED_NOTICE_REPLACED = 2, /* placement_id replaces replaced_id */
 };
-#define SHMSCHED_NOTICE_VERSION 1u
+/* 2: SHMSCHED_NOTICE_REPLACED, and replaced_id in the last 8 bytes of
+ * what was the message (216 bytes, now 208). */
+#define SHMSCHED_NOTICE_VERSION 2u
 
 /* One notice, written by the daemon (256 bytes). */
 struct shmsched_notice {
@@ -111,7 +118,8 @@ struct shmsched_notice {
 	uint32_t node_id;       /* its node */
 	uint32_t reserved;      /* 0 */
 	uint64_t complete_ns;   /* CLOCK_MONOTONIC when it happened */
-	char message[216];      /* why, NUL-terminated */
+	char message[208];      /* why, NUL-terminated */
+	uint64_t replaced_id;   /* REPLACED: the placement replaced; else 0 */
 };
 
 /* The notices section: this header, then SHMSCHED_NOTICES records.
@@ -150,6 +158,9 @@ enum shmsched_status {
 				     * (a waiting pod) its producer cancelled it */
 	SHMSCHED_EVICTED = 5,       /* not a pod's answer: a notice that the
 				     * placement placement_id was preempted */
+	SHMSCHED_REPLACED = 6,      /* not a pod's answer: a notice that the
+				     * placement placement_id was made to
+				     * replace another (a surge drain) */
 };
 
 /* A request added to the template's: `resource` is an index in the
@@ -200,6 +211,8 @@ struct shmsched_slot {
 _Static_assert(sizeof(struct shmsched_extra) == 16, "extra is 16 bytes");
 _Static_assert(sizeof(struct shmsched_notice) == 256, "a notice is 256 bytes");
 _Static_assert(sizeof(struct shmsched_slot) == 640, "a slot is 640 bytes");
+_Static_assert(__builtin_offsetof(struct shmsched_notice, replaced_id) == 248,
+	       "replaced_id at byte 248 of a notice");
 _Static_assert(__builtin_offsetof(struct shmsched_slot, deadline_ns) == 88,
 	       "deadline_ns at byte 88");
 _Static_assert(__builtin_offsetof(struct shmsched_slot, status) == 96,

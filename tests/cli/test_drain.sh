@@ -11,6 +11,7 @@
 #   the node is cordoned (a pod pinned there is not placed);
 # - the budget blocks n2's pod: --timeout 1s stops, names the budget and
 #   what is left, exit 1; the pod is still placed;
+# - --surge with a bound pod: no template, so it stays, the line saying so;
 # - --pod-selector leaves the pods it does not select (n2 drains at once);
 # - an empty node drains at once; an unknown one is refused (exit 1);
 #   bad usage (no NAME, a bad duration, an unknown option) exits 2.
@@ -77,6 +78,10 @@ expect 1 "nothing evicted (--force evicts them)" node drain n1 $A
 [ "$(live ' n1 ')" -eq 1 ] || { echo "FAIL: n1's bound pod went without --force"; failed=$((failed + 1)); }
 expect 0 "would evict placement .*default/web-0" node drain n1 --dry-run --force $A
 [ "$(live ' n1 ')" -eq 1 ] || { echo "FAIL: --dry-run evicted"; failed=$((failed + 1)); }
+# --surge: a bound pod has no template to place a replacement from, so
+# it stays (blocked until the timeout), the line saying why.
+expect 1 "no replacement (--surge) for pod default/web-0: a bound pod has no template" \
+	node drain n1 --force --surge --timeout 1s $A
 out=$("$cli" node drain n1 --force $A 2>&1)
 got=$?
 if [ "$got" -eq 0 ] && printf '%s' "$out" | grep -q '^node/n1 cordoned$' &&

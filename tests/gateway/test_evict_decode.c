@@ -129,14 +129,14 @@ static void test_drain(void **state)
 	char err[512];
 	assert_int_equal(gw_drain_decode("", 0, &q, err, sizeof(err)), 0);
 	assert_int_equal(q.timeout_s, 0);
-	assert_false(q.dry_run || q.force);
+	assert_false(q.dry_run || q.force || q.surge);
 	assert_string_equal(q.selector, "");
 	assert_int_equal(gw_drain_decode(" \n", 2, &q, err, sizeof(err)), 0);
 	const char *all = "{\"timeoutSeconds\":90,\"dryRun\":true,\"force\":true,"
-			  "\"podSelector\":\"app=db,tier!=web\"}";
+			  "\"surge\":true,\"podSelector\":\"app=db,tier!=web\"}";
 	assert_int_equal(gw_drain_decode(all, strlen(all), &q, err, sizeof(err)), 0);
 	assert_int_equal(q.timeout_s, 90);
-	assert_true(q.dry_run && q.force);
+	assert_true(q.dry_run && q.force && q.surge);
 	assert_string_equal(q.selector, "app=db,tier!=web");
 	const char *nulls = "{\"timeoutSeconds\":null,\"podSelector\":null}";
 	assert_int_equal(gw_drain_decode(nulls, strlen(nulls), &q, err, sizeof(err)), 0);
@@ -145,6 +145,7 @@ static void test_drain(void **state)
 	drain_bad("{\"timeoutSeconds\":\"5m\"}", "timeoutSeconds");
 	drain_bad("{\"dryRun\":1}", "dryRun: expected true or false");
 	drain_bad("{\"force\":\"yes\"}", "force: expected true or false");
+	drain_bad("{\"surge\":1}", "surge: expected true or false");
 	drain_bad("{\"podSelector\":5}", "podSelector: expected a label selector");
 	drain_bad("{\"gracePeriodSeconds\":5}", "unknown field \"gracePeriodSeconds\"");
 	drain_bad("[]", "expected a JSON object");

@@ -1,0 +1,299 @@
+/* unit.drain_surge: OP_DRAIN_SURGE (issue 38 item 1, `shmsched node drain
+ * --surge`) through the real daemon, in process, with the client library.
+ * No anchor does this: kubectl drain (kubernetes/kubectl pkg/drain/
+ * drain.go, evictPods) evicts and leaves the replacement to the pod's
+ * controller; here the daemon places the replacement first, and evicts
+ * only once it is committed (ingest/producers_drain.c's design note).
+ *
+ * - room: three pods on n0, drained with --surge on a cluster with room:
+ *   every pod is REPLACED (a placement on another node, the old id in the
+ *   notice) before it is EVICTED, nothing is placed on n0, and the
+ *   cluster's counts add up: the three replacements and exactly the room
+ *   left (21 one-cpu pods on n1..n3's 24 cpu) fit, the 22nd does not;
+ *   released, nothing stays counted;
+ * - no room: a 5-cpu pod on n0 and one on n1 (8 cpu each): the surge
+ *   drain of n0 evicts nothing, counts it blocked, and its line names the
+ *   reason ("no room for the replacement of pod default/big"); no notice.
+ *   Once n1's pod is released the same wave replaces and evicts it.
+ *   On the old code the flag is refused (and a drain without it evicts
+ *   the pod with no room anywhere).
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "daemon/daemon.h"
+#include "fixture.h"
+#include "shmsched/client.h"
+
+static struct fixture_dir fx;
+static char cluster[128];
+
+static int setup(void **state)
+{
+	(void)state;
+	fixture_dir_make(&fx, "surge", 0);
+	snprintf(cluster, sizeof(cluster), "%s/cluster.json", fx.dir);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	fixture_dir_remove(&fx);
+	return 0;
+}
+
+/* The cluster file: nodes n0..n(nodes-1) of 8 cpu. */
+static void write_cluster(int nodes)
+{
+	FILE *f = fopen(cluster, "w");
+	assert_non_null(f);
+	fputs("{\"kind\":\"List\",\"items\":[", f);
+	for (int i = 0; i < nodes; i++)
+		fprintf(f, "%s{\"kind\":\"Node\",\"metadata\":{\"name\":\"n%d\"},"
+			"\"status\":{\"allocatable\":{\"cpu\":\"8\",\"memory\":"
+			"\"16Gi\",\"pods\":\"110\"}}}", i ? "," : "", i);
+	fputs("]}", f);
+	fclose(f);
+}
+
+static struct daemon *start(void)
+{
+	struct daemon_config cfg = {.socket_path = fx.sock, .cluster_path = cluster,
+				    .seed = 1, .workers = 1, .slots = 64};
+	char err[512];
+	struct daemon *d = daemon_start(&cfg, err, sizeof(err));
+	if (d == NULL)
+		fail_msg("daemon_start: %s", err);
+	return d;
+}
+
+static struct shmsched_client *connect_to(const char *path)
+{
+	struct shmsched_client *c;
+	char err[512];
+	if (shmsched_connect(path, &c, err, sizeof(err)) < 0)
+		fail_msg("connect %s: %s", path, err);
+	return c;
+}
+
+/* A template `name` (label app=name) requesting `cpu` cores, on any node. */
+static uint32_t tmpl(struct shmsched_client *c, const char *name, int cpu)
+{
+	char json[512], err[512];
+	snprintf(json, sizeof(json), "{\"kind\":\"Pod\",\"metadata\":{\"name\":"
+		 "\"%s\",\"labels\":{\"app\":\"%s\"}},\"spec\":{\"containers\":"
+		 "[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"%d\"}}}]}}",
+		 name, name, cpu);
+	uint32_t tid;
+	if (shmsched_register_template(c, json, strlen(json), &tid, err, sizeof(err)) < 0)
+		fail_msg("template %s: %s", name, err);
+	return tid;
+}
+
+static void node_event(struct shmsched_client *admin, int kind, const char *node)
+{
+	char err[512];
+	if (shmsched_node_event(admin, kind, node, strlen(node), err, sizeof(err)) < 0)
+		fail_msg("node event %d %s: %s", kind, node, err);
+}
+
+/* One pod of `tid`, answered at once: its result in *r. */
+static void place_now(struct shmsched_client *c, uint32_t tid, uint64_t cookie,
+		      struct shmsched_result *r)
+{
+	struct shmsched_pod pod = {.cookie = cookie, .template_id = tid,
+				   .flags = SHMSCHED_NO_WAIT};
+	assert_int_equal(shmsched_submit(c, &pod, 1), 1);
+	fixture_poll_one(c, r);
+	assert_int_equal(r->cookie, cookie);
+}
+
+/* Places a pod on node `on` of `nodes` (the others cordoned meanwhile). */
+static uint64_t place_on(struct shmsched_client *admin, struct shmsched_client *c,
+			 uint32_t tid, uint64_t cookie, int on, int nodes)
+{
+	char name[16];
+	for (int i = 0; i < nodes; i++)
+		if (i != on) {
+			snprintf(name, sizeof(name), "n%d", i);
+			node_event(admin, SHMSCHED_NODE_CORDON, name);
+		}
+	struct shmsched_result r;
+	place_now(c, tid, cookie, &r);
+	assert_int_equal(r.status, SHMSCHED_PLACED);
+	for (int i = 0; i < nodes; i++)
+		if (i != on) {
+			snprintf(name, sizeof(name), "n%d", i);
+			node_event(admin, SHMSCHED_NODE_UNCORDON, name);
+		}
+	return r.placement_id;
+}
+
+static void drain_n0(struct shmsched_client *admin, unsigned flags,
+		     struct shmsched_drain_result *r, char **text)
+{
+	static const char *const nodes[] = {"n0"};
+	char err[512];
+	if (shmsched_drain(admin, nodes, 1, NULL, flags, r, text, err, sizeof(err)) < 0)
+		fail_msg("drain: %s", err);
+	print_message("wave: evicted %u blocked %u errors %u\n%s", r->evicted,
+		      r->blocked, r->errors, *text);
+}
+
+static void test_room(void **state)
+{
+	(void)state;
+	write_cluster(4);
+	struct daemon *d = start();
+	struct shmsched_client *admin = connect_to(fx.admin);
+	struct shmsched_client *prod = fixture_connect_as(fx.sock, "app");
+	uint32_t web = tmpl(prod, "web", 1);
+	uint64_t old[4] = {0};
+	for (uint64_t k = 1; k <= 3; k++)
+		old[k] = place_on(admin, prod, web, k, 0, 4);
+	assert_int_equal(daemon_pods_on_nodes(d), 3);
+
+	/* The CLI's order: cordon, then the wave. */
+	node_event(admin, SHMSCHED_NODE_CORDON, "n0");
+	struct shmsched_drain_result r;
+	char *text;
+	drain_n0(admin, SHMSCHED_DRAIN_SURGE, &r, &text);
+	assert_int_equal(r.evicted, 3);
+	assert_int_equal(r.blocked + r.errors + r.unmanaged, 0);
+	assert_non_null(strstr(text, "replaced by placement"));
+	free(text);
+
+	/* Per pod: REPLACED (the new placement elsewhere, the old id named)
+	 * before EVICTED (the old). */
+	struct shmsched_result n[6];
+	assert_int_equal(fixture_await(prod, n, 6, 5000), 6);
+	uint64_t made[4] = {0};
+	bool evicted[4] = {false};
+	char err[512];
+	for (unsigned i = 0; i < 6; i++) {
+		uint64_t k = n[i].cookie;
+		assert_true(k >= 1 && k <= 3);
+		if (n[i].status == SHMSCHED_REPLACED) {
+			assert_false(evicted[k]); /* before its EVICTED */
+			assert_int_equal(made[k], 0);
+			made[k] = n[i].placement_id;
+			assert_true(made[k] != old[k]);
+			char want[64], node[64];
+			snprintf(want, sizeof(want), "replaces placement %llu: ",
+				 (unsigned long long)old[k]);
+			assert_non_null(strstr(n[i].message, want));
+			assert_int_equal(shmsched_node_name(prod, n[i].node_id, node,
+							    sizeof(node), err,
+							    sizeof(err)), 0);
+			assert_string_not_equal(node, "n0");
+		} else {
+			assert_int_equal(n[i].status, SHMSCHED_EVICTED);
+			assert_int_equal(n[i].placement_id, old[k]);
+			assert_true(made[k] != 0);
+			assert_false(evicted[k]);
+			evicted[k] = true;
+		}
+	}
+	for (int k = 1; k <= 3; k++)
+		assert_true(made[k] != 0 && evicted[k]);
+	/* The replacements hold what the pods held, nothing more: the old
+	 * ones are gone, so exactly 24 - 3 one-cpu pods fit on n1..n3 (n0
+	 * is cordoned), and the next one does not. */
+	assert_int_equal(daemon_pods_on_nodes(d), 3);
+	uint64_t filler[21];
+	for (unsigned i = 0; i < 21; i++) {
+		struct shmsched_result p;
+		place_now(prod, web, 100 + i, &p);
+		assert_int_equal(p.status, SHMSCHED_PLACED);
+		filler[i] = p.placement_id;
+	}
+	struct shmsched_result full;
+	place_now(prod, web, 200, &full);
+	assert_int_equal(full.status, SHMSCHED_UNSCHEDULABLE);
+	/* The next wave: n0 is empty. */
+	drain_n0(admin, SHMSCHED_DRAIN_SURGE, &r, &text);
+	free(text);
+	assert_int_equal(r.evicted + r.blocked, 0);
+	/* Released, nothing stays counted. */
+	for (unsigned i = 0; i < 21; i++)
+		assert_int_equal(shmsched_release(prod, filler[i], err, sizeof(err)), 0);
+	for (int k = 1; k <= 3; k++) {
+		assert_int_equal(shmsched_release(prod, made[k], err, sizeof(err)), 0);
+		assert_int_equal(shmsched_release(prod, old[k], err, sizeof(err)), -ENOENT);
+	}
+	assert_int_equal(daemon_pods_on_nodes(d), 0);
+	assert_int_equal(daemon_overcommits(d), 0);
+	struct daemon_stats ds;
+	daemon_stop(d, 1000, &ds);
+	shmsched_disconnect(prod);
+	shmsched_disconnect(admin);
+}
+
+static void test_no_room(void **state)
+{
+	(void)state;
+	write_cluster(2);
+	struct daemon *d = start();
+	struct shmsched_client *admin = connect_to(fx.admin);
+	struct shmsched_client *prod = fixture_connect_as(fx.sock, "app");
+	uint32_t big = tmpl(prod, "big", 5);
+	uint64_t on0 = place_on(admin, prod, big, 1, 0, 2);
+	uint64_t on1 = place_on(admin, prod, big, 2, 1, 2);
+	node_event(admin, SHMSCHED_NODE_CORDON, "n0");
+	struct shmsched_drain_result r;
+	char *text;
+	/* n1 has 3 cpu free: the 5-cpu replacement fits nowhere, so the pod
+	 * stays (without --surge it would go). */
+	drain_n0(admin, SHMSCHED_DRAIN_SURGE, &r, &text);
+	assert_int_equal(r.evicted, 0);
+	assert_int_equal(r.blocked, 1);
+	assert_non_null(strstr(text, "no room for the replacement of pod default/big"));
+	assert_non_null(strstr(text, "Insufficient cpu"));
+	free(text);
+	struct shmsched_result n[2];
+	assert_int_equal(fixture_await(prod, n, 1, 300), 0);
+	assert_int_equal(daemon_pods_on_nodes(d), 2);
+	/* Room comes: the wave replaces it on n1, then evicts it. */
+	char err[512];
+	assert_int_equal(shmsched_release(prod, on1, err, sizeof(err)), 0);
+	drain_n0(admin, SHMSCHED_DRAIN_SURGE, &r, &text);
+	assert_int_equal(r.evicted, 1);
+	assert_int_equal(r.blocked, 0);
+	free(text);
+	assert_int_equal(fixture_await(prod, n, 2, 5000), 2);
+	assert_int_equal(n[0].status, SHMSCHED_REPLACED);
+	assert_int_equal(n[1].status, SHMSCHED_EVICTED);
+	assert_int_equal(n[1].placement_id, on0);
+	char node[64];
+	assert_int_equal(shmsched_node_name(prod, n[0].node_id, node, sizeof(node),
+					    err, sizeof(err)), 0);
+	assert_string_equal(node, "n1");
+	assert_int_equal(daemon_pods_on_nodes(d), 1);
+	assert_int_equal(shmsched_release(prod, n[0].placement_id, err, sizeof(err)), 0);
+	assert_int_equal(daemon_pods_on_nodes(d), 0);
+	assert_int_equal(daemon_overcommits(d), 0);
+	struct daemon_stats ds;
+	daemon_stop(d, 1000, &ds);
+	shmsched_disconnect(prod);
+	shmsched_disconnect(admin);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_room),
+		cmocka_unit_test(test_no_room),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
