@@ -50,6 +50,7 @@ static void usage(FILE *to)
 		"                 [--pool-label KEY] [--quarantine-threshold RATE]\n"
 		"                 [--quarantine-min-nodes NODES]\n"
 		"                 [--quarantine-window DURATION]\n"
+		"                 [--reclaim-min-run SECONDS] [--reclaim-evict-cap RATIO]\n"
 		"\n"
 		"Serves pods from producers over shared memory: producers connect to\n"
 		"the control socket, get a region of slots and rings, and submit pods\n"
@@ -190,6 +191,14 @@ static void usage(FILE *to)
 		"  --quarantine-window DURATION\n"
 		"                       the window failures are counted over (default\n"
 		"                       60s)\n"
+		"  --reclaim-min-run SECONDS\n"
+		"                       a pod admitted under quota less than this long\n"
+		"                       ago is never evicted to reclaim quota (Kueue's\n"
+		"                       ClusterQueue .spec.preemption; default 0: none)\n"
+		"  --reclaim-evict-cap RATIO\n"
+		"                       the pods one reclaim evicts hold at most RATIO\n"
+		"                       times the preemptor's requests in each resource\n"
+		"                       it needs (default 1.5; 1 to 1000)\n"
 		"\n"
 		"SIGINT or SIGTERM: stop accepting producers, answer every pod already\n"
 		"submitted (placing for up to 5 s, then cancelled), exit 0. SIGHUP:\n"
@@ -408,6 +417,8 @@ int main(int argc, char **argv)
 		{"quarantine-threshold", required_argument, NULL, 0x4181},
 		{"quarantine-min-nodes", required_argument, NULL, 0x4182},
 		{"quarantine-window", required_argument, NULL, 0x4183},
+		{"reclaim-min-run", required_argument, NULL, 0x4190},
+		{"reclaim-evict-cap", required_argument, NULL, 0x4191},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'v'},
 		{NULL, 0, NULL, 0},
@@ -696,6 +707,26 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			break;
+		case 0x4190:
+			if (parse_u64("--reclaim-min-run", optarg, 31536000u, &v) < 0)
+				return 2;
+			cfg.reclaim_min_run_s = (uint32_t)v;
+			break;
+		case 0x4191: {
+			char *end;
+			errno = 0;
+			double ratio = strtod(optarg, &end);
+			if (errno != 0 || end == optarg || *end != '\0' ||
+			    !(ratio >= 1.0 && ratio <= 1000.0)) {
+				fprintf(stderr, "shmschedd: --reclaim-evict-cap: \"%s\": "
+					"expected a ratio from 1 to 1000 (1.5: evicted "
+					"pods hold at most 1.5x what the preemptor asks)\n",
+					optarg);
+				return 2;
+			}
+			cfg.reclaim_evict_cap_milli = (uint32_t)(ratio * 1000.0 + 0.5);
+			break;
+		}
 		case 'V': {
 			enum k8s_field_validation fv;
 			if (k8s_field_validation_parse(optarg, &fv) < 0) {
