@@ -1015,7 +1015,8 @@ struct daemon *daemon_start(const struct daemon_config *cfg, char *err,
 				? cfg->reclaim_evict_cap_milli
 				: RECLAIM_EVICT_CAP_DEFAULT_MILLI};
 		qc_set_reclaim(d->quota, d->evictor, d->placements, &rb);
-		evict_set_reclaim(d->evictor, qc_reclaim_choose, d->quota);
+		evict_set_reclaim(d->evictor, qc_reclaim_choose, qc_reclaim_nudge,
+				  d->quota);
 	}
 	if (d->file_quota != NULL && cfg->quota == NULL) {
 		/* `shmsched queue apply|delete`: the file's objects changed. */

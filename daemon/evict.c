@@ -18,6 +18,14 @@
  *       moved. evict_stop() kicks it too, after setting `stop`.
  * Replies and notices wake the workers through the pool (evict_set_waker:
  * pool_wake, one load when no worker sleeps).
+ * Reclaim requests (RECLAIMS a worker) carry no reply; a full ring drops
+ * one:
+ *   RN1  the worker sets `rcl_dropped`;
+ *   RN2  the evictor, after a pass over the rings, nudges (quota
+ *        generations moved: the waiting pods retry and ask again) when a
+ *        request was dropped and a reclaim evicted pods since the last
+ *        nudge; each nudge needs an eviction before it, so a reclaim
+ *        that cannot help does not loop.
  */
 #include "daemon/evict_internal.h"
 
@@ -41,7 +49,7 @@
  * producer on a machine with no idle core (the bench's 2 cores). */
 #define EVICT_IDLE_NS 100000000L
 #define NOTICES 256u
-#define RECLAIMS 8u  /* reclaim requests in flight per worker, at most */
+#define RECLAIMS 64u /* reclaim requests in flight per worker, at most */
 
 struct req_rec {
 	uint32_t queue_id;
@@ -72,7 +80,12 @@ struct evictor {
 	struct req_rec cur;     /* the request being served: the thread's */
 	uint64_t requests, held, victims, dropped; /* the evictor's; relaxed */
 	evict_reclaim_fn reclaim;  /* set before the workers run */
+	void (*reclaim_nudge)(void *arg);
 	void *reclaim_arg;
+	/* RN1: a worker found its reclaim ring full (relaxed store; the
+	 * evictor's relaxed load: a flag, each side re-checks it). */
+	int rcl_dropped;
+	bool rcl_progress; /* the evictor's: evicted since the last nudge */
 	struct evict_reclaim cur_rcl; /* the reclaim being served: the thread's */
 	uint64_t rcl_requests, rcl_victims, rcl_no_node; /* relaxed */
 };
@@ -188,17 +201,24 @@ static void serve_one(struct evictor *ev, unsigned w, const struct req_rec *r)
 	wake_workers(ev);
 }
 
-void evict_set_reclaim(struct evictor *ev, evict_reclaim_fn fn, void *arg)
+void evict_set_reclaim(struct evictor *ev, evict_reclaim_fn fn,
+		       void (*nudge)(void *arg), void *arg)
 {
 	ev->reclaim = fn;
+	ev->reclaim_nudge = nudge;
 	ev->reclaim_arg = arg;
 }
 
 bool evict_reclaim(struct evictor *ev, unsigned w, const struct evict_reclaim *rc)
 {
 	struct worker_box *b = &ev->box[w];
-	if (ev->reclaim == NULL || !has_room(&b->rcl_head, b->rcl_tail, RECLAIMS))
+	if (ev->reclaim == NULL)
 		return false;
+	if (!has_room(&b->rcl_head, b->rcl_tail, RECLAIMS)) {
+		/* RN1: relaxed, a flag. */
+		__atomic_store_n(&ev->rcl_dropped, 1, __ATOMIC_RELAXED);
+		return false;
+	}
 	b->rcl[b->rcl_tail % RECLAIMS] = *rc;
 	/* M1: release. */
 	__atomic_store_n(&b->rcl_tail, b->rcl_tail + 1, __ATOMIC_RELEASE);
@@ -234,8 +254,10 @@ static void serve_reclaim(struct evictor *ev, const struct evict_reclaim *rc)
 	stat_add(&ev->rcl_victims, out.evicted);
 	if (out.no_node)
 		stat_inc(&ev->rcl_no_node);
-	if (out.evicted > 0)
+	if (out.evicted > 0) {
+		ev->rcl_progress = true;
 		wake_workers(ev);
+	}
 }
 
 void evict_reclaim_counts(const struct evictor *ev, uint64_t *requests,
@@ -275,6 +297,18 @@ static void *evictor_main(void *arg)
 				serve_reclaim(ev, &ev->cur_rcl);
 				any = true;
 			}
+		}
+		/* RN2: requests were dropped (their pods wait for quota, and
+		 * ask again only when quota moves): once the rings are served
+		 * and something was evicted since the last nudge, the trees'
+		 * waiting pods are woken to ask again. Only after progress: a
+		 * reclaim that can evict nothing does not wake them in a loop. */
+		if (ev->rcl_progress && ev->reclaim_nudge != NULL &&
+		    __atomic_load_n(&ev->rcl_dropped, __ATOMIC_RELAXED)) {
+			__atomic_store_n(&ev->rcl_dropped, 0, __ATOMIC_RELAXED);
+			ev->rcl_progress = false;
+			ev->reclaim_nudge(ev->reclaim_arg);
+			wake_workers(ev);
 		}
 		if (!any) {
 			struct timespec ts = {0, EVICT_IDLE_NS};

@@ -82,8 +82,11 @@ typedef int (*evict_reclaim_fn)(void *arg, const struct evict_reclaim *rc,
 				bool (*node_ok)(void *, const uint64_t *, size_t),
 				void *node_arg, const uint64_t **ids, uint32_t *n,
 				char *why, size_t why_len);
-/* Before the workers run; not set: evict_reclaim refuses. */
-void evict_set_reclaim(struct evictor *ev, evict_reclaim_fn fn, void *arg);
+/* Before the workers run; not set: evict_reclaim refuses. nudge(arg)
+ * moves every quota tree's generation (RN2 in evict.c), on the evictor
+ * thread outside the producers' lock. */
+void evict_set_reclaim(struct evictor *ev, evict_reclaim_fn fn,
+		       void (*nudge)(void *arg), void *arg);
 /* Worker w's request; false when its ring is full or no choice is set
  * (the pod waits on; its next refusal asks again). */
 bool evict_reclaim(struct evictor *ev, unsigned w, const struct evict_reclaim *rc);

@@ -857,6 +857,13 @@ int qc_reclaim_choose(void *arg, const struct evict_reclaim *rc,
 	*ids = NULL;
 	if (rc->serial != q->serial)
 		return 0; /* QA6: asked of an older tree */
+	/* QA5's counts (relaxed): no pod of the queue waits any more (the
+	 * asker was placed meanwhile): nothing is evicted for nobody. */
+	if (rc->cq >= QC_NODES ||
+	    __atomic_load_n(&q->pending[QC_PENDING_ACTIVE][rc->cq], __ATOMIC_RELAXED) +
+			    __atomic_load_n(&q->pending[QC_PENDING_INADMISSIBLE][rc->cq],
+					    __ATOMIC_RELAXED) <= 0)
+		return 0;
 	const struct quota_tree *t = q->t;
 	if (q->rwork == NULL || q->rwork_serial != q->serial) {
 		reclaim_work_free(q->rwork);
@@ -916,4 +923,15 @@ int qc_reclaim_choose(void *arg, const struct evict_reclaim *rc,
 		 "ClusterQueue \"%s\" (its .spec.preemption): what it held is "
 		 "given back", quota_node_name(t, rc->cq));
 	return 0;
+}
+
+void qc_reclaim_nudge(void *arg)
+{
+	struct quota_charge *q = arg;
+	static const int64_t none[QUOTA_MAX_RESOURCES]; /* a release of nothing */
+	qc_enter(q, q->workers); /* QA4: the tree stays */
+	for (int n = 0; n < quota_n_nodes(q->t); n++)
+		if (!quota_node_is_cohort(q->t, n) && quota_n_flavors(q->t) > 0)
+			quota_release(q->t, n, 0, none);
+	qc_leave(q, q->workers);
 }

@@ -150,6 +150,10 @@ uint64_t qc_reclaim_asked(const struct quota_charge *q);
  * names for request `rc` among the live placements charged in its
  * cohort tree, with the budgets of qc_set_reclaim. 0 (*n 0: none), or
  * -ENOMEM. */
+/* evict_set_reclaim's nudge: every ClusterQueue's tree generation moved
+ * (a release of nothing), under the free hook's gate (QA4), so that pods
+ * waiting for quota try again and ask again. */
+void qc_reclaim_nudge(void *arg);
 struct evict_reclaim;
 int qc_reclaim_choose(void *arg, const struct evict_reclaim *rc,
 		      bool (*node_ok)(void *, const uint64_t *, size_t),
