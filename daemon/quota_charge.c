@@ -375,6 +375,25 @@ static void build_map(const struct quota_charge *q, unsigned count, int8_t *map)
 	}
 }
 
+/* qc_request's body over name map `map` (build_map's). */
+static int request_by(const struct quota_charge *q, const int8_t *map,
+		      const struct res_vec *request, int64_t *out, unsigned *missing)
+{
+	memset(out, 0, (size_t)quota_n_resources(q->t) * sizeof(*out));
+	for (unsigned i = 0; i < RES_MAX; i++) {
+		if (i == RES_PODS || request->v[i] == 0)
+			continue;
+		if (map[i] < 0) {
+			*missing = i;
+			return -ENOENT;
+		}
+		out[map[i]] = request->v[i];
+	}
+	if (map[RES_PODS] >= 0)
+		out[map[RES_PODS]] = 1;
+	return 0;
+}
+
 int qc_request(struct quota_charge *q, unsigned w, const struct res_vec *request,
 	       int64_t *out, unsigned *missing)
 {
@@ -394,19 +413,7 @@ int qc_request(struct quota_charge *q, unsigned w, const struct res_vec *request
 	} else {
 		build_map(q, count, local);
 	}
-	memset(out, 0, (size_t)quota_n_resources(q->t) * sizeof(*out));
-	for (unsigned i = 0; i < RES_MAX; i++) {
-		if (i == RES_PODS || request->v[i] == 0)
-			continue;
-		if (map[i] < 0) {
-			*missing = i;
-			return -ENOENT;
-		}
-		out[map[i]] = request->v[i];
-	}
-	if (map[RES_PODS] >= 0)
-		out[map[RES_PODS]] = 1;
-	return 0;
+	return request_by(q, map, request, out, missing);
 }
 
 unsigned qc_flavor_n_labels(const struct quota_charge *q, int flavor)
@@ -876,7 +883,11 @@ int qc_reclaim_choose(void *arg, const struct evict_reclaim *rc,
 				  .priority = rc->spec.priority,
 				  .created_ns = rc->created_ns};
 	unsigned missing;
-	if (qc_request(q, q->workers, &rc->spec.request, pre.request, &missing) < 0)
+	/* One name map for the whole walk (qc_request's uncached path builds
+	 * it per call). Relaxed: as qc_request's. */
+	int8_t map[RES_MAX];
+	build_map(q, __atomic_load_n(&q->res->count, __ATOMIC_RELAXED), map);
+	if (request_by(q, map, &rc->spec.request, pre.request, &missing) < 0)
 		return 0;
 	int root = quota_node_root(t, rc->cq);
 	uint32_t end = placements_high_water(q->pl);
@@ -898,7 +909,7 @@ int qc_reclaim_choose(void *arg, const struct evict_reclaim *rc,
 					  .created_ns = r->placed_ns,
 					  .admitted_ns = r->placed_ns,
 					  .borrowed = (r->quota & QC_TAG_BORROWED) != 0};
-		if (qc_request(q, q->workers, &r->request, c->request, &missing) < 0)
+		if (request_by(q, map, &r->request, c->request, &missing) < 0)
 			continue;
 		q->cand_id[k++] = id;
 	}
