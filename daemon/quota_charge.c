@@ -895,10 +895,12 @@ int qc_reclaim_choose(void *arg, const struct evict_reclaim *rc,
 	for (uint32_t i = 0; i < end && k < QC_RECLAIM_CANDIDATES; i++) {
 		uint64_t id;
 		const struct placement_record *r = placements_at(q->pl, i, &id);
-		if (r == NULL || r->quota == 0)
+		/* QA4: relaxed; the producers' lock holds off qc_replace. */
+		uint32_t tag = r != NULL ? __atomic_load_n(&r->quota, __ATOMIC_RELAXED) : 0;
+		if (tag == 0)
 			continue;
 		int cq, flavor;
-		qc_untag(r->quota, &cq, &flavor);
+		qc_untag(tag, &cq, &flavor);
 		if (!tag_valid(t, cq, flavor) || quota_node_root(t, cq) != root)
 			continue;
 		if (!cand_grow(q, k + 1))
@@ -908,7 +910,7 @@ int qc_reclaim_choose(void *arg, const struct evict_reclaim *rc,
 					  .priority = r->priority,
 					  .created_ns = r->placed_ns,
 					  .admitted_ns = r->placed_ns,
-					  .borrowed = (r->quota & QC_TAG_BORROWED) != 0};
+					  .borrowed = (tag & QC_TAG_BORROWED) != 0};
 		if (request_by(q, map, &r->request, c->request, &missing) < 0)
 			continue;
 		q->cand_id[k++] = id;
