@@ -4,12 +4,13 @@
  * quota given back) and is then placed by a normal attempt.
  *
  * The oracle is Kueue's classical preemption (kueue
- * pkg/scheduler/preemption/preemption.go, classicalPreemptions, with
- * reclaimWithinCohort: "Any" a pending workload may preempt "all
- * workloads in the cohort that are using more than their nominal quota",
- * site/content/en/docs/concepts/cluster_queue.md, "Preemption"; ordering
- * by common/ordering.go CandidatesOrdering: other queues first, lower
- * priority, most recently admitted first). Two ClusterQueues of 2 cpu
+ * pkg/scheduler/preemption/preemption.go, classical preemption, with
+ * ClusterQueuePreemption.ReclaimWithinCohort "Any" in
+ * apis/kueue/v1beta1/clusterqueue_types.go: a pending workload may
+ * preempt workloads of other ClusterQueues of its cohort that use more
+ * than their nominal quota; candidates ordered by common/ordering.go
+ * CandidatesOrdering: other queues first, lower priority, most recently
+ * admitted first). Two ClusterQueues of 2 cpu
  * each in one cohort with nothing of its own: team-b borrows all of
  * team-a's quota (4 pods of 1 cpu, the last two past its nominal), then
  * team-a's 1-cpu pod waits: team-b's most recently admitted borrowing pod
