@@ -1205,8 +1205,8 @@ static double reference_run(const struct opts *o, enum kind kind)
  * refused by quota, and each reclaims: quota/reclaim.c's choice over its
  * cohort's admitted pods, the victims' quota given back, the pod charged.
  * Timed: the M reclaims. In process, one thread: the choice and the
- * tree's charges, not the daemon's evictions (the daemon does not act on
- * reclaim yet: docs/reference/kubernetes-fields.md). */
+ * tree's charges, not the daemon's evictions (reclaim_daemon_run below
+ * times those). */
 static void reclaim_run(const struct opts *o)
 {
 	char err[256];
@@ -1309,6 +1309,129 @@ static void reclaim_run(const struct opts *o)
 	quota_tree_free(t);
 }
 
+/* --- quota, reclaim: through the daemon --------------------------------
+ *
+ * The same shape as reclaim_run through the daemon (issue 37 item 4): the
+ * tree built here with a LocalQueue q<i>/lq per ClusterQueue, handed to
+ * the daemon; one producer's pods of 1 cpu fill every cohort from its
+ * borrowers; then another's M pods of 1 cpu, waiting, come to the
+ * lenders: each is refused by quota, parks, asks the evictor, which
+ * chooses among the cohort's live placements and evicts (EVICTED notices
+ * to the first producer, read as they come), and the freed quota wakes
+ * it. Timed: from the first lender's pod submitted to the last placed. */
+static void reclaim_daemon_run(const struct opts *o)
+{
+	char err[512];
+	uint32_t lenders = (o->queues + 1) / 2, n_cq = o->cohorts * o->queues;
+	int64_t nominal = (int64_t)o->pods / ((int64_t)o->cohorts * lenders);
+	if (nominal < 1)
+		nominal = 1;
+	struct quota_tree *t = NULL;
+	struct quota_preemption lend = {.reclaim_within_cohort = QUOTA_PREEMPT_ANY};
+	if (quota_tree_new(&t) < 0)
+		die("reclaim", strerror(ENOMEM));
+	int f = quota_flavor_add(t, "default", err, sizeof(err));
+	int cpu = quota_resource_add(t, "cpu", err, sizeof(err));
+	for (uint32_t i = 0; i < n_cq; i++) {
+		char name[32], cohort[32], ns[32];
+		snprintf(name, sizeof(name), "cq-%u", i);
+		snprintf(cohort, sizeof(cohort), "cohort-%u", i / o->queues);
+		snprintf(ns, sizeof(ns), "q%u", i);
+		bool lender = i % o->queues < lenders;
+		int cq = quota_cluster_queue_add(t, name, cohort, QUOTA_WEIGHT_DEFAULT_MILLI,
+						 lender ? &lend : NULL, err, sizeof(err));
+		if (cq < 0 || quota_set(t, cq, f, cpu, nominal * 1000, QUOTA_NO_LIMIT,
+					QUOTA_NO_LIMIT, err, sizeof(err)) < 0 ||
+		    quota_local_queue_add(t, ns, "lq", name, err, sizeof(err)) < 0)
+			die("reclaim", err);
+	}
+	if (quota_seal(t, err, sizeof(err)) < 0)
+		die("reclaim", err);
+	if (write_cluster(o, 0, false) < 0)
+		die("cluster file", strerror(errno));
+	uint32_t per = (uint32_t)nominal * o->queues, fill = o->cohorts * per;
+	struct daemon_config cfg = {.socket_path = sock, .cluster_path = cluster_path,
+				    .seed = 1, .workers = o->workers,
+				    .slots = (fill > o->pods ? fill : o->pods) + 16,
+				    .quota = t};
+	struct daemon *d = daemon_start(&cfg, err, sizeof(err));
+	if (d == NULL)
+		die("daemon", err);
+	struct shmsched_client *b = connect_or_die(sock), *l = connect_or_die(sock);
+	uint32_t *tid = calloc(n_cq, sizeof(*tid));
+	if (tid == NULL)
+		die("templates", strerror(ENOMEM));
+	for (uint32_t i = 0; i < n_cq; i++) {
+		char json[512];
+		snprintf(json, sizeof(json), "{\"kind\":\"Pod\",\"metadata\":{\"name\":"
+			 "\"b\",\"namespace\":\"q%u\",\"labels\":{\"kueue.x-k8s.io/"
+			 "queue-name\":\"lq\"}},\"spec\":{\"containers\":[{\"name\":"
+			 "\"c\",\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]}}", i);
+		tid[i] = template_or_die(i % o->queues < lenders ? l : b, json);
+	}
+	struct tally bt = {0}, lt = {0};
+	struct shmsched_pod batch[256];
+	for (uint64_t done = 0; done < fill;) {
+		unsigned k = fill - done < 256 ? (unsigned)(fill - done) : 256;
+		for (unsigned i = 0; i < k; i++) {
+			uint64_t n = done + i;
+			uint32_t c = (uint32_t)(n / per), j = (uint32_t)(n % per);
+			batch[i] = (struct shmsched_pod){
+				.cookie = n,
+				.template_id = tid[c * o->queues + lenders +
+						   j % (o->queues - lenders)]};
+		}
+		int acc = shmsched_submit(b, batch, k);
+		if (acc < 0)
+			die("submit", strerror(-acc));
+		done += (unsigned)acc;
+		take_answers(b, &bt);
+	}
+	await_placed(b, &bt, fill);
+	uint64_t t0 = now_ns(), end = t0 + UINT64_C(300) * 1000000000u;
+	for (uint64_t done = 0; done < o->pods;) {
+		unsigned k = o->pods - done < 256 ? (unsigned)(o->pods - done) : 256;
+		for (unsigned i = 0; i < k; i++) {
+			uint64_t n = done + i;
+			uint32_t c = (uint32_t)(n % o->cohorts);
+			batch[i] = (struct shmsched_pod){
+				.cookie = n, .flags = SHMSCHED_WAIT,
+				.template_id = tid[c * o->queues +
+						   (uint32_t)(n / o->cohorts) % lenders]};
+		}
+		int acc = shmsched_submit(l, batch, k);
+		if (acc < 0)
+			die("submit", strerror(-acc));
+		done += (unsigned)acc;
+		take_answers(l, &lt);
+		take_answers(b, &bt);
+	}
+	while (lt.placed + lt.other < o->pods && now_ns() < end) {
+		uint64_t before = lt.placed + lt.other;
+		take_answers(l, &lt);
+		take_answers(b, &bt); /* the EVICTED notices */
+		if (lt.placed + lt.other == before)
+			usleep(20);
+	}
+	double seconds = (double)(now_ns() - t0) / 1e9;
+	struct daemon_stats ds;
+	daemon_get_stats(d, &ds);
+	uint64_t over = daemon_overcommits(d);
+	printf("  quota      reclaim    %9.0f pods/s (%" PRIu64 " pods placed, %"
+	       PRIu64 " answered otherwise, in %.3f s; %" PRIu64 " reclaims asked, %"
+	       PRIu64 " served, %" PRIu64 " pods evicted; %" PRIu64 " overcommits; "
+	       "through the daemon: evictions, notices, retries)\n",
+	       (double)lt.placed / seconds, lt.placed, lt.other, seconds,
+	       ds.reclaim_asked, ds.reclaim_requests, ds.reclaim_victims, over);
+	daemon_stop(d, 1000, &ds);
+	shmsched_disconnect(b);
+	shmsched_disconnect(l);
+	quota_tree_free(t); /* after the daemon that charged it */
+	free(tid);
+	if (lt.placed < o->pods)
+		die("reclaim", "not every lender's pod was placed in 300 s");
+}
+
 #define TRY "Try 'shmsched-pending-bench --help' for more information.\n"
 
 static void usage(FILE *f)
@@ -1327,7 +1450,8 @@ static void usage(FILE *f)
 		"quota run, its placements live (Prometheus text); --reclaim: with\n"
 		"--kind quota, the reclaim run only: borrowers fill each cohort, then\n"
 		"the lenders' pods reclaim, in process (quota/reclaim.c's choice and\n"
-		"the quota tree, not the daemon's evictions).\n"
+		"the quota tree), then through the daemon (the pods placed, evicted\n"
+		"and told for real).\n"
 		"Defaults: every kind, 5000 nodes, 2000 pods, 1 worker, 10 s, 10\n"
 		"cohorts of 10 queues.\n");
 }
@@ -1439,8 +1563,6 @@ int main(int argc, char **argv)
 				"and borrowers)\n" TRY);
 			return 2;
 		}
-		reclaim_run(&o);
-		return 0;
 	}
 	snprintf(dir, sizeof(dir), "/tmp/shmsched-pending-XXXXXX");
 	if (mkdtemp(dir) == NULL)
@@ -1448,6 +1570,14 @@ int main(int argc, char **argv)
 	snprintf(cluster_path, sizeof(cluster_path), "%s/cluster.json", dir);
 	snprintf(kueue_path, sizeof(kueue_path), "%s/kueue.json", dir);
 	snprintf(sock, sizeof(sock), "%s/s.sock", dir);
+	if (o.reclaim) {
+		reclaim_run(&o);
+		reclaim_daemon_run(&o);
+		unlink(cluster_path);
+		unlink(sock);
+		rmdir(dir);
+		return 0;
+	}
 	printf("%u nodes (4 cpu, 16 GiB, 110 pods), %u pods timed, %u worker(s); "
 	       "targets: 100 x kube-scheduler's CI thresholds (%.0f and %.0f pods/s "
 	       "at 5,000 nodes)\n", o.nodes, o.pods, o.workers, thresholds[0],

@@ -54,6 +54,7 @@ static void usage(FILE *to)
 		"                 [--admission-fair-sharing-half-life DURATION\n"
 		"                  [--admission-fair-sharing-sampling DURATION]\n"
 		"                  [--admission-fair-sharing-weight RESOURCE=WEIGHT]...]\n"
+		"                 [--reclaim-min-run SECONDS] [--reclaim-evict-cap RATIO]\n"
 		"\n"
 		"Serves pods from producers over shared memory: producers connect to\n"
 		"the control socket, get a region of slots and rings, and submit pods\n"
@@ -206,6 +207,14 @@ static void usage(FILE *to)
 		"  --quarantine-window DURATION\n"
 		"                       the window failures are counted over (default\n"
 		"                       60s)\n"
+		"  --reclaim-min-run SECONDS\n"
+		"                       a pod admitted under quota less than this long\n"
+		"                       ago is never evicted to reclaim quota (Kueue's\n"
+		"                       ClusterQueue .spec.preemption; default 0: none)\n"
+		"  --reclaim-evict-cap RATIO\n"
+		"                       the pods one reclaim evicts hold at most RATIO\n"
+		"                       times the preemptor's requests in each resource\n"
+		"                       it needs (default 1.5; 1 to 1000)\n"
 		"\n"
 		"SIGINT or SIGTERM: stop accepting producers, answer every pod already\n"
 		"submitted (placing for up to 5 s, then cancelled), exit 0. SIGHUP:\n"
@@ -470,6 +479,8 @@ int main(int argc, char **argv)
 		{"admission-fair-sharing-half-life", required_argument, NULL, 0x4190},
 		{"admission-fair-sharing-sampling", required_argument, NULL, 0x4191},
 		{"admission-fair-sharing-weight", required_argument, NULL, 0x4192},
+		{"reclaim-min-run", required_argument, NULL, 0x41a0},
+		{"reclaim-evict-cap", required_argument, NULL, 0x41a1},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'v'},
 		{NULL, 0, NULL, 0},
@@ -785,6 +796,26 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			break;
+		case 0x41a0:
+			if (parse_u64("--reclaim-min-run", optarg, 31536000u, &v) < 0)
+				return 2;
+			cfg.reclaim_min_run_s = (uint32_t)v;
+			break;
+		case 0x41a1: {
+			char *end;
+			errno = 0;
+			double ratio = strtod(optarg, &end);
+			if (errno != 0 || end == optarg || *end != '\0' ||
+			    !(ratio >= 1.0 && ratio <= 1000.0)) {
+				fprintf(stderr, "shmschedd: --reclaim-evict-cap: \"%s\": "
+					"expected a ratio from 1 to 1000 (1.5: evicted "
+					"pods hold at most 1.5x what the preemptor asks)\n",
+					optarg);
+				return 2;
+			}
+			cfg.reclaim_evict_cap_milli = (uint32_t)(ratio * 1000.0 + 0.5);
+			break;
+		}
 		case 'V': {
 			enum k8s_field_validation fv;
 			if (k8s_field_validation_parse(optarg, &fv) < 0) {

@@ -152,6 +152,20 @@ const struct attempt_quota_refusal *attempt_quota_refused(const struct attempt_c
 	return a->refusal[w].refused ? &a->refusal[w] : NULL;
 }
 
+void attempt_quota_reclaim(struct attempt_ctx *a, unsigned w,
+			   const struct pod_spec *spec,
+			   const struct attempt_quota_refusal *qr)
+{
+	if (a->quota == NULL || qr == NULL)
+		return;
+	/* QA4, QA6 (daemon/quota_charge.c): the policy of the tree in force,
+	 * the one the refusal was of. */
+	qc_enter(a->quota, w);
+	if (qc_serial(a->quota) == qr->serial)
+		qc_reclaim_ask(a->quota, w, spec, qr->cq, qr->flavor);
+	qc_leave(a->quota, w);
+}
+
 void attempt_persist_wait(struct attempt_ctx *a, unsigned w)
 {
 	if (a->persist != NULL && a->store_seq[w] != 0 && persist_sync(a->persist)) {
@@ -305,7 +319,7 @@ static enum attempt_result place_under_quota(struct attempt_ctx *a, unsigned w,
 			attempt_record_and_answer(a, w, pr, slot, rec,
 						  (uint32_t)r->placement.slot, pod->spec,
 						  &r->placement.devices, pod->cookie,
-						  attempt, qc_tag(cq, f));
+						  attempt, qc_charged_tag(q, cq, f, charge));
 			qc_count_admitted(q, cq);
 			qc_admitted(q, w, pod->spec, charge); /* admission fair sharing */
 			tell_placed(a, pod->spec);
@@ -328,6 +342,8 @@ static enum attempt_result place_under_quota(struct attempt_ctx *a, unsigned w,
 		qr->refused = true;
 		qr->cq = cq;
 		qr->gen = gen;
+		qr->flavor = full;
+		qr->serial = qc_serial(q);
 		placements_untake_w(a->placements, w, rec);
 		stat_inc(&st->resolver.unschedulable);
 		return ATTEMPT_QUOTA;
@@ -528,7 +544,7 @@ static int charge_held(struct attempt_ctx *a, unsigned w, const struct pod_spec 
 		if (!qc_node_has_flavor(a->quota, f, ns->labels, ns->n_labels) ||
 		    quota_try_charge(t, cq, f, charge) < 0)
 			continue;
-		*quota = qc_tag(cq, f);
+		*quota = qc_charged_tag(a->quota, cq, f, charge);
 		qc_admitted(a->quota, w, spec, charge); /* admission fair sharing */
 		return 0;
 	}

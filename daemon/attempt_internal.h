@@ -72,6 +72,8 @@ struct attempt_quota_refusal {
 	int cq;           /* the pod's ClusterQueue (quota/quota.h node) */
 	uint64_t gen;     /* quota_generation() of its tree, read before its
 			   * first charge: quota given back since moves it */
+	int flavor;       /* the first of its flavors quota refused */
+	uint64_t serial;  /* qc_serial() of the tree cq and flavor are of */
 	char why[SHMSCHED_MESSAGE_MAX];
 };
 
@@ -166,6 +168,14 @@ enum attempt_result {
  * waits is woken once that moves); NULL after any other result. */
 const struct attempt_quota_refusal *attempt_quota_refused(const struct attempt_ctx *a,
 							  unsigned w);
+
+/* Worker w's pod `spec`, refused by quota as `qr` says and parking for
+ * it: reclaim asked of the evictor when its ClusterQueue's
+ * .spec.preemption allows (qc_reclaim_ask, daemon/quota_charge.c QA6).
+ * No-op without quota or reclaim. */
+void attempt_quota_reclaim(struct attempt_ctx *a, unsigned w,
+			   const struct pod_spec *spec,
+			   const struct attempt_quota_refusal *qr);
 
 /* One attempt at placing `pod`, decoded from `slot` of `pr`, its
  * `attempt`-th (1: its first): its placement record taken, placed and

@@ -1083,6 +1083,17 @@ struct daemon *daemon_start(const struct daemon_config *cfg, char *err,
 	struct quota_tree *quota = cfg->quota ? cfg->quota : d->file_quota;
 	if (quota != NULL && start_quota(d, cfg, quota, err, err_len) < 0)
 		goto fail;
+	if (d->quota != NULL && d->evictor != NULL) {
+		/* Reclaim by quota (QA6 in daemon/quota_charge.c). */
+		struct reclaim_budget rb = {
+			.min_run_ns = (uint64_t)cfg->reclaim_min_run_s * 1000000000u,
+			.evict_cap_milli = cfg->reclaim_evict_cap_milli
+				? cfg->reclaim_evict_cap_milli
+				: RECLAIM_EVICT_CAP_DEFAULT_MILLI};
+		qc_set_reclaim(d->quota, d->evictor, d->placements, &rb);
+		evict_set_reclaim(d->evictor, qc_reclaim_choose, qc_reclaim_nudge,
+				  d->quota);
+	}
 	if (d->file_quota != NULL && cfg->quota == NULL) {
 		/* `shmsched queue apply|delete`: the file's objects changed. */
 		struct producers_queue_ops qops = {queue_replace, d};
@@ -1415,6 +1426,11 @@ void daemon_get_stats(struct daemon *d, struct daemon_stats *out)
 	uint64_t ev_victims, ev_dropped;
 	evict_counts(d->evictor, &out->evictor_requests, &out->evictor_held,
 		     &ev_victims, &ev_dropped);
+	if (d->evictor != NULL)
+		evict_reclaim_counts(d->evictor, &out->reclaim_requests,
+				     &out->reclaim_victims, &out->reclaim_no_node);
+	if (d->quota != NULL)
+		out->reclaim_asked = qc_reclaim_asked(d->quota);
 	out->gangs_placed = ws.gangs_placed;
 	out->gang_failures = ws.gang_failures;
 	out->gang_rollbacks = ws.gang_rollbacks;

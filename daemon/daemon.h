@@ -161,6 +161,13 @@ struct daemon_config {
 	 * now_ns). Called on the admin socket's thread. */
 	uint64_t (*approval_clock)(void *arg);
 	void *approval_clock_arg;
+	/* Reclaim by quota (issue 37 item 4; daemon/quota_charge.c QA6): a
+	 * pod admitted less than this many seconds ago is never a victim
+	 * (--reclaim-min-run; 0: none), and the victims' requests in a
+	 * resource needing preemption are at most this many thousandths of
+	 * the preemptor's (--reclaim-evict-cap; 0: the default, 1500). */
+	uint32_t reclaim_min_run_s;
+	uint32_t reclaim_evict_cap_milli;
 };
 
 #define DAEMON_LEASE_TICK_NS UINT64_C(1000000000)
@@ -236,6 +243,9 @@ struct daemon_stats {
 	/* Preemption: requests to the evictor, pods placed by it, pods
 	 * evicted, EVICTED notices written (and lost to a full section). */
 	uint64_t preemptions, preempted, victims, notices, notices_dropped;
+	/* Reclaim by quota: requests asked by parked pods, served by the
+	 * evictor, pods evicted, and requests no node could serve. */
+	uint64_t reclaim_asked, reclaim_requests, reclaim_victims, reclaim_no_node;
 	uint64_t evictor_requests, evictor_held; /* served by the evictor, and
 						  * of them those that held a node */
 	/* Gangs: placed whole, attempts that placed none (rolled back),

@@ -18,6 +18,14 @@
  *       moved. evict_stop() kicks it too, after setting `stop`.
  * Replies and notices wake the workers through the pool (evict_set_waker:
  * pool_wake, one load when no worker sleeps).
+ * Reclaim requests (RECLAIMS a worker) carry no reply; a full ring drops
+ * one:
+ *   RN1  the worker sets `rcl_dropped`;
+ *   RN2  the evictor, after a pass over the rings, nudges (quota
+ *        generations moved: the waiting pods retry and ask again) when a
+ *        request was dropped and a reclaim evicted pods since the last
+ *        nudge; each nudge needs an eviction before it, so a reclaim
+ *        that cannot help does not loop.
  */
 #include "daemon/evict_internal.h"
 
@@ -41,6 +49,7 @@
  * producer on a machine with no idle core (the bench's 2 cores). */
 #define EVICT_IDLE_NS 100000000L
 #define NOTICES 256u
+#define RECLAIMS 64u /* reclaim requests in flight per worker, at most */
 
 struct req_rec {
 	uint32_t queue_id;
@@ -53,6 +62,9 @@ struct worker_box {
 	struct req_rec req[REQS];
 	struct evict_reply rep[REQS];
 	struct evict_notice note[NOTICES];
+	_Alignas(64) uint32_t rcl_head; /* consumer end */
+	_Alignas(64) uint32_t rcl_tail; /* producer end */
+	struct evict_reclaim rcl[RECLAIMS];
 };
 
 struct evictor {
@@ -67,6 +79,15 @@ struct evictor {
 	void *waker_arg;
 	struct req_rec cur;     /* the request being served: the thread's */
 	uint64_t requests, held, victims, dropped; /* the evictor's; relaxed */
+	evict_reclaim_fn reclaim;  /* set before the workers run */
+	void (*reclaim_nudge)(void *arg);
+	void *reclaim_arg;
+	/* RN1: a worker found its reclaim ring full (relaxed store; the
+	 * evictor's relaxed load: a flag, each side re-checks it). */
+	int rcl_dropped;
+	bool rcl_progress; /* the evictor's: evicted since the last nudge */
+	struct evict_reclaim cur_rcl; /* the reclaim being served: the thread's */
+	uint64_t rcl_requests, rcl_victims, rcl_no_node; /* relaxed */
 };
 
 /* M1: room for one more record? */
@@ -180,6 +201,73 @@ static void serve_one(struct evictor *ev, unsigned w, const struct req_rec *r)
 	wake_workers(ev);
 }
 
+void evict_set_reclaim(struct evictor *ev, evict_reclaim_fn fn,
+		       void (*nudge)(void *arg), void *arg)
+{
+	ev->reclaim = fn;
+	ev->reclaim_nudge = nudge;
+	ev->reclaim_arg = arg;
+}
+
+bool evict_reclaim(struct evictor *ev, unsigned w, const struct evict_reclaim *rc)
+{
+	struct worker_box *b = &ev->box[w];
+	if (ev->reclaim == NULL)
+		return false;
+	if (!has_room(&b->rcl_head, b->rcl_tail, RECLAIMS)) {
+		/* RN1: relaxed, a flag. */
+		__atomic_store_n(&ev->rcl_dropped, 1, __ATOMIC_RELAXED);
+		return false;
+	}
+	b->rcl[b->rcl_tail % RECLAIMS] = *rc;
+	/* M1: release. */
+	__atomic_store_n(&b->rcl_tail, b->rcl_tail + 1, __ATOMIC_RELEASE);
+	/* EK1: seq_cst, partner of EK2. */
+	__atomic_fetch_add(&ev->kick, 1, __ATOMIC_SEQ_CST);
+	syscall(SYS_futex, &ev->kick, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	return true;
+}
+
+struct reclaim_call {
+	struct evictor *ev;
+	const struct evict_reclaim *rc;
+};
+
+static int reclaim_choose_call(void *arg,
+			       bool (*node_ok)(void *, const uint64_t *, size_t),
+			       void *node_arg, const uint64_t **ids, uint32_t *n,
+			       char *why, size_t why_len)
+{
+	struct reclaim_call *c = arg;
+	return c->ev->reclaim(c->ev->reclaim_arg, c->rc, node_ok, node_arg, ids, n,
+			      why, why_len);
+}
+
+static void serve_reclaim(struct evictor *ev, const struct evict_reclaim *rc)
+{
+	struct reclaim_call c = {.ev = ev, .rc = rc};
+	struct producers_reclaimed out;
+	/* The victims' notices go through evict_notify, under the lock. */
+	(void)producers_reclaim(ev->producers, &rc->spec, reclaim_choose_call, &c,
+				evict_notify, ev, &out);
+	stat_inc(&ev->rcl_requests);
+	stat_add(&ev->rcl_victims, out.evicted);
+	if (out.no_node)
+		stat_inc(&ev->rcl_no_node);
+	if (out.evicted > 0) {
+		ev->rcl_progress = true;
+		wake_workers(ev);
+	}
+}
+
+void evict_reclaim_counts(const struct evictor *ev, uint64_t *requests,
+			  uint64_t *victims, uint64_t *no_node)
+{
+	*requests = stat_read(&ev->rcl_requests);
+	*victims = stat_read(&ev->rcl_victims);
+	*no_node = stat_read(&ev->rcl_no_node);
+}
+
 static void *evictor_main(void *arg)
 {
 	struct evictor *ev = arg;
@@ -201,6 +289,26 @@ static void *evictor_main(void *arg)
 				serve_one(ev, w, r);
 				any = true;
 			}
+			while (has_one(b->rcl_head, &b->rcl_tail)) {
+				ev->cur_rcl = b->rcl[b->rcl_head % RECLAIMS];
+				/* M2: release. */
+				__atomic_store_n(&b->rcl_head, b->rcl_head + 1,
+						 __ATOMIC_RELEASE);
+				serve_reclaim(ev, &ev->cur_rcl);
+				any = true;
+			}
+		}
+		/* RN2: requests were dropped (their pods wait for quota, and
+		 * ask again only when quota moves): once the rings are served
+		 * and something was evicted since the last nudge, the trees'
+		 * waiting pods are woken to ask again. Only after progress: a
+		 * reclaim that can evict nothing does not wake them in a loop. */
+		if (ev->rcl_progress && ev->reclaim_nudge != NULL &&
+		    __atomic_load_n(&ev->rcl_dropped, __ATOMIC_RELAXED)) {
+			__atomic_store_n(&ev->rcl_dropped, 0, __ATOMIC_RELAXED);
+			ev->rcl_progress = false;
+			ev->reclaim_nudge(ev->reclaim_arg);
+			wake_workers(ev);
 		}
 		if (!any) {
 			struct timespec ts = {0, EVICT_IDLE_NS};

@@ -8,8 +8,8 @@
  * producer of that identity, the one thread that writes its completion
  * ring.
  *
- * Mailboxes: per worker, three single-producer single-consumer rings of
- * fixed records (requests worker -> evictor, replies and notices evictor
+ * Mailboxes: per worker, four single-producer single-consumer rings of
+ * fixed records (requests and reclaims worker -> evictor, replies and notices evictor
  * -> worker), labelled M1-M2 in evict.c. A full ring refuses (the pod is
  * not preempted this time; a notice waits at the evictor). Slow path:
  * preemption is per failed attempt of a preempting pod, not per pod.
@@ -63,6 +63,37 @@ void evict_notify(void *arg, const struct evict_notice *n);
 /* Worker w's next reply / notice, if any. */
 bool evict_reply(struct evictor *ev, unsigned w, struct evict_reply *out);
 bool evict_notice_next(struct evictor *ev, unsigned w, struct evict_notice *out);
+
+/* Reclaim by quota (issue 37 item 4): worker w's pod, refused by its
+ * ClusterQueue's quota and parked for it (daemon/wait.c), asks the
+ * evictor to evict what .spec.preemption allows; no reply: the victims'
+ * quota given back wakes the pod (QW2 in daemon/wait.c). `spec` has the
+ * flavor's nodeLabels in its nodeSelector (the nodes it may use). */
+struct evict_reclaim {
+	struct pod_spec spec;
+	int cq, flavor;      /* of the quota tree of qc_serial `serial` */
+	uint64_t serial;
+	uint64_t created_ns; /* the preemptor's (queue order) */
+};
+/* The choice (daemon/quota_charge.c qc_reclaim_choose), on the evictor
+ * thread under the producers' lock: ingest/producers.h's
+ * producers_reclaim_choose_fn for request `rc`. */
+typedef int (*evict_reclaim_fn)(void *arg, const struct evict_reclaim *rc,
+				bool (*node_ok)(void *, const uint64_t *, size_t),
+				void *node_arg, const uint64_t **ids, uint32_t *n,
+				char *why, size_t why_len);
+/* Before the workers run; not set: evict_reclaim refuses. nudge(arg)
+ * moves every quota tree's generation (RN2 in evict.c), on the evictor
+ * thread outside the producers' lock. */
+void evict_set_reclaim(struct evictor *ev, evict_reclaim_fn fn,
+		       void (*nudge)(void *arg), void *arg);
+/* Worker w's request; false when its ring is full or no choice is set
+ * (the pod waits on; its next refusal asks again). */
+bool evict_reclaim(struct evictor *ev, unsigned w, const struct evict_reclaim *rc);
+/* Figures: reclaim requests served, pods evicted by them, and requests
+ * refused before the choice because no node could hold the pod. */
+void evict_reclaim_counts(const struct evictor *ev, uint64_t *requests,
+			  uint64_t *victims, uint64_t *no_node);
 
 /* Figures: requests served, nodes found, victims. */
 void evict_counts(const struct evictor *ev, uint64_t *requests, uint64_t *held,

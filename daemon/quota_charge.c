@@ -55,6 +55,21 @@
  *       The admitted totals are carried to the new tree by the queue's
  *       name in qc_replace (under every gate: no increment runs); a queue
  *       deleted loses its total, as Kueue's series goes with its queue.
+ *   QA6 Reclaim (issue 37 item 4). A charge's tag carries QC_TAG_BORROWED
+ *       when the admission took its queue past nominal (qc_charged_tag,
+ *       read right after the charge, set with the tag before the record
+ *       is published: QA2); qc_replace keeps the bit. A pod refused by
+ *       quota that parks asks the evictor (qc_reclaim_ask, inside its
+ *       worker's gate: the policy read from the tree in force); the
+ *       evictor's qc_reclaim_choose runs under the producers' lock
+ *       (ingest/producers_reclaim.c), where qc_replace cannot run (it runs
+ *       under that lock) and no record is freed (frees run under it too):
+ *       the tree and the live records stay, only usage counters move
+ *       (relaxed reads: reclaim_choose's view is a moment's figure). A
+ *       request made for an older tree (qc_serial) is dropped. Its
+ *       scratch (the reclaim_work, the candidates) is the lock holder's.
+ *       Candidates: every live record charged in the preemptor's cohort
+ *       tree, at most QC_RECLAIM_CANDIDATES (one walk of the table).
  *
  * Admission fair sharing (daemon/admission_fair_internal.h), when a ledger
  * is set: the worker cache keeps each group's LocalQueue index beside its
@@ -66,6 +81,8 @@
  * holds every gate.
  */
 #include "daemon/quota_charge_internal.h"
+#include "daemon/evict_internal.h"
+#include "base/base.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -79,6 +96,8 @@
 
 #define QC_CACHE 256 /* groups remembered per worker, direct-mapped */
 #define QC_NODES (QUOTA_MAX_CLUSTER_QUEUES + QUOTA_MAX_COHORTS)
+/* Live placements one reclaim looks at, at most (QA6). */
+#define QC_RECLAIM_CANDIDATES (1u << 18)
 
 struct qc_flavor {
 	unsigned n;
@@ -119,6 +138,18 @@ struct quota_charge {
 	 * off. Set before the workers run. */
 	struct afs_ledger *afs;
 	struct pod_group hook_scratch; /* qc_on_free's: under the hook's gate */
+	/* QA6: set before the workers run; the rest the lock holder's. */
+	struct evictor *ev;
+	struct placements *pl;
+	struct reclaim_budget budget;
+	uint64_t asked; /* relaxed: a tally */
+	struct reclaim_work *rwork;
+	uint64_t rwork_serial;
+	struct reclaim_pod *cand;
+	uint64_t *cand_id; /* [cap]: each candidate's placement id */
+	uint64_t *out_id;  /* [cap]: the chosen victims' ids, or node_ok's */
+	uint32_t *victims; /* [cap] */
+	size_t cand_cap;
 };
 
 static int cmp_label(const void *a, const void *b)
@@ -198,6 +229,11 @@ void qc_destroy(struct quota_charge *q)
 		return;
 	for (unsigned i = 0; i < q->gates_made; i++)
 		pthread_mutex_destroy(&q->gate[i].m);
+	reclaim_work_free(q->rwork);
+	free(q->cand);
+	free(q->cand_id);
+	free(q->out_id);
+	free(q->victims);
 	free(q->gate);
 	free(q->w);
 	free(q->admitted);
@@ -388,6 +424,25 @@ static void build_map(const struct quota_charge *q, unsigned count, int8_t *map)
 	}
 }
 
+/* qc_request's body over name map `map` (build_map's). */
+static int request_by(const struct quota_charge *q, const int8_t *map,
+		      const struct res_vec *request, int64_t *out, unsigned *missing)
+{
+	memset(out, 0, (size_t)quota_n_resources(q->t) * sizeof(*out));
+	for (unsigned i = 0; i < RES_MAX; i++) {
+		if (i == RES_PODS || request->v[i] == 0)
+			continue;
+		if (map[i] < 0) {
+			*missing = i;
+			return -ENOENT;
+		}
+		out[map[i]] = request->v[i];
+	}
+	if (map[RES_PODS] >= 0)
+		out[map[RES_PODS]] = 1;
+	return 0;
+}
+
 int qc_request(struct quota_charge *q, unsigned w, const struct res_vec *request,
 	       int64_t *out, unsigned *missing)
 {
@@ -407,19 +462,7 @@ int qc_request(struct quota_charge *q, unsigned w, const struct res_vec *request
 	} else {
 		build_map(q, count, local);
 	}
-	memset(out, 0, (size_t)quota_n_resources(q->t) * sizeof(*out));
-	for (unsigned i = 0; i < RES_MAX; i++) {
-		if (i == RES_PODS || request->v[i] == 0)
-			continue;
-		if (map[i] < 0) {
-			*missing = i;
-			return -ENOENT;
-		}
-		out[map[i]] = request->v[i];
-	}
-	if (map[RES_PODS] >= 0)
-		out[map[RES_PODS]] = 1;
-	return 0;
+	return request_by(q, map, request, out, missing);
 }
 
 unsigned qc_flavor_n_labels(const struct quota_charge *q, int flavor)
@@ -724,7 +767,7 @@ static uint32_t carry(struct quota_charge *q, const struct quota_tree *old,
 	    qc_request(q, q->workers, &r->request, charge, &missing) < 0 ||
 	    quota_force_charge(q->t, ncq, nf, charge) < 0)
 		return 0;
-	return qc_tag(ncq, nf);
+	return qc_tag(ncq, nf) | (tag & QC_TAG_BORROWED); /* QA6 */
 }
 
 int qc_replace(struct quota_charge *q, struct quota_tree *t, struct placements *pl,
@@ -788,4 +831,186 @@ int qc_replace(struct quota_charge *q, struct quota_tree *t, struct placements *
 	for (unsigned i = q->workers + 1; i-- > 0;)
 		pthread_mutex_unlock(&q->gate[i].m);
 	return 0;
+}
+
+uint32_t qc_charged_tag(const struct quota_charge *q, int cq, int flavor,
+			const int64_t *charge)
+{
+	uint32_t tag = qc_tag(cq, flavor);
+	if (reclaim_borrowed(q->t, cq, flavor, charge))
+		tag |= QC_TAG_BORROWED;
+	return tag;
+}
+
+void qc_set_reclaim(struct quota_charge *q, struct evictor *ev,
+		    struct placements *pl, const struct reclaim_budget *budget)
+{
+	q->ev = ev;
+	q->pl = pl;
+	q->budget = *budget;
+}
+
+uint64_t qc_reclaim_asked(const struct quota_charge *q)
+{
+	/* QA6: relaxed, a tally. */
+	return __atomic_load_n(&q->asked, __ATOMIC_RELAXED);
+}
+
+bool qc_reclaim_ask(struct quota_charge *q, unsigned w, const struct pod_spec *spec,
+		    int cq, int flavor)
+{
+	if (q->ev == NULL || cq < 0 || flavor < 0)
+		return false;
+	const struct quota_tree *t = q->t;
+	const struct quota_preemption *pol = quota_node_preemption(t, cq);
+	if (pol->within_cluster_queue == QUOTA_PREEMPT_NEVER &&
+	    (pol->reclaim_within_cohort == QUOTA_PREEMPT_NEVER ||
+	     quota_node_parent(t, cq) < 0))
+		return false;
+	struct evict_reclaim rc = {.cq = cq, .flavor = flavor, .serial = q->serial,
+				   .created_ns = now_ns()};
+	if (!qc_flavor_spec(q, flavor, spec, &rc.spec))
+		return false;
+	if (!evict_reclaim(q->ev, w, &rc))
+		return false;
+	/* QA6: relaxed, a tally; partner: qc_reclaim_asked's load. */
+	__atomic_fetch_add(&q->asked, 1, __ATOMIC_RELAXED);
+	return true;
+}
+
+static bool cand_grow(struct quota_charge *q, size_t n)
+{
+	if (n <= q->cand_cap)
+		return true;
+	size_t cap = q->cand_cap ? q->cand_cap * 2 : 1024;
+	while (cap < n)
+		cap *= 2;
+	struct reclaim_pod *c = realloc(q->cand, cap * sizeof(*c));
+	if (c == NULL)
+		return false;
+	q->cand = c;
+	uint64_t *id = realloc(q->cand_id, cap * sizeof(*id));
+	if (id == NULL)
+		return false;
+	q->cand_id = id;
+	id = realloc(q->out_id, cap * sizeof(*id));
+	if (id == NULL)
+		return false;
+	q->out_id = id;
+	uint32_t *v = realloc(q->victims, cap * sizeof(*v));
+	if (v == NULL)
+		return false;
+	q->victims = v;
+	q->cand_cap = cap;
+	return true;
+}
+
+struct node_ok_call {
+	struct quota_charge *q;
+	bool (*node_ok)(void *, const uint64_t *, size_t);
+	void *node_arg;
+};
+
+/* reclaim_choose's node_ok: candidate indices as placement ids. */
+static bool node_ok_ids(void *arg, const uint32_t *victims, size_t k)
+{
+	struct node_ok_call *c = arg;
+	for (size_t i = 0; i < k; i++)
+		c->q->out_id[i] = c->q->cand_id[victims[i]];
+	return c->node_ok(c->node_arg, c->q->out_id, k);
+}
+
+int qc_reclaim_choose(void *arg, const struct evict_reclaim *rc,
+		      bool (*node_ok)(void *, const uint64_t *, size_t),
+		      void *node_arg, const uint64_t **ids, uint32_t *n,
+		      char *why, size_t why_len)
+{
+	struct quota_charge *q = arg;
+	*n = 0;
+	*ids = NULL;
+	if (rc->serial != q->serial)
+		return 0; /* QA6: asked of an older tree */
+	/* QA5's counts (relaxed): no pod of the queue waits any more (the
+	 * asker was placed meanwhile): nothing is evicted for nobody. */
+	if (rc->cq >= QC_NODES ||
+	    __atomic_load_n(&q->pending[QC_PENDING_ACTIVE][rc->cq], __ATOMIC_RELAXED) +
+			    __atomic_load_n(&q->pending[QC_PENDING_INADMISSIBLE][rc->cq],
+					    __ATOMIC_RELAXED) <= 0)
+		return 0;
+	const struct quota_tree *t = q->t;
+	if (q->rwork == NULL || q->rwork_serial != q->serial) {
+		reclaim_work_free(q->rwork);
+		q->rwork = reclaim_work_new(t);
+		q->rwork_serial = q->serial;
+		if (q->rwork == NULL)
+			return -ENOMEM;
+	}
+	struct reclaim_pod pre = {.uid = 0, .cq = rc->cq, .flavor = rc->flavor,
+				  .priority = rc->spec.priority,
+				  .created_ns = rc->created_ns};
+	unsigned missing;
+	/* One name map for the whole walk (qc_request's uncached path builds
+	 * it per call). Relaxed: as qc_request's. */
+	int8_t map[RES_MAX];
+	build_map(q, __atomic_load_n(&q->res->count, __ATOMIC_RELAXED), map);
+	if (request_by(q, map, &rc->spec.request, pre.request, &missing) < 0)
+		return 0;
+	int root = quota_node_root(t, rc->cq);
+	uint32_t end = placements_high_water(q->pl);
+	size_t k = 0;
+	for (uint32_t i = 0; i < end && k < QC_RECLAIM_CANDIDATES; i++) {
+		uint64_t id;
+		const struct placement_record *r = placements_at(q->pl, i, &id);
+		/* QA4: relaxed; the producers' lock holds off qc_replace. */
+		uint32_t tag = r != NULL ? __atomic_load_n(&r->quota, __ATOMIC_RELAXED) : 0;
+		if (tag == 0)
+			continue;
+		int cq, flavor;
+		qc_untag(tag, &cq, &flavor);
+		if (!tag_valid(t, cq, flavor) || quota_node_root(t, cq) != root)
+			continue;
+		if (!cand_grow(q, k + 1))
+			return -ENOMEM;
+		struct reclaim_pod *c = &q->cand[k];
+		*c = (struct reclaim_pod){.uid = id, .cq = cq, .flavor = flavor,
+					  .priority = r->priority,
+					  .created_ns = r->placed_ns,
+					  .admitted_ns = r->placed_ns,
+					  .borrowed = (tag & QC_TAG_BORROWED) != 0};
+		if (request_by(q, map, &r->request, c->request, &missing) < 0)
+			continue;
+		q->cand_id[k++] = id;
+	}
+	if (!cand_grow(q, k + 1))
+		return -ENOMEM;
+	struct reclaim_budget b = q->budget;
+	b.now_ns = now_ns();
+	struct node_ok_call call = {.q = q, .node_ok = node_ok, .node_arg = node_arg};
+	size_t nv = 0;
+	enum reclaim_why rwhy;
+	int rc2 = reclaim_choose(q->rwork, t, &pre, q->cand, k, &b, node_ok_ids, &call,
+				 q->victims, &nv, &rwhy);
+	if (rc2 == -ENOMEM)
+		return rc2;
+	if (rc2 < 0)
+		return 0;
+	for (size_t i = 0; i < nv; i++)
+		q->out_id[i] = q->cand_id[q->victims[i]];
+	*ids = q->out_id;
+	*n = (uint32_t)nv;
+	snprintf(why, why_len, "preempted to reclaim quota for a pod of "
+		 "ClusterQueue \"%s\" (its .spec.preemption): what it held is "
+		 "given back", quota_node_name(t, rc->cq));
+	return 0;
+}
+
+void qc_reclaim_nudge(void *arg)
+{
+	struct quota_charge *q = arg;
+	static const int64_t none[QUOTA_MAX_RESOURCES]; /* a release of nothing */
+	qc_enter(q, q->workers); /* QA4: the tree stays */
+	for (int n = 0; n < quota_n_nodes(q->t); n++)
+		if (!quota_node_is_cohort(q->t, n) && quota_n_flavors(q->t) > 0)
+			quota_release(q->t, n, 0, none);
+	qc_leave(q, q->workers);
 }

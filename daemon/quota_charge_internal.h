@@ -107,16 +107,58 @@ void qc_pending_add(struct quota_charge *q, int cq, enum qc_pending kind,
 size_t qc_metrics_text(const struct quota_charge *q, unsigned max_queues,
 		       char *buf, size_t len);
 
-/* The record's `quota` for (cq, flavor), and back. */
+/* The record's `quota` for (cq, flavor), and back. Bit 31,
+ * QC_TAG_BORROWED: the admission took its ClusterQueue past its nominal
+ * quota in a resource it asks (reclaim_borrowed, read right after the
+ * charge): reclaim's NCY1 (quota/reclaim.c) evicts a pod of another
+ * queue only then. cq + 1 < 2^13 (QUOTA_MAX_CLUSTER_QUEUES +
+ * QUOTA_MAX_COHORTS) never reaches it. */
+#define QC_TAG_BORROWED (1u << 31)
 static inline uint32_t qc_tag(int cq, int flavor)
 {
 	return ((uint32_t)(cq + 1) << 8) | (uint32_t)flavor;
 }
 static inline void qc_untag(uint32_t tag, int *cq, int *flavor)
 {
+	tag &= ~QC_TAG_BORROWED;
 	*cq = (int)(tag >> 8) - 1;
 	*flavor = (int)(tag & 0xffu);
 }
+/* qc_tag for a charge of `charge` to (cq, flavor) just made, with
+ * QC_TAG_BORROWED when it took the queue past nominal quota. Inside the
+ * worker's gate, between the charge and the record's publish (QA2). */
+uint32_t qc_charged_tag(const struct quota_charge *q, int cq, int flavor,
+			const int64_t *charge);
+
+/* Reclaim by quota (issue 37 item 4; daemon/evict.c carries the
+ * request, ingest/producers_reclaim.c evicts): the budgets, and whether
+ * reclaim runs at all (a daemon with an evictor). Before the workers run. */
+struct evictor;
+void qc_set_reclaim(struct quota_charge *q, struct evictor *ev,
+		    struct placements *pl, const struct reclaim_budget *budget);
+/* Worker w, inside its gate: pod `spec` was refused by ClusterQueue cq's
+ * quota in every flavor, first -ENOSPC in `flavor`, and parks for quota:
+ * when reclaim is set and cq's .spec.preemption allows any preemption,
+ * the evictor is asked to reclaim for it. Returns whether it was asked. */
+bool qc_reclaim_ask(struct quota_charge *q, unsigned w, const struct pod_spec *spec,
+		    int cq, int flavor);
+/* The pods the reclaim requests asked for, and evicted (per worker
+ * tallies summed; the evictor's counts are in evict_reclaim_counts). */
+uint64_t qc_reclaim_asked(const struct quota_charge *q);
+/* evict_set_reclaim's function (arg: the quota_charge), on the evictor
+ * thread under the producers' lock (QA6): the victims reclaim_choose
+ * names for request `rc` among the live placements charged in its
+ * cohort tree, with the budgets of qc_set_reclaim. 0 (*n 0: none), or
+ * -ENOMEM. */
+/* evict_set_reclaim's nudge: every ClusterQueue's tree generation moved
+ * (a release of nothing), under the free hook's gate (QA4), so that pods
+ * waiting for quota try again and ask again. */
+void qc_reclaim_nudge(void *arg);
+struct evict_reclaim;
+int qc_reclaim_choose(void *arg, const struct evict_reclaim *rc,
+		      bool (*node_ok)(void *, const uint64_t *, size_t),
+		      void *node_arg, const uint64_t **ids, uint32_t *n,
+		      char *why, size_t why_len);
 
 /* Worker w: the ClusterQueue of `pod` (>= 0), QC_NONE, or QC_REFUSED with
  * a message for a person in why. Cached per pod group (a group id names

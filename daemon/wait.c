@@ -509,6 +509,9 @@ static void park(struct serve_wait *wt, unsigned w, uint32_t id,
 		ww->qc = wt->a->quota;
 		quota_join(ww, id, (uint32_t)root, (uint32_t)qr->cq, qr->gen);
 		stat_inc(&ww->st.quota_parked);
+		/* Reclaim (issue 37 item 4): the victims' quota given back
+		 * moves the generation read before the refusal: it wakes. */
+		attempt_quota_reclaim(wt->a, w, pod->spec, qr);
 	}
 }
 

@@ -470,6 +470,29 @@ int producers_preempt(struct producers *p, const struct preempt_request *rq,
 void producers_preempt_check(bool on);
 void producers_preempt_checked(uint64_t *checked, uint64_t *mismatches);
 
+/* Reclaim by quota (ingest/producers_reclaim.c): under the producers'
+ * lock, for `pod` (its spec with its flavor's nodeLabels), `choose` names
+ * the victims (ids of live placements, *ids valid until it is called
+ * again; *n of them) and the sentence their owners are told, given
+ * node_ok(node_arg, ids, k): whether evicting ids[0..k) leaves a node the
+ * pod's static filters admit with room for its requests. Each victim is
+ * then evicted as a preemption's (EVICTED notice through `notice`, room
+ * given back and published, record freed: its quota given back by the
+ * free hook). choose is not called when no node could hold the pod even
+ * empty (out->no_node). Returns 0, -ENOMEM, or choose's -errno (nothing
+ * evicted). The evictor thread's (daemon/evict.c). */
+typedef int (*producers_reclaim_choose_fn)(
+	void *arg, bool (*node_ok)(void *node_arg, const uint64_t *ids, size_t k),
+	void *node_arg, const uint64_t **ids, uint32_t *n, char *why, size_t why_len);
+struct producers_reclaimed {
+	uint32_t evicted;
+	bool no_node;
+};
+int producers_reclaim(struct producers *p, const struct pod_spec *pod,
+		      producers_reclaim_choose_fn choose, void *choose_arg,
+		      producers_notice_fn notice, void *notice_arg,
+		      struct producers_reclaimed *out);
+
 /* OP_QUEUE (ingest/producers_queue.c): how a new quota tree is put in
  * force. `replace` is given a sealed tree; 0: it is the callee's and in
  * force (what was carried in *out); -errno: still the caller's, nothing

@@ -1,0 +1,168 @@
+/* Reclaim by quota (issue 37 item 4): Kueue's classical preemption acted
+ * on. The daemon's evictor thread calls producers_reclaim for a pod that
+ * its ClusterQueue's quota refused and whose .spec.preemption allows
+ * reclaim: under the producers' lock (no release, node event, tree swap
+ * or other eviction meanwhile: OP_QUEUE's swap runs under it too), the
+ * caller's `choose` reads the quota tree and the live placements and names
+ * the victims (daemon/quota_charge.c, quota/reclaim.c's reclaim_choose);
+ * each is then evicted as a preemption's or a drain's victim is
+ * (producers_preempt.c, producers_drain.c evict_one): its owner told by an
+ * EVICTED notice, its room given back to its node's counters and
+ * published to waiting pods, its record freed (the store told), which
+ * gives its quota back (placements_free's hook, qc_on_free). Nothing is
+ * held for the preemptor: it waits for quota (daemon/wait.c), and the
+ * give-back wakes it for a normal attempt, as Kueue admits a preemptor
+ * only once its victims are gone.
+ *
+ * Nodes. Kueue decides preemption by quota alone; a pod here must also
+ * fit a node, so the choice's node_ok test (RCL5 in quota/reclaim.c)
+ * asks that the victims leave room, in the pod's requests, on a node the
+ * pod's static filters admit (the same filters as priority preemption's
+ * preempt_static_pass: unschedulable, nodeName, taints, node affinity and
+ * selector, device model): either such a node has room now, or the
+ * victims on one such node free enough of it. No node that could hold
+ * the pod even empty: nothing is asked of `choose`, nothing evicted. An
+ * approximation (requests and the pods count only; host ports, devices
+ * and inter-pod rules are not looked at, as priority preemption refuses
+ * pods with them): a pod still refused by its node after its victims went
+ * waits on, and the victims are not brought back (Kueue's own victims are
+ * not either).
+ *
+ * Cost: O(nodes) once per call for the static filters; node_ok O(k^2)
+ * for k victims (k is small: the 1.5x cap).
+ */
+#include "ingest/producers_internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/base.h"
+#include "shm/shm.h"
+#include "workers/workers.h"
+
+struct reclaim_nodes {
+	struct producers *p;
+	const struct snapshot *snap;
+	struct ledger *l;
+	const struct pod_spec *pod;
+	uint8_t *ok;     /* [n_slots]: the pod's static filters pass */
+	bool fits_now;   /* some such node has room for it now */
+};
+
+/* The pod's requests against allocatable - used + `freed` (pods: 1). */
+static bool room_for(const struct pod_spec *pod, const struct res_vec *alloc,
+		     const struct res_vec *used, const struct res_vec *freed)
+{
+	for (unsigned i = 0; i < RES_MAX; i++) {
+		int64_t want = i == RES_PODS ? 1 : pod->request.v[i];
+		if (want <= 0)
+			continue;
+		int64_t f = freed != NULL ? freed->v[i] : 0;
+		if (used->v[i] - f + want > alloc->v[i])
+			return false;
+	}
+	return true;
+}
+
+static bool node_ok(void *arg, const uint64_t *ids, size_t k)
+{
+	struct reclaim_nodes *rn = arg;
+	if (rn->fits_now)
+		return true;
+	for (size_t i = 0; i < k; i++) {
+		const struct placement_record *r = placements_get(rn->p->placements, ids[i]);
+		if (r == NULL || r->slot >= rn->snap->n_slots || !rn->ok[r->slot])
+			continue;
+		uint32_t slot = r->slot;
+		bool seen = false;
+		for (size_t j = 0; j < i && !seen; j++) {
+			const struct placement_record *o =
+				placements_get(rn->p->placements, ids[j]);
+			seen = o != NULL && o->slot == slot;
+		}
+		if (seen)
+			continue; /* that node was looked at */
+		struct res_vec freed = {0};
+		for (size_t j = i; j < k; j++) {
+			const struct placement_record *o =
+				placements_get(rn->p->placements, ids[j]);
+			if (o == NULL || o->slot != slot)
+				continue;
+			for (unsigned x = 0; x < RES_MAX; x++)
+				freed.v[x] += o->request.v[x];
+		}
+		struct res_vec used;
+		int64_t nz_cpu, nz_mem;
+		ledger_load_used(ledger_node(rn->l, slot), &used, &nz_cpu, &nz_mem);
+		if (room_for(rn->pod, &rn->snap->nodes[slot].allocatable, &used, &freed))
+			return true;
+	}
+	return false;
+}
+
+int producers_reclaim(struct producers *p, const struct pod_spec *pod,
+		      producers_reclaim_choose_fn choose, void *choose_arg,
+		      producers_notice_fn notice, void *notice_arg,
+		      struct producers_reclaimed *out)
+{
+	*out = (struct producers_reclaimed){0};
+	pthread_mutex_lock(&p->lock);
+	const struct snapshot *snap = cluster_snapshot(p->cluster);
+	struct reclaim_nodes rn = {.p = p, .snap = snap,
+				   .l = cluster_ledger(p->cluster), .pod = pod};
+	int rc = 0;
+	rn.ok = calloc(snap->n_slots ? snap->n_slots : 1, 1);
+	if (rn.ok == NULL) {
+		rc = -ENOMEM;
+		goto done;
+	}
+	bool any = false;
+	struct res_vec none = {0};
+	for (uint32_t s = 0; s < snap->n_slots; s++) {
+		const struct node_spec *n = &snap->nodes[s];
+		if (!snap->present[s] || !filter_unschedulable(p->ctx, pod, n) ||
+		    !filter_node_name(pod, n) || filter_taints(pod, n) >= 0 ||
+		    !filter_affinity(p->ctx, pod, n) || !filter_device_model(pod, n) ||
+		    !room_for(pod, &n->allocatable, &none, NULL))
+			continue;
+		rn.ok[s] = 1;
+		any = true;
+		struct res_vec used;
+		int64_t nz_cpu, nz_mem;
+		ledger_load_used(ledger_node(rn.l, s), &used, &nz_cpu, &nz_mem);
+		rn.fits_now |= room_for(pod, &n->allocatable, &used, NULL);
+	}
+	if (!any) {
+		out->no_node = true;
+		goto done;
+	}
+	const uint64_t *ids = NULL;
+	uint32_t n = 0;
+	char why[SHMSCHED_MESSAGE_MAX] = "";
+	rc = choose(choose_arg, node_ok, &rn, &ids, &n, why, sizeof(why));
+	if (rc < 0)
+		goto done;
+	struct pod_spec vpod;
+	for (uint32_t i = 0; i < n; i++) {
+		const struct placement_record *r = placements_get(p->placements, ids[i]);
+		if (r == NULL)
+			continue; /* cannot be: no release runs under the lock */
+		uint32_t slot = r->slot;
+		bool on_node = ledger_node_generation(rn.l, slot) == r->node_gen;
+		placement_use(r, &vpod);
+		struct device_assignment dev = r->dev;
+		prod_tell_evicted(p, r, ids[i], notice, notice_arg, why);
+		if (on_node)
+			ledger_account(rn.l, slot, &vpod, &dev, -1);
+		prod_forget(p, ids[i]); /* the quota given back (qc_on_free) */
+		if (on_node)
+			prod_publish(p, queue_event_release(slot, &vpod, &dev));
+		out->evicted++;
+	}
+done:
+	pthread_mutex_unlock(&p->lock);
+	free(rn.ok);
+	return rc;
+}
