@@ -66,7 +66,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	json_error_t je;
 	json_t *v = json_loadb(s, size, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &je);
 	bool dup = v == NULL && strstr(je.text, "duplicate") != NULL;
-	if (v != NULL && !whole)
+	/* jansson 2.14 takes a bare number, true, false or null followed by
+	 * one NUL as the input's last byte ("2\0": its lexer reads that byte
+	 * past the token, and its end check then finds the end): the scanner
+	 * refuses it, which costs nothing (a refusal takes jansson's path,
+	 * and the fast path wants an object). */
+	bool nul_after_scalar = v != NULL && rc == 0 && size == sc.end + 1 &&
+				s[sc.end] == '\0' && !json_is_object(v) &&
+				!json_is_array(v) && !json_is_string(v);
+	if (v != NULL && !whole && !nul_after_scalar)
 		abort(); /* jansson took what the scanner refused */
 	if (v == NULL && whole && !dup && !jansson_only(je.text))
 		abort(); /* the scanner took what jansson refused */
