@@ -69,7 +69,9 @@
  *       request made for an older tree (qc_serial) is dropped. Its
  *       scratch (the reclaim_work, the candidates) is the lock holder's.
  *       Candidates: every live record charged in the preemptor's cohort
- *       tree, at most QC_RECLAIM_CANDIDATES (one walk of the table).
+ *       tree and flavor that reclaim_choose's first tests (NCY1, the
+ *       policies) keep, at most QC_RECLAIM_CANDIDATES (one walk of the
+ *       table).
  *   QA7 At most one reclaim request in flight per ClusterQueue (index
  *       of the tree it was asked of). Each eviction's give-back wakes
  *       every parked pod of the tree (daemon/wait.c); when each pod
@@ -88,11 +90,13 @@
  *       parked without asking, maybe after the give-back (its
  *       generation then current: nothing would wake it). So when the
  *       request evicted pods, or was dropped unread (a tree swapped
- *       since, or no pod of the queue waiting when it was read), the
- *       queue's cohort tree is nudged (a release of nothing: its
- *       generation moves), its parked pods try again and one asks. A
- *       request that found nothing to evict (the choice's verdict, or
- *       no node) nudges nothing, as the evictor's own nudge: a reclaim
+ *       since, or no pod of the queue waiting when it was read), or its
+ *       pod fit already (RECLAIM_WHY_FITS: a give-back not yet taken;
+ *       the bench stalled without this, 1 run in ~20), the queue's
+ *       cohort tree is nudged (a release of nothing: its generation
+ *       moves), its parked pods try again and one asks. A request that
+ *       found nothing to evict (the choice's other verdicts, or no
+ *       node) nudges nothing, as the evictor's own nudge: a reclaim
  *       that cannot help does not loop; the other waiting pods of that
  *       queue ask again when its quota moves next. An approximation of
  *       Kueue, which tries preemption for each pending workload's head
@@ -1037,6 +1041,7 @@ int qc_reclaim_choose(void *arg, const struct evict_reclaim *rc,
 	if (request_by(q, map, &rc->spec.request, pre.request, &missing) < 0)
 		return 0;
 	int root = quota_node_root(t, rc->cq);
+	const struct quota_preemption *pol = quota_node_preemption(t, rc->cq);
 	uint32_t end = placements_high_water(q->pl);
 	size_t k = 0;
 	for (uint32_t i = 0; i < end && k < QC_RECLAIM_CANDIDATES; i++) {
@@ -1049,6 +1054,16 @@ int qc_reclaim_choose(void *arg, const struct evict_reclaim *rc,
 		int cq, flavor;
 		qc_untag(tag, &cq, &flavor);
 		if (!tag_valid(t, cq, flavor) || quota_node_root(t, cq) != root)
+			continue;
+		/* reclaim_choose's first tests (quota/reclaim.c: the flavor,
+		 * NCY1, the policies), made here so that a record they turn
+		 * away costs no candidate: another queue's pod only when
+		 * borrowed, each side only when its policy is not Never. */
+		if (flavor != rc->flavor ||
+		    (cq == rc->cq ? pol->within_cluster_queue == QUOTA_PREEMPT_NEVER
+				  : (tag & QC_TAG_BORROWED) == 0 ||
+					    pol->reclaim_within_cohort ==
+						    QUOTA_PREEMPT_NEVER))
 			continue;
 		if (!cand_grow(q, k + 1))
 			return -ENOMEM;
@@ -1073,6 +1088,10 @@ int qc_reclaim_choose(void *arg, const struct evict_reclaim *rc,
 				 q->victims, &nv, &rwhy);
 	if (rc2 == -ENOMEM)
 		return rc2;
+	/* QA7: it fits now: quota given back and not yet taken, which a pod
+	 * refused since (parked after that give-back) waits for in vain. */
+	if (rc2 < 0 && rwhy == RECLAIM_WHY_FITS)
+		q->rcl_skipped = true;
 	if (rc2 < 0)
 		return 0;
 	for (size_t i = 0; i < nv; i++)
