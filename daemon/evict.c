@@ -26,6 +26,10 @@
  *        request was dropped and a reclaim evicted pods since the last
  *        nudge; each nudge needs an eviction before it, so a reclaim
  *        that cannot help does not loop.
+ *   RN3  Each request served (its evictions done, their quota given
+ *        back) is told to the done hook (qc_reclaim_done in
+ *        daemon/quota_charge.c: the asker's ClusterQueue may ask again)
+ *        before the workers are woken.
  */
 #include "daemon/evict_internal.h"
 
@@ -87,6 +91,9 @@ struct evictor {
 	int rcl_dropped;
 	bool rcl_progress; /* the evictor's: evicted since the last nudge */
 	struct evict_reclaim cur_rcl; /* the reclaim being served: the thread's */
+	void (*reclaim_done)(void *arg, const struct evict_reclaim *rc,
+			     uint32_t evicted); /* RN3; set before the workers run */
+	void *reclaim_done_arg;
 	uint64_t rcl_requests, rcl_victims, rcl_no_node; /* relaxed */
 };
 
@@ -209,6 +216,15 @@ void evict_set_reclaim(struct evictor *ev, evict_reclaim_fn fn,
 	ev->reclaim_arg = arg;
 }
 
+void evict_set_reclaim_done(struct evictor *ev,
+			    void (*done)(void *arg, const struct evict_reclaim *rc,
+					 uint32_t evicted),
+			    void *arg)
+{
+	ev->reclaim_done = done;
+	ev->reclaim_done_arg = arg;
+}
+
 bool evict_reclaim(struct evictor *ev, unsigned w, const struct evict_reclaim *rc)
 {
 	struct worker_box *b = &ev->box[w];
@@ -254,6 +270,9 @@ static void serve_reclaim(struct evictor *ev, const struct evict_reclaim *rc)
 	stat_add(&ev->rcl_victims, out.evicted);
 	if (out.no_node)
 		stat_inc(&ev->rcl_no_node);
+	/* RN3: before the wake, so a woken pod refused again may ask. */
+	if (ev->reclaim_done != NULL)
+		ev->reclaim_done(ev->reclaim_done_arg, rc, out.evicted);
 	if (out.evicted > 0) {
 		ev->rcl_progress = true;
 		wake_workers(ev);

@@ -87,6 +87,14 @@ typedef int (*evict_reclaim_fn)(void *arg, const struct evict_reclaim *rc,
  * thread outside the producers' lock. */
 void evict_set_reclaim(struct evictor *ev, evict_reclaim_fn fn,
 		       void (*nudge)(void *arg), void *arg);
+/* done(arg, rc, evicted), when set (before the workers run): on the
+ * evictor thread, outside the producers' lock, once request `rc` was
+ * served (whatever came of it), with the pods it evicted (RN3 in
+ * evict.c). */
+void evict_set_reclaim_done(struct evictor *ev,
+			    void (*done)(void *arg, const struct evict_reclaim *rc,
+					 uint32_t evicted),
+			    void *arg);
 /* Worker w's request; false when its ring is full or no choice is set
  * (the pod waits on; its next refusal asks again). */
 bool evict_reclaim(struct evictor *ev, unsigned w, const struct evict_reclaim *rc);

@@ -69,7 +69,39 @@
  *       request made for an older tree (qc_serial) is dropped. Its
  *       scratch (the reclaim_work, the candidates) is the lock holder's.
  *       Candidates: every live record charged in the preemptor's cohort
- *       tree, at most QC_RECLAIM_CANDIDATES (one walk of the table).
+ *       tree and flavor that reclaim_choose's first tests (NCY1, the
+ *       policies) keep, at most QC_RECLAIM_CANDIDATES (one walk of the
+ *       table).
+ *   QA7 At most one reclaim request in flight per ClusterQueue (index
+ *       of the tree it was asked of). Each eviction's give-back wakes
+ *       every parked pod of the tree (daemon/wait.c); when each pod
+ *       refused again asked again, 100 waiting pods asked 354-465 times
+ *       (tests/daemon/test_reclaim.c), each ask a walk of the table
+ *       under the producers' lock. rcl_inflight[cq] is claimed by the
+ *       asker (seq_cst exchange 0 -> 1) and let go by qc_reclaim_done on
+ *       the evictor thread once the request was served, its victims'
+ *       quota given back (the evictor calls it before it wakes the
+ *       workers: daemon/evict.c). An asker that finds it claimed stores
+ *       rcl_wanted[cq] 1, then loads rcl_inflight again and claims it
+ *       itself if it was let go meanwhile; qc_reclaim_done stores
+ *       rcl_inflight 0, then exchanges rcl_wanted to 0. All four
+ *       seq_cst, each side the other's partner: one of the two sees the
+ *       other's store, so a want is never lost. A want means a pod
+ *       parked without asking, maybe after the give-back (its
+ *       generation then current: nothing would wake it). So when the
+ *       request evicted pods, or was dropped unread (a tree swapped
+ *       since, or no pod of the queue waiting when it was read), or its
+ *       pod fit already (RECLAIM_WHY_FITS: a give-back not yet taken;
+ *       the bench stalled without this, 1 run in ~20), the queue's
+ *       cohort tree is nudged (a release of nothing: its generation
+ *       moves), its parked pods try again and one asks. A request that
+ *       found nothing to evict (the choice's other verdicts, or no
+ *       node) nudges nothing, as the evictor's own nudge: a reclaim
+ *       that cannot help does not loop; the other waiting pods of that
+ *       queue ask again when its quota moves next. An approximation of
+ *       Kueue, which tries preemption for each pending workload's head
+ *       in turn: here one request stands for its queue's waiting pods
+ *       at a time.
  *
  * Admission fair sharing (daemon/admission_fair_internal.h), when a ledger
  * is set: the worker cache keeps each group's LocalQueue index beside its
@@ -150,6 +182,10 @@ struct quota_charge {
 	uint64_t *out_id;  /* [cap]: the chosen victims' ids, or node_ok's */
 	uint32_t *victims; /* [cap] */
 	size_t cand_cap;
+	/* QA7: by tree node index. */
+	uint8_t rcl_inflight[QC_NODES];
+	uint8_t rcl_wanted[QC_NODES];
+	bool rcl_skipped; /* the evictor's: the last request dropped unread */
 };
 
 static int cmp_label(const void *a, const void *b)
@@ -848,12 +884,54 @@ void qc_set_reclaim(struct quota_charge *q, struct evictor *ev,
 	q->ev = ev;
 	q->pl = pl;
 	q->budget = *budget;
+	evict_set_reclaim_done(ev, qc_reclaim_done, q); /* QA7 */
 }
 
 uint64_t qc_reclaim_asked(const struct quota_charge *q)
 {
 	/* QA6: relaxed, a tally. */
 	return __atomic_load_n(&q->asked, __ATOMIC_RELAXED);
+}
+
+/* QA7: claims cq's request in flight, or leaves a want for its holder. */
+static bool reclaim_claim(struct quota_charge *q, int cq)
+{
+	for (;;) {
+		/* QA7: seq_cst, partner of qc_reclaim_done's store. */
+		if (__atomic_exchange_n(&q->rcl_inflight[cq], 1, __ATOMIC_SEQ_CST) == 0)
+			return true;
+		/* QA7: seq_cst, partner of qc_reclaim_done's exchange. */
+		__atomic_store_n(&q->rcl_wanted[cq], 1, __ATOMIC_SEQ_CST);
+		/* QA7: seq_cst: still held, its holder's done sees the want. */
+		if (__atomic_load_n(&q->rcl_inflight[cq], __ATOMIC_SEQ_CST) != 0)
+			return false;
+	}
+}
+
+void qc_reclaim_done(void *arg, const struct evict_reclaim *rc, uint32_t evicted)
+{
+	struct quota_charge *q = arg;
+	bool skipped = q->rcl_skipped; /* the evictor's own (QA7) */
+	q->rcl_skipped = false;
+	if (rc->cq < 0 || rc->cq >= QC_NODES)
+		return;
+	/* QA7: seq_cst, partner of reclaim_claim's exchange and load. */
+	__atomic_store_n(&q->rcl_inflight[rc->cq], 0, __ATOMIC_SEQ_CST);
+	/* QA7: seq_cst, partner of reclaim_claim's store. */
+	if (!__atomic_exchange_n(&q->rcl_wanted[rc->cq], 0, __ATOMIC_SEQ_CST))
+		return;
+	if (evicted == 0 && !skipped)
+		return; /* the choice's verdict: nothing to evict (no loop) */
+	static const int64_t none[QUOTA_MAX_RESOURCES]; /* a release of nothing */
+	qc_enter(q, q->workers); /* QA4: the tree and serial stay */
+	if (rc->serial != q->serial) {
+		for (int n = 0; n < quota_n_nodes(q->t); n++)
+			if (!quota_node_is_cohort(q->t, n) && quota_n_flavors(q->t) > 0)
+				quota_release(q->t, n, 0, none);
+	} else if (quota_n_flavors(q->t) > 0) {
+		quota_release(q->t, rc->cq, 0, none);
+	}
+	qc_leave(q, q->workers);
 }
 
 bool qc_reclaim_ask(struct quota_charge *q, unsigned w, const struct pod_spec *spec,
@@ -869,10 +947,15 @@ bool qc_reclaim_ask(struct quota_charge *q, unsigned w, const struct pod_spec *s
 		return false;
 	struct evict_reclaim rc = {.cq = cq, .flavor = flavor, .serial = q->serial,
 				   .created_ns = now_ns()};
-	if (!qc_flavor_spec(q, flavor, spec, &rc.spec))
+	if (!qc_flavor_spec(q, flavor, spec, &rc.spec) || cq >= QC_NODES)
 		return false;
-	if (!evict_reclaim(q->ev, w, &rc))
+	if (!reclaim_claim(q, cq))
+		return false; /* QA7: the queue's request stands for this pod */
+	if (!evict_reclaim(q->ev, w, &rc)) {
+		/* A full ring (RN1): no request in flight after all. */
+		__atomic_store_n(&q->rcl_inflight[cq], 0, __ATOMIC_SEQ_CST);
 		return false;
+	}
 	/* QA6: relaxed, a tally; partner: qc_reclaim_asked's load. */
 	__atomic_fetch_add(&q->asked, 1, __ATOMIC_RELAXED);
 	return true;
@@ -928,6 +1011,7 @@ int qc_reclaim_choose(void *arg, const struct evict_reclaim *rc,
 	struct quota_charge *q = arg;
 	*n = 0;
 	*ids = NULL;
+	q->rcl_skipped = true; /* QA7: until the choice runs */
 	if (rc->serial != q->serial)
 		return 0; /* QA6: asked of an older tree */
 	/* QA5's counts (relaxed): no pod of the queue waits any more (the
@@ -937,6 +1021,7 @@ int qc_reclaim_choose(void *arg, const struct evict_reclaim *rc,
 			    __atomic_load_n(&q->pending[QC_PENDING_INADMISSIBLE][rc->cq],
 					    __ATOMIC_RELAXED) <= 0)
 		return 0;
+	q->rcl_skipped = false;
 	const struct quota_tree *t = q->t;
 	if (q->rwork == NULL || q->rwork_serial != q->serial) {
 		reclaim_work_free(q->rwork);
@@ -956,6 +1041,7 @@ int qc_reclaim_choose(void *arg, const struct evict_reclaim *rc,
 	if (request_by(q, map, &rc->spec.request, pre.request, &missing) < 0)
 		return 0;
 	int root = quota_node_root(t, rc->cq);
+	const struct quota_preemption *pol = quota_node_preemption(t, rc->cq);
 	uint32_t end = placements_high_water(q->pl);
 	size_t k = 0;
 	for (uint32_t i = 0; i < end && k < QC_RECLAIM_CANDIDATES; i++) {
@@ -968,6 +1054,16 @@ int qc_reclaim_choose(void *arg, const struct evict_reclaim *rc,
 		int cq, flavor;
 		qc_untag(tag, &cq, &flavor);
 		if (!tag_valid(t, cq, flavor) || quota_node_root(t, cq) != root)
+			continue;
+		/* reclaim_choose's first tests (quota/reclaim.c: the flavor,
+		 * NCY1, the policies), made here so that a record they turn
+		 * away costs no candidate: another queue's pod only when
+		 * borrowed, each side only when its policy is not Never. */
+		if (flavor != rc->flavor ||
+		    (cq == rc->cq ? pol->within_cluster_queue == QUOTA_PREEMPT_NEVER
+				  : (tag & QC_TAG_BORROWED) == 0 ||
+					    pol->reclaim_within_cohort ==
+						    QUOTA_PREEMPT_NEVER))
 			continue;
 		if (!cand_grow(q, k + 1))
 			return -ENOMEM;
@@ -992,6 +1088,10 @@ int qc_reclaim_choose(void *arg, const struct evict_reclaim *rc,
 				 q->victims, &nv, &rwhy);
 	if (rc2 == -ENOMEM)
 		return rc2;
+	/* QA7: it fits now: quota given back and not yet taken, which a pod
+	 * refused since (parked after that give-back) waits for in vain. */
+	if (rc2 < 0 && rwhy == RECLAIM_WHY_FITS)
+		q->rcl_skipped = true;
 	if (rc2 < 0)
 		return 0;
 	for (size_t i = 0; i < nv; i++)

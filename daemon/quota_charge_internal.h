@@ -134,14 +134,20 @@ uint32_t qc_charged_tag(const struct quota_charge *q, int cq, int flavor,
  * request, ingest/producers_reclaim.c evicts): the budgets, and whether
  * reclaim runs at all (a daemon with an evictor). Before the workers run. */
 struct evictor;
+struct evict_reclaim;
 void qc_set_reclaim(struct quota_charge *q, struct evictor *ev,
 		    struct placements *pl, const struct reclaim_budget *budget);
 /* Worker w, inside its gate: pod `spec` was refused by ClusterQueue cq's
  * quota in every flavor, first -ENOSPC in `flavor`, and parks for quota:
  * when reclaim is set and cq's .spec.preemption allows any preemption,
- * the evictor is asked to reclaim for it. Returns whether it was asked. */
+ * the evictor is asked to reclaim for it, unless a request of cq is in
+ * flight (QA7: that one stands for it). Returns whether it was asked. */
 bool qc_reclaim_ask(struct quota_charge *q, unsigned w, const struct pod_spec *spec,
 		    int cq, int flavor);
+/* evict_set_reclaim_done's hook (qc_set_reclaim sets it), on the evictor
+ * thread outside the producers' lock: request `rc` was served, `evicted`
+ * pods evicted; cq's next refused pod may ask again (QA7). */
+void qc_reclaim_done(void *arg, const struct evict_reclaim *rc, uint32_t evicted);
 /* The pods the reclaim requests asked for, and evicted (per worker
  * tallies summed; the evictor's counts are in evict_reclaim_counts). */
 uint64_t qc_reclaim_asked(const struct quota_charge *q);

@@ -28,8 +28,14 @@
  * waits on, and the victims are not brought back (Kueue's own victims are
  * not either).
  *
- * Cost: O(nodes) once per call for the static filters; node_ok O(k^2)
- * for k victims (k is small: the 1.5x cap).
+ * Cost: the static filters node by node until the first node that
+ * passes them and has room now (then node_ok says yes to any victims,
+ * and the rest of the nodes are not looked at: where quota, not room,
+ * keeps the pod waiting, a few nodes); O(nodes) when none has room.
+ * This scan was the reclaim's cost through the daemon: with 5,000 nodes
+ * every node filtered per request, ~2.4M instructions of the evictor's
+ * ~2.6M a request (callgrind, shmsched-pending-bench --kind quota
+ * --reclaim). node_ok O(k^2) for k victims (k is small: the 1.5x cap).
  */
 #include "ingest/producers_internal.h"
 
@@ -132,7 +138,11 @@ int producers_reclaim(struct producers *p, const struct pod_spec *pod,
 		struct res_vec used;
 		int64_t nz_cpu, nz_mem;
 		ledger_load_used(ledger_node(rn.l, s), &used, &nz_cpu, &nz_mem);
-		rn.fits_now |= room_for(pod, &n->allocatable, &used, NULL);
+		if (room_for(pod, &n->allocatable, &used, NULL)) {
+			/* node_ok says yes to anything now: ok[] unread. */
+			rn.fits_now = true;
+			break;
+		}
 	}
 	if (!any) {
 		out->no_node = true;

@@ -26,6 +26,7 @@
  * only).
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -289,7 +290,8 @@ static void test_no_node_evicts_nothing(void **state)
  * cpu nominal each, team-b's 200 pods of 100m (100 borrowed), then 100
  * of team-a's 100m pods waiting at once. Every one is placed, by exactly
  * 100 evictions: the requests a full ring dropped are asked again when
- * quota moves, and none evicts for a queue with no pod waiting. (Here
+ * quota moves, and none evicts for a queue with no pod waiting; and
+ * with at most 150 asks (QA7: one request in flight per queue). (Here
  * each eviction's give-back wakes the rest; the evictor's nudge, RN2 in
  * daemon/evict.c, is for runs where it would not:
  * `shmsched-pending-bench --kind quota --reclaim --pods 200` stalled
@@ -318,6 +320,16 @@ static void test_many_waiting(void **state)
 	struct daemon_stats ds;
 	daemon_get_stats(r.d, &ds);
 	assert_int_equal(ds.reclaim_victims, 100);
+	/* QA7 (daemon/quota_charge.c): one request in flight per
+	 * ClusterQueue stands for its waiting pods, so the asks stay near
+	 * one per pod placed (100 in every run). Old code: each eviction's
+	 * give-back woke every parked pod, and each refused again asked
+	 * again (354 and 465 asks in two of three runs). */
+	assert_true(ds.reclaim_asked >= 100);
+	if (ds.reclaim_asked > 150)
+		fail_msg("reclaim_asked %" PRIu64 " for 100 pods placed, expected "
+			 "at most 150 (one request in flight per ClusterQueue)",
+			 ds.reclaim_asked);
 	stop(&r);
 }
 
