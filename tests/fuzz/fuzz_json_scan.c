@@ -31,7 +31,14 @@ static bool jansson_only(const char *text)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	const char *s = (const char *)data;
+	/* The scanner starts at the value (json_scan.h: its callers skip
+	 * the whitespace before it); jansson reads the whole input. */
+	size_t lead = 0;
+	while (lead < size && (data[lead] == ' ' || data[lead] == '\t' ||
+			       data[lead] == '\n' || data[lead] == '\r'))
+		lead++;
+	const char *s = (const char *)data + lead;
+	size -= lead;
 	struct json_scan sc;
 	size_t bad = SIZE_MAX;
 	int rc = json_scan_value(s, size, JSON_SCAN_MAX_DEPTH, &sc, &bad);
@@ -64,16 +71,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 	}
 	json_error_t je;
-	json_t *v = json_loadb(s, size, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &je);
+	json_t *v = json_loadb((const char *)data, lead + size,
+			       JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &je);
 	bool dup = v == NULL && strstr(je.text, "duplicate") != NULL;
 	/* jansson 2.14 takes a bare number, true, false or null followed by
-	 * one NUL as the input's last byte ("2\0": its lexer reads that byte
-	 * past the token, and its end check then finds the end): the scanner
-	 * refuses it, which costs nothing (a refusal takes jansson's path,
-	 * and the fast path wants an object). */
-	bool nul_after_scalar = v != NULL && rc == 0 && size == sc.end + 1 &&
+	 * one NUL, then only whitespace ("2\0", "6\0 "): its lexer reads
+	 * that byte past the token as the token's end. The scanner refuses
+	 * it, which costs nothing (a refusal takes jansson's path, and the
+	 * fast path wants an object). */
+	bool nul_after_scalar = v != NULL && rc == 0 && sc.end < size &&
 				s[sc.end] == '\0' && !json_is_object(v) &&
 				!json_is_array(v) && !json_is_string(v);
+	for (size_t i = sc.end + 1; nul_after_scalar && i < size; i++)
+		if (s[i] != ' ' && s[i] != '\t' && s[i] != '\n' && s[i] != '\r')
+			nul_after_scalar = false;
 	if (v != NULL && !whole && !nul_after_scalar)
 		abort(); /* jansson took what the scanner refused */
 	if (v == NULL && whole && !dup && !jansson_only(je.text))
