@@ -3,7 +3,8 @@
  * takes a whole value (only whitespace after it) exactly when jansson
  * (JSON_DECODE_ANY) does, but for jansson's own bounds, which the scanner
  * leaves to it (json_scan.h): "\u0000", integers past int64, reals past
- * double; nesting past the scanner's bound is refused with E2BIG. What it
+ * double, and jansson's own leniency of a NUL after a number or literal
+ * (below); nesting past the scanner's bound is refused with E2BIG. What it
  * takes holds together: its end within the bytes, each recorded member's
  * key and value inside the value, each value scanned alone ending where
  * the member said, and as many members as jansson's object (when jansson
