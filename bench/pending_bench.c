@@ -1195,6 +1195,43 @@ static double reference_run(const struct opts *o, enum kind kind)
 	return (double)placed / seconds;
 }
 
+/* The reclaim runs' tree: o->cohorts cohorts of o->queues ClusterQueues
+ * cq-<i>, the first `lenders` of each cohort with reclaimWithinCohort: Any,
+ * each with `nominal` cpu in flavor "default"; with `local`, a LocalQueue
+ * "lq" in namespace q<i> for each. cq (NULL: not wanted): each
+ * ClusterQueue's index. Sealed. */
+static struct quota_tree *reclaim_tree(const struct opts *o, uint32_t lenders,
+				       int64_t nominal, bool local, int *cq,
+				       int *f, int *cpu)
+{
+	char err[512];
+	struct quota_tree *t = NULL;
+	struct quota_preemption lend = {.reclaim_within_cohort = QUOTA_PREEMPT_ANY};
+	if (quota_tree_new(&t) < 0)
+		die("reclaim", strerror(ENOMEM));
+	*f = quota_flavor_add(t, "default", err, sizeof(err));
+	*cpu = quota_resource_add(t, "cpu", err, sizeof(err));
+	for (uint32_t i = 0; i < o->cohorts * o->queues; i++) {
+		char name[32], cohort[32], ns[32];
+		snprintf(name, sizeof(name), "cq-%u", i);
+		snprintf(cohort, sizeof(cohort), "cohort-%u", i / o->queues);
+		snprintf(ns, sizeof(ns), "q%u", i);
+		bool lender = i % o->queues < lenders;
+		int k = quota_cluster_queue_add(t, name, cohort, QUOTA_WEIGHT_DEFAULT_MILLI,
+						lender ? &lend : NULL, err, sizeof(err));
+		if (k < 0 || quota_set(t, k, *f, *cpu, nominal, QUOTA_NO_LIMIT,
+				       QUOTA_NO_LIMIT, err, sizeof(err)) < 0 ||
+		    (local && quota_local_queue_add(t, ns, "lq", name, err,
+						    sizeof(err)) < 0))
+			die("reclaim", err);
+		if (cq != NULL)
+			cq[i] = k;
+	}
+	if (quota_seal(t, err, sizeof(err)) < 0)
+		die("reclaim", err);
+	return t;
+}
+
 /* --- quota, reclaim: in process ------------------------------------------
  *
  * --kind quota --reclaim: C cohorts of Q ClusterQueues, each a nominal
@@ -1209,33 +1246,14 @@ static double reference_run(const struct opts *o, enum kind kind)
  * times those). */
 static void reclaim_run(const struct opts *o)
 {
-	char err[256];
 	uint32_t lenders = (o->queues + 1) / 2, n_cq = o->cohorts * o->queues;
 	int64_t nominal = (int64_t)o->pods / ((int64_t)o->cohorts * lenders);
 	if (nominal < 1)
 		nominal = 1;
-	struct quota_tree *t = NULL;
-	struct quota_preemption lend = {.reclaim_within_cohort = QUOTA_PREEMPT_ANY};
-	if (quota_tree_new(&t) < 0)
-		die("reclaim", strerror(ENOMEM));
-	int f = quota_flavor_add(t, "default", err, sizeof(err));
-	int cpu = quota_resource_add(t, "cpu", err, sizeof(err));
-	int *cq = calloc(n_cq, sizeof(*cq));
+	int *cq = calloc(n_cq, sizeof(*cq)), f, cpu;
 	if (cq == NULL)
 		die("reclaim", strerror(ENOMEM));
-	for (uint32_t i = 0; i < n_cq; i++) {
-		char name[32], cohort[32];
-		snprintf(name, sizeof(name), "cq-%u", i);
-		snprintf(cohort, sizeof(cohort), "cohort-%u", i / o->queues);
-		bool lender = i % o->queues < lenders;
-		cq[i] = quota_cluster_queue_add(t, name, cohort, QUOTA_WEIGHT_DEFAULT_MILLI,
-						lender ? &lend : NULL, err, sizeof(err));
-		if (cq[i] < 0 || quota_set(t, cq[i], f, cpu, nominal, QUOTA_NO_LIMIT,
-					   QUOTA_NO_LIMIT, err, sizeof(err)) < 0)
-			die("reclaim", err);
-	}
-	if (quota_seal(t, err, sizeof(err)) < 0)
-		die("reclaim", err);
+	struct quota_tree *t = reclaim_tree(o, lenders, nominal, false, cq, &f, &cpu);
 	struct reclaim_work *w = reclaim_work_new(t);
 	/* Per cohort: its admitted pods (a victim's slot gets the last). */
 	uint32_t per = (uint32_t)nominal * o->queues;
@@ -1326,27 +1344,10 @@ static void reclaim_daemon_run(const struct opts *o)
 	int64_t nominal = (int64_t)o->pods / ((int64_t)o->cohorts * lenders);
 	if (nominal < 1)
 		nominal = 1;
-	struct quota_tree *t = NULL;
-	struct quota_preemption lend = {.reclaim_within_cohort = QUOTA_PREEMPT_ANY};
-	if (quota_tree_new(&t) < 0)
-		die("reclaim", strerror(ENOMEM));
-	int f = quota_flavor_add(t, "default", err, sizeof(err));
-	int cpu = quota_resource_add(t, "cpu", err, sizeof(err));
-	for (uint32_t i = 0; i < n_cq; i++) {
-		char name[32], cohort[32], ns[32];
-		snprintf(name, sizeof(name), "cq-%u", i);
-		snprintf(cohort, sizeof(cohort), "cohort-%u", i / o->queues);
-		snprintf(ns, sizeof(ns), "q%u", i);
-		bool lender = i % o->queues < lenders;
-		int cq = quota_cluster_queue_add(t, name, cohort, QUOTA_WEIGHT_DEFAULT_MILLI,
-						 lender ? &lend : NULL, err, sizeof(err));
-		if (cq < 0 || quota_set(t, cq, f, cpu, nominal * 1000, QUOTA_NO_LIMIT,
-					QUOTA_NO_LIMIT, err, sizeof(err)) < 0 ||
-		    quota_local_queue_add(t, ns, "lq", name, err, sizeof(err)) < 0)
-			die("reclaim", err);
-	}
-	if (quota_seal(t, err, sizeof(err)) < 0)
-		die("reclaim", err);
+	int f, cpu;
+	/* Millicores: the daemon's pods ask "1" cpu, 1000m. */
+	struct quota_tree *t = reclaim_tree(o, lenders, nominal * 1000, true, NULL,
+					    &f, &cpu);
 	if (write_cluster(o, 0, false) < 0)
 		die("cluster file", strerror(errno));
 	uint32_t per = (uint32_t)nominal * o->queues, fill = o->cohorts * per;
