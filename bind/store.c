@@ -929,12 +929,13 @@ int store_replace_identity(struct store_replace *w, uint32_t owner,
 struct afs_put {
 	const struct store_blob *b;
 	size_t n;
+	bool replace; /* the table emptied first */
 };
 
 static int apply_afs(struct store *s, MDB_txn *txn, void *arg)
 {
 	const struct afs_put *a = arg;
-	int rc = mdb_drop(txn, s->afs, 0);
+	int rc = a->replace ? mdb_drop(txn, s->afs, 0) : 0;
 	for (size_t i = 0; rc == 0 && i < a->n; i++)
 		rc = put_value(txn, s->afs, a->b[i].key, a->b[i].klen, a->b[i].val,
 			       a->b[i].len);
@@ -944,7 +945,14 @@ static int apply_afs(struct store *s, MDB_txn *txn, void *arg)
 int store_replace_afs(struct store *s, const struct store_blob *b, size_t n,
 		      char *err, size_t err_len)
 {
-	struct afs_put a = {b, n};
+	struct afs_put a = {b, n, true};
+	return write_txn(s, apply_afs, &a, "writing admission usage", err, err_len);
+}
+
+int store_put_afs(struct store *s, const struct store_blob *b, size_t n,
+		  char *err, size_t err_len)
+{
+	struct afs_put a = {b, n, false};
 	return write_txn(s, apply_afs, &a, "writing admission usage", err, err_len);
 }
 

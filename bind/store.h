@@ -144,7 +144,10 @@ int store_load(struct store *s, const struct store_visitor *v, char *err,
 /* Admission fair sharing's records (bind/store_codec.h,
  * store_encode_afs), in table "afs", keyed by the LocalQueue's
  * "namespace/name": store_replace_afs makes the table exactly b[0..n) in
- * one write transaction (a slow-path call); store_load_afs visits each
+ * one write transaction (a slow-path call); store_put_afs writes (adds or
+ * overwrites) b[0..n) in one write transaction, the other records kept
+ * (the daemon's save at each sampling interval, of the LocalQueues whose
+ * usage changed); store_load_afs visits each
  * value, checksums checked (a non-zero return from `visit` stops the walk
  * and is returned). 0, or an LMDB error or -EBADMSG with a message. */
 struct store_blob {
@@ -155,6 +158,8 @@ struct store_blob {
 };
 int store_replace_afs(struct store *s, const struct store_blob *b, size_t n,
 		      char *err, size_t err_len);
+int store_put_afs(struct store *s, const struct store_blob *b, size_t n,
+		  char *err, size_t err_len);
 int store_load_afs(struct store *s, int (*visit)(void *arg, const void *blob,
 						 size_t len),
 		   void *arg, char *err, size_t err_len);

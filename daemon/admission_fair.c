@@ -6,6 +6,16 @@
  * timer (localqueue_controller.go: RequeueAfter usageSamplingInterval);
  * here one deadline samples them all at once, so that a poll that is not
  * due costs one relaxed load and a compare.
+ *
+ * The saver (with a store): a thread asleep on a condition that each
+ * sample signals. Under the mutex it compares each LocalQueue's consumed
+ * usage with what it last wrote (n x resources doubles) and encodes those
+ * that changed (buffers for those only); it writes them after releasing
+ * the mutex, in one LMDB write transaction. So per sampling interval: one
+ * signal on a worker, one transaction, and the mutex held O(n) on the
+ * saver for the compare plus O(changed) encodings. Invariant: `saved`
+ * is what the store holds for index i of the tree in force, unless
+ * saved_valid is false, when the next write replaces the whole table.
  */
 #include "daemon/admission_fair_internal.h"
 
@@ -32,6 +42,20 @@ struct afs_ledger {
 	uint64_t next_ns;
 	uint64_t (*clock_ns)(void *);
 	void *clock_arg;
+	/* The saver (afsl_saver_start), all under m: afsl_tick counts each
+	 * sample in `samples` and signals `sampled`; the saver writes when
+	 * `samples_seen` lags, the LocalQueues whose consumed usage differs
+	 * from `saved` (what it last wrote, [n]), or every one (the table
+	 * replaced) while `saved_valid` is false: none written yet, a
+	 * rebind (indices and names changed), a failed write. */
+	pthread_cond_t sampled;
+	uint64_t samples, samples_seen;
+	double (*saved)[QUOTA_MAX_RESOURCES];
+	bool saved_valid;
+	bool saver_on, saver_stop;
+	pthread_t saver;
+	struct store *st;
+	uint64_t saves; /* write transactions the saver made */
 };
 
 static uint64_t own_clock(void *arg)
@@ -42,15 +66,17 @@ static uint64_t own_clock(void *arg)
 
 /* Arrays for `t`, zeroed, weights filled. 0 or -ENOMEM. */
 static int make(const struct quota_tree *t, int *n, struct afs_lq **lq,
-		int64_t **w)
+		int64_t **w, double (**saved)[QUOTA_MAX_RESOURCES])
 {
 	*n = quota_n_local_queues(t);
 	size_t k = *n > 0 ? (size_t)*n : 1;
 	*lq = calloc(k, sizeof(**lq));
 	*w = calloc(k, sizeof(**w));
-	if (*lq == NULL || *w == NULL) {
+	*saved = calloc(k, sizeof(**saved));
+	if (*lq == NULL || *w == NULL || *saved == NULL) {
 		free(*lq);
 		free(*w);
+		free(*saved);
 		return -ENOMEM;
 	}
 	for (int i = 0; i < *n; i++)
@@ -65,12 +91,13 @@ struct afs_ledger *afsl_create(const struct afs_settings *s,
 	struct afs_ledger *l = calloc(1, sizeof(*l));
 	if (l == NULL)
 		return NULL;
-	if (make(t, &l->n, &l->lq, &l->weight_milli) < 0) {
+	if (make(t, &l->n, &l->lq, &l->weight_milli, &l->saved) < 0) {
 		free(l);
 		errno = ENOMEM;
 		return NULL;
 	}
 	pthread_mutex_init(&l->m, NULL);
+	pthread_cond_init(&l->sampled, NULL);
 	l->s = *s;
 	l->t = t;
 	afs_config_resolve(&l->c, s, t);
@@ -83,9 +110,12 @@ void afsl_destroy(struct afs_ledger *l)
 {
 	if (l == NULL)
 		return;
+	afsl_saver_stop(l);
+	pthread_cond_destroy(&l->sampled);
 	pthread_mutex_destroy(&l->m);
 	free(l->lq);
 	free(l->weight_milli);
+	free(l->saved);
 	free(l);
 }
 
@@ -130,6 +160,9 @@ void afsl_tick(struct afs_ledger *l)
 		uint64_t due = now + l->c.sampling_ns;
 		/* Relaxed: partner of the load above. */
 		__atomic_store_n(&l->next_ns, due != 0 ? due : 1, __ATOMIC_RELAXED);
+		l->samples++;
+		if (l->saver_on)
+			pthread_cond_signal(&l->sampled); /* the write is the saver's */
 	}
 	pthread_mutex_unlock(&l->m);
 }
@@ -149,7 +182,8 @@ int afsl_rebind(struct afs_ledger *l, const struct quota_tree *t)
 	int n;
 	struct afs_lq *lq;
 	int64_t *w;
-	int rc = make(t, &n, &lq, &w);
+	double (*saved)[QUOTA_MAX_RESOURCES];
+	int rc = make(t, &n, &lq, &w, &saved);
 	pthread_mutex_lock(&l->m);
 	if (rc == 0) {
 		/* The old tree (l->t) is the caller's until it returns. */
@@ -174,13 +208,17 @@ int afsl_rebind(struct afs_ledger *l, const struct quota_tree *t)
 		n = 0;
 		lq = NULL;
 		w = NULL;
+		saved = NULL;
 	}
 	free(l->lq);
 	free(l->weight_milli);
+	free(l->saved);
 	l->lq = lq;
 	l->weight_milli = w;
+	l->saved = saved;
 	l->n = n;
 	l->t = t;
+	l->saved_valid = false; /* the saver's next write: the whole table */
 	afs_config_resolve(&l->c, &l->s, t);
 	pthread_mutex_unlock(&l->m);
 	return rc;
@@ -195,26 +233,57 @@ static uint64_t wall_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-int afsl_save(struct afs_ledger *l, struct store *st, char *err, size_t err_len)
+/* Records of a save, encoded under m and written after it. */
+struct afs_batch {
+	struct store_blob *b; /* [n] */
+	size_t n;
+	uint8_t *buf;
+	char *keys;
+	struct store_afs *a; /* scratch */
+};
+
+/* A record is at most 12 + 2 x (2 + 253) + 16 x (2 + 253 + 8). */
+enum { AFS_REC_MAX = 12 + 2 * 255 + STORE_AFS_RESOURCES * 263,
+       AFS_KEY_MAX = STORE_AFS_NAMESPACE_MAX + 1 + STORE_AFS_NAME_MAX };
+
+static void batch_free(struct afs_batch *bt)
 {
-	int rc = 0;
-	pthread_mutex_lock(&l->m);
-	size_t n = l->n > 0 ? (size_t)l->n : 1;
-	struct store_blob *b = calloc(n, sizeof(*b));
-	/* A record is at most 12 + 2 x (2 + 253) + 16 x (2 + 253 + 8). */
-	enum { REC_MAX = 12 + 2 * 255 + STORE_AFS_RESOURCES * 263,
-	       KEY_MAX = STORE_AFS_NAMESPACE_MAX + 1 + STORE_AFS_NAME_MAX };
-	uint8_t *buf = malloc(n * REC_MAX);
-	char *keys = malloc(n * KEY_MAX);
-	struct store_afs *a = malloc(sizeof(*a));
-	if (b == NULL || buf == NULL || keys == NULL || a == NULL) {
-		rc = errmsg_rc(-ENOMEM, err, err_len, "admission usage: out of memory");
-		goto out;
+	free(bt->a);
+	free(bt->keys);
+	free(bt->buf);
+	free(bt->b);
+	memset(bt, 0, sizeof(*bt));
+}
+
+/* Under m: the records of every LocalQueue (`all`), or of those whose
+ * consumed usage differs from what was last saved, encoded and stamped
+ * with the wall clock; `saved` updated to them. 0, or -ENOMEM or -E2BIG
+ * with a message (bt freed). */
+static int batch_make(struct afs_ledger *l, bool all, struct afs_batch *bt,
+		      char *err, size_t err_len)
+{
+	memset(bt, 0, sizeof(*bt));
+	size_t bytes = (size_t)l->c.n_resources * sizeof(double);
+	size_t n = 0; /* the records to write: buffers for those only */
+	for (int i = 0; i < l->n; i++)
+		n += all || memcmp(l->saved[i], l->lq[i].consumed, bytes) != 0;
+	if (n == 0)
+		n = 1;
+	bt->b = calloc(n, sizeof(*bt->b));
+	bt->buf = malloc(n * AFS_REC_MAX);
+	bt->keys = malloc(n * AFS_KEY_MAX);
+	bt->a = malloc(sizeof(*bt->a));
+	if (bt->b == NULL || bt->buf == NULL || bt->keys == NULL || bt->a == NULL) {
+		batch_free(bt);
+		return errmsg_rc(-ENOMEM, err, err_len, "admission usage: out of memory");
 	}
 	uint64_t now = wall_ns();
 	for (int i = 0; i < l->n; i++) {
+		if (!all && memcmp(l->saved[i], l->lq[i].consumed, bytes) == 0)
+			continue;
 		const char *ns, *name;
 		quota_local_queue_name(l->t, i, &ns, &name);
+		struct store_afs *a = bt->a;
 		memset(a, 0, sizeof(*a));
 		snprintf(a->ns, sizeof(a->ns), "%s", ns);
 		snprintf(a->name, sizeof(a->name), "%s", name);
@@ -224,26 +293,116 @@ int afsl_save(struct afs_ledger *l, struct store *st, char *err, size_t err_len)
 				 quota_resource_name(l->t, r));
 			a->consumed[a->n++] = l->lq[i].consumed[r];
 		}
-		int len = store_encode_afs(a, buf + (size_t)i * REC_MAX, REC_MAX);
-		int klen = snprintf(keys + (size_t)i * KEY_MAX, KEY_MAX, "%s/%s", ns, name);
-		if (len < 0 || klen <= 0 || klen >= KEY_MAX) {
-			rc = errmsg_rc(-E2BIG, err, err_len, "admission usage of "
-				       "LocalQueue %s/%s: does not fit", ns, name);
-			goto out;
+		uint8_t *rec = bt->buf + bt->n * AFS_REC_MAX;
+		char *key = bt->keys + bt->n * AFS_KEY_MAX;
+		int len = store_encode_afs(a, rec, AFS_REC_MAX);
+		int klen = snprintf(key, AFS_KEY_MAX, "%s/%s", ns, name);
+		if (len < 0 || klen <= 0 || klen >= AFS_KEY_MAX) {
+			batch_free(bt);
+			return errmsg_rc(-E2BIG, err, err_len, "admission usage of "
+					 "LocalQueue %s/%s: does not fit", ns, name);
 		}
-		b[i] = (struct store_blob){keys + (size_t)i * KEY_MAX, (size_t)klen,
-					   buf + (size_t)i * REC_MAX, (size_t)len};
+		bt->b[bt->n++] = (struct store_blob){key, (size_t)klen, rec, (size_t)len};
+		memcpy(l->saved[i], l->lq[i].consumed, bytes);
+	}
+	return 0;
+}
+
+int afsl_save(struct afs_ledger *l, struct store *st, char *err, size_t err_len)
+{
+	struct afs_batch bt;
+	pthread_mutex_lock(&l->m);
+	int rc = batch_make(l, true, &bt, err, err_len);
+	pthread_mutex_unlock(&l->m);
+	if (rc == 0)
+		rc = store_replace_afs(st, bt.b, bt.n, err, err_len);
+	batch_free(&bt);
+	return rc;
+}
+
+static void *saver_main(void *arg)
+{
+	struct afs_ledger *l = arg;
+	char err[512];
+	bool warned = false;
+	pthread_mutex_lock(&l->m);
+	for (;;) {
+		while (!l->saver_stop && l->samples_seen == l->samples)
+			pthread_cond_wait(&l->sampled, &l->m);
+		if (l->saver_stop)
+			break;
+		l->samples_seen = l->samples;
+		bool all = !l->saved_valid;
+		struct afs_batch bt;
+		int rc = batch_make(l, all, &bt, err, sizeof(err));
+		l->saved_valid = rc == 0;
+		pthread_mutex_unlock(&l->m);
+		/* One write transaction, off the workers: only what changed,
+		 * or the whole table (stale LocalQueues' records dropped). */
+		bool wrote = false;
+		if (rc == 0 && (all || bt.n > 0)) {
+			rc = all ? store_replace_afs(l->st, bt.b, bt.n, err, sizeof(err))
+				 : store_put_afs(l->st, bt.b, bt.n, err, sizeof(err));
+			wrote = rc == 0;
+		}
+		batch_free(&bt);
+		if (rc < 0 && !warned)
+			log_msg(LOG_LEVEL_WARN, "admission fair sharing: its usage "
+				"not saved at this sample (tried again at the next; "
+				"a restart now would begin from an older record): %s",
+				err);
+		else if (rc == 0 && warned)
+			log_msg(LOG_LEVEL_INFO, "admission fair sharing: its usage "
+				"saved again");
+		warned = rc < 0;
+		pthread_mutex_lock(&l->m);
+		if (rc < 0)
+			l->saved_valid = false; /* the next write: everything */
+		if (wrote)
+			l->saves++;
 	}
 	pthread_mutex_unlock(&l->m);
-	rc = store_replace_afs(st, b, (size_t)l->n, err, err_len);
+	return NULL;
+}
+
+int afsl_saver_start(struct afs_ledger *l, struct store *st, char *err,
+		     size_t err_len)
+{
 	pthread_mutex_lock(&l->m);
-out:
+	l->st = st;
+	l->saver_stop = false;
+	l->saved_valid = false;
+	l->samples_seen = l->samples;
+	int rc = pthread_create(&l->saver, NULL, saver_main, l);
+	l->saver_on = rc == 0;
 	pthread_mutex_unlock(&l->m);
-	free(a);
-	free(keys);
-	free(buf);
-	free(b);
-	return rc;
+	if (rc != 0)
+		return errmsg_rc(-rc, err, err_len, "admission fair sharing: "
+				 "cannot start the thread that saves its usage: %s",
+				 strerror(rc));
+	return 0;
+}
+
+void afsl_saver_stop(struct afs_ledger *l)
+{
+	if (l == NULL)
+		return;
+	pthread_mutex_lock(&l->m);
+	bool on = l->saver_on;
+	l->saver_stop = true;
+	l->saver_on = false;
+	pthread_cond_signal(&l->sampled);
+	pthread_mutex_unlock(&l->m);
+	if (on)
+		pthread_join(l->saver, NULL);
+}
+
+uint64_t afsl_saves(struct afs_ledger *l)
+{
+	pthread_mutex_lock(&l->m);
+	uint64_t n = l->saves;
+	pthread_mutex_unlock(&l->m);
+	return n;
 }
 
 struct afs_load {

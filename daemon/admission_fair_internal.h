@@ -20,10 +20,20 @@
  * every caller above runs inside a gate, so no index of an older tree
  * reaches the ledger.
  *
+ *   - with a durable store, the saver (afsl_saver_start, its own
+ *     thread): woken by each sample afsl_tick takes, it writes the
+ *     records of the LocalQueues whose usage changed to the store in one
+ *     write transaction (the whole table after a start or a rebind), so
+ *     a daemon killed without a clean stop restarts from its last
+ *     sample's usage, not from nothing (issue 37: "kept in the durable
+ *     store so a restart does not reset fairness").
+ *
  * Threads: one mutex guards the records (each call holds it for one
- * record, or for the whole table in afsl_tick and afsl_rebind: every
- * sampling interval, and at a swap). The mutex is a leaf: nothing is
- * taken while holding it.
+ * record, or for the whole table in afsl_tick, afsl_rebind and the
+ * saver's encoding: every sampling interval, and at a swap). The mutex
+ * is a leaf: nothing is taken while holding it (afsl_tick only signals
+ * the saver's condition; the saver writes to the store after releasing
+ * it). The cost to a worker: one pthread_cond_signal per interval.
  */
 #ifndef SHMSCHED_DAEMON_ADMISSION_FAIR_INTERNAL_H
 #define SHMSCHED_DAEMON_ADMISSION_FAIR_INTERNAL_H
@@ -65,7 +75,8 @@ int afsl_rebind(struct afs_ledger *l, const struct quota_tree *t);
 
 /* The durable store (bind/store.h, table afs): afsl_save writes every
  * LocalQueue's consumed usage by names, stamped with the wall clock
- * (a slow-path write: the daemon's stop calls it); afsl_load, after the
+ * (a slow-path write: the daemon's clean stop calls it, after
+ * afsl_saver_stop); afsl_load, after the
  * resumed placements were counted (qc_recount), reads them back into the
  * LocalQueues of the tree in force, each decayed for the time since it
  * was saved toward what it holds now (Kueue's first reconcile after a
@@ -76,5 +87,19 @@ struct store;
 int afsl_save(struct afs_ledger *l, struct store *st, char *err, size_t err_len);
 int afsl_load(struct afs_ledger *l, struct store *st, uint64_t *loaded,
 	      uint64_t *skipped, char *err, size_t err_len);
+
+/* The saver: a thread that, after each sample (afsl_tick), writes to
+ * `st` the records (as afsl_save's) of the LocalQueues whose consumed
+ * usage changed since its last write, in one write transaction
+ * (store_put_afs); its first write after the start, after a rebind or
+ * after a failed write replaces the table (store_replace_afs). A failed
+ * write is logged once (and its recovery), and tried again at the next
+ * sample. Start after afsl_load; 0, or -errno with a message. Stop
+ * before `st` closes: a write in progress finishes first; idempotent,
+ * NULL: nothing. afsl_saves: the write transactions it made. */
+int afsl_saver_start(struct afs_ledger *l, struct store *st, char *err,
+		     size_t err_len);
+void afsl_saver_stop(struct afs_ledger *l);
+uint64_t afsl_saves(struct afs_ledger *l);
 
 #endif

@@ -111,6 +111,7 @@ _Static_assert(sizeof(struct serve_stats) == sizeof(struct state_worker_stats) &
 
 static void teardown(struct daemon *d)
 {
+	afsl_saver_stop(d->afs); /* before the store it writes to */
 	lease_ticker_stop(d->lease_ticker); /* before the producers it syncs */
 	warm_stop(d->warmer); /* before the table it reads */
 	persist_close(d->persist); /* everything queued committed first */
@@ -242,6 +243,11 @@ static int start_quota(struct daemon *d, const struct daemon_config *cfg,
 				"%llu of LocalQueues no longer given dropped",
 				(unsigned long long)loaded,
 				(unsigned long long)skipped);
+		/* Saved again at each sample, not only at a clean stop. */
+		rc = afsl_saver_start(d->afs, persist_store(d->persist), err,
+				      err_len);
+		if (rc < 0)
+			return rc;
 	}
 	placements_set_free_hook(d->placements, qc_on_free, d->quota);
 	serve_set_quota(d->serve, d->quota);
@@ -1319,7 +1325,10 @@ void daemon_stop(struct daemon *d, unsigned drain_ms, struct daemon_stats *out)
 	control_server_stop(d->admin);  /* ... and every admin connection's */
 	d->admin = NULL;
 	if (d->afs != NULL && d->persist != NULL) {
-		/* Admission fair sharing's usage, for the next start. */
+		/* Admission fair sharing's usage, for the next start: the
+		 * saver stopped first (its writes are each sample's), then
+		 * the whole table as it is now. */
+		afsl_saver_stop(d->afs);
 		char err[512];
 		if (afsl_save(d->afs, persist_store(d->persist), err,
 			      sizeof(err)) < 0)
@@ -1449,6 +1458,11 @@ void daemon_get_stats(struct daemon *d, struct daemon_stats *out)
  * snapshots is the control thread; these read the current one only while
  * no node event can be in flight (tests and the bench call them with their
  * producers idle). */
+uint64_t daemon_admission_usage_saves(struct daemon *d)
+{
+	return d->afs != NULL ? afsl_saves(d->afs) : 0;
+}
+
 uint64_t daemon_overcommits(struct daemon *d)
 {
 	return ledger_overcommits(cluster_ledger(d->cluster),

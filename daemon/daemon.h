@@ -382,6 +382,11 @@ bool daemon_workers_asleep(struct daemon *d);
  * pods already exceeded a node when it was loaded. */
 uint64_t daemon_overcommits(struct daemon *d);
 
+/* Write transactions admission fair sharing's saver made to the store
+ * (one per sample that changed a LocalQueue's usage; 0 with no store or
+ * no admission fair sharing). */
+uint64_t daemon_admission_usage_saves(struct daemon *d);
+
 /* Pods the nodes hold now (the sum of their pod counters), to check
  * against what was placed and released. */
 uint64_t daemon_pods_on_nodes(struct daemon *d);

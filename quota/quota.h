@@ -360,9 +360,11 @@ void quota_text_label(struct quota_text *o, const char *key, const char *v,
  *     took its queue past nominal quota (`borrowed`, reclaim_borrowed()),
  *     and a preemptor evicts pods of other queues only if it is then within
  *     its own queue's nominal quota (Kueue's hierarchical advantage taken at
- *     the ClusterQueue's own level, and its ReclaimWithoutBorrowing).
- *   - borrowWithinCohort is not acted on (reclaim_choose refuses with
- *     RECLAIM_WHY_BORROW, a message saying so).
+ *     the ClusterQueue's own level, and its ReclaimWithoutBorrowing), or,
+ *     with borrowWithinCohort LowerPriority, if each such victim has a
+ *     lower priority than its own (and at most maxPriorityThreshold: Kueue's
+ *     ReclaimWhileBorrowing); when only pods above that would do,
+ *     reclaim_choose refuses with RECLAIM_WHY_BORROW.
  *   - Budgets Kueue has not: a minimum run time before a pod may be
  *     evicted, and a cap on what the victims hold over what the preemptor
  *     asks.
@@ -402,7 +404,8 @@ enum reclaim_why {
 	RECLAIM_WHY_NONE,     /* no set of allowed victims makes room */
 	RECLAIM_WHY_YOUNG,    /* ... none without pods under the minimum run time */
 	RECLAIM_WHY_CAP,      /* the fewest victims hold more than the cap */
-	RECLAIM_WHY_BORROW,   /* it would have to borrow: borrowWithinCohort */
+	RECLAIM_WHY_BORROW,   /* it would end borrowing, and borrowWithinCohort
+			       * allows none of the pods it would evict */
 };
 
 struct reclaim_work;

@@ -26,8 +26,9 @@
  *   RCL3 Attempts (preemption.go, the switch on attemptPossibleOpts): with
  *      borrowing allowed (the preemptor may end past nominal; a pod of
  *      another queue is then a victim only if the preemptor had the
- *      hierarchical advantage: it fits in its own nominal quota now), and
- *      without (it must end within nominal), in Kueue's order of the two.
+ *      hierarchical advantage: it fits in its own nominal quota now, or
+ *      under RCL6), and without (it must end within nominal), in Kueue's
+ *      order of the two.
  *   RCL4 A candidate of another queue stays valid while its queue, and each
  *      cohort between it and the common ancestor, is still past its quota
  *      in a needed resource (candidateIsValid), with the victims so far
@@ -36,6 +37,13 @@
  *      node_ok says a node takes it); then, from the next to last back to
  *      the first, each is put back if the preemptor still fits
  *      (fillBackWorkloads).
+ *   RCL6 borrowWithinCohort LowerPriority (classical/hierarchical_preemption.go,
+ *      classifyPreemptionVariant: ReclaimWhileBorrowing): without the
+ *      advantage, a pod of another queue (still one RCL1 and RCL4 allow:
+ *      its queue past nominal) stays a victim in the borrowing attempt if
+ *      its priority is below the preemptor's and, when set, at most
+ *      maxPriorityThreshold (isAboveBorrowingThreshold); the others are
+ *      victims only in the attempt that ends within nominal.
  *
  * No cycle (the issue's "preemption that provably terminates"). Two rules
  * beyond Kueue's:
@@ -43,25 +51,36 @@
  *      took its queue past nominal quota (`borrowed`).
  *   NCY2 A preemptor evicts pods of other queues only when it ends within
  *      its own queue's nominal quota (RCL3: the advantage taken at the
- *      ClusterQueue's level; borrowWithinCohort not acted on), so it is
- *      admitted with borrowed = false.
+ *      ClusterQueue's level), so it is admitted with borrowed = false;
+ *      or, under borrowWithinCohort (RCL6), when every pod of another
+ *      queue it evicts has a lower priority than its own.
  * Then no pod X is evicted to admit Y while Y, still so admitted, is
- * later evicted to readmit X: across queues, X.borrowed and !Y.borrowed
- * (NCY1, NCY2), and the second eviction would need Y.borrowed (NCY1; a
- * pod's flag is its admission's; Kueue's rules alone allow this cycle:
- * test_no_cycle_where_kueue_has_one);
+ * later evicted to readmit X, but for one round under borrowWithinCohort:
+ * across queues, X.borrowed and !Y.borrowed (NCY1, NCY2), and the second
+ * eviction would need Y.borrowed (NCY1; a pod's flag is its admission's;
+ * Kueue's rules alone allow this cycle: test_no_cycle_where_kueue_has_one);
+ * under borrowWithinCohort Y may be admitted borrowing (X.priority <
+ * Y.priority), and X's queue, under nominal again, may reclaim Y
+ * (reclaimWithinCohort Any) as in Kueue; X is then admitted within
+ * nominal (NCY2: Y's priority is not below X's), so Y cannot evict it
+ * again (NCY1): a round does not repeat;
  * within one queue, Y > X and X > Y in the fixed order (priority, then
  * creation) that both policies require. Termination of reclaim without
  * new pods: give each admitted pod the key (borrowed ? 0 : 1, priority,
  * -created); every preemption replaces a set of admitted pods by one whose
- * key is above each of theirs (NCY1-NCY2 across queues, the policy within),
+ * key is above each of theirs (NCY1-NCY2 across queues: borrowed = false
+ * over borrowed, or under RCL6 borrowed over borrowed at a higher
+ * priority; the policy within),
  * every other admission only adds one, so the multiset of admitted keys
  * rises in the Dershowitz-Manna order, which over a finite set of pods
- * and keys rises finitely often. Across queues, the sum over queues of
- * usage past nominal strictly falls too: each victim's queue was past it
- * in the resource it frees (RCL4), the preemptor's does not pass it (NCY2).
- * tests/quota/test_reclaim.c drives 100,000 random events and counts
- * cycles, usage past nominal + borrowingLimit and the budgets: all zero.
+ * and keys rises finitely often. Across queues without borrowWithinCohort,
+ * the sum over queues of usage past nominal strictly falls too: each
+ * victim's queue was past it in the resource it frees (RCL4), the
+ * preemptor's does not pass it (NCY2); under it the preemptor's may, and
+ * the keys alone bound the evictions.
+ * tests/quota/test_reclaim.c drives 100,000 random events (two queues with
+ * borrowWithinCohort) and counts cycles, falling keys across queues, usage
+ * past nominal + borrowingLimit and the budgets: all zero.
  *
  * Cost: O(nodes of the cohort tree x resources) to copy its view, O(n)
  * to classify n candidates, O(depth x resources) per candidate removed, put
@@ -75,7 +94,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum cls { CLS_NONE = 0, CLS_CROSS, CLS_SAME };
+/* A candidate's class: another queue's pod (CLS_CROSS: Kueue's
+ * HierarchicalReclaim or ReclaimWithoutBorrowing; CLS_CROSS_BWC: its
+ * ReclaimWhileBorrowing, RCL6), or one of the preemptor's own queue. */
+enum cls { CLS_NONE = 0, CLS_CROSS, CLS_CROSS_BWC, CLS_SAME };
 
 struct reclaim_work {
 	int n_nodes, n_res;
@@ -300,8 +322,9 @@ static int cmp_cand(const void *a, const void *b, void *arg)
 	const struct order_ctx *o = arg;
 	uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
 	const struct reclaim_pod *x = &o->cand[i], *y = &o->cand[j];
-	if (o->cls[i] != o->cls[j])
-		return o->cls[i] == CLS_CROSS ? -1 : 1;
+	bool xi = o->cls[i] != CLS_SAME, xj = o->cls[j] != CLS_SAME;
+	if (xi != xj)
+		return xi ? -1 : 1;
 	if (x->priority != y->priority)
 		return x->priority < y->priority ? -1 : 1;
 	if (x->admitted_ns != y->admitted_ns)
@@ -347,14 +370,28 @@ static uint32_t order_at(struct order *o, size_t i)
 	return i < o->n_seq ? o->seq[i] : UINT32_MAX;
 }
 
+/* RCL6: Kueue's isAboveBorrowingThreshold, negated: a pod of another
+ * queue that a preemptor ending past its nominal quota may evict under
+ * borrowWithinCohort LowerPriority: strictly lower priority than the
+ * preemptor's, and at most maxPriorityThreshold when set. */
+static bool while_borrowing(const struct quota_preemption *pol,
+			    const struct reclaim_pod *pre, const struct reclaim_pod *c)
+{
+	if (pol->borrow_within_cohort != QUOTA_PREEMPT_LOWER_PRIORITY ||
+	    c->priority >= pre->priority)
+		return false;
+	return !pol->has_max_priority_threshold ||
+	       c->priority <= pol->max_priority_threshold;
+}
+
 /* RCL4: is cand still a victim worth taking, in this attempt? */
 static bool valid(const struct reclaim_work *w, int cq, const struct reclaim_pod *c,
 		  enum cls k, bool borrow, bool hier, const bool *need)
 {
 	if (k == CLS_SAME)
 		return true;
-	if (borrow && !hier)
-		return false;
+	if (borrow && !hier && k != CLS_CROSS_BWC)
+		return false; /* ReclaimWithoutBorrowing */
 	if (view_within(w, c->cq, need))
 		return false;
 	/* Up to the lowest common ancestor (exclusive). */
@@ -467,8 +504,9 @@ int reclaim_choose(struct reclaim_work *w, const struct quota_tree *t,
 	}
 	if (!grow(w, n))
 		return -ENOMEM;
-	size_t kept = 0, n_cross = 0;
+	size_t kept = 0, n_cross = 0, n_cross_plain = 0;
 	bool young = false;
+	bool bwc = in_cohort && pol->borrow_within_cohort != QUOTA_PREEMPT_NEVER;
 	for (size_t i = 0; i < n; i++) {
 		const struct reclaim_pod *c = &cand[i];
 		w->cls[i] = CLS_NONE;
@@ -492,7 +530,7 @@ int reclaim_choose(struct reclaim_work *w, const struct quota_tree *t,
 			if (!in_cohort ||
 			    !satisfies(pol->reclaim_within_cohort, pre, c))
 				continue;
-			k = CLS_CROSS;
+			k = while_borrowing(pol, pre, c) ? CLS_CROSS_BWC : CLS_CROSS;
 		}
 		uint64_t age = budget == NULL || budget->now_ns < c->admitted_ns ?
 				       0 : budget->now_ns - c->admitted_ns;
@@ -503,7 +541,8 @@ int reclaim_choose(struct reclaim_work *w, const struct quota_tree *t,
 		}
 		w->cls[i] = (uint8_t)k;
 		w->heap[kept++] = (uint32_t)i;
-		n_cross += k == CLS_CROSS;
+		n_cross += k != CLS_SAME;
+		n_cross_plain += k == CLS_CROSS;
 	}
 	struct order ord = {.ctx = {cand, w->cls}, .heap = w->heap, .seq = w->seq,
 			    .n_heap = kept};
@@ -518,12 +557,17 @@ int reclaim_choose(struct reclaim_work *w, const struct quota_tree *t,
 		if (need[r] && w->usage[c] >= w->subtree[c])
 			under = false;
 	}
+	/* Kueue's switch: with borrowWithinCohort Never, only the borrowing
+	 * attempt when the queue is not under nominal in a needed resource,
+	 * and the other first when no candidate gives the advantage; with
+	 * it, both (borrowing first) whenever another queue has a
+	 * candidate. */
 	bool attempts[2];
 	int n_attempts;
-	if (n_cross == 0 || !under) {
+	if (n_cross == 0 || (!bwc && !under)) {
 		attempts[0] = true;
 		n_attempts = 1;
-	} else if (!hier) {
+	} else if (!bwc && !hier) {
 		attempts[0] = false;
 		attempts[1] = true;
 		n_attempts = 2;
@@ -580,7 +624,7 @@ int reclaim_choose(struct reclaim_work *w, const struct quota_tree *t,
 		*why = RECLAIM_WHY_CAP;
 	else if (young)
 		*why = RECLAIM_WHY_YOUNG;
-	else if (pol->borrow_within_cohort != QUOTA_PREEMPT_NEVER && !hier)
+	else if (bwc && !hier && n_cross_plain > 0)
 		*why = RECLAIM_WHY_BORROW;
 	return -ENOSPC;
 }
@@ -610,9 +654,10 @@ void reclaim_message(const struct quota_tree *t, int cq, enum reclaim_why why,
 		       "on evicted over requested resources";
 		break;
 	case RECLAIM_WHY_BORROW:
-		what = "preempting would leave it borrowing; "
-		       ".spec.preemption.borrowWithinCohort is not acted on yet "
-		       "(expected reclaim within its nominal quota)";
+		what = "preempting would leave it borrowing, and "
+		       ".spec.preemption.borrowWithinCohort then allows only "
+		       "pods of a priority lower than the pod's (and at most "
+		       "its maxPriorityThreshold) to be preempted";
 		break;
 	case RECLAIM_WHY_NONE:
 	default:

@@ -189,6 +189,29 @@ static void test_afs_table(void **state)
 	remove_dir(dir);
 }
 
+/* store_put_afs (the daemon's save at each sampling interval) writes
+ * only what it is given: a record overwritten, one added, the others
+ * kept, in one transaction that survives a reopen. */
+static void test_afs_put(void **state)
+{
+	(void)state;
+	char *dir = make_dir();
+	struct store *st;
+	char err[256], seen[64] = "";
+	assert_int_equal(store_open(dir, STORE_DURABILITY_SYNC, &st, err, sizeof(err)), 0);
+	struct store_blob two[2] = {{"ns/a", 4, "aa", 2}, {"ns/b", 4, "bb", 2}};
+	assert_int_equal(store_replace_afs(st, two, 2, err, sizeof(err)), 0);
+	struct store_blob more[2] = {{"ns/b", 4, "BB", 2}, {"ns/c", 4, "cc", 2}};
+	assert_int_equal(store_put_afs(st, more, 2, err, sizeof(err)), 0);
+	store_close(st);
+	assert_int_equal(store_open(dir, STORE_DURABILITY_SYNC, &st, err, sizeof(err)), 0);
+	assert_int_equal(store_load_afs(st, on_afs, seen, err, sizeof(err)), 0);
+	assert_string_equal(seen, "aa;BB;cc;");
+	assert_int_equal(store_put_afs(st, NULL, 0, err, sizeof(err)), 0);
+	store_close(st);
+	remove_dir(dir);
+}
+
 static void test_map_grows(void **state)
 {
 	(void)state;
@@ -539,6 +562,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_round_trip),
 		cmocka_unit_test(test_afs_table),
+		cmocka_unit_test(test_afs_put),
 		cmocka_unit_test(test_map_grows),
 		cmocka_unit_test(test_threads),
 		cmocka_unit_test(test_damage_refused),

@@ -7,14 +7,20 @@
  *   - common/preemption_policy.go, SatisfiesPreemptionPolicy (27-42);
  *   - preemption.go, classicalPreemptions and fillBackWorkloads (276-354);
  *   - classical/candidate_generator.go, candidateIsValid (133-157): a pod
- *     of a queue no longer borrowing is no victim.
+ *     of a queue no longer borrowing is no victim;
+ *   - borrowWithinCohort: classical/hierarchical_preemption.go,
+ *     classifyPreemptionVariant and isAboveBorrowingThreshold, and
+ *     pkg/scheduler/preemption/strategy_test.go case C6 (a later Kueue).
  * Then the rules of our own (the design note's NCY1, NCY2; the budgets):
  * the cycle Kueue's rules alone allow, which NCY1 rules out
  * (test_no_cycle_where_kueue_has_one fails with NCY1 taken out); and a
  * seeded random run of 100,000 events (submit, release, retry of an
  * evicted pod) on a two-level cohort tree, with the budgets and without,
  * with a checker: no pod evicted in a cycle (per admission: see
- * pair_key), no usage past nominal + borrowingLimit, every preemption
+ * pair_key; but for the one round after a borrowWithinCohort preemption
+ * the design note allows, counted apart), the termination key rising
+ * across queues, a borrowing preemptor evicting pods of other queues only
+ * under RCL6, no usage past nominal + borrowingLimit, every preemption
  * within the budgets, and the tree's charge always taking a preemptor
  * the view said fits.
  */
@@ -374,28 +380,171 @@ static void test_budgets(void **state)
 	two_free(&s);
 }
 
-/* borrowWithinCohort set: not acted on; the refusal says so. */
-static void test_borrow_within_cohort_refused(void **state)
+/* borrowWithinCohort (Kueue's ReclaimWhileBorrowing: classical/
+ * hierarchical_preemption.go, classifyPreemptionVariant and
+ * isAboveBorrowingThreshold; the attempts: preemption.go's switch on
+ * attemptPossibleOpts), after pkg/scheduler/preemption/strategy_test.go
+ * case C6 "BorrowWithinCohort splits candidates by the priority
+ * threshold": ClusterQueues a (4 cpu, the preemptor's, `pa`), b (6 cpu,
+ * unused: it lends) and c (0 cpu: every pod of it borrows) in cohort
+ * "c", 10 cpu in all; a holds 2 cpu (no candidate), c 8 pods of 1 cpu,
+ * `n_low` at priority `low`, the rest at `high`: the cohort is full. a
+ * asks `ask` cpu at priority 1: from 3 on it ends past its nominal 4 and
+ * must borrow (no hierarchical advantage); up to 2 it does not. */
+struct three {
+	struct two s; /* a, b, f, cpu, t, w */
+	int c;
+	struct reclaim_pod pods[8];
+};
+
+static struct three lender_borrower(const struct quota_preemption *pa, int n_low,
+				    int32_t low, int32_t high)
+{
+	struct three x = {0};
+	struct two *s = &x.s;
+	assert_int_equal(quota_tree_new(&s->t), 0);
+	s->f = quota_flavor_add(s->t, "default", err, sizeof(err));
+	s->cpu = quota_resource_add(s->t, "cpu", err, sizeof(err));
+	s->a = quota_cluster_queue_add(s->t, "a", "c", W1, pa, err, sizeof(err));
+	s->b = quota_cluster_queue_add(s->t, "b", "c", W1, NULL, err, sizeof(err));
+	x.c = quota_cluster_queue_add(s->t, "c", "c", W1, NULL, err, sizeof(err));
+	assert_true(s->a >= 0 && s->b >= 0 && x.c >= 0);
+	assert_int_equal(quota_set(s->t, s->a, s->f, s->cpu, 4, NO, NO, err, sizeof(err)), 0);
+	assert_int_equal(quota_set(s->t, s->b, s->f, s->cpu, 6, NO, NO, err, sizeof(err)), 0);
+	assert_int_equal(quota_set(s->t, x.c, s->f, s->cpu, 0, NO, NO, err, sizeof(err)), 0);
+	assert_int_equal(quota_seal(s->t, err, sizeof(err)), 0);
+	s->w = reclaim_work_new(s->t);
+	assert_non_null(s->w);
+	(void)admit(s, s->a, 99, 0, 2, 1); /* a's own, within nominal */
+	for (int i = 0; i < 8; i++) {
+		x.pods[i] = admit(s, x.c, 100 + (uint64_t)i, i < n_low ? low : high,
+				  1, 10 + (uint64_t)i);
+		assert_true(x.pods[i].borrowed);
+	}
+	return x;
+}
+
+static int choose_for(struct three *x, int64_t ask, const struct reclaim_budget *b,
+		      uint32_t *v, size_t *k, enum reclaim_why *why)
+{
+	struct reclaim_pod pre = asking(&x->s, x->s.a, 1, 1, ask, 50);
+	return reclaim_choose(x->s.w, x->s.t, &pre, x->pods, 8, b, NULL, NULL, v,
+			      k, why);
+}
+
+static const struct quota_preemption bwc_lower = {
+	.reclaim_within_cohort = QUOTA_PREEMPT_ANY,
+	.borrow_within_cohort = QUOTA_PREEMPT_LOWER_PRIORITY,
+};
+
+/* LowerPriority: pods of lower priority than the preemptor's are taken
+ * while it borrows (C6's borrowing attempt: c-low), the lowest first;
+ * pods of equal priority are not. */
+static void test_borrow_within_lower_taken(void **state)
 {
 	(void)state;
-	struct quota_preemption p = {
-		.reclaim_within_cohort = QUOTA_PREEMPT_ANY,
-		.borrow_within_cohort = QUOTA_PREEMPT_LOWER_PRIORITY,
-	};
-	struct two s = two_teams(&p, NULL, NO);
-	struct reclaim_pod c[8];
-	for (int i = 0; i < 8; i++)
-		c[i] = admit(&s, s.b, 100 + (uint64_t)i, 0, 1, 1);
-	struct reclaim_pod pre = asking(&s, s.a, 1, 9, 5, 50); /* past its 4 */
+	struct three x = lender_borrower(&bwc_lower, 5, 0, 1);
 	uint32_t v[8];
 	size_t k;
 	enum reclaim_why why;
-	assert_int_equal(reclaim_choose(s.w, s.t, &pre, c, 8, NULL, NULL, NULL, v,
-					&k, &why), -ENOSPC);
+	assert_int_equal(choose_for(&x, 5, NULL, v, &k, &why), 0);
+	assert_int_equal(why, RECLAIM_OK);
+	assert_int_equal(k, 5);
+	for (size_t i = 0; i < k; i++)
+		assert_int_equal(x.pods[v[i]].priority, 0);
+	/* The preemptor is admitted borrowing: a at 7 of its 4. */
+	for (size_t i = 0; i < k; i++)
+		quota_release(x.s.t, x.c, x.s.f, x.pods[v[i]].request);
+	struct reclaim_pod pre = asking(&x.s, x.s.a, 1, 1, 5, 50);
+	assert_int_equal(quota_try_charge(x.s.t, x.s.a, x.s.f, pre.request), 0);
+	assert_true(reclaim_borrowed(x.s.t, x.s.a, x.s.f, pre.request));
+	two_free(&x.s);
+
+	/* 6 would need a pod of equal priority: refused, and the refusal
+	 * names borrowWithinCohort. */
+	x = lender_borrower(&bwc_lower, 5, 0, 1);
+	assert_int_equal(choose_for(&x, 6, NULL, v, &k, &why), -ENOSPC);
+	assert_int_equal(k, 0);
 	assert_int_equal(why, RECLAIM_WHY_BORROW);
-	reclaim_message(s.t, s.a, why, err, sizeof(err));
-	assert_non_null(strstr(err, "borrowWithinCohort is not acted on"));
-	two_free(&s);
+	reclaim_message(x.s.t, x.s.a, why, err, sizeof(err));
+	assert_non_null(strstr(err, "borrowWithinCohort"));
+	assert_non_null(strstr(err, "lower than the pod's"));
+	two_free(&x.s);
+
+	/* Higher priority than the preemptor's: not taken either. */
+	x = lender_borrower(&bwc_lower, 0, 0, 2);
+	assert_int_equal(choose_for(&x, 3, NULL, v, &k, &why), -ENOSPC);
+	assert_int_equal(why, RECLAIM_WHY_BORROW);
+	two_free(&x.s);
+}
+
+/* maxPriorityThreshold (C6: -3, c-low at -5 taken while borrowing, c-high
+ * at 0 only without borrowing): a pod above it is taken only when the
+ * preemptor then ends within its nominal quota; one at it is taken. */
+static void test_borrow_within_threshold(void **state)
+{
+	(void)state;
+	struct quota_preemption p = bwc_lower;
+	p.has_max_priority_threshold = true;
+	p.max_priority_threshold = -3;
+	struct three x = lender_borrower(&p, 2, -5, 0);
+	uint32_t v[8];
+	size_t k;
+	enum reclaim_why why;
+	/* Borrowing, 5 to free: the two c-low and no more. */
+	assert_int_equal(choose_for(&x, 5, NULL, v, &k, &why), -ENOSPC);
+	assert_int_equal(why, RECLAIM_WHY_BORROW);
+	/* One at the threshold (<=): three to free, all at or below it. */
+	x.pods[2].priority = -3;
+	assert_int_equal(choose_for(&x, 3, NULL, v, &k, &why), 0);
+	assert_int_equal(k, 3);
+	for (size_t i = 0; i < k; i++)
+		assert_true(x.pods[v[i]].priority <= -3);
+	two_free(&x.s);
+	/* Every pod above it: none while borrowing (3), but within nominal
+	 * (2: a ends at 4) the advantage takes them. */
+	x = lender_borrower(&p, 0, 0, 0);
+	assert_int_equal(choose_for(&x, 3, NULL, v, &k, &why), -ENOSPC);
+	assert_int_equal(why, RECLAIM_WHY_BORROW);
+	assert_int_equal(choose_for(&x, 2, NULL, v, &k, &why), 0);
+	assert_int_equal(k, 2);
+	two_free(&x.s);
+	/* The threshold one lower: the pod at -3 no longer qualifies. */
+	p.max_priority_threshold = -4;
+	x = lender_borrower(&p, 2, -5, 0);
+	x.pods[2].priority = -3;
+	assert_int_equal(choose_for(&x, 3, NULL, v, &k, &why), -ENOSPC);
+	assert_int_equal(why, RECLAIM_WHY_BORROW);
+	two_free(&x.s);
+}
+
+/* Never (Kueue's default), the same cohort: nothing while borrowing (the
+ * old refusal, RECLAIM_WHY_NONE); the budgets hold under LowerPriority:
+ * victims under --reclaim-min-run are not taken. */
+static void test_borrow_within_never_and_budgets(void **state)
+{
+	(void)state;
+	struct three x = lender_borrower(&reclaim_any, 8, 0, 0);
+	uint32_t v[8];
+	size_t k;
+	enum reclaim_why why;
+	assert_int_equal(choose_for(&x, 3, NULL, v, &k, &why), -ENOSPC);
+	assert_int_equal(k, 0);
+	assert_int_equal(why, RECLAIM_WHY_NONE);
+	/* Within nominal, Never still reclaims (the advantage). */
+	assert_int_equal(choose_for(&x, 2, NULL, v, &k, &why), 0);
+	assert_int_equal(k, 2);
+	two_free(&x.s);
+
+	x = lender_borrower(&bwc_lower, 8, 0, 0);
+	struct reclaim_budget b = {.now_ns = 15, .min_run_ns = 100};
+	assert_int_equal(choose_for(&x, 5, &b, v, &k, &why), -ENOSPC);
+	assert_int_equal(why, RECLAIM_WHY_YOUNG);
+	b.now_ns = 1000;
+	b.evict_cap_milli = RECLAIM_EVICT_CAP_DEFAULT_MILLI;
+	assert_int_equal(choose_for(&x, 5, &b, v, &k, &why), 0);
+	assert_int_equal(k, 5);
+	two_free(&x.s);
 }
 
 /* node_ok, Kueue's TAS check's place: asked with the victims so far; the
@@ -460,7 +609,19 @@ struct rpod {
 	struct reclaim_pod p;
 	int state;
 	uint32_t admission; /* its current admission's serial */
+	bool bwc; /* that admission evicted pods of other queues and borrows */
 };
+
+/* The termination key of the design note (quota/reclaim.c): (borrowed ?
+ * 0 : 1, priority, -created), compared: < 0 when a is below b. */
+static int key_cmp(const struct reclaim_pod *a, const struct reclaim_pod *b)
+{
+	if (a->borrowed != b->borrowed)
+		return a->borrowed ? -1 : 1;
+	if (a->priority != b->priority)
+		return a->priority < b->priority ? -1 : 1;
+	return a->created_ns > b->created_ns ? -1 : a->created_ns < b->created_ns;
+}
 
 static uint64_t rng;
 
@@ -525,6 +686,7 @@ static void random_run(bool budgets)
 	assert_true(quota_cohort_add(t, "right", "all", W1, err, sizeof(err)) >= 0);
 	int q[R_QUEUES];
 	int64_t nominal[R_QUEUES], limit[R_QUEUES];
+	struct quota_preemption pol[R_QUEUES];
 	for (int i = 0; i < R_QUEUES; i++) {
 		char name[16];
 		snprintf(name, sizeof(name), "q%d", i);
@@ -532,6 +694,17 @@ static void random_run(bool budgets)
 					     .within_cluster_queue = wcq[rnd(3)]};
 		if (i < 2) /* the lenders always reclaim */
 			p.reclaim_within_cohort = QUOTA_PREEMPT_ANY;
+		/* borrowWithinCohort on q2 and q4 (q4 with a threshold),
+		 * with reclaimWithinCohort Any, so that the candidates of
+		 * equal or higher priority are there to be refused (Kueue
+		 * refuses it with reclaimWithinCohort Never). */
+		if (i == 2 || i == 4) {
+			p.reclaim_within_cohort = QUOTA_PREEMPT_ANY;
+			p.borrow_within_cohort = QUOTA_PREEMPT_LOWER_PRIORITY;
+			p.has_max_priority_threshold = i == 4;
+			p.max_priority_threshold = 1;
+		}
+		pol[i] = p;
 		q[i] = quota_cluster_queue_add(t, name, i < 3 ? "left" : "right", W1,
 					       &p, err, sizeof(err));
 		assert_true(q[i] >= 0);
@@ -561,7 +734,8 @@ static void random_run(bool budgets)
 	uint64_t uids = 0, admissions = 0;
 	uint64_t cycles = 0, over_limit = 0, over_cap = 0, young = 0,
 		 charge_failed = 0, borrowed_preemptor = 0, reclaims = 0,
-		 cross = 0, within = 0, evicted_cpu = 0, asked_cpu = 0;
+		 cross = 0, within = 0, evicted_cpu = 0, asked_cpu = 0,
+		 bwc_preemptions = 0, bwc_rounds = 0, key_falls = 0;
 	for (uint32_t ev = 0; ev < R_EVENTS; ev++) {
 		b.now_ns = ev;
 		uint32_t dice = rnd(100);
@@ -605,12 +779,31 @@ static void random_run(bool budgets)
 						    NULL, victims, &k, NULL);
 				if (rc == 0) {
 					reclaims++;
-					bool any_cross = false;
+					bool any_cross = false, above = false;
+					int qi = 0;
+					while (q[qi] != x->p.cq)
+						qi++;
 					int64_t freed = 0;
 					for (size_t i = 0; i < k; i++) {
 						struct rpod *v = &pods[cand_of[victims[i]]];
-						if (pair_has(pair_key(x->p.uid, v->admission)))
-							cycles++;
+						/* x was evicted for v's admission: a
+						 * cycle, or the one round NCY2 allows
+						 * after a borrowWithinCohort one. */
+						if (pair_has(pair_key(x->p.uid, v->admission))) {
+							if (v->bwc)
+								bwc_rounds++;
+							else
+								cycles++;
+						}
+						/* RCL6: a victim of another queue a
+						 * borrowing preemptor may evict. */
+						const struct quota_preemption *pp = &pol[qi];
+						if (v->p.cq != x->p.cq &&
+						    (pp->borrow_within_cohort == QUOTA_PREEMPT_NEVER ||
+						     v->p.priority >= x->p.priority ||
+						     (pp->has_max_priority_threshold &&
+						      v->p.priority > pp->max_priority_threshold)))
+							above = true;
 						pair_put(pair_key(v->p.uid, admissions + 1));
 						if (ev - v->p.admitted_ns < b.min_run_ns)
 							young++;
@@ -627,12 +820,26 @@ static void random_run(bool budgets)
 					 * checked on the sum below (each preemption
 					 * is within the cap in every needed resource). */
 					rc = quota_try_charge(t, x->p.cq, f, x->p.request);
+					bool borrows = rc == 0 &&
+						reclaim_borrowed(t, x->p.cq, f, x->p.request);
 					if (rc != 0)
 						charge_failed++;
-					else if (any_cross &&
-						 reclaim_borrowed(t, x->p.cq, f, x->p.request))
+					else if (any_cross && borrows && above)
 						borrowed_preemptor++;
+					/* The termination key rises across queues. */
+					struct reclaim_pod after = x->p;
+					after.borrowed = borrows;
+					for (size_t i = 0; rc == 0 && i < k; i++) {
+						const struct reclaim_pod *vp =
+							&cand[victims[i]];
+						if (vp->cq != x->p.cq && key_cmp(vp, &after) >= 0)
+							key_falls++;
+					}
+					x->bwc = any_cross && borrows;
+					bwc_preemptions += x->bwc;
 				}
+			} else if (rc == 0) {
+				x->bwc = false;
 			}
 			if (rc == 0) {
 				x->admission = (uint32_t)++admissions;
@@ -661,19 +868,25 @@ static void random_run(bool budgets)
 		      "other queues, %" PRIu64 " of their own), %" PRIu64
 		      " cpu evicted for %" PRIu64 " asked; cycles %" PRIu64
 		      ", past limits %" PRIu64 ", young %" PRIu64 ", over cap %"
-		      PRIu64 ", charge failed %" PRIu64 ", borrowing preemptors %"
-		      PRIu64 "\n", budgets ? "on" : "off", reclaims, cross, within, evicted_cpu, asked_cpu,
-		      cycles, over_limit, young, over_cap, charge_failed,
-		      borrowed_preemptor);
+		      PRIu64 ", charge failed %" PRIu64 ", borrowing preemptors "
+		      "past RCL6 %" PRIu64 ", keys falling %" PRIu64
+		      "; borrowWithinCohort preemptions %" PRIu64 ", rounds %"
+		      PRIu64 "\n", budgets ? "on" : "off", reclaims, cross, within,
+		      evicted_cpu, asked_cpu, cycles, over_limit, young, over_cap,
+		      charge_failed, borrowed_preemptor, key_falls, bwc_preemptions,
+		      bwc_rounds);
 	assert_int_equal(cycles, 0);
 	assert_int_equal(over_limit, 0);
 	assert_int_equal(young, 0);
 	assert_int_equal(over_cap, 0);
 	assert_int_equal(charge_failed, 0);
 	assert_int_equal(borrowed_preemptor, 0);
-	/* Not vacuous: both kinds happened, many times. */
+	assert_int_equal(key_falls, 0);
+	/* Not vacuous: both kinds happened, many times, and borrowWithinCohort
+	 * preempted. */
 	assert_true(cross > 200);
 	assert_true(within > 200);
+	assert_true(bwc_preemptions > 20);
 	free(victims);
 	free(cand_of);
 	free(cand);
@@ -707,7 +920,9 @@ int main(void)
 		cmocka_unit_test(test_within_cluster_queue),
 		cmocka_unit_test(test_fill_back),
 		cmocka_unit_test(test_budgets),
-		cmocka_unit_test(test_borrow_within_cohort_refused),
+		cmocka_unit_test(test_borrow_within_lower_taken),
+		cmocka_unit_test(test_borrow_within_threshold),
+		cmocka_unit_test(test_borrow_within_never_and_budgets),
 		cmocka_unit_test(test_node_ok),
 		cmocka_unit_test(test_bad_input),
 		cmocka_unit_test(test_random_no_cycle),

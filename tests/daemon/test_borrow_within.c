@@ -1,0 +1,272 @@
+/* unit.daemon_borrow_within: Kueue's borrowWithinCohort in the real
+ * daemon (issue 37): a pod whose ClusterQueue must borrow to admit it,
+ * with .spec.preemption.borrowWithinCohort.policy LowerPriority, has pods
+ * of lower priority of another ClusterQueue of its cohort evicted
+ * (EVICTED notices, quota given back) and is then placed, borrowing.
+ *
+ * The oracle is Kueue: pkg/scheduler/preemption/classical/
+ * hierarchical_preemption.go, classifyPreemptionVariant (a candidate of
+ * another ClusterQueue without the hierarchical advantage is
+ * ReclaimWhileBorrowing when borrowWithinCohort is not Never and
+ * isAboveBorrowingThreshold is false: its priority below the preemptor's
+ * and at most maxPriorityThreshold), and classical/candidate_generator.go
+ * candidateIsValid (only ReclaimWithoutBorrowing candidates are dropped
+ * from the borrowing attempt); apis/kueue/v1beta1/clusterqueue_types.go,
+ * BorrowWithinCohort. Cohort "ml": team-a (2 cpu, the preemptor's),
+ * team-b (2 cpu, unused: it lends) and team-c (no quota: each of its pods
+ * borrows). team-c runs 4 pods of 1 cpu at priority 10 (the cohort is
+ * full); team-a's pod of 3 cpu at priority 100 waits: it would end past
+ * its nominal 2, so only borrowWithinCohort lets it preempt: team-c's
+ * three most recently admitted pods are evicted and team-a's placed.
+ * Old code: nothing is evicted (the chooser refused "borrowWithinCohort
+ * is not acted on yet"); test_lower_priority_evicted fails on its first
+ * notice.
+ *
+ * Controls: borrowWithinCohort Never (Kueue's default), a
+ * maxPriorityThreshold below team-c's priority, and a preemptor of the
+ * same priority as team-c's pods: nothing is evicted.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "base/base.h"
+#include "daemon/daemon.h"
+#include "fixture.h"
+#include "quota/quota.h"
+#include "shmsched/client.h"
+
+static struct fixture_dir fx;
+static char cluster[128];
+
+static int setup(void **state)
+{
+	(void)state;
+	fixture_dir_make(&fx, "bwc", 0);
+	snprintf(cluster, sizeof(cluster), "%s/cluster.json", fx.dir);
+	FILE *f = fopen(cluster, "w");
+	assert_non_null(f);
+	fputs("{\"kind\":\"List\",\"items\":[{\"kind\":\"Node\",\"metadata\":"
+	      "{\"name\":\"n0\"},\"status\":{\"allocatable\":{\"cpu\":\"32\","
+	      "\"memory\":\"64Gi\",\"pods\":\"500\"}}},"
+	      "{\"kind\":\"PriorityClass\",\"metadata\":{\"name\":\"low\"},"
+	      "\"value\":10},"
+	      "{\"kind\":\"PriorityClass\",\"metadata\":{\"name\":\"high\"},"
+	      "\"value\":100}]}", f);
+	fclose(f);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	fixture_dir_remove(&fx);
+	return 0;
+}
+
+/* The cohort above; team-a's .spec.preemption: reclaimWithinCohort Any,
+ * borrowWithinCohort `bwc` (with maxPriorityThreshold `threshold` when
+ * `has_threshold`). LocalQueues default/qa, default/qc. */
+static struct quota_tree *make_tree(enum quota_preempt_policy bwc,
+				    bool has_threshold, int32_t threshold)
+{
+	struct quota_tree *t;
+	char err[256];
+	assert_int_equal(quota_tree_new(&t), 0);
+	int f = quota_flavor_add(t, "fa", err, sizeof(err));
+	int cpu = quota_resource_add(t, "cpu", err, sizeof(err));
+	int co = quota_cohort_add(t, "ml", NULL, QUOTA_WEIGHT_DEFAULT_MILLI, err,
+				  sizeof(err));
+	struct quota_preemption pa = {.reclaim_within_cohort = QUOTA_PREEMPT_ANY,
+				      .borrow_within_cohort = bwc,
+				      .has_max_priority_threshold = has_threshold,
+				      .max_priority_threshold = threshold};
+	int a = quota_cluster_queue_add(t, "team-a", "ml", QUOTA_WEIGHT_DEFAULT_MILLI,
+					&pa, err, sizeof(err));
+	int b = quota_cluster_queue_add(t, "team-b", "ml", QUOTA_WEIGHT_DEFAULT_MILLI,
+					NULL, err, sizeof(err));
+	int c = quota_cluster_queue_add(t, "team-c", "ml", QUOTA_WEIGHT_DEFAULT_MILLI,
+					NULL, err, sizeof(err));
+	if (f < 0 || cpu < 0 || co < 0 || a < 0 || b < 0 || c < 0)
+		fail_msg("tree: %s", err);
+	assert_int_equal(quota_set(t, a, f, cpu, 2000, QUOTA_NO_LIMIT,
+				   QUOTA_NO_LIMIT, err, sizeof(err)), 0);
+	assert_int_equal(quota_set(t, b, f, cpu, 2000, QUOTA_NO_LIMIT,
+				   QUOTA_NO_LIMIT, err, sizeof(err)), 0);
+	assert_int_equal(quota_set(t, c, f, cpu, 0, QUOTA_NO_LIMIT,
+				   QUOTA_NO_LIMIT, err, sizeof(err)), 0);
+	assert_true(quota_local_queue_add(t, "default", "qa", "team-a", err,
+					  sizeof(err)) >= 0);
+	assert_true(quota_local_queue_add(t, "default", "qc", "team-c", err,
+					  sizeof(err)) >= 0);
+	if (quota_seal(t, err, sizeof(err)) < 0)
+		fail_msg("quota_seal: %s", err);
+	return t;
+}
+
+/* A template of LocalQueue `queue`, PriorityClass `cls`, asking `cpu`. */
+static uint32_t tmpl(struct shmsched_client *c, const char *queue,
+		     const char *cls, const char *cpu)
+{
+	char json[768], err[512];
+	snprintf(json, sizeof(json), "{\"kind\":\"Pod\",\"metadata\":{\"name\":"
+		 "\"t\",\"namespace\":\"default\",\"labels\":{\"kueue.x-k8s.io/"
+		 "queue-name\":\"%s\"}},\"spec\":{\"priorityClassName\":\"%s\","
+		 "\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":"
+		 "{\"cpu\":\"%s\"}}}]}}", queue, cls, cpu);
+	uint32_t tid;
+	if (shmsched_register_template(c, json, strlen(json), &tid, err,
+				       sizeof(err)) < 0)
+		fail_msg("template %s: %s", json, err);
+	return tid;
+}
+
+struct run {
+	struct quota_tree *t;
+	struct daemon *d;
+	struct shmsched_client *a, *c;
+};
+
+/* The daemon over `t`; team-c's producer has placed its 4 pods (cookies
+ * 300...); team-a's pod of 3 cpu and class `a_cls` waits (cookie 1). */
+static void start(struct run *r, struct quota_tree *t, const char *a_cls)
+{
+	struct daemon_config cfg = {.socket_path = fx.sock, .cluster_path = cluster,
+				    .seed = 1, .workers = 1, .slots = 256,
+				    .quota = t};
+	char err[512];
+	r->t = t;
+	r->d = daemon_start(&cfg, err, sizeof(err));
+	if (r->d == NULL)
+		fail_msg("daemon_start: %s", err);
+	r->a = fixture_connect_as(fx.sock, "team-a");
+	r->c = fixture_connect_as(fx.sock, "team-c");
+	uint32_t qc = tmpl(r->c, "qc", "low", "1");
+	struct shmsched_result res;
+	for (int i = 0; i < 4; i++) {
+		fixture_place_one(r->c, qc, 300 + (uint64_t)i, &res);
+		assert_int_equal(res.status, SHMSCHED_PLACED);
+	}
+	uint32_t qa = tmpl(r->a, "qa", a_cls, "3");
+	struct shmsched_pod p = {.cookie = 1, .template_id = qa,
+				 .flags = SHMSCHED_WAIT,
+				 .deadline_ns = now_ns() + UINT64_C(20000000000)};
+	assert_int_equal(shmsched_submit(r->a, &p, 1), 1);
+}
+
+static void stop(struct run *r)
+{
+	struct daemon_stats ds;
+	shmsched_disconnect(r->a);
+	shmsched_disconnect(r->c);
+	daemon_stop(r->d, 1000, &ds);
+	quota_tree_free(r->t);
+}
+
+static int64_t usage(const struct quota_tree *t, const char *cq)
+{
+	return quota_usage(t, quota_cluster_queue_find(t, cq),
+			   quota_flavor_find(t, "fa"), quota_resource_find(t, "cpu"));
+}
+
+static void test_lower_priority_evicted(void **state)
+{
+	(void)state;
+	struct run r;
+	start(&r, make_tree(QUOTA_PREEMPT_LOWER_PRIORITY, false, 0), "high");
+	/* team-c hears of its three most recently admitted pods. */
+	struct shmsched_result res[4];
+	assert_int_equal(fixture_await(r.c, res, 3, 5000), 3);
+	uint64_t seen = 0;
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(res[i].status, SHMSCHED_EVICTED);
+		assert_true(res[i].cookie >= 301 && res[i].cookie <= 303);
+		seen |= UINT64_C(1) << (res[i].cookie - 300);
+	}
+	assert_int_equal(seen, 0xe);
+	/* team-a's pod is placed, borrowing: 3 of its 2. */
+	assert_int_equal(fixture_await(r.a, res, 1, 5000), 1);
+	assert_int_equal(res[0].status, SHMSCHED_PLACED);
+	assert_int_equal(res[0].cookie, 1);
+	assert_int_equal(usage(r.t, "team-a"), 3000);
+	assert_int_equal(usage(r.t, "team-c"), 1000);
+	assert_int_equal(fixture_await(r.c, res, 1, 200), 0);
+	struct daemon_stats ds;
+	daemon_get_stats(r.d, &ds);
+	assert_int_equal(ds.reclaim_victims, 3);
+	assert_int_equal(ds.pending_unschedulable, 0);
+	stop(&r);
+}
+
+/* Nothing evicted, team-a's pod still waiting, after the evictor served
+ * at least one reclaim request. */
+static void assert_nothing_evicted(struct run *r)
+{
+	struct daemon_stats ds;
+	for (int i = 0; i < 500; i++) {
+		daemon_get_stats(r->d, &ds);
+		if (ds.reclaim_requests >= 1)
+			break;
+		usleep(10000);
+	}
+	struct shmsched_result res;
+	assert_int_equal(fixture_await(r->c, &res, 1, 300), 0);
+	assert_int_equal(fixture_await(r->a, &res, 1, 10), 0);
+	daemon_get_stats(r->d, &ds);
+	assert_true(ds.reclaim_requests >= 1);
+	assert_int_equal(ds.reclaim_victims, 0);
+	assert_int_equal(ds.pending_unschedulable, 1);
+	assert_int_equal(usage(r->t, "team-c"), 4000);
+}
+
+/* Kueue's default: borrowWithinCohort Never. */
+static void test_never_evicts_nothing(void **state)
+{
+	(void)state;
+	struct run r;
+	start(&r, make_tree(QUOTA_PREEMPT_NEVER, false, 0), "high");
+	assert_nothing_evicted(&r);
+	stop(&r);
+}
+
+/* maxPriorityThreshold 5, below team-c's 10: isAboveBorrowingThreshold. */
+static void test_threshold_respected(void **state)
+{
+	(void)state;
+	struct run r;
+	start(&r, make_tree(QUOTA_PREEMPT_LOWER_PRIORITY, true, 5), "high");
+	assert_nothing_evicted(&r);
+	stop(&r);
+}
+
+/* The preemptor of team-c's own priority: "candidatePriority >=
+ * incomingPriority" is above the threshold. */
+static void test_equal_priority_not_evicted(void **state)
+{
+	(void)state;
+	struct run r;
+	start(&r, make_tree(QUOTA_PREEMPT_LOWER_PRIORITY, false, 0), "low");
+	assert_nothing_evicted(&r);
+	stop(&r);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_lower_priority_evicted),
+		cmocka_unit_test(test_never_evicts_nothing),
+		cmocka_unit_test(test_threshold_respected),
+		cmocka_unit_test(test_equal_priority_not_evicted),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
