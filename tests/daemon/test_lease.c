@@ -44,7 +44,7 @@
 #define S UINT64_C(1000000000)
 
 static struct fixture_dir fx;
-static char cluster_path[192], region[64];
+static char region[64];
 static uint64_t clock_now = 1000 * S; /* the test's clock */
 
 static uint64_t test_clock(void *arg)
@@ -56,8 +56,7 @@ static uint64_t test_clock(void *arg)
 /* Three nodes, each labelled name=itself so a pod can ask for one. */
 static void write_cluster(void)
 {
-	snprintf(cluster_path, sizeof(cluster_path), "%s/cluster.json", fx.dir);
-	FILE *f = fopen(cluster_path, "w");
+	FILE *f = fopen(fx.cluster, "w");
 	assert_non_null(f);
 	fputs("{\"apiVersion\":\"v1\",\"kind\":\"List\",\"items\":[", f);
 	static const char *names[] = {"a", "b", "c"};
@@ -152,14 +151,12 @@ static void test_lease_grace_taint(void **state)
 {
 	(void)state;
 	write_cluster();
-	struct daemon_config cfg = {.socket_path = fx.sock, .cluster_path = cluster_path,
-				    .seed = 1, .workers = 1, .slots = 64,
-				    .state_name = region, .fresh = true,
-				    .lease_clock_ns = test_clock};
+	struct daemon_config cfg = fixture_config(&fx);
+	cfg.state_name = region;
+	cfg.fresh = true;
+	cfg.lease_clock_ns = test_clock;
+	struct daemon *d = fixture_start(&cfg);
 	char err[512];
-	struct daemon *d = daemon_start(&cfg, err, sizeof(err));
-	if (d == NULL)
-		fail_msg("daemon_start: %s", err);
 	struct shmsched_client *admin = fixture_connect_as(fx.admin, "kubelets");
 	struct shmsched_client *p = fixture_connect_as(fx.sock, "prod");
 	uint32_t to_a = template_for(p, "a", false), to_b = template_for(p, "b", false);

@@ -57,7 +57,7 @@
 #define S UINT64_C(1000000000)
 
 static struct fixture_dir fx;
-static char cluster_path[192], region[64];
+static char region[64];
 static uint64_t clock_now = 1000 * S; /* the test's clock */
 
 static uint64_t test_clock(void *arg)
@@ -71,8 +71,7 @@ static uint64_t test_clock(void *arg)
 static void write_cluster(const char *const *names, const char *const *zones,
 			  int n)
 {
-	snprintf(cluster_path, sizeof(cluster_path), "%s/cluster.json", fx.dir);
-	FILE *f = fopen(cluster_path, "w");
+	FILE *f = fopen(fx.cluster, "w");
 	assert_non_null(f);
 	fputs("{\"apiVersion\":\"v1\",\"kind\":\"List\",\"items\":[", f);
 	for (int i = 0; i < n; i++)
@@ -87,16 +86,12 @@ static void write_cluster(const char *const *names, const char *const *zones,
 
 static struct daemon *start(int64_t large)
 {
-	struct daemon_config cfg = {.socket_path = fx.sock, .cluster_path = cluster_path,
-				    .seed = 1, .workers = 1, .slots = 64,
-				    .state_name = region, .fresh = true,
-				    .lease_clock_ns = test_clock,
-				    .large_cluster_size_threshold = large};
-	char err[512];
-	struct daemon *d = daemon_start(&cfg, err, sizeof(err));
-	if (d == NULL)
-		fail_msg("daemon_start: %s", err);
-	return d;
+	struct daemon_config cfg = fixture_config(&fx);
+	cfg.state_name = region;
+	cfg.fresh = true;
+	cfg.lease_clock_ns = test_clock;
+	cfg.large_cluster_size_threshold = large;
+	return fixture_start(&cfg);
 }
 
 static void must_lease(struct shmsched_client *admin, const char *node)
