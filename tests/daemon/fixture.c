@@ -236,6 +236,29 @@ void fixture_park_one(struct daemon *d, struct shmsched_client *c, uint32_t tid,
 	assert_int_equal(fixture_await(c, &r, 1, 100), 0);
 }
 
+void fixture_lease(struct shmsched_client *admin, const char *node)
+{
+	char err[512];
+	int rc = shmsched_node_event(admin, SHMSCHED_NODE_LEASE, node, strlen(node),
+				     err, sizeof(err));
+	if (rc != 0)
+		fail_msg("lease %s: %d %s", node, rc, err);
+}
+
+unsigned fixture_observe_nodes(const char *region,
+			       struct shmsched_observe_node *nodes, unsigned max)
+{
+	struct shmsched_observer *obs;
+	unsigned n = 0;
+	char err[512];
+	if (shmsched_observe_open(region, &obs, err, sizeof(err)) < 0)
+		fail_msg("observe %s: %s", region, err);
+	if (shmsched_observe_nodes(obs, nodes, max, &n, NULL, err, sizeof(err)) < 0)
+		fail_msg("observe nodes: %s", err);
+	shmsched_observe_close(obs);
+	return n;
+}
+
 unsigned fixture_await(struct shmsched_client *c, struct shmsched_result *out,
 		       unsigned want, unsigned ms)
 {

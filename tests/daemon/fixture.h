@@ -16,6 +16,7 @@
 
 #include "daemon/daemon.h"
 #include "shmsched/client.h"
+#include "shmsched/observe.h"
 
 /* A scratch directory /tmp/shmsched-TAG-XXXXXX holding the daemon's
  * socket `sock` (DIR/s.sock), its admin socket `admin` (s.sock.admin) and
@@ -114,6 +115,17 @@ uint64_t fixture_place(struct shmsched_client *c, uint32_t tid, uint64_t cookie,
  * machine), and `c` must hear nothing of it within 100 ms. */
 void fixture_park_one(struct daemon *d, struct shmsched_client *c, uint32_t tid,
 		      uint64_t cookie, uint64_t n);
+
+/* Renews node `node`'s lease on the admin connection `admin`
+ * (SHMSCHED_NODE_LEASE); fails the test naming the node, the rc and the
+ * daemon's message. */
+void fixture_lease(struct shmsched_client *admin, const char *node);
+
+/* The nodes of state region `region` as `shmsched status` reads them (the
+ * observer), at most `max` into `nodes`; fails the test naming the region
+ * if it cannot read them. Returns how many. */
+unsigned fixture_observe_nodes(const char *region,
+			       struct shmsched_observe_node *nodes, unsigned max);
 
 /* Polls `c` until `want` answers arrived (appended to out) or `ms`
  * milliseconds passed. Returns how many arrived. */

@@ -76,14 +76,6 @@ static int lease(struct shmsched_client *admin, const char *node, char *err,
 				   err, len);
 }
 
-static void must_lease(struct shmsched_client *admin, const char *node)
-{
-	char err[512];
-	int rc = lease(admin, node, err, sizeof(err));
-	if (rc != 0)
-		fail_msg("lease %s: %d %s", node, rc, err);
-}
-
 /* A template asking for node `node` (nodeSelector name=NODE), tolerating
  * the unreachable taint or not. */
 static uint32_t template_for(struct shmsched_client *c, const char *node,
@@ -124,15 +116,8 @@ static void step_to(struct daemon *d, uint64_t t)
  * `name`'s unreachable flag. */
 static int shown_unreachable(const char *name)
 {
-	struct shmsched_observer *obs;
 	struct shmsched_observe_node nodes[8];
-	unsigned n = 0;
-	char err[512];
-	if (shmsched_observe_open(region, &obs, err, sizeof(err)) < 0)
-		fail_msg("observe %s: %s", region, err);
-	if (shmsched_observe_nodes(obs, nodes, 8, &n, NULL, err, sizeof(err)) < 0)
-		fail_msg("observe nodes: %s", err);
-	shmsched_observe_close(obs);
+	unsigned n = fixture_observe_nodes(region, nodes, 8);
 	for (unsigned i = 0; i < n; i++)
 		if (strcmp(nodes[i].name, name) == 0)
 			return nodes[i].unreachable;
@@ -169,11 +154,11 @@ static void test_lease_grace_taint(void **state)
 	/* a renews every 10 s (a kubelet's renewInterval); b once, at 0;
 	 * c never. */
 	uint64_t t0 = clock_now;
-	must_lease(admin, "a");
-	must_lease(admin, "b");
+	fixture_lease(admin, "a");
+	fixture_lease(admin, "b");
 	for (uint64_t t = 10; t <= 50; t += 10) {
 		step_to(d, t0 + t * S);
-		must_lease(admin, "a");
+		fixture_lease(admin, "a");
 		assert_int_equal(unknown_now(d), 0); /* b: at 50 s, not yet */
 	}
 	/* The grace period is 50 s by default: b is Unknown just after. */
@@ -188,7 +173,7 @@ static void test_lease_grace_taint(void **state)
 	/* Long after: a, renewing, stays Ready; c, never leased, untouched. */
 	for (uint64_t t = 60; t <= 600; t += 10) {
 		step_to(d, t0 + t * S);
-		must_lease(admin, "a");
+		fixture_lease(admin, "a");
 	}
 	assert_int_equal(unknown_now(d), 1);
 	assert_int_equal(place(p, to_a), SHMSCHED_PLACED);
@@ -207,7 +192,7 @@ static void test_lease_grace_taint(void **state)
 	assert_int_equal(place(p, to_b), SHMSCHED_UNSCHEDULABLE);
 
 	/* b renews: Ready, its taint lifted at once (no tick needed). */
-	must_lease(admin, "b");
+	fixture_lease(admin, "b");
 	assert_int_equal(unknown_now(d), 0);
 	assert_int_equal(shown_unreachable("b"), 0);
 	assert_int_equal(place(p, to_b), SHMSCHED_PLACED);
