@@ -259,6 +259,50 @@ unsigned fixture_observe_nodes(const char *region,
 	return n;
 }
 
+static uint64_t xorshift64(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+int fixture_churn_step(struct fixture_churn *ch)
+{
+	if (ch->n == ch->live_max || (ch->n > 0 && xorshift64(&ch->seed) % 3 == 0)) {
+		unsigned k = (unsigned)(xorshift64(&ch->seed) % ch->n);
+		char err[256];
+		if (shmsched_release(ch->c, ch->id[k], err, sizeof(err)) < 0) {
+			ch->failed = "release";
+			return -1;
+		}
+		ch->released++;
+		ch->id[k] = ch->id[ch->n - 1];
+		ch->which[k] = ch->which[ch->n - 1];
+		ch->n--;
+		return 0;
+	}
+	int w = (int)(xorshift64(&ch->seed) % ch->n_tid);
+	struct shmsched_pod p = {.cookie = ++ch->cookie, .template_id = ch->tid[w]};
+	if (shmsched_submit(ch->c, &p, 1) != 1) {
+		ch->failed = "submit";
+		return -1;
+	}
+	struct shmsched_result r;
+	if (fixture_await(ch->c, &r, 1, 10000) != 1) {
+		ch->failed = "no answer";
+		return -1;
+	}
+	if (r.status == SHMSCHED_PLACED) {
+		ch->id[ch->n] = r.placement_id;
+		ch->which[ch->n++] = w;
+		ch->placed++;
+	} else {
+		ch->refused++;
+	}
+	return 0;
+}
+
 unsigned fixture_await(struct shmsched_client *c, struct shmsched_result *out,
 		       unsigned want, unsigned ms)
 {

@@ -127,6 +127,32 @@ void fixture_lease(struct shmsched_client *admin, const char *node);
 unsigned fixture_observe_nodes(const char *region,
 			       struct shmsched_observe_node *nodes, unsigned max);
 
+/* A producer churning for a race test (one thread each, on its own
+ * connection): it places pods of its templates, one in flight at a time,
+ * and gives placements back, at random (xorshift64 from `seed`). */
+#define FIXTURE_CHURN_LIVE_MAX 32
+struct fixture_churn {
+	struct shmsched_client *c;
+	uint32_t tid[4];   /* the templates it picks among: tid[0..n_tid) */
+	unsigned n_tid;
+	unsigned live_max; /* placements held at most, <= FIXTURE_CHURN_LIVE_MAX */
+	uint64_t seed;     /* xorshift64's state: not 0 */
+	uint64_t cookie;   /* the last pod's cookie */
+	/* The live placements and the template index of each. */
+	uint64_t id[FIXTURE_CHURN_LIVE_MAX];
+	int which[FIXTURE_CHURN_LIVE_MAX];
+	unsigned n;
+	uint64_t placed, refused, released;
+	const char *failed; /* set by the step that failed */
+};
+
+/* One step of `ch`: when it holds live_max placements, or holds some and
+ * draws 1 in 3, it releases one drawn at random; else it submits a pod of
+ * a template drawn at random (cookie + 1) and waits (at most 10 s) for
+ * the answer, keeping a placement. Returns 0, or -1 with ch->failed
+ * naming what failed ("release", "submit", "no answer"). */
+int fixture_churn_step(struct fixture_churn *ch);
+
 /* Polls `c` until `want` answers arrived (appended to out) or `ms`
  * milliseconds passed. Returns how many arrived. */
 unsigned fixture_await(struct shmsched_client *c, struct shmsched_result *out,

@@ -405,61 +405,13 @@ static void test_malformed(void **state)
 #define RACE_PRODUCERS 3
 #define RACE_LIVE 16
 
-struct racer {
-	struct shmsched_client *c;
-	uint32_t tid[2]; /* qa (500m), qb (1) */
-	uint64_t seed;
-	uint64_t id[RACE_LIVE];
-	int which[RACE_LIVE];
-	unsigned n;
-	uint64_t placed, refused;
-	const char *failed;
-};
-
-static uint64_t next_rand(uint64_t *s)
-{
-	*s ^= *s << 13;
-	*s ^= *s >> 7;
-	*s ^= *s << 17;
-	return *s;
-}
-
+/* One producer's round: 400 steps, its cookies from 1. */
 static void *race(void *arg)
 {
-	struct racer *rc = arg;
-	char err[256];
-	uint64_t cookie = 1;
-	for (unsigned it = 0; it < 400 && rc->failed == NULL; it++) {
-		if (rc->n == RACE_LIVE || (rc->n > 0 && next_rand(&rc->seed) % 3 == 0)) {
-			unsigned k = (unsigned)(next_rand(&rc->seed) % rc->n);
-			if (shmsched_release(rc->c, rc->id[k], err, sizeof(err)) < 0) {
-				rc->failed = "release";
-				break;
-			}
-			rc->id[k] = rc->id[rc->n - 1];
-			rc->which[k] = rc->which[rc->n - 1];
-			rc->n--;
-			continue;
-		}
-		int w = (int)(next_rand(&rc->seed) % 2);
-		struct shmsched_pod p = {.cookie = cookie++, .template_id = rc->tid[w]};
-		if (shmsched_submit(rc->c, &p, 1) != 1) {
-			rc->failed = "submit";
-			break;
-		}
-		struct shmsched_result r;
-		if (fixture_await(rc->c, &r, 1, 10000) != 1) {
-			rc->failed = "no answer";
-			break;
-		}
-		if (r.status == SHMSCHED_PLACED) {
-			rc->id[rc->n] = r.placement_id;
-			rc->which[rc->n++] = w;
-			rc->placed++;
-		} else {
-			rc->refused++;
-		}
-	}
+	struct fixture_churn *rc = arg;
+	rc->cookie = 0;
+	for (unsigned it = 0; it < 400 && fixture_churn_step(rc) == 0; it++)
+		continue;
 	return NULL;
 }
 
@@ -498,13 +450,15 @@ static void test_race(void **state)
 	cq_json(cq, sizeof(cq), "team-b", "6");
 	snprintf(list, sizeof(list), "%s\n%s\n", cq, LQ("qb", "team-b"));
 	assert_int_equal(apply("start.json", list, out, sizeof(out)), 0);
-	struct racer rc[RACE_PRODUCERS];
+	struct fixture_churn rc[RACE_PRODUCERS];
 	pthread_t th[RACE_PRODUCERS], at;
 	memset(rc, 0, sizeof(rc));
 	for (int i = 0; i < RACE_PRODUCERS; i++) {
 		rc[i].c = fixture_connect(fx.sock);
 		rc[i].tid[0] = fixture_cpu_template(rc[i].c, "qa", "500m");
 		rc[i].tid[1] = fixture_cpu_template(rc[i].c, "qb", "1");
+		rc[i].n_tid = 2;
+		rc[i].live_max = RACE_LIVE;
 		rc[i].seed = 0x9e3779b97f4a7c15u * (uint64_t)(i + 1);
 	}
 	uint64_t violations = 0, applies = 0;

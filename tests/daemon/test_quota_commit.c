@@ -459,66 +459,17 @@ static void test_quota_wait(void **state)
 #define RACE_LIVE 24 /* placements a producer holds at most */
 
 struct racer {
-	struct shmsched_client *c;
-	uint32_t tid[3]; /* qa, qb, none */
-	uint64_t seed;
+	struct fixture_churn ch; /* templates qa, qb, none (which 0, 1, 2) */
 	int64_t end_ns;
-	/* Live placements and which queue each charged (0 qa, 1 qb, 2 none). */
-	uint64_t id[RACE_LIVE];
-	int which[RACE_LIVE];
-	unsigned n;
-	uint64_t placed, refused, released;
-	const char *failed;
 };
 
-static uint64_t next_rand(uint64_t *s)
-{
-	*s ^= *s << 13;
-	*s ^= *s >> 7;
-	*s ^= *s << 17;
-	return *s;
-}
-
-/* Places and releases until end_ns, one pod in flight at a time, its
- * template at random; releases one at random when it holds RACE_LIVE or
- * by chance. */
+/* One producer's round: steps until end_ns, its cookies from 1. */
 static void *race(void *arg)
 {
 	struct racer *rc = arg;
-	char err[256];
-	uint64_t cookie = 1;
-	while ((int64_t)now_ns() < rc->end_ns && rc->failed == NULL) {
-		if (rc->n == RACE_LIVE || (rc->n > 0 && next_rand(&rc->seed) % 3 == 0)) {
-			unsigned k = (unsigned)(next_rand(&rc->seed) % rc->n);
-			if (shmsched_release(rc->c, rc->id[k], err, sizeof(err)) < 0) {
-				rc->failed = "release";
-				break;
-			}
-			rc->released++;
-			rc->id[k] = rc->id[rc->n - 1];
-			rc->which[k] = rc->which[rc->n - 1];
-			rc->n--;
-			continue;
-		}
-		int w = (int)(next_rand(&rc->seed) % 3);
-		struct shmsched_pod p = {.cookie = cookie++, .template_id = rc->tid[w]};
-		if (shmsched_submit(rc->c, &p, 1) != 1) {
-			rc->failed = "submit";
-			break;
-		}
-		struct shmsched_result r;
-		if (fixture_await(rc->c, &r, 1, 10000) != 1) {
-			rc->failed = "no answer";
-			break;
-		}
-		if (r.status == SHMSCHED_PLACED) {
-			rc->id[rc->n] = r.placement_id;
-			rc->which[rc->n++] = w;
-			rc->placed++;
-		} else {
-			rc->refused++;
-		}
-	}
+	rc->ch.cookie = 0;
+	while ((int64_t)now_ns() < rc->end_ns && fixture_churn_step(&rc->ch) == 0)
+		continue;
 	return NULL;
 }
 
@@ -539,11 +490,13 @@ static void test_race(void **state)
 	struct daemon_stats ds;
 	memset(rc, 0, sizeof(rc));
 	for (int i = 0; i < RACE_PRODUCERS; i++) {
-		rc[i].c = fixture_connect(fx.sock);
-		rc[i].tid[0] = tmpl(rc[i].c, "qa", "\"cpu\":\"500m\"", NULL);
-		rc[i].tid[1] = tmpl(rc[i].c, "qb", "\"cpu\":\"1\"", NULL);
-		rc[i].tid[2] = tmpl(rc[i].c, NULL, "\"cpu\":\"250m\"", NULL);
-		rc[i].seed = 0x9e3779b97f4a7c15u * (uint64_t)(i + 1);
+		rc[i].ch.c = fixture_connect(fx.sock);
+		rc[i].ch.tid[0] = tmpl(rc[i].ch.c, "qa", "\"cpu\":\"500m\"", NULL);
+		rc[i].ch.tid[1] = tmpl(rc[i].ch.c, "qb", "\"cpu\":\"1\"", NULL);
+		rc[i].ch.tid[2] = tmpl(rc[i].ch.c, NULL, "\"cpu\":\"250m\"", NULL);
+		rc[i].ch.n_tid = 3;
+		rc[i].ch.live_max = RACE_LIVE;
+		rc[i].ch.seed = 0x9e3779b97f4a7c15u * (uint64_t)(i + 1);
 	}
 	/* Rounds of a second until a race was seen (at most 10). */
 	do {
@@ -554,16 +507,17 @@ static void test_race(void **state)
 		}
 		for (int i = 0; i < RACE_PRODUCERS; i++) {
 			pthread_join(th[i], NULL);
-			if (rc[i].failed != NULL)
-				fail_msg("producer %d: %s", i, rc[i].failed);
+			if (rc[i].ch.failed != NULL)
+				fail_msg("producer %d: %s", i, rc[i].ch.failed);
 		}
 		/* Quiescent: every pod answered. The checker: each queue's
 		 * usage is the sum of its live placements' requests. */
 		int64_t want[2] = {0, 0};
 		for (int i = 0; i < RACE_PRODUCERS; i++)
-			for (unsigned k = 0; k < rc[i].n; k++)
-				if (rc[i].which[k] < 2)
-					want[rc[i].which[k]] += rc[i].which[k] == 0 ? 500 : 1000;
+			for (unsigned k = 0; k < rc[i].ch.n; k++)
+				if (rc[i].ch.which[k] < 2)
+					want[rc[i].ch.which[k]] +=
+						rc[i].ch.which[k] == 0 ? 500 : 1000;
 		violations += usage(&tr, tr.a, tr.fa) != want[0];
 		violations += usage(&tr, tr.b, tr.fa) != want[1];
 		if (violations)
@@ -578,12 +532,12 @@ static void test_race(void **state)
 	uint64_t placed = 0, refused = 0;
 	char err[256];
 	for (int i = 0; i < RACE_PRODUCERS; i++) {
-		placed += rc[i].placed;
-		refused += rc[i].refused;
-		for (unsigned k = 0; k < rc[i].n; k++)
-			assert_int_equal(shmsched_release(rc[i].c, rc[i].id[k], err,
-							  sizeof(err)), 0);
-		shmsched_disconnect(rc[i].c);
+		placed += rc[i].ch.placed;
+		refused += rc[i].ch.refused;
+		for (unsigned k = 0; k < rc[i].ch.n; k++)
+			assert_int_equal(shmsched_release(rc[i].ch.c, rc[i].ch.id[k],
+							  err, sizeof(err)), 0);
+		shmsched_disconnect(rc[i].ch.c);
 	}
 	print_message("quota race: %" PRIu64 " round(s), %" PRIu64 " placed, %"
 		      PRIu64 " refused, quota conflicts %" PRIu64 ", ledger "
