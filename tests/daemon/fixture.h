@@ -4,10 +4,11 @@
  * config, a producer connected (under a name), one leaving (and the
  * daemon seeing it go), templates (of JSON, of a cpu request under a
  * LocalQueue, of an app on a node, of strings unique to a tag), one pod
- * placed or parked, answers awaited. Each takes what it needs (the
- * socket's path, the daemon) as a parameter; a failure fails the running
- * cmocka test with a message naming what was asked. Linked as the library daemon_fixture
- * (tests/daemon/meson.build). */
+ * placed or parked, answers awaited, node leases and the observer's view
+ * of the nodes, and a producer churning for race tests. Each takes what
+ * it needs (the socket's path, the daemon) as a parameter; a failure
+ * fails the running cmocka test with a message naming what was asked.
+ * Linked as the library daemon_fixture (tests/daemon/meson.build). */
 #ifndef SHMSCHED_TESTS_DAEMON_FIXTURE_H
 #define SHMSCHED_TESTS_DAEMON_FIXTURE_H
 
