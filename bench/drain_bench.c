@@ -447,8 +447,8 @@ int main(int argc, char **argv)
 		}
 		if (bad) {
 			fprintf(stderr, "shmsched-drain-bench: --%s: \"%s\": expected a "
-				"whole number in %s\n", bench_option_name(longopts, c), optarg,
-				c == 'p' ? "1..110 (a node's pods)" : c == 'b' ?
+				"whole number in %s\n", bench_option_name(longopts, c),
+				optarg, c == 'p' ? "1..110 (a node's pods)" : c == 'b' ?
 				"0..256 (the daemon's budgets)" : c == 'w' ? "1..64" :
 				"1..100000");
 			return 2;

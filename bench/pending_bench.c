@@ -1503,8 +1503,9 @@ int main(int argc, char **argv)
 		}
 		if (bad) {
 			fprintf(stderr, "shmsched-pending-bench: --%s: \"%s\": %s\n",
-				bench_option_name(longopts, c), optarg, c == 'k' ? "expected churn, preemption, "
-				"gangs or quota" : c == 'p' ? "expected a whole number in 4..1000000" :
+				bench_option_name(longopts, c), optarg,
+				c == 'k' ? "expected churn, preemption, gangs or quota" :
+				c == 'p' ? "expected a whole number in 4..1000000" :
 				"expected a whole number in 1..1000000");
 			return 2;
 		}
