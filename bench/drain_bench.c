@@ -43,6 +43,7 @@
 #include <unistd.h>
 
 #include "base/base.h"
+#include "bench_daemon.h"
 #include "daemon/daemon.h"
 #include "shmsched/client.h"
 #include "shmsched/version.h"
@@ -55,17 +56,11 @@ struct opts {
 	bool surge; /* --surge: N spare nodes, both drains */
 };
 
-static char dir[64], cluster_path[128], sock[128];
-
-static void die(const char *what, const char *err)
-{
-	fprintf(stderr, "shmsched-drain-bench: %s: %s\n", what, err);
-	exit(1);
-}
+static struct bench_dir bd;
 
 static int write_cluster(const struct opts *o)
 {
-	FILE *f = fopen(cluster_path, "w");
+	FILE *f = fopen(bd.cluster, "w");
 	if (f == NULL)
 		return -errno;
 	fputs("{\"kind\":\"List\",\"items\":[", f);
@@ -76,15 +71,6 @@ static int write_cluster(const struct opts *o)
 			"\"1000Gi\",\"pods\":\"110\"}}}\n", i ? "," : "", i);
 	fputs("]}\n", f);
 	return fclose(f) != 0 ? -errno : 0;
-}
-
-static struct shmsched_client *connect_or_die(const char *path)
-{
-	struct shmsched_client *c;
-	char err[512];
-	if (shmsched_connect(path, &c, err, sizeof(err)) < 0)
-		die("connect", err);
-	return c;
 }
 
 static uint64_t take_answers(struct shmsched_client *c, uint64_t *evicted)
@@ -101,10 +87,10 @@ static uint64_t take_answers(struct shmsched_client *c, uint64_t *evicted)
 			else if (r[k].status == SHMSCHED_REPLACED)
 				continue; /* --surge's, before each EVICTED */
 			else
-				die("placing", "a pod was not placed");
+				bench_die("placing", "a pod was not placed");
 		}
 	if (n < 0)
-		die("poll", strerror(-n));
+		bench_die("poll", strerror(-n));
 	return placed;
 }
 
@@ -154,7 +140,7 @@ static void wave(struct shmsched_client *admin, const struct opts *o,
 		char err[1024], *text = NULL;
 		if (shmsched_drain(admin, names, n, NULL, flags, &r, &text, err,
 				   sizeof(err)) < 0)
-			die("drain", err);
+			bench_die("drain", err);
 		free(text);
 		sum->evicted += r.evicted;
 		sum->blocked += r.blocked;
@@ -173,7 +159,7 @@ static void cordon(struct shmsched_client *admin, uint32_t first, uint32_t n,
 		if (shmsched_node_event(admin, on ? SHMSCHED_NODE_CORDON :
 					SHMSCHED_NODE_UNCORDON, name, strlen(name),
 					err, sizeof(err)) < 0)
-			die("cordon", err);
+			bench_die("cordon", err);
 	}
 }
 
@@ -183,32 +169,26 @@ static void engine_run(const struct opts *o, bool surge, double *plan_ms,
 {
 	uint64_t total = (uint64_t)o->nodes * o->per_node;
 	if (write_cluster(o) < 0)
-		die("cluster file", strerror(errno));
-	struct daemon_config cfg = {.socket_path = sock, .cluster_path = cluster_path,
+		bench_die("cluster file", strerror(errno));
+	struct daemon_config cfg = {.socket_path = bd.sock, .cluster_path = bd.cluster,
 				    .seed = 1, .workers = o->workers,
 				    .slots = (uint32_t)total + 16};
+	struct daemon *d = bench_start(&cfg);
+	struct shmsched_client *p = bench_connect(bd.sock);
+	struct shmsched_client *admin = bench_connect(bd.admin);
 	char err[512];
-	struct daemon *d = daemon_start(&cfg, err, sizeof(err));
-	if (d == NULL)
-		die("daemon", err);
-	char admin_path[160];
-	snprintf(admin_path, sizeof(admin_path), "%s.admin", sock);
-	struct shmsched_client *p = connect_or_die(sock);
-	struct shmsched_client *admin = connect_or_die(admin_path);
 	if (o->surge)
 		cordon(admin, o->nodes, o->nodes, true); /* the spares, for now */
 	uint32_t *tid = malloc(o->apps * sizeof(*tid));
 	if (tid == NULL)
-		die("templates", strerror(ENOMEM));
+		bench_die("templates", strerror(ENOMEM));
 	for (uint32_t a = 0; a < o->apps; a++) {
 		char json[512];
 		snprintf(json, sizeof(json), "{\"kind\":\"Pod\",\"metadata\":{\"name\":"
 			 "\"a%u\",\"labels\":{\"app\":\"a%u\"}},\"spec\":{\"containers\":"
 			 "[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"100m\","
 			 "\"memory\":\"1Gi\"}}}]}}", a, a);
-		if (shmsched_register_template(p, json, strlen(json), &tid[a], err,
-					       sizeof(err)) < 0)
-			die("template", err);
+		tid[a] = bench_template(p, json);
 	}
 	for (uint32_t b = 0; b < o->pdbs; b++) {
 		char json[512];
@@ -218,7 +198,7 @@ static void engine_run(const struct opts *o, bool surge, double *plan_ms,
 			 "%" PRIu64 ",\"selector\":{\"matchLabels\":{\"app\":\"a%u\"}}}}",
 			 b, total, b % o->apps);
 		if (shmsched_priority_class(admin, json, strlen(json), err, sizeof(err)) < 0)
-			die("budget", err);
+			bench_die("budget", err);
 	}
 	uint64_t placed = 0, notices = 0, t0 = now_ns();
 	struct shmsched_pod batch[256];
@@ -229,7 +209,7 @@ static void engine_run(const struct opts *o, bool surge, double *plan_ms,
 				.template_id = tid[(done + i) % o->apps]};
 		int acc = shmsched_submit(p, batch, k);
 		if (acc < 0)
-			die("submit", strerror(-acc));
+			bench_die("submit", strerror(-acc));
 		done += (unsigned)acc;
 		placed += take_answers(p, &notices);
 	}
@@ -240,7 +220,7 @@ static void engine_run(const struct opts *o, bool surge, double *plan_ms,
 			usleep(50);
 	}
 	if (placed < total)
-		die("placing", "not every pod placed in 300 s");
+		bench_die("placing", "not every pod placed in 300 s");
 	printf("  placed %" PRIu64 " pods in %.3f s\n", placed,
 	       (double)(now_ns() - t0) / 1e9);
 	if (o->surge) {
@@ -271,7 +251,7 @@ static void engine_run(const struct opts *o, bool surge, double *plan_ms,
 	struct poller pl = {.c = p, .notices = notices};
 	pthread_t poller;
 	if (pthread_create(&poller, NULL, poll_main, &pl) != 0)
-		die("poller", "no thread");
+		bench_die("poller", "no thread");
 	t0 = now_ns();
 	do {
 		wave(admin, o, surge ? SHMSCHED_DRAIN_SURGE : 0, &r);
@@ -299,9 +279,9 @@ static void engine_run(const struct opts *o, bool surge, double *plan_ms,
 	       (ds.notices_dropped < evicted - notices ? ds.notices_dropped
 	        : evicted - notices));
 	if (evicted != total)
-		die("drain", "not every pod evicted");
+		bench_die("drain", "not every pod evicted");
 	if (surge && daemon_pods_on_nodes(d) != total)
-		die("drain --surge", "the replacements are not all placed");
+		bench_die("drain --surge", "the replacements are not all placed");
 	daemon_stop(d, 1000, &ds);
 	shmsched_disconnect(admin);
 	shmsched_disconnect(p);
@@ -327,7 +307,7 @@ static void reference_run(const struct opts *o, double *plan_ms, double *evict_r
 	struct kpdb *pdbs = calloc(o->pdbs ? o->pdbs : 1, sizeof(*pdbs));
 	uint64_t *list = malloc(total * sizeof(*list));
 	if (pods == NULL || pdbs == NULL || list == NULL)
-		die("reference", strerror(ENOMEM));
+		bench_die("reference", strerror(ENOMEM));
 	/* The engine's shape: app round-robin, P pods a node. */
 	for (uint64_t i = 0; i < total; i++) {
 		snprintf(pods[i].name, sizeof(pods[i].name), "p%" PRIu64, i);
@@ -413,6 +393,7 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
+	bench_set_name("shmsched-drain-bench");
 	struct opts o = {.nodes = 1000, .per_node = 100, .apps = 100, .pdbs = 50,
 			 .workers = 1};
 	static const struct option longopts[] = {
@@ -465,13 +446,9 @@ int main(int argc, char **argv)
 			return 2;
 		}
 		if (bad) {
-			const char *name = "";
-			for (int k = 0; longopts[k].name != NULL; k++)
-				if (longopts[k].val == c)
-					name = longopts[k].name;
 			fprintf(stderr, "shmsched-drain-bench: --%s: \"%s\": expected a "
-				"whole number in %s\n", name, optarg,
-				c == 'p' ? "1..110 (a node's pods)" : c == 'b' ?
+				"whole number in %s\n", bench_option_name(longopts, c),
+				optarg, c == 'p' ? "1..110 (a node's pods)" : c == 'b' ?
 				"0..256 (the daemon's budgets)" : c == 'w' ? "1..64" :
 				"1..100000");
 			return 2;
@@ -482,11 +459,7 @@ int main(int argc, char **argv)
 			TRY, argv[optind]);
 		return 2;
 	}
-	snprintf(dir, sizeof(dir), "/tmp/shmsched-drain-XXXXXX");
-	if (mkdtemp(dir) == NULL)
-		die("temporary directory", strerror(errno));
-	snprintf(cluster_path, sizeof(cluster_path), "%s/cluster.json", dir);
-	snprintf(sock, sizeof(sock), "%s/s.sock", dir);
+	bench_dir_make(&bd, "drain");
 	printf("%u nodes x %u pods, %u apps, %u PodDisruptionBudgets, %u worker(s); "
 	       "target: plan under 100 ms\n", o.nodes, o.per_node, o.apps, o.pdbs,
 	       o.workers);
@@ -502,11 +475,6 @@ int main(int argc, char **argv)
 	printf("  plan: engine / reference %.2fx the time; evictions/s: engine / "
 	       "reference %.2fx\n", rplan > 0 ? eplan / rplan : 0,
 	       rrate > 0 ? erate / rrate : 0);
-	unlink(cluster_path);
-	char admin_path[160];
-	snprintf(admin_path, sizeof(admin_path), "%s.admin", sock);
-	unlink(admin_path);
-	unlink(sock);
-	rmdir(dir);
+	bench_dir_remove(&bd);
 	return 0;
 }

@@ -159,16 +159,23 @@ static void fill_pod(const struct engine_run_config *cfg, const uint32_t *tid,
 			.quantity = wp.extra[e].amount};
 }
 
-static void producer(const struct engine_run_config *cfg, struct shared *sh,
-		     unsigned id, const char *sock)
+/* A child's wait for the parent's go (G); it leaves (_exit 1) if the
+ * parent gave up first (quit). */
+static void await_go(struct shared *sh)
 {
-	struct producer_report *r = &sh->r[id];
-	uint64_t share = cfg->pods / cfg->producers + (id < cfg->pods % cfg->producers);
 	while (!__atomic_load_n(&sh->go, __ATOMIC_ACQUIRE)) { /* G */
 		if (__atomic_load_n(&sh->quit, __ATOMIC_RELAXED))
 			_exit(1);
 		usleep(1000);
 	}
+}
+
+static void producer(const struct engine_run_config *cfg, struct shared *sh,
+		     unsigned id, const char *sock)
+{
+	struct producer_report *r = &sh->r[id];
+	uint64_t share = cfg->pods / cfg->producers + (id < cfg->pods % cfg->producers);
+	await_go(sh);
 	uint32_t *tid = calloc(cfg->w->n_templates, sizeof(*tid));
 	uint32_t res_index[2] = {0, 0};
 	struct shmsched_client *c = NULL;
@@ -271,11 +278,7 @@ static void noisy_producer(struct shared *sh, const char *sock)
 		"{\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":"
 		"{\"cpu\":\"1\"}}}]}}";
 	struct producer_report *r = &sh->noisy;
-	while (!__atomic_load_n(&sh->go, __ATOMIC_ACQUIRE)) { /* G */
-		if (__atomic_load_n(&sh->quit, __ATOMIC_RELAXED))
-			_exit(1);
-		usleep(1000);
-	}
+	await_go(sh);
 	char err[600];
 	struct shmsched_client *c;
 	uint32_t tid, cpu;
@@ -329,11 +332,7 @@ static void noisy_producer(struct shared *sh, const char *sock)
 static void churn_process(struct shared *sh, const char *admin_sock, double rate,
 			  uint32_t nodes)
 {
-	while (!__atomic_load_n(&sh->go, __ATOMIC_ACQUIRE)) { /* G */
-		if (__atomic_load_n(&sh->quit, __ATOMIC_RELAXED))
-			_exit(1);
-		usleep(1000);
-	}
+	await_go(sh);
 	char err[400];
 	struct shmsched_client *c;
 	if (shmsched_connect(admin_sock, &c, err, sizeof(err)) < 0) {

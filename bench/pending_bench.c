@@ -58,6 +58,7 @@
 #include <urcu/urcu-qsbr.h>
 
 #include "base/base.h"
+#include "bench_daemon.h"
 #include "bind/bind.h"
 #include "daemon/daemon.h"
 #include "ingest/ingest.h"
@@ -81,7 +82,8 @@ struct opts {
 	int only;
 };
 
-static char dir[64], cluster_path[128], kueue_path[128], sock[128];
+static struct bench_dir bd;
+static char kueue_path[128];
 
 #define POD_JSON(extra_meta, extra_spec, cpu) \
 	"{\"kind\":\"Pod\",\"metadata\":{\"name\":\"b\"" extra_meta "},\"spec\":{" \
@@ -170,7 +172,7 @@ static void gang_json(char *buf, size_t len, uint32_t g)
 
 static int write_cluster(const struct opts *o, uint32_t gangs, bool quota)
 {
-	FILE *f = fopen(cluster_path, "w");
+	FILE *f = fopen(bd.cluster, "w");
 	if (f == NULL)
 		return -errno;
 	fputs("{\"kind\":\"List\",\"items\":[", f);
@@ -187,30 +189,6 @@ static int write_cluster(const struct opts *o, uint32_t gangs, bool quota)
 	if (fclose(f) != 0)
 		return -errno;
 	return quota && !o->no_quota ? write_kueue(o) : 0;
-}
-
-static void die(const char *what, const char *err)
-{
-	fprintf(stderr, "shmsched-pending-bench: %s: %s\n", what, err);
-	exit(1);
-}
-
-static struct shmsched_client *connect_or_die(const char *path)
-{
-	struct shmsched_client *c;
-	char err[512];
-	if (shmsched_connect(path, &c, err, sizeof(err)) < 0)
-		die("connect", err);
-	return c;
-}
-
-static uint32_t template_or_die(struct shmsched_client *c, const char *json)
-{
-	uint32_t tid;
-	char err[512];
-	if (shmsched_register_template(c, json, strlen(json), &tid, err, sizeof(err)) < 0)
-		die("template", err);
-	return tid;
 }
 
 /* Submits n pods of `tid` (cookies from `first`), polling `c` meanwhile
@@ -236,7 +214,7 @@ static void take_answers(struct shmsched_client *c, struct tally *t)
 			}
 		}
 	if (n < 0)
-		die("poll", strerror(-n));
+		bench_die("poll", strerror(-n));
 }
 
 static void submit_all(struct shmsched_client *c, uint32_t tid, uint64_t first,
@@ -251,7 +229,7 @@ static void submit_all(struct shmsched_client *c, uint32_t tid, uint64_t first,
 							 .template_id = tid, .flags = flags};
 		int acc = shmsched_submit(c, batch, k);
 		if (acc < 0)
-			die("submit", strerror(-acc));
+			bench_die("submit", strerror(-acc));
 		done += (unsigned)acc;
 		take_answers(c, t);
 	}
@@ -272,7 +250,7 @@ static void await_placed(struct shmsched_client *c, struct tally *t, uint64_t wa
 		char why[96];
 		snprintf(why, sizeof(why), "%" PRIu64 " of %" PRIu64 " placed in 300 s",
 			 t->placed, want);
-		die("waiting for placements", why);
+		bench_die("waiting for placements", why);
 	}
 }
 
@@ -290,7 +268,7 @@ static void await_answered(struct shmsched_client *c, struct tally *t, uint64_t 
 		char why[96];
 		snprintf(why, sizeof(why), "%" PRIu64 " of %" PRIu64 " answered in 300 s",
 			 t->placed + t->other, want);
-		die("waiting for answers", why);
+		bench_die("waiting for answers", why);
 	}
 }
 
@@ -304,7 +282,7 @@ static void await_pending(struct daemon *d, uint64_t want)
 			return;
 		usleep(200);
 	} while (now_ns() < end);
-	die("waiting pods", "never all parked");
+	bench_die("waiting pods", "never all parked");
 }
 
 /* --- the engine: through the daemon --------------------------------------- */
@@ -313,41 +291,39 @@ static double engine_run(const struct opts *o, enum kind kind, uint64_t *placed)
 {
 	uint32_t fill = 2 * o->nodes, m = o->pods, gangs = o->pods / 4;
 	if (write_cluster(o, kind == KIND_GANGS ? gangs : 0, kind == KIND_QUOTA) < 0)
-		die("cluster file", strerror(errno));
-	struct daemon_config cfg = {.socket_path = sock, .cluster_path = cluster_path,
+		bench_die("cluster file", strerror(errno));
+	struct daemon_config cfg = {.socket_path = bd.sock, .cluster_path = bd.cluster,
 				    .seed = 1, .workers = o->workers,
 				    .slots = (fill > m ? fill : m) + 16};
 	char err[512];
 	struct quota_tree *quota = NULL;
 	if (kind == KIND_QUOTA && !o->no_quota &&
 	    kueue_load_file(kueue_path, &quota, err, sizeof(err)) < 0)
-		die("quotas", err);
+		bench_die("quotas", err);
 	cfg.quota = quota;
-	struct daemon *d = daemon_start(&cfg, err, sizeof(err));
-	if (d == NULL)
-		die("daemon", err);
-	struct shmsched_client *f = connect_or_die(sock), *p = connect_or_die(sock);
+	struct daemon *d = bench_start(&cfg);
+	struct shmsched_client *f = bench_connect(bd.sock), *p = bench_connect(bd.sock);
 	struct tally ft = {0}, pt = {0};
 	double seconds = 0;
 	if (kind == KIND_CHURN || kind == KIND_PREEMPTION) {
 		ft.ids = calloc(fill, sizeof(uint64_t));
 		ft.n_ids = fill;
-		submit_all(f, template_or_die(f, fill_json), 0, fill, 0, &ft);
+		submit_all(f, bench_template(f, fill_json), 0, fill, 0, &ft);
 		await_placed(f, &ft, fill);
 	}
 	if (kind == KIND_CHURN) {
-		submit_all(p, template_or_die(p, wait_json), 0, m, SHMSCHED_WAIT, &pt);
+		submit_all(p, bench_template(p, wait_json), 0, m, SHMSCHED_WAIT, &pt);
 		await_pending(d, m);
 		uint64_t t0 = now_ns();
 		for (uint64_t i = 0; i < m; i++) {
 			if (shmsched_release(f, ft.ids[i], err, sizeof(err)) < 0)
-				die("release", err);
+				bench_die("release", err);
 			take_answers(p, &pt);
 		}
 		await_placed(p, &pt, m);
 		seconds = (double)(now_ns() - t0) / 1e9;
 	} else if (kind == KIND_PREEMPTION) {
-		uint32_t tid = template_or_die(p, high_json);
+		uint32_t tid = bench_template(p, high_json);
 		uint64_t t0 = now_ns();
 		submit_all(p, tid, 0, m, SHMSCHED_WAIT, &pt);
 		await_placed(p, &pt, m);
@@ -363,10 +339,10 @@ static double engine_run(const struct opts *o, enum kind kind, uint64_t *placed)
 				 "queue-name\":\"lq\"}},\"spec\":{\"containers\":[{\"name\":"
 				 "\"c\",\"resources\":{\"requests\":{\"cpu\":\"1\",\"memory\":"
 				 "\"1Gi\"}}}]}}", i);
-			tid[i] = template_or_die(p, json);
+			tid[i] = bench_template(p, json);
 		}
 		if (tid == NULL)
-			die("templates", strerror(ENOMEM));
+			bench_die("templates", strerror(ENOMEM));
 		uint64_t t0 = now_ns();
 		struct shmsched_pod batch[256];
 		for (uint64_t done = 0; done < m;) {
@@ -377,7 +353,7 @@ static double engine_run(const struct opts *o, enum kind kind, uint64_t *placed)
 					.template_id = tid[quota_cq_of(o, &q, done + i)]};
 			int acc = shmsched_submit(p, batch, k);
 			if (acc < 0)
-				die("submit", strerror(-acc));
+				bench_die("submit", strerror(-acc));
 			done += (unsigned)acc;
 			take_answers(p, &pt);
 		}
@@ -389,7 +365,7 @@ static double engine_run(const struct opts *o, enum kind kind, uint64_t *placed)
 		for (uint32_t g = 0; g < gangs; g++) {
 			char json[512];
 			gang_json(json, sizeof(json), g);
-			tid[g] = template_or_die(p, json);
+			tid[g] = bench_template(p, json);
 		}
 		uint64_t t0 = now_ns();
 		for (uint32_t g = 0; g < gangs; g++)
@@ -405,7 +381,7 @@ static double engine_run(const struct opts *o, enum kind kind, uint64_t *placed)
 		size_t need = quota_metrics_text(quota, QUOTA_MAX_CLUSTER_QUEUES, NULL, 0);
 		char *text = malloc(need + 1);
 		if (text == NULL)
-			die("metrics", strerror(ENOMEM));
+			bench_die("metrics", strerror(ENOMEM));
 		quota_metrics_text(quota, QUOTA_MAX_CLUSTER_QUEUES, text, need + 1);
 		fputs(text, stdout);
 		free(text);
@@ -458,7 +434,7 @@ static void ref_pod(struct ref *r, const char *json, struct pod_spec *out)
 	struct k8s_ctx kc = {.strings = r->strings, .res = &r->res};
 	char err[512];
 	if (k8s_load_one("pod", json, strlen(json), &kc, out, NULL, err, sizeof(err)) < 0)
-		die("reference pod", err);
+		bench_die("reference pod", err);
 }
 
 static void ref_build(struct ref *r, const struct opts *o)
@@ -469,14 +445,14 @@ static void ref_build(struct ref *r, const struct opts *o)
 	struct cluster_load_stats st;
 	char err[512];
 	if (r->strings == NULL || plugin_ctx_init(&r->ctx, r->strings, &r->res) < 0 ||
-	    cluster_load_file(cluster_path, r->strings, &r->res, 0, &r->cluster, &st,
+	    cluster_load_file(bd.cluster, r->strings, &r->res, 0, &r->cluster, &st,
 			      err, sizeof(err)) < 0)
-		die("reference cluster", err);
+		bench_die("reference cluster", err);
 	quota_tree_free(st.quota); /* none: the Kueue objects are apart */
 	sched_config_default(&r->cfg);
 	r->e = engine_create(r->cluster, &r->ctx, &r->cfg, 1, 0);
 	if (r->e == NULL)
-		die("reference engine", strerror(errno));
+		bench_die("reference engine", strerror(errno));
 	ref_pod(r, fill_json, &r->fill);
 	ref_pod(r, wait_json, &r->wait);
 	ref_pod(r, high_json, &r->high);
@@ -486,7 +462,7 @@ static void ref_build(struct ref *r, const struct opts *o)
 	ref_pod(r, one, &r->one);
 	r->gang = malloc((o->pods / 4 ? o->pods / 4 : 1) * sizeof(*r->gang));
 	if (r->gang == NULL)
-		die("reference", "out of memory");
+		bench_die("reference", "out of memory");
 	for (uint32_t g = 0; g < o->pods / 4; g++) {
 		char json[512];
 		gang_json(json, sizeof(json), g);
@@ -515,7 +491,7 @@ static int64_t ref_place(struct ref *r, const struct pod_spec *pod, uint64_t seq
 {
 	struct placement pl;
 	if (engine_place_reference(r->e, pod, seq, NULL, &pl) < 0)
-		die("reference", "out of memory");
+		bench_die("reference", "out of memory");
 	if (pl.slot < 0 || commit_pod(r->e, pod, (uint32_t)pl.slot, &pl.devices) < 0)
 		return -1;
 	if (r->n < r->cap) {
@@ -1008,7 +984,7 @@ static void kq_build(struct kq *k, const struct opts *o)
 	k->entries = malloc(q.n_cq * sizeof(*k->entries));
 	if (!k->node || !k->usage || !k->snap || !k->queue || !k->head || !k->end ||
 	    !k->entries)
-		die("reference quota", strerror(ENOMEM));
+		bench_die("reference quota", strerror(ENOMEM));
 	for (uint32_t c = 0; c < o->cohorts; c++)
 		k->node[c] = (struct kq_node){.parent = -1, .borrowing_limit = {-1, -1},
 					      .lending_limit = {-1, -1}};
@@ -1109,7 +1085,7 @@ static double reference_run(const struct opts *o, enum kind kind)
 		/* Untimed, as the engine's pods are parked before its clock
 		 * starts: each waiting pod added and attempted once. */
 		if (cq_init(&q, m) < 0)
-			die("reference queue", strerror(ENOMEM));
+			bench_die("reference queue", strerror(ENOMEM));
 		for (uint32_t i = 0; i < m; i++)
 			cq_add(&q, i, now_ns());
 		while (cq_cycle(&q, &r, &seq, &early))
@@ -1208,7 +1184,7 @@ static struct quota_tree *reclaim_tree(const struct opts *o, uint32_t lenders,
 	struct quota_tree *t = NULL;
 	struct quota_preemption lend = {.reclaim_within_cohort = QUOTA_PREEMPT_ANY};
 	if (quota_tree_new(&t) < 0)
-		die("reclaim", strerror(ENOMEM));
+		bench_die("reclaim", strerror(ENOMEM));
 	*f = quota_flavor_add(t, "default", err, sizeof(err));
 	*cpu = quota_resource_add(t, "cpu", err, sizeof(err));
 	for (uint32_t i = 0; i < o->cohorts * o->queues; i++) {
@@ -1223,12 +1199,12 @@ static struct quota_tree *reclaim_tree(const struct opts *o, uint32_t lenders,
 				       QUOTA_NO_LIMIT, err, sizeof(err)) < 0 ||
 		    (local && quota_local_queue_add(t, ns, "lq", name, err,
 						    sizeof(err)) < 0))
-			die("reclaim", err);
+			bench_die("reclaim", err);
 		if (cq != NULL)
 			cq[i] = k;
 	}
 	if (quota_seal(t, err, sizeof(err)) < 0)
-		die("reclaim", err);
+		bench_die("reclaim", err);
 	return t;
 }
 
@@ -1252,7 +1228,7 @@ static void reclaim_run(const struct opts *o)
 		nominal = 1;
 	int *cq = calloc(n_cq, sizeof(*cq)), f, cpu;
 	if (cq == NULL)
-		die("reclaim", strerror(ENOMEM));
+		bench_die("reclaim", strerror(ENOMEM));
 	struct quota_tree *t = reclaim_tree(o, lenders, nominal, false, cq, &f, &cpu);
 	struct reclaim_work *w = reclaim_work_new(t);
 	/* Per cohort: its admitted pods (a victim's slot gets the last). */
@@ -1261,7 +1237,7 @@ static void reclaim_run(const struct opts *o)
 	uint32_t *n_adm = calloc(o->cohorts, sizeof(*n_adm));
 	uint32_t *victims = calloc(per, sizeof(*victims));
 	if (w == NULL || adm == NULL || n_adm == NULL || victims == NULL)
-		die("reclaim", strerror(ENOMEM));
+		bench_die("reclaim", strerror(ENOMEM));
 	uint64_t uid = 0, clock_ns = 0;
 	for (uint32_t c = 0; c < o->cohorts; c++)
 		for (uint32_t k = 0; k < per; k++) {
@@ -1272,7 +1248,7 @@ static void reclaim_run(const struct opts *o)
 						.admitted_ns = clock_ns};
 			p.request[cpu] = 1;
 			if (quota_try_charge(t, p.cq, f, p.request) < 0)
-				die("reclaim", "a borrower's pod was refused");
+				bench_die("reclaim", "a borrower's pod was refused");
 			p.borrowed = reclaim_borrowed(t, p.cq, f, p.request);
 			adm[(size_t)c * per + n_adm[c]++] = p;
 		}
@@ -1302,7 +1278,7 @@ static void reclaim_run(const struct opts *o)
 				a[victims[v]] = a[--n_adm[c]];
 			}
 			if (k > 0 && quota_try_charge(t, p.cq, f, p.request) < 0)
-				die("reclaim", "a reclaimer was refused after its victims went");
+				bench_die("reclaim", "a reclaimer was refused after its victims went");
 			p.admitted_ns = ++clock_ns;
 			p.borrowed = reclaim_borrowed(t, p.cq, f, p.request);
 			a[n_adm[c]++] = p;
@@ -1339,7 +1315,6 @@ static void reclaim_run(const struct opts *o)
  * it. Timed: from the first lender's pod submitted to the last placed. */
 static void reclaim_daemon_run(const struct opts *o)
 {
-	char err[512];
 	uint32_t lenders = (o->queues + 1) / 2, n_cq = o->cohorts * o->queues;
 	int64_t nominal = (int64_t)o->pods / ((int64_t)o->cohorts * lenders);
 	if (nominal < 1)
@@ -1349,26 +1324,24 @@ static void reclaim_daemon_run(const struct opts *o)
 	struct quota_tree *t = reclaim_tree(o, lenders, nominal * 1000, true, NULL,
 					    &f, &cpu);
 	if (write_cluster(o, 0, false) < 0)
-		die("cluster file", strerror(errno));
+		bench_die("cluster file", strerror(errno));
 	uint32_t per = (uint32_t)nominal * o->queues, fill = o->cohorts * per;
-	struct daemon_config cfg = {.socket_path = sock, .cluster_path = cluster_path,
+	struct daemon_config cfg = {.socket_path = bd.sock, .cluster_path = bd.cluster,
 				    .seed = 1, .workers = o->workers,
 				    .slots = (fill > o->pods ? fill : o->pods) + 16,
 				    .quota = t};
-	struct daemon *d = daemon_start(&cfg, err, sizeof(err));
-	if (d == NULL)
-		die("daemon", err);
-	struct shmsched_client *b = connect_or_die(sock), *l = connect_or_die(sock);
+	struct daemon *d = bench_start(&cfg);
+	struct shmsched_client *b = bench_connect(bd.sock), *l = bench_connect(bd.sock);
 	uint32_t *tid = calloc(n_cq, sizeof(*tid));
 	if (tid == NULL)
-		die("templates", strerror(ENOMEM));
+		bench_die("templates", strerror(ENOMEM));
 	for (uint32_t i = 0; i < n_cq; i++) {
 		char json[512];
 		snprintf(json, sizeof(json), "{\"kind\":\"Pod\",\"metadata\":{\"name\":"
 			 "\"b\",\"namespace\":\"q%u\",\"labels\":{\"kueue.x-k8s.io/"
 			 "queue-name\":\"lq\"}},\"spec\":{\"containers\":[{\"name\":"
 			 "\"c\",\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]}}", i);
-		tid[i] = template_or_die(i % o->queues < lenders ? l : b, json);
+		tid[i] = bench_template(i % o->queues < lenders ? l : b, json);
 	}
 	struct tally bt = {0}, lt = {0};
 	struct shmsched_pod batch[256];
@@ -1384,7 +1357,7 @@ static void reclaim_daemon_run(const struct opts *o)
 		}
 		int acc = shmsched_submit(b, batch, k);
 		if (acc < 0)
-			die("submit", strerror(-acc));
+			bench_die("submit", strerror(-acc));
 		done += (unsigned)acc;
 		take_answers(b, &bt);
 	}
@@ -1402,7 +1375,7 @@ static void reclaim_daemon_run(const struct opts *o)
 		}
 		int acc = shmsched_submit(l, batch, k);
 		if (acc < 0)
-			die("submit", strerror(-acc));
+			bench_die("submit", strerror(-acc));
 		done += (unsigned)acc;
 		take_answers(l, &lt);
 		take_answers(b, &bt);
@@ -1430,7 +1403,7 @@ static void reclaim_daemon_run(const struct opts *o)
 	quota_tree_free(t); /* after the daemon that charged it */
 	free(tid);
 	if (lt.placed < o->pods)
-		die("reclaim", "not every lender's pod was placed in 300 s");
+		bench_die("reclaim", "not every lender's pod was placed in 300 s");
 }
 
 #define TRY "Try 'shmsched-pending-bench --help' for more information.\n"
@@ -1459,6 +1432,7 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
+	bench_set_name("shmsched-pending-bench");
 	struct opts o = {.nodes = 5000, .pods = 2000, .workers = 1, .reference_s = 10,
 			 .cohorts = 10, .queues = 10, .only = -1};
 	static const struct option longopts[] = {
@@ -1528,13 +1502,10 @@ int main(int argc, char **argv)
 			return 2;
 		}
 		if (bad) {
-			const char *name = "";
-			for (int k = 0; longopts[k].name != NULL; k++)
-				if (longopts[k].val == c)
-					name = longopts[k].name;
 			fprintf(stderr, "shmsched-pending-bench: --%s: \"%s\": %s\n",
-				name, optarg, c == 'k' ? "expected churn, preemption, "
-				"gangs or quota" : c == 'p' ? "expected a whole number in 4..1000000" :
+				bench_option_name(longopts, c), optarg,
+				c == 'k' ? "expected churn, preemption, gangs or quota" :
+				c == 'p' ? "expected a whole number in 4..1000000" :
 				"expected a whole number in 1..1000000");
 			return 2;
 		}
@@ -1565,18 +1536,12 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	snprintf(dir, sizeof(dir), "/tmp/shmsched-pending-XXXXXX");
-	if (mkdtemp(dir) == NULL)
-		die("temporary directory", strerror(errno));
-	snprintf(cluster_path, sizeof(cluster_path), "%s/cluster.json", dir);
-	snprintf(kueue_path, sizeof(kueue_path), "%s/kueue.json", dir);
-	snprintf(sock, sizeof(sock), "%s/s.sock", dir);
+	bench_dir_make(&bd, "pending");
+	snprintf(kueue_path, sizeof(kueue_path), "%s/kueue.json", bd.dir);
 	if (o.reclaim) {
 		reclaim_run(&o);
 		reclaim_daemon_run(&o);
-		unlink(cluster_path);
-		unlink(sock);
-		rmdir(dir);
+		bench_dir_remove(&bd);
 		return 0;
 	}
 	printf("%u nodes (4 cpu, 16 GiB, 110 pods), %u pods timed, %u worker(s); "
@@ -1610,9 +1575,7 @@ int main(int argc, char **argv)
 		       thresholds[0], eng / (100 * thresholds[0]), thresholds[1],
 		       eng / (100 * thresholds[1]));
 	}
-	unlink(cluster_path);
 	unlink(kueue_path);
-	unlink(sock);
-	rmdir(dir);
+	bench_dir_remove(&bd);
 	return 0;
 }

@@ -131,14 +131,7 @@ static int write_script(const char *dir, const struct bench_report *r,
 		return -errno;
 	fprintf(f,
 		"# Written by shmsched-bench --plot; run: gnuplot plots.gp\n"
-		"if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) {\n"
-		"    set terminal pngcairo size 960,600 noenhanced\n"
-		"} else {\n"
-		"    set terminal png size 960,600 noenhanced\n"
-		"}\n"
-		"set datafile missing '?'\n"
-		"set grid\n"
-		"set key top left\n"
+		PLOT_GP_PREAMBLE
 		"\n"
 		"set output 'throughput_nodes.png'\n"
 		"set title 'pods per second against cluster size (%s, %u cores)%s'\n"

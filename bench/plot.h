@@ -15,6 +15,20 @@
 
 #include "bench/report.h"
 
+/* The lines after a gnuplot script's first comment, in both scripts the
+ * benches write (plots.gp, the trace's replay script): PNG output
+ * (pngcairo where gnuplot has it), '?' for a missing value, a grid, the
+ * key top left. */
+#define PLOT_GP_PREAMBLE                                                      \
+	"if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) {\n"                  \
+	"    set terminal pngcairo size 960,600 noenhanced\n"                \
+	"} else {\n"                                                          \
+	"    set terminal png size 960,600 noenhanced\n"                     \
+	"}\n"                                                                 \
+	"set datafile missing '?'\n"                                          \
+	"set grid\n"                                                          \
+	"set key top left\n"
+
 /* Writes the files into `dir` (made if missing) and runs gnuplot there.
  * Returns 0, or a negative errno with a message in `err` (-ENOENT naming
  * the Debian package when gnuplot is not installed). `note` receives a

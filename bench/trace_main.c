@@ -516,14 +516,7 @@ static int plot_list(const struct trace_opts *o, const struct list_result *lr,
 	}
 	fprintf(f,
 		"# Written by shmsched-bench --trace openb --plot\n"
-		"if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) {\n"
-		"    set terminal pngcairo size 960,600 noenhanced\n"
-		"} else {\n"
-		"    set terminal png size 960,600 noenhanced\n"
-		"}\n"
-		"set datafile missing '?'\n"
-		"set grid\n"
-		"set key top left\n"
+		PLOT_GP_PREAMBLE
 		"set output 'replay_%s.png'\n"
 		"set title '%s: unallocated GPU against arrived load (mean of %u seeds; "
 		"dashed: the FGD paper)'\n"

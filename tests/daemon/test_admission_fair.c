@@ -40,7 +40,6 @@
 #define HOUR_NS (UINT64_C(3600) * 1000000000u)
 
 static struct fixture_dir fx;
-static char cluster[128];
 static uint64_t clk; /* the usage's clock; __atomic: the workers read it */
 
 static uint64_t afs_clock(void *arg)
@@ -54,13 +53,8 @@ static int setup(void **state)
 {
 	(void)state;
 	fixture_dir_make(&fx, "admfair", 0);
-	snprintf(cluster, sizeof(cluster), "%s/cluster.json", fx.dir);
-	FILE *f = fopen(cluster, "w");
-	assert_non_null(f);
-	fputs("{\"kind\":\"List\",\"items\":[{\"kind\":\"Node\",\"metadata\":"
-	      "{\"name\":\"n0\"},\"status\":{\"allocatable\":{\"cpu\":\"32\","
-	      "\"memory\":\"64Gi\",\"pods\":\"110\"}}}]}", f);
-	fclose(f);
+	fixture_write_cluster(&fx, &(struct fixture_nodes){.count = 1, .cpu = "32",
+							    .memory = "64Gi"}, NULL);
 	return 0;
 }
 
@@ -69,42 +63,6 @@ static int teardown(void **state)
 	(void)state;
 	fixture_dir_remove(&fx);
 	return 0;
-}
-
-static uint32_t tmpl(struct shmsched_client *c, const char *queue,
-		     const char *cpu)
-{
-	char json[512], err[512];
-	snprintf(json, sizeof(json), "{\"kind\":\"Pod\",\"metadata\":{\"name\":"
-		 "\"t\",\"namespace\":\"default\",\"labels\":{\"kueue.x-k8s.io/"
-		 "queue-name\":\"%s\"}},\"spec\":{\"containers\":[{\"name\":\"c\","
-		 "\"resources\":{\"requests\":{\"cpu\":\"%s\"}}}]}}", queue, cpu);
-	uint32_t tid;
-	if (shmsched_register_template(c, json, strlen(json), &tid, err,
-				       sizeof(err)) < 0)
-		fail_msg("template %s: %s", json, err);
-	return tid;
-}
-
-/* A pod of `tid` that waits (up to 20 s): it must park, unanswered, as
- * the `n`-th pod waiting (polled for up to 10 s: a loaded machine). */
-static void park_one(struct daemon *d, struct shmsched_client *c, uint32_t tid,
-		     uint64_t cookie, uint64_t n)
-{
-	struct shmsched_pod p = {.cookie = cookie, .template_id = tid,
-				 .flags = SHMSCHED_WAIT,
-				 .deadline_ns = now_ns() + UINT64_C(20000000000)};
-	assert_int_equal(shmsched_submit(c, &p, 1), 1);
-	struct daemon_stats ds;
-	for (int i = 0; i < 1000; i++) {
-		daemon_get_stats(d, &ds);
-		if (ds.pending_unschedulable >= n)
-			break;
-		usleep(10000);
-	}
-	assert_int_equal(ds.pending_unschedulable, n);
-	struct shmsched_result r;
-	assert_int_equal(fixture_await(c, &r, 1, 100), 0);
 }
 
 /* ClusterQueue "team" (2 cpu nominal, admission fair sharing `afs`),
@@ -144,33 +102,25 @@ static uint64_t contest(struct quota_tree *t, const struct afs_settings *s,
 			int a_used, int b_used)
 {
 	__atomic_store_n(&clk, UINT64_C(1000000000), __ATOMIC_RELAXED);
-	struct daemon_config cfg = {.socket_path = fx.sock, .cluster_path = cluster,
-				    .seed = 1, .workers = 1, .slots = 64,
-				    .quota = t, .admission_fair_sharing = s,
-				    .afs_clock_ns = afs_clock};
+	struct daemon_config cfg = fixture_config(&fx);
+	cfg.quota = t;
+	cfg.admission_fair_sharing = s;
+	cfg.afs_clock_ns = afs_clock;
+	struct daemon *d = fixture_start(&cfg);
+	struct shmsched_client *c = fixture_connect(fx.sock);
 	char err[512];
-	struct daemon *d = daemon_start(&cfg, err, sizeof(err));
-	if (d == NULL)
-		fail_msg("daemon_start: %s", err);
-	struct shmsched_client *c;
-	if (shmsched_connect(fx.sock, &c, err, sizeof(err)) < 0)
-		fail_msg("connect: %s", err);
-	uint32_t qa = tmpl(c, "qa", "1"), qb = tmpl(c, "qb", "1");
+	uint32_t qa = fixture_cpu_template(c, "qa", "1");
+	uint32_t qb = fixture_cpu_template(c, "qb", "1");
 	struct shmsched_result r;
 	uint64_t a_ids[4];
-	for (int i = 0; i < a_used; i++) {
-		fixture_place_one(c, qa, 100 + (uint64_t)i, &r);
-		assert_int_equal(r.status, SHMSCHED_PLACED);
-		a_ids[i] = r.placement_id;
-	}
-	for (int i = 0; i < b_used; i++) {
-		fixture_place_one(c, qb, 200 + (uint64_t)i, &r);
-		assert_int_equal(r.status, SHMSCHED_PLACED);
-	}
+	for (int i = 0; i < a_used; i++)
+		a_ids[i] = fixture_place(c, qa, 100 + (uint64_t)i, SHMSCHED_PLACED);
+	for (int i = 0; i < b_used; i++)
+		fixture_place(c, qb, 200 + (uint64_t)i, SHMSCHED_PLACED);
 	/* One half-life on: the next poll samples (consumed = live x 0.5). */
 	__atomic_fetch_add(&clk, HOUR_NS, __ATOMIC_RELAXED);
-	park_one(d, c, qa, 1, 1); /* qa's, first */
-	park_one(d, c, qb, 2, 2); /* qb's, second */
+	fixture_park_one(d, c, qa, 1, 1); /* qa's, first */
+	fixture_park_one(d, c, qb, 2, 2); /* qb's, second */
 	assert_int_equal(shmsched_release(c, a_ids[0], err, sizeof(err)), 0);
 	assert_int_equal(fixture_await(c, &r, 1, 5000), 1);
 	assert_int_equal(r.status, SHMSCHED_PLACED);
@@ -229,9 +179,9 @@ static void test_settings_refused(void **state)
 	(void)state;
 	struct afs_settings s = {.half_life_ns = HOUR_NS, .sampling_ns = 0};
 	struct quota_tree *t = make_tree(true, QUOTA_WEIGHT_DEFAULT_MILLI);
-	struct daemon_config cfg = {.socket_path = fx.sock, .cluster_path = cluster,
-				    .seed = 1, .workers = 1, .slots = 64,
-				    .quota = t, .admission_fair_sharing = &s};
+	struct daemon_config cfg = fixture_config(&fx);
+	cfg.quota = t;
+	cfg.admission_fair_sharing = &s;
 	char err[512];
 	struct daemon *d = daemon_start(&cfg, err, sizeof(err));
 	assert_null(d);
@@ -341,24 +291,19 @@ static void test_restart_keeps_usage(void **state)
 				 .sampling_ns = UINT64_C(60000000000)};
 	__atomic_store_n(&clk, UINT64_C(1000000000), __ATOMIC_RELAXED);
 	struct quota_tree *t = make_tree(true, QUOTA_WEIGHT_DEFAULT_MILLI);
-	struct daemon_config cfg = {.socket_path = fx.sock, .cluster_path = cluster,
-				    .seed = 1, .workers = 1, .slots = 64,
-				    .quota = t, .admission_fair_sharing = &s,
-				    .afs_clock_ns = afs_clock, .state_dir = store,
-				    .durability = STORE_DURABILITY_SYNC};
+	struct daemon_config cfg = fixture_config(&fx);
+	cfg.quota = t;
+	cfg.admission_fair_sharing = &s;
+	cfg.afs_clock_ns = afs_clock;
+	cfg.state_dir = store;
+	cfg.durability = STORE_DURABILITY_SYNC;
+	struct daemon *d = fixture_start(&cfg);
+	struct shmsched_client *c = fixture_connect(fx.sock);
 	char err[512];
-	struct daemon *d = daemon_start(&cfg, err, sizeof(err));
-	if (d == NULL)
-		fail_msg("daemon_start: %s", err);
-	struct shmsched_client *c;
-	if (shmsched_connect(fx.sock, &c, err, sizeof(err)) < 0)
-		fail_msg("connect: %s", err);
-	uint32_t qa = tmpl(c, "qa", "1");
+	uint32_t qa = fixture_cpu_template(c, "qa", "1");
 	struct shmsched_result r;
-	for (int i = 0; i < 2; i++) {
-		fixture_place_one(c, qa, 100 + (uint64_t)i, &r);
-		assert_int_equal(r.status, SHMSCHED_PLACED);
-	}
+	for (int i = 0; i < 2; i++)
+		fixture_place(c, qa, 100 + (uint64_t)i, SHMSCHED_PLACED);
 	__atomic_fetch_add(&clk, HOUR_NS, __ATOMIC_RELAXED);
 	shmsched_disconnect(c);
 	struct daemon_stats ds;
@@ -368,23 +313,18 @@ static void test_restart_keeps_usage(void **state)
 	/* The restart: a new tree (the file read again), the same store. */
 	t = make_tree(true, QUOTA_WEIGHT_DEFAULT_MILLI);
 	cfg.quota = t;
-	d = daemon_start(&cfg, err, sizeof(err));
-	if (d == NULL)
-		fail_msg("daemon_start again: %s", err);
-	if (shmsched_connect(fx.sock, &c, err, sizeof(err)) < 0)
-		fail_msg("connect: %s", err);
+	d = fixture_start(&cfg);
+	c = fixture_connect(fx.sock);
 	/* A store's placements come back charged to no quota (its record
 	 * keeps none): qc fills the queue now, the same for both. */
-	qa = tmpl(c, "qa", "1");
-	uint32_t qb = tmpl(c, "qb", "1"), qc = tmpl(c, "qc", "1");
+	qa = fixture_cpu_template(c, "qa", "1");
+	uint32_t qb = fixture_cpu_template(c, "qb", "1");
+	uint32_t qc = fixture_cpu_template(c, "qc", "1");
 	uint64_t c_ids[2];
-	for (int i = 0; i < 2; i++) {
-		fixture_place_one(c, qc, 300 + (uint64_t)i, &r);
-		assert_int_equal(r.status, SHMSCHED_PLACED);
-		c_ids[i] = r.placement_id;
-	}
-	park_one(d, c, qa, 1, 1); /* qa's, first */
-	park_one(d, c, qb, 2, 2); /* qb's, second */
+	for (int i = 0; i < 2; i++)
+		c_ids[i] = fixture_place(c, qc, 300 + (uint64_t)i, SHMSCHED_PLACED);
+	fixture_park_one(d, c, qa, 1, 1); /* qa's, first */
+	fixture_park_one(d, c, qb, 2, 2); /* qb's, second */
 	assert_int_equal(shmsched_release(c, c_ids[0], err, sizeof(err)), 0);
 	assert_int_equal(fixture_await(c, &r, 1, 5000), 1);
 	assert_int_equal(r.status, SHMSCHED_PLACED);

@@ -42,7 +42,6 @@
 #include "shmsched/client.h"
 
 static struct fixture_dir fx;
-static char cluster[128];
 /* The managers' clock, ns: written by the test thread, read by the admin
  * socket's (relaxed both: a figure with no data behind it; each step is
  * followed by a request, whose socket round trip orders it). */
@@ -63,17 +62,8 @@ static int setup(void **state)
 {
 	(void)state;
 	fixture_dir_make(&fx, "approval", 0);
-	snprintf(cluster, sizeof(cluster), "%s/cluster.json", fx.dir);
-	FILE *f = fopen(cluster, "w");
-	if (f == NULL)
-		return -1;
-	fputs("{\"kind\":\"List\",\"items\":[", f);
-	for (int i = 0; i < 3; i++)
-		fprintf(f, "%s{\"kind\":\"Node\",\"metadata\":{\"name\":\"n%d\"},"
-			"\"status\":{\"allocatable\":{\"cpu\":\"8\",\"memory\":"
-			"\"16Gi\",\"pods\":\"110\"}}}", i ? "," : "", i);
-	fputs("]}", f);
-	fclose(f);
+	fixture_write_cluster(&fx, &(struct fixture_nodes){.count = 3, .cpu = "8",
+							    .memory = "16Gi"}, NULL);
 	return 0;
 }
 
@@ -86,14 +76,9 @@ static int teardown(void **state)
 
 static struct daemon *start(void)
 {
-	struct daemon_config cfg = {.socket_path = fx.sock, .cluster_path = cluster,
-				    .seed = 1, .workers = 1, .slots = 64,
-				    .approval_clock = fake_clock};
-	char err[512];
-	struct daemon *d = daemon_start(&cfg, err, sizeof(err));
-	if (d == NULL)
-		fail_msg("daemon_start: %s", err);
-	return d;
+	struct daemon_config cfg = fixture_config(&fx);
+	cfg.approval_clock = fake_clock;
+	return fixture_start(&cfg);
 }
 
 /* A manager's connection: kept open, as the op wants. */
@@ -190,28 +175,6 @@ static int mgr_answer(struct mgr *m, uint64_t ask, uint32_t verdict, uint32_t ms
 	return mgr_call(m, OP_APPROVAL_ANSWER, &a, sizeof(a), NULL, 0, NULL);
 }
 
-/* A 1-cpu template labelled app=`app`, on node `node`. */
-static uint32_t app_on(struct shmsched_client *c, const char *app, const char *node)
-{
-	char json[512], err[512];
-	snprintf(json, sizeof(json), "{\"kind\":\"Pod\",\"metadata\":{\"name\":"
-		 "\"%s\",\"labels\":{\"app\":\"%s\"}},\"spec\":{\"nodeName\":\"%s\","
-		 "\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":"
-		 "{\"cpu\":\"1\"}}}]}}", app, app, node);
-	uint32_t tid;
-	if (shmsched_register_template(c, json, strlen(json), &tid, err, sizeof(err)) < 0)
-		fail_msg("template %s on %s: %s", app, node, err);
-	return tid;
-}
-
-static uint64_t place(struct shmsched_client *c, uint32_t tid, uint64_t cookie)
-{
-	struct shmsched_result r;
-	fixture_place_one(c, tid, cookie, &r);
-	assert_int_equal(r.status, SHMSCHED_PLACED);
-	return r.placement_id;
-}
-
 /* One wave over n0 and n1; the text is the caller's to free. */
 static void wave(struct shmsched_client *admin, struct shmsched_drain_result *r,
 		 char **text)
@@ -223,27 +186,18 @@ static void wave(struct shmsched_client *admin, struct shmsched_drain_result *r,
 	print_message("wave: evicted %u blocked %u\n%s", r->evicted, r->blocked, *text);
 }
 
-static struct shmsched_client *connect_to(const char *path)
-{
-	struct shmsched_client *c;
-	char err[512];
-	if (shmsched_connect(path, &c, err, sizeof(err)) < 0)
-		fail_msg("connect %s: %s", path, err);
-	return c;
-}
-
 static void test_grant_deny(void **state)
 {
 	(void)state;
 	struct daemon *d = start();
-	struct shmsched_client *admin = connect_to(fx.admin);
+	struct shmsched_client *admin = fixture_connect(fx.admin);
 	struct shmsched_client *prod = fixture_connect_as(fx.sock, "app");
 	struct mgr m;
 	mgr_open(&m, fx.admin);
 	assert_int_equal(mgr_register(&m, "web-manager", "app=web", 60000, false), 0);
-	place(prod, app_on(prod, "web", "n0"), 1);
-	place(prod, app_on(prod, "web", "n1"), 2);
-	place(prod, app_on(prod, "batch", "n0"), 3);
+	fixture_place(prod, fixture_app_on(prod, "web", "n0"), 1, SHMSCHED_PLACED);
+	fixture_place(prod, fixture_app_on(prod, "web", "n1"), 2, SHMSCHED_PLACED);
+	fixture_place(prod, fixture_app_on(prod, "batch", "n0"), 3, SHMSCHED_PLACED);
 	struct shmsched_drain_result r;
 	char *text;
 
@@ -310,15 +264,15 @@ static void test_deadline(void **state)
 {
 	(void)state;
 	struct daemon *d = start();
-	struct shmsched_client *admin = connect_to(fx.admin);
+	struct shmsched_client *admin = fixture_connect(fx.admin);
 	struct shmsched_client *prod = fixture_connect_as(fx.sock, "app");
 	struct mgr open_m, closed_m;
 	mgr_open(&open_m, fx.admin);
 	mgr_open(&closed_m, fx.admin);
 	assert_int_equal(mgr_register(&open_m, "lenient", "app=web", 1000, true), 0);
 	assert_int_equal(mgr_register(&closed_m, "strict", "app=db", 1000, false), 0);
-	place(prod, app_on(prod, "web", "n0"), 1);
-	place(prod, app_on(prod, "db", "n0"), 2);
+	fixture_place(prod, fixture_app_on(prod, "web", "n0"), 1, SHMSCHED_PLACED);
+	fixture_place(prod, fixture_app_on(prod, "db", "n0"), 2, SHMSCHED_PLACED);
 	struct shmsched_drain_result r;
 	char *text;
 	wave(admin, &r, &text);
@@ -385,9 +339,9 @@ static void test_bounds(void **state)
 {
 	(void)state;
 	struct daemon *d = start();
-	struct shmsched_client *admin = connect_to(fx.admin);
+	struct shmsched_client *admin = fixture_connect(fx.admin);
 	struct shmsched_client *prod = fixture_connect_as(fx.sock, "app");
-	place(prod, app_on(prod, "web", "n0"), 1);
+	fixture_place(prod, fixture_app_on(prod, "web", "n0"), 1, SHMSCHED_PLACED);
 	/* A producer's socket: refused. */
 	struct mgr p;
 	mgr_open(&p, fx.sock);

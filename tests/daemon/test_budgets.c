@@ -61,11 +61,7 @@ static struct daemon *start(uint64_t strings, uint64_t template_bytes)
 				    .strings_per_identity = strings,
 				    .template_bytes_per_identity = template_bytes,
 				    .engine_clock_ns = stepped_clock};
-	char err[512];
-	struct daemon *d = daemon_start(&cfg, err, sizeof(err));
-	if (d == NULL)
-		fail_msg("daemon_start: %s", err);
-	return d;
+	return fixture_start(&cfg);
 }
 
 static void test_string_budget(void **state)
@@ -115,9 +111,7 @@ static void test_string_budget(void **state)
 	assert_int_equal(fixture_template_n(hog, "again", 0, &tid, err, sizeof(err)), 0);
 
 	/* The admin is charged but never refused. */
-	struct shmsched_client *admin;
-	if (shmsched_connect(fx.admin, &admin, err, sizeof(err)) < 0)
-		fail_msg("connect admin: %s", err);
+	struct shmsched_client *admin = fixture_connect(fx.admin);
 	for (int k = 0; k < 60; k++)
 		if (fixture_template_n(admin, "admin", k, &tid, err, sizeof(err)) < 0)
 			fail_msg("admin template %d: %s", k, err);

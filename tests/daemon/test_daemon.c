@@ -66,7 +66,6 @@ struct shared {
 
 static struct shared *sh;
 static struct fixture_dir fx;
-static char cluster[128];
 
 static const char tight_cluster[] =
 	"{\"kind\":\"List\",\"items\":["
@@ -83,7 +82,7 @@ static void write_cluster(void)
 			 "\"memory\":\"8Gi\",\"pods\":\"30\"}}}", i ? "," : "", i);
 		strcat(nodes, n);
 	}
-	FILE *f = fopen(cluster, "w");
+	FILE *f = fopen(fx.cluster, "w");
 	assert_non_null(f);
 	fprintf(f, tight_cluster, nodes);
 	fclose(f);
@@ -382,12 +381,10 @@ static void vandal_entry(int id, uint64_t pods, bool release)
 
 static struct daemon *start(unsigned workers)
 {
-	struct daemon_config cfg = {.socket_path = fx.sock, .cluster_path = cluster,
-				    .seed = 1, .workers = workers, .slots = 512};
-	char err[512];
-	struct daemon *d = daemon_start(&cfg, err, sizeof(err));
-	if (d == NULL)
-		fail_msg("daemon_start: %s", err);
+	struct daemon_config cfg = fixture_config(&fx);
+	cfg.workers = workers;
+	cfg.slots = 512;
+	struct daemon *d = fixture_start(&cfg);
 	__atomic_store_n(&sh->go, 1, __ATOMIC_RELEASE);
 	return d;
 }
@@ -439,7 +436,6 @@ static int setup(void **state)
 	assert_true(sh != MAP_FAILED);
 	memset(sh, 0, sizeof(*sh));
 	fixture_dir_make(&fx, "daemon", 0);
-	snprintf(cluster, sizeof(cluster), "%s/cluster.json", fx.dir);
 	write_cluster();
 	return 0;
 }
@@ -668,21 +664,11 @@ static const char whole_json[] =
 static int setup_gpu(void **state)
 {
 	setup(state);
-	FILE *f = fopen(cluster, "w");
+	FILE *f = fopen(fx.cluster, "w");
 	assert_non_null(f);
 	fputs(gpu_cluster, f);
 	fclose(f);
 	return 0;
-}
-
-static uint32_t template_of(struct shmsched_client *c, const char *json)
-{
-	uint32_t tid;
-	char err[512];
-	if (shmsched_register_template(c, json, strlen(json), &tid, err,
-				       sizeof(err)) < 0)
-		fail_msg("template: %s", err);
-	return tid;
 }
 
 /* What the nodes hold now: GPU milli and exclusive cores. */
@@ -718,8 +704,7 @@ static void test_roles(void **state)
 	struct daemon *d = start(1);
 	char err[512];
 	struct shmsched_client *c, *a;
-	if (shmsched_connect(fx.sock, &c, err, sizeof(err)) < 0)
-		fail_msg("connect: %s", err);
+	c = fixture_connect(fx.sock);
 
 	/* A producer's node events: refused, naming the admin socket. */
 	static const char big_node[] =
@@ -754,8 +739,7 @@ static void test_roles(void **state)
 	assert_non_null(strstr(err, "not registered"));
 
 	/* The admin socket: the same requests are taken. */
-	if (shmsched_connect(fx.admin, &a, err, sizeof(err)) < 0)
-		fail_msg("connect admin: %s", err);
+	a = fixture_connect(fx.admin);
 	assert_int_equal(shmsched_node_event(a, SHMSCHED_NODE_CORDON, "n1", 2, err,
 					     sizeof(err)), 0);
 	assert_int_equal(shmsched_node_event(a, SHMSCHED_NODE_UNCORDON, "n1", 2, err,
@@ -826,7 +810,7 @@ static void test_ownership(void **state)
 	struct shmsched_client *a, *b, *admin;
 	if (shmsched_connect_named(fx.sock, "job-a", &a, err, sizeof(err)) < 0)
 		fail_msg("connect: %s", err);
-	uint32_t tid = template_of(a, pod_json);
+	uint32_t tid = fixture_template(a, pod_json);
 	struct shmsched_result r[4];
 	for (int i = 0; i < 4; i++) {
 		fixture_place_one(a, tid, (uint64_t)i + 1, &r[i]);
@@ -852,8 +836,7 @@ static void test_ownership(void **state)
 	assert_int_equal(daemon_pods_on_nodes(d), 3);
 
 	/* An admin may release any placement. */
-	if (shmsched_connect(fx.admin, &admin, err, sizeof(err)) < 0)
-		fail_msg("connect admin: %s", err);
+	admin = fixture_connect(fx.admin);
 	assert_int_equal(shmsched_release(admin, r[1].placement_id, err,
 					  sizeof(err)), 0);
 	assert_int_equal(daemon_pods_on_nodes(d), 2);
@@ -880,7 +863,7 @@ static void test_ownership(void **state)
 
 	/* Listings: a producer sees its own, an admin every producer's. */
 	struct shmsched_client *b2 = b;
-	uint32_t tid_b = template_of(b2, pod_json);
+	uint32_t tid_b = fixture_template(b2, pod_json);
 	struct shmsched_result rb;
 	fixture_place_one(b2, tid_b, 99, &rb);
 	assert_int_equal(rb.status, SHMSCHED_PLACED);
@@ -922,12 +905,10 @@ static void test_devices_named_and_released(void **state)
 	(void)state;
 	struct daemon *d = start(1);
 	char err[512], text[64];
-	struct shmsched_client *c;
-	if (shmsched_connect(fx.sock, &c, err, sizeof(err)) < 0)
-		fail_msg("connect: %s", err);
-	uint32_t share = template_of(c, share_json);
-	uint32_t pinned = template_of(c, pinned_json);
-	uint32_t whole = template_of(c, whole_json);
+	struct shmsched_client *c = fixture_connect(fx.sock);
+	uint32_t share = fixture_template(c, share_json);
+	uint32_t pinned = fixture_template(c, pinned_json);
+	uint32_t whole = fixture_template(c, whole_json);
 
 	/* A share of one GPU, named with its milli; no cores. */
 	struct shmsched_result a, b;
@@ -1047,19 +1028,16 @@ static void test_profiles(void **state)
 	assert_non_null(f);
 	fputs(two_profiles, f);
 	fclose(f);
-	f = fopen(cluster, "w");
+	f = fopen(fx.cluster, "w");
 	assert_non_null(f);
 	fputs(two_nodes, f);
 	fclose(f);
-	struct daemon_config cfg = {.socket_path = fx.sock, .cluster_path = cluster,
-				    .config_path = config, .seed = 1, .workers = 1,
-				    .slots = 64};
+	struct daemon_config cfg = fixture_config(&fx);
+	cfg.config_path = config;
 	struct daemon *d = daemon_start(&cfg, err, sizeof(err));
 	if (d == NULL)
 		fail_msg("daemon_start: %s", err);
-	struct shmsched_client *c;
-	if (shmsched_connect(fx.sock, &c, err, sizeof(err)) < 0)
-		fail_msg("connect: %s", err);
+	struct shmsched_client *c = fixture_connect(fx.sock);
 	static const char batch_json[] =
 		"{\"kind\":\"Pod\",\"metadata\":{\"name\":\"job\"},\"spec\":{"
 		"\"schedulerName\":\"batch\",\"containers\":[{\"name\":\"c\","
@@ -1071,8 +1049,8 @@ static void test_profiles(void **state)
 	static const char other_json[] =
 		"{\"kind\":\"Pod\",\"metadata\":{\"name\":\"v\"},\"spec\":{"
 		"\"schedulerName\":\"volcano\",\"containers\":[{\"name\":\"c\"}]}}";
-	uint32_t batch = template_of(c, batch_json);
-	uint32_t plain = template_of(c, plain_json);
+	uint32_t batch = fixture_template(c, batch_json);
+	uint32_t plain = fixture_template(c, plain_json);
 	uint32_t tid;
 	assert_true(shmsched_register_template(c, other_json, strlen(other_json),
 					       &tid, err, sizeof(err)) < 0);

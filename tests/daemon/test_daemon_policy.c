@@ -40,13 +40,12 @@
 #include "shmsched/client.h"
 
 static struct fixture_dir fx;
-static char cluster[128], policy[128];
+static char policy[128];
 
 static int setup(void **state)
 {
 	(void)state;
 	fixture_dir_make(&fx, "policy", 0);
-	snprintf(cluster, sizeof(cluster), "%s/cluster.json", fx.dir);
 	snprintf(policy, sizeof(policy), "%s/policy.json", fx.dir);
 	return 0;
 }
@@ -56,14 +55,6 @@ static int teardown(void **state)
 	(void)state;
 	fixture_dir_remove(&fx);
 	return 0;
-}
-
-static void write_text(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-	assert_non_null(f);
-	fputs(text, f);
-	fclose(f);
 }
 
 /* One node of 2 cpu, the classes low (10) and high (1000), and team-a's
@@ -80,15 +71,10 @@ static const char cluster_json[] =
 
 static struct daemon *start(const char *policy_path)
 {
-	write_text(cluster, cluster_json);
-	struct daemon_config cfg = {.socket_path = fx.sock, .cluster_path = cluster,
-				    .seed = 1, .workers = 1, .slots = 64,
-				    .policy_path = policy_path};
-	char err[1024];
-	struct daemon *d = daemon_start(&cfg, err, sizeof(err));
-	if (d == NULL)
-		fail_msg("daemon_start: %s", err);
-	return d;
+	fixture_write_file(fx.cluster, cluster_json);
+	struct daemon_config cfg = fixture_config(&fx);
+	cfg.policy_path = policy_path;
+	return fixture_start(&cfg);
 }
 
 /* A 2-cpu pod in namespace `ns`, of PriorityClass `cls` (NULL: none), in
@@ -152,7 +138,7 @@ static void write_policy(void)
 	char text[1024];
 	unsigned uid = (unsigned)getuid();
 	snprintf(text, sizeof(text), two_teams, uid, uid, uid);
-	write_text(policy, text);
+	fixture_write_file(policy, text);
 }
 
 static void test_namespaces_and_gangs(void **state)
@@ -340,12 +326,12 @@ static void test_scoped_templates(void **state)
 static void test_bad_policy_stops_start(void **state)
 {
 	(void)state;
-	write_text(cluster, cluster_json);
-	write_text(policy, "{\"apiVersion\":\"shmsched.io/v1alpha1\",\"kind\":"
-		   "\"Policy\",\"rules\":[{\"uids\":[0],\"namespace\":[\"a\"]}]}");
-	struct daemon_config cfg = {.socket_path = fx.sock, .cluster_path = cluster,
-				    .seed = 1, .workers = 1, .slots = 64,
-				    .policy_path = policy};
+	fixture_write_file(fx.cluster, cluster_json);
+	fixture_write_file(policy, "{\"apiVersion\":\"shmsched.io/v1alpha1\","
+			   "\"kind\":\"Policy\",\"rules\":[{\"uids\":[0],"
+			   "\"namespace\":[\"a\"]}]}");
+	struct daemon_config cfg = fixture_config(&fx);
+	cfg.policy_path = policy;
 	char err[1024];
 	assert_null(daemon_start(&cfg, err, sizeof(err)));
 	print_message("refused: %s\n", err);

@@ -33,20 +33,15 @@
 #define GIVEN_MS 1000u    /* what a rung pod is given */
 
 static struct fixture_dir fx;
-static char cluster[128];
 
 static int setup(void **state)
 {
 	(void)state;
 	fixture_dir_make(&fx, "doorbell", 0);
-	snprintf(cluster, sizeof(cluster), "%s/cluster.json", fx.dir);
-	FILE *f = fopen(cluster, "w");
-	assert_non_null(f);
 	/* One node of 1 cpu: a second 1-cpu pod must wait. */
-	fputs("{\"kind\":\"List\",\"items\":[{\"kind\":\"Node\",\"metadata\":"
-	      "{\"name\":\"n1\"},\"status\":{\"allocatable\":{\"cpu\":\"1\","
-	      "\"memory\":\"4Gi\",\"pods\":\"110\"}}}]}", f);
-	fclose(f);
+	fixture_write_cluster(&fx, &(struct fixture_nodes){.first = 1, .count = 1,
+							    .cpu = "1", .memory = "4Gi"},
+			      NULL);
 	return 0;
 }
 
@@ -70,30 +65,10 @@ static bool have_waitv(void)
 
 static struct daemon *start(bool doorbells)
 {
-	struct daemon_config cfg = {.socket_path = fx.sock, .cluster_path = cluster,
-				    .seed = 1, .workers = 1, .slots = 64,
-				    .idle_sleep_us = SLEEP_US,
-				    .no_doorbells = !doorbells};
-	char err[512];
-	struct daemon *d = daemon_start(&cfg, err, sizeof(err));
-	if (d == NULL)
-		fail_msg("daemon_start: %s", err);
-	return d;
-}
-
-static struct shmsched_client *connect_with(uint32_t *tid, const char *cpu)
-{
-	struct shmsched_client *c;
-	char err[512];
-	if (shmsched_connect(fx.sock, &c, err, sizeof(err)) < 0)
-		fail_msg("connect: %s", err);
-	char json[400];
-	snprintf(json, sizeof(json), "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"t\"},"
-		 "\"spec\":{\"containers\":[{\"name\":\"c\",\"resources\":"
-		 "{\"requests\":{\"cpu\":\"%s\"}}}]}}", cpu);
-	if (shmsched_register_template(c, json, strlen(json), tid, err, sizeof(err)) < 0)
-		fail_msg("template: %s", err);
-	return c;
+	struct daemon_config cfg = fixture_config(&fx);
+	cfg.idle_sleep_us = SLEEP_US;
+	cfg.no_doorbells = !doorbells;
+	return fixture_start(&cfg);
 }
 
 /* Milliseconds until the next answer, up to `ms` (then ms + 1). */
@@ -117,8 +92,8 @@ static void test_submit_wakes_the_worker(void **state)
 	if (!have_waitv())
 		skip();
 	struct daemon *d = start(true);
-	uint32_t tid;
-	struct shmsched_client *c = connect_with(&tid, "10m");
+	struct shmsched_client *c = fixture_connect(fx.sock);
+	uint32_t tid = fixture_cpu_template(c, NULL, "10m");
 	struct shmsched_result r;
 	unsigned worst = 0;
 	for (uint64_t k = 1; k <= 10; k++) {
@@ -145,8 +120,8 @@ static void test_without_doorbells_it_sleeps_on(void **state)
 {
 	(void)state;
 	struct daemon *d = start(false);
-	uint32_t tid;
-	struct shmsched_client *c = connect_with(&tid, "10m");
+	struct shmsched_client *c = fixture_connect(fx.sock);
+	uint32_t tid = fixture_cpu_template(c, NULL, "10m");
 	struct shmsched_result r;
 	/* Long enough for the worker to finish its start-up and the
 	 * template's idle work and fall asleep even under TSan (100 ms was
@@ -173,8 +148,8 @@ static void test_cancel_wakes_the_worker(void **state)
 	if (!have_waitv())
 		skip();
 	struct daemon *d = start(true);
-	uint32_t tid;
-	struct shmsched_client *c = connect_with(&tid, "1");
+	struct shmsched_client *c = fixture_connect(fx.sock);
+	uint32_t tid = fixture_cpu_template(c, NULL, "1");
 	struct shmsched_result r;
 	struct shmsched_pod p = {.cookie = 1, .template_id = tid};
 	assert_int_equal(shmsched_submit(c, &p, 1), 1);

@@ -41,13 +41,11 @@
 #include "shmsched/client.h"
 
 static struct fixture_dir fx;
-static char cluster[128];
 
 static int setup(void **state)
 {
 	(void)state;
 	fixture_dir_make(&fx, "drain", 0);
-	snprintf(cluster, sizeof(cluster), "%s/cluster.json", fx.dir);
 	return 0;
 }
 
@@ -58,62 +56,13 @@ static int teardown(void **state)
 	return 0;
 }
 
-/* The cluster file: nodes n0, n1, n2 of 8 cpu, and `extra` objects. */
-static void write_cluster(const char *extra)
-{
-	FILE *f = fopen(cluster, "w");
-	assert_non_null(f);
-	fputs("{\"kind\":\"List\",\"items\":[", f);
-	for (int i = 0; i < 3; i++)
-		fprintf(f, "%s{\"kind\":\"Node\",\"metadata\":{\"name\":\"n%d\"},"
-			"\"status\":{\"allocatable\":{\"cpu\":\"8\",\"memory\":"
-			"\"16Gi\",\"pods\":\"110\"}}}", i ? "," : "", i);
-	if (extra != NULL)
-		fprintf(f, ",%s", extra);
-	fputs("]}", f);
-	fclose(f);
-}
-
+/* The cluster file (nodes n0, n1, n2 of 8 cpu) and the daemon on it. */
 static struct daemon *start(void)
 {
-	struct daemon_config cfg = {.socket_path = fx.sock, .cluster_path = cluster,
-				    .seed = 1, .workers = 1, .slots = 64};
-	char err[512];
-	struct daemon *d = daemon_start(&cfg, err, sizeof(err));
-	if (d == NULL)
-		fail_msg("daemon_start: %s", err);
-	return d;
-}
-
-static struct shmsched_client *connect_to(const char *path)
-{
-	struct shmsched_client *c;
-	char err[512];
-	if (shmsched_connect(path, &c, err, sizeof(err)) < 0)
-		fail_msg("connect %s: %s", path, err);
-	return c;
-}
-
-/* A 1-cpu template labelled app=`app`, on node `node`. */
-static uint32_t app_on(struct shmsched_client *c, const char *app, const char *node)
-{
-	char json[512], err[512];
-	snprintf(json, sizeof(json), "{\"kind\":\"Pod\",\"metadata\":{\"name\":"
-		 "\"%s\",\"labels\":{\"app\":\"%s\"}},\"spec\":{\"nodeName\":\"%s\","
-		 "\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":"
-		 "{\"cpu\":\"1\"}}}]}}", app, app, node);
-	uint32_t tid;
-	if (shmsched_register_template(c, json, strlen(json), &tid, err, sizeof(err)) < 0)
-		fail_msg("template %s on %s: %s", app, node, err);
-	return tid;
-}
-
-static uint64_t place(struct shmsched_client *c, uint32_t tid, uint64_t cookie)
-{
-	struct shmsched_result r;
-	fixture_place_one(c, tid, cookie, &r);
-	assert_int_equal(r.status, SHMSCHED_PLACED);
-	return r.placement_id;
+	fixture_write_cluster(&fx, &(struct fixture_nodes){.count = 3, .cpu = "8",
+							    .memory = "16Gi"}, NULL);
+	struct daemon_config cfg = fixture_config(&fx);
+	return fixture_start(&cfg);
 }
 
 static const char PDB_WEB[] =
@@ -166,20 +115,21 @@ static unsigned take_notices(struct shmsched_client *c, unsigned want, unsigned 
 static void test_waves(void **state)
 {
 	(void)state;
-	write_cluster(NULL);
 	struct daemon *d = start();
-	struct shmsched_client *admin = connect_to(fx.admin);
+	struct shmsched_client *admin = fixture_connect(fx.admin);
 	/* Its own identity: notices go to a connection of the owner's. */
 	struct shmsched_client *prod = fixture_connect_as(fx.sock, "app");
 	declare(admin, PDB_WEB);
-	uint32_t web0 = app_on(prod, "web", "n0"), web1 = app_on(prod, "web", "n1");
-	uint32_t batch = app_on(prod, "batch", "n1"), stay = app_on(prod, "web", "n2");
+	uint32_t web0 = fixture_app_on(prod, "web", "n0");
+	uint32_t web1 = fixture_app_on(prod, "web", "n1");
+	uint32_t batch = fixture_app_on(prod, "batch", "n1");
+	uint32_t stay = fixture_app_on(prod, "web", "n2");
 	/* cookies: 1, 2 web on n0; 3 web on n1; 4 batch on n1; 5 web on n2 */
-	place(prod, web0, 1);
-	place(prod, web0, 2);
-	place(prod, web1, 3);
-	place(prod, batch, 4);
-	uint64_t stays = place(prod, stay, 5);
+	fixture_place(prod, web0, 1, SHMSCHED_PLACED);
+	fixture_place(prod, web0, 2, SHMSCHED_PLACED);
+	fixture_place(prod, web1, 3, SHMSCHED_PLACED);
+	fixture_place(prod, batch, 4, SHMSCHED_PLACED);
+	uint64_t stays = fixture_place(prod, stay, 5, SHMSCHED_PLACED);
 	unsigned seen[16] = {0};
 	struct shmsched_drain_result r;
 	char *text;
@@ -251,17 +201,16 @@ static void test_waves(void **state)
 static void test_refusals(void **state)
 {
 	(void)state;
-	write_cluster(NULL);
 	struct daemon *d = start();
-	struct shmsched_client *admin = connect_to(fx.admin);
+	struct shmsched_client *admin = fixture_connect(fx.admin);
 	/* Its own identity: notices go to a connection of the owner's. */
 	struct shmsched_client *prod = fixture_connect_as(fx.sock, "app");
 	declare(admin, PDB_WEB);
 	declare(admin, "{\"apiVersion\":\"policy/v1\",\"kind\":\"PodDisruptionBudget\","
 		"\"metadata\":{\"name\":\"all\",\"namespace\":\"default\"},\"spec\":"
 		"{\"maxUnavailable\":5,\"selector\":{}}}");
-	place(prod, app_on(prod, "web", "n0"), 1);
-	place(prod, app_on(prod, "other", "n1"), 2);
+	fixture_place(prod, fixture_app_on(prod, "web", "n0"), 1, SHMSCHED_PLACED);
+	fixture_place(prod, fixture_app_on(prod, "other", "n1"), 2, SHMSCHED_PLACED);
 	struct shmsched_drain_result r;
 	char *text;
 	/* web: two budgets, an error naming both; other: "all" lets it go. */
@@ -295,13 +244,12 @@ static void test_refusals(void **state)
 static void test_selector(void **state)
 {
 	(void)state;
-	write_cluster(NULL);
 	struct daemon *d = start();
-	struct shmsched_client *admin = connect_to(fx.admin);
+	struct shmsched_client *admin = fixture_connect(fx.admin);
 	struct shmsched_client *prod = fixture_connect_as(fx.sock, "app");
-	place(prod, app_on(prod, "web", "n0"), 1);
-	place(prod, app_on(prod, "batch", "n1"), 2);
-	place(prod, app_on(prod, "cron", "n1"), 3);
+	fixture_place(prod, fixture_app_on(prod, "web", "n0"), 1, SHMSCHED_PLACED);
+	fixture_place(prod, fixture_app_on(prod, "batch", "n1"), 2, SHMSCHED_PLACED);
+	fixture_place(prod, fixture_app_on(prod, "cron", "n1"), 3, SHMSCHED_PLACED);
 	struct shmsched_drain_result r;
 	char *text;
 	unsigned seen[16] = {0};
@@ -399,7 +347,7 @@ static void oracle_case(struct shmsched_client *admin, struct shmsched_client *p
 					       sizeof(err)) < 0)
 			fail_msg("case %d: template: %s", k, err);
 		m->cookie = 100 + i;
-		m->id = place(prod, tid, m->cookie);
+		m->id = fixture_place(prod, tid, m->cookie, SHMSCHED_PLACED);
 	}
 	/* The walk's order: the placement table's index order. */
 	for (unsigned i = 1; i < n; i++)
@@ -481,9 +429,8 @@ static void oracle_case(struct shmsched_client *admin, struct shmsched_client *p
 static void test_oracle(void **state)
 {
 	(void)state;
-	write_cluster(NULL);
 	struct daemon *d = start();
-	struct shmsched_client *admin = connect_to(fx.admin);
+	struct shmsched_client *admin = fixture_connect(fx.admin);
 	struct shmsched_client *prod = fixture_connect_as(fx.sock, "oracle");
 	rng_state = 38;
 	unsigned violations = 0;
@@ -509,9 +456,8 @@ static void test_oracle(void **state)
 static void test_many_budgets(void **state)
 {
 	(void)state;
-	write_cluster(NULL);
 	struct daemon *d = start();
-	struct shmsched_client *admin = connect_to(fx.admin);
+	struct shmsched_client *admin = fixture_connect(fx.admin);
 	struct shmsched_client *prod = fixture_connect_as(fx.sock, "many");
 	for (unsigned k = 0; k < 40; k++) {
 		char json[512], app[16];
@@ -561,20 +507,17 @@ static void test_many_budgets(void **state)
 static void test_notices_lost(void **state)
 {
 	(void)state;
-	write_cluster(NULL);
 	struct daemon *d = start();
-	struct shmsched_client *admin = connect_to(fx.admin);
+	struct shmsched_client *admin = fixture_connect(fx.admin);
 	struct shmsched_client *prod = fixture_connect_as(fx.sock, "deaf");
-	char tjson[512], err[512];
-	snprintf(tjson, sizeof(tjson), "{\"kind\":\"Pod\",\"metadata\":{\"name\":"
-		 "\"p\"},\"spec\":{\"nodeName\":\"n0\",\"containers\":[{\"name\":"
-		 "\"c\",\"resources\":{\"requests\":{\"cpu\":\"100m\"}}}]}}");
-	uint32_t tid;
-	if (shmsched_register_template(prod, tjson, strlen(tjson), &tid, err,
-				       sizeof(err)) < 0)
-		fail_msg("template: %s", err);
-	for (unsigned k = 0; k < 80; k++)
-		(void)place(prod, tid, k); /* 80 x 100m: n0's 8 cpu */
+	char err[512];
+	uint32_t tid = fixture_template(prod, "{\"kind\":\"Pod\",\"metadata\":{"
+					"\"name\":\"p\"},\"spec\":{\"nodeName\":"
+					"\"n0\",\"containers\":[{\"name\":\"c\","
+					"\"resources\":{\"requests\":{\"cpu\":"
+					"\"100m\"}}}]}}");
+	for (unsigned k = 0; k < 80; k++) /* 80 x 100m: n0's 8 cpu */
+		(void)fixture_place(prod, tid, k, SHMSCHED_PLACED);
 	assert_int_equal(shmsched_notices_lost(prod), 0);
 	static const char *const n0[] = {"n0"};
 	struct shmsched_drain_result r;

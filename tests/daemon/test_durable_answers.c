@@ -99,12 +99,12 @@ int __wrap_answer_complete(struct ring_guard *completion, const uint64_t *handle
 /* --- the daemon ------------------------------------------------------ */
 
 static struct fixture_dir fx;
-static char cluster[128], store[128];
+static char store[128];
 
 /* One node n0 of `cpu` cores, then `extra` (objects, comma first, or ""). */
 static void write_cluster(int cpu, const char *extra)
 {
-	FILE *f = fopen(cluster, "w");
+	FILE *f = fopen(fx.cluster, "w");
 	assert_non_null(f);
 	fprintf(f, "{\"kind\":\"List\",\"items\":[{\"kind\":\"Node\",\"metadata\":"
 		"{\"name\":\"n0\"},\"status\":{\"allocatable\":{\"cpu\":\"%d\","
@@ -114,26 +114,13 @@ static void write_cluster(int cpu, const char *extra)
 
 static struct daemon *start(void)
 {
-	struct daemon_config cfg = {.socket_path = fx.sock, .cluster_path = cluster,
-				    .seed = 1, .workers = 1, .slots = 64,
-				    .state_dir = store,
-				    .durability = STORE_DURABILITY_SYNC};
-	char err[512];
-	struct daemon *d = daemon_start(&cfg, err, sizeof(err));
-	if (d == NULL)
-		fail_msg("daemon_start: %s", err);
+	struct daemon_config cfg = fixture_config(&fx);
+	cfg.state_dir = store;
+	cfg.durability = STORE_DURABILITY_SYNC;
+	struct daemon *d = fixture_start(&cfg);
 	__atomic_store_n(&checked, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&early, 0, __ATOMIC_RELAXED);
 	return d;
-}
-
-static uint32_t template_of(struct shmsched_client *c, const char *json)
-{
-	uint32_t tid;
-	char err[512];
-	if (shmsched_register_template(c, json, strlen(json), &tid, err, sizeof(err)) < 0)
-		fail_msg("template %s: %s", json, err);
-	return tid;
 }
 
 /* A pod of `cpu` cores with `meta` (fields of metadata after its name)
@@ -145,7 +132,7 @@ static uint32_t pod_template(struct shmsched_client *c, const char *cpu,
 	snprintf(json, sizeof(json), "{\"kind\":\"Pod\",\"metadata\":{\"name\":"
 		 "\"t\"%s},\"spec\":{%s\"containers\":[{\"name\":\"c\","
 		 "\"resources\":{\"requests\":{\"cpu\":\"%s\"}}}]}}", meta, spec, cpu);
-	return template_of(c, json);
+	return fixture_template(c, json);
 }
 
 static void submit(struct shmsched_client *c, uint32_t tid, uint64_t cookie,
@@ -266,7 +253,6 @@ static int setup(void **state)
 {
 	(void)state;
 	fixture_dir_make(&fx, "durable", 0);
-	snprintf(cluster, sizeof(cluster), "%s/cluster.json", fx.dir);
 	snprintf(store, sizeof(store), "%s/store", fx.dir);
 	return 0;
 }

@@ -22,7 +22,6 @@
 #include "fixture.h"
 
 static struct fixture_dir fx;
-static char cluster[128];
 
 /* 5 nodes of pool "bad", 20 of "good" (the 20 % cap: 5 of 25), 4 cpus
  * each. */
@@ -30,8 +29,7 @@ static int setup(void **state)
 {
 	(void)state;
 	fixture_dir_make(&fx, "failure", 0);
-	snprintf(cluster, sizeof(cluster), "%s/cluster.json", fx.dir);
-	FILE *f = fopen(cluster, "w");
+	FILE *f = fopen(fx.cluster, "w");
 	assert_non_null(f);
 	fputs("{\"kind\":\"List\",\"items\":[", f);
 	for (int i = 0; i < 25; i++)
@@ -56,7 +54,7 @@ static int teardown(void **state)
  * (NULL: any). */
 static uint32_t tpl(struct shmsched_client *c, const char *name, const char *pool)
 {
-	char json[512], sel[128] = "", err[512];
+	char json[512], sel[128] = "";
 	if (pool != NULL)
 		snprintf(sel, sizeof(sel), "\"nodeSelector\":{\"node.kubernetes.io/"
 			 "instance-type\":\"%s\"},", pool);
@@ -64,26 +62,18 @@ static uint32_t tpl(struct shmsched_client *c, const char *name, const char *poo
 		 "\"%s\",\"namespace\":\"default\"},\"spec\":{%s\"containers\":"
 		 "[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"3\"}}}]}}",
 		 name, sel);
-	uint32_t tid;
-	if (shmsched_register_template(c, json, strlen(json), &tid, err, sizeof(err)) < 0)
-		fail_msg("template %s: %s", name, err);
-	return tid;
+	return fixture_template(c, json);
 }
 
 static void test_report_quarantine_release(void **state)
 {
 	(void)state;
-	struct daemon_config cfg = {.socket_path = fx.sock, .cluster_path = cluster,
-				    .seed = 1, .workers = 1, .slots = 64};
+	struct daemon_config cfg = fixture_config(&fx);
+	struct daemon *d = fixture_start(&cfg);
 	char err[512];
-	struct daemon *d = daemon_start(&cfg, err, sizeof(err));
-	if (d == NULL)
-		fail_msg("daemon_start: %s", err);
 	struct shmsched_client *a = fixture_connect_as(fx.sock, "a");
 	struct shmsched_client *b = fixture_connect_as(fx.sock, "b");
-	struct shmsched_client *admin;
-	if (shmsched_connect(fx.admin, &admin, err, sizeof(err)) < 0)
-		fail_msg("connect admin: %s", err);
+	struct shmsched_client *admin = fixture_connect(fx.admin);
 	uint32_t web = tpl(a, "web", "bad"), other = tpl(b, "other", "bad");
 	struct shmsched_result r;
 	uint64_t ids[3];

@@ -34,19 +34,13 @@
 #include "shmsched/client.h"
 
 static struct fixture_dir fx;
-static char cluster[128];
 
 static int setup(void **state)
 {
 	(void)state;
 	fixture_dir_make(&fx, "fair", 0);
-	snprintf(cluster, sizeof(cluster), "%s/cluster.json", fx.dir);
-	FILE *f = fopen(cluster, "w");
-	assert_non_null(f);
-	fputs("{\"kind\":\"List\",\"items\":[{\"kind\":\"Node\",\"metadata\":"
-	      "{\"name\":\"n0\"},\"status\":{\"allocatable\":{\"cpu\":\"32\","
-	      "\"memory\":\"64Gi\",\"pods\":\"110\"}}}]}", f);
-	fclose(f);
+	fixture_write_cluster(&fx, &(struct fixture_nodes){.count = 1, .cpu = "32",
+							    .memory = "64Gi"}, NULL);
 	return 0;
 }
 
@@ -92,42 +86,6 @@ static struct quota_tree *make_tree(int64_t weight_a, int64_t cohort_cpu)
 	return t;
 }
 
-static uint32_t tmpl(struct shmsched_client *c, const char *queue,
-		     const char *cpu)
-{
-	char json[512], err[512];
-	snprintf(json, sizeof(json), "{\"kind\":\"Pod\",\"metadata\":{\"name\":"
-		 "\"t\",\"namespace\":\"default\",\"labels\":{\"kueue.x-k8s.io/"
-		 "queue-name\":\"%s\"}},\"spec\":{\"containers\":[{\"name\":\"c\","
-		 "\"resources\":{\"requests\":{\"cpu\":\"%s\"}}}]}}", queue, cpu);
-	uint32_t tid;
-	if (shmsched_register_template(c, json, strlen(json), &tid, err,
-				       sizeof(err)) < 0)
-		fail_msg("template %s: %s", json, err);
-	return tid;
-}
-
-/* A pod of `tid` that waits (up to 20 s): it must park, unanswered, as
- * the `n`-th pod waiting (polled for up to 10 s: a loaded machine). */
-static void park_one(struct daemon *d, struct shmsched_client *c, uint32_t tid,
-		     uint64_t cookie, uint64_t n)
-{
-	struct shmsched_pod p = {.cookie = cookie, .template_id = tid,
-				 .flags = SHMSCHED_WAIT,
-				 .deadline_ns = now_ns() + UINT64_C(20000000000)};
-	assert_int_equal(shmsched_submit(c, &p, 1), 1);
-	struct daemon_stats ds;
-	for (int i = 0; i < 1000; i++) {
-		daemon_get_stats(d, &ds);
-		if (ds.pending_unschedulable >= n)
-			break;
-		usleep(10000);
-	}
-	assert_int_equal(ds.pending_unschedulable, n);
-	struct shmsched_result r;
-	assert_int_equal(fixture_await(c, &r, 1, 100), 0);
-}
-
 /* team-a uses `a_used` 1-cpu pods and team-b `b_used`; then team-b's
  * waiting pod (1 cpu) parks first and team-a's (`a_wait_cpu`) second;
  * then one of team-b's placements is given back (1 cpu free: room for
@@ -136,31 +94,22 @@ static void park_one(struct daemon *d, struct shmsched_client *c, uint32_t tid,
 static uint64_t contest(struct quota_tree *t, int a_used, int b_used,
 			const char *a_wait_cpu)
 {
-	struct daemon_config cfg = {.socket_path = fx.sock, .cluster_path = cluster,
-				    .seed = 1, .workers = 1, .slots = 64,
-				    .quota = t};
+	struct daemon_config cfg = fixture_config(&fx);
+	cfg.quota = t;
+	struct daemon *d = fixture_start(&cfg);
+	struct shmsched_client *c = fixture_connect(fx.sock);
 	char err[512];
-	struct daemon *d = daemon_start(&cfg, err, sizeof(err));
-	if (d == NULL)
-		fail_msg("daemon_start: %s", err);
-	struct shmsched_client *c;
-	if (shmsched_connect(fx.sock, &c, err, sizeof(err)) < 0)
-		fail_msg("connect: %s", err);
-	uint32_t qa = tmpl(c, "qa", "1"), qb = tmpl(c, "qb", "1");
-	uint32_t qa_wait = tmpl(c, "qa", a_wait_cpu);
+	uint32_t qa = fixture_cpu_template(c, "qa", "1");
+	uint32_t qb = fixture_cpu_template(c, "qb", "1");
+	uint32_t qa_wait = fixture_cpu_template(c, "qa", a_wait_cpu);
 	struct shmsched_result r;
 	uint64_t b_ids[8];
-	for (int i = 0; i < a_used; i++) {
-		fixture_place_one(c, qa, 100 + (uint64_t)i, &r);
-		assert_int_equal(r.status, SHMSCHED_PLACED);
-	}
-	for (int i = 0; i < b_used; i++) {
-		fixture_place_one(c, qb, 200 + (uint64_t)i, &r);
-		assert_int_equal(r.status, SHMSCHED_PLACED);
-		b_ids[i] = r.placement_id;
-	}
-	park_one(d, c, qb, 2, 1);      /* team-b's, first */
-	park_one(d, c, qa_wait, 1, 2); /* team-a's, second */
+	for (int i = 0; i < a_used; i++)
+		fixture_place(c, qa, 100 + (uint64_t)i, SHMSCHED_PLACED);
+	for (int i = 0; i < b_used; i++)
+		b_ids[i] = fixture_place(c, qb, 200 + (uint64_t)i, SHMSCHED_PLACED);
+	fixture_park_one(d, c, qb, 2, 1);      /* team-b's, first */
+	fixture_park_one(d, c, qa_wait, 1, 2); /* team-a's, second */
 	struct daemon_stats ds;
 	assert_int_equal(shmsched_release(c, b_ids[0], err, sizeof(err)), 0);
 	assert_int_equal(fixture_await(c, &r, 1, 5000), 1);
@@ -220,29 +169,22 @@ static void test_many_awake(void **state)
 {
 	(void)state;
 	struct quota_tree *t = make_tree(QUOTA_WEIGHT_DEFAULT_MILLI, 0);
-	struct daemon_config cfg = {.socket_path = fx.sock, .cluster_path = cluster,
-				    .seed = 1, .workers = 1, .slots = 64,
-				    .quota = t};
+	struct daemon_config cfg = fixture_config(&fx);
+	cfg.quota = t;
+	struct daemon *d = fixture_start(&cfg);
+	struct shmsched_client *c = fixture_connect(fx.sock);
 	char err[512];
-	struct daemon *d = daemon_start(&cfg, err, sizeof(err));
-	if (d == NULL)
-		fail_msg("daemon_start: %s", err);
-	struct shmsched_client *c;
-	if (shmsched_connect(fx.sock, &c, err, sizeof(err)) < 0)
-		fail_msg("connect: %s", err);
-	uint32_t qa = tmpl(c, "qa", "1"), qb = tmpl(c, "qb", "1");
-	uint32_t small = tmpl(c, "qa", "100m");
+	uint32_t qa = fixture_cpu_template(c, "qa", "1");
+	uint32_t qb = fixture_cpu_template(c, "qb", "1");
+	uint32_t small = fixture_cpu_template(c, "qa", "100m");
 	struct shmsched_result r[20];
 	uint64_t b_ids[2];
 	for (int i = 0; i < 2; i++) {
-		fixture_place_one(c, qa, 100 + (uint64_t)i, &r[0]);
-		assert_int_equal(r[0].status, SHMSCHED_PLACED);
-		fixture_place_one(c, qb, 200 + (uint64_t)i, &r[0]);
-		assert_int_equal(r[0].status, SHMSCHED_PLACED);
-		b_ids[i] = r[0].placement_id;
+		fixture_place(c, qa, 100 + (uint64_t)i, SHMSCHED_PLACED);
+		b_ids[i] = fixture_place(c, qb, 200 + (uint64_t)i, SHMSCHED_PLACED);
 	}
 	for (uint64_t i = 0; i < 20; i++)
-		park_one(d, c, small, 1 + i, i + 1);
+		fixture_park_one(d, c, small, 1 + i, i + 1);
 	for (int i = 0; i < 2; i++)
 		assert_int_equal(shmsched_release(c, b_ids[i], err, sizeof(err)), 0);
 	assert_int_equal(fixture_await(c, r, 20, 10000), 20);

@@ -44,7 +44,7 @@
 #define S UINT64_C(1000000000)
 
 static struct fixture_dir fx;
-static char cluster_path[192], region[64];
+static char region[64];
 static uint64_t clock_now = 1000 * S; /* the test's clock */
 
 static uint64_t test_clock(void *arg)
@@ -56,8 +56,7 @@ static uint64_t test_clock(void *arg)
 /* Three nodes, each labelled name=itself so a pod can ask for one. */
 static void write_cluster(void)
 {
-	snprintf(cluster_path, sizeof(cluster_path), "%s/cluster.json", fx.dir);
-	FILE *f = fopen(cluster_path, "w");
+	FILE *f = fopen(fx.cluster, "w");
 	assert_non_null(f);
 	fputs("{\"apiVersion\":\"v1\",\"kind\":\"List\",\"items\":[", f);
 	static const char *names[] = {"a", "b", "c"};
@@ -75,14 +74,6 @@ static int lease(struct shmsched_client *admin, const char *node, char *err,
 {
 	return shmsched_node_event(admin, SHMSCHED_NODE_LEASE, node, strlen(node),
 				   err, len);
-}
-
-static void must_lease(struct shmsched_client *admin, const char *node)
-{
-	char err[512];
-	int rc = lease(admin, node, err, sizeof(err));
-	if (rc != 0)
-		fail_msg("lease %s: %d %s", node, rc, err);
 }
 
 /* A template asking for node `node` (nodeSelector name=NODE), tolerating
@@ -125,15 +116,8 @@ static void step_to(struct daemon *d, uint64_t t)
  * `name`'s unreachable flag. */
 static int shown_unreachable(const char *name)
 {
-	struct shmsched_observer *obs;
 	struct shmsched_observe_node nodes[8];
-	unsigned n = 0;
-	char err[512];
-	if (shmsched_observe_open(region, &obs, err, sizeof(err)) < 0)
-		fail_msg("observe %s: %s", region, err);
-	if (shmsched_observe_nodes(obs, nodes, 8, &n, NULL, err, sizeof(err)) < 0)
-		fail_msg("observe nodes: %s", err);
-	shmsched_observe_close(obs);
+	unsigned n = fixture_observe_nodes(region, nodes, 8);
 	for (unsigned i = 0; i < n; i++)
 		if (strcmp(nodes[i].name, name) == 0)
 			return nodes[i].unreachable;
@@ -152,14 +136,12 @@ static void test_lease_grace_taint(void **state)
 {
 	(void)state;
 	write_cluster();
-	struct daemon_config cfg = {.socket_path = fx.sock, .cluster_path = cluster_path,
-				    .seed = 1, .workers = 1, .slots = 64,
-				    .state_name = region, .fresh = true,
-				    .lease_clock_ns = test_clock};
+	struct daemon_config cfg = fixture_config(&fx);
+	cfg.state_name = region;
+	cfg.fresh = true;
+	cfg.lease_clock_ns = test_clock;
+	struct daemon *d = fixture_start(&cfg);
 	char err[512];
-	struct daemon *d = daemon_start(&cfg, err, sizeof(err));
-	if (d == NULL)
-		fail_msg("daemon_start: %s", err);
 	struct shmsched_client *admin = fixture_connect_as(fx.admin, "kubelets");
 	struct shmsched_client *p = fixture_connect_as(fx.sock, "prod");
 	uint32_t to_a = template_for(p, "a", false), to_b = template_for(p, "b", false);
@@ -172,11 +154,11 @@ static void test_lease_grace_taint(void **state)
 	/* a renews every 10 s (a kubelet's renewInterval); b once, at 0;
 	 * c never. */
 	uint64_t t0 = clock_now;
-	must_lease(admin, "a");
-	must_lease(admin, "b");
+	fixture_lease(admin, "a");
+	fixture_lease(admin, "b");
 	for (uint64_t t = 10; t <= 50; t += 10) {
 		step_to(d, t0 + t * S);
-		must_lease(admin, "a");
+		fixture_lease(admin, "a");
 		assert_int_equal(unknown_now(d), 0); /* b: at 50 s, not yet */
 	}
 	/* The grace period is 50 s by default: b is Unknown just after. */
@@ -191,7 +173,7 @@ static void test_lease_grace_taint(void **state)
 	/* Long after: a, renewing, stays Ready; c, never leased, untouched. */
 	for (uint64_t t = 60; t <= 600; t += 10) {
 		step_to(d, t0 + t * S);
-		must_lease(admin, "a");
+		fixture_lease(admin, "a");
 	}
 	assert_int_equal(unknown_now(d), 1);
 	assert_int_equal(place(p, to_a), SHMSCHED_PLACED);
@@ -210,7 +192,7 @@ static void test_lease_grace_taint(void **state)
 	assert_int_equal(place(p, to_b), SHMSCHED_UNSCHEDULABLE);
 
 	/* b renews: Ready, its taint lifted at once (no tick needed). */
-	must_lease(admin, "b");
+	fixture_lease(admin, "b");
 	assert_int_equal(unknown_now(d), 0);
 	assert_int_equal(shown_unreachable("b"), 0);
 	assert_int_equal(place(p, to_b), SHMSCHED_PLACED);

@@ -36,13 +36,11 @@
 #include "shmsched/client.h"
 
 static struct fixture_dir fx;
-static char cluster[128];
 
 static int setup(void **state)
 {
 	(void)state;
 	fixture_dir_make(&fx, "pchain", 0);
-	snprintf(cluster, sizeof(cluster), "%s/cluster.json", fx.dir);
 	return 0;
 }
 
@@ -65,7 +63,7 @@ static const int class_values[] = {0, 100, 500, 2000, 1000};
 /* The cluster file: `n` nodes of random cpu, and the PriorityClasses. */
 static void write_cluster(unsigned n, uint64_t *seed)
 {
-	FILE *f = fopen(cluster, "w");
+	FILE *f = fopen(fx.cluster, "w");
 	assert_non_null(f);
 	fputs("{\"kind\":\"List\",\"items\":[", f);
 	for (unsigned i = 0; i < n; i++)
@@ -83,15 +81,12 @@ static void write_cluster(unsigned n, uint64_t *seed)
 static uint32_t template_of(struct shmsched_client *c, const char *cls,
 			    const char *cpu)
 {
-	char json[512], err[512];
+	char json[512];
 	snprintf(json, sizeof(json), "{\"kind\":\"Pod\",\"metadata\":{\"name\":"
 		 "\"t\"},\"spec\":{\"priorityClassName\":\"%s\",\"containers\":"
 		 "[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"%s\"}}}]}}",
 		 cls, cpu);
-	uint32_t tid;
-	if (shmsched_register_template(c, json, strlen(json), &tid, err, sizeof(err)) < 0)
-		fail_msg("template %s %s: %s", cls, cpu, err);
-	return tid;
+	return fixture_template(c, json);
 }
 
 /* One cluster: returns the preemptions made. */
@@ -99,15 +94,12 @@ static uint64_t one_cluster(uint64_t seed)
 {
 	enum { NODES = 60, FILL = 400, PREEMPTORS = 25 };
 	write_cluster(NODES, &seed);
-	struct daemon_config cfg = {.socket_path = fx.sock, .cluster_path = cluster,
-				    .seed = 1, .workers = 1, .slots = 1024};
+	struct daemon_config cfg = fixture_config(&fx);
+	cfg.slots = 1024;
+	struct daemon *d = fixture_start(&cfg);
+	struct shmsched_client *low = fixture_connect(fx.sock);
+	struct shmsched_client *hi = fixture_connect(fx.sock);
 	char err[512];
-	struct daemon *d = daemon_start(&cfg, err, sizeof(err));
-	if (d == NULL)
-		fail_msg("daemon_start: %s", err);
-	struct shmsched_client *low, *hi;
-	assert_int_equal(shmsched_connect(fx.sock, &low, err, sizeof(err)), 0);
-	assert_int_equal(shmsched_connect(fx.sock, &hi, err, sizeof(err)), 0);
 	static const char *const sizes[] = {"500m", "1", "2"};
 	uint32_t fill_t[4][3];
 	for (unsigned c = 0; c < 4; c++)

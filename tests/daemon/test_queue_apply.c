@@ -52,7 +52,6 @@
 #include "shmsched/client.h"
 
 static struct fixture_dir fx;
-static char cluster[128];
 
 #define RF "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"ResourceFlavor\"," \
 	   "\"metadata\":{\"name\":\"default-flavor\"}}"
@@ -75,7 +74,6 @@ static int setup(void **state)
 {
 	(void)state;
 	fixture_dir_make(&fx, "queue", 0);
-	snprintf(cluster, sizeof(cluster), "%s/cluster.json", fx.dir);
 	return 0;
 }
 
@@ -93,25 +91,20 @@ static void write_cluster(const char *a_cpu)
 	char cq[512], kueue[1536] = "";
 	if (a_cpu != NULL) {
 		cq_json(cq, sizeof(cq), "team-a", a_cpu);
-		snprintf(kueue, sizeof(kueue), ",%s,%s,%s", RF, cq, LQ("qa", "team-a"));
+		snprintf(kueue, sizeof(kueue), "%s,%s,%s", RF, cq, LQ("qa", "team-a"));
 	}
-	FILE *f = fopen(cluster, "w");
-	assert_non_null(f);
-	fprintf(f, "{\"kind\":\"List\",\"items\":[{\"kind\":\"Node\",\"metadata\":"
-		"{\"name\":\"n0\"},\"status\":{\"allocatable\":{\"cpu\":\"64\","
-		"\"memory\":\"64Gi\",\"pods\":\"250\"}}}%s]}", kueue);
-	fclose(f);
+	fixture_write_cluster(&fx, &(struct fixture_nodes){.count = 1, .cpu = "64",
+							    .memory = "64Gi",
+							    .pods = "250"},
+			      a_cpu != NULL ? kueue : NULL);
 }
 
 static struct daemon *start(unsigned workers)
 {
-	struct daemon_config cfg = {.socket_path = fx.sock, .cluster_path = cluster,
-				    .seed = 1, .workers = workers, .slots = 256};
-	char err[512];
-	struct daemon *d = daemon_start(&cfg, err, sizeof(err));
-	if (d == NULL)
-		fail_msg("daemon_start: %s", err);
-	return d;
+	struct daemon_config cfg = fixture_config(&fx);
+	cfg.workers = workers;
+	cfg.slots = 256;
+	return fixture_start(&cfg);
 }
 
 /* One OP_QUEUE on the admin socket: 0 and the answer's text in out, or
@@ -193,40 +186,6 @@ static int64_t usage_of(const char *cq, int64_t *nominal)
 	return usage_in(text, cq, nominal);
 }
 
-static struct shmsched_client *connect_to(void)
-{
-	struct shmsched_client *c;
-	char err[512];
-	if (shmsched_connect(fx.sock, &c, err, sizeof(err)) < 0)
-		fail_msg("connect %s: %s", fx.sock, err);
-	return c;
-}
-
-static uint32_t tmpl(struct shmsched_client *c, const char *queue, const char *cpu)
-{
-	char json[1024], err[512];
-	snprintf(json, sizeof(json), "{\"kind\":\"Pod\",\"metadata\":{\"name\":"
-		 "\"t\",\"namespace\":\"default\",\"labels\":{\"kueue.x-k8s.io/"
-		 "queue-name\":\"%s\"}},\"spec\":{\"containers\":[{\"name\":\"c\","
-		 "\"resources\":{\"requests\":{\"cpu\":\"%s\"}}}]}}", queue, cpu);
-	uint32_t tid;
-	if (shmsched_register_template(c, json, strlen(json), &tid, err,
-				       sizeof(err)) < 0)
-		fail_msg("template %s: %s", json, err);
-	return tid;
-}
-
-static uint64_t place(struct shmsched_client *c, uint32_t tid, uint64_t cookie,
-		      enum shmsched_status want)
-{
-	struct shmsched_result r;
-	fixture_place_one(c, tid, cookie, &r);
-	if (r.status != want)
-		fail_msg("pod %" PRIu64 ": status %d, expected %d (%s)", cookie,
-			 (int)r.status, (int)want, r.message);
-	return r.placement_id;
-}
-
 static void release(struct shmsched_client *c, uint64_t id)
 {
 	char err[256];
@@ -241,12 +200,12 @@ static void test_apply_delete(void **state)
 	char cq[512];
 	write_cluster("2");
 	struct daemon *d = start(2);
-	struct shmsched_client *c = connect_to();
-	uint32_t qa = tmpl(c, "qa", "1");
+	struct shmsched_client *c = fixture_connect(fx.sock);
+	uint32_t qa = fixture_cpu_template(c, "qa", "1");
 	uint64_t id[8];
-	id[0] = place(c, qa, 1, SHMSCHED_PLACED);
-	id[1] = place(c, qa, 2, SHMSCHED_PLACED);
-	place(c, qa, 3, SHMSCHED_UNSCHEDULABLE);
+	id[0] = fixture_place(c, qa, 1, SHMSCHED_PLACED);
+	id[1] = fixture_place(c, qa, 2, SHMSCHED_PLACED);
+	fixture_place(c, qa, 3, SHMSCHED_UNSCHEDULABLE);
 	int64_t nominal;
 	assert_int_equal(usage_of("team-a", &nominal), 2000);
 	assert_int_equal(nominal, 2000);
@@ -260,9 +219,9 @@ static void test_apply_delete(void **state)
 	assert_non_null(strstr(out, "2 live placement(s) charged again"));
 	assert_int_equal(usage_of("team-a", &nominal), 2000);
 	assert_int_equal(nominal, 4000);
-	id[2] = place(c, qa, 4, SHMSCHED_PLACED);
-	id[3] = place(c, qa, 5, SHMSCHED_PLACED);
-	place(c, qa, 6, SHMSCHED_UNSCHEDULABLE);
+	id[2] = fixture_place(c, qa, 4, SHMSCHED_PLACED);
+	id[3] = fixture_place(c, qa, 5, SHMSCHED_PLACED);
+	fixture_place(c, qa, 6, SHMSCHED_UNSCHEDULABLE);
 
 	/* Cut below usage: accepted, usage kept above it, new pods wait. */
 	cq_json(cq, sizeof(cq), "team-a", "1");
@@ -271,15 +230,15 @@ static void test_apply_delete(void **state)
 	assert_non_null(strstr(out, "over its quota"));
 	assert_int_equal(usage_of("team-a", &nominal), 4000);
 	assert_int_equal(nominal, 1000);
-	place(c, qa, 7, SHMSCHED_UNSCHEDULABLE);
+	fixture_place(c, qa, 7, SHMSCHED_UNSCHEDULABLE);
 	release(c, id[0]);
 	release(c, id[1]);
 	release(c, id[2]);
 	assert_int_equal(usage_of("team-a", NULL), 1000);
-	place(c, qa, 8, SHMSCHED_UNSCHEDULABLE); /* 1000 + 1000 > 1000 */
+	fixture_place(c, qa, 8, SHMSCHED_UNSCHEDULABLE); /* 1000 + 1000 > 1000 */
 	release(c, id[3]);
 	assert_int_equal(usage_of("team-a", NULL), 0);
-	id[0] = place(c, qa, 9, SHMSCHED_PLACED);
+	id[0] = fixture_place(c, qa, 9, SHMSCHED_PLACED);
 
 	/* A new ClusterQueue and its LocalQueue, applied as a List. */
 	char list[1536];
@@ -287,8 +246,8 @@ static void test_apply_delete(void **state)
 	snprintf(list, sizeof(list), "{\"kind\":\"List\",\"items\":[%s,\n%s]}\n", cq,
 		 LQ("qb", "team-b"));
 	assert_int_equal(apply("add.json", list, out, sizeof(out)), 0);
-	uint32_t qb = tmpl(c, "qb", "1");
-	id[1] = place(c, qb, 10, SHMSCHED_PLACED);
+	uint32_t qb = fixture_cpu_template(c, "qb", "1");
+	id[1] = fixture_place(c, qb, 10, SHMSCHED_PLACED);
 	assert_int_equal(usage_of("team-b", NULL), 1000);
 	assert_int_equal(usage_of("team-a", NULL), 1000);
 
@@ -324,7 +283,7 @@ static void test_apply_delete(void **state)
 	release(c, id[0]);
 	assert_int_equal(usage_of("team-a", NULL), 0);
 	/* A pod of the deleted LocalQueue: refused by name. */
-	place(c, qb, 11, SHMSCHED_UNSCHEDULABLE);
+	fixture_place(c, qb, 11, SHMSCHED_UNSCHEDULABLE);
 	assert_int_equal(daemon_overcommits(d), 0);
 	shmsched_disconnect(c);
 	struct daemon_stats ds;
@@ -348,11 +307,11 @@ static void test_apply_wakes_waiting(void **state)
 	char cq[512];
 	write_cluster("2");
 	struct daemon *d = start(1);
-	struct shmsched_client *c = connect_to();
-	uint32_t qa = tmpl(c, "qa", "1");
+	struct shmsched_client *c = fixture_connect(fx.sock);
+	uint32_t qa = fixture_cpu_template(c, "qa", "1");
 	uint64_t id[3];
-	id[0] = place(c, qa, 1, SHMSCHED_PLACED);
-	id[1] = place(c, qa, 2, SHMSCHED_PLACED);
+	id[0] = fixture_place(c, qa, 1, SHMSCHED_PLACED);
+	id[1] = fixture_place(c, qa, 2, SHMSCHED_PLACED);
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	uint64_t now = (uint64_t)ts.tv_sec * UINT64_C(1000000000) + (uint64_t)ts.tv_nsec;
@@ -446,61 +405,13 @@ static void test_malformed(void **state)
 #define RACE_PRODUCERS 3
 #define RACE_LIVE 16
 
-struct racer {
-	struct shmsched_client *c;
-	uint32_t tid[2]; /* qa (500m), qb (1) */
-	uint64_t seed;
-	uint64_t id[RACE_LIVE];
-	int which[RACE_LIVE];
-	unsigned n;
-	uint64_t placed, refused;
-	const char *failed;
-};
-
-static uint64_t next_rand(uint64_t *s)
-{
-	*s ^= *s << 13;
-	*s ^= *s >> 7;
-	*s ^= *s << 17;
-	return *s;
-}
-
+/* One producer's round: 400 steps, its cookies from 1. */
 static void *race(void *arg)
 {
-	struct racer *rc = arg;
-	char err[256];
-	uint64_t cookie = 1;
-	for (unsigned it = 0; it < 400 && rc->failed == NULL; it++) {
-		if (rc->n == RACE_LIVE || (rc->n > 0 && next_rand(&rc->seed) % 3 == 0)) {
-			unsigned k = (unsigned)(next_rand(&rc->seed) % rc->n);
-			if (shmsched_release(rc->c, rc->id[k], err, sizeof(err)) < 0) {
-				rc->failed = "release";
-				break;
-			}
-			rc->id[k] = rc->id[rc->n - 1];
-			rc->which[k] = rc->which[rc->n - 1];
-			rc->n--;
-			continue;
-		}
-		int w = (int)(next_rand(&rc->seed) % 2);
-		struct shmsched_pod p = {.cookie = cookie++, .template_id = rc->tid[w]};
-		if (shmsched_submit(rc->c, &p, 1) != 1) {
-			rc->failed = "submit";
-			break;
-		}
-		struct shmsched_result r;
-		if (fixture_await(rc->c, &r, 1, 10000) != 1) {
-			rc->failed = "no answer";
-			break;
-		}
-		if (r.status == SHMSCHED_PLACED) {
-			rc->id[rc->n] = r.placement_id;
-			rc->which[rc->n++] = w;
-			rc->placed++;
-		} else {
-			rc->refused++;
-		}
-	}
+	struct fixture_churn *rc = arg;
+	rc->cookie = 0;
+	for (unsigned it = 0; it < 400 && fixture_churn_step(rc) == 0; it++)
+		continue;
 	return NULL;
 }
 
@@ -539,13 +450,15 @@ static void test_race(void **state)
 	cq_json(cq, sizeof(cq), "team-b", "6");
 	snprintf(list, sizeof(list), "%s\n%s\n", cq, LQ("qb", "team-b"));
 	assert_int_equal(apply("start.json", list, out, sizeof(out)), 0);
-	struct racer rc[RACE_PRODUCERS];
+	struct fixture_churn rc[RACE_PRODUCERS];
 	pthread_t th[RACE_PRODUCERS], at;
 	memset(rc, 0, sizeof(rc));
 	for (int i = 0; i < RACE_PRODUCERS; i++) {
-		rc[i].c = connect_to();
-		rc[i].tid[0] = tmpl(rc[i].c, "qa", "500m");
-		rc[i].tid[1] = tmpl(rc[i].c, "qb", "1");
+		rc[i].c = fixture_connect(fx.sock);
+		rc[i].tid[0] = fixture_cpu_template(rc[i].c, "qa", "500m");
+		rc[i].tid[1] = fixture_cpu_template(rc[i].c, "qb", "1");
+		rc[i].n_tid = 2;
+		rc[i].live_max = RACE_LIVE;
 		rc[i].seed = 0x9e3779b97f4a7c15u * (uint64_t)(i + 1);
 	}
 	uint64_t violations = 0, applies = 0;
@@ -636,8 +549,8 @@ static void test_metrics(void **state)
 	static char out[CONTROL_MAX_PAYLOAD];
 	write_cluster("2");
 	struct daemon *d = start(1);
-	struct shmsched_client *c = connect_to();
-	uint32_t qa = tmpl(c, "qa", "1");
+	struct shmsched_client *c = fixture_connect(fx.sock);
+	uint32_t qa = fixture_cpu_template(c, "qa", "1");
 	const char *adm = "kueue_admitted_workloads_total{cluster_queue=\"team-a\"}";
 	const char *inad = "kueue_pending_workloads{cluster_queue=\"team-a\","
 			   "status=\"inadmissible\"}";
@@ -647,8 +560,8 @@ static void test_metrics(void **state)
 			  "cluster_queue=\"team-a\",flavor=\"default-flavor\","
 			  "resource=\"cpu\"}";
 	assert_true(metric_of(adm) == 0);
-	uint64_t id0 = place(c, qa, 1, SHMSCHED_PLACED);
-	place(c, qa, 2, SHMSCHED_PLACED);
+	uint64_t id0 = fixture_place(c, qa, 1, SHMSCHED_PLACED);
+	fixture_place(c, qa, 2, SHMSCHED_PLACED);
 	assert_true(metric_of(adm) == 2);
 	assert_true(metric_of(use) == 2);
 	assert_true(metric_of("kueue_cluster_queue_nominal_quota{cohort=\"\","

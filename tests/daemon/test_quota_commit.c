@@ -58,7 +58,6 @@
 #include "shmsched/client.h"
 
 static struct fixture_dir fx;
-static char cluster[128];
 
 struct tree {
 	struct quota_tree *t;
@@ -121,7 +120,6 @@ static int setup(void **state)
 {
 	(void)state;
 	fixture_dir_make(&fx, "quota", 0);
-	snprintf(cluster, sizeof(cluster), "%s/cluster.json", fx.dir);
 	return 0;
 }
 
@@ -137,7 +135,7 @@ static int teardown(void **state)
 static void write_cluster(const char *const *names, const int *cpus,
 			  const char *const *pools, unsigned n, const char *extra)
 {
-	FILE *f = fopen(cluster, "w");
+	FILE *f = fopen(fx.cluster, "w");
 	assert_non_null(f);
 	fputs("{\"kind\":\"List\",\"items\":[", f);
 	for (unsigned i = 0; i < n; i++) {
@@ -159,23 +157,12 @@ static void write_cluster(const char *const *names, const int *cpus,
 static struct daemon *start(struct quota_tree *t, unsigned workers,
 			    const char *region)
 {
-	struct daemon_config cfg = {.socket_path = fx.sock, .cluster_path = cluster,
-				    .seed = 1, .workers = workers, .slots = 256,
-				    .quota = t, .state_name = region};
-	char err[512];
-	struct daemon *d = daemon_start(&cfg, err, sizeof(err));
-	if (d == NULL)
-		fail_msg("daemon_start: %s", err);
-	return d;
-}
-
-static struct shmsched_client *connect_to(void)
-{
-	struct shmsched_client *c;
-	char err[512];
-	if (shmsched_connect(fx.sock, &c, err, sizeof(err)) < 0)
-		fail_msg("connect %s: %s", fx.sock, err);
-	return c;
+	struct daemon_config cfg = fixture_config(&fx);
+	cfg.workers = workers;
+	cfg.slots = 256;
+	cfg.quota = t;
+	cfg.state_name = region;
+	return fixture_start(&cfg);
 }
 
 /* A pod of namespace default requesting `requests` (JSON members), with
@@ -184,7 +171,7 @@ static struct shmsched_client *connect_to(void)
 static uint32_t tmpl(struct shmsched_client *c, const char *queue,
 		     const char *requests, const char *cls)
 {
-	char json[1024], err[512], labels[128] = "", pc[96] = "";
+	char json[1024], labels[128] = "", pc[96] = "";
 	if (queue != NULL)
 		snprintf(labels, sizeof(labels), ",\"labels\":{\"kueue.x-k8s.io/"
 			 "queue-name\":\"%s\"}", queue);
@@ -194,17 +181,7 @@ static uint32_t tmpl(struct shmsched_client *c, const char *queue,
 		 "\"t\",\"namespace\":\"default\"%s},\"spec\":{%s\"containers\":"
 		 "[{\"name\":\"c\",\"resources\":{\"requests\":{%s}}}]}}", labels,
 		 pc, requests);
-	uint32_t tid;
-	if (shmsched_register_template(c, json, strlen(json), &tid, err,
-				       sizeof(err)) < 0)
-		fail_msg("template %s: %s", json, err);
-	return tid;
-}
-
-static void place(struct shmsched_client *c, uint32_t tid, uint64_t cookie,
-		  struct shmsched_result *out)
-{
-	fixture_place_one(c, tid, cookie, out);
+	return fixture_template(c, json);
 }
 
 static int64_t usage(const struct tree *tr, int cq, int flavor)
@@ -224,7 +201,7 @@ static void test_admission(void **state)
 	write_cluster(names, cpus, pools, 1, NULL);
 	struct tree tr = make_tree(2000, 2000, 0, true, false);
 	struct daemon *d = start(tr.t, 1, NULL);
-	struct shmsched_client *c = connect_to();
+	struct shmsched_client *c = fixture_connect(fx.sock);
 	uint32_t qa = tmpl(c, "qa", "\"cpu\":\"1\"", NULL);
 	uint32_t qb = tmpl(c, "qb", "\"cpu\":\"1\"", NULL);
 	uint32_t plain = tmpl(c, NULL, "\"cpu\":\"1\"", NULL);
@@ -234,13 +211,13 @@ static void test_admission(void **state)
 	uint64_t ids[4];
 	/* Two within team-a's nominal 2, two borrowed from team-b's unused 2. */
 	for (int i = 0; i < 4; i++) {
-		place(c, qa, (uint64_t)i + 1, &r);
+		fixture_place_one(c, qa, (uint64_t)i + 1, &r);
 		assert_int_equal(r.status, SHMSCHED_PLACED);
 		ids[i] = r.placement_id;
 		assert_int_equal(usage(&tr, tr.a, tr.fa), 1000 * (i + 1));
 	}
 	/* Nothing left to borrow: refused, naming the queue and the cohort. */
-	place(c, qa, 5, &r);
+	fixture_place_one(c, qa, 5, &r);
 	assert_int_equal(r.status, SHMSCHED_UNSCHEDULABLE);
 	print_message("quota: %s\n", r.message);
 	assert_non_null(strstr(r.message, "ClusterQueue \"team-a\": cpu "
@@ -248,7 +225,7 @@ static void test_admission(void **state)
 	assert_non_null(strstr(r.message, "cohort \"ml\": nothing left to borrow"));
 	assert_int_equal(usage(&tr, tr.a, tr.fa), 4000);
 	/* team-b's own nominal is lent out (no lendingLimit keeps it back). */
-	place(c, qb, 6, &r);
+	fixture_place_one(c, qb, 6, &r);
 	assert_int_equal(r.status, SHMSCHED_UNSCHEDULABLE);
 	assert_non_null(strstr(r.message, "ClusterQueue \"team-b\""));
 	assert_int_equal(usage(&tr, tr.b, tr.fa), 0);
@@ -256,22 +233,22 @@ static void test_admission(void **state)
 	char err[256];
 	assert_int_equal(shmsched_release(c, ids[3], err, sizeof(err)), 0);
 	assert_int_equal(usage(&tr, tr.a, tr.fa), 3000);
-	place(c, qb, 7, &r);
+	fixture_place_one(c, qb, 7, &r);
 	assert_int_equal(r.status, SHMSCHED_PLACED);
 	assert_int_equal(usage(&tr, tr.b, tr.fa), 1000);
 	/* No label: no quota, whatever is left. */
 	for (int i = 0; i < 3; i++) {
-		place(c, plain, 10 + (uint64_t)i, &r);
+		fixture_place_one(c, plain, 10 + (uint64_t)i, &r);
 		assert_int_equal(r.status, SHMSCHED_PLACED);
 	}
 	assert_int_equal(usage(&tr, tr.a, tr.fa), 3000);
 	assert_int_equal(usage(&tr, tr.b, tr.fa), 1000);
 	/* A LocalQueue that does not exist, and a resource team-a covers in
 	 * no flavor: refused by name, nothing charged. */
-	place(c, nope, 20, &r);
+	fixture_place_one(c, nope, 20, &r);
 	assert_int_equal(r.status, SHMSCHED_UNSCHEDULABLE);
 	assert_non_null(strstr(r.message, "LocalQueue default/nope doesn't exist"));
-	place(c, mem, 21, &r);
+	fixture_place_one(c, mem, 21, &r);
 	assert_int_equal(r.status, SHMSCHED_UNSCHEDULABLE);
 	print_message("quota: %s\n", r.message);
 	assert_non_null(strstr(r.message, "\"memory\""));
@@ -299,13 +276,13 @@ static void test_flavors(void **state)
 	write_cluster(names, cpus, pools, 3, NULL);
 	struct tree tr = make_tree(4000, 0, 4000, false, true);
 	struct daemon *d = start(tr.t, 1, NULL);
-	struct shmsched_client *c = connect_to();
+	struct shmsched_client *c = fixture_connect(fx.sock);
 	uint32_t qa = tmpl(c, "qa", "\"cpu\":\"1\"", NULL);
 	struct shmsched_result r;
 	char node[64], err[256];
 	const char *want[] = {"n0", "n0", "n1", "n1"};
 	for (int i = 0; i < 4; i++) {
-		place(c, qa, (uint64_t)i + 1, &r);
+		fixture_place_one(c, qa, (uint64_t)i + 1, &r);
 		assert_int_equal(r.status, SHMSCHED_PLACED);
 		assert_int_equal(shmsched_node_name(c, r.node_id, node, sizeof(node),
 						    err, sizeof(err)), 0);
@@ -334,12 +311,12 @@ static void test_eviction(void **state)
 		      "\"high\"},\"value\":1000}");
 	struct tree tr = make_tree(4000, 4000, 0, false, false);
 	struct daemon *d = start(tr.t, 1, NULL);
-	struct shmsched_client *low = connect_to(), *hi = connect_to();
+	struct shmsched_client *low = fixture_connect(fx.sock), *hi = fixture_connect(fx.sock);
 	uint32_t qa = tmpl(low, "qa", "\"cpu\":\"1\"", NULL);
 	uint32_t qb = tmpl(hi, "qb", "\"cpu\":\"1\"", "high");
 	struct shmsched_result r[2];
 	for (int i = 0; i < 2; i++) {
-		place(low, qa, (uint64_t)i + 1, &r[0]);
+		fixture_place_one(low, qa, (uint64_t)i + 1, &r[0]);
 		assert_int_equal(r[0].status, SHMSCHED_PLACED);
 	}
 	assert_int_equal(usage(&tr, tr.a, tr.fa), 2000);
@@ -372,20 +349,18 @@ static void test_restart_recount(void **state)
 	char region[64];
 	snprintf(region, sizeof(region), "shmsched-quota-%d", (int)getpid());
 	struct tree tr = make_tree(4000, 4000, 0, false, false);
-	struct daemon_config cfg = {.socket_path = fx.sock, .cluster_path = cluster,
-				    .seed = 1, .workers = 1, .slots = 64,
-				    .quota = tr.t, .state_name = region,
-				    .fresh = true};
+	struct daemon_config cfg = fixture_config(&fx);
+	cfg.quota = tr.t;
+	cfg.state_name = region;
+	cfg.fresh = true;
+	struct daemon *d = fixture_start(&cfg);
 	char err[512];
-	struct daemon *d = daemon_start(&cfg, err, sizeof(err));
-	if (d == NULL)
-		fail_msg("daemon_start: %s", err);
-	struct shmsched_client *c = connect_to();
+	struct shmsched_client *c = fixture_connect(fx.sock);
 	uint32_t qa = tmpl(c, "qa", "\"cpu\":\"1\"", NULL);
 	uint32_t qb = tmpl(c, "qb", "\"cpu\":\"1\"", NULL);
 	struct shmsched_result r;
 	for (int i = 0; i < 3; i++) {
-		place(c, i < 2 ? qa : qb, (uint64_t)i + 1, &r);
+		fixture_place_one(c, i < 2 ? qa : qb, (uint64_t)i + 1, &r);
 		assert_int_equal(r.status, SHMSCHED_PLACED);
 	}
 	shmsched_disconnect(c);
@@ -420,14 +395,14 @@ static void test_quota_wait(void **state)
 	write_cluster(names, cpus, pools, 1, NULL);
 	struct tree tr = make_tree(2000, 2000, 0, false, false);
 	struct daemon *d = start(tr.t, 1, NULL);
-	struct shmsched_client *c = connect_to(), *other = connect_to();
+	struct shmsched_client *c = fixture_connect(fx.sock), *other = fixture_connect(fx.sock);
 	uint32_t qa = tmpl(c, "qa", "\"cpu\":\"1\"", NULL);
 	uint32_t qb = tmpl(other, "qb", "\"cpu\":\"1\"", NULL);
 	struct shmsched_result r;
 	uint64_t ids[2];
 	char err[256];
 	for (int i = 0; i < 2; i++) {
-		place(c, qa, (uint64_t)i + 1, &r);
+		fixture_place_one(c, qa, (uint64_t)i + 1, &r);
 		assert_int_equal(r.status, SHMSCHED_PLACED);
 		ids[i] = r.placement_id;
 	}
@@ -444,7 +419,7 @@ static void test_quota_wait(void **state)
 	assert_int_equal(ds.pending_unschedulable, 1);
 	uint64_t retries = ds.queue_retries;
 	/* team-b's quota, placed and given back: another tree, no attempt. */
-	place(other, qb, 10, &r);
+	fixture_place_one(other, qb, 10, &r);
 	assert_int_equal(r.status, SHMSCHED_PLACED);
 	assert_int_equal(shmsched_release(other, r.placement_id, err, sizeof(err)), 0);
 	assert_int_equal(fixture_await(c, &r, 1, 300), 0);
@@ -484,66 +459,17 @@ static void test_quota_wait(void **state)
 #define RACE_LIVE 24 /* placements a producer holds at most */
 
 struct racer {
-	struct shmsched_client *c;
-	uint32_t tid[3]; /* qa, qb, none */
-	uint64_t seed;
+	struct fixture_churn ch; /* templates qa, qb, none (which 0, 1, 2) */
 	int64_t end_ns;
-	/* Live placements and which queue each charged (0 qa, 1 qb, 2 none). */
-	uint64_t id[RACE_LIVE];
-	int which[RACE_LIVE];
-	unsigned n;
-	uint64_t placed, refused, released;
-	const char *failed;
 };
 
-static uint64_t next_rand(uint64_t *s)
-{
-	*s ^= *s << 13;
-	*s ^= *s >> 7;
-	*s ^= *s << 17;
-	return *s;
-}
-
-/* Places and releases until end_ns, one pod in flight at a time, its
- * template at random; releases one at random when it holds RACE_LIVE or
- * by chance. */
+/* One producer's round: steps until end_ns, its cookies from 1. */
 static void *race(void *arg)
 {
 	struct racer *rc = arg;
-	char err[256];
-	uint64_t cookie = 1;
-	while ((int64_t)now_ns() < rc->end_ns && rc->failed == NULL) {
-		if (rc->n == RACE_LIVE || (rc->n > 0 && next_rand(&rc->seed) % 3 == 0)) {
-			unsigned k = (unsigned)(next_rand(&rc->seed) % rc->n);
-			if (shmsched_release(rc->c, rc->id[k], err, sizeof(err)) < 0) {
-				rc->failed = "release";
-				break;
-			}
-			rc->released++;
-			rc->id[k] = rc->id[rc->n - 1];
-			rc->which[k] = rc->which[rc->n - 1];
-			rc->n--;
-			continue;
-		}
-		int w = (int)(next_rand(&rc->seed) % 3);
-		struct shmsched_pod p = {.cookie = cookie++, .template_id = rc->tid[w]};
-		if (shmsched_submit(rc->c, &p, 1) != 1) {
-			rc->failed = "submit";
-			break;
-		}
-		struct shmsched_result r;
-		if (fixture_await(rc->c, &r, 1, 10000) != 1) {
-			rc->failed = "no answer";
-			break;
-		}
-		if (r.status == SHMSCHED_PLACED) {
-			rc->id[rc->n] = r.placement_id;
-			rc->which[rc->n++] = w;
-			rc->placed++;
-		} else {
-			rc->refused++;
-		}
-	}
+	rc->ch.cookie = 0;
+	while ((int64_t)now_ns() < rc->end_ns && fixture_churn_step(&rc->ch) == 0)
+		continue;
 	return NULL;
 }
 
@@ -564,11 +490,13 @@ static void test_race(void **state)
 	struct daemon_stats ds;
 	memset(rc, 0, sizeof(rc));
 	for (int i = 0; i < RACE_PRODUCERS; i++) {
-		rc[i].c = connect_to();
-		rc[i].tid[0] = tmpl(rc[i].c, "qa", "\"cpu\":\"500m\"", NULL);
-		rc[i].tid[1] = tmpl(rc[i].c, "qb", "\"cpu\":\"1\"", NULL);
-		rc[i].tid[2] = tmpl(rc[i].c, NULL, "\"cpu\":\"250m\"", NULL);
-		rc[i].seed = 0x9e3779b97f4a7c15u * (uint64_t)(i + 1);
+		rc[i].ch.c = fixture_connect(fx.sock);
+		rc[i].ch.tid[0] = tmpl(rc[i].ch.c, "qa", "\"cpu\":\"500m\"", NULL);
+		rc[i].ch.tid[1] = tmpl(rc[i].ch.c, "qb", "\"cpu\":\"1\"", NULL);
+		rc[i].ch.tid[2] = tmpl(rc[i].ch.c, NULL, "\"cpu\":\"250m\"", NULL);
+		rc[i].ch.n_tid = 3;
+		rc[i].ch.live_max = RACE_LIVE;
+		rc[i].ch.seed = 0x9e3779b97f4a7c15u * (uint64_t)(i + 1);
 	}
 	/* Rounds of a second until a race was seen (at most 10). */
 	do {
@@ -579,16 +507,17 @@ static void test_race(void **state)
 		}
 		for (int i = 0; i < RACE_PRODUCERS; i++) {
 			pthread_join(th[i], NULL);
-			if (rc[i].failed != NULL)
-				fail_msg("producer %d: %s", i, rc[i].failed);
+			if (rc[i].ch.failed != NULL)
+				fail_msg("producer %d: %s", i, rc[i].ch.failed);
 		}
 		/* Quiescent: every pod answered. The checker: each queue's
 		 * usage is the sum of its live placements' requests. */
 		int64_t want[2] = {0, 0};
 		for (int i = 0; i < RACE_PRODUCERS; i++)
-			for (unsigned k = 0; k < rc[i].n; k++)
-				if (rc[i].which[k] < 2)
-					want[rc[i].which[k]] += rc[i].which[k] == 0 ? 500 : 1000;
+			for (unsigned k = 0; k < rc[i].ch.n; k++)
+				if (rc[i].ch.which[k] < 2)
+					want[rc[i].ch.which[k]] +=
+						rc[i].ch.which[k] == 0 ? 500 : 1000;
 		violations += usage(&tr, tr.a, tr.fa) != want[0];
 		violations += usage(&tr, tr.b, tr.fa) != want[1];
 		if (violations)
@@ -603,12 +532,12 @@ static void test_race(void **state)
 	uint64_t placed = 0, refused = 0;
 	char err[256];
 	for (int i = 0; i < RACE_PRODUCERS; i++) {
-		placed += rc[i].placed;
-		refused += rc[i].refused;
-		for (unsigned k = 0; k < rc[i].n; k++)
-			assert_int_equal(shmsched_release(rc[i].c, rc[i].id[k], err,
-							  sizeof(err)), 0);
-		shmsched_disconnect(rc[i].c);
+		placed += rc[i].ch.placed;
+		refused += rc[i].ch.refused;
+		for (unsigned k = 0; k < rc[i].ch.n; k++)
+			assert_int_equal(shmsched_release(rc[i].ch.c, rc[i].ch.id[k],
+							  err, sizeof(err)), 0);
+		shmsched_disconnect(rc[i].ch.c);
 	}
 	print_message("quota race: %" PRIu64 " round(s), %" PRIu64 " placed, %"
 		      PRIu64 " refused, quota conflicts %" PRIu64 ", ledger "
@@ -649,15 +578,15 @@ static void test_cluster_file_quotas(void **state)
 		"\"metadata\":{\"name\":\"qa\",\"namespace\":\"default\"},"
 		"\"spec\":{\"clusterQueue\":\"team-a\"}}");
 	struct daemon *d = start(NULL, 1, NULL);
-	struct shmsched_client *c = connect_to();
+	struct shmsched_client *c = fixture_connect(fx.sock);
 	uint32_t qa = tmpl(c, "qa", "\"cpu\":\"1\"", NULL);
 	struct shmsched_result r;
 	for (int i = 0; i < 2; i++) {
-		place(c, qa, (uint64_t)i + 1, &r);
+		fixture_place_one(c, qa, (uint64_t)i + 1, &r);
 		assert_int_equal(r.status, SHMSCHED_PLACED);
 	}
 	/* old: placed (31 cpus free on n0). */
-	place(c, qa, 3, &r);
+	fixture_place_one(c, qa, 3, &r);
 	assert_int_equal(r.status, SHMSCHED_UNSCHEDULABLE);
 	print_message("cluster file quota: %s\n", r.message);
 	assert_non_null(strstr(r.message, "ClusterQueue \"team-a\""));
@@ -667,9 +596,8 @@ static void test_cluster_file_quotas(void **state)
 
 	/* Both the file's quotas and the caller's: refused. */
 	struct tree tr = make_tree(2000, 2000, 0, false, false);
-	struct daemon_config cfg = {.socket_path = fx.sock, .cluster_path = cluster,
-				    .seed = 1, .workers = 1, .slots = 64,
-				    .quota = tr.t};
+	struct daemon_config cfg = fixture_config(&fx);
+	cfg.quota = tr.t;
 	char err[512];
 	assert_null(daemon_start(&cfg, err, sizeof(err)));
 	assert_non_null(strstr(err, "expected one source of quotas"));

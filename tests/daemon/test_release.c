@@ -29,7 +29,6 @@
 #define TIMEOUT_MS 5000
 
 static struct fixture_dir fx;
-static char cluster[128];
 
 static const char node_json[] =
 	"{\"kind\":\"List\",\"items\":[{\"kind\":\"Node\",\"metadata\":{\"name\":"
@@ -44,8 +43,7 @@ static int setup(void **state)
 {
 	(void)state;
 	fixture_dir_make(&fx, "release", 0);
-	snprintf(cluster, sizeof(cluster), "%s/cluster.json", fx.dir);
-	FILE *f = fopen(cluster, "w");
+	FILE *f = fopen(fx.cluster, "w");
 	assert_non_null(f);
 	fputs(node_json, f);
 	fclose(f);
@@ -78,12 +76,9 @@ static int request(int fd, uint32_t kind, const void *body, uint32_t len,
 static void test_release_body_size(void **state)
 {
 	(void)state;
-	struct daemon_config cfg = {.socket_path = fx.sock, .cluster_path = cluster,
-				    .seed = 1, .workers = 1, .slots = 64};
+	struct daemon_config cfg = fixture_config(&fx);
+	struct daemon *d = fixture_start(&cfg);
 	char err[512];
-	struct daemon *d = daemon_start(&cfg, err, sizeof(err));
-	if (d == NULL)
-		fail_msg("daemon_start: %s", err);
 	int fd = control_client_connect(fx.sock, TIMEOUT_MS, err, sizeof(err));
 	assert_true(fd >= 0);
 	struct op_registered reg;

@@ -47,21 +47,7 @@ static struct daemon *start(void)
 				    .seed = 3, .workers = 2, .slots = 64,
 				    .state_name = region,
 				    .strings_per_identity = 6144};
-	char err[512];
-	struct daemon *d = daemon_start(&cfg, err, sizeof(err));
-	if (d == NULL)
-		fail_msg("daemon_start: %s", err);
-	return d;
-}
-
-static uint32_t register_json(struct shmsched_client *c, const char *json)
-{
-	char err[512];
-	uint32_t tid;
-	if (shmsched_register_template(c, json, strlen(json), &tid, err,
-				       sizeof(err)) < 0)
-		fail_msg("template refused: %s\n%s", err, json);
-	return tid;
+	return fixture_start(&cfg);
 }
 
 static void place(struct shmsched_client *c, uint32_t tid, uint64_t cookie,
@@ -145,7 +131,7 @@ static void test_reclaim_while_placing(void **state)
 			 "\"spec\":{\"containers\":[{\"name\":\"c\",\"resources\":"
 			 "{\"requests\":{\"cpu\":\"1m\"}}}]}}", r, value);
 		struct shmsched_result a, b, x;
-		place(c, register_json(c, json), 1, &a);
+		place(c, fixture_template(c, json), 1, &a);
 		assert_int_equal(a.status, SHMSCHED_PLACED);
 		/* D: affinity to a label no pod has: never placed, but the
 		 * workers decode its group and compile its class. */
@@ -157,7 +143,7 @@ static void test_reclaim_while_placing(void **state)
 			 "\"topologyKey\":\"kubernetes.io/hostname\"}]}},"
 			 "\"containers\":[{\"name\":\"c\",\"resources\":"
 			 "{\"requests\":{\"cpu\":\"1m\"}}}]}}", r, value, value);
-		place(c, register_json(c, json), 3, &x);
+		place(c, fixture_template(c, json), 3, &x);
 		if (x.status == SHMSCHED_PLACED) {
 			print_message("round %d: D placed on node %u\n", r, x.node_id);
 			wrong++;
@@ -171,7 +157,7 @@ static void test_reclaim_while_placing(void **state)
 			 "\"topologyKey\":\"kubernetes.io/hostname\"}]}},"
 			 "\"containers\":[{\"name\":\"c\",\"resources\":"
 			 "{\"requests\":{\"cpu\":\"1m\"}}}]}}", r, value, value);
-		place(c, register_json(c, json), 2, &b);
+		place(c, fixture_template(c, json), 2, &b);
 		if (b.status != SHMSCHED_PLACED || b.node_id != a.node_id) {
 			print_message("round %d: B status %u on node %u, A on %u: %s\n",
 				      r, b.status, b.node_id, a.node_id, b.message);

@@ -54,11 +54,7 @@ static struct daemon *start(void)
 				    .allowed_uids = admitted, .n_allowed_uids = 2,
 				    .socket_mode = 0666,
 				    .strings_per_identity = 4096};
-	char err[512];
-	struct daemon *d = daemon_start(&cfg, err, sizeof(err));
-	if (d == NULL)
-		fail_msg("daemon_start: %s", err);
-	return d;
+	return fixture_start(&cfg);
 }
 
 /* The child, as nobody: one template of new strings; exit 0 if taken. */

@@ -57,7 +57,7 @@
 #define S UINT64_C(1000000000)
 
 static struct fixture_dir fx;
-static char cluster_path[192], region[64];
+static char region[64];
 static uint64_t clock_now = 1000 * S; /* the test's clock */
 
 static uint64_t test_clock(void *arg)
@@ -71,8 +71,7 @@ static uint64_t test_clock(void *arg)
 static void write_cluster(const char *const *names, const char *const *zones,
 			  int n)
 {
-	snprintf(cluster_path, sizeof(cluster_path), "%s/cluster.json", fx.dir);
-	FILE *f = fopen(cluster_path, "w");
+	FILE *f = fopen(fx.cluster, "w");
 	assert_non_null(f);
 	fputs("{\"apiVersion\":\"v1\",\"kind\":\"List\",\"items\":[", f);
 	for (int i = 0; i < n; i++)
@@ -87,25 +86,12 @@ static void write_cluster(const char *const *names, const char *const *zones,
 
 static struct daemon *start(int64_t large)
 {
-	struct daemon_config cfg = {.socket_path = fx.sock, .cluster_path = cluster_path,
-				    .seed = 1, .workers = 1, .slots = 64,
-				    .state_name = region, .fresh = true,
-				    .lease_clock_ns = test_clock,
-				    .large_cluster_size_threshold = large};
-	char err[512];
-	struct daemon *d = daemon_start(&cfg, err, sizeof(err));
-	if (d == NULL)
-		fail_msg("daemon_start: %s", err);
-	return d;
-}
-
-static void must_lease(struct shmsched_client *admin, const char *node)
-{
-	char err[512];
-	int rc = shmsched_node_event(admin, SHMSCHED_NODE_LEASE, node, strlen(node),
-				     err, sizeof(err));
-	if (rc != 0)
-		fail_msg("lease %s: %d %s", node, rc, err);
+	struct daemon_config cfg = fixture_config(&fx);
+	cfg.state_name = region;
+	cfg.fresh = true;
+	cfg.lease_clock_ns = test_clock;
+	cfg.large_cluster_size_threshold = large;
+	return fixture_start(&cfg);
 }
 
 static void step_to(struct daemon *d, uint64_t t)
@@ -118,15 +104,8 @@ static void step_to(struct daemon *d, uint64_t t)
  * state region: the taint as the cluster has it). */
 static int shown_unreachable(void)
 {
-	struct shmsched_observer *obs;
 	struct shmsched_observe_node nodes[16];
-	unsigned n = 0;
-	char err[512];
-	if (shmsched_observe_open(region, &obs, err, sizeof(err)) < 0)
-		fail_msg("observe %s: %s", region, err);
-	if (shmsched_observe_nodes(obs, nodes, 16, &n, NULL, err, sizeof(err)) < 0)
-		fail_msg("observe nodes: %s", err);
-	shmsched_observe_close(obs);
+	unsigned n = fixture_observe_nodes(region, nodes, 16);
 	int k = 0;
 	for (unsigned i = 0; i < n && i < 16; i++)
 		k += nodes[i].unreachable != 0;
@@ -144,7 +123,7 @@ static struct daemon_lifecycle life(struct daemon *d)
 static void lease_all(struct shmsched_client *admin, const char *const *names, int n)
 {
 	for (int i = 0; i < n; i++)
-		must_lease(admin, names[i]);
+		fixture_lease(admin, names[i]);
 }
 
 /* Zone z1 of 3 nodes, 2 go down: normal (2 is not more than 2), so the
@@ -161,8 +140,8 @@ static void test_rate(void **state)
 	lease_all(admin, names, 4);
 	for (uint64_t t = 10; t <= 50; t += 10) {
 		step_to(d, t0 + t * S);
-		must_lease(admin, "c");
-		must_lease(admin, "x");
+		fixture_lease(admin, "c");
+		fixture_lease(admin, "x");
 	}
 	uint64_t t1 = t0 + 50 * S + 1; /* a and b: Unknown now */
 	step_to(d, t1);
@@ -196,8 +175,8 @@ static void partial(bool large)
 	lease_all(admin, names, 5);
 	for (uint64_t t = 10; t <= 50; t += 10) {
 		step_to(d, t0 + t * S);
-		must_lease(admin, "d");
-		must_lease(admin, "x");
+		fixture_lease(admin, "d");
+		fixture_lease(admin, "x");
 	}
 	uint64_t t1 = t0 + 50 * S + 1;
 	step_to(d, t1);
@@ -205,8 +184,8 @@ static void partial(bool large)
 	assert_int_equal(shown_unreachable(), large ? 1 : 0);
 	for (uint64_t t = 10; t <= 90; t += 10) {
 		step_to(d, t1 + t * S);
-		must_lease(admin, "d");
-		must_lease(admin, "x");
+		fixture_lease(admin, "d");
+		fixture_lease(admin, "x");
 	}
 	step_to(d, t1 + 99 * S);
 	assert_int_equal(shown_unreachable(), large ? 1 : 0);
@@ -245,7 +224,7 @@ static void test_all_down(void **state)
 	lease_all(admin, names, 3);
 	for (uint64_t t = 10; t <= 50; t += 10) {
 		step_to(d, t0 + t * S);
-		must_lease(admin, "x");
+		fixture_lease(admin, "x");
 	}
 	uint64_t t1 = t0 + 50 * S + 1;
 	step_to(d, t1);
@@ -265,7 +244,7 @@ static void test_all_down(void **state)
 	 * lets a taint through, so the new one starts drained (SwapLimiter:
 	 * "If we're currently waiting on limiter, we drain the new one"):
 	 * the first taint 10 s later, the second 10 s after that. */
-	must_lease(admin, "x");
+	fixture_lease(admin, "x");
 	uint64_t t2 = clock_now + S;
 	step_to(d, t2);
 	assert_int_equal(life(d).zones_full, 1);
@@ -346,17 +325,17 @@ static void test_evict(void **state)
 	lease_all(admin, names, 4);
 	for (uint64_t t = 10; t <= 50; t += 10) {
 		step_to(d, t0 + t * S);
-		must_lease(admin, "c");
-		must_lease(admin, "x");
+		fixture_lease(admin, "c");
+		fixture_lease(admin, "x");
 	}
 	uint64_t T = t0 + 50 * S + 1;
 	step_to(d, T);
 	assert_int_equal(shown_unreachable(), 2);
 	assert_int_equal(life(d).evictions_pending, 3); /* 1, 2 and 5 */
 	step_to(d, T + 20 * S);
-	must_lease(admin, "b"); /* the taint lifted at once */
-	must_lease(admin, "c");
-	must_lease(admin, "x");
+	fixture_lease(admin, "b"); /* the taint lifted at once */
+	fixture_lease(admin, "c");
+	fixture_lease(admin, "x");
 	step_to(d, T + 29 * S);
 	assert_int_equal(life(d).evicted, 0);
 	assert_int_equal(life(d).evictions_pending, 2); /* 5 cancelled */
@@ -380,9 +359,9 @@ static void test_evict(void **state)
 	/* Pod 1: DefaultTolerationSeconds' 300 s, not 299; pod 3 stays. */
 	for (uint64_t t = 40; t <= 290; t += 10) {
 		step_to(d, T + t * S);
-		must_lease(admin, "b");
-		must_lease(admin, "c");
-		must_lease(admin, "x");
+		fixture_lease(admin, "b");
+		fixture_lease(admin, "c");
+		fixture_lease(admin, "x");
 	}
 	step_to(d, T + 299 * S);
 	assert_int_equal(life(d).evicted, 2);
@@ -391,9 +370,9 @@ static void test_evict(void **state)
 	assert_int_equal(evicted_cookie(p), 1);
 	for (uint64_t t = 310; t <= 600; t += 10) {
 		step_to(d, T + t * S);
-		must_lease(admin, "b");
-		must_lease(admin, "c");
-		must_lease(admin, "x");
+		fixture_lease(admin, "b");
+		fixture_lease(admin, "c");
+		fixture_lease(admin, "x");
 	}
 	assert_int_equal(life(d).evicted, 3);
 	assert_int_equal(life(d).evictions_pending, 0);

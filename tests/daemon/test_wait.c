@@ -42,13 +42,11 @@
 #include "shmsched/observe.h"
 
 static struct fixture_dir fx;
-static char cluster[128];
 
 static int setup(void **state)
 {
 	(void)state;
 	fixture_dir_make(&fx, "wait", 0);
-	snprintf(cluster, sizeof(cluster), "%s/cluster.json", fx.dir);
 	return 0;
 }
 
@@ -72,7 +70,7 @@ static void node_json(char *buf, size_t len, const char *name, int cpu, int mem_
 
 static void write_nodes(const char *const *nodes, unsigned n)
 {
-	FILE *f = fopen(cluster, "w");
+	FILE *f = fopen(fx.cluster, "w");
 	assert_non_null(f);
 	fputs("{\"kind\":\"List\",\"items\":[", f);
 	for (unsigned i = 0; i < n; i++)
@@ -84,29 +82,18 @@ static void write_nodes(const char *const *nodes, unsigned n)
 static struct daemon *start_named(unsigned workers, uint32_t slots,
 				  bool wait_default, const char *name)
 {
-	struct daemon_config cfg = {.socket_path = fx.sock, .cluster_path = cluster,
-				    .seed = 1, .workers = workers, .slots = slots,
-				    .wait_default = wait_default, .state_name = name,
-				    .fresh = name != NULL};
-	char err[512];
-	struct daemon *d = daemon_start(&cfg, err, sizeof(err));
-	if (d == NULL)
-		fail_msg("daemon_start: %s", err);
-	return d;
+	struct daemon_config cfg = fixture_config(&fx);
+	cfg.workers = workers;
+	cfg.slots = slots;
+	cfg.wait_default = wait_default;
+	cfg.state_name = name;
+	cfg.fresh = name != NULL;
+	return fixture_start(&cfg);
 }
 
 static struct daemon *start(unsigned workers, uint32_t slots, bool wait_default)
 {
 	return start_named(workers, slots, wait_default, NULL);
-}
-
-static struct shmsched_client *connect_to(const char *path)
-{
-	struct shmsched_client *c;
-	char err[512];
-	if (shmsched_connect(path, &c, err, sizeof(err)) < 0)
-		fail_msg("connect %s: %s", path, err);
-	return c;
 }
 
 static uint32_t pod_template(struct shmsched_client *c, const char *cpu,
@@ -121,11 +108,7 @@ static uint32_t pod_template(struct shmsched_client *c, const char *cpu,
 	snprintf(json, sizeof(json), "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"t\"},"
 		 "\"spec\":{\"containers\":[{\"name\":\"c\",\"resources\":"
 		 "{\"requests\":{%s%s}}}]}}", cpu_s, mem_s);
-	uint32_t tid;
-	char err[512];
-	if (shmsched_register_template(c, json, strlen(json), &tid, err, sizeof(err)) < 0)
-		fail_msg("template: %s", err);
-	return tid;
+	return fixture_template(c, json);
 }
 
 static void submit(struct shmsched_client *c, uint32_t tid, uint64_t cookie,
@@ -163,7 +146,7 @@ static void test_release_wakes_exactly(void **state)
 	char region[64];
 	snprintf(region, sizeof(region), "shmsched-wait-%d", (int)getpid());
 	struct daemon *d = start_named(1, 64, false, region);
-	struct shmsched_client *c = connect_to(fx.sock);
+	struct shmsched_client *c = fixture_connect(fx.sock);
 	uint32_t big = pod_template(c, "2", NULL);
 	uint32_t cpu1 = pod_template(c, "1", NULL);
 	uint32_t mem = pod_template(c, NULL, "8Gi");
@@ -244,7 +227,7 @@ static void test_deadline_and_cancel(void **state)
 	const char *nodes[] = {n0};
 	write_nodes(nodes, 1);
 	struct daemon *d = start(1, 64, false);
-	struct shmsched_client *c = connect_to(fx.sock);
+	struct shmsched_client *c = fixture_connect(fx.sock);
 	uint32_t two = pod_template(c, "2", NULL);
 	struct shmsched_result r[4];
 	/* 1 s: pod 1 must park before its deadline passes for ds.waited to
@@ -302,15 +285,11 @@ static void test_idle_timeout(void **state)
 	node_json(n0, sizeof(n0), "n0", 1, 4, false);
 	const char *nodes[] = {n0};
 	write_nodes(nodes, 1);
-	struct daemon_config cfg = {.socket_path = fx.sock, .cluster_path = cluster,
-				    .seed = 1, .workers = 1, .slots = 64,
-				    .idle_timeout_s = 1};
-	char err[512];
-	struct daemon *d = daemon_start(&cfg, err, sizeof(err));
-	if (d == NULL)
-		fail_msg("daemon_start: %s", err);
-	struct shmsched_client *idle = connect_to(fx.sock);
-	struct shmsched_client *waiting = connect_to(fx.sock);
+	struct daemon_config cfg = fixture_config(&fx);
+	cfg.idle_timeout_s = 1;
+	struct daemon *d = fixture_start(&cfg);
+	struct shmsched_client *idle = fixture_connect(fx.sock);
+	struct shmsched_client *waiting = fixture_connect(fx.sock);
 	(void)pod_template(idle, "1", NULL);
 	uint32_t two = pod_template(waiting, "2", NULL);
 	submit(waiting, two, 7, SHMSCHED_WAIT, 0);
@@ -345,7 +324,7 @@ static void test_back_pressure_and_default(void **state)
 	const char *nodes[] = {n0};
 	write_nodes(nodes, 1);
 	struct daemon *d = start(1, 64, true);
-	struct shmsched_client *c = connect_to(fx.sock);
+	struct shmsched_client *c = fixture_connect(fx.sock);
 	uint32_t two = pod_template(c, "2", NULL);
 	struct shmsched_pod pods[100];
 	for (unsigned i = 0; i < 100; i++)
@@ -377,11 +356,7 @@ static uint32_t wait_template(struct shmsched_client *c, const char *wait)
 		 "\"t\",\"annotations\":{\"shmsched.io/wait\":\"%s\"}},\"spec\":"
 		 "{\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":"
 		 "{\"cpu\":\"2\"}}}]}}", wait);
-	uint32_t tid;
-	char err[512];
-	if (shmsched_register_template(c, json, strlen(json), &tid, err, sizeof(err)) < 0)
-		fail_msg("template: %s", err);
-	return tid;
+	return fixture_template(c, json);
 }
 
 static void test_template_default(void **state)
@@ -393,7 +368,7 @@ static void test_template_default(void **state)
 	write_nodes(nodes, 1);
 	for (int daemon_default = 0; daemon_default < 2; daemon_default++) {
 		struct daemon *d = start(1, 64, daemon_default);
-		struct shmsched_client *c = connect_to(fx.sock);
+		struct shmsched_client *c = fixture_connect(fx.sock);
 		uint32_t waits = wait_template(c, "true");
 		uint32_t no = wait_template(c, "false");
 		struct shmsched_result r[4];
@@ -498,8 +473,8 @@ static void test_priority_order(void **state)
 		"\"value\":5000}"};
 	write_nodes(nodes, 3);
 	struct daemon *d = start(1, 64, false);
-	struct shmsched_client *c = connect_to(fx.sock);
-	struct shmsched_client *a = connect_to(fx.admin);
+	struct shmsched_client *c = fixture_connect(fx.sock);
+	struct shmsched_client *a = fixture_connect(fx.admin);
 	char err[512];
 	const char high_class[] = "{\"kind\":\"PriorityClass\",\"metadata\":"
 				  "{\"name\":\"high\"},\"value\":1000}";
@@ -571,7 +546,7 @@ static void test_preemption(void **state)
 		"\"value\":1000,\"preemptionPolicy\":\"Never\"}"};
 	write_nodes(nodes, 3);
 	struct daemon *d = start(1, 64, false);
-	struct shmsched_client *low = connect_to(fx.sock), *hi = connect_to(fx.sock);
+	struct shmsched_client *low = fixture_connect(fx.sock), *hi = fixture_connect(fx.sock);
 	char err[512], json[512];
 	uint32_t plain = pod_template(low, "2", NULL);
 	uint32_t tid[3];
@@ -639,15 +614,12 @@ static void test_preemption(void **state)
 /* A 2-cpu template with label app=`app` in PriorityClass `cls`. */
 static uint32_t app_template(struct shmsched_client *c, const char *app, const char *cls)
 {
-	char json[512], err[512];
+	char json[512];
 	snprintf(json, sizeof(json), "{\"kind\":\"Pod\",\"metadata\":{\"name\":"
 		 "\"t\",\"labels\":{\"app\":\"%s\"}},\"spec\":{\"priorityClassName\":"
 		 "\"%s\",\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":"
 		 "{\"cpu\":\"2\"}}}]}}", app, cls);
-	uint32_t tid;
-	if (shmsched_register_template(c, json, strlen(json), &tid, err, sizeof(err)) < 0)
-		fail_msg("template %s: %s", app, err);
-	return tid;
+	return fixture_template(c, json);
 }
 
 /* PodDisruptionBudgets in the choice: two full nodes, the db pod (priority
@@ -676,8 +648,8 @@ static void test_preemption_pdb(void **state)
 		"{\"disruptionsAllowed\":0}}"};
 	write_nodes(nodes, 6);
 	struct daemon *d = start(1, 64, false);
-	struct shmsched_client *low = connect_to(fx.sock), *hi = connect_to(fx.sock);
-	struct shmsched_client *a = connect_to(fx.admin);
+	struct shmsched_client *low = fixture_connect(fx.sock), *hi = fixture_connect(fx.sock);
+	struct shmsched_client *a = fixture_connect(fx.admin);
 	uint32_t db = app_template(low, "db", "p1"), web = app_template(low, "web", "p5");
 	uint32_t top = app_template(hi, "top", "high");
 	struct shmsched_result r[4];
@@ -709,9 +681,9 @@ static void test_preemption_pdb(void **state)
 
 	/* maxUnavailable 1, declared by an admin: one disruption, then none. */
 	d = start(1, 64, false);
-	low = connect_to(fx.sock);
-	hi = connect_to(fx.sock);
-	a = connect_to(fx.admin);
+	low = fixture_connect(fx.sock);
+	hi = fixture_connect(fx.sock);
+	a = fixture_connect(fx.admin);
 	char err[512];
 	const char *pdb = "{\"apiVersion\":\"policy/v1\",\"kind\":"
 		"\"PodDisruptionBudget\",\"metadata\":{\"name\":\"cache\"},\"spec\":"
@@ -763,15 +735,12 @@ static void test_preemption_pdb(void **state)
 static uint32_t gang_template(struct shmsched_client *c, const char *group,
 			      const char *cpu)
 {
-	char json[512], err[512];
+	char json[512];
 	snprintf(json, sizeof(json), "{\"kind\":\"Pod\",\"metadata\":{\"name\":"
 		 "\"t\",\"labels\":{\"scheduling.x-k8s.io/pod-group\":\"%s\"}},"
 		 "\"spec\":{\"containers\":[{\"name\":\"c\",\"resources\":"
 		 "{\"requests\":{\"cpu\":\"%s\"}}}]}}", group, cpu);
-	uint32_t tid;
-	if (shmsched_register_template(c, json, strlen(json), &tid, err, sizeof(err)) < 0)
-		fail_msg("gang template %s: %s", group, err);
-	return tid;
+	return fixture_template(c, json);
 }
 
 /* Gangs, by hand: three pods of 3 cpu on two nodes of 4 cpu cannot all be
@@ -792,7 +761,7 @@ static void test_gang_by_hand(void **state)
 		"\"spec\":{\"minMember\":3,\"scheduleTimeoutSeconds\":1}}"};
 	write_nodes(nodes, 4);
 	struct daemon *d = start(1, 64, false);
-	struct shmsched_client *c = connect_to(fx.sock), *a = connect_to(fx.admin);
+	struct shmsched_client *c = fixture_connect(fx.sock), *a = fixture_connect(fx.admin);
 	char err[512], json[512];
 	uint32_t trio = gang_template(c, "trio", "3");
 	uint32_t slow = gang_template(c, "slow", "100m");
@@ -868,7 +837,7 @@ static void test_gangs_share_a_class(void **state)
 	}
 	write_nodes(items, NODES + GANGS);
 	struct daemon *d = start(1, 64, false);
-	struct shmsched_client *c = connect_to(fx.sock), *a = connect_to(fx.admin);
+	struct shmsched_client *c = fixture_connect(fx.sock), *a = fixture_connect(fx.admin);
 	uint32_t tid[GANGS];
 	for (int g = 0; g < GANGS; g++) {
 		snprintf(name, sizeof(name), "g%d", g);
@@ -912,14 +881,11 @@ static void test_gangs_share_a_class(void **state)
  * of `cpu` cores. */
 static uint32_t ref_template(struct shmsched_client *c, const char *ref, const char *cpu)
 {
-	char json[512], err[512];
+	char json[512];
 	snprintf(json, sizeof(json), "{\"kind\":\"Pod\",\"metadata\":{\"name\":"
 		 "\"t\"},\"spec\":{%s,\"containers\":[{\"name\":\"c\",\"resources\":"
 		 "{\"requests\":{\"cpu\":\"%s\"}}}]}}", ref, cpu);
-	uint32_t tid;
-	if (shmsched_register_template(c, json, strlen(json), &tid, err, sizeof(err)) < 0)
-		fail_msg("template %s: %s", ref, err);
-	return tid;
+	return fixture_template(c, json);
 }
 
 /* Kubernetes' own gangs through the daemon: a 1.35 Workload declared by
@@ -938,7 +904,7 @@ static void test_kube_gangs(void **state)
 		"{\"gang\":{\"minCount\":3}}}}"};
 	write_nodes(nodes, 2);
 	struct daemon *d = start(1, 64, false);
-	struct shmsched_client *c = connect_to(fx.sock), *a = connect_to(fx.admin);
+	struct shmsched_client *c = fixture_connect(fx.sock), *a = fixture_connect(fx.admin);
 	char err[512];
 	const char *wl = "{\"kind\":\"Workload\",\"apiVersion\":\"scheduling.k8s.io/"
 		"v1alpha1\",\"metadata\":{\"name\":\"train\"},\"spec\":{\"podGroups\":"
@@ -1024,7 +990,7 @@ static void test_gangs_all_or_nothing(void **state)
 	memset(other, 0, sizeof(other));
 	memset(whole_at, 0, sizeof(whole_at));
 	for (int p = 0; p < PRODUCERS; p++) {
-		c[p] = connect_to(fx.sock);
+		c[p] = fixture_connect(fx.sock);
 		for (int g = 0; g < GANGS; g++) {
 			char name[16];
 			int gid = p * GANGS + g;
@@ -1123,7 +1089,7 @@ static void test_churn_every_release_places(void **state)
 	}
 	write_nodes(items, NODES);
 	struct daemon *d = start(1, 256, false);
-	struct shmsched_client *f = connect_to(fx.sock), *p = connect_to(fx.sock);
+	struct shmsched_client *f = fixture_connect(fx.sock), *p = fixture_connect(fx.sock);
 	uint32_t fill = pod_template(f, "2", "1Gi"), want = pod_template(p, "2", "1Gi");
 	static uint64_t ids[FILL];
 	struct shmsched_result r[64];
@@ -1181,7 +1147,7 @@ static void test_no_pod_waits_forever(void **state)
 	static uint64_t ids[PODS];
 	const char *cpus[] = {"2", "3", "1500m", "4"};
 	for (unsigned p = 0; p < PRODUCERS; p++) {
-		c[p] = connect_to(fx.sock);
+		c[p] = fixture_connect(fx.sock);
 		uint32_t tids[4];
 		for (unsigned t = 0; t < 4; t++)
 			tids[t] = pod_template(c[p], cpus[t], "1Gi");
@@ -1193,7 +1159,7 @@ static void test_no_pod_waits_forever(void **state)
 		assert_int_equal(shmsched_submit(c[p], pods, PER), PER);
 	}
 	AWAIT_STAT(d, pending_unschedulable, PODS);
-	struct shmsched_client *a = connect_to(fx.admin);
+	struct shmsched_client *a = fixture_connect(fx.admin);
 	uint64_t over = 0, placed = 0, released = 0, overs = 0;
 	unsigned added = 0;
 	uint64_t end = now_ns() + UINT64_C(60) * 1000000000u;

@@ -29,16 +29,7 @@
 
 #include "fixture.h"
 
-static char dir[64], sock[128];
-
-static struct shmsched_client *connect_as(const char *name)
-{
-	struct shmsched_client *c;
-	char err[512];
-	if (shmsched_connect_named(sock, name, &c, err, sizeof(err)) < 0)
-		fail_msg("connect as \"%s\": %s", name, err);
-	return c;
-}
+static struct fixture_dir fx;
 
 /* The figure of the identity named `name` (fails if there is none). */
 static uint64_t worker_ns(struct daemon *d, const char *name)
@@ -80,18 +71,16 @@ static void place(struct shmsched_client *c, uint32_t tid, unsigned n)
 static void test_charged_to_its_identity(void **state)
 {
 	(void)state;
-	struct daemon_config cfg = {.socket_path = sock, .synthetic_nodes = 256,
+	struct daemon_config cfg = {.socket_path = fx.sock, .synthetic_nodes = 256,
 				    .seed = 1, .workers = 1, .slots = 64};
+	struct daemon *d = fixture_start(&cfg);
 	char err[512];
-	struct daemon *d = daemon_start(&cfg, err, sizeof(err));
-	if (d == NULL)
-		fail_msg("daemon_start: %s", err);
 	static const char tmpl[] =
 		"{\"kind\":\"Pod\",\"metadata\":{\"name\":\"t\"},\"spec\":"
 		"{\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":"
 		"{\"cpu\":\"10m\"}}}]}}";
-	struct shmsched_client *a = connect_as("cheap-a");
-	struct shmsched_client *b = connect_as("idle-b");
+	struct shmsched_client *a = fixture_connect_as(fx.sock, "cheap-a");
+	struct shmsched_client *b = fixture_connect_as(fx.sock, "idle-b");
 	uint32_t ta, tb;
 	assert_int_equal(shmsched_register_template(a, tmpl, sizeof(tmpl) - 1, &ta,
 						    err, sizeof(err)), 0);
@@ -124,20 +113,14 @@ static void test_charged_to_its_identity(void **state)
 static int setup(void **state)
 {
 	(void)state;
-	snprintf(dir, sizeof(dir), "/tmp/shmsched-wtime-XXXXXX");
-	assert_non_null(mkdtemp(dir));
-	snprintf(sock, sizeof(sock), "%s/s.sock", dir);
+	fixture_dir_make(&fx, "wtime", 0);
 	return 0;
 }
 
 static int teardown(void **state)
 {
 	(void)state;
-	char admin[160];
-	snprintf(admin, sizeof(admin), "%s.admin", sock);
-	unlink(admin);
-	unlink(sock);
-	rmdir(dir);
+	fixture_dir_remove(&fx);
 	return 0;
 }
 
