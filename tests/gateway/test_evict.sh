@@ -70,8 +70,6 @@ gateway_up "$dir/gateway.log"
 ALICE="Authorization: Bearer alice-token-0123456789"
 BOB="Authorization: Bearer bob-token-9876543210"
 CAROL="Authorization: Bearer carol-token-5555555555"
-code() { curl -s -o "$dir/body" -w '%{http_code}' "$@"; }
-admin() { code --unix-socket "$dir/admin.sock" "$@"; }
 pod() { # NAME APP ZONE
 	printf '{"kind":"Pod","metadata":{"name":"%s","namespace":"team-a","labels":{"app":"%s"}},"spec":{"nodeSelector":{"zone":"%s"},"containers":[{"name":"c","resources":{"requests":{"cpu":"100m"}}}]}}\n' "$1" "$2" "$3"
 }
