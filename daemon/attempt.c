@@ -373,11 +373,6 @@ refuse:
 	return ATTEMPT_ANSWERED;
 }
 
-/* Pools quarantined for one template that one placement excludes, at
- * most (the rest are not excluded: a template failing in more than 16
- * pools at once is past what a quarantine of pools helps). */
-#define QUARANTINE_EXCLUDED_MAX 16u
-
 /* attempt_place while the quarantine tracks some (pool, template) pair:
  * the pod placed with its template's quarantined pools excluded
  * (quarantine_exclude), the placement counted for its pool; an

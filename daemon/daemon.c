@@ -67,6 +67,7 @@ struct daemon {
 	struct taint_evict *lifecycle; /* the zone tainter (issue 38) */
 	struct quarantine *quarantine; /* pools failing together (issue 38) */
 	char *pool_label;
+	uint32_t pool_key;             /* its intern id */
 	struct priority_classes classes; /* the cluster file's and admins' */
 	struct gang_table gangs;         /* PodGroups, likewise */
 	struct pdb_table pdbs;           /* PodDisruptionBudgets, likewise */
@@ -834,6 +835,27 @@ static unsigned quarantine_release_cb(void *arg, uint32_t pool, uint32_t templat
 	return quarantine_release(d->quarantine, pool, template);
 }
 
+/* Under the producers' lock, on a control thread: the workers'
+ * place_quarantined (daemon/attempt.c) exclusion, for a surge's
+ * replacement. */
+static bool quarantine_exclude_cb(void *arg, uint32_t owner, uint32_t template,
+				  const struct pod_spec *pod, struct pod_spec *out,
+				  char *why, size_t why_len)
+{
+	struct daemon *d = arg;
+	uint32_t pools[QUARANTINE_EXCLUDED_MAX];
+	struct quarantine_info first;
+	uint32_t n = quarantine_pools(d->quarantine, now_ns(), owner, template,
+				      pools, QUARANTINE_EXCLUDED_MAX, &first);
+	if (n > QUARANTINE_EXCLUDED_MAX)
+		n = QUARANTINE_EXCLUDED_MAX;
+	if (n == 0 || !quarantine_exclude(pod, d->pool_key, pools, n, out))
+		return false;
+	quarantine_message(d->quarantine, &first, intern_str(d->strings, first.key.pool),
+			   intern_str(d->strings, template), why, why_len);
+	return true;
+}
+
 /* One line per pair: quarantined ones first. */
 static uint32_t quarantine_list_cb(void *arg, const struct intern *strings,
 				   char *buf, size_t len)
@@ -890,11 +912,13 @@ static int start_quarantine(struct daemon *d, const struct daemon_config *cfg,
 	uint32_t key;
 	if (d->pool_label == NULL || intern_add_str(d->strings, d->pool_label, &key) < 0)
 		return errmsg_rc(-ENOMEM, err, err_len, "--pool-label: out of memory");
+	d->pool_key = key;
 	if (serve_set_quarantine(d->serve, d->quarantine, key, d->strings) < 0)
 		return errmsg_rc(-ENOMEM, err, err_len, "quarantine: out of memory");
 	struct producers_quarantine pq = {
 		.pool_label = d->pool_label, .report = quarantine_report_cb,
 		.release = quarantine_release_cb, .list = quarantine_list_cb,
+		.exclude = quarantine_exclude_cb,
 		.arg = d,
 	};
 	producers_set_quarantine(d->producers, &pq);

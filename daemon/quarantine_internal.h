@@ -65,6 +65,10 @@
 #define QUARANTINE_NODES 16u      /* nodes remembered per entry; min_nodes' most */
 #define QUARANTINE_BUCKETS 6u
 #define QUARANTINE_CAP_PERCENT 20u
+/* Pools quarantined for one template that one placement excludes, at
+ * most (the rest are not excluded: a template failing in more than 16
+ * pools at once is past what a quarantine of pools helps). */
+#define QUARANTINE_EXCLUDED_MAX 16u
 
 struct quarantine_config {
 	double threshold;   /* (0, 1]: the trip rate; lifts below threshold / 2 */
