@@ -817,7 +817,8 @@ static int quarantine_report_cb(void *arg, const struct producers_failure *f)
 	struct daemon *d = arg;
 	struct quarantine_key k = {.pool = f->pool, .owner = f->owner,
 				   .template = f->template};
-	enum quarantine_verdict v = quarantine_failure(d->quarantine, now_ns(), &k,
+	enum quarantine_verdict v = quarantine_failure(d->quarantine,
+						       quarantine_now(d->quarantine), &k,
 						       f->node, f->pool_nodes,
 						       f->total_nodes);
 	if (v == QUARANTINE_TRIPPED || v == QUARANTINE_CAPPED)
@@ -845,8 +846,9 @@ static bool quarantine_exclude_cb(void *arg, uint32_t owner, uint32_t template,
 	struct daemon *d = arg;
 	uint32_t pools[QUARANTINE_EXCLUDED_MAX];
 	struct quarantine_info first;
-	uint32_t n = quarantine_pools(d->quarantine, now_ns(), owner, template,
-				      pools, QUARANTINE_EXCLUDED_MAX, &first);
+	uint32_t n = quarantine_pools(d->quarantine, quarantine_now(d->quarantine),
+				      owner, template, pools, QUARANTINE_EXCLUDED_MAX,
+				      &first);
 	if (n > QUARANTINE_EXCLUDED_MAX)
 		n = QUARANTINE_EXCLUDED_MAX;
 	if (n == 0 || !quarantine_exclude(pod, d->pool_key, pools, n, out))
@@ -907,6 +909,8 @@ static int start_quarantine(struct daemon *d, const struct daemon_config *cfg,
 				 "a window of at least 1 s (%s)", qc.threshold,
 				 qc.min_nodes, (double)qc.window_ns * 1e-9,
 				 QUARANTINE_NODES, strerror(errno));
+	quarantine_set_clock(d->quarantine, cfg->quarantine_clock_ns,
+			     cfg->quarantine_clock_arg);
 	d->pool_label = strdup(cfg->pool_label != NULL ? cfg->pool_label
 			       : QUARANTINE_LABEL_DEFAULT);
 	uint32_t key;
@@ -938,7 +942,7 @@ void daemon_quarantine_counts(struct daemon *d, struct daemon_quarantine *out)
 
 int daemon_lease_tick(struct daemon *d)
 {
-	quarantine_tick(d->quarantine, now_ns());
+	quarantine_tick(d->quarantine, quarantine_now(d->quarantine));
 	lease_expire(d->leases);
 	uint32_t leased, unknown;
 	lease_counts(d->leases, &leased, &unknown);
