@@ -6,10 +6,11 @@
  * while some entry is in use, look (an attempt twice: its quarantined
  * pools, and its failed nodes for crash-pair avoidance, at most
  * QUARANTINE_NODES more looks per entry of its template). `live` (the
- * entries in use) lets the workers' calls skip the mutex while none is: stored under the mutex
- * (relaxed; a figure), loaded relaxed without it. A worker that reads 0
- * just as a first failure is counted misses one placement's count or one
- * check; the next one sees it (the mutex orders the entry itself).
+ * entries in use) lets the workers' calls skip the mutex while none is:
+ * stored under the mutex (relaxed; a figure), loaded relaxed without it.
+ * A worker that reads 0 just as a first failure is counted misses one
+ * placement's count or one check; the next one sees it (the mutex orders
+ * the entry itself).
  */
 #include "daemon/quarantine_internal.h"
 

@@ -26,6 +26,23 @@
 static struct fixture_dir fx;
 static char cluster[128];
 
+/* A cluster file at `path`: nodes n0..n(nodes-1) of `cpu` cpus, the
+ * first `bad` of pool "bad", the rest of "good". */
+static void write_nodes(const char *path, int nodes, int bad, int cpu)
+{
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("{\"kind\":\"List\",\"items\":[", f);
+	for (int i = 0; i < nodes; i++)
+		fprintf(f, "%s{\"kind\":\"Node\",\"metadata\":{\"name\":\"n%d\","
+			"\"labels\":{\"node.kubernetes.io/instance-type\":\"%s\"}},"
+			"\"status\":{\"allocatable\":{\"cpu\":\"%d\",\"memory\":"
+			"\"16Gi\",\"pods\":\"110\"}}}", i ? "," : "", i,
+			i < bad ? "bad" : "good", cpu);
+	fputs("]}", f);
+	fclose(f);
+}
+
 /* 5 nodes of pool "bad", 20 of "good" (the 20 % cap: 5 of 25), 4 cpus
  * each. */
 static int setup(void **state)
@@ -33,17 +50,7 @@ static int setup(void **state)
 	(void)state;
 	fixture_dir_make(&fx, "failure", 0);
 	snprintf(cluster, sizeof(cluster), "%s/cluster.json", fx.dir);
-	FILE *f = fopen(cluster, "w");
-	assert_non_null(f);
-	fputs("{\"kind\":\"List\",\"items\":[", f);
-	for (int i = 0; i < 25; i++)
-		fprintf(f, "%s{\"kind\":\"Node\",\"metadata\":{\"name\":\"n%d\","
-			"\"labels\":{\"node.kubernetes.io/instance-type\":\"%s\"}},"
-			"\"status\":{\"allocatable\":{\"cpu\":\"4\",\"memory\":"
-			"\"16Gi\",\"pods\":\"110\"}}}", i ? "," : "", i,
-			i < 5 ? "bad" : "good");
-	fputs("]}", f);
-	fclose(f);
+	write_nodes(cluster, 25, 5, 4);
 	return 0;
 }
 
@@ -182,16 +189,7 @@ static void test_crash_pair(void **state)
 	(void)state;
 	char path[160];
 	snprintf(path, sizeof(path), "%s/pair.json", fx.dir);
-	FILE *f = fopen(path, "w");
-	assert_non_null(f);
-	fputs("{\"kind\":\"List\",\"items\":[", f);
-	for (int i = 0; i < 2; i++)
-		fprintf(f, "%s{\"kind\":\"Node\",\"metadata\":{\"name\":\"m%d\","
-			"\"labels\":{\"node.kubernetes.io/instance-type\":\"p\"}},"
-			"\"status\":{\"allocatable\":{\"cpu\":\"8\",\"memory\":"
-			"\"16Gi\",\"pods\":\"110\"}}}", i ? "," : "", i);
-	fputs("]}", f);
-	fclose(f);
+	write_nodes(path, 2, 0, 8); /* two of pool good */
 	struct daemon_config cfg = {.socket_path = fx.sock, .cluster_path = path,
 				    .seed = 1, .workers = 1, .slots = 64,
 				    .quarantine_window_ns = 60 * UINT64_C(1000000000),

@@ -35,6 +35,7 @@ field() { # NAME: its value in $dir/body (a number or a string)
 	sed -n "s/.*\"$1\":\"\{0,1\}\([^\",}]*\).*/\1/p" "$dir/body"
 }
 
+
 check "p0 placed" test "$(code -H "$ALICE" -X POST -d "$(pod p0)" "$url/v1/placements")" = 200
 check "GET p0: 200" test "$(code -H "$ALICE" "$url/v1/placements/team-a/p0")" = 200
 from=$(field node) old=$(field placement_id)
@@ -43,14 +44,8 @@ check "  ... on a node ($from), placement $old" test -n "$from" -a -n "$old"
 
 check "POST /v1/nodes/$from/drain with surge: 202" test "$(admin -X POST -d '{"surge":true,"timeoutSeconds":30}' "http://localhost/v1/nodes/$from/drain")" = 202
 check "  ... its record says surge" says '"kind":"NodeDrain".*"surge":true'
-done_=1
-for _ in $(seq 200); do
-	admin "http://localhost/v1/nodes/$from/drain" >/dev/null
-	grep -q '"phase":"Succeeded"' "$dir/body" && { done_=0; break; }
-	sleep 0.05
-done
+check "GET until done: Succeeded" drain_until "$from" '"phase":"Succeeded"'
 cp "$dir/body" "$dir/drain.body"
-check "GET until done: Succeeded" test "$done_" -eq 0
 check "  ... 1 evicted" grep -q '"evicted":1,' "$dir/drain.body"
 check "  ... the report: placement $old replaced on $to" grep -q "evicted placement $old (.*node $from.*replaced by placement [0-9]* on node $to" "$dir/drain.body"
 new=$(sed -n "s/.*replaced by placement \([0-9]*\) on node $to.*/\1/p" "$dir/drain.body")
@@ -73,14 +68,9 @@ check "  ... then GET p0: 404" test "$(code -H "$ALICE" "$url/v1/placements/team
 # A surge with no room: the other node cordoned too, the pod stays.
 check "p1 placed (on $to: $from is cordoned)" test "$(code -H "$ALICE" -X POST -d "$(pod p1)" "$url/v1/placements")" = 200
 check "POST /v1/nodes/$to/drain with surge, 1 s: 202" test "$(admin -X POST -d '{"surge":true,"timeoutSeconds":1}' "http://localhost/v1/nodes/$to/drain")" = 202
-timed=1
-for _ in $(seq 100); do
-	admin "http://localhost/v1/nodes/$to/drain" >/dev/null
-	grep -q '"phase":"TimedOut"' "$dir/body" && { timed=0; break; }
-	sleep 0.1
-done
+check "  ... TimedOut" drain_until "$to" '"phase":"TimedOut"'
 cp "$dir/body" "$dir/noroom.body"
-check "  ... TimedOut, 1 left: no room for its replacement" test "$timed" -eq 0 -a -n "$(grep '"blocked":1,.*no room for the replacement of pod team-a/gw-[0-9a-f]*: 0/2 nodes are available: 2 node(s) were unschedulable' "$dir/noroom.body")"
+check "  ... 1 left: no room for its replacement" test -n "$(grep '"blocked":1,.*no room for the replacement of pod team-a/gw-[0-9a-f]*: 0/2 nodes are available: 2 node(s) were unschedulable' "$dir/noroom.body")"
 check "  ... p1 stays on $to" test "$(code -H "$ALICE" "$url/v1/placements/team-a/p1")" = 200 -a "$(field node)" = "$to"
 
 if [ "$failed" -ne 0 ]; then
