@@ -136,6 +136,10 @@ int attempt_set_quarantine(struct attempt_ctx *a, struct quarantine *q,
 		return -ENOMEM;
 	a->pool_key = pool_key;
 	a->strings = strings;
+	/* Interned by plugin_ctx_init (workers/plugins.c) before this. */
+	if (!intern_find(strings, "metadata.name", sizeof("metadata.name") - 1,
+			 &a->name_key))
+		a->name_key = 0;
 	/* Release, partner of the acquire per attempt (place_quarantined). */
 	__atomic_store_n(&a->quarantine, q, __ATOMIC_RELEASE);
 	return 0;
@@ -373,23 +377,23 @@ refuse:
 	return ATTEMPT_ANSWERED;
 }
 
-/* Pools quarantined for one template that one placement excludes, at
- * most (the rest are not excluded: a template failing in more than 16
- * pools at once is past what a quarantine of pools helps). */
-#define QUARANTINE_EXCLUDED_MAX 16u
-
 /* attempt_place while the quarantine tracks some (pool, template) pair:
  * the pod placed with its template's quarantined pools excluded
- * (quarantine_exclude), the placement counted for its pool; an
- * unschedulable pod's message names the quarantine (attempt_unschedulable).
- * The quota path (place_under_quota) and gangs are not checked. */
+ * (quarantine_exclude) and the nodes where it failed within the window
+ * scored lower (quarantine_avoid: crash-pair avoidance), the placement
+ * counted for its pool; an unschedulable pod's message names the
+ * quarantine (attempt_unschedulable). Its cost, only while some pair is
+ * tracked: two scans of the quarantine's table under its mutex, and a
+ * copy of the pod's spec when either applies (the engine then places a
+ * spec of its own equivalence class). The quota path (place_under_quota)
+ * and gangs are not checked. */
 __attribute__((noinline)) /* off the path while nothing is tracked */
 static int place_quarantined(struct attempt_ctx *a, unsigned w, struct quarantine *q,
 			     struct producer *pr, struct shmsched_slot *slot,
 			     const struct record_pod *pod, uint32_t attempt,
 			     uint32_t rec, struct resolve_result *r)
 {
-	uint64_t now = now_ns();
+	uint64_t now = quarantine_now(q);
 	uint32_t pools[QUARANTINE_EXCLUDED_MAX];
 	struct quarantine_info first;
 	uint32_t n = quarantine_pools(q, now, pr->owner, pod->spec->ns_name, pools,
@@ -398,14 +402,31 @@ static int place_quarantined(struct attempt_ctx *a, unsigned w, struct quarantin
 	const struct pod_spec *sp = pod->spec;
 	if (n > QUARANTINE_EXCLUDED_MAX)
 		n = QUARANTINE_EXCLUDED_MAX;
-	if (n > 0 && quarantine_exclude(pod->spec, a->pool_key, pools, n, &ex)) {
+	bool excluded = n > 0 && quarantine_exclude(pod->spec, a->pool_key, pools, n, &ex);
+	if (excluded) {
 		sp = &ex;
 		quarantine_message(q, &first, intern_str(a->strings, first.key.pool),
 				   intern_str(a->strings, pod->spec->ns_name),
 				   a->quarantine_why[w], sizeof(a->quarantine_why[w]));
 	}
-	struct serve_stats *st = &a->stats[w];
 	struct engine *e = a->engines[w];
+	uint32_t failed[QUARANTINE_AVOID_MAX];
+	uint32_t nf = a->name_key == 0 ? 0
+		: quarantine_failed_nodes(q, now, pr->owner, pod->spec->ns_name,
+					  failed, QUARANTINE_AVOID_MAX);
+	if (nf > 0) {
+		/* Inside the worker's read-side section: the snapshot's names. */
+		const struct snapshot *snap = cluster_snapshot(engine_cluster(e));
+		uint32_t k = 0;
+		for (uint32_t i = 0; i < nf; i++)
+			if (failed[i] < snap->n_slots && snap->present[failed[i]])
+				failed[k++] = snap->nodes[failed[i]].name;
+		if (!excluded)
+			ex = *pod->spec;
+		if (quarantine_avoid(&ex, a->name_key, failed, k))
+			sp = &ex;
+	}
+	struct serve_stats *st = &a->stats[w];
 	uint64_t seq = ((uint64_t)w << 48) | st->seq++;
 	if (resolver_place(e, sp, seq, r, &st->resolver) < 0) {
 		placements_untake_w(a->placements, w, rec);
@@ -415,7 +436,7 @@ static int place_quarantined(struct attempt_ctx *a, unsigned w, struct quarantin
 	}
 	if (r->placement.slot < 0) {
 		placements_untake_w(a->placements, w, rec);
-		if (sp == &ex && !r->gave_up)
+		if (excluded && !r->gave_up)
 			quarantine_refused(q); /* shmsched_pool_refused_total */
 		return r->gave_up ? ATTEMPT_GAVE_UP : ATTEMPT_UNSCHEDULABLE;
 	}

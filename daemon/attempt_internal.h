@@ -108,17 +108,20 @@ struct attempt_ctx {
 	 * stored with release by attempt_set_quarantine before the workers
 	 * start, loaded with acquire per attempt (its partner); NULL: none.
 	 * The pool label's key, the strings for the message, and each
-	 * worker's quarantine message of its last attempt ("": none). */
+	 * worker's quarantine message of its last attempt ("": none); the
+	 * field "metadata.name"'s id (crash-pair avoidance's term). */
 	struct quarantine *quarantine;
 	uint32_t pool_key;
+	uint32_t name_key;
 	const struct intern *strings;
 	char (*quarantine_why)[SHMSCHED_MESSAGE_MAX]; /* [workers] */
 };
 
 /* Placements skip the nodes of pools quarantined for their template
  * (`q`; pools are the values of label `pool_key`, named from `strings`),
- * and are counted for it. Before the workers start. Returns 0 or
- * -ENOMEM. */
+ * score the nodes where their template failed within the window lower
+ * (quarantine_avoid), and are counted for it. Before the workers start.
+ * Returns 0 or -ENOMEM. */
 struct quarantine;
 int attempt_set_quarantine(struct attempt_ctx *a, struct quarantine *q,
 			   uint32_t pool_key, const struct intern *strings);

@@ -67,6 +67,7 @@ struct daemon {
 	struct taint_evict *lifecycle; /* the zone tainter (issue 38) */
 	struct quarantine *quarantine; /* pools failing together (issue 38) */
 	char *pool_label;
+	uint32_t pool_key;             /* its intern id */
 	struct priority_classes classes; /* the cluster file's and admins' */
 	struct gang_table gangs;         /* PodGroups, likewise */
 	struct pdb_table pdbs;           /* PodDisruptionBudgets, likewise */
@@ -822,7 +823,8 @@ static int quarantine_report_cb(void *arg, const struct producers_failure *f)
 	struct daemon *d = arg;
 	struct quarantine_key k = {.pool = f->pool, .owner = f->owner,
 				   .template = f->template};
-	enum quarantine_verdict v = quarantine_failure(d->quarantine, now_ns(), &k,
+	enum quarantine_verdict v = quarantine_failure(d->quarantine,
+						       quarantine_now(d->quarantine), &k,
 						       f->node, f->pool_nodes,
 						       f->total_nodes);
 	if (v == QUARANTINE_TRIPPED || v == QUARANTINE_CAPPED)
@@ -838,6 +840,28 @@ static unsigned quarantine_release_cb(void *arg, uint32_t pool, uint32_t templat
 {
 	struct daemon *d = arg;
 	return quarantine_release(d->quarantine, pool, template);
+}
+
+/* Under the producers' lock, on a control thread: the workers'
+ * place_quarantined (daemon/attempt.c) exclusion, for a surge's
+ * replacement. */
+static bool quarantine_exclude_cb(void *arg, uint32_t owner, uint32_t template,
+				  const struct pod_spec *pod, struct pod_spec *out,
+				  char *why, size_t why_len)
+{
+	struct daemon *d = arg;
+	uint32_t pools[QUARANTINE_EXCLUDED_MAX];
+	struct quarantine_info first;
+	uint32_t n = quarantine_pools(d->quarantine, quarantine_now(d->quarantine),
+				      owner, template, pools, QUARANTINE_EXCLUDED_MAX,
+				      &first);
+	if (n > QUARANTINE_EXCLUDED_MAX)
+		n = QUARANTINE_EXCLUDED_MAX;
+	if (n == 0 || !quarantine_exclude(pod, d->pool_key, pools, n, out))
+		return false;
+	quarantine_message(d->quarantine, &first, intern_str(d->strings, first.key.pool),
+			   intern_str(d->strings, template), why, why_len);
+	return true;
 }
 
 /* One line per pair: quarantined ones first. */
@@ -891,16 +915,20 @@ static int start_quarantine(struct daemon *d, const struct daemon_config *cfg,
 				 "a window of at least 1 s (%s)", qc.threshold,
 				 qc.min_nodes, (double)qc.window_ns * 1e-9,
 				 QUARANTINE_NODES, strerror(errno));
+	quarantine_set_clock(d->quarantine, cfg->quarantine_clock_ns,
+			     cfg->quarantine_clock_arg);
 	d->pool_label = strdup(cfg->pool_label != NULL ? cfg->pool_label
 			       : QUARANTINE_LABEL_DEFAULT);
 	uint32_t key;
 	if (d->pool_label == NULL || intern_add_str(d->strings, d->pool_label, &key) < 0)
 		return errmsg_rc(-ENOMEM, err, err_len, "--pool-label: out of memory");
+	d->pool_key = key;
 	if (serve_set_quarantine(d->serve, d->quarantine, key, d->strings) < 0)
 		return errmsg_rc(-ENOMEM, err, err_len, "quarantine: out of memory");
 	struct producers_quarantine pq = {
 		.pool_label = d->pool_label, .report = quarantine_report_cb,
 		.release = quarantine_release_cb, .list = quarantine_list_cb,
+		.exclude = quarantine_exclude_cb,
 		.arg = d,
 	};
 	producers_set_quarantine(d->producers, &pq);
@@ -920,7 +948,7 @@ void daemon_quarantine_counts(struct daemon *d, struct daemon_quarantine *out)
 
 int daemon_lease_tick(struct daemon *d)
 {
-	quarantine_tick(d->quarantine, now_ns());
+	quarantine_tick(d->quarantine, quarantine_now(d->quarantine));
 	lease_expire(d->leases);
 	uint32_t leased, unknown;
 	lease_counts(d->leases, &leased, &unknown);

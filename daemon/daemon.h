@@ -151,6 +151,11 @@ struct daemon_config {
 	double quarantine_threshold;
 	uint32_t quarantine_min_nodes;
 	uint64_t quarantine_window_ns;
+	/* Tests only: the quarantine's clock, monotonic ns (NULL: now_ns):
+	 * its window and the crash-pair avoidance's, stepped by a test.
+	 * Called from the workers and the control threads. */
+	uint64_t (*quarantine_clock_ns)(void *arg);
+	void *quarantine_clock_arg;
 	/* Tests only: the workers' engines' clock for the TTL of the classes
 	 * compiled ahead for templates (engine_set_clock; NULL: now_ns), so a
 	 * test steps past ENGINE_PREPARED_TTL_NS instead of waiting it out.

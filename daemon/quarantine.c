@@ -3,11 +3,14 @@
  * Design: one fixed table of entries under one mutex. Entries are found
  * by a linear scan: the table is small (256 by default), and only
  * failures (the control thread), and placements or attempts of a template
- * while some entry is in use, look. `live` (the entries in use) lets the
- * workers' two calls skip the mutex while none is: stored under the mutex
- * (relaxed; a figure), loaded relaxed without it. A worker that reads 0
- * just as a first failure is counted misses one placement's count or one
- * check; the next one sees it (the mutex orders the entry itself).
+ * while some entry is in use, look (an attempt twice: its quarantined
+ * pools, and its failed nodes for crash-pair avoidance, at most
+ * QUARANTINE_NODES more looks per entry of its template). `live` (the
+ * entries in use) lets the workers' calls skip the mutex while none is:
+ * stored under the mutex (relaxed; a figure), loaded relaxed without it.
+ * A worker that reads 0 just as a first failure is counted misses one
+ * placement's count or one check; the next one sees it (the mutex orders
+ * the entry itself).
  */
 #include "daemon/quarantine_internal.h"
 
@@ -46,6 +49,8 @@ struct quarantine {
 	struct quarantine_config cfg;
 	uint64_t width; /* a bucket's ns */
 	uint32_t live;  /* entries in use (the header's note) */
+	uint64_t (*clock_ns)(void *arg); /* NULL: now_ns */
+	void *clock_arg;
 	struct quarantine_counts c;
 	struct q_entry *e; /* [cfg.entries] */
 };
@@ -301,6 +306,18 @@ out:
 	return v;
 }
 
+void quarantine_set_clock(struct quarantine *q, uint64_t (*clock_ns)(void *arg),
+			  void *arg)
+{
+	q->clock_ns = clock_ns;
+	q->clock_arg = arg;
+}
+
+uint64_t quarantine_now(const struct quarantine *q)
+{
+	return q->clock_ns != NULL ? q->clock_ns(q->clock_arg) : now_ns();
+}
+
 bool quarantine_active(const struct quarantine *q)
 {
 	/* Relaxed: the header's note. */
@@ -397,6 +414,55 @@ bool quarantine_exclude(const struct pod_spec *pod, uint32_t key,
 		out->exprs[at++] = ex;
 	}
 	out->n_exprs = (uint8_t)at;
+	return true;
+}
+
+uint32_t quarantine_failed_nodes(struct quarantine *q, uint64_t now, uint32_t owner,
+				 uint32_t template, uint32_t *nodes, uint32_t cap)
+{
+	if (__atomic_load_n(&q->live, __ATOMIC_RELAXED) == 0)
+		return 0; /* relaxed: the header's note */
+	uint32_t n = 0;
+	pthread_mutex_lock(&q->mu);
+	for (uint32_t i = 0; i < q->cfg.entries && n < cap; i++) {
+		const struct q_entry *e = &q->e[i];
+		if (!e->used || e->key.owner != owner || e->key.template != template ||
+		    e->last_failure_ns + q->cfg.window_ns <= now)
+			continue;
+		for (unsigned k = 0; k < QUARANTINE_NODES && n < cap; k++) {
+			const struct q_node *c = &e->nodes[k];
+			if (!c->used || c->last_ns + q->cfg.window_ns <= now)
+				continue;
+			bool seen = false; /* in another pool's entry: a node moved */
+			for (uint32_t j = 0; j < n && !seen; j++)
+				seen = nodes[j] == c->slot;
+			if (!seen)
+				nodes[n++] = c->slot;
+		}
+	}
+	pthread_mutex_unlock(&q->mu);
+	return n;
+}
+
+bool quarantine_avoid(struct pod_spec *pod, uint32_t name_key,
+		      const uint32_t *names, uint32_t n)
+{
+	uint32_t room = (uint32_t)(POD_MAX_EXPRS - pod->n_exprs);
+	if ((uint32_t)(POD_MAX_VALUES - pod->n_values) < room)
+		room = (uint32_t)(POD_MAX_VALUES - pod->n_values);
+	if (n > room)
+		n = room;
+	if (n == 0 || pod->n_preferred >= POD_MAX_PREFERRED)
+		return false;
+	struct pref_term *t = &pod->preferred[pod->n_preferred++];
+	*t = (struct pref_term){.weight = QUARANTINE_AVOID_WEIGHT,
+		.term = {.first_expr = pod->n_exprs, .n_exprs = (uint16_t)n}};
+	for (uint32_t i = 0; i < n; i++) {
+		pod->values[pod->n_values] = names[i];
+		pod->exprs[pod->n_exprs++] = (struct sel_expr){.key = name_key,
+			.op = SEL_NOT_IN, .field = 1, .n_values = 1,
+			.first_value = pod->n_values++};
+	}
 	return true;
 }
 

@@ -45,10 +45,12 @@
  * not tracked (counted `untracked`, QUARANTINE_UNTRACKED).
  *
  * Time is the caller's `now` (ns, any monotonic origin; tests step it).
- * Threads: every call takes the module's mutex, but quarantine_placed and
- * quarantine_blocks first read `live` (relaxed; see quarantine.c) and
- * return at once while nothing is quarantined or tracked: the fast path's
- * cost is that load.
+ * Threads: every call takes the module's mutex, but quarantine_placed,
+ * quarantine_blocks, quarantine_pools and quarantine_failed_nodes first
+ * read `live` (relaxed; see quarantine.c) and return at once while
+ * nothing is quarantined or tracked: the fast path's cost is that load
+ * (and the workers call none of them then: daemon/attempt.c reads
+ * quarantine_active first).
  */
 #ifndef SHMSCHED_DAEMON_QUARANTINE_INTERNAL_H
 #define SHMSCHED_DAEMON_QUARANTINE_INTERNAL_H
@@ -65,6 +67,10 @@
 #define QUARANTINE_NODES 16u      /* nodes remembered per entry; min_nodes' most */
 #define QUARANTINE_BUCKETS 6u
 #define QUARANTINE_CAP_PERCENT 20u
+/* Pools quarantined for one template that one placement excludes, at
+ * most (the rest are not excluded: a template failing in more than 16
+ * pools at once is past what a quarantine of pools helps). */
+#define QUARANTINE_EXCLUDED_MAX 16u
 
 struct quarantine_config {
 	double threshold;   /* (0, 1]: the trip rate; lifts below threshold / 2 */
@@ -126,6 +132,12 @@ enum quarantine_verdict quarantine_failure(struct quarantine *q, uint64_t now,
 					   uint32_t node, uint32_t pool_nodes,
 					   uint32_t total_nodes);
 
+/* Its clock (tests': NULL, the default, is now_ns), set before any other
+ * thread uses q; and the time by it. */
+void quarantine_set_clock(struct quarantine *q, uint64_t (*clock_ns)(void *arg),
+			  void *arg);
+uint64_t quarantine_now(const struct quarantine *q);
+
 /* Whether some pair is tracked (relaxed load: the header's note). */
 bool quarantine_active(const struct quarantine *q);
 
@@ -157,6 +169,36 @@ uint32_t quarantine_pools(struct quarantine *q, uint64_t now, uint32_t owner,
 struct pod_spec;
 bool quarantine_exclude(const struct pod_spec *pod, uint32_t key,
 			const uint32_t *pools, uint32_t n, struct pod_spec *out);
+
+/* Crash-pair avoidance (issue 38 Deliver 5, Borg's "(template, node)
+ * pairs that failed recently score lower"): the nodes (slots) where
+ * template (owner, template) failed within the window as of `now`, in any
+ * pool, each once, up to `cap` into nodes. Returns how many it stored.
+ * 0 at once while no entry is in use (one relaxed load, as
+ * quarantine_pools); else a scan of the entries under the mutex, and
+ * QUARANTINE_NODES looks for each of this template's. A failure on a node
+ * without the pool label is not tracked (OP_FAILURE reports it to no
+ * pool), so it lowers no score. */
+uint32_t quarantine_failed_nodes(struct quarantine *q, uint64_t now, uint32_t owner,
+				 uint32_t template, uint32_t *nodes, uint32_t cap);
+
+/* The weight of the preferred node affinity term quarantine_avoid adds:
+ * the most a term may carry (kube's 1..100). */
+#define QUARANTINE_AVOID_WEIGHT 100
+/* Nodes one placement avoids, at most (the most recent failures are not
+ * preferred over older ones: the first found). */
+#define QUARANTINE_AVOID_MAX 16u
+
+/* `pod` (in place) with one preferred node affinity term more, of weight
+ * QUARANTINE_AVOID_WEIGHT: metadata.name (field id `name_key`) NotIn each
+ * of names[0..n), one requirement per name (a field requirement takes one
+ * value); so the NodeAffinity score of the nodes named is that much below
+ * the others', and nothing else changes (a filter passes the same nodes).
+ * As many names as the spec's arrays have room for (POD_MAX_PREFERRED,
+ * POD_MAX_EXPRS, POD_MAX_VALUES). Returns false (pod unchanged) when
+ * there is room for none, or n is 0. */
+bool quarantine_avoid(struct pod_spec *pod, uint32_t name_key,
+		      const uint32_t *names, uint32_t n);
 
 /* Lifts the quarantines due as of `now`. Returns how many lifted. */
 unsigned quarantine_tick(struct quarantine *q, uint64_t now);

@@ -52,7 +52,8 @@
  * are looked at (J4): one that hung up has its pods in flight cancelled
  * (shmsched_cancel; a CANCELLED answer to a pod we cancelled is final,
  * not the daemon leaving). EVICTED notices, which may come on any of the
- * identity's connections, delete the preempted placement's entry.
+ * identity's connections, delete the preempted placement's entry; a
+ * REPLACED one (a surge drain) moves the entry to the replacement first.
  *
  * Explained requests (?explain=true): after its templates are resolved,
  * a job waits on the explaining list, where each turn of the loop makes
@@ -674,6 +675,34 @@ static void on_evicted(struct gw_dispatch *d, struct gw_conn *conn,
 	}
 }
 
+/* A REPLACED notice (a drain with "surge": true): placement
+ * r->placement_id on node r->node_id now runs the pod of that cookie, in
+ * place of the one its message names ("replaces placement OLD: ...",
+ * client/client.c), whose EVICTED notice follows. The entry moves to the
+ * replacement, so GET finds the pod on its new node, DELETE releases the
+ * replacement, and the old one's EVICTED finds no entry of its id to
+ * delete. Its devices are not in the notice: shown as none. */
+static void on_replaced(struct gw_dispatch *d, struct gw_conn *conn,
+			const struct shmsched_result *r)
+{
+	struct gw_entry *e = map_find(d, r->cookie);
+	static const char pre[] = "replaces placement ";
+	unsigned long long old = strncmp(r->message, pre, sizeof(pre) - 1) == 0
+		? strtoull(r->message + sizeof(pre) - 1, NULL, 10) : 0;
+	bool ours = e != NULL && e->state == E_PLACED && old != 0 &&
+		    e->placement_id == old;
+	char node[SHMSCHED_OBSERVE_NODE_NAME_MAX];
+	node_name(d, conn, r->node_id, node, sizeof(node));
+	log_msg(LOG_LEVEL_INFO, "gateway: placement %" PRIu64 " (pod cookie %016"
+		PRIx64 ") on node %s: %s%s", r->placement_id, r->cookie, node,
+		r->message, ours ? "" : " (no record of the old one here)");
+	if (ours) {
+		e->placement_id = r->placement_id;
+		e->node_id = r->node_id;
+		e->devices = (struct shmsched_devices){0};
+	}
+}
+
 /* --- connections and templates ------------------------------------------ */
 
 static void tmpl_table_rebuild(struct gw_dispatch *d, size_t cap)
@@ -1122,6 +1151,10 @@ static void daemon_lost(struct gw_dispatch *d, const char *why)
 			for (int k = 0; k < n; k++) {
 				if (d->results[k].status == SHMSCHED_EVICTED) {
 					on_evicted(d, c, &d->results[k]);
+					continue;
+				}
+				if (d->results[k].status == SHMSCHED_REPLACED) {
+					on_replaced(d, c, &d->results[k]);
 					continue;
 				}
 				struct gw_entry *e = map_find(d, d->results[k].cookie);
@@ -2074,6 +2107,10 @@ static unsigned poll_round(struct gw_dispatch *d)
 			const struct shmsched_result *r = &d->results[k];
 			if (r->status == SHMSCHED_EVICTED) {
 				on_evicted(d, c, r);
+				continue;
+			}
+			if (r->status == SHMSCHED_REPLACED) {
+				on_replaced(d, c, r);
 				continue;
 			}
 			struct gw_entry *e = map_find(d, r->cookie);

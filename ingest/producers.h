@@ -295,6 +295,14 @@ struct producers_quarantine {
 	 * from `strings`; returns how many are quarantined. */
 	uint32_t (*list)(void *arg, const struct intern *strings, char *buf,
 			 size_t len);
+	/* A surge's replacement (OP_DRAIN_SURGE) of template (owner,
+	 * template), placed as a worker places it: true with `pod` narrowed
+	 * into *out (the pools quarantined for that template excluded) and
+	 * the quarantine named in why[0..why_len) for the line of a pod left
+	 * without room; false: nothing quarantined for it (place `pod`). */
+	bool (*exclude)(void *arg, uint32_t owner, uint32_t template,
+			const struct pod_spec *pod, struct pod_spec *out,
+			char *why, size_t why_len);
 	void *arg;
 };
 /* Before the control sockets start; not set: OP_FAILURE is refused

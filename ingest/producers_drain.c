@@ -64,6 +64,12 @@
  *     whole time (T5 in shm/ledger.c: a pod under inter-pod rules is
  *     placed alone, as the resolver's guarded path does), a few attempts
  *     when a worker's commit took the room first;
+ *   - never goes to a pool quarantined for its template: the daemon's
+ *     exclusion (producers_quarantine.exclude: the pools' NotIn added to
+ *     its node affinity, as a worker's place_quarantined does in
+ *     daemon/attempt.c), so with room only there the pod is left, its line
+ *     naming the quarantine before the engine's reasons; the quarantine's
+ *     placements and refusals count workers' attempts only;
  *   - never goes to a node of the wave: the caller cordons them first, so
  *     the NodeUnschedulable filter keeps the replacement off them; a pod
  *     that tolerates the cordon and would land on one is left ("the node
@@ -313,6 +319,16 @@ static int surge_place(struct producers *p, const struct placement_record *r,
 	pod.request = r->request;
 	pod.nonzero_cpu_milli = r->nonzero_cpu_milli;
 	pod.nonzero_mem_bytes = r->nonzero_mem_bytes;
+	/* The pools quarantined for its template kept out, as a worker's
+	 * placement keeps them (the top's note); `pod` stays what is
+	 * recorded. */
+	static struct pod_spec narrowed; /* likewise the control thread's */
+	const struct pod_spec *sp = &pod;
+	char held[SHMSCHED_MESSAGE_MAX] = "";
+	if (p->quarantine.exclude != NULL &&
+	    p->quarantine.exclude(p->quarantine.arg, r->owner, pod.ns_name, &pod,
+				  &narrowed, held, sizeof(held)))
+		sp = &narrowed;
 	struct ledger *l = cluster_ledger(p->cluster);
 	int64_t ix = placements_take(p->placements);
 	if (ix < 0)
@@ -327,7 +343,7 @@ static int surge_place(struct producers *p, const struct placement_record *r,
 	if (pod.group_terms)
 		ledger_interpod_announce(l, +1);
 	for (uint32_t a = 0; a < SURGE_ATTEMPTS; a++) {
-		rc = engine_place(p->evaluator, &pod, seq++, &pl);
+		rc = engine_place(p->evaluator, sp, seq++, &pl);
 		if (rc < 0)
 			break;
 		if (pl.slot < 0 || (uint64_t)pl.slot >= snap->n_slots) {
@@ -340,7 +356,7 @@ static int surge_place(struct producers *p, const struct placement_record *r,
 		}
 		rc = pl.devices.gpu_milli == DEVICES_STALE ? -EAGAIN
 			: ledger_reserve(l, (uint32_t)pl.slot,
-					 &snap->nodes[pl.slot].allocatable, &pod,
+					 &snap->nodes[pl.slot].allocatable, sp,
 					 &pl.devices, surge_ports_free, p->ctx);
 		if (rc == 0)
 			break;
@@ -360,9 +376,9 @@ static int surge_place(struct producers *p, const struct placement_record *r,
 		char msg[SHMSCHED_MESSAGE_MAX] = "";
 		if (pl.slot < 0)
 			engine_message(p->evaluator, msg, sizeof(msg));
-		return errmsg_rc(-ENOSPC, why, why_len, "%s",
-				 msg[0] ? msg : "other placements took the room "
-				 "first, every attempt");
+		return errmsg_rc(-ENOSPC, why, why_len, "%s%s%s", held,
+				 held[0] ? "; " : "", msg[0] ? msg : "other "
+				 "placements took the room first, every attempt");
 	}
 	*where = (uint32_t)pl.slot;
 	*made = placements_fill(p->placements, (uint32_t)ix, r->owner, *where,

@@ -17,6 +17,13 @@
  *   Once n1's pod is released the same wave replaces and evicts it.
  *   On the old code the flag is refused (and a drain without it evicts
  *   the pod with no room anywhere).
+ * - quarantine: pool bad (n1) quarantined for template web by a failure
+ *   reported there (--quarantine-min-nodes 1): the surge drain of n0
+ *   replaces web's pod on n2, the fuller node, not on n1 (the emptier one,
+ *   which a worker's placement would skip too); with n2 full, nothing is
+ *   evicted and the line names the quarantine; once an admin releases
+ *   the pool the same wave replaces it on n1. On the old code the
+ *   replacement went to n1 both times.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -53,24 +60,37 @@ static int teardown(void **state)
 	return 0;
 }
 
-/* The cluster file: nodes n0..n(nodes-1) of 8 cpu. */
-static void write_cluster(int nodes)
+/* The cluster file: nodes n0..n(nodes-1) of 8 cpu, node i in pool
+ * pool[i] (node.kubernetes.io/instance-type; pool NULL: no pools). */
+static void write_pools(int nodes, const char *const *pool)
 {
 	FILE *f = fopen(cluster, "w");
 	assert_non_null(f);
 	fputs("{\"kind\":\"List\",\"items\":[", f);
-	for (int i = 0; i < nodes; i++)
-		fprintf(f, "%s{\"kind\":\"Node\",\"metadata\":{\"name\":\"n%d\"},"
+	for (int i = 0; i < nodes; i++) {
+		char labels[128] = "";
+		if (pool != NULL)
+			snprintf(labels, sizeof(labels), ",\"labels\":{\"node."
+				 "kubernetes.io/instance-type\":\"%s\"}", pool[i]);
+		fprintf(f, "%s{\"kind\":\"Node\",\"metadata\":{\"name\":\"n%d\"%s},"
 			"\"status\":{\"allocatable\":{\"cpu\":\"8\",\"memory\":"
-			"\"16Gi\",\"pods\":\"110\"}}}", i ? "," : "", i);
+			"\"16Gi\",\"pods\":\"110\"}}}", i ? "," : "", i, labels);
+	}
 	fputs("]}", f);
 	fclose(f);
 }
 
+static void write_cluster(int nodes)
+{
+	write_pools(nodes, NULL);
+}
+
 static struct daemon *start(void)
 {
+	/* One failure quarantines a pool (test_quarantine). */
 	struct daemon_config cfg = {.socket_path = fx.sock, .cluster_path = cluster,
-				    .seed = 1, .workers = 1, .slots = 64};
+				    .seed = 1, .workers = 1, .slots = 64,
+				    .quarantine_min_nodes = 1};
 	char err[512];
 	struct daemon *d = daemon_start(&cfg, err, sizeof(err));
 	if (d == NULL)
@@ -289,11 +309,90 @@ static void test_no_room(void **state)
 	shmsched_disconnect(admin);
 }
 
+/* The name of the node of notice `n`. */
+static void node_of(struct shmsched_client *c, const struct shmsched_result *n,
+		    char *node, size_t len)
+{
+	char err[512];
+	if (shmsched_node_name(c, n->node_id, node, len, err, sizeof(err)) < 0)
+		fail_msg("node %u: %s", n->node_id, err);
+}
+
+static void test_quarantine(void **state)
+{
+	(void)state;
+	/* n3 and n4 stay cordoned: nodes of the cluster, so pool bad (n1) is
+	 * 1 of 5, within the quarantine's 20 % cap. */
+	static const char *const pools[] = {"a", "bad", "good", "spare", "spare"};
+	write_pools(5, pools);
+	struct daemon *d = start();
+	struct shmsched_client *admin = connect_to(fx.admin);
+	struct shmsched_client *prod = fixture_connect_as(fx.sock, "app");
+	node_event(admin, SHMSCHED_NODE_CORDON, "n3");
+	node_event(admin, SHMSCHED_NODE_CORDON, "n4");
+	uint32_t web = tmpl(prod, "web", 1), fill = tmpl(prod, "fill", 4);
+	uint32_t top = tmpl(prod, "top", 3);
+	uint64_t w0 = place_on(admin, prod, web, 1, 0, 3);
+	uint64_t w1 = place_on(admin, prod, web, 2, 1, 3);
+	place_on(admin, prod, fill, 3, 2, 3);
+	char err[512];
+	assert_int_equal(shmsched_report_failure(prod, w1, "CrashLoopBackOff", err,
+						 sizeof(err)), SHMSCHED_FAILURE_TRIPPED);
+	/* Room: n1 (1 of 8 cpu used) would score above n2 (4 of 8). */
+	node_event(admin, SHMSCHED_NODE_CORDON, "n0");
+	struct shmsched_drain_result r;
+	char *text;
+	drain_n0(admin, SHMSCHED_DRAIN_SURGE, &r, &text);
+	assert_int_equal(r.evicted, 1);
+	free(text);
+	struct shmsched_result n[2];
+	char node[64];
+	assert_int_equal(fixture_await(prod, n, 2, 5000), 2);
+	assert_int_equal(n[0].status, SHMSCHED_REPLACED);
+	assert_int_equal(n[1].status, SHMSCHED_EVICTED);
+	assert_int_equal(n[1].placement_id, w0);
+	node_of(prod, &n[0], node, sizeof(node));
+	assert_string_equal(node, "n2");
+	/* No room outside the pool: n2 filled (4 + 1 + 3 cpu), a web pod on
+	 * n0 again; only n1 could take its replacement. */
+	node_event(admin, SHMSCHED_NODE_UNCORDON, "n0");
+	place_on(admin, prod, top, 4, 2, 3);
+	uint64_t w2 = place_on(admin, prod, web, 5, 0, 3);
+	node_event(admin, SHMSCHED_NODE_CORDON, "n0");
+	drain_n0(admin, SHMSCHED_DRAIN_SURGE, &r, &text);
+	assert_int_equal(r.evicted, 0);
+	assert_int_equal(r.blocked, 1);
+	assert_non_null(strstr(text, "no room for the replacement of pod default/web"));
+	if (strstr(text, "pool bad quarantined for template default/web") == NULL)
+		fail_msg("line: %s", text);
+	free(text);
+	assert_int_equal(fixture_await(prod, n, 1, 300), 0);
+	/* Released, the same wave replaces it on n1. */
+	unsigned held, released;
+	assert_int_equal(shmsched_pools(admin, "bad", "default/web", &held, &released,
+					NULL, err, sizeof(err)), 0);
+	assert_int_equal(released, 1);
+	drain_n0(admin, SHMSCHED_DRAIN_SURGE, &r, &text);
+	assert_int_equal(r.evicted, 1);
+	free(text);
+	assert_int_equal(fixture_await(prod, n, 2, 5000), 2);
+	assert_int_equal(n[0].status, SHMSCHED_REPLACED);
+	assert_int_equal(n[1].placement_id, w2);
+	node_of(prod, &n[0], node, sizeof(node));
+	assert_string_equal(node, "n1");
+	assert_int_equal(daemon_overcommits(d), 0);
+	struct daemon_stats ds;
+	daemon_stop(d, 1000, &ds);
+	shmsched_disconnect(prod);
+	shmsched_disconnect(admin);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_room),
 		cmocka_unit_test(test_no_room),
+		cmocka_unit_test(test_quarantine),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -6,7 +6,9 @@
  * with a message naming the quarantine (counted refused, the pool's 5
  * nodes counted held: on the old code neither count existed), while
  * another template still places there; an admin's release
- * (shmsched_pools) lifts it, and a producer may not release. */
+ * (shmsched_pools) lifts it, and a producer may not release.
+ * test_crash_pair: a template's failure on a node scores that node lower
+ * for the template's next pods, within the window (its own note). */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -23,23 +25,30 @@
 
 static struct fixture_dir fx;
 
+/* A cluster file at `path`: nodes n0..n(nodes-1) of `cpu` cpus, the
+ * first `bad` of pool "bad", the rest of "good". */
+static void write_nodes(const char *path, int nodes, int bad, int cpu)
+{
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("{\"kind\":\"List\",\"items\":[", f);
+	for (int i = 0; i < nodes; i++)
+		fprintf(f, "%s{\"kind\":\"Node\",\"metadata\":{\"name\":\"n%d\","
+			"\"labels\":{\"node.kubernetes.io/instance-type\":\"%s\"}},"
+			"\"status\":{\"allocatable\":{\"cpu\":\"%d\",\"memory\":"
+			"\"16Gi\",\"pods\":\"110\"}}}", i ? "," : "", i,
+			i < bad ? "bad" : "good", cpu);
+	fputs("]}", f);
+	fclose(f);
+}
+
 /* 5 nodes of pool "bad", 20 of "good" (the 20 % cap: 5 of 25), 4 cpus
  * each. */
 static int setup(void **state)
 {
 	(void)state;
 	fixture_dir_make(&fx, "failure", 0);
-	FILE *f = fopen(fx.cluster, "w");
-	assert_non_null(f);
-	fputs("{\"kind\":\"List\",\"items\":[", f);
-	for (int i = 0; i < 25; i++)
-		fprintf(f, "%s{\"kind\":\"Node\",\"metadata\":{\"name\":\"n%d\","
-			"\"labels\":{\"node.kubernetes.io/instance-type\":\"%s\"}},"
-			"\"status\":{\"allocatable\":{\"cpu\":\"4\",\"memory\":"
-			"\"16Gi\",\"pods\":\"110\"}}}", i ? "," : "", i,
-			i < 5 ? "bad" : "good");
-	fputs("]}", f);
-	fclose(f);
+	write_nodes(fx.cluster, 25, 5, 4);
 	return 0;
 }
 
@@ -136,10 +145,88 @@ static void test_report_quarantine_release(void **state)
 	daemon_stop(d, 1000, &ds);
 }
 
+/* The quarantine's clock (daemon_config.quarantine_clock_ns): stepped by
+ * the test while no pod is in flight; relaxed, a test's figure (its
+ * readers are the workers and the control thread). */
+static uint64_t clock_now = UINT64_C(1000000000000);
+
+static uint64_t test_clock(void *arg)
+{
+	(void)arg;
+	return __atomic_load_n(&clock_now, __ATOMIC_RELAXED);
+}
+
+/* One pod of `tid` placed, then released: its node. */
+static uint32_t place_release(struct shmsched_client *c, uint32_t tid, uint64_t cookie)
+{
+	struct shmsched_result r;
+	char err[512];
+	fixture_place_one(c, tid, cookie, &r);
+	assert_int_equal(r.status, SHMSCHED_PLACED);
+	assert_int_equal(shmsched_release(c, r.placement_id, err, sizeof(err)), 0);
+	return r.node_id;
+}
+
+/* Crash-pair avoidance (issue 38 Deliver 5, Borg: "(template, node) pairs
+ * that failed recently score lower"; daemon/quarantine_internal.h,
+ * quarantine_avoid): on two equal nodes of one pool, one failure of web
+ * on one of them (too few to quarantine the pool) sends each of web's
+ * next 16 pods to the other, where a tie was drawn at random (on the old
+ * code some went to the failed node); another template still lands on
+ * both; once the window has passed (the injected clock), web does too. */
+static void test_crash_pair(void **state)
+{
+	(void)state;
+	char path[160];
+	snprintf(path, sizeof(path), "%s/pair.json", fx.dir);
+	write_nodes(path, 2, 0, 8); /* two of pool good */
+	struct daemon_config cfg = {.socket_path = fx.sock, .cluster_path = path,
+				    .seed = 1, .workers = 1, .slots = 64,
+				    .quarantine_window_ns = 60 * UINT64_C(1000000000),
+				    .quarantine_clock_ns = test_clock};
+	char err[512];
+	struct daemon *d = daemon_start(&cfg, err, sizeof(err));
+	if (d == NULL)
+		fail_msg("daemon_start: %s", err);
+	struct shmsched_client *a = fixture_connect_as(fx.sock, "a");
+	uint32_t web = tpl(a, "web", NULL), other = tpl(a, "other", NULL);
+	struct shmsched_result r;
+	fixture_place_one(a, web, 1, &r);
+	assert_int_equal(r.status, SHMSCHED_PLACED);
+	uint32_t failed = r.node_id;
+	assert_int_equal(shmsched_report_failure(a, r.placement_id, "CrashLoopBackOff",
+						 err, sizeof(err)), SHMSCHED_FAILURE_COUNTED);
+	assert_int_equal(shmsched_release(a, r.placement_id, err, sizeof(err)), 0);
+	for (uint64_t i = 0; i < 16; i++)
+		if (place_release(a, web, 100 + i) == failed)
+			fail_msg("web's pod %llu went to the node where web failed",
+				 (unsigned long long)i);
+	unsigned on_failed = 0;
+	for (uint64_t i = 0; i < 16; i++)
+		on_failed += place_release(a, other, 200 + i) == failed;
+	if (on_failed == 0 || on_failed == 16)
+		fail_msg("other's 16 pods: %u on the node where web failed; "
+			 "expected ties drawn both ways", on_failed);
+	/* The window passes: web's failure is forgotten. */
+	__atomic_add_fetch(&clock_now, 60 * UINT64_C(1000000000), __ATOMIC_RELAXED);
+	on_failed = 0;
+	for (uint64_t i = 0; i < 16; i++)
+		on_failed += place_release(a, web, 300 + i) == failed;
+	if (on_failed == 0)
+		fail_msg("after the window, web's 16 pods avoided the node still");
+	struct daemon_quarantine dq;
+	daemon_quarantine_counts(d, &dq);
+	assert_int_equal(dq.trips, 0); /* a score, not a quarantine */
+	fixture_leave(d, a);
+	struct daemon_stats ds;
+	daemon_stop(d, 1000, &ds);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_report_quarantine_release),
+		cmocka_unit_test(test_crash_pair),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -1,7 +1,8 @@
 /* Pools that fail together (daemon/quarantine.c), on an injected clock:
  * a quarantine trips on enough failures on enough nodes, holds while
  * failures go on, lifts after a quiet window or by a release, with
- * hysteresis; the 20 % cap; a full table. */
+ * hysteresis; the 20 % cap; a full table; crash-pair avoidance's nodes
+ * and term (quarantine_failed_nodes, quarantine_avoid). */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -285,6 +286,103 @@ static void test_exclude(void **state)
 	assert_false(quarantine_exclude(&pod, 77, pools, 2, &out));
 }
 
+/* Crash-pair avoidance's memory: the nodes where a template failed within
+ * the window, in any of its pools, each once; another template's are not
+ * its; past the window (the injected clock), none. */
+static void test_failed_nodes(void **state)
+{
+	(void)state;
+	struct quarantine *q = make(8);
+	uint32_t nodes[QUARANTINE_AVOID_MAX];
+	const struct quarantine_key web_a = {.pool = 1, .owner = 1, .template = 7};
+	const struct quarantine_key web_b = {.pool = 2, .owner = 1, .template = 7};
+	const struct quarantine_key db_a = {.pool = 1, .owner = 1, .template = 8};
+	const struct quarantine_key web_other = {.pool = 1, .owner = 2, .template = 7};
+	/* Nothing tracked: nothing, at once. */
+	assert_int_equal(quarantine_failed_nodes(q, 10 * S, 1, 7, nodes, 16), 0);
+	quarantine_failure(q, 10 * S, &web_a, 3, 5, 100);
+	quarantine_failure(q, 20 * S, &web_b, 5, 5, 100);
+	quarantine_failure(q, 20 * S, &web_a, 3, 5, 100); /* node 3 again */
+	quarantine_failure(q, 20 * S, &db_a, 4, 5, 100);
+	quarantine_failure(q, 20 * S, &web_other, 6, 5, 100);
+	uint32_t n = quarantine_failed_nodes(q, 30 * S, 1, 7, nodes, 16);
+	assert_int_equal(n, 2);
+	assert_true((nodes[0] == 3 && nodes[1] == 5) || (nodes[0] == 5 && nodes[1] == 3));
+	assert_int_equal(quarantine_failed_nodes(q, 30 * S, 1, 8, nodes, 16), 1);
+	assert_int_equal(nodes[0], 4);
+	/* Another identity's template of the same name is another template. */
+	assert_int_equal(quarantine_failed_nodes(q, 30 * S, 2, 7, nodes, 16), 1);
+	assert_int_equal(nodes[0], 6);
+	assert_int_equal(quarantine_failed_nodes(q, 30 * S, 1, 9, nodes, 16), 0);
+	/* cap bounds what is stored. */
+	assert_int_equal(quarantine_failed_nodes(q, 30 * S, 1, 7, nodes, 1), 1);
+	/* Node 3's last failure was at 20 s, as node 5's: both remembered
+	 * until 80 s, neither after. */
+	assert_int_equal(quarantine_failed_nodes(q, 80 * S - 1, 1, 7, nodes, 16), 2);
+	assert_int_equal(quarantine_failed_nodes(q, 80 * S, 1, 7, nodes, 16), 0);
+	/* A node whose failure is older than the window, in an entry with a
+	 * newer one, is not named. */
+	quarantine_failure(q, 100 * S, &web_a, 9, 5, 100);
+	n = quarantine_failed_nodes(q, 100 * S, 1, 7, nodes, 16);
+	assert_int_equal(n, 1);
+	assert_int_equal(nodes[0], 9);
+	quarantine_destroy(q);
+}
+
+/* The term crash-pair avoidance adds: preferred, weight 100, one
+ * metadata.name NotIn per node, after what the pod had; as many as fit. */
+static void test_avoid(void **state)
+{
+	(void)state;
+	static struct pod_spec pod, before;
+	memset(&pod, 0, sizeof(pod));
+	const uint32_t names[3] = {41, 42, 43};
+	assert_false(quarantine_avoid(&pod, 99, names, 0));
+	/* A pod with a preferred term of its own on expr 0. */
+	pod.n_preferred = 1;
+	pod.preferred[0] = (struct pref_term){.weight = 3,
+					      .term = {.first_expr = 0, .n_exprs = 1}};
+	pod.n_exprs = 1;
+	pod.exprs[0] = (struct sel_expr){.key = 10, .op = SEL_EXISTS};
+	pod.n_values = 1;
+	pod.values[0] = 1234;
+	before = pod;
+	assert_true(quarantine_avoid(&pod, 99, names, 3));
+	assert_int_equal(pod.n_preferred, 2);
+	assert_int_equal(memcmp(&pod.preferred[0], &before.preferred[0],
+				sizeof(pod.preferred[0])), 0);
+	assert_int_equal(pod.preferred[1].weight, QUARANTINE_AVOID_WEIGHT);
+	assert_int_equal(pod.preferred[1].term.first_expr, 1);
+	assert_int_equal(pod.preferred[1].term.n_exprs, 3);
+	assert_int_equal(pod.n_exprs, 4);
+	assert_int_equal(pod.n_values, 4);
+	assert_false(pod.has_required); /* no filter changed */
+	for (int i = 0; i < 3; i++) {
+		const struct sel_expr *x = &pod.exprs[1 + i];
+		assert_int_equal(x->key, 99);
+		assert_int_equal(x->field, 1);
+		assert_int_equal(x->op, SEL_NOT_IN);
+		assert_int_equal(x->n_values, 1);
+		assert_int_equal(pod.values[x->first_value], names[i]);
+	}
+	/* Room for one value only: one name. */
+	pod = before;
+	pod.n_values = POD_MAX_VALUES - 1;
+	assert_true(quarantine_avoid(&pod, 99, names, 3));
+	assert_int_equal(pod.preferred[1].term.n_exprs, 1);
+	/* No room for a preferred term: unchanged. */
+	pod = before;
+	pod.n_preferred = POD_MAX_PREFERRED;
+	before = pod;
+	assert_false(quarantine_avoid(&pod, 99, names, 3));
+	assert_int_equal(memcmp(&pod, &before, sizeof(pod)), 0);
+	pod.n_preferred = 1;
+	pod.n_exprs = POD_MAX_EXPRS;
+	before = pod;
+	assert_false(quarantine_avoid(&pod, 99, names, 3));
+	assert_int_equal(memcmp(&pod, &before, sizeof(pod)), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -295,6 +393,8 @@ int main(void)
 		cmocka_unit_test(test_cap),
 		cmocka_unit_test(test_table_full),
 		cmocka_unit_test(test_exclude),
+		cmocka_unit_test(test_failed_nodes),
+		cmocka_unit_test(test_avoid),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

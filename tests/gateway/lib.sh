@@ -1,5 +1,4 @@
-# tests/gateway/lib.sh: what the gateway's shell tests (test_security.sh, test_rights.sh,
-# test_service.sh, test_nginx.sh) share, sourced after they set
+# tests/gateway/lib.sh: what the gateway's shell tests (test_*.sh) share, sourced after they set
 #   dir   their temporary directory (removed on exit),
 #   name  the daemon's state region (/dev/shm/$name removed on exit).
 # It sets pids (add each background process: killed and waited for on
@@ -11,7 +10,29 @@
 #                           FILE;
 #   gateway_up LOG          waits until the gateway logging to LOG listens
 #                           and has reached the daemon, and sets port and
-#                           url to its main listener's.
+#                           url to its main listener's;
+#   code CURL-ARG...        curl, the body into $dir/body, the status out;
+#   admin CURL-ARG...       code on the admin listener, $dir/admin.sock
+#                           (URL http://localhost/...);
+#   says PATTERN            whether $dir/body has PATTERN (if not, shows it).
+# The tests of the admin listener (test_evict.sh, test_failure.sh,
+# test_queues.sh, test_surge.sh) also set daemon and gateway (the
+# programs) and use:
+#   daemon_start [ARG...]   runs $daemon on $dir/cluster.json (written by
+#                           then), socket $dir/s.sock, one worker, ARGs
+#                           added, logging to $dir/daemon.log, until ready;
+#   gateway_start           writes alice's token (ALICE, the header) and a
+#                           policy giving her namespace team-a unless the
+#                           test wrote $dir/tokens.csv and $dir/policy.json
+#                           (with alice's token among its own), runs
+#                           $gateway on the daemon with its main listener on
+#                           a free port and its admin listener on
+#                           $dir/admin.sock, logging to $dir/gateway.log,
+#                           until gateway_up; its pid in gpid;
+#   drain_until NODE PATTERN whether GET of NODE's drain (the admin
+#                           listener's) says PATTERN within 10 s, its
+#                           record then in $dir/body;
+#   logs_if_failed          the two logs' tails when a check failed.
 pids=""
 cleanup() {
 	for p in $pids; do kill "$p" 2>/dev/null; done
@@ -42,4 +63,41 @@ gateway_up() { # LOG
 	wait_for "$1" "connected to the daemon"
 	port=$(sed -n 's/.*listening on port \([0-9]*\).*/\1/p' "$1")
 	url=http://127.0.0.1:$port
+}
+daemon_start() { # [ARG...]
+	"$daemon" --cluster "$dir/cluster.json" --socket "$dir/s.sock" --workers 1 \
+		--no-pin --name "$name" --fresh "$@" >"$dir/daemon.log" 2>&1 &
+	pids="$pids $!"
+	wait_for "$dir/daemon.log" "ready:"
+}
+gateway_start() {
+	if [ ! -f "$dir/tokens.csv" ]; then
+		echo 'alice-token-0123456789,alice,1001' >"$dir/tokens.csv"
+		echo '{"apiVersion":"shmsched.io/v1alpha1","kind":"Policy","rules":[
+ {"users":["alice"],"namespaces":["team-a"]}]}' >"$dir/policy.json"
+	fi
+	chmod 600 "$dir/tokens.csv"
+	"$gateway" --socket "$dir/s.sock" --name "$name" --listen 127.0.0.1:0 \
+		--token-file "$dir/tokens.csv" --policy "$dir/policy.json" \
+		--admin-listen "unix:$dir/admin.sock" >"$dir/gateway.log" 2>&1 &
+	gpid=$!
+	pids="$pids $gpid"
+	gateway_up "$dir/gateway.log"
+	ALICE="Authorization: Bearer alice-token-0123456789"
+}
+code() { curl -s -o "$dir/body" -w '%{http_code}' "$@"; }
+admin() { code --unix-socket "$dir/admin.sock" "$@"; }
+says() { grep -q "$1" "$dir/body" || { echo "  the body: $(cat "$dir/body")"; false; }; }
+drain_until() { # NODE PATTERN
+	for _ in $(seq 100); do
+		admin "http://localhost/v1/nodes/$1/drain" >/dev/null
+		grep -q "$2" "$dir/body" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+logs_if_failed() {
+	[ "$failed" -eq 0 ] && return
+	echo "--- gateway.log"; tail -20 "$dir/gateway.log"
+	echo "--- daemon.log"; tail -20 "$dir/daemon.log"
 }

@@ -44,34 +44,21 @@ cat >"$dir/cluster.json" <<'EOF'
  {"apiVersion":"policy/v1","kind":"PodDisruptionBudget","metadata":{"name":"multi-2","namespace":"team-a"},
   "spec":{"maxUnavailable":5,"selector":{"matchLabels":{"app":"multi"}}}}]}
 EOF
-"$daemon" --cluster "$dir/cluster.json" --socket "$dir/s.sock" --workers 1 \
-	--no-pin --name "$name" --fresh >"$dir/daemon.log" 2>&1 &
-pids="$pids $!"
-wait_for "$dir/daemon.log" "ready:"
-
+daemon_start
 cat >"$dir/tokens.csv" <<'EOF'
 alice-token-0123456789,alice,1001
 bob-token-9876543210,bob,1002
 carol-token-5555555555,carol,1003
 EOF
-chmod 600 "$dir/tokens.csv"
 cat >"$dir/policy.json" <<'EOF'
 {"apiVersion":"shmsched.io/v1alpha1","kind":"Policy","rules":[
  {"users":["alice"],"namespaces":["team-a"]},
  {"users":["bob"],"namespaces":["team-a"]},
  {"users":["carol"],"namespaces":["team-c"],"disruptNamespaces":["team-c"]}]}
 EOF
-"$gateway" --socket "$dir/s.sock" --name "$name" --listen 127.0.0.1:0 \
-	--token-file "$dir/tokens.csv" --policy "$dir/policy.json" \
-	--admin-listen "unix:$dir/admin.sock" >"$dir/gateway.log" 2>&1 &
-gpid=$!
-pids="$pids $gpid"
-gateway_up "$dir/gateway.log"
-ALICE="Authorization: Bearer alice-token-0123456789"
+gateway_start
 BOB="Authorization: Bearer bob-token-9876543210"
 CAROL="Authorization: Bearer carol-token-5555555555"
-code() { curl -s -o "$dir/body" -w '%{http_code}' "$@"; }
-admin() { code --unix-socket "$dir/admin.sock" "$@"; }
 pod() { # NAME APP ZONE
 	printf '{"kind":"Pod","metadata":{"name":"%s","namespace":"team-a","labels":{"app":"%s"}},"spec":{"nodeSelector":{"zone":"%s"},"containers":[{"name":"c","resources":{"requests":{"cpu":"100m"}}}]}}\n' "$1" "$2" "$3"
 }
@@ -123,14 +110,8 @@ check "GET the drain of a node never drained: 404" test "$(admin http://x/v1/nod
 check "a drain body with an unknown field: 400" test "$(admin -X POST -d '{"gracePeriodSeconds":1}' http://x/v1/nodes/n2/drain)" = 400
 check "POST /v1/nodes/n2/drain: 202" test "$(admin -X POST -d '{"timeoutSeconds":30}' http://x/v1/nodes/n2/drain)" = 202
 check "  ... its record, Running or done" grep -q '"kind":"NodeDrain".*"node":"n2".*"phase":"\(Running\|Succeeded\)"' "$dir/body"
-done_=1
-for _ in $(seq 200); do
-	admin http://x/v1/nodes/n2/drain >/dev/null
-	grep -q '"phase":"Succeeded"' "$dir/body" && { done_=0; break; }
-	sleep 0.05
-done
+check "GET until done: Succeeded" drain_until n2 '"phase":"Succeeded"'
 cp "$dir/body" "$dir/drain2.body"
-check "GET until done: Succeeded" test "$done_" -eq 0
 check "  ... 2 evicted, the report naming both" sh -c "grep -q '\"evicted\":2,' '$dir/drain2.body' && test \$(grep -o 'evicted placement [0-9]* ([^)]*node n2' '$dir/drain2.body' | wc -l) -eq 2"
 # The drain's end is the daemon's; the gateway forgets w-0 when its
 # EVICTED notice arrives, a moment later (as free-0's above).
@@ -143,14 +124,8 @@ check "  ... w-0 is gone" test "$gone" -eq 0
 check "  ... n2 is cordoned" sh -c "curl -s '$url/v1/nodes/n2' -H '$ALICE' | grep -q '\"cordoned\":true'"
 check "drain n1 (db-0 blocked) for 2 s: 202" test "$(admin -X POST -d '{"timeoutSeconds":2,"podSelector":"app=db"}' http://x/v1/nodes/n1/drain)" = 202
 check "  ... a second POST while it runs: 409" test "$(admin -X POST http://x/v1/nodes/n1/drain)" = 409
-timed=1
-for _ in $(seq 100); do
-	admin http://x/v1/nodes/n1/drain >/dev/null
-	grep -q '"phase":"TimedOut"' "$dir/body" && { timed=0; break; }
-	sleep 0.1
-done
+check "  ... TimedOut after its 2 s" drain_until n1 '"phase":"TimedOut"'
 cp "$dir/body" "$dir/drain1.body"
-check "  ... TimedOut after its 2 s" test "$timed" -eq 0
 check "  ... blocked 1, the budget named" sh -c "grep -q '\"blocked\":1,' '$dir/drain1.body' && grep -q 'PodDisruptionBudget team-a/db allows no more' '$dir/drain1.body'"
 check "  ... db-0 stays" test "$(code -H "$ALICE" "$url/v1/placements/team-a/db-0")" = 200
 # Cancel (DELETE), and a node the daemon does not know.
@@ -158,13 +133,7 @@ check "POST the drain of an unknown node n9: 404 at once" test "$(admin -X POST 
 check "  ... nodes \"n9\" not found" grep -q 'nodes \\"n9\\" not found' "$dir/body"
 check "DELETE the drain of a node never drained: 404" test "$(admin -X DELETE http://x/v1/nodes/n9/drain)" = 404
 check "drain n1 (db-0 blocked), no timeout: 202" test "$(admin -X POST -d '{"podSelector":"app=db"}' http://x/v1/nodes/n1/drain)" = 202
-running=1
-for _ in $(seq 100); do
-	admin http://x/v1/nodes/n1/drain >/dev/null
-	grep -q '"phase":"Running".*"blocked":1,' "$dir/body" && { running=0; break; }
-	sleep 0.05
-done
-check "  ... Running, blocked by db" test "$running" -eq 0
+check "  ... Running, blocked by db" drain_until n1 '"phase":"Running".*"blocked":1,'
 check "  ... DELETE cancels it: 200" test "$(admin -X DELETE http://x/v1/nodes/n1/drain)" = 200
 cp "$dir/body" "$dir/cancel.body"
 check "  ... its record Cancelled, the node left cordoned" grep -q '"phase":"Cancelled".*"message":"cancelled (DELETE): 0 evicted, 1 left; the node stays cordoned"' "$dir/cancel.body"

@@ -37,28 +37,8 @@ name=gwfailure-$$
 	done
 	printf ']}\n'
 } >"$dir/cluster.json"
-"$daemon" --cluster "$dir/cluster.json" --socket "$dir/s.sock" --workers 1 \
-	--no-pin --name "$name" --fresh >"$dir/daemon.log" 2>&1 &
-pids="$pids $!"
-wait_for "$dir/daemon.log" "ready:"
-
-cat >"$dir/tokens.csv" <<'EOF2'
-alice-token-0123456789,alice,1001
-EOF2
-chmod 600 "$dir/tokens.csv"
-cat >"$dir/policy.json" <<'EOF2'
-{"apiVersion":"shmsched.io/v1alpha1","kind":"Policy","rules":[
- {"users":["alice"],"namespaces":["team-a"]}]}
-EOF2
-"$gateway" --socket "$dir/s.sock" --name "$name" --listen 127.0.0.1:0 \
-	--token-file "$dir/tokens.csv" --policy "$dir/policy.json" \
-	--admin-listen "unix:$dir/admin.sock" >"$dir/gateway.log" 2>&1 &
-pids="$pids $!"
-gateway_up "$dir/gateway.log"
-ALICE="Authorization: Bearer alice-token-0123456789"
-code() { curl -s -o "$dir/body" -w '%{http_code}' "$@"; }
-admin() { code --unix-socket "$dir/admin.sock" "$@"; }
-says() { grep -q "$1" "$dir/body" || { echo "  the body: $(cat "$dir/body")"; false; }; }
+daemon_start
+gateway_start
 # 3-cpu pods that only pool bad takes: one a node; one template (the
 # same spec), each pod its own name.
 pod() { printf '{"kind":"Pod","metadata":{"name":"%s","namespace":"team-a"},"spec":{"nodeSelector":{"node.kubernetes.io/instance-type":"bad"},"containers":[{"name":"c","resources":{"requests":{"cpu":"3"}}}]}}' "$1"; }
@@ -124,5 +104,5 @@ check "a body past 16 KiB: 413" test "$(admin -X POST -H 'Expect: 100-continue' 
 check "  ... saying what the bound is for" says 'at most 16384 are taken (an Eviction, a drain.s flags or a failure report)'
 check "GET /v1/placements/ID/failure (admin): a pod lookup, not a report (404)" test "$(admin "http://localhost/v1/placements/$id0/failure")" = 404
 
-[ "$failed" -eq 0 ] || { echo "--- gateway.log"; tail -20 "$dir/gateway.log"; echo "--- daemon.log"; tail -20 "$dir/daemon.log"; }
+logs_if_failed
 exit "$failed"

@@ -111,7 +111,6 @@ curl -s -X POST -H 'Content-Type: application/x-ndjson' \
 check "POST /v1/placements answers as shmsched place" cmp -s "$dir/http.jsonl" "$dir/place.jsonl"
 [ "$failed" -eq 0 ] || { echo "gateway:"; cat "$dir/http.jsonl"; echo "place:"; cat "$dir/place.jsonl"; }
 
-code() { curl -s -o "$dir/body" -w '%{http_code}' "$@"; }
 check "GET a placement" test "$(code "$url/v1/placements/default/trainer")" = 200
 check "  ... on its node with its GPU" grep -q '"node":"n2","gpus":\[0\],"gpu_milli":1000' "$dir/body"
 check "DELETE it" test "$(code -X DELETE "$url/v1/placements/default/trainer")" = 200

@@ -45,7 +45,6 @@ ALICE="Authorization: Bearer alice-token-0123456789"
 BOB="Authorization: Bearer bob-token-9876543210"
 CAROL="Authorization: Bearer carol-token-5555555555"
 ROOT="Authorization: Bearer root-token-abcdef"
-code() { curl -s -o "$dir/body" -w '%{http_code}' "$@"; }
 pod() { # NAME [CPU]
 	printf '{"kind":"Pod","metadata":{"name":"%s","namespace":"own"},"spec":{"containers":[{"name":"c","resources":{"requests":{"cpu":"%s"}}}]}}\n' "$1" "${2:-10m}"
 }

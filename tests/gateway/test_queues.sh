@@ -34,27 +34,8 @@ cat >"$dir/cluster.json" <<EOF
  $(cq 2),
  {"apiVersion":"kueue.x-k8s.io/v1beta2","kind":"LocalQueue","metadata":{"name":"qa","namespace":"team-a"},"spec":{"clusterQueue":"team-a"}}]}
 EOF
-"$daemon" --cluster "$dir/cluster.json" --socket "$dir/s.sock" --workers 1 \
-	--no-pin --name "$name" --fresh >"$dir/daemon.log" 2>&1 &
-pids="$pids $!"
-wait_for "$dir/daemon.log" "ready:"
-
-cat >"$dir/tokens.csv" <<'EOF'
-alice-token-0123456789,alice,1001
-EOF
-chmod 600 "$dir/tokens.csv"
-cat >"$dir/policy.json" <<'EOF'
-{"apiVersion":"shmsched.io/v1alpha1","kind":"Policy","rules":[
- {"users":["alice"],"namespaces":["team-a"]}]}
-EOF
-"$gateway" --socket "$dir/s.sock" --name "$name" --listen 127.0.0.1:0 \
-	--token-file "$dir/tokens.csv" --policy "$dir/policy.json" \
-	--admin-listen "unix:$dir/admin.sock" >"$dir/gateway.log" 2>&1 &
-pids="$pids $!"
-gateway_up "$dir/gateway.log"
-ALICE="Authorization: Bearer alice-token-0123456789"
-code() { curl -s -o "$dir/body" -w '%{http_code}' "$@"; }
-admin() { code --unix-socket "$dir/admin.sock" "$@"; }
+daemon_start
+gateway_start
 metrics() { curl -s -H "$ALICE" "$url/metrics" >"$dir/metrics"; }
 has() { grep -qxF "$1" "$dir/metrics" || { echo "  /metrics has no line: $1"; grep -F "${1%% *}" "$dir/metrics" | head -5; false; }; }
 pod='{"kind":"Pod","metadata":{"name":"p0","namespace":"team-a","labels":{"kueue.x-k8s.io/queue-name":"qa"}},"spec":{"containers":[{"name":"c","resources":{"requests":{"cpu":"1"}}}]}}'
@@ -105,5 +86,5 @@ check "main listener: POST /v1/queues is 404" test "$(code -H "$ALICE" -X POST -
 check "main listener: DELETE /v1/queues/ClusterQueue/team-a is 404" test "$(code -H "$ALICE" -X DELETE "$url/v1/queues/ClusterQueue/team-a")" = 404
 check "  ... and team-a is still there" test "$(admin http://localhost/v1/queues)" = 200 -a -n "$(grep 'ClusterQueue team-a' "$dir/body")"
 
-[ "$failed" -eq 0 ] || { echo "--- gateway.log"; tail -20 "$dir/gateway.log"; echo "--- daemon.log"; tail -20 "$dir/daemon.log"; }
+logs_if_failed
 exit "$failed"

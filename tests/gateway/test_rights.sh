@@ -60,7 +60,6 @@ ALICE="Authorization: Bearer alice-token-0123456789"
 BOB="Authorization: Bearer bob-token-9876543210"
 CAROL="Authorization: Bearer carol-token-5555555555"
 ROOT="Authorization: Bearer root-token-abcdef"
-code() { curl -s -o "$dir/body" -w '%{http_code}' "$@"; }
 pod() { # NAME NAMESPACE CLASS: a pod of 2 cpu, the whole node
 	printf '{"kind":"Pod","metadata":{"name":"%s","namespace":"%s"},"spec":{"priorityClassName":"%s","containers":[{"name":"c","resources":{"requests":{"cpu":"2"}}}]}}\n' \
 		"$1" "$2" "$3"
