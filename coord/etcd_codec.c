@@ -24,6 +24,7 @@
 
 #include <jansson.h>
 
+#include "base/base.h"
 #include "coord/etcd_codec.h"
 
 static const char b64_alphabet[] =
@@ -313,48 +314,59 @@ static int fail_value(struct dec *d, const char *field, const char *value, const
 	return fail(d, -EPROTO, field, what);
 }
 
-/* An int64 member: absent is 0; a decimal string (protobuf's JSON) or a
- * JSON integer. */
+/* A number member's text (protobuf's JSON writes 64-bit integers as
+ * strings): 1 with *s and *n set, 0 when absent, or the failure. */
+static int number_text(struct dec *d, const json_t *v, const char *field, const char **s,
+		       size_t *n)
+{
+	if (!v)
+		return 0;
+	if (!json_is_string(v))
+		return fail(d, -EPROTO, field, "expected an integer as a string");
+	*s = json_string_value(v);
+	*n = json_string_length(v);
+	return 1;
+}
+
+/* An int64 member: absent is 0; a decimal string (Go's strconv.ParseInt,
+ * which etcd's gateway reads and FormatInt writes) or a JSON integer. */
 static int get_i64(struct dec *d, const json_t *o, const char *field, int64_t *out)
 {
 	*out = 0;
 	const json_t *v = json_object_get(o, field);
-	if (!v)
-		return 0;
 	if (json_is_integer(v)) {
 		*out = json_integer_value(v);
 		return 0;
 	}
-	if (!json_is_string(v))
-		return fail(d, -EPROTO, field, "expected an integer as a string");
-	const char *s = json_string_value(v);
-	size_t n = json_string_length(v);
-	char *end = NULL;
-	errno = 0;
-	long long x = strtoll(s, &end, 10);
-	if (n == 0 || n > 20 || end != s + n || errno != 0 || s[0] == '+' || s[0] == ' ')
+	const char *s;
+	size_t n;
+	int rc = number_text(d, v, field, &s, &n);
+	if (rc <= 0)
+		return rc;
+	if (!strconv_parse_int64(s, n, out))
 		return fail_value(d, field, s, "a decimal int64");
-	*out = x;
 	return 0;
 }
 
-/* A uint64 (member ids): a decimal string of at most 20 digits that fits. */
+/* A uint64 (member ids): decimal digits only, within uint64. */
 static int get_u64(struct dec *d, const json_t *o, const char *field, uint64_t *out)
 {
 	*out = 0;
-	const json_t *v = json_object_get(o, field);
-	if (!v)
-		return 0;
-	if (!json_is_string(v))
-		return fail(d, -EPROTO, field, "expected an integer as a string");
-	const char *s = json_string_value(v);
-	size_t n = json_string_length(v);
-	char *end = NULL;
-	errno = 0;
-	unsigned long long x = strtoull(s, &end, 10);
-	if (n == 0 || n > 20 || end != s + n || errno != 0 || s[0] < '0' || s[0] > '9')
+	const char *s;
+	size_t n;
+	int rc = number_text(d, json_object_get(o, field), field, &s, &n);
+	if (rc <= 0)
+		return rc;
+	uint64_t v = 0;
+	for (size_t i = 0; i < n; i++) {
+		unsigned digit = (unsigned)(s[i] - '0');
+		if (s[i] < '0' || s[i] > '9' || v > (UINT64_MAX - digit) / 10)
+			return fail_value(d, field, s, "a decimal uint64");
+		v = v * 10 + digit;
+	}
+	if (n == 0)
 		return fail_value(d, field, s, "a decimal uint64");
-	*out = x;
+	*out = v;
 	return 0;
 }
 

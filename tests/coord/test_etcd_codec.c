@@ -157,6 +157,9 @@ static void refuses_damaged_answers(void **state)
 		{ETCD_RESP_PUT, "{\"header\":{\"revision\":\"99999999999999999999\"}}",
 		 "field revision"},
 		{ETCD_RESP_PUT, "{\"header\":{\"revision\":true}}", "field revision"},
+		{ETCD_RESP_PUT, "{\"header\":{\"revision\":\"\\t5\"}}", "field revision"},
+		{ETCD_RESP_PUT, "{\"header\":{\"revision\":\" 5\"}}", "field revision"},
+		{ETCD_RESP_PUT, "{\"header\":{\"revision\":\"\"}}", "field revision"},
 		{ETCD_RESP_PUT, "{\"header\":{\"revision\":\"1\",\"revision\":\"2\"}}", "not JSON"},
 		{ETCD_RESP_RANGE, "{\"kvs\":{}}", "field kvs"},
 		{ETCD_RESP_RANGE, "{\"kvs\":[1]}", "field kvs[]"},
@@ -173,6 +176,7 @@ static void refuses_damaged_answers(void **state)
 		{ETCD_RESP_LEASE_KEEPALIVE, "{\"ID\":\"7\",\"TTL\":\"3\"}", "field result"},
 		{ETCD_RESP_LEASE_GRANT, "{\"ID\":\"-\"}", "field ID"},
 		{ETCD_RESP_STATUS, "{\"header\":{\"member_id\":\"-1\"}}", "field member_id"},
+		{ETCD_RESP_STATUS, "{\"header\":{\"member_id\":\"\"}}", "field member_id"},
 		{ETCD_RESP_STATUS, "{\"header\":{},\"leader\":\"18446744073709551616\"}",
 		 "field leader"},
 	};
