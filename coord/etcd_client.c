@@ -8,10 +8,15 @@
  * write callback stops the transfer instead); a request is sent to the
  * next endpoint only when the previous one refused the connection or could
  * not be reached (curl's COULDNT_CONNECT), never after it may have
- * arrived, so no request is applied twice by the client's own retry.
+ * arrived, so no request is applied twice by the client's own retry
+ * (libcurl itself sends a request again, once, on a fresh connection when
+ * a kept one turns out closed before any byte of an answer came: a
+ * transaction that must not apply twice carries a compare that makes it
+ * idempotent, as tests/coord/test_etcd_fence.c's batches do).
  * Cost: one HTTP round trip a call on a kept connection, plus the JSON
  * codec (coord/etcd_codec.c). Not thread-safe: one thread a client. */
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,17 +75,23 @@ static size_t on_data(char *data, size_t size, size_t n, void *arg)
 	return add;
 }
 
+/* libcurl's global set-up, once per process, whichever thread opens the
+ * first client. */
+static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
+static CURLcode curl_init_rc;
+
+static void curl_init_once(void)
+{
+	curl_init_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
 static int curl_ready(char *err, size_t errlen)
 {
-	/* curl_global_init is not thread-safe before 7.84; callers open their
-	 * clients before starting threads (etcd_client.h). */
-	static bool done;
-	if (!done) {
-		if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
-			snprintf(err, errlen, "etcd: libcurl did not initialise");
-			return -ENOMEM;
-		}
-		done = true;
+	pthread_once(&curl_once, curl_init_once);
+	if (curl_init_rc != CURLE_OK) {
+		snprintf(err, errlen, "etcd: libcurl did not initialise: %s",
+			 curl_easy_strerror(curl_init_rc));
+		return -ENOMEM;
 	}
 	return 0;
 }
@@ -107,12 +118,12 @@ int etcd_client_open(struct etcd_client **out, const char *endpoints,
 	while (*p) {
 		const char *comma = strchr(p, ',');
 		size_t n = comma ? (size_t)(comma - p) : strlen(p);
-		if (n == 0 || c->n_endpoints == ETCD_MAX_ENDPOINTS ||
+		if (n == 0 || n > ETCD_MAX_ENDPOINT_LEN || c->n_endpoints == ETCD_MAX_ENDPOINTS ||
 		    (strncmp(p, "http://", 7) != 0 && strncmp(p, "https://", 8) != 0)) {
 			snprintf(err, errlen,
-				 "etcd endpoints \"%s\": expected 1 to %d http:// or https:// URLs, "
-				 "comma separated",
-				 endpoints, ETCD_MAX_ENDPOINTS);
+				 "etcd endpoints \"%.200s\": expected 1 to %d http:// or https:// "
+				 "URLs of at most %d bytes, comma separated",
+				 endpoints, ETCD_MAX_ENDPOINTS, ETCD_MAX_ENDPOINT_LEN);
 			etcd_client_close(c);
 			return -EINVAL;
 		}

@@ -4,7 +4,7 @@
  * multi-host mode; nothing in the daemon uses it yet.
  *
  * One client is one connection (reused across requests) and is used by one
- * thread at a time. Calls return 0 or a negative errno; on an error,
+ * thread at a time; clients on different threads are independent. Calls return 0 or a negative errno; on an error,
  * etcd_client_error() names the endpoint and what etcd said (or what the
  * transport did). Keys and values are byte strings (any bytes).
  *
@@ -37,8 +37,9 @@
  * which is larger than the protobuf etcd measures, so a request refused
  * here might have fitted; none passed here is refused by etcd for size. */
 #define ETCD_MAX_REQUEST_BYTES (3u * 1024u * 1024u / 2u)
-/* Endpoints a client may list. */
+/* Endpoints a client may list, and the length of each. */
 #define ETCD_MAX_ENDPOINTS 16
+#define ETCD_MAX_ENDPOINT_LEN 256
 /* A response's default bound (etcd_client_options.max_response_bytes). */
 #define ETCD_DEFAULT_MAX_RESPONSE (4u * 1024u * 1024u)
 

@@ -422,7 +422,11 @@ static void client_bounds_and_failover(void **state)
 	assert_non_null(strstr(etcd_client_error(c), "none of 2 endpoints"));
 	etcd_client_close(c);
 
-	const char *bad[] = {"", "127.0.0.1:2379", "http://a,,http://b", "ftp://x"};
+	char longest[ETCD_MAX_ENDPOINT_LEN + 2];
+	memcpy(longest, "http://", 7);
+	memset(longest + 7, 'a', ETCD_MAX_ENDPOINT_LEN - 6);
+	longest[ETCD_MAX_ENDPOINT_LEN + 1] = '\0';
+	const char *bad[] = {"", "127.0.0.1:2379", "http://a,,http://b", "ftp://x", longest};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		assert_int_equal(etcd_client_open(&c, bad[i], NULL, err, sizeof(err)), -EINVAL);
 		assert_null(c);
