@@ -707,15 +707,16 @@ static bool quota_still_full(struct serve_wait *wt, unsigned w,
  * `qr->charge` in every resource, parked again with `qr`'s generation:
  * quota refuses them as it refused the one that charge is of, at the same
  * reading. They ask nothing: the ask of the pod whose charge that is
- * (quota_repark) stands for them (QA7: one request in flight per
+ * (quota_repark_ask) stands for them (QA7: one request in flight per
  * ClusterQueue; its victims' give-back moves the generation they read,
- * and wakes them), or left the queue's want. Returns how many. */
+ * and wakes them), or left the queue's want. Inside worker w's gate.
+ * Returns how many. */
 static unsigned quota_repark_like(struct serve_wait *wt, unsigned w,
 				  const struct attempt_quota_refusal *qr, int root)
 {
 	struct wait_worker *ww = &wt->w[w];
 	struct quota_charge *q = wt->a->quota;
-	int nr = quota_n_resources(qc_tree(q));
+	int nr = quota_n_resources(qc_tree(q)); /* inside the gate */
 	unsigned n = 0;
 	uint32_t next;
 	for (uint32_t id = ww->cqs[qr->cq].head; ww->cqs[qr->cq].n > 0 &&
@@ -741,10 +742,10 @@ static unsigned quota_repark_like(struct serve_wait *wt, unsigned w,
 
 /* QW9: pod `id`, which quota_still_full found still refused (`qr`,
  * tree `root`), parked for quota again without an attempt: back in its
- * tree's parked list, its reclaim asked as park() asks it, and with it
- * the awake pods of its queue that ask at least as much
- * (quota_repark_like). The queue holds each as it did (unschedulable,
- * no cluster event helps it). */
+ * tree's parked list, and with it the awake pods of its queue that ask
+ * at least as much (quota_repark_like). The queue holds each as it did
+ * (unschedulable, no cluster event helps it). Inside worker w's gate,
+ * right after quota_still_full; its ask follows (quota_repark_ask). */
 static void quota_repark(struct serve_wait *wt, unsigned w, uint32_t id,
 			 const struct attempt_quota_refusal *qr, int root)
 {
@@ -752,6 +753,15 @@ static void quota_repark(struct serve_wait *wt, unsigned w, uint32_t id,
 	quota_join(ww, id, (uint32_t)root, (uint32_t)qr->cq, qr->gen);
 	stat_inc(&ww->st.quota_parked);
 	stat_inc(&ww->st.quota_skipped);
+	quota_repark_like(wt, w, qr, root);
+}
+
+/* QW9: the reclaim of pod `id`, parked again by quota_repark for `qr`,
+ * asked as park() asks it. Outside worker w's gate (the ask takes it). */
+static void quota_repark_ask(struct serve_wait *wt, unsigned w, uint32_t id,
+			     const struct attempt_quota_refusal *qr)
+{
+	struct wait_worker *ww = &wt->w[w];
 	const struct pod_spec *tmpl = queue_spec(ww->q, id);
 	const struct res_vec *req = queue_request(ww->q, id);
 	if (tmpl == NULL)
@@ -766,7 +776,6 @@ static void quota_repark(struct serve_wait *wt, unsigned w, uint32_t id,
 		spec = &with;
 	}
 	attempt_quota_reclaim(wt->a, w, spec, qr);
-	quota_repark_like(wt, w, qr, root);
 }
 
 /* QW6: up to `budget` awake pods attempted in fair-sharing order; those
@@ -792,12 +801,14 @@ static unsigned quota_fair(struct serve_wait *wt, unsigned w, uint64_t now,
 						     &qr.cq);
 			if (id != QUEUE_NONE)
 				full = quota_still_full(wt, w, t, id, qr.cq, &qr, &root);
+			if (full)
+				quota_repark(wt, w, id, &qr, root);
 		}
 		qc_leave(wt->a->quota, w);
 		if (id == QUEUE_NONE)
 			break;
 		if (full) {
-			quota_repark(wt, w, id, &qr, root);
+			quota_repark_ask(wt, w, id, &qr);
 			continue;
 		}
 		if (queue_take(ww->q, id) == 0)

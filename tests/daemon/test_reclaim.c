@@ -332,7 +332,7 @@ static void test_many_waiting(void **state)
 			 ds.reclaim_asked);
 	/* QW9 (daemon/wait.c): a woken pod that quota would refuse parks
 	 * again unattempted, so the attempts from the queue stay below one
-	 * per pod placed (50, 51 and 98 in three runs). Old code: each
+	 * per pod placed (50 to 100 in six runs). Old code: each
 	 * give-back woke every parked pod and each was attempted (697 and
 	 * 436 in two runs). */
 	if (ds.queue_retries > 200)
