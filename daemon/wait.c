@@ -704,15 +704,16 @@ static bool quota_still_full(struct serve_wait *wt, unsigned w,
 }
 
 /* QW9: the awake pods of ClusterQueue `qr->cq` whose charge is at least
- * `qr->charge` in every resource, parked again with `qr`'s generation:
- * quota refuses them as it refused the one that charge is of, at the same
- * reading. They ask nothing: the ask of the pod whose charge that is
+ * `qr->charge` (that of request `req`) in every resource, parked again
+ * with `qr`'s generation: quota refuses them as it refused the one that
+ * charge is of, at the same reading. They ask nothing: the ask of the pod whose charge that is
  * (quota_repark_ask) stands for them (QA7: one request in flight per
  * ClusterQueue; its victims' give-back moves the generation they read,
  * and wakes them), or left the queue's want. Inside worker w's gate.
  * Returns how many. */
 static unsigned quota_repark_like(struct serve_wait *wt, unsigned w,
-				  const struct attempt_quota_refusal *qr, int root)
+				  const struct attempt_quota_refusal *qr, int root,
+				  const struct res_vec *req)
 {
 	struct wait_worker *ww = &wt->w[w];
 	struct quota_charge *q = wt->a->quota;
@@ -722,13 +723,18 @@ static unsigned quota_repark_like(struct serve_wait *wt, unsigned w,
 	for (uint32_t id = ww->cqs[qr->cq].head; ww->cqs[qr->cq].n > 0 &&
 	     id != QUEUE_NONE; id = next) {
 		next = ww->quota_next[id];
-		int64_t charge[QUOTA_MAX_RESOURCES];
-		unsigned missing;
-		if (qc_request(q, w, queue_request(ww->q, id), charge, &missing) < 0)
-			continue;
-		bool more = true;
-		for (int r = 0; r < nr && more; r++)
-			more = charge[r] >= qr->charge[r];
+		const struct res_vec *rv = queue_request(ww->q, id);
+		/* The same request (pods of one template): the same charge. */
+		bool more = memcmp(rv, req, sizeof(*req)) == 0;
+		if (!more) {
+			int64_t charge[QUOTA_MAX_RESOURCES];
+			unsigned missing;
+			if (qc_request(q, w, rv, charge, &missing) < 0)
+				continue;
+			more = true;
+			for (int r = 0; r < nr && more; r++)
+				more = charge[r] >= qr->charge[r];
+		}
 		if (!more)
 			continue;
 		quota_leave(ww, id);
@@ -753,7 +759,7 @@ static void quota_repark(struct serve_wait *wt, unsigned w, uint32_t id,
 	quota_join(ww, id, (uint32_t)root, (uint32_t)qr->cq, qr->gen);
 	stat_inc(&ww->st.quota_parked);
 	stat_inc(&ww->st.quota_skipped);
-	quota_repark_like(wt, w, qr, root);
+	quota_repark_like(wt, w, qr, root, queue_request(ww->q, id));
 }
 
 /* QW9: the reclaim of pod `id`, parked again by quota_repark for `qr`,
