@@ -61,6 +61,7 @@
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "daemon/admission_fair_internal.h"
 #include "daemon/persist_internal.h"
@@ -340,9 +341,13 @@ static enum attempt_result place_under_quota(struct attempt_ctx *a, unsigned w,
 	if (full >= 0) {
 		/* Quota may come back: the caller answers it, or it waits for
 		 * its tree's quota (daemon/wait.c). */
+		/* Its message only when it is answered (refusal_message): a
+		 * pod that parks is not told it. */
 		struct attempt_quota_refusal *qr = &a->refusal[w];
-		qc_full_message(q, cq, order, tried_rc, n, charge, qr->why,
-				sizeof(qr->why));
+		qr->n = n;
+		memcpy(qr->flavors, order, (size_t)n * sizeof(*order));
+		memcpy(qr->rcs, tried_rc, (size_t)n * sizeof(*tried_rc));
+		memcpy(qr->charge, charge, sizeof(charge));
 		qr->refused = true;
 		qr->cq = cq;
 		qr->gen = gen;
@@ -650,6 +655,26 @@ void attempt_answer(struct shmsched_slot *slot, uint32_t status, const char *why
 	answer_slot(slot, status, 0, now_ns(), why);
 }
 
+/* Worker w's quota refusal `qr` in words (qc_full_message), into `buf`:
+ * the usage as it is now (the refusal came on this thread just before,
+ * nothing of this worker's charged since). Inside the gate (QA4): the
+ * tree the refusal was of, or, swapped since (qc_serial), a message that
+ * names no node of it. */
+static void refusal_message(struct attempt_ctx *a, unsigned w,
+			    const struct attempt_quota_refusal *qr, char *buf,
+			    size_t len)
+{
+	qc_enter(a->quota, w);
+	if (qc_serial(a->quota) == qr->serial)
+		qc_full_message(a->quota, qr->cq, qr->flavors, qr->rcs, qr->n,
+				qr->charge, buf, len);
+	else
+		snprintf(buf, len, "no flavor of its ClusterQueue had quota "
+			 "left, and the queues were replaced since (shmsched "
+			 "queue apply)");
+	qc_leave(a->quota, w);
+}
+
 void attempt_unschedulable(struct attempt_ctx *a, unsigned w, struct shmsched_slot *slot,
 			   const struct resolve_result *r, const char *prefix)
 {
@@ -664,7 +689,7 @@ void attempt_unschedulable(struct attempt_ctx *a, unsigned w, struct shmsched_sl
 			n += k;
 	}
 	if (a->refusal[w].refused)
-		snprintf(why + n, sizeof(why) - (size_t)n, "%s", a->refusal[w].why);
+		refusal_message(a, w, &a->refusal[w], why + n, sizeof(why) - (size_t)n);
 	else if (r->gave_up)
 		snprintf(why + n, sizeof(why) - (size_t)n, "0/%u nodes were left to "
 			 "this pod: %u placements found a node and lost it to "

@@ -16,7 +16,9 @@
  * events since the last poll (queue_absorb), one generation load per
  * cohort tree that pods wait on for quota, and at most WAIT_BURST
  * attempts; before each attempt of a pod woken for quota, one
- * fair-sharing key per ClusterQueue of its tree with awake pods (QW6).
+ * fair-sharing key per ClusterQueue of its tree with awake pods (QW6),
+ * and one read-only quota check (QW9): a woken pod that quota would
+ * refuse costs that, not an attempt.
  *
  * Waiting for quota (issue 37; Kueue's BestEffortFIFO: a workload its
  * ClusterQueue cannot admit stays pending, and is tried again when quota
@@ -80,6 +82,29 @@
  *       LocalQueues' usage compared first, then the base order). Each
  *       poll first samples the usage when the sampling interval passed.
  *       A nomination costs a walk of that ClusterQueue's awake pods.
+ *   QW9 A give-back wakes every parked pod of its tree (QW2), though it
+ *       may free room for one: under reclaim each eviction of a 1-cpu
+ *       borrower woke all the cohort's waiting pods, and all but one were
+ *       attempted and refused again (~71 refused attempts per pod placed,
+ *       shmsched-pending-bench --kind quota --reclaim). So the pod QW6
+ *       nominates is first checked against its ClusterQueue's quota as it
+ *       is now (quota_would_charge in every flavor, read after its tree's
+ *       generation, as an attempt reads them): when every flavor would
+ *       refuse it, it parks again at once, unattempted, its reclaim asked
+ *       as park() asks it (QA6, QA7), and the next nomination follows; it
+ *       counts no attempt and uses none of the burst (each such pod
+ *       leaves the awake lists, so a poll ends). With it go the awake
+ *       pods of its ClusterQueue whose charge is at least its own in
+ *       every resource (refused at the same reading; its ask stands
+ *       for them, QA7): a give-back costs a list move per pod woken,
+ *       not a nomination each. Only a sure refusal is
+ *       skipped: a flavor with nodeLabels, a resource the queue does not
+ *       cover, a request that does not convert go to the attempt. No
+ *       wake-up is lost: a release after the generation read moves it,
+ *       and the pod is woken again (QW2). Fair sharing's order is kept:
+ *       the skipped pod is the one QW6 would have attempted, and the
+ *       attempt would have refused it the same way (a moment's view,
+ *       as the attempt's own).
  */
 #include "daemon/wait_internal.h"
 
@@ -591,9 +616,11 @@ static uint32_t afs_first(struct serve_wait *wt, unsigned w, struct qcq *qc,
 }
 
 /* QW6: the next head of tree `tr` in fair-sharing order, taken out of its
- * list; QUEUE_NONE when it has no awake pod. Inside worker w's gate. */
+ * list (*cq_of its ClusterQueue); QUEUE_NONE when it has no awake pod.
+ * Inside worker w's gate. */
 static uint32_t quota_fair_pick(struct serve_wait *wt, unsigned w,
-				const struct quota_tree *t, struct qtree *tr)
+				const struct quota_tree *t, struct qtree *tr,
+				int *cq_of)
 {
 	struct wait_worker *ww = &wt->w[w];
 	if (tr->n_awake == 0)
@@ -633,6 +660,7 @@ static uint32_t quota_fair_pick(struct serve_wait *wt, unsigned w,
 		if (best != QUEUE_NONE) {
 			ww->cqs[best].cycle = tr->cycle;
 			quota_leave(ww, best_id);
+			*cq_of = (int)best;
 			return best_id;
 		}
 		tr->cycle++; /* every ClusterQueue nominated: the next cycle */
@@ -640,26 +668,155 @@ static uint32_t quota_fair_pick(struct serve_wait *wt, unsigned w,
 	return QUEUE_NONE;
 }
 
-/* QW6: up to `budget` awake pods attempted in fair-sharing order. Returns
- * how many. */
+/* QW9: whether picked pod `id` (out of its lists) would be refused by
+ * quota now in every flavor of its ClusterQueue `cq`: then *qr is its
+ * refusal as attempt_place's would be (the generation read before the
+ * checks) and *root its tree. False whenever the attempt could end
+ * otherwise (a flavor with nodeLabels, a resource not covered, a request
+ * that does not convert): the attempt decides those. Inside worker w's
+ * gate, with the serial of ww->quota_serial. */
+static bool quota_still_full(struct serve_wait *wt, unsigned w,
+			     const struct quota_tree *t, uint32_t id, int cq,
+			     struct attempt_quota_refusal *qr, int *root)
+{
+	struct wait_worker *ww = &wt->w[w];
+	struct quota_charge *q = wt->a->quota;
+	unsigned missing;
+	if (qc_request(q, w, queue_request(ww->q, id), qr->charge, &missing) < 0)
+		return false;
+	/* Before the reads of usage (quota_would_charge): a release after
+	 * it moves the generation, and wakes the pod again. */
+	qr->gen = quota_generation(t, cq);
+	const int *order;
+	int n = quota_node_flavors(t, cq, &order);
+	for (int k = 0; k < n; k++)
+		if (qc_flavor_n_labels(q, order[k]) > 0 ||
+		    quota_would_charge(t, cq, order[k], qr->charge) != -ENOSPC)
+			return false;
+	*root = quota_node_root(t, cq);
+	if (n == 0 || *root < 0 || *root >= (int)WAIT_QUOTA_TREES)
+		return false;
+	qr->refused = true;
+	qr->cq = cq;
+	qr->flavor = order[0];
+	qr->serial = ww->quota_serial;
+	return true;
+}
+
+/* QW9: the awake pods of ClusterQueue `qr->cq` whose charge is at least
+ * `qr->charge` (that of request `req`) in every resource, parked again
+ * with `qr`'s generation: quota refuses them as it refused the one that
+ * charge is of, at the same reading. They ask nothing: the ask of the pod whose charge that is
+ * (quota_repark_ask) stands for them (QA7: one request in flight per
+ * ClusterQueue; its victims' give-back moves the generation they read,
+ * and wakes them), or left the queue's want. Inside worker w's gate.
+ * Returns how many. */
+static unsigned quota_repark_like(struct serve_wait *wt, unsigned w,
+				  const struct attempt_quota_refusal *qr, int root,
+				  const struct res_vec *req)
+{
+	struct wait_worker *ww = &wt->w[w];
+	struct quota_charge *q = wt->a->quota;
+	int nr = quota_n_resources(qc_tree(q)); /* inside the gate */
+	unsigned n = 0;
+	uint32_t next;
+	for (uint32_t id = ww->cqs[qr->cq].head; ww->cqs[qr->cq].n > 0 &&
+	     id != QUEUE_NONE; id = next) {
+		next = ww->quota_next[id];
+		const struct res_vec *rv = queue_request(ww->q, id);
+		/* The same request (pods of one template): the same charge. */
+		bool more = memcmp(rv, req, sizeof(*req)) == 0;
+		if (!more) {
+			int64_t charge[QUOTA_MAX_RESOURCES];
+			unsigned missing;
+			if (qc_request(q, w, rv, charge, &missing) < 0)
+				continue;
+			more = true;
+			for (int r = 0; r < nr && more; r++)
+				more = charge[r] >= qr->charge[r];
+		}
+		if (!more)
+			continue;
+		quota_leave(ww, id);
+		quota_join(ww, id, (uint32_t)root, (uint32_t)qr->cq, qr->gen);
+		stat_inc(&ww->st.quota_parked);
+		stat_inc(&ww->st.quota_skipped);
+		n++;
+	}
+	return n;
+}
+
+/* QW9: pod `id`, which quota_still_full found still refused (`qr`,
+ * tree `root`), parked for quota again without an attempt: back in its
+ * tree's parked list, and with it the awake pods of its queue that ask
+ * at least as much (quota_repark_like). The queue holds each as it did
+ * (unschedulable, no cluster event helps it). Inside worker w's gate,
+ * right after quota_still_full; its ask follows (quota_repark_ask). */
+static void quota_repark(struct serve_wait *wt, unsigned w, uint32_t id,
+			 const struct attempt_quota_refusal *qr, int root)
+{
+	struct wait_worker *ww = &wt->w[w];
+	quota_join(ww, id, (uint32_t)root, (uint32_t)qr->cq, qr->gen);
+	stat_inc(&ww->st.quota_parked);
+	stat_inc(&ww->st.quota_skipped);
+	quota_repark_like(wt, w, qr, root, queue_request(ww->q, id));
+}
+
+/* QW9: the reclaim of pod `id`, parked again by quota_repark for `qr`,
+ * asked as park() asks it. Outside worker w's gate (the ask takes it). */
+static void quota_repark_ask(struct serve_wait *wt, unsigned w, uint32_t id,
+			     const struct attempt_quota_refusal *qr)
+{
+	struct wait_worker *ww = &wt->w[w];
+	const struct pod_spec *tmpl = queue_spec(ww->q, id);
+	const struct res_vec *req = queue_request(ww->q, id);
+	if (tmpl == NULL)
+		return;
+	const struct pod_spec *spec = tmpl;
+	struct pod_spec with;
+	if (memcmp(&tmpl->request, req, sizeof(*req)) != 0) {
+		/* The slot's extras: the request it was attempted with
+		 * (ingest/record.c). */
+		with = *tmpl;
+		with.request = *req;
+		spec = &with;
+	}
+	attempt_quota_reclaim(wt->a, w, spec, qr);
+}
+
+/* QW6: up to `budget` awake pods attempted in fair-sharing order; those
+ * that quota would refuse now parked again unattempted (QW9), not
+ * counted. Returns how many attempted. */
 static unsigned quota_fair(struct serve_wait *wt, unsigned w, uint64_t now,
 			   unsigned budget)
 {
 	struct wait_worker *ww = &wt->w[w];
 	unsigned n = 0;
+	struct attempt_quota_refusal qr;
 	while (n < budget && ww->n_trees > 0) {
 		uint32_t id = QUEUE_NONE;
+		bool full = false;
+		int root = -1;
 		qc_enter(wt->a->quota, w);
 		/* QW5: after a swap, quota_wake wakes them all first. */
 		if (qc_serial(wt->a->quota) == ww->quota_serial) {
 			const struct quota_tree *t = qc_tree(wt->a->quota);
 			for (uint32_t k = 0; k < ww->n_trees && id == QUEUE_NONE; k++)
 				id = quota_fair_pick(wt, w, t,
-						     &ww->trees[ww->tree_list[k]]);
+						     &ww->trees[ww->tree_list[k]],
+						     &qr.cq);
+			if (id != QUEUE_NONE)
+				full = quota_still_full(wt, w, t, id, qr.cq, &qr, &root);
+			if (full)
+				quota_repark(wt, w, id, &qr, root);
 		}
 		qc_leave(wt->a->quota, w);
 		if (id == QUEUE_NONE)
 			break;
+		if (full) {
+			quota_repark_ask(wt, w, id, &qr);
+			continue;
+		}
 		if (queue_take(ww->q, id) == 0)
 			retry(wt, w, id, false, now);
 		n++;

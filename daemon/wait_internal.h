@@ -75,6 +75,8 @@ struct wait_stats {
 	uint64_t quota_wakeups; /* times a cohort tree's quota came back and
 				 * woke the pods waiting on it */
 	uint64_t quota_woken;   /* ... pods so woken */
+	uint64_t quota_skipped; /* woken pods parked again unattempted: quota
+				 * would refuse them (QW9 in daemon/wait.c) */
 	struct queue_stats queue; /* summed, gauges included */
 };
 

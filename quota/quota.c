@@ -1212,6 +1212,38 @@ int quota_force_charge(struct quota_tree *t, int cq, int flavor,
 	return charge(t, cq, flavor, request, true);
 }
 
+/* charge_at's test without its charge, up the path from `node`. */
+static bool fits_at(const struct quota_tree *t, int node, size_t fr, int64_t amount)
+{
+	while (amount > 0) {
+		size_t i = (size_t)node * t->per_node + fr;
+		const struct quota_slot *s = &t->slots[i];
+		/* QC1: relaxed, a view. */
+		int64_t u = __atomic_load_n(&t->usage[i], __ATOMIC_RELAXED);
+		if (amount > s->bound - u)
+			return false;
+		int parent = t->nodes[node].parent;
+		if (parent < 0)
+			return true;
+		amount = excess(s, u + amount) - excess(s, u);
+		node = parent;
+	}
+	return true;
+}
+
+int quota_would_charge(const struct quota_tree *t, int cq, int flavor,
+		       const int64_t *request)
+{
+	int rc = check_request(t, cq, flavor, request);
+	if (rc < 0)
+		return rc;
+	size_t base = (size_t)flavor * (size_t)t->n_resources;
+	for (int r = 0; r < t->n_resources; r++)
+		if (request[r] > 0 && !fits_at(t, cq, base + (size_t)r, request[r]))
+			return -ENOSPC;
+	return 0;
+}
+
 void quota_release(struct quota_tree *t, int cq, int flavor,
 		   const int64_t *request)
 {

@@ -245,6 +245,14 @@ int quota_try_charge(struct quota_tree *t, int cq, int flavor,
 int quota_force_charge(struct quota_tree *t, int cq, int flavor,
 		       const int64_t *request);
 
+/* What quota_try_charge() of the same arguments would return now, with
+ * nothing charged: 0, -ENOSPC, -ENOENT, -EINVAL (relaxed reads, a
+ * moment's view: a charge or release racing it may change the answer).
+ * For a pod waiting for quota, read after quota_generation(): a release
+ * that it missed moves the generation. O(depth x resources), no writes. */
+int quota_would_charge(const struct quota_tree *t, int cq, int flavor,
+		       const int64_t *request);
+
 /* Gives back what a successful quota_try_charge() (or quota_force_charge())
  * of the same arguments took (Kueue's removeUsage). Lock-free. */
 void quota_release(struct quota_tree *t, int cq, int flavor,

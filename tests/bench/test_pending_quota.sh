@@ -77,6 +77,11 @@ echo "pending_quota: bad shapes refused"
 	fail "the --reclaim run failed"
 grep -q 'quota      reclaim .*(400 pods placed by reclaiming 400 borrowed pods in .*, 0 refused' "$out" ||
 	fail "--reclaim: not every lender's pod placed by one victim"
+# Through the daemon too, each cohort's victims its own (the evictor's
+# candidates: daemon/quota_charge.c, qc_reclaim_choose): one eviction a
+# pod placed, none past the quota.
+grep -q 'quota      reclaim .*(400 pods placed, 0 answered otherwise, .* 400 pods evicted; 0 overcommits' "$out" ||
+	fail "--reclaim through the daemon: not one eviction per pod placed, or an overcommit"
 if "$bench" --reclaim >"$out" 2>&1; then
 	fail "--reclaim without --kind quota accepted"
 fi

@@ -17,7 +17,8 @@
  * entry with or without borrowingLimit and lendingLimit. Events: a charge
  * (random queue, flavor and request) or the release of a live one. Checked
  * after every event:
- *   - the same admit or refuse decision as the model;
+ *   - the same admit or refuse decision as the model, from
+ *     quota_would_charge (nothing charged) and then quota_try_charge;
  *   - every counter (queues and cohorts) equal to the model's Usage;
  *   - each queue's usage equal to the sum of its live charges;
  *   - each cohort's usage equal to the sum of its children's usage past
@@ -559,6 +560,16 @@ static void test_oracle(void **state)
 					c.req[res] = rng_below(&rng, 4) == 0 ? 0 :
 						     (int64_t)rng_below(&rng, 7);
 				int want = o_fits(&m, c.cq, c.flavor, c.req);
+				/* quota_would_charge: the same verdict,
+				 * nothing charged (the charge below would
+				 * fail on a counter it moved). */
+				int would = quota_would_charge(t, m.nodes[c.cq].qid,
+							       c.flavor, c.req);
+				if (would != want)
+					fail_msg("seed %llu event %d: %s flavor %d: "
+						 "quota_would_charge %d, Kueue %d",
+						 seed, event, m.nodes[c.cq].name,
+						 c.flavor, would, want);
 				int got = quota_try_charge(t, m.nodes[c.cq].qid,
 							   c.flavor, c.req);
 				if (got != want)
