@@ -704,25 +704,8 @@ static int gang_under_quota(struct attempt_ctx *a, unsigned w,
 		qr->serial = qc_serial(q);
 		return ATTEMPT_GANG_QUOTA;
 	}
-	int bad = -1;
-	int64_t nom, bl, ll;
-	for (int i = 0; i < quota_n_resources(t) && bad < 0; i++) {
-		bool covered = false;
-		for (int k = 0; k < nf && !covered && total[i] > 0; k++)
-			covered = quota_entry(t, cq, order[k], i, &nom, &bl, &ll);
-		if (total[i] > 0 && !covered)
-			bad = i;
-	}
-	if (bad >= 0)
-		snprintf(qr->why, sizeof(qr->why), "ClusterQueue \"%s\" covers "
-			 "\"%s\" in none of its flavors, and its pod group "
-			 "requests it", quota_node_name(t, cq),
-			 quota_resource_name(t, bad));
-	else
-		snprintf(qr->why, sizeof(qr->why), "ClusterQueue \"%s\": no "
-			 "flavor of it can take its pod group (its nodeLabels "
-			 "conflict with the pods' nodeSelector)",
-			 quota_node_name(t, cq));
+	quota_unfit_message(t, cq, order, nf, total, "its pod group", qr->why,
+			    sizeof(qr->why));
 	return ATTEMPT_GANG_REFUSED;
 }
 
