@@ -443,7 +443,7 @@ struct racer {
 
 struct checker {
 	const struct tree *tr;
-	volatile bool stop;
+	bool stop; /* __atomic, relaxed: a flag, ordering nothing */
 	uint64_t samples, over;
 };
 
@@ -523,7 +523,7 @@ static void *race(void *arg)
 static void *check(void *arg)
 {
 	struct checker *ck = arg;
-	while (!ck->stop) {
+	while (!__atomic_load_n(&ck->stop, __ATOMIC_RELAXED)) {
 		int64_t u = usage(ck->tr, ck->tr->a);
 		ck->samples++;
 		ck->over += u > RACE_NOMINAL + RACE_BORROW;
@@ -587,7 +587,7 @@ static void test_race(void **state)
 		conflicts = quota_conflicts(tr.t) + ds.conflicts;
 		rounds++;
 	} while (conflicts == 0 && rounds < 30);
-	ck.stop = true;
+	__atomic_store_n(&ck.stop, true, __ATOMIC_RELAXED);
 	pthread_join(ckt, NULL);
 	for (int i = 0; i < RACE_PRODUCERS; i++) {
 		gangs += rc[i].gangs;
