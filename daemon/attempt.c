@@ -585,12 +585,13 @@ int attempt_place_held(struct attempt_ctx *a, unsigned w, struct producer *pr,
  * workers' attempts meanwhile may have failed for the room they held:
  * told as releases, or those would wait for room that is free again. */
 static void tell_rollback(struct attempt_ctx *a, const struct pod_spec *const *specs,
-			  const struct resolve_result *r, unsigned failed)
+			  const struct resolve_result *r, unsigned failed, unsigned *told)
 {
 	for (unsigned i = 0; a->events != NULL && i < failed; i++) {
 		struct queue_event ev = queue_event_release(
 			(uint32_t)r[i].placement.slot, specs[i], &r[i].placement.devices);
 		queue_events_publish(a->events, &ev);
+		(*told)++;
 	}
 }
 
@@ -629,7 +630,7 @@ __attribute__((noinline)) /* off the path of gangs without quota */
 static int gang_under_quota(struct attempt_ctx *a, unsigned w,
 			    const struct pod_spec *const *specs, unsigned n,
 			    uint64_t seq, int cq, struct resolve_result *r,
-			    unsigned *failed, uint32_t *tag)
+			    unsigned *failed, unsigned *told, uint32_t *tag)
 {
 	struct quota_charge *q = a->quota;
 	struct quota_tree *t = qc_tree(q);
@@ -688,7 +689,7 @@ static int gang_under_quota(struct attempt_ctx *a, unsigned w,
 			return 0;
 		}
 		quota_release(t, cq, f, total);
-		tell_rollback(a, sp, r, *failed);
+		tell_rollback(a, sp, r, *failed, told);
 		if (rc < 0)
 			return rc;
 	}
@@ -712,7 +713,7 @@ static int gang_under_quota(struct attempt_ctx *a, unsigned w,
 int attempt_gang(struct attempt_ctx *a, unsigned w, struct producer *const *prs,
 		 struct shmsched_slot *const *slots, const struct record_pod *const *pods,
 		 const uint32_t *attempts, unsigned n, struct resolve_result *r,
-		 unsigned *failed)
+		 unsigned *failed, unsigned *told)
 {
 	struct serve_stats *st = &a->stats[w];
 	int64_t rec[GANG_MIN_MAX];
@@ -722,6 +723,7 @@ int attempt_gang(struct attempt_ctx *a, unsigned w, struct producer *const *prs,
 	uint32_t tag = 0;
 	int cq = QC_NONE;
 	a->refusal[w].refused = false;
+	*told = 0;
 	if (n > GANG_MIN_MAX)
 		return -E2BIG;
 	/* Every placement's record first: a gang is placed only if the
@@ -743,7 +745,8 @@ int attempt_gang(struct attempt_ctx *a, unsigned w, struct producer *const *prs,
 		if (cq == QC_REFUSED)
 			rc = ATTEMPT_GANG_REFUSED;
 		else if (cq >= 0)
-			rc = gang_under_quota(a, w, specs, n, seq, cq, r, failed, &tag);
+			rc = gang_under_quota(a, w, specs, n, seq, cq, r, failed, told,
+					      &tag);
 		if (cq < 0 || rc != 0) /* placed under quota: left after the publish */
 			qc_leave(a->quota, w);
 		if (cq != QC_NONE && rc != 0)
@@ -752,7 +755,7 @@ int attempt_gang(struct attempt_ctx *a, unsigned w, struct producer *const *prs,
 	if (cq == QC_NONE) {
 		rc = gang_place(a->engines[w], specs, n, seq, r, failed, &st->resolver);
 		if (rc != 0) {
-			tell_rollback(a, specs, r, *failed);
+			tell_rollback(a, specs, r, *failed, told);
 			goto untake;
 		}
 	}

@@ -220,7 +220,8 @@ int attempt_place_held(struct attempt_ctx *a, unsigned w, struct producer *pr,
  * engine's diagnosis); -ENOSPC (not enough placement records), -ENOMEM,
  * -E2BIG (too many): nothing placed. Slots are not handed back. The pods
  * committed before a failure (r[0..*failed) with 1 or -ENOMEM) are given
- * back and published as release events.
+ * back and published as release events, *told of them in all (under
+ * quota, one rollback per flavor tried: more than *failed).
  *
  * Under quota (attempt_set_quota; every pod naming the same LocalQueue
  * by kueue.x-k8s.io/queue-name): Kueue admits a pod group as one
@@ -238,7 +239,7 @@ int attempt_place_held(struct attempt_ctx *a, unsigned w, struct producer *pr,
 int attempt_gang(struct attempt_ctx *a, unsigned w, struct producer *const *prs,
 		 struct shmsched_slot *const *slots, const struct record_pod *const *pods,
 		 const uint32_t *attempts, unsigned n, struct resolve_result *r,
-		 unsigned *failed);
+		 unsigned *failed, unsigned *told);
 
 /* After worker w's attempt_gang returned ATTEMPT_GANG_REFUSED: why, for a
  * person. */

@@ -934,11 +934,11 @@ static void gang_try(struct serve_wait *wt, unsigned w, uint32_t gi, uint64_t no
 		i++;
 	}
 	stat_add(&ww->st.retries, n);
-	unsigned failed = 0;
+	unsigned failed = 0, told = 0;
 	uint64_t change_head = ledger_changes_head(wt->cfg.ledger);
 	uint64_t events_before = queue_events_head(wt->cfg.events);
 	int rc = n >= g->min ? attempt_gang(wt->a, w, prs, slots, pp, attempts, n, r,
-					    &failed)
+					    &failed, &told)
 			     : 1;
 	if (rc == 0) {
 		for (uint32_t i = 0; i < n; i++) {
@@ -981,10 +981,11 @@ static void gang_try(struct serve_wait *wt, unsigned w, uint32_t gi, uint64_t no
 		ww->gangs_quota++;
 		qp.events_from = UINT64_MAX; /* no cluster event helps it (QW9) */
 	}
-	/* Its rollback's releases (attempt_gang) give back what it took: they
-	 * must not wake it, unless another's event came between them. */
+	/* Its rollbacks' releases (attempt_gang: one per flavor tried under
+	 * quota) give back what it took: they must not wake it, unless
+	 * another's event came between them. */
 	uint64_t events_after = queue_events_head(wt->cfg.events);
-	if (rc != 0 && failed > 0 && events_after - events_before == failed)
+	if (rc != 0 && told > 0 && events_after - events_before == told)
 		qp.events_from = events_after;
 	if (qr != NULL)
 		; /* only its tree's quota given back wakes it (QW9) */

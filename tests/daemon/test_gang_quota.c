@@ -19,7 +19,8 @@
  *   quota is placed once a release gives enough back; one whose deadline
  *   passes is answered naming the ClusterQueue;
  * - a gang with quota but no nodes gives the charge back, and is placed
- *   and charged once a node comes;
+ *   and charged once a node comes; with two flavors, each flavor's charge
+ *   is given back and its rollbacks' releases do not wake the gang;
  * - a gang naming a LocalQueue that does not exist, or whose pods name
  *   different queues, is answered UNSCHEDULABLE, nothing charged;
  * - a restart charges each placed gang pod again (its own share).
@@ -350,6 +351,73 @@ static void test_no_nodes_gives_back(void **state)
 	quota_tree_free(tr.t);
 }
 
+/* Two flavors with nodeLabels (pool a, pool b), a gang that finds its
+ * nodes in neither: each flavor's charge is given back, and the releases
+ * its two rollbacks publish do not wake it (it would try again at every
+ * poll); a node of pool b places it there, charged to flavor fb. */
+static void test_flavors_rollback(void **state)
+{
+	(void)state;
+	FILE *f = fopen(cluster, "w");
+	assert_non_null(f);
+	fputs("{\"kind\":\"List\",\"items\":[", f);
+	for (int i = 0; i < 2; i++)
+		fprintf(f, "%s{\"kind\":\"Node\",\"metadata\":{\"name\":\"n%c\","
+			"\"labels\":{\"pool\":\"%c\"}},\"status\":{\"allocatable\":"
+			"{\"cpu\":\"4\",\"memory\":\"64Gi\",\"pods\":\"110\"}}}",
+			i ? "," : "", 'a' + i, 'a' + i);
+	fputs(",{\"kind\":\"PodGroup\",\"metadata\":{\"name\":\"pair\"},"
+	      "\"spec\":{\"minMember\":2}}]}", f);
+	fclose(f);
+	struct quota_tree *t;
+	char err[256];
+	assert_int_equal(quota_tree_new(&t), 0);
+	int fa = quota_flavor_add(t, "fa", err, sizeof(err));
+	int fb = quota_flavor_add(t, "fb", err, sizeof(err));
+	assert_int_equal(quota_flavor_label_add(t, fa, "pool", "a", err, sizeof(err)), 0);
+	assert_int_equal(quota_flavor_label_add(t, fb, "pool", "b", err, sizeof(err)), 0);
+	int cpu = quota_resource_add(t, "cpu", err, sizeof(err));
+	int a = quota_cluster_queue_add(t, "team-a", NULL, QUOTA_WEIGHT_DEFAULT_MILLI,
+					NULL, err, sizeof(err));
+	assert_true(fa >= 0 && fb >= 0 && cpu >= 0 && a >= 0);
+	for (int fl = 0; fl < 2; fl++)
+		assert_int_equal(quota_set(t, a, fl ? fb : fa, cpu, 100000, QUOTA_NO_LIMIT,
+					   QUOTA_NO_LIMIT, err, sizeof(err)), 0);
+	assert_true(quota_local_queue_add(t, "default", "qa", "team-a", err,
+					  sizeof(err)) >= 0);
+	if (quota_seal(t, err, sizeof(err)) < 0)
+		fail_msg("quota_seal: %s", err);
+	struct daemon *d = start(t, 1, NULL, false);
+	struct shmsched_client *c = connect_to(fx.sock), *adm = connect_to(fx.admin);
+	uint32_t pair = tmpl(c, "pair", "qa", "3");
+	struct shmsched_result r[2];
+	submit(c, pair, 1, 0);
+	submit(c, pair, 2, 0);
+	await_gang_failures(d, 1);
+	/* Its own rollbacks (one per flavor) must not wake it. */
+	usleep(300 * 1000);
+	struct daemon_stats ds;
+	daemon_get_stats(d, &ds);
+	assert_int_equal(ds.gang_failures, 1);
+	assert_int_equal(quota_usage(t, a, fa, cpu), 0);
+	assert_int_equal(quota_usage(t, a, fb, cpu), 0);
+	char node[256];
+	snprintf(node, sizeof(node), "{\"kind\":\"Node\",\"metadata\":{\"name\":"
+		 "\"nc\",\"labels\":{\"pool\":\"b\"}},\"status\":{\"allocatable\":"
+		 "{\"cpu\":\"4\",\"memory\":\"64Gi\",\"pods\":\"110\"}}}");
+	assert_int_equal(shmsched_node_event(adm, SHMSCHED_NODE_ADD, node, strlen(node),
+					     err, sizeof(err)), 0);
+	assert_int_equal(fixture_await(c, r, 2, 5000), 2);
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(r[i].status, SHMSCHED_PLACED);
+	assert_int_equal(quota_usage(t, a, fa, cpu), 0);
+	assert_int_equal(quota_usage(t, a, fb, cpu), 6000);
+	daemon_stop(d, 1000, &ds);
+	shmsched_disconnect(c);
+	shmsched_disconnect(adm);
+	quota_tree_free(t);
+}
+
 /* Refused for good, as a single pod is: a LocalQueue that does not exist;
  * pods of one group naming different queues (or one none). */
 static void test_refused(void **state)
@@ -625,6 +693,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_all_or_nothing),
 		cmocka_unit_test(test_no_nodes_gives_back),
+		cmocka_unit_test(test_flavors_rollback),
 		cmocka_unit_test(test_refused),
 		cmocka_unit_test(test_restart_recount),
 	};
