@@ -7,6 +7,7 @@
 #define _LGPL_SOURCE 1
 
 #include "cli/place.h"
+#include "cli/place_quota.h"
 #include "bind/bind.h"
 #include "base/base.h"
 
@@ -56,6 +57,9 @@ static void usage(FILE *to)
 		"gates, resource claims) is answered with \"unsupported\":true and why:\n"
 		"  {\"pod\":\"default/db-0\",\"node\":null,\"unsupported\":true,\"message\":\n"
 		"   \"not scheduled by shmsched: spec.volumes[0].persistentVolumeClaim: ...\"}\n"
+		"Kueue's objects in --cluster (ClusterQueues, LocalQueues, ...) are applied\n"
+		"as the daemon applies them: a pod labelled kueue.x-k8s.io/queue-name is\n"
+		"charged to its ClusterQueue or answered with the daemon's refusal.\n"
 		"Files hold Kubernetes JSON: one object, a List, an array, or JSON Lines.\n"
 		"\n"
 		"  --config FILE    a KubeSchedulerConfiguration (YAML or JSON)\n"
@@ -435,6 +439,35 @@ static void explain_close(struct explain_buf *x)
 	x->filtered_text = x->scores_text = NULL;
 }
 
+/* One placement of a pod (place_quota_place's `place`): the fast path or
+ * the literal one, its explanation from this attempt only. */
+struct place_call {
+	struct engine *engine;
+	size_t seq;
+	struct placement *pl;
+	struct engine_explain *hooks; /* NULL: no --explain */
+	bool reference;
+	unsigned calls;
+};
+
+static int place_one(void *arg, const struct pod_spec *spec, int *slot)
+{
+	struct place_call *c = arg;
+	if (c->hooks != NULL && c->calls > 0) {
+		/* Another flavor tried: only its explanation is told. */
+		struct explain_buf *x = c->hooks->arg;
+		explain_close(x);
+		if (explain_open(x) < 0)
+			return -ENOMEM;
+	}
+	c->calls++;
+	int rc = c->reference ? engine_place_reference(c->engine, spec, c->seq,
+						       c->hooks, c->pl)
+			      : engine_place(c->engine, spec, c->seq, c->pl);
+	*slot = c->pl->slot;
+	return rc;
+}
+
 /* --- main --------------------------------------------------------------- */
 
 static int run(const struct options *o)
@@ -451,6 +484,7 @@ static int run(const struct options *o)
 	struct cluster_load_stats cstats;
 	struct k8s_objects *objects = k8s_objects_create();
 	struct json_buf line = {0}; /* one answer, in the shape json_out.h gives */
+	struct place_quota *quota = NULL; /* the cluster file's Kueue quotas */
 	if (strings == NULL || objects == NULL) {
 		k8s_objects_destroy(objects);
 		intern_destroy(strings);
@@ -483,13 +517,16 @@ static int run(const struct options *o)
 				      &cluster, &cstats, err, sizeof(err)) < 0)
 		goto fail_input;
 	if (cstats.quota != NULL) {
-		/* Read and checked, but not yet applied here: said, not
-		 * ignored (the daemon applies them). */
-		fprintf(stderr, "shmsched place: warning: %s: its Kueue objects "
-			"(ClusterQueues, LocalQueues, ...) are not applied by "
-			"shmsched place yet: pods are placed without quotas; "
-			"shmschedd --cluster applies them\n", o->cluster_path);
-		quota_tree_free(cstats.quota);
+		/* The cluster file's Kueue objects, applied as the daemon
+		 * applies them (cli/place_quota.h). */
+		quota = place_quota_create(cstats.quota, strings, &res);
+		if (quota == NULL) {
+			quota_tree_free(cstats.quota);
+			status = 1;
+			snprintf(err, sizeof(err), "its Kueue objects: %s",
+				 strerror(errno));
+			goto fail_input;
+		}
 		cstats.quota = NULL;
 	}
 	if (load_pods(o->pods_path, strings, &res, objects, &cfg, &pods, err,
@@ -536,9 +573,16 @@ static int run(const struct options *o)
 				goto fail_run;
 			}
 		}
-		rc = o->reference ? engine_place_reference(engine, spec, i,
-							   o->explain ? &hooks : NULL, &pl)
-				  : engine_place(engine, spec, i, &pl);
+		struct place_call call = {.engine = engine, .seq = i, .pl = &pl,
+					  .hooks = o->explain ? &hooks : NULL,
+					  .reference = o->reference};
+		char quota_why[SHMSCHED_MESSAGE_MAX] = "";
+		int slot;
+		rc = quota != NULL ? place_quota_place(quota, spec, place_one, &call, &slot,
+						       quota_why, sizeof(quota_why))
+				   : place_one(&call, spec, &slot);
+		if (rc == 0 && call.calls == 0)
+			pl.slot = -1; /* refused by quota before any node was tried */
 		if (rc < 0) {
 			snprintf(err, sizeof(err), "out of memory");
 			goto fail_run;
@@ -565,6 +609,8 @@ static int run(const struct options *o)
 				devices_format_cpuset(pl.devices.cpuset, set, sizeof(set));
 				ans.cpuset = set;
 			}
+		} else if (quota_why[0] != '\0') {
+			ans.message = quota_why;
 		} else {
 			engine_message(engine, msg, sizeof(msg));
 			ans.message = msg;
@@ -665,6 +711,7 @@ fail_input:
 done:
 	json_buf_free(&line);
 	engine_destroy(engine);
+	place_quota_destroy(quota);
 	free_pods(&pods);
 	cluster_destroy(cluster);
 	k8s_objects_destroy(objects);

@@ -14,7 +14,6 @@
  *   new slot (serve.c)        daemon cancelling        CANCELLED     answer
  *                             slot refused by decode   REJECTED      answer
  *                             gang, no room to wait    REJECTED      answer
- *                             gang under quota         REJECTED      answer
  *                             no quota, no wait        UNSCHEDULABLE answer (attempt_unschedulable)
  *                             no quota, waits          (none now)    wait_park (for quota)
  *                             LocalQueue, resource     UNSCHEDULABLE attempt_place
@@ -28,6 +27,7 @@
  *                             placed on a retry        PLACED        retry (attempt_place)
  *                             deadline passed          UNSCHEDULABLE retry, gang_answer
  *                             gang placed whole        PLACED        gang_try (attempt_gang)
+ *                             gang refused by quota    UNSCHEDULABLE gang_try (ATTEMPT_GANG_REFUSED)
  *                             gang not gathered        UNSCHEDULABLE gang_timeouts
  *                             evictor held a node      PLACED        take_replies (attempt_place_held)
  *                             daemon shut down         CANCELLED     wait_shutdown
@@ -88,7 +88,10 @@ struct attempt_ctx *attempt_create(struct producers *p,
 	a->events = events;
 	a->lowest = INT32_MAX;
 	a->refusal = calloc(workers, sizeof(*a->refusal));
-	if (a->refusal == NULL) {
+	a->gang_flavored = calloc(workers, sizeof(*a->gang_flavored));
+	if (a->refusal == NULL || a->gang_flavored == NULL) {
+		free(a->refusal);
+		free(a->gang_flavored);
 		free(a);
 		return NULL;
 	}
@@ -110,6 +113,9 @@ void attempt_destroy(struct attempt_ctx *a)
 		free(a->quarantine_why);
 		free(a->store_seq);
 		free(a->refusal);
+		for (unsigned w = 0; a->gang_flavored != NULL && w < a->workers; w++)
+			free(a->gang_flavored[w]);
+		free(a->gang_flavored);
 	}
 	free(a);
 }
@@ -601,16 +607,149 @@ int attempt_place_held(struct attempt_ctx *a, unsigned w, struct producer *pr,
 	return 0;
 }
 
+/* The pods committed before a gang's failure were given back, and other
+ * workers' attempts meanwhile may have failed for the room they held:
+ * told as releases, or those would wait for room that is free again. */
+static void tell_rollback(struct attempt_ctx *a, const struct pod_spec *const *specs,
+			  const struct resolve_result *r, unsigned failed, unsigned *told)
+{
+	for (unsigned i = 0; a->events != NULL && i < failed; i++) {
+		struct queue_event ev = queue_event_release(
+			(uint32_t)r[i].placement.slot, specs[i], &r[i].placement.devices);
+		queue_events_publish(a->events, &ev);
+		(*told)++;
+	}
+}
+
+/* attempt_gang's ClusterQueue for pods[0..n): QC_NONE when none is under
+ * quota, the one all name, or QC_REFUSED with why. Inside w's gate. */
+static int gang_queue(struct attempt_ctx *a, unsigned w,
+		      const struct pod_spec *const *specs, unsigned n, char *why,
+		      size_t len)
+{
+	int cq = QC_NONE;
+	for (unsigned i = 0; i < n; i++) {
+		int c = qc_worker_queue(a->quota, w, specs[i], why, len);
+		if (c == QC_REFUSED)
+			return QC_REFUSED;
+		if (i > 0 && c != cq) {
+			/* Kueue admits a pod group as one Workload of one
+			 * LocalQueue. */
+			snprintf(why, len, "metadata.labels[\"" QC_QUEUE_LABEL "\"]: "
+				 "the pods of its pod group name different "
+				 "LocalQueues, or some none (expected one LocalQueue "
+				 "for the whole group, admitted as one workload)");
+			return QC_REFUSED;
+		}
+		cq = c;
+	}
+	return cq;
+}
+
+/* attempt_gang under ClusterQueue `cq` (inside w's gate, the records
+ * taken): the sum of the pods' requests charged to the first flavor with
+ * room for all of it, then the gang placed with the flavor's nodeLabels;
+ * a flavor where it finds no nodes gives the charge back and the next is
+ * tried. 0 with *tag the charge's (every pod's record carries it), or
+ * attempt_gang's other answers. Nothing stays charged unless 0. */
+__attribute__((noinline)) /* off the path of gangs without quota */
+static int gang_under_quota(struct attempt_ctx *a, unsigned w,
+			    const struct pod_spec *const *specs, unsigned n,
+			    uint64_t seq, int cq, struct resolve_result *r,
+			    unsigned *failed, unsigned *told, uint32_t *tag)
+{
+	struct quota_charge *q = a->quota;
+	struct quota_tree *t = qc_tree(q);
+	struct attempt_quota_refusal *qr = &a->refusal[w];
+	int64_t total[QUOTA_MAX_RESOURCES] = {0}, one[QUOTA_MAX_RESOURCES];
+	unsigned missing;
+	for (unsigned i = 0; i < n; i++) {
+		if (qc_request(q, w, &specs[i]->request, one, &missing) < 0) {
+			snprintf(qr->gang_why, sizeof(qr->gang_why), "ClusterQueue \"%s\" "
+				 "covers no resource \"%s\", which a pod of its pod "
+				 "group requests (no ClusterQueue names it)",
+				 quota_node_name(t, cq), a->res->name[missing]);
+			return ATTEMPT_GANG_REFUSED;
+		}
+		for (int k = 0; k < quota_n_resources(t); k++)
+			total[k] += one[k];
+	}
+	/* Before the first charge, as place_under_quota's. */
+	uint64_t gen = quota_generation(t, cq);
+	const int *order;
+	int nf = quota_node_flavors(t, cq, &order);
+	int full = -1, rc = 1;
+	bool placed_any = false;
+	int tried_rc[QUOTA_MAX_FLAVORS];
+	const struct pod_spec *sp[GANG_MIN_MAX];
+	for (int k = 0; k < nf; k++) {
+		int f = order[k];
+		tried_rc[k] = 0;
+		/* The nodeLabels first, as place_under_quota's. */
+		for (unsigned i = 0; i < n; i++)
+			sp[i] = specs[i];
+		if (qc_flavor_n_labels(q, f) > 0) {
+			if (a->gang_flavored[w] == NULL)
+				a->gang_flavored[w] = malloc(GANG_MIN_MAX *
+							     sizeof(struct pod_spec));
+			if (a->gang_flavored[w] == NULL)
+				return -ENOMEM;
+			for (unsigned i = 0; i < n && tried_rc[k] == 0; i++) {
+				if (!qc_flavor_spec(q, f, specs[i], &a->gang_flavored[w][i]))
+					tried_rc[k] = -EXDEV;
+				sp[i] = &a->gang_flavored[w][i];
+			}
+			if (tried_rc[k] < 0)
+				continue;
+		}
+		tried_rc[k] = quota_try_charge(t, cq, f, total);
+		if (tried_rc[k] == -ENOSPC && full < 0)
+			full = f;
+		if (tried_rc[k] < 0)
+			continue;
+		placed_any = true;
+		rc = gang_place(a->engines[w], sp, n, seq, r, failed,
+				&a->stats[w].resolver);
+		if (rc == 0) {
+			*tag = qc_charged_tag(q, cq, f, total);
+			return 0;
+		}
+		quota_release(t, cq, f, total);
+		tell_rollback(a, sp, r, *failed, told);
+		if (rc < 0)
+			return rc;
+	}
+	if (placed_any)
+		return rc; /* some flavor had quota, no nodes: the engine's */
+	if (full >= 0) {
+		qc_full_message(q, cq, order, tried_rc, nf, total, qr->gang_why,
+				sizeof(qr->gang_why));
+		qr->refused = true;
+		qr->cq = cq;
+		qr->gen = gen;
+		qr->flavor = full;
+		qr->serial = qc_serial(q);
+		return ATTEMPT_GANG_QUOTA;
+	}
+	quota_unfit_message(t, cq, order, nf, total, "its pod group", qr->gang_why,
+			    sizeof(qr->gang_why));
+	return ATTEMPT_GANG_REFUSED;
+}
+
 int attempt_gang(struct attempt_ctx *a, unsigned w, struct producer *const *prs,
 		 struct shmsched_slot *const *slots, const struct record_pod *const *pods,
 		 const uint32_t *attempts, unsigned n, struct resolve_result *r,
-		 unsigned *failed)
+		 unsigned *failed, unsigned *told)
 {
 	struct serve_stats *st = &a->stats[w];
 	int64_t rec[GANG_MIN_MAX];
 	const struct pod_spec *specs[GANG_MIN_MAX] = {0};
 	unsigned taken = 0;
 	int rc = -ENOSPC;
+	uint32_t tag = 0;
+	int cq = QC_NONE;
+	a->refusal[w].refused = false;
+	*told = 0;
 	if (n > GANG_MIN_MAX)
 		return -E2BIG;
 	/* Every placement's record first: a gang is placed only if the
@@ -623,31 +762,56 @@ int attempt_gang(struct attempt_ctx *a, unsigned w, struct producer *const *prs,
 	}
 	uint64_t seq = ((uint64_t)w << 48) | st->seq;
 	st->seq += n;
-	rc = gang_place(a->engines[w], specs, n, seq, r, failed, &st->resolver);
-	if (rc != 0) {
-		/* The pods committed before the failure were given back, and
-		 * other workers' attempts meanwhile may have failed for the room
-		 * they held: told as releases, or those would wait for room that
-		 * is free again. */
-		for (unsigned i = 0; a->events != NULL && i < *failed; i++) {
-			struct queue_event ev = queue_event_release(
-				(uint32_t)r[i].placement.slot, specs[i],
-				&r[i].placement.devices);
-			queue_events_publish(a->events, &ev);
+	if (a->quota != NULL) {
+		/* QA4 (daemon/quota_charge.c): the tree stays the same from the
+		 * lookup to the records' publish or the charge given back. */
+		qc_enter(a->quota, w);
+		cq = gang_queue(a, w, specs, n, a->refusal[w].gang_why,
+				sizeof(a->refusal[w].gang_why));
+		if (cq == QC_REFUSED)
+			rc = ATTEMPT_GANG_REFUSED;
+		else if (cq >= 0)
+			rc = gang_under_quota(a, w, specs, n, seq, cq, r, failed, told,
+					      &tag);
+		if (cq < 0 || rc != 0) /* placed under quota: left after the publish */
+			qc_leave(a->quota, w);
+		if (cq != QC_NONE && rc != 0)
+			goto untake;
+	}
+	if (cq == QC_NONE) {
+		rc = gang_place(a->engines[w], specs, n, seq, r, failed, &st->resolver);
+		if (rc != 0) {
+			tell_rollback(a, specs, r, *failed, told);
+			goto untake;
 		}
-		goto untake;
 	}
 	for (unsigned i = 0; i < n; i++)
 		attempt_record_and_answer(a, w, prs[i], slots[i], (uint32_t)rec[i],
 					  (uint32_t)r[i].placement.slot, specs[i],
 					  &r[i].placement.devices, pods[i]->cookie,
-					  attempts[i], 0);
+					  attempts[i], tag);
+	if (cq >= 0) {
+		/* One workload admitted (Kueue counts the pod group once);
+		 * admission fair sharing told of each pod's own charge. */
+		int64_t one[QUOTA_MAX_RESOURCES];
+		unsigned missing;
+		qc_count_admitted(a->quota, cq);
+		for (unsigned i = 0; i < n; i++)
+			if (qc_request(a->quota, w, &specs[i]->request, one, &missing) == 0)
+				qc_admitted(a->quota, w, specs[i], one);
+		qc_leave(a->quota, w);
+	}
 	return 0;
 
 untake:
 	while (taken-- > 0)
 		placements_untake_w(a->placements, w, (uint32_t)rec[taken]);
 	return rc;
+}
+
+const char *attempt_gang_refusal(const struct attempt_ctx *a, unsigned w)
+{
+	return a->refusal[w].gang_why;
 }
 
 void attempt_answer(struct shmsched_slot *slot, uint32_t status, const char *why)

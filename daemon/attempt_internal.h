@@ -83,6 +83,10 @@ struct attempt_quota_refusal {
 	int flavors[QUOTA_MAX_FLAVORS];
 	int rcs[QUOTA_MAX_FLAVORS];             /* why each refused it */
 	int64_t charge[QUOTA_MAX_RESOURCES];    /* the pod's, per resource */
+	/* A gang's refusal (attempt_gang, attempt_gang_refusal) in words,
+	 * written at once: a gang that waits keeps it for its deadline's
+	 * answer (daemon/wait.c QG1), and gangs are few. */
+	char gang_why[SHMSCHED_MESSAGE_MAX];
 };
 
 /* What both intakes share. The pointers are set by attempt_create and
@@ -105,6 +109,9 @@ struct attempt_ctx {
 	struct persist *persist;       /* NULL: no durable store */
 	struct quota_charge *quota;    /* NULL: no quotas (attempt_set_quota) */
 	struct attempt_quota_refusal *refusal; /* [workers]: worker w's own */
+	/* [workers]: worker w's GANG_MIN_MAX gang pods with a flavor's
+	 * nodeLabels added (attempt_gang under quota), made on first use. */
+	struct pod_spec **gang_flavored;
 	uint64_t *store_seq;           /* [workers]: the last store op not yet
 					* waited for */
 	/* The taint manager's (daemon/taint_evict_internal.h): told of each
@@ -214,6 +221,13 @@ int attempt_place_held(struct attempt_ctx *a, unsigned w, struct producer *pr,
 		       struct shmsched_slot *slot, const struct pod_spec *spec,
 		       uint64_t cookie, uint32_t node, uint32_t attempt);
 
+/* attempt_gang's answers besides 0, 1 and -errno. */
+#define ATTEMPT_GANG_QUOTA 2   /* no flavor of its ClusterQueue had quota
+				* for the whole gang: nothing charged,
+				* attempt_quota_refused() says why */
+#define ATTEMPT_GANG_REFUSED 3 /* under quota and never admissible as it
+				* is: attempt_gang_refusal() says why */
+
 /* A gang's attempt (bind/gang.h): pods[0..n) (n <= GANG_MIN_MAX), from
  * slots[i] of prs[i], at their attempts[i]-th attempt, placed all or
  * none. Returns 0 with every slot answered PLACED; 1 with nothing placed
@@ -221,11 +235,30 @@ int attempt_place_held(struct attempt_ctx *a, unsigned w, struct producer *pr,
  * engine's diagnosis); -ENOSPC (not enough placement records), -ENOMEM,
  * -E2BIG (too many): nothing placed. Slots are not handed back. The pods
  * committed before a failure (r[0..*failed) with 1 or -ENOMEM) are given
- * back and published as release events. */
+ * back and published as release events, *told of them in all (under
+ * quota, one rollback per flavor tried: more than *failed).
+ *
+ * Under quota (attempt_set_quota; every pod naming the same LocalQueue
+ * by kueue.x-k8s.io/queue-name): Kueue admits a pod group as one
+ * workload, so the sum of the pods' requests is charged at once to the
+ * first flavor of their ClusterQueue with room for all of it
+ * (quota_try_charge: all or nothing), the flavor's nodeLabels added to
+ * every pod's nodeSelector; a flavor where the gang finds no nodes gives
+ * the charge back before the next is tried. Placed, each pod's record
+ * carries the charge's tag and gives back its own requests (QA1, QA2 in
+ * daemon/quota_charge.c). ATTEMPT_GANG_QUOTA when no flavor had quota
+ * for it; ATTEMPT_GANG_REFUSED when its pods name a LocalQueue that does
+ * not exist or different LocalQueues (or some none), or request a
+ * resource the ClusterQueue covers in no flavor, or no flavor's
+ * nodeLabels agree with their nodeSelector. */
 int attempt_gang(struct attempt_ctx *a, unsigned w, struct producer *const *prs,
 		 struct shmsched_slot *const *slots, const struct record_pod *const *pods,
 		 const uint32_t *attempts, unsigned n, struct resolve_result *r,
-		 unsigned *failed);
+		 unsigned *failed, unsigned *told);
+
+/* After worker w's attempt_gang returned ATTEMPT_GANG_REFUSED: why, for a
+ * person. */
+const char *attempt_gang_refusal(const struct attempt_ctx *a, unsigned w);
 
 /* Answers `slot` with `status` (not PLACED) and `why` (NULL: none). Not
  * handed back. */

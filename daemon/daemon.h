@@ -112,7 +112,9 @@ struct daemon_config {
 	 * kueue.x-k8s.io/queue-name is placed under the quota of the
 	 * ClusterQueue its LocalQueue (its namespace, that name) names, or
 	 * answered UNSCHEDULABLE naming the queue; pods without the label are
-	 * under none. NULL: no quotas. Gangs under quota are refused. */
+	 * under none. NULL: no quotas. A gang whose pods name one LocalQueue
+	 * is charged the sum of its requests all or nothing (daemon/attempt.c
+	 * attempt_gang) and waits as one for quota (daemon/wait.c QG1). */
 	struct quota_tree *quota;
 	/* Kueue's admission fair sharing (Configuration .admissionFairSharing;
 	 * daemon/admission_fair_internal.h), for ClusterQueues whose

@@ -207,16 +207,7 @@ bool qc_node_has_flavor(const struct quota_charge *q, int flavor,
 bool qc_flavor_spec(const struct quota_charge *q, int flavor,
 		    const struct pod_spec *pod, struct pod_spec *out);
 
-/* Why `charge` fits none of ClusterQueue cq's flavors now, for a person:
- * flavors[0..n) as tried, rcs[i] what each refused with (-ENOSPC: no
- * quota left; -ENOENT: no quota for a resource asked; -EXDEV: its
- * nodeLabels conflict with the pod's nodeSelector). Each flavor with its
- * reason, those without quota left first: `ClusterQueue "a": cpu
- * 6000m/4000m of its nominal quota in flavor "on-demand" (asks 1000m);
- * its borrowingLimit 2000m from cohort "org" is reached. Flavor "spot":
- * cpu 2000m/2000m of its nominal quota (asks 1000m); cohort "org":
- * nothing left to borrow (2000m/2000m in use)`. At most len bytes: the
- * flavors that do not fit are counted ("N more flavor(s) refused"). */
+/* quota_refusal_message (quota/quota.h) of the tree in force. */
 void qc_full_message(const struct quota_charge *q, int cq, const int *flavors,
 		     const int *rcs, int n, const int64_t *charge, char *buf,
 		     size_t len);

@@ -23,7 +23,6 @@
 #include "bind/bind.h"
 #include "ingest/ingest.h"
 #include "daemon/attempt_internal.h"
-#include "daemon/quota_charge_internal.h"
 #include "daemon/wait_internal.h"
 
 /* The fair share's (workers/pool.h, pool_fair_turn). */
@@ -167,23 +166,6 @@ static bool answer(struct serve *s, unsigned w, struct producer *pr,
 	if (record_decode(slot, &t, s->res, &pod, why, sizeof(why)) < 0) {
 		stat_inc(&st->rejected);
 		attempt_answer(slot, SHMSCHED_REJECTED, why);
-		return true;
-	}
-	bool gang_under_quota = false;
-	if (pod.spec->gang != 0 && s->attempt->quota != NULL) {
-		/* QA4 (daemon/quota_charge.c): the lookup inside the gate. */
-		qc_enter(s->attempt->quota, w);
-		gang_under_quota = qc_worker_queue(s->attempt->quota, w, pod.spec, why,
-						   sizeof(why)) != QC_NONE;
-		qc_leave(s->attempt->quota, w);
-	}
-	if (gang_under_quota) {
-		/* Not yet: a gang's pods are committed together (bind/gang.h),
-		 * without the charge each placement under quota takes. */
-		stat_inc(&st->rejected);
-		attempt_answer(slot, SHMSCHED_REJECTED, "its pod group is under "
-			       "quota (label " QC_QUEUE_LABEL "): gangs under "
-			       "quota are not placed yet");
 		return true;
 	}
 	if (pod.spec->gang != 0) {

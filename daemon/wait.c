@@ -105,6 +105,19 @@
  *       the skipped pod is the one QW6 would have attempted, and the
  *       attempt would have refused it the same way (a moment's view,
  *       as the attempt's own).
+ *   QG1 Gangs under quota (Kueue admits a pod group as one workload: the
+ *       sum of its pods' requests, all or nothing; daemon/attempt.c
+ *       attempt_gang). A gang that quota refused (ATTEMPT_GANG_QUOTA:
+ *       nothing charged) waits as one, its pods parked with no reason a
+ *       cluster event resolves, its entry keeping its ClusterQueue, the
+ *       tree's generation read before the charge and qc_serial. Each poll
+ *       with such gangs reads, inside the gate, each one's generation:
+ *       one moved (quota given back in its tree) or a swap (QW5) tries
+ *       the gang again (gang_try), at most WAIT_BURST gangs a poll. The
+ *       gangs are not in QW1-QW8's per-pod lists: no fair-sharing order
+ *       among them, no kueue_pending_workloads count, no reclaim asked.
+ *       Cost: a walk of the worker's gang table per poll while any gang
+ *       waits for quota.
  */
 #include "daemon/wait_internal.h"
 
@@ -138,6 +151,13 @@ struct wgang {
 	uint64_t first_ns;  /* when its first pod came */
 	uint32_t n;
 	uint32_t ids[GANG_MIN_MAX]; /* its pods in the queue */
+	/* QG1: refused by quota at its last attempt: its ClusterQueue, the
+	 * tree's generation before the charge, the tree's qc_serial, and
+	 * the refusal (malloc'd, kept for its deadline's answer). */
+	bool quota_wait;
+	int quota_cq;
+	uint64_t quota_gen, quota_serial;
+	char *quota_why;
 };
 
 /* Cohort trees by their root's node id: at most every node of a tree. */
@@ -171,6 +191,7 @@ struct wait_worker {
 	uint64_t *key; /* [owners]: whose pods owner k's are; 0: none parked */
 	struct wgang *gangs;    /* [GANGS_PER_WORKER] */
 	uint32_t gangs_used;    /* entries below this may be taken */
+	uint32_t gangs_quota;   /* gangs with quota_wait (QG1) */
 	uint32_t *gang_of;      /* [queue capacity]: its gang's entry + 1, 0 none
 				 * (mapped lazily: rarely touched) */
 	size_t gang_of_bytes;
@@ -231,8 +252,12 @@ static void gang_leave(struct wait_worker *ww, uint32_t id)
 			g->ids[i] = g->ids[--g->n];
 			break;
 		}
-	if (g->n == 0)
+	if (g->n == 0) {
+		if (g->quota_wait)
+			ww->gangs_quota--;
+		free(g->quota_why);
 		memset(g, 0, sizeof(*g));
+	}
 }
 
 /* Unlinks `id` from the list whose ends are *head and *tail. */
@@ -443,6 +468,8 @@ void wait_destroy(struct serve_wait *wt)
 	for (unsigned i = 0; wt->w != NULL && i < wt->workers; i++) {
 		queue_destroy(wt->w[i].q);
 		free(wt->w[i].key);
+		for (uint32_t k = 0; wt->w[i].gangs != NULL && k < wt->w[i].gangs_used; k++)
+			free(wt->w[i].gangs[k].quota_why);
 		free(wt->w[i].gangs);
 		free(wt->w[i].gang_pods);
 		free(wt->w[i].gang_res);
@@ -1033,6 +1060,10 @@ static void gang_try(struct serve_wait *wt, unsigned w, uint32_t gi, uint64_t no
 	char why[SHMSCHED_MESSAGE_MAX];
 	if (g->n < g->min)
 		return;
+	if (g->quota_wait) {
+		g->quota_wait = false; /* QG1: tried; parks for quota again if refused */
+		ww->gangs_quota--;
+	}
 	/* Every pod of it into its attempt, decoded (a slot rewritten into
 	 * something refused is answered so, and leaves the gang). */
 	uint32_t n = 0;
@@ -1060,11 +1091,11 @@ static void gang_try(struct serve_wait *wt, unsigned w, uint32_t gi, uint64_t no
 		i++;
 	}
 	stat_add(&ww->st.retries, n);
-	unsigned failed = 0;
+	unsigned failed = 0, told = 0;
 	uint64_t change_head = ledger_changes_head(wt->cfg.ledger);
 	uint64_t events_before = queue_events_head(wt->cfg.events);
 	int rc = n >= g->min ? attempt_gang(wt->a, w, prs, slots, pp, attempts, n, r,
-					    &failed)
+					    &failed, &told)
 			     : 1;
 	if (rc == 0) {
 		for (uint32_t i = 0; i < n; i++) {
@@ -1078,16 +1109,44 @@ static void gang_try(struct serve_wait *wt, unsigned w, uint32_t gi, uint64_t no
 		stat_inc(&ww->st.gangs_placed);
 		return;
 	}
+	if (rc == ATTEMPT_GANG_REFUSED) {
+		/* Under quota and never admissible as it is: every pod answered
+		 * as a single pod would be (attempt_place's refusals). */
+		const char *refusal = attempt_gang_refusal(wt->a, w);
+		for (uint32_t i = 0; i < n; i++) {
+			stat_inc(&wt->a->stats[w].resolver.unschedulable);
+			gang_answer(wt, w, ids[i], SHMSCHED_UNSCHEDULABLE, refusal);
+		}
+		stat_inc(&ww->st.gang_failures);
+		return;
+	}
 	/* None placed: all wait again, as one, for what can help the one
-	 * that found no node. */
+	 * that found no node, or for quota (QG1). */
 	g->gathered = g->gathered || n >= g->min;
 	struct queue_pod qp = {.change_head = change_head};
-	/* Its rollback's releases (attempt_gang) give back what it took: they
-	 * must not wake it, unless another's event came between them. */
+	const struct attempt_quota_refusal *qr =
+		rc == ATTEMPT_GANG_QUOTA ? attempt_quota_refused(wt->a, w) : NULL;
+	if (qr != NULL) {
+		if (g->quota_why == NULL)
+			g->quota_why = malloc(SHMSCHED_MESSAGE_MAX);
+		if (g->quota_why != NULL)
+			snprintf(g->quota_why, SHMSCHED_MESSAGE_MAX, "%s", qr->gang_why);
+		g->quota_wait = true;
+		g->quota_cq = qr->cq;
+		g->quota_gen = qr->gen;
+		g->quota_serial = qr->serial;
+		ww->gangs_quota++;
+		qp.events_from = UINT64_MAX; /* no cluster event helps it (QG1) */
+	}
+	/* Its rollbacks' releases (attempt_gang: one per flavor tried under
+	 * quota) give back what it took: they must not wake it, unless
+	 * another's event came between them. */
 	uint64_t events_after = queue_events_head(wt->cfg.events);
-	if (rc != 0 && failed > 0 && events_after - events_before == failed)
+	if (rc != 0 && told > 0 && events_after - events_before == told)
 		qp.events_from = events_after;
-	if (n >= g->min && rc == 1 && !r[failed].gave_up)
+	if (qr != NULL)
+		; /* only its tree's quota given back wakes it (QG1) */
+	else if (n >= g->min && rc == 1 && !r[failed].gave_up)
 		engine_failure(wt->a->engines[w], &qp.codes, &qp.res);
 	else
 		qp.error = n >= g->min; /* lost races, or records: back off */
@@ -1161,6 +1220,31 @@ static unsigned gang_timeouts(struct serve_wait *wt, unsigned w, uint64_t now)
 		}
 	}
 	return n;
+}
+
+/* QG1: the gangs refused by quota whose tree's generation moved since
+ * (quota given back in it) or whose tree was swapped, tried again: at
+ * most WAIT_BURST of them. Returns how many. */
+static unsigned gang_quota_wake(struct serve_wait *wt, unsigned w, uint64_t now)
+{
+	struct wait_worker *ww = &wt->w[w];
+	uint32_t due[WAIT_BURST];
+	unsigned k = 0;
+	/* QW5: read inside the gate; gang_try's attempt takes it again. */
+	qc_enter(wt->a->quota, w);
+	const struct quota_tree *t = qc_tree(wt->a->quota);
+	uint64_t serial = qc_serial(wt->a->quota);
+	for (uint32_t i = 0; i < ww->gangs_used && k < WAIT_BURST; i++) {
+		const struct wgang *g = &ww->gangs[i];
+		if (g->gang != 0 && g->quota_wait && g->n >= g->min &&
+		    (g->quota_serial != serial ||
+		     quota_generation(t, g->quota_cq) != g->quota_gen))
+			due[k++] = i + 1;
+	}
+	qc_leave(wt->a->quota, w);
+	for (unsigned i = 0; i < k; i++)
+		gang_try(wt, w, due[i], now);
+	return k;
 }
 
 enum wait_park wait_park(struct serve_wait *wt, unsigned w, struct producer *pr,
@@ -1269,8 +1353,11 @@ static void retry(struct serve_wait *wt, unsigned w, uint32_t id, bool last,
 		struct wgang *g = &ww->gangs[gi - 1];
 		if (last) {
 			snprintf(why, sizeof(why), "its deadline passed while its pod "
-				 "group %s waited (%u of minMember %u here)",
-				 intern_str(wt->cfg.ctx->strings, g->gang), g->n, g->min);
+				 "group %s waited (%u of minMember %u here)%s%s",
+				 intern_str(wt->cfg.ctx->strings, g->gang), g->n, g->min,
+				 g->quota_wait && g->quota_why != NULL
+					 ? ": waiting for quota: " : "",
+				 g->quota_wait && g->quota_why != NULL ? g->quota_why : "");
 			stat_inc(&ww->st.timed_out);
 			gang_answer(wt, w, id, SHMSCHED_UNSCHEDULABLE, why);
 		} else if (g->n >= g->min) {
@@ -1352,6 +1439,8 @@ unsigned wait_poll(struct serve_wait *wt, unsigned w)
 	preempt_next(wt, w, now);
 	if (ww->gangs_used > 0)
 		done += gang_timeouts(wt, w, now);
+	if (ww->gangs_quota > 0)
+		done += gang_quota_wake(wt, w, now);
 	const struct snapshot *snap = cluster_snapshot(engine_cluster(
 		wt->a->engines[w]));
 	done += queue_absorb(q, snap, now);

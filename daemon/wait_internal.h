@@ -107,7 +107,9 @@ enum wait_park wait_park(struct serve_wait *wt, unsigned w, struct producer *pr,
  * queue with its gang; once minMember of the gang's pods wait, all of them
  * are placed together or none is (bind/gang.h), again on each wake-up;
  * a gang that does not gather minMember pods within its timeout has its
- * pods answered UNSCHEDULABLE. Returns WAIT_PARKED, or WAIT_NOT when the
+ * pods answered UNSCHEDULABLE. Under quota the gang takes its quota all
+ * or nothing with its placement, and waits as one for quota given back
+ * in its cohort tree when refused (QG1 in daemon/wait.c). Returns WAIT_PARKED, or WAIT_NOT when the
  * worker's gang table (GANGS_PER_WORKER) or the gang (GANG_MIN_MAX) is
  * full: answer it REJECTED. */
 enum wait_park wait_gang(struct serve_wait *wt, unsigned w, struct producer *pr,

@@ -350,6 +350,33 @@ void quota_text_put(struct quota_text *o, const char *fmt, ...);
 void quota_text_label(struct quota_text *o, const char *key, const char *v,
 		      bool comma);
 
+/* --- why quota refuses (quota/quota_message.c) --- */
+
+/* Why `charge` fits none of ClusterQueue cq's flavors now, for a person:
+ * flavors[0..n) as tried, rcs[i] what each refused with (-ENOSPC: no
+ * quota left; -ENOENT: no quota for a resource asked; -EXDEV: its
+ * nodeLabels conflict with the pod's nodeSelector). Each flavor with its
+ * reason, those without quota left first: `ClusterQueue "a": cpu
+ * 6000m/4000m of its nominal quota in flavor "on-demand" (asks 1000m);
+ * its borrowingLimit 2000m from cohort "org" is reached. Flavor "spot":
+ * cpu 2000m/2000m of its nominal quota (asks 1000m); cohort "org":
+ * nothing left to borrow (2000m/2000m in use)`. At most len bytes: the
+ * flavors that do not fit are counted ("N more flavor(s) refused"). The
+ * daemon's and `shmsched place`'s words. */
+void quota_refusal_message(const struct quota_tree *t, int cq, const int *flavors,
+			   const int *rcs, int n, const int64_t *charge, char *buf,
+			   size_t len);
+
+/* Why no flavor of ClusterQueue cq, flavors[0..n) as tried, could be
+ * charged `charge` though none lacked room: the first resource asked that
+ * no flavor covers (`ClusterQueue "a" covers "memory" in none of its
+ * flavors, and WHO requests it`), else every flavor's nodeLabels conflict
+ * with the nodeSelector (`ClusterQueue "a": no flavor of it can take WHO
+ * (...)`). `who`: "the pod", "its pod group". */
+void quota_unfit_message(const struct quota_tree *t, int cq, const int *flavors,
+			 int n, const int64_t *charge, const char *who, char *buf,
+			 size_t len);
+
 /* --- reclaim and preemption by quota (quota/reclaim.c) ---
  *
  * Which admitted pods a pod refused by its ClusterQueue's quota may
