@@ -267,6 +267,8 @@ struct chain_visit_ctx {
 	int error;         /* -ENOMEM: the scratch could not grow */
 	unsigned n_want;   /* chain_probe sums these resources: those the */
 	uint8_t want[RES_MAX]; /* preemptor requests, pods aside */
+	struct chain_sum *sums;    /* [n_slots]: chain_sum_of's; NULL: none */
+	struct res_vec *sum_req;   /* [n_slots] */
 };
 
 static bool chain_visit(void *arg, struct preempt_node *nd)
@@ -329,6 +331,78 @@ static bool chain_visit(void *arg, struct preempt_node *nd)
 	return true;
 }
 
+/* A node's chain summed up whatever the preemptor (its records of the
+ * node as it is now: every one that may be a victim of a preemptor of
+ * higher priority than `high` whose rights reach every namespace), kept
+ * while its key holds (shm/placements.h, PN3: the chain's head and
+ * unlinks; and the node's generation, which makes its records stale).
+ * Then a probe reads one entry, not the chain's records (each in its own
+ * 304-byte record), unless the preemptor's priority falls between the
+ * node's lowest and highest (some of its pods only are victims). */
+struct chain_sum {
+	uint32_t head, unlinks, node_gen;
+	uint32_t valid;      /* 0: never summed */
+	uint32_t n;          /* its records */
+	int32_t low, high;   /* their lowest and highest priority */
+	uint32_t zero;       /* 0: no padding (the check compares bytes) */
+	uint64_t late_start; /* their latest placed_ns */
+};
+
+/* The chain from `head` summed up into `cs` and `sum`, keyed so. */
+static void chain_sum_walk(const struct placements *t, uint32_t slot, uint32_t head,
+			   uint32_t unlinks, uint32_t gen, struct chain_sum *cs,
+			   struct res_vec *sum)
+{
+	*cs = (struct chain_sum){.head = head, .unlinks = unlinks, .node_gen = gen,
+				 .valid = 1, .low = INT32_MAX, .high = INT32_MIN};
+	memset(sum, 0, sizeof(*sum));
+	for (uint32_t i = head; i != PLACEMENTS_NIL; i = placements_node_next(t, i)) {
+		uint64_t id;
+		const struct placement_record *r = placements_at(t, i, &id);
+		if (r == NULL || r->slot != slot || r->node_gen != gen)
+			continue; /* victim_ok's ledger_slot_current */
+		cs->n++;
+		cs->low = r->priority < cs->low ? r->priority : cs->low;
+		cs->high = r->priority > cs->high ? r->priority : cs->high;
+		cs->late_start = r->placed_ns > cs->late_start ? r->placed_ns : cs->late_start;
+		for (unsigned k = 0; k < RES_MAX; k++)
+			sum->v[k] += r->request.v[k];
+	}
+}
+
+static int check_on; /* producers_preempt_check's flag, below */
+static uint64_t checks, check_mismatches;
+
+/* Slot `slot`'s summary (the node present in the snapshot), summed again
+ * when its key moved. The one holding the producers' lock only. With the
+ * tests' check on, a summary kept is compared with the chain summed up
+ * afresh: a difference counts as a mismatch. */
+static const struct chain_sum *chain_sum_of(struct chain_visit_ctx *v, uint32_t slot,
+					    const struct res_vec **req)
+{
+	const struct placements *t = v->vf->p->placements;
+	struct chain_sum *cs = &v->sums[slot];
+	*req = &v->sum_req[slot];
+	/* PN3: the count, then the head (PN2's acquire), then the walk. */
+	uint32_t unlinks = placements_node_unlinks(t, slot);
+	uint32_t head = placements_node_first(t, slot);
+	uint32_t gen = ledger_node_generation(v->vf->l, slot);
+	if (!(cs->valid && cs->head == head && cs->unlinks == unlinks && cs->node_gen == gen)) {
+		chain_sum_walk(t, slot, head, unlinks, gen, cs, &v->sum_req[slot]);
+		return cs;
+	}
+	/* Relaxed: a flag. */
+	if (__atomic_load_n(&check_on, __ATOMIC_RELAXED)) {
+		struct chain_sum fresh;
+		struct res_vec sum;
+		chain_sum_walk(t, slot, head, unlinks, gen, &fresh, &sum);
+		if (memcmp(&fresh, cs, sizeof(fresh)) != 0 ||
+		    memcmp(&sum, &v->sum_req[slot], sizeof(sum)) != 0)
+			stat_inc(&check_mismatches);
+	}
+	return cs;
+}
+
 /* The shortcut's probe (preempt_input.probe): the node's chain summed
  * up (how many possible victims, the lowest priority and latest start
  * among them, their requests of the resources the preemptor asks for),
@@ -342,6 +416,25 @@ static bool chain_probe(void *arg, struct preempt_node *nd, struct preempt_summa
 	const struct placements *t = v->vf->p->placements;
 	nd->slot = (uint32_t)(nd - v->nodes);
 	uint32_t slot = nd->slot;
+	if (v->sums != NULL) {
+		/* Every victim_ok record of a present node is one of the
+		 * summary's: all of them below the preemptor's priority, the
+		 * summary is the probe's; none, no possible victim. */
+		if (slot >= snap->n_slots || !snap->present[slot])
+			return false;
+		const struct res_vec *req;
+		const struct chain_sum *cs = chain_sum_of(v, slot, &req);
+		if (cs->n == 0 || cs->low >= v->vf->priority)
+			return false;
+		if (cs->high < v->vf->priority) {
+			out->n = cs->n;
+			out->low_priority = cs->low;
+			out->late_start = cs->late_start;
+			for (unsigned k = 0; k < v->n_want; k++)
+				out->freed.v[v->want[k]] = req->v[v->want[k]];
+			goto filters;
+		}
+	}
 	uint32_t i = placements_node_first(t, slot);
 	if (i == PLACEMENTS_NIL)
 		return false; /* nothing on it: no possible victim */
@@ -363,6 +456,7 @@ static bool chain_probe(void *arg, struct preempt_node *nd, struct preempt_summa
 		for (unsigned k = 0; k < v->n_want; k++)
 			out->freed.v[v->want[k]] += r->request.v[v->want[k]];
 	}
+filters:
 	if (out->n == 0 || !preempt_static_pass(v->ctx, v->pod, &snap->nodes[slot]))
 		return false;
 	nd->allocatable = snap->nodes[slot].allocatable;
@@ -400,6 +494,33 @@ static int collect_chains(struct victim_filter *vf, uint32_t start_slot,
 		p->pre_ipods = g;
 		p->pre_ipods_cap = want;
 	}
+	/* The summaries: for a preemptor whose rights reach every
+	 * namespace (victim_ok's may_disrupt is then true of every pod). */
+	cv->sums = NULL;
+	cv->sum_req = NULL;
+	if (vf->any_victim) {
+		if (p->pre_sums_of != t || snap->n_slots > p->pre_sums_cap) {
+			size_t nc = snap->n_slots > p->pre_sums_cap ? snap->n_slots
+								    : p->pre_sums_cap;
+			free(p->pre_sums);
+			free(p->pre_sum_req);
+			p->pre_sums = calloc(nc ? nc : 1, sizeof(*p->pre_sums));
+			p->pre_sum_req = malloc((nc ? nc : 1) * sizeof(*p->pre_sum_req));
+			p->pre_sums_of = t;
+			p->pre_sums_cap = nc;
+			if (p->pre_sums == NULL || p->pre_sum_req == NULL) {
+				free(p->pre_sums);
+				free(p->pre_sum_req);
+				p->pre_sums = NULL;
+				p->pre_sum_req = NULL;
+				p->pre_sums_of = NULL;
+				p->pre_sums_cap = 0;
+				return -ENOMEM;
+			}
+		}
+		cv->sums = p->pre_sums;
+		cv->sum_req = p->pre_sum_req;
+	}
 	c->nodes = p->pre_inodes;
 	c->pods = p->pre_ipods;
 	c->n_nodes = snap->n_slots;
@@ -418,9 +539,9 @@ static int collect_chains(struct victim_filter *vf, uint32_t start_slot,
 	return 0;
 }
 
-/* Tests' check (producers_preempt_check): the choice both ways. */
-static int check_on; /* __atomic, relaxed: a flag */
-static uint64_t checks, check_mismatches; /* relaxed (stat_inc): figures */
+/* Tests' check (producers_preempt_check): the choice both ways, and
+ * (chain_sum_of) each summary kept against its chain. check_on: __atomic,
+ * relaxed, a flag; checks, check_mismatches: relaxed (stat_inc), figures. */
 
 void producers_preempt_check(bool on)
 {

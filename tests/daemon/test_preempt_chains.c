@@ -10,7 +10,10 @@
  * producers_preempt_check() on, each preemption also makes the walk's
  * choice (ingest/producers_preempt.c) and counts a difference of node,
  * candidates or victims: none may differ, and every preemption must have
- * been checked. DefaultPreemption's choice itself is unit.preempt's (kube
+ * been checked; a fill pod is released after every other preemptor, so that
+ * chains also lose records without gaining one, and each summary a
+ * preemption keeps (chain_sum_of) is compared with its chain summed up
+ * afresh (a difference counts as one too). DefaultPreemption's choice itself is unit.preempt's (kube
  * pkg/scheduler/framework/plugins/defaultpreemption/default_preemption.go,
  * SelectVictimsOnNode, and pkg/scheduler/framework/preemption/preemption.go,
  * DryRunPreemption's offset over every potential node: a random node,
@@ -144,6 +147,14 @@ static uint64_t one_cluster(uint64_t seed)
 					 .template_id = high_t[next_rand(&seed) % 3]};
 		assert_int_equal(shmsched_submit(hi, &p, 1), 1);
 		(void)fixture_await(hi, &r, 1, 1000);
+		/* A release between preemptions: a chain that loses a record
+		 * and gains none, which the summaries' key must see (PN3).
+		 * The pod may be a victim already: then nothing happens. */
+		if (i % 2 == 1 && n_placed > 0) {
+			unsigned k = next_rand(&seed) % n_placed;
+			(void)shmsched_release(low, placed[k], err, sizeof(err));
+			placed[k] = placed[--n_placed];
+		}
 	}
 	daemon_stop(d, 1000, &ds);
 	shmsched_disconnect(low);
