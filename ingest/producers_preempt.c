@@ -459,9 +459,20 @@ static bool chain_probe(void *arg, struct preempt_node *nd, struct preempt_summa
 filters:
 	if (out->n == 0 || !preempt_static_pass(v->ctx, v->pod, &snap->nodes[slot]))
 		return false;
-	nd->allocatable = snap->nodes[slot].allocatable;
-	int64_t nz_cpu, nz_mem;
-	ledger_load_used(ledger_node(v->vf->l, slot), &nd->used, &nz_cpu, &nz_mem);
+	/* Only what the probe's reader reads (preempt_input.probe): pods and
+	 * the resources asked for; chain_visit fills a node worked out whole
+	 * (ledger_swap takes the chosen one's allocatable). */
+	const struct res_vec *alloc = &snap->nodes[slot].allocatable;
+	const struct node_alloc *a = ledger_node(v->vf->l, slot);
+	nd->allocatable.v[RES_PODS] = alloc->v[RES_PODS];
+	/* V1: relaxed, as ledger_load_used's. */
+	nd->used.v[RES_PODS] = __atomic_load_n(&a->used[RES_PODS], __ATOMIC_RELAXED);
+	for (unsigned k = 0; k < v->n_want; k++) {
+		unsigned r = v->want[k];
+		nd->allocatable.v[r] = alloc->v[r];
+		/* V1: relaxed. */
+		nd->used.v[r] = __atomic_load_n(&a->used[r], __ATOMIC_RELAXED);
+	}
 	return true;
 }
 
