@@ -66,6 +66,27 @@ static bool preempt_static_pass(const struct plugin_ctx *ctx, const struct pod_s
 	       filter_device_model(pod, node);
 }
 
+/* Whether the pod's static filters can refuse a node only for its
+ * taints or its unschedulable mark: no node name, node selector, required
+ * node affinity or GPU model (filter_node_name, filter_affinity,
+ * filter_device_model pass every node then). */
+static bool preempt_plain(const struct pod_spec *pod)
+{
+	return pod->node_name == 0 && pod->n_selector == 0 && !pod->has_required &&
+	       pod->n_gpu_models == 0;
+}
+
+/* preempt_static_pass for a pod preempt_plain() says so of: a node
+ * without taints or the unschedulable mark passes at once (filter_taints
+ * and filter_unschedulable pass it whatever the pod tolerates). */
+static bool preempt_plain_pass(const struct plugin_ctx *ctx, const struct pod_spec *pod,
+			       bool plain, const struct node_spec *node)
+{
+	if (plain && node->n_taints == 0 && !node->unschedulable)
+		return true;
+	return preempt_static_pass(ctx, pod, node);
+}
+
 /* The choice's visit of a node: its counters now, and whether the
  * preemptor's static filters let it in; if so, its pods, from their
  * records (unchanged under the lock). */
@@ -267,6 +288,8 @@ struct chain_visit_ctx {
 	int error;         /* -ENOMEM: the scratch could not grow */
 	unsigned n_want;   /* chain_probe sums these resources: those the */
 	uint8_t want[RES_MAX]; /* preemptor requests, pods aside */
+	bool plain;        /* the pod has no node name, selector, required
+			    * node affinity or GPU model (preempt_plain_pass) */
 	struct chain_sum *sums;    /* [n_slots]: chain_sum_of's; NULL: none */
 	struct res_vec *sum_req;   /* [n_slots] */
 };
@@ -457,7 +480,7 @@ static bool chain_probe(void *arg, struct preempt_node *nd, struct preempt_summa
 			out->freed.v[v->want[k]] += r->request.v[v->want[k]];
 	}
 filters:
-	if (out->n == 0 || !preempt_static_pass(v->ctx, v->pod, &snap->nodes[slot]))
+	if (out->n == 0 || !preempt_plain_pass(v->ctx, v->pod, v->plain, &snap->nodes[slot]))
 		return false;
 	/* Only what the probe's reader reads (preempt_input.probe): pods and
 	 * the resources asked for; chain_visit fills a node worked out whole
@@ -670,7 +693,7 @@ static int preempt_locked(struct producers *p, const struct preempt_request *rq,
 	bool chains = !masking && placements_node_indexed(p->placements, snap->n_slots);
 	struct preempt_visit_ctx vc = {.ctx = p->ctx, .pod = tmpl, .snap = snap, .l = l};
 	struct chain_visit_ctx cv = {.ctx = p->ctx, .pod = tmpl, .vf = &vf,
-				     .scratch = &scratch};
+				     .scratch = &scratch, .plain = preempt_plain(tmpl)};
 	for (unsigned r = 0; r < RES_MAX; r++)
 		if (r != RES_PODS && rq->spec.request.v[r] > 0)
 			cv.want[cv.n_want++] = (uint8_t)r;
