@@ -16,12 +16,16 @@
  * on (kube's offset among every node where preemption might help), and
  * its visit reads its chain: a node without a possible victim is no
  * candidate, one with them has their records summed up (chain_probe:
- * how many, the lowest priority, the latest start, their requests), and
- * only a node that might beat the best so far is read record by record
+ * how many, the lowest priority, the latest start, their requests; the
+ * sum is kept per node between requests while the chain and the node
+ * are unchanged, chain_sum_of, so most visits read one entry and no
+ * record), and only a node that might beat the best so far is read
+ * record by record
  * (chain_visit, in index order, the walk's) and worked out pod by pod
  * (preempt_select's shortcut, workers/preempt.h). So a request reads the
  * nodes the choice visits (kube's numCandidates, a tenth of them: fewer
- * when most are candidates) and their pods' records once, not the table,
+ * when most are candidates) and the records of those whose chain changed
+ * since (or whose pods are not all below the preemptor), not the table,
  * and copies out the pods of a few of them. With budgets: one walk of the placement
  * table (each budget counts and masks every placement; each possible
  * victim kept as its record's address), a counting sort by node, the
@@ -499,6 +503,30 @@ filters:
 	return true;
 }
 
+/* Room for `n_slots` summaries of p's table's chains; made afresh (none
+ * summed yet) when it grows or the table is another. 0 or -ENOMEM (none
+ * then). */
+static int chain_sums_reserve(struct producers *p, uint32_t n_slots)
+{
+	if (p->pre_sums_of == p->placements && n_slots <= p->pre_sums_cap)
+		return 0;
+	size_t n = n_slots > p->pre_sums_cap ? n_slots : p->pre_sums_cap;
+	free(p->pre_sums);
+	free(p->pre_sum_req);
+	p->pre_sums = calloc(n ? n : 1, sizeof(*p->pre_sums));
+	p->pre_sum_req = malloc((n ? n : 1) * sizeof(*p->pre_sum_req));
+	bool got = p->pre_sums != NULL && p->pre_sum_req != NULL;
+	if (!got) {
+		free(p->pre_sums);
+		free(p->pre_sum_req);
+		p->pre_sums = NULL;
+		p->pre_sum_req = NULL;
+	}
+	p->pre_sums_of = got ? p->placements : NULL;
+	p->pre_sums_cap = got ? n : 0;
+	return got ? 0 : -ENOMEM;
+}
+
 /* The node chains: every node slot is given to the choice, from the
  * random one on, and its visit reads its chain: a node without a possible
  * victim is no candidate, as in the walk's list it is not there; so only
@@ -533,25 +561,8 @@ static int collect_chains(struct victim_filter *vf, uint32_t start_slot,
 	cv->sums = NULL;
 	cv->sum_req = NULL;
 	if (vf->any_victim) {
-		if (p->pre_sums_of != t || snap->n_slots > p->pre_sums_cap) {
-			size_t nc = snap->n_slots > p->pre_sums_cap ? snap->n_slots
-								    : p->pre_sums_cap;
-			free(p->pre_sums);
-			free(p->pre_sum_req);
-			p->pre_sums = calloc(nc ? nc : 1, sizeof(*p->pre_sums));
-			p->pre_sum_req = malloc((nc ? nc : 1) * sizeof(*p->pre_sum_req));
-			p->pre_sums_of = t;
-			p->pre_sums_cap = nc;
-			if (p->pre_sums == NULL || p->pre_sum_req == NULL) {
-				free(p->pre_sums);
-				free(p->pre_sum_req);
-				p->pre_sums = NULL;
-				p->pre_sum_req = NULL;
-				p->pre_sums_of = NULL;
-				p->pre_sums_cap = 0;
-				return -ENOMEM;
-			}
-		}
+		if (chain_sums_reserve(p, snap->n_slots) < 0)
+			return -ENOMEM;
 		cv->sums = p->pre_sums;
 		cv->sum_req = p->pre_sum_req;
 	}
