@@ -10,10 +10,13 @@
  * producers_preempt_check() on, each preemption also makes the walk's
  * choice (ingest/producers_preempt.c) and counts a difference of node,
  * candidates or victims: none may differ, and every preemption must have
- * been checked; a fill pod is released after every other preemptor, so that
- * chains also lose records without gaining one, and each summary a
+ * been checked. A fill pod is released after every other preemptor, so
+ * that chains also lose records without gaining one, and each summary a
  * preemption keeps (chain_sum_of) is compared with its chain summed up
- * afresh (a difference counts as one too). DefaultPreemption's choice itself is unit.preempt's (kube
+ * afresh (a difference counts as one too). One node in four is tainted
+ * and half the preemptors are held to a zone, so the walk's static
+ * filters and the chains' shortcut of them (preempt_plain_pass) meet
+ * both kinds. DefaultPreemption's choice itself is unit.preempt's (kube
  * pkg/scheduler/framework/plugins/defaultpreemption/default_preemption.go,
  * SelectVictimsOnNode, and pkg/scheduler/framework/preemption/preemption.go,
  * DryRunPreemption's offset over every potential node: a random node,
