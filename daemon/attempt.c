@@ -44,7 +44,7 @@
  *       that submits a parked slot again gets no second attempt
  *       (wait_holds: the handle is counted bad and ignored).
  *   A3  The evictor's reply places a pod only if it is still the one the
- *       request was for and still waiting (preempt_live, cleared by done();
+ *       request was for and still waiting (pre_live, cleared by done();
  *       its producer's key; queue_where): a pod answered meanwhile has its
  *       held room given back instead.
  *   A4  Once answered, a handle goes back on the completion ring once:

@@ -46,7 +46,7 @@
 
 #include "base/base.h"
 
-#define REQS 4u      /* a worker has one request in flight (daemon/wait.c) */
+#define REQS EVICT_REQUESTS /* a worker's requests in flight, at most */
 /* The idle evictor's sleep, at most: EK1 and evict_stop() wake it, so this
  * only bounds a wake the protocol cannot miss. It once was 1 ms: a
  * thousand wakes a second, each taking a core from a spinning worker or
@@ -199,7 +199,8 @@ static void serve_one(struct evictor *ev, unsigned w, const struct req_rec *r)
 		stat_inc(&ev->held);
 		stat_add(&ev->victims, rep.outcome.victims);
 	}
-	/* One request in flight per worker: its reply always has room. */
+	/* At most REQS requests in flight per worker (daemon/wait.c,
+	 * WAIT_PREEMPTS): its reply always has room. */
 	while (!has_room(&b->rep_head, b->rep_tail, REQS))
 		sched_yield();
 	b->rep[b->rep_tail % REQS] = rep;

@@ -27,6 +27,10 @@
 
 struct evictor;
 
+/* Preemption requests a worker may have in flight: its request and reply
+ * rings' size. */
+#define EVICT_REQUESTS 4u
+
 struct evict_reply {
 	uint32_t queue_id;   /* the pod's, in the worker's queue */
 	uint32_t producer;   /* as in the request */

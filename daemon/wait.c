@@ -136,6 +136,14 @@
 /* Attempts from the queue per poll: as many as a burst of new pods, so
  * neither starves the other. */
 #define WAIT_BURST 32u
+/* Preemption requests a worker keeps with the evictor: while the evictor
+ * works one out, the worker's next preemptors ask, so the evictor goes on
+ * to the next without waiting for a round trip through both threads'
+ * wake-ups. The evictor serves them in order, each under the producers'
+ * lock, so each sees the ones before it done (their victims gone, their
+ * room held), as kube-scheduler's next cycle sees the last one's
+ * nomination. At most its mailbox's ring. */
+#define WAIT_PREEMPTS EVICT_REQUESTS
 /* podMaxInUnschedulablePodsDuration. */
 #define WAIT_MAX_UNSCHEDULABLE_NS (UINT64_C(300) * 1000000000u)
 
@@ -195,9 +203,10 @@ struct wait_worker {
 	uint32_t *gang_of;      /* [queue capacity]: its gang's entry + 1, 0 none
 				 * (mapped lazily: rarely touched) */
 	size_t gang_of_bytes;
-	/* Pods that would have preempted while a request was in flight, in
-	 * the order they failed: attempted again, one by one, as replies come
-	 * (a preemption's own release leaves no room to wake them). */
+	/* Pods that would have preempted while WAIT_PREEMPTS requests (or
+	 * their own) were in flight, in the order they failed: attempted
+	 * again, one by one, as replies come (a preemption's own release
+	 * leaves no room to wake them). */
 	uint32_t *pre_fifo;     /* [queue capacity], a ring */
 	uint8_t *pre_marked;    /* [queue capacity]: 1 while in pre_fifo */
 	uint32_t pre_head, pre_tail;
@@ -217,9 +226,12 @@ struct wait_worker {
 	uint64_t quota_serial;  /* qc_serial at its last quota_wake (QW5) */
 	struct record_pod *gang_pods;     /* [GANG_MIN_MAX] scratch */
 	struct resolve_result *gang_res;  /* [GANG_MIN_MAX] scratch */
-	bool preempting;             /* a request is with the evictor ... */
-	uint32_t preempt_id;         /* ... for this pod ... */
-	bool preempt_live;           /* ... which has not been answered since */
+	/* Requests with the evictor (at most WAIT_PREEMPTS, one per pod),
+	 * pre_n of them: for pod pre_id[k], which has not been answered
+	 * since while pre_live[k]. */
+	uint32_t pre_n;
+	uint32_t pre_id[WAIT_PREEMPTS];
+	bool pre_live[WAIT_PREEMPTS];
 	struct evict_reply reply;    /* scratch: too big for the stack */
 	struct preempt_request request;
 	/* Written by the worker alone (stat_inc), read anywhere. */
@@ -385,8 +397,9 @@ static void quota_awaken(struct wait_worker *ww, struct qtree *tr, uint32_t id)
  * it out of its gang and its quota list. */
 static void done(struct wait_worker *ww, uint32_t id)
 {
-	if (ww->preempting && ww->preempt_id == id)
-		ww->preempt_live = false;
+	for (uint32_t k = 0; k < ww->pre_n; k++)
+		if (ww->pre_id[k] == id)
+			ww->pre_live[k] = false;
 	gang_leave(ww, id);
 	quota_leave(ww, id);
 	ww->quota_arrival[id] = 0;
@@ -851,11 +864,21 @@ static unsigned quota_fair(struct serve_wait *wt, unsigned w, uint64_t now,
 	return n;
 }
 
+/* Whether a request for queue id `id` (its pod's, or its id's last pod's)
+ * is with the evictor: its reply comes first. */
+static bool preempt_in_flight(const struct wait_worker *ww, uint32_t id)
+{
+	for (uint32_t k = 0; k < ww->pre_n; k++)
+		if (ww->pre_id[k] == id)
+			return true;
+	return false;
+}
+
 /* Whether pod `pod`, parked as `id` after an attempt that failed for
  * `codes`, may preempt (DefaultPreemption's PodEligibleToPreemptOthers and
  * nodesWherePreemptionMightHelp, and this daemon's limits: no devices, no
- * host ports, no inter-pod rule in play), and if so asks the evictor. One
- * request in flight per worker. */
+ * host ports, no inter-pod rule in play), and if so asks the evictor. At
+ * most WAIT_PREEMPTS requests in flight per worker, one per pod. */
 static void maybe_preempt(struct serve_wait *wt, unsigned w, uint32_t id,
 			  const struct producer *pr, const struct record_pod *pod,
 			  uint32_t codes)
@@ -869,8 +892,8 @@ static void maybe_preempt(struct serve_wait *wt, unsigned w, uint32_t id,
 	    !(codes & (QUEUE_CODE(REASON_INSUFFICIENT) | QUEUE_CODE(REASON_TOO_MANY_PODS))) ||
 	    engine_interpod_applies(wt->a->engines[w], sp))
 		return;
-	if (ww->preempting) {
-		/* Its turn comes when the evictor is free (take_replies). */
+	if (preempt_in_flight(ww, id) || ww->pre_n == WAIT_PREEMPTS) {
+		/* Its turn comes when a reply comes (take_replies). */
 		if (!ww->pre_marked[id]) {
 			ww->pre_marked[id] = 1;
 			ww->pre_fifo[ww->pre_tail++ % queue_capacity(ww->q)] = id;
@@ -883,9 +906,9 @@ static void maybe_preempt(struct serve_wait *wt, unsigned w, uint32_t id,
 	};
 	if (!evict_request(wt->cfg.evictor, w, id, &ww->request))
 		return;
-	ww->preempting = true;
-	ww->preempt_id = id;
-	ww->preempt_live = true;
+	ww->pre_id[ww->pre_n] = id;
+	ww->pre_live[ww->pre_n] = true;
+	ww->pre_n++;
 	stat_inc(&ww->st.preemptions);
 	stat_inc(&wt->a->stats[w].preemption_attempts);
 }
@@ -913,14 +936,22 @@ static void room_left(struct serve_wait *wt, uint32_t woken_for, uint32_t node)
 	queue_events_publish(wt->cfg.events, &ev);
 }
 
-/* The next pod that would have preempted, attempted again (and asking
- * the evictor if it still fails), while none is in flight. */
+/* The next pods that would have preempted, attempted again (and asking
+ * the evictor if they still fail), while fewer than WAIT_PREEMPTS are in
+ * flight; each looked at once a call (one that fails again goes back to
+ * the end). A pod whose id has a request in flight stays for after its
+ * reply: attempted now, it would only fail and come back. */
 static void preempt_next(struct serve_wait *wt, unsigned w, uint64_t now)
 {
 	struct wait_worker *ww = &wt->w[w];
 	uint32_t cap = queue_capacity(ww->q);
-	while (!ww->preempting && ww->pre_head != ww->pre_tail) {
+	for (uint32_t left = ww->pre_tail - ww->pre_head;
+	     left > 0 && ww->pre_n < WAIT_PREEMPTS; left--) {
 		uint32_t id = ww->pre_fifo[ww->pre_head++ % cap];
+		if (preempt_in_flight(ww, id)) {
+			ww->pre_fifo[ww->pre_tail++ % cap] = id; /* still marked */
+			continue;
+		}
 		ww->pre_marked[id] = 0;
 		if (queue_take(ww->q, id) == 0)
 			retry(wt, w, id, false, now);
@@ -934,8 +965,16 @@ static unsigned take_replies(struct serve_wait *wt, unsigned w)
 	struct evict_reply *r = &ww->reply;
 	unsigned n = 0;
 	while (wt->cfg.evictor != NULL && evict_reply(wt->cfg.evictor, w, r)) {
-		bool live = ww->preempt_live && ww->preempt_id == r->queue_id;
-		ww->preempting = false;
+		bool live = false;
+		for (uint32_t k = 0; k < ww->pre_n; k++) {
+			if (ww->pre_id[k] != r->queue_id)
+				continue;
+			live = ww->pre_live[k];
+			ww->pre_n--;
+			ww->pre_id[k] = ww->pre_id[ww->pre_n];
+			ww->pre_live[k] = ww->pre_live[ww->pre_n];
+			break;
+		}
 		n++;
 		if (r->outcome.slot < 0)
 			continue; /* no node: the pod waits on */
@@ -1428,7 +1467,7 @@ unsigned wait_poll(struct serve_wait *wt, unsigned w)
 	struct afs_ledger *afs = qc_admission_fair(wt->a->quota);
 	if (afs != NULL)
 		afsl_tick(afs);
-	if (queue_len(q) == 0 && !ww->preempting) {
+	if (queue_len(q) == 0 && ww->pre_n == 0) {
 		/* Nothing waits: only keep up with the events. */
 		queue_absorb(q, NULL, 0);
 		return done;

@@ -16,12 +16,16 @@
  * on (kube's offset among every node where preemption might help), and
  * its visit reads its chain: a node without a possible victim is no
  * candidate, one with them has their records summed up (chain_probe:
- * how many, the lowest priority, the latest start, their requests), and
- * only a node that might beat the best so far is read record by record
+ * how many, the lowest priority, the latest start, their requests; the
+ * sum is kept per node between requests while the chain and the node
+ * are unchanged, chain_sum_of, so most visits read one entry and no
+ * record), and only a node that might beat the best so far is read
+ * record by record
  * (chain_visit, in index order, the walk's) and worked out pod by pod
  * (preempt_select's shortcut, workers/preempt.h). So a request reads the
  * nodes the choice visits (kube's numCandidates, a tenth of them: fewer
- * when most are candidates) and their pods' records once, not the table,
+ * when most are candidates) and the records of those whose chain changed
+ * since (or whose pods are not all below the preemptor), not the table,
  * and copies out the pods of a few of them. With budgets: one walk of the placement
  * table (each budget counts and masks every placement; each possible
  * victim kept as its record's address), a counting sort by node, the
@@ -64,6 +68,27 @@ static bool preempt_static_pass(const struct plugin_ctx *ctx, const struct pod_s
 	return filter_unschedulable(ctx, pod, node) && filter_node_name(pod, node) &&
 	       filter_taints(pod, node) < 0 && filter_affinity(ctx, pod, node) &&
 	       filter_device_model(pod, node);
+}
+
+/* Whether the pod's static filters can refuse a node only for its
+ * taints or its unschedulable mark: no node name, node selector, required
+ * node affinity or GPU model (filter_node_name, filter_affinity,
+ * filter_device_model pass every node then). */
+static bool preempt_plain(const struct pod_spec *pod)
+{
+	return pod->node_name == 0 && pod->n_selector == 0 && !pod->has_required &&
+	       pod->n_gpu_models == 0;
+}
+
+/* preempt_static_pass for a pod preempt_plain() says so of: a node
+ * without taints or the unschedulable mark passes at once (filter_taints
+ * and filter_unschedulable pass it whatever the pod tolerates). */
+static bool preempt_plain_pass(const struct plugin_ctx *ctx, const struct pod_spec *pod,
+			       bool plain, const struct node_spec *node)
+{
+	if (plain && node->n_taints == 0 && !node->unschedulable)
+		return true;
+	return preempt_static_pass(ctx, pod, node);
 }
 
 /* The choice's visit of a node: its counters now, and whether the
@@ -267,6 +292,10 @@ struct chain_visit_ctx {
 	int error;         /* -ENOMEM: the scratch could not grow */
 	unsigned n_want;   /* chain_probe sums these resources: those the */
 	uint8_t want[RES_MAX]; /* preemptor requests, pods aside */
+	bool plain;        /* the pod has no node name, selector, required
+			    * node affinity or GPU model (preempt_plain_pass) */
+	struct chain_sum *sums;    /* [n_slots]: chain_sum_of's; NULL: none */
+	struct res_vec *sum_req;   /* [n_slots] */
 };
 
 static bool chain_visit(void *arg, struct preempt_node *nd)
@@ -329,6 +358,78 @@ static bool chain_visit(void *arg, struct preempt_node *nd)
 	return true;
 }
 
+/* A node's chain summed up whatever the preemptor (its records of the
+ * node as it is now: every one that may be a victim of a preemptor of
+ * higher priority than `high` whose rights reach every namespace), kept
+ * while its key holds (shm/placements.h, PN3: the chain's head and
+ * unlinks; and the node's generation, which makes its records stale).
+ * Then a probe reads one entry, not the chain's records (each in its own
+ * 304-byte record), unless the preemptor's priority falls between the
+ * node's lowest and highest (some of its pods only are victims). */
+struct chain_sum {
+	uint32_t head, unlinks, node_gen;
+	uint32_t valid;      /* 0: never summed */
+	uint32_t n;          /* its records */
+	int32_t low, high;   /* their lowest and highest priority */
+	uint32_t zero;       /* 0: no padding (the check compares bytes) */
+	uint64_t late_start; /* their latest placed_ns */
+};
+
+/* The chain from `head` summed up into `cs` and `sum`, keyed so. */
+static void chain_sum_walk(const struct placements *t, uint32_t slot, uint32_t head,
+			   uint32_t unlinks, uint32_t gen, struct chain_sum *cs,
+			   struct res_vec *sum)
+{
+	*cs = (struct chain_sum){.head = head, .unlinks = unlinks, .node_gen = gen,
+				 .valid = 1, .low = INT32_MAX, .high = INT32_MIN};
+	memset(sum, 0, sizeof(*sum));
+	for (uint32_t i = head; i != PLACEMENTS_NIL; i = placements_node_next(t, i)) {
+		uint64_t id;
+		const struct placement_record *r = placements_at(t, i, &id);
+		if (r == NULL || r->slot != slot || r->node_gen != gen)
+			continue; /* victim_ok's ledger_slot_current */
+		cs->n++;
+		cs->low = r->priority < cs->low ? r->priority : cs->low;
+		cs->high = r->priority > cs->high ? r->priority : cs->high;
+		cs->late_start = r->placed_ns > cs->late_start ? r->placed_ns : cs->late_start;
+		for (unsigned k = 0; k < RES_MAX; k++)
+			sum->v[k] += r->request.v[k];
+	}
+}
+
+static int check_on; /* producers_preempt_check's flag, below */
+static uint64_t checks, check_mismatches;
+
+/* Slot `slot`'s summary (the node present in the snapshot), summed again
+ * when its key moved. The one holding the producers' lock only. With the
+ * tests' check on, a summary kept is compared with the chain summed up
+ * afresh: a difference counts as a mismatch. */
+static const struct chain_sum *chain_sum_of(struct chain_visit_ctx *v, uint32_t slot,
+					    const struct res_vec **req)
+{
+	const struct placements *t = v->vf->p->placements;
+	struct chain_sum *cs = &v->sums[slot];
+	*req = &v->sum_req[slot];
+	/* PN3: the count, then the head (PN2's acquire), then the walk. */
+	uint32_t unlinks = placements_node_unlinks(t, slot);
+	uint32_t head = placements_node_first(t, slot);
+	uint32_t gen = ledger_node_generation(v->vf->l, slot);
+	if (!(cs->valid && cs->head == head && cs->unlinks == unlinks && cs->node_gen == gen)) {
+		chain_sum_walk(t, slot, head, unlinks, gen, cs, &v->sum_req[slot]);
+		return cs;
+	}
+	/* Relaxed: a flag. */
+	if (__atomic_load_n(&check_on, __ATOMIC_RELAXED)) {
+		struct chain_sum fresh;
+		struct res_vec sum;
+		chain_sum_walk(t, slot, head, unlinks, gen, &fresh, &sum);
+		if (memcmp(&fresh, cs, sizeof(fresh)) != 0 ||
+		    memcmp(&sum, &v->sum_req[slot], sizeof(sum)) != 0)
+			stat_inc(&check_mismatches);
+	}
+	return cs;
+}
+
 /* The shortcut's probe (preempt_input.probe): the node's chain summed
  * up (how many possible victims, the lowest priority and latest start
  * among them, their requests of the resources the preemptor asks for),
@@ -342,6 +443,25 @@ static bool chain_probe(void *arg, struct preempt_node *nd, struct preempt_summa
 	const struct placements *t = v->vf->p->placements;
 	nd->slot = (uint32_t)(nd - v->nodes);
 	uint32_t slot = nd->slot;
+	if (v->sums != NULL) {
+		/* Every victim_ok record of a present node is one of the
+		 * summary's: all of them below the preemptor's priority, the
+		 * summary is the probe's; none, no possible victim. */
+		if (slot >= snap->n_slots || !snap->present[slot])
+			return false;
+		const struct res_vec *req;
+		const struct chain_sum *cs = chain_sum_of(v, slot, &req);
+		if (cs->n == 0 || cs->low >= v->vf->priority)
+			return false;
+		if (cs->high < v->vf->priority) {
+			out->n = cs->n;
+			out->low_priority = cs->low;
+			out->late_start = cs->late_start;
+			for (unsigned k = 0; k < v->n_want; k++)
+				out->freed.v[v->want[k]] = req->v[v->want[k]];
+			goto filters;
+		}
+	}
 	uint32_t i = placements_node_first(t, slot);
 	if (i == PLACEMENTS_NIL)
 		return false; /* nothing on it: no possible victim */
@@ -363,12 +483,48 @@ static bool chain_probe(void *arg, struct preempt_node *nd, struct preempt_summa
 		for (unsigned k = 0; k < v->n_want; k++)
 			out->freed.v[v->want[k]] += r->request.v[v->want[k]];
 	}
-	if (out->n == 0 || !preempt_static_pass(v->ctx, v->pod, &snap->nodes[slot]))
+filters:
+	if (out->n == 0 || !preempt_plain_pass(v->ctx, v->pod, v->plain, &snap->nodes[slot]))
 		return false;
-	nd->allocatable = snap->nodes[slot].allocatable;
-	int64_t nz_cpu, nz_mem;
-	ledger_load_used(ledger_node(v->vf->l, slot), &nd->used, &nz_cpu, &nz_mem);
+	/* Only what the probe's reader reads (preempt_input.probe): pods and
+	 * the resources asked for; chain_visit fills a node worked out whole
+	 * (ledger_swap takes the chosen one's allocatable). */
+	const struct res_vec *alloc = &snap->nodes[slot].allocatable;
+	const struct node_alloc *a = ledger_node(v->vf->l, slot);
+	nd->allocatable.v[RES_PODS] = alloc->v[RES_PODS];
+	/* V1: relaxed, as ledger_load_used's. */
+	nd->used.v[RES_PODS] = __atomic_load_n(&a->used[RES_PODS], __ATOMIC_RELAXED);
+	for (unsigned k = 0; k < v->n_want; k++) {
+		unsigned r = v->want[k];
+		nd->allocatable.v[r] = alloc->v[r];
+		/* V1: relaxed. */
+		nd->used.v[r] = __atomic_load_n(&a->used[r], __ATOMIC_RELAXED);
+	}
 	return true;
+}
+
+/* Room for `n_slots` summaries of p's table's chains; made afresh (none
+ * summed yet) when it grows or the table is another. 0 or -ENOMEM (none
+ * then). */
+static int chain_sums_reserve(struct producers *p, uint32_t n_slots)
+{
+	if (p->pre_sums_of == p->placements && n_slots <= p->pre_sums_cap)
+		return 0;
+	size_t n = n_slots > p->pre_sums_cap ? n_slots : p->pre_sums_cap;
+	free(p->pre_sums);
+	free(p->pre_sum_req);
+	p->pre_sums = calloc(n ? n : 1, sizeof(*p->pre_sums));
+	p->pre_sum_req = malloc((n ? n : 1) * sizeof(*p->pre_sum_req));
+	bool got = p->pre_sums != NULL && p->pre_sum_req != NULL;
+	if (!got) {
+		free(p->pre_sums);
+		free(p->pre_sum_req);
+		p->pre_sums = NULL;
+		p->pre_sum_req = NULL;
+	}
+	p->pre_sums_of = got ? p->placements : NULL;
+	p->pre_sums_cap = got ? n : 0;
+	return got ? 0 : -ENOMEM;
 }
 
 /* The node chains: every node slot is given to the choice, from the
@@ -400,6 +556,16 @@ static int collect_chains(struct victim_filter *vf, uint32_t start_slot,
 		p->pre_ipods = g;
 		p->pre_ipods_cap = want;
 	}
+	/* The summaries: for a preemptor whose rights reach every
+	 * namespace (victim_ok's may_disrupt is then true of every pod). */
+	cv->sums = NULL;
+	cv->sum_req = NULL;
+	if (vf->any_victim) {
+		if (chain_sums_reserve(p, snap->n_slots) < 0)
+			return -ENOMEM;
+		cv->sums = p->pre_sums;
+		cv->sum_req = p->pre_sum_req;
+	}
 	c->nodes = p->pre_inodes;
 	c->pods = p->pre_ipods;
 	c->n_nodes = snap->n_slots;
@@ -418,9 +584,9 @@ static int collect_chains(struct victim_filter *vf, uint32_t start_slot,
 	return 0;
 }
 
-/* Tests' check (producers_preempt_check): the choice both ways. */
-static int check_on; /* __atomic, relaxed: a flag */
-static uint64_t checks, check_mismatches; /* relaxed (stat_inc): figures */
+/* Tests' check (producers_preempt_check): the choice both ways, and
+ * (chain_sum_of) each summary kept against its chain. check_on: __atomic,
+ * relaxed, a flag; checks, check_mismatches: relaxed (stat_inc), figures. */
 
 void producers_preempt_check(bool on)
 {
@@ -538,7 +704,7 @@ static int preempt_locked(struct producers *p, const struct preempt_request *rq,
 	bool chains = !masking && placements_node_indexed(p->placements, snap->n_slots);
 	struct preempt_visit_ctx vc = {.ctx = p->ctx, .pod = tmpl, .snap = snap, .l = l};
 	struct chain_visit_ctx cv = {.ctx = p->ctx, .pod = tmpl, .vf = &vf,
-				     .scratch = &scratch};
+				     .scratch = &scratch, .plain = preempt_plain(tmpl)};
 	for (unsigned r = 0; r < RES_MAX; r++)
 		if (r != RES_PODS && rq->spec.request.v[r] > 0)
 			cv.want[cv.n_want++] = (uint8_t)r;

@@ -53,6 +53,7 @@ struct placements {
 	uint32_t *next;         /* [capacity]: the free stack's links (F1, F2) */
 	uint32_t *node_head;    /* [capacity]: each node slot's chain (PN1, PN2) */
 	uint32_t *node_next;    /* [capacity]: the chains' links */
+	uint32_t *node_unlinks; /* [capacity]: records off each chain (PN3) */
 	_Alignas(64) uint64_t head; /* tag << 32 | top index (NIL: empty) */
 	struct shm_span owned;  /* placements_create()'s private memory */
 	/* placements_populate_ahead()'s: records [0, populated) are backed;
@@ -117,12 +118,15 @@ struct placements *placements_create_in(struct shm_span span, uint32_t capacity,
 	t->next = c.overflow ? NULL : malloc((size_t)capacity * sizeof(*t->next));
 	t->node_head = c.overflow ? NULL : malloc((size_t)capacity * sizeof(uint32_t));
 	t->node_next = c.overflow ? NULL : malloc((size_t)capacity * sizeof(uint32_t));
-	bool got = t->next != NULL && t->node_head != NULL && t->node_next != NULL;
+	t->node_unlinks = c.overflow ? NULL : calloc(capacity, sizeof(uint32_t));
+	bool got = t->next != NULL && t->node_head != NULL && t->node_next != NULL &&
+		   t->node_unlinks != NULL;
 	if (!got || (!fresh && t->shared->capacity != capacity)) {
 		errno = c.overflow ? EINVAL : !got ? ENOMEM : EPROTO;
 		free(t->next);
 		free(t->node_head);
 		free(t->node_next);
+		free(t->node_unlinks);
 		free(t);
 		return NULL;
 	}
@@ -151,9 +155,12 @@ void placements_reindex(struct placements *t)
 	if (hw > t->capacity)
 		hw = t->capacity; /* damaged: the owners tell (the caller checks) */
 	/* The node chains again (PN1), each in index order: no other thread
-	 * runs, plain stores. */
-	for (uint32_t i = 0; i < t->capacity; i++)
+	 * runs, plain stores. PN3: every chain counts as changed (a reader's
+	 * key from before no longer matches). */
+	for (uint32_t i = 0; i < t->capacity; i++) {
 		t->node_head[i] = NIL;
+		t->node_unlinks[i]++;
+	}
 	/* The caches' records are free again below, their figures counted
 	 * from the owners. */
 	for (unsigned w = 0; w < t->n_caches; w++) {
@@ -223,6 +230,7 @@ void placements_destroy(struct placements *t)
 	free(t->next);
 	free(t->node_head);
 	free(t->node_next);
+	free(t->node_unlinks);
 	free(t->caches);
 	free(t);
 }
@@ -525,6 +533,14 @@ uint32_t placements_node_first(const struct placements *t, uint32_t slot)
 	return __atomic_load_n(&t->node_head[slot], __ATOMIC_ACQUIRE);
 }
 
+uint32_t placements_node_unlinks(const struct placements *t, uint32_t slot)
+{
+	if (slot >= t->capacity)
+		return 0;
+	/* PN3: relaxed (see placements_free). */
+	return __atomic_load_n(&t->node_unlinks[slot], __ATOMIC_RELAXED);
+}
+
 uint32_t placements_node_next(const struct placements *t, uint32_t index)
 {
 	/* PN2: acquire, partner of PN1's release. */
@@ -560,6 +576,11 @@ void placements_free(struct placements *t, uint64_t id)
 	struct placement_record *r = &t->recs[(uint32_t)id];
 	/* The record is still live here (the caller's placements_get()). */
 	node_unlink(t, r->slot, (uint32_t)id);
+	/* PN3: relaxed; its readers hold off frees (PN2), so they are
+	 * ordered after it by what holds them off. */
+	if (r->slot < t->capacity)
+		__atomic_store_n(&t->node_unlinks[r->slot], t->node_unlinks[r->slot] + 1,
+				 __ATOMIC_RELAXED);
 	/* QA4: relaxed; a rewrite to another non-zero value or to 0 may race
 	 * this test: the hook reads it again under the quota's gate. */
 	if (__atomic_load_n(&r->quota, __ATOMIC_RELAXED) != 0 && t->free_hook != NULL)

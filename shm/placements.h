@@ -67,6 +67,13 @@
  *       freeing thread, or under the lock frees are made under: the
  *       producers'), so no record it reaches is unlinked and reused
  *       meanwhile; records published meanwhile may or may not be seen.
+ *   PN3  The freeing thread counts each record it unlinks from a chain
+ *       (node_unlinks, relaxed: the chains' readers hold off frees, PN2,
+ *       so the count they read is the one after the last free). A
+ *       reader that keeps a summary of a chain keys it by (head, count):
+ *       equal, the chain is the one it summed up; a record published
+ *       since with a head it loaded before the walk is seen by a later
+ *       key's change (PN1's release, PN2's acquire).
  * Pops and pushes are lock-free: a compare-and-swap fails only when
  * another thread moved the head meanwhile. The tag makes a head value
  * unique for 2^32 operations, which no pop spans.
@@ -278,6 +285,15 @@ bool placements_node_indexed(const struct placements *t, uint32_t n_slots);
  * (the latest linked first); read each with placements_at(). */
 uint32_t placements_node_first(const struct placements *t, uint32_t slot);
 uint32_t placements_node_next(const struct placements *t, uint32_t index);
+
+/* How many records have left node slot `slot`'s chain (PN3: counted by
+ * placements_free after the unlink, and once more for every slot by
+ * placements_reindex; wraps after 2^32). With the chain's first index,
+ * a key that moves whenever the chain changes: a publish puts a record
+ * not on the chain at its head, and only a free (counted) takes one off,
+ * so the head cannot come back to an earlier value unchanged. Read it
+ * where PN2's chains are read (frees held off), before the chain. */
+uint32_t placements_node_unlinks(const struct placements *t, uint32_t slot);
 
 /* Live records now (taken by workers and not freed), any thread, relaxed:
  * a figure. */

@@ -100,8 +100,10 @@ struct preempt_input {
 	uint32_t n_pdbs;
 	/* The shortcut (NULL: none; used only without budgets, n_pdbs 0):
 	 * called on a node before `visit`, it fills the node's allocatable
-	 * and `used` and sums up its possible victims (its pods of lower
-	 * priority than the preemptor's) without filling pods[]; it returns
+	 * and `used` (pods and the resources the preemptor requests at
+	 * least: the only ones read before `visit`) and sums up its
+	 * possible victims (its pods of lower priority than the
+	 * preemptor's) without filling pods[]; it returns
 	 * false where `visit` would (the static filters refuse it, or it has
 	 * no possible victim). See preempt_select for what it saves. */
 	bool (*probe)(void *arg, struct preempt_node *node,

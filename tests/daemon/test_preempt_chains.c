@@ -10,7 +10,13 @@
  * producers_preempt_check() on, each preemption also makes the walk's
  * choice (ingest/producers_preempt.c) and counts a difference of node,
  * candidates or victims: none may differ, and every preemption must have
- * been checked. DefaultPreemption's choice itself is unit.preempt's (kube
+ * been checked. A fill pod is released after every other preemptor, so
+ * that chains also lose records without gaining one, and each summary a
+ * preemption keeps (chain_sum_of) is compared with its chain summed up
+ * afresh (a difference counts as one too). One node in four is tainted
+ * and half the preemptors are held to a zone, so the walk's static
+ * filters and the chains' shortcut of them (preempt_plain_pass) meet
+ * both kinds. DefaultPreemption's choice itself is unit.preempt's (kube
  * pkg/scheduler/framework/plugins/defaultpreemption/default_preemption.go,
  * SelectVictimsOnNode, and pkg/scheduler/framework/preemption/preemption.go,
  * DryRunPreemption's offset over every potential node: a random node,
@@ -60,16 +66,21 @@ static uint32_t next_rand(uint64_t *seed)
 static const char *const classes[] = {"p0", "p100", "p500", "p2000", "high"};
 static const int class_values[] = {0, 100, 500, 2000, 1000};
 
-/* The cluster file: `n` nodes of random cpu, and the PriorityClasses. */
+/* The cluster file: `n` nodes of random cpu, labelled zone a or b, one in
+ * four tainted (the fill pods tolerate it, the preemptors do not), and
+ * the PriorityClasses. */
 static void write_cluster(unsigned n, uint64_t *seed)
 {
 	FILE *f = fopen(fx.cluster, "w");
 	assert_non_null(f);
 	fputs("{\"kind\":\"List\",\"items\":[", f);
 	for (unsigned i = 0; i < n; i++)
-		fprintf(f, "%s{\"kind\":\"Node\",\"metadata\":{\"name\":\"n%u\"},"
+		fprintf(f, "%s{\"kind\":\"Node\",\"metadata\":{\"name\":\"n%u\","
+			"\"labels\":{\"zone\":\"%s\"}},\"spec\":{%s},"
 			"\"status\":{\"allocatable\":{\"cpu\":\"%u\",\"memory\":"
 			"\"64Gi\",\"pods\":\"110\"}}}", i ? "," : "", i,
+			i % 2 ? "a" : "b", i % 4 == 0 ? "\"taints\":[{\"key\":"
+			"\"dedicated\",\"value\":\"x\",\"effect\":\"NoSchedule\"}]" : "",
 			2 + next_rand(seed) % 7);
 	for (unsigned c = 0; c < 5; c++)
 		fprintf(f, ",{\"kind\":\"PriorityClass\",\"metadata\":{\"name\":"
@@ -78,14 +89,15 @@ static void write_cluster(unsigned n, uint64_t *seed)
 	fclose(f);
 }
 
+/* `more`: further fields of the spec, each followed by a comma. */
 static uint32_t template_of(struct shmsched_client *c, const char *cls,
-			    const char *cpu)
+			    const char *cpu, const char *more)
 {
 	char json[512];
 	snprintf(json, sizeof(json), "{\"kind\":\"Pod\",\"metadata\":{\"name\":"
-		 "\"t\"},\"spec\":{\"priorityClassName\":\"%s\",\"containers\":"
+		 "\"t\"},\"spec\":{%s\"priorityClassName\":\"%s\",\"containers\":"
 		 "[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"%s\"}}}]}}",
-		 cls, cpu);
+		 more, cls, cpu);
 	return fixture_template(c, json);
 }
 
@@ -104,11 +116,19 @@ static uint64_t one_cluster(uint64_t seed)
 	uint32_t fill_t[4][3];
 	for (unsigned c = 0; c < 4; c++)
 		for (unsigned z = 0; z < 3; z++)
-			fill_t[c][z] = template_of(low, classes[c], sizes[z]);
+			fill_t[c][z] = template_of(low, classes[c], sizes[z],
+						   "\"tolerations\":[{\"key\":"
+						   "\"dedicated\",\"operator\":"
+						   "\"Exists\"}],");
 	static const char *const big[] = {"1", "2", "3"};
-	uint32_t high_t[3];
-	for (unsigned z = 0; z < 3; z++)
-		high_t[z] = template_of(hi, "high", big[z]);
+	/* Half of them held to zone a: the chains' shortcut of the static
+	 * filters (preempt_plain_pass) is for the others only. */
+	uint32_t high_t[6];
+	for (unsigned z = 0; z < 3; z++) {
+		high_t[z] = template_of(hi, "high", big[z], "");
+		high_t[3 + z] = template_of(hi, "high", big[z],
+					    "\"nodeSelector\":{\"zone\":\"a\"},");
+	}
 	/* Fill, releasing now and then: records reused on other nodes. */
 	uint64_t placed[FILL];
 	unsigned n_placed = 0;
@@ -133,9 +153,17 @@ static uint64_t one_cluster(uint64_t seed)
 	struct daemon_stats ds;
 	for (unsigned i = 0; i < PREEMPTORS; i++) {
 		struct shmsched_pod p = {.cookie = 100000 + i, .flags = SHMSCHED_WAIT,
-					 .template_id = high_t[next_rand(&seed) % 3]};
+					 .template_id = high_t[next_rand(&seed) % 6]};
 		assert_int_equal(shmsched_submit(hi, &p, 1), 1);
 		(void)fixture_await(hi, &r, 1, 1000);
+		/* A release between preemptions: a chain that loses a record
+		 * and gains none, which the summaries' key must see (PN3).
+		 * The pod may be a victim already: then nothing happens. */
+		if (i % 2 == 1 && n_placed > 0) {
+			unsigned k = next_rand(&seed) % n_placed;
+			(void)shmsched_release(low, placed[k], err, sizeof(err));
+			placed[k] = placed[--n_placed];
+		}
 	}
 	daemon_stop(d, 1000, &ds);
 	shmsched_disconnect(low);
