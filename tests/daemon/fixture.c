@@ -315,6 +315,12 @@ int fixture_churn_step(struct fixture_churn *ch)
 	return 0;
 }
 
+uint64_t fixture_clock_ns(void *arg)
+{
+	/* Relaxed: the partner is the test's own stepping (fixture.h). */
+	return __atomic_load_n((const uint64_t *)arg, __ATOMIC_RELAXED);
+}
+
 unsigned fixture_await(struct shmsched_client *c, struct shmsched_result *out,
 		       unsigned want, unsigned ms)
 {

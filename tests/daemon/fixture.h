@@ -162,6 +162,13 @@ struct fixture_churn {
  * naming what failed ("release", "submit", "no answer"). */
 int fixture_churn_step(struct fixture_churn *ch);
 
+/* An injected clock (the daemon_config's *_clock_ns with its *_arg, or
+ * afsl_create's): the nanoseconds in the uint64_t `arg` points to, which
+ * the test steps by hand with __atomic relaxed stores or adds (read
+ * relaxed: a test's steps are ordered by its own requests' round trips;
+ * the readers are the workers and the daemon's threads). */
+uint64_t fixture_clock_ns(void *arg);
+
 /* Polls `c` until `want` answers arrived (appended to out) or `ms`
  * milliseconds passed. Returns how many arrived. */
 unsigned fixture_await(struct shmsched_client *c, struct shmsched_result *out,

@@ -44,14 +44,8 @@
 
 static struct fixture_dir fx;
 static char store[160];
-static uint64_t clk; /* the usage's clock; __atomic: the workers read it */
-
-static uint64_t afs_clock(void *arg)
-{
-	(void)arg;
-	/* Relaxed: a test's clock, stepped between the test's own steps. */
-	return __atomic_load_n(&clk, __ATOMIC_RELAXED);
-}
+/* The usage's clock (fixture_clock_ns): __atomic, the workers read it. */
+static uint64_t clk;
 
 static int setup(void **state)
 {
@@ -106,7 +100,8 @@ static struct daemon_config config(struct quota_tree *t)
 	struct daemon_config cfg = fixture_config(&fx);
 	cfg.quota = t;
 	cfg.admission_fair_sharing = &settings;
-	cfg.afs_clock_ns = afs_clock;
+	cfg.afs_clock_ns = fixture_clock_ns;
+	cfg.afs_clock_arg = &clk;
 	cfg.state_dir = store;
 	cfg.durability = STORE_DURABILITY_SYNC;
 	return cfg;

@@ -144,16 +144,11 @@ static void test_report_quarantine_release(void **state)
 	daemon_stop(d, 1000, &ds);
 }
 
-/* The quarantine's clock (daemon_config.quarantine_clock_ns): stepped by
- * the test while no pod is in flight; relaxed, a test's figure (its
- * readers are the workers and the control thread). */
+/* The quarantine's clock (daemon_config.quarantine_clock_ns,
+ * fixture_clock_ns): stepped by the test while no pod is in flight;
+ * relaxed, a test's figure (its readers are the workers and the control
+ * thread). */
 static uint64_t clock_now = UINT64_C(1000000000000);
-
-static uint64_t test_clock(void *arg)
-{
-	(void)arg;
-	return __atomic_load_n(&clock_now, __ATOMIC_RELAXED);
-}
 
 /* One pod of `tid` placed, then released: its node. */
 static uint32_t place_release(struct shmsched_client *c, uint32_t tid, uint64_t cookie)
@@ -179,7 +174,8 @@ static void test_crash_pair(void **state)
 	write_nodes(2, 0, 8); /* two of pool good */
 	struct daemon_config cfg = fixture_config(&fx);
 	cfg.quarantine_window_ns = 60 * UINT64_C(1000000000);
-	cfg.quarantine_clock_ns = test_clock;
+	cfg.quarantine_clock_ns = fixture_clock_ns;
+	cfg.quarantine_clock_arg = &clock_now;
 	char err[512];
 	struct daemon *d = fixture_start(&cfg);
 	struct shmsched_client *a = fixture_connect_as(fx.sock, "a");
