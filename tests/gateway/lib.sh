@@ -19,7 +19,8 @@
 #   says PATTERN            whether $dir/body has PATTERN (if not, shows it).
 # The tests of the admin listener (test_evict.sh, test_failure.sh,
 # test_queues.sh, test_surge.sh) also set daemon and gateway (the
-# programs) and use:
+# programs) and use (daemon_start: test_owners.sh and the tests/cli ones
+# too, setting daemon):
 #   daemon_start [ARG...]   runs $daemon on $dir/cluster.json (written by
 #                           then), socket $dir/s.sock, one worker, ARGs
 #                           added, logging to $dir/daemon.log, until ready;
