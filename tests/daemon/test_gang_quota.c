@@ -308,7 +308,8 @@ static void test_no_nodes_gives_back(void **state)
 	write_cluster(2, 4, groups, mins, 1);
 	struct tree tr = make_tree(1000, QUOTA_NO_LIMIT, 100000, false);
 	struct daemon *d = start(tr.t, 1, NULL, false);
-	struct shmsched_client *c = fixture_connect(fx.sock), *a = fixture_connect(fx.admin);
+	struct shmsched_client *c = fixture_connect(fx.sock);
+	struct shmsched_client *a = fixture_connect(fx.admin);
 	uint32_t big = tmpl(c, "big", "qb", "3");
 	struct shmsched_result r[4];
 	for (uint64_t k = 0; k < 3; k++)
@@ -372,7 +373,8 @@ static void test_flavors_rollback(void **state)
 	if (quota_seal(t, err, sizeof(err)) < 0)
 		fail_msg("quota_seal: %s", err);
 	struct daemon *d = start(t, 1, NULL, false);
-	struct shmsched_client *c = fixture_connect(fx.sock), *adm = fixture_connect(fx.admin);
+	struct shmsched_client *c = fixture_connect(fx.sock);
+	struct shmsched_client *adm = fixture_connect(fx.admin);
 	uint32_t pair = tmpl(c, "pair", "qa", "3");
 	struct shmsched_result r[2];
 	submit(c, pair, 1, 0);
