@@ -29,24 +29,9 @@ cat >"$dir/cluster.json" <<'JSON'
 ]}
 JSON
 name=shmsched-approve-test-$$
-"$daemon" --name "$name" --fresh --cluster "$dir/cluster.json" --socket "$dir/s.sock" \
-	--workers 1 --no-pin >"$log" 2>&1 &
-pid=$!
-mgr=
-cleanup() {
-	[ -n "$mgr" ] && kill "$mgr" 2>/dev/null && wait "$mgr" 2>/dev/null
-	kill "$pid" 2>/dev/null
-	wait "$pid" 2>/dev/null
-	rm -f "/dev/shm/$name"
-	rm -rf "$dir"
-}
-trap cleanup EXIT
-for _ in $(seq 100); do
-	grep -q 'ready' "$log" && break
-	sleep 0.1
-done
-grep -q "ready: socket $dir/s.sock" "$log" || { echo "daemon did not start:"; cat "$log"; exit 1; }
-failed=0
+. "$(dirname "$0")/../gateway/lib.sh"
+daemon_start
+wait_for "$log" "ready: socket $dir/s.sock"
 fail() { echo "FAIL: $*"; failed=$((failed + 1)); }
 A="--admin-socket $dir/s.sock.admin"
 live() { "$cli" placements $A 2>/dev/null | grep -c -- "$1"; }
@@ -62,6 +47,7 @@ registered() {
 "$cli" approve --name keeper --selector app=db --deny --interval 50 $A \
 	>"$dir/keeper.out" 2>"$dir/keeper.err" &
 mgr=$!
+pids="$pids $mgr"
 registered keeper
 out=$("$cli" node drain n1 --force --timeout 2s $A 2>&1)
 got=$?
@@ -78,7 +64,6 @@ grep -q 'pod default/db-0 on node n1: denied' "$dir/keeper.out" ||
 kill "$mgr"
 wait "$mgr"
 rc=$?
-mgr=
 [ "$rc" -eq 0 ] || fail "the manager ended with $rc on SIGTERM"
 # Its registration is gone with its connection; a granting one lets go.
 for _ in $(seq 100); do
@@ -89,6 +74,7 @@ grep -q "approval: manager keeper gone" "$log" || fail "keeper's registration st
 "$cli" approve --name letgo --selector app=db --grant --count 1 --interval 50 $A \
 	>"$dir/letgo.out" 2>"$dir/letgo.err" &
 mgr=$!
+pids="$pids $mgr"
 registered letgo
 out=$("$cli" node drain n1 --force --timeout 10s $A 2>&1)
 got=$?
@@ -100,7 +86,6 @@ else
 fi
 wait "$mgr"
 rc=$?
-mgr=
 [ "$rc" -eq 0 ] && grep -q 'default/db-0 on node n1: granted' "$dir/letgo.out" ||
 	fail "the granting manager: exit $rc, $(cat "$dir/letgo.out" "$dir/letgo.err")"
 # The decisions counted (OP_QUEUE_METRICS' shmsched_approval_*), as

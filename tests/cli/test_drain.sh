@@ -41,22 +41,9 @@ cat >"$dir/cluster.json" <<'JSON'
 ]}
 JSON
 name=shmsched-drain-test-$$
-"$daemon" --name "$name" --fresh --cluster "$dir/cluster.json" --socket "$dir/s.sock" \
-	--workers 1 --no-pin >"$log" 2>&1 &
-pid=$!
-cleanup() {
-	kill "$pid" 2>/dev/null
-	wait "$pid" 2>/dev/null
-	rm -f "/dev/shm/$name"
-	rm -rf "$dir"
-}
-trap cleanup EXIT
-for _ in $(seq 100); do
-	grep -q 'ready' "$log" && break
-	sleep 0.1
-done
-grep -q "ready: socket $dir/s.sock" "$log" || { echo "daemon did not start:"; cat "$log"; exit 1; }
-failed=0
+. "$(dirname "$0")/../gateway/lib.sh"
+daemon_start
+wait_for "$log" "ready: socket $dir/s.sock"
 # expect STATUS PATTERN ARGS...: runs shmsched with ARGS, checks both.
 expect() {
 	want=$1 pattern=$2

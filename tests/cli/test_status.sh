@@ -13,22 +13,10 @@ daemon=$1 cli=$2 cluster=$3 producer=$4
 name=obs-cli-$$
 dir=$(mktemp -d /tmp/shmsched-status-XXXXXX)
 log=$dir/daemon.log
-"$daemon" --name "$name" --fresh --cluster "$cluster" --socket "$dir/s.sock" \
-	--workers 1 --no-pin >"$log" 2>&1 &
-pid=$!
-cleanup() {
-	kill -9 "$pid" 2>/dev/null
-	wait "$pid" 2>/dev/null
-	rm -f "/dev/shm/$name"
-	rm -rf "$dir"
-}
-trap cleanup EXIT
-for _ in $(seq 100); do
-	grep -q 'ready' "$log" && break
-	sleep 0.1
-done
-grep -q 'ready' "$log" || { echo "daemon did not start:"; cat "$log"; exit 1; }
-failed=0
+. "$(dirname "$0")/../gateway/lib.sh"
+cp "$cluster" "$dir/cluster.json"
+daemon_start
+pid=$dpid
 fail() { echo "FAIL: $*"; failed=$((failed + 1)); }
 ok() { echo "ok: $*"; }
 

@@ -70,12 +70,18 @@ void fixture_write_cluster(const struct fixture_dir *f,
 	if (out == NULL)
 		fail_msg("write %s: %s", f->cluster, strerror(errno));
 	fputs("{\"kind\":\"List\",\"items\":[", out);
-	for (int i = 0; i < nodes->count; i++)
-		fprintf(out, "%s{\"kind\":\"Node\",\"metadata\":{\"name\":\"n%d\"},"
+	for (int i = 0; i < nodes->count; i++) {
+		char labels[160] = "";
+		if (nodes->pool != NULL)
+			snprintf(labels, sizeof(labels), ",\"labels\":{\"node."
+				 "kubernetes.io/instance-type\":\"%s\"}",
+				 nodes->pool[i]);
+		fprintf(out, "%s{\"kind\":\"Node\",\"metadata\":{\"name\":\"n%d\"%s},"
 			"\"status\":{\"allocatable\":{\"cpu\":\"%s\",\"memory\":"
 			"\"%s\",\"pods\":\"%s\"}}}", i ? "," : "", nodes->first + i,
-			nodes->cpu, nodes->memory,
+			labels, nodes->cpu, nodes->memory,
 			nodes->pods != NULL ? nodes->pods : "110");
+	}
 	if (extra != NULL)
 		fprintf(out, "%s%s", nodes->count > 0 ? "," : "", extra);
 	fputs("]}", out);
@@ -118,21 +124,27 @@ uint32_t fixture_template(struct shmsched_client *c, const char *json)
 	return tid;
 }
 
-uint32_t fixture_cpu_template(struct shmsched_client *c, const char *queue,
-			      const char *cpu)
+void fixture_cpu_json(char *json, size_t len, const char *queue,
+		      const char *cpu)
 {
-	char json[512];
 	if (queue != NULL)
-		snprintf(json, sizeof(json), "{\"kind\":\"Pod\",\"metadata\":{"
+		snprintf(json, len, "{\"kind\":\"Pod\",\"metadata\":{"
 			 "\"name\":\"t\",\"namespace\":\"default\",\"labels\":{"
 			 "\"kueue.x-k8s.io/queue-name\":\"%s\"}},\"spec\":{"
 			 "\"containers\":[{\"name\":\"c\",\"resources\":{"
 			 "\"requests\":{\"cpu\":\"%s\"}}}]}}", queue, cpu);
 	else
-		snprintf(json, sizeof(json), "{\"kind\":\"Pod\",\"metadata\":{"
+		snprintf(json, len, "{\"kind\":\"Pod\",\"metadata\":{"
 			 "\"name\":\"t\"},\"spec\":{\"containers\":[{\"name\":"
 			 "\"c\",\"resources\":{\"requests\":{\"cpu\":\"%s\"}}}]}}",
 			 cpu);
+}
+
+uint32_t fixture_cpu_template(struct shmsched_client *c, const char *queue,
+			      const char *cpu)
+{
+	char json[512];
+	fixture_cpu_json(json, sizeof(json), queue, cpu);
 	return fixture_template(c, json);
 }
 
@@ -301,6 +313,12 @@ int fixture_churn_step(struct fixture_churn *ch)
 		ch->refused++;
 	}
 	return 0;
+}
+
+uint64_t fixture_clock_ns(void *arg)
+{
+	/* Relaxed: the partner is the test's own stepping (fixture.h). */
+	return __atomic_load_n((const uint64_t *)arg, __ATOMIC_RELAXED);
 }
 
 unsigned fixture_await(struct shmsched_client *c, struct shmsched_result *out,

@@ -43,10 +43,13 @@ void fixture_dir_remove(const struct fixture_dir *f);
 void fixture_write_file(const char *path, const char *text);
 
 /* Nodes of a cluster file, all alike: n<first> .. n<first + count - 1>,
- * each with allocatable `cpu`, `memory` and `pods` (NULL: "110"). */
+ * each with allocatable `cpu`, `memory` and `pods` (NULL: "110"); with
+ * `pool` not NULL, node n<first + i> labelled
+ * node.kubernetes.io/instance-type=pool[i] (its pool: quarantine's). */
 struct fixture_nodes {
 	int first, count;
 	const char *cpu, *memory, *pods;
+	const char *const *pool;
 };
 
 /* Writes f->cluster: a List of the nodes, then `extra` (objects joined by
@@ -76,6 +79,11 @@ uint32_t fixture_template(struct shmsched_client *c, const char *json);
  * `queue` NULL, in no namespace and no queue. Fails as fixture_template. */
 uint32_t fixture_cpu_template(struct shmsched_client *c, const char *queue,
 			      const char *cpu);
+
+/* fixture_cpu_template's JSON, into json[0..len) (512 bytes hold it):
+ * for a forked child, where cmocka's failures cannot run. */
+void fixture_cpu_json(char *json, size_t len, const char *queue,
+		      const char *cpu);
 
 /* A pod named `app` labelled app=`app` requesting 1 cpu, bound to node
  * `node` (spec.nodeName). Fails as fixture_template. */
@@ -153,6 +161,13 @@ struct fixture_churn {
  * the answer, keeping a placement. Returns 0, or -1 with ch->failed
  * naming what failed ("release", "submit", "no answer"). */
 int fixture_churn_step(struct fixture_churn *ch);
+
+/* An injected clock (the daemon_config's *_clock_ns with its *_arg, or
+ * afsl_create's): the nanoseconds in the uint64_t `arg` points to, which
+ * the test steps by hand with __atomic relaxed stores or adds (read
+ * relaxed: a test's steps are ordered by its own requests' round trips;
+ * the readers are the workers and the daemon's threads). */
+uint64_t fixture_clock_ns(void *arg);
 
 /* Polls `c` until `want` answers arrived (appended to out) or `ms`
  * milliseconds passed. Returns how many arrived. */

@@ -43,28 +43,17 @@
 #define SAMPLING_NS UINT64_C(60000000000)
 
 static struct fixture_dir fx;
-static char cluster[128], store[160];
-static uint64_t clk; /* the usage's clock; __atomic: the workers read it */
-
-static uint64_t afs_clock(void *arg)
-{
-	(void)arg;
-	/* Relaxed: a test's clock, stepped between the test's own steps. */
-	return __atomic_load_n(&clk, __ATOMIC_RELAXED);
-}
+static char store[160];
+/* The usage's clock (fixture_clock_ns): __atomic, the workers read it. */
+static uint64_t clk;
 
 static int setup(void **state)
 {
 	(void)state;
 	fixture_dir_make(&fx, "admcrash", 0);
-	snprintf(cluster, sizeof(cluster), "%s/cluster.json", fx.dir);
 	snprintf(store, sizeof(store), "%s/store", fx.dir);
-	FILE *f = fopen(cluster, "w");
-	assert_non_null(f);
-	fputs("{\"kind\":\"List\",\"items\":[{\"kind\":\"Node\",\"metadata\":"
-	      "{\"name\":\"n0\"},\"status\":{\"allocatable\":{\"cpu\":\"32\","
-	      "\"memory\":\"64Gi\",\"pods\":\"110\"}}}]}", f);
-	fclose(f);
+	fixture_write_cluster(&fx, &(struct fixture_nodes){.count = 1, .cpu = "32",
+							    .memory = "64Gi"}, NULL);
 	return 0;
 }
 
@@ -108,25 +97,24 @@ static const struct afs_settings settings = {.half_life_ns = HOUR_NS,
 
 static struct daemon_config config(struct quota_tree *t)
 {
-	return (struct daemon_config){.socket_path = fx.sock,
-				      .cluster_path = cluster, .seed = 1,
-				      .workers = 1, .slots = 64, .quota = t,
-				      .admission_fair_sharing = &settings,
-				      .afs_clock_ns = afs_clock,
-				      .state_dir = store,
-				      .durability = STORE_DURABILITY_SYNC};
+	struct daemon_config cfg = fixture_config(&fx);
+	cfg.quota = t;
+	cfg.admission_fair_sharing = &settings;
+	cfg.afs_clock_ns = fixture_clock_ns;
+	cfg.afs_clock_arg = &clk;
+	cfg.state_dir = store;
+	cfg.durability = STORE_DURABILITY_SYNC;
+	return cfg;
 }
 
-/* A template of one pod of LocalQueue `queue` asking `cpu`; 0 with a
- * message in err on failure. */
+/* The child's template of one pod of LocalQueue `queue` asking `cpu`
+ * (fixture_cpu_template's, without cmocka); 0 with a message in err on
+ * failure. */
 static int tmpl(struct shmsched_client *c, const char *queue, const char *cpu,
 		uint32_t *tid, char *err, size_t err_len)
 {
 	char json[512];
-	snprintf(json, sizeof(json), "{\"kind\":\"Pod\",\"metadata\":{\"name\":"
-		 "\"t\",\"namespace\":\"default\",\"labels\":{\"kueue.x-k8s.io/"
-		 "queue-name\":\"%s\"}},\"spec\":{\"containers\":[{\"name\":\"c\","
-		 "\"resources\":{\"requests\":{\"cpu\":\"%s\"}}}]}}", queue, cpu);
+	fixture_cpu_json(json, sizeof(json), queue, cpu);
 	return shmsched_register_template(c, json, strlen(json), tid, err, err_len);
 }
 
@@ -222,27 +210,6 @@ static int on_record(void *arg, const void *blob, size_t len)
 	return 0;
 }
 
-/* A pod of `tid` that waits (up to 20 s): it must park, unanswered, as
- * the `n`-th pod waiting (polled for up to 10 s: a loaded machine). */
-static void park_one(struct daemon *d, struct shmsched_client *c, uint32_t tid,
-		     uint64_t cookie, uint64_t n)
-{
-	struct shmsched_pod p = {.cookie = cookie, .template_id = tid,
-				 .flags = SHMSCHED_WAIT,
-				 .deadline_ns = now_ns() + UINT64_C(20000000000)};
-	assert_int_equal(shmsched_submit(c, &p, 1), 1);
-	struct daemon_stats ds;
-	for (int i = 0; i < 1000; i++) {
-		daemon_get_stats(d, &ds);
-		if (ds.pending_unschedulable >= n)
-			break;
-		usleep(10000);
-	}
-	assert_int_equal(ds.pending_unschedulable, n);
-	struct shmsched_result r;
-	assert_int_equal(fixture_await(c, &r, 1, 100), 0);
-}
-
 static void test_usage_survives_kill(void **state)
 {
 	(void)state;
@@ -288,25 +255,17 @@ static void test_usage_survives_kill(void **state)
 	if (t == NULL)
 		fail_msg("the quota tree: %s", err);
 	struct daemon_config cfg = config(t);
-	struct daemon *d = daemon_start(&cfg, err, sizeof(err));
-	if (d == NULL)
-		fail_msg("daemon_start again: %s", err);
-	struct shmsched_client *c;
-	if (shmsched_connect(fx.sock, &c, err, sizeof(err)) < 0)
-		fail_msg("connect: %s", err);
-	uint32_t qa, qb, qc;
-	assert_int_equal(tmpl(c, "qa", "1", &qa, err, sizeof(err)), 0);
-	assert_int_equal(tmpl(c, "qb", "1", &qb, err, sizeof(err)), 0);
-	assert_int_equal(tmpl(c, "qc", "1", &qc, err, sizeof(err)), 0);
+	struct daemon *d = fixture_start(&cfg);
+	struct shmsched_client *c = fixture_connect(fx.sock);
+	uint32_t qa = fixture_cpu_template(c, "qa", "1");
+	uint32_t qb = fixture_cpu_template(c, "qb", "1");
+	uint32_t qc = fixture_cpu_template(c, "qc", "1");
 	struct shmsched_result r;
 	uint64_t c_ids[2];
-	for (int i = 0; i < 2; i++) {
-		fixture_place_one(c, qc, 300 + (uint64_t)i, &r);
-		assert_int_equal(r.status, SHMSCHED_PLACED);
-		c_ids[i] = r.placement_id;
-	}
-	park_one(d, c, qa, 1, 1); /* qa's, first */
-	park_one(d, c, qb, 2, 2); /* qb's, second */
+	for (int i = 0; i < 2; i++)
+		c_ids[i] = fixture_place(c, qc, 300 + (uint64_t)i, SHMSCHED_PLACED);
+	fixture_park_one(d, c, qa, 1, 1); /* qa's, first */
+	fixture_park_one(d, c, qb, 2, 2); /* qb's, second */
 	assert_int_equal(shmsched_release(c, c_ids[0], err, sizeof(err)), 0);
 	assert_int_equal(fixture_await(c, &r, 1, 5000), 1);
 	assert_int_equal(r.status, SHMSCHED_PLACED);

@@ -40,14 +40,8 @@
 #define HOUR_NS (UINT64_C(3600) * 1000000000u)
 
 static struct fixture_dir fx;
-static uint64_t clk; /* the usage's clock; __atomic: the workers read it */
-
-static uint64_t afs_clock(void *arg)
-{
-	(void)arg;
-	/* Relaxed: a test's clock, stepped between the test's own steps. */
-	return __atomic_load_n(&clk, __ATOMIC_RELAXED);
-}
+/* The usage's clock (fixture_clock_ns): __atomic, the workers read it. */
+static uint64_t clk;
 
 static int setup(void **state)
 {
@@ -105,7 +99,8 @@ static uint64_t contest(struct quota_tree *t, const struct afs_settings *s,
 	struct daemon_config cfg = fixture_config(&fx);
 	cfg.quota = t;
 	cfg.admission_fair_sharing = s;
-	cfg.afs_clock_ns = afs_clock;
+	cfg.afs_clock_ns = fixture_clock_ns;
+	cfg.afs_clock_arg = &clk;
 	struct daemon *d = fixture_start(&cfg);
 	struct shmsched_client *c = fixture_connect(fx.sock);
 	char err[512];
@@ -237,7 +232,7 @@ static void test_ledger_rebind(void **state)
 	/* Half-life 1h, sampling 1h: the penalty's alpha is 0.5. */
 	struct afs_settings s = {.half_life_ns = HOUR_NS, .sampling_ns = HOUR_NS};
 	__atomic_store_n(&clk, UINT64_C(1000000000), __ATOMIC_RELAXED);
-	struct afs_ledger *l = afsl_create(&s, t1, afs_clock, NULL);
+	struct afs_ledger *l = afsl_create(&s, t1, fixture_clock_ns, &clk);
 	assert_non_null(l);
 	afsl_tick(l); /* stamps */
 	int a1 = quota_local_queue_index(t1, "ns", "a");
@@ -294,7 +289,8 @@ static void test_restart_keeps_usage(void **state)
 	struct daemon_config cfg = fixture_config(&fx);
 	cfg.quota = t;
 	cfg.admission_fair_sharing = &s;
-	cfg.afs_clock_ns = afs_clock;
+	cfg.afs_clock_ns = fixture_clock_ns;
+	cfg.afs_clock_arg = &clk;
 	cfg.state_dir = store;
 	cfg.durability = STORE_DURABILITY_SYNC;
 	struct daemon *d = fixture_start(&cfg);

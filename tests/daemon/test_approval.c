@@ -42,16 +42,11 @@
 #include "shmsched/client.h"
 
 static struct fixture_dir fx;
-/* The managers' clock, ns: written by the test thread, read by the admin
- * socket's (relaxed both: a figure with no data behind it; each step is
- * followed by a request, whose socket round trip orders it). */
+/* The managers' clock, ns (fixture_clock_ns): written by the test
+ * thread, read by the admin socket's (relaxed both: a figure with no data
+ * behind it; each step is followed by a request, whose socket round trip
+ * orders it). */
 static uint64_t fake_now = UINT64_C(1000000000);
-
-static uint64_t fake_clock(void *arg)
-{
-	(void)arg;
-	return __atomic_load_n(&fake_now, __ATOMIC_RELAXED);
-}
 
 static void advance_ms(uint64_t ms)
 {
@@ -77,7 +72,8 @@ static int teardown(void **state)
 static struct daemon *start(void)
 {
 	struct daemon_config cfg = fixture_config(&fx);
-	cfg.approval_clock = fake_clock;
+	cfg.approval_clock = fixture_clock_ns;
+	cfg.approval_clock_arg = &fake_now;
 	return fixture_start(&cfg);
 }
 

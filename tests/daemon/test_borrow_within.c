@@ -47,23 +47,18 @@
 #include "shmsched/client.h"
 
 static struct fixture_dir fx;
-static char cluster[128];
 
 static int setup(void **state)
 {
 	(void)state;
 	fixture_dir_make(&fx, "bwc", 0);
-	snprintf(cluster, sizeof(cluster), "%s/cluster.json", fx.dir);
-	FILE *f = fopen(cluster, "w");
-	assert_non_null(f);
-	fputs("{\"kind\":\"List\",\"items\":[{\"kind\":\"Node\",\"metadata\":"
-	      "{\"name\":\"n0\"},\"status\":{\"allocatable\":{\"cpu\":\"32\","
-	      "\"memory\":\"64Gi\",\"pods\":\"500\"}}},"
-	      "{\"kind\":\"PriorityClass\",\"metadata\":{\"name\":\"low\"},"
-	      "\"value\":10},"
-	      "{\"kind\":\"PriorityClass\",\"metadata\":{\"name\":\"high\"},"
-	      "\"value\":100}]}", f);
-	fclose(f);
+	fixture_write_cluster(&fx, &(struct fixture_nodes){.count = 1, .cpu = "32",
+							    .memory = "64Gi",
+							    .pods = "500"},
+			      "{\"kind\":\"PriorityClass\",\"metadata\":{\"name\":"
+			      "\"low\"},\"value\":10},"
+			      "{\"kind\":\"PriorityClass\",\"metadata\":{\"name\":"
+			      "\"high\"},\"value\":100}");
 	return 0;
 }
 
@@ -118,17 +113,13 @@ static struct quota_tree *make_tree(enum quota_preempt_policy bwc,
 static uint32_t tmpl(struct shmsched_client *c, const char *queue,
 		     const char *cls, const char *cpu)
 {
-	char json[768], err[512];
+	char json[768];
 	snprintf(json, sizeof(json), "{\"kind\":\"Pod\",\"metadata\":{\"name\":"
 		 "\"t\",\"namespace\":\"default\",\"labels\":{\"kueue.x-k8s.io/"
 		 "queue-name\":\"%s\"}},\"spec\":{\"priorityClassName\":\"%s\","
 		 "\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":"
 		 "{\"cpu\":\"%s\"}}}]}}", queue, cls, cpu);
-	uint32_t tid;
-	if (shmsched_register_template(c, json, strlen(json), &tid, err,
-				       sizeof(err)) < 0)
-		fail_msg("template %s: %s", json, err);
-	return tid;
+	return fixture_template(c, json);
 }
 
 struct run {
@@ -141,22 +132,16 @@ struct run {
  * 300...); team-a's pod of 3 cpu and class `a_cls` waits (cookie 1). */
 static void start(struct run *r, struct quota_tree *t, const char *a_cls)
 {
-	struct daemon_config cfg = {.socket_path = fx.sock, .cluster_path = cluster,
-				    .seed = 1, .workers = 1, .slots = 256,
-				    .quota = t};
-	char err[512];
+	struct daemon_config cfg = fixture_config(&fx);
+	cfg.slots = 256;
+	cfg.quota = t;
 	r->t = t;
-	r->d = daemon_start(&cfg, err, sizeof(err));
-	if (r->d == NULL)
-		fail_msg("daemon_start: %s", err);
+	r->d = fixture_start(&cfg);
 	r->a = fixture_connect_as(fx.sock, "team-a");
 	r->c = fixture_connect_as(fx.sock, "team-c");
 	uint32_t qc = tmpl(r->c, "qc", "low", "1");
-	struct shmsched_result res;
-	for (int i = 0; i < 4; i++) {
-		fixture_place_one(r->c, qc, 300 + (uint64_t)i, &res);
-		assert_int_equal(res.status, SHMSCHED_PLACED);
-	}
+	for (int i = 0; i < 4; i++)
+		fixture_place(r->c, qc, 300 + (uint64_t)i, SHMSCHED_PLACED);
 	uint32_t qa = tmpl(r->a, "qa", a_cls, "3");
 	struct shmsched_pod p = {.cookie = 1, .template_id = qa,
 				 .flags = SHMSCHED_WAIT,

@@ -43,13 +43,11 @@
 #include "shmsched/client.h"
 
 static struct fixture_dir fx;
-static char cluster[128];
 
 static int setup(void **state)
 {
 	(void)state;
 	fixture_dir_make(&fx, "surge", 0);
-	snprintf(cluster, sizeof(cluster), "%s/cluster.json", fx.dir);
 	return 0;
 }
 
@@ -64,20 +62,10 @@ static int teardown(void **state)
  * pool[i] (node.kubernetes.io/instance-type; pool NULL: no pools). */
 static void write_pools(int nodes, const char *const *pool)
 {
-	FILE *f = fopen(cluster, "w");
-	assert_non_null(f);
-	fputs("{\"kind\":\"List\",\"items\":[", f);
-	for (int i = 0; i < nodes; i++) {
-		char labels[128] = "";
-		if (pool != NULL)
-			snprintf(labels, sizeof(labels), ",\"labels\":{\"node."
-				 "kubernetes.io/instance-type\":\"%s\"}", pool[i]);
-		fprintf(f, "%s{\"kind\":\"Node\",\"metadata\":{\"name\":\"n%d\"%s},"
-			"\"status\":{\"allocatable\":{\"cpu\":\"8\",\"memory\":"
-			"\"16Gi\",\"pods\":\"110\"}}}", i ? "," : "", i, labels);
-	}
-	fputs("]}", f);
-	fclose(f);
+	fixture_write_cluster(&fx, &(struct fixture_nodes){.count = nodes,
+							    .cpu = "8",
+							    .memory = "16Gi",
+							    .pool = pool}, NULL);
 }
 
 static void write_cluster(int nodes)
@@ -88,37 +76,20 @@ static void write_cluster(int nodes)
 static struct daemon *start(void)
 {
 	/* One failure quarantines a pool (test_quarantine). */
-	struct daemon_config cfg = {.socket_path = fx.sock, .cluster_path = cluster,
-				    .seed = 1, .workers = 1, .slots = 64,
-				    .quarantine_min_nodes = 1};
-	char err[512];
-	struct daemon *d = daemon_start(&cfg, err, sizeof(err));
-	if (d == NULL)
-		fail_msg("daemon_start: %s", err);
-	return d;
-}
-
-static struct shmsched_client *connect_to(const char *path)
-{
-	struct shmsched_client *c;
-	char err[512];
-	if (shmsched_connect(path, &c, err, sizeof(err)) < 0)
-		fail_msg("connect %s: %s", path, err);
-	return c;
+	struct daemon_config cfg = fixture_config(&fx);
+	cfg.quarantine_min_nodes = 1;
+	return fixture_start(&cfg);
 }
 
 /* A template `name` (label app=name) requesting `cpu` cores, on any node. */
 static uint32_t tmpl(struct shmsched_client *c, const char *name, int cpu)
 {
-	char json[512], err[512];
+	char json[512];
 	snprintf(json, sizeof(json), "{\"kind\":\"Pod\",\"metadata\":{\"name\":"
 		 "\"%s\",\"labels\":{\"app\":\"%s\"}},\"spec\":{\"containers\":"
 		 "[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"%d\"}}}]}}",
 		 name, name, cpu);
-	uint32_t tid;
-	if (shmsched_register_template(c, json, strlen(json), &tid, err, sizeof(err)) < 0)
-		fail_msg("template %s: %s", name, err);
-	return tid;
+	return fixture_template(c, json);
 }
 
 static void node_event(struct shmsched_client *admin, int kind, const char *node)
@@ -176,7 +147,7 @@ static void test_room(void **state)
 	(void)state;
 	write_cluster(4);
 	struct daemon *d = start();
-	struct shmsched_client *admin = connect_to(fx.admin);
+	struct shmsched_client *admin = fixture_connect(fx.admin);
 	struct shmsched_client *prod = fixture_connect_as(fx.sock, "app");
 	uint32_t web = tmpl(prod, "web", 1);
 	uint64_t old[4] = {0};
@@ -265,7 +236,7 @@ static void test_no_room(void **state)
 	(void)state;
 	write_cluster(2);
 	struct daemon *d = start();
-	struct shmsched_client *admin = connect_to(fx.admin);
+	struct shmsched_client *admin = fixture_connect(fx.admin);
 	struct shmsched_client *prod = fixture_connect_as(fx.sock, "app");
 	uint32_t big = tmpl(prod, "big", 5);
 	uint64_t on0 = place_on(admin, prod, big, 1, 0, 2);
@@ -326,7 +297,7 @@ static void test_quarantine(void **state)
 	static const char *const pools[] = {"a", "bad", "good", "spare", "spare"};
 	write_pools(5, pools);
 	struct daemon *d = start();
-	struct shmsched_client *admin = connect_to(fx.admin);
+	struct shmsched_client *admin = fixture_connect(fx.admin);
 	struct shmsched_client *prod = fixture_connect_as(fx.sock, "app");
 	node_event(admin, SHMSCHED_NODE_CORDON, "n3");
 	node_event(admin, SHMSCHED_NODE_CORDON, "n4");

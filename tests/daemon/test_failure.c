@@ -25,30 +25,26 @@
 
 static struct fixture_dir fx;
 
-/* A cluster file at `path`: nodes n0..n(nodes-1) of `cpu` cpus, the
- * first `bad` of pool "bad", the rest of "good". */
-static void write_nodes(const char *path, int nodes, int bad, int cpu)
+/* The cluster file: nodes n0..n(nodes-1) of `cpu` cpus, the first `bad`
+ * of pool "bad", the rest of "good". */
+static void write_nodes(int nodes, int bad, int cpu)
 {
-	FILE *f = fopen(path, "w");
-	assert_non_null(f);
-	fputs("{\"kind\":\"List\",\"items\":[", f);
+	const char *pool[32];
+	char cpu_s[16];
+	assert_true(nodes <= 32);
 	for (int i = 0; i < nodes; i++)
-		fprintf(f, "%s{\"kind\":\"Node\",\"metadata\":{\"name\":\"n%d\","
-			"\"labels\":{\"node.kubernetes.io/instance-type\":\"%s\"}},"
-			"\"status\":{\"allocatable\":{\"cpu\":\"%d\",\"memory\":"
-			"\"16Gi\",\"pods\":\"110\"}}}", i ? "," : "", i,
-			i < bad ? "bad" : "good", cpu);
-	fputs("]}", f);
-	fclose(f);
+		pool[i] = i < bad ? "bad" : "good";
+	snprintf(cpu_s, sizeof(cpu_s), "%d", cpu);
+	fixture_write_cluster(&fx, &(struct fixture_nodes){.count = nodes,
+							    .cpu = cpu_s,
+							    .memory = "16Gi",
+							    .pool = pool}, NULL);
 }
 
-/* 5 nodes of pool "bad", 20 of "good" (the 20 % cap: 5 of 25), 4 cpus
- * each. */
 static int setup(void **state)
 {
 	(void)state;
 	fixture_dir_make(&fx, "failure", 0);
-	write_nodes(fx.cluster, 25, 5, 4);
 	return 0;
 }
 
@@ -77,6 +73,9 @@ static uint32_t tpl(struct shmsched_client *c, const char *name, const char *poo
 static void test_report_quarantine_release(void **state)
 {
 	(void)state;
+	/* 5 nodes of pool "bad", 20 of "good" (the 20 % cap: 5 of 25), 4
+	 * cpus each. */
+	write_nodes(25, 5, 4);
 	struct daemon_config cfg = fixture_config(&fx);
 	struct daemon *d = fixture_start(&cfg);
 	char err[512];
@@ -145,16 +144,11 @@ static void test_report_quarantine_release(void **state)
 	daemon_stop(d, 1000, &ds);
 }
 
-/* The quarantine's clock (daemon_config.quarantine_clock_ns): stepped by
- * the test while no pod is in flight; relaxed, a test's figure (its
- * readers are the workers and the control thread). */
+/* The quarantine's clock (daemon_config.quarantine_clock_ns,
+ * fixture_clock_ns): stepped by the test while no pod is in flight;
+ * relaxed, a test's figure (its readers are the workers and the control
+ * thread). */
 static uint64_t clock_now = UINT64_C(1000000000000);
-
-static uint64_t test_clock(void *arg)
-{
-	(void)arg;
-	return __atomic_load_n(&clock_now, __ATOMIC_RELAXED);
-}
 
 /* One pod of `tid` placed, then released: its node. */
 static uint32_t place_release(struct shmsched_client *c, uint32_t tid, uint64_t cookie)
@@ -177,17 +171,13 @@ static uint32_t place_release(struct shmsched_client *c, uint32_t tid, uint64_t 
 static void test_crash_pair(void **state)
 {
 	(void)state;
-	char path[160];
-	snprintf(path, sizeof(path), "%s/pair.json", fx.dir);
-	write_nodes(path, 2, 0, 8); /* two of pool good */
-	struct daemon_config cfg = {.socket_path = fx.sock, .cluster_path = path,
-				    .seed = 1, .workers = 1, .slots = 64,
-				    .quarantine_window_ns = 60 * UINT64_C(1000000000),
-				    .quarantine_clock_ns = test_clock};
+	write_nodes(2, 0, 8); /* two of pool good */
+	struct daemon_config cfg = fixture_config(&fx);
+	cfg.quarantine_window_ns = 60 * UINT64_C(1000000000);
+	cfg.quarantine_clock_ns = fixture_clock_ns;
+	cfg.quarantine_clock_arg = &clock_now;
 	char err[512];
-	struct daemon *d = daemon_start(&cfg, err, sizeof(err));
-	if (d == NULL)
-		fail_msg("daemon_start: %s", err);
+	struct daemon *d = fixture_start(&cfg);
 	struct shmsched_client *a = fixture_connect_as(fx.sock, "a");
 	uint32_t web = tpl(a, "web", NULL), other = tpl(a, "other", NULL);
 	struct shmsched_result r;

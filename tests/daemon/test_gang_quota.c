@@ -54,7 +54,6 @@
 #include "shmsched/client.h"
 
 static struct fixture_dir fx;
-static char cluster[128];
 
 struct tree {
 	struct quota_tree *t;
@@ -106,7 +105,6 @@ static int setup(void **state)
 {
 	(void)state;
 	fixture_dir_make(&fx, "gangq", 0);
-	snprintf(cluster, sizeof(cluster), "%s/cluster.json", fx.dir);
 	return 0;
 }
 
@@ -122,42 +120,33 @@ static int teardown(void **state)
 static void write_cluster(unsigned n, int cpu, const char *const *groups,
 			  const int *mins, unsigned ng)
 {
-	FILE *f = fopen(cluster, "w");
-	assert_non_null(f);
-	fputs("{\"kind\":\"List\",\"items\":[", f);
-	for (unsigned i = 0; i < n; i++)
-		fprintf(f, "%s{\"kind\":\"Node\",\"metadata\":{\"name\":\"n%u\"},"
-			"\"status\":{\"allocatable\":{\"cpu\":\"%d\",\"memory\":"
-			"\"64Gi\",\"pods\":\"110\"}}}", i ? "," : "", i, cpu);
-	for (unsigned i = 0; i < ng; i++)
-		fprintf(f, ",{\"kind\":\"PodGroup\",\"apiVersion\":"
-			"\"scheduling.x-k8s.io/v1alpha1\",\"metadata\":{\"name\":"
-			"\"%s\"},\"spec\":{\"minMember\":%d}}", groups[i], mins[i]);
-	fputs("]}", f);
-	fclose(f);
+	char cpu_s[16], extra[2048] = "";
+	size_t len = 0;
+	snprintf(cpu_s, sizeof(cpu_s), "%d", cpu);
+	for (unsigned i = 0; i < ng; i++) {
+		len += (size_t)snprintf(extra + len, sizeof(extra) - len,
+					"%s{\"kind\":\"PodGroup\",\"apiVersion\":"
+					"\"scheduling.x-k8s.io/v1alpha1\",\"metadata\":"
+					"{\"name\":\"%s\"},\"spec\":{\"minMember\":%d}}",
+					i ? "," : "", groups[i], mins[i]);
+		assert_true(len < sizeof(extra));
+	}
+	fixture_write_cluster(&fx, &(struct fixture_nodes){.count = (int)n,
+							    .cpu = cpu_s,
+							    .memory = "64Gi"},
+			      ng > 0 ? extra : NULL);
 }
 
 static struct daemon *start(struct quota_tree *t, unsigned workers,
 			    const char *region, bool fresh)
 {
-	struct daemon_config cfg = {.socket_path = fx.sock, .cluster_path = cluster,
-				    .seed = 1, .workers = workers, .slots = 256,
-				    .quota = t, .state_name = region,
-				    .fresh = fresh};
-	char err[512];
-	struct daemon *d = daemon_start(&cfg, err, sizeof(err));
-	if (d == NULL)
-		fail_msg("daemon_start: %s", err);
-	return d;
-}
-
-static struct shmsched_client *connect_to(const char *path)
-{
-	struct shmsched_client *c;
-	char err[512];
-	if (shmsched_connect(path, &c, err, sizeof(err)) < 0)
-		fail_msg("connect %s: %s", path, err);
-	return c;
+	struct daemon_config cfg = fixture_config(&fx);
+	cfg.workers = workers;
+	cfg.slots = 256;
+	cfg.quota = t;
+	cfg.state_name = region;
+	cfg.fresh = fresh;
+	return fixture_start(&cfg);
 }
 
 /* A pod of namespace default in pod group `group` (NULL: none) asking
@@ -165,7 +154,7 @@ static struct shmsched_client *connect_to(const char *path)
 static uint32_t tmpl(struct shmsched_client *c, const char *group,
 		     const char *queue, const char *cpu)
 {
-	char json[1024], err[512], labels[256] = "", sep[2] = "";
+	char json[1024], labels[256] = "", sep[2] = "";
 	if (group != NULL) {
 		snprintf(labels, sizeof(labels), "\"scheduling.x-k8s.io/pod-group\":"
 			 "\"%s\"", group);
@@ -178,11 +167,7 @@ static uint32_t tmpl(struct shmsched_client *c, const char *group,
 		 "\"t\",\"namespace\":\"default\",\"labels\":{%s}},\"spec\":"
 		 "{\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":"
 		 "{\"cpu\":\"%s\"}}}]}}", labels, cpu);
-	uint32_t tid;
-	if (shmsched_register_template(c, json, strlen(json), &tid, err,
-				       sizeof(err)) < 0)
-		fail_msg("template %s: %s", json, err);
-	return tid;
+	return fixture_template(c, json);
 }
 
 static void submit(struct shmsched_client *c, uint32_t tid, uint64_t cookie,
@@ -226,7 +211,7 @@ static void test_all_or_nothing(void **state)
 	write_cluster(2, 8, groups, mins, 4);
 	struct tree tr = make_tree(4000, QUOTA_NO_LIMIT, 1000, false);
 	struct daemon *d = start(tr.t, 1, NULL, false);
-	struct shmsched_client *c = connect_to(fx.sock);
+	struct shmsched_client *c = fixture_connect(fx.sock);
 	uint32_t four = tmpl(c, "four", "qa", "1");
 	uint32_t five = tmpl(c, "five", "qa", "1");
 	uint32_t two = tmpl(c, "two", "qa", "1");
@@ -323,7 +308,8 @@ static void test_no_nodes_gives_back(void **state)
 	write_cluster(2, 4, groups, mins, 1);
 	struct tree tr = make_tree(1000, QUOTA_NO_LIMIT, 100000, false);
 	struct daemon *d = start(tr.t, 1, NULL, false);
-	struct shmsched_client *c = connect_to(fx.sock), *a = connect_to(fx.admin);
+	struct shmsched_client *c = fixture_connect(fx.sock);
+	struct shmsched_client *a = fixture_connect(fx.admin);
 	uint32_t big = tmpl(c, "big", "qb", "3");
 	struct shmsched_result r[4];
 	for (uint64_t k = 0; k < 3; k++)
@@ -358,17 +344,16 @@ static void test_no_nodes_gives_back(void **state)
 static void test_flavors_rollback(void **state)
 {
 	(void)state;
-	FILE *f = fopen(cluster, "w");
-	assert_non_null(f);
-	fputs("{\"kind\":\"List\",\"items\":[", f);
-	for (int i = 0; i < 2; i++)
-		fprintf(f, "%s{\"kind\":\"Node\",\"metadata\":{\"name\":\"n%c\","
-			"\"labels\":{\"pool\":\"%c\"}},\"status\":{\"allocatable\":"
-			"{\"cpu\":\"4\",\"memory\":\"64Gi\",\"pods\":\"110\"}}}",
-			i ? "," : "", 'a' + i, 'a' + i);
-	fputs(",{\"kind\":\"PodGroup\",\"metadata\":{\"name\":\"pair\"},"
-	      "\"spec\":{\"minMember\":2}}]}", f);
-	fclose(f);
+	fixture_write_file(fx.cluster,
+			   "{\"kind\":\"List\",\"items\":["
+			   "{\"kind\":\"Node\",\"metadata\":{\"name\":\"na\","
+			   "\"labels\":{\"pool\":\"a\"}},\"status\":{\"allocatable\":"
+			   "{\"cpu\":\"4\",\"memory\":\"64Gi\",\"pods\":\"110\"}}},"
+			   "{\"kind\":\"Node\",\"metadata\":{\"name\":\"nb\","
+			   "\"labels\":{\"pool\":\"b\"}},\"status\":{\"allocatable\":"
+			   "{\"cpu\":\"4\",\"memory\":\"64Gi\",\"pods\":\"110\"}}},"
+			   "{\"kind\":\"PodGroup\",\"metadata\":{\"name\":\"pair\"},"
+			   "\"spec\":{\"minMember\":2}}]}");
 	struct quota_tree *t;
 	char err[256];
 	assert_int_equal(quota_tree_new(&t), 0);
@@ -388,7 +373,8 @@ static void test_flavors_rollback(void **state)
 	if (quota_seal(t, err, sizeof(err)) < 0)
 		fail_msg("quota_seal: %s", err);
 	struct daemon *d = start(t, 1, NULL, false);
-	struct shmsched_client *c = connect_to(fx.sock), *adm = connect_to(fx.admin);
+	struct shmsched_client *c = fixture_connect(fx.sock);
+	struct shmsched_client *adm = fixture_connect(fx.admin);
 	uint32_t pair = tmpl(c, "pair", "qa", "3");
 	struct shmsched_result r[2];
 	submit(c, pair, 1, 0);
@@ -428,7 +414,7 @@ static void test_refused(void **state)
 	write_cluster(1, 8, groups, mins, 2);
 	struct tree tr = make_tree(4000, QUOTA_NO_LIMIT, 4000, false);
 	struct daemon *d = start(tr.t, 1, NULL, false);
-	struct shmsched_client *c = connect_to(fx.sock);
+	struct shmsched_client *c = fixture_connect(fx.sock);
 	uint32_t nope = tmpl(c, "nope", "missing", "1");
 	uint32_t mix_a = tmpl(c, "mix", "qa", "1");
 	uint32_t mix_none = tmpl(c, "mix", NULL, "1");
@@ -468,7 +454,7 @@ static void test_restart_recount(void **state)
 	snprintf(region, sizeof(region), "shmsched-gangq-%d", (int)getpid());
 	struct tree tr = make_tree(4000, QUOTA_NO_LIMIT, 0, false);
 	struct daemon *d = start(tr.t, 1, region, true);
-	struct shmsched_client *c = connect_to(fx.sock);
+	struct shmsched_client *c = fixture_connect(fx.sock);
 	uint32_t four = tmpl(c, "four", "qa", "500m");
 	struct shmsched_result r[4];
 	for (uint64_t k = 0; k < 4; k++)
@@ -618,7 +604,7 @@ static void test_race(void **state)
 	struct daemon_stats ds;
 	memset(rc, 0, sizeof(rc));
 	for (int i = 0; i < RACE_PRODUCERS; i++) {
-		rc[i].c = connect_to(fx.sock);
+		rc[i].c = fixture_connect(fx.sock);
 		rc[i].gang = tmpl(rc[i].c, groups[i], "qa", "500m");
 		rc[i].single_cq = i % 2;
 		rc[i].single = tmpl(rc[i].c, NULL, i % 2 ? "qb" : "qa", "1");

@@ -1,4 +1,6 @@
-# tests/gateway/lib.sh: what the gateway's shell tests (test_*.sh) share, sourced after they set
+# tests/gateway/lib.sh: what the gateway's shell tests (test_*.sh) share,
+# and the tests/cli ones that run one daemon on $dir/cluster.json
+# (test_approve.sh, test_drain.sh, test_status.sh), sourced after they set
 #   dir   their temporary directory (removed on exit),
 #   name  the daemon's state region (/dev/shm/$name removed on exit).
 # It sets pids (add each background process: killed and waited for on
@@ -17,10 +19,12 @@
 #   says PATTERN            whether $dir/body has PATTERN (if not, shows it).
 # The tests of the admin listener (test_evict.sh, test_failure.sh,
 # test_queues.sh, test_surge.sh) also set daemon and gateway (the
-# programs) and use:
+# programs) and use (daemon_start: test_owners.sh and the tests/cli ones
+# too, setting daemon):
 #   daemon_start [ARG...]   runs $daemon on $dir/cluster.json (written by
 #                           then), socket $dir/s.sock, one worker, ARGs
 #                           added, logging to $dir/daemon.log, until ready;
+#                           its pid in dpid;
 #   gateway_start           writes alice's token (ALICE, the header) and a
 #                           policy giving her namespace team-a unless the
 #                           test wrote $dir/tokens.csv and $dir/policy.json
@@ -67,7 +71,8 @@ gateway_up() { # LOG
 daemon_start() { # [ARG...]
 	"$daemon" --cluster "$dir/cluster.json" --socket "$dir/s.sock" --workers 1 \
 		--no-pin --name "$name" --fresh "$@" >"$dir/daemon.log" 2>&1 &
-	pids="$pids $!"
+	dpid=$!
+	pids="$pids $dpid"
 	wait_for "$dir/daemon.log" "ready:"
 }
 gateway_start() {

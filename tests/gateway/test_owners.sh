@@ -29,10 +29,8 @@ dir=$(mktemp -d /tmp/shmsched-gwowners-XXXXXX)
 name=gwowners-$$
 . "$(dirname "$0")/lib.sh"
 
-"$daemon" --cluster "$src/examples/cluster.json" --socket "$dir/s.sock" \
-	--workers 1 --no-pin --name "$name" --fresh >"$dir/daemon.log" 2>&1 &
-pids="$pids $!"
-wait_for "$dir/daemon.log" "ready:"
+cp "$src/examples/cluster.json" "$dir/cluster.json"
+daemon_start
 
 cat >"$dir/tokens.csv" <<'EOF'
 alice-token-0123456789,alice,1001
