@@ -122,8 +122,10 @@
  *       evictor re-applies every test of the walk to each record it
  *       reads, so its candidates are the walk's. Cost: a charged
  *       placement takes the mutex twice (add, free); a request reads
- *       its candidates instead of every record (162,000 -> see
- *       docs/perf/2026-11-29-reclaim.md).
+ *       its candidates instead of every record: at 2,000 pods of the
+ *       reclaim bench, 323,000 -> 129,000 instructions a request
+ *       (docs/perf/2026-11-29-reclaim.md), most now the candidates'
+ *       own (cand_consider, reclaim_choose).
  *
  * Admission fair sharing (daemon/admission_fair_internal.h), when a ledger
  * is set: the worker cache keeps each group's LocalQueue index beside its
