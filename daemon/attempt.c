@@ -228,8 +228,10 @@ static void attempt_record_and_answer(struct attempt_ctx *a, unsigned w,
 		a->placements, rec, node, ledger_node_generation(a->ledger, node),
 		spec, dev, cookie, &id);
 	/* QA2 (daemon/quota_charge.c): before the record is published. */
-	if (quota != 0)
+	if (quota != 0) {
 		placements_set_quota(a->placements, rec, quota);
+		qc_placed(a->quota, rec, quota); /* RX1 */
+	}
 	/* Acquire, partner of attempt_set_lifecycle's release. */
 	struct taint_evict *te = __atomic_load_n(&a->lifecycle, __ATOMIC_ACQUIRE);
 	if (te != NULL)

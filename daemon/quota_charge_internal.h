@@ -130,6 +130,11 @@ static inline void qc_untag(uint32_t tag, int *cq, int *flavor)
 uint32_t qc_charged_tag(const struct quota_charge *q, int cq, int flavor,
 			const int64_t *charge);
 
+/* Worker w, inside its gate, right after placements_set_quota(rec, tag)
+ * and before the record's publish: the record joins the reclaim index
+ * (RX1 in daemon/quota_charge.c) when reclaim is set and tag is not 0. */
+void qc_placed(struct quota_charge *q, uint32_t rec, uint32_t tag);
+
 /* Reclaim by quota (issue 37 item 4; daemon/evict.c carries the
  * request, ingest/producers_reclaim.c evicts): the budgets, and whether
  * reclaim runs at all (a daemon with an evictor). Before the workers run. */

@@ -628,6 +628,12 @@ const struct placement_record *placements_at(const struct placements *t,
 	return r;
 }
 
+uint32_t placements_index_of(const struct placements *t,
+			     const struct placement_record *r)
+{
+	return (uint32_t)(r - t->recs);
+}
+
 void placement_use(const struct placement_record *r, struct pod_spec *pod)
 {
 	memset(pod, 0, sizeof(*pod));

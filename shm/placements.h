@@ -259,6 +259,11 @@ const struct placement_record *placements_at(const struct placements *t,
  * release gives back, and a recount adds, exactly this. */
 void placement_use(const struct placement_record *r, struct pod_spec *pod);
 
+/* The index of record `r` of the table (a pointer placements_at() or
+ * the free hook gave). */
+uint32_t placements_index_of(const struct placements *t,
+			     const struct placement_record *r);
+
 /* Records below this index have been used at least once (H1). */
 uint32_t placements_high_water(const struct placements *t);
 

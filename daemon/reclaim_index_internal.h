@@ -1,0 +1,45 @@
+/* The reclaim index: placement records by bucket (daemon/quota_charge.c
+ * keys a bucket by a charge's ClusterQueue, flavor and borrowed bit), so
+ * that the evictor's choice visits only the records it may take as
+ * candidates instead of the whole placement table (issue 37).
+ *
+ * A record index (shm/placements.h) is in at most one bucket. Every call
+ * but rix_create and rix_destroy is made holding the index's lock
+ * (rix_lock); the caller says which thread may hold it (RX1 in
+ * daemon/quota_charge.c). All calls are O(1) but rix_clear, O(buckets +
+ * records in).
+ */
+#ifndef SHMSCHED_DAEMON_RECLAIM_INDEX_INTERNAL_H
+#define SHMSCHED_DAEMON_RECLAIM_INDEX_INTERNAL_H
+
+#include <stdint.h>
+
+/* No record: the end of a bucket. */
+#define RIX_NIL UINT32_MAX
+
+struct reclaim_index;
+
+/* An empty index of records 0 .. capacity - 1 in buckets 0 .. buckets - 1
+ * (both at least 1), or NULL with errno EINVAL or ENOMEM. The arrays are
+ * zeroed pages the kernel backs as they are first used. */
+struct reclaim_index *rix_create(uint32_t capacity, uint32_t buckets);
+void rix_destroy(struct reclaim_index *ix);
+
+void rix_lock(struct reclaim_index *ix);
+void rix_unlock(struct reclaim_index *ix);
+
+/* Record `rec` into bucket `bucket`, out of the one it was in. Either out
+ * of range: nothing. */
+void rix_add(struct reclaim_index *ix, uint32_t rec, uint32_t bucket);
+/* Record `rec` out of its bucket (none: nothing). */
+void rix_remove(struct reclaim_index *ix, uint32_t rec);
+/* Every record out. */
+void rix_clear(struct reclaim_index *ix);
+/* The bucket `rec` is in, or RIX_NIL. */
+uint32_t rix_bucket_of(const struct reclaim_index *ix, uint32_t rec);
+/* The first record of `bucket`, then the one after `rec`: RIX_NIL at the
+ * end. The latest added first. */
+uint32_t rix_first(const struct reclaim_index *ix, uint32_t bucket);
+uint32_t rix_next(const struct reclaim_index *ix, uint32_t rec);
+
+#endif
