@@ -45,6 +45,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
@@ -653,9 +654,63 @@ static size_t approval_metrics_text(const struct producers *p, char *buf,
 	return o.used;
 }
 
-/* OP_QUEUE_METRICS: the approvals' counts, then the daemon's text, cut at
- * a line's end when it does not fit one answer (the cut counted in a
- * comment line). */
+/* The approvals' counts, then the daemon's text, into buf[0..len) as
+ * snprintf writes: returns the bytes the whole text needs. */
+static size_t metrics_build(const struct producers *p, char *buf, size_t len)
+{
+	size_t used = approval_metrics_text(p, buf, len);
+	if (p->metrics != NULL) {
+		size_t left = used < len ? len - used : 0;
+		used += p->metrics(p->metrics_arg, left ? buf + used : NULL, left);
+	}
+	return used;
+}
+
+/* A text of `used` bytes written into buf[0..room) (room + CUT_LINE_MAX
+ * there), cut after its last whole line within room, and a comment line
+ * saying how much more there was (`why`). Returns the bytes kept. */
+#define CUT_LINE_MAX 96
+static size_t metrics_cut(char *buf, size_t room, size_t used, const char *why)
+{
+	size_t keep = room - 1;
+	while (keep > 0 && buf[keep - 1] != '\n')
+		keep--;
+	return keep + (size_t)snprintf(buf + keep, CUT_LINE_MAX, "# %zu more bytes "
+				       "not shown (%s)\n", used - keep, why);
+}
+
+/* The whole text past one answer: built again into a buffer its first
+ * pass sized (plus an eighth for counters grown meanwhile, under the
+ * producers' lock nothing else changes), cut at OP_QUEUE_METRICS_MAX_BYTES,
+ * into a sealed memfd. Returns the fd with its size in *bytes, or -errno
+ * (the caller then answers the text cut at one answer's room). */
+static int metrics_in_memfd(const struct producers *p, size_t need,
+			    uint32_t *bytes)
+{
+	size_t size = need + need / 8 + 4096;
+	if (size > OP_QUEUE_METRICS_MAX_BYTES)
+		size = OP_QUEUE_METRICS_MAX_BYTES;
+	char *buf = malloc(size);
+	if (buf == NULL)
+		return -ENOMEM;
+	size_t room = size - CUT_LINE_MAX;
+	size_t used = metrics_build(p, buf, room);
+	if (used >= room)
+		used = metrics_cut(buf, room, used, "past the answer's bound of "
+				   "64 MiB");
+	int fd = sealed_text_create("shmsched-metrics", buf, used);
+	free(buf);
+	*bytes = (uint32_t)used;
+	return fd;
+}
+
+/* OP_QUEUE_METRICS: the approvals' counts, then the daemon's text; inline
+ * when it fits one answer (as before the memfd existed: an older reader
+ * sees the same answer), otherwise whole in a sealed memfd, or cut at a
+ * line's end (the cut counted in a comment line) when no memfd can be
+ * had. Cost on the control thread: one pass writing the text, a second
+ * (malloc'ed, written into the memfd) when it does not fit: 1,000
+ * ClusterQueues are ~1 MB (docs/reference/metrics.md). */
 static void queue_metrics(struct producers *p, struct control_server *s,
 			  uint64_t conn, uint32_t rid, uint32_t len)
 {
@@ -672,22 +727,21 @@ static void queue_metrics(struct producers *p, struct control_server *s,
 			h.cluster_queues += !quota_node_is_cohort(p->queues->tree, n);
 	}
 	char *text = out + sizeof(h);
-	size_t room = sizeof(out) - sizeof(h) - 96;
-	size_t used = approval_metrics_text(p, text, room);
-	if (p->metrics != NULL && used < room)
-		used += p->metrics(p->metrics_arg, text + used, room - used);
+	size_t room = sizeof(out) - sizeof(h) - CUT_LINE_MAX;
+	size_t used = metrics_build(p, text, room);
+	int fd = -1;
 	if (used >= room) {
-		/* Cut after the last whole line that fits. */
-		size_t keep = room - 1;
-		while (keep > 0 && text[keep - 1] != '\n')
-			keep--;
-		used = keep + (size_t)snprintf(text + keep, 96, "# %zu more bytes "
-					       "not shown (one answer's room)\n",
-					       used - keep);
+		fd = metrics_in_memfd(p, used, &h.fd_bytes);
+		if (fd >= 0)
+			used = 0;
+		else
+			used = metrics_cut(text, room, used, "one answer's room");
 	}
 	h.text_bytes = (uint32_t)used;
 	memcpy(out, &h, sizeof(h));
-	control_server_reply(s, conn, rid, out, (uint32_t)(sizeof(h) + used), -1);
+	control_server_reply(s, conn, rid, out, (uint32_t)(sizeof(h) + used), fd);
+	if (fd >= 0)
+		close(fd);
 }
 
 void prod_handle_queue(struct producers *p, struct control_server *s,
