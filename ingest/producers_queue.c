@@ -679,42 +679,51 @@ static size_t metrics_cut(char *buf, size_t room, size_t used, const char *why)
 				       "not shown (%s)\n", used - keep, why);
 }
 
-/* The whole text past one answer: built again into a buffer its first
- * pass sized (plus an eighth for counters grown meanwhile, under the
- * producers' lock nothing else changes), cut at OP_QUEUE_METRICS_MAX_BYTES,
- * into a sealed memfd. Returns the fd with its size in *bytes, or -errno
- * (the caller then answers the text cut at one answer's room). */
-static int metrics_in_memfd(const struct producers *p, size_t need,
-			    uint32_t *bytes)
+/* The whole text into a malloc'ed *out, sized by `need` (the bytes a
+ * pass needed) plus an eighth for counters grown meanwhile (under the
+ * producers' lock nothing else changes); built again when it did not fit
+ * after all, at most once; cut at OP_QUEUE_METRICS_MAX_BYTES. Returns its
+ * length, *out NULL without memory. */
+static size_t metrics_whole(const struct producers *p, size_t need, char **out)
 {
-	size_t size = need + need / 8 + 4096;
-	if (size > OP_QUEUE_METRICS_MAX_BYTES)
-		size = OP_QUEUE_METRICS_MAX_BYTES;
-	char *buf = malloc(size);
-	if (buf == NULL)
-		return -ENOMEM;
-	size_t room = size - CUT_LINE_MAX;
-	size_t used = metrics_build(p, buf, room);
-	if (used >= room)
-		used = metrics_cut(buf, room, used, "past the answer's bound of "
-				   "64 MiB");
-	int fd = sealed_text_create("shmsched-metrics", buf, used);
-	free(buf);
-	*bytes = (uint32_t)used;
-	return fd;
+	size_t used = 0;
+	*out = NULL;
+	for (int pass = 0; pass < 2; pass++) {
+		size_t size = need + need / 8 + 4096;
+		if (size > OP_QUEUE_METRICS_MAX_BYTES)
+			size = OP_QUEUE_METRICS_MAX_BYTES;
+		free(*out);
+		*out = malloc(size);
+		if (*out == NULL)
+			return 0;
+		size_t room = size - CUT_LINE_MAX;
+		used = metrics_build(p, *out, room);
+		if (used < room)
+			break;
+		if (pass == 1 || size == OP_QUEUE_METRICS_MAX_BYTES) {
+			used = metrics_cut(*out, room, used, "past the answer's bound "
+					   "of 64 MiB");
+			break;
+		}
+		need = used;
+	}
+	return used;
 }
 
 /* OP_QUEUE_METRICS: the approvals' counts, then the daemon's text; inline
  * when it fits one answer (as before the memfd existed: an older reader
  * sees the same answer), otherwise whole in a sealed memfd, or cut at a
  * line's end (the cut counted in a comment line) when no memfd can be
- * had. Cost on the control thread: one pass writing the text, a second
- * (malloc'ed, written into the memfd) when it does not fit: 1,000
- * ClusterQueues are ~1 MB (docs/reference/metrics.md). */
+ * had. Cost on the control thread: one pass writing the text; a text past
+ * one answer is written once into a buffer sized by the last request's
+ * (`last_need`; its first time, or past an eighth more, once more), then
+ * into the memfd. 1,000 ClusterQueues: ~1.4 MB, ~13 ms a pass
+ * (docs/perf/2026-11-29-metrics-memfd.md). */
 static void queue_metrics(struct producers *p, struct control_server *s,
 			  uint64_t conn, uint32_t rid, uint32_t len)
 {
 	static char out[CONTROL_MAX_PAYLOAD];
+	static size_t last_need; /* the control thread's only */
 	if (len != 0) {
 		control_server_reply_error(s, conn, rid, EPROTO, "queue metrics: a "
 					   "body of %u bytes; expected none", len);
@@ -728,14 +737,33 @@ static void queue_metrics(struct producers *p, struct control_server *s,
 	}
 	char *text = out + sizeof(h);
 	size_t room = sizeof(out) - sizeof(h) - CUT_LINE_MAX;
-	size_t used = metrics_build(p, text, room);
+	size_t used = 0;
 	int fd = -1;
-	if (used >= room) {
-		fd = metrics_in_memfd(p, used, &h.fd_bytes);
-		if (fd >= 0)
+	if (last_need < room)
+		used = metrics_build(p, text, room);
+	if (last_need >= room || used >= room) {
+		char *whole;
+		size_t n = metrics_whole(p, used > last_need ? used : last_need,
+					 &whole);
+		if (whole != NULL && n >= room)
+			fd = sealed_text_create("shmsched-metrics", whole, n);
+		if (fd >= 0) {
+			h.fd_bytes = (uint32_t)n;
 			used = 0;
-		else
-			used = metrics_cut(text, room, used, "one answer's room");
+		} else if (whole != NULL) {
+			/* Fits after all (a smaller tree), or no memfd. */
+			memcpy(text, whole, n < room ? n : room);
+			used = n < room ? n : metrics_cut(text, room, n,
+							  "one answer's room");
+		} else {
+			n = metrics_build(p, text, room);
+			used = n < room ? n : metrics_cut(text, room, n,
+							  "one answer's room");
+		}
+		free(whole);
+		last_need = n;
+	} else {
+		last_need = used;
 	}
 	h.text_bytes = (uint32_t)used;
 	memcpy(out, &h, sizeof(h));
