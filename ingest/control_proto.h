@@ -242,8 +242,8 @@ const char *control_msg_type_name(uint16_t type);
  * answer (SCM_RIGHTS), the answer's header saying its size:
  * OP_QUEUE_METRICS' (ingest/control_ops.h). The writer seals it (no
  * shrink, grow or write, and no more seals), so what the reader checked
- * stays what it reads. */
-/* The seals a reader requires. */
+ * stays what it reads. SEALED_TEXT_SEALS: the seals a reader requires
+ * (F_SEAL_*: <fcntl.h>). */
 #define SEALED_TEXT_SEALS (F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL)
 
 /* A new memfd (close-on-exec) named `name` holding buf[0..len), sealed.

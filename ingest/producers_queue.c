@@ -717,8 +717,8 @@ static size_t metrics_whole(const struct producers *p, size_t need, char **out)
  * had. Cost on the control thread: one pass writing the text; a text past
  * one answer is written once into a buffer sized by the last request's
  * (`last_need`; its first time, or past an eighth more, once more), then
- * into the memfd. 1,000 ClusterQueues: ~1.4 MB, ~13 ms a pass
- * (docs/perf/2026-11-29-metrics-memfd.md). */
+ * into the memfd. 1,000 ClusterQueues: ~1.4 MB, ~225 M instructions a
+ * pass (docs/perf/2026-11-29-metrics-memfd.md). */
 static void queue_metrics(struct producers *p, struct control_server *s,
 			  uint64_t conn, uint32_t rid, uint32_t len)
 {
