@@ -17,6 +17,18 @@ int cli_admin_call(const char *cmd, const char *sock, uint32_t kind, uint32_t ac
 		   const void *body, size_t len, int timeout_ms, size_t min,
 		   char *msg, size_t cap, uint32_t *got)
 {
+	return cli_admin_call_fd(cmd, sock, kind, action, body, len, timeout_ms,
+				 min, msg, cap, got, NULL);
+}
+
+int cli_admin_call_fd(const char *cmd, const char *sock, uint32_t kind,
+		      uint32_t action, const void *body, size_t len,
+		      int timeout_ms, size_t min, char *msg, size_t cap,
+		      uint32_t *got, int *fd_out)
+{
+	int got_fd = -1;
+	if (fd_out != NULL)
+		*fd_out = -1;
 	struct sockaddr_un a = {.sun_family = AF_UNIX};
 	if (strlen(sock) >= sizeof(a.sun_path)) {
 		fprintf(stderr, "shmsched %s: %s: too long for a socket path\n", cmd, sock);
@@ -48,7 +60,8 @@ int cli_admin_call(const char *cmd, const char *sock, uint32_t kind, uint32_t ac
 		rc = control_send(fd, CONTROL_MSG_REQUEST, 1, msg,
 				  (uint32_t)(sizeof(op) + len), -1);
 		if (rc == 0)
-			rc = control_recv(fd, &h, msg, cap, NULL, timeout_ms);
+			rc = control_recv(fd, &h, msg, cap,
+					  fd_out != NULL ? &got_fd : NULL, timeout_ms);
 	}
 	close(fd);
 	if (rc < 0) {
@@ -62,14 +75,20 @@ int cli_admin_call(const char *cmd, const char *sock, uint32_t kind, uint32_t ac
 		control_error_decode(msg, h.length, &code, text, sizeof(text));
 		fprintf(stderr, "shmsched %s: the daemon refused: %s (%s)\n", cmd, text,
 			strerror(code));
+		if (got_fd >= 0)
+			close(got_fd);
 		return -1;
 	}
 	if (h.type != CONTROL_MSG_RESPONSE || h.length < min) {
 		fprintf(stderr, "shmsched %s: the daemon's answer: a %s of %u bytes; "
 			"expected a RESPONSE of at least %zu\n", cmd,
 			control_msg_type_name(h.type), h.length, min);
+		if (got_fd >= 0)
+			close(got_fd);
 		return -1;
 	}
 	*got = h.length;
+	if (fd_out != NULL)
+		*fd_out = got_fd;
 	return 0;
 }

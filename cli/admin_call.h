@@ -17,4 +17,11 @@ int cli_admin_call(const char *cmd, const char *sock, uint32_t kind, uint32_t ac
 		   const void *body, size_t len, int timeout_ms, size_t min,
 		   char *msg, size_t cap, uint32_t *got);
 
+/* As cli_admin_call, and the fd that came with the answer in *fd (-1:
+ * none; the caller closes it). */
+int cli_admin_call_fd(const char *cmd, const char *sock, uint32_t kind,
+		      uint32_t action, const void *body, size_t len,
+		      int timeout_ms, size_t min, char *msg, size_t cap,
+		      uint32_t *got, int *fd);
+
 #endif

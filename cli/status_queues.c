@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/admin_call.h"
 #include "cli/node.h"
@@ -251,23 +252,44 @@ int status_queues(const char *admin_socket)
 	const char *sock = cli_admin_socket(admin_socket, buf, sizeof(buf));
 	struct op_queue_shown shown;
 	uint32_t got;
-	if (cli_admin_call("status", sock, OP_QUEUE, OP_QUEUE_METRICS, NULL, 0, 5000,
-			   sizeof(shown), msg, CONTROL_MAX_PAYLOAD, &got) < 0)
+	int fd;
+	if (cli_admin_call_fd("status", sock, OP_QUEUE, OP_QUEUE_METRICS, NULL, 0,
+			      5000, sizeof(shown), msg, CONTROL_MAX_PAYLOAD, &got,
+			      &fd) < 0)
 		return 1;
 	memcpy(&shown, msg, sizeof(shown));
-	if (shown.text_bytes != got - sizeof(shown)) {
+	if (shown.text_bytes != got - sizeof(shown) ||
+	    (shown.fd_bytes > 0 && shown.text_bytes > 0)) {
 		fprintf(stderr, "shmsched status: the daemon's answer holds %zu bytes "
-			"of text; it says %u\n", got - sizeof(shown), shown.text_bytes);
+			"of text; it says %u (and %u in a memfd)\n",
+			got - sizeof(shown), shown.text_bytes, shown.fd_bytes);
+		if (fd >= 0)
+			close(fd);
 		return 1;
 	}
-	char *text = msg + sizeof(shown);
+	/* Past one answer the text comes whole in a sealed memfd. */
+	char *text = msg + sizeof(shown), *whole = NULL;
 	text[shown.text_bytes] = '\0';
+	if (shown.fd_bytes > 0 || fd >= 0) {
+		char err[512];
+		int rc = sealed_text_read(fd, shown.fd_bytes, OP_QUEUE_METRICS_MAX_BYTES,
+					  "the daemon's metrics", &whole, err,
+					  sizeof(err));
+		if (fd >= 0)
+			close(fd);
+		if (rc < 0) {
+			fprintf(stderr, "shmsched status: %s\n", err);
+			return 1;
+		}
+		text = whole;
+	}
 	size_t lines = 1;
 	for (const char *p = text; *p; p++)
 		lines += *p == '\n';
 	struct sample *v = calloc(lines, sizeof(*v));
 	if (v == NULL) {
 		fprintf(stderr, "shmsched status: out of memory\n");
+		free(whole);
 		return 1;
 	}
 	size_t n = 0;
@@ -295,5 +317,6 @@ int status_queues(const char *admin_socket)
 	print_lifecycle(v, n);
 	print_quarantine_approval(v, n);
 	free(v);
+	free(whole);
 	return 0;
 }

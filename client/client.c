@@ -925,7 +925,7 @@ int shmsched_queue(struct shmsched_client *c, int action, const char *name,
 		return -ENOMEM;
 	}
 	size_t at = 0;
-	int rc = 0;
+	int rc = 0, fd = -1;
 	if (action == SHMSCHED_QUEUE_APPLY) {
 		size_t nl = strlen(name);
 		if (nl > OP_QUEUE_SOURCE_MAX)
@@ -957,18 +957,30 @@ int shmsched_queue(struct shmsched_client *c, int action, const char *name,
 		at = sizeof(d);
 	}
 	uint32_t got;
-	/* A change decodes every object again: the CLI's 30 s. */
+	/* A change decodes every object again: the CLI's 30 s. METRICS' text
+	 * past one answer comes in a sealed memfd (control_ops.h). */
 	rc = call_with_fd(c, OP_QUEUE, (uint32_t)action, buf, at, -1,
 			  change ? 30000 : CONTROL_TIMEOUT_MS, buf,
-			  CONTROL_MAX_PAYLOAD, &got, NULL, err, err_len);
+			  CONTROL_MAX_PAYLOAD, &got,
+			  action == SHMSCHED_QUEUE_METRICS ? &fd : NULL, err, err_len);
 	if (rc < 0)
 		goto done;
 	struct op_queue_shown a;
 	if (got < sizeof(a) || (memcpy(&a, buf, sizeof(a)),
-				a.text_bytes != got - sizeof(a))) {
+				a.text_bytes != got - sizeof(a)) ||
+	    (a.fd_bytes > 0) != (fd >= 0) || (a.fd_bytes > 0 && a.text_bytes > 0)) {
 		errmsg(err, err_len, "shmsched daemon at %s: a queue answer of %u "
-			"bytes that does not hold what it says", c->path, got);
+			"bytes%s that does not hold what it says", c->path, got,
+			fd >= 0 ? " and an fd" : "");
 		rc = -EPROTO;
+		goto done;
+	}
+	if (fd >= 0) {
+		char what[4200];
+		snprintf(what, sizeof(what), "shmsched daemon at %s: the queue "
+			 "metrics' memfd", c->path);
+		rc = sealed_text_read(fd, a.fd_bytes, OP_QUEUE_METRICS_MAX_BYTES,
+				      what, text, err, err_len);
 		goto done;
 	}
 	*text = malloc((size_t)a.text_bytes + 1);
@@ -980,6 +992,8 @@ int shmsched_queue(struct shmsched_client *c, int action, const char *name,
 	memcpy(*text, buf + sizeof(a), a.text_bytes);
 	(*text)[a.text_bytes] = '\0';
 done:
+	if (fd >= 0)
+		close(fd);
 	free(buf);
 	return rc;
 }

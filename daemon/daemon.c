@@ -318,9 +318,9 @@ static void quarantine_metrics_text(struct daemon *d, struct quota_text *o)
  * under the producers' lock: the node lifecycle's counts
  * (daemon_lifecycle_counts, as shmsched_node_*: issue 38), the pool
  * quarantine's (shmsched_pool_*), then Kueue's quota gauges and workload
- * counts (qc_metrics_text; at most DAEMON_METRICS_QUEUES ClusterQueues a
- * family). */
-#define DAEMON_METRICS_QUEUES 256u
+ * counts (qc_metrics_text; every ClusterQueue: a text past one answer
+ * goes whole in a memfd, ingest/producers_queue.c). */
+#define DAEMON_METRICS_QUEUES QUOTA_MAX_CLUSTER_QUEUES
 static size_t daemon_metrics_text(void *arg, char *buf, size_t len)
 {
 	struct daemon *d = arg;

@@ -17,7 +17,9 @@
  * (ingest/kueue_json.h, fuzzed as fuzz_kueue_json) reads the objects.
  *
  * /metrics appends the daemon's text (OP_QUEUE_METRICS: Kueue's quota
- * gauges and workload counts, the node lifecycle's shmsched_node_*),
+ * gauges and workload counts, the node lifecycle's shmsched_node_*; past
+ * one control answer it comes in a sealed memfd, at most
+ * OP_QUEUE_METRICS_MAX_BYTES, which shmsched_queue checks and reads),
  * asked at most once per METRICS_CACHE_NS whatever the scrape rate: a
  * scrape within that reuses the last answer, so scrapes never queue on
  * the daemon's control thread. A failure is cached alike and written as
@@ -37,7 +39,6 @@
 #include <string.h>
 
 #define METRICS_CACHE_NS UINT64_C(1000000000)
-#define METRICS_TEXT_MAX (1u << 20)
 
 struct gw_queues {
 	char admin_socket[4096];
@@ -103,7 +104,7 @@ void gw_queues_metrics(struct gw_queues *m, struct json_buf *b)
 		free(m->text);
 		m->text = NULL;
 		m->text_len = 0;
-		if (rc == 0 && strlen(text) <= METRICS_TEXT_MAX) {
+		if (rc == 0) {
 			m->text = text;
 			m->text_len = strlen(text);
 		} else {
@@ -111,8 +112,7 @@ void gw_queues_metrics(struct gw_queues *m, struct json_buf *b)
 			char line[1200];
 			int n = snprintf(line, sizeof(line), "# shmsched-gateway: the "
 					 "daemon's quota and node lifecycle metrics are "
-					 "not known: %s\n", rc < 0 ? gw_daemon_says(err)
-					 : "an answer past 1 MiB");
+					 "not known: %s\n", gw_daemon_says(err));
 			/* One comment line: a newline of the message is cut. */
 			if (n > 0) {
 				for (int i = 0; i < n - 1 && i < (int)sizeof(line) - 1; i++)

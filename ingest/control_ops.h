@@ -47,7 +47,9 @@
  *                                  admins
  *   OP_QUEUE      op_queue_action  APPLY: struct          struct op_queue_shown,
  *                                  op_queue_apply, the    then its report's text
- *                                  source's name, then    (lines, no NUL)
+ *                                  source's name, then    (lines, no NUL); METRICS
+ *                                                         past one answer: a sealed
+ *                                                         memfd of its text
  *                                  Kueue objects (JSON);
  *                                  DELETE: struct
  *                                  op_queue_delete;
@@ -305,13 +307,20 @@ struct op_queue_delete {
 	char name[320];
 };
 _Static_assert(sizeof(struct op_queue_delete) == 352, "op_queue_delete is 352 bytes");
+/* METRICS' text past one answer's room (CONTROL_MAX_PAYLOAD less this
+ * header) comes whole in a sealed memfd (sealed_text_create) beside the
+ * answer: `text_bytes` is then 0 and `fd_bytes` the memfd's size, at most
+ * OP_QUEUE_METRICS_MAX_BYTES (the daemon cuts its text there, with a
+ * "# N more bytes not shown" line). A text that fits comes inline, no fd,
+ * `fd_bytes` 0, as before the fd existed (the word was reserved). */
+#define OP_QUEUE_METRICS_MAX_BYTES (UINT32_C(64) << 20)
 struct op_queue_shown {
 	uint32_t objects;        /* Kueue objects in force */
 	uint32_t cluster_queues;
 	uint64_t carried;        /* APPLY/DELETE: placements charged again */
 	uint64_t dropped;        /* ... left charged to nothing */
-	uint32_t text_bytes;
-	uint32_t reserved;       /* 0 */
+	uint32_t text_bytes;     /* inline, after this header */
+	uint32_t fd_bytes;       /* METRICS: in the memfd; otherwise 0 */
 };
 _Static_assert(sizeof(struct op_queue_shown) == 32, "op_queue_shown is 32 bytes");
 

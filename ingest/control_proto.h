@@ -237,4 +237,27 @@ int control_pool_release_split(const void *body, uint32_t len,
 /* A short name for a message type ("HELLO"), or "unknown". */
 const char *control_msg_type_name(uint16_t type);
 
+/* Sealed text (ingest/sealed_text.c): text too large for one control
+ * answer (CONTROL_MAX_PAYLOAD), passed whole in a sealed memfd beside the
+ * answer (SCM_RIGHTS), the answer's header saying its size:
+ * OP_QUEUE_METRICS' (ingest/control_ops.h). The writer seals it (no
+ * shrink, grow or write, and no more seals), so what the reader checked
+ * stays what it reads. SEALED_TEXT_SEALS: the seals a reader requires
+ * (F_SEAL_*: <fcntl.h>). */
+#define SEALED_TEXT_SEALS (F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL)
+
+/* A new memfd (close-on-exec) named `name` holding buf[0..len), sealed.
+ * Returns the fd (the caller closes it), or -errno of memfd_create,
+ * write or fcntl. */
+int sealed_text_create(const char *name, const void *buf, size_t len);
+
+/* Reads the text of memfd `fd` (not closed here), which the answer says
+ * holds `bytes` bytes: refused (-EPROTO, a message naming `what`, the
+ * size and the seals) unless it is sealed as sealed_text_create seals,
+ * its size is `bytes` and `bytes` <= `max`. On success *out is a
+ * malloc'ed copy, NUL-terminated, of `bytes` bytes; -ENOMEM without
+ * memory. */
+int sealed_text_read(int fd, uint64_t bytes, uint64_t max, const char *what,
+		     char **out, char *err, size_t err_len);
+
 #endif

@@ -45,6 +45,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
@@ -653,13 +654,76 @@ static size_t approval_metrics_text(const struct producers *p, char *buf,
 	return o.used;
 }
 
-/* OP_QUEUE_METRICS: the approvals' counts, then the daemon's text, cut at
- * a line's end when it does not fit one answer (the cut counted in a
- * comment line). */
+/* The approvals' counts, then the daemon's text, into buf[0..len) as
+ * snprintf writes: returns the bytes the whole text needs. */
+static size_t metrics_build(const struct producers *p, char *buf, size_t len)
+{
+	size_t used = approval_metrics_text(p, buf, len);
+	if (p->metrics != NULL) {
+		size_t left = used < len ? len - used : 0;
+		used += p->metrics(p->metrics_arg, left ? buf + used : NULL, left);
+	}
+	return used;
+}
+
+/* A text of `used` bytes written into buf[0..room) (room + CUT_LINE_MAX
+ * there), cut after its last whole line within room, and a comment line
+ * saying how much more there was (`why`). Returns the bytes kept. */
+#define CUT_LINE_MAX 96
+static size_t metrics_cut(char *buf, size_t room, size_t used, const char *why)
+{
+	size_t keep = room - 1;
+	while (keep > 0 && buf[keep - 1] != '\n')
+		keep--;
+	return keep + (size_t)snprintf(buf + keep, CUT_LINE_MAX, "# %zu more bytes "
+				       "not shown (%s)\n", used - keep, why);
+}
+
+/* The whole text into a malloc'ed *out, sized by `need` (the bytes a
+ * pass needed) plus an eighth for counters grown meanwhile (under the
+ * producers' lock nothing else changes); built again when it did not fit
+ * after all, at most once; cut at OP_QUEUE_METRICS_MAX_BYTES. Returns its
+ * length, *out NULL without memory. */
+static size_t metrics_whole(const struct producers *p, size_t need, char **out)
+{
+	size_t used = 0;
+	*out = NULL;
+	for (int pass = 0; pass < 2; pass++) {
+		size_t size = need + need / 8 + 4096;
+		if (size > OP_QUEUE_METRICS_MAX_BYTES)
+			size = OP_QUEUE_METRICS_MAX_BYTES;
+		free(*out);
+		*out = malloc(size);
+		if (*out == NULL)
+			return 0;
+		size_t room = size - CUT_LINE_MAX;
+		used = metrics_build(p, *out, room);
+		if (used < room)
+			break;
+		if (pass == 1 || size == OP_QUEUE_METRICS_MAX_BYTES) {
+			used = metrics_cut(*out, room, used, "past the answer's bound "
+					   "of 64 MiB");
+			break;
+		}
+		need = used;
+	}
+	return used;
+}
+
+/* OP_QUEUE_METRICS: the approvals' counts, then the daemon's text; inline
+ * when it fits one answer (as before the memfd existed: an older reader
+ * sees the same answer), otherwise whole in a sealed memfd, or cut at a
+ * line's end (the cut counted in a comment line) when no memfd can be
+ * had. Cost on the control thread: one pass writing the text; a text past
+ * one answer is written once into a buffer sized by the last request's
+ * (`last_need`; its first time, or past an eighth more, once more), then
+ * into the memfd. 1,000 ClusterQueues: ~1.4 MB, ~225 M instructions a
+ * pass (docs/perf/2026-11-29-metrics-memfd.md). */
 static void queue_metrics(struct producers *p, struct control_server *s,
 			  uint64_t conn, uint32_t rid, uint32_t len)
 {
 	static char out[CONTROL_MAX_PAYLOAD];
+	static size_t last_need; /* the control thread's only */
 	if (len != 0) {
 		control_server_reply_error(s, conn, rid, EPROTO, "queue metrics: a "
 					   "body of %u bytes; expected none", len);
@@ -672,22 +736,40 @@ static void queue_metrics(struct producers *p, struct control_server *s,
 			h.cluster_queues += !quota_node_is_cohort(p->queues->tree, n);
 	}
 	char *text = out + sizeof(h);
-	size_t room = sizeof(out) - sizeof(h) - 96;
-	size_t used = approval_metrics_text(p, text, room);
-	if (p->metrics != NULL && used < room)
-		used += p->metrics(p->metrics_arg, text + used, room - used);
-	if (used >= room) {
-		/* Cut after the last whole line that fits. */
-		size_t keep = room - 1;
-		while (keep > 0 && text[keep - 1] != '\n')
-			keep--;
-		used = keep + (size_t)snprintf(text + keep, 96, "# %zu more bytes "
-					       "not shown (one answer's room)\n",
-					       used - keep);
+	size_t room = sizeof(out) - sizeof(h) - CUT_LINE_MAX;
+	size_t used = 0;
+	int fd = -1;
+	if (last_need < room)
+		used = metrics_build(p, text, room);
+	if (last_need >= room || used >= room) {
+		char *whole;
+		size_t n = metrics_whole(p, used > last_need ? used : last_need,
+					 &whole);
+		if (whole != NULL && n >= room)
+			fd = sealed_text_create("shmsched-metrics", whole, n);
+		if (fd >= 0) {
+			h.fd_bytes = (uint32_t)n;
+			used = 0;
+		} else if (whole != NULL) {
+			/* Fits after all (a smaller tree), or no memfd. */
+			memcpy(text, whole, n < room ? n : room);
+			used = n < room ? n : metrics_cut(text, room, n,
+							  "one answer's room");
+		} else {
+			n = metrics_build(p, text, room);
+			used = n < room ? n : metrics_cut(text, room, n,
+							  "one answer's room");
+		}
+		free(whole);
+		last_need = n;
+	} else {
+		last_need = used;
 	}
 	h.text_bytes = (uint32_t)used;
 	memcpy(out, &h, sizeof(h));
-	control_server_reply(s, conn, rid, out, (uint32_t)(sizeof(h) + used), -1);
+	control_server_reply(s, conn, rid, out, (uint32_t)(sizeof(h) + used), fd);
+	if (fd >= 0)
+		close(fd);
 }
 
 void prod_handle_queue(struct producers *p, struct control_server *s,
