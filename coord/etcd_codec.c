@@ -570,7 +570,9 @@ int etcd_decode_response(enum etcd_resp_kind kind, const char *body, size_t len,
 		/* A stream's one message: {"result": {...}}. */
 		if (get_object(&d, o, "result", &o) == 0 && !o)
 			fail(&d, -EPROTO, "result", "missing");
-		/* fall through */
+		/* Then read as a grant's answer: the same fields. An attribute,
+		 * not a comment: clang takes no comment as the mark. */
+		__attribute__((fallthrough));
 	case ETCD_RESP_LEASE_GRANT:
 		if (d.rc == 0 && header_revision(&d, o, &out->revision) == 0 &&
 		    get_i64(&d, o, "ID", &out->lease_id) == 0)

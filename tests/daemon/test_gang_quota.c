@@ -536,11 +536,15 @@ static void *race(void *arg)
 			continue;
 		}
 		uint64_t deadline = now_ns() + UINT64_C(2) * 1000000u;
+		/* The cookies first: an initializer list's side effects are
+		 * unsequenced (C11 6.7.9p23). */
+		uint64_t c0 = cookie, c1 = cookie + 1, c2 = cookie + 2;
+		cookie += 3;
 		struct shmsched_pod p[3] = {
-			{.cookie = cookie++ | RACE_GANG_BIT, .template_id = rc->gang,
+			{.cookie = c0 | RACE_GANG_BIT, .template_id = rc->gang,
 			 .deadline_ns = deadline},
-			{.cookie = cookie++, .template_id = rc->single},
-			{.cookie = cookie++ | RACE_GANG_BIT, .template_id = rc->gang,
+			{.cookie = c1, .template_id = rc->single},
+			{.cookie = c2 | RACE_GANG_BIT, .template_id = rc->gang,
 			 .deadline_ns = deadline}};
 		if (shmsched_submit(rc->c, p, 3) != 3) {
 			rc->failed = "submit";
