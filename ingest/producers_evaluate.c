@@ -14,12 +14,11 @@
 #include "ingest/producers_internal.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include "ingest/control_ops.h"
+#include "ingest/control_proto.h"
 #include "ingest/control_server.h"
 #include "base/base.h"
 #include "shm/shm.h"
@@ -167,32 +166,22 @@ void prod_handle_evaluate(struct producers *p, enum producer_role role,
 		json_buf_string(&out, quota);
 	}
 	json_buf_puts(&out, "}\n");
-	int fd = -1;
+	int fd = -ENOMEM;
 	if (rc == 0 && !out.failed && !x.feasible.failed && !x.filtered.failed &&
 	    !x.scores.failed)
-		fd = memfd_create("shmsched-evaluation", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-	bool written = false;
+		fd = sealed_text_create("shmsched-evaluation", out.data, out.len);
 	if (fd >= 0) {
-		size_t off = 0;
-		while (off < out.len) {
-			ssize_t w = write(fd, out.data + off, out.len - off);
-			if (w <= 0)
-				break;
-			off += (size_t)w;
-		}
-		written = off == out.len &&
-			  fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW |
-				F_SEAL_WRITE | F_SEAL_SEAL) == 0;
-	}
-	if (written) {
 		struct op_evaluated done = {.bytes = out.len};
 		control_server_reply(s, conn, rid, &done, sizeof(done), fd);
-	} else {
+		close(fd);
+	} else if (fd == -ENOMEM) {
 		control_server_reply_error(s, conn, rid, ENOMEM, "evaluate: out of "
 					   "memory for the answer");
+	} else {
+		control_server_reply_error(s, conn, rid, -fd, "evaluate: a sealed "
+					   "memfd for the answer's %zu bytes: %s",
+					   out.len, strerror(-fd));
 	}
-	if (fd >= 0)
-		close(fd);
 	json_buf_free(&out);
 	json_buf_free(&x.feasible);
 	json_buf_free(&x.filtered);

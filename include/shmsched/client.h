@@ -611,7 +611,10 @@ SHMSCHED_EXPORT int shmsched_pools(struct shmsched_client *c, const char *pool,
  *   -EINVAL    NULL arguments
  *   -ENOENT    no such template on this connection
  *   -ENOTSUP   the daemon does not evaluate
- *   -EPROTO    an answer that does not hold what it says
+ *   -EPROTO    an answer that does not hold what it says: among them a
+ *              memfd not sealed against shrink, grow, write and more
+ *              seals, or of another size than the answer says, or past
+ *              1 GiB (checked before anything is allocated)
  *   -ENOMEM    out of memory (here or in the daemon)
  *   the connection's errors (above)
  * Thread-safety: one thread at a time per handle. */

@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -188,6 +189,32 @@ static void op_register(struct fake *f, struct control_server *s, uint64_t conn,
 			     shm_region_fd(slot->region.region));
 }
 
+/* OP_EVALUATE's answer as the template asks: EVAL_SEALED, the daemon's
+ * own (a sealed memfd of the size the header says); EVAL_UNSEALED, a
+ * memfd that can still be written; EVAL_SIZE, a header one byte past the
+ * memfd; EVAL_NO_FD, no fd. */
+enum { EVAL_SEALED = 1, EVAL_UNSEALED, EVAL_SIZE, EVAL_NO_FD };
+#define EVAL_TEXT "{\"nodes\":0,\"feasible\":{},\"filtered\":{}}\n"
+
+static void fake_evaluate(struct control_server *s, uint64_t conn, uint32_t id,
+			  uint32_t how)
+{
+	size_t len = strlen(EVAL_TEXT);
+	struct op_evaluated done = {.bytes = len + (how == EVAL_SIZE)};
+	int fd = -1;
+	if (how == EVAL_UNSEALED) {
+		fd = memfd_create("fake-evaluation", MFD_CLOEXEC);
+		assert_true(fd >= 0);
+		assert_int_equal(write(fd, EVAL_TEXT, len), (ssize_t)len);
+	} else if (how != EVAL_NO_FD) {
+		fd = sealed_text_create("fake-evaluation", EVAL_TEXT, len);
+		assert_true(fd >= 0);
+	}
+	control_server_reply(s, conn, id, &done, sizeof(done), fd);
+	if (fd >= 0)
+		close(fd);
+}
+
 static void on_request(void *arg, struct control_server *s, uint64_t conn,
 		       uint32_t id, const void *payload, uint32_t len, int fd)
 {
@@ -262,6 +289,17 @@ static void on_request(void *arg, struct control_server *s, uint64_t conn,
 		memcpy(&f->last_release, body, sizeof(f->last_release));
 		control_server_reply(s, conn, id, NULL, 0, -1);
 		break;
+	case OP_EVALUATE: {
+		struct op_evaluate q;
+		if (body_len != sizeof(q)) {
+			control_server_reply_error(s, conn, id, EPROTO, "evaluate "
+						   "of %u bytes", body_len);
+			break;
+		}
+		memcpy(&q, body, sizeof(q));
+		fake_evaluate(s, conn, id, q.template_id);
+		break;
+	}
 	default:
 		control_server_reply_error(s, conn, id, EINVAL, "op %u", h.kind);
 	}
@@ -769,6 +807,39 @@ static void test_slow_path_calls(void **state)
 	shmsched_disconnect(c);
 }
 
+/* shmsched_evaluate reads the daemon's memfd only when it is sealed and
+ * of the size the answer says (sealed_text_read): an fd that can still
+ * change under the reader, or another size, is refused before anything is
+ * allocated, and no fd is left open. */
+static void test_evaluate_checks_memfd(void **state)
+{
+	struct fake *f = *state;
+	fake_start(f, 64);
+	struct shmsched_client *c = connect_ok(f);
+	char err[512], *json = NULL;
+	size_t len = 0;
+	assert_int_equal(shmsched_evaluate(c, EVAL_SEALED, &json, &len, err,
+					   sizeof(err)), 0);
+	assert_int_equal(len, strlen(EVAL_TEXT));
+	assert_string_equal(json, EVAL_TEXT);
+	free(json);
+	json = NULL;
+	assert_int_equal(shmsched_evaluate(c, EVAL_UNSEALED, &json, &len, err,
+					   sizeof(err)), -EPROTO);
+	assert_null(json);
+	assert_int_equal(len, 0);
+	assert_non_null(strstr(err, "the evaluation's memfd: a memfd missing seals"));
+	assert_int_equal(shmsched_evaluate(c, EVAL_SIZE, &json, &len, err,
+					   sizeof(err)), -EPROTO);
+	assert_null(json);
+	assert_non_null(strstr(err, "the answer says 41"));
+	assert_int_equal(shmsched_evaluate(c, EVAL_NO_FD, &json, &len, err,
+					   sizeof(err)), -EPROTO);
+	assert_null(json);
+	assert_non_null(strstr(err, "no fd came with the answer"));
+	shmsched_disconnect(c);
+}
+
 /* The formatters: GPU indices as CUDA_VISIBLE_DEVICES takes them, cores in
  * Linux's list format, both cut as snprintf cuts. */
 static void test_format_devices(void **state)
@@ -999,6 +1070,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_rejected_message, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_slow_path_calls, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_evaluate_checks_memfd, setup,
 						teardown),
 		cmocka_unit_test(test_format_devices),
 		cmocka_unit_test_setup_teardown(test_daemon_stopped, setup,
