@@ -4,12 +4,14 @@
  * log-linear histograms of durations, JSON text and the answer line, the
  * strict JSON decoders' core (path, typed access, one error line), the
  * run-time switch between SIMD loops and their scalar twins, numbers in
- * units for people. Each part's own header says its contract. */
+ * units for people, the time a job has left at its rate so far. Each
+ * part's own header says its contract. */
 #ifndef SHMSCHED_BASE_BASE_H
 #define SHMSCHED_BASE_BASE_H
 
 #include "base/clock.h"
 #include "base/errmsg.h"
+#include "base/eta.h"
 #include "base/file_read.h"
 #include "base/hash.h"
 #include "base/hist.h"

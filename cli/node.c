@@ -15,6 +15,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/base.h"
 #include "shmsched/client.h"
 
 /* A Node's JSON must fit one control message; the daemon says the same. */
@@ -126,6 +127,25 @@ static uint64_t mono_ns(void)
 /* How long a blocked drain waits before it asks again, at most (kubectl
  * waits 5 s after a 429). */
 #define DRAIN_RETRY_NS UINT64_C(1000000000)
+
+/* The line after a wave's "drain: evicted E of T" while pods are left
+ * (issue 38): the time to go at the evictions per second seen so far in
+ * this run, or that the wave evicted nothing (a budget or an approval
+ * holds every pod left: no number). A line of its own, so that scripts
+ * matching the wave's line as a whole still do. */
+static void print_eta(uint64_t evicted, uint64_t elapsed_ns, unsigned left,
+		      bool blocked)
+{
+	struct eta e = eta_estimate(evicted, elapsed_ns, left, blocked);
+	if (e.kind == ETA_BLOCKED)
+		printf("drain: %u left, blocked (listed above), no ETA\n", left);
+	else if (e.kind == ETA_UNKNOWN)
+		printf("drain: %u left, no ETA yet (nothing evicted)\n", left);
+	else
+		printf("drain: %u left, about %.*f s to go at %.1f evictions/s\n",
+		       left, e.seconds < 10 ? 1 : 0, e.seconds, e.per_second);
+	fflush(stdout);
+}
 
 /* shmsched node drain NAME... (issue 38): cordon, then waves of OP_DRAIN
  * until nothing is left (kubectl drain's loop: evictPods asks again while
@@ -255,6 +275,7 @@ static int drain_main(int argc, char **argv)
 			}
 			break;
 		}
+		print_eta(evicted, mono_ns() - start, left, r.evicted == 0);
 		if (r.evicted > 0)
 			continue; /* a wave moved: ask again now */
 		uint64_t now = mono_ns(), wait = DRAIN_RETRY_NS;

@@ -10,8 +10,9 @@
  * stops it, its timeout passes, or the gateway stops. While a budget
  * blocks, it asks again every DRAIN_RETRY_NS (kubectl waits after each
  * 429 likewise). The HTTP side answers POST at once (202, the drain's
- * record) and GET with the record as it stands: its phase, counts and
- * report (each wave's lines when it evicted or what blocks changed).
+ * record) and GET with the record as it stands: its phase, counts, ETA
+ * (base/eta.h, at the evictions per second so far) and report (each
+ * wave's lines when it evicted or what blocks changed).
  * DELETE cancels a running drain: the thread ends at its next look (at
  * once when it waits on a budget, else after its wave), Cancelled, the
  * node left cordoned as kubectl leaves it when interrupted; DELETE waits
@@ -314,6 +315,20 @@ static void drain_json(const struct drain *d, struct json_buf *b)
 			d->last.blocked, d->last.errors, d->last.unmanaged,
 			(double)(end - d->started_ns) / 1e9);
 	json_buf_string(b, d->message);
+	/* The ETA (issue 38): at the evictions per second seen so far, while
+	 * running; 0 once drained; null before the first wave, in a dry run
+	 * (nothing is evicted), while stalled (the last wave evicted nothing
+	 * and a budget or an approval holds every pod left), or when the
+	 * drain ended with pods left. */
+	unsigned left = d->last.blocked + d->last.errors + d->last.unmanaged;
+	bool stalled = d->waves > 0 && d->last.evicted == 0 && d->last.blocked > 0;
+	struct eta e = eta_estimate(d->evicted, end - d->started_ns, left, stalled);
+	if (d->waves == 0 || d->req.dry_run || e.kind != ETA_KNOWN ||
+	    (d->phase != PH_RUNNING && left > 0))
+		json_buf_puts(b, ",\"etaSeconds\":null");
+	else
+		json_buf_printf(b, ",\"etaSeconds\":%.3f", e.seconds);
+	json_buf_printf(b, ",\"stalled\":%s", stalled ? "true" : "false");
 	json_buf_puts(b, ",\"report\":");
 	json_buf_string_n(b, d->report, d->report_len);
 	json_buf_printf(b, ",\"reportBytesLeftOut\":%" PRIu64 "}\n", d->report_cut);

@@ -10,7 +10,9 @@
 # - --force evicts it: "evicted 1 of 1", "node/n1 drained", exit 0, and
 #   the node is cordoned (a pod pinned there is not placed);
 # - the budget blocks n2's pod: --timeout 1s stops, names the budget and
-#   what is left, exit 1; the pod is still placed;
+#   what is left, exit 1; the pod is still placed; each wave's line is
+#   followed by "drain: 1 left, blocked (listed above), no ETA" (issue 38:
+#   no number while a budget holds every pod left; none once drained);
 # - --surge with a bound pod: no template, so it stays, the line saying so;
 # - --pod-selector leaves the pods it does not select (n2 drains at once);
 # - an empty node drains at once; an unknown one is refused (exit 1);
@@ -74,7 +76,8 @@ got=$?
 if [ "$got" -eq 0 ] && printf '%s' "$out" | grep -q '^node/n1 cordoned$' &&
 	printf '%s' "$out" | grep -q '^evicted placement .*default/web-0' &&
 	printf '%s' "$out" | grep -q '^drain: evicted 1 of 1$' &&
-	printf '%s' "$out" | grep -q '^node/n1 drained$' && [ "$(live ' n1 ')" -eq 0 ]; then
+	printf '%s' "$out" | grep -q '^node/n1 drained$' && [ "$(live ' n1 ')" -eq 0 ] &&
+	! printf '%s' "$out" | grep -q '^drain: [0-9]* left'; then
 	echo "ok: node drain n1 --force -> 0, evicted 1 of 1, drained"
 else
 	echo "FAIL: node drain n1 --force: exit $got, output: $out"
@@ -93,6 +96,7 @@ got=$?
 if [ "$got" -eq 1 ] &&
 	printf '%s' "$out" | grep -q '^blocked placement .*default/db-0.*PodDisruptionBudget default/db allows no more disruptions' &&
 	printf '%s' "$out" | grep -q 'timed out after 1s: 0 of 1 evicted, 1 left' &&
+	printf '%s' "$out" | grep -q '^drain: 1 left, blocked (listed above), no ETA$' &&
 	[ "$(live ' n2 ')" -eq 1 ]; then
 	echo "ok: node drain n2 n3 --timeout 1s -> 1, blocked by default/db"
 else

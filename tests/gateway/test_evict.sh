@@ -24,6 +24,9 @@
 # cancels a running drain (200, Cancelled, the node left cordoned as
 # kubectl leaves it), 404 without one, 409 once it ended; a POST for a
 # node the daemon does not know is 404 at once (it was 202, then Failed).
+# The record's ETA (issue 38): etaSeconds 0 once drained; null, and
+# stalled true, while a budget holds every pod left and nothing was
+# evicted, and after the drain timed out so.
 # On the old code every route here was 404 (no such route).
 # usage: test_evict.sh SHMSCHEDD SHMSCHED_GATEWAY
 set -u
@@ -112,6 +115,7 @@ check "POST /v1/nodes/n2/drain: 202" test "$(admin -X POST -d '{"timeoutSeconds"
 check "  ... its record, Running or done" grep -q '"kind":"NodeDrain".*"node":"n2".*"phase":"\(Running\|Succeeded\)"' "$dir/body"
 check "GET until done: Succeeded" drain_until n2 '"phase":"Succeeded"'
 cp "$dir/body" "$dir/drain2.body"
+check "  ... etaSeconds 0, not stalled (issue 38's ETA)" grep -q '"etaSeconds":0.000,"stalled":false,' "$dir/drain2.body"
 check "  ... 2 evicted, the report naming both" sh -c "grep -q '\"evicted\":2,' '$dir/drain2.body' && test \$(grep -o 'evicted placement [0-9]* ([^)]*node n2' '$dir/drain2.body' | wc -l) -eq 2"
 # The drain's end is the daemon's; the gateway forgets w-0 when its
 # EVICTED notice arrives, a moment later (as free-0's above).
@@ -126,6 +130,7 @@ check "drain n1 (db-0 blocked) for 2 s: 202" test "$(admin -X POST -d '{"timeout
 check "  ... a second POST while it runs: 409" test "$(admin -X POST http://x/v1/nodes/n1/drain)" = 409
 check "  ... TimedOut after its 2 s" drain_until n1 '"phase":"TimedOut"'
 cp "$dir/body" "$dir/drain1.body"
+check "  ... ended with db-0 left: etaSeconds null, stalled" grep -q '"etaSeconds":null,"stalled":true,' "$dir/drain1.body"
 check "  ... blocked 1, the budget named" sh -c "grep -q '\"blocked\":1,' '$dir/drain1.body' && grep -q 'PodDisruptionBudget team-a/db allows no more' '$dir/drain1.body'"
 check "  ... db-0 stays" test "$(code -H "$ALICE" "$url/v1/placements/team-a/db-0")" = 200
 # Cancel (DELETE), and a node the daemon does not know.
@@ -134,6 +139,7 @@ check "  ... nodes \"n9\" not found" grep -q 'nodes \\"n9\\" not found' "$dir/bo
 check "DELETE the drain of a node never drained: 404" test "$(admin -X DELETE http://x/v1/nodes/n9/drain)" = 404
 check "drain n1 (db-0 blocked), no timeout: 202" test "$(admin -X POST -d '{"podSelector":"app=db"}' http://x/v1/nodes/n1/drain)" = 202
 check "  ... Running, blocked by db" drain_until n1 '"phase":"Running".*"blocked":1,'
+check "  ... nothing evicted, held by db: etaSeconds null, stalled" grep -q '"evicted":0,.*"etaSeconds":null,"stalled":true,' "$dir/body"
 check "  ... DELETE cancels it: 200" test "$(admin -X DELETE http://x/v1/nodes/n1/drain)" = 200
 cp "$dir/body" "$dir/cancel.body"
 check "  ... its record Cancelled, the node left cordoned" grep -q '"phase":"Cancelled".*"message":"cancelled (DELETE): 0 evicted, 1 left; the node stays cordoned"' "$dir/cancel.body"
