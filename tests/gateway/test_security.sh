@@ -214,6 +214,25 @@ cat >"$dir/loris.py" <<'EOF'
 import socket, sys, time, urllib.request
 port = int(sys.argv[1])
 head = b"GET /readyz HTTP/1.1\r\nHost: x\r\nX-Slow: " + b"a" * 200
+# The held request's connection (its curl killed just before) counts
+# against 127.0.0.1's 8 until the gateway closes its end: wait (at most
+# 5 s) until no socket of the gateway's port is in CLOSE_WAIT (state 08),
+# or on a loaded machine one slow connection is refused at once.
+def close_waits():
+    n = 0
+    for name in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            lines = open(name).read().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            f = line.split()
+            if int(f[1].rsplit(":", 1)[1], 16) == port and f[3] == "08":
+                n += 1
+    return n
+waited = time.monotonic() + 5
+while close_waits() and time.monotonic() < waited:
+    time.sleep(0.05)
 conns, t0 = [], time.monotonic()
 for _ in range(10):
     s = socket.create_connection(("127.0.0.1", port))
