@@ -365,24 +365,7 @@ static enum attempt_result place_under_quota(struct attempt_ctx *a, unsigned w,
 		stat_inc(&st->resolver.unschedulable);
 		return ATTEMPT_QUOTA;
 	}
-	int bad = -1;
-	int64_t nom, bl, ll;
-	for (int i = 0; i < quota_n_resources(t) && bad < 0; i++) {
-		bool covered = false;
-		for (int k = 0; k < n && !covered && charge[i] > 0; k++)
-			covered = quota_entry(t, cq, order[k], i, &nom, &bl, &ll);
-		if (charge[i] > 0 && !covered)
-			bad = i;
-	}
-	if (bad >= 0)
-		snprintf(why, sizeof(why), "ClusterQueue \"%s\" covers "
-			 "\"%s\" in none of its flavors, and the pod "
-			 "requests it", quota_node_name(t, cq),
-			 quota_resource_name(t, bad));
-	else
-		snprintf(why, sizeof(why), "ClusterQueue \"%s\": no flavor "
-			 "of it can take the pod (its nodeLabels conflict "
-			 "with the pod's nodeSelector)", quota_node_name(t, cq));
+	quota_unfit_message(t, cq, order, n, charge, "the pod", why, sizeof(why));
 refuse:
 	placements_untake_w(a->placements, w, rec);
 	stat_inc(&st->resolver.unschedulable);
