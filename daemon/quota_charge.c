@@ -103,7 +103,10 @@
  *       in turn: here one request stands for its queue's waiting pods
  *       at a time.
  *   RX1 The reclaim index (daemon/reclaim_index_internal.h), made when
- *       reclaim is set: every live record whose tag is not 0 is in the
+ *       reclaim is set and kept only while some ClusterQueue's
+ *       spec.preemption may ask reclaim (rix_on, set with every gate
+ *       held; otherwise it stays empty and no placement takes its
+ *       mutex: Kueue's default, Never, costs nothing): every live record whose tag is not 0 is in the
  *       bucket of its tag's ClusterQueue, flavor and QC_TAG_BORROWED
  *       (rix_bucket), and no other record is in any. A worker adds its
  *       record inside its gate after placements_set_quota, before the
@@ -215,6 +218,11 @@ struct quota_charge {
 	/* RX1: NULL when reclaim is off (or it could not be made: the walk
 	 * of every record then). */
 	struct reclaim_index *rix;
+	/* RX1: tree_reclaims(t): the index is kept (and its mutex taken by
+	 * each charged placement and release) only when some ClusterQueue
+	 * may ask reclaim. Written with every gate held (qc_set_reclaim
+	 * before the workers, qc_replace), read inside a gate. */
+	bool rix_on;
 };
 
 static int cmp_label(const void *a, const void *b)
@@ -638,7 +646,7 @@ static void rix_fill(struct quota_charge *q)
 {
 	rix_lock(q->rix);
 	rix_clear(q->rix);
-	uint32_t end = placements_high_water(q->pl);
+	uint32_t end = q->rix_on ? placements_high_water(q->pl) : 0;
 	for (uint32_t i = 0; i < end; i++) {
 		uint64_t id;
 		const struct placement_record *r = placements_at(q->pl, i, &id);
@@ -651,10 +659,29 @@ static void rix_fill(struct quota_charge *q)
 	rix_unlock(q->rix);
 }
 
+/* QA6: whether ClusterQueue cq of `t` may ask the evictor: its
+ * spec.preemption takes from itself, or from others of its cohort. */
+static bool cq_reclaims(const struct quota_tree *t, int cq)
+{
+	const struct quota_preemption *pol = quota_node_preemption(t, cq);
+	return pol->within_cluster_queue != QUOTA_PREEMPT_NEVER ||
+	       (pol->reclaim_within_cohort != QUOTA_PREEMPT_NEVER &&
+		quota_node_parent(t, cq) >= 0);
+}
+
+/* RX1: whether any ClusterQueue of `t` may ask (rix_on). */
+static bool tree_reclaims(const struct quota_tree *t)
+{
+	for (int n = 0; n < quota_n_nodes(t); n++)
+		if (!quota_node_is_cohort(t, n) && cq_reclaims(t, n))
+			return true;
+	return false;
+}
+
 void qc_placed(struct quota_charge *q, uint32_t rec, uint32_t tag)
 {
 	uint32_t b = rix_bucket(tag);
-	if (q->rix == NULL || b == RIX_NIL)
+	if (q->rix == NULL || !q->rix_on || b == RIX_NIL)
 		return;
 	rix_lock(q->rix);
 	rix_add(q->rix, rec, b);
@@ -670,7 +697,7 @@ void qc_on_free(void *arg, const struct placement_record *r)
 	qc_enter(q, q->workers); /* QA4: the hook's gate */
 	/* QA4: relaxed; the gate orders it after qc_replace's rewrite. */
 	uint32_t tag = __atomic_load_n(&r->quota, __ATOMIC_RELAXED);
-	if (q->rix != NULL) { /* RX1: out before it is freed */
+	if (q->rix != NULL && q->rix_on) { /* RX1: out before it is freed */
 		rix_lock(q->rix);
 		rix_remove(q->rix, placements_index_of(q->pl, r));
 		rix_unlock(q->rix);
@@ -791,6 +818,7 @@ int qc_replace(struct quota_charge *q, struct quota_tree *t, struct placements *
 					 "%s", quota_node_name(*old, cq));
 		}
 	}
+	q->rix_on = tree_reclaims(t);
 	if (q->rix != NULL && q->pl == pl)
 		rix_fill(q); /* RX1: the tags renumbered, under every gate */
 	/* QA5: the admitted totals by name; the pending counts stay by
@@ -827,6 +855,7 @@ void qc_set_reclaim(struct quota_charge *q, struct evictor *ev,
 	q->budget = *budget;
 	/* RX1: no index (ENOMEM) leaves the walk of every record. */
 	q->rix = rix_create(placements_capacity(pl), QC_RIX_BUCKETS);
+	q->rix_on = tree_reclaims(q->t);
 	if (q->rix != NULL)
 		rix_fill(q);
 	evict_set_reclaim_done(ev, qc_reclaim_done, q); /* QA7 */
@@ -884,11 +913,7 @@ bool qc_reclaim_ask(struct quota_charge *q, unsigned w, const struct pod_spec *s
 {
 	if (q->ev == NULL || cq < 0 || flavor < 0)
 		return false;
-	const struct quota_tree *t = q->t;
-	const struct quota_preemption *pol = quota_node_preemption(t, cq);
-	if (pol->within_cluster_queue == QUOTA_PREEMPT_NEVER &&
-	    (pol->reclaim_within_cohort == QUOTA_PREEMPT_NEVER ||
-	     quota_node_parent(t, cq) < 0))
+	if (!cq_reclaims(q->t, cq))
 		return false;
 	struct evict_reclaim rc = {.cq = cq, .flavor = flavor, .serial = q->serial,
 				   .created_ns = now_ns()};
