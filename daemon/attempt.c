@@ -285,9 +285,8 @@ static enum attempt_result place_under_quota(struct attempt_ctx *a, unsigned w,
 	int64_t charge[QUOTA_MAX_RESOURCES];
 	unsigned missing;
 	if (qc_request(q, w, &pod->spec->request, charge, &missing) < 0) {
-		snprintf(why, sizeof(why), "ClusterQueue \"%s\" covers no "
-			 "resource \"%s\", which the pod requests (no ClusterQueue "
-			 "names it)", quota_node_name(t, cq), a->res->name[missing]);
+		quota_uncovered_message(t, cq, a->res->name[missing], "the pod", why,
+					sizeof(why));
 		goto refuse;
 	}
 	/* Before the first charge (quota_generation, quota/quota.h): a
@@ -620,7 +619,7 @@ static int gang_queue(struct attempt_ctx *a, unsigned w,
 		if (i > 0 && c != cq) {
 			/* Kueue admits a pod group as one Workload of one
 			 * LocalQueue. */
-			snprintf(why, len, "metadata.labels[\"" QC_QUEUE_LABEL "\"]: "
+			snprintf(why, len, "metadata.labels[\"" QUOTA_QUEUE_LABEL "\"]: "
 				 "the pods of its pod group name different "
 				 "LocalQueues, or some none (expected one LocalQueue "
 				 "for the whole group, admitted as one workload)");
@@ -650,10 +649,9 @@ static int gang_under_quota(struct attempt_ctx *a, unsigned w,
 	unsigned missing;
 	for (unsigned i = 0; i < n; i++) {
 		if (qc_request(q, w, &specs[i]->request, one, &missing) < 0) {
-			snprintf(qr->gang_why, sizeof(qr->gang_why), "ClusterQueue \"%s\" "
-				 "covers no resource \"%s\", which a pod of its pod "
-				 "group requests (no ClusterQueue names it)",
-				 quota_node_name(t, cq), a->res->name[missing]);
+			quota_uncovered_message(t, cq, a->res->name[missing],
+						"a pod of its pod group", qr->gang_why,
+						sizeof(qr->gang_why));
 			return ATTEMPT_GANG_REFUSED;
 		}
 		for (int k = 0; k < quota_n_resources(t); k++)

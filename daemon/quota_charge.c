@@ -160,18 +160,12 @@
 /* The reclaim index's buckets (RX1): by ClusterQueue, flavor, borrowed. */
 #define QC_RIX_BUCKETS ((uint32_t)QC_NODES * QUOTA_MAX_FLAVORS * 2)
 
-struct qc_flavor {
-	unsigned n;
-	struct label labels[QUOTA_MAX_FLAVOR_LABELS]; /* sorted by key */
-};
-
 struct qc_worker {
 	_Alignas(64) uint32_t group[QC_CACHE]; /* 0: empty */
 	int32_t cq[QC_CACHE];                  /* >= 0, or QC_NONE */
 	int32_t lq[QC_CACHE];                  /* its LocalQueue's index, -1 none */
-	unsigned res_count;                    /* res->count the map is for */
 	uint32_t strings_epoch;                /* intern_epoch the groups are of */
-	int8_t q_of_res[RES_MAX];              /* tree's index, -1 none */
+	struct quota_pod_map map;              /* qc_request's, by resource name */
 	struct pod_group scratch;              /* a decoded group */
 };
 
@@ -185,8 +179,7 @@ struct quota_charge {
 	struct intern *strings; /* adds: the writer's thread only */
 	const struct res_names *res;
 	unsigned workers;
-	uint32_t queue_key; /* the interned QC_QUEUE_LABEL */
-	struct qc_flavor flavors[QUOTA_MAX_FLAVORS];
+	struct quota_pod_names names; /* the queue label's and flavors' ids */
 	struct qc_worker *w; /* [workers] */
 	struct qc_gate *gate; /* [workers + 1]: QA4 */
 	unsigned gates_made;
@@ -225,33 +218,6 @@ struct quota_charge {
 	bool rix_on;
 };
 
-static int cmp_label(const void *a, const void *b)
-{
-	const struct label *x = a, *y = b;
-	return x->key < y->key ? -1 : x->key > y->key;
-}
-
-/* The flavors' nodeLabels of `t`, interned, into fl[]. 0 or -errno. */
-static int intern_flavors(struct intern *strings, const struct quota_tree *t,
-			  struct qc_flavor *flavors)
-{
-	int rc = 0;
-	for (int f = 0; rc == 0 && f < quota_n_flavors(t); f++) {
-		struct qc_flavor *fl = &flavors[f];
-		int n = quota_flavor_n_labels(t, f);
-		for (int i = 0; rc == 0 && i < n; i++) {
-			const char *key, *value;
-			quota_flavor_label(t, f, i, &key, &value);
-			rc = intern_add_str(strings, key, &fl->labels[i].key);
-			if (rc == 0)
-				rc = intern_add_str(strings, value, &fl->labels[i].value);
-		}
-		fl->n = (unsigned)n;
-		qsort(fl->labels, fl->n, sizeof(fl->labels[0]), cmp_label);
-	}
-	return rc;
-}
-
 struct quota_charge *qc_create(struct quota_tree *t, struct intern *strings,
 			       const struct res_names *res, unsigned workers)
 {
@@ -267,7 +233,7 @@ struct quota_charge *qc_create(struct quota_tree *t, struct intern *strings,
 		goto fail;
 	for (unsigned i = 0; i < workers; i++) {
 		memset(q->w[i].group, 0, sizeof(q->w[i].group));
-		q->w[i].res_count = 0;
+		q->w[i].map.count = 0;
 	}
 	q->gate = aligned_alloc(64, (size_t)(workers + 1) * sizeof(*q->gate));
 	q->admitted = calloc(QC_NODES, sizeof(*q->admitted));
@@ -283,9 +249,7 @@ struct quota_charge *qc_create(struct quota_tree *t, struct intern *strings,
 			errno = ENOMEM;
 			goto fail;
 		}
-	int rc = intern_add_str(strings, QC_QUEUE_LABEL, &q->queue_key);
-	if (rc == 0)
-		rc = intern_flavors(strings, t, q->flavors);
+	int rc = quota_pod_names_intern(&q->names, t, strings);
 	if (rc < 0) {
 		errno = -rc;
 		goto fail;
@@ -411,26 +375,8 @@ void qc_leave(struct quota_charge *q, unsigned w)
 static int lookup(struct quota_charge *q, uint32_t g, struct pod_group *scratch,
 		  char *why, size_t why_len, int *lq)
 {
-	*lq = -1;
-	const char *enc = intern_str(q->strings, g);
-	if (pod_group_decode(enc, intern_len(q->strings, g), scratch) < 0)
-		return QC_NONE; /* the daemon's own encoding: cannot happen */
-	uint32_t value;
-	if (!labels_get(scratch->labels, scratch->n_labels, q->queue_key, &value))
-		return QC_NONE;
-	const char *ns = intern_str(q->strings, scratch->ns);
-	const char *name = intern_str(q->strings, value);
-	int cq = quota_local_queue_find(q->t, ns, name);
-	if (cq >= 0) {
-		*lq = quota_local_queue_index(q->t, ns, name);
-		return cq;
-	}
-	/* Kueue keeps such a workload pending: "LocalQueue ns/name doesn't
-	 * exist" (pkg/controller/core/workload_controller.go). */
-	snprintf(why, why_len, "metadata.labels[\"" QC_QUEUE_LABEL "\"]: "
-		 "LocalQueue %s/%s doesn't exist (expected a LocalQueue of the "
-		 "pod's namespace)", ns, name);
-	return QC_REFUSED;
+	return quota_pod_queue(q->t, &q->names, q->strings, g, scratch, lq, why,
+			       why_len);
 }
 
 int qc_worker_queue(struct quota_charge *q, unsigned w,
@@ -490,101 +436,29 @@ void qc_admitted(struct quota_charge *q, unsigned w, const struct pod_spec *pod,
 		afsl_admit(q->afs, qc_worker_local_queue(q, w, pod), charge);
 }
 
-static void build_map(const struct quota_charge *q, unsigned count, int8_t *map)
-{
-	for (unsigned i = 0; i < RES_MAX; i++) {
-		int r = i < count ? quota_resource_find(q->t, q->res->name[i]) : -ENOENT;
-		map[i] = (int8_t)(r < 0 ? -1 : r);
-	}
-}
-
-/* qc_request's body over name map `map` (build_map's). */
-static int request_by(const struct quota_charge *q, const int8_t *map,
-		      const struct res_vec *request, int64_t *out, unsigned *missing)
-{
-	memset(out, 0, (size_t)quota_n_resources(q->t) * sizeof(*out));
-	for (unsigned i = 0; i < RES_MAX; i++) {
-		if (i == RES_PODS || request->v[i] == 0)
-			continue;
-		if (map[i] < 0) {
-			*missing = i;
-			return -ENOENT;
-		}
-		out[map[i]] = request->v[i];
-	}
-	if (map[RES_PODS] >= 0)
-		out[map[RES_PODS]] = 1;
-	return 0;
-}
-
 int qc_request(struct quota_charge *q, unsigned w, const struct res_vec *request,
 	       int64_t *out, unsigned *missing)
 {
-	int8_t local[RES_MAX];
-	const int8_t *map = local;
-	/* Relaxed: a name is written before the count that covers it is
-	 * published by the control thread, and a pod requests a named
-	 * resource only after it was named (its template was checked then). */
-	unsigned count = __atomic_load_n(&q->res->count, __ATOMIC_RELAXED);
-	if (w < q->workers) {
-		struct qc_worker *qw = &q->w[w];
-		if (qw->res_count != count) {
-			build_map(q, count, qw->q_of_res);
-			qw->res_count = count;
-		}
-		map = qw->q_of_res;
-	} else {
-		build_map(q, count, local);
-	}
-	return request_by(q, map, request, out, missing);
+	struct quota_pod_map local = {0};
+	struct quota_pod_map *map = w < q->workers ? &q->w[w].map : &local;
+	return quota_pod_charge(q->t, q->res, map, request, out, missing);
 }
 
 unsigned qc_flavor_n_labels(const struct quota_charge *q, int flavor)
 {
-	return q->flavors[flavor].n;
+	return q->names.flavors[flavor].n;
 }
 
 bool qc_node_has_flavor(const struct quota_charge *q, int flavor,
 			const struct label *labels, unsigned n)
 {
-	const struct qc_flavor *fl = &q->flavors[flavor];
-	for (unsigned i = 0; i < fl->n; i++) {
-		uint32_t v;
-		if (!labels_get(labels, n, fl->labels[i].key, &v) ||
-		    v != fl->labels[i].value)
-			return false;
-	}
-	return true;
+	return quota_pod_node_has_flavor(&q->names, flavor, labels, n);
 }
 
 bool qc_flavor_spec(const struct quota_charge *q, int flavor,
 		    const struct pod_spec *pod, struct pod_spec *out)
 {
-	const struct qc_flavor *fl = &q->flavors[flavor];
-	struct label merged[POD_MAX_SELECTOR + QUOTA_MAX_FLAVOR_LABELS];
-	unsigned n = 0, i = 0, j = 0;
-	/* Both sorted by key: a merge; a key in both must agree. */
-	while (i < pod->n_selector || j < fl->n) {
-		if (j == fl->n || (i < pod->n_selector &&
-				   pod->selector[i].key < fl->labels[j].key)) {
-			merged[n++] = pod->selector[i++];
-		} else if (i == pod->n_selector ||
-			   fl->labels[j].key < pod->selector[i].key) {
-			merged[n++] = fl->labels[j++];
-		} else {
-			if (pod->selector[i].value != fl->labels[j].value)
-				return false;
-			merged[n++] = pod->selector[i++];
-			j++;
-		}
-	}
-	if (n > POD_MAX_SELECTOR)
-		return false;
-	*out = *pod;
-	memset(out->selector, 0, sizeof(out->selector));
-	memcpy(out->selector, merged, n * sizeof(merged[0]));
-	out->n_selector = (uint8_t)n;
-	return true;
+	return quota_pod_flavor_spec(&q->names, flavor, pod, out);
 }
 
 void qc_full_message(const struct quota_charge *q, int cq, const int *flavors,
@@ -608,9 +482,8 @@ bool qc_explain(void *arg, const struct pod_spec *spec, char *buf, size_t len)
 	int64_t charge[QUOTA_MAX_RESOURCES];
 	unsigned missing;
 	if (qc_request(q, q->workers, &spec->request, charge, &missing) < 0) {
-		snprintf(buf, len, "ClusterQueue \"%s\" covers no resource \"%s\", "
-			 "which the pod requests", quota_node_name(q->t, cq),
-			 q->res->name[missing]);
+		quota_uncovered_message(q->t, cq, q->res->name[missing], "the pod",
+					buf, len);
 		return true;
 	}
 	const int *order;
@@ -775,9 +648,8 @@ static uint32_t carry(struct quota_charge *q, const struct quota_tree *old,
 int qc_replace(struct quota_charge *q, struct quota_tree *t, struct placements *pl,
 	       struct quota_tree **old, struct qc_carried *out)
 {
-	static struct qc_flavor flavors[QUOTA_MAX_FLAVORS]; /* the writer's */
-	memset(flavors, 0, sizeof(flavors));
-	int rc = intern_flavors(q->strings, t, flavors);
+	static struct quota_pod_names names; /* the writer's */
+	int rc = quota_pod_names_intern(&names, t, q->strings);
 	if (rc < 0)
 		return rc;
 	*out = (struct qc_carried){0};
@@ -789,10 +661,10 @@ int qc_replace(struct quota_charge *q, struct quota_tree *t, struct placements *
 	q->serial++;
 	if (q->afs != NULL)
 		(void)afsl_rebind(q->afs, t); /* -ENOMEM: usage from nothing */
-	memcpy(q->flavors, flavors, sizeof(flavors));
+	q->names = names;
 	for (unsigned i = 0; i < q->workers; i++) {
 		memset(q->w[i].group, 0, sizeof(q->w[i].group));
-		q->w[i].res_count = 0;
+		q->w[i].map.count = 0;
 	}
 	uint32_t end = placements_high_water(pl);
 	for (uint32_t i = 0; i < end; i++) {
@@ -978,7 +850,7 @@ struct cand_walk {
 	struct quota_charge *q;
 	const struct evict_reclaim *rc;
 	const struct quota_preemption *pol;
-	const int8_t *map;
+	struct quota_pod_map *map;
 	const uint8_t *in_tree;
 	int n_nodes, n_flavors;
 	size_t k; /* candidates kept */
@@ -1020,7 +892,8 @@ static int cand_consider(struct cand_walk *w, uint32_t i)
 				  .admitted_ns = r->placed_ns,
 				  .borrowed = (tag & QC_TAG_BORROWED) != 0};
 	unsigned missing;
-	if (request_by(q, w->map, &r->request, c->request, &missing) < 0)
+	if (quota_pod_charge(q->t, q->res, w->map, &r->request, c->request,
+			     &missing) < 0)
 		return 0;
 	q->cand_id[w->k++] = id;
 	return 0;
@@ -1057,11 +930,11 @@ int qc_reclaim_choose(void *arg, const struct evict_reclaim *rc,
 				  .priority = rc->spec.priority,
 				  .created_ns = rc->created_ns};
 	unsigned missing;
-	/* One name map for the whole walk (qc_request's uncached path builds
-	 * it per call). Relaxed: as qc_request's. */
-	int8_t map[RES_MAX];
-	build_map(q, __atomic_load_n(&q->res->count, __ATOMIC_RELAXED), map);
-	if (request_by(q, map, &rc->spec.request, pre.request, &missing) < 0)
+	/* One name map for the whole walk (qc_request's uncached path makes
+	 * it per call). */
+	struct quota_pod_map map = {0};
+	if (quota_pod_charge(t, q->res, &map, &rc->spec.request, pre.request,
+			     &missing) < 0)
 		return 0;
 	int root = quota_node_root(t, rc->cq);
 	const struct quota_preemption *pol = quota_node_preemption(t, rc->cq);
@@ -1072,7 +945,7 @@ int qc_reclaim_choose(void *arg, const struct evict_reclaim *rc,
 	uint8_t in_tree[QC_NODES];
 	for (int i = 0; i < n_nodes && i < QC_NODES; i++)
 		in_tree[i] = !quota_node_is_cohort(t, i) && quota_node_root(t, i) == root;
-	struct cand_walk cw = {.q = q, .rc = rc, .pol = pol, .map = map,
+	struct cand_walk cw = {.q = q, .rc = rc, .pol = pol, .map = &map,
 			       .in_tree = in_tree, .n_nodes = n_nodes,
 			       .n_flavors = n_flavors};
 	if (q->rix == NULL) {

@@ -39,12 +39,10 @@
 #include "quota/quota.h"
 #include "shm/shm.h"
 
-/* Kueue's label naming a pod's LocalQueue (constants.QueueLabel). */
-#define QC_QUEUE_LABEL "kueue.x-k8s.io/queue-name"
-
-/* qc_worker_queue's answers besides a ClusterQueue node (>= 0). */
-#define QC_NONE (-1)    /* no queue label: not under quota */
-#define QC_REFUSED (-2) /* a label naming no LocalQueue: `why` says so */
+/* qc_worker_queue's answers besides a ClusterQueue node (>= 0):
+ * quota_pod_queue's (quota/quota.h). */
+#define QC_NONE QUOTA_POD_NONE       /* no queue label: not under quota */
+#define QC_REFUSED QUOTA_POD_REFUSED /* a label naming no LocalQueue: `why` says so */
 
 struct quota_charge;
 

@@ -477,4 +477,97 @@ int reclaim_choose(struct reclaim_work *w, const struct quota_tree *t,
 void reclaim_message(const struct quota_tree *t, int cq, enum reclaim_why why,
 		     char *buf, size_t len);
 
+/* --- a pod under quota (quota/quota_pod.c, the library quota_pod) ---
+ *
+ * What the daemon's placements (daemon/quota_charge.c, daemon/attempt.c)
+ * and `shmsched place` (cli/place_quota.c) both read of a pod: its
+ * LocalQueue, from its namespace and the label QUOTA_QUEUE_LABEL; its
+ * charge, from its requests; its nodeSelector with a flavor's
+ * nodeLabels. The one part of quota/ that reads the scheduling model
+ * (shm/model.h, shm/pod_group.h, shm/intern.h): the rest includes only
+ * base/. The structs of shm/ are named here, not included (shm/shm.h
+ * brings liburcu's headers). */
+
+/* Kueue's label naming a pod's LocalQueue (constants.QueueLabel). */
+#define QUOTA_QUEUE_LABEL "kueue.x-k8s.io/queue-name"
+
+/* quota_pod_queue's answers besides a ClusterQueue node (>= 0). */
+#define QUOTA_POD_NONE (-1)    /* no queue label: not under quota */
+#define QUOTA_POD_REFUSED (-2) /* a label naming no LocalQueue: `why` says so */
+
+struct intern;
+struct label;
+struct pod_group;
+struct pod_spec;
+struct res_names;
+struct res_vec;
+
+/* A flavor's nodeLabels as intern ids, sorted by key. */
+struct quota_pod_flavor {
+	unsigned n;
+	struct {
+		uint32_t key, value;
+	} labels[QUOTA_MAX_FLAVOR_LABELS];
+};
+
+/* The intern ids of tree `t` that a pod's lookups compare: the queue
+ * label's key and every flavor's nodeLabels. */
+struct quota_pod_names {
+	uint32_t queue_key;
+	struct quota_pod_flavor flavors[QUOTA_MAX_FLAVORS];
+};
+
+/* Fills *n for `t`, adding its strings to `strings` (the intern table's
+ * writer's thread). 0, or -ENOMEM or -ENOSPC (the table is full). */
+int quota_pod_names_intern(struct quota_pod_names *n, const struct quota_tree *t,
+			   struct intern *strings);
+
+/* The ClusterQueue of the pod of group `group` (its namespace and labels,
+ * decoded into `scratch`): >= 0, with *lq its LocalQueue's index
+ * (quota_local_queue_index); QUOTA_POD_NONE (no group, or no queue label;
+ * *lq -1); QUOTA_POD_REFUSED with why "metadata.labels[...]: LocalQueue
+ * NS/NAME doesn't exist (...)", Kueue's pending reason (*lq -1). `lq` may
+ * be NULL. */
+int quota_pod_queue(const struct quota_tree *t, const struct quota_pod_names *n,
+		    const struct intern *strings, uint32_t group,
+		    struct pod_group *scratch, int *lq, char *why, size_t why_len);
+
+/* `pod` with flavor f's nodeLabels merged into its nodeSelector, into
+ * *out: false when the pod's own nodeSelector asks another value for one
+ * of the keys, or the selector would pass POD_MAX_SELECTOR (no node can
+ * take the pod in that flavor then). */
+bool quota_pod_flavor_spec(const struct quota_pod_names *n, int flavor,
+			   const struct pod_spec *pod, struct pod_spec *out);
+
+/* Whether node labels `labels[0..count)` (sorted by key) carry all of
+ * flavor f's nodeLabels. */
+bool quota_pod_node_has_flavor(const struct quota_pod_names *n, int flavor,
+			       const struct label *labels, unsigned count);
+
+/* Which of the tree's resources each of `res`'s names is (-1: none),
+ * built for the res->count it was read at (0: not yet). One thread's. */
+#define QUOTA_POD_RES_SLOTS 16 /* shm/model.h's RES_MAX */
+struct quota_pod_map {
+	unsigned count;
+	int8_t of_res[QUOTA_POD_RES_SLOTS];
+};
+
+/* The charge of a pod requesting `request` (its "pods" entry ignored)
+ * into out[0 .. quota_n_resources(t)): each resource requested that the
+ * tree names, and 1 for "pods" where the tree names it (Kueue counts a
+ * pod as 1 "pods"). `map` is made again first when res->count moved
+ * (names are only added). Returns 0, or -ENOENT with *missing the index
+ * (in `res`) of a requested resource the tree names nowhere: see
+ * quota_uncovered_message. */
+int quota_pod_charge(const struct quota_tree *t, const struct res_names *res,
+		     struct quota_pod_map *map, const struct res_vec *request,
+		     int64_t *out, unsigned *missing);
+
+/* quota_pod_charge's -ENOENT for a person: `ClusterQueue "a" covers no
+ * resource "R", which WHO requests (no ClusterQueue names it)`. `who`:
+ * "the pod", "a pod of its pod group". (quota/quota_message.c) */
+void quota_uncovered_message(const struct quota_tree *t, int cq,
+			     const char *resource, const char *who, char *buf,
+			     size_t len);
+
 #endif

@@ -183,3 +183,12 @@ void quota_unfit_message(const struct quota_tree *t, int cq, const int *flavors,
 			 "%s (its nodeLabels conflict with the pod's nodeSelector)",
 			 quota_node_name(t, cq), who);
 }
+
+void quota_uncovered_message(const struct quota_tree *t, int cq,
+			     const char *resource, const char *who, char *buf,
+			     size_t len)
+{
+	snprintf(buf, len, "ClusterQueue \"%s\" covers no resource \"%s\", which "
+		 "%s requests (no ClusterQueue names it)", quota_node_name(t, cq),
+		 resource, who);
+}
