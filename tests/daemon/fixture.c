@@ -105,6 +105,16 @@ struct daemon *fixture_start(const struct daemon_config *cfg)
 	return d;
 }
 
+int fixture_run(int argc, char **argv, const struct CMUnitTest *tests, size_t n,
+		const struct CMUnitTest *race, size_t n_race,
+		int (*setup)(void **), int (*teardown)(void **))
+{
+	if (argc > 1 && strcmp(argv[1], "race") == 0)
+		return _cmocka_run_group_tests("race_tests", race, n_race, setup,
+					       teardown);
+	return _cmocka_run_group_tests("tests", tests, n, setup, teardown);
+}
+
 struct shmsched_client *fixture_connect(const char *path)
 {
 	struct shmsched_client *c;

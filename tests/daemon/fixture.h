@@ -7,7 +7,9 @@
  * placed or parked, answers awaited, node leases and the observer's view
  * of the nodes, and a producer churning for race tests. Each takes what
  * it needs (the socket's path, the daemon) as a parameter; a failure
- * fails the running cmocka test with a message naming what was asked.
+ * fails the running cmocka test with a message naming what was asked;
+ * and main() of a test whose race case runs alone. Quota trees and
+ * templates under a LocalQueue: quota_fixture.h.
  * Linked as the library daemon_fixture (tests/daemon/meson.build). */
 #ifndef SHMSCHED_TESTS_DAEMON_FIXTURE_H
 #define SHMSCHED_TESTS_DAEMON_FIXTURE_H
@@ -65,6 +67,18 @@ struct daemon_config fixture_config(const struct fixture_dir *f);
 /* daemon_start(cfg); fails the test with daemon_start's message if it
  * cannot start. */
 struct daemon *fixture_start(const struct daemon_config *cfg);
+
+/* main() of a test program whose race case runs alone (meson's stress
+ * test of the same program passes "race"): with argv[1] "race" the group
+ * race[0..n_race), else tests[0..n), each with setup and teardown.
+ * Returns cmocka's result. FIXTURE_RUN takes the two arrays themselves. */
+struct CMUnitTest;
+int fixture_run(int argc, char **argv, const struct CMUnitTest *tests, size_t n,
+		const struct CMUnitTest *race, size_t n_race,
+		int (*setup)(void **), int (*teardown)(void **));
+#define FIXTURE_RUN(argc, argv, tests, race, setup, teardown)                   \
+	fixture_run(argc, argv, tests, sizeof(tests) / sizeof((tests)[0]), race, \
+		    sizeof(race) / sizeof((race)[0]), setup, teardown)
 
 /* A producer (or an admin, on f->admin) connected to the socket at
  * `path`; fails the test naming the path and the error. */

@@ -43,6 +43,7 @@
 #include "base/base.h"
 #include "daemon/daemon.h"
 #include "fixture.h"
+#include "quota_fixture.h"
 #include "quota/quota.h"
 #include "shmsched/client.h"
 
@@ -75,51 +76,25 @@ static int teardown(void **state)
 static struct quota_tree *make_tree(enum quota_preempt_policy bwc,
 				    bool has_threshold, int32_t threshold)
 {
-	struct quota_tree *t;
-	char err[256];
-	assert_int_equal(quota_tree_new(&t), 0);
-	int f = quota_flavor_add(t, "fa", err, sizeof(err));
-	int cpu = quota_resource_add(t, "cpu", err, sizeof(err));
-	int co = quota_cohort_add(t, "ml", NULL, QUOTA_WEIGHT_DEFAULT_MILLI, err,
-				  sizeof(err));
 	struct quota_preemption pa = {.reclaim_within_cohort = QUOTA_PREEMPT_ANY,
 				      .borrow_within_cohort = bwc,
 				      .has_max_priority_threshold = has_threshold,
 				      .max_priority_threshold = threshold};
-	int a = quota_cluster_queue_add(t, "team-a", "ml", QUOTA_WEIGHT_DEFAULT_MILLI,
-					&pa, err, sizeof(err));
-	int b = quota_cluster_queue_add(t, "team-b", "ml", QUOTA_WEIGHT_DEFAULT_MILLI,
-					NULL, err, sizeof(err));
-	int c = quota_cluster_queue_add(t, "team-c", "ml", QUOTA_WEIGHT_DEFAULT_MILLI,
-					NULL, err, sizeof(err));
-	if (f < 0 || cpu < 0 || co < 0 || a < 0 || b < 0 || c < 0)
-		fail_msg("tree: %s", err);
-	assert_int_equal(quota_set(t, a, f, cpu, 2000, QUOTA_NO_LIMIT,
-				   QUOTA_NO_LIMIT, err, sizeof(err)), 0);
-	assert_int_equal(quota_set(t, b, f, cpu, 2000, QUOTA_NO_LIMIT,
-				   QUOTA_NO_LIMIT, err, sizeof(err)), 0);
-	assert_int_equal(quota_set(t, c, f, cpu, 0, QUOTA_NO_LIMIT,
-				   QUOTA_NO_LIMIT, err, sizeof(err)), 0);
-	assert_true(quota_local_queue_add(t, "default", "qa", "team-a", err,
-					  sizeof(err)) >= 0);
-	assert_true(quota_local_queue_add(t, "default", "qc", "team-c", err,
-					  sizeof(err)) >= 0);
-	if (quota_seal(t, err, sizeof(err)) < 0)
-		fail_msg("quota_seal: %s", err);
-	return t;
+	struct quota_fixture_queue q[] = {
+		{.name = "team-a", .local_queue = "qa", .cpu_milli = 2000,
+		 .preemption = &pa},
+		{.name = "team-b", .cpu_milli = 2000},
+		{.name = "team-c", .local_queue = "qc", .cpu_milli = 0},
+	};
+	return quota_fixture_cohort(0, q, 3);
 }
 
 /* A template of LocalQueue `queue`, PriorityClass `cls`, asking `cpu`. */
 static uint32_t tmpl(struct shmsched_client *c, const char *queue,
 		     const char *cls, const char *cpu)
 {
-	char json[768];
-	snprintf(json, sizeof(json), "{\"kind\":\"Pod\",\"metadata\":{\"name\":"
-		 "\"t\",\"namespace\":\"default\",\"labels\":{\"kueue.x-k8s.io/"
-		 "queue-name\":\"%s\"}},\"spec\":{\"priorityClassName\":\"%s\","
-		 "\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":"
-		 "{\"cpu\":\"%s\"}}}]}}", queue, cls, cpu);
-	return fixture_template(c, json);
+	return quota_fixture_template(c, &(struct quota_fixture_pod){
+		.queue = queue, .cpu = cpu, .priority_class = cls});
 }
 
 struct run {
@@ -158,12 +133,6 @@ static void stop(struct run *r)
 	quota_tree_free(r->t);
 }
 
-static int64_t usage(const struct quota_tree *t, const char *cq)
-{
-	return quota_usage(t, quota_cluster_queue_find(t, cq),
-			   quota_flavor_find(t, "fa"), quota_resource_find(t, "cpu"));
-}
-
 static void test_lower_priority_evicted(void **state)
 {
 	(void)state;
@@ -183,8 +152,8 @@ static void test_lower_priority_evicted(void **state)
 	assert_int_equal(fixture_await(r.a, res, 1, 5000), 1);
 	assert_int_equal(res[0].status, SHMSCHED_PLACED);
 	assert_int_equal(res[0].cookie, 1);
-	assert_int_equal(usage(r.t, "team-a"), 3000);
-	assert_int_equal(usage(r.t, "team-c"), 1000);
+	assert_int_equal(quota_fixture_usage(r.t, "team-a"), 3000);
+	assert_int_equal(quota_fixture_usage(r.t, "team-c"), 1000);
 	assert_int_equal(fixture_await(r.c, res, 1, 200), 0);
 	struct daemon_stats ds;
 	daemon_get_stats(r.d, &ds);
@@ -211,7 +180,7 @@ static void assert_nothing_evicted(struct run *r)
 	assert_true(ds.reclaim_requests >= 1);
 	assert_int_equal(ds.reclaim_victims, 0);
 	assert_int_equal(ds.pending_unschedulable, 1);
-	assert_int_equal(usage(r->t, "team-c"), 4000);
+	assert_int_equal(quota_fixture_usage(r->t, "team-c"), 4000);
 }
 
 /* Kueue's default: borrowWithinCohort Never. */

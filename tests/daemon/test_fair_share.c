@@ -29,6 +29,7 @@
 #include "base/base.h"
 #include "daemon/daemon.h"
 #include "fixture.h"
+#include "quota_fixture.h"
 #include "quota/quota.h"
 #include "shm/shm.h"
 #include "shmsched/client.h"
@@ -57,33 +58,12 @@ static int teardown(void **state)
  * default/qa -> team-a, default/qb -> team-b. */
 static struct quota_tree *make_tree(int64_t weight_a, int64_t cohort_cpu)
 {
-	struct quota_tree *t;
-	char err[256];
-	assert_int_equal(quota_tree_new(&t), 0);
-	int f = quota_flavor_add(t, "fa", err, sizeof(err));
-	int cpu = quota_resource_add(t, "cpu", err, sizeof(err));
-	int co = quota_cohort_add(t, "ml", NULL, QUOTA_WEIGHT_DEFAULT_MILLI, err,
-				  sizeof(err));
-	int a = quota_cluster_queue_add(t, "team-a", "ml", weight_a, NULL, err,
-					sizeof(err));
-	int b = quota_cluster_queue_add(t, "team-b", "ml",
-					QUOTA_WEIGHT_DEFAULT_MILLI, NULL, err,
-					sizeof(err));
-	assert_true(f >= 0 && cpu >= 0 && co >= 0 && a >= 0 && b >= 0);
-	assert_int_equal(quota_set(t, a, f, cpu, 2000, QUOTA_NO_LIMIT,
-				   QUOTA_NO_LIMIT, err, sizeof(err)), 0);
-	assert_int_equal(quota_set(t, b, f, cpu, 2000, QUOTA_NO_LIMIT,
-				   QUOTA_NO_LIMIT, err, sizeof(err)), 0);
-	if (cohort_cpu > 0)
-		assert_int_equal(quota_set(t, co, f, cpu, cohort_cpu, QUOTA_NO_LIMIT,
-					   QUOTA_NO_LIMIT, err, sizeof(err)), 0);
-	assert_true(quota_local_queue_add(t, "default", "qa", "team-a", err,
-					  sizeof(err)) >= 0);
-	assert_true(quota_local_queue_add(t, "default", "qb", "team-b", err,
-					  sizeof(err)) >= 0);
-	if (quota_seal(t, err, sizeof(err)) < 0)
-		fail_msg("quota_seal: %s", err);
-	return t;
+	struct quota_fixture_queue q[] = {
+		{.name = "team-a", .local_queue = "qa", .cpu_milli = 2000,
+		 .weight_milli = weight_a},
+		{.name = "team-b", .local_queue = "qb", .cpu_milli = 2000},
+	};
+	return quota_fixture_cohort(cohort_cpu, q, 2);
 }
 
 /* team-a uses `a_used` 1-cpu pods and team-b `b_used`; then team-b's
@@ -136,11 +116,8 @@ static void test_lower_share_first(void **state)
 	struct quota_tree *t = make_tree(QUOTA_WEIGHT_DEFAULT_MILLI, 0);
 	assert_int_equal(contest(t, 1, 3, "1"), 1);
 	/* team-a at its nominal 2 cpu, team-b at 3: borrowing the rest. */
-	int f = quota_flavor_find(t, "fa"), cpu = quota_resource_find(t, "cpu");
-	assert_int_equal(quota_usage(t, quota_cluster_queue_find(t, "team-a"), f,
-				     cpu), 2000);
-	assert_int_equal(quota_usage(t, quota_cluster_queue_find(t, "team-b"), f,
-				     cpu), 2000);
+	assert_int_equal(quota_fixture_usage(t, "team-a"), 2000);
+	assert_int_equal(quota_fixture_usage(t, "team-b"), 2000);
 	quota_tree_free(t);
 }
 
@@ -190,9 +167,7 @@ static void test_many_awake(void **state)
 	assert_int_equal(fixture_await(c, r, 20, 10000), 20);
 	for (int i = 0; i < 20; i++)
 		assert_int_equal(r[i].status, SHMSCHED_PLACED);
-	int f = quota_flavor_find(t, "fa"), cpu = quota_resource_find(t, "cpu");
-	assert_int_equal(quota_usage(t, quota_cluster_queue_find(t, "team-a"), f,
-				     cpu), 4000);
+	assert_int_equal(quota_fixture_usage(t, "team-a"), 4000);
 	struct daemon_stats ds;
 	daemon_get_stats(d, &ds);
 	assert_int_equal(ds.waited_placed, 20);

@@ -674,12 +674,9 @@ static void test_race(void **state)
 
 int main(int argc, char **argv)
 {
-	if (argc > 1 && strcmp(argv[1], "race") == 0) {
-		const struct CMUnitTest race_tests[] = {
-			cmocka_unit_test(test_race),
-		};
-		return cmocka_run_group_tests(race_tests, setup, teardown);
-	}
+	const struct CMUnitTest race_tests[] = {
+		cmocka_unit_test(test_race),
+	};
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_all_or_nothing),
 		cmocka_unit_test(test_no_nodes_gives_back),
@@ -687,5 +684,5 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_refused),
 		cmocka_unit_test(test_restart_recount),
 	};
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return FIXTURE_RUN(argc, argv, tests, race_tests, setup, teardown);
 }

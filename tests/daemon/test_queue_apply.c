@@ -598,17 +598,14 @@ static void test_metrics(void **state)
 
 int main(int argc, char **argv)
 {
-	if (argc > 1 && strcmp(argv[1], "race") == 0) {
-		const struct CMUnitTest race_tests[] = {
-			cmocka_unit_test(test_race),
-		};
-		return cmocka_run_group_tests(race_tests, setup, teardown);
-	}
+	const struct CMUnitTest race_tests[] = {
+		cmocka_unit_test(test_race),
+	};
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_apply_delete),
 		cmocka_unit_test(test_malformed),
 		cmocka_unit_test(test_apply_wakes_waiting),
 		cmocka_unit_test(test_metrics),
 	};
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return FIXTURE_RUN(argc, argv, tests, race_tests, setup, teardown);
 }

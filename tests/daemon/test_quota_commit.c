@@ -606,12 +606,9 @@ static void test_cluster_file_quotas(void **state)
 
 int main(int argc, char **argv)
 {
-	if (argc > 1 && strcmp(argv[1], "race") == 0) {
-		const struct CMUnitTest race_tests[] = {
-			cmocka_unit_test(test_race),
-		};
-		return cmocka_run_group_tests(race_tests, setup, teardown);
-	}
+	const struct CMUnitTest race_tests[] = {
+		cmocka_unit_test(test_race),
+	};
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_admission),
 		cmocka_unit_test(test_flavors),
@@ -620,5 +617,5 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_cluster_file_quotas),
 		cmocka_unit_test(test_quota_wait),
 	};
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return FIXTURE_RUN(argc, argv, tests, race_tests, setup, teardown);
 }

@@ -42,24 +42,20 @@
 #include "base/base.h"
 #include "daemon/daemon.h"
 #include "fixture.h"
+#include "quota_fixture.h"
 #include "quota/quota.h"
 #include "shm/shm.h"
 #include "shmsched/client.h"
 
 static struct fixture_dir fx;
-static char cluster[128];
 
 static int setup(void **state)
 {
 	(void)state;
 	fixture_dir_make(&fx, "reclaim", 0);
-	snprintf(cluster, sizeof(cluster), "%s/cluster.json", fx.dir);
-	FILE *f = fopen(cluster, "w");
-	assert_non_null(f);
-	fputs("{\"kind\":\"List\",\"items\":[{\"kind\":\"Node\",\"metadata\":"
-	      "{\"name\":\"n0\"},\"status\":{\"allocatable\":{\"cpu\":\"32\","
-	      "\"memory\":\"64Gi\",\"pods\":\"500\"}}}]}", f);
-	fclose(f);
+	fixture_write_cluster(&fx, &(struct fixture_nodes){.count = 1, .cpu = "32",
+							    .memory = "64Gi",
+							    .pods = "500"}, NULL);
 	return 0;
 }
 
@@ -76,31 +72,13 @@ static int teardown(void **state)
 static struct quota_tree *make_tree_of(enum quota_preempt_policy reclaim,
 				       int64_t nominal_milli)
 {
-	struct quota_tree *t;
-	char err[256];
-	assert_int_equal(quota_tree_new(&t), 0);
-	int f = quota_flavor_add(t, "fa", err, sizeof(err));
-	int cpu = quota_resource_add(t, "cpu", err, sizeof(err));
-	int co = quota_cohort_add(t, "ml", NULL, QUOTA_WEIGHT_DEFAULT_MILLI, err,
-				  sizeof(err));
 	struct quota_preemption pa = {.reclaim_within_cohort = reclaim};
-	int a = quota_cluster_queue_add(t, "team-a", "ml", QUOTA_WEIGHT_DEFAULT_MILLI,
-					&pa, err, sizeof(err));
-	int b = quota_cluster_queue_add(t, "team-b", "ml", QUOTA_WEIGHT_DEFAULT_MILLI,
-					NULL, err, sizeof(err));
-	if (f < 0 || cpu < 0 || co < 0 || a < 0 || b < 0)
-		fail_msg("tree: %s", err);
-	assert_int_equal(quota_set(t, a, f, cpu, nominal_milli, QUOTA_NO_LIMIT,
-				   QUOTA_NO_LIMIT, err, sizeof(err)), 0);
-	assert_int_equal(quota_set(t, b, f, cpu, nominal_milli, QUOTA_NO_LIMIT,
-				   QUOTA_NO_LIMIT, err, sizeof(err)), 0);
-	assert_true(quota_local_queue_add(t, "default", "qa", "team-a", err,
-					  sizeof(err)) >= 0);
-	assert_true(quota_local_queue_add(t, "default", "qb", "team-b", err,
-					  sizeof(err)) >= 0);
-	if (quota_seal(t, err, sizeof(err)) < 0)
-		fail_msg("quota_seal: %s", err);
-	return t;
+	struct quota_fixture_queue q[] = {
+		{.name = "team-a", .local_queue = "qa", .cpu_milli = nominal_milli,
+		 .preemption = &pa},
+		{.name = "team-b", .local_queue = "qb", .cpu_milli = nominal_milli},
+	};
+	return quota_fixture_cohort(0, q, 2);
 }
 
 static struct quota_tree *make_tree(enum quota_preempt_policy reclaim)
@@ -113,18 +91,8 @@ static struct quota_tree *make_tree(enum quota_preempt_policy reclaim)
 static uint32_t tmpl(struct shmsched_client *c, const char *queue, const char *cpu,
 		     const char *selector)
 {
-	char json[768], err[512], sel[256] = "";
-	if (selector != NULL)
-		snprintf(sel, sizeof(sel), "\"nodeSelector\":%s,", selector);
-	snprintf(json, sizeof(json), "{\"kind\":\"Pod\",\"metadata\":{\"name\":"
-		 "\"t\",\"namespace\":\"default\",\"labels\":{\"kueue.x-k8s.io/"
-		 "queue-name\":\"%s\"}},\"spec\":{%s\"containers\":[{\"name\":\"c\","
-		 "\"resources\":{\"requests\":{\"cpu\":\"%s\"}}}]}}", queue, sel, cpu);
-	uint32_t tid;
-	if (shmsched_register_template(c, json, strlen(json), &tid, err,
-				       sizeof(err)) < 0)
-		fail_msg("template %s: %s", json, err);
-	return tid;
+	return quota_fixture_template(c, &(struct quota_fixture_pod){
+		.queue = queue, .cpu = cpu, .node_selector = selector});
 }
 
 struct run {
@@ -138,15 +106,13 @@ struct run {
 static void start(struct run *r, struct quota_tree *t, uint32_t min_run_s,
 		  uint32_t cap_milli, int n_b, const char *b_cpu)
 {
-	struct daemon_config cfg = {.socket_path = fx.sock, .cluster_path = cluster,
-				    .seed = 1, .workers = 1, .slots = 256,
-				    .quota = t, .reclaim_min_run_s = min_run_s,
-				    .reclaim_evict_cap_milli = cap_milli};
-	char err[512];
+	struct daemon_config cfg = fixture_config(&fx);
+	cfg.slots = 256;
+	cfg.quota = t;
+	cfg.reclaim_min_run_s = min_run_s;
+	cfg.reclaim_evict_cap_milli = cap_milli;
 	r->t = t;
-	r->d = daemon_start(&cfg, err, sizeof(err));
-	if (r->d == NULL)
-		fail_msg("daemon_start: %s", err);
+	r->d = fixture_start(&cfg);
 	r->a = fixture_connect_as(fx.sock, "team-a");
 	r->b = fixture_connect_as(fx.sock, "team-b");
 	uint32_t qb = tmpl(r->b, "qb", b_cpu, NULL);
@@ -168,8 +134,7 @@ static void stop(struct run *r)
 
 static int64_t usage(const struct quota_tree *t, const char *cq)
 {
-	return quota_usage(t, quota_cluster_queue_find(t, cq),
-			   quota_flavor_find(t, "fa"), quota_resource_find(t, "cpu"));
+	return quota_fixture_usage(t, cq);
 }
 
 /* team-a's pod of template `tid`, waiting up to 20 s (cookie 1). */
