@@ -283,16 +283,6 @@ static bool view_within(const struct reclaim_work *w, int node, const bool *need
 	return true;
 }
 
-bool reclaim_borrowed(const struct quota_tree *t, int cq, int flavor,
-		      const int64_t *request)
-{
-	for (int r = 0; r < quota_n_resources(t); r++)
-		if (request[r] > 0 &&
-		    quota_usage(t, cq, flavor, r) > quota_subtree_quota(t, cq, flavor, r))
-			return true;
-	return false;
-}
-
 static bool satisfies(enum quota_preempt_policy p, const struct reclaim_pod *pre,
 		      const struct reclaim_pod *c)
 {
