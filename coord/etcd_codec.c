@@ -151,12 +151,13 @@ static json_t *put_json(const void *key, size_t key_len, const void *value, size
 }
 
 static json_t *range_json(const void *key, size_t key_len, const void *range_end,
-			  size_t range_end_len, int64_t limit)
+			  size_t range_end_len, int64_t limit, int64_t revision)
 {
 	json_t *o = json_object();
 	if (!o || !set_bytes(o, "key", key, key_len) ||
 	    (range_end && !set_bytes(o, "range_end", range_end, range_end_len)) ||
-	    (limit != 0 && !set_int(o, "limit", limit))) {
+	    (limit != 0 && !set_int(o, "limit", limit)) ||
+	    (revision != 0 && !set_int(o, "revision", revision))) {
 		json_decref(o);
 		return NULL;
 	}
@@ -172,13 +173,19 @@ char *etcd_encode_put(const void *key, size_t key_len, const void *value, size_t
 char *etcd_encode_range(const void *key, size_t key_len, const void *range_end,
 			size_t range_end_len, int64_t limit)
 {
-	return dump(range_json(key, key_len, range_end, range_end_len, limit));
+	return dump(range_json(key, key_len, range_end, range_end_len, limit, 0));
+}
+
+char *etcd_encode_range_at(const void *key, size_t key_len, const void *range_end,
+			   size_t range_end_len, int64_t limit, int64_t revision)
+{
+	return dump(range_json(key, key_len, range_end, range_end_len, limit, revision));
 }
 
 char *etcd_encode_delete(const void *key, size_t key_len, const void *range_end,
 			 size_t range_end_len)
 {
-	return dump(range_json(key, key_len, range_end, range_end_len, 0));
+	return dump(range_json(key, key_len, range_end, range_end_len, 0, 0));
 }
 
 static const char *const target_names[] = {
@@ -228,11 +235,11 @@ static json_t *op_json(const struct etcd_op *op)
 		break;
 	case ETCD_OP_RANGE:
 		name = "request_range";
-		inner = range_json(op->key, op->key_len, op->range_end, op->range_end_len, 0);
+		inner = range_json(op->key, op->key_len, op->range_end, op->range_end_len, 0, 0);
 		break;
 	case ETCD_OP_DELETE:
 		name = "request_delete_range";
-		inner = range_json(op->key, op->key_len, op->range_end, op->range_end_len, 0);
+		inner = range_json(op->key, op->key_len, op->range_end, op->range_end_len, 0, 0);
 		break;
 	default:
 		return NULL;

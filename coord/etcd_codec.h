@@ -24,6 +24,9 @@ char *etcd_encode_put(const void *key, size_t key_len, const void *value, size_t
 		      int64_t lease);
 char *etcd_encode_range(const void *key, size_t key_len, const void *range_end,
 			size_t range_end_len, int64_t limit);
+/* revision 0: the newest. */
+char *etcd_encode_range_at(const void *key, size_t key_len, const void *range_end,
+			   size_t range_end_len, int64_t limit, int64_t revision);
 char *etcd_encode_delete(const void *key, size_t key_len, const void *range_end,
 			 size_t range_end_len);
 char *etcd_encode_txn(const struct etcd_txn *txn);
