@@ -388,8 +388,11 @@ static void commit_batch(struct lane *l)
 		}
 		int64_t rev = r.revision;
 		etcd_txn_result_free(&r);
-		if (lane_version == l->committed + 1 && attempt > 0) {
-			/* An earlier send landed; its answer was lost. */
+		if (lane_version == l->committed + 1) {
+			/* An earlier send landed; its answer was lost. Even on
+			 * a first attempt: libcurl sends a request again itself
+			 * when a kept connection turns out closed before any
+			 * byte of the answer (coord/etcd_client.c). */
 			l->committed++;
 			atomic_fetch_add_explicit(&q->txns, 1, memory_order_relaxed);	      /* EC4 */
 			atomic_fetch_add_explicit(&q->landed_twice, 1, memory_order_relaxed); /* EC4 */
