@@ -3,8 +3,9 @@
  * Today: the etcd client (coord/etcd_client.h) and its JSON codec
  * (coord/etcd_codec.h, public for its fuzz target and tests); the fenced,
  * pipelined committer of a shard's placements (coord/commit_queue.h), the
- * placement value it writes (coord/placement_value.h) and a shard's
- * rebuild from etcd (coord/rebuild.h). Nothing of the daemon uses them
+ * placement value it writes (coord/placement_value.h), a shard's
+ * rebuild from etcd (coord/rebuild.h) and the watch stream
+ * (coord/watch.h). Nothing of the daemon uses them
  * yet. */
 #ifndef SHMSCHED_COORD_COORD_H
 #define SHMSCHED_COORD_COORD_H
@@ -14,5 +15,6 @@
 #include "coord/commit_queue.h"
 #include "coord/placement_value.h"
 #include "coord/rebuild.h"
+#include "coord/watch.h"
 
 #endif

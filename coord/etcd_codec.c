@@ -458,6 +458,26 @@ void etcd_response_free(struct etcd_response *r)
 	etcd_txn_result_free(&r->txn);
 }
 
+/* One mvccpb.KeyValue; field names what holds it ("kvs[]"). */
+static int decode_kv(struct dec *d, const json_t *kv, const char *field, struct etcd_kv *e)
+{
+	if (!json_is_object(kv))
+		return fail(d, -EPROTO, field, "expected an object");
+	if (!json_object_get(kv, "key")) {
+		char name[48];
+		snprintf(name, sizeof(name), "%s.key", field);
+		return fail(d, -EPROTO, name, "missing");
+	}
+	if (get_bytes(d, kv, "key", &e->key, &e->key_len) != 0 ||
+	    get_bytes(d, kv, "value", &e->value, &e->value_len) != 0 ||
+	    get_i64(d, kv, "create_revision", &e->create_revision) != 0 ||
+	    get_i64(d, kv, "mod_revision", &e->mod_revision) != 0 ||
+	    get_i64(d, kv, "version", &e->version) != 0 ||
+	    get_i64(d, kv, "lease", &e->lease) != 0)
+		return d->rc;
+	return 0;
+}
+
 static int decode_range(struct dec *d, const json_t *o, struct etcd_range_result *r)
 {
 	memset(r, 0, sizeof(*r));
@@ -476,19 +496,8 @@ static int decode_range(struct dec *d, const json_t *o, struct etcd_range_result
 	if (!r->kvs)
 		return fail(d, -ENOMEM, "kvs", "out of memory");
 	for (size_t i = 0; i < n; i++) {
-		const json_t *kv = json_array_get(kvs, i);
-		struct etcd_kv *e = &r->kvs[i];
 		r->n_kvs = i + 1; /* freed with what it holds on an error */
-		if (!json_is_object(kv))
-			return fail(d, -EPROTO, "kvs[]", "expected an object");
-		if (!json_object_get(kv, "key"))
-			return fail(d, -EPROTO, "kvs[].key", "missing");
-		if (get_bytes(d, kv, "key", &e->key, &e->key_len) != 0 ||
-		    get_bytes(d, kv, "value", &e->value, &e->value_len) != 0 ||
-		    get_i64(d, kv, "create_revision", &e->create_revision) != 0 ||
-		    get_i64(d, kv, "mod_revision", &e->mod_revision) != 0 ||
-		    get_i64(d, kv, "version", &e->version) != 0 ||
-		    get_i64(d, kv, "lease", &e->lease) != 0)
+		if (decode_kv(d, json_array_get(kvs, i), "kvs[]", &r->kvs[i]) != 0)
 			return d->rc;
 	}
 	return 0;
@@ -642,4 +651,107 @@ int etcd_decode_error(const char *body, size_t len, char *msg, size_t msglen)
 	default:
 		return -EPROTO;
 	}
+}
+
+/* ---- the watch stream's messages ----------------------------------------- */
+
+void etcd_watch_message_free(struct etcd_watch_message *m)
+{
+	if (!m)
+		return;
+	for (size_t i = 0; i < m->n_events; i++) {
+		free(m->events[i].kv.key);
+		free(m->events[i].kv.value);
+	}
+	free(m->events);
+	memset(m, 0, sizeof(*m));
+}
+
+static int decode_watch(struct dec *d, const json_t *root, size_t max_events,
+			struct etcd_watch_message *m)
+{
+	const json_t *err = json_object_get(root, "error");
+	if (err) {
+		const json_t *text = json_is_object(err) ? json_object_get(err, "message") : NULL;
+		char what[160];
+		snprintf(what, sizeof(what), "the stream ended with an error: %.100s",
+			 json_is_string(text) ? json_string_value(text) : "(no message)");
+		return fail(d, -EIO, "error", what);
+	}
+	const json_t *o;
+	if (get_object(d, root, "result", &o) != 0)
+		return d->rc;
+	if (!o)
+		return fail(d, -EPROTO, "result", "missing");
+	if (header_revision(d, o, &m->revision) != 0 || get_bool(d, o, "created", &m->created) != 0 ||
+	    get_bool(d, o, "canceled", &m->canceled) != 0 ||
+	    get_i64(d, o, "compact_revision", &m->compact_revision) != 0 ||
+	    get_i64(d, o, "watch_id", &m->watch_id) != 0)
+		return d->rc;
+	const json_t *events = json_object_get(o, "events");
+	if (!events)
+		return 0;
+	if (!json_is_array(events))
+		return fail(d, -EPROTO, "events", "expected an array");
+	size_t n = json_array_size(events);
+	if (n > max_events) {
+		char what[96];
+		snprintf(what, sizeof(what), "%zu events in one message; at most %zu taken", n,
+			 max_events);
+		return fail(d, -EMSGSIZE, "events", what);
+	}
+	if (n == 0)
+		return 0;
+	m->events = calloc(n, sizeof(*m->events));
+	if (!m->events)
+		return fail(d, -ENOMEM, "events", "out of memory");
+	for (size_t i = 0; i < n; i++) {
+		const json_t *ev = json_array_get(events, i);
+		struct etcd_watch_event *e = &m->events[i];
+		m->n_events = i + 1; /* freed with what it holds on an error */
+		if (!json_is_object(ev))
+			return fail(d, -EPROTO, "events[]", "expected an object");
+		const json_t *type = json_object_get(ev, "type");
+		if (type && !json_is_string(type))
+			return fail(d, -EPROTO, "events[].type", "expected PUT or DELETE");
+		/* PUT is the zero value: left out. */
+		if (!type || strcmp(json_string_value(type), "PUT") == 0)
+			e->deleted = false;
+		else if (strcmp(json_string_value(type), "DELETE") == 0)
+			e->deleted = true;
+		else
+			return fail_value(d, "events[].type", json_string_value(type),
+					  "PUT or DELETE");
+		const json_t *kv;
+		if (get_object(d, ev, "kv", &kv) != 0)
+			return d->rc;
+		if (!kv)
+			return fail(d, -EPROTO, "events[].kv", "missing");
+		if (decode_kv(d, kv, "events[].kv", &e->kv) != 0)
+			return d->rc;
+	}
+	return 0;
+}
+
+int etcd_decode_watch(const char *line, size_t len, size_t max_events,
+		      struct etcd_watch_message *out, char *msg, size_t msglen)
+{
+	memset(out, 0, sizeof(*out));
+	struct dec d = {.msg = msg, .msglen = msglen};
+	if (msglen)
+		msg[0] = '\0';
+	json_error_t jerr;
+	json_t *root = json_loadb(line, len, JSON_REJECT_DUPLICATES, &jerr);
+	if (!root) {
+		snprintf(msg, msglen, "not JSON at byte %d: %s", jerr.position, jerr.text);
+		return -EPROTO;
+	}
+	if (!json_is_object(root))
+		fail(&d, -EPROTO, "(message)", "expected a JSON object");
+	else
+		decode_watch(&d, root, max_events, out);
+	json_decref(root);
+	if (d.rc != 0)
+		etcd_watch_message_free(out);
+	return d.rc;
 }
