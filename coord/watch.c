@@ -63,8 +63,9 @@ static int handle_line(struct watch_stream *w, const char *line, size_t len)
 				 w->next_revision, m.compact_revision);
 		else
 			snprintf(w->error, sizeof(w->error), "etcd watch: canceled by etcd");
+		int cancel = m.compact_revision > 0 ? -ERANGE : -ECANCELED;
 		etcd_watch_message_free(&m);
-		return stream_fail(w, m.compact_revision > 0 ? -ERANGE : -ECANCELED);
+		return stream_fail(w, cancel);
 	}
 	for (size_t i = 0; i < m.n_events; i++)
 		if (m.events[i].kv.mod_revision >= w->next_revision)

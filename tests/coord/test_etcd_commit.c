@@ -19,6 +19,10 @@
  * 4. rebuild_equals_committed: puts and deletes committed, node records
  *    written, then the shard read back in pages of 100 at one revision:
  *    exactly the committed placements, values equal.
+ * 5. watch_follows_commits: rebuild, then a watch from its revision + 1
+ *    sees exactly the puts and deletes committed after; once compacted,
+ *    the watch says -ERANGE at etcd's oldest revision and a re-list sees
+ *    the whole shard; a set stop flag ends a watch.
  * The fence's semantics are etcd's (Compare on LEASE, VERSION:
  * api/etcdserverpb/rpc.proto, 3.4; a lease's keys deleted on revoke:
  * lease/lessor.go Revoke). */
@@ -546,6 +550,137 @@ static void rebuild_equals_committed(void **state)
 	disown(&o);
 }
 
+struct follow {
+	const char *endpoints;
+	char key[64];
+	uint8_t end[64];
+	size_t end_len;
+	int64_t from;
+	long want;
+	long puts, deletes;
+	int rc;
+	int64_t next;
+	char err[256];
+	atomic_bool stop;
+};
+
+static int count_event(void *ctx, const struct etcd_watch_message *m)
+{
+	struct follow *f = ctx;
+	for (size_t i = 0; i < m->n_events; i++) {
+		if (m->events[i].deleted)
+			f->deletes++;
+		else
+			f->puts++;
+	}
+	return f->puts + f->deletes >= f->want ? 1 : 0;
+}
+
+static void *follow_run(void *arg)
+{
+	struct follow *f = arg;
+	struct watch_options o = {.endpoints = f->endpoints, .key = f->key,
+				  .key_len = strlen(f->key), .range_end = f->end,
+				  .range_end_len = f->end_len, .start_revision = f->from,
+				  .stop = &f->stop};
+	f->rc = watch_run(&o, count_event, f, &f->next, f->err, sizeof(f->err));
+	return NULL;
+}
+
+static int count_pods(void *ctx, const struct rebuild_item *it)
+{
+	long *n = ctx;
+	*n += it->kind == REBUILD_POD;
+	return 0;
+}
+
+/* A new owner's path: rebuild at one revision, then watch from revision
+ * + 1 and see exactly what is committed after; once that revision is
+ * compacted the watch says -ERANGE and a re-list sees the whole shard. */
+static void watch_follows_commits(void **state)
+{
+	(void)state;
+	reset_answers();
+	uint32_t shard = 500;
+	struct owner o;
+	own_shard(&o, shard);
+	struct commit_queue *q = open_queue(shard, o.lease, 4, 60, endpoints);
+	for (long i = 0; i < 1000; i++)
+		assert_int_equal(push_put(q, i), 0);
+	commit_queue_flush(q);
+	long pods = 0;
+	int64_t rev = 0;
+	char err[256];
+	struct rebuild_callbacks cb = {.item = count_pods, .ctx = &pods};
+	if (coord_rebuild_shard(o.c, PREFIX, shard, 300, &cb, &rev, err, sizeof(err)) != 0)
+		fail_msg("%s", err);
+	assert_int_equal(pods, 1000);
+
+	struct follow *f = calloc(1, sizeof(*f));
+	f->endpoints = endpoints;
+	snprintf(f->key, sizeof(f->key), PREFIX "shards/%" PRIu32 "/pods/", shard);
+	f->end_len = etcd_prefix_end(f->key, strlen(f->key), f->end);
+	f->from = rev + 1;
+	f->want = 700;
+	pthread_t t;
+	assert_int_equal(pthread_create(&t, NULL, follow_run, f), 0);
+	for (long i = 1000; i < 1500; i++)
+		assert_int_equal(push_put(q, i), 0);
+	for (long i = 0; i < 200; i++) {
+		char uid[32];
+		snprintf(uid, sizeof(uid), "u%08ld", i);
+		struct commit_record r = {.op = COMMIT_DELETE, .uid = uid, .cookie = 2000 + i};
+		int rc;
+		while ((rc = commit_queue_push(q, &r)) == -EAGAIN)
+			sleep_ms(1);
+		assert_int_equal(rc, 0);
+	}
+	commit_queue_flush(q);
+	double t0 = now_s();
+	while (f->puts + f->deletes < f->want && now_s() - t0 < 20)
+		sleep_ms(10);
+	atomic_store(&f->stop, true);
+	pthread_join(t, NULL);
+	commit_queue_close(q, 1000);
+	printf("watch from revision %" PRId64 ": %ld puts, %ld deletes (rc %d, %s)\n", rev + 1,
+	       f->puts, f->deletes, f->rc, f->err);
+	assert_int_equal(f->rc, 1);
+	assert_int_equal(f->puts, 500);
+	assert_int_equal(f->deletes, 200);
+	assert_true(f->next > rev + 1);
+
+	/* Compacted past the rebuild's revision: -ERANGE, then a re-list. */
+	int64_t now_rev;
+	assert_int_equal(etcd_put(o.c, "/t/mark", 7, "y", 1, 0, &now_rev), 0);
+	assert_int_equal(etcd_compact(o.c, now_rev), 0);
+	memset(f, 0, sizeof(*f));
+	f->endpoints = endpoints;
+	snprintf(f->key, sizeof(f->key), PREFIX "shards/%" PRIu32 "/pods/", shard);
+	f->end_len = etcd_prefix_end(f->key, strlen(f->key), f->end);
+	f->from = rev + 1;
+	f->want = 1;
+	follow_run(f);
+	printf("watch from a compacted revision: rc %d, resume at %" PRId64 " (%s)\n", f->rc,
+	       f->next, f->err);
+	assert_int_equal(f->rc, -ERANGE);
+	assert_int_equal(f->next, now_rev);
+	pods = 0;
+	if (coord_rebuild_shard(o.c, PREFIX, shard, 300, &cb, &rev, err, sizeof(err)) != 0)
+		fail_msg("%s", err);
+	assert_int_equal(pods, 1300);
+
+	/* Stopped by its flag. */
+	memset(f, 0, sizeof(*f));
+	f->endpoints = endpoints;
+	snprintf(f->key, sizeof(f->key), PREFIX "shards/%" PRIu32 "/pods/", shard);
+	f->want = 1;
+	atomic_store(&f->stop, true);
+	follow_run(f);
+	assert_int_equal(f->rc, -ECANCELED);
+	free(f);
+	disown(&o);
+}
+
 int main(void)
 {
 	endpoints = getenv("SHMSCHED_ETCD_ENDPOINTS");
@@ -568,6 +703,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(rebuild_equals_committed),
 		cmocka_unit_test(lease_revoked_mid_stream),
+		cmocka_unit_test(watch_follows_commits),
 		cmocka_unit_test(commit_throughput),
 		/* Last: it leaves the cluster a member short. */
 		cmocka_unit_test(leader_killed_sync),
