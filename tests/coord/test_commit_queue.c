@@ -9,7 +9,8 @@
  * connection before answering, having applied the transaction or not.
  *
  * Checks: a batch whose answer was lost is sent again and committed once
- * (the fake counts applied puts: each record once); the fence failing
+ * (the fake counts applied puts: each record once), and one refused
+ * after its first send landed too; the fence failing
  * answers the batch and every later record -ESTALE with nothing applied;
  * a full lane refuses with -EAGAIN at exactly its bound, and one whose
  * oldest record is older than max_window_ms too (injected clock); a close
@@ -143,6 +144,9 @@ struct fake {
 	/* In FAKE_OK: this many txns are applied (when their compares hold)
 	 * and their connection closed unanswered. */
 	atomic_int drop_next;
+	/* Then this many are refused as etcd refuses a write when its space
+	 * quota is exceeded (gRPC code 8), nothing applied. */
+	atomic_int refuse_next;
 	atomic_llong owner_lease;
 	atomic_llong lane_version;
 	atomic_int txns, applied_txns, dropped;
@@ -351,9 +355,28 @@ static void *fake_serve(void *arg)
 				if (a && strncmp(a, "ERR", 3) == 0) {
 					answer_error(c, 11,
 						     "mvcc: required revision has been compacted");
+				} else if (a) {
+					answer(c, a);
 				} else {
-					answer(c, a ? a : "{\"header\":{\"revision\":\"3\"}}");
+					/* The lane key: its version, as the txns
+					 * left it. */
+					long long v = atomic_load(&f->lane_version);
+					if (v)
+						snprintf(out, sizeof(out),
+							 "{\"header\":{\"revision\":\"3\"},"
+							 "\"kvs\":[{\"key\":\"bGFuZQ==\","
+							 "\"version\":\"%lld\"}],\"count\":\"1\"}",
+							 v);
+					else
+						snprintf(out, sizeof(out),
+							 "{\"header\":{\"revision\":\"3\"}}");
+					answer(c, out);
 				}
+			} else if (atomic_load(&f->drop_next) == 0 &&
+				   atomic_load(&f->refuse_next) > 0) {
+				atomic_fetch_sub(&f->refuse_next, 1);
+				atomic_fetch_add(&f->txns, 1);
+				answer_error(c, 8, "etcdserver: mvcc: database space exceeded");
 			} else if (fake_dup(body)) {
 				atomic_fetch_add(&f->txns, 1);
 				answer_error(c, 3, "etcdserver: duplicate key given in txn request");
@@ -474,6 +497,41 @@ static void lost_answer_commits_once(void **state)
 	assert_int_equal(st.landed_twice, 1);
 	assert_true(st.retries >= 1);
 	assert_int_equal(st.committed, 10);
+	free(a);
+	fake_stop(f);
+}
+
+/* Refused (etcd's space alarm) after a send that had landed: the lane
+ * key says it landed, so it is committed; refused with nothing landed,
+ * the batch fails with etcd's error and the lane goes on. */
+static void refused_after_landing(void **state)
+{
+	(void)state;
+	struct fake *f = fake_start();
+	struct answers *a = calloc(1, sizeof(*a));
+	atomic_store(&f->drop_next, 1);
+	atomic_store(&f->refuse_next, 1);
+	struct commit_queue *q = open_on(f, a, 1024);
+	assert_int_equal(push(q, COMMIT_PUT, 1), 0);
+	commit_queue_flush(q);
+	assert_int_equal(a->count[1], 1);
+	assert_int_equal(a->rc[1], 0);
+	assert_int_equal(atomic_load(&f->n_log), 1);
+	atomic_store(&f->refuse_next, 1);
+	assert_int_equal(push(q, COMMIT_PUT, 2), 0);
+	commit_queue_flush(q);
+	assert_int_equal(a->rc[2], -ENOSPC);
+	assert_int_equal(push(q, COMMIT_PUT, 3), 0);
+	commit_queue_flush(q);
+	assert_int_equal(a->rc[3], 0);
+	struct commit_queue_stats st;
+	commit_queue_stats(q, &st);
+	commit_queue_close(q, 0);
+	assert_int_equal(atomic_load(&f->n_log), 2);
+	assert_string_equal(f->log[1], "Ppod-3");
+	assert_int_equal(st.landed_twice, 1);
+	assert_int_equal(st.failed, 1);
+	assert_int_equal(st.committed, 2);
 	free(a);
 	fake_stop(f);
 }
@@ -792,6 +850,7 @@ int main(void)
 		cmocka_unit_test(value_both_ways),
 		cmocka_unit_test(value_refusals),
 		cmocka_unit_test(lost_answer_commits_once),
+		cmocka_unit_test(refused_after_landing),
 		cmocka_unit_test(fence_fails_everything_after),
 		cmocka_unit_test(backpressure_and_close),
 		cmocka_unit_test(one_pod_keeps_its_order),
