@@ -546,24 +546,34 @@ static int decode_txn(struct dec *d, const json_t *o, struct etcd_txn_result *t)
 	return 0;
 }
 
-int etcd_decode_response(enum etcd_resp_kind kind, const char *body, size_t len,
-			 struct etcd_response *out, char *msg, size_t msglen)
+/* A body that must be one JSON object (duplicate members refused):
+ * the object, or NULL with msg saying why. */
+static json_t *load_object(const char *body, size_t len, char *msg, size_t msglen)
 {
-	memset(out, 0, sizeof(*out));
-	struct dec d = {.msg = msg, .msglen = msglen};
 	if (msglen)
 		msg[0] = '\0';
 	json_error_t jerr;
 	json_t *root = json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr);
 	if (!root) {
 		snprintf(msg, msglen, "not JSON at byte %d: %s", jerr.position, jerr.text);
-		return -EPROTO;
+		return NULL;
 	}
 	if (!json_is_object(root)) {
 		json_decref(root);
 		snprintf(msg, msglen, "expected a JSON object");
-		return -EPROTO;
+		return NULL;
 	}
+	return root;
+}
+
+int etcd_decode_response(enum etcd_resp_kind kind, const char *body, size_t len,
+			 struct etcd_response *out, char *msg, size_t msglen)
+{
+	memset(out, 0, sizeof(*out));
+	struct dec d = {.msg = msg, .msglen = msglen};
+	json_t *root = load_object(body, len, msg, msglen);
+	if (!root)
+		return -EPROTO;
 	const json_t *o = root;
 	switch (kind) {
 	case ETCD_RESP_PUT:
@@ -738,18 +748,10 @@ int etcd_decode_watch(const char *line, size_t len, size_t max_events,
 {
 	memset(out, 0, sizeof(*out));
 	struct dec d = {.msg = msg, .msglen = msglen};
-	if (msglen)
-		msg[0] = '\0';
-	json_error_t jerr;
-	json_t *root = json_loadb(line, len, JSON_REJECT_DUPLICATES, &jerr);
-	if (!root) {
-		snprintf(msg, msglen, "not JSON at byte %d: %s", jerr.position, jerr.text);
+	json_t *root = load_object(line, len, msg, msglen);
+	if (!root)
 		return -EPROTO;
-	}
-	if (!json_is_object(root))
-		fail(&d, -EPROTO, "(message)", "expected a JSON object");
-	else
-		decode_watch(&d, root, max_events, out);
+	decode_watch(&d, root, max_events, out);
 	json_decref(root);
 	if (d.rc != 0)
 		etcd_watch_message_free(out);
