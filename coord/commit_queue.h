@@ -18,7 +18,10 @@
  * the lane key; a transaction whose answer was lost (timeout, connection
  * cut, leader killed) is sent again, unchanged, until the lane learns its
  * outcome, and a retry of a batch that had landed fails that compare and
- * reads the lane key one version ahead: committed, once.
+ * reads the lane key one version ahead: committed, once. Lane keys carry
+ * no lease, so a resend after the lease has ended can still tell; they
+ * stay (one a lane a lease) until removed by a shard's next owner (not
+ * done yet: docs/design/multi-host.md).
  *
  * Completion: on_done(ctx, cookie, rc, revision) once per pushed record,
  * on the lane's thread, in the lane's order. rc: 0 committed (revision:
@@ -28,8 +31,11 @@
  * -ESTALE too without being sent; -ECANCELED the queue was closed before
  * the record was sent; -EIO closed while its outcome was unknown (etcd
  * did not answer until the close's deadline: it may or may not be in
- * etcd); -EINVAL, -E2BIG, -ENOSPC, -EACCES etcd refused the batch
- * (nothing committed; commit_queue_error says why).
+ * etcd); -EINVAL, -E2BIG, -ENOSPC, -EACCES, -ENOMEM etcd (or the client)
+ * refused the batch and no earlier send of it landed (nothing committed;
+ * commit_queue_error says why); -EPROTO the lane key was not at the
+ * version this lane left it (another committer on the same lease and
+ * shard): nothing of the batch committed, the lane reads the key again.
  *
  * Durability modes are the caller's: sync answers a pod in on_done; async
  * answers it when push returns 0. The async window is bounded

@@ -600,7 +600,8 @@ struct follow {
 	size_t end_len;
 	int64_t from;
 	long want;
-	long puts, deletes;
+	/* Written by the watch's thread, polled by the test's. */
+	atomic_long puts, deletes;
 	int rc;
 	int64_t next;
 	char err[256];
@@ -680,13 +681,13 @@ static void watch_follows_commits(void **state)
 	}
 	commit_queue_flush(q);
 	double t0 = now_s();
-	while (f->puts + f->deletes < f->want && now_s() - t0 < 20)
+	while (atomic_load(&f->puts) + atomic_load(&f->deletes) < f->want && now_s() - t0 < 20)
 		sleep_ms(10);
 	atomic_store(&f->stop, true);
 	pthread_join(t, NULL);
 	commit_queue_close(q, 1000);
 	printf("watch from revision %" PRId64 ": %ld puts, %ld deletes (rc %d, %s)\n", rev + 1,
-	       f->puts, f->deletes, f->rc, f->err);
+	       atomic_load(&f->puts), atomic_load(&f->deletes), f->rc, f->err);
 	assert_int_equal(f->rc, 1);
 	assert_int_equal(f->puts, 500);
 	assert_int_equal(f->deletes, 200);
