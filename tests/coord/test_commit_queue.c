@@ -4,7 +4,7 @@
  * gateway's JSON (POST /v3/kv/txn and /v3/kv/range, as etcd 3.4 writes
  * them: api/etcdserverpb/rpc.proto, int64 as strings, zero values left
  * out) and evaluates the committer's two compares, LEASE(owner) and
- * VERSION(lane key), the way etcd's txn does (server/etcdserver/txn.go
+ * VERSION(lane key), the way etcd's txn does (3.4's etcdserver/apply.go,
  * applyCompare: a missing key has version 0 and lease 0). It can drop a
  * connection before answering, having applied the transaction or not.
  *
@@ -203,7 +203,7 @@ static void key_of(const json_t *o, char *out, size_t len)
 }
 
 /* Whether a txn writes one key twice (etcd refuses it: "duplicate key
- * given in txn request", server/etcdserver/api/v3rpc/key.go checkIntervals). */
+ * given in txn request": 3.4's etcdserver/api/v3rpc/key.go, checkIntervals). */
 static bool fake_dup(const char *body)
 {
 	json_t *root = json_loads(body, 0, NULL);
