@@ -1,12 +1,20 @@
 /* coord/: coordination of several shmschedd hosts through etcd (issue 40;
  * the plan, and what is built, in docs/design/multi-host.md).
  * Today: the etcd client (coord/etcd_client.h) and its JSON codec
- * (coord/etcd_codec.h, public for its fuzz target and tests); nothing of
- * the daemon uses them yet. */
+ * (coord/etcd_codec.h, public for its fuzz target and tests); the fenced,
+ * pipelined committer of a shard's placements (coord/commit_queue.h), the
+ * placement value it writes (coord/placement_value.h), a shard's
+ * rebuild from etcd (coord/rebuild.h) and the watch stream
+ * (coord/watch.h). Nothing of the daemon uses them
+ * yet. */
 #ifndef SHMSCHED_COORD_COORD_H
 #define SHMSCHED_COORD_COORD_H
 
 #include "coord/etcd_client.h"
 #include "coord/etcd_codec.h"
+#include "coord/commit_queue.h"
+#include "coord/placement_value.h"
+#include "coord/rebuild.h"
+#include "coord/watch.h"
 
 #endif

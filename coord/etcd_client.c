@@ -338,6 +338,27 @@ int etcd_range(struct etcd_client *c, const void *key, size_t key_len, const voi
 	return rc;
 }
 
+int etcd_range_at(struct etcd_client *c, const void *key, size_t key_len, const void *range_end,
+		  size_t range_end_len, int64_t limit, int64_t revision,
+		  struct etcd_range_result *out)
+{
+	struct etcd_response r;
+	int rc = post(c, "/v3/kv/range",
+		      etcd_encode_range_at(key, key_len, range_end, range_end_len, limit, revision),
+		      ETCD_RESP_RANGE, &r);
+	*out = r.range;
+	return rc;
+}
+
+int etcd_compact(struct etcd_client *c, int64_t revision)
+{
+	struct etcd_response r;
+	char body[64];
+	snprintf(body, sizeof(body), "{\"revision\":\"%lld\"}", (long long)revision);
+	/* The answer is a header alone, as a put's. */
+	return post(c, "/v3/kv/compaction", strdup(body), ETCD_RESP_PUT, &r);
+}
+
 int etcd_delete(struct etcd_client *c, const void *key, size_t key_len, const void *range_end,
 		size_t range_end_len, int64_t *deleted)
 {

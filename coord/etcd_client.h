@@ -167,6 +167,14 @@ int etcd_put(struct etcd_client *c, const void *key, size_t key_len, const void 
  * etcd_range_result_free. */
 int etcd_range(struct etcd_client *c, const void *key, size_t key_len, const void *range_end,
 	       size_t range_end_len, int64_t limit, struct etcd_range_result *out);
+/* The same, as the store was at revision (0: the newest): a paged read of
+ * one snapshot. -ERANGE: revision has been compacted away. */
+int etcd_range_at(struct etcd_client *c, const void *key, size_t key_len, const void *range_end,
+		  size_t range_end_len, int64_t limit, int64_t revision,
+		  struct etcd_range_result *out);
+/* Compacts the store's history up to revision (/v3/kv/compaction):
+ * ranges and watches at older revisions then fail -ERANGE. */
+int etcd_compact(struct etcd_client *c, int64_t revision);
 int etcd_delete(struct etcd_client *c, const void *key, size_t key_len, const void *range_end,
 		size_t range_end_len, int64_t *deleted);
 /* Free with etcd_txn_result_free. */

@@ -151,12 +151,13 @@ static json_t *put_json(const void *key, size_t key_len, const void *value, size
 }
 
 static json_t *range_json(const void *key, size_t key_len, const void *range_end,
-			  size_t range_end_len, int64_t limit)
+			  size_t range_end_len, int64_t limit, int64_t revision)
 {
 	json_t *o = json_object();
 	if (!o || !set_bytes(o, "key", key, key_len) ||
 	    (range_end && !set_bytes(o, "range_end", range_end, range_end_len)) ||
-	    (limit != 0 && !set_int(o, "limit", limit))) {
+	    (limit != 0 && !set_int(o, "limit", limit)) ||
+	    (revision != 0 && !set_int(o, "revision", revision))) {
 		json_decref(o);
 		return NULL;
 	}
@@ -172,13 +173,19 @@ char *etcd_encode_put(const void *key, size_t key_len, const void *value, size_t
 char *etcd_encode_range(const void *key, size_t key_len, const void *range_end,
 			size_t range_end_len, int64_t limit)
 {
-	return dump(range_json(key, key_len, range_end, range_end_len, limit));
+	return dump(range_json(key, key_len, range_end, range_end_len, limit, 0));
+}
+
+char *etcd_encode_range_at(const void *key, size_t key_len, const void *range_end,
+			   size_t range_end_len, int64_t limit, int64_t revision)
+{
+	return dump(range_json(key, key_len, range_end, range_end_len, limit, revision));
 }
 
 char *etcd_encode_delete(const void *key, size_t key_len, const void *range_end,
 			 size_t range_end_len)
 {
-	return dump(range_json(key, key_len, range_end, range_end_len, 0));
+	return dump(range_json(key, key_len, range_end, range_end_len, 0, 0));
 }
 
 static const char *const target_names[] = {
@@ -228,11 +235,11 @@ static json_t *op_json(const struct etcd_op *op)
 		break;
 	case ETCD_OP_RANGE:
 		name = "request_range";
-		inner = range_json(op->key, op->key_len, op->range_end, op->range_end_len, 0);
+		inner = range_json(op->key, op->key_len, op->range_end, op->range_end_len, 0, 0);
 		break;
 	case ETCD_OP_DELETE:
 		name = "request_delete_range";
-		inner = range_json(op->key, op->key_len, op->range_end, op->range_end_len, 0);
+		inner = range_json(op->key, op->key_len, op->range_end, op->range_end_len, 0, 0);
 		break;
 	default:
 		return NULL;
@@ -451,6 +458,26 @@ void etcd_response_free(struct etcd_response *r)
 	etcd_txn_result_free(&r->txn);
 }
 
+/* One mvccpb.KeyValue; field names what holds it ("kvs[]"). */
+static int decode_kv(struct dec *d, const json_t *kv, const char *field, struct etcd_kv *e)
+{
+	if (!json_is_object(kv))
+		return fail(d, -EPROTO, field, "expected an object");
+	if (!json_object_get(kv, "key")) {
+		char name[48];
+		snprintf(name, sizeof(name), "%s.key", field);
+		return fail(d, -EPROTO, name, "missing");
+	}
+	if (get_bytes(d, kv, "key", &e->key, &e->key_len) != 0 ||
+	    get_bytes(d, kv, "value", &e->value, &e->value_len) != 0 ||
+	    get_i64(d, kv, "create_revision", &e->create_revision) != 0 ||
+	    get_i64(d, kv, "mod_revision", &e->mod_revision) != 0 ||
+	    get_i64(d, kv, "version", &e->version) != 0 ||
+	    get_i64(d, kv, "lease", &e->lease) != 0)
+		return d->rc;
+	return 0;
+}
+
 static int decode_range(struct dec *d, const json_t *o, struct etcd_range_result *r)
 {
 	memset(r, 0, sizeof(*r));
@@ -469,19 +496,8 @@ static int decode_range(struct dec *d, const json_t *o, struct etcd_range_result
 	if (!r->kvs)
 		return fail(d, -ENOMEM, "kvs", "out of memory");
 	for (size_t i = 0; i < n; i++) {
-		const json_t *kv = json_array_get(kvs, i);
-		struct etcd_kv *e = &r->kvs[i];
 		r->n_kvs = i + 1; /* freed with what it holds on an error */
-		if (!json_is_object(kv))
-			return fail(d, -EPROTO, "kvs[]", "expected an object");
-		if (!json_object_get(kv, "key"))
-			return fail(d, -EPROTO, "kvs[].key", "missing");
-		if (get_bytes(d, kv, "key", &e->key, &e->key_len) != 0 ||
-		    get_bytes(d, kv, "value", &e->value, &e->value_len) != 0 ||
-		    get_i64(d, kv, "create_revision", &e->create_revision) != 0 ||
-		    get_i64(d, kv, "mod_revision", &e->mod_revision) != 0 ||
-		    get_i64(d, kv, "version", &e->version) != 0 ||
-		    get_i64(d, kv, "lease", &e->lease) != 0)
+		if (decode_kv(d, json_array_get(kvs, i), "kvs[]", &r->kvs[i]) != 0)
 			return d->rc;
 	}
 	return 0;
@@ -530,24 +546,34 @@ static int decode_txn(struct dec *d, const json_t *o, struct etcd_txn_result *t)
 	return 0;
 }
 
-int etcd_decode_response(enum etcd_resp_kind kind, const char *body, size_t len,
-			 struct etcd_response *out, char *msg, size_t msglen)
+/* A body that must be one JSON object (duplicate members refused):
+ * the object, or NULL with msg saying why. */
+static json_t *load_object(const char *body, size_t len, char *msg, size_t msglen)
 {
-	memset(out, 0, sizeof(*out));
-	struct dec d = {.msg = msg, .msglen = msglen};
 	if (msglen)
 		msg[0] = '\0';
 	json_error_t jerr;
 	json_t *root = json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr);
 	if (!root) {
 		snprintf(msg, msglen, "not JSON at byte %d: %s", jerr.position, jerr.text);
-		return -EPROTO;
+		return NULL;
 	}
 	if (!json_is_object(root)) {
 		json_decref(root);
 		snprintf(msg, msglen, "expected a JSON object");
-		return -EPROTO;
+		return NULL;
 	}
+	return root;
+}
+
+int etcd_decode_response(enum etcd_resp_kind kind, const char *body, size_t len,
+			 struct etcd_response *out, char *msg, size_t msglen)
+{
+	memset(out, 0, sizeof(*out));
+	struct dec d = {.msg = msg, .msglen = msglen};
+	json_t *root = load_object(body, len, msg, msglen);
+	if (!root)
+		return -EPROTO;
 	const json_t *o = root;
 	switch (kind) {
 	case ETCD_RESP_PUT:
@@ -635,4 +661,99 @@ int etcd_decode_error(const char *body, size_t len, char *msg, size_t msglen)
 	default:
 		return -EPROTO;
 	}
+}
+
+/* ---- the watch stream's messages ----------------------------------------- */
+
+void etcd_watch_message_free(struct etcd_watch_message *m)
+{
+	if (!m)
+		return;
+	for (size_t i = 0; i < m->n_events; i++) {
+		free(m->events[i].kv.key);
+		free(m->events[i].kv.value);
+	}
+	free(m->events);
+	memset(m, 0, sizeof(*m));
+}
+
+static int decode_watch(struct dec *d, const json_t *root, size_t max_events,
+			struct etcd_watch_message *m)
+{
+	const json_t *err = json_object_get(root, "error");
+	if (err) {
+		const json_t *text = json_is_object(err) ? json_object_get(err, "message") : NULL;
+		char what[160];
+		snprintf(what, sizeof(what), "the stream ended with an error: %.100s",
+			 json_is_string(text) ? json_string_value(text) : "(no message)");
+		return fail(d, -EIO, "error", what);
+	}
+	const json_t *o;
+	if (get_object(d, root, "result", &o) != 0)
+		return d->rc;
+	if (!o)
+		return fail(d, -EPROTO, "result", "missing");
+	if (header_revision(d, o, &m->revision) != 0 || get_bool(d, o, "created", &m->created) != 0 ||
+	    get_bool(d, o, "canceled", &m->canceled) != 0 ||
+	    get_i64(d, o, "compact_revision", &m->compact_revision) != 0 ||
+	    get_i64(d, o, "watch_id", &m->watch_id) != 0)
+		return d->rc;
+	const json_t *events = json_object_get(o, "events");
+	if (!events)
+		return 0;
+	if (!json_is_array(events))
+		return fail(d, -EPROTO, "events", "expected an array");
+	size_t n = json_array_size(events);
+	if (n > max_events) {
+		char what[96];
+		snprintf(what, sizeof(what), "%zu events in one message; at most %zu taken", n,
+			 max_events);
+		return fail(d, -EMSGSIZE, "events", what);
+	}
+	if (n == 0)
+		return 0;
+	m->events = calloc(n, sizeof(*m->events));
+	if (!m->events)
+		return fail(d, -ENOMEM, "events", "out of memory");
+	for (size_t i = 0; i < n; i++) {
+		const json_t *ev = json_array_get(events, i);
+		struct etcd_watch_event *e = &m->events[i];
+		m->n_events = i + 1; /* freed with what it holds on an error */
+		if (!json_is_object(ev))
+			return fail(d, -EPROTO, "events[]", "expected an object");
+		const json_t *type = json_object_get(ev, "type");
+		if (type && !json_is_string(type))
+			return fail(d, -EPROTO, "events[].type", "expected PUT or DELETE");
+		/* PUT is the zero value: left out. */
+		if (!type || strcmp(json_string_value(type), "PUT") == 0)
+			e->deleted = false;
+		else if (strcmp(json_string_value(type), "DELETE") == 0)
+			e->deleted = true;
+		else
+			return fail_value(d, "events[].type", json_string_value(type),
+					  "PUT or DELETE");
+		const json_t *kv;
+		if (get_object(d, ev, "kv", &kv) != 0)
+			return d->rc;
+		if (!kv)
+			return fail(d, -EPROTO, "events[].kv", "missing");
+		if (decode_kv(d, kv, "events[].kv", &e->kv) != 0)
+			return d->rc;
+	}
+	return 0;
+}
+
+int etcd_decode_watch(const char *line, size_t len, size_t max_events,
+		      struct etcd_watch_message *out, char *msg, size_t msglen)
+{
+	memset(out, 0, sizeof(*out));
+	struct dec d = {.msg = msg, .msglen = msglen};
+	json_t *root = load_object(line, len, msg, msglen);
+	if (!root)
+		return -EPROTO;
+	decode_watch(&d, root, max_events, out);
+	json_decref(root);
+	if (d.rc != 0)
+		etcd_watch_message_free(out);
+	return d.rc;
 }

@@ -24,6 +24,9 @@ char *etcd_encode_put(const void *key, size_t key_len, const void *value, size_t
 		      int64_t lease);
 char *etcd_encode_range(const void *key, size_t key_len, const void *range_end,
 			size_t range_end_len, int64_t limit);
+/* revision 0: the newest. */
+char *etcd_encode_range_at(const void *key, size_t key_len, const void *range_end,
+			   size_t range_end_len, int64_t limit, int64_t revision);
 char *etcd_encode_delete(const void *key, size_t key_len, const void *range_end,
 			 size_t range_end_len);
 char *etcd_encode_txn(const struct etcd_txn *txn);
@@ -65,5 +68,34 @@ int etcd_decode_response(enum etcd_resp_kind kind, const char *body, size_t len,
  * body that is not one: -EPROTO, msg saying so. */
 int etcd_decode_error(const char *body, size_t len, char *msg, size_t msglen);
 void etcd_response_free(struct etcd_response *r);
+
+/* One message of the /v3/watch stream (etcd's WatchResponse, one JSON
+ * object a line: {"result":{...}}). An event is a put, or a delete (the kv
+ * then holds the key and its mod_revision alone). */
+struct etcd_watch_event {
+	bool deleted;
+	struct etcd_kv kv;
+};
+
+struct etcd_watch_message {
+	int64_t revision; /* the header's */
+	int64_t watch_id;
+	bool created;
+	bool canceled;
+	/* Set with canceled when the start revision was compacted: the
+	 * oldest revision still kept. */
+	int64_t compact_revision;
+	struct etcd_watch_event *events;
+	size_t n_events;
+};
+
+/* One line (without its newline). 0; -EPROTO (not a message etcd sends),
+ * -EMSGSIZE (more than max_events events), -EIO (the stream's own error
+ * message: {"error":{...}}), -ENOMEM; msg says which field and why. out
+ * is zeroed first and holds nothing on an error; free with
+ * etcd_watch_message_free. */
+int etcd_decode_watch(const char *line, size_t len, size_t max_events,
+		      struct etcd_watch_message *out, char *msg, size_t msglen);
+void etcd_watch_message_free(struct etcd_watch_message *m);
 
 #endif
