@@ -21,8 +21,9 @@
 #   - URLs off loopback refused with 400 and why (10.0.0.1, localhost,
 #     https, a userinfo trick), a bad body 400, a name taken 409; the main
 #     listener has no such route (404).
-# `shmsched status --queues` then counts the daemon's decisions. On the
-# old code every /v1/approvals route was 404.
+# `shmsched status --queues` then counts the daemon's decisions; the
+# daemon restarted, each webhook registers again. On the old code every
+# /v1/approvals route was 404.
 # usage: test_webhook.sh SHMSCHEDD SHMSCHED_GATEWAY SHMSCHED
 set -u
 daemon=$1 gateway=$2 cli=$3
@@ -150,6 +151,19 @@ out=$("$cli" status --name "$name" --queues $A 2>&1)
 check "status --queues: 3 registered, a grant, denials, one evicted and kept at deadlines" sh -c \
 	'printf "%s\n" "$1" | grep -Eq "^Approving managers: 3 registered; [0-9]+ ask\(s\); 1 granted, [1-9][0-9]* denied, 0 not before a time; deadlines passed unanswered: [1-9][0-9]* evicted \(fail-open\), [1-9][0-9]* kept \(fail-closed\)$"' - "$out"
 [ "$failed" -eq 0 ] || printf '%s\n' "$out" | tail -3
+
+# The daemon restarted: each webhook's thread connects and registers again
+# (its registration died with the old daemon's connection).
+kill "$dpid"
+wait "$dpid" 2>/dev/null
+daemon_start
+check "the daemon restarted: granter registered again" \
+	wait_until "$dir/gateway.log" "webhook granter: registered again"
+check "  ... the new daemon has it" wait_until "$dir/daemon.log" "approval: manager granter registered"
+check "  ... its record says connected" sh -c 'for _ in $(seq 50); do
+	curl -s --unix-socket "$1/admin.sock" http://x/v1/approvals/webhooks/granter |
+		grep -q "\"connected\":true" && exit 0
+	sleep 0.1; done; exit 1' - "$dir"
 
 logs_if_failed
 exit "$failed"
