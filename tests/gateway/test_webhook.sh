@@ -4,7 +4,7 @@
 # server on loopback (python3's http.server): POST /v1/approvals/webhooks
 # registers a URL as the manager of the pods a selector picks; the
 # gateway registers it with the daemon on an admin connection of its own
-# and calls the URL with each ask, relaying the answer. Four nodes, one
+# and calls the URL with each ask, relaying the answer. Five nodes, one
 # pod each (bound, so the drains force), each pod picked by one webhook:
 #   - n1, app=g, a webhook that grants: the drain Succeeds, g-0 gone, the
 #     webhook was asked about default/g-0 on n1 (its JSON), the record
@@ -18,6 +18,9 @@
 #     fail-closed; the record counts the failed calls;
 #   - n4, app=o, the same with failurePolicy Open: the drain Succeeds, o-0
 #     evicted at the deadline;
+#   - n5, app=l, a webhook that answers notBefore an hour from now (RFC
+#     3339, offset +02:00): the drain times out, its report "until N s
+#     from now" with N about 3,600, l-0 kept;
 #   - URLs off loopback refused with 400 and why (10.0.0.1, localhost,
 #     https, a userinfo trick), a bad body 400, a name taken 409; the main
 #     listener has no such route (404).
@@ -37,15 +40,17 @@ pod() { # NAME APP NODE
 	printf '{"kind":"Pod","metadata":{"name":"%s","namespace":"default","labels":{"app":"%s"}},"spec":{"nodeName":"%s","containers":[{"name":"c","resources":{"requests":{"cpu":"1"}}}]},"status":{"phase":"Running"}}' "$1" "$2" "$3"
 }
 node() { printf '{"kind":"Node","metadata":{"name":"%s"},"status":{"allocatable":{"cpu":"8","memory":"8Gi","pods":"110"}}}' "$1"; }
-printf '{"kind":"List","items":[%s,%s,%s,%s,%s,%s,%s,%s]}\n' \
-	"$(node n1)" "$(node n2)" "$(node n3)" "$(node n4)" \
+printf '{"kind":"List","items":[%s,%s,%s,%s,%s,%s,%s,%s,%s,%s]}\n' \
+	"$(node n1)" "$(node n2)" "$(node n3)" "$(node n4)" "$(node n5)" \
 	"$(pod g-0 g n1)" "$(pod d-0 d n2)" "$(pod c-0 c n3)" "$(pod o-0 o n4)" \
+	"$(pod l-0 l n5)" \
 	>"$dir/cluster.json"
 
-# The webhook: POST /grant, /deny, /hang (answers after 30 s: never, for
-# a deadline of 2 s); each ask's body appended to asks.log.
+# The webhook: POST /grant, /deny, /later (not before an hour from now,
+# RFC 3339 with an offset), /hang (answers after 30 s: never, for a
+# deadline of 2 s); each ask's body appended to asks.log.
 cat >"$dir/hook.py" <<'PY'
-import http.server, json, sys, time
+import datetime, http.server, json, sys, time
 class H(http.server.BaseHTTPRequestHandler):
     def do_POST(self):
         body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
@@ -55,6 +60,10 @@ class H(http.server.BaseHTTPRequestHandler):
             time.sleep(30)
         answer = {"decision": "grant" if self.path == "/grant" else "deny",
                   "message": "from the test's webhook"}
+        if self.path == "/later":
+            at = datetime.datetime.now(datetime.timezone(datetime.timedelta(hours=2)))
+            answer = {"decision": "notBefore",
+                      "notBefore": (at + datetime.timedelta(hours=1)).isoformat()}
         out = json.dumps(answer).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
@@ -104,6 +113,7 @@ check "  ... its record" says '"name":"granter".*"state":"Registered","connected
 check "register denier (app=d): 201" test "$(register denier app=d /deny 30 Closed)" = 201
 check "register sleeper-c (app=c, 2 s, Closed): 201" test "$(register sleeper-c app=c /hang 2 Closed)" = 201
 check "register sleeper-o (app=o, 2 s, Open): 201" test "$(register sleeper-o app=o /hang 2 Open)" = 201
+check "register later (app=l): 201" test "$(register later app=l /later 30 Closed)" = 201
 check "the name granter again: 409" test "$(register granter app=x /grant 30 Closed)" = 409
 check "the daemon registered all four" sh -c 'for m in granter denier sleeper-c sleeper-o; do
 	grep -q "approval: manager $m registered" "$1" || exit 1; done' - "$dir/daemon.log"
@@ -132,6 +142,13 @@ check "  ... c-0 kept" test "$(live n3)" -eq 1
 check "  ... the record counts failed calls" sh -c \
 	'curl -s --unix-socket "$1/admin.sock" http://x/v1/approvals/webhooks/sleeper-c | grep -q "\"failed\":[1-9]"' - "$dir"
 
+check "drain n5 (later: not before an hour from now) for 3 s: 202" test "$(drain n5 3)" = 202
+check "  ... TimedOut" drain_until n5 '"phase":"TimedOut"'
+check "  ... the report says until about an hour from now" says 'waiting on manager later for pod default/l-0: until 3[56][0-9][0-9] s from now'
+check "  ... l-0 kept" test "$(live n5)" -eq 1
+check "  ... its record counts it" sh -c \
+	'curl -s --unix-socket "$1/admin.sock" http://x/v1/approvals/webhooks/later | grep -q "\"notBefore\":1,"' - "$dir"
+
 check "drain n4 (never answers, Open) for 15 s: 202" test "$(drain n4 15)" = 202
 check "  ... Succeeded" drain_until n4 '"phase":"Succeeded"'
 check "  ... o-0 evicted at the deadline" test "$(live n4)" -eq 0
@@ -144,12 +161,12 @@ check "  ... then 404" sh -c 'for _ in $(seq 50); do
 check "  ... DELETE again: 404" test "$(admin -X DELETE http://x/v1/approvals/webhooks/denier)" = 404
 check "drain n2 again: 202" test "$(drain n2 20)" = 202
 check "  ... Succeeded, d-0 gone" drain_until n2 '"phase":"Succeeded"'
-check "GET lists the three left" sh -c \
-	'[ "$(curl -s --unix-socket "$1/admin.sock" http://x/v1/approvals/webhooks | grep -o "\"kind\":\"ApprovalWebhook\"" | wc -l)" -eq 3 ]' - "$dir"
+check "GET lists the four left" sh -c \
+	'[ "$(curl -s --unix-socket "$1/admin.sock" http://x/v1/approvals/webhooks | grep -o "\"kind\":\"ApprovalWebhook\"" | wc -l)" -eq 4 ]' - "$dir"
 
 out=$("$cli" status --name "$name" --queues $A 2>&1)
-check "status --queues: 3 registered, a grant, denials, one evicted and kept at deadlines" sh -c \
-	'printf "%s\n" "$1" | grep -Eq "^Approving managers: 3 registered; [0-9]+ ask\(s\); 1 granted, [1-9][0-9]* denied, 0 not before a time; deadlines passed unanswered: [1-9][0-9]* evicted \(fail-open\), [1-9][0-9]* kept \(fail-closed\)$"' - "$out"
+check "status --queues: 4 registered, a grant, denials, a not-before, one evicted and kept at deadlines" sh -c \
+	'printf "%s\n" "$1" | grep -Eq "^Approving managers: 4 registered; [0-9]+ ask\(s\); 1 granted, [1-9][0-9]* denied, 1 not before a time; deadlines passed unanswered: [1-9][0-9]* evicted \(fail-open\), [1-9][0-9]* kept \(fail-closed\)$"' - "$out"
 [ "$failed" -eq 0 ] || printf '%s\n' "$out" | tail -3
 
 # The daemon restarted: each webhook's thread connects and registers again
