@@ -13,8 +13,9 @@
  * ClusterQueue's line and its flavors' and resources' rows (at most
  * STATUS_QUEUE_LINES, then how many more), what the daemon said it left
  * out, the node lifecycle's counts, the pool quarantine's and the
- * approving managers'. Memory: a few samples on the stack, whatever the
- * size of `text`. Returns how many rows were left out. */
+ * approving managers'. Time: linear in the text's size. Memory: an index
+ * of the ClusterQueues' names and the rows printed, whatever else `text`
+ * holds. Returns how many rows were left out. */
 unsigned status_queues_print(const char *text, FILE *out);
 
 #endif

@@ -1058,6 +1058,126 @@ int shmsched_report_failure(struct shmsched_client *c, uint64_t placement_id,
 	return (int)r.verdict;
 }
 
+_Static_assert(SHMSCHED_APPROVAL_NAME_MAX + 1 == OP_APPROVAL_NAME_MAX &&
+	       SHMSCHED_APPROVAL_SELECTOR_MAX == OP_APPROVAL_SELECTOR_MAX &&
+	       SHMSCHED_APPROVAL_DEADLINE_MAX_MS == OP_APPROVAL_DEADLINE_MAX_MS &&
+	       SHMSCHED_APPROVAL_PAGE == OP_APPROVAL_PAGE &&
+	       (unsigned)SHMSCHED_APPROVAL_FAIL_OPEN == OP_APPROVAL_FAIL_OPEN &&
+	       (unsigned)SHMSCHED_APPROVAL_DRAIN == OP_APPROVAL_DRAIN &&
+	       (unsigned)SHMSCHED_APPROVAL_PREEMPT == OP_APPROVAL_PREEMPT &&
+	       (unsigned)SHMSCHED_APPROVAL_GRANT == OP_APPROVAL_GRANT &&
+	       (unsigned)SHMSCHED_APPROVAL_NOT_BEFORE == OP_APPROVAL_NOT_BEFORE &&
+	       sizeof(((struct shmsched_approval_ask *)0)->pod) ==
+	       sizeof(((struct op_approval_ask *)0)->pod) &&
+	       sizeof(((struct shmsched_approval_ask *)0)->node) ==
+	       sizeof(((struct op_approval_ask *)0)->node),
+	       "the approval API passes the wire's values as they are");
+
+int shmsched_approval_register(struct shmsched_client *c, const char *name,
+			       const char *selector, unsigned deadline_ms,
+			       unsigned flags, char *err, size_t err_len)
+{
+	errmsg(err, err_len, "no error");
+	size_t nl = name != NULL ? strlen(name) : 0;
+	size_t sl = selector != NULL ? strlen(selector) : 0;
+	if (c == NULL || nl == 0 || nl > SHMSCHED_APPROVAL_NAME_MAX ||
+	    sl > SHMSCHED_APPROVAL_SELECTOR_MAX ||
+	    (flags & ~(unsigned)SHMSCHED_APPROVAL_FAIL_OPEN) != 0) {
+		errmsg(err, err_len, "shmsched_approval_register: NULL handle, a "
+			"name of %zu bytes (expected 1..%u), a selector of %zu "
+			"(at most %u), or flags %#x", nl, SHMSCHED_APPROVAL_NAME_MAX,
+			sl, SHMSCHED_APPROVAL_SELECTOR_MAX, flags);
+		return -EINVAL;
+	}
+	uint8_t buf[sizeof(struct op_approval_register) + OP_APPROVAL_SELECTOR_MAX];
+	struct op_approval_register q = {.deadline_ms = deadline_ms,
+					 .flags = flags,
+					 .selector_len = (uint32_t)sl};
+	memcpy(q.name, name, nl);
+	memcpy(buf, &q, sizeof(q));
+	if (sl > 0)
+		memcpy(buf + sizeof(q), selector, sl);
+	struct op_approval_registered a;
+	uint32_t got = 0;
+	int rc = call(c, OP_APPROVAL, OP_APPROVAL_REGISTER, buf, sizeof(q) + sl, &a,
+		      sizeof(a), &got, NULL, err, err_len);
+	if (rc < 0)
+		return rc;
+	if (got != sizeof(a) || a.registration == 0 || a.registration > INT32_MAX) {
+		errmsg(err, err_len, "shmsched daemon at %s: a registration's "
+			"answer of %u bytes that does not hold what it says",
+			c->path, got);
+		return -EPROTO;
+	}
+	return (int)a.registration;
+}
+
+int shmsched_approval_pending(struct shmsched_client *c,
+			      struct shmsched_approval_ask *asks, unsigned *more,
+			      char *err, size_t err_len)
+{
+	errmsg(err, err_len, "no error");
+	if (more != NULL)
+		*more = 0;
+	if (c == NULL || asks == NULL) {
+		errmsg(err, err_len, "shmsched_approval_pending: NULL argument");
+		return -EINVAL;
+	}
+	uint8_t *buf = malloc(CONTROL_MAX_PAYLOAD);
+	if (buf == NULL) {
+		errmsg(err, err_len, "shmsched_approval_pending: out of memory");
+		return -ENOMEM;
+	}
+	uint32_t got = 0;
+	int rc = call(c, OP_APPROVAL, OP_APPROVAL_PENDING, NULL, 0, buf,
+		      CONTROL_MAX_PAYLOAD, &got, NULL, err, err_len);
+	struct op_approval_pending p = {0};
+	if (rc == 0 && (got < sizeof(p) || (memcpy(&p, buf, sizeof(p)),
+					    p.n > OP_APPROVAL_PAGE ||
+					    got != sizeof(p) + (size_t)p.n *
+					    sizeof(struct op_approval_ask)))) {
+		errmsg(err, err_len, "shmsched daemon at %s: a page of asks of %u "
+			"bytes that does not hold what it says", c->path, got);
+		rc = -EPROTO;
+	}
+	if (rc < 0) {
+		free(buf);
+		return rc;
+	}
+	for (uint32_t i = 0; i < p.n; i++) {
+		struct op_approval_ask k;
+		memcpy(&k, buf + sizeof(p) + i * sizeof(k), sizeof(k));
+		struct shmsched_approval_ask *o = &asks[i];
+		*o = (struct shmsched_approval_ask){.ask_id = k.ask_id,
+			.placement_id = k.placement_id, .reason = k.reason};
+		/* The daemon's text says "pod ns/name" (or "cookie N"): the
+		 * name alone, as documented. */
+		k.pod[sizeof(k.pod) - 1] = k.node[sizeof(k.node) - 1] = '\0';
+		const char *pod = strncmp(k.pod, "pod ", 4) == 0 ? k.pod + 4 : k.pod;
+		memcpy(o->pod, pod, strlen(pod) + 1);
+		memcpy(o->node, k.node, sizeof(o->node));
+	}
+	if (more != NULL)
+		*more = p.more;
+	free(buf);
+	return (int)p.n;
+}
+
+int shmsched_approval_answer(struct shmsched_client *c, uint64_t ask_id,
+			     unsigned verdict, unsigned not_before_ms, char *err,
+			     size_t err_len)
+{
+	errmsg(err, err_len, "no error");
+	if (c == NULL) {
+		errmsg(err, err_len, "shmsched_approval_answer: NULL handle");
+		return -EINVAL;
+	}
+	struct op_approval_answer a = {.ask_id = ask_id, .verdict = verdict,
+				       .not_before_ms = not_before_ms};
+	return call(c, OP_APPROVAL, OP_APPROVAL_ANSWER, &a, sizeof(a), NULL, 0,
+		    NULL, NULL, err, err_len);
+}
+
 int shmsched_pools(struct shmsched_client *c, const char *pool,
 		   const char *template, unsigned *quarantined, unsigned *released,
 		   char **text, char *err, size_t err_len)

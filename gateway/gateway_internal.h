@@ -331,6 +331,21 @@ void gw_failures_free(struct gw_failures *m);
 void gw_failure_route(struct gw_failures *m, const char *id_text, size_t id_len,
 		      const char *body, size_t len, struct gw_http_reply *rep);
 
+/* --- approval webhooks (webhooks.c) ------------------------------------ */
+
+/* The admin listener's /v1/approvals/webhooks: managers that approve a
+ * drain's evictions given as loopback URLs, each registered with the
+ * daemon on a connection, and polled and called by a thread, of its own. */
+struct gw_webhooks;
+int gw_webhooks_create(const char *admin_socket, struct gw_webhooks **out);
+/* Stops every registration's thread (each registration dropped with its
+ * connection) and joins it; later POSTs are refused (503). */
+void gw_webhooks_stop(struct gw_webhooks *m);
+void gw_webhooks_free(struct gw_webhooks *m);
+/* `rest`: the path after /v1/approvals/webhooks ("" or "/{name}"). */
+void gw_webhooks_route(struct gw_webhooks *m, const char *method, const char *rest,
+		       const char *body, size_t len, struct gw_http_reply *rep);
+
 /* --- /metrics (metrics.c) ------------------------------------------------ */
 
 enum gw_route {

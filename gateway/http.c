@@ -132,6 +132,7 @@ struct gateway {
 				       * daemon connection (drain_routes.c) */
 	struct gw_queues *queues;     /* /v1/queues, the daemon's metrics */
 	struct gw_failures *failures; /* POST /v1/placements/{id}/failure */
+	struct gw_webhooks *webhooks; /* /v1/approvals/webhooks */
 	struct MHD_Daemon *mhd, *admin_mhd;
 	struct gw_http_stats http;
 	int suspended;                /* connections suspended now (atomic) */
@@ -1084,6 +1085,17 @@ static enum MHD_Result route_eviction(struct request *r, struct MHD_Connection *
 	return start_job(r, conn, j);
 }
 
+/* Whether url is /v1/approvals/webhooks or /v1/approvals/webhooks/{name}
+ * (one segment). */
+static bool is_webhooks(const char *url)
+{
+	static const char pre[] = "/v1/approvals/webhooks";
+	size_t a = sizeof(pre) - 1;
+	return strncmp(url, pre, a) == 0 &&
+	       (url[a] == '\0' || (url[a] == '/' && url[a + 1] != '\0' &&
+				  strchr(url + a + 1, '/') == NULL));
+}
+
 /* --- the access handler -------------------------------------------------- */
 
 static enum gw_route route_of(const char *url)
@@ -1107,7 +1119,8 @@ static enum gw_route route_of(const char *url)
 		return GW_ROUTE_EXTENDER;
 	if (strncmp(url, "/api/v1/namespaces/", 19) == 0)
 		return GW_ROUTE_EVICTION;
-	if (strcmp(url, "/v1/queues") == 0 || strncmp(url, "/v1/queues/", 11) == 0)
+	if (strcmp(url, "/v1/queues") == 0 || strncmp(url, "/v1/queues/", 11) == 0 ||
+	    is_webhooks(url))
 		return GW_ROUTE_ADMIN; /* the admin listener's only */
 	return GW_ROUTE_OTHER;
 }
@@ -1158,6 +1171,15 @@ static enum MHD_Result dispatch_route(struct request *r, struct MHD_Connection *
 			gw_failure_route(r->g->failures, url + a, strlen(url) - a -
 					 strlen("/failure"), r->body.data ? r->body.data
 					 : "", r->body.len, &rep);
+			return gw_reply(r, conn, &rep);
+		}
+		if (r->admin_listener && is_webhooks(url)) {
+			/* /v1/approvals/webhooks (issue 38). */
+			struct gw_http_reply rep;
+			gw_webhooks_route(r->g->webhooks, method,
+					  url + strlen("/v1/approvals/webhooks"),
+					  r->body.data ? r->body.data : "",
+					  r->body.len, &rep);
 			return gw_reply(r, conn, &rep);
 		}
 		if (r->admin_listener) {
@@ -1924,13 +1946,16 @@ int gateway_start(const struct gateway_config *cfg, struct gateway **out,
 	g->extender = gw_extender_create(cfg->extender_cache);
 	if (g->extender != NULL && (gw_drains_create(g->admin_socket, &g->drains) < 0 ||
 				    gw_queues_create(g->admin_socket, &g->queues) < 0 ||
-				    gw_failures_create(g->admin_socket, &g->failures) < 0)) {
+				    gw_failures_create(g->admin_socket, &g->failures) < 0 ||
+				    gw_webhooks_create(g->admin_socket, &g->webhooks) < 0)) {
 		gw_extender_destroy(g->extender);
 		gw_drains_free(g->drains);
 		gw_queues_free(g->queues);
+		gw_failures_free(g->failures);
 		g->extender = NULL;
 		g->drains = NULL;
 		g->queues = NULL;
+		g->failures = NULL;
 	}
 	if (g->extender == NULL) {
 		snprintf(err, err_len, "out of memory");
@@ -1984,6 +2009,7 @@ fail_dispatch:
 	gw_drains_free(g->drains);
 	gw_queues_free(g->queues);
 	gw_failures_free(g->failures);
+	gw_webhooks_free(g->webhooks);
 	gw_extender_destroy(g->extender);
 	pthread_mutex_destroy(&g->admin_lock);
 	pthread_mutex_destroy(&g->cx_lock);
@@ -2037,6 +2063,7 @@ void gateway_stop(struct gateway *g)
 		shutdown(admin_fd, SHUT_RDWR);
 	gw_dispatch_stop(g->dispatch);
 	gw_drains_stop(g->drains); /* each drain Cancelled, its thread joined */
+	gw_webhooks_stop(g->webhooks); /* each registration dropped, joined */
 	/* Resumed is not answered: MHD writes the answer after the handler
 	 * queues it, and MHD_stop_daemon() would reset a connection whose
 	 * answer is still unwritten (a client waiting with ?wait saw a reset
@@ -2077,6 +2104,7 @@ void gateway_stop(struct gateway *g)
 	gw_drains_free(g->drains);
 	gw_queues_free(g->queues);
 	gw_failures_free(g->failures);
+	gw_webhooks_free(g->webhooks);
 	pthread_mutex_destroy(&g->admin_lock);
 	free(g);
 }

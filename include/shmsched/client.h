@@ -567,6 +567,80 @@ SHMSCHED_EXPORT int shmsched_report_failure(struct shmsched_client *c,
 					    const char *reason, char *err,
 					    size_t err_len);
 
+/* A manager that approves the voluntary disruption of the pods a
+ * selector picks (KEP-4563's interceptor, polled: the daemon never waits
+ * on a manager). Register on an admin connection, which the registration
+ * lives as long as; then ask for the unanswered asks
+ * (shmsched_approval_pending) and answer each (shmsched_approval_answer)
+ * before its deadline. What `shmsched approve` and the gateway's webhook
+ * registrations do. */
+#define SHMSCHED_APPROVAL_NAME_MAX 63u      /* bytes of a name, printable */
+#define SHMSCHED_APPROVAL_SELECTOR_MAX 1024u
+#define SHMSCHED_APPROVAL_DEADLINE_MAX_MS 86400000u /* a day */
+#define SHMSCHED_APPROVAL_PAGE 64u /* asks in one answer of the daemon, at most */
+enum shmsched_approval_flags {
+	SHMSCHED_APPROVAL_FAIL_OPEN = 1, /* no answer by the deadline: evict */
+};
+enum shmsched_approval_reason {
+	SHMSCHED_APPROVAL_DRAIN = 1,
+	SHMSCHED_APPROVAL_RECLAIM = 2,
+	SHMSCHED_APPROVAL_PREEMPT = 3,
+};
+enum shmsched_approval_verdict {
+	SHMSCHED_APPROVAL_GRANT = 1,
+	SHMSCHED_APPROVAL_DENY = 2,
+	SHMSCHED_APPROVAL_NOT_BEFORE = 3, /* evict no sooner than not_before_ms
+					   * from now */
+};
+struct shmsched_approval_ask {
+	uint64_t ask_id;       /* for shmsched_approval_answer */
+	uint64_t placement_id;
+	unsigned reason;       /* enum shmsched_approval_reason */
+	char pod[256];         /* "namespace/name", or "cookie N" */
+	char node[256];
+};
+
+/* Registers the connection as manager `name` (1..63 printable bytes, no
+ * space) of the pods `selector` picks (NULL or "": every pod; the drain's
+ * --pod-selector syntax, at most 1024 bytes): each ask must be answered
+ * within deadline_ms (1..86400000), else the pod is evicted (flags
+ * SHMSCHED_APPROVAL_FAIL_OPEN) or kept (0). One registration a connection. Admin socket only. Returns the
+ * registration's number (>= 1, for logs), or:
+ *   -EINVAL    NULL c, a bad name, selector or deadline
+ *   -EEXIST    the connection has registered already
+ *   -ENOSPC    the daemon's table of registrations is full
+ *   -EPERM     not the admin socket
+ *   the connection's errors (above)
+ * Thread-safety: one thread at a time per handle. */
+SHMSCHED_EXPORT int shmsched_approval_register(struct shmsched_client *c,
+					       const char *name,
+					       const char *selector,
+					       unsigned deadline_ms, unsigned flags,
+					       char *err, size_t err_len);
+
+/* Stores the registration's unanswered asks (at most
+ * SHMSCHED_APPROVAL_PAGE: `asks` holds that many) and, in *more (may be
+ * NULL), how many more there are. Returns how many were stored, or:
+ *   -EINVAL    NULL c or asks
+ *   -EPROTO    an answer that does not hold what it says
+ *   the connection's errors (above)
+ * Thread-safety: one thread at a time per handle. */
+SHMSCHED_EXPORT int shmsched_approval_pending(struct shmsched_client *c,
+					      struct shmsched_approval_ask *asks,
+					      unsigned *more, char *err,
+					      size_t err_len);
+
+/* Answers ask `ask_id` (enum shmsched_approval_verdict; not_before_ms:
+ * 1..86400000 with SHMSCHED_APPROVAL_NOT_BEFORE, else 0). Returns 0, or:
+ *   -EINVAL    a bad verdict or time
+ *   -ENOENT    no such ask of this registration (answered, or gone)
+ *   the connection's errors (above)
+ * Thread-safety: one thread at a time per handle. */
+SHMSCHED_EXPORT int shmsched_approval_answer(struct shmsched_client *c,
+					     uint64_t ask_id, unsigned verdict,
+					     unsigned not_before_ms, char *err,
+					     size_t err_len);
+
 /* The pools quarantined for templates whose pods failed there together:
  * with `pool` NULL, lists them; else first lifts pool `pool`'s
  * quarantines (`template`: one template's, "namespace/name"; NULL:

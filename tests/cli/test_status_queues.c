@@ -5,7 +5,11 @@
  * quarantine's and approval's lines; and memory that does not grow with
  * the text: a text of 200,000 lines is laid out with nothing left
  * allocated beyond the output's buffer (the per-line array this replaced
- * took a kilobyte a line: 200 MB here, and the check fails on it). */
+ * took a kilobyte a line: 200 MB here, and the check fails on it); and
+ * time linear in the text: the steps taken (lines read, probes,
+ * comparisons: cli/status_queues_text_internal.h) stay under
+ * STATUS_QUEUE_LINES + 16 a line at 4,000 ClusterQueues, where the layout
+ * that read the usage samples again for each queue took 32 million. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,6 +21,7 @@
 #include <cmocka.h>
 
 #include "cli/status_queues_text.h"
+#include "cli/status_queues_text_internal.h"
 
 /* The layout of `text`, malloc'ed. */
 static char *layout(const char *text, unsigned *left)
@@ -124,6 +129,74 @@ static void test_bound(void **state)
 	free(text);
 }
 
+/* Rows left out counted as before: a queue's name given twice counts its
+ * usage rows twice, a usage sample of no queue not at all. */
+static void test_left_counted(void **state)
+{
+	(void)state;
+	char *base = queues_text(45, 1, 0);
+	size_t n = strlen(base);
+	const char *extra =
+		"kueue_admitted_workloads_total{cluster_queue=\"cq-44\"} 1\n"
+		"kueue_cluster_queue_resource_usage{cluster_queue=\"nobody\","
+		"flavor=\"f\",resource=\"r0\"} 1\n";
+	char *text = malloc(n + strlen(extra) + 1);
+	assert_non_null(text);
+	memcpy(text, base, n);
+	strcpy(text + n, extra);
+	unsigned left;
+	char *got = layout(text, &left);
+	/* 44 queues of 2 rows, cq-44 twice (its line and its usage row
+	 * each time), "nobody" none. */
+	assert_int_equal(left, 44 * 2 + 2 * 2 - STATUS_QUEUE_LINES);
+	assert_non_null(strstr(got, "  ... and 52 more\n"));
+	free(got);
+	free(text);
+	free(base);
+}
+
+/* Linear: 4,000 queues of 2 usage rows and values (24,000 lines) laid
+ * out in at most STATUS_QUEUE_LINES + 16 steps a line (a pass a family,
+ * a value's sample compared with each printed row): 27 a line here. The
+ * layout this replaced read every usage sample again for each queue:
+ * 4,000 x 8,000 steps, 32 million, 1,333 a line and growing with the
+ * queues. */
+static void test_linear(void **state)
+{
+	(void)state;
+	enum { NQ = 4000 };
+	char *base = queues_text(NQ, 2, 0);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	assert_non_null(f);
+	fputs(base, f);
+	for (unsigned q = 0; q < NQ; q++)
+		for (unsigned u = 0; u < 2; u++)
+			fprintf(f, "kueue_cluster_queue_nominal_quota{cluster_queue="
+				"\"cq-%u\",flavor=\"f\",resource=\"r%u\"} 8\n", q, u);
+	for (unsigned q = 0; q < NQ; q++)
+		fprintf(f, "kueue_pending_workloads{cluster_queue=\"cq-%u\","
+			"status=\"active\"} 1\n", q);
+	assert_int_equal(fclose(f), 0);
+	size_t lines = 0;
+	for (const char *p = buf; *p != '\0'; p++)
+		lines += *p == '\n';
+	unsigned left;
+	status_queues_steps = 0;
+	char *got = layout(buf, &left);
+	unsigned long long steps = status_queues_steps;
+	assert_int_equal(left, NQ * 3 - STATUS_QUEUE_LINES);
+	assert_non_null(strstr(got, "  cq-0: weighted share -; pending 1 active, "
+			       "- inadmissible; admitted 0\n    f r0: usage 0 of "
+			       "nominal 8, borrowing limit -\n"));
+	print_message("%zu lines, %llu steps\n", lines, steps);
+	assert_true(steps <= (STATUS_QUEUE_LINES + 16) * lines);
+	free(got);
+	free(buf);
+	free(base);
+}
+
 /* What the layout asks of malloc, calloc and realloc: this test links
  * cli/status_queues_text.c itself with -Wl,--wrap (tests/cli/meson.build),
  * so its calls, and only those and this file's, come here. */
@@ -175,6 +248,8 @@ int main(void)
 		cmocka_unit_test(test_rows_and_values),
 		cmocka_unit_test(test_bound),
 		cmocka_unit_test(test_memory_bounded),
+		cmocka_unit_test(test_left_counted),
+		cmocka_unit_test(test_linear),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
