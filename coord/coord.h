@@ -8,5 +8,8 @@
 
 #include "coord/etcd_client.h"
 #include "coord/etcd_codec.h"
+#include "coord/membership.h"
+#include "coord/shard_assign.h"
+#include "coord/shard_map.h"
 
 #endif
