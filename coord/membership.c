@@ -24,6 +24,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/base.h"
 #include "coord/etcd_client.h"
 #include "coord/shard_assign.h"
 
@@ -143,6 +144,8 @@ static void owned_set(struct membership *m, const char *s, bool own)
 		m->n_owned = k;
 	}
 	qsort(m->owned, m->n_owned, sizeof(m->owned[0]), by_name);
+	log_msg(LOG_LEVEL_INFO, "membership %s: shard %s %s (%zu owned)", m->host, s,
+		own ? "taken" : "given up", m->n_owned);
 	tell_owned(m);
 }
 
@@ -382,6 +385,8 @@ static int take_or_release(struct membership *m, struct shard_state *s)
 		if (r.succeeded)
 			count(m, &m->st.releases, 1);
 		etcd_txn_result_free(&r);
+		s->owner[0] = '\0';
+		s->owner_lease = 0;
 		return 0;
 	}
 	if (mine) {
@@ -403,6 +408,8 @@ static int take_or_release(struct membership *m, struct shard_state *s)
 		etcd_txn_result_free(&r);
 		if (took) {
 			count(m, &m->st.takes, 1);
+			snprintf(s->owner, sizeof(s->owner), "%s", m->host);
+			s->owner_lease = m->lease;
 			owned_set(m, s->name, true);
 		}
 		return 0;
@@ -447,8 +454,14 @@ static void tick(struct membership *m)
 		else
 			i++;
 	}
-	if (rc != 0 && rc != -ENOENT)
+	/* Told every tick: the caller finds the nodes of a shard's value
+	 * that reached it since. */
+	if (m->lease != 0)
+		tell_owned(m);
+	if (rc != 0 && rc != -ENOENT) {
 		count(m, &m->st.errors, 1);
+		log_msg(LOG_LEVEL_WARN, "membership %s: %s", m->host, etcd_client_error(m->c));
+	}
 }
 
 static void *loop(void *arg)
