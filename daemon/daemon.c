@@ -319,6 +319,39 @@ static void quarantine_metrics_text(struct daemon *d, struct quota_text *o)
 		       "shmsched_pool_refused_total %" PRIu64 "\n", c.refused);
 }
 
+/* With --etcd, the host's membership (daemon_shard_status) as
+ * shmsched_etcd_* (issue 40 item 6). */
+static void shard_metrics_text(const struct daemon_shards *c, struct quota_text *o)
+{
+	uint64_t now = now_ns();
+	quota_text_put(o, "# HELP shmsched_etcd_lease_alive 1 while this host's etcd "
+		       "lease is surely alive (it places only then).\n"
+		       "# TYPE shmsched_etcd_lease_alive gauge\n"
+		       "shmsched_etcd_lease_alive %d\n"
+		       "# HELP shmsched_etcd_coordinator 1 while this host is the "
+		       "cluster's coordinator.\n# TYPE shmsched_etcd_coordinator gauge\n"
+		       "shmsched_etcd_coordinator %d\n"
+		       "# HELP shmsched_etcd_shards_owned Shards this host owns now.\n"
+		       "# TYPE shmsched_etcd_shards_owned gauge\n"
+		       "shmsched_etcd_shards_owned %zu\n",
+		       c->alive_until_ns > now ? 1 : 0, c->coordinator ? 1 : 0, c->owned);
+	quota_text_put(o, "# HELP shmsched_etcd_events_total The membership's events: "
+		       "leases granted (join), renewals answered (renewal), renewals "
+		       "refused for an expired lease (loss), requests failed (error), "
+		       "shards taken (take) and released (release), assignments "
+		       "written as coordinator (assign).\n"
+		       "# TYPE shmsched_etcd_events_total counter\n"
+		       "shmsched_etcd_events_total{event=\"join\"} %" PRIu64 "\n"
+		       "shmsched_etcd_events_total{event=\"renewal\"} %" PRIu64 "\n"
+		       "shmsched_etcd_events_total{event=\"loss\"} %" PRIu64 "\n"
+		       "shmsched_etcd_events_total{event=\"error\"} %" PRIu64 "\n"
+		       "shmsched_etcd_events_total{event=\"take\"} %" PRIu64 "\n"
+		       "shmsched_etcd_events_total{event=\"release\"} %" PRIu64 "\n"
+		       "shmsched_etcd_events_total{event=\"assign\"} %" PRIu64 "\n",
+		       c->joins, c->renewals, c->losses, c->errors, c->takes, c->releases,
+		       c->assigned);
+}
+
 /* OP_QUEUE_METRICS's text (ingest/producers.h), on the control thread
  * under the producers' lock: the node lifecycle's counts
  * (daemon_lifecycle_counts, as shmsched_node_*: issue 38), the pool
@@ -376,6 +409,13 @@ static size_t daemon_metrics_text(void *arg, char *buf, size_t len)
 		size_t left = used < len ? len - used : 0;
 		struct quota_text o = {.buf = left ? buf + used : NULL, .len = left};
 		quarantine_metrics_text(d, &o);
+		used += o.used;
+	}
+	struct daemon_shards sh;
+	if (daemon_shard_status(d, &sh)) {
+		size_t left = used < len ? len - used : 0;
+		struct quota_text o = {.buf = left ? buf + used : NULL, .len = left};
+		shard_metrics_text(&sh, &o);
 		used += o.used;
 	}
 	/* The quota's last: its gauges are what a cut answer loses. */

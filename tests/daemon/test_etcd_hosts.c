@@ -241,6 +241,33 @@ static void check_places_own(struct producer *p, int h, const int *own)
 	}
 }
 
+/* Whether host h's metrics text (OP_QUEUE_METRICS on its admin socket)
+ * holds `line` (a whole line). */
+static bool metrics_have(int h, const char *line)
+{
+	char sock[160], err[256], *text = NULL;
+	sock_of(h, sock, sizeof(sock));
+	strcat(sock, ".admin");
+	struct shmsched_client *c;
+	if (shmsched_connect(sock, &c, err, sizeof(err)) != 0)
+		fail_msg("connect %s: %s", sock, err);
+	if (shmsched_queue(c, SHMSCHED_QUEUE_METRICS, NULL, NULL, 0, &text, err,
+			   sizeof(err)) != 0)
+		fail_msg("%s's metrics: %s", names[h], err);
+	shmsched_disconnect(c);
+	char want[160];
+	snprintf(want, sizeof(want), "\n%s\n", line);
+	bool have = strstr(text, want) != NULL;
+	free(text);
+	return have;
+}
+
+static void assert_metrics(int h, const char *line)
+{
+	if (!metrics_have(h, line))
+		fail_msg("%s's metrics lack the line \"%s\"", names[h], line);
+}
+
 static void hosts_join_split_fail_over(void **state)
 {
 	(void)state;
@@ -262,6 +289,13 @@ static void hosts_join_split_fail_over(void **state)
 	owners(ec, own);
 	check_places_own(&pa, 0, own);
 	check_places_own(&pb, 1, own);
+	/* Item 6's metrics: each host owns 2, its lease alive; one coordinates. */
+	for (int h = 0; h < 2; h++) {
+		assert_metrics(h, "shmsched_etcd_shards_owned 2");
+		assert_metrics(h, "shmsched_etcd_lease_alive 1");
+	}
+	assert_true(metrics_have(0, "shmsched_etcd_coordinator 1") !=
+		    metrics_have(1, "shmsched_etcd_coordinator 1"));
 
 	/* 2. A third joins: one shard moves to it, no other. */
 	memcpy(before, own, sizeof(own));
@@ -313,6 +347,7 @@ static void hosts_join_split_fail_over(void **state)
 	t = await_balanced(ec, 0x3u, own, 10.0);
 	printf("host a re-joined: split 2/2 again %.2f s after it continued\n",
 	       now_s() - t0 - (TTL_S + 1.0));
+	assert_metrics(0, "shmsched_etcd_events_total{event=\"loss\"} 1");
 	shmsched_disconnect(pa.c);
 	shmsched_disconnect(pb.c);
 	etcd_client_close(ec);
