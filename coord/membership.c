@@ -50,6 +50,7 @@ struct membership {
 	struct membership_status st;
 	int64_t lease;
 	uint64_t renewed_ns; /* the last successful renewal's send time */
+	int last_rc;         /* the last tick's, for its log lines */
 	/* What the last range read. */
 	char hosts[MEMBERSHIP_HOSTS_MAX][MEMBERSHIP_HOST_MAX];
 	size_t n_hosts;
@@ -164,7 +165,10 @@ static void lose_lease(struct membership *m)
 	pthread_mutex_unlock(&m->mu);
 }
 
-/* Grants a lease and puts hosts/<host> with it. */
+/* Grants a lease and puts hosts/<host> with it, only if no live host
+ * holds that name (CREATE == 0): a second host of the same name, or this
+ * one restarted before its old lease lapsed, waits (-EEXIST) until the
+ * key goes with its lease. */
 static int join(struct membership *m)
 {
 	int64_t id = 0, ttl = 0;
@@ -174,10 +178,19 @@ static int join(struct membership *m)
 		return rc;
 	char key[KEY_MAX];
 	size_t kl = key_of(m, key, "hosts/", m->host, "");
-	rc = etcd_put(m->c, key, kl, m->host, strlen(m->host), id, NULL);
-	if (rc != 0) {
+	struct etcd_compare cmp = {.target = ETCD_CMP_CREATE, .result = ETCD_CMP_EQUAL,
+				   .key = key, .key_len = kl};
+	struct etcd_op put = {.kind = ETCD_OP_PUT, .key = key, .key_len = kl,
+			      .value = m->host, .value_len = strlen(m->host), .lease = id};
+	struct etcd_txn t = {&cmp, 1, &put, 1, NULL, 0};
+	struct etcd_txn_result r;
+	rc = etcd_txn(m->c, &t, &r);
+	bool put_ok = rc == 0 && r.succeeded;
+	if (rc == 0)
+		etcd_txn_result_free(&r);
+	if (!put_ok) {
 		(void)etcd_lease_revoke(m->c, id);
-		return rc;
+		return rc != 0 ? rc : -EEXIST;
 	}
 	m->lease = id;
 	m->renewed_ns = sent;
@@ -196,6 +209,8 @@ static int renew(struct membership *m)
 	int rc = etcd_lease_keepalive(m->c, m->lease, &ttl);
 	if (rc == -ENOENT) {
 		count(m, &m->st.losses, 1);
+		log_msg(LOG_LEVEL_WARN, "membership %s: the lease expired before its "
+			"renewal: its shards are gone; joining again", m->host);
 		lose_lease(m);
 		return rc;
 	}
@@ -358,7 +373,7 @@ static int coordinate(struct membership *m)
 		bool ok = r.succeeded;
 		etcd_txn_result_free(&r);
 		if (!ok)
-			return -EPERM; /* deposed: no longer the coordinator */
+			return 0; /* deposed: the next tick reads who is */
 		count(m, &m->st.assigned, nops);
 	}
 	return 0;
@@ -458,10 +473,19 @@ static void tick(struct membership *m)
 	 * that reached it since. */
 	if (m->lease != 0)
 		tell_owned(m);
-	if (rc != 0 && rc != -ENOENT) {
+	if (rc != 0 && rc != -ENOENT)
 		count(m, &m->st.errors, 1);
-		log_msg(LOG_LEVEL_WARN, "membership %s: %s", m->host, etcd_client_error(m->c));
-	}
+	/* Logged when it changes: a failing etcd is not a line per tick. */
+	if (rc != m->last_rc && rc == -EEXIST)
+		log_msg(LOG_LEVEL_WARN, "membership %s: %shosts/%s is held by a live "
+			"lease (another host of this name, or this one's before a "
+			"restart): waiting for it to go", m->host, m->prefix, m->host);
+	else if (rc != m->last_rc && rc != 0 && rc != -ENOENT)
+		log_msg(LOG_LEVEL_WARN, "membership %s: etcd: %s (placing nothing once "
+			"the lease is not surely alive)", m->host, etcd_client_error(m->c));
+	else if (rc == 0 && m->last_rc != 0 && m->last_rc != -ENOENT && m->last_rc != -EEXIST)
+		log_msg(LOG_LEVEL_INFO, "membership %s: etcd answers again", m->host);
+	m->last_rc = rc;
 }
 
 static void *loop(void *arg)
