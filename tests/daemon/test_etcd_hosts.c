@@ -13,6 +13,8 @@
  *    shard ("node n<z> belongs to shard z<z> owned by another host").
  * 2. A third joins: 2, 1, 1, exactly one shard moved (the coordinator
  *    moves the fewest, coord/shard_assign.h).
+ *    `shmsched cluster status` (argv[2]) shows the three hosts with their
+ *    leases' seconds left and each shard's owner, as etcd holds them.
  * 3. The third is SIGKILLed: its shard is owned by one of the two others
  *    within TTL + 2 s (measured from the kill, printed).
  * 4. A host is SIGSTOPped for TTL + 1 s, then continued: the first pod it
@@ -47,7 +49,7 @@
 #define ZONES 4
 #define HOSTS 3
 
-static const char *shmschedd;
+static const char *shmschedd, *shmsched;
 static const char *endpoints;
 static char dir[64];
 static pid_t pids[HOSTS];
@@ -268,6 +270,46 @@ static void assert_metrics(int h, const char *line)
 		fail_msg("%s's metrics lack the line \"%s\"", names[h], line);
 }
 
+/* `shmsched cluster status` (item 6) agrees with etcd's owners in own[]:
+ * the counts, each host with its lease's seconds left (at most the TTL),
+ * each shard's owner, none moving. */
+static void check_cluster_status(const int *own, int n_hosts)
+{
+	char cmd[512], line[256], want[128];
+	snprintf(cmd, sizeof(cmd), "%s cluster status --etcd %s --etcd-cluster etcd-hosts",
+		 shmsched, endpoints);
+	FILE *p = popen(cmd, "r");
+	assert_non_null(p);
+	int hosts = 0, shards = 0, header = 0;
+	while (fgets(line, sizeof(line), p) != NULL) {
+		printf("  %s", line);
+		long left, granted;
+		char *t;
+		if (strncmp(line, "cluster etcd-hosts ", 19) == 0) {
+			snprintf(want, sizeof(want), "%d hosts, %d shards, coordinator host-",
+				 n_hosts, ZONES);
+			header += strstr(line, want) != NULL;
+		} else if (strncmp(line, "host ", 5) == 0) {
+			t = strstr(line, "ttl-left ");
+			assert_non_null(t);
+			assert_int_equal(sscanf(t, "ttl-left %lds/%lds", &left, &granted), 2);
+			assert_true(left >= 0 && left <= TTL_S && granted == TTL_S);
+			hosts++;
+		} else if (strncmp(line, "shard ", 6) == 0) {
+			int z = line[7] - '0';
+			assert_true(line[6] == 'z' && z >= 0 && z < ZONES);
+			snprintf(want, sizeof(want), "owner %s\n", names[own[z]]);
+			if (strstr(line, want) == NULL)
+				fail_msg("cluster status: \"%s\": expected %s", line, want);
+			shards++;
+		}
+	}
+	assert_int_equal(pclose(p), 0);
+	assert_int_equal(header, 1);
+	assert_int_equal(hosts, n_hosts);
+	assert_int_equal(shards, ZONES);
+}
+
 static void hosts_join_split_fail_over(void **state)
 {
 	(void)state;
@@ -307,6 +349,7 @@ static void hosts_join_split_fail_over(void **state)
 	printf("third host: rebalanced 2/1/1 in %.2f s, %d shard moved\n", t, moved);
 	assert_int_equal(moved, 1);
 	assert_int_equal(owned_by(own, 2), 1);
+	check_cluster_status(own, 3);
 
 	/* 3. The third killed: its shard owned again within TTL + 2 s. */
 	int orphan = -1;
@@ -364,11 +407,13 @@ static int teardown(void **state)
 int main(int argc, char **argv)
 {
 	endpoints = getenv("SHMSCHED_ETCD_ENDPOINTS");
-	if (endpoints == NULL || argc < 2) {
-		printf("SKIP: run by tests/coord/etcd_cluster.sh with shmschedd's path\n");
+	if (endpoints == NULL || argc < 3) {
+		printf("SKIP: run by tests/coord/etcd_cluster.sh with the paths of "
+		       "shmschedd and shmsched\n");
 		return 77;
 	}
 	shmschedd = argv[1];
+	shmsched = argv[2];
 	const char *tmp = getenv("SHMSCHED_ETCD_DIR");
 	snprintf(dir, sizeof(dir), "%s", tmp != NULL ? tmp : "/tmp");
 	char cluster[128];
