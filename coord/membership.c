@@ -165,6 +165,24 @@ static void lose_lease(struct membership *m)
 	pthread_mutex_unlock(&m->mu);
 }
 
+/* Puts key = this host's name with `lease` only if the key does not exist
+ * (compare CREATE == 0): *took says whether it did. */
+static int put_if_absent(struct membership *m, const char *key, size_t kl, int64_t lease,
+			 bool *took)
+{
+	struct etcd_compare cmp = {.target = ETCD_CMP_CREATE, .result = ETCD_CMP_EQUAL,
+				   .key = key, .key_len = kl};
+	struct etcd_op put = {.kind = ETCD_OP_PUT, .key = key, .key_len = kl,
+			      .value = m->host, .value_len = strlen(m->host), .lease = lease};
+	struct etcd_txn t = {&cmp, 1, &put, 1, NULL, 0};
+	struct etcd_txn_result r;
+	int rc = etcd_txn(m->c, &t, &r);
+	*took = rc == 0 && r.succeeded;
+	if (rc == 0)
+		etcd_txn_result_free(&r);
+	return rc;
+}
+
 /* Grants a lease and puts hosts/<host> with it, only if no live host
  * holds that name (CREATE == 0): a second host of the same name, or this
  * one restarted before its old lease lapsed, waits (-EEXIST) until the
@@ -178,16 +196,8 @@ static int join(struct membership *m)
 		return rc;
 	char key[KEY_MAX];
 	size_t kl = key_of(m, key, "hosts/", m->host, "");
-	struct etcd_compare cmp = {.target = ETCD_CMP_CREATE, .result = ETCD_CMP_EQUAL,
-				   .key = key, .key_len = kl};
-	struct etcd_op put = {.kind = ETCD_OP_PUT, .key = key, .key_len = kl,
-			      .value = m->host, .value_len = strlen(m->host), .lease = id};
-	struct etcd_txn t = {&cmp, 1, &put, 1, NULL, 0};
-	struct etcd_txn_result r;
-	rc = etcd_txn(m->c, &t, &r);
-	bool put_ok = rc == 0 && r.succeeded;
-	if (rc == 0)
-		etcd_txn_result_free(&r);
+	bool put_ok;
+	rc = put_if_absent(m, key, kl, id, &put_ok);
 	if (!put_ok) {
 		(void)etcd_lease_revoke(m->c, id);
 		return rc != 0 ? rc : -EEXIST;
@@ -295,23 +305,14 @@ static int elect(struct membership *m)
 {
 	char key[KEY_MAX];
 	size_t kl = key_of(m, key, "coordinator", "", "");
-	struct etcd_compare cmp = {.target = ETCD_CMP_CREATE, .result = ETCD_CMP_EQUAL,
-				   .key = key, .key_len = kl};
-	struct etcd_op put = {.kind = ETCD_OP_PUT, .key = key, .key_len = kl,
-			      .value = m->host, .value_len = strlen(m->host),
-			      .lease = m->lease};
-	struct etcd_txn t = {&cmp, 1, &put, 1, NULL, 0};
-	struct etcd_txn_result r;
-	int rc = etcd_txn(m->c, &t, &r);
-	if (rc != 0)
-		return rc;
-	if (r.succeeded) {
+	bool took;
+	int rc = put_if_absent(m, key, kl, m->lease, &took);
+	if (rc == 0 && took) {
 		snprintf(m->coordinator, sizeof(m->coordinator), "%s", m->host);
 		m->coordinator_lease = m->lease;
 		m->coordinator_present = true;
 	}
-	etcd_txn_result_free(&r);
-	return 0;
+	return rc;
 }
 
 static int host_index(const struct membership *m, const char *h)
@@ -409,18 +410,10 @@ static int take_or_release(struct membership *m, struct shard_state *s)
 		return 0;
 	}
 	if (s->owner[0] == '\0' && assigned_here) {
-		struct etcd_compare cmp = {.target = ETCD_CMP_CREATE, .result = ETCD_CMP_EQUAL,
-					   .key = key, .key_len = kl};
-		struct etcd_op put = {.kind = ETCD_OP_PUT, .key = key, .key_len = kl,
-				      .value = m->host, .value_len = strlen(m->host),
-				      .lease = m->lease};
-		struct etcd_txn t = {&cmp, 1, &put, 1, NULL, 0};
-		struct etcd_txn_result r;
-		int rc = etcd_txn(m->c, &t, &r);
+		bool took;
+		int rc = put_if_absent(m, key, kl, m->lease, &took);
 		if (rc != 0)
 			return rc;
-		bool took = r.succeeded;
-		etcd_txn_result_free(&r);
 		if (took) {
 			count(m, &m->st.takes, 1);
 			snprintf(s->owner, sizeof(s->owner), "%s", m->host);

@@ -166,6 +166,10 @@ enum shard_gate_verdict shard_gate_spec(struct shard_gate *g, const struct pod_s
 			 g->label);
 		return SHARD_GATE_NONE_OWNED;
 	}
+	if (pod->has_required && pod->n_terms == 0) {
+		*out = *pod; /* required but empty: it matches no node anyway */
+		return SHARD_GATE_PLACE;
+	}
 	if (!node_require(pod, g->key, SEL_IN, ids, n, out)) {
 		snprintf(why, len, "the pod's node affinity has no room for this "
 			 "host's shard requirement (%s In its %u shards): at most "

@@ -139,6 +139,12 @@ static void verdicts(void **state)
 	assert_int_equal(shard_gate_spec(g, &pod, 99, &out, why, sizeof(why)),
 			 SHARD_GATE_NO_ROOM);
 	assert_non_null(strstr(why, "no room"));
+	/* Required terms present but none: it matches no node, kept as is. */
+	pod.n_exprs = 0;
+	pod.n_terms = 0;
+	assert_int_equal(shard_gate_spec(g, &pod, 99, &out, why, sizeof(why)), SHARD_GATE_PLACE);
+	assert_true(out.has_required);
+	assert_int_equal(out.n_terms, 0);
 	struct shard_gate_counts c;
 	shard_gate_get_counts(g, &c);
 	assert_int_equal(c.owned, 2);
