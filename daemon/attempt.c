@@ -880,10 +880,12 @@ static void shard_note(struct attempt_ctx *a, unsigned w, char *why, size_t len)
 	struct shard_gate *sg = __atomic_load_n(&a->shard_gate, __ATOMIC_ACQUIRE);
 	if (sg == NULL || a->shard_orig[w] == NULL)
 		return;
+	const struct pod_spec *orig = a->shard_orig[w];
+	a->shard_orig[w] = NULL; /* its attempt's answer: not kept past it */
 	struct engine *e = a->engines[w];
 	struct placement pl;
 	uint64_t seq = ((uint64_t)w << 48) | a->stats[w].seq++;
-	if (engine_place(e, a->shard_orig[w], seq, &pl) < 0 || pl.slot < 0)
+	if (engine_place(e, orig, seq, &pl) < 0 || pl.slot < 0)
 		return;
 	size_t at = strlen(why);
 	if (at + 3 >= len)
@@ -893,7 +895,6 @@ static void shard_note(struct attempt_ctx *a, unsigned w, char *why, size_t len)
 	if (!shard_gate_note(sg, cluster_snapshot(engine_cluster(e)), (uint32_t)pl.slot,
 			     why + at + 2, len - at - 2))
 		why[at] = '\0';
-	a->shard_orig[w] = NULL;
 }
 
 void attempt_unschedulable(struct attempt_ctx *a, unsigned w, struct shmsched_slot *slot,

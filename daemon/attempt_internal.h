@@ -134,8 +134,10 @@ struct attempt_ctx {
 	 * with release by attempt_set_shard_gate before the workers start,
 	 * loaded with acquire per attempt (its partner); NULL: one host. Each
 	 * worker's copy of its pod kept to the owned shards, and the pod's
-	 * own spec while its attempt may still be answered UNSCHEDULABLE
-	 * (attempt_unschedulable names the node it would have had). */
+	 * own spec from its attempt until that attempt's answer
+	 * (attempt_unschedulable names the node it would have had; set by
+	 * each attempt_place, cleared by that answer; the caller holds the
+	 * pod in between). */
 	struct shard_gate *shard_gate;
 	struct pod_spec *shard_spec;          /* [workers] */
 	const struct pod_spec **shard_orig;   /* [workers] */
