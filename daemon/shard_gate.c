@@ -109,14 +109,15 @@ void shard_gate_owned(void *arg, const shard_name_t *names, size_t n)
 	__atomic_store_n(&g->unexpressed, over, __ATOMIC_RELAXED);
 	if (same)
 		return;
-	/* EM2: the seqlock's writer: odd, then (release fence) the ids, then
-	 * even with release; partner of EM3. */
-	uint32_t s = g->seq;
+	/* EM2: the seqlock's writer, partner of EM3: odd, then the ids and
+	 * the count each stored with release (so a reader that reads any of
+	 * them also sees the odd count, and retries), then even with release.
+	 * No fence: ThreadSanitizer models these, not fences. */
+	uint32_t s = __atomic_load_n(&g->seq, __ATOMIC_RELAXED); /* its own */
 	__atomic_store_n(&g->seq, s + 1, __ATOMIC_RELAXED);
-	__atomic_thread_fence(__ATOMIC_RELEASE);
 	for (uint32_t i = 0; i < k; i++)
-		__atomic_store_n(&g->ids[i], ids[i], __ATOMIC_RELAXED);
-	__atomic_store_n(&g->n, k, __ATOMIC_RELAXED);
+		__atomic_store_n(&g->ids[i], ids[i], __ATOMIC_RELEASE);
+	__atomic_store_n(&g->n, k, __ATOMIC_RELEASE);
 	__atomic_store_n(&g->seq, s + 2, __ATOMIC_RELEASE);
 }
 
@@ -129,19 +130,20 @@ void shard_gate_alive_until(void *arg, uint64_t until_ns)
 	__atomic_store_n(&g->alive_until, until_ns, __ATOMIC_RELAXED);
 }
 
-/* EM3: the seqlock's reader, partner of EM2: the ids of one publish. */
+/* EM3: the seqlock's reader, partner of EM2: the ids of one publish.
+ * The count and ids loaded with acquire, so the second load of seq comes
+ * after them: it sees the odd count of any write whose ids were read. */
 static uint32_t read_ids(struct shard_gate *g, uint32_t *ids)
 {
 	for (;;) {
 		uint32_t s1 = __atomic_load_n(&g->seq, __ATOMIC_ACQUIRE);
 		if (s1 & 1u)
 			continue;
-		uint32_t n = __atomic_load_n(&g->n, __ATOMIC_RELAXED);
+		uint32_t n = __atomic_load_n(&g->n, __ATOMIC_ACQUIRE);
 		if (n > SHARD_GATE_IDS)
 			n = SHARD_GATE_IDS;
 		for (uint32_t i = 0; i < n; i++)
-			ids[i] = __atomic_load_n(&g->ids[i], __ATOMIC_RELAXED);
-		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+			ids[i] = __atomic_load_n(&g->ids[i], __ATOMIC_ACQUIRE);
 		if (__atomic_load_n(&g->seq, __ATOMIC_RELAXED) == s1)
 			return n;
 	}
