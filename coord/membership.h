@@ -15,12 +15,15 @@
  * Every tick (250 ms, or TTL/6 when shorter) the thread renews its lease
  * when TTL/3 has passed since the last renewal, reads the whole prefix
  * (one range), and then: with no lease, grants one and puts hosts/<host>
- * (a join, or a re-join after a loss); with no coordinator, tries to
+ * with it if no live lease holds that key (CREATE == 0: a join, or a
+ * re-join after a loss; a second host of one name waits); with no
+ * coordinator, tries to
  * become it; as coordinator, assigns the shards (coord/shard_assign.h)
  * to the live hosts and writes the assigned keys that changed; releases
  * each owned shard assigned elsewhere (told to the caller first, so it
  * stops placing there before the key goes) and takes each assigned shard
- * that has no owner (told after).
+ * that has no owner (told after). The owned set is told again every tick
+ * (the caller may find nodes of an owned shard that reached it since).
  *
  * The lease is surely alive until the last successful renewal's send
  * time plus TTL - TTL/4 (the margin: a renewal not yet through, the
@@ -56,7 +59,8 @@ struct membership_config {
 	 * writes up to `cap` names to `out` (any order, duplicates allowed),
 	 * returns how many. */
 	size_t (*shards)(void *arg, shard_name_t *out, size_t cap);
-	/* The shards this host owns now (sorted), after each change. */
+	/* The shards this host owns now (sorted): after each change and
+	 * every tick. */
 	void (*owned)(void *arg, const shard_name_t *names, size_t n);
 	/* The monotonic instant (ns) until which the lease is surely alive;
 	 * 0: no lease. After every renewal and on every loss. */
