@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cli/approve.h"
+#include "cli/cluster.h"
 #include "cli/node.h"
 #include "cli/place.h"
 #include "cli/policy.h"
@@ -39,6 +40,8 @@ static void usage(FILE *to)
 		"  store    check a durable store (shmsched store check DIR)\n"
 		"  status   a daemon's state region read in place: daemon, nodes,\n"
 		"           producers, workers; also a crashed one's (shmsched status --help)\n"
+		"  cluster  a multi-host cluster's hosts, leases and shards, read from\n"
+		"           etcd (shmsched cluster --help)\n"
 		"\n"
 		"  -h, --help  print this help\n"
 		"  --version   print the version\n"
@@ -73,6 +76,8 @@ int main(int argc, char **argv)
 		return store_main(argc - 1, argv + 1);
 	if (strcmp(argv[1], "status") == 0)
 		return status_main(argc - 1, argv + 1);
+	if (strcmp(argv[1], "cluster") == 0)
+		return cluster_main(argc - 1, argv + 1);
 	if (strcmp(argv[1], "--version") == 0) {
 		printf("shmsched %s\n", SHMSCHED_VERSION_STRING);
 		return 0;

@@ -55,6 +55,9 @@ static void usage(FILE *to)
 		"                  [--admission-fair-sharing-sampling DURATION]\n"
 		"                  [--admission-fair-sharing-weight RESOURCE=WEIGHT]...]\n"
 		"                 [--reclaim-min-run SECONDS] [--reclaim-evict-cap RATIO]\n"
+		"                 [--etcd ENDPOINTS [--etcd-lease-ttl SECONDS]\n"
+		"                  [--etcd-cluster NAME] [--host-name NAME]\n"
+		"                  [--shard-by LABEL]]\n"
 		"\n"
 		"Serves pods from producers over shared memory: producers connect to\n"
 		"the control socket, get a region of slots and rings, and submit pods\n"
@@ -216,6 +219,23 @@ static void usage(FILE *to)
 		"                       the pods one reclaim evicts hold at most RATIO\n"
 		"                       times the preemptor's requests in each resource\n"
 		"                       it needs (default 1.5; 1 to 1000)\n"
+		"  --etcd ENDPOINTS     be one host of a multi-host cluster through etcd\n"
+		"                       (its client URLs, comma separated): hold a lease,\n"
+		"                       own the shards a coordinator elected through etcd\n"
+		"                       assigns, and place only on their nodes, only while\n"
+		"                       the lease is surely alive; gangs are refused and\n"
+		"                       preemption is off (docs/design/multi-host.md)\n"
+		"  --etcd-lease-ttl SECONDS\n"
+		"                       the host's lease (default 5; 2 to 3600): renewed\n"
+		"                       every third of it; a host whose renewals fail\n"
+		"                       stops placing after three quarters of it\n"
+		"  --etcd-cluster NAME  the cluster's keys are under /shmsched/NAME/\n"
+		"                       (default \"default\")\n"
+		"  --host-name NAME     this host's name in the cluster (default: the\n"
+		"                       machine's host name); unique among its hosts\n"
+		"  --shard-by LABEL     the node label whose value is a node's shard\n"
+		"                       (default topology.kubernetes.io/zone); a node\n"
+		"                       without it is in no shard: no host places there\n"
 		"\n"
 		"SIGINT or SIGTERM: stop accepting producers, answer every pod already\n"
 		"submitted (placing for up to 5 s, then cancelled), exit 0. SIGHUP:\n"
@@ -482,6 +502,11 @@ int main(int argc, char **argv)
 		{"admission-fair-sharing-weight", required_argument, NULL, 0x4192},
 		{"reclaim-min-run", required_argument, NULL, 0x41a0},
 		{"reclaim-evict-cap", required_argument, NULL, 0x41a1},
+		{"etcd", required_argument, NULL, 0x41b0},
+		{"etcd-lease-ttl", required_argument, NULL, 0x41b1},
+		{"etcd-cluster", required_argument, NULL, 0x41b2},
+		{"host-name", required_argument, NULL, 0x41b3},
+		{"shard-by", required_argument, NULL, 0x41b4},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'v'},
 		{NULL, 0, NULL, 0},
@@ -817,6 +842,42 @@ int main(int argc, char **argv)
 			cfg.reclaim_evict_cap_milli = (uint32_t)(ratio * 1000.0 + 0.5);
 			break;
 		}
+		case 0x41b0:
+			if (*optarg == '\0') {
+				fprintf(stderr, "shmschedd: --etcd: \"\": expected etcd's "
+					"client URLs, comma separated "
+					"(http://127.0.0.1:2379)\n");
+				return 2;
+			}
+			cfg.etcd_endpoints = optarg;
+			break;
+		case 0x41b1:
+			if (parse_u64("--etcd-lease-ttl", optarg, 3600, &v) < 0)
+				return 2;
+			if (v < 2) {
+				fprintf(stderr, "shmschedd: --etcd-lease-ttl: \"%s\": "
+					"expected 2 to 3600 seconds (etcd's least TTL "
+					"is 2)\n", optarg);
+				return 2;
+			}
+			cfg.etcd_lease_ttl_s = (int64_t)v;
+			break;
+		case 0x41b2:
+			cfg.etcd_cluster = optarg; /* checked by the membership's start */
+			break;
+		case 0x41b3:
+			cfg.host_name = optarg;
+			break;
+		case 0x41b4:
+			if (*optarg == '\0' || strcmp(optarg, "hash") == 0) {
+				fprintf(stderr, "shmschedd: --shard-by: \"%s\": expected a "
+					"node label key (topology.kubernetes.io/zone); "
+					"shards by a hash of the node's name are not "
+					"built yet\n", optarg);
+				return 2;
+			}
+			cfg.shard_label = optarg;
+			break;
 		case 'V': {
 			enum k8s_field_validation fv;
 			if (k8s_field_validation_parse(optarg, &fv) < 0) {

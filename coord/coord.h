@@ -16,5 +16,8 @@
 #include "coord/placement_value.h"
 #include "coord/rebuild.h"
 #include "coord/watch.h"
+#include "coord/membership.h"
+#include "coord/shard_assign.h"
+#include "coord/shard_map.h"
 
 #endif

@@ -316,6 +316,24 @@ int etcd_lease_revoke(struct etcd_client *c, int64_t id)
 	return post(c, "/v3/lease/revoke", etcd_encode_lease_id(id), ETCD_RESP_LEASE_REVOKE, &r);
 }
 
+int etcd_lease_time_to_live(struct etcd_client *c, int64_t id, int64_t *ttl_left,
+			    int64_t *granted_ttl)
+{
+	struct etcd_response r;
+	int rc = post(c, "/v3/lease/timetolive", etcd_encode_lease_id(id), ETCD_RESP_LEASE_TTL,
+		      &r);
+	if (rc == 0 && r.ttl < 0) {
+		set_error(c, "etcd /v3/lease/timetolive: lease %lld has expired or was revoked",
+			  (long long)id);
+		rc = -ENOENT;
+	}
+	if (rc == 0 && ttl_left)
+		*ttl_left = r.ttl;
+	if (rc == 0 && granted_ttl)
+		*granted_ttl = r.granted_ttl;
+	return rc;
+}
+
 int etcd_put(struct etcd_client *c, const void *key, size_t key_len, const void *value,
 	     size_t value_len, int64_t lease, int64_t *revision)
 {

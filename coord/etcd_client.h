@@ -160,6 +160,10 @@ int etcd_lease_grant(struct etcd_client *c, int64_t ttl_s, int64_t *id, int64_t 
  * expired or was revoked. */
 int etcd_lease_keepalive(struct etcd_client *c, int64_t id, int64_t *ttl);
 int etcd_lease_revoke(struct etcd_client *c, int64_t id);
+/* A lease's seconds left and its granted TTL (/v3/lease/timetolive);
+ * -ENOENT: the lease has expired or was revoked. */
+int etcd_lease_time_to_live(struct etcd_client *c, int64_t id, int64_t *ttl_left,
+			    int64_t *granted_ttl);
 
 int etcd_put(struct etcd_client *c, const void *key, size_t key_len, const void *value,
 	     size_t value_len, int64_t lease, int64_t *revision);

@@ -604,6 +604,13 @@ int etcd_decode_response(enum etcd_resp_kind kind, const char *body, size_t len,
 		    get_i64(&d, o, "ID", &out->lease_id) == 0)
 			get_i64(&d, o, "TTL", &out->ttl);
 		break;
+	case ETCD_RESP_LEASE_TTL:
+		/* TTL -1 and no grantedTTL: the lease is gone. */
+		if (header_revision(&d, o, &out->revision) == 0 &&
+		    get_i64(&d, o, "ID", &out->lease_id) == 0 &&
+		    get_i64(&d, o, "TTL", &out->ttl) == 0)
+			get_i64(&d, o, "grantedTTL", &out->granted_ttl);
+		break;
 	case ETCD_RESP_STATUS: {
 		const json_t *h;
 		if (get_object(&d, o, "header", &h) == 0 && h &&

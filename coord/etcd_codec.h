@@ -31,7 +31,7 @@ char *etcd_encode_delete(const void *key, size_t key_len, const void *range_end,
 			 size_t range_end_len);
 char *etcd_encode_txn(const struct etcd_txn *txn);
 char *etcd_encode_lease_grant(int64_t ttl_s);
-/* {"ID":"<id>"}: keep-alive and revoke. */
+/* {"ID":"<id>"}: keep-alive, revoke and time-to-live. */
 char *etcd_encode_lease_id(int64_t id);
 
 enum etcd_resp_kind {
@@ -43,6 +43,7 @@ enum etcd_resp_kind {
 	ETCD_RESP_LEASE_KEEPALIVE,
 	ETCD_RESP_LEASE_REVOKE,
 	ETCD_RESP_STATUS,
+	ETCD_RESP_LEASE_TTL, /* /v3/lease/timetolive: TTL -1 when gone */
 	ETCD_RESP_KINDS,
 };
 
@@ -52,6 +53,7 @@ struct etcd_response {
 	int64_t revision;
 	int64_t lease_id;
 	int64_t ttl;
+	int64_t granted_ttl; /* LEASE_TTL */
 	int64_t deleted;
 	uint64_t member_id;
 	uint64_t leader_id;

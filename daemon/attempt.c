@@ -67,6 +67,7 @@
 #include "daemon/persist_internal.h"
 #include "daemon/quarantine_internal.h"
 #include "daemon/quota_charge_internal.h"
+#include "daemon/shard_gate_internal.h"
 #include "daemon/taint_evict_internal.h"
 
 struct attempt_ctx *attempt_create(struct producers *p,
@@ -111,6 +112,8 @@ void attempt_destroy(struct attempt_ctx *a)
 {
 	if (a != NULL) {
 		free(a->quarantine_why);
+		free(a->shard_spec);
+		free(a->shard_orig);
 		free(a->store_seq);
 		free(a->refusal);
 		for (unsigned w = 0; a->gang_flavored != NULL && w < a->workers; w++)
@@ -149,6 +152,17 @@ int attempt_set_quarantine(struct attempt_ctx *a, struct quarantine *q,
 		a->name_key = 0;
 	/* Release, partner of the acquire per attempt (place_quarantined). */
 	__atomic_store_n(&a->quarantine, q, __ATOMIC_RELEASE);
+	return 0;
+}
+
+int attempt_set_shard_gate(struct attempt_ctx *a, struct shard_gate *g)
+{
+	a->shard_spec = calloc(a->workers, sizeof(*a->shard_spec));
+	a->shard_orig = calloc(a->workers, sizeof(*a->shard_orig));
+	if (a->shard_spec == NULL || a->shard_orig == NULL)
+		return -ENOMEM;
+	/* Release, partner of the acquire per attempt (attempt_place). */
+	__atomic_store_n(&a->shard_gate, g, __ATOMIC_RELEASE);
 	return 0;
 }
 
@@ -192,6 +206,12 @@ static void note_priority(struct attempt_ctx *a, int32_t priority)
 	       !__atomic_compare_exchange_n(&a->lowest, &cur, priority, true,
 					    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
 		;
+}
+
+bool attempt_sharded(struct attempt_ctx *a)
+{
+	/* Acquire, partner of attempt_set_shard_gate's release. */
+	return __atomic_load_n(&a->shard_gate, __ATOMIC_ACQUIRE) != NULL;
 }
 
 int32_t attempt_lowest_priority(const struct attempt_ctx *a)
@@ -274,6 +294,7 @@ static enum attempt_result place_under_quota(struct attempt_ctx *a, unsigned w,
 					     struct producer *pr,
 					     struct shmsched_slot *slot,
 					     const struct record_pod *pod,
+					     const struct pod_spec *esp,
 					     uint32_t attempt, int cq, uint32_t rec,
 					     struct resolve_result *r)
 {
@@ -304,9 +325,9 @@ static enum attempt_result place_under_quota(struct attempt_ctx *a, unsigned w,
 		int f = order[k];
 		/* The nodeLabels first: a charge given back would move the
 		 * tree's generation, and wake this pod by its own attempt. */
-		const struct pod_spec *sp = pod->spec;
+		const struct pod_spec *sp = esp;
 		if (qc_flavor_n_labels(q, f) > 0) {
-			if (!qc_flavor_spec(q, f, pod->spec, &with_labels)) {
+			if (!qc_flavor_spec(q, f, esp, &with_labels)) {
 				tried_rc[k] = -EXDEV;
 				continue;
 			}
@@ -385,8 +406,8 @@ refuse:
 __attribute__((noinline)) /* off the path while nothing is tracked */
 static int place_quarantined(struct attempt_ctx *a, unsigned w, struct quarantine *q,
 			     struct producer *pr, struct shmsched_slot *slot,
-			     const struct record_pod *pod, uint32_t attempt,
-			     uint32_t rec, struct resolve_result *r)
+			     const struct record_pod *pod, const struct pod_spec *esp,
+			     uint32_t attempt, uint32_t rec, struct resolve_result *r)
 {
 	uint64_t now = quarantine_now(q);
 	uint32_t pools[QUARANTINE_EXCLUDED_MAX];
@@ -394,10 +415,10 @@ static int place_quarantined(struct attempt_ctx *a, unsigned w, struct quarantin
 	uint32_t n = quarantine_pools(q, now, pr->owner, pod->spec->ns_name, pools,
 				      QUARANTINE_EXCLUDED_MAX, &first);
 	struct pod_spec ex;
-	const struct pod_spec *sp = pod->spec;
+	const struct pod_spec *sp = esp;
 	if (n > QUARANTINE_EXCLUDED_MAX)
 		n = QUARANTINE_EXCLUDED_MAX;
-	bool excluded = n > 0 && quarantine_exclude(pod->spec, a->pool_key, pools, n, &ex);
+	bool excluded = n > 0 && quarantine_exclude(esp, a->pool_key, pools, n, &ex);
 	if (excluded) {
 		sp = &ex;
 		quarantine_message(q, &first, intern_str(a->strings, first.key.pool),
@@ -417,7 +438,7 @@ static int place_quarantined(struct attempt_ctx *a, unsigned w, struct quarantin
 			if (failed[i] < snap->n_slots && snap->present[failed[i]])
 				failed[k++] = snap->nodes[failed[i]].name;
 		if (!excluded)
-			ex = *pod->spec;
+			ex = *esp;
 		if (quarantine_avoid(&ex, a->name_key, failed, k))
 			sp = &ex;
 	}
@@ -456,6 +477,22 @@ enum attempt_result attempt_place(struct attempt_ctx *a, unsigned w, struct prod
 	struct serve_stats *st = &a->stats[w];
 	char why[SHMSCHED_MESSAGE_MAX];
 	a->refusal[w].refused = false;
+	/* What the engine places: the pod, or with --etcd its copy kept to
+	 * this host's shards. Acquire, partner of attempt_set_shard_gate's
+	 * release. */
+	const struct pod_spec *esp = pod->spec;
+	struct shard_gate *sg = __atomic_load_n(&a->shard_gate, __ATOMIC_ACQUIRE);
+	if (sg != NULL) {
+		a->shard_orig[w] = NULL;
+		if (shard_gate_spec(sg, pod->spec, now_ns(), &a->shard_spec[w], why,
+				    sizeof(why)) != SHARD_GATE_PLACE) {
+			stat_inc(&st->resolver.unschedulable);
+			attempt_answer(slot, SHMSCHED_UNSCHEDULABLE, why);
+			return ATTEMPT_ANSWERED;
+		}
+		esp = &a->shard_spec[w];
+		a->shard_orig[w] = pod->spec;
+	}
 	/* The placement's record first: a pod is placed only if the daemon
 	 * can remember whose it is (invariant 7). */
 	int64_t rec = placements_take_w(a->placements, w);
@@ -481,7 +518,7 @@ enum attempt_result attempt_place(struct attempt_ctx *a, unsigned w, struct prod
 		}
 		if (cq >= 0) {
 			enum attempt_result res = place_under_quota(
-				a, w, pr, slot, pod, attempt, cq, (uint32_t)rec, r);
+				a, w, pr, slot, pod, esp, attempt, cq, (uint32_t)rec, r);
 			qc_leave(a->quota, w);
 			return res;
 		}
@@ -493,11 +530,11 @@ enum attempt_result attempt_place(struct attempt_ctx *a, unsigned w, struct prod
 		a->quarantine_why[w][0] = '\0';
 		if (quarantine_active(qr))
 			return (enum attempt_result)place_quarantined(
-				a, w, qr, pr, slot, pod, attempt, (uint32_t)rec, r);
+				a, w, qr, pr, slot, pod, esp, attempt, (uint32_t)rec, r);
 	}
 	struct engine *e = a->engines[w];
 	uint64_t seq = ((uint64_t)w << 48) | st->seq++; /* the worker's own */
-	if (resolver_place(e, pod->spec, seq, r, &st->resolver) < 0) {
+	if (resolver_place(e, esp, seq, r, &st->resolver) < 0) {
 		placements_untake_w(a->placements, w, (uint32_t)rec);
 		attempt_answer(slot, SHMSCHED_UNSCHEDULABLE,
 			       "the daemon ran out of memory placing this pod");
@@ -735,6 +772,15 @@ int attempt_gang(struct attempt_ctx *a, unsigned w, struct producer *const *prs,
 	*told = 0;
 	if (n > GANG_MIN_MAX)
 		return -E2BIG;
+	/* With --etcd a gang's pods would each need the gate, and their
+	 * nodes one owner: not built yet, so refused, never placed across
+	 * hosts' shards. */
+	if (__atomic_load_n(&a->shard_gate, __ATOMIC_ACQUIRE) != NULL) {
+		snprintf(a->refusal[w].gang_why, sizeof(a->refusal[w].gang_why),
+			 "a host of a multi-host cluster (--etcd) does not place pod "
+			 "groups (gangs) yet: place them on a single host");
+		return ATTEMPT_GANG_REFUSED;
+	}
 	/* Every placement's record first: a gang is placed only if the
 	 * daemon can remember all of it. */
 	for (; taken < n; taken++) {
@@ -822,6 +868,33 @@ static void refusal_message(struct attempt_ctx *a, unsigned w,
 	qc_leave(a->quota, w);
 }
 
+/* With --etcd, a pod kept to this host's shards fitting none of their
+ * nodes: the node the engine would give it without the gate, if any,
+ * named with its shard after the message in why[0..len). Placed, not
+ * committed (engine_place); the engine's last failure is the gated
+ * pod's no more, which its message was read from before. */
+static void shard_note(struct attempt_ctx *a, unsigned w, char *why, size_t len)
+{
+	struct shard_gate *sg = __atomic_load_n(&a->shard_gate, __ATOMIC_ACQUIRE);
+	if (sg == NULL || a->shard_orig[w] == NULL)
+		return;
+	const struct pod_spec *orig = a->shard_orig[w];
+	a->shard_orig[w] = NULL; /* its attempt's answer: not kept past it */
+	struct engine *e = a->engines[w];
+	struct placement pl;
+	uint64_t seq = ((uint64_t)w << 48) | a->stats[w].seq++;
+	if (engine_place(e, orig, seq, &pl) < 0 || pl.slot < 0)
+		return;
+	size_t at = strlen(why);
+	if (at + 3 >= len)
+		return;
+	memcpy(why + at, "; ", 3);
+	/* Inside the worker's read-side section: the snapshot's node. */
+	if (!shard_gate_note(sg, cluster_snapshot(engine_cluster(e)), (uint32_t)pl.slot,
+			     why + at + 2, len - at - 2))
+		why[at] = '\0';
+}
+
 void attempt_unschedulable(struct attempt_ctx *a, unsigned w, struct shmsched_slot *slot,
 			   const struct resolve_result *r, const char *prefix)
 {
@@ -841,8 +914,10 @@ void attempt_unschedulable(struct attempt_ctx *a, unsigned w, struct shmsched_sl
 		snprintf(why + n, sizeof(why) - (size_t)n, "0/%u nodes were left to "
 			 "this pod: %u placements found a node and lost it to "
 			 "concurrent ones", r->placement.all_nodes, r->attempts);
-	else
+	else {
 		engine_message(a->engines[w], why + n, sizeof(why) - (size_t)n);
+		shard_note(a, w, why, sizeof(why));
+	}
 	attempt_answer(slot, SHMSCHED_UNSCHEDULABLE, why);
 }
 

@@ -130,7 +130,27 @@ struct attempt_ctx {
 	uint32_t name_key;
 	const struct intern *strings;
 	char (*quarantine_why)[SHMSCHED_MESSAGE_MAX]; /* [workers] */
+	/* The shard gate (daemon/shard_gate_internal.h), with --etcd: stored
+	 * with release by attempt_set_shard_gate before the workers start,
+	 * loaded with acquire per attempt (its partner); NULL: one host. Each
+	 * worker's copy of its pod kept to the owned shards, and the pod's
+	 * own spec from its attempt until that attempt's answer
+	 * (attempt_unschedulable names the node it would have had; set by
+	 * each attempt_place, cleared by that answer; the caller holds the
+	 * pod in between). */
+	struct shard_gate *shard_gate;
+	struct pod_spec *shard_spec;          /* [workers] */
+	const struct pod_spec **shard_orig;   /* [workers] */
 };
+
+/* With --etcd: placements only on the nodes of the shards `g` says this
+ * host owns, and none while its lease is not surely alive. Before the
+ * workers start. Returns 0 or -ENOMEM. */
+struct shard_gate;
+int attempt_set_shard_gate(struct attempt_ctx *a, struct shard_gate *g);
+/* Whether the shard gate is set (preemption is off then: its victims
+ * may be on other hosts' nodes). */
+bool attempt_sharded(struct attempt_ctx *a);
 
 /* Placements skip the nodes of pools quarantined for their template
  * (`q`; pools are the values of label `pool_key`, named from `strings`),

@@ -41,6 +41,7 @@
 #include "daemon/admission_fair_internal.h"
 #include "daemon/lease_internal.h"
 #include "daemon/quarantine_internal.h"
+#include "daemon/shard_gate_internal.h"
 #include "daemon/taint_evict_internal.h"
 
 struct daemon {
@@ -68,6 +69,8 @@ struct daemon {
 	struct quarantine *quarantine; /* pools failing together (issue 38) */
 	char *pool_label;
 	uint32_t pool_key;             /* its intern id */
+	struct shard_gate *shard_gate; /* with --etcd (issue 40); NULL: one host */
+	struct membership *membership; /* its thread; NULL: one host */
 	struct priority_classes classes; /* the cluster file's and admins' */
 	struct gang_table gangs;         /* PodGroups, likewise */
 	struct pdb_table pdbs;           /* PodDisruptionBudgets, likewise */
@@ -112,6 +115,7 @@ _Static_assert(sizeof(struct serve_stats) == sizeof(struct state_worker_stats) &
 
 static void teardown(struct daemon *d)
 {
+	membership_stop(d->membership); /* first: it reads the cluster */
 	afsl_saver_stop(d->afs); /* before the store it writes to */
 	lease_ticker_stop(d->lease_ticker); /* before the producers it syncs */
 	warm_stop(d->warmer); /* before the table it reads */
@@ -123,6 +127,7 @@ static void teardown(struct daemon *d)
 	producers_destroy(d->producers);
 	taint_evict_destroy(d->lifecycle);
 	quarantine_destroy(d->quarantine); /* after the producers that report */
+	shard_gate_destroy(d->shard_gate); /* after the workers and membership */
 	free(d->pool_label);
 	lease_destroy(d->leases);
 	placements_destroy(d->placements);
@@ -314,6 +319,39 @@ static void quarantine_metrics_text(struct daemon *d, struct quota_text *o)
 		       "shmsched_pool_refused_total %" PRIu64 "\n", c.refused);
 }
 
+/* With --etcd, the host's membership (daemon_shard_status) as
+ * shmsched_etcd_* (issue 40 item 6). */
+static void shard_metrics_text(const struct daemon_shards *c, struct quota_text *o)
+{
+	uint64_t now = now_ns();
+	quota_text_put(o, "# HELP shmsched_etcd_lease_alive 1 while this host's etcd "
+		       "lease is surely alive (it places only then).\n"
+		       "# TYPE shmsched_etcd_lease_alive gauge\n"
+		       "shmsched_etcd_lease_alive %d\n"
+		       "# HELP shmsched_etcd_coordinator 1 while this host is the "
+		       "cluster's coordinator.\n# TYPE shmsched_etcd_coordinator gauge\n"
+		       "shmsched_etcd_coordinator %d\n"
+		       "# HELP shmsched_etcd_shards_owned Shards this host owns now.\n"
+		       "# TYPE shmsched_etcd_shards_owned gauge\n"
+		       "shmsched_etcd_shards_owned %zu\n",
+		       c->alive_until_ns > now ? 1 : 0, c->coordinator ? 1 : 0, c->owned);
+	quota_text_put(o, "# HELP shmsched_etcd_events_total The membership's events: "
+		       "leases granted (join), renewals answered (renewal), renewals "
+		       "refused for an expired lease (loss), requests failed (error), "
+		       "shards taken (take) and released (release), assignments "
+		       "written as coordinator (assign).\n"
+		       "# TYPE shmsched_etcd_events_total counter\n"
+		       "shmsched_etcd_events_total{event=\"join\"} %" PRIu64 "\n"
+		       "shmsched_etcd_events_total{event=\"renewal\"} %" PRIu64 "\n"
+		       "shmsched_etcd_events_total{event=\"loss\"} %" PRIu64 "\n"
+		       "shmsched_etcd_events_total{event=\"error\"} %" PRIu64 "\n"
+		       "shmsched_etcd_events_total{event=\"take\"} %" PRIu64 "\n"
+		       "shmsched_etcd_events_total{event=\"release\"} %" PRIu64 "\n"
+		       "shmsched_etcd_events_total{event=\"assign\"} %" PRIu64 "\n",
+		       c->joins, c->renewals, c->losses, c->errors, c->takes, c->releases,
+		       c->assigned);
+}
+
 /* OP_QUEUE_METRICS's text (ingest/producers.h), on the control thread
  * under the producers' lock: the node lifecycle's counts
  * (daemon_lifecycle_counts, as shmsched_node_*: issue 38), the pool
@@ -371,6 +409,13 @@ static size_t daemon_metrics_text(void *arg, char *buf, size_t len)
 		size_t left = used < len ? len - used : 0;
 		struct quota_text o = {.buf = left ? buf + used : NULL, .len = left};
 		quarantine_metrics_text(d, &o);
+		used += o.used;
+	}
+	struct daemon_shards sh;
+	if (daemon_shard_status(d, &sh)) {
+		size_t left = used < len ? len - used : 0;
+		struct quota_text o = {.buf = left ? buf + used : NULL, .len = left};
+		shard_metrics_text(&sh, &o);
 		used += o.used;
 	}
 	/* The quota's last: its gauges are what a cut answer loses. */
@@ -935,6 +980,66 @@ static int start_quarantine(struct daemon *d, const struct daemon_config *cfg,
 	return 0;
 }
 
+/* With --etcd: the shard gate in the workers' attempts and the
+ * membership thread that feeds it (issue 40). Before the control sockets
+ * start, so that no pod is placed ungated. */
+static int start_shards(struct daemon *d, const struct daemon_config *cfg, char *err,
+			size_t err_len)
+{
+	if (cfg->etcd_endpoints == NULL)
+		return 0;
+	const char *label = cfg->shard_label != NULL ? cfg->shard_label : SHARD_LABEL_DEFAULT;
+	uint32_t key;
+	if (intern_add_str(d->strings, label, &key) < 0)
+		return errmsg_rc(-ENOMEM, err, err_len, "--shard-by: out of memory");
+	d->shard_gate = shard_gate_create(d->cluster, d->strings, key, label);
+	if (d->shard_gate == NULL || serve_set_shard_gate(d->serve, d->shard_gate) < 0)
+		return errmsg_rc(-ENOMEM, err, err_len, "--etcd: out of memory");
+	char host[MEMBERSHIP_HOST_MAX];
+	if (cfg->host_name != NULL) {
+		snprintf(host, sizeof(host), "%s", cfg->host_name);
+	} else if (gethostname(host, sizeof(host)) != 0) {
+		return errmsg_rc(-errno, err, err_len, "--host-name not given and "
+				 "gethostname failed: %s", strerror(errno));
+	}
+	host[sizeof(host) - 1] = '\0';
+	struct membership_config mc = {
+		.endpoints = cfg->etcd_endpoints,
+		.cluster = cfg->etcd_cluster != NULL ? cfg->etcd_cluster : "default",
+		.host = host,
+		.ttl_s = cfg->etcd_lease_ttl_s != 0 ? cfg->etcd_lease_ttl_s
+			 : MEMBERSHIP_TTL_DEFAULT_S,
+		.shards = shard_gate_shards,
+		.owned = shard_gate_owned,
+		.alive_until = shard_gate_alive_until,
+		.arg = d->shard_gate,
+	};
+	char why[512];
+	int rc = membership_start(&d->membership, &mc, why, sizeof(why));
+	if (rc < 0)
+		return errmsg_rc(rc, err, err_len, "--etcd %s: %s", cfg->etcd_endpoints, why);
+	log_msg(LOG_LEVEL_INFO, "host %s of cluster %s through etcd %s: lease TTL %lld s, "
+		"shards by node label %s", host, mc.cluster, cfg->etcd_endpoints,
+		(long long)mc.ttl_s, label);
+	return 0;
+}
+
+bool daemon_shard_status(struct daemon *d, struct daemon_shards *out)
+{
+	if (d->membership == NULL)
+		return false;
+	struct membership_status ms;
+	membership_get_status(d->membership, &ms);
+	struct shard_gate_counts gc;
+	shard_gate_get_counts(d->shard_gate, &gc);
+	*out = (struct daemon_shards){.coordinator = ms.coordinator, .lease = ms.lease,
+		.owned = ms.owned, .joins = ms.joins, .renewals = ms.renewals,
+		.losses = ms.losses, .errors = ms.errors, .takes = ms.takes,
+		.releases = ms.releases, .assigned = ms.assigned,
+		.alive_until_ns = gc.alive_until};
+	return true;
+}
+
 void daemon_quarantine_counts(struct daemon *d, struct daemon_quarantine *out)
 {
 	struct quarantine_counts c;
@@ -1199,7 +1304,8 @@ struct daemon *daemon_start(const struct daemon_config *cfg, char *err,
 	 * d->quarantine each tick (daemon_lease_tick), so it must be set
 	 * before that thread starts (TSan saw the tick read it unset). */
 	if (start_quarantine(d, cfg, err, err_len) < 0 ||
-	    start_leases(d, cfg, err, err_len) < 0)
+	    start_leases(d, cfg, err, err_len) < 0 ||
+	    start_shards(d, cfg, err, err_len) < 0)
 		goto fail_server;
 	producers_set_budgets(d->producers, cfg->strings_per_identity,
 			      cfg->template_bytes_per_identity);

@@ -150,6 +150,20 @@ struct daemon_config {
 	 * quarantine ((0, 1]; 0: 0.5), the distinct nodes that must have
 	 * failed (0: 3), the window (0: 60 s). */
 	const char *pool_label;
+	/* A host of a multi-host cluster through etcd (issue 40;
+	 * coord/membership.h, daemon/shard_gate_internal.h): etcd's client
+	 * URLs, comma separated (NULL: one host, none of what follows); the
+	 * lease's TTL in seconds (0: 5; at least 2); the cluster's name, its
+	 * keys' prefix /shmsched/<name>/ (NULL: "default"); this host's name
+	 * (NULL: gethostname); the node label whose value is a node's shard
+	 * (NULL: topology.kubernetes.io/zone). The host places only on the
+	 * nodes of the shards it owns, and only while its lease is surely
+	 * alive; gangs are refused and preemption is off. */
+	const char *etcd_endpoints;
+	int64_t etcd_lease_ttl_s;
+	const char *etcd_cluster;
+	const char *host_name;
+	const char *shard_label;
 	double quarantine_threshold;
 	uint32_t quarantine_min_nodes;
 	uint64_t quarantine_window_ns;
@@ -352,6 +366,18 @@ int daemon_lease_tick(struct daemon *d);
 
 /* Nodes that ever renewed a lease, and of them Unknown now. */
 void daemon_lease_counts(struct daemon *d, uint32_t *leased, uint32_t *unknown);
+
+/* With --etcd (issue 40): the host's membership and shards now (false:
+ * one host, *out unset). Any thread. */
+struct daemon_shards {
+	bool coordinator;        /* this host coordinates */
+	int64_t lease;           /* its lease (0: none now) */
+	size_t owned;            /* shards owned */
+	uint64_t joins, renewals, losses, errors;
+	uint64_t takes, releases, assigned;
+	uint64_t alive_until_ns; /* monotonic; 0: not placing */
+};
+bool daemon_shard_status(struct daemon *d, struct daemon_shards *out);
 
 /* Pools quarantined for a template (daemon/quarantine_internal.h): pairs
  * quarantined now, trips, lifts (time), releases, trips refused by the

@@ -13,6 +13,7 @@
  * the entry itself).
  */
 #include "daemon/quarantine_internal.h"
+#include "daemon/node_require_internal.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -382,39 +383,7 @@ uint32_t quarantine_pools(struct quarantine *q, uint64_t now, uint32_t owner,
 bool quarantine_exclude(const struct pod_spec *pod, uint32_t key,
 			const uint32_t *pools, uint32_t n, struct pod_spec *out)
 {
-	if (n == 0 || (pod->has_required && pod->n_terms == 0))
-		return false;
-	unsigned terms = pod->has_required ? pod->n_terms : 1;
-	unsigned exprs = pod->n_exprs + terms; /* the originals stay */
-	for (unsigned t = 0; pod->has_required && t < pod->n_terms; t++)
-		exprs += pod->terms[t].n_exprs;
-	if (exprs > POD_MAX_EXPRS || pod->n_values + n > POD_MAX_VALUES)
-		return false;
-	*out = *pod;
-	struct sel_expr ex = {.key = key, .op = SEL_NOT_IN, .n_values = (uint16_t)n,
-			      .first_value = out->n_values};
-	memcpy(&out->values[out->n_values], pools, n * sizeof(*pools));
-	out->n_values = (uint8_t)(out->n_values + n);
-	/* The originals keep their places (the preferred terms name them);
-	 * each required term's copy, then the requirement, follow. */
-	unsigned at = out->n_exprs;
-	if (!pod->has_required) {
-		out->has_required = true;
-		out->n_terms = 1;
-		out->terms[0] = (struct sel_term){.first_expr = (uint16_t)at, .n_exprs = 1};
-		out->exprs[at++] = ex;
-	}
-	for (unsigned t = 0; pod->has_required && t < pod->n_terms; t++) {
-		const struct sel_term *in = &pod->terms[t];
-		out->terms[t].first_expr = (uint16_t)at;
-		out->terms[t].n_exprs = (uint16_t)(in->n_exprs + 1);
-		memcpy(&out->exprs[at], &pod->exprs[in->first_expr],
-		       in->n_exprs * sizeof(pod->exprs[0]));
-		at += in->n_exprs;
-		out->exprs[at++] = ex;
-	}
-	out->n_exprs = (uint8_t)at;
-	return true;
+	return node_require(pod, key, SEL_NOT_IN, pools, n, out);
 }
 
 uint32_t quarantine_failed_nodes(struct quarantine *q, uint64_t now, uint32_t owner,

@@ -135,6 +135,11 @@ int serve_set_quarantine(struct serve *s, struct quarantine *q, uint32_t pool_ke
 	return attempt_set_quarantine(s->attempt, q, pool_key, strings);
 }
 
+int serve_set_shard_gate(struct serve *s, struct shard_gate *g)
+{
+	return attempt_set_shard_gate(s->attempt, g);
+}
+
 void serve_cancel_all(struct serve *s)
 {
 	__atomic_store_n(&s->cancel, 1, __ATOMIC_RELAXED);

@@ -57,6 +57,11 @@ void serve_set_lifecycle(struct serve *s, struct taint_evict *te);
 
 /* attempt_set_quarantine (daemon/attempt_internal.h). */
 struct quarantine;
+/* With --etcd: the shard gate of every attempt (attempt_set_shard_gate).
+ * 0 or -ENOMEM. */
+struct shard_gate;
+int serve_set_shard_gate(struct serve *s, struct shard_gate *g);
+
 int serve_set_quarantine(struct serve *s, struct quarantine *q, uint32_t pool_key,
 			 const struct intern *strings);
 

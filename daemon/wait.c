@@ -885,7 +885,7 @@ static void maybe_preempt(struct serve_wait *wt, unsigned w, uint32_t id,
 {
 	struct wait_worker *ww = &wt->w[w];
 	const struct pod_spec *sp = pod->spec;
-	if (wt->cfg.evictor == NULL || sp->gang != 0 ||
+	if (wt->cfg.evictor == NULL || sp->gang != 0 || attempt_sharded(wt->a) ||
 	    sp->priority <= attempt_lowest_priority(wt->a) ||
 	    (sp->priority_flags & POD_PREEMPT_NEVER) || sp->n_ports > 0 ||
 	    devices_wanted(sp) ||

@@ -117,6 +117,22 @@ static void decodes_captured_answers(void **state)
 			 0);
 	assert_true(r.lease_id == 2324035686521061382LL);
 	assert_int_equal(r.ttl, 3);
+	/* /v3/lease/timetolive, captured from etcd 3.4.23: a live lease, and
+	 * one that is gone (TTL -1, no grantedTTL). */
+	const char *ttl_live = "{" HDR ",\"ID\":\"2465899078078292998\",\"TTL\":\"29\","
+			       "\"grantedTTL\":\"30\"}";
+	const char *ttl_gone = "{" HDR ",\"ID\":\"12345\",\"TTL\":\"-1\"}";
+	assert_int_equal(etcd_decode_response(ETCD_RESP_LEASE_TTL, ttl_live, strlen(ttl_live), &r,
+					      msg, sizeof(msg)),
+			 0);
+	assert_true(r.lease_id == 2465899078078292998LL);
+	assert_int_equal(r.ttl, 29);
+	assert_int_equal(r.granted_ttl, 30);
+	assert_int_equal(etcd_decode_response(ETCD_RESP_LEASE_TTL, ttl_gone, strlen(ttl_gone), &r,
+					      msg, sizeof(msg)),
+			 0);
+	assert_int_equal(r.ttl, -1);
+	assert_int_equal(r.granted_ttl, 0);
 	/* A keep-alive is a stream's message; an expired lease has no TTL. */
 	const char *alive = "{\"result\":{" HDR ",\"ID\":\"7\",\"TTL\":\"3\"}}";
 	const char *gone = "{\"result\":{" HDR ",\"ID\":\"7\"}}";
@@ -175,6 +191,9 @@ static void refuses_damaged_answers(void **state)
 		 "field key"},
 		{ETCD_RESP_LEASE_KEEPALIVE, "{\"ID\":\"7\",\"TTL\":\"3\"}", "field result"},
 		{ETCD_RESP_LEASE_GRANT, "{\"ID\":\"-\"}", "field ID"},
+		{ETCD_RESP_LEASE_TTL, "{\"ID\":\"7\",\"TTL\":\"x\"}", "field TTL"},
+		{ETCD_RESP_LEASE_TTL, "{\"ID\":\"7\",\"TTL\":\"3\",\"grantedTTL\":\"3s\"}",
+		 "field grantedTTL"},
 		{ETCD_RESP_STATUS, "{\"header\":{\"member_id\":\"-1\"}}", "field member_id"},
 		{ETCD_RESP_STATUS, "{\"header\":{\"member_id\":\"\"}}", "field member_id"},
 		{ETCD_RESP_STATUS, "{\"header\":{},\"leader\":\"18446744073709551616\"}",

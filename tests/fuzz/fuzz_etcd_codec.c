@@ -1,7 +1,8 @@
 /* Fuzz target: coord/etcd_codec.c, the decoder of etcd's gRPC-gateway
  * answers (outside input: whatever listens at an etcd endpoint). The first
  * byte picks the kind of answer (put, range, delete, txn, lease grant,
- * keep-alive, revoke, member status) and the rest is the body. A decoded
+ * keep-alive, revoke, member status, lease time-to-live) and the rest is
+ * the body. A decoded
  * answer holds together: every kv's key and value NUL-terminated at their
  * lengths, no more ranges than the body could hold; a refusal is -EPROTO
  * with a message and nothing kept. The error decoder and base64 get the

@@ -1,0 +1,176 @@
+/* shmsched cluster status: see cluster.h. One range of the cluster's
+ * prefix (coord/membership.h lays the keys out), then one time-to-live
+ * request per host's lease; no daemon is asked. Lines:
+ *
+ *   cluster NAME (etcd revision R): H hosts, S shards, coordinator HOST
+ *   host HOST lease ID ttl-left Ns/Gs shards N
+ *   shard S assigned HOST owner HOST      ("-": none; "moving" when the
+ *                                          two differ)
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cluster.h"
+#include "coord/coord.h"
+
+#define TRY "Try 'shmsched cluster --help' for more information.\n"
+
+static void usage(FILE *to)
+{
+	fprintf(to,
+		"usage: shmsched cluster status --etcd ENDPOINTS [--etcd-cluster NAME]\n"
+		"\n"
+		"A multi-host cluster's state (shmschedd --etcd), read from etcd: its\n"
+		"hosts with their leases' seconds left, its coordinator, and each\n"
+		"shard's assigned host and owner (\"moving\" while they differ).\n"
+		"--etcd: etcd's client URLs, comma separated (default\n"
+		"$SHMSCHED_ETCD_ENDPOINTS); --etcd-cluster: as shmschedd's (default\n"
+		"\"default\").\n");
+}
+
+struct shard_row {
+	char name[SHARD_NAME_MAX];
+	char assigned[MEMBERSHIP_HOST_MAX];
+	char owner[MEMBERSHIP_HOST_MAX];
+};
+
+struct host_row {
+	char name[MEMBERSHIP_HOST_MAX];
+	int64_t lease;
+};
+
+static void copy(char *dst, size_t cap, const uint8_t *src, size_t len)
+{
+	size_t n = len < cap - 1 ? len : cap - 1;
+	memcpy(dst, src, n);
+	dst[n] = '\0';
+}
+
+static struct shard_row *shard_of(struct shard_row *rows, size_t *n, const char *name,
+				  size_t len)
+{
+	for (size_t i = 0; i < *n; i++)
+		if (strlen(rows[i].name) == len && memcmp(rows[i].name, name, len) == 0)
+			return &rows[i];
+	if (*n == SHARD_MAX || len >= SHARD_NAME_MAX)
+		return NULL;
+	struct shard_row *r = &rows[(*n)++];
+	memset(r, 0, sizeof(*r));
+	memcpy(r->name, name, len);
+	return r;
+}
+
+static int show(struct etcd_client *ec, const char *cluster)
+{
+	char prefix[160];
+	int pl = membership_prefix(cluster, prefix, sizeof(prefix));
+	if (pl < 0) {
+		fprintf(stderr, "shmsched cluster: --etcd-cluster \"%s\": too long\n", cluster);
+		return 2;
+	}
+	uint8_t end[sizeof(prefix)];
+	size_t end_len = etcd_prefix_end(prefix, (size_t)pl, end);
+	struct etcd_range_result r;
+	if (etcd_range(ec, prefix, (size_t)pl, end, end_len, 0, &r) != 0) {
+		fprintf(stderr, "shmsched cluster: %s\n", etcd_client_error(ec));
+		return 1;
+	}
+	static struct shard_row shards[SHARD_MAX];
+	static struct host_row hosts[MEMBERSHIP_HOSTS_MAX];
+	size_t n_shards = 0, n_hosts = 0;
+	char coordinator[MEMBERSHIP_HOST_MAX] = "-";
+	for (size_t i = 0; i < r.n_kvs; i++) {
+		const struct etcd_kv *kv = &r.kvs[i];
+		const char *k = (const char *)kv->key + pl;
+		size_t kl = kv->key_len - (size_t)pl;
+		if (kl > 6 && memcmp(k, "hosts/", 6) == 0 && n_hosts < MEMBERSHIP_HOSTS_MAX) {
+			copy(hosts[n_hosts].name, MEMBERSHIP_HOST_MAX, (const uint8_t *)k + 6,
+			     kl - 6);
+			hosts[n_hosts++].lease = kv->lease;
+		} else if (kl == 11 && memcmp(k, "coordinator", 11) == 0) {
+			copy(coordinator, sizeof(coordinator), kv->value, kv->value_len);
+		} else if (kl > 7 && memcmp(k, "shards/", 7) == 0) {
+			const char *slash = memchr(k + 7, '/', kl - 7);
+			if (slash == NULL)
+				continue;
+			struct shard_row *s = shard_of(shards, &n_shards, k + 7,
+						       (size_t)(slash - (k + 7)));
+			size_t rest = kl - (size_t)(slash - k);
+			if (s != NULL && rest == 9 && memcmp(slash, "/assigned", 9) == 0)
+				copy(s->assigned, MEMBERSHIP_HOST_MAX, kv->value, kv->value_len);
+			else if (s != NULL && rest == 6 && memcmp(slash, "/owner", 6) == 0)
+				copy(s->owner, MEMBERSHIP_HOST_MAX, kv->value, kv->value_len);
+		}
+	}
+	int64_t revision = r.revision;
+	etcd_range_result_free(&r);
+	printf("cluster %s (etcd revision %" PRId64 "): %zu hosts, %zu shards, "
+	       "coordinator %s\n", cluster, revision, n_hosts, n_shards, coordinator);
+	for (size_t h = 0; h < n_hosts; h++) {
+		size_t owned = 0;
+		for (size_t s = 0; s < n_shards; s++)
+			owned += strcmp(shards[s].owner, hosts[h].name) == 0;
+		int64_t left = 0, granted = 0;
+		int rc = etcd_lease_time_to_live(ec, hosts[h].lease, &left, &granted);
+		if (rc == 0)
+			printf("host %s lease %" PRIx64 " ttl-left %" PRId64 "s/%" PRId64
+			       "s shards %zu\n", hosts[h].name, (uint64_t)hosts[h].lease, left,
+			       granted, owned);
+		else
+			printf("host %s lease %" PRIx64 " ttl-left %s shards %zu\n",
+			       hosts[h].name, (uint64_t)hosts[h].lease,
+			       rc == -ENOENT ? "expired" : "unknown", owned);
+	}
+	for (size_t s = 0; s < n_shards; s++) {
+		const struct shard_row *row = &shards[s];
+		printf("shard %s assigned %s owner %s%s\n", row->name,
+		       row->assigned[0] ? row->assigned : "-", row->owner[0] ? row->owner : "-",
+		       strcmp(row->assigned, row->owner) != 0 ? " moving" : "");
+	}
+	return 0;
+}
+
+int cluster_main(int argc, char **argv)
+{
+	const char *endpoints = getenv("SHMSCHED_ETCD_ENDPOINTS");
+	const char *cluster = "default";
+	bool status = false;
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+			usage(stdout);
+			return 0;
+		} else if (strcmp(argv[i], "--etcd") == 0 && i + 1 < argc) {
+			endpoints = argv[++i];
+		} else if (strcmp(argv[i], "--etcd-cluster") == 0 && i + 1 < argc) {
+			cluster = argv[++i];
+		} else if (strcmp(argv[i], "status") == 0 && !status) {
+			status = true;
+		} else {
+			fprintf(stderr, "shmsched cluster: unexpected \"%s\"\n" TRY, argv[i]);
+			return 2;
+		}
+	}
+	if (!status) {
+		fprintf(stderr, "shmsched cluster: expected the command status\n" TRY);
+		return 2;
+	}
+	if (endpoints == NULL || *endpoints == '\0') {
+		fprintf(stderr, "shmsched cluster: no etcd: give --etcd ENDPOINTS (or set "
+			"SHMSCHED_ETCD_ENDPOINTS)\n" TRY);
+		return 2;
+	}
+	struct etcd_client *ec;
+	char err[512];
+	struct etcd_client_options o = {.timeout_ms = 5000};
+	if (etcd_client_open(&ec, endpoints, &o, err, sizeof(err)) != 0) {
+		fprintf(stderr, "shmsched cluster: --etcd %s: %s\n", endpoints, err);
+		return 2;
+	}
+	int rc = show(ec, cluster);
+	etcd_client_close(ec);
+	return rc;
+}

@@ -1,0 +1,99 @@
+/* A host's membership in a multi-host cluster through etcd (issue 40;
+ * docs/design/multi-host.md, "Membership and shards"): one thread that
+ * holds the host's lease, elects a coordinator, and takes and releases
+ * the shards the coordinator assigns. Keys, under /shmsched/<cluster>/:
+ *
+ *   hosts/<host>          the host's name, with its lease (it is live)
+ *   coordinator           the coordinator's name, with its lease
+ *   shards/<s>/assigned   the host the coordinator gave shard s; written
+ *                         only in a transaction guarded by
+ *                         LEASE(coordinator) == the coordinator's lease
+ *   shards/<s>/owner      the host that owns s, with its lease; taken by
+ *                         CREATE(owner) == 0, released (deleted) by
+ *                         LEASE(owner) == the owner's lease
+ *
+ * Every tick (250 ms, or TTL/6 when shorter) the thread renews its lease
+ * when TTL/3 has passed since the last renewal, reads the whole prefix
+ * (one range), and then: with no lease, grants one and puts hosts/<host>
+ * with it if no live lease holds that key (CREATE == 0: a join, or a
+ * re-join after a loss; a second host of one name waits); with no
+ * coordinator, tries to
+ * become it; as coordinator, assigns the shards (coord/shard_assign.h)
+ * to the live hosts and writes the assigned keys that changed; releases
+ * each owned shard assigned elsewhere (told to the caller first, so it
+ * stops placing there before the key goes) and takes each assigned shard
+ * that has no owner (told after). The owned set is told again every tick
+ * (the caller may find nodes of an owned shard that reached it since).
+ *
+ * The lease is surely alive until the last successful renewal's send
+ * time plus TTL - TTL/4 (the margin: a renewal not yet through, the
+ * clocks of etcd's lessor): the caller is told that instant after each
+ * renewal and checks it itself on every placement, so a host whose
+ * thread is stuck (or that was stopped) places nothing past it. A renewal
+ * refused (the lease expired) drops every shard and re-joins.
+ *
+ * Threads: the callbacks run on the membership thread. */
+#ifndef SHMSCHED_COORD_MEMBERSHIP_H
+#define SHMSCHED_COORD_MEMBERSHIP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "coord/shard_map.h"
+
+#define MEMBERSHIP_TTL_DEFAULT_S 5
+#define MEMBERSHIP_TTL_MIN_S 2 /* etcd's minimum TTL */
+#define MEMBERSHIP_HOST_MAX 64 /* a host name's bytes, at most */
+#define MEMBERSHIP_HOSTS_MAX 256u
+
+typedef char shard_name_t[SHARD_NAME_MAX];
+
+struct membership_config {
+	const char *endpoints; /* etcd's client URLs, comma separated */
+	const char *cluster;   /* the key prefix's name: /shmsched/<cluster>/ */
+	const char *host;      /* this host's name (unique in the cluster) */
+	int64_t ttl_s;         /* the lease's TTL, >= MEMBERSHIP_TTL_MIN_S */
+	uint64_t tick_ns;      /* 0: 250 ms, or TTL/6 when shorter */
+	/* The shards the coordinator assigns as this host sees them:
+	 * writes up to `cap` names to `out` (any order, duplicates allowed),
+	 * returns how many. */
+	size_t (*shards)(void *arg, shard_name_t *out, size_t cap);
+	/* The shards this host owns now (sorted): after each change and
+	 * every tick. */
+	void (*owned)(void *arg, const shard_name_t *names, size_t n);
+	/* The monotonic instant (ns) until which the lease is surely alive;
+	 * 0: no lease. After every renewal and on every loss. */
+	void (*alive_until)(void *arg, uint64_t until_ns);
+	void *arg;
+	uint64_t (*clock_ns)(void); /* NULL: CLOCK_MONOTONIC */
+};
+
+struct membership_status {
+	bool coordinator;
+	int64_t lease;       /* 0: none now */
+	size_t owned;        /* shards owned now */
+	uint64_t joins;      /* leases granted (1 + re-joins) */
+	uint64_t renewals;   /* keep-alives answered */
+	uint64_t losses;     /* keep-alives refused: the lease had expired */
+	uint64_t errors;     /* requests without an answer, or refused */
+	uint64_t takes, releases, assigned; /* shards taken, released, assigned */
+};
+
+struct membership;
+
+/* Checks cfg (err says which field and why), opens the client and starts
+ * the thread. 0 or a negative errno. */
+int membership_start(struct membership **out, const struct membership_config *cfg,
+		     char *err, size_t errlen);
+/* Stops the thread and revokes the lease (etcd deletes its keys: the
+ * host's, its owner keys and, if it coordinates, the coordinator key).
+ * NULL: nothing. */
+void membership_stop(struct membership *m);
+void membership_get_status(struct membership *m, struct membership_status *out);
+
+/* The prefix of a cluster's keys, "/shmsched/<cluster>/", into buf;
+ * its length, or -ENAMETOOLONG. */
+int membership_prefix(const char *cluster, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,447 @@
+/* stress.etcd_hosts: shmschedd hosts of one multi-host cluster through a
+ * real 3-member etcd (issue 40 item 1; docs/design/multi-host.md), run by
+ * tests/coord/etcd_cluster.sh (SHMSCHED_ETCD_ENDPOINTS; without it the
+ * program prints SKIP and exits 77). Each host is a real shmschedd
+ * (argv[1]) with --etcd, a lease TTL of 2 s (etcd's least), on the same
+ * cluster file: four nodes n0..n3, one in each zone z0..z3 (the shards,
+ * by topology.kubernetes.io/zone). What each host owns is read from etcd
+ * (shards/<z>/owner, whose value is the owner's host name).
+ *
+ * 1. Two hosts join: the four shards are split 2 and 2; a pod selecting
+ *    zone z is placed by the host that owns z (on n<z>), and answered
+ *    unschedulable by the other, whose message names the node and its
+ *    shard ("node n<z> belongs to shard z<z> owned by another host").
+ * 2. A third joins: 2, 1, 1, exactly one shard moved (the coordinator
+ *    moves the fewest, coord/shard_assign.h).
+ *    `shmsched cluster status` (argv[2]) shows the three hosts with their
+ *    leases' seconds left and each shard's owner, as etcd holds them.
+ * 3. The third is SIGKILLed: its shard is owned by one of the two others
+ *    within TTL + 2 s (measured from the kill, printed).
+ * 4. A host is SIGSTOPped for TTL + 1 s, then continued: the first pod it
+ *    answers after, for a zone it owned, is not placed (its lease lapsed
+ *    while it was stopped; it checks its lease's instant on every pod,
+ *    before its membership thread has noticed anything).
+ * The whole run takes about 15 s on an idle machine. */
+#define _GNU_SOURCE 1
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <cmocka.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <shmsched/client.h>
+
+#include "coord/coord.h"
+
+#define TTL_S 2
+#define ZONES 4
+#define HOSTS 3
+
+static const char *shmschedd, *shmsched;
+static const char *endpoints;
+static char dir[64];
+static pid_t pids[HOSTS];
+static const char *const names[HOSTS] = {"host-a", "host-b", "host-c"};
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void sleep_ms(unsigned ms)
+{
+	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000};
+	nanosleep(&ts, NULL);
+}
+
+static void sock_of(int h, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/%s.sock", dir, names[h]);
+}
+
+/* Starts host h; returns when its socket accepts a producer. */
+static void start_host(int h)
+{
+	char sock[128], log[128], cluster[128];
+	sock_of(h, sock, sizeof(sock));
+	snprintf(log, sizeof(log), "%s/%s.log", dir, names[h]);
+	snprintf(cluster, sizeof(cluster), "%s/cluster.json", dir);
+	pid_t pid = fork();
+	if (pid == 0) {
+		int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0600);
+		if (fd >= 0) {
+			dup2(fd, 1);
+			dup2(fd, 2);
+		}
+		const char *argv[] = {shmschedd, "--ephemeral", "--cluster", cluster,
+				      "--socket", sock, "--workers", "1", "--no-pin",
+				      "--no-warm", "--etcd", endpoints, "--etcd-lease-ttl",
+				      "2", "--etcd-cluster", "etcd-hosts", "--host-name",
+				      names[h], NULL};
+		execv(shmschedd, (char *const *)argv);
+		_exit(127);
+	}
+	assert_true(pid > 0);
+	pids[h] = pid;
+	for (int i = 0; i < 2000; i++) {
+		struct shmsched_client *c;
+		char err[128];
+		if (shmsched_connect(sock, &c, err, sizeof(err)) == 0) {
+			shmsched_disconnect(c);
+			return;
+		}
+		int st;
+		if (waitpid(pid, &st, WNOHANG) == pid)
+			fail_msg("%s exited at start (log %s)", names[h], log);
+		sleep_ms(10);
+	}
+	fail_msg("%s: its socket %s never accepted (log %s)", names[h], sock, log);
+}
+
+/* Stops host h (SIGTERM); its exit status (-1: none running). */
+static int stop_host(int h)
+{
+	if (pids[h] <= 0)
+		return -1;
+	kill(pids[h], SIGCONT);
+	kill(pids[h], SIGTERM);
+	int st = 0;
+	waitpid(pids[h], &st, 0);
+	pids[h] = 0;
+	return st;
+}
+
+/* Each zone's owner (a host index, -1: none) as etcd holds it now. */
+static void owners(struct etcd_client *ec, int *own)
+{
+	for (int z = 0; z < ZONES; z++) {
+		char key[96];
+		snprintf(key, sizeof(key), "/shmsched/etcd-hosts/shards/z%d/owner", z);
+		struct etcd_range_result r;
+		if (etcd_range(ec, key, strlen(key), NULL, 0, 0, &r) != 0)
+			fail_msg("range %s: %s", key, etcd_client_error(ec));
+		own[z] = -1;
+		for (int h = 0; r.n_kvs == 1 && h < HOSTS; h++)
+			if (r.kvs[0].value_len == strlen(names[h]) &&
+			    memcmp(r.kvs[0].value, names[h], r.kvs[0].value_len) == 0)
+				own[z] = h;
+		etcd_range_result_free(&r);
+	}
+}
+
+/* How many zones host h owns in own[]. */
+static int owned_by(const int *own, int h)
+{
+	int n = 0;
+	for (int z = 0; z < ZONES; z++)
+		n += own[z] == h;
+	return n;
+}
+
+/* Polls etcd until every zone has an owner among `live` (a mask) and the
+ * counts are balanced; returns the seconds it took, or fails after
+ * `limit_s`. */
+static double await_balanced(struct etcd_client *ec, unsigned live, int *own, double limit_s)
+{
+	double t0 = now_s();
+	int n_live = __builtin_popcount(live);
+	while (now_s() - t0 < limit_s) {
+		owners(ec, own);
+		bool ok = true;
+		for (int z = 0; z < ZONES && ok; z++)
+			ok = own[z] >= 0 && (live >> own[z] & 1u);
+		for (int h = 0; h < HOSTS && ok; h++)
+			if (live >> h & 1u) {
+				int n = owned_by(own, h);
+				ok = n >= ZONES / n_live && n <= (ZONES + n_live - 1) / n_live;
+			}
+		if (ok)
+			return now_s() - t0;
+		sleep_ms(20);
+	}
+	fail_msg("the shards were not split among the live hosts (mask %x) within "
+		 "%.1f s: owners z0..z3 = %d %d %d %d", live, limit_s, own[0], own[1],
+		 own[2], own[3]);
+	return -1;
+}
+
+/* A producer of host h and its templates: tid[z] selects zone z. */
+struct producer {
+	struct shmsched_client *c;
+	uint32_t tid[ZONES];
+	uint64_t cookie;
+};
+
+static void connect_to(int h, struct producer *p)
+{
+	char sock[128], err[256];
+	sock_of(h, sock, sizeof(sock));
+	if (shmsched_connect(sock, &p->c, err, sizeof(err)) != 0)
+		fail_msg("connect %s: %s", sock, err);
+	for (int z = 0; z < ZONES; z++) {
+		char json[512];
+		snprintf(json, sizeof(json),
+			 "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"p%d\"},\"spec\":{"
+			 "\"nodeSelector\":{\"topology.kubernetes.io/zone\":\"z%d\"},"
+			 "\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":"
+			 "{\"cpu\":\"100m\"}}}]}}", z, z);
+		if (shmsched_register_template(p->c, json, strlen(json), &p->tid[z], err,
+					       sizeof(err)) != 0)
+			fail_msg("template of zone z%d on %s: %s", z, names[h], err);
+	}
+}
+
+/* Submits one pod selecting zone z and waits (10 s) for its answer. */
+static struct shmsched_result place(struct producer *p, int z)
+{
+	struct shmsched_pod pod = {.cookie = ++p->cookie, .template_id = p->tid[z]};
+	assert_int_equal(shmsched_submit(p->c, &pod, 1), 1);
+	struct shmsched_result r;
+	for (int i = 0; i < 1000; i++) {
+		if (shmsched_poll(p->c, &r, 1) == 1) {
+			assert_int_equal(r.cookie, p->cookie);
+			return r;
+		}
+		sleep_ms(10);
+	}
+	fail_msg("no answer to a pod of zone z%d in 10 s", z);
+	return r;
+}
+
+/* Every zone's pod on host h: placed where h owns the zone, else
+ * unschedulable naming the node and its shard. */
+static void check_places_own(struct producer *p, int h, const int *own)
+{
+	for (int z = 0; z < ZONES; z++) {
+		struct shmsched_result r = place(p, z);
+		if (own[z] == h) {
+			if (r.status != SHMSCHED_PLACED)
+				fail_msg("%s owns z%d but did not place its pod: %s", names[h], z,
+					 r.message);
+			char err[128];
+			if (shmsched_release(p->c, r.placement_id, err, sizeof(err)) != 0)
+				fail_msg("release on %s: %s", names[h], err);
+			continue;
+		}
+		char want[96];
+		snprintf(want, sizeof(want), "node n%d belongs to shard z%d owned by another "
+			 "host", z, z);
+		if (r.status != SHMSCHED_UNSCHEDULABLE || strstr(r.message, want) == NULL)
+			fail_msg("%s does not own z%d: expected unschedulable with \"%s\", "
+				 "got status %u: %s", names[h], z, want, r.status, r.message);
+	}
+}
+
+/* Whether host h's metrics text (OP_QUEUE_METRICS on its admin socket)
+ * holds `line` (a whole line). */
+static bool metrics_have(int h, const char *line)
+{
+	char sock[160], err[256], *text = NULL;
+	sock_of(h, sock, sizeof(sock));
+	strcat(sock, ".admin");
+	struct shmsched_client *c;
+	if (shmsched_connect(sock, &c, err, sizeof(err)) != 0)
+		fail_msg("connect %s: %s", sock, err);
+	if (shmsched_queue(c, SHMSCHED_QUEUE_METRICS, NULL, NULL, 0, &text, err,
+			   sizeof(err)) != 0)
+		fail_msg("%s's metrics: %s", names[h], err);
+	shmsched_disconnect(c);
+	char want[160];
+	snprintf(want, sizeof(want), "\n%s\n", line);
+	bool have = strstr(text, want) != NULL;
+	free(text);
+	return have;
+}
+
+static void assert_metrics(int h, const char *line)
+{
+	if (!metrics_have(h, line))
+		fail_msg("%s's metrics lack the line \"%s\"", names[h], line);
+}
+
+/* `shmsched cluster status` (item 6) agrees with etcd's owners in own[]:
+ * the counts, each host with its lease's seconds left (at most the TTL),
+ * each shard's owner, none moving. */
+static void check_cluster_status(const int *own, int n_hosts)
+{
+	char cmd[512], line[256], want[128];
+	snprintf(cmd, sizeof(cmd), "%s cluster status --etcd %s --etcd-cluster etcd-hosts",
+		 shmsched, endpoints);
+	FILE *p = popen(cmd, "r");
+	assert_non_null(p);
+	int hosts = 0, shards = 0, header = 0;
+	while (fgets(line, sizeof(line), p) != NULL) {
+		printf("  %s", line);
+		long left, granted;
+		char *t;
+		if (strncmp(line, "cluster etcd-hosts ", 19) == 0) {
+			snprintf(want, sizeof(want), "%d hosts, %d shards, coordinator host-",
+				 n_hosts, ZONES);
+			header += strstr(line, want) != NULL;
+		} else if (strncmp(line, "host ", 5) == 0) {
+			t = strstr(line, "ttl-left ");
+			assert_non_null(t);
+			assert_int_equal(sscanf(t, "ttl-left %lds/%lds", &left, &granted), 2);
+			assert_true(left >= 0 && left <= TTL_S && granted == TTL_S);
+			hosts++;
+		} else if (strncmp(line, "shard ", 6) == 0) {
+			int z = line[7] - '0';
+			assert_true(line[6] == 'z' && z >= 0 && z < ZONES);
+			snprintf(want, sizeof(want), "owner %s\n", names[own[z]]);
+			if (strstr(line, want) == NULL)
+				fail_msg("cluster status: \"%s\": expected %s", line, want);
+			shards++;
+		}
+	}
+	assert_int_equal(pclose(p), 0);
+	assert_int_equal(header, 1);
+	assert_int_equal(hosts, n_hosts);
+	assert_int_equal(shards, ZONES);
+}
+
+static void hosts_join_split_fail_over(void **state)
+{
+	(void)state;
+	struct etcd_client *ec;
+	char err[256];
+	struct etcd_client_options o = {.timeout_ms = 3000};
+	if (etcd_client_open(&ec, endpoints, &o, err, sizeof(err)) != 0)
+		fail_msg("%s", err);
+	int own[ZONES], before[ZONES];
+
+	/* 1. Two hosts. */
+	start_host(0);
+	start_host(1);
+	double t = await_balanced(ec, 0x3u, own, 15.0);
+	printf("two hosts: shards split 2/2 %.2f s after the second started\n", t);
+	struct producer pa = {0}, pb = {0};
+	connect_to(0, &pa);
+	connect_to(1, &pb);
+	owners(ec, own);
+	check_places_own(&pa, 0, own);
+	check_places_own(&pb, 1, own);
+	/* Item 6's metrics: each host owns 2, its lease alive; one coordinates. */
+	for (int h = 0; h < 2; h++) {
+		assert_metrics(h, "shmsched_etcd_shards_owned 2");
+		assert_metrics(h, "shmsched_etcd_lease_alive 1");
+	}
+	assert_true(metrics_have(0, "shmsched_etcd_coordinator 1") !=
+		    metrics_have(1, "shmsched_etcd_coordinator 1"));
+
+	/* 2. A third joins: one shard moves to it, no other. */
+	memcpy(before, own, sizeof(own));
+	start_host(2);
+	t = await_balanced(ec, 0x7u, own, 15.0);
+	int moved = 0;
+	for (int z = 0; z < ZONES; z++)
+		moved += own[z] != before[z];
+	printf("third host: rebalanced 2/1/1 in %.2f s, %d shard moved\n", t, moved);
+	assert_int_equal(moved, 1);
+	assert_int_equal(owned_by(own, 2), 1);
+	check_cluster_status(own, 3);
+
+	/* 3. The third killed: its shard owned again within TTL + 2 s. */
+	int orphan = -1;
+	for (int z = 0; z < ZONES; z++)
+		if (own[z] == 2)
+			orphan = z;
+	double t0 = now_s();
+	kill(pids[2], SIGKILL);
+	waitpid(pids[2], NULL, 0);
+	pids[2] = 0;
+	t = await_balanced(ec, 0x3u, own, TTL_S + 2.0);
+	printf("third host SIGKILLed: its shard z%d owned by %s %.2f s later (TTL %d s)\n",
+	       orphan, names[own[orphan]], now_s() - t0, TTL_S);
+
+	/* 4. Host a stopped past its TTL: host b takes every shard; a,
+	 * continued, places nothing at once. */
+	int a_zone = -1;
+	for (int z = 0; z < ZONES; z++)
+		if (own[z] == 0)
+			a_zone = z;
+	assert_true(a_zone >= 0);
+	kill(pids[0], SIGSTOP);
+	t0 = now_s();
+	t = await_balanced(ec, 0x2u, own, TTL_S + 3.0);
+	printf("host a SIGSTOPped: b owns all four shards %.2f s later\n", now_s() - t0);
+	while (now_s() - t0 < TTL_S + 1.0)
+		sleep_ms(20);
+	kill(pids[0], SIGCONT);
+	struct shmsched_result r = place(&pa, a_zone);
+	printf("host a continued: its first pod of z%d: status %u: %s\n", a_zone, r.status,
+	       r.message);
+	assert_int_not_equal(r.status, SHMSCHED_PLACED);
+	/* And b places there now. */
+	r = place(&pb, a_zone);
+	if (r.status != SHMSCHED_PLACED)
+		fail_msg("host b owns z%d but did not place: %s", a_zone, r.message);
+	/* a re-joins: the shards are split again. */
+	t = await_balanced(ec, 0x3u, own, 10.0);
+	printf("host a re-joined: split 2/2 again %.2f s after it continued\n",
+	       now_s() - t0 - (TTL_S + 1.0));
+	assert_metrics(0, "shmsched_etcd_events_total{event=\"loss\"} 1");
+	shmsched_disconnect(pa.c);
+	shmsched_disconnect(pb.c);
+	etcd_client_close(ec);
+	/* Both stop cleanly (a sanitizer's report at exit would fail them). */
+	for (int h = 0; h < 2; h++) {
+		int st = stop_host(h);
+		if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+			fail_msg("%s stopped with status 0x%x (log %s/%s.log)", names[h], st, dir,
+				 names[h]);
+	}
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	for (int h = 0; h < HOSTS; h++)
+		(void)stop_host(h);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	endpoints = getenv("SHMSCHED_ETCD_ENDPOINTS");
+	if (endpoints == NULL || argc < 3) {
+		printf("SKIP: run by tests/coord/etcd_cluster.sh with the paths of "
+		       "shmschedd and shmsched\n");
+		return 77;
+	}
+	shmschedd = argv[1];
+	shmsched = argv[2];
+	const char *tmp = getenv("SHMSCHED_ETCD_DIR");
+	snprintf(dir, sizeof(dir), "%s", tmp != NULL ? tmp : "/tmp");
+	char cluster[128];
+	snprintf(cluster, sizeof(cluster), "%s/cluster.json", dir);
+	FILE *f = fopen(cluster, "w");
+	if (f == NULL) {
+		perror(cluster);
+		return 1;
+	}
+	fputs("{\"kind\":\"List\",\"items\":[", f);
+	for (int z = 0; z < ZONES; z++)
+		fprintf(f, "%s{\"kind\":\"Node\",\"metadata\":{\"name\":\"n%d\",\"labels\":{"
+			"\"topology.kubernetes.io/zone\":\"z%d\"}},\"status\":{\"allocatable\":"
+			"{\"cpu\":\"4\",\"memory\":\"8Gi\",\"pods\":\"110\"}}}", z ? "," : "", z, z);
+	fputs("]}", f);
+	fclose(f);
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_teardown(hosts_join_split_fail_over, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
