@@ -342,6 +342,88 @@ static void test_many_waiting(void **state)
 	stop(&r);
 }
 
+/* A give-back wakes only the ClusterQueues it can help (PW2 in
+ * daemon/wait.c). One cohort tree: cohort "org" with child cohorts "ca"
+ * and "cb" (no quota of their own); team-a in ca, 2 cpu nominal, both
+ * used; team-b in cb, 1 cpu nominal, used, borrowingLimit 0 (Kueue's
+ * ResourceQuota.BorrowingLimit, apis/kueue/v1beta1/clusterqueue_types.go:
+ * it may borrow nothing from its cohort). 20 team-b pods of 1 cpu and
+ * one team-a pod of 1 cpu wait. A team-a placement released gives 1 cpu
+ * back in ca: team-a's pod fits and is placed; team-b's cannot (its
+ * limit), and are not woken. Old code: the give-back woke every parked
+ * pod of the tree (21), and QW9 parked the 20 again unattempted. */
+static void test_give_back_wakes_its_queues(void **state)
+{
+	(void)state;
+	struct quota_tree *t;
+	char err[256];
+	assert_int_equal(quota_tree_new(&t), 0);
+	int f = quota_flavor_add(t, "fa", err, sizeof(err));
+	int cpu = quota_resource_add(t, "cpu", err, sizeof(err));
+	int org = quota_cohort_add(t, "org", NULL, QUOTA_WEIGHT_DEFAULT_MILLI, err,
+				   sizeof(err));
+	int ca = quota_cohort_add(t, "ca", "org", QUOTA_WEIGHT_DEFAULT_MILLI, err,
+				  sizeof(err));
+	int cb = quota_cohort_add(t, "cb", "org", QUOTA_WEIGHT_DEFAULT_MILLI, err,
+				  sizeof(err));
+	int a = quota_cluster_queue_add(t, "team-a", "ca", QUOTA_WEIGHT_DEFAULT_MILLI,
+					NULL, err, sizeof(err));
+	int b = quota_cluster_queue_add(t, "team-b", "cb", QUOTA_WEIGHT_DEFAULT_MILLI,
+					NULL, err, sizeof(err));
+	if (f < 0 || cpu < 0 || org < 0 || ca < 0 || cb < 0 || a < 0 || b < 0)
+		fail_msg("tree: %s", err);
+	assert_int_equal(quota_set(t, a, f, cpu, 2000, QUOTA_NO_LIMIT,
+				   QUOTA_NO_LIMIT, err, sizeof(err)), 0);
+	assert_int_equal(quota_set(t, b, f, cpu, 1000, 0, QUOTA_NO_LIMIT, err,
+				   sizeof(err)), 0);
+	assert_true(quota_local_queue_add(t, "default", "qa", "team-a", err,
+					  sizeof(err)) >= 0);
+	assert_true(quota_local_queue_add(t, "default", "qb", "team-b", err,
+					  sizeof(err)) >= 0);
+	if (quota_seal(t, err, sizeof(err)) < 0)
+		fail_msg("quota_seal: %s", err);
+	struct run r;
+	start(&r, t, 0, 0, 1, "1"); /* team-b's 1 cpu */
+	uint32_t qa = tmpl(r.a, "qa", "1", NULL), qb = tmpl(r.b, "qb", "1", NULL);
+	struct shmsched_result res[2];
+	fixture_place_one(r.a, qa, 100, &res[0]);
+	fixture_place_one(r.a, qa, 101, &res[1]);
+	assert_int_equal(res[0].status, SHMSCHED_PLACED);
+	assert_int_equal(res[1].status, SHMSCHED_PLACED);
+	struct shmsched_pod p[20];
+	for (int i = 0; i < 20; i++)
+		p[i] = (struct shmsched_pod){.cookie = 300 + (uint64_t)i,
+					     .template_id = qb, .flags = SHMSCHED_WAIT,
+					     .deadline_ns = now_ns() +
+							    UINT64_C(20000000000)};
+	assert_int_equal(shmsched_submit(r.b, p, 20), 20);
+	submit_waiting(r.a, qa);
+	struct daemon_stats ds;
+	for (int i = 0; i < 500; i++) {
+		daemon_get_stats(r.d, &ds);
+		if (ds.pending_unschedulable == 21)
+			break;
+		usleep(10000);
+	}
+	assert_int_equal(ds.pending_unschedulable, 21);
+	uint64_t woken = ds.quota_woken, skipped = ds.quota_skipped;
+	assert_int_equal(shmsched_release(r.a, res[0].placement_id, err,
+					  sizeof(err)), 0);
+	struct shmsched_result got;
+	assert_int_equal(fixture_await(r.a, &got, 1, 5000), 1);
+	assert_int_equal(got.status, SHMSCHED_PLACED);
+	assert_int_equal(got.cookie, 1);
+	daemon_get_stats(r.d, &ds);
+	assert_int_equal(ds.pending_unschedulable, 20);
+	if (ds.quota_woken - woken != 1 || ds.quota_skipped != skipped)
+		fail_msg("one give-back in cohort ca woke %" PRIu64 " pods and "
+			 "parked %" PRIu64 " again unattempted; expected 1 and 0: "
+			 "team-b's pods (cohort cb, borrowingLimit 0) cannot use it",
+			 ds.quota_woken - woken, ds.quota_skipped - skipped);
+	assert_int_equal(usage(r.t, "team-b"), 1000);
+	stop(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -351,6 +433,7 @@ int main(void)
 		cmocka_unit_test(test_evict_cap),
 		cmocka_unit_test(test_no_node_evicts_nothing),
 		cmocka_unit_test(test_many_waiting),
+		cmocka_unit_test(test_give_back_wakes_its_queues),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
