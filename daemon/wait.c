@@ -113,41 +113,43 @@
  *       each, quadratic over a reclaim run): each ClusterQueue's parked
  *       pods are in its own list with the oldest generation they read and
  *       a lower bound of their charges (the least per resource since the
- *       list was last empty: a pod leaving does not raise it); its tree
- *       lists its ClusterQueues with parked pods.
+ *       list was last empty: a pod leaving does not raise it), which is
+ *       each one's charge while every pod that joined since had the same
+ *       (uniform); its tree lists its ClusterQueues with parked pods. A
+ *       swap of the tree (QW5) not yet looked at is looked at before a
+ *       pod joins (park), since the new tree may number the queues
+ *       otherwise; a pod refused by the old tree is woken.
  *   PW2 When a tree's generation moved (read before any usage, as an
  *       attempt reads it), each of its ClusterQueues whose parked pods
  *       read an older one is checked against quota as it is now
- *       (quota_would_charge of the lower bound in each of its flavors:
- *       charges only add up, so a bound refused in every flavor is each
- *       pod refused; a flavor's nodeLabels do not matter: a pod no
- *       flavor can charge parks again whatever its labels). Refused: its
- *       pods stay parked and now keep the generation read, and a release
- *       after that read moves it again (no wake is lost). Otherwise its
- *       parked pods are woken in parking order (all of them in a
- *       ClusterQueue with admission fair sharing, whose QW8 nominates
- *       among all its awake pods) while one more bound per
- *       awake pod of the queue might fit (at most WAIT_BURST a poll), and
- *       those left keep their older generation, so they are checked
- *       again next poll, after the woken ones were attempted (and their
- *       room taken, or not). A pod that could now fit is woken, though
- *       maybe a poll later than the woken ones ahead of it in its queue;
- *       fair sharing (QW6) orders the woken ones as before, and Kueue's
- *       own order within a queue (its head first) is kept. So a
- *       give-back in cohort A of a tree does not wake the pods of a
- *       ClusterQueue under cohort B that cannot borrow it (a
- *       borrowingLimit or lendingLimit on the way, or requests larger
- *       than it),
- *       and under reclaim an eviction that frees 1 cpu wakes one 1-cpu
- *       pod, not the queue: O(ClusterQueues with parked pods in the
- *       tree) checks a give-back.
+ *       (quota_would_charge of the bound in each of its flavors: charges
+ *       only add up, so a bound refused in every flavor is each pod
+ *       refused; a flavor's nodeLabels do not matter: a pod no flavor
+ *       can charge parks again whatever its labels), and keeps the
+ *       generation read: a release after that read moves it again, so no
+ *       wake is lost. Refused: its pods stay parked. Otherwise, when its
+ *       pods are uniform and it has no admission fair sharing (QW8
+ *       nominates among all its awake pods), they are woken in parking
+ *       order while one more charge per awake pod of the queue might fit
+ *       (at most WAIT_BURST), and when some are left the queue is checked
+ *       again next poll (recheck), after the woken ones were attempted
+ *       (their room taken, or not); else all are woken, as before PW2.
+ *       A pod that could now fit is woken, maybe a poll after the woken
+ *       ones ahead of it in its queue; fair sharing (QW6) orders the
+ *       woken ones as before. So a give-back in cohort A of a tree does
+ *       not wake the pods of a ClusterQueue under cohort B that cannot
+ *       use it (a borrowingLimit or lendingLimit on the way, requests
+ *       larger than it), and under reclaim an eviction that frees 1 cpu
+ *       wakes one 1-cpu pod, not the queue: a give-back costs a check
+ *       per ClusterQueue with parked pods in the tree, and a list move
+ *       per pod woken.
  *   PW3 A ClusterQueue found refused by PW2 asks its reclaim (QA6, QA7)
  *       through its first parked pod, as QW9's re-parked pod asks it
  *       (quota_repark_ask, after the gate): the ask QW2's woken pods made
  *       when QW9 refused them again, which reclaim's chain of requests
  *       needs (QA7's want and nudge wake a tree for one ask). At most
- *       WAIT_WAKE_ASKS a poll: a queue past them keeps its older
- *       generation and is checked again next poll.
+ *       WAIT_WAKE_ASKS a poll: a queue past them is checked again next
+ *       poll (recheck).
  *   QG1 Gangs under quota (Kueue admits a pod group as one workload: the
  *       sum of its pods' requests, all or nothing; daemon/attempt.c
  *       attempt_gang). A gang that quota refused (ATTEMPT_GANG_QUOTA:
@@ -220,8 +222,8 @@ struct qtree {
 			      * by qcq.pnext; QUEUE_NONE when none */
 	uint32_t n;          /* parked */
 	uint32_t at;         /* its place in tree_list while n + n_awake > 0 */
-	uint64_t gen;        /* at most the oldest generation its parked pods
-			      * read (PW2: exact after each quota_wake) */
+	uint64_t gen;        /* the oldest generation its parked pods read */
+	bool recheck;        /* some ClusterQueue of it has recheck (PW2) */
 	uint32_t awake_cqs;  /* ClusterQueues with awake pods (QW6), a list
 			      * by qcq.next; QUEUE_NONE when none */
 	uint32_t n_awake;    /* awake pods */
@@ -239,9 +241,12 @@ struct qcq {
 	uint32_t pn;           /* parked */
 	uint32_t pnext, pprev; /* in its tree's parked_cqs while pn > 0 */
 	uint64_t pgen;         /* the oldest generation its parked pods read */
-	/* A lower bound of its parked pods' charges, per resource (PW2):
-	 * the least since pn was last 0. */
+	/* A lower bound of its parked pods' charges, per resource (PW1):
+	 * the least since pn was last 0; uniform: every pod that joined
+	 * since had that charge (then it is each one's). */
 	int64_t pmin[QUOTA_MAX_RESOURCES];
+	bool uniform;
+	bool recheck; /* PW2: parked pods left that may fit: look again */
 };
 
 /* quota_cq[id]: the pod is in its ClusterQueue's awake list (QW6). */
@@ -422,6 +427,7 @@ static void quota_join(struct wait_worker *ww, uint32_t id, uint32_t root,
 	if (tr->n == 0) {
 		tr->parked_cqs = QUEUE_NONE;
 		tr->gen = gen;
+		tr->recheck = false;
 	} else if (gen < tr->gen) {
 		tr->gen = gen; /* generations only grow: the oldest is kept */
 	}
@@ -431,6 +437,8 @@ static void quota_join(struct wait_worker *ww, uint32_t id, uint32_t root,
 		qc->pgen = gen;
 		for (int r = 0; r < nr; r++)
 			qc->pmin[r] = charge[r];
+		qc->uniform = true;
+		qc->recheck = false;
 		qc->pprev = QUEUE_NONE;
 		qc->pnext = tr->parked_cqs;
 		if (tr->parked_cqs != QUEUE_NONE)
@@ -439,9 +447,11 @@ static void quota_join(struct wait_worker *ww, uint32_t id, uint32_t root,
 	} else {
 		if (gen < qc->pgen)
 			qc->pgen = gen;
-		for (int r = 0; r < nr; r++)
+		for (int r = 0; r < nr; r++) {
+			qc->uniform = qc->uniform && charge[r] == qc->pmin[r];
 			if (charge[r] < qc->pmin[r])
 				qc->pmin[r] = charge[r];
+		}
 	}
 	quota_append(ww, id, &qc->phead, &qc->ptail);
 	qc->pn++;
@@ -630,6 +640,8 @@ static bool wants_to_wait(const struct serve_wait *wt, const struct record_pod *
 	return wt->cfg.wait_default;
 }
 
+static unsigned quota_swap_wake(struct wait_worker *ww, uint64_t now);
+
 /* Parks (or parks again) `id` after a failed attempt of worker w: for
  * quota when `qr` (attempt_quota_refused) says quota refused it (QW1). */
 static void park(struct serve_wait *wt, unsigned w, uint32_t id,
@@ -639,12 +651,23 @@ static void park(struct serve_wait *wt, unsigned w, uint32_t id,
 {
 	struct wait_worker *ww = &wt->w[w];
 	int root = -1, nr = 0;
+	bool stale = false;
 	if (qr != NULL) {
-		/* QW5: inside the gate; a tree swapped in since the attempt
-		 * gives a wrong root or none, and its serial wakes the pod. */
+		/* QW5: inside the gate. A swap this worker has not looked at
+		 * yet: its lists, kept per ClusterQueue index (PW1), are of the
+		 * old tree, which may number the queues otherwise: woken
+		 * first. A refusal by the old tree: the pod is woken too. */
 		qc_enter(wt->a->quota, w);
-		root = quota_node_root(qc_tree(wt->a->quota), qr->cq);
-		nr = quota_n_resources(qc_tree(wt->a->quota));
+		uint64_t serial = qc_serial(wt->a->quota);
+		if (serial != ww->quota_serial) {
+			stat_add(&ww->st.quota_woken, quota_swap_wake(ww, now));
+			ww->quota_serial = serial;
+		}
+		stale = qr->serial != serial;
+		if (!stale) {
+			root = quota_node_root(qc_tree(wt->a->quota), qr->cq);
+			nr = quota_n_resources(qc_tree(wt->a->quota));
+		}
 		qc_leave(wt->a->quota, w);
 	}
 	const struct pod_spec *tmpl = &pr->templates[pod->template_id - 1];
@@ -671,6 +694,8 @@ static void park(struct serve_wait *wt, unsigned w, uint32_t id,
 		/* Reclaim (issue 37 item 4): the victims' quota given back
 		 * moves the generation read before the refusal: it wakes. */
 		attempt_quota_reclaim(wt->a, w, pod->spec, qr);
+	} else if (stale) {
+		stat_add(&ww->st.quota_woken, queue_wake(ww->q, id, now));
 	}
 }
 
@@ -703,18 +728,18 @@ struct wake_ask {
 	int cq, flavor;
 };
 
-/* PW2: the parked pods of ClusterQueue `cq` of tree `tr`, whose
- * generation is `gen` now (read before this), that quota might take:
- * moved to its awake list in parking order. None when their lower bound
- * (pmin) fits in no flavor: then each is refused at `gen`, the queue
- * keeps `gen`, and its first asks its reclaim (PW3: into `asks`, at most
- * WAIT_WAKE_ASKS; with no room left it keeps its older generation and is
- * looked at again next poll). Otherwise, under admission fair sharing
- * (QW8), every pod; else pods are woken while one more of
- * the lower bound per awake pod might fit, at most WAIT_BURST, and the
- * ones left keep their older generation: looked at again next poll, when
- * the woken ones were attempted (charged, or not: then their room is
- * still there). Inside worker w's gate. Returns how many woken. */
+/* PW2: the parked pods of ClusterQueue `cq` of tree `tr`, whose tree's
+ * generation is `gen` now (read before this), that quota might take,
+ * moved to its awake list in parking order; the queue keeps `gen`. None
+ * when their lower bound (pmin) fits in no flavor: each is refused at
+ * `gen`, and the first asks the queue's reclaim (PW3: into `asks`, at
+ * most WAIT_WAKE_ASKS; past them the queue is looked at again next poll,
+ * recheck). Else, with pods of one charge (uniform) and no admission fair
+ * sharing, while one more charge per awake pod of the queue might fit, at
+ * most WAIT_BURST, and the queue is looked at again next poll when some
+ * are left (recheck: the woken ones were attempted by then, their room
+ * taken or not); otherwise every one. Inside worker w's gate. Returns
+ * how many woken. */
 #define WAIT_WAKE_ASKS 16u
 static unsigned quota_wake_cq(struct serve_wait *wt, unsigned w,
 			      const struct quota_tree *t, struct qtree *tr,
@@ -726,38 +751,36 @@ static unsigned quota_wake_cq(struct serve_wait *wt, unsigned w,
 	int nr = quota_n_resources(t);
 	const int *order;
 	int nf = quota_node_flavors(t, (int)cq, &order);
+	qc->pgen = gen;
+	qc->recheck = false;
 	if (!cq_may_fit(t, (int)cq, order, nf, qc->pmin, nr, 1)) {
-		if (*n_asks < WAIT_WAKE_ASKS) {
+		if (*n_asks < WAIT_WAKE_ASKS)
 			asks[(*n_asks)++] = (struct wake_ask){
 				.id = qc->phead, .cq = (int)cq, .flavor = order[0]};
-			qc->pgen = gen;
-		}
+		else
+			qc->recheck = true;
 		return 0;
 	}
+	/* QW8 nominates among all its awake pods; with pods of several
+	 * charges the bound may be below each: all woken, as before PW2. */
+	bool all = !qc->uniform || (qc_admission_fair(wt->a->quota) != NULL &&
+				    quota_node_admission_fair_sharing(t, (int)cq));
 	unsigned n = 0;
-	if (qc_admission_fair(wt->a->quota) != NULL &&
-	    quota_node_admission_fair_sharing(t, (int)cq)) {
-		/* QW8 nominates among all its awake pods: all woken. */
-		while (qc->pn > 0) {
-			quota_awaken(ww, tr, cq);
-			n++;
-		}
-		return n;
-	}
-	while (qc->pn > 0 && n < WAIT_BURST &&
-	       (qc->n == 0 || cq_may_fit(t, (int)cq, order, nf, qc->pmin, nr,
-					 qc->n + 1))) {
+	while (qc->pn > 0 &&
+	       (all || (n < WAIT_BURST &&
+			(qc->n == 0 || cq_may_fit(t, (int)cq, order, nf, qc->pmin,
+						  nr, qc->n + 1))))) {
 		quota_awaken(ww, tr, cq);
 		n++;
 	}
+	qc->recheck = qc->pn > 0;
 	return n;
 }
 
-/* PW2: tree `tr`, whose generation `gen` (read before this) moved past
- * its oldest parked pod's: each ClusterQueue with parked pods of an
- * older generation looked at (quota_wake_cq); the tree then keeps the
- * oldest generation left. Inside worker w's gate. Returns how many
- * woken. */
+/* PW2: tree `tr`, whose generation is `gen` now (read before this):
+ * each ClusterQueue with parked pods of an older generation, or to be
+ * looked at again (recheck), looked at (quota_wake_cq). Inside worker
+ * w's gate. Returns how many woken. */
 static unsigned quota_wake_tree(struct serve_wait *wt, unsigned w,
 				const struct quota_tree *t, struct qtree *tr,
 				uint64_t gen, struct wake_ask *asks,
@@ -765,22 +788,41 @@ static unsigned quota_wake_tree(struct serve_wait *wt, unsigned w,
 {
 	struct wait_worker *ww = &wt->w[w];
 	unsigned n = 0;
-	uint64_t oldest = gen;
 	uint32_t next;
+	tr->recheck = false;
 	for (uint32_t cq = tr->parked_cqs; cq != QUEUE_NONE; cq = next) {
 		struct qcq *qc = &ww->cqs[cq];
 		next = qc->pnext;
-		if (qc->pgen != gen)
+		if (qc->pgen != gen || qc->recheck)
 			n += quota_wake_cq(wt, w, t, tr, cq, gen, asks, n_asks);
-		if (qc->pn > 0 && qc->pgen < oldest)
-			oldest = qc->pgen;
+		tr->recheck = tr->recheck || (qc->pn > 0 && qc->recheck);
 	}
-	tr->gen = oldest;
+	tr->gen = gen;
 	return n;
 }
 
 static void quota_repark_ask(struct serve_wait *wt, unsigned w, uint32_t id,
 			     const struct attempt_quota_refusal *qr);
+
+/* QW5: after a swap of the tree, every pod of worker `ww`'s lists,
+ * parked or awake, woken into activeQ: their roots, ClusterQueues and
+ * generations were of the old tree. Returns how many. */
+static unsigned quota_swap_wake(struct wait_worker *ww, uint64_t now)
+{
+	unsigned n = 0;
+	while (ww->n_trees > 0) {
+		struct qtree *tr = &ww->trees[ww->tree_list[0]];
+		stat_inc(&ww->st.quota_wakeups);
+		/* Its last quota_leave takes it out of tree_list. */
+		while (tr->n + tr->n_awake > 0) {
+			uint32_t id = tr->n > 0 ? ww->cqs[tr->parked_cqs].phead
+						: ww->cqs[tr->awake_cqs].head;
+			quota_leave(ww, id);
+			n += queue_wake(ww->q, id, now);
+		}
+	}
+	return n;
+}
 
 /* QW2, PW1-PW3: the pods of each tree whose generation moved since they
  * parked, those quota might take moved to their ClusterQueues' awake
@@ -801,31 +843,19 @@ static unsigned quota_wake(struct serve_wait *wt, unsigned w, uint64_t now)
 	uint64_t serial = qc_serial(wt->a->quota);
 	bool swapped = serial != ww->quota_serial;
 	ww->quota_serial = serial;
-	unsigned n = 0;
-	for (uint32_t k = 0; k < ww->n_trees;) {
+	unsigned n = swapped ? quota_swap_wake(ww, now) : 0;
+	for (uint32_t k = 0; k < ww->n_trees; k++) {
 		uint32_t root = ww->tree_list[k];
 		struct qtree *tr = &ww->trees[root];
-		if (swapped) {
-			stat_inc(&ww->st.quota_wakeups);
-			/* Its last quota_leave puts another tree at k. */
-			while (tr->n + tr->n_awake > 0) {
-				uint32_t id = tr->n > 0 ? ww->cqs[tr->parked_cqs].phead
-							: ww->cqs[tr->awake_cqs].head;
-				quota_leave(ww, id);
-				n += queue_wake(ww->q, id, now);
-			}
-			continue;
-		}
 		if (tr->n > 0) {
 			/* PW2: read before quota_would_charge's reads of usage:
 			 * a release after it moves it again. */
 			uint64_t gen = quota_generation(t, (int)root);
-			if (gen != tr->gen) {
+			if (gen != tr->gen)
 				stat_inc(&ww->st.quota_wakeups);
+			if (gen != tr->gen || tr->recheck)
 				n += quota_wake_tree(wt, w, t, tr, gen, asks, &n_asks);
-			}
 		}
-		k++;
 	}
 	qc_leave(wt->a->quota, w);
 	stat_add(&ww->st.quota_woken, n);

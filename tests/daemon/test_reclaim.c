@@ -292,8 +292,9 @@ static void test_no_node_evicts_nothing(void **state)
  * 100 evictions: the requests a full ring dropped are asked again when
  * quota moves, and none evicts for a queue with no pod waiting; and
  * with at most 150 asks (QA7: one request in flight per queue). (Here
- * each eviction's give-back wakes the rest; the evictor's nudge, RN2 in
- * daemon/evict.c, is for runs where it would not:
+ * each eviction's give-back has the queue ask again: PW3 in
+ * daemon/wait.c; the evictor's nudge, RN2 in daemon/evict.c, is for
+ * runs where it would not:
  * `shmsched-pending-bench --kind quota --reclaim --pods 200` stalled
  * without it.) */
 static void test_many_waiting(void **state)
@@ -424,6 +425,80 @@ static void test_give_back_wakes_its_queues(void **state)
 	stop(&r);
 }
 
+/* Pods of a waiting queue that a give-back can fit are all woken (PW2:
+ * no wake lost): team-a (2 cpu nominal, both used, cohort "ml" with
+ * team-b, which holds none of it to lend: Never reclaims) waits with a
+ * 2-cpu pod then a 1-cpu one; one 1-cpu placement released places the
+ * 1-cpu pod behind the 2-cpu head (BestEffortFIFO). Then three 1-cpu
+ * pods wait; both placements released (2 cpu) place two of them, the
+ * third waits. */
+static void test_give_back_wakes_whom_it_fits(void **state)
+{
+	(void)state;
+	struct run r;
+	start(&r, make_tree_of(QUOTA_PREEMPT_NEVER, 2000), 0, 0, 2, "1");
+	char err[256];
+	uint32_t qa1 = tmpl(r.a, "qa", "1", NULL), qa2 = tmpl(r.a, "qa", "2", NULL);
+	struct shmsched_result res[3];
+	fixture_place_one(r.a, qa1, 100, &res[0]);
+	fixture_place_one(r.a, qa1, 101, &res[1]);
+	assert_int_equal(res[0].status, SHMSCHED_PLACED);
+	assert_int_equal(res[1].status, SHMSCHED_PLACED);
+	struct shmsched_pod p[3];
+	for (int i = 0; i < 3; i++)
+		p[i] = (struct shmsched_pod){.cookie = 1 + (uint64_t)i,
+					     .template_id = i == 0 ? qa2 : qa1,
+					     .flags = SHMSCHED_WAIT,
+					     .deadline_ns = now_ns() +
+							    UINT64_C(20000000000)};
+	assert_int_equal(shmsched_submit(r.a, p, 1), 1);
+	assert_int_equal(shmsched_submit(r.a, p + 1, 1), 1);
+	struct daemon_stats ds;
+	for (int i = 0; i < 500; i++) {
+		daemon_get_stats(r.d, &ds);
+		if (ds.pending_unschedulable == 2)
+			break;
+		usleep(10000);
+	}
+	assert_int_equal(ds.pending_unschedulable, 2);
+	assert_int_equal(shmsched_release(r.a, res[0].placement_id, err,
+					  sizeof(err)), 0);
+	struct shmsched_result got;
+	assert_int_equal(fixture_await(r.a, &got, 1, 5000), 1);
+	assert_int_equal(got.status, SHMSCHED_PLACED);
+	assert_int_equal(got.cookie, 2);
+	uint64_t keep = got.placement_id;
+	/* The 2-cpu pod out of the way (cancelled), three 1-cpu pods in. */
+	assert_int_equal(shmsched_cancel(r.a, 1), 0);
+	assert_int_equal(fixture_await(r.a, &got, 1, 5000), 1);
+	assert_int_equal(got.status, SHMSCHED_CANCELLED);
+	for (int i = 0; i < 3; i++)
+		p[i] = (struct shmsched_pod){.cookie = 10 + (uint64_t)i,
+					     .template_id = qa1, .flags = SHMSCHED_WAIT,
+					     .deadline_ns = now_ns() +
+							    UINT64_C(20000000000)};
+	assert_int_equal(shmsched_submit(r.a, p, 3), 3);
+	for (int i = 0; i < 500; i++) {
+		daemon_get_stats(r.d, &ds);
+		if (ds.pending_unschedulable == 3)
+			break;
+		usleep(10000);
+	}
+	assert_int_equal(ds.pending_unschedulable, 3);
+	assert_int_equal(shmsched_release(r.a, res[1].placement_id, err,
+					  sizeof(err)), 0);
+	assert_int_equal(shmsched_release(r.a, keep, err, sizeof(err)), 0);
+	struct shmsched_result two[2];
+	assert_int_equal(fixture_await(r.a, two, 2, 5000), 2);
+	assert_int_equal(two[0].status, SHMSCHED_PLACED);
+	assert_int_equal(two[1].status, SHMSCHED_PLACED);
+	assert_int_equal(fixture_await(r.a, &got, 1, 300), 0);
+	daemon_get_stats(r.d, &ds);
+	assert_int_equal(ds.pending_unschedulable, 1);
+	assert_int_equal(usage(r.t, "team-a"), 2000);
+	stop(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -434,6 +509,7 @@ int main(void)
 		cmocka_unit_test(test_no_node_evicts_nothing),
 		cmocka_unit_test(test_many_waiting),
 		cmocka_unit_test(test_give_back_wakes_its_queues),
+		cmocka_unit_test(test_give_back_wakes_whom_it_fits),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
