@@ -10,7 +10,7 @@
  * the bucket's pods are of one priority), and each bucket counts its
  * adjacent pairs out of order (disorder), moved by each add and remove
  * from its neighbours alone: 0 is a list in order. A remove unlinks. A
- * few stores each, under the mutex, and the walk. Memory: 32 bytes a
+ * few stores each, under the mutex, and the walk. Memory: 36 bytes a
  * record and 12 a bucket, backed only where touched.
  */
 #include "daemon/reclaim_index_internal.h"
@@ -167,7 +167,8 @@ void rix_clear(struct reclaim_index *ix)
 			r = n;
 		}
 		ix->head[b] = 0;
-		ix->count[b] = ix->disorder[b] = 0;
+		if (ix->count[b] != 0 || ix->disorder[b] != 0)
+			ix->count[b] = ix->disorder[b] = 0; /* pages left unwritten */
 	}
 }
 
