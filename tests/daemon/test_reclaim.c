@@ -343,6 +343,44 @@ static void test_many_waiting(void **state)
 	stop(&r);
 }
 
+/* Two pods of template `tid` placed (cookies 100, 101) into res[0..2). */
+static void place_two(struct shmsched_client *c, uint32_t tid,
+		      struct shmsched_result *res)
+{
+	fixture_place_one(c, tid, 100, &res[0]);
+	fixture_place_one(c, tid, 101, &res[1]);
+	assert_int_equal(res[0].status, SHMSCHED_PLACED);
+	assert_int_equal(res[1].status, SHMSCHED_PLACED);
+}
+
+/* `n` (at most 20) waiting pods of template `tid` (the first of them of
+ * `first_tid`), cookies from `cookie`, 20 s deadlines. */
+static void submit_n(struct shmsched_client *c, uint32_t first_tid,
+		     uint32_t tid, uint64_t cookie, int n)
+{
+	struct shmsched_pod p[20];
+	for (int i = 0; i < n; i++)
+		p[i] = (struct shmsched_pod){.cookie = cookie + (uint64_t)i,
+					     .template_id = i == 0 ? first_tid : tid,
+					     .flags = SHMSCHED_WAIT,
+					     .deadline_ns = now_ns() +
+							    UINT64_C(20000000000)};
+	assert_int_equal(shmsched_submit(c, p, (uint32_t)n), n);
+}
+
+/* Until `n` pods wait unschedulable (5 s at most); the stats then. */
+static void await_unschedulable(struct daemon *d, uint64_t n,
+				struct daemon_stats *ds)
+{
+	for (int i = 0; i < 500; i++) {
+		daemon_get_stats(d, ds);
+		if (ds->pending_unschedulable == n)
+			break;
+		usleep(10000);
+	}
+	assert_int_equal(ds->pending_unschedulable, n);
+}
+
 /* A give-back wakes only the ClusterQueues it can help (PW2 in
  * daemon/wait.c). One cohort tree: cohort "org" with child cohorts "ca"
  * and "cb" (no quota of their own); team-a in ca, 2 cpu nominal, both
@@ -387,26 +425,11 @@ static void test_give_back_wakes_its_queues(void **state)
 	start(&r, t, 0, 0, 1, "1"); /* team-b's 1 cpu */
 	uint32_t qa = tmpl(r.a, "qa", "1", NULL), qb = tmpl(r.b, "qb", "1", NULL);
 	struct shmsched_result res[2];
-	fixture_place_one(r.a, qa, 100, &res[0]);
-	fixture_place_one(r.a, qa, 101, &res[1]);
-	assert_int_equal(res[0].status, SHMSCHED_PLACED);
-	assert_int_equal(res[1].status, SHMSCHED_PLACED);
-	struct shmsched_pod p[20];
-	for (int i = 0; i < 20; i++)
-		p[i] = (struct shmsched_pod){.cookie = 300 + (uint64_t)i,
-					     .template_id = qb, .flags = SHMSCHED_WAIT,
-					     .deadline_ns = now_ns() +
-							    UINT64_C(20000000000)};
-	assert_int_equal(shmsched_submit(r.b, p, 20), 20);
+	place_two(r.a, qa, res);
+	submit_n(r.b, qb, qb, 300, 20);
 	submit_waiting(r.a, qa);
 	struct daemon_stats ds;
-	for (int i = 0; i < 500; i++) {
-		daemon_get_stats(r.d, &ds);
-		if (ds.pending_unschedulable == 21)
-			break;
-		usleep(10000);
-	}
-	assert_int_equal(ds.pending_unschedulable, 21);
+	await_unschedulable(r.d, 21, &ds);
 	uint64_t woken = ds.quota_woken, skipped = ds.quota_skipped;
 	assert_int_equal(shmsched_release(r.a, res[0].placement_id, err,
 					  sizeof(err)), 0);
@@ -439,28 +462,11 @@ static void test_give_back_wakes_whom_it_fits(void **state)
 	start(&r, make_tree_of(QUOTA_PREEMPT_NEVER, 2000), 0, 0, 2, "1");
 	char err[256];
 	uint32_t qa1 = tmpl(r.a, "qa", "1", NULL), qa2 = tmpl(r.a, "qa", "2", NULL);
-	struct shmsched_result res[3];
-	fixture_place_one(r.a, qa1, 100, &res[0]);
-	fixture_place_one(r.a, qa1, 101, &res[1]);
-	assert_int_equal(res[0].status, SHMSCHED_PLACED);
-	assert_int_equal(res[1].status, SHMSCHED_PLACED);
-	struct shmsched_pod p[3];
-	for (int i = 0; i < 3; i++)
-		p[i] = (struct shmsched_pod){.cookie = 1 + (uint64_t)i,
-					     .template_id = i == 0 ? qa2 : qa1,
-					     .flags = SHMSCHED_WAIT,
-					     .deadline_ns = now_ns() +
-							    UINT64_C(20000000000)};
-	assert_int_equal(shmsched_submit(r.a, p, 1), 1);
-	assert_int_equal(shmsched_submit(r.a, p + 1, 1), 1);
+	struct shmsched_result res[2];
+	place_two(r.a, qa1, res);
+	submit_n(r.a, qa2, qa1, 1, 2); /* the 2-cpu pod first */
 	struct daemon_stats ds;
-	for (int i = 0; i < 500; i++) {
-		daemon_get_stats(r.d, &ds);
-		if (ds.pending_unschedulable == 2)
-			break;
-		usleep(10000);
-	}
-	assert_int_equal(ds.pending_unschedulable, 2);
+	await_unschedulable(r.d, 2, &ds);
 	assert_int_equal(shmsched_release(r.a, res[0].placement_id, err,
 					  sizeof(err)), 0);
 	struct shmsched_result got;
@@ -472,19 +478,8 @@ static void test_give_back_wakes_whom_it_fits(void **state)
 	assert_int_equal(shmsched_cancel(r.a, 1), 0);
 	assert_int_equal(fixture_await(r.a, &got, 1, 5000), 1);
 	assert_int_equal(got.status, SHMSCHED_CANCELLED);
-	for (int i = 0; i < 3; i++)
-		p[i] = (struct shmsched_pod){.cookie = 10 + (uint64_t)i,
-					     .template_id = qa1, .flags = SHMSCHED_WAIT,
-					     .deadline_ns = now_ns() +
-							    UINT64_C(20000000000)};
-	assert_int_equal(shmsched_submit(r.a, p, 3), 3);
-	for (int i = 0; i < 500; i++) {
-		daemon_get_stats(r.d, &ds);
-		if (ds.pending_unschedulable == 3)
-			break;
-		usleep(10000);
-	}
-	assert_int_equal(ds.pending_unschedulable, 3);
+	submit_n(r.a, qa1, qa1, 10, 3);
+	await_unschedulable(r.d, 3, &ds);
 	assert_int_equal(shmsched_release(r.a, res[1].placement_id, err,
 					  sizeof(err)), 0);
 	assert_int_equal(shmsched_release(r.a, keep, err, sizeof(err)), 0);
