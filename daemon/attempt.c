@@ -250,7 +250,7 @@ static void attempt_record_and_answer(struct attempt_ctx *a, unsigned w,
 	/* QA2 (daemon/quota_charge.c): before the record is published. */
 	if (quota != 0) {
 		placements_set_quota(a->placements, rec, quota);
-		qc_placed(a->quota, rec, quota); /* RX1 */
+		qc_placed(a->quota, rec, quota, made, id); /* RX1, RO2 */
 	}
 	/* Acquire, partner of attempt_set_lifecycle's release. */
 	struct taint_evict *te = __atomic_load_n(&a->lifecycle, __ATOMIC_ACQUIRE);

@@ -1563,6 +1563,8 @@ void daemon_get_stats(struct daemon *d, struct daemon_stats *out)
 	out->cancelled_waiting_at_shutdown = ws.shutdown;
 	out->forgotten_with_producer = ws.forgotten;
 	out->queue_retries = ws.retries;
+	out->quota_woken = ws.quota_woken;
+	out->quota_skipped = ws.quota_skipped;
 	out->queue_woken = ws.queue.woken;
 	out->queue_hints_skipped = ws.queue.hints_skipped;
 	out->queue_events = ws.queue.events;

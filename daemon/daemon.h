@@ -267,6 +267,10 @@ struct daemon_stats {
 	/* Reclaim by quota: requests asked by parked pods, served by the
 	 * evictor, pods evicted, and requests no node could serve. */
 	uint64_t reclaim_asked, reclaim_requests, reclaim_victims, reclaim_no_node;
+	/* Waiting for quota (daemon/wait.c): pods woken by quota given back
+	 * in their cohort tree (QW2, PW2), and of them those parked again
+	 * unattempted because quota would refuse them (QW9). */
+	uint64_t quota_woken, quota_skipped;
 	uint64_t evictor_requests, evictor_held; /* served by the evictor, and
 						  * of them those that held a node */
 	/* Gangs: placed whole, attempts that placed none (rolled back),

@@ -118,7 +118,8 @@
  *       qc_recount (before the workers) make it again from the tags they
  *       wrote. The index's mutex is taken last (after a gate, or under
  *       the producers' lock by the evictor) and nothing is taken while
- *       it is held. The evictor holds it while it collects candidates:
+ *       it is held. The evictor holds it while it collects candidates
+ *       (and through the choice, RO2):
  *       under the producers' lock no record is freed, so the records it
  *       reads stay live; records added meanwhile wait, as a record
  *       published during the old walk might or might not be seen. The
@@ -129,6 +130,29 @@
  *       reclaim bench, 323,000 -> 129,000 instructions a request
  *       (docs/perf/2026-11-29-reclaim.md), most now the candidates'
  *       own (cand_consider, reclaim_choose).
+ *   RO2 A request stops at its first victims: each record is in its
+ *       bucket with its key in the choice's order (reclaim_choose's RCL2
+ *       within one ClusterQueue: priority, then the most recently
+ *       admitted, then uid; daemon/reclaim_index_internal.h), the lists
+ *       kept in that order as far as an add's short walk keeps them (a
+ *       new placement, the most recently admitted, goes first among its
+ *       priority), and each bucket knows whether it is (rix_ordered).
+ *       When every bucket of a request is in order (and holds at most
+ *       QC_RECLAIM_CANDIDATES in all), choose_ordered reads the records
+ *       in RCL2's order, the other queues' buckets merged by key, then
+ *       the preemptor's own queue's, through cand_consider's tests:
+ *       1, then twice as many as read, ..., each time calling
+ *       reclaim_choose on all read so far, until it did not run out
+ *       (reclaim_ran_out, RO1 in quota/quota.h: later candidates change
+ *       nothing) or every record was read. The choice is the one from
+ *       all the records, as unit.quota_reclaim checks RO1 on 100,000
+ *       random events; otherwise the buckets are read whole as before.
+ *       The index's mutex is held through the choice there (no record
+ *       added meanwhile moves the order read; node_ok takes nothing).
+ *       Cost: a request that evicts k pods reads about 2k records
+ *       (reclaim_choose called log2 of that many times), not every
+ *       borrowed one of its tree; one that finds no victims reads all,
+ *       and chooses about twice.
  *
  * Admission fair sharing (daemon/admission_fair_internal.h), when a ledger
  * is set: the worker cache keeps each group's LocalQueue index beside its
@@ -204,6 +228,10 @@ struct quota_charge {
 	uint64_t *out_id;  /* [cap]: the chosen victims' ids, or node_ok's */
 	uint32_t *victims; /* [cap] */
 	size_t cand_cap;
+	/* RO2: a request's buckets and each one's next record, made on
+	 * first use ([QC_NODES + 1] each); the evictor's. */
+	uint32_t *ro_bucket, *ro_next;
+	uint32_t ro_n, ro_cross;
 	/* QA7: by tree node index. */
 	uint8_t rcl_inflight[QC_NODES];
 	uint8_t rcl_wanted[QC_NODES];
@@ -268,6 +296,7 @@ void qc_destroy(struct quota_charge *q)
 		pthread_mutex_destroy(&q->gate[i].m);
 	reclaim_work_free(q->rwork);
 	rix_destroy(q->rix);
+	free(q->ro_bucket); /* ro_next is in it */
 	free(q->cand);
 	free(q->cand_id);
 	free(q->out_id);
@@ -513,22 +542,61 @@ static uint32_t rix_bucket(uint32_t tag)
 	       ((tag & QC_TAG_BORROWED) != 0);
 }
 
+/* RX1: a record's entry for rix_fill. */
+struct rix_entry {
+	uint32_t rec, bucket;
+	struct rix_key key;
+};
+
+/* RO2: the last in key order first. */
+static int rix_entry_desc(const void *a, const void *b)
+{
+	const struct rix_entry *x = a, *y = b;
+	return rix_key_before(&y->key, &x->key) ? -1
+	       : rix_key_before(&x->key, &y->key) ? 1 : 0;
+}
+
+/* RO2: record `i`'s key in the choice's order (as cand_consider reads
+ * it into its reclaim_pod). */
+static struct rix_key rix_key_for(const struct placement_record *r, uint64_t id)
+{
+	return (struct rix_key){.priority = r->priority,
+				.admitted_ns = r->placed_ns, .uid = id};
+}
+
 /* RX1: the index made again from the live records' tags, with every
- * charge and release held off (the gates, or before the workers run). */
+ * charge and release held off (the gates, or before the workers run).
+ * RO2: added the last in key order first, so that each goes to its
+ * bucket's head and every bucket is in order (without the memory for
+ * that, in the table's order: buckets then out of order read as before
+ * RO2). */
 static void rix_fill(struct quota_charge *q)
 {
 	rix_lock(q->rix);
 	rix_clear(q->rix);
 	uint32_t end = q->rix_on ? placements_high_water(q->pl) : 0;
+	struct rix_entry *e = end > 0 ? malloc((size_t)end * sizeof(*e)) : NULL;
+	uint32_t n = 0;
 	for (uint32_t i = 0; i < end; i++) {
 		uint64_t id;
 		const struct placement_record *r = placements_at(q->pl, i, &id);
 		/* QA4: relaxed; no other writer runs. */
 		uint32_t tag = r != NULL ? __atomic_load_n(&r->quota, __ATOMIC_RELAXED) : 0;
 		uint32_t b = rix_bucket(tag);
-		if (b != RIX_NIL)
-			rix_add(q->rix, i, b);
+		if (b == RIX_NIL)
+			continue;
+		struct rix_key key = rix_key_for(r, id);
+		if (e != NULL)
+			e[n++] = (struct rix_entry){.rec = i, .bucket = b, .key = key};
+		else
+			rix_add(q->rix, i, b, &key);
 	}
+	if (e != NULL) {
+		qsort(e, n, sizeof(*e), rix_entry_desc);
+		for (uint32_t k = 0; k < n; k++)
+			rix_add(q->rix, e[k].rec, e[k].bucket, &e[k].key);
+	}
+	free(e);
 	rix_unlock(q->rix);
 }
 
@@ -551,13 +619,15 @@ static bool tree_reclaims(const struct quota_tree *t)
 	return false;
 }
 
-void qc_placed(struct quota_charge *q, uint32_t rec, uint32_t tag)
+void qc_placed(struct quota_charge *q, uint32_t rec, uint32_t tag,
+	       const struct placement_record *r, uint64_t id)
 {
 	uint32_t b = rix_bucket(tag);
 	if (q->rix == NULL || !q->rix_on || b == RIX_NIL)
 		return;
+	struct rix_key key = rix_key_for(r, id);
 	rix_lock(q->rix);
-	rix_add(q->rix, rec, b);
+	rix_add(q->rix, rec, b, &key);
 	rix_unlock(q->rix);
 }
 
@@ -899,6 +969,110 @@ static int cand_consider(struct cand_walk *w, uint32_t i)
 	return 0;
 }
 
+/* RO2: the buckets of request `cw` (RX1: the ones cand_consider can keep
+ * a record of), into q->ro_bucket: the other queues' of its tree
+ * (borrowed) first, q->ro_cross of them, then its own queue's; q->ro_n in
+ * all. Returns whether all are in key order (rix_ordered) and hold at
+ * most QC_RECLAIM_CANDIDATES records. Holding the index's lock. */
+static bool ro_buckets(struct quota_charge *q, const struct cand_walk *cw)
+{
+	const struct evict_reclaim *rc = cw->rc;
+	const struct quota_preemption *pol = cw->pol;
+	q->ro_n = q->ro_cross = 0;
+	if (rc->flavor < 0 || rc->flavor >= QUOTA_MAX_FLAVORS || rc->cq < 0 ||
+	    rc->cq >= QC_NODES)
+		return false;
+	bool ordered = true;
+	uint64_t total = 0;
+	for (int pass = 0; pass < 2; pass++) {
+		for (int cq = 0; cq < cw->n_nodes && cq < QC_NODES; cq++) {
+			if (!cw->in_tree[cq] || (cq == rc->cq) != (pass == 1))
+				continue;
+			bool own = cq == rc->cq;
+			if (own ? pol->within_cluster_queue == QUOTA_PREEMPT_NEVER
+				: pol->reclaim_within_cohort == QUOTA_PREEMPT_NEVER)
+				continue;
+			uint32_t b0 = ((uint32_t)cq * QUOTA_MAX_FLAVORS +
+				       (uint32_t)rc->flavor) * 2;
+			for (uint32_t b = own ? b0 : b0 + 1; b <= b0 + 1; b++) {
+				q->ro_bucket[q->ro_n++] = b;
+				ordered = ordered && rix_ordered(q->rix, b);
+				total += rix_count(q->rix, b);
+			}
+		}
+		if (pass == 0)
+			q->ro_cross = q->ro_n;
+	}
+	return ordered && total <= QC_RECLAIM_CANDIDATES;
+}
+
+/* RO2: the next record of buckets ro_bucket[from .. to) in key order (a
+ * merge of their heads, ro_next), or RIX_NIL when all are read. */
+static uint32_t ro_pull(struct quota_charge *q, uint32_t from, uint32_t to)
+{
+	uint32_t best = RIX_NIL, at = 0;
+	for (uint32_t k = from; k < to; k++) {
+		uint32_t i = q->ro_next[k];
+		if (i != RIX_NIL && (best == RIX_NIL ||
+				     rix_key_before(rix_key_of(q->rix, i),
+						    rix_key_of(q->rix, best)))) {
+			best = i;
+			at = k;
+		}
+	}
+	if (best != RIX_NIL)
+		q->ro_next[at] = rix_next(q->rix, best);
+	return best;
+}
+
+/* RO2: request `cw`'s choice from its candidates read in RCL2's order
+ * (quota/reclaim.c: the other queues' first, each part merged by key
+ * from buckets in key order): 1, then twice as many, ..., each time
+ * reclaim_choose on all read so far, until it did not run out (RO1) or
+ * every record was read: the choice it would make from all of them.
+ * Holding the index's lock. Returns reclaim_choose's result (*nv, *why
+ * set), or 1 when the buckets are not all in order (or too full): then
+ * q->ro_bucket[0 .. ro_n) are the buckets to read as before RO2. */
+static int choose_ordered(struct quota_charge *q, struct cand_walk *cw,
+			  const struct quota_tree *t, const struct reclaim_pod *pre,
+			  const struct reclaim_budget *b, struct node_ok_call *call,
+			  size_t *nv, enum reclaim_why *why)
+{
+	if (q->ro_bucket == NULL) {
+		q->ro_bucket = malloc(2 * (QC_NODES + 1) * sizeof(uint32_t));
+		if (q->ro_bucket == NULL)
+			return -ENOMEM;
+		q->ro_next = q->ro_bucket + QC_NODES + 1;
+	}
+	if (!ro_buckets(q, cw))
+		return 1;
+	for (uint32_t k = 0; k < q->ro_n; k++)
+		q->ro_next[k] = rix_first(q->rix, q->ro_bucket[k]);
+	size_t want = 1;
+	bool cross = q->ro_cross > 0, more = true;
+	for (;;) {
+		while (more && cw->k < want) {
+			uint32_t i = cross ? ro_pull(q, 0, q->ro_cross)
+					   : ro_pull(q, q->ro_cross, q->ro_n);
+			if (i == RIX_NIL && cross) {
+				cross = false; /* then the preemptor's own queue's */
+				continue;
+			}
+			if (i == RIX_NIL)
+				more = false;
+			else if (cand_consider(cw, i) < 0)
+				return -ENOMEM;
+		}
+		if (!cand_grow(q, cw->k + 1))
+			return -ENOMEM;
+		int rc = reclaim_choose(q->rwork, t, pre, q->cand, cw->k, b,
+					node_ok_ids, call, q->victims, nv, why);
+		if (rc == -ENOMEM || !more || !reclaim_ran_out(q->rwork))
+			return rc;
+		want = 2 * (cw->k > 0 ? cw->k : 1);
+	}
+}
+
 int qc_reclaim_choose(void *arg, const struct evict_reclaim *rc,
 		      bool (*node_ok)(void *, const uint64_t *, size_t),
 		      void *node_arg, const uint64_t **ids, uint32_t *n,
@@ -948,12 +1122,24 @@ int qc_reclaim_choose(void *arg, const struct evict_reclaim *rc,
 	struct cand_walk cw = {.q = q, .rc = rc, .pol = pol, .map = &map,
 			       .in_tree = in_tree, .n_nodes = n_nodes,
 			       .n_flavors = n_flavors};
+	struct reclaim_budget b = q->budget;
+	b.now_ns = now_ns();
+	struct node_ok_call call = {.q = q, .node_ok = node_ok, .node_arg = node_arg};
+	size_t nv = 0;
+	enum reclaim_why rwhy = RECLAIM_WHY_NONE;
+	int rc2;
 	if (q->rix == NULL) {
 		uint32_t end = placements_high_water(q->pl);
 		for (uint32_t i = 0; i < end && cw.k < QC_RECLAIM_CANDIDATES; i++)
 			if (cand_consider(&cw, i) < 0)
 				return -ENOMEM;
 	} else {
+		rix_lock(q->rix);
+		rc2 = choose_ordered(q, &cw, t, &pre, &b, &call, &nv, &rwhy);
+		if (rc2 != 1) {
+			rix_unlock(q->rix);
+			goto chosen;
+		}
 		/* RX1: the buckets cand_consider can keep a record of: the
 		 * preemptor's own queue's (borrowed or not) when its
 		 * withinClusterQueue is not Never, each other queue's of its
@@ -963,40 +1149,23 @@ int qc_reclaim_choose(void *arg, const struct evict_reclaim *rc,
 		 * orders them itself, ties by uid); they differ only past
 		 * QC_RECLAIM_CANDIDATES. */
 		int rc3 = 0;
-		rix_lock(q->rix);
-		for (int cq = 0; rc3 == 0 && rc->flavor >= 0 &&
-				 rc->flavor < QUOTA_MAX_FLAVORS && cq < n_nodes && cq < QC_NODES;
-		     cq++) {
-			if (!in_tree[cq])
-				continue;
-			bool own = cq == rc->cq;
-			if (own ? pol->within_cluster_queue == QUOTA_PREEMPT_NEVER
-				: pol->reclaim_within_cohort == QUOTA_PREEMPT_NEVER)
-				continue;
-			uint32_t b0 = ((uint32_t)cq * QUOTA_MAX_FLAVORS + (uint32_t)rc->flavor) * 2;
-			for (uint32_t b = own ? b0 : b0 + 1; rc3 == 0 && b <= b0 + 1; b++)
-				for (uint32_t i = rix_first(q->rix, b);
-				     i != RIX_NIL && cw.k < QC_RECLAIM_CANDIDATES;
-				     i = rix_next(q->rix, i))
-					if (cand_consider(&cw, i) < 0) {
-						rc3 = -ENOMEM;
-						break;
-					}
-		}
+		for (uint32_t k = 0; rc3 == 0 && k < q->ro_n; k++)
+			for (uint32_t i = rix_first(q->rix, q->ro_bucket[k]);
+			     i != RIX_NIL && cw.k < QC_RECLAIM_CANDIDATES;
+			     i = rix_next(q->rix, i))
+				if (cand_consider(&cw, i) < 0) {
+					rc3 = -ENOMEM;
+					break;
+				}
 		rix_unlock(q->rix);
 		if (rc3 < 0)
 			return rc3;
 	}
-	size_t k = cw.k;
-	if (!cand_grow(q, k + 1))
+	if (!cand_grow(q, cw.k + 1))
 		return -ENOMEM;
-	struct reclaim_budget b = q->budget;
-	b.now_ns = now_ns();
-	struct node_ok_call call = {.q = q, .node_ok = node_ok, .node_arg = node_arg};
-	size_t nv = 0;
-	enum reclaim_why rwhy;
-	int rc2 = reclaim_choose(q->rwork, t, &pre, q->cand, k, &b, node_ok_ids, &call,
-				 q->victims, &nv, &rwhy);
+	rc2 = reclaim_choose(q->rwork, t, &pre, q->cand, cw.k, &b, node_ok_ids, &call,
+			     q->victims, &nv, &rwhy);
+chosen:
 	if (rc2 == -ENOMEM)
 		return rc2;
 	/* QA7: it fits now: quota given back and not yet taken, which a pod

@@ -130,8 +130,11 @@ uint32_t qc_charged_tag(const struct quota_charge *q, int cq, int flavor,
 
 /* Worker w, inside its gate, right after placements_set_quota(rec, tag)
  * and before the record's publish: the record joins the reclaim index
- * (RX1 in daemon/quota_charge.c) when reclaim is set and tag is not 0. */
-void qc_placed(struct quota_charge *q, uint32_t rec, uint32_t tag);
+ * (RX1 in daemon/quota_charge.c) when reclaim is set and tag is not 0,
+ * with its key for the choice's order (RO2): `r` is the record prepared
+ * (its priority and placed_ns), `id` its placement id. */
+void qc_placed(struct quota_charge *q, uint32_t rec, uint32_t tag,
+	       const struct placement_record *r, uint64_t id);
 
 /* Reclaim by quota (issue 37 item 4; daemon/evict.c carries the
  * request, ingest/producers_reclaim.c evicts): the budgets, and whether

@@ -14,7 +14,9 @@
  * Cost per poll: with no pod waiting, one load of the events head and a
  * few compares. Otherwise the producers with waiting pods checked, the
  * events since the last poll (queue_absorb), one generation load per
- * cohort tree that pods wait on for quota, and at most WAIT_BURST
+ * cohort tree that pods wait on for quota (and when one moved, a
+ * read-only quota check per ClusterQueue of it with parked pods, PW2),
+ * and at most WAIT_BURST
  * attempts; before each attempt of a pod woken for quota, one
  * fair-sharing key per ClusterQueue of its tree with awake pods (QW6),
  * and one read-only quota check (QW9): a woken pod that quota would
@@ -27,17 +29,18 @@
  *       (ATTEMPT_QUOTA: no flavor of its ClusterQueue had room) is parked
  *       unschedulable with no reason a cluster event can resolve
  *       (events_from past every event): a node's change or a release of
- *       room cannot help it. It joins its worker's list for its
- *       ClusterQueue's cohort tree (by the tree's root), in parking order,
- *       with the generation of that tree read before its attempt's first
- *       charge (attempt_quota_refused; quota_generation in quota/quota.h).
- *   QW2 Each poll loads the generation of each tree with pods in its
- *       list: one that moved (a quota_release into any ClusterQueue of
- *       the tree: a placement released, evicted or preempted, a charge
- *       given back) wakes every pod of that tree's list and empties it:
- *       each goes, in the order they parked, to its ClusterQueue's awake
- *       list (QW6). A tree keeps the oldest generation of its parked
- *       pods, so a release during any one's attempt wakes it at once.
+ *       room cannot help it. It joins its worker's parked list for its
+ *       ClusterQueue (PW1), in parking order, with the generation of its
+ *       cohort tree read before its attempt's first charge
+ *       (attempt_quota_refused; quota_generation in quota/quota.h).
+ *   QW2 Each poll loads the generation of each tree with parked pods:
+ *       one that moved (a quota_release into any ClusterQueue of the
+ *       tree: a placement released, evicted or preempted, a charge given
+ *       back) wakes the parked pods of that tree that quota might now
+ *       take (PW2): each goes, in the order they parked, to its
+ *       ClusterQueue's awake list (QW6). A tree and each ClusterQueue
+ *       keep the oldest generation of their parked pods, so a release
+ *       during any one's attempt wakes it at once.
  *       Nothing else wakes them but the queue's own flush
  *       (podMaxInUnschedulablePodsDuration) and a lost-events wake-up.
  *   QW3 A woken pod is attempted in fair-sharing order (QW6), within
@@ -82,8 +85,8 @@
  *       LocalQueues' usage compared first, then the base order). Each
  *       poll first samples the usage when the sampling interval passed.
  *       A nomination costs a walk of that ClusterQueue's awake pods.
- *   QW9 A give-back wakes every parked pod of its tree (QW2), though it
- *       may free room for one: under reclaim each eviction of a 1-cpu
+ *   QW9 A give-back woke every parked pod of its tree (QW2 before PW2),
+ *       though it may free room for one: under reclaim each eviction of a 1-cpu
  *       borrower woke all the cohort's waiting pods, and all but one were
  *       attempted and refused again (~71 refused attempts per pod placed,
  *       shmsched-pending-bench --kind quota --reclaim). So the pod QW6
@@ -105,6 +108,48 @@
  *       the skipped pod is the one QW6 would have attempted, and the
  *       attempt would have refused it the same way (a moment's view,
  *       as the attempt's own).
+ *   PW1 Parked per ClusterQueue (issue 37: a give-back woke every parked
+ *       pod of its tree, and QW9 parked all but one again: a list move
+ *       each, quadratic over a reclaim run): each ClusterQueue's parked
+ *       pods are in its own list with the oldest generation they read and
+ *       a lower bound of their charges (the least per resource since the
+ *       list was last empty: a pod leaving does not raise it), which is
+ *       each one's charge while every pod that joined since had the same
+ *       (uniform); its tree lists its ClusterQueues with parked pods. A
+ *       swap of the tree (QW5) not yet looked at is looked at before a
+ *       pod joins (park), since the new tree may number the queues
+ *       otherwise; a pod refused by the old tree is woken.
+ *   PW2 When a tree's generation moved (read before any usage, as an
+ *       attempt reads it), each of its ClusterQueues whose parked pods
+ *       read an older one is checked against quota as it is now
+ *       (quota_would_charge of the bound in each of its flavors: charges
+ *       only add up, so a bound refused in every flavor is each pod
+ *       refused; a flavor's nodeLabels do not matter: a pod no flavor
+ *       can charge parks again whatever its labels), and keeps the
+ *       generation read: a release after that read moves it again, so no
+ *       wake is lost. Refused: its pods stay parked. Otherwise, when its
+ *       pods are uniform and it has no admission fair sharing (QW8
+ *       nominates among all its awake pods), they are woken in parking
+ *       order while one more charge per awake pod of the queue might fit
+ *       (at most WAIT_BURST), and when some are left the queue is checked
+ *       again next poll (recheck), after the woken ones were attempted
+ *       (their room taken, or not); else all are woken, as before PW2.
+ *       A pod that could now fit is woken, maybe a poll after the woken
+ *       ones ahead of it in its queue; fair sharing (QW6) orders the
+ *       woken ones as before. So a give-back in cohort A of a tree does
+ *       not wake the pods of a ClusterQueue under cohort B that cannot
+ *       use it (a borrowingLimit or lendingLimit on the way, requests
+ *       larger than it), and under reclaim an eviction that frees 1 cpu
+ *       wakes one 1-cpu pod, not the queue: a give-back costs a check
+ *       per ClusterQueue with parked pods in the tree, and a list move
+ *       per pod woken.
+ *   PW3 A ClusterQueue found refused by PW2 asks its reclaim (QA6, QA7)
+ *       through its first parked pod, as QW9's re-parked pod asks it
+ *       (quota_repark_ask, after the gate): the ask QW2's woken pods made
+ *       when QW9 refused them again, which reclaim's chain of requests
+ *       needs (QA7's want and nudge wake a tree for one ask). At most
+ *       WAIT_WAKE_ASKS a poll: a queue past them is checked again next
+ *       poll (recheck).
  *   QG1 Gangs under quota (Kueue admits a pod group as one workload: the
  *       sum of its pods' requests, all or nothing; daemon/attempt.c
  *       attempt_gang). A gang that quota refused (ATTEMPT_GANG_QUOTA:
@@ -173,22 +218,35 @@ struct wgang {
 
 /* One cohort tree's pods waiting for quota on one worker (QW1). */
 struct qtree {
-	uint32_t head, tail; /* parked, in parking order, QUEUE_NONE when empty */
+	uint32_t parked_cqs; /* ClusterQueues with parked pods (PW1), a list
+			      * by qcq.pnext; QUEUE_NONE when none */
 	uint32_t n;          /* parked */
 	uint32_t at;         /* its place in tree_list while n + n_awake > 0 */
 	uint64_t gen;        /* the oldest generation its parked pods read */
+	bool recheck;        /* some ClusterQueue of it has recheck (PW2) */
 	uint32_t awake_cqs;  /* ClusterQueues with awake pods (QW6), a list
 			      * by qcq.next; QUEUE_NONE when none */
 	uint32_t n_awake;    /* awake pods */
 	uint32_t cycle;      /* the fair-sharing cycle (QW6) */
 };
 
-/* One ClusterQueue's awake pods on one worker (QW6), by its node id. */
+/* One ClusterQueue's pods waiting for quota on one worker, by its node
+ * id: awake (QW6) and parked (PW1). */
 struct qcq {
-	uint32_t head, tail; /* parking order */
-	uint32_t n;
+	uint32_t head, tail; /* awake, in parking order */
+	uint32_t n;          /* awake */
 	uint32_t next, prev; /* in its tree's awake_cqs */
 	uint32_t cycle;      /* the tree's cycle in which it last nominated */
+	uint32_t phead, ptail; /* parked, in parking order (PW1) */
+	uint32_t pn;           /* parked */
+	uint32_t pnext, pprev; /* in its tree's parked_cqs while pn > 0 */
+	uint64_t pgen;         /* the oldest generation its parked pods read */
+	/* A lower bound of its parked pods' charges, per resource (PW1):
+	 * the least since pn was last 0; uniform: every pod that joined
+	 * since had that charge (then it is each one's). */
+	int64_t pmin[QUOTA_MAX_RESOURCES];
+	bool uniform;
+	bool recheck; /* PW2: parked pods left that may fit: look again */
 };
 
 /* quota_cq[id]: the pod is in its ClusterQueue's awake list (QW6). */
@@ -300,8 +358,21 @@ static void quota_append(struct wait_worker *ww, uint32_t id, uint32_t *head,
 	*tail = id;
 }
 
-/* Takes pod `id` out of its tree's parked list or its ClusterQueue's
- * awake list (QW4), if it is in one. */
+/* ClusterQueue `qc`, whose last parked pod left, out of tree `tr`'s
+ * parked_cqs (PW1). */
+static void parked_cq_unlink(struct wait_worker *ww, struct qtree *tr,
+			     struct qcq *qc)
+{
+	if (qc->pprev != QUEUE_NONE)
+		ww->cqs[qc->pprev].pnext = qc->pnext;
+	else
+		tr->parked_cqs = qc->pnext;
+	if (qc->pnext != QUEUE_NONE)
+		ww->cqs[qc->pnext].pprev = qc->pprev;
+}
+
+/* Takes pod `id` out of its ClusterQueue's parked or awake list (QW4),
+ * if it is in one. */
 static void quota_leave(struct wait_worker *ww, uint32_t id)
 {
 	uint32_t r1 = ww->quota_root[id];
@@ -325,8 +396,12 @@ static void quota_leave(struct wait_worker *ww, uint32_t id)
 				ww->cqs[qc->next].prev = qc->prev;
 		}
 	} else {
-		quota_unlink(ww, id, &tr->head, &tr->tail);
+		uint32_t cq = c - 1;
+		struct qcq *qc = &ww->cqs[cq];
+		quota_unlink(ww, id, &qc->phead, &qc->ptail);
 		tr->n--;
+		if (--qc->pn == 0)
+			parked_cq_unlink(ww, tr, qc);
 	}
 	ww->quota_root[id] = 0;
 	ww->quota_cq[id] = 0;
@@ -337,10 +412,11 @@ static void quota_leave(struct wait_worker *ww, uint32_t id)
 	}
 }
 
-/* Pod `id`, parked for quota by ClusterQueue `cq`, joins the list of tree
- * `root` with the generation `gen` it read (QW1). */
+/* Pod `id`, parked for quota by ClusterQueue `cq` of tree `root` with
+ * the generation `gen` it read and its charge `charge[0 .. nr)`, joins
+ * its ClusterQueue's parked list (QW1, PW1). */
 static void quota_join(struct wait_worker *ww, uint32_t id, uint32_t root,
-		       uint32_t cq, uint64_t gen)
+		       uint32_t cq, uint64_t gen, const int64_t *charge, int nr)
 {
 	struct qtree *tr = &ww->trees[root];
 	if (tr->n + tr->n_awake == 0) {
@@ -349,12 +425,36 @@ static void quota_join(struct wait_worker *ww, uint32_t id, uint32_t root,
 		ww->tree_list[ww->n_trees++] = root;
 	}
 	if (tr->n == 0) {
-		tr->head = tr->tail = QUEUE_NONE;
+		tr->parked_cqs = QUEUE_NONE;
 		tr->gen = gen;
+		tr->recheck = false;
 	} else if (gen < tr->gen) {
 		tr->gen = gen; /* generations only grow: the oldest is kept */
 	}
-	quota_append(ww, id, &tr->head, &tr->tail);
+	struct qcq *qc = &ww->cqs[cq];
+	if (qc->pn == 0) {
+		qc->phead = qc->ptail = QUEUE_NONE;
+		qc->pgen = gen;
+		for (int r = 0; r < nr; r++)
+			qc->pmin[r] = charge[r];
+		qc->uniform = true;
+		qc->recheck = false;
+		qc->pprev = QUEUE_NONE;
+		qc->pnext = tr->parked_cqs;
+		if (tr->parked_cqs != QUEUE_NONE)
+			ww->cqs[tr->parked_cqs].pprev = cq;
+		tr->parked_cqs = cq;
+	} else {
+		if (gen < qc->pgen)
+			qc->pgen = gen;
+		for (int r = 0; r < nr; r++) {
+			qc->uniform = qc->uniform && charge[r] == qc->pmin[r];
+			if (charge[r] < qc->pmin[r])
+				qc->pmin[r] = charge[r];
+		}
+	}
+	quota_append(ww, id, &qc->phead, &qc->ptail);
+	qc->pn++;
 	tr->n++;
 	ww->quota_root[id] = root + 1;
 	ww->quota_cq[id] = cq + 1;
@@ -368,14 +468,16 @@ static void quota_join(struct wait_worker *ww, uint32_t id, uint32_t root,
 	}
 }
 
-/* Parked pod `id` of tree `tr` goes to its ClusterQueue's awake list
- * (QW2). */
-static void quota_awaken(struct wait_worker *ww, struct qtree *tr, uint32_t id)
+/* The first parked pod of ClusterQueue `cq` of tree `tr` goes to its
+ * awake list (QW2, PW2). */
+static void quota_awaken(struct wait_worker *ww, struct qtree *tr, uint32_t cq)
 {
-	quota_unlink(ww, id, &tr->head, &tr->tail);
-	tr->n--;
-	uint32_t cq = ww->quota_cq[id] - 1;
 	struct qcq *qc = &ww->cqs[cq];
+	uint32_t id = qc->phead;
+	quota_unlink(ww, id, &qc->phead, &qc->ptail);
+	tr->n--;
+	if (--qc->pn == 0)
+		parked_cq_unlink(ww, tr, qc);
 	if (qc->n++ == 0) {
 		qc->head = qc->tail = QUEUE_NONE;
 		qc->cycle = tr->cycle - 1; /* may nominate in this cycle */
@@ -538,6 +640,8 @@ static bool wants_to_wait(const struct serve_wait *wt, const struct record_pod *
 	return wt->cfg.wait_default;
 }
 
+static unsigned quota_swap_wake(struct wait_worker *ww, uint64_t now);
+
 /* Parks (or parks again) `id` after a failed attempt of worker w: for
  * quota when `qr` (attempt_quota_refused) says quota refused it (QW1). */
 static void park(struct serve_wait *wt, unsigned w, uint32_t id,
@@ -546,12 +650,24 @@ static void park(struct serve_wait *wt, unsigned w, uint32_t id,
 		 const struct attempt_quota_refusal *qr)
 {
 	struct wait_worker *ww = &wt->w[w];
-	int root = -1;
+	int root = -1, nr = 0;
+	bool stale = false;
 	if (qr != NULL) {
-		/* QW5: inside the gate; a tree swapped in since the attempt
-		 * gives a wrong root or none, and its serial wakes the pod. */
+		/* QW5: inside the gate. A swap this worker has not looked at
+		 * yet: its lists, kept per ClusterQueue index (PW1), are of the
+		 * old tree, which may number the queues otherwise: woken
+		 * first. A refusal by the old tree: the pod is woken too. */
 		qc_enter(wt->a->quota, w);
-		root = quota_node_root(qc_tree(wt->a->quota), qr->cq);
+		uint64_t serial = qc_serial(wt->a->quota);
+		if (serial != ww->quota_serial) {
+			stat_add(&ww->st.quota_woken, quota_swap_wake(ww, now));
+			ww->quota_serial = serial;
+		}
+		stale = qr->serial != serial;
+		if (!stale) {
+			root = quota_node_root(qc_tree(wt->a->quota), qr->cq);
+			nr = quota_n_resources(qc_tree(wt->a->quota));
+		}
 		qc_leave(wt->a->quota, w);
 	}
 	const struct pod_spec *tmpl = &pr->templates[pod->template_id - 1];
@@ -572,26 +688,153 @@ static void park(struct serve_wait *wt, unsigned w, uint32_t id,
 	(void)rc; /* the caller checked the pod was out or in its attempt */
 	if (root >= 0 && root < (int)WAIT_QUOTA_TREES) {
 		ww->qc = wt->a->quota;
-		quota_join(ww, id, (uint32_t)root, (uint32_t)qr->cq, qr->gen);
+		quota_join(ww, id, (uint32_t)root, (uint32_t)qr->cq, qr->gen,
+			   qr->charge, nr);
 		stat_inc(&ww->st.quota_parked);
 		/* Reclaim (issue 37 item 4): the victims' quota given back
 		 * moves the generation read before the refusal: it wakes. */
 		attempt_quota_reclaim(wt->a, w, pod->spec, qr);
+	} else if (stale) {
+		stat_add(&ww->st.quota_woken, queue_wake(ww->q, id, now));
 	}
 }
 
 static void retry(struct serve_wait *wt, unsigned w, uint32_t id, bool last,
 		  uint64_t now);
 
-/* QW2: the pods of each tree whose generation moved since they parked,
- * moved to their ClusterQueues' awake lists (QW6) in the order they
- * parked; after a swap (QW5) every pod, parked or awake, woken into
- * activeQ. Returns how many. */
+/* PW2: whether `times` pods each charged `pmin[0 .. nr)` might be
+ * charged to ClusterQueue `cq` now in some flavor of its `order[0 ..
+ * nf)`: false only when quota_would_charge refuses the sum (-ENOSPC) in
+ * every flavor. Charges only add up (quota/quota.h), so a refused lower
+ * bound is a refusal of each pod it bounds. Inside worker w's gate. */
+static bool cq_may_fit(const struct quota_tree *t, int cq, const int *order,
+		       int nf, const int64_t *pmin, int nr, uint32_t times)
+{
+	int64_t want[QUOTA_MAX_RESOURCES];
+	for (int r = 0; r < nr; r++)
+		want[r] = pmin[r] > QUOTA_QUANTITY_MAX / (int64_t)times
+				  ? QUOTA_QUANTITY_MAX
+				  : pmin[r] * (int64_t)times;
+	for (int k = 0; k < nf; k++)
+		if (quota_would_charge(t, cq, order[k], want) != -ENOSPC)
+			return true;
+	return nf == 0;
+}
+
+/* PW3: a ClusterQueue whose parked pods quota refuses at a wake: the
+ * reclaim its first parked pod asks after the gate (quota_repark_ask). */
+struct wake_ask {
+	uint32_t id;
+	int cq, flavor;
+};
+
+/* PW2: the parked pods of ClusterQueue `cq` of tree `tr`, whose tree's
+ * generation is `gen` now (read before this), that quota might take,
+ * moved to its awake list in parking order; the queue keeps `gen`. None
+ * when their lower bound (pmin) fits in no flavor: each is refused at
+ * `gen`, and the first asks the queue's reclaim (PW3: into `asks`, at
+ * most WAIT_WAKE_ASKS; past them the queue is looked at again next poll,
+ * recheck). Else, with pods of one charge (uniform) and no admission fair
+ * sharing, while one more charge per awake pod of the queue might fit, at
+ * most WAIT_BURST, and the queue is looked at again next poll when some
+ * are left (recheck: the woken ones were attempted by then, their room
+ * taken or not); otherwise every one. Inside worker w's gate. Returns
+ * how many woken. */
+#define WAIT_WAKE_ASKS 16u
+static unsigned quota_wake_cq(struct serve_wait *wt, unsigned w,
+			      const struct quota_tree *t, struct qtree *tr,
+			      uint32_t cq, uint64_t gen, struct wake_ask *asks,
+			      unsigned *n_asks)
+{
+	struct wait_worker *ww = &wt->w[w];
+	struct qcq *qc = &ww->cqs[cq];
+	int nr = quota_n_resources(t);
+	const int *order;
+	int nf = quota_node_flavors(t, (int)cq, &order);
+	qc->pgen = gen;
+	qc->recheck = false;
+	if (!cq_may_fit(t, (int)cq, order, nf, qc->pmin, nr, 1)) {
+		if (*n_asks < WAIT_WAKE_ASKS)
+			asks[(*n_asks)++] = (struct wake_ask){
+				.id = qc->phead, .cq = (int)cq, .flavor = order[0]};
+		else
+			qc->recheck = true;
+		return 0;
+	}
+	/* QW8 nominates among all its awake pods; with pods of several
+	 * charges the bound may be below each: all woken, as before PW2. */
+	bool all = !qc->uniform || (qc_admission_fair(wt->a->quota) != NULL &&
+				    quota_node_admission_fair_sharing(t, (int)cq));
+	unsigned n = 0;
+	while (qc->pn > 0 &&
+	       (all || (n < WAIT_BURST &&
+			(qc->n == 0 || cq_may_fit(t, (int)cq, order, nf, qc->pmin,
+						  nr, qc->n + 1))))) {
+		quota_awaken(ww, tr, cq);
+		n++;
+	}
+	qc->recheck = qc->pn > 0;
+	return n;
+}
+
+/* PW2: tree `tr`, whose generation is `gen` now (read before this):
+ * each ClusterQueue with parked pods of an older generation, or to be
+ * looked at again (recheck), looked at (quota_wake_cq). Inside worker
+ * w's gate. Returns how many woken. */
+static unsigned quota_wake_tree(struct serve_wait *wt, unsigned w,
+				const struct quota_tree *t, struct qtree *tr,
+				uint64_t gen, struct wake_ask *asks,
+				unsigned *n_asks)
+{
+	struct wait_worker *ww = &wt->w[w];
+	unsigned n = 0;
+	uint32_t next;
+	tr->recheck = false;
+	for (uint32_t cq = tr->parked_cqs; cq != QUEUE_NONE; cq = next) {
+		struct qcq *qc = &ww->cqs[cq];
+		next = qc->pnext;
+		if (qc->pgen != gen || qc->recheck)
+			n += quota_wake_cq(wt, w, t, tr, cq, gen, asks, n_asks);
+		tr->recheck = tr->recheck || (qc->pn > 0 && qc->recheck);
+	}
+	tr->gen = gen;
+	return n;
+}
+
+static void quota_repark_ask(struct serve_wait *wt, unsigned w, uint32_t id,
+			     const struct attempt_quota_refusal *qr);
+
+/* QW5: after a swap of the tree, every pod of worker `ww`'s lists,
+ * parked or awake, woken into activeQ: their roots, ClusterQueues and
+ * generations were of the old tree. Returns how many. */
+static unsigned quota_swap_wake(struct wait_worker *ww, uint64_t now)
+{
+	unsigned n = 0;
+	while (ww->n_trees > 0) {
+		struct qtree *tr = &ww->trees[ww->tree_list[0]];
+		stat_inc(&ww->st.quota_wakeups);
+		/* Its last quota_leave takes it out of tree_list. */
+		while (tr->n + tr->n_awake > 0) {
+			uint32_t id = tr->n > 0 ? ww->cqs[tr->parked_cqs].phead
+						: ww->cqs[tr->awake_cqs].head;
+			quota_leave(ww, id);
+			n += queue_wake(ww->q, id, now);
+		}
+	}
+	return n;
+}
+
+/* QW2, PW1-PW3: the pods of each tree whose generation moved since they
+ * parked, those quota might take moved to their ClusterQueues' awake
+ * lists (QW6) in the order they parked; after a swap (QW5) every pod,
+ * parked or awake, woken into activeQ. Returns how many. */
 static unsigned quota_wake(struct serve_wait *wt, unsigned w, uint64_t now)
 {
 	struct wait_worker *ww = &wt->w[w];
 	if (ww->n_trees == 0)
 		return 0;
+	struct wake_ask asks[WAIT_WAKE_ASKS];
+	unsigned n_asks = 0;
 	/* QW5: the tree read inside the gate (qc_replace may swap it); a
 	 * swap since the last look wakes every tree's pods, whose roots and
 	 * generations were of the old tree. */
@@ -600,32 +843,29 @@ static unsigned quota_wake(struct serve_wait *wt, unsigned w, uint64_t now)
 	uint64_t serial = qc_serial(wt->a->quota);
 	bool swapped = serial != ww->quota_serial;
 	ww->quota_serial = serial;
-	unsigned n = 0;
-	for (uint32_t k = 0; k < ww->n_trees;) {
+	unsigned n = swapped ? quota_swap_wake(ww, now) : 0;
+	for (uint32_t k = 0; k < ww->n_trees; k++) {
 		uint32_t root = ww->tree_list[k];
 		struct qtree *tr = &ww->trees[root];
-		if (swapped) {
-			stat_inc(&ww->st.quota_wakeups);
-			/* Its last quota_leave puts another tree at k. */
-			while (tr->n + tr->n_awake > 0) {
-				uint32_t id = tr->n > 0 ? tr->head
-							: ww->cqs[tr->awake_cqs].head;
-				quota_leave(ww, id);
-				n += queue_wake(ww->q, id, now);
-			}
-			continue;
+		if (tr->n > 0) {
+			/* PW2: read before quota_would_charge's reads of usage:
+			 * a release after it moves it again. */
+			uint64_t gen = quota_generation(t, (int)root);
+			if (gen != tr->gen)
+				stat_inc(&ww->st.quota_wakeups);
+			if (gen != tr->gen || tr->recheck)
+				n += quota_wake_tree(wt, w, t, tr, gen, asks, &n_asks);
 		}
-		if (tr->n > 0 && quota_generation(t, (int)root) != tr->gen) {
-			stat_inc(&ww->st.quota_wakeups);
-			while (tr->n > 0) {
-				quota_awaken(ww, tr, tr->head);
-				n++;
-			}
-		}
-		k++;
 	}
 	qc_leave(wt->a->quota, w);
 	stat_add(&ww->st.quota_woken, n);
+	/* PW3: as QW9's pod parked again asks (quota_repark_ask). */
+	for (unsigned i = 0; i < n_asks; i++) {
+		struct attempt_quota_refusal qr = {.refused = true, .cq = asks[i].cq,
+						   .flavor = asks[i].flavor,
+						   .serial = serial};
+		quota_repark_ask(wt, w, asks[i].id, &qr);
+	}
 	return n;
 }
 
@@ -765,20 +1005,21 @@ static unsigned quota_repark_like(struct serve_wait *wt, unsigned w,
 		next = ww->quota_next[id];
 		const struct res_vec *rv = queue_request(ww->q, id);
 		/* The same request (pods of one template): the same charge. */
-		bool more = memcmp(rv, req, sizeof(*req)) == 0;
-		if (!more) {
-			int64_t charge[QUOTA_MAX_RESOURCES];
+		const int64_t *cp = qr->charge;
+		int64_t charge[QUOTA_MAX_RESOURCES];
+		if (memcmp(rv, req, sizeof(*req)) != 0) {
 			unsigned missing;
 			if (qc_request(q, w, rv, charge, &missing) < 0)
 				continue;
-			more = true;
+			bool more = true;
 			for (int r = 0; r < nr && more; r++)
 				more = charge[r] >= qr->charge[r];
+			if (!more)
+				continue;
+			cp = charge;
 		}
-		if (!more)
-			continue;
 		quota_leave(ww, id);
-		quota_join(ww, id, (uint32_t)root, (uint32_t)qr->cq, qr->gen);
+		quota_join(ww, id, (uint32_t)root, (uint32_t)qr->cq, qr->gen, cp, nr);
 		stat_inc(&ww->st.quota_parked);
 		stat_inc(&ww->st.quota_skipped);
 		n++;
@@ -796,7 +1037,8 @@ static void quota_repark(struct serve_wait *wt, unsigned w, uint32_t id,
 			 const struct attempt_quota_refusal *qr, int root)
 {
 	struct wait_worker *ww = &wt->w[w];
-	quota_join(ww, id, (uint32_t)root, (uint32_t)qr->cq, qr->gen);
+	quota_join(ww, id, (uint32_t)root, (uint32_t)qr->cq, qr->gen, qr->charge,
+		   quota_n_resources(qc_tree(wt->a->quota))); /* inside the gate */
 	stat_inc(&ww->st.quota_parked);
 	stat_inc(&ww->st.quota_skipped);
 	quota_repark_like(wt, w, qr, root, queue_request(ww->q, id));

@@ -73,8 +73,9 @@ struct wait_stats {
 	uint64_t gang_timeouts; /* gangs that did not gather minMember in time */
 	uint64_t quota_parked;  /* times a pod parked refused by quota */
 	uint64_t quota_wakeups; /* times a cohort tree's quota came back and
-				 * woke the pods waiting on it */
-	uint64_t quota_woken;   /* ... pods so woken */
+				 * its pods waiting on it were looked at */
+	uint64_t quota_woken;   /* ... pods so woken (PW2 in daemon/wait.c:
+				 * those quota might take) */
 	uint64_t quota_skipped; /* woken pods parked again unattempted: quota
 				 * would refuse them (QW9 in daemon/wait.c) */
 	struct queue_stats queue; /* summed, gauges included */

@@ -473,6 +473,15 @@ int reclaim_choose(struct reclaim_work *w, const struct quota_tree *t,
 		   void *node_ok_arg, uint32_t *victims, size_t *n_victims,
 		   enum reclaim_why *why);
 
+/* RO1: whether the last reclaim_choose on `w` had an attempt that read
+ * every candidate it kept without the preemptor fitting. When not, any
+ * candidates that would come after the last one given (in RCL2's order:
+ * another queue's before the preemptor's own, then priority, admission
+ * time, uid) change nothing: a caller that gives the candidates in that
+ * order may give a prefix, and give more only while this says true (RO2
+ * in daemon/quota_charge.c). */
+bool reclaim_ran_out(const struct reclaim_work *w);
+
 /* A sentence for `why` about ClusterQueue `cq` (for a refusal). */
 void reclaim_message(const struct quota_tree *t, int cq, enum reclaim_why why,
 		     char *buf, size_t len);

@@ -111,6 +111,8 @@ struct reclaim_work {
 	uint32_t *seq;                           /* ... taken off it, in order */
 	uint8_t *cls;                            /* [n]: enum cls */
 	size_t cap;                              /* of heap, seq and cls */
+	bool ran_out; /* RO1: the last choice's attempt went past its last
+		       * candidate without the preemptor fitting */
 };
 
 struct reclaim_work *reclaim_work_new(const struct quota_tree *t)
@@ -459,6 +461,7 @@ int reclaim_choose(struct reclaim_work *w, const struct quota_tree *t,
 	enum reclaim_why dummy;
 	if (why == NULL)
 		why = &dummy;
+	w->ran_out = false;
 	*n_victims = 0;
 	*why = RECLAIM_WHY_NONE;
 	int cq = pre->cq, f = pre->flavor;
@@ -580,6 +583,8 @@ int reclaim_choose(struct reclaim_work *w, const struct quota_tree *t,
 			victims[k++] = ci;
 			fit = fits_now(w, pre, borrow, node_ok, node_ok_arg, victims, k);
 		}
+		if (!fit)
+			w->ran_out = true; /* RO1: more candidates might have fit */
 		if (fit) {
 			/* RCL5: fillBackWorkloads, its swap with the last kept. */
 			for (size_t i = k - 1; i-- > 0;) {
@@ -617,6 +622,11 @@ int reclaim_choose(struct reclaim_work *w, const struct quota_tree *t,
 	else if (bwc && !hier && n_cross_plain > 0)
 		*why = RECLAIM_WHY_BORROW;
 	return -ENOSPC;
+}
+
+bool reclaim_ran_out(const struct reclaim_work *w)
+{
+	return w->ran_out;
 }
 
 void reclaim_message(const struct quota_tree *t, int cq, enum reclaim_why why,

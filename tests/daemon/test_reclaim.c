@@ -257,8 +257,9 @@ static void test_no_node_evicts_nothing(void **state)
  * 100 evictions: the requests a full ring dropped are asked again when
  * quota moves, and none evicts for a queue with no pod waiting; and
  * with at most 150 asks (QA7: one request in flight per queue). (Here
- * each eviction's give-back wakes the rest; the evictor's nudge, RN2 in
- * daemon/evict.c, is for runs where it would not:
+ * each eviction's give-back has the queue ask again: PW3 in
+ * daemon/wait.c; the evictor's nudge, RN2 in daemon/evict.c, is for
+ * runs where it would not:
  * `shmsched-pending-bench --kind quota --reclaim --pods 200` stalled
  * without it.) */
 static void test_many_waiting(void **state)
@@ -307,6 +308,157 @@ static void test_many_waiting(void **state)
 	stop(&r);
 }
 
+/* Two pods of template `tid` placed (cookies 100, 101) into res[0..2). */
+static void place_two(struct shmsched_client *c, uint32_t tid,
+		      struct shmsched_result *res)
+{
+	fixture_place_one(c, tid, 100, &res[0]);
+	fixture_place_one(c, tid, 101, &res[1]);
+	assert_int_equal(res[0].status, SHMSCHED_PLACED);
+	assert_int_equal(res[1].status, SHMSCHED_PLACED);
+}
+
+/* `n` (at most 20) waiting pods of template `tid` (the first of them of
+ * `first_tid`), cookies from `cookie`, 20 s deadlines. */
+static void submit_n(struct shmsched_client *c, uint32_t first_tid,
+		     uint32_t tid, uint64_t cookie, int n)
+{
+	struct shmsched_pod p[20];
+	for (int i = 0; i < n; i++)
+		p[i] = (struct shmsched_pod){.cookie = cookie + (uint64_t)i,
+					     .template_id = i == 0 ? first_tid : tid,
+					     .flags = SHMSCHED_WAIT,
+					     .deadline_ns = now_ns() +
+							    UINT64_C(20000000000)};
+	assert_int_equal(shmsched_submit(c, p, (uint32_t)n), n);
+}
+
+/* Until `n` pods wait unschedulable (5 s at most); the stats then. */
+static void await_unschedulable(struct daemon *d, uint64_t n,
+				struct daemon_stats *ds)
+{
+	for (int i = 0; i < 500; i++) {
+		daemon_get_stats(d, ds);
+		if (ds->pending_unschedulable == n)
+			break;
+		usleep(10000);
+	}
+	assert_int_equal(ds->pending_unschedulable, n);
+}
+
+/* A give-back wakes only the ClusterQueues it can help (PW2 in
+ * daemon/wait.c). One cohort tree: cohort "org" with child cohorts "ca"
+ * and "cb" (no quota of their own); team-a in ca, 2 cpu nominal, both
+ * used; team-b in cb, 1 cpu nominal, used, borrowingLimit 0 (Kueue's
+ * ResourceQuota.BorrowingLimit, apis/kueue/v1beta1/clusterqueue_types.go:
+ * it may borrow nothing from its cohort). 20 team-b pods of 1 cpu and
+ * one team-a pod of 1 cpu wait. A team-a placement released gives 1 cpu
+ * back in ca: team-a's pod fits and is placed; team-b's cannot (its
+ * limit), and are not woken. Old code: the give-back woke every parked
+ * pod of the tree (21), and QW9 parked the 20 again unattempted. */
+static void test_give_back_wakes_its_queues(void **state)
+{
+	(void)state;
+	struct quota_tree *t;
+	char err[256];
+	assert_int_equal(quota_tree_new(&t), 0);
+	int f = quota_flavor_add(t, "fa", err, sizeof(err));
+	int cpu = quota_resource_add(t, "cpu", err, sizeof(err));
+	int org = quota_cohort_add(t, "org", NULL, QUOTA_WEIGHT_DEFAULT_MILLI, err,
+				   sizeof(err));
+	int ca = quota_cohort_add(t, "ca", "org", QUOTA_WEIGHT_DEFAULT_MILLI, err,
+				  sizeof(err));
+	int cb = quota_cohort_add(t, "cb", "org", QUOTA_WEIGHT_DEFAULT_MILLI, err,
+				  sizeof(err));
+	int a = quota_cluster_queue_add(t, "team-a", "ca", QUOTA_WEIGHT_DEFAULT_MILLI,
+					NULL, err, sizeof(err));
+	int b = quota_cluster_queue_add(t, "team-b", "cb", QUOTA_WEIGHT_DEFAULT_MILLI,
+					NULL, err, sizeof(err));
+	if (f < 0 || cpu < 0 || org < 0 || ca < 0 || cb < 0 || a < 0 || b < 0)
+		fail_msg("tree: %s", err);
+	assert_int_equal(quota_set(t, a, f, cpu, 2000, QUOTA_NO_LIMIT,
+				   QUOTA_NO_LIMIT, err, sizeof(err)), 0);
+	assert_int_equal(quota_set(t, b, f, cpu, 1000, 0, QUOTA_NO_LIMIT, err,
+				   sizeof(err)), 0);
+	assert_true(quota_local_queue_add(t, "default", "qa", "team-a", err,
+					  sizeof(err)) >= 0);
+	assert_true(quota_local_queue_add(t, "default", "qb", "team-b", err,
+					  sizeof(err)) >= 0);
+	if (quota_seal(t, err, sizeof(err)) < 0)
+		fail_msg("quota_seal: %s", err);
+	struct run r;
+	start(&r, t, 0, 0, 1, "1"); /* team-b's 1 cpu */
+	uint32_t qa = tmpl(r.a, "qa", "1", NULL), qb = tmpl(r.b, "qb", "1", NULL);
+	struct shmsched_result res[2];
+	place_two(r.a, qa, res);
+	submit_n(r.b, qb, qb, 300, 20);
+	submit_waiting(r.a, qa);
+	struct daemon_stats ds;
+	await_unschedulable(r.d, 21, &ds);
+	uint64_t woken = ds.quota_woken, skipped = ds.quota_skipped;
+	assert_int_equal(shmsched_release(r.a, res[0].placement_id, err,
+					  sizeof(err)), 0);
+	struct shmsched_result got;
+	assert_int_equal(fixture_await(r.a, &got, 1, 5000), 1);
+	assert_int_equal(got.status, SHMSCHED_PLACED);
+	assert_int_equal(got.cookie, 1);
+	daemon_get_stats(r.d, &ds);
+	assert_int_equal(ds.pending_unschedulable, 20);
+	if (ds.quota_woken - woken != 1 || ds.quota_skipped != skipped)
+		fail_msg("one give-back in cohort ca woke %" PRIu64 " pods and "
+			 "parked %" PRIu64 " again unattempted; expected 1 and 0: "
+			 "team-b's pods (cohort cb, borrowingLimit 0) cannot use it",
+			 ds.quota_woken - woken, ds.quota_skipped - skipped);
+	assert_int_equal(usage(r.t, "team-b"), 1000);
+	stop(&r);
+}
+
+/* Pods of a waiting queue that a give-back can fit are all woken (PW2:
+ * no wake lost): team-a (2 cpu nominal, both used, cohort "ml" with
+ * team-b, which holds none of it to lend: Never reclaims) waits with a
+ * 2-cpu pod then a 1-cpu one; one 1-cpu placement released places the
+ * 1-cpu pod behind the 2-cpu head (BestEffortFIFO). Then three 1-cpu
+ * pods wait; both placements released (2 cpu) place two of them, the
+ * third waits. */
+static void test_give_back_wakes_whom_it_fits(void **state)
+{
+	(void)state;
+	struct run r;
+	start(&r, make_tree_of(QUOTA_PREEMPT_NEVER, 2000), 0, 0, 2, "1");
+	char err[256];
+	uint32_t qa1 = tmpl(r.a, "qa", "1", NULL), qa2 = tmpl(r.a, "qa", "2", NULL);
+	struct shmsched_result res[2];
+	place_two(r.a, qa1, res);
+	submit_n(r.a, qa2, qa1, 1, 2); /* the 2-cpu pod first */
+	struct daemon_stats ds;
+	await_unschedulable(r.d, 2, &ds);
+	assert_int_equal(shmsched_release(r.a, res[0].placement_id, err,
+					  sizeof(err)), 0);
+	struct shmsched_result got;
+	assert_int_equal(fixture_await(r.a, &got, 1, 5000), 1);
+	assert_int_equal(got.status, SHMSCHED_PLACED);
+	assert_int_equal(got.cookie, 2);
+	uint64_t keep = got.placement_id;
+	/* The 2-cpu pod out of the way (cancelled), three 1-cpu pods in. */
+	assert_int_equal(shmsched_cancel(r.a, 1), 0);
+	assert_int_equal(fixture_await(r.a, &got, 1, 5000), 1);
+	assert_int_equal(got.status, SHMSCHED_CANCELLED);
+	submit_n(r.a, qa1, qa1, 10, 3);
+	await_unschedulable(r.d, 3, &ds);
+	assert_int_equal(shmsched_release(r.a, res[1].placement_id, err,
+					  sizeof(err)), 0);
+	assert_int_equal(shmsched_release(r.a, keep, err, sizeof(err)), 0);
+	struct shmsched_result two[2];
+	assert_int_equal(fixture_await(r.a, two, 2, 5000), 2);
+	assert_int_equal(two[0].status, SHMSCHED_PLACED);
+	assert_int_equal(two[1].status, SHMSCHED_PLACED);
+	assert_int_equal(fixture_await(r.a, &got, 1, 300), 0);
+	daemon_get_stats(r.d, &ds);
+	assert_int_equal(ds.pending_unschedulable, 1);
+	assert_int_equal(usage(r.t, "team-a"), 2000);
+	stop(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -316,6 +468,8 @@ int main(void)
 		cmocka_unit_test(test_evict_cap),
 		cmocka_unit_test(test_no_node_evicts_nothing),
 		cmocka_unit_test(test_many_waiting),
+		cmocka_unit_test(test_give_back_wakes_its_queues),
+		cmocka_unit_test(test_give_back_wakes_whom_it_fits),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -22,7 +22,10 @@
  * across queues, a borrowing preemptor evicting pods of other queues only
  * under RCL6, no usage past nominal + borrowingLimit, every preemption
  * within the budgets, and the tree's charge always taking a preemptor
- * the view said fits.
+ * the view said fits. In that run each request is also made again from
+ * prefixes of its candidates in RCL2's order (1, 2, 4, ...), the next
+ * given only while reclaim_ran_out says the last ran out (RO1): the
+ * same result, reason and victims as from all of them.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -667,6 +670,58 @@ static void pair_put(uint64_t key)
 	}
 }
 
+/* RO1 (quota/quota.h reclaim_ran_out): the candidates in RCL2's order
+ * (another queue's first, then priority, most recently admitted, uid),
+ * given as prefixes of 1, 2, 4, ... until a choice did not run out (or
+ * all were given), choose as all of them given at once did: the same
+ * result, reason and victims (by uid, in order). Counts the requests
+ * that stopped before their last candidate. */
+static int pre_cq;
+static uint64_t ro_stopped_early, ro_requests;
+
+static int rcl2_cmp(const void *pa, const void *pb)
+{
+	const struct reclaim_pod *a = pa, *b = pb;
+	bool ao = a->cq == pre_cq, bo = b->cq == pre_cq;
+	if (ao != bo)
+		return ao ? 1 : -1;
+	if (a->priority != b->priority)
+		return a->priority < b->priority ? -1 : 1;
+	if (a->admitted_ns != b->admitted_ns)
+		return a->admitted_ns > b->admitted_ns ? -1 : 1;
+	return a->uid < b->uid ? -1 : a->uid > b->uid;
+}
+
+static void check_prefixes(struct reclaim_work *w, const struct quota_tree *t,
+			   const struct reclaim_pod *pre,
+			   const struct reclaim_pod *cand, size_t n,
+			   const struct reclaim_budget *b, int rc_full,
+			   enum reclaim_why why_full, const uint32_t *v_full,
+			   size_t k_full)
+{
+	static struct reclaim_pod sorted[R_PODS];
+	static uint32_t v[R_PODS];
+	memcpy(sorted, cand, n * sizeof(*cand));
+	pre_cq = pre->cq;
+	qsort(sorted, n, sizeof(*sorted), rcl2_cmp);
+	size_t m = n < 1 ? n : 1, k = 0;
+	int rc;
+	enum reclaim_why why;
+	for (;;) {
+		rc = reclaim_choose(w, t, pre, sorted, m, b, NULL, NULL, v, &k, &why);
+		if (!reclaim_ran_out(w) || m == n)
+			break;
+		m = 2 * m < n ? 2 * m : n;
+	}
+	ro_requests++;
+	ro_stopped_early += m < n;
+	assert_int_equal(rc, rc_full);
+	assert_int_equal(why, why_full);
+	assert_int_equal(k, k_full);
+	for (size_t i = 0; i < k; i++)
+		assert_int_equal(sorted[v[i]].uid, cand[v_full[i]].uid);
+}
+
 /* `budgets`: the minimum run time and the cap on (they are not what
  * keeps cycles out: the run without them must find none either). */
 static void random_run(bool budgets)
@@ -775,8 +830,11 @@ static void random_run(bool budgets)
 						cand[n++] = pods[i].p;
 					}
 				size_t k;
+				enum reclaim_why why;
 				rc = reclaim_choose(w, t, &x->p, cand, n, &b, NULL,
-						    NULL, victims, &k, NULL);
+						    NULL, victims, &k, &why);
+				check_prefixes(w, t, &x->p, cand, n, &b, rc, why,
+					       victims, k);
 				if (rc == 0) {
 					reclaims++;
 					bool any_cross = false, above = false;
@@ -887,6 +945,13 @@ static void random_run(bool budgets)
 	assert_true(cross > 200);
 	assert_true(within > 200);
 	assert_true(bwc_preemptions > 20);
+	/* RO1: not vacuous: many requests stopped before their last
+	 * candidate (most that preempt; one that finds no victims reads
+	 * all). */
+	print_message("RO1: %" PRIu64 " of %" PRIu64 " requests chose from a "
+		      "prefix of their candidates\n", ro_stopped_early, ro_requests);
+	assert_true(ro_stopped_early > 1000);
+	ro_stopped_early = ro_requests = 0;
 	free(victims);
 	free(cand_of);
 	free(cand);
