@@ -176,7 +176,16 @@ struct producers {
 	/* OP_FAILURE's quarantine (producers_set_quarantine); report NULL:
 	 * none. */
 	struct producers_quarantine quarantine;
+	/* The placements with a failure report (producers_failure.c): the
+	 * daemon's "not Ready", which the drain's ladder reads (a budget's
+	 * unhealthyPodEvictionPolicy AlwaysAllow). Ids never come back, so
+	 * an entry whose placement is gone is dead, pruned when the array is
+	 * full. At most PROD_UNHEALTHY_MAX, in report order. Under the lock. */
+	uint64_t *unhealthy;
+	uint32_t n_unhealthy;
 };
+
+#define PROD_UNHEALTHY_MAX 4096u
 
 /* What one identity's templates are charged (issue 41; `charged`). */
 struct identity_charge {
@@ -270,6 +279,9 @@ void prod_handle_approval(struct producers *p, struct control_server *s,
 			  uint64_t conn, uint32_t rid, uint32_t action,
 			  const void *body, uint32_t len);
 void prod_approval_gone(struct producers *p, uint64_t conn);
+/* producers_failure.c: whether placement `id` has had a failure report
+ * (the drain's "unhealthy"). */
+bool prod_unhealthy(const struct producers *p, uint64_t id);
 bool prod_approval_keeps(struct producers *p, uint64_t id,
 			 const struct placement_record *r, const char *node,
 			 uint32_t reason, char *why, size_t why_len);
