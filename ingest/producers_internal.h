@@ -173,6 +173,12 @@ struct producers {
 	struct approval *approval;
 	uint64_t (*approval_clock)(void *arg);
 	void *approval_clock_arg;
+	/* AQ1 (producers_approval.c): registrations that reclaim or
+	 * preemption asks (relaxed), and the evictor's kick
+	 * (producers_set_approval_kick; NULL: none). */
+	uint32_t approval_scoped;
+	void (*approval_kick)(void *arg);
+	void *approval_kick_arg;
 	/* OP_FAILURE's quarantine (producers_set_quarantine); report NULL:
 	 * none. */
 	struct producers_quarantine quarantine;
@@ -285,6 +291,19 @@ bool prod_unhealthy(const struct producers *p, uint64_t id);
 bool prod_approval_keeps(struct producers *p, uint64_t id,
 			 const struct placement_record *r, const char *node,
 			 uint32_t reason, char *why, size_t why_len);
+/* Quota reclaim's and preemption's questions (`reason`
+ * OP_APPROVAL_RECLAIM or OP_APPROVAL_PREEMPT), under the lock: whether
+ * any registration is asked by them (a fast no); whether one bars
+ * placement `id` now, without asking (not a candidate); whether one keeps
+ * it, asking (why: on whom it waits), nothing cleared; and, once it was
+ * evicted, its asks done. */
+bool prod_approval_asks(const struct producers *p, uint32_t reason);
+bool prod_approval_bars(struct producers *p, uint64_t id,
+			const struct placement_record *r, uint32_t reason);
+bool prod_approval_holds(struct producers *p, uint64_t id,
+			 const struct placement_record *r, const char *node,
+			 uint32_t reason, char *why, size_t why_len);
+void prod_approval_evicted(struct producers *p, uint64_t id);
 
 /* producers_failure.c: OP_FAILURE (reports: owners; pools: admins). */
 void prod_handle_failure(struct producers *p, enum producer_role role,
