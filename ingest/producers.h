@@ -552,7 +552,7 @@ void producers_set_notifier(struct producers *p, producers_notice_fn notice,
  * under the lock when a reclaim's or preemption's ask is answered; the
  * evictor then calls producers_approval_tick at its next turn, which
  * wakes the askers whose asks were answered or whose verdict changed
- * with time (a preemption's: room published on the victim's node) and
+ * with time (a preemption's: room published anywhere) and
  * returns whether any was woken: then the evictor nudges the quota trees
  * (a reclaim's) and wakes the workers. Takes the lock only while a
  * registration asks for reclaim or preemption. */

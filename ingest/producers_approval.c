@@ -42,8 +42,10 @@
  *     producers_approval_tick at each turn after it loaded its kick word:
  *     the marks are taken
  *     there under the lock (approval_due), a preemption's ask publishes
- *     room on its victim's node (queue_event_room: the pods refused for
- *     room there try again, and ask to preempt again), a reclaim's has
+ *     room anywhere (queue_event_room for QUEUE_ANY_NODE: every pod
+ *     refused for resources tries again, and asks to preempt again; the
+ *     victim's node's own room event would wake only the pods that fit
+ *     what it has left, which the victim still holds), a reclaim's has
  *     the evictor nudge the quota trees (qc_reclaim_nudge: the pods
  *     waiting for quota try again, and ask to reclaim again). An answer
  *     after the tick's look moves the kick word, so the evictor's wait
@@ -124,19 +126,21 @@ bool producers_approval_tick(struct producers *p)
 	/* AQ1: relaxed, a count for a fast no. */
 	if (__atomic_load_n(&p->approval_scoped, __ATOMIC_RELAXED) == 0)
 		return false;
-	uint64_t ids[TICK_MAX];
+	uint64_t ids[TICK_MAX]; /* the placements: unread (one event for all) */
 	uint32_t reasons[TICK_MAX];
 	pthread_mutex_lock(&p->lock);
 	uint32_t n = p->approval != NULL
 		? approval_due(p->approval, clock_now(p), ids, reasons, TICK_MAX) : 0;
-	const struct snapshot *snap = cluster_snapshot(p->cluster);
-	struct ledger *l = cluster_ledger(p->cluster);
-	for (uint32_t k = 0; k < n; k++) {
-		if (reasons[k] == OP_APPROVAL_RECLAIM)
-			continue; /* the caller nudges the quota trees */
-		const struct placement_record *r = placements_get(p->placements, ids[k]);
-		if (r != NULL && ledger_slot_current(l, snap, r->slot, r->node_gen))
-			prod_publish(p, queue_event_room(r->slot));
+	bool preempt = false;
+	for (uint32_t k = 0; k < n; k++)
+		preempt = preempt || reasons[k] == OP_APPROVAL_PREEMPT;
+	if (preempt) {
+		/* Room "anywhere": the pods refused for resources wake (a room
+		 * event of the victim's node would wake only those that fit
+		 * what it has left, and the victim still holds it). */
+		struct queue_event ev = queue_event_room(0);
+		ev.slot = QUEUE_ANY_NODE;
+		prod_publish(p, ev);
 	}
 	pthread_mutex_unlock(&p->lock);
 	return n > 0;

@@ -1,6 +1,7 @@
-/* unit.approval_evict: approving managers asked by quota reclaim (issue
- * 38 item 3: "before any voluntary disruption of such a pod (drain,
- * quota reclaim, preemption where it opts in) the daemon asks"), through
+/* unit.approval_evict: approving managers asked by quota reclaim and
+ * priority preemption (issue 38 item 3: "before any voluntary disruption
+ * of such a pod (drain, quota reclaim, preemption where it opts in) the
+ * daemon asks"), through
  * the real daemon in process, a manager on the admin socket
  * (approval_mgr.h) and the managers' clock injected
  * (daemon_config.approval_clock), so deadlines pass when the test says.
@@ -29,6 +30,13 @@
  *   keeps the pod, each counted under the reclaim asker;
  * - a registration without the opt-in is not asked by reclaim: 203 goes
  *   at once, no ask posted.
+ * Preemption likewise (DefaultPreemption, kubernetes pkg/scheduler/
+ * framework/plugins/defaultpreemption: a pod of priority 1000 evicts one
+ * of two priority-0 pods that fill two nodes; which node the choice tries
+ * first is random, so the tests read which pod was asked): grant; deny
+ * then the other pod asked and granted; both denied, nothing evicted;
+ * not-before and the fail-open deadline on the injected clock; a
+ * registration for reclaim only not asked.
  * Each test fails on the old code: its registration's flag is refused
  * there (EINVAL), and reclaim asked nobody.
  */
@@ -346,6 +354,190 @@ static void test_reclaim_not_opted_in(void **state)
 	stop(&r);
 }
 
+/* --- priority preemption (OP_APPROVAL_PREEMPT_TOO) ---
+ *
+ * Nodes n0 and n1 of 2 cpu (fx.cluster, the PriorityClass "high" of
+ * 1000 in it); the low producer's pods app=db of 2 cpu fill both (cookies
+ * 0 and 1, priority 0); the high producer's 2-cpu pod of class high waits,
+ * and may preempt either (DefaultPreemption; the choice's start is a
+ * random node). The manager selects app=db. */
+struct prun {
+	struct daemon *d;
+	struct shmsched_client *low, *hi;
+	uint64_t db[2]; /* placements, by cookie */
+	struct mgr m;
+};
+
+static void pstart(struct prun *r, uint32_t flags, uint32_t deadline_ms)
+{
+	fixture_write_cluster(&fx, &(struct fixture_nodes){.count = 2, .cpu = "2",
+							    .memory = "4Gi"},
+			      "{\"kind\":\"PriorityClass\",\"metadata\":{\"name\":"
+			      "\"high\"},\"value\":1000}");
+	struct daemon_config cfg = fixture_config(&fx);
+	cfg.approval_clock = fixture_clock_ns;
+	cfg.approval_clock_arg = &fake_now;
+	r->d = fixture_start(&cfg);
+	r->low = fixture_connect_as(fx.sock, "low");
+	r->hi = fixture_connect_as(fx.sock, "high");
+	uint32_t db = fixture_template(r->low, "{\"kind\":\"Pod\",\"metadata\":{"
+		"\"name\":\"db\",\"labels\":{\"app\":\"db\"}},\"spec\":{"
+		"\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":"
+		"{\"cpu\":\"2\"}}}]}}");
+	for (uint64_t i = 0; i < 2; i++)
+		r->db[i] = fixture_place(r->low, db, i, SHMSCHED_PLACED);
+	mgr_open(&r->m, fx.admin);
+	if (mgr_register(&r->m, "db-manager", "app=db", deadline_ms, flags) < 0)
+		fail_msg("register: %s", r->m.err);
+	uint32_t top = fixture_template(r->hi, "{\"kind\":\"Pod\",\"metadata\":{"
+		"\"name\":\"top\",\"labels\":{\"app\":\"top\"}},\"spec\":{"
+		"\"priorityClassName\":\"high\",\"containers\":[{\"name\":"
+		"\"c\",\"resources\":{\"requests\":{\"cpu\":\"2\"}}}]}}");
+	struct shmsched_pod p = {.cookie = 7, .template_id = top,
+				 .flags = SHMSCHED_WAIT,
+				 .deadline_ns = now_ns() + UINT64_C(30000000000)};
+	assert_int_equal(shmsched_submit(r->hi, &p, 1), 1);
+}
+
+static void pstop(struct prun *r)
+{
+	struct daemon_stats ds;
+	mgr_close(&r->m);
+	shmsched_disconnect(r->low);
+	shmsched_disconnect(r->hi);
+	daemon_stop(r->d, 1000, &ds);
+}
+
+/* The one ask pending now (waited for up to 5 s), from preemption, about
+ * one of the db pods: which (0 or 1) into *which; its id. */
+static uint64_t pask(struct prun *r, int *which)
+{
+	struct op_approval_ask asks[8];
+	assert_int_equal(mgr_await(&r->m, asks, 5000), 1);
+	assert_int_equal(asks[0].reason, OP_APPROVAL_PREEMPT);
+	assert_string_equal(asks[0].pod, "pod default/db");
+	*which = asks[0].placement_id == r->db[0] ? 0 :
+		 asks[0].placement_id == r->db[1] ? 1 : -1;
+	assert_true(*which >= 0);
+	return asks[0].ask_id;
+}
+
+static void pnothing(struct prun *r, unsigned ms)
+{
+	struct shmsched_result res;
+	assert_int_equal(fixture_await(r->low, &res, 1, ms), 0);
+	assert_int_equal(fixture_await(r->hi, &res, 1, 10), 0);
+	struct daemon_stats ds;
+	daemon_get_stats(r->d, &ds);
+	assert_int_equal(ds.victims, 0);
+}
+
+/* db pod `which` preempted, the high pod placed, the other db pod kept. */
+static void ppreempted(struct prun *r, int which)
+{
+	struct shmsched_result res;
+	assert_int_equal(fixture_await(r->low, &res, 1, 5000), 1);
+	assert_int_equal(res.status, SHMSCHED_EVICTED);
+	assert_int_equal(res.cookie, (uint64_t)which);
+	assert_int_equal(fixture_await(r->hi, &res, 1, 5000), 1);
+	assert_int_equal(res.status, SHMSCHED_PLACED);
+	assert_int_equal(res.cookie, 7);
+	assert_int_equal(fixture_await(r->low, &res, 1, 100), 0);
+}
+
+static void test_preempt_grant_deny(void **state)
+{
+	(void)state;
+	struct prun r;
+	int x, y;
+	/* Grant: the answer wakes the preemptor. */
+	pstart(&r, OP_APPROVAL_PREEMPT_TOO, 60000);
+	uint64_t ask = pask(&r, &x);
+	pnothing(&r, 300);
+	assert_int_equal(mgr_answer(&r.m, ask, OP_APPROVAL_GRANT, 0), 0);
+	ppreempted(&r, x);
+	struct daemon_stats ds;
+	daemon_get_stats(r.d, &ds);
+	assert_int_equal(ds.approvals_by[2].asked, 1);
+	assert_int_equal(ds.approvals_by[2].granted, 1);
+	assert_int_equal(ds.approvals_by[1].asked, 0);
+	pstop(&r);
+
+	/* Deny: the other pod is asked, and granted goes. */
+	pstart(&r, OP_APPROVAL_PREEMPT_TOO, 60000);
+	ask = pask(&r, &x);
+	assert_int_equal(mgr_answer(&r.m, ask, OP_APPROVAL_DENY, 0), 0);
+	ask = pask(&r, &y);
+	assert_int_equal(y, 1 - x);
+	pnothing(&r, 200);
+	assert_int_equal(mgr_answer(&r.m, ask, OP_APPROVAL_GRANT, 0), 0);
+	ppreempted(&r, y);
+	pstop(&r);
+
+	/* Both denied: no victim, nothing evicted, the pod waits. */
+	pstart(&r, OP_APPROVAL_PREEMPT_TOO, 60000);
+	ask = pask(&r, &x);
+	assert_int_equal(mgr_answer(&r.m, ask, OP_APPROVAL_DENY, 0), 0);
+	ask = pask(&r, &y);
+	assert_int_equal(mgr_answer(&r.m, ask, OP_APPROVAL_DENY, 0), 0);
+	pnothing(&r, 500);
+	struct op_approval_ask asks[8];
+	assert_int_equal(mgr_pending(&r.m, asks), 0);
+	daemon_get_stats(r.d, &ds);
+	assert_int_equal(ds.approvals_by[2].denied, 2);
+	assert_int_equal(ds.pending_unschedulable, 1);
+	pstop(&r);
+}
+
+static void test_preempt_time(void **state)
+{
+	(void)state;
+	struct prun r;
+	int x, y;
+	/* Not before: x no victim until then (y denied meanwhile). */
+	pstart(&r, OP_APPROVAL_PREEMPT_TOO, 60000);
+	uint64_t ask = pask(&r, &x);
+	assert_int_equal(mgr_answer(&r.m, ask, OP_APPROVAL_NOT_BEFORE, 5000), 0);
+	ask = pask(&r, &y);
+	assert_int_equal(mgr_answer(&r.m, ask, OP_APPROVAL_DENY, 0), 0);
+	advance_ms(4999);
+	pnothing(&r, 400);
+	advance_ms(1);
+	ppreempted(&r, x);
+	pstop(&r);
+
+	/* The deadline, fail-open: preempted at it, not 1 ms before. */
+	pstart(&r, OP_APPROVAL_PREEMPT_TOO | OP_APPROVAL_FAIL_OPEN, 1000);
+	(void)pask(&r, &x);
+	advance_ms(999);
+	pnothing(&r, 400);
+	advance_ms(1);
+	ppreempted(&r, x);
+	struct daemon_stats ds;
+	daemon_get_stats(r.d, &ds);
+	assert_int_equal(ds.approvals_by[2].timed_out_open, 1);
+	pstop(&r);
+}
+
+/* A registration for reclaim only: preemption does not ask it. */
+static void test_preempt_not_opted_in(void **state)
+{
+	(void)state;
+	struct prun r;
+	pstart(&r, OP_APPROVAL_RECLAIM_TOO, 60000);
+	struct shmsched_result res;
+	assert_int_equal(fixture_await(r.low, &res, 1, 5000), 1);
+	assert_int_equal(res.status, SHMSCHED_EVICTED);
+	assert_int_equal(fixture_await(r.hi, &res, 1, 5000), 1);
+	assert_int_equal(res.status, SHMSCHED_PLACED);
+	struct op_approval_ask asks[8];
+	assert_int_equal(mgr_pending(&r.m, asks), 0);
+	struct daemon_stats ds;
+	daemon_get_stats(r.d, &ds);
+	assert_int_equal(ds.approvals_asked, 0);
+	pstop(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -354,6 +546,9 @@ int main(void)
 		cmocka_unit_test(test_reclaim_not_before),
 		cmocka_unit_test(test_reclaim_deadline),
 		cmocka_unit_test(test_reclaim_not_opted_in),
+		cmocka_unit_test(test_preempt_grant_deny),
+		cmocka_unit_test(test_preempt_time),
+		cmocka_unit_test(test_preempt_not_opted_in),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
