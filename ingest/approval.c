@@ -305,25 +305,43 @@ enum approval_outcome approval_decide(struct approval *a, uint32_t i,
 	return APPROVAL_KEEP;
 }
 
+/* Whether ask q of registration g bars its pod at `now`. */
+static bool bars(const struct approval_reg *g, const struct ask *q, uint64_t now)
+{
+	switch (q->state) {
+	case ASK_DENIED:
+	case ASK_NOT_BEFORE:
+		return now < q->until_ns;
+	case ASK_PENDING:
+		return !g->fail_open && now - q->asked_ns >= g->deadline_ns;
+	default:
+		return false;
+	}
+}
+
 bool approval_bars(const struct approval *a, uint32_t i, uint64_t placement,
 		   uint64_t now)
 {
 	const struct approval_reg *g = &a->regs[i];
 	for (uint32_t k = 0; k < APPROVAL_ASKS_MAX; k++) {
 		const struct ask *q = &a->asks[k];
-		if (q->id == 0 || q->conn != g->conn || q->placement != placement)
-			continue;
-		switch (q->state) {
-		case ASK_DENIED:
-		case ASK_NOT_BEFORE:
-			return now < q->until_ns;
-		case ASK_PENDING:
-			return !g->fail_open && now - q->asked_ns >= g->deadline_ns;
-		default:
-			return false;
-		}
+		if (q->id != 0 && q->conn == g->conn && q->placement == placement)
+			return bars(g, q, now);
 	}
 	return false;
+}
+
+uint32_t approval_barred(const struct approval *a, uint32_t i, uint64_t now,
+			 uint64_t *out, uint32_t max)
+{
+	const struct approval_reg *g = &a->regs[i];
+	uint32_t n = 0;
+	for (uint32_t k = 0; k < APPROVAL_ASKS_MAX && n < max; k++) {
+		const struct ask *q = &a->asks[k];
+		if (q->id != 0 && q->conn == g->conn && bars(g, q, now))
+			out[n++] = q->placement;
+	}
+	return n;
 }
 
 bool approval_ask_of(const struct approval *a, uint64_t ask_id,

@@ -106,6 +106,13 @@ enum approval_outcome approval_decide(struct approval *a, uint32_t i,
 bool approval_bars(const struct approval *a, uint32_t i, uint64_t placement,
 		   uint64_t now_ns);
 
+/* approval_bars for every ask of registration i at once: the placements
+ * it bars now into out[] (at most max, APPROVAL_ASKS_MAX holds all);
+ * how many. One pass over the asks, for a choice that tests many
+ * candidates. */
+uint32_t approval_barred(const struct approval *a, uint32_t i, uint64_t now_ns,
+			 uint64_t *out, uint32_t max);
+
 /* The ask `ask_id`'s placement and asker (enum op_approval_reason), for
  * the caller to wake the asker once answered. Whether it exists. */
 bool approval_ask_of(const struct approval *a, uint64_t ask_id,

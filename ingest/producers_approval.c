@@ -27,7 +27,7 @@
  * registrations that opted in (OP_APPROVAL_RECLAIM_TOO, _PREEMPT_TOO), in
  * two steps, and keep the poll model:
  *   - the choice leaves out the pods a registration bars now
- *     (prod_approval_bars: denied within the hold, not before a time
+ *     (prod_approval_barred: denied within the hold, not before a time
  *     still ahead, fail-closed past the deadline): they are no
  *     candidates, so the chooser picks other victims or none;
  *   - the victims chosen are asked (prod_approval_holds, which posts the
@@ -280,19 +280,30 @@ bool prod_approval_asks(const struct producers *p, uint32_t reason)
 	return false;
 }
 
-bool prod_approval_bars(struct producers *p, uint64_t id,
-			const struct placement_record *r, uint32_t reason)
+static int id_cmp(const void *x, const void *y)
 {
+	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+	return a < b ? -1 : a > b;
+}
+
+void prod_approval_barred(struct producers *p, uint32_t reason,
+			  struct prod_barred *out)
+{
+	out->n = 0;
 	if (p->approval == NULL)
-		return false;
+		return;
 	uint64_t now = clock_now(p);
-	for (uint32_t i = 0; i < APPROVAL_REGS_MAX; i++) {
-		const struct approval_reg *g = approval_reg_at(p->approval, i);
-		if (asked_by(g, reason) && approval_bars(p->approval, i, id, now) &&
-		    selects(p, g, r->group))
-			return true;
-	}
-	return false;
+	for (uint32_t i = 0; i < APPROVAL_REGS_MAX; i++)
+		if (asked_by(approval_reg_at(p->approval, i), reason))
+			out->n += approval_barred(p->approval, i, now, out->ids + out->n,
+						  APPROVAL_ASKS_MAX - out->n);
+	qsort(out->ids, out->n, sizeof(out->ids[0]), id_cmp);
+}
+
+bool prod_barred_has(const struct prod_barred *b, uint64_t id)
+{
+	return b->n > 0 &&
+	       bsearch(&id, b->ids, b->n, sizeof(b->ids[0]), id_cmp) != NULL;
 }
 
 bool prod_approval_holds(struct producers *p, uint64_t id,

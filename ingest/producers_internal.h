@@ -42,6 +42,7 @@
 #ifndef SHMSCHED_INGEST_PRODUCERS_INTERNAL_H
 #define SHMSCHED_INGEST_PRODUCERS_INTERNAL_H
 
+#include "ingest/approval.h"
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -293,13 +294,21 @@ bool prod_approval_keeps(struct producers *p, uint64_t id,
 			 uint32_t reason, char *why, size_t why_len);
 /* Quota reclaim's and preemption's questions (`reason`
  * OP_APPROVAL_RECLAIM or OP_APPROVAL_PREEMPT), under the lock: whether
- * any registration is asked by them (a fast no); whether one bars
- * placement `id` now, without asking (not a candidate); whether one keeps
+ * any registration is asked by them (a fast no); the placements they bar
+ * now, without asking (not candidates: one pass over the asks for a
+ * choice, then a binary search a candidate; an ask is posted only for a
+ * pod its registration selects, and a placement's labels never change,
+ * so no selector is read); whether one keeps
  * it, asking (why: on whom it waits), nothing cleared; and, once it was
  * evicted, its asks done. */
 bool prod_approval_asks(const struct producers *p, uint32_t reason);
-bool prod_approval_bars(struct producers *p, uint64_t id,
-			const struct placement_record *r, uint32_t reason);
+struct prod_barred {
+	uint32_t n;
+	uint64_t ids[APPROVAL_ASKS_MAX]; /* sorted */
+};
+void prod_approval_barred(struct producers *p, uint32_t reason,
+			  struct prod_barred *out);
+bool prod_barred_has(const struct prod_barred *b, uint64_t id);
 bool prod_approval_holds(struct producers *p, uint64_t id,
 			 const struct placement_record *r, const char *node,
 			 uint32_t reason, char *why, size_t why_len);

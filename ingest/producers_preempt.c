@@ -175,6 +175,7 @@ struct victim_filter {
 	const struct policy_scope *scope;
 	struct disrupt_cache dcache;
 	bool asks; /* a registration is asked by preemption (AQ1) */
+	const struct prod_barred *barred; /* then: the pods managers bar now */
 };
 
 static bool victim_ok(struct victim_filter *vf, const struct placement_record *r)
@@ -232,7 +233,7 @@ static int collect_walk(struct victim_filter *vf, struct pdb_matcher *pm,
 		if (counting)
 			pdb_matcher_count(pm, r->group);
 		if (!victim_ok(vf, r) ||
-		    (vf->asks && prod_approval_bars(p, id, r, OP_APPROVAL_PREEMPT)))
+		    (vf->asks && prod_barred_has(vf->barred, id)))
 			continue;
 		if (n == p->pre_cap) {
 			/* pre_found: [0, pre_cap) as found, then sorted. */
@@ -714,6 +715,7 @@ static int preempt_locked(struct producers *p, const struct preempt_request *rq,
 	const struct snapshot *snap = cluster_snapshot(p->cluster);
 	struct ledger *l = cluster_ledger(p->cluster);
 	int rc = -ENOMEM;
+	struct prod_barred *barred = NULL; /* AQ1: while a manager asks */
 	struct pod_spec *vspec = NULL;
 	struct device_assignment *vdev = NULL;
 	struct preempt_scratch scratch = {0};
@@ -739,6 +741,13 @@ static int preempt_locked(struct producers *p, const struct preempt_request *rq,
 				   .any_ns = any_ns, .any_victim = any_ns && scope == NULL,
 				   .scope = scope,
 				   .asks = prod_approval_asks(p, OP_APPROVAL_PREEMPT)};
+	if (vf.asks) {
+		barred = malloc(sizeof(*barred));
+		if (barred == NULL)
+			goto done;
+		prod_approval_barred(p, OP_APPROVAL_PREEMPT, barred);
+		vf.barred = barred;
+	}
 	/* Only pods of lower priority can be victims (the others are in the
 	 * node's counters, which the choice reads from the ledger). Nodes are
 	 * looked at only as the choice visits them: their counters and
@@ -828,6 +837,7 @@ static int preempt_locked(struct producers *p, const struct preempt_request *rq,
 
 done:
 	preempt_scratch_free(&scratch);
+	free(barred);
 	free(vdev);
 	free(vspec);
 	free(res);

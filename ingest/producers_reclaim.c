@@ -68,6 +68,7 @@
 struct reclaim_nodes {
 	struct producers *p;
 	bool asks;       /* a registration is asked by reclaim (AQ1) */
+	struct prod_barred barred; /* then: the pods managers bar now */
 	const struct snapshot *snap;
 	struct ledger *l;
 	const struct pod_spec *pod;
@@ -129,9 +130,8 @@ static bool node_ok(void *arg, const uint64_t *ids, size_t k)
 /* The choice's last test of a candidate: no approving manager bars it. */
 static bool victim_ok(void *arg, uint64_t id)
 {
-	struct reclaim_nodes *rn = arg;
-	const struct placement_record *r = placements_get(rn->p->placements, id);
-	return r == NULL || !prod_approval_bars(rn->p, id, r, OP_APPROVAL_RECLAIM);
+	const struct reclaim_nodes *rn = arg;
+	return !prod_barred_has(&rn->barred, id);
 }
 
 /* Whether a manager keeps any of ids[0..n) (each asked, its asks
@@ -172,6 +172,8 @@ int producers_reclaim(struct producers *p, const struct pod_spec *pod,
 				   .l = cluster_ledger(p->cluster), .pod = pod,
 				   .asks = prod_approval_asks(p, OP_APPROVAL_RECLAIM)};
 	int rc = 0;
+	if (rn.asks)
+		prod_approval_barred(p, OP_APPROVAL_RECLAIM, &rn.barred);
 	rn.ok = calloc(snap->n_slots ? snap->n_slots : 1, 1);
 	if (rn.ok == NULL) {
 		rc = -ENOMEM;
