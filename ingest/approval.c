@@ -51,6 +51,7 @@ struct ask {
 	 * a not-before's end), for approval_due; 0: told, or never. */
 	uint64_t wake_ns;
 	bool answered;      /* answered since approval_due last told it */
+	uint8_t askers;     /* 1 << each enum op_approval_reason that asked */
 	char pod[256], node[256];
 };
 
@@ -261,6 +262,7 @@ enum approval_outcome approval_decide(struct approval *a, uint32_t i,
 		snprintf(q->node, sizeof(q->node), "%s", node);
 		post(a, q, g, now, false);
 	}
+	q->askers |= (uint8_t)(1u << (reason & 7u));
 	q->seen_ns = now;
 	switch (q->state) {
 	case ASK_GRANTED:
@@ -344,26 +346,14 @@ uint32_t approval_barred(const struct approval *a, uint32_t i, uint64_t now,
 	return n;
 }
 
-bool approval_ask_of(const struct approval *a, uint64_t ask_id,
-		     uint64_t *placement, uint32_t *reason)
-{
-	for (uint32_t k = 0; k < APPROVAL_ASKS_MAX; k++)
-		if (a->asks[k].id != 0 && a->asks[k].id == ask_id) {
-			*placement = a->asks[k].placement;
-			*reason = a->asks[k].reason;
-			return true;
-		}
-	return false;
-}
-
 uint32_t approval_due(struct approval *a, uint64_t now, uint64_t *out,
-		      uint32_t *reasons, uint32_t max)
+		      uint32_t *askers, uint32_t max)
 {
 	uint32_t n = 0;
 	for (uint32_t k = 0; k < APPROVAL_ASKS_MAX && n < max; k++) {
 		struct ask *q = &a->asks[k];
-		if (q->id == 0 || q->reason == OP_APPROVAL_DRAIN)
-			continue;
+		if (q->id == 0 || (q->askers & ~(1u << OP_APPROVAL_DRAIN)) == 0)
+			continue; /* the drain's alone: its waves read it */
 		bool timed = q->wake_ns != 0 && now >= q->wake_ns;
 		if (!timed && !q->answered)
 			continue;
@@ -375,7 +365,7 @@ uint32_t approval_due(struct approval *a, uint64_t now, uint64_t *out,
 			tell_timeout(a, q, &a->regs[q->reg]);
 		q->answered = false;
 		out[n] = q->placement;
-		reasons[n] = q->reason;
+		askers[n] = q->askers;
 		n++;
 	}
 	return n;

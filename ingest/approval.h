@@ -113,18 +113,15 @@ bool approval_bars(const struct approval *a, uint32_t i, uint64_t placement,
 uint32_t approval_barred(const struct approval *a, uint32_t i, uint64_t now_ns,
 			 uint64_t *out, uint32_t max);
 
-/* The ask `ask_id`'s placement and asker (enum op_approval_reason), for
- * the caller to wake the asker once answered. Whether it exists. */
-bool approval_ask_of(const struct approval *a, uint64_t ask_id,
-		     uint64_t *placement, uint32_t *reason);
-
-/* Asks of quota reclaim or preemption answered since, or whose verdict
- * changed with time by `now_ns` (a deadline passed, a not-before or a
- * deny's hold over), each told once: their placements into out[] (at
- * most max) and reasons into reasons[]; how many. The evictor's tick,
- * which wakes the askers. */
+/* Asks that quota reclaim or preemption asked (too: an ask is shared by
+ * every asker of its pod) answered since, or whose verdict changed with
+ * time by `now_ns` (a deadline passed, a not-before or a deny's hold
+ * over), each told once: their placements into out[] (at most max) and
+ * their askers into askers[] (1 << each enum op_approval_reason); how
+ * many. A deadline passed unanswered is counted here if no one asked
+ * since. The evictor's tick, which wakes the askers. */
 uint32_t approval_due(struct approval *a, uint64_t now_ns, uint64_t *out,
-		      uint32_t *reasons, uint32_t max);
+		      uint32_t *askers, uint32_t max);
 
 /* `placement` was disrupted: its asks are done. */
 void approval_disrupted(struct approval *a, uint64_t placement);

@@ -127,13 +127,13 @@ bool producers_approval_tick(struct producers *p)
 	if (__atomic_load_n(&p->approval_scoped, __ATOMIC_RELAXED) == 0)
 		return false;
 	uint64_t ids[TICK_MAX]; /* the placements: unread (one event for all) */
-	uint32_t reasons[TICK_MAX];
+	uint32_t askers[TICK_MAX];
 	pthread_mutex_lock(&p->lock);
 	uint32_t n = p->approval != NULL
-		? approval_due(p->approval, clock_now(p), ids, reasons, TICK_MAX) : 0;
+		? approval_due(p->approval, clock_now(p), ids, askers, TICK_MAX) : 0;
 	bool preempt = false;
 	for (uint32_t k = 0; k < n; k++)
-		preempt = preempt || reasons[k] == OP_APPROVAL_PREEMPT;
+		preempt = preempt || (askers[k] & (1u << OP_APPROVAL_PREEMPT));
 	if (preempt) {
 		/* Room "anywhere": the pods refused for resources wake (a room
 		 * event of the victim's node would wake only those that fit
@@ -214,10 +214,6 @@ static void handle_answer(struct producers *p, struct control_server *s,
 		rc = errmsg_rc(-ENOENT, err, sizeof(err), "approval answer: no ask %llu "
 			       "(no manager has registered)",
 			       (unsigned long long)a.ask_id);
-	uint64_t placement = 0;
-	uint32_t reason = 0;
-	if (rc == 0)
-		(void)approval_ask_of(p->approval, a.ask_id, &placement, &reason);
 	if (rc == 0)
 		rc = approval_answer(p->approval, conn, &a, clock_now(p), err,
 				     sizeof(err));
@@ -225,8 +221,10 @@ static void handle_answer(struct producers *p, struct control_server *s,
 		control_server_reply_error(s, conn, rid, -rc, "%s", err);
 		return;
 	}
-	/* AQ1: the asker woken at the evictor's next turn. */
-	if (reason != OP_APPROVAL_DRAIN && p->approval_kick != NULL)
+	/* AQ1: the askers woken at the evictor's next turn (relaxed: a
+	 * count; a kick for a drain's ask only costs the evictor a turn). */
+	if (p->approval_kick != NULL &&
+	    __atomic_load_n(&p->approval_scoped, __ATOMIC_RELAXED) > 0)
 		p->approval_kick(p->approval_kick_arg);
 	control_server_reply(s, conn, rid, NULL, 0, -1);
 }
