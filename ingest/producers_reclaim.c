@@ -68,7 +68,7 @@
 struct reclaim_nodes {
 	struct producers *p;
 	bool asks;       /* a registration is asked by reclaim (AQ1) */
-	struct prod_barred barred; /* then: the pods managers bar now */
+	struct prod_barred *barred; /* then: the pods managers bar now */
 	const struct snapshot *snap;
 	struct ledger *l;
 	const struct pod_spec *pod;
@@ -131,7 +131,7 @@ static bool node_ok(void *arg, const uint64_t *ids, size_t k)
 static bool victim_ok(void *arg, uint64_t id)
 {
 	const struct reclaim_nodes *rn = arg;
-	return !prod_barred_has(&rn->barred, id);
+	return !prod_barred_has(rn->barred, id);
 }
 
 /* Whether a manager keeps any of ids[0..n) (each asked, its asks
@@ -172,10 +172,10 @@ int producers_reclaim(struct producers *p, const struct pod_spec *pod,
 				   .l = cluster_ledger(p->cluster), .pod = pod,
 				   .asks = prod_approval_asks(p, OP_APPROVAL_RECLAIM)};
 	int rc = 0;
-	if (rn.asks)
-		prod_approval_barred(p, OP_APPROVAL_RECLAIM, &rn.barred);
+	if (rn.asks && (rn.barred = malloc(sizeof(*rn.barred))) != NULL)
+		prod_approval_barred(p, OP_APPROVAL_RECLAIM, rn.barred);
 	rn.ok = calloc(snap->n_slots ? snap->n_slots : 1, 1);
-	if (rn.ok == NULL) {
+	if (rn.ok == NULL || (rn.asks && rn.barred == NULL)) {
 		rc = -ENOMEM;
 		goto done;
 	}
@@ -231,6 +231,7 @@ int producers_reclaim(struct producers *p, const struct pod_spec *pod,
 	}
 done:
 	pthread_mutex_unlock(&p->lock);
+	free(rn.barred);
 	free(rn.ok);
 	return rc;
 }
