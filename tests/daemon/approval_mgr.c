@@ -37,8 +37,8 @@ void mgr_close(struct mgr *m)
 	m->fd = -1;
 }
 
-static int mgr_call(struct mgr *m, uint32_t action, const void *body, uint32_t len,
-		    void *out, uint32_t cap, uint32_t *got)
+int mgr_call(struct mgr *m, uint32_t action, const void *body, uint32_t len,
+	     void *out, uint32_t cap, uint32_t *got)
 {
 	static char msg[CONTROL_MAX_PAYLOAD];
 	struct op_request op = {.kind = OP_APPROVAL, .arg = action};
@@ -69,7 +69,8 @@ static int mgr_call(struct mgr *m, uint32_t action, const void *body, uint32_t l
 int mgr_register(struct mgr *m, const char *name, const char *selector,
 		 uint32_t deadline_ms, uint32_t flags)
 {
-	char body[sizeof(struct op_approval_register) + OP_APPROVAL_SELECTOR_MAX];
+	/* Room for a selector past the bound: the daemon's refusal is tested. */
+	char body[sizeof(struct op_approval_register) + 2 * OP_APPROVAL_SELECTOR_MAX];
 	struct op_approval_register q = {.deadline_ms = deadline_ms, .flags = flags,
 					 .selector_len = (uint32_t)strlen(selector)};
 	snprintf(q.name, sizeof(q.name), "%s", name);

@@ -20,7 +20,13 @@ struct mgr {
 void mgr_open(struct mgr *m, const char *sock);
 void mgr_close(struct mgr *m);
 
-/* REGISTER with `flags` (enum op_approval_flags). */
+/* One OP_APPROVAL request of `action`: 0 with the answer in out (*got
+ * bytes, at most cap), or the ERROR's -code with its text in m->err. */
+int mgr_call(struct mgr *m, uint32_t action, const void *body, uint32_t len,
+	     void *out, uint32_t cap, uint32_t *got);
+
+/* REGISTER with `flags` (enum op_approval_flags); a selector of up to
+ * twice OP_APPROVAL_SELECTOR_MAX is sent as given. */
 int mgr_register(struct mgr *m, const char *name, const char *selector,
 		 uint32_t deadline_ms, uint32_t flags);
 
