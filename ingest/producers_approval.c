@@ -140,7 +140,10 @@ bool producers_approval_tick(struct producers *p)
 		 * what it has left, and the victim still holds it). */
 		struct queue_event ev = queue_event_room(0);
 		ev.slot = QUEUE_ANY_NODE;
-		prod_publish(p, ev);
+		/* Not prod_publish: producers.c calls this file (a connection
+		 * gone), and calls go one way only (check-call-loops). */
+		if (p->events != NULL)
+			queue_events_publish(p->events, &ev);
 	}
 	pthread_mutex_unlock(&p->lock);
 	return n > 0;
