@@ -92,7 +92,7 @@ void producers_approval_stats(struct producers *p, struct approval_stats *out)
 }
 
 /* AQ1: how many registrations reclaim or preemption asks. */
-static void count_scoped(struct producers *p)
+void prod_approval_count_scoped(struct producers *p)
 {
 	uint32_t n = 0;
 	for (uint32_t i = 0; p->approval != NULL && i < APPROVAL_REGS_MAX; i++) {
@@ -106,7 +106,7 @@ static void count_scoped(struct producers *p)
 void prod_approval_gone(struct producers *p, uint64_t conn)
 {
 	if (approval_drop(p->approval, conn))
-		count_scoped(p);
+		prod_approval_count_scoped(p);
 }
 
 void producers_set_approval_kick(struct producers *p, void (*kick)(void *arg),
@@ -177,7 +177,7 @@ static void handle_register(struct producers *p, struct control_server *s,
 		control_server_reply_error(s, conn, rid, -rc, "%s", err);
 		return;
 	}
-	count_scoped(p);
+	prod_approval_count_scoped(p);
 	control_server_reply(s, conn, rid, &ans, sizeof(ans), -1);
 }
 

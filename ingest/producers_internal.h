@@ -313,6 +313,10 @@ bool prod_approval_holds(struct producers *p, uint64_t id,
 			 const struct placement_record *r, const char *node,
 			 uint32_t reason, char *why, size_t why_len);
 void prod_approval_evicted(struct producers *p, uint64_t id);
+/* AQ1: approval_scoped counted again, under the lock, after any
+ * registration is added or dropped (REGISTER and a connection's end call
+ * it; so must any other way of registering). */
+void prod_approval_count_scoped(struct producers *p);
 
 /* producers_failure.c: OP_FAILURE (reports: owners; pools: admins). */
 void prod_handle_failure(struct producers *p, enum producer_role role,
