@@ -559,8 +559,10 @@ static void test_notices_lost(void **state)
  * pod only, its line naming the step, and the budget keeps its count
  * (evicted 0 since); the other three are blocked, api's unhealthy one's
  * line saying IfHealthyBudget holds it. Before this step the policy was
- * read as no field and all four were blocked. A policy of another value
- * is refused, naming it. */
+ * read as no field and all four were blocked. The Eviction API of one
+ * pod (OP_DRAIN_PLACEMENT) takes the same step for web's other pod once
+ * its failure is reported. A policy of another value is refused, naming
+ * it. */
 static void test_unhealthy_always_allow(void **state)
 {
 	(void)state;
@@ -589,7 +591,7 @@ static void test_unhealthy_always_allow(void **state)
 	uint32_t web = fixture_app_on(prod, "web", "n0");
 	uint32_t api = fixture_app_on(prod, "api", "n0");
 	uint64_t web_sick = fixture_place(prod, web, 1, SHMSCHED_PLACED);
-	(void)fixture_place(prod, web, 2, SHMSCHED_PLACED);
+	uint64_t web_well = fixture_place(prod, web, 2, SHMSCHED_PLACED);
 	uint64_t api_sick = fixture_place(prod, api, 3, SHMSCHED_PLACED);
 	(void)fixture_place(prod, api, 4, SHMSCHED_PLACED);
 	int v = shmsched_report_failure(prod, web_sick, "CrashLoopBackOff", err,
@@ -631,6 +633,19 @@ static void test_unhealthy_always_allow(void **state)
 	assert_int_equal(seen[1], 1);
 	assert_int_equal(take_notices(prod, 1, 200, seen), 0);
 	assert_int_equal(daemon_pods_on_nodes(d), 3);
+	/* The Eviction API of one pod (the gateway's, OP_DRAIN_PLACEMENT):
+	 * web's other pod fails now, and goes the same way. */
+	assert_true(shmsched_report_failure(prod, web_well, NULL, err, sizeof(err)) >= 0);
+	char one[32];
+	snprintf(one, sizeof(one), "%llu", (unsigned long long)web_well);
+	static const char *const n0[] = {"n0"};
+	assert_int_equal(shmsched_drain(admin, n0, 1, one, SHMSCHED_DRAIN_PLACEMENT,
+					&r, &text, err, sizeof(err)), 0);
+	assert_int_equal(r.evicted, 1);
+	assert_non_null(strstr(text, "unhealthyPodEvictionPolicy is AlwaysAllow"));
+	free(text);
+	assert_int_equal(take_notices(prod, 1, 5000, seen), 1);
+	assert_int_equal(seen[2], 1);
 	struct daemon_stats ds;
 	daemon_stop(d, 1000, &ds);
 	shmsched_disconnect(prod);
