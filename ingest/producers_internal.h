@@ -187,7 +187,10 @@ struct producers {
 	 * daemon's "not Ready", which the drain's ladder reads (a budget's
 	 * unhealthyPodEvictionPolicy AlwaysAllow). Ids never come back, so
 	 * an entry whose placement is gone is dead, pruned when the array is
-	 * full. At most PROD_UNHEALTHY_MAX, in report order. Under the lock. */
+	 * full. At most PROD_UNHEALTHY_MAX, in report order. Under the lock.
+	 * A lookup is linear in the marks (reports are rare), and the drain
+	 * makes one only for a pod its spent AlwaysAllow budget blocks (or
+	 * for a blocked line it prints). */
 	uint64_t *unhealthy;
 	uint32_t n_unhealthy;
 };
