@@ -40,6 +40,7 @@ static void usage(FILE *to)
 	fprintf(to,
 		"usage: shmsched approve --name NAME --grant|--deny|--exec CMD\n"
 		"           [--selector SEL] [--deadline S] [--fail-open|--fail-closed]\n"
+		"           [--reclaim] [--preemption]\n"
 		"           [--interval MS] [--count N] [--admin-socket PATH]\n"
 		"\n"
 		"A manager that approves the voluntary disruption (a drain's eviction)\n"
@@ -62,6 +63,9 @@ static void usage(FILE *to)
 		"                       30, at most 86400)\n"
 		"  --fail-open          no answer by the deadline: the pod is evicted\n"
 		"  --fail-closed        no answer by the deadline: kept (the default)\n"
+		"  --reclaim            quota reclaim asks too before it evicts such a\n"
+		"                       pod (a deny or a not-before: not a victim then)\n"
+		"  --preemption         priority preemption asks too, likewise\n"
 		"  --interval MS        how often to ask for asks (default 200)\n"
 		"  --count N            exit 0 after N answers (default: run until\n"
 		"                       SIGINT or SIGTERM)\n"
@@ -183,7 +187,7 @@ int approve_main(int argc, char **argv)
 {
 	const char *given = NULL, *name = NULL, *selector = "", *cmd = NULL;
 	uint32_t verdict = 0, deadline_s = 30, interval_ms = 200, count = 0;
-	bool fail_open = false;
+	bool fail_open = false, reclaim = false, preemption = false;
 	unsigned verdicts = 0; /* --grant, --deny and --exec given */
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -210,6 +214,10 @@ int approve_main(int argc, char **argv)
 			fail_open = true;
 		} else if (strcmp(a, "--fail-closed") == 0) {
 			fail_open = false;
+		} else if (strcmp(a, "--reclaim") == 0) {
+			reclaim = true;
+		} else if (strcmp(a, "--preemption") == 0) {
+			preemption = true;
 		} else if (strcmp(a, "--deadline") == 0 && more) {
 			if (!parse_u32(argv[++i], 1, OP_APPROVAL_DEADLINE_MAX_MS / 1000,
 				       &deadline_s)) {
@@ -254,7 +262,9 @@ int approve_main(int argc, char **argv)
 	static char msg[CONTROL_MAX_PAYLOAD];
 	char body[sizeof(struct op_approval_register) + OP_APPROVAL_SELECTOR_MAX];
 	struct op_approval_register q = {.deadline_ms = deadline_s * 1000u,
-					 .flags = fail_open ? OP_APPROVAL_FAIL_OPEN : 0,
+					 .flags = (fail_open ? OP_APPROVAL_FAIL_OPEN : 0) |
+						  (reclaim ? OP_APPROVAL_RECLAIM_TOO : 0) |
+						  (preemption ? OP_APPROVAL_PREEMPT_TOO : 0),
 					 .selector_len = (uint32_t)sel_len};
 	memcpy(q.name, name, strlen(name));
 	memcpy(body, &q, sizeof(q));
@@ -271,7 +281,9 @@ int approve_main(int argc, char **argv)
 		    (uint32_t)(sizeof(q) + sel_len), msg, sizeof(msg), &got) < 0)
 		goto cleanup;
 	fprintf(stderr, "shmsched approve: %s registered for \"%s\" (deadline %u s, "
-		"fail-%s)\n", name, selector, deadline_s, fail_open ? "open" : "closed");
+		"fail-%s%s%s)\n", name, selector, deadline_s,
+		fail_open ? "open" : "closed", reclaim ? ", reclaim too" : "",
+		preemption ? ", preemption too" : "");
 	while (!stop) {
 		if (request(fd, &rid, OP_APPROVAL_PENDING, NULL, 0, msg, sizeof(msg),
 			    &got) < 0)
@@ -297,8 +309,10 @@ int approve_main(int argc, char **argv)
 				free(asks);
 				goto cleanup;
 			}
-			printf("ask %" PRIu64 ": %s on node %s: %s\n", k->ask_id, k->pod,
-			       k->node, v == OP_APPROVAL_GRANT ? "granted" : "denied");
+			printf("ask %" PRIu64 ": %s on node %s: %s%s\n", k->ask_id, k->pod,
+			       k->node, v == OP_APPROVAL_GRANT ? "granted" : "denied",
+			       k->reason == OP_APPROVAL_RECLAIM ? " (quota reclaim)" :
+			       k->reason == OP_APPROVAL_PREEMPT ? " (preemption)" : "");
 			fflush(stdout);
 			if (count != 0 && ++answered == count) {
 				free(asks);

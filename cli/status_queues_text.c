@@ -42,7 +42,7 @@ unsigned long long status_queues_steps;
 struct sample {
 	char name[64];
 	char cq[LABEL_MAX], flavor[LABEL_MAX], resource[LABEL_MAX];
-	char status[32], state[32], event[32], decision[32];
+	char status[32], state[32], event[32], decision[32], asker[32];
 	char value[VALUE_MAX];
 };
 
@@ -71,6 +71,7 @@ static bool parse(const char *line, struct sample *s)
 	 * kilobyte, and the usage pass parses a line per queue). */
 	s->cq[0] = s->flavor[0] = s->resource[0] = s->status[0] = '\0';
 	s->state[0] = s->event[0] = s->decision[0] = s->value[0] = '\0';
+	s->asker[0] = '\0';
 	memset(s->name, 0, sizeof(s->name));
 	size_t n = strcspn(line, "{ ");
 	if (n == 0 || n >= sizeof(s->name) || line[0] == '#')
@@ -96,6 +97,7 @@ static bool parse(const char *line, struct sample *s)
 			KEY("state", state);
 			KEY("event", event);
 			KEY("decision", decision);
+			KEY("asker", asker);
 			else
 				(to = skip, to_len = sizeof(skip));
 #undef KEY
@@ -428,6 +430,39 @@ struct wanted {
 	char value[VALUE_MAX];
 };
 
+/* The approving managers' counts by asker (quota reclaim's and
+ * preemption's; the drain's are the rest of the totals): one line each,
+ * when the daemon sent them and the asker asked. */
+static void print_approval_askers(const char *text, FILE *out)
+{
+	static const char *const askers[] = {"reclaim", "preemption"};
+	static const char *const events[] = {"asked", "grant", "deny", "not_before",
+					     "deadline_open", "deadline_closed"};
+	enum { N_EVENTS = sizeof(events) / sizeof(events[0]) };
+	for (size_t k = 0; k < sizeof(askers) / sizeof(askers[0]); k++) {
+		char v[N_EVENTS][VALUE_MAX];
+		bool any = false;
+		for (size_t e = 0; e < N_EVENTS; e++)
+			snprintf(v[e], sizeof(v[e]), "-");
+		struct sample s;
+		for (const char *at = text;
+		     next_sample(&at, NULL, "shmsched_approval_by_asker_total", &s);) {
+			if (strcmp(s.asker, askers[k]) != 0)
+				continue;
+			for (size_t e = 0; e < N_EVENTS; e++)
+				if (strcmp(s.event, events[e]) == 0) {
+					memcpy(v[e], s.value, VALUE_MAX);
+					any = any || strcmp(s.value, "0") != 0;
+				}
+		}
+		if (any)
+			fprintf(out, "  asked by %s: %s ask(s); %s granted, %s denied, "
+				"%s not before a time; deadlines passed unanswered: "
+				"%s evicted (fail-open), %s kept (fail-closed)\n",
+				askers[k], v[0], v[1], v[2], v[3], v[4], v[5]);
+	}
+}
+
 /* The pool quarantine's and the approving managers' counts (issue 38):
  * one line each, when the daemon sent them. */
 static void print_quarantine_approval(const char *text, FILE *out)
@@ -473,6 +508,7 @@ static void print_quarantine_approval(const char *text, FILE *out)
 			"unanswered: %s evicted (fail-open), %s kept (fail-closed)\n",
 			w[9].value, w[10].value, w[11].value, w[12].value,
 			w[13].value, w[14].value, w[15].value);
+	print_approval_askers(text, out);
 }
 
 unsigned status_queues_print(const char *text, FILE *out)

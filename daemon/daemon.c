@@ -1292,6 +1292,8 @@ struct daemon *daemon_start(const struct daemon_config *cfg, char *err,
 	producers_set_metrics(d->producers, daemon_metrics_text, d); /* OP_QUEUE */
 	producers_set_approval_clock(d->producers, cfg->approval_clock,
 				     cfg->approval_clock_arg);
+	if (d->evictor != NULL) /* AQ1: an answer wakes reclaim's, preemption's askers */
+		producers_set_approval_kick(d->producers, evict_kick, d->evictor);
 	if (daemon_admin_socket(cfg, d->admin_path, sizeof(d->admin_path)) == NULL) {
 		snprintf(err, err_len, "admin socket path: %s%s: does not fit a "
 			 "Unix socket address", cfg->admin_socket_path ?
@@ -1419,6 +1421,7 @@ void daemon_stop(struct daemon *d, unsigned drain_ms, struct daemon_stats *out)
 	producers_set_waker(d->producers, NULL, NULL);
 	producers_set_notifier(d->producers, NULL, NULL); /* its wakes too */
 	producers_set_metrics(d->producers, NULL, NULL);
+	producers_set_approval_kick(d->producers, NULL, NULL);
 	/* The evictor first: it finishes what it has (its replies are taken
 	 * by the drain below) and never wakes the pool once that is gone; a
 	 * request made after it stopped is never served, and its pod is
@@ -1533,6 +1536,16 @@ void daemon_get_stats(struct daemon *d, struct daemon_stats *out)
 	out->approvals_not_before = as.not_before;
 	out->approvals_timed_out_open = as.timed_out_open;
 	out->approvals_timed_out_closed = as.timed_out_closed;
+	_Static_assert(APPROVAL_ASKERS == 3, "daemon_stats' approvals_by[]");
+	for (unsigned k = 0; k < APPROVAL_ASKERS; k++) {
+		const struct approval_counts *c = &as.by_asker[k];
+		out->approvals_by[k].asked = c->asked;
+		out->approvals_by[k].granted = c->granted;
+		out->approvals_by[k].denied = c->denied;
+		out->approvals_by[k].not_before = c->not_before;
+		out->approvals_by[k].timed_out_open = c->timed_out_open;
+		out->approvals_by[k].timed_out_closed = c->timed_out_closed;
+	}
 	out->placements = placements_live(d->placements);
 	out->workers = d->workers;
 	producers_counts(d->producers, &out->producers_registered,

@@ -287,6 +287,12 @@ struct daemon_stats {
 	uint64_t approvals_asked, approvals_granted, approvals_denied;
 	uint64_t approvals_not_before, approvals_timed_out_open;
 	uint64_t approvals_timed_out_closed;
+	/* The same by asker ([0] drain, [1] quota reclaim, [2] preemption:
+	 * ingest/approval.h's by_asker). */
+	struct {
+		uint64_t asked, granted, denied, not_before, timed_out_open,
+			timed_out_closed;
+	} approvals_by[3];
 	/* Filled by daemon_stop() only, since each worker writes its
 	 * engine's counters without atomics. */
 	struct daemon_cache_stats caches;

@@ -30,6 +30,11 @@
  *        back) is told to the done hook (qc_reclaim_done in
  *        daemon/quota_charge.c: the asker's ClusterQueue may ask again)
  *        before the workers are woken.
+ * Approving managers (AQ1 in ingest/producers_approval.c): an answer to
+ * a reclaim's or preemption's ask kicks the evictor as a worker's EK1
+ * does (evict_kick, from the admin thread); each turn of the loop, after
+ * its EK2 load, calls producers_approval_tick, and when it woke an asker
+ * nudges the quota trees (as RN2) and wakes the workers.
  */
 #include "daemon/evict_internal.h"
 
@@ -209,6 +214,14 @@ static void serve_one(struct evictor *ev, unsigned w, const struct req_rec *r)
 	wake_workers(ev);
 }
 
+void evict_kick(void *arg)
+{
+	struct evictor *ev = arg;
+	/* EK1: seq_cst, partner of EK2. */
+	__atomic_fetch_add(&ev->kick, 1, __ATOMIC_SEQ_CST);
+	syscall(SYS_futex, &ev->kick, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
 void evict_set_reclaim(struct evictor *ev, evict_reclaim_fn fn,
 		       void (*nudge)(void *arg), void *arg)
 {
@@ -252,12 +265,13 @@ struct reclaim_call {
 
 static int reclaim_choose_call(void *arg,
 			       bool (*node_ok)(void *, const uint64_t *, size_t),
+			       bool (*victim_ok)(void *, uint64_t),
 			       void *node_arg, const uint64_t **ids, uint32_t *n,
 			       char *why, size_t why_len)
 {
 	struct reclaim_call *c = arg;
-	return c->ev->reclaim(c->ev->reclaim_arg, c->rc, node_ok, node_arg, ids, n,
-			      why, why_len);
+	return c->ev->reclaim(c->ev->reclaim_arg, c->rc, node_ok, victim_ok,
+			      node_arg, ids, n, why, why_len);
 }
 
 static void serve_reclaim(struct evictor *ev, const struct evict_reclaim *rc)
@@ -328,6 +342,13 @@ static void *evictor_main(void *arg)
 			__atomic_store_n(&ev->rcl_dropped, 0, __ATOMIC_RELAXED);
 			ev->rcl_progress = false;
 			ev->reclaim_nudge(ev->reclaim_arg);
+			wake_workers(ev);
+		}
+		/* AQ1: askers that managers answered (or whose wait ended)
+		 * try again. */
+		if (producers_approval_tick(ev->producers)) {
+			if (ev->reclaim_nudge != NULL)
+				ev->reclaim_nudge(ev->reclaim_arg);
 			wake_workers(ev);
 		}
 		if (!any) {

@@ -57,6 +57,9 @@ bool evict_request(struct evictor *ev, unsigned w, uint32_t queue_id,
 /* Calls waker(arg) after each reply or notice, so a sleeping worker
  * takes it at once (the daemon gives pool_wake). Any thread. */
 void evict_set_waker(struct evictor *ev, void (*waker)(void *), void *arg);
+/* Wakes the evictor for a turn of its loop (EK1), from any thread (arg:
+ * the evictor): producers_set_approval_kick's kick (AQ1). */
+void evict_kick(void *arg);
 
 /* Hands notice `n` to the worker serving its producer (a full ring drops
  * it, counted). Only under the producers' lock: the evictor thread's
@@ -84,6 +87,7 @@ struct evict_reclaim {
  * producers_reclaim_choose_fn for request `rc`. */
 typedef int (*evict_reclaim_fn)(void *arg, const struct evict_reclaim *rc,
 				bool (*node_ok)(void *, const uint64_t *, size_t),
+				bool (*victim_ok)(void *, uint64_t),
 				void *node_arg, const uint64_t **ids, uint32_t *n,
 				char *why, size_t why_len);
 /* Before the workers run; not set: evict_reclaim refuses. nudge(arg)

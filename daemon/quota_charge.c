@@ -924,6 +924,10 @@ struct cand_walk {
 	const uint8_t *in_tree;
 	int n_nodes, n_flavors;
 	size_t k; /* candidates kept */
+	/* The caller's last test (approving managers: AQ1 in
+	 * ingest/producers_approval.c); NULL: none. */
+	bool (*victim_ok)(void *node_arg, uint64_t id);
+	void *node_arg;
 };
 
 /* Record `i` a candidate of the request when it is live, charged in the
@@ -953,6 +957,8 @@ static int cand_consider(struct cand_walk *w, uint32_t i)
 			     : (tag & QC_TAG_BORROWED) == 0 ||
 				       w->pol->reclaim_within_cohort == QUOTA_PREEMPT_NEVER))
 		return 0;
+	if (w->victim_ok != NULL && !w->victim_ok(w->node_arg, id))
+		return 0; /* a manager bars it now: no candidate */
 	if (!cand_grow(q, w->k + 1))
 		return -ENOMEM;
 	struct reclaim_pod *c = &q->cand[w->k];
@@ -1075,6 +1081,7 @@ static int choose_ordered(struct quota_charge *q, struct cand_walk *cw,
 
 int qc_reclaim_choose(void *arg, const struct evict_reclaim *rc,
 		      bool (*node_ok)(void *, const uint64_t *, size_t),
+		      bool (*victim_ok)(void *, uint64_t),
 		      void *node_arg, const uint64_t **ids, uint32_t *n,
 		      char *why, size_t why_len)
 {
@@ -1121,7 +1128,8 @@ int qc_reclaim_choose(void *arg, const struct evict_reclaim *rc,
 		in_tree[i] = !quota_node_is_cohort(t, i) && quota_node_root(t, i) == root;
 	struct cand_walk cw = {.q = q, .rc = rc, .pol = pol, .map = &map,
 			       .in_tree = in_tree, .n_nodes = n_nodes,
-			       .n_flavors = n_flavors};
+			       .n_flavors = n_flavors, .victim_ok = victim_ok,
+			       .node_arg = node_arg};
 	struct reclaim_budget b = q->budget;
 	b.now_ns = now_ns();
 	struct node_ok_call call = {.q = q, .node_ok = node_ok, .node_arg = node_arg};

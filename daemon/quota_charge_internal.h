@@ -169,6 +169,7 @@ void qc_reclaim_nudge(void *arg);
 struct evict_reclaim;
 int qc_reclaim_choose(void *arg, const struct evict_reclaim *rc,
 		      bool (*node_ok)(void *, const uint64_t *, size_t),
+		      bool (*victim_ok)(void *, uint64_t),
 		      void *node_arg, const uint64_t **ids, uint32_t *n,
 		      char *why, size_t why_len);
 

@@ -47,6 +47,11 @@ struct ask {
 	uint8_t state;      /* enum ask_state */
 	bool timeout_told;  /* the deadline's passing logged and counted */
 	uint64_t asked_ns, until_ns, seen_ns;
+	/* When its verdict next changes with time (a deadline, a hold's or
+	 * a not-before's end), for approval_due; 0: told, or never. */
+	uint64_t wake_ns;
+	bool answered;      /* answered since approval_due last told it */
+	uint8_t askers;     /* 1 << each enum op_approval_reason that asked */
 	char pod[256], node[256];
 };
 
@@ -57,6 +62,13 @@ struct approval {
 	uint64_t next_ask;
 	struct approval_stats st;
 };
+
+/* by_asker[]'s entry for `reason` (an unknown one: the drain's). */
+static struct approval_counts *asker(struct approval *a, uint32_t reason)
+{
+	uint32_t k = reason >= 1 && reason <= APPROVAL_ASKERS ? reason - 1 : 0;
+	return &a->st.by_asker[k];
+}
 
 static const char *reason_name(uint32_t reason)
 {
@@ -103,15 +115,18 @@ int approval_register(struct approval *a, uint64_t conn,
 	*g = (struct approval_reg){.conn = conn, .id = a->next_reg++,
 				   .selector_len = r->selector_len,
 				   .deadline_ns = (uint64_t)r->deadline_ms * 1000000u,
-				   .fail_open = r->fail_open};
+				   .fail_open = r->fail_open, .reclaim = r->reclaim,
+				   .preempt = r->preempt};
 	snprintf(g->name, sizeof(g->name), "%s", r->name);
 	memcpy(g->selector, r->selector, r->selector_len);
 	g->selector[r->selector_len] = '\0';
 	a->st.registrations++;
 	*id = g->id;
 	log_msg(LOG_LEVEL_INFO, "approval: manager %s registered (registration %u, "
-		"selector \"%s\", deadline %u ms, fail-%s)", g->name, g->id,
-		g->selector, r->deadline_ms, g->fail_open ? "open" : "closed");
+		"selector \"%s\", deadline %u ms, fail-%s, asked by the drain%s%s)",
+		g->name, g->id, g->selector, r->deadline_ms,
+		g->fail_open ? "open" : "closed", g->reclaim ? ", quota reclaim" : "",
+		g->preempt ? ", preemption" : "");
 	return 0;
 }
 
@@ -179,10 +194,33 @@ static void post(struct approval *a, struct ask *q, const struct approval_reg *g
 	q->timeout_told = false;
 	q->asked_ns = now;
 	q->until_ns = 0;
+	q->wake_ns = now + g->deadline_ns;
 	a->st.asked++;
+	asker(a, q->reason)->asked++;
 	log_msg(LOG_LEVEL_INFO, "approval: %s manager %s (registration %u) for "
 		"%s on node %s (%s): ask %" PRIu64, again ? "asked again" : "asked",
 		g->name, g->id, q->pod, q->node, reason_name(q->reason), q->id);
+}
+
+/* Ask q's deadline passed unanswered: logged and counted, once. */
+static void tell_timeout(struct approval *a, struct ask *q,
+			 const struct approval_reg *g)
+{
+	if (q->timeout_told)
+		return;
+	q->timeout_told = true;
+	if (g->fail_open) {
+		a->st.timed_out_open++;
+		asker(a, q->reason)->timed_out_open++;
+	} else {
+		a->st.timed_out_closed++;
+		asker(a, q->reason)->timed_out_closed++;
+	}
+	log_msg(LOG_LEVEL_WARN, "approval: manager %s (registration %u) gave "
+		"no answer to ask %" PRIu64 " (%s, %s) in %" PRIu64 " ms: fail-%s, %s",
+		g->name, g->id, q->id, q->pod, reason_name(q->reason),
+		g->deadline_ns / 1000000u, g->fail_open ? "open" : "closed",
+		g->fail_open ? "disrupted" : "kept");
 }
 
 static uint64_t secs_up(uint64_t ns)
@@ -202,6 +240,7 @@ enum approval_outcome approval_decide(struct approval *a, uint32_t i,
 		/* No room to ask: what the deadline would do. */
 		if (g->fail_open) {
 			a->st.timed_out_open++;
+			asker(a, reason)->timed_out_open++;
 			log_msg(LOG_LEVEL_WARN, "approval: no room to ask manager %s "
 				"for %s (%u asks outstanding): fail-open, disrupted",
 				g->name, pod, APPROVAL_ASKS_MAX);
@@ -223,6 +262,7 @@ enum approval_outcome approval_decide(struct approval *a, uint32_t i,
 		snprintf(q->node, sizeof(q->node), "%s", node);
 		post(a, q, g, now, false);
 	}
+	q->askers |= (uint8_t)(1u << (reason & 7u));
 	q->seen_ns = now;
 	switch (q->state) {
 	case ASK_GRANTED:
@@ -255,18 +295,7 @@ enum approval_outcome approval_decide(struct approval *a, uint32_t i,
 			 g->name, q->pod, q->id, secs_up(g->deadline_ns - waited));
 		return APPROVAL_KEEP;
 	}
-	if (!q->timeout_told) {
-		q->timeout_told = true;
-		if (g->fail_open)
-			a->st.timed_out_open++;
-		else
-			a->st.timed_out_closed++;
-		log_msg(LOG_LEVEL_WARN, "approval: manager %s (registration %u) gave "
-			"no answer to ask %" PRIu64 " (%s) in %" PRIu64 " ms: fail-%s, %s",
-			g->name, g->id, q->id, q->pod, g->deadline_ns / 1000000u,
-			g->fail_open ? "open" : "closed",
-			g->fail_open ? "disrupted" : "kept");
-	}
+	tell_timeout(a, q, g);
 	if (g->fail_open) {
 		snprintf(why, why_len, "manager %s gave no answer by its deadline: "
 			 "fail-open", g->name);
@@ -276,6 +305,70 @@ enum approval_outcome approval_decide(struct approval *a, uint32_t i,
 		 "deadline (%" PRIu64 " ms), fail-closed: kept", g->name, q->pod,
 		 g->deadline_ns / 1000000u);
 	return APPROVAL_KEEP;
+}
+
+/* Whether ask q of registration g bars its pod at `now`. */
+static bool bars(const struct approval_reg *g, const struct ask *q, uint64_t now)
+{
+	switch (q->state) {
+	case ASK_DENIED:
+	case ASK_NOT_BEFORE:
+		return now < q->until_ns;
+	case ASK_PENDING:
+		return !g->fail_open && now - q->asked_ns >= g->deadline_ns;
+	default:
+		return false;
+	}
+}
+
+bool approval_bars(const struct approval *a, uint32_t i, uint64_t placement,
+		   uint64_t now)
+{
+	const struct approval_reg *g = &a->regs[i];
+	for (uint32_t k = 0; k < APPROVAL_ASKS_MAX; k++) {
+		const struct ask *q = &a->asks[k];
+		if (q->id != 0 && q->conn == g->conn && q->placement == placement)
+			return bars(g, q, now);
+	}
+	return false;
+}
+
+uint32_t approval_barred(const struct approval *a, uint32_t i, uint64_t now,
+			 uint64_t *out, uint32_t max)
+{
+	const struct approval_reg *g = &a->regs[i];
+	uint32_t n = 0;
+	for (uint32_t k = 0; k < APPROVAL_ASKS_MAX && n < max; k++) {
+		const struct ask *q = &a->asks[k];
+		if (q->id != 0 && q->conn == g->conn && bars(g, q, now))
+			out[n++] = q->placement;
+	}
+	return n;
+}
+
+uint32_t approval_due(struct approval *a, uint64_t now, uint64_t *out,
+		      uint32_t *askers, uint32_t max)
+{
+	uint32_t n = 0;
+	for (uint32_t k = 0; k < APPROVAL_ASKS_MAX && n < max; k++) {
+		struct ask *q = &a->asks[k];
+		if (q->id == 0 || (q->askers & ~(1u << OP_APPROVAL_DRAIN)) == 0)
+			continue; /* the drain's alone: its waves read it */
+		bool timed = q->wake_ns != 0 && now >= q->wake_ns;
+		if (!timed && !q->answered)
+			continue;
+		if (timed)
+			q->wake_ns = 0;
+		/* A deadline passed: told now, whether or not the choice
+		 * comes back to this pod (fail-closed: it will not). */
+		if (timed && q->state == ASK_PENDING)
+			tell_timeout(a, q, &a->regs[q->reg]);
+		q->answered = false;
+		out[n] = q->placement;
+		askers[n] = q->askers;
+		n++;
+	}
+	return n;
 }
 
 void approval_disrupted(struct approval *a, uint64_t placement)
@@ -305,23 +398,30 @@ int approval_answer(struct approval *a, uint64_t conn,
 	switch (ans->verdict) {
 	case OP_APPROVAL_GRANT:
 		q->state = ASK_GRANTED;
+		q->wake_ns = 0;
 		a->st.granted++;
+		asker(a, q->reason)->granted++;
 		what = "granted";
 		break;
 	case OP_APPROVAL_DENY:
 		/* A deny holds one deadline; then the next wave asks again. */
 		q->state = ASK_DENIED;
 		q->until_ns = now + g->deadline_ns;
+		q->wake_ns = q->until_ns;
 		a->st.denied++;
+		asker(a, q->reason)->denied++;
 		what = "denied";
 		break;
 	default:
 		q->state = ASK_NOT_BEFORE;
 		q->until_ns = now + (uint64_t)ans->not_before_ms * 1000000u;
+		q->wake_ns = q->until_ns;
 		a->st.not_before++;
+		asker(a, q->reason)->not_before++;
 		what = "not before";
 		break;
 	}
+	q->answered = true; /* approval_due wakes its asker */
 	char extra[48] = "";
 	if (ans->verdict == OP_APPROVAL_NOT_BEFORE)
 		snprintf(extra, sizeof(extra), " %u ms from now", ans->not_before_ms);

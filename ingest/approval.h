@@ -33,6 +33,20 @@ struct approval_reg {
 	uint32_t selector_len;
 	uint64_t deadline_ns;
 	bool fail_open;
+	/* Asked by quota reclaim, by priority preemption too
+	 * (OP_APPROVAL_RECLAIM_TOO, OP_APPROVAL_PREEMPT_TOO); the drain
+	 * asks every registration. */
+	bool reclaim, preempt;
+};
+
+/* The askers, by_asker[]'s index: enum op_approval_reason - 1. */
+#define APPROVAL_ASKERS 3u
+
+/* One asker's decisions (an ask is counted under the asker that posted
+ * it: a pod the drain and reclaim both want shares one ask). */
+struct approval_counts {
+	uint64_t asked, granted, denied, not_before, timed_out_open,
+		timed_out_closed;
 };
 
 /* Decisions counted since the daemon started (read under the lock). */
@@ -42,6 +56,9 @@ struct approval_stats {
 	uint64_t timed_out_open;   /* no answer by the deadline: evicted */
 	uint64_t timed_out_closed; /* no answer by the deadline: kept */
 	uint32_t registrations;    /* now */
+	/* The same by asker: [0] drain, [1] reclaim, [2] preemption; their
+	 * sums are the totals above. */
+	struct approval_counts by_asker[APPROVAL_ASKERS];
 };
 
 enum approval_outcome {
@@ -80,6 +97,31 @@ enum approval_outcome approval_decide(struct approval *a, uint32_t i,
 				      uint64_t placement, uint32_t reason,
 				      const char *pod, const char *node,
 				      uint64_t now_ns, char *why, size_t why_len);
+
+/* Whether registration i's answer on `placement` bars its disruption now
+ * without asking (quota reclaim's and preemption's "not a candidate"): a
+ * deny within its hold, a not-before still ahead, or no answer past the
+ * deadline of a fail-closed registration. No ask posted, nothing
+ * counted. */
+bool approval_bars(const struct approval *a, uint32_t i, uint64_t placement,
+		   uint64_t now_ns);
+
+/* approval_bars for every ask of registration i at once: the placements
+ * it bars now into out[] (at most max, APPROVAL_ASKS_MAX holds all);
+ * how many. One pass over the asks, for a choice that tests many
+ * candidates. */
+uint32_t approval_barred(const struct approval *a, uint32_t i, uint64_t now_ns,
+			 uint64_t *out, uint32_t max);
+
+/* Asks that quota reclaim or preemption asked (too: an ask is shared by
+ * every asker of its pod) answered since, or whose verdict changed with
+ * time by `now_ns` (a deadline passed, a not-before or a deny's hold
+ * over), each told once: their placements into out[] (at most max) and
+ * their askers into askers[] (1 << each enum op_approval_reason); how
+ * many. A deadline passed unanswered is counted here if no one asked
+ * since. The evictor's tick, which wakes the askers. */
+uint32_t approval_due(struct approval *a, uint64_t now_ns, uint64_t *out,
+		      uint32_t *askers, uint32_t max);
 
 /* `placement` was disrupted: its asks are done. */
 void approval_disrupted(struct approval *a, uint64_t placement);

@@ -332,7 +332,13 @@ _Static_assert(sizeof(struct op_queue_shown) == 32, "op_queue_shown is 32 bytes"
  * that would evict a pod it selects posts an ask instead and keeps the
  * pod; the manager fetches its asks (PENDING: every ask not yet answered,
  * each time) and answers each (ANSWER). The daemon never waits on a
- * manager: the drain's next wave reads the answer. */
+ * manager: the drain's next wave reads the answer. A registration with
+ * OP_APPROVAL_RECLAIM_TOO or OP_APPROVAL_PREEMPT_TOO is asked by quota
+ * reclaim or priority preemption as well before either evicts a pod it
+ * selects (ingest/producers_approval.c): the pod is kept, the preemptor
+ * waits, and the answer wakes it. Those two flags came without a version
+ * move: a daemon before them refuses them (EINVAL, "flags ... only"),
+ * and a registration without them means what it meant. */
 enum op_approval_action {
 	OP_APPROVAL_REGISTER = 0,
 	OP_APPROVAL_PENDING = 1,
@@ -344,7 +350,11 @@ enum op_approval_action {
 #define OP_APPROVAL_NOT_BEFORE_MAX_MS OP_APPROVAL_DEADLINE_MAX_MS
 enum op_approval_flags {
 	OP_APPROVAL_FAIL_OPEN = 1u, /* no answer by the deadline: evict (else keep) */
+	OP_APPROVAL_RECLAIM_TOO = 2u, /* asked by quota reclaim too (the drain always) */
+	OP_APPROVAL_PREEMPT_TOO = 4u, /* asked by priority preemption too */
 };
+#define OP_APPROVAL_FLAGS_ALL \
+	((uint32_t)(OP_APPROVAL_FAIL_OPEN | OP_APPROVAL_RECLAIM_TOO | OP_APPROVAL_PREEMPT_TOO))
 /* REGISTER's body: this, then `selector_len` bytes of a label selector
  * (the drain's --pod-selector syntax; 0 bytes: every pod). */
 struct op_approval_register {

@@ -339,10 +339,11 @@ int control_approval_register_split(const void *body, uint32_t len,
 					 "ASCII without spaces, then NULs", i, c);
 	}
 	if (q.deadline_ms == 0 || q.deadline_ms > OP_APPROVAL_DEADLINE_MAX_MS ||
-	    (q.flags & ~(uint32_t)OP_APPROVAL_FAIL_OPEN) || q.reserved != 0)
+	    (q.flags & ~OP_APPROVAL_FLAGS_ALL) || q.reserved != 0)
 		return errmsg_rc(-EINVAL, err, err_len, "approval registration %s: "
 				 "deadline %u ms, flags %#x, reserved %u: expected a "
-				 "deadline of 1..%u ms, flags FAIL_OPEN (1) only, "
+				 "deadline of 1..%u ms, flags of FAIL_OPEN (1), "
+				 "RECLAIM_TOO (2) and PREEMPT_TOO (4) only, "
 				 "reserved 0", q.name, q.deadline_ms, q.flags,
 				 q.reserved, OP_APPROVAL_DEADLINE_MAX_MS);
 	if (q.selector_len > OP_APPROVAL_SELECTOR_MAX ||
@@ -358,6 +359,8 @@ int control_approval_register_split(const void *body, uint32_t len,
 	memcpy(out->name, q.name, name_len);
 	out->deadline_ms = q.deadline_ms;
 	out->fail_open = q.flags & OP_APPROVAL_FAIL_OPEN;
+	out->reclaim = q.flags & OP_APPROVAL_RECLAIM_TOO;
+	out->preempt = q.flags & OP_APPROVAL_PREEMPT_TOO;
 	out->selector = sel;
 	out->selector_len = q.selector_len;
 	return 0;

@@ -184,6 +184,7 @@ struct control_approval_register {
 	char name[OP_APPROVAL_NAME_MAX + 1];
 	uint32_t deadline_ms;
 	bool fail_open;
+	bool reclaim, preempt; /* OP_APPROVAL_RECLAIM_TOO, OP_APPROVAL_PREEMPT_TOO */
 	const char *selector; /* selector_len bytes, not NUL-terminated */
 	uint32_t selector_len;
 };

@@ -174,12 +174,19 @@ enum k8s_pdb_mode {
 	K8S_PDB_MIN_AVAILABLE = 2,
 };
 
+/* spec.unhealthyPodEvictionPolicy (policy/v1; absent: IfHealthyBudget). */
+enum k8s_pdb_unhealthy {
+	K8S_PDB_IF_HEALTHY_BUDGET = 0,
+	K8S_PDB_ALWAYS_ALLOW = 1,
+};
+
 struct pod_group;
 struct k8s_pdb {
 	uint32_t name;
 	uint32_t ns;
 	const struct pod_group *selector;
 	uint8_t mode;   /* enum k8s_pdb_mode */
+	uint8_t unhealthy; /* enum k8s_pdb_unhealthy */
 	int32_t value;  /* disruptionsAllowed, maxUnavailable or minAvailable */
 };
 

@@ -386,6 +386,29 @@ static int pdb_count(struct decoder *d, const json_t *spec, const char *key,
 	return 0;
 }
 
+/* spec.unhealthyPodEvictionPolicy: absent or null IfHealthyBudget (the
+ * API's default), else exactly "IfHealthyBudget" or "AlwaysAllow"
+ * (k8s.io/api policy/v1 types.go, UnhealthyPodEvictionPolicyType). */
+static int pdb_unhealthy_policy(struct decoder *d, const json_t *spec, uint8_t *out)
+{
+	*out = K8S_PDB_IF_HEALTHY_BUDGET;
+	const json_t *v = json_object_get(spec, "unhealthyPodEvictionPolicy");
+	if (v == NULL || json_is_null(v))
+		return 0;
+	if (json_is_string(v) && strcmp(json_string_value(v), "AlwaysAllow") == 0 &&
+	    json_string_length(v) == strlen("AlwaysAllow")) {
+		*out = K8S_PDB_ALWAYS_ALLOW;
+		return 0;
+	}
+	if (json_is_string(v) && strcmp(json_string_value(v), "IfHealthyBudget") == 0 &&
+	    json_string_length(v) == strlen("IfHealthyBudget"))
+		return 0;
+	char q[JSON_IN_SHOW_MAX + 16];
+	return json_in_fail_at(&d->in, "unhealthyPodEvictionPolicy", -EINVAL,
+			       "%s: expected \"IfHealthyBudget\" or \"AlwaysAllow\"",
+			       json_in_show(v, q, sizeof(q)));
+}
+
 /* A PodDisruptionBudget (policy/v1): to the visitor, or skipped when it
  * takes none. */
 int kj_decode_pdb(struct decoder *d, const json_t *obj)
@@ -425,6 +448,9 @@ int kj_decode_pdb(struct decoder *d, const json_t *obj)
 	if (rc == 0 && has_min && has_max)
 		rc = json_in_fail(&d->in, -EINVAL, "minAvailable and maxUnavailable cannot both "
 			  "be set");
+	/* The drain's ladder reads it (ingest/producers_drain.c). */
+	if (rc == 0)
+		rc = pdb_unhealthy_policy(d, spec, &b.unhealthy);
 	json_in_pop(&d->in, mark);
 	if (rc < 0)
 		return rc;

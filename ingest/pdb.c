@@ -28,6 +28,7 @@ int pdb_table_put(struct pdb_table *t, const struct intern *strings,
 	e->ns = b->ns;
 	e->selects = b->selector != NULL;
 	e->mode = b->mode;
+	e->unhealthy = b->unhealthy;
 	e->value = b->value;
 	if (b->selector != NULL)
 		e->sel = *b->selector;

@@ -41,6 +41,7 @@ struct pdb_entry {
 	uint32_t ns;            /* interned namespace */
 	bool selects;           /* false: an absent selector, no pod */
 	uint8_t mode;           /* enum k8s_pdb_mode */
+	uint8_t unhealthy;      /* enum k8s_pdb_unhealthy: the drain's ladder */
 	int32_t value;          /* as declared */
 	int32_t evicted;        /* pods this daemon evicted since */
 	struct pod_group sel;   /* ns and default_selector */

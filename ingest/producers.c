@@ -296,6 +296,7 @@ void producers_destroy(struct producers *p)
 	free(p->pre_sum_req);
 	free(p->pdb_m);
 	approval_free(p->approval);
+	free(p->unhealthy);
 	prod_queues_free(p->queues);
 	policy_free(p->policy);
 	free(p->policy_path);

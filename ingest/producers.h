@@ -483,17 +483,23 @@ void producers_preempt_checked(uint64_t *checked, uint64_t *mismatches);
  * the victims (ids of live placements, *ids valid until it is called
  * again; *n of them) and the sentence their owners are told, given
  * node_ok(node_arg, ids, k): whether evicting ids[0..k) leaves a node the
- * pod's static filters admit with room for its requests. Each victim is
- * then evicted as a preemption's (EVICTED notice through `notice`, room
- * given back and published, record freed: its quota given back by the
- * free hook). choose is not called when no node could hold the pod even
- * empty (out->no_node). Returns 0, -ENOMEM, or choose's -errno (nothing
- * evicted). The evictor thread's (daemon/evict.c). */
+ * pod's static filters admit with room for its requests, and
+ * victim_ok(node_arg, id) (NULL: yes to all), which a candidate must
+ * pass (approving managers that bar it now: ingest/producers_approval.c).
+ * The victims are then put to the managers that reclaim asks: when one
+ * keeps any, none is evicted (out->kept, the preemptor waits: AQ1 wakes
+ * it); else each is evicted as a preemption's (EVICTED notice through
+ * `notice`, room given back and published, record freed: its quota given
+ * back by the free hook). choose is not called when no node could hold
+ * the pod even empty (out->no_node). Returns 0, -ENOMEM, or choose's
+ * -errno (nothing evicted). The evictor thread's (daemon/evict.c). */
 typedef int (*producers_reclaim_choose_fn)(
 	void *arg, bool (*node_ok)(void *node_arg, const uint64_t *ids, size_t k),
+	bool (*victim_ok)(void *node_arg, uint64_t id),
 	void *node_arg, const uint64_t **ids, uint32_t *n, char *why, size_t why_len);
 struct producers_reclaimed {
 	uint32_t evicted;
+	uint32_t kept; /* victims chosen whose managers keep them: none evicted */
 	bool no_node;
 };
 int producers_reclaim(struct producers *p, const struct pod_spec *pod,
@@ -542,6 +548,17 @@ void producers_set_notifier(struct producers *p, producers_notice_fn notice,
 /* Issue 38 item 3: the clock (ns, monotonic) that managers' deadlines and
  * not-before times run on; NULL: now_ns (base/clock.h). Tests inject
  * theirs. Before the control sockets start. */
+/* AQ1 (ingest/producers_approval.c): kick(arg) wakes the evictor, called
+ * under the lock when a reclaim's or preemption's ask is answered; the
+ * evictor then calls producers_approval_tick at its next turn, which
+ * wakes the askers whose asks were answered or whose verdict changed
+ * with time (a preemption's: room published anywhere) and
+ * returns whether any was woken: then the evictor nudges the quota trees
+ * (a reclaim's) and wakes the workers. Takes the lock only while a
+ * registration asks for reclaim or preemption. */
+void producers_set_approval_kick(struct producers *p, void (*kick)(void *arg),
+				 void *arg);
+bool producers_approval_tick(struct producers *p);
 void producers_set_approval_clock(struct producers *p, uint64_t (*clock)(void *arg),
 				  void *arg);
 /* The managers' decisions counted since start (ingest/approval.h), under

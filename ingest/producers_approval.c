@@ -21,6 +21,39 @@
  * Every registration whose selector picks the pod is asked; the pod goes
  * only when each allows it. Selectors are parsed at each question, so a
  * label interned after the registration still matches.
+ *
+ * Quota reclaim and priority preemption (on the evictor thread, under the
+ * same lock: producers_reclaim.c, producers_preempt.c) ask only the
+ * registrations that opted in (OP_APPROVAL_RECLAIM_TOO, _PREEMPT_TOO), in
+ * two steps, and keep the poll model:
+ *   - the choice leaves out the pods a registration bars now
+ *     (prod_approval_barred: denied within the hold, not before a time
+ *     still ahead, fail-closed past the deadline): they are no
+ *     candidates, so the chooser picks other victims or none;
+ *   - the victims chosen are asked (prod_approval_holds, which posts the
+ *     asks); when any is kept, none is evicted (a part of the victims
+ *     frees room the preemptor cannot use) and the preemptor waits.
+ * AQ1 The wake-up. A preemptor kept waiting has no event of its own: its
+ *     victims stay. So every answer to a reclaim's or preemption's ask
+ *     marks the ask (approval.c's `answered`), and so does the time at
+ *     which its verdict changes (the deadline, a deny's hold, a
+ *     not-before); the answer also kicks the evictor (approval_kick:
+ *     evict_kick, daemon/evict.c's kick protocol), whose loop calls
+ *     producers_approval_tick at each turn after it loaded its kick word:
+ *     the marks are taken
+ *     there under the lock (approval_due), a preemption's ask publishes
+ *     room anywhere (queue_event_room for QUEUE_ANY_NODE: every pod
+ *     refused for resources tries again, and asks to preempt again; the
+ *     victim's node's own room event would wake only the pods that fit
+ *     what it has left, which the victim still holds), a reclaim's has
+ *     the evictor nudge the quota trees (qc_reclaim_nudge: the pods
+ *     waiting for quota try again, and ask to reclaim again). An answer
+ *     after the tick's look moves the kick word, so the evictor's wait
+ *     returns at once: no answer is lost. A mark on a time is seen
+ *     within one idle turn of the evictor (EVICT_IDLE_NS, 100 ms).
+ *     approval_scoped (relaxed both: a count for a fast no) is written
+ *     under the lock at REGISTER and at a connection's end; the tick
+ *     skips the lock while it reads 0.
  */
 #include "ingest/producers_internal.h"
 
@@ -58,9 +91,62 @@ void producers_approval_stats(struct producers *p, struct approval_stats *out)
 	pthread_mutex_unlock(&p->lock);
 }
 
+/* AQ1: how many registrations reclaim or preemption asks. */
+void prod_approval_count_scoped(struct producers *p)
+{
+	uint32_t n = 0;
+	for (uint32_t i = 0; p->approval != NULL && i < APPROVAL_REGS_MAX; i++) {
+		const struct approval_reg *g = approval_reg_at(p->approval, i);
+		n += g->conn != 0 && (g->reclaim || g->preempt);
+	}
+	/* AQ1: relaxed, a count for a fast no. */
+	__atomic_store_n(&p->approval_scoped, n, __ATOMIC_RELAXED);
+}
+
 void prod_approval_gone(struct producers *p, uint64_t conn)
 {
-	(void)approval_drop(p->approval, conn);
+	if (approval_drop(p->approval, conn))
+		prod_approval_count_scoped(p);
+}
+
+void producers_set_approval_kick(struct producers *p, void (*kick)(void *arg),
+				 void *arg)
+{
+	pthread_mutex_lock(&p->lock);
+	p->approval_kick = kick;
+	p->approval_kick_arg = arg;
+	pthread_mutex_unlock(&p->lock);
+}
+
+/* AQ1: at most this many asks woken a tick (the rest at the next). */
+#define TICK_MAX 64u
+
+bool producers_approval_tick(struct producers *p)
+{
+	/* AQ1: relaxed, a count for a fast no. */
+	if (__atomic_load_n(&p->approval_scoped, __ATOMIC_RELAXED) == 0)
+		return false;
+	uint64_t ids[TICK_MAX]; /* the placements: unread (one event for all) */
+	uint32_t askers[TICK_MAX];
+	pthread_mutex_lock(&p->lock);
+	uint32_t n = p->approval != NULL
+		? approval_due(p->approval, clock_now(p), ids, askers, TICK_MAX) : 0;
+	bool preempt = false;
+	for (uint32_t k = 0; k < n; k++)
+		preempt = preempt || (askers[k] & (1u << OP_APPROVAL_PREEMPT));
+	if (preempt) {
+		/* Room "anywhere": the pods refused for resources wake (a room
+		 * event of the victim's node would wake only those that fit
+		 * what it has left, and the victim still holds it). */
+		struct queue_event ev = queue_event_room(0);
+		ev.slot = QUEUE_ANY_NODE;
+		/* Not prod_publish: producers.c calls this file (a connection
+		 * gone), and calls go one way only (check-call-loops). */
+		if (p->events != NULL)
+			queue_events_publish(p->events, &ev);
+	}
+	pthread_mutex_unlock(&p->lock);
+	return n > 0;
 }
 
 static void handle_register(struct producers *p, struct control_server *s,
@@ -91,6 +177,7 @@ static void handle_register(struct producers *p, struct control_server *s,
 		control_server_reply_error(s, conn, rid, -rc, "%s", err);
 		return;
 	}
+	prod_approval_count_scoped(p);
 	control_server_reply(s, conn, rid, &ans, sizeof(ans), -1);
 }
 
@@ -137,6 +224,11 @@ static void handle_answer(struct producers *p, struct control_server *s,
 		control_server_reply_error(s, conn, rid, -rc, "%s", err);
 		return;
 	}
+	/* AQ1: the askers woken at the evictor's next turn (relaxed: a
+	 * count; a kick for a drain's ask only costs the evictor a turn). */
+	if (p->approval_kick != NULL &&
+	    __atomic_load_n(&p->approval_scoped, __ATOMIC_RELAXED) > 0)
+		p->approval_kick(p->approval_kick_arg);
 	control_server_reply(s, conn, rid, NULL, 0, -1);
 }
 
@@ -162,7 +254,60 @@ void prod_handle_approval(struct producers *p, struct control_server *s,
 	}
 }
 
-bool prod_approval_keeps(struct producers *p, uint64_t id,
+/* Whether registration `g` is asked by `reason`'s disruptions. */
+static bool asked_by(const struct approval_reg *g, uint32_t reason)
+{
+	return g->conn != 0 && (reason == OP_APPROVAL_DRAIN ||
+				(reason == OP_APPROVAL_RECLAIM && g->reclaim) ||
+				(reason == OP_APPROVAL_PREEMPT && g->preempt));
+}
+
+/* Whether registration `g` selects the pod of group `group`. */
+static bool selects(struct producers *p, const struct approval_reg *g,
+		    uint32_t group)
+{
+	struct prod_selector sel;
+	char err[8];
+	return prod_selector_parse(p, "", g->selector, g->selector_len, &sel, err,
+				   sizeof(err)) == 0 &&
+	       prod_selector_matches(p, &sel, group);
+}
+
+bool prod_approval_asks(const struct producers *p, uint32_t reason)
+{
+	for (uint32_t i = 0; p->approval != NULL && i < APPROVAL_REGS_MAX; i++)
+		if (asked_by(approval_reg_at(p->approval, i), reason))
+			return true;
+	return false;
+}
+
+static int id_cmp(const void *x, const void *y)
+{
+	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+	return a < b ? -1 : a > b;
+}
+
+void prod_approval_barred(struct producers *p, uint32_t reason,
+			  struct prod_barred *out)
+{
+	out->n = 0;
+	if (p->approval == NULL)
+		return;
+	uint64_t now = clock_now(p);
+	for (uint32_t i = 0; i < APPROVAL_REGS_MAX; i++)
+		if (asked_by(approval_reg_at(p->approval, i), reason))
+			out->n += approval_barred(p->approval, i, now, out->ids + out->n,
+						  APPROVAL_ASKS_MAX - out->n);
+	qsort(out->ids, out->n, sizeof(out->ids[0]), id_cmp);
+}
+
+bool prod_barred_has(const struct prod_barred *b, uint64_t id)
+{
+	return b->n > 0 &&
+	       bsearch(&id, b->ids, b->n, sizeof(b->ids[0]), id_cmp) != NULL;
+}
+
+bool prod_approval_holds(struct producers *p, uint64_t id,
 			 const struct placement_record *r, const char *node,
 			 uint32_t reason, char *why, size_t why_len)
 {
@@ -180,12 +325,7 @@ bool prod_approval_keeps(struct producers *p, uint64_t id,
 	size_t w = 0;
 	for (uint32_t i = 0; i < APPROVAL_REGS_MAX; i++) {
 		const struct approval_reg *g = approval_reg_at(p->approval, i);
-		struct prod_selector sel;
-		char err[8];
-		if (g->conn == 0 ||
-		    prod_selector_parse(p, "", g->selector, g->selector_len, &sel,
-					err, sizeof(err)) < 0 ||
-		    !prod_selector_matches(p, &sel, r->group))
+		if (!asked_by(g, reason) || !selects(p, g, r->group))
 			continue;
 		char line[600];
 		if (approval_decide(p->approval, i, id, reason, pod, node, now, line,
@@ -199,7 +339,21 @@ bool prod_approval_keeps(struct producers *p, uint64_t id,
 				w = why_len - 1;
 		}
 	}
-	if (!keep)
+	return keep;
+}
+
+void prod_approval_evicted(struct producers *p, uint64_t id)
+{
+	if (p->approval != NULL)
 		approval_disrupted(p->approval, id);
+}
+
+bool prod_approval_keeps(struct producers *p, uint64_t id,
+			 const struct placement_record *r, const char *node,
+			 uint32_t reason, char *why, size_t why_len)
+{
+	bool keep = prod_approval_holds(p, id, r, node, reason, why, why_len);
+	if (!keep)
+		prod_approval_evicted(p, id);
 	return keep;
 }

@@ -17,6 +17,26 @@
  *     Eviction API's 429, on which kubectl waits and asks again);
  *   - by more than one: an error (the Eviction API's 500, "This pod has
  *     more than one PodDisruptionBudget").
+ * The timeout ladder (issue 38 item 1), each step named on the pod's line:
+ *   1. report: a pod its budget blocks is "blocked", the budget named,
+ *      and the CLI's loop asks again until its timeout;
+ *   2. AlwaysAllow: an unhealthy pod whose one budget's
+ *      spec.unhealthyPodEvictionPolicy is AlwaysAllow is evicted even
+ *      when the budget allows no disruption, and the budget is not
+ *      counted down (kubernetes pkg/registry/core/pod/storage/eviction.go:
+ *      a pod not Ready under AlwaysAllow is deleted, "it doesn't count
+ *      towards currentHealthy ... we should not decrement
+ *      disruptionsAllowed"). "Unhealthy" here: a placement with a failure
+ *      report (OP_FAILURE: shmsched_report_failure, the gateway's POST
+ *      /v1/placements/{id}/failure), the daemon's only readiness signal;
+ *      the mark lasts as long as the placement (no report says it is
+ *      Ready again). IfHealthyBudget (the default) blocks an unhealthy pod
+ *      as a healthy one: Kubernetes lets one go when the budget's
+ *      currentHealthy >= desiredHealthy, figures the daemon does not keep,
+ *      so it takes the cautious side; the line says the pod is unhealthy.
+ *      The managers (below) are still asked;
+ *   3. force: only unmanaged (bound) pods, and only with OP_DRAIN_FORCE
+ *      (above); no flag evicts past a budget.
  * The budgets of a pod are a set of table entries (all PDB_TABLE_MAX told
  * apart, unlike the preemption matcher's 32 bits), found once per group
  * per wave; the wave's nodes are a table by slot, and a line of the
@@ -211,6 +231,10 @@ static const struct drain_budgets *budgets_of(const struct producers *p,
 		}
 	return c;
 }
+
+/* No budget: what evict_one counts down for the ladder's AlwaysAllow
+ * step, which leaves the budget as it was. */
+static const struct drain_budgets no_budgets;
 
 /* The first budget of a set (one with n 1: its only one). */
 static uint32_t budgets_first(const struct drain_budgets *b)
@@ -589,10 +613,16 @@ void prod_handle_drain(struct producers *p, struct control_server *s,
 				 (unsigned long long)id, pod, node, owner, b->n, which);
 			continue;
 		}
+		/* The ladder's AlwaysAllow step (see the top): an unhealthy pod
+		 * past its spent budget, when the budget says so. */
+		uint32_t bi = b->n == 1 ? budgets_first(b) : 0;
+		bool unhealthy_step = b->n == 1 && pl->allowed[bi] <= 0 &&
+				      p->pdbs->e[bi].unhealthy == K8S_PDB_ALWAYS_ALLOW &&
+				      prod_unhealthy(p, id);
 		/* KEP-4563's interceptors: the managers that registered for the
 		 * pod decide first (ingest/producers_approval.c). */
 		char wait[640];
-		if (!dry && (b->n == 0 || pl->allowed[budgets_first(b)] > 0) &&
+		if (!dry && (b->n == 0 || pl->allowed[bi] > 0 || unhealthy_step) &&
 		    prod_approval_keeps(p, id, r, node, OP_APPROVAL_DRAIN, wait,
 					sizeof(wait))) {
 			ans->blocked++;
@@ -604,8 +634,7 @@ void prod_handle_drain(struct producers *p, struct control_server *s,
 				 "%s", (unsigned long long)id, pod, node, owner, wait);
 			continue;
 		}
-		uint32_t bi = b->n == 1 ? budgets_first(b) : 0;
-		if (b->n == 1) {
+		if (b->n == 1 && !unhealthy_step) {
 			uint32_t i = bi;
 			if (pl->allowed[i] <= 0) {
 				const struct pdb_entry *e = &p->pdbs->e[i];
@@ -617,9 +646,12 @@ void prod_handle_drain(struct producers *p, struct control_server *s,
 				text_add(&t, "blocked placement %llu (%s, node %s, owner "
 					 "%s): PodDisruptionBudget %s allows no more "
 					 "disruptions now (declared %d, evicted %d since; "
-					 "declare it again, or place its pods elsewhere)",
+					 "declare it again, or place its pods elsewhere)%s",
 					 (unsigned long long)id, pod, node, owner,
-					 str_or(p, e->name, "?"), e->value, e->evicted);
+					 str_or(p, e->name, "?"), e->value, e->evicted,
+					 prod_unhealthy(p, id) ? "; unhealthy (a failure "
+					 "reported), but the budget's unhealthyPodEviction"
+					 "Policy is IfHealthyBudget" : "");
 				continue;
 			}
 		}
@@ -642,17 +674,27 @@ void prod_handle_drain(struct producers *p, struct control_server *s,
 				 pod, why);
 			continue;
 		}
-		if (b->n == 1)
+		/* eviction.go: an unhealthy pod's eviction "should not
+		 * decrement disruptionsAllowed". */
+		if (b->n == 1 && !unhealthy_step)
 			pl->allowed[bi]--;
 		ans->evicted++;
 		const char *to = made != 0 ? str_or(p, snap->nodes[where].name, "?") : "";
 		if (text_room(&t)) {
 			pod_of(p, r, pod, sizeof(pod));
 			owner_of(p, r, owner, sizeof(owner));
-			char rep[320] = "";
+			char rep[640] = "";
 			if (made != 0)
 				snprintf(rep, sizeof(rep), ", replaced by placement "
 					 "%llu on node %.250s", (unsigned long long)made, to);
+			if (unhealthy_step) {
+				size_t k = strlen(rep);
+				snprintf(rep + k, sizeof(rep) - k, ": unhealthy (a "
+					 "failure reported), past PodDisruptionBudget "
+					 "%.250s, which allows no more disruptions: its "
+					 "unhealthyPodEvictionPolicy is AlwaysAllow",
+					 str_or(p, p->pdbs->e[bi].name, "?"));
+			}
 			text_add(&t, "%s placement %llu (%s, node %s, owner %s)%s",
 				 dry ? (surge ? "would evict (replacement first)"
 					: "would evict") : "evicted",
@@ -661,7 +703,8 @@ void prod_handle_drain(struct producers *p, struct control_server *s,
 		if (made != 0)
 			tell_replaced(p, r, id, made, where, node, to);
 		if (!dry)
-			evict_one(p, b, id, r, node, only != 0);
+			evict_one(p, unhealthy_step ? &no_budgets : b, id, r, node,
+				  only != 0);
 	}
 answer:
 	if (t.cut > 0) {

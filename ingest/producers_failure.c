@@ -39,6 +39,47 @@ static uint32_t pool_of(const struct node_spec *n, uint32_t key)
 	return 0;
 }
 
+bool prod_unhealthy(const struct producers *p, uint64_t id)
+{
+	for (uint32_t i = 0; i < p->n_unhealthy; i++)
+		if (p->unhealthy[i] == id)
+			return true;
+	return false;
+}
+
+/* Marks placement `id` unhealthy (see struct producers). Full: the dead
+ * entries pruned; still full: the oldest report forgotten (logged), the
+ * cautious side (a pod forgotten counts healthy, which its budget
+ * guards). */
+static void unhealthy_add(struct producers *p, uint64_t id)
+{
+	if (prod_unhealthy(p, id))
+		return;
+	if (p->unhealthy == NULL &&
+	    (p->unhealthy = calloc(PROD_UNHEALTHY_MAX, sizeof(*p->unhealthy))) == NULL) {
+		log_msg(LOG_LEVEL_WARN, "failure report: placement %llu not marked "
+			"unhealthy for the drain: out of memory",
+			(unsigned long long)id);
+		return;
+	}
+	if (p->n_unhealthy == PROD_UNHEALTHY_MAX) {
+		uint32_t k = 0;
+		for (uint32_t i = 0; i < p->n_unhealthy; i++)
+			if (placements_get(p->placements, p->unhealthy[i]) != NULL)
+				p->unhealthy[k++] = p->unhealthy[i];
+		p->n_unhealthy = k;
+	}
+	if (p->n_unhealthy == PROD_UNHEALTHY_MAX) {
+		log_msg(LOG_LEVEL_WARN, "failure report: %u live placements marked "
+			"unhealthy, the most kept: placement %llu's mark forgotten",
+			PROD_UNHEALTHY_MAX, (unsigned long long)p->unhealthy[0]);
+		memmove(p->unhealthy, p->unhealthy + 1,
+			(PROD_UNHEALTHY_MAX - 1) * sizeof(*p->unhealthy));
+		p->n_unhealthy--;
+	}
+	p->unhealthy[p->n_unhealthy++] = id;
+}
+
 static void report(struct producers *p, enum producer_role role,
 		   struct control_server *s, uint64_t conn, uint32_t rid,
 		   const void *body, uint32_t len)
@@ -94,6 +135,7 @@ static void report(struct producers *p, enum producer_role role,
 		pf.total_nodes++;
 		pf.pool_nodes += pf.pool != 0 && pool_of(&snap->nodes[i], key) == pf.pool;
 	}
+	unhealthy_add(p, f.placement_id);
 	struct op_failure_result out = {OP_FAILURE_UNPOOLED, 0};
 	if (pf.pool != 0)
 		out.verdict = (uint32_t)p->quarantine.report(p->quarantine.arg, &pf);

@@ -42,6 +42,7 @@
 #ifndef SHMSCHED_INGEST_PRODUCERS_INTERNAL_H
 #define SHMSCHED_INGEST_PRODUCERS_INTERNAL_H
 
+#include "ingest/approval.h"
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -173,10 +174,28 @@ struct producers {
 	struct approval *approval;
 	uint64_t (*approval_clock)(void *arg);
 	void *approval_clock_arg;
+	/* AQ1 (producers_approval.c): registrations that reclaim or
+	 * preemption asks (relaxed), and the evictor's kick
+	 * (producers_set_approval_kick; NULL: none). */
+	uint32_t approval_scoped;
+	void (*approval_kick)(void *arg);
+	void *approval_kick_arg;
 	/* OP_FAILURE's quarantine (producers_set_quarantine); report NULL:
 	 * none. */
 	struct producers_quarantine quarantine;
+	/* The placements with a failure report (producers_failure.c): the
+	 * daemon's "not Ready", which the drain's ladder reads (a budget's
+	 * unhealthyPodEvictionPolicy AlwaysAllow). Ids never come back, so
+	 * an entry whose placement is gone is dead, pruned when the array is
+	 * full. At most PROD_UNHEALTHY_MAX, in report order. Under the lock.
+	 * A lookup is linear in the marks (reports are rare), and the drain
+	 * makes one only for a pod its spent AlwaysAllow budget blocks (or
+	 * for a blocked line it prints). */
+	uint64_t *unhealthy;
+	uint32_t n_unhealthy;
 };
+
+#define PROD_UNHEALTHY_MAX 4096u
 
 /* What one identity's templates are charged (issue 41; `charged`). */
 struct identity_charge {
@@ -270,9 +289,37 @@ void prod_handle_approval(struct producers *p, struct control_server *s,
 			  uint64_t conn, uint32_t rid, uint32_t action,
 			  const void *body, uint32_t len);
 void prod_approval_gone(struct producers *p, uint64_t conn);
+/* producers_failure.c: whether placement `id` has had a failure report
+ * (the drain's "unhealthy"). */
+bool prod_unhealthy(const struct producers *p, uint64_t id);
 bool prod_approval_keeps(struct producers *p, uint64_t id,
 			 const struct placement_record *r, const char *node,
 			 uint32_t reason, char *why, size_t why_len);
+/* Quota reclaim's and preemption's questions (`reason`
+ * OP_APPROVAL_RECLAIM or OP_APPROVAL_PREEMPT), under the lock: whether
+ * any registration is asked by them (a fast no); the placements they bar
+ * now, without asking (not candidates: one pass over the asks for a
+ * choice, then a binary search a candidate; an ask is posted only for a
+ * pod its registration selects, and a placement's labels never change,
+ * so no selector is read); whether one keeps
+ * it, asking (why: on whom it waits), nothing cleared; and, once it was
+ * evicted, its asks done. */
+bool prod_approval_asks(const struct producers *p, uint32_t reason);
+struct prod_barred {
+	uint32_t n;
+	uint64_t ids[APPROVAL_ASKS_MAX]; /* sorted */
+};
+void prod_approval_barred(struct producers *p, uint32_t reason,
+			  struct prod_barred *out);
+bool prod_barred_has(const struct prod_barred *b, uint64_t id);
+bool prod_approval_holds(struct producers *p, uint64_t id,
+			 const struct placement_record *r, const char *node,
+			 uint32_t reason, char *why, size_t why_len);
+void prod_approval_evicted(struct producers *p, uint64_t id);
+/* AQ1: approval_scoped counted again, under the lock, after any
+ * registration is added or dropped (REGISTER and a connection's end call
+ * it; so must any other way of registering). */
+void prod_approval_count_scoped(struct producers *p);
 
 /* producers_failure.c: OP_FAILURE (reports: owners; pools: admins). */
 void prod_handle_failure(struct producers *p, enum producer_role role,

@@ -33,6 +33,20 @@
  * choice the chains make, which producers_preempt_check() compares
  * (stress.preempt_chains). The buffers are kept between requests (struct
  * producers' pre_*).
+ *
+ * Approving managers (issue 38 item 3; ingest/producers_approval.c, AQ1):
+ * while a registration opted in (OP_APPROVAL_PREEMPT_TOO), the choice
+ * is made from the walk, not the chains (their per-node sums would count
+ * pods a manager bars), and a pod a manager bars now (denied within the
+ * hold, not before a time still ahead, fail-closed past the deadline) is
+ * no possible victim; the victims chosen are then asked, and when a
+ * manager keeps any of them (not answered yet) nothing is evicted: the
+ * preemptor gets no node this time and waits, as with no victims, until
+ * the answer (or the time) publishes room anywhere (AQ1) and
+ * it tries again. Why not choose around a pod not yet answered: quota
+ * reclaim's reason (producers_reclaim.c): the ask is the manager's chance
+ * to act first, and going around unanswered pods would evict the pods of
+ * the managers that answer fastest.
  */
 #include "ingest/producers_internal.h"
 
@@ -41,6 +55,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ingest/control_ops.h"
 #include "ingest/pdb.h"
 #include "base/base.h"
 #include "policy/policy.h"
@@ -159,6 +174,8 @@ struct victim_filter {
 	bool any_ns, any_victim;
 	const struct policy_scope *scope;
 	struct disrupt_cache dcache;
+	bool asks; /* a registration is asked by preemption (AQ1) */
+	const struct prod_barred *barred; /* then: the pods managers bar now */
 };
 
 static bool victim_ok(struct victim_filter *vf, const struct placement_record *r)
@@ -215,7 +232,8 @@ static int collect_walk(struct victim_filter *vf, struct pdb_matcher *pm,
 			continue;
 		if (counting)
 			pdb_matcher_count(pm, r->group);
-		if (!victim_ok(vf, r))
+		if (!victim_ok(vf, r) ||
+		    (vf->asks && prod_barred_has(vf->barred, id)))
 			continue;
 		if (n == p->pre_cap) {
 			/* pre_found: [0, pre_cap) as found, then sorted. */
@@ -658,6 +676,32 @@ static void check_against_walk(struct victim_filter *vf, struct pdb_matcher *pm,
 	free(res);
 }
 
+/* Whether a manager keeps any of the victims chosen on node `slot` (each
+ * asked, its asks posted); logged. */
+static bool managers_keep(struct producers *p, const struct snapshot *snap,
+			  uint32_t slot, const struct preempt_pod *pods,
+			  const struct preempt_result *res)
+{
+	uint32_t name = slot < snap->n_slots ? snap->nodes[slot].name : 0;
+	const char *node = name != 0 ? intern_str(p->strings, name) : "?";
+	char why[640], first[640] = "";
+	uint32_t kept = 0;
+	for (uint32_t k = 0; k < res->n_victims; k++) {
+		uint64_t id = pods[res->victims[k]].id;
+		const struct placement_record *r = placements_get(p->placements, id);
+		if (r == NULL || !prod_approval_holds(p, id, r, node, OP_APPROVAL_PREEMPT,
+						      why, sizeof(why)))
+			continue;
+		if (kept++ == 0)
+			snprintf(first, sizeof(first), "%s", why);
+	}
+	if (kept > 0)
+		log_msg(LOG_LEVEL_INFO, "preemption on node %s: %u victims chosen, "
+			"none evicted: managers keep %u (%s%s); the preemptor waits",
+			node, res->n_victims, kept, first, kept > 1 ? "; ..." : "");
+	return kept > 0;
+}
+
 static int preempt_locked(struct producers *p, const struct preempt_request *rq,
 			  producers_notice_fn notice, void *arg,
 			  struct preempt_outcome *out)
@@ -671,6 +715,7 @@ static int preempt_locked(struct producers *p, const struct preempt_request *rq,
 	const struct snapshot *snap = cluster_snapshot(p->cluster);
 	struct ledger *l = cluster_ledger(p->cluster);
 	int rc = -ENOMEM;
+	struct prod_barred *barred = NULL; /* AQ1: while a manager asks */
 	struct pod_spec *vspec = NULL;
 	struct device_assignment *vdev = NULL;
 	struct preempt_scratch scratch = {0};
@@ -694,14 +739,23 @@ static int preempt_locked(struct producers *p, const struct preempt_request *rq,
 	struct victim_filter vf = {.p = p, .snap = snap, .l = l,
 				   .priority = rq->spec.priority, .rule = rule,
 				   .any_ns = any_ns, .any_victim = any_ns && scope == NULL,
-				   .scope = scope};
+				   .scope = scope,
+				   .asks = prod_approval_asks(p, OP_APPROVAL_PREEMPT)};
+	if (vf.asks) {
+		barred = malloc(sizeof(*barred));
+		if (barred == NULL)
+			goto done;
+		prod_approval_barred(p, OP_APPROVAL_PREEMPT, barred);
+		vf.barred = barred;
+	}
 	/* Only pods of lower priority can be victims (the others are in the
 	 * node's counters, which the choice reads from the ledger). Nodes are
 	 * looked at only as the choice visits them: their counters and
 	 * static filters. Without budgets, from the node chains; with them,
 	 * by the walk, which counts and masks every placement for them. */
 	bool masking = p->pdbs != NULL && p->pdbs->n > 0; /* else every mask 0 */
-	bool chains = !masking && placements_node_indexed(p->placements, snap->n_slots);
+	bool chains = !masking && !vf.asks &&
+		      placements_node_indexed(p->placements, snap->n_slots);
 	struct preempt_visit_ctx vc = {.ctx = p->ctx, .pod = tmpl, .snap = snap, .l = l};
 	struct chain_visit_ctx cv = {.ctx = p->ctx, .pod = tmpl, .vf = &vf,
 				     .scratch = &scratch, .plain = preempt_plain(tmpl)};
@@ -755,6 +809,8 @@ static int preempt_locked(struct producers *p, const struct preempt_request *rq,
 		placement_use(r, &vspec[k]);
 		vdev[k] = r->dev;
 	}
+	if (vf.asks && managers_keep(p, snap, chosen->slot, pods, res))
+		goto done; /* the preemptor waits: no node this time */
 	if (ledger_swap(l, chosen->slot, &chosen->allocatable, &rq->spec, vspec, vdev,
 			res->n_victims) < 0)
 		goto done; /* the room went to another placement: none this time */
@@ -768,6 +824,8 @@ static int preempt_locked(struct producers *p, const struct preempt_request *rq,
 			 "(its own: %d): what it held is given back",
 			 rq->spec.priority, vr->priority);
 		prod_tell_evicted(p, vr, vid, notice, arg, why);
+		if (vf.asks)
+			prod_approval_evicted(p, vid);
 		prod_forget(p, vid);
 	}
 	out->slot = chosen->slot;
@@ -779,6 +837,7 @@ static int preempt_locked(struct producers *p, const struct preempt_request *rq,
 
 done:
 	preempt_scratch_free(&scratch);
+	free(barred);
 	free(vdev);
 	free(vspec);
 	free(res);

@@ -651,6 +651,23 @@ static size_t approval_metrics_text(const struct producers *p, char *buf,
 		quota_text_label(&o, "decision", dec[i], false);
 		quota_text_put(&o, "} %" PRIu64 "\n", v[i]);
 	}
+	quota_text_put(&o, "# HELP shmsched_approval_by_asker_total The same by "
+		       "asker (drain, reclaim: quota reclaim, preemption): asks "
+		       "posted (asked) and each decision.\n"
+		       "# TYPE shmsched_approval_by_asker_total counter\n");
+	const char *const who[APPROVAL_ASKERS] = {"drain", "reclaim", "preemption"};
+	for (unsigned k = 0; k < APPROVAL_ASKERS; k++) {
+		const struct approval_counts *c = &st.by_asker[k];
+		const uint64_t e[] = {c->asked, c->granted, c->denied, c->not_before,
+				      c->timed_out_open, c->timed_out_closed};
+		for (unsigned i = 0; i < 6; i++) {
+			quota_text_put(&o, "shmsched_approval_by_asker_total{");
+			quota_text_label(&o, "asker", who[k], false);
+			quota_text_label(&o, "event", i == 0 ? "asked" : dec[i - 1],
+					 true);
+			quota_text_put(&o, "} %" PRIu64 "\n", e[i]);
+		}
+	}
 	return o.used;
 }
 

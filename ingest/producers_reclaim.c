@@ -28,6 +28,22 @@
  * waits on, and the victims are not brought back (Kueue's own victims are
  * not either).
  *
+ * Approving managers (issue 38 item 3; ingest/producers_approval.c, AQ1):
+ * when a registration opted in (OP_APPROVAL_RECLAIM_TOO), a candidate it
+ * bars now (denied, not before a time still ahead, fail-closed past its
+ * deadline) is no candidate (victim_ok), so the choice takes other
+ * victims, or none and the preemptor waits; the victims chosen are then
+ * asked, and when a manager keeps any of them (no answer yet, within its
+ * deadline) none is evicted and the preemptor waits: evicting the others
+ * would disrupt pods for room the preemptor still could not take. Why
+ * wait rather than choose again without the kept pod: the ask is the
+ * manager's chance to move its pod's role away first (KEP-4563's
+ * interceptor), and a choice that went around every pod not yet answered
+ * would evict the pods of managers that answer fast for those that do
+ * not. The answer (or the deadline, fail-open) wakes the preemptor
+ * (AQ1), whose next request finds the pod granted and evicts. Without a
+ * registration that asks, nothing here is looked at.
+ *
  * Cost: the static filters node by node until the first node that
  * passes them and has room now (then node_ok says yes to any victims,
  * and the rest of the nodes are not looked at: where quota, not room,
@@ -45,11 +61,14 @@
 #include <string.h>
 
 #include "base/base.h"
+#include "ingest/control_ops.h"
 #include "shm/shm.h"
 #include "workers/workers.h"
 
 struct reclaim_nodes {
 	struct producers *p;
+	bool asks;       /* a registration is asked by reclaim (AQ1) */
+	struct prod_barred *barred; /* then: the pods managers bar now */
 	const struct snapshot *snap;
 	struct ledger *l;
 	const struct pod_spec *pod;
@@ -108,6 +127,39 @@ static bool node_ok(void *arg, const uint64_t *ids, size_t k)
 	return false;
 }
 
+/* The choice's last test of a candidate: no approving manager bars it. */
+static bool victim_ok(void *arg, uint64_t id)
+{
+	const struct reclaim_nodes *rn = arg;
+	return !prod_barred_has(rn->barred, id);
+}
+
+/* Whether a manager keeps any of ids[0..n) (each asked, its asks
+ * posted): then *out->kept counts them and the first's line is logged. */
+static bool managers_keep(struct producers *p, const struct snapshot *snap,
+			  const uint64_t *ids, uint32_t n,
+			  struct producers_reclaimed *out)
+{
+	char why[640], first[640] = "";
+	for (uint32_t i = 0; i < n; i++) {
+		const struct placement_record *r = placements_get(p->placements, ids[i]);
+		if (r == NULL)
+			continue;
+		uint32_t name = r->slot < snap->n_slots ? snap->nodes[r->slot].name : 0;
+		const char *node = name != 0 ? intern_str(p->strings, name) : "?";
+		if (!prod_approval_holds(p, ids[i], r, node, OP_APPROVAL_RECLAIM, why,
+					 sizeof(why)))
+			continue;
+		if (out->kept++ == 0)
+			snprintf(first, sizeof(first), "%s", why);
+	}
+	if (out->kept > 0)
+		log_msg(LOG_LEVEL_INFO, "quota reclaim: %u victims chosen, none "
+			"evicted: managers keep %u (%s%s); the preemptor waits", n,
+			out->kept, first, out->kept > 1 ? "; ..." : "");
+	return out->kept > 0;
+}
+
 int producers_reclaim(struct producers *p, const struct pod_spec *pod,
 		      producers_reclaim_choose_fn choose, void *choose_arg,
 		      producers_notice_fn notice, void *notice_arg,
@@ -117,10 +169,13 @@ int producers_reclaim(struct producers *p, const struct pod_spec *pod,
 	pthread_mutex_lock(&p->lock);
 	const struct snapshot *snap = cluster_snapshot(p->cluster);
 	struct reclaim_nodes rn = {.p = p, .snap = snap,
-				   .l = cluster_ledger(p->cluster), .pod = pod};
+				   .l = cluster_ledger(p->cluster), .pod = pod,
+				   .asks = prod_approval_asks(p, OP_APPROVAL_RECLAIM)};
 	int rc = 0;
+	if (rn.asks && (rn.barred = malloc(sizeof(*rn.barred))) != NULL)
+		prod_approval_barred(p, OP_APPROVAL_RECLAIM, rn.barred);
 	rn.ok = calloc(snap->n_slots ? snap->n_slots : 1, 1);
-	if (rn.ok == NULL) {
+	if (rn.ok == NULL || (rn.asks && rn.barred == NULL)) {
 		rc = -ENOMEM;
 		goto done;
 	}
@@ -151,8 +206,9 @@ int producers_reclaim(struct producers *p, const struct pod_spec *pod,
 	const uint64_t *ids = NULL;
 	uint32_t n = 0;
 	char why[SHMSCHED_MESSAGE_MAX] = "";
-	rc = choose(choose_arg, node_ok, &rn, &ids, &n, why, sizeof(why));
-	if (rc < 0)
+	rc = choose(choose_arg, node_ok, rn.asks ? victim_ok : NULL, &rn, &ids, &n,
+		    why, sizeof(why));
+	if (rc < 0 || (rn.asks && managers_keep(p, snap, ids, n, out)))
 		goto done;
 	struct pod_spec vpod;
 	for (uint32_t i = 0; i < n; i++) {
@@ -164,6 +220,8 @@ int producers_reclaim(struct producers *p, const struct pod_spec *pod,
 		placement_use(r, &vpod);
 		struct device_assignment dev = r->dev;
 		prod_tell_evicted(p, r, ids[i], notice, notice_arg, why);
+		if (rn.asks)
+			prod_approval_evicted(p, ids[i]);
 		if (on_node)
 			ledger_account(rn.l, slot, &vpod, &dev, -1);
 		prod_forget(p, ids[i]); /* the quota given back (qc_on_free) */
@@ -173,6 +231,7 @@ int producers_reclaim(struct producers *p, const struct pod_spec *pod,
 	}
 done:
 	pthread_mutex_unlock(&p->lock);
+	free(rn.barred);
 	free(rn.ok);
 	return rc;
 }

@@ -58,7 +58,11 @@ static void test_rows_and_values(void **state)
 		"shmsched_pool_quarantined 2\n"
 		"shmsched_pool_quarantine_events_total{event=\"lift\"} 6\n"
 		"shmsched_approval_registrations 1\n"
-		"shmsched_approval_decisions_total{decision=\"deny\"} 4";
+		"shmsched_approval_decisions_total{decision=\"deny\"} 4\n"
+		"shmsched_approval_by_asker_total{asker=\"drain\",event=\"asked\"} 9\n"
+		"shmsched_approval_by_asker_total{asker=\"reclaim\",event=\"asked\"} 3\n"
+		"shmsched_approval_by_asker_total{asker=\"reclaim\",event=\"deny\"} 1\n"
+		"shmsched_approval_by_asker_total{asker=\"preemption\",event=\"asked\"} 0";
 	unsigned left;
 	char *got = layout(text, &left);
 	assert_int_equal(left, 0);
@@ -78,7 +82,10 @@ static void test_rows_and_values(void **state)
 		"capped, - untracked; - placement attempt(s) refused by it\n"
 		"Approving managers: 1 registered; - ask(s); - granted, 4 denied, - "
 		"not before a time; deadlines passed unanswered: - evicted "
-		"(fail-open), - kept (fail-closed)\n");
+		"(fail-open), - kept (fail-closed)\n"
+		"  asked by reclaim: 3 ask(s); - granted, 1 denied, - not before a "
+		"time; deadlines passed unanswered: - evicted (fail-open), - kept "
+		"(fail-closed)\n");
 	free(got);
 
 	got = layout("", &left);

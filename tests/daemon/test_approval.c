@@ -28,14 +28,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
 #include "daemon/daemon.h"
+#include "approval_mgr.h"
 #include "fixture.h"
 #include "ingest/ingest.h"
 #include "shm/shm.h"
@@ -77,100 +76,6 @@ static struct daemon *start(void)
 	return fixture_start(&cfg);
 }
 
-/* A manager's connection: kept open, as the op wants. */
-struct mgr {
-	int fd;
-	uint32_t rid;
-	char err[CONTROL_ERROR_TEXT_MAX + 1];
-};
-
-static void mgr_open(struct mgr *m, const char *sock)
-{
-	struct sockaddr_un a = {.sun_family = AF_UNIX};
-	snprintf(a.sun_path, sizeof(a.sun_path), "%s", sock);
-	m->fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	m->rid = 1;
-	assert_true(m->fd >= 0);
-	assert_int_equal(connect(m->fd, (struct sockaddr *)&a, sizeof(a)), 0);
-	struct control_hello hello = {.abi_version = SHM_ABI_VERSION};
-	assert_int_equal(control_send(m->fd, CONTROL_MSG_HELLO, 0, &hello,
-				      sizeof(hello), -1), 0);
-	struct control_header h;
-	char buf[CONTROL_MAX_PAYLOAD];
-	assert_int_equal(control_recv(m->fd, &h, buf, sizeof(buf), NULL, 5000), 0);
-	assert_int_equal(h.type, CONTROL_MSG_WELCOME);
-}
-
-/* One OP_APPROVAL request: 0 with the answer in out (*got bytes), or the
- * ERROR's -code with its text in m->err. */
-static int mgr_call(struct mgr *m, uint32_t action, const void *body, uint32_t len,
-		    void *out, uint32_t cap, uint32_t *got)
-{
-	static char msg[CONTROL_MAX_PAYLOAD];
-	struct op_request op = {.kind = OP_APPROVAL, .arg = action};
-	memcpy(msg, &op, sizeof(op));
-	if (len > 0)
-		memcpy(msg + sizeof(op), body, len);
-	uint32_t rid = m->rid++;
-	assert_int_equal(control_send(m->fd, CONTROL_MSG_REQUEST, rid, msg,
-				      (uint32_t)sizeof(op) + len, -1), 0);
-	struct control_header h;
-	assert_int_equal(control_recv(m->fd, &h, msg, sizeof(msg), NULL, 5000), 0);
-	assert_int_equal(h.request_id, rid);
-	m->err[0] = '\0';
-	if (h.type == CONTROL_MSG_ERROR) {
-		int code;
-		control_error_decode(msg, h.length, &code, m->err, sizeof(m->err));
-		return -code;
-	}
-	assert_int_equal(h.type, CONTROL_MSG_RESPONSE);
-	assert_true(h.length <= cap);
-	if (h.length > 0)
-		memcpy(out, msg, h.length);
-	if (got != NULL)
-		*got = h.length;
-	return 0;
-}
-
-static int mgr_register(struct mgr *m, const char *name, const char *selector,
-			uint32_t deadline_ms, bool fail_open)
-{
-	char body[sizeof(struct op_approval_register) + 2 * OP_APPROVAL_SELECTOR_MAX];
-	struct op_approval_register q = {.deadline_ms = deadline_ms,
-					 .flags = fail_open ? OP_APPROVAL_FAIL_OPEN : 0,
-					 .selector_len = (uint32_t)strlen(selector)};
-	snprintf(q.name, sizeof(q.name), "%s", name);
-	assert_true(q.selector_len <= sizeof(body) - sizeof(q));
-	memcpy(body, &q, sizeof(q));
-	memcpy(body + sizeof(q), selector, q.selector_len);
-	struct op_approval_registered ans;
-	uint32_t got;
-	return mgr_call(m, OP_APPROVAL_REGISTER, body,
-			(uint32_t)sizeof(q) + q.selector_len, &ans, sizeof(ans), &got);
-}
-
-/* The manager's unanswered asks into asks[] (at most 8); how many. */
-static uint32_t mgr_pending(struct mgr *m, struct op_approval_ask *asks)
-{
-	static char buf[CONTROL_MAX_PAYLOAD];
-	uint32_t got;
-	assert_int_equal(mgr_call(m, OP_APPROVAL_PENDING, NULL, 0, buf, sizeof(buf),
-				  &got), 0);
-	struct op_approval_pending pg;
-	memcpy(&pg, buf, sizeof(pg));
-	assert_true(pg.n <= 8);
-	assert_int_equal(got, sizeof(pg) + pg.n * sizeof(struct op_approval_ask));
-	memcpy(asks, buf + sizeof(pg), pg.n * sizeof(struct op_approval_ask));
-	return pg.n;
-}
-
-static int mgr_answer(struct mgr *m, uint64_t ask, uint32_t verdict, uint32_t ms)
-{
-	struct op_approval_answer a = {.ask_id = ask, .verdict = verdict,
-				       .not_before_ms = ms};
-	return mgr_call(m, OP_APPROVAL_ANSWER, &a, sizeof(a), NULL, 0, NULL);
-}
-
 /* One wave over n0 and n1; the text is the caller's to free. */
 static void wave(struct shmsched_client *admin, struct shmsched_drain_result *r,
 		 char **text)
@@ -190,7 +95,7 @@ static void test_grant_deny(void **state)
 	struct shmsched_client *prod = fixture_connect_as(fx.sock, "app");
 	struct mgr m;
 	mgr_open(&m, fx.admin);
-	assert_int_equal(mgr_register(&m, "web-manager", "app=web", 60000, false), 0);
+	assert_int_equal(mgr_register(&m, "web-manager", "app=web", 60000, 0), 0);
 	fixture_place(prod, fixture_app_on(prod, "web", "n0"), 1, SHMSCHED_PLACED);
 	fixture_place(prod, fixture_app_on(prod, "web", "n1"), 2, SHMSCHED_PLACED);
 	fixture_place(prod, fixture_app_on(prod, "batch", "n0"), 3, SHMSCHED_PLACED);
@@ -265,8 +170,9 @@ static void test_deadline(void **state)
 	struct mgr open_m, closed_m;
 	mgr_open(&open_m, fx.admin);
 	mgr_open(&closed_m, fx.admin);
-	assert_int_equal(mgr_register(&open_m, "lenient", "app=web", 1000, true), 0);
-	assert_int_equal(mgr_register(&closed_m, "strict", "app=db", 1000, false), 0);
+	assert_int_equal(mgr_register(&open_m, "lenient", "app=web", 1000,
+				      OP_APPROVAL_FAIL_OPEN), 0);
+	assert_int_equal(mgr_register(&closed_m, "strict", "app=db", 1000, 0), 0);
 	fixture_place(prod, fixture_app_on(prod, "web", "n0"), 1, SHMSCHED_PLACED);
 	fixture_place(prod, fixture_app_on(prod, "db", "n0"), 2, SHMSCHED_PLACED);
 	struct shmsched_drain_result r;
@@ -341,7 +247,7 @@ static void test_bounds(void **state)
 	/* A producer's socket: refused. */
 	struct mgr p;
 	mgr_open(&p, fx.sock);
-	assert_int_equal(mgr_register(&p, "sneaky", "app=web", 1000, false), -EPERM);
+	assert_int_equal(mgr_register(&p, "sneaky", "app=web", 1000, 0), -EPERM);
 	assert_non_null(strstr(p.err, "admin socket"));
 	close(p.fd);
 
@@ -351,23 +257,23 @@ static void test_bounds(void **state)
 	char big[OP_APPROVAL_SELECTOR_MAX + 2];
 	memset(big, 'a', sizeof(big) - 1);
 	big[sizeof(big) - 1] = '\0';
-	assert_int_equal(mgr_register(&m[0], "big", big, 1000, false), -EINVAL);
+	assert_int_equal(mgr_register(&m[0], "big", big, 1000, 0), -EINVAL);
 	assert_non_null(strstr(m[0].err, "at most 1024 bytes"));
-	assert_int_equal(mgr_register(&m[0], "bad", "app=web,=x", 1000, false), -EINVAL);
+	assert_int_equal(mgr_register(&m[0], "bad", "app=web,=x", 1000, 0), -EINVAL);
 	assert_non_null(strstr(m[0].err, "selector"));
-	assert_int_equal(mgr_register(&m[0], "late", "app=web", 0, false), -EINVAL);
+	assert_int_equal(mgr_register(&m[0], "late", "app=web", 0, 0), -EINVAL);
 	/* One a connection; APPROVAL_REGS_MAX in all. */
-	assert_int_equal(mgr_register(&m[0], "m0", "app=web", 1000, false), 0);
-	assert_int_equal(mgr_register(&m[0], "again", "app=web", 1000, false), -EEXIST);
+	assert_int_equal(mgr_register(&m[0], "m0", "app=web", 1000, 0), 0);
+	assert_int_equal(mgr_register(&m[0], "again", "app=web", 1000, 0), -EEXIST);
 	for (unsigned i = 1; i < APPROVAL_REGS_MAX; i++) {
 		char name[16];
 		snprintf(name, sizeof(name), "m%u", i);
 		mgr_open(&m[i], fx.admin);
-		assert_int_equal(mgr_register(&m[i], name, "app=other", 1000, false), 0);
+		assert_int_equal(mgr_register(&m[i], name, "app=other", 1000, 0), 0);
 	}
 	mgr_open(&m[APPROVAL_REGS_MAX], fx.admin);
 	assert_int_equal(mgr_register(&m[APPROVAL_REGS_MAX], "one-more", "", 1000,
-				      false), -ENOSPC);
+				      0), -ENOSPC);
 	assert_non_null(strstr(m[APPROVAL_REGS_MAX].err, "one-more"));
 	/* Answers: to no ask, to another's, malformed. */
 	struct shmsched_drain_result r;

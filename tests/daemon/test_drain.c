@@ -21,7 +21,11 @@
  * - --pod-selector: only the pods it selects go; a bad one is refused;
  * - a pod two budgets select is an error naming both, never evicted; a
  *   producer's socket is refused; an unknown node is ENOENT;
- * - many budgets: 40 in view of one wave are told apart (test_many_budgets).
+ * - many budgets: 40 in view of one wave are told apart (test_many_budgets);
+ * - the ladder's AlwaysAllow step: an unhealthy pod (a failure reported)
+ *   goes past a spent budget whose unhealthyPodEvictionPolicy is
+ *   AlwaysAllow, a healthy one does not, IfHealthyBudget holds both
+ *   (test_unhealthy_always_allow; eviction.go, cited there).
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -544,6 +548,110 @@ static void test_notices_lost(void **state)
 	shmsched_disconnect(admin);
 }
 
+/* The ladder's AlwaysAllow step (issue 38 item 1): kubernetes/kubernetes
+ * pkg/registry/core/pod/storage/eviction.go deletes a pod that is not
+ * Ready when its budget's spec.unhealthyPodEvictionPolicy is AlwaysAllow,
+ * whatever the budget allows, and does not decrement disruptionsAllowed.
+ * Unhealthy here: a failure reported for the placement (OP_FAILURE). Two
+ * budgets that allow nothing (maxUnavailable 0): web's AlwaysAllow, api's
+ * IfHealthyBudget (written out; absent means it too), each over one
+ * unhealthy and one healthy pod on n0. One wave evicts web's unhealthy
+ * pod only, its line naming the step, and the budget keeps its count
+ * (evicted 0 since); the other three are blocked, api's unhealthy one's
+ * line saying IfHealthyBudget holds it. Before this step the policy was
+ * read as no field and all four were blocked. The Eviction API of one
+ * pod (OP_DRAIN_PLACEMENT) takes the same step for web's other pod once
+ * its failure is reported. A policy of another value is refused, naming
+ * it. */
+static void test_unhealthy_always_allow(void **state)
+{
+	(void)state;
+	struct daemon *d = start();
+	struct shmsched_client *admin = fixture_connect(fx.admin);
+	struct shmsched_client *prod = fixture_connect_as(fx.sock, "app");
+	char err[512];
+	declare(admin, "{\"apiVersion\":\"policy/v1\",\"kind\":\"PodDisruptionBudget\","
+		"\"metadata\":{\"name\":\"web\",\"namespace\":\"default\"},\"spec\":"
+		"{\"maxUnavailable\":0,\"unhealthyPodEvictionPolicy\":\"AlwaysAllow\","
+		"\"selector\":{\"matchLabels\":{\"app\":\"web\"}}}}");
+	declare(admin, "{\"apiVersion\":\"policy/v1\",\"kind\":\"PodDisruptionBudget\","
+		"\"metadata\":{\"name\":\"api\",\"namespace\":\"default\"},\"spec\":"
+		"{\"maxUnavailable\":0,\"unhealthyPodEvictionPolicy\":\"IfHealthyBudget\","
+		"\"selector\":{\"matchLabels\":{\"app\":\"api\"}}}}");
+	static const char bad[] =
+		"{\"apiVersion\":\"policy/v1\",\"kind\":\"PodDisruptionBudget\","
+		"\"metadata\":{\"name\":\"odd\",\"namespace\":\"default\"},\"spec\":"
+		"{\"maxUnavailable\":0,\"unhealthyPodEvictionPolicy\":\"Always\","
+		"\"selector\":{}}}";
+	assert_true(shmsched_priority_class(admin, bad, strlen(bad), err,
+					    sizeof(err)) < 0);
+	print_message("refused: %s\n", err);
+	assert_non_null(strstr(err, "unhealthyPodEvictionPolicy"));
+	assert_non_null(strstr(err, "\"Always\""));
+	uint32_t web = fixture_app_on(prod, "web", "n0");
+	uint32_t api = fixture_app_on(prod, "api", "n0");
+	uint64_t web_sick = fixture_place(prod, web, 1, SHMSCHED_PLACED);
+	uint64_t web_well = fixture_place(prod, web, 2, SHMSCHED_PLACED);
+	uint64_t api_sick = fixture_place(prod, api, 3, SHMSCHED_PLACED);
+	(void)fixture_place(prod, api, 4, SHMSCHED_PLACED);
+	int v = shmsched_report_failure(prod, web_sick, "CrashLoopBackOff", err,
+					sizeof(err));
+	assert_true(v >= 0);
+	v = shmsched_report_failure(prod, api_sick, "CrashLoopBackOff", err,
+				    sizeof(err));
+	assert_true(v >= 0);
+	struct shmsched_drain_result r;
+	char *text;
+	drain(admin, SHMSCHED_DRAIN_DRY_RUN, &r, &text);
+	assert_int_equal(r.evicted, 1);
+	assert_int_equal(r.blocked, 3);
+	free(text);
+	assert_int_equal(daemon_pods_on_nodes(d), 4);
+	for (int wave = 0; wave < 2; wave++) {
+		drain(admin, 0, &r, &text);
+		assert_int_equal(r.evicted, wave == 0 ? 1 : 0);
+		assert_int_equal(r.blocked, 3);
+		assert_int_equal(r.errors, 0);
+		if (wave == 0) {
+			char want[96];
+			snprintf(want, sizeof(want), "evicted placement %llu ",
+				 (unsigned long long)web_sick);
+			assert_non_null(strstr(text, want));
+			assert_non_null(strstr(text, "unhealthyPodEvictionPolicy is "
+					       "AlwaysAllow"));
+		}
+		/* Not counted down: web's healthy pod's line says 0 since. */
+		assert_non_null(strstr(text, "PodDisruptionBudget default/web allows "
+				       "no more disruptions now (declared 0, evicted 0 "
+				       "since"));
+		assert_non_null(strstr(text, "but the budget's unhealthyPodEviction"
+				       "Policy is IfHealthyBudget"));
+		free(text);
+	}
+	unsigned seen[16] = {0};
+	assert_int_equal(take_notices(prod, 1, 5000, seen), 1);
+	assert_int_equal(seen[1], 1);
+	assert_int_equal(take_notices(prod, 1, 200, seen), 0);
+	assert_int_equal(daemon_pods_on_nodes(d), 3);
+	/* The Eviction API of one pod (the gateway's, OP_DRAIN_PLACEMENT):
+	 * web's other pod fails now, and goes the same way. */
+	assert_true(shmsched_report_failure(prod, web_well, NULL, err, sizeof(err)) >= 0);
+	char one[32];
+	snprintf(one, sizeof(one), "%llu", (unsigned long long)web_well);
+	static const char *const n0[] = {"n0"};
+	assert_int_equal(shmsched_drain(admin, n0, 1, one, SHMSCHED_DRAIN_PLACEMENT,
+					&r, &text, err, sizeof(err)), 0);
+	assert_int_equal(r.evicted, 1);
+	assert_non_null(strstr(text, "unhealthyPodEvictionPolicy is AlwaysAllow"));
+	free(text);
+	assert_int_equal(take_notices(prod, 1, 5000, seen), 1);
+	assert_int_equal(seen[2], 1);
+	struct daemon_stats ds;
+	daemon_stop(d, 1000, &ds);
+	shmsched_disconnect(prod);
+	shmsched_disconnect(admin);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -553,6 +661,7 @@ int main(void)
 		cmocka_unit_test(test_oracle),
 		cmocka_unit_test(test_many_budgets),
 		cmocka_unit_test(test_notices_lost),
+		cmocka_unit_test(test_unhealthy_always_allow),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -3,7 +3,8 @@
  * the body: even, REGISTER's (control_approval_register_split); odd,
  * ANSWER's (control_approval_answer_check). Checks: what REGISTER accepts
  * has a non-empty printable name with no space, a deadline of
- * 1..OP_APPROVAL_DEADLINE_MAX_MS and a selector of at most
+ * 1..OP_APPROVAL_DEADLINE_MAX_MS, flags among OP_APPROVAL_FLAGS_ALL
+ * read back as its fail_open, reclaim and preempt, and a selector of at most
  * OP_APPROVAL_SELECTOR_MAX bytes free of NULs that is exactly the rest of
  * the body; what ANSWER accepts is exactly its struct, an ask id from 1, a
  * known verdict and a not-before only with NOT_BEFORE; a refusal is
@@ -36,6 +37,14 @@ static void check_register(const char *body, uint32_t len)
 		if (r.name[i] < 0x21 || r.name[i] > 0x7e)
 			abort();
 	if (r.deadline_ms == 0 || r.deadline_ms > OP_APPROVAL_DEADLINE_MAX_MS)
+		abort();
+	uint32_t flags;
+	memcpy(&flags, body + offsetof(struct op_approval_register, flags),
+	       sizeof(flags));
+	if ((flags & ~OP_APPROVAL_FLAGS_ALL) != 0 ||
+	    r.fail_open != ((flags & OP_APPROVAL_FAIL_OPEN) != 0) ||
+	    r.reclaim != ((flags & OP_APPROVAL_RECLAIM_TOO) != 0) ||
+	    r.preempt != ((flags & OP_APPROVAL_PREEMPT_TOO) != 0))
 		abort();
 	if (r.selector != body + sizeof(struct op_approval_register) ||
 	    r.selector_len > OP_APPROVAL_SELECTOR_MAX ||

@@ -225,6 +225,17 @@ static void test_refusals(void **state)
 		 "{'minAvailable':1,'selector':{'matchExpressions':[{'key':'a',"
 		 "'operator':'Maybe'}]}}}",
 		 "spec.selector.matchExpressions[0].operator"},
+		/* policy/v1's two values only, spelled exactly. */
+		{"{'kind':'PodDisruptionBudget','metadata':{'name':'x'},'spec':"
+		 "{'minAvailable':1,'unhealthyPodEvictionPolicy':'alwaysallow'}}",
+		 "spec.unhealthyPodEvictionPolicy: \"alwaysallow\": expected "
+		 "\"IfHealthyBudget\" or \"AlwaysAllow\""},
+		{"{'kind':'PodDisruptionBudget','metadata':{'name':'x'},'spec':"
+		 "{'minAvailable':1,'unhealthyPodEvictionPolicy':1}}",
+		 "spec.unhealthyPodEvictionPolicy: 1: expected"},
+		{"{'kind':'PodDisruptionBudget','metadata':{'name':'x'},'spec':"
+		 "{'minAvailable':1,'unhealthyPodEvictionPolicy':'AlwaysAllow '}}",
+		 "spec.unhealthyPodEvictionPolicy: \"AlwaysAllow \": expected"},
 	};
 	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		assert_int_equal(load(f, bad[i].json), -EINVAL);
@@ -238,6 +249,23 @@ static void test_refusals(void **state)
 			      "'status':{'disruptionsAllowed':2}}"), 0);
 	assert_int_equal(f->pdbs.e[f->pdbs.n - 1].mode, K8S_PDB_ALLOWED);
 	assert_int_equal(f->pdbs.e[f->pdbs.n - 1].value, 2);
+	assert_int_equal(f->pdbs.e[f->pdbs.n - 1].unhealthy, K8S_PDB_IF_HEALTHY_BUDGET);
+	/* spec.unhealthyPodEvictionPolicy kept for the drain's ladder; null
+	 * and absent are IfHealthyBudget, the API's default. */
+	static const struct {
+		const char *value;
+		uint8_t want;
+	} ok[] = {{"'AlwaysAllow'", K8S_PDB_ALWAYS_ALLOW},
+		  {"'IfHealthyBudget'", K8S_PDB_IF_HEALTHY_BUDGET},
+		  {"null", K8S_PDB_IF_HEALTHY_BUDGET}};
+	for (unsigned i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		char json[512];
+		snprintf(json, sizeof(json), "{'kind':'PodDisruptionBudget','metadata':"
+			 "{'name':'u%u'},'spec':{'maxUnavailable':0,'selector':{},"
+			 "'unhealthyPodEvictionPolicy':%s}}", i, ok[i].value);
+		assert_int_equal(load(f, json), 0);
+		assert_int_equal(f->pdbs.e[f->pdbs.n - 1].unhealthy, ok[i].want);
+	}
 }
 
 int main(void)
