@@ -30,7 +30,10 @@
  * (bench/pauses.h): past the thresholds bench/report.c uses, a warning
  * says the run's latencies are the machine's, not the gateway's.
  *
- * Prints one line, and with --json one JSON object.
+ * Prints one line, and with --json one JSON object; the JSON also has the
+ * load generator's own CPU time over the run (getrusage: every thread,
+ * user and system), so that bench/gateway.sh PROFILE=cpu can count its
+ * share of a request.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -41,6 +44,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include "base/base.h"
@@ -210,6 +214,15 @@ static double pct(const uint64_t *v, size_t n, double q)
 	return (double)v[i] / 1e3; /* microseconds */
 }
 
+/* This process's CPU seconds so far, user and system (every thread). */
+static void cpu_seconds(double *user, double *sys)
+{
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	*user = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6;
+	*sys = (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6;
+}
+
 static int run_http(struct options *o)
 {
 	struct worker *w = calloc(o->connections, sizeof(*w));
@@ -218,6 +231,8 @@ static int run_http(struct options *o)
 	/* The machine's own pauses first, while nothing else of ours runs. */
 	struct pauses pz;
 	bool have_pauses = pauses_measure(PAUSES_MS, &pz) == 0;
+	double user0, sys0, user1, sys1;
+	cpu_seconds(&user0, &sys0);
 	uint64_t t0 = now_ns();
 	o->start_ns = t0;
 	o->end_ns = t0 + (uint64_t)(o->seconds * 1e9);
@@ -233,6 +248,7 @@ static int run_http(struct options *o)
 		n += w[i].n_lat;
 	}
 	double wall = (double)(now_ns() - t0) * 1e-9;
+	cpu_seconds(&user1, &sys1);
 	uint64_t *all = malloc((n ? n : 1) * sizeof(*all));
 	size_t k = 0;
 	for (unsigned i = 0; i < o->connections; i++) {
@@ -258,13 +274,14 @@ static int run_http(struct options *o)
 		       ",\"pods\":%" PRIu64 ",\"placed\":%" PRIu64 ",\"errors\":%" PRIu64
 		       ",\"requests_per_sec\":%.1f,\"pods_per_sec\":%.1f,\"p50_us\":%.1f,"
 		       "\"p90_us\":%.1f,\"p99_us\":%.1f,\"p999_us\":%.1f,\"late\":%" PRIu64
-		       ",\"reconnects\":%" PRIu64 ",\"queued\":%" PRIu64 ",\"pauses\":"
+		       ",\"reconnects\":%" PRIu64 ",\"queued\":%" PRIu64 ",\"cpu_user_s\":"
+		       "%.3f,\"cpu_system_s\":%.3f,\"pauses\":"
 		       "{\"measured\":%s,\"over_1ms_s\":%.2f,\"longest_us\":%.0f,"
 		       "\"lost_share\":%.4f}}\n", mode, o->url, o->connections, o->batch ? o->batch_pods : 1,
 		       o->rate, wall, sum.requests, sum.pods, sum.placed, sum.errors, rps,
 		       pps, pct(all, n, 0.5), pct(all, n, 0.9), pct(all, n, 0.99),
 		       pct(all, n, 0.999), sum.late, sum.reconnects, sum.queued,
-		       have_pauses ? "true" : "false", have_pauses ? pz.over_1ms_s : 0,
+		       user1 - user0, sys1 - sys0, have_pauses ? "true" : "false", have_pauses ? pz.over_1ms_s : 0,
 		       have_pauses ? pz.longest_us : 0, have_pauses ? pz.lost_share : 0);
 	else
 		printf("%-6s %s: %u connections, %.1f s: %" PRIu64 " requests "
