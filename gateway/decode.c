@@ -37,15 +37,30 @@
  *      passes pod_parts. It is built directly when it holds only plain
  *      strings and objects of them, one key at most once (simple_object:
  *      the tree jansson would make), else parsed by jansson.
- * Then the pod goes through add_parts, the full path's own code, with a
- * copy of the entry's tree (a batch leaves the thread; the cache's trees
- * never do) and the entry's spec hash. Anything else (a miss, an unknown
- * field, an escape, any error) declines before the batch is touched, and
+ * Then the pod goes through add_parts, the full path's own code, with the
+ * entry's tree itself (a reference, not a copy: GP1 below) and the
+ * entry's spec hash. Anything else (a miss, an unknown field, an escape,
+ * any error) declines before the batch is touched, and
  * the value takes the full path, which alone writes messages: the fast
  * path accepts only what the full path accepts, with the same batch.
  * The cache is two-way (GW_SPEC_CACHE_SLOTS; a key has two slots, a new
  * entry takes a free one or the one used least recently), an entry at
  * most GW_SPEC_CACHE_ENTRY_MAX bytes of key.
+ *
+ * Shared trees (GP1). A batch leaves the thread (to the dispatcher, and
+ * is freed by whichever thread lets go of its job last), so an entry's
+ * tree may be read and freed elsewhere. That is safe because the tree is
+ * never changed once cache_put made it (nothing writes into a decoded
+ * spec: the dispatcher registers a deep copy, the extender pins a copy;
+ * jansson's reads change nothing, its dumps track loops in a table of
+ * their own) and jansson's reference counts are atomic
+ * (JANSSON_THREAD_SAFE_REFCOUNT; a jansson built without them gets a
+ * copy per pod, as before). Every reader of the tree in another thread
+ * got it through the job's hand-off (the inbox's lock, the job's lock and
+ * reference count), which orders its reads before the last json_decref.
+ * Sharing saves a one-pod request the copy and its free: about 11,000 of
+ * the gateway's instructions, a fifth of its own work outside the wait
+ * loops (callgrind, docs/perf/2026-11-29-gateway.md).
  */
 #include "gateway/decode.h"
 #include "gateway/json_scan.h"
@@ -323,7 +338,7 @@ int gw_pod_key(const json_t *pod, const char *where, json_t **canon,
 void gw_batch_free(struct gw_batch *b)
 {
 	for (size_t i = 0; i < b->n_specs; i++)
-		json_decref(b->specs[i].canon);
+		json_decref(b->specs[i].canon); /* GP1: its spec may be a cache's */
 	for (size_t i = 0; i < b->n_warnings; i++)
 		free(b->warnings[i]);
 	free(b->pods);
@@ -618,7 +633,8 @@ struct cache_entry {
 	char *bytes;       /* apiVersion's then spec's; NULL: a free slot */
 	size_t api_len;    /* SIZE_MAX: no apiVersion */
 	size_t spec_len;
-	json_t *spec;      /* the tree, this thread's alone */
+	json_t *spec;      /* the tree, never changed once made: batches
+			    * hold references to it (GP1) */
 	uint64_t spec_hash; /* gw_spec_hash(spec) */
 	uint64_t used;     /* spec_cache.tick when last found or made */
 };
@@ -644,7 +660,7 @@ static void cache_entry_free(struct spec_cache *c, struct cache_entry *e)
 	c->st.entries--;
 	c->st.bytes -= (e->api_len == SIZE_MAX ? 0 : e->api_len) + e->spec_len;
 	free(e->bytes);
-	json_decref(e->spec);
+	json_decref(e->spec); /* GP1: batches may still hold it */
 	*e = (struct cache_entry){0};
 }
 
@@ -966,7 +982,14 @@ static int fast_add(struct decoder *d, const struct fast_key *k,
 	if (!(json_is_object(meta) && meta_fields_known(meta)) &&
 	    k8s_fields_check(pod, k->api != NULL ? api : NULL, "Pod", "", &r) != 0)
 		goto out;
+#if JANSSON_THREAD_SAFE_REFCOUNT
+	/* GP1: a reference (jansson's add, __ATOMIC_ACQUIRE), its partner the
+	 * __ATOMIC_RELEASE sub of whichever holder lets go last: the batch's
+	 * (gw_batch_free, any thread) or the entry's (cache_entry_free). */
+	json_t *spec = json_incref(e->spec);
+#else
 	json_t *spec = spec_copy(e->spec);
+#endif
 	if (json_object_set_new_nocheck(pod, "spec", spec) < 0)
 		goto out;
 	char name[GW_NAMESPACE_MAX + 1 + GW_NAME_MAX + 1];
