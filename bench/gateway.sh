@@ -15,7 +15,8 @@
 #   3. single    the same open loop at half that rate: latency per request
 #                from its due time, over OPEN_CONNECTIONS connections that
 #                share the schedule (the load generator counts and warns
-#                about requests that found all of them busy: queued)
+#                about requests that found all of them busy: queued; each
+#                such request opens one more connection, up to 256)
 #   4. single    closed loop straight to the gateway, without nginx
 #   5. batch     JSON Lines of BATCH pods per request through nginx
 #   6. batch     the same straight to the gateway, without nginx
