@@ -40,9 +40,9 @@
  * Then the pod goes through add_parts, the full path's own code, with the
  * entry's tree itself (a reference, not a copy: GP1 below) and the
  * entry's spec hash. Anything else (a miss, an unknown field, an escape,
- * any error) declines before the batch is touched, and
- * the value takes the full path, which alone writes messages: the fast
- * path accepts only what the full path accepts, with the same batch.
+ * any error) declines before the batch is touched, and the value takes
+ * the full path, which alone writes messages: the fast path accepts only
+ * what the full path accepts, with the same batch.
  * The cache is two-way (GW_SPEC_CACHE_SLOTS; a key has two slots, a new
  * entry takes a free one or the one used least recently), an entry at
  * most GW_SPEC_CACHE_ENTRY_MAX bytes of key.
@@ -300,16 +300,13 @@ static bool pod_parts_equal(const json_t *canon, const struct pod_parts *p)
 	       json_equal(json_object_get(canon, "spec"), p->spec);
 }
 
-/* The key: only what placement reads. It copies nothing deep: the key
- * holds references to the body's own subtrees. Members in this order
- * (the template's text, json_dumps, keeps it). */
 /* A reference to a spec tree that another thread may hold too (GP1). */
 static json_t *spec_ref(const json_t *spec)
 {
 	json_t *s = (json_t *)spec;
 #if JANSSON_THREAD_SAFE_REFCOUNT
-	/* Relaxed: reads whether it is a singleton (null, true: never
-	 * counted; a count never becomes that). */
+	/* GP1's read, relaxed: whether it is a singleton (null, true: never
+	 * counted; no count becomes that), which no thread changes. */
 	if (s != NULL && __atomic_load_n(&s->refcount, __ATOMIC_RELAXED) != (size_t)-1)
 		__atomic_add_fetch(&s->refcount, 1, __ATOMIC_RELAXED); /* GP1 */
 	return s;
@@ -322,6 +319,7 @@ static json_t *spec_ref(const json_t *spec)
 static void spec_let_go(json_t *s)
 {
 #if JANSSON_THREAD_SAFE_REFCOUNT
+	/* GP2's read, relaxed: a singleton, as in spec_ref. */
 	if (s == NULL || __atomic_load_n(&s->refcount, __ATOMIC_RELAXED) == (size_t)-1)
 		return;
 	/* GP2: acq_rel, partner every other holder's GP2: the last one
@@ -334,6 +332,9 @@ static void spec_let_go(json_t *s)
 #endif
 }
 
+/* The key: only what placement reads. It copies nothing deep: the key
+ * holds references to the body's own subtrees. Members in this order
+ * (the template's text, json_dumps, keeps it). */
 static json_t *pod_key(const struct pod_parts *p)
 {
 	json_t *m = json_object();
