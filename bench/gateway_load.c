@@ -3,8 +3,8 @@
  * beside it, for bench/gateway.sh.
  *
  *   shmsched-gateway-load --url HOST:PORT --mode single|batch
- *                         [--connections C] [--batch B] [--seconds S]
- *                         [--rate R] [--prefix P]
+ *                         [--connections C] [--max-connections M]
+ *                         [--batch B] [--seconds S] [--rate R] [--prefix P]
  *   shmsched-gateway-load --direct SOCKET [--pods N] [--prefix P]
  *
  * HTTP: C threads, each with one keep-alive connection. Closed loop (no
@@ -16,8 +16,12 @@
  * time, so a server that falls behind shows as latency, not as a slower
  * client. A request taken after its due time found all C connections
  * busy: it queued behind the load generator's own connections. Those are
- * counted ("queued"), and past 1 % of requests a warning says the
- * latency is partly ours: use more --connections.
+ * counted ("queued"), and each one opens one more connection (a thread
+ * of its own, which takes the schedule's next request), up to
+ * --max-connections M in all (default 256): so the load generator has
+ * enough connections for the latency it meets, and what still queued is
+ * only the requests that found them all busy before the new one was up.
+ * Past 1 % of requests queued a warning says the latency is partly ours.
  * single: one Pod per request; batch: B pods as JSON Lines per request.
  * Every pod has its own name ("P-<thread>-<n>": the gateway refuses a name
  * placed already); every answer line is counted (placed or not).
@@ -30,7 +34,10 @@
  * (bench/pauses.h): past the thresholds bench/report.c uses, a warning
  * says the run's latencies are the machine's, not the gateway's.
  *
- * Prints one line, and with --json one JSON object.
+ * Prints one line, and with --json one JSON object; the JSON also has the
+ * load generator's own CPU time over the run (getrusage: every thread,
+ * user and system), so that bench/gateway.sh PROFILE=cpu can count its
+ * share of a request.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -41,6 +48,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include "base/base.h"
@@ -79,8 +87,14 @@ struct options {
 	bool json;
 	uint64_t start_ns, end_ns;  /* HTTP: the run's window */
 	uint64_t next_due;          /* open loop: the next request to take
-				     * (atomic, relaxed: a counter, the
-				     * connections' only shared state) */
+				     * (atomic, relaxed: a counter) */
+	/* Open loop: the workers (room for max_connections), and how many
+	 * have been started (under grow_lock: a worker that queued starts
+	 * one more; run_http joins them all). */
+	unsigned max_connections;
+	struct worker *workers;
+	unsigned started;
+	pthread_mutex_t grow_lock;
 };
 
 struct worker {
@@ -113,6 +127,24 @@ static void sleep_until(uint64_t t_ns)
 		;
 }
 
+static void *http_worker(void *arg);
+
+/* One more connection and its thread, if there is room: a request queued
+ * because every connection was busy. */
+static void grow(struct options *o)
+{
+	pthread_mutex_lock(&o->grow_lock);
+	if (o->started < o->max_connections) {
+		struct worker *w = &o->workers[o->started];
+		*w = (struct worker){.o = o, .index = o->started};
+		if (pthread_create(&w->thread, NULL, http_worker, w) == 0)
+			o->started++;
+		else
+			o->max_connections = o->started; /* no more threads */
+	}
+	pthread_mutex_unlock(&o->grow_lock);
+}
+
 static void *http_worker(void *arg)
 {
 	struct worker *w = arg;
@@ -134,8 +166,10 @@ static void *http_worker(void *arg)
 		if (o->rate > 0) {
 			uint64_t k = __atomic_fetch_add(&o->next_due, 1, __ATOMIC_RELAXED);
 			uint64_t at = start + (uint64_t)(gap_ns * (double)k);
-			if (at < end && at < due)
+			if (at < end && at < due) {
 				w->queued++; /* no connection was free at its time */
+				grow(o);
+			}
 			due = at;
 		}
 		if (due >= end)
@@ -210,32 +244,64 @@ static double pct(const uint64_t *v, size_t n, double q)
 	return (double)v[i] / 1e3; /* microseconds */
 }
 
+/* This process's CPU seconds so far, user and system (every thread). */
+static void cpu_seconds(double *user, double *sys)
+{
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	*user = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6;
+	*sys = (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6;
+}
+
 static int run_http(struct options *o)
 {
-	struct worker *w = calloc(o->connections, sizeof(*w));
+	if (o->rate <= 0 || o->max_connections < o->connections)
+		o->max_connections = o->connections; /* closed loop: no growth */
+	struct worker *w = calloc(o->max_connections, sizeof(*w));
 	if (w == NULL)
 		return 1;
+	o->workers = w;
+	pthread_mutex_init(&o->grow_lock, NULL);
 	/* The machine's own pauses first, while nothing else of ours runs. */
 	struct pauses pz;
 	bool have_pauses = pauses_measure(PAUSES_MS, &pz) == 0;
+	double user0, sys0, user1, sys1;
+	cpu_seconds(&user0, &sys0);
 	uint64_t t0 = now_ns();
 	o->start_ns = t0;
 	o->end_ns = t0 + (uint64_t)(o->seconds * 1e9);
 	o->next_due = 0;
+	pthread_mutex_lock(&o->grow_lock);
 	for (unsigned i = 0; i < o->connections; i++) {
 		w[i] = (struct worker){.o = o, .index = i};
-		pthread_create(&w[i].thread, NULL, http_worker, &w[i]);
+		if (pthread_create(&w[i].thread, NULL, http_worker, &w[i]) != 0) {
+			fprintf(stderr, "shmsched-gateway-load: cannot start thread %u "
+				"of %u\n", i + 1, o->connections);
+			exit(1);
+		}
+		o->started = i + 1;
 	}
+	pthread_mutex_unlock(&o->grow_lock);
 	struct worker sum = {0};
 	size_t n = 0;
-	for (unsigned i = 0; i < o->connections; i++) {
+	/* Every worker started, those that grow() added too: once all below
+	 * `started` are joined, none is left to add one. */
+	unsigned started;
+	for (unsigned i = 0;; i++) {
+		pthread_mutex_lock(&o->grow_lock);
+		started = o->started;
+		pthread_mutex_unlock(&o->grow_lock);
+		if (i >= started)
+			break;
 		pthread_join(w[i].thread, NULL);
 		n += w[i].n_lat;
 	}
+	pthread_mutex_destroy(&o->grow_lock);
 	double wall = (double)(now_ns() - t0) * 1e-9;
+	cpu_seconds(&user1, &sys1);
 	uint64_t *all = malloc((n ? n : 1) * sizeof(*all));
 	size_t k = 0;
-	for (unsigned i = 0; i < o->connections; i++) {
+	for (unsigned i = 0; i < started; i++) {
 		memcpy(all + k, w[i].lat_ns, w[i].n_lat * sizeof(*all));
 		k += w[i].n_lat;
 		sum.requests += w[i].requests;
@@ -253,18 +319,21 @@ static int run_http(struct options *o)
 	const char *mode = o->batch ? "batch" : "single";
 	double rps = (double)sum.requests / wall, pps = (double)sum.pods / wall;
 	if (o->json)
-		printf("{\"mode\":\"%s\",\"url\":\"%s\",\"connections\":%u,\"batch\":%u,"
+		printf("{\"mode\":\"%s\",\"url\":\"%s\",\"connections\":%u,"
+		       "\"connections_at_end\":%u,\"batch\":%u,"
 		       "\"rate\":%.0f,\"seconds\":%.3f,\"requests\":%" PRIu64
 		       ",\"pods\":%" PRIu64 ",\"placed\":%" PRIu64 ",\"errors\":%" PRIu64
 		       ",\"requests_per_sec\":%.1f,\"pods_per_sec\":%.1f,\"p50_us\":%.1f,"
 		       "\"p90_us\":%.1f,\"p99_us\":%.1f,\"p999_us\":%.1f,\"late\":%" PRIu64
-		       ",\"reconnects\":%" PRIu64 ",\"queued\":%" PRIu64 ",\"pauses\":"
+		       ",\"reconnects\":%" PRIu64 ",\"queued\":%" PRIu64 ",\"cpu_user_s\":"
+		       "%.3f,\"cpu_system_s\":%.3f,\"pauses\":"
 		       "{\"measured\":%s,\"over_1ms_s\":%.2f,\"longest_us\":%.0f,"
-		       "\"lost_share\":%.4f}}\n", mode, o->url, o->connections, o->batch ? o->batch_pods : 1,
+		       "\"lost_share\":%.4f}}\n", mode, o->url, o->connections, started,
+		       o->batch ? o->batch_pods : 1,
 		       o->rate, wall, sum.requests, sum.pods, sum.placed, sum.errors, rps,
 		       pps, pct(all, n, 0.5), pct(all, n, 0.9), pct(all, n, 0.99),
 		       pct(all, n, 0.999), sum.late, sum.reconnects, sum.queued,
-		       have_pauses ? "true" : "false", have_pauses ? pz.over_1ms_s : 0,
+		       user1 - user0, sys1 - sys0, have_pauses ? "true" : "false", have_pauses ? pz.over_1ms_s : 0,
 		       have_pauses ? pz.longest_us : 0, have_pauses ? pz.lost_share : 0);
 	else
 		printf("%-6s %s: %u connections, %.1f s: %" PRIu64 " requests "
@@ -282,15 +351,18 @@ static int run_http(struct options *o)
 	if (o->rate > 0 && !o->json)
 		printf("       open loop at %.0f requests/s: %" PRIu64 " answered over "
 		       "1 ms after their due time, %" PRIu64 " queued for a free "
-		       "connection\n", o->rate, sum.late, sum.queued);
+		       "connection; %u connections at the end (at most %u)\n", o->rate,
+		       sum.late, sum.queued, started, o->max_connections);
 	uint64_t tried = sum.requests + sum.errors;
 	if (o->rate > 0 && tried > 0 &&
 	    (double)sum.queued > WARN_QUEUED_SHARE * (double)tried)
 		fprintf(stderr, "WARNING: %" PRIu64 " of %" PRIu64 " requests (%.1f %%) "
-			"queued: every one of the %u connections was busy at their due "
-			"time, so their latency is partly the load generator's (threshold "
-			"1 %%): use more --connections\n", sum.queued, tried,
-			100.0 * (double)sum.queued / (double)tried, o->connections);
+			"queued: every one of the connections (%u at the start, %u at "
+			"the end, at most %u) was busy at their due time, so their "
+			"latency is partly the load generator's (threshold 1 %%): use "
+			"more --connections (or --max-connections)\n", sum.queued, tried,
+			100.0 * (double)sum.queued / (double)tried, o->connections,
+			started, o->max_connections);
 	if (have_pauses && (pz.lost_share > WARN_LOST_SHARE ||
 			    pz.over_1ms_s > WARN_OVER_1MS_S || pz.longest_us > WARN_LONGEST_US))
 		fprintf(stderr, "WARNING: this machine paused a spinning thread before "
@@ -408,8 +480,9 @@ static void usage(FILE *to)
 {
 	fprintf(to,
 		"usage: shmsched-gateway-load --url HOST:PORT --mode single|batch\n"
-		"                             [--connections C] [--batch B] [--seconds S]\n"
-		"                             [--rate R] [--prefix P] [--json]\n"
+		"                             [--connections C] [--max-connections M]\n"
+		"                             [--batch B] [--seconds S] [--rate R]\n"
+		"                             [--prefix P] [--json]\n"
 		"       shmsched-gateway-load --direct SOCKET [--pods N] [--window W]\n"
 		"                             [--prefix P] [--json]\n"
 		"\n"
@@ -418,6 +491,9 @@ static void usage(FILE *to)
 		"bench/gateway.sh, which runs both behind a real nginx.\n"
 		"  --mode single    one Pod per request; batch: B pods (JSON Lines)\n"
 		"  --connections C  keep-alive connections, one thread each (default 8)\n"
+		"  --max-connections M  open loop: a request that found every\n"
+		"                   connection busy opens one more, up to M in all\n"
+		"                   (default 256, at least C)\n"
 		"  --batch B        pods per batch request (default 1000)\n"
 		"  --seconds S      how long (default 5)\n"
 		"  --rate R         requests/s over all connections, open loop\n"
@@ -439,6 +515,7 @@ int main(int argc, char **argv)
 		{"direct", required_argument, NULL, 'd'},
 		{"mode", required_argument, NULL, 'm'},
 		{"connections", required_argument, NULL, 'c'},
+		{"max-connections", required_argument, NULL, 'M'},
 		{"batch", required_argument, NULL, 'b'},
 		{"seconds", required_argument, NULL, 's'},
 		{"rate", required_argument, NULL, 'r'},
@@ -450,8 +527,9 @@ int main(int argc, char **argv)
 		{"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
 	};
-	struct options o = {.connections = 8, .batch_pods = 1000, .seconds = 5,
-			    .pods = 200000, .prefix = "load"};
+	struct options o = {.connections = 8, .max_connections = 256,
+			    .batch_pods = 1000, .seconds = 5, .pods = 200000,
+			    .prefix = "load"};
 	unsigned long long v;
 	int c;
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
@@ -474,6 +552,11 @@ int main(int argc, char **argv)
 			if (parse_whole("--connections", optarg, 1, 1024, &v) < 0)
 				return 2;
 			o.connections = (unsigned)v;
+			break;
+		case 'M':
+			if (parse_whole("--max-connections", optarg, 1, 1024, &v) < 0)
+				return 2;
+			o.max_connections = (unsigned)v;
 			break;
 		case 'b':
 			if (parse_whole("--batch", optarg, 1, 1000000, &v) < 0)

@@ -37,15 +37,40 @@
  *      passes pod_parts. It is built directly when it holds only plain
  *      strings and objects of them, one key at most once (simple_object:
  *      the tree jansson would make), else parsed by jansson.
- * Then the pod goes through add_parts, the full path's own code, with a
- * copy of the entry's tree (a batch leaves the thread; the cache's trees
- * never do) and the entry's spec hash. Anything else (a miss, an unknown
- * field, an escape, any error) declines before the batch is touched, and
- * the value takes the full path, which alone writes messages: the fast
- * path accepts only what the full path accepts, with the same batch.
+ * Then the pod goes through add_parts, the full path's own code, with the
+ * entry's tree itself (a reference, not a copy: GP1 below) and the
+ * entry's spec hash. Anything else (a miss, an unknown field, an escape,
+ * any error) declines before the batch is touched, and the value takes
+ * the full path, which alone writes messages: the fast path accepts only
+ * what the full path accepts, with the same batch.
  * The cache is two-way (GW_SPEC_CACHE_SLOTS; a key has two slots, a new
  * entry takes a free one or the one used least recently), an entry at
  * most GW_SPEC_CACHE_ENTRY_MAX bytes of key.
+ *
+ * Shared trees (GP1, GP2). A batch leaves the thread (to the dispatcher,
+ * and is freed by whichever thread lets go of its job last), so an
+ * entry's tree may be read and freed elsewhere. That is safe because the
+ * tree is never changed once cache_put made it (nothing writes into a
+ * decoded spec: the dispatcher registers a deep copy, the extender pins a
+ * copy; jansson's reads change nothing, its dumps track loops in a table
+ * of their own) and its count of references is atomic. Our own code
+ * takes and lets go of a spec's references (spec_ref, spec_let_go), not
+ * jansson's json_incref/json_decref: theirs read the count plainly
+ * before their atomic, and their decrement is release only, where the
+ * holder that frees must also acquire every other holder's reads. So:
+ *   GP1 spec_ref: count += 1, relaxed (the caller holds a reference:
+ *       the entry's, or the batch's own)
+ *   GP2 spec_let_go: count -= 1, acq_rel; the holder that reaches 0
+ *       frees the tree after every other holder's GP2 (release), so
+ *       after all their reads
+ * and the batch's free holds its spec past the free of its key, so that
+ * jansson's own decrement inside that free (of a member) is never the
+ * last. A jansson without atomic counts (JANSSON_THREAD_SAFE_REFCOUNT
+ * unset) gets a copy per pod, as before.
+ * Sharing saves a one-pod request the copy and its free: its decode and
+ * free took 28,305 instructions and take 21,492 (callgrind, one thread);
+ * in the gateway, whose batches are freed by another thread, about
+ * 11,000 (docs/perf/2026-11-29-gateway.md).
  */
 #include "gateway/decode.h"
 #include "gateway/json_scan.h"
@@ -276,6 +301,38 @@ static bool pod_parts_equal(const json_t *canon, const struct pod_parts *p)
 	       json_equal(json_object_get(canon, "spec"), p->spec);
 }
 
+/* A reference to a spec tree that another thread may hold too (GP1). */
+static json_t *spec_ref(const json_t *spec)
+{
+	json_t *s = (json_t *)spec;
+#if JANSSON_THREAD_SAFE_REFCOUNT
+	/* GP1's read, relaxed: whether it is a singleton (null, true: never
+	 * counted; no count becomes that), which no thread changes. */
+	if (s != NULL && __atomic_load_n(&s->refcount, __ATOMIC_RELAXED) != (size_t)-1)
+		__atomic_add_fetch(&s->refcount, 1, __ATOMIC_RELAXED); /* GP1 */
+	return s;
+#else
+	return json_incref(s);
+#endif
+}
+
+/* Lets go of a reference spec_ref() took or a tree's first (GP2). */
+static void spec_let_go(json_t *s)
+{
+#if JANSSON_THREAD_SAFE_REFCOUNT
+	/* GP2's read, relaxed: a singleton, as in spec_ref. */
+	if (s == NULL || __atomic_load_n(&s->refcount, __ATOMIC_RELAXED) == (size_t)-1)
+		return;
+	/* GP2: acq_rel, partner every other holder's GP2: the last one
+	 * frees the tree after all their reads. json_delete is what
+	 * json_decref calls at 0. */
+	if (__atomic_sub_fetch(&s->refcount, 1, __ATOMIC_ACQ_REL) == 0)
+		json_delete(s);
+#else
+	json_decref(s);
+#endif
+}
+
 /* The key: only what placement reads. It copies nothing deep: the key
  * holds references to the body's own subtrees. Members in this order
  * (the template's text, json_dumps, keeps it). */
@@ -294,7 +351,8 @@ static json_t *pod_key(const struct pod_parts *p)
 		goto fail;
 	int rc = json_object_set_new_nocheck(k, "metadata", m);
 	m = NULL; /* k's now, or freed */
-	if (rc < 0 || json_object_set_nocheck(k, "spec", (json_t *)p->spec) < 0)
+	/* The spec may be a cache entry's, shared (GP1). */
+	if (rc < 0 || json_object_set_new_nocheck(k, "spec", spec_ref(p->spec)) < 0)
 		goto fail;
 	return k;
 fail:
@@ -322,8 +380,14 @@ int gw_pod_key(const json_t *pod, const char *where, json_t **canon,
 
 void gw_batch_free(struct gw_batch *b)
 {
-	for (size_t i = 0; i < b->n_specs; i++)
+	for (size_t i = 0; i < b->n_specs; i++) {
+		/* Its spec may be a cache entry's, shared: held past the key's
+		 * free (jansson's decrement of it there is never the last),
+		 * then let go (GP2). */
+		json_t *spec = spec_ref(json_object_get(b->specs[i].canon, "spec"));
 		json_decref(b->specs[i].canon);
+		spec_let_go(spec);
+	}
 	for (size_t i = 0; i < b->n_warnings; i++)
 		free(b->warnings[i]);
 	free(b->pods);
@@ -618,7 +682,8 @@ struct cache_entry {
 	char *bytes;       /* apiVersion's then spec's; NULL: a free slot */
 	size_t api_len;    /* SIZE_MAX: no apiVersion */
 	size_t spec_len;
-	json_t *spec;      /* the tree, this thread's alone */
+	json_t *spec;      /* the tree, never changed once made: batches
+			    * hold references to it (GP1, GP2) */
 	uint64_t spec_hash; /* gw_spec_hash(spec) */
 	uint64_t used;     /* spec_cache.tick when last found or made */
 };
@@ -644,7 +709,7 @@ static void cache_entry_free(struct spec_cache *c, struct cache_entry *e)
 	c->st.entries--;
 	c->st.bytes -= (e->api_len == SIZE_MAX ? 0 : e->api_len) + e->spec_len;
 	free(e->bytes);
-	json_decref(e->spec);
+	spec_let_go(e->spec); /* GP2: batches may still hold it */
 	*e = (struct cache_entry){0};
 }
 
@@ -966,7 +1031,11 @@ static int fast_add(struct decoder *d, const struct fast_key *k,
 	if (!(json_is_object(meta) && meta_fields_known(meta)) &&
 	    k8s_fields_check(pod, k->api != NULL ? api : NULL, "Pod", "", &r) != 0)
 		goto out;
+#if JANSSON_THREAD_SAFE_REFCOUNT
+	json_t *spec = spec_ref(e->spec); /* GP1: the entry's tree itself */
+#else
 	json_t *spec = spec_copy(e->spec);
+#endif
 	if (json_object_set_new_nocheck(pod, "spec", spec) < 0)
 		goto out;
 	char name[GW_NAMESPACE_MAX + 1 + GW_NAME_MAX + 1];

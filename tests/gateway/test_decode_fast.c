@@ -12,7 +12,10 @@
  * Then: a cache that ignored a difference (one spec byte, apiVersion)
  * would give the wrong key or accept an unknown field; the bounds (slots,
  * bytes, an entry's size, depth); a thread's cache its own and freed
- * with it; and the scanner against jansson on valid and invalid JSON. */
+ * with it; a hit's batch holding the entry's own tree (GP1), which
+ * outlives the cache and may be read and freed in another thread while
+ * the cache's thread goes on decoding; and the scanner against jansson
+ * on valid and invalid JSON. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -442,6 +445,114 @@ static void test_threads(void **state)
 	assert_int_equal(st.hits, 0);
 }
 
+/* The spec of a batch's only pod. */
+static const json_t *batch_spec(const struct gw_batch *b)
+{
+	return json_object_get(b->specs[0].canon, "spec");
+}
+
+/* GP1: hits share the entry's tree (no copy per pod); a batch keeps it
+ * after the cache forgets it, equal to the full path's. */
+static void test_shared_spec(void **state)
+{
+	(void)state;
+	gw_spec_cache_clear();
+	const struct gw_limits lim = {.max_pods = 100, .max_specs = 8};
+	char err[512];
+	struct gw_batch b[4];
+	/* Missed, missed and cached, hit, hit. */
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(gw_decode_pods(same_spec[0], strlen(same_spec[0]), &lim,
+						&b[i], err, sizeof(err)), 0);
+	struct gw_spec_cache_stats st;
+	gw_spec_cache_stats(&st);
+	assert_int_equal(st.hits, 2);
+	assert_ptr_equal(batch_spec(&b[2]), batch_spec(&b[3]));
+	assert_ptr_not_equal(batch_spec(&b[1]), batch_spec(&b[2]));
+	gw_spec_cache_clear(); /* the entry's reference gone: the batches' stay */
+	char *full = json_dumps(b[0].specs[0].canon, JSON_COMPACT);
+	for (int i = 2; i < 4; i++) {
+		char *hit = json_dumps(b[i].specs[0].canon, JSON_COMPACT);
+		assert_non_null(hit);
+		assert_string_equal(hit, full);
+		free(hit);
+	}
+	free(full);
+	for (int i = 0; i < 4; i++)
+		gw_batch_free(&b[i]);
+}
+
+/* A decoding thread hands hits' batches to the test's thread, which reads
+ * and frees them while the decoder goes on taking references to the same
+ * tree, and at its end frees its cache with batches still out (ASan: no
+ * use after free, no leak; TSan: no race on the tree or its count). */
+#define HANDED 200
+struct handoff {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct gw_batch b[HANDED];
+	unsigned made, failed;
+};
+
+static void *decoder(void *arg)
+{
+	struct handoff *h = arg;
+	const struct gw_limits lim = {.max_pods = 100, .max_specs = 8};
+	char err[512];
+	for (unsigned i = 0; i < HANDED; i++) {
+		struct gw_batch b;
+		bool ok = gw_decode_pods(same_spec[1], strlen(same_spec[1]), &lim, &b,
+					 err, sizeof(err)) == 0;
+		pthread_mutex_lock(&h->lock);
+		if (ok)
+			h->b[i] = b;
+		else
+			h->failed++;
+		h->made = i + 1;
+		pthread_cond_signal(&h->cond);
+		pthread_mutex_unlock(&h->lock);
+	}
+	struct gw_spec_cache_stats st;
+	gw_spec_cache_stats(&st);
+	return st.hits >= HANDED - 2 ? NULL : (void *)1;
+}
+
+static void test_shared_spec_threads(void **state)
+{
+	(void)state;
+	static struct handoff h;
+	h = (struct handoff){.made = 0};
+	pthread_mutex_init(&h.lock, NULL);
+	pthread_cond_init(&h.cond, NULL);
+	pthread_t th;
+	assert_int_equal(pthread_create(&th, NULL, decoder, &h), 0);
+	char *first = NULL;
+	for (unsigned i = 0; i < HANDED; i++) {
+		pthread_mutex_lock(&h.lock);
+		while (h.made <= i)
+			pthread_cond_wait(&h.cond, &h.lock);
+		struct gw_batch b = h.b[i];
+		unsigned failed = h.failed;
+		pthread_mutex_unlock(&h.lock);
+		assert_int_equal(failed, 0);
+		char *text = json_dumps(b.specs[0].canon, JSON_COMPACT);
+		assert_non_null(text);
+		if (first == NULL)
+			first = text;
+		else {
+			assert_string_equal(text, first);
+			free(text);
+		}
+		gw_batch_free(&b);
+	}
+	void *res = (void *)9;
+	assert_int_equal(pthread_join(th, &res), 0);
+	assert_null(res);
+	free(first);
+	pthread_mutex_destroy(&h.lock);
+	pthread_cond_destroy(&h.cond);
+}
+
 /* --- the scanner ---------------------------------------------------------- */
 
 static int scan(const char *s, struct json_scan *out)
@@ -565,6 +676,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_differences),
 		cmocka_unit_test(test_bounds),
 		cmocka_unit_test(test_threads),
+		cmocka_unit_test(test_shared_spec),
+		cmocka_unit_test(test_shared_spec_threads),
 		cmocka_unit_test(test_scan_against_jansson),
 		cmocka_unit_test(test_scan_members),
 		cmocka_unit_test(test_scan_bounds),
