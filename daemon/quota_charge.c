@@ -439,9 +439,11 @@ void qc_admitted(struct quota_charge *q, unsigned w, const struct pod_spec *pod,
 int qc_request(struct quota_charge *q, unsigned w, const struct res_vec *request,
 	       int64_t *out, unsigned *missing)
 {
-	struct quota_pod_map local = {0};
-	struct quota_pod_map *map = w < q->workers ? &q->w[w].map : &local;
-	return quota_pod_charge(q->t, q->res, map, request, out, missing);
+	if (w < q->workers)
+		return quota_pod_charge(q->t, q->res, &q->w[w].map, request, out,
+					missing);
+	struct quota_pod_map local = {0}; /* not a worker: made for this call */
+	return quota_pod_charge(q->t, q->res, &local, request, out, missing);
 }
 
 unsigned qc_flavor_n_labels(const struct quota_charge *q, int flavor)

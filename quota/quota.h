@@ -545,11 +545,21 @@ bool quota_pod_node_has_flavor(const struct quota_pod_names *n, int flavor,
 			       const struct label *labels, unsigned count);
 
 /* Which of the tree's resources each of `res`'s names is (-1: none),
- * built for the res->count it was read at (0: not yet). One thread's. */
+ * built for one tree and the res->count it was read at (0: not yet). One
+ * thread's. Made with of_res, so that a charge is a pass without a branch
+ * over the request and one write per resource of the tree: refused[i] is
+ * all ones where a request is refused (of_res[i] < 0, i not "pods"), 0
+ * elsewhere; tree resource r is charged (v[slot_of[r]] & keep[r]) |
+ * one[r] (keep all ones where a name maps to r, one[r] 1 for "pods"). */
 #define QUOTA_POD_RES_SLOTS 16 /* shm/model.h's RES_MAX */
 struct quota_pod_map {
 	unsigned count;
 	int8_t of_res[QUOTA_POD_RES_SLOTS];
+	uint8_t slot_of[QUOTA_MAX_RESOURCES];
+	uint8_t n_resources;
+	int64_t refused[QUOTA_POD_RES_SLOTS];
+	int64_t keep[QUOTA_MAX_RESOURCES];
+	int64_t one[QUOTA_MAX_RESOURCES];
 };
 
 /* The charge of a pod requesting `request` (its "pods" entry ignored)
