@@ -237,6 +237,14 @@ const struct quota_preemption *quota_node_preemption(
 int quota_try_charge(struct quota_tree *t, int cq, int flavor,
 		     const int64_t *request);
 
+/* quota_try_charge(), and on 0 *borrowed: whether this admission took
+ * cq past its nominal (subtree) quota in some resource it asks, judged by
+ * the counter its own compare-and-swap left (reclaim_borrowed's test, made
+ * at the charge instead of by a read after it, which may also count a
+ * charge that raced it). */
+int quota_try_charge_borrowed(struct quota_tree *t, int cq, int flavor,
+			      const int64_t *request, bool *borrowed);
+
 /* Charges as quota_try_charge() does but past any quota or limit (the
  * counters may then stand above them; quota_try_charge() refuses until
  * they are below again): for usage carried into a new tree whose quotas
