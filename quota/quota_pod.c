@@ -13,8 +13,9 @@
  * group); quota_pod_charge, on the daemon's path of every pod under
  * quota, is one OR over the RES_MAX request slots and one write per
  * resource of the tree, no branch per slot, its name map made again only
- * for a new tree or when a resource name was added; quota_pod_flavor_spec is one merge of two sorted lists of at
- * most POD_MAX_SELECTOR and QUOTA_MAX_FLAVOR_LABELS labels.
+ * for a new tree or when a resource name was added; quota_pod_flavor_spec
+ * is one merge of two sorted lists of at most POD_MAX_SELECTOR and
+ * QUOTA_MAX_FLAVOR_LABELS labels.
  */
 #include "quota/quota.h"
 
