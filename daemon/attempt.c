@@ -333,7 +333,8 @@ static enum attempt_result place_under_quota(struct attempt_ctx *a, unsigned w,
 			}
 			sp = &with_labels;
 		}
-		int rc = quota_try_charge(t, cq, f, charge);
+		bool borrowed;
+		int rc = quota_try_charge_borrowed(t, cq, f, charge, &borrowed);
 		tried_rc[k] = rc;
 		if (rc == -ENOSPC && full < 0)
 			full = f;
@@ -352,7 +353,7 @@ static enum attempt_result place_under_quota(struct attempt_ctx *a, unsigned w,
 			attempt_record_and_answer(a, w, pr, slot, rec,
 						  (uint32_t)r->placement.slot, pod->spec,
 						  &r->placement.devices, pod->cookie,
-						  attempt, qc_charged_tag(q, cq, f, charge));
+						  attempt, qc_charged_tag(cq, f, borrowed));
 			qc_count_admitted(q, cq);
 			qc_admitted(q, w, pod->spec, charge); /* admission fair sharing */
 			tell_placed(a, pod->spec);
@@ -594,10 +595,11 @@ static int charge_held(struct attempt_ctx *a, unsigned w, const struct pod_spec 
 	int n = quota_node_flavors(t, cq, &order);
 	for (int k = 0; k < n; k++) {
 		int f = order[k];
+		bool borrowed;
 		if (!qc_node_has_flavor(a->quota, f, ns->labels, ns->n_labels) ||
-		    quota_try_charge(t, cq, f, charge) < 0)
+		    quota_try_charge_borrowed(t, cq, f, charge, &borrowed) < 0)
 			continue;
-		*quota = qc_charged_tag(a->quota, cq, f, charge);
+		*quota = qc_charged_tag(cq, f, borrowed);
 		qc_admitted(a->quota, w, spec, charge); /* admission fair sharing */
 		return 0;
 	}
@@ -722,7 +724,8 @@ static int gang_under_quota(struct attempt_ctx *a, unsigned w,
 			if (tried_rc[k] < 0)
 				continue;
 		}
-		tried_rc[k] = quota_try_charge(t, cq, f, total);
+		bool borrowed;
+		tried_rc[k] = quota_try_charge_borrowed(t, cq, f, total, &borrowed);
 		if (tried_rc[k] == -ENOSPC && full < 0)
 			full = f;
 		if (tried_rc[k] < 0)
@@ -731,7 +734,7 @@ static int gang_under_quota(struct attempt_ctx *a, unsigned w,
 		rc = gang_place(a->engines[w], sp, n, seq, r, failed,
 				&a->stats[w].resolver);
 		if (rc == 0) {
-			*tag = qc_charged_tag(q, cq, f, total);
+			*tag = qc_charged_tag(cq, f, borrowed);
 			return 0;
 		}
 		quota_release(t, cq, f, total);

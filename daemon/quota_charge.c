@@ -56,9 +56,10 @@
  *       name in qc_replace (under every gate: no increment runs); a queue
  *       deleted loses its total, as Kueue's series goes with its queue.
  *   QA6 Reclaim (issue 37 item 4). A charge's tag carries QC_TAG_BORROWED
- *       when the admission took its queue past nominal (qc_charged_tag,
- *       read right after the charge, set with the tag before the record
- *       is published: QA2); qc_replace keeps the bit. A pod refused by
+ *       when the admission took its queue past nominal (qc_charged_tag
+ *       of quota_try_charge_borrowed's verdict, judged by the counter the
+ *       charge's own compare-and-swap left, set with the tag before the
+ *       record is published: QA2); qc_replace keeps the bit. A pod refused by
  *       quota that parks asks the evictor (qc_reclaim_ask, inside its
  *       worker's gate: the policy read from the tree in force); the
  *       evictor's qc_reclaim_choose runs under the producers' lock
@@ -468,9 +469,11 @@ void qc_admitted(struct quota_charge *q, unsigned w, const struct pod_spec *pod,
 int qc_request(struct quota_charge *q, unsigned w, const struct res_vec *request,
 	       int64_t *out, unsigned *missing)
 {
-	struct quota_pod_map local = {0};
-	struct quota_pod_map *map = w < q->workers ? &q->w[w].map : &local;
-	return quota_pod_charge(q->t, q->res, map, request, out, missing);
+	if (w < q->workers)
+		return quota_pod_charge(q->t, q->res, &q->w[w].map, request, out,
+					missing);
+	struct quota_pod_map local = {0}; /* not a worker: made for this call */
+	return quota_pod_charge(q->t, q->res, &local, request, out, missing);
 }
 
 unsigned qc_flavor_n_labels(const struct quota_charge *q, int flavor)
@@ -778,15 +781,6 @@ int qc_replace(struct quota_charge *q, struct quota_tree *t, struct placements *
 	for (unsigned i = q->workers + 1; i-- > 0;)
 		pthread_mutex_unlock(&q->gate[i].m);
 	return 0;
-}
-
-uint32_t qc_charged_tag(const struct quota_charge *q, int cq, int flavor,
-			const int64_t *charge)
-{
-	uint32_t tag = qc_tag(cq, flavor);
-	if (reclaim_borrowed(q->t, cq, flavor, charge))
-		tag |= QC_TAG_BORROWED;
-	return tag;
 }
 
 void qc_set_reclaim(struct quota_charge *q, struct evictor *ev,

@@ -107,7 +107,7 @@ size_t qc_metrics_text(const struct quota_charge *q, unsigned max_queues,
 
 /* The record's `quota` for (cq, flavor), and back. Bit 31,
  * QC_TAG_BORROWED: the admission took its ClusterQueue past its nominal
- * quota in a resource it asks (reclaim_borrowed, read right after the
+ * quota in a resource it asks (quota_try_charge_borrowed, judged at the
  * charge): reclaim's NCY1 (quota/reclaim.c) evicts a pod of another
  * queue only then. cq + 1 < 2^13 (QUOTA_MAX_CLUSTER_QUEUES +
  * QUOTA_MAX_COHORTS) never reaches it. */
@@ -122,11 +122,14 @@ static inline void qc_untag(uint32_t tag, int *cq, int *flavor)
 	*cq = (int)(tag >> 8) - 1;
 	*flavor = (int)(tag & 0xffu);
 }
-/* qc_tag for a charge of `charge` to (cq, flavor) just made, with
- * QC_TAG_BORROWED when it took the queue past nominal quota. Inside the
- * worker's gate, between the charge and the record's publish (QA2). */
-uint32_t qc_charged_tag(const struct quota_charge *q, int cq, int flavor,
-			const int64_t *charge);
+/* qc_tag for a charge to (cq, flavor) just made, with QC_TAG_BORROWED
+ * when it took the queue past nominal quota (`borrowed`, from
+ * quota_try_charge_borrowed). Inside the worker's gate, between the
+ * charge and the record's publish (QA2). */
+static inline uint32_t qc_charged_tag(int cq, int flavor, bool borrowed)
+{
+	return qc_tag(cq, flavor) | (borrowed ? QC_TAG_BORROWED : 0);
+}
 
 /* Worker w, inside its gate, right after placements_set_quota(rec, tag)
  * and before the record's publish: the record joins the reclaim index

@@ -1134,33 +1134,78 @@ static void release_at(struct quota_tree *t, int node, size_t fr, int64_t amount
 	}
 }
 
-/* `force`: no bound checked (quota_force_charge). */
+/* `force`: no bound checked (quota_force_charge). On 0, *after (when not
+ * NULL) is `node`'s counter as this charge's own CAS left it.
+ *
+ * QC1-QC2's recursion (the parent charged first, then this node by its
+ * CAS; a lost CAS gives the parent's part back and starts this node
+ * again from the fresh value), unrolled into a climb and a descent:
+ * level 0 is `node`, level k + 1 the parent of level k, charged amt[k +
+ * 1], what level k passes up at the value u[k] it read. The climb reads
+ * and checks each level (a refusal there leaves nothing charged: the
+ * levels below have not moved, the levels above were not reached); the
+ * descent moves the levels from the top down, each CAS after its
+ * parent's. A CAS lost at level k gives level k + 1's charge back
+ * (release_at: QC3 up the tree) and climbs again from level k with the
+ * value the CAS read. The same steps in the same order as the recursion,
+ * without a call per level: in the default benchmark (issue 37, two
+ * resources, one cohort) quota_try_charge_borrowed costs 378 instructions
+ * a pod so, 442 with the recursion passing `after` up. A path has at most
+ * QUOTA_MAX_DEPTH cohorts above its ClusterQueue (quota_seal). */
 static int charge_at(struct quota_tree *t, int node, size_t fr, int64_t amount,
-		     bool force)
+		     bool force, int64_t *after)
 {
-	int64_t *usage = &t->usage[(size_t)node * t->per_node + fr];
-	const struct quota_slot *s = &t->slots[(size_t)node * t->per_node + fr];
-	int parent = t->nodes[node].parent;
+	int at[QUOTA_MAX_DEPTH + 1];
+	int64_t amt[QUOTA_MAX_DEPTH + 1], u[QUOTA_MAX_DEPTH + 1];
+	int k = 0, top;
+	at[0] = node;
+	amt[0] = amount;
 	/* QC1: relaxed; the CAS below re-checks u. */
-	int64_t u = __atomic_load_n(usage, __ATOMIC_RELAXED);
+	u[0] = __atomic_load_n(&t->usage[(size_t)node * t->per_node + fr],
+			       __ATOMIC_RELAXED);
 	for (;;) {
-		if (!force && amount > s->bound - u)
-			return -ENOSPC;
-		int64_t up = parent < 0 ? 0 : excess(s, u + amount) - excess(s, u);
-		if (up > 0) {
-			int rc = charge_at(t, parent, fr, up, force);
-			if (rc < 0)
-				return rc;
+		/* Climb from level k, u[k] read. */
+		for (;;) {
+			const struct quota_slot *s =
+				&t->slots[(size_t)at[k] * t->per_node + fr];
+			if (!force && amt[k] > s->bound - u[k])
+				return -ENOSPC;
+			int parent = t->nodes[at[k]].parent;
+			int64_t up = parent < 0 ? 0 : excess(s, u[k] + amt[k]) -
+						      excess(s, u[k]);
+			if (up <= 0)
+				break;
+			k++;
+			at[k] = parent;
+			amt[k] = up;
+			/* QC1: relaxed; the CAS below re-checks u. */
+			u[k] = __atomic_load_n(&t->usage[(size_t)parent * t->per_node + fr],
+					       __ATOMIC_RELAXED);
 		}
-		/* QC2: acq_rel on success, partner of QC2 and QC3 on this
-		 * counter; relaxed on failure (u is re-read and re-checked). */
-		if (__atomic_compare_exchange_n(usage, &u, u + amount, false,
-						__ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
-			return 0;
-		/* QC4: relaxed, a statistic. */
-		__atomic_fetch_add(&t->conflicts, 1, __ATOMIC_RELAXED);
-		if (up > 0)
-			release_at(t, parent, fr, up);
+		top = k;
+		/* Descend: level k's CAS, every level above it charged. */
+		for (;;) {
+			int64_t *usage = &t->usage[(size_t)at[k] * t->per_node + fr];
+			/* QC2: acq_rel on success, partner of QC2 and QC3 on
+			 * this counter; relaxed on failure (u[k] is re-read and
+			 * re-checked). */
+			if (__atomic_compare_exchange_n(usage, &u[k], u[k] + amt[k],
+							false, __ATOMIC_ACQ_REL,
+							__ATOMIC_RELAXED)) {
+				if (k == 0) {
+					if (after != NULL)
+						*after = u[0] + amt[0];
+					return 0;
+				}
+				k--;
+				continue;
+			}
+			/* QC4: relaxed, a statistic. */
+			__atomic_fetch_add(&t->conflicts, 1, __ATOMIC_RELAXED);
+			if (k < top)
+				release_at(t, at[k + 1], fr, amt[k + 1]);
+			break; /* climb again from level k */
+		}
 	}
 }
 
@@ -1170,46 +1215,63 @@ static int check_request(const struct quota_tree *t, int cq, int flavor,
 	if (!t->sealed || !node_ok(t, cq) || t->nodes[cq].is_cohort ||
 	    flavor < 0 || flavor >= t->n_flavors || !request)
 		return -EINVAL;
+	const struct quota_slot *s = &t->slots[slot_index(t, cq, flavor, 0)];
 	for (int r = 0; r < t->n_resources; r++) {
-		if (request[r] < 0 || request[r] > QUOTA_QUANTITY_MAX)
+		/* One test for both ends: a negative request is a huge one. */
+		if ((uint64_t)request[r] > (uint64_t)QUOTA_QUANTITY_MAX)
 			return -EINVAL;
-		if (request[r] > 0 && !t->slots[slot_index(t, cq, flavor, r)].defined)
+		if (request[r] > 0 && !s[r].defined)
 			return -ENOENT;
 	}
 	return 0;
 }
 
+/* *borrowed (when not NULL, on 0): the charge took cq past its subtree
+ * quota in some resource it asks, by the values its own CASes left. */
 static int charge(struct quota_tree *t, int cq, int flavor,
-		  const int64_t *request, bool force)
+		  const int64_t *request, bool force, bool *borrowed)
 {
 	int rc = check_request(t, cq, flavor, request);
 	if (rc < 0)
 		return rc;
 	size_t base = (size_t)flavor * (size_t)t->n_resources;
+	const struct quota_slot *s = &t->slots[(size_t)cq * t->per_node + base];
+	bool past = false;
 	for (int r = 0; r < t->n_resources; r++) {
 		if (request[r] == 0)
 			continue;
-		rc = charge_at(t, cq, base + (size_t)r, request[r], force);
-		if (rc == 0)
+		int64_t after;
+		rc = charge_at(t, cq, base + (size_t)r, request[r], force, &after);
+		if (rc == 0) {
+			past |= after > s[r].subtree;
 			continue;
+		}
 		while (r-- > 0)
 			if (request[r] > 0)
 				release_at(t, cq, base + (size_t)r, request[r]);
 		return rc;
 	}
+	if (borrowed != NULL)
+		*borrowed = past;
 	return 0;
 }
 
 int quota_try_charge(struct quota_tree *t, int cq, int flavor,
 		     const int64_t *request)
 {
-	return charge(t, cq, flavor, request, false);
+	return charge(t, cq, flavor, request, false, NULL);
+}
+
+int quota_try_charge_borrowed(struct quota_tree *t, int cq, int flavor,
+			      const int64_t *request, bool *borrowed)
+{
+	return charge(t, cq, flavor, request, false, borrowed);
 }
 
 int quota_force_charge(struct quota_tree *t, int cq, int flavor,
 		       const int64_t *request)
 {
-	return charge(t, cq, flavor, request, true);
+	return charge(t, cq, flavor, request, true, NULL);
 }
 
 /* charge_at's test without its charge, up the path from `node`. */
@@ -1297,10 +1359,11 @@ int64_t quota_subtree_quota(const struct quota_tree *t, int node, int flavor,
 }
 
 /* reclaim_borrowed (quota/quota.h, reclaim's section) lives here, beside
- * the counters it reads: the daemon asks it after every charged placement
- * (qc_charged_tag), and through quota_usage and quota_subtree_quota, with
+ * the counters it reads (through quota_usage and quota_subtree_quota, with
  * their checks per resource, it cost 210 instructions a pod at two
- * resources (callgrind, docs/perf/2026-11-29-quota-default.md). */
+ * resources: docs/perf/2026-11-29-quota-default.md). The daemon no longer
+ * asks it after each charge: quota_try_charge_borrowed gives the verdict
+ * of the charge's own compare-and-swap. */
 bool reclaim_borrowed(const struct quota_tree *t, int cq, int flavor,
 		      const int64_t *request)
 {

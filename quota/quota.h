@@ -237,6 +237,14 @@ const struct quota_preemption *quota_node_preemption(
 int quota_try_charge(struct quota_tree *t, int cq, int flavor,
 		     const int64_t *request);
 
+/* quota_try_charge(), and on 0 *borrowed: whether this admission took
+ * cq past its nominal (subtree) quota in some resource it asks, judged by
+ * the counter its own compare-and-swap left (reclaim_borrowed's test, made
+ * at the charge instead of by a read after it, which may also count a
+ * charge that raced it). */
+int quota_try_charge_borrowed(struct quota_tree *t, int cq, int flavor,
+			      const int64_t *request, bool *borrowed);
+
 /* Charges as quota_try_charge() does but past any quota or limit (the
  * counters may then stand above them; quota_try_charge() refuses until
  * they are below again): for usage carried into a new tree whose quotas
@@ -554,11 +562,21 @@ bool quota_pod_node_has_flavor(const struct quota_pod_names *n, int flavor,
 			       const struct label *labels, unsigned count);
 
 /* Which of the tree's resources each of `res`'s names is (-1: none),
- * built for the res->count it was read at (0: not yet). One thread's. */
+ * built for one tree and the res->count it was read at (0: not yet). One
+ * thread's. Made with of_res, so that a charge is a pass without a branch
+ * over the request and one write per resource of the tree: refused[i] is
+ * all ones where a request is refused (of_res[i] < 0, i not "pods"), 0
+ * elsewhere; tree resource r is charged (v[slot_of[r]] & keep[r]) |
+ * one[r] (keep all ones where a name maps to r, one[r] 1 for "pods"). */
 #define QUOTA_POD_RES_SLOTS 16 /* shm/model.h's RES_MAX */
 struct quota_pod_map {
 	unsigned count;
 	int8_t of_res[QUOTA_POD_RES_SLOTS];
+	uint8_t slot_of[QUOTA_MAX_RESOURCES];
+	uint8_t n_resources;
+	int64_t refused[QUOTA_POD_RES_SLOTS];
+	int64_t keep[QUOTA_MAX_RESOURCES];
+	int64_t one[QUOTA_MAX_RESOURCES];
 };
 
 /* The charge of a pod requesting `request` (its "pods" entry ignored)

@@ -432,6 +432,41 @@ static void test_borrow_and_lend(void **state)
 	quota_tree_free(t);
 }
 
+/* quota_try_charge_borrowed (issue 37: reclaim's borrowed bit judged at
+ * the charge, not read after it): past team-a's nominal 6000 only once
+ * its own usage passes it, equal to reclaim_borrowed's read when nothing
+ * races; a refusal charges nothing. Old: no such call. */
+static void test_charge_borrowed(void **state)
+{
+	(void)state;
+	int a, b, ml;
+	struct quota_tree *t = two_teams(NO, NO, &a, &b, &ml);
+	int64_t r = 5000, one = 1, thousand = 1000;
+	bool borrowed = true;
+	assert_int_equal(quota_try_charge_borrowed(t, a, 0, &r, &borrowed), 0);
+	assert_false(borrowed);
+	assert_false(reclaim_borrowed(t, a, 0, &r));
+	borrowed = true;
+	assert_int_equal(quota_try_charge_borrowed(t, a, 0, &thousand, &borrowed), 0);
+	assert_false(borrowed); /* 6000: at nominal, not past it */
+	assert_false(reclaim_borrowed(t, a, 0, &thousand));
+	assert_int_equal(quota_try_charge_borrowed(t, a, 0, &one, &borrowed), 0);
+	assert_true(borrowed); /* 6001 */
+	assert_true(reclaim_borrowed(t, a, 0, &one));
+	assert_int_equal(quota_usage(t, a, 0, 0), 6001);
+	assert_int_equal(quota_usage(t, ml, 0, 0), 6001);
+	/* team-b within its own: not borrowed, though the cohort is past
+	 * half. */
+	r = 5999;
+	assert_int_equal(quota_try_charge_borrowed(t, b, 0, &r, &borrowed), 0);
+	assert_false(borrowed);
+	/* The cohort is full: refused, nothing moved. */
+	assert_int_equal(quota_try_charge_borrowed(t, b, 0, &one, &borrowed), -ENOSPC);
+	assert_int_equal(quota_usage(t, b, 0, 0), 5999);
+	assert_int_equal(quota_usage(t, ml, 0, 0), 12000);
+	quota_tree_free(t);
+}
+
 /* quota_force_charge (usage carried into a tree whose quota was cut, as
  * Kueue keeps admitted workloads, kueue issue #5176): past the nominal
  * quota and the borrowingLimit, the cohort charged its share as for any
@@ -804,6 +839,7 @@ int main(void)
 		cmocka_unit_test(test_borrow_and_lend),
 		cmocka_unit_test(test_charge_all_or_nothing),
 		cmocka_unit_test(test_force_charge),
+		cmocka_unit_test(test_charge_borrowed),
 		cmocka_unit_test(test_large_quantities),
 		cmocka_unit_test(test_share_kueue_cases),
 		cmocka_unit_test(test_share_kueue_hierarchy),

@@ -190,6 +190,56 @@ static void test_charge(void **state)
 	unmake(&w);
 }
 
+/* The map's one pass (issue 37): exactly the tree's resources written,
+ * requests it does not name refused wherever they stand, the first one
+ * told; a slot past res->count (no name yet) is refused too. */
+static void test_charge_bounds(void **state)
+{
+	(void)state;
+	struct world w;
+	make(&w);
+	struct quota_pod_map map = {0};
+	struct res_vec req = {0};
+	int64_t out[QUOTA_MAX_RESOURCES];
+	unsigned missing = 99;
+	int n = quota_n_resources(w.t);
+	assert_int_equal(n, 2); /* cpu, pods */
+	memset(out, 0x55, sizeof(out));
+	req.v[RES_CPU] = 7;
+	assert_int_equal(quota_pod_charge(w.t, &w.res, &map, &req, out, &missing), 0);
+	assert_int_equal(out[w.cpu], 7);
+	assert_int_equal(out[w.pods], 1);
+	int64_t untouched;
+	memset(&untouched, 0x55, sizeof(untouched));
+	for (int r = n; r < QUOTA_MAX_RESOURCES; r++)
+		assert_true(out[r] == untouched);
+	/* Nothing requested but "pods": cpu charged 0, not left as it was. */
+	req.v[RES_CPU] = 0;
+	assert_int_equal(quota_pod_charge(w.t, &w.res, &map, &req, out, &missing), 0);
+	assert_int_equal(out[w.cpu], 0);
+	assert_int_equal(out[w.pods], 1);
+	/* The last slot, past res->count: refused, and named. */
+	assert_true(w.res.count < RES_MAX);
+	req.v[RES_MAX - 1] = 1;
+	assert_int_equal(quota_pod_charge(w.t, &w.res, &map, &req, out, &missing),
+			 -ENOENT);
+	assert_int_equal(missing, RES_MAX - 1);
+	/* Two refused: the first one told. */
+	req.v[RES_EPHEMERAL] = 1;
+	req.v[RES_MEMORY] = 1;
+	assert_int_equal(quota_pod_charge(w.t, &w.res, &map, &req, out, &missing),
+			 -ENOENT);
+	assert_int_equal(missing, RES_MEMORY);
+	/* A negative quantity (never decoded, but bits are bits) is refused
+	 * like any other where the tree names nothing. */
+	memset(&req, 0, sizeof(req));
+	req.v[RES_EPHEMERAL] = -1;
+	assert_int_equal(quota_pod_charge(w.t, &w.res, &map, &req, out, &missing),
+			 -ENOENT);
+	assert_int_equal(missing, RES_EPHEMERAL);
+	unmake(&w);
+}
+
 static void test_flavor_spec(void **state)
 {
 	(void)state;
@@ -263,6 +313,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_queue),
 		cmocka_unit_test(test_charge),
+		cmocka_unit_test(test_charge_bounds),
 		cmocka_unit_test(test_flavor_spec),
 		cmocka_unit_test(test_node_has_flavor),
 	};
