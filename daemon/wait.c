@@ -154,15 +154,45 @@
  *       sum of its pods' requests, all or nothing; daemon/attempt.c
  *       attempt_gang). A gang that quota refused (ATTEMPT_GANG_QUOTA:
  *       nothing charged) waits as one, its pods parked with no reason a
- *       cluster event resolves, its entry keeping its ClusterQueue, the
- *       tree's generation read before the charge and qc_serial. Each poll
- *       with such gangs reads, inside the gate, each one's generation:
- *       one moved (quota given back in its tree) or a swap (QW5) tries
- *       the gang again (gang_try), at most WAIT_BURST gangs a poll. The
- *       gangs are not in QW1-QW8's per-pod lists: no fair-sharing order
- *       among them, no kueue_pending_workloads count, no reclaim asked.
- *       Cost: a walk of the worker's gang table per poll while any gang
- *       waits for quota.
+ *       cluster event resolves, keeping the refusal for its deadline's
+ *       answer, as GF1-GF3 say.
+ *   GF1 A gang waiting for quota is one workload of its ClusterQueue
+ *       (Kueue: a pod group is one Workload, a head of its ClusterQueue
+ *       like any other). Its first pod stands for it in the lists of
+ *       QW1-PW3: it joins its ClusterQueue's parked list charged the
+ *       gang's sum (the refusal's, attempt_gang's total), with the
+ *       generation read before the charge (gang_quota_park, which looks
+ *       at a swap first as park() does). So a give-back wakes it by PW2's
+ *       check of that sum; QW6 nominates it with the share after
+ *       admitting the whole gang (member_charge: the sum of its pods'
+ *       requests, computed again at each nomination); QW9 parks it again
+ *       unattempted while the sum fits no flavor, and QW9's like pods
+ *       compare with the sum; QW7 counts it once in
+ *       kueue_pending_workloads (Kueue pkg/metrics/metrics.go
+ *       PendingWorkloads counts Workloads). Woken and nominated, its
+ *       attempt is the gang's (retry, gang_try), which takes every pod of
+ *       it out of the lists first (QW4); refused again, it joins again.
+ *       A swap (QW5) wakes it into activeQ like a pod, and its pop tries
+ *       the gang. The gang keeps its arrival (fair sharing's tie) across
+ *       its joins.
+ *   GF2 When the pod that stands for it leaves (answered, cancelled,
+ *       forgotten: gang_leave) and the gang keeps minMember pods, another
+ *       of them takes its place with the gang's arrival, a charge of 0 (a
+ *       lower bound of any charge, so PW1's bound stays a bound; the
+ *       queue is then not uniform) and generation 0, older than any: the
+ *       next poll looks at its ClusterQueue (PW2) and QW9 or the attempt
+ *       judge the smaller gang. Below minMember it leaves the lists (no
+ *       attempt can take it) until a pod comes (wait_gang); when another
+ *       of its pods left, at its next wake (retry parks it unlisted). Its
+ *       place in its ClusterQueue's parking order is then the last.
+ *   GF3 A gang asks no reclaim: the evictor's request carries one pod's
+ *       charge (evict_reclaim), and freeing room on nodes for several
+ *       members is not checked. quota_repark_ask skips it, and PW3 asks
+ *       through the first parked pod of the queue that is not a gang's.
+ *       A gang waits for give-backs (releases, and reclaim asked by the
+ *       single pods of its tree).
+ *       Cost: nothing per poll beyond QW1-PW3's; a nomination or a QW9
+ *       check of a gang costs a charge conversion per pod of it.
  */
 #include "daemon/wait_internal.h"
 

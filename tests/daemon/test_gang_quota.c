@@ -37,7 +37,8 @@
  * a checker samples the queue's usage while they run: it must never read
  * above nominal + borrowingLimit (0 violations), and after quiescence it
  * equals the sum of the live placements' requests; the race is shown by
- * conflicts (the quota's or the ledger's) > 0.
+ * conflicts (the quota's or the ledger's) > 0; every pod answered, no
+ * workload counts in kueue_pending_workloads.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -847,6 +848,12 @@ static void test_race(void **state)
 	assert_int_equal(usage(&tr, tr.a), 0);
 	assert_int_equal(usage(&tr, tr.b), 0);
 	assert_int_equal(daemon_overcommits(d), 0);
+	/* Every pod answered: no workload counts pending (GF1's joins and
+	 * GF2's hand-overs each given back as taken). */
+	await_pending("team-a", "inadmissible", 0);
+	await_pending("team-a", "active", 0);
+	await_pending("team-b", "inadmissible", 0);
+	await_pending("team-b", "active", 0);
 	daemon_stop(d, 1000, &ds);
 	quota_tree_free(tr.t);
 }
