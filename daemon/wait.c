@@ -337,7 +337,6 @@ static uint64_t key_of(const struct producer *pr)
 	return producers_key(pr);
 }
 
-/* Takes pod `id` out of its gang, if it has one. */
 static void quota_leave(struct wait_worker *ww, uint32_t id);
 static void quota_join(struct wait_worker *ww, uint32_t id, uint32_t root,
 		       uint32_t cq, uint64_t gen, const int64_t *charge, int nr);
