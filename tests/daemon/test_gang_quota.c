@@ -31,7 +31,8 @@
  *   one Workload, pkg/controller/jobs/pod/pod_controller.go), counted once
  *   in kueue_pending_workloads (kueue pkg/metrics/metrics.go
  *   PendingWorkloads: one per Workload, status "inadmissible" while it
- *   waits for quota), and placed by a later give-back (no lost wake).
+ *   waits for quota), and placed by a later give-back (no lost wake:
+ *   four gangs on four workers, each placed as releases give back room).
  * Racing (stress; argument "race"): four workers, eight producers each
  * placing a gang of 2 and a single pod at once of one ClusterQueue in a cohort and releasing them;
  * a checker samples the queue's usage while they run: it must never read
@@ -375,6 +376,55 @@ static void test_fair_gang_first(void **state)
 	struct daemon_stats ds;
 	daemon_stop(d, 1000, &ds);
 	shmsched_disconnect(c);
+	quota_tree_free(tr.t);
+}
+
+/* No lost wake: four producers (spread on four workers by their ids),
+ * each with a gang of 2 x 500m of team-a (4 cpu, no cohort) waiting for
+ * quota behind four 1-cpu pods; the four pods released back to back,
+ * each giving back room for one gang: every
+ * gang is placed whole (a wake lost with room given back leaves a gang
+ * parked: no answer within 10 s), team-a at 4000m, nothing pending.
+ * (A guard: the old code's walk of the gang table placed them too.) */
+static void test_wake_each(void **state)
+{
+	(void)state;
+	const char *groups[] = {"w0", "w1", "w2", "w3"};
+	const int mins[] = {2, 2, 2, 2};
+	write_cluster(1, 32, groups, mins, 4);
+	struct tree tr = make_tree(4000, QUOTA_NO_LIMIT, 1000, false);
+	struct daemon *d = start(tr.t, 4, NULL, false);
+	struct shmsched_client *c[4];
+	uint64_t ids[4];
+	struct shmsched_result r[2];
+	for (int i = 0; i < 4; i++)
+		c[i] = fixture_connect(fx.sock);
+	uint32_t one = tmpl(c[0], NULL, "qa", "1");
+	for (uint64_t k = 0; k < 4; k++)
+		ids[k] = fixture_place(c[0], one, k, SHMSCHED_PLACED);
+	for (int i = 0; i < 4; i++) {
+		uint32_t g = tmpl(c[i], groups[i], "qa", "500m");
+		submit(c[i], g, 10, 0);
+		submit(c[i], g, 11, 0);
+	}
+	await_gang_failures(d, 4);
+	await_pending("team-a", "inadmissible", 4);
+	for (int k = 0; k < 4; k++)
+		release(c[0], ids[k]);
+	for (int i = 0; i < 4; i++) {
+		if (fixture_await(c[i], r, 2, 10000) != 2)
+			fail_msg("gang %s: not placed after the give-backs", groups[i]);
+		for (int k = 0; k < 2; k++)
+			assert_int_equal(r[k].status, SHMSCHED_PLACED);
+	}
+	assert_int_equal(usage(&tr, tr.a), 4000);
+	await_pending("team-a", "inadmissible", 0);
+	await_pending("team-a", "active", 0);
+	struct daemon_stats ds;
+	daemon_stop(d, 1000, &ds);
+	assert_int_equal(ds.gangs_placed, 4);
+	for (int i = 0; i < 4; i++)
+		shmsched_disconnect(c[i]);
 	quota_tree_free(tr.t);
 }
 
@@ -871,6 +921,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_restart_recount),
 		cmocka_unit_test(test_fair_order),
 		cmocka_unit_test(test_fair_gang_first),
+		cmocka_unit_test(test_wake_each),
 	};
 	return FIXTURE_RUN(argc, argv, tests, race_tests, setup, teardown);
 }
