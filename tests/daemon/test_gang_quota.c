@@ -267,8 +267,67 @@ static void await_pending(const char *cq, const char *status, double want)
 }
 
 /* Cohort "ml" of team-a and team-b, 2 cpu nominal each and no quota of
- * its own (4 cpu in all), equal weights. team-a uses 1 cpu, team-b 3
- * (borrowing 1): full. A gang of team-b (2 x 500m) waits for quota
+ * its own (4 cpu in all), equal weights; a PodGroup `group` of minMember
+ * 2. team-a uses 1 cpu, team-b 3 (borrowing 1): full. Templates: a 1-cpu
+ * pod of each queue, and a 500m pod of `group` under LocalQueue
+ * `gang_queue`. */
+struct fair_run {
+	struct tree tr;
+	struct daemon *d;
+	struct shmsched_client *c;
+	uint32_t qa, qb, gang;
+	uint64_t b_ids[3]; /* team-b's placements */
+};
+
+static void fair_start(struct fair_run *f, const char *group,
+		       const char *gang_queue)
+{
+	const char *groups[] = {group};
+	const int mins[] = {2};
+	write_cluster(1, 32, groups, mins, 1);
+	f->tr = make_tree(2000, QUOTA_NO_LIMIT, 2000, true);
+	f->d = start(f->tr.t, 1, NULL, false);
+	f->c = fixture_connect(fx.sock);
+	f->qa = tmpl(f->c, NULL, "qa", "1");
+	f->qb = tmpl(f->c, NULL, "qb", "1");
+	f->gang = tmpl(f->c, group, gang_queue, "500m");
+	fixture_place(f->c, f->qa, 1, SHMSCHED_PLACED);
+	for (uint64_t k = 0; k < 3; k++)
+		f->b_ids[k] = fixture_place(f->c, f->qb, 2 + k, SHMSCHED_PLACED);
+}
+
+/* The gang's two pods (cookies 10 and 11) submitted; refused by quota,
+ * it waits as one workload of ClusterQueue `cq`. */
+static void fair_gang_waits(struct fair_run *f, const char *cq)
+{
+	submit(f->c, f->gang, 10, 0);
+	submit(f->c, f->gang, 11, 0);
+	await_gang_failures(f->d, 1);
+	await_pending(cq, "inadmissible", 1);
+}
+
+/* The next two answers are the gang's pods, placed. */
+static void fair_gang_placed(struct fair_run *f)
+{
+	struct shmsched_result r[2];
+	assert_int_equal(fixture_await(f->c, r, 2, 5000), 2);
+	for (int i = 0; i < 2; i++)
+		if (r[i].cookie < 10 || r[i].cookie > 11 || r[i].status != SHMSCHED_PLACED)
+			fail_msg("answered: cookie %" PRIu64 " status %u (%s), want "
+				 "the gang's pods placed", r[i].cookie, r[i].status,
+				 r[i].message);
+}
+
+static void fair_stop(struct fair_run *f, uint64_t gangs_placed)
+{
+	struct daemon_stats ds;
+	daemon_stop(f->d, 1000, &ds);
+	assert_int_equal(ds.gangs_placed, gangs_placed);
+	shmsched_disconnect(f->c);
+	quota_tree_free(f->tr.t);
+}
+
+/* fair_start's cohort, full. A gang of team-b (2 x 500m) waits for quota
  * first; then a 1-cpu pod of team-a. pending_workloads: team-b's gang is
  * one. One cpu of team-b's given back (room for either): admitting
  * team-a's pod leaves team-a at its nominal (share 0), admitting the gang
@@ -281,57 +340,33 @@ static void await_pending(const char *cq, const char *status, double want)
 static void test_fair_order(void **state)
 {
 	(void)state;
-	const char *groups[] = {"gb"};
-	const int mins[] = {2};
-	write_cluster(1, 32, groups, mins, 1);
-	struct tree tr = make_tree(2000, QUOTA_NO_LIMIT, 2000, true);
-	struct daemon *d = start(tr.t, 1, NULL, false);
-	struct shmsched_client *c = fixture_connect(fx.sock);
-	uint32_t qa = tmpl(c, NULL, "qa", "1");
-	uint32_t qb = tmpl(c, NULL, "qb", "1");
-	uint32_t gb = tmpl(c, "gb", "qb", "500m");
-	struct shmsched_result r[4];
-	uint64_t b_ids[3];
-	fixture_place(c, qa, 1, SHMSCHED_PLACED);
-	for (uint64_t k = 0; k < 3; k++)
-		b_ids[k] = fixture_place(c, qb, 2 + k, SHMSCHED_PLACED);
-	assert_int_equal(usage(&tr, tr.b), 3000);
-	/* The gang: refused by quota, waits as one workload. */
-	submit(c, gb, 10, 0);
-	submit(c, gb, 11, 0);
-	await_gang_failures(d, 1);
-	await_pending("team-b", "inadmissible", 1);
+	struct fair_run f;
+	struct shmsched_result r;
+	fair_start(&f, "gb", "qb");
+	assert_int_equal(usage(&f.tr, f.tr.b), 3000);
+	fair_gang_waits(&f, "team-b");
 	/* team-a's pod waits too (the gang's two pods are parked). */
-	fixture_park_one(d, c, qa, 20, 3);
+	fixture_park_one(f.d, f.c, f.qa, 20, 3);
 	await_pending("team-a", "inadmissible", 1);
 	assert_true(pending("team-b", "inadmissible") == 1);
 	/* One cpu given back: team-a's pod, the lower share after it. */
-	release(c, b_ids[0]);
-	assert_int_equal(fixture_await(c, r, 1, 5000), 1);
-	if (r[0].cookie != 20 || r[0].status != SHMSCHED_PLACED)
+	release(f.c, f.b_ids[0]);
+	assert_int_equal(fixture_await(f.c, &r, 1, 5000), 1);
+	if (r.cookie != 20 || r.status != SHMSCHED_PLACED)
 		fail_msg("first answered: cookie %" PRIu64 " status %u (%s), want "
-			 "team-a's pod 20 placed", r[0].cookie, r[0].status,
-			 r[0].message);
-	assert_int_equal(fixture_await(c, r, 1, 300), 0);
-	assert_int_equal(usage(&tr, tr.a), 2000);
-	assert_int_equal(usage(&tr, tr.b), 2000);
+			 "team-a's pod 20 placed", r.cookie, r.status, r.message);
+	assert_int_equal(fixture_await(f.c, &r, 1, 300), 0);
+	assert_int_equal(usage(&f.tr, f.tr.a), 2000);
+	assert_int_equal(usage(&f.tr, f.tr.b), 2000);
 	await_pending("team-a", "inadmissible", 0);
 	await_pending("team-b", "inadmissible", 1);
 	/* Another given back: the gang, woken, placed whole. */
-	release(c, b_ids[1]);
-	assert_int_equal(fixture_await(c, r, 2, 5000), 2);
-	for (int i = 0; i < 2; i++)
-		if (r[i].cookie < 10 || r[i].cookie > 11 || r[i].status != SHMSCHED_PLACED)
-			fail_msg("gang pod: cookie %" PRIu64 " status %u (%s)",
-				 r[i].cookie, r[i].status, r[i].message);
-	assert_int_equal(usage(&tr, tr.b), 2000);
+	release(f.c, f.b_ids[1]);
+	fair_gang_placed(&f);
+	assert_int_equal(usage(&f.tr, f.tr.b), 2000);
 	await_pending("team-b", "inadmissible", 0);
 	assert_true(pending("team-b", "active") == 0);
-	struct daemon_stats ds;
-	daemon_stop(d, 1000, &ds);
-	assert_int_equal(ds.gangs_placed, 1);
-	shmsched_disconnect(c);
-	quota_tree_free(tr.t);
+	fair_stop(&f, 1);
 }
 
 /* The other way round (the issue's case): team-b's 1-cpu pod waits
@@ -342,41 +377,19 @@ static void test_fair_order(void **state)
 static void test_fair_gang_first(void **state)
 {
 	(void)state;
-	const char *groups[] = {"ga"};
-	const int mins[] = {2};
-	write_cluster(1, 32, groups, mins, 1);
-	struct tree tr = make_tree(2000, QUOTA_NO_LIMIT, 2000, true);
-	struct daemon *d = start(tr.t, 1, NULL, false);
-	struct shmsched_client *c = fixture_connect(fx.sock);
-	uint32_t qa = tmpl(c, NULL, "qa", "1");
-	uint32_t qb = tmpl(c, NULL, "qb", "1");
-	uint32_t ga = tmpl(c, "ga", "qa", "500m");
-	struct shmsched_result r[4];
-	uint64_t b_ids[3];
-	fixture_place(c, qa, 1, SHMSCHED_PLACED);
-	for (uint64_t k = 0; k < 3; k++)
-		b_ids[k] = fixture_place(c, qb, 2 + k, SHMSCHED_PLACED);
-	fixture_park_one(d, c, qb, 20, 1);
-	submit(c, ga, 10, 0);
-	submit(c, ga, 11, 0);
-	await_gang_failures(d, 1);
-	await_pending("team-a", "inadmissible", 1);
+	struct fair_run f;
+	struct shmsched_result r;
+	fair_start(&f, "ga", "qa");
+	fixture_park_one(f.d, f.c, f.qb, 20, 1);
+	fair_gang_waits(&f, "team-a");
 	await_pending("team-b", "inadmissible", 1);
-	release(c, b_ids[0]);
-	assert_int_equal(fixture_await(c, r, 2, 5000), 2);
-	for (int i = 0; i < 2; i++)
-		if (r[i].cookie < 10 || r[i].cookie > 11 || r[i].status != SHMSCHED_PLACED)
-			fail_msg("answered: cookie %" PRIu64 " status %u (%s), want "
-				 "the gang's pods placed", r[i].cookie, r[i].status,
-				 r[i].message);
-	assert_int_equal(fixture_await(c, r, 1, 300), 0);
-	assert_int_equal(usage(&tr, tr.a), 2000);
+	release(f.c, f.b_ids[0]);
+	fair_gang_placed(&f);
+	assert_int_equal(fixture_await(f.c, &r, 1, 300), 0);
+	assert_int_equal(usage(&f.tr, f.tr.a), 2000);
 	await_pending("team-a", "inadmissible", 0);
 	await_pending("team-b", "inadmissible", 1);
-	struct daemon_stats ds;
-	daemon_stop(d, 1000, &ds);
-	shmsched_disconnect(c);
-	quota_tree_free(tr.t);
+	fair_stop(&f, 1);
 }
 
 /* No lost wake: four producers (spread on four workers by their ids),
