@@ -752,6 +752,8 @@ static int gang_under_quota(struct attempt_ctx *a, unsigned w,
 		qr->gen = gen;
 		qr->flavor = full;
 		qr->serial = qc_serial(q);
+		/* GF1: the whole gang's, its charge in its quota lists. */
+		memcpy(qr->charge, total, sizeof(total));
 		return ATTEMPT_GANG_QUOTA;
 	}
 	quota_unfit_message(t, cq, order, nf, total, "its pod group", qr->gang_why,

@@ -82,7 +82,7 @@ struct attempt_quota_refusal {
 	int n;            /* flavors tried, in the order tried: */
 	int flavors[QUOTA_MAX_FLAVORS];
 	int rcs[QUOTA_MAX_FLAVORS];             /* why each refused it */
-	int64_t charge[QUOTA_MAX_RESOURCES];    /* the pod's, per resource */
+	int64_t charge[QUOTA_MAX_RESOURCES];    /* the pod's (a gang's: the sum) */
 	/* A gang's refusal (attempt_gang, attempt_gang_refusal) in words,
 	 * written at once: a gang that waits keeps it for its deadline's
 	 * answer (daemon/wait.c QG1), and gangs are few. */

@@ -154,15 +154,45 @@
  *       sum of its pods' requests, all or nothing; daemon/attempt.c
  *       attempt_gang). A gang that quota refused (ATTEMPT_GANG_QUOTA:
  *       nothing charged) waits as one, its pods parked with no reason a
- *       cluster event resolves, its entry keeping its ClusterQueue, the
- *       tree's generation read before the charge and qc_serial. Each poll
- *       with such gangs reads, inside the gate, each one's generation:
- *       one moved (quota given back in its tree) or a swap (QW5) tries
- *       the gang again (gang_try), at most WAIT_BURST gangs a poll. The
- *       gangs are not in QW1-QW8's per-pod lists: no fair-sharing order
- *       among them, no kueue_pending_workloads count, no reclaim asked.
- *       Cost: a walk of the worker's gang table per poll while any gang
- *       waits for quota.
+ *       cluster event resolves, keeping the refusal for its deadline's
+ *       answer, as GF1-GF3 say.
+ *   GF1 A gang waiting for quota is one workload of its ClusterQueue
+ *       (Kueue: a pod group is one Workload, a head of its ClusterQueue
+ *       like any other). Its first pod stands for it in the lists of
+ *       QW1-PW3: it joins its ClusterQueue's parked list charged the
+ *       gang's sum (the refusal's, attempt_gang's total), with the
+ *       generation read before the charge (gang_quota_park, which looks
+ *       at a swap first as park() does). So a give-back wakes it by PW2's
+ *       check of that sum; QW6 nominates it with the share after
+ *       admitting the whole gang (member_charge: the sum of its pods'
+ *       requests, computed again at each nomination); QW9 parks it again
+ *       unattempted while the sum fits no flavor, and QW9's like pods
+ *       compare with the sum; QW7 counts it once in
+ *       kueue_pending_workloads (Kueue pkg/metrics/metrics.go
+ *       PendingWorkloads counts Workloads). Woken and nominated, its
+ *       attempt is the gang's (retry, gang_try), which takes every pod of
+ *       it out of the lists first (QW4); refused again, it joins again.
+ *       A swap (QW5) wakes it into activeQ like a pod, and its pop tries
+ *       the gang. The gang keeps its arrival (fair sharing's tie) across
+ *       its joins.
+ *   GF2 When the pod that stands for it leaves (answered, cancelled,
+ *       forgotten: gang_leave) and the gang keeps minMember pods, another
+ *       of them takes its place with the gang's arrival, a charge of 0 (a
+ *       lower bound of any charge, so PW1's bound stays a bound; the
+ *       queue is then not uniform) and generation 0, older than any: the
+ *       next poll looks at its ClusterQueue (PW2) and QW9 or the attempt
+ *       judge the smaller gang. Below minMember it leaves the lists (no
+ *       attempt can take it) until a pod comes (wait_gang); when another
+ *       of its pods left, at its next wake (retry parks it unlisted). Its
+ *       place in its ClusterQueue's parking order is then the last.
+ *   GF3 A gang asks no reclaim: the evictor's request carries one pod's
+ *       charge (evict_reclaim), and freeing room on nodes for several
+ *       members is not checked. quota_repark_ask skips it, and PW3 asks
+ *       through the first parked pod of the queue that is not a gang's.
+ *       A gang waits for give-backs (releases, and reclaim asked by the
+ *       single pods of its tree).
+ *       Cost: nothing per poll beyond QW1-PW3's; a nomination or a QW9
+ *       check of a gang costs a charge conversion per pod of it.
  */
 #include "daemon/wait_internal.h"
 
@@ -204,12 +234,11 @@ struct wgang {
 	uint64_t first_ns;  /* when its first pod came */
 	uint32_t n;
 	uint32_t ids[GANG_MIN_MAX]; /* its pods in the queue */
-	/* QG1: refused by quota at its last attempt: its ClusterQueue, the
-	 * tree's generation before the charge, the tree's qc_serial, and
-	 * the refusal (malloc'd, kept for its deadline's answer). */
+	/* QG1: refused by quota at its last attempt, and the refusal
+	 * (malloc'd, kept for its deadline's answer). While it waits, one
+	 * of its pods stands for it in the quota lists (GF1). */
 	bool quota_wait;
-	int quota_cq;
-	uint64_t quota_gen, quota_serial;
+	uint32_t arrival; /* its arrival for fair sharing's tie (QW6); 0: none */
 	char *quota_why;
 };
 
@@ -257,7 +286,6 @@ struct wait_worker {
 	uint64_t *key; /* [owners]: whose pods owner k's are; 0: none parked */
 	struct wgang *gangs;    /* [GANGS_PER_WORKER] */
 	uint32_t gangs_used;    /* entries below this may be taken */
-	uint32_t gangs_quota;   /* gangs with quota_wait (QG1) */
 	uint32_t *gang_of;      /* [queue capacity]: its gang's entry + 1, 0 none
 				 * (mapped lazily: rarely touched) */
 	size_t gang_of_bytes;
@@ -309,7 +337,18 @@ static uint64_t key_of(const struct producer *pr)
 	return producers_key(pr);
 }
 
-/* Takes pod `id` out of its gang, if it has one. */
+static void quota_leave(struct wait_worker *ww, uint32_t id);
+static void quota_join(struct wait_worker *ww, uint32_t id, uint32_t root,
+		       uint32_t cq, uint64_t gen, const int64_t *charge, int nr);
+
+/* Takes pod `id` out of its gang, if it has one. GF2: when it stood for
+ * its gang in the quota lists (GF1) and the gang keeps minMember pods,
+ * another of them takes its place, with its arrival (fair sharing's
+ * tie), a charge of 0 (a lower bound of any: PW1's bound stays one) and
+ * generation 0, older than any: the next poll looks at its ClusterQueue
+ * (PW2), and QW9 or the attempt judges the smaller gang. Below
+ * minMember it leaves the lists: no attempt can take it until a pod
+ * comes (wait_gang). */
 static void gang_leave(struct wait_worker *ww, uint32_t id)
 {
 	uint32_t gi = ww->gang_of[id];
@@ -322,9 +361,15 @@ static void gang_leave(struct wait_worker *ww, uint32_t id)
 			g->ids[i] = g->ids[--g->n];
 			break;
 		}
+	if (ww->quota_root[id] != 0 && g->n >= g->min && g->n > 0) {
+		uint32_t root = ww->quota_root[id] - 1;
+		uint32_t cq = (ww->quota_cq[id] & ~QCQ_AWAKE) - 1;
+		static const int64_t zero[QUOTA_MAX_RESOURCES];
+		quota_leave(ww, id);
+		ww->quota_arrival[g->ids[0]] = g->arrival;
+		quota_join(ww, g->ids[0], root, cq, 0, zero, QUOTA_MAX_RESOURCES);
+	}
 	if (g->n == 0) {
-		if (g->quota_wait)
-			ww->gangs_quota--;
 		free(g->quota_why);
 		memset(g, 0, sizeof(*g));
 	}
@@ -754,10 +799,15 @@ static unsigned quota_wake_cq(struct serve_wait *wt, unsigned w,
 	qc->pgen = gen;
 	qc->recheck = false;
 	if (!cq_may_fit(t, (int)cq, order, nf, qc->pmin, nr, 1)) {
-		if (*n_asks < WAIT_WAKE_ASKS)
+		/* GF3: through its first parked pod that is not a gang's
+		 * (gangs ask none); none such: no ask. */
+		uint32_t id = qc->phead;
+		while (id != QUEUE_NONE && ww->gang_of[id] != 0)
+			id = ww->quota_next[id];
+		if (id != QUEUE_NONE && *n_asks < WAIT_WAKE_ASKS)
 			asks[(*n_asks)++] = (struct wake_ask){
-				.id = qc->phead, .cq = (int)cq, .flavor = order[0]};
-		else
+				.id = id, .cq = (int)cq, .flavor = order[0]};
+		else if (id != QUEUE_NONE)
 			qc->recheck = true;
 		return 0;
 	}
@@ -869,6 +919,34 @@ static unsigned quota_wake(struct serve_wait *wt, unsigned w, uint64_t now)
 	return n;
 }
 
+/* GF1: the charge of queue pod `id` into charge[]: its request's, or,
+ * when it stands for its gang, the sum of its gang's pods' requests (as
+ * attempt_gang charges it). qc_request's answer. Inside worker w's gate. */
+static int member_charge(struct serve_wait *wt, unsigned w, uint32_t id,
+			 int64_t *charge, unsigned *missing)
+{
+	struct wait_worker *ww = &wt->w[w];
+	struct quota_charge *q = wt->a->quota;
+	uint32_t gi = ww->gang_of[id];
+	if (gi == 0)
+		return qc_request(q, w, queue_request(ww->q, id), charge, missing);
+	const struct wgang *g = &ww->gangs[gi - 1];
+	int nr = quota_n_resources(qc_tree(q));
+	int64_t one[QUOTA_MAX_RESOURCES];
+	for (int r = 0; r < nr; r++)
+		charge[r] = 0;
+	for (uint32_t i = 0; i < g->n; i++) {
+		int rc = qc_request(q, w, queue_request(ww->q, g->ids[i]), one, missing);
+		if (rc < 0)
+			return rc;
+		for (int r = 0; r < nr; r++)
+			charge[r] = one[r] > QUOTA_QUANTITY_MAX - charge[r]
+					    ? QUOTA_QUANTITY_MAX
+					    : charge[r] + one[r];
+	}
+	return 0;
+}
+
 /* QW8: ClusterQueue `cq`'s awake pod that admission fair sharing puts
  * first: the one whose LocalQueue has the lowest usage (afsl_usage), the
  * earliest parked of those. Inside worker w's gate. */
@@ -921,8 +999,7 @@ static uint32_t quota_fair_pick(struct serve_wait *wt, unsigned w,
 			unsigned missing;
 			const struct pod_spec *sp = queue_spec(ww->q, id);
 			int32_t prio = sp != NULL ? sp->priority : 0;
-			if (qc_request(wt->a->quota, w, queue_request(ww->q, id),
-				       charge, &missing) < 0 ||
+			if (member_charge(wt, w, id, charge, &missing) < 0 ||
 			    fair_share_key(t, (int)cq, charge, prio,
 					   ww->quota_arrival[id], &k) < 0) {
 				/* Its attempt answers it: at once. */
@@ -962,7 +1039,7 @@ static bool quota_still_full(struct serve_wait *wt, unsigned w,
 	struct wait_worker *ww = &wt->w[w];
 	struct quota_charge *q = wt->a->quota;
 	unsigned missing;
-	if (qc_request(q, w, queue_request(ww->q, id), qr->charge, &missing) < 0)
+	if (member_charge(wt, w, id, qr->charge, &missing) < 0)
 		return false;
 	/* Before the reads of usage (quota_would_charge): a release after
 	 * it moves the generation, and wakes the pod again. */
@@ -1004,12 +1081,15 @@ static unsigned quota_repark_like(struct serve_wait *wt, unsigned w,
 	     id != QUEUE_NONE; id = next) {
 		next = ww->quota_next[id];
 		const struct res_vec *rv = queue_request(ww->q, id);
-		/* The same request (pods of one template): the same charge. */
+		/* The same request (pods of one template): the same charge;
+		 * not so for a gang's (GF1: its gang's sum), or when qr's is a
+		 * gang's (req NULL). */
 		const int64_t *cp = qr->charge;
 		int64_t charge[QUOTA_MAX_RESOURCES];
-		if (memcmp(rv, req, sizeof(*req)) != 0) {
+		if (req == NULL || ww->gang_of[id] != 0 ||
+		    memcmp(rv, req, sizeof(*req)) != 0) {
 			unsigned missing;
-			if (qc_request(q, w, rv, charge, &missing) < 0)
+			if (member_charge(wt, w, id, charge, &missing) < 0)
 				continue;
 			bool more = true;
 			for (int r = 0; r < nr && more; r++)
@@ -1041,7 +1121,8 @@ static void quota_repark(struct serve_wait *wt, unsigned w, uint32_t id,
 		   quota_n_resources(qc_tree(wt->a->quota))); /* inside the gate */
 	stat_inc(&ww->st.quota_parked);
 	stat_inc(&ww->st.quota_skipped);
-	quota_repark_like(wt, w, qr, root, queue_request(ww->q, id));
+	quota_repark_like(wt, w, qr, root,
+			  ww->gang_of[id] != 0 ? NULL : queue_request(ww->q, id));
 }
 
 /* QW9: the reclaim of pod `id`, parked again by quota_repark for `qr`,
@@ -1052,7 +1133,8 @@ static void quota_repark_ask(struct serve_wait *wt, unsigned w, uint32_t id,
 	struct wait_worker *ww = &wt->w[w];
 	const struct pod_spec *tmpl = queue_spec(ww->q, id);
 	const struct res_vec *req = queue_request(ww->q, id);
-	if (tmpl == NULL)
+	/* GF3: a gang asks no reclaim (one pod's charge is not its). */
+	if (tmpl == NULL || ww->gang_of[id] != 0)
 		return;
 	const struct pod_spec *spec = tmpl;
 	struct pod_spec with;
@@ -1323,6 +1405,47 @@ static void gang_answer(struct serve_wait *wt, unsigned w, uint32_t id,
 	attempt_answer_one(wt->a, w, pr, (uint32_t)h, status, why);
 }
 
+/* GF1: gang `gi`, which quota refused (`qr`: its ClusterQueue, the
+ * generation read before the charge, the sum charged), its pods parked:
+ * its first pod joins the ClusterQueue's parked list for it, charged the
+ * gang's sum, as park() joins a pod (QW1, PW1), so a give-back wakes it
+ * (PW2) and fair sharing orders it among the pods (QW6), one workload in
+ * kueue_pending_workloads (QW7). A swap not looked at yet, or a refusal
+ * by the old tree, as in park(): that pod is woken, and its attempt
+ * (retry, gang_try) tries the gang. */
+static void gang_quota_park(struct serve_wait *wt, unsigned w, uint32_t gi,
+			    const struct attempt_quota_refusal *qr, uint64_t now)
+{
+	struct wait_worker *ww = &wt->w[w];
+	struct wgang *g = &ww->gangs[gi - 1];
+	if (g->n == 0)
+		return;
+	uint32_t id = g->ids[0];
+	qc_enter(wt->a->quota, w);
+	uint64_t serial = qc_serial(wt->a->quota);
+	if (serial != ww->quota_serial) {
+		stat_add(&ww->st.quota_woken, quota_swap_wake(ww, now));
+		ww->quota_serial = serial;
+	}
+	bool stale = qr->serial != serial;
+	int root = -1, nr = 0;
+	if (!stale) {
+		root = quota_node_root(qc_tree(wt->a->quota), qr->cq);
+		nr = quota_n_resources(qc_tree(wt->a->quota));
+	}
+	qc_leave(wt->a->quota, w);
+	if (root >= 0 && root < (int)WAIT_QUOTA_TREES) {
+		ww->qc = wt->a->quota;
+		ww->quota_arrival[id] = g->arrival;
+		quota_join(ww, id, (uint32_t)root, (uint32_t)qr->cq, qr->gen,
+			   qr->charge, nr);
+		g->arrival = ww->quota_arrival[id];
+		stat_inc(&ww->st.quota_parked);
+	} else if (stale) {
+		stat_add(&ww->st.quota_woken, queue_wake(ww->q, id, now));
+	}
+}
+
 /* A gang's attempt: with at least minMember pods waiting, all of them
  * are placed together or none is; then every one is answered PLACED, or
  * every one waits again with the reasons of the pod that found no node
@@ -1341,10 +1464,11 @@ static void gang_try(struct serve_wait *wt, unsigned w, uint32_t gi, uint64_t no
 	char why[SHMSCHED_MESSAGE_MAX];
 	if (g->n < g->min)
 		return;
-	if (g->quota_wait) {
-		g->quota_wait = false; /* QG1: tried; parks for quota again if refused */
-		ww->gangs_quota--;
-	}
+	g->quota_wait = false; /* QG1: tried; parks for quota again if refused */
+	/* GF1: its pod that stood for it leaves the quota lists (QW4), as
+	 * an attempted pod does (retry). */
+	for (uint32_t i = 0; i < g->n; i++)
+		quota_leave(ww, g->ids[i]);
 	/* Every pod of it into its attempt, decoded (a slot rewritten into
 	 * something refused is answered so, and leaves the gang). */
 	uint32_t n = 0;
@@ -1413,10 +1537,6 @@ static void gang_try(struct serve_wait *wt, unsigned w, uint32_t gi, uint64_t no
 		if (g->quota_why != NULL)
 			snprintf(g->quota_why, SHMSCHED_MESSAGE_MAX, "%s", qr->gang_why);
 		g->quota_wait = true;
-		g->quota_cq = qr->cq;
-		g->quota_gen = qr->gen;
-		g->quota_serial = qr->serial;
-		ww->gangs_quota++;
 		qp.events_from = UINT64_MAX; /* no cluster event helps it (QG1) */
 	}
 	/* Its rollbacks' releases (attempt_gang: one per flavor tried under
@@ -1438,6 +1558,8 @@ static void gang_try(struct serve_wait *wt, unsigned w, uint32_t gi, uint64_t no
 		qp.deadline_ns = pods[i].deadline_ns;
 		queue_park(ww->q, ids[i], &qp, now);
 	}
+	if (qr != NULL)
+		gang_quota_park(wt, w, gi, qr, now);
 	stat_inc(&ww->st.gang_failures);
 	if (rc == 1 && n >= g->min && failed > 0)
 		stat_inc(&ww->st.gang_rollbacks);
@@ -1501,31 +1623,6 @@ static unsigned gang_timeouts(struct serve_wait *wt, unsigned w, uint64_t now)
 		}
 	}
 	return n;
-}
-
-/* QG1: the gangs refused by quota whose tree's generation moved since
- * (quota given back in it) or whose tree was swapped, tried again: at
- * most WAIT_BURST of them. Returns how many. */
-static unsigned gang_quota_wake(struct serve_wait *wt, unsigned w, uint64_t now)
-{
-	struct wait_worker *ww = &wt->w[w];
-	uint32_t due[WAIT_BURST];
-	unsigned k = 0;
-	/* QW5: read inside the gate; gang_try's attempt takes it again. */
-	qc_enter(wt->a->quota, w);
-	const struct quota_tree *t = qc_tree(wt->a->quota);
-	uint64_t serial = qc_serial(wt->a->quota);
-	for (uint32_t i = 0; i < ww->gangs_used && k < WAIT_BURST; i++) {
-		const struct wgang *g = &ww->gangs[i];
-		if (g->gang != 0 && g->quota_wait && g->n >= g->min &&
-		    (g->quota_serial != serial ||
-		     quota_generation(t, g->quota_cq) != g->quota_gen))
-			due[k++] = i + 1;
-	}
-	qc_leave(wt->a->quota, w);
-	for (unsigned i = 0; i < k; i++)
-		gang_try(wt, w, due[i], now);
-	return k;
 }
 
 enum wait_park wait_park(struct serve_wait *wt, unsigned w, struct producer *pr,
@@ -1720,8 +1817,6 @@ unsigned wait_poll(struct serve_wait *wt, unsigned w)
 	preempt_next(wt, w, now);
 	if (ww->gangs_used > 0)
 		done += gang_timeouts(wt, w, now);
-	if (ww->gangs_quota > 0)
-		done += gang_quota_wake(wt, w, now);
 	const struct snapshot *snap = cluster_snapshot(engine_cluster(
 		wt->a->engines[w]));
 	done += queue_absorb(q, snap, now);

@@ -23,13 +23,23 @@
  *   is given back and its rollbacks' releases do not wake the gang;
  * - a gang naming a LocalQueue that does not exist, or whose pods name
  *   different queues, is answered UNSCHEDULABLE, nothing charged;
- * - a restart charges each placed gang pod again (its own share).
+ * - a restart charges each placed gang pod again (its own share);
+ * - fair sharing (GF1, daemon/wait.c): a gang waiting for quota is one
+ *   workload of its ClusterQueue, ordered among the pods waiting in its
+ *   cohort tree by the dominant resource share after admitting its whole
+ *   request (kueue pkg/scheduler/fair_sharing_iterator.go; a pod group is
+ *   one Workload, pkg/controller/jobs/pod/pod_controller.go), counted once
+ *   in kueue_pending_workloads (kueue pkg/metrics/metrics.go
+ *   PendingWorkloads: one per Workload, status "inadmissible" while it
+ *   waits for quota), and placed by a later give-back (no lost wake:
+ *   four gangs on four workers, each placed as releases give back room).
  * Racing (stress; argument "race"): four workers, eight producers each
  * placing a gang of 2 and a single pod at once of one ClusterQueue in a cohort and releasing them;
  * a checker samples the queue's usage while they run: it must never read
  * above nominal + borrowingLimit (0 violations), and after quiescence it
  * equals the sum of the live placements' requests; the race is shown by
- * conflicts (the quota's or the ledger's) > 0.
+ * conflicts (the quota's or the ledger's) > 0; every pod answered, no
+ * workload counts in kueue_pending_workloads.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -47,8 +57,10 @@
 #include <cmocka.h>
 
 #include "base/base.h"
+#include "client/control_client.h"
 #include "daemon/daemon.h"
 #include "fixture.h"
+#include "ingest/ingest.h"
 #include "quota/quota.h"
 #include "shm/shm.h"
 #include "shmsched/client.h"
@@ -200,6 +212,235 @@ static void release(struct shmsched_client *c, uint64_t id)
 	assert_int_equal(shmsched_release(c, id, err, sizeof(err)), 0);
 }
 
+/* The OP_QUEUE_METRICS text's sample of `series` (tests/daemon/
+ * test_queue_apply.c's), or -1 when it has none. */
+static double metric_of(const char *series)
+{
+	static char req[CONTROL_MAX_PAYLOAD], resp[CONTROL_MAX_PAYLOAD];
+	char err[600];
+	int fd = control_client_connect(fx.admin, 5000, err, sizeof(err));
+	if (fd < 0)
+		fail_msg("admin socket %s: %s", fx.admin, err);
+	struct op_request op = {.kind = OP_QUEUE, .arg = OP_QUEUE_METRICS};
+	memcpy(req, &op, sizeof(op));
+	uint32_t got = 0;
+	int rc = control_client_call(fd, req, (uint32_t)sizeof(op), resp,
+				     sizeof(resp) - 1, &got, NULL, 20000, err,
+				     sizeof(err));
+	close(fd);
+	if (rc < 0)
+		fail_msg("OP_QUEUE_METRICS: %s", err);
+	struct op_queue_shown h;
+	assert_true(got >= sizeof(h));
+	memcpy(&h, resp, sizeof(h));
+	resp[got] = '\0';
+	const char *text = resp + sizeof(h);
+	for (const char *p = text; p != NULL && *p; p = strchr(p, '\n')) {
+		if (*p == '\n')
+			p++;
+		if (strncmp(p, series, strlen(series)) == 0 && p[strlen(series)] == ' ')
+			return strtod(p + strlen(series) + 1, NULL);
+	}
+	return -1;
+}
+
+/* kueue_pending_workloads of ClusterQueue `cq` with status `status`. */
+static double pending(const char *cq, const char *status)
+{
+	char series[256];
+	snprintf(series, sizeof(series), "kueue_pending_workloads{cluster_queue="
+		 "\"%s\",status=\"%s\"}", cq, status);
+	return metric_of(series);
+}
+
+/* Waits (at most 10 s) until pending(cq, status) reads `want`. */
+static void await_pending(const char *cq, const char *status, double want)
+{
+	double got = pending(cq, status);
+	for (int i = 0; i < 1000 && got != want; i++) {
+		usleep(10000);
+		got = pending(cq, status);
+	}
+	if (got != want)
+		fail_msg("kueue_pending_workloads{%s,%s} %g, want %g", cq, status,
+			 got, want);
+}
+
+/* Cohort "ml" of team-a and team-b, 2 cpu nominal each and no quota of
+ * its own (4 cpu in all), equal weights; a PodGroup `group` of minMember
+ * 2. team-a uses 1 cpu, team-b 3 (borrowing 1): full. Templates: a 1-cpu
+ * pod of each queue, and a 500m pod of `group` under LocalQueue
+ * `gang_queue`. */
+struct fair_run {
+	struct tree tr;
+	struct daemon *d;
+	struct shmsched_client *c;
+	uint32_t qa, qb, gang;
+	uint64_t b_ids[3]; /* team-b's placements */
+};
+
+static void fair_start(struct fair_run *f, const char *group,
+		       const char *gang_queue)
+{
+	const char *groups[] = {group};
+	const int mins[] = {2};
+	write_cluster(1, 32, groups, mins, 1);
+	f->tr = make_tree(2000, QUOTA_NO_LIMIT, 2000, true);
+	f->d = start(f->tr.t, 1, NULL, false);
+	f->c = fixture_connect(fx.sock);
+	f->qa = tmpl(f->c, NULL, "qa", "1");
+	f->qb = tmpl(f->c, NULL, "qb", "1");
+	f->gang = tmpl(f->c, group, gang_queue, "500m");
+	fixture_place(f->c, f->qa, 1, SHMSCHED_PLACED);
+	for (uint64_t k = 0; k < 3; k++)
+		f->b_ids[k] = fixture_place(f->c, f->qb, 2 + k, SHMSCHED_PLACED);
+}
+
+/* The gang's two pods (cookies 10 and 11) submitted; refused by quota,
+ * it waits as one workload of ClusterQueue `cq`. */
+static void fair_gang_waits(struct fair_run *f, const char *cq)
+{
+	submit(f->c, f->gang, 10, 0);
+	submit(f->c, f->gang, 11, 0);
+	await_gang_failures(f->d, 1);
+	await_pending(cq, "inadmissible", 1);
+}
+
+/* The next two answers are the gang's pods, placed. */
+static void fair_gang_placed(struct fair_run *f)
+{
+	struct shmsched_result r[2];
+	assert_int_equal(fixture_await(f->c, r, 2, 5000), 2);
+	for (int i = 0; i < 2; i++)
+		if (r[i].cookie < 10 || r[i].cookie > 11 || r[i].status != SHMSCHED_PLACED)
+			fail_msg("answered: cookie %" PRIu64 " status %u (%s), want "
+				 "the gang's pods placed", r[i].cookie, r[i].status,
+				 r[i].message);
+}
+
+static void fair_stop(struct fair_run *f, uint64_t gangs_placed)
+{
+	struct daemon_stats ds;
+	daemon_stop(f->d, 1000, &ds);
+	assert_int_equal(ds.gangs_placed, gangs_placed);
+	shmsched_disconnect(f->c);
+	quota_tree_free(f->tr.t);
+}
+
+/* fair_start's cohort, full. A gang of team-b (2 x 500m) waits for quota
+ * first; then a 1-cpu pod of team-a. pending_workloads: team-b's gang is
+ * one. One cpu of team-b's given back (room for either): admitting
+ * team-a's pod leaves team-a at its nominal (share 0), admitting the gang
+ * leaves team-b borrowing 1 cpu: team-a's pod is placed, although the
+ * gang waited first; the gang waits on (still one pending workload). A
+ * second give-back places the gang whole; nothing pending. Old code: the
+ * gang, outside the fair-sharing order and tried before the pods at each
+ * give-back (QG1's walk), took the cpu (cookies 10, 11 answered first),
+ * and pending_workloads did not count it (0). */
+static void test_fair_order(void **state)
+{
+	(void)state;
+	struct fair_run f;
+	struct shmsched_result r;
+	fair_start(&f, "gb", "qb");
+	assert_int_equal(usage(&f.tr, f.tr.b), 3000);
+	fair_gang_waits(&f, "team-b");
+	/* team-a's pod waits too (the gang's two pods are parked). */
+	fixture_park_one(f.d, f.c, f.qa, 20, 3);
+	await_pending("team-a", "inadmissible", 1);
+	assert_true(pending("team-b", "inadmissible") == 1);
+	/* One cpu given back: team-a's pod, the lower share after it. */
+	release(f.c, f.b_ids[0]);
+	assert_int_equal(fixture_await(f.c, &r, 1, 5000), 1);
+	if (r.cookie != 20 || r.status != SHMSCHED_PLACED)
+		fail_msg("first answered: cookie %" PRIu64 " status %u (%s), want "
+			 "team-a's pod 20 placed", r.cookie, r.status, r.message);
+	assert_int_equal(fixture_await(f.c, &r, 1, 300), 0);
+	assert_int_equal(usage(&f.tr, f.tr.a), 2000);
+	assert_int_equal(usage(&f.tr, f.tr.b), 2000);
+	await_pending("team-a", "inadmissible", 0);
+	await_pending("team-b", "inadmissible", 1);
+	/* Another given back: the gang, woken, placed whole. */
+	release(f.c, f.b_ids[1]);
+	fair_gang_placed(&f);
+	assert_int_equal(usage(&f.tr, f.tr.b), 2000);
+	await_pending("team-b", "inadmissible", 0);
+	assert_true(pending("team-b", "active") == 0);
+	fair_stop(&f, 1);
+}
+
+/* The other way round (the issue's case): team-b's 1-cpu pod waits
+ * first, then a gang of team-a (2 x 500m); one cpu of team-b's given
+ * back: the gang leaves team-a at its nominal (share 0), team-b's pod
+ * would borrow 1 cpu again: the gang is placed whole, team-b's pod waits
+ * on. (The old code placed the gang too: QG1's walk tried gangs first.) */
+static void test_fair_gang_first(void **state)
+{
+	(void)state;
+	struct fair_run f;
+	struct shmsched_result r;
+	fair_start(&f, "ga", "qa");
+	fixture_park_one(f.d, f.c, f.qb, 20, 1);
+	fair_gang_waits(&f, "team-a");
+	await_pending("team-b", "inadmissible", 1);
+	release(f.c, f.b_ids[0]);
+	fair_gang_placed(&f);
+	assert_int_equal(fixture_await(f.c, &r, 1, 300), 0);
+	assert_int_equal(usage(&f.tr, f.tr.a), 2000);
+	await_pending("team-a", "inadmissible", 0);
+	await_pending("team-b", "inadmissible", 1);
+	fair_stop(&f, 1);
+}
+
+/* No lost wake: four producers (spread on four workers by their ids),
+ * each with a gang of 2 x 500m of team-a (4 cpu, no cohort) waiting for
+ * quota behind four 1-cpu pods; the four pods released back to back,
+ * each giving back room for one gang: every
+ * gang is placed whole (a wake lost with room given back leaves a gang
+ * parked: no answer within 10 s), team-a at 4000m, nothing pending.
+ * (A guard: the old code's walk of the gang table placed them too.) */
+static void test_wake_each(void **state)
+{
+	(void)state;
+	const char *groups[] = {"w0", "w1", "w2", "w3"};
+	const int mins[] = {2, 2, 2, 2};
+	write_cluster(1, 32, groups, mins, 4);
+	struct tree tr = make_tree(4000, QUOTA_NO_LIMIT, 1000, false);
+	struct daemon *d = start(tr.t, 4, NULL, false);
+	struct shmsched_client *c[4];
+	uint64_t ids[4];
+	struct shmsched_result r[2];
+	for (int i = 0; i < 4; i++)
+		c[i] = fixture_connect(fx.sock);
+	uint32_t one = tmpl(c[0], NULL, "qa", "1");
+	for (uint64_t k = 0; k < 4; k++)
+		ids[k] = fixture_place(c[0], one, k, SHMSCHED_PLACED);
+	for (int i = 0; i < 4; i++) {
+		uint32_t g = tmpl(c[i], groups[i], "qa", "500m");
+		submit(c[i], g, 10, 0);
+		submit(c[i], g, 11, 0);
+	}
+	await_gang_failures(d, 4);
+	await_pending("team-a", "inadmissible", 4);
+	for (int k = 0; k < 4; k++)
+		release(c[0], ids[k]);
+	for (int i = 0; i < 4; i++) {
+		if (fixture_await(c[i], r, 2, 10000) != 2)
+			fail_msg("gang %s: not placed after the give-backs", groups[i]);
+		for (int k = 0; k < 2; k++)
+			assert_int_equal(r[k].status, SHMSCHED_PLACED);
+	}
+	assert_int_equal(usage(&tr, tr.a), 4000);
+	await_pending("team-a", "inadmissible", 0);
+	await_pending("team-a", "active", 0);
+	struct daemon_stats ds;
+	daemon_stop(d, 1000, &ds);
+	assert_int_equal(ds.gangs_placed, 4);
+	for (int i = 0; i < 4; i++)
+		shmsched_disconnect(c[i]);
+	quota_tree_free(tr.t);
+}
+
 /* The brief's case: 4 x 1 cpu placed whole in a queue of 4 cpu, 5 x 1 cpu
  * not at all (nothing charged), releases give back all of it; a gang
  * waiting for quota placed by a release; a deadline names the queue. */
@@ -241,21 +482,23 @@ static void test_all_or_nothing(void **state)
 	assert_int_equal(usage(&tr, tr.a), 4000);
 	assert_int_equal(daemon_pods_on_nodes(d), 4);
 
-	/* A release gives back its pod's 1000m; it wakes the gang of 5, which
-	 * is refused again and charges nothing. */
+	/* A release gives back its pod's 1000m; the gang of 5 (its whole
+	 * 5000m checked, PW2 with GF1's charge) is not even attempted: it
+	 * charges nothing. (Before GF1 it was attempted and refused again.) */
 	release(c, ids[0]);
 	assert_int_equal(usage(&tr, tr.a), 3000);
-	await_gang_failures(d, 2);
+	usleep(200 * 1000);
+	await_gang_failures(d, 1);
 	assert_int_equal(usage(&tr, tr.a), 3000);
 
 	/* A gang of 2 finds 1000m: it waits for quota, charging nothing ... */
 	submit(c, two, 10, 0);
 	submit(c, two, 11, 0);
-	await_gang_failures(d, 3);
+	await_gang_failures(d, 2);
 	assert_int_equal(fixture_await(c, r, 1, 200), 0);
 	assert_int_equal(usage(&tr, tr.a), 3000);
 	/* ... until a release gives back enough: then placed whole. The gang
-	 * of 5 is woken too, and refused again. */
+	 * of 5 stays parked (5000m never fits 1000m free). */
 	release(c, ids[1]);
 	assert_int_equal(fixture_await(c, r, 2, 5000), 2);
 	for (int i = 0; i < 2; i++)
@@ -668,6 +911,12 @@ static void test_race(void **state)
 	assert_int_equal(usage(&tr, tr.a), 0);
 	assert_int_equal(usage(&tr, tr.b), 0);
 	assert_int_equal(daemon_overcommits(d), 0);
+	/* Every pod answered: no workload counts pending (GF1's joins and
+	 * GF2's hand-overs each given back as taken). */
+	await_pending("team-a", "inadmissible", 0);
+	await_pending("team-a", "active", 0);
+	await_pending("team-b", "inadmissible", 0);
+	await_pending("team-b", "active", 0);
 	daemon_stop(d, 1000, &ds);
 	quota_tree_free(tr.t);
 }
@@ -683,6 +932,9 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_flavors_rollback),
 		cmocka_unit_test(test_refused),
 		cmocka_unit_test(test_restart_recount),
+		cmocka_unit_test(test_fair_order),
+		cmocka_unit_test(test_fair_gang_first),
+		cmocka_unit_test(test_wake_each),
 	};
 	return FIXTURE_RUN(argc, argv, tests, race_tests, setup, teardown);
 }
