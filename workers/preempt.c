@@ -265,6 +265,42 @@ static int probe_node(const struct preempt_input *in, const struct wanted *w,
 	return PROBE_PASSED; /* a tie at best: the first visited keeps it */
 }
 
+/* probe_node's decision for node j from the rows, where they hold its
+ * summary (every pod on it below the preemptor, the static filters
+ * passed: the caller checked): the same sums, read from dense arrays. */
+static int rows_node(const struct preempt_input *in, const struct wanted *w,
+		     const struct preempt_rows *rw, uint32_t j, uint32_t n,
+		     const int64_t *best)
+{
+	const struct res_vec *req = in->request;
+	int64_t room_pods = rw->alloc[RES_PODS][j] - rw->used[RES_PODS][j];
+	if (room_pods + (int64_t)n < 1)
+		return PROBE_NONE;
+	bool fits_now = room_pods >= 1;
+	for (unsigned i = 0; i < w->n; i++) {
+		unsigned r = w->r[i];
+		int64_t room = rw->alloc[r][j] - rw->used[r][j];
+		if (req->v[r] > room + rw->freed[r][j])
+			return PROBE_NONE;
+		fits_now = fits_now && req->v[r] <= room;
+	}
+	if (fits_now)
+		return PROBE_NONE;
+	if (best == NULL || n > PREEMPT_MAX_VICTIMS)
+		return PROBE_EXACT;
+	/* probe_node's bounds: no violation (best[0] is 0: no budgets). */
+	int64_t low = rw->low[j];
+	if (-low != best[1])
+		return -low > best[1] ? PROBE_EXACT : PROBE_PASSED;
+	if (-(low + INT64_C(2147483648)) != best[2])
+		return -(low + INT64_C(2147483648)) > best[2] ? PROBE_EXACT : PROBE_PASSED;
+	if (-1 != best[3])
+		return -1 > best[3] ? PROBE_EXACT : PROBE_PASSED;
+	uint64_t late = rw->late[j];
+	int64_t top = late > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)late;
+	return top > best[4] ? PROBE_EXACT : PROBE_PASSED;
+}
+
 uint32_t preempt_candidates_wanted(uint32_t nodes)
 {
 	/* calculateNumCandidates: minCandidateNodesPercentage 10,
@@ -287,6 +323,8 @@ int preempt_select(const struct preempt_input *in, struct preempt_scratch *s,
 	struct wanted w;
 	wanted_of(in->request, &w);
 	bool probing = in->probe != NULL && in->n_pdbs == 0;
+	const struct preempt_rows *rw = probing ? in->rows : NULL;
+	uint32_t fresh_lo = 0, fresh_end = 0; /* rows refreshed: [lo, end) */
 	/* The node visited: start, start + 1, ... cyclically (no division
 	 * a node: the shortcut leaves little else per node). */
 	uint32_t j = in->n_nodes ? in->start % in->n_nodes : 0;
@@ -295,8 +333,26 @@ int preempt_select(const struct preempt_input *in, struct preempt_scratch *s,
 		if (in->want != 0 && clean > 0 && out->candidates >= in->want)
 			break;
 		if (probing) {
-			int p = probe_node(in, &w, &in->nodes[j], out->node >= 0
-					   ? best_score : NULL);
+			int p = -1;
+			if (rw != NULL) {
+				if (j < fresh_lo || j >= fresh_end) {
+					uint32_t n = in->n_nodes - j;
+					n = n < PREEMPT_ROWS_CHUNK ? n : PREEMPT_ROWS_CHUNK;
+					if (rw->refresh != NULL)
+						rw->refresh(rw->refresh_arg, j, n);
+					fresh_lo = j;
+					fresh_end = j + n;
+				}
+				uint32_t n = rw->n[j];
+				if (n == 0 || rw->low[j] >= in->priority)
+					continue; /* no possible victim */
+				if (rw->bare[j] && rw->high[j] < in->priority)
+					p = rows_node(in, &w, rw, j, n, out->node >= 0
+						      ? best_score : NULL);
+			}
+			if (p < 0)
+				p = probe_node(in, &w, &in->nodes[j], out->node >= 0
+					       ? best_score : NULL);
 			if (p == PROBE_NONE)
 				continue;
 			if (p == PROBE_PASSED) {
