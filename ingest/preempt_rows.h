@@ -1,0 +1,81 @@
+/* Preemption's rows: per node slot, what the pods on it sum up to (how
+ * many, their lowest and highest priority, their latest start, their
+ * requests per resource), its used counters and whether any static
+ * filter can refuse it, kept in dense arrays (structure of arrays) by the
+ * evictor between requests, so that DefaultPreemption's dry run
+ * (workers/preempt.c, preempt_select with preempt_input.rows) decides
+ * most nodes in a loop over the arrays: no call, no record, no ledger
+ * record read.
+ *
+ * What keeps each part exact (labels PK1-PK4 in preempt_rows.c):
+ *   PK1  A slot's summary is keyed by its chain's head and unlink count
+ *        (shm/placements.h, PN3) and the node's generation, the key
+ *        chain_sum_of kept before; a refresh compares the keys of a
+ *        chunk of slots (three dense arrays) and sums again only the
+ *        chains whose key moved.
+ *   PK2  The used counters are copied from the ledger's change log
+ *        (shm/ledger.h, L1-L4) once a request: the slots logged since,
+ *        re-read; all of them when the log has gone past the reader, the
+ *        slots grew or the snapshot is another (a node added or removed
+ *        resets its counters without a log entry).
+ *   PK3  bare[slot]: the slot holds a node without taints or the
+ *        unschedulable mark (preempt_plain_pass passes it for a plain
+ *        preemptor), made again for each new snapshot.
+ * The one holding the producers' lock only (the evictor): frees are held
+ * off (PN2), so a chain it reads stays; publishes may land meanwhile and
+ * are seen by the next key, as the counters are by the next log entry:
+ * a view, which ledger_swap's own check makes safe (-EAGAIN).
+ *
+ * Cost: a request reads the log entries since the last one (a few
+ * slots each); a refresh, 12 bytes of keys a slot, and a chain's records
+ * only where they changed. Memory: ~300 bytes a slot.
+ */
+#ifndef SHMSCHED_INGEST_PREEMPT_ROWS_H
+#define SHMSCHED_INGEST_PREEMPT_ROWS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "shm/shm.h"
+#include "workers/workers.h"
+
+struct prows {
+	const struct placements *of; /* the table summed (NULL: none yet) */
+	uint32_t cap;                /* slots allocated */
+	uint32_t n_slots;            /* the snapshot's, when last prepared */
+	uint64_t snap_gen;           /* its generation (0: none) */
+	uint64_t log_pos;            /* PK2: the next log entry to read */
+	/* PK1: the keys (valid 0: never summed) and the sums. */
+	uint32_t *head, *unlinks, *gen;
+	uint8_t *valid;
+	uint32_t *n;
+	int32_t *low, *high;
+	uint64_t *late;
+	int64_t *freed[RES_MAX];
+	int64_t *used[RES_MAX];      /* PK2 */
+	uint8_t *bare;               /* PK3 */
+	uint64_t sums, copies;       /* chains summed, counters copied: figures */
+};
+
+void prows_init(struct prows *r);
+void prows_free(struct prows *r);
+
+/* Before a request: room for the snapshot's slots (every summary made
+ * afresh when the table is another), PK3's marks for this snapshot, PK2's
+ * counters up to date. Returns 0 or -ENOMEM (the rows unusable: r->of
+ * NULL then). */
+int prows_prepare(struct prows *r, const struct placements *t, struct ledger *l,
+		  const struct snapshot *snap);
+
+/* PK1: slots [first, first + n) (below the prepared n_slots) made
+ * current. With `check`, a summary kept is also compared with its chain
+ * summed afresh, and the counters copied with the ledger's: each
+ * difference adds one to *mismatches. */
+void prows_refresh(struct prows *r, const struct placements *t, struct ledger *l,
+		   uint32_t first, uint32_t n, bool check, uint64_t *mismatches);
+
+/* The view preempt_select reads (allocatable from the snapshot). */
+void prows_view(const struct prows *r, const struct snapshot *snap,
+		struct preempt_rows *out);
+
+#endif
