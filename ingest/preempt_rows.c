@@ -46,9 +46,9 @@ static int arrays_make(struct prows *r, uint32_t cap)
 	r->sums = sums;
 	r->copies = copies;
 	size_t n = cap ? cap : 1;
-	r->head = malloc(n * sizeof(uint32_t));
-	r->unlinks = malloc(n * sizeof(uint32_t));
-	r->gen = malloc(n * sizeof(uint32_t));
+	r->head = calloc(n, sizeof(uint32_t));
+	r->unlinks = calloc(n, sizeof(uint32_t));
+	r->gen = calloc(n, sizeof(uint32_t));
 	r->valid = calloc(n, 1);
 	r->n = malloc(n * sizeof(uint32_t));
 	r->low = malloc(n * sizeof(int32_t));
@@ -191,50 +191,65 @@ static bool sum_differs(const struct prows *r, uint32_t s, const struct sum *f)
 	return false;
 }
 
+/* PK1 for slot `s` whose key (h, u, g) moved: its chain summed again. */
+static void resum(struct prows *r, const struct placements *t, uint32_t s, uint32_t h,
+		  uint32_t u, uint32_t g)
+{
+	struct sum f;
+	chain_sum(t, s, h, g, &f);
+	r->head[s] = h;
+	r->unlinks[s] = u;
+	r->gen[s] = g;
+	r->valid[s] = 1;
+	r->n[s] = f.n;
+	r->low[s] = f.low;
+	r->high[s] = f.high;
+	r->late[s] = f.late;
+	for (unsigned k = 0; k < RES_MAX; k++)
+		r->freed[k][s] = f.req[k];
+	r->sums++;
+}
+
+/* The tests' check of slot `s` whose key holds: its summary against its
+ * chain summed afresh, its counters against the ledger's. */
+static uint64_t check_slot(const struct prows *r, const struct placements *t,
+			   struct ledger *l, uint32_t s)
+{
+	struct sum f;
+	chain_sum(t, s, r->head[s], r->gen[s], &f);
+	uint64_t bad = sum_differs(r, s, &f);
+	const struct node_alloc *a = &ledger_nodes(l)[s];
+	for (unsigned k = 0; k < RES_MAX; k++)
+		/* V1: relaxed, a view. */
+		bad += __atomic_load_n(&a->used[k], __ATOMIC_RELAXED) != r->used[k][s];
+	return bad;
+}
+
 void prows_refresh(struct prows *r, const struct placements *t, struct ledger *l,
 		   uint32_t first, uint32_t n, bool check, uint64_t *mismatches)
 {
 	const uint32_t *heads = placements_node_heads(t);
 	const uint32_t *unlinks = placements_node_unlink_counts(t);
 	const uint32_t *gens = ledger_node_generations(l);
+	const uint32_t *kh = r->head, *ku = r->unlinks, *kg = r->gen;
+	const uint8_t *kv = r->valid;
 	uint32_t cap = placements_capacity(t);
 	uint32_t end = first + n;
 	for (uint32_t s = first; s < end; s++) {
-		uint32_t u = 0, h = PLACEMENTS_NIL, g;
+		uint32_t u = 0, h = PLACEMENTS_NIL;
 		/* PN3 (relaxed), then PN2 (acquire, partner of PN1's release):
 		 * the count, then the head, then the walk; NR1: relaxed. */
 		if (s < cap) {
 			u = __atomic_load_n(&unlinks[s], __ATOMIC_RELAXED);
 			h = __atomic_load_n(&heads[s], __ATOMIC_ACQUIRE);
 		}
-		g = __atomic_load_n(&gens[s], __ATOMIC_RELAXED);
-		bool same = r->valid[s] && r->head[s] == h && r->unlinks[s] == u &&
-			    r->gen[s] == g;
-		if (same && !check)
-			continue;
-		struct sum f;
-		chain_sum(t, s, h, g, &f);
-		if (same) {
-			if (sum_differs(r, s, &f))
-				(*mismatches)++;
-			const struct node_alloc *a = &ledger_nodes(l)[s];
-			for (unsigned k = 0; k < RES_MAX; k++)
-				/* V1: relaxed, a view. */
-				if (__atomic_load_n(&a->used[k], __ATOMIC_RELAXED) != r->used[k][s])
-					(*mismatches)++;
+		uint32_t g = __atomic_load_n(&gens[s], __ATOMIC_RELAXED);
+		if (kh[s] == h && ku[s] == u && kg[s] == g && kv[s]) {
+			if (check)
+				*mismatches += check_slot(r, t, l, s);
 			continue;
 		}
-		r->head[s] = h;
-		r->unlinks[s] = u;
-		r->gen[s] = g;
-		r->valid[s] = 1;
-		r->n[s] = f.n;
-		r->low[s] = f.low;
-		r->high[s] = f.high;
-		r->late[s] = f.late;
-		for (unsigned k = 0; k < RES_MAX; k++)
-			r->freed[k][s] = f.req[k];
-		r->sums++;
+		resum(r, t, s, h, u, g);
 	}
 }
 

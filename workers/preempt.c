@@ -265,40 +265,91 @@ static int probe_node(const struct preempt_input *in, const struct wanted *w,
 	return PROBE_PASSED; /* a tie at best: the first visited keeps it */
 }
 
-/* probe_node's decision for node j from the rows, where they hold its
- * summary (every pod on it below the preemptor, the static filters
- * passed: the caller checked): the same sums, read from dense arrays. */
-static int rows_node(const struct preempt_input *in, const struct wanted *w,
-		     const struct preempt_rows *rw, uint32_t j, uint32_t n,
-		     const int64_t *best)
+/* The rows' run (preempt_input.rows): nodes j, j + 1, ... below `end`
+ * (their rows refreshed) and at most `steps` of them, each decided from
+ * the rows as probe_node decides from a probe's summary (the same sums
+ * and bounds) where they hold its summary: every pod on it below the
+ * preemptor, and its static filters passed at once (bare). A node
+ * without a possible victim, or decided no candidate, is passed; one
+ * decided a candidate that cannot beat `best` (NULL: none yet) is
+ * counted. The run stops before a node it cannot pass (*stop ROWS_EXACT:
+ * the rows say it must be worked out pod by pod; ROWS_PROBE: the rows do
+ * not hold its summary), once enough candidates are counted, or at the
+ * end (ROWS_BOUNDARY). Returns the nodes passed. Locals and dense
+ * arrays only: the loop every node of a choice goes through. */
+enum { ROWS_BOUNDARY, ROWS_EXACT, ROWS_PROBE };
+
+static uint32_t rows_run(const struct preempt_input *in, const struct wanted *w,
+			 const struct preempt_rows *rw, uint32_t j, uint32_t end,
+			 uint32_t steps, const int64_t *best, uint32_t *candidates,
+			 uint32_t *clean, int *stop)
 {
-	const struct res_vec *req = in->request;
-	int64_t room_pods = rw->alloc[RES_PODS][j] - rw->used[RES_PODS][j];
-	if (room_pods + (int64_t)n < 1)
-		return PROBE_NONE;
-	bool fits_now = room_pods >= 1;
-	for (unsigned i = 0; i < w->n; i++) {
-		unsigned r = w->r[i];
-		int64_t room = rw->alloc[r][j] - rw->used[r][j];
-		if (req->v[r] > room + rw->freed[r][j])
-			return PROBE_NONE;
-		fits_now = fits_now && req->v[r] <= room;
+	const uint32_t *restrict nn = rw->n;
+	const int32_t *restrict low = rw->low, *restrict high = rw->high;
+	const uint64_t *restrict late = rw->late;
+	const uint8_t *restrict bare = rw->bare;
+	const int64_t *restrict ap = rw->alloc[RES_PODS], *restrict up = rw->used[RES_PODS];
+	const int64_t *a[RES_MAX], *u[RES_MAX], *f[RES_MAX];
+	int64_t q[RES_MAX];
+	unsigned nw = w->n;
+	for (unsigned i = 0; i < nw; i++) {
+		a[i] = rw->alloc[w->r[i]];
+		u[i] = rw->used[w->r[i]];
+		f[i] = rw->freed[w->r[i]];
+		q[i] = in->request->v[w->r[i]];
 	}
-	if (fits_now)
-		return PROBE_NONE;
-	if (best == NULL || n > PREEMPT_MAX_VICTIMS)
-		return PROBE_EXACT;
-	/* probe_node's bounds: no violation (best[0] is 0: no budgets). */
-	int64_t low = rw->low[j];
-	if (-low != best[1])
-		return -low > best[1] ? PROBE_EXACT : PROBE_PASSED;
-	if (-(low + INT64_C(2147483648)) != best[2])
-		return -(low + INT64_C(2147483648)) > best[2] ? PROBE_EXACT : PROBE_PASSED;
-	if (-1 != best[3])
-		return -1 > best[3] ? PROBE_EXACT : PROBE_PASSED;
-	uint64_t late = rw->late[j];
-	int64_t top = late > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)late;
-	return top > best[4] ? PROBE_EXACT : PROBE_PASSED;
+	int32_t prio = in->priority;
+	uint32_t want = in->want, cands = *candidates, cl = *clean;
+	/* best's scores in probe_node's order: the first is 0 (no budgets). */
+	int64_t b1 = best ? best[1] : 0, b2 = best ? best[2] : 0;
+	int64_t b3 = best ? best[3] : 0, b4 = best ? best[4] : 0;
+	uint32_t first = j;
+	if (end - j > steps)
+		end = j + steps;
+	*stop = ROWS_BOUNDARY;
+	for (; j < end; j++) {
+		if (want != 0 && cl > 0 && cands >= want)
+			break;
+		uint32_t n = nn[j];
+		if (n == 0 || low[j] >= prio)
+			continue; /* no possible victim */
+		if (!bare[j] || high[j] >= prio) {
+			*stop = ROWS_PROBE;
+			break;
+		}
+		/* victims_on_node's fit with every pod gone, and now. */
+		int64_t room_pods = ap[j] - up[j];
+		if (room_pods + (int64_t)n < 1)
+			continue;
+		bool fits_now = room_pods >= 1, fits_then = true;
+		for (unsigned i = 0; i < nw; i++) {
+			int64_t room = a[i][j] - u[i][j];
+			fits_then = fits_then && q[i] <= room + f[i][j];
+			fits_now = fits_now && q[i] <= room;
+		}
+		if (!fits_then || fits_now)
+			continue;
+		if (best == NULL || n > PREEMPT_MAX_VICTIMS) {
+			*stop = ROWS_EXACT;
+			break;
+		}
+		/* probe_node's bounds, each breaking the previous one's tie:
+		 * above best's, worked out; below, passed; all tied, passed. */
+		int64_t t1 = -(int64_t)low[j], t2 = -((int64_t)low[j] + INT64_C(2147483648));
+		uint64_t lt = late[j];
+		int64_t t4 = lt > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)lt;
+		bool exact = t1 != b1 ? t1 > b1 : t2 != b2 ? t2 > b2 : -1 != b3 ? -1 > b3
+			   : t4 > b4;
+		if (exact) {
+			*stop = ROWS_EXACT;
+			break;
+		}
+		cands++;
+		cl++; /* no budgets: no violation */
+	}
+	*candidates = cands;
+	*clean = cl;
+	return j - first;
 }
 
 uint32_t preempt_candidates_wanted(uint32_t nodes)
@@ -328,8 +379,8 @@ int preempt_select(const struct preempt_input *in, struct preempt_scratch *s,
 	/* The node visited: start, start + 1, ... cyclically (no division
 	 * a node: the shortcut leaves little else per node). */
 	uint32_t j = in->n_nodes ? in->start % in->n_nodes : 0;
-	for (uint32_t step = 0; step < in->n_nodes;
-	     step++, j = j + 1 == in->n_nodes ? 0 : j + 1) {
+	uint32_t step = 0;
+	while (step < in->n_nodes) {
 		if (in->want != 0 && clean > 0 && out->candidates >= in->want)
 			break;
 		if (probing) {
@@ -343,26 +394,33 @@ int preempt_select(const struct preempt_input *in, struct preempt_scratch *s,
 					fresh_lo = j;
 					fresh_end = j + n;
 				}
-				uint32_t n = rw->n[j];
-				if (n == 0 || rw->low[j] >= in->priority)
-					continue; /* no possible victim */
-				if (rw->bare[j] && rw->high[j] < in->priority)
-					p = rows_node(in, &w, rw, j, n, out->node >= 0
-						      ? best_score : NULL);
+				int stop;
+				uint32_t ran = rows_run(in, &w, rw, j, fresh_end,
+							in->n_nodes - step, out->node >= 0
+							? best_score : NULL, &out->candidates,
+							&clean, &stop);
+				step += ran;
+				j += ran;
+				if (j == in->n_nodes)
+					j = 0;
+				if (stop == ROWS_BOUNDARY)
+					continue;
+				if (stop == ROWS_EXACT)
+					p = PROBE_EXACT;
 			}
 			if (p < 0)
 				p = probe_node(in, &w, &in->nodes[j], out->node >= 0
 					       ? best_score : NULL);
 			if (p == PROBE_NONE)
-				continue;
+				goto next;
 			if (p == PROBE_PASSED) {
 				out->candidates++;
 				clean++; /* no budgets: no violation */
-				continue;
+				goto next;
 			}
 		}
 		if (in->visit != NULL && !in->visit(in->visit_arg, &in->nodes[j]))
-			continue;
+			goto next;
 		struct node_choice c;
 		int rc = victims_on_node(in, &w, &in->nodes[j], s, &c);
 		if (rc < 0)
@@ -371,7 +429,7 @@ int preempt_select(const struct preempt_input *in, struct preempt_scratch *s,
 		 * was reprieved is no candidate ("expected at least one
 		 * victim pod"). */
 		if (rc == 0 || c.n_victims == 0)
-			continue;
+			goto next;
 		out->candidates++;
 		clean += c.violations == 0;
 		int64_t sc[SCORES] = {0};
@@ -384,13 +442,16 @@ int preempt_select(const struct preempt_input *in, struct preempt_scratch *s,
 				break;
 			}
 		}
-		if (!better)
-			continue;
-		out->node = j;
-		out->n_victims = c.n_victims;
-		out->pdb_violations = c.violations;
-		memcpy(out->victims, s->victims, c.n_victims * sizeof(uint32_t));
-		memcpy(best_score, sc, sizeof(sc));
+		if (better) {
+			out->node = j;
+			out->n_victims = c.n_victims;
+			out->pdb_violations = c.violations;
+			memcpy(out->victims, s->victims, c.n_victims * sizeof(uint32_t));
+			memcpy(best_score, sc, sizeof(sc));
+		}
+next:
+		step++;
+		j = j + 1 == in->n_nodes ? 0 : j + 1;
 	}
 	return 0;
 }
