@@ -1,4 +1,4 @@
-/* Preemption's rows, kept by the evictor: see preempt_rows.h (PK1-PK3).
+/* Preemption's rows, kept by the evictor: see preempt_rows.h (PK1-PK4).
  * The hot loop is prows_refresh's key comparison, three dense uint32
  * loads and compares a slot; a chain is read only when its key moved. */
 #include "ingest/preempt_rows.h"
@@ -25,9 +25,13 @@ static void arrays_free(struct prows *r)
 	free(r->high);
 	free(r->late);
 	free(r->bare);
+	free(r->dirty);
+	free(r->fast_high);
 	for (unsigned k = 0; k < RES_MAX; k++) {
 		free(r->freed[k]);
 		free(r->used[k]);
+		free(r->room[k]);
+		free(r->then[k]);
 	}
 }
 
@@ -46,21 +50,26 @@ static int arrays_make(struct prows *r, uint32_t cap)
 	r->sums = sums;
 	r->copies = copies;
 	size_t n = cap ? cap : 1;
+	/* Zeroed: a row is read (and added to) before its first sum. */
 	r->head = calloc(n, sizeof(uint32_t));
 	r->unlinks = calloc(n, sizeof(uint32_t));
 	r->gen = calloc(n, sizeof(uint32_t));
 	r->valid = calloc(n, 1);
-	r->n = malloc(n * sizeof(uint32_t));
-	r->low = malloc(n * sizeof(int32_t));
-	r->high = malloc(n * sizeof(int32_t));
-	r->late = malloc(n * sizeof(uint64_t));
+	r->n = calloc(n, sizeof(uint32_t));
+	r->low = calloc(n, sizeof(int32_t));
+	r->high = calloc(n, sizeof(int32_t));
+	r->late = calloc(n, sizeof(uint64_t));
 	r->bare = calloc(n, 1);
+	r->fast_high = calloc(n, sizeof(int32_t));
+	r->dirty = calloc((n + 63) / 64, sizeof(uint64_t));
 	bool got = r->head && r->unlinks && r->gen && r->valid && r->n && r->low &&
-		   r->high && r->late && r->bare;
+		   r->high && r->late && r->bare && r->fast_high && r->dirty;
 	for (unsigned k = 0; k < RES_MAX; k++) {
-		r->freed[k] = malloc(n * sizeof(int64_t));
-		r->used[k] = malloc(n * sizeof(int64_t));
-		got = got && r->freed[k] && r->used[k];
+		r->freed[k] = calloc(n, sizeof(int64_t));
+		r->used[k] = calloc(n, sizeof(int64_t));
+		r->room[k] = calloc(n, sizeof(int64_t));
+		r->then[k] = calloc(n, sizeof(int64_t));
+		got = got && r->freed[k] && r->used[k] && r->room[k] && r->then[k];
 	}
 	if (!got) {
 		arrays_free(r);
@@ -73,17 +82,42 @@ static int arrays_make(struct prows *r, uint32_t cap)
 	return 0;
 }
 
+/* Slot s's room and room with every pod gone, from its parts. */
+static void room_make(struct prows *r, uint32_t s)
+{
+	const struct snapshot *snap = r->snap;
+	for (unsigned k = 0; k < RES_MAX; k++) {
+		r->room[k][s] = snap->allocatable[k][s] - r->used[k][s];
+		r->then[k][s] = r->room[k][s] + (k == RES_PODS ? (int64_t)r->n[s]
+								: r->freed[k][s]);
+	}
+}
+
 /* V1: relaxed loads, as ledger_load_used's: a view, the swap decides. */
 static void copy_used(struct prows *r, const struct node_alloc *a, uint32_t slot)
 {
 	for (unsigned k = 0; k < RES_MAX; k++)
 		r->used[k][slot] = __atomic_load_n(&a->used[k], __ATOMIC_RELAXED);
+	room_make(r, slot);
+}
+
+/* PK4: every slot's key to be compared again. */
+static void all_dirty(struct prows *r)
+{
+	memset(r->dirty, 0xff, (r->cap + 63) / 64 * sizeof(uint64_t));
+}
+
+static void mark_dirty(struct prows *r, uint32_t s)
+{
+	r->dirty[s / 64] |= UINT64_C(1) << (s % 64);
 }
 
 /* PK2: every slot's counters, the log's head read first (a change
- * logged after it is read again next time). */
+ * logged after it is read again next time); every key dirty (PK4: the
+ * log's slots are not known). */
 static void used_rebuild(struct prows *r, struct ledger *l, uint32_t n_slots)
 {
+	all_dirty(r);
 	r->log_pos = ledger_changes_head(l);
 	const struct node_alloc *recs = ledger_nodes(l);
 	for (uint32_t s = 0; s < n_slots; s++)
@@ -112,6 +146,7 @@ static void used_sync(struct prows *r, struct ledger *l, uint32_t n_slots)
 		for (int b = 0; b < got; b++)
 			if (batch[b] < n_slots) {
 				copy_used(r, &recs[batch[b]], batch[b]);
+				mark_dirty(r, batch[b]);
 				r->copies++;
 			}
 	} while (got == LOG_BATCH); /* else done, or stalled on an entry */
@@ -124,6 +159,7 @@ static void bare_make(struct prows *r, const struct snapshot *snap)
 	for (uint32_t s = 0; s < snap->n_slots; s++) {
 		const struct node_spec *nd = &snap->nodes[s];
 		r->bare[s] = snap->present[s] && nd->n_taints == 0 && !nd->unschedulable;
+		r->fast_high[s] = r->bare[s] ? r->high[s] : INT32_MAX;
 	}
 }
 
@@ -132,11 +168,13 @@ int prows_prepare(struct prows *r, const struct placements *t, struct ledger *l,
 {
 	uint32_t n_slots = snap->n_slots;
 	bool fresh = false;
+	r->snap = snap;
 	if (r->of != t || n_slots > r->cap) {
 		uint32_t cap = n_slots > r->cap ? n_slots : r->cap;
 		if (arrays_make(r, cap) < 0)
 			return -ENOMEM;
 		r->of = t;
+		r->snap = snap;
 		fresh = true;
 	}
 	if (fresh || r->snap_gen != snap->generation || r->n_slots != n_slots) {
@@ -207,6 +245,8 @@ static void resum(struct prows *r, const struct placements *t, uint32_t s, uint3
 	r->late[s] = f.late;
 	for (unsigned k = 0; k < RES_MAX; k++)
 		r->freed[k][s] = f.req[k];
+	r->fast_high[s] = r->bare[s] ? f.high : INT32_MAX;
+	room_make(r, s);
 	r->sums++;
 }
 
@@ -218,6 +258,10 @@ static uint64_t check_slot(const struct prows *r, const struct placements *t,
 	struct sum f;
 	chain_sum(t, s, r->head[s], r->gen[s], &f);
 	uint64_t bad = sum_differs(r, s, &f);
+	bad += r->fast_high[s] != (r->bare[s] ? f.high : INT32_MAX);
+	for (unsigned k = 0; k < RES_MAX; k++)
+		bad += r->then[k][s] - r->room[k][s] !=
+		       (k == RES_PODS ? (int64_t)f.n : f.req[k]);
 	const struct node_alloc *a = &ledger_nodes(l)[s];
 	for (unsigned k = 0; k < RES_MAX; k++)
 		/* V1: relaxed, a view. */
@@ -225,46 +269,73 @@ static uint64_t check_slot(const struct prows *r, const struct placements *t,
 	return bad;
 }
 
+/* PK1 for slot s: its key loaded and compared, its chain summed again
+ * when the key moved. Returns whether it moved. */
+static bool revalidate(struct prows *r, const struct placements *t, uint32_t cap,
+		       const uint32_t *gens, uint32_t s)
+{
+	uint32_t u = 0, h = PLACEMENTS_NIL;
+	/* PN3 (relaxed), then PN2 (acquire, partner of PN1's release): the
+	 * count, then the head, then the walk; NR1: relaxed. */
+	if (s < cap) {
+		u = __atomic_load_n(&placements_node_unlink_counts(t)[s], __ATOMIC_RELAXED);
+		h = __atomic_load_n(&placements_node_heads(t)[s], __ATOMIC_ACQUIRE);
+	}
+	uint32_t g = __atomic_load_n(&gens[s], __ATOMIC_RELAXED);
+	if (r->valid[s] && r->head[s] == h && r->unlinks[s] == u && r->gen[s] == g)
+		return false;
+	resum(r, t, s, h, u, g);
+	return true;
+}
+
 void prows_refresh(struct prows *r, const struct placements *t, struct ledger *l,
 		   uint32_t first, uint32_t n, bool check, uint64_t *mismatches)
 {
-	const uint32_t *heads = placements_node_heads(t);
-	const uint32_t *unlinks = placements_node_unlink_counts(t);
 	const uint32_t *gens = ledger_node_generations(l);
-	const uint32_t *kh = r->head, *ku = r->unlinks, *kg = r->gen;
-	const uint8_t *kv = r->valid;
 	uint32_t cap = placements_capacity(t);
 	uint32_t end = first + n;
-	for (uint32_t s = first; s < end; s++) {
-		uint32_t u = 0, h = PLACEMENTS_NIL;
-		/* PN3 (relaxed), then PN2 (acquire, partner of PN1's release):
-		 * the count, then the head, then the walk; NR1: relaxed. */
-		if (s < cap) {
-			u = __atomic_load_n(&unlinks[s], __ATOMIC_RELAXED);
-			h = __atomic_load_n(&heads[s], __ATOMIC_ACQUIRE);
-		}
-		uint32_t g = __atomic_load_n(&gens[s], __ATOMIC_RELAXED);
-		if (kh[s] == h && ku[s] == u && kg[s] == g && kv[s]) {
-			if (check)
+	if (check) {
+		/* Every key, and what PK4 left clean must not have moved. */
+		for (uint32_t s = first; s < end; s++) {
+			bool clean = !(r->dirty[s / 64] >> (s % 64) & 1);
+			if (revalidate(r, t, cap, gens, s))
+				*mismatches += clean;
+			else
 				*mismatches += check_slot(r, t, l, s);
-			continue;
+			if ((int64_t)r->n[s] == r->used[RES_PODS][s])
+				r->dirty[s / 64] &= ~(UINT64_C(1) << (s % 64));
 		}
-		resum(r, t, s, h, u, g);
+		return;
+	}
+	/* PK4: only the dirty slots' keys; one left dirty while its summary
+	 * counts fewer or more pods than its counter (a publish to come). */
+	for (uint32_t w = first / 64; w * 64 < end; w++) {
+		uint64_t bits = r->dirty[w];
+		if (bits == 0)
+			continue;
+		uint32_t lo = w * 64 < first ? first - w * 64 : 0;
+		uint32_t hi = end - w * 64 < 64 ? end - w * 64 : 64;
+		uint64_t mask = (hi == 64 ? ~UINT64_C(0) : (UINT64_C(1) << hi) - 1) &
+				~((UINT64_C(1) << lo) - 1);
+		for (uint64_t m = bits & mask; m != 0; m &= m - 1) {
+			uint32_t s = w * 64 + (uint32_t)__builtin_ctzll(m);
+			revalidate(r, t, cap, gens, s);
+			if ((int64_t)r->n[s] == r->used[RES_PODS][s])
+				bits &= ~(UINT64_C(1) << (s % 64));
+		}
+		r->dirty[w] = bits;
 	}
 }
 
-void prows_view(const struct prows *r, const struct snapshot *snap,
-		struct preempt_rows *out)
+void prows_view(const struct prows *r, struct preempt_rows *out)
 {
 	memset(out, 0, sizeof(*out));
-	out->bare = r->bare;
 	out->n = r->n;
 	out->low = r->low;
-	out->high = r->high;
+	out->fast_high = r->fast_high;
 	out->late = r->late;
 	for (unsigned k = 0; k < RES_MAX; k++) {
-		out->alloc[k] = snap->allocatable[k];
-		out->used[k] = r->used[k];
-		out->freed[k] = r->freed[k];
+		out->room[k] = r->room[k];
+		out->then[k] = r->then[k];
 	}
 }

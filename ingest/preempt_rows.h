@@ -21,14 +21,25 @@
  *   PK3  bare[slot]: the slot holds a node without taints or the
  *        unschedulable mark (preempt_plain_pass passes it for a plain
  *        preemptor), made again for each new snapshot.
+ *   PK4  A slot's key is compared only while the slot is dirty: marked
+ *        when the log names it (all of them at PK2's rebuild), cleared
+ *        once its summary counts as many pods as its copied counter.
+ *        Every change to a chain comes with a log entry for its slot: a
+ *        publish after its reserve's (or the swap's), a free with its
+ *        release's, both under the lock the evictor holds, so a publish
+ *        still to come leaves the slot's counter ahead of its summary,
+ *        and the slot dirty, until it lands. A slot whose counter never
+ *        matches (pods counted without a record) stays dirty: compared
+ *        every time, as before PK4. The tests' check compares every key
+ *        and counts one that moved while clean.
  * The one holding the producers' lock only (the evictor): frees are held
  * off (PN2), so a chain it reads stays; publishes may land meanwhile and
  * are seen by the next key, as the counters are by the next log entry:
  * a view, which ledger_swap's own check makes safe (-EAGAIN).
  *
  * Cost: a request reads the log entries since the last one (a few
- * slots each); a refresh, 12 bytes of keys a slot, and a chain's records
- * only where they changed. Memory: ~300 bytes a slot.
+ * slots each); a refresh, one bitmap word per 64 slots, then the keys
+ * of the dirty slots, and a chain's records only where they changed. Memory: ~300 bytes a slot.
  */
 #ifndef SHMSCHED_INGEST_PREEMPT_ROWS_H
 #define SHMSCHED_INGEST_PREEMPT_ROWS_H
@@ -54,6 +65,13 @@ struct prows {
 	int64_t *freed[RES_MAX];
 	int64_t *used[RES_MAX];      /* PK2 */
 	uint8_t *bare;               /* PK3 */
+	uint64_t *dirty;             /* PK4: bit s, slot s's key to compare */
+	/* What preempt_select reads (struct preempt_rows), made with the
+	 * parts they come of: high where bare, else INT32_MAX; allocatable
+	 * less used; that plus freed (pods: plus n). */
+	int32_t *fast_high;
+	int64_t *room[RES_MAX], *then[RES_MAX];
+	const struct snapshot *snap; /* the one prepared for (its allocatable) */
 	uint64_t sums, copies;       /* chains summed, counters copied: figures */
 };
 
@@ -74,8 +92,7 @@ int prows_prepare(struct prows *r, const struct placements *t, struct ledger *l,
 void prows_refresh(struct prows *r, const struct placements *t, struct ledger *l,
 		   uint32_t first, uint32_t n, bool check, uint64_t *mismatches);
 
-/* The view preempt_select reads (allocatable from the snapshot). */
-void prows_view(const struct prows *r, const struct snapshot *snap,
-		struct preempt_rows *out);
+/* The view preempt_select reads. */
+void prows_view(const struct prows *r, struct preempt_rows *out);
 
 #endif

@@ -18,7 +18,7 @@
  * candidate, one with them has their records summed up (how many, the
  * lowest priority, the latest start, their requests; the sums are kept
  * per node between requests while the chain and the node are unchanged,
- * with the node's counters, in the rows of ingest/preempt_rows.h, PK1-PK3,
+ * with the node's counters, in the rows of ingest/preempt_rows.h, PK1-PK4,
  * so most visits read no record). For a preemptor whose rights reach
  * every namespace and whose static filters a bare node passes at once,
  * preempt_select reads those rows itself, a few loads from dense arrays
@@ -498,7 +498,7 @@ static int collect_chains(struct victim_filter *vf, uint32_t start_slot,
 		/* The rows in the loop itself: for a preemptor whose static
 		 * filters a bare node passes at once (PK3). */
 		if (cv->plain) {
-			prows_view(&p->pre_rows, snap, &cv->view);
+			prows_view(&p->pre_rows, &cv->view);
 			cv->view.refresh = rows_refresh;
 			cv->view.refresh_arg = cv;
 			c->rows = &cv->view;

@@ -272,7 +272,7 @@ static int probe_node(const struct preempt_input *in, const struct wanted *w,
  * preemptor, and its static filters passed at once (bare). A node
  * without a possible victim, or decided no candidate, is passed; one
  * decided a candidate that cannot beat `best` (NULL: none yet) is
- * counted. The run stops before a node it cannot pass (*stop ROWS_EXACT:
+ * counted (no pod: low is INT32_MAX, never below the preemptor). The run stops before a node it cannot pass (*stop ROWS_EXACT:
  * the rows say it must be worked out pod by pod; ROWS_PROBE: the rows do
  * not hold its summary), once enough candidates are counted, or at the
  * end (ROWS_BOUNDARY). Returns the nodes passed. Locals and dense
@@ -285,18 +285,23 @@ static uint32_t rows_run(const struct preempt_input *in, const struct wanted *w,
 			 uint32_t *clean, int *stop)
 {
 	const uint32_t *restrict nn = rw->n;
-	const int32_t *restrict low = rw->low, *restrict high = rw->high;
+	const int32_t *restrict low = rw->low, *restrict fh = rw->fast_high;
 	const uint64_t *restrict late = rw->late;
-	const uint8_t *restrict bare = rw->bare;
-	const int64_t *restrict ap = rw->alloc[RES_PODS], *restrict up = rw->used[RES_PODS];
-	const int64_t *a[RES_MAX], *u[RES_MAX], *f[RES_MAX];
-	int64_t q[RES_MAX];
-	unsigned nw = w->n;
-	for (unsigned i = 0; i < nw; i++) {
-		a[i] = rw->alloc[w->r[i]];
-		u[i] = rw->used[w->r[i]];
-		f[i] = rw->freed[w->r[i]];
-		q[i] = in->request->v[w->r[i]];
+	const int64_t *restrict rp = rw->room[RES_PODS], *restrict tp = rw->then[RES_PODS];
+	/* Two columns of the resources asked for; where fewer are asked
+	 * for, the pods' column again with the pods' test (one more pod),
+	 * which the loop makes anyway. More than two: the rest in a loop. */
+	const int64_t *restrict r0 = rp, *restrict t0 = tp, *restrict r1 = rp, *restrict t1 = tp;
+	int64_t q0 = 1, q1 = 1;
+	if (w->n > 0) {
+		r0 = rw->room[w->r[0]];
+		t0 = rw->then[w->r[0]];
+		q0 = in->request->v[w->r[0]];
+	}
+	if (w->n > 1) {
+		r1 = rw->room[w->r[1]];
+		t1 = rw->then[w->r[1]];
+		q1 = in->request->v[w->r[1]];
 	}
 	int32_t prio = in->priority;
 	uint32_t want = in->want, cands = *candidates, cl = *clean;
@@ -310,36 +315,35 @@ static uint32_t rows_run(const struct preempt_input *in, const struct wanted *w,
 	for (; j < end; j++) {
 		if (want != 0 && cl > 0 && cands >= want)
 			break;
-		uint32_t n = nn[j];
-		if (n == 0 || low[j] >= prio)
+		if (low[j] >= prio)
 			continue; /* no possible victim */
-		if (!bare[j] || high[j] >= prio) {
+		if (fh[j] >= prio) {
 			*stop = ROWS_PROBE;
 			break;
 		}
-		/* victims_on_node's fit with every pod gone, and now. */
-		int64_t room_pods = ap[j] - up[j];
-		if (room_pods + (int64_t)n < 1)
-			continue;
-		bool fits_now = room_pods >= 1, fits_then = true;
-		for (unsigned i = 0; i < nw; i++) {
-			int64_t room = a[i][j] - u[i][j];
-			fits_then = fits_then && q[i] <= room + f[i][j];
-			fits_now = fits_now && q[i] <= room;
+		/* victims_on_node's fit with every pod below the preemptor
+		 * gone (all of them here), and now. */
+		bool then = (tp[j] >= 1) & (q0 <= t0[j]) & (q1 <= t1[j]);
+		bool now = (rp[j] >= 1) & (q0 <= r0[j]) & (q1 <= r1[j]);
+		for (unsigned i = 2; i < w->n; i++) {
+			unsigned r = w->r[i];
+			int64_t q = in->request->v[r];
+			then = then && q <= rw->then[r][j];
+			now = now && q <= rw->room[r][j];
 		}
-		if (!fits_then || fits_now)
+		if (!then || now)
 			continue;
-		if (best == NULL || n > PREEMPT_MAX_VICTIMS) {
+		if (best == NULL || nn[j] > PREEMPT_MAX_VICTIMS) {
 			*stop = ROWS_EXACT;
 			break;
 		}
 		/* probe_node's bounds, each breaking the previous one's tie:
 		 * above best's, worked out; below, passed; all tied, passed. */
-		int64_t t1 = -(int64_t)low[j], t2 = -((int64_t)low[j] + INT64_C(2147483648));
+		int64_t s1 = -(int64_t)low[j], s2 = -((int64_t)low[j] + INT64_C(2147483648));
 		uint64_t lt = late[j];
-		int64_t t4 = lt > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)lt;
-		bool exact = t1 != b1 ? t1 > b1 : t2 != b2 ? t2 > b2 : -1 != b3 ? -1 > b3
-			   : t4 > b4;
+		int64_t s4 = lt > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)lt;
+		bool exact = s1 != b1 ? s1 > b1 : s2 != b2 ? s2 > b2 : -1 != b3 ? -1 > b3
+			   : s4 > b4;
 		if (exact) {
 			*stop = ROWS_EXACT;
 			break;

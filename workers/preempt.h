@@ -123,24 +123,28 @@ struct preempt_input {
 
 /* Per node (index j of nodes[], each array [n_nodes]), structure of
  * arrays: what every pod on it sums up to, whatever the preemptor (its
- * pods of any priority: the caller's summary of its chain), and its
- * counters. A node whose pods are all below the preemptor (high[j] <
- * priority) and whose static filters pass at once (bare[j]) is decided
- * from these alone, as probe_node decides from a probe's summary; any
- * other with a pod below the preemptor goes to the probe. */
+ * pods of any priority: the caller's summary of its chain), and its room.
+ * A node whose pods are all below the preemptor and whose static filters
+ * pass at once (fast_high[j] < priority) is decided from these alone, as
+ * probe_node decides from a probe's summary; any other with a pod below
+ * the preemptor (low[j] < priority) goes to the probe. */
 struct preempt_rows {
 	/* Makes the rows of nodes [first, first + n) current: called before
 	 * they are read, n at most PREEMPT_ROWS_CHUNK, never across the
 	 * end of nodes[]. NULL: they are. */
 	void (*refresh)(void *arg, uint32_t first, uint32_t n);
 	void *refresh_arg;
-	const uint8_t *bare;  /* 1: the preemptor's static filters pass it */
-	const uint32_t *n;    /* pods summed (0: none; low, high unread) */
-	const int32_t *low, *high; /* their lowest and highest priority */
+	const uint32_t *n;    /* pods summed */
+	const int32_t *low;   /* their lowest priority (INT32_MAX: no pod) */
+	/* Their highest priority where the preemptor's static filters pass
+	 * the node at once (bare); INT32_MAX where they may not. */
+	const int32_t *fast_high;
 	const uint64_t *late; /* their latest start */
 	/* [r][j], read for RES_PODS and the resources the preemptor asks
-	 * for only: allocatable, used now, and the pods' requests summed. */
-	const int64_t *alloc[RES_MAX], *used[RES_MAX], *freed[RES_MAX];
+	 * for only: allocatable less used now (room), and that plus the
+	 * pods' requests summed (then: the room with every pod gone; for
+	 * RES_PODS, room plus n). */
+	const int64_t *room[RES_MAX], *then[RES_MAX];
 };
 
 /* kube's defaults for `want` (DefaultPreemptionArgs): 10 % of the nodes,
