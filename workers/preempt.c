@@ -305,16 +305,27 @@ static uint32_t rows_run(const struct preempt_input *in, const struct wanted *w,
 	}
 	int32_t prio = in->priority;
 	uint32_t want = in->want, cands = *candidates, cl = *clean;
-	/* best's scores in probe_node's order: the first is 0 (no budgets). */
-	int64_t b1 = best ? best[1] : 0, b2 = best ? best[2] : 0;
-	int64_t b3 = best ? best[3] : 0, b4 = best ? best[4] : 0;
+	/* probe_node's bounds against best's scores (the first is 0: no
+	 * budgets), each breaking the previous one's tie: -low against
+	 * best's, so a node's lowest priority against best's highest
+	 * victim's (top); where they are equal, the next two bounds are
+	 * this run's constants (tie: 1 worked out, 0 passed, -1 the last
+	 * bound decides: the latest start against best's). */
+	int64_t top = 0, b4 = 0;
+	int tie = 0;
+	if (best != NULL) {
+		top = -best[1];
+		int64_t s2 = -(top + INT64_C(2147483648));
+		tie = s2 != best[2] ? s2 > best[2] : -1 != best[3] ? -1 > best[3] : -1;
+		b4 = best[4];
+	}
 	uint32_t first = j;
 	if (end - j > steps)
 		end = j + steps;
 	*stop = ROWS_BOUNDARY;
+	if (want != 0 && cl > 0 && cands >= want)
+		return 0;
 	for (; j < end; j++) {
-		if (want != 0 && cl > 0 && cands >= want)
-			break;
 		if (low[j] >= prio)
 			continue; /* no possible victim */
 		if (fh[j] >= prio) {
@@ -337,19 +348,26 @@ static uint32_t rows_run(const struct preempt_input *in, const struct wanted *w,
 			*stop = ROWS_EXACT;
 			break;
 		}
-		/* probe_node's bounds, each breaking the previous one's tie:
-		 * above best's, worked out; below, passed; all tied, passed. */
-		int64_t s1 = -(int64_t)low[j], s2 = -((int64_t)low[j] + INT64_C(2147483648));
-		uint64_t lt = late[j];
-		int64_t s4 = lt > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)lt;
-		bool exact = s1 != b1 ? s1 > b1 : s2 != b2 ? s2 > b2 : -1 != b3 ? -1 > b3
-			   : s4 > b4;
+		/* Above best's, worked out; below, passed; all tied, passed. */
+		bool exact;
+		if (low[j] != top)
+			exact = low[j] < top;
+		else if (tie >= 0)
+			exact = tie;
+		else {
+			uint64_t lt = late[j];
+			exact = (lt > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)lt) > b4;
+		}
 		if (exact) {
 			*stop = ROWS_EXACT;
 			break;
 		}
 		cands++;
 		cl++; /* no budgets: no violation */
+		if (want != 0 && cands >= want) {
+			j++; /* this one counted; the next is not looked at */
+			break;
+		}
 	}
 	*candidates = cands;
 	*clean = cl;
