@@ -1,4 +1,4 @@
-/* Preemption's rows, kept by the evictor: see preempt_rows.h (PK1-PK4).
+/* Preemption's rows, kept by the evictor: see preempt_rows.h (PK1-PK5).
  * The hot loop is prows_refresh's key comparison, three dense uint32
  * loads and compares a slot; a chain is read only when its key moved. */
 #include "ingest/preempt_rows.h"
@@ -27,7 +27,13 @@ static void arrays_free(struct prows *r)
 	free(r->bare);
 	free(r->dirty);
 	free(r->fast_high);
+	free(r->n2);
+	free(r->high2);
+	free(r->late2);
+	free(r->fast_high2);
 	for (unsigned k = 0; k < RES_MAX; k++) {
+		free(r->freed2[k]);
+		free(r->then2[k]);
 		free(r->freed[k]);
 		free(r->used[k]);
 		free(r->room[k]);
@@ -62,9 +68,17 @@ static int arrays_make(struct prows *r, uint32_t cap)
 	r->bare = calloc(n, 1);
 	r->fast_high = calloc(n, sizeof(int32_t));
 	r->dirty = calloc((n + 63) / 64, sizeof(uint64_t));
+	r->n2 = calloc(n, sizeof(uint32_t));
+	r->high2 = calloc(n, sizeof(int32_t));
+	r->late2 = calloc(n, sizeof(uint64_t));
+	r->fast_high2 = calloc(n, sizeof(int32_t));
 	bool got = r->head && r->unlinks && r->gen && r->valid && r->n && r->low &&
-		   r->high && r->late && r->bare && r->fast_high && r->dirty;
+		   r->high && r->late && r->bare && r->fast_high && r->dirty && r->n2 &&
+		   r->high2 && r->late2 && r->fast_high2;
 	for (unsigned k = 0; k < RES_MAX; k++) {
+		r->freed2[k] = calloc(n, sizeof(int64_t));
+		r->then2[k] = calloc(n, sizeof(int64_t));
+		got = got && r->freed2[k] && r->then2[k];
 		r->freed[k] = calloc(n, sizeof(int64_t));
 		r->used[k] = calloc(n, sizeof(int64_t));
 		r->room[k] = calloc(n, sizeof(int64_t));
@@ -90,6 +104,8 @@ static void room_make(struct prows *r, uint32_t s)
 		r->room[k][s] = snap->allocatable[k][s] - r->used[k][s];
 		r->then[k][s] = r->room[k][s] + (k == RES_PODS ? (int64_t)r->n[s]
 								: r->freed[k][s]);
+		r->then2[k][s] = r->room[k][s] + (k == RES_PODS ? (int64_t)r->n2[s]
+								 : r->freed2[k][s]);
 	}
 }
 
@@ -160,6 +176,7 @@ static void bare_make(struct prows *r, const struct snapshot *snap)
 		const struct node_spec *nd = &snap->nodes[s];
 		r->bare[s] = snap->present[s] && nd->n_taints == 0 && !nd->unschedulable;
 		r->fast_high[s] = r->bare[s] ? r->high[s] : INT32_MAX;
+		r->fast_high2[s] = r->bare[s] ? r->high2[s] : INT32_MAX;
 	}
 }
 
@@ -196,6 +213,11 @@ struct sum {
 	int32_t low, high;
 	uint64_t late;
 	int64_t req[RES_MAX];
+	/* PK5: the pods below the highest priority only. */
+	uint32_t n2;
+	int32_t high2;
+	uint64_t late2;
+	int64_t req2[RES_MAX];
 };
 
 static void chain_sum(const struct placements *t, uint32_t s, uint32_t head,
@@ -216,15 +238,32 @@ static void chain_sum(const struct placements *t, uint32_t s, uint32_t head,
 		for (unsigned k = 0; k < RES_MAX; k++)
 			out->req[k] += rec->request.v[k];
 	}
+	/* PK5: again, the pods below the top band (chains are short, and
+	 * summed again only when they change). */
+	out->high2 = INT32_MIN;
+	for (uint32_t i = head; i != PLACEMENTS_NIL && out->n > 0;
+	     i = placements_node_next(t, i)) {
+		uint64_t id;
+		const struct placement_record *rec = placements_at(t, i, &id);
+		if (rec == NULL || rec->slot != s || rec->node_gen != gen ||
+		    rec->priority >= out->high)
+			continue;
+		out->n2++;
+		out->high2 = rec->priority > out->high2 ? rec->priority : out->high2;
+		out->late2 = rec->placed_ns > out->late2 ? rec->placed_ns : out->late2;
+		for (unsigned k = 0; k < RES_MAX; k++)
+			out->req2[k] += rec->request.v[k];
+	}
 }
 
 static bool sum_differs(const struct prows *r, uint32_t s, const struct sum *f)
 {
 	if (f->n != r->n[s] || f->late != r->late[s] ||
-	    (f->n > 0 && (f->low != r->low[s] || f->high != r->high[s])))
+	    (f->n > 0 && (f->low != r->low[s] || f->high != r->high[s])) ||
+	    f->n2 != r->n2[s] || f->late2 != r->late2[s] || f->high2 != r->high2[s])
 		return true;
 	for (unsigned k = 0; k < RES_MAX; k++)
-		if (f->req[k] != r->freed[k][s])
+		if (f->req[k] != r->freed[k][s] || f->req2[k] != r->freed2[k][s])
 			return true;
 	return false;
 }
@@ -243,9 +282,15 @@ static void resum(struct prows *r, const struct placements *t, uint32_t s, uint3
 	r->low[s] = f.low;
 	r->high[s] = f.high;
 	r->late[s] = f.late;
-	for (unsigned k = 0; k < RES_MAX; k++)
+	r->n2[s] = f.n2;
+	r->high2[s] = f.high2;
+	r->late2[s] = f.late2;
+	for (unsigned k = 0; k < RES_MAX; k++) {
 		r->freed[k][s] = f.req[k];
+		r->freed2[k][s] = f.req2[k];
+	}
 	r->fast_high[s] = r->bare[s] ? f.high : INT32_MAX;
+	r->fast_high2[s] = r->bare[s] ? f.high2 : INT32_MAX;
 	room_make(r, s);
 	r->sums++;
 }
@@ -259,9 +304,13 @@ static uint64_t check_slot(const struct prows *r, const struct placements *t,
 	chain_sum(t, s, r->head[s], r->gen[s], &f);
 	uint64_t bad = sum_differs(r, s, &f);
 	bad += r->fast_high[s] != (r->bare[s] ? f.high : INT32_MAX);
-	for (unsigned k = 0; k < RES_MAX; k++)
+	bad += r->fast_high2[s] != (r->bare[s] ? f.high2 : INT32_MAX);
+	for (unsigned k = 0; k < RES_MAX; k++) {
 		bad += r->then[k][s] - r->room[k][s] !=
 		       (k == RES_PODS ? (int64_t)f.n : f.req[k]);
+		bad += r->then2[k][s] - r->room[k][s] !=
+		       (k == RES_PODS ? (int64_t)f.n2 : f.req2[k]);
+	}
 	const struct node_alloc *a = &ledger_nodes(l)[s];
 	for (unsigned k = 0; k < RES_MAX; k++)
 		/* V1: relaxed, a view. */
@@ -334,8 +383,12 @@ void prows_view(const struct prows *r, struct preempt_rows *out)
 	out->low = r->low;
 	out->fast_high = r->fast_high;
 	out->late = r->late;
+	out->n2 = r->n2;
+	out->fast_high2 = r->fast_high2;
+	out->late2 = r->late2;
 	for (unsigned k = 0; k < RES_MAX; k++) {
 		out->room[k] = r->room[k];
 		out->then[k] = r->then[k];
+		out->then2[k] = r->then2[k];
 	}
 }

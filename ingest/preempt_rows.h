@@ -7,7 +7,7 @@
  * most nodes in a loop over the arrays: no call, no record, no ledger
  * record read.
  *
- * What keeps each part exact (labels PK1-PK4 in preempt_rows.c):
+ * What keeps each part exact (labels PK1-PK5 in preempt_rows.c):
  *   PK1  A slot's summary is keyed by its chain's head and unlink count
  *        (shm/placements.h, PN3) and the node's generation, the key
  *        chain_sum_of kept before; a refresh compares the keys of a
@@ -32,6 +32,12 @@
  *        matches (pods counted without a record) stays dirty: compared
  *        every time, as before PK4. The tests' check compares every key
  *        and counts one that moved while clean.
+ *   PK5  Each summary is kept twice: of every pod on the node, and of its
+ *        pods below their highest priority (a preemptor of that
+ *        priority, placed by an earlier preemption, is the top band):
+ *        a preemptor above the second's highest and at or below the
+ *        first's reads the second. Both are summed from the chain at
+ *        once (PK1), so they share its key.
  * The one holding the producers' lock only (the evictor): frees are held
  * off (PN2), so a chain it reads stays; publishes may land meanwhile and
  * are seen by the next key, as the counters are by the next log entry:
@@ -71,6 +77,14 @@ struct prows {
 	 * less used; that plus freed (pods: plus n). */
 	int32_t *fast_high;
 	int64_t *room[RES_MAX], *then[RES_MAX];
+	/* PK5: the same of the pods below the highest priority (the top
+	 * band): how many, the highest of them (INT32_MIN: none), the
+	 * latest start, their requests, the room with them gone, and
+	 * high2 where bare, else INT32_MAX. */
+	uint32_t *n2;
+	int32_t *high2, *fast_high2;
+	uint64_t *late2;
+	int64_t *freed2[RES_MAX], *then2[RES_MAX];
 	const struct snapshot *snap; /* the one prepared for (its allocatable) */
 	uint64_t sums, copies;       /* chains summed, counters copied: figures */
 };

@@ -102,7 +102,7 @@ struct producers {
 	struct preempt_pod *pre_ipods;
 	size_t pre_ipods_cap;
 	/* The rows (ingest/preempt_rows.h): per node slot, its chain summed
-	 * up and its counters, kept between requests (PK1-PK4). calloc's
+	 * up and its counters, kept between requests (PK1-PK5). calloc's
 	 * zeroes are prows_init's. */
 	struct prows pre_rows;
 	struct priority_classes *classes; /* PriorityClasses; may be NULL */

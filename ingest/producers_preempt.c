@@ -18,7 +18,7 @@
  * candidate, one with them has their records summed up (how many, the
  * lowest priority, the latest start, their requests; the sums are kept
  * per node between requests while the chain and the node are unchanged,
- * with the node's counters, in the rows of ingest/preempt_rows.h, PK1-PK4,
+ * with the node's counters, in the rows of ingest/preempt_rows.h, PK1-PK5,
  * so most visits read no record). For a preemptor whose rights reach
  * every namespace and whose static filters a bare node passes at once,
  * preempt_select reads those rows itself, a few loads from dense arrays

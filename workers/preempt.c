@@ -284,23 +284,28 @@ static uint32_t rows_run(const struct preempt_input *in, const struct wanted *w,
 			 uint32_t steps, const int64_t *best, uint32_t *candidates,
 			 uint32_t *clean, int *stop)
 {
-	const uint32_t *restrict nn = rw->n;
+	const uint32_t *restrict nn = rw->n, *restrict nn2 = rw->n2;
 	const int32_t *restrict low = rw->low, *restrict fh = rw->fast_high;
-	const uint64_t *restrict late = rw->late;
+	const int32_t *restrict fh2 = rw->fast_high2;
+	const uint64_t *restrict late = rw->late, *restrict late2 = rw->late2;
+	const int64_t *restrict tp2 = rw->then2[RES_PODS];
 	const int64_t *restrict rp = rw->room[RES_PODS], *restrict tp = rw->then[RES_PODS];
 	/* Two columns of the resources asked for; where fewer are asked
 	 * for, the pods' column again with the pods' test (one more pod),
 	 * which the loop makes anyway. More than two: the rest in a loop. */
 	const int64_t *restrict r0 = rp, *restrict t0 = tp, *restrict r1 = rp, *restrict t1 = tp;
+	const int64_t *restrict u0 = tp2, *restrict u1 = tp2; /* then2's */
 	int64_t q0 = 1, q1 = 1;
 	if (w->n > 0) {
 		r0 = rw->room[w->r[0]];
 		t0 = rw->then[w->r[0]];
+		u0 = rw->then2[w->r[0]];
 		q0 = in->request->v[w->r[0]];
 	}
 	if (w->n > 1) {
 		r1 = rw->room[w->r[1]];
 		t1 = rw->then[w->r[1]];
+		u1 = rw->then2[w->r[1]];
 		q1 = in->request->v[w->r[1]];
 	}
 	int32_t prio = in->priority;
@@ -328,23 +333,27 @@ static uint32_t rows_run(const struct preempt_input *in, const struct wanted *w,
 	for (; j < end; j++) {
 		if (low[j] >= prio)
 			continue; /* no possible victim */
-		if (fh[j] >= prio) {
+		/* The possible victims: every pod (the first summary), or
+		 * those below the top band (the second), or the probe. */
+		bool sub = fh[j] >= prio;
+		if (sub && fh2[j] >= prio) {
 			*stop = ROWS_PROBE;
 			break;
 		}
-		/* victims_on_node's fit with every pod below the preemptor
-		 * gone (all of them here), and now. */
-		bool then = (tp[j] >= 1) & (q0 <= t0[j]) & (q1 <= t1[j]);
+		/* victims_on_node's fit with every possible victim gone, and
+		 * now. */
+		bool then = sub ? (tp2[j] >= 1) & (q0 <= u0[j]) & (q1 <= u1[j])
+				: (tp[j] >= 1) & (q0 <= t0[j]) & (q1 <= t1[j]);
 		bool now = (rp[j] >= 1) & (q0 <= r0[j]) & (q1 <= r1[j]);
 		for (unsigned i = 2; i < w->n; i++) {
 			unsigned r = w->r[i];
 			int64_t q = in->request->v[r];
-			then = then && q <= rw->then[r][j];
+			then = then && q <= (sub ? rw->then2 : rw->then)[r][j];
 			now = now && q <= rw->room[r][j];
 		}
 		if (!then || now)
 			continue;
-		if (best == NULL || nn[j] > PREEMPT_MAX_VICTIMS) {
+		if (best == NULL || (sub ? nn2 : nn)[j] > PREEMPT_MAX_VICTIMS) {
 			*stop = ROWS_EXACT;
 			break;
 		}
@@ -355,7 +364,7 @@ static uint32_t rows_run(const struct preempt_input *in, const struct wanted *w,
 		else if (tie >= 0)
 			exact = tie;
 		else {
-			uint64_t lt = late[j];
+			uint64_t lt = (sub ? late2 : late)[j];
 			exact = (lt > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)lt) > b4;
 		}
 		if (exact) {

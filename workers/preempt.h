@@ -126,8 +126,10 @@ struct preempt_input {
  * pods of any priority: the caller's summary of its chain), and its room.
  * A node whose pods are all below the preemptor and whose static filters
  * pass at once (fast_high[j] < priority) is decided from these alone, as
- * probe_node decides from a probe's summary; any other with a pod below
- * the preemptor (low[j] < priority) goes to the probe. */
+ * probe_node decides from a probe's summary; so is one whose pods below
+ * their highest priority are (fast_high2[j] < priority), from the second
+ * summary; any other with a pod below the preemptor (low[j] < priority)
+ * goes to the probe. */
 struct preempt_rows {
 	/* Makes the rows of nodes [first, first + n) current: called before
 	 * they are read, n at most PREEMPT_ROWS_CHUNK, never across the
@@ -145,6 +147,14 @@ struct preempt_rows {
 	 * pods' requests summed (then: the room with every pod gone; for
 	 * RES_PODS, room plus n). */
 	const int64_t *room[RES_MAX], *then[RES_MAX];
+	/* The same of its pods below their highest priority only (the top
+	 * band left out): read where fast_high[j] is at or above the
+	 * preemptor and fast_high2[j] (their highest where bare, else
+	 * INT32_MAX) below it: the possible victims are those pods then. */
+	const uint32_t *n2;
+	const int32_t *fast_high2;
+	const uint64_t *late2;
+	const int64_t *then2[RES_MAX];
 };
 
 /* kube's defaults for `want` (DefaultPreemptionArgs): 10 % of the nodes,

@@ -1,8 +1,9 @@
-/* unit.preempt_rows: preemption's rows (ingest/preempt_rows.c, PK1-PK4)
+/* unit.preempt_rows: preemption's rows (ingest/preempt_rows.c, PK1-PK5)
  * against the placement records and ledger counters they keep up with:
  * after every prepare and refresh each row is what its chain and its
  * counters sum up to now (pods, lowest and highest priority, latest
- * start, requests, room before and after), whatever moved them between
+ * start, requests, room before and after; again for the pods below the
+ * top band, PK5), whatever moved them between
  * (placements, releases, a publish that lands after its reserve was
  * logged and read, more changes than the log keeps, a new snapshot); a
  * refresh of unchanged slots sums no chain; and the tests' check counts
@@ -134,14 +135,34 @@ static unsigned differences(const struct prows *r, struct world *w)
 			for (unsigned k = 0; k < RES_MAX; k++)
 				req[k] += rec->request.v[k];
 		}
+		/* PK5: the pods below the top band. */
+		uint32_t n2 = 0;
+		int32_t high2 = INT32_MIN;
+		uint64_t late2 = 0;
+		int64_t req2[RES_MAX] = {0};
+		for (uint32_t i = placements_node_first(w->t, s); i != PLACEMENTS_NIL;
+		     i = placements_node_next(w->t, i)) {
+			uint64_t id;
+			const struct placement_record *rec = placements_at(w->t, i, &id);
+			if (rec == NULL || rec->priority >= high)
+				continue;
+			n2++;
+			high2 = rec->priority > high2 ? rec->priority : high2;
+			late2 = rec->placed_ns > late2 ? rec->placed_ns : late2;
+			for (unsigned k = 0; k < RES_MAX; k++)
+				req2[k] += rec->request.v[k];
+		}
 		const struct node_alloc *a = ledger_node(w->l, s);
 		bool bare = s % 5 != 0;
 		bad += r->n[s] != n || r->low[s] != low || r->late[s] != late ||
-		       (n > 0 && r->fast_high[s] != (bare ? high : INT32_MAX));
+		       (n > 0 && r->fast_high[s] != (bare ? high : INT32_MAX)) ||
+		       r->n2[s] != n2 || r->late2[s] != late2 ||
+		       r->fast_high2[s] != (bare ? high2 : INT32_MAX);
 		for (unsigned k = 0; k < RES_MAX; k++) {
 			int64_t room = alloc_v[k][s] - a->used[k];
 			bad += r->room[k][s] != room ||
-			       r->then[k][s] != room + (k == RES_PODS ? (int64_t)n : req[k]);
+			       r->then[k][s] != room + (k == RES_PODS ? (int64_t)n : req[k]) ||
+			       r->then2[k][s] != room + (k == RES_PODS ? (int64_t)n2 : req2[k]);
 		}
 	}
 	return bad;

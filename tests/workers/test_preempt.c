@@ -290,6 +290,10 @@ struct rows_ctx {
 	int32_t low[ROWS_MAX], fast_high[ROWS_MAX];
 	uint64_t late[ROWS_MAX];
 	int64_t room[RES_MAX][ROWS_MAX], then[RES_MAX][ROWS_MAX];
+	uint32_t n2[ROWS_MAX];
+	int32_t fast_high2[ROWS_MAX];
+	uint64_t late2[ROWS_MAX];
+	int64_t then2[RES_MAX][ROWS_MAX];
 	unsigned case_no, refreshed, probes;
 };
 
@@ -317,8 +321,28 @@ static void rows_refresh(void *arg, uint32_t first, uint32_t n)
 					rc->then[r][j] += p->request.v[r];
 			rc->then[RES_PODS][j]++;
 		}
+		/* The pods below the top band, summed again. */
+		int32_t high2 = INT32_MIN;
+		rc->n2[j] = 0;
+		rc->late2[j] = 0;
+		for (int r = 0; r < RES_MAX; r++)
+			rc->then2[r][j] = rc->room[r][j];
+		for (uint32_t i = nd->first; i < nd->first + nd->n; i++) {
+			const struct preempt_pod *p = &rc->in->pods[i];
+			if (p->priority >= high)
+				continue;
+			rc->n2[j]++;
+			high2 = p->priority > high2 ? p->priority : high2;
+			rc->late2[j] = p->start_ns > rc->late2[j] ? p->start_ns : rc->late2[j];
+			for (int r = 0; r < RES_MAX; r++)
+				if (r != RES_PODS)
+					rc->then2[r][j] += p->request.v[r];
+			rc->then2[RES_PODS][j]++;
+		}
 		/* One node in four not bare: the probe decides it. */
-		rc->fast_high[j] = (j + rc->case_no) % 4 != 0 ? high : INT32_MAX;
+		bool bare = (j + rc->case_no) % 4 != 0;
+		rc->fast_high[j] = bare ? high : INT32_MAX;
+		rc->fast_high2[j] = bare ? high2 : INT32_MAX;
 		rc->refreshed++;
 	}
 }
@@ -345,10 +369,12 @@ static unsigned compare_rows(const struct preempt_input *plain,
 	rc.case_no = case_no;
 	struct preempt_rows rows = {.refresh = rows_refresh, .refresh_arg = &rc,
 				    .n = rc.n, .low = rc.low, .fast_high = rc.fast_high,
-				    .late = rc.late};
+				    .late = rc.late, .n2 = rc.n2, .fast_high2 = rc.fast_high2,
+				    .late2 = rc.late2};
 	for (int r = 0; r < RES_MAX; r++) {
 		rows.room[r] = rc.room[r];
 		rows.then[r] = rc.then[r];
+		rows.then2[r] = rc.then2[r];
 	}
 	in.probe = rows_probe;
 	in.probe_arg = &rc;
