@@ -1,6 +1,7 @@
 /* Preemption's rows, kept by the evictor: see preempt_rows.h (PK1-PK5).
- * The hot loop is prows_refresh's key comparison, three dense uint32
- * loads and compares a slot; a chain is read only when its key moved. */
+ * The hot loop is prows_refresh's: a bitmap word per 64 slots, then the
+ * dirty slots' keys (three dense uint32 loads and compares each); a
+ * chain is read only when its key moved. */
 #include "ingest/preempt_rows.h"
 
 #include <errno.h>

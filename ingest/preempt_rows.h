@@ -1,7 +1,8 @@
 /* Preemption's rows: per node slot, what the pods on it sum up to (how
  * many, their lowest and highest priority, their latest start, their
  * requests per resource), its used counters and whether any static
- * filter can refuse it, kept in dense arrays (structure of arrays) by the
+ * filter can refuse it, and its room for a pod now and with its pods
+ * gone, kept in dense arrays (structure of arrays) by the
  * evictor between requests, so that DefaultPreemption's dry run
  * (workers/preempt.c, preempt_select with preempt_input.rows) decides
  * most nodes in a loop over the arrays: no call, no record, no ledger
@@ -9,10 +10,9 @@
  *
  * What keeps each part exact (labels PK1-PK5 in preempt_rows.c):
  *   PK1  A slot's summary is keyed by its chain's head and unlink count
- *        (shm/placements.h, PN3) and the node's generation, the key
- *        chain_sum_of kept before; a refresh compares the keys of a
- *        chunk of slots (three dense arrays) and sums again only the
- *        chains whose key moved.
+ *        (shm/placements.h, PN3) and the node's generation; a refresh
+ *        compares the keys (of a chunk's dirty slots, PK4) from three
+ *        dense arrays and sums again only the chains whose key moved.
  *   PK2  The used counters are copied from the ledger's change log
  *        (shm/ledger.h, L1-L4) once a request: the slots logged since,
  *        re-read; all of them when the log has gone past the reader, the
@@ -45,7 +45,9 @@
  *
  * Cost: a request reads the log entries since the last one (a few
  * slots each); a refresh, one bitmap word per 64 slots, then the keys
- * of the dirty slots, and a chain's records only where they changed. Memory: ~300 bytes a slot.
+ * of the dirty slots, and a chain's records only where they changed.
+ * Memory: ~830 bytes a slot (six columns of 16 resources), ~4 MiB for
+ * 5,000 nodes.
  */
 #ifndef SHMSCHED_INGEST_PREEMPT_ROWS_H
 #define SHMSCHED_INGEST_PREEMPT_ROWS_H
