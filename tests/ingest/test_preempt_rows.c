@@ -112,46 +112,47 @@ static void release(struct world *w, uint32_t i)
 	w->live[i] = w->live[--w->n_live];
 }
 
+/* Slot s's chain summed afresh: its records below priority `below`. */
+struct expect {
+	uint32_t n;
+	int32_t low, high;
+	uint64_t late;
+	int64_t req[RES_MAX];
+};
+
+static void sum_chain(struct world *w, uint32_t s, int32_t below, struct expect *e)
+{
+	memset(e, 0, sizeof(*e));
+	e->low = INT32_MAX;
+	e->high = INT32_MIN;
+	for (uint32_t i = placements_node_first(w->t, s); i != PLACEMENTS_NIL;
+	     i = placements_node_next(w->t, i)) {
+		uint64_t id;
+		const struct placement_record *rec = placements_at(w->t, i, &id);
+		if (rec == NULL || rec->priority >= below)
+			continue;
+		e->n++;
+		e->low = rec->priority < e->low ? rec->priority : e->low;
+		e->high = rec->priority > e->high ? rec->priority : e->high;
+		e->late = rec->placed_ns > e->late ? rec->placed_ns : e->late;
+		for (unsigned k = 0; k < RES_MAX; k++)
+			e->req[k] += rec->request.v[k];
+	}
+}
+
 /* Rows [0, SLOTS) against their chains and counters summed afresh: how
  * many differ (0 expected). */
 static unsigned differences(const struct prows *r, struct world *w)
 {
 	unsigned bad = 0;
 	for (uint32_t s = 0; s < SLOTS; s++) {
-		uint32_t n = 0;
-		int32_t low = INT32_MAX, high = INT32_MIN;
-		uint64_t late = 0;
-		int64_t req[RES_MAX] = {0};
-		for (uint32_t i = placements_node_first(w->t, s); i != PLACEMENTS_NIL;
-		     i = placements_node_next(w->t, i)) {
-			uint64_t id;
-			const struct placement_record *rec = placements_at(w->t, i, &id);
-			if (rec == NULL)
-				continue;
-			n++;
-			low = rec->priority < low ? rec->priority : low;
-			high = rec->priority > high ? rec->priority : high;
-			late = rec->placed_ns > late ? rec->placed_ns : late;
-			for (unsigned k = 0; k < RES_MAX; k++)
-				req[k] += rec->request.v[k];
-		}
-		/* PK5: the pods below the top band. */
-		uint32_t n2 = 0;
-		int32_t high2 = INT32_MIN;
-		uint64_t late2 = 0;
-		int64_t req2[RES_MAX] = {0};
-		for (uint32_t i = placements_node_first(w->t, s); i != PLACEMENTS_NIL;
-		     i = placements_node_next(w->t, i)) {
-			uint64_t id;
-			const struct placement_record *rec = placements_at(w->t, i, &id);
-			if (rec == NULL || rec->priority >= high)
-				continue;
-			n2++;
-			high2 = rec->priority > high2 ? rec->priority : high2;
-			late2 = rec->placed_ns > late2 ? rec->placed_ns : late2;
-			for (unsigned k = 0; k < RES_MAX; k++)
-				req2[k] += rec->request.v[k];
-		}
+		struct expect all, band; /* band, PK5: below the top band */
+		sum_chain(w, s, INT32_MAX, &all);
+		sum_chain(w, s, all.high, &band);
+		uint32_t n = all.n, n2 = band.n;
+		int32_t low = all.low, high = all.high, high2 = band.high;
+		uint64_t late = all.late, late2 = band.late;
+		const int64_t *req = all.req, *req2 = band.req;
 		const struct node_alloc *a = ledger_node(w->l, s);
 		bool bare = s % 5 != 0;
 		bad += r->n[s] != n || r->low[s] != low || r->late[s] != late ||

@@ -244,6 +244,29 @@ static bool visit_count(void *arg, struct preempt_node *node)
 	return true;
 }
 
+/* preempt_select on `in` (a shortcut set: `how`) makes the choice
+ * `want` made without it: the same node, candidates and victims. */
+static void expect_same_choice(const struct preempt_input *in,
+			       const struct preempt_result *want, const char *how,
+			       unsigned case_no)
+{
+	struct preempt_scratch s;
+	assert_int_equal(preempt_scratch_init(&s, MAX_PODS), 0);
+	struct preempt_result got;
+	assert_int_equal(preempt_select(in, &s, &got), 0);
+	preempt_scratch_free(&s);
+	if (got.node != want->node || got.candidates != want->candidates ||
+	    got.n_victims != want->n_victims)
+		fail_msg("case %u with %s: node %lld, %u candidates, %u victims; "
+			 "without: node %lld, %u, %u", case_no, how, (long long)got.node,
+			 got.candidates, got.n_victims, (long long)want->node,
+			 want->candidates, want->n_victims);
+	for (uint32_t i = 0; i < got.n_victims; i++)
+		if (got.victims[i] != want->victims[i])
+			fail_msg("case %u with %s: victim %u is pod %u, without %u",
+				 case_no, how, i, got.victims[i], want->victims[i]);
+}
+
 /* The choice with the probe: the same node, victims and candidate count
  * as without it (a node it passes over could not have won). Returns the
  * nodes worked out pod by pod. */
@@ -256,21 +279,7 @@ static unsigned compare_probe(const struct preempt_input *plain,
 	in.probe_arg = &pc;
 	in.visit = visit_count;
 	in.visit_arg = &pc;
-	struct preempt_scratch s;
-	assert_int_equal(preempt_scratch_init(&s, MAX_PODS), 0);
-	struct preempt_result got;
-	assert_int_equal(preempt_select(&in, &s, &got), 0);
-	preempt_scratch_free(&s);
-	if (got.node != want->node || got.candidates != want->candidates ||
-	    got.n_victims != want->n_victims)
-		fail_msg("case %u with the probe: node %lld, %u candidates, %u victims; "
-			 "without: node %lld, %u, %u", case_no, (long long)got.node,
-			 got.candidates, got.n_victims, (long long)want->node,
-			 want->candidates, want->n_victims);
-	for (uint32_t i = 0; i < got.n_victims; i++)
-		if (got.victims[i] != want->victims[i])
-			fail_msg("case %u with the probe: victim %u is pod %u, without %u",
-				 case_no, i, got.victims[i], want->victims[i]);
+	expect_same_choice(&in, want, "the probe", case_no);
 	return pc.visits;
 }
 
@@ -381,21 +390,7 @@ static unsigned compare_rows(const struct preempt_input *plain,
 	in.visit = visit_count;
 	in.visit_arg = &pc;
 	in.rows = &rows;
-	struct preempt_scratch s;
-	assert_int_equal(preempt_scratch_init(&s, MAX_PODS), 0);
-	struct preempt_result got;
-	assert_int_equal(preempt_select(&in, &s, &got), 0);
-	preempt_scratch_free(&s);
-	if (got.node != want->node || got.candidates != want->candidates ||
-	    got.n_victims != want->n_victims)
-		fail_msg("case %u with the rows: node %lld, %u candidates, %u victims; "
-			 "without: node %lld, %u, %u", case_no, (long long)got.node,
-			 got.candidates, got.n_victims, (long long)want->node,
-			 want->candidates, want->n_victims);
-	for (uint32_t i = 0; i < got.n_victims; i++)
-		if (got.victims[i] != want->victims[i])
-			fail_msg("case %u with the rows: victim %u is pod %u, without %u",
-				 case_no, i, got.victims[i], want->victims[i]);
+	expect_same_choice(&in, want, "the rows", case_no);
 	return rc.probes;
 }
 
