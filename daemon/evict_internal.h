@@ -28,8 +28,14 @@
 struct evictor;
 
 /* Preemption requests a worker may have in flight: its request and reply
- * rings' size. */
-#define EVICT_REQUESTS 4u
+ * rings' size. 64: with the choice made from the rows (ingest/
+ * preempt_rows.h), a request's round trip through both threads' wake-ups
+ * is most of a pod's time; the more a worker's preemptors have asked
+ * before the evictor finishes one, the less the evictor waits between
+ * them (bench --kind preemption, 5,000 nodes: ~1.6x the pods a second of
+ * 4, docs/perf/2026-11-29-preemption-2.md). ~3.7 KB a slot: ~236 KB of
+ * rings a worker. */
+#define EVICT_REQUESTS 64u
 
 struct evict_reply {
 	uint32_t queue_id;   /* the pod's, in the worker's queue */

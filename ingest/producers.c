@@ -292,8 +292,7 @@ void producers_destroy(struct producers *p)
 	free(p->pre_pods);
 	free(p->pre_inodes);
 	free(p->pre_ipods);
-	free(p->pre_sums);
-	free(p->pre_sum_req);
+	prows_free(&p->pre_rows);
 	free(p->pdb_m);
 	approval_free(p->approval);
 	free(p->unhealthy);

@@ -48,6 +48,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ingest/preempt_rows.h"
 #include "ingest/producers.h"
 #include "ingest/resync.h"
 #include "workers/workers.h"
@@ -101,12 +102,10 @@ struct producers {
 	size_t pre_inodes_cap;
 	struct preempt_pod *pre_ipods;
 	size_t pre_ipods_cap;
-	/* The chains' summaries (producers_preempt.c, chain_sum_of): per
-	 * node slot, kept between requests while their key holds. */
-	struct chain_sum *pre_sums;
-	struct res_vec *pre_sum_req; /* [pre_sums_cap]: their requests summed */
-	size_t pre_sums_cap;
-	const struct placements *pre_sums_of; /* the table they sum up */
+	/* The rows (ingest/preempt_rows.h): per node slot, its chain summed
+	 * up and its counters, kept between requests (PK1-PK5). calloc's
+	 * zeroes are prows_init's. */
+	struct prows pre_rows;
 	struct priority_classes *classes; /* PriorityClasses; may be NULL */
 	struct policy *policy;            /* NULL: the default (policy/policy.h) */
 	char *policy_path;                /* --policy, for OP_POLICY's reload */

@@ -15,12 +15,16 @@
  * PN1, PN2): every node slot is handed to the choice, from a random one
  * on (kube's offset among every node where preemption might help), and
  * its visit reads its chain: a node without a possible victim is no
- * candidate, one with them has their records summed up (chain_probe:
- * how many, the lowest priority, the latest start, their requests; the
- * sum is kept per node between requests while the chain and the node
- * are unchanged, chain_sum_of, so most visits read one entry and no
- * record), and only a node that might beat the best so far is read
- * record by record
+ * candidate, one with them has their records summed up (how many, the
+ * lowest priority, the latest start, their requests; the sums are kept
+ * per node between requests while the chain and the node are unchanged,
+ * with the node's counters, in the rows of ingest/preempt_rows.h, PK1-PK5,
+ * so most visits read no record). For a preemptor whose rights reach
+ * every namespace and whose static filters a bare node passes at once,
+ * preempt_select reads those rows itself, a few loads from dense arrays
+ * a node, and calls back (chain_probe) only for a node not bare or with
+ * pods of its priority or above; and only a node that might beat the
+ * best so far is read record by record
  * (chain_visit, in index order, the walk's) and worked out pod by pod
  * (preempt_select's shortcut, workers/preempt.h). So a request reads the
  * nodes the choice visits (kube's numCandidates, a tenth of them: fewer
@@ -201,6 +205,7 @@ struct collected {
 	 * none (the walk's list holds only nodes with possible victims). */
 	bool (*probe)(void *arg, struct preempt_node *node,
 		      struct preempt_summary *out);
+	const struct preempt_rows *rows; /* preempt_input.rows; NULL: none */
 };
 
 /* The walk: every placement read once (PDBs need it: their counts and
@@ -265,6 +270,7 @@ static int collect_walk(struct victim_filter *vf, struct pdb_matcher *pm,
 	c->visit = preempt_visit;
 	c->visit_arg = vc;
 	c->probe = NULL;
+	c->rows = NULL;
 	if (n == 0)
 		return 0;
 	struct found *f = p->pre_found, *sorted = p->pre_found + p->pre_cap;
@@ -312,8 +318,8 @@ struct chain_visit_ctx {
 	uint8_t want[RES_MAX]; /* preemptor requests, pods aside */
 	bool plain;        /* the pod has no node name, selector, required
 			    * node affinity or GPU model (preempt_plain_pass) */
-	struct chain_sum *sums;    /* [n_slots]: chain_sum_of's; NULL: none */
-	struct res_vec *sum_req;   /* [n_slots] */
+	struct prows *rows;        /* the kept summaries (PK1); NULL: none */
+	struct preempt_rows view;  /* theirs for preempt_select (c->rows) */
 };
 
 static bool chain_visit(void *arg, struct preempt_node *nd)
@@ -376,76 +382,25 @@ static bool chain_visit(void *arg, struct preempt_node *nd)
 	return true;
 }
 
-/* A node's chain summed up whatever the preemptor (its records of the
- * node as it is now: every one that may be a victim of a preemptor of
- * higher priority than `high` whose rights reach every namespace), kept
- * while its key holds (shm/placements.h, PN3: the chain's head and
- * unlinks; and the node's generation, which makes its records stale).
- * Then a probe reads one entry, not the chain's records (each in its own
- * 304-byte record), unless the preemptor's priority falls between the
- * node's lowest and highest (some of its pods only are victims). */
-struct chain_sum {
-	uint32_t head, unlinks, node_gen;
-	uint32_t valid;      /* 0: never summed */
-	uint32_t n;          /* its records */
-	int32_t low, high;   /* their lowest and highest priority */
-	uint32_t zero;       /* 0: no padding (the check compares bytes) */
-	uint64_t late_start; /* their latest placed_ns */
-};
-
-/* The chain from `head` summed up into `cs` and `sum`, keyed so. */
-static void chain_sum_walk(const struct placements *t, uint32_t slot, uint32_t head,
-			   uint32_t unlinks, uint32_t gen, struct chain_sum *cs,
-			   struct res_vec *sum)
-{
-	*cs = (struct chain_sum){.head = head, .unlinks = unlinks, .node_gen = gen,
-				 .valid = 1, .low = INT32_MAX, .high = INT32_MIN};
-	memset(sum, 0, sizeof(*sum));
-	for (uint32_t i = head; i != PLACEMENTS_NIL; i = placements_node_next(t, i)) {
-		uint64_t id;
-		const struct placement_record *r = placements_at(t, i, &id);
-		if (r == NULL || r->slot != slot || r->node_gen != gen)
-			continue; /* victim_ok's ledger_slot_current */
-		cs->n++;
-		cs->low = r->priority < cs->low ? r->priority : cs->low;
-		cs->high = r->priority > cs->high ? r->priority : cs->high;
-		cs->late_start = r->placed_ns > cs->late_start ? r->placed_ns : cs->late_start;
-		for (unsigned k = 0; k < RES_MAX; k++)
-			sum->v[k] += r->request.v[k];
-	}
-}
-
 static int check_on; /* producers_preempt_check's flag, below */
 static uint64_t checks, check_mismatches;
 
-/* Slot `slot`'s summary (the node present in the snapshot), summed again
- * when its key moved. The one holding the producers' lock only. With the
- * tests' check on, a summary kept is compared with the chain summed up
- * afresh: a difference counts as a mismatch. */
-static const struct chain_sum *chain_sum_of(struct chain_visit_ctx *v, uint32_t slot,
-					    const struct res_vec **req)
+/* Whether the tests' check is on. Relaxed: a flag. */
+static bool checking(void)
 {
-	const struct placements *t = v->vf->p->placements;
-	struct chain_sum *cs = &v->sums[slot];
-	*req = &v->sum_req[slot];
-	/* PN3: the count, then the head (PN2's acquire), then the walk. */
-	uint32_t unlinks = placements_node_unlinks(t, slot);
-	uint32_t head = placements_node_first(t, slot);
-	uint32_t gen = ledger_node_generation(v->vf->l, slot);
-	if (!(cs->valid && cs->head == head && cs->unlinks == unlinks && cs->node_gen == gen)) {
-		chain_sum_walk(t, slot, head, unlinks, gen, cs, &v->sum_req[slot]);
-		return cs;
-	}
-	/* Relaxed: a flag. */
-	if (__atomic_load_n(&check_on, __ATOMIC_RELAXED)) {
-		struct chain_sum fresh;
-		struct res_vec sum;
-		chain_sum_walk(t, slot, head, unlinks, gen, &fresh, &sum);
-		if (memcmp(&fresh, cs, sizeof(fresh)) != 0 ||
-		    memcmp(&sum, &v->sum_req[slot], sizeof(sum)) != 0)
-			stat_inc(&check_mismatches);
-	}
-	return cs;
+	return __atomic_load_n(&check_on, __ATOMIC_RELAXED) != 0;
+}
+
+/* The rows' refresh (preempt_rows.refresh): PK1 over a chunk of slots,
+ * with the tests' check when it is on (each difference a mismatch). */
+static void rows_refresh(void *arg, uint32_t first, uint32_t n)
+{
+	struct chain_visit_ctx *v = arg;
+	uint64_t mismatches = 0;
+	prows_refresh(v->rows, v->vf->p->placements, v->vf->l, first, n, checking(),
+		      &mismatches);
+	if (mismatches > 0)
+		stat_add(&check_mismatches, mismatches);
 }
 
 /* The shortcut's probe (preempt_input.probe): the node's chain summed
@@ -461,22 +416,22 @@ static bool chain_probe(void *arg, struct preempt_node *nd, struct preempt_summa
 	const struct placements *t = v->vf->p->placements;
 	nd->slot = (uint32_t)(nd - v->nodes);
 	uint32_t slot = nd->slot;
-	if (v->sums != NULL) {
+	if (v->rows != NULL) {
 		/* Every victim_ok record of a present node is one of the
 		 * summary's: all of them below the preemptor's priority, the
 		 * summary is the probe's; none, no possible victim. */
 		if (slot >= snap->n_slots || !snap->present[slot])
 			return false;
-		const struct res_vec *req;
-		const struct chain_sum *cs = chain_sum_of(v, slot, &req);
-		if (cs->n == 0 || cs->low >= v->vf->priority)
+		const struct prows *rw = v->rows;
+		rows_refresh(v, slot, 1);
+		if (rw->n[slot] == 0 || rw->low[slot] >= v->vf->priority)
 			return false;
-		if (cs->high < v->vf->priority) {
-			out->n = cs->n;
-			out->low_priority = cs->low;
-			out->late_start = cs->late_start;
+		if (rw->high[slot] < v->vf->priority) {
+			out->n = rw->n[slot];
+			out->low_priority = rw->low[slot];
+			out->late_start = rw->late[slot];
 			for (unsigned k = 0; k < v->n_want; k++)
-				out->freed.v[v->want[k]] = req->v[v->want[k]];
+				out->freed.v[v->want[k]] = rw->freed[v->want[k]][slot];
 			goto filters;
 		}
 	}
@@ -521,30 +476,6 @@ filters:
 	return true;
 }
 
-/* Room for `n_slots` summaries of p's table's chains; made afresh (none
- * summed yet) when it grows or the table is another. 0 or -ENOMEM (none
- * then). */
-static int chain_sums_reserve(struct producers *p, uint32_t n_slots)
-{
-	if (p->pre_sums_of == p->placements && n_slots <= p->pre_sums_cap)
-		return 0;
-	size_t n = n_slots > p->pre_sums_cap ? n_slots : p->pre_sums_cap;
-	free(p->pre_sums);
-	free(p->pre_sum_req);
-	p->pre_sums = calloc(n ? n : 1, sizeof(*p->pre_sums));
-	p->pre_sum_req = malloc((n ? n : 1) * sizeof(*p->pre_sum_req));
-	bool got = p->pre_sums != NULL && p->pre_sum_req != NULL;
-	if (!got) {
-		free(p->pre_sums);
-		free(p->pre_sum_req);
-		p->pre_sums = NULL;
-		p->pre_sum_req = NULL;
-	}
-	p->pre_sums_of = got ? p->placements : NULL;
-	p->pre_sums_cap = got ? n : 0;
-	return got ? 0 : -ENOMEM;
-}
-
 /* The node chains: every node slot is given to the choice, from the
  * random one on, and its visit reads its chain: a node without a possible
  * victim is no candidate, as in the walk's list it is not there; so only
@@ -576,13 +507,20 @@ static int collect_chains(struct victim_filter *vf, uint32_t start_slot,
 	}
 	/* The summaries: for a preemptor whose rights reach every
 	 * namespace (victim_ok's may_disrupt is then true of every pod). */
-	cv->sums = NULL;
-	cv->sum_req = NULL;
+	cv->rows = NULL;
+	c->rows = NULL;
 	if (vf->any_victim) {
-		if (chain_sums_reserve(p, snap->n_slots) < 0)
+		if (prows_prepare(&p->pre_rows, t, vf->l, snap) < 0)
 			return -ENOMEM;
-		cv->sums = p->pre_sums;
-		cv->sum_req = p->pre_sum_req;
+		cv->rows = &p->pre_rows;
+		/* The rows in the loop itself: for a preemptor whose static
+		 * filters a bare node passes at once (PK3). */
+		if (cv->plain) {
+			prows_view(&p->pre_rows, &cv->view);
+			cv->view.refresh = rows_refresh;
+			cv->view.refresh_arg = cv;
+			c->rows = &cv->view;
+		}
 	}
 	c->nodes = p->pre_inodes;
 	c->pods = p->pre_ipods;
@@ -603,7 +541,8 @@ static int collect_chains(struct victim_filter *vf, uint32_t start_slot,
 }
 
 /* Tests' check (producers_preempt_check): the choice both ways, and
- * (chain_sum_of) each summary kept against its chain. check_on: __atomic,
+ * (rows_refresh) each summary and counter kept against its chain and its
+ * ledger record. check_on: __atomic,
  * relaxed, a flag; checks, check_mismatches: relaxed (stat_inc), figures. */
 
 void producers_preempt_check(bool on)
@@ -630,7 +569,8 @@ static int choose(const struct preempt_request *rq, const struct collected *c,
 				   .n_nodes = c->n_nodes, .pods = c->pods,
 				   .start = c->start, .want = want,
 				   .visit = c->visit, .visit_arg = c->visit_arg,
-				   .probe = c->probe, .probe_arg = c->visit_arg};
+				   .probe = c->probe, .probe_arg = c->visit_arg,
+				   .rows = c->rows};
 	return preempt_select(&in, scratch, res);
 }
 
@@ -786,8 +726,7 @@ static int preempt_locked(struct producers *p, const struct preempt_request *rq,
 	}
 	if (rc == 0 && cv.error < 0)
 		rc = cv.error;
-	/* Relaxed: a flag. */
-	if (chains && __atomic_load_n(&check_on, __ATOMIC_RELAXED))
+	if (chains && checking())
 		check_against_walk(&vf, pm, rq, tmpl, start_slot, want, &c, rc, res);
 	if (rc < 0 || res->node < 0) {
 		out->candidates = res->candidates;

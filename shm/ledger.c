@@ -348,6 +348,11 @@ uint32_t ledger_node_generation(const struct ledger *l, uint32_t slot)
 	return __atomic_load_n(&l->node_gen[slot], __ATOMIC_RELAXED);
 }
 
+const uint32_t *ledger_node_generations(const struct ledger *l)
+{
+	return l->node_gen;
+}
+
 bool ledger_slot_current(const struct ledger *l, const struct snapshot *snap,
 			 uint32_t slot, uint32_t node_gen)
 {

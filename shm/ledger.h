@@ -102,6 +102,10 @@ void ledger_reset_node(struct ledger *l, uint32_t slot);
  * section of a snapshot that holds the node: the node's own generation. */
 uint32_t ledger_node_generation(const struct ledger *l, uint32_t slot);
 
+/* Every slot's generation, [capacity], for loops over many slots: load
+ * each as ledger_node_generation does (relaxed, NR1), under its rule. */
+const uint32_t *ledger_node_generations(const struct ledger *l);
+
 struct snapshot;
 
 /* Whether a placement made on `slot` at generation `node_gen` is on a node

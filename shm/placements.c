@@ -541,6 +541,16 @@ uint32_t placements_node_unlinks(const struct placements *t, uint32_t slot)
 	return __atomic_load_n(&t->node_unlinks[slot], __ATOMIC_RELAXED);
 }
 
+const uint32_t *placements_node_heads(const struct placements *t)
+{
+	return t->node_head;
+}
+
+const uint32_t *placements_node_unlink_counts(const struct placements *t)
+{
+	return t->node_unlinks;
+}
+
 uint32_t placements_node_next(const struct placements *t, uint32_t index)
 {
 	/* PN2: acquire, partner of PN1's release. */

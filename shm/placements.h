@@ -300,6 +300,13 @@ uint32_t placements_node_next(const struct placements *t, uint32_t index);
  * where PN2's chains are read (frees held off), before the chain. */
 uint32_t placements_node_unlinks(const struct placements *t, uint32_t slot);
 
+/* The chains' heads and unlink counts of every slot below the capacity,
+ * [capacity] each, for loops over many slots without a call per slot:
+ * load a head as placements_node_first does (acquire, PN2) and a count
+ * as placements_node_unlinks does (relaxed, PN3), under the same rule. */
+const uint32_t *placements_node_heads(const struct placements *t);
+const uint32_t *placements_node_unlink_counts(const struct placements *t);
+
 /* Live records now (taken by workers and not freed), any thread, relaxed:
  * a figure. */
 uint64_t placements_live(const struct placements *t);
