@@ -29,7 +29,9 @@
  * - the deadline: fail-open evicts at it (not 1 ms before), fail-closed
  *   keeps the pod, each counted under the reclaim asker;
  * - a registration without the opt-in is not asked by reclaim: 203 goes
- *   at once, no ask posted.
+ *   at once, no ask posted;
+ * - the same grant and no opt-in through the public C API
+ *   (SHMSCHED_APPROVAL_RECLAIM_TOO, what the gateway's webhooks use).
  * Preemption likewise (DefaultPreemption, kubernetes pkg/scheduler/
  * framework/plugins/defaultpreemption: a pod of priority 1000 evicts one
  * of two priority-0 pods that fill two nodes; which node the choice tries
@@ -148,9 +150,8 @@ struct run {
 
 #define SEL_B "kueue.x-k8s.io/queue-name=qb"
 
-/* The daemon, team-b's n_b pods placed, and the manager registered for
- * them with `flags` and `deadline_ms`. */
-static void start(struct run *r, int n_b, uint32_t flags, uint32_t deadline_ms)
+/* The daemon and team-b's n_b pods placed. */
+static void start_pods(struct run *r, int n_b)
 {
 	struct daemon_config cfg = fixture_config(&fx);
 	cfg.cluster_path = cluster;
@@ -164,6 +165,14 @@ static void start(struct run *r, int n_b, uint32_t flags, uint32_t deadline_ms)
 	uint32_t qb = tmpl(r->b, "qb", "1");
 	for (int i = 0; i < n_b; i++)
 		r->b_ids[i] = fixture_place(r->b, qb, 200 + (uint64_t)i, SHMSCHED_PLACED);
+	r->m.fd = -1;
+}
+
+/* start_pods, and the manager registered for team-b's pods with `flags`
+ * and `deadline_ms`. */
+static void start(struct run *r, int n_b, uint32_t flags, uint32_t deadline_ms)
+{
+	start_pods(r, n_b);
 	mgr_open(&r->m, fx.admin);
 	if (mgr_register(&r->m, "b-manager", SEL_B, deadline_ms, flags) < 0)
 		fail_msg("register: %s", r->m.err);
@@ -351,6 +360,68 @@ static void test_reclaim_not_opted_in(void **state)
 	struct daemon_stats ds;
 	daemon_get_stats(r.d, &ds);
 	assert_int_equal(ds.approvals_asked, 0);
+	stop(&r);
+}
+
+/* The public C API's manager (shmsched_approval_register, _pending,
+ * _answer: what the gateway's webhooks use) opts in with
+ * SHMSCHED_APPROVAL_RECLAIM_TOO: asked by reclaim, its grant lets the
+ * eviction go; registered with 0 it is not asked, and a bit past the
+ * three flags is refused by the library. Fails on the old library: it
+ * refused RECLAIM_TOO (EINVAL). */
+static void test_reclaim_c_api(void **state)
+{
+	(void)state;
+	struct run r;
+	char err[512];
+	start_pods(&r, 4);
+	struct shmsched_client *m = fixture_connect(fx.admin);
+	assert_int_equal(shmsched_approval_register(m, "b-api", SEL_B, 60000, 8u,
+						    err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "flags 0x8"));
+	int reg = shmsched_approval_register(m, "b-api", SEL_B, 60000,
+					     SHMSCHED_APPROVAL_RECLAIM_TOO, err,
+					     sizeof(err));
+	if (reg < 1)
+		fail_msg("register: %d %s", reg, err);
+	submit_waiting(&r, "1");
+	struct shmsched_approval_ask asks[SHMSCHED_APPROVAL_PAGE];
+	unsigned more = 1;
+	int n = 0;
+	for (int i = 0; i < 500 && n == 0; i++) {
+		n = shmsched_approval_pending(m, asks, &more, err, sizeof(err));
+		if (n == 0)
+			usleep(10000);
+	}
+	assert_int_equal(n, 1);
+	assert_int_equal(more, 0);
+	assert_int_equal(asks[0].reason, SHMSCHED_APPROVAL_RECLAIM);
+	assert_int_equal(asks[0].placement_id, r.b_ids[3]);
+	assert_string_equal(asks[0].pod, "default/t");
+	nothing_evicted(&r, 300);
+	assert_int_equal(shmsched_approval_answer(m, asks[0].ask_id,
+						  SHMSCHED_APPROVAL_GRANT, 0, err,
+						  sizeof(err)), 0);
+	evicted_and_placed(&r, 203);
+	struct daemon_stats ds;
+	daemon_get_stats(r.d, &ds);
+	assert_int_equal(ds.approvals_by[1].asked, 1);
+	assert_int_equal(ds.approvals_by[1].granted, 1);
+	shmsched_disconnect(m);
+	stop(&r);
+
+	/* Registered with 0: the drain's only, reclaim evicts at once. */
+	start_pods(&r, 4);
+	m = fixture_connect(fx.admin);
+	assert_true(shmsched_approval_register(m, "b-api", SEL_B, 60000, 0, err,
+					       sizeof(err)) >= 1);
+	submit_waiting(&r, "1");
+	evicted_and_placed(&r, 203);
+	assert_int_equal(shmsched_approval_pending(m, asks, &more, err,
+						   sizeof(err)), 0);
+	daemon_get_stats(r.d, &ds);
+	assert_int_equal(ds.approvals_asked, 0);
+	shmsched_disconnect(m);
 	stop(&r);
 }
 
@@ -546,6 +617,7 @@ int main(void)
 		cmocka_unit_test(test_reclaim_not_before),
 		cmocka_unit_test(test_reclaim_deadline),
 		cmocka_unit_test(test_reclaim_not_opted_in),
+		cmocka_unit_test(test_reclaim_c_api),
 		cmocka_unit_test(test_preempt_grant_deny),
 		cmocka_unit_test(test_preempt_time),
 		cmocka_unit_test(test_preempt_not_opted_in),
