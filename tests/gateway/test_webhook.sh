@@ -21,6 +21,11 @@
 #   - n5, app=l, a webhook that answers notBefore an hour from now (RFC
 #     3339, offset +02:00): the drain times out, its report "until N s
 #     from now" with N about 3,600, l-0 kept;
+#   - a webhook registered with "disruptions":["reclaim","preempt"]
+#     shows them in its record (after "drain", which always asks) and the
+#     daemon registers it for quota reclaim and preemption too; an unknown
+#     disruption ("preemption") is 400 naming it (the old gateway
+#     refused the field: 400 "unknown field");
 #   - URLs off loopback refused with 400 and why (10.0.0.1, localhost,
 #     https, a userinfo trick), a bad body 400, a name taken 409; the main
 #     listener has no such route (404).
@@ -110,11 +115,20 @@ check "nothing registered yet: an empty list" sh -c \
 
 check "register granter (app=g): 201" test "$(register granter app=g /grant 30 Closed)" = 201
 check "  ... its record" says '"name":"granter".*"state":"Registered","connected":true'
+check "  ... granter's record: asked by the drain only" says '"failurePolicy":"Closed","disruptions":\["drain"\],'
 check "register denier (app=d): 201" test "$(register denier app=d /deny 30 Closed)" = 201
 check "register sleeper-c (app=c, 2 s, Closed): 201" test "$(register sleeper-c app=c /hang 2 Closed)" = 201
 check "register sleeper-o (app=o, 2 s, Open): 201" test "$(register sleeper-o app=o /hang 2 Open)" = 201
 check "register later (app=l): 201" test "$(register later app=l /later 30 Closed)" = 201
 check "the name granter again: 409" test "$(register granter app=x /grant 30 Closed)" = 409
+check "disruptions [\"preemption\"]: 400 naming it" test "$(admin -X POST -d "{\"name\":\"x\",\"url\":\"$hook/grant\",\"disruptions\":[\"preemption\"]}" http://x/v1/approvals/webhooks)" = 400
+check "  ... naming it" says 'unknown disruption \\"preemption\\"'
+check "register scoped (disruptions reclaim, preempt): 201" test "$(admin -X POST -d "{\"name\":\"scoped\",\"url\":\"$hook/grant\",\"selector\":\"app=s\",\"disruptions\":[\"reclaim\",\"preempt\"]}" http://x/v1/approvals/webhooks)" = 201
+check "  ... its record shows the scope" says '"disruptions":\["drain","reclaim","preempt"\],'
+check "  ... the daemon registered it for reclaim and preemption" wait_until "$dir/daemon.log" \
+	"approval: manager scoped registered (.*asked by the drain, quota reclaim, preemption)"
+check "  ... DELETE scoped: 200" test "$(admin -X DELETE http://x/v1/approvals/webhooks/scoped)" = 200
+check "  ... the daemon dropped it" wait_until "$dir/daemon.log" "approval: manager scoped gone"
 check "the daemon registered all four" sh -c 'for m in granter denier sleeper-c sleeper-o; do
 	grep -q "approval: manager $m registered" "$1" || exit 1; done' - "$dir/daemon.log"
 
