@@ -31,7 +31,8 @@
  * - a registration without the opt-in is not asked by reclaim: 203 goes
  *   at once, no ask posted;
  * - the same grant and no opt-in through the public C API
- *   (SHMSCHED_APPROVAL_RECLAIM_TOO, what the gateway's webhooks use).
+ *   (SHMSCHED_APPROVAL_RECLAIM_TOO, what the gateway's webhooks use);
+ *   preemption's too (SHMSCHED_APPROVAL_PREEMPT_TOO) below.
  * Preemption likewise (DefaultPreemption, kubernetes pkg/scheduler/
  * framework/plugins/defaultpreemption: a pod of priority 1000 evicts one
  * of two priority-0 pods that fill two nodes; which node the choice tries
@@ -437,9 +438,13 @@ struct prun {
 	struct shmsched_client *low, *hi;
 	uint64_t db[2]; /* placements, by cookie */
 	struct mgr m;
+	struct shmsched_client *api; /* the C API's manager, or NULL */
 };
 
-static void pstart(struct prun *r, uint32_t flags, uint32_t deadline_ms)
+/* As below, the manager registered through the public C API
+ * (shmsched_approval_register) into r->api when `api`, else r->m. */
+static void pstart_as(struct prun *r, uint32_t flags, uint32_t deadline_ms,
+		      bool api)
 {
 	fixture_write_cluster(&fx, &(struct fixture_nodes){.count = 2, .cpu = "2",
 							    .memory = "4Gi"},
@@ -457,9 +462,21 @@ static void pstart(struct prun *r, uint32_t flags, uint32_t deadline_ms)
 		"{\"cpu\":\"2\"}}}]}}");
 	for (uint64_t i = 0; i < 2; i++)
 		r->db[i] = fixture_place(r->low, db, i, SHMSCHED_PLACED);
-	mgr_open(&r->m, fx.admin);
-	if (mgr_register(&r->m, "db-manager", "app=db", deadline_ms, flags) < 0)
-		fail_msg("register: %s", r->m.err);
+	r->api = NULL;
+	r->m.fd = -1;
+	if (api) {
+		char err[512];
+		r->api = fixture_connect(fx.admin);
+		if (shmsched_approval_register(r->api, "db-manager", "app=db",
+					       deadline_ms, flags, err,
+					       sizeof(err)) < 1)
+			fail_msg("register: %s", err);
+	} else {
+		mgr_open(&r->m, fx.admin);
+		if (mgr_register(&r->m, "db-manager", "app=db", deadline_ms,
+				 flags) < 0)
+			fail_msg("register: %s", r->m.err);
+	}
 	uint32_t top = fixture_template(r->hi, "{\"kind\":\"Pod\",\"metadata\":{"
 		"\"name\":\"top\",\"labels\":{\"app\":\"top\"}},\"spec\":{"
 		"\"priorityClassName\":\"high\",\"containers\":[{\"name\":"
@@ -470,10 +487,17 @@ static void pstart(struct prun *r, uint32_t flags, uint32_t deadline_ms)
 	assert_int_equal(shmsched_submit(r->hi, &p, 1), 1);
 }
 
+static void pstart(struct prun *r, uint32_t flags, uint32_t deadline_ms)
+{
+	pstart_as(r, flags, deadline_ms, false);
+}
+
 static void pstop(struct prun *r)
 {
 	struct daemon_stats ds;
 	mgr_close(&r->m);
+	if (r->api != NULL)
+		shmsched_disconnect(r->api);
 	shmsched_disconnect(r->low);
 	shmsched_disconnect(r->hi);
 	daemon_stop(r->d, 1000, &ds);
@@ -609,6 +633,51 @@ static void test_preempt_not_opted_in(void **state)
 	pstop(&r);
 }
 
+/* The public C API's manager with SHMSCHED_APPROVAL_PREEMPT_TOO: asked
+ * by preemption (reason SHMSCHED_APPROVAL_PREEMPT), its grant lets the
+ * preemption go; with RECLAIM_TOO only it is not asked. Fails on the old
+ * library (PREEMPT_TOO refused: EINVAL). */
+static void test_preempt_c_api(void **state)
+{
+	(void)state;
+	struct prun r;
+	char err[512];
+	pstart_as(&r, SHMSCHED_APPROVAL_PREEMPT_TOO, 60000, true);
+	struct shmsched_approval_ask asks[SHMSCHED_APPROVAL_PAGE];
+	unsigned more = 1;
+	int n = 0;
+	for (int i = 0; i < 500 && n == 0; i++) {
+		n = shmsched_approval_pending(r.api, asks, &more, err, sizeof(err));
+		if (n == 0)
+			usleep(10000);
+	}
+	assert_int_equal(n, 1);
+	assert_int_equal(asks[0].reason, SHMSCHED_APPROVAL_PREEMPT);
+	assert_string_equal(asks[0].pod, "default/db");
+	int which = asks[0].placement_id == r.db[0] ? 0 :
+		    asks[0].placement_id == r.db[1] ? 1 : -1;
+	assert_true(which >= 0);
+	pnothing(&r, 300);
+	assert_int_equal(shmsched_approval_answer(r.api, asks[0].ask_id,
+						  SHMSCHED_APPROVAL_GRANT, 0, err,
+						  sizeof(err)), 0);
+	ppreempted(&r, which);
+	struct daemon_stats ds;
+	daemon_get_stats(r.d, &ds);
+	assert_int_equal(ds.approvals_by[2].granted, 1);
+	pstop(&r);
+
+	pstart_as(&r, SHMSCHED_APPROVAL_RECLAIM_TOO, 60000, true);
+	struct shmsched_result res;
+	assert_int_equal(fixture_await(r.low, &res, 1, 5000), 1);
+	assert_int_equal(res.status, SHMSCHED_EVICTED);
+	assert_int_equal(shmsched_approval_pending(r.api, asks, &more, err,
+						   sizeof(err)), 0);
+	daemon_get_stats(r.d, &ds);
+	assert_int_equal(ds.approvals_asked, 0);
+	pstop(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -621,6 +690,7 @@ int main(void)
 		cmocka_unit_test(test_preempt_grant_deny),
 		cmocka_unit_test(test_preempt_time),
 		cmocka_unit_test(test_preempt_not_opted_in),
+		cmocka_unit_test(test_preempt_c_api),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
