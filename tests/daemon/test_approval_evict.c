@@ -364,6 +364,24 @@ static void test_reclaim_not_opted_in(void **state)
 	stop(&r);
 }
 
+/* The public C API's manager `m`: its one pending ask into asks[0],
+ * polled every 10 ms for up to 5 s. */
+static void api_await_one(struct shmsched_client *m,
+			  struct shmsched_approval_ask *asks)
+{
+	char err[512];
+	unsigned more = 1;
+	int n = 0;
+	for (int i = 0; i < 500 && n == 0; i++) {
+		n = shmsched_approval_pending(m, asks, &more, err, sizeof(err));
+		if (n == 0)
+			usleep(10000);
+	}
+	if (n != 1 || more != 0)
+		fail_msg("pending: %d asks, %u more (expected 1, 0): %s", n, more,
+			 err);
+}
+
 /* The public C API's manager (shmsched_approval_register, _pending,
  * _answer: what the gateway's webhooks use) opts in with
  * SHMSCHED_APPROVAL_RECLAIM_TOO: asked by reclaim, its grant lets the
@@ -387,15 +405,8 @@ static void test_reclaim_c_api(void **state)
 		fail_msg("register: %d %s", reg, err);
 	submit_waiting(&r, "1");
 	struct shmsched_approval_ask asks[SHMSCHED_APPROVAL_PAGE];
-	unsigned more = 1;
-	int n = 0;
-	for (int i = 0; i < 500 && n == 0; i++) {
-		n = shmsched_approval_pending(m, asks, &more, err, sizeof(err));
-		if (n == 0)
-			usleep(10000);
-	}
-	assert_int_equal(n, 1);
-	assert_int_equal(more, 0);
+	unsigned more;
+	api_await_one(m, asks);
 	assert_int_equal(asks[0].reason, SHMSCHED_APPROVAL_RECLAIM);
 	assert_int_equal(asks[0].placement_id, r.b_ids[3]);
 	assert_string_equal(asks[0].pod, "default/t");
@@ -644,14 +655,8 @@ static void test_preempt_c_api(void **state)
 	char err[512];
 	pstart_as(&r, SHMSCHED_APPROVAL_PREEMPT_TOO, 60000, true);
 	struct shmsched_approval_ask asks[SHMSCHED_APPROVAL_PAGE];
-	unsigned more = 1;
-	int n = 0;
-	for (int i = 0; i < 500 && n == 0; i++) {
-		n = shmsched_approval_pending(r.api, asks, &more, err, sizeof(err));
-		if (n == 0)
-			usleep(10000);
-	}
-	assert_int_equal(n, 1);
+	unsigned more;
+	api_await_one(r.api, asks);
 	assert_int_equal(asks[0].reason, SHMSCHED_APPROVAL_PREEMPT);
 	assert_string_equal(asks[0].pod, "default/db");
 	int which = asks[0].placement_id == r.db[0] ? 0 :
