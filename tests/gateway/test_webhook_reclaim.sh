@@ -38,27 +38,9 @@ pod() { # NAME QUEUE
 	printf '{"kind":"Pod","metadata":{"name":"%s","namespace":"team-a","labels":{"kueue.x-k8s.io/queue-name":"%s"}},"spec":{"containers":[{"name":"c","resources":{"requests":{"cpu":"1"}}}]}}' "$1" "$2"
 }
 
-# The webhook: grants every ask, each ask's body appended to asks.log.
-cat >"$dir/hook.py" <<'PY'
-import http.server, sys
-class H(http.server.BaseHTTPRequestHandler):
-    def do_POST(self):
-        body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
-        with open(sys.argv[2], "a") as f:
-            f.write(body.decode().strip() + "\n")
-        out = b'{"decision":"grant"}'
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(out)))
-        self.end_headers()
-        self.wfile.write(out)
-    def log_message(self, *a):
-        pass
-s = http.server.HTTPServer(("127.0.0.1", 0), H)
-open(sys.argv[1], "w").write(str(s.server_address[1]))
-s.serve_forever()
-PY
-python3 "$dir/hook.py" "$dir/hook.port" "$dir/asks.log" &
+# The webhook (webhook_server.py): POST /grant grants; each ask appended
+# to asks.log.
+python3 "$(dirname "$0")/webhook_server.py" "$dir/hook.port" "$dir/asks.log" &
 pids="$pids $!"
 wait_for "$dir/hook.port" "[0-9]"
 hook=http://127.0.0.1:$(cat "$dir/hook.port")
@@ -66,7 +48,7 @@ hook=http://127.0.0.1:$(cat "$dir/hook.port")
 daemon_start --reclaim-min-run 0
 gateway_start
 check "register reclaimer (team-b's queue, disruptions [reclaim]): 201" test "$(admin -X POST \
-	-d "{\"name\":\"reclaimer\",\"url\":\"$hook/\",\"selector\":\"kueue.x-k8s.io/queue-name=qb\",\"disruptions\":[\"reclaim\"]}" \
+	-d "{\"name\":\"reclaimer\",\"url\":\"$hook/grant\",\"selector\":\"kueue.x-k8s.io/queue-name=qb\",\"disruptions\":[\"reclaim\"]}" \
 	http://x/v1/approvals/webhooks)" = 201
 check "  ... its record: the drain and reclaim" says '"disruptions":\["drain","reclaim"\],'
 check "  ... the daemon registered it for quota reclaim" wait_until "$dir/daemon.log" \
