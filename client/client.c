@@ -1063,7 +1063,10 @@ _Static_assert(SHMSCHED_APPROVAL_NAME_MAX + 1 == OP_APPROVAL_NAME_MAX &&
 	       SHMSCHED_APPROVAL_DEADLINE_MAX_MS == OP_APPROVAL_DEADLINE_MAX_MS &&
 	       SHMSCHED_APPROVAL_PAGE == OP_APPROVAL_PAGE &&
 	       (unsigned)SHMSCHED_APPROVAL_FAIL_OPEN == OP_APPROVAL_FAIL_OPEN &&
+	       (unsigned)SHMSCHED_APPROVAL_RECLAIM_TOO == OP_APPROVAL_RECLAIM_TOO &&
+	       (unsigned)SHMSCHED_APPROVAL_PREEMPT_TOO == OP_APPROVAL_PREEMPT_TOO &&
 	       (unsigned)SHMSCHED_APPROVAL_DRAIN == OP_APPROVAL_DRAIN &&
+	       (unsigned)SHMSCHED_APPROVAL_RECLAIM == OP_APPROVAL_RECLAIM &&
 	       (unsigned)SHMSCHED_APPROVAL_PREEMPT == OP_APPROVAL_PREEMPT &&
 	       (unsigned)SHMSCHED_APPROVAL_GRANT == OP_APPROVAL_GRANT &&
 	       (unsigned)SHMSCHED_APPROVAL_NOT_BEFORE == OP_APPROVAL_NOT_BEFORE &&
@@ -1082,7 +1085,9 @@ int shmsched_approval_register(struct shmsched_client *c, const char *name,
 	size_t sl = selector != NULL ? strlen(selector) : 0;
 	if (c == NULL || nl == 0 || nl > SHMSCHED_APPROVAL_NAME_MAX ||
 	    sl > SHMSCHED_APPROVAL_SELECTOR_MAX ||
-	    (flags & ~(unsigned)SHMSCHED_APPROVAL_FAIL_OPEN) != 0) {
+	    (flags & ~(unsigned)(SHMSCHED_APPROVAL_FAIL_OPEN |
+				 SHMSCHED_APPROVAL_RECLAIM_TOO |
+				 SHMSCHED_APPROVAL_PREEMPT_TOO)) != 0) {
 		errmsg(err, err_len, "shmsched_approval_register: NULL handle, a "
 			"name of %zu bytes (expected 1..%u), a selector of %zu "
 			"(at most %u), or flags %#x", nl, SHMSCHED_APPROVAL_NAME_MAX,

@@ -124,6 +124,54 @@ static bool name_ok(const char *s, size_t len)
 	return true;
 }
 
+/* The registration's "disruptions" (gateway/webhook_decode.h) into
+ * out->reclaim and out->preempt: 0, or -EINVAL with why. */
+static int disruptions(json_t *v, struct gw_webhook_reg *out, char *err,
+		       size_t err_len)
+{
+	static const char expect[] = "expected an array of distinct \"drain\", "
+				     "\"reclaim\" and \"preempt\" (the drain "
+				     "always asks, listed or not)";
+	if (json_is_null(v))
+		return 0;
+	if (!json_is_array(v) || json_array_size(v) > 3) {
+		snprintf(err, err_len, "webhook: disruptions: %s%s", expect,
+			 json_is_array(v) ? ", at most 3" : "");
+		return -EINVAL;
+	}
+	bool seen[3] = {false, false, false};
+	static const char *const names[3] = {"drain", "reclaim", "preempt"};
+	size_t i;
+	json_t *e;
+	json_array_foreach(v, i, e) {
+		const char *s = json_is_string(e) ? json_string_value(e) : NULL;
+		size_t sl = s != NULL ? json_string_length(e) : 0;
+		unsigned k = 0;
+		while (k < 3 && (s == NULL || strlen(names[k]) != sl ||
+				 memcmp(names[k], s, sl) != 0))
+			k++;
+		if (k == 3) {
+			if (s != NULL && printable(s, sl))
+				snprintf(err, err_len, "webhook: disruptions[%zu]: "
+					 "unknown disruption \"%.64s\"; %s", i, s,
+					 expect);
+			else
+				snprintf(err, err_len, "webhook: disruptions[%zu]: "
+					 "not a printable string; %s", i, expect);
+			return -EINVAL;
+		}
+		if (seen[k]) {
+			snprintf(err, err_len, "webhook: disruptions[%zu]: \"%s\" "
+				 "twice; %s", i, names[k], expect);
+			return -EINVAL;
+		}
+		seen[k] = true;
+	}
+	out->reclaim = seen[1];
+	out->preempt = seen[2];
+	return 0;
+}
+
 int gw_webhook_reg_decode(const char *body, size_t len, struct gw_webhook_reg *out,
 			  char *err, size_t err_len)
 {
@@ -144,7 +192,8 @@ int gw_webhook_reg_decode(const char *body, size_t len, struct gw_webhook_reg *o
 	if (!json_is_object(root)) {
 		snprintf(err, err_len, "webhook: expected a JSON object ({\"name\":N,"
 			 "\"url\":U,\"selector\":S,\"deadlineSeconds\":D,"
-			 "\"failurePolicy\":\"Open\"|\"Closed\"})");
+			 "\"failurePolicy\":\"Open\"|\"Closed\","
+			 "\"disruptions\":[\"drain\",\"reclaim\",\"preempt\"]})");
 		goto cleanup;
 	}
 	bool has_name = false, has_url = false;
@@ -205,10 +254,13 @@ int gw_webhook_reg_decode(const char *body, size_t len, struct gw_webhook_reg *o
 					 "is evicted) or \"Closed\" (kept)");
 				goto cleanup;
 			}
+		} else if (strcmp(key, "disruptions") == 0) {
+			if (disruptions(v, out, err, err_len) < 0)
+				goto cleanup;
 		} else {
 			snprintf(err, err_len, "webhook: unknown field \"%.64s\": expected "
-				 "name, url, selector, deadlineSeconds or failurePolicy",
-				 key);
+				 "name, url, selector, deadlineSeconds, failurePolicy "
+				 "or disruptions", key);
 			goto cleanup;
 		}
 	}

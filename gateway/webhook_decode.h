@@ -6,7 +6,7 @@
  *
  * A registration, one JSON object, no other member:
  *   {"name":N, "url":U, "selector":S, "deadlineSeconds":D,
- *    "failurePolicy":"Open"|"Closed"}
+ *    "failurePolicy":"Open"|"Closed", "disruptions":[...]}
  * name: 1..GW_WEBHOOK_NAME_MAX bytes of [A-Za-z0-9._-] (the URL's
  * {name} for DELETE, the manager's name in the daemon's log and the
  * drain's progress); url: required, see below; selector: the drain's pod
@@ -14,7 +14,12 @@
  * (absent or "": every pod; the daemon checks its terms); deadlineSeconds:
  * 1..GW_WEBHOOK_DEADLINE_MAX_S, default 30; failurePolicy: what an ask
  * unanswered by its deadline does, Open (the pod is evicted) or Closed
- * (kept, the default).
+ * (kept, the default); disruptions: which evictions ask the webhook, an
+ * array of distinct "drain", "reclaim" (quota reclaim) and "preempt"
+ * (priority preemption), the values of an ask's "reason". The drain
+ * always asks, listed or not: absent, null or [] is ["drain"], and
+ * ["reclaim"] is the drain and reclaim (SHMSCHED_APPROVAL_RECLAIM_TOO,
+ * _PREEMPT_TOO).
  *
  * The URL is a trust boundary: the gateway calls it with each ask, so a
  * registration could otherwise make the gateway call out anywhere (SSRF).
@@ -65,6 +70,8 @@ struct gw_webhook_reg {
 	struct gw_webhook_url url;
 	uint32_t deadline_s;
 	bool fail_open;
+	bool reclaim, preempt;             /* asked by quota reclaim, by
+					    * preemption too (the drain always) */
 };
 
 enum gw_webhook_decision {

@@ -188,12 +188,15 @@ static void record(const struct webhook *h, struct json_buf *b)
 	json_buf_puts(b, ",\"selector\":");
 	json_buf_string(b, h->reg.selector);
 	json_buf_printf(b, ",\"deadlineSeconds\":%" PRIu32 ",\"failurePolicy\":\"%s\","
-			"\"state\":\"%s\",\"connected\":%s,\"registration\":%d,"
+			"\"disruptions\":[\"drain\"%s%s],\"state\":\"%s\","
+			"\"connected\":%s,\"registration\":%d,"
 			"\"asks\":%" PRIu64 ",\"granted\":%" PRIu64 ",\"denied\":%"
 			PRIu64 ",\"notBefore\":%" PRIu64 ",\"failed\":%" PRIu64
 			",\"relayErrors\":%" PRIu64 ",\"lastError\":",
 			h->reg.deadline_s, h->reg.fail_open ? "Open" : "Closed",
-			state_names[h->state], h->connected ? "true" : "false",
+			h->reg.reclaim ? ",\"reclaim\"" : "",
+			h->reg.preempt ? ",\"preempt\"" : "", state_names[h->state],
+			h->connected ? "true" : "false",
 			h->registration, h->asks, h->granted, h->denied,
 			h->not_before, h->failed, h->relay_errors);
 	json_buf_string(b, h->last_error);
@@ -224,8 +227,12 @@ static int enrol(struct webhook *h, char *err, size_t err_len)
 		return rc;
 	rc = shmsched_approval_register(c, h->reg.name, h->reg.selector,
 					h->reg.deadline_s * 1000u,
-					h->reg.fail_open ? SHMSCHED_APPROVAL_FAIL_OPEN
-					: 0, err, err_len);
+					(h->reg.fail_open ? SHMSCHED_APPROVAL_FAIL_OPEN
+					 : 0) |
+					(h->reg.reclaim ? SHMSCHED_APPROVAL_RECLAIM_TOO
+					 : 0) |
+					(h->reg.preempt ? SHMSCHED_APPROVAL_PREEMPT_TOO
+					 : 0), err, err_len);
 	if (rc < 0) {
 		shmsched_disconnect(c);
 		return rc;
@@ -593,9 +600,10 @@ static void route_post(struct gw_webhooks *m, const char *body, size_t len,
 	int number = h->registration;
 	pthread_mutex_unlock(&m->lock);
 	log_msg(LOG_LEVEL_INFO, "gateway: webhook %s registered (registration %d): "
-		"%s for \"%s\", deadline %" PRIu32 " s, fail-%s", reg.name, number,
-		reg.url.text, reg.selector, reg.deadline_s,
-		reg.fail_open ? "open" : "closed");
+		"%s for \"%s\", deadline %" PRIu32 " s, fail-%s, asked by the "
+		"drain%s%s", reg.name, number, reg.url.text, reg.selector,
+		reg.deadline_s, reg.fail_open ? "open" : "closed",
+		reg.reclaim ? ", reclaim" : "", reg.preempt ? ", preemption" : "");
 }
 
 void gw_webhooks_route(struct gw_webhooks *m, const char *method, const char *rest,

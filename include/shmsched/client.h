@@ -580,6 +580,8 @@ SHMSCHED_EXPORT int shmsched_report_failure(struct shmsched_client *c,
 #define SHMSCHED_APPROVAL_PAGE 64u /* asks in one answer of the daemon, at most */
 enum shmsched_approval_flags {
 	SHMSCHED_APPROVAL_FAIL_OPEN = 1, /* no answer by the deadline: evict */
+	SHMSCHED_APPROVAL_RECLAIM_TOO = 2, /* asked by quota reclaim too */
+	SHMSCHED_APPROVAL_PREEMPT_TOO = 4, /* asked by priority preemption too */
 };
 enum shmsched_approval_reason {
 	SHMSCHED_APPROVAL_DRAIN = 1,
@@ -604,9 +606,13 @@ struct shmsched_approval_ask {
  * space) of the pods `selector` picks (NULL or "": every pod; the drain's
  * --pod-selector syntax, at most 1024 bytes): each ask must be answered
  * within deadline_ms (1..86400000), else the pod is evicted (flags
- * SHMSCHED_APPROVAL_FAIL_OPEN) or kept (0). One registration a connection. Admin socket only. Returns the
+ * SHMSCHED_APPROVAL_FAIL_OPEN) or kept (0). A node drain always asks;
+ * quota reclaim asks too with flags SHMSCHED_APPROVAL_RECLAIM_TOO, and
+ * priority preemption with SHMSCHED_APPROVAL_PREEMPT_TOO. One
+ * registration a connection. Admin socket only. Returns the
  * registration's number (>= 1, for logs), or:
- *   -EINVAL    NULL c, a bad name, selector or deadline
+ *   -EINVAL    NULL c, a bad name, selector, deadline or flags (a bit
+ *              other than the three above)
  *   -EEXIST    the connection has registered already
  *   -ENOSPC    the daemon's table of registrations is full
  *   -EPERM     not the admin socket

@@ -29,7 +29,10 @@
  * - the deadline: fail-open evicts at it (not 1 ms before), fail-closed
  *   keeps the pod, each counted under the reclaim asker;
  * - a registration without the opt-in is not asked by reclaim: 203 goes
- *   at once, no ask posted.
+ *   at once, no ask posted;
+ * - the same grant and no opt-in through the public C API
+ *   (SHMSCHED_APPROVAL_RECLAIM_TOO, what the gateway's webhooks use);
+ *   preemption's too (SHMSCHED_APPROVAL_PREEMPT_TOO) below.
  * Preemption likewise (DefaultPreemption, kubernetes pkg/scheduler/
  * framework/plugins/defaultpreemption: a pod of priority 1000 evicts one
  * of two priority-0 pods that fill two nodes; which node the choice tries
@@ -148,9 +151,8 @@ struct run {
 
 #define SEL_B "kueue.x-k8s.io/queue-name=qb"
 
-/* The daemon, team-b's n_b pods placed, and the manager registered for
- * them with `flags` and `deadline_ms`. */
-static void start(struct run *r, int n_b, uint32_t flags, uint32_t deadline_ms)
+/* The daemon and team-b's n_b pods placed. */
+static void start_pods(struct run *r, int n_b)
 {
 	struct daemon_config cfg = fixture_config(&fx);
 	cfg.cluster_path = cluster;
@@ -164,6 +166,14 @@ static void start(struct run *r, int n_b, uint32_t flags, uint32_t deadline_ms)
 	uint32_t qb = tmpl(r->b, "qb", "1");
 	for (int i = 0; i < n_b; i++)
 		r->b_ids[i] = fixture_place(r->b, qb, 200 + (uint64_t)i, SHMSCHED_PLACED);
+	r->m.fd = -1;
+}
+
+/* start_pods, and the manager registered for team-b's pods with `flags`
+ * and `deadline_ms`. */
+static void start(struct run *r, int n_b, uint32_t flags, uint32_t deadline_ms)
+{
+	start_pods(r, n_b);
 	mgr_open(&r->m, fx.admin);
 	if (mgr_register(&r->m, "b-manager", SEL_B, deadline_ms, flags) < 0)
 		fail_msg("register: %s", r->m.err);
@@ -354,6 +364,79 @@ static void test_reclaim_not_opted_in(void **state)
 	stop(&r);
 }
 
+/* The public C API's manager `m`: its one pending ask into asks[0],
+ * polled every 10 ms for up to 5 s. */
+static void api_await_one(struct shmsched_client *m,
+			  struct shmsched_approval_ask *asks)
+{
+	char err[512];
+	unsigned more = 1;
+	int n = 0;
+	for (int i = 0; i < 500 && n == 0; i++) {
+		n = shmsched_approval_pending(m, asks, &more, err, sizeof(err));
+		if (n == 0)
+			usleep(10000);
+	}
+	if (n != 1 || more != 0)
+		fail_msg("pending: %d asks, %u more (expected 1, 0): %s", n, more,
+			 err);
+}
+
+/* The public C API's manager (shmsched_approval_register, _pending,
+ * _answer: what the gateway's webhooks use) opts in with
+ * SHMSCHED_APPROVAL_RECLAIM_TOO: asked by reclaim, its grant lets the
+ * eviction go; registered with 0 it is not asked, and a bit past the
+ * three flags is refused by the library. Fails on the old library: it
+ * refused RECLAIM_TOO (EINVAL). */
+static void test_reclaim_c_api(void **state)
+{
+	(void)state;
+	struct run r;
+	char err[512];
+	start_pods(&r, 4);
+	struct shmsched_client *m = fixture_connect(fx.admin);
+	assert_int_equal(shmsched_approval_register(m, "b-api", SEL_B, 60000, 8u,
+						    err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "flags 0x8"));
+	int reg = shmsched_approval_register(m, "b-api", SEL_B, 60000,
+					     SHMSCHED_APPROVAL_RECLAIM_TOO, err,
+					     sizeof(err));
+	if (reg < 1)
+		fail_msg("register: %d %s", reg, err);
+	submit_waiting(&r, "1");
+	struct shmsched_approval_ask asks[SHMSCHED_APPROVAL_PAGE];
+	unsigned more;
+	api_await_one(m, asks);
+	assert_int_equal(asks[0].reason, SHMSCHED_APPROVAL_RECLAIM);
+	assert_int_equal(asks[0].placement_id, r.b_ids[3]);
+	assert_string_equal(asks[0].pod, "default/t");
+	nothing_evicted(&r, 300);
+	assert_int_equal(shmsched_approval_answer(m, asks[0].ask_id,
+						  SHMSCHED_APPROVAL_GRANT, 0, err,
+						  sizeof(err)), 0);
+	evicted_and_placed(&r, 203);
+	struct daemon_stats ds;
+	daemon_get_stats(r.d, &ds);
+	assert_int_equal(ds.approvals_by[1].asked, 1);
+	assert_int_equal(ds.approvals_by[1].granted, 1);
+	shmsched_disconnect(m);
+	stop(&r);
+
+	/* Registered with 0: the drain's only, reclaim evicts at once. */
+	start_pods(&r, 4);
+	m = fixture_connect(fx.admin);
+	assert_true(shmsched_approval_register(m, "b-api", SEL_B, 60000, 0, err,
+					       sizeof(err)) >= 1);
+	submit_waiting(&r, "1");
+	evicted_and_placed(&r, 203);
+	assert_int_equal(shmsched_approval_pending(m, asks, &more, err,
+						   sizeof(err)), 0);
+	daemon_get_stats(r.d, &ds);
+	assert_int_equal(ds.approvals_asked, 0);
+	shmsched_disconnect(m);
+	stop(&r);
+}
+
 /* --- priority preemption (OP_APPROVAL_PREEMPT_TOO) ---
  *
  * Nodes n0 and n1 of 2 cpu (fx.cluster, the PriorityClass "high" of
@@ -366,9 +449,13 @@ struct prun {
 	struct shmsched_client *low, *hi;
 	uint64_t db[2]; /* placements, by cookie */
 	struct mgr m;
+	struct shmsched_client *api; /* the C API's manager, or NULL */
 };
 
-static void pstart(struct prun *r, uint32_t flags, uint32_t deadline_ms)
+/* As below, the manager registered through the public C API
+ * (shmsched_approval_register) into r->api when `api`, else r->m. */
+static void pstart_as(struct prun *r, uint32_t flags, uint32_t deadline_ms,
+		      bool api)
 {
 	fixture_write_cluster(&fx, &(struct fixture_nodes){.count = 2, .cpu = "2",
 							    .memory = "4Gi"},
@@ -386,9 +473,21 @@ static void pstart(struct prun *r, uint32_t flags, uint32_t deadline_ms)
 		"{\"cpu\":\"2\"}}}]}}");
 	for (uint64_t i = 0; i < 2; i++)
 		r->db[i] = fixture_place(r->low, db, i, SHMSCHED_PLACED);
-	mgr_open(&r->m, fx.admin);
-	if (mgr_register(&r->m, "db-manager", "app=db", deadline_ms, flags) < 0)
-		fail_msg("register: %s", r->m.err);
+	r->api = NULL;
+	r->m.fd = -1;
+	if (api) {
+		char err[512];
+		r->api = fixture_connect(fx.admin);
+		if (shmsched_approval_register(r->api, "db-manager", "app=db",
+					       deadline_ms, flags, err,
+					       sizeof(err)) < 1)
+			fail_msg("register: %s", err);
+	} else {
+		mgr_open(&r->m, fx.admin);
+		if (mgr_register(&r->m, "db-manager", "app=db", deadline_ms,
+				 flags) < 0)
+			fail_msg("register: %s", r->m.err);
+	}
 	uint32_t top = fixture_template(r->hi, "{\"kind\":\"Pod\",\"metadata\":{"
 		"\"name\":\"top\",\"labels\":{\"app\":\"top\"}},\"spec\":{"
 		"\"priorityClassName\":\"high\",\"containers\":[{\"name\":"
@@ -399,10 +498,17 @@ static void pstart(struct prun *r, uint32_t flags, uint32_t deadline_ms)
 	assert_int_equal(shmsched_submit(r->hi, &p, 1), 1);
 }
 
+static void pstart(struct prun *r, uint32_t flags, uint32_t deadline_ms)
+{
+	pstart_as(r, flags, deadline_ms, false);
+}
+
 static void pstop(struct prun *r)
 {
 	struct daemon_stats ds;
 	mgr_close(&r->m);
+	if (r->api != NULL)
+		shmsched_disconnect(r->api);
 	shmsched_disconnect(r->low);
 	shmsched_disconnect(r->hi);
 	daemon_stop(r->d, 1000, &ds);
@@ -538,6 +644,45 @@ static void test_preempt_not_opted_in(void **state)
 	pstop(&r);
 }
 
+/* The public C API's manager with SHMSCHED_APPROVAL_PREEMPT_TOO: asked
+ * by preemption (reason SHMSCHED_APPROVAL_PREEMPT), its grant lets the
+ * preemption go; with RECLAIM_TOO only it is not asked. Fails on the old
+ * library (PREEMPT_TOO refused: EINVAL). */
+static void test_preempt_c_api(void **state)
+{
+	(void)state;
+	struct prun r;
+	char err[512];
+	pstart_as(&r, SHMSCHED_APPROVAL_PREEMPT_TOO, 60000, true);
+	struct shmsched_approval_ask asks[SHMSCHED_APPROVAL_PAGE];
+	unsigned more;
+	api_await_one(r.api, asks);
+	assert_int_equal(asks[0].reason, SHMSCHED_APPROVAL_PREEMPT);
+	assert_string_equal(asks[0].pod, "default/db");
+	int which = asks[0].placement_id == r.db[0] ? 0 :
+		    asks[0].placement_id == r.db[1] ? 1 : -1;
+	assert_true(which >= 0);
+	pnothing(&r, 300);
+	assert_int_equal(shmsched_approval_answer(r.api, asks[0].ask_id,
+						  SHMSCHED_APPROVAL_GRANT, 0, err,
+						  sizeof(err)), 0);
+	ppreempted(&r, which);
+	struct daemon_stats ds;
+	daemon_get_stats(r.d, &ds);
+	assert_int_equal(ds.approvals_by[2].granted, 1);
+	pstop(&r);
+
+	pstart_as(&r, SHMSCHED_APPROVAL_RECLAIM_TOO, 60000, true);
+	struct shmsched_result res;
+	assert_int_equal(fixture_await(r.low, &res, 1, 5000), 1);
+	assert_int_equal(res.status, SHMSCHED_EVICTED);
+	assert_int_equal(shmsched_approval_pending(r.api, asks, &more, err,
+						   sizeof(err)), 0);
+	daemon_get_stats(r.d, &ds);
+	assert_int_equal(ds.approvals_asked, 0);
+	pstop(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -546,9 +691,11 @@ int main(void)
 		cmocka_unit_test(test_reclaim_not_before),
 		cmocka_unit_test(test_reclaim_deadline),
 		cmocka_unit_test(test_reclaim_not_opted_in),
+		cmocka_unit_test(test_reclaim_c_api),
 		cmocka_unit_test(test_preempt_grant_deny),
 		cmocka_unit_test(test_preempt_time),
 		cmocka_unit_test(test_preempt_not_opted_in),
+		cmocka_unit_test(test_preempt_c_api),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

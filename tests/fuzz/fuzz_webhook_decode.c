@@ -7,7 +7,8 @@
  * port 1..65535, its text the input, at most GW_WEBHOOK_URL_MAX bytes,
  * without '#', space or control bytes; an accepted registration's name
  * is 1..GW_WEBHOOK_NAME_MAX bytes, its deadline 1..a day, its URL as
- * above; an accepted answer's decision is one of three and its time
+ * above, its reclaim and preempt scopes off unless "disruptions" set
+ * them; an accepted answer's decision is one of three and its time
  * within a day, set only with notBefore; nothing past its bound is ever
  * accepted. */
 #include <errno.h>
@@ -58,6 +59,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		    strlen(r.selector) > GW_WEBHOOK_SELECTOR_MAX)
 			abort();
 		check_url(&r.url);
+		/* reclaim and preempt come from "disruptions" only: without
+		 * that key (spelled out, or through an escape) both are off. */
+		if ((r.reclaim || r.preempt) &&
+		    memmem(in, len, "disruptions", 11) == NULL &&
+		    memmem(in, len, "\\", 1) == NULL)
+			abort();
 		return 0;
 	}
 	case 1: {

@@ -21,6 +21,11 @@
 #   - n5, app=l, a webhook that answers notBefore an hour from now (RFC
 #     3339, offset +02:00): the drain times out, its report "until N s
 #     from now" with N about 3,600, l-0 kept;
+#   - a webhook registered with "disruptions":["reclaim","preempt"]
+#     shows them in its record (after "drain", which always asks) and the
+#     daemon registers it for quota reclaim and preemption too; an unknown
+#     disruption ("preemption") is 400 naming it (the old gateway
+#     refused the field: 400 "unknown field");
 #   - URLs off loopback refused with 400 and why (10.0.0.1, localhost,
 #     https, a userinfo trick), a bad body 400, a name taken 409; the main
 #     listener has no such route (404).
@@ -46,38 +51,9 @@ printf '{"kind":"List","items":[%s,%s,%s,%s,%s,%s,%s,%s,%s,%s]}\n' \
 	"$(pod l-0 l n5)" \
 	>"$dir/cluster.json"
 
-# The webhook: POST /grant, /deny, /later (not before an hour from now,
-# RFC 3339 with an offset), /hang (answers after 30 s: never, for a
-# deadline of 2 s); each ask's body appended to asks.log.
-cat >"$dir/hook.py" <<'PY'
-import datetime, http.server, json, sys, time
-class H(http.server.BaseHTTPRequestHandler):
-    def do_POST(self):
-        body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
-        with open(sys.argv[2], "a") as f:
-            f.write(self.path + " " + body.decode() .strip() + "\n")
-        if self.path == "/hang":
-            time.sleep(30)
-        answer = {"decision": "grant" if self.path == "/grant" else "deny",
-                  "message": "from the test's webhook"}
-        if self.path == "/later":
-            at = datetime.datetime.now(datetime.timezone(datetime.timedelta(hours=2)))
-            answer = {"decision": "notBefore",
-                      "notBefore": (at + datetime.timedelta(hours=1)).isoformat()}
-        out = json.dumps(answer).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(out)))
-        self.end_headers()
-        self.wfile.write(out)
-    def log_message(self, *a):
-        pass
-s = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
-s.daemon_threads = True
-open(sys.argv[1], "w").write(str(s.server_address[1]))
-s.serve_forever()
-PY
-python3 "$dir/hook.py" "$dir/hook.port" "$dir/asks.log" &
+# The webhook (webhook_server.py): POST /grant, /deny, /later, /hang;
+# each ask appended to asks.log.
+python3 "$(dirname "$0")/webhook_server.py" "$dir/hook.port" "$dir/asks.log" &
 pids="$pids $!"
 wait_for "$dir/hook.port" "[0-9]"
 hook=http://127.0.0.1:$(cat "$dir/hook.port")
@@ -110,11 +86,20 @@ check "nothing registered yet: an empty list" sh -c \
 
 check "register granter (app=g): 201" test "$(register granter app=g /grant 30 Closed)" = 201
 check "  ... its record" says '"name":"granter".*"state":"Registered","connected":true'
+check "  ... granter's record: asked by the drain only" says '"failurePolicy":"Closed","disruptions":\["drain"\],'
 check "register denier (app=d): 201" test "$(register denier app=d /deny 30 Closed)" = 201
 check "register sleeper-c (app=c, 2 s, Closed): 201" test "$(register sleeper-c app=c /hang 2 Closed)" = 201
 check "register sleeper-o (app=o, 2 s, Open): 201" test "$(register sleeper-o app=o /hang 2 Open)" = 201
 check "register later (app=l): 201" test "$(register later app=l /later 30 Closed)" = 201
 check "the name granter again: 409" test "$(register granter app=x /grant 30 Closed)" = 409
+check "disruptions [\"preemption\"]: 400 naming it" test "$(admin -X POST -d "{\"name\":\"x\",\"url\":\"$hook/grant\",\"disruptions\":[\"preemption\"]}" http://x/v1/approvals/webhooks)" = 400
+check "  ... naming it" says 'unknown disruption \\"preemption\\"'
+check "register scoped (disruptions reclaim, preempt): 201" test "$(admin -X POST -d "{\"name\":\"scoped\",\"url\":\"$hook/grant\",\"selector\":\"app=s\",\"disruptions\":[\"reclaim\",\"preempt\"]}" http://x/v1/approvals/webhooks)" = 201
+check "  ... its record shows the scope" says '"disruptions":\["drain","reclaim","preempt"\],'
+check "  ... the daemon registered it for reclaim and preemption" wait_until "$dir/daemon.log" \
+	"approval: manager scoped registered (.*asked by the drain, quota reclaim, preemption)"
+check "  ... DELETE scoped: 200" test "$(admin -X DELETE http://x/v1/approvals/webhooks/scoped)" = 200
+check "  ... the daemon dropped it" wait_until "$dir/daemon.log" "approval: manager scoped gone"
 check "the daemon registered all four" sh -c 'for m in granter denier sleeper-c sleeper-o; do
 	grep -q "approval: manager $m registered" "$1" || exit 1; done' - "$dir/daemon.log"
 

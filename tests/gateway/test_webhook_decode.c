@@ -144,6 +144,49 @@ static void test_registration(void **state)
 	reg_bad("{\"name\":\"k\",\"name\":\"j\",\"url\":\"http://127.0.0.1:9/\"}",
 		"not JSON");
 	reg_bad("{\"name\":\"k\",\"url\":\"http://127.0.0.1:9/\"} x", "not JSON");
+	assert_false(r.reclaim);
+	assert_false(r.preempt);
+
+	/* disruptions: the drain always asks; reclaim and preempt opt in. */
+	static const struct {
+		const char *list;
+		bool reclaim, preempt;
+	} scopes[] = {
+		{"null", false, false},
+		{"[]", false, false},
+		{"[\"drain\"]", false, false},
+		{"[\"reclaim\"]", true, false},
+		{"[\"preempt\"]", false, true},
+		{"[\"drain\",\"reclaim\"]", true, false},
+		{"[\"preempt\",\"drain\",\"reclaim\"]", true, true},
+	};
+	for (size_t i = 0; i < sizeof(scopes) / sizeof(scopes[0]); i++) {
+		char b[256];
+		snprintf(b, sizeof(b), "{\"name\":\"k\",\"url\":\"http://127.0.0.1:9/\","
+			 "\"disruptions\":%s}", scopes[i].list);
+		if (gw_webhook_reg_decode(b, strlen(b), &r, err, sizeof(err)) != 0)
+			fail_msg("%s: %s", b, err);
+		if (r.reclaim != scopes[i].reclaim || r.preempt != scopes[i].preempt)
+			fail_msg("%s: reclaim %d preempt %d", b, r.reclaim, r.preempt);
+	}
+	reg_bad("{\"name\":\"k\",\"url\":\"http://127.0.0.1:9/\",\"disruptions\":"
+		"[\"reclaim\",\"preemption\"]}", "disruptions[1]: unknown disruption "
+		"\"preemption\"; expected an array of distinct \"drain\", \"reclaim\" "
+		"and \"preempt\"");
+	reg_bad("{\"name\":\"k\",\"url\":\"http://127.0.0.1:9/\",\"disruptions\":"
+		"[\"Reclaim\"]}", "unknown disruption \"Reclaim\"");
+	reg_bad("{\"name\":\"k\",\"url\":\"http://127.0.0.1:9/\",\"disruptions\":"
+		"[\"reclaim\",\"reclaim\"]}", "disruptions[1]: \"reclaim\" twice");
+	reg_bad("{\"name\":\"k\",\"url\":\"http://127.0.0.1:9/\",\"disruptions\":"
+		"\"reclaim\"}", "disruptions: expected an array");
+	reg_bad("{\"name\":\"k\",\"url\":\"http://127.0.0.1:9/\",\"disruptions\":"
+		"[1]}", "disruptions[0]: not a printable string");
+	reg_bad("{\"name\":\"k\",\"url\":\"http://127.0.0.1:9/\",\"disruptions\":"
+		"[\"reclaim\\u0001\"]}", "disruptions[0]: not a printable string");
+	reg_bad("{\"name\":\"k\",\"url\":\"http://127.0.0.1:9/\",\"disruptions\":"
+		"[\"drain\",\"reclaim\",\"preempt\",\"drain\"]}",
+		"disruptions: expected an array of distinct \"drain\", \"reclaim\" and "
+		"\"preempt\" (the drain always asks, listed or not), at most 3");
 	/* Bounds: a name of 64 bytes, a selector of 1,025, a body past 16 KiB. */
 	char buf[GW_WEBHOOK_BODY_MAX + 64];
 	snprintf(buf, sizeof(buf), "{\"name\":\"%064d\",\"url\":\"http://127.0.0.1:9/\"}", 0);
