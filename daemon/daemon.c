@@ -909,6 +909,17 @@ static bool quarantine_exclude_cb(void *arg, uint32_t owner, uint32_t template,
 	return true;
 }
 
+/* A surge's replacement placed on `node`: the count attempt.c keeps for a
+ * worker's placement. */
+static void quarantine_placed_cb(void *arg, uint32_t owner, uint32_t template,
+				 const struct node_spec *node)
+{
+	struct daemon *d = arg;
+	struct quarantine_key k = {.owner = owner, .template = template};
+	if (labels_get(node->labels, node->n_labels, d->pool_key, &k.pool))
+		quarantine_placed(d->quarantine, quarantine_now(d->quarantine), &k);
+}
+
 /* One line per pair: quarantined ones first. */
 static uint32_t quarantine_list_cb(void *arg, const struct intern *strings,
 				   char *buf, size_t len)
@@ -973,7 +984,7 @@ static int start_quarantine(struct daemon *d, const struct daemon_config *cfg,
 	struct producers_quarantine pq = {
 		.pool_label = d->pool_label, .report = quarantine_report_cb,
 		.release = quarantine_release_cb, .list = quarantine_list_cb,
-		.exclude = quarantine_exclude_cb,
+		.exclude = quarantine_exclude_cb, .placed = quarantine_placed_cb,
 		.arg = d,
 	};
 	producers_set_quarantine(d->producers, &pq);

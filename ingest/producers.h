@@ -303,6 +303,10 @@ struct producers_quarantine {
 	bool (*exclude)(void *arg, uint32_t owner, uint32_t template,
 			const struct pod_spec *pod, struct pod_spec *out,
 			char *why, size_t why_len);
+	/* That replacement committed on `node`: counted as a worker's
+	 * placement is, in its pool's failure rate (may be NULL). */
+	void (*placed)(void *arg, uint32_t owner, uint32_t template,
+		       const struct node_spec *node);
 	void *arg;
 };
 /* Before the control sockets start; not set: OP_FAILURE is refused

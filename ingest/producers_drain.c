@@ -408,6 +408,12 @@ static int surge_place(struct producers *p, const struct placement_record *r,
 	*made = placements_fill(p->placements, (uint32_t)ix, r->owner, *where,
 				ledger_node_generation(l, *where), &pod,
 				&pl.devices, r->cookie);
+	/* A placement of its template in that pool, as a worker's counts
+	 * (daemon/attempt.c): else a replacement's failure would weigh as
+	 * if it had never been placed. */
+	if (p->quarantine.placed != NULL)
+		p->quarantine.placed(p->quarantine.arg, r->owner, pod.ns_name,
+				     &snap->nodes[*where]);
 	/* Under the lock: no release of it can run before the store hears it. */
 	if (p->persist.placement_added != NULL)
 		p->persist.placement_added(p->persist.arg, *made);

@@ -23,7 +23,9 @@
  *   which a worker's placement would skip too); with n2 full, nothing is
  *   evicted and the line names the quarantine; once an admin releases
  *   the pool the same wave replaces it on n1. On the old code the
- *   replacement went to n1 both times.
+ *   replacement went to n1 both times. That replacement counts as a
+ *   placement in the pool's rate ("0 failures of 1 placements"; 0 of 0
+ *   before the surge's placements were counted).
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -351,6 +353,17 @@ static void test_quarantine(void **state)
 	assert_int_equal(n[1].placement_id, w2);
 	node_of(prod, &n[0], node, sizeof(node));
 	assert_string_equal(node, "n1");
+	/* That replacement counts in pool bad's rate for web as a worker's
+	 * placement does: the release cleared its history, so 1 placement
+	 * (0 when the surge's placements went uncounted). */
+	char *list = NULL;
+	assert_int_equal(shmsched_pools(admin, NULL, NULL, NULL, NULL, &list, err,
+					sizeof(err)), 0);
+	print_message("pools:\n%s", list);
+	if (strstr(list, "pool bad template default/web") == NULL ||
+	    strstr(list, "0 failures of 1 placements") == NULL)
+		fail_msg("pools: %s", list);
+	free(list);
 	assert_int_equal(daemon_overcommits(d), 0);
 	struct daemon_stats ds;
 	daemon_stop(d, 1000, &ds);
