@@ -37,22 +37,5 @@ if [ "$rc" != 0 ]; then
 	exit 1
 fi
 
-# The output blocks: plain ``` fences (an opening fence with no language).
-awk '/^```/ { if (inb) { inb = 0; plain = 0 } else { inb = 1; plain = ($0 == "```") }; next }
-	inb && plain' "$guide" | grep -v -F '...' >"$dir/expected"
-checked=0 missing=0
-while IFS= read -r line; do
-	[ -n "$line" ] || continue
-	checked=$((checked + 1))
-	if ! grep -Fxq -e "$line" "$dir/out"; then
-		echo "not in the run's output: $line"
-		missing=$((missing + 1))
-	fi
-done <"$dir/expected"
-if [ "$missing" != 0 ] || [ "$checked" -lt 30 ]; then
-	echo "== the run's output"
-	cat "$dir/out"
-	echo "FAIL: docs/guides/maintenance.md: $missing of $checked answer lines differ from the run"
-	exit 1
-fi
-echo "ok: docs/guides/maintenance.md: its sh blocks ran, $checked answer lines match"
+. "$src/tests/docs/guide_answers.sh"
+guide_answers "$guide" "$dir/out" 30
