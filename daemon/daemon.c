@@ -41,6 +41,7 @@
 #include "daemon/admission_fair_internal.h"
 #include "daemon/lease_internal.h"
 #include "daemon/quarantine_internal.h"
+#include "daemon/etcd_sync_internal.h"
 #include "daemon/shard_gate_internal.h"
 #include "daemon/taint_evict_internal.h"
 
@@ -71,6 +72,7 @@ struct daemon {
 	uint32_t pool_key;             /* its intern id */
 	struct shard_gate *shard_gate; /* with --etcd (issue 40); NULL: one host */
 	struct membership *membership; /* its thread; NULL: one host */
+	struct etcd_sync *etcd_sync;   /* sync commits; NULL: none */
 	struct priority_classes classes; /* the cluster file's and admins' */
 	struct gang_table gangs;         /* PodGroups, likewise */
 	struct pdb_table pdbs;           /* PodDisruptionBudgets, likewise */
@@ -127,6 +129,7 @@ static void teardown(struct daemon *d)
 	producers_destroy(d->producers);
 	taint_evict_destroy(d->lifecycle);
 	quarantine_destroy(d->quarantine); /* after the producers that report */
+	etcd_sync_destroy(d->etcd_sync, 0); /* after the workers that wait on it */
 	shard_gate_destroy(d->shard_gate); /* after the workers and membership */
 	free(d->pool_label);
 	lease_destroy(d->leases);
@@ -980,6 +983,36 @@ static int start_quarantine(struct daemon *d, const struct daemon_config *cfg,
 	return 0;
 }
 
+/* The membership's callbacks (coord/membership.h), on its thread: the
+ * gate's, and with sync commits the owned set is opened to placements
+ * only where a committer is open: closed first to what is no longer
+ * ready (a released shard: before its committer drains and its owner key
+ * goes), then the committers opened and closed, then opened to the newly
+ * ready (a taken shard: after its committer exists). */
+static size_t member_shards(void *arg, shard_name_t *out, size_t cap)
+{
+	struct daemon *d = arg;
+	return shard_gate_shards(d->shard_gate, out, cap);
+}
+
+static void member_alive_until(void *arg, uint64_t until_ns)
+{
+	struct daemon *d = arg;
+	shard_gate_alive_until(d->shard_gate, until_ns);
+}
+
+static void member_owned(void *arg, const shard_name_t *names, size_t n)
+{
+	struct daemon *d = arg;
+	if (d->etcd_sync == NULL) {
+		shard_gate_owned(d->shard_gate, names, n);
+		return;
+	}
+	static shard_name_t ready[SHARD_MAX]; /* the membership thread's */
+	shard_gate_owned(d->shard_gate, ready, etcd_sync_ready(d->etcd_sync, names, n, ready));
+	shard_gate_owned(d->shard_gate, ready, etcd_sync_owned(d->etcd_sync, names, n, ready));
+}
+
 /* With --etcd: the shard gate in the workers' attempts and the
  * membership thread that feeds it (issue 40). Before the control sockets
  * start, so that no pod is placed ungated. */
@@ -1009,18 +1042,34 @@ static int start_shards(struct daemon *d, const struct daemon_config *cfg, char 
 		.host = host,
 		.ttl_s = cfg->etcd_lease_ttl_s != 0 ? cfg->etcd_lease_ttl_s
 			 : MEMBERSHIP_TTL_DEFAULT_S,
-		.shards = shard_gate_shards,
-		.owned = shard_gate_owned,
-		.alive_until = shard_gate_alive_until,
-		.arg = d->shard_gate,
+		.shards = member_shards,
+		.owned = member_owned,
+		.alive_until = member_alive_until,
+		.arg = d,
 	};
+	if (cfg->etcd_durability == ETCD_DURABILITY_SYNC) {
+		char prefix[COMMIT_PREFIX_MAX + 1];
+		if (membership_prefix(mc.cluster, prefix, sizeof(prefix)) < 0)
+			return errmsg_rc(-ENAMETOOLONG, err, err_len,
+					 "--etcd-cluster \"%s\": too long for the commit keys' "
+					 "prefix (%d bytes)", mc.cluster, COMMIT_PREFIX_MAX);
+		d->etcd_sync = etcd_sync_create(cfg->etcd_endpoints, prefix, d->cluster,
+						d->strings, key, d->workers);
+		if (d->etcd_sync == NULL)
+			return errmsg_rc(-ENOMEM, err, err_len, "--etcd: out of memory");
+		serve_set_etcd_sync(d->serve, d->etcd_sync);
+	}
 	char why[512];
 	int rc = membership_start(&d->membership, &mc, why, sizeof(why));
 	if (rc < 0)
 		return errmsg_rc(rc, err, err_len, "--etcd %s: %s", cfg->etcd_endpoints, why);
+	if (d->etcd_sync != NULL)
+		etcd_sync_set_membership(d->etcd_sync, d->membership);
 	log_msg(LOG_LEVEL_INFO, "host %s of cluster %s through etcd %s: lease TTL %lld s, "
-		"shards by node label %s", host, mc.cluster, cfg->etcd_endpoints,
-		(long long)mc.ttl_s, label);
+		"shards by node label %s, placements %s", host, mc.cluster, cfg->etcd_endpoints,
+		(long long)mc.ttl_s, label,
+		d->etcd_sync != NULL ? "committed to etcd before their answers (sync)"
+				     : "kept on this host only");
 	return 0;
 }
 

@@ -54,6 +54,8 @@ static const char *endpoints;
 static char dir[64];
 static pid_t pids[HOSTS];
 static const char *const names[HOSTS] = {"host-a", "host-b", "host-c"};
+/* The cluster's name of the test running (each its own keys). */
+static const char *cluster_name = "etcd-hosts";
 
 static double now_s(void)
 {
@@ -90,7 +92,7 @@ static void start_host(int h)
 		const char *argv[] = {shmschedd, "--ephemeral", "--cluster", cluster,
 				      "--socket", sock, "--workers", "1", "--no-pin",
 				      "--no-warm", "--etcd", endpoints, "--etcd-lease-ttl",
-				      "2", "--etcd-cluster", "etcd-hosts", "--host-name",
+				      "2", "--etcd-cluster", cluster_name, "--host-name",
 				      names[h], NULL};
 		execv(shmschedd, (char *const *)argv);
 		_exit(127);
@@ -130,7 +132,7 @@ static void owners(struct etcd_client *ec, int *own)
 {
 	for (int z = 0; z < ZONES; z++) {
 		char key[96];
-		snprintf(key, sizeof(key), "/shmsched/etcd-hosts/shards/z%d/owner", z);
+		snprintf(key, sizeof(key), "/shmsched/%s/shards/z%d/owner", cluster_name, z);
 		struct etcd_range_result r;
 		if (etcd_range(ec, key, strlen(key), NULL, 0, 0, &r) != 0)
 			fail_msg("range %s: %s", key, etcd_client_error(ec));
@@ -203,6 +205,40 @@ static void connect_to(int h, struct producer *p)
 					       sizeof(err)) != 0)
 			fail_msg("template of zone z%d on %s: %s", z, names[h], err);
 	}
+}
+
+/* A template of host h's producer p: a pod selecting zone z requesting
+ * `cpu` (a quantity). */
+static uint32_t template_of(struct producer *p, int h, int z, const char *cpu)
+{
+	char json[512], err[256];
+	snprintf(json, sizeof(json),
+		 "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"q%d\"},\"spec\":{"
+		 "\"nodeSelector\":{\"topology.kubernetes.io/zone\":\"z%d\"},"
+		 "\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":"
+		 "{\"cpu\":\"%s\"}}}]}}", z, z, cpu);
+	uint32_t tid;
+	if (shmsched_register_template(p->c, json, strlen(json), &tid, err, sizeof(err)) != 0)
+		fail_msg("template of zone z%d (cpu %s) on %s: %s", z, cpu, names[h], err);
+	return tid;
+}
+
+/* Submits one pod of template tid and waits (15 s: a sync commit's
+ * etcd round trip on a loaded machine) for its answer. */
+static struct shmsched_result place_tid(struct producer *p, uint32_t tid)
+{
+	struct shmsched_pod pod = {.cookie = ++p->cookie, .template_id = tid};
+	assert_int_equal(shmsched_submit(p->c, &pod, 1), 1);
+	struct shmsched_result r;
+	for (int i = 0; i < 1500; i++) {
+		if (shmsched_poll(p->c, &r, 1) == 1) {
+			assert_int_equal(r.cookie, p->cookie);
+			return r;
+		}
+		sleep_ms(10);
+	}
+	fail_msg("no answer to a pod of template %u in 15 s", tid);
+	return r;
 }
 
 /* Submits one pod selecting zone z and waits (10 s) for its answer. */
@@ -406,6 +442,118 @@ static void hosts_join_split_fail_over(void **state)
 	}
 }
 
+/* The placements etcd holds under shards/z<z>/pods/ of this test's
+ * cluster: how many, each checked to decode as a placement on n<z> of
+ * `cpu_milli` or `alt_milli`, and the newest mod revision. */
+static size_t pods_in_etcd(struct etcd_client *ec, int z, int64_t cpu_milli,
+			   int64_t alt_milli, int64_t *newest)
+{
+	char key[128], end[128];
+	int kl = snprintf(key, sizeof(key), "/shmsched/%s/shards/z%d/pods/", cluster_name, z);
+	memcpy(end, key, (size_t)kl);
+	end[kl - 1] = '/' + 1;
+	struct etcd_range_result r;
+	if (etcd_range(ec, key, (size_t)kl, end, (size_t)kl, 0, &r) != 0)
+		fail_msg("range %s: %s", key, etcd_client_error(ec));
+	*newest = 0;
+	for (size_t i = 0; i < r.n_kvs; i++) {
+		struct placement_value v;
+		char msg[256], node[8];
+		if (placement_value_decode(r.kvs[i].value, r.kvs[i].value_len, &v, msg,
+					   sizeof(msg)) != 0)
+			fail_msg("%.*s: %s", (int)r.kvs[i].key_len, r.kvs[i].key, msg);
+		snprintf(node, sizeof(node), "n%d", z);
+		assert_string_equal(v.node, node);
+		assert_true(v.cpu_milli == cpu_milli || v.cpu_milli == alt_milli);
+		if (r.kvs[i].mod_revision > *newest)
+			*newest = r.kvs[i].mod_revision;
+	}
+	size_t n = r.n_kvs;
+	etcd_range_result_free(&r);
+	return n;
+}
+
+/* Sync commits (issue 40 item 2, daemon/etcd_sync_internal.h): one host
+ * owning every shard places 50 pods of 50m on n0, each answered placed
+ * only once its key is in etcd: all 50 keys are there, on n0, 50m each.
+ * Its lease revoked behind its back (the owner keys go with it), its
+ * next pods of 1 cpu are not placed (the commit fenced: rolled back), no
+ * key is written after the revoke; once it has re-joined and owns z0
+ * again, a pod of 1 cpu is placed: the rolled-back pods' room was given
+ * back (2.5 cpu held of n0's 4; one rolled-back cpu kept would leave 0.5).
+ * On the code before sync commits no key is written: fails at once. */
+static void sync_commits_placements(void **state)
+{
+	(void)state;
+	cluster_name = "etcd-sync";
+	struct etcd_client *ec;
+	char err[256];
+	struct etcd_client_options o = {.timeout_ms = 3000};
+	if (etcd_client_open(&ec, endpoints, &o, err, sizeof(err)) != 0)
+		fail_msg("%s", err);
+	int own[ZONES];
+	start_host(0);
+	await_balanced(ec, 0x1u, own, 15.0);
+	struct producer pa = {0};
+	connect_to(0, &pa);
+	uint32_t small = template_of(&pa, 0, 0, "50m"), big = template_of(&pa, 0, 0, "1");
+	double t0 = now_s();
+	for (int i = 0; i < 50; i++) {
+		struct shmsched_result r = place_tid(&pa, small);
+		if (r.status != SHMSCHED_PLACED)
+			fail_msg("pod %d of z0 not placed: %s", i, r.message);
+	}
+	double took = now_s() - t0;
+	int64_t newest;
+	assert_int_equal(pods_in_etcd(ec, 0, 50, 1000, &newest), 50);
+	printf("sync: 50 pods placed one at a time, each committed first, in %.2f s "
+	       "(%.1f ms a pod); 50 keys in etcd\n", took, took * 1000.0 / 50);
+
+	/* The lease revoked: hosts/host-a carries it. */
+	char key[96];
+	snprintf(key, sizeof(key), "/shmsched/%s/hosts/%s", cluster_name, names[0]);
+	struct etcd_range_result hr;
+	if (etcd_range(ec, key, strlen(key), NULL, 0, 0, &hr) != 0 || hr.n_kvs != 1)
+		fail_msg("range %s: %s", key, etcd_client_error(ec));
+	int64_t lease = hr.kvs[0].lease, revoked_at = hr.revision;
+	etcd_range_result_free(&hr);
+	assert_int_equal(etcd_lease_revoke(ec, lease), 0);
+	int lost = 0;
+	for (int i = 0; i < 3; i++) {
+		struct shmsched_result r = place_tid(&pa, big);
+		printf("after the revoke, pod %d: status %u: %s\n", i, r.status, r.message);
+		if (r.status == SHMSCHED_PLACED)
+			fail_msg("a pod placed after its host's lease was revoked");
+		lost += strstr(r.message, "lost its lease before the placement was committed") !=
+			NULL;
+	}
+	assert_int_equal(pods_in_etcd(ec, 0, 50, 1000, &newest), 50);
+	assert_true(newest < revoked_at + 1);
+	printf("after the revoke: 0 pods placed, 0 keys written (%d of 3 refused by the "
+	       "fence, the rest by the gate)\n", lost);
+
+	/* Re-joined with a new lease: z0 is its own again; the room of the
+	 * rolled-back pods is free. */
+	await_balanced(ec, 0x1u, own, 15.0);
+	struct shmsched_result r;
+	double t1 = now_s();
+	do {
+		r = place_tid(&pa, big);
+		if (r.status != SHMSCHED_PLACED)
+			sleep_ms(100);
+	} while (r.status != SHMSCHED_PLACED && now_s() - t1 < 10.0);
+	if (r.status != SHMSCHED_PLACED)
+		fail_msg("re-joined, a pod of 1 cpu on n0 (2.5 of 4 held) was not placed: %s",
+			 r.message);
+	assert_int_equal(pods_in_etcd(ec, 0, 50, 1000, &newest), 51);
+	shmsched_disconnect(pa.c);
+	etcd_client_close(ec);
+	int st = stop_host(0);
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		fail_msg("%s stopped with status 0x%x (log %s/%s.log)", names[0], st, dir,
+			 names[0]);
+}
+
 static int teardown(void **state)
 {
 	(void)state;
@@ -442,6 +590,7 @@ int main(int argc, char **argv)
 	fclose(f);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(hosts_join_split_fail_over, teardown),
+		cmocka_unit_test_teardown(sync_commits_placements, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,85 @@
+/* A sharded host's placements committed to etcd, in sync mode (issue 40
+ * item 2; docs/design/multi-host.md, "Fenced commits"): with --etcd and
+ * --etcd-durability sync (the default with --etcd), each placement on a
+ * node of an owned shard is put as <prefix>shards/<s>/pods/<uid> (value:
+ * coord/placement_value.h) through that shard's committer
+ * (coord/commit_queue.h), fenced by the shard's owner key carrying this
+ * host's lease, and the pod is answered only once etcd says committed.
+ * <uid> is the placement's id (the one its producer is answered with) in
+ * 16 hexadecimal digits: unique among live placements, and known before
+ * the placement is published.
+ *
+ * One committer per owned shard: opened by the membership thread when
+ * the shard is taken (before the gate opens the shard to placements),
+ * closed when the shard is released or the lease changes (after the gate
+ * closed it; the close drains what is queued, so pods placed before the
+ * release are committed before the owner key goes).
+ *
+ * The simple version: a worker blocks on its placement's completion (a
+ * condition variable a worker), so a worker places one pod per etcd
+ * round trip (a transaction batches the records of every worker in
+ * flight at once). Not done: deleting a pod's key when it is released or
+ * evicted (the keys of ended placements stay; a new owner would count
+ * them), and the pod's quota queue in the value ("-").
+ *
+ * Threads: etcd_sync_owned and etcd_sync_ready on the membership thread
+ * only; etcd_sync_put on workers (each its own index); the committers'
+ * completions on their lane threads. */
+#ifndef SHMSCHED_DAEMON_ETCD_SYNC_INTERNAL_H
+#define SHMSCHED_DAEMON_ETCD_SYNC_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "coord/coord.h"
+#include "shm/shm.h"
+
+/* How long a worker waits for its placement's commit before giving up
+ * on it (rolled back, the pod answered unschedulable; the record may
+ * still land: a key for a pod not placed, counted by a new owner, never
+ * an overcommit). */
+#define ETCD_SYNC_WAIT_MS 10000
+
+struct etcd_sync;
+struct membership;
+
+/* A host's committers (none open yet): keys under `prefix`
+ * ("/shmsched/<cluster>/"), etcd at `endpoints`, shards by the node label
+ * `key` of `c`'s nodes (names in `strings`), `workers` workers. NULL: out
+ * of memory. */
+struct etcd_sync *etcd_sync_create(const char *endpoints, const char *prefix,
+				   struct cluster *c, const struct intern *strings,
+				   uint32_t key, unsigned workers);
+/* The membership whose lease the committers fence with (set after
+ * membership_start; until then no committer opens). */
+void etcd_sync_set_membership(struct etcd_sync *s, struct membership *m);
+/* Closes every committer (drain_ms to commit what is queued) and frees.
+ * After the workers have stopped. NULL: nothing. */
+void etcd_sync_destroy(struct etcd_sync *s, long drain_ms);
+
+/* Membership thread, for the owned set `names` (n): writes to `ready`
+ * (SHARD_MAX names) those of them whose committer is open at the lease
+ * held now, and returns how many. Changes nothing. */
+size_t etcd_sync_ready(struct etcd_sync *s, const shard_name_t *names, size_t n,
+		       shard_name_t *ready);
+/* Membership thread: closes the committers of shards not in `names` (or
+ * of an older lease), opens one for each of `names` without one, then as
+ * etcd_sync_ready. */
+size_t etcd_sync_owned(struct etcd_sync *s, const shard_name_t *names, size_t n,
+		       shard_name_t *ready);
+
+/* Worker `w`, inside its read-side section: commits placement `id` of
+ * `pod` on node `slot` (generation `node_gen`) and waits for etcd's
+ * answer. 0 committed; else the placement is not to be kept, and `why`
+ * (len bytes) says so for the pod's answer: -ESTALE the shard's lease
+ * was lost (or the shard released) before the commit, -ETIMEDOUT no
+ * answer within ETCD_SYNC_WAIT_MS, -ENOENT the node is in no owned
+ * shard, or the committer's other errors. A full queue (-EAGAIN) is
+ * waited out (backpressure), never dropped. */
+int etcd_sync_put(struct etcd_sync *s, unsigned w, uint32_t slot, uint32_t node_gen,
+		  const struct pod_spec *pod, uint64_t id, char *why, size_t len);
+
+/* Counters: placements committed, refused (any error). */
+void etcd_sync_counts(struct etcd_sync *s, uint64_t *committed, uint64_t *refused);
+
+#endif
