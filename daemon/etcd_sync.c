@@ -48,7 +48,9 @@ struct etcd_sync {
 	char endpoints[1024];
 	char prefix[COMMIT_PREFIX_MAX + 1];
 	struct cluster *cluster;
+	struct placements *placements;
 	const struct intern *strings;
+	struct etcd_client *reader; /* the membership thread's: rebuilds */
 	uint32_t key;
 	unsigned workers;
 	struct membership *membership; /* ES1 */
@@ -56,14 +58,14 @@ struct etcd_sync {
 	size_t n;
 	struct shard_committer shards[SHARD_MAX];
 	struct waiter *waiters; /* [workers] */
-	uint64_t committed, refused; /* relaxed counters */
+	uint64_t committed, refused, counted; /* relaxed counters */
 };
 
 #define COOKIE_SEQ_BITS 40
 
 struct etcd_sync *etcd_sync_create(const char *endpoints, const char *prefix,
-				   struct cluster *c, const struct intern *strings,
-				   uint32_t key, unsigned workers)
+				   struct cluster *c, struct placements *pl,
+				   const struct intern *strings, uint32_t key, unsigned workers)
 {
 	struct etcd_sync *s = calloc(1, sizeof(*s));
 	if (s == NULL)
@@ -76,6 +78,7 @@ struct etcd_sync *etcd_sync_create(const char *endpoints, const char *prefix,
 	snprintf(s->endpoints, sizeof(s->endpoints), "%s", endpoints);
 	snprintf(s->prefix, sizeof(s->prefix), "%s", prefix);
 	s->cluster = c;
+	s->placements = pl;
 	s->strings = strings;
 	s->key = key;
 	s->workers = workers;
@@ -110,6 +113,8 @@ void etcd_sync_destroy(struct etcd_sync *s, long drain_ms)
 		pthread_cond_destroy(&s->waiters[i].done_cv);
 	}
 	pthread_mutex_destroy(&s->mu);
+	if (s->reader != NULL)
+		etcd_client_close(s->reader);
 	free(s->waiters);
 	free(s);
 }
@@ -174,6 +179,164 @@ static void on_done(void *ctx, uint64_t cookie, int rc, int64_t revision)
 	pthread_mutex_unlock(&wt->mu);
 }
 
+/* A shard's placements as read from etcd, before any is counted (a
+ * compaction between pages starts the read again: nothing to undo). */
+struct read_pod {
+	char node[PLACEMENT_NODE_MAX + 1];
+	int64_t cpu_milli, mem_bytes;
+	uint64_t uid; /* the placing host's id; 0: not one of ours (hex) */
+};
+
+struct shard_read {
+	struct read_pod *pods;
+	size_t n, cap;
+};
+
+static int read_item(void *ctx, const struct rebuild_item *it)
+{
+	struct shard_read *r = ctx;
+	if (it->kind != REBUILD_POD)
+		return 0;
+	if (r->n == r->cap) {
+		size_t cap = r->cap ? 2 * r->cap : 256;
+		struct read_pod *p = realloc(r->pods, cap * sizeof(*p));
+		if (p == NULL)
+			return -ENOMEM;
+		r->pods = p;
+		r->cap = cap;
+	}
+	struct read_pod *p = &r->pods[r->n++];
+	snprintf(p->node, sizeof(p->node), "%s", it->pod->node);
+	p->cpu_milli = it->pod->cpu_milli;
+	p->mem_bytes = it->pod->mem_bytes;
+	char *end;
+	unsigned long long u = strtoull(it->name, &end, 16);
+	p->uid = it->name_len == 16 && *end == '\0' ? (uint64_t)u : 0;
+	return 0;
+}
+
+static void read_reset(void *ctx)
+{
+	((struct shard_read *)ctx)->n = 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Whether read pod p is already in this host's table: one of its own
+ * (its id live, on the same node) or one counted by an earlier take
+ * (a bound record whose cookie is its uid: `counted`, sorted, n). */
+static bool already_here(struct etcd_sync *s, const struct read_pod *p, uint32_t slot,
+			 const uint64_t *counted, size_t n)
+{
+	if (p->uid == 0)
+		return false;
+	uint64_t id;
+	const struct placement_record *r =
+		placements_at(s->placements, (uint32_t)p->uid, &id);
+	if (r != NULL && id == p->uid && r->owner != PLACEMENT_OWNER_BOUND && r->slot == slot)
+		return true;
+	return bsearch(&p->uid, counted, n, sizeof(*counted), cmp_u64) != NULL;
+}
+
+/* Counts the placements of shard `name` that etcd holds and this host
+ * does not (another host's, before a failover or a move) in its ledger,
+ * each as a bound placement record (PLACEMENT_OWNER_BOUND: an admin's
+ * release or a drain finds it; its cookie the placing host's id), so a
+ * pod is never placed in room they hold. 0, or a negative errno with the
+ * shard left closed (tried again on the next tick). Membership thread;
+ * before the gate opens the shard. */
+static int count_shard(struct etcd_sync *s, const char *name)
+{
+	char err[256];
+	if (s->reader == NULL) {
+		struct etcd_client_options o = {.timeout_ms = 3000};
+		int rc = etcd_client_open(&s->reader, s->endpoints, &o, err, sizeof(err));
+		if (rc < 0) {
+			log_msg(LOG_LEVEL_WARN, "shard %s: reading it from etcd: %s", name, err);
+			return rc;
+		}
+	}
+	struct shard_read rd = {0};
+	struct rebuild_callbacks cb = {.item = read_item, .reset = read_reset, .ctx = &rd};
+	int64_t rev = 0;
+	int rc = coord_rebuild_shard_named(s->reader, s->prefix, name, 0, &cb, &rev, err,
+					   sizeof(err));
+	if (rc != 0) {
+		log_msg(LOG_LEVEL_WARN, "shard %s: reading its placements from etcd: %s", name,
+			err);
+		free(rd.pods);
+		return rc < 0 ? rc : -EIO;
+	}
+	/* The bound records counted by earlier takes, by their cookies. */
+	uint32_t cap = placements_capacity(s->placements);
+	uint64_t *counted = NULL;
+	size_t n_counted = 0, cap_counted = 0;
+	for (uint32_t i = 0; i < cap && rd.n > 0; i++) {
+		uint64_t id;
+		const struct placement_record *r = placements_at(s->placements, i, &id);
+		if (r == NULL || r->owner != PLACEMENT_OWNER_BOUND || r->cookie == 0)
+			continue;
+		if (n_counted == cap_counted) {
+			cap_counted = cap_counted ? 2 * cap_counted : 256;
+			uint64_t *c = realloc(counted, cap_counted * sizeof(*c));
+			if (c == NULL) {
+				free(counted);
+				free(rd.pods);
+				return -ENOMEM;
+			}
+			counted = c;
+		}
+		counted[n_counted++] = r->cookie;
+	}
+	if (n_counted > 0)
+		qsort(counted, n_counted, sizeof(*counted), cmp_u64);
+	size_t added = 0, unknown = 0, full = 0;
+	struct ledger *l = cluster_ledger(s->cluster);
+	rcu_register();
+	for (size_t i = 0; i < rd.n; i++) {
+		const struct read_pod *p = &rd.pods[i];
+		uint32_t nid;
+		int64_t slot = -1;
+		if (intern_find(s->strings, p->node, strlen(p->node), &nid))
+			slot = cluster_slot_of(s->cluster, nid);
+		if (slot < 0) {
+			unknown++; /* a node this host does not have: nothing to count on */
+			continue;
+		}
+		if (already_here(s, p, (uint32_t)slot, counted, n_counted))
+			continue;
+		struct pod_spec pod = {0};
+		pod.request.v[RES_CPU] = p->cpu_milli;
+		pod.request.v[RES_MEMORY] = p->mem_bytes;
+		pod.nonzero_cpu_milli = p->cpu_milli;
+		pod.nonzero_mem_bytes = p->mem_bytes;
+		int64_t ix = placements_take(s->placements);
+		if (ix < 0 || ledger_account(l, (uint32_t)slot, &pod, NULL, +1) < 0) {
+			if (ix >= 0)
+				placements_untake(s->placements, (uint32_t)ix);
+			full++;
+			continue;
+		}
+		placements_fill(s->placements, (uint32_t)ix, PLACEMENT_OWNER_BOUND, (uint32_t)slot,
+				ledger_node_generation(l, (uint32_t)slot), &pod, NULL,
+				p->uid != 0 ? p->uid : 1);
+		added++;
+	}
+	rcu_unregister();
+	__atomic_fetch_add(&s->counted, added, __ATOMIC_RELAXED);
+	log_msg(full > 0 ? LOG_LEVEL_WARN : LOG_LEVEL_INFO,
+		"shard %s taken: %zu placements read from etcd at revision %" PRId64 ", %zu "
+		"of other hosts counted on its nodes, %zu on nodes this host lacks, %zu not "
+		"counted (the placement table full)", name, rd.n, rev, added, unknown, full);
+	free(counted);
+	free(rd.pods);
+	return full > 0 ? -ENOSPC : 0;
+}
+
 size_t etcd_sync_owned(struct etcd_sync *s, const shard_name_t *names, size_t n,
 		       shard_name_t *ready)
 {
@@ -218,6 +381,13 @@ size_t etcd_sync_owned(struct etcd_sync *s, const shard_name_t *names, size_t n,
 			/* Not ready: the gate keeps the shard closed; tried again
 			 * on the next tick (the owned set is told every tick). */
 			log_msg(LOG_LEVEL_WARN, "shard %s: its etcd committer: %s", names[i], err);
+			continue;
+		}
+		/* The placements etcd holds counted before the gate opens the
+		 * shard: once the owner key is ours no other host writes there.
+		 * A failed read leaves the shard closed. */
+		if (count_shard(s, names[i]) < 0) {
+			commit_queue_close(q, 0);
 			continue;
 		}
 		pthread_mutex_lock(&s->mu);
@@ -327,8 +497,10 @@ int etcd_sync_put(struct etcd_sync *s, unsigned w, uint32_t slot, uint32_t node_
 	return 0;
 }
 
-void etcd_sync_counts(struct etcd_sync *s, uint64_t *committed, uint64_t *refused)
+void etcd_sync_counts(struct etcd_sync *s, uint64_t *committed, uint64_t *refused,
+		      uint64_t *counted)
 {
+	*counted = __atomic_load_n(&s->counted, __ATOMIC_RELAXED);
 	*committed = __atomic_load_n(&s->committed, __ATOMIC_RELAXED);
 	*refused = __atomic_load_n(&s->refused, __ATOMIC_RELAXED);
 }

@@ -10,7 +10,12 @@
  * the placement is published.
  *
  * One committer per owned shard: opened by the membership thread when
- * the shard is taken (before the gate opens the shard to placements),
+ * the shard is taken, then the shard read from etcd at one revision
+ * (coord/rebuild.h) and each placement there that this host does not
+ * hold counted in its ledger as a bound placement record
+ * (PLACEMENT_OWNER_BOUND: an admin's release or a drain finds it; its
+ * cookie the placing host's id, so a later take does not count it
+ * twice), and only then the gate opens the shard to placements,
  * closed when the shard is released or the lease changes (after the gate
  * closed it; the close drains what is queued, so pods placed before the
  * release are committed before the owner key goes).
@@ -19,8 +24,11 @@
  * condition variable a worker), so a worker places one pod per etcd
  * round trip (a transaction batches the records of every worker in
  * flight at once). Not done: deleting a pod's key when it is released or
- * evicted (the keys of ended placements stay; a new owner would count
- * them), and the pod's quota queue in the value ("-").
+ * evicted (the keys of ended placements stay, and a new owner counts
+ * them: room held for nothing, never an overcommit); a counted
+ * placement's later release by its old owner (out of scope: the old
+ * owner no longer places there; an admin releases the bound record); its
+ * devices (gpus are not counted) and quota queue ("-").
  *
  * Threads: etcd_sync_owned and etcd_sync_ready on the membership thread
  * only; etcd_sync_put on workers (each its own index); the committers'
@@ -45,11 +53,12 @@ struct membership;
 
 /* A host's committers (none open yet): keys under `prefix`
  * ("/shmsched/<cluster>/"), etcd at `endpoints`, shards by the node label
- * `key` of `c`'s nodes (names in `strings`), `workers` workers. NULL: out
- * of memory. */
+ * `key` of `c`'s nodes (names in `strings`), other hosts' placements
+ * counted in `pl` and `c`'s ledger, `workers` workers. NULL: out of
+ * memory. */
 struct etcd_sync *etcd_sync_create(const char *endpoints, const char *prefix,
-				   struct cluster *c, const struct intern *strings,
-				   uint32_t key, unsigned workers);
+				   struct cluster *c, struct placements *pl,
+				   const struct intern *strings, uint32_t key, unsigned workers);
 /* The membership whose lease the committers fence with (set after
  * membership_start; until then no committer opens). */
 void etcd_sync_set_membership(struct etcd_sync *s, struct membership *m);
@@ -63,8 +72,9 @@ void etcd_sync_destroy(struct etcd_sync *s, long drain_ms);
 size_t etcd_sync_ready(struct etcd_sync *s, const shard_name_t *names, size_t n,
 		       shard_name_t *ready);
 /* Membership thread: closes the committers of shards not in `names` (or
- * of an older lease), opens one for each of `names` without one, then as
- * etcd_sync_ready. */
+ * of an older lease), opens one for each of `names` without one and
+ * counts the placements etcd holds for it (a shard whose read fails stays
+ * closed: tried on the next call), then as etcd_sync_ready. */
 size_t etcd_sync_owned(struct etcd_sync *s, const shard_name_t *names, size_t n,
 		       shard_name_t *ready);
 
@@ -79,7 +89,9 @@ size_t etcd_sync_owned(struct etcd_sync *s, const shard_name_t *names, size_t n,
 int etcd_sync_put(struct etcd_sync *s, unsigned w, uint32_t slot, uint32_t node_gen,
 		  const struct pod_spec *pod, uint64_t id, char *why, size_t len);
 
-/* Counters: placements committed, refused (any error). */
-void etcd_sync_counts(struct etcd_sync *s, uint64_t *committed, uint64_t *refused);
+/* Counters: placements committed, refused (any error), and other hosts'
+ * placements counted on taking their shards. */
+void etcd_sync_counts(struct etcd_sync *s, uint64_t *committed, uint64_t *refused,
+		      uint64_t *counted);
 
 #endif
