@@ -1008,7 +1008,7 @@ static void member_owned(void *arg, const shard_name_t *names, size_t n)
 		shard_gate_owned(d->shard_gate, names, n);
 		return;
 	}
-	static shard_name_t ready[SHARD_MAX]; /* the membership thread's */
+	shard_name_t ready[SHARD_MAX]; /* 16 KiB of the membership thread's stack */
 	shard_gate_owned(d->shard_gate, ready, etcd_sync_ready(d->etcd_sync, names, n, ready));
 	shard_gate_owned(d->shard_gate, ready, etcd_sync_owned(d->etcd_sync, names, n, ready));
 }

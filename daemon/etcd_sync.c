@@ -40,6 +40,7 @@ struct waiter {
 	pthread_mutex_t mu;
 	pthread_cond_t done_cv;
 	uint64_t seq;  /* the record waited for (0: none) */
+	uint64_t next; /* the last sequence handed out: never reused */
 	bool done;
 	int rc;
 };
@@ -209,9 +210,13 @@ static int read_item(void *ctx, const struct rebuild_item *it)
 	snprintf(p->node, sizeof(p->node), "%s", it->pod->node);
 	p->cpu_milli = it->pod->cpu_milli;
 	p->mem_bytes = it->pod->mem_bytes;
-	char *end;
-	unsigned long long u = strtoull(it->name, &end, 16);
-	p->uid = it->name_len == 16 && *end == '\0' ? (uint64_t)u : 0;
+	/* Ours: 16 hexadecimal digits (etcd_sync_put); anything else is no
+	 * id of any host's, counted without one. */
+	bool hex = it->name_len == 16;
+	for (size_t i = 0; hex && i < 16; i++)
+		hex = (it->name[i] >= '0' && it->name[i] <= '9') ||
+		      (it->name[i] >= 'a' && it->name[i] <= 'f');
+	p->uid = hex ? (uint64_t)strtoull(it->name, NULL, 16) : 0;
 	return 0;
 }
 
@@ -433,8 +438,8 @@ int etcd_sync_put(struct etcd_sync *s, unsigned w, uint32_t slot, uint32_t node_
 	snprintf(uid, sizeof(uid), "%016" PRIx64, id);
 	struct waiter *wt = &s->waiters[w];
 	pthread_mutex_lock(&wt->mu);
-	uint64_t seq = (wt->seq + 1) & ((1ull << COOKIE_SEQ_BITS) - 1);
-	wt->seq = seq == 0 ? 1 : seq;
+	uint64_t seq = (wt->next + 1) & ((1ull << COOKIE_SEQ_BITS) - 1);
+	wt->seq = wt->next = seq == 0 ? 1 : seq;
 	wt->done = false;
 	struct commit_record r = {
 		.op = COMMIT_PUT,
