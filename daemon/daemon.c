@@ -73,6 +73,8 @@ struct daemon {
 	struct shard_gate *shard_gate; /* with --etcd (issue 40); NULL: one host */
 	struct membership *membership; /* its thread; NULL: one host */
 	struct etcd_sync *etcd_sync;   /* sync commits; NULL: none */
+	/* The durable store's hooks (zero: none), which etcd sync's chain. */
+	struct producers_persist store_hooks;
 	struct priority_classes classes; /* the cluster file's and admins' */
 	struct gang_table gangs;         /* PodGroups, likewise */
 	struct pdb_table pdbs;           /* PodDisruptionBudgets, likewise */
@@ -1013,6 +1015,38 @@ static void member_owned(void *arg, const shard_name_t *names, size_t n)
 	shard_gate_owned(d->shard_gate, ready, etcd_sync_owned(d->etcd_sync, names, n, ready));
 }
 
+/* The producers' hooks with sync commits: the durable store's (if any),
+ * and a freed placement's key deleted from etcd after the store's
+ * delete is queued. */
+static void chain_node_changed(void *arg, const struct node_event *ev)
+{
+	struct daemon *d = arg;
+	if (d->store_hooks.node_changed != NULL)
+		d->store_hooks.node_changed(d->store_hooks.arg, ev);
+}
+
+static void chain_identity_added(void *arg, uint32_t owner)
+{
+	struct daemon *d = arg;
+	if (d->store_hooks.identity_added != NULL)
+		d->store_hooks.identity_added(d->store_hooks.arg, owner);
+}
+
+static void chain_placement_added(void *arg, uint64_t id)
+{
+	struct daemon *d = arg;
+	if (d->store_hooks.placement_added != NULL)
+		d->store_hooks.placement_added(d->store_hooks.arg, id);
+}
+
+static void chain_placement_freed(void *arg, uint64_t id)
+{
+	struct daemon *d = arg;
+	if (d->store_hooks.placement_freed != NULL)
+		d->store_hooks.placement_freed(d->store_hooks.arg, id);
+	etcd_sync_delete(d->etcd_sync, id);
+}
+
 /* With --etcd: the shard gate in the workers' attempts and the
  * membership thread that feeds it (issue 40). Before the control sockets
  * start, so that no pod is placed ungated. */
@@ -1058,6 +1092,14 @@ static int start_shards(struct daemon *d, const struct daemon_config *cfg, char 
 		if (d->etcd_sync == NULL)
 			return errmsg_rc(-ENOMEM, err, err_len, "--etcd: out of memory");
 		serve_set_etcd_sync(d->serve, d->etcd_sync);
+		struct producers_persist chained = {
+			.node_changed = chain_node_changed,
+			.identity_added = chain_identity_added,
+			.placement_freed = chain_placement_freed,
+			.placement_added = chain_placement_added,
+			.arg = d,
+		};
+		producers_set_state(d->producers, d->meta, &chained);
 	}
 	char why[512];
 	int rc = membership_start(&d->membership, &mc, why, sizeof(why));
@@ -1308,10 +1350,9 @@ struct daemon *daemon_start(const struct daemon_config *cfg, char *err,
 	producers_set_evaluator(d->producers, d->evaluator);
 	if (d->quota != NULL)
 		producers_set_quota_explainer(d->producers, qc_explain, d->quota);
-	struct producers_persist hooks;
 	if (d->persist != NULL)
-		persist_hooks(d->persist, &hooks);
-	producers_set_state(d->producers, d->meta, d->persist ? &hooks : NULL);
+		persist_hooks(d->persist, &d->store_hooks);
+	producers_set_state(d->producers, d->meta, d->persist ? &d->store_hooks : NULL);
 	producers_set_profiles(d->producers, &d->cfg);
 	if (cfg->policy_path != NULL) {
 		struct policy *pol;

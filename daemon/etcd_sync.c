@@ -59,7 +59,7 @@ struct etcd_sync {
 	size_t n;
 	struct shard_committer shards[SHARD_MAX];
 	struct waiter *waiters; /* [workers] */
-	uint64_t committed, refused, counted; /* relaxed counters */
+	uint64_t committed, refused, counted, deletes_dropped; /* relaxed counters */
 };
 
 #define COOKIE_SEQ_BITS 40
@@ -500,6 +500,44 @@ int etcd_sync_put(struct etcd_sync *s, unsigned w, uint32_t slot, uint32_t node_
 			      shard, strerror(-rc));
 	__atomic_fetch_add(&s->committed, 1, __ATOMIC_RELAXED);
 	return 0;
+}
+
+void etcd_sync_delete(struct etcd_sync *s, uint64_t id)
+{
+	const struct placement_record *r = placements_get(s->placements, id);
+	if (r == NULL)
+		return;
+	/* A placement counted on a take carries its placing host's id. */
+	uint64_t uid = r->owner == PLACEMENT_OWNER_BOUND ? r->cookie : id;
+	const struct snapshot *snap = cluster_snapshot(s->cluster);
+	uint32_t v;
+	if (uid <= 1 || r->slot >= snap->n_slots || !snap->present[r->slot] ||
+	    !labels_get(snap->nodes[r->slot].labels, snap->nodes[r->slot].n_labels, s->key, &v))
+		return; /* a bound pod of the cluster file, or a node gone */
+	const char *shard = intern_str(s->strings, v);
+	char name[17];
+	snprintf(name, sizeof(name), "%016" PRIx64, uid);
+	/* No worker's: on_done drops its completion. */
+	struct commit_record rec = {.op = COMMIT_DELETE,
+				    .uid = name,
+				    .cookie = (uint64_t)s->workers << COOKIE_SEQ_BITS};
+	int rc = -EAGAIN;
+	for (int tries = 0; rc == -EAGAIN && tries < ETCD_SYNC_DELETE_TRIES; tries++) {
+		if (tries > 0) {
+			struct timespec pause = {0, 1000000};
+			nanosleep(&pause, NULL);
+		}
+		rc = -ESTALE; /* not owned now: the key stays */
+		pthread_mutex_lock(&s->mu);
+		for (size_t j = 0; j < s->n; j++)
+			if (strcmp(s->shards[j].name, shard) == 0) {
+				rc = commit_queue_push(s->shards[j].q, &rec);
+				break;
+			}
+		pthread_mutex_unlock(&s->mu);
+	}
+	if (rc != 0)
+		__atomic_fetch_add(&s->deletes_dropped, 1, __ATOMIC_RELAXED);
 }
 
 void etcd_sync_counts(struct etcd_sync *s, uint64_t *committed, uint64_t *refused,

@@ -23,16 +23,16 @@
  * The simple version: a worker blocks on its placement's completion (a
  * condition variable a worker), so a worker places one pod per etcd
  * round trip (a transaction batches the records of every worker in
- * flight at once). Not done: deleting a pod's key when it is released or
- * evicted (the keys of ended placements stay, and a new owner counts
- * them: room held for nothing, never an overcommit); a counted
+ * flight at once). A released or evicted pod's key is deleted
+ * (etcd_sync_delete), not waited for. Not done: a counted
  * placement's later release by its old owner (out of scope: the old
  * owner no longer places there; an admin releases the bound record); its
  * devices (gpus are not counted) and quota queue ("-").
  *
  * Threads: etcd_sync_owned and etcd_sync_ready on the membership thread
- * only; etcd_sync_put on workers (each its own index); the committers'
- * completions on their lane threads. */
+ * only; etcd_sync_put on workers (each its own index); etcd_sync_delete
+ * on the releasing thread; the committers' completions on their lane
+ * threads. */
 #ifndef SHMSCHED_DAEMON_ETCD_SYNC_INTERNAL_H
 #define SHMSCHED_DAEMON_ETCD_SYNC_INTERNAL_H
 
@@ -88,6 +88,17 @@ size_t etcd_sync_owned(struct etcd_sync *s, const shard_name_t *names, size_t n,
  * waited out (backpressure), never dropped. */
 int etcd_sync_put(struct etcd_sync *s, unsigned w, uint32_t slot, uint32_t node_gen,
 		  const struct pod_spec *pod, uint64_t id, char *why, size_t len);
+
+/* The releasing thread, just before placement `id` is freed (a release,
+ * an eviction, a drain, a resync; producers_persist.placement_freed):
+ * its key deleted from etcd, not waited for (its lane keeps it after the
+ * placement's put). A counted placement of another host (a bound record
+ * with its id as cookie) deletes that host's key. Not deleted (the key
+ * stays, and a new owner counts it: room held, never an overcommit): a
+ * shard not owned now, a fenced committer, a queue still full after
+ * ETCD_SYNC_DELETE_TRIES ms. */
+#define ETCD_SYNC_DELETE_TRIES 100
+void etcd_sync_delete(struct etcd_sync *s, uint64_t id);
 
 /* Counters: placements committed, refused (any error), and other hosts'
  * placements counted on taking their shards. */
