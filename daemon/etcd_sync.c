@@ -13,7 +13,11 @@
  *
  * Cost per pod: a snapshot label lookup, the value's encoding, one push
  * (a lane's mutex) and a wait of one etcd transaction (a raft round and
- * an fsync: milliseconds), which is the cost that matters.
+ * an fsync: milliseconds), which is the cost that matters. A release:
+ * one push, not waited for. A take (membership thread, before the gate
+ * opens the shard): one paged read of the shard, one walk of the
+ * placement table (the bound records' cookies, sorted) and a ledger
+ * charge a placement counted.
  */
 #define _GNU_SOURCE 1
 
