@@ -355,6 +355,17 @@ static void shard_metrics_text(const struct daemon_shards *c, struct quota_text 
 		       "shmsched_etcd_events_total{event=\"assign\"} %" PRIu64 "\n",
 		       c->joins, c->renewals, c->losses, c->errors, c->takes, c->releases,
 		       c->assigned);
+	quota_text_put(o, "# HELP shmsched_etcd_placements_total With sync commits: "
+		       "placements committed to etcd before their answers (committed), "
+		       "rolled back because etcd did not commit them (refused), other "
+		       "hosts' placements counted on taking their shards (counted), "
+		       "deletes of freed placements' keys not queued (delete_dropped).\n"
+		       "# TYPE shmsched_etcd_placements_total counter\n"
+		       "shmsched_etcd_placements_total{result=\"committed\"} %" PRIu64 "\n"
+		       "shmsched_etcd_placements_total{result=\"refused\"} %" PRIu64 "\n"
+		       "shmsched_etcd_placements_total{result=\"counted\"} %" PRIu64 "\n"
+		       "shmsched_etcd_placements_total{result=\"delete_dropped\"} %" PRIu64
+		       "\n", c->committed, c->refused, c->counted, c->deletes_dropped);
 }
 
 /* OP_QUEUE_METRICS's text (ingest/producers.h), on the control thread
@@ -1128,6 +1139,14 @@ bool daemon_shard_status(struct daemon *d, struct daemon_shards *out)
 		.losses = ms.losses, .errors = ms.errors, .takes = ms.takes,
 		.releases = ms.releases, .assigned = ms.assigned,
 		.alive_until_ns = gc.alive_until};
+	if (d->etcd_sync != NULL) {
+		struct etcd_sync_counts ec;
+		etcd_sync_get_counts(d->etcd_sync, &ec);
+		out->committed = ec.committed;
+		out->refused = ec.refused;
+		out->counted = ec.counted;
+		out->deletes_dropped = ec.deletes_dropped;
+	}
 	return true;
 }
 

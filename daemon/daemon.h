@@ -394,6 +394,10 @@ struct daemon_shards {
 	uint64_t joins, renewals, losses, errors;
 	uint64_t takes, releases, assigned;
 	uint64_t alive_until_ns; /* monotonic; 0: not placing */
+	/* With sync commits (daemon/etcd_sync_internal.h): placements
+	 * committed, refused (rolled back), other hosts' counted on takes,
+	 * deletes not queued. */
+	uint64_t committed, refused, counted, deletes_dropped;
 };
 bool daemon_shard_status(struct daemon *d, struct daemon_shards *out);
 

@@ -544,10 +544,12 @@ void etcd_sync_delete(struct etcd_sync *s, uint64_t id)
 		__atomic_fetch_add(&s->deletes_dropped, 1, __ATOMIC_RELAXED);
 }
 
-void etcd_sync_counts(struct etcd_sync *s, uint64_t *committed, uint64_t *refused,
-		      uint64_t *counted)
+void etcd_sync_get_counts(struct etcd_sync *s, struct etcd_sync_counts *out)
 {
-	*counted = __atomic_load_n(&s->counted, __ATOMIC_RELAXED);
-	*committed = __atomic_load_n(&s->committed, __ATOMIC_RELAXED);
-	*refused = __atomic_load_n(&s->refused, __ATOMIC_RELAXED);
+	*out = (struct etcd_sync_counts){
+		.committed = __atomic_load_n(&s->committed, __ATOMIC_RELAXED),
+		.refused = __atomic_load_n(&s->refused, __ATOMIC_RELAXED),
+		.counted = __atomic_load_n(&s->counted, __ATOMIC_RELAXED),
+		.deletes_dropped = __atomic_load_n(&s->deletes_dropped, __ATOMIC_RELAXED),
+	};
 }

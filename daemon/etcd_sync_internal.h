@@ -100,9 +100,11 @@ int etcd_sync_put(struct etcd_sync *s, unsigned w, uint32_t slot, uint32_t node_
 #define ETCD_SYNC_DELETE_TRIES 100
 void etcd_sync_delete(struct etcd_sync *s, uint64_t id);
 
-/* Counters: placements committed, refused (any error), and other hosts'
- * placements counted on taking their shards. */
-void etcd_sync_counts(struct etcd_sync *s, uint64_t *committed, uint64_t *refused,
-		      uint64_t *counted);
+/* Counters: placements committed, refused (any error), other hosts'
+ * placements counted on taking their shards, and deletes not queued. */
+struct etcd_sync_counts {
+	uint64_t committed, refused, counted, deletes_dropped;
+};
+void etcd_sync_get_counts(struct etcd_sync *s, struct etcd_sync_counts *out);
 
 #endif

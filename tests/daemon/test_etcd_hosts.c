@@ -642,6 +642,11 @@ static void sync_commits_placements(void **state)
 	printf("n0 from etcd: 51 placements, %lld of 4000 millicores: 0 overcommits\n",
 	       (long long)cpu);
 	assert_true(cpu <= 4000);
+	/* b's own count: a's 50 on n0 and BURST on n1; its 2 committed,
+	 * its 1 refused (by the scheduler: no etcd refusal). */
+	assert_metrics(1, "shmsched_etcd_placements_total{result=\"counted\"} 150");
+	assert_metrics(1, "shmsched_etcd_placements_total{result=\"committed\"} 1");
+	assert_metrics(1, "shmsched_etcd_placements_total{result=\"refused\"} 0");
 	shmsched_disconnect(pb.c);
 	etcd_client_close(ec);
 	int st = stop_host(1);
