@@ -1098,7 +1098,7 @@ static int start_shards(struct daemon *d, const struct daemon_config *cfg, char 
 			return errmsg_rc(-ENAMETOOLONG, err, err_len,
 					 "--etcd-cluster \"%s\": too long for the commit keys' "
 					 "prefix (%d bytes)", mc.cluster, COMMIT_PREFIX_MAX);
-		d->etcd_sync = etcd_sync_create(cfg->etcd_endpoints, prefix, d->cluster,
+		d->etcd_sync = etcd_sync_create(cfg->etcd_endpoints, prefix, host, d->cluster,
 						d->placements, d->strings, key, d->workers);
 		if (d->etcd_sync == NULL)
 			return errmsg_rc(-ENOMEM, err, err_len, "--etcd: out of memory");

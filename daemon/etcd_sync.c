@@ -64,12 +64,26 @@ struct etcd_sync {
 	struct shard_committer shards[SHARD_MAX];
 	struct waiter *waiters; /* [workers] */
 	uint64_t committed, refused, counted, deletes_dropped; /* relaxed counters */
+	uint64_t host_hash; /* the first half of this host's uids */
 };
 
 #define COOKIE_SEQ_BITS 40
+/* A uid: this host's name's hash and the placement's id, 16 hexadecimal
+ * digits each: placement ids are per host (two hosts' first placements
+ * have the same id), the pair is not. */
+#define UID_HALF 16
+
+/* FNV-1a, 64 bits; never 0 (a cookie of 0 is a cluster file's pod). */
+static uint64_t fnv1a(const char *s, size_t n)
+{
+	uint64_t h = 14695981039346656037ull;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (uint8_t)s[i]) * 1099511628211ull;
+	return h != 0 ? h : 1;
+}
 
 struct etcd_sync *etcd_sync_create(const char *endpoints, const char *prefix,
-				   struct cluster *c, struct placements *pl,
+				   const char *host, struct cluster *c, struct placements *pl,
 				   const struct intern *strings, uint32_t key, unsigned workers)
 {
 	struct etcd_sync *s = calloc(1, sizeof(*s));
@@ -82,6 +96,7 @@ struct etcd_sync *etcd_sync_create(const char *endpoints, const char *prefix,
 	}
 	snprintf(s->endpoints, sizeof(s->endpoints), "%s", endpoints);
 	snprintf(s->prefix, sizeof(s->prefix), "%s", prefix);
+	s->host_hash = fnv1a(host, strlen(host));
 	s->cluster = c;
 	s->placements = pl;
 	s->strings = strings;
@@ -189,7 +204,9 @@ static void on_done(void *ctx, uint64_t cookie, int rc, int64_t revision)
 struct read_pod {
 	char node[PLACEMENT_NODE_MAX + 1];
 	int64_t cpu_milli, mem_bytes;
-	uint64_t uid; /* the placing host's id; 0: not one of ours (hex) */
+	uint64_t host, id; /* the uid's halves (valid: 32 hex digits) */
+	bool valid;
+	uint64_t key_hash; /* the uid's hash, never 0: a counted record's cookie */
 };
 
 struct shard_read {
@@ -214,13 +231,20 @@ static int read_item(void *ctx, const struct rebuild_item *it)
 	snprintf(p->node, sizeof(p->node), "%s", it->pod->node);
 	p->cpu_milli = it->pod->cpu_milli;
 	p->mem_bytes = it->pod->mem_bytes;
-	/* Ours: 16 hexadecimal digits (etcd_sync_put); anything else is no
-	 * id of any host's, counted without one. */
-	bool hex = it->name_len == 16;
-	for (size_t i = 0; hex && i < 16; i++)
+	/* A host's: 32 hexadecimal digits (etcd_sync_put); anything else is
+	 * counted by its hash alone. */
+	bool hex = it->name_len == 2 * UID_HALF;
+	for (size_t i = 0; hex && i < 2 * UID_HALF; i++)
 		hex = (it->name[i] >= '0' && it->name[i] <= '9') ||
 		      (it->name[i] >= 'a' && it->name[i] <= 'f');
-	p->uid = hex ? (uint64_t)strtoull(it->name, NULL, 16) : 0;
+	p->valid = hex;
+	if (hex) {
+		char half[UID_HALF + 1] = {0};
+		memcpy(half, it->name, UID_HALF);
+		p->host = (uint64_t)strtoull(half, NULL, 16);
+		p->id = (uint64_t)strtoull(it->name + UID_HALF, NULL, 16);
+	}
+	p->key_hash = fnv1a(it->name, it->name_len);
 	return 0;
 }
 
@@ -236,25 +260,27 @@ static int cmp_u64(const void *a, const void *b)
 }
 
 /* Whether read pod p is already in this host's table: one of its own
- * (its id live, on the same node) or one counted by an earlier take
- * (a bound record whose cookie is its uid: `counted`, sorted, n). */
+ * (this host's uid, its id live on the same node) or one counted by an
+ * earlier take (a bound record whose cookie is its uid's hash: `counted`,
+ * sorted, n). */
 static bool already_here(struct etcd_sync *s, const struct read_pod *p, uint32_t slot,
 			 const uint64_t *counted, size_t n)
 {
-	if (p->uid == 0)
-		return false;
-	uint64_t id;
-	const struct placement_record *r =
-		placements_at(s->placements, (uint32_t)p->uid, &id);
-	if (r != NULL && id == p->uid && r->owner != PLACEMENT_OWNER_BOUND && r->slot == slot)
-		return true;
-	return bsearch(&p->uid, counted, n, sizeof(*counted), cmp_u64) != NULL;
+	if (p->valid && p->host == s->host_hash) {
+		uint64_t id;
+		const struct placement_record *r =
+			placements_at(s->placements, (uint32_t)p->id, &id);
+		if (r != NULL && id == p->id && r->owner != PLACEMENT_OWNER_BOUND &&
+		    r->slot == slot)
+			return true;
+	}
+	return bsearch(&p->key_hash, counted, n, sizeof(*counted), cmp_u64) != NULL;
 }
 
 /* Counts the placements of shard `name` that etcd holds and this host
  * does not (another host's, before a failover or a move) in its ledger,
  * each as a bound placement record (PLACEMENT_OWNER_BOUND: an admin's
- * release or a drain finds it; its cookie the placing host's id), so a
+ * release or a drain finds it; its cookie a hash of its key's uid), so a
  * pod is never placed in room they hold. 0, or a negative errno with the
  * shard left closed (tried again on the next tick). Membership thread;
  * before the gate opens the shard. */
@@ -332,7 +358,7 @@ static int count_shard(struct etcd_sync *s, const char *name)
 		}
 		placements_fill(s->placements, (uint32_t)ix, PLACEMENT_OWNER_BOUND, (uint32_t)slot,
 				ledger_node_generation(l, (uint32_t)slot), &pod, NULL,
-				p->uid != 0 ? p->uid : 1);
+				p->key_hash);
 		added++;
 	}
 	rcu_unregister();
@@ -438,8 +464,8 @@ int etcd_sync_put(struct etcd_sync *s, unsigned w, uint32_t slot, uint32_t node_
 		.gpus = pod->num_gpu,
 	};
 	snprintf(pv.node, sizeof(pv.node), "%s", intern_str(s->strings, snap->nodes[slot].name));
-	char uid[17];
-	snprintf(uid, sizeof(uid), "%016" PRIx64, id);
+	char uid[2 * UID_HALF + 1];
+	snprintf(uid, sizeof(uid), "%016" PRIx64 "%016" PRIx64, s->host_hash, id);
 	struct waiter *wt = &s->waiters[w];
 	pthread_mutex_lock(&wt->mu);
 	uint64_t seq = (wt->next + 1) & ((1ull << COOKIE_SEQ_BITS) - 1);
@@ -509,18 +535,18 @@ int etcd_sync_put(struct etcd_sync *s, unsigned w, uint32_t slot, uint32_t node_
 void etcd_sync_delete(struct etcd_sync *s, uint64_t id)
 {
 	const struct placement_record *r = placements_get(s->placements, id);
-	if (r == NULL)
+	/* A bound record (a cluster file's pod, or another host's placement
+	 * counted on a take: its key is not known here) deletes nothing. */
+	if (r == NULL || r->owner == PLACEMENT_OWNER_BOUND)
 		return;
-	/* A placement counted on a take carries its placing host's id. */
-	uint64_t uid = r->owner == PLACEMENT_OWNER_BOUND ? r->cookie : id;
 	const struct snapshot *snap = cluster_snapshot(s->cluster);
 	uint32_t v;
-	if (uid <= 1 || r->slot >= snap->n_slots || !snap->present[r->slot] ||
+	if (r->slot >= snap->n_slots || !snap->present[r->slot] ||
 	    !labels_get(snap->nodes[r->slot].labels, snap->nodes[r->slot].n_labels, s->key, &v))
-		return; /* a bound pod of the cluster file, or a node gone */
+		return; /* its node gone */
 	const char *shard = intern_str(s->strings, v);
-	char name[17];
-	snprintf(name, sizeof(name), "%016" PRIx64, uid);
+	char name[2 * UID_HALF + 1];
+	snprintf(name, sizeof(name), "%016" PRIx64 "%016" PRIx64, s->host_hash, id);
 	/* No worker's: on_done drops its completion. */
 	struct commit_record rec = {.op = COMMIT_DELETE,
 				    .uid = name,

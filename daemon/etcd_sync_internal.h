@@ -5,16 +5,17 @@
  * coord/placement_value.h) through that shard's committer
  * (coord/commit_queue.h), fenced by the shard's owner key carrying this
  * host's lease, and the pod is answered only once etcd says committed.
- * <uid> is the placement's id (the one its producer is answered with) in
- * 16 hexadecimal digits: unique among live placements, and known before
- * the placement is published.
+ * <uid> is a hash of the host's name and the placement's id (the one its
+ * producer is answered with), 16 hexadecimal digits each: unique among
+ * the cluster's live placements (ids alone are per host), and known
+ * before the placement is published.
  *
  * One committer per owned shard: opened by the membership thread when
  * the shard is taken, then the shard read from etcd at one revision
  * (coord/rebuild.h) and each placement there that this host does not
  * hold counted in its ledger as a bound placement record
  * (PLACEMENT_OWNER_BOUND: an admin's release or a drain finds it; its
- * cookie the placing host's id, so a later take does not count it
+ * cookie a hash of its key's uid, so a later take does not count it
  * twice), and only then the gate opens the shard to placements,
  * closed when the shard is released or the lease changes (after the gate
  * closed it; the close drains what is queued, so pods placed before the
@@ -26,8 +27,9 @@
  * flight at once). A released or evicted pod's key is deleted
  * (etcd_sync_delete), not waited for. Not done: a counted
  * placement's later release by its old owner (out of scope: the old
- * owner no longer places there; an admin releases the bound record); its
- * devices (gpus are not counted) and quota queue ("-").
+ * owner no longer places there; an admin releases the bound record, but
+ * its key stays: a later owner counts it again, room held, never an
+ * overcommit); its devices (gpus are not counted) and quota queue ("-").
  *
  * Threads: etcd_sync_owned and etcd_sync_ready on the membership thread
  * only; etcd_sync_put on workers (each its own index); etcd_sync_delete
@@ -52,12 +54,13 @@ struct etcd_sync;
 struct membership;
 
 /* A host's committers (none open yet): keys under `prefix`
- * ("/shmsched/<cluster>/"), etcd at `endpoints`, shards by the node label
+ * ("/shmsched/<cluster>/") for host `host`, etcd at `endpoints`, shards by
+ * the node label
  * `key` of `c`'s nodes (names in `strings`), other hosts' placements
  * counted in `pl` and `c`'s ledger, `workers` workers. NULL: out of
  * memory. */
 struct etcd_sync *etcd_sync_create(const char *endpoints, const char *prefix,
-				   struct cluster *c, struct placements *pl,
+				   const char *host, struct cluster *c, struct placements *pl,
 				   const struct intern *strings, uint32_t key, unsigned workers);
 /* The membership whose lease the committers fence with (set after
  * membership_start; until then no committer opens). */
@@ -92,8 +95,8 @@ int etcd_sync_put(struct etcd_sync *s, unsigned w, uint32_t slot, uint32_t node_
 /* The releasing thread, just before placement `id` is freed (a release,
  * an eviction, a drain, a resync; producers_persist.placement_freed):
  * its key deleted from etcd, not waited for (its lane keeps it after the
- * placement's put). A counted placement of another host (a bound record
- * with its id as cookie) deletes that host's key. Not deleted (the key
+ * placement's put). A bound record (a counted placement of another host,
+ * a cluster file's pod) deletes nothing. Not deleted (the key
  * stays, and a new owner counts it: room held, never an overcommit): a
  * shard not owned now, a fenced committer, a queue still full after
  * ETCD_SYNC_DELETE_TRIES ms. */

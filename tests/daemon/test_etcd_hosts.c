@@ -466,6 +466,8 @@ static size_t pods_in_etcd(struct etcd_client *ec, int z, int64_t *cpu_milli,
 			fail_msg("%.*s: %s", (int)r.kvs[i].key_len, r.kvs[i].key, msg);
 		snprintf(node, sizeof(node), "n%d", z);
 		assert_string_equal(v.node, node);
+		/* uid: the host's hash and the placement's id, 16 hex each. */
+		assert_int_equal(r.kvs[i].key_len, (size_t)kl + 32);
 		*cpu_milli += v.cpu_milli;
 		if (r.kvs[i].mod_revision > *newest)
 			*newest = r.kvs[i].mod_revision;
