@@ -57,7 +57,7 @@ static void usage(FILE *to)
 		"                 [--reclaim-min-run SECONDS] [--reclaim-evict-cap RATIO]\n"
 		"                 [--etcd ENDPOINTS [--etcd-lease-ttl SECONDS]\n"
 		"                  [--etcd-cluster NAME] [--host-name NAME]\n"
-		"                  [--shard-by LABEL]]\n"
+		"                  [--shard-by LABEL] [--etcd-durability MODE]]\n"
 		"\n"
 		"Serves pods from producers over shared memory: producers connect to\n"
 		"the control socket, get a region of slots and rings, and submit pods\n"
@@ -236,6 +236,14 @@ static void usage(FILE *to)
 		"  --shard-by LABEL     the node label whose value is a node's shard\n"
 		"                       (default topology.kubernetes.io/zone); a node\n"
 		"                       without it is in no shard: no host places there\n"
+		"  --etcd-durability MODE\n"
+		"                       sync (the default): each placement is committed\n"
+		"                       to etcd (shards/S/pods/ID, fenced by the shard's\n"
+		"                       lease) before its pod is answered; one not\n"
+		"                       committed is rolled back and the pod answered\n"
+		"                       unschedulable. none: placements stay on this\n"
+		"                       host (a shard's next owner does not see them).\n"
+		"                       async is planned, not built\n"
 		"\n"
 		"SIGINT or SIGTERM: stop accepting producers, answer every pod already\n"
 		"submitted (placing for up to 5 s, then cancelled), exit 0. SIGHUP:\n"
@@ -507,6 +515,7 @@ int main(int argc, char **argv)
 		{"etcd-cluster", required_argument, NULL, 0x41b2},
 		{"host-name", required_argument, NULL, 0x41b3},
 		{"shard-by", required_argument, NULL, 0x41b4},
+		{"etcd-durability", required_argument, NULL, 0x41b5},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'v'},
 		{NULL, 0, NULL, 0},
@@ -877,6 +886,19 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			cfg.shard_label = optarg;
+			break;
+		case 0x41b5:
+			if (strcmp(optarg, "sync") == 0) {
+				cfg.etcd_durability = ETCD_DURABILITY_SYNC;
+			} else if (strcmp(optarg, "none") == 0) {
+				cfg.etcd_durability = ETCD_DURABILITY_NONE;
+			} else {
+				fprintf(stderr, "shmschedd: --etcd-durability: \"%s\": "
+					"expected sync or none (async, answering before "
+					"etcd commits, is planned and not built yet)\n",
+					optarg);
+				return 2;
+			}
 			break;
 		case 'V': {
 			enum k8s_field_validation fv;

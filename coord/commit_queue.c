@@ -30,6 +30,7 @@
 #include <time.h>
 
 #include "coord/commit_queue.h"
+#include "coord/shard_map.h"
 #include "coord/etcd_client.h"
 
 struct slot {
@@ -66,13 +67,14 @@ struct lane {
 	size_t n_batch;
 	int64_t committed; /* the lane key's version */
 	bool version_known;
-	char lane_key[COMMIT_PREFIX_MAX + 96];
+	char lane_key[COMMIT_PREFIX_MAX + 160];
 };
 
 struct commit_queue {
 	struct commit_queue_config cfg;
-	char owner_key[COMMIT_PREFIX_MAX + 64];
-	char pod_prefix[COMMIT_PREFIX_MAX + 64];
+	char owner_key[COMMIT_PREFIX_MAX + 128];
+	char shard[64]; /* its name in the keys */
+	char pod_prefix[COMMIT_PREFIX_MAX + 128];
 	size_t pod_prefix_len;
 	struct lane lanes[COMMIT_MAX_IN_FLIGHT];
 	unsigned n_lanes;
@@ -417,9 +419,9 @@ static void commit_batch(struct lane *l)
 		}
 		if (lane_version == l->committed && (!owner_present || owner_lease != q->cfg.lease)) {
 			set_error(q,
-				  "commit queue shard %" PRIu32 ": the owner key %s %s lease %" PRId64
+				  "commit queue shard %s: the owner key %s %s lease %" PRId64
 				  " (at revision %" PRId64 "): fenced, nothing more is committed",
-				  q->cfg.shard, q->owner_key,
+				  q->shard, q->owner_key,
 				  owner_present ? "no longer carries" : "is gone with", q->cfg.lease,
 				  rev);
 			atomic_store_explicit(&q->fenced, true, memory_order_release); /* EC1 */
@@ -489,6 +491,10 @@ int commit_queue_open(struct commit_queue **out, const struct commit_queue_confi
 		return config_error(-EINVAL, err, errlen,
 				    "commit queue prefix: expected at most %d bytes, got %zu",
 				    COMMIT_PREFIX_MAX, c.prefix ? strlen(c.prefix) : 0);
+	if (c.shard_name != NULL && !shard_name_valid(c.shard_name, strlen(c.shard_name)))
+		return config_error(-EINVAL, err, errlen,
+				    "commit queue shard name: \"%.80s\": expected 1 to %u bytes of "
+				    "[A-Za-z0-9._-]", c.shard_name, SHARD_NAME_MAX - 1);
 	if (c.in_flight > COMMIT_MAX_IN_FLIGHT)
 		return config_error(-EINVAL, err, errlen, "commit queue in_flight: %u; expected 1 to %d",
 				    c.in_flight, COMMIT_MAX_IN_FLIGHT);
@@ -508,10 +514,14 @@ int commit_queue_open(struct commit_queue **out, const struct commit_queue_confi
 		return config_error(-ENOMEM, err, errlen, "commit queue: out of memory");
 	q->cfg = c;
 	pthread_mutex_init(&q->err_mu, NULL);
-	commit_owner_key(c.prefix, c.shard, q->owner_key, sizeof(q->owner_key));
-	q->pod_prefix_len =
-		(size_t)snprintf(q->pod_prefix, sizeof(q->pod_prefix), "%sshards/%" PRIu32 "/pods/",
-				 c.prefix, c.shard);
+	if (c.shard_name != NULL)
+		snprintf(q->shard, sizeof(q->shard), "%s", c.shard_name);
+	else
+		snprintf(q->shard, sizeof(q->shard), "%" PRIu32, c.shard);
+	q->cfg.shard_name = NULL; /* the caller's string: not kept */
+	snprintf(q->owner_key, sizeof(q->owner_key), "%sshards/%s/owner", c.prefix, q->shard);
+	q->pod_prefix_len = (size_t)snprintf(q->pod_prefix, sizeof(q->pod_prefix),
+					     "%sshards/%s/pods/", c.prefix, q->shard);
 	q->n_lanes = c.in_flight;
 	struct etcd_client_options opts = {.timeout_ms = c.timeout_ms};
 	int rc = 0;
@@ -527,7 +537,7 @@ int commit_queue_open(struct commit_queue **out, const struct commit_queue_confi
 		struct lane *l = &q->lanes[i];
 		l->cap = c.capacity / c.in_flight;
 		snprintf(l->lane_key, sizeof(l->lane_key),
-			 "%sshards/%" PRIu32 "/commit/%016" PRIx64 "/%u", c.prefix, c.shard,
+			 "%sshards/%s/commit/%016" PRIx64 "/%u", c.prefix, q->shard,
 			 (uint64_t)c.lease, i);
 		l->ring = calloc(l->cap, sizeof(*l->ring));
 		if (!l->ring) {

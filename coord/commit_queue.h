@@ -89,6 +89,10 @@ struct commit_queue_config {
 	/* The cluster's key prefix, ending in '/' ("/shmsched/c1/"). */
 	const char *prefix;
 	uint32_t shard;
+	/* The shard's name in the keys (shards/<name>/...: a node label's
+	 * value, as the membership names shards, coord/membership.h); NULL:
+	 * the number above. 1 to SHARD_NAME_MAX - 1 bytes of [A-Za-z0-9._-]. */
+	const char *shard_name;
 	/* The lease the shard's owner key carries (taken by the caller). */
 	int64_t lease;
 	/* Lanes: transactions in flight at once; 0: 4. At most

@@ -91,11 +91,20 @@ int coord_rebuild_shard(struct etcd_client *c, const char *prefix, uint32_t shar
 			const struct rebuild_callbacks *cb, int64_t *revision, char *err,
 			size_t errlen)
 {
+	char name[16];
+	snprintf(name, sizeof(name), "%" PRIu32, shard);
+	return coord_rebuild_shard_named(c, prefix, name, page, cb, revision, err, errlen);
+}
+
+int coord_rebuild_shard_named(struct etcd_client *c, const char *prefix, const char *shard,
+			      int64_t page, const struct rebuild_callbacks *cb,
+			      int64_t *revision, char *err, size_t errlen)
+{
 	char pods[KEY_MAX / 2], nodes[KEY_MAX / 2];
 	if (errlen)
 		err[0] = '\0';
-	int a = snprintf(pods, sizeof(pods), "%sshards/%" PRIu32 "/pods/", prefix, shard);
-	int b = snprintf(nodes, sizeof(nodes), "%sshards/%" PRIu32 "/nodes/", prefix, shard);
+	int a = snprintf(pods, sizeof(pods), "%sshards/%s/pods/", prefix, shard);
+	int b = snprintf(nodes, sizeof(nodes), "%sshards/%s/nodes/", prefix, shard);
 	if (a < 0 || b < 0 || (size_t)b >= sizeof(nodes)) {
 		snprintf(err, errlen, "rebuild: prefix \"%.60s\": expected at most %d bytes",
 			 prefix, KEY_MAX / 2 - 32);

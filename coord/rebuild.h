@@ -59,5 +59,10 @@ struct rebuild_callbacks {
 int coord_rebuild_shard(struct etcd_client *c, const char *prefix, uint32_t shard, int64_t page,
 			const struct rebuild_callbacks *cb, int64_t *revision, char *err,
 			size_t errlen);
+/* The same for a shard named by a string (a node label's value, as the
+ * membership names shards: shards/<name>/...). */
+int coord_rebuild_shard_named(struct etcd_client *c, const char *prefix, const char *shard,
+			      int64_t page, const struct rebuild_callbacks *cb,
+			      int64_t *revision, char *err, size_t errlen);
 
 #endif

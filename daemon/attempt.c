@@ -64,6 +64,7 @@
 #include <string.h>
 
 #include "daemon/admission_fair_internal.h"
+#include "daemon/etcd_sync_internal.h"
 #include "daemon/persist_internal.h"
 #include "daemon/quarantine_internal.h"
 #include "daemon/quota_charge_internal.h"
@@ -166,6 +167,12 @@ int attempt_set_shard_gate(struct attempt_ctx *a, struct shard_gate *g)
 	return 0;
 }
 
+void attempt_set_etcd_sync(struct attempt_ctx *a, struct etcd_sync *s)
+{
+	/* ES2: release, partner of the acquire per placement. */
+	__atomic_store_n(&a->etcd_sync, s, __ATOMIC_RELEASE);
+}
+
 void attempt_set_quota(struct attempt_ctx *a, struct quota_charge *q)
 {
 	a->quota = q;
@@ -229,6 +236,36 @@ static unsigned attempts_bucket(uint32_t attempt)
 	return b;
 }
 
+static void uncharge(struct attempt_ctx *a, unsigned w, const struct pod_spec *spec,
+		     uint32_t quota);
+
+/* With --etcd-durability sync: placement `id` (prepared, not published)
+ * committed to etcd (etcd_sync_put); when it is not, rolled back as if
+ * never made (the node's use given back and told to waiting pods, the
+ * record untaken, its quota charge given back) and the pod answered
+ * unschedulable with etcd_sync's reason: true then. */
+__attribute__((noinline)) /* off the path of one-host daemons */
+static bool etcd_refused(struct attempt_ctx *a, unsigned w, struct etcd_sync *es,
+			 struct shmsched_slot *slot, uint32_t rec, uint32_t node,
+			 const struct pod_spec *spec, const struct device_assignment *dev,
+			 uint64_t id, uint32_t quota)
+{
+	char why[SHMSCHED_MESSAGE_MAX];
+	if (etcd_sync_put(es, w, node, ledger_node_generation(a->ledger, node), spec, id, why,
+			  sizeof(why)) == 0)
+		return false;
+	ledger_account(a->ledger, node, spec, dev, -1);
+	if (a->events != NULL) {
+		struct queue_event ev = queue_event_release(node, spec, dev);
+		queue_events_publish(a->events, &ev);
+	}
+	placements_untake_w(a->placements, w, rec);
+	if (quota != 0)
+		uncharge(a, w, spec, quota);
+	attempt_answer(slot, SHMSCHED_UNSCHEDULABLE, why);
+	return true;
+}
+
 /* The one PLACED answer: placement record `rec` (taken) made for `spec`
  * on `node` with `dev` and `cookie` and the quota charge `quota` (0:
  * none), queued for the durable store, published as `pr`'s, then the slot
@@ -247,6 +284,10 @@ static void attempt_record_and_answer(struct attempt_ctx *a, unsigned w,
 	const struct placement_record *made = placements_prepare(
 		a->placements, rec, node, ledger_node_generation(a->ledger, node),
 		spec, dev, cookie, &id);
+	/* ES2: acquire, partner of attempt_set_etcd_sync's release. */
+	struct etcd_sync *es = __atomic_load_n(&a->etcd_sync, __ATOMIC_ACQUIRE);
+	if (es != NULL && etcd_refused(a, w, es, slot, rec, node, spec, dev, id, quota))
+		return;
 	/* QA2 (daemon/quota_charge.c): before the record is published. */
 	if (quota != 0) {
 		placements_set_quota(a->placements, rec, quota);

@@ -141,6 +141,11 @@ struct attempt_ctx {
 	struct shard_gate *shard_gate;
 	struct pod_spec *shard_spec;          /* [workers] */
 	const struct pod_spec **shard_orig;   /* [workers] */
+	/* With --etcd-durability sync (daemon/etcd_sync_internal.h): each
+	 * placement committed to etcd before its answer. ES2: stored with
+	 * release by attempt_set_etcd_sync before the workers start, loaded
+	 * with acquire per placement; NULL: not committed. */
+	struct etcd_sync *etcd_sync;
 };
 
 /* With --etcd: placements only on the nodes of the shards `g` says this
@@ -148,6 +153,13 @@ struct attempt_ctx {
  * workers start. Returns 0 or -ENOMEM. */
 struct shard_gate;
 int attempt_set_shard_gate(struct attempt_ctx *a, struct shard_gate *g);
+
+/* With --etcd-durability sync: every placement committed to etcd before
+ * the pod is answered placed; one refused is rolled back (its node's use
+ * and quota given back) and the pod answered unschedulable. Before the
+ * workers start. */
+struct etcd_sync;
+void attempt_set_etcd_sync(struct attempt_ctx *a, struct etcd_sync *s);
 /* Whether the shard gate is set (preemption is off then: its victims
  * may be on other hosts' nodes). */
 bool attempt_sharded(struct attempt_ctx *a);

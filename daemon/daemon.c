@@ -41,6 +41,7 @@
 #include "daemon/admission_fair_internal.h"
 #include "daemon/lease_internal.h"
 #include "daemon/quarantine_internal.h"
+#include "daemon/etcd_sync_internal.h"
 #include "daemon/shard_gate_internal.h"
 #include "daemon/taint_evict_internal.h"
 
@@ -71,6 +72,9 @@ struct daemon {
 	uint32_t pool_key;             /* its intern id */
 	struct shard_gate *shard_gate; /* with --etcd (issue 40); NULL: one host */
 	struct membership *membership; /* its thread; NULL: one host */
+	struct etcd_sync *etcd_sync;   /* sync commits; NULL: none */
+	/* The durable store's hooks (zero: none), which etcd sync's chain. */
+	struct producers_persist store_hooks;
 	struct priority_classes classes; /* the cluster file's and admins' */
 	struct gang_table gangs;         /* PodGroups, likewise */
 	struct pdb_table pdbs;           /* PodDisruptionBudgets, likewise */
@@ -127,6 +131,7 @@ static void teardown(struct daemon *d)
 	producers_destroy(d->producers);
 	taint_evict_destroy(d->lifecycle);
 	quarantine_destroy(d->quarantine); /* after the producers that report */
+	etcd_sync_destroy(d->etcd_sync, 0); /* after the workers that wait on it */
 	shard_gate_destroy(d->shard_gate); /* after the workers and membership */
 	free(d->pool_label);
 	lease_destroy(d->leases);
@@ -350,6 +355,17 @@ static void shard_metrics_text(const struct daemon_shards *c, struct quota_text 
 		       "shmsched_etcd_events_total{event=\"assign\"} %" PRIu64 "\n",
 		       c->joins, c->renewals, c->losses, c->errors, c->takes, c->releases,
 		       c->assigned);
+	quota_text_put(o, "# HELP shmsched_etcd_placements_total With sync commits: "
+		       "placements committed to etcd before their answers (committed), "
+		       "rolled back because etcd did not commit them (refused), other "
+		       "hosts' placements counted on taking their shards (counted), "
+		       "deletes of freed placements' keys not queued (delete_dropped).\n"
+		       "# TYPE shmsched_etcd_placements_total counter\n"
+		       "shmsched_etcd_placements_total{result=\"committed\"} %" PRIu64 "\n"
+		       "shmsched_etcd_placements_total{result=\"refused\"} %" PRIu64 "\n"
+		       "shmsched_etcd_placements_total{result=\"counted\"} %" PRIu64 "\n"
+		       "shmsched_etcd_placements_total{result=\"delete_dropped\"} %" PRIu64
+		       "\n", c->committed, c->refused, c->counted, c->deletes_dropped);
 }
 
 /* OP_QUEUE_METRICS's text (ingest/producers.h), on the control thread
@@ -991,6 +1007,68 @@ static int start_quarantine(struct daemon *d, const struct daemon_config *cfg,
 	return 0;
 }
 
+/* The membership's callbacks (coord/membership.h), on its thread: the
+ * gate's, and with sync commits the owned set is opened to placements
+ * only where a committer is open: closed first to what is no longer
+ * ready (a released shard: before its committer drains and its owner key
+ * goes), then the committers opened and closed, then opened to the newly
+ * ready (a taken shard: after its committer exists). */
+static size_t member_shards(void *arg, shard_name_t *out, size_t cap)
+{
+	struct daemon *d = arg;
+	return shard_gate_shards(d->shard_gate, out, cap);
+}
+
+static void member_alive_until(void *arg, uint64_t until_ns)
+{
+	struct daemon *d = arg;
+	shard_gate_alive_until(d->shard_gate, until_ns);
+}
+
+static void member_owned(void *arg, const shard_name_t *names, size_t n)
+{
+	struct daemon *d = arg;
+	if (d->etcd_sync == NULL) {
+		shard_gate_owned(d->shard_gate, names, n);
+		return;
+	}
+	shard_name_t ready[SHARD_MAX]; /* 16 KiB of the membership thread's stack */
+	shard_gate_owned(d->shard_gate, ready, etcd_sync_ready(d->etcd_sync, names, n, ready));
+	shard_gate_owned(d->shard_gate, ready, etcd_sync_owned(d->etcd_sync, names, n, ready));
+}
+
+/* The producers' hooks with sync commits: the durable store's (if any),
+ * and a freed placement's key deleted from etcd after the store's
+ * delete is queued. */
+static void chain_node_changed(void *arg, const struct node_event *ev)
+{
+	struct daemon *d = arg;
+	if (d->store_hooks.node_changed != NULL)
+		d->store_hooks.node_changed(d->store_hooks.arg, ev);
+}
+
+static void chain_identity_added(void *arg, uint32_t owner)
+{
+	struct daemon *d = arg;
+	if (d->store_hooks.identity_added != NULL)
+		d->store_hooks.identity_added(d->store_hooks.arg, owner);
+}
+
+static void chain_placement_added(void *arg, uint64_t id)
+{
+	struct daemon *d = arg;
+	if (d->store_hooks.placement_added != NULL)
+		d->store_hooks.placement_added(d->store_hooks.arg, id);
+}
+
+static void chain_placement_freed(void *arg, uint64_t id)
+{
+	struct daemon *d = arg;
+	if (d->store_hooks.placement_freed != NULL)
+		d->store_hooks.placement_freed(d->store_hooks.arg, id);
+	etcd_sync_delete(d->etcd_sync, id);
+}
+
 /* With --etcd: the shard gate in the workers' attempts and the
  * membership thread that feeds it (issue 40). Before the control sockets
  * start, so that no pod is placed ungated. */
@@ -1020,18 +1098,42 @@ static int start_shards(struct daemon *d, const struct daemon_config *cfg, char 
 		.host = host,
 		.ttl_s = cfg->etcd_lease_ttl_s != 0 ? cfg->etcd_lease_ttl_s
 			 : MEMBERSHIP_TTL_DEFAULT_S,
-		.shards = shard_gate_shards,
-		.owned = shard_gate_owned,
-		.alive_until = shard_gate_alive_until,
-		.arg = d->shard_gate,
+		.shards = member_shards,
+		.owned = member_owned,
+		.alive_until = member_alive_until,
+		.arg = d,
 	};
+	if (cfg->etcd_durability == ETCD_DURABILITY_SYNC) {
+		char prefix[COMMIT_PREFIX_MAX + 1];
+		if (membership_prefix(mc.cluster, prefix, sizeof(prefix)) < 0)
+			return errmsg_rc(-ENAMETOOLONG, err, err_len,
+					 "--etcd-cluster \"%s\": too long for the commit keys' "
+					 "prefix (%d bytes)", mc.cluster, COMMIT_PREFIX_MAX);
+		d->etcd_sync = etcd_sync_create(cfg->etcd_endpoints, prefix, host, d->cluster,
+						d->placements, d->strings, key, d->workers);
+		if (d->etcd_sync == NULL)
+			return errmsg_rc(-ENOMEM, err, err_len, "--etcd: out of memory");
+		serve_set_etcd_sync(d->serve, d->etcd_sync);
+		struct producers_persist chained = {
+			.node_changed = chain_node_changed,
+			.identity_added = chain_identity_added,
+			.placement_freed = chain_placement_freed,
+			.placement_added = chain_placement_added,
+			.arg = d,
+		};
+		producers_set_state(d->producers, d->meta, &chained);
+	}
 	char why[512];
 	int rc = membership_start(&d->membership, &mc, why, sizeof(why));
 	if (rc < 0)
 		return errmsg_rc(rc, err, err_len, "--etcd %s: %s", cfg->etcd_endpoints, why);
+	if (d->etcd_sync != NULL)
+		etcd_sync_set_membership(d->etcd_sync, d->membership);
 	log_msg(LOG_LEVEL_INFO, "host %s of cluster %s through etcd %s: lease TTL %lld s, "
-		"shards by node label %s", host, mc.cluster, cfg->etcd_endpoints,
-		(long long)mc.ttl_s, label);
+		"shards by node label %s, placements %s", host, mc.cluster, cfg->etcd_endpoints,
+		(long long)mc.ttl_s, label,
+		d->etcd_sync != NULL ? "committed to etcd before their answers (sync)"
+				     : "kept on this host only");
 	return 0;
 }
 
@@ -1048,6 +1150,14 @@ bool daemon_shard_status(struct daemon *d, struct daemon_shards *out)
 		.losses = ms.losses, .errors = ms.errors, .takes = ms.takes,
 		.releases = ms.releases, .assigned = ms.assigned,
 		.alive_until_ns = gc.alive_until};
+	if (d->etcd_sync != NULL) {
+		struct etcd_sync_counts ec;
+		etcd_sync_get_counts(d->etcd_sync, &ec);
+		out->committed = ec.committed;
+		out->refused = ec.refused;
+		out->counted = ec.counted;
+		out->deletes_dropped = ec.deletes_dropped;
+	}
 	return true;
 }
 
@@ -1270,10 +1380,9 @@ struct daemon *daemon_start(const struct daemon_config *cfg, char *err,
 	producers_set_evaluator(d->producers, d->evaluator);
 	if (d->quota != NULL)
 		producers_set_quota_explainer(d->producers, qc_explain, d->quota);
-	struct producers_persist hooks;
 	if (d->persist != NULL)
-		persist_hooks(d->persist, &hooks);
-	producers_set_state(d->producers, d->meta, d->persist ? &hooks : NULL);
+		persist_hooks(d->persist, &d->store_hooks);
+	producers_set_state(d->producers, d->meta, d->persist ? &d->store_hooks : NULL);
 	producers_set_profiles(d->producers, &d->cfg);
 	if (cfg->policy_path != NULL) {
 		struct policy *pol;

@@ -135,6 +135,11 @@ int serve_set_quarantine(struct serve *s, struct quarantine *q, uint32_t pool_ke
 	return attempt_set_quarantine(s->attempt, q, pool_key, strings);
 }
 
+void serve_set_etcd_sync(struct serve *s, struct etcd_sync *es)
+{
+	attempt_set_etcd_sync(s->attempt, es);
+}
+
 int serve_set_shard_gate(struct serve *s, struct shard_gate *g)
 {
 	return attempt_set_shard_gate(s->attempt, g);

@@ -61,6 +61,10 @@ struct quarantine;
  * 0 or -ENOMEM. */
 struct shard_gate;
 int serve_set_shard_gate(struct serve *s, struct shard_gate *g);
+/* With --etcd-durability sync: placements committed to etcd before their
+ * answers (attempt_set_etcd_sync). Before the workers start. */
+struct etcd_sync;
+void serve_set_etcd_sync(struct serve *s, struct etcd_sync *es);
 
 int serve_set_quarantine(struct serve *s, struct quarantine *q, uint32_t pool_key,
 			 const struct intern *strings);

@@ -1,0 +1,113 @@
+/* A sharded host's placements committed to etcd, in sync mode (issue 40
+ * item 2; docs/design/multi-host.md, "Fenced commits"): with --etcd and
+ * --etcd-durability sync (the default with --etcd), each placement on a
+ * node of an owned shard is put as <prefix>shards/<s>/pods/<uid> (value:
+ * coord/placement_value.h) through that shard's committer
+ * (coord/commit_queue.h), fenced by the shard's owner key carrying this
+ * host's lease, and the pod is answered only once etcd says committed.
+ * <uid> is a hash of the host's name and the placement's id (the one its
+ * producer is answered with), 16 hexadecimal digits each: unique among
+ * the cluster's live placements (ids alone are per host), and known
+ * before the placement is published.
+ *
+ * One committer per owned shard: opened by the membership thread when
+ * the shard is taken, then the shard read from etcd at one revision
+ * (coord/rebuild.h) and each placement there that this host does not
+ * hold counted in its ledger as a bound placement record
+ * (PLACEMENT_OWNER_BOUND: an admin's release or a drain finds it; its
+ * cookie a hash of its key's uid, so a later take does not count it
+ * twice), and only then the gate opens the shard to placements,
+ * closed when the shard is released or the lease changes (after the gate
+ * closed it; the close drains what is queued, so pods placed before the
+ * release are committed before the owner key goes).
+ *
+ * The simple version: a worker blocks on its placement's completion (a
+ * condition variable a worker), so a worker places one pod per etcd
+ * round trip (a transaction batches the records of every worker in
+ * flight at once). A released or evicted pod's key is deleted
+ * (etcd_sync_delete), not waited for. Not done: a counted
+ * placement's later release by its old owner (out of scope: the old
+ * owner no longer places there; an admin releases the bound record, but
+ * its key stays: a later owner counts it again, room held, never an
+ * overcommit); its devices (gpus are not counted) and quota queue ("-").
+ *
+ * Threads: etcd_sync_owned and etcd_sync_ready on the membership thread
+ * only; etcd_sync_put on workers (each its own index); etcd_sync_delete
+ * on the releasing thread; the committers' completions on their lane
+ * threads. */
+#ifndef SHMSCHED_DAEMON_ETCD_SYNC_INTERNAL_H
+#define SHMSCHED_DAEMON_ETCD_SYNC_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "coord/coord.h"
+#include "shm/shm.h"
+
+/* How long a worker waits for its placement's commit before giving up
+ * on it (rolled back, the pod answered unschedulable; the record may
+ * still land: a key for a pod not placed, counted by a new owner, never
+ * an overcommit). */
+#define ETCD_SYNC_WAIT_MS 10000
+
+struct etcd_sync;
+struct membership;
+
+/* A host's committers (none open yet): keys under `prefix`
+ * ("/shmsched/<cluster>/") for host `host`, etcd at `endpoints`, shards by
+ * the node label
+ * `key` of `c`'s nodes (names in `strings`), other hosts' placements
+ * counted in `pl` and `c`'s ledger, `workers` workers. NULL: out of
+ * memory. */
+struct etcd_sync *etcd_sync_create(const char *endpoints, const char *prefix,
+				   const char *host, struct cluster *c, struct placements *pl,
+				   const struct intern *strings, uint32_t key, unsigned workers);
+/* The membership whose lease the committers fence with (set after
+ * membership_start; until then no committer opens). */
+void etcd_sync_set_membership(struct etcd_sync *s, struct membership *m);
+/* Closes every committer (drain_ms to commit what is queued) and frees.
+ * After the workers have stopped. NULL: nothing. */
+void etcd_sync_destroy(struct etcd_sync *s, long drain_ms);
+
+/* Membership thread, for the owned set `names` (n): writes to `ready`
+ * (SHARD_MAX names) those of them whose committer is open at the lease
+ * held now, and returns how many. Changes nothing. */
+size_t etcd_sync_ready(struct etcd_sync *s, const shard_name_t *names, size_t n,
+		       shard_name_t *ready);
+/* Membership thread: closes the committers of shards not in `names` (or
+ * of an older lease), opens one for each of `names` without one and
+ * counts the placements etcd holds for it (a shard whose read fails stays
+ * closed: tried on the next call), then as etcd_sync_ready. */
+size_t etcd_sync_owned(struct etcd_sync *s, const shard_name_t *names, size_t n,
+		       shard_name_t *ready);
+
+/* Worker `w`, inside its read-side section: commits placement `id` of
+ * `pod` on node `slot` (generation `node_gen`) and waits for etcd's
+ * answer. 0 committed; else the placement is not to be kept, and `why`
+ * (len bytes) says so for the pod's answer: -ESTALE the shard's lease
+ * was lost (or the shard released) before the commit, -ETIMEDOUT no
+ * answer within ETCD_SYNC_WAIT_MS, -ENOENT the node is in no owned
+ * shard, or the committer's other errors. A full queue (-EAGAIN) is
+ * waited out (backpressure), never dropped. */
+int etcd_sync_put(struct etcd_sync *s, unsigned w, uint32_t slot, uint32_t node_gen,
+		  const struct pod_spec *pod, uint64_t id, char *why, size_t len);
+
+/* The releasing thread, just before placement `id` is freed (a release,
+ * an eviction, a drain, a resync; producers_persist.placement_freed):
+ * its key deleted from etcd, not waited for (its lane keeps it after the
+ * placement's put). A bound record (a counted placement of another host,
+ * a cluster file's pod) deletes nothing. Not deleted (the key
+ * stays, and a new owner counts it: room held, never an overcommit): a
+ * shard not owned now, a fenced committer, a queue still full after
+ * ETCD_SYNC_DELETE_TRIES ms. */
+#define ETCD_SYNC_DELETE_TRIES 100
+void etcd_sync_delete(struct etcd_sync *s, uint64_t id);
+
+/* Counters: placements committed, refused (any error), other hosts'
+ * placements counted on taking their shards, and deletes not queued. */
+struct etcd_sync_counts {
+	uint64_t committed, refused, counted, deletes_dropped;
+};
+void etcd_sync_get_counts(struct etcd_sync *s, struct etcd_sync_counts *out);
+
+#endif
