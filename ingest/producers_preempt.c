@@ -11,7 +11,7 @@
  * records under the producers' lock, which daemon/ reaches only through
  * ingest/producers.h. Calls producers_policy.c (prod_rule_of,
  * prod_group_namespace) and producers.c (prod_forget, prod_publish).
- * Cost, without PodDisruptionBudgets: the node chains (shm/placements.h,
+ * Cost (budgets: see below): the node chains (shm/placements.h,
  * PN1, PN2): every node slot is handed to the choice, from a random one
  * on (kube's offset among every node where preemption might help), and
  * its visit reads its chain: a node without a possible victim is no

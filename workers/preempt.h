@@ -111,8 +111,9 @@ struct preempt_input {
 	bool (*probe)(void *arg, struct preempt_node *node,
 		      struct preempt_summary *out);
 	void *probe_arg;
-	/* The rows (NULL: none; read only with a probe): a node's summary read from dense arrays in the loop
-	 * itself, no call, where they say all of it (see struct
+	/* The rows (NULL: none; read only with a probe): a node's summary
+	 * read from dense arrays in the loop itself, no call, where they
+	 * say all of it (see struct
 	 * preempt_rows); elsewhere the probe as above. */
 	const struct preempt_rows *rows;
 };
