@@ -78,6 +78,7 @@ struct opts {
 	bool no_quota;            /* quota: the same pods, no Kueue objects */
 	bool metrics;             /* quota: print Kueue's metrics after the run */
 	bool reclaim;             /* quota: the reclaim run (reclaim_run) */
+	uint32_t pdbs;            /* PodDisruptionBudgets over the fill pods */
 	double reference_s;
 	int only;
 };
@@ -91,6 +92,8 @@ static char kueue_path[128];
 	"{\"cpu\":\"" cpu "\",\"memory\":\"1Gi\"}}}]}}"
 
 static const char fill_json[] = POD_JSON("", "", "2");
+/* With --pdbs: the fill pods labelled for the budgets. */
+static const char fill_app_json[] = POD_JSON(",\"labels\":{\"app\":\"fill\"}", "", "2");
 static const char wait_json[] = POD_JSON("", "", "2");
 static const char high_json[] = POD_JSON("", "\"priorityClassName\":\"high\",", "2");
 
@@ -182,6 +185,15 @@ static int write_cluster(const struct opts *o, uint32_t gangs, bool quota)
 			"\"pods\":\"110\"}}}\n", i ? "," : "", i);
 	fputs(",{\"kind\":\"PriorityClass\",\"metadata\":{\"name\":\"high\"},"
 	      "\"value\":1000}\n", f);
+	/* --pdbs: budgets over the fill pods that allow every disruption
+	 * (a status, as the disruption controller writes it): the choice is
+	 * the one without them, what they cost is the figure. */
+	for (uint32_t b = 0; b < o->pdbs; b++)
+		fprintf(f, ",{\"apiVersion\":\"policy/v1\",\"kind\":"
+			"\"PodDisruptionBudget\",\"metadata\":{\"name\":\"fill-%u\"},"
+			"\"spec\":{\"minAvailable\":1,\"selector\":{\"matchLabels\":"
+			"{\"app\":\"fill\"}}},\"status\":{\"disruptionsAllowed\":"
+			"1000000}}\n", b);
 	for (uint32_t g = 0; g < gangs; g++)
 		fprintf(f, ",{\"kind\":\"PodGroup\",\"metadata\":{\"name\":\"g%u\"},"
 			"\"spec\":{\"minMember\":4}}\n", g);
@@ -308,7 +320,8 @@ static double engine_run(const struct opts *o, enum kind kind, uint64_t *placed)
 	if (kind == KIND_CHURN || kind == KIND_PREEMPTION) {
 		ft.ids = calloc(fill, sizeof(uint64_t));
 		ft.n_ids = fill;
-		submit_all(f, bench_template(f, fill_json), 0, fill, 0, &ft);
+		submit_all(f, bench_template(f, o->pdbs ? fill_app_json : fill_json), 0,
+			   fill, 0, &ft);
 		await_placed(f, &ft, fill);
 	}
 	if (kind == KIND_CHURN) {
@@ -1413,7 +1426,7 @@ static void usage(FILE *f)
 	fprintf(f, "usage: shmsched-pending-bench [--kind churn|preemption|gangs|quota]\n"
 		"          [--nodes N] [--pods M] [--workers W] [--reference-seconds S]\n"
 		"          [--cohorts C] [--queues Q] [--no-quota] [--metrics] [--reclaim]\n"
-		"          [--help] [--version]\n"
+		"          [--pdbs B] [--help] [--version]\n"
 		"Pods per second for waiting, preempting and gang pods and pods under\n"
 		"Kueue's quotas through the daemon, and with kube-scheduler's (and\n"
 		"Kueue's) algorithm literally, in one run (bench/pending_bench.c says\n"
@@ -1425,7 +1438,8 @@ static void usage(FILE *f)
 		"--kind quota, the reclaim run only: borrowers fill each cohort, then\n"
 		"the lenders' pods reclaim, in process (quota/reclaim.c's choice and\n"
 		"the quota tree), then through the daemon (the pods placed, evicted\n"
-		"and told for real).\n"
+		"and told for real); --pdbs: B PodDisruptionBudgets over the fill pods\n"
+		"(the daemon's runs), each allowing every disruption.\n"
 		"Defaults: every kind, 5000 nodes, 2000 pods, 1 worker, 10 s, 10\n"
 		"cohorts of 10 queues.\n");
 }
@@ -1446,6 +1460,7 @@ int main(int argc, char **argv)
 		{"no-quota", no_argument, NULL, 'N'},
 		{"metrics", no_argument, NULL, 'M'},
 		{"reclaim", no_argument, NULL, 'R'},
+		{"pdbs", required_argument, NULL, 'B'},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
@@ -1491,6 +1506,10 @@ int main(int argc, char **argv)
 		case 'R':
 			o.reclaim = true;
 			break;
+		case 'B':
+			o.pdbs = (uint32_t)v;
+			bad = bad || v > 256;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -1506,6 +1525,7 @@ int main(int argc, char **argv)
 				bench_option_name(longopts, c), optarg,
 				c == 'k' ? "expected churn, preemption, gangs or quota" :
 				c == 'p' ? "expected a whole number in 4..1000000" :
+				c == 'B' ? "expected a whole number in 1..256" :
 				"expected a whole number in 1..1000000");
 			return 2;
 		}

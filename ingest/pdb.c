@@ -65,6 +65,7 @@ void pdb_matcher_init(struct pdb_matcher *m, const struct pdb_table *t,
 	uint32_t n = t != NULL ? t->n : 0;
 	memset(m->bit_of, 0, n * sizeof(m->bit_of[0]));
 	memset(m->live, 0, n * sizeof(m->live[0]));
+	memset(m->allowed, 0, sizeof(m->allowed)); /* the overflow bit's: 0 */
 	for (uint32_t i = 0; i < PDB_CACHE; i++)
 		m->cache[i].group = m->count_cache[i].group = 0;
 }
@@ -103,13 +104,25 @@ void pdb_matcher_count(struct pdb_matcher *m, uint32_t group)
 			m->live[w * 64 + (uint32_t)__builtin_ctzll(bits)]++;
 }
 
+/* The disruptions budget `e` allows, `live` its selected pods placed
+ * (read in MIN mode only). */
+static int32_t allowed_of(const struct pdb_entry *e, int32_t live)
+{
+	int32_t a = e->mode == K8S_PDB_MIN_AVAILABLE ? live - e->value
+						     : e->value - e->evicted;
+	return a > 0 ? a : 0;
+}
+
 /* The local bit of table entry i, handed out on first use: bits
- * 0..PDB_CHOICE_MAX-2 one budget each, the last one the others'. */
+ * 0..PDB_CHOICE_MAX-2 one budget each, the last one the others'. Its
+ * disruptions allowed are set at once (pdb_matcher_allowed), from the
+ * counts so far (pdb_matcher_finish sets them again after the counts). */
 static uint32_t bit_for(struct pdb_matcher *m, uint32_t i)
 {
 	if (m->bit_of[i] == 0) {
 		if (m->n_bits < PDB_CHOICE_MAX - 1) {
 			m->entry_of[m->n_bits] = i;
+			m->allowed[m->n_bits] = allowed_of(&m->t->e[i], m->live[i]);
 			m->bit_of[i] = (uint8_t)++m->n_bits;
 		} else {
 			m->overflow = true;
@@ -138,16 +151,16 @@ uint32_t pdb_matcher_mask(struct pdb_matcher *m, uint32_t group)
 
 const int32_t *pdb_matcher_finish(struct pdb_matcher *m, uint32_t *n_bits)
 {
-	for (uint32_t b = 0; b < m->n_bits; b++) {
-		const struct pdb_entry *e = &m->t->e[m->entry_of[b]];
-		int32_t a = e->mode == K8S_PDB_MIN_AVAILABLE
-			? m->live[m->entry_of[b]] - e->value
-			: e->value - e->evicted;
-		m->allowed[b] = a > 0 ? a : 0;
-	}
+	for (uint32_t b = 0; b < m->n_bits; b++)
+		m->allowed[b] = allowed_of(&m->t->e[m->entry_of[b]], m->live[m->entry_of[b]]);
 	if (m->overflow)
 		m->allowed[PDB_CHOICE_MAX - 1] = 0;
 	*n_bits = m->overflow ? PDB_CHOICE_MAX : m->n_bits;
+	return m->allowed;
+}
+
+const int32_t *pdb_matcher_allowed(const struct pdb_matcher *m)
+{
 	return m->allowed;
 }
 

@@ -104,6 +104,14 @@ uint32_t pdb_matcher_mask(struct pdb_matcher *m, uint32_t group);
  * bits there are. */
 const int32_t *pdb_matcher_finish(struct pdb_matcher *m, uint32_t *n_bits);
 
+/* For a table where no budget counts pods (!pdb_matcher_counts): the
+ * disruptions each local bit allows, [PDB_CHOICE_MAX], set as each bit is
+ * handed out (pdb_matcher_mask), so that masks may be taken while the
+ * choice reads it (the node chains', ingest/producers_preempt.c); a bit
+ * not handed out yet selects no pod. Reads nothing but the matcher: O(1)
+ * a request, whatever the placements. */
+const int32_t *pdb_matcher_allowed(const struct pdb_matcher *m);
+
 /* A pod of group `group` was evicted: the budgets selecting it that count
  * down (ALLOWED and MAX_UNAVAILABLE) allow one disruption fewer. */
 void pdb_table_evicted(struct pdb_table *t, const struct intern *strings,

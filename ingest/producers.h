@@ -481,6 +481,9 @@ int producers_preempt(struct producers *p, const struct preempt_request *rq,
  * differed. Slow (the walk it replaces); off by default. */
 void producers_preempt_check(bool on);
 void producers_preempt_checked(uint64_t *checked, uint64_t *mismatches);
+/* Placement records read to find victims, over every preemption so far
+ * (the walk's: the whole table; the chains': the nodes visited). */
+uint64_t producers_preempt_records(void);
 
 /* Reclaim by quota (ingest/producers_reclaim.c): under the producers'
  * lock, for `pod` (its spec with its flavor's nodeLabels), `choose` names

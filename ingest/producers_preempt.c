@@ -11,7 +11,7 @@
  * records under the producers' lock, which daemon/ reaches only through
  * ingest/producers.h. Calls producers_policy.c (prod_rule_of,
  * prod_group_namespace) and producers.c (prod_forget, prod_publish).
- * Cost, without PodDisruptionBudgets: the node chains (shm/placements.h,
+ * Cost (budgets: see below): the node chains (shm/placements.h,
  * PN1, PN2): every node slot is handed to the choice, from a random one
  * on (kube's offset among every node where preemption might help), and
  * its visit reads its chain: a node without a possible victim is no
@@ -30,13 +30,21 @@
  * nodes the choice visits (kube's numCandidates, a tenth of them: fewer
  * when most are candidates) and the records of those whose chain changed
  * since (or whose pods are not all below the preemptor), not the table,
- * and copies out the pods of a few of them. With budgets: one walk of the placement
- * table (each budget counts and masks every placement; each possible
- * victim kept as its record's address), a counting sort by node, the
- * walk's list started at its first node at or after the random slot: the
- * choice the chains make, which producers_preempt_check() compares
- * (stress.preempt_chains). The buffers are kept between requests (struct
- * producers' pre_*).
+ * and copies out the pods of a few of them. With budgets that carry a
+ * status (disruptionsAllowed, as the disruption controller writes it) or
+ * maxUnavailable, the same (PB2): each budget's disruptions allowed is
+ * its own figure less this daemon's evictions, O(1), and a possible
+ * victim's budgets are a mask per pod group (pdb_matcher_mask, cached),
+ * taken only for the pods of the nodes worked out pod by pod (the
+ * summaries bound a node's scores whatever its violations: PB1,
+ * workers/preempt.c). With a minAvailable budget without a status (it
+ * counts every placed pod it selects), or while a manager is asked: one
+ * walk of the placement table (each budget counts and masks every
+ * placement; each possible victim kept as its record's address), a
+ * counting sort by node, the walk's list started at its first node at or
+ * after the random slot: the choice the chains make, which
+ * producers_preempt_check() compares (stress.preempt_chains, with budgets
+ * too). The buffers are kept between requests (struct producers' pre_*).
  *
  * Approving managers (issue 38 item 3; ingest/producers_approval.c, AQ1):
  * while a registration opted in (OP_APPROVAL_PREEMPT_TOO), the choice
@@ -78,6 +86,11 @@ struct found {
 	uint64_t id;
 	const struct placement_record *rec;
 };
+
+/* Placement records read to find victims (producers_preempt_records):
+ * the walk's, every one below the high-water mark; the chains', those on
+ * the chains visited and probed. Relaxed (stat_add): a figure. */
+static uint64_t records_read;
 
 /* The preemptor's static filters on a node: only there can evicting pods
  * help (nodesWherePreemptionMightHelp). */
@@ -320,6 +333,7 @@ struct chain_visit_ctx {
 			    * node affinity or GPU model (preempt_plain_pass) */
 	struct prows *rows;        /* the kept summaries (PK1); NULL: none */
 	struct preempt_rows view;  /* theirs for preempt_select (c->rows) */
+	struct pdb_matcher *pm;    /* the budgets' masks (PB2); NULL: none */
 };
 
 static bool chain_visit(void *arg, struct preempt_node *nd)
@@ -331,11 +345,12 @@ static bool chain_visit(void *arg, struct preempt_node *nd)
 	nd->first = (uint32_t)v->used;
 	/* The possible victims' indices, put in order (insertion: a node
 	 * holds tens of pods), then their pods. */
-	uint32_t k = 0;
+	uint32_t k = 0, read = 0;
 	for (uint32_t i = placements_node_first(t, nd->slot); i != PLACEMENTS_NIL;
 	     i = placements_node_next(t, i)) {
 		uint64_t id;
 		const struct placement_record *r = placements_at(t, i, &id);
+		read++;
 		if (r == NULL || !victim_ok(v->vf, r))
 			continue;
 		if (v->used + k == v->cap)
@@ -358,12 +373,14 @@ static bool chain_visit(void *arg, struct preempt_node *nd)
 		}
 		v->idx[j] = i;
 	}
+	stat_add(&records_read, read);
 	for (uint32_t j = 0; j < k; j++) {
 		uint64_t id;
 		const struct placement_record *r = placements_at(t, v->idx[j], &id);
 		v->pods[v->used++] = (struct preempt_pod){
 			.id = id, .priority = r->priority, .start_ns = r->placed_ns,
-			.request = r->request};
+			.request = r->request,
+			.pdbs = v->pm != NULL ? pdb_matcher_mask(v->pm, r->group) : 0};
 	}
 	nd->n = k;
 	/* No possible victim (the walk leaves such a node out), or the
@@ -443,9 +460,11 @@ static bool chain_probe(void *arg, struct preempt_node *nd, struct preempt_summa
 	out->late_start = 0;
 	for (unsigned k = 0; k < v->n_want; k++)
 		out->freed.v[v->want[k]] = 0;
+	uint32_t read = 0;
 	for (; i != PLACEMENTS_NIL; i = placements_node_next(t, i)) {
 		uint64_t id;
 		const struct placement_record *r = placements_at(t, i, &id);
+		read++;
 		if (r == NULL || !victim_ok(v->vf, r))
 			continue;
 		out->n++;
@@ -456,6 +475,7 @@ static bool chain_probe(void *arg, struct preempt_node *nd, struct preempt_summa
 		for (unsigned k = 0; k < v->n_want; k++)
 			out->freed.v[v->want[k]] += r->request.v[v->want[k]];
 	}
+	stat_add(&records_read, read);
 filters:
 	if (out->n == 0 || !preempt_plain_pass(v->ctx, v->pod, v->plain, &snap->nodes[slot]))
 		return false;
@@ -480,8 +500,8 @@ filters:
  * random one on, and its visit reads its chain: a node without a possible
  * victim is no candidate, as in the walk's list it is not there; so only
  * the nodes visited are read, and the walk's choice is made (the same
- * start: its list's first node at or after the random slot). Without
- * PodDisruptionBudgets (the walk reads those). */
+ * start: its list's first node at or after the random slot). Without a
+ * PodDisruptionBudget that counts placed pods (the walk counts those). */
 static int collect_chains(struct victim_filter *vf, uint32_t start_slot,
 			  struct chain_visit_ctx *cv, struct collected *c)
 {
@@ -557,6 +577,11 @@ void producers_preempt_checked(uint64_t *n, uint64_t *mismatches)
 	*mismatches = stat_read(&check_mismatches);
 }
 
+uint64_t producers_preempt_records(void)
+{
+	return stat_read(&records_read);
+}
+
 /* The choice from `c`: 0 or -errno; res->node -1: none. */
 static int choose(const struct preempt_request *rq, const struct collected *c,
 		  uint32_t want, const int32_t *pdb_allowed,
@@ -588,15 +613,25 @@ static void check_against_walk(struct victim_filter *vf, struct pdb_matcher *pm,
 	struct collected w;
 	struct preempt_scratch scratch = {0};
 	struct preempt_result *res = malloc(sizeof(*res));
+	/* The budgets' masks afresh, by the walk's matcher, bits handed out
+	 * in its order: the same bits' budgets while they fit
+	 * (PDB_CHOICE_MAX - 1 budgets among the possible victims). */
+	bool masking = pm != NULL;
+	struct pdb_matcher *wm = masking ? malloc(sizeof(*wm)) : NULL;
+	if (wm != NULL)
+		pdb_matcher_init(wm, vf->p->pdbs, vf->p->strings);
 	bool same = false;
-	if (res != NULL && collect_walk(vf, pm, false, false, start_slot, &vc, &w) == 0) {
+	if (res != NULL && (!masking || wm != NULL) &&
+	    collect_walk(vf, wm, false, masking, start_slot, &vc, &w) == 0) {
 		int rc = 0;
 		res->node = -1;
 		res->candidates = 0;
 		if (w.n_nodes > 0) {
+			uint32_t n_pdbs = 0;
+			const int32_t *allowed = masking ? pdb_matcher_finish(wm, &n_pdbs) : NULL;
 			rc = -ENOMEM;
 			if (preempt_scratch_init(&scratch, w.most) == 0)
-				rc = choose(rq, &w, want, NULL, 0, &scratch, res);
+				rc = choose(rq, &w, want, allowed, n_pdbs, &scratch, res);
 		}
 		same = rc == got_rc && res->candidates == got->candidates &&
 		       (res->node < 0) == (got->node < 0) &&
@@ -613,6 +648,7 @@ static void check_against_walk(struct victim_filter *vf, struct pdb_matcher *pm,
 	if (!same)
 		stat_inc(&check_mismatches);
 	preempt_scratch_free(&scratch);
+	free(wm);
 	free(res);
 }
 
@@ -691,14 +727,22 @@ static int preempt_locked(struct producers *p, const struct preempt_request *rq,
 	/* Only pods of lower priority can be victims (the others are in the
 	 * node's counters, which the choice reads from the ledger). Nodes are
 	 * looked at only as the choice visits them: their counters and
-	 * static filters. Without budgets, from the node chains; with them,
-	 * by the walk, which counts and masks every placement for them. */
+	 * static filters. From the node chains; with a budget that counts
+	 * placed pods, by the walk, which counts and masks every placement. */
 	bool masking = p->pdbs != NULL && p->pdbs->n > 0; /* else every mask 0 */
-	bool chains = !masking && !vf.asks &&
+	/* PB2: with budgets none of which counts placed pods (each one's
+	 * disruptions from its status or maxUnavailable less this daemon's
+	 * evictions: O(1) a budget), the chains too, each possible victim's
+	 * mask taken at its node's visit (pdb_matcher_mask: per group, a
+	 * cache hit but for a group's first pod) and each bit's disruptions
+	 * set as it is handed out (pdb_matcher_allowed). A minAvailable
+	 * budget without a status counts every placement: the walk. */
+	bool chains = !counting && !vf.asks &&
 		      placements_node_indexed(p->placements, snap->n_slots);
 	struct preempt_visit_ctx vc = {.ctx = p->ctx, .pod = tmpl, .snap = snap, .l = l};
 	struct chain_visit_ctx cv = {.ctx = p->ctx, .pod = tmpl, .vf = &vf,
-				     .scratch = &scratch, .plain = preempt_plain(tmpl)};
+				     .scratch = &scratch, .plain = preempt_plain(tmpl),
+				     .pm = masking ? pm : NULL};
 	for (unsigned r = 0; r < RES_MAX; r++)
 		if (r != RES_PODS && rq->spec.request.v[r] > 0)
 			cv.want[cv.n_want++] = (uint8_t)r;
@@ -711,14 +755,17 @@ static int preempt_locked(struct producers *p, const struct preempt_request *rq,
 	struct collected c;
 	rc = chains ? collect_chains(&vf, start_slot, &cv, &c)
 		    : collect_walk(&vf, pm, counting, masking, start_slot, &vc, &c);
+	if (!chains)
+		stat_add(&records_read, placements_high_water(p->placements));
 	if (rc < 0 || c.n_nodes == 0)
 		goto done;
 	rc = -ENOMEM;
 	if (preempt_scratch_init(&scratch, c.most) < 0)
 		goto done;
 	uint32_t want = preempt_candidates_wanted(snap->n_nodes);
-	uint32_t n_pdbs;
-	const int32_t *pdb_allowed = pdb_matcher_finish(pm, &n_pdbs);
+	uint32_t n_pdbs = masking ? PDB_CHOICE_MAX : 0;
+	const int32_t *pdb_allowed = chains ? pdb_matcher_allowed(pm)
+					    : pdb_matcher_finish(pm, &n_pdbs);
 	rc = choose(rq, &c, want, pdb_allowed, n_pdbs, &scratch, res);
 	if (chains && (uint8_t *)(void *)cv.idx != p->pre_ok) {
 		p->pre_ok = (uint8_t *)(void *)cv.idx; /* grown */
@@ -727,7 +774,8 @@ static int preempt_locked(struct producers *p, const struct preempt_request *rq,
 	if (rc == 0 && cv.error < 0)
 		rc = cv.error;
 	if (chains && checking())
-		check_against_walk(&vf, pm, rq, tmpl, start_slot, want, &c, rc, res);
+		check_against_walk(&vf, masking ? pm : NULL, rq, tmpl, start_slot, want,
+				   &c, rc, res);
 	if (rc < 0 || res->node < 0) {
 		out->candidates = res->candidates;
 		rc = rc == -E2BIG ? 0 : rc;

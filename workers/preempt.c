@@ -374,7 +374,7 @@ static uint32_t rows_run(const struct preempt_input *in, const struct wanted *w,
 			break;
 		}
 		cands++;
-		cl++; /* no budgets: no violation */
+		cl++; /* passed over: best has no violation, cl > 0 (PB1) */
 		if (want != 0 && cands >= want) {
 			j++; /* this one counted; the next is not looked at */
 			break;
@@ -406,7 +406,15 @@ int preempt_select(const struct preempt_input *in, struct preempt_scratch *s,
 	uint32_t clean = 0; /* candidates without a violation */
 	struct wanted w;
 	wanted_of(in->request, &w);
-	bool probing = in->probe != NULL && in->n_pdbs == 0;
+	/* With budgets too (PB1): the summaries bound a node's scores from
+	 * above whatever its violations (none is the best a node can do; its
+	 * victims are some of its possible victims, at least one), and a
+	 * node is passed over only when it cannot beat the best's scores, so
+	 * only when the best has no violation: `clean` is above 0 then, and
+	 * counting the node passed as clean changes no stop. The rows' run
+	 * compares the other scores only: it is given the best only when
+	 * the best has no violation (else it works out each candidate). */
+	bool probing = in->probe != NULL;
 	const struct preempt_rows *rw = probing ? in->rows : NULL;
 	uint32_t fresh_lo = 0, fresh_end = 0; /* rows refreshed: [lo, end) */
 	/* The node visited: start, start + 1, ... cyclically (no division
@@ -429,7 +437,8 @@ int preempt_select(const struct preempt_input *in, struct preempt_scratch *s,
 				}
 				int stop;
 				uint32_t ran = rows_run(in, &w, rw, j, fresh_end,
-							in->n_nodes - step, out->node >= 0
+							in->n_nodes - step,
+							out->node >= 0 && best_score[0] == 0
 							? best_score : NULL, &out->candidates,
 							&clean, &stop);
 				step += ran;
@@ -448,7 +457,7 @@ int preempt_select(const struct preempt_input *in, struct preempt_scratch *s,
 				goto next;
 			if (p == PROBE_PASSED) {
 				out->candidates++;
-				clean++; /* no budgets: no violation */
+				clean++; /* passed over: as rows_run's (PB1) */
 				goto next;
 			}
 		}

@@ -100,7 +100,7 @@ struct preempt_input {
 	const struct preempt_pod *pods;
 	const int32_t *pdb_allowed; /* [n_pdbs]: disruptionsAllowed */
 	uint32_t n_pdbs;
-	/* The shortcut (NULL: none; used only without budgets, n_pdbs 0):
+	/* The shortcut (NULL: none; with budgets too, PB1):
 	 * called on a node before `visit`, it fills the node's allocatable
 	 * and `used` (pods and the resources the preemptor requests at
 	 * least: the only ones read before `visit`) and sums up its
@@ -111,9 +111,9 @@ struct preempt_input {
 	bool (*probe)(void *arg, struct preempt_node *node,
 		      struct preempt_summary *out);
 	void *probe_arg;
-	/* The rows (NULL: none; read only with a probe and without
-	 * budgets): a node's summary read from dense arrays in the loop
-	 * itself, no call, where they say all of it (see struct
+	/* The rows (NULL: none; read only with a probe): a node's summary
+	 * read from dense arrays in the loop itself, no call, where they
+	 * say all of it (see struct
 	 * preempt_rows); elsewhere the probe as above. */
 	const struct preempt_rows *rows;
 };
@@ -185,14 +185,14 @@ int preempt_scratch_init(struct preempt_scratch *s, uint32_t max_pods_per_node);
 int preempt_scratch_reserve(struct preempt_scratch *s, uint32_t pods);
 void preempt_scratch_free(struct preempt_scratch *s);
 
-/* Chooses as above. With a probe (and no budgets), a node is worked out
+/* Chooses as above. With a probe (budgets or not), a node is worked out
  * pod by pod (`visit`, then SelectVictimsOnNode) only where its summary
  * says it could beat the best candidate so far; elsewhere the summary
  * alone says whether it is a candidate (it fits once every possible
  * victim is gone and does not fit now: then at least one pod is a
  * victim), and the node is counted and passed over. What it passes over
  * could not have been chosen: its scores are bounded by the summary (no
- * violation; the highest victim priority at least low_priority, their
+ * violation, the best a node can do with budgets; the highest victim priority at least low_priority, their
  * offset sum at least low_priority + 2^31, at least one victim, the
  * earliest start of the highest-priority victims at most late_start),
  * and a node wins only with scores above the best's (ties go to the

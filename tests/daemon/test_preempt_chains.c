@@ -20,7 +20,16 @@
  * pkg/scheduler/framework/plugins/defaultpreemption/default_preemption.go,
  * SelectVictimsOnNode, and pkg/scheduler/framework/preemption/preemption.go,
  * DryRunPreemption's offset over every potential node: a random node,
- * whether it holds victims or not). */
+ * whether it holds victims or not).
+ *
+ * Again with PodDisruptionBudgets (PB2): four budgets with a status
+ * (disruptionsAllowed 0, 1, 2, 0: what kube-scheduler reads) over the
+ * fill pods' four app labels; the chains take each victim's budgets as
+ * they visit its node, the walk takes them all, and they must choose the
+ * same (filterPodsWithPDBViolation's reprieve, default_preemption.go).
+ * And how many placement records a preemption reads with a budget
+ * present, on 2,000 nodes: those of the nodes the choice visits, not the
+ * table (the walk read all 4,000 each time). */
 #include <errno.h>
 #include <inttypes.h>
 #include <setjmp.h>
@@ -68,8 +77,8 @@ static const int class_values[] = {0, 100, 500, 2000, 1000};
 
 /* The cluster file: `n` nodes of random cpu, labelled zone a or b, one in
  * four tainted (the fill pods tolerate it, the preemptors do not), and
- * the PriorityClasses. */
-static void write_cluster(unsigned n, uint64_t *seed)
+ * the PriorityClasses; with `pdbs`, the four budgets over app a0..a3. */
+static void write_cluster(unsigned n, uint64_t *seed, bool pdbs)
 {
 	FILE *f = fopen(fx.cluster, "w");
 	assert_non_null(f);
@@ -85,27 +94,36 @@ static void write_cluster(unsigned n, uint64_t *seed)
 	for (unsigned c = 0; c < 5; c++)
 		fprintf(f, ",{\"kind\":\"PriorityClass\",\"metadata\":{\"name\":"
 			"\"%s\"},\"value\":%d}", classes[c], class_values[c]);
+	for (unsigned b = 0; pdbs && b < 4; b++)
+		fprintf(f, ",{\"apiVersion\":\"policy/v1\",\"kind\":"
+			"\"PodDisruptionBudget\",\"metadata\":{\"name\":\"b%u\"},"
+			"\"spec\":{\"minAvailable\":1,\"selector\":{\"matchLabels\":"
+			"{\"app\":\"a%u\"}}},\"status\":{\"disruptionsAllowed\":%u}}",
+			b, b, b % 3);
 	fputs("]}", f);
 	fclose(f);
 }
 
-/* `more`: further fields of the spec, each followed by a comma. */
+/* `more`: further fields of the spec, each followed by a comma; `app`:
+ * its app label (NULL: none). */
 static uint32_t template_of(struct shmsched_client *c, const char *cls,
-			    const char *cpu, const char *more)
+			    const char *cpu, const char *more, const char *app)
 {
-	char json[512];
+	char json[512], labels[64] = "";
+	if (app != NULL)
+		snprintf(labels, sizeof(labels), ",\"labels\":{\"app\":\"%s\"}", app);
 	snprintf(json, sizeof(json), "{\"kind\":\"Pod\",\"metadata\":{\"name\":"
-		 "\"t\"},\"spec\":{%s\"priorityClassName\":\"%s\",\"containers\":"
+		 "\"t\"%s},\"spec\":{%s\"priorityClassName\":\"%s\",\"containers\":"
 		 "[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"%s\"}}}]}}",
-		 more, cls, cpu);
+		 labels, more, cls, cpu);
 	return fixture_template(c, json);
 }
 
 /* One cluster: returns the preemptions made. */
-static uint64_t one_cluster(uint64_t seed)
+static uint64_t one_cluster(uint64_t seed, bool pdbs)
 {
 	enum { NODES = 60, FILL = 400, PREEMPTORS = 25 };
-	write_cluster(NODES, &seed);
+	write_cluster(NODES, &seed, pdbs);
 	struct daemon_config cfg = fixture_config(&fx);
 	cfg.slots = 1024;
 	struct daemon *d = fixture_start(&cfg);
@@ -114,20 +132,21 @@ static uint64_t one_cluster(uint64_t seed)
 	char err[512];
 	static const char *const sizes[] = {"500m", "1", "2"};
 	uint32_t fill_t[4][3];
+	static const char *const apps[] = {"a0", "a1", "a2", "a3"};
 	for (unsigned c = 0; c < 4; c++)
 		for (unsigned z = 0; z < 3; z++)
 			fill_t[c][z] = template_of(low, classes[c], sizes[z],
 						   "\"tolerations\":[{\"key\":"
 						   "\"dedicated\",\"operator\":"
-						   "\"Exists\"}],");
+						   "\"Exists\"}],", apps[(c + z) % 4]);
 	static const char *const big[] = {"1", "2", "3"};
 	/* Half of them held to zone a: the chains' shortcut of the static
 	 * filters (preempt_plain_pass) is for the others only. */
 	uint32_t high_t[6];
 	for (unsigned z = 0; z < 3; z++) {
-		high_t[z] = template_of(hi, "high", big[z], "");
+		high_t[z] = template_of(hi, "high", big[z], "", NULL);
 		high_t[3 + z] = template_of(hi, "high", big[z],
-					    "\"nodeSelector\":{\"zone\":\"a\"},");
+					    "\"nodeSelector\":{\"zone\":\"a\"},", NULL);
 	}
 	/* Fill, releasing now and then: records reused on other nodes. */
 	uint64_t placed[FILL];
@@ -171,16 +190,19 @@ static uint64_t one_cluster(uint64_t seed)
 	return ds.preemptions;
 }
 
-static void test_chains_choose_as_the_walk(void **state)
+static void chains_choose_as_the_walk(bool pdbs)
 {
-	(void)state;
+	uint64_t checked0, mismatches0;
+	producers_preempt_checked(&checked0, &mismatches0);
 	producers_preempt_check(true);
 	uint64_t asked = 0;
 	for (uint64_t seed = 1; seed <= 3; seed++)
-		asked += one_cluster(seed * 7919);
+		asked += one_cluster(seed * 7919, pdbs);
 	producers_preempt_check(false);
 	uint64_t checked, mismatches;
 	producers_preempt_checked(&checked, &mismatches);
+	checked -= checked0;
+	mismatches -= mismatches0;
 	print_message("preempt_chains: %" PRIu64 " preemptions asked, %" PRIu64
 		      " checked against the walk, %" PRIu64 " differed\n",
 		      asked, checked, mismatches);
@@ -189,10 +211,93 @@ static void test_chains_choose_as_the_walk(void **state)
 	assert_int_equal(mismatches, 0);
 }
 
+static void test_chains_choose_as_the_walk(void **state)
+{
+	(void)state;
+	chains_choose_as_the_walk(false);
+}
+
+static void test_chains_choose_as_the_walk_pdbs(void **state)
+{
+	(void)state;
+	chains_choose_as_the_walk(true);
+}
+
+/* 2,000 nodes of 2 cpu, each holding two fill pods of 1 cpu (app a1,
+ * under budget b1, which allows 1,000 disruptions), then preemptors of 1
+ * cpu: each reads the records of the nodes the choice visits (kube's
+ * numCandidates, 200 here, and what the rows leave it), not the 4,000
+ * placements. On the old code (the walk whenever a budget exists) every
+ * preemption read the whole table. (Where every candidate would violate
+ * a budget, DryRunPreemption itself visits every node: it stops only
+ * once one candidate does not, pkg/scheduler/framework/preemption/
+ * preemption.go; so does the choice here.) */
+static void test_pdb_reads_candidates(void **state)
+{
+	(void)state;
+	enum { NODES = 2000, PODS = 2 * NODES, PREEMPTORS = 8 };
+	FILE *f = fopen(fx.cluster, "w");
+	assert_non_null(f);
+	fputs("{\"kind\":\"List\",\"items\":[", f);
+	for (unsigned i = 0; i < NODES; i++)
+		fprintf(f, "%s{\"kind\":\"Node\",\"metadata\":{\"name\":\"n%u\"},"
+			"\"status\":{\"allocatable\":{\"cpu\":\"2\",\"memory\":"
+			"\"64Gi\",\"pods\":\"110\"}}}", i ? "," : "", i);
+	for (unsigned c = 0; c < 5; c++)
+		fprintf(f, ",{\"kind\":\"PriorityClass\",\"metadata\":{\"name\":"
+			"\"%s\"},\"value\":%d}", classes[c], class_values[c]);
+	fputs(",{\"apiVersion\":\"policy/v1\",\"kind\":\"PodDisruptionBudget\","
+	      "\"metadata\":{\"name\":\"b1\"},\"spec\":{\"minAvailable\":1,"
+	      "\"selector\":{\"matchLabels\":{\"app\":\"a1\"}}},\"status\":"
+	      "{\"disruptionsAllowed\":1000}}]}", f);
+	fclose(f);
+	struct daemon_config cfg = fixture_config(&fx);
+	cfg.slots = 8192;
+	struct daemon *d = fixture_start(&cfg);
+	struct shmsched_client *low = fixture_connect(fx.sock);
+	struct shmsched_client *hi = fixture_connect(fx.sock);
+	uint32_t fill = template_of(low, "p0", "1", "", "a1");
+	uint32_t high = template_of(hi, "high", "1", "", NULL);
+	static struct shmsched_result r[PODS];
+	unsigned placed = 0;
+	for (unsigned i = 0; i < PODS; i += 100) {
+		struct shmsched_pod p[100];
+		for (unsigned k = 0; k < 100; k++)
+			p[k] = (struct shmsched_pod){.cookie = i + k + 1, .template_id = fill};
+		assert_int_equal(shmsched_submit(low, p, 100), 100);
+		assert_int_equal(fixture_await(low, r, 100, 10000), 100);
+		for (unsigned k = 0; k < 100; k++)
+			placed += r[k].status == SHMSCHED_PLACED;
+	}
+	assert_int_equal(placed, PODS);
+	uint64_t before = producers_preempt_records();
+	struct daemon_stats ds;
+	for (unsigned i = 0; i < PREEMPTORS; i++) {
+		struct shmsched_pod p = {.cookie = 100000 + i, .flags = SHMSCHED_WAIT,
+					 .template_id = high};
+		assert_int_equal(shmsched_submit(hi, &p, 1), 1);
+		assert_int_equal(fixture_await(hi, r, 1, 5000), 1);
+		assert_int_equal(r[0].status, SHMSCHED_PLACED);
+	}
+	uint64_t read = producers_preempt_records() - before;
+	daemon_stop(d, 1000, &ds);
+	shmsched_disconnect(low);
+	shmsched_disconnect(hi);
+	print_message("preempt_chains: %u preemptions with a budget on %u nodes "
+		      "(%u placements): %.1f records read each\n", PREEMPTORS, NODES,
+		      PODS, (double)read / PREEMPTORS);
+	assert_int_equal(ds.preemptions, PREEMPTORS);
+	assert_true(read < (uint64_t)PREEMPTORS * PODS / 4);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_chains_choose_as_the_walk, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_chains_choose_as_the_walk_pdbs, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_pdb_reads_candidates, setup,
 						teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

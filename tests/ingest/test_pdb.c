@@ -142,7 +142,13 @@ static void test_selects_and_allows(void **state)
 	pdb_table_evicted(&f->pdbs, f->strings, &scratch, batch_db);
 	pdb_matcher_init(m, &f->pdbs, f->strings);
 	m_db = pdb_matcher_mask(m, db);
+	/* PB2: each bit's disruptions as it is handed out, before any
+	 * finish (the node chains' way: status and maxUnavailable budgets
+	 * need no count). */
+	const int32_t *early = pdb_matcher_allowed(m);
+	assert_int_equal(early[__builtin_ctz(m_db)], 0);
 	m_api = pdb_matcher_mask(m, api);
+	assert_int_equal(early[__builtin_ctz(m_api)], 2);
 	allowed = pdb_matcher_finish(m, &n);
 	assert_int_equal(n, 2);
 	assert_int_equal(allowed[__builtin_ctz(m_db)], 0); /* never below 0 */
@@ -171,6 +177,10 @@ static void test_more_budgets_than_bits(void **state)
 	pdb_matcher_init(m, &f->pdbs, f->strings);
 	assert_false(pdb_matcher_counts(m));
 	assert_int_equal(pdb_matcher_mask(m, f->groups[0]), UINT32_MAX);
+	const int32_t *early = pdb_matcher_allowed(m); /* PB2: no finish */
+	assert_int_equal(early[0], 5);
+	assert_int_equal(early[PDB_CHOICE_MAX - 2], 5);
+	assert_int_equal(early[PDB_CHOICE_MAX - 1], 0);
 	uint32_t n;
 	const int32_t *allowed = pdb_matcher_finish(m, &n);
 	assert_int_equal(n, PDB_CHOICE_MAX);
