@@ -34,6 +34,7 @@
 #include "gateway/failure_decode.h"
 #include "gateway/json_scan.h"
 #include "gateway/owners_log.h"
+#include "gateway/pool_decode.h"
 #include "gateway/webhook_decode.h"
 
 struct gateway_config {

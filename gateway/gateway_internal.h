@@ -331,6 +331,22 @@ void gw_failures_free(struct gw_failures *m);
 void gw_failure_route(struct gw_failures *m, const char *id_text, size_t id_len,
 		      const char *body, size_t len, struct gw_http_reply *rep);
 
+/* --- pool quarantines (pool_routes.c) ---------------------------------- */
+
+/* GET /v1/pools and POST /v1/pools/{pool}/release on the admin listener:
+ * the daemon's shmsched_pools through its admin socket, on a connection
+ * of its own. */
+struct gw_pools;
+int gw_pools_create(const char *admin_socket, struct gw_pools **out);
+void gw_pools_free(struct gw_pools *m);
+/* 200 with the daemon's listing as an array of its lines, or a Status
+ * (501, 503). */
+void gw_pools_list(struct gw_pools *m, struct gw_http_reply *rep);
+/* `pool_text`: the URL's {pool} (pool_len bytes); 200 with how many were
+ * lifted, or a Status (400, 501, 503). */
+void gw_pools_release(struct gw_pools *m, const char *pool_text, size_t pool_len,
+		      const char *body, size_t len, struct gw_http_reply *rep);
+
 /* --- approval webhooks (webhooks.c) ------------------------------------ */
 
 /* The admin listener's /v1/approvals/webhooks: managers that approve a

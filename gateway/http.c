@@ -132,6 +132,7 @@ struct gateway {
 				       * daemon connection (drain_routes.c) */
 	struct gw_queues *queues;     /* /v1/queues, the daemon's metrics */
 	struct gw_failures *failures; /* POST /v1/placements/{id}/failure */
+	struct gw_pools *pools;       /* /v1/pools (pool_routes.c) */
 	struct gw_webhooks *webhooks; /* /v1/approvals/webhooks */
 	struct MHD_Daemon *mhd, *admin_mhd;
 	struct gw_http_stats http;
@@ -881,6 +882,8 @@ static unsigned code_of_refusal(int rc)
 		return 403;
 	case -EMSGSIZE:
 		return 413;
+	case -ENOTSUP: /* a lease to a daemon that keeps none */
+		return 501;
 	case -ECONNRESET:
 	case -ECONNREFUSED:
 	case -ETIMEDOUT:
@@ -1005,6 +1008,15 @@ static enum MHD_Result route_nodes(struct request *r, struct MHD_Connection *con
 				       : "", r->body.len, &rep);
 		return gw_reply(r, conn, &rep);
 	}
+	if (slash != NULL && strcmp(slash, "/lease") == 0) {
+		/* A PUT on the admin listener is lease_put's (route_of). */
+		if (!r->admin_listener)
+			return respond_status(r, conn, 404, NULL, "/v1/nodes/%s: no "
+					      "such route here (a lease is the admin "
+					      "listener's)", rest);
+		return respond_status(r, conn, 405, "PUT", "%s /v1/nodes/{name}/lease: "
+				      "only PUT (renews the node's lease)", method);
+	}
 	if (slash != NULL) { /* /v1/nodes/{name}/cordon|uncordon */
 		bool cordon = strcmp(slash, "/cordon") == 0;
 		if (!cordon && strcmp(slash, "/uncordon") != 0)
@@ -1120,7 +1132,8 @@ static enum gw_route route_of(const char *url)
 	if (strncmp(url, "/api/v1/namespaces/", 19) == 0)
 		return GW_ROUTE_EVICTION;
 	if (strcmp(url, "/v1/queues") == 0 || strncmp(url, "/v1/queues/", 11) == 0 ||
-	    is_webhooks(url))
+	    is_webhooks(url) || strcmp(url, "/v1/pools") == 0 ||
+	    strncmp(url, "/v1/pools/", 10) == 0)
 		return GW_ROUTE_ADMIN; /* the admin listener's only */
 	return GW_ROUTE_OTHER;
 }
@@ -1135,6 +1148,65 @@ static bool is_failure(const char *url)
 	return n > a + b && strncmp(url, pre, a) == 0 &&
 	       strcmp(url + n - b, post) == 0 &&
 	       memchr(url + a, '/', n - a - b) == NULL;
+}
+
+/* Whether url is /v1/nodes/{name}/lease ({name}: one segment). Only a
+ * PUT is the lease route (the admin listener's): anything else of that
+ * path stays route_nodes' (405 on the admin listener, 404 on the main). */
+static bool is_lease(const char *url)
+{
+	static const char pre[] = "/v1/nodes/", post[] = "/lease";
+	size_t n = strlen(url), a = sizeof(pre) - 1, b = sizeof(post) - 1;
+	return n > a + b && strncmp(url, pre, a) == 0 &&
+	       strcmp(url + n - b, post) == 0 &&
+	       memchr(url + a, '/', n - a - b) == NULL;
+}
+
+/* Whether url is /v1/pools/{pool}/release ({pool}: one segment, its
+ * bytes pool_routes.c's to check). */
+static bool is_pool_release(const char *url)
+{
+	static const char pre[] = "/v1/pools/", post[] = "/release";
+	size_t n = strlen(url), a = sizeof(pre) - 1, b = sizeof(post) - 1;
+	return n > a + b && strncmp(url, pre, a) == 0 &&
+	       strcmp(url + n - b, post) == 0 &&
+	       memchr(url + a, '/', n - a - b) == NULL;
+}
+
+/* PUT /v1/nodes/{name}/lease (issue 38): the node's lease renewed, as
+ * `shmsched node lease NAME` renews it (SHMSCHED_NODE_LEASE), for a
+ * node's agent that speaks HTTP. Body: empty or {} (gateway/pool_decode.h:
+ * 400 otherwise). 200 {"kind":"NodeLease",...,"node":N,"renewed":true};
+ * 404 no such node; 501 the daemon keeps no leases (shmschedd
+ * --node-monitor-grace-period); 503 the daemon away. */
+static enum MHD_Result lease_put(struct request *r, struct MHD_Connection *conn,
+				 const char *url)
+{
+	char name[GW_NAME_MAX + 1], err[1024];
+	size_t a = strlen("/v1/nodes/");
+	size_t len = strlen(url) - a - strlen("/lease");
+	if (len == 0 || len > GW_NAME_MAX)
+		return respond_status(r, conn, 404, NULL, "nodes \"%.*s\" not found",
+				      (int)(len < 64 ? len : 64), url + a);
+	memcpy(name, url + a, len);
+	name[len] = '\0';
+	if (gw_lease_decode(r->body.data ? r->body.data : "", r->body.len, err,
+			    sizeof(err)) < 0)
+		return respond_status(r, conn, 400, NULL, "%s", err);
+	int rc = admin_event(r->g, SHMSCHED_NODE_LEASE, name, len, err, sizeof(err));
+	if (rc < 0)
+		return respond_status(r, conn, code_of_refusal(rc), NULL, "%s",
+				      gw_daemon_says(err));
+	struct json_buf b = {0};
+	json_buf_puts(&b, "{\"kind\":\"NodeLease\",\"apiVersion\":"
+		      "\"shmsched.io/v1alpha1\",\"node\":");
+	json_buf_string(&b, name);
+	json_buf_puts(&b, ",\"renewed\":true}\n");
+	enum MHD_Result out = b.failed
+		? respond_status(r, conn, 500, NULL, "out of memory")
+		: respond_buf(r, conn, 200, "application/json", b.data, b.len);
+	json_buf_free(&b);
+	return out;
 }
 
 static enum MHD_Result dispatch_route(struct request *r, struct MHD_Connection *conn,
@@ -1173,6 +1245,34 @@ static enum MHD_Result dispatch_route(struct request *r, struct MHD_Connection *
 					 : "", r->body.len, &rep);
 			return gw_reply(r, conn, &rep);
 		}
+		if (r->admin_listener && is_lease(url))
+			return lease_put(r, conn, url);
+		if (r->admin_listener && strcmp(url, "/v1/pools") == 0) {
+			/* GET /v1/pools (issue 38). */
+			if (!get)
+				return respond_status(r, conn, 405, "GET, HEAD", "%s "
+						      "/v1/pools: only GET (POST "
+						      "/v1/pools/{pool}/release lifts "
+						      "a quarantine)", method);
+			struct gw_http_reply rep;
+			gw_pools_list(r->g->pools, &rep);
+			return gw_reply(r, conn, &rep);
+		}
+		if (r->admin_listener && is_pool_release(url)) {
+			/* POST /v1/pools/{pool}/release (issue 38). */
+			if (!is(method, MHD_HTTP_METHOD_POST))
+				return respond_status(r, conn, 405, "POST", "%s "
+						      "/v1/pools/{pool}/release: only "
+						      "POST", method);
+			struct gw_http_reply rep;
+			size_t a = strlen("/v1/pools/");
+			gw_pools_release(r->g->pools, url + a, strlen(url) - a -
+					 strlen("/release"), r->body.data ? r->body.data
+					 : "", r->body.len, &rep);
+			return gw_reply(r, conn, &rep);
+		}
+		if (r->admin_listener && strncmp(url, "/v1/pools/", 10) == 0)
+			break; /* no such pool route: 404 */
 		if (r->admin_listener && is_webhooks(url)) {
 			/* /v1/approvals/webhooks (issue 38). */
 			struct gw_http_reply rep;
@@ -1421,10 +1521,15 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn,
 		 * as for /v1/queues). */
 		if (is(method, MHD_HTTP_METHOD_POST) && is_failure(url))
 			r->route = GW_ROUTE_ADMIN;
+		/* A lease: the admin listener's, as a failure report. */
+		if (is(method, MHD_HTTP_METHOD_PUT) && is_lease(url))
+			r->route = GW_ROUTE_ADMIN;
 		r->started_ns = now_ns();
 		r->wants_body = takes_body(r, method, url);
 		r->small_body = r->route == GW_ROUTE_EVICTION || is_drain(url) ||
-				(r->route == GW_ROUTE_ADMIN && is_failure(url));
+				(r->route == GW_ROUTE_ADMIN &&
+				 (is_failure(url) || is_lease(url) ||
+				  is_pool_release(url)));
 		*req_cls = r;
 		cx_set(g, conn, CX_BODY);
 		char msg[512];
@@ -1449,8 +1554,9 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn,
 						      cl, body_limit(r),
 						      r->route == GW_ROUTE_NODES
 						      ? "one Node" : r->small_body
-						      ? "an Eviction, a drain's flags "
-						      "or a failure report"
+						      ? "an Eviction, a drain's flags, "
+						      "a failure report, a lease or "
+						      "a pool release"
 						      : "--max-body; send larger "
 						      "batches as several requests");
 			}
@@ -1947,15 +2053,18 @@ int gateway_start(const struct gateway_config *cfg, struct gateway **out,
 	if (g->extender != NULL && (gw_drains_create(g->admin_socket, &g->drains) < 0 ||
 				    gw_queues_create(g->admin_socket, &g->queues) < 0 ||
 				    gw_failures_create(g->admin_socket, &g->failures) < 0 ||
+				    gw_pools_create(g->admin_socket, &g->pools) < 0 ||
 				    gw_webhooks_create(g->admin_socket, &g->webhooks) < 0)) {
 		gw_extender_destroy(g->extender);
 		gw_drains_free(g->drains);
 		gw_queues_free(g->queues);
 		gw_failures_free(g->failures);
+		gw_pools_free(g->pools);
 		g->extender = NULL;
 		g->drains = NULL;
 		g->queues = NULL;
 		g->failures = NULL;
+		g->pools = NULL;
 	}
 	if (g->extender == NULL) {
 		snprintf(err, err_len, "out of memory");
@@ -2009,6 +2118,7 @@ fail_dispatch:
 	gw_drains_free(g->drains);
 	gw_queues_free(g->queues);
 	gw_failures_free(g->failures);
+	gw_pools_free(g->pools);
 	gw_webhooks_free(g->webhooks);
 	gw_extender_destroy(g->extender);
 	pthread_mutex_destroy(&g->admin_lock);
@@ -2104,6 +2214,7 @@ void gateway_stop(struct gateway *g)
 	gw_drains_free(g->drains);
 	gw_queues_free(g->queues);
 	gw_failures_free(g->failures);
+	gw_pools_free(g->pools);
 	gw_webhooks_free(g->webhooks);
 	pthread_mutex_destroy(&g->admin_lock);
 	free(g);

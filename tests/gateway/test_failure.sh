@@ -101,7 +101,7 @@ check "not JSON: 400" test "$(report "$id0" '{"reason":')" = 400
 head -c 17000 /dev/zero | tr '\0' ' ' >"$dir/big.json"
 # Expect: 100-continue: curl sends no byte before the 413 (test_queues.sh).
 check "a body past 16 KiB: 413" test "$(admin -X POST -H 'Expect: 100-continue' --data-binary "@$dir/big.json" "http://localhost/v1/placements/$id0/failure")" = 413
-check "  ... saying what the bound is for" says 'at most 16384 are taken (an Eviction, a drain.s flags or a failure report)'
+check "  ... saying what the bound is for" says 'at most 16384 are taken (an Eviction, a drain.s flags, a failure report, a lease or a pool release)'
 check "GET /v1/placements/ID/failure (admin): a pod lookup, not a report (404)" test "$(admin "http://localhost/v1/placements/$id0/failure")" = 404
 
 logs_if_failed
