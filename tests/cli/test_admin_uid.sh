@@ -27,8 +27,12 @@ start() {
 	"$daemon" --cluster "$cluster" --socket "$dir/s.sock" --workers 1 --no-pin \
 		--ephemeral "$@" >"$log" 2>&1 &
 	pid=$!
+	# Its own ready line and the admin socket both there ('ready' alone
+	# also matches "already" in a refusal); a daemon that exits is told.
 	for _ in $(seq 100); do
-		grep -q 'ready' "$log" && return 0
+		grep -q 'shmschedd: ready' "$log" && [ -S "$dir/s.sock.admin" ] &&
+			return 0
+		kill -0 "$pid" 2>/dev/null || break
 		sleep 0.1
 	done
 	echo "daemon did not start:"; cat "$log"; exit 1
