@@ -274,7 +274,9 @@ static bool already_here(struct etcd_sync *s, const struct read_pod *p, uint32_t
 		    r->slot == slot)
 			return true;
 	}
-	return bsearch(&p->key_hash, counted, n, sizeof(*counted), cmp_u64) != NULL;
+	/* bsearch's array may not be NULL, even with n 0 (UBSan says so). */
+	return n != 0 &&
+	       bsearch(&p->key_hash, counted, n, sizeof(*counted), cmp_u64) != NULL;
 }
 
 /* Counts the placements of shard `name` that etcd holds and this host
