@@ -1850,12 +1850,19 @@ unsigned wait_shutdown(struct serve_wait *wt)
 		 * pods still waiting (placed) or back to the node. */
 		take_replies(wt, w);
 		take_notices(wt, w);
+		/* Again: the replies may have put back a pod of a producer that
+		 * left meanwhile. */
+		forget_gone(wt, w);
 		for (uint32_t k = 0; k < wt->owners; k++) {
 			uint32_t id;
 			while ((id = queue_first_of(ww->q, k)) != QUEUE_NONE) {
 				struct producer *pr = producers_get(p, k * wt->workers + w);
 				uint64_t h = queue_index(ww->q, id);
 				done(ww, id);
+				if (pr == NULL) { /* nobody to answer */
+					stat_inc(&ww->st.forgotten);
+					continue;
+				}
 				attempt_answer(&pr->region.slots[h], SHMSCHED_CANCELLED,
 					       "the daemon shut down before placing "
 					       "this pod");
