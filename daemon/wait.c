@@ -1714,8 +1714,15 @@ static void retry(struct serve_wait *wt, unsigned w, uint32_t id, bool last,
 	struct wait_worker *ww = &wt->w[w];
 	struct producers *p = wt->a->producers;
 	uint32_t owner = queue_owner(ww->q, id), index = queue_index(ww->q, id);
-	/* Checked by forget_gone() in this read-side section. */
+	/* Checked by forget_gone() in this read-side section; a producer
+	 * that left since (its slot unpublished, its memory still held by
+	 * this section) has nobody to answer: forgotten. */
 	struct producer *pr = producers_get(p, owner * wt->workers + w);
+	if (pr == NULL) {
+		done(ww, id);
+		stat_inc(&ww->st.forgotten);
+		return;
+	}
 	struct shmsched_slot *slot = &pr->region.slots[index];
 	struct serve_stats *st = &wt->a->stats[w];
 	/* A popped pod's count includes this attempt; one past its deadline
