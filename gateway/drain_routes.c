@@ -334,26 +334,6 @@ static void drain_json(const struct drain *d, struct json_buf *b)
 	json_buf_printf(b, ",\"reportBytesLeftOut\":%" PRIu64 "}\n", d->report_cut);
 }
 
-static void reply_status(struct gw_http_reply *rep, unsigned code,
-			 const char *reason, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-static void reply_status(struct gw_http_reply *rep, unsigned code,
-			 const char *reason, const char *fmt, ...)
-{
-	char msg[1024];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	rep->code = code;
-	rep->content_type = "application/json";
-	json_buf_puts(&rep->body, "{\"kind\":\"Status\",\"apiVersion\":\"v1\","
-		      "\"metadata\":{},\"status\":\"Failure\",\"message\":");
-	json_buf_string(&rep->body, msg);
-	if (reason != NULL)
-		json_buf_printf(&rep->body, ",\"reason\":\"%s\"", reason);
-	json_buf_printf(&rep->body, ",\"code\":%u}\n", code);
-}
 
 static struct drain *find_node(struct gw_drains *m, const char *node)
 {
@@ -372,29 +352,29 @@ void gw_drain_start(struct gw_drains *m, const char *node, const char *body,
 	struct gw_drain_req req;
 	char err[512];
 	if (gw_drain_decode(body, len, &req, err, sizeof(err)) < 0) {
-		reply_status(rep, 400, "BadRequest", "%s", err);
+		gw_reply_statusf(rep, 400, "BadRequest", "%s", err);
 		return;
 	}
 	/* An unknown node: 404 now, as kube-apiserver answers for it, not a
 	 * drain that fails in its thread. */
 	if (gw_drain_node_known(m, node) == -ENOENT) {
-		reply_status(rep, 404, "NotFound", "nodes \"%s\" not found", node);
+		gw_reply_statusf(rep, 404, "NotFound", "nodes \"%s\" not found", node);
 		return;
 	}
 	pthread_mutex_lock(&m->lock);
 	struct drain *d = find_node(m, node), *slot = NULL;
 	if (m->stopping) {
-		reply_status(rep, 503, "ServiceUnavailable", "the gateway is stopping");
+		gw_reply_statusf(rep, 503, "ServiceUnavailable", "the gateway is stopping");
 		goto unlock;
 	}
 	if (d != NULL && d->phase == PH_RUNNING) {
-		reply_status(rep, 409, "Conflict", "node %s: drain %" PRIu64 " is "
+		gw_reply_statusf(rep, 409, "Conflict", "node %s: drain %" PRIu64 " is "
 			     "running; GET /v1/nodes/%s/drain for its progress", node,
 			     d->id, node);
 		goto unlock;
 	}
 	if (m->running >= DRAINS_RUNNING) {
-		reply_status(rep, 429, "TooManyRequests", "%u drains are running, the "
+		gw_reply_statusf(rep, 429, "TooManyRequests", "%u drains are running, the "
 			     "most at once; ask again once one is done", m->running);
 		goto unlock;
 	}
@@ -408,7 +388,7 @@ void gw_drain_start(struct gw_drains *m, const char *node, const char *body,
 		    (slot == NULL || m->d[i].finished_ns < slot->finished_ns))
 			slot = &m->d[i];
 	if (slot == NULL) {
-		reply_status(rep, 429, "TooManyRequests", "no room for one more drain");
+		gw_reply_statusf(rep, 429, "TooManyRequests", "no room for one more drain");
 		goto unlock;
 	}
 	if (slot->joinable) {
@@ -418,7 +398,7 @@ void gw_drain_start(struct gw_drains *m, const char *node, const char *body,
 	}
 	char *report = slot->report;
 	if (report == NULL && (report = malloc(REPORT_MAX + 1)) == NULL) {
-		reply_status(rep, 500, "InternalError", "out of memory");
+		gw_reply_statusf(rep, 500, "InternalError", "out of memory");
 		goto unlock;
 	}
 	*slot = (struct drain){.used = true, .m = m, .id = m->next_id++,
@@ -431,7 +411,7 @@ void gw_drain_start(struct gw_drains *m, const char *node, const char *body,
 		slot->phase = PH_FAILED;
 		slot->finished_ns = now_ns();
 		snprintf(slot->message, sizeof(slot->message), "no thread to run it");
-		reply_status(rep, 500, "InternalError", "node %s: no thread for the "
+		gw_reply_statusf(rep, 500, "InternalError", "node %s: no thread for the "
 			     "drain", node);
 		goto unlock;
 	}
@@ -450,7 +430,7 @@ void gw_drain_get(struct gw_drains *m, const char *node, struct gw_http_reply *r
 	pthread_mutex_lock(&m->lock);
 	const struct drain *d = find_node(m, node);
 	if (d == NULL) {
-		reply_status(rep, 404, "NotFound", "node %s: no drain through this "
+		gw_reply_statusf(rep, 404, "NotFound", "node %s: no drain through this "
 			     "gateway (POST /v1/nodes/%s/drain starts one)", node, node);
 	} else {
 		rep->code = 200;
@@ -469,12 +449,12 @@ void gw_drain_cancel(struct gw_drains *m, const char *node, struct gw_http_reply
 	pthread_mutex_lock(&m->lock);
 	struct drain *d = find_node(m, node);
 	if (d == NULL) {
-		reply_status(rep, 404, "NotFound", "node %s: no drain through this "
+		gw_reply_statusf(rep, 404, "NotFound", "node %s: no drain through this "
 			     "gateway to cancel", node);
 		goto unlock;
 	}
 	if (d->phase != PH_RUNNING) {
-		reply_status(rep, 409, "Conflict", "node %s: drain %" PRIu64 " is "
+		gw_reply_statusf(rep, 409, "Conflict", "node %s: drain %" PRIu64 " is "
 			     "%s already; nothing to cancel", node, d->id,
 			     phase_names[d->phase]);
 		goto unlock;
@@ -564,16 +544,16 @@ void gw_evict_run(struct gw_drains *m, const char *pod, uint64_t placement_id,
 	pthread_mutex_unlock(&m->evict_lock);
 	if (rc == -ENOENT || (rc == 0 && r.evicted + r.blocked + r.errors == 0)) {
 		/* Its node or its placement went meanwhile. */
-		reply_status(rep, 404, "NotFound", "pods \"%s\" not found", name);
+		gw_reply_statusf(rep, 404, "NotFound", "pods \"%s\" not found", name);
 	} else if (rc < 0) {
 		bool away = rc == -ECONNRESET || rc == -ECONNREFUSED || rc == -ENOENT ||
 			    rc == -ETIMEDOUT || rc == -EPROTO;
-		reply_status(rep, away ? 503 : 500, away ? "ServiceUnavailable"
+		gw_reply_statusf(rep, away ? 503 : 500, away ? "ServiceUnavailable"
 			     : "InternalError", "pod %s: the daemon's eviction: %s",
 			     pod, gw_daemon_says(err));
 	} else if (r.errors > 0) {
 		/* eviction.go: a Status of code 500, no reason. */
-		reply_status(rep, 500, NULL, "This pod has more than one "
+		gw_reply_statusf(rep, 500, NULL, "This pod has more than one "
 			     "PodDisruptionBudget, which the eviction subresource "
 			     "does not support.");
 	} else if (r.blocked > 0) {

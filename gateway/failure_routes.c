@@ -68,17 +68,6 @@ void gw_failures_free(struct gw_failures *m)
 	free(m);
 }
 
-static void reply_status(struct gw_http_reply *rep, unsigned code,
-			 const char *reason, const char *msg)
-{
-	rep->code = code;
-	rep->content_type = "application/json";
-	json_buf_puts(&rep->body, "{\"kind\":\"Status\",\"apiVersion\":\"v1\","
-		      "\"metadata\":{},\"status\":\"Failure\",\"message\":");
-	json_buf_string(&rep->body, msg);
-	json_buf_printf(&rep->body, ",\"reason\":\"%s\",\"code\":%u}\n", reason,
-			code);
-}
 
 static const char *const verdict_names[] = {
 	"Counted", "Tripped", "Held", "Capped", "Untracked", "Unpooled"};
@@ -103,12 +92,12 @@ void gw_failure_route(struct gw_failures *m, const char *id_text, size_t id_len,
 			 "placement id: 1..%" PRIu64 " in decimal, from its PLACED "
 			 "answer)", (int)(id_len < 64 ? id_len : 64), id_text,
 			 UINT64_MAX);
-		reply_status(rep, 404, "NotFound", msg);
+		gw_reply_status(rep, 404, "NotFound", msg);
 		return;
 	}
 	struct gw_failure_req req;
 	if (gw_failure_decode(body, len, &req, err, sizeof(err)) < 0) {
-		reply_status(rep, 400, "BadRequest", err);
+		gw_reply_status(rep, 400, "BadRequest", err);
 		return;
 	}
 	int rc = 0;
@@ -148,28 +137,28 @@ void gw_failure_route(struct gw_failures *m, const char *id_text, size_t id_len,
 	const char *says = gw_daemon_says(err);
 	if (away) {
 		snprintf(msg, sizeof(msg), "the daemon's admin socket: %s", says);
-		reply_status(rep, 503, "ServiceUnavailable", msg);
+		gw_reply_status(rep, 503, "ServiceUnavailable", msg);
 		return;
 	}
 	switch (rc) {
 	case -ENOENT:
 		snprintf(msg, sizeof(msg), "placements \"%" PRIu64 "\" not found: %s",
 			 id, says);
-		reply_status(rep, 404, "NotFound", msg);
+		gw_reply_status(rep, 404, "NotFound", msg);
 		break;
 	case -EINVAL:
-		reply_status(rep, 400, "BadRequest", says);
+		gw_reply_status(rep, 400, "BadRequest", says);
 		break;
 	case -ESTALE:
 		snprintf(msg, sizeof(msg), "placement %" PRIu64 ": %s", id, says);
-		reply_status(rep, 409, "Conflict", msg);
+		gw_reply_status(rep, 409, "Conflict", msg);
 		break;
 	case -ENOTSUP:
-		reply_status(rep, 501, "NotImplemented", says);
+		gw_reply_status(rep, 501, "NotImplemented", says);
 		break;
 	case -EPERM:
 	case -EACCES:
-		reply_status(rep, 403, "Forbidden", says);
+		gw_reply_status(rep, 403, "Forbidden", says);
 		break;
 	case -ECONNRESET:
 	case -ECONNREFUSED:
@@ -177,7 +166,7 @@ void gw_failure_route(struct gw_failures *m, const char *id_text, size_t id_len,
 	case -EPROTO:
 	case -ENOTSOCK:
 	case -ENOTDIR:
-		reply_status(rep, 503, "ServiceUnavailable", says);
+		gw_reply_status(rep, 503, "ServiceUnavailable", says);
 		break;
 	default:
 		if (rc >= 0)
@@ -185,7 +174,7 @@ void gw_failure_route(struct gw_failures *m, const char *id_text, size_t id_len,
 				 "verdict %d is not one this gateway knows", id, rc);
 		else
 			snprintf(msg, sizeof(msg), "placement %" PRIu64 ": %s", id, says);
-		reply_status(rep, 500, "InternalError", msg);
+		gw_reply_status(rep, 500, "InternalError", msg);
 		break;
 	}
 }

@@ -267,6 +267,14 @@ struct gw_http_reply {
 	struct gw_job *job;    /* non-NULL: submit it and answer when done */
 };
 
+/* A Kubernetes Status of failure into rep: code, reason (a plain word such
+ * as "BadRequest"; NULL: none), message msg; the _f form formats the message first (at
+ * most 1199 bytes kept). The admin routes' one answer of refusal (http.c). */
+void gw_reply_status(struct gw_http_reply *rep, unsigned code, const char *reason,
+		     const char *msg);
+void gw_reply_statusf(struct gw_http_reply *rep, unsigned code, const char *reason,
+		      const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
 /* POST /extender/{verb}: decodes the body and either answers at once
  * (*reply with code and body) or hands back a job for the dispatcher;
  * then, once the job is done, gw_extender_finish() writes the answer. */

@@ -57,17 +57,6 @@ void gw_pools_free(struct gw_pools *m)
 	free(m);
 }
 
-static void reply_status(struct gw_http_reply *rep, unsigned code,
-			 const char *reason, const char *msg)
-{
-	rep->code = code;
-	rep->content_type = "application/json";
-	json_buf_puts(&rep->body, "{\"kind\":\"Status\",\"apiVersion\":\"v1\","
-		      "\"metadata\":{},\"status\":\"Failure\",\"message\":");
-	json_buf_string(&rep->body, msg);
-	json_buf_printf(&rep->body, ",\"reason\":\"%s\",\"code\":%u}\n", reason,
-			code);
-}
 
 /* shmsched_pools on this module's connection; *away: no connection. */
 static int call_pools(struct gw_pools *m, const char *pool, const char *tmpl,
@@ -105,19 +94,19 @@ static void reply_refusal(struct gw_http_reply *rep, int rc, bool away,
 	const char *says = gw_daemon_says(err);
 	if (away) {
 		snprintf(msg, sizeof(msg), "the daemon's admin socket: %s", says);
-		reply_status(rep, 503, "ServiceUnavailable", msg);
+		gw_reply_status(rep, 503, "ServiceUnavailable", msg);
 		return;
 	}
 	switch (rc) {
 	case -EINVAL:
-		reply_status(rep, 400, "BadRequest", says);
+		gw_reply_status(rep, 400, "BadRequest", says);
 		break;
 	case -ENOTSUP:
-		reply_status(rep, 501, "NotImplemented", says);
+		gw_reply_status(rep, 501, "NotImplemented", says);
 		break;
 	case -EPERM:
 	case -EACCES:
-		reply_status(rep, 403, "Forbidden", says);
+		gw_reply_status(rep, 403, "Forbidden", says);
 		break;
 	case -ECONNRESET:
 	case -ECONNREFUSED:
@@ -125,11 +114,11 @@ static void reply_refusal(struct gw_http_reply *rep, int rc, bool away,
 	case -EPROTO:
 	case -ENOTSOCK:
 	case -ENOTDIR:
-		reply_status(rep, 503, "ServiceUnavailable", says);
+		gw_reply_status(rep, 503, "ServiceUnavailable", says);
 		break;
 	default:
 		snprintf(msg, sizeof(msg), "pools: %s", says);
-		reply_status(rep, 500, "InternalError", msg);
+		gw_reply_status(rep, 500, "InternalError", msg);
 		break;
 	}
 }
@@ -180,7 +169,7 @@ void gw_pools_release(struct gw_pools *m, const char *pool_text, size_t pool_len
 			 "of the daemon's --pool-label: 1..%u printable bytes)",
 			 (int)(pool_len < 64 ? pool_len : 64), pool_text,
 			 GW_POOL_NAME_MAX);
-		reply_status(rep, 400, "BadRequest", msg);
+		gw_reply_status(rep, 400, "BadRequest", msg);
 		return;
 	}
 	char pool[GW_POOL_NAME_MAX + 1];
@@ -188,7 +177,7 @@ void gw_pools_release(struct gw_pools *m, const char *pool_text, size_t pool_len
 	pool[pool_len] = '\0';
 	struct gw_pool_release_req req;
 	if (gw_pool_release_decode(body, len, &req, err, sizeof(err)) < 0) {
-		reply_status(rep, 400, "BadRequest", err);
+		gw_reply_status(rep, 400, "BadRequest", err);
 		return;
 	}
 	unsigned held = 0, released = 0;

@@ -157,25 +157,6 @@ void gw_webhooks_free(struct gw_webhooks *m)
 	curl_global_cleanup();
 }
 
-static void reply_status(struct gw_http_reply *rep, unsigned code,
-			 const char *reason, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-static void reply_status(struct gw_http_reply *rep, unsigned code,
-			 const char *reason, const char *fmt, ...)
-{
-	char msg[1200];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	rep->code = code;
-	rep->content_type = "application/json";
-	json_buf_puts(&rep->body, "{\"kind\":\"Status\",\"apiVersion\":\"v1\","
-		      "\"metadata\":{},\"status\":\"Failure\",\"message\":");
-	json_buf_string(&rep->body, msg);
-	json_buf_printf(&rep->body, ",\"reason\":\"%s\",\"code\":%u}\n", reason,
-			code);
-}
 
 /* One record as JSON (under m->lock). */
 static void record(const struct webhook *h, struct json_buf *b)
@@ -526,18 +507,18 @@ static void route_post(struct gw_webhooks *m, const char *body, size_t len,
 	char err[1100];
 	struct gw_webhook_reg reg;
 	if (gw_webhook_reg_decode(body, len, &reg, err, sizeof(err)) < 0) {
-		reply_status(rep, 400, "BadRequest", "%s", err);
+		gw_reply_statusf(rep, 400, "BadRequest", "%s", err);
 		return;
 	}
 	pthread_mutex_lock(&m->lock);
 	if (m->stopping) {
 		pthread_mutex_unlock(&m->lock);
-		reply_status(rep, 503, "ServiceUnavailable", "the gateway is stopping");
+		gw_reply_statusf(rep, 503, "ServiceUnavailable", "the gateway is stopping");
 		return;
 	}
 	if (find(m, reg.name) != NULL) {
 		pthread_mutex_unlock(&m->lock);
-		reply_status(rep, 409, "Conflict", "webhook %s is registered already "
+		gw_reply_statusf(rep, 409, "Conflict", "webhook %s is registered already "
 			     "(DELETE /v1/approvals/webhooks/%s first)", reg.name,
 			     reg.name);
 		return;
@@ -548,7 +529,7 @@ static void route_post(struct gw_webhooks *m, const char *body, size_t len,
 			h = &m->w[i];
 	if (h == NULL) {
 		pthread_mutex_unlock(&m->lock);
-		reply_status(rep, 429, "TooManyRequests", "%u webhooks are registered, "
+		gw_reply_statusf(rep, 429, "TooManyRequests", "%u webhooks are registered, "
 			     "the most this gateway holds", WEBHOOKS_MAX);
 		return;
 	}
@@ -566,13 +547,13 @@ static void route_post(struct gw_webhooks *m, const char *body, size_t len,
 		h->state = HS_FREE;
 		pthread_mutex_unlock(&m->lock);
 		if (rc == -EINVAL)
-			reply_status(rep, 400, "BadRequest", "webhook %s: the daemon "
+			gw_reply_statusf(rep, 400, "BadRequest", "webhook %s: the daemon "
 				     "refused it: %s", reg.name, says);
 		else if (rc == -ENOSPC)
-			reply_status(rep, 429, "TooManyRequests", "webhook %s: %s",
+			gw_reply_statusf(rep, 429, "TooManyRequests", "webhook %s: %s",
 				     reg.name, says);
 		else
-			reply_status(rep, 503, "ServiceUnavailable", "webhook %s: the "
+			gw_reply_statusf(rep, 503, "ServiceUnavailable", "webhook %s: the "
 				     "daemon's admin socket: %s", reg.name, says);
 		return;
 	}
@@ -586,10 +567,10 @@ static void route_post(struct gw_webhooks *m, const char *body, size_t len,
 		shmsched_disconnect(h->c);
 		h->c = NULL;
 		if (rc == EAGAIN && m->stopping)
-			reply_status(rep, 503, "ServiceUnavailable", "the gateway is "
+			gw_reply_statusf(rep, 503, "ServiceUnavailable", "the gateway is "
 				     "stopping");
 		else
-			reply_status(rep, 500, "InternalError", "webhook %s: no "
+			gw_reply_statusf(rep, 500, "InternalError", "webhook %s: no "
 				     "thread: %s", reg.name, strerror(rc));
 		return;
 	}
@@ -617,7 +598,7 @@ void gw_webhooks_route(struct gw_webhooks *m, const char *method, const char *re
 			return;
 		}
 		if (!get) {
-			reply_status(rep, 405, "MethodNotAllowed", "%s "
+			gw_reply_statusf(rep, 405, "MethodNotAllowed", "%s "
 				     "/v1/approvals/webhooks: GET lists, POST "
 				     "registers", method);
 			return;
@@ -643,7 +624,7 @@ void gw_webhooks_route(struct gw_webhooks *m, const char *method, const char *re
 	}
 	const char *name = rest[0] == '/' ? rest + 1 : rest;
 	if (!get && strcmp(method, "DELETE") != 0) {
-		reply_status(rep, 405, "MethodNotAllowed", "%s /v1/approvals/webhooks/"
+		gw_reply_statusf(rep, 405, "MethodNotAllowed", "%s /v1/approvals/webhooks/"
 			     "{name}: GET or DELETE", method);
 		return;
 	}
@@ -651,12 +632,12 @@ void gw_webhooks_route(struct gw_webhooks *m, const char *method, const char *re
 	struct webhook *h = strlen(name) <= GW_WEBHOOK_NAME_MAX ? find(m, name) : NULL;
 	if (h == NULL) {
 		pthread_mutex_unlock(&m->lock);
-		reply_status(rep, 404, "NotFound", "webhooks \"%.64s\" not found", name);
+		gw_reply_statusf(rep, 404, "NotFound", "webhooks \"%.64s\" not found", name);
 		return;
 	}
 	if (!get && h->state == HS_REGISTERING) {
 		pthread_mutex_unlock(&m->lock);
-		reply_status(rep, 409, "Conflict", "webhook %s is being registered; "
+		gw_reply_statusf(rep, 409, "Conflict", "webhook %s is being registered; "
 			     "DELETE it once its POST has been answered", name);
 		return;
 	}
