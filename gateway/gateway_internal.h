@@ -269,7 +269,8 @@ struct gw_http_reply {
 
 /* A Kubernetes Status of failure into rep: code, reason (a plain word such
  * as "BadRequest"; NULL: none), message msg; the _f form formats the message first (at
- * most 1199 bytes kept). The admin routes' one answer of refusal (http.c). */
+ * most 1199 bytes kept). The admin routes' one answer of refusal
+ * (status_reply.c). */
 void gw_reply_status(struct gw_http_reply *rep, unsigned code, const char *reason,
 		     const char *msg);
 void gw_reply_statusf(struct gw_http_reply *rep, unsigned code, const char *reason,

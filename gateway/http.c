@@ -88,30 +88,6 @@
 #include "policy/policy.h"
 #include "shmsched/version.h"
 
-void gw_reply_status(struct gw_http_reply *rep, unsigned code, const char *reason,
-		     const char *msg)
-{
-	rep->code = code;
-	rep->content_type = "application/json";
-	json_buf_puts(&rep->body, "{\"kind\":\"Status\",\"apiVersion\":\"v1\","
-		      "\"metadata\":{},\"status\":\"Failure\",\"message\":");
-	json_buf_string(&rep->body, msg);
-	if (reason != NULL) /* kube's 500 for two budgets has none */
-		json_buf_printf(&rep->body, ",\"reason\":\"%s\"", reason);
-	json_buf_printf(&rep->body, ",\"code\":%u}\n", code);
-}
-
-void gw_reply_statusf(struct gw_http_reply *rep, unsigned code, const char *reason,
-		      const char *fmt, ...)
-{
-	char msg[1200];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	gw_reply_status(rep, code, reason, msg);
-}
-
 #define STREAM_BLOCK (64u << 10)     /* bytes per chunk of a streamed answer */
 #define HEADER_MEMORY (32u << 10)    /* a request's headers, at most */
 #define ADMIN_BODY_MAX (60u << 10)   /* a Node: one control message */
