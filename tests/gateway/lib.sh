@@ -37,6 +37,17 @@
 #                           listener's) says PATTERN within 10 s, its
 #                           record then in $dir/body;
 #   logs_if_failed          the two logs' tails when a check failed.
+# The pool quarantine's tests (test_failure.sh, test_pools.sh) also use:
+#   pool_cluster            writes $dir/cluster.json: nodes n0..n24 of 4
+#                           cpu, n0..n4 in pool "bad" (the label
+#                           node.kubernetes.io/instance-type), the rest in
+#                           "good": 5 of 25, as daemon/quarantine.c's 20 %
+#                           cap lets a pool go;
+#   bad_pod NAME            a pod of team-a, NAME, of 3 cpu that only pool
+#                           bad takes (one a node), all of one template;
+#   placement_id NAME       team-a/NAME's placement id (GET as alice);
+#   place_bad_three         web-0, web-1, web-2 placed on pool bad (checked),
+#                           their placement ids in id0, id1, id2.
 pids=""
 cleanup() {
 	for p in $pids; do kill "$p" 2>/dev/null; done
@@ -105,4 +116,29 @@ logs_if_failed() {
 	[ "$failed" -eq 0 ] && return
 	echo "--- gateway.log"; tail -20 "$dir/gateway.log"
 	echo "--- daemon.log"; tail -20 "$dir/daemon.log"
+}
+pool_cluster() {
+	{
+		printf '{"kind":"List","items":['
+		for i in $(seq 0 24); do
+			[ "$i" -lt 5 ] && pool=bad || pool=good
+			[ "$i" -gt 0 ] && printf ','
+			printf '{"kind":"Node","metadata":{"name":"n%d","labels":{"node.kubernetes.io/instance-type":"%s"}},"status":{"allocatable":{"cpu":"4","memory":"16Gi","pods":"110"}}}\n' "$i" "$pool"
+		done
+		printf ']}\n'
+	} >"$dir/cluster.json"
+}
+bad_pod() { # NAME
+	printf '{"kind":"Pod","metadata":{"name":"%s","namespace":"team-a"},"spec":{"nodeSelector":{"node.kubernetes.io/instance-type":"bad"},"containers":[{"name":"c","resources":{"requests":{"cpu":"3"}}}]}}' "$1"
+}
+placement_id() { # NAME
+	curl -s -H "$ALICE" "$url/v1/placements/team-a/$1" |
+		sed -n 's/.*"placement_id":\([0-9]*\).*/\1/p'
+}
+place_bad_three() {
+	for i in 0 1 2; do
+		check "web-$i placed on pool bad" test "$(code -H "$ALICE" -X POST -d "$(bad_pod web-$i)" "$url/v1/placements")" = 200
+	done
+	id0=$(placement_id web-0) id1=$(placement_id web-1) id2=$(placement_id web-2)
+	check "three placement ids" test -n "$id0" -a -n "$id1" -a -n "$id2"
 }
