@@ -1,6 +1,8 @@
 # tests/gateway/lib.sh: what the gateway's shell tests (test_*.sh) share,
-# and the tests/cli ones that run one daemon on $dir/cluster.json
-# (test_approve.sh, test_drain.sh, test_status.sh), sourced after they set
+# and the tests/cli ones that start a daemon (test_approve.sh,
+# test_drain.sh, test_status.sh on $dir/cluster.json; test_node.sh,
+# test_drain_crash.sh, test_policy.sh for daemon_ready, with exit traps
+# and checks of their own defined after), sourced after they set
 #   dir   their temporary directory (removed on exit),
 #   name  the daemon's state region (/dev/shm/$name removed on exit).
 # It sets pids (add each background process: killed and waited for on
@@ -10,6 +12,12 @@
 #   wait_until FILE PATTERN whether FILE says PATTERN within 10 s;
 #   wait_for FILE PATTERN   the same, or the test stops (exit 1) showing
 #                           FILE;
+#   daemon_ready LOG PID    waits until shmschedd PID, logging to LOG, says
+#                           its own ready line ("shmschedd: ready": 'ready'
+#                           alone also matches "already" in a refusal),
+#                           up to 20 s; a daemon that exits first or is
+#                           not ready by then stops the test (exit 1)
+#                           showing LOG;
 #   gateway_up LOG          waits until the gateway logging to LOG listens
 #                           and has reached the daemon, and sets port and
 #                           url to its main listener's;
@@ -73,6 +81,15 @@ wait_for() { # FILE PATTERN
 	wait_until "$1" "$2" && return 0
 	echo "FAIL: $1 never said $2:"; cat "$1"; exit 1
 }
+daemon_ready() { # LOG PID
+	for _ in $(seq 200); do
+		grep -q 'shmschedd: ready' "$1" 2>/dev/null && return 0
+		kill -0 "$2" 2>/dev/null || break
+		sleep 0.1
+	done
+	grep -q 'shmschedd: ready' "$1" 2>/dev/null && return 0
+	echo "FAIL: the daemon (pid $2) did not start:"; cat "$1"; exit 1
+}
 gateway_up() { # LOG
 	wait_for "$1" "ready: listening on port"
 	wait_for "$1" "connected to the daemon"
@@ -84,7 +101,7 @@ daemon_start() { # [ARG...]
 		--no-pin --name "$name" --fresh "$@" >"$dir/daemon.log" 2>&1 &
 	dpid=$!
 	pids="$pids $dpid"
-	wait_for "$dir/daemon.log" "ready:"
+	daemon_ready "$dir/daemon.log" "$dpid"
 }
 gateway_start() {
 	if [ ! -f "$dir/tokens.csv" ]; then
