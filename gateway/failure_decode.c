@@ -60,12 +60,12 @@ int gw_failure_decode(const char *body, size_t len, struct gw_failure_req *out,
 			}
 			reason = json_string_value(v);
 			reason_len = json_string_length(v);
-			if (reason_len > GW_FAILURE_REASON_MAX ||
-			    !gw_text_printable(reason, reason_len)) {
+			bool printable = gw_text_printable(reason, reason_len);
+			if (reason_len > GW_FAILURE_REASON_MAX || !printable) {
 				snprintf(err, err_len, "failure: reason: %zu bytes%s; "
 					 "expected at most %u bytes without control "
 					 "characters (it goes to the daemon's log)",
-					 reason_len, gw_text_printable(reason, reason_len) ? ""
+					 reason_len, printable ? ""
 					 : " holding a control character",
 					 GW_FAILURE_REASON_MAX);
 				goto cleanup;

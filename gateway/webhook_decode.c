@@ -40,10 +40,11 @@ int gw_webhook_url_parse(const char *url, size_t len, struct gw_webhook_url *out
 	static const char expect[] = "expected http://127.0.0.1:PORT/PATH or "
 				     "http://[::1]:PORT/PATH (the gateway calls "
 				     "webhooks on loopback only)";
-	if (len == 0 || len > GW_WEBHOOK_URL_MAX || !gw_text_printable(url, len)) {
+	bool printable = gw_text_printable(url, len);
+	if (len == 0 || len > GW_WEBHOOK_URL_MAX || !printable) {
 		snprintf(err, err_len, "url: %zu bytes%s; %s, at most %u bytes", len,
-			 len > 0 && !gw_text_printable(url, len) ? " holding a control "
-			 "character" : "", expect, GW_WEBHOOK_URL_MAX);
+			 len > 0 && !printable ? " holding a control character" : "",
+			 expect, GW_WEBHOOK_URL_MAX);
 		return -EINVAL;
 	}
 	size_t at = sizeof(scheme) - 1;
@@ -207,7 +208,8 @@ int gw_webhook_reg_decode(const char *body, size_t len, struct gw_webhook_reg *o
 		} else if (strcmp(key, "selector") == 0) {
 			if (json_is_null(v))
 				continue;
-			if (s == NULL || sl > GW_WEBHOOK_SELECTOR_MAX || !gw_text_printable(s, sl)) {
+			if (s == NULL || sl > GW_WEBHOOK_SELECTOR_MAX ||
+			    !gw_text_printable(s, sl)) {
 				snprintf(err, err_len, "webhook: selector: expected a "
 					 "string of at most %u bytes without control "
 					 "characters (the drain's pod selector: key=value, "
@@ -397,7 +399,8 @@ int gw_webhook_answer_decode(const char *body, size_t len, int64_t now_ms,
 			when = s;
 			when_len = sl;
 		} else if (strcmp(key, "message") == 0) {
-			if (s == NULL || sl > GW_WEBHOOK_MESSAGE_MAX || !gw_text_printable(s, sl)) {
+			if (s == NULL || sl > GW_WEBHOOK_MESSAGE_MAX ||
+			    !gw_text_printable(s, sl)) {
 				snprintf(err, err_len, "answer: message: expected a "
 					 "string of at most %u bytes without control "
 					 "characters", GW_WEBHOOK_MESSAGE_MAX);

@@ -618,7 +618,8 @@ static void watch_follows_commits(void **state)
 	}
 	commit_queue_flush(q);
 	double t0 = etcd_test_now_s();
-	while (atomic_load(&f->puts) + atomic_load(&f->deletes) < f->want && etcd_test_now_s() - t0 < 20)
+	while (atomic_load(&f->puts) + atomic_load(&f->deletes) < f->want &&
+	       etcd_test_now_s() - t0 < 20)
 		sleep_ms(10);
 	atomic_store(&f->stop, true);
 	pthread_join(t, NULL);
