@@ -5,10 +5,9 @@
  * (restarted at the newest after a compaction between pages), then a
  * watch of that range from the list's revision + 1; a watch cut by a
  * compaction (-ERANGE), or a claim given up (the thread's interrupt
- * flag), lists again. The records it holds are in a map (open addressing,
- * linear probing, backward-shift deletion) from the uid's hash (the
- * record's cookie) to the record's id and its shard's hash, the map the
- * thread's alone. Each message of the watch, and each list, is applied
+ * flag), lists again. The records it holds are in a map
+ * (daemon/record_map_internal.h) from the uid's hash (the record's
+ * cookie) to the record's id and its shard's hash, the thread's alone. Each message of the watch, and each list, is applied
  * under the producers' lock (producers_locked) and, inside it, the claims'
  * mutex (mu): a take (daemon/etcd_sync.c, count_shard) is claimed under mu
  * before it scans the table for cookies, so a record the watch makes is
@@ -37,23 +36,13 @@
 
 #include "base/base.h"
 #include "daemon/pod_labels_internal.h"
+#include "daemon/record_map_internal.h"
 #include "ingest/ingest.h"
 #include "workers/workers.h"
 
 #define LIST_PAGE 500 /* values of up to 2.5 KiB: a page well within 4 MiB */
 #define UID_HALF 16   /* etcd_sync.c's uids: two halves of 16 hex digits */
 #define KEY_BYTES 512
-
-struct entry {
-	uint64_t cookie; /* 0: empty */
-	uint64_t id;
-	uint64_t shard;  /* the shard name's hash */
-};
-
-struct rec_map {
-	struct entry *e;
-	size_t cap, n; /* cap a power of two, n <= cap / 2 */
-};
 
 struct shard_watch {
 	struct shard_watch_config cfg;
@@ -66,7 +55,7 @@ struct shard_watch {
 	pthread_mutex_t mu;    /* the claims */
 	size_t n_claims;
 	uint64_t claims[SHARD_MAX]; /* shard names' hashes */
-	struct rec_map map;         /* the thread's */
+	struct record_map map;      /* the thread's */
 	uint64_t records, puts, deletes, relists, refused, unknown_node, errors; /* XS3 */
 	int64_t revision;                                                         /* XS3 */
 };
@@ -85,57 +74,6 @@ static void bump(uint64_t *c, uint64_t by)
 {
 	/* XS3: relaxed, counters for the metrics; no partner. */
 	__atomic_fetch_add(c, by, __ATOMIC_RELAXED);
-}
-
-/* ---- the map ------------------------------------------------------------- */
-
-static int map_init(struct rec_map *m, size_t max)
-{
-	size_t cap = 64;
-	while (cap < 2 * max)
-		cap *= 2;
-	m->e = calloc(cap, sizeof(*m->e));
-	m->cap = cap;
-	m->n = 0;
-	return m->e != NULL ? 0 : -ENOMEM;
-}
-
-static struct entry *map_find(struct rec_map *m, uint64_t cookie)
-{
-	for (size_t i = cookie & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
-		if (m->e[i].cookie == cookie)
-			return &m->e[i];
-		if (m->e[i].cookie == 0)
-			return NULL;
-	}
-}
-
-/* The caller checked the bound (n < max <= cap / 2). */
-static void map_put(struct rec_map *m, uint64_t cookie, uint64_t id, uint64_t shard)
-{
-	size_t i = cookie & (m->cap - 1);
-	while (m->e[i].cookie != 0 && m->e[i].cookie != cookie)
-		i = (i + 1) & (m->cap - 1);
-	m->n += m->e[i].cookie == 0;
-	m->e[i] = (struct entry){cookie, id, shard};
-}
-
-static void map_del(struct rec_map *m, struct entry *at)
-{
-	size_t i = (size_t)(at - m->e);
-	m->e[i].cookie = 0;
-	m->n--;
-	/* Backward shift: each later entry of the run moves into the hole
-	 * when its home is not between the hole and itself. */
-	for (size_t j = (i + 1) & (m->cap - 1); m->e[j].cookie != 0; j = (j + 1) & (m->cap - 1)) {
-		size_t home = m->e[j].cookie & (m->cap - 1);
-		bool stays = i <= j ? (home > i && home <= j) : (home > i || home <= j);
-		if (stays)
-			continue;
-		m->e[i] = m->e[j];
-		m->e[j].cookie = 0;
-		i = j;
-	}
 }
 
 /* ---- claims -------------------------------------------------------------- */
@@ -252,12 +190,12 @@ static void make_record(struct shard_watch *w, struct intern *strings, uint64_t 
 	uint64_t id = placements_fill(w->cfg.placements, (uint32_t)ix, PLACEMENT_OWNER_BOUND,
 				      (uint32_t)slot, ledger_node_generation(l, (uint32_t)slot),
 				      &pod, NULL, cookie);
-	map_put(&w->map, cookie, id, shard);
+	(void)record_map_put(&w->map, cookie, id, shard); /* below max: checked above */
 	bump(&w->records, 1);
 }
 
 /* Under the producers' lock: frees the record of map entry e. */
-static void free_record(struct shard_watch *w, struct entry *e)
+static void free_record(struct shard_watch *w, struct record_entry *e)
 {
 	const struct placement_record *r = placements_get(w->cfg.placements, e->id);
 	if (r != NULL && r->owner == PLACEMENT_OWNER_BOUND && r->cookie == e->cookie) {
@@ -276,7 +214,7 @@ static void free_record(struct shard_watch *w, struct entry *e)
 		}
 	}
 	/* else an admin released it (or a drain): nothing left to give back */
-	map_del(&w->map, e);
+	record_map_del(&w->map, e);
 	/* XS3: relaxed; records is a gauge here. */
 	__atomic_fetch_sub(&w->records, 1, __ATOMIC_RELAXED);
 }
@@ -300,7 +238,7 @@ static void apply_message(void *arg, struct intern *strings)
 		if (!pod_key(w, ev->kv.key, ev->kv.key_len, &shard, &shard_len, &uid, &uid_len))
 			continue; /* an owner, an assignment, a commit lane's key */
 		uint64_t cookie = fnv1a(uid, uid_len);
-		struct entry *e = map_find(&w->map, cookie);
+		struct record_entry *e = record_map_find(&w->map, cookie);
 		if (ev->deleted) {
 			if (e != NULL) {
 				bump(&w->deletes, 1);
@@ -365,7 +303,7 @@ struct listed {
 struct list {
 	struct listed *items;
 	size_t n, cap;
-	struct rec_map want; /* cookie -> index into items (as id) */
+	struct record_map want; /* cookie -> index into items (as id) */
 };
 
 /* The foreign placements under <prefix>shards/ at one revision, into l
@@ -464,18 +402,17 @@ static void apply_list(void *arg, struct intern *strings)
 	struct shard_watch *w = rl->w;
 	struct list *l = rl->l;
 	pthread_mutex_lock(&w->mu);
-	l->want.n = 0;
-	memset(l->want.e, 0, l->want.cap * sizeof(*l->want.e));
+	record_map_clear(&l->want);
 	for (size_t i = 0; i < l->n; i++) {
 		l->items[i].claimed = claimed_locked(w, l->items[i].shard);
 		if (!l->items[i].claimed)
-			map_put(&l->want, l->items[i].cookie, i, 0);
+			(void)record_map_put(&l->want, l->items[i].cookie, i, 0); /* l->n <= max */
 	}
 	/* The old map's records whose keys are gone, out of unclaimed
 	 * shards: freed (a claimed shard's are the take's). */
 	for (size_t i = 0; i < w->map.cap;) {
-		struct entry *e = &w->map.e[i];
-		if (e->cookie == 0 || map_find(&l->want, e->cookie) != NULL ||
+		struct record_entry *e = &w->map.e[i];
+		if (e->cookie == 0 || record_map_find(&l->want, e->cookie) != NULL ||
 		    claimed_locked(w, e->shard)) {
 			i++;
 			continue;
@@ -491,21 +428,19 @@ static void apply_list(void *arg, struct intern *strings)
 		const struct placement_record *r = placements_at(w->cfg.placements, i, &id);
 		if (r == NULL || r->owner != PLACEMENT_OWNER_BOUND || r->cookie == 0)
 			continue;
-		struct entry *want = map_find(&l->want, r->cookie);
+		struct record_entry *want = record_map_find(&l->want, r->cookie);
 		if (want == NULL || l->items[want->id].made)
 			continue;
 		l->items[want->id].made = true;
-		if (map_find(&w->map, r->cookie) == NULL) {
-			if (w->map.n >= w->cfg.max_records)
-				continue;
-			map_put(&w->map, r->cookie, id, l->items[want->id].shard);
+		if (record_map_find(&w->map, r->cookie) == NULL &&
+		    record_map_put(&w->map, r->cookie, id, l->items[want->id].shard) == 0) {
 			bump(&w->records, 1);
 			rl->adopted++;
 		}
 	}
 	for (size_t i = 0; i < l->n; i++) {
 		struct listed *it = &l->items[i];
-		if (it->claimed || it->made || map_find(&w->map, it->cookie) != NULL)
+		if (it->claimed || it->made || record_map_find(&w->map, it->cookie) != NULL)
 			continue;
 		it->made = true;
 		size_t before = w->map.n;
@@ -536,7 +471,7 @@ static void *watch_thread(void *arg)
 {
 	struct shard_watch *w = arg;
 	struct list l = {0};
-	if (map_init(&l.want, w->cfg.max_records) < 0) {
+	if (record_map_init(&l.want, w->cfg.max_records) < 0) {
 		log_msg(LOG_LEVEL_ERROR, "shard watch: out of memory: not watching");
 		return NULL;
 	}
@@ -590,7 +525,7 @@ static void *watch_thread(void *arg)
 		}
 	}
 	free(l.items);
-	free(l.want.e);
+	record_map_free(&l.want);
 	return NULL;
 }
 
@@ -612,7 +547,7 @@ int shard_watch_start(struct shard_watch **out, const struct shard_watch_config 
 		 fnv1a(cfg->host, strlen(cfg->host)));
 	pthread_mutex_init(&w->mu, NULL);
 	struct etcd_client_options o = {.timeout_ms = 5000};
-	int rc = map_init(&w->map, w->cfg.max_records);
+	int rc = record_map_init(&w->map, w->cfg.max_records);
 	if (rc == 0)
 		rc = etcd_client_open(&w->client, w->endpoints, &o, err, errlen);
 	else
@@ -625,7 +560,7 @@ int shard_watch_start(struct shard_watch **out, const struct shard_watch_config 
 	if (rc < 0) {
 		if (w->client != NULL)
 			etcd_client_close(w->client);
-		free(w->map.e);
+		record_map_free(&w->map);
 		pthread_mutex_destroy(&w->mu);
 		free(w);
 		return rc;
@@ -643,7 +578,7 @@ void shard_watch_stop(struct shard_watch *w)
 	atomic_store_explicit(&w->interrupt, true, memory_order_release);
 	pthread_join(w->thread, NULL);
 	etcd_client_close(w->client);
-	free(w->map.e);
+	record_map_free(&w->map);
 	pthread_mutex_destroy(&w->mu);
 	free(w);
 }
