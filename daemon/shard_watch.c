@@ -408,16 +408,29 @@ static void apply_list(void *arg, struct intern *strings)
 		if (!l->items[i].claimed)
 			(void)record_map_put(&l->want, l->items[i].cookie, i, 0); /* l->n <= max */
 	}
-	/* The old map's records whose keys are gone, out of unclaimed
-	 * shards: freed (a claimed shard's are the take's). */
+	/* The old map: entries whose records went another way (an admin's
+	 * release, a drain) forgotten, to be made again if still listed;
+	 * records whose keys are gone, out of unclaimed shards, freed (a
+	 * claimed shard's are the take's). A deletion shifts a later entry
+	 * into i: look at i again. */
 	for (size_t i = 0; i < w->map.cap;) {
 		struct record_entry *e = &w->map.e[i];
-		if (e->cookie == 0 || record_map_find(&l->want, e->cookie) != NULL ||
-		    claimed_locked(w, e->shard)) {
+		if (e->cookie == 0) {
 			i++;
 			continue;
 		}
-		free_record(w, e); /* shifts a later entry into i: look again */
+		const struct placement_record *r = placements_get(w->cfg.placements, e->id);
+		if (r == NULL || r->owner != PLACEMENT_OWNER_BOUND || r->cookie != e->cookie) {
+			record_map_del(&w->map, e);
+			/* XS3: relaxed; records is a gauge here. */
+			__atomic_fetch_sub(&w->records, 1, __ATOMIC_RELAXED);
+			continue;
+		}
+		if (record_map_find(&l->want, e->cookie) != NULL || claimed_locked(w, e->shard)) {
+			i++;
+			continue;
+		}
+		free_record(w, e);
 		rl->freed++;
 	}
 	/* Bound records with a wanted cookie: adopted (a take's, of a shard
@@ -514,9 +527,14 @@ static void *watch_thread(void *arg)
 						  .start_revision = next,
 						  .stop = &w->interrupt};
 			rc = watch_run(&o, on_message, w, &next, err, sizeof(err));
+			if (rc == -ERANGE) {
+				log_msg(LOG_LEVEL_INFO, "shard watch: revision %" PRId64 " was "
+					"compacted away (etcd keeps from %" PRId64 "): listing again",
+					o.start_revision, next);
+				break;
+			}
 			/* XS2: acquire, partner of shard_watch_owned's release. */
-			if (rc == -ERANGE ||
-			    atomic_load_explicit(&w->interrupt, memory_order_acquire))
+			if (atomic_load_explicit(&w->interrupt, memory_order_acquire))
 				break; /* list again */
 			bump(&w->errors, 1);
 			log_msg(LOG_LEVEL_WARN, "shard watch: %s (watching again from revision %"
