@@ -790,6 +790,9 @@ static int cmp_double(const void *a, const void *b)
  * 5. etcd compacted at its newest revision, then a third host joins (it
  *    owns no shard: two shards, three hosts): its list at start counts
  *    every placement of a and b (a's LAG_N, b's 1) and none of its own.
+ * 6. b's watch cut and resumed at a compacted revision (b stopped, the
+ *    etcd member it reads killed, 5 of a's pods released, etcd
+ *    compacted, b continued): it lists again and holds a's LAG_N - 5.
  * On the code before the watch, b places the spread pod and the zone
  * anti-affinity pod in 2: it fails there. */
 static void rules_across_shards(void **state)
@@ -905,11 +908,13 @@ static void rules_across_shards(void **state)
 	/* 4. The lag, over LAG_N commits. */
 	uint32_t other = cross_template(&pa, a, "lag", "x2", "");
 	double lags[LAG_N];
+	uint64_t lag_ids[LAG_N];
 	for (int i = 0; i < LAG_N; i++) {
 		r = place_tid(&pa, other);
 		double ta = now_s();
 		if (r.status != SHMSCHED_PLACED)
 			fail_msg("%s: pod %d on x2 not placed: %s", names[a], i, r.message);
+		lag_ids[i] = r.placement_id;
 		assert_int_equal(cross_pods(ec, 0, &rev), (size_t)i + 1);
 		await_metric(b, "shmsched_etcd_watch_revision", rev, false, 10.0);
 		lags[i] = now_s() - ta;
@@ -935,6 +940,59 @@ static void rules_across_shards(void **state)
 	assert_int_equal(metric_of(2, "shmsched_etcd_foreign_placements"), LAG_N + 1);
 	assert_int_equal(cross_owner(ec, 0), a);
 	assert_int_equal(cross_owner(ec, 1), b);
+
+	/* 6. b's watch cut, then resumed at a compacted revision: b stopped,
+	 * the etcd member its watch reads (the first: endpoints are tried in
+	 * order) killed, 5 of a's pods released, etcd compacted at its
+	 * newest revision, b continued: its watch breaks, resumes on another
+	 * member from a compacted revision, lists again and holds the 15
+	 * left. */
+	const char *pid_list = getenv("SHMSCHED_ETCD_PIDS");
+	assert_non_null(pid_list);
+	pid_t member0 = (pid_t)atol(pid_list);
+	assert_true(member0 > 0);
+	long long relists = metric_of(b, "shmsched_etcd_watch_events_total{event=\"relist\"}");
+	kill(pids[b], SIGSTOP);
+	double ts = now_s();
+	kill(member0, SIGKILL);
+	/* This test's client, on the others (a client moves on only when a
+	 * connection cannot be made, and its connection was to member 0). */
+	etcd_client_close(ec);
+	const char *rest = strchr(endpoints, ',');
+	assert_non_null(rest);
+	if (etcd_client_open(&ec, rest + 1, &o, err, sizeof(err)) != 0)
+		fail_msg("%s", err);
+	for (int i = 0; i < 5; i++)
+		if (shmsched_release(pa.c, lag_ids[i], err, sizeof(err)) != 0)
+			fail_msg("release on %s: %s", names[a], err);
+	while (cross_pods(ec, 0, &rev) != LAG_N - 5 && now_s() - ts < 15.0)
+		sleep_ms(20);
+	assert_int_equal(cross_pods(ec, 0, &rev), LAG_N - 5);
+	if (etcd_range(ec, "/", 1, NULL, 0, 0, &hr) != 0)
+		fail_msg("range: %s", etcd_client_error(ec));
+	newest = hr.revision;
+	etcd_range_result_free(&hr);
+	assert_int_equal(etcd_compact(ec, newest), 0);
+	kill(pids[b], SIGCONT);
+	printf("cross: %s stopped %.2f s, etcd member 0 killed, 5 releases, compacted at "
+	       "%lld\n", names[b], now_s() - ts, (long long)newest);
+	await_metric(b, "shmsched_etcd_watch_events_total{event=\"relist\"}", relists + 1,
+		     false, 15.0);
+	await_metric(b, "shmsched_etcd_foreign_placements", LAG_N - 5, true, 10.0);
+	assert_int_equal(metric_of(b, "shmsched_etcd_foreign_placements"), LAG_N - 5);
+	char log[160], line[512];
+	snprintf(log, sizeof(log), "%s/%s.log", dir, names[b]);
+	FILE *lf = fopen(log, "r");
+	assert_non_null(lf);
+	bool compacted = false;
+	while (fgets(line, sizeof(line), lf) != NULL)
+		compacted |= strstr(line, "was compacted away") != NULL;
+	fclose(lf);
+	if (!compacted)
+		fail_msg("%s listed again, but its log (%s) does not say its watch was "
+			 "compacted away", names[b], log);
+	printf("cross: %s's watch resumed at a compacted revision, listed again: %d "
+	       "foreign placements, right\n", names[b], LAG_N - 5);
 	shmsched_disconnect(pa.c);
 	shmsched_disconnect(pb.c);
 	etcd_client_close(ec);
