@@ -7,9 +7,10 @@
  * compaction (-ERANGE), or a claim given up (the thread's interrupt
  * flag), lists again. The records it holds are in a map
  * (daemon/record_map_internal.h) from the uid's hash (the record's
- * cookie) to the record's id and its shard's hash, the thread's alone. Each message of the watch, and each list, is applied
- * under the producers' lock (producers_locked) and, inside it, the claims'
- * mutex (mu): a take (daemon/etcd_sync.c, count_shard) is claimed under mu
+ * cookie) to the record's id and its shard's hash, the thread's alone.
+ * Each message of the watch, and each list, is applied under the
+ * producers' lock (producers_locked) and, inside it, the claims' mutex
+ * (mu): a take (daemon/etcd_sync.c, count_shard) is claimed under mu
  * before it scans the table for cookies, so a record the watch makes is
  * either made before the claim (the take sees its cookie) or not made.
  * Lock order: the producers' lock, then mu; the membership thread takes

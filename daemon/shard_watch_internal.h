@@ -67,9 +67,12 @@ void shard_watch_owned(struct shard_watch *w, const shard_name_t *names, size_t 
 struct shard_watch_counts {
 	uint64_t records;  /* foreign records held now */
 	int64_t revision;  /* the last revision applied (0: none yet) */
+	/* Events: puts and deletes of other hosts' placements seen by the
+	 * watch, lists, placements not held (the bound, a table full), on
+	 * nodes this host lacks, errors. The lag behind a commit is not
+	 * known here (etcd's headers carry no time): compare revision with
+	 * a commit's (docs/perf/2026-11-29-cross-shard-lag.md). */
 	uint64_t puts, deletes, relists, refused, unknown_node, errors;
-	/* The last message's wall-clock lag behind its commit is not known
-	 * (etcd's headers carry no time); see the docs for the measure. */
 };
 void shard_watch_get_counts(struct shard_watch *w, struct shard_watch_counts *out);
 
