@@ -529,7 +529,8 @@ static void *watch_thread(void *arg)
 						  .stop = &w->interrupt};
 			rc = watch_run(&o, on_message, w, &next, err, sizeof(err));
 			if (rc == -ERANGE) {
-				log_msg(LOG_LEVEL_INFO, "shard watch: revision %" PRId64 " was "
+				/* Warn: the watch fell behind etcd's history. */
+				log_msg(LOG_LEVEL_WARN, "shard watch: revision %" PRId64 " was "
 					"compacted away (etcd keeps from %" PRId64 "): listing again",
 					o.start_revision, next);
 				break;
