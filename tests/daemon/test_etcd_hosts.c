@@ -21,7 +21,9 @@
  *    answers after, for a zone it owned, is not placed (its lease lapsed
  *    while it was stopped; it checks its lease's instant on every pod,
  *    before its membership thread has noticed anything).
- * The whole run takes about 15 s on an idle machine. */
+ * sync_commits_placements and rules_across_shards (each described where
+ * it is defined) follow, with their own clusters' keys.
+ * The whole run takes about 30 s on an idle machine. */
 #define _GNU_SOURCE 1
 
 #include <setjmp.h>
