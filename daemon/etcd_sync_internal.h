@@ -104,9 +104,11 @@ int etcd_sync_put(struct etcd_sync *s, unsigned w, uint32_t slot, uint32_t node_
 void etcd_sync_delete(struct etcd_sync *s, uint64_t id);
 
 /* Counters: placements committed, refused (any error), other hosts'
- * placements counted on taking their shards, and deletes not queued. */
+ * placements counted on taking their shards, deletes not queued, and
+ * placements written without their labels (version 1: labels over
+ * PLACEMENT_LABELS_MAX bytes). */
 struct etcd_sync_counts {
-	uint64_t committed, refused, counted, deletes_dropped;
+	uint64_t committed, refused, counted, deletes_dropped, labels_dropped;
 };
 void etcd_sync_get_counts(struct etcd_sync *s, struct etcd_sync_counts *out);
 
