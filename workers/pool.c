@@ -8,9 +8,9 @@
  * calls the poll function over and over until pool_stop().
  *
  * Backoff, per worker, counted in consecutive idle polls (a poll that did
- * work resets the count to 0):
- *   SPIN   idle < spin_polls, then for spin_us since the last work (the
- *          clock read every 16 polls): poll again after a pause
+ * work resets the count to 0), stepped by workers/idle_ladder.c:
+ *   SPIN   idle < spin_polls, then for spin_us since the clock's first
+ *          read (the clock read every 16 polls): poll again after a pause
  *          instruction;
  *   YIELD  idle < spin_polls + yield_polls: go RCU-offline, sched_yield(),
  *          come back online, poll again;
@@ -19,10 +19,16 @@
  *          back online, poll again. A worker that wakes and still finds
  *          nothing sleeps again at once: only a poll that did work sends
  *          it back to SPIN.
+ * A ladder that spins by time (spin_us, the default) adapts: while the
+ * recent gaps between work have been longer than spin_us, an idle worker
+ * skips SPIN and YIELD and sleeps after one more poll, to be woken by
+ * pool_wake() or a doorbell. A spin that work does not end in time costs
+ * its whole length, and on a machine whose cores the producers share
+ * (2 cores: nginx, the gateway, a load generator) that is their CPU.
  * An idle worker therefore costs one poll per sleep_max_us once asleep, and
  * spins for at most spin_polls polls and spin_us plus yield_polls yields
- * after its last work. The time matters more than the count: a producer in
- * another process cannot call pool_wake(), so without a doorbell a pod that
+ * after its last work (none while work is sparse). A producer in another
+ * process cannot call pool_wake(), so without a doorbell a pod that
  * finds the worker asleep waits up to sleep_max_us (at 200 pods/s on the
  * bench, p50 541 us and p90 999 us), and a steady stream should not let the
  * worker fall asleep between two pods.
@@ -100,6 +106,7 @@
 #include <unistd.h>
 
 #include "shm/shm.h"
+#include "workers/idle_ladder.h"
 
 #define CACHE_LINE 64
 #define PAGE_ALIGN 4096
@@ -265,14 +272,18 @@ static void worker_sleep(struct pool_worker *w, uint32_t seen, unsigned n_bells)
 	__atomic_fetch_sub(&p->sleepers, 1, __ATOMIC_RELAXED);
 }
 
+/* The ladder's clock (idle_ladder.h takes it as a function, for tests). */
+static uint64_t ladder_clock(void)
+{
+	return now_ns();
+}
+
 static void worker_loop(struct pool_worker *w)
 {
 	struct pool *p = w->pool;
-	unsigned idle = 0;
 	uint64_t polls = 0, busy_polls = 0;
-	/* The timed spin's end: 0 not started, UINT64_MAX over. */
-	uint64_t spin_until = 0;
-	unsigned timed_polls = 0;
+	struct idle_ladder ladder;
+	idle_ladder_init(&ladder, p->spin_end, p->spin_ns, p->yield_end - p->spin_end);
 
 	for (;;) {
 		/* W1, acquire — partner K1 (pool_wake, pool_stop): work
@@ -288,7 +299,7 @@ static void worker_loop(struct pool_worker *w)
 		 * the last before a sleep, so the sleep is announced and each
 		 * doorbell read before it (announce() fences in between). */
 		unsigned n_bells = 0;
-		if (idle >= p->yield_end && p->doorbells != NULL) {
+		if (idle_ladder_sleep_next(&ladder) && p->doorbells != NULL) {
 			n_bells = p->doorbells->announce(p->arg, w->index, w->bells,
 							 POOL_DOORBELLS_MAX);
 			w->announced = true;
@@ -306,35 +317,22 @@ static void worker_loop(struct pool_worker *w)
 		if (did != 0) {
 			__atomic_store_n(&w->busy_polls, ++busy_polls,
 					 __ATOMIC_RELAXED);
-			idle = 0;
-			spin_until = 0;
+			idle_ladder_work(&ladder, ladder_clock);
 			continue;
 		}
-		if (idle < p->spin_end) {
-			idle++;
+		enum idle_step step = idle_ladder_idle(&ladder, ladder_clock);
+		if (step == IDLE_SPIN) {
 			cpu_relax();
 			continue;
-		}
-		if (p->spin_ns != 0 && spin_until != UINT64_MAX) {
-			if (spin_until == 0)
-				spin_until = now_ns() + p->spin_ns;
-			else if ((++timed_polls & 15) == 0 && now_ns() >= spin_until)
-				spin_until = UINT64_MAX;
-			if (spin_until != UINT64_MAX) {
-				cpu_relax();
-				continue;
-			}
 		}
 		/* Offline before giving up the CPU, or a writer's
 		 * synchronize_rcu() would wait for this thread's next poll:
 		 * up to sleep_max_us per grace period, for ever if it hung. */
 		rcu_offline();
-		if (idle < p->yield_end) {
-			idle++;
+		if (step == IDLE_YIELD)
 			sched_yield();
-		} else {
+		else
 			worker_sleep(w, seen, n_bells);
-		}
 		rcu_online();
 	}
 }

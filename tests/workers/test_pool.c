@@ -451,33 +451,66 @@ static unsigned take_flag(void *arg, unsigned index, void *scratch)
 	return __atomic_exchange_n((uint32_t *)arg, 0, __ATOMIC_ACQ_REL);
 }
 
-/* The default backoff spins for POOL_SPIN_US_DEFAULT after its last work
- * (a sleeping worker costs a steady stream a wake-up per pod, up to
- * sleep_max_us where no doorbell rings): after each item the worker sleeps
- * again no sooner than that. With the old count-only spin it slept within
- * about 100 us. */
-static void test_default_spins_by_time(void **state)
+static uint64_t worker0_polls(struct pool *p)
+{
+	struct pool_worker_stats st;
+	assert_int_equal(pool_worker_stats(p, 0, &st), 0);
+	return st.polls;
+}
+
+/* The default backoff adapts (workers/idle_ladder.c; stepped by hand with
+ * a made-up clock in unit.idle_ladder). Items far apart (each after the
+ * worker is asleep): the worker sleeps after exactly two idle polls, the
+ * one that finds nothing and the one that announces the sleep; the ladder
+ * before it spun POOL_SPIN_US_DEFAULT (then 2 ms, 16 polls and more) and
+ * yielded 50 times after each. Items back to back (a quick stream, the
+ * test thread handing the next as soon as the last is taken): after the
+ * last the worker spins POOL_SPIN_US_DEFAULT and yields before it sleeps,
+ * so over POOL_SPIN_POLLS_DEFAULT + POOL_YIELD_POLLS_DEFAULT idle polls; a
+ * machine that holds the test thread up long between items can make the
+ * stream sparse, so it has five tries. */
+static void test_default_adapts(void **state)
 {
 	(void)state;
-	/* One yield: the time to sleep is the timed spin's, not yields'. */
-	struct pool_config cfg = {.workers = 1, .pin = true, .yield_polls = 1};
+	struct pool_config cfg = {.workers = 1, .pin = true,
+				  .sleep_max_us = 10u * 1000000u};
 	uint32_t flag = 0;
 	struct pool *p = start(&cfg, take_flag, &flag);
 	assert_true(wait_all_asleep(p));
-	for (int round = 0; round < 3; round++) {
-		uint64_t t_set = now_ns();
+	for (int round = 0; round < 4; round++) {
+		uint64_t before = worker0_polls(p);
 		/* Release — partner take_flag's exchange. */
 		__atomic_store_n(&flag, 1, __ATOMIC_RELEASE);
 		pool_wake(p);
-		uint64_t deadline = t_set + WAIT_NS;
+		uint64_t deadline = now_ns() + WAIT_NS;
 		while (__atomic_load_n(&flag, __ATOMIC_ACQUIRE) != 0)
 			assert_true(now_ns() < deadline);
 		assert_true(wait_all_asleep(p));
-		uint64_t asleep_after = now_ns() - t_set;
-		print_message("round %d: asleep %.2f ms after the item\n", round,
-			      (double)asleep_after / 1e6);
-		assert_true(asleep_after >= (uint64_t)POOL_SPIN_US_DEFAULT * 1000u);
+		uint64_t polls = worker0_polls(p) - before;
+		print_message("sparse item %d: %llu polls\n", round,
+			      (unsigned long long)polls);
+		/* The wake-up's busy poll and two idle ones. */
+		assert_int_equal(polls, 3);
 	}
+	bool spun = false;
+	for (int attempt = 0; attempt < 5 && !spun; attempt++) {
+		for (int item = 0; item < 200; item++) {
+			__atomic_store_n(&flag, 1, __ATOMIC_RELEASE);
+			pool_wake(p);
+			uint64_t deadline = now_ns() + WAIT_NS;
+			while (__atomic_load_n(&flag, __ATOMIC_ACQUIRE) != 0)
+				assert_true(now_ns() < deadline);
+		}
+		uint64_t before = worker0_polls(p);
+		uint64_t t_last = now_ns();
+		assert_true(wait_all_asleep(p));
+		uint64_t polls = worker0_polls(p) - before;
+		print_message("after a stream: asleep %.3f ms and %llu polls "
+			      "after the last item\n", (double)(now_ns() - t_last) / 1e6,
+			      (unsigned long long)polls);
+		spun = polls > POOL_SPIN_POLLS_DEFAULT + POOL_YIELD_POLLS_DEFAULT;
+	}
+	assert_true(spun);
 	pool_stop(p);
 }
 
@@ -786,7 +819,7 @@ int main(void)
 		cmocka_unit_test(test_stop_while_asleep),
 		cmocka_unit_test(test_stop_with_work_pending),
 		cmocka_unit_test(test_idle_cpu),
-		cmocka_unit_test(test_default_spins_by_time),
+		cmocka_unit_test(test_default_adapts),
 		cmocka_unit_test(test_synchronize_rcu_while_asleep),
 		cmocka_unit_test(test_synchronize_rcu_while_busy),
 		cmocka_unit_test(test_rcu_readers),
