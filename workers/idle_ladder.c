@@ -53,6 +53,12 @@ void idle_ladder_init(struct idle_ladder *l, unsigned spin_polls,
 							     spin_polls + yield_polls;
 }
 
+void idle_ladder_set_spin(struct idle_ladder *l, uint64_t spin_ns)
+{
+	if (l->spin_ns != 0 && spin_ns != 0)
+		l->spin_ns = spin_ns;
+}
+
 void idle_ladder_work(struct idle_ladder *l, uint64_t (*now)(void))
 {
 	if (l->idle == 0)

@@ -51,6 +51,10 @@ struct idle_ladder {
 void idle_ladder_init(struct idle_ladder *l, unsigned spin_polls,
 		      uint64_t spin_ns, unsigned yield_polls);
 
+/* Changes the timed spin (spin_ns > 0 before and after), keeping the
+ * gaps' average. */
+void idle_ladder_set_spin(struct idle_ladder *l, uint64_t spin_ns);
+
 /* A poll did work. Reads the clock (now) only when the stretch it ends
  * had read it. */
 void idle_ladder_work(struct idle_ladder *l, uint64_t (*now)(void));

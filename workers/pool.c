@@ -19,7 +19,9 @@
  *          back online, poll again. A worker that wakes and still finds
  *          nothing sleeps again at once: only a poll that did work sends
  *          it back to SPIN.
- * A ladder that spins by time (spin_us, the default) adapts: while the
+ * A ladder that spins by time (spin_us, the default: 50 us with doorbells,
+ * 2 ms without them, when a sleeping worker's pod may wait sleep_max_us)
+ * adapts: while the
  * recent gaps between work have been longer than spin_us, an idle worker
  * skips SPIN and YIELD and sleeps after one more poll, to be woken by
  * pool_wake() or a doorbell. A spin that work does not end in time costs
@@ -166,6 +168,7 @@ struct pool {
 	unsigned spin_end;  /* idle polls that spin */
 	uint64_t spin_ns;   /* then idle time that spins, 0: none */
 	unsigned yield_end; /* idle polls that spin or yield */
+	bool spin_by_doorbells; /* spin_ns the default with doorbells */
 	struct timespec sleep_max;
 	struct pool_doorbells_ops *doorbells; /* NULL: none */
 	size_t scratch_bytes;
@@ -329,10 +332,17 @@ static void worker_loop(struct pool_worker *w)
 		 * synchronize_rcu() would wait for this thread's next poll:
 		 * up to sleep_max_us per grace period, for ever if it hung. */
 		rcu_offline();
-		if (step == IDLE_YIELD)
+		if (step == IDLE_YIELD) {
 			sched_yield();
-		else
+		} else {
 			worker_sleep(w, seen, n_bells);
+			/* Relaxed: a hint (see waitv_missing). Doorbells that
+			 * cannot wake: the spin of a pool without them. */
+			if (p->spin_by_doorbells &&
+			    __atomic_load_n(&waitv_missing, __ATOMIC_RELAXED))
+				idle_ladder_set_spin(&ladder,
+						     (uint64_t)POOL_SPIN_US_NO_DOORBELLS * 1000u);
+		}
 		rcu_online();
 	}
 }
@@ -630,7 +640,11 @@ struct pool *pool_start(const struct pool_config *cfg, pool_poll_fn poll,
 	p->spin_end = spin;
 	p->doorbells = cfg->doorbells;
 	uint32_t spin_us = cfg->spin_us ? cfg->spin_us :
-			   cfg->spin_polls ? 0 : POOL_SPIN_US_DEFAULT;
+			   cfg->spin_polls ? 0 :
+			   cfg->doorbells != NULL ? POOL_SPIN_US_DEFAULT :
+						    POOL_SPIN_US_NO_DOORBELLS;
+	p->spin_by_doorbells = cfg->spin_us == 0 && cfg->spin_polls == 0 &&
+			       cfg->doorbells != NULL;
 	p->spin_ns = (uint64_t)spin_us * 1000u;
 	p->yield_end = spin > UINT_MAX - yield ? UINT_MAX : spin + yield;
 	p->sleep_max.tv_sec = sleep_us / 1000000u;

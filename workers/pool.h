@@ -43,9 +43,11 @@ struct pool_config {
 	/* Then, idle microseconds spent spinning, however many polls that
 	 * takes; while the recent gaps between work are longer than this the
 	 * worker skips the spin and sleeps at once (workers/idle_ladder.h).
-	 * 0: POOL_SPIN_US_DEFAULT when spin_polls is 0 too (the default
-	 * config spins by time), else none (a caller that counts polls, as
-	 * the tests do, gets its count alone, and no adapting). */
+	 * 0, with spin_polls 0 too (the default config spins by time):
+	 * POOL_SPIN_US_DEFAULT with doorbells, POOL_SPIN_US_NO_DOORBELLS
+	 * without them or where futex_waitv is missing; 0 with spin_polls
+	 * given: none (a caller that counts polls, as the tests do, gets its
+	 * count alone, and no adapting). */
 	uint32_t spin_us;
 	/* Idle polls with a sched_yield() before each, after spinning and
 	 * before sleeping (0: POOL_YIELD_POLLS_DEFAULT). */
@@ -89,10 +91,14 @@ struct pool_doorbells_ops {
  * full and then sleep anyway, so while gaps are longer the worker sleeps
  * at once (idle_ladder.h). At the engine's half rate (~3 us between pods)
  * it spins; at the gateway's 5,000-10,000 requests/s (100-200 us) it
- * sleeps, leaving the core to nginx and the gateway. It was 2 ms, before
- * doorbells, when a pod that found the worker asleep waited up to
- * sleep_max_us. */
+ * sleeps, leaving the core to nginx and the gateway. With doorbells only:
+ * it was 2 ms, before them, and is without them. */
 #define POOL_SPIN_US_DEFAULT 50u
+/* Without doorbells a producer in another process cannot wake a sleeping
+ * worker, and its pod waits up to sleep_max_us: the spin covers a steady
+ * stream's gaps up to this (it still adapts: sparser work, which would
+ * have found the worker asleep anyway, sleeps at once). */
+#define POOL_SPIN_US_NO_DOORBELLS 2000u
 #define POOL_YIELD_POLLS_DEFAULT 50u
 #define POOL_SLEEP_MAX_US_DEFAULT 1000u
 

@@ -13,7 +13,8 @@
  * is woken by the doorbell. test_sparse_sleeps_at_once fails with the
  * ladder that does not adapt (it spins the whole spin before each sleep);
  * test_dense_never_sleeps, test_back_to_spinning and
- * test_gap_average guard the rest; every simulation checks that a sleep
+ * test_gap_average guard the rest (test_set_spin: the longer spin of a
+ * pool whose doorbells cannot wake it); every simulation checks that a sleep
  * is announced before the poll that precedes it (D1 in workers/pool.c). */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -266,6 +267,35 @@ static void test_counting_ladder(void **state)
 	assert_int_equal(idle_ladder_idle(&l, no_clock), IDLE_SLEEP);
 }
 
+/* A new spin (the pool's, where futex_waitv turns out missing): kept
+ * average, the new length decides; a counting ladder stays one. */
+static void test_set_spin(void **state)
+{
+	(void)state;
+	struct idle_ladder l;
+	timed_ladder(&l);
+	struct sim_counts c = {0};
+	uint64_t *a = every(20, 500000);
+	sim_run(&l, a, 20, &c);
+	test_free(a);
+	assert_true(idle_ladder_sparse(&l));
+	uint64_t avg = l.gap_avg_ns;
+	idle_ladder_set_spin(&l, 2000000);
+	assert_int_equal(l.gap_avg_ns, avg);
+	assert_false(idle_ladder_sparse(&l));
+	struct sim_counts d = {0};
+	a = every(20, 500000);
+	sim_run(&l, a, 20, &d);
+	test_free(a);
+	assert_int_equal(d.sleeps, 0);
+	assert_int_equal(d.yields, 0);
+	idle_ladder_set_spin(&l, 0);
+	assert_int_equal(l.spin_ns, 2000000);
+	idle_ladder_init(&l, 3, 0, 2);
+	idle_ladder_set_spin(&l, 50000);
+	assert_int_equal(l.spin_ns, 0);
+}
+
 /* Mixed gaps from a fixed generator: whatever the pattern, every sleep is
  * announced (asserted in sim_run) and every arrival found. */
 static void test_mixed_gaps(void **state)
@@ -301,6 +331,7 @@ int main(void)
 		cmocka_unit_test(test_back_to_spinning),
 		cmocka_unit_test(test_gap_average),
 		cmocka_unit_test(test_counting_ladder),
+		cmocka_unit_test(test_set_spin),
 		cmocka_unit_test(test_mixed_gaps),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -451,6 +451,19 @@ static unsigned take_flag(void *arg, unsigned index, void *scratch)
 	return __atomic_exchange_n((uint32_t *)arg, 0, __ATOMIC_ACQ_REL);
 }
 
+/* A quick stream of n items, each handed as soon as the last is taken. */
+static void quick_stream(struct pool *p, uint32_t *flag, int n)
+{
+	for (int item = 0; item < n; item++) {
+		/* Release — partner take_flag's exchange. */
+		__atomic_store_n(flag, 1, __ATOMIC_RELEASE);
+		pool_wake(p);
+		uint64_t deadline = now_ns() + WAIT_NS;
+		while (__atomic_load_n(flag, __ATOMIC_ACQUIRE) != 0)
+			assert_true(now_ns() < deadline);
+	}
+}
+
 static uint64_t worker0_polls(struct pool *p)
 {
 	struct pool_worker_stats st;
@@ -458,32 +471,77 @@ static uint64_t worker0_polls(struct pool *p)
 	return st.polls;
 }
 
-/* The default backoff adapts (workers/idle_ladder.c; stepped by hand with
+/* One item at a time (flag), or a stream of its own: while budget > 0,
+ * every other poll does work (busy, idle, busy, ...), whatever the time,
+ * so the ladder sees a stream of gaps of one idle poll. The test writes
+ * flag, budget and skip only while the worker sleeps (or, flag, before it
+ * takes it). */
+struct stream {
+	uint32_t flag;
+	uint32_t budget;
+	bool skip;
+	uint64_t calls;
+	uint64_t calls_at_end; /* calls when the budget ran out */
+};
+
+static unsigned stream_poll(void *arg, unsigned index, void *scratch)
+{
+	(void)index;
+	(void)scratch;
+	struct stream *s = arg;
+	/* Relaxed: written by the worker only, read by the test once it is
+	 * asleep (pool_sleeping's acquire). */
+	uint64_t calls = __atomic_load_n(&s->calls, __ATOMIC_RELAXED) + 1;
+	__atomic_store_n(&s->calls, calls, __ATOMIC_RELAXED);
+	/* Acq_rel — partner the test's release store: one item of work. */
+	if (__atomic_exchange_n(&s->flag, 0, __ATOMIC_ACQ_REL))
+		return 1;
+	/* Acquire — partner the test's release store of the budget, after
+	 * its store of skip. */
+	uint32_t budget = __atomic_load_n(&s->budget, __ATOMIC_ACQUIRE);
+	if (budget == 0)
+		return 0;
+	bool skip = __atomic_load_n(&s->skip, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->skip, !skip, __ATOMIC_RELAXED);
+	if (skip)
+		return 0;
+	if (budget == 1)
+		__atomic_store_n(&s->calls_at_end, calls, __ATOMIC_RELAXED);
+	/* Release — partner the test's acquire wait for 0. */
+	__atomic_store_n(&s->budget, budget - 1, __ATOMIC_RELEASE);
+	return 1;
+}
+
+/* The timed backoff adapts (workers/idle_ladder.c; stepped by hand with
  * a made-up clock in unit.idle_ladder). Items far apart (each after the
- * worker is asleep): the worker sleeps after exactly two idle polls, the
- * one that finds nothing and the one that announces the sleep; the ladder
- * before it spun POOL_SPIN_US_DEFAULT (then 2 ms, 16 polls and more) and
- * yielded 50 times after each. Items back to back (a quick stream, the
- * test thread handing the next as soon as the last is taken): after the
- * last the worker spins POOL_SPIN_US_DEFAULT and yields before it sleeps,
- * so over POOL_SPIN_POLLS_DEFAULT + POOL_YIELD_POLLS_DEFAULT idle polls; a
- * machine that holds the test thread up long between items can make the
- * stream sparse, so it has five tries. */
-static void test_default_adapts(void **state)
+ * worker is asleep, over 1 ms apart): the worker sleeps after exactly two
+ * idle polls, the one that finds nothing and the one that announces the
+ * sleep; the ladder before it spun 1,000 polls and 2 ms and yielded 50
+ * times after each. A stream with work every other poll (400 items):
+ * never a sleep in it (one would last the 10 s sleep_max_us: no
+ * wake-up comes), and after its last item the spin is back: over
+ * POOL_SPIN_POLLS_DEFAULT + POOL_YIELD_POLLS_DEFAULT idle polls before
+ * the sleep. Both counted in polls, not time: a slow machine (TSan, a
+ * loaded CI) passes as a quick one. */
+static void test_timed_ladder_adapts(void **state)
 {
 	(void)state;
+	/* The spin of a pool with doorbells (this one is woken by
+	 * pool_wake() alone). */
 	struct pool_config cfg = {.workers = 1, .pin = true,
+				  .spin_us = POOL_SPIN_US_DEFAULT,
 				  .sleep_max_us = 10u * 1000000u};
-	uint32_t flag = 0;
-	struct pool *p = start(&cfg, take_flag, &flag);
+	struct stream st = {0};
+	struct pool *p = start(&cfg, stream_poll, &st);
 	assert_true(wait_all_asleep(p));
+	sleep_us(20000); /* a long first gap: the average is over 5 ms */
 	for (int round = 0; round < 4; round++) {
 		uint64_t before = worker0_polls(p);
-		/* Release — partner take_flag's exchange. */
-		__atomic_store_n(&flag, 1, __ATOMIC_RELEASE);
+		/* Release — partner stream_poll's exchange. */
+		__atomic_store_n(&st.flag, 1, __ATOMIC_RELEASE);
 		pool_wake(p);
 		uint64_t deadline = now_ns() + WAIT_NS;
-		while (__atomic_load_n(&flag, __ATOMIC_ACQUIRE) != 0)
+		while (__atomic_load_n(&st.flag, __ATOMIC_ACQUIRE) != 0)
 			assert_true(now_ns() < deadline);
 		assert_true(wait_all_asleep(p));
 		uint64_t polls = worker0_polls(p) - before;
@@ -491,24 +549,46 @@ static void test_default_adapts(void **state)
 			      (unsigned long long)polls);
 		/* The wake-up's busy poll and two idle ones. */
 		assert_int_equal(polls, 3);
+		sleep_us(1000);
 	}
+
+	__atomic_store_n(&st.skip, false, __ATOMIC_RELAXED);
+	/* Release — partner stream_poll's acquire load. */
+	__atomic_store_n(&st.budget, 400, __ATOMIC_RELEASE);
+	pool_wake(p);
+	uint64_t deadline = now_ns() + WAIT_NS;
+	while (__atomic_load_n(&st.budget, __ATOMIC_ACQUIRE) != 0)
+		assert_true(now_ns() < deadline);
+	assert_true(wait_all_asleep(p));
+	uint64_t after = __atomic_load_n(&st.calls, __ATOMIC_RELAXED) -
+			 __atomic_load_n(&st.calls_at_end, __ATOMIC_RELAXED);
+	print_message("after a stream: %llu idle polls before the sleep\n",
+		      (unsigned long long)after);
+	assert_true(after > POOL_SPIN_POLLS_DEFAULT + POOL_YIELD_POLLS_DEFAULT);
+	pool_stop(p);
+}
+
+/* The default config without doorbells, whose producers in other
+ * processes could not wake it: after a quick stream the worker spins
+ * POOL_SPIN_US_NO_DOORBELLS (2 ms) before it sleeps, as it did before the
+ * ladder adapted (with the count-only spin of long ago it slept within
+ * about 100 us). Five tries, as above. */
+static void test_default_without_doorbells_spins_long(void **state)
+{
+	(void)state;
+	struct pool_config cfg = {.workers = 1, .pin = true, .yield_polls = 1};
+	uint32_t flag = 0;
+	struct pool *p = start(&cfg, take_flag, &flag);
+	assert_true(wait_all_asleep(p));
 	bool spun = false;
 	for (int attempt = 0; attempt < 5 && !spun; attempt++) {
-		for (int item = 0; item < 200; item++) {
-			__atomic_store_n(&flag, 1, __ATOMIC_RELEASE);
-			pool_wake(p);
-			uint64_t deadline = now_ns() + WAIT_NS;
-			while (__atomic_load_n(&flag, __ATOMIC_ACQUIRE) != 0)
-				assert_true(now_ns() < deadline);
-		}
-		uint64_t before = worker0_polls(p);
+		quick_stream(p, &flag, 200);
 		uint64_t t_last = now_ns();
 		assert_true(wait_all_asleep(p));
-		uint64_t polls = worker0_polls(p) - before;
-		print_message("after a stream: asleep %.3f ms and %llu polls "
-			      "after the last item\n", (double)(now_ns() - t_last) / 1e6,
-			      (unsigned long long)polls);
-		spun = polls > POOL_SPIN_POLLS_DEFAULT + POOL_YIELD_POLLS_DEFAULT;
+		uint64_t asleep_after = now_ns() - t_last;
+		print_message("without doorbells: asleep %.2f ms after a stream\n",
+			      (double)asleep_after / 1e6);
+		spun = asleep_after >= (uint64_t)POOL_SPIN_US_NO_DOORBELLS * 1000u;
 	}
 	assert_true(spun);
 	pool_stop(p);
@@ -819,7 +899,8 @@ int main(void)
 		cmocka_unit_test(test_stop_while_asleep),
 		cmocka_unit_test(test_stop_with_work_pending),
 		cmocka_unit_test(test_idle_cpu),
-		cmocka_unit_test(test_default_adapts),
+		cmocka_unit_test(test_timed_ladder_adapts),
+		cmocka_unit_test(test_default_without_doorbells_spins_long),
 		cmocka_unit_test(test_synchronize_rcu_while_asleep),
 		cmocka_unit_test(test_synchronize_rcu_while_busy),
 		cmocka_unit_test(test_rcu_readers),
