@@ -35,8 +35,8 @@ struct idle_ladder {
 	uint64_t idle_since;  /* clock at its start (read late); 0: unread */
 	uint64_t spin_until;  /* the timed spin's end: 0 not started, UINT64_MAX over */
 
-	/* The recent gaps between work: an average of the last few, each
-	 * weighing 1/4 (the newest) of the one before. */
+	/* The recent gaps between work: a moving average in which each new
+	 * gap weighs a quarter. */
 	uint64_t gap_avg_ns;
 };
 

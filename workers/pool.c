@@ -21,12 +21,12 @@
  *          it back to SPIN.
  * A ladder that spins by time (spin_us, the default: 50 us with doorbells,
  * 2 ms without them, when a sleeping worker's pod may wait sleep_max_us)
- * adapts: while the
- * recent gaps between work have been longer than spin_us, an idle worker
- * skips SPIN and YIELD and sleeps after one more poll, to be woken by
- * pool_wake() or a doorbell. A spin that work does not end in time costs
- * its whole length, and on a machine whose cores the producers share
- * (2 cores: nginx, the gateway, a load generator) that is their CPU.
+ * adapts: while the recent gaps between work have been longer than
+ * spin_us, an idle worker skips SPIN and YIELD and sleeps after one more
+ * poll, to be woken by pool_wake() or a doorbell. A spin that work does
+ * not end in time costs its whole length, and on a machine whose cores
+ * the producers share (2 cores: nginx, the gateway, a load generator)
+ * that is their CPU.
  * An idle worker therefore costs one poll per sleep_max_us once asleep, and
  * spins for at most spin_polls polls and spin_us plus yield_polls yields
  * after its last work (none while work is sparse). A producer in another
@@ -236,6 +236,8 @@ static long futex_wait_bells(struct pool *p, uint32_t seen,
 		long r = syscall(__NR_futex_waitv, v, n + 1, 0, &until, CLOCK_MONOTONIC);
 		if (r >= 0 || errno != ENOSYS)
 			return r >= 0 ? 0 : r;
+		/* GS1, relaxed — partner the worker's load after its
+		 * sleep: a hint that it reads sooner or later. */
 		__atomic_store_n(&waitv_missing, 1, __ATOMIC_RELAXED);
 	}
 #else
@@ -336,8 +338,9 @@ static void worker_loop(struct pool_worker *w)
 			sched_yield();
 		} else {
 			worker_sleep(w, seen, n_bells);
-			/* Relaxed: a hint (see waitv_missing). Doorbells that
-			 * cannot wake: the spin of a pool without them. */
+			/* GS1, relaxed — partner futex_wait_bells' store: a
+			 * hint. Doorbells that cannot wake: the spin of a
+			 * pool without them. */
 			if (p->spin_by_doorbells &&
 			    __atomic_load_n(&waitv_missing, __ATOMIC_RELAXED))
 				idle_ladder_set_spin(&ladder,
