@@ -90,13 +90,15 @@ static void sim_run(struct idle_ladder *l, const uint64_t *a, size_t n,
 	}
 }
 
-/* n arrivals every gap_ns, the first gap_ns from now. */
-static uint64_t *every(size_t n, uint64_t gap_ns)
+/* sim_run over n arrivals every gap_ns, the first gap_ns from now. */
+static void sim_every(struct idle_ladder *l, size_t n, uint64_t gap_ns,
+		      struct sim_counts *c)
 {
 	uint64_t *a = test_malloc(n * sizeof(*a));
 	for (size_t i = 0; i < n; i++)
 		a[i] = sim_time + (i + 1) * gap_ns;
-	return a;
+	sim_run(l, a, n, c);
+	test_free(a);
 }
 
 static void timed_ladder(struct idle_ladder *l)
@@ -116,16 +118,12 @@ static void test_sparse_sleeps_at_once(void **state)
 	struct idle_ladder l;
 	timed_ladder(&l);
 	struct sim_counts first = {0}, rest = {0};
-	uint64_t *a = every(1, 500000);
-	sim_run(&l, a, 1, &first);
-	test_free(a);
+	sim_every(&l, 1, 500000, &first);
 	assert_int_equal(first.sleeps, 1);
 	assert_true(first.spin_ns >= SPIN_NS);
 	assert_true(idle_ladder_sparse(&l));
 
-	a = every(100, 500000);
-	sim_run(&l, a, 100, &rest);
-	test_free(a);
+	sim_every(&l, 100, 500000, &rest);
 	assert_int_equal(rest.busy, 100);
 	assert_int_equal(rest.sleeps, 100);
 	assert_int_equal(rest.yields, 0);
@@ -142,9 +140,7 @@ static void test_dense_never_sleeps(void **state)
 	struct idle_ladder l;
 	timed_ladder(&l);
 	struct sim_counts c = {0};
-	uint64_t *a = every(1000, 20000);
-	sim_run(&l, a, 1000, &c);
-	test_free(a);
+	sim_every(&l, 1000, 20000, &c);
 	assert_int_equal(c.busy, 1000);
 	assert_int_equal(c.sleeps, 0);
 	assert_int_equal(c.yields, 0);
@@ -159,9 +155,7 @@ static void test_back_to_back_reads_no_clock(void **state)
 	struct idle_ladder l;
 	timed_ladder(&l);
 	struct sim_counts c = {0};
-	uint64_t *a = every(1000, 5u * POLL_NS);
-	sim_run(&l, a, 1000, &c);
-	test_free(a);
+	sim_every(&l, 1000, 5u * POLL_NS, &c);
 	assert_int_equal(c.busy, 1000);
 	assert_int_equal(clock_reads, 0);
 	assert_int_equal(l.gap_avg_ns, 0);
@@ -176,24 +170,18 @@ static void test_back_to_spinning(void **state)
 	struct idle_ladder l;
 	timed_ladder(&l);
 	struct sim_counts sparse = {0}, dense = {0}, late = {0};
-	uint64_t *a = every(20, 500000);
-	sim_run(&l, a, 20, &sparse);
-	test_free(a);
+	sim_every(&l, 20, 500000, &sparse);
 	assert_true(idle_ladder_sparse(&l));
 	assert_true(l.gap_avg_ns > 400000);
 
-	a = every(20, 20000);
-	sim_run(&l, a, 20, &dense);
-	test_free(a);
+	sim_every(&l, 20, 20000, &dense);
 	/* Each such gap measures 30 us (20 and the wake-up), so the average
 	 * falls towards 30: ln((500 - 30) / (50 - 30)) / ln(4 / 3) = 11. */
 	assert_true(dense.sleeps >= 9);
 	assert_true(dense.sleeps <= 13);
 	assert_false(idle_ladder_sparse(&l));
 
-	a = every(200, 20000);
-	sim_run(&l, a, 200, &late);
-	test_free(a);
+	sim_every(&l, 200, 20000, &late);
 	assert_int_equal(late.sleeps, 0);
 	assert_int_equal(late.yields, 0);
 }
@@ -275,18 +263,14 @@ static void test_set_spin(void **state)
 	struct idle_ladder l;
 	timed_ladder(&l);
 	struct sim_counts c = {0};
-	uint64_t *a = every(20, 500000);
-	sim_run(&l, a, 20, &c);
-	test_free(a);
+	sim_every(&l, 20, 500000, &c);
 	assert_true(idle_ladder_sparse(&l));
 	uint64_t avg = l.gap_avg_ns;
 	idle_ladder_set_spin(&l, 2000000);
 	assert_int_equal(l.gap_avg_ns, avg);
 	assert_false(idle_ladder_sparse(&l));
 	struct sim_counts d = {0};
-	a = every(20, 500000);
-	sim_run(&l, a, 20, &d);
-	test_free(a);
+	sim_every(&l, 20, 500000, &d);
 	assert_int_equal(d.sleeps, 0);
 	assert_int_equal(d.yields, 0);
 	idle_ladder_set_spin(&l, 0);

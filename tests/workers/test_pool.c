@@ -451,17 +451,24 @@ static unsigned take_flag(void *arg, unsigned index, void *scratch)
 	return __atomic_exchange_n((uint32_t *)arg, 0, __ATOMIC_ACQ_REL);
 }
 
+/* Stores work (value) in *word, wakes the pool and waits until a poll
+ * has brought the word down to 0. */
+static void hand_and_wait(struct pool *p, uint32_t *word, uint32_t value)
+{
+	/* Release — partner the poll's exchange or acquire load. */
+	__atomic_store_n(word, value, __ATOMIC_RELEASE);
+	pool_wake(p);
+	uint64_t deadline = now_ns() + WAIT_NS;
+	/* Acquire — partner the poll's exchange or release store. */
+	while (__atomic_load_n(word, __ATOMIC_ACQUIRE) != 0)
+		assert_true(now_ns() < deadline);
+}
+
 /* A quick stream of n items, each handed as soon as the last is taken. */
 static void quick_stream(struct pool *p, uint32_t *flag, int n)
 {
-	for (int item = 0; item < n; item++) {
-		/* Release — partner take_flag's exchange. */
-		__atomic_store_n(flag, 1, __ATOMIC_RELEASE);
-		pool_wake(p);
-		uint64_t deadline = now_ns() + WAIT_NS;
-		while (__atomic_load_n(flag, __ATOMIC_ACQUIRE) != 0)
-			assert_true(now_ns() < deadline);
-	}
+	for (int item = 0; item < n; item++)
+		hand_and_wait(p, flag, 1);
 }
 
 static uint64_t worker0_polls(struct pool *p)
@@ -537,12 +544,7 @@ static void test_timed_ladder_adapts(void **state)
 	sleep_us(20000); /* a long first gap: the average is over 5 ms */
 	for (int round = 0; round < 4; round++) {
 		uint64_t before = worker0_polls(p);
-		/* Release — partner stream_poll's exchange. */
-		__atomic_store_n(&st.flag, 1, __ATOMIC_RELEASE);
-		pool_wake(p);
-		uint64_t deadline = now_ns() + WAIT_NS;
-		while (__atomic_load_n(&st.flag, __ATOMIC_ACQUIRE) != 0)
-			assert_true(now_ns() < deadline);
+		hand_and_wait(p, &st.flag, 1);
 		assert_true(wait_all_asleep(p));
 		uint64_t polls = worker0_polls(p) - before;
 		print_message("sparse item %d: %llu polls\n", round,
@@ -552,13 +554,9 @@ static void test_timed_ladder_adapts(void **state)
 		sleep_us(1000);
 	}
 
+	/* Relaxed: ordered by hand_and_wait's release store of the budget. */
 	__atomic_store_n(&st.skip, false, __ATOMIC_RELAXED);
-	/* Release — partner stream_poll's acquire load. */
-	__atomic_store_n(&st.budget, 400, __ATOMIC_RELEASE);
-	pool_wake(p);
-	uint64_t deadline = now_ns() + WAIT_NS;
-	while (__atomic_load_n(&st.budget, __ATOMIC_ACQUIRE) != 0)
-		assert_true(now_ns() < deadline);
+	hand_and_wait(p, &st.budget, 400);
 	assert_true(wait_all_asleep(p));
 	uint64_t after = __atomic_load_n(&st.calls, __ATOMIC_RELAXED) -
 			 __atomic_load_n(&st.calls_at_end, __ATOMIC_RELAXED);
