@@ -55,9 +55,9 @@ void idle_ladder_init(struct idle_ladder *l, unsigned spin_polls,
  * gaps' average. */
 void idle_ladder_set_spin(struct idle_ladder *l, uint64_t spin_ns);
 
-/* A poll did work. Reads the clock (now) only when the stretch it ends
- * had read it. */
-void idle_ladder_work(struct idle_ladder *l, uint64_t (*now)(void));
+/* A poll did work: `did` (> 0) items, as the poll function counts them.
+ * Reads the clock (now) only when the stretch it ends had read it. */
+void idle_ladder_work(struct idle_ladder *l, unsigned did, uint64_t (*now)(void));
 
 /* A poll found nothing: what to do before the next. */
 enum idle_step idle_ladder_idle(struct idle_ladder *l, uint64_t (*now)(void));

@@ -322,7 +322,7 @@ static void worker_loop(struct pool_worker *w)
 		if (did != 0) {
 			__atomic_store_n(&w->busy_polls, ++busy_polls,
 					 __ATOMIC_RELAXED);
-			idle_ladder_work(&ladder, ladder_clock);
+			idle_ladder_work(&ladder, did, ladder_clock);
 			continue;
 		}
 		enum idle_step step = idle_ladder_idle(&ladder, ladder_clock);

@@ -34,6 +34,8 @@
 
 static uint64_t sim_time;
 static unsigned clock_reads;
+/* A sleep's wake-up: WAKE_NS unless a test makes it slower. */
+static uint64_t sim_wake_ns = WAKE_NS;
 
 static uint64_t sim_clock(void)
 {
@@ -65,10 +67,11 @@ static void sim_run(struct idle_ladder *l, const uint64_t *a, size_t n,
 		bool announced = idle_ladder_sleep_next(l);
 		sim_time += POLL_NS;
 		if (a[next] <= sim_time) {
-			while (next < n && a[next] <= sim_time)
-				next++;
+			unsigned did = 0;
+			for (; next < n && a[next] <= sim_time; next++)
+				did++;
 			c->busy++;
-			idle_ladder_work(l, sim_clock);
+			idle_ladder_work(l, did, sim_clock);
 			continue;
 		}
 		c->idle++;
@@ -84,7 +87,7 @@ static void sim_run(struct idle_ladder *l, const uint64_t *a, size_t n,
 			/* D1: the poll before a sleep was announced. */
 			assert_true(announced);
 			c->sleeps++;
-			sim_time = (a[next] > sim_time ? a[next] : sim_time) + WAKE_NS;
+			sim_time = (a[next] > sim_time ? a[next] : sim_time) + sim_wake_ns;
 			break;
 		}
 	}
@@ -105,6 +108,7 @@ static void timed_ladder(struct idle_ladder *l)
 {
 	sim_time = 1000000; /* not 0: 0 is "unread" */
 	clock_reads = 0;
+	sim_wake_ns = WAKE_NS;
 	idle_ladder_init(l, SPIN_POLLS, SPIN_NS, YIELD_POLLS);
 }
 
@@ -186,6 +190,29 @@ static void test_back_to_spinning(void **state)
 	assert_int_equal(late.yields, 0);
 }
 
+/* A loaded machine's wake-ups (40 us) against a stream 20 us apart: each
+ * gap measured across a sleep is 60 us, over the 50 us spin, but each
+ * wake-up finds two or three pods, and the stretch's time divided among
+ * them brings the spin back (after the 11 or so gaps that a steady
+ * 500 us takes to wear off); the ladder that did not divide slept between
+ * every two pods for good. */
+static void test_slow_wakeups_dense_stream(void **state)
+{
+	(void)state;
+	struct idle_ladder l;
+	timed_ladder(&l);
+	sim_wake_ns = 40000;
+	struct sim_counts sparse = {0}, dense = {0}, late = {0};
+	sim_every(&l, 20, 500000, &sparse);
+	assert_true(idle_ladder_sparse(&l));
+	sim_every(&l, 100, 20000, &dense);
+	assert_true(dense.sleeps > 0);
+	assert_false(idle_ladder_sparse(&l));
+	sim_every(&l, 200, 20000, &late);
+	assert_int_equal(late.sleeps, 0);
+	assert_int_equal(late.busy, 200);
+}
+
 /* The average, exactly: each gap from the clock's first read of its
  * stretch to the work, weighing a quarter. */
 static void test_gap_average(void **state)
@@ -200,22 +227,29 @@ static void test_gap_average(void **state)
 	assert_int_equal(idle_ladder_idle(&l, sim_clock), IDLE_SPIN);
 	assert_int_equal(clock_reads, 1);
 	sim_time += 40000;
-	idle_ladder_work(&l, sim_clock);
+	idle_ladder_work(&l, 1, sim_clock);
 	assert_int_equal(l.gap_avg_ns, 10000);
+	/* Four items found together after 40 us: a quarter each. */
+	for (unsigned i = 0; i <= SPIN_POLLS; i++)
+		idle_ladder_idle(&l, sim_clock);
+	sim_time += 40000;
+	idle_ladder_work(&l, 4, sim_clock);
+	assert_int_equal(l.gap_avg_ns, 10000 - 2500 + 2500);
+	assert_int_equal(clock_reads, 4);
 	/* A gap of 3 polls: no clock, counted as 0. */
 	for (unsigned i = 0; i < 3; i++)
 		assert_int_equal(idle_ladder_idle(&l, sim_clock), IDLE_SPIN);
-	idle_ladder_work(&l, sim_clock);
+	idle_ladder_work(&l, 1, sim_clock);
 	assert_int_equal(l.gap_avg_ns, 7500);
-	assert_int_equal(clock_reads, 2);
+	assert_int_equal(clock_reads, 4);
 	/* Work right after work changes nothing. */
-	idle_ladder_work(&l, sim_clock);
+	idle_ladder_work(&l, 1, sim_clock);
 	assert_int_equal(l.gap_avg_ns, 7500);
 	/* A long one: 7500 - 1875 + 250000 > SPIN_NS: sparse. */
 	for (unsigned i = 0; i <= SPIN_POLLS; i++)
 		idle_ladder_idle(&l, sim_clock);
 	sim_time += 1000000;
-	idle_ladder_work(&l, sim_clock);
+	idle_ladder_work(&l, 1, sim_clock);
 	assert_int_equal(l.gap_avg_ns, 7500 - 1875 + 250000);
 	assert_true(idle_ladder_sparse(&l));
 	/* Sparse: the first idle poll jumps to the announced one, whose
@@ -246,7 +280,7 @@ static void test_counting_ladder(void **state)
 		assert_true(idle_ladder_sleep_next(&l));
 		assert_int_equal(idle_ladder_idle(&l, no_clock), IDLE_SLEEP);
 		assert_int_equal(idle_ladder_idle(&l, no_clock), IDLE_SLEEP);
-		idle_ladder_work(&l, no_clock);
+		idle_ladder_work(&l, 1, no_clock);
 		assert_false(idle_ladder_sparse(&l));
 	}
 	/* spin_polls 0 is taken as 1. */
@@ -313,6 +347,7 @@ int main(void)
 		cmocka_unit_test(test_dense_never_sleeps),
 		cmocka_unit_test(test_back_to_back_reads_no_clock),
 		cmocka_unit_test(test_back_to_spinning),
+		cmocka_unit_test(test_slow_wakeups_dense_stream),
 		cmocka_unit_test(test_gap_average),
 		cmocka_unit_test(test_counting_ladder),
 		cmocka_unit_test(test_set_spin),
