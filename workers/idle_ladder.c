@@ -13,8 +13,10 @@
  * core that other processes of a small machine (the producers: nginx, the
  * gateway, a load generator) are waiting for, and the sleep at its end
  * anyway. So each stretch of idle polls that read the clock gives a gap
- * (from that read to the work that ended it; a stretch of fewer than
- * spin_end polls counts as 0, no clock read), and gap_avg_ns follows them:
+ * (from that read, at poll spin_end or at the first idle poll of a
+ * stretch that skips the spin, to the work that ended it; a stretch of
+ * fewer than spin_end polls counts as 0, no clock read), and gap_avg_ns
+ * follows them:
  * avg = avg - avg/4 + gap/4. While gap_avg_ns > spin_ns the next stretch
  * skips the spin and the yields: one more poll (announced to the doorbells
  * by the pool) and it sleeps, to be woken by the producer's doorbell. A
