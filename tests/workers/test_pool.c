@@ -515,6 +515,16 @@ static unsigned stream_poll(void *arg, unsigned index, void *scratch)
 	return 1;
 }
 
+/* Has stream_poll do n items, work every other poll, and waits until the
+ * worker sleeps after them. */
+static void run_stream(struct pool *p, struct stream *st, uint32_t n)
+{
+	/* Relaxed: ordered by hand_and_wait's release store of the budget. */
+	__atomic_store_n(&st->skip, false, __ATOMIC_RELAXED);
+	hand_and_wait(p, &st->budget, n);
+	assert_true(wait_all_asleep(p));
+}
+
 /* The timed backoff adapts (workers/idle_ladder.c; stepped by hand with
  * a made-up clock in unit.idle_ladder). Items far apart (each after the
  * worker is asleep, over 1 ms apart): the worker sleeps after exactly two
@@ -550,10 +560,7 @@ static void test_timed_ladder_adapts(void **state)
 		sleep_us(1000);
 	}
 
-	/* Relaxed: ordered by hand_and_wait's release store of the budget. */
-	__atomic_store_n(&st.skip, false, __ATOMIC_RELAXED);
-	hand_and_wait(p, &st.budget, 400);
-	assert_true(wait_all_asleep(p));
+	run_stream(p, &st, 400);
 	uint64_t after = __atomic_load_n(&st.calls, __ATOMIC_RELAXED) -
 			 __atomic_load_n(&st.calls_at_end, __ATOMIC_RELAXED);
 	print_message("after a stream: %llu idle polls before the sleep\n",
@@ -575,10 +582,7 @@ static void test_default_without_doorbells_spins_long(void **state)
 	struct stream st = {0};
 	struct pool *p = start(&cfg, stream_poll, &st);
 	assert_true(wait_all_asleep(p));
-	/* Relaxed: ordered by hand_and_wait's release store of the budget. */
-	__atomic_store_n(&st.skip, false, __ATOMIC_RELAXED);
-	hand_and_wait(p, &st.budget, 400);
-	assert_true(wait_all_asleep(p));
+	run_stream(p, &st, 400);
 	uint64_t polled = __atomic_load_n(&st.last_poll_ns, __ATOMIC_RELAXED) -
 			  __atomic_load_n(&st.last_item_ns, __ATOMIC_RELAXED);
 	print_message("without doorbells: polled %.2f ms after a stream\n",
