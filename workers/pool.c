@@ -8,9 +8,9 @@
  * calls the poll function over and over until pool_stop().
  *
  * Backoff, per worker, counted in consecutive idle polls (a poll that did
- * work resets the count to 0):
- *   SPIN   idle < spin_polls, then for spin_us since the last work (the
- *          clock read every 16 polls): poll again after a pause
+ * work resets the count to 0), stepped by workers/idle_ladder.c:
+ *   SPIN   idle < spin_polls, then for spin_us since the clock's first
+ *          read (the clock read every 16 polls): poll again after a pause
  *          instruction;
  *   YIELD  idle < spin_polls + yield_polls: go RCU-offline, sched_yield(),
  *          come back online, poll again;
@@ -19,10 +19,18 @@
  *          back online, poll again. A worker that wakes and still finds
  *          nothing sleeps again at once: only a poll that did work sends
  *          it back to SPIN.
+ * A ladder that spins by time (spin_us, the default: 50 us with doorbells,
+ * 2 ms without them, when a sleeping worker's pod may wait sleep_max_us)
+ * adapts: while the recent gaps between work have been longer than
+ * spin_us, an idle worker skips SPIN and YIELD and sleeps after one more
+ * poll, to be woken by pool_wake() or a doorbell. A spin that work does
+ * not end in time costs its whole length, and on a machine whose cores
+ * the producers share (2 cores: nginx, the gateway, a load generator)
+ * that is their CPU.
  * An idle worker therefore costs one poll per sleep_max_us once asleep, and
  * spins for at most spin_polls polls and spin_us plus yield_polls yields
- * after its last work. The time matters more than the count: a producer in
- * another process cannot call pool_wake(), so without a doorbell a pod that
+ * after its last work (none while work is sparse). A producer in another
+ * process cannot call pool_wake(), so without a doorbell a pod that
  * finds the worker asleep waits up to sleep_max_us (at 200 pods/s on the
  * bench, p50 541 us and p90 999 us), and a steady stream should not let the
  * worker fall asleep between two pods.
@@ -100,6 +108,7 @@
 #include <unistd.h>
 
 #include "shm/shm.h"
+#include "workers/idle_ladder.h"
 
 #define CACHE_LINE 64
 #define PAGE_ALIGN 4096
@@ -159,6 +168,7 @@ struct pool {
 	unsigned spin_end;  /* idle polls that spin */
 	uint64_t spin_ns;   /* then idle time that spins, 0: none */
 	unsigned yield_end; /* idle polls that spin or yield */
+	bool spin_by_doorbells; /* spin_ns the default with doorbells */
 	struct timespec sleep_max;
 	struct pool_doorbells_ops *doorbells; /* NULL: none */
 	size_t scratch_bytes;
@@ -226,6 +236,8 @@ static long futex_wait_bells(struct pool *p, uint32_t seen,
 		long r = syscall(__NR_futex_waitv, v, n + 1, 0, &until, CLOCK_MONOTONIC);
 		if (r >= 0 || errno != ENOSYS)
 			return r >= 0 ? 0 : r;
+		/* GS1, relaxed — partner the worker's load after its
+		 * sleep: a hint that it reads sooner or later. */
 		__atomic_store_n(&waitv_missing, 1, __ATOMIC_RELAXED);
 	}
 #else
@@ -265,14 +277,18 @@ static void worker_sleep(struct pool_worker *w, uint32_t seen, unsigned n_bells)
 	__atomic_fetch_sub(&p->sleepers, 1, __ATOMIC_RELAXED);
 }
 
+/* The ladder's clock (idle_ladder.h takes it as a function, for tests). */
+static uint64_t ladder_clock(void)
+{
+	return now_ns();
+}
+
 static void worker_loop(struct pool_worker *w)
 {
 	struct pool *p = w->pool;
-	unsigned idle = 0;
 	uint64_t polls = 0, busy_polls = 0;
-	/* The timed spin's end: 0 not started, UINT64_MAX over. */
-	uint64_t spin_until = 0;
-	unsigned timed_polls = 0;
+	struct idle_ladder ladder;
+	idle_ladder_init(&ladder, p->spin_end, p->spin_ns, p->yield_end - p->spin_end);
 
 	for (;;) {
 		/* W1, acquire — partner K1 (pool_wake, pool_stop): work
@@ -288,7 +304,7 @@ static void worker_loop(struct pool_worker *w)
 		 * the last before a sleep, so the sleep is announced and each
 		 * doorbell read before it (announce() fences in between). */
 		unsigned n_bells = 0;
-		if (idle >= p->yield_end && p->doorbells != NULL) {
+		if (idle_ladder_sleep_next(&ladder) && p->doorbells != NULL) {
 			n_bells = p->doorbells->announce(p->arg, w->index, w->bells,
 							 POOL_DOORBELLS_MAX);
 			w->announced = true;
@@ -306,34 +322,29 @@ static void worker_loop(struct pool_worker *w)
 		if (did != 0) {
 			__atomic_store_n(&w->busy_polls, ++busy_polls,
 					 __ATOMIC_RELAXED);
-			idle = 0;
-			spin_until = 0;
+			idle_ladder_work(&ladder, did, ladder_clock);
 			continue;
 		}
-		if (idle < p->spin_end) {
-			idle++;
+		enum idle_step step = idle_ladder_idle(&ladder, ladder_clock);
+		if (step == IDLE_SPIN) {
 			cpu_relax();
 			continue;
-		}
-		if (p->spin_ns != 0 && spin_until != UINT64_MAX) {
-			if (spin_until == 0)
-				spin_until = now_ns() + p->spin_ns;
-			else if ((++timed_polls & 15) == 0 && now_ns() >= spin_until)
-				spin_until = UINT64_MAX;
-			if (spin_until != UINT64_MAX) {
-				cpu_relax();
-				continue;
-			}
 		}
 		/* Offline before giving up the CPU, or a writer's
 		 * synchronize_rcu() would wait for this thread's next poll:
 		 * up to sleep_max_us per grace period, for ever if it hung. */
 		rcu_offline();
-		if (idle < p->yield_end) {
-			idle++;
+		if (step == IDLE_YIELD) {
 			sched_yield();
 		} else {
 			worker_sleep(w, seen, n_bells);
+			/* GS1, relaxed — partner futex_wait_bells' store: a
+			 * hint. Doorbells that cannot wake: the spin of a
+			 * pool without them. */
+			if (p->spin_by_doorbells &&
+			    __atomic_load_n(&waitv_missing, __ATOMIC_RELAXED))
+				idle_ladder_set_spin(&ladder,
+						     (uint64_t)POOL_SPIN_US_NO_DOORBELLS * 1000u);
 		}
 		rcu_online();
 	}
@@ -632,7 +643,11 @@ struct pool *pool_start(const struct pool_config *cfg, pool_poll_fn poll,
 	p->spin_end = spin;
 	p->doorbells = cfg->doorbells;
 	uint32_t spin_us = cfg->spin_us ? cfg->spin_us :
-			   cfg->spin_polls ? 0 : POOL_SPIN_US_DEFAULT;
+			   cfg->spin_polls ? 0 :
+			   cfg->doorbells != NULL ? POOL_SPIN_US_DEFAULT :
+						    POOL_SPIN_US_NO_DOORBELLS;
+	p->spin_by_doorbells = cfg->spin_us == 0 && cfg->spin_polls == 0 &&
+			       cfg->doorbells != NULL;
 	p->spin_ns = (uint64_t)spin_us * 1000u;
 	p->yield_end = spin > UINT_MAX - yield ? UINT_MAX : spin + yield;
 	p->sleep_max.tv_sec = sleep_us / 1000000u;

@@ -37,13 +37,17 @@ struct pool_config {
 	/* Scratch memory per worker, zeroed, page-aligned, from libnuma on the
 	 * worker's NUMA node where there is one; 0: none (scratch is NULL). */
 	size_t scratch_bytes;
-	/* Idle polls spent spinning before the worker starts yielding
-	 * (0: POOL_SPIN_POLLS_DEFAULT). */
+	/* Idle polls spent spinning before the worker starts yielding, or
+	 * before the timed spin (0: POOL_SPIN_POLLS_DEFAULT). */
 	unsigned spin_polls;
-	/* Then, idle microseconds spent spinning since the last work, however
-	 * many polls that takes. 0: POOL_SPIN_US_DEFAULT when spin_polls is
-	 * 0 too (the default config spins by time), else none (a caller that
-	 * counts polls, as the tests do, gets its count alone). */
+	/* Then, idle microseconds spent spinning, however many polls that
+	 * takes; while the recent gaps between work are longer than this the
+	 * worker skips the spin and sleeps at once (workers/idle_ladder.h).
+	 * 0, with spin_polls 0 too (the default config spins by time):
+	 * POOL_SPIN_US_DEFAULT with doorbells, POOL_SPIN_US_NO_DOORBELLS
+	 * without them or where futex_waitv is missing; 0 with spin_polls
+	 * given: none (a caller that counts polls, as the tests do, gets its
+	 * count alone, and no adapting). */
 	uint32_t spin_us;
 	/* Idle polls with a sched_yield() before each, after spinning and
 	 * before sleeping (0: POOL_YIELD_POLLS_DEFAULT). */
@@ -79,12 +83,22 @@ struct pool_doorbells_ops {
 };
 
 #define POOL_WORKERS_MAX 1024u
-#define POOL_SPIN_POLLS_DEFAULT 1000u
-/* Longer than the gaps between pods of a steady stream: at half the
- * engine's rate (~20 us apart) a worker that slept would add its wake-up
- * to the next pod (tens of microseconds by a doorbell, up to sleep_max_us
- * without one), where a spinning worker finds it in one poll. */
-#define POOL_SPIN_US_DEFAULT 2000u
+/* Polls before the clock is first read: a gap this short reads none. */
+#define POOL_SPIN_POLLS_DEFAULT 16u
+/* About a wake-up by a doorbell (bench/pool_wakeup.c: median 39.5 us on
+ * the loaded 2-vCPU VM), the break-even of a spin against a sleep: a gap
+ * this short a spin catches at once; a longer one the spin would pay in
+ * full and then sleep anyway, so while gaps are longer the worker sleeps
+ * at once (idle_ladder.h). At the engine's half rate (~3 us between pods)
+ * it spins; at the gateway's 5,000-10,000 requests/s (100-200 us) it
+ * sleeps, leaving the core to nginx and the gateway. With doorbells only:
+ * it was 2 ms, before them, and is without them. */
+#define POOL_SPIN_US_DEFAULT 50u
+/* Without doorbells a producer in another process cannot wake a sleeping
+ * worker, and its pod waits up to sleep_max_us: the spin covers a steady
+ * stream's gaps up to this (it still adapts: sparser work, which would
+ * have found the worker asleep anyway, sleeps at once). */
+#define POOL_SPIN_US_NO_DOORBELLS 2000u
 #define POOL_YIELD_POLLS_DEFAULT 50u
 #define POOL_SLEEP_MAX_US_DEFAULT 1000u
 

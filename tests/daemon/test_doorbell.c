@@ -97,7 +97,7 @@ static void test_submit_wakes_the_worker(void **state)
 	struct shmsched_result r;
 	unsigned worst = 0;
 	for (uint64_t k = 1; k <= 10; k++) {
-		usleep(100000); /* the worker spins 2 ms, then sleeps */
+		usleep(100000); /* the worker spins at most 50 us, then sleeps */
 		struct shmsched_pod p = {.cookie = k, .template_id = tid};
 		assert_int_equal(shmsched_submit(c, &p, 1), 1);
 		unsigned ms = answer_within(c, GIVEN_MS, &r);

@@ -443,41 +443,151 @@ static unsigned never_busy(void *arg, unsigned index, void *scratch)
 	return 0;
 }
 
-static unsigned take_flag(void *arg, unsigned index, void *scratch)
+/* Stores work (value) in *word, wakes the pool and waits until a poll
+ * has brought the word down to 0. */
+static void hand_and_wait(struct pool *p, uint32_t *word, uint32_t value)
+{
+	/* Release — partner the poll's exchange or acquire load. */
+	__atomic_store_n(word, value, __ATOMIC_RELEASE);
+	pool_wake(p);
+	uint64_t deadline = now_ns() + WAIT_NS;
+	/* Acquire — partner the poll's exchange or release store. */
+	while (__atomic_load_n(word, __ATOMIC_ACQUIRE) != 0)
+		assert_true(now_ns() < deadline);
+}
+
+static uint64_t worker0_polls(struct pool *p)
+{
+	struct pool_worker_stats st;
+	assert_int_equal(pool_worker_stats(p, 0, &st), 0);
+	return st.polls;
+}
+
+/* One item at a time (flag), or a stream of its own: while budget > 0,
+ * every other poll does work (busy, idle, busy, ...), whatever the time,
+ * so the ladder sees a stream of gaps of one idle poll. The test writes
+ * flag, budget and skip only while the worker sleeps (or, flag, before it
+ * takes it). */
+struct stream {
+	uint32_t flag;
+	uint32_t budget;
+	bool skip;
+	uint64_t calls;
+	uint64_t calls_at_end; /* calls when the budget ran out */
+	/* The worker's clock at its last item and at its last poll: how
+	 * long it went on polling after the item, whatever held the test
+	 * thread up meanwhile. */
+	uint64_t last_item_ns;
+	uint64_t last_poll_ns;
+};
+
+static unsigned stream_poll(void *arg, unsigned index, void *scratch)
 {
 	(void)index;
 	(void)scratch;
+	struct stream *s = arg;
+	/* Relaxed: written by the worker only, read by the test once it is
+	 * asleep (pool_sleeping's acquire). */
+	uint64_t calls = __atomic_load_n(&s->calls, __ATOMIC_RELAXED) + 1;
+	__atomic_store_n(&s->calls, calls, __ATOMIC_RELAXED);
+	uint64_t t = now_ns();
+	__atomic_store_n(&s->last_poll_ns, t, __ATOMIC_RELAXED);
 	/* Acq_rel — partner the test's release store: one item of work. */
-	return __atomic_exchange_n((uint32_t *)arg, 0, __ATOMIC_ACQ_REL);
+	if (__atomic_exchange_n(&s->flag, 0, __ATOMIC_ACQ_REL)) {
+		__atomic_store_n(&s->last_item_ns, t, __ATOMIC_RELAXED);
+		return 1;
+	}
+	/* Acquire — partner the test's release store of the budget, after
+	 * its store of skip. */
+	uint32_t budget = __atomic_load_n(&s->budget, __ATOMIC_ACQUIRE);
+	if (budget == 0)
+		return 0;
+	bool skip = __atomic_load_n(&s->skip, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->skip, !skip, __ATOMIC_RELAXED);
+	if (skip)
+		return 0;
+	if (budget == 1) {
+		__atomic_store_n(&s->calls_at_end, calls, __ATOMIC_RELAXED);
+		__atomic_store_n(&s->last_item_ns, t, __ATOMIC_RELAXED);
+	}
+	/* Release — partner the test's acquire wait for 0. */
+	__atomic_store_n(&s->budget, budget - 1, __ATOMIC_RELEASE);
+	return 1;
 }
 
-/* The default backoff spins for POOL_SPIN_US_DEFAULT after its last work
- * (a sleeping worker costs a steady stream a wake-up per pod, up to
- * sleep_max_us where no doorbell rings): after each item the worker sleeps
- * again no sooner than that. With the old count-only spin it slept within
- * about 100 us. */
-static void test_default_spins_by_time(void **state)
+/* Has stream_poll do n items, work every other poll, and waits until the
+ * worker sleeps after them. */
+static void run_stream(struct pool *p, struct stream *st, uint32_t n)
+{
+	/* Relaxed: ordered by hand_and_wait's release store of the budget. */
+	__atomic_store_n(&st->skip, false, __ATOMIC_RELAXED);
+	hand_and_wait(p, &st->budget, n);
+	assert_true(wait_all_asleep(p));
+}
+
+/* The timed backoff adapts (workers/idle_ladder.c; stepped by hand with
+ * a made-up clock in unit.idle_ladder). Items far apart (each after the
+ * worker is asleep, over 1 ms apart): the worker sleeps after exactly two
+ * idle polls, the one that finds nothing and the one that announces the
+ * sleep; the ladder before it spun 1,000 polls and 2 ms and yielded 50
+ * times after each. A stream with work every other poll (400 items):
+ * never a sleep in it (one would last the 10 s sleep_max_us: no
+ * wake-up comes), and after its last item the spin is back: over
+ * POOL_SPIN_POLLS_DEFAULT + POOL_YIELD_POLLS_DEFAULT idle polls before
+ * the sleep. Both counted in polls, not time: a slow machine (TSan, a
+ * loaded CI) passes as a quick one. */
+static void test_timed_ladder_adapts(void **state)
 {
 	(void)state;
-	/* One yield: the time to sleep is the timed spin's, not yields'. */
-	struct pool_config cfg = {.workers = 1, .pin = true, .yield_polls = 1};
-	uint32_t flag = 0;
-	struct pool *p = start(&cfg, take_flag, &flag);
+	/* The spin of a pool with doorbells (this one is woken by
+	 * pool_wake() alone). */
+	struct pool_config cfg = {.workers = 1, .pin = true,
+				  .spin_us = POOL_SPIN_US_DEFAULT,
+				  .sleep_max_us = 10u * 1000000u};
+	struct stream st = {0};
+	struct pool *p = start(&cfg, stream_poll, &st);
 	assert_true(wait_all_asleep(p));
-	for (int round = 0; round < 3; round++) {
-		uint64_t t_set = now_ns();
-		/* Release — partner take_flag's exchange. */
-		__atomic_store_n(&flag, 1, __ATOMIC_RELEASE);
-		pool_wake(p);
-		uint64_t deadline = t_set + WAIT_NS;
-		while (__atomic_load_n(&flag, __ATOMIC_ACQUIRE) != 0)
-			assert_true(now_ns() < deadline);
+	sleep_us(20000); /* a long first gap: the average is over 5 ms */
+	for (int round = 0; round < 4; round++) {
+		uint64_t before = worker0_polls(p);
+		hand_and_wait(p, &st.flag, 1);
 		assert_true(wait_all_asleep(p));
-		uint64_t asleep_after = now_ns() - t_set;
-		print_message("round %d: asleep %.2f ms after the item\n", round,
-			      (double)asleep_after / 1e6);
-		assert_true(asleep_after >= (uint64_t)POOL_SPIN_US_DEFAULT * 1000u);
+		uint64_t polls = worker0_polls(p) - before;
+		print_message("sparse item %d: %llu polls\n", round,
+			      (unsigned long long)polls);
+		/* The wake-up's busy poll and two idle ones. */
+		assert_int_equal(polls, 3);
+		sleep_us(1000);
 	}
+
+	run_stream(p, &st, 400);
+	uint64_t after = __atomic_load_n(&st.calls, __ATOMIC_RELAXED) -
+			 __atomic_load_n(&st.calls_at_end, __ATOMIC_RELAXED);
+	print_message("after a stream: %llu idle polls before the sleep\n",
+		      (unsigned long long)after);
+	assert_true(after > POOL_SPIN_POLLS_DEFAULT + POOL_YIELD_POLLS_DEFAULT);
+	pool_stop(p);
+}
+
+/* The default config without doorbells, whose producers in other
+ * processes could not wake it: after a stream (stream_poll's own, as
+ * above) the worker polls on for POOL_SPIN_US_NO_DOORBELLS (2 ms) before
+ * it sleeps, as it did before the ladder adapted (with the count-only spin
+ * of long ago it slept within about 100 us). Timed by the worker's own
+ * clock at its polls. */
+static void test_default_without_doorbells_spins_long(void **state)
+{
+	(void)state;
+	struct pool_config cfg = {.workers = 1, .pin = true, .yield_polls = 1};
+	struct stream st = {0};
+	struct pool *p = start(&cfg, stream_poll, &st);
+	assert_true(wait_all_asleep(p));
+	run_stream(p, &st, 400);
+	uint64_t polled = __atomic_load_n(&st.last_poll_ns, __ATOMIC_RELAXED) -
+			  __atomic_load_n(&st.last_item_ns, __ATOMIC_RELAXED);
+	print_message("without doorbells: polled %.2f ms after a stream\n",
+		      (double)polled / 1e6);
+	assert_true(polled >= (uint64_t)POOL_SPIN_US_NO_DOORBELLS * 1000u);
 	pool_stop(p);
 }
 
@@ -786,7 +896,8 @@ int main(void)
 		cmocka_unit_test(test_stop_while_asleep),
 		cmocka_unit_test(test_stop_with_work_pending),
 		cmocka_unit_test(test_idle_cpu),
-		cmocka_unit_test(test_default_spins_by_time),
+		cmocka_unit_test(test_timed_ladder_adapts),
+		cmocka_unit_test(test_default_without_doorbells_spins_long),
 		cmocka_unit_test(test_synchronize_rcu_while_asleep),
 		cmocka_unit_test(test_synchronize_rcu_while_busy),
 		cmocka_unit_test(test_rcu_readers),
