@@ -385,6 +385,9 @@ static uint32_t rows_run(const struct preempt_input *in, const struct wanted *w,
 	return j - first;
 }
 
+/* preempt_select refreshes the index's block of 64 at once. */
+_Static_assert(PREEMPT_ROWS_CHUNK == 64, "a refresh covers one scan block");
+
 uint32_t preempt_candidates_wanted(uint32_t nodes)
 {
 	/* calculateNumCandidates: minCandidateNodesPercentage 10,
@@ -432,12 +435,15 @@ int preempt_select(const struct preempt_input *in, struct preempt_scratch *s,
 			int p = -1;
 			if (rw != NULL) {
 				if (j < fresh_lo || j >= fresh_end) {
-					uint32_t n = in->n_nodes - j;
+					/* With the index, its block of 64 (a run
+					 * then covers one block, not parts of two). */
+					uint32_t lo = scan != NULL ? j / 64 * 64 : j;
+					uint32_t n = in->n_nodes - lo;
 					n = n < PREEMPT_ROWS_CHUNK ? n : PREEMPT_ROWS_CHUNK;
 					if (rw->refresh != NULL)
-						rw->refresh(rw->refresh_arg, j, n);
-					fresh_lo = j;
-					fresh_end = j + n;
+						rw->refresh(rw->refresh_arg, lo, n);
+					fresh_lo = lo;
+					fresh_end = lo + n;
 				}
 				enum preempt_run_stop stop;
 				const int64_t *best = out->node >= 0 && best_score[0] == 0

@@ -142,14 +142,18 @@ static void block_make(struct preempt_scan *s, const struct preempt_rows *rw, ui
 	for (uint64_t m = st; m != 0; m &= m - 1)
 		entry_make(s, rw, base + (uint32_t)__builtin_ctzll(m), b, m & -m);
 	s->stale[b] = 0;
+	/* Two passes without a branch a candidate: the lowest low, then
+	 * the latest start among those of it. */
 	int32_t tl = INT32_MAX;
 	int64_t tt = INT64_MIN;
 	for (uint64_t m = s->cand[b]; m != 0; m &= m - 1) {
+		int32_t low = s->low[base + (uint32_t)__builtin_ctzll(m)];
+		tl = low < tl ? low : tl;
+	}
+	for (uint64_t m = s->cand[b]; m != 0; m &= m - 1) {
 		uint32_t j = base + (uint32_t)__builtin_ctzll(m);
-		if (s->low[j] < tl || (s->low[j] == tl && s->late[j] > tt)) {
-			tl = s->low[j];
-			tt = s->late[j];
-		}
+		int64_t late = s->low[j] == tl ? s->late[j] : INT64_MIN;
+		tt = late > tt ? late : tt;
 	}
 	s->top_low[b] = tl;
 	s->top_late[b] = tt;
