@@ -32,6 +32,7 @@ static void arrays_free(struct prows *r)
 	free(r->high2);
 	free(r->late2);
 	free(r->fast_high2);
+	preempt_scan_free(&r->scan);
 	for (unsigned k = 0; k < RES_MAX; k++) {
 		free(r->freed2[k]);
 		free(r->then2[k]);
@@ -76,6 +77,7 @@ static int arrays_make(struct prows *r, uint32_t cap)
 	bool got = r->head && r->unlinks && r->gen && r->valid && r->n && r->low &&
 		   r->high && r->late && r->bare && r->fast_high && r->dirty && r->n2 &&
 		   r->high2 && r->late2 && r->fast_high2;
+	got = got && preempt_scan_init(&r->scan, cap) == 0;
 	for (unsigned k = 0; k < RES_MAX; k++) {
 		r->freed2[k] = calloc(n, sizeof(int64_t));
 		r->then2[k] = calloc(n, sizeof(int64_t));
@@ -97,10 +99,13 @@ static int arrays_make(struct prows *r, uint32_t cap)
 	return 0;
 }
 
-/* Slot s's room and room with every pod gone, from its parts. */
+/* Slot s's room and room with every pod gone, from its parts. Every
+ * write to a slot's rows ends here (copy_used, resum) or in bare_make:
+ * PI1, the scan index's entry stale. */
 static void room_make(struct prows *r, uint32_t s)
 {
 	const struct snapshot *snap = r->snap;
+	preempt_scan_touch(&r->scan, s);
 	for (unsigned k = 0; k < RES_MAX; k++) {
 		r->room[k][s] = snap->allocatable[k][s] - r->used[k][s];
 		r->then[k][s] = r->room[k][s] + (k == RES_PODS ? (int64_t)r->n[s]
@@ -179,6 +184,7 @@ static void bare_make(struct prows *r, const struct snapshot *snap)
 		r->fast_high[s] = r->bare[s] ? r->high[s] : INT32_MAX;
 		r->fast_high2[s] = r->bare[s] ? r->high2[s] : INT32_MAX;
 	}
+	preempt_scan_touch_all(&r->scan); /* PI1 */
 }
 
 int prows_prepare(struct prows *r, const struct placements *t, struct ledger *l,
@@ -377,9 +383,10 @@ void prows_refresh(struct prows *r, const struct placements *t, struct ledger *l
 	}
 }
 
-void prows_view(const struct prows *r, struct preempt_rows *out)
+void prows_view(struct prows *r, struct preempt_rows *out)
 {
 	memset(out, 0, sizeof(*out));
+	out->scan = &r->scan;
 	out->n = r->n;
 	out->low = r->low;
 	out->fast_high = r->fast_high;

@@ -88,6 +88,9 @@ struct prows {
 	uint64_t *late2;
 	int64_t *freed2[RES_MAX], *then2[RES_MAX];
 	const struct snapshot *snap; /* the one prepared for (its allocatable) */
+	/* The scan index over these rows (workers/preempt_scan.h): each
+	 * slot whose rows are written touched (PI1). */
+	struct preempt_scan scan;
 	uint64_t sums, copies;       /* chains summed, counters copied: figures */
 };
 
@@ -109,6 +112,6 @@ void prows_refresh(struct prows *r, const struct placements *t, struct ledger *l
 		   uint32_t first, uint32_t n, bool check, uint64_t *mismatches);
 
 /* The view preempt_select reads. */
-void prows_view(const struct prows *r, struct preempt_rows *out);
+void prows_view(struct prows *r, struct preempt_rows *out);
 
 #endif

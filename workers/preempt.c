@@ -274,17 +274,17 @@ static int probe_node(const struct preempt_input *in, const struct wanted *w,
  * (no pod: low is INT32_MAX, never below the preemptor), or decided no
  * candidate, is passed; one decided a candidate that cannot beat `best`
  * (NULL: none yet) is counted. The run stops before a node it cannot
- * pass (*stop ROWS_EXACT: the rows say it must be worked out pod by pod;
- * ROWS_PROBE: the rows do not hold its summary), once enough candidates
- * are counted, or at the end (ROWS_BOUNDARY). Returns the nodes passed.
- * Locals and dense arrays only: the loop every node of a choice goes
- * through, ~60 instructions a node (callgrind). */
-enum { ROWS_BOUNDARY, ROWS_EXACT, ROWS_PROBE };
-
+ * pass (*stop PREEMPT_RUN_EXACT: the rows say it must be worked out pod
+ * by pod; PREEMPT_RUN_PROBE: the rows do not hold its summary), once
+ * enough candidates are counted, or at the end (PREEMPT_RUN_BOUNDARY).
+ * Returns the nodes passed. Locals and dense arrays only: ~60
+ * instructions a node (callgrind). Where the rows come with their scan
+ * index (preempt_scan.h), preempt_scan_run makes the same run by blocks
+ * of 64 nodes instead. */
 static uint32_t rows_run(const struct preempt_input *in, const struct wanted *w,
 			 const struct preempt_rows *rw, uint32_t j, uint32_t end,
 			 uint32_t steps, const int64_t *best, uint32_t *candidates,
-			 uint32_t *clean, int *stop)
+			 uint32_t *clean, enum preempt_run_stop *stop)
 {
 	const uint32_t *restrict nn = rw->n, *restrict nn2 = rw->n2;
 	const int32_t *restrict low = rw->low, *restrict fh = rw->fast_high;
@@ -329,7 +329,7 @@ static uint32_t rows_run(const struct preempt_input *in, const struct wanted *w,
 	uint32_t first = j;
 	if (end - j > steps)
 		end = j + steps;
-	*stop = ROWS_BOUNDARY;
+	*stop = PREEMPT_RUN_BOUNDARY;
 	if (want != 0 && cl > 0 && cands >= want)
 		return 0;
 	for (; j < end; j++) {
@@ -339,7 +339,7 @@ static uint32_t rows_run(const struct preempt_input *in, const struct wanted *w,
 		 * those below the top band (the second), or the probe. */
 		bool sub = fh[j] >= prio;
 		if (sub && fh2[j] >= prio) {
-			*stop = ROWS_PROBE;
+			*stop = PREEMPT_RUN_PROBE;
 			break;
 		}
 		/* victims_on_node's fit with every possible victim gone, and
@@ -356,7 +356,7 @@ static uint32_t rows_run(const struct preempt_input *in, const struct wanted *w,
 		if (!then || now)
 			continue;
 		if (best == NULL || (sub ? nn2 : nn)[j] > PREEMPT_MAX_VICTIMS) {
-			*stop = ROWS_EXACT;
+			*stop = PREEMPT_RUN_EXACT;
 			break;
 		}
 		/* Above best's, worked out; below, passed; all tied, passed. */
@@ -370,7 +370,7 @@ static uint32_t rows_run(const struct preempt_input *in, const struct wanted *w,
 			exact = (lt > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)lt) > b4;
 		}
 		if (exact) {
-			*stop = ROWS_EXACT;
+			*stop = PREEMPT_RUN_EXACT;
 			break;
 		}
 		cands++;
@@ -384,6 +384,9 @@ static uint32_t rows_run(const struct preempt_input *in, const struct wanted *w,
 	*clean = cl;
 	return j - first;
 }
+
+/* preempt_select refreshes the index's block of 64 at once. */
+_Static_assert(PREEMPT_ROWS_CHUNK == 64, "a refresh covers one scan block");
 
 uint32_t preempt_candidates_wanted(uint32_t nodes)
 {
@@ -416,6 +419,10 @@ int preempt_select(const struct preempt_input *in, struct preempt_scratch *s,
 	 * the best has no violation (else it works out each candidate). */
 	bool probing = in->probe != NULL;
 	const struct preempt_rows *rw = probing ? in->rows : NULL;
+	/* The rows' scan index where it has room (PI2: for this class). */
+	struct preempt_scan *scan = rw != NULL && rw->scan != NULL &&
+		preempt_scan_begin(rw->scan, in->n_nodes, in->priority, in->request)
+		? rw->scan : NULL;
 	uint32_t fresh_lo = 0, fresh_end = 0; /* rows refreshed: [lo, end) */
 	/* The node visited: start, start + 1, ... cyclically (no division
 	 * a node: the shortcut leaves little else per node). */
@@ -428,26 +435,33 @@ int preempt_select(const struct preempt_input *in, struct preempt_scratch *s,
 			int p = -1;
 			if (rw != NULL) {
 				if (j < fresh_lo || j >= fresh_end) {
-					uint32_t n = in->n_nodes - j;
+					/* With the index, its block of 64 (a run
+					 * then covers one block, not parts of two). */
+					uint32_t lo = scan != NULL ? j / 64 * 64 : j;
+					uint32_t n = in->n_nodes - lo;
 					n = n < PREEMPT_ROWS_CHUNK ? n : PREEMPT_ROWS_CHUNK;
 					if (rw->refresh != NULL)
-						rw->refresh(rw->refresh_arg, j, n);
-					fresh_lo = j;
-					fresh_end = j + n;
+						rw->refresh(rw->refresh_arg, lo, n);
+					fresh_lo = lo;
+					fresh_end = lo + n;
 				}
-				int stop;
-				uint32_t ran = rows_run(in, &w, rw, j, fresh_end,
-							in->n_nodes - step,
-							out->node >= 0 && best_score[0] == 0
-							? best_score : NULL, &out->candidates,
-							&clean, &stop);
+				enum preempt_run_stop stop;
+				const int64_t *best = out->node >= 0 && best_score[0] == 0
+						      ? best_score : NULL;
+				uint32_t ran = scan != NULL
+					? preempt_scan_run(scan, rw, j, fresh_end,
+							   in->n_nodes - step, best, in->want,
+							   &out->candidates, &clean, &stop)
+					: rows_run(in, &w, rw, j, fresh_end,
+						   in->n_nodes - step, best,
+						   &out->candidates, &clean, &stop);
 				step += ran;
 				j += ran;
 				if (j == in->n_nodes)
 					j = 0;
-				if (stop == ROWS_BOUNDARY)
+				if (stop == PREEMPT_RUN_BOUNDARY)
 					continue;
-				if (stop == ROWS_EXACT)
+				if (stop == PREEMPT_RUN_EXACT)
 					p = PROBE_EXACT;
 			}
 			if (p < 0)

@@ -44,6 +44,7 @@
 #include <stdint.h>
 
 #include "shm/shm.h"
+#include "workers/preempt_scan.h"
 
 /* A pod running on a candidate node. */
 struct preempt_pod {
@@ -76,9 +77,6 @@ struct preempt_node {
 };
 
 #define PREEMPT_MAX_PDBS 32
-#define PREEMPT_MAX_VICTIMS 256 /* pods a node may lose for one preemptor */
-
-struct preempt_rows;
 
 struct preempt_input {
 	const struct res_vec *request; /* the preemptor's; v[RES_PODS] ignored */
@@ -116,45 +114,6 @@ struct preempt_input {
 	 * say all of it (see struct
 	 * preempt_rows); elsewhere the probe as above. */
 	const struct preempt_rows *rows;
-};
-
-/* Nodes whose rows a refresh makes current at once (preempt_rows). */
-#define PREEMPT_ROWS_CHUNK 64
-
-/* Per node (index j of nodes[], each array [n_nodes]), structure of
- * arrays: what every pod on it sums up to, whatever the preemptor (its
- * pods of any priority: the caller's summary of its chain), and its room.
- * A node whose pods are all below the preemptor and whose static filters
- * pass at once (fast_high[j] < priority) is decided from these alone, as
- * probe_node decides from a probe's summary; so is one whose pods below
- * their highest priority are (fast_high2[j] < priority), from the second
- * summary; any other with a pod below the preemptor (low[j] < priority)
- * goes to the probe. */
-struct preempt_rows {
-	/* Makes the rows of nodes [first, first + n) current: called before
-	 * they are read, n at most PREEMPT_ROWS_CHUNK, never across the
-	 * end of nodes[]. NULL: they are. */
-	void (*refresh)(void *arg, uint32_t first, uint32_t n);
-	void *refresh_arg;
-	const uint32_t *n;    /* pods summed */
-	const int32_t *low;   /* their lowest priority (INT32_MAX: no pod) */
-	/* Their highest priority where the preemptor's static filters pass
-	 * the node at once (bare); INT32_MAX where they may not. */
-	const int32_t *fast_high;
-	const uint64_t *late; /* their latest start */
-	/* [r][j], read for RES_PODS and the resources the preemptor asks
-	 * for only: allocatable less used now (room), and that plus the
-	 * pods' requests summed (then: the room with every pod gone; for
-	 * RES_PODS, room plus n). */
-	const int64_t *room[RES_MAX], *then[RES_MAX];
-	/* The same of its pods below their highest priority only (the top
-	 * band left out): read where fast_high[j] is at or above the
-	 * preemptor and fast_high2[j] (their highest where bare, else
-	 * INT32_MAX) below it: the possible victims are those pods then. */
-	const uint32_t *n2;
-	const int32_t *fast_high2;
-	const uint64_t *late2;
-	const int64_t *then2[RES_MAX];
 };
 
 /* kube's defaults for `want` (DefaultPreemptionArgs): 10 % of the nodes,
@@ -199,7 +158,9 @@ void preempt_scratch_free(struct preempt_scratch *s);
  * first visited). So the choice, victims and candidate count are the
  * ones without the probe (unit.preempt compares both on random cases).
  * With rows, a node they decide costs no call and a few loads from
- * dense arrays: the same decision (unit.preempt compares that too).
+ * dense arrays: the same decision (unit.preempt compares that too); with
+ * their scan index (workers/preempt_scan.h, PI1-PI3), a block of 64 nodes
+ * whose candidates cannot beat the best costs a few word operations.
  * Returns 0 (out->node -1 when no node fits even with
  * every lower-priority pod gone), or -E2BIG when a node holds more pods
  * than the scratch has room for, or more victims than

@@ -7,7 +7,9 @@
  * (placements, releases, a publish that lands after its reserve was
  * logged and read, more changes than the log keeps, a new snapshot); a
  * refresh of unchanged slots sums no chain; and the tests' check counts
- * nothing on rows kept right. */
+ * nothing on rows kept right. The rows' scan index (workers/preempt_scan.h,
+ * PI1), kept over the same churn, reads as one made afresh from the rows:
+ * every row written is touched. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -197,6 +199,60 @@ static uint64_t use(struct prows *r, struct world *w, bool check)
 	return mismatches;
 }
 
+/* Stops and counts of runs over every slot (preempt_scan_run, from each
+ * stop on), with the index `scan` over r's rows, against the best
+ * `best` (NULL: none). */
+struct runs {
+	uint32_t n;
+	uint32_t at[2 * SLOTS + 2], cands[2 * SLOTS + 2];
+};
+
+static void runs_of(struct prows *r, struct preempt_scan *scan, const int64_t *best,
+		    struct runs *out)
+{
+	struct preempt_rows view;
+	prows_view(r, &view);
+	struct res_vec req = {{[RES_CPU] = 3000}};
+	assert_true(preempt_scan_begin(scan, SLOTS, 250, &req));
+	out->n = 0;
+	uint32_t j = 0, cands = 0, clean = 0;
+	while (j < SLOTS) {
+		uint32_t end = SLOTS - j < PREEMPT_ROWS_CHUNK ? SLOTS : j + PREEMPT_ROWS_CHUNK;
+		enum preempt_run_stop stop;
+		j += preempt_scan_run(scan, &view, j, end, SLOTS, best, 0, &cands, &clean,
+				      &stop);
+		if (stop != PREEMPT_RUN_BOUNDARY) {
+			out->at[out->n] = j * 3 + (uint32_t)stop;
+			out->cands[out->n++] = cands;
+			j++;
+		}
+	}
+	out->at[out->n] = j;
+	out->cands[out->n++] = cands;
+}
+
+/* PI1: r's kept index against one made afresh, with no best and with
+ * one (its highest victim at 100, its start midway). Returns the
+ * differences. */
+static uint64_t scan_differences(struct prows *r)
+{
+	static struct runs kept, fresh;
+	struct preempt_scan afresh;
+	assert_int_equal(preempt_scan_init(&afresh, SLOTS), 0);
+	const int64_t best[5] = {0, -100, -(100 + INT64_C(2147483648)), -1, 1000};
+	uint64_t bad = 0;
+	for (int with_best = 0; with_best < 2; with_best++) {
+		runs_of(r, &r->scan, with_best ? best : NULL, &kept);
+		preempt_scan_touch_all(&afresh);
+		runs_of(r, &afresh, with_best ? best : NULL, &fresh);
+		bad += kept.n != fresh.n;
+		for (uint32_t i = 0; i < kept.n && i < fresh.n; i++)
+			bad += kept.at[i] != fresh.at[i] || kept.cands[i] != fresh.cands[i];
+	}
+	preempt_scan_free(&afresh);
+	return bad;
+}
+
 /* PK4: a publish that lands after the evictor read its reserve's log
  * entry is seen at the next refresh, with no log entry of its own. */
 static void test_late_publish(void **state)
@@ -269,6 +325,7 @@ static void test_random_churn(void **state)
 		bool check = round % 3 == 0;
 		assert_int_equal(use(&r, &w, check), 0);
 		assert_int_equal(differences(&r, &w), 0);
+		assert_int_equal(scan_differences(&r), 0);
 	}
 	for (unsigned i = 0; i < n_pending; i++)
 		publish(&w, &pending[i]);

@@ -304,6 +304,7 @@ struct rows_ctx {
 	uint64_t late2[ROWS_MAX];
 	int64_t then2[RES_MAX][ROWS_MAX];
 	unsigned case_no, refreshed, probes;
+	struct preempt_scan *scan; /* touched where a row is written (PI1) */
 };
 
 static void rows_refresh(void *arg, uint32_t first, uint32_t n)
@@ -314,6 +315,8 @@ static void rows_refresh(void *arg, uint32_t first, uint32_t n)
 	for (uint32_t j = first; j < first + n; j++) {
 		const struct preempt_node *nd = &rc->in->nodes[j];
 		int32_t high = INT32_MIN;
+		if (rc->scan != NULL)
+			preempt_scan_touch(rc->scan, j);
 		rc->n[j] = nd->n;
 		rc->low[j] = INT32_MAX;
 		rc->late[j] = 0;
@@ -363,35 +366,55 @@ static bool rows_probe(void *arg, struct preempt_node *node, struct preempt_summ
 	return probe_sum(rc->pc, node, out);
 }
 
+/* The view of rc's rows, with `scan` (NULL: none). */
+static struct preempt_rows rows_of(struct rows_ctx *rc, struct preempt_scan *scan)
+{
+	struct preempt_rows rows = {.refresh = rows_refresh, .refresh_arg = rc,
+				    .n = rc->n, .low = rc->low, .fast_high = rc->fast_high,
+				    .late = rc->late, .n2 = rc->n2,
+				    .fast_high2 = rc->fast_high2, .late2 = rc->late2,
+				    .scan = scan};
+	for (int r = 0; r < RES_MAX; r++) {
+		rows.room[r] = rc->room[r];
+		rows.then[r] = rc->then[r];
+		rows.then2[r] = rc->then2[r];
+	}
+	rc->scan = scan;
+	return rows;
+}
+
 /* The choice with the rows: the same node, victims and candidate count
- * as without them. Returns the nodes the probe was asked about. */
+ * as without them, and with the rows' scan index (PI1-PI3: every row
+ * starts wrong, so every entry is made from rows the refresh wrote).
+ * Returns the nodes the probe was asked about. */
 static unsigned compare_rows(const struct preempt_input *plain,
 			     const struct preempt_result *want, unsigned case_no)
 {
 	static struct rows_ctx rc;
-	struct preempt_input in = *plain;
-	struct probe_ctx pc = {.in = &in};
-	assert_true(in.n_nodes <= ROWS_MAX);
-	memset(&rc, 0, sizeof(rc));
-	rc.in = &in;
-	rc.pc = &pc;
-	rc.case_no = case_no;
-	struct preempt_rows rows = {.refresh = rows_refresh, .refresh_arg = &rc,
-				    .n = rc.n, .low = rc.low, .fast_high = rc.fast_high,
-				    .late = rc.late, .n2 = rc.n2, .fast_high2 = rc.fast_high2,
-				    .late2 = rc.late2};
-	for (int r = 0; r < RES_MAX; r++) {
-		rows.room[r] = rc.room[r];
-		rows.then[r] = rc.then[r];
-		rows.then2[r] = rc.then2[r];
+	static struct preempt_scan scan;
+	if (scan.cap == 0)
+		assert_int_equal(preempt_scan_init(&scan, ROWS_MAX), 0);
+	unsigned probes = 0;
+	for (int with_scan = 0; with_scan < 2; with_scan++) {
+		struct preempt_input in = *plain;
+		struct probe_ctx pc = {.in = &in};
+		assert_true(in.n_nodes <= ROWS_MAX);
+		memset(&rc, 0, sizeof(rc));
+		rc.in = &in;
+		rc.pc = &pc;
+		rc.case_no = case_no;
+		preempt_scan_touch_all(&scan); /* PI1: every row set wrong */
+		struct preempt_rows rows = rows_of(&rc, with_scan ? &scan : NULL);
+		in.probe = rows_probe;
+		in.probe_arg = &rc;
+		in.visit = visit_count;
+		in.visit_arg = &pc;
+		in.rows = &rows;
+		expect_same_choice(&in, want, with_scan ? "the rows' scan" : "the rows",
+				   case_no);
+		probes = with_scan ? probes : rc.probes;
 	}
-	in.probe = rows_probe;
-	in.probe_arg = &rc;
-	in.visit = visit_count;
-	in.visit_arg = &pc;
-	in.rows = &rows;
-	expect_same_choice(&in, want, "the rows", case_no);
-	return rc.probes;
+	return probes;
 }
 
 /* ---- the cases ---- */
@@ -632,12 +655,135 @@ static void test_probe_passes_over(void **state)
 	assert_true(probed < tries * 40);
 }
 
+/* The scan index kept across choices (PI1-PI3), as the evictor keeps it:
+ * the rows and the index live on while a few nodes change between
+ * choices (their rows written again and touched, as prows_refresh does),
+ * preemptors of a few classes come in runs (PI2), and each choice with
+ * the index must be the one without the rows at all. 700 nodes (eleven
+ * blocks, the last one short), random starts and candidates wanted. */
+static void node_fill(struct preempt_node *nd, struct preempt_pod *pods, uint32_t j,
+		      uint32_t n_pdbs, uint64_t *rng)
+{
+	const int32_t prios[] = {0, 0, 3, 7, 1000};
+	memset(nd, 0, sizeof(*nd));
+	nd->slot = j;
+	nd->first = 4 * j;
+	nd->allocatable.v[RES_CPU] = 1000 * (int64_t)(2 + rng_below(rng, 4));
+	nd->allocatable.v[RES_MEMORY] = 1024 * (int64_t)(1 + rng_below(rng, 2));
+	nd->allocatable.v[RES_PODS] = 2 + (int64_t)rng_below(rng, 4);
+	uint32_t k = (uint32_t)rng_below(rng, 5);
+	for (uint32_t i = 0; i < k; i++) {
+		struct preempt_pod *p = &pods[nd->first + i];
+		memset(p, 0, sizeof(*p));
+		p->id = nd->first + i;
+		p->priority = prios[rng_below(rng, 5)];
+		p->start_ns = 100 * rng_below(rng, 50); /* ties */
+		p->request.v[RES_CPU] = 500 * (int64_t)rng_below(rng, 4);
+		p->request.v[RES_MEMORY] = 256 * (int64_t)rng_below(rng, 3);
+		p->pdbs = n_pdbs ? (uint32_t)rng_below(rng, 1u << n_pdbs) : 0;
+		for (int r = 0; r < RES_MAX; r++)
+			nd->used.v[r] += p->request.v[r];
+		nd->used.v[RES_PODS]++;
+		nd->n++;
+	}
+	if (rng_below(rng, 6) == 0)
+		nd->used.v[RES_CPU] += 500; /* bound elsewhere */
+}
+
+static void test_scan_kept_across_choices(void **state)
+{
+	(void)state;
+	enum { NODES = 700, ROUNDS = 3000 };
+	static struct preempt_node nodes[NODES];
+	static struct preempt_pod pods[4 * NODES];
+	static struct rows_ctx rc;
+	struct preempt_scan scan;
+	assert_int_equal(preempt_scan_init(&scan, NODES), 0);
+	struct res_vec reqs[3] = {{{[RES_CPU] = 1000}}, {{[RES_CPU] = 2000, [RES_MEMORY] = 256}},
+				  {{[RES_CPU] = 500}}};
+	const int32_t prio_of[3] = {5, 10, 1000};
+	int32_t pdb_allowed[2] = {1, 0};
+	uint64_t rng = 3939;
+	uint32_t n_pdbs = 0;
+	for (uint32_t j = 0; j < NODES; j++)
+		node_fill(&nodes[j], pods, j, n_pdbs, &rng);
+	struct preempt_input in = {.nodes = nodes, .n_nodes = NODES, .pods = pods,
+				   .pdb_allowed = pdb_allowed};
+	struct probe_ctx pc = {.in = &in};
+	memset(&rc, 0, sizeof(rc));
+	rc.in = &in;
+	rc.pc = &pc;
+	rc.case_no = 1; /* bare marks fixed: a row changes only when written */
+	struct preempt_rows rows = rows_of(&rc, &scan);
+	rows.refresh = NULL; /* kept current below */
+	for (uint32_t j = 0; j < NODES; j += PREEMPT_ROWS_CHUNK)
+		rows_refresh(&rc, j, NODES - j < PREEMPT_ROWS_CHUNK ? NODES - j
+								 : PREEMPT_ROWS_CHUNK);
+	unsigned cls = 0, picked = 0;
+	uint64_t made_before = scan.made;
+	for (unsigned round = 0; round < ROUNDS; round++) {
+		/* A few nodes change (a preemption's victims gone and its
+		 * preemptor placed, pods ending), each row written again. */
+		uint32_t changes = (uint32_t)rng_below(&rng, 4);
+		for (uint32_t c = 0; c < changes; c++) {
+			uint32_t j = (uint32_t)rng_below(&rng, NODES);
+			node_fill(&nodes[j], pods, j, n_pdbs, &rng);
+			rows_refresh(&rc, j, 1);
+		}
+		if (round % 500 == 499) {
+			/* Budgets come and go: every pod's mask anew, so every
+			 * row is written again too. */
+			n_pdbs = n_pdbs ? 0 : 2;
+			for (uint32_t j = 0; j < NODES; j++)
+				for (uint32_t i = 0; i < nodes[j].n; i++)
+					pods[nodes[j].first + i].pdbs =
+						n_pdbs ? (uint32_t)rng_below(&rng, 4) : 0;
+		}
+		if (rng_below(&rng, 8) == 0)
+			cls = (unsigned)rng_below(&rng, 3); /* PI2: runs of a class */
+		in.request = &reqs[cls];
+		in.priority = prio_of[cls];
+		in.n_pdbs = n_pdbs;
+		in.start = (uint32_t)rng_below(&rng, NODES);
+		const uint32_t wants[4] = {0, 7, 70, preempt_candidates_wanted(NODES)};
+		in.want = wants[rng_below(&rng, 4)];
+		struct preempt_input plain = in;
+		plain.rows = NULL;
+		plain.probe = NULL;
+		plain.visit = NULL;
+		struct preempt_scratch s;
+		assert_int_equal(preempt_scratch_init(&s, MAX_PODS), 0);
+		struct preempt_result want;
+		assert_int_equal(preempt_select(&plain, &s, &want), 0);
+		preempt_scratch_free(&s);
+		picked += want.node >= 0;
+		struct preempt_input with = in;
+		with.probe = rows_probe;
+		with.probe_arg = &rc;
+		with.visit = visit_count;
+		with.visit_arg = &pc;
+		with.rows = &rows;
+		expect_same_choice(&with, &want, "the kept scan index", round);
+	}
+	double made = (double)(scan.made - made_before) / ROUNDS;
+	print_message("preempt: the kept scan index, %u rounds over %u nodes, %u with a "
+		      "node chosen; %.1f entries made a choice, %llu blocks passed whole\n",
+		      ROUNDS, NODES, picked, made, (unsigned long long)scan.whole);
+	assert_true(picked > ROUNDS / 2);
+	assert_true(scan.whole > ROUNDS);
+	/* Made again where touched, and all at a class change (one choice
+	 * in eight at most): far fewer than the nodes a choice. */
+	assert_true(made < NODES / 3);
+	preempt_scan_free(&scan);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_worked_cases),
 		cmocka_unit_test(test_random_against_reference),
 		cmocka_unit_test(test_probe_passes_over),
+		cmocka_unit_test(test_scan_kept_across_choices),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
