@@ -21,10 +21,16 @@
  * closed it; the close drains what is queued, so pods placed before the
  * release are committed before the owner key goes).
  *
- * The simple version: a worker blocks on its placement's completion (a
- * condition variable a worker), so a worker places one pod per etcd
- * round trip (a transaction batches the records of every worker in
- * flight at once). A released or evicted pod's key is deleted
+ * Deferred (etcd_sync_defer, the burst of daemon/serve.c): the worker
+ * pushes the record without waiting, keeps what it needs to finish the
+ * placement in a bounded table of its own (ETCD_SYNC_PENDING), and goes
+ * on placing; the completions come back to it (etcd_sync_collect) and it
+ * publishes and answers each pod then, or rolls it back. So one worker's
+ * consecutive pods share transactions. The blocking version
+ * (etcd_sync_put: a condition variable a worker) is kept where deferring
+ * is not done (daemon/attempt.c says which) and when the table or the
+ * queue is full (backpressure: the worker waits for one commit).
+ * A released or evicted pod's key is deleted
  * (etcd_sync_delete), not waited for. Not done: a counted
  * placement's later release by its old owner (out of scope: the old
  * owner no longer places there; an admin releases the bound record, but
@@ -91,6 +97,49 @@ size_t etcd_sync_owned(struct etcd_sync *s, const shard_name_t *names, size_t n,
  * waited out (backpressure), never dropped. */
 int etcd_sync_put(struct etcd_sync *s, unsigned w, uint32_t slot, uint32_t node_gen,
 		  const struct pod_spec *pod, uint64_t id, char *why, size_t len);
+
+/* A placement whose commit is deferred: what its worker needs to finish
+ * it when etcd answers, carried through the commit untouched. */
+struct etcd_pending {
+	uint32_t producer; /* the producer's index in the table (producers_get) */
+	uint64_t key;      /* producers_key() then: the same producer still */
+	uint32_t index;    /* its slot */
+	uint32_t rec;      /* the placement's record (taken, prepared) */
+	uint32_t node;     /* the node's slot */
+	uint32_t owner;    /* the producer's identity: the record's owner */
+	uint32_t attempt;  /* the pod's attempt (its scheduling attempts' bucket) */
+	uint64_t id;       /* the placement's id */
+	const struct placement_record *made; /* the prepared record */
+};
+
+/* A worker's deferred placements at most (its table). */
+#define ETCD_SYNC_PENDING 4096
+
+/* Worker `w`, inside its read-side section: as etcd_sync_put, but
+ * without waiting: 0 the record is queued and `p` kept until its
+ * completion, which etcd_sync_collect hands back to worker w; -EAGAIN no
+ * room (w's table full, or the shard's queue: nothing kept, nothing
+ * counted; the caller waits, with etcd_sync_put); else refused as
+ * etcd_sync_put says (`why`), nothing kept. */
+int etcd_sync_defer(struct etcd_sync *s, unsigned w, uint32_t slot, uint32_t node_gen,
+		    const struct pod_spec *pod, uint64_t id, const struct etcd_pending *p,
+		    char *why, size_t len);
+
+/* One deferred placement answered: rc 0 committed; else refused, and
+ * `why` says so for the pod's answer (as etcd_sync_put's). */
+struct etcd_done {
+	struct etcd_pending p;
+	int rc;
+	char why[SHMSCHED_MESSAGE_MAX];
+};
+
+/* Worker `w`'s deferred placements answered since its last call, up to
+ * `max` into out (each once); when none is and some are pending, waits
+ * up to wait_ns for one. Returns how many. */
+size_t etcd_sync_collect(struct etcd_sync *s, unsigned w, struct etcd_done *out, size_t max,
+			 int64_t wait_ns);
+/* Worker `w`'s deferred placements not yet collected. Its own thread. */
+size_t etcd_sync_pending(const struct etcd_sync *s, unsigned w);
 
 /* The releasing thread, just before placement `id` is freed (a release,
  * an eviction, a drain, a resync; producers_persist.placement_freed):
