@@ -335,7 +335,7 @@ static void attempt_record_and_answer(struct attempt_ctx *a, unsigned w,
 		/* Deferred only outside quota: QA4 holds the tree from the
 		 * charge to the publish, which a deferred placement makes
 		 * after the worker has left the tree's gate. */
-		if (quota == 0 && a->defer[w] == ATTEMPT_DEFER_MAY) {
+		if (quota == 0 && a->defer[w] == ATTEMPT_DEFER_MAY && !etcd_sync_async(es)) {
 			int rc = etcd_defer(a, w, es, pr, slot, rec, node, spec, dev, id, made,
 					    attempt);
 			if (rc == 0) {

@@ -23,6 +23,15 @@
  * its close included (commit_queue_close: -ECANCELED, -EIO), and the
  * daemon drains the table before it closes them (serve_drain).
  *
+ * Async records (--etcd-durability async, etcd_sync_put returns at the
+ * push): one table of ETCD_SYNC_ASYNC_MAX entries under async_mu (EP3),
+ * an entry taken by the worker's put (only while the lost list has room
+ * for it, so that list never overflows) and given back by its
+ * completion on the lane's thread, which lists it lost when etcd did not
+ * commit it; the membership thread takes the list (etcd_sync_take_lost)
+ * and rolls those placements back (daemon.c, report_lost). The window is
+ * the committer's (1 s, its capacity) and this table's.
+ *
  * Cost per pod: a snapshot label lookup, the value's encoding, one push
  * (a lane's mutex) and a wait of one etcd transaction (a raft round and
  * an fsync: milliseconds), which is the cost that matters. A release:
@@ -66,6 +75,15 @@ struct answered {
 	int rc;
 };
 
+/* An async record's entry (under async_mu). */
+struct async_entry {
+	uint64_t id;
+	uint32_t node;
+	uint32_t serial;
+	bool used;
+	shard_name_t shard;
+};
+
 struct waiter {
 	pthread_mutex_t mu;
 	pthread_cond_t done_cv;
@@ -99,6 +117,18 @@ struct etcd_sync {
 	struct shard_committer shards[SHARD_MAX];
 	struct waiter *waiters; /* [workers] */
 	uint64_t committed, refused, counted, deletes_dropped; /* relaxed counters */
+	/* --etcd-durability async: the records answered before their
+	 * commits, in a table of ETCD_SYNC_ASYNC_MAX entries under async_mu
+	 * (EP3: taken by a worker's put, given back by the lane's completion),
+	 * and those etcd did not commit, until etcd_sync_take_lost. */
+	bool async;
+	pthread_mutex_t async_mu;
+	struct async_entry *async_tab;
+	uint32_t *async_free;
+	uint32_t n_async_free;
+	struct etcd_lost *lost; /* [ETCD_SYNC_ASYNC_MAX] */
+	size_t n_lost;
+	uint64_t lost_total; /* under async_mu */
 	uint64_t host_hash; /* the first half of this host's uids */
 };
 
@@ -106,13 +136,18 @@ struct etcd_sync {
 #define ETCD_SYNC_LANES 4
 
 #define COOKIE_SEQ_BITS 40
-/* EP1: a deferred record's cookie has this bit; the blocking waits'
- * sequences stay below it. */
+/* EP1: a deferred record's cookie has this bit, an async record's the
+ * next; the blocking waits' sequences and the entries' serials and
+ * indices stay below both. */
 #define COOKIE_DEFERRED (1ull << (COOKIE_SEQ_BITS - 1))
-#define COOKIE_WAIT_MASK (COOKIE_DEFERRED - 1)
+#define COOKIE_ASYNC (1ull << (COOKIE_SEQ_BITS - 2))
+#define COOKIE_WAIT_MASK (COOKIE_ASYNC - 1)
 #define DEFER_IX_BITS 12
 _Static_assert((1u << DEFER_IX_BITS) == ETCD_SYNC_PENDING, "a deferred entry's index bits");
-#define DEFER_SERIAL_MASK ((1u << (COOKIE_SEQ_BITS - 1 - DEFER_IX_BITS)) - 1)
+#define DEFER_SERIAL_MASK ((1u << (COOKIE_SEQ_BITS - 2 - DEFER_IX_BITS)) - 1)
+#define ASYNC_IX_BITS 14
+_Static_assert((1u << ASYNC_IX_BITS) == ETCD_SYNC_ASYNC_MAX, "an async entry's index bits");
+#define ASYNC_SERIAL_MASK ((1u << (COOKIE_SEQ_BITS - 2 - ASYNC_IX_BITS)) - 1)
 /* A uid: this host's name's hash and the placement's id, 16 hexadecimal
  * digits each: placement ids are per host (two hosts' first placements
  * have the same id), the pair is not. */
@@ -129,14 +164,33 @@ static uint64_t fnv1a(const char *s, size_t n)
 
 struct etcd_sync *etcd_sync_create(const char *endpoints, const char *prefix,
 				   const char *host, struct cluster *c, struct placements *pl,
-				   const struct intern *strings, uint32_t key, unsigned workers)
+				   const struct intern *strings, uint32_t key, unsigned workers,
+				   bool async)
 {
 	struct etcd_sync *s = calloc(1, sizeof(*s));
 	if (s == NULL)
 		return NULL;
+	pthread_mutex_init(&s->async_mu, NULL);
+	s->async = async;
+	if (async) {
+		s->async_tab = calloc(ETCD_SYNC_ASYNC_MAX, sizeof(*s->async_tab));
+		s->async_free = calloc(ETCD_SYNC_ASYNC_MAX, sizeof(*s->async_free));
+		s->lost = calloc(ETCD_SYNC_ASYNC_MAX, sizeof(*s->lost));
+		if (s->async_tab == NULL || s->async_free == NULL || s->lost == NULL) {
+			free(s->async_tab);
+			free(s->async_free);
+			free(s->lost);
+			free(s);
+			return NULL;
+		}
+		for (uint32_t k = 0; k < ETCD_SYNC_ASYNC_MAX; k++)
+			s->async_free[k] = ETCD_SYNC_ASYNC_MAX - 1 - k;
+		s->n_async_free = ETCD_SYNC_ASYNC_MAX;
+	}
 	s->waiters = calloc(workers, sizeof(*s->waiters));
 	if (s->waiters == NULL) {
-		free(s);
+		s->workers = 0;
+		etcd_sync_destroy(s, 0);
 		return NULL;
 	}
 	snprintf(s->endpoints, sizeof(s->endpoints), "%s", endpoints);
@@ -197,9 +251,13 @@ void etcd_sync_destroy(struct etcd_sync *s, long drain_ms)
 		free(wt->answered);
 	}
 	pthread_mutex_destroy(&s->mu);
+	pthread_mutex_destroy(&s->async_mu);
 	if (s->reader != NULL)
 		etcd_client_close(s->reader);
 	free(s->waiters);
+	free(s->async_tab);
+	free(s->async_free);
+	free(s->lost);
 	free(s);
 }
 
@@ -245,11 +303,41 @@ size_t etcd_sync_ready(struct etcd_sync *s, const shard_name_t *names, size_t n,
 	return lease == 0 ? 0 : ready_at(s, lease, names, n, ready);
 }
 
+/* An async record's completion (EP3): its entry given back; one etcd
+ * did not commit listed as lost (its pod was answered placed). */
+static void async_done(struct etcd_sync *s, uint64_t cookie, int rc)
+{
+	uint32_t ix = (uint32_t)(cookie & (ETCD_SYNC_ASYNC_MAX - 1));
+	uint32_t serial = (uint32_t)(cookie >> ASYNC_IX_BITS) & ASYNC_SERIAL_MASK;
+	pthread_mutex_lock(&s->async_mu);
+	struct async_entry *e = &s->async_tab[ix];
+	if (e->used && e->serial == serial) {
+		if (rc == 0) {
+			__atomic_fetch_add(&s->committed, 1, __ATOMIC_RELAXED);
+		} else {
+			/* One entry a listed loss at most: the list has room. */
+			struct etcd_lost *l = &s->lost[s->n_lost++];
+			l->id = e->id;
+			l->node = e->node;
+			l->rc = rc;
+			memcpy(l->shard, e->shard, sizeof(l->shard));
+			s->lost_total++;
+		}
+		e->used = false;
+		s->async_free[s->n_async_free++] = ix;
+	}
+	pthread_mutex_unlock(&s->async_mu);
+}
+
 /* A record's completion, on its lane's thread. */
 static void on_done(void *ctx, uint64_t cookie, int rc, int64_t revision)
 {
 	(void)revision;
 	struct etcd_sync *s = ctx;
+	if ((cookie >> COOKIE_SEQ_BITS) == 0 && (cookie & COOKIE_ASYNC)) {
+		async_done(s, cookie, rc);
+		return;
+	}
 	unsigned w = (unsigned)(cookie >> COOKIE_SEQ_BITS);
 	if (w >= s->workers)
 		return;
@@ -597,6 +685,64 @@ static int settle(struct etcd_sync *s, int rc, const char *shard, char *why, siz
 	"the pod's node is in no shard (its shard label is gone): the placement is not " \
 	"committed to etcd"
 
+/* etcd_sync_put in async mode: the record pushed into an entry of the
+ * async table, not waited for. A full table or queue is waited out
+ * (backpressure, never dropped), for ETCD_SYNC_WAIT_MS at most. */
+static int put_async(struct etcd_sync *s, const char *shard, uint32_t slot,
+		     const struct placement_value *pv, const char *uid, uint64_t id, char *why,
+		     size_t len)
+{
+	struct timespec deadline;
+	clock_gettime(CLOCK_MONOTONIC, &deadline);
+	deadline.tv_sec += ETCD_SYNC_WAIT_MS / 1000;
+	int rc;
+	for (;;) {
+		rc = -EAGAIN;
+		pthread_mutex_lock(&s->async_mu);
+		/* The lost list is drained by the membership thread: an entry
+		 * is taken only while its loss, if it comes, has room. */
+		bool room = s->n_async_free > 0 && s->n_lost + (ETCD_SYNC_ASYNC_MAX -
+					s->n_async_free) < ETCD_SYNC_ASYNC_MAX;
+		uint32_t ix = 0, serial = 0;
+		if (room) {
+			ix = s->async_free[--s->n_async_free];
+			struct async_entry *e = &s->async_tab[ix];
+			e->serial = serial = (e->serial + 1) & ASYNC_SERIAL_MASK;
+			e->id = id;
+			e->node = slot;
+			e->used = true;
+			snprintf(e->shard, sizeof(e->shard), "%s", shard);
+		}
+		pthread_mutex_unlock(&s->async_mu);
+		if (room) {
+			struct commit_record r = {
+				.op = COMMIT_PUT,
+				.uid = uid,
+				.value = pv,
+				.cookie = COOKIE_ASYNC | (uint64_t)serial << ASYNC_IX_BITS | ix,
+			};
+			rc = push_to(s, shard, &r);
+			if (rc < 0) {
+				pthread_mutex_lock(&s->async_mu);
+				s->async_tab[ix].used = false;
+				s->async_free[s->n_async_free++] = ix;
+				pthread_mutex_unlock(&s->async_mu);
+			}
+		}
+		if (rc != -EAGAIN)
+			break;
+		struct timespec now, pause = {0, 1000000};
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (now.tv_sec > deadline.tv_sec ||
+		    (now.tv_sec == deadline.tv_sec && now.tv_nsec >= deadline.tv_nsec))
+			return refuse(s, -ETIMEDOUT, why, len,
+				      "shard %s's etcd commit queue stayed full for %d ms: the "
+				      "placement is not committed", shard, ETCD_SYNC_WAIT_MS);
+		nanosleep(&pause, NULL);
+	}
+	return rc < 0 ? refuse_push(s, rc, shard, why, len) : 0;
+}
+
 int etcd_sync_put(struct etcd_sync *s, unsigned w, uint32_t slot, uint32_t node_gen,
 		  const struct pod_spec *pod, uint64_t id, char *why, size_t len)
 {
@@ -606,6 +752,8 @@ int etcd_sync_put(struct etcd_sync *s, unsigned w, uint32_t slot, uint32_t node_
 	struct placement_value pv;
 	char uid[2 * UID_HALF + 1];
 	record_of(s, slot, node_gen, pod, id, &pv, uid);
+	if (s->async)
+		return put_async(s, shard, slot, &pv, uid, id, why, len);
 	struct waiter *wt = &s->waiters[w];
 	pthread_mutex_lock(&wt->mu);
 	uint64_t seq = (wt->next + 1) & COOKIE_WAIT_MASK;
@@ -652,6 +800,21 @@ int etcd_sync_put(struct etcd_sync *s, unsigned w, uint32_t slot, uint32_t node_
 			      "shard %s: etcd did not answer the placement's commit within %d ms: "
 			      "it is not kept", shard, ETCD_SYNC_WAIT_MS);
 	return settle(s, rc, shard, why, len);
+}
+
+bool etcd_sync_async(const struct etcd_sync *s)
+{
+	return s->async;
+}
+
+size_t etcd_sync_take_lost(struct etcd_sync *s, struct etcd_lost *out, size_t max)
+{
+	size_t k = 0;
+	pthread_mutex_lock(&s->async_mu);
+	while (k < max && s->n_lost > 0)
+		out[k++] = s->lost[--s->n_lost];
+	pthread_mutex_unlock(&s->async_mu);
+	return k;
 }
 
 int etcd_sync_defer(struct etcd_sync *s, unsigned w, uint32_t slot, uint32_t node_gen,
@@ -780,4 +943,7 @@ void etcd_sync_get_counts(struct etcd_sync *s, struct etcd_sync_counts *out)
 		.counted = __atomic_load_n(&s->counted, __ATOMIC_RELAXED),
 		.deletes_dropped = __atomic_load_n(&s->deletes_dropped, __ATOMIC_RELAXED),
 	};
+	pthread_mutex_lock(&s->async_mu);
+	out->lost = s->lost_total;
+	pthread_mutex_unlock(&s->async_mu);
 }

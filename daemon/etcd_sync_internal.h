@@ -30,6 +30,14 @@
  * (etcd_sync_put: a condition variable a worker) is kept where deferring
  * is not done (daemon/attempt.c says which) and when the table or the
  * queue is full (backpressure: the worker waits for one commit).
+ * Async (--etcd-durability async): etcd_sync_put returns once the record
+ * is queued, the pod answered placed before etcd commits it; the commit
+ * comes within the committer's window (commit_queue.h: a lane refuses
+ * records while its oldest unanswered one is older than 1 s, and a full
+ * queue or table is waited out: the worker stops, never drops); a record
+ * etcd does not commit (the lease lost, the shard released) is listed
+ * lost (etcd_sync_take_lost) for the membership thread, which rolls the
+ * placement back and reports it (daemon.c).
  * A released or evicted pod's key is deleted
  * (etcd_sync_delete), not waited for. Not done: a counted
  * placement's later release by its old owner (out of scope: the old
@@ -67,7 +75,10 @@ struct membership;
  * memory. */
 struct etcd_sync *etcd_sync_create(const char *endpoints, const char *prefix,
 				   const char *host, struct cluster *c, struct placements *pl,
-				   const struct intern *strings, uint32_t key, unsigned workers);
+				   const struct intern *strings, uint32_t key, unsigned workers,
+				   bool async);
+/* Whether it was created async. */
+bool etcd_sync_async(const struct etcd_sync *s);
 /* The membership whose lease the committers fence with (set after
  * membership_start; until then no committer opens). */
 void etcd_sync_set_membership(struct etcd_sync *s, struct membership *m);
@@ -89,7 +100,7 @@ size_t etcd_sync_owned(struct etcd_sync *s, const shard_name_t *names, size_t n,
 
 /* Worker `w`, inside its read-side section: commits placement `id` of
  * `pod` on node `slot` (generation `node_gen`) and waits for etcd's
- * answer. 0 committed; else the placement is not to be kept, and `why`
+ * answer (async: for the record to be queued, 0 then). 0 committed; else the placement is not to be kept, and `why`
  * (len bytes) says so for the pod's answer: -ESTALE the shard's lease
  * was lost (or the shard released) before the commit, -ETIMEDOUT no
  * answer within ETCD_SYNC_WAIT_MS, -ENOENT the node is in no owned
@@ -141,6 +152,19 @@ size_t etcd_sync_collect(struct etcd_sync *s, unsigned w, struct etcd_done *out,
 /* Worker `w`'s deferred placements not yet collected. Its own thread. */
 size_t etcd_sync_pending(const struct etcd_sync *s, unsigned w);
 
+/* Async: the records in flight at most (the table of their placements),
+ * and a placement answered placed whose record etcd did not commit. */
+#define ETCD_SYNC_ASYNC_MAX 16384
+struct etcd_lost {
+	uint64_t id;
+	uint32_t node; /* its node's slot */
+	int rc;        /* the committer's answer (commit_queue.h) */
+	shard_name_t shard;
+};
+/* Async: the placements lost since the last call, up to max into out
+ * (each once). Any thread. */
+size_t etcd_sync_take_lost(struct etcd_sync *s, struct etcd_lost *out, size_t max);
+
 /* The releasing thread, just before placement `id` is freed (a release,
  * an eviction, a drain, a resync; producers_persist.placement_freed):
  * its key deleted from etcd, not waited for (its lane keeps it after the
@@ -153,9 +177,10 @@ size_t etcd_sync_pending(const struct etcd_sync *s, unsigned w);
 void etcd_sync_delete(struct etcd_sync *s, uint64_t id);
 
 /* Counters: placements committed, refused (any error), other hosts'
- * placements counted on taking their shards, and deletes not queued. */
+ * placements counted on taking their shards, deletes not queued, and
+ * (async) placements answered placed and then not committed. */
 struct etcd_sync_counts {
-	uint64_t committed, refused, counted, deletes_dropped;
+	uint64_t committed, refused, counted, deletes_dropped, lost;
 };
 void etcd_sync_get_counts(struct etcd_sync *s, struct etcd_sync_counts *out);
 
