@@ -18,7 +18,8 @@
  * empties (etcd_sync_collect). A deferred cookie is (worker << 40 |
  * EP1 bit | serial << 12 | entry), so the list never holds more than the
  * table (one completion a record, commit_queue.h), and a completion is
- * matched to its entry by index and serial. The worker never gives up
+ * matched to its entry by index and serial (an async record's cookie:
+ * the next bit, serial << 14 | entry, no worker). The worker never gives up
  * on a deferred record: the committer answers every record it took,
  * its close included (commit_queue_close: -ECANCELED, -EIO), and the
  * daemon drains the table before it closes them (serve_drain).
@@ -33,8 +34,11 @@
  * the committer's (1 s, its capacity) and this table's.
  *
  * Cost per pod: a snapshot label lookup, the value's encoding, one push
- * (a lane's mutex) and a wait of one etcd transaction (a raft round and
- * an fsync: milliseconds), which is the cost that matters. A release:
+ * (a lane's mutex), and where the worker blocks (etcd_sync_put in sync
+ * mode) a wait of one etcd transaction (a raft round and an fsync:
+ * milliseconds), which is the cost that matters; deferred, an entry of
+ * the worker's table and its completion's list; async, an entry of the
+ * async table (async_mu, twice). A release:
  * one push, not waited for. A take (membership thread, before the gate
  * opens the shard): one paged read of the shard, one walk of the
  * placement table (the bound records' cookies, sorted) and a ledger

@@ -21,9 +21,10 @@
  *    answers after, for a zone it owned, is not placed (its lease lapsed
  *    while it was stopped; it checks its lease's instant on every pod,
  *    before its membership thread has noticed anything).
- * Then sync_commits_placements and sync_answers_after_commits (their own
- * comments): placements committed to etcd before their answers, the
- * answers from the commits' completions.
+ * Then sync_commits_placements, sync_answers_after_commits and
+ * async_answers_then_commits (their own comments): placements committed
+ * to etcd before their answers, the answers from the commits'
+ * completions, and async answers with their losses reported.
  * The whole run takes about 30 s on an idle machine. */
 #define _GNU_SOURCE 1
 
