@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 struct sample {
-	uint32_t tid;
+	uint32_t tid, pid, ppid;
 	uint64_t run_ns, slices;
 	char comm[20];
 };
@@ -102,8 +102,11 @@ static void read_all(struct others_window *w)
 				w->missed++;
 				continue;
 			}
-			if (read_thread(p->d_name, t->d_name, &w->s[w->n]))
+			if (read_thread(p->d_name, t->d_name, &w->s[w->n])) {
+				w->s[w->n].pid = (uint32_t)pid;
+				w->s[w->n].ppid = (uint32_t)parent;
 				w->n++;
+			}
 		}
 		closedir(tasks);
 	}
@@ -160,7 +163,8 @@ void others_end(struct others_window *w, struct others *out)
 			continue;
 		out->threads++;
 		out->total_ms += (double)run / 1e6;
-		struct other_thread o = {.ms = (double)run / 1e6, .slices = slices};
+		struct other_thread o = {.ms = (double)run / 1e6, .slices = slices,
+					 .pid = a->pid, .ppid = a->ppid};
 		memcpy(o.comm, a->comm, sizeof(o.comm));
 		/* Kept in order, most time first, OTHERS_TOP of them. */
 		unsigned at = out->n_top;

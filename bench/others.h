@@ -22,6 +22,7 @@ struct other_thread {
 	char comm[20];   /* its name, as /proc has it (TASK_COMM_LEN 16) */
 	double ms;       /* CPU time in the window */
 	uint64_t slices; /* times it was switched in */
+	uint32_t pid, ppid; /* its process and that one's parent */
 };
 
 struct others {

@@ -632,8 +632,9 @@ void report_json(FILE *to, const struct bench_report *r)
 			for (unsigned i = 0; i < o->n_top; i++) {
 				fprintf(to, "%s{\"comm\":", i ? "," : "");
 				jstr(to, o->top[i].comm);
-				fprintf(to, ",\"cpu_ms\":%.3f,\"runs\":%" PRIu64 "}",
-					o->top[i].ms, o->top[i].slices);
+				fprintf(to, ",\"pid\":%u,\"ppid\":%u,\"cpu_ms\":%.3f,"
+					"\"runs\":%" PRIu64 "}", o->top[i].pid,
+					o->top[i].ppid, o->top[i].ms, o->top[i].slices);
 			}
 			fputs("]}", to);
 		}

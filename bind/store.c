@@ -1158,6 +1158,12 @@ int store_peek(const char *dir, bool *has_state, char *origin,
 	int rc = check_store_dir(dir, err, err_len);
 	if (rc < 0)
 		return rc;
+	/* The daemon peeks just before it opens the store for writing: a file
+	 * ending before its last page is extended here as store_open would,
+	 * not refused as store_check refuses it (stress.reboot_none met a
+	 * start that peek refused after f80509f). */
+	if ((rc = precheck(data, true, err, err_len)) < 0)
+		return rc;
 	MDB_env *env;
 	MDB_dbi dbis[4];
 	rc = open_env(dir, MDB_RDONLY, &env, dbis, err, err_len);

@@ -182,7 +182,9 @@ int store_check(const char *dir, uint64_t *nodes, uint64_t *placements,
  * per mode); store_peek() reads it without creating anything: with
  * *has_state false and "" when DIR or its data.mdb does not exist, else
  * whether the nodes table holds anything and the record ("" when the
- * store predates it). The same ownership checks as store_open(). Return
+ * store predates it). The same ownership checks as store_open(), and a
+ * data file ending before its last page extended as store_open() extends
+ * it (the daemon's peek, before its open for writing). Return
  * 0 or a negative errno with a message naming the path. */
 #define STORE_ORIGIN_MAX 512u
 int store_put_origin(struct store *s, const char *origin, char *err,

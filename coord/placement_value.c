@@ -1,10 +1,12 @@
 /* A placement's value in etcd (coord/placement_value.h): encode, and a
- * strict decoder of what etcd gives back (outside input). One text, one
- * value: no leading zeros, no sign, single spaces, so decode(encode(v))
- * is v and encode(decode(t)) is t. Cost: one pass over at most
- * PLACEMENT_VALUE_MAX bytes; no allocation. */
+ * strict decoder of what etcd gives back (outside input), versions 1 and
+ * 2. One text, one value: no leading zeros, no sign, single spaces,
+ * labels in one order, so decode(encode(v)) is v and encode(decode(t)) is
+ * t. Cost: one pass over at most PLACEMENT_VALUE_MAX bytes (a label's key
+ * compared once with the one before); no allocation. */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -24,19 +26,95 @@ static bool name_ok(const char *s, size_t n, size_t max, bool dots)
 	return true;
 }
 
+/* [A-Za-z0-9._-]{min,max}: a label's name or value. */
+static bool label_part_ok(const char *s, size_t n, size_t min, size_t max)
+{
+	if (n < min || n > max)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		      c == '-' || c == '.' || c == '_'))
+			return false;
+	}
+	return true;
+}
+
+bool placement_label_ok(const char *key, size_t key_len, const char *value, size_t value_len)
+{
+	const char *slash = memchr(key, '/', key_len);
+	const char *name = key;
+	size_t name_len = key_len;
+	if (slash != NULL) {
+		size_t prefix = (size_t)(slash - key);
+		if (!name_ok(key, prefix, 253, true))
+			return false;
+		name = slash + 1;
+		name_len = key_len - prefix - 1;
+	}
+	return label_part_ok(name, name_len, 1, 63) &&
+	       label_part_ok(value, value_len, 0, PLACEMENT_LABEL_VALUE_MAX);
+}
+
+/* The labels' text t (n bytes): "k=v" tokens, single spaces, keys
+ * strictly ascending; their count, or -1. */
+static int labels_ok(const char *t, size_t n)
+{
+	if (n == 0)
+		return 0;
+	if (n > PLACEMENT_LABELS_MAX)
+		return -1;
+	int count = 0;
+	const char *prev = NULL;
+	size_t prev_len = 0;
+	for (size_t start = 0; start <= n;) {
+		const char *end = memchr(t + start, ' ', n - start);
+		size_t len = end != NULL ? (size_t)(end - (t + start)) : n - start;
+		const char *tok = t + start;
+		const char *eq = memchr(tok, '=', len);
+		if (eq == NULL || ++count > PLACEMENT_LABELS_COUNT)
+			return -1;
+		size_t klen = (size_t)(eq - tok);
+		if (!placement_label_ok(tok, klen, eq + 1, len - klen - 1))
+			return -1;
+		if (prev != NULL) {
+			int c = memcmp(prev, tok, prev_len < klen ? prev_len : klen);
+			if (c > 0 || (c == 0 && prev_len >= klen))
+				return -1;
+		}
+		prev = tok;
+		prev_len = klen;
+		if (end == NULL)
+			break;
+		start += len + 1;
+	}
+	return count;
+}
+
 int placement_value_encode(const struct placement_value *v, char *out)
 {
 	size_t node_len = strnlen(v->node, sizeof(v->node));
 	size_t queue_len = strnlen(v->queue, sizeof(v->queue));
+	size_t ns_len = strnlen(v->ns, sizeof(v->ns));
+	size_t labels_len = strnlen(v->labels, sizeof(v->labels));
 	if (!name_ok(v->node, node_len, PLACEMENT_NODE_MAX, true) ||
 	    (queue_len && !name_ok(v->queue, queue_len, PLACEMENT_QUEUE_MAX, false)) ||
 	    (queue_len == 1 && v->queue[0] == '-') || v->cpu_milli < 0 || v->mem_bytes < 0 ||
-	    v->gpus < 0)
+	    v->gpus < 0 || v->version > 2)
 		return -EINVAL;
-	int n = snprintf(out, PLACEMENT_VALUE_MAX + 1, "1 %s %" PRIu64 " %" PRId64 " %" PRId64
-			 " %" PRId64 " %s",
-			 v->node, v->node_generation, v->cpu_milli, v->mem_bytes, v->gpus,
-			 queue_len ? v->queue : "-");
+	if (v->version < 2 && (ns_len || labels_len || v->n_labels))
+		return -EINVAL;
+	if (v->version == 2 &&
+	    ((ns_len && !name_ok(v->ns, ns_len, PLACEMENT_NS_MAX, false)) ||
+	     (ns_len == 1 && v->ns[0] == '-') || labels_ok(v->labels, labels_len) != v->n_labels))
+		return -EINVAL;
+	int n = snprintf(out, PLACEMENT_VALUE_MAX + 1, "%c %s %" PRIu64 " %" PRId64 " %" PRId64
+			 " %" PRId64 " %s%s%s%s%s",
+			 v->version == 2 ? '2' : '1', v->node, v->node_generation, v->cpu_milli,
+			 v->mem_bytes, v->gpus, queue_len ? v->queue : "-",
+			 v->version == 2 ? " " : "",
+			 v->version == 2 ? (ns_len ? v->ns : "-") : "", labels_len ? " " : "",
+			 v->labels);
 	return n < 0 || n > PLACEMENT_VALUE_MAX ? -EINVAL : n;
 }
 
@@ -59,7 +137,20 @@ static bool number_ok(const char *s, size_t n, uint64_t max, uint64_t *out)
 }
 
 static const char *const field_names[] = {"version", "node", "node generation", "cpu milli",
-					  "memory bytes", "gpus", "queue"};
+					  "memory bytes", "gpus", "queue", "namespace"};
+
+/* A refusal: msg says why, out zeroed. */
+__attribute__((format(printf, 4, 5)))
+static int refuse(struct placement_value *out, char *msg, size_t msglen, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	if (msglen)
+		vsnprintf(msg, msglen, fmt, ap);
+	va_end(ap);
+	memset(out, 0, sizeof(*out));
+	return -EINVAL;
+}
 
 int placement_value_decode(const void *text, size_t len, struct placement_value *out, char *msg,
 			   size_t msglen)
@@ -68,12 +159,10 @@ int placement_value_decode(const void *text, size_t len, struct placement_value 
 	memset(out, 0, sizeof(*out));
 	if (msglen)
 		msg[0] = '\0';
-	if (len > PLACEMENT_VALUE_MAX) {
-		snprintf(msg, msglen, "placement value: %zu bytes; expected at most %d", len,
-			 PLACEMENT_VALUE_MAX);
-		return -EINVAL;
-	}
-	size_t start = 0, field = 0;
+	if (len > PLACEMENT_VALUE_MAX)
+		return refuse(out, msg, msglen, "placement value: %zu bytes; expected at most %d",
+			      len, PLACEMENT_VALUE_MAX);
+	size_t start = 0, field = 0, fields = 7;
 	for (size_t i = 0; i <= len; i++) {
 		if (i < len && s[i] != ' ')
 			continue;
@@ -84,8 +173,11 @@ int placement_value_decode(const void *text, size_t len, struct placement_value 
 		const char *expected;
 		switch (field) {
 		case 0:
-			ok = n == 1 && f[0] == '1';
-			expected = "1 (the only version)";
+			ok = n == 1 && (f[0] == '1' || f[0] == '2');
+			if (ok)
+				out->version = (uint8_t)(f[0] - '0');
+			fields = out->version == 2 ? 8 : 7;
+			expected = "1 or 2 (the versions known)";
 			break;
 		case 1:
 			ok = name_ok(f, n, PLACEMENT_NODE_MAX, true);
@@ -116,24 +208,40 @@ int placement_value_decode(const void *text, size_t len, struct placement_value 
 				memcpy(out->queue, f, n);
 			expected = "a queue name (1 to 63 bytes of a-z, 0-9, '-') or \"-\"";
 			break;
-		default:
-			snprintf(msg, msglen, "placement value: more than 7 fields; expected 7");
-			memset(out, 0, sizeof(*out));
-			return -EINVAL;
+		case 7:
+			if (out->version == 2) {
+				ok = (n == 1 && f[0] == '-') || name_ok(f, n, PLACEMENT_NS_MAX, false);
+				if (ok && !(n == 1 && f[0] == '-'))
+					memcpy(out->ns, f, n);
+				expected = "a namespace (1 to 63 bytes of a-z, 0-9, '-') or \"-\"";
+				break;
+			}
+			return refuse(out, msg, msglen,
+				      "placement value: more than 7 fields; expected 7 in version 1");
+		default: {
+			/* Version 2's labels: the rest of the text, whole. */
+			size_t rest = len - start;
+			int count = rest > 0 ? labels_ok(f, rest) : -1;
+			if (count <= 0)
+				return refuse(out, msg, msglen,
+					      "placement value: labels \"%.*s\" are not at most %d "
+					      "key=value pairs (keys [prefix/]name, ascending, "
+					      "unique; at most %d bytes)",
+					      (int)(rest > 60 ? 60 : rest), f, PLACEMENT_LABELS_COUNT,
+					      PLACEMENT_LABELS_MAX);
+			memcpy(out->labels, f, rest);
+			out->n_labels = (uint8_t)count;
+			return 0;
 		}
-		if (!ok) {
-			snprintf(msg, msglen, "placement value: field %s: \"%.*s\" is not %s",
-				 field_names[field], (int)(n > 40 ? 40 : n), f, expected);
-			memset(out, 0, sizeof(*out));
-			return -EINVAL;
 		}
+		if (!ok)
+			return refuse(out, msg, msglen, "placement value: field %s: \"%.*s\" is not %s",
+				      field_names[field], (int)(n > 40 ? 40 : n), f, expected);
 		field++;
 		start = i + 1;
 	}
-	if (field != 7) {
-		snprintf(msg, msglen, "placement value: %zu fields; expected 7", field);
-		memset(out, 0, sizeof(*out));
-		return -EINVAL;
-	}
+	if (field != fields)
+		return refuse(out, msg, msglen, "placement value: %zu fields; expected %zu", field,
+			      fields);
 	return 0;
 }

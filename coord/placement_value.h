@@ -4,23 +4,46 @@
  * by a shard's new owner (coord/rebuild.h): outside input then, decoded
  * strictly (tests/fuzz/fuzz_placement_value.c).
  *
- * The text, one space between fields, nothing else:
+ * The text, one space between fields, nothing else, in one of two
+ * versions (the decoder takes both; a host writes 2):
  *   "1 <node> <node generation> <cpu milli> <memory bytes> <gpus> <queue>"
- * 1 is the format's version; node a DNS subdomain (1 to 253 bytes of
- * [a-z0-9.-]); the numbers decimal, no sign, no leading zero, within
- * int64 (the generation within uint64); queue the pod's quota queue (a
- * DNS label, 1 to 63 bytes of [a-z0-9-]) or "-" for none. At most
- * PLACEMENT_VALUE_MAX bytes. */
+ *   "2 <node> <node generation> <cpu milli> <memory bytes> <gpus> <queue>
+ *      <namespace>[ <key>=<value>]..."
+ * node a DNS subdomain (1 to 253 bytes of [a-z0-9.-]); the numbers
+ * decimal, no sign, no leading zero, within int64 (the generation within
+ * uint64); queue the pod's quota queue (a DNS label, 1 to 63 bytes of
+ * [a-z0-9-]) or "-" for none. Version 2 adds what other shards' inter-pod
+ * rules need of the pod (issue 40, "Rules across shards"): its namespace
+ * (a DNS label, or "-" for none) and its labels, keys strictly ascending
+ * (bytewise), at most PLACEMENT_LABELS_COUNT of them (the pod decoder's
+ * GROUP_MAX_LABELS) and PLACEMENT_LABELS_MAX bytes with their separating
+ * spaces; a key is [<prefix>/]<name>, prefix a DNS subdomain (at most 253
+ * bytes of [a-z0-9.-]), name 1 to 63 bytes of [A-Za-z0-9._-]; a value 0
+ * to 63 bytes of [A-Za-z0-9._-]. At most PLACEMENT_VALUE_MAX bytes. */
 #ifndef SHMSCHED_COORD_PLACEMENT_VALUE_H
 #define SHMSCHED_COORD_PLACEMENT_VALUE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #define PLACEMENT_NODE_MAX 253
 #define PLACEMENT_QUEUE_MAX 63
-/* "1 " + node + 4 numbers of up to 20 digits and their spaces + queue. */
-#define PLACEMENT_VALUE_MAX (2 + PLACEMENT_NODE_MAX + 4 * 21 + 1 + PLACEMENT_QUEUE_MAX)
+#define PLACEMENT_NS_MAX 63
+/* A version 2 value's labels: their count (GROUP_MAX_LABELS, the pod
+ * decoder's) and the bytes of their text ("k=v k=v"). A pod whose labels
+ * pass the bytes is written in version 1 by its host (etcd_sync.c: other
+ * hosts then count it without labels, as before version 2); the bound
+ * keeps a committer's ring of values (coord/commit_queue.c) small. */
+#define PLACEMENT_LABELS_COUNT 64
+#define PLACEMENT_LABELS_MAX 2048
+#define PLACEMENT_LABEL_KEY_MAX (253 + 1 + 63)
+#define PLACEMENT_LABEL_VALUE_MAX 63
+/* "2 " + node + 4 numbers of up to 20 digits and their spaces + queue,
+ * then " " + namespace + " " + the labels' text. */
+#define PLACEMENT_VALUE_MAX                                                                  \
+	(2 + PLACEMENT_NODE_MAX + 4 * 21 + 1 + PLACEMENT_QUEUE_MAX + 1 + PLACEMENT_NS_MAX + 1 + \
+	 PLACEMENT_LABELS_MAX)
 
 struct placement_value {
 	char node[PLACEMENT_NODE_MAX + 1];
@@ -30,11 +53,23 @@ struct placement_value {
 	int64_t gpus;
 	/* "" for none. */
 	char queue[PLACEMENT_QUEUE_MAX + 1];
+	/* 1 or 2 (0 encodes as 1). Version 1 has no namespace, no labels. */
+	uint8_t version;
+	/* Version 2: the pod's namespace ("" for none) and its labels as
+	 * the text holds them ("k=v k=v", "" for none), n_labels of them. */
+	char ns[PLACEMENT_NS_MAX + 1];
+	uint8_t n_labels;
+	char labels[PLACEMENT_LABELS_MAX + 1];
 };
 
+/* Whether key=value is a label as a version 2 value holds it (the
+ * alphabets and lengths above; the value may be empty). */
+bool placement_label_ok(const char *key, size_t key_len, const char *value, size_t value_len);
+
 /* Writes the text into out (PLACEMENT_VALUE_MAX + 1 bytes, NUL-ended);
- * its length, or -EINVAL (a name out of its alphabet or length, a
- * negative number). */
+ * its length, or -EINVAL (a name or label out of its alphabet or length,
+ * labels out of order or not n_labels of them, a negative number, a
+ * version 1 value with a namespace or labels). */
 int placement_value_encode(const struct placement_value *v, char *out);
 
 /* Reads len bytes (not NUL-ended). 0, or -EINVAL with msg naming the

@@ -42,6 +42,7 @@
 #include "daemon/lease_internal.h"
 #include "daemon/quarantine_internal.h"
 #include "daemon/etcd_sync_internal.h"
+#include "daemon/shard_watch_internal.h"
 #include "daemon/shard_gate_internal.h"
 #include "daemon/taint_evict_internal.h"
 
@@ -73,6 +74,7 @@ struct daemon {
 	struct shard_gate *shard_gate; /* with --etcd (issue 40); NULL: one host */
 	struct membership *membership; /* its thread; NULL: one host */
 	struct etcd_sync *etcd_sync;   /* sync commits; NULL: none */
+	struct shard_watch *shard_watch; /* other shards' placements; NULL: none */
 	/* The durable store's hooks (zero: none), which etcd sync's chain. */
 	struct producers_persist store_hooks;
 	struct priority_classes classes; /* the cluster file's and admins' */
@@ -120,6 +122,7 @@ _Static_assert(sizeof(struct serve_stats) == sizeof(struct state_worker_stats) &
 static void teardown(struct daemon *d)
 {
 	membership_stop(d->membership); /* first: it reads the cluster */
+	shard_watch_stop(d->shard_watch); /* before the producers and tables it writes */
 	afsl_saver_stop(d->afs); /* before the store it writes to */
 	lease_ticker_stop(d->lease_ticker); /* before the producers it syncs */
 	warm_stop(d->warmer); /* before the table it reads */
@@ -361,6 +364,7 @@ static void shard_metrics_text(const struct daemon_shards *c, struct quota_text 
 		       "(refused), other "
 		       "hosts' placements counted on taking their shards (counted), "
 		       "deletes of freed placements' keys not queued (delete_dropped), "
+		       "placements committed without their labels (labels_dropped), "
 		       "answered placed (async) and then not committed: rolled back and "
 		       "logged (lost).\n"
 		       "# TYPE shmsched_etcd_placements_total counter\n"
@@ -369,8 +373,37 @@ static void shard_metrics_text(const struct daemon_shards *c, struct quota_text 
 		       "shmsched_etcd_placements_total{result=\"counted\"} %" PRIu64 "\n"
 		       "shmsched_etcd_placements_total{result=\"delete_dropped\"} %" PRIu64
 		       "\n"
+		       "shmsched_etcd_placements_total{result=\"labels_dropped\"} %" PRIu64
+		       "\n"
 		       "shmsched_etcd_placements_total{result=\"lost\"} %" PRIu64 "\n",
-		       c->committed, c->refused, c->counted, c->deletes_dropped, c->lost);
+		       c->committed, c->refused, c->counted, c->deletes_dropped,
+		       c->labels_dropped, c->lost);
+	if (!c->watching)
+		return;
+	quota_text_put(o, "# HELP shmsched_etcd_foreign_placements Other shards' "
+		       "placements this host holds as bound records (for inter-pod "
+		       "rules and room), from its watch of etcd.\n"
+		       "# TYPE shmsched_etcd_foreign_placements gauge\n"
+		       "shmsched_etcd_foreign_placements %" PRIu64 "\n"
+		       "# HELP shmsched_etcd_watch_revision The etcd revision this host's "
+		       "shard watch has applied through (0: none yet).\n"
+		       "# TYPE shmsched_etcd_watch_revision gauge\n"
+		       "shmsched_etcd_watch_revision %" PRId64 "\n"
+		       "# HELP shmsched_etcd_watch_events_total The shard watch's events: "
+		       "other hosts' placements put (put) and deleted (delete), lists "
+		       "(relist: the start, a compacted watch, a shard given up), "
+		       "placements not held (refused: the bound reached or a table full), "
+		       "on nodes this host lacks (unknown_node), errors (error).\n"
+		       "# TYPE shmsched_etcd_watch_events_total counter\n"
+		       "shmsched_etcd_watch_events_total{event=\"put\"} %" PRIu64 "\n"
+		       "shmsched_etcd_watch_events_total{event=\"delete\"} %" PRIu64 "\n"
+		       "shmsched_etcd_watch_events_total{event=\"relist\"} %" PRIu64 "\n"
+		       "shmsched_etcd_watch_events_total{event=\"refused\"} %" PRIu64 "\n"
+		       "shmsched_etcd_watch_events_total{event=\"unknown_node\"} %" PRIu64 "\n"
+		       "shmsched_etcd_watch_events_total{event=\"error\"} %" PRIu64 "\n",
+		       c->foreign_records, c->watch_revision, c->watch_puts, c->watch_deletes,
+		       c->watch_relists, c->watch_refused, c->watch_unknown_node,
+		       c->watch_errors);
 }
 
 /* OP_QUEUE_METRICS's text (ingest/producers.h), on the control thread
@@ -1063,6 +1096,9 @@ static void member_owned(void *arg, const shard_name_t *names, size_t n)
 		return;
 	}
 	shard_name_t ready[SHARD_MAX]; /* 16 KiB of the membership thread's stack */
+	/* The watch's claims first: a shard taken now is the take's to count
+	 * (daemon/shard_watch_internal.h). */
+	shard_watch_owned(d->shard_watch, names, n);
 	shard_gate_owned(d->shard_gate, ready, etcd_sync_ready(d->etcd_sync, names, n, ready));
 	shard_gate_owned(d->shard_gate, ready, etcd_sync_owned(d->etcd_sync, names, n, ready));
 	report_lost(d);
@@ -1155,6 +1191,22 @@ static int start_shards(struct daemon *d, const struct daemon_config *cfg, char 
 			.arg = d,
 		};
 		producers_set_state(d->producers, d->meta, &chained);
+		/* Other shards' placements, for inter-pod rules across shards:
+		 * before the membership thread that claims shards starts. */
+		struct shard_watch_config wc = {
+			.endpoints = cfg->etcd_endpoints,
+			.prefix = prefix,
+			.host = host,
+			.cluster = d->cluster,
+			.placements = d->placements,
+			.producers = d->producers,
+			.events = d->events,
+		};
+		char werr[512];
+		int wrc = shard_watch_start(&d->shard_watch, &wc, werr, sizeof(werr));
+		if (wrc < 0)
+			return errmsg_rc(wrc, err, err_len, "--etcd %s: %s", cfg->etcd_endpoints,
+					 werr);
 	}
 	char why[512];
 	int rc = membership_start(&d->membership, &mc, why, sizeof(why));
@@ -1193,6 +1245,20 @@ bool daemon_shard_status(struct daemon *d, struct daemon_shards *out)
 		out->counted = ec.counted;
 		out->deletes_dropped = ec.deletes_dropped;
 		out->lost = ec.lost;
+		out->labels_dropped = ec.labels_dropped;
+	}
+	if (d->shard_watch != NULL) {
+		struct shard_watch_counts wc;
+		shard_watch_get_counts(d->shard_watch, &wc);
+		out->watching = true;
+		out->foreign_records = wc.records;
+		out->watch_revision = wc.revision;
+		out->watch_puts = wc.puts;
+		out->watch_deletes = wc.deletes;
+		out->watch_relists = wc.relists;
+		out->watch_refused = wc.refused;
+		out->watch_unknown_node = wc.unknown_node;
+		out->watch_errors = wc.errors;
 	}
 	return true;
 }

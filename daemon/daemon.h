@@ -399,9 +399,17 @@ struct daemon_shards {
 	uint64_t alive_until_ns; /* monotonic; 0: not placing */
 	/* With sync or async commits (daemon/etcd_sync_internal.h):
 	 * placements committed, refused (rolled back), other hosts' counted
-	 * on takes, deletes not queued, answered placed and then lost
-	 * (async). */
-	uint64_t committed, refused, counted, deletes_dropped, lost;
+	 * on takes, deletes not queued, placements written without labels,
+	 * answered placed and then lost (async). */
+	uint64_t committed, refused, counted, deletes_dropped, labels_dropped, lost;
+	/* The shard watch (daemon/shard_watch_internal.h): other shards'
+	 * placements held as records, the revision seen through, its
+	 * events. */
+	bool watching;
+	uint64_t foreign_records;
+	int64_t watch_revision;
+	uint64_t watch_puts, watch_deletes, watch_relists, watch_refused, watch_unknown_node,
+		watch_errors;
 };
 bool daemon_shard_status(struct daemon *d, struct daemon_shards *out);
 

@@ -58,6 +58,7 @@
 #include <time.h>
 
 #include "base/base.h"
+#include "daemon/pod_labels_internal.h"
 
 struct shard_committer {
 	shard_name_t name;
@@ -133,6 +134,7 @@ struct etcd_sync {
 	struct etcd_lost *lost; /* [ETCD_SYNC_ASYNC_MAX] */
 	size_t n_lost;
 	uint64_t lost_total; /* under async_mu */
+	uint64_t labels_dropped; /* relaxed: placements written without labels */
 	uint64_t host_hash; /* the first half of this host's uids */
 };
 
@@ -643,6 +645,11 @@ static void record_of(struct etcd_sync *s, uint32_t slot, uint32_t node_gen,
 		.gpus = pod->num_gpu,
 	};
 	snprintf(pv->node, sizeof(pv->node), "%s", intern_str(s->strings, snap->nodes[slot].name));
+	/* Version 2: the pod's namespace and labels, for other hosts'
+	 * inter-pod rules (daemon/shard_watch.c); labels past the value's
+	 * bound go as version 1, counted without labels there. */
+	if (pod_labels_to_value(s->strings, pod->group, pv) < 0)
+		__atomic_fetch_add(&s->labels_dropped, 1, __ATOMIC_RELAXED);
 	snprintf(uid, 2 * UID_HALF + 1, "%016" PRIx64 "%016" PRIx64, s->host_hash, id);
 }
 
@@ -946,6 +953,7 @@ void etcd_sync_get_counts(struct etcd_sync *s, struct etcd_sync_counts *out)
 		.refused = __atomic_load_n(&s->refused, __ATOMIC_RELAXED),
 		.counted = __atomic_load_n(&s->counted, __ATOMIC_RELAXED),
 		.deletes_dropped = __atomic_load_n(&s->deletes_dropped, __ATOMIC_RELAXED),
+		.labels_dropped = __atomic_load_n(&s->labels_dropped, __ATOMIC_RELAXED),
 	};
 	pthread_mutex_lock(&s->async_mu);
 	out->lost = s->lost_total;

@@ -178,9 +178,11 @@ void etcd_sync_delete(struct etcd_sync *s, uint64_t id);
 
 /* Counters: placements committed, refused (any error), other hosts'
  * placements counted on taking their shards, deletes not queued, and
- * (async) placements answered placed and then not committed. */
+ * placements written without their labels (version 1: labels over
+ * PLACEMENT_LABELS_MAX bytes), and (async) placements answered placed and
+ * then not committed. */
 struct etcd_sync_counts {
-	uint64_t committed, refused, counted, deletes_dropped, lost;
+	uint64_t committed, refused, counted, deletes_dropped, labels_dropped, lost;
 };
 void etcd_sync_get_counts(struct etcd_sync *s, struct etcd_sync_counts *out);
 

@@ -33,11 +33,11 @@
  *
  * The Eviction API's daemon call (gw_evict_run) is one OP_DRAIN wave with
  * OP_DRAIN_PLACEMENT | OP_DRAIN_FORCE for the one placement, on a
- * connection of its own under `evict_lock`: evicted, blocked by a budget,
- * or in more than one are the API's 201, 429 and 500 (kubernetes/kubernetes
- * pkg/registry/core/pod/storage/eviction.go). FORCE: the Eviction API
- * evicts any pod, managed or not; kubectl's unmanaged-pod refusal is
- * drain's.
+ * connection of its own (`evict`, a gw_admin_conn: admin_conn.c): evicted,
+ * blocked by a budget, or in more than one are the API's 201, 429 and 500
+ * (kubernetes/kubernetes pkg/registry/core/pod/storage/eviction.go).
+ * FORCE: the Eviction API evicts any pod, managed or not; kubectl's
+ * unmanaged-pod refusal is drain's.
  */
 #include "gateway/gateway_internal.h"
 
@@ -89,8 +89,7 @@ struct gw_drains {
 	uint64_t next_id;
 	unsigned running;
 	struct drain d[DRAINS_KEPT];
-	pthread_mutex_t evict_lock;
-	struct shmsched_client *evict_c;
+	struct gw_admin_conn evict; /* the Eviction API's */
 };
 
 int gw_drains_create(const char *admin_socket, struct gw_drains **out)
@@ -105,7 +104,7 @@ int gw_drains_create(const char *admin_socket, struct gw_drains **out)
 	pthread_cond_init(&m->cond, &ca);
 	pthread_condattr_destroy(&ca);
 	pthread_mutex_init(&m->lock, NULL);
-	pthread_mutex_init(&m->evict_lock, NULL);
+	gw_admin_conn_init(&m->evict, admin_socket, "shmsched-gateway-evict");
 	m->next_id = 1;
 	*out = m;
 	return 0;
@@ -136,9 +135,7 @@ void gw_drains_free(struct gw_drains *m)
 	gw_drains_stop(m);
 	for (unsigned i = 0; i < DRAINS_KEPT; i++)
 		free(m->d[i].report);
-	if (m->evict_c != NULL)
-		shmsched_disconnect(m->evict_c);
-	pthread_mutex_destroy(&m->evict_lock);
+	gw_admin_conn_fini(&m->evict);
 	pthread_mutex_destroy(&m->lock);
 	pthread_cond_destroy(&m->cond);
 	free(m);
@@ -481,32 +478,38 @@ unlock:
 	pthread_mutex_unlock(&m->lock);
 }
 
+/* shmsched_drain of one placement, through gw_admin_conn_call: the
+ * answer's text (the caller's to free) replaced at each try. */
+struct drain_call {
+	const char *node, *placement;
+	unsigned flags;
+	struct shmsched_drain_result *r;
+	char **text;
+};
+
+static int drain_call(struct shmsched_client *c, void *arg, char *err,
+		      size_t err_len)
+{
+	struct drain_call *a = arg;
+	const char *nodes[1] = {a->node};
+	free(*a->text);
+	*a->text = NULL;
+	return shmsched_drain(c, nodes, 1, a->placement, a->flags, a->r, a->text,
+			      err, err_len);
+}
+
 int gw_drain_node_known(struct gw_drains *m, const char *node)
 {
 	/* A wave of one placement no daemon hands out (ids start at 1 and
 	 * count up), dry: the daemon checks the node's name first. */
-	const char *nodes[1] = {node};
 	struct shmsched_drain_result r;
 	char err[1024], *text = NULL;
-	int rc = 0;
-	pthread_mutex_lock(&m->evict_lock);
-	for (int attempt = 0; attempt < 2; attempt++) {
-		if (m->evict_c == NULL &&
-		    (rc = shmsched_connect_named(m->admin_socket,
-						 "shmsched-gateway-evict", &m->evict_c,
-						 err, sizeof(err))) < 0)
-			break;
-		rc = shmsched_drain(m->evict_c, nodes, 1, "18446744073709551615",
-				    SHMSCHED_DRAIN_PLACEMENT | SHMSCHED_DRAIN_DRY_RUN |
-				    SHMSCHED_DRAIN_FORCE, &r, &text, err, sizeof(err));
-		free(text);
-		text = NULL;
-		if (rc != -ECONNRESET)
-			break;
-		shmsched_disconnect(m->evict_c);
-		m->evict_c = NULL;
-	}
-	pthread_mutex_unlock(&m->evict_lock);
+	struct drain_call a = {node, "18446744073709551615",
+			       SHMSCHED_DRAIN_PLACEMENT | SHMSCHED_DRAIN_DRY_RUN |
+			       SHMSCHED_DRAIN_FORCE, &r, &text};
+	int rc = gw_admin_conn_call(&m->evict, drain_call, &a, NULL, err,
+				    sizeof(err));
+	free(text);
 	return rc == -ENOENT ? -ENOENT : 0;
 }
 
@@ -518,30 +521,13 @@ void gw_evict_run(struct gw_drains *m, const char *pod, uint64_t placement_id,
 	const char *name = slash != NULL ? slash + 1 : pod;
 	char id[24], err[1024];
 	snprintf(id, sizeof(id), "%" PRIu64, placement_id);
-	const char *nodes[1] = {node};
-	unsigned flags = SHMSCHED_DRAIN_PLACEMENT | SHMSCHED_DRAIN_FORCE |
-			 (dry_run ? SHMSCHED_DRAIN_DRY_RUN : 0);
 	struct shmsched_drain_result r = {0};
 	char *text = NULL;
-	int rc = 0;
-	pthread_mutex_lock(&m->evict_lock);
-	for (int attempt = 0; attempt < 2; attempt++) {
-		if (m->evict_c == NULL &&
-		    (rc = shmsched_connect_named(m->admin_socket,
-						 "shmsched-gateway-evict", &m->evict_c,
-						 err, sizeof(err))) < 0)
-			break;
-		free(text);
-		text = NULL;
-		rc = shmsched_drain(m->evict_c, nodes, 1, id, flags, &r, &text, err,
+	struct drain_call a = {node, id, SHMSCHED_DRAIN_PLACEMENT |
+			       SHMSCHED_DRAIN_FORCE |
+			       (dry_run ? SHMSCHED_DRAIN_DRY_RUN : 0), &r, &text};
+	int rc = gw_admin_conn_call(&m->evict, drain_call, &a, NULL, err,
 				    sizeof(err));
-		if (rc != -ECONNRESET)
-			break;
-		/* The daemon restarted since: one more try on a new connection. */
-		shmsched_disconnect(m->evict_c);
-		m->evict_c = NULL;
-	}
-	pthread_mutex_unlock(&m->evict_lock);
 	if (rc == -ENOENT || (rc == 0 && r.evicted + r.blocked + r.errors == 0)) {
 		/* Its node or its placement went meanwhile. */
 		gw_reply_statusf(rep, 404, "NotFound", "pods \"%s\" not found", name);

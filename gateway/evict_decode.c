@@ -1,39 +1,15 @@
-/* The eviction and drain bodies (gateway/evict_decode.h): jansson, then
- * each member checked by name and type. Nothing here trusts the body: its
- * size is bounded before parsing, every member's type is checked before
- * its value is read, strings are bounded before they are copied. */
+/* The eviction and drain bodies (gateway/evict_decode.h): jansson
+ * (gateway/json_body.h), then each member checked by name and type.
+ * Nothing here trusts the body: its size is bounded before parsing, every
+ * member's type is checked before its value is read, strings are bounded
+ * before they are copied. */
 #include "gateway/evict_decode.h"
 
 #include <errno.h>
-#include <jansson.h>
 #include <stdio.h>
 #include <string.h>
 
-/* Parses body[0..len) as one JSON object, into *out. */
-static int load_object(const char *body, size_t len, const char *what,
-		       json_t **out, char *err, size_t err_len)
-{
-	*out = NULL;
-	if (len > GW_EVICT_BODY_MAX) {
-		snprintf(err, err_len, "%s: a body of %zu bytes; at most %u", what,
-			 len, GW_EVICT_BODY_MAX);
-		return -EINVAL;
-	}
-	json_error_t je;
-	json_t *root = json_loadb(body, len, JSON_REJECT_DUPLICATES, &je);
-	if (root == NULL) {
-		snprintf(err, err_len, "%s: not JSON: %.200s (line %d, column %d)",
-			 what, je.text, je.line, je.column);
-		return -EINVAL;
-	}
-	if (!json_is_object(root)) {
-		json_decref(root);
-		snprintf(err, err_len, "%s: expected a JSON object", what);
-		return -EINVAL;
-	}
-	*out = root;
-	return 0;
-}
+#include "gateway/json_body.h"
 
 /* A string member's value, or NULL; absent and null are NULL with 0, any
  * other type -EINVAL. */
@@ -58,7 +34,8 @@ int gw_eviction_decode(const char *body, size_t len, const char *ns,
 {
 	json_t *root = NULL;
 	*out = (struct gw_eviction){0};
-	int rc = load_object(body, len, "Eviction", &root, err, err_len);
+	int rc = gw_json_body_object(body, len, GW_EVICT_BODY_MAX, "Eviction",
+				     NULL, &root, err, err_len);
 	if (rc < 0)
 		return rc;
 	const char *api, *kind, *mname, *mns;
@@ -144,14 +121,11 @@ int gw_drain_decode(const char *body, size_t len, struct gw_drain_req *out,
 		    char *err, size_t err_len)
 {
 	*out = (struct gw_drain_req){0};
-	size_t at = 0;
-	while (at < len && (body[at] == ' ' || body[at] == '\t' ||
-			    body[at] == '\r' || body[at] == '\n'))
-		at++;
-	if (at == len)
+	if (gw_json_body_blank(body, len))
 		return 0; /* no body: the defaults */
 	json_t *root = NULL;
-	int rc = load_object(body, len, "drain", &root, err, err_len);
+	int rc = gw_json_body_object(body, len, GW_EVICT_BODY_MAX, "drain", NULL,
+				     &root, err, err_len);
 	if (rc < 0)
 		return rc;
 	const char *key;

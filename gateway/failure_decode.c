@@ -1,15 +1,16 @@
-/* The failure route's body and id (gateway/failure_decode.h): jansson,
- * then each member checked by name and type. Nothing here trusts the
- * body: its size is bounded before parsing, every member's type is
- * checked before its value is read, the reason is bounded and checked for
- * control characters before it is copied. */
+/* The failure route's body and id (gateway/failure_decode.h): jansson
+ * (gateway/json_body.h), then each member checked by name and type.
+ * Nothing here trusts the body: its size is bounded before parsing, every
+ * member's type is checked before its value is read, the reason is
+ * bounded and checked for control characters before it is copied. */
 #include "gateway/failure_decode.h"
 
 #include <errno.h>
 #include <inttypes.h>
-#include <jansson.h>
 #include <stdio.h>
 #include <string.h>
+
+#include "gateway/json_body.h"
 
 bool gw_failure_id(const char *s, size_t len, uint64_t *id)
 {
@@ -29,43 +30,20 @@ bool gw_failure_id(const char *s, size_t len, uint64_t *id)
 	return true;
 }
 
-/* Whether text[0..len) is free of control characters (C0, DEL) and NUL. */
-static bool printable(const char *text, size_t len)
-{
-	for (size_t i = 0; i < len; i++)
-		if ((unsigned char)text[i] < 0x20 || text[i] == 0x7f)
-			return false;
-	return true;
-}
-
 int gw_failure_decode(const char *body, size_t len, struct gw_failure_req *out,
 		      char *err, size_t err_len)
 {
 	*out = (struct gw_failure_req){0};
-	if (len > GW_FAILURE_BODY_MAX) {
-		snprintf(err, err_len, "failure: a body of %zu bytes; at most %u",
-			 len, GW_FAILURE_BODY_MAX);
-		return -EINVAL;
-	}
-	size_t at = 0;
-	while (at < len && (body[at] == ' ' || body[at] == '\t' ||
-			    body[at] == '\r' || body[at] == '\n'))
-		at++;
-	if (at == len)
-		return 0; /* no body: no reason */
-	json_error_t je;
-	json_t *root = json_loadb(body, len, JSON_REJECT_DUPLICATES, &je);
-	if (root == NULL) {
-		snprintf(err, err_len, "failure: not JSON: %.200s (line %d, column %d)",
-			 je.text, je.line, je.column);
-		return -EINVAL;
-	}
-	int rc = -EINVAL;
-	if (!json_is_object(root)) {
-		snprintf(err, err_len, "failure: expected a JSON object "
-			 "({\"reason\":TEXT,\"exitCode\":N})");
-		goto cleanup;
-	}
+	/* Blank within the bound: no reason (past it, refused for its size). */
+	if (len <= GW_FAILURE_BODY_MAX && gw_json_body_blank(body, len))
+		return 0;
+	json_t *root;
+	int rc = gw_json_body_object(body, len, GW_FAILURE_BODY_MAX, "failure",
+				     " ({\"reason\":TEXT,\"exitCode\":N})", &root,
+				     err, err_len);
+	if (rc < 0)
+		return rc;
+	rc = -EINVAL;
 	const char *key, *reason = NULL;
 	size_t reason_len = 0;
 	bool has_code = false;
@@ -82,12 +60,12 @@ int gw_failure_decode(const char *body, size_t len, struct gw_failure_req *out,
 			}
 			reason = json_string_value(v);
 			reason_len = json_string_length(v);
-			if (reason_len > GW_FAILURE_REASON_MAX ||
-			    !printable(reason, reason_len)) {
+			bool printable = gw_text_printable(reason, reason_len);
+			if (reason_len > GW_FAILURE_REASON_MAX || !printable) {
 				snprintf(err, err_len, "failure: reason: %zu bytes%s; "
 					 "expected at most %u bytes without control "
 					 "characters (it goes to the daemon's log)",
-					 reason_len, printable(reason, reason_len) ? ""
+					 reason_len, printable ? ""
 					 : " holding a control character",
 					 GW_FAILURE_REASON_MAX);
 				goto cleanup;

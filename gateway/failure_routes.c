@@ -23,9 +23,9 @@
  *   501  the daemon keeps no quarantine
  *   503  the daemon is away
  *
- * The daemon call runs on a connection of this module's own, under `lock`
- * (MHD's threads call in at once; a report is one short request), made
- * again once when the daemon restarted since.
+ * The daemon call runs on a connection of this module's own (struct
+ * gw_admin_conn, admin_conn.c: one report at a time, made again once when
+ * the daemon restarted since).
  */
 #include "gateway/gateway_internal.h"
 
@@ -42,9 +42,7 @@ _Static_assert(GW_FAILURE_BODY_MAX == GW_EVICT_BODY_MAX,
 	       "the failure body's bound is http.c's small body");
 
 struct gw_failures {
-	char admin_socket[4096];
-	pthread_mutex_t lock;
-	struct shmsched_client *c;
+	struct gw_admin_conn conn;
 };
 
 int gw_failures_create(const char *admin_socket, struct gw_failures **out)
@@ -52,8 +50,7 @@ int gw_failures_create(const char *admin_socket, struct gw_failures **out)
 	struct gw_failures *m = calloc(1, sizeof(*m));
 	if (m == NULL)
 		return -ENOMEM;
-	snprintf(m->admin_socket, sizeof(m->admin_socket), "%s", admin_socket);
-	pthread_mutex_init(&m->lock, NULL);
+	gw_admin_conn_init(&m->conn, admin_socket, "shmsched-gateway-failure");
 	*out = m;
 	return 0;
 }
@@ -62,12 +59,22 @@ void gw_failures_free(struct gw_failures *m)
 {
 	if (m == NULL)
 		return;
-	if (m->c != NULL)
-		shmsched_disconnect(m->c);
-	pthread_mutex_destroy(&m->lock);
+	gw_admin_conn_fini(&m->conn);
 	free(m);
 }
 
+/* shmsched_report_failure's arguments, through gw_admin_conn_call. */
+struct report_call {
+	uint64_t id;
+	const char *reason; /* NULL: none */
+};
+
+static int report_call(struct shmsched_client *c, void *arg, char *err,
+		       size_t err_len)
+{
+	const struct report_call *a = arg;
+	return shmsched_report_failure(c, a->id, a->reason, err, err_len);
+}
 
 static const char *const verdict_names[] = {
 	"Counted", "Tripped", "Held", "Capped", "Untracked", "Unpooled"};
@@ -100,27 +107,10 @@ void gw_failure_route(struct gw_failures *m, const char *id_text, size_t id_len,
 		gw_reply_status(rep, 400, "BadRequest", err);
 		return;
 	}
-	int rc = 0;
-	bool away = false; /* no connection: the daemon's socket */
-	err[0] = '\0';
-	pthread_mutex_lock(&m->lock);
-	for (int attempt = 0; attempt < 2; attempt++) {
-		if (m->c == NULL &&
-		    (rc = shmsched_connect_named(m->admin_socket,
-						 "shmsched-gateway-failure", &m->c,
-						 err, sizeof(err))) < 0) {
-			away = true;
-			break;
-		}
-		rc = shmsched_report_failure(m->c, id, req.reason[0] != '\0'
-					     ? req.reason : NULL, err, sizeof(err));
-		if (rc != -ECONNRESET)
-			break;
-		/* The daemon restarted since: one more try on a new connection. */
-		shmsched_disconnect(m->c);
-		m->c = NULL;
-	}
-	pthread_mutex_unlock(&m->lock);
+	bool away;
+	struct report_call call = {id, req.reason[0] != '\0' ? req.reason : NULL};
+	int rc = gw_admin_conn_call(&m->conn, report_call, &call, &away, err,
+				    sizeof(err));
 	if (rc >= 0 && (size_t)rc < sizeof(verdict_names) / sizeof(verdict_names[0])) {
 		rep->code = 202;
 		rep->content_type = "application/json";
@@ -135,46 +125,19 @@ void gw_failure_route(struct gw_failures *m, const char *id_text, size_t id_len,
 		return;
 	}
 	const char *says = gw_daemon_says(err);
-	if (away) {
-		snprintf(msg, sizeof(msg), "the daemon's admin socket: %s", says);
-		gw_reply_status(rep, 503, "ServiceUnavailable", msg);
-		return;
-	}
-	switch (rc) {
-	case -ENOENT:
+	if (rc >= 0) {
+		snprintf(msg, sizeof(msg), "placement %" PRIu64 ": the daemon's "
+			 "verdict %d is not one this gateway knows", id, rc);
+		gw_reply_status(rep, 500, "InternalError", msg);
+	} else if (!away && rc == -ENOENT) {
 		snprintf(msg, sizeof(msg), "placements \"%" PRIu64 "\" not found: %s",
 			 id, says);
 		gw_reply_status(rep, 404, "NotFound", msg);
-		break;
-	case -EINVAL:
-		gw_reply_status(rep, 400, "BadRequest", says);
-		break;
-	case -ESTALE:
+	} else if (!away && rc == -ESTALE) {
 		snprintf(msg, sizeof(msg), "placement %" PRIu64 ": %s", id, says);
 		gw_reply_status(rep, 409, "Conflict", msg);
-		break;
-	case -ENOTSUP:
-		gw_reply_status(rep, 501, "NotImplemented", says);
-		break;
-	case -EPERM:
-	case -EACCES:
-		gw_reply_status(rep, 403, "Forbidden", says);
-		break;
-	case -ECONNRESET:
-	case -ECONNREFUSED:
-	case -ETIMEDOUT:
-	case -EPROTO:
-	case -ENOTSOCK:
-	case -ENOTDIR:
-		gw_reply_status(rep, 503, "ServiceUnavailable", says);
-		break;
-	default:
-		if (rc >= 0)
-			snprintf(msg, sizeof(msg), "placement %" PRIu64 ": the daemon's "
-				 "verdict %d is not one this gateway knows", id, rc);
-		else
-			snprintf(msg, sizeof(msg), "placement %" PRIu64 ": %s", id, says);
-		gw_reply_status(rep, 500, "InternalError", msg);
-		break;
+	} else {
+		snprintf(msg, sizeof(msg), "placement %" PRIu64, id);
+		gw_reply_admin_refusal(rep, rc, away, err, msg);
 	}
 }

@@ -276,6 +276,39 @@ void gw_reply_status(struct gw_http_reply *rep, unsigned code, const char *reaso
 void gw_reply_statusf(struct gw_http_reply *rep, unsigned code, const char *reason,
 		      const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
+/* --- an admin route's daemon connection (admin_conn.c) ------------------ */
+
+/* One connection to the daemon's admin socket, of one route module's own:
+ * made on first use, made again once when the daemon restarted since (a
+ * call says -ECONNRESET), `c` only under `lock`. */
+struct gw_admin_conn {
+	char socket[4096];
+	const char *who;            /* the client's name (a string literal) */
+	pthread_mutex_t lock;
+	struct shmsched_client *c;  /* NULL: no connection */
+};
+/* One daemon call on connection c: 0 or more, or a negative errno with
+ * why in err (the client library's calls, shmsched/client.h). */
+typedef int (*gw_admin_call_fn)(struct shmsched_client *c, void *arg, char *err,
+				size_t err_len);
+void gw_admin_conn_init(struct gw_admin_conn *a, const char *socket,
+			const char *who);
+void gw_admin_conn_fini(struct gw_admin_conn *a);
+/* fn(c, arg, ...) on a's connection, connecting first as needed and once
+ * more on a new connection after -ECONNRESET: fn's result, or the
+ * connect's error with *away set (the daemon's socket not reached; away
+ * may be NULL). The _locked form is for a caller that holds a->lock. */
+int gw_admin_conn_call(struct gw_admin_conn *a, gw_admin_call_fn fn, void *arg,
+		       bool *away, char *err, size_t err_len);
+int gw_admin_conn_call_locked(struct gw_admin_conn *a, gw_admin_call_fn fn,
+			      void *arg, bool *away, char *err, size_t err_len);
+/* A refused admin call (rc < 0, err its message, away as the call said)
+ * as a Status: 503 away ("the daemon's admin socket: ...") or the
+ * connection lost, 400 EINVAL, 501 ENOTSUP, 403 EPERM or EACCES, else 500
+ * saying "WHAT: ...". A route with errnos of its own answers those first. */
+void gw_reply_admin_refusal(struct gw_http_reply *rep, int rc, bool away,
+			    const char *err, const char *what);
+
 /* POST /extender/{verb}: decodes the body and either answers at once
  * (*reply with code and body) or hands back a job for the dispatcher;
  * then, once the job is done, gw_extender_finish() writes the answer. */

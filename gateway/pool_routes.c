@@ -15,9 +15,9 @@
  * keeps no quarantine, 503 the daemon away. The main listener answers
  * 404 (http.c routes only the admin listener's requests here).
  *
- * The daemon call runs on a connection of this module's own, under `lock`
- * (MHD's threads call in at once; each is one short request), made again
- * once when the daemon restarted since, as failure_routes.c does.
+ * The daemon call runs on a connection of this module's own (struct
+ * gw_admin_conn, admin_conn.c: one call at a time, made again once when
+ * the daemon restarted since), as failure_routes.c's does.
  */
 #include "gateway/gateway_internal.h"
 
@@ -31,9 +31,7 @@ _Static_assert(GW_POOL_BODY_MAX == GW_EVICT_BODY_MAX,
 	       "the pool body's bound is http.c's small body");
 
 struct gw_pools {
-	char admin_socket[4096];
-	pthread_mutex_t lock;
-	struct shmsched_client *c;
+	struct gw_admin_conn conn;
 };
 
 int gw_pools_create(const char *admin_socket, struct gw_pools **out)
@@ -41,8 +39,7 @@ int gw_pools_create(const char *admin_socket, struct gw_pools **out)
 	struct gw_pools *m = calloc(1, sizeof(*m));
 	if (m == NULL)
 		return -ENOMEM;
-	snprintf(m->admin_socket, sizeof(m->admin_socket), "%s", admin_socket);
-	pthread_mutex_init(&m->lock, NULL);
+	gw_admin_conn_init(&m->conn, admin_socket, "shmsched-gateway-pools");
 	*out = m;
 	return 0;
 }
@@ -51,76 +48,36 @@ void gw_pools_free(struct gw_pools *m)
 {
 	if (m == NULL)
 		return;
-	if (m->c != NULL)
-		shmsched_disconnect(m->c);
-	pthread_mutex_destroy(&m->lock);
+	gw_admin_conn_fini(&m->conn);
 	free(m);
 }
 
+/* shmsched_pools' arguments, through gw_admin_conn_call. */
+struct pools_call {
+	const char *pool, *tmpl;
+	unsigned *held, *released;
+	char **text;
+};
+
+static int pools_call(struct shmsched_client *c, void *arg, char *err,
+		      size_t err_len)
+{
+	struct pools_call *a = arg;
+	if (a->text != NULL) { /* a try before, on a connection since lost */
+		free(*a->text);
+		*a->text = NULL;
+	}
+	return shmsched_pools(c, a->pool, a->tmpl, a->held, a->released, a->text,
+			      err, err_len);
+}
 
 /* shmsched_pools on this module's connection; *away: no connection. */
 static int call_pools(struct gw_pools *m, const char *pool, const char *tmpl,
 		      unsigned *held, unsigned *released, char **text,
 		      bool *away, char *err, size_t err_len)
 {
-	int rc = 0;
-	*away = false;
-	err[0] = '\0';
-	pthread_mutex_lock(&m->lock);
-	for (int attempt = 0; attempt < 2; attempt++) {
-		if (m->c == NULL &&
-		    (rc = shmsched_connect_named(m->admin_socket,
-						 "shmsched-gateway-pools", &m->c,
-						 err, err_len)) < 0) {
-			*away = true;
-			break;
-		}
-		rc = shmsched_pools(m->c, pool, tmpl, held, released, text, err,
-				    err_len);
-		if (rc != -ECONNRESET)
-			break;
-		/* The daemon restarted since: one more try on a new connection. */
-		shmsched_disconnect(m->c);
-		m->c = NULL;
-	}
-	pthread_mutex_unlock(&m->lock);
-	return rc;
-}
-
-static void reply_refusal(struct gw_http_reply *rep, int rc, bool away,
-			  const char *err)
-{
-	char msg[1200];
-	const char *says = gw_daemon_says(err);
-	if (away) {
-		snprintf(msg, sizeof(msg), "the daemon's admin socket: %s", says);
-		gw_reply_status(rep, 503, "ServiceUnavailable", msg);
-		return;
-	}
-	switch (rc) {
-	case -EINVAL:
-		gw_reply_status(rep, 400, "BadRequest", says);
-		break;
-	case -ENOTSUP:
-		gw_reply_status(rep, 501, "NotImplemented", says);
-		break;
-	case -EPERM:
-	case -EACCES:
-		gw_reply_status(rep, 403, "Forbidden", says);
-		break;
-	case -ECONNRESET:
-	case -ECONNREFUSED:
-	case -ETIMEDOUT:
-	case -EPROTO:
-	case -ENOTSOCK:
-	case -ENOTDIR:
-		gw_reply_status(rep, 503, "ServiceUnavailable", says);
-		break;
-	default:
-		snprintf(msg, sizeof(msg), "pools: %s", says);
-		gw_reply_status(rep, 500, "InternalError", msg);
-		break;
-	}
+	struct pools_call a = {pool, tmpl, held, released, text};
+	return gw_admin_conn_call(&m->conn, pools_call, &a, away, err, err_len);
 }
 
 void gw_pools_list(struct gw_pools *m, struct gw_http_reply *rep)
@@ -134,7 +91,7 @@ void gw_pools_list(struct gw_pools *m, struct gw_http_reply *rep)
 			    sizeof(err));
 	if (rc < 0) {
 		free(text);
-		reply_refusal(rep, rc, away, err);
+		gw_reply_admin_refusal(rep, rc, away, err, "pools");
 		return;
 	}
 	rep->code = 200;
@@ -185,7 +142,7 @@ void gw_pools_release(struct gw_pools *m, const char *pool_text, size_t pool_len
 	int rc = call_pools(m, pool, req.template_[0] != '\0' ? req.template_ : NULL,
 			    &held, &released, NULL, &away, err, sizeof(err));
 	if (rc < 0) {
-		reply_refusal(rep, rc, away, err);
+		gw_reply_admin_refusal(rep, rc, away, err, "pools");
 		return;
 	}
 	rep->code = 200;

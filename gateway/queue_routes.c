@@ -26,9 +26,10 @@
  * one comment line saying why (e.g. the gateway's uid is not an admin of
  * the daemon), so the rest of /metrics is served as before.
  *
- * Threads: the connection and the cache are under `lock` (MHD's threads
- * call in at once); a change holds it while the daemon decodes (seconds
- * at most), and a scrape meanwhile waits for it.
+ * Threads: the connection (gw_admin_conn, admin_conn.c) and the cache
+ * are under the connection's `lock` (MHD's threads call in at once); a
+ * change holds it while the daemon decodes (seconds at most), and a
+ * scrape meanwhile waits for it.
  */
 #include "gateway/gateway_internal.h"
 
@@ -41,9 +42,7 @@
 #define METRICS_CACHE_NS UINT64_C(1000000000)
 
 struct gw_queues {
-	char admin_socket[4096];
-	pthread_mutex_t lock;
-	struct shmsched_client *c;
+	struct gw_admin_conn conn; /* its lock guards the cache below too */
 	char *text;          /* the last metrics answer, or the comment line */
 	size_t text_len;
 	uint64_t asked_ns;   /* 0: never */
@@ -54,8 +53,7 @@ int gw_queues_create(const char *admin_socket, struct gw_queues **out)
 	struct gw_queues *m = calloc(1, sizeof(*m));
 	if (m == NULL)
 		return -ENOMEM;
-	snprintf(m->admin_socket, sizeof(m->admin_socket), "%s", admin_socket);
-	pthread_mutex_init(&m->lock, NULL);
+	gw_admin_conn_init(&m->conn, admin_socket, "shmsched-gateway-queues");
 	*out = m;
 	return 0;
 }
@@ -64,38 +62,42 @@ void gw_queues_free(struct gw_queues *m)
 {
 	if (m == NULL)
 		return;
-	if (m->c != NULL)
-		shmsched_disconnect(m->c);
+	gw_admin_conn_fini(&m->conn);
 	free(m->text);
-	pthread_mutex_destroy(&m->lock);
 	free(m);
 }
 
-/* One OP_QUEUE under m->lock, connecting (again) as needed: one more try
- * on a new connection when the daemon restarted since. */
+/* shmsched_queue's arguments, through gw_admin_conn_call_locked. */
+struct queue_call {
+	int action;
+	const char *name, *body;
+	size_t len;
+	char **text;
+};
+
+static int queue_call(struct shmsched_client *c, void *arg, char *err,
+		      size_t err_len)
+{
+	struct queue_call *a = arg;
+	return shmsched_queue(c, a->action, a->name, a->body, a->len, a->text, err,
+			      err_len);
+}
+
+/* One OP_QUEUE under m->conn.lock, connecting (again) as needed: one more
+ * try on a new connection when the daemon restarted since. */
 static int call(struct gw_queues *m, int action, const char *name,
 		const char *body, size_t len, char **text, char *err, size_t err_len)
 {
-	int rc = 0;
-	for (int attempt = 0; attempt < 2; attempt++) {
-		if (m->c == NULL &&
-		    (rc = shmsched_connect_named(m->admin_socket, "shmsched-gateway-queues",
-						 &m->c, err, err_len)) < 0)
-			return rc;
-		rc = shmsched_queue(m->c, action, name, body, len, text, err, err_len);
-		if (rc != -ECONNRESET)
-			return rc;
-		shmsched_disconnect(m->c);
-		m->c = NULL;
-	}
-	return rc;
+	struct queue_call a = {action, name, body, len, text};
+	return gw_admin_conn_call_locked(&m->conn, queue_call, &a, NULL, err,
+					 err_len);
 }
 
 void gw_queues_metrics(struct gw_queues *m, struct json_buf *b)
 {
 	if (m == NULL)
 		return;
-	pthread_mutex_lock(&m->lock);
+	pthread_mutex_lock(&m->conn.lock);
 	uint64_t now = now_ns();
 	if (m->asked_ns == 0 || now - m->asked_ns >= METRICS_CACHE_NS) {
 		char err[1024], *text = NULL;
@@ -126,7 +128,7 @@ void gw_queues_metrics(struct gw_queues *m, struct json_buf *b)
 	}
 	if (m->text != NULL)
 		json_buf_put(b, m->text, m->text_len);
-	pthread_mutex_unlock(&m->lock);
+	pthread_mutex_unlock(&m->conn.lock);
 }
 
 static void reply_status(struct gw_http_reply *rep, unsigned code, bool ok,
@@ -220,9 +222,9 @@ void gw_queues_route(struct gw_queues *m, const char *method, const char *rest,
 		if (body == NULL)
 			body = "";
 	}
-	pthread_mutex_lock(&m->lock);
+	pthread_mutex_lock(&m->conn.lock);
 	int rc = call(m, action, name, body, len, &text, err, sizeof(err));
-	pthread_mutex_unlock(&m->lock);
+	pthread_mutex_unlock(&m->conn.lock);
 	if (rc < 0) {
 		refused(rep, rc, err);
 	} else if (get) {

@@ -1,25 +1,18 @@
 /* The approval webhooks' registration, URL and answer
- * (gateway/webhook_decode.h): jansson for the JSON, each member checked
- * by name and type before its value is read, every string bounded and
- * checked for control characters before it is copied; the URL and the
+ * (gateway/webhook_decode.h): jansson for the JSON (the registration's
+ * opening is gateway/json_body.h's), each member checked by name and type
+ * before its value is read, every string bounded and checked for control
+ * characters before it is copied (gw_text_printable); the URL and the
  * RFC 3339 time by hand, byte by byte, nothing resolved. Nothing here
  * trusts its input: sizes are bounded before parsing. */
 #include "gateway/webhook_decode.h"
 
 #include <errno.h>
 #include <inttypes.h>
-#include <jansson.h>
 #include <stdio.h>
 #include <string.h>
 
-/* Whether text[0..len) is free of control characters (C0, DEL) and NUL. */
-static bool printable(const char *text, size_t len)
-{
-	for (size_t i = 0; i < len; i++)
-		if ((unsigned char)text[i] < 0x20 || text[i] == 0x7f)
-			return false;
-	return true;
-}
+#include "gateway/json_body.h"
 
 static bool is_digit(char c)
 {
@@ -47,10 +40,11 @@ int gw_webhook_url_parse(const char *url, size_t len, struct gw_webhook_url *out
 	static const char expect[] = "expected http://127.0.0.1:PORT/PATH or "
 				     "http://[::1]:PORT/PATH (the gateway calls "
 				     "webhooks on loopback only)";
-	if (len == 0 || len > GW_WEBHOOK_URL_MAX || !printable(url, len)) {
+	bool printable = gw_text_printable(url, len);
+	if (len == 0 || len > GW_WEBHOOK_URL_MAX || !printable) {
 		snprintf(err, err_len, "url: %zu bytes%s; %s, at most %u bytes", len,
-			 len > 0 && !printable(url, len) ? " holding a control "
-			 "character" : "", expect, GW_WEBHOOK_URL_MAX);
+			 len > 0 && !printable ? " holding a control character" : "",
+			 expect, GW_WEBHOOK_URL_MAX);
 		return -EINVAL;
 	}
 	size_t at = sizeof(scheme) - 1;
@@ -151,7 +145,7 @@ static int disruptions(json_t *v, struct gw_webhook_reg *out, char *err,
 				 memcmp(names[k], s, sl) != 0))
 			k++;
 		if (k == 3) {
-			if (s != NULL && printable(s, sl))
+			if (s != NULL && gw_text_printable(s, sl))
 				snprintf(err, err_len, "webhook: disruptions[%zu]: "
 					 "unknown disruption \"%.64s\"; %s", i, s,
 					 expect);
@@ -176,26 +170,15 @@ int gw_webhook_reg_decode(const char *body, size_t len, struct gw_webhook_reg *o
 			  char *err, size_t err_len)
 {
 	*out = (struct gw_webhook_reg){.deadline_s = GW_WEBHOOK_DEADLINE_DEFAULT_S};
-	if (len > GW_WEBHOOK_BODY_MAX) {
-		snprintf(err, err_len, "webhook: a body of %zu bytes; at most %u", len,
-			 GW_WEBHOOK_BODY_MAX);
-		return -EINVAL;
-	}
-	json_error_t je;
-	json_t *root = json_loadb(body, len, JSON_REJECT_DUPLICATES, &je);
-	if (root == NULL) {
-		snprintf(err, err_len, "webhook: not JSON: %.200s (line %d, column %d)",
-			 je.text, je.line, je.column);
-		return -EINVAL;
-	}
-	int rc = -EINVAL;
-	if (!json_is_object(root)) {
-		snprintf(err, err_len, "webhook: expected a JSON object ({\"name\":N,"
-			 "\"url\":U,\"selector\":S,\"deadlineSeconds\":D,"
-			 "\"failurePolicy\":\"Open\"|\"Closed\","
-			 "\"disruptions\":[\"drain\",\"reclaim\",\"preempt\"]})");
-		goto cleanup;
-	}
+	json_t *root;
+	int rc = gw_json_body_object(body, len, GW_WEBHOOK_BODY_MAX, "webhook",
+				     " ({\"name\":N,\"url\":U,\"selector\":S,"
+				     "\"deadlineSeconds\":D,\"failurePolicy\":"
+				     "\"Open\"|\"Closed\",\"disruptions\":[\"drain\","
+				     "\"reclaim\",\"preempt\"]})", &root, err, err_len);
+	if (rc < 0)
+		return rc;
+	rc = -EINVAL;
 	bool has_name = false, has_url = false;
 	const char *key;
 	json_t *v;
@@ -225,7 +208,8 @@ int gw_webhook_reg_decode(const char *body, size_t len, struct gw_webhook_reg *o
 		} else if (strcmp(key, "selector") == 0) {
 			if (json_is_null(v))
 				continue;
-			if (s == NULL || sl > GW_WEBHOOK_SELECTOR_MAX || !printable(s, sl)) {
+			if (s == NULL || sl > GW_WEBHOOK_SELECTOR_MAX ||
+			    !gw_text_printable(s, sl)) {
 				snprintf(err, err_len, "webhook: selector: expected a "
 					 "string of at most %u bytes without control "
 					 "characters (the drain's pod selector: key=value, "
@@ -415,7 +399,8 @@ int gw_webhook_answer_decode(const char *body, size_t len, int64_t now_ms,
 			when = s;
 			when_len = sl;
 		} else if (strcmp(key, "message") == 0) {
-			if (s == NULL || sl > GW_WEBHOOK_MESSAGE_MAX || !printable(s, sl)) {
+			if (s == NULL || sl > GW_WEBHOOK_MESSAGE_MAX ||
+			    !gw_text_printable(s, sl)) {
 				snprintf(err, err_len, "answer: message: expected a "
 					 "string of at most %u bytes without control "
 					 "characters", GW_WEBHOOK_MESSAGE_MAX);

@@ -226,6 +226,17 @@ static int enrol(struct webhook *h, char *err, size_t err_len)
 	return 0;
 }
 
+/* Drops h's connection (its thread's): the daemon is gone, and with it
+ * the registration, which enrol() makes again. */
+static void drop(struct webhook *h)
+{
+	shmsched_disconnect(h->c);
+	h->c = NULL;
+	pthread_mutex_lock(&h->m->lock);
+	h->connected = false;
+	pthread_mutex_unlock(&h->m->lock);
+}
+
 /* --- the call --------------------------------------------------------- */
 
 struct answer_buf {
@@ -398,11 +409,7 @@ static void *hook_thread(void *arg)
 							  sizeof(err));
 			if (n < 0) {
 				/* The daemon gone: its registration with it. */
-				shmsched_disconnect(h->c);
-				h->c = NULL;
-				pthread_mutex_lock(&m->lock);
-				h->connected = false;
-				pthread_mutex_unlock(&m->lock);
+				drop(h);
 				char line[1100];
 				snprintf(line, sizeof(line), "the daemon: %s",
 					 gw_daemon_says(err));
@@ -469,11 +476,7 @@ static void *hook_thread(void *arg)
 					ans.message, ans.message[0] != '\0' ? ")" : "",
 					rc < 0 ? "; the daemon refused the answer" : "");
 				if (rc == -ECONNRESET) {
-					shmsched_disconnect(h->c);
-					h->c = NULL;
-					pthread_mutex_lock(&m->lock);
-					h->connected = false;
-					pthread_mutex_unlock(&m->lock);
+					drop(h);
 					break;
 				}
 			}

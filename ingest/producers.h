@@ -364,6 +364,14 @@ int producers_evict_one(struct producers *p, uint64_t id, const char *why, char 
  * producers' lock). */
 void producers_placements_gone(struct producers *p, uint64_t *ids, uint32_t n);
 
+/* Runs fn(arg, strings) under the producers' lock, where this thread is
+ * the intern table's writer (strings) and the placement table's freeing
+ * thread: other hosts' placements kept as bound records
+ * (daemon/shard_watch.c). fn must not call back into the producers. From
+ * any thread but a control server's callback. */
+void producers_locked(struct producers *p, void (*fn)(void *arg, struct intern *strings),
+		      void *arg);
+
 /* The taint's key, "node.kubernetes.io/unreachable". */
 #define PRODUCERS_UNREACHABLE_TAINT "node.kubernetes.io/unreachable"
 

@@ -282,6 +282,14 @@ int producers_taint_evict(struct producers *p,
 	return seen;
 }
 
+void producers_locked(struct producers *p, void (*fn)(void *arg, struct intern *strings),
+		      void *arg)
+{
+	pthread_mutex_lock(&p->lock);
+	fn(arg, p->strings);
+	pthread_mutex_unlock(&p->lock);
+}
+
 void producers_placements_gone(struct producers *p, uint64_t *ids, uint32_t n)
 {
 	pthread_mutex_lock(&p->lock);

@@ -21,6 +21,7 @@ dir=$(mktemp -d /tmp/shmsched-drain-crash-XXXXXX)
 name=shmsched-drain-crash-$$
 pid=
 drain_pid=
+. "$(dirname "$0")/../gateway/lib.sh"
 cleanup() {
 	[ -n "$drain_pid" ] && kill "$drain_pid" 2>/dev/null
 	[ -n "$pid" ] && kill -9 "$pid" 2>/dev/null
@@ -46,19 +47,7 @@ start() { # LOG [--fresh]
 	"$daemon" --name "$name" ${2:-} --cluster "$dir/cluster.json" --socket "$dir/s.sock" \
 		--workers 1 --no-pin >"$1" 2>&1 &
 	pid=$!
-	for _ in $(seq 100); do
-		grep -q 'ready' "$1" && return 0
-		sleep 0.1
-	done
-	echo "daemon did not start:"
-	cat "$1"
-	exit 1
-}
-failed=0
-check() { # NAME COMMAND...
-	what=$1
-	shift
-	if "$@"; then echo "ok: $what"; else echo "FAIL: $what"; failed=$((failed + 1)); fi
+	daemon_ready "$1" "$pid"
 }
 A="--admin-socket $dir/s.sock.admin"
 start "$dir/daemon1.log" --fresh

@@ -10,15 +10,13 @@ set -u
 daemon=$1 cli=$2 cluster=$3 producer=$4
 dir=$(mktemp -d /tmp/shmsched-cli-XXXXXX)
 log=$dir/daemon.log
+. "$(dirname "$0")/../gateway/lib.sh"
 "$daemon" --cluster "$cluster" --socket "$dir/s.sock" --workers 1 --no-pin --ephemeral \
 	--socket-mode 0660 --socket-group "$(id -g)" >"$log" 2>&1 &
 pid=$!
 cleanup() { kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; rm -rf "$dir"; }
 trap cleanup EXIT
-for _ in $(seq 100); do
-	grep -q 'ready' "$log" && break
-	sleep 0.1
-done
+daemon_ready "$log" "$pid"
 grep -q "ready: socket $dir/s.sock, admin socket $dir/s.sock.admin" "$log" ||
 	{ echo "daemon did not start:"; cat "$log"; exit 1; }
 failed=0

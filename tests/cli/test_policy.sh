@@ -18,16 +18,13 @@ dir=$(mktemp -d /tmp/shmsched-policy-XXXXXX)
 chmod 755 "$dir"
 log=$dir/daemon.log
 pid=
+. "$(dirname "$0")/../gateway/lib.sh"
 start() {
 	: >"$log"
 	SHMSCHED_LOG=info "$daemon" --cluster "$cluster" --socket "$dir/s.sock" --workers 1 --no-pin \
 		--ephemeral --socket-mode 0666 --allow-uid 65534 "$@" >"$log" 2>&1 &
 	pid=$!
-	for _ in $(seq 100); do
-		grep -q 'ready' "$log" && return 0
-		sleep 0.1
-	done
-	echo "daemon did not start:"; cat "$log"; exit 1
+	daemon_ready "$log" "$pid"
 }
 stop() {
 	kill "$pid" 2>/dev/null

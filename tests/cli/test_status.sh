@@ -171,10 +171,8 @@ PY
 "$daemon" --name "$name-q" --fresh --cluster "$dir/kueue.json" --socket "$dir/q.sock" \
 	--workers 1 --no-pin >"$dir/q.log" 2>&1 &
 qpid=$!
-for _ in $(seq 100); do
-	grep -q 'ready' "$dir/q.log" && break
-	sleep 0.1
-done
+pids="$pids $qpid"
+daemon_ready "$dir/q.log" "$qpid"
 out=$("$cli" status --name "$name-q" --summary --queues --admin-socket "$dir/q.sock.admin" 2>&1)
 rc=$?
 kill "$qpid"

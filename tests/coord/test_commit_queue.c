@@ -95,7 +95,22 @@ static void value_refusals(void **state)
 		const char *field;
 	} bad[] = {
 		{"", "version"},
-		{"2 n 1 1 1 1 -", "version"},
+		{"3 n 1 1 1 1 -", "version"},
+		{"2 n 1 1 1 1 -", "7 fields; expected 8"},
+		{"2 n 1 1 1 1 - default ", "labels"},
+		{"2 n 1 1 1 1 - Default", "namespace"},
+		{"2 n 1 1 1 1 - a.b", "namespace"},
+		{"2 n 1 1 1 1 - - app", "labels"},
+		{"2 n 1 1 1 1 - - b=1 a=1", "labels"},
+		{"2 n 1 1 1 1 - - a=1 a=2", "labels"},
+		{"2 n 1 1 1 1 - - a=1  b=2", "labels"},
+		{"2 n 1 1 1 1 - - a=x y", "labels"},
+		{"2 n 1 1 1 1 - - a==", "labels"},
+		{"2 n 1 1 1 1 - - Ex.com/a=1", "labels"},
+		{"2 n 1 1 1 1 - - a/b/c=1", "labels"},
+		{"2 n 1 1 1 1 - - /a=1", "labels"},
+		{"2 n 1 1 1 1 - - =1", "labels"},
+		{"2 n 1 1 1 1 - - a=1 ", "labels"},
 		{"1 N 1 1 1 1 -", "node"},
 		{"1  1 1 1 1 -", "node"},
 		{"1 n 01 1 1 1 -", "node generation"},
@@ -124,6 +139,87 @@ static void value_refusals(void **state)
 	memset(big, 'a', sizeof(big));
 	assert_int_equal(placement_value_decode(big, sizeof(big), &v, msg, sizeof(msg)), -EINVAL);
 	assert_non_null(strstr(msg, "at most"));
+}
+
+/* Version 2: the namespace and labels, both ways, and their bounds (the
+ * pod decoder's: 64 labels, a key's prefix 253 bytes and name 63, a value
+ * 63) within PLACEMENT_LABELS_MAX bytes. */
+static void value_v2(void **state)
+{
+	(void)state;
+	struct placement_value v = {.version = 2, .node_generation = 3, .cpu_milli = 100};
+	strcpy(v.node, "n0");
+	strcpy(v.ns, "team-a");
+	strcpy(v.labels, "app=x example.com/tier=Web_1.b version=");
+	v.n_labels = 3;
+	char text[PLACEMENT_VALUE_MAX + 1];
+	int n = placement_value_encode(&v, text);
+	assert_string_equal(text, "2 n0 3 100 0 0 - team-a app=x example.com/tier=Web_1.b version=");
+	struct placement_value back;
+	char msg[200];
+	assert_int_equal(placement_value_decode(text, (size_t)n, &back, msg, sizeof(msg)), 0);
+	assert_int_equal(back.version, 2);
+	assert_string_equal(back.ns, "team-a");
+	assert_string_equal(back.labels, v.labels);
+	assert_int_equal(back.n_labels, 3);
+	/* No namespace, no labels. */
+	v.ns[0] = v.labels[0] = '\0';
+	v.n_labels = 0;
+	n = placement_value_encode(&v, text);
+	assert_string_equal(text, "2 n0 3 100 0 0 - -");
+	assert_int_equal(placement_value_decode(text, (size_t)n, &back, msg, sizeof(msg)), 0);
+	assert_true(back.ns[0] == '\0' && back.n_labels == 0 && back.version == 2);
+	/* A version 1 value decodes as version 1, and re-encodes the same. */
+	assert_int_equal(placement_value_decode("1 n0 3 100 0 0 -", 16, &back, msg, sizeof(msg)),
+			 0);
+	assert_int_equal(back.version, 1);
+	assert_int_equal(placement_value_encode(&back, text), 16);
+	/* The longest key and value. */
+	char key[PLACEMENT_LABEL_KEY_MAX + 1];
+	memset(key, 'p', 253);
+	key[253] = '/';
+	memset(key + 254, 'K', 63);
+	key[PLACEMENT_LABEL_KEY_MAX] = '\0';
+	snprintf(v.labels, sizeof(v.labels), "%s=%063d", key, 7);
+	v.n_labels = 1;
+	n = placement_value_encode(&v, text);
+	assert_true(n > 0);
+	assert_int_equal(placement_value_decode(text, (size_t)n, &back, msg, sizeof(msg)), 0);
+	/* One byte more in the name, the prefix or the value: refused. */
+	v.labels[253] = 'p';
+	assert_int_equal(placement_value_encode(&v, text), -EINVAL);
+	snprintf(v.labels, sizeof(v.labels), "a=%064d", 7);
+	assert_int_equal(placement_value_encode(&v, text), -EINVAL);
+	/* 64 labels within the bytes; a 65th refused. */
+	size_t at = 0;
+	for (int i = 0; i < PLACEMENT_LABELS_COUNT + 1; i++)
+		at += (size_t)snprintf(v.labels + at, sizeof(v.labels) - at, "%sk%02d=v", i ? " " : "",
+				       i);
+	v.n_labels = PLACEMENT_LABELS_COUNT + 1;
+	assert_int_equal(placement_value_encode(&v, text), -EINVAL);
+	n = snprintf(text, sizeof(text), "2 n0 3 100 0 0 - - %s", v.labels);
+	assert_int_equal(placement_value_decode(text, (size_t)n, &back, msg, sizeof(msg)), -EINVAL);
+	assert_non_null(strstr(msg, "at most 64"));
+	v.labels[at - 6] = '\0'; /* the 65th gone */
+	v.n_labels = PLACEMENT_LABELS_COUNT;
+	n = placement_value_encode(&v, text);
+	assert_true(n > 0);
+	assert_int_equal(placement_value_decode(text, (size_t)n, &back, msg, sizeof(msg)), 0);
+	assert_int_equal(back.n_labels, PLACEMENT_LABELS_COUNT);
+	/* A count that does not match the text, or a version 1 value with
+	 * labels: refused by the encoder. */
+	v.n_labels = 3;
+	assert_int_equal(placement_value_encode(&v, text), -EINVAL);
+	v.version = 1;
+	v.n_labels = PLACEMENT_LABELS_COUNT;
+	assert_int_equal(placement_value_encode(&v, text), -EINVAL);
+	/* Labels over PLACEMENT_LABELS_MAX bytes: refused by the decoder
+	 * (the value's bound holds them otherwise). */
+	char big[PLACEMENT_VALUE_MAX + 1];
+	n = snprintf(big, sizeof(big), "2 n0 3 100 0 0 - -");
+	for (int i = 0; (size_t)n + 80 < sizeof(big); i++)
+		n += snprintf(big + n, sizeof(big) - (size_t)n, " k%03d=%060d", i, i);
+	assert_int_equal(placement_value_decode(big, (size_t)n, &back, msg, sizeof(msg)), -EINVAL);
 }
 
 /* ---- a fake etcd ----------------------------------------------------------- */
@@ -849,6 +945,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(value_both_ways),
 		cmocka_unit_test(value_refusals),
+		cmocka_unit_test(value_v2),
 		cmocka_unit_test(lost_answer_commits_once),
 		cmocka_unit_test(refused_after_landing),
 		cmocka_unit_test(fence_fails_everything_after),

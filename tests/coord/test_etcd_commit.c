@@ -45,34 +45,16 @@
 #include <unistd.h>
 
 #include "coord/coord.h"
+#include "etcd_test.h"
 
 #define PREFIX "/t/"
 
-static const char *endpoints;
-static pid_t member_pids[ETCD_MAX_ENDPOINTS];
-static size_t n_members;
-
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
+static struct etcd_test_cluster cl;
 
 static void sleep_ms(long ms)
 {
 	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000};
 	nanosleep(&ts, NULL);
-}
-
-static struct etcd_client *open_client(const char *eps)
-{
-	struct etcd_client *c;
-	char err[256];
-	struct etcd_client_options o = {.timeout_ms = 3000};
-	if (etcd_client_open(&c, eps, &o, err, sizeof(err)) != 0)
-		fail_msg("%s", err);
-	return c;
 }
 
 /* A shard owner: a lease kept alive every second by a thread, and the
@@ -87,7 +69,7 @@ struct owner {
 static void *keep_alive(void *arg)
 {
 	struct owner *o = arg;
-	struct etcd_client *c = open_client(endpoints);
+	struct etcd_client *c = etcd_test_open(cl.endpoints);
 	while (!atomic_load(&o->stop)) {
 		int64_t ttl;
 		etcd_lease_keepalive(c, o->lease, &ttl); /* errors: tried again */
@@ -101,7 +83,7 @@ static void *keep_alive(void *arg)
 static void own_shard(struct owner *o, uint32_t shard)
 {
 	memset(o, 0, sizeof(*o));
-	o->c = open_client(endpoints);
+	o->c = etcd_test_open(cl.endpoints);
 	int64_t ttl;
 	if (etcd_lease_grant(o->c, 10, &o->lease, &ttl) != 0)
 		fail_msg("%s", etcd_client_error(o->c));
@@ -194,49 +176,32 @@ static struct commit_queue *open_queue(uint32_t shard, int64_t lease, unsigned i
 	return q;
 }
 
-/* The shard's pod keys in etcd: per record index, its version (0:
- * absent), and how many were created after revision `after`. */
-struct census {
-	size_t keys;
-	size_t late;
-	size_t rewritten;
+/* One pod key seen by read_pods: its record index marked present. */
+struct pods_seen {
+	size_t prefix_len;
+	uint8_t *present; /* NULL: not marked */
+	long n;
 };
 
-static struct census read_pods(struct etcd_client *c, uint32_t shard, int64_t after,
-			       uint8_t *present, long n)
+static void pod_seen(const uint8_t *key, size_t len, void *arg)
+{
+	(void)len;
+	const struct pods_seen *s = arg;
+	long idx = strtol((const char *)key + s->prefix_len + 1, NULL, 10);
+	if (s->present && idx >= 0 && idx < s->n)
+		s->present[idx] = 1;
+}
+
+/* The shard's pod keys in etcd: per record index, present[i] set (when
+ * not NULL), and how many were created after revision `after`. */
+static struct etcd_census read_pods(struct etcd_client *c, uint32_t shard, int64_t after,
+				    uint8_t *present, long n)
 {
 	char prefix[128];
 	snprintf(prefix, sizeof(prefix), PREFIX "shards/%" PRIu32 "/pods/", shard);
-	uint8_t end[128], from[256];
-	size_t end_len = etcd_prefix_end(prefix, strlen(prefix), end);
-	size_t from_len = strlen(prefix);
-	memcpy(from, prefix, from_len);
-	struct census k = {0};
-	for (;;) {
-		struct etcd_range_result r;
-		if (etcd_range(c, from, from_len, end, end_len, 2000, &r) != 0)
-			fail_msg("%s", etcd_client_error(c));
-		k.keys += r.n_kvs;
-		for (size_t i = 0; i < r.n_kvs; i++) {
-			if (after && r.kvs[i].create_revision > after)
-				k.late++;
-			if (r.kvs[i].version != 1)
-				k.rewritten++;
-			long idx = strtol((const char *)r.kvs[i].key + strlen(prefix) + 1, NULL, 10);
-			if (present && idx >= 0 && idx < n)
-				present[idx] = 1;
-		}
-		bool more = r.more && r.n_kvs > 0;
-		if (more) {
-			const struct etcd_kv *last = &r.kvs[r.n_kvs - 1];
-			memcpy(from, last->key, last->key_len);
-			from[last->key_len] = 0;
-			from_len = last->key_len + 1;
-		}
-		etcd_range_result_free(&r);
-		if (!more)
-			return k;
-	}
+	struct pods_seen seen = {strlen(prefix), present, n};
+	/* The census counts keys created at or after its revision. */
+	return etcd_test_census(c, prefix, after ? after + 1 : 0, pod_seen, &seen);
 }
 
 /* Every record answered once; lost (answered 0, absent) and extra
@@ -269,7 +234,7 @@ struct producer {
 static void *produce(void *arg)
 {
 	struct producer *p = arg;
-	for (long i = p->first; i < MAX_RECORDS && now_s() < p->until; i += p->step) {
+	for (long i = p->first; i < MAX_RECORDS && etcd_test_now_s() < p->until; i += p->step) {
 		if (push_put(p->q, i) != 0)
 			break;
 		p->pushed = i + p->step; /* the next index this producer would push */
@@ -292,9 +257,9 @@ static double etcd_cpu_s(void)
 {
 	double total = 0;
 	long tick = sysconf(_SC_CLK_TCK);
-	for (size_t i = 0; i < n_members; i++) {
+	for (size_t i = 0; i < cl.n; i++) {
 		char path[64], buf[1024];
-		snprintf(path, sizeof(path), "/proc/%d/stat", (int)member_pids[i]);
+		snprintf(path, sizeof(path), "/proc/%d/stat", (int)cl.pids[i]);
 		FILE *f = fopen(path, "r");
 		if (!f)
 			continue;
@@ -324,11 +289,11 @@ static void commit_throughput(void **state)
 			struct owner o;
 			own_shard(&o, shard);
 			struct commit_queue *q = open_queue(shard, o.lease, lanes[a], batches[b],
-							    endpoints);
+							    cl.endpoints);
 			enum { PRODUCERS = 2 };
 			struct producer p[PRODUCERS];
 			pthread_t t[PRODUCERS];
-			double t0 = now_s(), cpu0 = client_cpu_s(), etcd0 = etcd_cpu_s();
+			double t0 = etcd_test_now_s(), cpu0 = client_cpu_s(), etcd0 = etcd_cpu_s();
 			for (int i = 0; i < PRODUCERS; i++) {
 				p[i] = (struct producer){.q = q, .first = i, .step = PRODUCERS,
 							 .until = t0 + 2.5};
@@ -340,7 +305,7 @@ static void commit_throughput(void **state)
 				n = p[i].pushed > n ? p[i].pushed : n;
 			}
 			commit_queue_flush(q);
-			double secs = now_s() - t0;
+			double secs = etcd_test_now_s() - t0;
 			double cpu = client_cpu_s() - cpu0, etcd = etcd_cpu_s() - etcd0;
 			struct commit_queue_stats st;
 			commit_queue_stats(q, &st);
@@ -357,7 +322,7 @@ static void commit_throughput(void **state)
 			       (double)st.txns / secs, st.retries, cpu / kp, etcd / kp,
 			       2.0 * 1000.0 / (cpu / kp + etcd / kp));
 			uint8_t *present = calloc((size_t)n + 1, 1);
-			struct census k = read_pods(o.c, shard, 0, present, n);
+			struct etcd_census k = read_pods(o.c, shard, 0, present, n);
 			assert_int_equal(k.rewritten, 0);
 			assert_int_equal(k.keys, st.committed);
 			assert_int_equal(st.stale + st.failed, 0);
@@ -368,53 +333,25 @@ static void commit_throughput(void **state)
 	}
 }
 
-/* The endpoints with the leader first, and its index. */
-static size_t leader_first(char *order, size_t len)
-{
-	struct etcd_client *probe = open_client(endpoints);
-	uint64_t member = 0, leader = 0;
-	size_t li = n_members;
-	for (size_t i = 0; i < n_members; i++) {
-		if (etcd_member_status(probe, i, &member, &leader) != 0)
-			fail_msg("%s", etcd_client_error(probe));
-		if (member == leader)
-			li = i;
-	}
-	etcd_client_close(probe);
-	assert_true(li < n_members);
-	char *copy = strdup(endpoints), *eps[ETCD_MAX_ENDPOINTS] = {0}, *save = NULL;
-	size_t k = 0;
-	for (char *t = strtok_r(copy, ",", &save); t && k < ETCD_MAX_ENDPOINTS;
-	     t = strtok_r(NULL, ",", &save))
-		eps[k++] = t;
-	assert_true(li < k);
-	snprintf(order, len, "%s", eps[li] ? eps[li] : "");
-	for (size_t i = 0; i < k; i++)
-		if (i != li)
-			snprintf(order + strlen(order), len - strlen(order), ",%s", eps[i]);
-	free(copy);
-	return li;
-}
-
 static void leader_killed_sync(void **state)
 {
 	(void)state;
-	if (n_members < 3)
+	if (cl.n < 3)
 		skip();
 	reset_answers();
 	uint32_t shard = 200;
 	struct owner o;
 	own_shard(&o, shard);
 	char order[1024];
-	size_t li = leader_first(order, sizeof(order));
+	size_t li = etcd_test_leader_first(&cl, order, sizeof(order));
 	struct commit_queue *q = open_queue(shard, o.lease, 4, 60, order);
 	enum { N = 30000, KILL_AFTER = 8000 };
-	double t0 = now_s(), killed = 0;
+	double t0 = etcd_test_now_s(), killed = 0;
 	for (long i = 0; i < N; i++) {
 		assert_int_equal(push_put(q, i), 0);
 		if (!killed && atomic_load(&ans->ok) >= KILL_AFTER) {
-			assert_int_equal(kill(member_pids[li], SIGKILL), 0);
-			killed = now_s();
+			assert_int_equal(kill(cl.pids[li], SIGKILL), 0);
+			killed = etcd_test_now_s();
 		}
 	}
 	commit_queue_flush(q);
@@ -424,9 +361,9 @@ static void leader_killed_sync(void **state)
 	assert_true(killed > 0);
 	printf("leader (member %zu) killed after %d records: %" PRIu64 " committed in %.2f s, %" PRIu64
 	       " retries, %" PRIu64 " found landed on retry\n",
-	       li, KILL_AFTER, st.committed, now_s() - t0, st.retries, st.landed_twice);
+	       li, KILL_AFTER, st.committed, etcd_test_now_s() - t0, st.retries, st.landed_twice);
 	uint8_t *present = calloc(N, 1);
-	struct census k = read_pods(o.c, shard, 0, present, N);
+	struct etcd_census k = read_pods(o.c, shard, 0, present, N);
 	assert_int_equal(st.committed, N);
 	assert_int_equal(k.keys, N);
 	assert_int_equal(k.rewritten, 0);
@@ -446,7 +383,7 @@ static void lease_revoked_mid_stream(void **state)
 	/* The keeper stops first: the revoke is the test's. */
 	atomic_store(&o.stop, true);
 	pthread_join(o.keeper, NULL);
-	struct commit_queue *q = open_queue(shard, o.lease, 4, 60, endpoints);
+	struct commit_queue *q = open_queue(shard, o.lease, 4, 60, cl.endpoints);
 	long i = 0, after_revoke = -1;
 	int64_t revoke_rev = 0;
 	double revoked_at = 0;
@@ -454,12 +391,12 @@ static void lease_revoked_mid_stream(void **state)
 	for (;; i++) {
 		assert_true(i < MAX_RECORDS);
 		if (!revoked_at && atomic_load(&ans->ok) >= 5000) {
-			struct etcd_client *c = open_client(endpoints);
+			struct etcd_client *c = etcd_test_open(cl.endpoints);
 			assert_int_equal(etcd_lease_revoke(c, o.lease), 0);
 			/* The revision the revoke was applied at, or before. */
 			assert_int_equal(etcd_put(c, "/t/mark", 7, "x", 1, 0, &revoke_rev), 0);
 			etcd_client_close(c);
-			revoked_at = now_s();
+			revoked_at = etcd_test_now_s();
 			after_revoke = i;
 		}
 		int rc = push_put(q, i);
@@ -489,7 +426,7 @@ static void lease_revoked_mid_stream(void **state)
 	for (long k = after_revoke; k < n; k++)
 		late_ok += atomic_load(&ans->rc[k]) != -ESTALE;
 	uint8_t *present = calloc((size_t)n, 1);
-	struct census k = read_pods(o.c, shard, revoke_rev, present, n);
+	struct etcd_census k = read_pods(o.c, shard, revoke_rev, present, n);
 	printf("lease revoked after %ld records: %" PRIu64 " committed, %" PRIu64
 	       " answered -ESTALE, %d refused at push; keys in etcd %zu, created after the "
 	       "revoke %zu; pushed after the revoke and not -ESTALE: %ld\n  (%s)\n",
@@ -539,7 +476,7 @@ static void rebuild_equals_committed(void **state)
 	uint32_t shard = 400;
 	struct owner o;
 	own_shard(&o, shard);
-	struct commit_queue *q = open_queue(shard, o.lease, 4, 127, endpoints);
+	struct commit_queue *q = open_queue(shard, o.lease, 4, 127, cl.endpoints);
 	enum { N = 3000 };
 	for (long i = 0; i < N; i++)
 		assert_int_equal(push_put(q, i), 0);
@@ -570,7 +507,7 @@ static void rebuild_equals_committed(void **state)
 	struct rebuild_callbacks cb = {.item = on_item, .ctx = &s};
 	int64_t rev = 0;
 	char err[256];
-	struct etcd_client *c = open_client(endpoints);
+	struct etcd_client *c = etcd_test_open(cl.endpoints);
 	if (coord_rebuild_shard(c, PREFIX, shard, 100, &cb, &rev, err, sizeof(err)) != 0)
 		fail_msg("%s", err);
 	long expect = 0, missing = 0;
@@ -648,7 +585,7 @@ static void watch_follows_commits(void **state)
 	uint32_t shard = 500;
 	struct owner o;
 	own_shard(&o, shard);
-	struct commit_queue *q = open_queue(shard, o.lease, 4, 60, endpoints);
+	struct commit_queue *q = open_queue(shard, o.lease, 4, 60, cl.endpoints);
 	for (long i = 0; i < 1000; i++)
 		assert_int_equal(push_put(q, i), 0);
 	commit_queue_flush(q);
@@ -661,7 +598,7 @@ static void watch_follows_commits(void **state)
 	assert_int_equal(pods, 1000);
 
 	struct follow *f = calloc(1, sizeof(*f));
-	f->endpoints = endpoints;
+	f->endpoints = cl.endpoints;
 	snprintf(f->key, sizeof(f->key), PREFIX "shards/%" PRIu32 "/pods/", shard);
 	f->end_len = etcd_prefix_end(f->key, strlen(f->key), f->end);
 	f->from = rev + 1;
@@ -680,8 +617,9 @@ static void watch_follows_commits(void **state)
 		assert_int_equal(rc, 0);
 	}
 	commit_queue_flush(q);
-	double t0 = now_s();
-	while (atomic_load(&f->puts) + atomic_load(&f->deletes) < f->want && now_s() - t0 < 20)
+	double t0 = etcd_test_now_s();
+	while (atomic_load(&f->puts) + atomic_load(&f->deletes) < f->want &&
+	       etcd_test_now_s() - t0 < 20)
 		sleep_ms(10);
 	atomic_store(&f->stop, true);
 	pthread_join(t, NULL);
@@ -698,7 +636,7 @@ static void watch_follows_commits(void **state)
 	assert_int_equal(etcd_put(o.c, "/t/mark", 7, "y", 1, 0, &now_rev), 0);
 	assert_int_equal(etcd_compact(o.c, now_rev), 0);
 	memset(f, 0, sizeof(*f));
-	f->endpoints = endpoints;
+	f->endpoints = cl.endpoints;
 	snprintf(f->key, sizeof(f->key), PREFIX "shards/%" PRIu32 "/pods/", shard);
 	f->end_len = etcd_prefix_end(f->key, strlen(f->key), f->end);
 	f->from = rev + 1;
@@ -715,7 +653,7 @@ static void watch_follows_commits(void **state)
 
 	/* Stopped by its flag. */
 	memset(f, 0, sizeof(*f));
-	f->endpoints = endpoints;
+	f->endpoints = cl.endpoints;
 	snprintf(f->key, sizeof(f->key), PREFIX "shards/%" PRIu32 "/pods/", shard);
 	f->want = 1;
 	atomic_store(&f->stop, true);
@@ -727,18 +665,9 @@ static void watch_follows_commits(void **state)
 
 int main(void)
 {
-	endpoints = getenv("SHMSCHED_ETCD_ENDPOINTS");
-	const char *pids = getenv("SHMSCHED_ETCD_PIDS");
-	if (!endpoints || !pids) {
-		printf("SKIP: run under tests/coord/etcd_cluster.sh (SHMSCHED_ETCD_ENDPOINTS "
-		       "and SHMSCHED_ETCD_PIDS unset)\n");
-		return 77;
-	}
-	for (const char *p = pids; *p && n_members < ETCD_MAX_ENDPOINTS;) {
-		member_pids[n_members++] = (pid_t)strtol(p, (char **)&p, 10);
-		if (*p == ',')
-			p++;
-	}
+	int rc = etcd_test_cluster_from_env(&cl);
+	if (rc != 0)
+		return rc; /* 77: skipped */
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	ans = calloc(1, sizeof(*ans));
 	/* One test by name, for a run by hand (cmocka's filter). */
@@ -752,7 +681,7 @@ int main(void)
 		/* Last: it leaves the cluster a member short. */
 		cmocka_unit_test(leader_killed_sync),
 	};
-	int rc = cmocka_run_group_tests(tests, NULL, NULL);
+	rc = cmocka_run_group_tests(tests, NULL, NULL);
 	free(ans);
 	return rc;
 }

@@ -42,6 +42,7 @@
 #include <unistd.h>
 
 #include "coord/coord.h"
+#include "etcd_test.h"
 
 #define PODS_PER_TXN 60
 /* The lease of the host that lapses (etcd's minimum is 2 s; 3 s leaves
@@ -50,31 +51,12 @@
 #define TTL_S 3
 #define LONG_TTL_S 10
 
-static const char *endpoints;
-static pid_t member_pids[ETCD_MAX_ENDPOINTS];
-static size_t n_members;
-
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
+static struct etcd_test_cluster cl;
 
 static void sleep_s(double s)
 {
 	struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
 	nanosleep(&ts, NULL);
-}
-
-static struct etcd_client *open_client(const char *eps)
-{
-	struct etcd_client *c;
-	char err[256];
-	struct etcd_client_options o = {.timeout_ms = 3000};
-	if (etcd_client_open(&c, eps, &o, err, sizeof(err)) != 0)
-		fail_msg("%s", err);
-	return c;
 }
 
 /* A host: its client, lease and shard owner key. */
@@ -147,50 +129,6 @@ static void grant(struct host *h, int64_t ttl_s)
 	assert_int_equal(ttl, ttl_s);
 }
 
-/* Reads a prefix back: how many keys, how many created at or after
- * revision `after` (0: not counted), how many with a version other than 1. */
-struct census {
-	size_t keys;
-	size_t late;
-	size_t rewritten;
-};
-
-static struct census read_back(struct etcd_client *c, const char *prefix, int64_t after)
-{
-	/* Pages of 2,000 keys: the whole prefix in one answer would pass
-	 * the client's response bound (ETCD_DEFAULT_MAX_RESPONSE), which
-	 * refuses it. Each page starts just after the last key of the one
-	 * before (that key and a zero byte). */
-	uint8_t end[128], from[256];
-	size_t end_len = etcd_prefix_end(prefix, strlen(prefix), end);
-	size_t from_len = strlen(prefix);
-	memcpy(from, prefix, from_len);
-	struct census k = {0};
-	for (;;) {
-		struct etcd_range_result r;
-		if (etcd_range(c, from, from_len, end, end_len, 2000, &r) != 0)
-			fail_msg("%s", etcd_client_error(c));
-		k.keys += r.n_kvs;
-		for (size_t i = 0; i < r.n_kvs; i++) {
-			if (after && r.kvs[i].create_revision >= after)
-				k.late++;
-			if (r.kvs[i].version != 1)
-				k.rewritten++;
-		}
-		bool more = r.more && r.n_kvs > 0;
-		if (more) {
-			const struct etcd_kv *last = &r.kvs[r.n_kvs - 1];
-			assert_true(last->key_len + 1 <= sizeof(from));
-			memcpy(from, last->key, last->key_len);
-			from[last->key_len] = 0;
-			from_len = last->key_len + 1;
-		}
-		etcd_range_result_free(&r);
-		if (!more)
-			return k;
-	}
-}
-
 /* etcd holds whole batches: every one the host was told committed, and
  * perhaps some whose answer it never got (a timeout on a loaded machine). */
 static void assert_batches(size_t keys, const struct host *h)
@@ -216,24 +154,24 @@ static int64_t create_revision(struct etcd_client *c, const char *key)
 static void renew(struct host *h, double *last)
 {
 	int64_t ttl;
-	if (now_s() - *last < TTL_S / 3.0)
+	if (etcd_test_now_s() - *last < TTL_S / 3.0)
 		return;
 	if (etcd_lease_keepalive(h->c, h->lease, &ttl) != 0)
 		fail_msg("%s", etcd_client_error(h->c));
-	*last = now_s();
+	*last = etcd_test_now_s();
 }
 
 /* B waits for A's owner key to go (A's lease lapsing) and takes it,
  * renewing its own lease meanwhile; returns the seconds it waited. */
 static double take_over(struct host *b, double deadline_s)
 {
-	double t0 = now_s(), renewed = t0;
+	double t0 = etcd_test_now_s(), renewed = t0;
 	for (;;) {
 		renew(b, &renewed);
 		int rc = take_owner(b);
 		if (rc == 0)
-			return now_s() - t0;
-		if (now_s() - t0 > deadline_s)
+			return etcd_test_now_s() - t0;
+		if (etcd_test_now_s() - t0 > deadline_s)
 			fail_msg("host B could not take %s within %.0f s (last: %d %s)", b->owner,
 				 deadline_s, rc, etcd_client_error(b->c));
 		sleep_s(0.05);
@@ -243,21 +181,21 @@ static double take_over(struct host *b, double deadline_s)
 /* One client for 3 s at `pods` puts a fenced transaction. */
 static void throughput(int pods, const char *owner, const char *prefix)
 {
-	struct host h = {.c = open_client(endpoints), .owner = owner, .prefix = prefix,
+	struct host h = {.c = etcd_test_open(cl.endpoints), .owner = owner, .prefix = prefix,
 			 .pods = pods};
 	grant(&h, LONG_TTL_S);
 	assert_int_equal(take_owner(&h), 0);
-	double t0 = now_s(), renewed = t0;
-	while (now_s() - t0 < 3.0) {
+	double t0 = etcd_test_now_s(), renewed = t0;
+	while (etcd_test_now_s() - t0 < 3.0) {
 		renew(&h, &renewed);
 		if (commit_batch(&h) == 0)
 			fail_msg("a bench batch's fence failed: %s", etcd_client_error(h.c));
 	}
-	double secs = now_s() - t0;
+	double secs = etcd_test_now_s() - t0;
 	printf("etcd one client, %d placement puts a fenced txn: %d txns in %.2f s = %.0f txn/s, "
 	       "%.0f pods/s (%d unanswered)\n",
 	       pods, h.committed, secs, h.committed / secs, h.committed * pods / secs, h.errors);
-	assert_batches(read_back(h.c, prefix, 0).keys, &h);
+	assert_batches(etcd_test_census(h.c, prefix, 0, NULL, NULL).keys, &h);
 	assert_int_equal(etcd_lease_revoke(h.c, h.lease), 0);
 	etcd_client_close(h.c);
 }
@@ -284,12 +222,12 @@ struct bench_thread {
 static void *bench_run(void *arg)
 {
 	struct bench_thread *b = arg;
-	double t0 = now_s(), renewed = t0;
+	double t0 = etcd_test_now_s(), renewed = t0;
 	int64_t ttl;
-	while (now_s() - t0 < 3.0) {
-		if (now_s() - renewed > TTL_S / 3.0) {
+	while (etcd_test_now_s() - t0 < 3.0) {
+		if (etcd_test_now_s() - renewed > TTL_S / 3.0) {
 			b->failed |= etcd_lease_keepalive(b->h.c, b->h.lease, &ttl) != 0;
-			renewed = now_s();
+			renewed = etcd_test_now_s();
 		}
 		b->failed |= commit_batch(&b->h) == 0;
 	}
@@ -305,12 +243,12 @@ static void parallel_throughput(void **state)
 	for (int i = 0; i < PARALLEL; i++) {
 		snprintf(b[i].owner, sizeof(b[i].owner), "/par%d/owner", i);
 		snprintf(b[i].prefix, sizeof(b[i].prefix), "/par%d/place/", i);
-		b[i].h = (struct host){.c = open_client(endpoints), .owner = b[i].owner,
+		b[i].h = (struct host){.c = etcd_test_open(cl.endpoints), .owner = b[i].owner,
 				       .prefix = b[i].prefix};
 		grant(&b[i].h, LONG_TTL_S);
 		assert_int_equal(take_owner(&b[i].h), 0);
 	}
-	double t0 = now_s();
+	double t0 = etcd_test_now_s();
 	for (int i = 0; i < PARALLEL; i++)
 		assert_int_equal(pthread_create(&t[i], NULL, bench_run, &b[i]), 0);
 	int txns = 0;
@@ -319,12 +257,12 @@ static void parallel_throughput(void **state)
 		txns += b[i].h.committed;
 		assert_int_equal(b[i].failed, 0);
 	}
-	double secs = now_s() - t0;
+	double secs = etcd_test_now_s() - t0;
 	printf("etcd %d clients in parallel, %d placement puts a fenced txn: %d txns in %.2f s = "
 	       "%.0f txn/s, %.0f pods/s\n",
 	       PARALLEL, PODS_PER_TXN, txns, secs, txns / secs, txns * PODS_PER_TXN / secs);
 	for (int i = 0; i < PARALLEL; i++) {
-		assert_batches(read_back(b[i].h.c, b[i].prefix, 0).keys, &b[i].h);
+		assert_batches(etcd_test_census(b[i].h.c, b[i].prefix, 0, NULL, NULL).keys, &b[i].h);
 		assert_int_equal(etcd_lease_revoke(b[i].h.c, b[i].h.lease), 0);
 		etcd_client_close(b[i].h.c);
 	}
@@ -333,17 +271,17 @@ static void parallel_throughput(void **state)
 static void lease_lapse_stops_commits(void **state)
 {
 	(void)state;
-	struct host a = {.c = open_client(endpoints), .owner = "/f1/owner", .prefix = "/f1/a/"};
-	struct host b = {.c = open_client(endpoints), .owner = "/f1/owner", .prefix = "/f1/b/"};
+	struct host a = {.c = etcd_test_open(cl.endpoints), .owner = "/f1/owner", .prefix = "/f1/a/"};
+	struct host b = {.c = etcd_test_open(cl.endpoints), .owner = "/f1/owner", .prefix = "/f1/b/"};
 	grant(&a, TTL_S);
 	assert_int_equal(take_owner(&a), 0);
 	/* Renew on time for 1.5 s while committing. */
-	double t0 = now_s(), last_renew = t0;
+	double t0 = etcd_test_now_s(), last_renew = t0;
 	int64_t ttl;
-	while (now_s() - t0 < 1.5) {
-		if (now_s() - last_renew > TTL_S / 3.0) {
+	while (etcd_test_now_s() - t0 < 1.5) {
+		if (etcd_test_now_s() - last_renew > TTL_S / 3.0) {
 			assert_int_equal(etcd_lease_keepalive(a.c, a.lease, &ttl), 0);
-			last_renew = now_s();
+			last_renew = etcd_test_now_s();
 		}
 		/* Committed, or no answer in time (a loaded machine): never
 		 * refused while the lease is renewed. */
@@ -354,10 +292,10 @@ static void lease_lapse_stops_commits(void **state)
 	while (!lapsed) {
 		int rc = commit_batch(&a);
 		if (rc == 0)
-			lapsed = now_s() - stopped;
-		if (now_s() - stopped > 4 * TTL_S)
+			lapsed = etcd_test_now_s() - stopped;
+		if (etcd_test_now_s() - stopped > 4 * TTL_S)
 			fail_msg("host A still commits %.1f s after its last renewal (TTL %d s)",
-				 now_s() - stopped, TTL_S);
+				 etcd_test_now_s() - stopped, TTL_S);
 	}
 	int committed_before = a.committed;
 	printf("host A's commits stopped %.2f s after its last renewal (TTL %d s)\n", lapsed,
@@ -377,8 +315,8 @@ static void lease_lapse_stops_commits(void **state)
 	assert_int_equal(a.committed, committed_before);
 	assert_true(a.refused >= 1);
 
-	struct census ka = read_back(b.c, "/f1/a/", b_rev);
-	struct census kb = read_back(b.c, "/f1/b/", 0);
+	struct etcd_census ka = etcd_test_census(b.c, "/f1/a/", b_rev, NULL, NULL);
+	struct etcd_census kb = etcd_test_census(b.c, "/f1/b/", 0, NULL, NULL);
 	printf("host A: %d batches committed, %d refused, %d unanswered; keys in etcd %zu, "
 	       "written after B's takeover %zu, rewritten %zu\n",
 	       a.committed, a.refused, a.errors, ka.keys, ka.late, ka.rewritten);
@@ -401,15 +339,15 @@ static void stopped_child(int fd)
 	char err[256];
 	struct host a = {.owner = "/f2/owner", .prefix = "/f2/a/"};
 	int64_t ttl;
-	if (etcd_client_open(&a.c, endpoints, &o, err, sizeof(err)) != 0 ||
+	if (etcd_client_open(&a.c, cl.endpoints, &o, err, sizeof(err)) != 0 ||
 	    etcd_lease_grant(a.c, TTL_S, &a.lease, &ttl) != 0 || take_owner(&a) != 0)
 		_exit(3);
-	double last_renew = now_s();
+	double last_renew = etcd_test_now_s();
 	for (;;) {
 		char r;
-		if (now_s() - last_renew > TTL_S / 3.0) {
+		if (etcd_test_now_s() - last_renew > TTL_S / 3.0) {
 			int rc = etcd_lease_keepalive(a.c, a.lease, &ttl);
-			last_renew = now_s();
+			last_renew = etcd_test_now_s();
 			if (rc == -ENOENT && write(fd, "L", 1) != 1)
 				_exit(4);
 		}
@@ -452,17 +390,17 @@ static void stopped_host_commits_nothing(void **state)
 	close(p[1]);
 	sleep_s(1.5);
 	assert_int_equal(kill(child, SIGSTOP), 0);
-	double stopped = now_s();
-	struct host b = {.c = open_client(endpoints), .owner = "/f2/owner", .prefix = "/f2/b/"};
+	double stopped = etcd_test_now_s();
+	struct host b = {.c = etcd_test_open(cl.endpoints), .owner = "/f2/owner", .prefix = "/f2/b/"};
 	grant(&b, LONG_TTL_S);
 	take_over(&b, 4.0 * TTL_S);
 	printf("host B took the shard %.2f s after host A was stopped (TTL %d s)\n",
-	       now_s() - stopped, TTL_S);
+	       etcd_test_now_s() - stopped, TTL_S);
 	int64_t b_rev = create_revision(b.c, b.owner);
 	assert_int_equal(commit_batch(&b), 1);
 	assert_int_equal(kill(child, SIGCONT), 0);
-	double renewed = now_s(), resumed = renewed;
-	while (now_s() - resumed < 1.0) {
+	double renewed = etcd_test_now_s(), resumed = renewed;
+	while (etcd_test_now_s() - resumed < 1.0) {
 		renew(&b, &renewed);
 		sleep_s(0.1);
 	}
@@ -485,7 +423,7 @@ static void stopped_host_commits_nothing(void **state)
 		errors += buf[i] == 'E';
 		lapses += buf[i] == 'L';
 	}
-	struct census ka = read_back(b.c, "/f2/a/", b_rev);
+	struct etcd_census ka = etcd_test_census(b.c, "/f2/a/", b_rev, NULL, NULL);
 	printf("stopped host A: %zu batches committed, %zu refused after it resumed, %zu errors; "
 	       "keys in etcd %zu, written after B's takeover %zu\n",
 	       committed, refused, errors, ka.keys, ka.late);
@@ -505,43 +443,21 @@ static void stopped_host_commits_nothing(void **state)
 static void leader_killed_during_stream(void **state)
 {
 	(void)state;
-	if (n_members < 3)
+	if (cl.n < 3)
 		skip();
-	/* Find the leader; order the endpoints leader first, so the client
-	 * is talking to it when it dies. */
-	struct etcd_client *probe = open_client(endpoints);
-	uint64_t member = 0, leader = 0;
-	size_t li = n_members;
-	for (size_t i = 0; i < n_members; i++) {
-		if (etcd_member_status(probe, i, &member, &leader) != 0)
-			fail_msg("%s", etcd_client_error(probe));
-		if (member == leader)
-			li = i;
-	}
-	etcd_client_close(probe);
-	assert_true(li < n_members);
-	assert_true(n_members <= ETCD_MAX_ENDPOINTS);
-	char order[1024] = "";
-	char *copy = strdup(endpoints), *eps[ETCD_MAX_ENDPOINTS] = {0}, *save = NULL;
-	size_t k = 0;
-	for (char *t = strtok_r(copy, ",", &save); t && k < ETCD_MAX_ENDPOINTS;
-	     t = strtok_r(NULL, ",", &save))
-		eps[k++] = t;
-	assert_true(li < k);
-	snprintf(order, sizeof(order), "%s", eps[li] ? eps[li] : "");
-	for (size_t i = 0; i < k; i++)
-		if (i != li)
-			snprintf(order + strlen(order), sizeof(order) - strlen(order), ",%s", eps[i]);
-	free(copy);
-	struct etcd_client *c = open_client(order);
+	/* The endpoints leader first, so the client is talking to it when
+	 * it dies. */
+	char order[1024];
+	size_t li = etcd_test_leader_first(&cl, order, sizeof(order));
+	struct etcd_client *c = etcd_test_open(order);
 
 	enum { BATCHES = 120, KILL_AT = 30 };
 	int errors = 0, already = 0;
-	double t0 = now_s(), killed_at = 0, first_after = 0;
+	double t0 = etcd_test_now_s(), killed_at = 0, first_after = 0;
 	for (int seq = 0; seq < BATCHES;) {
 		if (seq == KILL_AT && !killed_at) {
-			assert_int_equal(kill(member_pids[li], SIGKILL), 0);
-			killed_at = now_s();
+			assert_int_equal(kill(cl.pids[li], SIGKILL), 0);
+			killed_at = etcd_test_now_s();
 		}
 		char keys[PODS_PER_TXN][64];
 		struct etcd_op ops[PODS_PER_TXN];
@@ -559,7 +475,7 @@ static void leader_killed_during_stream(void **state)
 		int rc = etcd_txn(c, &t, &r);
 		if (rc != 0) {
 			errors++;
-			if (now_s() - t0 > 60)
+			if (etcd_test_now_s() - t0 > 60)
 				fail_msg("batch %d: still failing after 60 s: %s", seq,
 					 etcd_client_error(c));
 			sleep_s(0.05);
@@ -569,14 +485,14 @@ static void leader_killed_during_stream(void **state)
 			already++; /* an earlier try landed, its answer lost */
 		etcd_txn_result_free(&r);
 		if (killed_at && !first_after)
-			first_after = now_s() - killed_at;
+			first_after = etcd_test_now_s() - killed_at;
 		seq++;
 	}
 	printf("leader (member %zu) killed at batch %d: %d errors and %d batches found already "
 	       "committed on retry; the first commit after the kill came %.2f s later\n",
 	       li, KILL_AT, errors, already, first_after);
-	struct census kb = read_back(c, "/f3/batch/", 0);
-	struct census kp = read_back(c, "/f3/place/", 0);
+	struct etcd_census kb = etcd_test_census(c, "/f3/batch/", 0, NULL, NULL);
+	struct etcd_census kp = etcd_test_census(c, "/f3/place/", 0, NULL, NULL);
 	assert_int_equal(kb.keys, BATCHES);
 	assert_int_equal(kp.keys, (size_t)BATCHES * (PODS_PER_TXN - 1));
 	assert_int_equal(kb.rewritten, 0);
@@ -587,18 +503,9 @@ static void leader_killed_during_stream(void **state)
 
 int main(void)
 {
-	endpoints = getenv("SHMSCHED_ETCD_ENDPOINTS");
-	const char *pids = getenv("SHMSCHED_ETCD_PIDS");
-	if (!endpoints || !pids) {
-		printf("SKIP: run under tests/coord/etcd_cluster.sh (SHMSCHED_ETCD_ENDPOINTS "
-		       "and SHMSCHED_ETCD_PIDS unset)\n");
-		return 77;
-	}
-	for (const char *p = pids; *p && n_members < ETCD_MAX_ENDPOINTS;) {
-		member_pids[n_members++] = (pid_t)strtol(p, (char **)&p, 10);
-		if (*p == ',')
-			p++;
-	}
+	int rc = etcd_test_cluster_from_env(&cl);
+	if (rc != 0)
+		return rc; /* 77: skipped */
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(one_client_throughput),

@@ -44,6 +44,7 @@
  * there (EINVAL), and reclaim asked nobody.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -60,12 +61,12 @@
 #include "base/base.h"
 #include "daemon/daemon.h"
 #include "fixture.h"
+#include "quota_fixture.h"
 #include "quota/quota.h"
 #include "shm/shm.h"
 #include "shmsched/client.h"
 
 static struct fixture_dir fx;
-static char cluster[160];
 /* The managers' clock, ns (fixture_clock_ns): written by the test
  * thread, read by the daemon's (relaxed both; each step is followed by
  * requests whose round trips order it). */
@@ -80,13 +81,6 @@ static int setup(void **state)
 {
 	(void)state;
 	fixture_dir_make(&fx, "apr_evict", 0);
-	snprintf(cluster, sizeof(cluster), "%s/cluster.json", fx.dir);
-	FILE *f = fopen(cluster, "w");
-	assert_non_null(f);
-	fputs("{\"kind\":\"List\",\"items\":[{\"kind\":\"Node\",\"metadata\":"
-	      "{\"name\":\"n0\"},\"status\":{\"allocatable\":{\"cpu\":\"32\","
-	      "\"memory\":\"64Gi\",\"pods\":\"500\"}}}]}", f);
-	fclose(f);
 	return 0;
 }
 
@@ -97,75 +91,260 @@ static int teardown(void **state)
 	return 0;
 }
 
-/* test_reclaim.c's tree: cohort ml, team-a reclaiming (Any), team-b. */
-static struct quota_tree *make_tree(void)
-{
-	struct quota_tree *t;
-	char err[256];
-	assert_int_equal(quota_tree_new(&t), 0);
-	int f = quota_flavor_add(t, "fa", err, sizeof(err));
-	int cpu = quota_resource_add(t, "cpu", err, sizeof(err));
-	int co = quota_cohort_add(t, "ml", NULL, QUOTA_WEIGHT_DEFAULT_MILLI, err,
-				  sizeof(err));
-	struct quota_preemption pa = {.reclaim_within_cohort = QUOTA_PREEMPT_ANY};
-	int a = quota_cluster_queue_add(t, "team-a", "ml", QUOTA_WEIGHT_DEFAULT_MILLI,
-					&pa, err, sizeof(err));
-	int b = quota_cluster_queue_add(t, "team-b", "ml", QUOTA_WEIGHT_DEFAULT_MILLI,
-					NULL, err, sizeof(err));
-	if (f < 0 || cpu < 0 || co < 0 || a < 0 || b < 0)
-		fail_msg("tree: %s", err);
-	assert_int_equal(quota_set(t, a, f, cpu, 2000, QUOTA_NO_LIMIT,
-				   QUOTA_NO_LIMIT, err, sizeof(err)), 0);
-	assert_int_equal(quota_set(t, b, f, cpu, 2000, QUOTA_NO_LIMIT,
-				   QUOTA_NO_LIMIT, err, sizeof(err)), 0);
-	assert_true(quota_local_queue_add(t, "default", "qa", "team-a", err,
-					  sizeof(err)) >= 0);
-	assert_true(quota_local_queue_add(t, "default", "qb", "team-b", err,
-					  sizeof(err)) >= 0);
-	if (quota_seal(t, err, sizeof(err)) < 0)
-		fail_msg("quota_seal: %s", err);
-	return t;
-}
-
-static uint32_t tmpl(struct shmsched_client *c, const char *queue, const char *cpu)
-{
-	char json[512], err[512];
-	snprintf(json, sizeof(json), "{\"kind\":\"Pod\",\"metadata\":{\"name\":"
-		 "\"t\",\"namespace\":\"default\",\"labels\":{\"kueue.x-k8s.io/"
-		 "queue-name\":\"%s\"}},\"spec\":{\"containers\":[{\"name\":\"c\","
-		 "\"resources\":{\"requests\":{\"cpu\":\"%s\"}}}]}}", queue, cpu);
-	uint32_t tid;
-	if (shmsched_register_template(c, json, strlen(json), &tid, err,
-				       sizeof(err)) < 0)
-		fail_msg("template %s: %s", json, err);
-	return tid;
-}
-
+/* One daemon and its disruption, reclaim's or preemption's alike: the
+ * victims' producer (team-b's, the low one's) with their placements, the
+ * waiting pod's producer (team-a's, the high one's), and the manager of
+ * the victims, on the admin socket (m) or through the public C API (api). */
 struct run {
-	struct quota_tree *t;
+	struct quota_tree *t;      /* reclaim's quota; NULL: preemption's run */
 	struct daemon *d;
-	struct shmsched_client *a, *b;
-	uint64_t b_ids[4]; /* team-b's placements, by cookie - 200 */
+	struct shmsched_client *victims, *waiter;
+	uint64_t first_cookie;     /* the victims' cookies count up from it */
+	uint64_t ids[4];           /* their placements, by cookie - first_cookie */
+	int n_ids;
+	uint64_t waiter_cookie;
+	uint32_t reason;           /* what asks: OP_APPROVAL_RECLAIM, _PREEMPT */
+	const char *pod;           /* the victims' pod, as an ask names it */
+	const char *node;          /* the victims' node; NULL: either */
 	struct mgr m;
+	struct shmsched_client *api; /* the C API's manager, or NULL */
 };
+
+/* The manager of r's victims, selected by `selector`, registered with
+ * `flags` and `deadline_ms`: through the public C API
+ * (shmsched_approval_register) into r->api when `api`, else r->m. */
+static void manage(struct run *r, const char *name, const char *selector,
+		   uint32_t flags, uint32_t deadline_ms, bool api)
+{
+	r->m.fd = -1;
+	r->api = NULL;
+	if (api) {
+		char err[512];
+		r->api = fixture_connect(fx.admin);
+		if (shmsched_approval_register(r->api, name, selector, deadline_ms,
+					       flags, err, sizeof(err)) < 1)
+			fail_msg("register: %s", err);
+	} else {
+		mgr_open(&r->m, fx.admin);
+		if (mgr_register(&r->m, name, selector, deadline_ms, flags) < 0)
+			fail_msg("register: %s", r->m.err);
+	}
+}
+
+static void stop(struct run *r)
+{
+	struct daemon_stats ds;
+	mgr_close(&r->m);
+	if (r->api != NULL)
+		shmsched_disconnect(r->api);
+	shmsched_disconnect(r->victims);
+	shmsched_disconnect(r->waiter);
+	daemon_stop(r->d, 1000, &ds);
+	quota_tree_free(r->t);
+}
+
+/* The victims' placement `placement_id` as an index of r->ids (the test
+ * fails on another). */
+static int victim_of(const struct run *r, uint64_t placement_id)
+{
+	for (int i = 0; i < r->n_ids; i++)
+		if (r->ids[i] == placement_id)
+			return i;
+	fail_msg("placement %" PRIu64 " is none of the victims'", placement_id);
+	return -1;
+}
+
+/* The one ask pending now (waited for up to 5 s), from r->reason, about
+ * one of the victims: which into *which; its id. */
+static uint64_t ask(struct run *r, int *which)
+{
+	struct op_approval_ask asks[8];
+	assert_int_equal(mgr_await(&r->m, asks, 5000), 1);
+	assert_int_equal(asks[0].reason, r->reason);
+	assert_string_equal(asks[0].pod, r->pod);
+	if (r->node != NULL)
+		assert_string_equal(asks[0].node, r->node);
+	*which = victim_of(r, asks[0].placement_id);
+	return asks[0].ask_id;
+}
+
+/* As ask, about victim `which`. */
+static uint64_t ask_about(struct run *r, int which)
+{
+	int got;
+	uint64_t id = ask(r, &got);
+	assert_int_equal(got, which);
+	return id;
+}
+
+/* Nothing evicted within `ms`, the waiting pod still waiting. */
+static void nothing_evicted(struct run *r, unsigned ms)
+{
+	struct shmsched_result res;
+	assert_int_equal(fixture_await(r->victims, &res, 1, ms), 0);
+	assert_int_equal(fixture_await(r->waiter, &res, 1, 10), 0);
+	struct daemon_stats ds;
+	daemon_get_stats(r->d, &ds);
+	assert_int_equal(ds.victims, 0);
+	assert_int_equal(ds.reclaim_victims, 0);
+	if (r->t != NULL)
+		assert_int_equal(ds.pending_unschedulable, 1);
+}
+
+/* One victim hears of its eviction, the waiting pod is placed, and no
+ * other victim goes. Returns the victim. */
+static int evicted_one(struct run *r)
+{
+	struct shmsched_result res;
+	assert_int_equal(fixture_await(r->victims, &res, 1, 5000), 1);
+	assert_int_equal(res.status, SHMSCHED_EVICTED);
+	assert_in_range(res.cookie, r->first_cookie,
+			r->first_cookie + (uint64_t)r->n_ids - 1);
+	int which = (int)(res.cookie - r->first_cookie);
+	assert_int_equal(fixture_await(r->waiter, &res, 1, 5000), 1);
+	assert_int_equal(res.status, SHMSCHED_PLACED);
+	assert_int_equal(res.cookie, r->waiter_cookie);
+	assert_int_equal(fixture_await(r->victims, &res, 1, 100), 0);
+	return which;
+}
+
+/* As evicted_one, the victim `which`. */
+static void evicted_and_placed(struct run *r, int which)
+{
+	assert_int_equal(evicted_one(r), which);
+}
+
+/* The public C API's manager r->api: its one pending ask into asks[0],
+ * polled every 10 ms for up to 5 s; the victim it is about. */
+static int api_await_one(struct run *r, struct shmsched_approval_ask *asks)
+{
+	char err[512];
+	unsigned more = 1;
+	int n = 0;
+	for (int i = 0; i < 500 && n == 0; i++) {
+		n = shmsched_approval_pending(r->api, asks, &more, err, sizeof(err));
+		if (n == 0)
+			usleep(10000);
+	}
+	if (n != 1 || more != 0)
+		fail_msg("pending: %d asks, %u more (expected 1, 0): %s", n, more,
+			 err);
+	return victim_of(r, asks[0].placement_id);
+}
+
+/* The C API's grant, on a run whose manager r->api registered opting in:
+ * the one ask (of `reason`, about `pod`), nothing evicted while asked,
+ * the grant lets the victim go. Returns the victim. */
+static int api_grant_scenario(struct run *r, int reason, const char *pod)
+{
+	char err[512];
+	struct shmsched_approval_ask asks[SHMSCHED_APPROVAL_PAGE];
+	int which = api_await_one(r, asks);
+	assert_int_equal(asks[0].reason, reason);
+	assert_string_equal(asks[0].pod, pod);
+	nothing_evicted(r, 300);
+	assert_int_equal(shmsched_approval_answer(r->api, asks[0].ask_id,
+						  SHMSCHED_APPROVAL_GRANT, 0, err,
+						  sizeof(err)), 0);
+	evicted_and_placed(r, which);
+	return which;
+}
+
+/* A run whose manager r->api registered without opting in: a victim
+ * evicted at once (returned), r->api never asked. */
+static int api_not_asked(struct run *r)
+{
+	char err[512];
+	struct shmsched_approval_ask asks[SHMSCHED_APPROVAL_PAGE];
+	unsigned more;
+	int which = evicted_one(r);
+	assert_int_equal(shmsched_approval_pending(r->api, asks, &more, err,
+						   sizeof(err)), 0);
+	struct daemon_stats ds;
+	daemon_get_stats(r->d, &ds);
+	assert_int_equal(ds.approvals_asked, 0);
+	return which;
+}
+
+/* The scenarios both disruptions go through, on a started run:
+ * - grant: the victim first asked is not evicted while asked; the grant
+ *   alone (no clock step, no other event) evicts it and places the
+ *   waiting pod (the answer wakes it: AQ1);
+ * - not before 5 s: that victim is no candidate until then, another is
+ *   asked and denied; nothing goes 1 ms before, the first goes at 5 s on
+ *   the injected clock;
+ * - the fail-open deadline of 1 s: evicted at it, not 1 ms before.
+ * Each returns the victim evicted (and into *other the one denied). */
+static int grant_scenario(struct run *r)
+{
+	int x;
+	uint64_t id = ask(r, &x);
+	nothing_evicted(r, 300);
+	assert_int_equal(mgr_answer(&r->m, id, OP_APPROVAL_GRANT, 0), 0);
+	evicted_and_placed(r, x);
+	return x;
+}
+
+static int not_before_scenario(struct run *r, int *other)
+{
+	int x;
+	uint64_t id = ask(r, &x);
+	assert_int_equal(mgr_answer(&r->m, id, OP_APPROVAL_NOT_BEFORE, 5000), 0);
+	/* x is no candidate until then: another is asked, and denied. */
+	id = ask(r, other);
+	assert_int_not_equal(*other, x);
+	assert_int_equal(mgr_answer(&r->m, id, OP_APPROVAL_DENY, 0), 0);
+	advance_ms(4999);
+	nothing_evicted(r, 400);
+	advance_ms(1);
+	evicted_and_placed(r, x);
+	return x;
+}
+
+static int deadline_open_scenario(struct run *r)
+{
+	int x;
+	(void)ask(r, &x);
+	advance_ms(999);
+	nothing_evicted(r, 400);
+	advance_ms(1);
+	evicted_and_placed(r, x);
+	return x;
+}
+
+/* --- quota reclaim (OP_APPROVAL_RECLAIM_TOO) --- */
 
 #define SEL_B "kueue.x-k8s.io/queue-name=qb"
 
-/* The daemon and team-b's n_b pods placed. */
+/* The daemon on one node n0 of 32 cpu over test_reclaim.c's tree (cohort
+ * ml, team-a reclaiming within it (Any), team-b; 2 cpu each), and team-b's
+ * n_b pods of 1 cpu placed (cookies 200...). */
 static void start_pods(struct run *r, int n_b)
 {
+	fixture_write_cluster(&fx, &(struct fixture_nodes){.count = 1, .cpu = "32",
+							    .memory = "64Gi",
+							    .pods = "500"}, NULL);
+	struct quota_preemption pa = {.reclaim_within_cohort = QUOTA_PREEMPT_ANY};
+	struct quota_fixture_queue queues[] = {
+		{.name = "team-a", .local_queue = "qa", .cpu_milli = 2000,
+		 .preemption = &pa},
+		{.name = "team-b", .local_queue = "qb", .cpu_milli = 2000},
+	};
+	*r = (struct run){.first_cookie = 200, .n_ids = n_b, .waiter_cookie = 1,
+			  .reason = OP_APPROVAL_RECLAIM, .pod = "pod default/t",
+			  .node = "n0"};
 	struct daemon_config cfg = fixture_config(&fx);
-	cfg.cluster_path = cluster;
 	cfg.slots = 256;
-	cfg.quota = r->t = make_tree();
+	cfg.quota = r->t = quota_fixture_cohort(0, queues, 2);
 	cfg.approval_clock = fixture_clock_ns;
 	cfg.approval_clock_arg = &fake_now;
 	r->d = fixture_start(&cfg);
-	r->a = fixture_connect_as(fx.sock, "team-a");
-	r->b = fixture_connect_as(fx.sock, "team-b");
-	uint32_t qb = tmpl(r->b, "qb", "1");
+	r->waiter = fixture_connect_as(fx.sock, "team-a");
+	r->victims = fixture_connect_as(fx.sock, "team-b");
+	uint32_t qb = fixture_cpu_template(r->victims, "qb", "1");
 	for (int i = 0; i < n_b; i++)
-		r->b_ids[i] = fixture_place(r->b, qb, 200 + (uint64_t)i, SHMSCHED_PLACED);
+		r->ids[i] = fixture_place(r->victims, qb, 200 + (uint64_t)i,
+					  SHMSCHED_PLACED);
 	r->m.fd = -1;
 }
 
@@ -174,68 +353,19 @@ static void start_pods(struct run *r, int n_b)
 static void start(struct run *r, int n_b, uint32_t flags, uint32_t deadline_ms)
 {
 	start_pods(r, n_b);
-	mgr_open(&r->m, fx.admin);
-	if (mgr_register(&r->m, "b-manager", SEL_B, deadline_ms, flags) < 0)
-		fail_msg("register: %s", r->m.err);
-}
-
-static void stop(struct run *r)
-{
-	struct daemon_stats ds;
-	mgr_close(&r->m);
-	shmsched_disconnect(r->a);
-	shmsched_disconnect(r->b);
-	daemon_stop(r->d, 1000, &ds);
-	quota_tree_free(r->t);
+	manage(r, "b-manager", SEL_B, flags, deadline_ms, false);
 }
 
 /* team-a's pod (cookie 1) of `cpu`, waiting up to 30 s: with team-b's 4
  * pods, 1 cpu; with its 3 (1 cpu of the cohort's 4 free), 2 cpu. */
 static void submit_waiting(struct run *r, const char *cpu)
 {
-	struct shmsched_pod p = {.cookie = 1, .template_id = tmpl(r->a, "qa", cpu),
+	struct shmsched_pod p = {.cookie = 1,
+				 .template_id = fixture_cpu_template(r->waiter, "qa",
+								     cpu),
 				 .flags = SHMSCHED_WAIT,
 				 .deadline_ns = now_ns() + UINT64_C(30000000000)};
-	assert_int_equal(shmsched_submit(r->a, &p, 1), 1);
-}
-
-/* The one ask pending now (waited for up to 5 s): about placement
- * `placement`, from reclaim. */
-static uint64_t one_ask(struct run *r, uint64_t placement)
-{
-	struct op_approval_ask asks[8];
-	uint32_t n = mgr_await(&r->m, asks, 5000);
-	assert_int_equal(n, 1);
-	assert_int_equal(asks[0].reason, OP_APPROVAL_RECLAIM);
-	assert_int_equal(asks[0].placement_id, placement);
-	assert_string_equal(asks[0].pod, "pod default/t");
-	assert_string_equal(asks[0].node, "n0");
-	return asks[0].ask_id;
-}
-
-/* Nothing evicted within `ms`, team-a's pod still waiting. */
-static void nothing_evicted(struct run *r, unsigned ms)
-{
-	struct shmsched_result res;
-	assert_int_equal(fixture_await(r->b, &res, 1, ms), 0);
-	assert_int_equal(fixture_await(r->a, &res, 1, 10), 0);
-	struct daemon_stats ds;
-	daemon_get_stats(r->d, &ds);
-	assert_int_equal(ds.reclaim_victims, 0);
-	assert_int_equal(ds.pending_unschedulable, 1);
-}
-
-/* team-b hears of `cookie`'s eviction and team-a's pod is placed. */
-static void evicted_and_placed(struct run *r, uint64_t cookie)
-{
-	struct shmsched_result res;
-	assert_int_equal(fixture_await(r->b, &res, 1, 5000), 1);
-	assert_int_equal(res.status, SHMSCHED_EVICTED);
-	assert_int_equal(res.cookie, cookie);
-	assert_int_equal(fixture_await(r->a, &res, 1, 5000), 1);
-	assert_int_equal(res.status, SHMSCHED_PLACED);
-	assert_int_equal(res.cookie, 1);
-	assert_int_equal(fixture_await(r->b, &res, 1, 100), 0);
+	assert_int_equal(shmsched_submit(r->waiter, &p, 1), 1);
 }
 
 static void test_reclaim_grant(void **state)
@@ -244,11 +374,7 @@ static void test_reclaim_grant(void **state)
 	struct run r;
 	start(&r, 4, OP_APPROVAL_RECLAIM_TOO, 60000);
 	submit_waiting(&r, "1");
-	uint64_t ask = one_ask(&r, r.b_ids[3]);
-	nothing_evicted(&r, 300);
-	/* The answer alone wakes the waiting pod. */
-	assert_int_equal(mgr_answer(&r.m, ask, OP_APPROVAL_GRANT, 0), 0);
-	evicted_and_placed(&r, 203);
+	assert_int_equal(grant_scenario(&r), 3); /* 203 asked first */
 	struct daemon_stats ds;
 	daemon_get_stats(r.d, &ds);
 	assert_int_equal(ds.approvals_by[1].asked, 1);
@@ -268,13 +394,13 @@ static void test_reclaim_deny(void **state)
 	struct run r;
 	start(&r, 4, OP_APPROVAL_RECLAIM_TOO, 60000);
 	submit_waiting(&r, "1");
-	uint64_t ask = one_ask(&r, r.b_ids[3]);
-	assert_int_equal(mgr_answer(&r.m, ask, OP_APPROVAL_DENY, 0), 0);
+	uint64_t id = ask_about(&r, 3);
+	assert_int_equal(mgr_answer(&r.m, id, OP_APPROVAL_DENY, 0), 0);
 	/* 203 is no candidate: the other borrowing pod is asked. */
-	ask = one_ask(&r, r.b_ids[2]);
+	id = ask_about(&r, 2);
 	nothing_evicted(&r, 200);
-	assert_int_equal(mgr_answer(&r.m, ask, OP_APPROVAL_GRANT, 0), 0);
-	evicted_and_placed(&r, 202);
+	assert_int_equal(mgr_answer(&r.m, id, OP_APPROVAL_GRANT, 0), 0);
+	evicted_and_placed(&r, 2);
 	struct daemon_stats ds;
 	daemon_get_stats(r.d, &ds);
 	assert_int_equal(ds.approvals_by[1].asked, 2);
@@ -285,8 +411,8 @@ static void test_reclaim_deny(void **state)
 	/* One borrowing pod only: denied, nothing is left to ask. */
 	start(&r, 3, OP_APPROVAL_RECLAIM_TOO, 60000);
 	submit_waiting(&r, "2");
-	ask = one_ask(&r, r.b_ids[2]);
-	assert_int_equal(mgr_answer(&r.m, ask, OP_APPROVAL_DENY, 0), 0);
+	id = ask_about(&r, 2);
+	assert_int_equal(mgr_answer(&r.m, id, OP_APPROVAL_DENY, 0), 0);
 	nothing_evicted(&r, 500);
 	struct op_approval_ask asks[8];
 	assert_int_equal(mgr_pending(&r.m, asks), 0);
@@ -300,17 +426,12 @@ static void test_reclaim_not_before(void **state)
 {
 	(void)state;
 	struct run r;
+	int denied;
 	start(&r, 4, OP_APPROVAL_RECLAIM_TOO, 60000);
 	submit_waiting(&r, "1");
-	uint64_t ask = one_ask(&r, r.b_ids[3]);
-	assert_int_equal(mgr_answer(&r.m, ask, OP_APPROVAL_NOT_BEFORE, 5000), 0);
-	/* 203 no candidate until then: 202 is asked, and denied. */
-	ask = one_ask(&r, r.b_ids[2]);
-	assert_int_equal(mgr_answer(&r.m, ask, OP_APPROVAL_DENY, 0), 0);
-	advance_ms(4999);
-	nothing_evicted(&r, 400);
-	advance_ms(1);
-	evicted_and_placed(&r, 203);
+	/* 203 asked first, then 202. */
+	assert_int_equal(not_before_scenario(&r, &denied), 3);
+	assert_int_equal(denied, 2);
 	struct daemon_stats ds;
 	daemon_get_stats(r.d, &ds);
 	assert_int_equal(ds.approvals_by[1].not_before, 1);
@@ -325,11 +446,7 @@ static void test_reclaim_deadline(void **state)
 	/* Fail-open: no answer by the deadline, evicted at it. */
 	start(&r, 3, OP_APPROVAL_RECLAIM_TOO | OP_APPROVAL_FAIL_OPEN, 1000);
 	submit_waiting(&r, "2");
-	(void)one_ask(&r, r.b_ids[2]);
-	advance_ms(999);
-	nothing_evicted(&r, 400);
-	advance_ms(1);
-	evicted_and_placed(&r, 202);
+	assert_int_equal(deadline_open_scenario(&r), 2);
 	struct daemon_stats ds;
 	daemon_get_stats(r.d, &ds);
 	assert_int_equal(ds.approvals_by[1].timed_out_open, 1);
@@ -339,7 +456,7 @@ static void test_reclaim_deadline(void **state)
 	/* Fail-closed: kept, and counted when the deadline passes. */
 	start(&r, 3, OP_APPROVAL_RECLAIM_TOO, 1000);
 	submit_waiting(&r, "2");
-	(void)one_ask(&r, r.b_ids[2]);
+	(void)ask_about(&r, 2);
 	advance_ms(1000);
 	nothing_evicted(&r, 500);
 	daemon_get_stats(r.d, &ds);
@@ -355,31 +472,13 @@ static void test_reclaim_not_opted_in(void **state)
 	struct run r;
 	start(&r, 4, 0, 60000);
 	submit_waiting(&r, "1");
-	evicted_and_placed(&r, 203);
+	evicted_and_placed(&r, 3);
 	struct op_approval_ask asks[8];
 	assert_int_equal(mgr_pending(&r.m, asks), 0);
 	struct daemon_stats ds;
 	daemon_get_stats(r.d, &ds);
 	assert_int_equal(ds.approvals_asked, 0);
 	stop(&r);
-}
-
-/* The public C API's manager `m`: its one pending ask into asks[0],
- * polled every 10 ms for up to 5 s. */
-static void api_await_one(struct shmsched_client *m,
-			  struct shmsched_approval_ask *asks)
-{
-	char err[512];
-	unsigned more = 1;
-	int n = 0;
-	for (int i = 0; i < 500 && n == 0; i++) {
-		n = shmsched_approval_pending(m, asks, &more, err, sizeof(err));
-		if (n == 0)
-			usleep(10000);
-	}
-	if (n != 1 || more != 0)
-		fail_msg("pending: %d asks, %u more (expected 1, 0): %s", n, more,
-			 err);
 }
 
 /* The public C API's manager (shmsched_approval_register, _pending,
@@ -394,46 +493,29 @@ static void test_reclaim_c_api(void **state)
 	struct run r;
 	char err[512];
 	start_pods(&r, 4);
-	struct shmsched_client *m = fixture_connect(fx.admin);
-	assert_int_equal(shmsched_approval_register(m, "b-api", SEL_B, 60000, 8u,
-						    err, sizeof(err)), -EINVAL);
+	r.api = fixture_connect(fx.admin);
+	assert_int_equal(shmsched_approval_register(r.api, "b-api", SEL_B, 60000,
+						    8u, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "flags 0x8"));
-	int reg = shmsched_approval_register(m, "b-api", SEL_B, 60000,
+	int reg = shmsched_approval_register(r.api, "b-api", SEL_B, 60000,
 					     SHMSCHED_APPROVAL_RECLAIM_TOO, err,
 					     sizeof(err));
 	if (reg < 1)
 		fail_msg("register: %d %s", reg, err);
 	submit_waiting(&r, "1");
-	struct shmsched_approval_ask asks[SHMSCHED_APPROVAL_PAGE];
-	unsigned more;
-	api_await_one(m, asks);
-	assert_int_equal(asks[0].reason, SHMSCHED_APPROVAL_RECLAIM);
-	assert_int_equal(asks[0].placement_id, r.b_ids[3]);
-	assert_string_equal(asks[0].pod, "default/t");
-	nothing_evicted(&r, 300);
-	assert_int_equal(shmsched_approval_answer(m, asks[0].ask_id,
-						  SHMSCHED_APPROVAL_GRANT, 0, err,
-						  sizeof(err)), 0);
-	evicted_and_placed(&r, 203);
+	assert_int_equal(api_grant_scenario(&r, SHMSCHED_APPROVAL_RECLAIM,
+					    "default/t"), 3);
 	struct daemon_stats ds;
 	daemon_get_stats(r.d, &ds);
 	assert_int_equal(ds.approvals_by[1].asked, 1);
 	assert_int_equal(ds.approvals_by[1].granted, 1);
-	shmsched_disconnect(m);
 	stop(&r);
 
 	/* Registered with 0: the drain's only, reclaim evicts at once. */
 	start_pods(&r, 4);
-	m = fixture_connect(fx.admin);
-	assert_true(shmsched_approval_register(m, "b-api", SEL_B, 60000, 0, err,
-					       sizeof(err)) >= 1);
+	manage(&r, "b-api", SEL_B, 0, 60000, true);
 	submit_waiting(&r, "1");
-	evicted_and_placed(&r, 203);
-	assert_int_equal(shmsched_approval_pending(m, asks, &more, err,
-						   sizeof(err)), 0);
-	daemon_get_stats(r.d, &ds);
-	assert_int_equal(ds.approvals_asked, 0);
-	shmsched_disconnect(m);
+	assert_int_equal(api_not_asked(&r), 3);
 	stop(&r);
 }
 
@@ -443,205 +525,117 @@ static void test_reclaim_c_api(void **state)
  * 1000 in it); the low producer's pods app=db of 2 cpu fill both (cookies
  * 0 and 1, priority 0); the high producer's 2-cpu pod of class high waits,
  * and may preempt either (DefaultPreemption; the choice's start is a
- * random node). The manager selects app=db. */
-struct prun {
-	struct daemon *d;
-	struct shmsched_client *low, *hi;
-	uint64_t db[2]; /* placements, by cookie */
-	struct mgr m;
-	struct shmsched_client *api; /* the C API's manager, or NULL */
-};
-
-/* As below, the manager registered through the public C API
- * (shmsched_approval_register) into r->api when `api`, else r->m. */
-static void pstart_as(struct prun *r, uint32_t flags, uint32_t deadline_ms,
+ * random node). The manager selects app=db, registered with `flags` and
+ * `deadline_ms` through the public C API when `api`. */
+static void pstart_as(struct run *r, uint32_t flags, uint32_t deadline_ms,
 		      bool api)
 {
 	fixture_write_cluster(&fx, &(struct fixture_nodes){.count = 2, .cpu = "2",
 							    .memory = "4Gi"},
 			      "{\"kind\":\"PriorityClass\",\"metadata\":{\"name\":"
 			      "\"high\"},\"value\":1000}");
+	*r = (struct run){.first_cookie = 0, .n_ids = 2, .waiter_cookie = 7,
+			  .reason = OP_APPROVAL_PREEMPT, .pod = "pod default/db"};
 	struct daemon_config cfg = fixture_config(&fx);
 	cfg.approval_clock = fixture_clock_ns;
 	cfg.approval_clock_arg = &fake_now;
 	r->d = fixture_start(&cfg);
-	r->low = fixture_connect_as(fx.sock, "low");
-	r->hi = fixture_connect_as(fx.sock, "high");
-	uint32_t db = fixture_template(r->low, "{\"kind\":\"Pod\",\"metadata\":{"
+	r->victims = fixture_connect_as(fx.sock, "low");
+	r->waiter = fixture_connect_as(fx.sock, "high");
+	uint32_t db = fixture_template(r->victims, "{\"kind\":\"Pod\",\"metadata\":{"
 		"\"name\":\"db\",\"labels\":{\"app\":\"db\"}},\"spec\":{"
 		"\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":"
 		"{\"cpu\":\"2\"}}}]}}");
 	for (uint64_t i = 0; i < 2; i++)
-		r->db[i] = fixture_place(r->low, db, i, SHMSCHED_PLACED);
-	r->api = NULL;
-	r->m.fd = -1;
-	if (api) {
-		char err[512];
-		r->api = fixture_connect(fx.admin);
-		if (shmsched_approval_register(r->api, "db-manager", "app=db",
-					       deadline_ms, flags, err,
-					       sizeof(err)) < 1)
-			fail_msg("register: %s", err);
-	} else {
-		mgr_open(&r->m, fx.admin);
-		if (mgr_register(&r->m, "db-manager", "app=db", deadline_ms,
-				 flags) < 0)
-			fail_msg("register: %s", r->m.err);
-	}
-	uint32_t top = fixture_template(r->hi, "{\"kind\":\"Pod\",\"metadata\":{"
+		r->ids[i] = fixture_place(r->victims, db, i, SHMSCHED_PLACED);
+	manage(r, "db-manager", "app=db", flags, deadline_ms, api);
+	uint32_t top = fixture_template(r->waiter, "{\"kind\":\"Pod\",\"metadata\":{"
 		"\"name\":\"top\",\"labels\":{\"app\":\"top\"}},\"spec\":{"
 		"\"priorityClassName\":\"high\",\"containers\":[{\"name\":"
 		"\"c\",\"resources\":{\"requests\":{\"cpu\":\"2\"}}}]}}");
 	struct shmsched_pod p = {.cookie = 7, .template_id = top,
 				 .flags = SHMSCHED_WAIT,
 				 .deadline_ns = now_ns() + UINT64_C(30000000000)};
-	assert_int_equal(shmsched_submit(r->hi, &p, 1), 1);
+	assert_int_equal(shmsched_submit(r->waiter, &p, 1), 1);
 }
 
-static void pstart(struct prun *r, uint32_t flags, uint32_t deadline_ms)
+static void pstart(struct run *r, uint32_t flags, uint32_t deadline_ms)
 {
 	pstart_as(r, flags, deadline_ms, false);
-}
-
-static void pstop(struct prun *r)
-{
-	struct daemon_stats ds;
-	mgr_close(&r->m);
-	if (r->api != NULL)
-		shmsched_disconnect(r->api);
-	shmsched_disconnect(r->low);
-	shmsched_disconnect(r->hi);
-	daemon_stop(r->d, 1000, &ds);
-}
-
-/* The one ask pending now (waited for up to 5 s), from preemption, about
- * one of the db pods: which (0 or 1) into *which; its id. */
-static uint64_t pask(struct prun *r, int *which)
-{
-	struct op_approval_ask asks[8];
-	assert_int_equal(mgr_await(&r->m, asks, 5000), 1);
-	assert_int_equal(asks[0].reason, OP_APPROVAL_PREEMPT);
-	assert_string_equal(asks[0].pod, "pod default/db");
-	*which = asks[0].placement_id == r->db[0] ? 0 :
-		 asks[0].placement_id == r->db[1] ? 1 : -1;
-	assert_true(*which >= 0);
-	return asks[0].ask_id;
-}
-
-static void pnothing(struct prun *r, unsigned ms)
-{
-	struct shmsched_result res;
-	assert_int_equal(fixture_await(r->low, &res, 1, ms), 0);
-	assert_int_equal(fixture_await(r->hi, &res, 1, 10), 0);
-	struct daemon_stats ds;
-	daemon_get_stats(r->d, &ds);
-	assert_int_equal(ds.victims, 0);
-}
-
-/* db pod `which` preempted, the high pod placed, the other db pod kept. */
-static void ppreempted(struct prun *r, int which)
-{
-	struct shmsched_result res;
-	assert_int_equal(fixture_await(r->low, &res, 1, 5000), 1);
-	assert_int_equal(res.status, SHMSCHED_EVICTED);
-	assert_int_equal(res.cookie, (uint64_t)which);
-	assert_int_equal(fixture_await(r->hi, &res, 1, 5000), 1);
-	assert_int_equal(res.status, SHMSCHED_PLACED);
-	assert_int_equal(res.cookie, 7);
-	assert_int_equal(fixture_await(r->low, &res, 1, 100), 0);
 }
 
 static void test_preempt_grant_deny(void **state)
 {
 	(void)state;
-	struct prun r;
+	struct run r;
 	int x, y;
 	/* Grant: the answer wakes the preemptor. */
 	pstart(&r, OP_APPROVAL_PREEMPT_TOO, 60000);
-	uint64_t ask = pask(&r, &x);
-	pnothing(&r, 300);
-	assert_int_equal(mgr_answer(&r.m, ask, OP_APPROVAL_GRANT, 0), 0);
-	ppreempted(&r, x);
+	(void)grant_scenario(&r);
 	struct daemon_stats ds;
 	daemon_get_stats(r.d, &ds);
 	assert_int_equal(ds.approvals_by[2].asked, 1);
 	assert_int_equal(ds.approvals_by[2].granted, 1);
 	assert_int_equal(ds.approvals_by[1].asked, 0);
-	pstop(&r);
+	stop(&r);
 
 	/* Deny: the other pod is asked, and granted goes. */
 	pstart(&r, OP_APPROVAL_PREEMPT_TOO, 60000);
-	ask = pask(&r, &x);
-	assert_int_equal(mgr_answer(&r.m, ask, OP_APPROVAL_DENY, 0), 0);
-	ask = pask(&r, &y);
-	assert_int_equal(y, 1 - x);
-	pnothing(&r, 200);
-	assert_int_equal(mgr_answer(&r.m, ask, OP_APPROVAL_GRANT, 0), 0);
-	ppreempted(&r, y);
-	pstop(&r);
+	uint64_t id = ask(&r, &x);
+	assert_int_equal(mgr_answer(&r.m, id, OP_APPROVAL_DENY, 0), 0);
+	id = ask_about(&r, 1 - x);
+	nothing_evicted(&r, 200);
+	assert_int_equal(mgr_answer(&r.m, id, OP_APPROVAL_GRANT, 0), 0);
+	evicted_and_placed(&r, 1 - x);
+	stop(&r);
 
 	/* Both denied: no victim, nothing evicted, the pod waits. */
 	pstart(&r, OP_APPROVAL_PREEMPT_TOO, 60000);
-	ask = pask(&r, &x);
-	assert_int_equal(mgr_answer(&r.m, ask, OP_APPROVAL_DENY, 0), 0);
-	ask = pask(&r, &y);
-	assert_int_equal(mgr_answer(&r.m, ask, OP_APPROVAL_DENY, 0), 0);
-	pnothing(&r, 500);
+	id = ask(&r, &x);
+	assert_int_equal(mgr_answer(&r.m, id, OP_APPROVAL_DENY, 0), 0);
+	id = ask(&r, &y);
+	assert_int_equal(mgr_answer(&r.m, id, OP_APPROVAL_DENY, 0), 0);
+	nothing_evicted(&r, 500);
 	struct op_approval_ask asks[8];
 	assert_int_equal(mgr_pending(&r.m, asks), 0);
 	daemon_get_stats(r.d, &ds);
 	assert_int_equal(ds.approvals_by[2].denied, 2);
 	assert_int_equal(ds.pending_unschedulable, 1);
-	pstop(&r);
+	stop(&r);
 }
 
 static void test_preempt_time(void **state)
 {
 	(void)state;
-	struct prun r;
-	int x, y;
-	/* Not before: x no victim until then (y denied meanwhile). */
+	struct run r;
+	int denied;
+	/* Not before: x no victim until then (the other denied meanwhile). */
 	pstart(&r, OP_APPROVAL_PREEMPT_TOO, 60000);
-	uint64_t ask = pask(&r, &x);
-	assert_int_equal(mgr_answer(&r.m, ask, OP_APPROVAL_NOT_BEFORE, 5000), 0);
-	ask = pask(&r, &y);
-	assert_int_equal(mgr_answer(&r.m, ask, OP_APPROVAL_DENY, 0), 0);
-	advance_ms(4999);
-	pnothing(&r, 400);
-	advance_ms(1);
-	ppreempted(&r, x);
-	pstop(&r);
+	(void)not_before_scenario(&r, &denied);
+	stop(&r);
 
 	/* The deadline, fail-open: preempted at it, not 1 ms before. */
 	pstart(&r, OP_APPROVAL_PREEMPT_TOO | OP_APPROVAL_FAIL_OPEN, 1000);
-	(void)pask(&r, &x);
-	advance_ms(999);
-	pnothing(&r, 400);
-	advance_ms(1);
-	ppreempted(&r, x);
+	(void)deadline_open_scenario(&r);
 	struct daemon_stats ds;
 	daemon_get_stats(r.d, &ds);
 	assert_int_equal(ds.approvals_by[2].timed_out_open, 1);
-	pstop(&r);
+	stop(&r);
 }
 
 /* A registration for reclaim only: preemption does not ask it. */
 static void test_preempt_not_opted_in(void **state)
 {
 	(void)state;
-	struct prun r;
+	struct run r;
 	pstart(&r, OP_APPROVAL_RECLAIM_TOO, 60000);
-	struct shmsched_result res;
-	assert_int_equal(fixture_await(r.low, &res, 1, 5000), 1);
-	assert_int_equal(res.status, SHMSCHED_EVICTED);
-	assert_int_equal(fixture_await(r.hi, &res, 1, 5000), 1);
-	assert_int_equal(res.status, SHMSCHED_PLACED);
+	(void)evicted_one(&r);
 	struct op_approval_ask asks[8];
 	assert_int_equal(mgr_pending(&r.m, asks), 0);
 	struct daemon_stats ds;
 	daemon_get_stats(r.d, &ds);
 	assert_int_equal(ds.approvals_asked, 0);
-	pstop(&r);
+	stop(&r);
 }
 
 /* The public C API's manager with SHMSCHED_APPROVAL_PREEMPT_TOO: asked
@@ -651,36 +645,18 @@ static void test_preempt_not_opted_in(void **state)
 static void test_preempt_c_api(void **state)
 {
 	(void)state;
-	struct prun r;
-	char err[512];
+	struct run r;
 	pstart_as(&r, SHMSCHED_APPROVAL_PREEMPT_TOO, 60000, true);
-	struct shmsched_approval_ask asks[SHMSCHED_APPROVAL_PAGE];
-	unsigned more;
-	api_await_one(r.api, asks);
-	assert_int_equal(asks[0].reason, SHMSCHED_APPROVAL_PREEMPT);
-	assert_string_equal(asks[0].pod, "default/db");
-	int which = asks[0].placement_id == r.db[0] ? 0 :
-		    asks[0].placement_id == r.db[1] ? 1 : -1;
-	assert_true(which >= 0);
-	pnothing(&r, 300);
-	assert_int_equal(shmsched_approval_answer(r.api, asks[0].ask_id,
-						  SHMSCHED_APPROVAL_GRANT, 0, err,
-						  sizeof(err)), 0);
-	ppreempted(&r, which);
+	(void)api_grant_scenario(&r, SHMSCHED_APPROVAL_PREEMPT, "default/db");
 	struct daemon_stats ds;
 	daemon_get_stats(r.d, &ds);
 	assert_int_equal(ds.approvals_by[2].granted, 1);
-	pstop(&r);
+	stop(&r);
 
+	/* RECLAIM_TOO only: a db pod preempted at once, no ask. */
 	pstart_as(&r, SHMSCHED_APPROVAL_RECLAIM_TOO, 60000, true);
-	struct shmsched_result res;
-	assert_int_equal(fixture_await(r.low, &res, 1, 5000), 1);
-	assert_int_equal(res.status, SHMSCHED_EVICTED);
-	assert_int_equal(shmsched_approval_pending(r.api, asks, &more, err,
-						   sizeof(err)), 0);
-	daemon_get_stats(r.d, &ds);
-	assert_int_equal(ds.approvals_asked, 0);
-	pstop(&r);
+	(void)api_not_asked(&r);
+	stop(&r);
 }
 
 int main(void)

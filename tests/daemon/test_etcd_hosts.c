@@ -21,10 +21,9 @@
  *    answers after, for a zone it owned, is not placed (its lease lapsed
  *    while it was stopped; it checks its lease's instant on every pod,
  *    before its membership thread has noticed anything).
- * Then sync_commits_placements, sync_answers_after_commits and
- * async_answers_then_commits (their own comments): placements committed
- * to etcd before their answers, the answers from the commits'
- * completions, and async answers with their losses reported.
+ * sync_commits_placements, rules_across_shards, sync_answers_after_commits
+ * and async_answers_then_commits (each described where it is defined)
+ * follow, with their own clusters' keys.
  * The whole run takes about 30 s on an idle machine. */
 #define _GNU_SOURCE 1
 
@@ -77,6 +76,9 @@ static const char *durability_arg;
 static bool no_etcd;
 /* The cluster's name of the test running (each its own keys). */
 static const char *cluster_name = "etcd-hosts";
+/* The hosts' cluster file (in dir) and --shard-by (NULL: the default). */
+static const char *cluster_file = "cluster.json";
+static const char *shard_by;
 
 static double now_s(void)
 {
@@ -102,7 +104,7 @@ static void start_host(int h)
 	char sock[128], log[128], cluster[128];
 	sock_of(h, sock, sizeof(sock));
 	snprintf(log, sizeof(log), "%s/%s.log", dir, names[h]);
-	snprintf(cluster, sizeof(cluster), "%s/cluster.json", dir);
+	snprintf(cluster, sizeof(cluster), "%s/%s", dir, cluster_file);
 	pid_t pid = fork();
 	if (pid == 0) {
 		int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0600);
@@ -114,8 +116,16 @@ static void start_host(int h)
 				      "--socket", sock, "--workers", "1", "--no-pin",
 				      "--no-warm", "--etcd", endpoints, "--etcd-lease-ttl",
 				      ttl_arg, "--etcd-cluster", cluster_name, "--host-name",
-				      names[h], durability_arg != NULL ? "--etcd-durability" : NULL,
-				      durability_arg, NULL};
+				      names[h], NULL, NULL, NULL, NULL, NULL};
+		int n = 18; /* the options above */
+		if (shard_by != NULL) {
+			argv[n++] = "--shard-by";
+			argv[n++] = shard_by;
+		}
+		if (durability_arg != NULL) {
+			argv[n++] = "--etcd-durability";
+			argv[n++] = durability_arg;
+		}
 		if (no_etcd)
 			argv[10] = NULL; /* before --etcd */
 		execv(shmschedd, (char *const *)argv);
@@ -466,6 +476,8 @@ static void hosts_join_split_fail_over(void **state)
 	}
 }
 
+static long long metric_of(int h, const char *name);
+
 /* The placements etcd holds under shards/z<z>/pods/ of this test's
  * cluster: how many, each checked to decode as a placement on n<z>; the
  * sum of their cpu and the newest mod revision. */
@@ -667,9 +679,15 @@ static void sync_commits_placements(void **state)
 	printf("n0 from etcd: 51 placements, %lld of 4000 millicores: 0 overcommits\n",
 	       (long long)cpu);
 	assert_true(cpu <= 4000);
-	/* b's own count: a's 50 on n0 and BURST on n1; its 2 committed,
-	 * its 1 refused (by the scheduler: no etcd refusal). */
-	assert_metrics(1, "shmsched_etcd_placements_total{result=\"counted\"} 150");
+	/* b's own count: a's 50 on n0 and BURST on n1, each once: counted
+	 * on a take, or held from its watch of other shards before (a
+	 * take counts none of those again); its 2 committed, its 1 refused
+	 * (by the scheduler: no etcd refusal). */
+	long long counted = metric_of(1, "shmsched_etcd_placements_total{result=\"counted\"}"),
+		  watched = metric_of(1, "shmsched_etcd_foreign_placements");
+	printf("b holds a's 150 placements: %lld counted on takes, %lld from its watch\n",
+	       counted, watched);
+	assert_int_equal(counted + watched, 150);
 	assert_metrics(1, "shmsched_etcd_placements_total{result=\"committed\"} 1");
 	assert_metrics(1, "shmsched_etcd_placements_total{result=\"refused\"} 0");
 	shmsched_disconnect(pb.c);
@@ -1081,8 +1099,58 @@ static unsigned log_lines(int h, const char *what)
 	return n;
 }
 
-/* The value of host h's metric line starting with `name` (-1: none). */
-static long long metric_value(int h, const char *name)
+/* ---- rules across shards (daemon/shard_watch_internal.h) ----------------- */
+
+#define CROSS_LABEL "example.com/shard"
+#define LAG_N 20
+
+/* Shard s<k>'s owner (a host index, -1: none). */
+static int cross_owner(struct etcd_client *ec, int k)
+{
+	char key[96];
+	snprintf(key, sizeof(key), "/shmsched/%s/shards/s%d/owner", cluster_name, k);
+	struct etcd_range_result r;
+	if (etcd_range(ec, key, strlen(key), NULL, 0, 0, &r) != 0)
+		fail_msg("range %s: %s", key, etcd_client_error(ec));
+	int own = -1;
+	for (int h = 0; r.n_kvs == 1 && h < HOSTS; h++)
+		if (r.kvs[0].value_len == strlen(names[h]) &&
+		    memcmp(r.kvs[0].value, names[h], r.kvs[0].value_len) == 0)
+			own = h;
+	etcd_range_result_free(&r);
+	return own;
+}
+
+/* The newest mod revision among shard s<k>'s placements, and how many;
+ * -1 when etcd did not answer (a leader changing) and `may_fail`. */
+static long cross_pods_or(struct etcd_client *ec, int k, int64_t *newest, bool may_fail)
+{
+	char key[128], end[128];
+	int kl = snprintf(key, sizeof(key), "/shmsched/%s/shards/s%d/pods/", cluster_name, k);
+	memcpy(end, key, (size_t)kl);
+	end[kl - 1] = '/' + 1;
+	struct etcd_range_result r;
+	if (etcd_range(ec, key, (size_t)kl, end, (size_t)kl, 0, &r) != 0) {
+		if (may_fail)
+			return -1;
+		fail_msg("range %s: %s", key, etcd_client_error(ec));
+	}
+	*newest = 0;
+	for (size_t i = 0; i < r.n_kvs; i++)
+		if (r.kvs[i].mod_revision > *newest)
+			*newest = r.kvs[i].mod_revision;
+	long n = (long)r.n_kvs;
+	etcd_range_result_free(&r);
+	return n;
+}
+
+static size_t cross_pods(struct etcd_client *ec, int k, int64_t *newest)
+{
+	return (size_t)cross_pods_or(ec, k, newest, false);
+}
+
+/* Host h's metric `name` (a line "name value"), or -1 when absent. */
+static long long metric_of(int h, const char *name)
 {
 	char sock[160], err[256], *text = NULL;
 	sock_of(h, sock, sizeof(sock));
@@ -1094,12 +1162,10 @@ static long long metric_value(int h, const char *name)
 			   sizeof(err)) != 0)
 		fail_msg("%s's metrics: %s", names[h], err);
 	shmsched_disconnect(c);
-	long long v = -1;
-	char want[200];
+	char want[160];
 	snprintf(want, sizeof(want), "\n%s ", name);
 	const char *at = strstr(text, want);
-	if (at != NULL)
-		v = strtoll(at + strlen(want), NULL, 10);
+	long long v = at != NULL ? atoll(at + strlen(want)) : -1;
 	free(text);
 	return v;
 }
@@ -1151,7 +1217,7 @@ static void async_answers_then_commits(void **state)
 	/* Committed (the host's count, cheap to read), then every key read
 	 * once. */
 	double tc = now_s(), lag;
-	while (metric_value(0, "shmsched_etcd_placements_total{result=\"committed\"}") <
+	while (metric_of(0, "shmsched_etcd_placements_total{result=\"committed\"}") <
 		       (long long)total && now_s() - tc < 20.0)
 		sleep_ms(10);
 	lag = now_s() - tc;
@@ -1165,7 +1231,7 @@ static void async_answers_then_commits(void **state)
 	free(ids);
 	printf("async, 1 host, 1 worker: %u pods answered in %.2f s: %.0f pods/s; every one "
 	       "committed %.2f s after the last answer\n", total, took, total / took, lag);
-	assert_int_equal(metric_value(0, LOST_METRIC), 0);
+	assert_int_equal(metric_of(0, LOST_METRIC), 0);
 
 	/* 2. The lease revoked mid-stream. */
 	uint32_t milli = template_of(&pa, 0, 3, "1m");
@@ -1189,7 +1255,7 @@ static void async_answers_then_commits(void **state)
 			fail_msg("key of placement %llu: its pod was not answered placed",
 				 (unsigned long long)ids[i]);
 	free(ids);
-	long long lost = metric_value(0, LOST_METRIC);
+	long long lost = metric_of(0, LOST_METRIC);
 	unsigned logged = log_lines(0, "lost when shard z3's lease lapsed");
 	/* Each lost placement's owner told: an EVICTED notice naming why
 	 * (notices past the producer's room are dropped and counted, by the
@@ -1255,6 +1321,291 @@ static void async_answers_then_commits(void **state)
 	free(placed);
 }
 
+/* Waits (limit_s) until host h's metric `name` is at least (or, `down`,
+ * at most) v; the seconds it took. */
+static double await_metric(int h, const char *name, long long v, bool down, double limit_s)
+{
+	double t0 = now_s();
+	long long m = -1;
+	while (now_s() - t0 < limit_s) {
+		m = metric_of(h, name);
+		if (m >= 0 && (down ? m <= v : m >= v))
+			return now_s() - t0;
+		sleep_ms(2);
+	}
+	fail_msg("%s's %s stayed %lld within %.1f s; expected %s %lld", names[h], name, m,
+		 limit_s, down ? "at most" : "at least", v);
+	return -1;
+}
+
+/* A template on host h's producer: a pod of 100m with labels app=<app>
+ * on node <node>, and `extra` (JSON members of its spec, or ""). */
+static uint32_t cross_template(struct producer *p, int h, const char *app, const char *node,
+			       const char *extra)
+{
+	char json[1536], err[256];
+	snprintf(json, sizeof(json),
+		 "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"c-%s\",\"namespace\":\"default\","
+		 "\"labels\":{\"app\":\"%s\"}},\"spec\":{\"nodeSelector\":{"
+		 "\"kubernetes.io/hostname\":\"%s\"},%s\"containers\":[{\"name\":\"c\","
+		 "\"resources\":{\"requests\":{\"cpu\":\"100m\"}}}]}}", app, app, node, extra);
+	uint32_t tid;
+	if (shmsched_register_template(p->c, json, strlen(json), &tid, err, sizeof(err)) != 0)
+		fail_msg("template app=%s on %s (%s): %s", app, names[h], node, err);
+	return tid;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* Inter-pod rules across shards (issue 40, "Rules across shards"): four
+ * nodes, two zones, two shards by the label example.com/shard, each zone
+ * in both shards (x0: za s0, x1: za s1, x2: zb s0, x3: zb s1), two
+ * hosts, one shard each: "a" owns s0, "b" s1 (whichever host that is).
+ * 1. a places 2 pods app=x on x0 (zone za); b's watch sees them (its
+ *    shmsched_etcd_watch_revision reaches their commit's revision; 2
+ *    foreign placements).
+ * 2. On b, a pod app=x on x1 (za) with topologySpreadConstraints maxSkew
+ *    1 over zones, DoNotSchedule, nodeAffinityPolicy Ignore: refused (za
+ *    3, zb 0: skew 3). A pod with required anti-affinity to app=x on
+ *    kubernetes.io/hostname on x1: placed (a's pods are on x0); the same
+ *    on topology.kubernetes.io/zone: refused.
+ * 3. a releases its 2 pods: b sees the deletes (0 foreign), and places
+ *    the spread pod, then the zone anti-affinity pod.
+ * 4. The watch's lag: a places LAG_N pods, each answered after its
+ *    commit; from the answer to b's watch revision reaching the commit's
+ *    revision, median and max printed.
+ * 5. etcd compacted at its newest revision, then a third host joins (it
+ *    owns no shard: two shards, three hosts): its list at start counts
+ *    every placement of a and b (a's LAG_N, b's 1) and none of its own.
+ * 6. b's watch cut and resumed at a compacted revision (b stopped, the
+ *    etcd member it reads killed, 5 of a's pods released, etcd
+ *    compacted, b continued): it lists again and holds a's LAG_N - 5.
+ * On the code before the watch, b places the spread pod and the zone
+ * anti-affinity pod in 2: it fails there. */
+static void rules_across_shards(void **state)
+{
+	(void)state;
+	cluster_name = "etcd-cross";
+	cluster_file = "cross.json";
+	shard_by = CROSS_LABEL;
+	struct etcd_client *ec;
+	char err[256];
+	struct etcd_client_options o = {.timeout_ms = 3000};
+	if (etcd_client_open(&ec, endpoints, &o, err, sizeof(err)) != 0)
+		fail_msg("%s", err);
+	start_host(0);
+	start_host(1);
+	int a = -1, b = -1;
+	double t0 = now_s();
+	while (now_s() - t0 < 15.0) {
+		a = cross_owner(ec, 0);
+		b = cross_owner(ec, 1);
+		if (a >= 0 && b >= 0 && a != b)
+			break;
+		sleep_ms(20);
+	}
+	if (a < 0 || b < 0 || a == b)
+		fail_msg("shards s0, s1 not split between the two hosts in 15 s: %d %d", a, b);
+	printf("cross: %s owns s0 (x0 za, x2 zb), %s owns s1 (x1 za, x3 zb)\n", names[a],
+	       names[b]);
+	struct producer pa = {0}, pb = {0};
+	char sock[128];
+	sock_of(a, sock, sizeof(sock));
+	if (shmsched_connect(sock, &pa.c, err, sizeof(err)) != 0)
+		fail_msg("connect %s: %s", sock, err);
+	sock_of(b, sock, sizeof(sock));
+	if (shmsched_connect(sock, &pb.c, err, sizeof(err)) != 0)
+		fail_msg("connect %s: %s", sock, err);
+
+	/* 1. a's two pods app=x in za. */
+	uint32_t x_on_x0 = cross_template(&pa, a, "x", "x0", "");
+	uint64_t ids[2];
+	for (int i = 0; i < 2; i++) {
+		struct shmsched_result r = place_tid(&pa, x_on_x0);
+		if (r.status != SHMSCHED_PLACED)
+			fail_msg("%s: pod app=x on x0 not placed: %s", names[a], r.message);
+		ids[i] = r.placement_id;
+	}
+	int64_t rev;
+	assert_int_equal(cross_pods(ec, 0, &rev), 2);
+	double lag = await_metric(b, "shmsched_etcd_watch_revision", rev, false, 10.0);
+	printf("cross: %s saw %s's 2 pods (revision %lld) %.3f s after their answers\n",
+	       names[b], names[a], (long long)rev, lag);
+	assert_int_equal(metric_of(b, "shmsched_etcd_foreign_placements"), 2);
+
+	/* 2. b's rules count them. */
+	uint32_t spread = cross_template(
+		&pb, b, "x", "x1",
+		"\"topologySpreadConstraints\":[{\"maxSkew\":1,\"topologyKey\":"
+		"\"topology.kubernetes.io/zone\",\"whenUnsatisfiable\":\"DoNotSchedule\","
+		"\"nodeAffinityPolicy\":\"Ignore\",\"labelSelector\":{\"matchLabels\":"
+		"{\"app\":\"x\"}}}],");
+	uint32_t anti_host = cross_template(
+		&pb, b, "h", "x1",
+		"\"affinity\":{\"podAntiAffinity\":{\"requiredDuringSchedulingIgnoredDuring"
+		"Execution\":[{\"labelSelector\":{\"matchLabels\":{\"app\":\"x\"}},"
+		"\"topologyKey\":\"kubernetes.io/hostname\"}]}},");
+	uint32_t anti_zone = cross_template(
+		&pb, b, "z", "x1",
+		"\"affinity\":{\"podAntiAffinity\":{\"requiredDuringSchedulingIgnoredDuring"
+		"Execution\":[{\"labelSelector\":{\"matchLabels\":{\"app\":\"x\"}},"
+		"\"topologyKey\":\"topology.kubernetes.io/zone\"}]}},");
+	struct shmsched_result r = place_tid(&pb, spread);
+	printf("cross: %s, spread pod app=x on x1 (za 2 of a's, zb 0): status %u: %s\n",
+	       names[b], r.status, r.message);
+	if (r.status == SHMSCHED_PLACED)
+		fail_msg("%s placed a pod app=x in za, whose 2 pods app=x on %s's shard make "
+			 "the skew 3 (maxSkew 1): the other shard's pods not counted", names[b],
+			 names[a]);
+	r = place_tid(&pb, anti_host);
+	if (r.status != SHMSCHED_PLACED)
+		fail_msg("%s: anti-affinity to app=x on hostname, on x1 (a's pods on x0): not "
+			 "placed: %s", names[b], r.message);
+	if (shmsched_release(pb.c, r.placement_id, err, sizeof(err)) != 0)
+		fail_msg("release: %s", err);
+	r = place_tid(&pb, anti_zone);
+	printf("cross: %s, anti-affinity to app=x on zone, on x1: status %u: %s\n", names[b],
+	       r.status, r.message);
+	if (r.status == SHMSCHED_PLACED)
+		fail_msg("%s placed a pod with anti-affinity to app=x on zone in za, where %s's "
+			 "pods app=x are", names[b], names[a]);
+
+	/* 3. a's pods gone: b sees it. */
+	for (int i = 0; i < 2; i++)
+		if (shmsched_release(pa.c, ids[i], err, sizeof(err)) != 0)
+			fail_msg("release on %s: %s", names[a], err);
+	lag = await_metric(b, "shmsched_etcd_foreign_placements", 0, true, 10.0);
+	printf("cross: %s saw the 2 releases %.3f s after they were answered\n", names[b], lag);
+	r = place_tid(&pb, spread);
+	if (r.status != SHMSCHED_PLACED)
+		fail_msg("%s: spread pod app=x on x1 once a's pods went: not placed: %s",
+			 names[b], r.message);
+	uint64_t spread_id = r.placement_id;
+	r = place_tid(&pb, anti_zone);
+	/* b's own spread pod app=x is in za now: refused, by this host's own
+	 * count (the same shard). */
+	assert_int_not_equal(r.status, SHMSCHED_PLACED);
+	if (shmsched_release(pb.c, spread_id, err, sizeof(err)) != 0)
+		fail_msg("release: %s", err);
+	r = place_tid(&pb, anti_zone);
+	if (r.status != SHMSCHED_PLACED)
+		fail_msg("%s: zone anti-affinity pod on x1, no app=x left: not placed: %s",
+			 names[b], r.message);
+
+	/* 4. The lag, over LAG_N commits. */
+	uint32_t other = cross_template(&pa, a, "lag", "x2", "");
+	double lags[LAG_N];
+	uint64_t lag_ids[LAG_N];
+	for (int i = 0; i < LAG_N; i++) {
+		r = place_tid(&pa, other);
+		double ta = now_s();
+		if (r.status != SHMSCHED_PLACED)
+			fail_msg("%s: pod %d on x2 not placed: %s", names[a], i, r.message);
+		lag_ids[i] = r.placement_id;
+		assert_int_equal(cross_pods(ec, 0, &rev), (size_t)i + 1);
+		await_metric(b, "shmsched_etcd_watch_revision", rev, false, 10.0);
+		lags[i] = now_s() - ta;
+	}
+	qsort(lags, LAG_N, sizeof(lags[0]), cmp_double);
+	printf("cross: watch lag, %s's answer to %s's watch revision at its commit, %d "
+	       "commits: median %.1f ms, max %.1f ms (the metric polled every 2 ms)\n",
+	       names[a], names[b], LAG_N, lags[LAG_N / 2] * 1e3, lags[LAG_N - 1] * 1e3);
+	assert_int_equal(metric_of(b, "shmsched_etcd_foreign_placements"), LAG_N);
+
+	/* 5. Compacted, then a third host's list counts right. */
+	struct etcd_range_result hr;
+	if (etcd_range(ec, "/", 1, NULL, 0, 0, &hr) != 0)
+		fail_msg("range: %s", etcd_client_error(ec));
+	int64_t newest = hr.revision;
+	etcd_range_result_free(&hr);
+	assert_int_equal(etcd_compact(ec, newest), 0);
+	start_host(2);
+	await_metric(2, "shmsched_etcd_watch_events_total{event=\"relist\"}", 1, false, 15.0);
+	/* Its list may come before the coordinator's answer: every shard is
+	 * others' either way (it is given none of two). */
+	await_metric(2, "shmsched_etcd_foreign_placements", LAG_N + 1, false, 10.0);
+	assert_int_equal(metric_of(2, "shmsched_etcd_foreign_placements"), LAG_N + 1);
+	assert_int_equal(cross_owner(ec, 0), a);
+	assert_int_equal(cross_owner(ec, 1), b);
+
+	/* 6. b's watch cut, then resumed at a compacted revision: b stopped,
+	 * the etcd member its watch reads (the first: endpoints are tried in
+	 * order) killed, 5 of a's pods released, etcd compacted at its
+	 * newest revision, b continued: its watch breaks, resumes on another
+	 * member from a compacted revision, lists again and holds the 15
+	 * left. */
+	const char *pid_list = getenv("SHMSCHED_ETCD_PIDS");
+	assert_non_null(pid_list);
+	pid_t member0 = (pid_t)atol(pid_list);
+	assert_true(member0 > 0);
+	long long relists = metric_of(b, "shmsched_etcd_watch_events_total{event=\"relist\"}");
+	kill(pids[b], SIGSTOP);
+	double ts = now_s();
+	kill(member0, SIGKILL);
+	/* This test's client, on the others (a client moves on only when a
+	 * connection cannot be made, and its connection was to member 0). */
+	etcd_client_close(ec);
+	const char *rest = strchr(endpoints, ',');
+	assert_non_null(rest);
+	if (etcd_client_open(&ec, rest + 1, &o, err, sizeof(err)) != 0)
+		fail_msg("%s", err);
+	for (int i = 0; i < 5; i++)
+		if (shmsched_release(pa.c, lag_ids[i], err, sizeof(err)) != 0)
+			fail_msg("release on %s: %s", names[a], err);
+	/* Member 0 may have led: its successor's election fails requests
+	 * meanwhile (tried again). */
+	while (cross_pods_or(ec, 0, &rev, true) != LAG_N - 5 && now_s() - ts < 15.0)
+		sleep_ms(20);
+	assert_int_equal(cross_pods(ec, 0, &rev), LAG_N - 5);
+	int crc = -1;
+	while (crc != 0 && now_s() - ts < 20.0) {
+		if (etcd_range(ec, "/", 1, NULL, 0, 0, &hr) != 0) {
+			sleep_ms(20);
+			continue;
+		}
+		newest = hr.revision;
+		etcd_range_result_free(&hr);
+		crc = etcd_compact(ec, newest);
+	}
+	if (crc != 0)
+		fail_msg("compact: %s", etcd_client_error(ec));
+	kill(pids[b], SIGCONT);
+	printf("cross: %s stopped %.2f s, etcd member 0 killed, 5 releases, compacted at "
+	       "%lld\n", names[b], now_s() - ts, (long long)newest);
+	await_metric(b, "shmsched_etcd_watch_events_total{event=\"relist\"}", relists + 1,
+		     false, 15.0);
+	await_metric(b, "shmsched_etcd_foreign_placements", LAG_N - 5, true, 10.0);
+	assert_int_equal(metric_of(b, "shmsched_etcd_foreign_placements"), LAG_N - 5);
+	char log[160], line[512];
+	snprintf(log, sizeof(log), "%s/%s.log", dir, names[b]);
+	FILE *lf = fopen(log, "r");
+	assert_non_null(lf);
+	bool compacted = false;
+	while (fgets(line, sizeof(line), lf) != NULL)
+		compacted |= strstr(line, "was compacted away") != NULL;
+	fclose(lf);
+	if (!compacted)
+		fail_msg("%s listed again, but its log (%s) does not say its watch was "
+			 "compacted away", names[b], log);
+	printf("cross: %s's watch resumed at a compacted revision, listed again: %d "
+	       "foreign placements, right\n", names[b], LAG_N - 5);
+	shmsched_disconnect(pa.c);
+	shmsched_disconnect(pb.c);
+	etcd_client_close(ec);
+	for (int h = 0; h < HOSTS; h++) {
+		int st = stop_host(h);
+		if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+			fail_msg("%s stopped with status 0x%x (log %s/%s.log)", names[h], st, dir,
+				 names[h]);
+	}
+	cluster_file = "cluster.json";
+	shard_by = NULL;
+}
+
 static int teardown(void **state)
 {
 	(void)state;
@@ -1292,11 +1643,28 @@ int main(int argc, char **argv)
 			"{\"cpu\":\"4\",\"memory\":\"8Gi\",\"pods\":\"1000000\"}}}", z ? "," : "", z, z);
 	fputs("]}", f);
 	fclose(f);
+	/* rules_across_shards' nodes: two zones, each in both shards. */
+	snprintf(cluster, sizeof(cluster), "%s/cross.json", dir);
+	f = fopen(cluster, "w");
+	if (f == NULL) {
+		perror(cluster);
+		return 1;
+	}
+	fputs("{\"kind\":\"List\",\"items\":[", f);
+	for (int i = 0; i < 4; i++)
+		fprintf(f, "%s{\"kind\":\"Node\",\"metadata\":{\"name\":\"x%d\",\"labels\":{"
+			"\"kubernetes.io/hostname\":\"x%d\",\"topology.kubernetes.io/zone\":"
+			"\"z%c\",\"" CROSS_LABEL "\":\"s%d\"}},\"status\":{\"allocatable\":"
+			"{\"cpu\":\"4\",\"memory\":\"8Gi\",\"pods\":\"110\"}}}", i ? "," : "",
+			i, i, i < 2 ? 'a' : 'b', i % 2);
+	fputs("]}", f);
+	fclose(f);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(hosts_join_split_fail_over, teardown),
 		cmocka_unit_test_teardown(sync_commits_placements, teardown),
 		cmocka_unit_test_teardown(sync_answers_after_commits, teardown),
 		cmocka_unit_test_teardown(async_answers_then_commits, teardown),
+		cmocka_unit_test_teardown(rules_across_shards, teardown),
 	};
 	if (getenv("SHMSCHED_TEST_FILTER"))
 		cmocka_set_test_filter(getenv("SHMSCHED_TEST_FILTER"));

@@ -25,6 +25,7 @@
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "daemon/shard_gate_internal.h"
 
@@ -186,6 +187,8 @@ static void shards_and_note(void **state)
 }
 
 #define ROUNDS 2000
+#define ROUNDS_SOME 100
+#define ROUNDS_SECONDS 5
 
 struct race {
 	struct shard_gate *g;
@@ -228,7 +231,15 @@ static void publish_race(void **state)
 	pthread_t t[2];
 	for (int i = 0; i < 2; i++)
 		assert_int_equal(pthread_create(&t[i], NULL, reader, &r), 0);
+	/* At most ROUNDS, and no more once ROUNDS_SOME were done in
+	 * ROUNDS_SECONDS: on a loaded 2-core machine each round waits for a
+	 * reader to be scheduled (the run took over 30 s once at load 16). */
+	struct timespec t0, now;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (int i = 0; i < ROUNDS; i++) {
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (i >= ROUNDS_SOME && now.tv_sec - t0.tv_sec >= ROUNDS_SECONDS)
+			break;
 		if (i % 2)
 			own(r.g, "z0", "z1");
 		else

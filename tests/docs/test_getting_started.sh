@@ -18,25 +18,12 @@ cleanup() {
 trap cleanup EXIT
 ln -s "$build" "$dir/build"
 ln -s "$src/examples" "$dir/examples"
-{
-	# A failed step leaves no daemon behind.
-	echo 'trap '\''kill $(jobs -p) 2>/dev/null || true'\'' EXIT'
-	awk '/^```sh$/ { on = 1; next } /^```/ { on = 0 } on' \
-		"$src/docs/getting-started.md"
-} >"$dir/steps.sh"
 blocks=$(grep -c '^```sh$' "$src/docs/getting-started.md")
 if [ "$blocks" -lt 5 ]; then
 	echo "FAIL: only $blocks sh blocks in docs/getting-started.md"
 	exit 1
 fi
-cd "$dir" || exit 1
-PATH="$build/cli:$build/examples:$build/bench:$PATH" timeout 240 \
-	bash -e -x steps.sh >"$dir/out" 2>&1
-rc=$?
-if [ "$rc" != 0 ]; then
-	cat "$dir/out"
-	for f in /tmp/gs-*.log; do [ -f "$f" ] && { echo "== $f"; cat "$f"; }; done
-	echo "FAIL: docs/getting-started.md's commands: exit $rc"
-	exit 1
-fi
+. "$src/tests/docs/guide_answers.sh"
+PATH="$build/cli:$build/examples:$build/bench:$PATH"
+guide_run -x "$src/docs/getting-started.md" "$dir" 240 '/tmp/gs-*.log'
 echo "ok: docs/getting-started.md: $blocks sh blocks ran"

@@ -20,22 +20,7 @@ cleanup() {
 }
 trap cleanup EXIT
 ln -s "$build" "$dir/build"
-{
-	# A failed step leaves no daemon behind.
-	echo 'trap '\''kill $(jobs -p) 2>/dev/null || true'\'' EXIT'
-	awk '/^```sh$/ { on = 1; next } /^```/ { on = 0 } on' "$guide"
-} >"$dir/steps.sh"
-cd "$dir" || exit 1
-PATH="$build/cli:$PATH" timeout 120 bash -e steps.sh >"$dir/out" 2>&1
-rc=$?
-if [ "$rc" != 0 ]; then
-	cat "$dir/out"
-	for f in /tmp/mg-guide/daemon.log /tmp/mg-guide/gw.log; do
-		[ -f "$f" ] && { echo "== $f"; tail -20 "$f"; }
-	done
-	echo "FAIL: docs/guides/maintenance.md's commands: exit $rc"
-	exit 1
-fi
-
 . "$src/tests/docs/guide_answers.sh"
+PATH="$build/cli:$PATH"
+guide_run "$guide" "$dir" 120 /tmp/mg-guide/daemon.log /tmp/mg-guide/gw.log
 guide_answers "$guide" "$dir/out" 30

@@ -30,24 +30,10 @@ cleanup() {
 }
 trap cleanup EXIT
 ln -s "$build" "$dir/build"
-{
-	# A failed step leaves no member or host behind: every one is a job
-	# of this script; SIGTERM, then wait for them (etcd flushes its log).
-	echo 'trap '\''kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; true'\'' EXIT'
-	awk '/^```sh$/ { on = 1; next } /^```/ { on = 0 } on' "$guide"
-} >"$dir/steps.sh"
-cd "$dir" || exit 1
-PATH="$build/cli:$PATH" timeout 120 bash -e steps.sh >"$dir/out" 2>&1
-rc=$?
-if [ "$rc" != 0 ]; then
-	cat "$dir/out"
-	for f in /tmp/mh-guide/host-a.log /tmp/mh-guide/host-b.log /tmp/mh-guide/host-c.log \
-		/tmp/mh-guide/gw.log /tmp/mh-guide/m1.log; do
-		[ -f "$f" ] && { echo "== $f"; tail -20 "$f"; }
-	done
-	echo "FAIL: docs/guides/multi-host.md's commands: exit $rc"
-	exit 1
-fi
-
 . "$src/tests/docs/guide_answers.sh"
+# A failed step leaves no member or host behind: every one is a job of
+# the steps, which guide_run's trap ends (etcd flushes its log).
+PATH="$build/cli:$PATH"
+guide_run "$guide" "$dir" 120 /tmp/mh-guide/host-a.log /tmp/mh-guide/host-b.log \
+	/tmp/mh-guide/host-c.log /tmp/mh-guide/gw.log /tmp/mh-guide/m1.log
 guide_answers "$guide" "$dir/out" 25

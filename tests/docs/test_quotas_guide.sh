@@ -43,22 +43,9 @@ if ! cmp -s "$dir/json2" "$dir/pod1"; then
 	exit 1
 fi
 
-{
-	# A failed step leaves no daemon behind.
-	echo 'trap '\''kill $(jobs -p) 2>/dev/null || true'\'' EXIT'
-	awk '/^```sh$/ { on = 1; next } /^```/ { on = 0 } on' "$guide"
-} >"$dir/steps.sh"
-cd "$dir" || exit 1
-PATH="$build/cli:$PATH" timeout 120 bash -e steps.sh >"$dir/out" 2>&1
-rc=$?
-if [ "$rc" != 0 ]; then
-	cat "$dir/out"
-	for f in /tmp/qg-teams.log /tmp/qg-gw.log; do
-		[ -f "$f" ] && { echo "== $f"; cat "$f"; }
-	done
-	echo "FAIL: docs/guides/quotas.md's commands: exit $rc"
-	exit 1
-fi
+. "$src/tests/docs/guide_answers.sh"
+PATH="$build/cli:$PATH"
+guide_run "$guide" "$dir" 120 /tmp/qg-teams.log /tmp/qg-gw.log
 
 # The output blocks: plain ``` fences (an opening fence with no language).
 awk '/^```/ { if (inb) { inb = 0; plain = 0 } else { inb = 1; plain = ($0 == "```") }; next }

@@ -1,7 +1,9 @@
 /* Fuzz target: coord/placement_value.c, the decoder of a placement's value
- * as a shard's new owner reads it back from etcd (outside input). A value
- * that decodes encodes back to the same bytes (one text, one value); a
- * refusal is -EINVAL with a message and a zeroed value. */
+ * (versions 1 and 2: a pod's namespace and labels) as a shard's new owner
+ * and other hosts' shard watches read it back from etcd (outside input).
+ * A value that decodes encodes back to the same bytes (one text, one
+ * value), its labels each a label placement_label_ok takes; a refusal is
+ * -EINVAL with a message and a zeroed value. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -22,6 +24,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		return 0;
 	}
+	if (v.version != 1 && v.version != 2)
+		abort();
+	if (v.n_labels > PLACEMENT_LABELS_COUNT || (v.version == 1 && (v.n_labels || v.ns[0])))
+		abort();
 	char text[PLACEMENT_VALUE_MAX + 1];
 	int n = placement_value_encode(&v, text);
 	if (n < 0 || (size_t)n != size || memcmp(text, data, size) != 0)

@@ -28,34 +28,15 @@ dir=$(mktemp -d /tmp/shmsched-gwfailure-XXXXXX)
 name=gwfailure-$$
 . "$(dirname "$0")/lib.sh"
 
-{
-	printf '{"kind":"List","items":['
-	for i in $(seq 0 24); do
-		[ "$i" -lt 5 ] && pool=bad || pool=good
-		[ "$i" -gt 0 ] && printf ','
-		printf '{"kind":"Node","metadata":{"name":"n%d","labels":{"node.kubernetes.io/instance-type":"%s"}},"status":{"allocatable":{"cpu":"4","memory":"16Gi","pods":"110"}}}\n' "$i" "$pool"
-	done
-	printf ']}\n'
-} >"$dir/cluster.json"
+pool_cluster
 daemon_start
 gateway_start
-# 3-cpu pods that only pool bad takes: one a node; one template (the
-# same spec), each pod its own name.
-pod() { printf '{"kind":"Pod","metadata":{"name":"%s","namespace":"team-a"},"spec":{"nodeSelector":{"node.kubernetes.io/instance-type":"bad"},"containers":[{"name":"c","resources":{"requests":{"cpu":"3"}}}]}}' "$1"; }
-id_of() { # POD: its placement id, from GET /v1/placements/team-a/POD
-	curl -s -H "$ALICE" "$url/v1/placements/team-a/$1" |
-		sed -n 's/.*"placement_id":\([0-9]*\).*/\1/p'
-}
 report() { # ID BODY
 	admin -X POST -H 'Content-Type: application/json' -d "$2" \
 		"http://localhost/v1/placements/$1/failure"
 }
 
-for i in 0 1 2; do
-	check "web-$i placed on pool bad" test "$(code -H "$ALICE" -X POST -d "$(pod web-$i)" "$url/v1/placements")" = 200
-done
-id0=$(id_of web-0) id1=$(id_of web-1) id2=$(id_of web-2)
-check "three placement ids" test -n "$id0" -a -n "$id1" -a -n "$id2"
+place_bad_three
 
 check "report web-0 (admin): 202" test "$(report "$id0" '{"reason":"OOMKilled","exitCode":137}')" = 202
 check "  ... Counted, the reason with its exit code" says '"verdict":"Counted".*"reason":"exit code 137: OOMKilled"'
@@ -66,7 +47,7 @@ check "report web-1 with no body: 202 Counted" test "$(report "$id1" '')" = 202 
 check "report web-2: 202 Tripped (3 failures on 3 nodes)" test "$(report "$id2" '{"reason":"CrashLoopBackOff"}')" = 202
 check "  ... Tripped" says '"verdict":"Tripped"'
 check "  ... the daemon logged the quarantine" wait_until "$dir/daemon.log" "quarantine: pool node.kubernetes.io/instance-type=bad quarantined"
-check "web-3 (the same template) is not placed" test "$(code -H "$ALICE" -X POST -d "$(pod web-3)" "$url/v1/placements")" = 200
+check "web-3 (the same template) is not placed" test "$(code -H "$ALICE" -X POST -d "$(bad_pod web-3)" "$url/v1/placements")" = 200
 check "  ... unschedulable, naming the quarantine" says 'pool bad quarantined for template'
 check "report web-0 again: 202 Held" test "$(report "$id0" '{}')" = 202 -a -n "$(grep '"verdict":"Held"' "$dir/body")"
 

@@ -26,15 +26,7 @@ dir=$(mktemp -d /tmp/shmsched-gwpools-XXXXXX)
 name=gwpools-$$
 . "$(dirname "$0")/lib.sh"
 
-{
-	printf '{"kind":"List","items":['
-	for i in $(seq 0 24); do
-		[ "$i" -lt 5 ] && pool=bad || pool=good
-		[ "$i" -gt 0 ] && printf ','
-		printf '{"kind":"Node","metadata":{"name":"n%d","labels":{"node.kubernetes.io/instance-type":"%s"}},"status":{"allocatable":{"cpu":"4","memory":"16Gi","pods":"110"}}}\n' "$i" "$pool"
-	done
-	printf ']}\n'
-} >"$dir/cluster.json"
+pool_cluster
 daemon_start --node-monitor-grace-period 1s
 gateway_start
 
@@ -68,25 +60,16 @@ check "GET of the lease (admin): 405" test "$(admin "http://localhost/v1/nodes/n
 check "the main listener's PUT: 404" test "$(code -H "$ALICE" -X PUT -d '{}' "$url/v1/nodes/n1/lease")" = 404
 
 # --- pools ----------------------------------------------------------------
-pod() { printf '{"kind":"Pod","metadata":{"name":"%s","namespace":"team-a"},"spec":{"nodeSelector":{"node.kubernetes.io/instance-type":"bad"},"containers":[{"name":"c","resources":{"requests":{"cpu":"3"}}}]}}' "$1"; }
-id_of() { # POD: its placement id
-	curl -s -H "$ALICE" "$url/v1/placements/team-a/$1" |
-		sed -n 's/.*"placement_id":\([0-9]*\).*/\1/p'
-}
 report() { # ID
 	admin -X POST -d '{}' "http://localhost/v1/placements/$1/failure"
 }
 check "GET /v1/pools before any failure: 200" test "$(admin http://localhost/v1/pools)" = 200
 check "  ... none quarantined" says '"kind":"PoolQuarantineList".*"quarantined":0,"lines":\['
-for i in 0 1 2; do
-	check "web-$i placed on pool bad" test "$(code -H "$ALICE" -X POST -d "$(pod web-$i)" "$url/v1/placements")" = 200
-done
-id0=$(id_of web-0) id1=$(id_of web-1) id2=$(id_of web-2)
-check "three placement ids" test -n "$id0" -a -n "$id1" -a -n "$id2"
+place_bad_three
 report "$id0" >/dev/null
 report "$id1" >/dev/null
 check "the third failure: 202 Tripped" test "$(report "$id2")" = 202 -a -n "$(grep '"verdict":"Tripped"' "$dir/body")"
-check "web-3 is not placed: the quarantine" test "$(code -H "$ALICE" -X POST -d "$(pod web-3)" "$url/v1/placements")" = 200
+check "web-3 is not placed: the quarantine" test "$(code -H "$ALICE" -X POST -d "$(bad_pod web-3)" "$url/v1/placements")" = 200
 check "  ... naming it" says 'pool bad quarantined for template'
 check "GET /v1/pools: 200" test "$(admin http://localhost/v1/pools)" = 200
 check "  ... 1 quarantined" says '"quarantined":1,'
@@ -102,8 +85,8 @@ check "GET /v1/pools: still 1 quarantined" test "$(admin http://localhost/v1/poo
 check "POST /v1/pools/bad/release: 200" test "$(admin -X POST http://localhost/v1/pools/bad/release)" = 200
 check "  ... released 1, none left" says '"kind":"PoolRelease".*"pool":"bad","template":null,"released":1,"quarantined":0'
 check "GET /v1/pools: 0 quarantined" test "$(admin http://localhost/v1/pools)" = 200 -a -n "$(grep '"quarantined":0,' "$dir/body")"
-check "web-4 (the same template) placed on pool bad again" test "$(code -H "$ALICE" -X POST -d "$(pod web-4)" "$url/v1/placements")" = 200
-check "  ... placed" test -n "$(id_of web-4)"
+check "web-4 (the same template) placed on pool bad again" test "$(code -H "$ALICE" -X POST -d "$(bad_pod web-4)" "$url/v1/placements")" = 200
+check "  ... placed" test -n "$(placement_id web-4)"
 check "releasing again: 200, 0 released" test "$(admin -X POST -d '{"template":"team-a/web"}' http://localhost/v1/pools/bad/release)" = 200 -a -n "$(grep '"released":0' "$dir/body")"
 
 logs_if_failed
