@@ -241,9 +241,12 @@ static void usage(FILE *to)
 		"                       to etcd (shards/S/pods/ID, fenced by the shard's\n"
 		"                       lease) before its pod is answered; one not\n"
 		"                       committed is rolled back and the pod answered\n"
-		"                       unschedulable. none: placements stay on this\n"
-		"                       host (a shard's next owner does not see them).\n"
-		"                       async is planned, not built\n"
+		"                       unschedulable. async: answered at once, committed\n"
+		"                       within about 1 s (placing waits while a commit is\n"
+		"                       older); one then not committed is rolled back,\n"
+		"                       its owner told (evicted) and logged. none:\n"
+		"                       placements stay on this host (a shard's next\n"
+		"                       owner does not see them)\n"
 		"\n"
 		"SIGINT or SIGTERM: stop accepting producers, answer every pod already\n"
 		"submitted (placing for up to 5 s, then cancelled), exit 0. SIGHUP:\n"
@@ -890,13 +893,13 @@ int main(int argc, char **argv)
 		case 0x41b5:
 			if (strcmp(optarg, "sync") == 0) {
 				cfg.etcd_durability = ETCD_DURABILITY_SYNC;
+			} else if (strcmp(optarg, "async") == 0) {
+				cfg.etcd_durability = ETCD_DURABILITY_ASYNC;
 			} else if (strcmp(optarg, "none") == 0) {
 				cfg.etcd_durability = ETCD_DURABILITY_NONE;
 			} else {
 				fprintf(stderr, "shmschedd: --etcd-durability: \"%s\": "
-					"expected sync or none (async, answering before "
-					"etcd commits, is planned and not built yet)\n",
-					optarg);
+					"expected sync, async or none\n", optarg);
 				return 2;
 			}
 			break;

@@ -2,9 +2,11 @@
  * and the protocol.
  *
  * Design: one thread, one etcd client (a client is one thread's), a loop
- * of ticks. Each tick costs one range of the cluster's prefix (every
- * host, the coordinator key, every shard's two keys: O(hosts + shards)
- * keys), one keep-alive every TTL/3, and a transaction per change (the
+ * of ticks. Each tick costs one range of the cluster's keys before its
+ * shards (every host, the coordinator key) and two a shard (the first
+ * key past the last shard's; its keys before its placements: assigned,
+ * its committers' lane keys, owner): O(hosts + shards) keys, never its
+ * placements, one keep-alive every TTL/3, and a transaction per change (the
  * coordinator's assignments in lists of ETCD_MAX_TXN_OPS; each take and
  * release alone). Nothing here is on a placement's path: the caller keeps
  * what the callbacks tell it and checks that itself.
@@ -254,20 +256,12 @@ static void copy_value(char *dst, const struct etcd_kv *kv)
 	dst[n] = '\0';
 }
 
-/* Reads the whole prefix: hosts, coordinator, shards' keys. */
-static int read_state(struct membership *m)
+/* Takes in one range's keys: hosts, the coordinator, shards' assigned
+ * and owner keys (any other key is skipped). */
+static void take_keys(struct membership *m, const struct etcd_range_result *r)
 {
-	uint8_t end[sizeof(m->prefix)];
-	size_t end_len = etcd_prefix_end(m->prefix, m->prefix_len, end);
-	struct etcd_range_result r;
-	int rc = etcd_range(m->c, m->prefix, m->prefix_len, end, end_len, 0, &r);
-	if (rc != 0)
-		return rc;
-	m->n_hosts = 0;
-	m->n_shards = 0;
-	m->coordinator_present = false;
-	for (size_t i = 0; i < r.n_kvs; i++) {
-		const struct etcd_kv *kv = &r.kvs[i];
+	for (size_t i = 0; i < r->n_kvs; i++) {
+		const struct etcd_kv *kv = &r->kvs[i];
 		const char *k = (const char *)kv->key + m->prefix_len;
 		size_t kl = kv->key_len - m->prefix_len;
 		if (kl > 6 && memcmp(k, "hosts/", 6) == 0) {
@@ -296,8 +290,64 @@ static int read_state(struct membership *m)
 			}
 		}
 	}
+}
+
+/* Reads hosts, the coordinator and each shard's keys before its pods/:
+ * not the shards' placements (shards/<s>/pods/, as many as there are
+ * pods: read whole every tick, 50,000 of them made each tick megabytes
+ * and delayed the renewals past the lease). The keys before "shards/" in
+ * one range; then each shard found by the first key past the last one's
+ * (shards/<s>0, just past every shards/<s>/ key), and read up to
+ * shards/<s>/pods/ (assigned, its committers' lane keys, owner). One
+ * range, then two a shard. */
+static int read_state(struct membership *m)
+{
+	uint8_t end[sizeof(m->prefix)];
+	size_t end_len = etcd_prefix_end(m->prefix, m->prefix_len, end);
+	char from[KEY_MAX], to[KEY_MAX];
+	size_t fl = key_of(m, from, "", "", ""), tl = key_of(m, to, "shards/", "", "");
+	struct etcd_range_result r;
+	int rc = etcd_range(m->c, from, fl, to, tl, 0, &r);
+	if (rc != 0)
+		return rc;
+	m->n_hosts = 0;
+	m->n_shards = 0;
+	m->coordinator_present = false;
+	take_keys(m, &r);
 	etcd_range_result_free(&r);
-	return 0;
+	/* `to` is the cursor: shards/ first. */
+	for (;;) {
+		rc = etcd_range(m->c, to, tl, end, end_len, 1, &r);
+		if (rc != 0)
+			return rc;
+		/* Past the shards (a key family after them): done too. */
+		if (r.n_kvs == 0 || r.kvs[0].key_len < m->prefix_len + 7 ||
+		    memcmp(r.kvs[0].key + m->prefix_len, "shards/", 7) != 0) {
+			etcd_range_result_free(&r);
+			return 0;
+		}
+		const char *name = (const char *)r.kvs[0].key + m->prefix_len + 7;
+		size_t left = r.kvs[0].key_len - m->prefix_len - 7;
+		const char *slash = memchr(name, '/', left);
+		char shard[SHARD_NAME_MAX + 1];
+		size_t nl = slash != NULL ? (size_t)(slash - name) : left;
+		bool ok = nl > 0 && nl <= SHARD_NAME_MAX - 1;
+		if (ok) {
+			memcpy(shard, name, nl);
+			shard[nl] = '\0';
+		}
+		etcd_range_result_free(&r);
+		if (!ok)
+			return -EPROTO; /* not a key this code writes */
+		fl = key_of(m, from, "shards/", shard, "/");
+		tl = key_of(m, to, "shards/", shard, "/pods/");
+		rc = etcd_range(m->c, from, fl, to, tl, 0, &r);
+		if (rc != 0)
+			return rc;
+		take_keys(m, &r);
+		etcd_range_result_free(&r);
+		tl = key_of(m, to, "shards/", shard, "0"); /* '/' + 1 */
+	}
 }
 
 /* compare CREATE(coordinator) == 0, put it with our lease. */

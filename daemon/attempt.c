@@ -91,9 +91,11 @@ struct attempt_ctx *attempt_create(struct producers *p,
 	a->lowest = INT32_MAX;
 	a->refusal = calloc(workers, sizeof(*a->refusal));
 	a->gang_flavored = calloc(workers, sizeof(*a->gang_flavored));
-	if (a->refusal == NULL || a->gang_flavored == NULL) {
+	a->defer = calloc(workers, sizeof(*a->defer));
+	if (a->refusal == NULL || a->gang_flavored == NULL || a->defer == NULL) {
 		free(a->refusal);
 		free(a->gang_flavored);
+		free(a->defer);
 		free(a);
 		return NULL;
 	}
@@ -117,6 +119,7 @@ void attempt_destroy(struct attempt_ctx *a)
 		free(a->shard_orig);
 		free(a->store_seq);
 		free(a->refusal);
+		free(a->defer);
 		for (unsigned w = 0; a->gang_flavored != NULL && w < a->workers; w++)
 			free(a->gang_flavored[w]);
 		free(a->gang_flavored);
@@ -239,11 +242,27 @@ static unsigned attempts_bucket(uint32_t attempt)
 static void uncharge(struct attempt_ctx *a, unsigned w, const struct pod_spec *spec,
 		     uint32_t quota);
 
-/* With --etcd-durability sync: placement `id` (prepared, not published)
- * committed to etcd (etcd_sync_put); when it is not, rolled back as if
+/* A placement not kept (its commit to etcd refused): rolled back as if
  * never made (the node's use given back and told to waiting pods, the
- * record untaken, its quota charge given back) and the pod answered
- * unschedulable with etcd_sync's reason: true then. */
+ * record untaken, its quota charge given back). */
+static void etcd_rollback(struct attempt_ctx *a, unsigned w, uint32_t rec, uint32_t node,
+			  const struct pod_spec *spec, const struct device_assignment *dev,
+			  uint32_t quota)
+{
+	ledger_account(a->ledger, node, spec, dev, -1);
+	if (a->events != NULL) {
+		struct queue_event ev = queue_event_release(node, spec, dev);
+		queue_events_publish(a->events, &ev);
+	}
+	placements_untake_w(a->placements, w, rec);
+	if (quota != 0)
+		uncharge(a, w, spec, quota);
+}
+
+/* With --etcd-durability sync: placement `id` (prepared, not published)
+ * committed to etcd (etcd_sync_put); when it is not, rolled back
+ * (etcd_rollback) and the pod answered unschedulable with etcd_sync's
+ * reason: true then. */
 __attribute__((noinline)) /* off the path of one-host daemons */
 static bool etcd_refused(struct attempt_ctx *a, unsigned w, struct etcd_sync *es,
 			 struct shmsched_slot *slot, uint32_t rec, uint32_t node,
@@ -254,16 +273,42 @@ static bool etcd_refused(struct attempt_ctx *a, unsigned w, struct etcd_sync *es
 	if (etcd_sync_put(es, w, node, ledger_node_generation(a->ledger, node), spec, id, why,
 			  sizeof(why)) == 0)
 		return false;
-	ledger_account(a->ledger, node, spec, dev, -1);
-	if (a->events != NULL) {
-		struct queue_event ev = queue_event_release(node, spec, dev);
-		queue_events_publish(a->events, &ev);
-	}
-	placements_untake_w(a->placements, w, rec);
-	if (quota != 0)
-		uncharge(a, w, spec, quota);
+	etcd_rollback(a, w, rec, node, spec, dev, quota);
 	attempt_answer(slot, SHMSCHED_UNSCHEDULABLE, why);
 	return true;
+}
+
+/* attempt_record_and_answer's placement `id` (record `rec`, prepared as
+ * `made`) deferred (attempt_defer_allow): its record pushed to etcd
+ * without waiting, everything attempt_etcd_collect needs kept with it.
+ * 0 deferred; 1 refused at once (rolled back, the slot answered
+ * unschedulable); -EAGAIN no room: the caller waits (etcd_refused). */
+__attribute__((noinline))
+static int etcd_defer(struct attempt_ctx *a, unsigned w, struct etcd_sync *es,
+		      struct producer *pr, struct shmsched_slot *slot, uint32_t rec,
+		      uint32_t node, const struct pod_spec *spec,
+		      const struct device_assignment *dev, uint64_t id,
+		      const struct placement_record *made, uint32_t attempt)
+{
+	struct etcd_pending p = {
+		.producer = pr->id,
+		.key = producers_key(pr),
+		.index = (uint32_t)(slot - pr->region.slots),
+		.rec = rec,
+		.node = node,
+		.owner = pr->owner,
+		.attempt = attempt,
+		.id = id,
+		.made = made,
+	};
+	char why[SHMSCHED_MESSAGE_MAX];
+	int rc = etcd_sync_defer(es, w, node, ledger_node_generation(a->ledger, node), spec, id,
+				 &p, why, sizeof(why));
+	if (rc == 0 || rc == -EAGAIN)
+		return rc;
+	etcd_rollback(a, w, rec, node, spec, dev, 0);
+	attempt_answer(slot, SHMSCHED_UNSCHEDULABLE, why);
+	return 1;
 }
 
 /* The one PLACED answer: placement record `rec` (taken) made for `spec`
@@ -286,8 +331,32 @@ static void attempt_record_and_answer(struct attempt_ctx *a, unsigned w,
 		spec, dev, cookie, &id);
 	/* ES2: acquire, partner of attempt_set_etcd_sync's release. */
 	struct etcd_sync *es = __atomic_load_n(&a->etcd_sync, __ATOMIC_ACQUIRE);
-	if (es != NULL && etcd_refused(a, w, es, slot, rec, node, spec, dev, id, quota))
-		return;
+	if (es != NULL) {
+		/* Deferred only outside quota: QA4 holds the tree from the
+		 * charge to the publish, which a deferred placement makes
+		 * after the worker has left the tree's gate. */
+		if (quota == 0 && a->defer[w] == ATTEMPT_DEFER_MAY && !etcd_sync_async(es)) {
+			int rc = etcd_defer(a, w, es, pr, slot, rec, node, spec, dev, id, made,
+					    attempt);
+			if (rc == 0) {
+				a->defer[w] = ATTEMPT_DEFER_DID;
+				/* Told now, while the spec is at hand (its
+				 * tolerations are not in the record): a
+				 * placement rolled back later leaves an entry
+				 * for an id never published, which the taint
+				 * manager's sweep drops (taint_evict.c). */
+				struct taint_evict *te =
+					__atomic_load_n(&a->lifecycle, __ATOMIC_ACQUIRE);
+				if (te != NULL)
+					taint_evict_placed(te, id, spec);
+				return;
+			}
+			if (rc > 0)
+				return;
+		}
+		if (etcd_refused(a, w, es, slot, rec, node, spec, dev, id, quota))
+			return;
+	}
 	/* QA2 (daemon/quota_charge.c): before the record is published. */
 	if (quota != 0) {
 		placements_set_quota(a->placements, rec, quota);
@@ -965,6 +1034,94 @@ void attempt_unschedulable(struct attempt_ctx *a, unsigned w, struct shmsched_sl
 		shard_note(a, w, why, sizeof(why));
 	}
 	attempt_answer(slot, SHMSCHED_UNSCHEDULABLE, why);
+}
+
+void attempt_defer_allow(struct attempt_ctx *a, unsigned w)
+{
+	a->defer[w] = ATTEMPT_DEFER_MAY;
+}
+
+bool attempt_defer_end(struct attempt_ctx *a, unsigned w)
+{
+	bool did = a->defer[w] == ATTEMPT_DEFER_DID;
+	a->defer[w] = ATTEMPT_DEFER_NO;
+	return did;
+}
+
+bool attempt_etcd_pending(const struct attempt_ctx *a, unsigned w)
+{
+	/* ES2: acquire, partner of attempt_set_etcd_sync's release. */
+	struct etcd_sync *es = __atomic_load_n(&a->etcd_sync, __ATOMIC_ACQUIRE);
+	return es != NULL && etcd_sync_pending(es, w) > 0;
+}
+
+/* Deferred placement `d` answered by etcd: committed, the tail of
+ * attempt_record_and_answer (queued for the durable store, published,
+ * answered placed); refused, rolled back as etcd_refused does and
+ * answered unschedulable. Its producer `pr` (NULL: gone since: the
+ * placement is kept or rolled back all the same, nobody answered).
+ *
+ * Why writing the slot now is safe (bind/answer.h, A4): the slot was
+ * never handed back (the burst kept its handle), so the producer does
+ * not own it yet and reads nothing of it until the handle is on its
+ * completion ring, which attempt_complete puts there after this write;
+ * a producer gone since is looked up again (producers_get, its key), never
+ * reached through a pointer kept across quiescent states. */
+static void etcd_finish(struct attempt_ctx *a, unsigned w, struct producer *pr,
+			const struct etcd_done *d)
+{
+	const struct etcd_pending *p = &d->p;
+	struct shmsched_slot *slot = pr != NULL ? &pr->region.slots[p->index] : NULL;
+	if (d->rc != 0) {
+		struct pod_spec use;
+		placement_use(p->made, &use);
+		struct device_assignment dev = p->made->dev;
+		etcd_rollback(a, w, p->rec, p->node, &use, &dev, 0);
+		if (slot != NULL)
+			attempt_answer(slot, SHMSCHED_UNSCHEDULABLE, d->why);
+		return;
+	}
+	if (a->persist != NULL)
+		a->store_seq[w] = persist_placement(a->persist, p->id, p->made, p->owner);
+	uint64_t placed_ns = p->made->placed_ns;
+	int32_t priority = p->made->priority;
+	struct device_assignment dev = p->made->dev;
+	placements_publish_w(a->placements, w, p->rec, p->owner);
+	if (slot != NULL)
+		answer_placed(slot, p->node, placed_ns, &dev, p->id);
+	stat_inc(&a->stats[w].attempts[attempts_bucket(p->attempt)]);
+	note_priority(a, priority);
+}
+
+unsigned attempt_etcd_collect(struct attempt_ctx *a, unsigned w, int64_t wait_ns)
+{
+	/* ES2: acquire, partner of attempt_set_etcd_sync's release. */
+	struct etcd_sync *es = __atomic_load_n(&a->etcd_sync, __ATOMIC_ACQUIRE);
+	if (es == NULL || etcd_sync_pending(es, w) == 0)
+		return 0;
+	struct etcd_done d[32];
+	size_t n = etcd_sync_collect(es, w, d, sizeof(d) / sizeof(d[0]), wait_ns);
+	/* Handed back a producer's run at a time (one ring write each). */
+	uint64_t h[sizeof(d) / sizeof(d[0])];
+	struct producer *cur = NULL;
+	unsigned k = 0;
+	for (size_t i = 0; i < n; i++) {
+		struct producer *pr = producers_get(a->producers, d[i].p.producer);
+		if (pr != NULL && (producers_key(pr) != d[i].p.key || producers_faulted(pr)))
+			pr = NULL;
+		etcd_finish(a, w, pr, &d[i]);
+		if (pr == NULL)
+			continue;
+		if (pr != cur && k > 0) {
+			attempt_complete(a, w, cur, h, k);
+			k = 0;
+		}
+		cur = pr;
+		h[k++] = d[i].p.index;
+	}
+	if (k > 0)
+		attempt_complete(a, w, cur, h, k);
+	return (unsigned)n;
 }
 
 void attempt_complete(struct attempt_ctx *a, unsigned w, struct producer *pr,

@@ -146,7 +146,14 @@ struct attempt_ctx {
 	 * release by attempt_set_etcd_sync before the workers start, loaded
 	 * with acquire per placement; NULL: not committed. */
 	struct etcd_sync *etcd_sync;
+	/* [workers], worker w's own: whether its placement now may be
+	 * answered from its commit's completion instead of waiting for it
+	 * (ATTEMPT_DEFER_*; attempt_defer_allow, attempt_defer_end). */
+	uint8_t *defer;
 };
+
+/* a->defer[w]: a placement waits for its commit; may defer it; did. */
+enum { ATTEMPT_DEFER_NO, ATTEMPT_DEFER_MAY, ATTEMPT_DEFER_DID };
 
 /* With --etcd: placements only on the nodes of the shards `g` says this
  * host owns, and none while its lease is not surely alive. Before the
@@ -160,6 +167,24 @@ int attempt_set_shard_gate(struct attempt_ctx *a, struct shard_gate *g);
  * workers start. */
 struct etcd_sync;
 void attempt_set_etcd_sync(struct attempt_ctx *a, struct etcd_sync *s);
+/* With --etcd-durability sync, around worker w's attempt_place in
+ * serve.c's burst: a placement not under quota made by that attempt
+ * (attempt_record_and_answer) is not waited for: its record pushed to
+ * etcd, it stays prepared (taken, its node's use charged, unpublished)
+ * and its slot unanswered until the commit's completion, which
+ * attempt_etcd_collect finishes (published and answered placed, or rolled
+ * back and answered unschedulable) and hands back. attempt_defer_end
+ * says whether the attempt did so (then the caller neither answers nor
+ * hands the slot back: it is the commit's now). */
+void attempt_defer_allow(struct attempt_ctx *a, unsigned w);
+bool attempt_defer_end(struct attempt_ctx *a, unsigned w);
+/* Worker w (or the drain, once the workers have stopped): its deferred
+ * placements whose commits etcd has answered finished and handed back;
+ * when none is answered yet and some are pending, waits up to wait_ns
+ * for one. Returns how many. Inside a read-side section. */
+unsigned attempt_etcd_collect(struct attempt_ctx *a, unsigned w, int64_t wait_ns);
+/* Whether worker w has deferred placements not yet finished. */
+bool attempt_etcd_pending(const struct attempt_ctx *a, unsigned w);
 /* Whether the shard gate is set (preemption is off then: its victims
  * may be on other hosts' nodes). */
 bool attempt_sharded(struct attempt_ctx *a);

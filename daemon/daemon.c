@@ -358,12 +358,15 @@ static void shard_metrics_text(const struct daemon_shards *c, struct quota_text 
 		       "shmsched_etcd_events_total{event=\"assign\"} %" PRIu64 "\n",
 		       c->joins, c->renewals, c->losses, c->errors, c->takes, c->releases,
 		       c->assigned);
-	quota_text_put(o, "# HELP shmsched_etcd_placements_total With sync commits: "
-		       "placements committed to etcd before their answers (committed), "
-		       "rolled back because etcd did not commit them (refused), other "
+	quota_text_put(o, "# HELP shmsched_etcd_placements_total With sync or async "
+		       "commits: placements committed to etcd (committed), "
+		       "rolled back because etcd did not commit them before their answers "
+		       "(refused), other "
 		       "hosts' placements counted on taking their shards (counted), "
 		       "deletes of freed placements' keys not queued (delete_dropped), "
-		       "placements committed without their labels (labels_dropped).\n"
+		       "placements committed without their labels (labels_dropped), "
+		       "answered placed (async) and then not committed: rolled back and "
+		       "logged (lost).\n"
 		       "# TYPE shmsched_etcd_placements_total counter\n"
 		       "shmsched_etcd_placements_total{result=\"committed\"} %" PRIu64 "\n"
 		       "shmsched_etcd_placements_total{result=\"refused\"} %" PRIu64 "\n"
@@ -371,8 +374,10 @@ static void shard_metrics_text(const struct daemon_shards *c, struct quota_text 
 		       "shmsched_etcd_placements_total{result=\"delete_dropped\"} %" PRIu64
 		       "\n"
 		       "shmsched_etcd_placements_total{result=\"labels_dropped\"} %" PRIu64
-		       "\n", c->committed, c->refused, c->counted, c->deletes_dropped,
-		       c->labels_dropped);
+		       "\n"
+		       "shmsched_etcd_placements_total{result=\"lost\"} %" PRIu64 "\n",
+		       c->committed, c->refused, c->counted, c->deletes_dropped,
+		       c->labels_dropped, c->lost);
 	if (!c->watching)
 		return;
 	quota_text_put(o, "# HELP shmsched_etcd_foreign_placements Other shards' "
@@ -1058,6 +1063,31 @@ static void member_alive_until(void *arg, uint64_t until_ns)
 	shard_gate_alive_until(d->shard_gate, until_ns);
 }
 
+/* Async: each placement answered placed whose record etcd then did not
+ * commit (the lease lost, the shard released: etcd_sync_take_lost) rolled
+ * back (evicted: its owner told, its room given back) and logged with its
+ * id, pod, node and shard; counted by etcd_sync (lost). Every tick of the
+ * membership thread (member_owned), after a shard released has had its
+ * committer closed (its unsent records answered then). */
+static void report_lost(struct daemon *d)
+{
+	struct etcd_lost lost[64];
+	size_t n;
+	while ((n = etcd_sync_take_lost(d->etcd_sync, lost, 64)) > 0)
+		for (size_t i = 0; i < n; i++) {
+			char why[SHMSCHED_MESSAGE_MAX], pod[256], node[256];
+			snprintf(why, sizeof(why), "answered placed, lost when shard %s's lease "
+				 "lapsed before its commit to etcd (%s): rolled back",
+				 lost[i].shard, strerror(-lost[i].rc));
+			int rc = producers_evict_one(d->producers, lost[i].id, why, pod,
+						     sizeof(pod), node, sizeof(node));
+			log_msg(LOG_LEVEL_WARN, "placement %" PRIu64 " (pod %s) on node %s, %s%s",
+				lost[i].id, rc == 0 && pod[0] ? pod : "unknown",
+				rc == 0 && node[0] ? node : "(its node)", why,
+				rc == 0 ? "" : " (released meanwhile: nothing to roll back)");
+		}
+}
+
 static void member_owned(void *arg, const shard_name_t *names, size_t n)
 {
 	struct daemon *d = arg;
@@ -1071,6 +1101,7 @@ static void member_owned(void *arg, const shard_name_t *names, size_t n)
 	shard_watch_owned(d->shard_watch, names, n);
 	shard_gate_owned(d->shard_gate, ready, etcd_sync_ready(d->etcd_sync, names, n, ready));
 	shard_gate_owned(d->shard_gate, ready, etcd_sync_owned(d->etcd_sync, names, n, ready));
+	report_lost(d);
 }
 
 /* The producers' hooks with sync commits: the durable store's (if any),
@@ -1139,14 +1170,16 @@ static int start_shards(struct daemon *d, const struct daemon_config *cfg, char 
 		.alive_until = member_alive_until,
 		.arg = d,
 	};
-	if (cfg->etcd_durability == ETCD_DURABILITY_SYNC) {
+	if (cfg->etcd_durability == ETCD_DURABILITY_SYNC ||
+	    cfg->etcd_durability == ETCD_DURABILITY_ASYNC) {
 		char prefix[COMMIT_PREFIX_MAX + 1];
 		if (membership_prefix(mc.cluster, prefix, sizeof(prefix)) < 0)
 			return errmsg_rc(-ENAMETOOLONG, err, err_len,
 					 "--etcd-cluster \"%s\": too long for the commit keys' "
 					 "prefix (%d bytes)", mc.cluster, COMMIT_PREFIX_MAX);
 		d->etcd_sync = etcd_sync_create(cfg->etcd_endpoints, prefix, host, d->cluster,
-						d->placements, d->strings, key, d->workers);
+						d->placements, d->strings, key, d->workers,
+						cfg->etcd_durability == ETCD_DURABILITY_ASYNC);
 		if (d->etcd_sync == NULL)
 			return errmsg_rc(-ENOMEM, err, err_len, "--etcd: out of memory");
 		serve_set_etcd_sync(d->serve, d->etcd_sync);
@@ -1184,8 +1217,10 @@ static int start_shards(struct daemon *d, const struct daemon_config *cfg, char 
 	log_msg(LOG_LEVEL_INFO, "host %s of cluster %s through etcd %s: lease TTL %lld s, "
 		"shards by node label %s, placements %s", host, mc.cluster, cfg->etcd_endpoints,
 		(long long)mc.ttl_s, label,
-		d->etcd_sync != NULL ? "committed to etcd before their answers (sync)"
-				     : "kept on this host only");
+		d->etcd_sync == NULL ? "kept on this host only"
+		: etcd_sync_async(d->etcd_sync) ? "answered at once and committed to etcd "
+						  "within 1 s (async)"
+						: "committed to etcd before their answers (sync)");
 	return 0;
 }
 
@@ -1209,6 +1244,7 @@ bool daemon_shard_status(struct daemon *d, struct daemon_shards *out)
 		out->refused = ec.refused;
 		out->counted = ec.counted;
 		out->deletes_dropped = ec.deletes_dropped;
+		out->lost = ec.lost;
 		out->labels_dropped = ec.labels_dropped;
 	}
 	if (d->shard_watch != NULL) {

@@ -164,13 +164,16 @@ struct daemon_config {
 	const char *etcd_cluster;
 	const char *host_name;
 	const char *shard_label;
-	/* --etcd-durability: how placements reach etcd. Only sync is built
-	 * (each placement committed before its pod is answered;
-	 * daemon/etcd_sync_internal.h); ETCD_DURABILITY_NONE keeps them
-	 * on this host only (the behaviour before sync was built: tests). */
+	/* --etcd-durability: how placements reach etcd: sync (each
+	 * placement committed before its pod is answered), async (answered
+	 * at once, committed within the committer's window, a loss rolled
+	 * back and reported; daemon/etcd_sync_internal.h);
+	 * ETCD_DURABILITY_NONE keeps them on this host only (the behaviour
+	 * before sync was built: tests). */
 	enum etcd_durability {
 		ETCD_DURABILITY_SYNC = 0,
 		ETCD_DURABILITY_NONE = 1,
+		ETCD_DURABILITY_ASYNC = 2,
 	} etcd_durability;
 	double quarantine_threshold;
 	uint32_t quarantine_min_nodes;
@@ -394,10 +397,11 @@ struct daemon_shards {
 	uint64_t joins, renewals, losses, errors;
 	uint64_t takes, releases, assigned;
 	uint64_t alive_until_ns; /* monotonic; 0: not placing */
-	/* With sync commits (daemon/etcd_sync_internal.h): placements
-	 * committed, refused (rolled back), other hosts' counted on takes,
-	 * deletes not queued, placements written without labels. */
-	uint64_t committed, refused, counted, deletes_dropped, labels_dropped;
+	/* With sync or async commits (daemon/etcd_sync_internal.h):
+	 * placements committed, refused (rolled back), other hosts' counted
+	 * on takes, deletes not queued, placements written without labels,
+	 * answered placed and then lost (async). */
+	uint64_t committed, refused, counted, deletes_dropped, labels_dropped, lost;
 	/* The shard watch (daemon/shard_watch_internal.h): other shards'
 	 * placements held as records, the revision seen through, its
 	 * events. */

@@ -11,9 +11,34 @@
  * cookie is (worker << 40 | sequence), so a completion that comes after
  * its worker gave up (ETCD_SYNC_WAIT_MS) matches no wait and is dropped.
  *
+ * Deferred records (etcd_sync_defer): each worker has a table of
+ * ETCD_SYNC_PENDING entries, its own (no lock: only its thread reads or
+ * writes an entry), and a list of answered cookies under its waiter's
+ * mutex, which the lane threads append to (on_done) and the worker
+ * empties (etcd_sync_collect). A deferred cookie is (worker << 40 |
+ * EP1 bit | serial << 12 | entry), so the list never holds more than the
+ * table (one completion a record, commit_queue.h), and a completion is
+ * matched to its entry by index and serial (an async record's cookie:
+ * the next bit, serial << 14 | entry, no worker). The worker never gives up
+ * on a deferred record: the committer answers every record it took,
+ * its close included (commit_queue_close: -ECANCELED, -EIO), and the
+ * daemon drains the table before it closes them (serve_drain).
+ *
+ * Async records (--etcd-durability async, etcd_sync_put returns at the
+ * push): one table of ETCD_SYNC_ASYNC_MAX entries under async_mu (EP3),
+ * an entry taken by the worker's put (only while the lost list has room
+ * for it, so that list never overflows) and given back by its
+ * completion on the lane's thread, which lists it lost when etcd did not
+ * commit it; the membership thread takes the list (etcd_sync_take_lost)
+ * and rolls those placements back (daemon.c, report_lost). The window is
+ * the committer's (1 s, its capacity) and this table's.
+ *
  * Cost per pod: a snapshot label lookup, the value's encoding, one push
- * (a lane's mutex) and a wait of one etcd transaction (a raft round and
- * an fsync: milliseconds), which is the cost that matters. A release:
+ * (a lane's mutex), and where the worker blocks (etcd_sync_put in sync
+ * mode) a wait of one etcd transaction (a raft round and an fsync:
+ * milliseconds), which is the cost that matters; deferred, an entry of
+ * the worker's table and its completion's list; async, an entry of the
+ * async table (async_mu, twice). A release:
  * one push, not waited for. A take (membership thread, before the gate
  * opens the shard): one paged read of the shard, one walk of the
  * placement table (the bound records' cookies, sorted) and a ledger
@@ -41,6 +66,29 @@ struct shard_committer {
 	struct commit_queue *q;
 };
 
+/* A deferred record's entry: its worker's alone. */
+struct deferred {
+	struct etcd_pending p;
+	uint32_t serial; /* bumped at each use: a cookie's match */
+	bool used;
+	shard_name_t shard;
+};
+
+/* A deferred record's completion, as on_done appends it. */
+struct answered {
+	uint64_t cookie;
+	int rc;
+};
+
+/* An async record's entry (under async_mu). */
+struct async_entry {
+	uint64_t id;
+	uint32_t node;
+	uint32_t serial;
+	bool used;
+	shard_name_t shard;
+};
+
 struct waiter {
 	pthread_mutex_t mu;
 	pthread_cond_t done_cv;
@@ -48,6 +96,15 @@ struct waiter {
 	uint64_t next; /* the last sequence handed out: never reused */
 	bool done;
 	int rc;
+	/* Deferred records. The worker's own: */
+	struct deferred *table; /* [ETCD_SYNC_PENDING] */
+	uint32_t *free_ix;      /* [ETCD_SYNC_PENDING]: a stack of free entries */
+	uint32_t n_free;
+	size_t pending; /* entries used */
+	/* Under mu (EP2: appended by lane threads, taken by the worker): */
+	pthread_cond_t answered_cv;
+	struct answered *answered; /* [ETCD_SYNC_PENDING] */
+	size_t n_answered;
 };
 
 struct etcd_sync {
@@ -65,11 +122,38 @@ struct etcd_sync {
 	struct shard_committer shards[SHARD_MAX];
 	struct waiter *waiters; /* [workers] */
 	uint64_t committed, refused, counted, deletes_dropped; /* relaxed counters */
+	/* --etcd-durability async: the records answered before their
+	 * commits, in a table of ETCD_SYNC_ASYNC_MAX entries under async_mu
+	 * (EP3: taken by a worker's put, given back by the lane's completion),
+	 * and those etcd did not commit, until etcd_sync_take_lost. */
+	bool async;
+	pthread_mutex_t async_mu;
+	struct async_entry *async_tab;
+	uint32_t *async_free;
+	uint32_t n_async_free;
+	struct etcd_lost *lost; /* [ETCD_SYNC_ASYNC_MAX] */
+	size_t n_lost;
+	uint64_t lost_total; /* under async_mu */
 	uint64_t labels_dropped; /* relaxed: placements written without labels */
 	uint64_t host_hash; /* the first half of this host's uids */
 };
 
+/* Transactions in flight a shard (the committer's lanes). */
+#define ETCD_SYNC_LANES 4
+
 #define COOKIE_SEQ_BITS 40
+/* EP1: a deferred record's cookie has this bit, an async record's the
+ * next; the blocking waits' sequences and the entries' serials and
+ * indices stay below both. */
+#define COOKIE_DEFERRED (1ull << (COOKIE_SEQ_BITS - 1))
+#define COOKIE_ASYNC (1ull << (COOKIE_SEQ_BITS - 2))
+#define COOKIE_WAIT_MASK (COOKIE_ASYNC - 1)
+#define DEFER_IX_BITS 12
+_Static_assert((1u << DEFER_IX_BITS) == ETCD_SYNC_PENDING, "a deferred entry's index bits");
+#define DEFER_SERIAL_MASK ((1u << (COOKIE_SEQ_BITS - 2 - DEFER_IX_BITS)) - 1)
+#define ASYNC_IX_BITS 14
+_Static_assert((1u << ASYNC_IX_BITS) == ETCD_SYNC_ASYNC_MAX, "an async entry's index bits");
+#define ASYNC_SERIAL_MASK ((1u << (COOKIE_SEQ_BITS - 2 - ASYNC_IX_BITS)) - 1)
 /* A uid: this host's name's hash and the placement's id, 16 hexadecimal
  * digits each: placement ids are per host (two hosts' first placements
  * have the same id), the pair is not. */
@@ -86,14 +170,33 @@ static uint64_t fnv1a(const char *s, size_t n)
 
 struct etcd_sync *etcd_sync_create(const char *endpoints, const char *prefix,
 				   const char *host, struct cluster *c, struct placements *pl,
-				   const struct intern *strings, uint32_t key, unsigned workers)
+				   const struct intern *strings, uint32_t key, unsigned workers,
+				   bool async)
 {
 	struct etcd_sync *s = calloc(1, sizeof(*s));
 	if (s == NULL)
 		return NULL;
+	pthread_mutex_init(&s->async_mu, NULL);
+	s->async = async;
+	if (async) {
+		s->async_tab = calloc(ETCD_SYNC_ASYNC_MAX, sizeof(*s->async_tab));
+		s->async_free = calloc(ETCD_SYNC_ASYNC_MAX, sizeof(*s->async_free));
+		s->lost = calloc(ETCD_SYNC_ASYNC_MAX, sizeof(*s->lost));
+		if (s->async_tab == NULL || s->async_free == NULL || s->lost == NULL) {
+			free(s->async_tab);
+			free(s->async_free);
+			free(s->lost);
+			free(s);
+			return NULL;
+		}
+		for (uint32_t k = 0; k < ETCD_SYNC_ASYNC_MAX; k++)
+			s->async_free[k] = ETCD_SYNC_ASYNC_MAX - 1 - k;
+		s->n_async_free = ETCD_SYNC_ASYNC_MAX;
+	}
 	s->waiters = calloc(workers, sizeof(*s->waiters));
 	if (s->waiters == NULL) {
-		free(s);
+		s->workers = 0;
+		etcd_sync_destroy(s, 0);
 		return NULL;
 	}
 	snprintf(s->endpoints, sizeof(s->endpoints), "%s", endpoints);
@@ -109,8 +212,22 @@ struct etcd_sync *etcd_sync_create(const char *endpoints, const char *prefix,
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	for (unsigned i = 0; i < workers; i++) {
-		pthread_mutex_init(&s->waiters[i].mu, NULL);
-		pthread_cond_init(&s->waiters[i].done_cv, &ca);
+		struct waiter *wt = &s->waiters[i];
+		pthread_mutex_init(&wt->mu, NULL);
+		pthread_cond_init(&wt->done_cv, &ca);
+		pthread_cond_init(&wt->answered_cv, &ca);
+		wt->table = calloc(ETCD_SYNC_PENDING, sizeof(*wt->table));
+		wt->free_ix = calloc(ETCD_SYNC_PENDING, sizeof(*wt->free_ix));
+		wt->answered = calloc(ETCD_SYNC_PENDING, sizeof(*wt->answered));
+		if (wt->table == NULL || wt->free_ix == NULL || wt->answered == NULL) {
+			pthread_condattr_destroy(&ca);
+			s->workers = i + 1;
+			etcd_sync_destroy(s, 0);
+			return NULL;
+		}
+		for (uint32_t k = 0; k < ETCD_SYNC_PENDING; k++)
+			wt->free_ix[k] = ETCD_SYNC_PENDING - 1 - k;
+		wt->n_free = ETCD_SYNC_PENDING;
 	}
 	pthread_condattr_destroy(&ca);
 	return s;
@@ -131,13 +248,22 @@ void etcd_sync_destroy(struct etcd_sync *s, long drain_ms)
 	for (size_t i = 0; i < s->n; i++)
 		commit_queue_close(s->shards[i].q, drain_ms);
 	for (unsigned i = 0; i < s->workers; i++) {
-		pthread_mutex_destroy(&s->waiters[i].mu);
-		pthread_cond_destroy(&s->waiters[i].done_cv);
+		struct waiter *wt = &s->waiters[i];
+		pthread_mutex_destroy(&wt->mu);
+		pthread_cond_destroy(&wt->done_cv);
+		pthread_cond_destroy(&wt->answered_cv);
+		free(wt->table);
+		free(wt->free_ix);
+		free(wt->answered);
 	}
 	pthread_mutex_destroy(&s->mu);
+	pthread_mutex_destroy(&s->async_mu);
 	if (s->reader != NULL)
 		etcd_client_close(s->reader);
 	free(s->waiters);
+	free(s->async_tab);
+	free(s->async_free);
+	free(s->lost);
 	free(s);
 }
 
@@ -183,17 +309,56 @@ size_t etcd_sync_ready(struct etcd_sync *s, const shard_name_t *names, size_t n,
 	return lease == 0 ? 0 : ready_at(s, lease, names, n, ready);
 }
 
+/* An async record's completion (EP3): its entry given back; one etcd
+ * did not commit listed as lost (its pod was answered placed). */
+static void async_done(struct etcd_sync *s, uint64_t cookie, int rc)
+{
+	uint32_t ix = (uint32_t)(cookie & (ETCD_SYNC_ASYNC_MAX - 1));
+	uint32_t serial = (uint32_t)(cookie >> ASYNC_IX_BITS) & ASYNC_SERIAL_MASK;
+	pthread_mutex_lock(&s->async_mu);
+	struct async_entry *e = &s->async_tab[ix];
+	if (e->used && e->serial == serial) {
+		if (rc == 0) {
+			__atomic_fetch_add(&s->committed, 1, __ATOMIC_RELAXED);
+		} else {
+			/* One entry a listed loss at most: the list has room. */
+			struct etcd_lost *l = &s->lost[s->n_lost++];
+			l->id = e->id;
+			l->node = e->node;
+			l->rc = rc;
+			memcpy(l->shard, e->shard, sizeof(l->shard));
+			s->lost_total++;
+		}
+		e->used = false;
+		s->async_free[s->n_async_free++] = ix;
+	}
+	pthread_mutex_unlock(&s->async_mu);
+}
+
 /* A record's completion, on its lane's thread. */
 static void on_done(void *ctx, uint64_t cookie, int rc, int64_t revision)
 {
 	(void)revision;
 	struct etcd_sync *s = ctx;
+	if ((cookie >> COOKIE_SEQ_BITS) == 0 && (cookie & COOKIE_ASYNC)) {
+		async_done(s, cookie, rc);
+		return;
+	}
 	unsigned w = (unsigned)(cookie >> COOKIE_SEQ_BITS);
 	if (w >= s->workers)
 		return;
 	struct waiter *wt = &s->waiters[w];
 	pthread_mutex_lock(&wt->mu);
-	if (wt->seq == (cookie & ((1ull << COOKIE_SEQ_BITS) - 1)) && !wt->done) {
+	if (cookie & COOKIE_DEFERRED) {
+		/* EP2: one completion a deferred record, so the list (the
+		 * table's size) never overflows; the check is a guard. */
+		if (wt->n_answered < ETCD_SYNC_PENDING)
+			wt->answered[wt->n_answered++] = (struct answered){cookie, rc};
+		pthread_cond_signal(&wt->answered_cv);
+		pthread_mutex_unlock(&wt->mu);
+		return;
+	}
+	if (wt->seq == (cookie & COOKIE_WAIT_MASK) && !wt->done) {
 		wt->done = true;
 		wt->rc = rc;
 		pthread_cond_signal(&wt->done_cv);
@@ -410,6 +575,11 @@ size_t etcd_sync_owned(struct etcd_sync *s, const shard_name_t *names, size_t n,
 			.prefix = s->prefix,
 			.shard_name = names[i],
 			.lease = lease,
+			/* Full transactions (etcd's 128 operations): the
+			 * committer's best pods/s on two cores
+			 * (docs/perf/2026-11-29-etcd-commit.md). */
+			.in_flight = ETCD_SYNC_LANES,
+			.batch = COMMIT_MAX_BATCH,
 			.on_done = on_done,
 			.ctx = s,
 		};
@@ -450,34 +620,154 @@ static int refuse(struct etcd_sync *s, int rc, char *why, size_t len, const char
 	return rc;
 }
 
-int etcd_sync_put(struct etcd_sync *s, unsigned w, uint32_t slot, uint32_t node_gen,
-		  const struct pod_spec *pod, uint64_t id, char *why, size_t len)
+/* The shard of node `slot` (inside the caller's read-side section: the
+ * snapshot's label), or NULL when it has none. */
+static const char *shard_of(struct etcd_sync *s, uint32_t slot)
 {
 	const struct snapshot *snap = cluster_snapshot(s->cluster);
 	uint32_t v;
 	if (slot >= snap->n_slots || !snap->present[slot] ||
 	    !labels_get(snap->nodes[slot].labels, snap->nodes[slot].n_labels, s->key, &v))
-		return refuse(s, -ENOENT, why, len,
-			      "the pod's node is in no shard (its shard label is gone): "
-			      "the placement is not committed to etcd");
-	const char *shard = intern_str(s->strings, v);
-	struct placement_value pv = {
+		return NULL;
+	return intern_str(s->strings, v);
+}
+
+/* Placement `id`'s value and uid (uid: 2 * UID_HALF + 1 bytes). */
+static void record_of(struct etcd_sync *s, uint32_t slot, uint32_t node_gen,
+		      const struct pod_spec *pod, uint64_t id, struct placement_value *pv,
+		      char *uid)
+{
+	const struct snapshot *snap = cluster_snapshot(s->cluster);
+	*pv = (struct placement_value){
 		.node_generation = node_gen,
 		.cpu_milli = pod->request.v[RES_CPU],
 		.mem_bytes = pod->request.v[RES_MEMORY],
 		.gpus = pod->num_gpu,
 	};
-	snprintf(pv.node, sizeof(pv.node), "%s", intern_str(s->strings, snap->nodes[slot].name));
+	snprintf(pv->node, sizeof(pv->node), "%s", intern_str(s->strings, snap->nodes[slot].name));
 	/* Version 2: the pod's namespace and labels, for other hosts'
 	 * inter-pod rules (daemon/shard_watch.c); labels past the value's
 	 * bound go as version 1, counted without labels there. */
-	if (pod_labels_to_value(s->strings, pod->group, &pv) < 0)
+	if (pod_labels_to_value(s->strings, pod->group, pv) < 0)
 		__atomic_fetch_add(&s->labels_dropped, 1, __ATOMIC_RELAXED);
+	snprintf(uid, 2 * UID_HALF + 1, "%016" PRIx64 "%016" PRIx64, s->host_hash, id);
+}
+
+/* One push into `shard`'s committer: commit_queue_push's answer, or
+ * -ESTALE when this host does not own the shard now. */
+static int push_to(struct etcd_sync *s, const char *shard, const struct commit_record *r)
+{
+	int rc = -ESTALE;
+	pthread_mutex_lock(&s->mu);
+	for (size_t j = 0; j < s->n; j++)
+		if (strcmp(s->shards[j].name, shard) == 0) {
+			rc = commit_queue_push(s->shards[j].q, r);
+			break;
+		}
+	pthread_mutex_unlock(&s->mu);
+	return rc;
+}
+
+/* A push refused other than -EAGAIN, in words. */
+static int refuse_push(struct etcd_sync *s, int rc, const char *shard, char *why, size_t len)
+{
+	if (rc == -ESTALE || rc == -ESHUTDOWN)
+		return refuse(s, -ESTALE, why, len,
+			      "shard %s lost its lease before the placement was committed", shard);
+	return refuse(s, rc, why, len, "shard %s: the placement could not be queued for "
+		      "etcd: %s", shard, strerror(-rc));
+}
+
+/* A record's completion `rc` (on_done's), counted and in words: 0
+ * committed; else the refusal. */
+static int settle(struct etcd_sync *s, int rc, const char *shard, char *why, size_t len)
+{
+	if (rc == -ESTALE || rc == -ECANCELED)
+		return refuse(s, -ESTALE, why, len,
+			      "shard %s lost its lease before the placement was committed", shard);
+	if (rc != 0)
+		return refuse(s, rc, why, len, "shard %s: etcd refused the placement's commit: %s",
+			      shard, strerror(-rc));
+	__atomic_fetch_add(&s->committed, 1, __ATOMIC_RELAXED);
+	return 0;
+}
+
+#define NO_SHARD_WHY \
+	"the pod's node is in no shard (its shard label is gone): the placement is not " \
+	"committed to etcd"
+
+/* etcd_sync_put in async mode: the record pushed into an entry of the
+ * async table, not waited for. A full table or queue is waited out
+ * (backpressure, never dropped), for ETCD_SYNC_WAIT_MS at most. */
+static int put_async(struct etcd_sync *s, const char *shard, uint32_t slot,
+		     const struct placement_value *pv, const char *uid, uint64_t id, char *why,
+		     size_t len)
+{
+	struct timespec deadline;
+	clock_gettime(CLOCK_MONOTONIC, &deadline);
+	deadline.tv_sec += ETCD_SYNC_WAIT_MS / 1000;
+	int rc;
+	for (;;) {
+		rc = -EAGAIN;
+		pthread_mutex_lock(&s->async_mu);
+		/* The lost list is drained by the membership thread: an entry
+		 * is taken only while its loss, if it comes, has room. */
+		bool room = s->n_async_free > 0 && s->n_lost + (ETCD_SYNC_ASYNC_MAX -
+					s->n_async_free) < ETCD_SYNC_ASYNC_MAX;
+		uint32_t ix = 0, serial = 0;
+		if (room) {
+			ix = s->async_free[--s->n_async_free];
+			struct async_entry *e = &s->async_tab[ix];
+			e->serial = serial = (e->serial + 1) & ASYNC_SERIAL_MASK;
+			e->id = id;
+			e->node = slot;
+			e->used = true;
+			snprintf(e->shard, sizeof(e->shard), "%s", shard);
+		}
+		pthread_mutex_unlock(&s->async_mu);
+		if (room) {
+			struct commit_record r = {
+				.op = COMMIT_PUT,
+				.uid = uid,
+				.value = pv,
+				.cookie = COOKIE_ASYNC | (uint64_t)serial << ASYNC_IX_BITS | ix,
+			};
+			rc = push_to(s, shard, &r);
+			if (rc < 0) {
+				pthread_mutex_lock(&s->async_mu);
+				s->async_tab[ix].used = false;
+				s->async_free[s->n_async_free++] = ix;
+				pthread_mutex_unlock(&s->async_mu);
+			}
+		}
+		if (rc != -EAGAIN)
+			break;
+		struct timespec now, pause = {0, 1000000};
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (now.tv_sec > deadline.tv_sec ||
+		    (now.tv_sec == deadline.tv_sec && now.tv_nsec >= deadline.tv_nsec))
+			return refuse(s, -ETIMEDOUT, why, len,
+				      "shard %s's etcd commit queue stayed full for %d ms: the "
+				      "placement is not committed", shard, ETCD_SYNC_WAIT_MS);
+		nanosleep(&pause, NULL);
+	}
+	return rc < 0 ? refuse_push(s, rc, shard, why, len) : 0;
+}
+
+int etcd_sync_put(struct etcd_sync *s, unsigned w, uint32_t slot, uint32_t node_gen,
+		  const struct pod_spec *pod, uint64_t id, char *why, size_t len)
+{
+	const char *shard = shard_of(s, slot);
+	if (shard == NULL)
+		return refuse(s, -ENOENT, why, len, NO_SHARD_WHY);
+	struct placement_value pv;
 	char uid[2 * UID_HALF + 1];
-	snprintf(uid, sizeof(uid), "%016" PRIx64 "%016" PRIx64, s->host_hash, id);
+	record_of(s, slot, node_gen, pod, id, &pv, uid);
+	if (s->async)
+		return put_async(s, shard, slot, &pv, uid, id, why, len);
 	struct waiter *wt = &s->waiters[w];
 	pthread_mutex_lock(&wt->mu);
-	uint64_t seq = (wt->next + 1) & ((1ull << COOKIE_SEQ_BITS) - 1);
+	uint64_t seq = (wt->next + 1) & COOKIE_WAIT_MASK;
 	wt->seq = wt->next = seq == 0 ? 1 : seq;
 	wt->done = false;
 	struct commit_record r = {
@@ -492,14 +782,7 @@ int etcd_sync_put(struct etcd_sync *s, unsigned w, uint32_t slot, uint32_t node_
 	deadline.tv_sec += ETCD_SYNC_WAIT_MS / 1000;
 	int rc;
 	for (;;) {
-		rc = -ESTALE;
-		pthread_mutex_lock(&s->mu);
-		for (size_t j = 0; j < s->n; j++)
-			if (strcmp(s->shards[j].name, shard) == 0) {
-				rc = commit_queue_push(s->shards[j].q, &r);
-				break;
-			}
-		pthread_mutex_unlock(&s->mu);
+		rc = push_to(s, shard, &r);
 		if (rc != -EAGAIN)
 			break;
 		/* Backpressure: a lane full, or its oldest record past the
@@ -513,12 +796,8 @@ int etcd_sync_put(struct etcd_sync *s, unsigned w, uint32_t slot, uint32_t node_
 				      "placement is not committed", shard, ETCD_SYNC_WAIT_MS);
 		nanosleep(&pause, NULL);
 	}
-	if (rc == -ESTALE || rc == -ESHUTDOWN)
-		return refuse(s, -ESTALE, why, len,
-			      "shard %s lost its lease before the placement was committed", shard);
 	if (rc < 0)
-		return refuse(s, rc, why, len, "shard %s: the placement could not be queued for "
-			      "etcd: %s", shard, strerror(-rc));
+		return refuse_push(s, rc, shard, why, len);
 	pthread_mutex_lock(&wt->mu);
 	int wrc = 0;
 	while (!wt->done && wrc != ETIMEDOUT)
@@ -531,14 +810,112 @@ int etcd_sync_put(struct etcd_sync *s, unsigned w, uint32_t slot, uint32_t node_
 		return refuse(s, -ETIMEDOUT, why, len,
 			      "shard %s: etcd did not answer the placement's commit within %d ms: "
 			      "it is not kept", shard, ETCD_SYNC_WAIT_MS);
-	if (rc == -ESTALE || rc == -ECANCELED)
-		return refuse(s, -ESTALE, why, len,
-			      "shard %s lost its lease before the placement was committed", shard);
-	if (rc != 0)
-		return refuse(s, rc, why, len, "shard %s: etcd refused the placement's commit: %s",
-			      shard, strerror(-rc));
-	__atomic_fetch_add(&s->committed, 1, __ATOMIC_RELAXED);
+	return settle(s, rc, shard, why, len);
+}
+
+bool etcd_sync_async(const struct etcd_sync *s)
+{
+	return s->async;
+}
+
+size_t etcd_sync_take_lost(struct etcd_sync *s, struct etcd_lost *out, size_t max)
+{
+	size_t k = 0;
+	pthread_mutex_lock(&s->async_mu);
+	while (k < max && s->n_lost > 0)
+		out[k++] = s->lost[--s->n_lost];
+	pthread_mutex_unlock(&s->async_mu);
+	return k;
+}
+
+int etcd_sync_defer(struct etcd_sync *s, unsigned w, uint32_t slot, uint32_t node_gen,
+		    const struct pod_spec *pod, uint64_t id, const struct etcd_pending *p,
+		    char *why, size_t len)
+{
+	const char *shard = shard_of(s, slot);
+	if (shard == NULL)
+		return refuse(s, -ENOENT, why, len, NO_SHARD_WHY);
+	struct waiter *wt = &s->waiters[w];
+	if (wt->n_free == 0)
+		return -EAGAIN;
+	struct placement_value pv;
+	char uid[2 * UID_HALF + 1];
+	record_of(s, slot, node_gen, pod, id, &pv, uid);
+	/* The entry is whole before the push: a completion may come before
+	 * push returns (it only lists the cookie: the entry is read by this
+	 * thread alone, in etcd_sync_collect). */
+	uint32_t ix = wt->free_ix[--wt->n_free];
+	struct deferred *d = &wt->table[ix];
+	d->serial = (d->serial + 1) & DEFER_SERIAL_MASK;
+	d->p = *p;
+	d->used = true;
+	snprintf(d->shard, sizeof(d->shard), "%s", shard);
+	struct commit_record r = {
+		.op = COMMIT_PUT,
+		.uid = uid,
+		.value = &pv,
+		.cookie = (uint64_t)w << COOKIE_SEQ_BITS | COOKIE_DEFERRED |
+			  (uint64_t)d->serial << DEFER_IX_BITS | ix,
+	};
+	int rc = push_to(s, shard, &r);
+	if (rc < 0) {
+		d->used = false;
+		wt->free_ix[wt->n_free++] = ix;
+		return rc == -EAGAIN ? -EAGAIN : refuse_push(s, rc, shard, why, len);
+	}
+	wt->pending++;
 	return 0;
+}
+
+size_t etcd_sync_collect(struct etcd_sync *s, unsigned w, struct etcd_done *out, size_t max,
+			 int64_t wait_ns)
+{
+	struct waiter *wt = &s->waiters[w];
+	if (wt->pending == 0 || max == 0)
+		return 0;
+	struct answered got[64];
+	if (max > sizeof(got) / sizeof(got[0]))
+		max = sizeof(got) / sizeof(got[0]);
+	pthread_mutex_lock(&wt->mu);
+	if (wt->n_answered == 0 && wait_ns > 0) {
+		struct timespec deadline;
+		clock_gettime(CLOCK_MONOTONIC, &deadline);
+		deadline.tv_sec += wait_ns / 1000000000;
+		deadline.tv_nsec += wait_ns % 1000000000;
+		if (deadline.tv_nsec >= 1000000000) {
+			deadline.tv_sec++;
+			deadline.tv_nsec -= 1000000000;
+		}
+		int wrc = 0;
+		while (wt->n_answered == 0 && wrc != ETIMEDOUT)
+			wrc = pthread_cond_timedwait(&wt->answered_cv, &wt->mu, &deadline);
+	}
+	/* EP2: the newest first (the order of answers is not kept: each is
+	 * its own pod's). */
+	size_t k = 0;
+	while (k < max && wt->n_answered > 0)
+		got[k++] = wt->answered[--wt->n_answered];
+	pthread_mutex_unlock(&wt->mu);
+	size_t n = 0;
+	for (size_t i = 0; i < k; i++) {
+		uint32_t ix = (uint32_t)(got[i].cookie & (ETCD_SYNC_PENDING - 1));
+		uint32_t serial = (uint32_t)(got[i].cookie >> DEFER_IX_BITS) & DEFER_SERIAL_MASK;
+		struct deferred *d = &wt->table[ix];
+		if (!d->used || d->serial != serial)
+			continue; /* impossible: one completion a record */
+		out[n].p = d->p;
+		out[n].rc = settle(s, got[i].rc, d->shard, out[n].why, sizeof(out[n].why));
+		n++;
+		d->used = false;
+		wt->free_ix[wt->n_free++] = ix;
+		wt->pending--;
+	}
+	return n;
+}
+
+size_t etcd_sync_pending(const struct etcd_sync *s, unsigned w)
+{
+	return s->waiters[w].pending;
 }
 
 void etcd_sync_delete(struct etcd_sync *s, uint64_t id)
@@ -548,12 +925,9 @@ void etcd_sync_delete(struct etcd_sync *s, uint64_t id)
 	 * counted on a take: its key is not known here) deletes nothing. */
 	if (r == NULL || r->owner == PLACEMENT_OWNER_BOUND)
 		return;
-	const struct snapshot *snap = cluster_snapshot(s->cluster);
-	uint32_t v;
-	if (r->slot >= snap->n_slots || !snap->present[r->slot] ||
-	    !labels_get(snap->nodes[r->slot].labels, snap->nodes[r->slot].n_labels, s->key, &v))
+	const char *shard = shard_of(s, r->slot);
+	if (shard == NULL)
 		return; /* its node gone */
-	const char *shard = intern_str(s->strings, v);
 	char name[2 * UID_HALF + 1];
 	snprintf(name, sizeof(name), "%016" PRIx64 "%016" PRIx64, s->host_hash, id);
 	/* No worker's: on_done drops its completion. */
@@ -566,14 +940,7 @@ void etcd_sync_delete(struct etcd_sync *s, uint64_t id)
 			struct timespec pause = {0, 1000000};
 			nanosleep(&pause, NULL);
 		}
-		rc = -ESTALE; /* not owned now: the key stays */
-		pthread_mutex_lock(&s->mu);
-		for (size_t j = 0; j < s->n; j++)
-			if (strcmp(s->shards[j].name, shard) == 0) {
-				rc = commit_queue_push(s->shards[j].q, &rec);
-				break;
-			}
-		pthread_mutex_unlock(&s->mu);
+		rc = push_to(s, shard, &rec); /* -ESTALE not owned now: the key stays */
 	}
 	if (rc != 0)
 		__atomic_fetch_add(&s->deletes_dropped, 1, __ATOMIC_RELAXED);
@@ -588,4 +955,7 @@ void etcd_sync_get_counts(struct etcd_sync *s, struct etcd_sync_counts *out)
 		.deletes_dropped = __atomic_load_n(&s->deletes_dropped, __ATOMIC_RELAXED),
 		.labels_dropped = __atomic_load_n(&s->labels_dropped, __ATOMIC_RELAXED),
 	};
+	pthread_mutex_lock(&s->async_mu);
+	out->lost = s->lost_total;
+	pthread_mutex_unlock(&s->async_mu);
 }

@@ -21,10 +21,24 @@
  * closed it; the close drains what is queued, so pods placed before the
  * release are committed before the owner key goes).
  *
- * The simple version: a worker blocks on its placement's completion (a
- * condition variable a worker), so a worker places one pod per etcd
- * round trip (a transaction batches the records of every worker in
- * flight at once). A released or evicted pod's key is deleted
+ * Deferred (etcd_sync_defer, the burst of daemon/serve.c): the worker
+ * pushes the record without waiting, keeps what it needs to finish the
+ * placement in a bounded table of its own (ETCD_SYNC_PENDING), and goes
+ * on placing; the completions come back to it (etcd_sync_collect) and it
+ * publishes and answers each pod then, or rolls it back. So one worker's
+ * consecutive pods share transactions. The blocking version
+ * (etcd_sync_put: a condition variable a worker) is kept where deferring
+ * is not done (daemon/attempt.c says which) and when the table or the
+ * queue is full (backpressure: the worker waits for one commit).
+ * Async (--etcd-durability async): etcd_sync_put returns once the record
+ * is queued, the pod answered placed before etcd commits it; the commit
+ * comes within the committer's window (commit_queue.h: a lane refuses
+ * records while its oldest unanswered one is older than 1 s, and a full
+ * queue or table is waited out: the worker stops, never drops); a record
+ * etcd does not commit (the lease lost, the shard released) is listed
+ * lost (etcd_sync_take_lost) for the membership thread, which rolls the
+ * placement back and reports it (daemon.c).
+ * A released or evicted pod's key is deleted
  * (etcd_sync_delete), not waited for. Not done: a counted
  * placement's later release by its old owner (out of scope: the old
  * owner no longer places there; an admin releases the bound record, but
@@ -61,7 +75,10 @@ struct membership;
  * memory. */
 struct etcd_sync *etcd_sync_create(const char *endpoints, const char *prefix,
 				   const char *host, struct cluster *c, struct placements *pl,
-				   const struct intern *strings, uint32_t key, unsigned workers);
+				   const struct intern *strings, uint32_t key, unsigned workers,
+				   bool async);
+/* Whether it was created async. */
+bool etcd_sync_async(const struct etcd_sync *s);
 /* The membership whose lease the committers fence with (set after
  * membership_start; until then no committer opens). */
 void etcd_sync_set_membership(struct etcd_sync *s, struct membership *m);
@@ -83,7 +100,7 @@ size_t etcd_sync_owned(struct etcd_sync *s, const shard_name_t *names, size_t n,
 
 /* Worker `w`, inside its read-side section: commits placement `id` of
  * `pod` on node `slot` (generation `node_gen`) and waits for etcd's
- * answer. 0 committed; else the placement is not to be kept, and `why`
+ * answer (async: for the record to be queued, 0 then). 0 committed; else the placement is not to be kept, and `why`
  * (len bytes) says so for the pod's answer: -ESTALE the shard's lease
  * was lost (or the shard released) before the commit, -ETIMEDOUT no
  * answer within ETCD_SYNC_WAIT_MS, -ENOENT the node is in no owned
@@ -91,6 +108,62 @@ size_t etcd_sync_owned(struct etcd_sync *s, const shard_name_t *names, size_t n,
  * waited out (backpressure), never dropped. */
 int etcd_sync_put(struct etcd_sync *s, unsigned w, uint32_t slot, uint32_t node_gen,
 		  const struct pod_spec *pod, uint64_t id, char *why, size_t len);
+
+/* A placement whose commit is deferred: what its worker needs to finish
+ * it when etcd answers, carried through the commit untouched. */
+struct etcd_pending {
+	uint32_t producer; /* the producer's index in the table (producers_get) */
+	uint64_t key;      /* producers_key() then: the same producer still */
+	uint32_t index;    /* its slot */
+	uint32_t rec;      /* the placement's record (taken, prepared) */
+	uint32_t node;     /* the node's slot */
+	uint32_t owner;    /* the producer's identity: the record's owner */
+	uint32_t attempt;  /* the pod's attempt (its scheduling attempts' bucket) */
+	uint64_t id;       /* the placement's id */
+	const struct placement_record *made; /* the prepared record */
+};
+
+/* A worker's deferred placements at most (its table). */
+#define ETCD_SYNC_PENDING 4096
+
+/* Worker `w`, inside its read-side section: as etcd_sync_put, but
+ * without waiting: 0 the record is queued and `p` kept until its
+ * completion, which etcd_sync_collect hands back to worker w; -EAGAIN no
+ * room (w's table full, or the shard's queue: nothing kept, nothing
+ * counted; the caller waits, with etcd_sync_put); else refused as
+ * etcd_sync_put says (`why`), nothing kept. */
+int etcd_sync_defer(struct etcd_sync *s, unsigned w, uint32_t slot, uint32_t node_gen,
+		    const struct pod_spec *pod, uint64_t id, const struct etcd_pending *p,
+		    char *why, size_t len);
+
+/* One deferred placement answered: rc 0 committed; else refused, and
+ * `why` says so for the pod's answer (as etcd_sync_put's). */
+struct etcd_done {
+	struct etcd_pending p;
+	int rc;
+	char why[SHMSCHED_MESSAGE_MAX];
+};
+
+/* Worker `w`'s deferred placements answered since its last call, up to
+ * `max` into out (each once); when none is and some are pending, waits
+ * up to wait_ns for one. Returns how many. */
+size_t etcd_sync_collect(struct etcd_sync *s, unsigned w, struct etcd_done *out, size_t max,
+			 int64_t wait_ns);
+/* Worker `w`'s deferred placements not yet collected. Its own thread. */
+size_t etcd_sync_pending(const struct etcd_sync *s, unsigned w);
+
+/* Async: the records in flight at most (the table of their placements),
+ * and a placement answered placed whose record etcd did not commit. */
+#define ETCD_SYNC_ASYNC_MAX 16384
+struct etcd_lost {
+	uint64_t id;
+	uint32_t node; /* its node's slot */
+	int rc;        /* the committer's answer (commit_queue.h) */
+	shard_name_t shard;
+};
+/* Async: the placements lost since the last call, up to max into out
+ * (each once). Any thread. */
+size_t etcd_sync_take_lost(struct etcd_sync *s, struct etcd_lost *out, size_t max);
 
 /* The releasing thread, just before placement `id` is freed (a release,
  * an eviction, a drain, a resync; producers_persist.placement_freed):
@@ -106,9 +179,10 @@ void etcd_sync_delete(struct etcd_sync *s, uint64_t id);
 /* Counters: placements committed, refused (any error), other hosts'
  * placements counted on taking their shards, deletes not queued, and
  * placements written without their labels (version 1: labels over
- * PLACEMENT_LABELS_MAX bytes). */
+ * PLACEMENT_LABELS_MAX bytes), and (async) placements answered placed and
+ * then not committed. */
 struct etcd_sync_counts {
-	uint64_t committed, refused, counted, deletes_dropped, labels_dropped;
+	uint64_t committed, refused, counted, deletes_dropped, labels_dropped, lost;
 };
 void etcd_sync_get_counts(struct etcd_sync *s, struct etcd_sync_counts *out);
 

@@ -23,6 +23,7 @@
 #include "bind/bind.h"
 #include "ingest/ingest.h"
 #include "daemon/attempt_internal.h"
+#include "daemon/etcd_sync_internal.h"
 #include "daemon/wait_internal.h"
 
 /* The fair share's (workers/pool.h, pool_fair_turn). */
@@ -33,6 +34,14 @@
  * Not 2 ms: a pause of the VM that long made pods pay, and the queue
  * behind them grew while they did. */
 #define SERVE_BUSY_NS UINT64_C(50000000)
+/* With placements waiting for etcd's commit and nothing else to do, a
+ * poll waits this long for a commit's completion (which rings no
+ * doorbell), then polls again. */
+#define SERVE_ETCD_WAIT_NS INT64_C(1000000)
+/* At shutdown, how long the drain waits for the deferred placements'
+ * commits (the committers answer every record; this bounds an etcd that
+ * does not answer at all). */
+#define SERVE_ETCD_DRAIN_NS (INT64_C(1000000) * ETCD_SYNC_WAIT_MS)
 
 struct serve {
 	struct producers *producers;
@@ -190,9 +199,14 @@ static bool answer(struct serve *s, unsigned w, struct producer *pr,
 	}
 	struct resolve_result r;
 	uint64_t change_head = ledger_changes_head(s->attempt->ledger);
+	/* With --etcd-durability sync a placement here is answered from its
+	 * commit's completion (attempt_etcd_collect hands it back), so the
+	 * worker goes on placing while etcd commits: not handed back now. */
+	attempt_defer_allow(s->attempt, w);
 	enum attempt_result a = attempt_place(s->attempt, w, pr, slot, &pod, 1, &r);
+	bool deferred = attempt_defer_end(s->attempt, w);
 	if (a == ATTEMPT_ANSWERED)
-		return true;
+		return !deferred;
 	enum wait_park wp = wait_park(s->wait, w, pr, index, &pod,
 				      a == ATTEMPT_GAVE_UP, change_head);
 	if (wp == WAIT_PARKED)
@@ -402,6 +416,8 @@ unsigned serve_poll(void *arg, unsigned worker, void *scratch)
 	/* Waiting pods first: a pod an event woke goes before new arrivals,
 	 * as kube's activeQ holds both and pops by priority. */
 	unsigned done = wait_poll(s->wait, worker);
+	/* Placements etcd has answered (--etcd-durability sync). */
+	done += attempt_etcd_collect(s->attempt, worker, 0);
 	/* Only the indices that may hold a producer: no idle look at every
 	 * slot of the table per poll. */
 	uint32_t end = producers_bound(s->producers);
@@ -421,6 +437,10 @@ unsigned serve_poll(void *arg, unsigned worker, void *scratch)
 		s->idle_ns[worker] = now_ns();
 		if (engine_idle(s->engines[worker]))
 			done = 1;
+		else if (attempt_etcd_pending(s->attempt, worker))
+			/* Not asleep while commits are out: their completions
+			 * ring no doorbell. */
+			done = attempt_etcd_collect(s->attempt, worker, SERVE_ETCD_WAIT_NS) + 1;
 	}
 	return done;
 }
@@ -486,6 +506,14 @@ unsigned serve_drain(struct serve *s)
 		s->round[0]++;
 		total += n;
 	} while (n > 0);
+	/* Then every worker's placements waiting for etcd (the workers'
+	 * and the drain's own): finished and handed back before the
+	 * committers close. */
+	for (unsigned w = 0; w < s->workers; w++) {
+		uint64_t until = now_ns() + (uint64_t)SERVE_ETCD_DRAIN_NS;
+		while (attempt_etcd_pending(s->attempt, w) && now_ns() < until)
+			total += attempt_etcd_collect(s->attempt, w, SERVE_ETCD_WAIT_NS);
+	}
 	/* Then the waiting pods: cancelled, as shutdown goes. */
 	return total + wait_shutdown(s->wait);
 }

@@ -351,6 +351,15 @@ int producers_taint_evict(struct producers *p,
 			  bool (*due)(void *arg, uint64_t id, int64_t tolerate_ns),
 			  void *arg, uint32_t *evicted);
 
+/* Evicts live placement `id` as the taint manager evicts (its owner told
+ * by an EVICTED notice with `why`, its room given back and published, its
+ * record freed), under the producers' lock; its pod's name ("namespace/
+ * name", "" unknown) into pod and its node's into node. 0, or -ENOENT
+ * when no placement of a producer has that id now. Any thread but the
+ * workers and the control threads. */
+int producers_evict_one(struct producers *p, uint64_t id, const char *why, char *pod,
+			size_t pod_len, char *node, size_t node_len);
+
 /* Zeroes each of ids[0..n) that names no live placement now (under the
  * producers' lock). */
 void producers_placements_gone(struct producers *p, uint64_t *ids, uint32_t n);

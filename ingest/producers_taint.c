@@ -1,6 +1,7 @@
 /* What the daemon's node lifecycle (daemon/taint_evict_internal.h) reads
  * of the nodes and does to their pods, under the producers' lock: each
- * present node's zone, and the NoExecute taint manager's evictions.
+ * present node's zone, and the NoExecute taint manager's evictions (and,
+ * through the same eviction, one placement by id: producers_evict_one).
  *
  * The zone, as Kubernetes' nodetopology.GetZoneKey
  * (pkg/controller/nodelifecycle/node_lifecycle_controller.go groups nodes
@@ -194,6 +195,27 @@ static void evict(struct producers *p, uint64_t id, const struct placement_recor
 	prod_forget(p, id);
 	prod_publish(p, queue_event_release(slot, pod, &dev));
 	free(pod);
+}
+
+int producers_evict_one(struct producers *p, uint64_t id, const char *why, char *pod,
+			size_t pod_len, char *node, size_t node_len)
+{
+	pthread_mutex_lock(&p->lock);
+	const struct placement_record *r = placements_get(p->placements, id);
+	int rc = -ENOENT;
+	if (r != NULL && r->owner != PLACEMENT_OWNER_BOUND) {
+		const struct snapshot *snap = cluster_snapshot(p->cluster);
+		snprintf(pod, pod_len, "%s",
+			 r->pod_name != 0 ? intern_str(p->strings, r->pod_name) : "");
+		snprintf(node, node_len, "%s",
+			 r->slot < snap->n_slots && snap->present[r->slot]
+				 ? intern_str(p->strings, snap->nodes[r->slot].name)
+				 : "");
+		evict(p, id, r, why);
+		rc = 0;
+	}
+	pthread_mutex_unlock(&p->lock);
+	return rc;
 }
 
 int producers_taint_evict(struct producers *p,
