@@ -44,32 +44,22 @@
 #include <shmsched/client.h>
 
 #include "coord/coord.h"
+#include "etcd_hosts_fixture.h"
 
 #define TTL_S 2
 #define ZONES 4
 #define HOSTS 3
 #define BURST 100 /* n1 holds 110 pods */
 
-static const char *shmschedd, *shmsched;
+static const char *shmsched;
 static const char *endpoints;
 static char dir[64];
-static pid_t pids[HOSTS];
 static const char *const names[HOSTS] = {"host-a", "host-b", "host-c"};
-/* The cluster's name of the test running (each its own keys). */
-static const char *cluster_name = "etcd-hosts";
-
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void sleep_ms(unsigned ms)
-{
-	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000};
-	nanosleep(&ts, NULL);
-}
+/* The hosts (etcd_hosts_fixture.h); cluster_name is the test's (each its
+ * own keys). */
+static struct etcd_hosts hosts = {.cluster_name = "etcd-hosts", .dir = dir, .names = names,
+				  .n = HOSTS, .zones = ZONES, .ttl_s = TTL_S};
+static pid_t *const pids = hosts.pids;
 
 static void sock_of(int h, char *buf, size_t len)
 {
@@ -79,71 +69,23 @@ static void sock_of(int h, char *buf, size_t len)
 /* Starts host h; returns when its socket accepts a producer. */
 static void start_host(int h)
 {
-	char sock[128], log[128], cluster[128];
-	sock_of(h, sock, sizeof(sock));
-	snprintf(log, sizeof(log), "%s/%s.log", dir, names[h]);
-	snprintf(cluster, sizeof(cluster), "%s/cluster.json", dir);
-	pid_t pid = fork();
-	if (pid == 0) {
-		int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0600);
-		if (fd >= 0) {
-			dup2(fd, 1);
-			dup2(fd, 2);
-		}
-		const char *argv[] = {shmschedd, "--ephemeral", "--cluster", cluster,
-				      "--socket", sock, "--workers", "1", "--no-pin",
-				      "--no-warm", "--etcd", endpoints, "--etcd-lease-ttl",
-				      "2", "--etcd-cluster", cluster_name, "--host-name",
-				      names[h], NULL};
-		execv(shmschedd, (char *const *)argv);
-		_exit(127);
-	}
-	assert_true(pid > 0);
-	pids[h] = pid;
-	for (int i = 0; i < 2000; i++) {
-		struct shmsched_client *c;
-		char err[128];
-		if (shmsched_connect(sock, &c, err, sizeof(err)) == 0) {
-			shmsched_disconnect(c);
-			return;
-		}
-		int st;
-		if (waitpid(pid, &st, WNOHANG) == pid)
-			fail_msg("%s exited at start (log %s)", names[h], log);
-		sleep_ms(10);
-	}
-	fail_msg("%s: its socket %s never accepted (log %s)", names[h], sock, log);
+	char err[512];
+	if (etcd_host_start(&hosts, h, err, sizeof(err)) != 0)
+		fail_msg("%s", err);
 }
 
 /* Stops host h (SIGTERM); its exit status (-1: none running). */
 static int stop_host(int h)
 {
-	if (pids[h] <= 0)
-		return -1;
-	kill(pids[h], SIGCONT);
-	kill(pids[h], SIGTERM);
-	int st = 0;
-	waitpid(pids[h], &st, 0);
-	pids[h] = 0;
-	return st;
+	return etcd_host_stop(&hosts, h);
 }
 
 /* Each zone's owner (a host index, -1: none) as etcd holds it now. */
 static void owners(struct etcd_client *ec, int *own)
 {
-	for (int z = 0; z < ZONES; z++) {
-		char key[96];
-		snprintf(key, sizeof(key), "/shmsched/%s/shards/z%d/owner", cluster_name, z);
-		struct etcd_range_result r;
-		if (etcd_range(ec, key, strlen(key), NULL, 0, 0, &r) != 0)
-			fail_msg("range %s: %s", key, etcd_client_error(ec));
-		own[z] = -1;
-		for (int h = 0; r.n_kvs == 1 && h < HOSTS; h++)
-			if (r.kvs[0].value_len == strlen(names[h]) &&
-			    memcmp(r.kvs[0].value, names[h], r.kvs[0].value_len) == 0)
-				own[z] = h;
-		etcd_range_result_free(&r);
-	}
+	char err[512];
+	if (etcd_hosts_owners(&hosts, ec, own, err, sizeof(err)) != 0)
+		fail_msg("%s", err);
 }
 
 /* How many zones host h owns in own[]. */
@@ -160,26 +102,11 @@ static int owned_by(const int *own, int h)
  * `limit_s`. */
 static double await_balanced(struct etcd_client *ec, unsigned live, int *own, double limit_s)
 {
-	double t0 = now_s();
-	int n_live = __builtin_popcount(live);
-	while (now_s() - t0 < limit_s) {
-		owners(ec, own);
-		bool ok = true;
-		for (int z = 0; z < ZONES && ok; z++)
-			ok = own[z] >= 0 && (live >> own[z] & 1u);
-		for (int h = 0; h < HOSTS && ok; h++)
-			if (live >> h & 1u) {
-				int n = owned_by(own, h);
-				ok = n >= ZONES / n_live && n <= (ZONES + n_live - 1) / n_live;
-			}
-		if (ok)
-			return now_s() - t0;
-		sleep_ms(20);
-	}
-	fail_msg("the shards were not split among the live hosts (mask %x) within "
-		 "%.1f s: owners z0..z3 = %d %d %d %d", live, limit_s, own[0], own[1],
-		 own[2], own[3]);
-	return -1;
+	char err[512];
+	double took;
+	if (etcd_hosts_await_balanced(&hosts, ec, live, own, limit_s, &took, err, sizeof(err)) != 0)
+		fail_msg("%s", err);
+	return took;
 }
 
 /* A producer of host h and its templates: tid[z] selects zone z. */
@@ -236,7 +163,7 @@ static struct shmsched_result place_tid(struct producer *p, uint32_t tid)
 			assert_int_equal(r.cookie, p->cookie);
 			return r;
 		}
-		sleep_ms(10);
+		etcd_hosts_sleep_ms(10);
 	}
 	fail_msg("no answer to a pod of template %u in 15 s", tid);
 	return r;
@@ -253,7 +180,7 @@ static struct shmsched_result place(struct producer *p, int z)
 			assert_int_equal(r.cookie, p->cookie);
 			return r;
 		}
-		sleep_ms(10);
+		etcd_hosts_sleep_ms(10);
 	}
 	fail_msg("no answer to a pod of zone z%d in 10 s", z);
 	return r;
@@ -320,7 +247,7 @@ static void check_cluster_status(const int *own, int n_hosts)
 		 shmsched, endpoints);
 	FILE *p = popen(cmd, "r");
 	assert_non_null(p);
-	int hosts = 0, shards = 0, header = 0;
+	int host_lines = 0, shards = 0, header = 0;
 	while (fgets(line, sizeof(line), p) != NULL) {
 		printf("  %s", line);
 		long left, granted;
@@ -334,7 +261,7 @@ static void check_cluster_status(const int *own, int n_hosts)
 			assert_non_null(t);
 			assert_int_equal(sscanf(t, "ttl-left %lds/%lds", &left, &granted), 2);
 			assert_true(left >= 0 && left <= TTL_S && granted == TTL_S);
-			hosts++;
+			host_lines++;
 		} else if (strncmp(line, "shard ", 6) == 0) {
 			int z = line[7] - '0';
 			assert_true(line[6] == 'z' && z >= 0 && z < ZONES);
@@ -346,7 +273,7 @@ static void check_cluster_status(const int *own, int n_hosts)
 	}
 	assert_int_equal(pclose(p), 0);
 	assert_int_equal(header, 1);
-	assert_int_equal(hosts, n_hosts);
+	assert_int_equal(host_lines, n_hosts);
 	assert_int_equal(shards, ZONES);
 }
 
@@ -396,13 +323,13 @@ static void hosts_join_split_fail_over(void **state)
 	for (int z = 0; z < ZONES; z++)
 		if (own[z] == 2)
 			orphan = z;
-	double t0 = now_s();
+	double t0 = etcd_hosts_now_s();
 	kill(pids[2], SIGKILL);
 	waitpid(pids[2], NULL, 0);
 	pids[2] = 0;
 	t = await_balanced(ec, 0x3u, own, TTL_S + 2.0);
 	printf("third host SIGKILLed: its shard z%d owned by %s %.2f s later (TTL %d s)\n",
-	       orphan, names[own[orphan]], now_s() - t0, TTL_S);
+	       orphan, names[own[orphan]], etcd_hosts_now_s() - t0, TTL_S);
 
 	/* 4. Host a stopped past its TTL: host b takes every shard; a,
 	 * continued, places nothing at once. */
@@ -412,11 +339,11 @@ static void hosts_join_split_fail_over(void **state)
 			a_zone = z;
 	assert_true(a_zone >= 0);
 	kill(pids[0], SIGSTOP);
-	t0 = now_s();
+	t0 = etcd_hosts_now_s();
 	t = await_balanced(ec, 0x2u, own, TTL_S + 3.0);
-	printf("host a SIGSTOPped: b owns all four shards %.2f s later\n", now_s() - t0);
-	while (now_s() - t0 < TTL_S + 1.0)
-		sleep_ms(20);
+	printf("host a SIGSTOPped: b owns all four shards %.2f s later\n", etcd_hosts_now_s() - t0);
+	while (etcd_hosts_now_s() - t0 < TTL_S + 1.0)
+		etcd_hosts_sleep_ms(20);
 	kill(pids[0], SIGCONT);
 	struct shmsched_result r = place(&pa, a_zone);
 	printf("host a continued: its first pod of z%d: status %u: %s\n", a_zone, r.status,
@@ -429,7 +356,7 @@ static void hosts_join_split_fail_over(void **state)
 	/* a re-joins: the shards are split again. */
 	t = await_balanced(ec, 0x3u, own, 10.0);
 	printf("host a re-joined: split 2/2 again %.2f s after it continued\n",
-	       now_s() - t0 - (TTL_S + 1.0));
+	       etcd_hosts_now_s() - t0 - (TTL_S + 1.0));
 	assert_metrics(0, "shmsched_etcd_events_total{event=\"loss\"} 1");
 	shmsched_disconnect(pa.c);
 	shmsched_disconnect(pb.c);
@@ -450,7 +377,7 @@ static size_t pods_in_etcd(struct etcd_client *ec, int z, int64_t *cpu_milli,
 			   int64_t *newest)
 {
 	char key[128], end[128];
-	int kl = snprintf(key, sizeof(key), "/shmsched/%s/shards/z%d/pods/", cluster_name, z);
+	int kl = snprintf(key, sizeof(key), "/shmsched/%s/shards/z%d/pods/", hosts.cluster_name, z);
 	memcpy(end, key, (size_t)kl);
 	end[kl - 1] = '/' + 1;
 	struct etcd_range_result r;
@@ -496,7 +423,7 @@ static size_t pods_in_etcd(struct etcd_client *ec, int z, int64_t *cpu_milli,
 static void sync_commits_placements(void **state)
 {
 	(void)state;
-	cluster_name = "etcd-sync";
+	hosts.cluster_name = "etcd-sync";
 	struct etcd_client *ec;
 	char err[256];
 	struct etcd_client_options o = {.timeout_ms = 3000};
@@ -508,7 +435,7 @@ static void sync_commits_placements(void **state)
 	struct producer pa = {0};
 	connect_to(0, &pa);
 	uint32_t small = template_of(&pa, 0, 0, "50m"), big = template_of(&pa, 0, 0, "1");
-	double t0 = now_s();
+	double t0 = etcd_hosts_now_s();
 	uint64_t first = 0;
 	for (int i = 0; i < 50; i++) {
 		struct shmsched_result r = place_tid(&pa, small);
@@ -517,7 +444,7 @@ static void sync_commits_placements(void **state)
 		if (i == 0)
 			first = r.placement_id;
 	}
-	double took = now_s() - t0;
+	double took = etcd_hosts_now_s() - t0;
 	int64_t newest, cpu;
 	assert_int_equal(pods_in_etcd(ec, 0, &cpu, &newest), 50);
 	assert_int_equal(cpu, 50 * 50);
@@ -527,11 +454,11 @@ static void sync_commits_placements(void **state)
 	/* A release deletes its key (not waited for: within 5 s here). */
 	if (shmsched_release(pa.c, first, err, sizeof(err)) != 0)
 		fail_msg("release: %s", err);
-	double tr = now_s();
-	while (pods_in_etcd(ec, 0, &cpu, &newest) != 49 && now_s() - tr < 5.0)
-		sleep_ms(10);
+	double tr = etcd_hosts_now_s();
+	while (pods_in_etcd(ec, 0, &cpu, &newest) != 49 && etcd_hosts_now_s() - tr < 5.0)
+		etcd_hosts_sleep_ms(10);
 	assert_int_equal(pods_in_etcd(ec, 0, &cpu, &newest), 49);
-	printf("a release: its key deleted from etcd %.3f s later\n", now_s() - tr);
+	printf("a release: its key deleted from etcd %.3f s later\n", etcd_hosts_now_s() - tr);
 
 	/* A burst (the figure of docs/perf/2026-11-29-etcd-sync.md): 100
 	 * pods of 1m on n1 submitted at once to the one worker, each
@@ -542,8 +469,8 @@ static void sync_commits_placements(void **state)
 		burst[i] = (struct shmsched_pod){.cookie = 1000000 + (uint64_t)i,
 						 .template_id = tiny};
 	int sent = 0, answered = 0;
-	double tb = now_s();
-	while (answered < BURST && now_s() - tb < 60.0) {
+	double tb = etcd_hosts_now_s();
+	while (answered < BURST && etcd_hosts_now_s() - tb < 60.0) {
 		if (sent < BURST) {
 			int k = shmsched_submit(pa.c, burst + sent, (unsigned)(BURST - sent));
 			assert_true(k >= 0);
@@ -559,9 +486,9 @@ static void sync_commits_placements(void **state)
 					 res[i].message);
 		answered += k;
 		if (k == 0)
-			sleep_ms(1);
+			etcd_hosts_sleep_ms(1);
 	}
-	double tbs = now_s() - tb;
+	double tbs = etcd_hosts_now_s() - tb;
 	assert_int_equal(answered, BURST);
 	assert_int_equal(pods_in_etcd(ec, 1, &cpu, &newest), BURST);
 	printf("sync burst: %d pods, 1 worker, answered in %.2f s: %.0f pods/s, %d keys "
@@ -569,7 +496,7 @@ static void sync_commits_placements(void **state)
 
 	/* The lease revoked: hosts/host-a carries it. */
 	char key[96];
-	snprintf(key, sizeof(key), "/shmsched/%s/hosts/%s", cluster_name, names[0]);
+	snprintf(key, sizeof(key), "/shmsched/%s/hosts/%s", hosts.cluster_name, names[0]);
 	struct etcd_range_result hr;
 	if (etcd_range(ec, key, strlen(key), NULL, 0, 0, &hr) != 0 || hr.n_kvs != 1)
 		fail_msg("range %s: %s", key, etcd_client_error(ec));
@@ -594,12 +521,12 @@ static void sync_commits_placements(void **state)
 	 * rolled-back pods is free. */
 	await_balanced(ec, 0x1u, own, 15.0);
 	struct shmsched_result r;
-	double t1 = now_s();
+	double t1 = etcd_hosts_now_s();
 	do {
 		r = place_tid(&pa, big);
 		if (r.status != SHMSCHED_PLACED)
-			sleep_ms(100);
-	} while (r.status != SHMSCHED_PLACED && now_s() - t1 < 10.0);
+			etcd_hosts_sleep_ms(100);
+	} while (r.status != SHMSCHED_PLACED && etcd_hosts_now_s() - t1 < 10.0);
 	if (r.status != SHMSCHED_PLACED)
 		fail_msg("re-joined, a pod of 1 cpu on n0 (2.5 of 4 held) was not placed: %s",
 			 r.message);
@@ -614,7 +541,7 @@ static void sync_commits_placements(void **state)
 	 * its 4 cpu. */
 	start_host(1);
 	await_balanced(ec, 0x3u, own, 15.0);
-	double tk = now_s();
+	double tk = etcd_hosts_now_s();
 	kill(pids[0], SIGKILL);
 	waitpid(pids[0], NULL, 0);
 	pids[0] = 0;
@@ -626,13 +553,13 @@ static void sync_commits_placements(void **state)
 	do {
 		r = place_tid(&pb, fit);
 		if (r.status != SHMSCHED_PLACED)
-			sleep_ms(50);
-	} while (r.status != SHMSCHED_PLACED && now_s() - tk < TTL_S + 10.0);
+			etcd_hosts_sleep_ms(50);
+	} while (r.status != SHMSCHED_PLACED && etcd_hosts_now_s() - tk < TTL_S + 10.0);
 	if (r.status != SHMSCHED_PLACED)
 		fail_msg("b owns z0 but did not place 400m there (3.45 of 4 cpu held): %s",
 			 r.message);
 	printf("a SIGKILLed: b placed on z0 %.2f s later, a's placements counted\n",
-	       now_s() - tk);
+	       etcd_hosts_now_s() - tk);
 	r = place_tid(&pb, over);
 	printf("b, a pod of 1 cpu on n0 (3.85 of 4 cpu held): status %u: %s\n", r.status,
 	       r.message);
@@ -673,24 +600,16 @@ int main(int argc, char **argv)
 		       "shmschedd and shmsched\n");
 		return 77;
 	}
-	shmschedd = argv[1];
+	hosts.shmschedd = argv[1];
+	hosts.endpoints = endpoints;
 	shmsched = argv[2];
 	const char *tmp = getenv("SHMSCHED_ETCD_DIR");
 	snprintf(dir, sizeof(dir), "%s", tmp != NULL ? tmp : "/tmp");
-	char cluster[128];
-	snprintf(cluster, sizeof(cluster), "%s/cluster.json", dir);
-	FILE *f = fopen(cluster, "w");
-	if (f == NULL) {
-		perror(cluster);
+	char err[512];
+	if (etcd_hosts_write_cluster(&hosts, "4", "8Gi", 110, err, sizeof(err)) != 0) {
+		fprintf(stderr, "%s\n", err);
 		return 1;
 	}
-	fputs("{\"kind\":\"List\",\"items\":[", f);
-	for (int z = 0; z < ZONES; z++)
-		fprintf(f, "%s{\"kind\":\"Node\",\"metadata\":{\"name\":\"n%d\",\"labels\":{"
-			"\"topology.kubernetes.io/zone\":\"z%d\"}},\"status\":{\"allocatable\":"
-			"{\"cpu\":\"4\",\"memory\":\"8Gi\",\"pods\":\"110\"}}}", z ? "," : "", z, z);
-	fputs("]}", f);
-	fclose(f);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(hosts_join_split_fail_over, teardown),
 		cmocka_unit_test_teardown(sync_commits_placements, teardown),
