@@ -68,9 +68,10 @@ struct etcd_sync {
 };
 
 #define COOKIE_SEQ_BITS 40
-/* A uid: this host's name's hash and the placement's id, 16 hexadecimal
- * digits each: placement ids are per host (two hosts' first placements
- * have the same id), the pair is not. */
+/* A uid: this host's name's hash (with its incarnation's number mixed
+ * in when its ids restart at every start: etcd_sync_create) and the
+ * placement's id, 16 hexadecimal digits each: placement ids are per host
+ * (two hosts' first placements have the same id), the pair is not. */
 #define UID_HALF 16
 
 /* FNV-1a, 64 bits; never 0 (a cookie of 0 is a cluster file's pod). */
@@ -83,8 +84,9 @@ static uint64_t fnv1a(const char *s, size_t n)
 }
 
 struct etcd_sync *etcd_sync_create(const char *endpoints, const char *prefix,
-				   const char *host, struct cluster *c, struct placements *pl,
-				   const struct intern *strings, uint32_t key, unsigned workers)
+				   const char *host, uint64_t incarnation, struct cluster *c,
+				   struct placements *pl, const struct intern *strings,
+				   uint32_t key, unsigned workers)
 {
 	struct etcd_sync *s = calloc(1, sizeof(*s));
 	if (s == NULL)
@@ -97,6 +99,13 @@ struct etcd_sync *etcd_sync_create(const char *endpoints, const char *prefix,
 	snprintf(s->endpoints, sizeof(s->endpoints), "%s", endpoints);
 	snprintf(s->prefix, sizeof(s->prefix), "%s", prefix);
 	s->host_hash = fnv1a(host, strlen(host));
+	if (incarnation != 0) {
+		/* The name, then the incarnation's 8 bytes, one FNV-1a. */
+		char mixed[MEMBERSHIP_HOST_MAX + 16];
+		int n = snprintf(mixed, sizeof(mixed), "%s/%016" PRIx64, host, incarnation);
+		if (n > 0 && (size_t)n < sizeof(mixed))
+			s->host_hash = fnv1a(mixed, (size_t)n);
+	}
 	s->cluster = c;
 	s->placements = pl;
 	s->strings = strings;
