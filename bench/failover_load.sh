@@ -13,10 +13,13 @@
 # writes (0), overcommitted nodes (0), failover median and max.
 #
 # usage: bench/failover_load.sh [--build DIR] [--kills N] [--ttl S]
-#                               [--rate PODS/S] [--kill-etcd-leader]
-#                               [--stop-host] [--lost-ok]
+#                               [--rate PODS/S] [--node-cpu CORES]
+#                               [--kill-etcd-leader] [--stop-host]
+#                               [--lost-ok]
 #   --build DIR  the meson build directory (default build)
 #   --kills N    hosts SIGKILLed (default 20)
+#   --node-cpu   each node's cores (default 8: a killed host's placements
+#                stay, and 20 kills' fill about 8 cores a node)
 #   --lost-ok    count lost placements without failing (async mode)
 # Exit 0 when the checker finds nothing wrong, 1 when it does, 2 on bad
 # usage, 77 without etcd.
@@ -26,11 +29,12 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
 build=build
 args=()
-kills=20
+kills=20 node_cpu=8
 while (($#)); do
 	case $1 in
 	--build) build=$2; shift 2 ;;
 	--kills) kills=$2; shift 2 ;;
+	--node-cpu) node_cpu=$2; shift 2 ;;
 	--ttl | --rate) args+=("$1" "$2"); shift 2 ;;
 	--kill-etcd-leader | --stop-host | --lost-ok) args+=("$1"); shift ;;
 	*)
@@ -47,4 +51,4 @@ for f in "$build/cli/shmschedd" "$build/tests/daemon/failover_load"; do
 	fi
 done
 exec "$root/tests/coord/etcd_cluster.sh" -- "$build/tests/daemon/failover_load" \
-	"$build/cli/shmschedd" --kills "$kills" "${args[@]}"
+	"$build/cli/shmschedd" --kills "$kills" --node-cpu "$node_cpu" "${args[@]}"

@@ -4,14 +4,19 @@
  * Run by tests/coord/etcd_cluster.sh (SHMSCHED_ETCD_ENDPOINTS, _PIDS,
  * _DIR; without them it prints SKIP and exits 77):
  *   failover_load SHMSCHEDD [--kills N] [--ttl S] [--rate PODS/S]
- *                 [--kill-etcd-leader] [--stop-host] [--lost-ok]
+ *                 [--node-cpu CORES] [--kill-etcd-leader] [--stop-host]
+ *                 [--lost-ok]
  * Three shmschedd hosts (etcd_hosts_fixture.h) on six one-node zones
- * (the shards, 2/2/2), each node 2 cpu and 4Gi; one producer a host (a
+ * (the shards, 2/2/2), each node --node-cpu cores (2 by default) and
+ * 4Gi; one producer a host (a
  * thread of this program, libshmsched-client) submits a stream of pods
  * of 250m and 64Mi (--rate a second, 4 in flight, answered at once when
  * nothing fits) and keeps its 6 newest placements, releasing the older
  * ones, logging every answer: the pod (host, cookie), PLACED's node and
  * placement id, and the instants of the answer and of the release.
+ * A killed host's placements stay (its pods run on), so each kill leaves
+ * up to 10 pods' room held for good: 2 cores a node fill after a few
+ * kills (the overcommit check under pressure), 20 kills want about 8.
  * Meanwhile, in this order:
  *   --kills N         N times a host (a, b, c in turn) is SIGKILLed; one
  *                     sample is the time from the kill until each shard
@@ -33,8 +38,8 @@
  * printed when a restarted host does not re-join).
  *
  * Atomics: SL1 (a host's incarnation, moved by the main thread after a
- * restart's socket accepts; a producer reconnects when it moves) and SL2
- * (stop) below. */
+ * restart's socket accepts; a producer reconnects when it moves), SL2
+ * (stop) and SL3 (a count for the progress lines) below. */
 #define _GNU_SOURCE 1
 
 #include <errno.h>
@@ -60,7 +65,6 @@
 
 #define HOSTS 3
 #define ZONES 6
-#define NODE_CPU_MILLI 2000
 #define NODE_MEM (4ll << 30)
 #define POD_CPU_MILLI 250
 #define POD_MEM (64ll << 20)
@@ -78,6 +82,10 @@ static atomic_uint incarnation[HOSTS];
  * acquire; they then drain what they have in flight. */
 static atomic_bool stopping;
 static double rate = 200.0;
+static int node_cpu = 2;
+/* SL3: relaxed, a figure for the progress lines only (no partner: the
+ * producers' logs are read after their threads are joined). */
+static atomic_size_t placed_total;
 
 struct producer {
 	int h;
@@ -95,6 +103,33 @@ static uint64_t now_ns(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Each host process started: its incarnation and etcd's revision
+ * before it (sync_check.h). Main thread only. */
+static struct sync_incarnation incs[256];
+static size_t n_incs;
+
+/* Starts host h as incarnation inc: 0, or -1 with the reason printed. */
+static int start_counted(struct etcd_client *ec, int h, unsigned inc)
+{
+	char err[512], key[96];
+	snprintf(key, sizeof(key), "/shmsched/%s/", CLUSTER);
+	struct etcd_range_result r;
+	if (etcd_range(ec, key, strlen(key), NULL, 0, 1, &r) != 0) {
+		printf("failover_load: etcd's revision: %s\n", etcd_client_error(ec));
+		return -1;
+	}
+	if (n_incs < sizeof(incs) / sizeof(incs[0]))
+		incs[n_incs++] = (struct sync_incarnation){h, inc, r.revision};
+	etcd_range_result_free(&r);
+	if (etcd_host_start(&hosts, h, err, sizeof(err)) != 0) {
+		printf("failover_load: start of %s: %s\n", names[h], err);
+		return -1;
+	}
+	/* SL1: release, partner of the producer's acquire. */
+	atomic_store_explicit(&incarnation[h], inc, memory_order_release);
+	return 0;
 }
 
 static int log_placed(struct producer *p, unsigned inc, const struct shmsched_result *r,
@@ -185,6 +220,7 @@ static int produce(struct producer *p, unsigned inc, struct shmsched_client *c, 
 			}
 			if (log_placed(p, inc, r, node) != 0)
 				return -ENOMEM;
+			atomic_fetch_add_explicit(&placed_total, 1, memory_order_relaxed); /* SL3 */
 			live[n_live++] = p->n_placed - 1;
 		}
 		/* Keep the KEEP newest: the oldest released. */
@@ -307,12 +343,10 @@ static int kill_and_restart(struct etcd_client *ec, int h, int i, double *sample
 	}
 	*sample = (etcd_hosts_now_s() - t0) * 1000.0;
 	etcd_hosts_sleep_ms(300); /* load on the survivors alone */
-	if (etcd_host_start(&hosts, h, err, sizeof(err)) != 0) {
-		printf("failover_load: restart of %s: %s\n", names[h], err);
+	/* SL1: relaxed, the main thread reading its own store. */
+	unsigned inc = atomic_load_explicit(&incarnation[h], memory_order_relaxed) + 1;
+	if (start_counted(ec, h, inc) != 0)
 		return -1;
-	}
-	/* SL1: release, partner of the producer's acquire. */
-	atomic_fetch_add_explicit(&incarnation[h], 1, memory_order_release);
 	double took;
 	if (etcd_hosts_await_balanced(&hosts, ec, 0x7u, own, LIMIT_S, &took, err, sizeof(err)) !=
 	    0) {
@@ -321,8 +355,12 @@ static int kill_and_restart(struct etcd_client *ec, int h, int i, double *sample
 		print_logs();
 		return -1;
 	}
-	printf("kill %d: %s taken over in %.0f ms; restarted, split again %.2f s later\n", i,
-	       names[h], *sample, took);
+	size_t placed = atomic_load_explicit(&placed_total, memory_order_relaxed); /* SL3 */
+	static size_t placed_before;
+	printf("kill %d: %s taken over in %.0f ms; restarted, split again %.2f s later; %zu "
+	       "pods placed since the last kill\n", i, names[h], *sample, took,
+	       placed - placed_before);
+	placed_before = placed;
 	fflush(stdout);
 	return 0;
 }
@@ -427,7 +465,8 @@ static int stop_host_past_ttl(struct etcd_client *ec)
 static int usage(const char *why)
 {
 	fprintf(stderr, "failover_load: %s\nusage: failover_load SHMSCHEDD [--kills N] [--ttl S] "
-		"[--rate PODS/S] [--kill-etcd-leader] [--stop-host] [--lost-ok]\n", why);
+		"[--rate PODS/S] [--node-cpu CORES] [--kill-etcd-leader] [--stop-host] "
+		"[--lost-ok]\n", why);
 	return 2;
 }
 
@@ -459,6 +498,11 @@ int main(int argc, char **argv)
 			rate = strtod(argv[++i], &end);
 			if (*end != '\0' || !(rate >= 1.0 && rate <= 100000.0))
 				return usage("--rate: expected 1 to 100000 pods a second");
+		} else if (strcmp(argv[i], "--node-cpu") == 0 && i + 1 < argc) {
+			long v = strtol(argv[++i], &end, 10);
+			if (*end != '\0' || v < 1 || v > 1000)
+				return usage("--node-cpu: expected 1 to 1000 cores");
+			node_cpu = (int)v;
 		} else if (strcmp(argv[i], "--kill-etcd-leader") == 0) {
 			leader = true;
 		} else if (strcmp(argv[i], "--stop-host") == 0) {
@@ -476,7 +520,9 @@ int main(int argc, char **argv)
 				    .cluster_name = CLUSTER, .dir = dir, .names = names,
 				    .n = HOSTS, .zones = ZONES, .ttl_s = ttl};
 	char err[512];
-	if (etcd_hosts_write_cluster(&hosts, "2", "4Gi", 110, err, sizeof(err)) != 0) {
+	char cpu[16];
+	snprintf(cpu, sizeof(cpu), "%d", node_cpu);
+	if (etcd_hosts_write_cluster(&hosts, cpu, "4Gi", 110, err, sizeof(err)) != 0) {
 		fprintf(stderr, "failover_load: %s\n", err);
 		return 1;
 	}
@@ -491,22 +537,18 @@ int main(int argc, char **argv)
 	pid_t etcd_restarted = 0;
 	struct producer prod[HOSTS] = {{0}};
 	bool producing = false;
-	for (int h = 0; h < HOSTS; h++) {
-		if (etcd_host_start(&hosts, h, err, sizeof(err)) != 0) {
-			fprintf(stderr, "failover_load: %s\n", err);
+	for (int h = 0; h < HOSTS; h++)
+		if (start_counted(ec, h, 1) != 0)
 			goto out;
-		}
-		atomic_store_explicit(&incarnation[h], 1, memory_order_release); /* SL1 */
-	}
 	if (etcd_hosts_await_balanced(&hosts, ec, 0x7u, own, LIMIT_S, &took, err, sizeof(err)) !=
 	    0) {
 		printf("failover_load: at start: %s\n", err);
 		print_logs();
 		goto out;
 	}
-	printf("failover_load: ttl %d s, %d kills%s%s, %d shards on %d hosts, %.0f pods/s a "
-	       "producer\n", ttl, kills, leader ? ", the etcd leader killed" : "",
-	       stop_host ? ", host-a stopped past its TTL" : "", ZONES, HOSTS, rate);
+	printf("failover_load: ttl %d s, %d kills%s%s, %d shards on %d hosts of %d cores, %.0f "
+	       "pods/s a producer\n", ttl, kills, leader ? ", the etcd leader killed" : "",
+	       stop_host ? ", host-a stopped past its TTL" : "", ZONES, HOSTS, node_cpu, rate);
 	for (int h = 0; h < HOSTS; h++) {
 		prod[h].h = h;
 		if (pthread_create(&prod[h].thread, NULL, producer_main, &prod[h]) != 0) {
@@ -587,12 +629,13 @@ int main(int argc, char **argv)
 	}
 	struct sync_node nodes[ZONES];
 	for (int z = 0; z < ZONES; z++) {
-		nodes[z] = (struct sync_node){.cpu_milli = NODE_CPU_MILLI, .mem_bytes = NODE_MEM};
+		nodes[z] = (struct sync_node){.cpu_milli = 1000ll * node_cpu, .mem_bytes = NODE_MEM};
 		snprintf(nodes[z].name, sizeof(nodes[z].name), "n%d", z);
 	}
 	struct sync_input in = {.hosts = names, .n_hosts = HOSTS, .died_in_flight = died,
 				.answers = all, .n_answers = n, .events = events,
 				.n_events = n_events, .nodes = nodes, .n_nodes = ZONES,
+				.incarnations = incs, .n_incarnations = n_incs,
 				.lost_ok = lost_ok};
 	struct sync_report rep;
 	int cr = sync_check(&in, &rep);

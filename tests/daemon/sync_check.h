@@ -6,9 +6,10 @@
  *   <prefix>shards/<s>/pods/<uid>  value: coord/placement_value.h
  * where uid is 32 hex digits: a half naming the host (and maybe its
  * incarnation), then the placement id the host answered (16 each;
- * daemon/etcd_sync.c). The first half's writer is learned from the keys
- * that answers name (sync_check.c), FNV-1a 64 of the host's name the
- * fallback, so an answer names its key however a host makes that half.
+ * daemon/etcd_sync.c). The first half's writer is learned (sync_check.c:
+ * from the shard's owner at each put and the revision each incarnation
+ * started at), FNV-1a 64 of the host's name the fallback, so an answer
+ * names its key however a host makes that half.
  *
  * Inputs: every PLACED answer as its producer logged it; etcd's history
  * of those keys in revision order (sync_history.h reads it with a watch
@@ -72,6 +73,14 @@ struct sync_event {
 	int64_t version;
 };
 
+/* A host's process: its incarnation as answers carry it, and etcd's
+ * revision before it started (it writes nothing at or before it). */
+struct sync_incarnation {
+	int host;
+	uint32_t incarnation;
+	int64_t from_revision;
+};
+
 struct sync_node {
 	char name[SYNC_NAME_MAX];
 	int64_t cpu_milli, mem_bytes;
@@ -87,6 +96,10 @@ struct sync_input {
 	size_t n_events;
 	const struct sync_node *nodes;
 	size_t n_nodes;
+	/* May be empty: the writers of uids are then guessed from the
+	 * answers alone (sync_check.c). */
+	const struct sync_incarnation *incarnations;
+	size_t n_incarnations;
 	bool lost_ok;
 };
 
@@ -101,6 +114,11 @@ struct sync_report {
 	int64_t peak_cpu_milli;	  /* the fullest node's answered cpu, ever */
 	int64_t peak_etcd_cpu_milli; /* the fullest node's keys' cpu, any revision
 				      * (info: a delete may land after a later put) */
+	/* Times a node's keys held more cpu than it has (info, not failed):
+	 * all but the unexplained ones ended by the delete of a placement its
+	 * producer had released (the host gave the room back before the
+	 * delete landed: deletes are not waited for). */
+	size_t etcd_over, etcd_over_unexplained;
 	bool ok;
 	/* The first problems found, one a line, for a person. */
 	char detail[2048];
