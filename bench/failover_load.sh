@@ -18,8 +18,9 @@
 #                               [--lost-ok]
 #   --build DIR  the meson build directory (default build)
 #   --kills N    hosts SIGKILLed (default 20)
-#   --node-cpu   each node's cores (default 8: a killed host's placements
-#                stay, and 20 kills' fill about 8 cores a node)
+#   --node-cpu   each node's cores (default 16: a killed host's placements
+#                stay, and so do the keys of pods released after their
+#                shard moved; 20 kills fill 8-core nodes by the 13th)
 #   --lost-ok    count lost placements without failing (async mode)
 # Exit 0 when the checker finds nothing wrong, 1 when it does, 2 on bad
 # usage, 77 without etcd.
@@ -29,7 +30,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
 build=build
 args=()
-kills=20 node_cpu=8
+kills=20 node_cpu=16
 while (($#)); do
 	case $1 in
 	--build) build=$2; shift 2 ;;

@@ -14,9 +14,11 @@
  * nothing fits) and keeps its 6 newest placements, releasing the older
  * ones, logging every answer: the pod (host, cookie), PLACED's node and
  * placement id, and the instants of the answer and of the release.
- * A killed host's placements stay (its pods run on), so each kill leaves
- * up to 10 pods' room held for good: 2 cores a node fill after a few
- * kills (the overcommit check under pressure), 20 kills want about 8.
+ * A killed host's placements stay (its pods run on), and so do the keys
+ * of pods released after their shard moved (the delete is dropped:
+ * docs/design/multi-host.md), so each kill leaves about 15 pods' room
+ * held for good: 2 cores a node fill after a few kills (the overcommit
+ * check under pressure), 20 kills want about 16.
  * Meanwhile, in this order:
  *   --kills N         N times a host (a, b, c in turn) is SIGKILLed; one
  *                     sample is the time from the kill until each shard
