@@ -15,12 +15,13 @@
 # usage: bench/failover_load.sh [--build DIR] [--kills N] [--ttl S]
 #                               [--rate PODS/S] [--node-cpu CORES]
 #                               [--kill-etcd-leader] [--stop-host]
-#                               [--lost-ok]
+#                               [--durability MODE] [--lost-ok]
 #   --build DIR  the meson build directory (default build)
 #   --kills N    hosts SIGKILLed (default 20)
 #   --node-cpu   each node's cores (default 16: a killed host's placements
 #                stay, and so do the keys of pods released after their
 #                shard moved; 20 kills fill 8-core nodes by the 13th)
+#   --durability the hosts' --etcd-durability (default: theirs, sync)
 #   --lost-ok    count lost placements without failing (async mode)
 # Exit 0 when the checker finds nothing wrong, 1 when it does, 2 on bad
 # usage, 77 without etcd.
@@ -36,7 +37,7 @@ while (($#)); do
 	--build) build=$2; shift 2 ;;
 	--kills) kills=$2; shift 2 ;;
 	--node-cpu) node_cpu=$2; shift 2 ;;
-	--ttl | --rate) args+=("$1" "$2"); shift 2 ;;
+	--ttl | --rate | --durability) args+=("$1" "$2"); shift 2 ;;
 	--kill-etcd-leader | --stop-host | --lost-ok) args+=("$1"); shift ;;
 	*)
 		echo "failover_load.sh: unknown option $1 (see the usage at the top of $0)" >&2

@@ -78,7 +78,11 @@ int etcd_host_start(struct etcd_hosts *e, int h, char *err, size_t errlen)
 				      "--socket", sock, "--workers", "1", "--no-pin",
 				      "--no-warm", "--etcd", e->endpoints, "--etcd-lease-ttl",
 				      ttl, "--etcd-cluster", e->cluster_name, "--host-name",
-				      e->names[h], NULL};
+				      e->names[h], NULL, NULL, NULL};
+		if (e->durability != NULL) {
+			argv[18] = "--etcd-durability";
+			argv[19] = e->durability;
+		}
 		execv(e->shmschedd, (char *const *)argv);
 		_exit(127);
 	}

@@ -29,6 +29,7 @@ struct etcd_hosts {
 	int n;
 	int zones;
 	int ttl_s;		  /* --etcd-lease-ttl */
+	const char *durability;	  /* --etcd-durability; NULL: the default */
 	pid_t pids[ETCD_HOSTS_MAX]; /* 0: not running */
 };
 

@@ -5,7 +5,7 @@
  * _DIR; without them it prints SKIP and exits 77):
  *   failover_load SHMSCHEDD [--kills N] [--ttl S] [--rate PODS/S]
  *                 [--node-cpu CORES] [--kill-etcd-leader] [--stop-host]
- *                 [--lost-ok]
+ *                 [--durability MODE] [--lost-ok]
  * Three shmschedd hosts (etcd_hosts_fixture.h) on six one-node zones
  * (the shards, 2/2/2), each node --node-cpu cores (2 by default) and
  * 4Gi; one producer a host (a
@@ -34,7 +34,8 @@
  * (sync_check.h) replays etcd's history (sync_history.h) against the
  * answers: lost, unanswered (allowed: a killed host's pods in flight,
  * which its producer got back CANCELLED), twice, unfenced, overcommit.
- * With --lost-ok (async mode) lost placements are counted, not failed.
+ * --durability MODE is the hosts' --etcd-durability (sync by default);
+ * with --lost-ok (async mode) lost placements are counted, not failed.
  * Exit 0 when the checker finds nothing wrong and every failover and
  * re-split came within 60 s; 1 otherwise (the hosts' logs' ends are
  * printed when a restarted host does not re-join).
@@ -95,7 +96,8 @@ struct producer {
 	struct sync_answer *placed;
 	size_t n_placed, cap_placed;
 	size_t submitted, unschedulable, cancelled, other;
-	size_t rolled_back; /* unschedulable: its commit refused or not answered */
+	size_t rolled_back; /* unschedulable: its etcd commit refused or unanswered */
+	size_t release_errors;
 	size_t died_in_flight;
 	char error[256];
 };
@@ -155,27 +157,40 @@ static int log_placed(struct producer *p, unsigned inc, const struct shmsched_re
 }
 
 /* One connection's life: until the host goes away (0) or the end is
- * drained (1). */
+ * drained (1). The pods in flight when it goes away are counted died
+ * (their answers are not read). */
+static int produce_until(struct producer *p, unsigned inc, struct shmsched_client *c,
+			 uint32_t tid, unsigned *in_flight);
+
 static int produce(struct producer *p, unsigned inc, struct shmsched_client *c, uint32_t tid)
+{
+	unsigned in_flight = 0;
+	int rc = produce_until(p, inc, c, tid, &in_flight);
+	if (rc == 0)
+		p->died_in_flight += in_flight;
+	return rc;
+}
+
+static int produce_until(struct producer *p, unsigned inc, struct shmsched_client *c,
+			 uint32_t tid, unsigned *in_flight)
 {
 	char names_of[64][SYNC_NAME_MAX] = {{0}};
 	size_t live[KEEP + IN_FLIGHT + 1], n_live = 0; /* indexes in placed */
-	unsigned in_flight = 0;
 	uint64_t next_ns = now_ns(), gap_ns = (uint64_t)(1e9 / rate);
 	uint64_t cookie = 0;
 	for (;;) {
 		bool stop = atomic_load_explicit(&stopping, memory_order_acquire); /* SL2 */
-		if (stop && in_flight == 0)
+		if (stop && *in_flight == 0)
 			return 1;
 		bool idle = true;
-		if (!stop && in_flight < IN_FLIGHT && now_ns() >= next_ns) {
+		if (!stop && *in_flight < IN_FLIGHT && now_ns() >= next_ns) {
 			struct shmsched_pod pod = {
 				.cookie = ++cookie,
 				.template_id = tid, .flags = SHMSCHED_NO_WAIT};
 			int k = shmsched_submit(c, &pod, 1);
 			if (k < 0)
 				return 0;
-			in_flight += (unsigned)k;
+			*in_flight += (unsigned)k;
 			p->submitted += (size_t)k;
 			next_ns += gap_ns;
 			if (next_ns + 100 * gap_ns < now_ns())
@@ -187,7 +202,7 @@ static int produce(struct producer *p, unsigned inc, struct shmsched_client *c, 
 		if (k < 0)
 			return 0;
 		for (int i = 0; i < k; i++) {
-			in_flight--;
+			(*in_flight)--;
 			idle = false;
 			const struct shmsched_result *r = &res[i];
 			if (r->status == SHMSCHED_CANCELLED) {
@@ -198,8 +213,12 @@ static int produce(struct producer *p, unsigned inc, struct shmsched_client *c, 
 			}
 			if (r->status == SHMSCHED_UNSCHEDULABLE) {
 				p->unschedulable++;
-				p->rolled_back += strstr(r->message, "before the placement was "
-							 "committed") != NULL;
+				/* Rolled back by etcd_sync (daemon/etcd_sync.c: fenced,
+				 * refused, not queued, or unanswered within its wait,
+				 * whose commit may land after all): "shard S ...
+				 * commit...". */
+				p->rolled_back += strncmp(r->message, "shard ", 6) == 0 &&
+						  strstr(r->message, "commit") != NULL;
 				continue;
 			}
 			if (r->status != SHMSCHED_PLACED) {
@@ -232,8 +251,13 @@ static int produce(struct producer *p, unsigned inc, struct shmsched_client *c, 
 			n_live--;
 			a->released_ns = now_ns();
 			char err[160];
-			if (shmsched_release(c, a->placement_id, err, sizeof(err)) != 0)
+			int rc = shmsched_release(c, a->placement_id, err, sizeof(err));
+			if (rc == -ECONNRESET)
 				return 0; /* gone: the release's outcome unknown */
+			/* Else (a stopped host's -ETIMEDOUT: the handle stays
+			 * usable) its outcome is unknown too: the checker asks
+			 * nothing of a released pod's key. */
+			p->release_errors += rc != 0;
 			idle = false;
 		}
 		if (idle) {
@@ -468,7 +492,7 @@ static int usage(const char *why)
 {
 	fprintf(stderr, "failover_load: %s\nusage: failover_load SHMSCHEDD [--kills N] [--ttl S] "
 		"[--rate PODS/S] [--node-cpu CORES] [--kill-etcd-leader] [--stop-host] "
-		"[--lost-ok]\n", why);
+		"[--durability MODE] [--lost-ok]\n", why);
 	return 2;
 }
 
@@ -484,6 +508,7 @@ int main(int argc, char **argv)
 		return usage("the path of shmschedd is missing");
 	int kills = 3, ttl = 2;
 	bool leader = false, stop_host = false, lost_ok = false;
+	const char *durability = NULL;
 	for (int i = 2; i < argc; i++) {
 		char *end = NULL;
 		if (strcmp(argv[i], "--kills") == 0 && i + 1 < argc) {
@@ -509,6 +534,8 @@ int main(int argc, char **argv)
 			leader = true;
 		} else if (strcmp(argv[i], "--stop-host") == 0) {
 			stop_host = true;
+		} else if (strcmp(argv[i], "--durability") == 0 && i + 1 < argc) {
+			durability = argv[++i];
 		} else if (strcmp(argv[i], "--lost-ok") == 0) {
 			lost_ok = true;
 		} else {
@@ -520,7 +547,8 @@ int main(int argc, char **argv)
 	mkdir(dir, 0700);
 	hosts = (struct etcd_hosts){.shmschedd = argv[1], .endpoints = endpoints,
 				    .cluster_name = CLUSTER, .dir = dir, .names = names,
-				    .n = HOSTS, .zones = ZONES, .ttl_s = ttl};
+				    .n = HOSTS, .zones = ZONES, .ttl_s = ttl,
+				    .durability = durability};
 	char err[512];
 	char cpu[16];
 	snprintf(cpu, sizeof(cpu), "%d", node_cpu);
@@ -591,12 +619,14 @@ int main(int argc, char **argv)
 
 	/* The producers' logs, merged, against etcd's history. */
 	size_t n = 0, submitted = 0, unsched = 0, cancelled = 0, other = 0, rolled = 0;
+	size_t release_errors = 0;
 	size_t died[HOSTS];
 	for (int h = 0; h < HOSTS; h++) {
 		n += prod[h].n_placed;
 		submitted += prod[h].submitted;
 		unsched += prod[h].unschedulable;
 		rolled += prod[h].rolled_back;
+		release_errors += prod[h].release_errors;
 		cancelled += prod[h].cancelled;
 		other += prod[h].other;
 		/* A key with no answer: a pod in flight when its host died, or
@@ -644,8 +674,9 @@ int main(int argc, char **argv)
 	char line[1024];
 	sync_report_format(&rep, line, sizeof(line));
 	printf("answers: %zu pods submitted: %zu placed, %zu unschedulable (%zu of them rolled "
-	       "back: the commit fenced or unanswered), %zu cancelled (in flight at a kill), %zu "
-	       "other\n", submitted, n, unsched, rolled, cancelled, other);
+	       "back: the etcd commit refused or unanswered), %zu cancelled (in flight at a kill), %zu "
+	       "other; %zu releases refused or unanswered\n", submitted, n, unsched, rolled,
+	       cancelled, other, release_errors);
 	printf("etcd: %zu events of the shards' owners and pods up to revision %lld\n", n_events,
 	       (long long)revision);
 	printf("check: %s\n%s", line, rep.detail);
