@@ -1070,9 +1070,6 @@ static void chain_placement_freed(void *arg, uint64_t id)
 	etcd_sync_delete(d->etcd_sync, id);
 }
 
-/* With --etcd: the shard gate in the workers' attempts and the
- * membership thread that feeds it (issue 40). Before the control sockets
- * start, so that no pod is placed ungated. */
 /* A number for this start's uids (etcd_sync_create): from the kernel's
  * random source, else the clock and the pid; never 0. */
 static uint64_t random_incarnation(void)
@@ -1087,6 +1084,9 @@ static uint64_t random_incarnation(void)
 	return v != 0 ? v : 1;
 }
 
+/* With --etcd: the shard gate in the workers' attempts and the
+ * membership thread that feeds it (issue 40). Before the control sockets
+ * start, so that no pod is placed ungated. */
 static int start_shards(struct daemon *d, const struct daemon_config *cfg, char *err,
 			size_t err_len)
 {

@@ -100,7 +100,7 @@ struct etcd_sync *etcd_sync_create(const char *endpoints, const char *prefix,
 	snprintf(s->prefix, sizeof(s->prefix), "%s", prefix);
 	s->host_hash = fnv1a(host, strlen(host));
 	if (incarnation != 0) {
-		/* The name, then the incarnation's 8 bytes, one FNV-1a. */
+		/* One FNV-1a of "<name>/<incarnation in 16 hex digits>". */
 		char mixed[MEMBERSHIP_HOST_MAX + 16];
 		int n = snprintf(mixed, sizeof(mixed), "%s/%016" PRIx64, host, incarnation);
 		if (n > 0 && (size_t)n < sizeof(mixed))
