@@ -52,6 +52,7 @@ uint64_t sync_host_hash(const char *name)
 	return h != 0 ? h : 1;
 }
 
+__attribute__((format(printf, 2, 3)))
 static void note(struct sync_report *r, const char *fmt, ...)
 {
 	size_t len = strlen(r->detail);
