@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -1136,6 +1137,20 @@ static void chain_placement_freed(void *arg, uint64_t id)
 	etcd_sync_delete(d->etcd_sync, id);
 }
 
+/* A number for this start's uids (etcd_sync_create): from the kernel's
+ * random source, else the clock and the pid; never 0. */
+static uint64_t random_incarnation(void)
+{
+	uint64_t v = 0;
+	if (getrandom(&v, sizeof(v), GRND_NONBLOCK) != (ssize_t)sizeof(v)) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		v = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+		v ^= (uint64_t)getpid() << 40;
+	}
+	return v != 0 ? v : 1;
+}
+
 /* With --etcd: the shard gate in the workers' attempts and the
  * membership thread that feeds it (issue 40). Before the control sockets
  * start, so that no pod is placed ungated. */
@@ -1177,8 +1192,15 @@ static int start_shards(struct daemon *d, const struct daemon_config *cfg, char 
 			return errmsg_rc(-ENAMETOOLONG, err, err_len,
 					 "--etcd-cluster \"%s\": too long for the commit keys' "
 					 "prefix (%d bytes)", mc.cluster, COMMIT_PREFIX_MAX);
-		d->etcd_sync = etcd_sync_create(cfg->etcd_endpoints, prefix, host, d->cluster,
-						d->placements, d->strings, key, d->workers,
+		/* An anonymous region and no store: this start's placement ids
+		 * are the last start's again, so its uids get a number of
+		 * their own (etcd_sync_create). */
+		uint64_t incarnation = 0;
+		if (cfg->state_name == NULL && cfg->state_dir == NULL)
+			incarnation = random_incarnation();
+		d->etcd_sync = etcd_sync_create(cfg->etcd_endpoints, prefix, host, incarnation,
+						d->cluster, d->placements, d->strings, key,
+						d->workers,
 						cfg->etcd_durability == ETCD_DURABILITY_ASYNC);
 		if (d->etcd_sync == NULL)
 			return errmsg_rc(-ENOMEM, err, err_len, "--etcd: out of memory");
@@ -1197,6 +1219,7 @@ static int start_shards(struct daemon *d, const struct daemon_config *cfg, char 
 			.endpoints = cfg->etcd_endpoints,
 			.prefix = prefix,
 			.host = host,
+			.host_hash = etcd_sync_host_hash(d->etcd_sync),
 			.cluster = d->cluster,
 			.placements = d->placements,
 			.producers = d->producers,

@@ -154,9 +154,10 @@ _Static_assert((1u << DEFER_IX_BITS) == ETCD_SYNC_PENDING, "a deferred entry's i
 #define ASYNC_IX_BITS 14
 _Static_assert((1u << ASYNC_IX_BITS) == ETCD_SYNC_ASYNC_MAX, "an async entry's index bits");
 #define ASYNC_SERIAL_MASK ((1u << (COOKIE_SEQ_BITS - 2 - ASYNC_IX_BITS)) - 1)
-/* A uid: this host's name's hash and the placement's id, 16 hexadecimal
- * digits each: placement ids are per host (two hosts' first placements
- * have the same id), the pair is not. */
+/* A uid: this host's name's hash (with its incarnation's number mixed
+ * in when its ids restart at every start: etcd_sync_create) and the
+ * placement's id, 16 hexadecimal digits each: placement ids are per host
+ * (two hosts' first placements have the same id), the pair is not. */
 #define UID_HALF 16
 
 /* FNV-1a, 64 bits; never 0 (a cookie of 0 is a cluster file's pod). */
@@ -169,9 +170,9 @@ static uint64_t fnv1a(const char *s, size_t n)
 }
 
 struct etcd_sync *etcd_sync_create(const char *endpoints, const char *prefix,
-				   const char *host, struct cluster *c, struct placements *pl,
-				   const struct intern *strings, uint32_t key, unsigned workers,
-				   bool async)
+				   const char *host, uint64_t incarnation, struct cluster *c,
+				   struct placements *pl, const struct intern *strings,
+				   uint32_t key, unsigned workers, bool async)
 {
 	struct etcd_sync *s = calloc(1, sizeof(*s));
 	if (s == NULL)
@@ -202,6 +203,13 @@ struct etcd_sync *etcd_sync_create(const char *endpoints, const char *prefix,
 	snprintf(s->endpoints, sizeof(s->endpoints), "%s", endpoints);
 	snprintf(s->prefix, sizeof(s->prefix), "%s", prefix);
 	s->host_hash = fnv1a(host, strlen(host));
+	if (incarnation != 0) {
+		/* One FNV-1a of "<name>/<incarnation in 16 hex digits>". */
+		char mixed[MEMBERSHIP_HOST_MAX + 16];
+		int n = snprintf(mixed, sizeof(mixed), "%s/%016" PRIx64, host, incarnation);
+		if (n > 0 && (size_t)n < sizeof(mixed))
+			s->host_hash = fnv1a(mixed, (size_t)n);
+	}
 	s->cluster = c;
 	s->placements = pl;
 	s->strings = strings;
@@ -816,6 +824,11 @@ int etcd_sync_put(struct etcd_sync *s, unsigned w, uint32_t slot, uint32_t node_
 bool etcd_sync_async(const struct etcd_sync *s)
 {
 	return s->async;
+}
+
+uint64_t etcd_sync_host_hash(const struct etcd_sync *s)
+{
+	return s->host_hash;
 }
 
 size_t etcd_sync_take_lost(struct etcd_sync *s, struct etcd_lost *out, size_t max)

@@ -72,13 +72,23 @@ struct membership;
  * the node label
  * `key` of `c`'s nodes (names in `strings`), other hosts' placements
  * counted in `pl` and `c`'s ledger, `workers` workers. NULL: out of
- * memory. */
+ * memory.
+ * `incarnation` is mixed into the first half of this host's uids when not
+ * 0: a daemon whose placement ids restart at every start (an anonymous
+ * region and no store: --ephemeral) passes a random number, else its
+ * restarted self would put a new placement over its dead self's key of
+ * the same id (one key for two placements: a later owner undercounts the
+ * node). 0 keeps the name's hash alone, for a region or store whose ids
+ * continue. */
 struct etcd_sync *etcd_sync_create(const char *endpoints, const char *prefix,
-				   const char *host, struct cluster *c, struct placements *pl,
-				   const struct intern *strings, uint32_t key, unsigned workers,
-				   bool async);
+				   const char *host, uint64_t incarnation, struct cluster *c,
+				   struct placements *pl, const struct intern *strings,
+				   uint32_t key, unsigned workers, bool async);
 /* Whether it was created async. */
 bool etcd_sync_async(const struct etcd_sync *s);
+/* The first half of this host's uids (the name's hash, with the
+ * incarnation mixed in): what its shard watch skips as its own. */
+uint64_t etcd_sync_host_hash(const struct etcd_sync *s);
 /* The membership whose lease the committers fence with (set after
  * membership_start; until then no committer opens). */
 void etcd_sync_set_membership(struct etcd_sync *s, struct membership *m);

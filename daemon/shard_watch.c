@@ -563,8 +563,7 @@ int shard_watch_start(struct shard_watch **out, const struct shard_watch_config 
 	snprintf(w->prefix, sizeof(w->prefix), "%s", cfg->prefix);
 	w->cfg.endpoints = w->endpoints;
 	w->cfg.prefix = w->prefix;
-	snprintf(w->host_hex, sizeof(w->host_hex), "%016" PRIx64,
-		 fnv1a(cfg->host, strlen(cfg->host)));
+	snprintf(w->host_hex, sizeof(w->host_hex), "%016" PRIx64, cfg->host_hash);
 	pthread_mutex_init(&w->mu, NULL);
 	struct etcd_client_options o = {.timeout_ms = 5000};
 	int rc = record_map_init(&w->map, w->cfg.max_records);

@@ -43,7 +43,11 @@ struct shard_watch;
 struct shard_watch_config {
 	const char *endpoints;
 	const char *prefix; /* "/shmsched/<cluster>/" */
-	const char *host;   /* this host's name: its own uids are skipped */
+	const char *host;   /* this host's name, for its messages */
+	uint64_t host_hash; /* the first half of this host's own uids, which
+			     * are skipped (etcd_sync_host_hash: the name's
+			     * hash, with the incarnation's number mixed in
+			     * for an --ephemeral host) */
 	struct cluster *cluster;
 	struct placements *placements;
 	struct producers *producers;
