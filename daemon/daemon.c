@@ -1213,6 +1213,9 @@ static int start_shards(struct daemon *d, const struct daemon_config *cfg, char 
 			.arg = d,
 		};
 		producers_set_state(d->producers, d->meta, &chained);
+		/* A take's count of a shard walks the placement table under
+		 * the producers' lock, as the watch below adds to it. */
+		etcd_sync_set_producers(d->etcd_sync, d->producers);
 		/* Other shards' placements, for inter-pod rules across shards:
 		 * before the membership thread that claims shards starts. */
 		struct shard_watch_config wc = {

@@ -59,6 +59,7 @@
 
 #include "base/base.h"
 #include "daemon/pod_labels_internal.h"
+#include "ingest/ingest.h"
 
 struct shard_committer {
 	shard_name_t name;
@@ -117,6 +118,7 @@ struct etcd_sync {
 	uint32_t key;
 	unsigned workers;
 	struct membership *membership; /* ES1 */
+	struct producers *producers;   /* whose lock count_shard takes */
 	pthread_mutex_t mu;
 	size_t n;
 	struct shard_committer shards[SHARD_MAX];
@@ -239,6 +241,11 @@ struct etcd_sync *etcd_sync_create(const char *endpoints, const char *prefix,
 	}
 	pthread_condattr_destroy(&ca);
 	return s;
+}
+
+void etcd_sync_set_producers(struct etcd_sync *s, struct producers *p)
+{
+	s->producers = p; /* before the membership thread starts */
 }
 
 void etcd_sync_set_membership(struct etcd_sync *s, struct membership *m)
@@ -454,6 +461,81 @@ static bool already_here(struct etcd_sync *s, const struct read_pod *p, uint32_t
 	       bsearch(&p->key_hash, counted, n, sizeof(*counted), cmp_u64) != NULL;
 }
 
+/* count_shard's work on the placement table, under the producers' lock
+ * (producers_locked): the control thread frees records there (a release)
+ * and the shard watch makes bound records there too (shard_watch.c); a
+ * walk of the table beside them raced (TSan, stress.etcd_sync_loss). */
+struct count_work {
+	struct etcd_sync *s;
+	const struct shard_read *rd;
+	size_t added, unknown, full;
+	int rc;
+};
+
+static void count_locked(void *arg, struct intern *strings)
+{
+	(void)strings; /* read only here: s->strings */
+	struct count_work *cw = arg;
+	struct etcd_sync *s = cw->s;
+	const struct shard_read *rd = cw->rd;
+	/* The bound records counted by earlier takes, by their cookies. */
+	uint32_t cap = placements_capacity(s->placements);
+	uint64_t *counted = NULL;
+	size_t n_counted = 0, cap_counted = 0;
+	for (uint32_t i = 0; i < cap && rd->n > 0; i++) {
+		uint64_t id;
+		const struct placement_record *r = placements_at(s->placements, i, &id);
+		if (r == NULL || r->owner != PLACEMENT_OWNER_BOUND || r->cookie == 0)
+			continue;
+		if (n_counted == cap_counted) {
+			cap_counted = cap_counted ? 2 * cap_counted : 256;
+			uint64_t *c = realloc(counted, cap_counted * sizeof(*c));
+			if (c == NULL) {
+				free(counted);
+				cw->rc = -ENOMEM;
+				return;
+			}
+			counted = c;
+		}
+		counted[n_counted++] = r->cookie;
+	}
+	if (n_counted > 0)
+		qsort(counted, n_counted, sizeof(*counted), cmp_u64);
+	struct ledger *l = cluster_ledger(s->cluster);
+	rcu_register();
+	for (size_t i = 0; i < rd->n; i++) {
+		const struct read_pod *p = &rd->pods[i];
+		uint32_t nid;
+		int64_t slot = -1;
+		if (intern_find(s->strings, p->node, strlen(p->node), &nid))
+			slot = cluster_slot_of(s->cluster, nid);
+		if (slot < 0) {
+			cw->unknown++; /* a node this host does not have: nothing to count on */
+			continue;
+		}
+		if (already_here(s, p, (uint32_t)slot, counted, n_counted))
+			continue;
+		struct pod_spec pod = {0};
+		pod.request.v[RES_CPU] = p->cpu_milli;
+		pod.request.v[RES_MEMORY] = p->mem_bytes;
+		pod.nonzero_cpu_milli = p->cpu_milli;
+		pod.nonzero_mem_bytes = p->mem_bytes;
+		int64_t ix = placements_take(s->placements);
+		if (ix < 0 || ledger_account(l, (uint32_t)slot, &pod, NULL, +1) < 0) {
+			if (ix >= 0)
+				placements_untake(s->placements, (uint32_t)ix);
+			cw->full++;
+			continue;
+		}
+		placements_fill(s->placements, (uint32_t)ix, PLACEMENT_OWNER_BOUND, (uint32_t)slot,
+				ledger_node_generation(l, (uint32_t)slot), &pod, NULL,
+				p->key_hash);
+		cw->added++;
+	}
+	rcu_unregister();
+	free(counted);
+}
+
 /* Counts the placements of shard `name` that etcd holds and this host
  * does not (another host's, before a failover or a move) in its ledger,
  * each as a bound placement record (PLACEMENT_OWNER_BOUND: an admin's
@@ -483,68 +565,21 @@ static int count_shard(struct etcd_sync *s, const char *name)
 		free(rd.pods);
 		return rc < 0 ? rc : -EIO;
 	}
-	/* The bound records counted by earlier takes, by their cookies. */
-	uint32_t cap = placements_capacity(s->placements);
-	uint64_t *counted = NULL;
-	size_t n_counted = 0, cap_counted = 0;
-	for (uint32_t i = 0; i < cap && rd.n > 0; i++) {
-		uint64_t id;
-		const struct placement_record *r = placements_at(s->placements, i, &id);
-		if (r == NULL || r->owner != PLACEMENT_OWNER_BOUND || r->cookie == 0)
-			continue;
-		if (n_counted == cap_counted) {
-			cap_counted = cap_counted ? 2 * cap_counted : 256;
-			uint64_t *c = realloc(counted, cap_counted * sizeof(*c));
-			if (c == NULL) {
-				free(counted);
-				free(rd.pods);
-				return -ENOMEM;
-			}
-			counted = c;
-		}
-		counted[n_counted++] = r->cookie;
+	struct count_work cw = {.s = s, .rd = &rd};
+	if (s->producers != NULL)
+		producers_locked(s->producers, count_locked, &cw);
+	else
+		count_locked(&cw, NULL); /* no producers: nothing else writes */
+	if (cw.rc < 0) {
+		free(rd.pods);
+		return cw.rc;
 	}
-	if (n_counted > 0)
-		qsort(counted, n_counted, sizeof(*counted), cmp_u64);
-	size_t added = 0, unknown = 0, full = 0;
-	struct ledger *l = cluster_ledger(s->cluster);
-	rcu_register();
-	for (size_t i = 0; i < rd.n; i++) {
-		const struct read_pod *p = &rd.pods[i];
-		uint32_t nid;
-		int64_t slot = -1;
-		if (intern_find(s->strings, p->node, strlen(p->node), &nid))
-			slot = cluster_slot_of(s->cluster, nid);
-		if (slot < 0) {
-			unknown++; /* a node this host does not have: nothing to count on */
-			continue;
-		}
-		if (already_here(s, p, (uint32_t)slot, counted, n_counted))
-			continue;
-		struct pod_spec pod = {0};
-		pod.request.v[RES_CPU] = p->cpu_milli;
-		pod.request.v[RES_MEMORY] = p->mem_bytes;
-		pod.nonzero_cpu_milli = p->cpu_milli;
-		pod.nonzero_mem_bytes = p->mem_bytes;
-		int64_t ix = placements_take(s->placements);
-		if (ix < 0 || ledger_account(l, (uint32_t)slot, &pod, NULL, +1) < 0) {
-			if (ix >= 0)
-				placements_untake(s->placements, (uint32_t)ix);
-			full++;
-			continue;
-		}
-		placements_fill(s->placements, (uint32_t)ix, PLACEMENT_OWNER_BOUND, (uint32_t)slot,
-				ledger_node_generation(l, (uint32_t)slot), &pod, NULL,
-				p->key_hash);
-		added++;
-	}
-	rcu_unregister();
+	size_t added = cw.added, unknown = cw.unknown, full = cw.full;
 	__atomic_fetch_add(&s->counted, added, __ATOMIC_RELAXED);
 	log_msg(full > 0 ? LOG_LEVEL_WARN : LOG_LEVEL_INFO,
 		"shard %s taken: %zu placements read from etcd at revision %" PRId64 ", %zu "
 		"of other hosts counted on its nodes, %zu on nodes this host lacks, %zu not "
 		"counted (the placement table full)", name, rd.n, rev, added, unknown, full);
-	free(counted);
 	free(rd.pods);
 	return full > 0 ? -ENOSPC : 0;
 }

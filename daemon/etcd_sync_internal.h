@@ -66,6 +66,7 @@
 
 struct etcd_sync;
 struct membership;
+struct producers;
 
 /* A host's committers (none open yet): keys under `prefix`
  * ("/shmsched/<cluster>/") for host `host`, etcd at `endpoints`, shards by
@@ -89,6 +90,11 @@ bool etcd_sync_async(const struct etcd_sync *s);
 /* The first half of this host's uids (the name's hash, with the
  * incarnation mixed in): what its shard watch skips as its own. */
 uint64_t etcd_sync_host_hash(const struct etcd_sync *s);
+/* The producers whose lock a take's count of a shard holds while it walks
+ * and adds to the placement table (the control thread frees records
+ * there). Set before the membership thread starts; unset (unit tests):
+ * no lock. */
+void etcd_sync_set_producers(struct etcd_sync *s, struct producers *p);
 /* The membership whose lease the committers fence with (set after
  * membership_start; until then no committer opens). */
 void etcd_sync_set_membership(struct etcd_sync *s, struct membership *m);
