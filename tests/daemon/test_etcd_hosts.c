@@ -605,33 +605,24 @@ static void sync_commits_placements(void **state)
 			 names[1]);
 }
 
-/* FNV-1a of a host's name: the first half of its placements' uids
- * (daemon/etcd_sync.c). */
-static uint64_t host_hash(const char *name)
-{
-	uint64_t h = 14695981039346656037ull;
-	for (const char *c = name; *c; c++)
-		h = (h ^ (uint8_t)*c) * 1099511628211ull;
-	return h != 0 ? h : 1;
-}
-
 static int cmp_u64(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
 	return x < y ? -1 : x > y;
 }
 
-/* The placement ids of host h's keys under shards/z<z>/pods/ (sorted,
+/* The placement ids of the keys under shards/z<z>/pods/ (sorted,
  * malloc'd, *n of them), the sum of their cpu and the newest mod
- * revision. */
-static uint64_t *ids_in_etcd(struct etcd_client *ec, int h, int z, size_t *n,
-			     int64_t *cpu_milli, int64_t *newest)
+ * revision. One host writes there in the tests that call it: every key's
+ * uid has the same first half (an --ephemeral host's is its name's hash
+ * with a number drawn at its start mixed in, so not known here). */
+static uint64_t *ids_in_etcd(struct etcd_client *ec, int z, size_t *n, int64_t *cpu_milli,
+			     int64_t *newest)
 {
-	char key[128], end[128], want[17];
+	char key[128], end[128], half[17] = {0};
 	int kl = snprintf(key, sizeof(key), "/shmsched/%s/shards/z%d/pods/", hosts.cluster_name, z);
 	memcpy(end, key, (size_t)kl);
 	end[kl - 1] = '/' + 1;
-	snprintf(want, sizeof(want), "%016llx", (unsigned long long)host_hash(names[h]));
 	struct etcd_range_result r;
 	if (etcd_range(ec, key, (size_t)kl, end, (size_t)kl, 0, &r) != 0)
 		fail_msg("range %s: %s", key, etcd_client_error(ec));
@@ -650,8 +641,11 @@ static uint64_t *ids_in_etcd(struct etcd_client *ec, int h, int z, size_t *n,
 		*cpu_milli += v.cpu_milli;
 		if (r.kvs[i].mod_revision > *newest)
 			*newest = r.kvs[i].mod_revision;
-		if (memcmp(r.kvs[i].key + kl, want, 16) != 0)
-			continue;
+		if (half[0] == 0)
+			memcpy(half, r.kvs[i].key + kl, 16);
+		if (memcmp(r.kvs[i].key + kl, half, 16) != 0)
+			fail_msg("%.*s: a second host's key (the first had %s)",
+				 (int)r.kvs[i].key_len, r.kvs[i].key, half);
 		memcpy(id, r.kvs[i].key + kl + 16, 16);
 		ids[(*n)++] = strtoull(id, NULL, 16);
 	}
@@ -779,7 +773,7 @@ static void keys_there(struct stream *st, size_t fresh)
 	struct pipe_ctx *pc = st->ctx;
 	size_t n;
 	int64_t cpu, newest;
-	uint64_t *ids = ids_in_etcd(pc->ec, 0, pc->zone, &n, &cpu, &newest);
+	uint64_t *ids = ids_in_etcd(pc->ec, pc->zone, &n, &cpu, &newest);
 	pc->ranges++;
 	for (size_t i = st->n_placed - fresh; i < st->n_placed; i++)
 		if (bsearch(&st->placed[i], ids, n, sizeof(*ids), cmp_u64) == NULL)
@@ -892,7 +886,7 @@ static void sync_answers_after_commits(void **state)
 	int64_t txns = txns_in_etcd(ec, 2) - txn0;
 	size_t n;
 	int64_t cpu, newest;
-	uint64_t *ids = ids_in_etcd(ec, 0, 2, &n, &cpu, &newest);
+	uint64_t *ids = ids_in_etcd(ec, 2, &n, &cpu, &newest);
 	for (size_t i = 0; i < tst.n_placed; i++)
 		if (bsearch(&tst.placed[i], ids, n, sizeof(*ids), cmp_u64) == NULL)
 			fail_msg("placement %llu answered PLACED has no key in etcd",
@@ -921,7 +915,7 @@ static void sync_answers_after_commits(void **state)
 			     .tick = revoke_once, .ctx = &pc};
 	took = stream_pods(&rst);
 	assert_true(pc.revoked);
-	ids = ids_in_etcd(ec, 0, 3, &n, &cpu, &newest);
+	ids = ids_in_etcd(ec, 3, &n, &cpu, &newest);
 	for (size_t i = 0; i < rst.n_placed; i++)
 		if (bsearch(&rst.placed[i], ids, n, sizeof(*ids), cmp_u64) == NULL)
 			fail_msg("placement %llu answered PLACED around the revoke has no key",
@@ -951,7 +945,7 @@ static void sync_answers_after_commits(void **state)
 	r = place_tid(&pa, milli);
 	if (r.status == SHMSCHED_PLACED)
 		fail_msg("1m more placed on n3, full by etcd's keys: an overcommit");
-	ids = ids_in_etcd(ec, 0, 3, &n, &cpu, &newest);
+	ids = ids_in_etcd(ec, 3, &n, &cpu, &newest);
 	free(ids);
 	assert_int_equal(cpu, 4000);
 	printf("re-joined: n3 filled to its 4 cpu by etcd's keys, 1m more refused: %s\n",
@@ -1130,7 +1124,7 @@ static void async_answers_then_commits(void **state)
 	lag = etcd_hosts_now_s() - tc;
 	size_t n;
 	int64_t cpu, newest;
-	uint64_t *ids = ids_in_etcd(ec, 0, 2, &n, &cpu, &newest);
+	uint64_t *ids = ids_in_etcd(ec, 2, &n, &cpu, &newest);
 	for (size_t i = 0; i < st.n_placed; i++)
 		if (bsearch(&placed[i], ids, n, sizeof(*ids), cmp_u64) == NULL)
 			fail_msg("placement %llu (async) has no key %.1f s after the last answer",
@@ -1152,7 +1146,7 @@ static void async_answers_then_commits(void **state)
 	await_balanced(ec, 0x1u, own, 15.0);
 	/* The losses are rolled back by the membership's next ticks. */
 	etcd_hosts_sleep_ms(1000);
-	ids = ids_in_etcd(ec, 0, 3, &n, &cpu, &newest);
+	ids = ids_in_etcd(ec, 3, &n, &cpu, &newest);
 	size_t missing = 0;
 	qsort(rst.placed, rst.n_placed, sizeof(*rst.placed), cmp_u64);
 	for (size_t i = 0; i < rst.n_placed; i++)
