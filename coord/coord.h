@@ -14,6 +14,7 @@
 #include "coord/etcd_codec.h"
 #include "coord/commit_queue.h"
 #include "coord/placement_value.h"
+#include "coord/quota_escrow.h"
 #include "coord/rebuild.h"
 #include "coord/watch.h"
 #include "coord/membership.h"
