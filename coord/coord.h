@@ -5,7 +5,8 @@
  * pipelined committer of a shard's placements (coord/commit_queue.h), the
  * placement value it writes (coord/placement_value.h), a shard's
  * rebuild from etcd (coord/rebuild.h) and the watch stream
- * (coord/watch.h). Nothing of the daemon uses them
+ * (coord/watch.h); the quota escrow's split and two-phase rule
+ * (coord/quota_escrow.h, not called yet). Nothing of the daemon uses them
  * yet. */
 #ifndef SHMSCHED_COORD_COORD_H
 #define SHMSCHED_COORD_COORD_H

@@ -26,7 +26,14 @@
  * older. The caller writes the plan in one transaction compared against
  * the revisions it read (the coordinator's lease, each shard's owner,
  * slice and acknowledgement keys): a take, an acknowledgement or another
- * coordinator's write in between makes it commit nothing. */
+ * coordinator's write in between makes it commit nothing.
+ *
+ * The hosts' rule (not built yet; modelled by unit.quota_escrow), QE4: a
+ * host reads a shard's slice after its take and on every change, puts it
+ * in force (a shrink before it is acknowledged), never one of an older
+ * revision than the one in force, and acknowledges the revision in
+ * force, fenced by its owner key's lease; a release stops admitting on
+ * the shard before the owner and acknowledgement keys go. */
 #ifndef SHMSCHED_COORD_QUOTA_ESCROW_H
 #define SHMSCHED_COORD_QUOTA_ESCROW_H
 
