@@ -6,7 +6,8 @@
  * placement value it writes (coord/placement_value.h), a shard's
  * rebuild from etcd (coord/rebuild.h) and the watch stream
  * (coord/watch.h); the quota escrow's split and two-phase rule
- * (coord/quota_escrow.h, not called yet). Nothing of the daemon uses them
+ * (coord/quota_escrow.h) and its keys' values
+ * (coord/quota_escrow_value.h), not called yet. Nothing of the daemon uses them
  * yet. */
 #ifndef SHMSCHED_COORD_COORD_H
 #define SHMSCHED_COORD_COORD_H
@@ -16,6 +17,7 @@
 #include "coord/commit_queue.h"
 #include "coord/placement_value.h"
 #include "coord/quota_escrow.h"
+#include "coord/quota_escrow_value.h"
 #include "coord/rebuild.h"
 #include "coord/watch.h"
 #include "coord/membership.h"
