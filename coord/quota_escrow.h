@@ -23,10 +23,13 @@
  * QE2: a slice is written only while its shard is settled (no owner, or
  * acknowledged at the slice's revision): one change in flight a shard, so
  * the host's value is the acknowledged one or the one written, nothing
- * older. The caller writes the plan in one transaction compared against
- * the revisions it read (the coordinator's lease, each shard's owner,
- * slice and acknowledgement keys): a take, an acknowledgement or another
- * coordinator's write in between makes it commit nothing.
+ * older. The caller writes the plan in one transaction fenced by the
+ * coordinator's lease and compared against the revisions it read of each
+ * written shard's owner, slice and acknowledgement keys: a take, an
+ * acknowledgement or a release of such a shard in between makes it commit
+ * nothing. The shards it does not write need no compare: between two
+ * writes of the coordinator a hold only falls (an acknowledgement of a
+ * newer revision, a release, an expiry) or stays (a take).
  *
  * The hosts' rule (not built yet; modelled by unit.quota_escrow), QE4: a
  * host reads a shard's slice after its take and on every change, puts it
