@@ -6,8 +6,9 @@
  * placement value it writes (coord/placement_value.h), a shard's
  * rebuild from etcd (coord/rebuild.h) and the watch stream
  * (coord/watch.h); the quota escrow's split and two-phase rule
- * (coord/quota_escrow.h) and its keys' values
- * (coord/quota_escrow_value.h), not called yet. Nothing of the daemon uses them
+ * (coord/quota_escrow.h), its keys' values
+ * (coord/quota_escrow_value.h) and its rounds through etcd
+ * (coord/quota_escrow_round.h), not called yet. Nothing of the daemon uses them
  * yet. */
 #ifndef SHMSCHED_COORD_COORD_H
 #define SHMSCHED_COORD_COORD_H
@@ -18,6 +19,7 @@
 #include "coord/placement_value.h"
 #include "coord/quota_escrow.h"
 #include "coord/quota_escrow_value.h"
+#include "coord/quota_escrow_round.h"
 #include "coord/rebuild.h"
 #include "coord/watch.h"
 #include "coord/membership.h"

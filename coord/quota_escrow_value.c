@@ -69,8 +69,8 @@ static const char *kind_word(enum quota_escrow_kind k)
 int quota_escrow_value_encode(const struct quota_escrow_value *v, char *out)
 {
 	const char *word = kind_word(v->kind);
-	if (word == NULL || v->n > QUOTA_ESCROW_CELLS ||
-	    (v->kind == QUOTA_ESCROW_ACK) != (v->revision != 0) || v->revision < 0)
+	if (word == NULL || v->n > QUOTA_ESCROW_CELLS || v->revision < 0 ||
+	    (v->kind != QUOTA_ESCROW_ACK && v->revision != 0))
 		return -EINVAL;
 	size_t used = 0;
 	int w = v->kind == QUOTA_ESCROW_ACK
@@ -172,9 +172,9 @@ int quota_escrow_value_decode(const void *text, size_t len, struct quota_escrow_
 					      "or use", shown, f);
 			}
 		} else if (field < head) {
-			if (!number_ok(f, n, INT64_MAX, &out->revision) || out->revision == 0)
+			if (!number_ok(f, n, INT64_MAX, &out->revision))
 				return refuse(out, msg, msglen, "revision \"%.*s\": expected a "
-					      "decimal 1 to %" PRId64 " without leading zeros",
+					      "decimal 0 to %" PRId64 " without leading zeros",
 					      shown, f, INT64_MAX);
 		} else {
 			size_t cell = (field - head) / per, part = (field - head) % per;

@@ -10,14 +10,15 @@
  *   quota/<queue>/<s>       "1 slice" then " <flavor> <resource> <amount>" a cell
  *   quota/<queue>/<s>/ack   "1 ack <revision>" then the slice's cells: the
  *                           slice key's modification revision the owner
- *                           admits against, and that slice
+ *                           admits against (0: the key was absent, the
+ *                           slice empty), and that slice
  *   quota/<queue>/<s>/use   "1 use" then " <flavor> <resource> <use> <more>"
  *                           a cell: the owner's use on s's nodes, and what
  *                           its waiting pods want beyond it
  * 1 is the format's version; a flavor is a ResourceFlavor's name (1 to
  * 253 bytes of [a-z0-9.-]); a resource a qualified name (1 to 317 bytes
  * of [A-Za-z0-9._/-]); numbers decimal, no sign, no leading zero, amounts
- * at most QUOTA_ESCROW_QUANTITY_MAX, the revision 1 to INT64_MAX. At most
+ * at most QUOTA_ESCROW_QUANTITY_MAX, the revision 0 to INT64_MAX. At most
  * QUOTA_ESCROW_CELLS cells and QUOTA_ESCROW_VALUE_MAX bytes. */
 #ifndef SHMSCHED_COORD_QUOTA_ESCROW_VALUE_H
 #define SHMSCHED_COORD_QUOTA_ESCROW_VALUE_H
@@ -49,7 +50,7 @@ struct quota_escrow_cell {
 
 struct quota_escrow_value {
 	enum quota_escrow_kind kind;
-	int64_t revision; /* QUOTA_ESCROW_ACK only; else 0 */
+	int64_t revision; /* QUOTA_ESCROW_ACK only (0: no slice key); else 0 */
 	size_t n;
 	struct quota_escrow_cell cells[QUOTA_ESCROW_CELLS];
 };
