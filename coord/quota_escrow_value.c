@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/strconv.h"
 #include "coord/quota_escrow.h"
 
 static bool flavor_ok(const char *s, size_t n)
@@ -104,17 +105,10 @@ int quota_escrow_value_encode(const struct quota_escrow_value *v, char *out)
 /* A decimal without sign or leading zero, at most max. */
 static bool number_ok(const char *s, size_t n, int64_t max, int64_t *out)
 {
-	if (n == 0 || n > 19 || (n > 1 && s[0] == '0'))
+	int64_t v;
+	if (n == 0 || s[0] < '0' || s[0] > '9' || (n > 1 && s[0] == '0') ||
+	    !strconv_parse_int64(s, n, &v) || v > max)
 		return false;
-	int64_t v = 0;
-	for (size_t i = 0; i < n; i++) {
-		if (s[i] < '0' || s[i] > '9')
-			return false;
-		int d = s[i] - '0';
-		if (v > (max - d) / 10)
-			return false;
-		v = v * 10 + d;
-	}
 	*out = v;
 	return true;
 }
