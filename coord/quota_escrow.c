@@ -172,7 +172,18 @@ int quota_escrow_target(int64_t nominal, size_t n, const struct quota_escrow_sha
 		for (size_t i = 0; i < n; i++)
 			out[i] += cut[i];
 	}
-	/* 4. Room nobody holds or wants: evenly. */
+	/* 4. Room nobody holds or wants: first up to the even split (so a
+	 * round written in parts aims at the same slices), then evenly. */
+	if (pool > 0) {
+		quota_escrow_split(nominal, n, slack);
+		for (size_t i = 0; i < n; i++)
+			need[i] = slack[i] > out[i] ? slack[i] - out[i] : 0;
+		int64_t given = min64(pool, sum_of(need, n));
+		quota_escrow_fill(need, n, given, cut);
+		for (size_t i = 0; i < n; i++)
+			out[i] += cut[i];
+		pool -= given;
+	}
 	if (pool > 0) {
 		quota_escrow_split(pool, n, cut);
 		for (size_t i = 0; i < n; i++)

@@ -78,9 +78,11 @@ void quota_escrow_split(int64_t nominal, size_t n, int64_t *out);
  *      the room no slice holds, then from the room above use of the
  *      shards that want nothing more, largest first, never below their
  *      use: the room is filled evenly, the lowest shard first on a tie;
- *   4. room that no slice holds and no shard wants is split evenly over
- *      all shards (quota_escrow_split): the first split, when nothing is
- *      granted yet, is the even one.
+ *   4. room that no slice holds and no shard wants goes first to the
+ *      shards below their even share (quota_escrow_split of the nominal),
+ *      filled evenly, then is split evenly over all shards: the first
+ *      split, when nothing is granted yet, is the even one, and a round
+ *      written in parts (quota_escrow_round.h) aims at the same slices.
  *
  * QE3: the sum of out is at most the nominal (exactly it when the use
  * alone is not over it); out[s] >= use[s] unless the use alone is over

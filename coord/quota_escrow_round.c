@@ -197,11 +197,18 @@ static int plan(struct quota_escrow_round *r, char *err, size_t errlen)
 		writes += changed;
 	}
 	if (writes > QUOTA_ESCROW_ROUND_WRITES) {
-		/* Too many for one transaction: the shrinks alone (each safe
-		 * on its own), the first of them; growths next round. */
+		/* Too many for one transaction. With any shrink: the shrinks
+		 * alone (each safe on its own; a growth may count on an
+		 * unowned shard's shrink), the first of them. Without: the
+		 * first growths (fewer growths than planned never pass the
+		 * nominal). The rest next round. */
+		bool shrinks = false;
+		for (size_t s = 0; s < r->n; s++)
+			for (size_t j = 0; j < r->n_cells; j++)
+				shrinks |= r->planned[s][j] < r->granted[s][j];
 		writes = 0;
 		for (size_t s = 0; s < r->n; s++) {
-			for (size_t j = 0; j < r->n_cells; j++)
+			for (size_t j = 0; shrinks && j < r->n_cells; j++)
 				if (r->planned[s][j] > r->granted[s][j])
 					r->planned[s][j] = r->granted[s][j];
 			bool changed, grows;

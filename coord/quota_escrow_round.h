@@ -14,8 +14,9 @@
  * modification revisions read of each written shard's owner, slice and
  * acknowledgement keys (QE1, QE2: see coord/quota_escrow.h). A refused
  * compare writes nothing; the next round reads again. More than
- * QUOTA_ESCROW_ROUND_WRITES shards to write: only shrinks are written
- * (the growths wait for the next round), the first of them.
+ * QUOTA_ESCROW_ROUND_WRITES shards to write: the first of them, only the
+ * shrinks when there are any (the growths wait for a later round), else
+ * growths.
  *
  * The owner's steps (QE4): quota_escrow_read_slice after its take and on
  * a change; the slice put in force; quota_escrow_put_owned(ack) of the

@@ -167,6 +167,22 @@ static void unit_target(int64_t nominal, size_t n, const struct quota_escrow_sha
 	}
 	for (size_t i = 0; i < n; i++)
 		out[i] += give[i];
+	/* Up to the even share, smallest given first, then round robin. */
+	int64_t even[16];
+	quota_escrow_split(nominal, n, even);
+	for (size_t i = 0; i < n; i++)
+		give[i] = 0;
+	for (; pool > 0; pool--) {
+		size_t to = n;
+		for (size_t i = 0; i < n; i++)
+			if (out[i] + give[i] < even[i] && (to == n || give[i] < give[to]))
+				to = i;
+		if (to == n)
+			break;
+		give[to]++;
+	}
+	for (size_t i = 0; i < n; i++)
+		out[i] += give[i];
 	for (size_t i = 0; pool > 0; i = (i + 1) % n, pool--)
 		out[i]++;
 }

@@ -17,7 +17,10 @@
  *    the asking shard's, nor does a second round; only once the owners
  *    acknowledged the shrinks
  *    does the next round grow it (to 3 cpu), all of the 4 admitted.
- * 3. random_steps_keep_qe1: three hosts and a coordinator in random order
+ * 3. many_shards_in_two_rounds: 60 shards, more than a round writes
+ *    (QUOTA_ESCROW_ROUND_WRITES): the first round writes 42 slices, the
+ *    next the other 18, and the hosts then admit against the whole 4 cpu.
+ * 4. random_steps_keep_qe1: three hosts and a coordinator in random order
  *    (a round's read and its write apart, so that takes, acknowledgements,
  *    releases and crashes fall between them; crashes of hosts and of the
  *    coordinator, between a round's read and write and between phases):
@@ -39,7 +42,7 @@
 
 #include "coord/coord.h"
 
-#define SHARDS 4
+#define SHARDS_MAX 60
 #define HOSTS 3
 #define CELLS 2
 #define TTL_S 30
@@ -47,7 +50,8 @@
 static const char *endpoints;
 static char prefix[128];
 static const char *const queue = "team-a";
-static shard_name_t shards[SHARDS] = {"z0", "z1", "z2", "z3"};
+static shard_name_t shards[SHARDS_MAX];
+static size_t n_shards;
 static struct quota_escrow_value nominal;
 static uint64_t rng = 0x2545f4914f6cdd1dull;
 
@@ -62,11 +66,11 @@ static uint64_t rnd(void)
 struct host {
 	struct etcd_client *c;
 	int64_t lease; /* 0: crashed */
-	int64_t applied[SHARDS][CELLS]; /* what it admits against */
-	int64_t applied_rev[SHARDS];    /* -1: not admitting there */
-	bool pending[SHARDS], to_ack[SHARDS];
-	struct quota_escrow_value read[SHARDS];
-	int64_t read_rev[SHARDS];
+	int64_t applied[SHARDS_MAX][CELLS]; /* what it admits against */
+	int64_t applied_rev[SHARDS_MAX];    /* -1: not admitting there */
+	bool pending[SHARDS_MAX], to_ack[SHARDS_MAX];
+	struct quota_escrow_value read[SHARDS_MAX];
+	int64_t read_rev[SHARDS_MAX];
 };
 
 static struct host hosts[HOSTS];
@@ -126,7 +130,7 @@ static void host_stop_on(struct host *h, size_t s)
 static void host_join(struct host *h)
 {
 	h->lease = grant(h->c);
-	for (size_t s = 0; s < SHARDS; s++)
+	for (size_t s = 0; s < n_shards; s++)
 		host_stop_on(h, s);
 }
 
@@ -139,8 +143,11 @@ static void coordinator_join(void)
 	planned = false;
 }
 
-static void setup_world(const char *name)
+static void setup_world(const char *name, size_t n)
 {
+	n_shards = n;
+	for (size_t s = 0; s < n; s++)
+		snprintf(shards[s], sizeof(shards[s]), "z%zu", s);
 	snprintf(prefix, sizeof(prefix), "/shmsched/escrow-%s-%d/", name, (int)getpid());
 	memset(&nominal, 0, sizeof(nominal));
 	nominal.kind = QUOTA_ESCROW_SLICE;
@@ -182,7 +189,7 @@ static void coord_read(void)
 	char err[512];
 	size_t writes;
 	int rc = quota_escrow_round_read(round_state, coord_client, prefix, queue, &nominal,
-					 (const char(*)[SHARD_NAME_MAX])shards, SHARDS, &writes,
+					 (const char(*)[SHARD_NAME_MAX])shards, n_shards, &writes,
 					 err, sizeof(err));
 	if (rc != 0)
 		fail_msg("round read: %s", err);
@@ -315,7 +322,7 @@ static void crash(int h)
 	struct host *hs = &hosts[h];
 	if (hs->lease == 0)
 		return;
-	for (size_t s = 0; s < SHARDS; s++)
+	for (size_t s = 0; s < n_shards; s++)
 		host_stop_on(hs, s); /* the gate: nothing from now */
 	assert_int_equal(etcd_lease_revoke(hs->c, hs->lease), 0); /* its keys go */
 	hs->lease = 0;
@@ -327,7 +334,7 @@ static void check_qe1(void)
 	for (size_t j = 0; j < CELLS; j++) {
 		int64_t admitted = 0;
 		for (int h = 0; h < HOSTS; h++)
-			for (size_t s = 0; s < SHARDS && hosts[h].lease != 0; s++)
+			for (size_t s = 0; s < n_shards && hosts[h].lease != 0; s++)
 				admitted += hosts[h].applied[s][j];
 		if (admitted > nominal.cells[j].amount)
 			fail_msg("QE1: %s admitted against %lld, nominal %lld",
@@ -339,7 +346,7 @@ static void check_qe1(void)
 static int64_t admitted_by(int h, size_t j)
 {
 	int64_t a = 0;
-	for (size_t s = 0; s < SHARDS && hosts[h].lease != 0; s++)
+	for (size_t s = 0; s < n_shards && hosts[h].lease != 0; s++)
 		a += hosts[h].applied[s][j];
 	return a;
 }
@@ -352,7 +359,7 @@ static void settle(void)
 		coord_read();
 		coord_write();
 		check_qe1();
-		for (size_t s = 0; s < SHARDS; s++) {
+		for (size_t s = 0; s < n_shards; s++) {
 			int h = owner_of(s);
 			if (h < 0)
 				continue;
@@ -367,9 +374,9 @@ static void settle(void)
 static void two_hosts_then_one(void **state)
 {
 	(void)state;
-	setup_world("two");
+	setup_world("two", 4);
 	crash(2); /* two hosts only */
-	for (size_t s = 0; s < SHARDS; s++)
+	for (size_t s = 0; s < n_shards; s++)
 		take((int)(s % 2), s);
 	settle();
 	assert_int_equal(admitted_by(0, 0), 2000);
@@ -377,7 +384,7 @@ static void two_hosts_then_one(void **state)
 	assert_int_equal(admitted_by(0, 0) + admitted_by(1, 0), 4000); /* not 8000 */
 	assert_int_equal(admitted_by(0, 1) + admitted_by(1, 1), 8589934592);
 	crash(1);
-	for (size_t s = 0; s < SHARDS; s++)
+	for (size_t s = 0; s < n_shards; s++)
 		take(0, s);
 	settle();
 	assert_int_equal(admitted_by(0, 0), 4000);
@@ -401,9 +408,9 @@ static int64_t slice_of(size_t s, size_t j)
 static void rebalance_waits_for_the_shrink(void **state)
 {
 	(void)state;
-	setup_world("rebalance");
+	setup_world("rebalance", 4);
 	crash(2);
-	for (size_t s = 0; s < SHARDS; s++)
+	for (size_t s = 0; s < n_shards; s++)
 		take((int)(s % 2), s);
 	settle();
 	/* Host 0's pods on z0 use its 1 cpu and want 2 more. */
@@ -426,7 +433,7 @@ static void rebalance_waits_for_the_shrink(void **state)
 	coord_write();
 	assert_int_equal(slice_of(0, 0), 1000);
 	/* The owners put the shrinks in force and acknowledge them. */
-	for (size_t s = 1; s < SHARDS; s++) {
+	for (size_t s = 1; s < n_shards; s++) {
 		read_slice((int)(s % 2), s);
 		apply((int)(s % 2), s);
 		ack((int)(s % 2), s);
@@ -443,13 +450,45 @@ static void rebalance_waits_for_the_shrink(void **state)
 	teardown_world();
 }
 
+/* More shards than one round writes: the first round grows the first
+ * QUOTA_ESCROW_ROUND_WRITES slices, the next the rest. */
+static void many_shards_in_two_rounds(void **state)
+{
+	(void)state;
+	setup_world("many", SHARDS_MAX);
+	crash(2);
+	for (size_t s = 0; s < n_shards; s++)
+		take((int)(s % 2), s);
+	for (int i = 0; i < 3; i++) {
+		/* The owners acknowledge what they read (first: no slice). */
+		for (size_t s = 0; s < n_shards; s++) {
+			read_slice((int)(s % 2), s);
+			apply((int)(s % 2), s);
+			ack((int)(s % 2), s);
+		}
+		check_qe1();
+		if (i == 2)
+			break;
+		coord_read();
+		assert_int_equal(planned_writes, i == 0 ? QUOTA_ESCROW_ROUND_WRITES
+						       : SHARDS_MAX - QUOTA_ESCROW_ROUND_WRITES);
+		coord_write();
+	}
+	assert_int_equal(admitted_by(0, 0) + admitted_by(1, 0), 4000);
+	assert_int_equal(slice_of(0, 0), 67); /* 4000 / 60, one more to the first 40 */
+	assert_int_equal(slice_of(SHARDS_MAX - 1, 0), 66);
+	settle();
+	assert_int_equal(admitted_by(0, 0) + admitted_by(1, 0), 4000);
+	teardown_world();
+}
+
 static void random_steps_keep_qe1(void **state)
 {
 	(void)state;
-	setup_world("random");
+	setup_world("random", 4);
 	for (int i = 0; i < 1500; i++) {
 		int h = (int)(rnd() % HOSTS);
-		size_t s = (size_t)(rnd() % SHARDS);
+		size_t s = (size_t)(rnd() % n_shards);
 		unsigned action = (unsigned)(rnd() % 100);
 		if (action < 10) {
 			coord_read();
@@ -497,7 +536,7 @@ static void random_steps_keep_qe1(void **state)
 	for (int h = 0; h < HOSTS; h++)
 		if (hosts[h].lease == 0)
 			host_join(&hosts[h]);
-	for (size_t s = 0; s < SHARDS; s++) {
+	for (size_t s = 0; s < n_shards; s++) {
 		if (owner_of(s) < 0)
 			take((int)(s % HOSTS), s);
 		assert_true(owner_of(s) >= 0);
@@ -528,6 +567,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(two_hosts_then_one),
 		cmocka_unit_test(rebalance_waits_for_the_shrink),
+		cmocka_unit_test(many_shards_in_two_rounds),
 		cmocka_unit_test(random_steps_keep_qe1),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
