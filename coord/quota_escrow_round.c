@@ -150,16 +150,13 @@ static int take_kv(struct quota_escrow_round *r, const struct etcd_kv *kv, size_
 	return 0;
 }
 
-/* The planned slices of shard s: any cell changed, and whether only by
- * shrinks. */
-static void shard_change(const struct quota_escrow_round *r, size_t s, bool *changed,
-			 bool *grows)
+/* Whether any planned cell of shard s differs from its slice. */
+static bool shard_changed(const struct quota_escrow_round *r, size_t s)
 {
-	*changed = *grows = false;
-	for (size_t j = 0; j < r->n_cells; j++) {
-		*changed |= r->planned[s][j] != r->granted[s][j];
-		*grows |= r->planned[s][j] > r->granted[s][j];
-	}
+	for (size_t j = 0; j < r->n_cells; j++)
+		if (r->planned[s][j] != r->granted[s][j])
+			return true;
+	return false;
 }
 
 static int plan(struct quota_escrow_round *r, char *err, size_t errlen)
@@ -191,11 +188,8 @@ static int plan(struct quota_escrow_round *r, char *err, size_t errlen)
 			r->planned[s][j] = write[s] != QUOTA_ESCROW_KEEP ? write[s] : r->granted[s][j];
 	}
 	size_t writes = 0;
-	for (size_t s = 0; s < r->n; s++) {
-		bool changed, grows;
-		shard_change(r, s, &changed, &grows);
-		writes += changed;
-	}
+	for (size_t s = 0; s < r->n; s++)
+		writes += shard_changed(r, s);
 	if (writes > QUOTA_ESCROW_ROUND_WRITES) {
 		/* Too many for one transaction. With any shrink: the shrinks
 		 * alone (each safe on its own; a growth may count on an
@@ -211,9 +205,7 @@ static int plan(struct quota_escrow_round *r, char *err, size_t errlen)
 			for (size_t j = 0; shrinks && j < r->n_cells; j++)
 				if (r->planned[s][j] > r->granted[s][j])
 					r->planned[s][j] = r->granted[s][j];
-			bool changed, grows;
-			shard_change(r, s, &changed, &grows);
-			if (changed && writes < QUOTA_ESCROW_ROUND_WRITES)
+			if (shard_changed(r, s) && writes < QUOTA_ESCROW_ROUND_WRITES)
 				writes++;
 			else
 				memcpy(r->planned[s], r->granted[s], sizeof(r->planned[s]));
@@ -221,10 +213,8 @@ static int plan(struct quota_escrow_round *r, char *err, size_t errlen)
 	}
 	r->n_writes = 0;
 	for (size_t s = 0; s < r->n; s++) {
-		bool changed, grows;
-		shard_change(r, s, &changed, &grows);
-		r->write[s] = changed;
-		r->n_writes += changed;
+		r->write[s] = shard_changed(r, s);
+		r->n_writes += r->write[s];
 	}
 	return 0;
 }
