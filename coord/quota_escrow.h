@@ -16,9 +16,12 @@
  *     reads its slice after the take: the slice written (`granted`);
  *   - an owner whose acknowledgement is of the slice written (the same
  *     key revision): `granted`;
- *   - an owner not yet acknowledged (none, or an older revision's): the
- *     larger of `granted` and the older acknowledged value: the owner
- *     admits against one or the other.
+ *   - an owner without an acknowledgement: `granted` (it took s after
+ *     the slice was written: no change is written to an unsettled shard,
+ *     and a write to an unowned one is compared against the owner key);
+ *   - an owner whose acknowledgement is of an older revision: the larger
+ *     of `granted` and the value acknowledged: it admits against one or
+ *     the other.
  *
  * QE2: a slice is written only while its shard is settled (no owner, or
  * acknowledged at the slice's revision): one change in flight a shard, so
@@ -35,7 +38,8 @@
  * host reads a shard's slice after its take and on every change, puts it
  * in force (a shrink before it is acknowledged), never one of an older
  * revision than the one in force, and acknowledges the revision in
- * force, fenced by its owner key's lease; a release stops admitting on
+ * force (0 while the slice key is absent), fenced by its owner key's
+ * lease; a release stops admitting on
  * the shard before the owner and acknowledgement keys go. */
 #ifndef SHMSCHED_COORD_QUOTA_ESCROW_H
 #define SHMSCHED_COORD_QUOTA_ESCROW_H

@@ -14,7 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "base/strconv.h"
+#include "base/base.h"
 #include "coord/quota_escrow.h"
 
 static bool flavor_ok(const char *s, size_t n)
