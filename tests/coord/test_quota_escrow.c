@@ -10,9 +10,8 @@
  * protocol_keeps_qe1: a model of etcd's keys (slices, owners,
  * acknowledgements with revisions and versions), a coordinator that
  * reads, plans and writes in a transaction compared against the keys it
- * read of the shards it writes
- * (and may crash between its read and its write, or between the two
- * phases), hosts that take, read (possibly stale), apply, acknowledge,
+ * read of the shards it writes (and may crash between its read and its
+ * write, or between the two phases), hosts that take, read (possibly stale), apply, acknowledge,
  * release, crash and have their leases expire, in random order: QE1
  * (what live hosts admit against sums to at most the nominal) and the
  * soundness of quota_escrow_hold checked after every step; then, with

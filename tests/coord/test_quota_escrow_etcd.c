@@ -15,8 +15,8 @@
  * 2. rebalance_waits_for_the_shrink: a shard's pods want 2 cpu more;
  *    the first round shrinks the other shards' slices and does not grow
  *    the asking shard's, nor does a second round; only once the owners
- *    acknowledged the shrinks
- *    does the next round grow it (to 3 cpu), all of the 4 admitted.
+ *    acknowledged the shrinks does the next round grow it (to 3 cpu), all
+ *    of the 4 admitted.
  * 3. many_shards_in_two_rounds: 60 shards, more than a round writes
  *    (QUOTA_ESCROW_ROUND_WRITES): the first round writes 42 slices, the
  *    next the other 18, and the hosts then admit against the whole 4 cpu.
