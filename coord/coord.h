@@ -20,6 +20,7 @@
 #include "coord/quota_escrow.h"
 #include "coord/quota_escrow_value.h"
 #include "coord/quota_escrow_round.h"
+#include "coord/quota_escrow_member.h"
 #include "coord/rebuild.h"
 #include "coord/watch.h"
 #include "coord/membership.h"

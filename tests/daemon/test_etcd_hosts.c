@@ -57,6 +57,8 @@ static pid_t pids[HOSTS];
 static const char *const names[HOSTS] = {"host-a", "host-b", "host-c"};
 /* The cluster's name of the test running (each its own keys). */
 static const char *cluster_name = "etcd-hosts";
+/* The cluster file the hosts start with (quota_by_escrow's has quotas). */
+static const char *cluster_file = "cluster.json";
 
 static double now_s(void)
 {
@@ -82,7 +84,7 @@ static void start_host(int h)
 	char sock[128], log[128], cluster[128];
 	sock_of(h, sock, sizeof(sock));
 	snprintf(log, sizeof(log), "%s/%s.log", dir, names[h]);
-	snprintf(cluster, sizeof(cluster), "%s/cluster.json", dir);
+	snprintf(cluster, sizeof(cluster), "%s/%s", dir, cluster_file);
 	pid_t pid = fork();
 	if (pid == 0) {
 		int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0600);
@@ -657,6 +659,117 @@ static void sync_commits_placements(void **state)
 			 names[1]);
 }
 
+/* 3. Quota by escrow (docs/design/multi-host.md, "Quota by escrow"): a
+ * ClusterQueue "cq" of nominal 4 cpu, two hosts owning two zones each:
+ * the coordinator splits it 1 cpu a shard, so each host admits 2 cpu,
+ * and both hosts' producers asking 4 pods of 1 cpu each get 4 placed in
+ * all (on the old code, each host admitted against the whole nominal: 8).
+ * Then host b is SIGKILLed: once host a owns every shard and has read
+ * their slices, it admits the whole 4 cpu. */
+static const char *const escrow_pod =
+	"{\"kind\":\"Pod\",\"metadata\":{\"name\":\"w\",\"namespace\":\"default\","
+	"\"labels\":{\"kueue.x-k8s.io/queue-name\":\"lq\"}},\"spec\":{\"containers\":"
+	"[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]}}";
+#define ESCROW_NOMINAL(cores)                                                          \
+	"kueue_cluster_queue_nominal_quota{cohort=\"\",cluster_queue=\"cq\",flavor=\"default\"," \
+	"resource=\"cpu\"} " cores
+
+/* Submits n pods of template tid on p (no wait). */
+static void submit_n(struct producer *p, uint32_t tid, int n)
+{
+	for (int i = 0; i < n; i++) {
+		struct shmsched_pod pod = {.cookie = ++p->cookie, .template_id = tid};
+		assert_int_equal(shmsched_submit(p->c, &pod, 1), 1);
+	}
+}
+
+/* Polls p's answers for `ms`; adds the placed ones to *placed. */
+static void count_placed(struct producer *p, unsigned ms, int *placed)
+{
+	for (unsigned t = 0; t < ms; t += 10) {
+		struct shmsched_result r;
+		while (shmsched_poll(p->c, &r, 1) == 1)
+			*placed += r.status == SHMSCHED_PLACED;
+		sleep_ms(10);
+	}
+}
+
+/* Waits (limit_s) until host h's metrics have `line`; whether they did. */
+static bool await_metrics(int h, const char *line, double limit_s)
+{
+	double t0 = now_s();
+	while (now_s() - t0 < limit_s) {
+		if (metrics_have(h, line))
+			return true;
+		sleep_ms(50);
+	}
+	return false;
+}
+
+static void quota_by_escrow(void **state)
+{
+	(void)state;
+	cluster_name = "etcd-escrow";
+	cluster_file = "cluster-quota.json";
+	start_host(0);
+	start_host(1);
+	char err[256];
+	struct etcd_client *ec;
+	struct etcd_client_options o = {.timeout_ms = 5000};
+	if (etcd_client_open(&ec, endpoints, &o, err, sizeof(err)) != 0)
+		fail_msg("etcd: %s", err);
+	int own[ZONES];
+	await_balanced(ec, 3u, own, 20);
+	/* Each host's share in force: 2 cpu (1 a shard). Not waited for on
+	 * the old code (no split): the count below says 8. */
+	for (int h = 0; h < 2; h++)
+		if (!await_metrics(h, ESCROW_NOMINAL("2"), 20))
+			printf("%s: no nominal quota of 2 cpu in force within 20 s\n", names[h]);
+	struct producer p[2];
+	uint32_t tid[2];
+	for (int h = 0; h < 2; h++) {
+		char sock[128];
+		sock_of(h, sock, sizeof(sock));
+		memset(&p[h], 0, sizeof(p[h]));
+		if (shmsched_connect(sock, &p[h].c, err, sizeof(err)) != 0)
+			fail_msg("connect %s: %s", sock, err);
+		if (shmsched_register_template(p[h].c, escrow_pod, strlen(escrow_pod), &tid[h],
+					       err, sizeof(err)) != 0)
+			fail_msg("template on %s: %s", names[h], err);
+		submit_n(&p[h], tid[h], 4);
+	}
+	int placed[2] = {0, 0};
+	for (int h = 0; h < 2; h++)
+		count_placed(&p[h], 3000, &placed[h]);
+	printf("quota by escrow: %d + %d pods of 1 cpu placed under a nominal quota of 4 "
+	       "cpu\n", placed[0], placed[1]);
+	if (placed[0] + placed[1] > 4)
+		fail_msg("%d + %d cpu admitted across the hosts: over the nominal 4 cpu",
+			 placed[0], placed[1]);
+	assert_int_equal(placed[0], 2);
+	assert_int_equal(placed[1], 2);
+
+	/* Host b is killed: a owns all four shards once b's lease lapses. */
+	double t0 = now_s();
+	kill(pids[1], SIGKILL);
+	waitpid(pids[1], NULL, 0);
+	pids[1] = 0;
+	shmsched_disconnect(p[1].c);
+	await_balanced(ec, 1u, own, 20);
+	if (!await_metrics(0, ESCROW_NOMINAL("4"), 20))
+		fail_msg("%s: the whole 4 cpu not in force within 20 s of owning every shard",
+			 names[0]);
+	printf("quota by escrow: %s admits the whole 4 cpu %.1f s after the kill\n",
+	       names[0], now_s() - t0);
+	submit_n(&p[0], tid[0], 2);
+	for (int i = 0; i < 150 && placed[0] < 4; i++)
+		count_placed(&p[0], 100, &placed[0]);
+	count_placed(&p[0], 500, &placed[0]);
+	assert_int_equal(placed[0], 4);
+	shmsched_disconnect(p[0].c);
+	etcd_client_close(ec);
+}
+
 static int teardown(void **state)
 {
 	(void)state;
@@ -691,9 +804,32 @@ int main(int argc, char **argv)
 			"{\"cpu\":\"4\",\"memory\":\"8Gi\",\"pods\":\"110\"}}}", z ? "," : "", z, z);
 	fputs("]}", f);
 	fclose(f);
+	/* quota_by_escrow's: the same nodes and a ClusterQueue of 4 cpu. */
+	snprintf(cluster, sizeof(cluster), "%s/cluster-quota.json", dir);
+	f = fopen(cluster, "w");
+	if (f == NULL) {
+		perror(cluster);
+		return 1;
+	}
+	fputs("{\"kind\":\"List\",\"items\":[", f);
+	for (int z = 0; z < ZONES; z++)
+		fprintf(f, "{\"kind\":\"Node\",\"metadata\":{\"name\":\"n%d\",\"labels\":{"
+			"\"topology.kubernetes.io/zone\":\"z%d\"}},\"status\":{\"allocatable\":"
+			"{\"cpu\":\"4\",\"memory\":\"8Gi\",\"pods\":\"110\"}}},", z, z);
+	fputs("{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"ResourceFlavor\","
+	      "\"metadata\":{\"name\":\"default\"}},"
+	      "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"ClusterQueue\","
+	      "\"metadata\":{\"name\":\"cq\"},\"spec\":{\"resourceGroups\":[{"
+	      "\"coveredResources\":[\"cpu\"],\"flavors\":[{\"name\":\"default\","
+	      "\"resources\":[{\"name\":\"cpu\",\"nominalQuota\":\"4\"}]}]}]}},"
+	      "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"LocalQueue\","
+	      "\"metadata\":{\"name\":\"lq\",\"namespace\":\"default\"},"
+	      "\"spec\":{\"clusterQueue\":\"cq\"}}]}", f);
+	fclose(f);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(hosts_join_split_fail_over, teardown),
 		cmocka_unit_test_teardown(sync_commits_placements, teardown),
+		cmocka_unit_test_teardown(quota_by_escrow, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
