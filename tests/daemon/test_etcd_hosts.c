@@ -21,7 +21,9 @@
  *    answers after, for a zone it owned, is not placed (its lease lapsed
  *    while it was stopped; it checks its lease's instant on every pod,
  *    before its membership thread has noticed anything).
- * The whole run takes about 15 s on an idle machine. */
+ * 5. quota_by_escrow: a ClusterQueue of 4 cpu split over the four
+ *    shards; two hosts admit 2 cpu each (below).
+ * The whole run takes about 20 s on an idle machine. */
 #define _GNU_SOURCE 1
 
 #include <setjmp.h>
@@ -659,7 +661,7 @@ static void sync_commits_placements(void **state)
 			 names[1]);
 }
 
-/* 3. Quota by escrow (docs/design/multi-host.md, "Quota by escrow"): a
+/* 5. Quota by escrow (docs/design/multi-host.md, "Quota by escrow"): a
  * ClusterQueue "cq" of nominal 4 cpu, two hosts owning two zones each:
  * the coordinator splits it 1 cpu a shard, so each host admits 2 cpu,
  * and both hosts' producers asking 4 pods of 1 cpu each get 4 placed in
