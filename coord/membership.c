@@ -454,16 +454,21 @@ static int take_or_release(struct membership *m, struct shard_state *s)
  * is logged when it changes; the next tick tries again. */
 static void escrow_tick(struct membership *m, bool coordinating)
 {
-	char err[512] = "";
+	char err[512] = "", owner_err[512] = "";
 	int rc = 0;
 	if (coordinating)
 		rc = quota_escrow_member_coordinate(m->escrow, m->c, m->prefix, m->lease,
 						    (const shard_name_t *)m->seen, m->n_seen, err,
 						    sizeof(err));
-	if (rc == 0)
-		rc = quota_escrow_member_owned(m->escrow, m->c, m->prefix, m->lease,
-					       (const shard_name_t *)m->owned, m->n_owned, err,
-					       sizeof(err));
+	/* The owner's step even when the rounds failed (too many shards to
+	 * split, say): its slices as they are still go in force. */
+	int owner_rc = quota_escrow_member_owned(m->escrow, m->c, m->prefix, m->lease,
+						 (const shard_name_t *)m->owned, m->n_owned,
+						 owner_err, sizeof(owner_err));
+	if (owner_rc != 0) {
+		rc = owner_rc;
+		memcpy(err, owner_err, sizeof(err));
+	}
 	if (rc != 0) {
 		count(m, &m->st.errors, 1);
 		if (rc != m->escrow_rc)
