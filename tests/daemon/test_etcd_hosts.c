@@ -784,6 +784,26 @@ static int teardown(void **state)
 	return 0;
 }
 
+/* dir/name: the four nodes n0..n3 (4 cpu, zones z0..z3), then `extra`
+ * (more items, each after a comma). 0, or -1 (printed). */
+static int write_cluster(const char *name, const char *extra)
+{
+	char path[128];
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	FILE *f = fopen(path, "w");
+	if (f == NULL) {
+		perror(path);
+		return -1;
+	}
+	fputs("{\"kind\":\"List\",\"items\":[", f);
+	for (int z = 0; z < ZONES; z++)
+		fprintf(f, "%s{\"kind\":\"Node\",\"metadata\":{\"name\":\"n%d\",\"labels\":{"
+			"\"topology.kubernetes.io/zone\":\"z%d\"}},\"status\":{\"allocatable\":"
+			"{\"cpu\":\"4\",\"memory\":\"8Gi\",\"pods\":\"110\"}}}", z ? "," : "", z, z);
+	fprintf(f, "%s]}", extra);
+	return fclose(f) == 0 ? 0 : -1;
+}
+
 int main(int argc, char **argv)
 {
 	endpoints = getenv("SHMSCHED_ETCD_ENDPOINTS");
@@ -796,42 +816,20 @@ int main(int argc, char **argv)
 	shmsched = argv[2];
 	const char *tmp = getenv("SHMSCHED_ETCD_DIR");
 	snprintf(dir, sizeof(dir), "%s", tmp != NULL ? tmp : "/tmp");
-	char cluster[128];
-	snprintf(cluster, sizeof(cluster), "%s/cluster.json", dir);
-	FILE *f = fopen(cluster, "w");
-	if (f == NULL) {
-		perror(cluster);
+	/* The hosts' cluster files: the nodes, and the nodes with a ClusterQueue
+	 * of 4 cpu (quota_by_escrow's). */
+	if (write_cluster("cluster.json", "") < 0 ||
+	    write_cluster("cluster-quota.json",
+			  ",{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"ResourceFlavor\","
+			  "\"metadata\":{\"name\":\"default\"}},"
+			  "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"ClusterQueue\","
+			  "\"metadata\":{\"name\":\"cq\"},\"spec\":{\"resourceGroups\":[{"
+			  "\"coveredResources\":[\"cpu\"],\"flavors\":[{\"name\":\"default\","
+			  "\"resources\":[{\"name\":\"cpu\",\"nominalQuota\":\"4\"}]}]}]}},"
+			  "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"LocalQueue\","
+			  "\"metadata\":{\"name\":\"lq\",\"namespace\":\"default\"},"
+			  "\"spec\":{\"clusterQueue\":\"cq\"}}") < 0)
 		return 1;
-	}
-	fputs("{\"kind\":\"List\",\"items\":[", f);
-	for (int z = 0; z < ZONES; z++)
-		fprintf(f, "%s{\"kind\":\"Node\",\"metadata\":{\"name\":\"n%d\",\"labels\":{"
-			"\"topology.kubernetes.io/zone\":\"z%d\"}},\"status\":{\"allocatable\":"
-			"{\"cpu\":\"4\",\"memory\":\"8Gi\",\"pods\":\"110\"}}}", z ? "," : "", z, z);
-	fputs("]}", f);
-	fclose(f);
-	/* quota_by_escrow's: the same nodes and a ClusterQueue of 4 cpu. */
-	snprintf(cluster, sizeof(cluster), "%s/cluster-quota.json", dir);
-	f = fopen(cluster, "w");
-	if (f == NULL) {
-		perror(cluster);
-		return 1;
-	}
-	fputs("{\"kind\":\"List\",\"items\":[", f);
-	for (int z = 0; z < ZONES; z++)
-		fprintf(f, "{\"kind\":\"Node\",\"metadata\":{\"name\":\"n%d\",\"labels\":{"
-			"\"topology.kubernetes.io/zone\":\"z%d\"}},\"status\":{\"allocatable\":"
-			"{\"cpu\":\"4\",\"memory\":\"8Gi\",\"pods\":\"110\"}}},", z, z);
-	fputs("{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"ResourceFlavor\","
-	      "\"metadata\":{\"name\":\"default\"}},"
-	      "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"ClusterQueue\","
-	      "\"metadata\":{\"name\":\"cq\"},\"spec\":{\"resourceGroups\":[{"
-	      "\"coveredResources\":[\"cpu\"],\"flavors\":[{\"name\":\"default\","
-	      "\"resources\":[{\"name\":\"cpu\",\"nominalQuota\":\"4\"}]}]}]}},"
-	      "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"LocalQueue\","
-	      "\"metadata\":{\"name\":\"lq\",\"namespace\":\"default\"},"
-	      "\"spec\":{\"clusterQueue\":\"cq\"}}]}", f);
-	fclose(f);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(hosts_join_split_fail_over, teardown),
 		cmocka_unit_test_teardown(sync_commits_placements, teardown),
