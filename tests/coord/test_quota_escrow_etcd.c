@@ -2,8 +2,8 @@
  * (coord/quota_escrow_round.h), started by tests/coord/etcd_cluster.sh
  * (SHMSCHED_ETCD_ENDPOINTS). Without it the program prints SKIP and
  * exits 77. The hosts here are simulated (a client and a lease each, what
- * they admit against kept in the test): shmschedd does not call the
- * rounds yet.
+ * they admit against kept in the test); shmschedd's hosts are in
+ * stress.etcd_hosts (quota_by_escrow).
  *
  * 1. two_hosts_then_one: a queue of 4 cpu (4000 millicores) and 8 Gi of
  *    memory over 4 shards, two hosts owning 2 each: after the rounds the
@@ -27,7 +27,14 @@
  *    after every step, what live hosts admit against sums to at most the
  *    nominal in each cell (QE1); some rounds were refused by their
  *    compares and some committed; then, calm, the hosts admit against
- *    exactly the nominal. */
+ *    exactly the nominal.
+ * 5. member_orders_force_and_keys: coord/quota_escrow_member.h, the
+ *    membership's side, for two hosts of two shards each: after a few
+ *    ticks each has 2 cpu in force; a host whose swap fails (in_force
+ *    answers an error) acknowledges nothing (QE5), and acknowledges the
+ *    slice's revision once a swap succeeds; a release puts the shard's
+ *    slice out of force while its owner key still exists, then deletes
+ *    its owner and acknowledgement keys (QE6). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -556,6 +563,118 @@ static void random_steps_keep_qe1(void **state)
 	teardown_world();
 }
 
+/* 5. The membership's side (coord/quota_escrow_member.h). */
+struct member_host {
+	int h;
+	struct quota_escrow_member *m;
+	int64_t cpu;     /* the sums last put in force */
+	bool fail;       /* in_force answers an error */
+	int release_of;  /* >= 0: a release of this shard is under way */
+	int owner_seen;  /* owner_of(release_of) inside in_force */
+};
+
+static int member_in_force(void *arg, const struct quota_escrow_value *sums, size_t n)
+{
+	struct member_host *mh = arg;
+	assert_int_equal(n, 1);
+	if (mh->release_of >= 0)
+		mh->owner_seen = owner_of((size_t)mh->release_of);
+	if (mh->fail)
+		return -EAGAIN;
+	mh->cpu = sums[0].cells[0].amount;
+	return 0;
+}
+
+/* The ack key's revision of host-owned shard s (-1: no key). */
+static int64_t ack_revision(size_t s)
+{
+	char k[256];
+	size_t kl = key(k, sizeof(k), "quota/", queue, "/");
+	kl += (size_t)snprintf(k + kl, sizeof(k) - kl, "%s/ack", shards[s]);
+	struct etcd_range_result r;
+	assert_int_equal(etcd_range(coord_client, k, kl, NULL, 0, 0, &r), 0);
+	int64_t rev = -1;
+	if (r.n_kvs > 0) {
+		struct quota_escrow_value v;
+		char msg[128];
+		assert_int_equal(quota_escrow_value_decode(r.kvs[0].value, r.kvs[0].value_len, &v,
+							   msg, sizeof(msg)), 0);
+		rev = v.revision;
+	}
+	etcd_range_result_free(&r);
+	return rev;
+}
+
+static int member_tick(struct member_host *mh, const shard_name_t *owned, size_t n)
+{
+	char err[512];
+	return quota_escrow_member_owned(mh->m, hosts[mh->h].c, prefix, hosts[mh->h].lease,
+					 (const char(*)[SHARD_NAME_MAX])owned, n, err, sizeof(err));
+}
+
+static void member_orders_force_and_keys(void **state)
+{
+	(void)state;
+	setup_world("member", 4);
+	struct quota_escrow_queue q;
+	memset(&q, 0, sizeof(q));
+	snprintf(q.name, sizeof(q.name), "%s", queue);
+	q.nominal = nominal;
+	struct member_host mh[2];
+	shard_name_t owned[2][2];
+	for (int h = 0; h < 2; h++) {
+		mh[h] = (struct member_host){.h = h, .release_of = -1, .owner_seen = -1};
+		mh[h].m = quota_escrow_member_new(&q, 1, member_in_force, &mh[h]);
+		assert_non_null(mh[h].m);
+		for (size_t k = 0; k < 2; k++) {
+			take(h, (size_t)h * 2 + k);
+			memcpy(owned[h][k], shards[h * 2 + k], SHARD_NAME_MAX);
+		}
+	}
+	struct quota_escrow_member *coord = quota_escrow_member_new(&q, 1, NULL, NULL);
+	assert_non_null(coord);
+	char err[512];
+	for (int tick = 0; tick < 4; tick++) {
+		assert_int_equal(quota_escrow_member_coordinate(coord, coord_client, prefix,
+								coord_lease,
+								(const char(*)[SHARD_NAME_MAX])shards,
+								n_shards, err, sizeof(err)), 0);
+		if (tick == 1)
+			mh[0].fail = true; /* its first read of a written slice */
+		for (int h = 0; h < 2; h++) {
+			int rc = member_tick(&mh[h], (const shard_name_t *)owned[h], 2);
+			if (mh[h].fail) {
+				assert_int_equal(rc, -EAGAIN);
+				/* QE5: the acknowledgements stay at revision 0. */
+				assert_int_equal(ack_revision(0), 0);
+				assert_int_equal(ack_revision(1), 0);
+				mh[h].fail = false;
+			} else {
+				assert_int_equal(rc, 0);
+			}
+		}
+	}
+	assert_int_equal(mh[0].cpu, 2000);
+	assert_int_equal(mh[1].cpu, 2000);
+	assert_true(ack_revision(0) > 0);
+	assert_true(ack_revision(3) > 0);
+	/* QE6: host 0 releases z0: out of force while its owner key exists. */
+	mh[0].release_of = 0;
+	bool gone = false;
+	assert_int_equal(quota_escrow_member_release(mh[0].m, hosts[0].c, prefix, hosts[0].lease,
+						     shards[0], &gone, err, sizeof(err)), 0);
+	assert_true(gone);
+	assert_int_equal(mh[0].owner_seen, 0);
+	assert_int_equal(mh[0].cpu, 1000);
+	assert_int_equal(owner_of(0), -1);
+	assert_int_equal(ack_revision(0), -1);
+	assert_true(ack_revision(1) > 0);
+	for (int h = 0; h < 2; h++)
+		quota_escrow_member_free(mh[h].m);
+	quota_escrow_member_free(coord);
+	teardown_world();
+}
+
 int main(void)
 {
 	endpoints = getenv("SHMSCHED_ETCD_ENDPOINTS");
@@ -569,6 +688,7 @@ int main(void)
 		cmocka_unit_test(rebalance_waits_for_the_shrink),
 		cmocka_unit_test(many_shards_in_two_rounds),
 		cmocka_unit_test(random_steps_keep_qe1),
+		cmocka_unit_test(member_orders_force_and_keys),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
