@@ -22,7 +22,8 @@
  *    while it was stopped; it checks its lease's instant on every pod,
  *    before its membership thread has noticed anything).
  * 5. quota_by_escrow: a ClusterQueue of 4 cpu split over the four
- *    shards; two hosts admit 2 cpu each (below).
+ *    shards; two hosts admit 2 cpu each, `shmsched cluster status`
+ *    shows the four slices acknowledged (below).
  * The whole run takes about 20 s on an idle machine. */
 #define _GNU_SOURCE 1
 
@@ -750,6 +751,23 @@ static void quota_by_escrow(void **state)
 			 placed[0], placed[1]);
 	assert_int_equal(placed[0], 2);
 	assert_int_equal(placed[1], 2);
+	/* `shmsched cluster status` shows each shard's slice, acknowledged. */
+	char cmd[512], line[256];
+	snprintf(cmd, sizeof(cmd), "%s cluster status --etcd %s --etcd-cluster %s", shmsched,
+		 endpoints, cluster_name);
+	FILE *status = popen(cmd, "r");
+	assert_non_null(status);
+	int slices = 0;
+	while (fgets(line, sizeof(line), status) != NULL) {
+		printf("  %s", line);
+		int z;
+		char tail[64];
+		if (sscanf(line, "slice cq z%d default cpu 1000 %63s", &z, tail) == 2 &&
+		    strcmp(tail, "acknowledged") == 0)
+			slices++;
+	}
+	assert_int_equal(pclose(status), 0);
+	assert_int_equal(slices, ZONES);
 
 	/* Host b is killed: a owns all four shards once b's lease lapses. */
 	double t0 = now_s();
