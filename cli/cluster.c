@@ -8,7 +8,7 @@
  *                                          two differ)
  *   slice QUEUE S FLAVOR RESOURCE AMOUNT ... acknowledged|unacknowledged
  *                                         (quota by escrow: each cell of
- *                                          the slice key quota/QUEUE/S;
+ *                                          the slice key of QUEUE and S;
  *                                          acknowledged: its owner's ack
  *                                          names the key's revision)
  */
@@ -103,9 +103,8 @@ static void slice_key(struct slice_row *rows, size_t *n, const char *k, size_t k
 		return;
 	struct slice_row *r = &rows[(*n)++];
 	memset(r, 0, sizeof(*r));
-	int nl = snprintf(r->name, sizeof(r->name), "%.*s %.*s", (int)(a - k), k,
-			  (int)(kl - (size_t)(a + 1 - k)), a + 1);
-	(void)nl;
+	snprintf(r->name, sizeof(r->name), "%.*s %.*s", (int)(a - k), k,
+		 (int)(kl - (size_t)(a + 1 - k)), a + 1);
 	r->revision = kv->mod_revision;
 	if (rc != 0 || v->kind != QUOTA_ESCROW_SLICE) {
 		snprintf(r->cells, sizeof(r->cells), " (a value that does not decode)");
