@@ -36,7 +36,7 @@ struct qe_host {
 	struct placements *pl;
 	/* qe_host_in_force's sums, for its locked swap. */
 	const struct quota_escrow_value *told;
-	bool swapped; /* told sums were put in force once */
+	bool swapped; /* the tree in force has h->sums */
 };
 
 static int by_cell(const void *a, const void *b)
@@ -152,7 +152,9 @@ static int in_force_locked(void *arg)
 	memcpy(h->sums, h->told, h->n * sizeof(*h->sums));
 	struct qc_carried c;
 	int rc = swap_in(h, &c);
-	h->swapped |= rc == 0;
+	/* A failed swap leaves h->sums ahead of the tree in force: the next
+	 * call swaps even with the same sums (QE5: no success without it). */
+	h->swapped = rc == 0;
 	if (rc == 0 && c.dropped > 0)
 		log_msg(LOG_LEVEL_WARN, "quota by escrow: %llu placement(s) charged to no "
 			"ClusterQueue after a swap (first of queue %s)",
