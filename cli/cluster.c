@@ -6,6 +6,11 @@
  *   host HOST lease ID ttl-left Ns/Gs shards N
  *   shard S assigned HOST owner HOST      ("-": none; "moving" when the
  *                                          two differ)
+ *   slice QUEUE S FLAVOR RESOURCE AMOUNT ... acknowledged|unacknowledged
+ *                                         (quota by escrow: each cell of
+ *                                          the slice key of QUEUE and S;
+ *                                          acknowledged: its owner's ack
+ *                                          names the key's revision)
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -26,7 +31,8 @@ static void usage(FILE *to)
 		"\n"
 		"A multi-host cluster's state (shmschedd --etcd), read from etcd: its\n"
 		"hosts with their leases' seconds left, its coordinator, and each\n"
-		"shard's assigned host and owner (\"moving\" while they differ).\n"
+		"shard's assigned host and owner (\"moving\" while they differ), and\n"
+		"each shard's slice of each ClusterQueue's quota (quota by escrow).\n"
 		"--etcd: etcd's client URLs, comma separated (default\n"
 		"$SHMSCHED_ETCD_ENDPOINTS); --etcd-cluster: as shmschedd's (default\n"
 		"\"default\").\n");
@@ -36,6 +42,16 @@ struct shard_row {
 	char name[SHARD_NAME_MAX];
 	char assigned[MEMBERSHIP_HOST_MAX];
 	char owner[MEMBERSHIP_HOST_MAX];
+};
+
+/* A slice key quota/<queue>/<s>: its text after "1 slice", and whether
+ * an ack of its revision follows it (the range is in key order). */
+#define SLICE_ROWS 1024
+struct slice_row {
+	char name[QUOTA_ESCROW_QUEUE_MAX + SHARD_NAME_MAX + 2]; /* "QUEUE S" */
+	char cells[256];
+	int64_t revision;
+	bool acked;
 };
 
 struct host_row {
@@ -64,6 +80,44 @@ static struct shard_row *shard_of(struct shard_row *rows, size_t *n, const char 
 	return r;
 }
 
+/* quota/<rest>: a slice key "QUEUE/S" starts a row; "QUEUE/S/ack" marks
+ * the last row acknowledged when its revision is that row's. A value that
+ * does not decode is shown as such. */
+static void slice_key(struct slice_row *rows, size_t *n, const char *k, size_t kl,
+		      const struct etcd_kv *kv, struct quota_escrow_value *v)
+{
+	const char *a = memchr(k, '/', kl);
+	const char *b = a != NULL ? memchr(a + 1, '/', kl - (size_t)(a + 1 - k)) : NULL;
+	char msg[128];
+	int rc = quota_escrow_value_decode(kv->value, kv->value_len, v, msg, sizeof(msg));
+	if (a == NULL)
+		return;
+	if (b != NULL) {
+		if (kl - (size_t)(b - k) == 4 && memcmp(b, "/ack", 4) == 0 && *n > 0 && rc == 0 &&
+		    v->kind == QUOTA_ESCROW_ACK && rows[*n - 1].revision == v->revision &&
+		    strlen(rows[*n - 1].name) == (size_t)(b - k))
+			rows[*n - 1].acked = true;
+		return;
+	}
+	if (*n == SLICE_ROWS)
+		return;
+	struct slice_row *r = &rows[(*n)++];
+	memset(r, 0, sizeof(*r));
+	snprintf(r->name, sizeof(r->name), "%.*s %.*s", (int)(a - k), k,
+		 (int)(kl - (size_t)(a + 1 - k)), a + 1);
+	r->revision = kv->mod_revision;
+	if (rc != 0 || v->kind != QUOTA_ESCROW_SLICE) {
+		snprintf(r->cells, sizeof(r->cells), " (a value that does not decode)");
+		return;
+	}
+	size_t at = 0;
+	for (size_t i = 0; i < v->n && at < sizeof(r->cells); i++) {
+		int w = snprintf(r->cells + at, sizeof(r->cells) - at, " %s %s %" PRId64,
+				 v->cells[i].flavor, v->cells[i].resource, v->cells[i].amount);
+		at += w > 0 ? (size_t)w : 0;
+	}
+}
+
 static int show(struct etcd_client *ec, const char *cluster)
 {
 	char prefix[160];
@@ -81,7 +135,9 @@ static int show(struct etcd_client *ec, const char *cluster)
 	}
 	static struct shard_row shards[SHARD_MAX];
 	static struct host_row hosts[MEMBERSHIP_HOSTS_MAX];
-	size_t n_shards = 0, n_hosts = 0;
+	static struct slice_row slices[SLICE_ROWS];
+	static struct quota_escrow_value v;
+	size_t n_shards = 0, n_hosts = 0, n_slices = 0;
 	char coordinator[MEMBERSHIP_HOST_MAX] = "-";
 	for (size_t i = 0; i < r.n_kvs; i++) {
 		const struct etcd_kv *kv = &r.kvs[i];
@@ -104,6 +160,8 @@ static int show(struct etcd_client *ec, const char *cluster)
 				copy(s->assigned, MEMBERSHIP_HOST_MAX, kv->value, kv->value_len);
 			else if (s != NULL && rest == 6 && memcmp(slash, "/owner", 6) == 0)
 				copy(s->owner, MEMBERSHIP_HOST_MAX, kv->value, kv->value_len);
+		} else if (kl > 6 && memcmp(k, "quota/", 6) == 0) {
+			slice_key(slices, &n_slices, k + 6, kl - 6, kv, &v);
 		}
 	}
 	int64_t revision = r.revision;
@@ -131,6 +189,9 @@ static int show(struct etcd_client *ec, const char *cluster)
 		       row->assigned[0] ? row->assigned : "-", row->owner[0] ? row->owner : "-",
 		       strcmp(row->assigned, row->owner) != 0 ? " moving" : "");
 	}
+	for (size_t i = 0; i < n_slices; i++)
+		printf("slice %s%s %s\n", slices[i].name, slices[i].cells,
+		       slices[i].acked ? "acknowledged" : "unacknowledged");
 	return 0;
 }
 

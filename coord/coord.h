@@ -5,7 +5,10 @@
  * pipelined committer of a shard's placements (coord/commit_queue.h), the
  * placement value it writes (coord/placement_value.h), a shard's
  * rebuild from etcd (coord/rebuild.h) and the watch stream
- * (coord/watch.h). Nothing of the daemon uses them
+ * (coord/watch.h); the quota escrow's split and two-phase rule
+ * (coord/quota_escrow.h), its keys' values
+ * (coord/quota_escrow_value.h) and its rounds through etcd
+ * (coord/quota_escrow_round.h), not called yet. Nothing of the daemon uses them
  * yet. */
 #ifndef SHMSCHED_COORD_COORD_H
 #define SHMSCHED_COORD_COORD_H
@@ -14,6 +17,10 @@
 #include "coord/etcd_codec.h"
 #include "coord/commit_queue.h"
 #include "coord/placement_value.h"
+#include "coord/quota_escrow.h"
+#include "coord/quota_escrow_value.h"
+#include "coord/quota_escrow_round.h"
+#include "coord/quota_escrow_member.h"
 #include "coord/rebuild.h"
 #include "coord/watch.h"
 #include "coord/membership.h"

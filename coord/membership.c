@@ -66,7 +66,10 @@ struct membership {
 	size_t n_owned;
 	/* The coordinator's scratch: the shards it sees, its keys. */
 	shard_name_t seen[SHARD_MAX];
+	size_t n_seen;
 	char keys[ETCD_MAX_TXN_OPS][KEY_MAX];
+	struct quota_escrow_member *escrow; /* NULL: no queue split */
+	int escrow_rc; /* its last tick's, for its log lines */
 };
 
 static uint64_t mono_ns(void)
@@ -160,6 +163,11 @@ static void lose_lease(struct membership *m)
 	if (m->n_owned > 0) {
 		m->n_owned = 0;
 		tell_owned(m);
+	}
+	if (m->escrow != NULL) { /* nothing owned: the sums 0, no request */
+		char err[8];
+		(void)quota_escrow_member_owned(m->escrow, m->c, m->prefix, 0, NULL, 0, err,
+						sizeof(err));
 	}
 	pthread_mutex_lock(&m->mu);
 	m->st.lease = 0;
@@ -388,6 +396,7 @@ static int coordinate(struct membership *m)
 		    shard_name_valid(seen[i], strlen(seen[i])))
 			memcpy(seen[k++], seen[i], SHARD_NAME_MAX);
 	n = k;
+	m->n_seen = n;
 	int32_t prior[SHARD_MAX], out[SHARD_MAX];
 	for (size_t i = 0; i < n; i++) {
 		const struct shard_state *s = shard_find(m, seen[i], strlen(seen[i]), false);
@@ -440,6 +449,19 @@ static int take_or_release(struct membership *m, struct shard_state *s)
 	bool assigned_here = strcmp(s->assigned, m->host) == 0;
 	if (mine && !assigned_here) {
 		owned_set(m, s->name, false); /* stop placing before the key goes */
+		if (m->escrow != NULL) {
+			char err[512];
+			bool gone = false;
+			int rc = quota_escrow_member_release(m->escrow, m->c, m->prefix, m->lease,
+							     s->name, &gone, err, sizeof(err));
+			if (rc != 0)
+				return rc;
+			if (gone)
+				count(m, &m->st.releases, 1);
+			s->owner[0] = '\0';
+			s->owner_lease = 0;
+			return 0;
+		}
 		struct etcd_compare cmp = {.target = ETCD_CMP_LEASE, .result = ETCD_CMP_EQUAL,
 					   .key = key, .key_len = kl, .number = m->lease};
 		struct etcd_op del = {.kind = ETCD_OP_DELETE, .key = key, .key_len = kl};
@@ -475,6 +497,37 @@ static int take_or_release(struct membership *m, struct shard_state *s)
 	/* Owned by another lease (ours lost, or another host's). */
 	owned_set(m, s->name, false);
 	return 0;
+}
+
+/* Quota by escrow: the coordinator's rounds over the shards it assigns,
+ * then the owner's reads and acknowledgements of its slices. A failure
+ * is logged when it changes; the next tick tries again. */
+static void escrow_tick(struct membership *m, bool coordinating)
+{
+	char err[512] = "", owner_err[512] = "";
+	int rc = 0;
+	if (coordinating)
+		rc = quota_escrow_member_coordinate(m->escrow, m->c, m->prefix, m->lease,
+						    (const shard_name_t *)m->seen, m->n_seen, err,
+						    sizeof(err));
+	/* The owner's step even when the rounds failed (too many shards to
+	 * split, say): its slices as they are still go in force. */
+	int owner_rc = quota_escrow_member_owned(m->escrow, m->c, m->prefix, m->lease,
+						 (const shard_name_t *)m->owned, m->n_owned,
+						 owner_err, sizeof(owner_err));
+	if (owner_rc != 0) {
+		rc = owner_rc;
+		memcpy(err, owner_err, sizeof(err));
+	}
+	if (rc != 0) {
+		count(m, &m->st.errors, 1);
+		if (rc != m->escrow_rc)
+			log_msg(LOG_LEVEL_WARN, "membership %s: quota by escrow: %s", m->host,
+				err);
+	} else if (m->escrow_rc != 0) {
+		log_msg(LOG_LEVEL_INFO, "membership %s: quota by escrow: answers again", m->host);
+	}
+	m->escrow_rc = rc;
 }
 
 static void tick(struct membership *m)
@@ -516,6 +569,8 @@ static void tick(struct membership *m)
 	 * that reached it since. */
 	if (m->lease != 0)
 		tell_owned(m);
+	if (rc == 0 && m->escrow != NULL)
+		escrow_tick(m, coordinating);
 	if (rc != 0 && rc != -ENOENT)
 		count(m, &m->st.errors, 1);
 	/* Logged when it changes: a failing etcd is not a line per tick. */
@@ -589,10 +644,23 @@ int membership_start(struct membership **out, const struct membership_config *cf
 		free(m);
 		return rc;
 	}
+	if (cfg->n_escrow_queues > 0) {
+		m->escrow = quota_escrow_member_new(cfg->escrow_queues, cfg->n_escrow_queues,
+						    cfg->escrow_in_force, cfg->arg);
+		if (m->escrow == NULL) {
+			snprintf(err, errlen, "quota by escrow: %zu queues: out of memory or "
+				 "more than %u", cfg->n_escrow_queues, QUOTA_ESCROW_MEMBER_QUEUES);
+			etcd_client_close(m->c);
+			free(m);
+			return -EINVAL;
+		}
+	}
+	m->cfg.escrow_queues = NULL; /* copied */
 	pthread_mutex_init(&m->mu, NULL);
 	rc = pthread_create(&m->thread, NULL, loop, m);
 	if (rc != 0) {
 		snprintf(err, errlen, "the membership thread: %s", strerror(rc));
+		quota_escrow_member_free(m->escrow);
 		etcd_client_close(m->c);
 		pthread_mutex_destroy(&m->mu);
 		free(m);
@@ -617,6 +685,7 @@ void membership_stop(struct membership *m)
 		(void)etcd_lease_revoke(m->c, m->lease);
 	m->lease = 0;
 	tell_alive(m);
+	quota_escrow_member_free(m->escrow);
 	etcd_client_close(m->c);
 	pthread_mutex_destroy(&m->mu);
 	free(m);

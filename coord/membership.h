@@ -24,6 +24,8 @@
  * stops placing there before the key goes) and takes each assigned shard
  * that has no owner (told after). The owned set is told again every tick
  * (the caller may find nodes of an owned shard that reached it since).
+ * With escrow queues, the coordinator then runs their rounds and the
+ * owner reads and acknowledges its slices (coord/quota_escrow_member.h).
  *
  * The lease is surely alive until the last successful renewal's send
  * time plus TTL - TTL/4 (the margin: a renewal not yet through, the
@@ -40,6 +42,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "coord/quota_escrow_member.h"
 #include "coord/shard_map.h"
 
 #define MEMBERSHIP_TTL_DEFAULT_S 5
@@ -67,6 +70,14 @@ struct membership_config {
 	void (*alive_until)(void *arg, uint64_t until_ns);
 	void *arg;
 	uint64_t (*clock_ns)(void); /* NULL: CLOCK_MONOTONIC */
+	/* Quota by escrow (coord/quota_escrow_member.h): the queues split
+	 * (copied; 0: none) and where the sums of the owned shards' slices go
+	 * (on the membership thread, with `arg`; put in force before it
+	 * returns). With queues, a release deletes the shard's
+	 * acknowledgement and use keys with its owner key. */
+	const struct quota_escrow_queue *escrow_queues;
+	size_t n_escrow_queues;
+	quota_escrow_in_force_fn escrow_in_force;
 };
 
 struct membership_status {

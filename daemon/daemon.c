@@ -39,6 +39,7 @@
 #include "daemon/evict_internal.h"
 #include "daemon/warm_internal.h"
 #include "daemon/quota_charge_internal.h"
+#include "daemon/quota_escrow_host_internal.h"
 #include "daemon/admission_fair_internal.h"
 #include "daemon/lease_internal.h"
 #include "daemon/quarantine_internal.h"
@@ -86,6 +87,7 @@ struct daemon {
 	struct control_server *admin;
 	struct persist *persist;  /* the durable store; NULL: none */
 	struct quota_charge *quota; /* the quotas' charges; NULL: none */
+	struct qe_host *escrow; /* quota by escrow (--etcd with quotas); NULL: none */
 	struct afs_ledger *afs;     /* admission fair sharing; NULL: off */
 	/* Kueue's objects of the cluster file (ingest/kueue_json.h), owned;
 	 * NULL: none (or cfg->quota, the caller's, is used). */
@@ -143,6 +145,7 @@ static void teardown(struct daemon *d)
 	qc_destroy(d->quota); /* after the table whose free hook it is */
 	afsl_destroy(d->afs);  /* after the hook and workers that feed it */
 	quota_tree_free(d->file_quota); /* after the charges made against it */
+	qe_host_destroy(d->escrow);     /* its tree in force, as the file's */
 	for (unsigned i = 0; d->engines != NULL && i < d->workers; i++)
 		engine_destroy(d->engines[i]);
 	free(d->engines);
@@ -276,9 +279,12 @@ static int queue_replace(void *arg, struct quota_tree *t,
 			 struct producers_queue_carried *out)
 {
 	struct daemon *d = arg;
-	struct quota_tree *old;
+	struct quota_tree *old = d->file_quota;
 	struct qc_carried c;
-	int rc = qc_replace(d->quota, t, d->placements, &old, &c);
+	/* Quota by escrow: t is the base, a copy of it with the slices in
+	 * force (daemon/quota_escrow_host_internal.h). */
+	int rc = d->escrow != NULL ? qe_host_replace(d->escrow, t, &c)
+				   : qc_replace(d->quota, t, d->placements, &old, &c);
 	if (rc < 0)
 		return rc;
 	out->carried = c.carried;
@@ -1089,6 +1095,12 @@ static void report_lost(struct daemon *d)
 		}
 }
 
+static int member_escrow(void *arg, const struct quota_escrow_value *sums, size_t n)
+{
+	struct daemon *d = arg;
+	return qe_host_in_force(d->escrow, sums, n);
+}
+
 static void member_owned(void *arg, const shard_name_t *names, size_t n)
 {
 	struct daemon *d = arg;
@@ -1185,6 +1197,10 @@ static int start_shards(struct daemon *d, const struct daemon_config *cfg, char 
 		.alive_until = member_alive_until,
 		.arg = d,
 	};
+	if (d->escrow != NULL) {
+		mc.escrow_queues = qe_host_queues(d->escrow, &mc.n_escrow_queues);
+		mc.escrow_in_force = member_escrow;
+	}
 	if (cfg->etcd_durability == ETCD_DURABILITY_SYNC ||
 	    cfg->etcd_durability == ETCD_DURABILITY_ASYNC) {
 		char prefix[COMMIT_PREFIX_MAX + 1];
@@ -1470,6 +1486,11 @@ struct daemon *daemon_start(const struct daemon_config *cfg, char *err,
 	}
 	struct quota_tree *quota = cfg->quota ? cfg->quota : d->file_quota;
 	if (quota != NULL && start_quota(d, cfg, quota, err, err_len) < 0)
+		goto fail;
+	/* With --etcd: the slices of the shards owned, 0 until read. */
+	if (quota != NULL && cfg->etcd_endpoints != NULL &&
+	    qe_host_create(&d->escrow, quota, d->producers, d->quota, d->placements, err,
+			   err_len) < 0)
 		goto fail;
 	if (d->quota != NULL && d->evictor != NULL) {
 		/* Reclaim by quota (QA6 in daemon/quota_charge.c). */

@@ -553,6 +553,13 @@ int producers_set_queues(struct producers *p, const struct producers_queue_ops *
 			 struct quota_tree *tree, const char *path, char *err,
 			 size_t err_len);
 
+/* fn(arg) under the producers' lock (so that OP_QUEUE's swap of the tree
+ * cannot run meanwhile, and the intern table is this thread's to write):
+ * quota by escrow's swap from the membership thread
+ * (daemon/quota_escrow_host.c). Its result. From any thread but a control
+ * server's callback. */
+int producers_with_lock(struct producers *p, int (*fn)(void *arg), void *arg);
+
 /* OP_QUEUE_METRICS (ingest/control_ops.h): the daemon's figures that no
  * reader of the state region sees, written by `fn` into buf[0..len) as
  * Prometheus text; it returns the bytes the whole text needs (more than

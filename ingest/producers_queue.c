@@ -850,3 +850,11 @@ void prod_handle_queue(struct producers *p, struct control_server *s,
 	memcpy(out, &h, sizeof(h));
 	control_server_reply(s, conn, rid, out, (uint32_t)(sizeof(h) + r.len), -1);
 }
+
+int producers_with_lock(struct producers *p, int (*fn)(void *arg), void *arg)
+{
+	pthread_mutex_lock(&p->lock);
+	int rc = fn(arg);
+	pthread_mutex_unlock(&p->lock);
+	return rc;
+}

@@ -756,6 +756,70 @@ int quota_cluster_queue_set_admission_fair_sharing(struct quota_tree *t,
 	return 0;
 }
 
+/* --- a copy with other nominal quotas --------------------------------------- */
+
+/* The objects as added (implicit cohorts left to the seal, which adds
+ * them again after the others: every explicit node keeps its id), the
+ * entries in their order (so each node's flavor order is the same). */
+int quota_tree_copy_nominals(const struct quota_tree *src,
+			     int64_t (*nominal)(void *arg, int cq, int flavor, int resource,
+						int64_t nominal),
+			     void *arg, struct quota_tree **out, char *err, size_t err_len)
+{
+	*out = NULL;
+	if (!src->sealed)
+		return errmsg_rc(-EINVAL, err, err_len, "quota copy: the tree is not sealed");
+	struct quota_tree *t = NULL;
+	int rc = quota_tree_new(&t);
+	for (int f = 0; rc >= 0 && f < src->n_flavors; f++) {
+		rc = quota_flavor_add(t, src->flavors[f], err, err_len);
+		const struct quota_flavor_labels *l = &src->flavor_labels[f];
+		for (int i = 0; rc >= 0 && i < l->n; i++)
+			rc = quota_flavor_label_add(t, f, l->key[i], l->value[i], err, err_len);
+	}
+	for (int r = 0; rc >= 0 && r < src->n_resources; r++)
+		rc = quota_resource_add(t, src->resources[r], err, err_len);
+	for (int i = 0; rc >= 0 && i < src->n_nodes; i++) {
+		const struct quota_node *n = &src->nodes[i];
+		if (n->implicit)
+			continue;
+		if (n->is_cohort) {
+			rc = quota_cohort_add(t, n->name, n->parent_name, n->weight_milli, err,
+					      err_len);
+		} else {
+			rc = quota_cluster_queue_add(t, n->name, n->parent_name, n->weight_milli,
+						     &n->preemption, err, err_len);
+			if (rc >= 0 && n->admission_fair_sharing)
+				rc = quota_cluster_queue_set_admission_fair_sharing(t, rc, true);
+		}
+	}
+	for (size_t i = 0; rc >= 0 && i < src->n_entries; i++) {
+		const struct quota_entry_in *e = &src->entries[i];
+		int64_t nom = e->nominal, lend = e->lending_limit;
+		if (!src->nodes[e->node].is_cohort) {
+			nom = nominal(arg, e->node, e->flavor, e->resource, e->nominal);
+			if (lend != QUOTA_NO_LIMIT && lend > nom)
+				lend = nom;
+		}
+		rc = quota_set(t, e->node, e->flavor, e->resource, nom, e->borrowing_limit, lend,
+			       err, err_len);
+	}
+	for (int i = 0; rc >= 0 && i < src->n_lqs; i++) {
+		const struct quota_local_queue *q = &src->lqs[i];
+		rc = quota_local_queue_add(t, q->ns, q->name, q->cq_name, err, err_len);
+		if (rc >= 0)
+			rc = quota_local_queue_set_weight(t, rc, q->weight_milli, err, err_len);
+	}
+	if (rc >= 0)
+		rc = quota_seal(t, err, err_len);
+	if (rc < 0) {
+		quota_tree_free(t);
+		return rc;
+	}
+	*out = t;
+	return 0;
+}
+
 /* --- the seal --------------------------------------------------------------- */
 
 static int64_t sat_add(int64_t a, int64_t b)

@@ -185,6 +185,20 @@ int quota_cluster_queue_set_admission_fair_sharing(struct quota_tree *t,
  * fit for quota_tree_free(). */
 int quota_seal(struct quota_tree *t, char *err, size_t err_len);
 
+/* A new sealed tree of the sealed `src`'s objects (no usage), each
+ * ClusterQueue's nominalQuota of (flavor, resource) replaced by
+ * nominal(arg, cq, flavor, resource, its nominal), in [0,
+ * QUOTA_QUANTITY_MAX], and its lendingLimit lowered to that where over
+ * it; Cohorts' entries as they are. Node ids, flavors and resources keep
+ * their numbers. For quota by escrow (daemon/quota_escrow_host.c): a host
+ * admits against the slices of the shards it owns. 0, or a negative
+ * errno (-ENOMEM; -EINVAL: `src` not sealed, a nominal out of range)
+ * with a message. */
+int quota_tree_copy_nominals(const struct quota_tree *src,
+			     int64_t (*nominal)(void *arg, int cq, int flavor, int resource,
+						int64_t nominal),
+			     void *arg, struct quota_tree **out, char *err, size_t err_len);
+
 /* Lookups by name: a node id or index, or -ENOENT. */
 int quota_flavor_find(const struct quota_tree *t, const char *name);
 int quota_resource_find(const struct quota_tree *t, const char *name);

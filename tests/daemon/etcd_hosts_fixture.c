@@ -37,8 +37,16 @@ void etcd_hosts_sleep_ms(unsigned ms)
 int etcd_hosts_write_cluster(const struct etcd_hosts *e, const char *cpu, const char *memory,
 			     unsigned pods, char *err, size_t errlen)
 {
+	return etcd_hosts_write_cluster_file(e, "cluster.json", cpu, memory, pods, "", err,
+					     errlen);
+}
+
+int etcd_hosts_write_cluster_file(const struct etcd_hosts *e, const char *file, const char *cpu,
+				  const char *memory, unsigned pods, const char *extra, char *err,
+				  size_t errlen)
+{
 	char path[256];
-	snprintf(path, sizeof(path), "%s/cluster.json", e->dir);
+	snprintf(path, sizeof(path), "%s/%s", e->dir, file);
 	FILE *f = fopen(path, "w");
 	if (f == NULL) {
 		int rc = -errno;
@@ -51,7 +59,7 @@ int etcd_hosts_write_cluster(const struct etcd_hosts *e, const char *cpu, const 
 			"\"topology.kubernetes.io/zone\":\"z%d\"}},\"status\":{\"allocatable\":"
 			"{\"cpu\":\"%s\",\"memory\":\"%s\",\"pods\":\"%u\"}}}", z ? "," : "", z, z,
 			cpu, memory, pods);
-	fputs("]}\n", f);
+	fprintf(f, "%s]}\n", extra);
 	if (fclose(f) != 0) {
 		int rc = -errno;
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));

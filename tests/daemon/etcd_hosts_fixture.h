@@ -42,6 +42,11 @@ struct etcd_hosts {
  * `cpu` and `memory` (Kubernetes quantities) and room for `pods` pods. */
 int etcd_hosts_write_cluster(const struct etcd_hosts *e, const char *cpu, const char *memory,
 			     unsigned pods, char *err, size_t errlen);
+/* The same in <dir>/<file>, the objects `extra` (",{...},{...}" or "")
+ * after the nodes (a ClusterQueue, its flavor, its LocalQueue). */
+int etcd_hosts_write_cluster_file(const struct etcd_hosts *e, const char *file, const char *cpu,
+				  const char *memory, unsigned pods, const char *extra, char *err,
+				  size_t errlen);
 
 /* Starts host h and returns when its socket accepts a producer (20 s at
  * most: -ETIMEDOUT; -ECHILD: it exited first). */

@@ -21,10 +21,10 @@
  *    answers after, for a zone it owned, is not placed (its lease lapsed
  *    while it was stopped; it checks its lease's instant on every pod,
  *    before its membership thread has noticed anything).
- * sync_commits_placements, rules_across_shards, sync_answers_after_commits
- * and async_answers_then_commits (each described where it is defined)
- * follow, with their own clusters' keys.
- * The whole run takes about 30 s on an idle machine. */
+ * sync_commits_placements, rules_across_shards, sync_answers_after_commits,
+ * async_answers_then_commits and quota_by_escrow (each described where it
+ * is defined) follow, with their own clusters' keys.
+ * The whole run takes about 40 s on an idle machine. */
 #define _GNU_SOURCE 1
 
 #include <setjmp.h>
@@ -1507,12 +1507,146 @@ static void rules_across_shards(void **state)
 	hosts.shard_by = NULL;
 }
 
+/* 5. Quota by escrow (docs/design/multi-host.md, "Quota by escrow"): a
+ * ClusterQueue "cq" of nominal 4 cpu, two hosts owning two zones each:
+ * the coordinator splits it 1 cpu a shard, so each host admits 2 cpu,
+ * and both hosts' producers asking 4 pods of 1 cpu each get 4 placed in
+ * all (on the old code, each host admitted against the whole nominal: 8).
+ * Then host b is SIGKILLed: once host a owns every shard and has read
+ * their slices, it admits the whole 4 cpu. */
+static const char *const escrow_pod =
+	"{\"kind\":\"Pod\",\"metadata\":{\"name\":\"w\",\"namespace\":\"default\","
+	"\"labels\":{\"kueue.x-k8s.io/queue-name\":\"lq\"}},\"spec\":{\"containers\":"
+	"[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]}}";
+#define ESCROW_NOMINAL(cores)                                                          \
+	"kueue_cluster_queue_nominal_quota{cohort=\"\",cluster_queue=\"cq\",flavor=\"default\"," \
+	"resource=\"cpu\"} " cores
+
+/* Submits n pods of template tid on p (no wait). */
+static void submit_n(struct producer *p, uint32_t tid, int n)
+{
+	for (int i = 0; i < n; i++) {
+		struct shmsched_pod pod = {.cookie = ++p->cookie, .template_id = tid};
+		assert_int_equal(shmsched_submit(p->c, &pod, 1), 1);
+	}
+}
+
+/* Polls p's answers for `ms`; adds the placed ones to *placed. */
+static void count_placed(struct producer *p, unsigned ms, int *placed)
+{
+	for (unsigned t = 0; t < ms; t += 10) {
+		struct shmsched_result r;
+		while (shmsched_poll(p->c, &r, 1) == 1)
+			*placed += r.status == SHMSCHED_PLACED;
+		etcd_hosts_sleep_ms(10);
+	}
+}
+
+/* Waits (limit_s) until host h's metrics have `line`; whether they did. */
+static bool await_metrics(int h, const char *line, double limit_s)
+{
+	double t0 = etcd_hosts_now_s();
+	while (etcd_hosts_now_s() - t0 < limit_s) {
+		if (metrics_have(h, line))
+			return true;
+		etcd_hosts_sleep_ms(50);
+	}
+	return false;
+}
+
+static void quota_by_escrow(void **state)
+{
+	(void)state;
+	hosts.cluster_name = "etcd-escrow";
+	hosts.cluster_file = "cluster-quota.json";
+	start_host(0);
+	start_host(1);
+	char err[256];
+	struct etcd_client *ec;
+	struct etcd_client_options o = {.timeout_ms = 5000};
+	if (etcd_client_open(&ec, endpoints, &o, err, sizeof(err)) != 0)
+		fail_msg("etcd: %s", err);
+	int own[ZONES];
+	await_balanced(ec, 3u, own, 20);
+	/* Each host's share in force: 2 cpu (1 a shard). Not waited for on
+	 * the old code (no split): the count below says 8. */
+	for (int h = 0; h < 2; h++)
+		if (!await_metrics(h, ESCROW_NOMINAL("2"), 20))
+			printf("%s: no nominal quota of 2 cpu in force within 20 s\n", names[h]);
+	struct producer p[2];
+	uint32_t tid[2];
+	for (int h = 0; h < 2; h++) {
+		char sock[128];
+		sock_of(h, sock, sizeof(sock));
+		memset(&p[h], 0, sizeof(p[h]));
+		if (shmsched_connect(sock, &p[h].c, err, sizeof(err)) != 0)
+			fail_msg("connect %s: %s", sock, err);
+		if (shmsched_register_template(p[h].c, escrow_pod, strlen(escrow_pod), &tid[h],
+					       err, sizeof(err)) != 0)
+			fail_msg("template on %s: %s", names[h], err);
+		submit_n(&p[h], tid[h], 4);
+	}
+	int placed[2] = {0, 0};
+	for (int h = 0; h < 2; h++)
+		count_placed(&p[h], 3000, &placed[h]);
+	printf("quota by escrow: %d + %d pods of 1 cpu placed under a nominal quota of 4 "
+	       "cpu\n", placed[0], placed[1]);
+	if (placed[0] + placed[1] > 4)
+		fail_msg("%d + %d cpu admitted across the hosts: over the nominal 4 cpu",
+			 placed[0], placed[1]);
+	assert_int_equal(placed[0], 2);
+	assert_int_equal(placed[1], 2);
+	/* `shmsched cluster status` shows each shard's slice, acknowledged. */
+	char cmd[512], line[256];
+	snprintf(cmd, sizeof(cmd), "%s cluster status --etcd %s --etcd-cluster %s", shmsched,
+		 endpoints, hosts.cluster_name);
+	FILE *status = popen(cmd, "r");
+	assert_non_null(status);
+	int slices = 0;
+	while (fgets(line, sizeof(line), status) != NULL) {
+		printf("  %s", line);
+		int z;
+		char tail[64];
+		if (sscanf(line, "slice cq z%d default cpu 1000 %63s", &z, tail) == 2 &&
+		    strcmp(tail, "acknowledged") == 0)
+			slices++;
+	}
+	assert_int_equal(pclose(status), 0);
+	assert_int_equal(slices, ZONES);
+
+	/* Host b is killed: a owns all four shards once b's lease lapses. */
+	double t0 = etcd_hosts_now_s();
+	kill(pids[1], SIGKILL);
+	waitpid(pids[1], NULL, 0);
+	pids[1] = 0;
+	shmsched_disconnect(p[1].c);
+	await_balanced(ec, 1u, own, 20);
+	if (!await_metrics(0, ESCROW_NOMINAL("4"), 20))
+		fail_msg("%s: the whole 4 cpu not in force within 20 s of owning every shard",
+			 names[0]);
+	printf("quota by escrow: %s admits the whole 4 cpu %.1f s after the kill\n",
+	       names[0], etcd_hosts_now_s() - t0);
+	submit_n(&p[0], tid[0], 2);
+	for (int i = 0; i < 150 && placed[0] < 4; i++)
+		count_placed(&p[0], 100, &placed[0]);
+	count_placed(&p[0], 500, &placed[0]);
+	assert_int_equal(placed[0], 4);
+	shmsched_disconnect(p[0].c);
+	etcd_client_close(ec);
+	int st = stop_host(0); /* a clean stop: the sanitizers' builds check it */
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		fail_msg("%s stopped with status 0x%x (log %s/%s.log)", names[0], st, dir,
+			 names[0]);
+}
+
 static int teardown(void **state)
 {
 	(void)state;
 	hosts.ttl_s = TTL_S;
 	hosts.durability = NULL;
 	hosts.no_etcd = false;
+	hosts.cluster_file = NULL;
+	hosts.shard_by = NULL;
 	for (int h = 0; h < HOSTS; h++)
 		(void)stop_host(h);
 	return 0;
@@ -1533,6 +1667,22 @@ int main(int argc, char **argv)
 	snprintf(dir, sizeof(dir), "%s", tmp != NULL ? tmp : "/tmp");
 	char err[512];
 	if (etcd_hosts_write_cluster(&hosts, "4", "8Gi", 1000000, err, sizeof(err)) != 0) {
+		fprintf(stderr, "%s\n", err);
+		return 1;
+	}
+	/* quota_by_escrow's: the nodes and a ClusterQueue of 4 cpu. */
+	if (etcd_hosts_write_cluster_file(
+		    &hosts, "cluster-quota.json", "4", "8Gi", 110,
+		    ",{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"ResourceFlavor\","
+		    "\"metadata\":{\"name\":\"default\"}},"
+		    "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"ClusterQueue\","
+		    "\"metadata\":{\"name\":\"cq\"},\"spec\":{\"resourceGroups\":[{"
+		    "\"coveredResources\":[\"cpu\"],\"flavors\":[{\"name\":\"default\","
+		    "\"resources\":[{\"name\":\"cpu\",\"nominalQuota\":\"4\"}]}]}]}},"
+		    "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"LocalQueue\","
+		    "\"metadata\":{\"name\":\"lq\",\"namespace\":\"default\"},"
+		    "\"spec\":{\"clusterQueue\":\"cq\"}}",
+		    err, sizeof(err)) != 0) {
 		fprintf(stderr, "%s\n", err);
 		return 1;
 	}
@@ -1560,6 +1710,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_teardown(sync_answers_after_commits, teardown),
 		cmocka_unit_test_teardown(async_answers_then_commits, teardown),
 		cmocka_unit_test_teardown(rules_across_shards, teardown),
+		cmocka_unit_test_teardown(quota_by_escrow, teardown),
 	};
 	if (getenv("SHMSCHED_TEST_FILTER"))
 		cmocka_set_test_filter(getenv("SHMSCHED_TEST_FILTER"));

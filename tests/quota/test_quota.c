@@ -349,6 +349,90 @@ static void test_flavor_labels_and_order(void **state)
 	quota_tree_free(t);
 }
 
+/* quota_tree_copy_nominals (quota by escrow: a host's tree of its
+ * slices): every object kept with its number, ClusterQueues' nominals
+ * replaced, a lendingLimit over the new nominal lowered to it, Cohorts'
+ * entries kept; the copy charges against the new nominals. */
+static int64_t slice_of(void *arg, int cq, int flavor, int resource, int64_t nominal)
+{
+	const int *a = arg; /* team-a's node: 2000; the others: half */
+	(void)flavor;
+	(void)resource;
+	return cq == *a ? 2000 : nominal / 2;
+}
+
+static void test_copy_nominals(void **state)
+{
+	(void)state;
+	struct quota_tree *t = new_tree();
+	assert_int_equal(quota_flavor_add(t, "default", err, sizeof(err)), 0);
+	assert_int_equal(quota_flavor_add(t, "spot", err, sizeof(err)), 1);
+	assert_int_equal(quota_flavor_label_add(t, 1, "spot", "true", err, sizeof(err)), 0);
+	assert_int_equal(quota_resource_add(t, "cpu", err, sizeof(err)), 0);
+	struct quota_preemption pre = {.reclaim_within_cohort = QUOTA_PREEMPT_ANY};
+	int a = quota_cluster_queue_add(t, "team-a", "ml", W1, &pre, err, sizeof(err));
+	int b = quota_cluster_queue_add(t, "team-b", "ml", 2 * W1, NULL, err, sizeof(err));
+	int top = quota_cohort_add(t, "top", NULL, W1, err, sizeof(err));
+	assert_int_equal(quota_set(t, a, 1, 0, 6000, NO, NO, err, sizeof(err)), 0);
+	assert_int_equal(quota_set(t, a, 0, 0, 6000, 1000, NO, err, sizeof(err)), 0);
+	assert_int_equal(quota_set(t, b, 0, 0, 6000, NO, 4000, err, sizeof(err)), 0);
+	assert_int_equal(quota_set(t, top, 0, 0, 100, NO, NO, err, sizeof(err)), 0);
+	int lq = quota_local_queue_add(t, "ns", "lq", "team-b", err, sizeof(err));
+	assert_int_equal(quota_local_queue_set_weight(t, lq, 3 * W1, err, sizeof(err)), 0);
+	assert_int_equal(quota_cluster_queue_set_admission_fair_sharing(t, b, true), 0);
+	assert_int_equal(quota_seal(t, err, sizeof(err)), 0);
+	int ml = quota_cohort_find(t, "ml"); /* implicit: added by the seal */
+
+	struct quota_tree *c = NULL;
+	assert_int_equal(quota_tree_copy_nominals(t, slice_of, &a, &c, err, sizeof(err)), 0);
+	assert_int_equal(quota_n_nodes(c), quota_n_nodes(t));
+	assert_int_equal(quota_cluster_queue_find(c, "team-a"), a);
+	assert_int_equal(quota_cluster_queue_find(c, "team-b"), b);
+	assert_int_equal(quota_cohort_find(c, "top"), top);
+	assert_int_equal(quota_cohort_find(c, "ml"), ml);
+	assert_int_equal(quota_node_parent(c, a), ml);
+	assert_int_equal(quota_node_weight_milli(c, b), 2 * W1);
+	assert_int_equal(quota_node_preemption(c, a)->reclaim_within_cohort,
+			 QUOTA_PREEMPT_ANY);
+	assert_true(quota_node_admission_fair_sharing(c, b));
+	assert_false(quota_node_admission_fair_sharing(c, a));
+	const int *order;
+	assert_int_equal(quota_node_flavors(c, a, &order), 2);
+	assert_int_equal(order[0], 1); /* spot given first */
+	assert_int_equal(quota_flavor_n_labels(c, 1), 1);
+	assert_int_equal(quota_local_queue_find(c, "ns", "lq"), b);
+	assert_int_equal(quota_local_queue_index(c, "ns", "lq"), lq);
+	assert_int_equal(quota_local_queue_weight_milli(c, lq), 3 * W1);
+
+	int64_t nom, borrow, lend;
+	assert_true(quota_entry(c, a, 0, 0, &nom, &borrow, &lend));
+	assert_int_equal(nom, 2000);
+	assert_int_equal(borrow, 1000);
+	assert_true(quota_entry(c, a, 1, 0, &nom, &borrow, &lend));
+	assert_int_equal(nom, 2000);
+	assert_true(quota_entry(c, b, 0, 0, &nom, &borrow, &lend));
+	assert_int_equal(nom, 3000);
+	assert_int_equal(lend, 3000); /* 4000, lowered to the nominal */
+	assert_true(quota_entry(c, top, 0, 0, &nom, &borrow, &lend));
+	assert_int_equal(nom, 100); /* a Cohort's: kept */
+	assert_true(quota_entry(t, b, 0, 0, &nom, &borrow, &lend)); /* the source: as it was */
+	assert_int_equal(nom, 6000);
+	assert_int_equal(lend, 4000);
+	/* team-a: 2000 of its own + 1000 borrowed, then no more. */
+	int64_t r = 3000;
+	assert_int_equal(quota_try_charge(c, a, 0, &r), 0);
+	r = 1;
+	assert_int_equal(quota_try_charge(c, a, 0, &r), -ENOSPC);
+	quota_tree_free(c);
+
+	struct quota_tree *open = new_tree(); /* not sealed */
+	assert_int_equal(quota_tree_copy_nominals(open, slice_of, &a, &c, err, sizeof(err)),
+			 -EINVAL);
+	assert_null(c);
+	quota_tree_free(open);
+	quota_tree_free(t);
+}
+
 /* --- borrowing and lending ------------------------------------------------- */
 
 /* Cohort "ml" (no quota of its own) with team-a (cpu 6000) and team-b
@@ -836,6 +920,7 @@ int main(void)
 		cmocka_unit_test(test_preemption_rule),
 		cmocka_unit_test(test_local_queues),
 		cmocka_unit_test(test_flavor_labels_and_order),
+		cmocka_unit_test(test_copy_nominals),
 		cmocka_unit_test(test_borrow_and_lend),
 		cmocka_unit_test(test_charge_all_or_nothing),
 		cmocka_unit_test(test_force_charge),
