@@ -739,6 +739,25 @@ static int settle(struct etcd_sync *s, int rc, const char *shard, char *why, siz
 	"the pod's node is in no shard (its shard label is gone): the placement is not " \
 	"committed to etcd"
 
+/* Backpressure on a full table or queue: false after a pause of 1 ms
+ * (try again), true once `deadline` has passed (refused, counted, why
+ * written). */
+static bool full_past(struct etcd_sync *s, const struct timespec *deadline, const char *shard,
+		      char *why, size_t len)
+{
+	struct timespec now, pause = {0, 1000000};
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (now.tv_sec > deadline->tv_sec ||
+	    (now.tv_sec == deadline->tv_sec && now.tv_nsec >= deadline->tv_nsec)) {
+		refuse(s, -ETIMEDOUT, why, len,
+		       "shard %s's etcd commit queue stayed full for %d ms: the placement is not "
+		       "committed", shard, ETCD_SYNC_WAIT_MS);
+		return true;
+	}
+	nanosleep(&pause, NULL);
+	return false;
+}
+
 /* etcd_sync_put in async mode: the record pushed into an entry of the
  * async table, not waited for. A full table or queue is waited out
  * (backpressure, never dropped), for ETCD_SYNC_WAIT_MS at most. */
@@ -785,14 +804,8 @@ static int put_async(struct etcd_sync *s, const char *shard, uint32_t slot,
 		}
 		if (rc != -EAGAIN)
 			break;
-		struct timespec now, pause = {0, 1000000};
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		if (now.tv_sec > deadline.tv_sec ||
-		    (now.tv_sec == deadline.tv_sec && now.tv_nsec >= deadline.tv_nsec))
-			return refuse(s, -ETIMEDOUT, why, len,
-				      "shard %s's etcd commit queue stayed full for %d ms: the "
-				      "placement is not committed", shard, ETCD_SYNC_WAIT_MS);
-		nanosleep(&pause, NULL);
+		if (full_past(s, &deadline, shard, why, len))
+			return -ETIMEDOUT;
 	}
 	return rc < 0 ? refuse_push(s, rc, shard, why, len) : 0;
 }
@@ -830,14 +843,8 @@ int etcd_sync_put(struct etcd_sync *s, unsigned w, uint32_t slot, uint32_t node_
 			break;
 		/* Backpressure: a lane full, or its oldest record past the
 		 * window; wait for room, never drop. */
-		struct timespec now, pause = {0, 1000000};
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		if (now.tv_sec > deadline.tv_sec ||
-		    (now.tv_sec == deadline.tv_sec && now.tv_nsec >= deadline.tv_nsec))
-			return refuse(s, -ETIMEDOUT, why, len,
-				      "shard %s's etcd commit queue stayed full for %d ms: the "
-				      "placement is not committed", shard, ETCD_SYNC_WAIT_MS);
-		nanosleep(&pause, NULL);
+		if (full_past(s, &deadline, shard, why, len))
+			return -ETIMEDOUT;
 	}
 	if (rc < 0)
 		return refuse_push(s, rc, shard, why, len);

@@ -1138,39 +1138,36 @@ static enum gw_route route_of(const char *url)
 	return GW_ROUTE_OTHER;
 }
 
-/* Whether url is /v1/placements/{id}/failure ({id}: one segment; its
- * digits are failure_routes.c's to check). Only a POST is the failure
- * route: GET and DELETE of that path stay the pod {id}/failure's. */
+/* Whether url is pre + one segment (no '/') + post. */
+static bool one_segment_route(const char *url, const char *pre, const char *post)
+{
+	size_t n = strlen(url), a = strlen(pre), b = strlen(post);
+	return n > a + b && strncmp(url, pre, a) == 0 &&
+	       strcmp(url + n - b, post) == 0 &&
+	       memchr(url + a, '/', n - a - b) == NULL;
+}
+
+/* Whether url is /v1/placements/{id}/failure ({id}: its digits are
+ * failure_routes.c's to check). Only a POST is the failure route: GET
+ * and DELETE of that path stay the pod {id}/failure's. */
 static bool is_failure(const char *url)
 {
-	static const char pre[] = "/v1/placements/", post[] = "/failure";
-	size_t n = strlen(url), a = sizeof(pre) - 1, b = sizeof(post) - 1;
-	return n > a + b && strncmp(url, pre, a) == 0 &&
-	       strcmp(url + n - b, post) == 0 &&
-	       memchr(url + a, '/', n - a - b) == NULL;
+	return one_segment_route(url, "/v1/placements/", "/failure");
 }
 
-/* Whether url is /v1/nodes/{name}/lease ({name}: one segment). Only a
- * PUT is the lease route (the admin listener's): anything else of that
- * path stays route_nodes' (405 on the admin listener, 404 on the main). */
+/* Whether url is /v1/nodes/{name}/lease. Only a PUT is the lease route
+ * (the admin listener's): anything else of that path stays route_nodes'
+ * (405 on the admin listener, 404 on the main). */
 static bool is_lease(const char *url)
 {
-	static const char pre[] = "/v1/nodes/", post[] = "/lease";
-	size_t n = strlen(url), a = sizeof(pre) - 1, b = sizeof(post) - 1;
-	return n > a + b && strncmp(url, pre, a) == 0 &&
-	       strcmp(url + n - b, post) == 0 &&
-	       memchr(url + a, '/', n - a - b) == NULL;
+	return one_segment_route(url, "/v1/nodes/", "/lease");
 }
 
-/* Whether url is /v1/pools/{pool}/release ({pool}: one segment, its
- * bytes pool_routes.c's to check). */
+/* Whether url is /v1/pools/{pool}/release ({pool}: its bytes
+ * pool_routes.c's to check). */
 static bool is_pool_release(const char *url)
 {
-	static const char pre[] = "/v1/pools/", post[] = "/release";
-	size_t n = strlen(url), a = sizeof(pre) - 1, b = sizeof(post) - 1;
-	return n > a + b && strncmp(url, pre, a) == 0 &&
-	       strcmp(url + n - b, post) == 0 &&
-	       memchr(url + a, '/', n - a - b) == NULL;
+	return one_segment_route(url, "/v1/pools/", "/release");
 }
 
 /* PUT /v1/nodes/{name}/lease (issue 38): the node's lease renewed, as
