@@ -177,24 +177,36 @@ static char *b64(const void *bytes, size_t n)
 	return s;
 }
 
-/* {"create_request":{"key":..,"range_end":..,"start_revision":".."}} */
+/* {"create_request":{"key":..,"range_end":..,"start_revision":".."}}, one
+ * line a range: etcd's gateway reads the request body as a stream of
+ * messages, each create_request a watch of the one stream. */
 static char *create_body(const struct watch_options *o)
 {
-	char *key = b64(o->key, o->key_len);
-	char *end = o->range_end ? b64(o->range_end, o->range_end_len) : NULL;
-	char *body = NULL;
-	if (key && (end || !o->range_end)) {
-		size_t n = strlen(key) + (end ? strlen(end) : 0) + 128;
-		body = malloc(n);
-		if (body)
-			snprintf(body, n,
-				 "{\"create_request\":{\"key\":\"%s\"%s%s%s,\"start_revision\":\"%" PRId64
-				 "\"}}",
-				 key, end ? ",\"range_end\":\"" : "", end ? end : "", end ? "\"" : "",
-				 o->start_revision);
+	struct watch_range one = {o->key, o->key_len, o->range_end, o->range_end_len};
+	const struct watch_range *r = o->n_ranges > 0 ? o->ranges : &one;
+	size_t n = o->n_ranges > 0 ? o->n_ranges : 1;
+	size_t cap = 1, len = 0;
+	for (size_t i = 0; i < n; i++)
+		cap += etcd_b64_len(r[i].key_len) +
+		       (r[i].range_end ? etcd_b64_len(r[i].range_end_len) : 0) + 128;
+	char *body = malloc(cap);
+	for (size_t i = 0; body != NULL && i < n; i++) {
+		char *key = b64(r[i].key, r[i].key_len);
+		char *end = r[i].range_end ? b64(r[i].range_end, r[i].range_end_len) : NULL;
+		if (key == NULL || (r[i].range_end != NULL && end == NULL)) {
+			free(body);
+			body = NULL;
+		} else {
+			int k = snprintf(body + len, cap - len,
+					 "%s{\"create_request\":{\"key\":\"%s\"%s%s%s,"
+					 "\"start_revision\":\"%" PRId64 "\"}}",
+					 i > 0 ? "\n" : "", key, end ? ",\"range_end\":\"" : "",
+					 end ? end : "", end ? "\"" : "", o->start_revision);
+			len += k > 0 ? (size_t)k : 0;
+		}
+		free(key);
+		free(end);
 	}
-	free(key);
-	free(end);
 	return body;
 }
 

@@ -59,6 +59,15 @@ void watch_stream_free(struct watch_stream *w);
  * takes nothing more (the same error again). */
 int watch_stream_feed(struct watch_stream *w, const void *data, size_t len);
 
+/* One key range of a stream's watches: [key, range_end), or the key
+ * alone when range_end is NULL. */
+struct watch_range {
+	const void *key;
+	size_t key_len;
+	const void *range_end;
+	size_t range_end_len;
+};
+
 struct watch_options {
 	/* Comma-separated base URLs, tried in order until one connects. */
 	const char *endpoints;
@@ -66,6 +75,15 @@ struct watch_options {
 	size_t key_len;
 	const void *range_end; /* NULL: the key alone */
 	size_t range_end_len;
+	/* n_ranges > 0: one watch per range in this one stream (one
+	 * create_request each, all from start_revision), instead of key and
+	 * range_end. Each watch's events come in revision order, but etcd
+	 * may interleave two watches' out of order (one catching up while
+	 * another is current), so a stream of several broken off is resumed
+	 * from *next_revision only by a caller that can afford to miss an
+	 * event: re-list instead. */
+	const struct watch_range *ranges;
+	size_t n_ranges;
 	int64_t start_revision; /* 0: from now */
 	size_t max_line, max_events;
 	/* 0: 1000 ms. */

@@ -411,6 +411,21 @@ static void shard_metrics_text(const struct daemon_shards *c, struct quota_text 
 		       c->foreign_records, c->watch_revision, c->watch_puts, c->watch_deletes,
 		       c->watch_relists, c->watch_refused, c->watch_unknown_node,
 		       c->watch_errors);
+	quota_text_put(o, "# HELP shmsched_etcd_watch_ranges Key ranges the shard watch "
+		       "follows now: runs of the shards this host does not own (0: it owns "
+		       "every shard it knows, and watches nothing).\n"
+		       "# TYPE shmsched_etcd_watch_ranges gauge\n"
+		       "shmsched_etcd_watch_ranges %" PRIu64 "\n"
+		       "# HELP shmsched_etcd_watch_streams_total Watch streams the shard "
+		       "watch opened (one per list, and one per resume).\n"
+		       "# TYPE shmsched_etcd_watch_streams_total counter\n"
+		       "shmsched_etcd_watch_streams_total %" PRIu64 "\n"
+		       "# HELP shmsched_etcd_watch_received_total Events etcd sent the shard "
+		       "watch, of any key in its ranges (other hosts' placements, this "
+		       "host's own, lane and owner keys).\n"
+		       "# TYPE shmsched_etcd_watch_received_total counter\n"
+		       "shmsched_etcd_watch_received_total %" PRIu64 "\n",
+		       c->watch_ranges, c->watch_streams, c->watch_received);
 }
 
 /* OP_QUEUE_METRICS's text (ingest/producers.h), on the control thread
@@ -1110,8 +1125,12 @@ static void member_owned(void *arg, const shard_name_t *names, size_t n)
 	}
 	shard_name_t ready[SHARD_MAX]; /* 16 KiB of the membership thread's stack */
 	/* The watch's claims first: a shard taken now is the take's to count
-	 * (daemon/shard_watch_internal.h). */
-	shard_watch_owned(d->shard_watch, names, n);
+	 * (daemon/shard_watch_internal.h); it follows the others it knows. */
+	if (d->shard_watch != NULL) {
+		shard_name_t known[SHARD_MAX]; /* 16 KiB more */
+		size_t nk = shard_gate_shards(d->shard_gate, known, SHARD_MAX);
+		shard_watch_owned(d->shard_watch, known, nk, names, n);
+	}
 	shard_gate_owned(d->shard_gate, ready, etcd_sync_ready(d->etcd_sync, names, n, ready));
 	shard_gate_owned(d->shard_gate, ready, etcd_sync_owned(d->etcd_sync, names, n, ready));
 	report_lost(d);
@@ -1301,6 +1320,9 @@ bool daemon_shard_status(struct daemon *d, struct daemon_shards *out)
 		out->watch_refused = wc.refused;
 		out->watch_unknown_node = wc.unknown_node;
 		out->watch_errors = wc.errors;
+		out->watch_ranges = wc.ranges;
+		out->watch_streams = wc.streams;
+		out->watch_received = wc.received;
 	}
 	return true;
 }

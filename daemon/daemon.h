@@ -410,6 +410,7 @@ struct daemon_shards {
 	int64_t watch_revision;
 	uint64_t watch_puts, watch_deletes, watch_relists, watch_refused, watch_unknown_node,
 		watch_errors;
+	uint64_t watch_ranges, watch_streams, watch_received;
 };
 bool daemon_shard_status(struct daemon *d, struct daemon_shards *out);
 

@@ -1,11 +1,19 @@
 /* Other shards' placements, followed by a watch: see
  * shard_watch_internal.h.
  *
- * Design: one thread. A list of <prefix>shards/ in pages at one revision
- * (restarted at the newest after a compaction between pages), then a
- * watch of that range from the list's revision + 1; a watch cut by a
- * compaction (-ERANGE), or a claim given up (the thread's interrupt
- * flag), lists again. The records it holds are in a map
+ * Design: one thread. What it follows is the shards this host does not
+ * own, as key ranges: the shards it knows (its nodes' shard values) and
+ * owns, in key order, cut into runs of shards not owned, each run one
+ * range [shards/<first>/, the end of shards/<last>/) (a shard it does not
+ * know, between two of a run, is followed with them). No range (every
+ * shard owned, or nothing told yet): no list, no watch. Else a list of
+ * the ranges in pages at one revision (restarted at the newest after a
+ * compaction between pages), then one stream with a watch per range from
+ * the list's revision + 1; a watch cut by a compaction (-ERANGE), a
+ * change of the ranges (a take, a release, a new shard: the thread's
+ * interrupt flag), or a stream of several ranges broken (its watches'
+ * revisions may differ: coord/watch.h) lists again; a stream of one
+ * range resumes where it broke. The records it holds are in a map
  * (daemon/record_map_internal.h) from the uid's hash (the record's
  * cookie) to the record's id and its shard's hash, the thread's alone.
  * Each message of the watch, and each list, is applied under the
@@ -19,8 +27,10 @@
  * Cost: per event, a key parse, a value decode (at most
  * PLACEMENT_VALUE_MAX bytes), a map probe and, for a new foreign
  * placement, up to 129 intern lookups (its labels), a group encoding, a
- * record and a ledger charge; a list, O(keys) plus a walk of the
- * placement table. Nothing here is on a worker's path.
+ * record and a ledger charge; a list (at the start, a compaction, each
+ * change of the ranges: a take, a release), O(keys in the ranges) plus a
+ * walk of the placement table; every shard owned, nothing but that walk
+ * per change. Nothing here is on a worker's path.
  */
 #define _GNU_SOURCE 1
 
@@ -38,6 +48,7 @@
 #include "base/base.h"
 #include "daemon/pod_labels_internal.h"
 #include "daemon/record_map_internal.h"
+#include "daemon/shard_runs_internal.h"
 #include "ingest/ingest.h"
 #include "workers/workers.h"
 
@@ -52,12 +63,16 @@ struct shard_watch {
 	struct etcd_client *client;
 	pthread_t thread;
 	atomic_bool stop;      /* XS1 */
-	atomic_bool interrupt; /* XS2: stop, or a claim given up: list again */
-	pthread_mutex_t mu;    /* the claims */
+	atomic_bool interrupt; /* XS2: stop, a claim given up, other ranges: list again */
+	pthread_mutex_t mu;    /* the claims and the wanted ranges */
 	size_t n_claims;
 	uint64_t claims[SHARD_MAX]; /* shard names' hashes */
-	struct record_map map;      /* the thread's */
+	bool told;                       /* shard_watch_owned called once */
+	struct shard_runs want, scratch; /* under mu */
+	struct shard_runs cur;           /* the thread's: what it lists and watches */
+	struct record_map map;           /* the thread's */
 	uint64_t records, puts, deletes, relists, refused, unknown_node, errors; /* XS3 */
+	uint64_t ranges, streams, received;                                       /* XS3 */
 	int64_t revision;                                                         /* XS3 */
 };
 
@@ -87,7 +102,8 @@ static bool claimed_locked(const struct shard_watch *w, uint64_t shard)
 	return false;
 }
 
-void shard_watch_owned(struct shard_watch *w, const shard_name_t *names, size_t n)
+void shard_watch_owned(struct shard_watch *w, const shard_name_t *known, size_t nk,
+		       const shard_name_t *names, size_t n)
 {
 	if (w == NULL)
 		return;
@@ -105,10 +121,16 @@ void shard_watch_owned(struct shard_watch *w, const shard_name_t *names, size_t 
 	}
 	memcpy(w->claims, now, k * sizeof(now[0]));
 	w->n_claims = k;
+	shard_runs_of(known, nk, names, n, &w->scratch);
+	bool changed = !w->told || !shard_runs_equal(&w->scratch, &w->want);
+	if (changed)
+		w->want = w->scratch;
+	w->told = true;
 	pthread_mutex_unlock(&w->mu);
 	/* XS2: release, partner of the acquire in the thread's loop (and
-	 * watch_run's poll): the shard is the watch's again, from a list. */
-	if (given_up)
+	 * watch_run's poll): a shard given up is the watch's again, from a
+	 * list; other ranges to follow (a take, a new shard), from a list. */
+	if (given_up || changed)
 		atomic_store_explicit(&w->interrupt, true, memory_order_release);
 }
 
@@ -268,6 +290,7 @@ static void apply_message(void *arg, struct intern *strings)
 static int on_message(void *ctx, const struct etcd_watch_message *m)
 {
 	struct shard_watch *w = ctx;
+	bump(&w->received, m->n_events);
 	/* Most messages are other keys' (each commit's lane key): the
 	 * producers' lock only for a placement's key. */
 	bool pods = false;
@@ -283,12 +306,13 @@ static int on_message(void *ctx, const struct etcd_watch_message *m)
 	}
 	/* The revision seen through: the last event's, or a progress
 	 * message's; never a "created" message's, which comes before the
-	 * events it announces (as coord/watch.h resumes). XS3: relaxed, a
-	 * gauge. */
+	 * events it announces (as coord/watch.h resumes); the newest of the
+	 * stream's watches (one may catch up behind another). XS3: relaxed,
+	 * a gauge this thread alone writes. */
 	int64_t seen = m->n_events > 0 ? m->events[m->n_events - 1].kv.mod_revision
 		       : m->created    ? 0
 				       : m->revision;
-	if (seen > 0)
+	if (seen > __atomic_load_n(&w->revision, __ATOMIC_RELAXED))
 		__atomic_store_n(&w->revision, seen, __ATOMIC_RELAXED);
 	return 0;
 }
@@ -307,83 +331,102 @@ struct list {
 	struct record_map want; /* cookie -> index into items (as id) */
 };
 
-/* The foreign placements under <prefix>shards/ at one revision, into l
+/* Range i of the thread's runs: its first key and its end, NUL-ended
+ * (KEY_BYTES each); the first key's length, the end's in *end_len. */
+static size_t run_range(const struct shard_watch *w, size_t i, char *key, uint8_t *end,
+			size_t *end_len)
+{
+	char last[KEY_BYTES];
+	int n = snprintf(last, sizeof(last), "%sshards/%s/", w->prefix, w->cur.last[i]);
+	*end_len = etcd_prefix_end(last, (size_t)n, end);
+	end[*end_len] = 0;
+	return (size_t)snprintf(key, KEY_BYTES, "%sshards/%s/", w->prefix, w->cur.first[i]);
+}
+
+/* The foreign placements in the thread's ranges at one revision, into l
  * (reset on a compaction between pages). 0 with *revision, or a negative
  * errno (err says why). */
 static int list_all(struct shard_watch *w, struct list *l, int64_t *revision, char *err,
 		    size_t errlen)
 {
 	char from[KEY_BYTES + 1];
-	uint8_t end[KEY_BYTES];
-	int plen = snprintf(from, sizeof(from), "%sshards/", w->prefix);
-	size_t end_len = etcd_prefix_end(from, (size_t)plen, end);
+	uint8_t end[KEY_BYTES + 1];
 	for (int pass = 0; pass < 4; pass++) {
 		l->n = 0;
 		int64_t rev = 0;
-		size_t from_len = (size_t)plen;
-		snprintf(from, sizeof(from), "%sshards/", w->prefix);
-		for (;;) {
-			struct etcd_range_result r;
-			int rc = etcd_range_at(w->client, from, from_len, end, end_len, LIST_PAGE, rev,
-					       &r);
-			if (rc == -ERANGE)
-				break; /* compacted between pages: again, at the newest */
-			if (rc != 0) {
-				snprintf(err, errlen, "listing %sshards/: %s", w->prefix,
-					 etcd_client_error(w->client));
-				return rc;
-			}
-			if (rev == 0)
-				rev = r.revision;
-			for (size_t i = 0; i < r.n_kvs; i++) {
-				const struct etcd_kv *kv = &r.kvs[i];
-				const char *shard, *uid;
-				size_t shard_len, uid_len;
-				if (!pod_key(w, kv->key, kv->key_len, &shard, &shard_len, &uid,
-					     &uid_len) ||
-				    own_uid(w, uid, uid_len))
-					continue;
-				if (l->n == l->cap) {
-					size_t cap = l->cap ? 2 * l->cap : 256;
-					struct listed *p = realloc(l->items, cap * sizeof(*p));
-					if (p == NULL) {
-						etcd_range_result_free(&r);
-						snprintf(err, errlen, "listing: out of memory");
-						return -ENOMEM;
+		bool compacted = false;
+		for (size_t run = 0; run < w->cur.n && !compacted; run++) {
+			size_t end_len;
+			size_t from_len = run_range(w, run, from, end, &end_len);
+			for (;;) {
+				struct etcd_range_result r;
+				int rc = etcd_range_at(w->client, from, from_len, end, end_len,
+						       LIST_PAGE, rev, &r);
+				if (rc == -ERANGE) {
+					compacted = true; /* between pages: again, at the newest */
+					break;
+				}
+				if (rc != 0) {
+					snprintf(err, errlen, "listing %sshards/%s/ to %s/: %s",
+						 w->prefix, w->cur.first[run], w->cur.last[run],
+						 etcd_client_error(w->client));
+					return rc;
+				}
+				if (rev == 0)
+					rev = r.revision;
+				for (size_t i = 0; i < r.n_kvs; i++) {
+					const struct etcd_kv *kv = &r.kvs[i];
+					const char *shard, *uid;
+					size_t shard_len, uid_len;
+					if (!pod_key(w, kv->key, kv->key_len, &shard, &shard_len,
+						     &uid, &uid_len) ||
+					    own_uid(w, uid, uid_len))
+						continue;
+					if (l->n == l->cap) {
+						size_t cap = l->cap ? 2 * l->cap : 256;
+						struct listed *p =
+							realloc(l->items, cap * sizeof(*p));
+						if (p == NULL) {
+							etcd_range_result_free(&r);
+							snprintf(err, errlen, "listing: out of memory");
+							return -ENOMEM;
+						}
+						l->items = p;
+						l->cap = cap;
 					}
-					l->items = p;
-					l->cap = cap;
+					struct listed *it = &l->items[l->n];
+					char msg[256];
+					if (placement_value_decode(kv->value, kv->value_len, &it->v,
+								   msg, sizeof(msg)) != 0) {
+						bump(&w->errors, 1);
+						log_msg(LOG_LEVEL_WARN, "shard watch: key %.*s: %s",
+							(int)kv->key_len, (const char *)kv->key, msg);
+						continue;
+					}
+					it->cookie = fnv1a(uid, uid_len);
+					it->shard = fnv1a(shard, shard_len);
+					it->claimed = it->made = false;
+					l->n++;
 				}
-				struct listed *it = &l->items[l->n];
-				char msg[256];
-				if (placement_value_decode(kv->value, kv->value_len, &it->v, msg,
-							   sizeof(msg)) != 0) {
-					bump(&w->errors, 1);
-					log_msg(LOG_LEVEL_WARN, "shard watch: key %.*s: %s",
-						(int)kv->key_len, (const char *)kv->key, msg);
-					continue;
+				bool more = r.more && r.n_kvs > 0;
+				if (more) {
+					const struct etcd_kv *last = &r.kvs[r.n_kvs - 1];
+					if (last->key_len >= KEY_BYTES)
+						more = false; /* keys are shorter: the list is done */
+					else {
+						memcpy(from, last->key, last->key_len);
+						from[last->key_len] = '\0';
+						from_len = last->key_len + 1;
+					}
 				}
-				it->cookie = fnv1a(uid, uid_len);
-				it->shard = fnv1a(shard, shard_len);
-				it->claimed = it->made = false;
-				l->n++;
+				etcd_range_result_free(&r);
+				if (!more)
+					break;
 			}
-			bool more = r.more && r.n_kvs > 0;
-			if (more) {
-				const struct etcd_kv *last = &r.kvs[r.n_kvs - 1];
-				if (last->key_len >= KEY_BYTES)
-					more = false; /* keys are shorter: the list is done */
-				else {
-					memcpy(from, last->key, last->key_len);
-					from[last->key_len] = '\0';
-					from_len = last->key_len + 1;
-				}
-			}
-			etcd_range_result_free(&r);
-			if (!more) {
-				*revision = rev;
-				return 0;
-			}
+		}
+		if (!compacted) {
+			*revision = rev;
+			return 0;
 		}
 	}
 	snprintf(err, errlen, "listing %sshards/: compacted away 4 times", w->prefix);
@@ -481,25 +524,51 @@ static void pause_ms(struct shard_watch *w, unsigned ms)
 	}
 }
 
+/* Whether the thread's interrupt flag is set: the ranges changed, a
+ * shard was given up, or a stop. */
+static bool interrupted(struct shard_watch *w)
+{
+	/* XS2: acquire, partner of shard_watch_owned's release. */
+	return atomic_load_explicit(&w->interrupt, memory_order_acquire);
+}
+
 static void *watch_thread(void *arg)
 {
 	struct shard_watch *w = arg;
 	struct list l = {0};
-	if (record_map_init(&l.want, w->cfg.max_records) < 0) {
+	struct watch_range *ranges = calloc(SHARD_MAX, sizeof(*ranges));
+	char(*keys)[2][KEY_BYTES + 1] = calloc(SHARD_MAX, sizeof(*keys));
+	if (ranges == NULL || keys == NULL || record_map_init(&l.want, w->cfg.max_records) < 0) {
 		log_msg(LOG_LEVEL_ERROR, "shard watch: out of memory: not watching");
+		free(ranges);
+		free(keys);
 		return NULL;
 	}
 	char err[512];
 	while (!stopping(w)) {
-		/* XS2: the list reads every claim as of now. */
+		/* XS2: the list reads every claim, and the ranges, as of now. */
 		atomic_store_explicit(&w->interrupt, false, memory_order_relaxed);
-		int64_t rev = 0;
-		int rc = list_all(w, &l, &rev, err, sizeof(err));
-		if (rc < 0) {
-			bump(&w->errors, 1);
-			log_msg(LOG_LEVEL_WARN, "shard watch: %s (again in 1 s)", err);
-			pause_ms(w, 1000);
+		pthread_mutex_lock(&w->mu);
+		bool told = w->told;
+		w->cur = w->want;
+		pthread_mutex_unlock(&w->mu);
+		/* XS3: relaxed, a gauge. */
+		__atomic_store_n(&w->ranges, (uint64_t)w->cur.n, __ATOMIC_RELAXED);
+		if (!told) {
+			pause_ms(w, 50); /* the membership thread has not told yet */
 			continue;
+		}
+		int64_t rev = 0;
+		if (w->cur.n > 0) {
+			int rc = list_all(w, &l, &rev, err, sizeof(err));
+			if (rc < 0) {
+				bump(&w->errors, 1);
+				log_msg(LOG_LEVEL_WARN, "shard watch: %s (again in 1 s)", err);
+				pause_ms(w, 1000);
+				continue;
+			}
+		} else {
+			l.n = 0; /* nothing to follow: no list; the unclaimed records go */
 		}
 		if (l.n > w->cfg.max_records) {
 			/* want's bound (half its room): the rest would be refused */
@@ -508,26 +577,37 @@ static void *watch_thread(void *arg)
 		}
 		struct relist rl = {w, &l, 0, 0, 0};
 		producers_locked(w->cfg.producers, apply_list, &rl);
+		if (w->cur.n == 0) {
+			if (rl.freed > 0)
+				log_msg(LOG_LEVEL_INFO, "shard watch: every shard this host's: "
+					"%zu other hosts' placements freed", rl.freed);
+			while (!stopping(w) && !interrupted(w))
+				pause_ms(w, 50);
+			continue;
+		}
 		bump(&w->relists, 1);
-		/* XS3: relaxed, a gauge. */
-		__atomic_store_n(&w->revision, rev, __ATOMIC_RELAXED);
+		/* XS3: relaxed, a gauge this thread alone writes. */
+		if (rev > __atomic_load_n(&w->revision, __ATOMIC_RELAXED))
+			__atomic_store_n(&w->revision, rev, __ATOMIC_RELAXED);
 		log_msg(LOG_LEVEL_INFO, "shard watch: %zu other hosts' placements listed at "
-			"revision %" PRId64 ": %zu counted now, %zu adopted, %zu freed; watching "
-			"from %" PRId64, l.n, rev, rl.made, rl.adopted, rl.freed, rev + 1);
+			"revision %" PRId64 " in %zu key ranges (%s to %s): %zu counted now, %zu "
+			"adopted, %zu freed; watching from %" PRId64, l.n, rev, w->cur.n,
+			w->cur.first[0], w->cur.last[w->cur.n - 1], rl.made, rl.adopted,
+			rl.freed, rev + 1);
+		for (size_t i = 0; i < w->cur.n; i++) {
+			size_t end_len;
+			size_t key_len = run_range(w, i, keys[i][0], (uint8_t *)keys[i][1], &end_len);
+			ranges[i] = (struct watch_range){keys[i][0], key_len, keys[i][1], end_len};
+		}
 		int64_t next = rev + 1;
 		while (!stopping(w)) {
-			char key[KEY_BYTES];
-			uint8_t end[KEY_BYTES];
-			int klen = snprintf(key, sizeof(key), "%sshards/", w->prefix);
-			size_t end_len = etcd_prefix_end(key, (size_t)klen, end);
 			struct watch_options o = {.endpoints = w->endpoints,
-						  .key = key,
-						  .key_len = (size_t)klen,
-						  .range_end = end,
-						  .range_end_len = end_len,
+						  .ranges = ranges,
+						  .n_ranges = w->cur.n,
 						  .start_revision = next,
 						  .stop = &w->interrupt};
-			rc = watch_run(&o, on_message, w, &next, err, sizeof(err));
+			bump(&w->streams, 1);
+			int rc = watch_run(&o, on_message, w, &next, err, sizeof(err));
 			if (rc == -ERANGE) {
 				/* Warn: the watch fell behind etcd's history. */
 				log_msg(LOG_LEVEL_WARN, "shard watch: revision %" PRId64 " was "
@@ -535,16 +615,23 @@ static void *watch_thread(void *arg)
 					o.start_revision, next);
 				break;
 			}
-			/* XS2: acquire, partner of shard_watch_owned's release. */
-			if (atomic_load_explicit(&w->interrupt, memory_order_acquire))
+			if (interrupted(w))
 				break; /* list again */
 			bump(&w->errors, 1);
+			if (w->cur.n > 1) {
+				/* Its watches may have stopped at different revisions. */
+				log_msg(LOG_LEVEL_WARN, "shard watch: %s (listing again)", err);
+				pause_ms(w, 250);
+				break;
+			}
 			log_msg(LOG_LEVEL_WARN, "shard watch: %s (watching again from revision %"
 				PRId64 ")", err, next);
 			pause_ms(w, 250);
 		}
 	}
 	free(l.items);
+	free(ranges);
+	free(keys);
 	record_map_free(&l.want);
 	return NULL;
 }
@@ -614,5 +701,8 @@ void shard_watch_get_counts(struct shard_watch *w, struct shard_watch_counts *ou
 		.refused = __atomic_load_n(&w->refused, __ATOMIC_RELAXED),
 		.unknown_node = __atomic_load_n(&w->unknown_node, __ATOMIC_RELAXED),
 		.errors = __atomic_load_n(&w->errors, __ATOMIC_RELAXED),
+		.ranges = __atomic_load_n(&w->ranges, __ATOMIC_RELAXED),
+		.streams = __atomic_load_n(&w->streams, __ATOMIC_RELAXED),
+		.received = __atomic_load_n(&w->received, __ATOMIC_RELAXED),
 	};
 }

@@ -1,7 +1,9 @@
 /* Other shards' placements, followed by a watch (issue 40, "Rules across
  * shards"; docs/design/multi-host.md): one thread per sharded host in
- * sync mode lists <prefix>shards/ at one revision, then watches it from
- * that revision + 1 (coord/watch.h), and keeps every placement of a
+ * sync mode lists the shards it does not own (runs of them in key order,
+ * each a key range under <prefix>shards/) at one revision, then watches
+ * those ranges from that revision + 1 (coord/watch.h; every shard owned:
+ * no list, no watch), and keeps every placement of a
  * shard this host does not own (shards/<s>/pods/<uid>, another host's
  * uid) in the ledger as a bound placement record (PLACEMENT_OWNER_BOUND)
  * with its pod group made of the value's namespace and labels (version 2,
@@ -13,9 +15,11 @@
  *
  * Claims: the shards this host owns (shard_watch_owned, told before
  * etcd_sync_owned reads a newly taken shard) are the take's: the watch
- * counts nothing there, and a record it holds there stays (the take's
- * dedup sees its cookie). A shard given up is the watch's again: it
- * re-lists, adopting the bound records whose cookies the list holds.
+ * counts nothing there and stops following them (it lists the other
+ * ranges again), and a record it holds there stays (the take's dedup
+ * sees its cookie). A shard given up is the watch's again: it re-lists,
+ * the shard's range included, adopting the bound records whose cookies
+ * the list holds, and watches from the list's revision + 1.
  *
  * Staleness: a placement on another shard is seen here one watch lag
  * after its commit (measured in docs/design/multi-host.md); nothing is
@@ -64,9 +68,12 @@ int shard_watch_start(struct shard_watch **out, const struct shard_watch_config 
  * The records it made stay. NULL: nothing. */
 void shard_watch_stop(struct shard_watch *w);
 
-/* The membership thread: the shards this host owns now (claims), before
- * etcd_sync_owned counts a new one. */
-void shard_watch_owned(struct shard_watch *w, const shard_name_t *names, size_t n);
+/* The membership thread: the shards this host knows now (its nodes'
+ * shards, `known`, nk) and owns (claims, `names`, n), before
+ * etcd_sync_owned counts a new one. The watch follows the known shards
+ * not owned; until the first call, nothing. */
+void shard_watch_owned(struct shard_watch *w, const shard_name_t *known, size_t nk,
+		       const shard_name_t *names, size_t n);
 
 struct shard_watch_counts {
 	uint64_t records;  /* foreign records held now */
@@ -77,6 +84,10 @@ struct shard_watch_counts {
 	 * known here (etcd's headers carry no time): compare revision with
 	 * a commit's (docs/perf/2026-11-29-cross-shard-lag.md). */
 	uint64_t puts, deletes, relists, refused, unknown_node, errors;
+	/* Key ranges followed now (0: every shard owned, no watch), watch
+	 * streams opened, events received from etcd (any key in the ranges:
+	 * other hosts' placements, this host's own, lane and owner keys). */
+	uint64_t ranges, streams, received;
 };
 void shard_watch_get_counts(struct shard_watch *w, struct shard_watch_counts *out);
 

@@ -663,6 +663,79 @@ static void watch_follows_commits(void **state)
 	disown(&o);
 }
 
+/* Several ranges in one stream (watch_options.ranges: one create_request
+ * each, as daemon/shard_watch.c follows the shards a host does not own):
+ * keys put under /t/wr/{a,b,c,d}/ and at /t/wr/e and /t/wr/f, ranges
+ * a/, c/ and the single key e: exactly the 10 + 10 + 1 puts there, each
+ * once, none of b/, d/ or f. On the code before (one create_request
+ * from key and range_end alone) the ranges were not read: nothing
+ * under c/ nor e came. */
+struct multi {
+	atomic_long in_a, in_c, at_e, other;
+	long want;
+};
+
+static int count_multi(void *ctx, const struct etcd_watch_message *m)
+{
+	struct multi *mu = ctx;
+	for (size_t i = 0; i < m->n_events; i++) {
+		const struct etcd_kv *kv = &m->events[i].kv;
+		const char *k = (const char *)kv->key;
+		size_t n = kv->key_len;
+		if (n > 8 && memcmp(k, "/t/wr/a/", 8) == 0)
+			mu->in_a++;
+		else if (n > 8 && memcmp(k, "/t/wr/c/", 8) == 0)
+			mu->in_c++;
+		else if (n == 7 && memcmp(k, "/t/wr/e", 7) == 0)
+			mu->at_e++;
+		else
+			mu->other++;
+	}
+	return mu->in_a + mu->in_c + mu->at_e + mu->other >= mu->want ? 1 : 0;
+}
+
+static void watch_ranges_one_stream(void **state)
+{
+	(void)state;
+	struct etcd_client *c = etcd_test_open(cl.endpoints);
+	int64_t rev;
+	assert_int_equal(etcd_put(c, "/t/wr/mark", 10, "m", 1, 0, &rev), 0);
+	static const char *const dirs[] = {"a", "b", "c", "d"};
+	for (int d = 0; d < 4; d++)
+		for (int i = 0; i < 10; i++) {
+			char key[32];
+			int n = snprintf(key, sizeof(key), "/t/wr/%s/%d", dirs[d], i);
+			assert_int_equal(etcd_put(c, key, (size_t)n, "v", 1, 0, NULL), 0);
+		}
+	assert_int_equal(etcd_put(c, "/t/wr/e", 7, "v", 1, 0, NULL), 0);
+	assert_int_equal(etcd_put(c, "/t/wr/f", 7, "v", 1, 0, NULL), 0);
+	uint8_t end_a[16], end_c[16];
+	size_t la = etcd_prefix_end("/t/wr/a/", 8, end_a);
+	size_t lc = etcd_prefix_end("/t/wr/c/", 8, end_c);
+	struct watch_range ranges[] = {
+		{"/t/wr/a/", 8, end_a, la},
+		{"/t/wr/c/", 8, end_c, lc},
+		{"/t/wr/e", 7, NULL, 0},
+	};
+	struct multi mu = {.want = 21};
+	atomic_bool stop = false;
+	struct watch_options o = {.endpoints = cl.endpoints, .ranges = ranges, .n_ranges = 3,
+				  .start_revision = rev + 1, .stop = &stop};
+	int64_t next;
+	char err[256];
+	int rc = watch_run(&o, count_multi, &mu, &next, err, sizeof(err));
+	/* Anything past the 21 would come after: a moment more. */
+	printf("3 ranges in one stream: rc %d (%s): a/ %ld, c/ %ld, e %ld, other %ld\n", rc,
+	       err, atomic_load(&mu.in_a), atomic_load(&mu.in_c), atomic_load(&mu.at_e),
+	       atomic_load(&mu.other));
+	assert_int_equal(rc, 1);
+	assert_int_equal(mu.in_a, 10);
+	assert_int_equal(mu.in_c, 10);
+	assert_int_equal(mu.at_e, 1);
+	assert_int_equal(mu.other, 0);
+	etcd_client_close(c);
+}
+
 int main(void)
 {
 	int rc = etcd_test_cluster_from_env(&cl);
@@ -677,6 +750,7 @@ int main(void)
 		cmocka_unit_test(rebuild_equals_committed),
 		cmocka_unit_test(lease_revoked_mid_stream),
 		cmocka_unit_test(watch_follows_commits),
+		cmocka_unit_test(watch_ranges_one_stream),
 		cmocka_unit_test(commit_throughput),
 		/* Last: it leaves the cluster a member short. */
 		cmocka_unit_test(leader_killed_sync),

@@ -821,6 +821,9 @@ static int64_t lease_of(struct etcd_client *ec, int h)
 	return lease;
 }
 
+static long long metric_of(int h, const char *name);
+static double await_metric(int h, const char *name, long long v, bool down, double limit_s);
+
 /* Sync answers from the commits' completions (daemon/attempt.c,
  * etcd_defer; issue 40): one host owning every shard, one worker.
  * 1. PIPE_CHECKED pods (no requests, on n2) streamed; after each read of
@@ -833,7 +836,10 @@ static int64_t lease_of(struct etcd_client *ec, int h)
  *    record a transaction: fails here); the membership's ticks still
  *    without errors with over 4 MiB of keys in the shard (they read no
  *    placements: on the code before, each tick read every placement and
- *    failed past etcd_client's 4 MiB bound).
+ *    failed past etcd_client's 4 MiB bound). Its shard watch follows no
+ *    key range and receives no event over the stream (on the code before
+ *    it watched every shard, its own too: every commit's keys came back
+ *    to it).
  * 3. The lease revoked mid-stream (pods of 1m on n3): every pod answered
  *    PLACED has its key, every key is of a pod answered PLACED, the rest
  *    answered unschedulable (the fence's "lost its lease" or the gate's),
@@ -878,7 +884,10 @@ static void sync_answers_after_commits(void **state)
 	printf("deferred sync: %u pods, each PLACED answer's key found in etcd by a range "
 	       "after it was read (%u ranges), %.2f s\n", PIPE_CHECKED, pc.ranges, took);
 
-	/* 2. Timed. */
+	/* 2. Timed. Every shard the host's: its watch follows none. */
+	await_metric(0, "shmsched_etcd_watch_ranges", 0, true, 10.0);
+	long long received0 = metric_of(0, "shmsched_etcd_watch_received_total");
+	long long streams0 = metric_of(0, "shmsched_etcd_watch_streams_total");
 	int64_t txn0 = txns_in_etcd(ec, 2);
 	struct stream tst = {.p = &pa, .tid = none, .total = total,
 			     .placed = placed + PIPE_CHECKED};
@@ -900,6 +909,14 @@ static void sync_answers_after_commits(void **state)
 	if (txns <= 0 || (double)total / (double)txns <= 2.0)
 		fail_msg("%lld transactions for %u pods: the worker waited for each commit",
 			 (long long)txns, total);
+	long long received = metric_of(0, "shmsched_etcd_watch_received_total");
+	printf("the watch of a host owning every shard: %lld key ranges, %lld events "
+	       "received over the stream (%lld before), %lld streams opened (%lld before)\n",
+	       metric_of(0, "shmsched_etcd_watch_ranges"), received - received0, received0,
+	       metric_of(0, "shmsched_etcd_watch_streams_total"), streams0);
+	assert_int_equal(metric_of(0, "shmsched_etcd_watch_ranges"), 0);
+	assert_int_equal(received, received0);
+	assert_int_equal(metric_of(0, "shmsched_etcd_watch_streams_total"), streams0);
 	/* The membership's ticks read no placements: with more than 4 MiB of
 	 * them (etcd_client's bound on a response), a read of the whole
 	 * prefix failed every tick (and took megabytes a tick below it). */
@@ -1268,7 +1285,8 @@ static int cmp_double(const void *a, const void *b)
  * hosts, one shard each: "a" owns s0, "b" s1 (whichever host that is).
  * 1. a places 2 pods app=x on x0 (zone za); b's watch sees them (its
  *    shmsched_etcd_watch_revision reaches their commit's revision; 2
- *    foreign placements).
+ *    foreign placements). Each host's watch follows one key range (the
+ *    other's shard: shmsched_etcd_watch_ranges 1).
  * 2. On b, a pod app=x on x1 (za) with topologySpreadConstraints maxSkew
  *    1 over zones, DoNotSchedule, nodeAffinityPolicy Ignore: refused (za
  *    3, zb 0: skew 3). A pod with required anti-affinity to app=x on
@@ -1285,6 +1303,13 @@ static int cmp_double(const void *a, const void *b)
  * 6. b's watch cut and resumed at a compacted revision (b stopped, the
  *    etcd member it reads killed, 5 of a's pods released, etcd
  *    compacted, b continued): it lists again and holds a's LAG_N - 5.
+ * 7. A shard from b to a and back (daemon/shard_watch.c follows only the
+ *    shards a host does not own): the third host stopped, b SIGKILLed: a
+ *    takes s1 and, owning every shard, follows no range; b restarted: the
+ *    coordinator gives it one of a's two shards (X), which a releases;
+ *    b places a pod on X as soon as it owns it, and a's watch (one range
+ *    again) holds every placement not its own (b's pod on s1 from step 3
+ *    and this one: 2), none lost between its release and its watch.
  * On the code before the watch, b places the spread pod and the zone
  * anti-affinity pod in 2: it fails there. */
 static void rules_across_shards(void **state)
@@ -1337,6 +1362,9 @@ static void rules_across_shards(void **state)
 	printf("cross: %s saw %s's 2 pods (revision %lld) %.3f s after their answers\n",
 	       names[b], names[a], (long long)rev, lag);
 	assert_int_equal(metric_of(b, "shmsched_etcd_foreign_placements"), 2);
+	await_metric(a, "shmsched_etcd_watch_ranges", 1, false, 10.0);
+	assert_int_equal(metric_of(a, "shmsched_etcd_watch_ranges"), 1);
+	assert_int_equal(metric_of(b, "shmsched_etcd_watch_ranges"), 1);
 
 	/* 2. b's rules count them. */
 	uint32_t spread = cross_template(
@@ -1430,6 +1458,8 @@ static void rules_across_shards(void **state)
 	 * others' either way (it is given none of two). */
 	await_metric(2, "shmsched_etcd_foreign_placements", LAG_N + 1, false, 10.0);
 	assert_int_equal(metric_of(2, "shmsched_etcd_foreign_placements"), LAG_N + 1);
+	/* It owns neither: s0 and s1 are one run, one range. */
+	assert_int_equal(metric_of(2, "shmsched_etcd_watch_ranges"), 1);
 	assert_int_equal(cross_owner(ec, 0), a);
 	assert_int_equal(cross_owner(ec, 1), b);
 
@@ -1494,10 +1524,77 @@ static void rules_across_shards(void **state)
 			 "compacted away", names[b], log);
 	printf("cross: %s's watch resumed at a compacted revision, listed again: %d "
 	       "foreign placements, right\n", names[b], LAG_N - 5);
+
+	/* 7. s1 from b to a, then one shard back to b. */
+	int third = 3 - a - b;
+	int st3 = stop_host(third);
+	if (!WIFEXITED(st3) || WEXITSTATUS(st3) != 0)
+		fail_msg("%s stopped with status 0x%x", names[third], st3);
+	shmsched_disconnect(pb.c);
+	etcd_host_kill(&hosts, b);
+	ts = etcd_hosts_now_s();
+	while (cross_owner(ec, 1) != a && etcd_hosts_now_s() - ts < 15.0)
+		etcd_hosts_sleep_ms(20);
+	if (cross_owner(ec, 1) != a)
+		fail_msg("%s did not take s1 within 15 s of %s's kill", names[a], names[b]);
+	await_metric(a, "shmsched_etcd_watch_ranges", 0, true, 10.0);
+	long long a_relists = metric_of(a, "shmsched_etcd_watch_events_total{event=\"relist\"}");
+	long long a_received = metric_of(a, "shmsched_etcd_watch_received_total");
+	/* Owning every shard: a's own commits come back to no watch. */
+	r = place_tid(&pa, other);
+	if (r.status != SHMSCHED_PLACED)
+		fail_msg("%s, owning s0 and s1: a pod on x2 not placed: %s", names[a], r.message);
+	etcd_hosts_sleep_ms(200);
+	assert_int_equal(metric_of(a, "shmsched_etcd_watch_ranges"), 0);
+	assert_int_equal(metric_of(a, "shmsched_etcd_watch_received_total"), a_received);
+	printf("cross: %s took s1 %.2f s after %s's kill; owning every shard, its watch "
+	       "follows no range (%lld events received, none since)\n", names[a],
+	       etcd_hosts_now_s() - ts, names[b], a_received);
+	start_host(b);
+	int x = -1;
+	ts = etcd_hosts_now_s();
+	while (etcd_hosts_now_s() - ts < 15.0) {
+		int o0 = cross_owner(ec, 0), o1 = cross_owner(ec, 1);
+		if (o0 == b || o1 == b) {
+			x = o0 == b ? 0 : 1;
+			break;
+		}
+		etcd_hosts_sleep_ms(5);
+	}
+	if (x < 0)
+		fail_msg("restarted, %s was given no shard within 15 s", names[b]);
+	/* At once: a's release and its list race this pod. */
+	sock_of(b, sock, sizeof(sock));
+	if (shmsched_connect(sock, &pb.c, err, sizeof(err)) != 0)
+		fail_msg("connect %s: %s", sock, err);
+	uint32_t on_x = cross_template(&pb, b, "back", x == 0 ? "x2" : "x3", "");
+	double tb = etcd_hosts_now_s();
+	do {
+		r = place_tid(&pb, on_x);
+		if (r.status != SHMSCHED_PLACED)
+			etcd_hosts_sleep_ms(5); /* its take's read may not be done */
+	} while (r.status != SHMSCHED_PLACED && etcd_hosts_now_s() - tb < 15.0);
+	if (r.status != SHMSCHED_PLACED)
+		fail_msg("%s, owning s%d: a pod on %s not placed: %s", names[b], x,
+			 x == 0 ? "x2" : "x3", r.message);
+	assert_int_equal(cross_pods(ec, x, &rev) >= 1, 1);
+	await_metric(a, "shmsched_etcd_watch_ranges", 1, false, 10.0);
+	await_metric(a, "shmsched_etcd_watch_revision", rev, false, 10.0);
+	await_metric(a, "shmsched_etcd_foreign_placements", 2, false, 10.0);
+	etcd_hosts_sleep_ms(200);
+	assert_int_equal(metric_of(a, "shmsched_etcd_foreign_placements"), 2);
+	assert_true(metric_of(a, "shmsched_etcd_watch_events_total{event=\"relist\"}") >
+		    a_relists);
+	printf("cross: %s restarted and given s%d, which %s released; %s's pod there, "
+	       "placed %.3f s after it owned it, held by %s's watch (2 foreign "
+	       "placements, right)\n", names[b], x, names[a], names[b], etcd_hosts_now_s() - tb,
+	       names[a]);
 	shmsched_disconnect(pa.c);
 	shmsched_disconnect(pb.c);
 	etcd_client_close(ec);
 	for (int h = 0; h < HOSTS; h++) {
+		if (h == third)
+			continue; /* stopped in 7 */
 		int st = stop_host(h);
 		if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
 			fail_msg("%s stopped with status 0x%x (log %s/%s.log)", names[h], st, dir,
