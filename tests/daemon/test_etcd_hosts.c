@@ -1750,6 +1750,30 @@ static bool await_placed(struct etcd_client *ec, struct producer *p, int first, 
 	return *placed >= want;
 }
 
+/* `shmsched cluster status`'s use lines of cq's cpu: their sums of use
+ * and more (millicores), and how many lines. */
+static int status_uses(long long *use, long long *more)
+{
+	char cmd[512], line[256];
+	snprintf(cmd, sizeof(cmd), "%s cluster status --etcd %s --etcd-cluster %s", shmsched,
+		 endpoints, escrow_use_cluster);
+	FILE *status = popen(cmd, "r");
+	assert_non_null(status);
+	int lines = 0;
+	*use = *more = 0;
+	while (fgets(line, sizeof(line), status) != NULL) {
+		int z;
+		long long u, m;
+		if (sscanf(line, "use cq z%d default cpu %lld %lld", &z, &u, &m) == 3) {
+			*use += u;
+			*more += m;
+			lines++;
+		}
+	}
+	assert_int_equal(pclose(status), 0);
+	return lines;
+}
+
 static void submit_waiting(struct producer *p, uint32_t tid, int n)
 {
 	for (int i = 0; i < n; i++) {
@@ -1802,6 +1826,18 @@ static void quota_escrow_by_use(void **state)
 	       etcd_hosts_now_s() - t0);
 	assert_int_equal(nominal_of(1), 0); /* b's slices shrunk */
 	assert_int_equal(nominal_of(0), 4);
+	/* `shmsched cluster status` shows a's use reports: its 4 cpu over
+	 * its two shards, nothing more asked (b has neither use nor waiting
+	 * pods: no key). Within 10 s: a reports at its next tick. */
+	long long use = 0, more = 0;
+	int lines = 0;
+	for (int i = 0; i < 200 && !(lines == 2 && use == 4000 && more == 0); i++) {
+		lines = status_uses(&use, &more);
+		etcd_hosts_sleep_ms(50);
+	}
+	if (lines != 2 || use != 4000 || more != 0)
+		fail_msg("cluster status: %d use lines of cq, use %lld more %lld millicores; "
+			 "expected 2 lines (host a's shards), 4000 and 0", lines, use, more);
 	/* b's 2 pods wait: a uses all 4. */
 	submit_waiting(&p[1], tid[1], 2);
 	int none = 0;
