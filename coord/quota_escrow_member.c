@@ -16,7 +16,8 @@
  * returned with it in the sums; QE6, a released shard's slices leave the
  * sums (in_force returned) before its keys are deleted; QE7, the use
  * values put for the held shards sum, cell by cell, to the host's use
- * and waiting pods' ask as told, and one is put only when it differs
+ * as told (and to its waiting pods' ask, or up to one unit a shard
+ * more), and one is put only when it differs
  * from the last put there (zeros after a take: the key is absent, its
  * release or its lease's expiry deleted it). */
 #include "coord/quota_escrow_member.h"

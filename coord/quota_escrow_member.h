@@ -22,12 +22,13 @@
  *     ask first fills each shard's room above its use, what is beyond
  *     the room is split evenly, at least 1 a shard (so no shard of a
  *     host that waits gives room to a sibling). A host's reports sum to
- *     its use (and to its ask, or up to one unit a shard more). Each (shard, queue)'s USE value is put
- *     (quota/<queue>/<s>/use, fenced by the owner key's lease as the
- *     acknowledgements) only when it differs from the last one put there
- *     (an absent key reads as zeros: nothing is written for a shard
- *     without use or waiting pods). The coordinator's rounds read them
- *     (coord/quota_escrow.h's quota_escrow_target).
+ *     its use (and to its ask, or up to one unit a shard more). Each
+ *     (shard, queue)'s USE value is put (quota/<queue>/<s>/use, fenced by
+ *     the owner key's lease as the acknowledgements) only when it
+ *     differs from the last one put there (an absent key reads as zeros:
+ *     nothing is written for a shard without use or waiting pods). The
+ *     coordinator's rounds read them (coord/quota_escrow.h's
+ *     quota_escrow_target).
  *
  * A shard's slice is 0 until read: a taken shard adds nothing before its
  * first read.
