@@ -11,6 +11,12 @@
  *                                          the slice key of QUEUE and S;
  *                                          acknowledged: its owner's ack
  *                                          names the key's revision)
+ *   use QUEUE S FLAVOR RESOURCE USE MORE ...
+ *                                         (after its slice's line, when
+ *                                          S's owner reported a use:
+ *                                          each cell's use attributed to
+ *                                          S and what waiting pods ask
+ *                                          beyond it)
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -32,7 +38,8 @@ static void usage(FILE *to)
 		"A multi-host cluster's state (shmschedd --etcd), read from etcd: its\n"
 		"hosts with their leases' seconds left, its coordinator, and each\n"
 		"shard's assigned host and owner (\"moving\" while they differ), and\n"
-		"each shard's slice of each ClusterQueue's quota (quota by escrow).\n"
+		"each shard's slice of each ClusterQueue's quota (quota by escrow)\n"
+		"with its owner's use report.\n"
 		"--etcd: etcd's client URLs, comma separated (default\n"
 		"$SHMSCHED_ETCD_ENDPOINTS); --etcd-cluster: as shmschedd's (default\n"
 		"\"default\").\n");
@@ -50,6 +57,7 @@ struct shard_row {
 struct slice_row {
 	char name[QUOTA_ESCROW_QUEUE_MAX + SHARD_NAME_MAX + 2]; /* "QUEUE S" */
 	char cells[256];
+	char use[256]; /* the use key's cells ("": none) */
 	int64_t revision;
 	bool acked;
 };
@@ -81,8 +89,26 @@ static struct shard_row *shard_of(struct shard_row *rows, size_t *n, const char 
 }
 
 /* quota/<rest>: a slice key "QUEUE/S" starts a row; "QUEUE/S/ack" marks
- * the last row acknowledged when its revision is that row's. A value that
- * does not decode is shown as such. */
+ * the last row acknowledged when its revision is that row's;
+ * "QUEUE/S/use" gives the last row its use. A value that does not decode
+ * is shown as such. */
+/* The row's use: each cell's flavor, resource, use and more (NULL: a
+ * value that does not decode as a use). */
+static void use_text(struct slice_row *r, const struct quota_escrow_value *v)
+{
+	if (v == NULL || v->kind != QUOTA_ESCROW_USE) {
+		snprintf(r->use, sizeof(r->use), " (a value that does not decode)");
+		return;
+	}
+	size_t at = 0;
+	for (size_t i = 0; i < v->n && at < sizeof(r->use); i++) {
+		int w = snprintf(r->use + at, sizeof(r->use) - at, " %s %s %" PRId64 " %" PRId64,
+				 v->cells[i].flavor, v->cells[i].resource, v->cells[i].amount,
+				 v->cells[i].more);
+		at += w > 0 ? (size_t)w : 0;
+	}
+}
+
 static void slice_key(struct slice_row *rows, size_t *n, const char *k, size_t kl,
 		      const struct etcd_kv *kv, struct quota_escrow_value *v)
 {
@@ -97,6 +123,9 @@ static void slice_key(struct slice_row *rows, size_t *n, const char *k, size_t k
 		    v->kind == QUOTA_ESCROW_ACK && rows[*n - 1].revision == v->revision &&
 		    strlen(rows[*n - 1].name) == (size_t)(b - k))
 			rows[*n - 1].acked = true;
+		if (kl - (size_t)(b - k) == 4 && memcmp(b, "/use", 4) == 0 && *n > 0 &&
+		    strlen(rows[*n - 1].name) == (size_t)(b - k))
+			use_text(&rows[*n - 1], rc == 0 ? v : NULL);
 		return;
 	}
 	if (*n == SLICE_ROWS)
@@ -189,9 +218,12 @@ static int show(struct etcd_client *ec, const char *cluster)
 		       row->assigned[0] ? row->assigned : "-", row->owner[0] ? row->owner : "-",
 		       strcmp(row->assigned, row->owner) != 0 ? " moving" : "");
 	}
-	for (size_t i = 0; i < n_slices; i++)
+	for (size_t i = 0; i < n_slices; i++) {
 		printf("slice %s%s %s\n", slices[i].name, slices[i].cells,
 		       slices[i].acked ? "acknowledged" : "unacknowledged");
+		if (slices[i].use[0] != '\0')
+			printf("use %s%s\n", slices[i].name, slices[i].use);
+	}
 	return 0;
 }
 

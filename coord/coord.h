@@ -8,8 +8,9 @@
  * (coord/watch.h); the quota escrow's split and two-phase rule
  * (coord/quota_escrow.h), its keys' values
  * (coord/quota_escrow_value.h) and its rounds through etcd
- * (coord/quota_escrow_round.h), not called yet. Nothing of the daemon uses them
- * yet. */
+ * (coord/quota_escrow_round.h), run by a host's membership
+ * (coord/quota_escrow_member.h: its slices, acknowledgements and use
+ * reports). */
 #ifndef SHMSCHED_COORD_COORD_H
 #define SHMSCHED_COORD_COORD_H
 

@@ -654,6 +654,7 @@ int membership_start(struct membership **out, const struct membership_config *cf
 			free(m);
 			return -EINVAL;
 		}
+		quota_escrow_member_set_use(m->escrow, cfg->escrow_use);
 	}
 	m->cfg.escrow_queues = NULL; /* copied */
 	pthread_mutex_init(&m->mu, NULL);

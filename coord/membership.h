@@ -25,7 +25,8 @@
  * that has no owner (told after). The owned set is told again every tick
  * (the caller may find nodes of an owned shard that reached it since).
  * With escrow queues, the coordinator then runs their rounds and the
- * owner reads and acknowledges its slices (coord/quota_escrow_member.h).
+ * owner reads and acknowledges its slices and reports its use
+ * (coord/quota_escrow_member.h).
  *
  * The lease is surely alive until the last successful renewal's send
  * time plus TTL - TTL/4 (the margin: a renewal not yet through, the
@@ -78,6 +79,9 @@ struct membership_config {
 	const struct quota_escrow_queue *escrow_queues;
 	size_t n_escrow_queues;
 	quota_escrow_in_force_fn escrow_in_force;
+	/* The host's use of each queue, reported for the coordinator's
+	 * rebalance (QE7; with `arg`); NULL: none, the split stays even. */
+	quota_escrow_use_fn escrow_use;
 };
 
 struct membership_status {

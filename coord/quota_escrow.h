@@ -34,7 +34,8 @@
  * writes of the coordinator a hold only falls (an acknowledgement of a
  * newer revision, a release, an expiry) or stays (a take).
  *
- * The hosts' rule (not built yet; modelled by unit.quota_escrow), QE4: a
+ * The hosts' rule (coord/quota_escrow_member.c; modelled by
+ * unit.quota_escrow), QE4: a
  * host reads a shard's slice after its take and on every change, puts it
  * in force (a shrink before it is acknowledged), never one of an older
  * revision than the one in force, and acknowledges the revision in
@@ -64,7 +65,7 @@ struct quota_escrow_shard {
 	bool acked;      /* the owner acknowledged some slice */
 	bool acked_current; /* ... of the slice written (its revision) */
 	int64_t acked_value; /* what it acknowledged (when acked) */
-	int64_t use;  /* the owner's reported use on s's nodes */
+	int64_t use;  /* the owner's reported use attributed to s */
 	int64_t want; /* use plus what pods wait for on s (>= use; 0: none) */
 };
 

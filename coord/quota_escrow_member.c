@@ -8,11 +8,18 @@
  * the sums and the callback only when one changed), then puts the
  * acknowledgements that are behind (one transaction each, only then).
  * The coordinator's rounds: at most QUOTA_ESCROW_MEMBER_ROUNDS queues a
- * tick, two transactions each.
+ * tick, two transactions each. The use reports (QE7): one call of the
+ * use function a tick (with shards held), O(held x queues x cells) to
+ * attribute, and one transaction a (shard, queue) whose value changed.
  *
  * Invariants: QE5, a slice's acknowledgement is put only after in_force
  * returned with it in the sums; QE6, a released shard's slices leave the
- * sums (in_force returned) before its keys are deleted. */
+ * sums (in_force returned) before its keys are deleted; QE7, the use
+ * values put for the held shards sum, cell by cell, to the host's use
+ * as told (and to its waiting pods' ask, or up to one unit a shard
+ * more), and one is put only when it differs
+ * from the last put there (zeros after a take: the key is absent, its
+ * release or its lease's expiry deleted it). */
 #include "coord/quota_escrow_member.h"
 
 #include <errno.h>
@@ -28,6 +35,8 @@ struct held_slice {
 	bool ack_put;     /* acknowledged at `revision` */
 	int64_t revision; /* the slice key's modification revision (0: absent) */
 	int64_t amount[QUOTA_ESCROW_CELLS];
+	/* QE7: the USE value last put (0s: none, the key absent). */
+	int64_t use_put[QUOTA_ESCROW_CELLS], more_put[QUOTA_ESCROW_CELLS];
 };
 
 struct held_shard {
@@ -39,12 +48,17 @@ struct quota_escrow_member {
 	struct quota_escrow_queue *queues;
 	size_t n;
 	quota_escrow_in_force_fn in_force;
+	quota_escrow_use_fn use; /* NULL: no use reports */
 	void *arg;
 	struct quota_escrow_round *round;
 	struct quota_escrow_value *sums; /* [n] */
+	struct quota_escrow_value *uses; /* [n]: the use function's */
 	struct quota_escrow_value scratch;
 	struct held_shard held[SHARD_MAX];
 	size_t n_held;
+	/* QE7's scratch: the use and ask attributed to held[i], one queue. */
+	int64_t att_use[SHARD_MAX][QUOTA_ESCROW_CELLS];
+	int64_t att_more[SHARD_MAX][QUOTA_ESCROW_CELLS];
 	size_t next_round; /* the coordinator's next queue */
 	bool untold;       /* the last tell was not put in force */
 };
@@ -60,8 +74,9 @@ struct quota_escrow_member *quota_escrow_member_new(const struct quota_escrow_qu
 		return NULL;
 	e->queues = malloc(n * sizeof(*queues));
 	e->sums = calloc(n, sizeof(*e->sums));
+	e->uses = calloc(n, sizeof(*e->uses));
 	e->round = quota_escrow_round_new();
-	if (e->queues == NULL || e->sums == NULL || e->round == NULL) {
+	if (e->queues == NULL || e->sums == NULL || e->uses == NULL || e->round == NULL) {
 		quota_escrow_member_free(e);
 		return NULL;
 	}
@@ -80,8 +95,14 @@ void quota_escrow_member_free(struct quota_escrow_member *e)
 		free(e->held[i].q);
 	quota_escrow_round_free(e->round);
 	free(e->sums);
+	free(e->uses);
 	free(e->queues);
 	free(e);
+}
+
+void quota_escrow_member_set_use(struct quota_escrow_member *e, quota_escrow_use_fn use)
+{
+	e->use = use;
 }
 
 size_t quota_escrow_member_queues(const struct quota_escrow_member *e)
@@ -170,6 +191,112 @@ static bool take_value(const struct quota_escrow_queue *q, const struct quota_es
 	return changed;
 }
 
+static int64_t quantity(int64_t v)
+{
+	return v < 0 ? 0 : v > QUOTA_ESCROW_QUANTITY_MAX ? QUOTA_ESCROW_QUANTITY_MAX : v;
+}
+
+/* The held shards' indices in name order, into at[0..n_held). */
+static void held_order(const struct quota_escrow_member *e, size_t *at)
+{
+	for (size_t i = 0; i < e->n_held; i++) {
+		size_t k = i;
+		for (; k > 0 && strcmp(e->held[at[k - 1]].name, e->held[i].name) > 0; k--)
+			at[k] = at[k - 1];
+		at[k] = i;
+	}
+}
+
+/* QE7: queue q's cell j, the host's `use` and `more`, attributed to the
+ * held shards (at: their name order). The use fills each slice in force,
+ * what is over them split evenly. The ask first fills each shard's room
+ * above its use, so that a shard of a host that waits has nothing the
+ * coordinator would take from it for another (it wants its slice), and
+ * what is beyond the room is split evenly with at least 1 a shard (each
+ * then wants more than it holds: none gives to a sibling, which would
+ * move room inside this host for nothing, a unit a round). */
+static void attribute(struct quota_escrow_member *e, const size_t *at, size_t q, size_t j,
+		      int64_t use, int64_t more)
+{
+	int64_t split[SHARD_MAX], room = 0;
+	size_t n = e->n_held;
+	for (size_t k = 0; k < n; k++) {
+		int64_t slice = e->held[at[k]].q[q].amount[j];
+		int64_t give = use < slice ? use : slice;
+		e->att_use[at[k]][j] = give;
+		use -= give;
+	}
+	quota_escrow_split(use, n, split);
+	for (size_t k = 0; k < n; k++) {
+		size_t i = at[k];
+		int64_t slice = e->held[i].q[q].amount[j];
+		e->att_use[i][j] += split[k];
+		int64_t above = slice > e->att_use[i][j] ? slice - e->att_use[i][j] : 0;
+		e->att_more[i][j] = above < more - room ? above : more - room;
+		room += e->att_more[i][j];
+	}
+	if (more <= room)
+		return;
+	quota_escrow_split(more - room, n, split);
+	for (size_t k = 0; k < n; k++) {
+		int64_t m = e->att_more[at[k]][j] + (split[k] > 0 ? split[k] : 1);
+		e->att_more[at[k]][j] = quantity(m);
+	}
+}
+
+/* QE7: the host's use read once, attributed, and each held (shard,
+ * queue)'s value put where it changed. */
+static int report_use(struct quota_escrow_member *e, struct etcd_client *c, const char *prefix,
+		      int64_t lease, char *err, size_t errlen)
+{
+	if (e->use == NULL || e->n_held == 0)
+		return 0;
+	for (size_t q = 0; q < e->n; q++) {
+		struct quota_escrow_value *u = &e->uses[q];
+		*u = e->queues[q].nominal;
+		u->kind = QUOTA_ESCROW_USE;
+		for (size_t j = 0; j < u->n; j++)
+			u->cells[j].amount = u->cells[j].more = 0;
+	}
+	int rc = e->use(e->arg, e->uses, e->n);
+	if (rc < 0) {
+		snprintf(err, errlen, "quota by escrow: this host's use could not be read: %s",
+			 strerror(-rc));
+		return rc;
+	}
+	size_t at[SHARD_MAX];
+	held_order(e, at);
+	for (size_t q = 0; rc == 0 && q < e->n; q++) {
+		const struct quota_escrow_value *u = &e->uses[q];
+		for (size_t j = 0; j < u->n; j++)
+			attribute(e, at, q, j, quantity(u->cells[j].amount),
+				  quantity(u->cells[j].more));
+		for (size_t i = 0; rc == 0 && i < e->n_held; i++) {
+			struct held_slice *s = &e->held[i].q[q];
+			bool same = true;
+			for (size_t j = 0; j < u->n && same; j++)
+				same = s->use_put[j] == e->att_use[i][j] &&
+				       s->more_put[j] == e->att_more[i][j];
+			if (same)
+				continue;
+			struct quota_escrow_value *v = &e->scratch;
+			*v = *u;
+			for (size_t j = 0; j < v->n; j++) {
+				v->cells[j].amount = e->att_use[i][j];
+				v->cells[j].more = e->att_more[i][j];
+			}
+			bool mine = false;
+			rc = quota_escrow_put_owned(c, prefix, e->queues[q].name, e->held[i].name,
+						    lease, v, &mine, err, errlen);
+			if (rc == 0 && mine) {
+				memcpy(s->use_put, e->att_use[i], sizeof(s->use_put));
+				memcpy(s->more_put, e->att_more[i], sizeof(s->more_put));
+			}
+		}
+	}
+	return rc;
+}
+
 int quota_escrow_member_owned(struct quota_escrow_member *e, struct etcd_client *c,
 			      const char *prefix, int64_t lease,
 			      const char (*owned)[SHARD_NAME_MAX], size_t n, char *err,
@@ -251,6 +378,8 @@ int quota_escrow_member_owned(struct quota_escrow_member *e, struct etcd_client 
 			s->ack_put = rc == 0 && mine;
 		}
 	}
+	if (rc == 0)
+		rc = report_use(e, c, prefix, lease, err, errlen);
 	return rc;
 }
 

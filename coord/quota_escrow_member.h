@@ -14,9 +14,24 @@
  *   - A release, QE6: the shard's slices leave the sums (told) before its
  *     owner, acknowledgement and use keys are deleted in one transaction.
  *
+ *   - As owner, QE7: after the acknowledgements, the host's use of each
+ *     queue (quota_escrow_use_fn: what its placements charge, over all it
+ *     owns, and what its waiting pods ask beyond it) attributed to its
+ *     owned shards: the use fills each shard's slice in force in shard
+ *     name order, what is over their sum is split evenly over them; the
+ *     ask first fills each shard's room above its use, what is beyond
+ *     the room is split evenly, at least 1 a shard (so no shard of a
+ *     host that waits gives room to a sibling). A host's reports sum to
+ *     its use (and to its ask, or up to one unit a shard more). Each
+ *     (shard, queue)'s USE value is put (quota/<queue>/<s>/use, fenced by
+ *     the owner key's lease as the acknowledgements) only when it
+ *     differs from the last one put there (an absent key reads as zeros:
+ *     nothing is written for a shard without use or waiting pods). The
+ *     coordinator's rounds read them (coord/quota_escrow.h's
+ *     quota_escrow_target).
+ *
  * A shard's slice is 0 until read: a taken shard adds nothing before its
- * first read. Use is not reported yet (the coordinator's split stays the
- * even one: coord/quota_escrow.h's step 4).
+ * first read.
  *
  * Threads: the membership thread's; in_force runs on it. */
 #ifndef SHMSCHED_COORD_QUOTA_ESCROW_MEMBER_H
@@ -49,6 +64,15 @@ struct quota_escrow_queue {
 typedef int (*quota_escrow_in_force_fn)(void *arg, const struct quota_escrow_value *sums,
 					size_t n);
 
+/* The host's use of each queue (in the order given) over all it owns,
+ * into use[q]: a QUOTA_ESCROW_USE value that comes with queue q's nominal
+ * cells (their names, in order) and amounts and `more` 0; the callback
+ * sets each cell's `amount` (what the host's live placements charge to the
+ * queue) and `more` (what its pods waiting for the queue's quota ask
+ * beyond it), each at most QUOTA_ESCROW_QUANTITY_MAX. 0, or a negative
+ * errno: nothing reported this tick. */
+typedef int (*quota_escrow_use_fn)(void *arg, struct quota_escrow_value *use, size_t n);
+
 struct quota_escrow_member;
 
 /* queues[0..n) copied; n 1 to QUOTA_ESCROW_MEMBER_QUEUES. NULL: out of
@@ -57,6 +81,9 @@ struct quota_escrow_member *quota_escrow_member_new(const struct quota_escrow_qu
 						    size_t n, quota_escrow_in_force_fn in_force,
 						    void *arg);
 void quota_escrow_member_free(struct quota_escrow_member *e);
+/* The use reports (QE7), with the `arg` of quota_escrow_member_new; NULL
+ * (the default): none, the coordinator's split stays the even one. */
+void quota_escrow_member_set_use(struct quota_escrow_member *e, quota_escrow_use_fn use);
 size_t quota_escrow_member_queues(const struct quota_escrow_member *e);
 const char *quota_escrow_member_queue(const struct quota_escrow_member *e, size_t i);
 

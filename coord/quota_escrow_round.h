@@ -23,7 +23,8 @@
  * revision in force; quota_escrow_put_owned(use) for the rebalance. Both
  * puts are fenced by LEASE(shards/<s>/owner) == the owner's lease and put
  * with it, so they go with the lease; a release deletes them with the
- * owner key (quota_escrow_release_keys). Not built into shmschedd yet.
+ * owner key (quota_escrow_release_keys). shmschedd's membership runs them
+ * (coord/quota_escrow_member.h).
  *
  * Cost: a round is two transactions (one read of 1 + shards ranges, one
  * write of 1 + 3 a written shard compares) and O(cells x shards x 55). */

@@ -13,8 +13,9 @@
  *                           admits against (0: the key was absent, the
  *                           slice empty), and that slice
  *   quota/<queue>/<s>/use   "1 use" then " <flavor> <resource> <use> <more>"
- *                           a cell: the owner's use on s's nodes, and what
- *                           its waiting pods want beyond it
+ *                           a cell: the owner's use attributed to s, and
+ *                           what its waiting pods want beyond it
+ *                           (coord/quota_escrow_member.h, QE7)
  * 1 is the format's version; a flavor is a ResourceFlavor's name (1 to
  * 253 bytes of [a-z0-9.-]); a resource a qualified name (1 to 317 bytes
  * of [A-Za-z0-9._/-]); numbers decimal, no sign, no leading zero, amounts

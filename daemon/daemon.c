@@ -1116,6 +1116,12 @@ static int member_escrow(void *arg, const struct quota_escrow_value *sums, size_
 	return qe_host_in_force(d->escrow, sums, n);
 }
 
+static int member_escrow_use(void *arg, struct quota_escrow_value *use, size_t n)
+{
+	struct daemon *d = arg;
+	return qe_host_use(d->escrow, use, n);
+}
+
 static void member_owned(void *arg, const shard_name_t *names, size_t n)
 {
 	struct daemon *d = arg;
@@ -1219,6 +1225,7 @@ static int start_shards(struct daemon *d, const struct daemon_config *cfg, char 
 	if (d->escrow != NULL) {
 		mc.escrow_queues = qe_host_queues(d->escrow, &mc.n_escrow_queues);
 		mc.escrow_in_force = member_escrow;
+		mc.escrow_use = member_escrow_use;
 	}
 	if (cfg->etcd_durability == ETCD_DURABILITY_SYNC ||
 	    cfg->etcd_durability == ETCD_DURABILITY_ASYNC) {

@@ -55,6 +55,13 @@
  *       The admitted totals are carried to the new tree by the queue's
  *       name in qc_replace (under every gate: no increment runs); a queue
  *       deleted loses its total, as Kueue's series goes with its queue.
+ *   QE8 Quota by escrow's ask (qc_note_parked, qc_waiting,
+ *       qc_parked_ask): parked_ask[cq][r] is the charge of the latest pod
+ *       parked for quota by cq, relaxed stores by the parking worker and
+ *       relaxed loads by the membership thread (daemon/quota_escrow_host.c,
+ *       partner: qc_note_parked's store): a figure of the moment, as QA5's
+ *       counts, ordering nothing; a torn view across resources only
+ *       misstates an ask for one report (the next tick's is put again).
  *   QA6 Reclaim (issue 37 item 4). A charge's tag carries QC_TAG_BORROWED
  *       when the admission took its queue past nominal (qc_charged_tag
  *       of quota_try_charge_borrowed's verdict, judged by the counter the
@@ -212,6 +219,7 @@ struct quota_charge {
 	/* QA5: by node index, QC_NODES each. */
 	uint64_t *admitted;
 	int64_t *pending[QC_PENDING_KINDS];
+	int64_t *parked_ask; /* QE8: [QC_NODES][QUOTA_MAX_RESOURCES] */
 	struct pod_group explain_scratch; /* qc_explain's: the control thread's */
 	/* Admission fair sharing (daemon/admission_fair_internal.h); NULL:
 	 * off. Set before the workers run. */
@@ -268,8 +276,9 @@ struct quota_charge *qc_create(struct quota_tree *t, struct intern *strings,
 	q->admitted = calloc(QC_NODES, sizeof(*q->admitted));
 	for (int k = 0; k < QC_PENDING_KINDS; k++)
 		q->pending[k] = calloc(QC_NODES, sizeof(*q->pending[k]));
+	q->parked_ask = calloc((size_t)QC_NODES * QUOTA_MAX_RESOURCES, sizeof(*q->parked_ask));
 	if (q->gate == NULL || q->admitted == NULL || q->pending[0] == NULL ||
-	    q->pending[1] == NULL) {
+	    q->pending[1] == NULL || q->parked_ask == NULL) {
 		errno = ENOMEM;
 		goto fail;
 	}
@@ -307,6 +316,7 @@ void qc_destroy(struct quota_charge *q)
 	free(q->admitted);
 	for (int k = 0; k < QC_PENDING_KINDS; k++)
 		free(q->pending[k]);
+	free(q->parked_ask);
 	free(q);
 }
 
@@ -323,6 +333,40 @@ void qc_pending_add(struct quota_charge *q, int cq, enum qc_pending kind,
 	/* QA5: relaxed, a tally; partner: qc_metrics_text's load. */
 	if (q != NULL && cq >= 0 && cq < QC_NODES && kind < QC_PENDING_KINDS)
 		__atomic_fetch_add(&q->pending[kind][cq], delta, __ATOMIC_RELAXED);
+}
+
+void qc_note_parked(struct quota_charge *q, int cq, const int64_t *charge, int nr)
+{
+	if (q == NULL || cq < 0 || cq >= QC_NODES || nr < 0 || nr > QUOTA_MAX_RESOURCES)
+		return;
+	bool any = false; /* a gang's member re-parked with no charge known */
+	for (int r = 0; r < nr; r++)
+		any |= charge[r] > 0;
+	if (!any)
+		return;
+	/* QE8: relaxed, a figure of the moment; partner: qc_parked_ask. */
+	for (int r = 0; r < nr; r++)
+		__atomic_store_n(&q->parked_ask[(size_t)cq * QUOTA_MAX_RESOURCES + (size_t)r],
+				 charge[r], __ATOMIC_RELAXED);
+}
+
+int64_t qc_waiting(const struct quota_charge *q, int cq)
+{
+	if (cq < 0 || cq >= QC_NODES)
+		return 0;
+	/* QA5: relaxed tallies; partner: qc_pending_add. */
+	int64_t n = __atomic_load_n(&q->pending[QC_PENDING_ACTIVE][cq], __ATOMIC_RELAXED) +
+		    __atomic_load_n(&q->pending[QC_PENDING_INADMISSIBLE][cq], __ATOMIC_RELAXED);
+	return n > 0 ? n : 0;
+}
+
+int64_t qc_parked_ask(const struct quota_charge *q, int cq, int resource)
+{
+	if (cq < 0 || cq >= QC_NODES || resource < 0 || resource >= QUOTA_MAX_RESOURCES)
+		return 0;
+	/* QE8: relaxed; partner: qc_note_parked's store. */
+	return __atomic_load_n(&q->parked_ask[(size_t)cq * QUOTA_MAX_RESOURCES + (size_t)resource],
+			       __ATOMIC_RELAXED);
 }
 
 size_t qc_metrics_text(const struct quota_charge *q, unsigned max_queues,

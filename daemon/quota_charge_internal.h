@@ -97,6 +97,17 @@ void qc_count_admitted(struct quota_charge *q, int cq);
 void qc_pending_add(struct quota_charge *q, int cq, enum qc_pending kind,
 		    int64_t delta);
 
+/* Quota by escrow's ask (QE8 in daemon/quota_charge.c;
+ * daemon/quota_escrow_host.c): qc_note_parked, by daemon/wait.c as a pod
+ * parks for quota by ClusterQueue cq with its charge[0..nr), keeps that
+ * charge as cq's latest; qc_waiting is how many of cq's pods wait (QA5's
+ * counts, parked and awake) and qc_parked_ask the latest charge noted in
+ * `resource`: their product stands for what cq's waiting pods ask
+ * (exact when they ask alike). Figures of the moment; any thread. */
+void qc_note_parked(struct quota_charge *q, int cq, const int64_t *charge, int nr);
+int64_t qc_waiting(const struct quota_charge *q, int cq);
+int64_t qc_parked_ask(const struct quota_charge *q, int cq, int resource);
+
 /* The Prometheus text (version 0.0.4) of the counts above, then the
  * tree in force's gauges (quota_metrics_text), at most `max_queues` ClusterQueues a family (quota_metrics_text),
  * into buf[0..len); returns the bytes the whole text needs (as snprintf).

@@ -10,6 +10,16 @@
  * qc_replace returns (no thread reaches it then). Unchanged sums (every
  * tick's) cost a comparison.
  *
+ * The use reports (QE7, qe_host_use): each tick the usage of each split
+ * (queue, flavor, resource) and its waiting pods' ask, read from the
+ * tree in force under the producers' lock (O(queues x cells) name
+ * lookups; no walk of the placements): the host's whole use of a queue,
+ * which coord/quota_escrow_member.c attributes to its owned shards. Not
+ * by the node's shard of each placement: a shard given up leaves its
+ * placements charged here (its pods run on), so a report by node would
+ * tell the coordinator less than this host admits against, and its
+ * slices could shrink below its use.
+ *
  * Invariants: everything but `p` and the immutable queues is read and
  * written under the producers' lock (the membership thread's callback
  * takes it, OP_QUEUE holds it), so a copy is always of the latest base
@@ -172,6 +182,55 @@ int qe_host_in_force(struct qe_host *h, const struct quota_escrow_value *sums, s
 		log_msg(LOG_LEVEL_WARN, "quota by escrow: this host's slices could not be put "
 			"in force: %s (the tree in force stays)", strerror(-rc));
 	return rc;
+}
+
+/* qe_host_use's arguments, for its locked read. */
+struct use_call {
+	struct qe_host *h;
+	struct quota_escrow_value *use;
+};
+
+/* At most cap: n pods asking `ask` each. */
+static int64_t asked(int64_t n, int64_t ask, int64_t cap)
+{
+	if (n <= 0 || ask <= 0 || cap <= 0)
+		return 0;
+	return n > cap / ask ? cap : n * ask;
+}
+
+static int use_locked(void *arg)
+{
+	struct use_call *u = arg;
+	const struct qe_host *h = u->h;
+	const struct quota_tree *t = qc_tree(h->q);
+	for (size_t i = 0; i < h->n; i++) {
+		struct quota_escrow_value *v = &u->use[i];
+		int cq = quota_cluster_queue_find(t, h->queues[i].name);
+		if (cq < 0)
+			continue;
+		int64_t waiting = qc_waiting(h->q, cq);
+		for (size_t j = 0; j < v->n; j++) {
+			struct quota_escrow_cell *c = &v->cells[j];
+			int f = quota_flavor_find(t, c->flavor);
+			int r = quota_resource_find(t, c->resource);
+			if (f < 0 || r < 0)
+				continue;
+			int64_t used = quota_usage(t, cq, f, r);
+			c->amount = used < 0 ? 0 : used < QUOTA_ESCROW_QUANTITY_MAX
+				    ? used : QUOTA_ESCROW_QUANTITY_MAX;
+			int64_t cap = h->queues[i].nominal.cells[j].amount;
+			c->more = asked(waiting, qc_parked_ask(h->q, cq, r), cap);
+		}
+	}
+	return 0;
+}
+
+int qe_host_use(struct qe_host *h, struct quota_escrow_value *use, size_t n)
+{
+	if (h == NULL || h->q == NULL || n != h->n)
+		return -EINVAL;
+	struct use_call u = {h, use};
+	return producers_with_lock(h->p, use_locked, &u);
 }
 
 int qe_host_replace(struct qe_host *h, const struct quota_tree *t, struct qc_carried *c)

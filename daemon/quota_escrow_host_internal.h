@@ -46,6 +46,15 @@ const struct quota_escrow_queue *qe_host_queues(const struct qe_host *h, size_t 
  * swapped in) before it returns, when they changed. 0, or a negative
  * errno (the tree in force stays). */
 int qe_host_in_force(struct qe_host *h, const struct quota_escrow_value *sums, size_t n);
+/* coord/membership.h's escrow_use (QE7): each queue's use on this host,
+ * read under the producers' lock from the tree in force: a cell's
+ * `amount` is the ClusterQueue's usage in that (flavor, resource) (every
+ * live placement charged to it, on whichever node), its `more` the
+ * queue's waiting pods times the latest one's charge in that resource
+ * (qc_waiting, qc_parked_ask: QE8), at most the cell's nominal. A queue
+ * the tree in force lacks (deleted by `shmsched queue apply`) reports 0.
+ * 0, or -EINVAL (n not the queues'). */
+int qe_host_use(struct qe_host *h, struct quota_escrow_value *use, size_t n);
 /* OP_QUEUE's new base tree `t` (not owned; the caller keeps it as the
  * base): a copy of it with the sums in force swapped in instead, the
  * previous copy freed. Under the producers' lock. */

@@ -504,6 +504,7 @@ static void quota_join(struct wait_worker *ww, uint32_t id, uint32_t root,
 	ww->quota_root[id] = root + 1;
 	ww->quota_cq[id] = cq + 1;
 	qc_pending_add(ww->qc, (int)cq, QC_PENDING_INADMISSIBLE, 1); /* QW7 */
+	qc_note_parked(ww->qc, (int)cq, charge, nr); /* QE8: quota by escrow's ask */
 	if (ww->quota_arrival[id] == 0) {
 		/* Its arrival for fair sharing's FIFO tie (QW6): kept while
 		 * it waits, until done(). */

@@ -34,7 +34,16 @@
  *    answers an error) acknowledges nothing (QE5), and acknowledges the
  *    slice's revision once a swap succeeds; a release puts the shard's
  *    slice out of force while its owner key still exists, then deletes
- *    its owner and acknowledgement keys (QE6). */
+ *    its owner and acknowledgement keys (QE6).
+ * 6. member_reports_use: the use reports (QE7): host 0 uses its 2 cpu
+ *    and has 2 cpu more waiting, host 1 uses nothing: host 0's use keys
+ *    say 1 cpu used and 1 more a shard (read back from etcd), host 1 puts
+ *    none, a tick with the same use writes nothing (the keys' revisions
+ *    stay), and the coordinator moves host 1's 2 cpu to host 0, never
+ *    more than 4 cpu in force on both at any tick (QE1). Then host 1
+ *    wants 2 cpu and host 0's use falls to 2 cpu with nothing waiting:
+ *    the room goes back, 2 and 2. On the old code (no use reports) no
+ *    use key appears and the split stays 2 and 2. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -675,6 +684,157 @@ static void member_orders_force_and_keys(void **state)
 	teardown_world();
 }
 
+/* 6. The use reports (QE7). */
+struct use_host {
+	struct member_host mh;
+	int64_t use, more; /* cpu, millicores */
+	unsigned calls;
+};
+
+static int member_use(void *arg, struct quota_escrow_value *use, size_t n)
+{
+	struct use_host *uh = arg;
+	assert_int_equal(n, 1);
+	assert_int_equal(use[0].kind, QUOTA_ESCROW_USE);
+	assert_int_equal(use[0].n, CELLS);
+	assert_string_equal(use[0].cells[0].resource, "cpu");
+	use[0].cells[0].amount = uh->use;
+	use[0].cells[0].more = uh->more;
+	uh->calls++;
+	return 0;
+}
+
+static int use_in_force(void *arg, const struct quota_escrow_value *sums, size_t n)
+{
+	struct use_host *uh = arg;
+	return member_in_force(&uh->mh, sums, n);
+}
+
+/* Shard s's use key: its cpu use and more (false: no key), and its
+ * modification revision. */
+static bool use_of(size_t s, int64_t *use, int64_t *more, int64_t *mod)
+{
+	char k[256];
+	size_t kl = key(k, sizeof(k), "quota/", queue, "/");
+	kl += (size_t)snprintf(k + kl, sizeof(k) - kl, "%s/use", shards[s]);
+	struct etcd_range_result r;
+	assert_int_equal(etcd_range(coord_client, k, kl, NULL, 0, 0, &r), 0);
+	bool there = r.n_kvs > 0;
+	if (there) {
+		struct quota_escrow_value v;
+		char msg[128];
+		assert_int_equal(quota_escrow_value_decode(r.kvs[0].value, r.kvs[0].value_len, &v,
+							   msg, sizeof(msg)), 0);
+		assert_int_equal(v.kind, QUOTA_ESCROW_USE);
+		*use = v.cells[0].amount;
+		*more = v.cells[0].more;
+		*mod = r.kvs[0].mod_revision;
+	}
+	etcd_range_result_free(&r);
+	return there;
+}
+
+/* Ticks (the coordinator's rounds, then each host's) until host 0 has
+ * cpu0 and host 1 cpu1 in force (at most 30); QE1 checked on the
+ * sums in force after each host's step. How many ticks. */
+static int use_ticks(struct quota_escrow_member *coord, struct use_host *uh,
+		     shard_name_t (*owned)[2], int64_t cpu0, int64_t cpu1)
+{
+	char err[512];
+	for (int tick = 0; tick < 30; tick++) {
+		if (uh[0].mh.cpu == cpu0 && uh[1].mh.cpu == cpu1)
+			return tick;
+		assert_int_equal(quota_escrow_member_coordinate(coord, coord_client, prefix,
+								coord_lease,
+								(const char(*)[SHARD_NAME_MAX])shards,
+								n_shards, err, sizeof(err)), 0);
+		for (int h = 0; h < 2; h++) {
+			assert_int_equal(member_tick(&uh[h].mh, (const shard_name_t *)owned[h], 2), 0);
+			if (uh[0].mh.cpu + uh[1].mh.cpu > nominal.cells[0].amount)
+				fail_msg("QE1: %lld + %lld cpu in force, nominal %lld",
+					 (long long)uh[0].mh.cpu, (long long)uh[1].mh.cpu,
+					 (long long)nominal.cells[0].amount);
+		}
+	}
+	fail_msg("hosts at %lld and %lld cpu after 30 ticks; expected %lld and %lld",
+		 (long long)uh[0].mh.cpu, (long long)uh[1].mh.cpu, (long long)cpu0,
+		 (long long)cpu1);
+	return -1;
+}
+
+static void member_reports_use(void **state)
+{
+	(void)state;
+	setup_world("use", 4);
+	struct quota_escrow_queue q;
+	memset(&q, 0, sizeof(q));
+	snprintf(q.name, sizeof(q.name), "%s", queue);
+	q.nominal = nominal;
+	struct use_host uh[2];
+	shard_name_t owned[2][2];
+	memset(uh, 0, sizeof(uh));
+	for (int h = 0; h < 2; h++) {
+		uh[h].mh = (struct member_host){.h = h, .release_of = -1, .owner_seen = -1};
+		uh[h].mh.m = quota_escrow_member_new(&q, 1, use_in_force, &uh[h]);
+		assert_non_null(uh[h].mh.m);
+		quota_escrow_member_set_use(uh[h].mh.m, member_use);
+		for (size_t k = 0; k < 2; k++) {
+			take(h, (size_t)h * 2 + k);
+			memcpy(owned[h][k], shards[h * 2 + k], SHARD_NAME_MAX);
+		}
+	}
+	struct quota_escrow_member *coord = quota_escrow_member_new(&q, 1, NULL, NULL);
+	assert_non_null(coord);
+	/* The even split first, nothing used. */
+	use_ticks(coord, uh, owned, 2000, 2000);
+	int64_t use, more, mod, mod2;
+	for (size_t s = 0; s < 4; s++)
+		assert_false(use_of(s, &use, &more, &mod));
+	/* Host 0 uses its 2 cpu and 2 more wait: reported, 1 + 1 a shard. */
+	uh[0].use = 2000;
+	uh[0].more = 2000;
+	char err[512];
+	assert_int_equal(member_tick(&uh[0].mh, (const shard_name_t *)owned[0], 2), 0);
+	for (size_t s = 0; s < 2; s++) {
+		assert_true(use_of(s, &use, &more, &mod));
+		assert_int_equal(use, 1000);
+		assert_int_equal(more, 1000);
+	}
+	(void)use_of(0, &use, &more, &mod);
+	assert_int_equal(member_tick(&uh[0].mh, (const shard_name_t *)owned[0], 2), 0);
+	assert_true(use_of(0, &use, &more, &mod2));
+	assert_int_equal(mod2, mod); /* unchanged: not written again */
+	assert_true(uh[0].calls >= 2);
+	/* The coordinator moves host 1's room to host 0. */
+	int ticks = use_ticks(coord, uh, owned, 4000, 0);
+	print_message("use reports: host 0 at 4 cpu after %d ticks\n", ticks);
+	for (size_t s = 2; s < 4; s++)
+		assert_false(use_of(s, &use, &more, &mod));
+	/* Host 1's pods wait; host 0 runs 2 cpu, nothing waiting: back to
+	 * 2 and 2. Host 0's use fills its slices in shard order: z0 2 cpu. */
+	uh[0].use = 2000;
+	uh[0].more = 0;
+	uh[1].more = 2000;
+	ticks = use_ticks(coord, uh, owned, 2000, 2000);
+	print_message("use reports: back to 2 and 2 cpu after %d ticks\n", ticks);
+	assert_true(use_of(0, &use, &more, &mod));
+	assert_int_equal(more, 0);
+	assert_true(use_of(2, &use, &more, &mod));
+	assert_int_equal(use, 0);
+	assert_int_equal(more, 1000);
+	/* A release deletes the use key with the others. */
+	bool gone = false;
+	assert_int_equal(quota_escrow_member_release(uh[1].mh.m, hosts[1].c, prefix,
+						     hosts[1].lease, shards[2], &gone, err,
+						     sizeof(err)), 0);
+	assert_true(gone);
+	assert_false(use_of(2, &use, &more, &mod));
+	for (int h = 0; h < 2; h++)
+		quota_escrow_member_free(uh[h].mh.m);
+	quota_escrow_member_free(coord);
+	teardown_world();
+}
+
 int main(void)
 {
 	endpoints = getenv("SHMSCHED_ETCD_ENDPOINTS");
@@ -689,6 +849,7 @@ int main(void)
 		cmocka_unit_test(many_shards_in_two_rounds),
 		cmocka_unit_test(random_steps_keep_qe1),
 		cmocka_unit_test(member_orders_force_and_keys),
+		cmocka_unit_test(member_reports_use),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

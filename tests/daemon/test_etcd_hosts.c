@@ -22,8 +22,8 @@
  *    while it was stopped; it checks its lease's instant on every pod,
  *    before its membership thread has noticed anything).
  * sync_commits_placements, rules_across_shards, sync_answers_after_commits,
- * async_answers_then_commits and quota_by_escrow (each described where it
- * is defined) follow, with their own clusters' keys.
+ * async_answers_then_commits, quota_by_escrow and quota_escrow_by_use (each
+ * described where it is defined) follow, with their own clusters' keys.
  * The whole run takes about 40 s on an idle machine. */
 #define _GNU_SOURCE 1
 
@@ -1736,6 +1736,233 @@ static void quota_by_escrow(void **state)
 			 names[0]);
 }
 
+/* 6. Quota by escrow moved by use (QE7, QE8): the same queue of 4 cpu,
+ * two hosts owning two zones each (1 cpu a slice), pods of 1 cpu that
+ * wait, submitted to host a only: a reports its use and what its
+ * waiting pods ask, the coordinator moves b's unused 2 cpu to a (b's
+ * slices shrunk to 0, acknowledged, a's grown), and a admits all 4.
+ * Then b's 2 pods wait (nothing for them: a uses all 4) until a releases
+ * 2 of its placements: the room goes back and b admits its 2. At every
+ * read, what the hosts may admit against as etcd holds it (one range,
+ * one revision; coord/quota_escrow.h's quota_escrow_hold) sums to at
+ * most 4 cpu (QE1), and so do the nominals in force the two hosts'
+ * metrics show (the receiving host read first). On the old code (no use
+ * reports) a admits 2 and waits: the first wait fails. */
+static const char *const escrow_use_cluster = "etcd-escrow-use";
+
+/* QE1 as etcd holds it: the sum of the shards' holds of cq's cpu. */
+static int64_t escrow_holds(struct etcd_client *ec)
+{
+	char pfx[128];
+	int pl = snprintf(pfx, sizeof(pfx), "/shmsched/%s/", escrow_use_cluster);
+	uint8_t end[128];
+	size_t el = etcd_prefix_end(pfx, (size_t)pl, end);
+	struct etcd_range_result r;
+	assert_int_equal(etcd_range(ec, pfx, (size_t)pl, end, el, 0, &r), 0);
+	struct quota_escrow_shard sh[ZONES];
+	int64_t slice_mod[ZONES], ack_rev[ZONES];
+	memset(sh, 0, sizeof(sh));
+	memset(slice_mod, 0, sizeof(slice_mod));
+	memset(ack_rev, 0, sizeof(ack_rev));
+	static struct quota_escrow_value v;
+	for (size_t i = 0; i < r.n_kvs; i++) {
+		char k[256], msg[128];
+		size_t kl = r.kvs[i].key_len - (size_t)pl;
+		if (kl >= sizeof(k))
+			continue;
+		memcpy(k, (const char *)r.kvs[i].key + pl, kl);
+		k[kl] = '\0';
+		int z, n = -1;
+		if (sscanf(k, "shards/z%d/owner%n", &z, &n) == 1 && n == (int)kl && z >= 0 &&
+		    z < ZONES) {
+			sh[z].owned = true;
+			continue;
+		}
+		bool slice = sscanf(k, "quota/cq/z%d%n", &z, &n) == 1 && n == (int)kl;
+		bool ack = !slice && sscanf(k, "quota/cq/z%d/ack%n", &z, &n) == 1 && n == (int)kl;
+		if ((!slice && !ack) || z < 0 || z >= ZONES)
+			continue;
+		if (quota_escrow_value_decode(r.kvs[i].value, r.kvs[i].value_len, &v, msg,
+					      sizeof(msg)) != 0)
+			fail_msg("%s: %s", k, msg);
+		int64_t cpu = v.n > 0 ? v.cells[0].amount : 0;
+		if (slice) {
+			sh[z].granted = cpu;
+			slice_mod[z] = r.kvs[i].mod_revision;
+		} else {
+			sh[z].acked = true;
+			sh[z].acked_value = cpu;
+			ack_rev[z] = v.revision;
+		}
+	}
+	etcd_range_result_free(&r);
+	int64_t sum = 0;
+	for (int z = 0; z < ZONES; z++) {
+		sh[z].acked_current = sh[z].acked && ack_rev[z] == slice_mod[z];
+		sum += quota_escrow_hold(&sh[z]);
+	}
+	return sum;
+}
+
+/* The nominal of cq's cpu in force on host h, in cpu (its metric). */
+static long long nominal_of(int h)
+{
+	return metric_of(h, "kueue_cluster_queue_nominal_quota{cohort=\"\",cluster_queue=\"cq\","
+			 "flavor=\"default\",resource=\"cpu\"}");
+}
+
+/* QE1 at this read: etcd's holds and the nominals in force (host `first`
+ * read first: the one receiving room, so that a move between the two
+ * reads cannot count twice). The most in force, through *peak. */
+static void check_escrow_qe1(struct etcd_client *ec, int first, long long *peak)
+{
+	int64_t held = escrow_holds(ec);
+	if (held > 4000)
+		fail_msg("QE1: etcd's holds sum to %lld millicores, over the nominal 4 cpu",
+			 (long long)held);
+	long long a = nominal_of(first), b = nominal_of(1 - first);
+	if (a + b > 4)
+		fail_msg("QE1: %lld + %lld cpu in force on the two hosts, over the nominal 4",
+			 a, b);
+	if (a + b > *peak)
+		*peak = a + b;
+}
+
+/* Polls p's answers until *placed reaches `want` (limit_s), checking QE1
+ * at each poll; each placement's id into ids[]. Whether it did. */
+static bool await_placed(struct etcd_client *ec, struct producer *p, int first, int want,
+			 int *placed, uint64_t *ids, double limit_s, long long *peak)
+{
+	double t0 = etcd_hosts_now_s();
+	while (*placed < want && etcd_hosts_now_s() - t0 < limit_s) {
+		struct shmsched_result r;
+		while (shmsched_poll(p->c, &r, 1) == 1) {
+			if (r.status != SHMSCHED_PLACED)
+				fail_msg("a waiting pod answered %u: %s", r.status, r.message);
+			ids[(*placed)++] = r.placement_id;
+		}
+		check_escrow_qe1(ec, first, peak);
+		etcd_hosts_sleep_ms(50);
+	}
+	return *placed >= want;
+}
+
+/* `shmsched cluster status`'s use lines of cq's cpu: their sums of use
+ * and more (millicores), and how many lines. */
+static int status_uses(long long *use, long long *more)
+{
+	char cmd[512], line[256];
+	snprintf(cmd, sizeof(cmd), "%s cluster status --etcd %s --etcd-cluster %s", shmsched,
+		 endpoints, escrow_use_cluster);
+	FILE *status = popen(cmd, "r");
+	assert_non_null(status);
+	int lines = 0;
+	*use = *more = 0;
+	while (fgets(line, sizeof(line), status) != NULL) {
+		int z;
+		long long u, m;
+		if (sscanf(line, "use cq z%d default cpu %lld %lld", &z, &u, &m) == 3) {
+			*use += u;
+			*more += m;
+			lines++;
+		}
+	}
+	assert_int_equal(pclose(status), 0);
+	return lines;
+}
+
+static void submit_waiting(struct producer *p, uint32_t tid, int n)
+{
+	for (int i = 0; i < n; i++) {
+		struct shmsched_pod pod = {.cookie = ++p->cookie, .template_id = tid,
+					   .flags = SHMSCHED_WAIT};
+		assert_int_equal(shmsched_submit(p->c, &pod, 1), 1);
+	}
+}
+
+static void quota_escrow_by_use(void **state)
+{
+	(void)state;
+	hosts.cluster_name = escrow_use_cluster;
+	hosts.cluster_file = "cluster-quota.json";
+	start_host(0);
+	start_host(1);
+	char err[256];
+	struct etcd_client *ec;
+	struct etcd_client_options o = {.timeout_ms = 5000};
+	if (etcd_client_open(&ec, endpoints, &o, err, sizeof(err)) != 0)
+		fail_msg("etcd: %s", err);
+	int own[ZONES];
+	await_balanced(ec, 3u, own, 20);
+	for (int h = 0; h < 2; h++)
+		if (!await_metrics(h, ESCROW_NOMINAL("2"), 30))
+			fail_msg("%s: no nominal quota of 2 cpu in force within 30 s", names[h]);
+	struct producer p[2];
+	uint32_t tid[2];
+	for (int h = 0; h < 2; h++) {
+		char sock[128];
+		sock_of(h, sock, sizeof(sock));
+		memset(&p[h], 0, sizeof(p[h]));
+		if (shmsched_connect(sock, &p[h].c, err, sizeof(err)) != 0)
+			fail_msg("connect %s: %s", sock, err);
+		if (shmsched_register_template(p[h].c, escrow_pod, strlen(escrow_pod), &tid[h],
+					       err, sizeof(err)) != 0)
+			fail_msg("template on %s: %s", names[h], err);
+	}
+	long long peak = 0;
+	int placed[2] = {0, 0};
+	uint64_t ids[2][8];
+	/* a's 4 pods: 2 at once, 2 once b's room moved. */
+	double t0 = etcd_hosts_now_s();
+	submit_waiting(&p[0], tid[0], 4);
+	if (!await_placed(ec, &p[0], 0, 4, &placed[0], ids[0], 60, &peak))
+		fail_msg("%s placed %d of its 4 waiting pods of 1 cpu in 60 s: the room of %s's "
+			 "unused 2 cpu did not move (nominals in force %lld and %lld)", names[0],
+			 placed[0], names[1], nominal_of(0), nominal_of(1));
+	printf("quota by escrow by use: %s admits 4 cpu %.1f s after its pods came\n", names[0],
+	       etcd_hosts_now_s() - t0);
+	assert_int_equal(nominal_of(1), 0); /* b's slices shrunk */
+	assert_int_equal(nominal_of(0), 4);
+	/* `shmsched cluster status` shows a's use reports: its 4 cpu over
+	 * its two shards, nothing more asked (b has neither use nor waiting
+	 * pods: no key). Within 10 s: a reports at its next tick. */
+	long long use = 0, more = 0;
+	int lines = 0;
+	for (int i = 0; i < 200 && !(lines == 2 && use == 4000 && more == 0); i++) {
+		lines = status_uses(&use, &more);
+		etcd_hosts_sleep_ms(50);
+	}
+	if (lines != 2 || use != 4000 || more != 0)
+		fail_msg("cluster status: %d use lines of cq, use %lld more %lld millicores; "
+			 "expected 2 lines (host a's shards), 4000 and 0", lines, use, more);
+	/* b's 2 pods wait: a uses all 4. */
+	submit_waiting(&p[1], tid[1], 2);
+	int none = 0;
+	assert_false(await_placed(ec, &p[1], 1, 1, &none, ids[1], 2, &peak));
+	/* a releases 2: its room above its use goes to b's waiting pods. */
+	t0 = etcd_hosts_now_s();
+	for (int i = 0; i < 2; i++)
+		if (shmsched_release(p[0].c, ids[0][i], err, sizeof(err)) != 0)
+			fail_msg("release on %s: %s", names[0], err);
+	if (!await_placed(ec, &p[1], 1, 2, &placed[1], ids[1], 60, &peak))
+		fail_msg("%s placed %d of its 2 waiting pods in 60 s after %s released 2 cpu "
+			 "(nominals in force %lld and %lld)", names[1], placed[1], names[0],
+			 nominal_of(0), nominal_of(1));
+	printf("quota by escrow by use: %s admits its 2 cpu %.1f s after %s released 2; "
+	       "at most %lld cpu in force on both at any read\n", names[1],
+	       etcd_hosts_now_s() - t0, names[0], peak);
+	check_escrow_qe1(ec, 1, &peak);
+	for (int h = 0; h < 2; h++)
+		shmsched_disconnect(p[h].c);
+	etcd_client_close(ec);
+	for (int h = 0; h < 2; h++) {
+		int st = stop_host(h);
+		if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+			fail_msg("%s stopped with status 0x%x (log %s/%s.log)", names[h], st, dir,
+				 names[h]);
+	}
+}
+
 static int teardown(void **state)
 {
 	(void)state;
@@ -1808,6 +2035,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_teardown(async_answers_then_commits, teardown),
 		cmocka_unit_test_teardown(rules_across_shards, teardown),
 		cmocka_unit_test_teardown(quota_by_escrow, teardown),
+		cmocka_unit_test_teardown(quota_escrow_by_use, teardown),
 	};
 	if (getenv("SHMSCHED_TEST_FILTER"))
 		cmocka_set_test_filter(getenv("SHMSCHED_TEST_FILTER"));
