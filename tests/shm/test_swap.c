@@ -117,7 +117,14 @@ static void *swapper(void *arg)
 				held_big = 1;
 				__atomic_fetch_add(&swaps_done, 1, __ATOMIC_RELAXED);
 			} else {
+				/* Given back: two swappers each holding two
+				 * small pods fill the node, and neither swap
+				 * could ever pass again (the clang flavour
+				 * saw 0 swaps in 40,000 tries). */
 				__atomic_fetch_add(&swaps_refused, 1, __ATOMIC_RELAXED);
+				for (int k = 0; k < 2; k++)
+					ledger_account(race, 0, &small[k], NULL, -1);
+				held_small = 0;
 			}
 		}
 		if (held_big) {
