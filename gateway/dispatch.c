@@ -105,7 +105,7 @@
  * Cost per pod on the dispatcher: a table probe or two, a slot write
  * (libshmsched-client), an answer line of about 60 bytes; no system call
  * while pods flow, except the wakes of HTTP connections (one per job and
- * turn, not per pod).
+ * turn, not per pod, each made after the job's lock is released: GL1).
  */
 #include "gateway/gateway_internal.h"
 #include "gateway/owners_log.h"
@@ -339,6 +339,33 @@ static bool job_would_wait(const struct gw_job *j)
 	return j->collect && j->code == 200 && !j->done;
 }
 
+/* J2: whether the HTTP side is to be woken, under the lock: it was
+ * suspended (`suspended` cleared here, so exactly one caller wakes it)
+ * and a wake now would not only have it suspend again. The caller calls
+ * job_wake_after() once it has released the lock. */
+static bool job_take_wake(struct gw_job *j)
+{
+	if (!j->suspended || job_would_wait(j))
+		return false;
+	j->suspended = false;
+	return true;
+}
+
+/* GL1: the wake, after the lock is released. The woken HTTP thread's
+ * first step is to take this job's lock (respond_job(), stream_read()):
+ * woken under it, on a second core it blocked on the lock at once and
+ * the dispatcher's unlock had to wake it again (a futex wait and wake
+ * and a context switch a request, `strace -f`). Still never before its
+ * suspend: `suspended` was set under the lock after the HTTP side
+ * suspended, and the connection stays suspended (it cannot run, close
+ * or suspend again) until this resume; the job stays alive, as the
+ * caller holds its reference across the call. */
+static void job_wake_after(struct gw_job *j, bool wake)
+{
+	if (wake)
+		j->wake(j);
+}
+
 /* J2: the verdict and a whole body, under the lock; then the wake. */
 static void job_finish(struct gw_job *j, unsigned code, const struct json_buf *body)
 {
@@ -347,11 +374,9 @@ static void job_finish(struct gw_job *j, unsigned code, const struct json_buf *b
 	if (body != NULL && body->len > 0)
 		json_buf_put(&j->out, body->data, body->len);
 	j->done = true;
-	if (j->suspended) {
-		j->suspended = false;
-		j->wake(j);
-	}
+	bool wake = job_take_wake(j);
 	pthread_mutex_unlock(&j->lock);
+	job_wake_after(j, wake);
 }
 
 /* A Kubernetes Status object for an error. */
@@ -1443,11 +1468,9 @@ static void job_accept(struct gw_dispatch *d, struct gw_job *j)
 	}
 	pthread_mutex_lock(&j->lock);
 	j->code = 200;
-	if (j->suspended && !job_would_wait(j)) {
-		j->suspended = false;
-		j->wake(j);
-	}
+	bool wake = job_take_wake(j);
 	pthread_mutex_unlock(&j->lock);
+	job_wake_after(j, wake); /* GL1 */
 	job_list(d, j);
 }
 
@@ -2220,11 +2243,9 @@ static void publish(struct gw_dispatch *d)
 			}
 			if (complete)
 				j->done = true;
-			if (j->suspended && !job_would_wait(j)) {
-				j->suspended = false;
-				j->wake(j);
-			}
+			bool wake = job_take_wake(j);
 			pthread_mutex_unlock(&j->lock);
+			job_wake_after(j, wake); /* GL1: the list's reference */
 			json_buf_reset(&j->lines);
 		}
 		if (complete) {
@@ -2503,8 +2524,16 @@ void gw_dispatch_submit(struct gw_dispatch *d, struct gw_job *j)
 	else
 		d->inbox_head = j;
 	d->inbox_tail = j;
-	pthread_cond_signal(&d->inbox_cond);
 	pthread_mutex_unlock(&d->inbox_lock);
+	/* GL2: signalled after the unlock. The dispatcher, woken, first takes
+	 * inbox_lock: signalled under it, it found the lock held and slept
+	 * on it again (a futex wait and wake and a context switch, about one
+	 * request in two, `strace -f`). No wake is lost: the dispatcher looks
+	 * at the inbox under the lock before it waits (idle()), and the job
+	 * is there before the lock is released. Without a waiter the signal
+	 * makes no system call. The dispatcher outlives every submitter
+	 * (gw_dispatch_free() comes after the HTTP threads stop). */
+	pthread_cond_signal(&d->inbox_cond);
 }
 
 const struct gw_dispatch_stats *gw_dispatch_stats(const struct gw_dispatch *d)
