@@ -225,6 +225,8 @@ struct gw_dispatch_stats {
 	uint64_t fine_count, fine_sum_ns;
 	uint64_t templates_registered;
 	uint64_t templates_refused;
+	uint64_t templates_same_tree;         /* keys found equal by their spec
+					       * tree (GL3), not walked */
 	uint64_t connections_opened;
 	uint64_t connections_retired;         /* drained and closed: their
 					       * templates evicted */

@@ -1,21 +1,26 @@
-/* unit.gateway_wake: the dispatcher's wakes of HTTP connections (J2, GL1)
- * are made after it releases the job's lock, on every path that wakes: a
- * refusal (the daemon away: 503), a lone pod's answer (a `collect` job,
- * woken once, when done), and a streamed job's verdict and lines.
+/* unit.gateway_dispatch: the dispatcher alone (gw_dispatch_start), against
+ * a real shmschedd child for the answers; this test plays the HTTP side
+ * of J1-J3 itself.
  *
- * The dispatcher runs alone (gw_dispatch_start), against a real shmschedd
- * child for the answers; this test plays the HTTP side of J1-J3 itself:
- * it takes the job's lock before gw_dispatch_submit(), so that the
+ * Wakes (J2, GL1): the dispatcher's wakes of HTTP connections are made
+ * after it releases the job's lock, on every path that wakes: a refusal
+ * (the daemon away: 503), a lone pod's answer (a `collect` job, woken
+ * once, when done), and a streamed job's verdict and lines. The test
+ * takes the job's lock before gw_dispatch_submit(), so that the
  * dispatcher's first wake must come through the path under test, marks
  * the job suspended under the lock, and waits on a semaphore that its
  * wake function posts. The wake function tries the job's lock: a wake
  * made under the lock finds it held (`held` must read 0), and every job
- * is woken at least once (`woken` > 0), each answered as before.
+ * is woken at least once (`woken` > 0), each answered as before. With
+ * the wakes under the lock (the code before GL1) `held` counts every wake
+ * and each of those tests fails.
  *
- * With the wakes under the lock (the code before GL1) `held` counts every
- * wake and each test fails.
+ * Templates (GL3): lone pods of one spec, decoded in this thread (its
+ * spec cache hands each the same tree), share one template, found by
+ * their tree after the first three; a pod of that spec with other labels
+ * gets a template of its own.
  *
- * usage: test_wake SHMSCHEDD
+ * usage: test_dispatch SHMSCHEDD
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -135,12 +140,18 @@ static char *run_job(struct gw_dispatch *d, struct gw_job *j, struct waiter *w,
 	return got.data != NULL ? got.data : strdup("");
 }
 
-static void pod_json(char *buf, size_t len, const char *name, const char *cpu)
+static void pod_json_labelled(char *buf, size_t len, const char *name,
+			      const char *cpu, const char *labels)
 {
 	snprintf(buf, len, "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\","
-		 "\"namespace\":\"wake\"},\"spec\":{\"containers\":[{\"name\":\"c\","
-		 "\"resources\":{\"requests\":{\"cpu\":\"%s\",\"memory\":"
-		 "\"64Mi\"}}}]}}\n", name, cpu);
+		 "\"namespace\":\"wake\"%s},\"spec\":{\"containers\":[{\"name\":"
+		 "\"c\",\"resources\":{\"requests\":{\"cpu\":\"%s\",\"memory\":"
+		 "\"64Mi\"}}}]}}\n", name, labels, cpu);
+}
+
+static void pod_json(char *buf, size_t len, const char *name, const char *cpu)
+{
+	pod_json_labelled(buf, len, name, cpu, "");
 }
 
 static int setup(void **state)
@@ -292,6 +303,47 @@ static void test_streamed_wakes_unlocked(void **state)
 	sem_destroy(&w.sem);
 }
 
+/* GL3: one spec's lone pods, each decoded here (the spec cache gives the
+ * third on the entry's own tree), find their template by the tree; the
+ * same spec with other labels is another key, another template. With the
+ * tree's branch taken out of tmpl_same_key(), same_tree reads 0. */
+static void test_template_same_tree(void **state)
+{
+	(void)state;
+	struct gw_dispatch *d = start_dispatch(sock);
+	wait_connected(d);
+	const struct gw_dispatch_stats *st = gw_dispatch_stats(d);
+	struct waiter w = {0};
+	sem_init(&w.sem, 0, 0);
+	gw_spec_cache_clear();
+	for (unsigned k = 0; k < 51; k++) {
+		char body[512], name[32];
+		bool other = k == 50;
+		snprintf(name, sizeof(name), "tree-%u", k);
+		pod_json_labelled(body, sizeof(body), name, "20m",
+				  other ? ",\"labels\":{\"app\":\"b\"}" : "");
+		unsigned code = 0;
+		char *out = run_job(d, place_job(body, true, &w), &w, &code);
+		assert_int_equal(code, 200);
+		char want[64];
+		snprintf(want, sizeof(want), "{\"pod\":\"wake/%s\",\"node\":\"", name);
+		assert_non_null(strstr(out, want)); /* placed */
+		free(out);
+		if (k == 49) {
+			/* One template, found by its tree from the fourth pod
+			 * on: the first registers it; the second (its own parse:
+			 * the cache is filled at the second decode) and the
+			 * third (the cache entry's tree, the first time) are
+			 * walked, and the tree of each held. */
+			assert_int_equal(stat_read(&st->templates_registered), 1);
+			assert_int_equal(stat_read(&st->templates_same_tree), 47);
+		}
+	}
+	assert_int_equal(stat_read(&st->templates_registered), 2);
+	stop_dispatch(d);
+	sem_destroy(&w.sem);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -303,6 +355,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_refused_wake_unlocked),
 		cmocka_unit_test(test_lone_pod_wake_unlocked),
 		cmocka_unit_test(test_streamed_wakes_unlocked),
+		cmocka_unit_test(test_template_same_tree),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
