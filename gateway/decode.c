@@ -333,6 +333,27 @@ static void spec_let_go(json_t *s)
 #endif
 }
 
+json_t *gw_spec_tree_hold(const json_t *canon)
+{
+#if JANSSON_THREAD_SAFE_REFCOUNT
+	json_t *spec = json_object_get(canon, "spec");
+	/* A singleton (null: a key always has an object here) is never
+	 * counted, and its address says nothing of its content's origin. */
+	if (spec == NULL || __atomic_load_n(&spec->refcount, __ATOMIC_RELAXED) ==
+	    (size_t)-1)
+		return NULL;
+	return spec_ref(spec); /* GP1: the caller holds canon, which holds it */
+#else
+	(void)canon;
+	return NULL;
+#endif
+}
+
+void gw_spec_tree_release(json_t *tree)
+{
+	spec_let_go(tree); /* GP2 */
+}
+
 /* The key: only what placement reads. It copies nothing deep: the key
  * holds references to the body's own subtrees. Members in this order
  * (the template's text, json_dumps, keeps it). */

@@ -127,6 +127,16 @@ int gw_decode_pods(const char *body, size_t len, const struct gw_limits *lim,
 
 void gw_batch_free(struct gw_batch *b);
 
+/* The spec subtree of a key (canon's "spec"), which may be shared with
+ * an HTTP thread's spec cache and other batches: a reference for a holder
+ * in any thread (GP1), so that while it is held no other tree has its
+ * address and its content does not change (decode.c's "Shared trees"),
+ * or NULL where such a reference cannot be had (a jansson without atomic
+ * counts): hold nothing then. Let go with gw_spec_tree_release() (GP2;
+ * NULL: nothing), in any thread. */
+json_t *gw_spec_tree_hold(const json_t *canon);
+void gw_spec_tree_release(json_t *tree);
+
 static inline const char *gw_pod_name(const struct gw_batch *b,
 				      const struct gw_pod *p)
 {

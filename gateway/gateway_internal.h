@@ -8,15 +8,17 @@
  *   J2  The dispatcher sets `code` (the verdict: 200, or an error with a
  *       Status object in `out`), then appends answer lines to `out`, then
  *       sets `done`; each under `lock`, and after each, if `suspended` is
- *       set, clears it and calls `wake` (still under `lock`), which resumes
- *       the HTTP connection; except while the HTTP side would only
- *       suspend again: a `collect` job with the verdict 200 is woken
- *       once, when `done`.
+ *       set, clears it (under `lock`) and, once it has released `lock`,
+ *       calls `wake`, which resumes the HTTP connection (GL1: the woken
+ *       thread's first step is to take `lock`); except while the HTTP
+ *       side would only suspend again: a `collect` job with the verdict
+ *       200 is woken once, when `done`.
  *   J3  The HTTP thread reads `code` and `out` under `lock`; finding
  *       nothing new, it sets `suspended` and suspends its connection before
  *       releasing `lock`. So a wake never precedes its suspend (the lock
- *       orders them), and a connection that is not suspended is never
- *       resumed.
+ *       orders the suspend before the dispatcher sees `suspended`, and
+ *       the connection, suspended, cannot suspend again before the
+ *       wake), and a connection that is not suspended is never resumed.
  *   J4  The client going away: the HTTP side sets `abandoned`
  *       (release; the dispatcher's acquire load) and drops its reference.
  *       A suspended connection cannot go away (the HTTP library does not
@@ -59,7 +61,8 @@ enum gw_job_kind {
 };
 
 struct gw_job;
-/* Resumes the job's HTTP connection; called with job->lock held (J2). */
+/* Resumes the job's HTTP connection; called without job->lock, after the
+ * caller cleared `suspended` under it (J2). */
 typedef void gw_wake_fn(struct gw_job *job);
 
 /* Where a job's spec is registered: a template of one connection. */
@@ -222,6 +225,8 @@ struct gw_dispatch_stats {
 	uint64_t fine_count, fine_sum_ns;
 	uint64_t templates_registered;
 	uint64_t templates_refused;
+	uint64_t templates_same_tree;         /* keys found equal by their spec
+					       * tree (GL3), not walked */
 	uint64_t connections_opened;
 	uint64_t connections_retired;         /* drained and closed: their
 					       * templates evicted */
