@@ -1,38 +1,43 @@
 /* The evictor's doorbell: see evict_bell_internal.h.
  *
  * What: a ring is a sequentially consistent add to `kick` and, only when
- * the consumer said it sleeps, a FUTEX_WAKE. Before this, every ring
- * (each preemption request) made the system call whether or not the
- * evictor slept; with a worker's 64 requests in flight it is busy nearly
- * always (bench --kind preemption: 2,000 wakes for ~50 sleeps).
+ * the consumer said it sleeps and no other ring has woken it since, a
+ * FUTEX_WAKE. Before this, every ring (each preemption request) made the
+ * system call whether or not the evictor slept. The first ring to find it
+ * asleep takes the mark back (an exchange), so the rings that follow
+ * while the woken evictor waits for a core make none either: on the
+ * bench's 2 busy cores that wait is most of a request's round trip.
  *
  * The protocol, store-buffering (Dekker) on two words, all seq_cst:
  *   ringer:   (publishes work: a ring's release store in evict.c)
  *             ER1 kick += 1                          seq_cst RMW
- *             ER2 if load(sleeping) == 1: FUTEX_WAKE seq_cst
+ *             ER2 if exchange(sleeping, 0) == 1:     seq_cst RMW
+ *                   FUTEX_WAKE
  *   consumer: ER3 seen = load(kick)                  seq_cst
  *             (looks for work: finds none)
  *             ER4 sleeping = 1                       seq_cst
  *             ER5 if load(kick) == seen:             seq_cst
  *                   FUTEX_WAIT(kick, seen)           the kernel compares
  *             sleeping = 0                           relaxed (see below)
- * If ER2 reads 0, ER2 comes before ER4 in the single order of seq_cst
- * operations (a later 0, the store after a wait, means that sleep is
- * over), so ER1 < ER2 < ER4 < ER5: ER5 reads kick with the ring's add. If
- * ER3 already read it, ER3 acquired ER1's release, so the look after it
- * saw the work (nothing found is then impossible); if not, ER5 reads a
- * value other than seen and the consumer does not sleep. If ER2 reads 1,
- * the FUTEX_WAKE comes after ER1 changed kick: the kernel's compare in
- * FUTEX_WAIT either sees the change (EAGAIN) or the waiter is queued and
- * woken. The clear of sleeping is relaxed: a ringer that still reads 1
- * makes one FUTEX_WAKE nobody needs; one that reads 0 came after it in
- * the order, and the consumer's next look (after an ER3 of its own) is
- * the case above. kick is 32 bits: only exactly 2^32 rings between ER3
+ * Take one sleep (an ER4 that ER5 let through) and a ring whose work the
+ * look before it missed (so its ER1 came after that look's ER3). If ER2
+ * reads the 1 of this ER4, the ring wakes it: its FUTEX_WAKE comes after
+ * ER1 changed kick, so the kernel's compare in FUTEX_WAIT either sees the
+ * change (EAGAIN) or the waiter is queued and woken. If ER2 reads 0 from
+ * before this ER4 (the clear after an earlier sleep, or an earlier
+ * ring's exchange), ER1 < ER2 < ER4 < ER5 in the single order of seq_cst
+ * operations, and ER5 reads kick with the ring's add: no sleep. If ER2
+ * reads 0 from another ring's exchange after this ER4, that ring read
+ * this ER4's 1 and wakes this sleep, and the woken consumer looks again
+ * (a fresh ER3; a ring it misses then is the same case with the next
+ * sleep). In no case does the consumer sleep with the work unseen. The
+ * clear of sleeping after the wait is relaxed: a ringer that still reads
+ * 1 makes one FUTEX_WAKE nobody needs. kick is 32 bits: only exactly 2^32 rings between ER3
  * and ER5 could fool the compare, and the wait's timeout bounds that.
  *   ER6 The counts, relaxed fetch-adds by any ringer: figures only.
  *
- * Cost: a ring to a busy consumer is one RMW and one load on kick's
- * cache line (no system call); to a sleeping one, as before, a
+ * Cost: a ring to a busy (or already woken) consumer is two RMWs on
+ * kick's cache line (no system call); to a sleeping one, as before, a
  * FUTEX_WAKE.
  */
 #include "daemon/evict_bell_internal.h"
@@ -46,8 +51,9 @@ void evict_bell_ring(struct evict_bell *b)
 {
 	/* ER1: seq_cst, partner of ER3 and ER5. */
 	__atomic_fetch_add(&b->kick, 1, __ATOMIC_SEQ_CST);
-	/* ER2: seq_cst, partner of ER4. */
-	if (__atomic_load_n(&b->sleeping, __ATOMIC_SEQ_CST)) {
+	/* ER2: seq_cst, partner of ER4: only the first ring after the
+	 * consumer said it sleeps makes the system call. */
+	if (__atomic_exchange_n(&b->sleeping, 0, __ATOMIC_SEQ_CST)) {
 		syscall(SYS_futex, &b->kick, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 		/* ER6: relaxed, a figure. */
 		__atomic_fetch_add(&b->wakes, 1, __ATOMIC_RELAXED);

@@ -12,8 +12,8 @@
  * A ringer publishes its work (a ring's release store), then calls
  * evict_bell_ring(b). No lost wake-up: work published before a ring is
  * found by the consumer's next look, or its sleep is woken (ER1-ER5 in
- * evict_bell.c). Split in steps so that a test can interleave them by
- * hand.
+ * evict_bell.c); one FUTEX_WAKE at most a sleep. Split in steps so that
+ * a test can interleave them by hand.
  */
 #ifndef SHMSCHED_DAEMON_EVICT_BELL_INTERNAL_H
 #define SHMSCHED_DAEMON_EVICT_BELL_INTERNAL_H
@@ -25,7 +25,8 @@ struct evict_bell {
 	_Alignas(64) uint32_t kick; /* ER1, ER3, ER5: rings so far (mod 2^32) */
 	uint32_t sleeping;          /* ER2, ER4: 1 from prepare to awake */
 	uint64_t wakes;             /* ER6: rings that called FUTEX_WAKE */
-	uint64_t avoided;           /* ER6: rings that found it awake */
+	uint64_t avoided;           /* ER6: rings that found it awake, or
+				     * woken by another ring already */
 };
 
 /* Any thread, after publishing work. */

@@ -4,8 +4,8 @@
  * stops the sleep; a ring after the prepare wakes it (counted), and the
  * wait returns at once. Then threads: ringers push to a ring of their own
  * and ring while the consumer sleeps with a 3 s timeout; every item is
- * served, no wait ran into its timeout (a lost wake-up would), and the
- * counts add up to the rings. */
+ * served, no wait ran into its timeout (a lost wake-up would), the counts
+ * add up to the rings, and no more wakes than the consumer's marks. */
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -61,7 +61,8 @@ static void test_ring_before_prepare(void **state)
 	evict_bell_awake(&b);
 }
 
-/* A ring after the prepare: it sees the consumer asleep and wakes it; the
+/* Rings after the prepare: the first sees the consumer asleep and wakes
+ * it, the second finds it woken already (no second system call); the
  * wait compares against `seen` and returns at once (no 10 s). */
 static void test_ring_after_prepare(void **state)
 {
@@ -71,13 +72,15 @@ static void test_ring_after_prepare(void **state)
 	assert_true(evict_bell_prepare(&b, seen));
 	evict_bell_ring(&b);
 	counts(&b, 1, 0);
+	evict_bell_ring(&b);
+	counts(&b, 1, 1);
 	uint64_t t0 = mono_ns();
 	evict_bell_wait(&b, seen, 10L * 1000000000L);
 	assert_true(mono_ns() - t0 < UINT64_C(5) * 1000000000u);
 	evict_bell_awake(&b);
 	/* Awake again: the next ring makes no system call. */
 	evict_bell_ring(&b);
-	counts(&b, 1, 1);
+	counts(&b, 1, 2);
 }
 
 /* Threads: RINGERS push ITEMS each (a counter of their own, released)
@@ -89,7 +92,7 @@ static struct {
 	struct evict_bell bell;
 	uint64_t pushed[RINGERS]; /* each ringer's, release; consumer acquires */
 	uint64_t served;
-	uint64_t slept;
+	uint64_t prepared, slept;
 } T;
 
 static void *ringer(void *arg)
@@ -128,6 +131,7 @@ static void test_threads_no_lost_wakeup(void **state)
 		}
 		if (any)
 			continue;
+		T.prepared++;
 		if (evict_bell_prepare(&T.bell, seen)) {
 			uint64_t t0 = mono_ns();
 			evict_bell_wait(&T.bell, seen, 3L * 1000000000L);
@@ -152,6 +156,7 @@ static void test_threads_no_lost_wakeup(void **state)
 	assert_int_equal(wakes + avoided, (uint64_t)RINGERS * ITEMS);
 	assert_true(avoided > 0); /* the consumer was found busy */
 	assert_true(T.slept > 0); /* and it slept: the sleep path ran */
+	assert_true(wakes <= T.prepared); /* one wake at most a mark */
 }
 
 int main(void)
