@@ -663,17 +663,22 @@ static void room_of(const struct sched_queue *q, const struct snapshot *snap,
 }
 
 /* NodeResourcesFit against what is left: a pod slot, and each resource
- * it asks (x->asks: a pass over a few bits, not all RES_MAX). */
-static bool room_fits(const struct room *r, const struct qentry *x)
+ * in `asks` (a pass over a few bits, not all RES_MAX). */
+static bool room_holds(const struct room *r, uint32_t asks, const struct res_vec *req)
 {
 	if (r->free.v[RES_PODS] < 1)
 		return false;
-	for (uint32_t m = x->asks; m != 0; m &= m - 1) {
+	for (uint32_t m = asks; m != 0; m &= m - 1) {
 		unsigned k = (unsigned)__builtin_ctz(m);
-		if (x->request.v[k] > r->free.v[k])
+		if (req->v[k] > r->free.v[k])
 			return false;
 	}
 	return true;
+}
+
+static bool room_fits(const struct room *r, const struct qentry *x)
+{
+	return room_holds(r, x->asks, &x->request);
 }
 
 static void room_take(struct room *r, const struct res_vec *req)
@@ -790,23 +795,16 @@ static unsigned give_room(struct sched_queue *q, struct room *room, uint32_t n_r
  * may not decide (QS1's count 0), each pod's hint is HINT_SKIP or
  * HINT_ROOM, and HINT_ROOM wakes only a pod that fits the room; one that
  * lacks a pod slot, or less of a resource that every pod asks than the
- * least of them asks, fits none. The walk would then count every pod in
- * hints_skipped and wake nobody. O(RES_MAX) instead of O(parked): a full
- * cluster's releases (preemption: the victim's room is held for the
- * preemptor) leave nothing for the pods parked behind it. */
+ * least of them asks, fits none (a pod asking the least of each of
+ * those, and nothing else, does not fit). The walk would then count
+ * every pod in hints_skipped and wake nobody. O(RES_MAX) instead of
+ * O(parked): a full cluster's releases (preemption: the victim's room is
+ * held for the preemptor) leave nothing for the pods parked behind it. */
 static bool room_helps_none(const struct sched_queue *q, const struct queue_event *ev,
 			    const struct room *room)
 {
-	if (ev->slot == QUEUE_ANY_NODE || !room->known || q->unsched_other != 0)
-		return false;
-	if (room->free.v[RES_PODS] < 1)
-		return true;
-	for (uint32_t m = q->unsched_asks; m != 0; m &= m - 1) {
-		unsigned k = (unsigned)__builtin_ctz(m);
-		if (q->unsched_low.v[k] > room->free.v[k])
-			return true;
-	}
-	return false;
+	return ev->slot != QUEUE_ANY_NODE && room->known && q->unsched_other == 0 &&
+	       !room_holds(room, q->unsched_asks, &q->unsched_low);
 }
 
 static unsigned wake_all(struct sched_queue *q, uint64_t now)

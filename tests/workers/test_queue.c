@@ -111,6 +111,19 @@ static struct queue_event release(uint32_t slot, int64_t cpu, int64_t mem)
 	return queue_event_release(slot, &p, NULL);
 }
 
+/* Fills n0's 4 cpu with two fillers of 2 cpu (and `mem` bytes each),
+ * accounted in the ledger; returns the filler. */
+static struct pod_spec fill_n0(struct qfx *x, int64_t mem)
+{
+	struct pod_spec filler;
+	pod_init(&filler);
+	filler.request.v[RES_CPU] = 2000;
+	filler.request.v[RES_MEMORY] = mem;
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(ledger_account(x->ledger, 0, &filler, NULL, +1), 0);
+	return filler;
+}
+
 static void test_park_wake_pop(void **state)
 {
 	struct qfx *x = *state;
@@ -464,12 +477,8 @@ static void test_release_wakes_what_fits(void **state)
 {
 	struct qfx *x = *state;
 	struct sched_queue *q = x->q;
-	struct pod_spec filler;
-	pod_init(&filler);
-	filler.request.v[RES_CPU] = 2000;
 	/* n0: 4000m of 4000 used: two fillers. */
-	for (int i = 0; i < 2; i++)
-		assert_int_equal(ledger_account(x->ledger, 0, &filler, NULL, +1), 0);
+	struct pod_spec filler = fill_n0(x, 0);
 	for (uint32_t i = 0; i < 3; i++) {
 		struct queue_pod p = pod_of(&x->plain, i == 2 ? 5 : 0,
 					    C(REASON_INSUFFICIENT), R(RES_CPU));
@@ -512,11 +521,7 @@ static void test_room_order_among_many(void **state)
 {
 	struct qfx *x = *state;
 	struct sched_queue *q = x->q;
-	struct pod_spec filler;
-	pod_init(&filler);
-	filler.request.v[RES_CPU] = 2000;
-	for (int i = 0; i < 2; i++)
-		assert_int_equal(ledger_account(x->ledger, 0, &filler, NULL, +1), 0);
+	struct pod_spec filler = fill_n0(x, 0);
 	struct queue_pod taint = pod_of(&x->plain, 0, C(REASON_TAINT), 0);
 	assert_int_equal(queue_park(q, 0, &taint, 10 * S), 0);
 	static const struct {
@@ -615,12 +620,7 @@ static void test_room_nobody_uses_unwalked(void **state)
 {
 	struct qfx *x = *state;
 	struct sched_queue *q = x->q;
-	struct pod_spec filler;
-	pod_init(&filler);
-	filler.request.v[RES_CPU] = 2000;
-	filler.request.v[RES_MEMORY] = 1 << 20;
-	for (int i = 0; i < 2; i++)
-		assert_int_equal(ledger_account(x->ledger, 0, &filler, NULL, +1), 0);
+	struct pod_spec filler = fill_n0(x, 1 << 20);
 	struct queue_pod p = pod_of(&x->plain, 0, C(REASON_INSUFFICIENT), R(RES_CPU));
 	p.request.v[RES_CPU] = 1000;
 	p.request.v[RES_MEMORY] = 1 << 20;
