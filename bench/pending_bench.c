@@ -419,6 +419,12 @@ static double engine_run(const struct opts *o, enum kind kind, uint64_t *placed)
 	       " overcommits)\n", kind_names[kind], (double)pt.placed / seconds,
 	       pt.placed, seconds, ds.queue_retries, ds.evictor_requests,
 	       ds.evictor_held, ds.victims, ds.gangs_placed, over);
+	/* Whole run, the fill included: the evictor's doorbell, and the
+	 * queue's events that no parked pod could use (unwalked). */
+	printf("  %-10s engine     evictor woken %" PRIu64 " times, %" PRIu64
+	       " rings found it awake; queue events %" PRIu64 ", %" PRIu64
+	       " unwalked\n", kind_names[kind], ds.evictor_wakes,
+	       ds.evictor_wakes_avoided, ds.queue_events, ds.queue_events_unwalked);
 	return (double)pt.placed / seconds;
 }
 

@@ -1879,12 +1879,16 @@ void daemon_get_stats(struct daemon *d, struct daemon_stats *out)
 	out->queue_woken = ws.queue.woken;
 	out->queue_hints_skipped = ws.queue.hints_skipped;
 	out->queue_events = ws.queue.events;
+	out->queue_events_unwalked = ws.queue.events_unwalked;
 	uint64_t ev_victims, ev_dropped;
 	evict_counts(d->evictor, &out->evictor_requests, &out->evictor_held,
 		     &ev_victims, &ev_dropped);
-	if (d->evictor != NULL)
+	if (d->evictor != NULL) {
+		evict_bell_figures(d->evictor, &out->evictor_wakes,
+				   &out->evictor_wakes_avoided);
 		evict_reclaim_counts(d->evictor, &out->reclaim_requests,
 				     &out->reclaim_victims, &out->reclaim_no_node);
+	}
 	if (d->quota != NULL)
 		out->reclaim_asked = qc_reclaim_asked(d->quota);
 	out->gangs_placed = ws.gangs_placed;

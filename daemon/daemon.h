@@ -271,6 +271,8 @@ struct daemon_stats {
 	uint64_t queue_woken;         /* moved out of unschedulable by an event */
 	uint64_t queue_hints_skipped; /* (event, pod) pairs that could not help */
 	uint64_t queue_events;        /* events read, summed over the workers */
+	uint64_t queue_events_unwalked; /* of those, ones no parked pod could
+					 * use, told without a walk */
 	uint64_t pending_active, pending_backoff, pending_unschedulable;
 	/* Preemption: requests to the evictor, pods placed by it, pods
 	 * evicted, EVICTED notices written (and lost to a full section). */
@@ -284,6 +286,9 @@ struct daemon_stats {
 	uint64_t quota_woken, quota_skipped;
 	uint64_t evictor_requests, evictor_held; /* served by the evictor, and
 						  * of them those that held a node */
+	/* The evictor's doorbell (daemon/evict_bell.c): rings that woke it
+	 * (a FUTEX_WAKE each) and rings that found it awake (none). */
+	uint64_t evictor_wakes, evictor_wakes_avoided;
 	/* Gangs: placed whole, attempts that placed none (rolled back),
 	 * gangs that did not gather minMember in time. */
 	uint64_t gangs_placed, gang_failures, gang_rollbacks, gang_timeouts;

@@ -8,14 +8,15 @@
  *   M2  The consumer loads tail with acquire (partner of M1's store: the
  *       record is complete), copies record head % N out, then stores
  *       head + 1 with release (partner of M1's load).
- * The evictor thread sleeps on a futex word when it finds no request:
- *   EK1  A worker, after M1, adds 1 to `kick` (sequentially consistent)
- *       and calls FUTEX_WAKE on it.
- *   EK2  The evictor loads `kick` (sequentially consistent) before it
- *       scans the rings, and sleeps only with FUTEX_WAIT on that value
- *       (at most EVICT_IDLE_NS): a request whose M1 its scan missed came
- *       with an EK1 after its load, so the kernel's compare sees the word
- *       moved. evict_stop() kicks it too, after setting `stop`.
+ * The evictor thread sleeps on its doorbell (daemon/evict_bell.c, ER1-ER6)
+ * when it finds no request:
+ *   EK1  A worker, after M1, rings it (evict_bell_ring: an add, and a
+ *       FUTEX_WAKE only when the evictor said it sleeps).
+ *   EK2  The evictor takes the bell's value (evict_bell_seen) before it
+ *       scans the rings, and sleeps only if no ring came since
+ *       (evict_bell_prepare, then FUTEX_WAIT on that value, at most
+ *       EVICT_IDLE_NS): a request whose M1 its scan missed came with a
+ *       ring after it. evict_stop() rings too, after setting `stop`.
  * Replies and notices wake the workers through the pool (evict_set_waker:
  * pool_wake, one load when no worker sleeps).
  * Reclaim requests (RECLAIMS a worker) carry no reply; a full ring drops
@@ -43,13 +44,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <limits.h>
-#include <linux/futex.h>
 #include <sched.h>
-#include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "base/base.h"
+#include "daemon/evict_bell_internal.h"
 
 #define REQS EVICT_REQUESTS /* a worker's requests in flight, at most */
 /* The idle evictor's sleep, at most: EK1 and evict_stop() wake it, so this
@@ -83,7 +82,7 @@ struct evictor {
 	pthread_t thread;
 	bool running;
 	int stop;               /* __atomic, relaxed: a flag polled each turn */
-	uint32_t kick;          /* EK1, EK2 */
+	struct evict_bell bell; /* EK1, EK2 */
 	void (*waker)(void *);  /* wakes the workers; may be NULL */
 	void *waker_arg;
 	struct req_rec cur;     /* the request being served: the thread's */
@@ -125,9 +124,8 @@ bool evict_request(struct evictor *ev, unsigned w, uint32_t queue_id,
 	r->rq = *rq;
 	/* M1: release. */
 	__atomic_store_n(&b->req_tail, b->req_tail + 1, __ATOMIC_RELEASE);
-	/* EK1: seq_cst, partner of EK2. One system call a preemption. */
-	__atomic_fetch_add(&ev->kick, 1, __ATOMIC_SEQ_CST);
-	syscall(SYS_futex, &ev->kick, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	/* EK1: a system call only when the evictor sleeps. */
+	evict_bell_ring(&ev->bell);
 	return true;
 }
 
@@ -217,9 +215,7 @@ static void serve_one(struct evictor *ev, unsigned w, const struct req_rec *r)
 void evict_kick(void *arg)
 {
 	struct evictor *ev = arg;
-	/* EK1: seq_cst, partner of EK2. */
-	__atomic_fetch_add(&ev->kick, 1, __ATOMIC_SEQ_CST);
-	syscall(SYS_futex, &ev->kick, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	evict_bell_ring(&ev->bell); /* EK1 */
 }
 
 void evict_set_reclaim(struct evictor *ev, evict_reclaim_fn fn,
@@ -252,9 +248,7 @@ bool evict_reclaim(struct evictor *ev, unsigned w, const struct evict_reclaim *r
 	b->rcl[b->rcl_tail % RECLAIMS] = *rc;
 	/* M1: release. */
 	__atomic_store_n(&b->rcl_tail, b->rcl_tail + 1, __ATOMIC_RELEASE);
-	/* EK1: seq_cst, partner of EK2. */
-	__atomic_fetch_add(&ev->kick, 1, __ATOMIC_SEQ_CST);
-	syscall(SYS_futex, &ev->kick, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	evict_bell_ring(&ev->bell); /* EK1 */
 	return true;
 }
 
@@ -307,9 +301,9 @@ static void *evictor_main(void *arg)
 	struct evictor *ev = arg;
 	struct req_rec *r = &ev->cur;
 	for (;;) {
-		/* EK2: seq_cst, partner of EK1. Loaded before `stop`: a kick
-		 * from evict_stop() that it reads orders `stop` before it. */
-		uint32_t seen = __atomic_load_n(&ev->kick, __ATOMIC_SEQ_CST);
+		/* EK2 (ER3, seq_cst): before `stop`: a ring from
+		 * evict_stop() that it reads orders `stop` before it. */
+		uint32_t seen = evict_bell_seen(&ev->bell);
 		if (__atomic_load_n(&ev->stop, __ATOMIC_RELAXED))
 			break;
 		bool any = false;
@@ -352,8 +346,10 @@ static void *evictor_main(void *arg)
 			wake_workers(ev);
 		}
 		if (!any) {
-			struct timespec ts = {0, EVICT_IDLE_NS};
-			syscall(SYS_futex, &ev->kick, FUTEX_WAIT_PRIVATE, seen, &ts, NULL, 0);
+			/* EK2: asleep only if no ring came since `seen`. */
+			if (evict_bell_prepare(&ev->bell, seen))
+				evict_bell_wait(&ev->bell, seen, EVICT_IDLE_NS);
+			evict_bell_awake(&ev->bell);
 		}
 	}
 	return NULL;
@@ -389,9 +385,8 @@ void evict_stop(struct evictor *ev)
 	if (ev == NULL || !ev->running)
 		return;
 	__atomic_store_n(&ev->stop, 1, __ATOMIC_RELAXED);
-	/* EK1's wake, so a sleeping evictor sees `stop` now. */
-	__atomic_fetch_add(&ev->kick, 1, __ATOMIC_SEQ_CST);
-	syscall(SYS_futex, &ev->kick, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	/* EK1's ring, so a sleeping evictor sees `stop` now. */
+	evict_bell_ring(&ev->bell);
 	pthread_join(ev->thread, NULL);
 	ev->running = false;
 }
@@ -403,6 +398,12 @@ void evict_destroy(struct evictor *ev)
 	evict_stop(ev);
 	free(ev->box);
 	free(ev);
+}
+
+void evict_bell_figures(const struct evictor *ev, uint64_t *wakes,
+			uint64_t *avoided)
+{
+	evict_bell_counts(&ev->bell, wakes, avoided);
 }
 
 void evict_counts(const struct evictor *ev, uint64_t *requests, uint64_t *held,

@@ -117,6 +117,12 @@ bool evict_reclaim(struct evictor *ev, unsigned w, const struct evict_reclaim *r
 void evict_reclaim_counts(const struct evictor *ev, uint64_t *requests,
 			  uint64_t *victims, uint64_t *no_node);
 
+/* Figures: rings of the evictor's doorbell (requests, reclaims, kicks)
+ * that woke it with a system call, and those that found it awake and
+ * made none (daemon/evict_bell.c). */
+void evict_bell_figures(const struct evictor *ev, uint64_t *wakes,
+			uint64_t *avoided);
+
 /* Figures: requests served, nodes found, victims. */
 void evict_counts(const struct evictor *ev, uint64_t *requests, uint64_t *held,
 		  uint64_t *victims, uint64_t *notices_dropped);

@@ -9,7 +9,9 @@
  *   unschedulable  a doubly linked list in the order pods were parked:
  *             its head is the pod unschedulable longest (the flush after
  *             max_unschedulable_ns reads only the head), and events walk
- *             it whole.
+ *             it whole, but for an event whose node's room no pod there
+ *             can use (QS1 sums the list up, QS2 decides from that sum:
+ *             O(RES_MAX) instead of O(parked)).
  * Besides, a pod with a deadline is in the deadline heap from its first
  * park until it is answered.
  *
@@ -217,6 +219,19 @@ struct qentry {
 	bool interpod;          /* counted in interpod_waiting (E6) */
 };
 
+/* Reasons a node's counters decide alone (with the static filters): a pod
+ * refused only for these fits a node iff its requests fit there. */
+#define COUNTER_CODES (QUEUE_CODE(REASON_INSUFFICIENT) | QUEUE_CODE(REASON_TOO_MANY_PODS))
+#define STATIC_CODES (QUEUE_CODE(REASON_UNSCHEDULABLE) | QUEUE_CODE(REASON_NODE_NAME) | \
+		      QUEUE_CODE(REASON_TAINT) | QUEUE_CODE(REASON_AFFINITY) | \
+		      QUEUE_CODE(REASON_GPU_MODEL) | QUEUE_CODE(REASON_SPREAD_LABEL))
+
+/* QS1: whether the node's room alone may not decide pod x's hint. */
+static bool hint_beyond_room(const struct qentry *x)
+{
+	return (x->codes & ~(COUNTER_CODES | STATIC_CODES)) != 0;
+}
+
 struct heap {
 	uint32_t *ids;
 	uint32_t n;
@@ -230,6 +245,14 @@ struct sched_queue {
 	struct qentry *e;
 	struct heap active, backoff, deadline;
 	uint32_t unsched_head, unsched_tail;
+	/* QS1: the unschedulable list summed up for queue_absorb. Pods in it
+	 * whose hint the node's room alone may not decide (codes beyond
+	 * COUNTER_CODES and STATIC_CODES), exactly; and, over the pods
+	 * appended since the list was last empty (a superset of those in
+	 * it), the resources every one asks and the least each asks. */
+	uint32_t unsched_other;
+	uint16_t unsched_asks;
+	struct res_vec unsched_low;
 	uint32_t *owner_count;
 	uint32_t *scratch;      /* [capacity]: pods a node's room decides */
 	uint32_t len;           /* entries not QUEUE_OUT */
@@ -361,12 +384,24 @@ static void unsched_unlink(struct sched_queue *q, uint32_t id)
 	else
 		q->unsched_tail = x->prev;
 	x->prev = x->next = QUEUE_NONE;
+	q->unsched_other -= hint_beyond_room(x);
 	set_interpod(q, x, false);
 }
 
 static void unsched_append(struct sched_queue *q, uint32_t id)
 {
 	struct qentry *x = &q->e[id];
+	/* QS1: a bound only while the list is not empty; afresh after. */
+	if (q->unsched_head == QUEUE_NONE) {
+		q->unsched_asks = x->asks;
+		q->unsched_low = x->request;
+	} else {
+		q->unsched_asks &= x->asks;
+		for (unsigned r = 0; r < RES_MAX; r++)
+			if (x->request.v[r] < q->unsched_low.v[r])
+				q->unsched_low.v[r] = x->request.v[r];
+	}
+	q->unsched_other += hint_beyond_room(x);
 	x->prev = q->unsched_tail;
 	x->next = QUEUE_NONE;
 	if (q->unsched_tail != QUEUE_NONE)
@@ -627,25 +662,23 @@ static void room_of(const struct sched_queue *q, const struct snapshot *snap,
 	r->known = true;
 }
 
-/* Reasons a node's counters decide alone (with the static filters): a pod
- * refused only for these fits a node iff its requests fit there. */
-#define COUNTER_CODES (QUEUE_CODE(REASON_INSUFFICIENT) | QUEUE_CODE(REASON_TOO_MANY_PODS))
-#define STATIC_CODES (QUEUE_CODE(REASON_UNSCHEDULABLE) | QUEUE_CODE(REASON_NODE_NAME) | \
-		      QUEUE_CODE(REASON_TAINT) | QUEUE_CODE(REASON_AFFINITY) | \
-		      QUEUE_CODE(REASON_GPU_MODEL) | QUEUE_CODE(REASON_SPREAD_LABEL))
-
 /* NodeResourcesFit against what is left: a pod slot, and each resource
- * it asks (x->asks: a pass over a few bits, not all RES_MAX). */
-static bool room_fits(const struct room *r, const struct qentry *x)
+ * in `asks` (a pass over a few bits, not all RES_MAX). */
+static bool room_holds(const struct room *r, uint32_t asks, const struct res_vec *req)
 {
 	if (r->free.v[RES_PODS] < 1)
 		return false;
-	for (uint32_t m = x->asks; m != 0; m &= m - 1) {
+	for (uint32_t m = asks; m != 0; m &= m - 1) {
 		unsigned k = (unsigned)__builtin_ctz(m);
-		if (x->request.v[k] > r->free.v[k])
+		if (req->v[k] > r->free.v[k])
 			return false;
 	}
 	return true;
+}
+
+static bool room_fits(const struct room *r, const struct qentry *x)
+{
+	return room_holds(r, x->asks, &x->request);
 }
 
 static void room_take(struct room *r, const struct res_vec *req)
@@ -757,6 +790,23 @@ static unsigned give_room(struct sched_queue *q, struct room *room, uint32_t n_r
 	}
 }
 
+/* QS2: whether event `ev`, of one node whose room is known, can help no
+ * pod of the unschedulable list: with no pod there whose hint the room
+ * may not decide (QS1's count 0), each pod's hint is HINT_SKIP or
+ * HINT_ROOM, and HINT_ROOM wakes only a pod that fits the room; one that
+ * lacks a pod slot, or less of a resource that every pod asks than the
+ * least of them asks, fits none (a pod asking the least of each of
+ * those, and nothing else, does not fit). The walk would then count
+ * every pod in hints_skipped and wake nobody. O(RES_MAX) instead of
+ * O(parked): a full cluster's releases (preemption: the victim's room is
+ * held for the preemptor) leave nothing for the pods parked behind it. */
+static bool room_helps_none(const struct sched_queue *q, const struct queue_event *ev,
+			    const struct room *room)
+{
+	return ev->slot != QUEUE_ANY_NODE && room->known && q->unsched_other == 0 &&
+	       !room_holds(room, q->unsched_asks, &q->unsched_low);
+}
+
 static unsigned wake_all(struct sched_queue *q, uint64_t now)
 {
 	unsigned n = 0;
@@ -802,6 +852,11 @@ unsigned queue_absorb(struct sched_queue *q, const struct snapshot *snap,
 		struct room room = {0};
 		if (ev.slot != QUEUE_ANY_NODE)
 			room_of(q, snap, ev.slot, &room);
+		if (room_helps_none(q, &ev, &room)) {
+			q->st.hints_skipped += q->st.unschedulable;
+			q->st.events_unwalked++;
+			continue;
+		}
 		uint32_t id = q->unsched_head, n_room = 0;
 		/* The hint reads of a pod only its spec, codes and res: pods
 		 * of one template share the spec, so one call answers a run
@@ -982,6 +1037,21 @@ int queue_check(const struct sched_queue *q)
 		prev = id;
 	}
 	if (prev != q->unsched_tail || n != q->st.unschedulable)
+		return -EPROTO;
+	/* QS1: the count exact, the bound a bound. */
+	uint32_t other = 0;
+	for (uint32_t id = q->unsched_head; id != QUEUE_NONE; id = q->e[id].next) {
+		const struct qentry *x = &q->e[id];
+		other += hint_beyond_room(x);
+		if ((x->asks & q->unsched_asks) != q->unsched_asks)
+			return -EPROTO;
+		for (uint32_t m = q->unsched_asks; m != 0; m &= m - 1) {
+			unsigned k = (unsigned)__builtin_ctz(m);
+			if (x->request.v[k] < q->unsched_low.v[k])
+				return -EPROTO;
+		}
+	}
+	if (other != q->unsched_other)
 		return -EPROTO;
 	uint64_t queued = 0, deadlines = 0;
 	for (uint32_t o = 0; o < q->cfg.owners; o++) {

@@ -180,6 +180,8 @@ struct queue_stats {
 	uint64_t flushed;    /* unschedulable too long: moved anyway */
 	uint64_t lost_events; /* times the queue fell behind: everything woken */
 	uint64_t events;     /* events absorbed */
+	uint64_t events_unwalked; /* of those, ones no parked pod could use,
+				   * told without walking them (QS2) */
 };
 
 struct sched_queue;

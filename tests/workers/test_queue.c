@@ -111,6 +111,19 @@ static struct queue_event release(uint32_t slot, int64_t cpu, int64_t mem)
 	return queue_event_release(slot, &p, NULL);
 }
 
+/* Fills n0's 4 cpu with two fillers of 2 cpu (and `mem` bytes each),
+ * accounted in the ledger; returns the filler. */
+static struct pod_spec fill_n0(struct qfx *x, int64_t mem)
+{
+	struct pod_spec filler;
+	pod_init(&filler);
+	filler.request.v[RES_CPU] = 2000;
+	filler.request.v[RES_MEMORY] = mem;
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(ledger_account(x->ledger, 0, &filler, NULL, +1), 0);
+	return filler;
+}
+
 static void test_park_wake_pop(void **state)
 {
 	struct qfx *x = *state;
@@ -464,12 +477,8 @@ static void test_release_wakes_what_fits(void **state)
 {
 	struct qfx *x = *state;
 	struct sched_queue *q = x->q;
-	struct pod_spec filler;
-	pod_init(&filler);
-	filler.request.v[RES_CPU] = 2000;
 	/* n0: 4000m of 4000 used: two fillers. */
-	for (int i = 0; i < 2; i++)
-		assert_int_equal(ledger_account(x->ledger, 0, &filler, NULL, +1), 0);
+	struct pod_spec filler = fill_n0(x, 0);
 	for (uint32_t i = 0; i < 3; i++) {
 		struct queue_pod p = pod_of(&x->plain, i == 2 ? 5 : 0,
 					    C(REASON_INSUFFICIENT), R(RES_CPU));
@@ -512,11 +521,7 @@ static void test_room_order_among_many(void **state)
 {
 	struct qfx *x = *state;
 	struct sched_queue *q = x->q;
-	struct pod_spec filler;
-	pod_init(&filler);
-	filler.request.v[RES_CPU] = 2000;
-	for (int i = 0; i < 2; i++)
-		assert_int_equal(ledger_account(x->ledger, 0, &filler, NULL, +1), 0);
+	struct pod_spec filler = fill_n0(x, 0);
 	struct queue_pod taint = pod_of(&x->plain, 0, C(REASON_TAINT), 0);
 	assert_int_equal(queue_park(q, 0, &taint, 10 * S), 0);
 	static const struct {
@@ -602,6 +607,111 @@ static void test_room_for_many(void **state)
 		assert_true(queue_done(q, i));
 }
 
+/* QS1-QS2: an event whose node's room no parked pod can use is told
+ * without walking the list, with the same outcome as the walk (nothing
+ * woken, every pod counted in hints_skipped), and an event that one pod
+ * may use is walked. n0 is full (two 2-cpu fillers); parked: pods 0-9 of
+ * 1 cpu and 1 MiB, short of cpu (a preempting pod's release: its room is
+ * held again before the event is read). Then, each a case the summary
+ * must not skip: a pod that asks no cpu (the resources every pod asks
+ * leave cpu out), a smaller pod (the least request is the bound), a pod
+ * refused for host ports (a node event may wake it whatever the room). */
+static void test_room_nobody_uses_unwalked(void **state)
+{
+	struct qfx *x = *state;
+	struct sched_queue *q = x->q;
+	struct pod_spec filler = fill_n0(x, 1 << 20);
+	struct queue_pod p = pod_of(&x->plain, 0, C(REASON_INSUFFICIENT), R(RES_CPU));
+	p.request.v[RES_CPU] = 1000;
+	p.request.v[RES_MEMORY] = 1 << 20;
+	for (uint32_t i = 0; i < 10; i++)
+		assert_int_equal(queue_park(q, i, &p, (10 + i) * S), 0);
+	check(x);
+	/* A filler released and its room held again (the preemptor's). */
+	assert_int_equal(ledger_account(x->ledger, 0, &filler, NULL, -1), 0);
+	assert_int_equal(ledger_account(x->ledger, 0, &filler, NULL, +1), 0);
+	publish(x, queue_event_release(0, &filler, NULL));
+	assert_int_equal(queue_absorb(q, &x->snap, 100 * S), 0);
+	struct queue_stats st;
+	queue_get_stats(q, &st);
+	assert_int_equal(st.events, 1);
+	assert_int_equal(st.events_unwalked, 1);
+	assert_int_equal(st.hints_skipped, 10);
+	assert_int_equal(st.unschedulable, 10);
+
+	/* Pod 10 asks memory only: n0's memory is free, so the release's
+	 * room may serve it; walked, and it is woken. */
+	struct queue_pod mem = pod_of(&x->plain, 0, C(REASON_INSUFFICIENT),
+				      R(RES_MEMORY));
+	mem.request.v[RES_MEMORY] = 1 << 20;
+	assert_int_equal(queue_park(q, 10, &mem, 20 * S), 0);
+	check(x);
+	publish(x, queue_event_release(0, &filler, NULL));
+	assert_int_equal(queue_absorb(q, &x->snap, 100 * S), 1);
+	assert_int_equal(queue_where(q, 10), QUEUE_ACTIVE);
+	queue_get_stats(q, &st);
+	assert_int_equal(st.events_unwalked, 1);
+	assert_int_equal(st.hints_skipped, 20);
+
+	/* 500m free on n0: pods 0-9 (1 cpu) cannot use it, pod 11 (250m)
+	 * can; the least request is its, so the event is walked. */
+	assert_int_equal(ledger_account(x->ledger, 0, &filler, NULL, -1), 0);
+	struct pod_spec part;
+	pod_init(&part);
+	part.request.v[RES_CPU] = 1500;
+	assert_int_equal(ledger_account(x->ledger, 0, &part, NULL, +1), 0);
+	struct queue_pod small = p;
+	small.request.v[RES_CPU] = 250;
+	assert_int_equal(queue_park(q, 11, &small, 21 * S), 0);
+	check(x);
+	publish(x, queue_event_release(0, &filler, NULL));
+	assert_int_equal(queue_absorb(q, &x->snap, 100 * S), 1);
+	assert_int_equal(queue_where(q, 11), QUEUE_ACTIVE);
+	queue_get_stats(q, &st);
+	assert_int_equal(st.events_unwalked, 1);
+	/* Pods 10 and 11 gone, the sum still counts pod 10's asks (memory
+	 * only) until the list is empty: an event of n0, full again, is
+	 * walked, and wakes none. */
+	assert_int_equal(ledger_account(x->ledger, 0, &part, NULL, -1), 0);
+	assert_int_equal(ledger_account(x->ledger, 0, &filler, NULL, +1), 0);
+	publish(x, queue_event_node(0));
+	assert_int_equal(queue_absorb(q, &x->snap, 100 * S), 0);
+	queue_get_stats(q, &st);
+	assert_int_equal(st.events_unwalked, 1);
+	for (uint32_t i = 0; i < 12; i++)
+		queue_done(q, i);
+	check(x);
+	/* Empty, then pods 0-9 again: the sum afresh, unwalked again. */
+	for (uint32_t i = 0; i < 10; i++)
+		assert_int_equal(queue_park(q, i, &p, (30 + i) * S), 0);
+	check(x);
+	publish(x, queue_event_node(0));
+	assert_int_equal(queue_absorb(q, &x->snap, 100 * S), 0);
+	queue_get_stats(q, &st);
+	assert_int_equal(st.events_unwalked, 2);
+	/* Pod 12, as big, was refused for host ports too: a node event on
+	 * n0 may help it whatever the room (HINT_QUEUE), so it is walked. */
+	struct queue_pod ports = p;
+	ports.codes |= C(REASON_PORTS);
+	assert_int_equal(queue_park(q, 12, &ports, 40 * S), 0);
+	check(x);
+	publish(x, queue_event_node(0));
+	assert_int_equal(queue_absorb(q, &x->snap, 100 * S), 1);
+	assert_int_equal(queue_where(q, 12), QUEUE_ACTIVE);
+	queue_get_stats(q, &st);
+	assert_int_equal(st.events_unwalked, 2);
+	for (uint32_t i = 0; i < 10; i++)
+		assert_int_equal(queue_where(q, i), QUEUE_UNSCHEDULABLE);
+	/* It left: the count is exact, so the next such event is unwalked. */
+	publish(x, queue_event_node(0));
+	assert_int_equal(queue_absorb(q, &x->snap, 100 * S), 0);
+	queue_get_stats(q, &st);
+	assert_int_equal(st.events_unwalked, 3);
+	for (uint32_t i = 0; i < 13; i++)
+		queue_done(q, i);
+	check(x);
+}
+
 /* A queue that falls a whole ring behind wakes everyone. */
 static void test_lost_events_wake_all(void **state)
 {
@@ -641,6 +751,11 @@ static void test_random_walk(void **state)
 		now += rng_next(&rng) % (3 * S);
 		struct queue_pod p = pod_of(&x->plain, (int32_t)(rng_next(&rng) % 3),
 					    C(REASON_INSUFFICIENT), R(RES_CPU));
+		/* Mixed requests and reasons: queue_check judges QS1's sum. */
+		p.request.v[RES_CPU] = (int64_t)(rng_next(&rng) % 3) * 1000;
+		p.request.v[RES_MEMORY] = (int64_t)(rng_next(&rng) % 2) << 20;
+		if (rng_next(&rng) % 7 == 0)
+			p.codes |= C(REASON_PORTS);
 		p.deadline_ns = rng_next(&rng) % 4 == 0 ? now + 20 * S : 0;
 		p.error = rng_next(&rng) % 5 == 0;
 		switch (rng_next(&rng) % 6) {
@@ -706,6 +821,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_room_order_among_many, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_room_for_many, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_room_nobody_uses_unwalked, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_lost_events_wake_all, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_random_walk, setup, teardown),
