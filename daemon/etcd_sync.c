@@ -493,13 +493,21 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* A bound record already in the table, by its cookie (sorted first). */
+struct counted_rec {
+	uint64_t cookie;
+	uint32_t index;
+};
+
 /* Whether read pod p is already in this host's table: one of its own
- * (this host's uid, its id live on the same node) or one counted by an
- * earlier take (a bound record whose cookie is its uid's hash: `counted`,
- * sorted, n). */
+ * (this host's uid, its id live on the same node), or a bound record
+ * whose cookie is its uid's hash (`counted`, sorted, n: counted by an
+ * earlier take, or held by the shard watch), *bound then its entry. */
 static bool already_here(struct etcd_sync *s, const struct read_pod *p, uint32_t slot,
-			 const uint64_t *counted, size_t n)
+			 const struct counted_rec *counted, size_t n,
+			 const struct counted_rec **bound)
 {
+	*bound = NULL;
 	if (p->valid && p->host == s->host_hash) {
 		uint64_t id;
 		const struct placement_record *r =
@@ -509,8 +517,9 @@ static bool already_here(struct etcd_sync *s, const struct read_pod *p, uint32_t
 			return true;
 	}
 	/* bsearch's array may not be NULL, even with n 0 (UBSan says so). */
-	return n != 0 &&
-	       bsearch(&p->key_hash, counted, n, sizeof(*counted), cmp_u64) != NULL;
+	if (n != 0)
+		*bound = bsearch(&p->key_hash, counted, n, sizeof(*counted), cmp_u64);
+	return *bound != NULL;
 }
 
 /* count_shard's work on the placement table, under the producers' lock
@@ -537,7 +546,7 @@ struct count_work {
  * qc_replace keeps admitted placements above a cut quota. A queue or
  * flavor this tree lacks, or a resource it does not cover: 0, counted. */
 static uint32_t charge_read(struct count_work *cw, const struct read_pod *p,
-			    const struct pod_spec *pod)
+			    const struct res_vec *request)
 {
 	struct quota_charge *q = cw->s->quota;
 	if (p->charge < 0 || q == NULL)
@@ -549,7 +558,7 @@ static uint32_t charge_read(struct count_work *cw, const struct read_pod *p,
 	int64_t charge[QUOTA_MAX_RESOURCES];
 	unsigned missing;
 	if (cq < 0 || flavor < 0 ||
-	    qc_request(q, NOT_A_WORKER, &pod->request, charge, &missing) < 0 ||
+	    qc_request(q, NOT_A_WORKER, request, charge, &missing) < 0 ||
 	    quota_force_charge(t, cq, flavor, charge) < 0) {
 		if (cw->queue_unknown++ == 0)
 			cw->first_unknown = c->queue;
@@ -557,6 +566,28 @@ static uint32_t charge_read(struct count_work *cw, const struct read_pod *p,
 	}
 	cw->charged++;
 	return qc_tag(cq, flavor);
+}
+
+/* QV1 for read pod p that bound record `ix` holds already (the shard
+ * watch made it while the shard was another host's, uncharged: that
+ * host's quota then; or an earlier take did): charged now, its tag
+ * written as qc_replace rewrites a published record's (relaxed, under
+ * the free hook's gate, which qc_on_free reads it under; its other
+ * readers, the evictor and a drain, run under the producers' lock, held
+ * here). A record charged already is left as it is. */
+static void charge_bound(struct count_work *cw, const struct read_pod *p, uint32_t ix)
+{
+	struct etcd_sync *s = cw->s;
+	uint64_t id;
+	const struct placement_record *r = placements_at(s->placements, ix, &id);
+	if (p->charge < 0 || s->quota == NULL || r == NULL ||
+	    __atomic_load_n(&r->quota, __ATOMIC_RELAXED) != 0)
+		return;
+	uint32_t tag = charge_read(cw, p, &r->request);
+	if (tag == 0)
+		return;
+	placements_set_quota(s->placements, ix, tag);
+	qc_placed(s->quota, ix, tag, r, id); /* RX1 */
 }
 
 static void count_locked(void *arg, struct intern *strings)
@@ -567,7 +598,7 @@ static void count_locked(void *arg, struct intern *strings)
 	const struct shard_read *rd = cw->rd;
 	/* The bound records counted by earlier takes, by their cookies. */
 	uint32_t cap = placements_capacity(s->placements);
-	uint64_t *counted = NULL;
+	struct counted_rec *counted = NULL;
 	size_t n_counted = 0, cap_counted = 0;
 	for (uint32_t i = 0; i < cap && rd->n > 0; i++) {
 		uint64_t id;
@@ -576,7 +607,7 @@ static void count_locked(void *arg, struct intern *strings)
 			continue;
 		if (n_counted == cap_counted) {
 			cap_counted = cap_counted ? 2 * cap_counted : 256;
-			uint64_t *c = realloc(counted, cap_counted * sizeof(*c));
+			struct counted_rec *c = realloc(counted, cap_counted * sizeof(*c));
 			if (c == NULL) {
 				free(counted);
 				cw->rc = -ENOMEM;
@@ -584,7 +615,7 @@ static void count_locked(void *arg, struct intern *strings)
 			}
 			counted = c;
 		}
-		counted[n_counted++] = r->cookie;
+		counted[n_counted++] = (struct counted_rec){r->cookie, i};
 	}
 	if (n_counted > 0)
 		qsort(counted, n_counted, sizeof(*counted), cmp_u64);
@@ -602,8 +633,12 @@ static void count_locked(void *arg, struct intern *strings)
 			cw->unknown++; /* a node this host does not have: nothing to count on */
 			continue;
 		}
-		if (already_here(s, p, (uint32_t)slot, counted, n_counted))
+		const struct counted_rec *bound;
+		if (already_here(s, p, (uint32_t)slot, counted, n_counted, &bound)) {
+			if (bound != NULL)
+				charge_bound(cw, p, bound->index);
 			continue;
+		}
 		struct pod_spec pod = {0};
 		pod.request.v[RES_CPU] = p->cpu_milli;
 		pod.request.v[RES_MEMORY] = p->mem_bytes;
@@ -620,7 +655,7 @@ static void count_locked(void *arg, struct intern *strings)
 		const struct placement_record *made = placements_prepare(
 			s->placements, (uint32_t)ix, (uint32_t)slot,
 			ledger_node_generation(l, (uint32_t)slot), &pod, NULL, p->key_hash, &id);
-		uint32_t tag = charge_read(cw, p, &pod);
+		uint32_t tag = charge_read(cw, p, &pod.request);
 		if (tag != 0) { /* QA2, RX1: before the publish */
 			placements_set_quota(s->placements, (uint32_t)ix, tag);
 			qc_placed(s->quota, (uint32_t)ix, tag, made, id);
