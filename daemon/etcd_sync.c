@@ -427,9 +427,11 @@ static int32_t read_charge_of(struct shard_read *r, const struct placement_value
 			return (int32_t)i;
 	if (r->n_charges == r->cap_charges) {
 		size_t cap = r->cap_charges ? 2 * r->cap_charges : 8;
+		if (cap > INT32_MAX)
+			return -E2BIG;
 		struct read_charge *c = realloc(r->charges, cap * sizeof(*c));
-		if (c == NULL || cap > INT32_MAX)
-			return c == NULL ? -ENOMEM : -E2BIG;
+		if (c == NULL)
+			return -ENOMEM;
 		r->charges = c;
 		r->cap_charges = cap;
 	}
