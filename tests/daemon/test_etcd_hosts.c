@@ -1769,8 +1769,11 @@ static bool etcd_has_v3_value(struct etcd_client *ec, const char *cluster, const
  * (2 cpu in force on each); host a admits 2 pods of 1 cpu, whose values
  * in etcd name cq and its flavor (version 3), and is SIGKILLed; b owns
  * every shard, the whole 4 cpu in force, and counts a's 2 placements in
- * cq as well as on their nodes: of 4 pods submitted it admits 2. The old
- * code (a's placements on their nodes only) admits all 4. */
+ * cq as well as on their nodes: of 4 pods submitted (to a zone b owned
+ * before) it admits 2. The old code (a's placements on their nodes only)
+ * admits all 4. Then a's zones' nodes are drained (`shmsched node drain
+ * --force`): the bound records of a's placements are freed, their charge
+ * given back, and of 3 more pods b admits 2. */
 static void quota_survives_failover(void **state)
 {
 	(void)state;
@@ -1785,6 +1788,21 @@ static void quota_survives_failover(void **state)
 		fail_msg("etcd: %s", err);
 	int own[ZONES];
 	await_balanced(ec, 3u, own, 20);
+	/* b's pods go to a zone b owns now, away from the nodes drained
+	 * below (a's zones). */
+	int zb = -1;
+	for (int z = 0; z < ZONES && zb < 0; z++)
+		if (own[z] == 1)
+			zb = z;
+	assert_true(zb >= 0);
+	int own_before[ZONES];
+	memcpy(own_before, own, sizeof(own));
+	char zoned[512];
+	snprintf(zoned, sizeof(zoned),
+		 "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"w\",\"namespace\":\"default\","
+		 "\"labels\":{\"kueue.x-k8s.io/queue-name\":\"lq\"}},\"spec\":{\"nodeSelector\":"
+		 "{\"topology.kubernetes.io/zone\":\"z%d\"},\"containers\":[{\"name\":\"c\","
+		 "\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]}}", zb);
 	struct producer p[2];
 	uint32_t tid[2];
 	for (int h = 0; h < 2; h++) {
@@ -1793,8 +1811,9 @@ static void quota_survives_failover(void **state)
 		memset(&p[h], 0, sizeof(p[h]));
 		if (shmsched_connect(sock, &p[h].c, err, sizeof(err)) != 0)
 			fail_msg("connect %s: %s", sock, err);
-		if (shmsched_register_template(p[h].c, escrow_pod, strlen(escrow_pod), &tid[h],
-					       err, sizeof(err)) != 0)
+		const char *json = h == 0 ? escrow_pod : zoned;
+		if (shmsched_register_template(p[h].c, json, strlen(json), &tid[h], err,
+					       sizeof(err)) != 0)
 			fail_msg("template on %s: %s", names[h], err);
 	}
 	/* a admits 2 (its share in force, once read: waited for). */
@@ -1830,6 +1849,31 @@ static void quota_survives_failover(void **state)
 		fail_msg("%s admitted %d pods of 1 cpu after a's death; expected 2 (a's 2 cpu "
 			 "charged to cq, nominal 4)", names[1], placed_b);
 	assert_metrics(1, "shmsched_etcd_placements_total{result=\"queue_unknown\"} 0");
+	/* a's zones drained on b: a's placements there (bound records on b)
+	 * freed, their charge given back (qc_on_free): b's 2 waiting pods in. */
+	char cmd[1024];
+	int at = snprintf(cmd, sizeof(cmd), "%s node drain", shmsched);
+	for (int z = 0; z < ZONES; z++)
+		if (own_before[z] == 0)
+			at += snprintf(cmd + at, sizeof(cmd) - (size_t)at, " n%d", z);
+	snprintf(cmd + at, sizeof(cmd) - (size_t)at,
+		 " --force --timeout 20s --admin-socket %s/%s.sock.admin >/dev/null", dir,
+		 names[1]);
+	int drc = system(cmd);
+	if (drc != 0)
+		fail_msg("\"%s\": status 0x%x", cmd, drc);
+	/* The 2 refused above were answered (they did not ask to wait): 2
+	 * more, both admitted now, and a fifth refused. */
+	submit_n(&p[1], tid[1], 3);
+	for (int i = 0; i < 100 && placed_b < 4; i++)
+		count_placed(&p[1], 100, &placed_b);
+	count_placed(&p[1], 1000, &placed_b);
+	printf("quota survives failover: %s admits %d in all after a's zones were drained\n",
+	       names[1], placed_b);
+	if (placed_b != 4)
+		fail_msg("%s admitted %d pods of 1 cpu in all after a's 2 placements were "
+			 "drained; expected 4 (their charge given back, then the nominal 4)",
+			 names[1], placed_b);
 	shmsched_disconnect(p[1].c);
 	etcd_client_close(ec);
 	int st = stop_host(1);
