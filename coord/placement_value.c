@@ -1,6 +1,6 @@
 /* A placement's value in etcd (coord/placement_value.h): encode, and a
  * strict decoder of what etcd gives back (outside input), versions 1 and
- * 2. One text, one value: no leading zeros, no sign, single spaces,
+ * 2 and 3. One text, one value: no leading zeros, no sign, single spaces,
  * labels in one order, so decode(encode(v)) is v and encode(decode(t)) is
  * t. Cost: one pass over at most PLACEMENT_VALUE_MAX bytes (a label's key
  * compared once with the one before); no allocation. */
@@ -91,29 +91,45 @@ static int labels_ok(const char *t, size_t n)
 	return count;
 }
 
+/* A queue or flavor field of a version: "" (written "-") or a name of its
+ * alphabet; never "-" itself, which reads back as none. */
+static bool field_name_ok(const char *s, size_t n, uint8_t version)
+{
+	if (n == 0)
+		return true;
+	if (n == 1 && s[0] == '-')
+		return false;
+	return version == 3 ? name_ok(s, n, PLACEMENT_CQ_MAX, true)
+			    : name_ok(s, n, PLACEMENT_QUEUE_MAX, false);
+}
+
 int placement_value_encode(const struct placement_value *v, char *out)
 {
 	size_t node_len = strnlen(v->node, sizeof(v->node));
 	size_t queue_len = strnlen(v->queue, sizeof(v->queue));
+	size_t flavor_len = strnlen(v->flavor, sizeof(v->flavor));
 	size_t ns_len = strnlen(v->ns, sizeof(v->ns));
 	size_t labels_len = strnlen(v->labels, sizeof(v->labels));
-	if (!name_ok(v->node, node_len, PLACEMENT_NODE_MAX, true) ||
-	    (queue_len && !name_ok(v->queue, queue_len, PLACEMENT_QUEUE_MAX, false)) ||
-	    (queue_len == 1 && v->queue[0] == '-') || v->cpu_milli < 0 || v->mem_bytes < 0 ||
-	    v->gpus < 0 || v->version > 2)
+	if (!name_ok(v->node, node_len, PLACEMENT_NODE_MAX, true) || v->version > 3 ||
+	    !field_name_ok(v->queue, queue_len, v->version) || v->cpu_milli < 0 ||
+	    v->mem_bytes < 0 || v->gpus < 0)
 		return -EINVAL;
 	if (v->version < 2 && (ns_len || labels_len || v->n_labels))
 		return -EINVAL;
-	if (v->version == 2 &&
+	if (flavor_len && (v->version < 3 || !queue_len || !field_name_ok(v->flavor, flavor_len, 3)))
+		return -EINVAL;
+	if (v->version >= 2 &&
 	    ((ns_len && !name_ok(v->ns, ns_len, PLACEMENT_NS_MAX, false)) ||
 	     (ns_len == 1 && v->ns[0] == '-') || labels_ok(v->labels, labels_len) != v->n_labels))
 		return -EINVAL;
+	bool v3 = v->version == 3;
 	int n = snprintf(out, PLACEMENT_VALUE_MAX + 1, "%c %s %" PRIu64 " %" PRId64 " %" PRId64
-			 " %" PRId64 " %s%s%s%s%s",
-			 v->version == 2 ? '2' : '1', v->node, v->node_generation, v->cpu_milli,
-			 v->mem_bytes, v->gpus, queue_len ? v->queue : "-",
-			 v->version == 2 ? " " : "",
-			 v->version == 2 ? (ns_len ? v->ns : "-") : "", labels_len ? " " : "",
+			 " %" PRId64 " %s%s%s%s%s%s%s",
+			 v->version >= 2 ? (char)('0' + v->version) : '1', v->node,
+			 v->node_generation, v->cpu_milli, v->mem_bytes, v->gpus,
+			 queue_len ? v->queue : "-", v3 ? " " : "",
+			 v3 ? (flavor_len ? v->flavor : "-") : "", v->version >= 2 ? " " : "",
+			 v->version >= 2 ? (ns_len ? v->ns : "-") : "", labels_len ? " " : "",
 			 v->labels);
 	return n < 0 || n > PLACEMENT_VALUE_MAX ? -EINVAL : n;
 }
@@ -136,8 +152,11 @@ static bool number_ok(const char *s, size_t n, uint64_t max, uint64_t *out)
 	return true;
 }
 
+/* By kind: a version's field i is kind i, but below version 3 (no
+ * flavor) kind i + 1 from the seventh on. */
+enum { K_QUEUE = 6, K_FLAVOR = 7, K_NS = 8 }; /* then the labels */
 static const char *const field_names[] = {"version", "node", "node generation", "cpu milli",
-					  "memory bytes", "gpus", "queue", "namespace"};
+					  "memory bytes", "gpus", "queue", "flavor", "namespace"};
 
 /* A refusal: msg says why, out zeroed. */
 __attribute__((format(printf, 4, 5)))
@@ -171,13 +190,14 @@ int placement_value_decode(const void *text, size_t len, struct placement_value 
 		bool ok;
 		uint64_t u = 0;
 		const char *expected;
-		switch (field) {
+		size_t kind = field < K_FLAVOR || out->version == 3 ? field : field + 1;
+		switch (kind) {
 		case 0:
-			ok = n == 1 && (f[0] == '1' || f[0] == '2');
+			ok = n == 1 && f[0] >= '1' && f[0] <= '3';
 			if (ok)
 				out->version = (uint8_t)(f[0] - '0');
-			fields = out->version == 2 ? 8 : 7;
-			expected = "1 or 2 (the versions known)";
+			fields = out->version == 3 ? 9 : out->version == 2 ? 8 : 7;
+			expected = "1, 2 or 3 (the versions known)";
 			break;
 		case 1:
 			ok = name_ok(f, n, PLACEMENT_NODE_MAX, true);
@@ -202,14 +222,29 @@ int placement_value_decode(const void *text, size_t len, struct placement_value 
 				out->gpus = (int64_t)u;
 			expected = "a decimal int64 >= 0 without leading zeros";
 			break;
-		case 6:
-			ok = (n == 1 && f[0] == '-') || name_ok(f, n, PLACEMENT_QUEUE_MAX, false);
+		case K_QUEUE:
+			if (out->version == 3) {
+				ok = (n == 1 && f[0] == '-') || name_ok(f, n, PLACEMENT_CQ_MAX, true);
+				expected = "a ClusterQueue name (1 to 253 bytes of a-z, 0-9, '.', "
+					   "'-') or \"-\"";
+			} else {
+				ok = (n == 1 && f[0] == '-') ||
+				     name_ok(f, n, PLACEMENT_QUEUE_MAX, false);
+				expected = "a queue name (1 to 63 bytes of a-z, 0-9, '-') or \"-\"";
+			}
 			if (ok && !(n == 1 && f[0] == '-'))
 				memcpy(out->queue, f, n);
-			expected = "a queue name (1 to 63 bytes of a-z, 0-9, '-') or \"-\"";
 			break;
-		case 7:
-			if (out->version == 2) {
+		case K_FLAVOR:
+			ok = (n == 1 && f[0] == '-') ||
+			     (out->queue[0] != '\0' && name_ok(f, n, PLACEMENT_FLAVOR_MAX, true));
+			if (ok && !(n == 1 && f[0] == '-'))
+				memcpy(out->flavor, f, n);
+			expected = "a ResourceFlavor name (1 to 253 bytes of a-z, 0-9, '.', '-'; "
+				   "only with a queue) or \"-\"";
+			break;
+		case K_NS:
+			if (out->version >= 2) {
 				ok = (n == 1 && f[0] == '-') || name_ok(f, n, PLACEMENT_NS_MAX, false);
 				if (ok && !(n == 1 && f[0] == '-'))
 					memcpy(out->ns, f, n);
@@ -219,7 +254,7 @@ int placement_value_decode(const void *text, size_t len, struct placement_value 
 			return refuse(out, msg, msglen,
 				      "placement value: more than 7 fields; expected 7 in version 1");
 		default: {
-			/* Version 2's labels: the rest of the text, whole. */
+			/* Version 2's and 3's labels: the rest of the text, whole. */
 			size_t rest = len - start;
 			int count = rest > 0 ? labels_ok(f, rest) : -1;
 			if (count <= 0)
@@ -236,7 +271,7 @@ int placement_value_decode(const void *text, size_t len, struct placement_value 
 		}
 		if (!ok)
 			return refuse(out, msg, msglen, "placement value: field %s: \"%.*s\" is not %s",
-				      field_names[field], (int)(n > 40 ? 40 : n), f, expected);
+				      field_names[kind], (int)(n > 40 ? 40 : n), f, expected);
 		field++;
 		start = i + 1;
 	}

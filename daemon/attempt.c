@@ -270,8 +270,8 @@ static bool etcd_refused(struct attempt_ctx *a, unsigned w, struct etcd_sync *es
 			 uint64_t id, uint32_t quota)
 {
 	char why[SHMSCHED_MESSAGE_MAX];
-	if (etcd_sync_put(es, w, node, ledger_node_generation(a->ledger, node), spec, id, why,
-			  sizeof(why)) == 0)
+	if (etcd_sync_put(es, w, node, ledger_node_generation(a->ledger, node), spec, id, quota,
+			  why, sizeof(why)) == 0)
 		return false;
 	etcd_rollback(a, w, rec, node, spec, dev, quota);
 	attempt_answer(slot, SHMSCHED_UNSCHEDULABLE, why);

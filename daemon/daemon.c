@@ -372,6 +372,9 @@ static void shard_metrics_text(const struct daemon_shards *c, struct quota_text 
 		       "hosts' placements counted on taking their shards (counted), "
 		       "deletes of freed placements' keys not queued (delete_dropped), "
 		       "placements committed without their labels (labels_dropped), "
+		       "placements committed without their quota queue (queue_dropped), "
+		       "other hosts' placements counted on their nodes but charged to no "
+		       "ClusterQueue, theirs unknown here (queue_unknown), "
 		       "answered placed (async) and then not committed: rolled back and "
 		       "logged (lost).\n"
 		       "# TYPE shmsched_etcd_placements_total counter\n"
@@ -382,9 +385,13 @@ static void shard_metrics_text(const struct daemon_shards *c, struct quota_text 
 		       "\n"
 		       "shmsched_etcd_placements_total{result=\"labels_dropped\"} %" PRIu64
 		       "\n"
+		       "shmsched_etcd_placements_total{result=\"queue_dropped\"} %" PRIu64
+		       "\n"
+		       "shmsched_etcd_placements_total{result=\"queue_unknown\"} %" PRIu64
+		       "\n"
 		       "shmsched_etcd_placements_total{result=\"lost\"} %" PRIu64 "\n",
 		       c->committed, c->refused, c->counted, c->deletes_dropped,
-		       c->labels_dropped, c->lost);
+		       c->labels_dropped, c->queue_dropped, c->queue_unknown, c->lost);
 	if (!c->watching)
 		return;
 	quota_text_put(o, "# HELP shmsched_etcd_foreign_placements Other shards' "
@@ -1258,6 +1265,10 @@ static int start_shards(struct daemon *d, const struct daemon_config *cfg, char 
 		/* A take's count of a shard walks the placement table under
 		 * the producers' lock, as the watch below adds to it. */
 		etcd_sync_set_producers(d->etcd_sync, d->producers);
+		/* QV1, QV2: the queues' names in values, and a take's charges
+		 * (start_quota ran before). */
+		if (d->quota != NULL)
+			etcd_sync_set_quota(d->etcd_sync, d->quota);
 		/* Other shards' placements, for inter-pod rules across shards:
 		 * before the membership thread that claims shards starts. */
 		struct shard_watch_config wc = {
@@ -1314,6 +1325,8 @@ bool daemon_shard_status(struct daemon *d, struct daemon_shards *out)
 		out->deletes_dropped = ec.deletes_dropped;
 		out->lost = ec.lost;
 		out->labels_dropped = ec.labels_dropped;
+		out->queue_dropped = ec.queue_dropped;
+		out->queue_unknown = ec.queue_unknown;
 	}
 	if (d->shard_watch != NULL) {
 		struct shard_watch_counts wc;

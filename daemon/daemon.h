@@ -405,8 +405,11 @@ struct daemon_shards {
 	/* With sync or async commits (daemon/etcd_sync_internal.h):
 	 * placements committed, refused (rolled back), other hosts' counted
 	 * on takes, deletes not queued, placements written without labels,
-	 * answered placed and then lost (async). */
+	 * answered placed and then lost (async); placements written without
+	 * their quota queue, and others' counted without one (their queue
+	 * unknown here). */
 	uint64_t committed, refused, counted, deletes_dropped, labels_dropped, lost;
+	uint64_t queue_dropped, queue_unknown;
 	/* The shard watch (daemon/shard_watch_internal.h): other shards'
 	 * placements held as records, the revision seen through, its
 	 * events. */

@@ -59,6 +59,7 @@
 
 #include "base/base.h"
 #include "daemon/pod_labels_internal.h"
+#include "daemon/quota_charge_internal.h"
 #include "ingest/ingest.h"
 
 struct shard_committer {
@@ -119,6 +120,7 @@ struct etcd_sync {
 	unsigned workers;
 	struct membership *membership; /* ES1 */
 	struct producers *producers;   /* whose lock count_shard takes */
+	struct quota_charge *quota;    /* NULL: no quotas (set before the threads) */
 	pthread_mutex_t mu;
 	size_t n;
 	struct shard_committer shards[SHARD_MAX];
@@ -137,6 +139,11 @@ struct etcd_sync {
 	size_t n_lost;
 	uint64_t lost_total; /* under async_mu */
 	uint64_t labels_dropped; /* relaxed: placements written without labels */
+	/* Relaxed tallies: placements written without their queue (a name
+	 * out of the value's alphabet), and counted by a take without one
+	 * (a queue or flavor this host's tree lacks; logged once). */
+	uint64_t queue_dropped, queue_unknown;
+	bool queue_unknown_logged; /* the membership thread's */
 	uint64_t host_hash; /* the first half of this host's uids */
 };
 
@@ -246,6 +253,11 @@ struct etcd_sync *etcd_sync_create(const char *endpoints, const char *prefix,
 void etcd_sync_set_producers(struct etcd_sync *s, struct producers *p)
 {
 	s->producers = p; /* before the membership thread starts */
+}
+
+void etcd_sync_set_quota(struct etcd_sync *s, struct quota_charge *q)
+{
+	s->quota = q; /* before the membership thread and the workers start */
 }
 
 void etcd_sync_set_membership(struct etcd_sync *s, struct membership *m)
@@ -386,15 +398,48 @@ static void on_done(void *ctx, uint64_t cookie, int rc, int64_t revision)
 struct read_pod {
 	char node[PLACEMENT_NODE_MAX + 1];
 	int64_t cpu_milli, mem_bytes;
+	int32_t charge; /* its queue and flavor: shard_read's charges[], or -1 */
 	uint64_t host, id; /* the uid's halves (valid: 32 hex digits) */
 	bool valid;
 	uint64_t key_hash; /* the uid's hash, never 0: a counted record's cookie */
 };
 
+/* A version 3 value's ClusterQueue and flavor, by name: each distinct
+ * pair once (a shard's placements name few). */
+struct read_charge {
+	char queue[PLACEMENT_CQ_MAX + 1];
+	char flavor[PLACEMENT_FLAVOR_MAX + 1];
+};
+
 struct shard_read {
 	struct read_pod *pods;
 	size_t n, cap;
+	struct read_charge *charges;
+	size_t n_charges, cap_charges;
 };
+
+/* The index of (queue, flavor) in r->charges, added if new; -ENOMEM. */
+static int32_t read_charge_of(struct shard_read *r, const struct placement_value *v)
+{
+	for (size_t i = 0; i < r->n_charges; i++)
+		if (strcmp(r->charges[i].queue, v->queue) == 0 &&
+		    strcmp(r->charges[i].flavor, v->flavor) == 0)
+			return (int32_t)i;
+	if (r->n_charges == r->cap_charges) {
+		size_t cap = r->cap_charges ? 2 * r->cap_charges : 8;
+		if (cap > INT32_MAX)
+			return -E2BIG;
+		struct read_charge *c = realloc(r->charges, cap * sizeof(*c));
+		if (c == NULL)
+			return -ENOMEM;
+		r->charges = c;
+		r->cap_charges = cap;
+	}
+	struct read_charge *c = &r->charges[r->n_charges];
+	memcpy(c->queue, v->queue, sizeof(c->queue));
+	memcpy(c->flavor, v->flavor, sizeof(c->flavor));
+	return (int32_t)r->n_charges++;
+}
 
 static int read_item(void *ctx, const struct rebuild_item *it)
 {
@@ -409,10 +454,17 @@ static int read_item(void *ctx, const struct rebuild_item *it)
 		r->pods = p;
 		r->cap = cap;
 	}
+	int32_t charge = -1;
+	if (it->pod->queue[0] != '\0') {
+		charge = read_charge_of(r, it->pod);
+		if (charge < 0)
+			return charge;
+	}
 	struct read_pod *p = &r->pods[r->n++];
 	snprintf(p->node, sizeof(p->node), "%s", it->pod->node);
 	p->cpu_milli = it->pod->cpu_milli;
 	p->mem_bytes = it->pod->mem_bytes;
+	p->charge = charge;
 	/* A host's: 32 hexadecimal digits (etcd_sync_put); anything else is
 	 * counted by its hash alone. */
 	bool hex = it->name_len == 2 * UID_HALF;
@@ -432,7 +484,9 @@ static int read_item(void *ctx, const struct rebuild_item *it)
 
 static void read_reset(void *ctx)
 {
-	((struct shard_read *)ctx)->n = 0;
+	struct shard_read *r = ctx;
+	r->n = 0;
+	r->n_charges = 0;
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -441,13 +495,21 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* A bound record already in the table, by its cookie (sorted first). */
+struct counted_rec {
+	uint64_t cookie;
+	uint32_t index;
+};
+
 /* Whether read pod p is already in this host's table: one of its own
- * (this host's uid, its id live on the same node) or one counted by an
- * earlier take (a bound record whose cookie is its uid's hash: `counted`,
- * sorted, n). */
+ * (this host's uid, its id live on the same node), or a bound record
+ * whose cookie is its uid's hash (`counted`, sorted, n: counted by an
+ * earlier take, or held by the shard watch), *bound then its entry. */
 static bool already_here(struct etcd_sync *s, const struct read_pod *p, uint32_t slot,
-			 const uint64_t *counted, size_t n)
+			 const struct counted_rec *counted, size_t n,
+			 const struct counted_rec **bound)
 {
+	*bound = NULL;
 	if (p->valid && p->host == s->host_hash) {
 		uint64_t id;
 		const struct placement_record *r =
@@ -457,8 +519,9 @@ static bool already_here(struct etcd_sync *s, const struct read_pod *p, uint32_t
 			return true;
 	}
 	/* bsearch's array may not be NULL, even with n 0 (UBSan says so). */
-	return n != 0 &&
-	       bsearch(&p->key_hash, counted, n, sizeof(*counted), cmp_u64) != NULL;
+	if (n != 0)
+		*bound = bsearch(&p->key_hash, counted, n, sizeof(*counted), cmp_u64);
+	return *bound != NULL;
 }
 
 /* count_shard's work on the placement table, under the producers' lock
@@ -468,9 +531,66 @@ static bool already_here(struct etcd_sync *s, const struct read_pod *p, uint32_t
 struct count_work {
 	struct etcd_sync *s;
 	const struct shard_read *rd;
-	size_t added, unknown, full;
+	size_t added, unknown, full, charged, queue_unknown;
+	const char *first_unknown; /* the first queue not charged: logged */
 	int rc;
 };
+
+/* qc_enter's and qc_request's thread that is no worker: the free hook's
+ * gate (QA4 in daemon/quota_charge.c), a map made for the call. */
+#define NOT_A_WORKER (~0u)
+
+/* QV1: the quota tag of read pod p (0: none) with its charge made in this
+ * host's tree, by its ClusterQueue's and flavor's names, inside the free
+ * hook's gate (QA4: no qc_replace until the record is published, which
+ * then carries the tag by name). Forced (quota_force_charge): the
+ * placement was admitted already, by its own host, and stays placed, as
+ * qc_replace keeps admitted placements above a cut quota. A queue or
+ * flavor this tree lacks, or a resource it does not cover: 0, counted. */
+static uint32_t charge_read(struct count_work *cw, const struct read_pod *p,
+			    const struct res_vec *request)
+{
+	struct quota_charge *q = cw->s->quota;
+	if (p->charge < 0 || q == NULL)
+		return 0;
+	const struct read_charge *c = &cw->rd->charges[p->charge];
+	struct quota_tree *t = qc_tree(q);
+	int cq = quota_cluster_queue_find(t, c->queue);
+	int flavor = c->flavor[0] ? quota_flavor_find(t, c->flavor) : -1;
+	int64_t charge[QUOTA_MAX_RESOURCES];
+	unsigned missing;
+	if (cq < 0 || flavor < 0 ||
+	    qc_request(q, NOT_A_WORKER, request, charge, &missing) < 0 ||
+	    quota_force_charge(t, cq, flavor, charge) < 0) {
+		if (cw->queue_unknown++ == 0)
+			cw->first_unknown = c->queue;
+		return 0;
+	}
+	cw->charged++;
+	return qc_tag(cq, flavor);
+}
+
+/* QV1 for read pod p that bound record `ix` holds already (the shard
+ * watch made it while the shard was another host's, uncharged: that
+ * host's quota then; or an earlier take did): charged now, its tag
+ * written as qc_replace rewrites a published record's (relaxed, under
+ * the free hook's gate, which qc_on_free reads it under; its other
+ * readers, the evictor and a drain, run under the producers' lock, held
+ * here). A record charged already is left as it is. */
+static void charge_bound(struct count_work *cw, const struct read_pod *p, uint32_t ix)
+{
+	struct etcd_sync *s = cw->s;
+	uint64_t id;
+	const struct placement_record *r = placements_at(s->placements, ix, &id);
+	if (p->charge < 0 || s->quota == NULL || r == NULL ||
+	    __atomic_load_n(&r->quota, __ATOMIC_RELAXED) != 0)
+		return;
+	uint32_t tag = charge_read(cw, p, &r->request);
+	if (tag == 0)
+		return;
+	placements_set_quota(s->placements, ix, tag);
+	qc_placed(s->quota, ix, tag, r, id); /* RX1 */
+}
 
 static void count_locked(void *arg, struct intern *strings)
 {
@@ -480,7 +600,7 @@ static void count_locked(void *arg, struct intern *strings)
 	const struct shard_read *rd = cw->rd;
 	/* The bound records counted by earlier takes, by their cookies. */
 	uint32_t cap = placements_capacity(s->placements);
-	uint64_t *counted = NULL;
+	struct counted_rec *counted = NULL;
 	size_t n_counted = 0, cap_counted = 0;
 	for (uint32_t i = 0; i < cap && rd->n > 0; i++) {
 		uint64_t id;
@@ -489,7 +609,7 @@ static void count_locked(void *arg, struct intern *strings)
 			continue;
 		if (n_counted == cap_counted) {
 			cap_counted = cap_counted ? 2 * cap_counted : 256;
-			uint64_t *c = realloc(counted, cap_counted * sizeof(*c));
+			struct counted_rec *c = realloc(counted, cap_counted * sizeof(*c));
 			if (c == NULL) {
 				free(counted);
 				cw->rc = -ENOMEM;
@@ -497,11 +617,13 @@ static void count_locked(void *arg, struct intern *strings)
 			}
 			counted = c;
 		}
-		counted[n_counted++] = r->cookie;
+		counted[n_counted++] = (struct counted_rec){r->cookie, i};
 	}
 	if (n_counted > 0)
 		qsort(counted, n_counted, sizeof(*counted), cmp_u64);
 	struct ledger *l = cluster_ledger(s->cluster);
+	if (s->quota != NULL)
+		qc_enter(s->quota, NOT_A_WORKER); /* QV1: the hook's gate */
 	rcu_register();
 	for (size_t i = 0; i < rd->n; i++) {
 		const struct read_pod *p = &rd->pods[i];
@@ -513,8 +635,12 @@ static void count_locked(void *arg, struct intern *strings)
 			cw->unknown++; /* a node this host does not have: nothing to count on */
 			continue;
 		}
-		if (already_here(s, p, (uint32_t)slot, counted, n_counted))
+		const struct counted_rec *bound;
+		if (already_here(s, p, (uint32_t)slot, counted, n_counted, &bound)) {
+			if (bound != NULL)
+				charge_bound(cw, p, bound->index);
 			continue;
+		}
 		struct pod_spec pod = {0};
 		pod.request.v[RES_CPU] = p->cpu_milli;
 		pod.request.v[RES_MEMORY] = p->mem_bytes;
@@ -527,12 +653,21 @@ static void count_locked(void *arg, struct intern *strings)
 			cw->full++;
 			continue;
 		}
-		placements_fill(s->placements, (uint32_t)ix, PLACEMENT_OWNER_BOUND, (uint32_t)slot,
-				ledger_node_generation(l, (uint32_t)slot), &pod, NULL,
-				p->key_hash);
+		uint64_t id;
+		const struct placement_record *made = placements_prepare(
+			s->placements, (uint32_t)ix, (uint32_t)slot,
+			ledger_node_generation(l, (uint32_t)slot), &pod, NULL, p->key_hash, &id);
+		uint32_t tag = charge_read(cw, p, &pod.request);
+		if (tag != 0) { /* QA2, RX1: before the publish */
+			placements_set_quota(s->placements, (uint32_t)ix, tag);
+			qc_placed(s->quota, (uint32_t)ix, tag, made, id);
+		}
+		placements_publish(s->placements, (uint32_t)ix, PLACEMENT_OWNER_BOUND);
 		cw->added++;
 	}
 	rcu_unregister();
+	if (s->quota != NULL)
+		qc_leave(s->quota, NOT_A_WORKER);
 	free(counted);
 }
 
@@ -563,6 +698,7 @@ static int count_shard(struct etcd_sync *s, const char *name)
 		log_msg(LOG_LEVEL_WARN, "shard %s: reading its placements from etcd: %s", name,
 			err);
 		free(rd.pods);
+		free(rd.charges);
 		return rc < 0 ? rc : -EIO;
 	}
 	struct count_work cw = {.s = s, .rd = &rd};
@@ -572,15 +708,28 @@ static int count_shard(struct etcd_sync *s, const char *name)
 		count_locked(&cw, NULL); /* no producers: nothing else writes */
 	if (cw.rc < 0) {
 		free(rd.pods);
+		free(rd.charges);
 		return cw.rc;
 	}
 	size_t added = cw.added, unknown = cw.unknown, full = cw.full;
 	__atomic_fetch_add(&s->counted, added, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&s->queue_unknown, cw.queue_unknown, __ATOMIC_RELAXED);
 	log_msg(full > 0 ? LOG_LEVEL_WARN : LOG_LEVEL_INFO,
 		"shard %s taken: %zu placements read from etcd at revision %" PRId64 ", %zu "
-		"of other hosts counted on its nodes, %zu on nodes this host lacks, %zu not "
-		"counted (the placement table full)", name, rd.n, rev, added, unknown, full);
+		"of other hosts counted on its nodes (%zu charged to their ClusterQueues), "
+		"%zu on nodes this host lacks, %zu not counted (the placement table full)",
+		name, rd.n, rev, added, cw.charged, unknown, full);
+	if (cw.queue_unknown > 0 && !s->queue_unknown_logged) {
+		/* Once a daemon: the metric counts every one. */
+		s->queue_unknown_logged = true;
+		log_msg(LOG_LEVEL_WARN, "shard %s taken: %zu placement(s) counted on their "
+			"nodes but charged to no ClusterQueue: ClusterQueue \"%.253s\" (or its "
+			"flavor, or a resource it holds) is not in this host's quotas "
+			"(shmsched_etcd_placements_total{result=\"queue_unknown\"} counts "
+			"them; logged once)", name, cw.queue_unknown, cw.first_unknown);
+	}
 	free(rd.pods);
+	free(rd.charges);
 	return full > 0 ? -ENOSPC : 0;
 }
 
@@ -675,10 +824,36 @@ static const char *shard_of(struct etcd_sync *s, uint32_t slot)
 	return intern_str(s->strings, v);
 }
 
-/* Placement `id`'s value and uid (uid: 2 * UID_HALF + 1 bytes). */
+/* QV2: the ClusterQueue and flavor of quota tag `quota` (not 0) in pv,
+ * as version 3, by their names in the tree in force (the worker is inside
+ * its gate: QA4). A name out of the value's alphabet leaves pv without
+ * a queue (counted: queue_dropped); Kueue's names are DNS subdomains. */
+static void queue_to_value(struct etcd_sync *s, uint32_t quota, struct placement_value *pv)
+{
+	const struct quota_tree *t = qc_tree(s->quota);
+	int cq, flavor;
+	qc_untag(quota, &cq, &flavor);
+	const char *qn = quota_node_name(t, cq), *fn = quota_flavor_name(t, flavor);
+	size_t ql = strlen(qn), fl = strlen(fn);
+	struct placement_value v3 = *pv;
+	v3.version = 3;
+	if (ql <= PLACEMENT_CQ_MAX && fl <= PLACEMENT_FLAVOR_MAX) {
+		memcpy(v3.queue, qn, ql + 1);
+		memcpy(v3.flavor, fn, fl + 1);
+		char text[PLACEMENT_VALUE_MAX + 1];
+		if (placement_value_encode(&v3, text) >= 0) {
+			*pv = v3;
+			return;
+		}
+	}
+	__atomic_fetch_add(&s->queue_dropped, 1, __ATOMIC_RELAXED);
+}
+
+/* Placement `id`'s value and uid (uid: 2 * UID_HALF + 1 bytes); `quota`
+ * its quota tag (0: none). */
 static void record_of(struct etcd_sync *s, uint32_t slot, uint32_t node_gen,
-		      const struct pod_spec *pod, uint64_t id, struct placement_value *pv,
-		      char *uid)
+		      const struct pod_spec *pod, uint64_t id, uint32_t quota,
+		      struct placement_value *pv, char *uid)
 {
 	const struct snapshot *snap = cluster_snapshot(s->cluster);
 	*pv = (struct placement_value){
@@ -693,6 +868,8 @@ static void record_of(struct etcd_sync *s, uint32_t slot, uint32_t node_gen,
 	 * bound go as version 1, counted without labels there. */
 	if (pod_labels_to_value(s->strings, pod->group, pv) < 0)
 		__atomic_fetch_add(&s->labels_dropped, 1, __ATOMIC_RELAXED);
+	if (quota != 0 && s->quota != NULL)
+		queue_to_value(s, quota, pv);
 	snprintf(uid, 2 * UID_HALF + 1, "%016" PRIx64 "%016" PRIx64, s->host_hash, id);
 }
 
@@ -811,14 +988,14 @@ static int put_async(struct etcd_sync *s, const char *shard, uint32_t slot,
 }
 
 int etcd_sync_put(struct etcd_sync *s, unsigned w, uint32_t slot, uint32_t node_gen,
-		  const struct pod_spec *pod, uint64_t id, char *why, size_t len)
+		  const struct pod_spec *pod, uint64_t id, uint32_t quota, char *why, size_t len)
 {
 	const char *shard = shard_of(s, slot);
 	if (shard == NULL)
 		return refuse(s, -ENOENT, why, len, NO_SHARD_WHY);
 	struct placement_value pv;
 	char uid[2 * UID_HALF + 1];
-	record_of(s, slot, node_gen, pod, id, &pv, uid);
+	record_of(s, slot, node_gen, pod, id, quota, &pv, uid);
 	if (s->async)
 		return put_async(s, shard, slot, &pv, uid, id, why, len);
 	struct waiter *wt = &s->waiters[w];
@@ -895,7 +1072,7 @@ int etcd_sync_defer(struct etcd_sync *s, unsigned w, uint32_t slot, uint32_t nod
 		return -EAGAIN;
 	struct placement_value pv;
 	char uid[2 * UID_HALF + 1];
-	record_of(s, slot, node_gen, pod, id, &pv, uid);
+	record_of(s, slot, node_gen, pod, id, 0, &pv, uid); /* never under quota */
 	/* The entry is whole before the push: a completion may come before
 	 * push returns (it only lists the cookie: the entry is read by this
 	 * thread alone, in etcd_sync_collect). */
@@ -1009,6 +1186,8 @@ void etcd_sync_get_counts(struct etcd_sync *s, struct etcd_sync_counts *out)
 		.counted = __atomic_load_n(&s->counted, __ATOMIC_RELAXED),
 		.deletes_dropped = __atomic_load_n(&s->deletes_dropped, __ATOMIC_RELAXED),
 		.labels_dropped = __atomic_load_n(&s->labels_dropped, __ATOMIC_RELAXED),
+		.queue_dropped = __atomic_load_n(&s->queue_dropped, __ATOMIC_RELAXED),
+		.queue_unknown = __atomic_load_n(&s->queue_unknown, __ATOMIC_RELAXED),
 	};
 	pthread_mutex_lock(&s->async_mu);
 	out->lost = s->lost_total;

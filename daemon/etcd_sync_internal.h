@@ -43,7 +43,12 @@
  * placement's later release by its old owner (out of scope: the old
  * owner no longer places there; an admin releases the bound record, but
  * its key stays: a later owner counts it again, room held, never an
- * overcommit); its devices (gpus are not counted) and quota queue ("-").
+ * overcommit); its devices (gpus are not counted). A placement charged
+ * to a quota queue is written as version 3, with its ClusterQueue's and
+ * flavor's names, and a take charges it to the same names in this host's
+ * tree (QV1, QV2 in daemon/etcd_sync.c): the bound record's tag, given
+ * back when it is released; a name this host's tree lacks is counted on
+ * the node only (queue_unknown).
  *
  * Threads: etcd_sync_owned and etcd_sync_ready on the membership thread
  * only; etcd_sync_put on workers (each its own index); etcd_sync_delete
@@ -67,6 +72,7 @@
 struct etcd_sync;
 struct membership;
 struct producers;
+struct quota_charge;
 
 /* A host's committers (none open yet): keys under `prefix`
  * ("/shmsched/<cluster>/") for host `host`, etcd at `endpoints`, shards by
@@ -98,6 +104,10 @@ void etcd_sync_set_producers(struct etcd_sync *s, struct producers *p);
 /* The membership whose lease the committers fence with (set after
  * membership_start; until then no committer opens). */
 void etcd_sync_set_membership(struct etcd_sync *s, struct membership *m);
+/* Kueue's quotas (daemon/quota_charge_internal.h): the tree a put names
+ * its queue from and a take charges counted placements to. Set before
+ * the membership thread and the workers start; unset: no queues. */
+void etcd_sync_set_quota(struct etcd_sync *s, struct quota_charge *q);
 /* Closes every committer (drain_ms to commit what is queued) and frees.
  * After the workers have stopped. NULL: nothing. */
 void etcd_sync_destroy(struct etcd_sync *s, long drain_ms);
@@ -121,9 +131,11 @@ size_t etcd_sync_owned(struct etcd_sync *s, const shard_name_t *names, size_t n,
  * was lost (or the shard released) before the commit, -ETIMEDOUT no
  * answer within ETCD_SYNC_WAIT_MS, -ENOENT the node is in no owned
  * shard, or the committer's other errors. A full queue (-EAGAIN) is
- * waited out (backpressure), never dropped. */
+ * waited out (backpressure), never dropped. `quota`: the placement's
+ * quota tag (0 none), charged inside worker w's gate (QA4), which the
+ * value names by ClusterQueue and flavor (version 3). */
 int etcd_sync_put(struct etcd_sync *s, unsigned w, uint32_t slot, uint32_t node_gen,
-		  const struct pod_spec *pod, uint64_t id, char *why, size_t len);
+		  const struct pod_spec *pod, uint64_t id, uint32_t quota, char *why, size_t len);
 
 /* A placement whose commit is deferred: what its worker needs to finish
  * it when etcd answers, carried through the commit untouched. */
@@ -199,6 +211,7 @@ void etcd_sync_delete(struct etcd_sync *s, uint64_t id);
  * then not committed. */
 struct etcd_sync_counts {
 	uint64_t committed, refused, counted, deletes_dropped, labels_dropped, lost;
+	uint64_t queue_dropped, queue_unknown;
 };
 void etcd_sync_get_counts(struct etcd_sync *s, struct etcd_sync_counts *out);
 

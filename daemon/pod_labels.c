@@ -86,7 +86,7 @@ static int by_key_id(const void *a, const void *b)
 int pod_labels_group(struct intern *strings, const struct placement_value *pv, uint32_t *group)
 {
 	*group = 0;
-	if (pv->version != 2 || (pv->ns[0] == '\0' && pv->n_labels == 0))
+	if (pv->version < 2 || (pv->ns[0] == '\0' && pv->n_labels == 0))
 		return 0;
 	struct pod_group g;
 	memset(&g, 0, sizeof(g));

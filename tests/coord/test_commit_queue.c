@@ -95,7 +95,8 @@ static void value_refusals(void **state)
 		const char *field;
 	} bad[] = {
 		{"", "version"},
-		{"3 n 1 1 1 1 -", "version"},
+		{"4 n 1 1 1 1 -", "version"},
+		{"3 n 1 1 1 1 -", "7 fields; expected 9"},
 		{"2 n 1 1 1 1 -", "7 fields; expected 8"},
 		{"2 n 1 1 1 1 - default ", "labels"},
 		{"2 n 1 1 1 1 - Default", "namespace"},
@@ -220,6 +221,122 @@ static void value_v2(void **state)
 	for (int i = 0; (size_t)n + 80 < sizeof(big); i++)
 		n += snprintf(big + n, sizeof(big) - (size_t)n, " k%03d=%060d", i, i);
 	assert_int_equal(placement_value_decode(big, (size_t)n, &back, msg, sizeof(msg)), -EINVAL);
+}
+
+/* Version 3 (issue 40, quota surviving a host's death): the placement's
+ * ClusterQueue and ResourceFlavor by name (Kueue's names: DNS subdomains,
+ * 253 bytes), both ways, and the refusals: a name too long or out of its
+ * alphabet, a flavor without a queue or below version 3. */
+static void value_v3(void **state)
+{
+	(void)state;
+	struct placement_value v = {.version = 3, .node_generation = 3, .cpu_milli = 2000};
+	strcpy(v.node, "n0");
+	strcpy(v.queue, "team-a.batch");
+	strcpy(v.flavor, "on-demand");
+	strcpy(v.ns, "ns-a");
+	strcpy(v.labels, "app=x");
+	v.n_labels = 1;
+	char text[PLACEMENT_VALUE_MAX + 1];
+	int n = placement_value_encode(&v, text);
+	assert_string_equal(text, "3 n0 3 2000 0 0 team-a.batch on-demand ns-a app=x");
+	struct placement_value back;
+	char msg[200];
+	assert_int_equal(placement_value_decode(text, (size_t)n, &back, msg, sizeof(msg)), 0);
+	assert_int_equal(back.version, 3);
+	assert_string_equal(back.queue, "team-a.batch");
+	assert_string_equal(back.flavor, "on-demand");
+	assert_string_equal(back.ns, "ns-a");
+	assert_string_equal(back.labels, "app=x");
+	assert_int_equal(back.n_labels, 1);
+	assert_int_equal(placement_value_encode(&back, text), n);
+	/* No flavor, no namespace, no labels. */
+	v.flavor[0] = v.ns[0] = v.labels[0] = '\0';
+	v.n_labels = 0;
+	n = placement_value_encode(&v, text);
+	assert_string_equal(text, "3 n0 3 2000 0 0 team-a.batch - -");
+	assert_int_equal(placement_value_decode(text, (size_t)n, &back, msg, sizeof(msg)), 0);
+	assert_true(back.flavor[0] == '\0' && back.ns[0] == '\0' && back.version == 3);
+	/* The longest names, every field at its longest: within the bound. */
+	memset(v.node, 'n', PLACEMENT_NODE_MAX);
+	v.node[PLACEMENT_NODE_MAX] = '\0';
+	memset(v.queue, 'q', PLACEMENT_CQ_MAX);
+	v.queue[PLACEMENT_CQ_MAX] = '\0';
+	memset(v.flavor, 'f', PLACEMENT_FLAVOR_MAX);
+	v.flavor[PLACEMENT_FLAVOR_MAX] = '\0';
+	memset(v.ns, 's', PLACEMENT_NS_MAX);
+	v.ns[PLACEMENT_NS_MAX] = '\0';
+	v.node_generation = UINT64_MAX;
+	v.cpu_milli = v.mem_bytes = v.gpus = INT64_MAX;
+	size_t at = 0;
+	for (int i = 0; at + 40 < PLACEMENT_LABELS_MAX; i++)
+		at += (size_t)snprintf(v.labels + at, sizeof(v.labels) - at, "%sk%02d=%030d",
+				       i ? " " : "", i, i);
+	v.n_labels = (uint8_t)((at + 1) / 35);
+	n = placement_value_encode(&v, text);
+	assert_true(n > 0 && n <= PLACEMENT_VALUE_MAX);
+	assert_int_equal(placement_value_decode(text, (size_t)n, &back, msg, sizeof(msg)), 0);
+	assert_string_equal(back.queue, v.queue);
+	assert_string_equal(back.flavor, v.flavor);
+	v.labels[0] = '\0';
+	v.n_labels = 0;
+	/* Refused by the encoder: a name one byte too long, out of its
+	 * alphabet, a flavor without a queue, a flavor below version 3, a
+	 * version not known. */
+	char long_name[PLACEMENT_CQ_MAX + 2];
+	memset(long_name, 'q', PLACEMENT_CQ_MAX + 1);
+	long_name[PLACEMENT_CQ_MAX + 1] = '\0';
+	struct placement_value w = {.version = 3};
+	strcpy(w.node, "n0");
+	strcpy(w.queue, "cq");
+	strcpy(w.flavor, "Default");
+	assert_int_equal(placement_value_encode(&w, text), -EINVAL);
+	strcpy(w.flavor, "default");
+	strcpy(w.queue, "team_a");
+	assert_int_equal(placement_value_encode(&w, text), -EINVAL);
+	strcpy(w.queue, "-");
+	assert_int_equal(placement_value_encode(&w, text), -EINVAL);
+	w.queue[0] = '\0';
+	assert_int_equal(placement_value_encode(&w, text), -EINVAL);
+	strcpy(w.queue, "cq");
+	w.version = 2;
+	assert_int_equal(placement_value_encode(&w, text), -EINVAL);
+	w.version = 4;
+	assert_int_equal(placement_value_encode(&w, text), -EINVAL);
+	w.version = 3;
+	assert_int_equal(placement_value_encode(&w, text), (int)strlen("3 n0 0 0 0 0 cq default -"));
+	/* Refused by the decoder, each naming its field. */
+	char too_long[PLACEMENT_CQ_MAX + 64];
+	snprintf(too_long, sizeof(too_long), "3 n0 1 1 1 1 %s default -", long_name);
+	const struct {
+		const char *text;
+		const char *field;
+	} bad[] = {
+		{too_long, "field queue"},
+		{"3 n0 1 1 1 1 Team-A default -", "field queue"},
+		{"3 n0 1 1 1 1 team_a default -", "field queue"},
+		{"3 n0 1 1 1 1 cq Default -", "field flavor"},
+		{"3 n0 1 1 1 1 cq de/fault -", "field flavor"},
+		{"3 n0 1 1 1 1 - default -", "field flavor"},
+		{"3 n0 1 1 1 1 cq default", "8 fields; expected 9"},
+		{"3 n0 1 1 1 1 cq default Ns", "field namespace"},
+		{"3 n0 1 1 1 1 cq default - a=1 ", "labels"},
+		{"2 n0 1 1 1 1 cq.b -", "field queue"},
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		int rc = placement_value_decode(bad[i].text, strlen(bad[i].text), &back, msg,
+						sizeof(msg));
+		if (rc != -EINVAL || !strstr(msg, bad[i].field))
+			fail_msg("\"%.80s\": rc %d, \"%s\"; expected -EINVAL naming %s",
+				 bad[i].text, rc, msg, bad[i].field);
+		assert_int_equal(back.queue[0], 0);
+	}
+	/* The longest queue and flavor decode; one byte more does not. */
+	long_name[PLACEMENT_CQ_MAX] = '\0';
+	snprintf(too_long, sizeof(too_long), "3 n0 1 1 1 1 cq %s -", long_name);
+	assert_int_equal(placement_value_decode(too_long, strlen(too_long), &back, msg,
+						sizeof(msg)), 0);
+	assert_int_equal(strlen(back.flavor), PLACEMENT_FLAVOR_MAX);
 }
 
 /* ---- a fake etcd ----------------------------------------------------------- */
@@ -946,6 +1063,7 @@ int main(void)
 		cmocka_unit_test(value_both_ways),
 		cmocka_unit_test(value_refusals),
 		cmocka_unit_test(value_v2),
+		cmocka_unit_test(value_v3),
 		cmocka_unit_test(lost_answer_commits_once),
 		cmocka_unit_test(refused_after_landing),
 		cmocka_unit_test(fence_fails_everything_after),

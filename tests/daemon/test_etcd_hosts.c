@@ -22,7 +22,8 @@
  *    while it was stopped; it checks its lease's instant on every pod,
  *    before its membership thread has noticed anything).
  * sync_commits_placements, rules_across_shards, sync_answers_after_commits,
- * async_answers_then_commits, quota_by_escrow and quota_escrow_by_use (each
+ * async_answers_then_commits, quota_by_escrow, quota_escrow_by_use and
+ * quota_survives_failover (each
  * described where it is defined) follow, with their own clusters' keys.
  * The whole run takes about 40 s on an idle machine. */
 #define _GNU_SOURCE 1
@@ -1711,7 +1712,9 @@ static void quota_by_escrow(void **state)
 	assert_int_equal(pclose(status), 0);
 	assert_int_equal(slices, ZONES);
 
-	/* Host b is killed: a owns all four shards once b's lease lapses. */
+	/* Host b is killed: a owns all four shards once b's lease lapses,
+	 * and counts b's 2 placements in cq as well as on their nodes (QV1
+	 * in daemon/etcd_sync.c): its 2 + b's 2 use the whole 4 cpu. */
 	double t0 = etcd_hosts_now_s();
 	kill(pids[1], SIGKILL);
 	waitpid(pids[1], NULL, 0);
@@ -1721,19 +1724,162 @@ static void quota_by_escrow(void **state)
 	if (!await_metrics(0, ESCROW_NOMINAL("4"), 20))
 		fail_msg("%s: the whole 4 cpu not in force within 20 s of owning every shard",
 			 names[0]);
-	printf("quota by escrow: %s admits the whole 4 cpu %.1f s after the kill\n",
+	printf("quota by escrow: %s has the whole 4 cpu in force %.1f s after the kill\n",
 	       names[0], etcd_hosts_now_s() - t0);
 	submit_n(&p[0], tid[0], 2);
-	for (int i = 0; i < 150 && placed[0] < 4; i++)
-		count_placed(&p[0], 100, &placed[0]);
-	count_placed(&p[0], 500, &placed[0]);
-	assert_int_equal(placed[0], 4);
+	count_placed(&p[0], 3000, &placed[0]);
+	/* The old code (b's placements counted on their nodes only): 4. */
+	if (placed[0] != 2)
+		fail_msg("%s: %d pods of 1 cpu placed in all after the kill; expected its 2 "
+			 "(b's 2 counted in cq: the nominal 4 cpu used)", names[0], placed[0]);
 	shmsched_disconnect(p[0].c);
 	etcd_client_close(ec);
 	int st = stop_host(0); /* a clean stop: the sanitizers' builds check it */
 	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
 		fail_msg("%s stopped with status 0x%x (log %s/%s.log)", names[0], st, dir,
 			 names[0]);
+}
+
+/* Whether some placement value under shards/ of cluster `cluster` in etcd
+ * is of version 3 and has `part`. */
+static bool etcd_has_v3_value(struct etcd_client *ec, const char *cluster, const char *part)
+{
+	char pfx[128];
+	int pl = snprintf(pfx, sizeof(pfx), "/shmsched/%s/shards/", cluster);
+	uint8_t end[128];
+	size_t el = etcd_prefix_end(pfx, (size_t)pl, end);
+	struct etcd_range_result r;
+	assert_int_equal(etcd_range(ec, pfx, (size_t)pl, end, el, 0, &r), 0);
+	bool have = false;
+	for (size_t i = 0; i < r.n_kvs && !have; i++) {
+		char v[PLACEMENT_VALUE_MAX + 1];
+		size_t n = r.kvs[i].value_len < PLACEMENT_VALUE_MAX ? r.kvs[i].value_len
+								    : PLACEMENT_VALUE_MAX;
+		memcpy(v, r.kvs[i].value, n);
+		v[n] = '\0';
+		have = memmem(r.kvs[i].key, r.kvs[i].key_len, "/pods/", 6) != NULL &&
+		       strncmp(v, "3 ", 2) == 0 && strstr(v, part) != NULL;
+	}
+	etcd_range_result_free(&r);
+	return have;
+}
+
+/* 7. Quota surviving a host's death (issue 40; QV1, QV2 in
+ * daemon/etcd_sync.c): quota_by_escrow's queue of 4 cpu and two hosts
+ * (2 cpu in force on each); host a admits 2 pods of 1 cpu, whose values
+ * in etcd name cq and its flavor (version 3), and is SIGKILLed; b owns
+ * every shard, the whole 4 cpu in force, and counts a's 2 placements in
+ * cq as well as on their nodes: of 4 pods submitted (to a zone b owned
+ * before) it admits 2. The old code (a's placements on their nodes only)
+ * admits all 4. Then a's zones' nodes are drained (`shmsched node drain
+ * --force`): the bound records of a's placements are freed, their charge
+ * given back, and of 3 more pods b admits 2. */
+static void quota_survives_failover(void **state)
+{
+	(void)state;
+	hosts.cluster_name = "etcd-queuevalue";
+	hosts.cluster_file = "cluster-quota.json";
+	start_host(0);
+	start_host(1);
+	char err[256];
+	struct etcd_client *ec;
+	struct etcd_client_options o = {.timeout_ms = 5000};
+	if (etcd_client_open(&ec, endpoints, &o, err, sizeof(err)) != 0)
+		fail_msg("etcd: %s", err);
+	int own[ZONES];
+	await_balanced(ec, 3u, own, 20);
+	/* b's pods go to a zone b owns now, away from the nodes drained
+	 * below (a's zones). */
+	int zb = -1;
+	for (int z = 0; z < ZONES && zb < 0; z++)
+		if (own[z] == 1)
+			zb = z;
+	assert_true(zb >= 0);
+	int own_before[ZONES];
+	memcpy(own_before, own, sizeof(own));
+	char zoned[512];
+	snprintf(zoned, sizeof(zoned),
+		 "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"w\",\"namespace\":\"default\","
+		 "\"labels\":{\"kueue.x-k8s.io/queue-name\":\"lq\"}},\"spec\":{\"nodeSelector\":"
+		 "{\"topology.kubernetes.io/zone\":\"z%d\"},\"containers\":[{\"name\":\"c\","
+		 "\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]}}", zb);
+	struct producer p[2];
+	uint32_t tid[2];
+	for (int h = 0; h < 2; h++) {
+		char sock[128];
+		sock_of(h, sock, sizeof(sock));
+		memset(&p[h], 0, sizeof(p[h]));
+		if (shmsched_connect(sock, &p[h].c, err, sizeof(err)) != 0)
+			fail_msg("connect %s: %s", sock, err);
+		const char *json = h == 0 ? escrow_pod : zoned;
+		if (shmsched_register_template(p[h].c, json, strlen(json), &tid[h], err,
+					       sizeof(err)) != 0)
+			fail_msg("template on %s: %s", names[h], err);
+	}
+	/* a admits 2 (its share in force, once read: waited for). */
+	int placed_a = 0;
+	submit_n(&p[0], tid[0], 2);
+	for (int i = 0; i < 200 && placed_a < 2; i++)
+		count_placed(&p[0], 100, &placed_a);
+	assert_int_equal(placed_a, 2);
+	/* Its values name the queue and flavor: "<cpu> <memory> <gpus> <queue>
+	 * <flavor> <namespace>". */
+	if (!etcd_has_v3_value(ec, hosts.cluster_name, " 1000 0 0 cq default default"))
+		fail_msg("no placement value in etcd names ClusterQueue cq and flavor default");
+	/* a is killed: b owns every shard once a's lease lapses. */
+	double t0 = etcd_hosts_now_s();
+	kill(pids[0], SIGKILL);
+	waitpid(pids[0], NULL, 0);
+	pids[0] = 0;
+	shmsched_disconnect(p[0].c);
+	await_balanced(ec, 2u, own, 20);
+	if (!await_metrics(1, ESCROW_NOMINAL("4"), 20))
+		fail_msg("%s: the whole 4 cpu not in force within 20 s of owning every shard",
+			 names[1]);
+	printf("quota survives failover: %s owns every shard, 4 cpu in force, %.1f s after "
+	       "the kill\n", names[1], etcd_hosts_now_s() - t0);
+	int placed_b = 0;
+	submit_n(&p[1], tid[1], 4);
+	for (int i = 0; i < 100 && placed_b < 2; i++)
+		count_placed(&p[1], 100, &placed_b);
+	count_placed(&p[1], 3000, &placed_b);
+	printf("quota survives failover: %s admits %d of 4 pods of 1 cpu (a's 2 cpu counted in "
+	       "cq)\n", names[1], placed_b);
+	if (placed_b != 2)
+		fail_msg("%s admitted %d pods of 1 cpu after a's death; expected 2 (a's 2 cpu "
+			 "charged to cq, nominal 4)", names[1], placed_b);
+	assert_metrics(1, "shmsched_etcd_placements_total{result=\"queue_unknown\"} 0");
+	/* a's zones drained on b: a's placements there (bound records on b)
+	 * freed, their charge given back (qc_on_free): b's 2 waiting pods in. */
+	char cmd[1024];
+	int at = snprintf(cmd, sizeof(cmd), "%s node drain", shmsched);
+	for (int z = 0; z < ZONES; z++)
+		if (own_before[z] == 0)
+			at += snprintf(cmd + at, sizeof(cmd) - (size_t)at, " n%d", z);
+	snprintf(cmd + at, sizeof(cmd) - (size_t)at,
+		 " --force --timeout 20s --admin-socket %s/%s.sock.admin >/dev/null", dir,
+		 names[1]);
+	int drc = system(cmd);
+	if (drc != 0)
+		fail_msg("\"%s\": status 0x%x", cmd, drc);
+	/* The 2 refused above were answered (they did not ask to wait): 2
+	 * more, both admitted now, and a fifth refused. */
+	submit_n(&p[1], tid[1], 3);
+	for (int i = 0; i < 100 && placed_b < 4; i++)
+		count_placed(&p[1], 100, &placed_b);
+	count_placed(&p[1], 1000, &placed_b);
+	printf("quota survives failover: %s admits %d in all after a's zones were drained\n",
+	       names[1], placed_b);
+	if (placed_b != 4)
+		fail_msg("%s admitted %d pods of 1 cpu in all after a's 2 placements were "
+			 "drained; expected 4 (their charge given back, then the nominal 4)",
+			 names[1], placed_b);
+	shmsched_disconnect(p[1].c);
+	etcd_client_close(ec);
+	int st = stop_host(1);
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		fail_msg("%s stopped with status 0x%x (log %s/%s.log)", names[1], st, dir,
+			 names[1]);
 }
 
 /* 6. Quota by escrow moved by use (QE7, QE8): the same queue of 4 cpu,
@@ -2036,6 +2182,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_teardown(rules_across_shards, teardown),
 		cmocka_unit_test_teardown(quota_by_escrow, teardown),
 		cmocka_unit_test_teardown(quota_escrow_by_use, teardown),
+		cmocka_unit_test_teardown(quota_survives_failover, teardown),
 	};
 	if (getenv("SHMSCHED_TEST_FILTER"))
 		cmocka_set_test_filter(getenv("SHMSCHED_TEST_FILTER"));
