@@ -4,6 +4,14 @@
  * groups (a Deployment's replicas share one), so a matcher remembers the
  * mask of each group it decoded in a small direct-mapped cache; a group is
  * decoded from its interned encoding (shm/pod_group.h) once per miss.
+ *
+ * EW1  The caches are cleared by the first pdb_matcher_count or
+ *      pdb_matcher_mask after pdb_matcher_init that reads them
+ *      (caches_ready), not by init: a preemption where no budget exists
+ *      never reads them, and clearing 2 x PDB_CACHE entries was ~1.6 K
+ *      instructions of every such request (the evictor's ~28.5 K,
+ *      docs/perf/2026-11-29-preemption-5.md). `cleared` is false from
+ *      init until then; the caches are read or written only after it.
  */
 #include "ingest/pdb.h"
 
@@ -66,8 +74,17 @@ void pdb_matcher_init(struct pdb_matcher *m, const struct pdb_table *t,
 	memset(m->bit_of, 0, n * sizeof(m->bit_of[0]));
 	memset(m->live, 0, n * sizeof(m->live[0]));
 	memset(m->allowed, 0, sizeof(m->allowed)); /* the overflow bit's: 0 */
+	m->cleared = false; /* EW1: by the caches' first reader */
+}
+
+/* EW1: the caches emptied once per init, before their first read. */
+static void caches_ready(struct pdb_matcher *m)
+{
+	if (m->cleared)
+		return;
 	for (uint32_t i = 0; i < PDB_CACHE; i++)
 		m->cache[i].group = m->count_cache[i].group = 0;
+	m->cleared = true;
 }
 
 /* A group's slot in the matcher's caches. */
@@ -86,9 +103,10 @@ bool pdb_matcher_counts(const struct pdb_matcher *m)
 
 void pdb_matcher_count(struct pdb_matcher *m, uint32_t group)
 {
-	if (group == 0)
+	if (m->t == NULL || m->t->n == 0 || group == 0)
 		return;
 	/* Every live placement comes here: decode each group once. */
+	caches_ready(m);
 	uint32_t h = cache_slot(group);
 	if (m->count_cache[h].group != group) {
 		memset(m->count_cache[h].entries, 0, sizeof(m->count_cache[h].entries));
@@ -136,6 +154,7 @@ uint32_t pdb_matcher_mask(struct pdb_matcher *m, uint32_t group)
 {
 	if (m->t == NULL || m->t->n == 0 || group == 0)
 		return 0;
+	caches_ready(m);
 	uint32_t h = cache_slot(group);
 	if (m->cache[h].group == group)
 		return m->cache[h].mask;

@@ -69,6 +69,8 @@ struct pdb_matcher {
 	const struct intern *strings;
 	uint32_t n_bits;                 /* local bits handed out */
 	bool overflow;                   /* the last bit is "the others" */
+	bool cleared;                    /* EW1 (pdb.c): the caches emptied
+					  * since pdb_matcher_init */
 	uint8_t bit_of[PDB_TABLE_MAX];   /* 0: none yet; else bit + 1 */
 	uint32_t entry_of[PDB_CHOICE_MAX];
 	int32_t live[PDB_TABLE_MAX];     /* selected pods placed (MIN mode) */

@@ -293,6 +293,10 @@ void producers_destroy(struct producers *p)
 	free(p->pre_inodes);
 	free(p->pre_ipods);
 	prows_free(&p->pre_rows);
+	free(p->pre_res);
+	preempt_scratch_free(&p->pre_scratch);
+	free(p->pre_vspec);
+	free(p->pre_vdev);
 	free(p->pdb_m);
 	approval_free(p->approval);
 	free(p->unhealthy);
@@ -673,7 +677,11 @@ void prod_tell_evicted(struct producers *p, const struct placement_record *rec,
 			.node_id = rec->slot,
 			.complete_ns = now_ns(),
 		};
-		snprintf(n.notice.message, sizeof(n.notice.message), "%s", message);
+		/* EW3: copied, not formatted ("%s" was snprintf's whole
+		 * machinery a victim); cut as snprintf would cut it. */
+		size_t len = strnlen(message, sizeof(n.notice.message) - 1);
+		memcpy(n.notice.message, message, len);
+		n.notice.message[len] = '\0';
 		notice(arg, &n);
 		return;
 	}

@@ -106,6 +106,13 @@ struct producers {
 	 * up and its counters, kept between requests (PK1-PK5). calloc's
 	 * zeroes are prows_init's. */
 	struct prows pre_rows;
+	/* EW2 (producers_preempt.c): a request's result, scratch and
+	 * victims' uses, kept between requests like the buffers above. */
+	struct preempt_result *pre_res;
+	struct preempt_scratch pre_scratch;
+	struct pod_spec *pre_vspec;
+	struct device_assignment *pre_vdev;
+	uint32_t pre_vcap; /* pre_vspec's and pre_vdev's */
 	struct priority_classes *classes; /* PriorityClasses; may be NULL */
 	struct policy *policy;            /* NULL: the default (policy/policy.h) */
 	char *policy_path;                /* --policy, for OP_POLICY's reload */

@@ -678,6 +678,29 @@ static bool managers_keep(struct producers *p, const struct snapshot *snap,
 	return kept > 0;
 }
 
+/* EW3: a victim's message, "preempted by a pod of priority P (its own:
+ * Q): what it held is given back", made from its pieces: snprintf's two
+ * %d were ~1.2 K instructions a victim (docs/perf/2026-11-29-preemption-5.md).
+ * The pieces and two numbers fit SHMSCHED_MESSAGE_MAX many times over. */
+#define WHY_BY "preempted by a pod of priority "
+#define WHY_OWN " (its own: "
+#define WHY_END "): what it held is given back"
+_Static_assert(sizeof(WHY_BY) + sizeof(WHY_OWN) + sizeof(WHY_END) +
+	       2 * STRCONV_INT64_MAX_LEN <= SHMSCHED_MESSAGE_MAX,
+	       "a victim's message fits");
+
+static void preempted_why(char out[SHMSCHED_MESSAGE_MAX], int32_t by, int32_t own)
+{
+	char *at = out;
+	memcpy(at, WHY_BY, sizeof(WHY_BY) - 1);
+	at += sizeof(WHY_BY) - 1;
+	at += strconv_format_int64(at, by);
+	memcpy(at, WHY_OWN, sizeof(WHY_OWN) - 1);
+	at += sizeof(WHY_OWN) - 1;
+	at += strconv_format_int64(at, own);
+	memcpy(at, WHY_END, sizeof(WHY_END)); /* with its NUL */
+}
+
 static int preempt_locked(struct producers *p, const struct preempt_request *rq,
 			  producers_notice_fn notice, void *arg,
 			  struct preempt_outcome *out)
@@ -692,10 +715,13 @@ static int preempt_locked(struct producers *p, const struct preempt_request *rq,
 	struct ledger *l = cluster_ledger(p->cluster);
 	int rc = -ENOMEM;
 	struct prod_barred *barred = NULL; /* AQ1: while a manager asks */
-	struct pod_spec *vspec = NULL;
-	struct device_assignment *vdev = NULL;
-	struct preempt_scratch scratch = {0};
-	struct preempt_result *res = malloc(sizeof(*res));
+	/* EW2: the result, the scratch and the victims' uses are the
+	 * producers' (pre_*), kept between requests: six allocations and
+	 * frees a request were ~1.6 K instructions of the evictor's ~28.5 K. */
+	struct preempt_scratch *scratch = &p->pre_scratch;
+	if (p->pre_res == NULL)
+		p->pre_res = malloc(sizeof(*p->pre_res));
+	struct preempt_result *res = p->pre_res;
 	if (p->pdb_m == NULL)
 		p->pdb_m = malloc(sizeof(*p->pdb_m));
 	if (res == NULL || p->pdb_m == NULL)
@@ -741,7 +767,7 @@ static int preempt_locked(struct producers *p, const struct preempt_request *rq,
 		      placements_node_indexed(p->placements, snap->n_slots);
 	struct preempt_visit_ctx vc = {.ctx = p->ctx, .pod = tmpl, .snap = snap, .l = l};
 	struct chain_visit_ctx cv = {.ctx = p->ctx, .pod = tmpl, .vf = &vf,
-				     .scratch = &scratch, .plain = preempt_plain(tmpl),
+				     .scratch = scratch, .plain = preempt_plain(tmpl),
 				     .pm = masking ? pm : NULL};
 	for (unsigned r = 0; r < RES_MAX; r++)
 		if (r != RES_PODS && rq->spec.request.v[r] > 0)
@@ -760,13 +786,13 @@ static int preempt_locked(struct producers *p, const struct preempt_request *rq,
 	if (rc < 0 || c.n_nodes == 0)
 		goto done;
 	rc = -ENOMEM;
-	if (preempt_scratch_init(&scratch, c.most) < 0)
+	if (preempt_scratch_reserve(scratch, c.most) < 0)
 		goto done;
 	uint32_t want = preempt_candidates_wanted(snap->n_nodes);
 	uint32_t n_pdbs = masking ? PDB_CHOICE_MAX : 0;
 	const int32_t *pdb_allowed = chains ? pdb_matcher_allowed(pm)
 					    : pdb_matcher_finish(pm, &n_pdbs);
-	rc = choose(rq, &c, want, pdb_allowed, n_pdbs, &scratch, res);
+	rc = choose(rq, &c, want, pdb_allowed, n_pdbs, scratch, res);
 	if (chains && (uint8_t *)(void *)cv.idx != p->pre_ok) {
 		p->pre_ok = (uint8_t *)(void *)cv.idx; /* grown */
 		p->pre_ok_cap = cv.idx_cap * sizeof(uint32_t);
@@ -784,12 +810,23 @@ static int preempt_locked(struct producers *p, const struct preempt_request *rq,
 	out->candidates = res->candidates;
 	const struct preempt_node *chosen = &c.nodes[res->node];
 	const struct preempt_pod *pods = c.pods;
-	vspec = malloc((res->n_victims ? res->n_victims : 1) * sizeof(*vspec));
-	vdev = malloc((res->n_victims ? res->n_victims : 1) * sizeof(*vdev));
-	if (vspec == NULL || vdev == NULL) {
-		rc = -ENOMEM;
-		goto done;
+	if (res->n_victims > p->pre_vcap) {
+		uint32_t nc = res->n_victims > 2 * p->pre_vcap ? res->n_victims
+							       : 2 * p->pre_vcap;
+		struct pod_spec *gs = realloc(p->pre_vspec, nc * sizeof(*gs));
+		if (gs != NULL)
+			p->pre_vspec = gs;
+		struct device_assignment *gd = realloc(p->pre_vdev, nc * sizeof(*gd));
+		if (gd != NULL)
+			p->pre_vdev = gd;
+		if (gs == NULL || gd == NULL) {
+			rc = -ENOMEM;
+			goto done;
+		}
+		p->pre_vcap = nc;
 	}
+	struct pod_spec *vspec = p->pre_vspec;
+	struct device_assignment *vdev = p->pre_vdev;
 	for (uint32_t k = 0; k < res->n_victims; k++) {
 		const struct placement_record *r = placements_get(p->placements,
 								  pods[res->victims[k]].id);
@@ -807,9 +844,7 @@ static int preempt_locked(struct producers *p, const struct preempt_request *rq,
 		const struct placement_record *vr = placements_get(p->placements, vid);
 		pdb_table_evicted(p->pdbs, p->strings, &pm->scratch, vr->group);
 		char why[SHMSCHED_MESSAGE_MAX];
-		snprintf(why, sizeof(why), "preempted by a pod of priority %d "
-			 "(its own: %d): what it held is given back",
-			 rq->spec.priority, vr->priority);
+		preempted_why(why, rq->spec.priority, vr->priority);
 		prod_tell_evicted(p, vr, vid, notice, arg, why);
 		if (vf.asks)
 			prod_approval_evicted(p, vid);
@@ -823,11 +858,7 @@ static int preempt_locked(struct producers *p, const struct preempt_request *rq,
 		prod_publish(p, queue_event_release(chosen->slot, &vspec[k], &vdev[k]));
 
 done:
-	preempt_scratch_free(&scratch);
 	free(barred);
-	free(vdev);
-	free(vspec);
-	free(res);
 	return rc;
 }
 

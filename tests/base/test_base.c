@@ -54,6 +54,23 @@ static void test_strconv_int64(void **state)
 	assert_false(strconv_parse_int64("9223372036854775808", 19, &v));
 	assert_false(strconv_parse_int64("12x", 3, &v));
 	assert_false(strconv_parse_int64("", 0, &v));
+	/* FormatInt: what snprintf's %lld writes, the ends of int64 and of
+	 * int32 (a priority's) included; each parses back. */
+	const int64_t cases[] = {0, 1, -1, 9, 10, -10, 99, 100, 1000, -1000,
+				 INT32_MAX, INT32_MIN, (int64_t)INT32_MAX + 1,
+				 INT64_MAX, INT64_MIN, INT64_MIN + 1, 1000000000,
+				 -999999999, 1234567890123456789};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char got[STRCONV_INT64_MAX_LEN + 1], want[32];
+		memset(got, 'x', sizeof(got));
+		size_t n = strconv_format_int64(got, cases[i]);
+		int wn = snprintf(want, sizeof(want), "%lld", (long long)cases[i]);
+		assert_string_equal(got, want);
+		assert_int_equal(n, (size_t)wn);
+		assert_true(n < STRCONV_INT64_MAX_LEN);
+		assert_true(strconv_parse_int64(got, n, &v));
+		assert_true(v == cases[i]);
+	}
 }
 
 static void test_errmsg_rc_formats_and_returns(void **state)
