@@ -1009,7 +1009,7 @@ static uint32_t quarantine_list_cb(void *arg, const struct intern *strings,
 {
 	struct quarantine *q = ((struct daemon *)arg)->quarantine;
 	struct quarantine_info info[64];
-	uint32_t n = quarantine_list(q, info, 64), held = 0;
+	uint32_t n = quarantine_list(q, quarantine_now(q), info, 64), held = 0;
 	size_t at = 0;
 	for (uint32_t i = 0; i < n && i < 64; i++) {
 		held += info[i].quarantined;

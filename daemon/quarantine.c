@@ -476,7 +476,8 @@ unsigned quarantine_release(struct quarantine *q, uint32_t pool, uint32_t templa
 	return lifted;
 }
 
-uint32_t quarantine_list(struct quarantine *q, struct quarantine_info *out, uint32_t n)
+uint32_t quarantine_list(struct quarantine *q, uint64_t now, struct quarantine_info *out,
+			 uint32_t n)
 {
 	uint32_t k = 0;
 	pthread_mutex_lock(&q->mu);
@@ -489,7 +490,7 @@ uint32_t quarantine_list(struct quarantine *q, struct quarantine_info *out, uint
 				if (e->quarantined)
 					out[k] = e->trip;
 				else
-					window(q, e, e->last_failure_ns, &out[k]);
+					window(q, e, now, &out[k]);
 			}
 			k++;
 		}

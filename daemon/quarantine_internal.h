@@ -208,9 +208,12 @@ unsigned quarantine_tick(struct quarantine *q, uint64_t now);
  * lifted (0: none was quarantined). */
 unsigned quarantine_release(struct quarantine *q, uint32_t pool, uint32_t template);
 
-/* Copies up to `n` entries in use (quarantined ones first) to out.
- * Returns how many there are in all. */
-uint32_t quarantine_list(struct quarantine *q, struct quarantine_info *out,
+/* Copies up to `n` entries in use (quarantined ones first) to out: a
+ * quarantined one as it tripped, an open one's window as of `now` (as a
+ * failure now would judge it; as of its last failure, placements counted
+ * in a later bucket, such as a surge's replacement after a release, were
+ * left out). Returns how many there are in all. */
+uint32_t quarantine_list(struct quarantine *q, uint64_t now, struct quarantine_info *out,
 			 uint32_t n);
 
 void quarantine_counts(struct quarantine *q, struct quarantine_counts *out);

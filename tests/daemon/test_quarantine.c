@@ -191,6 +191,33 @@ static void test_cap(void **state)
 	quarantine_destroy(q);
 }
 
+/* An open entry listed as of now: a placement counted after its last
+ * failure, in the next bucket (10 s wide here), is in the sums. As of
+ * the last failure it was not (unit.drain_surge failed when the bucket
+ * turned between a failure and a surge's replacement). */
+static void test_list_as_of_now(void **state)
+{
+	(void)state;
+	struct quarantine *q = make(8);
+	const struct quarantine_key a = {.pool = 7, .owner = 1, .template = 40};
+	uint64_t t = 1009 * S; /* a bucket ends at 1010 s */
+	quarantine_placed(q, t, &a); /* no entry yet: not counted */
+	assert_int_equal(fail_on(q, t, &a, 1, 1, 10, 100), QUARANTINE_COUNTED);
+	quarantine_placed(q, t, &a);
+	quarantine_placed(q, t + 2 * S, &a);
+	quarantine_placed(q, t + 2 * S, &a);
+	struct quarantine_info list[2];
+	assert_int_equal(quarantine_list(q, t + 3 * S, list, 2), 1);
+	assert_false(list[0].quarantined);
+	assert_int_equal(list[0].failures, 1);
+	assert_int_equal(list[0].placements, 3);
+	/* A window later, nothing of it is left. */
+	assert_int_equal(quarantine_list(q, t + 80 * S, list, 2), 1);
+	assert_int_equal(list[0].failures, 0);
+	assert_int_equal(list[0].placements, 0);
+	quarantine_destroy(q);
+}
+
 static void test_table_full(void **state)
 {
 	(void)state;
@@ -219,7 +246,7 @@ static void test_table_full(void **state)
 	assert_int_equal(c.tracked, 2);
 	assert_true(quarantine_blocks(q, t + S, &b, NULL));
 	struct quarantine_info list[4];
-	assert_int_equal(quarantine_list(q, list, 4), 2);
+	assert_int_equal(quarantine_list(q, t + S, list, 4), 2);
 	assert_true(list[0].quarantined);
 	assert_int_equal(list[0].key.pool, 2);
 	assert_false(list[1].quarantined);
@@ -391,6 +418,7 @@ int main(void)
 		cmocka_unit_test(test_hysteresis),
 		cmocka_unit_test(test_release),
 		cmocka_unit_test(test_cap),
+		cmocka_unit_test(test_list_as_of_now),
 		cmocka_unit_test(test_table_full),
 		cmocka_unit_test(test_exclude),
 		cmocka_unit_test(test_failed_nodes),
