@@ -23,9 +23,9 @@
  *       FUTEX_WAKE only when the evictor said it sleeps).
  *   EK2  The evictor takes the bell's value (evict_bell_seen) before it
  *       scans the rings, and sleeps only if no ring came since
- *       (evict_bell_prepare, then FUTEX_WAIT on that value, at most
- *       EVICT_IDLE_NS): a request whose M1 its scan missed came with a
- *       ring after it. evict_stop() rings too, after setting `stop`.
+ *       (evict_bell_prepare, then FUTEX_WAIT on its sleeping mark, at
+ *       most EVICT_IDLE_NS): a request whose M1 its scan missed came
+ *       with a ring after it. evict_stop() rings too, after setting `stop`.
  * Replies and notices wake the workers through the pool (evict_set_waker:
  * pool_wake, one load when no worker sleeps).
  * Reclaim requests (RECLAIMS a worker) carry no reply; a full ring drops

@@ -12,28 +12,30 @@
  *   ringer:   (publishes work: a ring's release store in evict.c)
  *             ER1 kick += 1                          seq_cst RMW
  *             ER2 if exchange(sleeping, 0) == 1:     seq_cst RMW
- *                   FUTEX_WAKE
+ *                   FUTEX_WAKE(sleeping)
  *   consumer: ER3 seen = load(kick)                  seq_cst
  *             (looks for work: finds none)
  *             ER4 sleeping = 1                       seq_cst
  *             ER5 if load(kick) == seen:             seq_cst
- *                   FUTEX_WAIT(kick, seen)           the kernel compares
+ *                   FUTEX_WAIT(sleeping, 1)          the kernel compares
  *             sleeping = 0                           relaxed (see below)
  * Take one sleep (an ER4 that ER5 let through) and a ring whose work the
- * look before it missed (so its ER1 came after that look's ER3). If ER2
- * reads the 1 of this ER4, the ring wakes it: its FUTEX_WAKE comes after
- * ER1 changed kick, so the kernel's compare in FUTEX_WAIT either sees the
- * change (EAGAIN) or the waiter is queued and woken. If ER2 reads 0 from
- * before this ER4 (the clear after an earlier sleep, or an earlier
- * ring's exchange), ER1 < ER2 < ER4 < ER5 in the single order of seq_cst
- * operations, and ER5 reads kick with the ring's add: no sleep. If ER2
- * reads 0 from another ring's exchange after this ER4, that ring read
- * this ER4's 1 and wakes this sleep, and the woken consumer looks again
- * (a fresh ER3; a ring it misses then is the same case with the next
- * sleep). In no case does the consumer sleep with the work unseen. The
- * clear of sleeping after the wait is relaxed: a ringer that still reads
- * 1 makes one FUTEX_WAKE nobody needs. kick is 32 bits: only exactly 2^32 rings between ER3
- * and ER5 could fool the compare, and the wait's timeout bounds that.
+ * look before it missed (so its ER1 came after that look's ER3). If
+ * ER1 < ER5 in the single order of seq_cst operations, ER5 reads the add:
+ * no sleep. Else ER4 < ER5 < ER1 < ER2, and ER2 reads this ER4's 1 or a 0
+ * a later exchange wrote (only rings write 0 between an ER4 and its
+ * wait). Either way some ring took this ER4's mark and makes a FUTEX_WAKE
+ * on `sleeping` after its exchange: the kernel's compare in FUTEX_WAIT
+ * then either reads the 0 (EAGAIN) or the waiter is queued and woken.
+ * Why the wait is on `sleeping`, not on kick against `seen`: a ring whose
+ * ER1 came before ER3 (its work already found) may take the mark after
+ * ER4 and make its FUTEX_WAKE before the consumer's FUTEX_WAIT is queued;
+ * on kick the compare passes (that add is in `seen`), the waiter sleeps,
+ * and a later ring finds the mark taken and wakes no one: a lost wake-up
+ * (unit.evict_bell under TSan found it: a 3 s wait with work pending;
+ * test_mark_taken_before_wait steps it). On `sleeping` the taken mark
+ * fails the compare. The clear after the wait is relaxed: a ringer that
+ * still reads 1 makes one FUTEX_WAKE nobody needs.
  *   ER6 The counts, relaxed fetch-adds by any ringer: figures only.
  *
  * Cost: a ring to a busy (or already woken) consumer is two RMWs on
@@ -54,7 +56,7 @@ void evict_bell_ring(struct evict_bell *b)
 	/* ER2: seq_cst, partner of ER4: only the first ring after the
 	 * consumer said it sleeps makes the system call. */
 	if (__atomic_exchange_n(&b->sleeping, 0, __ATOMIC_SEQ_CST)) {
-		syscall(SYS_futex, &b->kick, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+		syscall(SYS_futex, &b->sleeping, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 		/* ER6: relaxed, a figure. */
 		__atomic_fetch_add(&b->wakes, 1, __ATOMIC_RELAXED);
 	} else {
@@ -79,8 +81,9 @@ bool evict_bell_prepare(struct evict_bell *b, uint32_t seen)
 
 void evict_bell_wait(struct evict_bell *b, uint32_t seen, long timeout_ns)
 {
+	(void)seen; /* ER5 compared it; the kernel compares the mark */
 	struct timespec ts = {timeout_ns / 1000000000L, timeout_ns % 1000000000L};
-	syscall(SYS_futex, &b->kick, FUTEX_WAIT_PRIVATE, seen, &ts, NULL, 0);
+	syscall(SYS_futex, &b->sleeping, FUTEX_WAIT_PRIVATE, 1, &ts, NULL, 0);
 }
 
 void evict_bell_awake(struct evict_bell *b)

@@ -23,7 +23,8 @@
 
 struct evict_bell {
 	_Alignas(64) uint32_t kick; /* ER1, ER3, ER5: rings so far (mod 2^32) */
-	uint32_t sleeping;          /* ER2, ER4: 1 from prepare to awake */
+	uint32_t sleeping;          /* ER2, ER4: 1 from prepare until a ring
+				     * takes it or awake; the futex word */
 	uint64_t wakes;             /* ER6: rings that called FUTEX_WAKE */
 	uint64_t avoided;           /* ER6: rings that found it awake, or
 				     * woken by another ring already */
@@ -38,8 +39,8 @@ uint32_t evict_bell_seen(struct evict_bell *b);
  * returns whether it may sleep (false: a ring came since `seen`; look
  * again). evict_bell_awake() follows either way. */
 bool evict_bell_prepare(struct evict_bell *b, uint32_t seen);
-/* Sleeps until a ring, at most timeout_ns (FUTEX_WAIT on kick against
- * `seen`: returns at once if a ring came since). */
+/* Sleeps until a ring, at most timeout_ns (FUTEX_WAIT on the sleeping
+ * mark: returns at once if a ring took it since evict_bell_prepare). */
 void evict_bell_wait(struct evict_bell *b, uint32_t seen, long timeout_ns);
 void evict_bell_awake(struct evict_bell *b);
 

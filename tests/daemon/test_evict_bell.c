@@ -2,7 +2,8 @@
  * Stepped by hand: a ring to an awake consumer makes no system call
  * (counted avoided); a ring between the consumer's look and its prepare
  * stops the sleep; a ring after the prepare wakes it (counted), and the
- * wait returns at once. Then threads: ringers push to a ring of their own
+ * wait returns at once; a mark taken by a ring whose wake came before the
+ * wait was queued fails the wait's compare. Then threads: ringers push to a ring of their own
  * and ring while the consumer sleeps with a 3 s timeout; every item is
  * served, no wait ran into its timeout (a lost wake-up would), the counts
  * add up to the rings, and no more wakes than the consumer's marks. */
@@ -81,6 +82,46 @@ static void test_ring_after_prepare(void **state)
 	/* Awake again: the next ring makes no system call. */
 	evict_bell_ring(&b);
 	counts(&b, 1, 2);
+}
+
+/* The lost wake-up TSan's slow threads found: ring 1's add comes before
+ * the consumer's look (its work found), its exchange after the prepare:
+ * it takes the mark, and its FUTEX_WAKE comes before the consumer's wait
+ * is queued (here: made to no one). Ring 2 comes 50 ms into the wait and
+ * finds the mark taken: no wake. A wait on kick against `seen` (ring 1's
+ * add in it) sleeps to its 2 s timeout with ring 2's work pending; on the
+ * mark it returns at once (the mark is 0). */
+static struct evict_bell late_bell;
+
+static void *late_ring(void *arg)
+{
+	(void)arg;
+	struct timespec ts = {0, 50 * 1000000L};
+	nanosleep(&ts, NULL);
+	evict_bell_ring(&late_bell);
+	return NULL;
+}
+
+static void test_mark_taken_before_wait(void **state)
+{
+	(void)state;
+	struct evict_bell *b = &late_bell;
+	__atomic_fetch_add(&b->kick, 1, __ATOMIC_SEQ_CST); /* ring 1's ER1 */
+	uint32_t seen = evict_bell_seen(b);
+	assert_true(evict_bell_prepare(b, seen));
+	/* Ring 1's ER2, its wake made before the wait. */
+	assert_int_equal(__atomic_exchange_n(&b->sleeping, 0, __ATOMIC_SEQ_CST), 1);
+	pthread_t t;
+	assert_int_equal(pthread_create(&t, NULL, late_ring, NULL), 0);
+	uint64_t t0 = mono_ns();
+	evict_bell_wait(b, seen, 2L * 1000000000L);
+	uint64_t waited = mono_ns() - t0;
+	assert_int_equal(pthread_join(t, NULL), 0);
+	evict_bell_awake(b);
+	if (waited >= UINT64_C(1500) * 1000000u)
+		fail_msg("the wait ran %llu ms into its timeout: ring 2 was lost",
+			 (unsigned long long)(waited / 1000000u));
+	counts(b, 0, 1); /* ring 2 found the mark taken */
 }
 
 /* Threads: RINGERS push ITEMS each (a counter of their own, released)
@@ -165,6 +206,7 @@ int main(void)
 		cmocka_unit_test(test_awake_no_wake),
 		cmocka_unit_test(test_ring_before_prepare),
 		cmocka_unit_test(test_ring_after_prepare),
+		cmocka_unit_test(test_mark_taken_before_wait),
 		cmocka_unit_test(test_threads_no_lost_wakeup),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
