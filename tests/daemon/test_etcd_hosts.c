@@ -1652,10 +1652,11 @@ static bool await_metrics(int h, const char *line, double limit_s)
 	return false;
 }
 
-static void quota_by_escrow(void **state)
+/* The quota tests' set-up: hosts a and b of cluster `name` on the quota
+ * file, split 2/2 (own: each zone's owner); an etcd client of the test. */
+static struct etcd_client *quota_hosts_up(const char *name, int own[ZONES])
 {
-	(void)state;
-	hosts.cluster_name = "etcd-escrow";
+	hosts.cluster_name = name;
 	hosts.cluster_file = "cluster-quota.json";
 	start_host(0);
 	start_host(1);
@@ -1664,8 +1665,29 @@ static void quota_by_escrow(void **state)
 	struct etcd_client_options o = {.timeout_ms = 5000};
 	if (etcd_client_open(&ec, endpoints, &o, err, sizeof(err)) != 0)
 		fail_msg("etcd: %s", err);
-	int own[ZONES];
 	await_balanced(ec, 3u, own, 20);
+	return ec;
+}
+
+/* Host h's producer p, connected, with one template (json); its id. */
+static uint32_t quota_producer(int h, struct producer *p, const char *json)
+{
+	char sock[128], err[256];
+	sock_of(h, sock, sizeof(sock));
+	memset(p, 0, sizeof(*p));
+	if (shmsched_connect(sock, &p->c, err, sizeof(err)) != 0)
+		fail_msg("connect %s: %s", sock, err);
+	uint32_t tid;
+	if (shmsched_register_template(p->c, json, strlen(json), &tid, err, sizeof(err)) != 0)
+		fail_msg("template on %s: %s", names[h], err);
+	return tid;
+}
+
+static void quota_by_escrow(void **state)
+{
+	(void)state;
+	int own[ZONES];
+	struct etcd_client *ec = quota_hosts_up("etcd-escrow", own);
 	/* Each host's share in force: 2 cpu (1 a shard). Not waited for on
 	 * the old code (no split): the count below says 8. */
 	for (int h = 0; h < 2; h++)
@@ -1674,14 +1696,7 @@ static void quota_by_escrow(void **state)
 	struct producer p[2];
 	uint32_t tid[2];
 	for (int h = 0; h < 2; h++) {
-		char sock[128];
-		sock_of(h, sock, sizeof(sock));
-		memset(&p[h], 0, sizeof(p[h]));
-		if (shmsched_connect(sock, &p[h].c, err, sizeof(err)) != 0)
-			fail_msg("connect %s: %s", sock, err);
-		if (shmsched_register_template(p[h].c, escrow_pod, strlen(escrow_pod), &tid[h],
-					       err, sizeof(err)) != 0)
-			fail_msg("template on %s: %s", names[h], err);
+		tid[h] = quota_producer(h, &p[h], escrow_pod);
 		submit_n(&p[h], tid[h], 4);
 	}
 	int placed[2] = {0, 0};
@@ -1777,17 +1792,8 @@ static bool etcd_has_v3_value(struct etcd_client *ec, const char *cluster, const
 static void quota_survives_failover(void **state)
 {
 	(void)state;
-	hosts.cluster_name = "etcd-queuevalue";
-	hosts.cluster_file = "cluster-quota.json";
-	start_host(0);
-	start_host(1);
-	char err[256];
-	struct etcd_client *ec;
-	struct etcd_client_options o = {.timeout_ms = 5000};
-	if (etcd_client_open(&ec, endpoints, &o, err, sizeof(err)) != 0)
-		fail_msg("etcd: %s", err);
 	int own[ZONES];
-	await_balanced(ec, 3u, own, 20);
+	struct etcd_client *ec = quota_hosts_up("etcd-queuevalue", own);
 	/* b's pods go to a zone b owns now, away from the nodes drained
 	 * below (a's zones). */
 	int zb = -1;
@@ -1806,15 +1812,7 @@ static void quota_survives_failover(void **state)
 	struct producer p[2];
 	uint32_t tid[2];
 	for (int h = 0; h < 2; h++) {
-		char sock[128];
-		sock_of(h, sock, sizeof(sock));
-		memset(&p[h], 0, sizeof(p[h]));
-		if (shmsched_connect(sock, &p[h].c, err, sizeof(err)) != 0)
-			fail_msg("connect %s: %s", sock, err);
-		const char *json = h == 0 ? escrow_pod : zoned;
-		if (shmsched_register_template(p[h].c, json, strlen(json), &tid[h], err,
-					       sizeof(err)) != 0)
-			fail_msg("template on %s: %s", names[h], err);
+		tid[h] = quota_producer(h, &p[h], h == 0 ? escrow_pod : zoned);
 	}
 	/* a admits 2 (its share in force, once read: waited for). */
 	int placed_a = 0;
@@ -2029,31 +2027,16 @@ static void submit_waiting(struct producer *p, uint32_t tid, int n)
 static void quota_escrow_by_use(void **state)
 {
 	(void)state;
-	hosts.cluster_name = escrow_use_cluster;
-	hosts.cluster_file = "cluster-quota.json";
-	start_host(0);
-	start_host(1);
 	char err[256];
-	struct etcd_client *ec;
-	struct etcd_client_options o = {.timeout_ms = 5000};
-	if (etcd_client_open(&ec, endpoints, &o, err, sizeof(err)) != 0)
-		fail_msg("etcd: %s", err);
 	int own[ZONES];
-	await_balanced(ec, 3u, own, 20);
+	struct etcd_client *ec = quota_hosts_up(escrow_use_cluster, own);
 	for (int h = 0; h < 2; h++)
 		if (!await_metrics(h, ESCROW_NOMINAL("2"), 30))
 			fail_msg("%s: no nominal quota of 2 cpu in force within 30 s", names[h]);
 	struct producer p[2];
 	uint32_t tid[2];
 	for (int h = 0; h < 2; h++) {
-		char sock[128];
-		sock_of(h, sock, sizeof(sock));
-		memset(&p[h], 0, sizeof(p[h]));
-		if (shmsched_connect(sock, &p[h].c, err, sizeof(err)) != 0)
-			fail_msg("connect %s: %s", sock, err);
-		if (shmsched_register_template(p[h].c, escrow_pod, strlen(escrow_pod), &tid[h],
-					       err, sizeof(err)) != 0)
-			fail_msg("template on %s: %s", names[h], err);
+		tid[h] = quota_producer(h, &p[h], escrow_pod);
 	}
 	long long peak = 0;
 	int placed[2] = {0, 0};
