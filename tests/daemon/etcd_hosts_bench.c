@@ -7,16 +7,17 @@
  *   etcd_hosts_bench SHMSCHEDD [--hosts N] [--durability sync|async|none]
  *                    [--pods P] [--burst B]
  * N shmschedd hosts (etcd_hosts_fixture.h, --workers 1 each, lease TTL
- * 5 s or SHMSCHED_ETCD_TTL) on one cluster file of six one-node zones (the shards: 6, 3/3 or
- * 2/2/2), each node with room for every pod sent to it. One producer a
+ * 5 s or SHMSCHED_ETCD_TTL) on one cluster file of six one-node zones
+ * (the shards: 6, 3/3 or 2/2/2), each node with room for every pod sent
+ * to it. One producer a
  * host (a thread of this program) streams P pods of 1m cpu to the zones
  * its host owns (round robin, as etcd's owner keys say after the split),
  * as fast as they are answered (up to the client ring's room in flight);
  * the producers start together behind a barrier.
  *
  * Printed: each host's pods/s (first submit to last answer), the rate of
- * its first B answers and of the rest (async: the window answers its
- * first records at the host's speed, the rest at etcd's), its
+ * its first B answers and of the rest (async: the window's first
+ * records are answered at once, the rest at etcd's rate), its
  * transactions (the sum of its shards' lane keys' versions,
  * coord/commit_queue.h: a lane key's version counts its committed
  * batches) a second and records a transaction; the total, and the
@@ -24,9 +25,9 @@
  * COMMIT_MAX_BATCH (the ceiling at that transaction rate were every
  * transaction full). --durability none: one host without --etcd, the
  * same stream (the figure the async target, 1.2x, is measured against;
- * no etcd check). The machine's pauses are
- * measured (bench/pauses.h) before the streams, and a warning printed
- * when they make the figures unreliable (bench/report.c's thresholds).
+ * no etcd check). The machine's pauses are measured (bench/pauses.h)
+ * before the streams, and a warning printed when they make the figures
+ * unreliable (bench/report.c's thresholds).
  *
  * Checked (exit 1 when not): every pod answered PLACED (no other status,
  * no EVICTED notice); async: every placement committed (the hosts'
@@ -325,7 +326,8 @@ int main(int argc, char **argv)
 				    .durability = none ? NULL : durability, .no_etcd = none};
 	/* A zone takes a host's pods / its zones: each node sized to that
 	 * plus 100 pods (cpu and room), so an overcommit would show. */
-	unsigned per_zone = (unsigned)(((unsigned long long)pods * (unsigned)n + ZONES - 1) / ZONES) + 100;
+	unsigned long long sent_to_zone = ((unsigned long long)pods * (unsigned)n + ZONES - 1) / ZONES;
+	unsigned per_zone = (unsigned)sent_to_zone + 100;
 	char cpu[32], err[512];
 	snprintf(cpu, sizeof(cpu), "%um", per_zone * POD_CPU_MILLI);
 	if (etcd_hosts_write_cluster(&hosts, cpu, "4Gi", per_zone, err, sizeof(err)) != 0) {
@@ -396,7 +398,11 @@ int main(int argc, char **argv)
 	for (int h = 0; h < n; h++) {
 		if (pthread_create(&prod[h].thread, NULL, producer_main, &prod[h]) != 0) {
 			fprintf(stderr, "etcd_hosts_bench: pthread_create\n");
-			exit(1); /* the others wait at the barrier for good */
+			/* The others wait at the barrier for good: the hosts
+			 * stopped, then out with them. */
+			for (int k = 0; k < started; k++)
+				etcd_host_stop(&hosts, k);
+			exit(1);
 		}
 	}
 	for (int h = 0; h < n; h++)
