@@ -3,13 +3,14 @@
  *
  * Design: one thread, one etcd client (a client is one thread's), a loop
  * of ticks; the lease's keep-alives on a thread and client of their own
- * (coord/lease_renewer.h), so that nothing a tick does delays them. Each tick costs one range of the cluster's keys before its
- * shards (every host, the coordinator key) and two a shard (the first
- * key past the last shard's; its keys before its placements: assigned,
- * its committers' lane keys, owner): O(hosts + shards) keys, never its
- * placements, and a transaction per change (the
- * coordinator's assignments in lists of ETCD_MAX_TXN_OPS; each take and
- * release alone). Nothing here is on a placement's path: the caller keeps
+ * (coord/lease_renewer.h), so that nothing a tick does delays them. Each
+ * tick costs one range of the cluster's keys before its shards (every
+ * host, the coordinator key) and two a shard (the first key past the
+ * last shard's; its keys before its placements: assigned, its
+ * committers' lane keys, owner): O(hosts + shards) keys, never its
+ * placements, and a transaction per change (the coordinator's
+ * assignments in lists of ETCD_MAX_TXN_OPS; each take and release
+ * alone). Nothing here is on a placement's path: the caller keeps
  * what the callbacks tell it and checks that itself.
  *
  * Invariants: a shard is told owned only after its owner key was put with

@@ -16,12 +16,11 @@
  * connection (coord/lease_renewer.h: TTL/3 after the last renewal, each
  * keep-alive with a deadline inside what is left of the lease), so that
  * nothing below delays it. Every tick (250 ms, or TTL/6 when shorter) the
- * membership thread reads the whole prefix
- * (one range), and then: with no lease, grants one and puts hosts/<host>
- * with it if no live lease holds that key (CREATE == 0: a join, or a
- * re-join after a loss; a second host of one name waits); with no
- * coordinator, tries to
- * become it; as coordinator, assigns the shards (coord/shard_assign.h)
+ * membership thread reads the whole prefix (one range), and then: with
+ * no lease, grants one and puts hosts/<host> with it if no live lease
+ * holds that key (CREATE == 0: a join, or a re-join after a loss; a
+ * second host of one name waits); with no coordinator, tries to become
+ * it; as coordinator, assigns the shards (coord/shard_assign.h)
  * to the live hosts and writes the assigned keys that changed; releases
  * each owned shard assigned elsewhere (told to the caller first, so it
  * stops placing there before the key goes) and takes each assigned shard
