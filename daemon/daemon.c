@@ -1103,12 +1103,14 @@ static int start_quarantine(struct daemon *d, const struct daemon_config *cfg,
 	return 0;
 }
 
-/* The membership's callbacks (coord/membership.h), on its thread: the
- * gate's, and with sync commits the owned set is opened to placements
- * only where a committer is open: closed first to what is no longer
- * ready (a released shard: before its committer drains and its owner key
- * goes), then the committers opened and closed, then opened to the newly
- * ready (a taken shard: after its committer exists). */
+/* The membership's callbacks (coord/membership.h), on its thread
+ * (member_alive_until also on the lease renewer's: the gate's one store,
+ * the calls ordered by LR1): the gate's, and with sync commits the owned
+ * set is opened to placements only where a committer is open: closed
+ * first to what is no longer ready (a released shard: before its
+ * committer drains and its owner key goes), then the committers opened
+ * and closed, then opened to the newly ready (a taken shard: after its
+ * committer exists). */
 static size_t member_shards(void *arg, shard_name_t *out, size_t cap)
 {
 	struct daemon *d = arg;
