@@ -187,6 +187,11 @@ size_t etcd_client_endpoints(const struct etcd_client *c)
 	return c->n_endpoints;
 }
 
+void etcd_client_set_timeout(struct etcd_client *c, long timeout_ms)
+{
+	curl_easy_setopt(c->curl, CURLOPT_TIMEOUT_MS, timeout_ms > 0 ? timeout_ms : 1L);
+}
+
 /* One POST to endpoint i. 0 with the answer decoded into out; a negative
  * errno otherwise. *unreached is set when the request surely never got
  * there (the connection was not made), which alone allows the next

@@ -154,6 +154,10 @@ const char *etcd_client_error(const struct etcd_client *c);
 /* The endpoint the next request goes to first, and the count. */
 size_t etcd_client_current(const struct etcd_client *c);
 size_t etcd_client_endpoints(const struct etcd_client *c);
+/* The whole-request timeout from the next request on (ms, > 0): a caller
+ * with a deadline per call (a lease's renewal: what is left of the lease)
+ * sets it before each. */
+void etcd_client_set_timeout(struct etcd_client *c, long timeout_ms);
 
 int etcd_lease_grant(struct etcd_client *c, int64_t ttl_s, int64_t *id, int64_t *granted_ttl);
 /* One keep-alive: *ttl is the lease's TTL again; -ENOENT: the lease has

@@ -2,20 +2,23 @@
  * and the protocol.
  *
  * Design: one thread, one etcd client (a client is one thread's), a loop
- * of ticks. Each tick costs one range of the cluster's keys before its
- * shards (every host, the coordinator key) and two a shard (the first
- * key past the last shard's; its keys before its placements: assigned,
- * its committers' lane keys, owner): O(hosts + shards) keys, never its
- * placements, one keep-alive every TTL/3, and a transaction per change (the
- * coordinator's assignments in lists of ETCD_MAX_TXN_OPS; each take and
- * release alone). Nothing here is on a placement's path: the caller keeps
+ * of ticks; the lease's keep-alives on a thread and client of their own
+ * (coord/lease_renewer.h), so that nothing a tick does delays them. Each
+ * tick costs one range of the cluster's keys before its shards (every
+ * host, the coordinator key) and two a shard (the first key past the
+ * last shard's; its keys before its placements: assigned, its
+ * committers' lane keys, owner): O(hosts + shards) keys, never its
+ * placements, and a transaction per change (the coordinator's
+ * assignments in lists of ETCD_MAX_TXN_OPS; each take and release
+ * alone). Nothing here is on a placement's path: the caller keeps
  * what the callbacks tell it and checks that itself.
  *
  * Invariants: a shard is told owned only after its owner key was put with
  * this host's lease, and told not owned before the key is deleted; the
  * instant told by alive_until never passes the last successful renewal's
- * send time + TTL - TTL/4. `stop` is the only state shared with other
- * threads: EM1.
+ * send time + TTL - TTL/4 (the renewer's to tell, LR1); a lease the
+ * renewer found expired is dropped here once, at the next tick's start.
+ * `stop` is the only other state shared with other threads: EM1.
  */
 #include "coord/membership.h"
 
@@ -28,6 +31,7 @@
 
 #include "base/base.h"
 #include "coord/etcd_client.h"
+#include "coord/lease_renewer.h"
 #include "coord/shard_assign.h"
 
 #define TICK_DEFAULT_NS UINT64_C(250000000)
@@ -46,12 +50,12 @@ struct membership {
 	char cluster[128], host[MEMBERSHIP_HOST_MAX], prefix[160];
 	size_t prefix_len;
 	struct etcd_client *c;
+	struct lease_renewer *renewer; /* the keep-alives' thread (LR1) */
 	pthread_t thread;
 	bool stop; /* EM1: release by membership_stop, acquire by the loop */
 	pthread_mutex_t mu; /* guards st */
 	struct membership_status st;
-	int64_t lease;
-	uint64_t renewed_ns; /* the last successful renewal's send time */
+	int64_t lease; /* this thread's view: the one held, 0 after a loss */
 	int last_rc;         /* the last tick's, for its log lines */
 	/* What the last range read. */
 	char hosts[MEMBERSHIP_HOSTS_MAX][MEMBERSHIP_HOST_MAX];
@@ -105,14 +109,6 @@ static size_t key_of(const struct membership *m, char *buf, const char *a, const
 	return n < 0 ? 0 : (size_t)n < KEY_MAX ? (size_t)n : KEY_MAX - 1;
 }
 
-static void tell_alive(struct membership *m)
-{
-	uint64_t ttl = (uint64_t)m->cfg.ttl_s * NS_PER_S;
-	uint64_t until = m->lease == 0 ? 0 : m->renewed_ns + ttl - ttl / 4;
-	if (m->cfg.alive_until != NULL)
-		m->cfg.alive_until(m->cfg.arg, until);
-}
-
 static void tell_owned(struct membership *m)
 {
 	if (m->cfg.owned != NULL)
@@ -159,7 +155,7 @@ static void owned_set(struct membership *m, const char *s, bool own)
 static void lose_lease(struct membership *m)
 {
 	m->lease = 0;
-	tell_alive(m);
+	lease_renewer_drop(m->renewer); /* tells 0 */
 	if (m->n_owned > 0) {
 		m->n_owned = 0;
 		tell_owned(m);
@@ -213,8 +209,7 @@ static int join(struct membership *m)
 		return rc != 0 ? rc : -EEXIST;
 	}
 	m->lease = id;
-	m->renewed_ns = sent;
-	tell_alive(m);
+	lease_renewer_hold(m->renewer, id, sent); /* tells the instant */
 	pthread_mutex_lock(&m->mu);
 	m->st.lease = id;
 	m->st.joins++;
@@ -222,24 +217,14 @@ static int join(struct membership *m)
 	return 0;
 }
 
-static int renew(struct membership *m)
+/* A keep-alive (the renewer's thread) found the lease expired: it told
+ * 0 already (placing nothing); here its shards are dropped, once. */
+static int take_loss(struct membership *m)
 {
-	int64_t ttl = 0;
-	uint64_t sent = clock_now(m);
-	int rc = etcd_lease_keepalive(m->c, m->lease, &ttl);
-	if (rc == -ENOENT) {
-		count(m, &m->st.losses, 1);
-		log_msg(LOG_LEVEL_WARN, "membership %s: the lease expired before its "
-			"renewal: its shards are gone; joining again", m->host);
-		lose_lease(m);
-		return rc;
-	}
-	if (rc != 0)
-		return rc;
-	m->renewed_ns = sent;
-	tell_alive(m);
-	count(m, &m->st.renewals, 1);
-	return 0;
+	if (m->lease == 0 || !lease_renewer_take_loss(m->renewer, m->lease))
+		return 0;
+	lose_lease(m);
+	return -ENOENT;
 }
 
 static struct shard_state *shard_find(struct membership *m, const char *name, size_t len,
@@ -532,11 +517,7 @@ static void escrow_tick(struct membership *m, bool coordinating)
 
 static void tick(struct membership *m)
 {
-	uint64_t now = clock_now(m);
-	uint64_t ttl = (uint64_t)m->cfg.ttl_s * NS_PER_S;
-	int rc = 0;
-	if (m->lease != 0 && now - m->renewed_ns >= ttl / 3)
-		rc = renew(m);
+	int rc = take_loss(m);
 	if (rc == 0 && m->lease == 0)
 		rc = join(m);
 	if (rc == 0)
@@ -635,12 +616,22 @@ int membership_start(struct membership **out, const struct membership_config *cf
 	m->cfg.host = m->host;
 	m->cfg.cluster = m->cluster;
 	m->prefix_len = (size_t)membership_prefix(m->cluster, m->prefix, sizeof(m->prefix));
-	/* A request's answer within TTL/3, so that a stuck request does not
-	 * hold the renewals past the lease. */
+	struct lease_renewer_config rc_cfg = {.endpoints = cfg->endpoints, .host = m->host,
+					      .ttl_s = cfg->ttl_s,
+					      .alive_until = cfg->alive_until, .arg = cfg->arg,
+					      .clock_ns = cfg->clock_ns};
+	int rc = lease_renewer_start(&m->renewer, &rc_cfg, err, errlen);
+	if (rc != 0) {
+		free(m);
+		return rc;
+	}
+	/* A request's answer within TTL/3: a stuck request holds this thread's
+	 * work (not the renewals) a while, not forever. */
 	long ms = (long)(cfg->ttl_s * 1000 / 3);
 	struct etcd_client_options o = {.timeout_ms = ms, .connect_timeout_ms = ms / 2};
-	int rc = etcd_client_open(&m->c, cfg->endpoints, &o, err, errlen);
+	rc = etcd_client_open(&m->c, cfg->endpoints, &o, err, errlen);
 	if (rc != 0) {
+		lease_renewer_stop(m->renewer);
 		free(m);
 		return rc;
 	}
@@ -651,6 +642,7 @@ int membership_start(struct membership **out, const struct membership_config *cf
 			snprintf(err, errlen, "quota by escrow: %zu queues: out of memory or "
 				 "more than %u", cfg->n_escrow_queues, QUOTA_ESCROW_MEMBER_QUEUES);
 			etcd_client_close(m->c);
+			lease_renewer_stop(m->renewer);
 			free(m);
 			return -EINVAL;
 		}
@@ -663,6 +655,7 @@ int membership_start(struct membership **out, const struct membership_config *cf
 		snprintf(err, errlen, "the membership thread: %s", strerror(rc));
 		quota_escrow_member_free(m->escrow);
 		etcd_client_close(m->c);
+		lease_renewer_stop(m->renewer);
 		pthread_mutex_destroy(&m->mu);
 		free(m);
 		return -rc;
@@ -682,10 +675,11 @@ void membership_stop(struct membership *m)
 		m->n_owned = 0;
 		tell_owned(m);
 	}
+	lease_renewer_drop(m->renewer); /* 0 told before the keys go */
+	lease_renewer_stop(m->renewer);
 	if (m->lease != 0)
 		(void)etcd_lease_revoke(m->c, m->lease);
 	m->lease = 0;
-	tell_alive(m);
 	quota_escrow_member_free(m->escrow);
 	etcd_client_close(m->c);
 	pthread_mutex_destroy(&m->mu);
@@ -697,4 +691,8 @@ void membership_get_status(struct membership *m, struct membership_status *out)
 	pthread_mutex_lock(&m->mu);
 	*out = m->st;
 	pthread_mutex_unlock(&m->mu);
+	lease_renewer_get_stats(m->renewer, &out->renew);
+	out->renewals = out->renew.renewals;
+	out->losses = out->renew.losses;
+	out->errors += out->renew.errors;
 }

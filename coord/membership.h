@@ -12,13 +12,15 @@
  *                         CREATE(owner) == 0, released (deleted) by
  *                         LEASE(owner) == the owner's lease
  *
- * Every tick (250 ms, or TTL/6 when shorter) the thread renews its lease
- * when TTL/3 has passed since the last renewal, reads the whole prefix
- * (one range), and then: with no lease, grants one and puts hosts/<host>
- * with it if no live lease holds that key (CREATE == 0: a join, or a
- * re-join after a loss; a second host of one name waits); with no
- * coordinator, tries to
- * become it; as coordinator, assigns the shards (coord/shard_assign.h)
+ * The lease is renewed on a thread of its own with its own etcd
+ * connection (coord/lease_renewer.h: TTL/3 after the last renewal, each
+ * keep-alive with a deadline inside what is left of the lease), so that
+ * nothing below delays it. Every tick (250 ms, or TTL/6 when shorter) the
+ * membership thread reads the whole prefix (one range), and then: with
+ * no lease, grants one and puts hosts/<host> with it if no live lease
+ * holds that key (CREATE == 0: a join, or a re-join after a loss; a
+ * second host of one name waits); with no coordinator, tries to become
+ * it; as coordinator, assigns the shards (coord/shard_assign.h)
  * to the live hosts and writes the assigned keys that changed; releases
  * each owned shard assigned elsewhere (told to the caller first, so it
  * stops placing there before the key goes) and takes each assigned shard
@@ -32,10 +34,13 @@
  * time plus TTL - TTL/4 (the margin: a renewal not yet through, the
  * clocks of etcd's lessor): the caller is told that instant after each
  * renewal and checks it itself on every placement, so a host whose
- * thread is stuck (or that was stopped) places nothing past it. A renewal
- * refused (the lease expired) drops every shard and re-joins.
+ * renewals are stuck (or that was stopped) places nothing past it. A
+ * renewal refused (the lease expired) tells 0 at once; the next tick
+ * drops every shard (once) and re-joins.
  *
- * Threads: the callbacks run on the membership thread. */
+ * Threads: the callbacks run on the membership thread, except
+ * alive_until: on the membership thread or the renewer's, never two at
+ * once (the renewer's lock, LR1). */
 #ifndef SHMSCHED_COORD_MEMBERSHIP_H
 #define SHMSCHED_COORD_MEMBERSHIP_H
 
@@ -43,6 +48,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "coord/lease_renewer.h"
 #include "coord/quota_escrow_member.h"
 #include "coord/shard_map.h"
 
@@ -67,7 +73,8 @@ struct membership_config {
 	 * every tick. */
 	void (*owned)(void *arg, const shard_name_t *names, size_t n);
 	/* The monotonic instant (ns) until which the lease is surely alive;
-	 * 0: no lease. After every renewal and on every loss. */
+	 * 0: no lease. After every renewal and on every loss; on the
+	 * renewer's thread or this one, never two at once (LR1). */
 	void (*alive_until)(void *arg, uint64_t until_ns);
 	void *arg;
 	uint64_t (*clock_ns)(void); /* NULL: CLOCK_MONOTONIC */
@@ -93,6 +100,7 @@ struct membership_status {
 	uint64_t losses;     /* keep-alives refused: the lease had expired */
 	uint64_t errors;     /* requests without an answer, or refused */
 	uint64_t takes, releases, assigned; /* shards taken, released, assigned */
+	struct lease_renewer_stats renew; /* the keep-alives' latencies and gaps */
 };
 
 struct membership;

@@ -334,6 +334,34 @@ static void quarantine_metrics_text(struct daemon *d, struct quota_text *o)
 		       "shmsched_pool_refused_total %" PRIu64 "\n", c.refused);
 }
 
+_Static_assert(DAEMON_RENEW_BUCKETS == LEASE_RENEWER_BUCKETS, "one histogram");
+
+/* The lease's keep-alives: their latency (a histogram) and the longest
+ * gap between two renewals. */
+static void renew_metrics_text(const struct daemon_shards *c, struct quota_text *o)
+{
+	quota_text_put(o, "# HELP shmsched_etcd_lease_renew_seconds The lease's keep-alives "
+		       "answered, by latency (sent to answered; on their own thread and "
+		       "etcd connection).\n"
+		       "# TYPE shmsched_etcd_lease_renew_seconds histogram\n");
+	uint64_t cum = 0;
+	for (size_t i = 0; i < DAEMON_RENEW_BUCKETS; i++) {
+		cum += c->renew_buckets[i];
+		quota_text_put(o, "shmsched_etcd_lease_renew_seconds_bucket{le=\"%g\"} %" PRIu64
+			       "\n", lease_renewer_bucket_s[i], cum);
+	}
+	quota_text_put(o, "shmsched_etcd_lease_renew_seconds_bucket{le=\"+Inf\"} %" PRIu64 "\n"
+		       "shmsched_etcd_lease_renew_seconds_sum %.6f\n"
+		       "shmsched_etcd_lease_renew_seconds_count %" PRIu64 "\n"
+		       "# HELP shmsched_etcd_lease_renew_gap_max_seconds The longest time "
+		       "between two renewals' sends of one lease (TTL/3 when on time; the "
+		       "lease lapses past TTL).\n"
+		       "# TYPE shmsched_etcd_lease_renew_gap_max_seconds gauge\n"
+		       "shmsched_etcd_lease_renew_gap_max_seconds %.6f\n",
+		       c->renewals, (double)c->renew_sum_ns / 1e9, c->renewals,
+		       (double)c->renew_gap_max_ns / 1e9);
+}
+
 /* With --etcd, the host's membership (daemon_shard_status) as
  * shmsched_etcd_* (issue 40 item 6). */
 static void shard_metrics_text(const struct daemon_shards *c, struct quota_text *o)
@@ -499,6 +527,7 @@ static size_t daemon_metrics_text(void *arg, char *buf, size_t len)
 		size_t left = used < len ? len - used : 0;
 		struct quota_text o = {.buf = left ? buf + used : NULL, .len = left};
 		shard_metrics_text(&sh, &o);
+		renew_metrics_text(&sh, &o);
 		used += o.used;
 	}
 	/* The quota's last: its gauges are what a cut answer loses. */
@@ -1074,12 +1103,14 @@ static int start_quarantine(struct daemon *d, const struct daemon_config *cfg,
 	return 0;
 }
 
-/* The membership's callbacks (coord/membership.h), on its thread: the
- * gate's, and with sync commits the owned set is opened to placements
- * only where a committer is open: closed first to what is no longer
- * ready (a released shard: before its committer drains and its owner key
- * goes), then the committers opened and closed, then opened to the newly
- * ready (a taken shard: after its committer exists). */
+/* The membership's callbacks (coord/membership.h), on its thread
+ * (member_alive_until also on the lease renewer's: the gate's one store,
+ * the calls ordered by LR1): the gate's, and with sync commits the owned
+ * set is opened to placements only where a committer is open: closed
+ * first to what is no longer ready (a released shard: before its
+ * committer drains and its owner key goes), then the committers opened
+ * and closed, then opened to the newly ready (a taken shard: after its
+ * committer exists). */
 static size_t member_shards(void *arg, shard_name_t *out, size_t cap)
 {
 	struct daemon *d = arg;
@@ -1315,7 +1346,9 @@ bool daemon_shard_status(struct daemon *d, struct daemon_shards *out)
 		.owned = ms.owned, .joins = ms.joins, .renewals = ms.renewals,
 		.losses = ms.losses, .errors = ms.errors, .takes = ms.takes,
 		.releases = ms.releases, .assigned = ms.assigned,
-		.alive_until_ns = gc.alive_until};
+		.alive_until_ns = gc.alive_until, .renew_sum_ns = ms.renew.rtt_sum_ns,
+		.renew_gap_max_ns = ms.renew.gap_max_ns};
+	memcpy(out->renew_buckets, ms.renew.buckets, sizeof(out->renew_buckets));
 	if (d->etcd_sync != NULL) {
 		struct etcd_sync_counts ec;
 		etcd_sync_get_counts(d->etcd_sync, &ec);

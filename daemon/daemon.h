@@ -395,6 +395,7 @@ void daemon_lease_counts(struct daemon *d, uint32_t *leased, uint32_t *unknown);
 
 /* With --etcd (issue 40): the host's membership and shards now (false:
  * one host, *out unset). Any thread. */
+#define DAEMON_RENEW_BUCKETS 10 /* coord/lease_renewer.h's */
 struct daemon_shards {
 	bool coordinator;        /* this host coordinates */
 	int64_t lease;           /* its lease (0: none now) */
@@ -402,6 +403,12 @@ struct daemon_shards {
 	uint64_t joins, renewals, losses, errors;
 	uint64_t takes, releases, assigned;
 	uint64_t alive_until_ns; /* monotonic; 0: not placing */
+	/* The lease's keep-alives (coord/lease_renewer.h): answered ones by
+	 * latency (renew_buckets[i]: within the i-th bucket's bound of
+	 * lease_renewer_bucket_s, not cumulative), their latencies summed,
+	 * the longest gap between two renewals' sends. */
+	uint64_t renew_buckets[DAEMON_RENEW_BUCKETS];
+	uint64_t renew_sum_ns, renew_gap_max_ns;
 	/* With sync or async commits (daemon/etcd_sync_internal.h):
 	 * placements committed, refused (rolled back), other hosts' counted
 	 * on takes, deletes not queued, placements written without labels,

@@ -316,6 +316,9 @@ static void hosts_join_split_fail_over(void **state)
 	for (int h = 0; h < 2; h++) {
 		assert_metrics(h, "shmsched_etcd_shards_owned 2");
 		assert_metrics(h, "shmsched_etcd_lease_alive 1");
+		/* The renewals' own thread (coord/lease_renewer.c). */
+		assert_metrics(h, "# TYPE shmsched_etcd_lease_renew_seconds histogram");
+		assert_metrics(h, "# TYPE shmsched_etcd_lease_renew_gap_max_seconds gauge");
 	}
 	assert_true(metrics_have(0, "shmsched_etcd_coordinator 1") !=
 		    metrics_have(1, "shmsched_etcd_coordinator 1"));
