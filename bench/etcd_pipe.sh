@@ -122,6 +122,24 @@ rc=$?
 out=$(cat "$SHMSCHED_ETCD_DIR/out")
 s1=$(date +%s.%N)
 t1=$(etcd_ticks)
+# The timed stream's window (between the samples that first saw its
+# marks, 0.1 s apart): each process's CPU a pod; printed even when the
+# program fails after it (a loaded machine's later checks).
+python3 - "$samples" "$hz" "$pods" "$(leader_index)" <<'EOF'
+import sys
+rows = [l.split() for l in open(sys.argv[1])]
+hz, pods, lead = float(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+a = next((r for r in rows if r[-1] == "1"), None)
+b = next((r for r in rows if r[-1] == "2"), None)
+if a is None or b is None:
+    sys.exit("no timed stream marked: no CPU split")
+names = ["m%d%s" % (i, " (leader at the end)" if i == lead else "") for i in range(len(a) - 3)]
+names.append("shmschedd")
+cpu = [1e6 * (int(y) - int(x)) / hz / pods for x, y in zip(a[1:-1], b[1:-1])]
+print("the timed stream's %.2f s (0.1 s samples): CPU a pod, us: " % (float(b[0]) - float(a[0])) +
+      ", ".join("%s %.1f" % (n, c) for n, c in zip(names, cpu)) +
+      "; etcd %.1f, all these %.1f" % (sum(cpu[:-1]), sum(cpu)))
+EOF
 if ((rc != 0)); then
 	echo "$out"
 	exit 1
@@ -134,18 +152,3 @@ awk -v t="$((t1 - t0))" -v hz="$hz" -v s0="$s0" -v s1="$s1" -v pods="$pods" 'BEG
 	       "about 8,000 more); load average now %s\n", cpu, s1 - s0, 100 * cpu / (s1 - s0),
 	       1000 * cpu / pods, "'"$(cut -d' ' -f1-3 /proc/loadavg)"'"
 }'
-# The timed stream's window (between the samples that first saw its
-# marks, 0.1 s apart): each process's CPU a pod.
-python3 - "$samples" "$hz" "$pods" "$(leader_index)" <<'EOF'
-import sys
-rows = [l.split() for l in open(sys.argv[1])]
-hz, pods, lead = float(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
-a = next(r for r in rows if r[-1] == "1")
-b = next(r for r in rows if r[-1] == "2")
-names = ["m%d%s" % (i, " (leader at the end)" if i == lead else "") for i in range(len(a) - 3)]
-names.append("shmschedd")
-cpu = [1e6 * (int(y) - int(x)) / hz / pods for x, y in zip(a[1:-1], b[1:-1])]
-print("the timed stream's %.2f s (0.1 s samples): CPU a pod, us: " % (float(b[0]) - float(a[0])) +
-      ", ".join("%s %.1f" % (n, c) for n, c in zip(names, cpu)) +
-      "; etcd %.1f, all these %.1f" % (sum(cpu[:-1]), sum(cpu)))
-EOF
