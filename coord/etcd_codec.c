@@ -304,9 +304,8 @@ static const char *op_name(enum etcd_op_kind kind)
 	}
 }
 
-/* {"request_...":{...}}: 2 + the quoted name + ':' + the inner object's
- * braces and commas; put: key, value, lease; range and delete: key,
- * range_end. */
+/* {"NAME":{<key>,<value>,<lease>}} (a put) or {"NAME":{<key>,<range_end>}}:
+ * 7 bytes around the name, at most 2 commas, the members. */
 static size_t op_max(const struct etcd_op *op)
 {
 	size_t n = 7 + strlen(op_name(op->kind)) + 2 + b64_member_len(3, op->key_len);
