@@ -895,7 +895,13 @@ static void sync_answers_after_commits(void **state)
 	int64_t txn0 = txns_in_etcd(ec, 2);
 	struct stream tst = {.p = &pa, .tid = none, .total = total,
 			     .placed = placed + PIPE_CHECKED};
+	/* Marks for bench/etcd_pipe.sh, which reads each process's CPU
+	 * between them (flushed: its stdout is a file). */
+	printf("deferred sync: the timed stream starts\n");
+	fflush(stdout);
 	took = stream_pods(&tst);
+	printf("deferred sync: the timed stream ends\n");
+	fflush(stdout);
 	int64_t txns = txns_in_etcd(ec, 2) - txn0;
 	size_t n;
 	int64_t cpu, newest;
