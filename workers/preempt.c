@@ -388,6 +388,145 @@ static uint32_t rows_run(const struct preempt_input *in, const struct wanted *w,
 /* preempt_select refreshes the index's block of 64 at once. */
 _Static_assert(PREEMPT_ROWS_CHUNK == 64, "a refresh covers one scan block");
 
+/* A node's bound (its lowest possible victim's priority, the latest
+ * start among its possible victims), probe_node's in score()'s order,
+ * against scores `best`: 1 above, 0 equal, -1 below. */
+static int bound_against(int32_t low, int64_t late, const int64_t *best)
+{
+	const int64_t top[SCORES] = {0, -(int64_t)low,
+				     -((int64_t)low + INT64_C(2147483648)), -1, late};
+	for (unsigned f = 0; f < SCORES; f++)
+		if (top[f] != best[f])
+			return top[f] > best[f] ? 1 : -1;
+	return 0;
+}
+
+/* Node j worked out pod by pod, as preempt_select's loop does: 1 with
+ * its scores in sc[] (victims in s->victims), 0 when it is no candidate,
+ * -E2BIG. */
+static int worked_out(const struct preempt_input *in, const struct wanted *w,
+		      uint32_t j, struct preempt_scratch *s, struct node_choice *c,
+		      int64_t sc[SCORES])
+{
+	if (in->visit != NULL && !in->visit(in->visit_arg, &in->nodes[j]))
+		return 0;
+	int rc = victims_on_node(in, w, &in->nodes[j], s, c);
+	if (rc <= 0 || c->n_victims == 0)
+		return rc;
+	for (unsigned f = 0; f < SCORES; f++)
+		sc[f] = score(in, s->victims, c->n_victims, c->violations, f);
+	return 1;
+}
+
+/* The best-first choice over the scan index, without budgets:
+ *   BF1  The window is DryRunPreemption's: from the start, cyclically,
+ *        up to the want-th candidate (every candidate is one without a
+ *        violation), counted from the index's bitmaps before any node is
+ *        worked out (preempt_scan_window). Where a node the probe must
+ *        look at, or one with too many possible victims, lies in it, the
+ *        bitmaps do not decide it: nothing is worked out, the run node
+ *        by node makes the choice.
+ *   BF2  A candidate's bound (its entry's low and late, probe_node's
+ *        bounds) is at or above its scores. First the candidate of the
+ *        highest bound is worked out (in the window's part of the block
+ *        of the highest block bound); then, in window order, only a
+ *        candidate whose bound is above the best's scores, or equal and
+ *        before the best in the window: any other cannot be chosen (a
+ *        block whose bound rules out all of its part is passed whole).
+ *   BF3  The winner is the offset order's: the highest scores, and of
+ *        those the first in the window (a candidate of equal scores
+ *        before the best takes its place; one after never does).
+ * A node the bitmaps call a candidate that its visit or SelectVictimsOnNode
+ * does not (rows not current) ends it: the run decides instead.
+ * Returns 1 with `out` made, 0 where it does not apply (the caller's run
+ * node by node makes the choice then; out->node -1), -E2BIG. Cost: the
+ * window's blocks (refresh, entries made, a popcount each), one or two
+ * nodes worked out in the steady state, the best's block's part walked
+ * (up to 64 entries) and a compare per other block. */
+static int best_first(const struct preempt_input *in, const struct wanted *w,
+		      const struct preempt_rows *rw, struct preempt_scan *scan,
+		      struct preempt_scratch *s, struct preempt_result *out)
+{
+	uint32_t cands;
+	int n = preempt_scan_window(scan, rw, in->start, in->want, &cands);
+	if (n < 0)
+		return 0;
+	out->candidates = cands;
+	if (n == 0) {
+		scan->best_first++;
+		return 1;
+	}
+	const uint32_t *sb = scan->seg_b;
+	const uint64_t *sm = scan->seg_m;
+	/* BF2: first the window's part of the block of the highest bound
+	 * (the earliest of a tie), and there its candidate of the highest. */
+	int a = 0;
+	for (int i = 1; i < n; i++) {
+		int32_t lo = scan->top_low[sb[i]], la = scan->top_low[sb[a]];
+		if (lo < la || (lo == la && scan->top_late[sb[i]] > scan->top_late[sb[a]]))
+			a = i;
+	}
+	uint32_t base = sb[a] * 64, p = (uint32_t)__builtin_ctzll(sm[a]);
+	for (uint64_t m = sm[a] & (sm[a] - 1); m != 0; m &= m - 1) {
+		uint32_t q = (uint32_t)__builtin_ctzll(m);
+		int32_t lo = scan->low[base + q], lp = scan->low[base + p];
+		if (lo < lp || (lo == lp && scan->late[base + q] > scan->late[base + p]))
+			p = q;
+	}
+	int64_t best[SCORES], sc[SCORES];
+	struct node_choice c;
+	int rc = worked_out(in, w, base + p, s, &c, sc);
+	if (rc <= 0)
+		return rc; /* the rows said a candidate: the run decides */
+	uint32_t at = (uint32_t)a << 6 | p; /* the best's place in the window */
+	memcpy(best, sc, sizeof(best));
+	out->node = base + p;
+	out->n_victims = c.n_victims;
+	out->pdb_violations = c.violations;
+	memcpy(out->victims, s->victims, c.n_victims * sizeof(uint32_t));
+	/* BF2, BF3: every other candidate in window order, worked out only
+	 * where its bound is above the best's scores, or equal and it comes
+	 * before the best (the offset order's first visited wins a tie). */
+	for (int i = 0; i < n; i++) {
+		uint32_t b = sb[i];
+		int v = bound_against(scan->top_low[b], scan->top_late[b], best);
+		if (v < 0 || (v == 0 && (uint32_t)i > at >> 6)) {
+			scan->whole++;
+			continue;
+		}
+		base = b * 64;
+		for (uint64_t m = sm[i]; m != 0; m &= m - 1) {
+			uint32_t q = (uint32_t)__builtin_ctzll(m), here = (uint32_t)i << 6 | q;
+			if (here == at)
+				continue;
+			v = bound_against(scan->low[base + q], scan->late[base + q], best);
+			if (v < 0 || (v == 0 && here > at))
+				continue;
+			rc = worked_out(in, w, base + q, s, &c, sc);
+			if (rc <= 0) {
+				out->node = -1;
+				out->n_victims = 0;
+				out->pdb_violations = 0;
+				return rc;
+			}
+			int better = 0;
+			for (unsigned f = 0; better == 0 && f < SCORES; f++)
+				if (sc[f] != best[f])
+					better = sc[f] > best[f] ? 1 : -1;
+			if (better < 0 || (better == 0 && here > at))
+				continue;
+			at = here;
+			memcpy(best, sc, sizeof(best));
+			out->node = base + q;
+			out->n_victims = c.n_victims;
+			out->pdb_violations = c.violations;
+			memcpy(out->victims, s->victims, c.n_victims * sizeof(uint32_t));
+		}
+	}
+	scan->best_first++;
+	return 1;
+}
+
 uint32_t preempt_candidates_wanted(uint32_t nodes)
 {
 	/* calculateNumCandidates: minCandidateNodesPercentage 10,
@@ -423,6 +562,13 @@ int preempt_select(const struct preempt_input *in, struct preempt_scratch *s,
 	struct preempt_scan *scan = rw != NULL && rw->scan != NULL &&
 		preempt_scan_begin(rw->scan, in->n_nodes, in->priority, in->request)
 		? rw->scan : NULL;
+	/* BF1-BF3: without budgets, best-first over the index's window. */
+	if (scan != NULL && in->n_pdbs == 0) {
+		int rc = best_first(in, &w, rw, scan, s, out);
+		if (rc != 0)
+			return rc < 0 ? rc : 0;
+		out->candidates = 0;
+	}
 	uint32_t fresh_lo = 0, fresh_end = 0; /* rows refreshed: [lo, end) */
 	/* The node visited: start, start + 1, ... cyclically (no division
 	 * a node: the shortcut leaves little else per node). */
