@@ -401,6 +401,18 @@ static int bound_against(int32_t low, int64_t late, const int64_t *best)
 	return 0;
 }
 
+/* Node j (its victims in s->victims, its scores sc) the best so far. */
+static void keep_best(struct preempt_result *out, int64_t best[SCORES], uint32_t j,
+		      const struct node_choice *c, const struct preempt_scratch *s,
+		      const int64_t sc[SCORES])
+{
+	out->node = j;
+	out->n_victims = c->n_victims;
+	out->pdb_violations = c->violations;
+	memcpy(out->victims, s->victims, c->n_victims * sizeof(uint32_t));
+	memcpy(best, sc, SCORES * sizeof(int64_t));
+}
+
 /* Node j worked out pod by pod, as preempt_select's loop does: 1 with
  * its scores in sc[] (victims in s->victims), 0 when it is no candidate,
  * -E2BIG. */
@@ -437,9 +449,10 @@ static int worked_out(const struct preempt_input *in, const struct wanted *w,
  *        those the first in the window (a candidate of equal scores
  *        before the best takes its place; one after never does).
  * A node the bitmaps call a candidate that its visit or SelectVictimsOnNode
- * does not (rows not current) ends it: the run decides instead.
+ * does not (rows not current), or one too big for the scratch, ends it:
+ * the run decides instead (and fails only where it reaches that node).
  * Returns 1 with `out` made, 0 where it does not apply (the caller's run
- * node by node makes the choice then; out->node -1), -E2BIG. Cost: the
+ * node by node makes the choice then; out->node -1). Cost: the
  * window's blocks (refresh, entries made, a popcount each), one or two
  * nodes worked out in the steady state, the best's block's part walked
  * (up to 64 entries) and a compare per other block. */
@@ -475,15 +488,10 @@ static int best_first(const struct preempt_input *in, const struct wanted *w,
 	}
 	int64_t best[SCORES], sc[SCORES];
 	struct node_choice c;
-	int rc = worked_out(in, w, base + p, s, &c, sc);
-	if (rc <= 0)
-		return rc; /* the rows said a candidate: the run decides */
+	if (worked_out(in, w, base + p, s, &c, sc) <= 0)
+		return 0; /* the rows said a candidate: the run decides */
 	uint32_t at = (uint32_t)a << 6 | p; /* the best's place in the window */
-	memcpy(best, sc, sizeof(best));
-	out->node = base + p;
-	out->n_victims = c.n_victims;
-	out->pdb_violations = c.violations;
-	memcpy(out->victims, s->victims, c.n_victims * sizeof(uint32_t));
+	keep_best(out, best, base + p, &c, s, sc);
 	/* BF2, BF3: every other candidate in window order, worked out only
 	 * where its bound is above the best's scores, or equal and it comes
 	 * before the best (the offset order's first visited wins a tie). */
@@ -502,12 +510,11 @@ static int best_first(const struct preempt_input *in, const struct wanted *w,
 			v = bound_against(scan->low[base + q], scan->late[base + q], best);
 			if (v < 0 || (v == 0 && here > at))
 				continue;
-			rc = worked_out(in, w, base + q, s, &c, sc);
-			if (rc <= 0) {
+			if (worked_out(in, w, base + q, s, &c, sc) <= 0) {
 				out->node = -1;
 				out->n_victims = 0;
 				out->pdb_violations = 0;
-				return rc;
+				return 0;
 			}
 			int better = 0;
 			for (unsigned f = 0; better == 0 && f < SCORES; f++)
@@ -516,11 +523,7 @@ static int best_first(const struct preempt_input *in, const struct wanted *w,
 			if (better < 0 || (better == 0 && here > at))
 				continue;
 			at = here;
-			memcpy(best, sc, sizeof(best));
-			out->node = base + q;
-			out->n_victims = c.n_victims;
-			out->pdb_violations = c.violations;
-			memcpy(out->victims, s->victims, c.n_victims * sizeof(uint32_t));
+			keep_best(out, best, base + q, &c, s, sc);
 		}
 	}
 	scan->best_first++;
@@ -564,9 +567,8 @@ int preempt_select(const struct preempt_input *in, struct preempt_scratch *s,
 		? rw->scan : NULL;
 	/* BF1-BF3: without budgets, best-first over the index's window. */
 	if (scan != NULL && in->n_pdbs == 0) {
-		int rc = best_first(in, &w, rw, scan, s, out);
-		if (rc != 0)
-			return rc < 0 ? rc : 0;
+		if (best_first(in, &w, rw, scan, s, out))
+			return 0;
 		out->candidates = 0;
 	}
 	uint32_t fresh_lo = 0, fresh_end = 0; /* rows refreshed: [lo, end) */
@@ -644,13 +646,8 @@ int preempt_select(const struct preempt_input *in, struct preempt_scratch *s,
 				break;
 			}
 		}
-		if (better) {
-			out->node = j;
-			out->n_victims = c.n_victims;
-			out->pdb_violations = c.violations;
-			memcpy(out->victims, s->victims, c.n_victims * sizeof(uint32_t));
-			memcpy(best_score, sc, sizeof(sc));
-		}
+		if (better)
+			keep_best(out, best_score, j, &c, s, sc);
 next:
 		step++;
 		j = j + 1 == in->n_nodes ? 0 : j + 1;
