@@ -388,17 +388,33 @@ static uint32_t rows_run(const struct preempt_input *in, const struct wanted *w,
 /* preempt_select refreshes the index's block of 64 at once. */
 _Static_assert(PREEMPT_ROWS_CHUNK == 64, "a refresh covers one scan block");
 
-/* A node's bound (its lowest possible victim's priority, the latest
- * start among its possible victims), probe_node's in score()'s order,
- * against scores `best`: 1 above, 0 equal, -1 below. */
-static int bound_against(int32_t low, int64_t late, const int64_t *best)
+/* The best's scores, as a node's bound (its lowest possible victim's
+ * priority, the latest start among its possible victims: probe_node's
+ * bounds in score()'s order, the first 0) is compared with them: a
+ * bound of low `top` ties the next two scores with constants (tie: 1
+ * above, -1 below, 0 the latest start decides). */
+struct best_bound {
+	int32_t top;
+	int tie;
+	int64_t late;
+};
+
+static struct best_bound best_bound_of(const int64_t *best)
 {
-	const int64_t top[SCORES] = {0, -(int64_t)low,
-				     -((int64_t)low + INT64_C(2147483648)), -1, late};
-	for (unsigned f = 0; f < SCORES; f++)
-		if (top[f] != best[f])
-			return top[f] > best[f] ? 1 : -1;
-	return 0;
+	struct best_bound a = {.top = (int32_t)-best[1], .late = best[4]};
+	int64_t s2 = -((int64_t)a.top + INT64_C(2147483648));
+	a.tie = s2 != best[2] ? (s2 > best[2] ? 1 : -1) : -1 != best[3] ? (-1 > best[3] ? 1 : -1) : 0;
+	return a;
+}
+
+/* A bound against the best's scores: 1 above, 0 equal, -1 below. */
+static int bound_against(const struct best_bound *a, int32_t low, int64_t late)
+{
+	if (low != a->top)
+		return low < a->top ? 1 : -1;
+	if (a->tie != 0)
+		return a->tie;
+	return (late > a->late) - (late < a->late);
 }
 
 /* Node j (its victims in s->victims, its scores sc) the best so far. */
@@ -492,12 +508,13 @@ static int best_first(const struct preempt_input *in, const struct wanted *w,
 		return 0; /* the rows said a candidate: the run decides */
 	uint32_t at = (uint32_t)a << 6 | p; /* the best's place in the window */
 	keep_best(out, best, base + p, &c, s, sc);
+	struct best_bound bb = best_bound_of(best);
 	/* BF2, BF3: every other candidate in window order, worked out only
 	 * where its bound is above the best's scores, or equal and it comes
 	 * before the best (the offset order's first visited wins a tie). */
 	for (int i = 0; i < n; i++) {
 		uint32_t b = sb[i];
-		int v = bound_against(scan->top_low[b], scan->top_late[b], best);
+		int v = bound_against(&bb, scan->top_low[b], scan->top_late[b]);
 		if (v < 0 || (v == 0 && (uint32_t)i > at >> 6)) {
 			scan->whole++;
 			continue;
@@ -507,7 +524,7 @@ static int best_first(const struct preempt_input *in, const struct wanted *w,
 			uint32_t q = (uint32_t)__builtin_ctzll(m), here = (uint32_t)i << 6 | q;
 			if (here == at)
 				continue;
-			v = bound_against(scan->low[base + q], scan->late[base + q], best);
+			v = bound_against(&bb, scan->low[base + q], scan->late[base + q]);
 			if (v < 0 || (v == 0 && here > at))
 				continue;
 			if (worked_out(in, w, base + q, s, &c, sc) <= 0) {
@@ -524,6 +541,7 @@ static int best_first(const struct preempt_input *in, const struct wanted *w,
 				continue;
 			at = here;
 			keep_best(out, best, base + q, &c, s, sc);
+			bb = best_bound_of(best);
 		}
 	}
 	scan->best_first++;
