@@ -675,6 +675,16 @@ static void test_probe_passes_over(void **state)
  * preemptors of a few classes come in runs (PI2), and each choice with
  * the index must be the one without the rows at all. 700 nodes (eleven
  * blocks, the last one short), random starts and candidates wanted. */
+/* Pod p (at pods[nd->first + nd->n]) on node nd: its id, its use. */
+static void node_add(struct preempt_node *nd, struct preempt_pod *p)
+{
+	p->id = nd->first + nd->n;
+	for (int r = 0; r < RES_MAX; r++)
+		nd->used.v[r] += p->request.v[r];
+	nd->used.v[RES_PODS]++;
+	nd->n++;
+}
+
 static void node_fill(struct preempt_node *nd, struct preempt_pod *pods, uint32_t j,
 		      uint32_t n_pdbs, uint64_t *rng)
 {
@@ -689,16 +699,12 @@ static void node_fill(struct preempt_node *nd, struct preempt_pod *pods, uint32_
 	for (uint32_t i = 0; i < k; i++) {
 		struct preempt_pod *p = &pods[nd->first + i];
 		memset(p, 0, sizeof(*p));
-		p->id = nd->first + i;
 		p->priority = prios[rng_below(rng, 5)];
 		p->start_ns = 100 * rng_below(rng, 50); /* ties */
 		p->request.v[RES_CPU] = 500 * (int64_t)rng_below(rng, 4);
 		p->request.v[RES_MEMORY] = 256 * (int64_t)rng_below(rng, 3);
 		p->pdbs = n_pdbs ? (uint32_t)rng_below(rng, 1u << n_pdbs) : 0;
-		for (int r = 0; r < RES_MAX; r++)
-			nd->used.v[r] += p->request.v[r];
-		nd->used.v[RES_PODS]++;
-		nd->n++;
+		node_add(nd, p);
 	}
 	if (rng_below(rng, 6) == 0)
 		nd->used.v[RES_CPU] += 500; /* bound elsewhere */
@@ -815,14 +821,10 @@ static void node_fill_tied(struct preempt_node *nd, struct preempt_pod *pods,
 	for (uint32_t i = 0; i < k; i++) {
 		struct preempt_pod *p = &pods[nd->first + i];
 		memset(p, 0, sizeof(*p));
-		p->id = nd->first + i;
 		p->priority = prios[rng_below(rng, 5)];
 		p->start_ns = 100 * rng_below(rng, starts); /* ties when few */
 		p->request.v[RES_CPU] = 500 * (int64_t)(1 + rng_below(rng, 3));
-		for (int r = 0; r < RES_MAX; r++)
-			nd->used.v[r] += p->request.v[r];
-		nd->used.v[RES_PODS]++;
-		nd->n++;
+		node_add(nd, p);
 	}
 	if (rng_below(rng, 6) == 0)
 		nd->used.v[RES_CPU] += 500; /* bound elsewhere */
