@@ -388,6 +388,166 @@ static uint32_t rows_run(const struct preempt_input *in, const struct wanted *w,
 /* preempt_select refreshes the index's block of 64 at once. */
 _Static_assert(PREEMPT_ROWS_CHUNK == 64, "a refresh covers one scan block");
 
+/* The best's scores, as a node's bound (its lowest possible victim's
+ * priority, the latest start among its possible victims: probe_node's
+ * bounds in score()'s order, the first 0) is compared with them: a
+ * bound of low `top` ties the next two scores with constants (tie: 1
+ * above, -1 below, 0 the latest start decides). */
+struct best_bound {
+	int32_t top;
+	int tie;
+	int64_t late;
+};
+
+static struct best_bound best_bound_of(const int64_t *best)
+{
+	struct best_bound a = {.top = (int32_t)-best[1], .late = best[4]};
+	int64_t s2 = -((int64_t)a.top + INT64_C(2147483648));
+	a.tie = s2 != best[2] ? (s2 > best[2] ? 1 : -1) : -1 != best[3] ? (-1 > best[3] ? 1 : -1) : 0;
+	return a;
+}
+
+/* A bound against the best's scores: 1 above, 0 equal, -1 below. */
+static int bound_against(const struct best_bound *a, int32_t low, int64_t late)
+{
+	if (low != a->top)
+		return low < a->top ? 1 : -1;
+	if (a->tie != 0)
+		return a->tie;
+	return (late > a->late) - (late < a->late);
+}
+
+/* Node j (its victims in s->victims, its scores sc) the best so far. */
+static void keep_best(struct preempt_result *out, int64_t best[SCORES], uint32_t j,
+		      const struct node_choice *c, const struct preempt_scratch *s,
+		      const int64_t sc[SCORES])
+{
+	out->node = j;
+	out->n_victims = c->n_victims;
+	out->pdb_violations = c->violations;
+	memcpy(out->victims, s->victims, c->n_victims * sizeof(uint32_t));
+	memcpy(best, sc, SCORES * sizeof(int64_t));
+}
+
+/* Node j worked out pod by pod, as preempt_select's loop does: 1 with
+ * its scores in sc[] (victims in s->victims), 0 when it is no candidate,
+ * -E2BIG. */
+static int worked_out(const struct preempt_input *in, const struct wanted *w,
+		      uint32_t j, struct preempt_scratch *s, struct node_choice *c,
+		      int64_t sc[SCORES])
+{
+	if (in->visit != NULL && !in->visit(in->visit_arg, &in->nodes[j]))
+		return 0;
+	int rc = victims_on_node(in, w, &in->nodes[j], s, c);
+	if (rc <= 0 || c->n_victims == 0)
+		return rc;
+	for (unsigned f = 0; f < SCORES; f++)
+		sc[f] = score(in, s->victims, c->n_victims, c->violations, f);
+	return 1;
+}
+
+/* The best-first choice over the scan index, without budgets:
+ *   BF1  The window is DryRunPreemption's: from the start, cyclically,
+ *        up to the want-th candidate (every candidate is one without a
+ *        violation), counted from the index's bitmaps before any node is
+ *        worked out (preempt_scan_window). Where a node the probe must
+ *        look at, or one with too many possible victims, lies in it, the
+ *        bitmaps do not decide it: nothing is worked out, the run node
+ *        by node makes the choice.
+ *   BF2  A candidate's bound (its entry's low and late, probe_node's
+ *        bounds) is at or above its scores. First the candidate of the
+ *        highest bound is worked out (in the window's part of the block
+ *        of the highest block bound); then, in window order, only a
+ *        candidate whose bound is above the best's scores, or equal and
+ *        before the best in the window: any other cannot be chosen (a
+ *        block whose bound rules out all of its part is passed whole).
+ *   BF3  The winner is the offset order's: the highest scores, and of
+ *        those the first in the window (a candidate of equal scores
+ *        before the best takes its place; one after never does).
+ * A node the bitmaps call a candidate that its visit or SelectVictimsOnNode
+ * does not (rows not current), or one too big for the scratch, ends it:
+ * the run decides instead (and fails only where it reaches that node).
+ * Returns 1 with `out` made, 0 where it does not apply (the caller's run
+ * node by node makes the choice then; out->node -1). Cost: the
+ * window's blocks (refresh, entries made, a popcount each), one or two
+ * nodes worked out in the steady state, the best's block's part walked
+ * (up to 64 entries) and a compare per other block. */
+static int best_first(const struct preempt_input *in, const struct wanted *w,
+		      const struct preempt_rows *rw, struct preempt_scan *scan,
+		      struct preempt_scratch *s, struct preempt_result *out)
+{
+	uint32_t cands;
+	int n = preempt_scan_window(scan, rw, in->start, in->want, &cands);
+	if (n < 0)
+		return 0;
+	out->candidates = cands;
+	if (n == 0) {
+		scan->best_first++;
+		return 1;
+	}
+	const uint32_t *sb = scan->seg_b;
+	const uint64_t *sm = scan->seg_m;
+	/* BF2: first the window's part of the block of the highest bound
+	 * (the earliest of a tie), and there its candidate of the highest. */
+	int a = 0;
+	for (int i = 1; i < n; i++) {
+		int32_t lo = scan->top_low[sb[i]], la = scan->top_low[sb[a]];
+		if (lo < la || (lo == la && scan->top_late[sb[i]] > scan->top_late[sb[a]]))
+			a = i;
+	}
+	uint32_t base = sb[a] * 64, p = (uint32_t)__builtin_ctzll(sm[a]);
+	for (uint64_t m = sm[a] & (sm[a] - 1); m != 0; m &= m - 1) {
+		uint32_t q = (uint32_t)__builtin_ctzll(m);
+		int32_t lo = scan->low[base + q], lp = scan->low[base + p];
+		if (lo < lp || (lo == lp && scan->late[base + q] > scan->late[base + p]))
+			p = q;
+	}
+	int64_t best[SCORES], sc[SCORES];
+	struct node_choice c;
+	if (worked_out(in, w, base + p, s, &c, sc) <= 0)
+		return 0; /* the rows said a candidate: the run decides */
+	uint32_t at = (uint32_t)a << 6 | p; /* the best's place in the window */
+	keep_best(out, best, base + p, &c, s, sc);
+	struct best_bound bb = best_bound_of(best);
+	/* BF2, BF3: every other candidate in window order, worked out only
+	 * where its bound is above the best's scores, or equal and it comes
+	 * before the best (the offset order's first visited wins a tie). */
+	for (int i = 0; i < n; i++) {
+		uint32_t b = sb[i];
+		int v = bound_against(&bb, scan->top_low[b], scan->top_late[b]);
+		if (v < 0 || (v == 0 && (uint32_t)i > at >> 6)) {
+			scan->whole++;
+			continue;
+		}
+		base = b * 64;
+		for (uint64_t m = sm[i]; m != 0; m &= m - 1) {
+			uint32_t q = (uint32_t)__builtin_ctzll(m), here = (uint32_t)i << 6 | q;
+			if (here == at)
+				continue;
+			v = bound_against(&bb, scan->low[base + q], scan->late[base + q]);
+			if (v < 0 || (v == 0 && here > at))
+				continue;
+			if (worked_out(in, w, base + q, s, &c, sc) <= 0) {
+				out->node = -1;
+				out->n_victims = 0;
+				out->pdb_violations = 0;
+				return 0;
+			}
+			int better = 0;
+			for (unsigned f = 0; better == 0 && f < SCORES; f++)
+				if (sc[f] != best[f])
+					better = sc[f] > best[f] ? 1 : -1;
+			if (better < 0 || (better == 0 && here > at))
+				continue;
+			at = here;
+			keep_best(out, best, base + q, &c, s, sc);
+			bb = best_bound_of(best);
+		}
+	}
+	scan->best_first++;
+	return 1;
+}
+
 uint32_t preempt_candidates_wanted(uint32_t nodes)
 {
 	/* calculateNumCandidates: minCandidateNodesPercentage 10,
@@ -423,6 +583,12 @@ int preempt_select(const struct preempt_input *in, struct preempt_scratch *s,
 	struct preempt_scan *scan = rw != NULL && rw->scan != NULL &&
 		preempt_scan_begin(rw->scan, in->n_nodes, in->priority, in->request)
 		? rw->scan : NULL;
+	/* BF1-BF3: without budgets, best-first over the index's window. */
+	if (scan != NULL && in->n_pdbs == 0) {
+		if (best_first(in, &w, rw, scan, s, out))
+			return 0;
+		out->candidates = 0;
+	}
 	uint32_t fresh_lo = 0, fresh_end = 0; /* rows refreshed: [lo, end) */
 	/* The node visited: start, start + 1, ... cyclically (no division
 	 * a node: the shortcut leaves little else per node). */
@@ -498,13 +664,8 @@ int preempt_select(const struct preempt_input *in, struct preempt_scratch *s,
 				break;
 			}
 		}
-		if (better) {
-			out->node = j;
-			out->n_victims = c.n_victims;
-			out->pdb_violations = c.violations;
-			memcpy(out->victims, s->victims, c.n_victims * sizeof(uint32_t));
-			memcpy(best_score, sc, sizeof(sc));
-		}
+		if (better)
+			keep_best(out, best_score, j, &c, s, sc);
 next:
 		step++;
 		j = j + 1 == in->n_nodes ? 0 : j + 1;

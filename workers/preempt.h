@@ -161,6 +161,14 @@ void preempt_scratch_free(struct preempt_scratch *s);
  * dense arrays: the same decision (unit.preempt compares that too); with
  * their scan index (workers/preempt_scan.h, PI1-PI3), a block of 64 nodes
  * whose candidates cannot beat the best costs a few word operations.
+ * Without budgets, where the window holds no node for the probe and none
+ * with too many possible victims, the index's choice is best-first
+ * (BF1-BF3, workers/preempt.c): the window counted from its bitmaps
+ * first, then the nodes worked out highest bound first, so that in the
+ * steady state one or two are, not the ~ln(window) new bests that the
+ * offset order meets; the same node, victims and candidate count
+ * (unit.preempt compares it with the literal reference on clusters of
+ * up to 1,024 nodes full of ties).
  * Returns 0 (out->node -1 when no node fits even with
  * every lower-priority pod gone), or -E2BIG when a node holds more pods
  * than the scratch has room for, or more victims than

@@ -34,8 +34,10 @@ int preempt_scan_init(struct preempt_scan *s, uint32_t nodes)
 	s->top_late = calloc(b, sizeof(int64_t));
 	s->low = calloc(n, sizeof(int32_t));
 	s->late = calloc(n, sizeof(int64_t));
+	s->seg_b = calloc(b + 1, sizeof(uint32_t));
+	s->seg_m = calloc(b + 1, sizeof(uint64_t));
 	if (!s->stale || !s->cand || !s->probe || !s->big || !s->top_low ||
-	    !s->top_late || !s->low || !s->late) {
+	    !s->top_late || !s->low || !s->late || !s->seg_b || !s->seg_m) {
 		preempt_scan_free(s);
 		return -ENOMEM;
 	}
@@ -54,6 +56,8 @@ void preempt_scan_free(struct preempt_scan *s)
 	free(s->top_late);
 	free(s->low);
 	free(s->late);
+	free(s->seg_b);
+	free(s->seg_m);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -254,4 +258,49 @@ uint32_t preempt_scan_run(struct preempt_scan *s, const struct preempt_rows *rw,
 	*candidates = cands;
 	*clean = cl;
 	return j - first;
+}
+
+int preempt_scan_window(struct preempt_scan *s, const struct preempt_rows *rw,
+			uint32_t start, uint32_t want, uint32_t *candidates)
+{
+	uint32_t n_nodes = s->n_nodes, left = n_nodes, cands = 0;
+	uint32_t j = n_nodes ? start % n_nodes : 0;
+	int n = 0;
+	*candidates = 0;
+	while (left > 0) {
+		uint32_t b = j / 64, base = b * 64;
+		uint32_t cnt = n_nodes - base < 64 ? n_nodes - base : 64;
+		uint32_t hi = j - base + left < cnt ? j - base + left : cnt;
+		if (rw->refresh != NULL)
+			rw->refresh(rw->refresh_arg, base, cnt);
+		block_make(s, rw, b);
+		uint64_t mask = below(hi) & ~below(j - base);
+		uint64_t halt = (s->probe[b] | s->big[b]) & mask;
+		uint64_t cm = s->cand[b] & mask;
+		if (halt != 0)
+			cm &= below((uint32_t)__builtin_ctzll(halt));
+		uint32_t c = (uint32_t)__builtin_popcountll(cm);
+		bool last = want != 0 && cands + c >= want;
+		if (last) {
+			/* The want-th candidate the window's last node. */
+			uint64_t after = cm;
+			for (uint32_t k = want - cands; k > 0; k--)
+				after &= after - 1;
+			cm &= ~after;
+			c = want - cands;
+		} else if (halt != 0) {
+			return -1;
+		}
+		if (cm != 0) {
+			s->seg_b[n] = b;
+			s->seg_m[n++] = cm;
+		}
+		cands += c;
+		if (last)
+			break;
+		left -= hi - (j - base);
+		j = base + hi == n_nodes ? 0 : base + hi;
+	}
+	*candidates = cands;
+	return n;
 }

@@ -19,6 +19,9 @@
  *        block from above (as probe_node's bounds do a node's), so a
  *        block whose bound cannot beat the best so far holds no candidate
  *        that can.
+ * Without budgets the choice reads the index best-first (BF1-BF3,
+ * workers/preempt.c): preempt_scan_window counts the window's candidates
+ * from the bitmaps, then the nodes are worked out highest bound first.
  * Single-threaded: the rows' owner (the evictor, under the producers'
  * lock) touches and reads it; no atomics.
  *
@@ -61,7 +64,13 @@ struct preempt_scan {
 	int64_t q[RES_MAX]; /* the request, 0 where not asked for (and pods) */
 	unsigned nq;        /* the resources asked for, */
 	uint8_t r[RES_MAX]; /* in index order */
+	/* BF1: the window preempt_scan_window counted, in visit order: a
+	 * block and the bits of its candidates in the window, [blocks + 1]
+	 * (the start's block may come twice, its two ends). */
+	uint32_t *seg_b;
+	uint64_t *seg_m;
 	uint64_t made, whole; /* figures: entries made, blocks passed whole */
+	uint64_t best_first;  /* figures: choices made best-first (BF1) */
 };
 
 /* Returns 0, or -ENOMEM (s zeroed). Every entry stale. */
@@ -139,5 +148,19 @@ uint32_t preempt_scan_run(struct preempt_scan *s, const struct preempt_rows *rw,
 			  uint32_t j, uint32_t end, uint32_t steps, const int64_t *best,
 			  uint32_t want, uint32_t *candidates, uint32_t *clean,
 			  enum preempt_run_stop *stop);
+
+/* BF1: DryRunPreemption's window without working out a node: from node
+ * `start` (cyclically) the nodes up to the `want`-th candidate the rows
+ * decide (0: every node), each block's rows refreshed (rw->refresh) and
+ * its entries made first, as preempt_scan_run reads them. Its candidates
+ * go to s->seg_b and s->seg_m in visit order, their count to
+ * *candidates. For a choice without budgets only: every candidate is one
+ * without a violation, so the window ends at the want-th. Returns the
+ * segments, or -1 where a node the probe must look at, or one with too
+ * many possible victims, lies in the window before its end (only a run
+ * node by node decides it then). The cost: per block of the window, its
+ * refresh, its stale entries made, a few word operations and a popcount. */
+int preempt_scan_window(struct preempt_scan *s, const struct preempt_rows *rw,
+			uint32_t start, uint32_t want, uint32_t *candidates);
 
 #endif

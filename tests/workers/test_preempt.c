@@ -23,6 +23,7 @@
 #include "workers/workers.h"
 
 #define MAX_NODES 12
+#define REF_MAX_NODES 1024 /* ref_choose's clusters (test_best_first) */
 #define MAX_PODS 160
 #define RES_EXT RES_FIRST_NAMED
 
@@ -184,10 +185,11 @@ static int ref_pick(const struct ref_victims *vs, const int *cands, int nc)
 	for (int i = 0; i < nc; i++)
 		if (vs[cands[i]].n == 0)
 			return cands[i];
-	int all[MAX_NODES], na = nc;
+	static int all[REF_MAX_NODES], selected[REF_MAX_NODES];
+	int na = nc;
 	memcpy(all, cands, (size_t)nc * sizeof(int));
 	for (int f = 0; f < 5; f++) {
-		int selected[MAX_NODES], ns = 0;
+		int ns = 0;
 		int64_t max_score = INT64_MIN;
 		for (int i = 0; i < na; i++) {
 			int64_t sc = ref_score(f, &vs[all[i]]);
@@ -304,6 +306,7 @@ struct rows_ctx {
 	uint64_t late2[ROWS_MAX];
 	int64_t then2[RES_MAX][ROWS_MAX];
 	unsigned case_no, refreshed, probes;
+	bool all_bare; /* every node bare, else one in four is not */
 	struct preempt_scan *scan; /* touched where a row is written (PI1) */
 };
 
@@ -352,7 +355,7 @@ static void rows_refresh(void *arg, uint32_t first, uint32_t n)
 			rc->then2[RES_PODS][j]++;
 		}
 		/* One node in four not bare: the probe decides it. */
-		bool bare = (j + rc->case_no) % 4 != 0;
+		bool bare = rc->all_bare || (j + rc->case_no) % 4 != 0;
 		rc->fast_high[j] = bare ? high : INT32_MAX;
 		rc->fast_high2[j] = bare ? high2 : INT32_MAX;
 		rc->refreshed++;
@@ -419,14 +422,16 @@ static unsigned compare_rows(const struct preempt_input *plain,
 
 /* ---- the cases ---- */
 
-static void compare(const struct preempt_input *in, unsigned case_no,
-		    unsigned *picked)
+/* DryRunPreemption: from the offset, until numCandidates are found with
+ * one non-violating (a node with no victim is an error there); then
+ * pickOneNodeForPreemption. vs[] and cands[] hold in->n_nodes (at most
+ * REF_MAX_NODES); *nc the candidates. Returns the node, -1 none. */
+static int ref_choose(const struct preempt_input *in, struct ref_victims *vs,
+		      int *cands, int *nc_out)
 {
 	ref_in = in;
-	struct ref_victims vs[MAX_NODES];
-	int cands[MAX_NODES], nc = 0, nvc = 0;
-	/* DryRunPreemption: from the offset, until numCandidates are found
-	 * with one non-violating; a node with no victim is an error there. */
+	int nc = 0, nvc = 0;
+	assert_true(in->n_nodes <= REF_MAX_NODES);
 	for (uint32_t i = 0; i < in->n_nodes; i++) {
 		if (in->want != 0 && nvc > 0 && nc >= (int)in->want)
 			break;
@@ -437,7 +442,16 @@ static void compare(const struct preempt_input *in, unsigned case_no,
 			nvc += vs[j].num_pdb_violations == 0;
 		}
 	}
-	int want = ref_pick(vs, cands, nc);
+	*nc_out = nc;
+	return ref_pick(vs, cands, nc);
+}
+
+static void compare(const struct preempt_input *in, unsigned case_no,
+		    unsigned *picked)
+{
+	struct ref_victims vs[MAX_NODES];
+	int cands[MAX_NODES], nc;
+	int want = ref_choose(in, vs, cands, &nc);
 	struct preempt_scratch s;
 	assert_int_equal(preempt_scratch_init(&s, MAX_PODS), 0);
 	struct preempt_result got;
@@ -661,6 +675,16 @@ static void test_probe_passes_over(void **state)
  * preemptors of a few classes come in runs (PI2), and each choice with
  * the index must be the one without the rows at all. 700 nodes (eleven
  * blocks, the last one short), random starts and candidates wanted. */
+/* Pod p (at pods[nd->first + nd->n]) on node nd: its id, its use. */
+static void node_add(struct preempt_node *nd, struct preempt_pod *p)
+{
+	p->id = nd->first + nd->n;
+	for (int r = 0; r < RES_MAX; r++)
+		nd->used.v[r] += p->request.v[r];
+	nd->used.v[RES_PODS]++;
+	nd->n++;
+}
+
 static void node_fill(struct preempt_node *nd, struct preempt_pod *pods, uint32_t j,
 		      uint32_t n_pdbs, uint64_t *rng)
 {
@@ -675,16 +699,12 @@ static void node_fill(struct preempt_node *nd, struct preempt_pod *pods, uint32_
 	for (uint32_t i = 0; i < k; i++) {
 		struct preempt_pod *p = &pods[nd->first + i];
 		memset(p, 0, sizeof(*p));
-		p->id = nd->first + i;
 		p->priority = prios[rng_below(rng, 5)];
 		p->start_ns = 100 * rng_below(rng, 50); /* ties */
 		p->request.v[RES_CPU] = 500 * (int64_t)rng_below(rng, 4);
 		p->request.v[RES_MEMORY] = 256 * (int64_t)rng_below(rng, 3);
 		p->pdbs = n_pdbs ? (uint32_t)rng_below(rng, 1u << n_pdbs) : 0;
-		for (int r = 0; r < RES_MAX; r++)
-			nd->used.v[r] += p->request.v[r];
-		nd->used.v[RES_PODS]++;
-		nd->n++;
+		node_add(nd, p);
 	}
 	if (rng_below(rng, 6) == 0)
 		nd->used.v[RES_CPU] += 500; /* bound elsewhere */
@@ -777,6 +797,129 @@ static void test_scan_kept_across_choices(void **state)
 	preempt_scan_free(&scan);
 }
 
+/* BF1-BF3: the best-first choice over the scan index against the literal
+ * reference (kube's pkg/scheduler/framework/preemption/preemption.go:
+ * DryRunPreemption from the offset until numCandidates, then
+ * pickOneNodeForPreemption, the first candidate of a tie) on many
+ * clusters of up to 1,024 nodes, every node bare and no budgets (where
+ * best-first applies), with priorities and (in most clusters) start
+ * times from tiny sets: most candidates tie on their bounds and many on
+ * their scores, across blocks, partial blocks and the window's wrap past
+ * the last node. The same choice through the rows in offset order too
+ * (rows_run), and fewer nodes worked out best-first than that. */
+static void node_fill_tied(struct preempt_node *nd, struct preempt_pod *pods,
+			   uint32_t j, uint32_t starts, uint64_t *rng)
+{
+	const int32_t prios[] = {0, 0, 0, 3, 1000};
+	memset(nd, 0, sizeof(*nd));
+	nd->slot = j;
+	nd->first = 4 * j;
+	nd->allocatable.v[RES_CPU] = 1000 * (int64_t)(2 + rng_below(rng, 3));
+	nd->allocatable.v[RES_MEMORY] = 4096;
+	nd->allocatable.v[RES_PODS] = 2 + (int64_t)rng_below(rng, 3);
+	uint32_t k = (uint32_t)rng_below(rng, 5);
+	for (uint32_t i = 0; i < k; i++) {
+		struct preempt_pod *p = &pods[nd->first + i];
+		memset(p, 0, sizeof(*p));
+		p->priority = prios[rng_below(rng, 5)];
+		p->start_ns = 100 * rng_below(rng, starts); /* ties when few */
+		p->request.v[RES_CPU] = 500 * (int64_t)(1 + rng_below(rng, 3));
+		node_add(nd, p);
+	}
+	if (rng_below(rng, 6) == 0)
+		nd->used.v[RES_CPU] += 500; /* bound elsewhere */
+}
+
+static void test_best_first_against_reference(void **state)
+{
+	(void)state;
+	static struct preempt_node nodes[REF_MAX_NODES];
+	static struct preempt_pod pods[4 * REF_MAX_NODES];
+	static struct ref_victims vs[REF_MAX_NODES];
+	static int cands[REF_MAX_NODES];
+	static struct rows_ctx rc;
+	struct preempt_scan scan;
+	assert_int_equal(preempt_scan_init(&scan, REF_MAX_NODES), 0);
+	const struct res_vec reqs[2] = {{{[RES_CPU] = 1000}}, {{[RES_CPU] = 2000}}};
+	const int32_t prio_of[2] = {5, 1000};
+	uint64_t rng = 4242;
+	unsigned cases = 400, picked = 0, ties = 0;
+	uint64_t visits_best = 0, visits_run = 0, firsts = scan.best_first;
+	for (unsigned c = 0; c < cases; c++) {
+		uint32_t n_nodes = 1 + (uint32_t)rng_below(&rng, REF_MAX_NODES);
+		/* Most clusters with three start times; one in four with
+		 * a million (the bench's, where the offset order finds a new
+		 * best ~ln(candidates) times). */
+		uint32_t starts = rng_below(&rng, 4) ? 3 : 1000000;
+		for (uint32_t j = 0; j < n_nodes; j++)
+			node_fill_tied(&nodes[j], pods, j, starts, &rng);
+		unsigned cls = (unsigned)rng_below(&rng, 2);
+		const uint32_t wants[6] = {0, 1, 7, 100, preempt_candidates_wanted(n_nodes),
+					   n_nodes};
+		struct preempt_input in = {.request = &reqs[cls], .priority = prio_of[cls],
+					   .nodes = nodes, .n_nodes = n_nodes, .pods = pods,
+					   .start = (uint32_t)rng_below(&rng, n_nodes),
+					   .want = wants[rng_below(&rng, 6)]};
+		int nc;
+		int want = ref_choose(&in, vs, cands, &nc);
+		picked += want >= 0;
+		/* Another candidate with the winner's scores: a tie the
+		 * offset order breaks. */
+		for (int i = 0; want >= 0 && i < nc; i++) {
+			bool same = cands[i] != want && vs[cands[i]].n == vs[want].n;
+			for (int f = 0; same && f < 5; f++)
+				same = ref_score(f, &vs[cands[i]]) == ref_score(f, &vs[want]);
+			if (same) {
+				ties++;
+				break;
+			}
+		}
+		for (int with_scan = 0; with_scan < 2; with_scan++) {
+			struct probe_ctx pc = {.in = &in};
+			memset(&rc, 0, sizeof(rc));
+			rc.in = &in;
+			rc.pc = &pc;
+			rc.case_no = c;
+			rc.all_bare = true;
+			preempt_scan_touch_all(&scan); /* PI1: every row set wrong */
+			struct preempt_rows rows = rows_of(&rc, with_scan ? &scan : NULL);
+			struct preempt_input with = in;
+			with.probe = rows_probe;
+			with.probe_arg = &rc;
+			with.visit = visit_count;
+			with.visit_arg = &pc;
+			with.rows = &rows;
+			struct preempt_scratch s;
+			assert_int_equal(preempt_scratch_init(&s, MAX_PODS), 0);
+			struct preempt_result got;
+			assert_int_equal(preempt_select(&with, &s, &got), 0);
+			preempt_scratch_free(&s);
+			if (got.node != want || (int)got.candidates != nc)
+				fail_msg("case %u (%u nodes, start %u, want %u) %s: node %lld, "
+					 "%u candidates; the reference's %d, %d", c, n_nodes,
+					 in.start, in.want, with_scan ? "best-first" : "the rows",
+					 (long long)got.node, got.candidates, want, nc);
+			if (want >= 0) {
+				assert_int_equal(got.n_victims, vs[want].n);
+				for (int i = 0; i < vs[want].n; i++)
+					assert_int_equal(got.victims[i], vs[want].pods[i]);
+			}
+			*(with_scan ? &visits_best : &visits_run) += pc.visits;
+		}
+	}
+	firsts = scan.best_first - firsts;
+	print_message("preempt: best-first, %u clusters, %u with a node chosen, %u of "
+		      "them with a tie on the scores: all as the reference; %llu chosen "
+		      "best-first; %.1f nodes worked out a choice (%.1f in offset order)\n",
+		      cases, picked, ties, (unsigned long long)firsts,
+		      (double)visits_best / cases, (double)visits_run / cases);
+	assert_true(picked > cases / 2);
+	assert_true(ties > cases / 10);
+	assert_int_equal(firsts, cases); /* every node bare: each one best-first */
+	assert_true(visits_best < visits_run);
+	preempt_scan_free(&scan);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -784,6 +927,7 @@ int main(void)
 		cmocka_unit_test(test_random_against_reference),
 		cmocka_unit_test(test_probe_passes_over),
 		cmocka_unit_test(test_scan_kept_across_choices),
+		cmocka_unit_test(test_best_first_against_reference),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
