@@ -2430,6 +2430,20 @@ static bool has_work(const struct gw_dispatch *d)
 	return false;
 }
 
+/* The instant `ms` (0..999) milliseconds from now on clock `clk`: the
+ * absolute timeouts of the idle waits. */
+static struct timespec clock_in_ms(clockid_t clk, long ms)
+{
+	struct timespec ts;
+	clock_gettime(clk, &ts);
+	ts.tv_nsec += ms * 1000000L;
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	return ts;
+}
+
 /* AB8: the inbox's doorbell, the submitter's side, after the job went
  * on the inbox under inbox_lock: the mark taken back (an exchange), and a
  * FUTEX_WAKE when it was 1. No fence is needed, unlike the answer
@@ -2501,13 +2515,8 @@ static bool idle_on_bells(struct gw_dispatch *d, long wait_ms)
 				.val = 1, .uaddr = (uintptr_t)&d->inbox_bell,
 				.flags = FUTEX_32 | FUTEX_PRIVATE_FLAG,
 			};
-			struct timespec until;
-			clock_gettime(CLOCK_MONOTONIC, &until);
-			until.tv_nsec += wait_ms * 1000000L;
-			while (until.tv_nsec >= 1000000000L) {
-				until.tv_sec++;
-				until.tv_nsec -= 1000000000L;
-			}
+			/* futex_waitv's timeout is absolute. */
+			struct timespec until = clock_in_ms(CLOCK_MONOTONIC, wait_ms);
 			long r = syscall(__NR_futex_waitv, v, n + 1, 0, &until,
 					 CLOCK_MONOTONIC);
 			if (r < 0 && errno == ENOSYS)
@@ -2570,13 +2579,7 @@ static void idle(struct gw_dispatch *d, unsigned answered)
 	}
 	pthread_mutex_lock(&d->inbox_lock);
 	if (d->inbox_head == NULL && !d->stopping) {
-		struct timespec ts;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_nsec += wait_ms * 1000000L;
-		if (ts.tv_nsec >= 1000000000L) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000L;
-		}
+		struct timespec ts = clock_in_ms(CLOCK_REALTIME, wait_ms);
 		pthread_cond_timedwait(&d->inbox_cond, &d->inbox_lock, &ts);
 	}
 	pthread_mutex_unlock(&d->inbox_lock);
