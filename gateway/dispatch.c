@@ -13,7 +13,7 @@
  * round-robin over jobs, as many as the connections have free slots; poll
  * every connection; write each answer as a line into its job; publish the
  * lines and wake the connections that wait. With pods in flight it polls
- * a few times, then sleeps until the daemon answers or a job comes
+ * a few times, yields, then sleeps until the daemon answers or a job comes
  * (idle_on_bells: the connections' answer doorbells, shmsched_wait_prepare,
  * and the inbox's own, in one futex_waitv); from a daemon without answer
  * doorbells it yields, then naps 50 us. With none it sleeps on the inbox.
@@ -2557,14 +2557,19 @@ static void idle(struct gw_dispatch *d, unsigned answered)
 		 * busy daemon, milliseconds on an idle one (its workers nap). */
 		if (++d->idle_spins < 64)
 			return;
-		uint64_t since = now_ns() - d->last_activity_ns;
-		if (idle_on_bells(d, since < LONG_QUIET_NS ? 1 : 10))
-			return;
 		if (d->idle_spins < 256) {
 			sched_yield();
 			return;
 		}
+		/* Then asleep until an answer or a job (AB7). A sleep right
+		 * after the 64 turns, without the yields, cost the closed
+		 * loop through nginx about a fifth of its requests a second
+		 * (each answer a wake-up later; docs/perf/
+		 * 2026-11-29-gateway-5.md); the 50 us naps the sleep
+		 * replaces overslept on a busy machine. */
 		uint64_t quiet = now_ns() - d->last_activity_ns;
+		if (idle_on_bells(d, quiet < LONG_QUIET_NS ? 1 : 10))
+			return;
 		if (quiet < QUIET_NS) {
 			struct timespec ts = {0, 50000};
 			nanosleep(&ts, NULL);
