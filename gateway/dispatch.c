@@ -5,8 +5,8 @@
  * thread at a time each), the templates registered on them, the table of
  * the gateway's pods by cookie, and the jobs being answered. HTTP threads
  * hand it jobs through an inbox (a mutex, a condition variable and a
- * doorbell word, AB7-AB9, once per request, never per pod) and read answers under each job's lock
- * (the handshake J1-J5, gateway_internal.h).
+ * doorbell word, AB7-AB9, once per request, never per pod) and read
+ * answers under each job's lock (the handshake J1-J5, gateway_internal.h).
  *
  * One turn of the loop: take new jobs and give each its verdict (refused,
  * or accepted with every spec's template resolved); submit accepted pods
