@@ -718,6 +718,57 @@ int shmsched_poll(struct shmsched_client *c, struct shmsched_result *out,
 	return (int)got;
 }
 
+/* The answer doorbell's sleeper (include/shmsched/wire.h; the protocol,
+ * AB1-AB6, in shm/answer_bell.c): mark, fence, one more look at the
+ * completion ring. The daemon's answer_bell is read relaxed: it wrote it
+ * before it passed the region's fd, and it only chooses between sleeping
+ * and the caller's polling. */
+int shmsched_wait_prepare(struct shmsched_client *c, uint32_t **word)
+{
+	if (c == NULL || word == NULL)
+		return -EINVAL;
+	if (c->dead)
+		return -ECONNRESET;
+	struct shmsched_notices *ns = c->region.notices;
+	if (ns == NULL || __atomic_load_n(&ns->answer_bell, __ATOMIC_RELAXED) != 1)
+		return -EOPNOTSUPP;
+	/* AB4, AB5. */
+	answer_bell_prepare(&ns->answer_wait);
+	if (ring_count(c->region.completion) > 0) {
+		answer_bell_awake(&ns->answer_wait);
+		return 1;
+	}
+	/* A daemon that died rings no more: not asleep on its word. */
+	if (check_dead(c)) {
+		answer_bell_awake(&ns->answer_wait);
+		return -ECONNRESET;
+	}
+	*word = &ns->answer_wait;
+	return 0;
+}
+
+void shmsched_wait_done(struct shmsched_client *c)
+{
+	if (c != NULL && c->region.notices != NULL)
+		/* AB6. */
+		answer_bell_awake(&c->region.notices->answer_wait);
+}
+
+int shmsched_wait(struct shmsched_client *c, int64_t timeout_ns)
+{
+	if (c == NULL || timeout_ns <= 0)
+		return -EINVAL;
+	uint32_t *word;
+	int rc = shmsched_wait_prepare(c, &word);
+	if (rc != 0)
+		return rc;
+	rc = answer_bell_wait(word, timeout_ns);
+	shmsched_wait_done(c);
+	if (rc == -ETIMEDOUT)
+		return ring_count(c->region.completion) > 0 ? 1 : 0;
+	return 1;
+}
+
 unsigned shmsched_in_flight(const struct shmsched_client *c)
 {
 	return c->region.n_slots - c->n_free;

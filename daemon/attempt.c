@@ -70,6 +70,7 @@
 #include "daemon/quota_charge_internal.h"
 #include "daemon/shard_gate_internal.h"
 #include "daemon/taint_evict_internal.h"
+#include "shm/shm.h"
 
 struct attempt_ctx *attempt_create(struct producers *p,
 				   struct placements *placements,
@@ -1152,6 +1153,13 @@ void attempt_complete(struct attempt_ctx *a, unsigned w, struct producer *pr,
 	}
 	if (k > (unsigned)sent)
 		stat_add(&a->stats[w].completion_overflows, k - (unsigned)sent);
+	/* The answer doorbell (shm/answer_bell.c, AB1-AB3): after the
+	 * enqueue's release store, wake the producer if it sleeps for
+	 * answers. The word is the producer's to write: only woken, never
+	 * trusted (a producer that keeps it at 1 costs a FUTEX_WAKE per
+	 * burst to it). */
+	if (sent > 0)
+		answer_bell_ring(&pr->region.notices->answer_wait);
 }
 
 void attempt_answer_one(struct attempt_ctx *a, unsigned w, struct producer *pr,

@@ -4,16 +4,19 @@
  * touches: the producer connections (libshmsched-client handles: one
  * thread at a time each), the templates registered on them, the table of
  * the gateway's pods by cookie, and the jobs being answered. HTTP threads
- * hand it jobs through an inbox (a mutex and a condition variable, once
- * per request, never per pod) and read answers under each job's lock
- * (the handshake J1-J5, gateway_internal.h).
+ * hand it jobs through an inbox (a mutex, a condition variable and a
+ * doorbell word, AB7-AB9, once per request, never per pod) and read
+ * answers under each job's lock (the handshake J1-J5, gateway_internal.h).
  *
  * One turn of the loop: take new jobs and give each its verdict (refused,
  * or accepted with every spec's template resolved); submit accepted pods
  * round-robin over jobs, as many as the connections have free slots; poll
  * every connection; write each answer as a line into its job; publish the
- * lines and wake the connections that wait. With pods in flight it polls,
- * then yields, then naps 50 us; with none it sleeps on the inbox.
+ * lines and wake the connections that wait. With pods in flight it polls
+ * a few times, yields, then sleeps until the daemon answers or a job comes
+ * (idle_on_bells: the connections' answer doorbells, shmsched_wait_prepare,
+ * and the inbox's own, in one futex_waitv); from a daemon without answer
+ * doorbells it yields, then naps 50 us. With none it sleeps on the inbox.
  *
  * Templates and their eviction. A pod is submitted by naming a template,
  * and templates belong to a connection, at most max_templates each. Specs
@@ -118,7 +121,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/futex.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #define GW_MAX_CONNS 8          /* connections at once: one active, the rest
 				 * draining (the daemon allows 16 per uid) */
@@ -225,6 +231,10 @@ struct gw_dispatch {
 	pthread_mutex_t inbox_lock;
 	pthread_cond_t inbox_cond;
 	struct gw_job *inbox_head, *inbox_tail;
+	/* The inbox's doorbell (AB7-AB9): 1 while the dispatcher sleeps on
+	 * the answer doorbells with pods in flight (idle_on_bells); any
+	 * submitter takes it back to 0 and wakes it. Atomic, no lock. */
+	uint32_t inbox_bell;
 	bool stopping;              /* gw_dispatch_stop() was called */
 	bool stopped;               /* the loop has ended: submit refuses */
 
@@ -260,6 +270,8 @@ struct gw_dispatch {
 	bool grace_expired;
 	bool stop_cancelled;        /* stopping: waiting pods were cancelled */
 	unsigned idle_spins;
+	bool no_waitv;              /* futex_waitv missing (ENOSYS): no sleep
+				     * on the answer doorbells */
 	uint64_t last_activity_ns;  /* the last answer or submission */
 	uint64_t next_watch_ns;     /* the next look at clients (J4) */
 	char last_error[512];
@@ -2418,6 +2430,115 @@ static bool has_work(const struct gw_dispatch *d)
 	return false;
 }
 
+/* The instant `ms` (0..999) milliseconds from now on clock `clk`: the
+ * absolute timeouts of the idle waits. */
+static struct timespec clock_in_ms(clockid_t clk, long ms)
+{
+	struct timespec ts;
+	clock_gettime(clk, &ts);
+	ts.tv_nsec += ms * 1000000L;
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	return ts;
+}
+
+/* AB8: the inbox's doorbell, the submitter's side, after the job went
+ * on the inbox under inbox_lock: the mark taken back (an exchange), and a
+ * FUTEX_WAKE when it was 1. No fence is needed, unlike the answer
+ * doorbell's two processes: the dispatcher sets its mark (AB7) before it
+ * takes inbox_lock to look. If its look came first, the mark's store
+ * happens before this submitter's lock, so the exchange reads that 1 (or
+ * a later 0 from another submitter, which woke it); else the look sees
+ * the job. One locked instruction a request while the dispatcher is
+ * awake. */
+static void inbox_bell_ring(struct gw_dispatch *d)
+{
+	/* AB8: seq_cst, partner of AB7's store: one wake per sleep. */
+	if (__atomic_exchange_n(&d->inbox_bell, 0, __ATOMIC_SEQ_CST) != 0)
+		syscall(SYS_futex, &d->inbox_bell, FUTEX_WAKE_PRIVATE, 1, NULL,
+			NULL, 0);
+}
+
+/* With pods in flight and no answer: sleeps until a connection with pods
+ * in flight gets an answer (its answer doorbell, rung by the daemon's
+ * worker), a job comes (the inbox's doorbell, rung by gw_dispatch_submit
+ * and gw_dispatch_stop) or wait_ms pass, in one futex_waitv. Before this
+ * the loop spun, yielded and napped 50 us on the cores the daemon's
+ * worker and the HTTP threads need. Returns false when it cannot sleep so
+ * (a daemon without answer doorbells, no futex_waitv): the caller polls
+ * as before; true otherwise, slept or not (an answer or a job already
+ * there, a daemon gone: the next turn sees it).
+ *   AB7 the dispatcher: each connection's mark (shmsched_wait_prepare:
+ *       AB4, AB5, its look at its ring), then the inbox's mark (seq_cst)
+ *       and a look at the inbox under its lock (AB8 says why that lock
+ *       orders them), then the wait on every word while it reads 1 (the
+ *       kernel compares each);
+ *   AB9 then every mark cleared (relaxed: a stale 1 costs one needless
+ *       FUTEX_WAKE). */
+static bool idle_on_bells(struct gw_dispatch *d, long wait_ms)
+{
+#ifdef __NR_futex_waitv
+	if (d->no_waitv)
+		return false;
+	struct futex_waitv v[GW_MAX_CONNS + 1];
+	struct gw_conn *marked[GW_MAX_CONNS];
+	unsigned n = 0;
+	int rc = 0;
+	for (struct gw_conn *k = d->conns; k != NULL && rc == 0; k = k->next) {
+		if (k->in_flight == 0)
+			continue;
+		uint32_t *word;
+		if (n == GW_MAX_CONNS) {
+			rc = -ENOSPC; /* cannot happen: GW_MAX_CONNS at most */
+			break;
+		}
+		rc = shmsched_wait_prepare(k->c, &word);
+		if (rc == 0) {
+			marked[n] = k;
+			v[n++] = (struct futex_waitv){
+				.val = 1, .uaddr = (uintptr_t)word,
+				.flags = FUTEX_32, /* shared: the daemon's too */
+			};
+		}
+	}
+	if (rc == 0 && n > 0) {
+		/* AB7: seq_cst, partner of AB8's exchange; before the lock
+		 * of the look. */
+		__atomic_store_n(&d->inbox_bell, 1, __ATOMIC_SEQ_CST);
+		pthread_mutex_lock(&d->inbox_lock);
+		bool news = d->inbox_head != NULL || d->stopping;
+		pthread_mutex_unlock(&d->inbox_lock);
+		if (!news) {
+			v[n] = (struct futex_waitv){
+				.val = 1, .uaddr = (uintptr_t)&d->inbox_bell,
+				.flags = FUTEX_32 | FUTEX_PRIVATE_FLAG,
+			};
+			/* futex_waitv's timeout is absolute. */
+			struct timespec until = clock_in_ms(CLOCK_MONOTONIC, wait_ms);
+			long r = syscall(__NR_futex_waitv, v, n + 1, 0, &until,
+					 CLOCK_MONOTONIC);
+			if (r < 0 && errno == ENOSYS)
+				d->no_waitv = true;
+			else
+				stat_inc(&d->st.answer_sleeps);
+		}
+		/* AB9: relaxed, partner of AB8's exchange. */
+		__atomic_store_n(&d->inbox_bell, 0, __ATOMIC_RELAXED);
+	}
+	for (unsigned i = 0; i < n; i++)
+		shmsched_wait_done(marked[i]->c);
+	if (rc == 1 || rc == -ECONNRESET)
+		return true; /* an answer there, a daemon gone: the next turn */
+	return rc == 0 && n > 0 && !d->no_waitv;
+#else
+	(void)d;
+	(void)wait_ms;
+	return false;
+#endif
+}
+
 static void idle(struct gw_dispatch *d, unsigned answered)
 {
 	if (answered > 0) {
@@ -2440,7 +2561,15 @@ static void idle(struct gw_dispatch *d, unsigned answered)
 			sched_yield();
 			return;
 		}
+		/* Then asleep until an answer or a job (AB7). A sleep right
+		 * after the 64 turns, without the yields, cost the closed
+		 * loop through nginx about a fifth of its requests a second
+		 * (each answer a wake-up later; docs/perf/
+		 * 2026-11-29-gateway-5.md); the 50 us naps the sleep
+		 * replaces overslept on a busy machine. */
 		uint64_t quiet = now_ns() - d->last_activity_ns;
+		if (idle_on_bells(d, quiet < LONG_QUIET_NS ? 1 : 10))
+			return;
 		if (quiet < QUIET_NS) {
 			struct timespec ts = {0, 50000};
 			nanosleep(&ts, NULL);
@@ -2455,13 +2584,7 @@ static void idle(struct gw_dispatch *d, unsigned answered)
 	}
 	pthread_mutex_lock(&d->inbox_lock);
 	if (d->inbox_head == NULL && !d->stopping) {
-		struct timespec ts;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_nsec += wait_ms * 1000000L;
-		if (ts.tv_nsec >= 1000000000L) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000L;
-		}
+		struct timespec ts = clock_in_ms(CLOCK_REALTIME, wait_ms);
 		pthread_cond_timedwait(&d->inbox_cond, &d->inbox_lock, &ts);
 	}
 	pthread_mutex_unlock(&d->inbox_lock);
@@ -2586,6 +2709,8 @@ void gw_dispatch_submit(struct gw_dispatch *d, struct gw_job *j)
 	 * makes no system call. The dispatcher outlives every submitter
 	 * (gw_dispatch_free() comes after the HTTP threads stop). */
 	pthread_cond_signal(&d->inbox_cond);
+	/* AB8: and a dispatcher asleep on the answer doorbells. */
+	inbox_bell_ring(d);
 }
 
 const struct gw_dispatch_stats *gw_dispatch_stats(const struct gw_dispatch *d)
@@ -2661,6 +2786,8 @@ void gw_dispatch_stop(struct gw_dispatch *d)
 	d->stopping = true;
 	pthread_cond_signal(&d->inbox_cond);
 	pthread_mutex_unlock(&d->inbox_lock);
+	/* AB8: a dispatcher asleep on the answer doorbells, too. */
+	inbox_bell_ring(d);
 	if (d->thread_started)
 		pthread_join(d->thread, NULL);
 	while (d->jobs_head != NULL) {

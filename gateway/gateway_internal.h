@@ -227,6 +227,9 @@ struct gw_dispatch_stats {
 	uint64_t templates_refused;
 	uint64_t templates_same_tree;         /* keys found equal by their spec
 					       * tree (GL3), not walked */
+	uint64_t answer_sleeps;               /* sleeps on the answer
+					       * doorbells with pods in flight
+					       * (AB7) */
 	uint64_t connections_opened;
 	uint64_t connections_retired;         /* drained and closed: their
 					       * templates evicted */

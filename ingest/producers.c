@@ -594,6 +594,10 @@ void prod_handle_register(struct producers *p, enum producer_role role,
 		control_server_reply_error(s, conn, rid, -rc, "%s", err);
 		return;
 	}
+	/* The answer doorbell (include/shmsched/wire.h): attempt_complete
+	 * (daemon/attempt.c) rings answer_wait after every answer burst.
+	 * Written before the region's fd goes out, so plain. */
+	pr->region.notices->answer_bell = 1;
 	pr->id = i;
 	pr->role = (uint8_t)role;
 	pr->owner = (uint32_t)owner;

@@ -27,5 +27,6 @@
 #include "shm/state.h"
 #include "shm/recount.h"
 #include "shm/identity.h"
+#include "shm/answer_bell.h"
 
 #endif

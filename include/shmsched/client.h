@@ -291,6 +291,33 @@ SHMSCHED_EXPORT int shmsched_cancel(struct shmsched_client *c, uint64_t cookie);
 SHMSCHED_EXPORT int shmsched_poll(struct shmsched_client *c,
 				  struct shmsched_result *out, unsigned max);
 
+/* Sleeps until the daemon puts an answer (or a notice) on this handle's
+ * completion ring, or timeout_ns (> 0) passes: a producer waiting for
+ * answers need not spin, the daemon wakes it (the answer doorbell,
+ * include/shmsched/wire.h). Returns 1 when an answer may be there (call
+ * shmsched_poll(); also after a signal or a spurious wake-up), 0 when
+ * the time passed without one, or:
+ *   -EOPNOTSUPP  the daemon is older and rings no answer doorbell
+ *                (returns at once: poll as before)
+ *   -ECONNRESET  the daemon has gone (shmsched_poll() still returns its
+ *                last answers and the rest, as above)
+ *   -EINVAL      c NULL or timeout_ns <= 0
+ * A daemon that dies during the sleep does not end it: the timeout bounds
+ * how late that is seen. Thread-safety: one thread at a time per handle. */
+SHMSCHED_EXPORT int shmsched_wait(struct shmsched_client *c, int64_t timeout_ns);
+
+/* shmsched_wait() in two halves, for a caller that sleeps on several
+ * handles, or on words of its own too, at once (futex_waitv(2)). Returns
+ * 0 and stores in *word the 32-bit futex word to sleep on while it reads 1
+ * (a shared futex: FUTEX_32 without FUTEX_PRIVATE_FLAG), after which the
+ * caller calls shmsched_wait_done(); 1 when an answer is there already
+ * (no sleep, nothing to undo); or shmsched_wait()'s errors (-EINVAL for
+ * NULL). Another thread may not wake the sleep through *word: it is the
+ * daemon's to ring. Thread-safety: one thread at a time per handle. */
+SHMSCHED_EXPORT int shmsched_wait_prepare(struct shmsched_client *c,
+					  uint32_t **word);
+SHMSCHED_EXPORT void shmsched_wait_done(struct shmsched_client *c);
+
 /* Pods submitted and not yet returned by shmsched_poll(). Never fails.
  * Thread-safety: one thread at a time per handle. */
 SHMSCHED_EXPORT unsigned shmsched_in_flight(const struct shmsched_client *c);

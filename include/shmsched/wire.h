@@ -136,7 +136,16 @@ struct shmsched_notice {
  * not read. The client library does this in shmsched_submit() and
  * shmsched_cancel(). A producer that never rings waits for the worker's
  * next poll, as before; one that rings needlessly only wakes the worker
- * that serves it. */
+ * that serves it.
+ *
+ * The answer doorbell, the other way: a producer with pods in flight and
+ * no answer may sleep instead of polling. It sets `answer_wait` to 1,
+ * fences, looks at the completion ring once more and, finding no answer,
+ * waits on `answer_wait` while it reads 1 (FUTEX_WAIT, shared). A daemon
+ * that sets `answer_bell`, after it enqueues answers on a completion ring
+ * (and a full fence), reads `answer_wait`; if nonzero it exchanges it for
+ * 0 and, if it took a 1, calls FUTEX_WAKE on it. The client library does
+ * this in shmsched_wait() (shm/answer_bell.c). */
 struct shmsched_notices {
 	uint32_t consumed;      /* written by the producer: notices read */
 	uint32_t asleep;        /* written by the daemon: ring the doorbell */
@@ -145,7 +154,13 @@ struct shmsched_notices {
 				 * producer it could not deliver (this
 				 * section full, or its own box); 0 from a
 				 * daemon older than this field */
-	uint32_t reserved[12];
+	uint32_t answer_wait;   /* the answer doorbell (below): set to 1 by
+				 * the producer before it sleeps for answers,
+				 * taken back to 0 by the daemon that wakes it */
+	uint32_t answer_bell;   /* written by the daemon: 1 when it rings
+				 * answer_wait; 0 from a daemon older than
+				 * this field */
+	uint32_t reserved[10];
 	struct shmsched_notice notice[SHMSCHED_NOTICES];
 };
 

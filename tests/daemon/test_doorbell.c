@@ -8,7 +8,8 @@
  * the second it is given. The control: the same daemon with no_doorbells
  * answers no such pod within that second (the sleep's timeout does, later),
  * so the worker really slept. A cancel rings too: a waiting pod's cancel
- * is answered within the second. */
+ * is answered within the second. And the answer doorbell: a producer
+ * asleep in shmsched_wait() is woken by its pod's answer. */
 #include <errno.h>
 #include <inttypes.h>
 #include <setjmp.h>
@@ -169,12 +170,60 @@ static void test_cancel_wakes_the_worker(void **state)
 	daemon_stop(d, 5000, NULL);
 }
 
+/* The answer doorbell, the other way (shm/answer_bell.c, AB1-AB6): a
+ * producer asleep in shmsched_wait() is woken by the daemon's answer. A
+ * waiting pod with a deadline 200 ms out is answered by the daemon alone
+ * (UNSCHEDULABLE at its deadline), while the producer sleeps with a 10 s
+ * timeout: woken within a second of the deadline, 1, and the answer is
+ * there. With nothing in flight a wait runs to its timeout (0). Fails on
+ * a daemon that does not ring (tried: attempt_complete without its
+ * answer_bell_ring sleeps the 10 s). */
+static void test_answer_wakes_the_producer(void **state)
+{
+	(void)state;
+	/* The worker's default sleep (not 5 s): it looks at deadlines. */
+	struct daemon_config cfg = fixture_config(&fx);
+	struct daemon *d = fixture_start(&cfg);
+	struct shmsched_client *c = fixture_connect(fx.sock);
+	uint32_t tid = fixture_cpu_template(c, NULL, "1");
+	struct shmsched_result r;
+	uint64_t t0 = now_ns();
+	assert_int_equal(shmsched_wait(c, 50000000), 0);
+	assert_true(now_ns() - t0 >= UINT64_C(40000000));
+	struct shmsched_pod p = {.cookie = 1, .template_id = tid};
+	assert_int_equal(shmsched_submit(c, &p, 1), 1);
+	assert_true(answer_within(c, GIVEN_MS, &r) <= GIVEN_MS);
+	/* The node is full: this one waits, until its deadline. */
+	p = (struct shmsched_pod){.cookie = 2, .template_id = tid,
+				  .flags = SHMSCHED_SLOT_WAIT,
+				  .deadline_ns = now_ns() + UINT64_C(200000000)};
+	assert_int_equal(shmsched_submit(c, &p, 1), 1);
+	t0 = now_ns();
+	int rc;
+	while ((rc = shmsched_wait(c, INT64_C(10000000000))) == 1 &&
+	       shmsched_poll(c, &r, 1) == 0)
+		; /* a spurious wake-up: sleep again */
+	unsigned ms = (unsigned)((now_ns() - t0) / 1000000u);
+	assert_int_equal(rc, 1);
+	if (ms > 200 + GIVEN_MS)
+		fail_msg("woken %u ms after the submit, the deadline at 200 ms: "
+			 "not by the daemon's answer", ms);
+	assert_int_equal(r.cookie, 2);
+	assert_int_equal(r.status, SHMSCHED_UNSCHEDULABLE);
+	print_message("answer doorbell: a producer asleep for a pod's answer "
+		      "woken %u ms after its submit (its deadline at 200 ms)\n",
+		      ms);
+	shmsched_disconnect(c);
+	daemon_stop(d, 5000, NULL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_submit_wakes_the_worker),
 		cmocka_unit_test(test_without_doorbells_it_sleeps_on),
 		cmocka_unit_test(test_cancel_wakes_the_worker),
+		cmocka_unit_test(test_answer_wakes_the_producer),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -20,6 +20,9 @@
  * their tree after the first three; a pod of that spec with other labels
  * gets a template of its own.
  *
+ * The answer doorbell (AB7-AB9): a pod in flight for 300 ms is slept for,
+ * a bounded number of sleeps, not spun for.
+ *
  * usage: test_dispatch SHMSCHEDD
  */
 #include <setjmp.h>
@@ -344,6 +347,47 @@ static void test_template_same_tree(void **state)
 	sem_destroy(&w.sem);
 }
 
+/* AB7-AB9: a lone pod that waits 300 ms in the daemon's queue (no node
+ * fits; its deadline answers it) is slept for on the answer doorbell, not
+ * spun for: the dispatcher's sleeps are counted (> 0), and each lasts
+ * until a wake or its 1 ms timeout, so 300 ms hold at most a few hundred
+ * (a sleep whose futex compare failed every time, or a spin, would count
+ * thousands or none). The answer comes, UNSCHEDULABLE at the deadline. */
+static void test_sleeps_on_answer_doorbell(void **state)
+{
+	(void)state;
+	struct gw_dispatch *d = start_dispatch(sock);
+	wait_connected(d);
+	const struct gw_dispatch_stats *st = gw_dispatch_stats(d);
+	struct waiter w = {0};
+	sem_init(&w.sem, 0, 0);
+	char body[512];
+	pod_json(body, sizeof(body), "sleeper", "10000"); /* fits nowhere */
+	struct gw_job *j = place_job(body, true, &w);
+	j->pod_flags = SHMSCHED_SLOT_WAIT;
+	j->deadline_ns = j->received_ns + UINT64_C(300000000);
+	uint64_t before = stat_read(&st->answer_sleeps);
+	unsigned code = 0;
+	uint64_t t0 = now_ns();
+	char *out = run_job(d, j, &w, &code);
+	uint64_t ms = (now_ns() - t0) / 1000000u;
+	uint64_t sleeps = stat_read(&st->answer_sleeps) - before;
+	print_message("a pod waiting %llu ms: %llu sleeps on the answer "
+		      "doorbell\n", (unsigned long long)ms,
+		      (unsigned long long)sleeps);
+	assert_int_equal(code, 200);
+	assert_non_null(strstr(out, "{\"pod\":\"wake/sleeper\""));
+	assert_non_null(strstr(out, "\"node\":null"));
+	assert_true(ms >= 250);
+	assert_true(sleeps > 0);
+	if (sleeps > 2 * ms + 50)
+		fail_msg("%llu sleeps in %llu ms: they do not sleep",
+			 (unsigned long long)sleeps, (unsigned long long)ms);
+	free(out);
+	stop_dispatch(d);
+	sem_destroy(&w.sem);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -356,6 +400,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_lone_pod_wake_unlocked),
 		cmocka_unit_test(test_streamed_wakes_unlocked),
 		cmocka_unit_test(test_template_same_tree),
+		cmocka_unit_test(test_sleeps_on_answer_doorbell),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
