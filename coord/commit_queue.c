@@ -71,10 +71,11 @@ struct lane {
 	pthread_cond_t idle; /* flush: the lane answered a batch */
 	struct slot *ring;
 	size_t cap, head, count;
-	/* Records taken into the batch and not yet answered, and the oldest's
-	 * push time (0 when none): the window. Under mu. */
+	/* Records taken into the batch and not yet answered, the oldest's
+	 * push time (0 when none): the window; and when the batch was taken:
+	 * the transaction's age, which the window's rule holds. Under mu. */
 	size_t inflight;
-	int64_t inflight_oldest_ns;
+	int64_t inflight_oldest_ns, inflight_taken_ns;
 	/* Answered records, under mu: flush waits for it to reach a mark. */
 	uint64_t answered, pushed;
 
@@ -198,12 +199,16 @@ int commit_queue_push(struct commit_queue *q, const struct commit_record *r)
 	int64_t now = now_ns(q);
 	int rc = 0;
 	pthread_mutex_lock(&l->mu);
-	int64_t oldest = l->inflight ? l->inflight_oldest_ns
-				     : l->count ? l->ring[l->head].enq_ns : 0;
+	/* The window's rule: a transaction unanswered for max_window_ms (a
+	 * stalled etcd) refuses. Not the oldest record's age: under a load
+	 * etcd keeps up with only slowly, that stays past the window until
+	 * the whole ring has drained (seconds), refusing every push all the
+	 * while; the ring's bound paces such a load a batch at a time. */
+	int64_t taken = l->inflight ? l->inflight_taken_ns : 0;
 	if (atomic_load_explicit(&q->closing, memory_order_acquire)) /* EC2 */
 		rc = -ESHUTDOWN;
 	else if (l->count == l->cap ||
-		 (oldest && now - oldest > (int64_t)q->cfg.max_window_ms * 1000000))
+		 (taken && now - taken > (int64_t)q->cfg.max_window_ms * 1000000))
 		rc = -EAGAIN;
 	else {
 		s.enq_ns = now;
@@ -254,6 +259,7 @@ static void take_batch(struct lane *l)
 	}
 	l->inflight = l->n_batch;
 	l->inflight_oldest_ns = l->n_batch ? l->batch[0].enq_ns : 0;
+	l->inflight_taken_ns = now_ns(l->q);
 }
 
 /* Waits up to ms, or until closing. */

@@ -40,9 +40,11 @@
  * Durability modes are the caller's: sync answers a pod in on_done; async
  * answers it when push returns 0. The async window is bounded
  * (commit_queue_window_bound): at most max_records records unanswered by
- * etcd, and a lane refuses new records (-EAGAIN) while its oldest
- * unanswered record is older than max_window_ms, so a stalled etcd is
- * felt by the producer within that time.
+ * etcd, and a lane refuses new records (-EAGAIN) while its transaction in
+ * flight has gone unanswered for more than max_window_ms, so a stalled
+ * etcd is felt by the producer within that time. A record's own wait is
+ * its lane's backlog at etcd's pace: a full ring (capacity / in_flight
+ * records) refuses until a batch commits.
  *
  * Memory: capacity records in the rings (capacity / in_flight a lane) and
  * one batch a lane in flight, each record COMMIT_RECORD_BYTES or less;
@@ -123,7 +125,7 @@ int commit_queue_open(struct commit_queue **out, const struct commit_queue_confi
 		      char *err, size_t errlen);
 
 /* Copies the record into its lane. 0 queued; -EAGAIN the lane is full or
- * its oldest unanswered record is older than max_window_ms; -ESTALE the
+ * its transaction in flight is older than max_window_ms; -ESTALE the
  * fence has failed; -ESHUTDOWN closing; -EINVAL a uid not of 1 to
  * COMMIT_UID_MAX bytes of [A-Za-z0-9._-], or a PUT whose value does not
  * encode (placement_value_encode). on_done is called only for 0. */

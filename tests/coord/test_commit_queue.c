@@ -346,6 +346,9 @@ enum fake_mode {
 	FAKE_DROP, /* close unanswered, apply nothing */
 };
 
+/* The queue's clock in the tests that inject one (open_on). */
+static _Atomic int64_t fake_now_ns;
+
 struct fake {
 	int fd, port;
 	pthread_t thread;
@@ -363,6 +366,11 @@ struct fake {
 	atomic_llong owner_lease;
 	atomic_llong lane_version;
 	atomic_int txns, applied_txns, dropped;
+	/* Added to fake_now_ns before a transaction is answered succeeded
+	 * (its round trip on the queue's injected clock); and, when above 0,
+	 * the succeeded answers left before the fake turns to FAKE_DROP. */
+	atomic_llong advance_ns;
+	atomic_int answers_left;
 	/* Applied operations in order: 'P' or 'D' and the key's uid. */
 	char log[4096][24];
 	atomic_int n_log;
@@ -603,6 +611,10 @@ static void *fake_serve(void *arg)
 					atomic_fetch_add(&f->dropped, 1);
 					close_it = true;
 				} else if (ok) {
+					atomic_fetch_add(&fake_now_ns, atomic_load(&f->advance_ns));
+					if (atomic_load(&f->answers_left) > 0 &&
+					    atomic_fetch_sub(&f->answers_left, 1) == 1)
+						atomic_store(&f->mode, FAKE_DROP);
 					answer(c, "{\"header\":{\"revision\":\"8\"},\"succeeded\":true}");
 				} else {
 					fake_failure(f, out, sizeof(out));
@@ -649,8 +661,6 @@ static void on_done(void *ctx, uint64_t cookie, int rc, int64_t revision)
 	atomic_fetch_add(&a->count[cookie], 1);
 	atomic_store(&a->rc[cookie], rc);
 }
-
-static _Atomic int64_t fake_now_ns;
 
 static int64_t clock_of_test(void *ctx)
 {
@@ -845,12 +855,15 @@ static void backpressure_and_close(void **state)
 	assert_int_equal(canceled, 100);
 	assert_int_equal(atomic_load(&f->n_log), 0);
 
-	/* The window: a record older than 500 ms refuses pushes, room or
-	 * not. */
+	/* The window: a transaction unanswered for 500 ms refuses pushes,
+	 * room or not. */
 	memset(a, 0, sizeof(*a));
 	q = open_on(f, a, 100);
+	int sent = atomic_load(&f->txns);
 	assert_int_equal(push(q, COMMIT_PUT, 0), 0);
 	assert_int_equal(push(q, COMMIT_PUT, 1), 0);
+	while (atomic_load(&f->txns) == sent) /* in flight before the clock moves */
+		usleep(1000);
 	atomic_fetch_add(&fake_now_ns, 400 * 1000000LL);
 	assert_int_equal(push(q, COMMIT_PUT, 2), 0);
 	atomic_fetch_add(&fake_now_ns, 101 * 1000000LL);
@@ -858,6 +871,52 @@ static void backpressure_and_close(void **state)
 	commit_queue_window(q, &n, &ms);
 	assert_int_equal(n, 3);
 	assert_int_equal(ms, 501);
+	commit_queue_close(q, 0);
+	free(a);
+	fake_stop(f);
+}
+
+/* The window's rule holds the transaction in flight, not the oldest
+ * record: records queued behind slow commits are older than the window,
+ * yet a lane whose etcd answers takes more. The old rule (oldest record)
+ * refused here, and went on refusing until the ring had drained. */
+static void window_holds_the_transaction(void **state)
+{
+	(void)state;
+	const int64_t ms = 1000000;
+	struct fake *f = fake_start();
+	struct answers *a = calloc(1, sizeof(*a));
+	atomic_store(&fake_now_ns, 1000000000);
+	atomic_store(&f->mode, FAKE_DROP);
+	struct commit_queue *q = open_on(f, a, 240);
+	/* Record 0 in flight, unanswered; 1 to 180 queued behind it. */
+	assert_int_equal(push(q, COMMIT_PUT, 0), 0);
+	while (atomic_load(&f->txns) == 0)
+		usleep(1000);
+	for (int i = 1; i <= 180; i++)
+		assert_int_equal(push(q, COMMIT_PUT, i), 0);
+	/* etcd answers two transactions, 300 ms of the clock each ({0},
+	 * then 1 to 60), then stops again: 61 to 120 in flight, taken now,
+	 * 121 to 180 queued at the start, 600 ms ago. */
+	atomic_store(&f->advance_ns, 300 * ms);
+	atomic_store(&f->answers_left, 2);
+	atomic_store(&f->mode, FAKE_OK);
+	size_t n = 0;
+	long age = 0;
+	for (int k = 0; k < 5000; k++) {
+		commit_queue_window(q, &n, &age);
+		if (n == 120 && atomic_load(&f->mode) == FAKE_DROP)
+			break;
+		usleep(1000);
+	}
+	assert_int_equal(n, 120);
+	assert_int_equal(age, 600);
+	assert_int_equal(a->rc[60], 0);
+	/* The transaction in flight is 0 ms old: room, so taken. */
+	assert_int_equal(push(q, COMMIT_PUT, 181), 0);
+	/* Unanswered past the window: a stalled etcd refuses. */
+	atomic_fetch_add(&fake_now_ns, 501 * ms);
+	assert_int_equal(push(q, COMMIT_PUT, 182), -EAGAIN);
 	commit_queue_close(q, 0);
 	free(a);
 	fake_stop(f);
@@ -1068,6 +1127,7 @@ int main(void)
 		cmocka_unit_test(refused_after_landing),
 		cmocka_unit_test(fence_fails_everything_after),
 		cmocka_unit_test(backpressure_and_close),
+		cmocka_unit_test(window_holds_the_transaction),
 		cmocka_unit_test(one_pod_keeps_its_order),
 		cmocka_unit_test(refuses_bad_input),
 		cmocka_unit_test(rebuild_pages_and_restarts),
