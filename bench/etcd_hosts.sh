@@ -97,18 +97,8 @@ if [[ -z ${SHMSCHED_ETCD_ENDPOINTS:-} ]]; then
 	exit 0
 fi
 
-IFS=, read -r -a etcd_pids <<<"$SHMSCHED_ETCD_PIDS"
-hz=$(getconf CLK_TCK)
-etcd_ticks() {
-	local t=0 pid f
-	for pid in "${etcd_pids[@]}"; do
-		# utime and stime: fields 14 and 15 of /proc/PID/stat (after
-		# the parenthesised name, which has no spaces here).
-		read -r -a f <"/proc/$pid/stat" || continue
-		t=$((t + f[13] + f[14]))
-	done
-	echo "$t"
-}
+# etcd_pids, hz, etcd_ticks and member_ticks.
+. "$here/etcd_cpu.sh"
 t0=$(etcd_ticks)
 s0=$(date +%s.%N)
 "$build/tests/daemon/etcd_hosts_bench" "$build/cli/shmschedd" --hosts "$hosts" \

@@ -66,22 +66,8 @@ if [[ -z ${SHMSCHED_ETCD_ENDPOINTS:-} ]]; then
 	exit 0
 fi
 
-IFS=, read -r -a etcd_pids <<<"$SHMSCHED_ETCD_PIDS"
-hz=$(getconf CLK_TCK)
-etcd_ticks() {
-	local t=0 pid f
-	for pid in "${etcd_pids[@]}"; do
-		# utime and stime: fields 14 and 15 of /proc/PID/stat (after
-		# the parenthesised name, which has no spaces here).
-		read -r -a f <"/proc/$pid/stat" || continue
-		t=$((t + f[13] + f[14]))
-	done
-	echo "$t"
-}
-member_ticks() {
-	local f
-	read -r -a f <"/proc/$1/stat" 2>/dev/null && echo $((f[13] + f[14]))
-}
+# etcd_pids, hz, etcd_ticks and member_ticks.
+. "$here/etcd_cpu.sh"
 # The leader: the member whose /v3/maintenance/status names itself.
 IFS=, read -r -a endpoints <<<"$SHMSCHED_ETCD_ENDPOINTS"
 leader_index() {
