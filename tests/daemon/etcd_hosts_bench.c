@@ -259,18 +259,6 @@ static int usage(const char *why)
 	return 2;
 }
 
-static void print_logs(int n)
-{
-	for (int h = 0; h < n; h++) {
-		char cmd[512];
-		printf("--- %s.log, its end:\n", names[h]);
-		fflush(stdout);
-		snprintf(cmd, sizeof(cmd), "tail -n 15 '%s/%s.log'", hosts.dir, names[h]);
-		if (system(cmd) != 0)
-			printf("(no log)\n");
-	}
-}
-
 int main(int argc, char **argv)
 {
 	const char *endpoints = getenv("SHMSCHED_ETCD_ENDPOINTS");
@@ -366,7 +354,7 @@ int main(int argc, char **argv)
 	if (!none && etcd_hosts_await_balanced(&hosts, ec, (1u << n) - 1, own, LIMIT_S, &took,
 					       err, sizeof(err)) != 0) {
 		printf("etcd_hosts_bench: at start: %s\n", err);
-		print_logs(n);
+		etcd_hosts_print_logs(&hosts, n);
 		goto out;
 	}
 	/* The gate opens a shard once its committer is open and its count
@@ -422,7 +410,7 @@ int main(int argc, char **argv)
 			failed = true;
 		}
 	if (failed) {
-		print_logs(n);
+		etcd_hosts_print_logs(&hosts, n);
 		goto out;
 	}
 	/* Async: every placement committed (the hosts' counts). */

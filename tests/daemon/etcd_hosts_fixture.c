@@ -14,6 +14,7 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -203,4 +204,16 @@ int etcd_hosts_await_balanced(const struct etcd_hosts *e, struct etcd_client *ec
 		n += snprintf(err + n, errlen - (size_t)n, " z%d=%s", z,
 			      own[z] >= 0 ? e->names[own[z]] : "none");
 	return -ETIMEDOUT;
+}
+
+void etcd_hosts_print_logs(const struct etcd_hosts *e, int n)
+{
+	for (int h = 0; h < n; h++) {
+		char cmd[512];
+		printf("--- %s.log, its end:\n", e->names[h]);
+		fflush(stdout);
+		snprintf(cmd, sizeof(cmd), "tail -n 15 '%s/%s.log'", e->dir, e->names[h]);
+		if (system(cmd) != 0)
+			printf("(no log)\n");
+	}
 }

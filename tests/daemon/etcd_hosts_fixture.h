@@ -58,6 +58,10 @@ int etcd_host_stop(struct etcd_hosts *e, int h);
 /* SIGKILL, waited for. */
 void etcd_host_kill(struct etcd_hosts *e, int h);
 
+/* Prints the last 15 lines of the first n hosts' logs (<dir>/<name>.log),
+ * for a run that failed. */
+void etcd_hosts_print_logs(const struct etcd_hosts *e, int n);
+
 /* Each zone's owner (a host index; -1: none, or a name not in names)
  * from etcd's shards/z<z>/owner now. 0 or the client's error. */
 int etcd_hosts_owners(const struct etcd_hosts *e, struct etcd_client *ec, int *own,

@@ -322,18 +322,6 @@ static int etcd_leader(const char *endpoints)
 	return leader;
 }
 
-static void print_logs(void)
-{
-	for (int h = 0; h < HOSTS; h++) {
-		char cmd[512];
-		printf("--- %s.log, its end:\n", names[h]);
-		fflush(stdout);
-		snprintf(cmd, sizeof(cmd), "tail -n 15 '%s/%s.log'", hosts.dir, names[h]);
-		if (system(cmd) != 0)
-			printf("(no log)\n");
-	}
-}
-
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -362,7 +350,7 @@ static int kill_and_restart(struct etcd_client *ec, int h, int i, double *sample
 		if (etcd_hosts_now_s() - t0 > LIMIT_S) {
 			printf("failover_load: kill %d: %s's shards not taken over in %.0f s\n", i,
 			       names[h], LIMIT_S);
-			print_logs();
+			etcd_hosts_print_logs(&hosts, HOSTS);
 			return -1;
 		}
 		etcd_hosts_sleep_ms(20);
@@ -378,7 +366,7 @@ static int kill_and_restart(struct etcd_client *ec, int h, int i, double *sample
 	    0) {
 		printf("failover_load: kill %d: %s restarted did not re-join: %s\n", i, names[h],
 		       err);
-		print_logs();
+		etcd_hosts_print_logs(&hosts, HOSTS);
 		return -1;
 	}
 	size_t placed = atomic_load_explicit(&placed_total, memory_order_relaxed); /* SL3 */
@@ -452,7 +440,7 @@ static pid_t kill_etcd_leader(struct etcd_client *ec)
 	if (etcd_hosts_await_balanced(&hosts, ec, 0x7u, own, LIMIT_S, &took, err, sizeof(err)) !=
 	    0) {
 		printf("failover_load: after the etcd leader's kill: %s\n", err);
-		print_logs();
+		etcd_hosts_print_logs(&hosts, HOSTS);
 		return np > 0 ? -np : -1;
 	}
 	printf("etcd leader's kill: member restarted, hosts split 2/2/2 %.2f s after the kill\n",
@@ -481,7 +469,7 @@ static int stop_host_past_ttl(struct etcd_client *ec)
 	if (etcd_hosts_await_balanced(&hosts, ec, 0x7u, own, LIMIT_S, &took, err, sizeof(err)) !=
 	    0) {
 		printf("failover_load: host-a continued did not re-join: %s\n", err);
-		print_logs();
+		etcd_hosts_print_logs(&hosts, HOSTS);
 		return -1;
 	}
 	printf("host-a re-joined: split 2/2/2 %.2f s after it continued\n", took);
@@ -573,7 +561,7 @@ int main(int argc, char **argv)
 	if (etcd_hosts_await_balanced(&hosts, ec, 0x7u, own, LIMIT_S, &took, err, sizeof(err)) !=
 	    0) {
 		printf("failover_load: at start: %s\n", err);
-		print_logs();
+		etcd_hosts_print_logs(&hosts, HOSTS);
 		goto out;
 	}
 	printf("failover_load: ttl %d s, %d kills%s%s, %d shards on %d hosts of %d cores, %.0f "
