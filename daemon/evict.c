@@ -359,7 +359,7 @@ static void *evictor_main(void *arg)
 		if (!any) {
 			/* EK2: asleep only if no ring came since `seen`. */
 			if (evict_bell_prepare(&ev->bell, seen))
-				evict_bell_wait(&ev->bell, seen, EVICT_IDLE_NS);
+				evict_bell_wait(&ev->bell, EVICT_IDLE_NS);
 			evict_bell_awake(&ev->bell);
 		}
 	}

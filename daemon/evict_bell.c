@@ -79,9 +79,9 @@ bool evict_bell_prepare(struct evict_bell *b, uint32_t seen)
 	return __atomic_load_n(&b->kick, __ATOMIC_SEQ_CST) == seen;
 }
 
-void evict_bell_wait(struct evict_bell *b, uint32_t seen, long timeout_ns)
+void evict_bell_wait(struct evict_bell *b, long timeout_ns)
 {
-	(void)seen; /* ER5 compared it; the kernel compares the mark */
+	/* ER5 compared kick with seen; the kernel compares the mark. */
 	struct timespec ts = {timeout_ns / 1000000000L, timeout_ns % 1000000000L};
 	syscall(SYS_futex, &b->sleeping, FUTEX_WAIT_PRIVATE, 1, &ts, NULL, 0);
 }

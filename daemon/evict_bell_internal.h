@@ -7,7 +7,7 @@
  *     seen = evict_bell_seen(b);
  *     ... look for work (the rings), do what it finds ...
  *     if nothing was found:
- *         if (evict_bell_prepare(b, seen)) evict_bell_wait(b, seen, ns);
+ *         if (evict_bell_prepare(b, seen)) evict_bell_wait(b, ns);
  *         evict_bell_awake(b);
  * A ringer publishes its work (a ring's release store), then calls
  * evict_bell_ring(b). No lost wake-up: work published before a ring is
@@ -41,7 +41,7 @@ uint32_t evict_bell_seen(struct evict_bell *b);
 bool evict_bell_prepare(struct evict_bell *b, uint32_t seen);
 /* Sleeps until a ring, at most timeout_ns (FUTEX_WAIT on the sleeping
  * mark: returns at once if a ring took it since evict_bell_prepare). */
-void evict_bell_wait(struct evict_bell *b, uint32_t seen, long timeout_ns);
+void evict_bell_wait(struct evict_bell *b, long timeout_ns);
 void evict_bell_awake(struct evict_bell *b);
 
 /* Figures, any thread: rings that woke a sleeper (a system call each),
