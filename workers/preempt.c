@@ -429,9 +429,19 @@ static void keep_best(struct preempt_result *out, int64_t best[SCORES], uint32_t
 	memcpy(best, sc, SCORES * sizeof(int64_t));
 }
 
-/* Node j worked out pod by pod, as preempt_select's loop does: 1 with
- * its scores in sc[] (victims in s->victims), 0 when it is no candidate,
- * -E2BIG. */
+/* sc against best, in score()'s order: 1 above, 0 equal, -1 below. */
+static int scores_cmp(const int64_t sc[SCORES], const int64_t best[SCORES])
+{
+	for (unsigned f = 0; f < SCORES; f++)
+		if (sc[f] != best[f])
+			return sc[f] > best[f] ? 1 : -1;
+	return 0;
+}
+
+/* Node j worked out pod by pod (its visit, SelectVictimsOnNode, the
+ * scores): 1 with its scores in sc[] (victims in s->victims), 0 when it
+ * is no candidate (DryRunPreemption: a node where every potential victim
+ * was reprieved is none, "expected at least one victim pod"), -E2BIG. */
 static int worked_out(const struct preempt_input *in, const struct wanted *w,
 		      uint32_t j, struct preempt_scratch *s, struct node_choice *c,
 		      int64_t sc[SCORES])
@@ -440,7 +450,7 @@ static int worked_out(const struct preempt_input *in, const struct wanted *w,
 		return 0;
 	int rc = victims_on_node(in, w, &in->nodes[j], s, c);
 	if (rc <= 0 || c->n_victims == 0)
-		return rc;
+		return rc < 0 ? rc : 0;
 	for (unsigned f = 0; f < SCORES; f++)
 		sc[f] = score(in, s->victims, c->n_victims, c->violations, f);
 	return 1;
@@ -533,10 +543,7 @@ static int best_first(const struct preempt_input *in, const struct wanted *w,
 				out->pdb_violations = 0;
 				return 0;
 			}
-			int better = 0;
-			for (unsigned f = 0; better == 0 && f < SCORES; f++)
-				if (sc[f] != best[f])
-					better = sc[f] > best[f] ? 1 : -1;
+			int better = scores_cmp(sc, best);
 			if (better < 0 || (better == 0 && here > at))
 				continue;
 			at = here;
@@ -641,30 +648,16 @@ int preempt_select(const struct preempt_input *in, struct preempt_scratch *s,
 				goto next;
 			}
 		}
-		if (in->visit != NULL && !in->visit(in->visit_arg, &in->nodes[j]))
-			goto next;
 		struct node_choice c;
-		int rc = victims_on_node(in, &w, &in->nodes[j], s, &c);
+		int64_t sc[SCORES];
+		int rc = worked_out(in, &w, j, s, &c, sc);
 		if (rc < 0)
 			return rc;
-		/* DryRunPreemption: a node where every potential victim
-		 * was reprieved is no candidate ("expected at least one
-		 * victim pod"). */
-		if (rc == 0 || c.n_victims == 0)
+		if (rc == 0)
 			goto next;
 		out->candidates++;
 		clean += c.violations == 0;
-		int64_t sc[SCORES] = {0};
-		bool better = out->node < 0;
-		for (unsigned f = 0; f < SCORES; f++)
-			sc[f] = score(in, s->victims, c.n_victims, c.violations, f);
-		for (unsigned f = 0; !better && f < SCORES; f++) {
-			if (sc[f] != best_score[f]) {
-				better = sc[f] > best_score[f];
-				break;
-			}
-		}
-		if (better)
+		if (out->node < 0 || scores_cmp(sc, best_score) > 0)
 			keep_best(out, best_score, j, &c, s, sc);
 next:
 		step++;
