@@ -10,7 +10,8 @@
  * (coord/quota_escrow_value.h) and its rounds through etcd
  * (coord/quota_escrow_round.h), run by a host's membership
  * (coord/quota_escrow_member.h: its slices, acknowledgements and use
- * reports). */
+ * reports); the protocol of a pod forwarded to another host
+ * (coord/forward.h, not called by the daemon yet). */
 #ifndef SHMSCHED_COORD_COORD_H
 #define SHMSCHED_COORD_COORD_H
 
@@ -25,6 +26,7 @@
 #include "coord/rebuild.h"
 #include "coord/watch.h"
 #include "coord/membership.h"
+#include "coord/forward.h"
 #include "coord/shard_assign.h"
 #include "coord/shard_map.h"
 
