@@ -10,8 +10,11 @@
  * committers' lane keys, owner): O(hosts + shards) keys, never its
  * placements, and a transaction per change (the coordinator's
  * assignments in lists of ETCD_MAX_TXN_OPS; each take and release
- * alone). Nothing here is on a placement's path: the caller keeps
- * what the callbacks tell it and checks that itself.
+ * alone), and with a status callback a put of the host's status at most
+ * once a second, only when its text changed (HOST_STATUS_VALUE_MAX
+ * bytes; the callback's pass over the nodes is its own cost). Nothing
+ * here is on a placement's path: the caller keeps what the callbacks
+ * tell it and checks that itself.
  *
  * Invariants: a shard is told owned only after its owner key was put with
  * this host's lease, and told not owned before the key is deleted; the
