@@ -12,7 +12,9 @@
  * assignments in lists of ETCD_MAX_TXN_OPS; each take and release
  * alone), and with a status callback a put of the host's status at most
  * once a second, only when its text changed (HOST_STATUS_VALUE_MAX
- * bytes; the callback's pass over the nodes is its own cost). Nothing
+ * bytes; the callback's pass over the nodes is its own cost). The first
+ * range reads every host's status with its key: about 200 bytes a shard
+ * listed (each shard is listed by its one owner) and 52 a host. Nothing
  * here is on a placement's path: the caller keeps what the callbacks
  * tell it and checks that itself.
  *
