@@ -245,6 +245,30 @@ static bool metrics_have(int h, const char *line)
 	return have;
 }
 
+/* The value of host h's metric `name` (a line "name value"); fails when
+ * it has none. */
+static double metric_value(int h, const char *name)
+{
+	char sock[160], err[256], *text = NULL;
+	sock_of(h, sock, sizeof(sock));
+	strcat(sock, ".admin");
+	struct shmsched_client *c;
+	if (shmsched_connect(sock, &c, err, sizeof(err)) != 0)
+		fail_msg("connect %s: %s", sock, err);
+	if (shmsched_queue(c, SHMSCHED_QUEUE_METRICS, NULL, NULL, 0, &text, err,
+			   sizeof(err)) != 0)
+		fail_msg("%s's metrics: %s", names[h], err);
+	shmsched_disconnect(c);
+	char want[160];
+	snprintf(want, sizeof(want), "\n%s ", name);
+	const char *at = strstr(text, want);
+	if (at == NULL)
+		fail_msg("%s's metrics lack %s", names[h], name);
+	double v = strtod(at + strlen(want), NULL);
+	free(text);
+	return v;
+}
+
 static void assert_metrics(int h, const char *line)
 {
 	if (!metrics_have(h, line))
@@ -2192,13 +2216,15 @@ static double await_zone_free(const int *own, int z, long long cpu, long long po
  * its owner (4 cpu free, the node's whole); each host places 3 pods of
  * 1 cpu on a zone of its own, and the status shows that zone's free cpu
  * down to 1 cpu and its free pods 3 fewer, with the lag back to 0 records
- * (sync: answered after their commits); released, back to 4 cpu. Fails
+ * (sync: answered after their commits); released, back to 4 cpu; each
+ * host's puts of its status at most one a second. Fails
  * on a host that puts its status once and never again (the free figures
  * never move), and on the old code (no status or capacity lines). */
 static void status_shows_capacity(void **state)
 {
 	(void)state;
 	hosts.cluster_name = "etcd-status";
+	double started = etcd_hosts_now_s();
 	start_host(0);
 	start_host(1);
 	struct etcd_client *ec;
@@ -2252,6 +2278,16 @@ static void status_shows_capacity(void **state)
 		assert_metrics(h, "# TYPE shmsched_etcd_replication_lag_seconds gauge");
 		assert_metrics(h, "shmsched_etcd_replication_lag_records 0");
 		shmsched_disconnect(p[h].c);
+	}
+	/* At most one put a second (and the first, at the join's tick); at
+	 * least the three states seen above. */
+	double secs = etcd_hosts_now_s() - started;
+	for (int h = 0; h < 2; h++) {
+		double puts = metric_value(h, "shmsched_etcd_status_puts_total");
+		printf("%s: %.0f status puts in %.1f s\n", names[h], puts, secs);
+		if (puts < 3 || puts > secs + 2)
+			fail_msg("%s: %.0f status puts in %.1f s: expected 3 to one a second",
+				 names[h], puts, secs);
 	}
 	etcd_client_close(ec);
 }
