@@ -7,7 +7,7 @@
  * rebuild from etcd (coord/rebuild.h) and the watch stream
  * (coord/watch.h); a host's status value in hosts/<host>
  * (coord/host_status.h: its shards' free capacity, its replication lag)
- * and the chooser of hosts to forward a pod to (coord/forward.h); the
+ * and the chooser of hosts to forward a pod to (coord/forward_choose.h); the
  * quota escrow's split and two-phase rule (coord/quota_escrow.h), its
  * keys' values
  * (coord/quota_escrow_value.h) and its rounds through etcd
@@ -22,7 +22,7 @@
 #include "coord/commit_queue.h"
 #include "coord/placement_value.h"
 #include "coord/host_status.h"
-#include "coord/forward.h"
+#include "coord/forward_choose.h"
 #include "coord/quota_escrow.h"
 #include "coord/quota_escrow_value.h"
 #include "coord/quota_escrow_round.h"

@@ -6,7 +6,7 @@
  * of one node, each on its own, and their sums over the shard's nodes),
  * and the host's replication lag (the records queued for etcd and the
  * oldest one's age). Read by `shmsched cluster status` and by the chooser
- * of hosts a pod may be forwarded to (coord/forward.h): outside input,
+ * of hosts a pod may be forwarded to (coord/forward_choose.h): outside input,
  * decoded strictly (tests/fuzz/fuzz_host_status.c).
  *
  * The text, one space between fields, nothing else:

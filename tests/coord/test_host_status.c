@@ -1,6 +1,6 @@
 /* tests/coord: a host's status value in etcd (coord/host_status.h), a
  * decoder of outside input, and the chooser of hosts to forward a pod to
- * (coord/forward.h).
+ * (coord/forward_choose.h).
  *
  * round_trips: a value encodes and decodes back to the same value and
  * text, the largest (HOST_STATUS_SHARDS shards at their longest names and
@@ -190,7 +190,7 @@ static void test_chooser(void **state)
 		{"e", &st[4]}, {"f", &st[5]}, {"g", &g}, {"none", NULL},
 	};
 	size_t n = sizeof(hosts) / sizeof(hosts[0]);
-	struct forward_request req = {.cpu_milli = 1000, .mem_bytes = 1000};
+	struct forward_need req = {.cpu_milli = 1000, .mem_bytes = 1000};
 	size_t out[8];
 	size_t k = forward_candidates(hosts, n, "x", &req, 8, out);
 	assert_int_equal(k, 4);

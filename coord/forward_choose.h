@@ -10,8 +10,8 @@
  * two nodes' and the pod may still not fit there (it is "may": the target
  * places or refuses). The figures are as fresh as the host's last put
  * (at most one a second, coord/membership.c). */
-#ifndef SHMSCHED_COORD_FORWARD_H
-#define SHMSCHED_COORD_FORWARD_H
+#ifndef SHMSCHED_COORD_FORWARD_CHOOSE_H
+#define SHMSCHED_COORD_FORWARD_CHOOSE_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -23,7 +23,7 @@ struct forward_host {
 	const struct host_status *status; /* its decoded value; NULL: none (skipped) */
 };
 
-struct forward_request {
+struct forward_need {
 	int64_t cpu_milli;
 	int64_t mem_bytes;
 };
@@ -34,6 +34,6 @@ struct forward_request {
  * the most memory so, then the fewer records queued for etcd (the lag),
  * then by name. Returns how many. */
 size_t forward_candidates(const struct forward_host *hosts, size_t n, const char *self,
-			  const struct forward_request *req, size_t fan_out, size_t *out);
+			  const struct forward_need *req, size_t fan_out, size_t *out);
 
 #endif

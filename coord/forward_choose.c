@@ -1,14 +1,14 @@
-/* The chooser of hosts to forward a pod to (coord/forward.h). Pure.
+/* The chooser of hosts to forward a pod to (coord/forward_choose.h). Pure.
  * Cost: O(hosts x shards a host x fan_out) comparisons (the best kept by
  * insertion into out); no allocation. */
-#include "coord/forward.h"
+#include "coord/forward_choose.h"
 
 #include <stdbool.h>
 #include <string.h>
 
 /* Host h's best shard that may fit req: its sums into *cpu, *mem; false
  * when none may. */
-static bool best_fit(const struct forward_host *h, const struct forward_request *req,
+static bool best_fit(const struct forward_host *h, const struct forward_need *req,
 		     int64_t *cpu, int64_t *mem)
 {
 	bool any = false;
@@ -30,7 +30,7 @@ static bool best_fit(const struct forward_host *h, const struct forward_request 
 
 /* Whether host a ranks before host b (both may fit). */
 static bool before(const struct forward_host *hosts, size_t a, size_t b,
-		   const struct forward_request *req)
+		   const struct forward_need *req)
 {
 	int64_t ac = 0, am = 0, bc = 0, bm = 0;
 	(void)best_fit(&hosts[a], req, &ac, &am);
@@ -45,7 +45,7 @@ static bool before(const struct forward_host *hosts, size_t a, size_t b,
 }
 
 size_t forward_candidates(const struct forward_host *hosts, size_t n, const char *self,
-			  const struct forward_request *req, size_t fan_out, size_t *out)
+			  const struct forward_need *req, size_t fan_out, size_t *out)
 {
 	size_t k = 0;
 	for (size_t i = 0; i < n && fan_out > 0; i++) {
