@@ -4,6 +4,21 @@
  *
  *   cluster NAME (etcd revision R): H hosts, S shards, coordinator HOST
  *   host HOST lease ID ttl-left Ns/Gs shards N
+ *   status HOST lag R records O ms shards N more M
+ *                                         (its status value in hosts/HOST,
+ *                                          coord/host_status.h: R records
+ *                                          not yet answered by etcd, the
+ *                                          oldest O ms old; N shards
+ *                                          listed, M more owned; "status
+ *                                          HOST none" before its first
+ *                                          put, "status HOST unreadable:
+ *                                          WHY" for a value that does
+ *                                          not decode)
+ *   capacity HOST S nodes N largest cpu C memory M pods P sum cpu C memory M pods P
+ *                                         (each listed shard: free cpu in
+ *                                          millicores, memory in bytes,
+ *                                          pods, the largest of one node
+ *                                          and the sums over its nodes)
  *   shard S assigned HOST owner HOST      ("-": none; "moving" when the
  *                                          two differ)
  *   slice QUEUE S FLAVOR RESOURCE AMOUNT ... acknowledged|unacknowledged
@@ -39,7 +54,11 @@ static void usage(FILE *to)
 		"hosts with their leases' seconds left, its coordinator, and each\n"
 		"shard's assigned host and owner (\"moving\" while they differ), and\n"
 		"each shard's slice of each ClusterQueue's quota (quota by escrow)\n"
-		"with its owner's use report.\n"
+		"with its owner's use report; each host's status as it last put it\n"
+		"(at most once a second): its replication lag (records not yet\n"
+		"answered by etcd, the oldest one's age) and each owned shard's\n"
+		"nodes and free cpu, memory and pods (the largest of one node, the\n"
+		"sums).\n"
 		"--etcd: etcd's client URLs, comma separated (default\n"
 		"$SHMSCHED_ETCD_ENDPOINTS); --etcd-cluster: as shmschedd's (default\n"
 		"\"default\").\n");
@@ -65,7 +84,45 @@ struct slice_row {
 struct host_row {
 	char name[MEMBERSHIP_HOST_MAX];
 	int64_t lease;
+	int status_rc; /* 0: status decoded; -ENODATA: the name alone; else why */
+	char why[160];
+	struct host_status status;
 };
+
+/* hosts/<host>'s value: the host's name alone (the join's put, before its
+ * first status) or its status (coord/host_status.h). */
+static void host_value(struct host_row *h, const struct etcd_kv *kv)
+{
+	if (kv->value_len == strlen(h->name) && memcmp(kv->value, h->name, kv->value_len) == 0) {
+		h->status_rc = -ENODATA;
+		return;
+	}
+	h->status_rc = host_status_decode(kv->value, kv->value_len, &h->status, h->why,
+					  sizeof(h->why));
+}
+
+static void print_status(const struct host_row *h)
+{
+	if (h->status_rc == -ENODATA) {
+		printf("status %s none\n", h->name);
+		return;
+	}
+	if (h->status_rc != 0) {
+		printf("status %s unreadable: %s\n", h->name, h->why);
+		return;
+	}
+	const struct host_status *st = &h->status;
+	printf("status %s lag %" PRId64 " records %" PRId64 " ms shards %" PRIu32 " more %" PRIu32
+	       "\n", h->name, st->lag_records, st->lag_oldest_ms, st->n, st->more);
+	for (uint32_t i = 0; i < st->n; i++) {
+		const struct host_status_shard *s = &st->shards[i];
+		printf("capacity %s %s nodes %" PRIu32 " largest cpu %" PRId64 " memory %" PRId64
+		       " pods %" PRId64 " sum cpu %" PRId64 " memory %" PRId64 " pods %" PRId64
+		       "\n", h->name, s->name, s->nodes, s->largest_cpu_milli,
+		       s->largest_mem_bytes, s->largest_pods, s->sum_cpu_milli, s->sum_mem_bytes,
+		       s->sum_pods);
+	}
+}
 
 static void copy(char *dst, size_t cap, const uint8_t *src, size_t len)
 {
@@ -175,7 +232,8 @@ static int show(struct etcd_client *ec, const char *cluster)
 		if (kl > 6 && memcmp(k, "hosts/", 6) == 0 && n_hosts < MEMBERSHIP_HOSTS_MAX) {
 			copy(hosts[n_hosts].name, MEMBERSHIP_HOST_MAX, (const uint8_t *)k + 6,
 			     kl - 6);
-			hosts[n_hosts++].lease = kv->lease;
+			hosts[n_hosts].lease = kv->lease;
+			host_value(&hosts[n_hosts++], kv);
 		} else if (kl == 11 && memcmp(k, "coordinator", 11) == 0) {
 			copy(coordinator, sizeof(coordinator), kv->value, kv->value_len);
 		} else if (kl > 7 && memcmp(k, "shards/", 7) == 0) {
@@ -211,6 +269,7 @@ static int show(struct etcd_client *ec, const char *cluster)
 			printf("host %s lease %" PRIx64 " ttl-left %s shards %zu\n",
 			       hosts[h].name, (uint64_t)hosts[h].lease,
 			       rc == -ENOENT ? "expired" : "unknown", owned);
+		print_status(&hosts[h]);
 	}
 	for (size_t s = 0; s < n_shards; s++) {
 		const struct shard_row *row = &shards[s];

@@ -5,8 +5,11 @@
  * pipelined committer of a shard's placements (coord/commit_queue.h), the
  * placement value it writes (coord/placement_value.h), a shard's
  * rebuild from etcd (coord/rebuild.h) and the watch stream
- * (coord/watch.h); the quota escrow's split and two-phase rule
- * (coord/quota_escrow.h), its keys' values
+ * (coord/watch.h); a host's status value in hosts/<host>
+ * (coord/host_status.h: its shards' free capacity, its replication lag)
+ * and the chooser of hosts to forward a pod to (coord/forward_choose.h); the
+ * quota escrow's split and two-phase rule (coord/quota_escrow.h), its
+ * keys' values
  * (coord/quota_escrow_value.h) and its rounds through etcd
  * (coord/quota_escrow_round.h), run by a host's membership
  * (coord/quota_escrow_member.h: its slices, acknowledgements and use
@@ -19,6 +22,8 @@
 #include "coord/etcd_codec.h"
 #include "coord/commit_queue.h"
 #include "coord/placement_value.h"
+#include "coord/host_status.h"
+#include "coord/forward_choose.h"
 #include "coord/quota_escrow.h"
 #include "coord/quota_escrow_value.h"
 #include "coord/quota_escrow_round.h"

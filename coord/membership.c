@@ -10,8 +10,13 @@
  * committers' lane keys, owner): O(hosts + shards) keys, never its
  * placements, and a transaction per change (the coordinator's
  * assignments in lists of ETCD_MAX_TXN_OPS; each take and release
- * alone). Nothing here is on a placement's path: the caller keeps
- * what the callbacks tell it and checks that itself.
+ * alone), and with a status callback a put of the host's status at most
+ * once a second, only when its text changed (HOST_STATUS_VALUE_MAX
+ * bytes; the callback's pass over the nodes is its own cost). The first
+ * range reads every host's status with its key: about 200 bytes a shard
+ * listed (each shard is listed by its one owner) and 52 a host. Nothing
+ * here is on a placement's path: the caller keeps what the callbacks
+ * tell it and checks that itself.
  *
  * Invariants: a shard is told owned only after its owner key was put with
  * this host's lease, and told not owned before the key is deleted; the
@@ -73,6 +78,14 @@ struct membership {
 	size_t n_seen;
 	char keys[ETCD_MAX_TXN_OPS][KEY_MAX];
 	struct quota_escrow_member *escrow; /* NULL: no queue split */
+	/* The host's status: the last text put at this lease (status_len 0:
+	 * none yet, the key holds the name), when it was last asked for. */
+	struct host_status status;
+	char status_text[HOST_STATUS_VALUE_MAX + 1];
+	char status_put[HOST_STATUS_VALUE_MAX + 1];
+	size_t status_len;
+	uint64_t status_at;
+	bool status_asked;
 	int escrow_rc; /* its last tick's, for its log lines */
 };
 
@@ -209,6 +222,8 @@ static int join(struct membership *m)
 		return rc != 0 ? rc : -EEXIST;
 	}
 	m->lease = id;
+	m->status_len = 0; /* the key holds the name again */
+	m->status_asked = false;
 	lease_renewer_hold(m->renewer, id, sent); /* tells the instant */
 	pthread_mutex_lock(&m->mu);
 	m->st.lease = id;
@@ -515,6 +530,46 @@ static void escrow_tick(struct membership *m, bool coordinating)
 	m->escrow_rc = rc;
 }
 
+/* The host's status, asked for at most once every
+ * MEMBERSHIP_STATUS_EVERY_NS, put in hosts/<host> when its text changed:
+ * compare LEASE(hosts/<host>) == the lease (the key is ours: never put
+ * back after it went with a lapsed lease). 0, or a negative errno. */
+static int status_tick(struct membership *m)
+{
+	uint64_t now = clock_now(m);
+	if (m->status_asked && now - m->status_at < MEMBERSHIP_STATUS_EVERY_NS)
+		return 0;
+	m->status_asked = true;
+	m->status_at = now;
+	memset(&m->status, 0, sizeof(m->status));
+	m->cfg.status(m->cfg.arg, (const shard_name_t *)m->owned, m->n_owned, &m->status);
+	int n = host_status_encode(&m->status, m->status_text);
+	if (n < 0)
+		return n;
+	if ((size_t)n == m->status_len && memcmp(m->status_text, m->status_put, (size_t)n) == 0)
+		return 0;
+	char key[KEY_MAX];
+	size_t kl = key_of(m, key, "hosts/", m->host, "");
+	struct etcd_compare cmp = {.target = ETCD_CMP_LEASE, .result = ETCD_CMP_EQUAL,
+				   .key = key, .key_len = kl, .number = m->lease};
+	struct etcd_op put = {.kind = ETCD_OP_PUT, .key = key, .key_len = kl,
+			      .value = m->status_text, .value_len = (size_t)n,
+			      .lease = m->lease};
+	struct etcd_txn t = {&cmp, 1, &put, 1, NULL, 0};
+	struct etcd_txn_result r;
+	int rc = etcd_txn(m->c, &t, &r);
+	if (rc != 0)
+		return rc;
+	bool ok = r.succeeded;
+	etcd_txn_result_free(&r);
+	if (!ok)
+		return 0; /* the key not ours now: a lapse the next tick finds */
+	memcpy(m->status_put, m->status_text, (size_t)n);
+	m->status_len = (size_t)n;
+	count(m, &m->st.status_puts, 1);
+	return 0;
+}
+
 static void tick(struct membership *m)
 {
 	int rc = take_loss(m);
@@ -552,6 +607,8 @@ static void tick(struct membership *m)
 		tell_owned(m);
 	if (rc == 0 && m->escrow != NULL)
 		escrow_tick(m, coordinating);
+	if (rc == 0 && m->lease != 0 && m->cfg.status != NULL)
+		rc = status_tick(m);
 	if (rc != 0 && rc != -ENOENT)
 		count(m, &m->st.errors, 1);
 	/* Logged when it changes: a failing etcd is not a line per tick. */

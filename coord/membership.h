@@ -3,7 +3,9 @@
  * holds the host's lease, elects a coordinator, and takes and releases
  * the shards the coordinator assigns. Keys, under /shmsched/<cluster>/:
  *
- *   hosts/<host>          the host's name, with its lease (it is live)
+ *   hosts/<host>          the host's name, with its lease (it is live);
+ *                         then its status (coord/host_status.h: its
+ *                         shards' free capacity, its replication lag)
  *   coordinator           the coordinator's name, with its lease
  *   shards/<s>/assigned   the host the coordinator gave shard s; written
  *                         only in a transaction guarded by
@@ -28,7 +30,11 @@
  * (the caller may find nodes of an owned shard that reached it since).
  * With escrow queues, the coordinator then runs their rounds and the
  * owner reads and acknowledges its slices and reports its use
- * (coord/quota_escrow_member.h).
+ * (coord/quota_escrow_member.h). With a status callback, the tick then
+ * asks for the host's status at most once a second
+ * (MEMBERSHIP_STATUS_EVERY_NS) and puts it in hosts/<host> when its text
+ * changed (fenced by LEASE(hosts/<host>) == the lease): at most one put a
+ * second, HOST_STATUS_VALUE_MAX bytes.
  *
  * The lease is surely alive until the last successful renewal's send
  * time plus TTL - TTL/4 (the margin: a renewal not yet through, the
@@ -48,6 +54,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "coord/host_status.h"
 #include "coord/lease_renewer.h"
 #include "coord/quota_escrow_member.h"
 #include "coord/shard_map.h"
@@ -56,6 +63,9 @@
 #define MEMBERSHIP_TTL_MIN_S 2 /* etcd's minimum TTL */
 #define MEMBERSHIP_HOST_MAX 64 /* a host name's bytes, at most */
 #define MEMBERSHIP_HOSTS_MAX 256u
+/* The host's status is asked for at most this often (on the injected
+ * clock). */
+#define MEMBERSHIP_STATUS_EVERY_NS UINT64_C(1000000000)
 
 typedef char shard_name_t[SHARD_NAME_MAX];
 
@@ -89,6 +99,11 @@ struct membership_config {
 	/* The host's use of each queue, reported for the coordinator's
 	 * rebalance (QE7; with `arg`); NULL: none, the split stays even. */
 	quota_escrow_use_fn escrow_use;
+	/* This host's status for the owned shards `owned` (n, sorted) into
+	 * *out (zeroed first), with `arg`, on the membership thread at most
+	 * once every MEMBERSHIP_STATUS_EVERY_NS; put in hosts/<host> when its
+	 * text changed. NULL: the key holds the host's name only. */
+	void (*status)(void *arg, const shard_name_t *owned, size_t n, struct host_status *out);
 };
 
 struct membership_status {
@@ -100,6 +115,7 @@ struct membership_status {
 	uint64_t losses;     /* keep-alives refused: the lease had expired */
 	uint64_t errors;     /* requests without an answer, or refused */
 	uint64_t takes, releases, assigned; /* shards taken, released, assigned */
+	uint64_t status_puts; /* the host's status put in hosts/<host> */
 	struct lease_renewer_stats renew; /* the keep-alives' latencies and gaps */
 };
 

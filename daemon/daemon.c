@@ -46,6 +46,7 @@
 #include "daemon/etcd_sync_internal.h"
 #include "daemon/shard_watch_internal.h"
 #include "daemon/shard_gate_internal.h"
+#include "daemon/capacity_summary_internal.h"
 #include "daemon/taint_evict_internal.h"
 
 struct daemon {
@@ -74,6 +75,7 @@ struct daemon {
 	char *pool_label;
 	uint32_t pool_key;             /* its intern id */
 	struct shard_gate *shard_gate; /* with --etcd (issue 40); NULL: one host */
+	uint32_t shard_key;            /* the shard label's id (--shard-by) */
 	struct membership *membership; /* its thread; NULL: one host */
 	struct etcd_sync *etcd_sync;   /* sync commits; NULL: none */
 	struct shard_watch *shard_watch; /* other shards' placements; NULL: none */
@@ -420,6 +422,22 @@ static void shard_metrics_text(const struct daemon_shards *c, struct quota_text 
 		       "shmsched_etcd_placements_total{result=\"lost\"} %" PRIu64 "\n",
 		       c->committed, c->refused, c->counted, c->deletes_dropped,
 		       c->labels_dropped, c->queue_dropped, c->queue_unknown, c->lost);
+	quota_text_put(o, "# HELP shmsched_etcd_replication_lag_seconds The age of the "
+		       "oldest placement record this host has pushed to etcd and etcd has "
+		       "not answered yet, queued or in flight, sync and async alike (0: "
+		       "none).\n"
+		       "# TYPE shmsched_etcd_replication_lag_seconds gauge\n"
+		       "shmsched_etcd_replication_lag_seconds %.3f\n"
+		       "# HELP shmsched_etcd_replication_lag_records Placement records "
+		       "this host has pushed to etcd and etcd has not answered yet.\n"
+		       "# TYPE shmsched_etcd_replication_lag_records gauge\n"
+		       "shmsched_etcd_replication_lag_records %" PRId64 "\n"
+		       "# HELP shmsched_etcd_status_puts_total This host's status (its "
+		       "shards' free capacity, its replication lag) put in hosts/<host>: at "
+		       "most one a second, when it changed.\n"
+		       "# TYPE shmsched_etcd_status_puts_total counter\n"
+		       "shmsched_etcd_status_puts_total %" PRIu64 "\n",
+		       (double)c->lag_oldest_ms / 1000.0, c->lag_records, c->status_puts);
 	if (!c->watching)
 		return;
 	quota_text_put(o, "# HELP shmsched_etcd_foreign_placements Other shards' "
@@ -1160,6 +1178,18 @@ static int member_escrow_use(void *arg, struct quota_escrow_value *use, size_t n
 	return qe_host_use(d->escrow, use, n);
 }
 
+/* The host's status put in hosts/<host> (coord/host_status.h): its
+ * owned shards' free capacity and its replication lag; at most once a
+ * second (the membership's MEMBERSHIP_STATUS_EVERY_NS). */
+static void member_status(void *arg, const shard_name_t *owned, size_t n,
+			  struct host_status *out)
+{
+	struct daemon *d = arg;
+	capacity_summary(d->cluster, d->strings, d->shard_key, owned, n, out);
+	if (d->etcd_sync != NULL)
+		etcd_sync_lag(d->etcd_sync, &out->lag_records, &out->lag_oldest_ms);
+}
+
 static void member_owned(void *arg, const shard_name_t *names, size_t n)
 {
 	struct daemon *d = arg;
@@ -1238,6 +1268,7 @@ static int start_shards(struct daemon *d, const struct daemon_config *cfg, char 
 	uint32_t key;
 	if (intern_add_str(d->strings, label, &key) < 0)
 		return errmsg_rc(-ENOMEM, err, err_len, "--shard-by: out of memory");
+	d->shard_key = key;
 	d->shard_gate = shard_gate_create(d->cluster, d->strings, key, label);
 	if (d->shard_gate == NULL || serve_set_shard_gate(d->serve, d->shard_gate) < 0)
 		return errmsg_rc(-ENOMEM, err, err_len, "--etcd: out of memory");
@@ -1258,6 +1289,7 @@ static int start_shards(struct daemon *d, const struct daemon_config *cfg, char 
 		.shards = member_shards,
 		.owned = member_owned,
 		.alive_until = member_alive_until,
+		.status = member_status,
 		.arg = d,
 	};
 	if (d->escrow != NULL) {
@@ -1345,7 +1377,7 @@ bool daemon_shard_status(struct daemon *d, struct daemon_shards *out)
 	*out = (struct daemon_shards){.coordinator = ms.coordinator, .lease = ms.lease,
 		.owned = ms.owned, .joins = ms.joins, .renewals = ms.renewals,
 		.losses = ms.losses, .errors = ms.errors, .takes = ms.takes,
-		.releases = ms.releases, .assigned = ms.assigned,
+		.releases = ms.releases, .assigned = ms.assigned, .status_puts = ms.status_puts,
 		.alive_until_ns = gc.alive_until, .renew_sum_ns = ms.renew.rtt_sum_ns,
 		.renew_gap_max_ns = ms.renew.gap_max_ns};
 	memcpy(out->renew_buckets, ms.renew.buckets, sizeof(out->renew_buckets));
@@ -1360,6 +1392,7 @@ bool daemon_shard_status(struct daemon *d, struct daemon_shards *out)
 		out->labels_dropped = ec.labels_dropped;
 		out->queue_dropped = ec.queue_dropped;
 		out->queue_unknown = ec.queue_unknown;
+		etcd_sync_lag(d->etcd_sync, &out->lag_records, &out->lag_oldest_ms);
 	}
 	if (d->shard_watch != NULL) {
 		struct shard_watch_counts wc;

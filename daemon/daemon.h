@@ -402,6 +402,7 @@ struct daemon_shards {
 	size_t owned;            /* shards owned */
 	uint64_t joins, renewals, losses, errors;
 	uint64_t takes, releases, assigned;
+	uint64_t status_puts;    /* its status put in hosts/<host> */
 	uint64_t alive_until_ns; /* monotonic; 0: not placing */
 	/* The lease's keep-alives (coord/lease_renewer.h): answered ones by
 	 * latency (renew_buckets[i]: within the i-th bucket's bound of
@@ -417,6 +418,9 @@ struct daemon_shards {
 	 * unknown here). */
 	uint64_t committed, refused, counted, deletes_dropped, labels_dropped, lost;
 	uint64_t queue_dropped, queue_unknown;
+	/* The replication lag (etcd_sync_lag): records not yet answered by
+	 * etcd, the oldest one's age (ms). */
+	int64_t lag_records, lag_oldest_ms;
 	/* The shard watch (daemon/shard_watch_internal.h): other shards'
 	 * placements held as records, the revision seen through, its
 	 * events. */

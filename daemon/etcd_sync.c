@@ -1193,3 +1193,21 @@ void etcd_sync_get_counts(struct etcd_sync *s, struct etcd_sync_counts *out)
 	out->lost = s->lost_total;
 	pthread_mutex_unlock(&s->async_mu);
 }
+
+void etcd_sync_lag(struct etcd_sync *s, int64_t *records, int64_t *oldest_ms)
+{
+	int64_t n = 0, oldest = 0;
+	/* Under mu: a committer is closed only after it left the table. */
+	pthread_mutex_lock(&s->mu);
+	for (size_t j = 0; j < s->n; j++) {
+		size_t r;
+		long o;
+		commit_queue_window(s->shards[j].q, &r, &o);
+		n += (int64_t)r;
+		if (o > oldest)
+			oldest = o;
+	}
+	pthread_mutex_unlock(&s->mu);
+	*records = n;
+	*oldest_ms = oldest;
+}

@@ -215,4 +215,11 @@ struct etcd_sync_counts {
 };
 void etcd_sync_get_counts(struct etcd_sync *s, struct etcd_sync_counts *out);
 
+/* The replication lag: records pushed to the owned shards' committers
+ * and not yet answered by etcd (queued or in flight; sync and async
+ * alike), and the oldest one's age in ms (0: none). Any thread; takes
+ * each committer's lanes' locks in turn (commit_queue_window), so the
+ * sum is no one instant's. */
+void etcd_sync_lag(struct etcd_sync *s, int64_t *records, int64_t *oldest_ms);
+
 #endif

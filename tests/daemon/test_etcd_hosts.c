@@ -22,8 +22,8 @@
  *    while it was stopped; it checks its lease's instant on every pod,
  *    before its membership thread has noticed anything).
  * sync_commits_placements, rules_across_shards, sync_answers_after_commits,
- * async_answers_then_commits, quota_by_escrow, quota_escrow_by_use and
- * quota_survives_failover (each
+ * async_answers_then_commits, quota_by_escrow, quota_escrow_by_use,
+ * quota_survives_failover and status_shows_capacity (each
  * described where it is defined) follow, with their own clusters' keys.
  * The whole run takes about 40 s on an idle machine. */
 #define _GNU_SOURCE 1
@@ -243,6 +243,30 @@ static bool metrics_have(int h, const char *line)
 	bool have = strstr(text, want) != NULL;
 	free(text);
 	return have;
+}
+
+/* The value of host h's metric `name` (a line "name value"); fails when
+ * it has none. */
+static double metric_value(int h, const char *name)
+{
+	char sock[160], err[256], *text = NULL;
+	sock_of(h, sock, sizeof(sock));
+	strcat(sock, ".admin");
+	struct shmsched_client *c;
+	if (shmsched_connect(sock, &c, err, sizeof(err)) != 0)
+		fail_msg("connect %s: %s", sock, err);
+	if (shmsched_queue(c, SHMSCHED_QUEUE_METRICS, NULL, NULL, 0, &text, err,
+			   sizeof(err)) != 0)
+		fail_msg("%s's metrics: %s", names[h], err);
+	shmsched_disconnect(c);
+	char want[160];
+	snprintf(want, sizeof(want), "\n%s ", name);
+	const char *at = strstr(text, want);
+	if (at == NULL)
+		fail_msg("%s's metrics lack %s", names[h], name);
+	double v = strtod(at + strlen(want), NULL);
+	free(text);
+	return v;
 }
 
 static void assert_metrics(int h, const char *line)
@@ -2112,6 +2136,162 @@ static void quota_escrow_by_use(void **state)
 	}
 }
 
+/* What `shmsched cluster status` shows of each host's status
+ * (hosts/<host>, coord/host_status.h): per zone, the host whose capacity
+ * line lists it (-1: none), its free cpu (sum and largest, millicores)
+ * and pods; per host, whether its status line was there, and its lag. */
+struct status_view {
+	int host[ZONES];
+	long long sum_cpu[ZONES], largest_cpu[ZONES], sum_pods[ZONES];
+	bool status[HOSTS];
+	long long lag_records[HOSTS];
+};
+
+static void read_status_view(struct status_view *v, bool print)
+{
+	char cmd[512], line[512];
+	snprintf(cmd, sizeof(cmd), "%s cluster status --etcd %s --etcd-cluster %s", shmsched,
+		 endpoints, hosts.cluster_name);
+	memset(v, 0, sizeof(*v));
+	for (int z = 0; z < ZONES; z++)
+		v->host[z] = -1;
+	FILE *p = popen(cmd, "r");
+	assert_non_null(p);
+	while (fgets(line, sizeof(line), p) != NULL) {
+		if (print)
+			printf("  %s", line);
+		char name[64];
+		int z;
+		unsigned nodes, n, more;
+		long long lc, lm, lp, sc, sm, sp, rec, ms;
+		if (sscanf(line, "status %63s lag %lld records %lld ms shards %u more %u", name,
+			   &rec, &ms, &n, &more) == 5) {
+			for (int h = 0; h < HOSTS; h++)
+				if (strcmp(name, names[h]) == 0) {
+					v->status[h] = true;
+					v->lag_records[h] = rec;
+				}
+		} else if (sscanf(line, "capacity %63s z%d nodes %u largest cpu %lld memory %lld "
+				  "pods %lld sum cpu %lld memory %lld pods %lld", name, &z, &nodes,
+				  &lc, &lm, &lp, &sc, &sm, &sp) == 9 && z >= 0 && z < ZONES) {
+			for (int h = 0; h < HOSTS; h++)
+				if (strcmp(name, names[h]) == 0)
+					v->host[z] = h;
+			assert_int_equal(nodes, 1); /* one node a zone */
+			assert_true(lc == sc && lm == sm && lp == sp);
+			v->sum_cpu[z] = sc;
+			v->largest_cpu[z] = lc;
+			v->sum_pods[z] = sp;
+		}
+	}
+	assert_int_equal(pclose(p), 0);
+}
+
+/* Polls cluster status (limit_s) until zone z is shown by its owner
+ * own[z] with `cpu` millicores free (and `pods` free pods when >= 0) and
+ * that host's lag 0 records; the seconds it took, or -1 (the last view
+ * printed). */
+static double await_zone_free(const int *own, int z, long long cpu, long long pods,
+			      double limit_s)
+{
+	double t0 = etcd_hosts_now_s();
+	struct status_view v;
+	for (;;) {
+		read_status_view(&v, false);
+		int h = own[z];
+		if (v.host[z] == h && v.sum_cpu[z] == cpu && (pods < 0 || v.sum_pods[z] == pods) &&
+		    v.status[h] && v.lag_records[h] == 0)
+			return etcd_hosts_now_s() - t0;
+		if (etcd_hosts_now_s() - t0 > limit_s) {
+			read_status_view(&v, true);
+			return -1;
+		}
+		etcd_hosts_sleep_ms(100);
+	}
+}
+
+/* Each host's status in etcd (issue 40 items 4 and 6): two hosts split
+ * the four zones; `shmsched cluster status` shows each host's status
+ * line (its lag) and a capacity line for each zone it owns, listed by
+ * its owner (4 cpu free, the node's whole); each host places 3 pods of
+ * 1 cpu on a zone of its own, and the status shows that zone's free cpu
+ * down to 1 cpu and its free pods 3 fewer, with the lag back to 0 records
+ * (sync: answered after their commits); released, back to 4 cpu; each
+ * host's puts of its status at most one a second. Fails
+ * on a host that puts its status once and never again (the free figures
+ * never move), and on the old code (no status or capacity lines). */
+static void status_shows_capacity(void **state)
+{
+	(void)state;
+	hosts.cluster_name = "etcd-status";
+	double started = etcd_hosts_now_s();
+	start_host(0);
+	start_host(1);
+	struct etcd_client *ec;
+	char err[256];
+	struct etcd_client_options o = {.timeout_ms = 5000};
+	if (etcd_client_open(&ec, endpoints, &o, err, sizeof(err)) != 0)
+		fail_msg("etcd: %s", err);
+	int own[ZONES];
+	await_balanced(ec, 3u, own, 20);
+	const long long pods = 1000000; /* the cluster file's */
+	for (int z = 0; z < ZONES; z++)
+		if (await_zone_free(own, z, 4000, pods, 10) < 0)
+			fail_msg("cluster status: zone z%d not shown by its owner %s with 4 cpu "
+				 "free within 10 s", z, names[own[z]]);
+	struct status_view v;
+	read_status_view(&v, true);
+	struct producer p[2] = {{0}, {0}};
+	uint64_t ids[2][3];
+	for (int h = 0; h < 2; h++) {
+		int z = 0;
+		while (own[z] != h)
+			z++;
+		connect_to(h, &p[h]);
+		uint32_t tid = template_of(&p[h], h, z, "1");
+		for (int i = 0; i < 3; i++) {
+			struct shmsched_result r = place_tid(&p[h], tid);
+			if (r.status != SHMSCHED_PLACED)
+				fail_msg("%s: a pod of 1 cpu on its zone z%d: %s", names[h], z,
+					 r.message);
+			ids[h][i] = r.placement_id;
+		}
+		double t = await_zone_free(own, z, 1000, pods - 3, 10);
+		if (t < 0)
+			fail_msg("cluster status: %s's zone z%d not shown with 1 cpu free after 3 "
+				 "pods of 1 cpu within 10 s: its status not refreshed", names[h],
+				 z);
+		printf("%s: z%d's free cpu 4 -> 1 in cluster status %.2f s after the third "
+		       "answer\n", names[h], z, t);
+	}
+	read_status_view(&v, true);
+	for (int h = 0; h < 2; h++) {
+		int z = 0;
+		while (own[z] != h)
+			z++;
+		for (int i = 0; i < 3; i++)
+			if (shmsched_release(p[h].c, ids[h][i], err, sizeof(err)) != 0)
+				fail_msg("release on %s: %s", names[h], err);
+		if (await_zone_free(own, z, 4000, pods, 10) < 0)
+			fail_msg("cluster status: %s's zone z%d not back to 4 cpu free within 10 s "
+				 "of the releases", names[h], z);
+		assert_metrics(h, "# TYPE shmsched_etcd_replication_lag_seconds gauge");
+		assert_metrics(h, "shmsched_etcd_replication_lag_records 0");
+		shmsched_disconnect(p[h].c);
+	}
+	/* At most one put a second (and the first, at the join's tick); at
+	 * least the three states seen above. */
+	double secs = etcd_hosts_now_s() - started;
+	for (int h = 0; h < 2; h++) {
+		double puts = metric_value(h, "shmsched_etcd_status_puts_total");
+		printf("%s: %.0f status puts in %.1f s\n", names[h], puts, secs);
+		if (puts < 3 || puts > secs + 2)
+			fail_msg("%s: %.0f status puts in %.1f s: expected 3 to one a second",
+				 names[h], puts, secs);
+	}
+	etcd_client_close(ec);
+}
+
 static int teardown(void **state)
 {
 	(void)state;
@@ -2186,6 +2366,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_teardown(quota_by_escrow, teardown),
 		cmocka_unit_test_teardown(quota_escrow_by_use, teardown),
 		cmocka_unit_test_teardown(quota_survives_failover, teardown),
+		cmocka_unit_test_teardown(status_shows_capacity, teardown),
 	};
 	if (getenv("SHMSCHED_TEST_FILTER"))
 		cmocka_set_test_filter(getenv("SHMSCHED_TEST_FILTER"));
