@@ -142,6 +142,21 @@ static inline uint32_t qc_charged_tag(int cq, int flavor, bool borrowed)
 	return qc_tag(cq, flavor) | (borrowed ? QC_TAG_BORROWED : 0);
 }
 
+/* A placement admitted by another host, read from etcd on a shard's take
+ * (QV1, QV3 in daemon/etcd_sync.c), charged with `request` to the
+ * ClusterQueue and flavor of the tree in force named `queue` and
+ * `flavor`, past any quota (quota_force_charge_borrowed: it was admitted
+ * already). Its tag, with QC_TAG_BORROWED when the charge left the queue
+ * past its nominal quota in a resource it asks (QA6's rule for a local
+ * admission, judged by the counter the charge left); 0, nothing charged,
+ * when the tree lacks the queue or the flavor (`flavor` "" names none)
+ * or the queue does not cover a resource the placement holds. Inside the
+ * free hook's gate (qc_enter(q, w) with w >= workers), before the
+ * record's publish or as qc_replace rewrites a published record's tag;
+ * then placements_set_quota and qc_placed, as a worker does (RX1). */
+uint32_t qc_charge_counted(struct quota_charge *q, const char *queue,
+			   const char *flavor, const struct res_vec *request);
+
 /* Worker w, inside its gate, right after placements_set_quota(rec, tag)
  * and before the record's publish: the record joins the reclaim index
  * (RX1 in daemon/quota_charge.c) when reclaim is set and tag is not 0,
