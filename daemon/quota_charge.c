@@ -126,13 +126,13 @@
  *       did); a shard's take adds the records it counts (another host's
  *       placements, borrowed or not: QV3 in daemon/etcd_sync.c) the same
  *       way, inside the free hook's gate under the producers' lock (a
- *       bound record published already: as qc_replace rewrites a tag,
- *       the evictor, which runs under that lock too, cannot be reading
- *       the index meanwhile); qc_on_free takes it out under the hook's gate before
- *       placements_free frees it; qc_replace (every gate held: no charge
- *       or release in flight, every charged record published) and
- *       qc_recount (before the workers) make it again from the tags they
- *       wrote. The index's mutex is taken last (after a gate, or under
+ *       bound record the shard watch published already is tagged there
+ *       as qc_replace rewrites a tag: the evictor, which runs under that
+ *       lock too, reads no tag meanwhile); qc_on_free takes it out under
+ *       the hook's gate before placements_free frees it; qc_replace
+ *       (every gate held: no charge or release in flight, every charged
+ *       record published) and qc_recount (before the workers) make it
+ *       again from the tags they wrote. The index's mutex is taken last (after a gate, or under
  *       the producers' lock by the evictor) and nothing is taken while
  *       it is held. The evictor holds it while it collects candidates
  *       (and through the choice, RO2):
