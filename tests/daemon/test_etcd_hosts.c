@@ -94,6 +94,16 @@ static int stop_host(int h)
 	return etcd_host_stop(&hosts, h);
 }
 
+/* Stops host h (SIGTERM) and fails unless it exited 0 (the sanitizers'
+ * builds check their reports so). */
+static void stop_host_clean(int h)
+{
+	int st = stop_host(h);
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		fail_msg("%s stopped with status 0x%x (log %s/%s.log)", names[h], st, dir,
+			 names[h]);
+}
+
 /* Each zone's owner (a host index, -1: none) as etcd holds it now. */
 static void owners(struct etcd_client *ec, int *own)
 {
@@ -379,12 +389,8 @@ static void hosts_join_split_fail_over(void **state)
 	shmsched_disconnect(pb.c);
 	etcd_client_close(ec);
 	/* Both stop cleanly (a sanitizer's report at exit would fail them). */
-	for (int h = 0; h < 2; h++) {
-		int st = stop_host(h);
-		if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
-			fail_msg("%s stopped with status 0x%x (log %s/%s.log)", names[h], st, dir,
-				 names[h]);
-	}
+	for (int h = 0; h < 2; h++)
+		stop_host_clean(h);
 }
 
 static long long metric_of(int h, const char *name);
@@ -603,10 +609,7 @@ static void sync_commits_placements(void **state)
 	assert_metrics(1, "shmsched_etcd_placements_total{result=\"refused\"} 0");
 	shmsched_disconnect(pb.c);
 	etcd_client_close(ec);
-	int st = stop_host(1);
-	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
-		fail_msg("%s stopped with status 0x%x (log %s/%s.log)", names[1], st, dir,
-			 names[1]);
+	stop_host_clean(1);
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -1230,10 +1233,7 @@ static void async_answers_then_commits(void **state)
 		fail_msg("1m more placed on n3, full by etcd's keys: an overcommit");
 	shmsched_disconnect(pa.c);
 	etcd_client_close(ec);
-	int st0 = stop_host(0);
-	if (!WIFEXITED(st0) || WEXITSTATUS(st0) != 0)
-		fail_msg("%s stopped with status 0x%x (log %s/%s.log)", names[0], st0, dir,
-			 names[0]);
+	stop_host_clean(0);
 
 	/* The figure beside: one host without --etcd, the same stream. */
 	hosts.no_etcd = true;
@@ -1605,10 +1605,7 @@ static void rules_across_shards(void **state)
 	for (int h = 0; h < HOSTS; h++) {
 		if (h == third)
 			continue; /* stopped in 7 */
-		int st = stop_host(h);
-		if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
-			fail_msg("%s stopped with status 0x%x (log %s/%s.log)", names[h], st, dir,
-				 names[h]);
+		stop_host_clean(h);
 	}
 	hosts.cluster_file = "cluster.json";
 	hosts.shard_by = NULL;
@@ -1770,10 +1767,7 @@ static void quota_by_escrow(void **state)
 			 "(b's 2 counted in cq: the nominal 4 cpu used)", names[0], placed[0]);
 	shmsched_disconnect(p[0].c);
 	etcd_client_close(ec);
-	int st = stop_host(0); /* a clean stop: the sanitizers' builds check it */
-	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
-		fail_msg("%s stopped with status 0x%x (log %s/%s.log)", names[0], st, dir,
-			 names[0]);
+	stop_host_clean(0); /* a clean stop: the sanitizers' builds check it */
 }
 
 /* Whether some placement value under shards/ of cluster `cluster` in etcd
@@ -1900,10 +1894,7 @@ static void quota_survives_failover(void **state)
 			 names[1], placed_b);
 	shmsched_disconnect(p[1].c);
 	etcd_client_close(ec);
-	int st = stop_host(1);
-	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
-		fail_msg("%s stopped with status 0x%x (log %s/%s.log)", names[1], st, dir,
-			 names[1]);
+	stop_host_clean(1);
 }
 
 /* 6. Quota by escrow moved by use (QE7, QE8): the same queue of 4 cpu,
@@ -2110,12 +2101,8 @@ static void quota_escrow_by_use(void **state)
 	for (int h = 0; h < 2; h++)
 		shmsched_disconnect(p[h].c);
 	etcd_client_close(ec);
-	for (int h = 0; h < 2; h++) {
-		int st = stop_host(h);
-		if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
-			fail_msg("%s stopped with status 0x%x (log %s/%s.log)", names[h], st, dir,
-				 names[h]);
-	}
+	for (int h = 0; h < 2; h++)
+		stop_host_clean(h);
 }
 
 /* 8. A dead host's borrowing pods, counted on the take, are reclaimed
@@ -2173,9 +2160,7 @@ static void quota_borrowed_reclaimed_after_failover(void **state)
 	/* a is killed: b owns every shard once a's lease lapses, and counts
 	 * a's 4 pods. */
 	double t0 = etcd_hosts_now_s();
-	kill(pids[0], SIGKILL);
-	waitpid(pids[0], NULL, 0);
-	pids[0] = 0;
+	etcd_host_kill(&hosts, 0);
 	shmsched_disconnect(p[0].c);
 	await_balanced(ec, 2u, own, 20);
 	if (!await_metrics(1, COHORT_NOMINAL("team-a", "4"), 20) ||
@@ -2209,10 +2194,7 @@ static void quota_borrowed_reclaimed_after_failover(void **state)
 	shmsched_disconnect(pa.c);
 	shmsched_disconnect(p[1].c);
 	etcd_client_close(ec);
-	int st = stop_host(1);
-	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
-		fail_msg("%s stopped with status 0x%x (log %s/%s.log)", names[1], st, dir,
-			 names[1]);
+	stop_host_clean(1);
 }
 
 static int teardown(void **state)
