@@ -119,8 +119,9 @@ size_t qc_metrics_text(const struct quota_charge *q, unsigned max_queues,
 /* The record's `quota` for (cq, flavor), and back. Bit 31,
  * QC_TAG_BORROWED: the admission took its ClusterQueue past its nominal
  * quota in a resource it asks (quota_try_charge_borrowed, judged at the
- * charge): reclaim's NCY1 (quota/reclaim.c) evicts a pod of another
- * queue only then. cq + 1 < 2^13 (QUOTA_MAX_CLUSTER_QUEUES +
+ * charge; another host's placement counted on a shard's take alike:
+ * qc_charge_counted): reclaim's NCY1 (quota/reclaim.c) evicts a pod of
+ * another queue only then. cq + 1 < 2^13 (QUOTA_MAX_CLUSTER_QUEUES +
  * QUOTA_MAX_COHORTS) never reaches it. */
 #define QC_TAG_BORROWED (1u << 31)
 static inline uint32_t qc_tag(int cq, int flavor)
