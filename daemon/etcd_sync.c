@@ -531,22 +531,33 @@ static bool already_here(struct etcd_sync *s, const struct read_pod *p, uint32_t
 struct count_work {
 	struct etcd_sync *s;
 	const struct shard_read *rd;
-	size_t added, unknown, full, charged, queue_unknown;
+	size_t added, unknown, full, charged, borrowed, queue_unknown;
 	const char *first_unknown; /* the first queue not charged: logged */
 	int rc;
 };
 
-/* qc_enter's and qc_request's thread that is no worker: the free hook's
- * gate (QA4 in daemon/quota_charge.c), a map made for the call. */
+/* qc_enter's thread that is no worker: the free hook's gate (QA4 in
+ * daemon/quota_charge.c). */
 #define NOT_A_WORKER (~0u)
 
 /* QV1: the quota tag of read pod p (0: none) with its charge made in this
  * host's tree, by its ClusterQueue's and flavor's names, inside the free
  * hook's gate (QA4: no qc_replace until the record is published, which
- * then carries the tag by name). Forced (quota_force_charge): the
+ * then carries the tag by name). Forced (qc_charge_counted): the
  * placement was admitted already, by its own host, and stays placed, as
  * qc_replace keeps admitted placements above a cut quota. A queue or
- * flavor this tree lacks, or a resource it does not cover: 0, counted. */
+ * flavor this tree lacks, or a resource it does not cover: 0, counted.
+ * QV3: the tag carries QC_TAG_BORROWED when the charge left its queue
+ * past nominal quota in a resource it asks, as a local admission's does
+ * (QA6 in daemon/quota_charge.c), so that the record goes to the borrowed
+ * bucket of the reclaim index (RX1) and a lender's reclaim may evict it
+ * (reclaim's NCY1 takes a pod of another queue only so marked). Judged
+ * against this host's tree at the take, pod by pod in the order read:
+ * before a dead host's slices are in force here (quota by escrow) the
+ * nominal is smaller than it will be, so a pod may be marked borrowed
+ * that the queue holds within nominal later; reclaim evicts it only
+ * while its queue is past nominal at the choice (RCL4 in
+ * quota/reclaim.c), as for a local pod whose queue's quota grew. */
 static uint32_t charge_read(struct count_work *cw, const struct read_pod *p,
 			    const struct res_vec *request)
 {
@@ -554,20 +565,15 @@ static uint32_t charge_read(struct count_work *cw, const struct read_pod *p,
 	if (p->charge < 0 || q == NULL)
 		return 0;
 	const struct read_charge *c = &cw->rd->charges[p->charge];
-	struct quota_tree *t = qc_tree(q);
-	int cq = quota_cluster_queue_find(t, c->queue);
-	int flavor = c->flavor[0] ? quota_flavor_find(t, c->flavor) : -1;
-	int64_t charge[QUOTA_MAX_RESOURCES];
-	unsigned missing;
-	if (cq < 0 || flavor < 0 ||
-	    qc_request(q, NOT_A_WORKER, request, charge, &missing) < 0 ||
-	    quota_force_charge(t, cq, flavor, charge) < 0) {
+	uint32_t tag = qc_charge_counted(q, c->queue, c->flavor, request);
+	if (tag == 0) {
 		if (cw->queue_unknown++ == 0)
 			cw->first_unknown = c->queue;
 		return 0;
 	}
 	cw->charged++;
-	return qc_tag(cq, flavor);
+	cw->borrowed += (tag & QC_TAG_BORROWED) != 0;
+	return tag;
 }
 
 /* QV1 for read pod p that bound record `ix` holds already (the shard
@@ -716,9 +722,10 @@ static int count_shard(struct etcd_sync *s, const char *name)
 	__atomic_fetch_add(&s->queue_unknown, cw.queue_unknown, __ATOMIC_RELAXED);
 	log_msg(full > 0 ? LOG_LEVEL_WARN : LOG_LEVEL_INFO,
 		"shard %s taken: %zu placements read from etcd at revision %" PRId64 ", %zu "
-		"of other hosts counted on its nodes (%zu charged to their ClusterQueues), "
-		"%zu on nodes this host lacks, %zu not counted (the placement table full)",
-		name, rd.n, rev, added, cw.charged, unknown, full);
+		"of other hosts counted on its nodes (%zu charged to their ClusterQueues, "
+		"%zu of them past nominal: borrowed), %zu on nodes this host lacks, %zu not "
+		"counted (the placement table full)",
+		name, rd.n, rev, added, cw.charged, cw.borrowed, unknown, full);
 	if (cw.queue_unknown > 0 && !s->queue_unknown_logged) {
 		/* Once a daemon: the metric counts every one. */
 		s->queue_unknown_logged = true;

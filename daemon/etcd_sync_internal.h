@@ -47,8 +47,9 @@
  * to a quota queue is written as version 3, with its ClusterQueue's and
  * flavor's names, and a take charges it to the same names in this host's
  * tree (QV1, QV2 in daemon/etcd_sync.c): the bound record's tag, given
- * back when it is released; a name this host's tree lacks is counted on
- * the node only (queue_unknown).
+ * back when it is released, marked borrowed when that charge left its
+ * queue past nominal (QV3: a lender's reclaim may evict it); a name this
+ * host's tree lacks is counted on the node only (queue_unknown).
  *
  * Threads: etcd_sync_owned and etcd_sync_ready on the membership thread
  * only; etcd_sync_put on workers (each its own index); etcd_sync_delete

@@ -66,7 +66,10 @@
  *       when the admission took its queue past nominal (qc_charged_tag
  *       of quota_try_charge_borrowed's verdict, judged by the counter the
  *       charge's own compare-and-swap left, set with the tag before the
- *       record is published: QA2); qc_replace keeps the bit. A pod refused by
+ *       record is published: QA2); a placement another host admitted,
+ *       counted on a shard's take (QV3 in daemon/etcd_sync.c,
+ *       qc_charge_counted), by the same rule, judged by the counter its
+ *       forced charge left; qc_replace keeps the bit. A pod refused by
  *       quota that parks asks the evictor (qc_reclaim_ask, inside its
  *       worker's gate: the policy read from the tree in force); the
  *       evictor's qc_reclaim_choose runs under the producers' lock
@@ -120,11 +123,16 @@
  *       record inside its gate after placements_set_quota, before the
  *       publish (qc_placed: QA2's window, so the evictor may find it
  *       before placements_at shows it live, and skips it as the walk
- *       did); qc_on_free takes it out under the hook's gate before
- *       placements_free frees it; qc_replace (every gate held: no charge
- *       or release in flight, every charged record published) and
- *       qc_recount (before the workers) make it again from the tags they
- *       wrote. The index's mutex is taken last (after a gate, or under
+ *       did); a shard's take adds the records it counts (another host's
+ *       placements, borrowed or not: QV3 in daemon/etcd_sync.c) the same
+ *       way, inside the free hook's gate under the producers' lock (a
+ *       bound record the shard watch published already is tagged there
+ *       as qc_replace rewrites a tag: the evictor, which runs under that
+ *       lock too, reads no tag meanwhile); qc_on_free takes it out under
+ *       the hook's gate before placements_free frees it; qc_replace
+ *       (every gate held: no charge or release in flight, every charged
+ *       record published) and qc_recount (before the workers) make it
+ *       again from the tags they wrote. The index's mutex is taken last (after a gate, or under
  *       the producers' lock by the evictor) and nothing is taken while
  *       it is held. The evictor holds it while it collects candidates
  *       (and through the choice, RO2):
@@ -760,6 +768,23 @@ static uint32_t carry(struct quota_charge *q, const struct quota_tree *old,
 	    quota_force_charge(q->t, ncq, nf, charge) < 0)
 		return 0;
 	return qc_tag(ncq, nf) | (tag & QC_TAG_BORROWED); /* QA6 */
+}
+
+/* QV3: a counted placement's charge, forced, its tag marked by QA6's
+ * rule (quota_force_charge_borrowed's verdict, as a worker's from
+ * quota_try_charge_borrowed); the caller holds the free hook's gate. */
+uint32_t qc_charge_counted(struct quota_charge *q, const char *queue,
+			   const char *flavor, const struct res_vec *request)
+{
+	int cq = quota_cluster_queue_find(q->t, queue);
+	int f = flavor[0] != '\0' ? quota_flavor_find(q->t, flavor) : -ENOENT;
+	int64_t charge[QUOTA_MAX_RESOURCES];
+	unsigned missing;
+	bool borrowed = false;
+	if (cq < 0 || f < 0 || qc_request(q, q->workers, request, charge, &missing) < 0 ||
+	    quota_force_charge_borrowed(q->t, cq, f, charge, &borrowed) < 0)
+		return 0;
+	return qc_charged_tag(cq, f, borrowed); /* QV3, QA6 */
 }
 
 int qc_replace(struct quota_charge *q, struct quota_tree *t, struct placements *pl,

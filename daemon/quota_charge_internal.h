@@ -119,8 +119,9 @@ size_t qc_metrics_text(const struct quota_charge *q, unsigned max_queues,
 /* The record's `quota` for (cq, flavor), and back. Bit 31,
  * QC_TAG_BORROWED: the admission took its ClusterQueue past its nominal
  * quota in a resource it asks (quota_try_charge_borrowed, judged at the
- * charge): reclaim's NCY1 (quota/reclaim.c) evicts a pod of another
- * queue only then. cq + 1 < 2^13 (QUOTA_MAX_CLUSTER_QUEUES +
+ * charge; another host's placement counted on a shard's take alike:
+ * qc_charge_counted): reclaim's NCY1 (quota/reclaim.c) evicts a pod of
+ * another queue only then. cq + 1 < 2^13 (QUOTA_MAX_CLUSTER_QUEUES +
  * QUOTA_MAX_COHORTS) never reaches it. */
 #define QC_TAG_BORROWED (1u << 31)
 static inline uint32_t qc_tag(int cq, int flavor)
@@ -141,6 +142,21 @@ static inline uint32_t qc_charged_tag(int cq, int flavor, bool borrowed)
 {
 	return qc_tag(cq, flavor) | (borrowed ? QC_TAG_BORROWED : 0);
 }
+
+/* A placement admitted by another host, read from etcd on a shard's take
+ * (QV1, QV3 in daemon/etcd_sync.c), charged with `request` to the
+ * ClusterQueue and flavor of the tree in force named `queue` and
+ * `flavor`, past any quota (quota_force_charge_borrowed: it was admitted
+ * already). Its tag, with QC_TAG_BORROWED when the charge left the queue
+ * past its nominal quota in a resource it asks (QA6's rule for a local
+ * admission, judged by the counter the charge left); 0, nothing charged,
+ * when the tree lacks the queue or the flavor (`flavor` "" names none)
+ * or the queue does not cover a resource the placement holds. Inside the
+ * free hook's gate (qc_enter(q, w) with w >= workers), before the
+ * record's publish or as qc_replace rewrites a published record's tag;
+ * then placements_set_quota and qc_placed, as a worker does (RX1). */
+uint32_t qc_charge_counted(struct quota_charge *q, const char *queue,
+			   const char *flavor, const struct res_vec *request);
 
 /* Worker w, inside its gate, right after placements_set_quota(rec, tag)
  * and before the record's publish: the record joins the reclaim index

@@ -1338,6 +1338,12 @@ int quota_force_charge(struct quota_tree *t, int cq, int flavor,
 	return charge(t, cq, flavor, request, true, NULL);
 }
 
+int quota_force_charge_borrowed(struct quota_tree *t, int cq, int flavor,
+				const int64_t *request, bool *borrowed)
+{
+	return charge(t, cq, flavor, request, true, borrowed);
+}
+
 /* charge_at's test without its charge, up the path from `node`. */
 static bool fits_at(const struct quota_tree *t, int node, size_t fr, int64_t amount)
 {

@@ -267,6 +267,15 @@ int quota_try_charge_borrowed(struct quota_tree *t, int cq, int flavor,
 int quota_force_charge(struct quota_tree *t, int cq, int flavor,
 		       const int64_t *request);
 
+/* quota_force_charge(), and on 0 *borrowed as quota_try_charge_borrowed
+ * gives it: whether this charge took cq past its nominal (subtree) quota
+ * in some resource it asks, judged by the counter its own compare-and-swap
+ * left. For usage admitted elsewhere and carried in (another host's
+ * placements counted on a shard's take: QV3 in daemon/etcd_sync.c), so
+ * that it is borrowed room by the rule a local admission's is. */
+int quota_force_charge_borrowed(struct quota_tree *t, int cq, int flavor,
+				const int64_t *request, bool *borrowed);
+
 /* What quota_try_charge() of the same arguments would return now, with
  * nothing charged: 0, -ENOSPC, -ENOENT, -EINVAL (relaxed reads, a
  * moment's view: a charge or release racing it may change the answer).

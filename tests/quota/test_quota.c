@@ -581,6 +581,52 @@ static void test_force_charge(void **state)
 	quota_tree_free(t);
 }
 
+/* quota_force_charge_borrowed (issue 40 item 5: a placement admitted on
+ * another host and counted on a shard's take, QV3 in daemon/etcd_sync.c):
+ * borrowed exactly when the charge leaves team-a's usage past its nominal
+ * 6000 in the resource it asks, as quota_try_charge_borrowed judges a
+ * local admission (Kueue: a ClusterQueue is borrowing while its usage of
+ * a flavor's resource exceeds its nominal quota, pkg/cache/scheduler/
+ * clusterqueue_snapshot.go, BorrowingWith), also where no try could
+ * charge (past the cohort's 12000). Old: no such call. */
+static void test_force_charge_borrowed(void **state)
+{
+	(void)state;
+	int a, b, ml;
+	struct quota_tree *t = two_teams(NO, NO, &a, &b, &ml);
+	int64_t r = 6000, one = 1, big = 7000;
+	bool borrowed = true;
+	assert_int_equal(quota_force_charge_borrowed(t, a, 0, &r, &borrowed), 0);
+	assert_false(borrowed); /* at nominal, not past it */
+	assert_int_equal(quota_force_charge_borrowed(t, a, 0, &one, &borrowed), 0);
+	assert_true(borrowed); /* 6001 */
+	assert_true(reclaim_borrowed(t, a, 0, &one));
+	/* team-b within its own though the cohort is past half. */
+	r = 5000;
+	borrowed = true;
+	assert_int_equal(quota_force_charge_borrowed(t, b, 0, &r, &borrowed), 0);
+	assert_false(borrowed);
+	/* Past the cohort's 12000: forced, and borrowed. */
+	borrowed = false;
+	assert_int_equal(quota_force_charge_borrowed(t, b, 0, &big, &borrowed), 0);
+	assert_true(borrowed);
+	assert_int_equal(quota_usage(t, b, 0, 0), 12000);
+	assert_int_equal(quota_usage(t, ml, 0, 0), 6001 + 12000);
+	/* Nothing asked: not borrowed, nothing moved. */
+	int64_t zero = 0;
+	borrowed = true;
+	assert_int_equal(quota_force_charge_borrowed(t, b, 0, &zero, &borrowed), 0);
+	assert_false(borrowed);
+	assert_int_equal(quota_force_charge_borrowed(t, ml, 0, &one, &borrowed), -EINVAL);
+	r = 6000;
+	quota_release(t, a, 0, &r);
+	quota_release(t, a, 0, &one);
+	r = 12000;
+	quota_release(t, b, 0, &r);
+	assert_int_equal(quota_usage(t, ml, 0, 0), 0);
+	quota_tree_free(t);
+}
+
 static void test_charge_all_or_nothing(void **state)
 {
 	(void)state;
@@ -924,6 +970,7 @@ int main(void)
 		cmocka_unit_test(test_borrow_and_lend),
 		cmocka_unit_test(test_charge_all_or_nothing),
 		cmocka_unit_test(test_force_charge),
+		cmocka_unit_test(test_force_charge_borrowed),
 		cmocka_unit_test(test_charge_borrowed),
 		cmocka_unit_test(test_large_quantities),
 		cmocka_unit_test(test_share_kueue_cases),
