@@ -1819,7 +1819,10 @@ static void *deadline_watch(void *arg)
 
 /* "unix:/PATH" of FLAG: a listening Unix socket there (a stale socket
  * file replaced), mode 0666, its descriptor and path into *fd and path
- * (sun_path's size). Who may connect is decided after: on the admin
+ * (sun_path's size). Its backlog is SOMAXCONN, as libmicrohttpd gives a
+ * port: a Unix socket whose backlog is full refuses a non-blocking
+ * connect at once (EAGAIN, nginx's 502) where TCP would retry the SYN,
+ * and nginx opens a burst of upstream connections when its load jumps. Who may connect is decided after: on the admin
  * listener by the peer's uid (SO_PEERCRED, authenticate()), so
  * --admin-uid users can reach it; on the main one by the request's
  * credentials, as on a loopback port any local user reaches. */
@@ -1844,7 +1847,7 @@ static int unix_listener(const char *flag, const char *path, int *fd_out,
 	}
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
-	    chmod(path, 0666) < 0 || listen(fd, 64) < 0) {
+	    chmod(path, 0666) < 0 || listen(fd, SOMAXCONN) < 0) {
 		int e = errno;
 		snprintf(err, err_len, "%s unix:%s: %s", flag, path, strerror(e));
 		if (fd >= 0)

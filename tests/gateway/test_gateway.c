@@ -964,7 +964,8 @@ static void test_stop_while_clients_connect(void **state)
  * (a Unix peer has no address: the gateway sets no such limit there, a
  * loopback port would refuse the second); the admin routes still refused there (405: the main listener,
  * not the admin socket's peer-uid rights); the socket file gone after the
- * stop. Refused: a relative path, a file that is not a socket, the admin
+ * stop; a burst of 300 connections past the gateway's 4 all queued, none
+ * refused. Refused: a relative path, a file that is not a socket, the admin
  * listener's own path. On the old code gateway_start() fails
  * ("unix:...": expected HOST:PORT). */
 static void test_unix_listener(void **state)
@@ -1035,7 +1036,34 @@ static void test_unix_listener(void **state)
 	assert_int_equal(stat(path, &st), -1);
 	assert_int_equal(errno, ENOENT);
 
+	/* A burst of connections past what the gateway takes at once
+	 * (max_connections 4: libmicrohttpd stops accepting) waits in the
+	 * backlog, as on a port: each non-blocking connect succeeds (with a
+	 * backlog of 64, the 70th or so failed with EAGAIN: nginx's 502). */
 	cfg.admin_listen = NULL;
+	unsigned max_connections = cfg.max_connections;
+	cfg.max_connections = 4;
+	if (gateway_start(&cfg, &g2, err, sizeof(err)) < 0)
+		fail_msg("gateway_start: %s", err);
+	enum { BURST = 300 };
+	static int burst[BURST];
+	unsigned refused = 0;
+	struct sockaddr_un ua = {.sun_family = AF_UNIX};
+	snprintf(ua.sun_path, sizeof(ua.sun_path), "%s", path);
+	for (unsigned c = 0; c < BURST; c++) {
+		burst[c] = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+		assert_true(burst[c] >= 0);
+		if (connect(burst[c], (struct sockaddr *)&ua, sizeof(ua)) < 0)
+			refused++; /* must read 0 */
+	}
+	print_message("unix listener: %u of %u connections refused in a burst\n",
+		      refused, (unsigned)BURST);
+	assert_int_equal(refused, 0);
+	for (unsigned c = 0; c < BURST; c++)
+		close(burst[c]);
+	gateway_stop(g2);
+	cfg.max_connections = max_connections;
+
 	cfg.listen = "unix:relative.sock";
 	assert_int_equal(gateway_start(&cfg, &g2, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "--listen unix:relative.sock: expected an absolute path"));
