@@ -960,14 +960,14 @@ static void test_stop_while_clients_connect(void **state)
 
 /* --listen unix:/PATH (nginx's cheaper upstream, examples/nginx): the main
  * routes over a Unix socket, as on a port: three kept-alive connections at
- * once, each placing and releasing pods, with a per-address limit of 1
- * (a Unix peer has no address: the gateway sets no such limit there, a
- * loopback port would refuse the second); the admin routes still refused there (405: the main listener,
- * not the admin socket's peer-uid rights); the socket file gone after the
- * stop; a burst of 300 connections past the gateway's 4 all queued, none
- * refused. Refused: a relative path, a file that is not a socket, the admin
- * listener's own path. On the old code gateway_start() fails
- * ("unix:...": expected HOST:PORT). */
+ * once, each placing and releasing pods, with a per-address limit of 1 (a
+ * Unix peer has no address: the gateway sets no such limit there; a
+ * loopback port would refuse the second); the admin routes still refused
+ * there (405: the main listener, not the admin socket's peer-uid rights);
+ * the socket file gone after the stop; a burst of 300 connections past the
+ * gateway's 4 all queued, none refused. Refused: a relative path, a file
+ * that is not a socket, the admin listener's own path. On the old code
+ * gateway_start() fails ("unix:...": Name or service not known). */
 static void test_unix_listener(void **state)
 {
 	(void)state;
