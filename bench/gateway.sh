@@ -23,7 +23,10 @@
 # Environment: NODES (20000), SECS (5 per phase), CONNECTIONS (4),
 # BATCH (1000), BATCH_CONNECTIONS (2), DIRECT_PODS (300000), WORKERS (1),
 # OPEN_CONNECTIONS (16), GATEWAY_THREADS (its --threads: 2),
-# NGINX_WORKERS (worker_processes: 1). Each HTTP phase first measures the
+# NGINX_WORKERS (worker_processes: 1), UPSTREAM (how nginx and the
+# straight-to-the-gateway phases reach the gateway: unix, its --listen
+# unix:/PATH socket, the cheaper of examples/nginx/shmsched.conf's two; or
+# tcp, a loopback port). Each HTTP phase first measures the
 # machine's own pauses and warns when they make its latencies unreliable.
 #
 # PROFILE=load|nginx|gateway|daemon: instead of the phases, instructions
@@ -50,8 +53,13 @@ BATCH=${BATCH:-1000} BATCH_CONNECTIONS=${BATCH_CONNECTIONS:-2}
 DIRECT_PODS=${DIRECT_PODS:-300000} WORKERS=${WORKERS:-1}
 OPEN_CONNECTIONS=${OPEN_CONNECTIONS:-16}
 GATEWAY_THREADS=${GATEWAY_THREADS:-2} NGINX_WORKERS=${NGINX_WORKERS:-1}
+UPSTREAM=${UPSTREAM:-unix}
 PROFILE=${PROFILE:-} PROFILE_OUT=${PROFILE_OUT:-/tmp/shmsched-gwprofile}
 PATH=$PATH:/usr/sbin
+case $UPSTREAM in
+unix | tcp) ;;
+*) echo "bench/gateway.sh: UPSTREAM=$UPSTREAM: expected unix or tcp" >&2; exit 2 ;;
+esac
 case $PROFILE in
 '' | load | nginx | gateway | daemon | cpu) ;;
 *) echo "bench/gateway.sh: PROFILE=$PROFILE: expected load, nginx, gateway, daemon or cpu" >&2; exit 2 ;;
@@ -97,16 +105,25 @@ dpid=$!
 wait_for "$dir/daemon.log" "ready:"
 # Anonymous (the load generator sends no token), and budgets past what the
 # load asks: this measures throughput, not the limits (issue 41).
+listen=127.0.0.1:0
+[ "$UPSTREAM" = unix ] && listen=unix:$dir/gw.sock
 $(cg gateway) "$build/cli/shmsched-gateway" --socket "$dir/s.sock" --name "$name" \
-	--listen 127.0.0.1:0 --threads "$GATEWAY_THREADS" --allow-anonymous --max-pods-per-request 100000 \
+	--listen "$listen" --threads "$GATEWAY_THREADS" --allow-anonymous --max-pods-per-request 100000 \
 	--max-slots-per-client 100000000 --max-connections-per-ip 0 \
 	>"$dir/gateway.log" 2>&1 &
 gwpid=$!
 pids="$pids $!"
 wait_for "$dir/gateway.log" "connected to the daemon"
-gport=$(sed -n 's/.*listening on port \([0-9]*\).*/\1/p' "$dir/gateway.log")
+if [ "$UPSTREAM" = unix ]; then
+	gurl=unix:$dir/gw.sock upstream=unix:$dir/gw.sock
+	gcurl() { curl -s --unix-socket "$dir/gw.sock" "http://localhost$1"; }
+else
+	gport=$(sed -n 's/.*listening on port \([0-9]*\).*/\1/p' "$dir/gateway.log")
+	gurl=127.0.0.1:$gport upstream=127.0.0.1:$gport
+	gcurl() { curl -s "http://127.0.0.1:$gport$1"; }
+fi
 nport=$(free_port)
-sed -e "s/server 127.0.0.1:8080;/server 127.0.0.1:$gport;/" \
+sed -e "s|^ *server 127.0.0.1:8080;|    server $upstream;|" \
 	-e "s/listen 8000;/listen 127.0.0.1:$nport;/" \
 	-e '/limit_req/d' "$src/examples/nginx/shmsched.conf" >"$dir/shmsched.conf"
 user=""
@@ -222,10 +239,10 @@ echo "$single" | python3 -c 'import json,sys; o=json.load(sys.stdin); print("sin
 half=$(echo "$single" | python3 -c 'import json,sys; print(int(json.load(sys.stdin)["requests_per_sec"] / 2))')
 "$load" --url "127.0.0.1:$nport" --mode single --connections "$OPEN_CONNECTIONS" \
 	--seconds "$SECS" --rate "$half" --prefix half
-"$load" --url "127.0.0.1:$gport" --mode single --connections "$CONNECTIONS" \
+"$load" --url "$gurl" --mode single --connections "$CONNECTIONS" \
 	--seconds "$SECS" --prefix bare-single
 "$load" --url "127.0.0.1:$nport" --mode batch --batch "$BATCH" \
 	--connections "$BATCH_CONNECTIONS" --seconds "$SECS" --prefix batch
-"$load" --url "127.0.0.1:$gport" --mode batch --batch "$BATCH" \
+"$load" --url "$gurl" --mode batch --batch "$BATCH" \
 	--connections "$BATCH_CONNECTIONS" --seconds "$SECS" --prefix bare
-echo "(the gateway's own view: $(curl -s "http://127.0.0.1:$gport/metrics" | grep -E '^shmsched_gateway_pods_total\{result="scheduled"\}'))"
+echo "(the gateway's own view: $(gcurl /metrics | grep -E '^shmsched_gateway_pods_total\{result="scheduled"\}'))"

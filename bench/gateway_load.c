@@ -2,7 +2,7 @@
  * gateway (directly or behind nginx), and through the shared-memory path
  * beside it, for bench/gateway.sh.
  *
- *   shmsched-gateway-load --url HOST:PORT --mode single|batch
+ *   shmsched-gateway-load --url HOST:PORT|unix:/PATH --mode single|batch
  *                         [--connections C] [--max-connections M]
  *                         [--batch B] [--seconds S] [--rate R] [--prefix P]
  *   shmsched-gateway-load --direct SOCKET [--pods N] [--prefix P]
@@ -76,6 +76,7 @@ struct options {
 	const char *url;
 	const char *direct;
 	unsigned port;
+	const char *unix_path; /* --url unix:/PATH; NULL: the port */
 	bool batch;
 	unsigned connections;
 	unsigned batch_pods;
@@ -145,11 +146,17 @@ static void grow(struct options *o)
 	pthread_mutex_unlock(&o->grow_lock);
 }
 
+static int connect_to(const struct options *o)
+{
+	return o->unix_path != NULL ? http_connect_unix(o->unix_path)
+				    : http_connect(o->port);
+}
+
 static void *http_worker(void *arg)
 {
 	struct worker *w = arg;
 	struct options *o = w->o;
-	int fd = http_connect(o->port);
+	int fd = connect_to(o);
 	if (fd < 0) {
 		snprintf(w->first_error, sizeof(w->first_error), "connect: %s",
 			 strerror(-fd));
@@ -189,7 +196,7 @@ static void *http_worker(void *arg)
 			 * do, once more on a new one. Counted, not hidden. */
 			http_answer_free(&a);
 			close(fd);
-			fd = http_connect(o->port);
+			fd = connect_to(o);
 			used = 0;
 			w->reconnects++;
 			if (fd < 0)
@@ -208,7 +215,7 @@ static void *http_worker(void *arg)
 			http_answer_free(&a);
 			if (rc < 0) {
 				close(fd);
-				fd = http_connect(o->port);
+				fd = connect_to(o);
 				used = 0;
 				if (fd < 0)
 					break;
@@ -479,7 +486,7 @@ static int parse_positive(const char *opt, const char *s, double hi, double *out
 static void usage(FILE *to)
 {
 	fprintf(to,
-		"usage: shmsched-gateway-load --url HOST:PORT --mode single|batch\n"
+		"usage: shmsched-gateway-load --url HOST:PORT|unix:/PATH --mode single|batch\n"
 		"                             [--connections C] [--max-connections M]\n"
 		"                             [--batch B] [--seconds S] [--rate R]\n"
 		"                             [--prefix P] [--json]\n"
@@ -487,7 +494,8 @@ static void usage(FILE *to)
 		"                             [--prefix P] [--json]\n"
 		"\n"
 		"Pods per second and latency through shmsched-gateway (HOST must be\n"
-		"127.0.0.1: loopback only) or through the shared-memory path. See\n"
+		"127.0.0.1: loopback only; or unix:/PATH, the gateway's Unix socket)\n"
+		"or through the shared-memory path. See\n"
 		"bench/gateway.sh, which runs both behind a real nginx.\n"
 		"  --mode single    one Pod per request; batch: B pods (JSON Lines)\n"
 		"  --connections C  keep-alive connections, one thread each (default 8)\n"
@@ -606,12 +614,16 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	if (o.direct != NULL)
 		return run_direct(&o);
+	if (o.url != NULL && strncmp(o.url, "unix:/", 6) == 0) {
+		o.unix_path = o.url + 5;
+		return run_http(&o);
+	}
 	const char *colon = o.url ? strrchr(o.url, ':') : NULL;
 	if (colon == NULL || strncmp(o.url, "127.0.0.1:", 10) != 0) {
 		fprintf(stderr, "shmsched-gateway-load: %s%s%s\n" TRY,
 			o.url ? "--url: \"" : "--url HOST:PORT or --direct SOCKET is "
 			"needed", o.url ? o.url : "", o.url ? "\": expected "
-			"127.0.0.1:PORT (loopback only)" : "");
+			"127.0.0.1:PORT (loopback only) or unix:/PATH" : "");
 		return 2;
 	}
 	o.port = (unsigned)strtoul(colon + 1, NULL, 10);

@@ -20,7 +20,7 @@
 static void usage(FILE *to)
 {
 	fprintf(to,
-		"usage: shmsched-gateway [--socket PATH] [--listen HOST:PORT]\n"
+		"usage: shmsched-gateway [--socket PATH] [--listen HOST:PORT|unix:PATH]\n"
 		"                        (--token-file FILE | --tls-client-ca FILE |\n"
 		"                         --allow-anonymous)\n"
 		"                        [--tls-cert FILE --tls-key FILE]\n"
@@ -72,8 +72,11 @@ static void usage(FILE *to)
 		"  --socket PATH          the daemon's socket (default: $SHMSCHED_SOCKET,\n"
 		"                         else $XDG_RUNTIME_DIR/shmsched.sock, else\n"
 		"                         " SHMSCHED_DEFAULT_SOCKET ")\n"
-		"  --listen HOST:PORT     the HTTP address (default 127.0.0.1:8080;\n"
-		"                         port 0: any free port, printed when ready)\n"
+		"  --listen ADDR          the HTTP address: HOST:PORT (default\n"
+		"                         127.0.0.1:8080; port 0: any free port, printed\n"
+		"                         when ready), or unix:/PATH, a Unix socket for\n"
+		"                         nginx on this host (cheaper than loopback TCP;\n"
+		"                         requests authenticated as on a port)\n"
 		"  --token-file FILE      bearer tokens, kube-apiserver's static token file\n"
 		"                         format: CSV lines token,user,uid[,\"g1,g2\"]; a\n"
 		"                         request needs \"Authorization: Bearer TOKEN\" (else\n"
@@ -414,7 +417,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "shmsched-gateway: %s\n", err);
 		return 1;
 	}
-	printf("shmsched-gateway: ready: listening on port %u", gateway_port(g));
+	if (strncmp(cfg.listen, "unix:", 5) == 0)
+		printf("shmsched-gateway: ready: listening on socket %s", cfg.listen + 5);
+	else
+		printf("shmsched-gateway: ready: listening on port %u", gateway_port(g));
 	if (cfg.admin_listen != NULL && strncmp(cfg.admin_listen, "unix:", 5) == 0)
 		printf(", admin socket %s", cfg.admin_listen + 5);
 	else if (cfg.admin_listen != NULL)

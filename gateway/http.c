@@ -116,6 +116,11 @@ struct gateway {
 	bool admin_unix;              /* the admin listener is a Unix socket */
 	char admin_unix_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	int admin_unix_fd;
+	bool main_unix;               /* the main listener is a Unix socket
+				       * (--listen unix:/PATH: nginx's upstream
+				       * without loopback TCP's cost) */
+	char main_unix_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	int main_unix_fd;
 	size_t body_bytes;            /* bodies buffered now, all connections
 				       * (atomic: reserve and give back) */
 	size_t max_slots_per_client;
@@ -1812,39 +1817,45 @@ static void *deadline_watch(void *arg)
 	return NULL;
 }
 
-/* "unix:/PATH": a listening Unix socket there (a stale socket file
- * replaced), mode 0666: who may connect is decided by the peer's uid
- * (SO_PEERCRED, authenticate()), so --admin-uid users can reach it. */
-static int unix_listener(struct gateway *g, const char *path, char *err,
-			 size_t err_len)
+/* "unix:/PATH" of FLAG: a listening Unix socket there (a stale socket
+ * file replaced), mode 0666, its descriptor and path into *fd and path
+ * (sun_path's size). Its backlog is SOMAXCONN, as libmicrohttpd gives a
+ * port: a Unix socket whose backlog is full refuses a non-blocking
+ * connect at once (EAGAIN, nginx's 502) where TCP would retry the SYN,
+ * and nginx opens a burst of upstream connections when its load jumps. Who may connect is decided after: on the admin
+ * listener by the peer's uid (SO_PEERCRED, authenticate()), so
+ * --admin-uid users can reach it; on the main one by the request's
+ * credentials, as on a loopback port any local user reaches. */
+static int unix_listener(const char *flag, const char *path, int *fd_out,
+			 char *path_out, char *err, size_t err_len)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	if (path[0] != '/' || strlen(path) >= sizeof(sa.sun_path)) {
-		snprintf(err, err_len, "--admin-listen unix:%s: expected an absolute "
-			 "path of at most %zu bytes", path, sizeof(sa.sun_path) - 1);
+		snprintf(err, err_len, "%s unix:%s: expected an absolute "
+			 "path of at most %zu bytes", flag, path, sizeof(sa.sun_path) - 1);
 		return -EINVAL;
 	}
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
 	struct stat st;
 	if (lstat(path, &st) == 0) {
 		if (!S_ISSOCK(st.st_mode)) {
-			snprintf(err, err_len, "--admin-listen unix:%s: exists and is "
-				 "not a socket", path);
+			snprintf(err, err_len, "%s unix:%s: exists and is "
+				 "not a socket", flag, path);
 			return -EEXIST;
 		}
 		unlink(path);
 	}
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
-	    chmod(path, 0666) < 0 || listen(fd, 64) < 0) {
+	    chmod(path, 0666) < 0 || listen(fd, SOMAXCONN) < 0) {
 		int e = errno;
-		snprintf(err, err_len, "--admin-listen unix:%s: %s", path, strerror(e));
+		snprintf(err, err_len, "%s unix:%s: %s", flag, path, strerror(e));
 		if (fd >= 0)
 			close(fd);
 		return -e;
 	}
-	snprintf(g->admin_unix_path, sizeof(g->admin_unix_path), "%s", path);
-	g->admin_unix_fd = fd;
+	snprintf(path_out, sizeof(sa.sun_path), "%s", path);
+	*fd_out = fd;
 	return 0;
 }
 
@@ -1853,7 +1864,8 @@ static struct MHD_Daemon *listen_on(struct gateway *g, const char *spec,
 {
 	struct sockaddr_storage ss = {0};
 	socklen_t len;
-	bool unix_sock = admin && g->admin_unix;
+	bool unix_sock = admin ? g->admin_unix : g->main_unix;
+	int unix_fd = admin ? g->admin_unix_fd : g->main_unix_fd;
 	if (!unix_sock && parse_listen(spec, &ss, &len, err, err_len) < 0)
 		return NULL;
 	/* poll(), not epoll: with epoll, MHD_quiesce_daemon() races the
@@ -1871,14 +1883,15 @@ static struct MHD_Daemon *listen_on(struct gateway *g, const char *spec,
 	unsigned threads = admin ? 1 : (g->cfg.threads ? g->cfg.threads : 1);
 	struct MHD_OptionItem ops[] = {
 		unix_sock ? (struct MHD_OptionItem){MHD_OPTION_LISTEN_SOCKET,
-						    g->admin_unix_fd, NULL}
+						    unix_fd, NULL}
 			  : (struct MHD_OptionItem){MHD_OPTION_SOCK_ADDR, 0, &ss},
 		{MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)notify_connection, g},
 		/* nginx's keep-alive pool comes from one address: the limit
-		 * must hold it (examples/nginx: keepalive 64). */
-		{!admin && g->cfg.max_connections_per_ip > 0
+		 * must hold it (examples/nginx: keepalive 64). A Unix socket's
+		 * peers have no address: none. */
+		{!unix_sock && !admin && g->cfg.max_connections_per_ip > 0
 		 ? MHD_OPTION_PER_IP_CONNECTION_LIMIT : MHD_OPTION_CONNECTION_TIMEOUT,
-		 !admin && g->cfg.max_connections_per_ip > 0
+		 !unix_sock && !admin && g->cfg.max_connections_per_ip > 0
 		 ? (intptr_t)g->cfg.max_connections_per_ip
 		 : (intptr_t)g->cfg.idle_timeout_s, NULL},
 		{MHD_OPTION_CONNECTION_LIMIT, admin ? 64 : (intptr_t)g->cfg.max_connections,
@@ -1958,6 +1971,8 @@ int gateway_start(const struct gateway_config *cfg, struct gateway **out,
 	}
 	g->cfg = *cfg;
 	g->admin_unix_fd = -1;
+	g->main_unix_fd = -1;
+	g->main_unix = cfg->listen != NULL && strncmp(cfg->listen, "unix:", 5) == 0;
 	g->admin_group = cfg->admin_group != NULL && cfg->admin_group[0] != '\0'
 		? cfg->admin_group : GW_ADMIN_GROUP_DEFAULT;
 	g->admin_unix = cfg->admin_listen != NULL &&
@@ -2011,6 +2026,15 @@ int gateway_start(const struct gateway_config *cfg, struct gateway **out,
 			 "--token-file (tokens of group \"%s\" are let in); or listen "
 			 "on a Unix socket: --admin-listen unix:/PATH", cfg->admin_listen,
 			 g->admin_group);
+		free(g);
+		return -EINVAL;
+	}
+	if (g->main_unix && g->admin_unix &&
+	    strcmp(cfg->listen + 5, cfg->admin_listen + 5) == 0) {
+		free_pems(g);
+		gw_tokens_free(g->tokens);
+		snprintf(err, err_len, "--listen %s and --admin-listen %s: the same "
+			 "socket; expected two paths", cfg->listen, cfg->admin_listen);
 		free(g);
 		return -EINVAL;
 	}
@@ -2074,15 +2098,25 @@ int gateway_start(const struct gateway_config *cfg, struct gateway **out,
 	int rc = gw_dispatch_start(cfg, &g->dispatch, err, err_len);
 	if (rc < 0)
 		goto fail_dispatch;
+	if (g->main_unix &&
+	    (rc = unix_listener("--listen", cfg->listen + 5, &g->main_unix_fd,
+				g->main_unix_path, err, err_len)) < 0)
+		goto fail_listen;
 	errno = 0;
 	g->mhd = listen_on(g, cfg->listen, false, err, err_len);
 	if (g->mhd == NULL) {
 		rc = -EADDRINUSE;
+		if (g->main_unix_fd >= 0) {
+			close(g->main_unix_fd);
+			unlink(g->main_unix_path);
+		}
 		goto fail_listen;
 	}
 	if (cfg->admin_listen != NULL) {
 		if (g->admin_unix &&
-		    (rc = unix_listener(g, cfg->admin_listen + 5, err, err_len)) < 0)
+		    (rc = unix_listener("--admin-listen", cfg->admin_listen + 5,
+					&g->admin_unix_fd, g->admin_unix_path,
+					err, err_len)) < 0)
 			goto fail_admin;
 		errno = 0;
 		g->admin_mhd = listen_on(g, cfg->admin_listen, true, err, err_len);
@@ -2107,7 +2141,9 @@ fail_admin:
 		close(g->admin_unix_fd);
 		unlink(g->admin_unix_path);
 	}
-	MHD_stop_daemon(g->mhd);
+	MHD_stop_daemon(g->mhd); /* closes a Unix listener's socket too */
+	if (g->main_unix)
+		unlink(g->main_unix_path);
 fail_listen:
 	gw_dispatch_stop(g->dispatch);
 	gw_dispatch_free(g->dispatch);
@@ -2190,6 +2226,8 @@ void gateway_stop(struct gateway *g)
 		close(admin_fd);
 	if (g->admin_unix)
 		unlink(g->admin_unix_path);
+	if (g->main_unix)
+		unlink(g->main_unix_path);
 	if (g->watcher_started) {
 		pthread_mutex_lock(&g->cx_lock);
 		g->cx_stop = true;

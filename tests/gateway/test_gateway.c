@@ -958,6 +958,128 @@ static void test_stop_while_clients_connect(void **state)
 }
 
 
+/* --listen unix:/PATH (nginx's cheaper upstream, examples/nginx): the main
+ * routes over a Unix socket, as on a port: three kept-alive connections at
+ * once, each placing and releasing pods, with a per-address limit of 1 (a
+ * Unix peer has no address: the gateway sets no such limit there; a
+ * loopback port would refuse the second); the admin routes still refused
+ * there (405: the main listener, not the admin socket's peer-uid rights);
+ * the socket file gone after the stop; a burst of 300 connections past the
+ * gateway's 4 all queued, none refused. Refused: a relative path, a file
+ * that is not a socket, the admin listener's own path. On the old code
+ * gateway_start() fails ("unix:...": Name or service not known). */
+static void test_unix_listener(void **state)
+{
+	(void)state;
+	char path[300], admin_path[300], main_spec[310], admin_spec[310];
+	snprintf(path, sizeof(path), "%s/main.sock", dir);
+	snprintf(admin_path, sizeof(admin_path), "%s/admin2.sock", dir);
+	snprintf(main_spec, sizeof(main_spec), "unix:%s", path);
+	snprintf(admin_spec, sizeof(admin_spec), "unix:%s", admin_path);
+	struct gateway_config cfg;
+	another_gateway(&cfg, "gw-unix");
+	cfg.listen = main_spec;
+	cfg.admin_listen = admin_spec;
+	cfg.max_connections_per_ip = 1;
+	struct gateway *g2;
+	char err[512];
+	if (gateway_start(&cfg, &g2, err, sizeof(err)) < 0)
+		fail_msg("gateway_start: %s", err);
+	struct stat st;
+	assert_int_equal(stat(path, &st), 0);
+	assert_true(S_ISSOCK(st.st_mode));
+	int fds[3];
+	for (unsigned c = 0; c < 3; c++) {
+		fds[c] = http_connect_unix(path);
+		assert_true(fds[c] >= 0);
+	}
+	struct http_answer a;
+	bool ready = false;
+	for (int i = 0; i < 500 && !ready; i++) {
+		assert_int_equal(http_exchange(fds[0], "GET", "/readyz", NULL, NULL, 0,
+					       &a, 10000), 0);
+		ready = a.status == 200;
+		http_answer_free(&a);
+		if (!ready)
+			sleep_ms(20);
+	}
+	assert_true(ready);
+	unsigned placed = 0;
+	for (unsigned k = 0; k < 30; k++) {
+		int fd = fds[k % 3];
+		struct json_buf body = {0};
+		char prefix[32], name[40], del[64];
+		snprintf(prefix, sizeof(prefix), "ux%u", k);
+		snprintf(name, sizeof(name), "%s-0", prefix);
+		pod_json(&body, "t", name, 10);
+		assert_int_equal(http_exchange(fd, "POST", "/v1/placements", NULL,
+					       body.data, body.len, &a, 10000), 0);
+		assert_int_equal(a.status, 200);
+		placed += check_lines(&a, "t", prefix, 1, NULL);
+		http_answer_free(&a);
+		json_buf_free(&body);
+		snprintf(del, sizeof(del), "/v1/placements/t/%s", name);
+		assert_int_equal(http_exchange(fd, "DELETE", del, NULL, NULL, 0, &a,
+					       10000), 0);
+		assert_int_equal(a.status, 200);
+		http_answer_free(&a);
+	}
+	assert_int_equal(placed, 30);
+	const char *node = "{\"kind\":\"Node\",\"metadata\":{\"name\":\"ux\"}}";
+	assert_int_equal(http_exchange(fds[1], "POST", "/v1/nodes", NULL, node,
+				       strlen(node), &a, 10000), 0);
+	assert_int_equal(a.status, 405);
+	http_answer_free(&a);
+	for (unsigned c = 0; c < 3; c++)
+		close(fds[c]);
+	gateway_stop(g2);
+	assert_int_equal(stat(path, &st), -1);
+	assert_int_equal(errno, ENOENT);
+
+	/* A burst of connections past what the gateway takes at once
+	 * (max_connections 4: libmicrohttpd stops accepting) waits in the
+	 * backlog, as on a port: each non-blocking connect succeeds (with a
+	 * backlog of 64, the 70th or so failed with EAGAIN: nginx's 502). */
+	cfg.admin_listen = NULL;
+	unsigned max_connections = cfg.max_connections;
+	cfg.max_connections = 4;
+	if (gateway_start(&cfg, &g2, err, sizeof(err)) < 0)
+		fail_msg("gateway_start: %s", err);
+	enum { BURST = 300 };
+	static int burst[BURST];
+	unsigned refused = 0;
+	struct sockaddr_un ua = {.sun_family = AF_UNIX};
+	snprintf(ua.sun_path, sizeof(ua.sun_path), "%s", path);
+	for (unsigned c = 0; c < BURST; c++) {
+		burst[c] = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+		assert_true(burst[c] >= 0);
+		if (connect(burst[c], (struct sockaddr *)&ua, sizeof(ua)) < 0)
+			refused++; /* must read 0 */
+	}
+	print_message("unix listener: %u of %u connections refused in a burst\n",
+		      refused, (unsigned)BURST);
+	assert_int_equal(refused, 0);
+	for (unsigned c = 0; c < BURST; c++)
+		close(burst[c]);
+	gateway_stop(g2);
+	cfg.max_connections = max_connections;
+
+	cfg.listen = "unix:relative.sock";
+	assert_int_equal(gateway_start(&cfg, &g2, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "--listen unix:relative.sock: expected an absolute path"));
+	char file_spec[310];
+	snprintf(file_spec, sizeof(file_spec), "unix:%s", token_file);
+	cfg.listen = file_spec;
+	assert_int_equal(gateway_start(&cfg, &g2, err, sizeof(err)), -EEXIST);
+	assert_non_null(strstr(err, "exists and is not a socket"));
+	cfg.listen = main_spec;
+	cfg.admin_listen = main_spec;
+	assert_int_equal(gateway_start(&cfg, &g2, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "the same socket"));
+	assert_int_equal(stat(path, &st), -1); /* nothing left behind */
+}
+
+
 /* --- kube-scheduler's extender verbs ----------------------------------- */
 
 static json_t *post_json(unsigned p, const char *path, json_t *body, int *status)
@@ -1485,6 +1607,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_eviction),
 		cmocka_unit_test(test_string_budget),
 		cmocka_unit_test(test_stop_while_clients_connect),
+		cmocka_unit_test(test_unix_listener),
 		cmocka_unit_test(test_extender),
 		cmocka_unit_test(test_explain),
 		cmocka_unit_test(test_field_validation),
