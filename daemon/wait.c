@@ -320,6 +320,9 @@ struct wait_worker {
 	bool pre_live[WAIT_PREEMPTS];
 	struct evict_reply reply;    /* scratch: too big for the stack */
 	struct preempt_request request;
+	/* A pod parked by the burst in hand (wait_park, wait_gang): its
+	 * figures are published once, at the burst's end (wait_burst_end). */
+	bool stats_due;
 	/* Written by the worker alone (stat_inc), read anywhere. */
 	struct wait_stats st;
 };
@@ -1598,7 +1601,7 @@ enum wait_park wait_gang(struct serve_wait *wt, unsigned w, struct producer *pr,
 	stat_inc(&ww->st.waited);
 	if (g->n >= g->min)
 		gang_try(wt, w, gi, now);
-	publish_stats(wt, w);
+	ww->stats_due = true;
 	return WAIT_PARKED;
 }
 
@@ -1651,8 +1654,17 @@ enum wait_park wait_park(struct serve_wait *wt, unsigned w, struct producer *pr,
 		engine_failure(wt->a->engines[w], &codes, &res);
 		maybe_preempt(wt, w, id, pr, pod, codes);
 	}
-	publish_stats(wt, w);
+	ww->stats_due = true;
 	return WAIT_PARKED;
+}
+
+void wait_burst_end(struct serve_wait *wt, unsigned w)
+{
+	struct wait_worker *ww = &wt->w[w];
+	if (!ww->stats_due)
+		return;
+	ww->stats_due = false;
+	publish_stats(wt, w);
 }
 
 bool wait_holds(struct serve_wait *wt, unsigned w, struct producer *pr,
