@@ -1532,12 +1532,20 @@ static void gang_try(struct serve_wait *wt, unsigned w, uint32_t gi, uint64_t no
 					    &failed, &told)
 			     : 1;
 	if (rc == 0) {
+		/* The answers handed back together: one completion (ring
+		 * enqueue, answered count, doorbell) for each run of pods of
+		 * one producer, not one a pod. */
+		uint64_t h[GANG_MIN_MAX];
+		unsigned k = 0;
 		for (uint32_t i = 0; i < n; i++) {
-			uint64_t h = queue_index(ww->q, ids[i]);
+			h[k++] = queue_index(ww->q, ids[i]);
 			room_left(wt, queue_woken_for(ww->q, ids[i]),
 				  (uint32_t)r[i].placement.slot);
 			done(ww, ids[i]);
-			attempt_complete(wt->a, w, prs[i], &h, 1);
+			if (i + 1 == n || prs[i + 1] != prs[i]) {
+				attempt_complete(wt->a, w, prs[i], h, k);
+				k = 0;
+			}
 		}
 		stat_add(&ww->st.placed, n);
 		stat_inc(&ww->st.gangs_placed);
