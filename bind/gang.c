@@ -18,13 +18,17 @@ int gang_place(struct engine *e, const struct pod_spec *const *pods, unsigned n,
 	       uint64_t seq, struct resolve_result *out, unsigned *failed,
 	       struct resolver_stats *st)
 {
+	/* GC2: the specs stay the caller's, unchanged, through the call. */
+	engine_run_begin(e);
 	for (unsigned i = 0; i < n; i++) {
 		int rc = resolver_place(e, pods[i], seq + i, &out[i], st);
 		if (rc < 0 || out[i].placement.slot < 0) {
+			engine_run_end(e);
 			give_back(e, pods, out, i);
 			*failed = i;
 			return rc < 0 ? rc : 1;
 		}
 	}
+	engine_run_end(e);
 	return 0;
 }

@@ -9,7 +9,8 @@
  * gang's pods on their nodes, as they see any commit: they may find less
  * room for that instant, never more than allocatable; no answer is
  * written before the whole gang is in, so no producer ever sees part of a
- * gang placed.
+ * gang placed. The placements are one run of the engine (engine_run_begin,
+ * GC2): pods[] stay unchanged through the call.
  *
  * Concurrency: one call per engine at a time, as the resolver. Cost: the
  * gang's placements, and its rollback when one fails.

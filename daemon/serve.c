@@ -299,6 +299,7 @@ static int serve_burst(void *arg, unsigned want, uint64_t *spent_ns)
 			h[k++] = h[i];
 	}
 	*spent_ns = t - t0;
+	wait_burst_end(s->wait, w);
 	/* Sync durability: no answer of this burst is handed back before the
 	 * burst's placements are on disk (one wait, one group commit). The
 	 * wait is not the producer's cost: counted, it would shrink bursts to

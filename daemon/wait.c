@@ -320,6 +320,9 @@ struct wait_worker {
 	bool pre_live[WAIT_PREEMPTS];
 	struct evict_reply reply;    /* scratch: too big for the stack */
 	struct preempt_request request;
+	/* A pod parked by the burst in hand (wait_park, wait_gang): its
+	 * figures are published once, at the burst's end (wait_burst_end). */
+	bool stats_due;
 	/* Written by the worker alone (stat_inc), read anywhere. */
 	struct wait_stats st;
 };
@@ -1447,11 +1450,26 @@ static void gang_quota_park(struct serve_wait *wt, unsigned w, uint32_t gi,
 	}
 }
 
+/* GC1: the pod whose arrival completes its gang (wait_gang): in its
+ * gang's ids but never parked (QUEUE_OUT), its record decoded by the
+ * caller (serve.c's answer, whose frame outlives the attempt). gang_try
+ * neither takes it nor decodes it again; the queue counts it as the
+ * others (attempts: its arrival and this one) and, when the gang waits
+ * again, it is parked and taken as if it had been parked on arrival, so
+ * the queue ends as it would have. `park` is how wait_gang parks it. */
+struct gang_fresh {
+	uint32_t id;
+	const struct record_pod *pod;
+	const struct queue_pod *park;
+};
+
 /* A gang's attempt: with at least minMember pods waiting, all of them
  * are placed together or none is; then every one is answered PLACED, or
  * every one waits again with the reasons of the pod that found no node
- * (so the events that can help it wake them). */
-static void gang_try(struct serve_wait *wt, unsigned w, uint32_t gi, uint64_t now)
+ * (so the events that can help it wake them). `fresh`: the pod that
+ * completed the gang just now (GC1), or NULL. */
+static void gang_try(struct serve_wait *wt, unsigned w, uint32_t gi, uint64_t now,
+		     const struct gang_fresh *fresh)
 {
 	struct wait_worker *ww = &wt->w[w];
 	struct wgang *g = &ww->gangs[gi - 1];
@@ -1475,11 +1493,21 @@ static void gang_try(struct serve_wait *wt, unsigned w, uint32_t gi, uint64_t no
 	uint32_t n = 0;
 	for (uint32_t i = 0; i < g->n;) {
 		uint32_t id = g->ids[i];
-		if (queue_where(ww->q, id) != QUEUE_ATTEMPT)
-			queue_take(ww->q, id);
 		uint32_t owner = queue_owner(ww->q, id);
 		struct producer *pr = producers_get(p, owner * wt->workers + w);
 		struct shmsched_slot *slot = &pr->region.slots[queue_index(ww->q, id)];
+		if (fresh != NULL && id == fresh->id) {
+			prs[n] = pr;
+			slots[n] = slot;
+			pp[n] = fresh->pod;
+			ids[n] = id;
+			attempts[n] = 2; /* GC1: as queue_park then queue_take count */
+			n++;
+			i++;
+			continue;
+		}
+		if (queue_where(ww->q, id) != QUEUE_ATTEMPT)
+			queue_take(ww->q, id);
 		struct record_templates t = {pr->templates, producers_templates(pr)};
 		if (record_decode(slot, &t, wt->a->res, &pods[n], why,
 				  sizeof(why)) < 0) {
@@ -1504,12 +1532,20 @@ static void gang_try(struct serve_wait *wt, unsigned w, uint32_t gi, uint64_t no
 					    &failed, &told)
 			     : 1;
 	if (rc == 0) {
+		/* The answers handed back together: one completion (ring
+		 * enqueue, answered count, doorbell) for each run of pods of
+		 * one producer, not one a pod. */
+		uint64_t h[GANG_MIN_MAX];
+		unsigned k = 0;
 		for (uint32_t i = 0; i < n; i++) {
-			uint64_t h = queue_index(ww->q, ids[i]);
+			h[k++] = queue_index(ww->q, ids[i]);
 			room_left(wt, queue_woken_for(ww->q, ids[i]),
 				  (uint32_t)r[i].placement.slot);
 			done(ww, ids[i]);
-			attempt_complete(wt->a, w, prs[i], &h, 1);
+			if (i + 1 == n || prs[i + 1] != prs[i]) {
+				attempt_complete(wt->a, w, prs[i], h, k);
+				k = 0;
+			}
 		}
 		stat_add(&ww->st.placed, n);
 		stat_inc(&ww->st.gangs_placed);
@@ -1553,10 +1589,15 @@ static void gang_try(struct serve_wait *wt, unsigned w, uint32_t gi, uint64_t no
 	else
 		qp.error = n >= g->min; /* lost races, or records: back off */
 	for (uint32_t i = 0; i < n; i++) {
-		qp.spec = &prs[i]->templates[pods[i].template_id - 1];
-		qp.request = pods[i].spec->request;
+		if (fresh != NULL && ids[i] == fresh->id) {
+			/* GC1: parked on arrival and taken, as the others were. */
+			queue_park(ww->q, ids[i], fresh->park, now);
+			queue_take(ww->q, ids[i]);
+		}
+		qp.spec = &prs[i]->templates[pp[i]->template_id - 1];
+		qp.request = pp[i]->spec->request;
 		qp.priority = qp.spec->priority;
-		qp.deadline_ns = pods[i].deadline_ns;
+		qp.deadline_ns = pp[i]->deadline_ns;
 		queue_park(ww->q, ids[i], &qp, now);
 	}
 	if (qr != NULL)
@@ -1591,14 +1632,19 @@ enum wait_park wait_gang(struct serve_wait *wt, unsigned w, struct producer *pr,
 	struct queue_pod qp = {.spec = tmpl, .request = pod->spec->request,
 			       .priority = tmpl->priority,
 			       .deadline_ns = pod->deadline_ns};
-	queue_park(ww->q, id, &qp, now);
 	ww->key[owner] = key_of(pr);
 	ww->gang_of[id] = gi;
 	g->ids[g->n++] = id;
 	stat_inc(&ww->st.waited);
-	if (g->n >= g->min)
-		gang_try(wt, w, gi, now);
-	publish_stats(wt, w);
+	if (g->n >= g->min) {
+		/* GC1: tried now, with the record in hand: not parked, taken
+		 * and decoded again first. */
+		struct gang_fresh fresh = {.id = id, .pod = pod, .park = &qp};
+		gang_try(wt, w, gi, now, &fresh);
+	} else {
+		queue_park(ww->q, id, &qp, now);
+	}
+	ww->stats_due = true;
 	return WAIT_PARKED;
 }
 
@@ -1651,8 +1697,17 @@ enum wait_park wait_park(struct serve_wait *wt, unsigned w, struct producer *pr,
 		engine_failure(wt->a->engines[w], &codes, &res);
 		maybe_preempt(wt, w, id, pr, pod, codes);
 	}
-	publish_stats(wt, w);
+	ww->stats_due = true;
 	return WAIT_PARKED;
+}
+
+void wait_burst_end(struct serve_wait *wt, unsigned w)
+{
+	struct wait_worker *ww = &wt->w[w];
+	if (!ww->stats_due)
+		return;
+	ww->stats_due = false;
+	publish_stats(wt, w);
 }
 
 bool wait_holds(struct serve_wait *wt, unsigned w, struct producer *pr,
@@ -1747,7 +1802,7 @@ static void retry(struct serve_wait *wt, unsigned w, uint32_t id, bool last,
 			stat_inc(&ww->st.timed_out);
 			gang_answer(wt, w, id, SHMSCHED_UNSCHEDULABLE, why);
 		} else if (g->n >= g->min) {
-			gang_try(wt, w, gi, now);
+			gang_try(wt, w, gi, now, NULL);
 		} else {
 			const struct pod_spec *tmpl = queue_spec(ww->q, id);
 			struct queue_pod qp = {.spec = tmpl, .request = tmpl->request,

@@ -22,8 +22,9 @@
  * back-pressure); the queues' memory is allocated when the daemon starts
  * (touched only as pods wait).
  *
- * Threads: wait_park, wait_cancel, wait_holds and wait_poll on worker w's
- * thread, inside its read-side section (QSBR), for its own producers;
+ * Threads: wait_park, wait_gang, wait_burst_end, wait_cancel, wait_holds
+ * and wait_poll on worker w's thread, inside its read-side section
+ * (QSBR), for its own producers;
  * wait_shutdown on the thread that stopped the workers; wait_get_stats
  * anywhere (relaxed figures).
  */
@@ -115,6 +116,11 @@ enum wait_park wait_park(struct serve_wait *wt, unsigned w, struct producer *pr,
  * full: answer it REJECTED. */
 enum wait_park wait_gang(struct serve_wait *wt, unsigned w, struct producer *pr,
 			 uint32_t index, const struct record_pod *pod);
+
+/* The end of a burst of worker w's producer: the figures of the pods
+ * wait_park and wait_gang parked in it published, once (not once a pod:
+ * issue 39). */
+void wait_burst_end(struct serve_wait *wt, unsigned w);
 
 /* Whether slot `index` of `pr` holds a waiting pod (a producer that
  * submits it again breaks the hand-over: the daemon ignores that). */

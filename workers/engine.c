@@ -336,11 +336,23 @@ static int place_fast(struct engine *e, const struct snapshot *s,
 	bool first_sight = false;
 	uint32_t want = engine_nodes_to_find(sched_profile_percentage(&e->cfg, pod->profile),
 					     s->n_nodes);
-	/* A memo hit needs no key copy (fast_key); the pod's class as the
-	 * memo holds it otherwise. */
-	struct eclass *k = class_memo_ungrouped(e, pod);
+	/* GC2: the run's last pod again; else a memo hit, which needs no
+	 * key copy (fast_key); else the pod's class as the memo holds it. */
+	struct eclass *k = NULL;
+	if (pod == e->run_pod && e->run_epoch == e->class_epoch &&
+	    e->run_k->phase != PHASE_STATIC) {
+		e->stats.class_hits++;
+		k = e->run_k;
+	}
+	if (k == NULL)
+		k = class_memo_ungrouped(e, pod);
 	if (k == NULL)
 		k = class_get(e, s, fast_key(e, pod), pod, want ? want : 1, &first_sight);
+	if (e->in_run && k != NULL && !first_sight) {
+		e->run_pod = pod;
+		e->run_k = k;
+		e->run_epoch = e->class_epoch;
+	}
 	if (first_sight) {
 		e->stats.first_sights++;
 		struct eclass *base = sibling_of(e, pod);
@@ -478,6 +490,18 @@ bool engine_idle(struct engine *e)
 void engine_set_busy(struct engine *e, bool busy)
 {
 	e->pods_pay = busy;
+}
+
+void engine_run_begin(struct engine *e)
+{
+	e->in_run = true;
+	e->run_pod = NULL;
+}
+
+void engine_run_end(struct engine *e)
+{
+	e->in_run = false;
+	e->run_pod = NULL;
 }
 
 void engine_set_clock(struct engine *e, uint64_t (*clock_ns)(void))

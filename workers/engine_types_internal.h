@@ -65,6 +65,10 @@
  * by_address (spec address | spec_memo.epoch against    | any class freed: class_epoch++
  *   to class)              | e->class_epoch             | (class_free); a memo entry is also
  *                          |                            | compared with the spec before use
+ * run_pod, run_k (a run's  | run_epoch against          | any class freed (as by_address);
+ *   last pod, GC2)         | e->class_epoch             | engine_run_end and _begin: NULL;
+ *                          |                            | no comparison: the run's caller
+ *                          |                            | keeps its specs unchanged
  * shards (most free per    | e->shard_log_pos; dirty    | a log entry in the shard or a
  *   SNAP_SHARD_SLOTS)      | mark per shard             | node event: dirty, recomputed when
  *                          |                            | read (shard_refresh); the log
@@ -430,6 +434,14 @@ struct engine {
 	/* Scratch: the class key of a pod on the fast path whose inter-pod
 	 * group is not 0 (fast_key(), engine.c). */
 	struct pod_spec key_spec;
+
+	/* GC2 (engine_run_begin): inside a run, the last fast-path pod's
+	 * spec address, its class and class_epoch then; run_pod NULL
+	 * outside a run or before its first such pod. */
+	bool in_run;
+	const struct pod_spec *run_pod;
+	struct eclass *run_k;
+	uint64_t run_epoch;
 
 	struct shard_free *shards;
 	uint32_t n_shards;

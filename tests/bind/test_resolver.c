@@ -11,7 +11,8 @@
  * - give-up: a commit step that always refuses ends the loop after
  *   RESOLVER_MAX_ATTEMPTS placements with gave_up set, nothing committed;
  * - unschedulable: with both nodes full, one placement, no commit.
- * After each, the ledger holds exactly what was committed. */
+ * After each, the ledger holds exactly what was committed. Then, on a
+ * fresh cluster, a gang's run of placements (GC2) ends with the gang. */
 #define _LGPL_SOURCE 1
 
 #include <errno.h>
@@ -203,6 +204,52 @@ static void test_plain_resolver_commits(void **state)
 	assert_int_equal(cpu_used(w, (uint32_t)r.placement.slot), 4000);
 }
 
+/* GC2 (workers/engine.h, engine_run_begin): bind/gang.c places a gang's
+ * pods as one run, in which a pod at the run's last pod's address takes
+ * that pod's class without comparing specs. Outside a run the address
+ * means nothing: a spec rewritten in place after the run (as a template
+ * freed and another made at its address) is placed by what it says now.
+ * Fails when engine_run_end keeps the run's last pod. */
+static void test_run_ends_with_the_gang(void **state)
+{
+	struct world *w = *state;
+	static struct pod_spec sp;
+	sp = w->pod;
+	sp.request.v[RES_CPU] = sp.nonzero_cpu_milli = 100;
+	sp.request.v[RES_MEMORY] = sp.nonzero_mem_bytes = 64LL << 20;
+	assert_int_equal(intern_add_str(w->strings, "n0", &sp.node_name), 0);
+	const struct pod_spec *pods[4] = {&sp, &sp, &sp, &sp};
+	struct resolver_stats st = {0};
+	struct resolve_result r[4];
+	struct engine_stats es;
+	int64_t on = -1;
+	for (unsigned run = 0; run < 4; run++) {
+		unsigned failed = 0;
+		assert_int_equal(gang_place(w->a, pods, 4, 100 + 4 * run, r, &failed,
+					    &st), 0);
+		for (unsigned i = 0; i < 4; i++) {
+			if (on < 0)
+				on = r[i].placement.slot;
+			assert_int_equal(r[i].placement.slot, on);
+		}
+	}
+	/* The runs' later pods took their class from the run (or the memo). */
+	engine_get_stats(w->a, &es);
+	assert_true(es.class_hits >= 3);
+	assert_int_equal(cpu_used(w, (uint32_t)on), 1600);
+	/* Rewritten at the same address: the other node now, outside a run
+	 * and in one. */
+	assert_int_equal(intern_add_str(w->strings, "n1", &sp.node_name), 0);
+	struct resolve_result one;
+	assert_int_equal(resolver_place(w->a, &sp, 200, &one, &st), 0);
+	assert_int_equal(one.placement.slot, 1 - on);
+	unsigned failed = 0;
+	assert_int_equal(gang_place(w->a, pods, 4, 300, r, &failed, &st), 0);
+	for (unsigned i = 0; i < 4; i++)
+		assert_int_equal(r[i].placement.slot, 1 - on);
+	assert_int_equal(cpu_used(w, (uint32_t)(1 - on)), 500);
+}
+
 int main(void)
 {
 	/* In this order: each test starts from the ledger the last one left. */
@@ -212,5 +259,10 @@ int main(void)
 		cmocka_unit_test(test_give_up_after_max_attempts),
 		cmocka_unit_test(test_plain_resolver_commits),
 	};
-	return cmocka_run_group_tests(tests, setup, teardown);
+	/* A cluster of its own: the tests above leave both nodes full. */
+	const struct CMUnitTest runs[] = {
+		cmocka_unit_test(test_run_ends_with_the_gang),
+	};
+	int failed = cmocka_run_group_tests(tests, setup, teardown);
+	return failed + cmocka_run_group_tests(runs, setup, teardown);
 }

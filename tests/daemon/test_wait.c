@@ -883,6 +883,46 @@ static void test_gang_by_hand(void **state)
 	shmsched_disconnect(a);
 }
 
+/* A gang whose pods come from two producers of one worker: placed whole,
+ * each producer answered for its own pods, through its own completion
+ * ring (gang_try hands a placed gang's answers back one completion per
+ * run of one producer's pods: the run ends where the producer changes). */
+static void test_gang_of_two_producers(void **state)
+{
+	(void)state;
+	char n0[512], n1[512];
+	node_json(n0, sizeof(n0), "n0", 4, 8, false);
+	node_json(n1, sizeof(n1), "n1", 4, 8, false);
+	const char *nodes[] = {n0, n1,
+		"{\"kind\":\"PodGroup\",\"metadata\":{\"name\":\"pair\"},"
+		"\"spec\":{\"minMember\":4}}"};
+	write_nodes(nodes, 3);
+	struct daemon *d = start(1, 64, false);
+	struct shmsched_client *c[2] = {fixture_connect(fx.sock),
+					fixture_connect(fx.sock)};
+	uint32_t t[2] = {gang_template(c[0], "pair", "1"),
+			 gang_template(c[1], "pair", "1")};
+	for (uint64_t k = 0; k < 4; k++)
+		submit(c[k % 2], t[k % 2], k, 0, 0);
+	for (int p = 0; p < 2; p++) {
+		struct shmsched_result r[4];
+		assert_int_equal(fixture_await(c[p], r, 2, 5000), 2);
+		uint64_t cookies = 0;
+		for (int i = 0; i < 2; i++) {
+			assert_int_equal(r[i].status, SHMSCHED_PLACED);
+			assert_int_equal(r[i].cookie % 2, (uint64_t)p);
+			cookies += r[i].cookie;
+		}
+		assert_int_equal(cookies, p == 0 ? 0 + 2 : 1 + 3);
+	}
+	assert_int_equal(daemon_pods_on_nodes(d), 4);
+	struct daemon_stats ds;
+	daemon_stop(d, 1000, &ds);
+	assert_int_equal(ds.gangs_placed, 1);
+	shmsched_disconnect(c[0]);
+	shmsched_disconnect(c[1]);
+}
+
 /* Gangs of one spec (issue 39): six PodGroups whose pods differ only in
  * their gang's label are one class for the worker (a class per gang
  * before: six compiled and indexed), and all or nothing holds over the
@@ -1313,6 +1353,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_churn_every_release_places, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_gang_by_hand, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_gang_of_two_producers, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_gangs_share_a_class, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_kube_gangs, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_gangs_all_or_nothing, setup,
