@@ -48,18 +48,18 @@ static bool write_all(int fd, const char *p, size_t len)
 }
 
 void fake_http_answer(struct fake_http_exchange *x, int status, const char *body, size_t len,
-		      bool close)
+		      bool then_close)
 {
 	char head[256];
 	int h = snprintf(head, sizeof(head),
 			 "HTTP/1.1 %d %s\r\nContent-Type: application/json\r\n"
 			 "Content-Length: %zu\r\n%s\r\n",
 			 status, status == 200 ? "OK" : "Bad Request", len,
-			 close ? "Connection: close\r\n" : "");
+			 then_close ? "Connection: close\r\n" : "");
 	x->answered = true;
-	x->close = close;
+	x->close_after = then_close;
 	if (!write_all(x->fd, head, (size_t)h) || !write_all(x->fd, body, len))
-		x->close = true;
+		x->close_after = true;
 }
 
 /* Reads one request: its path and body (malloc'd); false at EOF. */
@@ -112,13 +112,13 @@ static void *serve(void *arg)
 		char path[256];
 		struct fake_http_exchange x = {.path = path, .fd = c};
 		char *body;
-		while (!x.close && read_request(c, path, &body, &x.body_len)) {
+		while (!x.close_after && read_request(c, path, &body, &x.body_len)) {
 			x.body = body;
 			x.answered = false;
 			s->handler(s->arg, &x);
 			free(body);
 			if (!x.answered)
-				x.close = true;
+				x.close_after = true;
 		}
 		close(c);
 	}

@@ -22,7 +22,7 @@ struct fake_http_exchange {
 	size_t body_len;
 	/* The server's: the connection, and what the handler did. */
 	int fd;
-	bool answered, close;
+	bool answered, close_after;
 };
 
 /* Called on the server's thread for each request; arg as given to start. */
@@ -47,9 +47,9 @@ void fake_http_stop(struct fake_http *s);
 
 /* Answers x: the status line of `status` (200, or 400 as etcd's gateway
  * answers an error), Content-Type JSON, the body's length, and, with
- * close, "Connection: close" and the connection closed after the
+ * then_close, "Connection: close" and the connection closed after the
  * handler returns. Once a request. */
 void fake_http_answer(struct fake_http_exchange *x, int status, const char *body, size_t len,
-		      bool close);
+		      bool then_close);
 
 #endif
