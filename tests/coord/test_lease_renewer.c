@@ -56,7 +56,8 @@ static void sleep_ms(int ms)
 	nanosleep(&ts, NULL);
 }
 
-/* Each request (a keep-alive): counted, then answered as the mode says. */
+/* Each request (a lease keep-alive): counted, then answered as the mode
+ * says. */
 static void fake_handle(void *arg, struct fake_http_exchange *x)
 {
 	struct fake *f = arg;
