@@ -22,7 +22,7 @@ static inline bool value_text_decimal(const char *s, size_t n, uint64_t max, uin
 		if (s[i] < '0' || s[i] > '9')
 			return false;
 		unsigned d = (unsigned)(s[i] - '0');
-		if (v > (max - d) / 10)
+		if (d > max || v > (max - d) / 10) /* v * 10 + d > max */
 			return false;
 		v = v * 10 + d;
 	}
