@@ -7,28 +7,20 @@
  * the uid only it uses). The codecs make one pass over at most their
  * bound, with no allocation. */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "coord/forward.h"
 #include "coord/shard_map.h"
+#include "coord/value_text.h"
 
 /* A key's room: the prefix, "forwarded/", a host, "/", a uid. */
 #define FWD_KEY_MAX (16 + MEMBERSHIP_HOST_MAX + 16 + MEMBERSHIP_HOST_MAX + FORWARD_UID_MAX)
 #define REQUEST_HEAD_MAX (2 + MEMBERSHIP_HOST_MAX + 1)
 
-__attribute__((format(printf, 3, 4)))
-static int refuse(char *msg, size_t msglen, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	if (msglen)
-		vsnprintf(msg, msglen, fmt, ap);
-	va_end(ap);
-	return -EINVAL;
-}
+/* A refusal (coord/value_text.h): msg says why. */
+#define REFUSE(msg, msglen, ...) value_text_refuse(NULL, 0, (msg), (msglen), __VA_ARGS__)
 
 bool forward_uid_valid(const char *uid, size_t len)
 {
@@ -74,19 +66,19 @@ int forward_request_decode(const uint8_t *v, size_t len, char forwarder[MEMBERSH
 	*pod = NULL;
 	*pod_len = 0;
 	if (len < 2 || v[0] != '1' || v[1] != ' ')
-		return refuse(msg, msglen, "forward request: version: expected \"1 \" first");
+		return REFUSE(msg, msglen, "forward request: version: expected \"1 \" first");
 	const uint8_t *nl = memchr(v + 2, '\n', len - 2 < REQUEST_HEAD_MAX ? len - 2
 								     : REQUEST_HEAD_MAX);
 	if (nl == NULL)
-		return refuse(msg, msglen, "forward request: no newline after the forwarder's "
+		return REFUSE(msg, msglen, "forward request: no newline after the forwarder's "
 			      "name within %d bytes", REQUEST_HEAD_MAX);
 	size_t hn = (size_t)(nl - (v + 2));
 	if (!host_ok((const char *)v + 2, hn))
-		return refuse(msg, msglen, "forward request: forwarder: expected a host name of "
+		return REFUSE(msg, msglen, "forward request: forwarder: expected a host name of "
 			      "1 to %d bytes of [A-Za-z0-9._-]", MEMBERSHIP_HOST_MAX - 1);
 	size_t pl = len - 2 - hn - 1;
 	if (pl == 0 || pl > FORWARD_POD_MAX)
-		return refuse(msg, msglen, "forward request: pod: %zu bytes, expected 1 to %u",
+		return REFUSE(msg, msglen, "forward request: pod: %zu bytes, expected 1 to %u",
 			      pl, FORWARD_POD_MAX);
 	memcpy(forwarder, v + 2, hn);
 	*pod = nl + 1;
@@ -101,7 +93,7 @@ int forward_answer_decode(const uint8_t *v, size_t len, struct forward_answer *o
 	const char *t = (const char *)v;
 	if (len > 9 && memcmp(t, "1 placed ", 9) == 0) {
 		if (!node_ok(t + 9, len - 9))
-			return refuse(msg, msglen, "forward answer: node: expected a DNS subdomain "
+			return REFUSE(msg, msglen, "forward answer: node: expected a DNS subdomain "
 				      "of 1 to %d bytes", PLACEMENT_NODE_MAX);
 		out->placed = true;
 		memcpy(out->node, t + 9, len - 9);
@@ -109,12 +101,12 @@ int forward_answer_decode(const uint8_t *v, size_t len, struct forward_answer *o
 	}
 	if (len > 10 && memcmp(t, "1 refused ", 10) == 0) {
 		if (!reason_ok(t + 10, len - 10))
-			return refuse(msg, msglen, "forward answer: reason: expected 1 to %d bytes "
+			return REFUSE(msg, msglen, "forward answer: reason: expected 1 to %d bytes "
 				      "of printable ASCII", FORWARD_REASON_MAX);
 		memcpy(out->reason, t + 10, len - 10);
 		return 0;
 	}
-	return refuse(msg, msglen, "forward answer: expected \"1 placed <node>\" or "
+	return REFUSE(msg, msglen, "forward answer: expected \"1 placed <node>\" or "
 		      "\"1 refused <reason>\"");
 }
 

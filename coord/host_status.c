@@ -8,12 +8,12 @@
 
 #include <errno.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "base/base.h"
+#include "coord/value_text.h"
 
 /* The head's fields ("1 status <records> <oldest> <more>"), a shard's. */
 #define HEAD_FIELDS 5u
@@ -64,37 +64,15 @@ int host_status_encode(const struct host_status *v, char *out)
 	return (int)used;
 }
 
-/* A decimal without sign or leading zero, at most max. */
-static bool number_ok(const char *s, size_t n, int64_t max, int64_t *out)
-{
-	int64_t v;
-	if (n == 0 || s[0] < '0' || s[0] > '9' || (n > 1 && s[0] == '0') ||
-	    !strconv_parse_int64(s, n, &v) || v > max)
-		return false;
-	*out = v;
-	return true;
-}
-
-__attribute__((format(printf, 4, 5)))
-static int refuse(struct host_status *out, char *msg, size_t msglen, const char *fmt, ...)
-{
-	memset(out, 0, sizeof(*out));
-	if (msglen == 0)
-		return -EINVAL;
-	int n = snprintf(msg, msglen, "host status: ");
-	va_list ap;
-	va_start(ap, fmt);
-	if (n >= 0 && (size_t)n < msglen)
-		vsnprintf(msg + n, msglen - (size_t)n, fmt, ap);
-	va_end(ap);
-	return -EINVAL;
-}
+/* A refusal (coord/value_text.h): "host status: " and why; out zeroed. */
+#define REFUSE(out, msg, msglen, ...) \
+	value_text_refuse((out), sizeof(*(out)), (msg), (msglen), "host status: " __VA_ARGS__)
 
 /* Field `part` (1..7) of a shard: its number into the shard. */
 static bool shard_number(struct host_status_shard *s, size_t part, const char *f, size_t n)
 {
 	int64_t v;
-	if (!number_ok(f, n, part == 1 ? (int64_t)UINT32_MAX : INT64_MAX, &v))
+	if (!value_text_decimal_i64(f, n, part == 1 ? (int64_t)UINT32_MAX : INT64_MAX, &v))
 		return false;
 	int64_t *to[SHARD_FIELDS] = {NULL, NULL, &s->largest_cpu_milli, &s->largest_mem_bytes,
 				     &s->largest_pods, &s->sum_cpu_milli, &s->sum_mem_bytes,
@@ -114,7 +92,7 @@ int host_status_decode(const void *text, size_t len, struct host_status *out, ch
 	if (msglen)
 		msg[0] = '\0';
 	if (len > HOST_STATUS_VALUE_MAX)
-		return refuse(out, msg, msglen, "%zu bytes; expected at most %d", len,
+		return REFUSE(out, msg, msglen, "%zu bytes; expected at most %d", len,
 			      HOST_STATUS_VALUE_MAX);
 	size_t start = 0, field = 0;
 	int64_t more = 0;
@@ -127,45 +105,45 @@ int host_status_decode(const void *text, size_t len, struct host_status *out, ch
 		start = i + 1;
 		if (field == 0) {
 			if (n != 1 || f[0] != '1')
-				return refuse(out, msg, msglen, "version \"%.*s\": expected 1",
+				return REFUSE(out, msg, msglen, "version \"%.*s\": expected 1",
 					      shown, f);
 		} else if (field == 1) {
 			if (n != 6 || memcmp(f, "status", 6) != 0)
-				return refuse(out, msg, msglen, "kind \"%.*s\": expected status",
+				return REFUSE(out, msg, msglen, "kind \"%.*s\": expected status",
 					      shown, f);
 		} else if (field < HEAD_FIELDS) {
 			static const char *const name[] = {"lag records", "lag oldest ms", "more"};
 			int64_t *to[] = {&out->lag_records, &out->lag_oldest_ms, &more};
 			int64_t max = field == 4 ? (int64_t)SHARD_MAX : INT64_MAX;
-			if (!number_ok(f, n, max, to[field - 2]))
-				return refuse(out, msg, msglen, "%s \"%.*s\": expected a decimal 0 "
+			if (!value_text_decimal_i64(f, n, max, to[field - 2]))
+				return REFUSE(out, msg, msglen, "%s \"%.*s\": expected a decimal 0 "
 					      "to %" PRId64 " without leading zeros",
 					      name[field - 2], shown, f, max);
 		} else {
 			size_t k = (field - HEAD_FIELDS) / SHARD_FIELDS;
 			size_t part = (field - HEAD_FIELDS) % SHARD_FIELDS;
 			if (k >= HOST_STATUS_SHARDS)
-				return refuse(out, msg, msglen, "more than %d shards",
+				return REFUSE(out, msg, msglen, "more than %d shards",
 					      HOST_STATUS_SHARDS);
 			struct host_status_shard *sh = &out->shards[k];
 			if (part == 0) {
 				if (!shard_name_valid(f, n) || n >= SHARD_NAME_MAX)
-					return refuse(out, msg, msglen, "shard %zu: name \"%.*s\": "
+					return REFUSE(out, msg, msglen, "shard %zu: name \"%.*s\": "
 						      "expected 1 to %u bytes of A-Z, a-z, 0-9, '.', "
 						      "'_', '-'", k + 1, shown, f, SHARD_NAME_MAX - 1);
 				memcpy(sh->name, f, n);
 				if (k > 0 && strcmp(out->shards[k - 1].name, sh->name) >= 0)
-					return refuse(out, msg, msglen, "shard %zu: \"%s\" after "
+					return REFUSE(out, msg, msglen, "shard %zu: \"%s\" after "
 						      "\"%s\": expected shards in strictly ascending "
 						      "order", k + 1, sh->name, out->shards[k - 1].name);
 			} else if (!shard_number(sh, part, f, n)) {
-				return refuse(out, msg, msglen, "shard %s: %s \"%.*s\": expected a "
+				return REFUSE(out, msg, msglen, "shard %s: %s \"%.*s\": expected a "
 					      "decimal 0 to %" PRId64 " without leading zeros",
 					      sh->name, shard_field[part], shown, f,
 					      part == 1 ? (int64_t)UINT32_MAX : INT64_MAX);
 			} else if (part == SHARD_FIELDS - 1) {
 				if (!figures_ok(sh))
-					return refuse(out, msg, msglen, "shard %s: a largest figure "
+					return REFUSE(out, msg, msglen, "shard %s: a largest figure "
 						      "over its sum, or figures without nodes: "
 						      "expected each largest at most its sum, and "
 						      "all 0 with 0 nodes", sh->name);
@@ -175,10 +153,10 @@ int host_status_decode(const void *text, size_t len, struct host_status *out, ch
 		field++;
 	}
 	if (field < HEAD_FIELDS || (field - HEAD_FIELDS) % SHARD_FIELDS != 0)
-		return refuse(out, msg, msglen, "%zu fields: expected %u and %u a shard", field,
+		return REFUSE(out, msg, msglen, "%zu fields: expected %u and %u a shard", field,
 			      HEAD_FIELDS, SHARD_FIELDS);
 	if (more > 0 && out->n != HOST_STATUS_SHARDS)
-		return refuse(out, msg, msglen, "more %" PRId64 " with %" PRIu32 " shards: "
+		return REFUSE(out, msg, msglen, "more %" PRId64 " with %" PRIu32 " shards: "
 			      "expected more only after %d shards", more, out->n,
 			      HOST_STATUS_SHARDS);
 	out->more = (uint32_t)more;

@@ -6,12 +6,12 @@
  * compared once with the one before); no allocation. */
 #include <errno.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "coord/placement_value.h"
+#include "coord/value_text.h"
 
 static bool name_ok(const char *s, size_t n, size_t max, bool dots)
 {
@@ -134,42 +134,15 @@ int placement_value_encode(const struct placement_value *v, char *out)
 	return n < 0 || n > PLACEMENT_VALUE_MAX ? -EINVAL : n;
 }
 
-/* A decimal without sign or leading zero, at most max. */
-static bool number_ok(const char *s, size_t n, uint64_t max, uint64_t *out)
-{
-	if (n == 0 || n > 20 || (n > 1 && s[0] == '0'))
-		return false;
-	uint64_t v = 0;
-	for (size_t i = 0; i < n; i++) {
-		if (s[i] < '0' || s[i] > '9')
-			return false;
-		unsigned d = (unsigned)(s[i] - '0');
-		if (v > (max - d) / 10)
-			return false;
-		v = v * 10 + d;
-	}
-	*out = v;
-	return true;
-}
-
 /* By kind: a version's field i is kind i, but below version 3 (no
  * flavor) kind i + 1 from the seventh on. */
 enum { K_QUEUE = 6, K_FLAVOR = 7, K_NS = 8 }; /* then the labels */
 static const char *const field_names[] = {"version", "node", "node generation", "cpu milli",
 					  "memory bytes", "gpus", "queue", "flavor", "namespace"};
 
-/* A refusal: msg says why, out zeroed. */
-__attribute__((format(printf, 4, 5)))
-static int refuse(struct placement_value *out, char *msg, size_t msglen, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	if (msglen)
-		vsnprintf(msg, msglen, fmt, ap);
-	va_end(ap);
-	memset(out, 0, sizeof(*out));
-	return -EINVAL;
-}
+/* A refusal (coord/value_text.h): msg says why, out zeroed. */
+#define REFUSE(out, msg, msglen, ...) \
+	value_text_refuse((out), sizeof(*(out)), (msg), (msglen), __VA_ARGS__)
 
 int placement_value_decode(const void *text, size_t len, struct placement_value *out, char *msg,
 			   size_t msglen)
@@ -179,7 +152,7 @@ int placement_value_decode(const void *text, size_t len, struct placement_value 
 	if (msglen)
 		msg[0] = '\0';
 	if (len > PLACEMENT_VALUE_MAX)
-		return refuse(out, msg, msglen, "placement value: %zu bytes; expected at most %d",
+		return REFUSE(out, msg, msglen, "placement value: %zu bytes; expected at most %d",
 			      len, PLACEMENT_VALUE_MAX);
 	size_t start = 0, field = 0, fields = 7;
 	for (size_t i = 0; i <= len; i++) {
@@ -206,14 +179,14 @@ int placement_value_decode(const void *text, size_t len, struct placement_value 
 			expected = "a node name (1 to 253 bytes of a-z, 0-9, '.', '-')";
 			break;
 		case 2:
-			ok = number_ok(f, n, UINT64_MAX, &u);
+			ok = value_text_decimal(f, n, UINT64_MAX, &u);
 			out->node_generation = u;
 			expected = "a decimal uint64 without leading zeros";
 			break;
 		case 3:
 		case 4:
 		case 5:
-			ok = number_ok(f, n, INT64_MAX, &u);
+			ok = value_text_decimal(f, n, INT64_MAX, &u);
 			if (field == 3)
 				out->cpu_milli = (int64_t)u;
 			else if (field == 4)
@@ -251,14 +224,14 @@ int placement_value_decode(const void *text, size_t len, struct placement_value 
 				expected = "a namespace (1 to 63 bytes of a-z, 0-9, '-') or \"-\"";
 				break;
 			}
-			return refuse(out, msg, msglen,
+			return REFUSE(out, msg, msglen,
 				      "placement value: more than 7 fields; expected 7 in version 1");
 		default: {
 			/* Version 2's and 3's labels: the rest of the text, whole. */
 			size_t rest = len - start;
 			int count = rest > 0 ? labels_ok(f, rest) : -1;
 			if (count <= 0)
-				return refuse(out, msg, msglen,
+				return REFUSE(out, msg, msglen,
 					      "placement value: labels \"%.*s\" are not at most %d "
 					      "key=value pairs (keys [prefix/]name, ascending, "
 					      "unique; at most %d bytes)",
@@ -270,13 +243,13 @@ int placement_value_decode(const void *text, size_t len, struct placement_value 
 		}
 		}
 		if (!ok)
-			return refuse(out, msg, msglen, "placement value: field %s: \"%.*s\" is not %s",
+			return REFUSE(out, msg, msglen, "placement value: field %s: \"%.*s\" is not %s",
 				      field_names[kind], (int)(n > 40 ? 40 : n), f, expected);
 		field++;
 		start = i + 1;
 	}
 	if (field != fields)
-		return refuse(out, msg, msglen, "placement value: %zu fields; expected %zu", field,
+		return REFUSE(out, msg, msglen, "placement value: %zu fields; expected %zu", field,
 			      fields);
 	return 0;
 }

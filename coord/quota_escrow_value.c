@@ -9,13 +9,13 @@
 
 #include <errno.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "base/base.h"
 #include "coord/quota_escrow.h"
+#include "coord/value_text.h"
 
 static bool flavor_ok(const char *s, size_t n)
 {
@@ -102,32 +102,11 @@ int quota_escrow_value_encode(const struct quota_escrow_value *v, char *out)
 	return (int)used;
 }
 
-/* A decimal without sign or leading zero, at most max. */
-static bool number_ok(const char *s, size_t n, int64_t max, int64_t *out)
-{
-	int64_t v;
-	if (n == 0 || s[0] < '0' || s[0] > '9' || (n > 1 && s[0] == '0') ||
-	    !strconv_parse_int64(s, n, &v) || v > max)
-		return false;
-	*out = v;
-	return true;
-}
-
-__attribute__((format(printf, 4, 5)))
-static int refuse(struct quota_escrow_value *out, char *msg, size_t msglen, const char *fmt,
-		  ...)
-{
-	memset(out, 0, sizeof(*out));
-	if (msglen == 0)
-		return -EINVAL;
-	int n = snprintf(msg, msglen, "quota escrow value: ");
-	va_list ap;
-	va_start(ap, fmt);
-	if (n >= 0 && (size_t)n < msglen)
-		vsnprintf(msg + n, msglen - (size_t)n, fmt, ap);
-	va_end(ap);
-	return -EINVAL;
-}
+/* A refusal (coord/value_text.h): "quota escrow value: " and why; out
+ * zeroed. */
+#define REFUSE(out, msg, msglen, ...)                                                      \
+	value_text_refuse((out), sizeof(*(out)), (msg), (msglen),                          \
+			  "quota escrow value: " __VA_ARGS__)
 
 int quota_escrow_value_decode(const void *text, size_t len, struct quota_escrow_value *out,
 			      char *msg, size_t msglen)
@@ -137,7 +116,7 @@ int quota_escrow_value_decode(const void *text, size_t len, struct quota_escrow_
 	if (msglen)
 		msg[0] = '\0';
 	if (len > QUOTA_ESCROW_VALUE_MAX)
-		return refuse(out, msg, msglen, "%zu bytes; expected at most %d", len,
+		return REFUSE(out, msg, msglen, "%zu bytes; expected at most %d", len,
 			      QUOTA_ESCROW_VALUE_MAX);
 	/* Fields: version, kind, [revision], then cells of `per` fields. */
 	size_t start = 0, field = 0, head = 2, per = 3;
@@ -150,7 +129,7 @@ int quota_escrow_value_decode(const void *text, size_t len, struct quota_escrow_
 		start = i + 1;
 		if (field == 0) {
 			if (n != 1 || f[0] != '1')
-				return refuse(out, msg, msglen, "version \"%.*s\": expected 1",
+				return REFUSE(out, msg, msglen, "version \"%.*s\": expected 1",
 					      shown, f);
 		} else if (field == 1) {
 			if (n == 5 && memcmp(f, "slice", 5) == 0) {
@@ -162,42 +141,42 @@ int quota_escrow_value_decode(const void *text, size_t len, struct quota_escrow_
 				out->kind = QUOTA_ESCROW_USE;
 				per = 4;
 			} else {
-				return refuse(out, msg, msglen, "kind \"%.*s\": expected slice, ack "
+				return REFUSE(out, msg, msglen, "kind \"%.*s\": expected slice, ack "
 					      "or use", shown, f);
 			}
 		} else if (field < head) {
-			if (!number_ok(f, n, INT64_MAX, &out->revision))
-				return refuse(out, msg, msglen, "revision \"%.*s\": expected a "
+			if (!value_text_decimal_i64(f, n, INT64_MAX, &out->revision))
+				return REFUSE(out, msg, msglen, "revision \"%.*s\": expected a "
 					      "decimal 0 to %" PRId64 " without leading zeros",
 					      shown, f, INT64_MAX);
 		} else {
 			size_t cell = (field - head) / per, part = (field - head) % per;
 			if (cell >= QUOTA_ESCROW_CELLS)
-				return refuse(out, msg, msglen, "more than %d cells", QUOTA_ESCROW_CELLS);
+				return REFUSE(out, msg, msglen, "more than %d cells", QUOTA_ESCROW_CELLS);
 			struct quota_escrow_cell *c = &out->cells[cell];
 			if (part == 0) {
 				if (!flavor_ok(f, n))
-					return refuse(out, msg, msglen, "cell %zu: flavor \"%.*s\": "
+					return REFUSE(out, msg, msglen, "cell %zu: flavor \"%.*s\": "
 						      "expected 1 to %d bytes of a-z, 0-9, '.', '-'",
 						      cell + 1, shown, f, QUOTA_ESCROW_FLAVOR_MAX);
 				memcpy(c->flavor, f, n);
 			} else if (part == 1) {
 				if (!resource_ok(f, n))
-					return refuse(out, msg, msglen, "cell %zu: resource \"%.*s\": "
+					return REFUSE(out, msg, msglen, "cell %zu: resource \"%.*s\": "
 						      "expected 1 to %d bytes of A-Z, a-z, 0-9, '.', "
 						      "'_', '/', '-'", cell + 1, shown, f,
 						      QUOTA_ESCROW_RESOURCE_MAX);
 				memcpy(c->resource, f, n);
 				if (cell > 0 && !cell_before(&out->cells[cell - 1], c))
-					return refuse(out, msg, msglen, "cell %zu: (%s, %s) after "
+					return REFUSE(out, msg, msglen, "cell %zu: (%s, %s) after "
 						      "(%s, %s): expected cells in strictly increasing "
 						      "(flavor, resource) order", cell + 1, c->flavor,
 						      c->resource, out->cells[cell - 1].flavor,
 						      out->cells[cell - 1].resource);
 			} else {
 				int64_t *to = part == 2 ? &c->amount : &c->more;
-				if (!number_ok(f, n, QUOTA_ESCROW_QUANTITY_MAX, to))
-					return refuse(out, msg, msglen, "cell %zu: %s \"%.*s\": "
+				if (!value_text_decimal_i64(f, n, QUOTA_ESCROW_QUANTITY_MAX, to))
+					return REFUSE(out, msg, msglen, "cell %zu: %s \"%.*s\": "
 						      "expected a decimal 0 to %" PRId64 " without "
 						      "leading zeros", cell + 1,
 						      part == 3 ? "more" : out->kind == QUOTA_ESCROW_USE
@@ -210,7 +189,7 @@ int quota_escrow_value_decode(const void *text, size_t len, struct quota_escrow_
 		field++;
 	}
 	if (field < head || (field - head) % per != 0)
-		return refuse(out, msg, msglen, "%zu fields: expected %zu and %zu a cell", field,
+		return REFUSE(out, msg, msglen, "%zu fields: expected %zu and %zu a cell", field,
 			      head, per);
 	return 0;
 }

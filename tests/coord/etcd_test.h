@@ -2,9 +2,10 @@
  * (tests/coord/etcd_cluster.sh: SHMSCHED_ETCD_ENDPOINTS and
  * SHMSCHED_ETCD_PIDS) share: the cluster read from the environment, a
  * client that fails the test when it cannot open, the endpoints ordered
- * leader first (to kill the member a client talks to), and a census of a
- * key prefix read back in pages. Used by test_etcd_commit.c and
- * test_etcd_fence.c; cmocka's fail_msg on any etcd error. */
+ * leader first (to kill the member a client talks to), a census of a
+ * key prefix read back in pages, the monotonic clock and a sleep. Used by
+ * test_etcd_commit.c, test_etcd_fence.c, test_membership.c and
+ * test_forward_etcd.c; cmocka's fail_msg on any etcd error. */
 #ifndef SHMSCHED_TESTS_COORD_ETCD_TEST_H
 #define SHMSCHED_TESTS_COORD_ETCD_TEST_H
 
@@ -30,6 +31,12 @@ struct etcd_client *etcd_test_open(const char *eps);
 
 /* CLOCK_MONOTONIC in seconds. */
 double etcd_test_now_s(void);
+
+/* CLOCK_MONOTONIC in nanoseconds. */
+uint64_t etcd_test_now_ns(void);
+
+/* Sleeps ms milliseconds (nanosleep; a signal may cut it short). */
+void etcd_test_sleep_ms(long ms);
 
 /* The cluster's endpoints into order[0..len) with the leader's first;
  * returns the leader's index in cl (its pid: cl->pids[i]). */

@@ -25,21 +25,18 @@
 
 #include <cmocka.h>
 
-#include <arpa/inet.h>
 #include <errno.h>
 #include <inttypes.h>
-#include <netinet/in.h>
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <jansson.h>
 
 #include "coord/coord.h"
+#include "fake_http.h"
 
 #define PREFIX "/u/"
 #define LEASE 0x1234
@@ -350,8 +347,7 @@ enum fake_mode {
 static _Atomic int64_t fake_now_ns;
 
 struct fake {
-	int fd, port;
-	pthread_t thread;
+	struct fake_http http;
 	/* FK2: the test sets mode and owner_lease, the server reads them; the
 	 * rest is the server's, read by the test after the queue is flushed
 	 * or closed (each request is answered before the client's call
@@ -380,27 +376,10 @@ struct fake {
 	char last_range[1024];
 };
 
-static int listen_loopback(int *port)
+/* A 200 answer, the connection kept. */
+static void answer(struct fake_http_exchange *x, const char *body)
 {
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	socklen_t len = sizeof(a);
-	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
-	assert_int_equal(listen(fd, 8), 0);
-	assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &len), 0);
-	*port = ntohs(a.sin_port);
-	return fd;
-}
-
-static void answer(int c, const char *body)
-{
-	char head[256];
-	int h = snprintf(head, sizeof(head),
-			 "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
-			 "Content-Length: %zu\r\n\r\n",
-			 strlen(body));
-	if (write(c, head, (size_t)h) != h || write(c, body, strlen(body)) != (ssize_t)strlen(body))
-		return;
+	fake_http_answer(x, 200, body, strlen(body), false);
 }
 
 static int64_t json_i64(const json_t *o, const char *name)
@@ -444,15 +423,14 @@ static bool fake_dup(const char *body)
 	return dup;
 }
 
-static void answer_error(int c, int code, const char *message)
+/* An error as etcd's gateway answers it (400, gRPC's code), the
+ * connection kept. */
+static void answer_error(struct fake_http_exchange *x, int code, const char *message)
 {
-	char e[256], head[128];
+	char e[256];
 	snprintf(e, sizeof(e), "{\"error\":\"%s\",\"code\":%d,\"message\":\"%s\"}", message, code,
 		 message);
-	int h = snprintf(head, sizeof(head), "HTTP/1.1 400 Bad Request\r\nContent-Length: %zu\r\n\r\n",
-			 strlen(e));
-	if (write(c, head, (size_t)h) != h || write(c, e, strlen(e)) != (ssize_t)strlen(e))
-		return;
+	fake_http_answer(x, 400, e, strlen(e), false);
 }
 
 /* Evaluates a txn body; true when its compares held (and applies it). */
@@ -522,127 +500,75 @@ static void fake_failure(struct fake *f, char *out, size_t len)
 		 owner_kvs, lane_kvs);
 }
 
-/* Reads one request: its path and body (malloc'd); false at EOF. */
-static bool read_request(int c, char *path, size_t path_len, char **body)
-{
-	static __thread char buf[1 << 20];
-	size_t n = 0;
-	char *end = NULL;
-	while (!end) {
-		ssize_t got = read(c, buf + n, sizeof(buf) - 1 - n);
-		if (got <= 0)
-			return false;
-		n += (size_t)got;
-		buf[n] = '\0';
-		end = strstr(buf, "\r\n\r\n");
-	}
-	sscanf(buf, "POST %255s", path);
-	(void)path_len;
-	const char *cl = strcasestr(buf, "Content-Length:");
-	size_t want = cl ? strtoul(cl + 15, NULL, 10) : 0;
-	if (strcasestr(buf, "Expect: 100-continue") && write(c, "HTTP/1.1 100 Continue\r\n\r\n", 25) != 25)
-		return false;
-	size_t have = n - (size_t)(end + 4 - buf);
-	*body = malloc(want + 1);
-	memcpy(*body, end + 4, have);
-	while (have < want) {
-		ssize_t got = read(c, *body + have, want - have);
-		if (got <= 0) {
-			free(*body);
-			return false;
-		}
-		have += (size_t)got;
-	}
-	(*body)[want] = '\0';
-	return true;
-}
-
-static void *fake_serve(void *arg)
+/* One request: a range answered from range_answers (or the lane key's
+ * version), a txn evaluated and answered, refused or dropped (closed
+ * unanswered) as the fake is told. */
+static void fake_handle(void *arg, struct fake_http_exchange *x)
 {
 	struct fake *f = arg;
-	for (;;) {
-		int c = accept(f->fd, NULL, NULL);
-		if (c < 0)
-			return NULL;
-		char path[256];
-		char *body;
-		while (read_request(c, path, sizeof(path), &body)) {
-			char out[2048];
-			bool close_it = false;
-			if (strcmp(path, "/v3/kv/range") == 0) {
-				int i = atomic_fetch_add(&f->n_ranges, 1);
-				snprintf(f->last_range, sizeof(f->last_range), "%s", body);
-				const char *a = f->range_answers ? f->range_answers[i] : NULL;
-				if (a && strncmp(a, "ERR", 3) == 0) {
-					answer_error(c, 11,
-						     "mvcc: required revision has been compacted");
-				} else if (a) {
-					answer(c, a);
-				} else {
-					/* The lane key: its version, as the txns
-					 * left it. */
-					long long v = atomic_load(&f->lane_version);
-					if (v)
-						snprintf(out, sizeof(out),
-							 "{\"header\":{\"revision\":\"3\"},"
-							 "\"kvs\":[{\"key\":\"bGFuZQ==\","
-							 "\"version\":\"%lld\"}],\"count\":\"1\"}",
-							 v);
-					else
-						snprintf(out, sizeof(out),
-							 "{\"header\":{\"revision\":\"3\"}}");
-					answer(c, out);
-				}
-			} else if (atomic_load(&f->drop_next) == 0 &&
-				   atomic_load(&f->refuse_next) > 0) {
-				atomic_fetch_sub(&f->refuse_next, 1);
-				atomic_fetch_add(&f->txns, 1);
-				answer_error(c, 8, "etcdserver: mvcc: database space exceeded");
-			} else if (fake_dup(body)) {
-				atomic_fetch_add(&f->txns, 1);
-				answer_error(c, 3, "etcdserver: duplicate key given in txn request");
-			} else {
-				atomic_fetch_add(&f->txns, 1);
-				int mode = atomic_load(&f->mode);
-				bool ok = fake_txn(f, body, mode != FAKE_DROP);
-				if (mode == FAKE_DROP || atomic_load(&f->drop_next) > 0) {
-					if (mode != FAKE_DROP)
-						atomic_fetch_sub(&f->drop_next, 1);
-					atomic_fetch_add(&f->dropped, 1);
-					close_it = true;
-				} else if (ok) {
-					atomic_fetch_add(&fake_now_ns, atomic_load(&f->advance_ns));
-					if (atomic_load(&f->answers_left) > 0 &&
-					    atomic_fetch_sub(&f->answers_left, 1) == 1)
-						atomic_store(&f->mode, FAKE_DROP);
-					answer(c, "{\"header\":{\"revision\":\"8\"},\"succeeded\":true}");
-				} else {
-					fake_failure(f, out, sizeof(out));
-					answer(c, out);
-				}
-			}
-			free(body);
-			if (close_it)
-				break;
+	const char *path = x->path, *body = x->body;
+	char out[2048];
+	if (strcmp(path, "/v3/kv/range") == 0) {
+		int i = atomic_fetch_add(&f->n_ranges, 1);
+		snprintf(f->last_range, sizeof(f->last_range), "%s", body);
+		const char *a = f->range_answers ? f->range_answers[i] : NULL;
+		if (a && strncmp(a, "ERR", 3) == 0) {
+			answer_error(x, 11, "mvcc: required revision has been compacted");
+		} else if (a) {
+			answer(x, a);
+		} else {
+			/* The lane key: its version, as the txns left it. */
+			long long v = atomic_load(&f->lane_version);
+			if (v)
+				snprintf(out, sizeof(out),
+					 "{\"header\":{\"revision\":\"3\"},"
+					 "\"kvs\":[{\"key\":\"bGFuZQ==\","
+					 "\"version\":\"%lld\"}],\"count\":\"1\"}",
+					 v);
+			else
+				snprintf(out, sizeof(out), "{\"header\":{\"revision\":\"3\"}}");
+			answer(x, out);
 		}
-		close(c);
+	} else if (atomic_load(&f->drop_next) == 0 && atomic_load(&f->refuse_next) > 0) {
+		atomic_fetch_sub(&f->refuse_next, 1);
+		atomic_fetch_add(&f->txns, 1);
+		answer_error(x, 8, "etcdserver: mvcc: database space exceeded");
+	} else if (fake_dup(body)) {
+		atomic_fetch_add(&f->txns, 1);
+		answer_error(x, 3, "etcdserver: duplicate key given in txn request");
+	} else {
+		atomic_fetch_add(&f->txns, 1);
+		int mode = atomic_load(&f->mode);
+		bool ok = fake_txn(f, body, mode != FAKE_DROP);
+		if (mode == FAKE_DROP || atomic_load(&f->drop_next) > 0) {
+			if (mode != FAKE_DROP)
+				atomic_fetch_sub(&f->drop_next, 1);
+			atomic_fetch_add(&f->dropped, 1);
+			return; /* closed unanswered */
+		} else if (ok) {
+			atomic_fetch_add(&fake_now_ns, atomic_load(&f->advance_ns));
+			if (atomic_load(&f->answers_left) > 0 &&
+			    atomic_fetch_sub(&f->answers_left, 1) == 1)
+				atomic_store(&f->mode, FAKE_DROP);
+			answer(x, "{\"header\":{\"revision\":\"8\"},\"succeeded\":true}");
+		} else {
+			fake_failure(f, out, sizeof(out));
+			answer(x, out);
+		}
 	}
 }
 
 static struct fake *fake_start(void)
 {
 	struct fake *f = calloc(1, sizeof(*f));
-	f->fd = listen_loopback(&f->port);
 	atomic_store(&f->owner_lease, LEASE);
-	assert_int_equal(pthread_create(&f->thread, NULL, fake_serve, f), 0);
+	fake_http_start(&f->http, fake_handle, f);
 	return f;
 }
 
 static void fake_stop(struct fake *f)
 {
-	shutdown(f->fd, SHUT_RDWR);
-	close(f->fd);
-	pthread_join(f->thread, NULL);
+	fake_http_stop(&f->http);
 	free(f);
 }
 
@@ -671,7 +597,7 @@ static int64_t clock_of_test(void *ctx)
 static struct commit_queue *open_on(struct fake *f, struct answers *a, unsigned capacity)
 {
 	char eps[64], err[256];
-	snprintf(eps, sizeof(eps), "http://127.0.0.1:%d", f->port);
+	snprintf(eps, sizeof(eps), "http://127.0.0.1:%d", f->http.port);
 	struct commit_queue_config cfg = {
 		.endpoints = eps, .prefix = PREFIX, .shard = 1, .lease = LEASE, .in_flight = 1,
 		.batch = 60, .capacity = capacity, .max_window_ms = 500, .timeout_ms = 2000,
@@ -1054,7 +980,7 @@ static void rebuild_pages_and_restarts(void **state)
 	struct fake *f = fake_start();
 	f->range_answers = answers;
 	char eps[64], err[256];
-	snprintf(eps, sizeof(eps), "http://127.0.0.1:%d", f->port);
+	snprintf(eps, sizeof(eps), "http://127.0.0.1:%d", f->http.port);
 	struct etcd_client *c;
 	assert_int_equal(etcd_client_open(&c, eps, NULL, err, sizeof(err)), 0);
 	struct got g = {0};

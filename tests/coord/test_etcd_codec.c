@@ -14,19 +14,16 @@
 
 #include <cmocka.h>
 
-#include <arpa/inet.h>
 #include <errno.h>
-#include <netinet/in.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <jansson.h>
 
 #include "coord/coord.h"
+#include "fake_http.h"
 
 static void b64_both_ways(void **state)
 {
@@ -308,83 +305,43 @@ static void encodes_requests(void **state)
 /* ---- the client against a fake HTTP server ------------------------------ */
 
 struct fake {
-	int fd;
-	int port;
+	struct fake_http http;
 	/* FK1: both written by one thread and read by the other, relaxed:
 	 * the socket orders them (the test sets body_bytes before it sends a
 	 * request, the server counts a request before it answers), which
 	 * ThreadSanitizer does not see. */
 	size_t body_bytes; /* the 200 answer's body: a range of this size */
 	int requests;
-	pthread_t thread;
 };
 
-static void *fake_serve(void *arg)
+/* One request a connection is enough here: counted, answered, closed. */
+static void fake_handle(void *arg, struct fake_http_exchange *x)
 {
 	struct fake *f = arg;
-	for (;;) {
-		int c = accept(f->fd, NULL, NULL);
-		if (c < 0)
-			return NULL;
-		char req[65536];
-		ssize_t n;
-		/* One request a connection is enough here: read until the
-		 * body has come (the tests send small bodies), answer, close. */
-		n = read(c, req, sizeof(req) - 1);
-		if (n <= 0) {
-			close(c);
-			continue;
-		}
-		__atomic_fetch_add(&f->requests, 1, __ATOMIC_RELAXED); /* FK1 */
-		size_t body = __atomic_load_n(&f->body_bytes, __ATOMIC_RELAXED); /* FK1 */
-		char *resp = malloc(body + 256);
-		int h = snprintf(resp, 256,
-				 "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
-				 "Content-Length: %zu\r\nConnection: close\r\n\r\n",
-				 body);
-		/* {"kvs":[],"count":"0","x":"....."} padded to body bytes. */
-		const char *head = "{\"count\":\"0\",\"x\":\"";
-		memcpy(resp + h, head, strlen(head));
-		memset(resp + h + strlen(head), 'a', body - strlen(head) - 2);
-		memcpy(resp + h + body - 2, "\"}", 2);
-		size_t left = (size_t)h + body, off = 0;
-		while (left) {
-			ssize_t w = write(c, resp + off, left);
-			if (w <= 0)
-				break;
-			off += (size_t)w;
-			left -= (size_t)w;
-		}
-		free(resp);
-		close(c);
-	}
-}
-
-static int listen_loopback(int *port)
-{
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	socklen_t len = sizeof(a);
-	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
-	assert_int_equal(listen(fd, 8), 0);
-	assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &len), 0);
-	*port = ntohs(a.sin_port);
-	return fd;
+	__atomic_fetch_add(&f->requests, 1, __ATOMIC_RELAXED); /* FK1 */
+	size_t body = __atomic_load_n(&f->body_bytes, __ATOMIC_RELAXED); /* FK1 */
+	char *resp = malloc(body);
+	/* {"kvs":[],"count":"0","x":"....."} padded to body bytes. */
+	const char *head = "{\"count\":\"0\",\"x\":\"";
+	memcpy(resp, head, strlen(head));
+	memset(resp + strlen(head), 'a', body - strlen(head) - 2);
+	memcpy(resp + body - 2, "\"}", 2);
+	fake_http_answer(x, 200, resp, body, true);
+	free(resp);
 }
 
 static void client_bounds_and_failover(void **state)
 {
 	(void)state;
 	struct fake f = {.body_bytes = 100};
-	f.fd = listen_loopback(&f.port);
-	assert_int_equal(pthread_create(&f.thread, NULL, fake_serve, &f), 0);
+	fake_http_start(&f.http, fake_handle, &f);
 	/* A port nobody listens on: bound, then closed. */
 	int dead_port;
-	close(listen_loopback(&dead_port));
+	close(fake_http_listen_loopback(&dead_port));
 
 	char endpoints[128], err[256];
 	snprintf(endpoints, sizeof(endpoints), "http://127.0.0.1:%d,http://127.0.0.1:%d/",
-		 dead_port, f.port);
+		 dead_port, f.http.port);
 	struct etcd_client_options opts = {.max_response_bytes = 4096, .timeout_ms = 5000};
 	struct etcd_client *c;
 	assert_int_equal(etcd_client_open(&c, endpoints, &opts, err, sizeof(err)), 0);
@@ -401,7 +358,7 @@ static void client_bounds_and_failover(void **state)
 	assert_int_equal(etcd_range(c, "k", 1, NULL, 0, 0, &r), -EMSGSIZE);
 	assert_non_null(strstr(etcd_client_error(c), "exceeds 4096 bytes"));
 	char named[64];
-	snprintf(named, sizeof(named), "etcd http://127.0.0.1:%d/v3/kv/range", f.port);
+	snprintf(named, sizeof(named), "etcd http://127.0.0.1:%d/v3/kv/range", f.http.port);
 	assert_non_null(strstr(etcd_client_error(c), named));
 	__atomic_store_n(&f.body_bytes, 100, __ATOMIC_RELAXED); /* FK1 */
 
@@ -452,9 +409,7 @@ static void client_bounds_and_failover(void **state)
 		assert_non_null(strstr(err, "etcd endpoints"));
 	}
 
-	shutdown(f.fd, SHUT_RDWR);
-	close(f.fd);
-	pthread_join(f.thread, NULL);
+	fake_http_stop(&f.http);
 }
 
 /* The one-pass transaction body (etcd_encode_txn) against jansson's

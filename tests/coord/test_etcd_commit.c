@@ -51,12 +51,6 @@
 
 static struct etcd_test_cluster cl;
 
-static void sleep_ms(long ms)
-{
-	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000};
-	nanosleep(&ts, NULL);
-}
-
 /* A shard owner: a lease kept alive every second by a thread, and the
  * shard's owner key put with it. */
 struct owner {
@@ -74,7 +68,7 @@ static void *keep_alive(void *arg)
 		int64_t ttl;
 		etcd_lease_keepalive(c, o->lease, &ttl); /* errors: tried again */
 		for (int i = 0; i < 10 && !atomic_load(&o->stop); i++)
-			sleep_ms(100);
+			etcd_test_sleep_ms(100);
 	}
 	etcd_client_close(c);
 	return NULL;
@@ -157,7 +151,7 @@ static int push_put(struct commit_queue *q, long i)
 			atomic_store(&ans->pushed[i], 1);
 		if (rc != -EAGAIN)
 			return rc;
-		sleep_ms(1);
+		etcd_test_sleep_ms(1);
 	}
 }
 
@@ -412,7 +406,7 @@ static void lease_revoked_mid_stream(void **state)
 		if (revoked_at && i - after_revoke >= 2000)
 			break;
 		if (revoked_at)
-			sleep_ms(i % 4 == 0);
+			etcd_test_sleep_ms(i % 4 == 0);
 	}
 	long n = i + 1;
 	commit_queue_flush(q);
@@ -488,7 +482,7 @@ static void rebuild_equals_committed(void **state)
 					  .cookie = (uint64_t)(N + i)};
 		int rc;
 		while ((rc = commit_queue_push(q, &r)) == -EAGAIN)
-			sleep_ms(1);
+			etcd_test_sleep_ms(1);
 		assert_int_equal(rc, 0);
 	}
 	commit_queue_flush(q);
@@ -613,14 +607,14 @@ static void watch_follows_commits(void **state)
 		struct commit_record r = {.op = COMMIT_DELETE, .uid = uid, .cookie = 2000 + i};
 		int rc;
 		while ((rc = commit_queue_push(q, &r)) == -EAGAIN)
-			sleep_ms(1);
+			etcd_test_sleep_ms(1);
 		assert_int_equal(rc, 0);
 	}
 	commit_queue_flush(q);
 	double t0 = etcd_test_now_s();
 	while (atomic_load(&f->puts) + atomic_load(&f->deletes) < f->want &&
 	       etcd_test_now_s() - t0 < 20)
-		sleep_ms(10);
+		etcd_test_sleep_ms(10);
 	atomic_store(&f->stop, true);
 	pthread_join(t, NULL);
 	commit_queue_close(q, 1000);

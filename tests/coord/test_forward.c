@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "coord/coord.h"
+#include "coord/value_text.h"
 
 static int request(const char *v, size_t len, char host[MEMBERSHIP_HOST_MAX],
 		   const uint8_t **pod, size_t *pod_len)
@@ -136,12 +137,37 @@ static void uids(void **state)
 	assert_false(forward_uid_valid(u, FORWARD_UID_MAX + 1));
 }
 
+/* coord/value_text.h's canonical decimal, which the values' decoders
+ * share: its bound exact at both ends, a maximum below a digit included. */
+static void decimal_bounds(void **state)
+{
+	(void)state;
+	uint64_t v;
+	assert_true(value_text_decimal("0", 1, 0, &v));
+	assert_int_equal(v, 0);
+	assert_false(value_text_decimal("5", 1, 3, &v));
+	assert_true(value_text_decimal("3", 1, 3, &v));
+	assert_false(value_text_decimal("10", 2, 9, &v));
+	assert_true(value_text_decimal("18446744073709551615", 20, UINT64_MAX, &v));
+	assert_true(v == UINT64_MAX);
+	assert_false(value_text_decimal("18446744073709551616", 20, UINT64_MAX, &v));
+	assert_false(value_text_decimal("99999999999999999999", 20, UINT64_MAX, &v));
+	assert_false(value_text_decimal("00", 2, 9, &v));
+	assert_false(value_text_decimal("", 0, 9, &v));
+	assert_false(value_text_decimal("-1", 2, 9, &v));
+	int64_t i;
+	assert_true(value_text_decimal_i64("9223372036854775807", 19, INT64_MAX, &i));
+	assert_false(value_text_decimal_i64("9223372036854775808", 19, INT64_MAX, &i));
+	assert_false(value_text_decimal_i64("1", 1, -1, &i));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(request_bounds),
 		cmocka_unit_test(answer_round_trip),
 		cmocka_unit_test(uids),
+		cmocka_unit_test(decimal_bounds),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -123,6 +123,10 @@ static void test_refusals(void **state)
 	refused("1 status 0 0 0 a 1 1 1 1 1 1 1 a 1 1 1 1 1 1 1", "ascending");
 	refused("1 status 0 0 0 b 1 1 1 1 1 1 1 a 1 1 1 1 1 1 1", "ascending");
 	refused("1 status 0 0 0 a 1 1 1 1 1 1 x", "sum pods");
+	/* The names read so far are in the message (made before the value
+	 * is zeroed). */
+	refused("1 status 0 0 0 a 1 1 1 1 1 1 x", "shard a: sum pods");
+	refused("1 status 0 0 0 b 1 1 1 1 1 1 1 a 1 1 1 1 1 1 1", "\"a\" after \"b\"");
 	/* Past HOST_STATUS_SHARDS shards. */
 	char big[HOST_STATUS_VALUE_MAX + 64];
 	size_t at = (size_t)snprintf(big, sizeof(big), "1 status 0 0 0");

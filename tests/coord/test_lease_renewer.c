@@ -17,18 +17,15 @@
 
 #include <cmocka.h>
 
-#include <arpa/inet.h>
 #include <errno.h>
-#include <netinet/in.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "coord/lease_renewer.h"
+#include "fake_http.h"
 
 #define TTL_S 2
 #define NS_PER_MS UINT64_C(1000000)
@@ -38,8 +35,7 @@ enum mode { ALIVE, GONE, SILENT };
 
 /* The fake and what the callback saw: under mu. */
 struct fake {
-	int fd, port;
-	pthread_t thread;
+	struct fake_http http;
 	pthread_mutex_t mu;
 	enum mode mode;
 	int requests;
@@ -60,38 +56,22 @@ static void sleep_ms(int ms)
 	nanosleep(&ts, NULL);
 }
 
-static void *fake_serve(void *arg)
+/* Each request (a lease keep-alive): counted, then answered as the mode
+ * says. */
+static void fake_handle(void *arg, struct fake_http_exchange *x)
 {
 	struct fake *f = arg;
-	for (;;) {
-		int c = accept(f->fd, NULL, NULL);
-		if (c < 0)
-			return NULL;
-		char req[4096];
-		if (read(c, req, sizeof(req) - 1) <= 0) {
-			close(c);
-			continue;
-		}
-		pthread_mutex_lock(&f->mu);
-		f->requests++;
-		enum mode mode = f->mode;
-		pthread_mutex_unlock(&f->mu);
-		if (mode == SILENT) {
-			sleep_ms(1000);
-			close(c);
-			continue;
-		}
-		const char *body = mode == ALIVE ? "{\"result\":{\"ID\":\"7\",\"TTL\":\"2\"}}"
-						 : "{\"result\":{\"ID\":\"7\"}}";
-		char resp[512];
-		int n = snprintf(resp, sizeof(resp),
-				 "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
-				 "Content-Length: %zu\r\nConnection: close\r\n\r\n%s",
-				 strlen(body), body);
-		if (write(c, resp, (size_t)n) != n)
-			fprintf(stderr, "fake: short write\n");
-		close(c);
+	pthread_mutex_lock(&f->mu);
+	f->requests++;
+	enum mode mode = f->mode;
+	pthread_mutex_unlock(&f->mu);
+	if (mode == SILENT) {
+		sleep_ms(1000);
+		return; /* closed unanswered */
 	}
+	const char *body = mode == ALIVE ? "{\"result\":{\"ID\":\"7\",\"TTL\":\"2\"}}"
+					 : "{\"result\":{\"ID\":\"7\"}}";
+	fake_http_answer(x, 200, body, strlen(body), true);
 }
 
 static void on_alive(void *arg, uint64_t until)
@@ -110,28 +90,19 @@ static void fake_start(struct fake *f)
 {
 	memset(f, 0, sizeof(*f));
 	pthread_mutex_init(&f->mu, NULL);
-	f->fd = socket(AF_INET, SOCK_STREAM, 0);
-	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	socklen_t len = sizeof(a);
-	assert_int_equal(bind(f->fd, (struct sockaddr *)&a, sizeof(a)), 0);
-	assert_int_equal(listen(f->fd, 8), 0);
-	assert_int_equal(getsockname(f->fd, (struct sockaddr *)&a, &len), 0);
-	f->port = ntohs(a.sin_port);
-	assert_int_equal(pthread_create(&f->thread, NULL, fake_serve, f), 0);
+	fake_http_start(&f->http, fake_handle, f);
 }
 
 static void fake_stop(struct fake *f)
 {
-	shutdown(f->fd, SHUT_RDWR);
-	close(f->fd);
-	pthread_join(f->thread, NULL);
+	fake_http_stop(&f->http);
 	pthread_mutex_destroy(&f->mu);
 }
 
 static struct lease_renewer *renewer_of(struct fake *f)
 {
 	char eps[64], err[256] = "";
-	snprintf(eps, sizeof(eps), "http://127.0.0.1:%d", f->port);
+	snprintf(eps, sizeof(eps), "http://127.0.0.1:%d", f->http.port);
 	struct lease_renewer_config cfg = {.endpoints = eps, .host = "h", .ttl_s = TTL_S,
 					   .alive_until = on_alive, .arg = f};
 	struct lease_renewer *r = NULL;

@@ -61,19 +61,6 @@ struct probe {
 	int slow_ms;         /* the owned callback's sleep */
 };
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static void sleep_ms(int ms)
-{
-	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-	nanosleep(&ts, NULL);
-}
-
 static size_t two_shards(void *arg, shard_name_t *out, size_t cap)
 {
 	(void)arg;
@@ -95,13 +82,13 @@ static void on_owned(void *arg, const shard_name_t *names, size_t n)
 	int slow = p->slow_ms;
 	pthread_mutex_unlock(&p->mu);
 	if (slow > 0)
-		sleep_ms(slow); /* a slow step of the membership thread */
+		etcd_test_sleep_ms(slow); /* a slow step of the membership thread */
 }
 
 static void on_alive(void *arg, uint64_t until)
 {
 	struct probe *p = arg;
-	uint64_t now = now_ns();
+	uint64_t now = etcd_test_now_ns();
 	pthread_mutex_lock(&p->mu);
 	if (until == 0) {
 		if (p->until != 0)
@@ -143,7 +130,7 @@ static size_t owned_now(struct probe *p)
 static void wait_owned(struct probe *p)
 {
 	for (int i = 0; i < 300 && owned_now(p) < 2; i++)
-		sleep_ms(50);
+		etcd_test_sleep_ms(50);
 	assert_int_equal(owned_now(p), 2);
 }
 
@@ -188,7 +175,7 @@ static void slow_tick_keeps_lease(void **state)
 	pthread_mutex_lock(&p.mu);
 	p.slow_ms = 3000; /* > TTL */
 	pthread_mutex_unlock(&p.mu);
-	sleep_ms(7000);
+	etcd_test_sleep_ms(7000);
 	pthread_mutex_lock(&p.mu);
 	p.slow_ms = 0;
 	pthread_mutex_unlock(&p.mu);
@@ -253,7 +240,7 @@ static void commit_load_keeps_lease(void **state)
 		l[i] = (struct loader){.id = i};
 		assert_int_equal(pthread_create(&l[i].t, NULL, load, &l[i]), 0);
 	}
-	sleep_ms(8000);
+	etcd_test_sleep_ms(8000);
 	uint64_t txns = 0;
 	for (int i = 0; i < 4; i++) {
 		__atomic_store_n(&l[i].stop, 1, __ATOMIC_RELAXED);
@@ -291,11 +278,11 @@ static void unreachable_etcd_lapses(void **state)
 	int64_t old = st.lease;
 	assert_true(old != 0);
 	signal_members(SIGSTOP);
-	sleep_ms(4000); /* past the TTL */
+	etcd_test_sleep_ms(4000); /* past the TTL */
 	pthread_mutex_lock(&p.mu);
 	uint64_t until = p.until;
 	pthread_mutex_unlock(&p.mu);
-	uint64_t now = now_ns();
+	uint64_t now = etcd_test_now_ns();
 	signal_members(SIGCONT);
 	assert_true(until < now); /* placing nothing: the lease not surely alive */
 	/* The next keep-alive is refused: one loss, the shards dropped, a new
@@ -304,7 +291,7 @@ static void unreachable_etcd_lapses(void **state)
 		membership_get_status(m, &st);
 		if (st.joins >= 2 && owned_now(&p) == 2)
 			break;
-		sleep_ms(50);
+		etcd_test_sleep_ms(50);
 	}
 	membership_get_status(m, &st);
 	printf("# losses %llu joins %llu zeros %llu drops %llu\n",

@@ -123,6 +123,9 @@ static void refusals(void **state)
 	refused("1 slice b cpu 1 a cpu 1", "order");
 	refused("1 slice a cpu 1 a cpu 1", "order");
 	refused("1 slice a memory 1 a cpu 1", "order");
+	/* The names read so far are in the message (made before the value
+	 * is zeroed). */
+	refused("1 slice b cpu 1 a cpu 1", "(a, cpu) after (b, cpu)");
 	/* Over the cell bound, and over the byte bound. */
 	char *big = text;
 	size_t used = (size_t)sprintf(big, "1 slice");
