@@ -28,7 +28,7 @@ static_assert(BATCH_UID_MAX == COMMIT_UID_MAX, "a batch holds the committer's ui
  * and the envelope. */
 #define B64(n) (4u * (((size_t)(n) + 2u) / 3u))
 #define BATCH_KEY_MAX                                                       \
-	(COMMIT_PREFIX_MAX + sizeof("shards/") - 1 + SHARD_NAME_MAX + sizeof("/batch/") - 1 + \
+	(COMMIT_PREFIX_MAX + sizeof("shards/") - 1 + SHARD_NAME_MAX + sizeof("/" BATCH_KEY_DIR) - 1 + \
 	 BATCH_KEY_NAME_MAX)
 static_assert(COMMIT_MAX_BATCH * (B64(BATCH_VALUE_MAX) + B64(BATCH_KEY_MAX) + 128u) + 4096u <=
 		      ETCD_MAX_REQUEST_BYTES,

@@ -1,4 +1,4 @@
-/* The value of a batch key, <prefix>shards/<s>/batch/<name> in etcd
+/* The value of a batch key, <prefix>shards/<s>/sets/<name> in etcd
  * (issue 40, docs/design/multi-host.md, "Several placements a key"):
  * several placements of one shard in one key, because etcd's cost is
  * mostly per key (docs/perf/2026-11-29-etcd-keys.md). Outside input to
@@ -35,8 +35,14 @@
 #define BATCH_PLACEMENTS_MAX 128
 /* commit_queue.h's COMMIT_UID_MAX (checked in batch_value.c). */
 #define BATCH_UID_MAX 63
-/* The last part of a batch key, shards/<s>/batch/<name>: its bound, for
- * the size check above (the writer's names are shorter). */
+/* A batch key is shards/<s>/BATCH_KEY_DIR<name>. "sets/" sorts after
+ * "pods/" on purpose: the membership reads each shard's keys before its
+ * pods/ every tick (coord/membership.c, read_state: its assignment, lane
+ * keys, owner), and batch keys there ("batch/" sorts before "pods/")
+ * would make that read megabytes again. */
+#define BATCH_KEY_DIR "sets/"
+/* The last part, <name>: its bound, for the size check above (the
+ * writer's names are shorter). */
 #define BATCH_KEY_NAME_MAX 64
 
 /* A batch's text as it is built: batch_value_start, then one

@@ -1,5 +1,5 @@
 /* A shard's rebuild from etcd (coord/rebuild.h): paged ranges of
- * shards/<s>/pods/, shards/<s>/batch/ (at most REBUILD_BATCH_PAGE keys a
+ * shards/<s>/pods/, shards/<s>/sets/ (at most REBUILD_BATCH_PAGE keys a
  * page: their values are larger) then shards/<s>/nodes/, every page at
  * the revision the
  * first one answered at, each page starting just past the last key of the
@@ -156,7 +156,7 @@ int coord_rebuild_shard_named(struct etcd_client *c, const char *prefix, const c
 		err[0] = '\0';
 	int a = snprintf(pods, sizeof(pods), "%sshards/%s/pods/", prefix, shard);
 	int b = snprintf(nodes, sizeof(nodes), "%sshards/%s/nodes/", prefix, shard);
-	int d = snprintf(batch, sizeof(batch), "%sshards/%s/batch/", prefix, shard);
+	int d = snprintf(batch, sizeof(batch), "%sshards/%s/" BATCH_KEY_DIR, prefix, shard);
 	if (a < 0 || b < 0 || d < 0 || (size_t)b >= sizeof(nodes) || (size_t)d >= sizeof(batch)) {
 		snprintf(err, errlen, "rebuild: prefix \"%.60s\": expected at most %d bytes",
 			 prefix, KEY_MAX / 2 - 32);

@@ -1,6 +1,6 @@
 /* A shard's state read back from etcd by its new owner (issue 40, item 3):
  * every placement under <prefix>shards/<s>/pods/ (a key each) and under
- * <prefix>shards/<s>/batch/ (several a key, coord/batch_value.h), and
+ * <prefix>shards/<s>/sets/ (several a key, coord/batch_value.h), and
  * every node record under <prefix>shards/<s>/nodes/, read in pages at one
  * revision (one consistent snapshot, however many pages), handed to a
  * callback. The caller then follows changes from revision + 1 (a watch;

@@ -1061,8 +1061,8 @@ static void rebuild_pages_and_restarts(void **state)
 	char *a_n1 = range_answer("nodes", 50, false, n1, 1);
 	char *a_p1b = range_answer("pods", 60, false, p1, 2);
 	/* No batch keys (read between pods and nodes). */
-	char *a_b50 = range_answer("batch", 50, false, NULL, 0);
-	char *a_b60 = range_answer("batch", 60, false, NULL, 0);
+	char *a_b50 = range_answer("sets", 50, false, NULL, 0);
+	char *a_b60 = range_answer("sets", 60, false, NULL, 0);
 	/* First pass: a page, then compacted; second: all. */
 	const char *answers[] = {a_p1, "ERR", a_p1b, a_b60, a_n1, NULL};
 	struct fake *f = fake_start();
@@ -1146,8 +1146,8 @@ static void rebuild_reads_batch_keys(void **state)
 	const char *b2[] = {"h1-2", "4\nc 2 n1 1 1 1 0 - - app=x"};
 	const char *n1[] = {"n1", "x"};
 	char *a_p = range_answer("pods", 40, false, p, 1);
-	char *a_b1 = range_answer("batch", 40, true, b1, 1);
-	char *a_b2 = range_answer("batch", 40, false, b2, 1);
+	char *a_b1 = range_answer("sets", 40, true, b1, 1);
+	char *a_b2 = range_answer("sets", 40, false, b2, 1);
 	char *a_n1 = range_answer("nodes", 40, false, n1, 1);
 	const char *answers[] = {a_p, a_b1, a_b2, a_n1, NULL};
 	struct fake *f = fake_start();
@@ -1175,19 +1175,19 @@ static void rebuild_reads_batch_keys(void **state)
 	 * for it asked at most REBUILD_BATCH_PAGE keys, from just past
 	 * the first page's last key. */
 	const char *bad[] = {"h1-2", "4\nb 1 n1 1 1 1 0 -\na 1 n1 1 1 1 0 -"};
-	char *a_bad = range_answer("batch", 40, false, bad, 1);
+	char *a_bad = range_answer("sets", 40, false, bad, 1);
 	const char *answers2[] = {a_p, a_b1, a_bad, NULL};
 	atomic_store(&f->n_ranges, 0);
 	f->range_answers = answers2;
 	memset(&g, 0, sizeof(g));
 	assert_int_equal(coord_rebuild_shard(c, PREFIX, 1, 1000, &cb, &rev, err, sizeof(err)),
 			 -EPROTO);
-	assert_non_null(strstr(err, "/u/shards/1/batch/h1-2"));
+	assert_non_null(strstr(err, "/u/shards/1/sets/h1-2"));
 	assert_non_null(strstr(err, "line 3: uid \"a\" is not above"));
 	assert_int_equal(g.pods, 3);
 	assert_non_null(strstr(f->last_range, "\"limit\":\"256\""));
 	char key_b64[128];
-	const char *after = PREFIX "shards/1/batch/h1-1";
+	const char *after = PREFIX "shards/1/sets/h1-1";
 	uint8_t after0[64];
 	memcpy(after0, after, strlen(after) + 1); /* the key and a zero byte */
 	etcd_b64_encode(after0, strlen(after) + 1, key_b64);
