@@ -1,9 +1,8 @@
 /* A shard's rebuild from etcd (coord/rebuild.h): paged ranges of
  * shards/<s>/pods/, shards/<s>/sets/ (at most REBUILD_BATCH_PAGE keys a
  * page: their values are larger) then shards/<s>/nodes/, every page at
- * the revision the
- * first one answered at, each page starting just past the last key of the
- * one before (that key and a zero byte). A compaction past that revision
+ * the revision the first one answered at, each page starting just past
+ * the last key of the one before (that key and a zero byte). A compaction past that revision
  * between pages (-ERANGE) restarts the whole read at the newest revision,
  * after telling the caller to forget what it was handed.
  *
