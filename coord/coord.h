@@ -3,7 +3,8 @@
  * Today: the etcd client (coord/etcd_client.h) and its JSON codec
  * (coord/etcd_codec.h, public for its fuzz target and tests); the fenced,
  * pipelined committer of a shard's placements (coord/commit_queue.h), the
- * placement value it writes (coord/placement_value.h), a shard's
+ * placement value it writes (coord/placement_value.h) and the batch
+ * value of several placements a key (coord/batch_value.h), a shard's
  * rebuild from etcd (coord/rebuild.h) and the watch stream
  * (coord/watch.h); a host's status value in hosts/<host>
  * (coord/host_status.h: its shards' free capacity, its replication lag)
@@ -22,6 +23,7 @@
 #include "coord/etcd_codec.h"
 #include "coord/commit_queue.h"
 #include "coord/placement_value.h"
+#include "coord/batch_value.h"
 #include "coord/host_status.h"
 #include "coord/forward_choose.h"
 #include "coord/quota_escrow.h"

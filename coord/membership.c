@@ -307,7 +307,8 @@ static void take_keys(struct membership *m, const struct etcd_range_result *r)
  * one range; then each shard found by the first key past the last one's
  * (shards/<s>0, just past every shards/<s>/ key), and read up to
  * shards/<s>/pods/ (assigned, its committers' lane keys, owner). One
- * range, then two a shard. */
+ * range, then two a shard. A shard's batch keys (shards/<s>/sets/,
+ * coord/batch_value.h) sort after pods/, so this read never holds them. */
 static int read_state(struct membership *m)
 {
 	uint8_t end[sizeof(m->prefix)];

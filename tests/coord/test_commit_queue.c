@@ -923,15 +923,26 @@ static void refuses_bad_input(void **state)
 struct got {
 	int pods, nodes, resets;
 	char names[16][32];
+	/* The batch key each pod came from ("-" for a key of its own). */
+	char batches[16][32];
+	/* Return 7 at this uid (NULL: never). */
+	const char *stop_at;
 };
 
 static int on_item(void *ctx, const struct rebuild_item *it)
 {
 	struct got *g = ctx;
 	int n = g->pods + g->nodes;
-	if (n < 16)
+	if (n < 16) {
 		snprintf(g->names[n], sizeof(g->names[n]), "%c%s", it->kind == REBUILD_POD ? 'p' : 'n',
 			 it->name);
+		snprintf(g->batches[n], sizeof(g->batches[n]), "%s", it->batch ? it->batch : "-");
+		if (it->batch)
+			assert_int_equal(strlen(it->batch), it->batch_len);
+		assert_int_equal(strlen(it->name), it->name_len);
+	}
+	if (g->stop_at && strcmp(it->name, g->stop_at) == 0)
+		return 7;
 	if (it->kind == REBUILD_POD)
 		g->pods++;
 	else
@@ -975,8 +986,11 @@ static void rebuild_pages_and_restarts(void **state)
 	char *a_p2 = range_answer("pods", 50, false, p2, 1);
 	char *a_n1 = range_answer("nodes", 50, false, n1, 1);
 	char *a_p1b = range_answer("pods", 60, false, p1, 2);
+	/* No batch keys (read between pods and nodes). */
+	char *a_b50 = range_answer("sets", 50, false, NULL, 0);
+	char *a_b60 = range_answer("sets", 60, false, NULL, 0);
 	/* First pass: a page, then compacted; second: all. */
-	const char *answers[] = {a_p1, "ERR", a_p1b, a_n1, NULL};
+	const char *answers[] = {a_p1, "ERR", a_p1b, a_b60, a_n1, NULL};
 	struct fake *f = fake_start();
 	f->range_answers = answers;
 	char eps[64], err[256];
@@ -998,7 +1012,7 @@ static void rebuild_pages_and_restarts(void **state)
 	assert_non_null(strstr(f->last_range, "\"limit\":\"2\""));
 
 	/* Pages: the second starts after the first's last key. */
-	const char *answers2[] = {a_p1, a_p2, a_n1, NULL};
+	const char *answers2[] = {a_p1, a_p2, a_b50, a_n1, NULL};
 	atomic_store(&f->n_ranges, 0);
 	f->range_answers = answers2;
 	memset(&g, 0, sizeof(g));
@@ -1034,12 +1048,93 @@ static void rebuild_pages_and_restarts(void **state)
 	assert_int_equal(g.resets, REBUILD_MAX_RESTARTS);
 	etcd_client_close(c);
 	fake_stop(f);
+	free(a_b50);
+	free(a_b60);
 	free(a_p1);
 	free(a_p2);
 	free(a_n1);
 	free(a_p1b);
 	free(a_bad);
 	free(a_badk);
+}
+
+/* Batch keys (coord/batch_value.h), read between the pods and the nodes:
+ * each placement handed as a pod with its batch key's name, pages of at
+ * most REBUILD_BATCH_PAGE keys whatever the page asked, the next page
+ * after the last key; a batch that does not decode stops the rebuild
+ * before any of its placements is handed; the caller's stop inside a
+ * batch is the rebuild's return. */
+static void rebuild_reads_batch_keys(void **state)
+{
+	(void)state;
+	const char *p[] = {"a", "1 n1 1 1 1 0 -"};
+	const char *b1[] = {"h1-1", "4\nd 1 n1 1 1 1 0 -\ne 3 n2 1 1 1 0 cq f ns"};
+	const char *b2[] = {"h1-2", "4\nc 2 n1 1 1 1 0 - - app=x"};
+	const char *n1[] = {"n1", "x"};
+	char *a_p = range_answer("pods", 40, false, p, 1);
+	char *a_b1 = range_answer("sets", 40, true, b1, 1);
+	char *a_b2 = range_answer("sets", 40, false, b2, 1);
+	char *a_n1 = range_answer("nodes", 40, false, n1, 1);
+	const char *answers[] = {a_p, a_b1, a_b2, a_n1, NULL};
+	struct fake *f = fake_start();
+	f->range_answers = answers;
+	char eps[64], err[300];
+	snprintf(eps, sizeof(eps), "http://127.0.0.1:%d", f->port);
+	struct etcd_client *c;
+	assert_int_equal(etcd_client_open(&c, eps, NULL, err, sizeof(err)), 0);
+	struct got g = {0};
+	struct rebuild_callbacks cb = {.item = on_item, .reset = on_reset, .ctx = &g};
+	int64_t rev = 0;
+	assert_int_equal(coord_rebuild_shard(c, PREFIX, 1, 1000, &cb, &rev, err, sizeof(err)), 0);
+	assert_int_equal(rev, 40);
+	assert_int_equal(g.pods, 4);
+	assert_int_equal(g.nodes, 1);
+	const char *want[] = {"pa", "pd", "pe", "pc", "nn1"};
+	const char *from[] = {"-", "h1-1", "h1-1", "h1-2", "-"};
+	for (int i = 0; i < 5; i++) {
+		assert_string_equal(g.names[i], want[i]);
+		assert_string_equal(g.batches[i], from[i]);
+	}
+
+	/* A bad batch (uids out of order) after a good one: -EPROTO naming
+	 * the key and the line, none of its placements handed. The request
+	 * for it asked at most REBUILD_BATCH_PAGE keys, from just past
+	 * the first page's last key. */
+	const char *bad[] = {"h1-2", "4\nb 1 n1 1 1 1 0 -\na 1 n1 1 1 1 0 -"};
+	char *a_bad = range_answer("sets", 40, false, bad, 1);
+	const char *answers2[] = {a_p, a_b1, a_bad, NULL};
+	atomic_store(&f->n_ranges, 0);
+	f->range_answers = answers2;
+	memset(&g, 0, sizeof(g));
+	assert_int_equal(coord_rebuild_shard(c, PREFIX, 1, 1000, &cb, &rev, err, sizeof(err)),
+			 -EPROTO);
+	assert_non_null(strstr(err, "/u/shards/1/sets/h1-2"));
+	assert_non_null(strstr(err, "line 3: uid \"a\" is not above"));
+	assert_int_equal(g.pods, 3);
+	assert_non_null(strstr(f->last_range, "\"limit\":\"256\""));
+	char key_b64[128];
+	const char *after = PREFIX "shards/1/sets/h1-1";
+	uint8_t after0[64];
+	memcpy(after0, after, strlen(after) + 1); /* the key and a zero byte */
+	etcd_b64_encode(after0, strlen(after) + 1, key_b64);
+	assert_non_null(strstr(f->last_range, key_b64));
+
+	/* The caller stops at e, inside the first batch. */
+	const char *answers3[] = {a_p, a_b1, NULL};
+	atomic_store(&f->n_ranges, 0);
+	f->range_answers = answers3;
+	memset(&g, 0, sizeof(g));
+	g.stop_at = "e";
+	assert_int_equal(coord_rebuild_shard(c, PREFIX, 1, 1000, &cb, &rev, err, sizeof(err)), 7);
+	assert_int_equal(g.pods, 2);
+	assert_non_null(strstr(err, "h1-1, uid e (7)"));
+	etcd_client_close(c);
+	fake_stop(f);
+	free(a_p);
+	free(a_b1);
+	free(a_b2);
+	free(a_n1);
+	free(a_bad);
 }
 
 int main(void)
@@ -1057,6 +1152,7 @@ int main(void)
 		cmocka_unit_test(one_pod_keeps_its_order),
 		cmocka_unit_test(refuses_bad_input),
 		cmocka_unit_test(rebuild_pages_and_restarts),
+		cmocka_unit_test(rebuild_reads_batch_keys),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -4,6 +4,9 @@
  * docs/design/multi-host.md:
  *   <prefix>shards/<s>/owner       value: the owning host's name
  *   <prefix>shards/<s>/pods/<uid>  value: coord/placement_value.h
+ *   <prefix>shards/<s>/sets/<name> value: coord/batch_value.h, several
+ *                                  placements (sync_history.h replays
+ *                                  each as its own key's put and delete)
  * where uid is 32 hex digits: a half naming the host (and maybe its
  * incarnation), then the placement id the host answered (16 each;
  * daemon/etcd_sync.c). The first half's writer is learned (sync_check.c:

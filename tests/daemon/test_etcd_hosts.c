@@ -23,8 +23,9 @@
  *    before its membership thread has noticed anything).
  * sync_commits_placements, rules_across_shards, sync_answers_after_commits,
  * async_answers_then_commits, quota_by_escrow, quota_escrow_by_use,
- * quota_survives_failover, quota_borrowed_reclaimed_after_failover and
- * status_shows_capacity (each described where it is defined) follow, with
+ * quota_survives_failover, quota_borrowed_reclaimed_after_failover,
+ * status_shows_capacity and batch_keys_counted_on_take (each described
+ * where it is defined) follow, with
  * their own clusters' keys. The whole run took 71 s on the 2-vCPU VM at
  * load 7 (before the borrowed case, about 12 s more). */
 #define _GNU_SOURCE 1
@@ -2391,6 +2392,69 @@ static int teardown(void **state)
 	return 0;
 }
 
+/* Batch keys (coord/batch_value.h, shards/<s>/sets/<name>: several
+ * placements a key) read by a shard's new owner (issue 40, "Several
+ * placements a key"): three placements of 1 cpu on n0, as another host
+ * would have written them, put by hand in two batch keys of z0 (2 and 1
+ * placements) before any host starts; host a, taking z0, counts them
+ * (shmsched_etcd_placements_total{result="counted"} 3), then places one
+ * pod of 1 cpu on n0 (3 of its 4 held) and not a second. On the rebuild
+ * before batch keys (sets/ not read) none is counted and a second pod is
+ * placed: checked. */
+static void batch_keys_counted_on_take(void **state)
+{
+	(void)state;
+	hosts.cluster_name = "etcd-batch";
+	struct etcd_client *ec;
+	char err[256];
+	struct etcd_client_options o = {.timeout_ms = 3000};
+	if (etcd_client_open(&ec, endpoints, &o, err, sizeof(err)) != 0)
+		fail_msg("%s", err);
+	struct placement_value v = {.version = 1, .node_generation = 1, .cpu_milli = 1000};
+	snprintf(v.node, sizeof(v.node), "n0");
+	static struct batch_writer w;
+	for (int k = 0; k < 2; k++) {
+		batch_value_start(&w);
+		for (int i = 0; i < 2 - k; i++) {
+			char uid[40];
+			snprintf(uid, sizeof(uid), "00000000000000aa%016x", 2 * k + i + 1);
+			assert_int_equal(batch_value_add(&w, uid, &v), 0);
+		}
+		char key[160];
+		snprintf(key, sizeof(key), "/shmsched/%s/shards/z0/" BATCH_KEY_DIR "aa-%d",
+			 hosts.cluster_name, k);
+		if (etcd_put(ec, key, strlen(key), w.text, w.len, 0, NULL) != 0)
+			fail_msg("put %s: %s", key, etcd_client_error(ec));
+	}
+	int own[ZONES];
+	start_host(0);
+	await_balanced(ec, 0x1u, own, 15.0);
+	struct producer pa = {0};
+	connect_to(0, &pa);
+	uint32_t one = template_of(&pa, 0, 0, "1");
+	struct shmsched_result r;
+	double t0 = etcd_hosts_now_s();
+	do {
+		r = place_tid(&pa, one);
+		if (r.status != SHMSCHED_PLACED)
+			etcd_hosts_sleep_ms(50);
+	} while (r.status != SHMSCHED_PLACED && etcd_hosts_now_s() - t0 < 10.0);
+	if (r.status != SHMSCHED_PLACED)
+		fail_msg("a owns z0 but did not place 1 cpu on n0 (3 of 4 held): %s", r.message);
+	long long counted = metric_of(0, "shmsched_etcd_placements_total{result=\"counted\"}");
+	printf("batch keys: a counted %lld placements of 2 batch keys on its take of z0\n",
+	       counted);
+	assert_int_equal(counted, 3);
+	r = place_tid(&pa, one);
+	printf("a, a second pod of 1 cpu on n0 (4 of 4 held): status %u: %s\n", r.status,
+	       r.message);
+	if (r.status == SHMSCHED_PLACED)
+		fail_msg("a placed a 5th cpu on n0 of 4: the batch keys' 3 placements not counted");
+	shmsched_disconnect(pa.c);
+	etcd_client_close(ec);
+	stop_host_clean(0);
+}
+
 int main(int argc, char **argv)
 {
 	endpoints = getenv("SHMSCHED_ETCD_ENDPOINTS");
@@ -2476,6 +2540,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_teardown(quota_survives_failover, teardown),
 		cmocka_unit_test_teardown(quota_borrowed_reclaimed_after_failover, teardown),
 		cmocka_unit_test_teardown(status_shows_capacity, teardown),
+		cmocka_unit_test_teardown(batch_keys_counted_on_take, teardown),
 	};
 	if (getenv("SHMSCHED_TEST_FILTER"))
 		cmocka_set_test_filter(getenv("SHMSCHED_TEST_FILTER"));
