@@ -10,11 +10,11 @@
  * no allocation. */
 #include <assert.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "coord/batch_value.h"
+#include "coord/value_text.h"
 #include "coord/commit_queue.h"
 #include "coord/etcd_client.h"
 #include "coord/shard_map.h"
@@ -96,16 +96,9 @@ bool batch_value_is(const void *text, size_t len)
 	return len >= 2 && s[0] == '4' && s[1] == '\n';
 }
 
-__attribute__((format(printf, 3, 4)))
-static int refuse(char *msg, size_t msglen, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	if (msglen)
-		vsnprintf(msg, msglen, fmt, ap);
-	va_end(ap);
-	return -EINVAL;
-}
+/* A refusal: nothing decoded is kept (callbacks run only on a whole
+ * value), so nothing is zeroed. */
+#define refuse(msg, msglen, ...) value_text_refuse(NULL, 0, msg, msglen, __VA_ARGS__)
 
 /* One pass over the lines: checks each, and calls fn when it is not NULL
  * (the second pass, over a text the first found whole). */

@@ -1,6 +1,6 @@
 /* coord/value_text.h: what coord/'s strict decoders of etcd values
  * (coord/host_status.c, coord/quota_escrow_value.c,
- * coord/placement_value.c, coord/forward.c) share: a canonical decimal
+ * coord/placement_value.c, coord/forward.c, coord/batch_value.c) share: a canonical decimal
  * (one text, one number) and a refusal that names why and zeroes what
  * was decoded. Internal to coord/ (not in coord/coord.h). */
 #ifndef SHMSCHED_COORD_VALUE_TEXT_H

@@ -1079,7 +1079,7 @@ static void rebuild_reads_batch_keys(void **state)
 	struct fake *f = fake_start();
 	f->range_answers = answers;
 	char eps[64], err[300];
-	snprintf(eps, sizeof(eps), "http://127.0.0.1:%d", f->port);
+	snprintf(eps, sizeof(eps), "http://127.0.0.1:%d", f->http.port);
 	struct etcd_client *c;
 	assert_int_equal(etcd_client_open(&c, eps, NULL, err, sizeof(err)), 0);
 	struct got g = {0};
