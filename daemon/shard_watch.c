@@ -16,6 +16,12 @@
  * range resumes where it broke. The records it holds are in a map
  * (daemon/record_map_internal.h) from the uid's hash (the record's
  * cookie) to the record's id and its shard's hash, the thread's alone.
+ * A batch key (shards/<s>/sets/<name>, several placements: coord/
+ * batch_value.h) is a pod key for each of its placements; since a watch
+ * event carries a key's new value only, the uids' hashes each batch key
+ * held are kept (daemon/batch_held_internal.h, the thread's alone, made
+ * again by each list): a put counts the uids it did not hold and frees
+ * those it no longer holds, a delete frees all it held.
  * Each message of the watch, and each list, is applied under the
  * producers' lock (producers_locked) and, inside it, the claims' mutex
  * (mu): a take (daemon/etcd_sync.c, count_shard) is claimed under mu
@@ -25,7 +31,8 @@
  * mu alone.
  *
  * Cost: per event, a key parse, a value decode (at most
- * PLACEMENT_VALUE_MAX bytes), a map probe and, for a new foreign
+ * PLACEMENT_VALUE_MAX bytes; a batch key's at most BATCH_VALUE_MAX, twice,
+ * then a sort and a merge of at most 128 hashes), a map probe and, for a new foreign
  * placement, up to 129 intern lookups (its labels), a group encoding, a
  * record and a ledger charge; a list (at the start, a compaction, each
  * change of the ranges: a take, a release), O(keys in the ranges) plus a
@@ -46,13 +53,16 @@
 #include <time.h>
 
 #include "base/base.h"
+#include "daemon/batch_held_internal.h"
 #include "daemon/pod_labels_internal.h"
 #include "daemon/record_map_internal.h"
 #include "daemon/shard_runs_internal.h"
 #include "ingest/ingest.h"
 #include "workers/workers.h"
 
-#define LIST_PAGE 500 /* values of up to 2.5 KiB: a page well within 4 MiB */
+/* Values of up to BATCH_VALUE_MAX (8 KiB, a batch key's), base64 in the
+ * answer: 256 of them within the client's 4 MiB. */
+#define LIST_PAGE 256
 #define UID_HALF 16   /* etcd_sync.c's uids: two halves of 16 hex digits */
 #define KEY_BYTES 512
 
@@ -71,6 +81,8 @@ struct shard_watch {
 	struct shard_runs want, scratch; /* under mu */
 	struct shard_runs cur;           /* the thread's: what it lists and watches */
 	struct record_map map;           /* the thread's */
+	struct batch_held held;          /* the thread's: each batch key's cookies */
+	uint64_t batch_cookies[BATCH_PLACEMENTS_MAX]; /* the thread's scratch */
 	uint64_t records, puts, deletes, relists, refused, unknown_node, errors; /* XS3 */
 	uint64_t ranges, streams, received;                                       /* XS3 */
 	int64_t revision;                                                         /* XS3 */
@@ -158,6 +170,27 @@ static bool pod_key(const struct shard_watch *w, const uint8_t *key, size_t len,
 	return memchr(*uid, '/', *uid_len) == NULL && memchr(*uid, '\0', *uid_len) == NULL;
 }
 
+/* shards/<s>/<BATCH_KEY_DIR><name> after the prefix: the shard, or false.
+ * Its hash over the whole key names it in the held map. */
+static bool batch_key(const struct shard_watch *w, const uint8_t *key, size_t len,
+		      const char **shard, size_t *shard_len)
+{
+	size_t plen = strlen(w->prefix);
+	static const char shards[] = "shards/", sets[] = "/" BATCH_KEY_DIR;
+	if (len <= plen + sizeof(shards) - 1 || memcmp(key, w->prefix, plen) != 0 ||
+	    memcmp(key + plen, shards, sizeof(shards) - 1) != 0)
+		return false;
+	const char *s = (const char *)key + plen + sizeof(shards) - 1;
+	size_t rest = len - plen - (sizeof(shards) - 1);
+	const char *slash = memchr(s, '/', rest);
+	if (slash == NULL || slash == s || (size_t)(s + rest - slash) <= sizeof(sets) - 1 ||
+	    memcmp(slash, sets, sizeof(sets) - 1) != 0)
+		return false;
+	*shard = s;
+	*shard_len = (size_t)(slash - s);
+	return true;
+}
+
 static bool own_uid(const struct shard_watch *w, const char *uid, size_t len)
 {
 	return len == 2 * UID_HALF && memcmp(uid, w->host_hex, UID_HALF) == 0;
@@ -242,6 +275,77 @@ static void free_record(struct shard_watch *w, struct record_entry *e)
 	__atomic_fetch_sub(&w->records, 1, __ATOMIC_RELAXED);
 }
 
+/* ---- a batch key's event -------------------------------------------------- */
+
+struct batch_put {
+	struct shard_watch *w;
+	struct intern *strings;
+	uint64_t shard;
+	bool claimed;
+	const uint64_t *held; /* what the key held: sorted */
+	size_t n_held, n;
+};
+
+/* One placement of a batch key's new value (the whole value decoded
+ * already): a new uid is counted as a pod key's put is. */
+static int batch_put_one(void *ctx, const char *uid, const struct placement_value *v)
+{
+	struct batch_put *b = ctx;
+	struct shard_watch *w = b->w;
+	size_t ul = strlen(uid);
+	uint64_t cookie = fnv1a(uid, ul);
+	w->batch_cookies[b->n++] = cookie;
+	if (batch_held_has(b->held, b->n_held, cookie) || b->claimed || own_uid(w, uid, ul) ||
+	    record_map_find(&w->map, cookie) != NULL)
+		return 0;
+	bump(&w->puts, 1);
+	make_record(w, b->strings, cookie, b->shard, v);
+	return 0;
+}
+
+/* Under the producers' lock and mu: a batch key put (its new set: the
+ * uids it no longer holds freed as a pod key's delete, the new ones
+ * counted) or deleted (every uid it held freed). A value that does not
+ * decode changes nothing (its placements stay counted: the safe side). */
+static void apply_batch_event(struct shard_watch *w, struct intern *strings,
+			      const struct etcd_watch_event *ev, const char *shard, size_t shard_len)
+{
+	uint64_t key = fnv1a((const char *)ev->kv.key, ev->kv.key_len);
+	size_t n_held;
+	const uint64_t *held = batch_held_get(&w->held, key, &n_held);
+	size_t n = 0;
+	if (!ev->deleted) {
+		uint64_t sh = fnv1a(shard, shard_len);
+		struct batch_put b = {w, strings, sh, claimed_locked(w, sh), held, n_held, 0};
+		char msg[256];
+		if (batch_value_decode(ev->kv.value, ev->kv.value_len, batch_put_one, &b, msg,
+				       sizeof(msg)) < 0) {
+			bump(&w->errors, 1);
+			log_msg(LOG_LEVEL_WARN, "shard watch: key %.*s: %s", (int)ev->kv.key_len,
+				(const char *)ev->kv.key, msg);
+			return;
+		}
+		n = b.n;
+		batch_held_sort(w->batch_cookies, n);
+	}
+	for (size_t i = 0; i < n_held; i++) {
+		if (batch_held_has(w->batch_cookies, n, held[i]))
+			continue;
+		struct record_entry *e = record_map_find(&w->map, held[i]);
+		if (e != NULL) {
+			bump(&w->deletes, 1);
+			free_record(w, e);
+		}
+	}
+	if (batch_held_set(&w->held, key, w->batch_cookies, n) < 0) {
+		bump(&w->refused, 1);
+		log_msg(LOG_LEVEL_WARN, "shard watch: key %.*s: its placements not remembered "
+			"(out of memory, or %zu batch keys held): a release there is not seen "
+			"until the next list", (int)ev->kv.key_len, (const char *)ev->kv.key,
+			w->held.keys.n);
+	}
+}
+
 /* ---- a watch message ------------------------------------------------------- */
 
 struct apply {
@@ -258,8 +362,11 @@ static void apply_message(void *arg, struct intern *strings)
 		const struct etcd_watch_event *ev = &a->m->events[i];
 		const char *shard, *uid;
 		size_t shard_len, uid_len;
-		if (!pod_key(w, ev->kv.key, ev->kv.key_len, &shard, &shard_len, &uid, &uid_len))
-			continue; /* an owner, an assignment, a commit lane's key */
+		if (!pod_key(w, ev->kv.key, ev->kv.key_len, &shard, &shard_len, &uid, &uid_len)) {
+			if (batch_key(w, ev->kv.key, ev->kv.key_len, &shard, &shard_len))
+				apply_batch_event(w, strings, ev, shard, shard_len);
+			continue; /* else an owner, an assignment, a commit lane's key */
+		}
 		uint64_t cookie = fnv1a(uid, uid_len);
 		struct record_entry *e = record_map_find(&w->map, cookie);
 		if (ev->deleted) {
@@ -298,7 +405,9 @@ static int on_message(void *ctx, const struct etcd_watch_message *m)
 		const char *shard, *uid;
 		size_t shard_len, uid_len;
 		pods = pod_key(w, m->events[i].kv.key, m->events[i].kv.key_len, &shard, &shard_len,
-			       &uid, &uid_len);
+			       &uid, &uid_len) ||
+		       batch_key(w, m->events[i].kv.key, m->events[i].kv.key_len, &shard,
+				 &shard_len);
 	}
 	if (pods) {
 		struct apply a = {w, m};
@@ -329,7 +438,78 @@ struct list {
 	struct listed *items;
 	size_t n, cap;
 	struct record_map want; /* cookie -> index into items (as id) */
+	struct batch_held held; /* the batch keys listed: the watch's, once applied */
 };
+
+/* The next item of l (grown by doubling); NULL out of memory. */
+static struct listed *listed_next(struct list *l)
+{
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 256;
+		struct listed *p = realloc(l->items, cap * sizeof(*p));
+		if (p == NULL)
+			return NULL;
+		l->items = p;
+		l->cap = cap;
+	}
+	return &l->items[l->n];
+}
+
+struct list_batch {
+	struct shard_watch *w;
+	struct list *l;
+	uint64_t shard;
+	size_t n;
+};
+
+/* One placement of a listed batch key: an item unless it is this
+ * host's; its cookie kept for the key either way. */
+static int list_batch_one(void *ctx, const char *uid, const struct placement_value *v)
+{
+	struct list_batch *b = ctx;
+	size_t ul = strlen(uid);
+	uint64_t cookie = fnv1a(uid, ul);
+	b->w->batch_cookies[b->n++] = cookie;
+	if (own_uid(b->w, uid, ul))
+		return 0;
+	struct listed *it = listed_next(b->l);
+	if (it == NULL)
+		return -ENOMEM;
+	it->v = *v;
+	it->cookie = cookie;
+	it->shard = b->shard;
+	it->claimed = it->made = false;
+	b->l->n++;
+	return 0;
+}
+
+/* A listed batch key: its placements as items, its cookies in l->held.
+ * 0, or -ENOMEM (err says so); a value that does not decode is logged and
+ * skipped, as a pod key's. */
+static int list_batch_key(struct shard_watch *w, struct list *l, const struct etcd_kv *kv,
+			  const char *shard, size_t shard_len, char *err, size_t errlen)
+{
+	struct list_batch b = {w, l, fnv1a(shard, shard_len), 0};
+	size_t before = l->n;
+	char msg[256];
+	int rc = batch_value_decode(kv->value, kv->value_len, list_batch_one, &b, msg, sizeof(msg));
+	if (rc == -ENOMEM) {
+		snprintf(err, errlen, "listing: out of memory");
+		return rc;
+	}
+	if (rc < 0) {
+		l->n = before;
+		bump(&w->errors, 1);
+		log_msg(LOG_LEVEL_WARN, "shard watch: key %.*s: %s", (int)kv->key_len,
+			(const char *)kv->key, msg);
+		return 0;
+	}
+	batch_held_sort(w->batch_cookies, b.n);
+	if (batch_held_set(&l->held, fnv1a((const char *)kv->key, kv->key_len), w->batch_cookies,
+			   b.n) < 0)
+		bump(&w->refused, 1); /* a release there is seen at the next list */
+	return 0;
+}
 
 /* Range i of the thread's runs: its first key and its end, NUL-ended
  * (KEY_BYTES each); the first key's length, the end's in *end_len. */
@@ -353,6 +533,7 @@ static int list_all(struct shard_watch *w, struct list *l, int64_t *revision, ch
 	uint8_t end[KEY_BYTES + 1];
 	for (int pass = 0; pass < 4; pass++) {
 		l->n = 0;
+		batch_held_clear(&l->held);
 		int64_t rev = 0;
 		bool compacted = false;
 		for (size_t run = 0; run < w->cur.n && !compacted; run++) {
@@ -379,22 +560,24 @@ static int list_all(struct shard_watch *w, struct list *l, int64_t *revision, ch
 					const char *shard, *uid;
 					size_t shard_len, uid_len;
 					if (!pod_key(w, kv->key, kv->key_len, &shard, &shard_len,
-						     &uid, &uid_len) ||
-					    own_uid(w, uid, uid_len))
-						continue;
-					if (l->n == l->cap) {
-						size_t cap = l->cap ? 2 * l->cap : 256;
-						struct listed *p =
-							realloc(l->items, cap * sizeof(*p));
-						if (p == NULL) {
+						     &uid, &uid_len)) {
+						if (batch_key(w, kv->key, kv->key_len, &shard,
+							      &shard_len) &&
+						    list_batch_key(w, l, kv, shard, shard_len, err,
+								   errlen) < 0) {
 							etcd_range_result_free(&r);
-							snprintf(err, errlen, "listing: out of memory");
 							return -ENOMEM;
 						}
-						l->items = p;
-						l->cap = cap;
+						continue;
 					}
-					struct listed *it = &l->items[l->n];
+					if (own_uid(w, uid, uid_len))
+						continue;
+					struct listed *it = listed_next(l);
+					if (it == NULL) {
+						etcd_range_result_free(&r);
+						snprintf(err, errlen, "listing: out of memory");
+						return -ENOMEM;
+					}
 					char msg[256];
 					if (placement_value_decode(kv->value, kv->value_len, &it->v,
 								   msg, sizeof(msg)) != 0) {
@@ -538,7 +721,8 @@ static void *watch_thread(void *arg)
 	struct list l = {0};
 	struct watch_range *ranges = calloc(SHARD_MAX, sizeof(*ranges));
 	char(*keys)[2][KEY_BYTES + 1] = calloc(SHARD_MAX, sizeof(*keys));
-	if (ranges == NULL || keys == NULL || record_map_init(&l.want, w->cfg.max_records) < 0) {
+	if (ranges == NULL || keys == NULL || record_map_init(&l.want, w->cfg.max_records) < 0 ||
+	    batch_held_init(&l.held, w->cfg.max_records) < 0) {
 		log_msg(LOG_LEVEL_ERROR, "shard watch: out of memory: not watching");
 		free(ranges);
 		free(keys);
@@ -569,6 +753,7 @@ static void *watch_thread(void *arg)
 			}
 		} else {
 			l.n = 0; /* nothing to follow: no list; the unclaimed records go */
+			batch_held_clear(&l.held);
 		}
 		if (l.n > w->cfg.max_records) {
 			/* want's bound (half its room): the rest would be refused */
@@ -577,6 +762,9 @@ static void *watch_thread(void *arg)
 		}
 		struct relist rl = {w, &l, 0, 0, 0};
 		producers_locked(w->cfg.producers, apply_list, &rl);
+		/* The batch keys as listed: what their next events diff against
+		 * (the thread's alone, as both maps are). */
+		batch_held_swap(&w->held, &l.held);
 		if (w->cur.n == 0) {
 			if (rl.freed > 0)
 				log_msg(LOG_LEVEL_INFO, "shard watch: every shard this host's: "
@@ -633,6 +821,7 @@ static void *watch_thread(void *arg)
 	free(ranges);
 	free(keys);
 	record_map_free(&l.want);
+	batch_held_free(&l.held);
 	return NULL;
 }
 
@@ -655,6 +844,8 @@ int shard_watch_start(struct shard_watch **out, const struct shard_watch_config 
 	struct etcd_client_options o = {.timeout_ms = 5000};
 	int rc = record_map_init(&w->map, w->cfg.max_records);
 	if (rc == 0)
+		rc = batch_held_init(&w->held, w->cfg.max_records);
+	if (rc == 0)
 		rc = etcd_client_open(&w->client, w->endpoints, &o, err, errlen);
 	else
 		snprintf(err, errlen, "shard watch: out of memory");
@@ -667,6 +858,7 @@ int shard_watch_start(struct shard_watch **out, const struct shard_watch_config 
 		if (w->client != NULL)
 			etcd_client_close(w->client);
 		record_map_free(&w->map);
+		batch_held_free(&w->held);
 		pthread_mutex_destroy(&w->mu);
 		free(w);
 		return rc;
@@ -685,6 +877,7 @@ void shard_watch_stop(struct shard_watch *w)
 	pthread_join(w->thread, NULL);
 	etcd_client_close(w->client);
 	record_map_free(&w->map);
+	batch_held_free(&w->held);
 	pthread_mutex_destroy(&w->mu);
 	free(w);
 }

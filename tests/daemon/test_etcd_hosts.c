@@ -24,10 +24,10 @@
  * sync_commits_placements, rules_across_shards, sync_answers_after_commits,
  * async_answers_then_commits, quota_by_escrow, quota_escrow_by_use,
  * quota_survives_failover, quota_borrowed_reclaimed_after_failover,
- * status_shows_capacity and batch_keys_counted_on_take (each described
- * where it is defined) follow, with
- * their own clusters' keys. The whole run took 71 s on the 2-vCPU VM at
- * load 7 (before the borrowed case, about 12 s more). */
+ * status_shows_capacity, batch_keys_counted_on_take and
+ * batch_keys_followed_by_watch (each described where it is defined)
+ * follow, with their own clusters' keys. The whole run took 82 s on the
+ * 2-vCPU VM at load 7, before the last case. */
 #define _GNU_SOURCE 1
 
 #include <setjmp.h>
@@ -2455,6 +2455,89 @@ static void batch_keys_counted_on_take(void **state)
 	stop_host_clean(0);
 }
 
+/* Batch keys followed by another host's watch (daemon/shard_watch.c,
+ * daemon/batch_held.c; docs/design/multi-host.md, "Several placements a
+ * key"). No host writes batch keys yet, so the test puts them as a
+ * committer will. Host a alone owns every zone; a batch key of 3
+ * placements of 1 cpu is put in each zone; host b joins and takes half the
+ * zones: its watch lists a's zones and holds their keys' placements as
+ * foreign (at least 3 a zone a kept). A key of a zone a owns is rewritten without
+ * one placement (a release): b holds one fewer; then deleted (its last
+ * two released): two fewer again. On the code before (the watch read
+ * pods/ keys only), b held none. */
+static void batch_keys_followed_by_watch(void **state)
+{
+	(void)state;
+	hosts.cluster_name = "etcd-batchwatch";
+	struct etcd_client *ec;
+	char err[256];
+	struct etcd_client_options o = {.timeout_ms = 3000};
+	if (etcd_client_open(&ec, endpoints, &o, err, sizeof(err)) != 0)
+		fail_msg("%s", err);
+	int own[ZONES];
+	start_host(0);
+	await_balanced(ec, 0x1u, own, 15.0);
+	static struct batch_writer bw;
+	char key[ZONES][160];
+	struct placement_value v = {.version = 1, .node_generation = 1, .cpu_milli = 1000};
+	for (int z = 0; z < ZONES; z++) {
+		snprintf(v.node, sizeof(v.node), "n%d", z);
+		batch_value_start(&bw);
+		for (int i = 0; i < 3; i++) {
+			char uid[40];
+			snprintf(uid, sizeof(uid), "00000000000000bb%016x", 4 * z + i + 1);
+			assert_int_equal(batch_value_add(&bw, uid, &v), 0);
+		}
+		snprintf(key[z], sizeof(key[z]), "/shmsched/%s/shards/z%d/" BATCH_KEY_DIR "bb-%d",
+			 hosts.cluster_name, z, z);
+		if (etcd_put(ec, key[z], strlen(key[z]), bw.text, bw.len, 0, NULL) != 0)
+			fail_msg("put %s: %s", key[z], etcd_client_error(ec));
+	}
+	start_host(1);
+	await_balanced(ec, 0x3u, own, 20.0);
+	int za = -1, kept = 0;
+	for (int z = 0; z < ZONES; z++)
+		if (own[z] == 0) {
+			kept++;
+			za = za < 0 ? z : za;
+		}
+	assert_true(za >= 0);
+	/* At least a's zones' 3 each; b's own zones' too when b listed them
+	 * before it took them (the records stay, the take's: shard_watch.c). */
+	double t = await_metric(1, "shmsched_etcd_foreign_placements", 3LL * kept, false, 15.0);
+	etcd_hosts_sleep_ms(500);
+	long long held = metric_of(1, "shmsched_etcd_foreign_placements");
+	assert_true(held >= 3LL * kept);
+	printf("batch keys: %s holds %lld placements of batch keys, %d zones' in %s's (%.2f "
+	       "s)\n", names[1], held, kept, names[0], t);
+	/* A release: z<za>'s key put again without its second placement. */
+	snprintf(v.node, sizeof(v.node), "n%d", za);
+	batch_value_start(&bw);
+	for (int i = 0; i < 3; i += 2) {
+		char uid[40];
+		snprintf(uid, sizeof(uid), "00000000000000bb%016x", 4 * za + i + 1);
+		assert_int_equal(batch_value_add(&bw, uid, &v), 0);
+	}
+	if (etcd_put(ec, key[za], strlen(key[za]), bw.text, bw.len, 0, NULL) != 0)
+		fail_msg("put %s: %s", key[za], etcd_client_error(ec));
+	t = await_metric(1, "shmsched_etcd_foreign_placements", held - 1, true, 10.0);
+	etcd_hosts_sleep_ms(200);
+	assert_int_equal(metric_of(1, "shmsched_etcd_foreign_placements"), held - 1);
+	printf("batch keys: the key of z%d rewritten without one placement: %s holds %lld "
+	       "(%.2f s)\n", za, names[1], held - 1, t);
+	/* Its last two released: the key deleted. */
+	if (etcd_delete(ec, key[za], strlen(key[za]), NULL, 0, NULL) != 0)
+		fail_msg("delete %s: %s", key[za], etcd_client_error(ec));
+	t = await_metric(1, "shmsched_etcd_foreign_placements", held - 3, true, 10.0);
+	etcd_hosts_sleep_ms(200);
+	assert_int_equal(metric_of(1, "shmsched_etcd_foreign_placements"), held - 3);
+	printf("batch keys: the key of z%d deleted: %s holds %lld (%.2f s)\n", za, names[1],
+	       held - 3, t);
+	etcd_client_close(ec);
+	stop_host_clean(1);
+	stop_host_clean(0);
+}
+
 int main(int argc, char **argv)
 {
 	endpoints = getenv("SHMSCHED_ETCD_ENDPOINTS");
@@ -2541,6 +2624,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_teardown(quota_borrowed_reclaimed_after_failover, teardown),
 		cmocka_unit_test_teardown(status_shows_capacity, teardown),
 		cmocka_unit_test_teardown(batch_keys_counted_on_take, teardown),
+		cmocka_unit_test_teardown(batch_keys_followed_by_watch, teardown),
 	};
 	if (getenv("SHMSCHED_TEST_FILTER"))
 		cmocka_set_test_filter(getenv("SHMSCHED_TEST_FILTER"));
