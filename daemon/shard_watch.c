@@ -148,26 +148,36 @@ void shard_watch_owned(struct shard_watch *w, const shard_name_t *known, size_t 
 
 /* ---- records --------------------------------------------------------------- */
 
-/* shards/<s>/pods/<uid> after the prefix: the shard and uid, or false. */
-static bool pod_key(const struct shard_watch *w, const uint8_t *key, size_t len,
-		    const char **shard, size_t *shard_len, const char **uid, size_t *uid_len)
+/* shards/<s>/<dir><name> after the prefix (dir: "/pods/" or a batch
+ * key's "/" BATCH_KEY_DIR): the shard and the name, or false. */
+static bool shard_key(const struct shard_watch *w, const uint8_t *key, size_t len,
+		      const char *dir, const char **shard, size_t *shard_len, const char **name,
+		      size_t *name_len)
 {
-	size_t plen = strlen(w->prefix);
-	static const char shards[] = "shards/", pods[] = "/pods/";
+	size_t plen = strlen(w->prefix), dl = strlen(dir);
+	static const char shards[] = "shards/";
 	if (len <= plen + sizeof(shards) - 1 || memcmp(key, w->prefix, plen) != 0 ||
 	    memcmp(key + plen, shards, sizeof(shards) - 1) != 0)
 		return false;
 	const char *s = (const char *)key + plen + sizeof(shards) - 1;
 	size_t rest = len - plen - (sizeof(shards) - 1);
 	const char *slash = memchr(s, '/', rest);
-	if (slash == NULL || slash == s || (size_t)(s + rest - slash) <= sizeof(pods) - 1 ||
-	    memcmp(slash, pods, sizeof(pods) - 1) != 0)
+	if (slash == NULL || slash == s || (size_t)(s + rest - slash) <= dl ||
+	    memcmp(slash, dir, dl) != 0)
 		return false;
 	*shard = s;
 	*shard_len = (size_t)(slash - s);
-	*uid = slash + sizeof(pods) - 1;
-	*uid_len = (size_t)(s + rest - *uid);
-	return memchr(*uid, '/', *uid_len) == NULL && memchr(*uid, '\0', *uid_len) == NULL;
+	*name = slash + dl;
+	*name_len = (size_t)(s + rest - *name);
+	return true;
+}
+
+/* shards/<s>/pods/<uid> after the prefix: the shard and uid, or false. */
+static bool pod_key(const struct shard_watch *w, const uint8_t *key, size_t len,
+		    const char **shard, size_t *shard_len, const char **uid, size_t *uid_len)
+{
+	return shard_key(w, key, len, "/pods/", shard, shard_len, uid, uid_len) &&
+	       memchr(*uid, '/', *uid_len) == NULL && memchr(*uid, '\0', *uid_len) == NULL;
 }
 
 /* shards/<s>/<BATCH_KEY_DIR><name> after the prefix: the shard, or false.
@@ -175,20 +185,9 @@ static bool pod_key(const struct shard_watch *w, const uint8_t *key, size_t len,
 static bool batch_key(const struct shard_watch *w, const uint8_t *key, size_t len,
 		      const char **shard, size_t *shard_len)
 {
-	size_t plen = strlen(w->prefix);
-	static const char shards[] = "shards/", sets[] = "/" BATCH_KEY_DIR;
-	if (len <= plen + sizeof(shards) - 1 || memcmp(key, w->prefix, plen) != 0 ||
-	    memcmp(key + plen, shards, sizeof(shards) - 1) != 0)
-		return false;
-	const char *s = (const char *)key + plen + sizeof(shards) - 1;
-	size_t rest = len - plen - (sizeof(shards) - 1);
-	const char *slash = memchr(s, '/', rest);
-	if (slash == NULL || slash == s || (size_t)(s + rest - slash) <= sizeof(sets) - 1 ||
-	    memcmp(slash, sets, sizeof(sets) - 1) != 0)
-		return false;
-	*shard = s;
-	*shard_len = (size_t)(slash - s);
-	return true;
+	const char *name;
+	size_t name_len;
+	return shard_key(w, key, len, "/" BATCH_KEY_DIR, shard, shard_len, &name, &name_len);
 }
 
 static bool own_uid(const struct shard_watch *w, const char *uid, size_t len)

@@ -105,20 +105,43 @@ static struct forward_request listed(struct target *t, const char *uid,
 
 static const struct forward_answer placed_n0 = {.placed = true, .node = "n0"};
 
+/* A forwarder (its client and lease) and a target named tname, up. */
+static void parties_up(struct etcd_client **fw, int64_t *fl, struct target *t, const char *tname)
+{
+	*fw = etcd_test_open(cl.endpoints);
+	*fl = grant(*fw);
+	target_up(t, tname);
+}
+
+static void parties_down(struct etcd_client *fw, struct target *t)
+{
+	etcd_client_close(t->ec);
+	etcd_client_close(fw);
+}
+
+/* `forwarder` sends pod uid to host-t, which lists it (into kvs: the
+ * caller frees it); the target's placement key set for uid. */
+static struct forward_request sent(struct etcd_client *fw, int64_t fl, struct target *t,
+				   const char *forwarder, const char *uid,
+				   struct etcd_range_result *kvs)
+{
+	target_placement(t, uid);
+	assert_int_equal(forward_send(fw, cluster, forwarder, fl, "host-t", uid, pod,
+				      sizeof(pod) - 1), 0);
+	return listed(t, uid, kvs);
+}
+
 static void placed_answer_taken_once(void **state)
 {
 	(void)state;
-	struct etcd_client *fw = etcd_test_open(cl.endpoints);
-	int64_t fl = grant(fw);
+	struct etcd_client *fw;
+	int64_t fl;
 	struct target t;
-	target_up(&t, "t1");
-	target_placement(&t, "a1");
-	assert_int_equal(forward_send(fw, cluster, "host-f", fl, "host-t", "a1", pod,
-				      sizeof(pod) - 1), 0);
+	parties_up(&fw, &fl, &t, "t1");
+	struct etcd_range_result kvs;
+	struct forward_request r = sent(fw, fl, &t, "host-f", "a1", &kvs);
 	assert_int_equal(forward_send(fw, cluster, "host-f", fl, "host-t", "a1", pod,
 				      sizeof(pod) - 1), -EEXIST);
-	struct etcd_range_result kvs;
-	struct forward_request r = listed(&t, "a1", &kvs);
 	assert_string_equal(r.forwarder, "host-f");
 	assert_int_equal(r.lease, fl);
 	assert_int_equal(r.pod_len, sizeof(pod) - 1);
@@ -141,22 +164,18 @@ static void placed_answer_taken_once(void **state)
 	assert_int_equal(forward_read_answer(fw, cluster, "host-f", "a1", &a, msg, sizeof(msg)),
 			 0);
 	assert_int_equal(forward_withdraw(fw, cluster, "host-t", "a1"), 0);
-	etcd_client_close(t.ec);
-	etcd_client_close(fw);
+	parties_down(fw, &t);
 }
 
 static void withdrawn_is_never_placed(void **state)
 {
 	(void)state;
-	struct etcd_client *fw = etcd_test_open(cl.endpoints);
-	int64_t fl = grant(fw);
+	struct etcd_client *fw;
+	int64_t fl;
 	struct target t;
-	target_up(&t, "t2");
-	target_placement(&t, "b1");
-	assert_int_equal(forward_send(fw, cluster, "host-f", fl, "host-t", "b1", pod,
-				      sizeof(pod) - 1), 0);
+	parties_up(&fw, &fl, &t, "t2");
 	struct etcd_range_result kvs;
-	struct forward_request r = listed(&t, "b1", &kvs);
+	struct forward_request r = sent(fw, fl, &t, "host-f", "b1", &kvs);
 	assert_int_equal(forward_withdraw(fw, cluster, "host-t", "b1"), 1);
 	bool gone = false;
 	assert_int_equal(forward_answer(t.ec, cluster, "host-t", &r, &placed_n0, &t.fence, 1,
@@ -177,23 +196,19 @@ static void withdrawn_is_never_placed(void **state)
 	assert_true(gone);
 	assert_false(exists(t.ec, t.placement));
 	assert_int_equal(forward_withdraw(fw, cluster, "host-t", "b1"), 1);
-	etcd_client_close(t.ec);
-	etcd_client_close(fw);
+	parties_down(fw, &t);
 }
 
 static void fence_failed_keeps_the_request(void **state)
 {
 	(void)state;
-	struct etcd_client *fw = etcd_test_open(cl.endpoints);
-	int64_t fl = grant(fw);
+	struct etcd_client *fw;
+	int64_t fl;
 	struct target t;
-	target_up(&t, "t3");
-	target_placement(&t, "c1");
+	parties_up(&fw, &fl, &t, "t3");
 	t.fence.number = fl; /* not the owner key's lease: the fence fails */
-	assert_int_equal(forward_send(fw, cluster, "host-f", fl, "host-t", "c1", pod,
-				      sizeof(pod) - 1), 0);
 	struct etcd_range_result kvs;
-	struct forward_request r = listed(&t, "c1", &kvs);
+	struct forward_request r = sent(fw, fl, &t, "host-f", "c1", &kvs);
 	bool gone = true;
 	assert_int_equal(forward_answer(t.ec, cluster, "host-t", &r, &placed_n0, &t.fence, 1,
 					&t.put, 1, &gone), 0);
@@ -201,8 +216,7 @@ static void fence_failed_keeps_the_request(void **state)
 	etcd_range_result_free(&kvs);
 	assert_false(exists(t.ec, t.placement));
 	assert_int_equal(forward_withdraw(fw, cluster, "host-t", "c1"), 1);
-	etcd_client_close(t.ec);
-	etcd_client_close(fw);
+	parties_down(fw, &t);
 }
 
 /* The race: each side waits at the barrier, then acts once. */
@@ -236,21 +250,18 @@ static void *withdraw_side(void *arg)
 static void race_exactly_once(void **state)
 {
 	(void)state;
-	struct etcd_client *fw = etcd_test_open(cl.endpoints);
-	int64_t fl = grant(fw);
+	struct etcd_client *fw;
+	int64_t fl;
 	struct target t;
-	target_up(&t, "t4");
+	parties_up(&fw, &fl, &t, "t4");
 	pthread_barrier_t go;
 	pthread_barrier_init(&go, NULL, 2);
 	unsigned answered = 0, withdrawn = 0, violations = 0;
 	for (unsigned i = 0; i < 300; i++) {
 		char uid[32];
 		snprintf(uid, sizeof(uid), "d%x", i);
-		target_placement(&t, uid);
-		assert_int_equal(forward_send(fw, cluster, "host-f", fl, "host-t", uid, pod,
-					      sizeof(pod) - 1), 0);
 		struct etcd_range_result kvs;
-		struct forward_request r = listed(&t, uid, &kvs);
+		struct forward_request r = sent(fw, fl, &t, "host-f", uid, &kvs);
 		struct side a = {.ec = t.ec, .go = &go, .t = &t, .r = &r};
 		struct side w = {.ec = fw, .go = &go, .uid = uid};
 		pthread_t ta, tw;
@@ -281,22 +292,18 @@ static void race_exactly_once(void **state)
 	/* Both outcomes seen, or the race was never run. */
 	assert_true(answered > 0);
 	assert_true(withdrawn > 0);
-	etcd_client_close(t.ec);
-	etcd_client_close(fw);
+	parties_down(fw, &t);
 }
 
 static void dead_forwarder(void **state)
 {
 	(void)state;
-	struct etcd_client *fw = etcd_test_open(cl.endpoints);
-	int64_t fl = grant(fw);
+	struct etcd_client *fw;
+	int64_t fl;
 	struct target t;
-	target_up(&t, "t5");
-	target_placement(&t, "e1");
-	assert_int_equal(forward_send(fw, cluster, "host-g", fl, "host-t", "e1", pod,
-				      sizeof(pod) - 1), 0);
+	parties_up(&fw, &fl, &t, "t5");
 	struct etcd_range_result kvs;
-	struct forward_request r = listed(&t, "e1", &kvs);
+	struct forward_request r = sent(fw, fl, &t, "host-g", "e1", &kvs);
 	assert_int_equal(etcd_lease_revoke(fw, fl), 0);
 	bool gone = false;
 	assert_int_equal(forward_answer(t.ec, cluster, "host-t", &r, &placed_n0, &t.fence, 1,
@@ -310,8 +317,7 @@ static void dead_forwarder(void **state)
 	for (int i = 0; i < n; i++)
 		assert_string_not_equal(rq[i].uid, "e1");
 	etcd_range_result_free(&kvs);
-	etcd_client_close(t.ec);
-	etcd_client_close(fw);
+	parties_down(fw, &t);
 }
 
 int main(void)
