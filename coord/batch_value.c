@@ -36,15 +36,7 @@ static_assert(COMMIT_MAX_BATCH * (B64(BATCH_VALUE_MAX) + B64(BATCH_KEY_MAX) + 12
 
 static bool uid_ok(const char *s, size_t n)
 {
-	if (n == 0 || n > BATCH_UID_MAX)
-		return false;
-	for (size_t i = 0; i < n; i++) {
-		char c = s[i];
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-		      c == '-' || c == '.' || c == '_'))
-			return false;
-	}
-	return true;
+	return value_text_name(s, n, 1, BATCH_UID_MAX);
 }
 
 /* a (an bytes) strictly before b (bn bytes), bytewise, a prefix first. */

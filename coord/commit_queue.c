@@ -34,6 +34,7 @@
 #include "coord/commit_queue.h"
 #include "coord/shard_map.h"
 #include "coord/etcd_client.h"
+#include "coord/value_text.h"
 
 struct slot {
 	uint64_t cookie;
@@ -152,14 +153,8 @@ int commit_pod_key(const char *prefix, uint32_t shard, const char *uid, char *bu
 static bool uid_ok(const char *uid, size_t *len)
 {
 	size_t n = uid ? strnlen(uid, COMMIT_UID_MAX + 1) : 0;
-	if (n == 0 || n > COMMIT_UID_MAX)
+	if (!value_text_name(uid, n, 1, COMMIT_UID_MAX))
 		return false;
-	for (size_t i = 0; i < n; i++) {
-		char c = uid[i];
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-		      c == '-' || c == '.' || c == '_'))
-			return false;
-	}
 	*len = n;
 	return true;
 }

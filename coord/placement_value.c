@@ -26,20 +26,6 @@ static bool name_ok(const char *s, size_t n, size_t max, bool dots)
 	return true;
 }
 
-/* [A-Za-z0-9._-]{min,max}: a label's name or value. */
-static bool label_part_ok(const char *s, size_t n, size_t min, size_t max)
-{
-	if (n < min || n > max)
-		return false;
-	for (size_t i = 0; i < n; i++) {
-		char c = s[i];
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-		      c == '-' || c == '.' || c == '_'))
-			return false;
-	}
-	return true;
-}
-
 bool placement_label_ok(const char *key, size_t key_len, const char *value, size_t value_len)
 {
 	const char *slash = memchr(key, '/', key_len);
@@ -52,8 +38,8 @@ bool placement_label_ok(const char *key, size_t key_len, const char *value, size
 		name = slash + 1;
 		name_len = key_len - prefix - 1;
 	}
-	return label_part_ok(name, name_len, 1, 63) &&
-	       label_part_ok(value, value_len, 0, PLACEMENT_LABEL_VALUE_MAX);
+	return value_text_name(name, name_len, 1, 63) &&
+	       value_text_name(value, value_len, 0, PLACEMENT_LABEL_VALUE_MAX);
 }
 
 /* The labels' text t (n bytes): "k=v" tokens, single spaces, keys

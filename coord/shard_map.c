@@ -2,6 +2,7 @@
  * computes the same answer from the same name: the hash is base/hash.h's,
  * which is fixed across versions and machines. */
 #include "coord/shard_map.h"
+#include "coord/value_text.h"
 
 #include <stdio.h>
 
@@ -21,14 +22,5 @@ void shard_hash_name(uint32_t s, char *buf, size_t len)
 
 bool shard_name_valid(const char *name, size_t len)
 {
-	if (len == 0 || len >= SHARD_NAME_MAX)
-		return false;
-	for (size_t i = 0; i < len; i++) {
-		char c = name[i];
-		bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-			  (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
-		if (!ok)
-			return false;
-	}
-	return true;
+	return value_text_name(name, len, 1, SHARD_NAME_MAX - 1);
 }

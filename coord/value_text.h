@@ -1,7 +1,7 @@
 /* coord/value_text.h: what coord/'s strict decoders of etcd values
  * (coord/host_status.c, coord/quota_escrow_value.c,
  * coord/placement_value.c, coord/forward.c, coord/batch_value.c) share: a canonical decimal
- * (one text, one number) and a refusal that names why and zeroes what
+ * (one text, one number), a name's alphabet and a refusal that names why and zeroes what
  * was decoded. Internal to coord/ (not in coord/coord.h). */
 #ifndef SHMSCHED_COORD_VALUE_TEXT_H
 #define SHMSCHED_COORD_VALUE_TEXT_H
@@ -27,6 +27,21 @@ static inline bool value_text_decimal(const char *s, size_t n, uint64_t max, uin
 		v = v * 10 + d;
 	}
 	*out = v;
+	return true;
+}
+
+/* Whether the n bytes at s are min to max bytes of [A-Za-z0-9._-]: a
+ * label's name or value, a uid, a shard's or a host's name. */
+static inline bool value_text_name(const char *s, size_t n, size_t min, size_t max)
+{
+	if (n < min || n > max)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		      c == '-' || c == '.' || c == '_'))
+			return false;
+	}
 	return true;
 }
 
