@@ -236,9 +236,9 @@ static void check_places_own(struct producer *p, int h, const int *own)
 	}
 }
 
-/* Whether host h's metrics text (OP_QUEUE_METRICS on its admin socket)
- * holds `line` (a whole line). */
-static bool metrics_have(int h, const char *line)
+/* Host h's metrics text (OP_QUEUE_METRICS on its admin socket),
+ * malloc'd; fails the test when it cannot be read. */
+static char *metrics_text(int h)
 {
 	char sock[160], err[256], *text = NULL;
 	sock_of(h, sock, sizeof(sock));
@@ -250,6 +250,13 @@ static bool metrics_have(int h, const char *line)
 			   sizeof(err)) != 0)
 		fail_msg("%s's metrics: %s", names[h], err);
 	shmsched_disconnect(c);
+	return text;
+}
+
+/* Whether host h's metrics text holds `line` (a whole line). */
+static bool metrics_have(int h, const char *line)
+{
+	char *text = metrics_text(h);
 	char want[160];
 	snprintf(want, sizeof(want), "\n%s\n", line);
 	bool have = strstr(text, want) != NULL;
@@ -261,16 +268,7 @@ static bool metrics_have(int h, const char *line)
  * it has none. */
 static double metric_value(int h, const char *name)
 {
-	char sock[160], err[256], *text = NULL;
-	sock_of(h, sock, sizeof(sock));
-	strcat(sock, ".admin");
-	struct shmsched_client *c;
-	if (shmsched_connect(sock, &c, err, sizeof(err)) != 0)
-		fail_msg("connect %s: %s", sock, err);
-	if (shmsched_queue(c, SHMSCHED_QUEUE_METRICS, NULL, NULL, 0, &text, err,
-			   sizeof(err)) != 0)
-		fail_msg("%s's metrics: %s", names[h], err);
-	shmsched_disconnect(c);
+	char *text = metrics_text(h);
 	char want[160];
 	snprintf(want, sizeof(want), "\n%s ", name);
 	const char *at = strstr(text, want);
@@ -1109,16 +1107,7 @@ static size_t cross_pods(struct etcd_client *ec, int k, int64_t *newest)
 /* Host h's metric `name` (a line "name value"), or -1 when absent. */
 static long long metric_of(int h, const char *name)
 {
-	char sock[160], err[256], *text = NULL;
-	sock_of(h, sock, sizeof(sock));
-	strcat(sock, ".admin");
-	struct shmsched_client *c;
-	if (shmsched_connect(sock, &c, err, sizeof(err)) != 0)
-		fail_msg("connect %s: %s", sock, err);
-	if (shmsched_queue(c, SHMSCHED_QUEUE_METRICS, NULL, NULL, 0, &text, err,
-			   sizeof(err)) != 0)
-		fail_msg("%s's metrics: %s", names[h], err);
-	shmsched_disconnect(c);
+	char *text = metrics_text(h);
 	char want[160];
 	snprintf(want, sizeof(want), "\n%s ", name);
 	const char *at = strstr(text, want);
