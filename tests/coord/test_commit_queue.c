@@ -957,6 +957,19 @@ static void on_reset(void *ctx)
 	g->pods = g->nodes = 0;
 }
 
+/* A fake answering ranges with `answers` in turn (*f), and a client of
+ * it. */
+static struct etcd_client *range_client(const char *const *answers, struct fake **f)
+{
+	*f = fake_start();
+	(*f)->range_answers = answers;
+	char eps[64], err[256];
+	snprintf(eps, sizeof(eps), "http://127.0.0.1:%d", (*f)->http.port);
+	struct etcd_client *c;
+	assert_int_equal(etcd_client_open(&c, eps, NULL, err, sizeof(err)), 0);
+	return c;
+}
+
 /* A range answer of kvs (key suffix, value) under /u/shards/1/<what>/. */
 static char *range_answer(const char *what, int rev, bool more, const char *const *kv, size_t n)
 {
@@ -991,12 +1004,9 @@ static void rebuild_pages_and_restarts(void **state)
 	char *a_b60 = range_answer("sets", 60, false, NULL, 0);
 	/* First pass: a page, then compacted; second: all. */
 	const char *answers[] = {a_p1, "ERR", a_p1b, a_b60, a_n1, NULL};
-	struct fake *f = fake_start();
-	f->range_answers = answers;
-	char eps[64], err[256];
-	snprintf(eps, sizeof(eps), "http://127.0.0.1:%d", f->http.port);
-	struct etcd_client *c;
-	assert_int_equal(etcd_client_open(&c, eps, NULL, err, sizeof(err)), 0);
+	struct fake *f;
+	struct etcd_client *c = range_client(answers, &f);
+	char err[256];
 	struct got g = {0};
 	struct rebuild_callbacks cb = {.item = on_item, .reset = on_reset, .ctx = &g};
 	int64_t rev = 0;
@@ -1076,12 +1086,9 @@ static void rebuild_reads_batch_keys(void **state)
 	char *a_b2 = range_answer("sets", 40, false, b2, 1);
 	char *a_n1 = range_answer("nodes", 40, false, n1, 1);
 	const char *answers[] = {a_p, a_b1, a_b2, a_n1, NULL};
-	struct fake *f = fake_start();
-	f->range_answers = answers;
-	char eps[64], err[300];
-	snprintf(eps, sizeof(eps), "http://127.0.0.1:%d", f->http.port);
-	struct etcd_client *c;
-	assert_int_equal(etcd_client_open(&c, eps, NULL, err, sizeof(err)), 0);
+	struct fake *f;
+	struct etcd_client *c = range_client(answers, &f);
+	char err[300];
 	struct got g = {0};
 	struct rebuild_callbacks cb = {.item = on_item, .reset = on_reset, .ctx = &g};
 	int64_t rev = 0;
